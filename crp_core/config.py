@@ -1,0 +1,358 @@
+"""The one configuration object (SPEC_NOTES §5).
+
+Every constant of SPEC_NOTES lives here. ``CRPConfig`` is a frozen dataclass (a plain parameter
+object in the scikit-learn style): build it with keyword arguments, derive changed copies with
+:meth:`CRPConfig.replace` / :meth:`CRPConfig.with_overrides`, load and save it as TOML. Each key
+records where its default comes from (``ORIGIN``): ``"spec"`` (a CRP spec fixes it) or
+``"project"`` (this project's choice, marked with ``*`` in the UI and docs).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from dataclasses import dataclass, field, fields
+from typing import Any, Iterable, Mapping
+
+import tomli_w
+
+from .errors import ConfigError
+
+SOURCE_TYPES: tuple[str, ...] = (
+    "regulatory",
+    "official_documentation",
+    "version_specific",
+    "peer_reviewed",
+    "internal",
+    "community",
+    "news",
+    "web",
+    "user_provided",
+    "unverified",
+)
+STATUSES: tuple[str, ...] = ("ACTIVE", "STALE", "DELETED", "QUARANTINED")
+#: statuses that are never retrieved, not even as connectors (SPEC-009 §2.2)
+NEVER_RETRIEVED: frozenset[str] = frozenset({"DELETED", "QUARANTINED"})
+DEFAULT_SOURCE_TYPE = "unverified"
+DEFAULT_STATUS = "ACTIVE"
+SECONDS_PER_DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    """A value per source type (SPEC_NOTES §2.3). For ``ttl_days`` a value of ``None`` means no expiry."""
+
+    regulatory: float | None
+    official_documentation: float | None
+    version_specific: float | None
+    peer_reviewed: float | None
+    internal: float | None
+    community: float | None
+    news: float | None
+    web: float | None
+    user_provided: float | None
+    unverified: float | None
+
+    def __getitem__(self, source_type: str) -> float | None:
+        if source_type not in SOURCE_TYPES:
+            raise KeyError(source_type)
+        return getattr(self, source_type)
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {st: getattr(self, st) for st in SOURCE_TYPES}
+
+    def replace(self, **changes: float | None) -> "SourceTable":
+        return dataclasses.replace(self, **changes)
+
+
+#: default TTLs in days (SPEC-027 §3.5; None = no expiry). Cells marked * in SPEC_NOTES are ours.
+DEFAULT_TTL_DAYS = SourceTable(
+    regulatory=1825.0, official_documentation=365.0, version_specific=180.0, peer_reviewed=365.0,
+    internal=365.0, community=365.0, news=30.0, web=365.0, user_provided=None, unverified=365.0,
+)
+#: source authority weights (SPEC-027 §2.3 / SPEC-009 §4.4)
+DEFAULT_SOURCE_AUTHORITY = SourceTable(
+    regulatory=0.90, official_documentation=0.80, version_specific=0.80, peer_reviewed=0.80,
+    internal=0.75, community=0.75, news=0.75, web=0.70, user_provided=0.80, unverified=0.70,
+)
+#: default importance weights (SPEC-009 §4.4)
+DEFAULT_IMPORTANCE = SourceTable(
+    regulatory=0.90, official_documentation=0.80, version_specific=0.85, peer_reviewed=0.75,
+    internal=0.70, community=0.60, news=0.50, web=0.50, user_provided=0.60, unverified=0.50,
+)
+#: table cells that are this project's defaults, not the specs' (the ``*`` of SPEC_NOTES §2.3)
+PROJECT_TABLE_CELLS: dict[str, frozenset[str]] = {
+    "ttl_days": frozenset({"peer_reviewed", "internal", "community", "web", "unverified"}),
+    "source_authority": frozenset({"peer_reviewed", "internal", "news", "web", "user_provided"}),
+    "importance": frozenset({"community", "news", "unverified"}),
+}
+TABLE_KEYS: tuple[str, ...] = ("ttl_days", "source_authority", "importance")
+
+
+def _origin(kind: str, doc: str) -> dict[str, str]:
+    return {"origin": kind, "doc": doc}
+
+
+@dataclass(frozen=True)
+class CRPConfig:
+    """Every tunable constant of the pipeline. Defaults follow SPEC_NOTES §5."""
+
+    # stage 1 - candidate gathering (SPEC-024 §2.6, SPEC-003 §5, SPEC-009 §3.2)
+    cdr_min_relevance: float = field(default=0.55, metadata=_origin("spec", "relevance gate, SPEC-024 §2.6"))
+    candidate_k: int = field(default=50, metadata=_origin("spec", "HNSW top-K per query, SPEC-003 §5.2"))
+    hnsw_m: int = field(default=16, metadata=_origin("spec", "HNSW M, SPEC-009 §3.2"))
+    hnsw_ef_construction: int = field(default=200, metadata=_origin("spec", "HNSW ef_construction, SPEC-009 §3.2"))
+    hnsw_ef_search: int = field(default=100, metadata=_origin("spec", "HNSW ef_search, SPEC-009 §3.2"))
+    # stage 2 - CDR (SPEC-024 §2, §5; SPEC-027 §3)
+    min_novelty_floor: float = field(default=0.20, metadata=_origin("spec", "novelty floor, SPEC-024 §2.4"))
+    coverage_penalty_cap: float = field(default=0.80, metadata=_origin("spec", "coverage penalty cap, SPEC-024 §2.2"))
+    stale_floor: float = field(default=0.30, metadata=_origin("spec", "recency floor, SPEC-027 §3.2"))
+    fresh_fraction: float = field(default=0.5, metadata=_origin("spec", "fresh threshold as a fraction of TTL, SPEC-027 §3.2"))
+    ngram_n: int = field(default=6, metadata=_origin("spec", "blacklist n-gram size, SPEC-024 §5.1"))
+    ngram_step_penalty: float = field(default=0.15, metadata=_origin("spec", "penalty per blacklisted n-gram, SPEC-024 §5.2"))
+    ngram_penalty_cap: float = field(default=0.80, metadata=_origin("spec", "n-gram penalty cap, SPEC-024 §5.2"))
+    # stage 3 - CDGR (SPEC-025, SPEC-009 §5.2)
+    graph_retrieval: bool = field(default=True, metadata=_origin("spec", "graph retrieval on/off, SPEC-025 §6"))
+    graph_k: int = field(default=20, metadata=_origin("spec", "neighbours per fact in the similarity graph, SPEC-009 §5.2"))
+    graph_edge_min: float = field(default=0.60, metadata=_origin("spec", "minimum cosine for a graph edge, SPEC-009 §5.2"))
+    max_hops: int = field(default=2, metadata=_origin("spec", "graph walk depth, SPEC-025 §2.3"))
+    connector_budget: float = field(default=0.30, metadata=_origin("spec", "fraction of the fact budget for connectors, SPEC-025 §2.2"))
+    min_connector_relevance: float = field(default=0.30, metadata=_origin("spec", "connector relevance floor, SPEC-025 §2.5"))
+    envelope_fact_budget: int = field(default=20, metadata=_origin("project", "facts per envelope (anchors + connectors)"))
+    # stage 6 - packing (SPEC-003 §7)
+    token_budget: int = field(default=2048, metadata=_origin("project", "envelope token budget, SPEC-003 §7.2"))
+    # stage 4 - contradiction resolution (SPEC-027 §2, SPEC-003 §6.6)
+    contradiction_similarity: float = field(default=0.85, metadata=_origin("spec", "cosine above which a pair is checked for a value conflict, SPEC-027 §2.2"))
+    authority_tie_tolerance: float = field(default=1e-9, metadata=_origin("project", "|a1 - a2| at or below which authority is tied"))
+    backfill: bool = field(default=True, metadata=_origin("project", "refill a suppressed fact's slot with the next non-conflicting candidate"))
+    dedup_similarity: float = field(default=0.95, metadata=_origin("spec", "near-duplicate cosine, SPEC-003 §6.6"))
+    # stage 5 - fan-out (SPEC-027 §1, SPEC-005 §9)
+    fanin_dedup_similarity: float = field(default=0.92, metadata=_origin("spec", "cross-branch duplicate cosine, SPEC-005 §9.2"))
+    branch_depth_weight: float = field(default=0.70, metadata=_origin("project", "depth weight of a branch's coverage additions (SPEC-024 §3.2 'adequate')"))
+    kmeans_seed: int = field(default=0, metadata=_origin("project", "k-means random_state"))
+    kmeans_n_init: int = field(default=10, metadata=_origin("project", "k-means restarts"))
+    # tables by source type (SPEC_NOTES §2.3)
+    ttl_days: SourceTable = field(default=DEFAULT_TTL_DAYS, metadata=_origin("spec", "default TTL in days by source type, SPEC-027 §3.5"))
+    source_authority: SourceTable = field(default=DEFAULT_SOURCE_AUTHORITY, metadata=_origin("spec", "source authority weight by source type, SPEC-027 §2.3"))
+    importance: SourceTable = field(default=DEFAULT_IMPORTANCE, metadata=_origin("spec", "default importance by source type, SPEC-009 §4.4"))
+    # input limits (ours)
+    ckf_max_bytes: int = field(default=200 * 1024 * 1024, metadata=_origin("project", "largest CKF file accepted, in bytes"))
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    # ---- derived values -------------------------------------------------------------------
+    @property
+    def anchor_budget(self) -> int:
+        """Anchor seeds S = floor((1 - connector_budget) * envelope_fact_budget) (SPEC-025 §2.2)."""
+        if not self.graph_retrieval:
+            return self.envelope_fact_budget
+        return int(math.floor((1.0 - self.connector_budget) * self.envelope_fact_budget + 1e-9))
+
+    # ---- copies ---------------------------------------------------------------------------
+    def replace(self, **changes: Any) -> "CRPConfig":
+        return dataclasses.replace(self, **changes)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> "CRPConfig":
+        """Apply a mapping of keys (flat ``key`` or dotted ``table.source_type``, or nested tables)."""
+        flat = _flatten(overrides)
+        changes: dict[str, Any] = {}
+        tables: dict[str, dict[str, Any]] = {}
+        for key, value in flat.items():
+            if "." in key:
+                table, st = key.split(".", 1)
+                if table not in TABLE_KEYS:
+                    raise ConfigError(f"unknown configuration table {table!r} in key {key!r}")
+                if st not in SOURCE_TYPES:
+                    raise ConfigError(
+                        f"unknown source type {st!r} in key {key!r}; expected one of {', '.join(SOURCE_TYPES)}")
+                tables.setdefault(table, {})[st] = _coerce_table_value(table, key, value)
+            else:
+                changes[key] = _coerce(key, value)
+        for table, cells in tables.items():
+            changes[table] = getattr(self, table).replace(**cells)
+        return dataclasses.replace(self, **changes)
+
+    def with_set_args(self, assignments: Iterable[str]) -> "CRPConfig":
+        """Apply CLI ``--set key=value`` strings (values parsed as TOML scalars, else as strings)."""
+        parsed: dict[str, Any] = {}
+        for item in assignments:
+            if "=" not in item:
+                raise ConfigError(f"--set expects key=value, got {item!r}")
+            key, raw = item.split("=", 1)
+            key = key.strip()
+            raw = raw.strip()
+            try:
+                value = tomllib.loads(f"v = {raw}")["v"]
+            except tomllib.TOMLDecodeError:
+                value = raw
+            parsed[key] = value
+        return self.with_overrides(parsed)
+
+    # ---- serialisation --------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict; table values of None (no expiry) become the string ``"none"``."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, SourceTable):
+                out[f.name] = {k: ("none" if x is None else x) for k, x in v.as_dict().items()}
+            else:
+                out[f.name] = v
+        return out
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "CRPConfig":
+        return cls().with_overrides(data)
+
+    @classmethod
+    def from_toml(cls, text: str) -> "CRPConfig":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config TOML is not valid TOML: {exc}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: str) -> "CRPConfig":
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc}") from None
+        return cls.from_toml(text)
+
+    def save(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(self.to_toml())
+
+    def diff(self, other: "CRPConfig") -> dict[str, tuple[Any, Any]]:
+        """Flat keys whose values differ: key -> (self value, other value)."""
+        a, b = _flatten(self.to_dict()), _flatten(other.to_dict())
+        return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
+
+
+# ---- key metadata ---------------------------------------------------------------------------
+SCALAR_KEYS: tuple[str, ...] = tuple(
+    f.name for f in fields(CRPConfig) if f.name not in TABLE_KEYS)
+_FIELD_TYPES: dict[str, type] = {}
+for _f in fields(CRPConfig):
+    _FIELD_TYPES[_f.name] = {"float": float, "int": int, "bool": bool}.get(str(_f.type), SourceTable)
+
+
+def origin(key: str) -> str:
+    """``"spec"`` or ``"project"`` for a flat key or a dotted table key."""
+    if "." in key:
+        table, st = key.split(".", 1)
+        return "project" if st in PROJECT_TABLE_CELLS.get(table, frozenset()) else "spec"
+    for f in fields(CRPConfig):
+        if f.name == key:
+            return f.metadata["origin"]
+    raise ConfigError(f"unknown configuration key {key!r}")
+
+
+def describe(key: str) -> str:
+    for f in fields(CRPConfig):
+        if f.name == key:
+            return f.metadata["doc"]
+    raise ConfigError(f"unknown configuration key {key!r}")
+
+
+def all_keys() -> list[str]:
+    """Every flat key, tables expanded to dotted keys, in definition order."""
+    out: list[str] = []
+    for f in fields(CRPConfig):
+        if f.name in TABLE_KEYS:
+            out.extend(f"{f.name}.{st}" for st in SOURCE_TYPES)
+        else:
+            out.append(f.name)
+    return out
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            if prefix:
+                raise ConfigError(f"configuration key {key!r} is nested too deeply")
+            out.update(_flatten(v, key + "."))
+        elif isinstance(v, SourceTable):
+            out.update(_flatten(v.as_dict(), key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _coerce(key: str, value: Any) -> Any:
+    if key not in _FIELD_TYPES:
+        raise ConfigError(f"unknown configuration key {key!r}")
+    want = _FIELD_TYPES[key]
+    if want is SourceTable:
+        raise ConfigError(f"configuration key {key!r} is a table; set its cells as {key}.<source_type>")
+    if want is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "on", "off"):
+            return value.lower() in ("true", "on")
+        raise ConfigError(f"configuration key {key!r} expects true/false, got {value!r}")
+    if isinstance(value, bool):
+        raise ConfigError(f"configuration key {key!r} expects a number, got {value!r}")
+    if want is int:
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise ConfigError(f"configuration key {key!r} expects a whole number, got {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    raise ConfigError(f"configuration key {key!r} expects a number, got {value!r}")
+
+
+def _coerce_table_value(table: str, key: str, value: Any) -> float | None:
+    if table == "ttl_days" and (value is None or (isinstance(value, str) and value.lower() == "none")):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        hint = ' or "none"' if table == "ttl_days" else ""
+        raise ConfigError(f"configuration key {key!r} expects a number{hint}, got {value!r}")
+    return float(value)
+
+
+def _check(cond: bool, msg: str) -> None:
+    if not cond:
+        raise ConfigError(msg)
+
+
+def _validate(c: CRPConfig) -> None:
+    for name in ("cdr_min_relevance", "min_novelty_floor", "coverage_penalty_cap", "stale_floor",
+                 "fresh_fraction", "ngram_step_penalty", "ngram_penalty_cap", "graph_edge_min",
+                 "connector_budget", "min_connector_relevance", "contradiction_similarity",
+                 "dedup_similarity", "fanin_dedup_similarity", "branch_depth_weight"):
+        v = getattr(c, name)
+        _check(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+               f"configuration key {name!r} must be a finite number, got {v!r}")
+        lo, hi = (-1.0, 1.0) if name in ("cdr_min_relevance", "graph_edge_min", "contradiction_similarity",
+                                         "dedup_similarity", "fanin_dedup_similarity",
+                                         "min_connector_relevance") else (0.0, 1.0)
+        _check(lo <= v <= hi, f"configuration key {name!r} must be between {lo} and {hi}, got {v!r}")
+    _check(c.fresh_fraction < 1.0, "configuration key 'fresh_fraction' must be below 1.0")
+    for name, lo in (("candidate_k", 1), ("hnsw_m", 2), ("hnsw_ef_construction", 1), ("hnsw_ef_search", 1),
+                     ("ngram_n", 1), ("graph_k", 1), ("max_hops", 1), ("envelope_fact_budget", 1),
+                     ("token_budget", 1), ("kmeans_n_init", 1), ("kmeans_seed", 0), ("ckf_max_bytes", 1)):
+        v = getattr(c, name)
+        _check(isinstance(v, int) and not isinstance(v, bool) and v >= lo,
+               f"configuration key {name!r} must be a whole number >= {lo}, got {v!r}")
+    _check(c.authority_tie_tolerance >= 0, "configuration key 'authority_tie_tolerance' must be >= 0")
+    for table in TABLE_KEYS:
+        t = getattr(c, table)
+        _check(isinstance(t, SourceTable), f"configuration key {table!r} must be a table by source type")
+        for st, v in t.as_dict().items():
+            if table == "ttl_days":
+                _check(v is None or (math.isfinite(v) and v > 0),
+                       f"configuration key 'ttl_days.{st}' must be a positive number of days or \"none\", got {v!r}")
+            else:
+                _check(v is not None and math.isfinite(v) and 0.0 <= v <= 1.0,
+                       f"configuration key '{table}.{st}' must be between 0 and 1, got {v!r}")

@@ -1,0 +1,54 @@
+"""Error types. Every user-facing failure is one of these, never a bare traceback."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation problem, located by line/row (1-based; 0 = whole file) and field."""
+
+    line: int
+    field: str
+    message: str
+    fact_id: str | None = None
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line else "file"
+        fid = f" (fact {self.fact_id!r})" if self.fact_id else ""
+        return f"{where}, field '{self.field}'{fid}: {self.message}"
+
+
+class CRPError(Exception):
+    """Base class of every error crp_core raises on purpose."""
+
+
+class ValidationError(CRPError):
+    """Input refused; ``problems`` lists every problem found (SPEC_NOTES §1.1)."""
+
+    def __init__(self, what: str, problems: list[Problem] | tuple[Problem, ...]):
+        self.what = what
+        self.problems = tuple(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems[:200])
+        more = f"\n  ... and {len(self.problems) - 200} more" if len(self.problems) > 200 else ""
+        super().__init__(f"{what}: {len(self.problems)} problem(s)\n{lines}{more}")
+
+
+class CKFError(ValidationError):
+    """A CKF file was refused."""
+
+
+class ScenarioError(ValidationError):
+    """A scenario file was refused."""
+
+
+class ConfigError(CRPError):
+    """Unknown configuration key or a value of the wrong type (SPEC_NOTES §5)."""
+
+
+class EmbeddingModelMismatch(CRPError):
+    """Embeddings from two different models must never mix (SPEC-024 §2.5)."""
+
+
+class SnapshotMutationError(CRPError, TypeError):
+    """A branch tried to mutate its read-only Coverage Set snapshot (SPEC-027 §1.5)."""

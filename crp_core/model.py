@@ -1,0 +1,156 @@
+"""Immutable input records: facts, knowledge bases (CKF) and scenarios (SPEC_NOTES §1).
+
+These hold the data *as loaded*. Values that depend on the configuration (default TTL,
+importance and authority by source type) are resolved by the pipeline stages, never here, so a
+config change never requires reloading a CKF.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Literal, Mapping
+
+import numpy as np
+
+from .config import NEVER_RETRIEVED
+from .errors import Problem
+
+TTLKind = Literal["default", "explicit", "timeless"]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One CKF fact node (SPEC-009 §2 plus ``source_type``)."""
+
+    fact_id: str
+    content: str
+    source_type: str = "unverified"
+    status: str = "ACTIVE"
+    importance_weight: float | None = None  # None: default by source type (config.importance)
+    ingested_at: datetime | None = None
+    modified_at: datetime | None = None  # as given; see effective_modified_at
+    ttl_kind: TTLKind = "default"  # "default": by source type; "timeless": ttl = "none"
+    ttl_seconds: float | None = None  # set only when ttl_kind == "explicit"
+    ttl_text: str | None = None  # the ttl string as written in the file, for display
+    source_id: str | None = None
+    source_location: str | None = None
+    community_label: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    line: int = 0  # line (JSONL/CSV row) or list position (JSON) the fact came from, 1-based
+
+    @property
+    def effective_modified_at(self) -> datetime | None:
+        """``modified_at``, defaulting to ``ingested_at``; None means age unknown (SPEC_NOTES §1.1)."""
+        return self.modified_at if self.modified_at is not None else self.ingested_at
+
+    @property
+    def retrievable(self) -> bool:
+        """DELETED and QUARANTINED facts are never retrieved (SPEC-009 §2.2)."""
+        return self.status not in NEVER_RETRIEVED
+
+    @property
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.content.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class KnowledgeBase:
+    """A loaded CKF: facts in file order, plus their embeddings when the file carried them."""
+
+    facts: tuple[Fact, ...]
+    embeddings: np.ndarray | None = None  # (n, dim) float32, rows in fact order, as given (not normalised)
+    embedding_model: str | None = None
+    source: str = ""  # path or upload name
+    fmt: str = ""  # "jsonl" | "json" | "csv" | "dir"
+    skipped: tuple[Problem, ...] = ()  # lenient mode: problems of the facts that were skipped
+    warnings: tuple[Problem, ...] = ()  # data-quality warnings found at load time (e.g. unknown age)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_ids", {f.fact_id: i for i, f in enumerate(self.facts)})
+        if self.embeddings is not None:
+            self.embeddings.setflags(write=False)
+
+    def __len__(self) -> int:
+        return len(self.facts)
+
+    def index_of(self, fact_id: str) -> int:
+        return self._ids[fact_id]  # type: ignore[attr-defined]
+
+    def get(self, fact_id: str) -> Fact | None:
+        i = self._ids.get(fact_id)  # type: ignore[attr-defined]
+        return None if i is None else self.facts[i]
+
+    @property
+    def fingerprint(self) -> str:
+        """Digest of the facts' ids and contents and of the given embeddings (cache key part)."""
+        h = hashlib.sha256()
+        for f in self.facts:
+            h.update(f.fact_id.encode("utf-8") + b"\x00" + f.content.encode("utf-8") + b"\x01")
+        if self.embeddings is not None:
+            h.update(np.ascontiguousarray(self.embeddings, dtype=np.float32).tobytes())
+        h.update((self.embedding_model or "").encode("utf-8"))
+        return h.hexdigest()
+
+    def with_statuses(self, statuses: Mapping[str, str]) -> "KnowledgeBase":
+        """A copy with some facts' ``status`` changed (operator decisions, issue 5)."""
+        if not statuses:
+            return self
+        facts = tuple(replace(f, status=statuses[f.fact_id]) if f.fact_id in statuses else f
+                      for f in self.facts)
+        return replace(self, facts=facts)
+
+
+@dataclass(frozen=True)
+class SubQuery:
+    """One item of the task decomposition (SPEC-024 §2.1)."""
+
+    id: str
+    text: str
+    label: str | None = None
+    embedding: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Addressed:
+    """A sub-query already covered by an earlier window: one Coverage Set entry (SPEC-024 §2.1)."""
+
+    id: str
+    depth_weight: float
+    window: int = 1
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The retrieval session being inspected (SPEC_NOTES §1.2)."""
+
+    query: str
+    query_embedding: tuple[float, ...] | None = None
+    now: datetime | None = None  # None: wall clock at run time
+    sub_queries: tuple[SubQuery, ...] = ()
+    addressed: tuple[Addressed, ...] = ()
+    prior_outputs: tuple[str, ...] = ()
+    fanout_width: int = 0
+    config: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    embedding_model: str | None = None
+    name: str = ""
+    description: str = ""
+
+    @property
+    def addressed_ids(self) -> frozenset[str]:
+        return frozenset(a.id for a in self.addressed)
+
+    @property
+    def residual_set(self) -> tuple[SubQuery, ...]:
+        """``sub_queries`` minus ``addressed``, in decomposition order (SPEC-024 §2.1)."""
+        done = self.addressed_ids
+        return tuple(sq for sq in self.sub_queries if sq.id not in done)
+
+    @property
+    def coverage_entries(self) -> tuple[tuple[SubQuery, Addressed], ...]:
+        """One Coverage Set entry per addressed sub-query: (its sub-query, depth and window)."""
+        by_id = {sq.id: sq for sq in self.sub_queries}
+        return tuple((by_id[a.id], a) for a in self.addressed if a.id in by_id)
+
+    def replace(self, **changes: Any) -> "Scenario":
+        return replace(self, **changes)
