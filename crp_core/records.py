@@ -1,0 +1,291 @@
+"""Immutable records produced by the pipeline stages (SPEC-027 §4).
+
+Every record keeps every factor its stage computed, so the dashboard explains and never
+recomputes. Array fields are read-only numpy arrays aligned with the record's ``idx`` (fact row
+indices into ``corpus.kb.facts``). Stage modules construct these; nothing else mutates them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+import numpy as np
+
+Role = Literal["anchor", "connector", "candidate", "gated"]
+
+
+def frozen_array(a: Any, dtype: Any = None) -> np.ndarray:
+    """A read-only copy-free view (copies only when the dtype changes)."""
+    arr = np.asarray(a, dtype=dtype)
+    if arr.flags.writeable:
+        arr = arr.view()
+        arr.setflags(write=False)
+    return arr
+
+
+# ---- stage 1: candidate gathering (SPEC_NOTES §2.1) -------------------------------------------
+@dataclass(frozen=True, eq=False)
+class CandidateSet:
+    """Union of the HNSW top-K of the query and of every sub-query, DELETED/QUARANTINED removed."""
+
+    idx: np.ndarray  # (c,) int64 fact rows, ordered by relevance descending then row
+    relevance: np.ndarray  # (c,) cosine(fact, query)
+    passed_gate: np.ndarray  # (c,) bool: relevance >= cdr_min_relevance
+    found_by: tuple[tuple[str, ...], ...]  # per candidate: "query" and/or sub-query ids whose top-K held it
+    gate_threshold: float
+
+    @property
+    def gated_idx(self) -> np.ndarray:
+        return self.idx[self.passed_gate]
+
+    def gate_reason(self, pos: int) -> str:
+        """Why candidate ``pos`` left the candidate set ('' when it passed)."""
+        if self.passed_gate[pos]:
+            return ""
+        return f"relevance {self.relevance[pos]:.3f} < cdr_min_relevance {self.gate_threshold:.2f}"
+
+
+# ---- recency (SPEC-027 §3.2, SPEC_NOTES §2.2) -------------------------------------------------
+RecencyRule = Literal["fresh", "decay", "expired", "stale_status", "timeless", "user_provided",
+                      "unknown_age", "future"]
+
+
+@dataclass(frozen=True, eq=False)
+class RecencyTable:
+    idx: np.ndarray  # (c,) fact rows
+    age_days: np.ndarray  # (c,) float; NaN = age unknown; negative ages are clamped to 0 (see rule "future")
+    ttl_days: np.ndarray  # (c,) float; inf = no expiry
+    ttl_source: tuple[str, ...]  # "explicit" | "default" | "timeless"
+    fresh_days: np.ndarray  # (c,) fresh_fraction * ttl (inf when no expiry)
+    factor: np.ndarray  # (c,) recency_factor in [stale_floor, 1]
+    rule: tuple[RecencyRule, ...]  # which branch of the formula applied
+    warnings: tuple[str, ...] = ()  # data-quality warnings (future timestamps, unknown ages), one line each
+
+
+# ---- stage 2: CDR (SPEC_NOTES §2.4) ----------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class CDRTable:
+    """Every factor of the CDR product for each scored fact."""
+
+    idx: np.ndarray
+    relevance: np.ndarray
+    residual_pull: np.ndarray
+    effective_relevance: np.ndarray  # max(relevance, residual_pull)
+    coverage_score: np.ndarray
+    coverage_penalty: np.ndarray  # clamp(coverage_score, 0, cap)
+    novelty: np.ndarray  # max(1 - coverage_penalty, floor)
+    recency_factor: np.ndarray
+    importance_weight: np.ndarray  # resolved (explicit or default by source type)
+    ngram_overlap: np.ndarray  # int: distinct blacklisted n-grams in the fact
+    ngram_penalty: np.ndarray
+    cdr_score: np.ndarray
+
+    def position(self, fact_row: int) -> int:
+        hits = np.flatnonzero(self.idx == fact_row)
+        if hits.size == 0:
+            raise KeyError(fact_row)
+        return int(hits[0])
+
+
+# ---- stage 3: CDGR (SPEC_NOTES §2.5) ---------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ConnectorTable:
+    """Connector candidates: facts within max_hops of an anchor, not anchors, retrievable."""
+
+    idx: np.ndarray
+    hop_distance: np.ndarray  # min hops to any anchor
+    touched_anchors: tuple[tuple[int, ...], ...]  # anchor rows at graph distance 1 or 2
+    bridged_pairs: tuple[tuple[tuple[int, int], ...], ...]  # touched-anchor pairs with no direct edge
+    mean_path_weight: np.ndarray  # mean edge weight over the strongest shortest paths to touched anchors
+    bridge_value: np.ndarray
+    relevance: np.ndarray
+    novelty: np.ndarray
+    recency_factor: np.ndarray
+    connector_score: np.ndarray  # bridge * novelty * recency * max(relevance, min_connector_relevance)
+    selected: np.ndarray  # bool: chosen to fill the connector budget
+
+
+@dataclass(frozen=True, eq=False)
+class CDGRResult:
+    anchors: np.ndarray  # anchor rows in CDR order
+    connectors: ConnectorTable
+    selected_connectors: np.ndarray  # rows, best first
+    extra_anchors: np.ndarray  # rows that took unused connector slots (CDR order)
+    graph_edges: tuple[tuple[int, int, float], ...]  # edges among anchors + selected connectors (for drawing)
+    hops: int
+
+
+# ---- stage 4: contradiction resolution (SPEC_NOTES §2.6) -------------------------------------
+@dataclass(frozen=True)
+class Authority:
+    """authority = source_authority * recency_factor * importance_weight (SPEC-027 §2.3)."""
+
+    fact_id: str
+    source_type: str
+    source_authority: float
+    recency_factor: float
+    importance_weight: float
+    authority: float
+
+
+@dataclass(frozen=True)
+class ValueDiff:
+    """One aligned difference between the two texts."""
+
+    pattern: str  # NUMBER_CHANGED | ENTITY_SUBSTITUTED | NEGATION_FLIP | DATE_SHIFTED | MAGNITUDE_ALTERED
+    tokens_a: tuple[str, ...]
+    tokens_b: tuple[str, ...]
+    span_a: tuple[int, int]  # character span in text a (start, end) for highlighting
+    span_b: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class ValueConflict:
+    patterns: tuple[str, ...]  # distinct patterns, sorted
+    diffs: tuple[ValueDiff, ...]
+
+
+@dataclass(frozen=True)
+class ConflictPair:
+    fact_a: str
+    fact_b: str
+    similarity: float
+    patterns: tuple[str, ...]
+    conflict: ValueConflict
+    authority: Mapping[str, Authority]  # fact_id -> components
+    kept: tuple[str, ...]
+    suppressed: str | None
+    tied: bool
+    skipped: bool = False  # a fact of the pair was already suppressed by an earlier pair
+    margin: float = 0.0  # |authority_a - authority_b|
+    decision: str | None = None  # operator decision applied (issue 5), if any
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    event: str  # e.g. "CONTRADICTION_RESOLVED"
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True, eq=False)
+class Resolution:
+    """Stage 4 output: the selected set after contradiction resolution, dedup and backfill."""
+
+    selected: np.ndarray  # final rows (anchors + connectors + backfills), selection order
+    pairs: tuple[ConflictPair, ...]  # in processing order, skipped ones included
+    suppressed: np.ndarray  # rows suppressed as contradiction losers
+    deduplicated: tuple[tuple[int, int], ...]  # (dropped row, kept row) by SPEC-003 §6.6
+    backfilled: tuple[tuple[int, int], ...]  # (new row, row whose slot it took)
+    notes: tuple[str, ...]  # NOTE blocks for tied pairs (SPEC-027 §2.5), exact envelope text
+    audit: tuple[AuditEvent, ...]
+
+    @property
+    def detected(self) -> int:
+        return sum(1 for p in self.pairs if not p.skipped)
+
+    @property
+    def unresolved(self) -> int:
+        return sum(1 for p in self.pairs if p.tied and not p.skipped)
+
+
+# ---- stage 5: fan-out (SPEC_NOTES §2.7) ------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class BranchResult:
+    branch: int
+    sub_queries: tuple[str, ...]
+    cdr: CDRTable  # partition-scoped scoring of the branch's candidates (gate applied)
+    selected: tuple[str, ...]  # fact ids chosen, best first
+    coverage_additions: tuple[str, ...]  # sub-query ids added locally (depth = branch_depth_weight)
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    fact_ids: tuple[str, ...]  # one id (same fact in several branches) or two (cosine > fanin_dedup_similarity)
+    branches: tuple[int, ...]
+    similarity: float
+
+
+@dataclass(frozen=True, eq=False)
+class FanoutRun:
+    mode: Literal["partitioned", "naive"]
+    partitions: tuple[tuple[str, ...], ...]
+    branches: tuple[BranchResult, ...]
+    duplicates: tuple[Duplicate, ...]
+    merged: tuple[str, ...]  # fan-in union of selected facts, each kept once
+    coverage_depth: int  # parent Coverage Set size after merge
+
+
+@dataclass(frozen=True)
+class FanoutStep:
+    """One state of the fan-out timeline for the dashboard's stepper."""
+
+    index: int
+    kind: str  # "parent" | "partition" | "snapshot" | "retrieval" | "additions" | "merge" | "dedup"
+    title: str
+    branch: int | None
+    coverage: tuple[str, ...]  # Coverage Set entries (sub-query ids) visible at this step
+    added: tuple[str, ...]  # entries added since the previous step
+    facts: tuple[str, ...]  # facts chosen / reported at this step
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class FanoutResult:
+    width: int
+    rule: str  # "one sub-query per partition" | "k-means"
+    partitioned: FanoutRun
+    naive: FanoutRun
+    steps: tuple[FanoutStep, ...]
+    naive_steps: tuple[FanoutStep, ...]
+
+
+# ---- stage 6: packing (SPEC_NOTES §2.8) -----------------------------------------------------
+@dataclass(frozen=True)
+class PackedFact:
+    fact_id: str
+    role: str  # "anchor" | "connector"
+    score: float  # CDR score (anchors) or connector score (connectors)
+    tier: str  # "critical" | "important" | "supporting"
+    band: str  # "primacy" | "middle" | "recency"
+    tokens: int
+    bridges_anchor: str | None = None  # connectors: the anchor it is placed after
+
+
+@dataclass(frozen=True)
+class Envelope:
+    order: tuple[PackedFact, ...]
+    text: str
+    tokens_used: int
+    token_budget: int
+    dropped_for_budget: tuple[str, ...]
+    notes: tuple[str, ...]  # NOTE blocks included in the text
+
+
+# ---- the whole run ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FactOutcome:
+    """One row of the breakdown table: where each scored fact ended and why."""
+
+    fact_id: str
+    role: Role
+    in_envelope: bool
+    suppressed: bool
+    reason: str  # human-readable: "gated: relevance 0.41 < 0.55", "suppressed by F1 (authority ...)", ...
+
+
+@dataclass(frozen=True, eq=False)
+class PipelineResult:
+    config: Any  # CRPConfig
+    now: Any  # datetime used
+    candidates: CandidateSet
+    recency: RecencyTable  # for gated-in candidates and connector candidates
+    cdr: CDRTable  # every candidate (gated ones too, so the UI can show them)
+    cdgr: CDGRResult
+    resolution: Resolution
+    fanout: FanoutResult | None
+    envelope: Envelope
+    outcomes: tuple[FactOutcome, ...]
+    headers: Mapping[str, str]
+    timings_ms: Mapping[str, float]  # stage name -> wall time
+    warnings: tuple[str, ...]
+    audit: tuple[AuditEvent, ...]
