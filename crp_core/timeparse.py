@@ -34,7 +34,10 @@ def parse_timestamp(text: str) -> datetime:
         raise ValueError(f"not an ISO 8601 timestamp: {text!r}") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+    try:
+        return dt.astimezone(timezone.utc)
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00 falls before year 1 in UTC
+        raise ValueError(f"timestamp out of range once converted to UTC: {text!r}") from None
 
 
 def parse_duration_seconds(text: str) -> float | None:
