@@ -144,10 +144,13 @@ class CRPConfig:
     # ---- derived values -------------------------------------------------------------------
     @property
     def anchor_budget(self) -> int:
-        """Anchor seeds S = floor((1 - connector_budget) * envelope_fact_budget) (SPEC-025 §2.2)."""
+        """Anchor seeds S = floor((1 - connector_budget) * envelope_fact_budget) (SPEC-025 §2.2).
+
+        At least one anchor (ours: with no anchor there is nothing for connectors to bridge).
+        """
         if not self.graph_retrieval:
             return self.envelope_fact_budget
-        return int(math.floor((1.0 - self.connector_budget) * self.envelope_fact_budget + 1e-9))
+        return max(1, int(math.floor((1.0 - self.connector_budget) * self.envelope_fact_budget + 1e-9)))
 
     # ---- copies ---------------------------------------------------------------------------
     def replace(self, **changes: Any) -> "CRPConfig":

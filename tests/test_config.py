@@ -1,0 +1,110 @@
+"""The one configuration object (SPEC_NOTES §5)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+from crp_core.config import (CRPConfig, SOURCE_TYPES, all_keys, describe, origin)
+from crp_core.errors import ConfigError
+
+
+def test_defaults_match_spec_notes():
+    c = CRPConfig()
+    expected = {
+        "cdr_min_relevance": 0.55, "min_novelty_floor": 0.20, "coverage_penalty_cap": 0.80,
+        "stale_floor": 0.30, "fresh_fraction": 0.5, "ngram_n": 6, "ngram_step_penalty": 0.15,
+        "ngram_penalty_cap": 0.80, "candidate_k": 50, "hnsw_m": 16, "hnsw_ef_construction": 200,
+        "hnsw_ef_search": 100, "graph_retrieval": True, "graph_k": 20, "graph_edge_min": 0.60,
+        "max_hops": 2, "connector_budget": 0.30, "min_connector_relevance": 0.30,
+        "envelope_fact_budget": 20, "token_budget": 2048, "contradiction_similarity": 0.85,
+        "authority_tie_tolerance": 1e-9, "backfill": True, "dedup_similarity": 0.95,
+        "fanin_dedup_similarity": 0.92, "branch_depth_weight": 0.70, "kmeans_seed": 0,
+        "kmeans_n_init": 10,
+    }
+    for key, value in expected.items():
+        assert getattr(c, key) == value, key
+    # SPEC_NOTES §2.3 table, row by row (ttl days / authority / importance)
+    table = {
+        "regulatory": (1825, 0.90, 0.90), "official_documentation": (365, 0.80, 0.80),
+        "version_specific": (180, 0.80, 0.85), "peer_reviewed": (365, 0.80, 0.75),
+        "internal": (365, 0.75, 0.70), "community": (365, 0.75, 0.60), "news": (30, 0.75, 0.50),
+        "web": (365, 0.70, 0.50), "user_provided": (None, 0.80, 0.60), "unverified": (365, 0.70, 0.50),
+    }
+    for st_name, (ttl, auth, imp) in table.items():
+        assert c.ttl_days[st_name] == ttl
+        assert c.source_authority[st_name] == auth
+        assert c.importance[st_name] == imp
+
+
+def test_anchor_budget_is_floor_of_seventy_percent():
+    assert CRPConfig().anchor_budget == 14  # floor(0.7 * 20)
+    assert CRPConfig(envelope_fact_budget=7).anchor_budget == 4  # floor(4.9)
+    assert CRPConfig(envelope_fact_budget=10).anchor_budget == 7  # 0.7 * 10 = 7.000000000000001 -> 7
+    assert CRPConfig(graph_retrieval=False).anchor_budget == 20
+    assert CRPConfig(envelope_fact_budget=1).anchor_budget == 1  # floor(0.7) = 0, but at least one anchor
+
+
+def test_origin_marks_project_defaults():
+    assert origin("cdr_min_relevance") == "spec"
+    assert origin("envelope_fact_budget") == "project"
+    assert origin("ttl_days.news") == "spec"
+    assert origin("ttl_days.web") == "project"
+    assert origin("importance.community") == "project"
+    assert origin("source_authority.regulatory") == "spec"
+    assert "SPEC-024" in describe("cdr_min_relevance")
+    with pytest.raises(ConfigError):
+        origin("nope")
+
+
+def test_all_keys_expands_tables():
+    keys = all_keys()
+    assert "ttl_days.news" in keys and "importance.unverified" in keys
+    assert len(keys) == len(set(keys)) == 29 + 3 * len(SOURCE_TYPES)
+
+
+def test_toml_round_trip_including_no_expiry():
+    c = CRPConfig().with_set_args(["ttl_days.news=60", "ttl_days.web=\"none\"", "graph_retrieval=false"])
+    text = c.to_toml()
+    assert 'user_provided = "none"' in text
+    back = CRPConfig.from_toml(text)
+    assert back == c
+    assert back.ttl_days["web"] is None and back.ttl_days["news"] == 60.0
+
+
+def test_set_args_parse_types_and_reject_unknown_or_wrong_type():
+    c = CRPConfig().with_set_args(["cdr_min_relevance=0.6", "candidate_k=80", "backfill=off"])
+    assert (c.cdr_min_relevance, c.candidate_k, c.backfill) == (0.6, 80, False)
+    for bad, needle in [("bogus=1", "unknown configuration key 'bogus'"),
+                        ("candidate_k=1.5", "whole number"),
+                        ("graph_retrieval=3", "true/false"),
+                        ("ttl_days.martian=3", "unknown source type 'martian'"),
+                        ("tables.news=3", "unknown configuration table"),
+                        ("importance.news=1.5", "between 0 and 1"),
+                        ("ttl_days.news=0", "positive"),
+                        ("cdr_min_relevance=\"high\"", "expects a number"),
+                        ("noequals", "key=value")]:
+        with pytest.raises(ConfigError, match=needle.replace("(", r"\(")):
+            CRPConfig().with_set_args([bad])
+
+
+def test_bad_toml_is_a_config_error():
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        CRPConfig.from_toml("cdr_min_relevance = [")
+    with pytest.raises(ConfigError, match="unknown configuration key"):
+        CRPConfig.from_toml("cdr_min_relevence = 0.5\n")
+
+
+def test_diff_lists_changed_flat_keys():
+    a = CRPConfig()
+    b = a.with_overrides({"ttl_days": {"news": 45}, "token_budget": 1000})
+    assert a.diff(b) == {"ttl_days.news": (30.0, 45.0), "token_budget": (2048, 1000)}
+
+
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.integers(1, 200))
+def test_any_valid_values_round_trip(floor, cap, budget):
+    c = CRPConfig(min_novelty_floor=floor, coverage_penalty_cap=cap, envelope_fact_budget=budget)
+    assert CRPConfig.from_toml(c.to_toml()) == c
+    assert 1 <= c.anchor_budget <= budget
+    assert math.isfinite(c.min_novelty_floor)
