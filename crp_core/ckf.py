@@ -368,6 +368,9 @@ def _read_manifest(data: bytes, st: _State) -> None:
 
 
 def _read_npy(data: bytes, st: _State) -> None:
+    if not data.startswith(b"\x93NUMPY"):
+        st.file_problems.append(Problem(0, _DIR_NPY, "not a .npy file (no \\x93NUMPY header); save it with numpy.save"))
+        return
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)
     except Exception as exc:  # numpy raises ValueError/OSError/EOFError/... on a bad file

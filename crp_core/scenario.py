@@ -316,9 +316,10 @@ def _build(doc: Any, source: str, expected_model: str | None, locate: Callable[[
     subs: list[SubQuery] = []
     ids: dict[str, int] = {}
     raw = doc.get("sub_queries")
+    subs_ok = True  # False: addressed ids cannot be checked against the sub-queries
     if raw is not None and not isinstance(raw, list):
         c.err(("sub_queries",), f"must be a list of {{id, text, label?, embedding?}}, got {_tname(raw)}")
-        raw = None
+        raw, subs_ok = None, False
     for i, item in enumerate(raw or []):
         p: Path = ("sub_queries", i)
         if not isinstance(item, Mapping):
@@ -358,7 +359,7 @@ def _build(doc: Any, source: str, expected_model: str | None, locate: Callable[[
             continue
         _unknown_keys(c, item, _ADDR_KEYS, p)
         aid = _text(c, item.get("id"), p + ("id",), required=True)
-        if aid is not None:
+        if aid is not None and subs_ok:
             if aid not in ids:
                 c.err(p + ("id",), f"{aid!r} is not the id of any sub-query")
                 aid = None

@@ -1,0 +1,162 @@
+"""CKF formats, the records they build, hostile text and the write/load round trip (SPEC_NOTES §1.1)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from crp_core.ckf import load_ckf, load_ckf_bytes, write_ckf
+from crp_core.config import SOURCE_TYPES, STATUSES
+from crp_core.errors import CKFError
+from crp_core.model import Fact, KnowledgeBase
+
+GOOD = os.path.join(os.path.dirname(__file__), "data", "good")
+FORMATS = [("facts.jsonl", "jsonl"), ("facts_list.json", "json"), ("facts_wrapper.json", "json"),
+           ("facts.csv", "csv"), ("facts_dir", "dir")]
+E = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.25], [0.5, 0.5, -1.0]], dtype=np.float32)
+
+
+def _strip_line(kb: KnowledgeBase) -> list[Fact]:
+    return [dataclasses.replace(f, line=0) for f in kb.facts]
+
+
+@pytest.mark.parametrize("name,fmt", FORMATS)
+def test_every_good_format_gives_the_same_facts(name, fmt):
+    kb = load_ckf(os.path.join(GOOD, name))
+    ref = load_ckf(os.path.join(GOOD, "facts_dir"))
+    assert kb.fmt == fmt
+    assert _strip_line(kb) == _strip_line(ref)
+    assert [dict(f.metadata) for f in kb.facts] == [{"section": "ports"}, {}, {}]
+    assert kb.embedding_model == "test-model"
+    assert kb.embeddings.dtype == np.float32 and kb.embeddings.shape == (3, 3)
+    np.testing.assert_array_equal(kb.embeddings, E)
+    assert not kb.embeddings.flags.writeable
+    assert kb.skipped == ()
+
+
+def test_fact_fields_are_built_as_specified():
+    kb = load_ckf(os.path.join(GOOD, "facts.jsonl"))
+    g1, g2, g3 = kb.facts
+    # blank lines count: facts on lines 1, 3, 5
+    assert [f.line for f in kb.facts] == [1, 3, 5]
+    assert g1.source_type == "official_documentation" and g1.status == "ACTIVE"
+    assert g1.importance_weight == 0.9 and g1.source_id == "etcd-docs"
+    assert g1.ingested_at == datetime(2025, 1, 10, 8, tzinfo=timezone.utc) and g1.modified_at is None
+    assert g1.effective_modified_at == g1.ingested_at
+    assert (g1.ttl_kind, g1.ttl_seconds, g1.ttl_text) == ("explicit", 365 * 86400.0, "P1Y")
+    # offset converted to UTC: 12:00+02:00 = 10:00Z; raw weight None (resolved by the pipeline)
+    assert g2.modified_at == datetime(2025, 3, 1, 10, tzinfo=timezone.utc)
+    assert g2.status == "STALE" and g2.importance_weight is None and g2.community_label == "etcd"
+    assert (g2.ttl_kind, g2.ttl_seconds) == ("default", None)
+    # naive date = midnight UTC; "none" = timeless; hostile text kept as-is
+    assert g3.ingested_at == datetime(2025, 2, 1, tzinfo=timezone.utc)
+    assert (g3.ttl_kind, g3.ttl_seconds, g3.ttl_text) == ("timeless", None, "none")
+    assert g3.content == "User note: <script>alert(1)</script> keep\u0007 as data."
+
+
+def test_warnings_unknown_field_and_unknown_age():
+    kb = load_ckf(os.path.join(GOOD, "no_embeddings.jsonl"))
+    assert kb.embeddings is None and kb.embedding_model is None
+    w = {(p.line, p.field): p for p in kb.warnings}
+    assert "unknown field" in w[(4, "extra_field")].message
+    assert w[(4, "modified_at")].message.endswith("age unknown, recency factor 1.0")
+    assert w[(4, "modified_at")].fact_id == "g4"
+    assert len(kb.warnings) == 2  # g1..g3 all have an age
+    assert len(kb) == 4
+
+
+def test_known_spec009_fields_are_accepted_silently_and_content_hash_checked():
+    data = (json.dumps({"fact_id": "a", "content": "x", "access_count": 3, "last_accessed_at": "2025-01-01",
+                        "content_hash": "0" * 64, "ingested_at": "2025-01-01"}) + "\n").encode()
+    kb = load_ckf_bytes(data, "k.jsonl")
+    assert [(p.field, "does not match" in p.message) for p in kb.warnings] == [("content_hash", True)]
+
+
+def test_hostile_text_is_data(tmp_path):
+    nasty = "\x00\x01\x1b[31m<img src=x onerror=alert(1)>\u2028\u0085 \ufeff" + "z" * 300_000
+    facts = [{"fact_id": "h\u2029", "content": nasty}, {"fact_id": "n", "content": "plain"}]
+    for ext in ("jsonl", "json", "csv"):
+        p = tmp_path / f"h.{ext}"
+        kb0 = KnowledgeBase(facts=tuple(Fact(fact_id=f["fact_id"], content=f["content"]) for f in facts))
+        write_ckf(kb0, p)
+        kb = load_ckf(p)
+        assert [f.content for f in kb.facts] == [nasty, "plain"], ext
+        assert kb.facts[0].fact_id == "h\u2029"
+
+
+def test_deeply_nested_and_huge_numbers_do_not_crash():
+    deep = b'{"fact_id": "a", "content": "x", "metadata": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    with pytest.raises(CKFError) as ei:
+        load_ckf_bytes(deep, "d.jsonl")
+    assert ei.value.problems[0].field == "json"
+    big = b'{"fact_id": "a", "content": "x", "importance_weight": ' + b"9" * 5000 + b"}\n"
+    with pytest.raises(CKFError) as ei:
+        load_ckf_bytes(big, "b.jsonl")
+    assert ei.value.problems[0].line == 1
+
+
+# ---- round trip ------------------------------------------------------------------------------
+@pytest.mark.parametrize("ext", ["jsonl", "json", "csv", ""])
+def test_write_then_load_round_trips_the_good_corpus(tmp_path, ext):
+    kb = load_ckf(os.path.join(GOOD, "facts_wrapper.json"))
+    out = write_ckf(kb, tmp_path / (f"out.{ext}" if ext else "outdir"))
+    back = load_ckf(out)
+    assert _strip_line(back) == _strip_line(kb)
+    assert [dict(f.metadata) for f in back.facts] == [dict(f.metadata) for f in kb.facts]
+    np.testing.assert_array_equal(back.embeddings, kb.embeddings)
+    assert back.embedding_model == kb.embedding_model
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(lambda s: s.strip())
+_stamp = st.none() | st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1),
+                                  timezones=st.just(timezone.utc))
+_ttl = st.sampled_from([None, "none", "P30D", "P6M", "P1Y", "PT12H", "P1Y2M3DT4H5M6S", "P2W", "P0.5D"])
+_meta = st.dictionaries(st.text(max_size=5), st.integers(-5, 5) | st.text(max_size=5) | st.booleans(), max_size=3)
+
+
+@st.composite
+def _kbs(draw):
+    n = draw(st.integers(1, 6))
+    ids = draw(st.lists(_text, min_size=n, max_size=n, unique=True))
+    facts = []
+    for i, fid in enumerate(ids):
+        ttl = draw(_ttl)
+        kind = "default" if ttl is None else ("timeless" if ttl == "none" else "explicit")
+        from crp_core.timeparse import parse_duration_seconds
+        facts.append(Fact(
+            fact_id=fid, content=draw(_text), source_type=draw(st.sampled_from(SOURCE_TYPES)),
+            status=draw(st.sampled_from(STATUSES)),
+            importance_weight=draw(st.none() | st.floats(0.0, 1.0)),
+            ingested_at=draw(_stamp), modified_at=draw(_stamp), ttl_kind=kind,
+            ttl_seconds=None if ttl in (None, "none") else parse_duration_seconds(ttl), ttl_text=ttl,
+            source_id=draw(st.none() | _text), source_location=draw(st.none() | _text),
+            community_label=draw(st.none() | _text), metadata=draw(_meta)))
+    emb = None
+    model = None
+    if draw(st.booleans()):
+        d = draw(st.integers(1, 5))
+        emb = np.array(draw(st.lists(st.lists(st.floats(-1e6, 1e6, width=32), min_size=d, max_size=d),
+                                     min_size=n, max_size=n)), dtype=np.float32)
+        model = draw(_text)
+    return KnowledgeBase(facts=tuple(facts), embeddings=emb, embedding_model=model)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kb=_kbs(), ext=st.sampled_from(["jsonl", "json", "csv", ""]))
+def test_round_trip_property(tmp_path, kb, ext):
+    out = write_ckf(kb, tmp_path / (f"rt.{ext}" if ext else f"rtdir{abs(hash(kb.fingerprint))}"))
+    back = load_ckf(out)
+    assert _strip_line(back) == _strip_line(kb)
+    assert [dict(f.metadata) for f in back.facts] == [dict(f.metadata) for f in kb.facts]
+    assert back.embedding_model == kb.embedding_model
+    if kb.embeddings is None:
+        assert back.embeddings is None
+    else:
+        np.testing.assert_array_equal(back.embeddings, kb.embeddings)
+    assert back.fingerprint == kb.fingerprint
