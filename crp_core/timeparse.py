@@ -54,7 +54,9 @@ def parse_duration_seconds(text: str) -> float | None:
     if not m:
         raise ValueError(f"not an ISO 8601 duration (e.g. P30D, P6M, P1Y, PT12H) or \"none\": {text!r}")
     total = sum(float(v) * _UNIT_SECONDS[k] for k, v in m.groupdict().items() if v is not None)
-    if not math.isfinite(total) or total <= 0:
+    if not math.isfinite(total):
+        raise ValueError(f"duration too large: {text[:40]!r}")
+    if total <= 0:
         raise ValueError(f"duration must be longer than zero: {text!r}")
     return total
 
