@@ -37,7 +37,7 @@ def vectors_fingerprint(vectors: np.ndarray) -> str:
     """sha256 of the float32 vector bytes and shape."""
     v = np.ascontiguousarray(vectors, dtype=np.float32)
     h = hashlib.sha256(f"{v.shape[0]}x{v.shape[1] if v.ndim == 2 else 0}".encode())
-    h.update(memoryview(v).cast("B"))
+    h.update(v.tobytes() if v.size == 0 else memoryview(v).cast("B"))
     return h.hexdigest()
 
 
@@ -61,6 +61,7 @@ class FactIndex:
     ef_construction: int
     fingerprint: str
     origin: str
+    ef_search: int = 100  # default query-time ef (config.hnsw_ef_search)
     _index: hnswlib.Index | None = field(repr=False, default=None)
     _masked: dict = field(default_factory=dict, repr=False)  # mask digest -> masked copy (last one)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -91,7 +92,7 @@ class FactIndex:
                              random_seed=HNSW_SEED)
             index.add_items(vectors, np.arange(n, dtype=np.int64), num_threads=1)
         FactIndex.builds += 1
-        return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "built", index)
+        return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "built", config.hnsw_ef_search, index)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write ``<path>`` (hnswlib binary) and ``<path>.json`` (parameters + file digest), atomically."""
@@ -143,7 +144,7 @@ class FactIndex:
                 warnings.warn(f"persisted HNSW index {path} could not be read ({exc}); rebuilding it",
                               RuntimeWarning, stacklevel=2)
                 return None
-        return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "loaded", index)
+        return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "loaded", config.hnsw_ef_search, index)
 
     # ---- queries -----------------------------------------------------------------------------
     def _masked_index(self, allowed: np.ndarray) -> hnswlib.Index:
@@ -164,6 +165,7 @@ class FactIndex:
 
         Rows are sorted by cosine, descending (ties by fact row). Facts whose ``allowed`` is False
         never appear. When fewer than k facts are allowed, the row is padded with id -1 and sim NaN.
+        ``ef_search`` defaults to the build config's ``hnsw_ef_search``; hnswlib needs ef >= k.
         """
         q = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         if q.ndim != 2 or (q.shape[0] and q.shape[1] != self.dim):
@@ -190,7 +192,7 @@ class FactIndex:
             got_ids = self._brute(q, k_eff, allowed)
         else:
             index = self._index if allowed is None else self._masked_index(allowed)
-            ef = max(ef_search if ef_search is not None else 0, k_eff, 1)
+            ef = max(ef_search if ef_search is not None else self.ef_search, k_eff)
             threads = num_threads if num_threads is not None else (QUERY_THREADS if nq > 1 else 1)
             try:
                 with self._lock:  # set_ef + query must not interleave with another thread's ef

@@ -1,0 +1,70 @@
+"""Test doubles for the embedding layer (tests only; never used by crp_core).
+
+``HashingEmbedder`` is a deterministic bag-of-words embedder: each lower-cased word is hashed to
+a signed bucket, so texts sharing words have a higher cosine. It counts its calls like
+``MiniLMEmbedder`` so tests can prove a cache hit embeds nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+from crp_core.embedding import Embedder, word_token_estimate
+
+_WORD = re.compile(r"\w+")
+
+
+class HashingEmbedder:
+    def __init__(self, model_id: str = "test-hashing", dim: int = 64) -> None:
+        self.model_id = model_id
+        self.dim = dim
+        self.encode_calls = 0
+        self.texts_encoded = 0
+        self.load_count = 0
+
+    def _vec(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float64)
+        for w in _WORD.findall(text.lower()) or ["<empty>"]:
+            h = hashlib.sha256(w.encode()).digest()
+            b = int.from_bytes(h[:4], "little") % self.dim
+            v[b] += 1.0 if h[4] & 1 else -1.0
+        n = np.linalg.norm(v)
+        if n == 0:  # words cancelled out: fall back to a fixed direction
+            v[0] = 1.0
+            n = 1.0
+        return v / n
+
+    def encode(self, texts, *, batch_size=64, progress=None):
+        texts = list(texts)
+        self.encode_calls += 1
+        if texts:
+            self.load_count = max(self.load_count, 1)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for s in range(0, len(texts), batch_size):
+            for i in range(s, min(s + batch_size, len(texts))):
+                out[i] = self._vec(texts[i])
+            self.texts_encoded += min(batch_size, len(texts) - s)
+            if progress is not None:
+                progress(min(s + batch_size, len(texts)), len(texts))
+        return out
+
+    def count_tokens(self, texts):
+        return word_token_estimate(list(texts))
+
+
+def test_hashing_embedder_is_a_deterministic_normalised_embedder():
+    e = HashingEmbedder()
+    assert isinstance(e, Embedder)
+    a = e.encode(["the cat sat", "the cat sat", "quantum flux capacitor"])
+    assert a.dtype == np.float32 and a.shape == (3, 64)
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, rtol=1e-6)
+    assert np.array_equal(a[0], a[1])
+    assert e.encode_calls == 1 and e.texts_encoded == 3
+
+
+def test_hashing_embedder_shared_words_raise_cosine():
+    e = HashingEmbedder(dim=256)
+    v = e.encode(["kubernetes etcd port 2379", "kubernetes etcd port 2380", "banana bread recipe"])
+    assert v[0] @ v[1] > v[0] @ v[2]

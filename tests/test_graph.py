@@ -1,0 +1,203 @@
+"""Similarity graph (SPEC-009 §5.2) and the walks CDGR uses (SPEC-025 §2.3-2.4)."""
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from crp_core.config import CRPConfig
+from crp_core.corpus import Corpus
+from crp_core.graph import NeighbourTable, SimilarityGraph
+from crp_core.model import Fact, KnowledgeBase
+
+
+def kb_of(n, statuses=None):
+    statuses = statuses or {}
+    return KnowledgeBase(tuple(Fact(f"f{i}", f"fact {i}", status=statuses.get(i, "ACTIVE")) for i in range(n)))
+
+
+def on_circle(degrees):
+    r = np.radians(degrees)
+    return np.stack([np.cos(r), np.sin(r)], axis=1).astype(np.float32)
+
+
+def clustered(n, d=32, clusters=8, spread=0.25, seed=0):
+    rng = np.random.default_rng(seed)
+    c = rng.normal(size=(clusters, d))
+    c /= np.linalg.norm(c, axis=1, keepdims=True)
+    x = c[rng.integers(0, clusters, n)] + rng.normal(size=(n, d)) * spread / math.sqrt(d) * 4
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_edges_thresholded_and_weighted_by_cosine():
+    # points on a circle at 0, 40, 80, 120 degrees: neighbours 40 deg apart have cos 40 = 0.7660 >= 0.60,
+    # 80 deg apart cos 80 = 0.1736 < 0.60, so the graph is the path 0-1-2-3
+    c = Corpus.from_vectors(kb_of(4), on_circle([0, 40, 80, 120]))
+    g = c.graph(CRPConfig(graph_k=3))
+    assert g.n_edges == 3
+    assert [g.has_edge(0, 1), g.has_edge(1, 2), g.has_edge(2, 3)] == [True] * 3
+    assert not g.has_edge(0, 2) and not g.has_edge(1, 3) and not g.has_edge(0, 3)
+    assert g.weight(0, 1) == pytest.approx(math.cos(math.radians(40)), abs=1e-6)
+    assert g.weight(0, 2) is None
+    ids, w = g.neighbours(1)
+    assert ids.tolist() == [0, 2]
+    np.testing.assert_allclose(w, [0.76604444] * 2, atol=1e-6)
+    # lowering the threshold below cos 80 = 0.1736 adds 0-2 and 1-3 (cos 120 = -0.5 stays out)
+    g2 = c.graph(CRPConfig(graph_k=3, graph_edge_min=0.17))
+    assert g2.n_edges == 5 and not g2.has_edge(0, 3)
+
+
+def test_symmetrised_when_only_one_side_lists_the_other():
+    # A=0, B=30, C=40 deg; graph_k=1: A lists B (cos 30 = 0.866), B and C list each other (cos 10),
+    # nobody lists A, yet A-B is an edge because A lists B
+    c = Corpus.from_vectors(kb_of(3), on_circle([0, 30, 40]))
+    table = c.neighbours(1)
+    assert table.ids[:, 0].tolist() == [1, 2, 1]
+    g = c.graph(CRPConfig(graph_k=1))
+    assert g.has_edge(0, 1) and g.has_edge(1, 0) and g.has_edge(1, 2)
+    assert g.weight(1, 0) == pytest.approx(math.cos(math.radians(30)), abs=1e-6)
+    assert g.n_edges == 2
+
+
+def test_graph_is_symmetric_thresholded_no_self_loops():
+    x = clustered(400)
+    c = Corpus.from_vectors(kb_of(400), x)
+    cfg = CRPConfig(graph_k=10, graph_edge_min=0.5)
+    g = c.graph(cfg)
+    m = g.matrix
+    assert (m != m.T).nnz == 0
+    assert m.diagonal().sum() == 0 and (g.degree() > 0).any()
+    assert (m.data >= 0.5).all()
+    i, j, w = g.edges()
+    np.testing.assert_allclose(w, np.einsum("ij,ij->i", x[i], x[j]), atol=1e-6)
+    # every listed neighbour at or above the threshold is an edge
+    t = c.neighbours(10)
+    rows = np.repeat(np.arange(400), 10)
+    sel = t.sims.reshape(-1) >= 0.5
+    assert g.has_edges(rows[sel], t.ids.reshape(-1)[sel]).all()
+    assert g is c.graph(cfg)  # cached
+
+
+def test_neighbour_table_matches_brute_force_and_drops_self():
+    x = clustered(300, seed=2)
+    c = Corpus.from_vectors(kb_of(300), x)
+    t = c.neighbours(5)
+    assert t.ids.shape == (300, 5) and t.k == 5
+    assert not (t.ids == np.arange(300)[:, None]).any()
+    sims = x @ x.T
+    np.fill_diagonal(sims, -np.inf)
+    want = np.argsort(-sims, axis=1)[:, :5]
+    hit = np.mean([len(set(a) & set(b)) / 5 for a, b in zip(t.ids, want)])
+    assert hit >= 0.99
+    assert np.all(np.diff(t.sims, axis=1) <= 0)
+    with pytest.raises(ValueError):
+        t.ids[0, 0] = 3
+
+
+def test_duplicates_drop_exactly_one_entry():
+    # three identical vectors: ties at cos 1.0, so self need not come first, but the top 3 of each
+    # of them is exactly {0, 1, 2} and self is dropped wherever it stands
+    x = on_circle([0, 0, 0, 10])
+    t = NeighbourTable.from_index(Corpus.from_vectors(kb_of(4), x).index, x, 2, np.ones(4, bool))
+    assert t.ids.shape == (4, 2) and (t.ids >= 0).all()
+    assert not (t.ids == np.arange(4)[:, None]).any()
+    assert [sorted(r) for r in t.ids[:3].tolist()] == [[1, 2], [0, 2], [0, 1]]
+    np.testing.assert_allclose(t.sims[:3], 1.0, atol=1e-6)
+    assert set(t.ids[3].tolist()) <= {0, 1, 2}
+
+
+def test_non_retrievable_facts_have_no_edges_and_are_not_neighbours():
+    x = on_circle([0, 20, 40, 60])
+    c = Corpus.from_vectors(kb_of(4, {1: "DELETED"}), x)
+    g = c.graph(CRPConfig(graph_k=3))
+    assert g.neighbours(1)[0].size == 0
+    assert not g.has_edge(0, 1)
+    assert g.has_edge(0, 2)  # cos 40 = 0.766
+    assert (c.neighbours(3).ids[1] == -1).all()
+    assert 1 not in c.neighbours(3).ids
+    # QUARANTINED via operator decision: same corpus vectors, new graph
+    c2 = c.with_statuses({"f2": "QUARANTINED"})
+    g2 = c2.graph(CRPConfig(graph_k=3))
+    assert g2.neighbours(2)[0].size == 0 and not g2.has_edge(0, 2)
+    assert g.has_edge(0, 2)  # the original corpus is untouched
+    assert g2.has_edge(0, 3) is False  # cos 60 = 0.5 < 0.6
+
+
+def test_hop_distances_on_a_path():
+    # path 0-1-2-3-4 (40 degrees apart)
+    c = Corpus.from_vectors(kb_of(5), on_circle([0, 40, 80, 120, 160]))
+    g = c.graph(CRPConfig(graph_k=4))
+    assert g.hop_distances([0], 2).tolist() == [0, 1, 2, -1, -1]
+    assert g.hop_distances([0, 4], 1).tolist() == [0, 1, -1, 1, 0]
+    assert g.within_hops([2], 1).tolist() == [1, 3]
+    assert g.hop_distances([], 2).tolist() == [-1] * 5
+
+
+def test_strongest_shortest_path_hand_computed():
+    # S=0deg, M1=30, M2=45, T=80. S-T: cos 80 = 0.174 (no edge) so T is 2 hops from S.
+    # via M1: cos30 + cos50 = 0.8660 + 0.6428 = 1.5088; via M2: cos45 + cos35 = 0.7071 + 0.8192 = 1.5263
+    # -> strongest path S-M2-T, mean weight 1.5263 / 2 = 0.7632
+    c = Corpus.from_vectors(kb_of(4), on_circle([0, 30, 45, 80]))
+    g = c.graph(CRPConfig(graph_k=3))
+    assert not g.has_edge(0, 3)
+    hp = g.hop_paths([0, 3], 2)
+    assert hp.dist[0].tolist() == [0, 1, 1, 2]
+    want = math.cos(math.radians(45)) + math.cos(math.radians(35))
+    assert hp.weight_sum[0, 3] == pytest.approx(want, abs=1e-5)
+    assert hp.mean_weight[0, 3] == pytest.approx(want / 2, abs=1e-5)
+    assert hp.path(0, 3) == [0, 2, 3]
+    assert hp.mean_weight[0, 1] == pytest.approx(math.cos(math.radians(30)), abs=1e-6)
+    assert np.isnan(hp.mean_weight[0, 0])
+    assert hp.dist[1].tolist() == [2, 1, 1, 0]
+
+
+def _reference_paths(g, s, max_hops):
+    n = g.n
+    dist = [-1] * n
+    best = [float("nan")] * n
+    dist[s], best[s] = 0, 0.0
+    layer = [s]
+    for h in range(1, max_hops + 1):
+        cand = {}
+        for u in layer:
+            ids, w = g.neighbours(u)
+            for v, wt in zip(ids.tolist(), w.tolist()):
+                if dist[v] < 0:
+                    cand[v] = max(cand.get(v, -np.inf), best[u] + wt)
+        for v, b in cand.items():
+            dist[v], best[v] = h, b
+        layer = list(cand)
+    return dist, best
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 1000), hops=st.integers(1, 4), edge_min=st.floats(0.2, 0.8))
+def test_hop_paths_match_reference_bfs(seed, hops, edge_min):
+    x = clustered(120, d=8, clusters=4, seed=seed)
+    c = Corpus.from_vectors(kb_of(120), x)
+    g = c.graph(CRPConfig(graph_k=6, graph_edge_min=edge_min))
+    srcs = [seed % 120, (seed * 7 + 3) % 120]
+    hp = g.hop_paths(srcs, hops)
+    nearest = g.hop_distances(srcs, hops)
+    for a, s in enumerate(srcs):
+        dist, best = _reference_paths(g, s, hops)
+        assert hp.dist[a].tolist() == dist
+        np.testing.assert_allclose(hp.weight_sum[a], best, atol=1e-5)
+        # the recorded path has the recorded length and weight
+        for v in np.flatnonzero(hp.dist[a] > 0)[:5]:
+            p = hp.path(a, v)
+            assert len(p) == hp.dist[a, v] + 1 and p[0] == s and p[-1] == v
+            assert sum(g.weight(p[i], p[i + 1]) for i in range(len(p) - 1)) == pytest.approx(hp.weight_sum[a, v], abs=1e-5)
+    d = np.where(hp.dist >= 0, hp.dist, 99).min(axis=0)
+    assert np.array_equal(np.where(d == 99, -1, d), nearest)
+
+
+def test_edges_among_rows():
+    c = Corpus.from_vectors(kb_of(5), on_circle([0, 40, 80, 120, 160]))
+    g = c.graph(CRPConfig(graph_k=4))
+    i, j, w = g.edges(np.array([1, 2, 4]))
+    assert list(zip(i.tolist(), j.tolist())) == [(1, 2)]
+    assert g.has_edges(np.array([0, 0]), np.array([1, 2])).tolist() == [True, False]

@@ -1,0 +1,161 @@
+"""HNSW fact index (SPEC-009 §3.2): recall, exclusion of DELETED/QUARANTINED, persistence."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st, HealthCheck
+
+import crp_core.index as index_mod
+from crp_core.config import CRPConfig
+from crp_core.index import FactIndex, vectors_fingerprint
+
+
+def clustered(n, d=384, clusters=40, spread=0.06, seed=0):
+    """Unit vectors around random cluster centres (a realistic embedding-like spread)."""
+    rng = np.random.default_rng(seed)
+    c = rng.normal(size=(clusters, d))
+    c /= np.linalg.norm(c, axis=1, keepdims=True)
+    x = c[rng.integers(0, clusters, n)] + rng.normal(size=(n, d)) * spread
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def brute_topk(vectors, q, k, allowed=None):
+    sims = q @ vectors.T
+    if allowed is not None:
+        sims[:, ~allowed] = -np.inf
+    return np.argsort(-sims, axis=1, kind="stable")[:, :k]
+
+
+@pytest.fixture(scope="module")
+def data():
+    x = clustered(600)
+    return x, FactIndex.build(x, CRPConfig())
+
+
+def recall(got, want):
+    return np.mean([len(set(g) & set(w)) / len(w) for g, w in zip(got, want)])
+
+
+def test_recall_at_10_against_brute_force(data):
+    x, idx = data
+    rng = np.random.default_rng(1)
+    q = x[rng.choice(len(x), 100, replace=False)] + rng.normal(size=(100, x.shape[1])).astype(np.float32) * 0.03
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    ids, sims = idx.query(q, 10, ef_search=100)
+    assert recall(ids, brute_topk(x, q, 10)) >= 0.99
+    # similarities are the exact cosines, rows sorted descending
+    np.testing.assert_allclose(sims, np.einsum("qkd,qd->qk", x[ids], q), atol=1e-6)
+    assert np.all(np.diff(sims, axis=1) <= 0)
+    assert ids.dtype == np.int64 and sims.dtype == np.float32
+
+
+def test_excluded_fact_never_returned_even_when_nearest(data):
+    x, idx = data
+    allowed = np.ones(len(x), dtype=bool)
+    banned = np.arange(0, 600, 7)
+    allowed[banned] = False
+    ids, sims = idx.query(x[banned], 10, allowed, ef_search=100)  # each query IS a banned fact
+    assert not np.isin(ids, banned).any()
+    assert (ids >= 0).all()  # still k results
+    assert recall(ids, brute_topk(x, x[banned], 10, allowed)) >= 0.99
+    unmasked, _ = idx.query(x[banned], 1)
+    assert np.array_equal(unmasked[:, 0], banned)  # without the mask they are their own nearest
+
+
+def test_many_excluded_still_k_results_masked_path(monkeypatch):
+    monkeypatch.setattr(index_mod, "BRUTE_FORCE_MAX_ALLOWED", 10)  # force the HNSW masked path
+    x = clustered(1500, d=64, clusters=30, seed=3)
+    idx = FactIndex.build(x, CRPConfig())
+    rng = np.random.default_rng(4)
+    allowed = rng.random(len(x)) < 0.25  # 75 % excluded
+    q = x[:50]
+    ids, sims = idx.query(q, 20, allowed, ef_search=100)
+    assert (ids >= 0).all() and allowed[ids].all()
+    assert recall(ids, brute_topk(x, q, 20, allowed)) >= 0.95
+
+
+def test_k_larger_than_allowed_pads(data):
+    x, idx = data
+    allowed = np.zeros(len(x), dtype=bool)
+    allowed[[5, 9, 11]] = True
+    ids, sims = idx.query(x[:2], 5, allowed)
+    assert ids.shape == (2, 5)
+    assert sorted(ids[0, :3]) == [5, 9, 11]
+    assert (ids[:, 3:] == -1).all() and np.isnan(sims[:, 3:]).all()
+    none, nsims = idx.query(x[:2], 5, np.zeros(len(x), dtype=bool))
+    assert (none == -1).all() and np.isnan(nsims).all()
+
+
+def test_k_larger_than_index():
+    x = clustered(5, d=16, clusters=2)
+    idx = FactIndex.build(x, CRPConfig())
+    ids, sims = idx.query(x[:1], 8)
+    assert sorted(ids[0, :5]) == [0, 1, 2, 3, 4] and (ids[0, 5:] == -1).all()
+    assert ids[0, 0] == 0 and sims[0, 0] == pytest.approx(1.0, abs=1e-6)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mask_seed=st.integers(0, 10_000), k=st.integers(1, 40), frac=st.floats(0.0, 1.0))
+def test_query_invariants(data, mask_seed, k, frac):
+    x, idx = data
+    rng = np.random.default_rng(mask_seed)
+    allowed = rng.random(len(x)) >= frac
+    ids, sims = idx.query(x[rng.integers(0, len(x), 4)], k, allowed)
+    n_ok = min(k, int(allowed.sum()))
+    assert ids.shape == (4, k)
+    assert (ids[:, :n_ok] >= 0).all() and (ids[:, n_ok:] == -1).all()
+    assert allowed[ids[:, :n_ok]].all()
+    for row in ids[:, :n_ok]:
+        assert len(set(row.tolist())) == n_ok
+
+
+def test_build_is_deterministic(data):
+    x, idx = data
+    again = FactIndex.build(x, CRPConfig())
+    q = x[::13]
+    assert np.array_equal(idx.query(q, 10)[0], again.query(q, 10)[0])
+
+
+def test_save_load_roundtrip(tmp_path, data):
+    x, idx = data
+    path = tmp_path / "i.bin"
+    idx.save(path)
+    builds = FactIndex.builds
+    got = FactIndex.load(path, x, CRPConfig())
+    assert got is not None and got.origin == "loaded" and FactIndex.builds == builds
+    assert np.array_equal(got.query(x[:20], 10)[0], idx.query(x[:20], 10)[0])
+    assert got.fingerprint == vectors_fingerprint(x)
+
+
+def test_load_refuses_other_vectors_or_params_or_damage(tmp_path, data):
+    x, idx = data
+    path = tmp_path / "i.bin"
+    idx.save(path)
+    other = x.copy()
+    other[0] = other[1]
+    with pytest.warns(RuntimeWarning, match="does not match"):
+        assert FactIndex.load(path, other, CRPConfig()) is None
+    with pytest.warns(RuntimeWarning):
+        assert FactIndex.load(path, x, CRPConfig(hnsw_m=8)) is None
+    path.write_bytes(path.read_bytes()[:1000])
+    with pytest.warns(RuntimeWarning):
+        assert FactIndex.load(path, x, CRPConfig()) is None
+    assert FactIndex.load(tmp_path / "missing.bin", x, CRPConfig()) is None
+
+
+def test_empty_index_and_bad_input():
+    idx = FactIndex.build(np.zeros((0, 8), np.float32), CRPConfig())
+    ids, sims = idx.query(np.ones((2, 8), np.float32), 3)
+    assert (ids == -1).all()
+    x = clustered(20, d=8, clusters=2)
+    idx = FactIndex.build(x, CRPConfig())
+    with pytest.raises(ValueError, match="query vectors"):
+        idx.query(np.ones((1, 9), np.float32), 3)
+    with pytest.raises(ValueError, match="allowed mask"):
+        idx.query(x[:1], 3, np.ones(5, bool))
+
+
+def test_vectors_are_read_only(data):
+    _, idx = data
+    with pytest.raises(ValueError):
+        idx.vectors[0, 0] = 1.0
