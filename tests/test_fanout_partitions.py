@@ -1,0 +1,99 @@
+"""partition_residual_for_fanout (SPEC-027 §1.4, SPEC_NOTES §2.7): invariants and exact cases."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from crp_core.config import CRPConfig
+from crp_core.fanout import (RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE, branch_fact_budget, fanout_active,
+                             partition_residual_for_fanout, partition_rule, round_robin_partitions)
+
+CFG = CRPConfig()
+
+
+def _vectors(n: int, distinct: int, dim: int, seed: int) -> np.ndarray:
+    """n rows drawn from ``distinct`` random points (duplicates make k-means leave clusters empty)."""
+    rng = np.random.default_rng(seed)
+    points = rng.normal(size=(max(distinct, 1), dim))
+    return points[rng.integers(0, max(distinct, 1), size=n)]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(0, 40), width=st.integers(1, 8), distinct=st.integers(1, 12),
+       dim=st.integers(2, 6), seed=st.integers(0, 10_000))
+def test_partitions_disjoint_covering_nonempty_ordered_deterministic(n, width, distinct, dim, seed):
+    ids = tuple(f"sq{i}" for i in range(n))
+    vecs = _vectors(n, distinct, dim, seed)
+    parts = partition_residual_for_fanout(ids, vecs, width, CFG)
+    flat = [s for p in parts for s in p]
+    assert sorted(flat) == sorted(ids)  # covering
+    assert len(flat) == len(set(flat))  # disjoint
+    assert all(len(p) > 0 for p in parts)  # no empty partition
+    assert len(parts) == (min(width, n) if n else 0)
+    pos = {s: i for i, s in enumerate(ids)}
+    for p in parts:  # ResidualSet order inside a partition
+        assert [pos[s] for s in p] == sorted(pos[s] for s in p)
+    firsts = [pos[p[0]] for p in parts]
+    assert firsts == sorted(firsts)  # partitions ordered by their first sub-query
+    assert partition_residual_for_fanout(ids, vecs.copy(), width, CFG) == parts  # deterministic
+
+
+def test_one_sub_query_per_partition_when_residual_fits():
+    ids = ("a", "b", "c")
+    parts = partition_residual_for_fanout(ids, np.eye(3), 3, CFG)
+    assert parts == (("a",), ("b",), ("c",))
+    assert partition_residual_for_fanout(ids, np.eye(3), 8, CFG) == (("a",), ("b",), ("c",))
+    assert partition_rule(3, 3) == RULE_ONE_EACH
+
+
+def test_kmeans_groups_similar_sub_queries():
+    # two tight topics interleaved in ResidualSet order: a0 b0 a1 b1 a2
+    e = np.eye(4)
+    vecs = np.stack([e[0], e[1], e[0] + 0.1 * e[2], e[1] + 0.1 * e[3], e[0] + 0.1 * e[3]])
+    parts = partition_residual_for_fanout(("a0", "b0", "a1", "b1", "a2"), vecs, 2, CFG)
+    assert parts == (("a0", "a1", "a2"), ("b0", "b1"))
+    assert partition_rule(5, 2) == RULE_KMEANS
+
+
+def test_kmeans_uses_normalised_embeddings():
+    # same directions, very different norms: clustering must follow direction only
+    e = np.eye(3)
+    vecs = np.stack([e[0], 50 * e[1], 0.01 * e[0], 7 * e[1]])
+    parts = partition_residual_for_fanout(("a", "b", "c", "d"), vecs, 2, CFG)
+    assert parts == (("a", "c"), ("b", "d"))
+
+
+def test_identical_points_are_split_deterministically():
+    # k-means finds one distinct cluster; the largest partition gives up its last sub-query, twice:
+    # [s0..s4] -> [s0..s3],[s4] -> [s0,s1,s2],[s3],[s4]
+    vecs = np.ones((5, 3))
+    parts = partition_residual_for_fanout(tuple(f"s{i}" for i in range(5)), vecs, 3, CFG)
+    assert parts == (("s0", "s1", "s2"), ("s3",), ("s4",))
+
+
+def test_width_one_and_empty_residual():
+    assert partition_residual_for_fanout((), np.zeros((0, 3)), 3, CFG) == ()
+    assert partition_residual_for_fanout(("a", "b"), np.eye(2), 1, CFG) == (("a", "b"),)
+    assert partition_rule(2, 1) == RULE_SINGLE
+    assert not fanout_active(1, 5)
+    assert not fanout_active(0, 5)
+    assert not fanout_active(3, 0)
+    assert fanout_active(2, 1)
+
+
+def test_bad_inputs_are_refused():
+    with pytest.raises(ValueError, match="expected 3 sub-query embeddings"):
+        partition_residual_for_fanout(("a", "b", "c"), np.eye(2), 2, CFG)
+    with pytest.raises(ValueError, match="duplicate sub-query id"):
+        partition_residual_for_fanout(("a", "a"), np.eye(2), 2, CFG)
+
+
+def test_round_robin_and_budget():
+    assert round_robin_partitions(("q0", "q1", "q2", "q3", "q4"), 2) == (("q0", "q2", "q4"), ("q1", "q3"))
+    assert round_robin_partitions(("q0",), 3) == (("q0",),)
+    # max(3, envelope_fact_budget // branches): 20 // 3 = 6; 20 // 8 = 2 -> 3
+    assert branch_fact_budget(CFG, 3) == 6
+    assert branch_fact_budget(CFG, 8) == 3
+    assert branch_fact_budget(CFG.replace(envelope_fact_budget=6), 2) == 3
