@@ -13,6 +13,7 @@ refuses the file on file-level problems. Decisions: ``docs/decisions/loader.md``
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -522,7 +523,6 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
     # content_hash: checked, not kept
     ch = obj.get("content_hash")
     if isinstance(ch, str) and isinstance(content, str) and not _bad_unicode(content):
-        import hashlib
         if ch.lower() != hashlib.sha256(content.encode("utf-8")).hexdigest():
             st.warnings.append(Problem(line, "content_hash", "does not match sha256(content); ignored",
                                        rec.fact_id))

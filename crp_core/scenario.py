@@ -285,13 +285,13 @@ def _config(c: _Check, v: Any) -> dict[str, Any]:
     for key, (path, x) in flat.items():
         try:
             base.with_overrides({key: x})
-        except ConfigError as exc:
+        except (ConfigError, TypeError, ValueError) as exc:
             ok = False
             c.problems.append(Problem(c.locate(path), f"config.{key}", str(exc)))
     if ok:
         try:
             base.with_overrides(v)
-        except ConfigError as exc:
+        except (ConfigError, TypeError, ValueError) as exc:
             c.err(("config",), str(exc))
     return dict(v)
 

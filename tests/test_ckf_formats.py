@@ -160,3 +160,26 @@ def test_round_trip_property(tmp_path, kb, ext):
     else:
         np.testing.assert_array_equal(back.embeddings, kb.embeddings)
     assert back.fingerprint == kb.fingerprint
+
+
+# ---- fuzz: any mutation of a good file is loaded or refused with CKFError, never a traceback --------
+_GOOD_FILES = sorted(n for n in os.listdir(GOOD) if os.path.isfile(os.path.join(GOOD, n))
+                     and not n.startswith("scenario"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(_GOOD_FILES), data=st.data(), lenient=st.booleans())
+def test_mutated_files_never_crash(name, data, lenient):
+    raw = bytearray(open(os.path.join(GOOD, name), "rb").read())
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(raw) - 1))
+        insert = data.draw(st.sampled_from([b"", b'"', b"{", b"]", b",", b"\n", b"NaN", b"null", b"1e999",
+                                            b"\\ud800", b'"x": 1, ', b"\xff", b"-1"]))
+        raw[i:i + data.draw(st.integers(0, 3))] = insert
+    try:
+        kb = load_ckf_bytes(bytes(raw), name, lenient=lenient)
+    except CKFError as exc:
+        assert exc.problems and all(isinstance(p.line, int) and p.field for p in exc.problems)
+    else:
+        assert len(kb) >= 1
+        assert kb.embeddings is None or kb.embeddings.shape[0] == len(kb)

@@ -163,3 +163,17 @@ def test_dump_then_load_round_trips(s, fmt):
 def test_dump_rejects_unknown_format():
     with pytest.raises(ValueError):
         dump_scenario(EXPECTED, "yaml")
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(["scenario.json", "scenario.toml"]), data=st.data())
+def test_mutated_scenarios_never_crash(name, data):
+    raw = bytearray(open(os.path.join(DATA, "good", name), "rb").read())
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(raw) - 1))
+        raw[i:i + data.draw(st.integers(0, 3))] = data.draw(
+            st.sampled_from([b"", b'"', b"{", b"]", b",", b"\n", b"NaN", b"null", b"-1", b"\xff", b"=", b"1e999"]))
+    try:
+        load_scenario_bytes(bytes(raw), name)
+    except ScenarioError as exc:
+        assert exc.problems and all(p.field for p in exc.problems)
