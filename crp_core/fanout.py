@@ -271,20 +271,26 @@ def run_fanout(corpus: Any, scenario: Any, vectors: Any, pool_rows: Any, recency
     n_branches = len(partitions)
     budget = branch_fact_budget(config, n_branches)
 
-    # partitioned: snapshot + own partition only
+    # partitioned: snapshot + own partition only (SPEC-027 §1.3 step 3)
     traces: list[_BranchTrace] = []
     snapshots = []
+    additions: list[list[Any]] = []
     for b, part in enumerate(partitions):
         snapshot = CoverageSnapshot(parent)
         snapshots.append(snapshot)
         if branch_probe is not None:
             branch_probe(b, snapshot)
         part_vecs = np.stack([vec_of[s] for s in part])
-        traces.append(_run_branch(corpus, branch=b, sub_queries=part, relevance_vectors=part_vecs,
-                                  residual_vectors=part_vecs, coverage=snapshot, pool_rows=pool,
-                                  recency=recency, blacklist=blacklist, budget=budget, config=config,
-                                  coverage_additions=part))
-    additions = [_new_entries(t.result.coverage_additions, vec_of, labels, config, window) for t in traces]
+        trace = _run_branch(corpus, branch=b, sub_queries=part, relevance_vectors=part_vecs,
+                            residual_vectors=part_vecs, coverage=snapshot, pool_rows=pool,
+                            recency=recency, blacklist=blacklist, budget=budget, config=config,
+                            coverage_additions=part)
+        # local additions: a new set derived from the snapshot's set, invisible to the other branches
+        entries = _new_entries(part, vec_of, labels, config, window)
+        local = snapshot.coverage_set.extend(entries)
+        traces.append(_BranchTrace(result=trace.result, pool_size=trace.pool_size, gated_out=trace.gated_out,
+                                   local_coverage=_coverage_ids(local)))
+        additions.append(entries)
     merged_cov = parent
     for entries in additions:  # fan-in: union of the branch additions (SPEC-027 §1.6)
         merged_cov = _extend(merged_cov, [e for e in entries if e.sub_query_id not in _coverage_ids(merged_cov)])
@@ -516,11 +522,12 @@ def _naive_steps(corpus: Any, parent_ids: tuple[str, ...], residual_ids: tuple[s
 
 
 # ---- machine-readable report (SPEC_NOTES §4) -----------------------------------------------------------
-def _run_report(run: FanoutRun, roles: Mapping[str, str]) -> dict[str, Any]:
+def _run_report(run: FanoutRun) -> dict[str, Any]:
     return {
         "partitions": [list(p) for p in run.partitions],
         "branches": [{"branch": b.branch, "sub_queries": list(b.sub_queries), "selected": list(b.selected),
-                      "roles": {f: roles.get(f, "anchor") for f in b.selected},
+                      # a branch chooses by CDR only (no graph walk inside a branch): every pick is an anchor
+                      "roles": {f: "anchor" for f in b.selected},
                       "coverage_additions": list(b.coverage_additions)} for b in run.branches],
         "fan_in": {"duplicates": [{"fact_ids": list(d.fact_ids), "branches": list(d.branches),
                                    "similarity": float(d.similarity),
@@ -559,9 +566,8 @@ def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> di
                 "branches": [], "fan_in": {"duplicates": [], "merged": [], "coverage_depth": None},
                 "steps": [], "naive": None}
     hdrs = {PARTITIONS_HEADER: str(len(result.partitioned.partitions)), **hdrs}
-    roles: dict[str, str] = {}  # branch picks are CDR-ranked anchors (no graph walk inside a branch)
-    part = _run_report(result.partitioned, roles)
-    naive = _run_report(result.naive, roles)
+    part = _run_report(result.partitioned)
+    naive = _run_report(result.naive)
     naive["steps"] = [_step_report(s) for s in result.naive_steps]
     return {"active": True, "width": result.width, "rule": result.rule, "partitions": part["partitions"],
             "headers": hdrs, "branches": part["branches"], "fan_in": part["fan_in"],
