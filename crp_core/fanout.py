@@ -162,7 +162,7 @@ def _run_branch(corpus: Any, *, branch: int, sub_queries: tuple[str, ...], relev
                 residual_vectors: np.ndarray, coverage: Any, pool_rows: np.ndarray,
                 recency: RecencyTable, blacklist: frozenset, budget: int, config: CRPConfig,
                 coverage_additions: tuple[str, ...]) -> _BranchTrace:
-    from .cdr import score_cdr
+    from .cdr import cdr_ranking, score_cdr
 
     pool = np.asarray(pool_rows, dtype=np.int64)
     rel_vecs = np.asarray(relevance_vectors, dtype=np.float32).reshape(len(sub_queries), -1)
@@ -174,8 +174,8 @@ def _run_branch(corpus: Any, *, branch: int, sub_queries: tuple[str, ...], relev
     idx = pool[passed]
     cdr = score_cdr(corpus, frozen_array(idx), frozen_array(relevance_b[passed]), coverage=coverage,
                     residual_vectors=np.asarray(residual_vectors, dtype=np.float32),
-                    blacklist=blacklist, recency=_recency_subset(recency, idx), config=config)
-    order = np.lexsort((np.asarray(cdr.idx), -np.asarray(cdr.cdr_score, dtype=np.float64)))[:max(budget, 0)]
+                    blacklist=blacklist, recency=recency, config=config)
+    order = cdr_ranking(cdr)[:max(budget, 0)]
     facts = corpus.kb.facts
     selected = tuple(facts[int(cdr.idx[p])].fact_id for p in order)
     result = BranchResult(branch=branch, sub_queries=sub_queries, cdr=cdr, selected=selected,
@@ -363,43 +363,17 @@ def _coverage_ids(coverage: Any) -> tuple[str, ...]:
     return tuple(coverage.ids)
 
 
-def _recency_subset(recency: RecencyTable, rows: np.ndarray) -> RecencyTable:
-    """The recency rows for ``rows``, in that order (aligned with the branch's ``idx``)."""
-    pos_of = {int(r): p for p, r in enumerate(np.asarray(recency.idx).tolist())}
-    pos = np.array([pos_of[int(r)] for r in rows], dtype=np.int64)
-
-    def take(a: np.ndarray) -> np.ndarray:
-        return frozen_array(np.asarray(a)[pos])
-
-    return RecencyTable(idx=frozen_array(np.asarray(rows, dtype=np.int64)), age_days=take(recency.age_days),
-                        ttl_days=take(recency.ttl_days),
-                        ttl_source=tuple(recency.ttl_source[p] for p in pos.tolist()),
-                        fresh_days=take(recency.fresh_days), factor=take(recency.factor),
-                        rule=tuple(recency.rule[p] for p in pos.tolist()), warnings=recency.warnings)
-
-
 def _ensure_recency(corpus: Any, recency: RecencyTable, pool: np.ndarray, now: datetime | None,
                     config: CRPConfig) -> RecencyTable:
     """``recency`` extended with the pool rows it lacks (computed by stage 2's recency, SPEC-027 §3.2)."""
-    have = set(np.asarray(recency.idx).tolist())
-    missing = np.array([r for r in pool.tolist() if r not in have], dtype=np.int64)
+    missing = np.setdiff1d(pool, np.asarray(recency.idx, dtype=np.int64))
     if missing.size == 0:
         return recency
     if now is None:
         raise ValueError("run_fanout: the recency table lacks some pool rows and no 'now' was given")
-    from .recency import compute_recency
+    from .recency import compute_recency, concat_recency
 
-    extra = compute_recency(corpus.kb, frozen_array(missing), now, config)
-    cat = np.concatenate
-    return RecencyTable(idx=frozen_array(cat([recency.idx, extra.idx])),
-                        age_days=frozen_array(cat([recency.age_days, extra.age_days])),
-                        ttl_days=frozen_array(cat([recency.ttl_days, extra.ttl_days])),
-                        ttl_source=tuple(recency.ttl_source) + tuple(extra.ttl_source),
-                        fresh_days=frozen_array(cat([recency.fresh_days, extra.fresh_days])),
-                        factor=frozen_array(cat([recency.factor, extra.factor])),
-                        rule=tuple(recency.rule) + tuple(extra.rule),
-                        warnings=tuple(recency.warnings) + tuple(
-                            w for w in extra.warnings if w not in recency.warnings))
+    return concat_recency(recency, compute_recency(corpus.kb, frozen_array(missing), now, config))
 
 
 # ---- step states for the stepper ---------------------------------------------------------------------
