@@ -79,6 +79,7 @@ class CDRTable:
     ngram_overlap: np.ndarray  # int: distinct blacklisted n-grams in the fact
     ngram_penalty: np.ndarray
     cdr_score: np.ndarray
+    passed_gate: np.ndarray | None = None  # (added) bool: relevance >= cdr_min_relevance (None: all passed)
 
     def position(self, fact_row: int) -> int:
         hits = np.flatnonzero(self.idx == fact_row)
@@ -113,6 +114,11 @@ class CDGRResult:
     extra_anchors: np.ndarray  # rows that took unused connector slots (CDR order)
     graph_edges: tuple[tuple[int, int, float], ...]  # edges among anchors + selected connectors (for drawing)
     hops: int
+    # (added) candidates skipped as anchors: (skipped row, anchor row, cosine) - SPEC-003 §6.6 near-duplicates
+    near_duplicates: tuple[tuple[int, int, float], ...] = ()
+    # (added) the stage-2 factors (novelty, recency, n-gram, ...) of every connector candidate, aligned with
+    # ``connectors.idx``
+    connector_cdr: "CDRTable | None" = None
 
 
 # ---- stage 4: contradiction resolution (SPEC_NOTES §2.6) -------------------------------------
@@ -289,3 +295,6 @@ class PipelineResult:
     timings_ms: Mapping[str, float]  # stage name -> wall time
     warnings: tuple[str, ...]
     audit: tuple[AuditEvent, ...]
+    coverage: Any = None  # (added) the CoverageSet scored against (crp_core.coverage.CoverageSet)
+    scenario: Any = None  # (added) the Scenario that was run
+    corpus: Any = None  # (added) the Corpus the run read (fact texts, vectors, token counts)

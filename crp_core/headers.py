@@ -1,0 +1,101 @@
+"""Response headers of a pipeline run (SPEC_NOTES §3; SPEC-024 §8, SPEC-025 §5, SPEC-027 §1.7,
+§2.4-2.5, §3.6, SPEC-003 §15), exact spelling, in this order.
+
+Definitions where the specs leave room (docs/decisions/pipeline.md):
+* ``Facts-Used: included/available``: included = facts in the envelope; available = distinct facts
+  scored by the run (stage-1 candidates before the relevance gate, plus stage-3 connector
+  candidates): SPEC-003 §3 ``total_facts_available`` = "candidate facts before filtering".
+* ``Connectors-Included: c/total``: connectors in the envelope / facts in the envelope (SPEC-025 §5.2).
+* ``Recency-Penalised``: distinct gated-in candidates and connector candidates with factor < 1.0.
+* ``NGram-Guard-Activations``: gated-in candidates with an n-gram penalty > 0 (SPEC-024 §8.3).
+* ``Coverage-Score``: minimum novelty over the envelope's facts; ``1.00`` when the Coverage Set is
+  empty or the envelope is empty.
+* ``Coverage-Depth``: Coverage Set size at packing time (after the fan-in merge when fan-out ran).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+PARTITIONS = "CRP-Context-Coverage-Partitions"
+CONFLICTS = "CRP-Context-Conflicts-Resolved"
+RECENCY = "CRP-Context-Recency-Penalised"
+COVERAGE_SCORE = "CRP-Context-Coverage-Score"
+COVERAGE_DEPTH = "CRP-Context-Coverage-Depth"
+NGRAM = "CRP-Context-NGram-Guard-Activations"
+HOPS = "CRP-Context-Graph-Hops"
+CONNECTORS = "CRP-Context-Connectors-Included"
+BRIDGE = "CRP-Context-Bridge-Score"
+FACTS_USED = "CRP-Context-Facts-Used"
+TOKENS_USED = "CRP-Context-Tokens-Used"
+
+HEADER_ORDER: tuple[str, ...] = (PARTITIONS, CONFLICTS, RECENCY, COVERAGE_SCORE, COVERAGE_DEPTH, NGRAM, HOPS,
+                                 CONNECTORS, BRIDGE, FACTS_USED, TOKENS_USED)
+
+
+def conflicts_value(detected: int, unresolved: int) -> str:
+    """``N`` or ``N; unresolved=U`` (SPEC-027 §2.4-2.5)."""
+    return f"{detected}; unresolved={unresolved}" if unresolved else f"{detected}"
+
+
+def _fmt2(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def envelope_novelty(result: Any) -> list[float]:
+    """Novelty of every envelope fact (stage-2 value; the connector table's for connectors)."""
+    cdr, conn = result.cdr, result.cdgr.connector_cdr
+    kb = result.corpus.kb
+    pos_cdr = {int(r): i for i, r in enumerate(cdr.idx.tolist())}
+    pos_conn = {int(r): i for i, r in enumerate(conn.idx.tolist())} if conn is not None else {}
+    out: list[float] = []
+    for p in result.envelope.order:
+        row = kb.index_of(p.fact_id)
+        if row in pos_cdr and p.role != "connector":
+            out.append(float(cdr.novelty[pos_cdr[row]]))
+        elif row in pos_conn:
+            out.append(float(conn.novelty[pos_conn[row]]))
+        elif row in pos_cdr:
+            out.append(float(cdr.novelty[pos_cdr[row]]))
+    return out
+
+
+def build_headers(result: Any) -> dict[str, str]:
+    """All headers of SPEC_NOTES §3, in order, for a PipelineResult (``headers`` not yet needed)."""
+    h: dict[str, str] = {}
+    fan = result.fanout
+    if fan is not None:
+        h[PARTITIONS] = str(len(fan.partitioned.partitions))
+    h[CONFLICTS] = conflicts_value(result.resolution.detected, result.resolution.unresolved)
+
+    cdr, cdgr = result.cdr, result.cdgr
+    gate = cdr.passed_gate if cdr.passed_gate is not None else np.ones(cdr.idx.size, dtype=bool)
+    penalised = set(cdr.idx[gate & (cdr.recency_factor < 1.0)].tolist())
+    conn = cdgr.connectors
+    penalised |= set(conn.idx[conn.recency_factor < 1.0].tolist())
+    h[RECENCY] = str(len(penalised))
+
+    coverage = result.coverage
+    novelties = envelope_novelty(result)
+    if coverage is None or len(coverage) == 0 or not novelties:
+        h[COVERAGE_SCORE] = "1.00"
+    else:
+        h[COVERAGE_SCORE] = _fmt2(min(novelties))
+    depth = len(coverage) if coverage is not None else 0
+    if fan is not None:
+        depth = int(fan.partitioned.coverage_depth)
+    h[COVERAGE_DEPTH] = str(depth)
+    h[NGRAM] = str(int(np.count_nonzero(gate & (cdr.ngram_penalty > 0))))
+    h[HOPS] = str(int(cdgr.hops))
+
+    order = result.envelope.order
+    included_conn = [p for p in order if p.role == "connector"]
+    h[CONNECTORS] = f"{len(included_conn)}/{len(order)}"
+    bridge_of = {int(r): float(b) for r, b in zip(conn.idx.tolist(), conn.bridge_value.tolist())}
+    bvals = [bridge_of.get(result.corpus.kb.index_of(p.fact_id), 0.0) for p in included_conn]
+    h[BRIDGE] = _fmt2(float(np.mean(bvals)) if bvals else 0.0)
+    available = len(set(result.candidates.idx.tolist()) | set(conn.idx.tolist()))
+    h[FACTS_USED] = f"{len(order)}/{available}"
+    h[TOKENS_USED] = str(int(result.envelope.tokens_used))
+    return h

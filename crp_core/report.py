@@ -1,0 +1,197 @@
+"""Machine-readable report of a pipeline run (SPEC_NOTES §4): ``crp-inspect run --json``.
+
+``run_report(result)`` is a plain dict (keys may be added, never renamed); ``dumps`` renders it
+with ``ensure_ascii=False, indent=2`` and keys in insertion order. Floats are plain, unrounded JSON
+numbers; NaN / infinity become ``null``. Wall-clock timings are *not* in the report so that the same
+input gives byte-identical JSON (they are on ``PipelineResult.timings_ms`` and in the CLI summary).
+"""
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import Any, Mapping
+
+import numpy as np
+
+from .records import ConflictPair, PipelineResult
+from .timeparse import format_timestamp
+
+REPORT_KIND = "crp-inspect.run"
+REPORT_VERSION = 1
+
+
+def plain(obj: Any) -> Any:
+    """JSON-safe plain Python: numpy scalars/arrays to numbers/lists, NaN/inf to None, tuples to lists."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if isinstance(obj, datetime):
+        return format_timestamp(obj)
+    if isinstance(obj, np.ndarray):
+        return [plain(x) for x in obj.tolist()]
+    if isinstance(obj, Mapping):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        seq = sorted(obj) if isinstance(obj, (set, frozenset)) else obj
+        return [plain(x) for x in seq]
+    if hasattr(obj, "__dataclass_fields__"):
+        return {k: plain(getattr(obj, k)) for k in obj.__dataclass_fields__}
+    return str(obj)
+
+
+def dumps(obj: Any) -> str:
+    """Deterministic JSON text (SPEC_NOTES §4)."""
+    return json.dumps(plain(obj), sort_keys=False, ensure_ascii=False, indent=2, allow_nan=False)
+
+
+def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
+    kb = result.corpus.kb
+    cdr, conn, ccdr = result.cdr, result.cdgr.connectors, result.cdgr.connector_cdr
+    cand = result.candidates
+    rec = result.recency
+    pos_cdr = {int(r): i for i, r in enumerate(cdr.idx.tolist())}
+    pos_conn = {int(r): i for i, r in enumerate(conn.idx.tolist())}
+    pos_rec = {int(r): i for i, r in enumerate(rec.idx.tolist())}
+    packed = {p.fact_id: (k + 1, p) for k, p in enumerate(result.envelope.order)}
+    out: list[dict[str, Any]] = []
+    for o in result.outcomes:
+        row = kb.index_of(o.fact_id)
+        f = kb.facts[row]
+        if row in pos_cdr:
+            t, i, stage = cdr, pos_cdr[row], 1
+        else:
+            t, i, stage = ccdr, pos_conn[row], 3
+        ci = pos_conn.get(row)
+        ri = pos_rec.get(row)
+        d: dict[str, Any] = {
+            "fact_id": o.fact_id,
+            "role": o.role,
+            "relevance": t.relevance[i],
+            "residual_pull": t.residual_pull[i],
+            "effective_relevance": t.effective_relevance[i],
+            "coverage_score": t.coverage_score[i],
+            "coverage_penalty": t.coverage_penalty[i],
+            "novelty": t.novelty[i],
+            "recency_factor": t.recency_factor[i],
+            "importance_weight": t.importance_weight[i],
+            "ngram_overlap": t.ngram_overlap[i],
+            "ngram_penalty": t.ngram_penalty[i],
+            "cdr_score": t.cdr_score[i],
+            "bridge_value": conn.bridge_value[ci] if ci is not None else None,
+            "connector_score": conn.connector_score[ci] if ci is not None else None,
+            "in_envelope": o.in_envelope,
+            "suppressed": o.suppressed,
+            "reason": o.reason,
+            "passed_gate": bool(cand.passed_gate[i]) if stage == 1 else bool(t.passed_gate[i]),
+            "found_by": list(cand.found_by[i]) if stage == 1 else ["graph"],
+            "connector_candidate": ci is not None,
+            "hop_distance": conn.hop_distance[ci] if ci is not None else None,
+            "touched_anchors": [kb.facts[a].fact_id for a in conn.touched_anchors[ci]] if ci is not None else None,
+            "bridged_pairs": ([[kb.facts[a].fact_id, kb.facts[b].fact_id] for a, b in conn.bridged_pairs[ci]]
+                              if ci is not None else None),
+            "mean_path_weight": conn.mean_path_weight[ci] if ci is not None else None,
+            "age_days": rec.age_days[ri] if ri is not None else None,
+            "ttl_days": rec.ttl_days[ri] if ri is not None else None,
+            "ttl_source": rec.ttl_source[ri] if ri is not None else None,
+            "recency_rule": rec.rule[ri] if ri is not None else None,
+            "source_type": f.source_type,
+            "status": f.status,
+            "position": packed[o.fact_id][0] if o.fact_id in packed else None,
+            "content": f.content,
+        }
+        out.append(d)
+    return out
+
+
+def conflict_row(p: ConflictPair) -> dict[str, Any]:
+    return {
+        "fact_a": p.fact_a,
+        "fact_b": p.fact_b,
+        "similarity": p.similarity,
+        "patterns": list(p.patterns),
+        "authority": {fid: {"source_authority": a.source_authority, "recency_factor": a.recency_factor,
+                            "importance_weight": a.importance_weight, "authority": a.authority,
+                            "source_type": a.source_type}
+                      for fid, a in p.authority.items()},
+        "kept": list(p.kept),
+        "suppressed": p.suppressed,
+        "tied": p.tied,
+        "skipped": p.skipped,
+        "margin": p.margin,
+        "decision": p.decision,
+        "diffs": [{"pattern": d.pattern, "tokens_a": list(d.tokens_a), "tokens_b": list(d.tokens_b),
+                   "span_a": list(d.span_a), "span_b": list(d.span_b)} for d in p.conflict.diffs],
+    }
+
+
+def run_report(result: PipelineResult) -> dict[str, Any]:
+    """The SPEC_NOTES §4 JSON object for one run."""
+    kb = result.corpus.kb
+    ids = lambda rows: [kb.facts[int(r)].fact_id for r in np.asarray(rows).tolist()]  # noqa: E731
+    env = result.envelope
+    res = result.resolution
+    cdgr = result.cdgr
+    scen = result.scenario
+    report: dict[str, Any] = {
+        "kind": REPORT_KIND,
+        "version": REPORT_VERSION,
+        "now": result.now,
+        "scenario": None if scen is None else {
+            "name": scen.name, "query": scen.query, "fanout_width": scen.fanout_width,
+            "sub_queries": [sq.id for sq in scen.sub_queries],
+            "addressed": [a.id for a in scen.addressed],
+            "residual": [sq.id for sq in scen.residual_set],
+        },
+        "headers": dict(result.headers),
+        "facts": _fact_rows(result),
+        "conflicts": [conflict_row(p) for p in res.pairs],
+        "envelope": {
+            "order": [p.fact_id for p in env.order],
+            "text": env.text,
+            "tokens_used": env.tokens_used,
+            "token_budget": env.token_budget,
+            "packed": [{"fact_id": p.fact_id, "role": p.role, "score": p.score, "tier": p.tier, "band": p.band,
+                        "tokens": p.tokens, "bridges_anchor": p.bridges_anchor} for p in env.order],
+            "dropped_for_budget": list(env.dropped_for_budget),
+            "notes": list(env.notes),
+        },
+        "cdgr": {
+            "anchors": ids(cdgr.anchors),
+            "extra_anchors": ids(cdgr.extra_anchors),
+            "selected_connectors": ids(cdgr.selected_connectors),
+            "hops": cdgr.hops,
+            "near_duplicates": [{"skipped": kb.facts[r].fact_id, "anchor": kb.facts[a].fact_id, "similarity": s}
+                                for r, a, s in cdgr.near_duplicates],
+            "edges": [[kb.facts[a].fact_id, kb.facts[b].fact_id, w] for a, b, w in cdgr.graph_edges],
+        },
+        "resolution": {
+            "selected": ids(res.selected),
+            "suppressed": ids(res.suppressed),
+            "deduplicated": [[kb.facts[a].fact_id, kb.facts[b].fact_id] for a, b in res.deduplicated],
+            "backfilled": [[kb.facts[a].fact_id, kb.facts[b].fact_id] for a, b in res.backfilled],
+        },
+        "coverage": [] if result.coverage is None else [
+            {"sub_query_id": e.sub_query_id, "depth_weight": e.depth_weight, "window": e.window}
+            for e in result.coverage],
+        "audit": [{"event": e.event, **{k: v for k, v in e.data.items() if k != "event"}} for e in result.audit],
+        "warnings": list(result.warnings),
+        "config": result.config.to_dict(),
+    }
+    if result.fanout is not None:
+        fan = result.fanout
+        report["fanout"] = {
+            "width": fan.width, "rule": fan.rule,
+            "partitions": [list(p) for p in fan.partitioned.partitions],
+            "merged": list(fan.partitioned.merged),
+            "coverage_depth": fan.partitioned.coverage_depth,
+            "duplicates": [{"fact_ids": list(d.fact_ids), "branches": list(d.branches),
+                            "similarity": d.similarity} for d in fan.partitioned.duplicates],
+        }
+    return plain(report)
