@@ -3,7 +3,8 @@
 1. For each retrievable fact, its K nearest retrievable neighbours in the HNSW index
    (one batched query, k = K + 1, self dropped): the ``NeighbourTable``.
 2. An undirected edge {i, j} where either lists the other and cos(i, j) >= ``graph_edge_min``.
-3. Edge weight = the cosine (exact float32 dot product of the two normalised vectors).
+3. Edge weight = the cosine (exact float32 dot product of the two normalised vectors, as the
+   index query recomputes it).
 
 DELETED / QUARANTINED facts have no edges (they are never retrieved, not even as connectors).
 """
@@ -110,18 +111,16 @@ class SimilarityGraph:
         retrievable = _ro(np.asarray(retrievable, dtype=bool).copy())
         src = np.repeat(np.arange(n, dtype=np.int64), table.k)
         dst = table.ids.reshape(-1)
-        ok = dst >= 0
-        src, dst = src[ok], dst[ok]
+        sim = table.sims.reshape(-1)
+        # the table's sims are the exact float32 cosines, identical whichever endpoint listed the pair
+        ok = (dst >= 0) & (sim >= np.float32(config.graph_edge_min))
+        src, dst, sim = src[ok], dst[ok], sim[ok]
         ok = retrievable[src] & retrievable[dst] & (src != dst)
-        src, dst = src[ok], dst[ok]
+        src, dst, sim = src[ok], dst[ok], sim[ok]
         # symmetrise: an edge when either endpoint lists the other; unique unordered pairs
         lo, hi = np.minimum(src, dst), np.maximum(src, dst)
-        pairs = np.unique(lo * n + hi)
-        lo, hi = pairs // n, pairs % n
-        w = np.einsum("ij,ij->i", vectors[lo], vectors[hi], dtype=np.float32) if pairs.size else \
-            np.zeros(0, dtype=np.float32)
-        keep = w >= np.float32(config.graph_edge_min)
-        lo, hi, w = lo[keep], hi[keep], w[keep]
+        pairs, first = np.unique(lo * n + hi, return_index=True)
+        lo, hi, w = pairs // n, pairs % n, sim[first].astype(np.float32)
         rows = np.concatenate([lo, hi])
         cols = np.concatenate([hi, lo])
         data = np.concatenate([w, w]).astype(np.float32)
