@@ -38,6 +38,7 @@ __all__ = [
     "APPLICATION_ID", "SCHEMA_VERSION", "KINDS", "PAIR_KINDS", "MARKABLE_STATUSES", "DEFAULT_BUSY_TIMEOUT_S",
     "DB_PATH_ENV", "TriageStoreError", "DecisionError", "Decision", "DecisionSet", "DecisionStore",
     "pair_key", "split_pair_key", "validate_decision", "apply_to_kb", "apply_to_corpus", "default_db_path",
+    "export_json", "export_csv",
 ]
 
 #: ``PRAGMA application_id`` of a crp-inspect triage database: the bytes "CRPT" (0x43525054)
@@ -429,7 +430,8 @@ class DecisionStore:
                 f"{p}: not an SQLite database (bad file header): corrupt, or some other kind of file; "
                 "refusing to open or overwrite it")
         try:
-            con = self._connect_ro()
+            # no WAL file: nothing to recover, read the main file as immutable (creates no -shm/-wal)
+            con = self._connect_ro(immutable=not os.path.exists(p + "-wal"))
             try:
                 app_id, version, names, check = self._read_identity(con, quick_check=True)
             finally:
@@ -474,11 +476,12 @@ class DecisionStore:
             check = "ok" if rows == ["ok"] else "; ".join(str(r) for r in rows[:5])
         return app_id, version, names, check
 
-    def _uri(self, mode: str) -> str:
-        return pathlib.Path(os.path.abspath(self.path)).as_uri() + f"?mode={mode}"
+    def _uri(self, mode: str, *, immutable: bool = False) -> str:
+        uri = pathlib.Path(os.path.abspath(self.path)).as_uri() + f"?mode={mode}"
+        return uri + "&immutable=1" if immutable else uri
 
-    def _connect_ro(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self._uri("ro"), uri=True, timeout=self.busy_timeout, isolation_level=None,
+    def _connect_ro(self, *, immutable: bool = False) -> sqlite3.Connection:
+        con = sqlite3.connect(self._uri("ro", immutable=immutable), uri=True, timeout=self.busy_timeout, isolation_level=None,
                               check_same_thread=False)
         con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         return con
