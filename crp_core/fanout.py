@@ -136,7 +136,7 @@ class _BranchTrace:
     result: BranchResult
     pool_size: int
     gated_out: int
-    local_coverage: tuple[str, ...]  # the branch's view after its local additions
+    local_coverage: tuple[str, ...] = ()  # partitioned: the branch's view after its local additions
 
 
 def run_branch(corpus: Any, *, branch: int, sub_queries: Sequence[str], relevance_vectors: np.ndarray,
@@ -180,9 +180,7 @@ def _run_branch(corpus: Any, *, branch: int, sub_queries: tuple[str, ...], relev
     selected = tuple(facts[int(cdr.idx[p])].fact_id for p in order)
     result = BranchResult(branch=branch, sub_queries=sub_queries, cdr=cdr, selected=selected,
                           coverage_additions=coverage_additions)
-    local = _coverage_ids(coverage) + tuple(s for s in coverage_additions if s not in _coverage_ids(coverage))
-    return _BranchTrace(result=result, pool_size=int(pool.size), gated_out=int(pool.size - idx.size),
-                        local_coverage=local)
+    return _BranchTrace(result=result, pool_size=int(pool.size), gated_out=int(pool.size - idx.size))
 
 
 # ---- fan-in dedup (SPEC-027 §1.6, SPEC-005 §9.2) -----------------------------------------------
