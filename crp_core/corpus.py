@@ -18,8 +18,9 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .config import NEVER_RETRIEVED, STATUSES, CRPConfig
-from .embedding import (MODEL_ID, Embedder, EmbeddingCache, Progress, atomic_write, count_tokens,
-                        default_cache_dir, default_embedder, embed_texts, word_token_estimate)
+from .embedding import (MODEL_ID, Embedder, Progress, atomic_write, count_tokens,
+                        default_cache_dir, default_embedder, embed_texts, shared_cache,
+                        word_token_estimate)
 from .errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
 from .graph import NeighbourTable, SimilarityGraph
 from .index import FactIndex, index_key, mask_digest, vectors_fingerprint
@@ -234,7 +235,7 @@ def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
             progress(len(kb), len(kb))
     else:
         embedder = embedder if embedder is not None else default_embedder()
-        vectors = embed_texts(texts, embedder, EmbeddingCache(cache_path), progress)
+        vectors = embed_texts(texts, embedder, shared_cache(cache_path), progress)
         model_id = embedder.model_id
     if model_id == MODEL_ID:
         tokens = count_tokens(texts, model_id, embedder)
@@ -321,7 +322,7 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
         if embedder.dim != d:
             raise EmbeddingModelMismatch(f"model {embedder.model_id!r} has dimension {embedder.dim}, "
                                          f"the CKF's vectors have {d}")
-        cache = EmbeddingCache(corpus.cache_dir) if corpus.cache_dir is not None else None
+        cache = shared_cache(corpus.cache_dir) if corpus.cache_dir is not None else None
         out[missing] = embed_texts([texts[i] for i in missing], embedder, cache)
     model_id = corpus.model_id
     ids = tuple(sq.id for sq in scenario.sub_queries)

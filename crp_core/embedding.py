@@ -364,6 +364,21 @@ class EmbeddingCache:
             shelf.add(keys, vectors)
 
 
+_shared_caches: dict[str, EmbeddingCache] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_cache(directory: str | os.PathLike | None = None) -> EmbeddingCache:
+    """One ``EmbeddingCache`` per directory per process, so its shards are read from disk once."""
+    path = Path(directory) if directory is not None else default_cache_dir()
+    key = str(path.expanduser().resolve())
+    with _shared_lock:
+        got = _shared_caches.get(key)
+        if got is None:
+            got = _shared_caches[key] = EmbeddingCache(path)
+        return got
+
+
 def embed_texts(texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache | None = None,
                 progress: Progress | None = None, *, batch_size: int = 64) -> np.ndarray:
     """(n, d) float32 normalised vectors; only cache misses go to the model.

@@ -1,0 +1,193 @@
+"""Benchmark: model load, embedding throughput, embedding cache, HNSW build / query / recall, graph.
+
+    .venv/bin/python bench/embed_index.py              # everything (first 10k MiniLM embed: 1-3 min)
+    .venv/bin/python bench/embed_index.py --skip-model # vectors only
+    .venv/bin/python bench/embed_index.py --sizes 10000
+
+Prints one markdown table. Synthetic vectors come from bench/make_synthetic_ckf.py (clustered, seeded).
+Caches go to a fresh temporary directory (removed at the end), never to the user's cache.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import hnswlib  # noqa: E402
+
+from crp_core.config import CRPConfig  # noqa: E402
+from crp_core.corpus import Corpus, prepare_corpus  # noqa: E402
+from crp_core.embedding import EmbeddingCache, MiniLMEmbedder, embed_texts  # noqa: E402
+from crp_core.index import FactIndex  # noqa: E402
+from crp_core.model import Fact, KnowledgeBase  # noqa: E402
+import make_synthetic_ckf as synth  # noqa: E402
+
+ROWS: list[tuple[str, str, str]] = []
+
+
+def row(what: str, value: str, note: str = "") -> None:
+    ROWS.append((what, value, note))
+    print(f"  {what}: {value} {note}", file=sys.stderr, flush=True)
+
+
+def timed(fn, *a, **k):
+    t = time.perf_counter()
+    out = fn(*a, **k)
+    return out, time.perf_counter() - t
+
+
+def kb_from_lines(lines, statuses=True) -> KnowledgeBase:
+    return KnowledgeBase(tuple(Fact(f["fact_id"], f["content"], status=f["status"] if statuses else "ACTIVE")
+                               for f in lines))
+
+
+def bench_model(n_texts: int, tmp: str) -> None:
+    lines, _, _ = synth.generate(n_texts, seed=7)
+    texts = [f["content"] for f in lines]
+    m = MiniLMEmbedder()
+    _, t = timed(m._load)
+    row("MiniLM cold load", f"{t:.2f} s", "SentenceTransformer from the bundled weights, offline")
+    sample = texts[:1000]
+    _, t = timed(m.encode, sample, batch_size=64)
+    row("MiniLM embedding throughput", f"{len(sample) / t:.0f} texts/s", f"{len(sample)} texts, batch 64, CPU")
+    tk = MiniLMEmbedder()
+    _, t = timed(tk.count_tokens, texts)
+    row(f"token counting ({n_texts} texts, tokenizer only)", f"{t:.2f} s",
+        f"tokenizer loads: {tk.tokenizer_load_count}, model loads: {tk.load_count}")
+    cache_dir = os.path.join(tmp, "cache")
+    kb = kb_from_lines(lines)
+    e1 = MiniLMEmbedder()
+    c1, t1 = timed(prepare_corpus, kb, embedder=e1, cache_dir=cache_dir)
+    row(f"prepare_corpus {n_texts} texts, cold cache", f"{t1:.1f} s",
+        f"embedded {e1.texts_encoded}, model loads {e1.load_count}, index {c1.index.origin}")
+    e2 = MiniLMEmbedder()
+    c2, t2 = timed(prepare_corpus, kb, embedder=e2, cache_dir=cache_dir)
+    row(f"prepare_corpus {n_texts} texts, warm cache", f"{t2:.2f} s",
+        f"embedded {e2.texts_encoded}, model loads {e2.load_count}, index {c2.index.origin}")
+    e3 = MiniLMEmbedder()
+    _, t3 = timed(embed_texts, texts, e3, EmbeddingCache(cache_dir))
+    row(f"embed_texts {n_texts} texts, cache hit only", f"{t3 * 1000:.0f} ms", f"embedded {e3.texts_encoded}")
+    ids, _ = c2.search(c2.vectors[:200], 11)
+    x = c2.vectors
+    bf = np.argsort(-(x[:200] @ x[c2.retrievable].T), axis=1)[:, :10]
+    bf = np.flatnonzero(c2.retrievable)[bf]
+    rec = np.mean([len(set(a[:10]) & set(b)) / 10 for a, b in zip(ids, bf)])
+    row(f"recall@10 on real MiniLM vectors ({n_texts})", f"{rec:.4f}", "200 fact queries, brute force reference")
+
+
+def clustered(n: int):
+    lines, vectors, info = synth.generate(n, seed=0)
+    return lines, vectors, info
+
+
+def bench_index(n: int, cfg: CRPConfig, tmp: str, *, threads_compare: bool) -> None:
+    lines, x, info = clustered(n)
+    kb = kb_from_lines(lines)
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    idx, t = timed(FactIndex.build, x, cfg)
+    row(f"HNSW build {n} x 384 (1 thread, deterministic)", f"{t:.1f} s",
+        f"M={cfg.hnsw_m}, ef_construction={cfg.hnsw_ef_construction}")
+    if threads_compare:
+        h = hnswlib.Index(space="cosine", dim=x.shape[1])
+        h.init_index(max_elements=n, M=cfg.hnsw_m, ef_construction=cfg.hnsw_ef_construction, random_seed=100)
+        _, t2 = timed(h.add_items, x, np.arange(n), num_threads=2)
+        row(f"HNSW build {n} (2 threads, for comparison)", f"{t2:.1f} s", "not deterministic, not used")
+    path = os.path.join(tmp, f"idx{n}.bin")
+    _, ts = timed(idx.save, path)
+    _, tl = timed(FactIndex.load, path, x, cfg)
+    row(f"HNSW save / load {n}", f"{ts * 1000:.0f} / {tl * 1000:.0f} ms", "load verifies sha256 of the file")
+    rng = np.random.default_rng(1)
+    centres = info["centres"]
+    q = centres[rng.integers(0, len(centres), 1000)] + rng.standard_normal((1000, 384)) * 0.35 / np.sqrt(384)
+    q = (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
+    allowed = np.array([f["status"] not in ("DELETED", "QUARANTINED") for f in lines])
+    lat = []
+    for i in range(300):
+        _, t = timed(idx.query, q[i:i + 1], cfg.candidate_k, None, ef_search=cfg.hnsw_ef_search)
+        lat.append(t * 1000)
+    lat.sort()
+    row(f"query k={cfg.candidate_k} {n}, single vector, no mask", f"p50 {lat[150]:.2f} / p95 {lat[284]:.2f} ms",
+        f"ef_search={cfg.hnsw_ef_search}")
+    _, tcopy = timed(idx._masked_index, allowed)
+    row(f"masked index copy {n} ({(~allowed).sum()} excluded)", f"{tcopy * 1000:.0f} ms",
+        "once per status set (pickle copy + mark_deleted)")
+    lat = []
+    for i in range(300):
+        _, t = timed(idx.query, q[i:i + 1], cfg.candidate_k, allowed, ef_search=cfg.hnsw_ef_search)
+        lat.append(t * 1000)
+    lat.sort()
+    row(f"query k={cfg.candidate_k} {n}, single vector, masked", f"p50 {lat[150]:.2f} / p95 {lat[284]:.2f} ms", "")
+    _, tb = timed(idx.query, q, cfg.candidate_k, allowed, ef_search=cfg.hnsw_ef_search)
+    row(f"batch query 1000 x k={cfg.candidate_k} {n}, masked", f"{1000 / tb:.0f} queries/s", "2 threads")
+    # the filter-callable alternative, for the decision record
+    h = idx._index
+    h.set_ef(cfg.hnsw_ef_search)
+    _, tf = timed(h.knn_query, q[:200], k=cfg.candidate_k, num_threads=1, filter=lambda i: bool(allowed[i]))
+    row(f"hnswlib filter= callable, 200 queries {n}", f"{tf / 200 * 1000:.2f} ms/query", "alternative not used")
+    sims = q[:200] @ x.T
+    sims[:, ~allowed] = -np.inf
+    bf = np.argsort(-sims, axis=1)[:, :10]
+    got, _ = idx.query(q[:200], 10, allowed, ef_search=cfg.hnsw_ef_search)
+    rec = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(got, bf)])
+    row(f"recall@10 vs brute force {n}", f"{rec:.4f}", f"200 near-centre queries, masked, ef_search={cfg.hnsw_ef_search}")
+    fq = x[rng.choice(np.flatnonzero(allowed), 500, replace=False)]
+    sims = fq @ x.T
+    sims[:, ~allowed] = -np.inf
+    bf = np.argsort(-sims, axis=1)[:, :10]
+    got, _ = idx.query(fq, 10, allowed, ef_search=cfg.hnsw_ef_search)
+    rec = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(got, bf)])
+    row(f"recall@10 vs brute force {n}, fact vectors as queries", f"{rec:.4f}", "500 queries, masked")
+    # graph
+    corpus = Corpus(kb, idx.vectors, "synthetic", np.zeros(n, dtype=np.int64), allowed, idx, cfg, None)
+    table, tn = timed(corpus.neighbours, cfg.graph_k)
+    row(f"neighbour table {n} (k={cfg.graph_k}, one batched query)", f"{tn:.1f} s", "persisted next to the index")
+    g, tg = timed(corpus.graph, cfg)
+    row(f"similarity graph {n} from the table", f"{tg * 1000:.0f} ms",
+        f"{g.n_edges} edges, mean degree {g.degree().mean():.1f}")
+    anchors = np.flatnonzero(allowed)[rng.choice(allowed.sum(), cfg.anchor_budget, replace=False)]
+    walks = []
+    for _ in range(20):
+        _, t = timed(g.hop_distances, anchors, cfg.max_hops)
+        walks.append(t * 1000)
+    row(f"hop_distances {len(anchors)} anchors, {cfg.max_hops} hops, {n}", f"{statistics.median(walks):.2f} ms", "")
+    walks = []
+    for _ in range(20):
+        hp, t = timed(g.hop_paths, anchors, cfg.max_hops)
+        walks.append(t * 1000)
+    row(f"hop_paths (strongest paths) {len(anchors)} anchors, {n}", f"{statistics.median(walks):.2f} ms",
+        f"{int((hp.dist > 0).sum())} (anchor, fact) pairs reached")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--model-texts", type=int, default=10000)
+    ap.add_argument("--skip-model", action="store_true")
+    args = ap.parse_args(argv)
+    cfg = CRPConfig()
+    tmp = tempfile.mkdtemp(prefix="crp-bench-")
+    try:
+        if not args.skip_model:
+            bench_model(args.model_texts, tmp)
+        for i, n in enumerate(int(s) for s in args.sizes.split(",")):
+            bench_index(n, cfg, tmp, threads_compare=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\nmachine: {os.cpu_count()} CPUs, hnswlib cosine, numpy {np.__version__}\n")
+    print("| measure | value | note |\n|---|---|---|")
+    for r in ROWS:
+        print(f"| {r[0]} | {r[1]} | {r[2]} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
