@@ -1,0 +1,224 @@
+"""``crp-inspect triage`` (issue 5): record, decisions, export of the cleaned CKF."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crp_core.ckf import load_ckf
+from crp_core.cli import main
+from crp_core.triage import DB_PATH_ENV, DecisionStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FACTS = [
+    {"fact_id": "F1", "content": "The etcd default client port is 2379.", "source_type": "official_documentation",
+     "importance_weight": 0.9, "ingested_at": "2026-01-01T00:00:00Z", "modified_at": "2026-02-01T10:30:00+02:00",
+     "ttl": "P6M", "source_id": "etcd-docs", "source_location": "ch. 3", "community_label": "etcd",
+     "metadata": {"url": "https://example.invalid/etcd", "tags": ["ports"]}, "embedding": [1.0, 0.5, 0.0]},
+    {"fact_id": "F2", "content": "The etcd default client port is 2380.", "source_type": "community",
+     "status": "STALE", "ttl": "none", "embedding": [1.0, 0.5, 0.1]},
+    {"fact_id": "F3", "content": "Pods run on nodes, \"quoted\", with commas.", "embedding": [0.0, 1.0, 0.0]},
+    {"fact_id": "F4", "content": "Rollbacks need an explicit revision.", "source_type": "web",
+     "embedding": [0.0, 0.0, 1.0]},
+]
+
+
+@pytest.fixture
+def ckf(tmp_path):
+    path = tmp_path / "kb.jsonl"
+    path.write_text("".join(json.dumps({**f, "embedding_model": "test-model"}) + "\n" for f in FACTS))
+    return str(path)
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["triage", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def record(capsys, db, *argv: str) -> dict:
+    code, out, err = cli(capsys, "record", "--db", db, *argv)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_record_prints_the_decision_as_one_json_line(capsys, tmp_path):
+    db = str(tmp_path / "d.sqlite")
+    d = record(capsys, db, "--pair", "F2", "F1", "--kind", "override", "--winner", "F2", "--operator", "ann",
+               "--note", "newer release")
+    assert {k: d[k] for k in ("id", "pair_key", "fact_a", "fact_b", "kind", "winner", "operator", "note")} == {
+        "id": 1, "pair_key": "F1|F2", "fact_a": "F1", "fact_b": "F2", "kind": "override", "winner": "F2",
+        "operator": "ann", "note": "newer release"}
+    assert d["decided_at"].endswith("Z")
+
+
+def test_record_with_ckf_checks_ids_and_stamps_the_fingerprint(capsys, tmp_path, ckf):
+    db = str(tmp_path / "d.sqlite")
+    d = record(capsys, db, "--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann", "--ckf", ckf)
+    assert d["ckf_fingerprint"] == load_ckf(ckf).fingerprint
+    code, out, err = cli(capsys, "record", "--db", db, "--pair", "F1", "F9", "--kind", "dismiss",
+                         "--operator", "ann", "--ckf", ckf)
+    assert code == 2 and "'F9' not in CKF" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--pair", "F1", "F2", "--kind", "override", "--operator", "ann"], "field 'winner'"),
+    (["--pair", "F1", "F2", "--kind", "override", "--winner", "F3", "--operator", "ann"], "'F3' is not in the pair"),
+    (["--pair", "F1", "F2", "--kind", "mark_status", "--fact", "F1", "--operator", "ann"], "field 'new_status'"),
+    (["--pair", "F1", "F2", "--kind", "dismiss", "--operator", " "], "field 'operator'"),
+    (["--pair", "F1", "F1", "--kind", "dismiss", "--operator", "ann"], "two different facts"),
+])
+def test_record_refuses_bad_decisions_with_a_clear_message(capsys, tmp_path, argv, message):
+    db = str(tmp_path / "d.sqlite")
+    code, out, err = cli(capsys, "record", "--db", db, *argv)
+    assert code == 2
+    assert message in err and err.startswith("crp-inspect: error: invalid triage decision")
+    assert "Traceback" not in err and out == ""
+
+
+def test_unknown_kind_or_status_is_an_argparse_error(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        main(["triage", "record", "--db", str(tmp_path / "d"), "--pair", "A", "B", "--kind", "approve",
+              "--operator", "x"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'approve'" in capsys.readouterr().err
+
+
+def test_decisions_text_json_csv_and_pair_filter(capsys, tmp_path):
+    db = str(tmp_path / "d.sqlite")
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "override", "--winner", "F2", "--operator", "ann")
+    record(capsys, db, "--pair", "F3", "F4", "--kind", "dismiss", "--operator", "bob", "--note", "ok")
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "mark_status", "--fact", "F1", "--status", "QUARANTINED",
+           "--operator", "cid")
+    code, out, _ = cli(capsys, "decisions", "--db", db)
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 3
+    assert lines[0].startswith("#1 ") and lines[0].endswith("ann: [F1 | F2] override: F2 wins")
+    assert lines[1].endswith("bob: [F3 | F4] dismiss: not a conflict  note: ok")
+    assert lines[2].endswith("cid: [F1 | F2] mark F1 QUARANTINED")
+    code, out, _ = cli(capsys, "decisions", "--db", db, "--json")
+    doc = json.loads(out)
+    assert [d["id"] for d in doc["decisions"]] == [1, 2, 3]
+    assert doc["current"] == {"statuses": {"F1": "QUARANTINED"},
+                              "pair_decisions": {"F1|F2": {"kind": "override", "winner": "F2"},
+                                                 "F3|F4": {"kind": "dismiss", "winner": None}}}
+    code, out, _ = cli(capsys, "decisions", "--db", db, "--csv", "--pair", "F2", "F1")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["id"], r["kind"], r["operator"]) for r in rows] == [("1", "override", "ann"), ("3", "mark_status", "cid")]
+
+
+def test_read_commands_never_create_a_database(capsys, tmp_path, ckf):
+    db = tmp_path / "typo.sqlite"
+    code, _, err = cli(capsys, "decisions", "--db", str(db))
+    assert code == 2 and "no such decision database" in err
+    code, _, err = cli(capsys, "export", "--db", str(db), "--ckf", ckf, "--out", str(tmp_path / "o.jsonl"))
+    assert code == 2 and "no such decision database" in err
+    assert not db.exists() and not (tmp_path / "o.jsonl").exists()
+
+
+def test_db_defaults_to_the_environment_variable(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv(DB_PATH_ENV, raising=False)
+    code, _, err = cli(capsys, "decisions")
+    assert code == 2 and DB_PATH_ENV in err
+    monkeypatch.setenv(DB_PATH_ENV, str(tmp_path / "env.sqlite"))
+    record(capsys, os.environ[DB_PATH_ENV], "--pair", "A", "B", "--kind", "dismiss", "--operator", "x")
+    code, out, _ = cli(capsys, "decisions")
+    assert code == 0 and "[A | B] dismiss" in out
+
+
+@pytest.mark.parametrize("make", ["random", "foreign"])
+def test_cli_refuses_corrupt_and_foreign_databases_without_touching_them(capsys, tmp_path, ckf, make):
+    db = tmp_path / "x.sqlite"
+    if make == "random":
+        db.write_bytes(os.urandom(2048))
+    else:
+        con = sqlite3.connect(db)
+        con.execute("CREATE TABLE invoices (n INTEGER)")
+        con.commit()
+        con.close()
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    for argv in (["record", "--db", str(db), "--pair", "A", "B", "--kind", "dismiss", "--operator", "x"],
+                 ["decisions", "--db", str(db)],
+                 ["export", "--db", str(db), "--ckf", ckf, "--out", str(tmp_path / "o.jsonl")]):
+        code, _, err = cli(capsys, *argv)
+        assert code == 2 and "refusing" in err and "Traceback" not in err
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+def _expected_fact_fields(f):
+    """Every field of a loaded fact but ``line`` and ``status``."""
+    return (f.fact_id, f.content, f.source_type, f.importance_weight, f.ingested_at, f.modified_at, f.ttl_kind,
+            f.ttl_seconds, f.source_id, f.source_location, f.community_label, dict(f.metadata))
+
+
+@pytest.mark.parametrize("out_name", ["clean.jsonl", "clean.json", "clean.csv", "clean_dir"])
+def test_export_writes_a_cleaned_ckf_that_reloads_with_the_statuses(capsys, tmp_path, ckf, out_name):
+    db = str(tmp_path / "d.sqlite")
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "mark_status", "--fact", "F1", "--status", "QUARANTINED",
+           "--operator", "ann")
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "mark_status", "--fact", "F2", "--status", "ACTIVE",
+           "--operator", "ann")  # F2 was STALE in the file
+    record(capsys, db, "--pair", "F3", "F4", "--kind", "mark_status", "--fact", "F4", "--status", "DELETED",
+           "--operator", "bob")
+    record(capsys, db, "--pair", "F3", "F4", "--kind", "mark_status", "--fact", "F4", "--status", "STALE",
+           "--operator", "bob")  # latest wins
+    out = str(tmp_path / out_name)
+    code, stdout, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", out)
+    assert code == 0, err
+    assert stdout.strip() == f"wrote {out}: 4 facts; 3 operator status(es) applied (1 ACTIVE, 1 QUARANTINED, 1 STALE)"
+    orig, clean = load_ckf(ckf), load_ckf(out)  # re-loads and re-validates
+    assert [(f.fact_id, f.status) for f in clean.facts] == [
+        ("F1", "QUARANTINED"), ("F2", "ACTIVE"), ("F3", "ACTIVE"), ("F4", "STALE")]
+    assert [_expected_fact_fields(f) for f in clean.facts] == [_expected_fact_fields(f) for f in orig.facts]
+    assert clean.embedding_model == "test-model"
+    assert clean.embeddings.tolist() == orig.embeddings.tolist()
+    assert clean.fingerprint == orig.fingerprint
+    assert [f.status for f in load_ckf(ckf).facts] == ["ACTIVE", "STALE", "ACTIVE", "ACTIVE"]  # input untouched
+
+
+def test_export_warns_about_unknown_ids_and_refuses_to_overwrite_its_input(capsys, tmp_path, ckf):
+    db = str(tmp_path / "d.sqlite")
+    record(capsys, db, "--pair", "F1", "ZZ", "--kind", "mark_status", "--fact", "ZZ", "--status", "DELETED",
+           "--operator", "ann")
+    code, out, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(tmp_path / "o.json"))
+    assert code == 0 and "0 operator status(es) applied (no status changed)" in out
+    assert "1 fact id(s) named by decisions are not in" in err and "ZZ" in err
+    before = Path(ckf).read_bytes()
+    code, _, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", ckf)
+    assert code == 2 and "refusing to overwrite" in err
+    assert Path(ckf).read_bytes() == before
+
+
+def test_export_lenient_skips_bad_facts_and_says_so(capsys, tmp_path, ckf):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(Path(ckf).read_text().replace('"source_type": "web"', '"source_type": "blog"'))
+    db = str(tmp_path / "d.sqlite")
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "mark_status", "--fact", "F1", "--status", "STALE",
+           "--operator", "ann")
+    code, _, err = cli(capsys, "export", "--db", db, "--ckf", str(bad), "--out", str(tmp_path / "o.jsonl"))
+    assert code == 2 and "source_type" in err
+    code, out, err = cli(capsys, "export", "--db", db, "--ckf", str(bad), "--out", str(tmp_path / "o.jsonl"),
+                         "--lenient")
+    assert code == 0 and "wrote" in out and "1 bad fact(s)" in err
+    assert [(f.fact_id, f.status) for f in load_ckf(tmp_path / "o.jsonl").facts] == [
+        ("F1", "STALE"), ("F2", "STALE"), ("F3", "ACTIVE")]
+
+
+def test_console_entry_point_runs_triage(tmp_path):
+    db = str(tmp_path / "d.sqlite")
+    done = subprocess.run([sys.executable, "-m", "crp_core.cli", "triage", "record", "--db", db, "--pair", "A", "B",
+                           "--kind", "accept", "--winner", "A", "--operator", "ann"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with DecisionStore(db, create=False, readonly=True) as s:
+        (d,) = s.all()
+    assert (d.kind, d.winner, d.operator) == ("accept", "A", "ann")
