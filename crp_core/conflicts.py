@@ -535,11 +535,18 @@ def values_conflict(text_a: str, text_b: str) -> ValueConflict | None:
                 ub.setdefault(_pair_class(tb[j]), []).append(j)
         for cls in sorted(set(ua) | set(ub)):
             la, lb = ua.get(cls, []), ub.get(cls, [])
+            if cls == "entity":
+                # entities pair only in place (a paraphrase may name more things elsewhere); a
+                # multi-word name is one substitution ("Cloud Native Computing Foundation" -> "Apache ...")
+                if la and lb:
+                    xa, xb = [ta[i] for i in la], [tb[j] for j in lb]
+                    diffs.append(ValueDiff(ENTITY_SUBSTITUTED, tuple(t.text for t in xa), tuple(t.text for t in xb),
+                                           _span(xa), _span(xb)))
+                continue
             for i, j in zip(la, lb):
                 _add_value_diff(diffs, ta[i], tb[j])
-            if cls != "entity":  # entities pair only in place (a paraphrase may name more things)
-                left_a.setdefault(cls, []).extend(la[len(lb):])
-                left_b.setdefault(cls, []).extend(lb[len(la):])
+            left_a.setdefault(cls, []).extend(la[len(lb):])
+            left_b.setdefault(cls, []).extend(lb[len(la):])
         # antonym pairs inside the opcode
         _antonym_diffs(diffs, ta, tb, range(i1, i2), range(j1, j2))
     # leftovers across the texts (reordered sentences): same class, and for numbers the same

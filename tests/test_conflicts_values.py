@@ -254,3 +254,12 @@ def test_property_never_crashes_and_spans_are_in_range(a, b):
         for d in vc.diffs:
             assert 0 <= d.span_a[0] <= d.span_a[1] <= len(a)
             assert 0 <= d.span_b[0] <= d.span_b[1] <= len(b)
+
+
+def test_multi_word_name_is_one_substitution():
+    a = "etcd is a graduated project of the Cloud Native Computing Foundation since 2018"
+    b = "etcd is a graduated project of the Apache Software Foundation since 2018"
+    vc, d = only_diff(a, b)
+    assert vc.patterns == (ENTITY_SUBSTITUTED,)
+    assert d.tokens_a == ("Cloud", "Native", "Computing") and d.tokens_b == ("Apache", "Software")
+    assert marked(a, d.span_a) == "Cloud Native Computing" and marked(b, d.span_b) == "Apache Software"
