@@ -216,6 +216,29 @@ def _save_neighbours(path: Path, table: NeighbourTable) -> None:
         warnings.warn(f"could not persist the neighbour table to {path}: {exc}", RuntimeWarning, stacklevel=3)
 
 
+def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | None,
+                         cache_dir: Path) -> np.ndarray:
+    """Tokenizer counts, persisted per (model, exact list of texts) so a warm load needs no tokenizer."""
+    h = hashlib.sha256(model_id.encode("utf-8") + b"\x00")
+    for t in texts:
+        h.update(hashlib.sha256(t.encode("utf-8")).digest())
+    path = cache_dir / "tokens" / f"tokens-{h.hexdigest()[:32]}.npy"
+    if path.exists():
+        try:
+            got = np.load(path, allow_pickle=False)
+            if got.shape == (len(texts),) and got.dtype == np.int64 and (got >= 0).all():
+                return got
+            raise ValueError("shape or dtype mismatch")
+        except Exception as exc:  # noqa: BLE001 - a damaged file is recomputed
+            warnings.warn(f"token count cache {path} ignored ({exc}); recounting", RuntimeWarning, stacklevel=3)
+    counts = np.asarray(count_tokens(texts, model_id, embedder), dtype=np.int64)
+    try:
+        atomic_write(path, lambda fh: np.save(fh, counts))
+    except OSError as exc:
+        warnings.warn(f"could not persist token counts to {path}: {exc}", RuntimeWarning, stacklevel=3)
+    return counts
+
+
 def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
                    cache_dir: str | Path | None = None, config: CRPConfig = CRPConfig(),
                    progress: Progress | None = None) -> Corpus:
@@ -238,7 +261,7 @@ def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
         vectors = embed_texts(texts, embedder, shared_cache(cache_path), progress)
         model_id = embedder.model_id
     if model_id == MODEL_ID:
-        tokens = count_tokens(texts, model_id, embedder)
+        tokens = _cached_token_counts(texts, model_id, embedder, cache_path)
     else:
         tokens = word_token_estimate(texts)
     vectors = _ro(np.ascontiguousarray(vectors, dtype=np.float32))
@@ -328,7 +351,3 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
     ids = tuple(sq.id for sq in scenario.sub_queries)
     return ScenarioVectors(out[0].copy(), out[1:].copy(), ids, model_id)
 
-
-def corpus_digest(corpus: Corpus) -> str:
-    """Fingerprint of the vectors plus the statuses (changes when operator decisions change)."""
-    return hashlib.sha256((corpus.fingerprint + mask_digest(corpus.retrievable)).encode()).hexdigest()[:24]

@@ -103,6 +103,18 @@ def test_minilm_model_id_counts_tokens_with_the_tokenizer(tmp_path):
     tok = AutoTokenizer.from_pretrained(minilm_model_path())
     assert c.token_counts.tolist() == [len(tok(t, add_special_tokens=False)["input_ids"])
                                       for t in ["hello world", "etcd listens on 2379 (clients)"]]
+    # a warm load reads the persisted counts: no tokenizer, no model
+    from crp_core.embedding import MiniLMEmbedder
+
+    m = MiniLMEmbedder()
+    again = prepare_corpus(kb, embedder=m, cache_dir=tmp_path)
+    assert m.tokenizer_load_count == 0 and m.load_count == 0
+    assert again.token_counts.tolist() == c.token_counts.tolist()
+    (tfile,) = (tmp_path / "tokens").iterdir()
+    tfile.write_bytes(b"garbage")
+    with pytest.warns(RuntimeWarning, match="recounting"):
+        third = prepare_corpus(kb, embedder=m, cache_dir=tmp_path)
+    assert third.token_counts.tolist() == c.token_counts.tolist() and m.tokenizer_load_count == 1
     other = prepare_corpus(kb_from(["hello world", "a b c d e f g h i j"], embeddings=x, model="other"),
                            cache_dir=tmp_path)
     assert other.token_counts.tolist() == [3, 13]  # ceil(2 * 1.3) = 3, ceil(10 * 1.3) = 13
