@@ -1,0 +1,124 @@
+"""``crp-inspect conflicts``: JSON / CSV / summary output of the whole-CKF scan (issue 3)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from crp_core._cli_conflicts import CSV_COLUMNS
+from crp_core.cli import main
+
+NOW = "2026-06-01T00:00:00Z"
+
+
+def fact(fid, content, vec, **kw):
+    row = {"fact_id": fid, "content": content, "embedding": vec, "embedding_model": "test-model",
+           "modified_at": "2026-05-01T00:00:00Z"}
+    row.update(kw)
+    return row
+
+
+ROWS = [
+    # etcd ports: official docs (fresh) vs community legacy post (old): F1 wins
+    fact("F1", "The etcd default client port is 2379", [1, 0.33, 0, 0, 0, 0, 0, 0],
+         source_type="official_documentation"),
+    fact("F2", "The etcd default client port is 4001", [1, 0, 0.33, 0, 0, 0, 0, 0],
+         source_type="community", modified_at="2024-01-01T00:00:00Z"),
+    # the same source, importance and age: a tie
+    fact("G1", "The backup job runs every 30 minutes", [0, 0, 0, 1, 0.33, 0, 0, 0], source_type="internal"),
+    fact("G2", "The backup job runs every 60 minutes", [0, 0, 0, 1, 0, 0.33, 0, 0], source_type="internal"),
+    # a paraphrase (no conflict) and an unrelated fact
+    fact("F3", "etcd uses 2379 as its default client port", [1, 0, 0, 0, 0, 0, 0.33, 0],
+         source_type="official_documentation"),
+    fact("Z", "Pods are scheduled onto nodes by the scheduler", [0, 0, 0, 0, 0, 0, 0, 1]),
+    # a deleted fact is never scanned
+    fact("D", "The etcd default client port is 5000", [1, 0, 0, 0, 0, 0, 0, 0.2], status="DELETED"),
+]
+
+
+@pytest.fixture
+def ckf(tmp_path):
+    path = tmp_path / "kb.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def run(capsys, *argv):
+    status = main(["conflicts", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_json_lists_pairs_in_triage_order(ckf, tmp_path, capsys):
+    status, out, err = run(capsys, "--ckf", ckf, "--now", NOW, "--cache-dir", str(tmp_path / "c"), "--json")
+    assert status == 0, err
+    pairs = json.loads(out)
+    assert [(p["fact_a"], p["fact_b"]) for p in pairs] == [("G1", "G2"), ("F1", "F2"), ("F2", "F3")]
+    tie, won, won2 = pairs
+    assert tie["tied"] is True and tie["suppressed"] is None and tie["kept"] == ["G1", "G2"]
+    assert tie["margin"] == 0.0 and tie["patterns"] == ["NUMBER_CHANGED"]
+    assert won["kept"] == ["F1"] and won["suppressed"] == "F2" and won["tied"] is False
+    # F1: 0.80 x 1.0 x 0.80 = 0.64 ; F2: community 0.75 x 0.30 (past its 365-day ttl) x 0.60 = 0.135
+    assert won["authority"]["F1"]["authority"] == pytest.approx(0.64)
+    assert won["authority"]["F2"] == {"source_type": "community", "source_authority": 0.75, "recency_factor": 0.3,
+                                      "importance_weight": 0.6, "authority": pytest.approx(0.135)}
+    assert won["margin"] == pytest.approx(0.505)
+    assert won["content_a"] == ROWS[0]["content"] and won["content_b"] == ROWS[1]["content"]
+    assert won["diffs"] == [{"pattern": "NUMBER_CHANGED", "tokens_a": ["2379"], "tokens_b": ["4001"],
+                             "span_a": [32, 36], "span_b": [32, 36]}]
+    for key in ("fact_a", "fact_b", "similarity", "patterns", "authority", "kept", "suppressed", "tied", "margin"):
+        assert key in won  # SPEC_NOTES §4 conflict fields + margin
+    assert won2["suppressed"] == "F2"  # each pair arbitrated on its own
+
+
+def test_json_is_byte_identical_for_the_same_input(ckf, tmp_path, capsys):
+    args = ("--ckf", ckf, "--now", NOW, "--cache-dir", str(tmp_path / "c"), "--json")
+    _, first, _ = run(capsys, *args)
+    _, second, _ = run(capsys, *args)
+    assert first == second and first.endswith("]\n")
+
+
+def test_csv_one_flat_row_per_pair(ckf, tmp_path, capsys):
+    status, out, _ = run(capsys, "--ckf", ckf, "--now", NOW, "--cache-dir", str(tmp_path / "c"), "--csv")
+    assert status == 0
+    rows = list(csv.reader(io.StringIO(out)))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    body = [dict(zip(CSV_COLUMNS, r)) for r in rows[1:]]
+    assert [(r["fact_a"], r["fact_b"]) for r in body] == [("G1", "G2"), ("F1", "F2"), ("F2", "F3")]
+    r = body[1]
+    assert r["patterns"] == "NUMBER_CHANGED" and r["tied"] == "false" and r["suppressed"] == "F2"
+    assert r["kept"] == "F1" and float(r["authority_b"]) == pytest.approx(0.135)
+    assert r["source_type_b"] == "community" and r["recency_factor_b"] == "0.3"
+    assert r["changes"] == "NUMBER_CHANGED: 2379 -> 4001"
+    assert r["content_a"] == ROWS[0]["content"] and r["content_b"] == ROWS[1]["content"]
+    assert body[0]["tied"] == "true" and body[0]["kept"] == "G1;G2" and body[0]["suppressed"] == ""
+
+
+def test_summary_counts_and_top_pairs(ckf, tmp_path, capsys):
+    status, out, _ = run(capsys, "--ckf", ckf, "--now", NOW, "--cache-dir", str(tmp_path / "c"))
+    assert status == 0
+    assert "6 retrievable fact(s) scanned" in out
+    assert "conflicting pairs: 3 (1 tied, unresolved)" in out
+    assert "NUMBER_CHANGED       3" in out
+    assert "G1 vs G2" in out and "TIED" in out and "winner F1, suppress F2" in out
+
+
+def test_set_changes_the_threshold(ckf, tmp_path, capsys):
+    status, out, _ = run(capsys, "--ckf", ckf, "--now", NOW, "--cache-dir", str(tmp_path / "c"),
+                         "--set", "contradiction_similarity=0.95", "--json")
+    assert status == 0 and json.loads(out) == []
+
+
+def test_bad_inputs_are_clear_errors(ckf, tmp_path, capsys):
+    status, _, err = run(capsys, "--ckf", ckf, "--set", "no_such_key=1", "--json")
+    assert status == 2 and "no_such_key" in err and "Traceback" not in err
+    status, _, err = run(capsys, "--ckf", ckf, "--now", "yesterday", "--json")
+    assert status == 2 and "--now" in err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"fact_id": "x", "content": "c", "source_type": "blog"}) + "\n", encoding="utf-8")
+    status, _, err = run(capsys, "--ckf", str(bad), "--json")
+    assert status == 2 and "line 1" in err and "source_type" in err
+    with pytest.raises(SystemExit):
+        main(["conflicts", "--ckf", ckf, "--json", "--csv"])
