@@ -45,7 +45,8 @@ def _token_counter(corpus: Any, embedder: Any) -> Any:
 
 
 def _stage4(corpus: Any, selected: np.ndarray, roles: dict[int, str], scores: dict[int, float],
-            ranked_pool: np.ndarray, recency: RecencyTable, config: CRPConfig, decisions: Any) -> Resolution:
+            ranked_pool: np.ndarray, recency: RecencyTable, config: CRPConfig, decisions: Any,
+            now: datetime) -> Resolution:
     """Adapter to ``crp_core.conflicts.resolve_contradictions`` (SPEC-027 §2)."""
     try:
         from .conflicts import resolve_contradictions  # noqa: PLC0415
@@ -55,7 +56,7 @@ def _stage4(corpus: Any, selected: np.ndarray, roles: dict[int, str], scores: di
         return Resolution(selected=frozen_array(selected), pairs=(), suppressed=frozen_array(np.zeros(0, np.int64)),
                           deduplicated=(), backfilled=(), notes=(), audit=())
     return resolve_contradictions(corpus, selected, roles, scores, ranked_pool, recency, config,
-                                  decisions=decisions)
+                                  decisions=decisions, now=now)
 
 
 def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *, vectors: Any = None,
@@ -122,7 +123,7 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     taken = set(selected.tolist())
     ranked_pool = np.array([r for r in ranked_gated.tolist() if r not in taken and r not in skipped], dtype=np.int64)
     resolution = _stage4(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool), recency,
-                         config, decisions)
+                         config, decisions, now)
     timings["contradictions"] = (time.perf_counter() - t) * 1e3
 
     # 5. fan-out

@@ -1,0 +1,135 @@
+"""run_pipeline end to end (SPEC-027 §4) on tiny hand-built corpora, and the JSON report."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from crp_core.config import CRPConfig
+from crp_core.pipeline import STAGES, run_pipeline
+from crp_core.report import dumps, run_report
+from factories import fact, make_corpus, make_scenario
+
+E = np.eye(8)
+NOW = "2026-06-01T00:00:00Z"
+
+
+def etcd_corpus(f2_source="official_documentation", f2_modified="2019-01-01", extra=()):
+    """SPEC-027 §2.1: F1 current official docs (v3.5), F2 the stale legacy value (v2.x)."""
+    facts = [
+        fact("etcd-2379", "etcd default client port is 2379", source_type="official_documentation",
+             modified_at="2026-03-01", source_id="etcd docs v3.5"),
+        fact("etcd-4001", "etcd default client port is 4001", source_type=f2_source,
+             modified_at=f2_modified, source_id="etcd docs v2.x"),
+        fact("etcd-peer", "etcd peers talk to each other on port 2380", modified_at="2026-03-01"),
+        fact("k8s-store", "Kubernetes keeps all cluster state in etcd", modified_at="2026-03-01"),
+    ]
+    vecs = [E[0] + 0.05 * E[1], E[0] + 0.05 * E[2], 0.75 * E[0] + 0.66 * E[3], 0.6 * E[0] + 0.8 * E[4]]
+    for f, v in extra:
+        facts.append(f)
+        vecs.append(v)
+    return make_corpus(facts, np.array(vecs))
+
+
+def test_spec_027_etcd_example_end_to_end():
+    corpus = etcd_corpus()
+    scen = make_scenario(E[0], now=NOW)
+    r = run_pipeline(corpus, scen)
+    order = [p.fact_id for p in r.envelope.order]
+    assert "etcd-2379" in order and "etcd-4001" not in order
+    assert r.headers["CRP-Context-Conflicts-Resolved"] == "1"
+    (pair,) = [p for p in r.resolution.pairs if not p.skipped]
+    assert set(pair.kept) == {"etcd-2379"} and pair.suppressed == "etcd-4001" and not pair.tied
+    assert "NUMBER_CHANGED" in pair.patterns
+    # authority = source authority * recency * importance: 0.8 * 1.0 * 0.8 vs 0.8 * 0.30 * 0.8
+    assert pair.authority["etcd-2379"].authority == pytest.approx(0.64)
+    assert pair.authority["etcd-4001"].authority == pytest.approx(0.192)
+    out = {o.fact_id: o for o in r.outcomes}
+    assert out["etcd-4001"].suppressed and not out["etcd-4001"].in_envelope
+    assert "suppressed by etcd-2379" in out["etcd-4001"].reason
+    assert any(e.event == "CONTRADICTION_RESOLVED" for e in r.audit)
+    rep = run_report(r)
+    (c,) = [c for c in rep["conflicts"] if not c["skipped"]]
+    assert c["kept"] == ["etcd-2379"] and c["suppressed"] == "etcd-4001" and c["tied"] is False
+    assert c["authority"]["etcd-4001"] == {"source_authority": 0.8, "recency_factor": 0.3,
+                                           "importance_weight": 0.8, "authority": pytest.approx(0.192),
+                                           "source_type": "official_documentation"}
+    assert "NOTE:" not in r.envelope.text
+
+
+def test_tie_keeps_both_with_a_note():
+    corpus = etcd_corpus(f2_modified="2026-03-01")  # same source type, age and importance: tied
+    r = run_pipeline(corpus, make_scenario(E[0], now=NOW))
+    assert r.headers["CRP-Context-Conflicts-Resolved"] == "1; unresolved=1"
+    order = [p.fact_id for p in r.envelope.order]
+    assert "etcd-2379" in order and "etcd-4001" in order
+    assert len(r.envelope.notes) == 1
+    assert "NOTE: The following two facts conflict and could not be automatically\narbitrated." in r.envelope.text
+    assert "  [etcd default client port is 2379]" in r.envelope.text
+    assert "  [etcd default client port is 4001]" in r.envelope.text
+    body = sum(p.tokens for p in r.envelope.order)
+    assert r.envelope.tokens_used > body  # the NOTE is counted
+    assert r.envelope.tokens_used <= r.envelope.token_budget
+
+
+def test_deleted_and_quarantined_never_in_the_envelope():
+    extra = [(fact("del", "etcd default client port is 2379 per deleted doc", status="DELETED"), E[0]),
+             (fact("quar", "etcd client port is 2379 per quarantined doc", status="QUARANTINED"), E[0]),
+             # a would-be connector between etcd-peer and k8s-store, quarantined
+             (fact("quar-bridge", "bridge fact", status="QUARANTINED"), 0.7 * E[3] + 0.7 * E[4])]
+    corpus = etcd_corpus(extra=extra)
+    r = run_pipeline(corpus, make_scenario(E[0], now=NOW))
+    never = {"del", "quar", "quar-bridge"}
+    assert never.isdisjoint(p.fact_id for p in r.envelope.order)
+    assert never.isdisjoint(o.fact_id for o in r.outcomes)
+    rows = {corpus.kb.index_of(f) for f in never}
+    assert rows.isdisjoint(r.cdgr.connectors.idx.tolist())
+    assert rows.isdisjoint(r.candidates.idx.tolist())
+
+
+def test_outcomes_roles_and_timings():
+    corpus = etcd_corpus(extra=[(fact("far", "an unrelated fact about cooking"), E[7])])
+    r = run_pipeline(corpus, make_scenario(E[0], now=NOW))
+    roles = {o.fact_id: o.role for o in r.outcomes}
+    assert roles["etcd-2379"] == "anchor" and roles["etcd-4001"] == "anchor"
+    assert set(r.timings_ms) == set(STAGES) and all(v >= 0 for v in r.timings_ms.values())
+    rep = run_report(r)
+    facts = {f["fact_id"]: f for f in rep["facts"]}
+    for f in facts.values():
+        assert f["cdr_score"] >= 0 and 0 < f["novelty"] <= 1
+    assert rep["envelope"]["order"] == [p.fact_id for p in r.envelope.order]
+    assert rep["envelope"]["tokens_used"] == r.envelope.tokens_used
+    assert set(rep) >= {"headers", "facts", "conflicts", "envelope", "audit"}
+
+
+def test_gated_out_facts_are_scored_and_marked():
+    extra = [(fact("weak", "etcd is written in Go"), 0.4 * E[0] + np.sqrt(0.84) * E[5])]
+    corpus = etcd_corpus(extra=extra)
+    r = run_pipeline(corpus, make_scenario(E[0], now=NOW))
+    o = {x.fact_id: x for x in r.outcomes}["weak"]
+    assert o.role == "gated" and not o.in_envelope
+    assert o.reason.startswith("gated: relevance 0.400 < cdr_min_relevance 0.55")
+    rep = {f["fact_id"]: f for f in run_report(r)["facts"]}["weak"]
+    # scored anyway: 0.8 (official docs importance) * 0.4 * novelty 1 * recency 1 (age unknown) * 1
+    assert rep["passed_gate"] is False and rep["cdr_score"] == pytest.approx(0.32, abs=1e-6)
+
+
+def test_config_now_and_determinism():
+    corpus = etcd_corpus()
+    scen = make_scenario(E[0], now=NOW, config={"envelope_fact_budget": 2})
+    r1 = run_pipeline(corpus, scen)
+    assert r1.config.envelope_fact_budget == 2
+    assert r1.now.isoformat() == "2026-06-01T00:00:00+00:00"
+    r2 = run_pipeline(corpus, scen)
+    assert dumps(run_report(r1)) == dumps(run_report(r2))
+    r3 = run_pipeline(corpus, scen, CRPConfig(graph_retrieval=False))
+    assert r3.config.graph_retrieval is False and r3.headers["CRP-Context-Graph-Hops"] == "0"
+
+
+def test_report_is_plain_json():
+    corpus = etcd_corpus()
+    text = dumps(run_report(run_pipeline(corpus, make_scenario(E[0], now=NOW))))
+    back = json.loads(text)
+    assert back["headers"]["CRP-Context-Conflicts-Resolved"] == "1"
+    assert "NaN" not in text and "Infinity" not in text
