@@ -1,0 +1,137 @@
+"""Streamlit pieces shared by the issue-4 pages (Overview, Score breakdown, Graph, Envelope).
+
+Pages read state only through :mod:`crp_ui.state`; this module adds the run guard
+(:func:`require_result`), the fact picker kept in sync with ``state.select_fact`` and the fact
+detail (card + CDR product). Fact text is rendered escaped (``render.fact_card`` /
+``render.md_escape`` / dataframes), never with ``unsafe_allow_html`` on raw content.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from crp_core.errors import CRPError
+
+from . import charts, render, state, tables
+
+#: number formats of the breakdown columns shown in dataframes
+NUMBER_FORMATS = {
+    "cdr_score": "%.4f", "importance_weight": "%.3f", "relevance": "%.4f", "residual_pull": "%.4f",
+    "effective_relevance": "%.4f", "coverage_score": "%.4f", "coverage_penalty": "%.4f", "novelty": "%.4f",
+    "recency_factor": "%.4f", "age_days": "%.1f", "ttl_days": "%.1f", "ngram_penalty": "%.2f",
+    "bridge_value": "%.4f", "connector_score": "%.4f", "score": "%.4f", "factor": "%.4f",
+    "multiplier": "%.4f", "running_product": "%.6f", "mean_path_weight": "%.4f", "weight": "%.4f",
+    "time_ms": "%.2f",
+}
+
+
+def column_config(df: pd.DataFrame) -> dict[str, Any]:
+    """NumberColumn formats for the known numeric columns of ``df``; ``content`` as a wide text column."""
+    cfg: dict[str, Any] = {}
+    for col in df.columns:
+        if col in NUMBER_FORMATS:
+            cfg[col] = st.column_config.NumberColumn(col, format=NUMBER_FORMATS[col])
+    if "content" in df.columns:
+        cfg["content"] = st.column_config.TextColumn("content", width="large")
+    if "reason" in df.columns:
+        cfg["reason"] = st.column_config.TextColumn("reason", width="medium")
+    return cfg
+
+
+def require_result() -> Any:
+    """The pipeline result of the current CKF / scenario / config, or stop the page with a message."""
+    state.init_state()
+    if state.get_ckf() is None:
+        st.info("No CKF loaded: pick a bundled sample or upload a CKF in the sidebar.")
+        st.stop()
+    if state.get_scenario() is None:
+        st.info("No scenario: pick or upload one in the sidebar (Scenario).")
+        st.stop()
+    if not state.pipeline_available():
+        st.info("The pipeline module is not available in this build.")
+        st.stop()
+    try:
+        result = state.get_result()
+    except CRPError as exc:
+        st.error(f"The pipeline refused this input: {render.md_escape(exc)}")
+        st.stop()
+    if result is None:
+        st.info("Nothing to show yet.")
+        st.stop()
+    return result
+
+
+def run_caption(result: Any) -> None:
+    """One line: CKF, scenario, now, config changes."""
+    name = state.get_scenario_name() or "uploaded / edited scenario"
+    diff = len(result.config.diff(type(result.config)())) if hasattr(result.config, "diff") else 0
+    st.caption(f"CKF **{render.md_escape(state.get_ckf_label())}** · scenario **{render.md_escape(name)}**"
+               f"{' (edited)' if state.scenario_edited() else ''} · now {result.now.isoformat()} · "
+               f"{diff} config value(s) changed from the defaults")
+
+
+def _on_pick(key: str) -> None:
+    state.select_fact(st.session_state.get(key))
+
+
+def fact_picker(ids: Sequence[str], *, label: str = "Inspect fact", key: str = "crp.page.pick",
+                help: str | None = None) -> str | None:
+    """A selectbox over ``ids`` showing (and setting) the selected fact of :mod:`crp_ui.state`.
+
+    The widget key carries the current selection, so a selection made elsewhere (table click,
+    deep link, another page) is always what the box shows.
+    """
+    current = state.selected_fact()
+    options = list(ids)
+    if current is not None and current not in options:
+        options = [current] + options
+    wkey = f"{key}.{current}"
+    st.selectbox(label, options, index=options.index(current) if current in options else None,
+                 key=wkey, on_change=_on_pick, args=(wkey,), placeholder="choose a fact", help=help)
+    return current
+
+
+def fact_meta(fact: Any) -> dict[str, Any]:
+    """Source and dates of a fact, for its card."""
+    def ts(v: Any) -> str:
+        return v.isoformat() if v is not None else "unknown"
+
+    ttl = fact.ttl_text if fact.ttl_text else ("none (timeless)" if fact.ttl_kind == "timeless" else "default")
+    meta = {"source_id": fact.source_id or "-", "source_location": fact.source_location or "-",
+            "ingested_at": ts(fact.ingested_at), "modified_at": ts(fact.modified_at), "ttl": ttl}
+    if fact.importance_weight is not None:
+        meta["importance (explicit)"] = fact.importance_weight
+    return meta
+
+
+def fact_detail(result: Any, fact_id: str, frame: pd.DataFrame) -> None:
+    """Card (escaped text, source, dates), where it ended and why, and the CDR product step by step."""
+    kb = result.corpus.kb
+    fact = kb.get(fact_id)
+    if fact is None:
+        st.warning(f"Fact {render.md_escape(fact_id)} is not in the loaded CKF.")
+        return
+    hit = frame[frame["fact_id"] == fact_id]
+    left, right = st.columns([5, 6])
+    with left:
+        render.fact_card(fact, extra=fact_meta(fact))
+        if not len(hit):
+            st.info("This fact was not scored in this run (not among the candidates nor the connector "
+                    "candidates).")
+            return
+        row = hit.iloc[0]
+        st.markdown(f"**{render.md_escape(row['outcome'])}** · role **{render.md_escape(row['role'])}** — "
+                    f"{render.md_escape(row['reason'])}")
+        age = "unknown" if pd.isna(row["age_days"]) else f"{row['age_days']:.1f} d"
+        ttl = "no expiry" if pd.isna(row["ttl_days"]) or row["ttl_days"] == float("inf") else f"{row['ttl_days']:.1f} d"
+        st.caption(f"relevance {row['relevance']:.4f} · residual pull {row['residual_pull']:.4f} · "
+                   f"coverage score {row['coverage_score']:.4f} (penalty {row['coverage_penalty']:.4f}) · "
+                   f"age {age}, TTL {ttl} ({render.md_escape(row['ttl_source'])}), rule "
+                   f"{render.md_escape(row['recency_rule'])} · n-gram overlap {int(row['ngram_overlap'])}")
+        steps = tables.cdr_steps(row)
+        st.dataframe(steps, hide_index=True, width="stretch", column_config=column_config(steps),
+                     key=f"crp.page.steps.{fact_id}")
+    with right:
+        st.plotly_chart(charts.cdr_waterfall(steps, fact_id), width="stretch", key=f"crp.page.waterfall.{fact_id}")

@@ -1,0 +1,412 @@
+"""Plotly figure builders for the dashboard pages (issue 4).
+
+Pure functions of crp_core records / the frames of :mod:`crp_ui.tables` -> ``go.Figure``; no
+Streamlit, no score recomputed (the recency curve points come from
+``crp_core.recency.recency_factor``, the function the pipeline uses). Every text that comes from a
+CKF (fact ids, contents) is HTML-escaped before it reaches a plotly label or hover text, because
+plotly interprets a subset of HTML in them.
+"""
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from crp_core.config import SOURCE_TYPES
+from crp_core.recency import recency_factor
+
+ROLE_COLOURS = {"anchor": "#1f5fa8", "connector": "#e07b00", "candidate": "#9aa5b1", "gated": "#c9ced6"}
+BAND_COLOURS = {"primacy": "#1f5fa8", "middle": "#7c8ea3", "recency": "#2e8b57"}
+OUTCOME_COLOURS = {"in envelope": "#1b7f3b", "suppressed": "#b00020", "dropped (budget)": "#a15c00",
+                   "not selected": "#7c8ea3", "gated": "#c9ced6"}
+CURVE_COLOURS = ("#1f5fa8", "#e07b00", "#2e8b57", "#b00020", "#7b4fb3", "#8c564b", "#d62790", "#17becf",
+                 "#bcbd22", "#555555")
+HEIGHT = 380
+
+
+def esc(text: Any, limit: int | None = None) -> str:
+    """HTML-escaped text for plotly labels (optionally shortened to ``limit`` characters)."""
+    s = "" if text is None else str(text)
+    if limit is not None and len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return html.escape(s, quote=True)
+
+
+def _layout(fig: go.Figure, title: str, height: int = HEIGHT, **kw: Any) -> go.Figure:
+    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"), height=height,
+                      margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.18), **kw)
+    return fig
+
+
+# ---- Overview ---------------------------------------------------------------------------------
+def stage_funnel(funnel: pd.DataFrame) -> go.Figure:
+    """Funnel of the stage counts (``crp_ui.tables.funnel_frame``), each bar labelled with its
+    count and the measured time of the pipeline stage that produced it."""
+    text = [f"{int(c)} · {t:.1f} ms ({esc(s)})" if isinstance(t, (int, float)) and math.isfinite(t) else str(int(c))
+            for c, t, s in zip(funnel["count"], funnel["time_ms"], funnel["pipeline stage"])]
+    fig = go.Figure(go.Funnel(y=list(funnel["stage"]), x=list(funnel["count"]), text=text,
+                              textinfo="text", textposition="outside",
+                              marker=dict(color=["#9aa5b1", "#7c8ea3", "#1f5fa8", "#e07b00", "#b00020", "#1b7f3b"]
+                                          [: len(funnel)]),
+                              hovertemplate="%{y}: %{x}<extra></extra>"))
+    fig.update_yaxes(automargin=True)
+    return _layout(fig, "Stage funnel (count · stage time)", height=340, showlegend=False)
+
+
+# ---- Breakdown: the CDR product -----------------------------------------------------------------
+def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
+    """Waterfall of the running product of the CDR score (``crp_ui.tables.cdr_steps``): the first
+    bar is the importance weight, each next bar the change of the running product when it is
+    multiplied by the next factor (labelled ``× factor``), the last bar the stored CDR score."""
+    body = steps.iloc[:-1]
+    final = float(steps.iloc[-1]["running_product"])
+    x, y, measure, text = [], [], [], []
+    prev = 0.0
+    for k, r in enumerate(body.itertuples(index=False)):
+        x.append(_short_step(r.step))
+        if k == 0:
+            measure.append("absolute")
+            y.append(r.running_product)
+            text.append(f"{r.multiplier:.4f}")
+        else:
+            measure.append("relative")
+            y.append(r.running_product - prev)
+            text.append(f"× {r.multiplier:.4f} → {r.running_product:.4f}")
+        prev = r.running_product
+    x.append("CDR score")
+    measure.append("total")
+    y.append(final)
+    text.append(f"{final:.4f}")
+    fig = go.Figure(go.Waterfall(x=x, y=y, measure=measure, text=text, textposition="outside",
+                                 connector=dict(line=dict(color="#888", width=1)),
+                                 decreasing=dict(marker=dict(color="#b00020")),
+                                 increasing=dict(marker=dict(color="#1b7f3b")),
+                                 totals=dict(marker=dict(color="#1f5fa8")),
+                                 hovertemplate="%{x}<br>%{text}<extra></extra>"))
+    top = max([1.0] + [float(v) for v in body["running_product"]])
+    fig.update_yaxes(range=[0, top * 1.15], title="running product")
+    return _layout(fig, f"CDR of {esc(fact_id)}: running product, factor by factor", showlegend=False)
+
+
+def _short_step(label: str) -> str:
+    return {"importance weight": "importance",
+            "recency factor": "× recency"}.get(label, "× " + label.split(" = ")[0].split(" (")[0])
+
+
+# ---- Breakdown: recency curves ------------------------------------------------------------------
+def curve_ttls(config: Any, explicit_ttls: Iterable[float] = ()) -> list[tuple[float, str]]:
+    """One curve per distinct TTL: each source type's TTL (types sharing a TTL share a curve),
+    then each explicit fact TTL not already drawn. ``inf`` = no expiry. Sorted by TTL."""
+    by_ttl: dict[float, list[str]] = {}
+    for stype in SOURCE_TYPES:
+        t = config.ttl_days[stype]
+        by_ttl.setdefault(math.inf if t is None else float(t), []).append(stype)
+    out = [(t, f"{_ttl_text(t)}: {', '.join(types)}") for t, types in by_ttl.items()]
+    for t in sorted({float(t) for t in explicit_ttls if t is not None and not math.isnan(float(t))}):
+        if t not in by_ttl:
+            out.append((t, f"{_ttl_text(t)}: explicit ttl"))
+    return sorted(out, key=lambda p: p[0])
+
+
+def _ttl_text(t: float) -> str:
+    return "no expiry" if math.isinf(t) else f"TTL {t:g} d"
+
+
+def recency_curve_points(ttl_days: float, ages: np.ndarray, *, stale_floor: float,
+                         fresh_fraction: float) -> np.ndarray:
+    """``recency_factor`` (the pipeline's function) at each age, for an ACTIVE fact."""
+    ttl = None if math.isinf(ttl_days) else ttl_days
+    return np.array([recency_factor(float(a), ttl, status="ACTIVE", stale_floor=stale_floor,
+                                    fresh_fraction=fresh_fraction) for a in ages], dtype=np.float64)
+
+
+def _curve_ages(ttl: float, max_age: float, log_x: bool, n: int, fresh_fraction: float) -> np.ndarray:
+    lo = 0.5 if log_x else 0.0
+    base = np.geomspace(lo, max_age, n) if log_x else np.linspace(lo, max_age, n)
+    extra = [] if math.isinf(ttl) else [fresh_fraction * ttl, ttl]  # the two kinks, exactly
+    return np.unique(np.concatenate([base, [a for a in extra if lo <= a <= max_age]]))
+
+
+def recency_chart(frame: pd.DataFrame, config: Any, *, selected: str | None = None, log_x: bool = False,
+                  n_points: int = 200) -> go.Figure:
+    """Recency factor vs age (SPEC-027 §3.2) for each TTL, scored facts as markers on their curve.
+
+    ``frame``: breakdown rows (``age_days``, ``ttl_days``, ``ttl_source``, ``recency_factor``,
+    ``recency_rule``, ``status``, ``fact_id``, ``source_type``). Facts with status STALE sit at the
+    stale floor whatever their age (their own marker); facts of unknown age are not drawn.
+    """
+    stale_floor, fresh_fraction = float(config.stale_floor), float(config.fresh_fraction)
+    known = frame[frame["age_days"].notna()]
+    explicit = known.loc[known["ttl_source"] == "explicit", "ttl_days"].tolist()
+    curves = curve_ttls(config, explicit)
+    finite = [t for t, _ in curves if not math.isinf(t)]
+    max_age = max([1.0] + [t * 1.15 for t in finite] + [float(a) * 1.05 for a in known["age_days"]])
+    fig = go.Figure()
+    stale = known[(known["status"] == "STALE") | (known["recency_rule"] == "stale_status")]
+    on_curve = known.drop(stale.index)
+    for k, (ttl, label) in enumerate(curves):
+        colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
+        ages = _curve_ages(ttl, max_age, log_x, n_points, fresh_fraction)
+        ys = recency_curve_points(ttl, ages, stale_floor=stale_floor, fresh_fraction=fresh_fraction)
+        fig.add_trace(go.Scatter(x=ages, y=ys, mode="lines", name=esc(label), legendgroup=str(k),
+                                 line=dict(color=colour, width=2),
+                                 hovertemplate=f"{esc(label)}<br>age %{{x:.1f}} d → %{{y:.3f}}<extra></extra>"))
+        ttl_col = on_curve["ttl_days"].fillna(math.inf)
+        pts = on_curve[np.isclose(ttl_col.to_numpy(dtype=float), ttl) | (np.isinf(ttl_col) & math.isinf(ttl))]
+        if len(pts):
+            fig.add_trace(_fact_markers(pts, colour, f"facts ({_ttl_text(ttl)})", str(k), log_x))
+    if len(stale):
+        fig.add_trace(_fact_markers(stale, "#a15c00", "status STALE → floor", "stale", log_x, symbol="x"))
+    if selected is not None:
+        sel = known[known["fact_id"] == selected]
+        if len(sel):
+            x = max(float(sel["age_days"].iloc[0]), 0.5) if log_x else float(sel["age_days"].iloc[0])
+            fig.add_trace(go.Scatter(x=[x], y=[float(sel["recency_factor"].iloc[0])], mode="markers",
+                                     name=f"selected: {esc(selected, 40)}",
+                                     marker=dict(symbol="star", size=18, color="gold",
+                                                 line=dict(color="black", width=1)),
+                                     hovertemplate=f"{esc(selected)}<extra></extra>"))
+    fig.add_hline(y=stale_floor, line=dict(color="#999", dash="dot"),
+                  annotation_text=f"stale_floor {stale_floor:g}", annotation_position="bottom right")
+    fig.update_xaxes(title="age (days)" + (" — log scale" if log_x else ""), type="log" if log_x else "linear")
+    fig.update_yaxes(title="recency factor", range=[0, 1.08])
+    return _layout(fig, "Recency factor vs age, per TTL (markers: scored facts)", height=440)
+
+
+def _fact_markers(pts: pd.DataFrame, colour: str, name: str, group: str, log_x: bool,
+                  symbol: str = "circle") -> go.Scatter:
+    ages = pts["age_days"].to_numpy(dtype=float)
+    if log_x:
+        ages = np.maximum(ages, 0.5)
+    hover = [f"{esc(f, 60)}<br>{esc(s)} · rule {esc(r)}<br>age {a:.1f} d → factor {v:.4f}"
+             for f, s, r, a, v in zip(pts["fact_id"], pts["source_type"], pts["recency_rule"], pts["age_days"],
+                                      pts["recency_factor"])]
+    return go.Scatter(x=ages, y=pts["recency_factor"].to_numpy(dtype=float), mode="markers", name=name,
+                      legendgroup=group, marker=dict(color=colour, size=8, symbol=symbol,
+                                                     line=dict(color="white", width=0.5)),
+                      hovertext=hover, hoverinfo="text")
+
+
+# ---- Breakdown: histograms --------------------------------------------------------------------
+def score_histogram(frame: pd.DataFrame, column: str, *, threshold: float | None, threshold_label: str,
+                    colour_by: str = "outcome", title: str | None = None, nbins: int = 40) -> go.Figure:
+    """Stacked histogram of ``column`` coloured by ``colour_by``, a vertical line at ``threshold``."""
+    fig = go.Figure()
+    vals = frame[column].dropna()
+    lo, hi = (float(vals.min()), float(vals.max())) if len(vals) else (0.0, 1.0)
+    if threshold is not None:
+        lo, hi = min(lo, threshold), max(hi, threshold)
+    size = (hi - lo) / nbins if hi > lo else 0.05
+    groups = list(OUTCOME_COLOURS) if colour_by == "outcome" else sorted(frame[colour_by].dropna().unique())
+    for g in groups:
+        sub = frame.loc[frame[colour_by] == g, column].dropna()
+        if len(sub) == 0:
+            continue
+        fig.add_trace(go.Histogram(x=sub, name=esc(g), marker_color=OUTCOME_COLOURS.get(g),
+                                   xbins=dict(start=lo, end=hi + size, size=size),
+                                   hovertemplate=f"{esc(g)}: %{{y}} facts in %{{x}}<extra></extra>"))
+    if threshold is not None:
+        fig.add_vline(x=threshold, line=dict(color="#b00020", dash="dash", width=2),
+                      annotation_text=esc(threshold_label), annotation_position="top right")
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title=column)
+    fig.update_yaxes(title="facts")
+    return _layout(fig, title or f"Histogram of {column}")
+
+
+# ---- Graph (CDGR) -------------------------------------------------------------------------------
+def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, seed: int = 0,
+                  iterations: int = 150) -> np.ndarray:
+    """Deterministic Fruchterman-Reingold layout of ``n`` nodes (positions in [-1, 1]^2).
+
+    ``edges`` are (i, j, weight) over node positions 0..n-1; heavier edges pull harder.
+    """
+    if n == 0:
+        return np.zeros((0, 2))
+    rng = np.random.default_rng(seed)
+    angle = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    pos = np.c_[np.cos(angle), np.sin(angle)] + 0.05 * rng.normal(size=(n, 2))
+    if n == 1:
+        return np.zeros((1, 2))
+    k = 1.0 / math.sqrt(n)
+    adj = np.zeros((n, n))
+    for i, j, w in edges:
+        adj[i, j] = adj[j, i] = max(float(w), 1e-3)
+    temp = 0.2
+    for _ in range(iterations):
+        delta = pos[:, None, :] - pos[None, :, :]
+        dist = np.maximum(np.linalg.norm(delta, axis=-1), 1e-4)
+        force = (k * k / dist**2 - adj * dist / k)[..., None] * delta
+        np.einsum("iij->ij", force)[:] = 0.0
+        disp = force.sum(axis=1)
+        length = np.maximum(np.linalg.norm(disp, axis=1), 1e-9)
+        pos = pos + disp / length[:, None] * np.minimum(length, temp)[:, None]
+        pos -= pos.mean(axis=0)
+        temp *= 0.97
+    span = np.abs(pos).max()
+    return pos / span if span > 0 else pos
+
+
+def cdgr_elements(result: Any, *, include_candidates: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Nodes and edges of the CDGR picture.
+
+    Nodes: anchors (+ extra anchors), selected connectors and, with ``include_candidates``, the
+    connector candidates with bridge value > 0. Edges: the pipeline's ``graph_edges`` (among
+    anchors and selected connectors) and, for candidates, the similarity-graph edges among the
+    drawn nodes (``corpus.graph(config).edges(rows)``, weight = cosine).
+    """
+    kb = result.corpus.kb
+    cdgr, cdr = result.cdgr, result.cdr
+    conn = cdgr.connectors
+    cdr_pos = {int(r): i for i, r in enumerate(cdr.idx.tolist())}
+    conn_pos = {int(r): i for i, r in enumerate(conn.idx.tolist())}
+    in_env = {p.fact_id for p in result.envelope.order}
+    suppressed = set(np.asarray(result.resolution.suppressed).tolist())
+    rows: dict[int, str] = {}
+    for r in np.concatenate([cdgr.anchors, cdgr.extra_anchors]).tolist():
+        rows[int(r)] = "anchor"
+    for r in cdgr.selected_connectors.tolist():
+        rows.setdefault(int(r), "connector")
+    if include_candidates:
+        for i, r in enumerate(conn.idx.tolist()):
+            if conn.bridge_value[i] > 0:
+                rows.setdefault(int(r), "candidate")
+    nodes = []
+    for r, kind in rows.items():
+        f = kb.facts[r]
+        ci = conn_pos.get(r)
+        nodes.append({
+            "row": r, "fact_id": f.fact_id, "kind": kind,
+            "cdr_score": float(cdr.cdr_score[cdr_pos[r]]) if r in cdr_pos else np.nan,
+            "bridge_value": float(conn.bridge_value[ci]) if ci is not None else np.nan,
+            "connector_score": float(conn.connector_score[ci]) if ci is not None else np.nan,
+            "in_envelope": f.fact_id in in_env, "suppressed": r in suppressed, "content": f.content,
+        })
+    node_df = pd.DataFrame(nodes, columns=["row", "fact_id", "kind", "cdr_score", "bridge_value",
+                                           "connector_score", "in_envelope", "suppressed", "content"])
+    edges: dict[tuple[int, int], float] = {}
+    for a, b, w in cdgr.graph_edges:
+        edges[(min(a, b), max(a, b))] = float(w)
+    if include_candidates and len(rows) > 1:
+        ra, rb, ws = result.corpus.graph(result.config).edges(np.array(sorted(rows), dtype=np.int64))
+        for a, b, w in zip(ra.tolist(), rb.tolist(), np.asarray(ws).tolist()):
+            edges.setdefault((min(a, b), max(a, b)), float(w))
+    edge_df = pd.DataFrame([{"a": kb.facts[a].fact_id, "b": kb.facts[b].fact_id, "weight": w}
+                            for (a, b), w in sorted(edges.items()) if a in rows and b in rows],
+                           columns=["a", "b", "weight"])
+    return node_df, edge_df
+
+
+def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | None = None,
+                 bridged_pairs: Sequence[tuple[str, str]] = (), edge_min: float = 0.6,
+                 seed: int = 0) -> go.Figure:
+    """Network of anchors and connectors (SPEC-025): edge width and label = weight, connector
+    labels carry their bridge value. ``highlight``: a connector whose ``bridged_pairs`` (anchor
+    pairs with no direct edge) are drawn as dashed red gaps."""
+    ids = list(nodes["fact_id"])
+    at = {f: i for i, f in enumerate(ids)}
+    el = [(at[a], at[b], w) for a, b, w in edges[["a", "b", "weight"]].itertuples(index=False)
+          if a in at and b in at]
+    pos = spring_layout(len(ids), el, seed=seed)
+    fig = go.Figure()
+    # edges, in width classes (a line trace has one width)
+    if el:
+        ws = np.array([w for _, _, w in el])
+        width = 1.0 + 5.0 * np.clip((ws - edge_min) / max(1e-9, 1.0 - edge_min), 0, 1)
+        for cls in np.unique(np.round(width)):
+            xs, ys = [], []
+            for (i, j, _), wd in zip(el, width):
+                if round(wd) == cls:
+                    xs += [pos[i, 0], pos[j, 0], None]
+                    ys += [pos[i, 1], pos[j, 1], None]
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#9aa5b1", width=float(cls)),
+                                     hoverinfo="skip", showlegend=False))
+        mx = [(pos[i, 0] + pos[j, 0]) / 2 for i, j, _ in el]
+        my = [(pos[i, 1] + pos[j, 1]) / 2 for i, j, _ in el]
+        labels = [f"{w:.2f}" for _, _, w in el] if len(el) <= 60 else None
+        fig.add_trace(go.Scatter(x=mx, y=my, mode="text" if labels else "markers", text=labels,
+                                 textfont=dict(size=10, color="#555"), marker=dict(size=4, color="#9aa5b1"),
+                                 hovertext=[f"{esc(ids[i], 40)} — {esc(ids[j], 40)}<br>weight (cosine) {w:.4f}"
+                                            for i, j, w in el],
+                                 hoverinfo="text", name="edge weight", showlegend=False))
+    if highlight is not None and bridged_pairs:
+        xs, ys = [], []
+        for a, b in bridged_pairs:
+            if a in at and b in at:
+                xs += [pos[at[a], 0], pos[at[b], 0], None]
+                ys += [pos[at[a], 1], pos[at[b], 1], None]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#b00020", width=2, dash="dash"),
+                                 name=f"pairs bridged by {esc(highlight, 30)} (no direct edge)", hoverinfo="skip"))
+    names = {"anchor": "anchor", "connector": "connector (selected)", "candidate": "connector candidate"}
+    for kind in ("anchor", "connector", "candidate"):
+        sub = nodes[nodes["kind"] == kind]
+        if not len(sub):
+            continue
+        idx = [at[f] for f in sub["fact_id"]]
+        text, hover, size, line_w = [], [], [], []
+        for r in sub.itertuples(index=False):
+            label = esc(r.fact_id, 24)
+            if kind != "anchor" and not math.isnan(r.bridge_value):
+                label += f"<br>bridge {r.bridge_value:.2f}"
+            text.append(label)
+            bits = [f"<b>{esc(r.fact_id, 60)}</b> · {kind}"]
+            if not math.isnan(r.cdr_score):
+                bits.append(f"CDR {r.cdr_score:.4f}")
+            if not math.isnan(r.bridge_value):
+                bits.append(f"bridge value {r.bridge_value:.4f} · connector score {r.connector_score:.4f}")
+            bits.append("in envelope" if r.in_envelope else ("suppressed" if r.suppressed else "not in envelope"))
+            bits.append(esc(r.content, 120))
+            hover.append("<br>".join(bits))
+            hl = highlight is not None and (r.fact_id == highlight
+                                            or any(r.fact_id in p for p in bridged_pairs))
+            size.append(24 if hl else 16)
+            line_w.append(3 if hl else 1)
+        fig.add_trace(go.Scatter(
+            x=pos[idx, 0], y=pos[idx, 1], mode="markers+text", text=text, textposition="top center",
+            textfont=dict(size=11), name=names[kind], hovertext=hover, hoverinfo="text",
+            customdata=list(sub["fact_id"]),
+            marker=dict(size=size, color=ROLE_COLOURS[kind], symbol="circle" if kind == "anchor" else "diamond",
+                        line=dict(color="black", width=line_w))))
+    fig.update_xaxes(visible=False, range=[-1.3, 1.3])
+    fig.update_yaxes(visible=False, range=[-1.3, 1.3], scaleanchor="x")
+    return _layout(fig, "CDGR: anchors and connectors (edge label = weight)", height=560)
+
+
+# ---- Envelope ----------------------------------------------------------------------------------
+def token_budget_bar(envelope: pd.DataFrame, token_budget: int, tokens_used: int) -> go.Figure:
+    """One stacked bar: each packed fact's tokens in envelope order, coloured by band, against the
+    token budget (dashed line)."""
+    fig = go.Figure()
+    shown: set[str] = set()
+    for r in envelope.itertuples(index=False):
+        fig.add_trace(go.Bar(y=["envelope"], x=[r.tokens], orientation="h", name=r.band, legendgroup=r.band,
+                             showlegend=r.band not in shown, marker_color=BAND_COLOURS.get(r.band, "#888"),
+                             marker_line=dict(color="white", width=1),
+                             hovertext=f"#{r.position} {esc(r.fact_id, 60)} · {r.band} · {r.tokens} tokens",
+                             hoverinfo="text"))
+        shown.add(r.band)
+    other = int(tokens_used) - int(envelope["tokens"].sum()) if len(envelope) else int(tokens_used)
+    if other > 0:
+        fig.add_trace(go.Bar(y=["envelope"], x=[other], orientation="h", name="NOTE blocks",
+                             marker_color="#d9b44a", hovertext=f"{other} tokens", hoverinfo="text"))
+    fig.add_vline(x=token_budget, line=dict(color="#b00020", dash="dash", width=2),
+                  annotation_text=f"budget {token_budget}", annotation_position="top left")
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title="tokens", range=[0, max(token_budget, tokens_used) * 1.05])
+    fig.update_yaxes(visible=False)
+    return _layout(fig, f"Token use: {tokens_used} / {token_budget}", height=200)
+
+
+def legend_names(fig: go.Figure) -> list[str]:
+    """Names of the traces shown in the legend (tests and captions)."""
+    return [t.name for t in fig.data if t.name and t.showlegend is not False]
+
+
+__all__ = [
+    "stage_funnel", "cdr_waterfall", "curve_ttls", "recency_curve_points", "recency_chart", "score_histogram",
+    "spring_layout", "cdgr_elements", "cdgr_network", "token_budget_bar", "esc",
+]

@@ -1,0 +1,116 @@
+"""CDR score breakdown (issue 4): every scored fact with every factor, filterable and sortable over
+all rows (the table shows one page at a time); the selected fact's CDR product step by step; the
+recency curves with the scored facts on them; histograms of relevance (gate) and CDR score."""
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+import streamlit as st
+
+from crp_ui import breakdown, charts, render, state, tables
+
+PAGE_SIZES = (50, 100, 200, 500)
+#: columns shown in the table (the CSV download on the Envelope page has them all)
+SHOWN = ("fact_id", "role", "outcome", "cdr_score", "importance_weight", "relevance", "residual_pull",
+         "effective_relevance", "novelty", "coverage_score", "recency_factor", "age_days", "ttl_days",
+         "ngram_penalty", "bridge_value", "source_type", "reason", "content")
+SORTABLE = ("cdr_score", "relevance", "residual_pull", "effective_relevance", "novelty", "coverage_score",
+            "recency_factor", "age_days", "importance_weight", "ngram_penalty", "bridge_value", "fact_id")
+K = "crp.page.breakdown."
+
+
+def _filters(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Filter + sort widgets; returns the filtered, sorted frame (all rows) and a view digest."""
+    c = st.columns([2, 2, 2, 3, 2, 1])
+    roles = c[0].multiselect("role", sorted(frame["role"].dropna().unique()), key=K + "roles")
+    outcomes = c[1].multiselect("outcome", [o for o in tables.OUTCOMES if o in set(frame["outcome"])],
+                                key=K + "outcomes")
+    types = c[2].multiselect("source type", sorted(frame["source_type"].dropna().unique()), key=K + "types")
+    text = c[3].text_input("search id / text", key=K + "text", placeholder="substring, case-insensitive")
+    sort = c[4].selectbox("sort by", SORTABLE, key=K + "sort")
+    desc = c[5].toggle("desc", value=True, key=K + "desc")
+    view = tables.sort_breakdown(tables.filter_breakdown(frame, roles=roles, outcomes=outcomes, source_types=types,
+                                                         text=text), sort, desc)
+    digest = hashlib.sha1(repr((roles, outcomes, types, text, sort, desc)).encode()).hexdigest()[:10]
+    return view, digest
+
+
+def _table(view: pd.DataFrame, digest: str, total: int) -> None:
+    """One page of the filtered rows; a clicked row becomes the selected fact."""
+    c = st.columns([1, 1, 4])
+    size = c[0].selectbox("rows per page", PAGE_SIZES, index=1, key=K + "page_size")
+    pages = tables.n_pages(len(view), size)
+    page = int(c[1].number_input(f"page (of {pages})", min_value=1, max_value=pages, value=1, step=1,
+                                 key=f"{K}page.{digest}.{size}"))
+    shown = tables.page_of(view, page, size)
+    current = state.selected_fact()
+    table = shown[list(SHOWN)].copy()
+    table.insert(0, "sel", ["▶" if f == current else "" for f in table["fact_id"]])
+    c[2].caption(f"{len(view)} of {total} scored facts match; rows "
+                 f"{(page - 1) * size + 1 if len(view) else 0}-{(page - 1) * size + len(shown)} shown. "
+                 "Click a row to inspect it.")
+    cfg = breakdown.column_config(table)
+    cfg["sel"] = st.column_config.TextColumn("", width="small")
+    pos = [i for i, f in enumerate(table["fact_id"]) if f == current]
+    event = st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=cfg,
+                         on_select="rerun", selection_mode="single-row",
+                         selection_default={"selection": {"rows": pos[:1]}} if pos else None,
+                         key=f"{K}table.{digest}.{size}.{page}.{current}")
+    rows = list(event.selection.rows) if event is not None and hasattr(event, "selection") else []
+    if rows and 0 <= rows[0] < len(table):
+        fid = str(table["fact_id"].iloc[rows[0]])
+        if fid != current:
+            state.select_fact(fid)
+            st.rerun()
+
+
+def main() -> None:
+    st.title("Score breakdown")
+    result = breakdown.require_result()
+    breakdown.run_caption(result)
+    frame = tables.breakdown_frame(result)
+    st.caption("Every scored fact (stage-1 candidates, gated ones included, then the stage-3 connector "
+               "candidates) with every factor of CDR = importance × max(relevance, residual pull) × novelty × "
+               "recency × (1 − n-gram penalty) (SPEC_NOTES §2.4). Values are the pipeline's, never recomputed.")
+    view, digest = _filters(frame)
+    _table(view, digest, len(frame))
+
+    st.subheader("Selected fact")
+    ids = list(view["fact_id"]) if len(view) else list(frame["fact_id"])
+    current = breakdown.fact_picker(ids, key=K + "pick",
+                                    help="Also set by clicking a table row, or by ?fact=<id> in the URL.")
+    if current is None:
+        st.info("Click a row of the table (or pick a fact above) to see how its score is built.")
+    else:
+        breakdown.fact_detail(result, current, frame)
+
+    st.subheader("Recency curves")
+    log_x = st.toggle("log age axis", value=False, key=K + "logx",
+                      help="Spreads short TTLs (news: 30 days) and long ones (regulatory: 5 years).")
+    st.plotly_chart(charts.recency_chart(frame, result.config, selected=current, log_x=log_x),
+                    width="stretch", key=K + "recency")
+    unknown = int(frame["age_days"].isna().sum())
+    if unknown:
+        st.caption(f"{unknown} scored fact(s) of unknown age are not drawn (recency factor 1.0).")
+
+    st.subheader("Score distributions")
+    left, right = st.columns(2)
+    with left:
+        gate = float(result.config.cdr_min_relevance)
+        st.plotly_chart(charts.score_histogram(frame, "relevance", threshold=gate,
+                                               threshold_label=f"gate cdr_min_relevance {gate:g}",
+                                               title="Relevance (the gate applies to it)"),
+                        width="stretch", key=K + "hist_rel")
+    with right:
+        anchors = frame.loc[frame["role"] == "anchor", "cdr_score"]
+        low = float(anchors.min()) if len(anchors) else None
+        st.plotly_chart(charts.score_histogram(frame, "cdr_score", threshold=low,
+                                               threshold_label=(f"lowest anchor CDR {low:.3f}" if low is not None
+                                                                else ""),
+                                               title="CDR score"),
+                        width="stretch", key=K + "hist_cdr")
+    st.caption(render.md_escape(f"{len(frame)} scored facts; gate threshold {result.config.cdr_min_relevance:g}."))
+
+
+main()

@@ -1,0 +1,101 @@
+"""Graph retrieval (CDGR, SPEC-025) of one run (issue 4): anchors and connectors as a network with
+edge weights and bridge values; selecting a connector shows which anchor pairs it bridges."""
+from __future__ import annotations
+
+import streamlit as st
+
+from crp_ui import breakdown, charts, render, state, tables
+
+K = "crp.page.graph."
+
+
+def _on_connector(key: str) -> None:
+    state.select_fact(st.session_state.get(key))
+
+
+def main() -> None:
+    st.title("Graph (CDGR)")
+    result = breakdown.require_result()
+    breakdown.run_caption(result)
+    cdgr = result.cdgr
+    config = result.config
+    if not config.graph_retrieval:
+        st.info("Graph retrieval is off (config `graph_retrieval = false`): anchors take the whole budget, "
+                "there are no connectors.")
+    conns = tables.connectors_frame(result, only_bridging=True)
+    c = st.columns(5)
+    c[0].metric("anchors", len(cdgr.anchors) + len(cdgr.extra_anchors),
+                help=f"{len(cdgr.extra_anchors)} extra anchor(s) took unused connector slots")
+    c[1].metric("connectors selected", len(cdgr.selected_connectors))
+    c[2].metric("candidates with bridge value > 0", len(conns))
+    c[3].metric("connector candidates", len(cdgr.connectors.idx), help=f"within max_hops = {config.max_hops}")
+    c[4].metric("CRP-Context-Bridge-Score", result.headers.get("CRP-Context-Bridge-Score", "-"))
+
+    include = st.toggle("also draw connector candidates with bridge value > 0 (not selected)", value=False,
+                        key=K + "candidates")
+    current = state.selected_fact()
+    ids = list(conns["fact_id"])
+    pick = current if current in ids else None
+    wkey = f"{K}connector.{current}"
+    st.selectbox("Connector", ids, index=ids.index(pick) if pick in ids else None, key=wkey,
+                 on_change=_on_connector, args=(wkey,), placeholder="choose a connector (or click a node)",
+                 help="Connector candidates with bridge value > 0, selected ones first.")
+    pairs: list[tuple[str, str]] = []
+    if pick is not None:
+        row = conns[conns["fact_id"] == pick].iloc[0]
+        pairs = list(row["bridged_pairs"])
+        include = include or not bool(row["selected"])
+    nodes, edges = charts.cdgr_elements(result, include_candidates=include)
+    if len(nodes) == 0:
+        st.info("No anchors in this run.")
+        st.stop()
+    fig = charts.cdgr_network(nodes, edges, highlight=pick, bridged_pairs=pairs, edge_min=config.graph_edge_min)
+    event = st.plotly_chart(fig, width="stretch", key=f"{K}network.{include}.{pick}", on_select="rerun",
+                            selection_mode="points")
+    points = getattr(getattr(event, "selection", None), "points", None) or []
+    for p in points:
+        fid = p.get("customdata") if isinstance(p, dict) else None
+        if isinstance(fid, list):
+            fid = fid[0] if fid else None
+        if fid and fid != current:
+            state.select_fact(str(fid))
+            st.rerun()
+    st.caption("Edge width and label: weight (cosine ≥ graph_edge_min "
+               f"{config.graph_edge_min:g}). Diamonds: connectors, labelled with their bridge value. "
+               "Click a node to select its fact.")
+
+    if pick is not None:
+        st.subheader("Selected connector")
+        row = conns[conns["fact_id"] == pick].iloc[0]
+        m = st.columns(5)
+        m[0].metric("bridge value", f"{row['bridge_value']:.4f}")
+        m[1].metric("connector score", f"{row['connector_score']:.4f}")
+        m[2].metric("hops to nearest anchor", int(row["hop_distance"]))
+        m[3].metric("mean path weight", f"{row['mean_path_weight']:.4f}")
+        m[4].metric("selected", "yes" if row["selected"] else "no")
+        fact = result.corpus.kb.get(pick)
+        render.fact_card(fact, extra=breakdown.fact_meta(fact))
+        st.markdown(f"Touched anchors (graph distance 1 or 2): "
+                    f"{render.md_escape(', '.join(row['touched_anchors']) or '-')}")
+        st.markdown(f"**Bridged anchor pairs** (touched anchors with no direct edge): {len(pairs)}")
+        bp = tables.bridged_pairs_frame(result, pick)
+        st.dataframe(bp, hide_index=True, width="stretch", column_config=breakdown.column_config(bp),
+                     key=K + "pairs")
+        st.caption("bridge value = (bridged pairs) × (mean weight of the strongest shortest paths to the "
+                   "touched anchors) (SPEC-025 §2.4); connector score = bridge value × novelty × recency × "
+                   f"max(relevance, {config.min_connector_relevance:g}).")
+
+    st.subheader("Connector candidates (bridge value > 0)")
+    if len(conns):
+        shown = conns.drop(columns=["touched_anchors"]).copy()
+        shown["bridged_pairs"] = [", ".join(f"{a}-{b}" for a, b in ps) for ps in shown["bridged_pairs"]]
+        st.dataframe(shown, hide_index=True, width="stretch", column_config=breakdown.column_config(shown),
+                     key=K + "conns")
+    else:
+        st.info("No connector candidate bridges two anchors in this run.")
+    with st.expander(f"Edges drawn ({len(edges)})"):
+        st.dataframe(edges, hide_index=True, width="stretch", column_config=breakdown.column_config(edges),
+                     key=K + "edges")
+
+
+main()

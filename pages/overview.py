@@ -1,0 +1,59 @@
+"""Overview of one run (issue 4): the CRP headers as a copyable block, the stage funnel with each
+stage's measured time, and the data-quality warnings (future timestamps, unknown ages)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from crp_ui import breakdown, charts, render, state, tables
+
+
+def main() -> None:
+    st.title("Overview")
+    result = breakdown.require_result()
+    breakdown.run_caption(result)
+    kb = result.corpus.kb
+    env = result.envelope
+    funnel = tables.funnel_frame(result)
+    warn = tables.warnings_frame(result)
+
+    c = st.columns(6)
+    c[0].metric("facts in the CKF", len(kb))
+    c[1].metric("candidates", int(funnel.loc[funnel["stage"] == "candidates", "count"].iloc[0]))
+    c[2].metric("packed facts", len(env.order))
+    c[3].metric("tokens used", f"{env.tokens_used} / {env.token_budget}")
+    c[4].metric("conflict pairs", result.resolution.detected,
+                help=f"{result.resolution.unresolved} tied (unresolved)")
+    c[5].metric("data-quality warnings", len(warn))
+
+    st.subheader("CRP headers")
+    st.caption("The response headers of this run (SPEC_NOTES §3). Copy with the icon at the top right.")
+    render.headers_block(result.headers)
+
+    st.subheader("Stages")
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(charts.stage_funnel(funnel), width="stretch", key="crp.page.overview.funnel")
+    with right:
+        st.dataframe(funnel, hide_index=True, width="stretch", column_config=breakdown.column_config(funnel),
+                     key="crp.page.overview.funnel_table")
+        st.caption("Measured wall time of each pipeline stage (ms); the similarity graph is corpus "
+                   "preparation and is not timed here.")
+        timings = tables.timings_frame(result)
+        st.dataframe(timings, hide_index=True, width="stretch", column_config=breakdown.column_config(timings),
+                     key="crp.page.overview.timings")
+        gated_out = int((~result.candidates.passed_gate).sum())
+        st.caption(f"{gated_out} candidate(s) gated out (relevance < cdr_min_relevance "
+                   f"{result.config.cdr_min_relevance:g}).")
+
+    st.subheader("Data-quality warnings")
+    if len(warn) == 0:
+        st.success("No data-quality warnings: every scored fact has a known, past timestamp.")
+    else:
+        st.warning(f"{len(warn)} data-quality warning(s): future timestamps count as age 0, unknown ages get "
+                   "recency factor 1.0 (SPEC_NOTES §2.2).")
+        st.dataframe(warn, hide_index=True, width="stretch", key="crp.page.overview.warnings")
+    if state.url_warnings():
+        st.caption("Some link parameters were ignored (see the sidebar).")
+
+
+main()
