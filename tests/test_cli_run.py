@@ -1,0 +1,114 @@
+"""``crp-inspect run`` (SPEC_NOTES §4): JSON report, summary, config precedence, clear errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from crp_core.cli import main
+
+FACTS = [
+    {"fact_id": "etcd-2379", "content": "etcd default client port is 2379", "source_type": "official_documentation",
+     "modified_at": "2026-03-01T00:00:00Z", "embedding": [1.0, 0.05, 0.0, 0.0, 0.0]},
+    {"fact_id": "etcd-4001", "content": "etcd default client port is 4001", "source_type": "official_documentation",
+     "modified_at": "2019-01-01T00:00:00Z", "embedding": [1.0, 0.0, 0.05, 0.0, 0.0]},
+    {"fact_id": "etcd-peer", "content": "etcd peers talk to each other on port 2380",
+     "modified_at": "2026-03-01T00:00:00Z", "embedding": [0.75, 0.0, 0.0, 0.66, 0.0]},
+    {"fact_id": "gone", "content": "etcd default client port is 1234", "status": "DELETED",
+     "embedding": [1.0, 0.0, 0.0, 0.0, 0.0]},
+]
+SCENARIO = {"name": "etcd ports", "query": {"text": "Which port does an etcd client use?",
+                                            "embedding": [1, 0, 0, 0, 0]},
+            "now": "2026-06-01T00:00:00Z", "embedding_model": "test-model",
+            "sub_queries": [{"id": "s1", "text": "client port", "embedding": [1, 0.1, 0, 0, 0]}],
+            "addressed": [], "prior_outputs": []}
+
+
+@pytest.fixture()
+def files(tmp_path):
+    ckf = tmp_path / "ckf.json"
+    ckf.write_text(json.dumps({"embedding_model": "test-model", "facts": FACTS}), encoding="utf-8")
+    scen = tmp_path / "scenario.json"
+    scen.write_text(json.dumps(SCENARIO), encoding="utf-8")
+    return tmp_path, ckf, scen
+
+
+def run(capsys, *args):
+    code = main(["run", *map(str, args)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_json_report(files, capsys):
+    tmp, ckf, scen = files
+    code, out, err = run(capsys, "--ckf", ckf, "--scenario", scen, "--cache-dir", tmp / "cache", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["headers"]["CRP-Context-Conflicts-Resolved"] == "1"
+    assert "etcd-2379" in rep["envelope"]["order"] and "etcd-4001" not in rep["envelope"]["order"]
+    assert "gone" not in {f["fact_id"] for f in rep["facts"]}
+    (c,) = rep["conflicts"]
+    assert c["kept"] == ["etcd-2379"] and c["suppressed"] == "etcd-4001"
+    # byte-identical on a second run
+    code2, out2, _ = run(capsys, "--ckf", ckf, "--scenario", scen, "--cache-dir", tmp / "cache", "--json")
+    assert code2 == 0 and out2 == out
+
+
+def test_summary(files, capsys):
+    tmp, ckf, scen = files
+    code, out, err = run(capsys, "--ckf", ckf, "--scenario", scen, "--cache-dir", tmp / "cache")
+    assert code == 0, err
+    assert "CRP-Context-Conflicts-Resolved: 1" in out
+    assert "etcd-2379" in out and "anchor" in out and "score=" in out
+    assert "kept etcd-2379, suppressed etcd-4001" in out
+
+
+def test_config_precedence(files, capsys, tmp_path):
+    _, ckf, scen_path = files
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("envelope_fact_budget = 5\ntoken_budget = 900\n", encoding="utf-8")
+    scen = dict(SCENARIO, config={"envelope_fact_budget": 3})
+    scen_path.write_text(json.dumps(scen), encoding="utf-8")
+    base = ["--ckf", ckf, "--scenario", scen_path, "--cache-dir", tmp_path / "cache", "--config", cfg, "--json"]
+    code, out, err = run(capsys, *base)
+    assert code == 0, err
+    c = json.loads(out)["config"]
+    assert c["envelope_fact_budget"] == 3  # scenario beats the file
+    assert c["token_budget"] == 900  # the file beats the defaults
+    code, out, err = run(capsys, *base, "--set", "envelope_fact_budget=2", "--set", "ttl_days.news=60")
+    c = json.loads(out)["config"]
+    assert code == 0 and c["envelope_fact_budget"] == 2 and c["ttl_days"]["news"] == 60  # --set beats all
+
+
+def test_now_overrides_the_scenario(files, capsys):
+    tmp, ckf, scen = files
+    code, out, _ = run(capsys, "--ckf", ckf, "--scenario", scen, "--cache-dir", tmp / "cache", "--json",
+                       "--now", "2019-01-02T00:00:00Z")
+    rep = json.loads(out)
+    assert code == 0 and rep["now"] == "2019-01-02T00:00:00Z"
+    # in 2019 the legacy fact is fresh and the 2026 one lies in the future (age 0, a warning)
+    assert any("after now" in w for w in rep["warnings"])
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--set", "no_such_key=1"], "unknown configuration key 'no_such_key'"),
+    (["--set", "envelope_fact_budget=many"], "envelope_fact_budget"),
+    (["--now", "yesterday"], "--now"),
+])
+def test_bad_arguments_are_clear_errors(files, capsys, extra, needle):
+    tmp, ckf, scen = files
+    code, out, err = run(capsys, "--ckf", ckf, "--scenario", scen, "--cache-dir", tmp / "cache", *extra)
+    assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_bad_ckf_names_line_and_field(files, capsys):
+    tmp, _, scen = files
+    bad = tmp / "bad.json"
+    rows = [dict(FACTS[0]), dict(FACTS[2], importance_weight=3.0)]
+    bad.write_text(json.dumps({"embedding_model": "test-model", "facts": rows}), encoding="utf-8")
+    code, _, err = run(capsys, "--ckf", bad, "--scenario", scen, "--cache-dir", tmp / "cache")
+    assert code == 2 and "line 2" in err and "importance_weight" in err
+    code, out, err = run(capsys, "--ckf", bad, "--scenario", scen, "--cache-dir", tmp / "cache", "--lenient",
+                         "--json")
+    assert code == 0, err
+    assert [f["fact_id"] for f in json.loads(out)["facts"]] == ["etcd-2379"]
