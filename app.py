@@ -45,4 +45,5 @@ def main() -> None:
     state.sync_query_params()  # a page may have selected a fact
 
 
-main()
+if __name__ == "__main__":  # streamlit runs the entry script as __main__; tests import it
+    main()

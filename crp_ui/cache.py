@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import threading
@@ -170,22 +171,41 @@ def pipeline_module() -> ModuleType | None:
         raise
 
 
-def result_key(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime) -> tuple[str, str, str, str]:
-    """(corpus digest incl. statuses, scenario JSON, config TOML, now ISO): the result cache key."""
-    from crp_core.corpus import corpus_digest
+def corpus_digest(corpus: Any) -> str:
+    """The corpus's vectors fingerprint + model id + every fact's status (operator decisions change it)."""
+    h = hashlib.sha256()
+    h.update(f"{corpus.fingerprint}|{corpus.model_id}|".encode())
+    h.update("\x00".join(f.status for f in corpus.kb.facts).encode())
+    return h.hexdigest()
+
+
+def result_key(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime,
+               decisions_key: str = "") -> tuple[str, str, str, str, str]:
+    """(corpus digest incl. statuses, scenario JSON, config TOML, now ISO, decisions key)."""
     from crp_core.scenario import dump_scenario
 
-    return corpus_digest(corpus), dump_scenario(scenario, "json"), config.to_toml(), now.isoformat()
+    return (corpus_digest(corpus), dump_scenario(scenario, "json"), config.to_toml(), now.isoformat(),
+            decisions_key)
 
 
 @st.cache_resource(show_spinner="Running the pipeline…", max_entries=MAX_RESULTS)
-def _run(_corpus: Any, _scenario: Scenario, _config: CRPConfig, _now: datetime,
-         key: tuple[str, str, str, str]) -> Any:
+def _run(_corpus: Any, _scenario: Scenario, _config: CRPConfig, _now: datetime, _decisions: Any,
+         key: tuple[str, ...]) -> Any:
     pipeline = pipeline_module()
     assert pipeline is not None
-    return pipeline.run_pipeline(_corpus, _scenario, _config, now=_now)
+    embedder = get_embedder() if _corpus.model_id == getattr(get_embedder(), "model_id", None) else None
+    return pipeline.run_pipeline(_corpus, _scenario, _config, now=_now, embedder=embedder,
+                                 decisions=_decisions)
 
 
-def pipeline_result(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime) -> Any:
-    """``run_pipeline`` once per (corpus, scenario, config, now)."""
-    return _run(corpus, scenario, config, now, result_key(corpus, scenario, config, now))
+def pipeline_result(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime, *,
+                    decisions: Any = None, decisions_key: str = "") -> Any:
+    """``run_pipeline`` once per (corpus, scenario, config, now, decisions_key).
+
+    ``decisions`` (operator decisions for stage 4) are not hashed: pass a ``decisions_key`` that
+    changes whenever they do (e.g. a digest of the triage store's rows).
+    """
+    if decisions is not None and not decisions_key:
+        raise ValueError("pass decisions_key together with decisions (it keys the cache)")
+    return _run(corpus, scenario, config, now, decisions,
+                result_key(corpus, scenario, config, now, decisions_key))

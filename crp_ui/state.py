@@ -396,17 +396,19 @@ def pipeline_available() -> bool:
     return cache.pipeline_module() is not None
 
 
-def get_result() -> Any:
+def get_result(*, decisions: Any = None, decisions_key: str = "") -> Any:
     """The :class:`PipelineResult` for the active CKF, scenario, config and now (cached).
 
-    None when there is no CKF or scenario, or the pipeline module is not available.
-    Raises :class:`CRPError` for input the pipeline refuses.
+    ``decisions``: operator decisions for stage 4 (triage), with a ``decisions_key`` string that
+    changes whenever they do (the cache key). None when there is no CKF or scenario, or the
+    pipeline module is not available. Raises :class:`CRPError` for input the pipeline refuses.
     """
     s = get_scenario()
     if s is None or get_ckf() is None or not pipeline_available():
         return None
     corpus = get_corpus()
-    return cache.pipeline_result(corpus, s, get_config(), get_now())
+    return cache.pipeline_result(corpus, s, get_config(), get_now(), decisions=decisions,
+                                 decisions_key=decisions_key)
 
 
 # ---- selection, operator -----------------------------------------------------------------------
@@ -473,34 +475,47 @@ def sync_query_params() -> None:
 
 
 def apply_query_params(params: Mapping[str, str]) -> list[str]:
-    """Restore a view from URL parameters; returns a warning per parameter that could not apply."""
+    """Restore a view from URL parameters; returns a warning per parameter that could not apply.
+
+    Order: the CKF and scenario first (``ckf``, ``scenario``; the defaults when absent), then
+    what refines them (``now``, ``cfg.*``, ``fact``).
+    """
     warnings: list[str] = []
     ckf = params.get("ckf")
-    if ckf:
-        if not load_sample(ckf):
-            warnings.append(f"ckf={ckf}: no such bundled CKF (or it was refused)")
+    if ckf and not load_sample(ckf):
+        warnings.append(f"ckf={ckf}: no such bundled CKF (or it was refused)")
+        st.session_state[K_CKF_REFUSAL] = None
     name = params.get("scenario")
-    if name:
-        if not load_scenario_file(name):
-            warnings.append(f"scenario={name}: no such bundled scenario (or it was refused)")
-            st.session_state[K_SCENARIO_REFUSAL] = None
+    if name and not load_scenario_file(name):
+        warnings.append(f"scenario={name}: no such bundled scenario (or it was refused)")
+        st.session_state[K_SCENARIO_REFUSAL] = None
+    if get_ckf() is None:
+        samples = list_samples()
+        if samples:
+            load_sample(samples[0])
+    if st.session_state.get(K_SCENARIO) is None:
+        scen = list_scenarios()
+        if scen:
+            load_scenario_file(scen[0])
     now = params.get("now")
     if now:
         try:
             set_now(date.fromisoformat(now))
         except ValueError:
             warnings.append(f"now={now}: not a date (YYYY-MM-DD)")
-    assignments = [f"{k[4:]}={v}" for k, v in params.items() if k.startswith("cfg.")]
-    for item in assignments:
+    for k, v in params.items():
+        if not k.startswith("cfg."):
+            continue
+        item = f"{k[4:]}={v}"
         try:
             parsed = CRPConfig().with_set_args([item]).diff(CRPConfig())
         except ConfigError as exc:
-            warnings.append(f"cfg.{item}: {exc}")
+            warnings.append(f"{k}={v}: {exc}")
             continue
-        values = {k: theirs for k, (theirs, _default) in parsed.items()}
+        values = {key: mine for key, (mine, _default) in parsed.items()}
         err = set_config_values(values) if values else None
         if err:
-            warnings.append(f"cfg.{item}: {err}")
+            warnings.append(f"{k}={v}: {err}")
     st.session_state[K_CONFIG_ERROR] = None
     fid = params.get("fact")
     if fid:
@@ -509,7 +524,7 @@ def apply_query_params(params: Mapping[str, str]) -> list[str]:
 
 
 def init_state() -> None:
-    """First run of a session: defaults, then the URL, then the default sample CKF and scenario."""
+    """First run of a session: defaults, then the URL (or the default sample CKF and scenario)."""
     if st.session_state.get(K_INIT):
         return
     st.session_state[K_INIT] = True
@@ -518,16 +533,7 @@ def init_state() -> None:
     st.session_state.setdefault(K_EDITS, {})
     _recompute_config()
     params = {k: st.query_params.get(k) for k in st.query_params.keys()}
-    warnings = apply_query_params(params)
-    if get_ckf() is None:
-        samples = list_samples()
-        if samples:
-            load_sample(samples[0])
-    if st.session_state.get(K_SCENARIO) is None:
-        scen = list_scenarios()
-        if scen:
-            load_scenario_file(scen[0])  # URL config edits stay on top (they are kept as edits)
-    st.session_state[K_URL_WARNINGS] = warnings
+    st.session_state[K_URL_WARNINGS] = apply_query_params(params)
 
 
 def url_warnings() -> list[str]:

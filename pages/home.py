@@ -41,7 +41,8 @@ def main() -> None:
     c[3].metric("data-quality warnings", len(kb.warnings))
 
     st.subheader("Facts by source type and status")
-    st.dataframe(facts_by_type_and_status(kb), width="content")
+    table = facts_by_type_and_status(kb)
+    st.dataframe(table, width="content", height=35 * (len(table) + 1) + 3)
 
     st.subheader("Embeddings")
     if kb.embeddings is not None:

@@ -1,8 +1,9 @@
 """Shared pytest fixtures (additive and stable: other test files rely on these names).
 
 * ``synthetic_ckf_rows(n, dim, seed)`` - plain fact dicts with deterministic embeddings.
-* ``sample_dir`` - a temporary bundled-samples folder (``knowledge_base.jsonl`` + ``scenarios/``)
+* ``sample_dir`` / ``synthetic_sample_dir`` (session) - a temporary bundled-samples folder (``knowledge_base.jsonl`` + ``scenarios/``)
   whose facts and scenario carry their own embeddings (model ``test-model``): no model loads.
+* ``make_ckf_rows`` (session) - the function above, as a fixture.
 * ``ui_env`` - points the dashboard at ``sample_dir`` (``CRP_SAMPLE_DIR``) and at a temporary
   embedding/index cache (``CRP_CACHE_DIR``), offline.
 """
@@ -64,9 +65,8 @@ def synthetic_scenario(dim: int = 8, seed: int = 0) -> dict:
     }
 
 
-@pytest.fixture
-def sample_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "samples"
+def write_sample_dir(d: Path) -> Path:
+    """Write the synthetic bundled-samples folder into ``d`` (created)."""
     (d / "scenarios").mkdir(parents=True)
     with open(d / "knowledge_base.jsonl", "w", encoding="utf-8") as fh:
         for r in synthetic_ckf_rows():
@@ -76,6 +76,17 @@ def sample_dir(tmp_path: Path) -> Path:
             fh.write(json.dumps(r) + "\n")
     (d / "scenarios" / "demo.json").write_text(json.dumps(synthetic_scenario(), indent=1), encoding="utf-8")
     return d
+
+
+@pytest.fixture
+def sample_dir(tmp_path: Path) -> Path:
+    return write_sample_dir(tmp_path / "samples")
+
+
+@pytest.fixture(scope="session")
+def synthetic_sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Session-wide copy of the synthetic samples folder (read-only by convention)."""
+    return write_sample_dir(tmp_path_factory.mktemp("synthetic") / "samples")
 
 
 @pytest.fixture
@@ -107,3 +118,10 @@ def _apptest_uses_st_navigation(monkeypatch: pytest.MonkeyPatch) -> None:
         PagesManager.uses_pages_directory = False
 
     monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture(scope="session")
+def make_ckf_rows():
+    """``make_ckf_rows(n=24, dim=8, seed=0)``: the synthetic fact dicts (test modules cannot
+    import a conftest reliably, so helpers are handed out as fixtures)."""
+    return synthetic_ckf_rows

@@ -1,0 +1,207 @@
+"""End-to-end harness: a real ``streamlit run app.py`` driven by headless Debian Chromium.
+
+Fixtures: ``streamlit_server`` (session: base URL of a server on a free port), ``browser``
+(session: Playwright Chromium at ``/usr/bin/chromium``; never ``playwright install``), ``page``
+(a fresh 1400x900 context per test). Helpers (as session fixtures of the same names): ``open_page(page, url_path)`` waits until the script
+finished and asserts no exception is shown; ``wait_idle(page)``; ``assert_no_exception(page)``;
+``screenshot(page, name)`` writes
+``screenshots/<name>.png`` (git-ignored). Every test in this folder is marked ``e2e``.
+
+The server reads the bundled ``sample_ckf/`` when it holds ``knowledge_base.jsonl``; otherwise a
+synthetic sample (with its own embeddings) is written to a temporary folder. Set ``CRP_E2E_SAMPLE_DIR``
+to use another folder.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run"]
+VIEWPORT = {"width": 1400, "height": 900}
+SCREENSHOTS = REPO_ROOT / "screenshots"
+SERVER_START_TIMEOUT = 90.0
+#: a first page load may embed the whole sample CKF (model load + embedding on 2 cores)
+SCRIPT_TIMEOUT_MS = 240_000
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def e2e_sample_dir(request: pytest.FixtureRequest) -> Path:
+    """``$CRP_E2E_SAMPLE_DIR``, else the bundled ``sample_ckf/``, else the synthetic samples."""
+    env = os.environ.get("CRP_E2E_SAMPLE_DIR")
+    if env:
+        return Path(env)
+    bundled = REPO_ROOT / "sample_ckf"
+    if (bundled / "knowledge_base.jsonl").is_file():
+        return bundled
+    return request.getfixturevalue("synthetic_sample_dir")
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory: pytest.TempPathFactory, e2e_sample_dir: Path) -> Iterator[str]:
+    """Start ``streamlit run app.py`` headless on a free port; yield its base URL."""
+    tmp = tmp_path_factory.mktemp("e2e")
+    port = _free_port()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               CRP_SAMPLE_DIR=str(e2e_sample_dir), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    log_path = tmp / "streamlit.log"
+    log = open(log_path, "w", encoding="utf-8")
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+           "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while not _healthy(url):
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not answer within {SERVER_START_TIMEOUT:.0f} s:\n"
+                            f"{log_path.read_text()[-4000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=15)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Headless Debian Chromium through Playwright's sync API."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing (.ci/run installs Debian chromium)")
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser, streamlit_server: str) -> Iterator[object]:
+    """A fresh browser context (own session) at 1400x900, pointed at the server."""
+    ctx = browser.new_context(viewport=VIEWPORT, base_url=streamlit_server)
+    pg = ctx.new_page()
+    pg.set_default_timeout(SCRIPT_TIMEOUT_MS)
+    try:
+        yield pg
+    finally:
+        ctx.close()
+
+
+def _wait_idle(page, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
+    """Wait until the script run finished (and stayed finished for a moment: no rerun queued)."""
+    sel = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+    for _ in range(3):
+        page.wait_for_selector(sel, state="attached", timeout=timeout_ms)
+        page.wait_for_timeout(400)
+        if page.locator(sel).count() == 1:
+            return
+    page.wait_for_selector(sel, state="attached", timeout=timeout_ms)
+
+
+def _assert_no_exception(page) -> None:
+    exc = page.locator('[data-testid="stException"]')
+    if exc.count():
+        raise AssertionError("the page shows an exception:\n" + exc.first.inner_text()[:3000])
+
+
+def _open_page(page, url_path: str = "/", timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
+    """Open ``url_path`` (e.g. ``"/"``, ``"/breakdown?fact=F1"``), wait for the run, assert no exception."""
+    page.goto(url_path if url_path.startswith("/") else "/" + url_path)
+    _wait_idle(page, timeout_ms)
+    _assert_no_exception(page)
+
+
+def _screenshot(page, name: str, *, full_page: bool = True, max_height: int = 6000) -> Path:
+    """Save ``screenshots/<name>.png`` and return its path.
+
+    Streamlit scrolls inside its main container, not the document, so a "full page" shot grows the
+    viewport to the content height (capped at ``max_height``) for the shot, then restores it.
+    """
+    SCREENSHOTS.mkdir(exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    size = page.viewport_size
+    if full_page and size:
+        height = page.evaluate("""() => Math.max(...[...document.querySelectorAll(
+            '[data-testid="stMain"], [data-testid="stSidebarContent"]')].map(e => e.scrollHeight), 0)""")
+        if height > size["height"]:
+            page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, max_height)})
+            page.wait_for_timeout(500)
+    try:
+        page.screenshot(path=str(path))
+    finally:
+        if size:
+            page.set_viewport_size(size)
+    return path
+
+
+# ---- the helpers as fixtures (test modules cannot import a conftest reliably) ---------------------
+@pytest.fixture(scope="session")
+def open_page():
+    """``open_page(page, url_path)``: go, wait for the script run to finish, assert no exception."""
+    return _open_page
+
+
+@pytest.fixture(scope="session")
+def wait_idle():
+    """``wait_idle(page)``: wait until the script run finished (after a click or an edit)."""
+    return _wait_idle
+
+
+@pytest.fixture(scope="session")
+def assert_no_exception():
+    """``assert_no_exception(page)``: fail with the exception text if the page shows one."""
+    return _assert_no_exception
+
+
+@pytest.fixture(scope="session")
+def screenshot():
+    """``screenshot(page, name)``: write ``screenshots/<name>.png``, return its path."""
+    return _screenshot

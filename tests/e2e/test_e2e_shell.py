@@ -1,0 +1,31 @@
+"""The app shell in a real browser: it starts, shows the CKF summary, the sidebar and no exception."""
+from __future__ import annotations
+
+import re
+
+
+def test_home_shows_ckf_summary(page, open_page, screenshot):
+    open_page(page, "/")
+    main = page.locator('[data-testid="stMain"]')
+    assert "Knowledge base:" in main.inner_text()
+    assert "Facts by source type and status" in main.inner_text()
+    assert "Embedding state: ready" in main.inner_text()
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    assert "Knowledge base (CKF)" in sidebar.inner_text()
+    assert "Operator name" in sidebar.inner_text()
+    screenshot(page, "shell_home")
+
+
+def test_deep_link_restores_config_and_writes_url(page, open_page, wait_idle, assert_no_exception, screenshot):
+    open_page(page, "/?cfg.token_budget=1000")
+    assert "token_budget=1000" in page.url or "cfg.token_budget=1000" in page.url
+    page.get_by_text("Configuration", exact=True).click()
+    wait_idle(page)
+    box = page.get_by_role("spinbutton", name="token_budget *")
+    assert box.input_value() == "1000"
+    box.fill("1500")
+    box.press("Enter")
+    wait_idle(page)
+    assert_no_exception(page)
+    page.wait_for_url(re.compile(r".*cfg\.token_budget=1500.*"), timeout=10_000)
+    screenshot(page, "shell_config", full_page=False)

@@ -1,0 +1,339 @@
+"""The app shell (issue 2): app.py + shared sidebar + home page, driven by Streamlit's AppTest.
+
+Uses the synthetic samples folder of tests/conftest.py (24 facts with their own 8-d embeddings,
+model "test-model"; scenario "demo.json"), so no embedding model is loaded.
+"""
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as hst
+from streamlit.testing.v1 import AppTest
+
+from crp_core.config import CRPConfig, SCALAR_KEYS
+from crp_ui import render, sidebar
+
+REPO = Path(__file__).resolve().parent.parent
+APP = str(REPO / "app.py")
+HOME = str(REPO / "pages" / "home.py")
+TIMEOUT = 60
+
+
+def _app(page: str | None = None, **query) -> AppTest:
+    """Run app.py (with URL ``query``); ``page`` (e.g. "pages/home.py") is switched to afterwards."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update(query)
+    at.run()
+    if page is not None:
+        _ok(at)
+        at.switch_page(page).run()
+    return at
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def _widget(elements, label: str):
+    hits = [w for w in elements if w.label == label]
+    assert len(hits) == 1, (label, [w.label for w in elements])
+    return hits[0]
+
+
+def _jsonl(rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+# ---- the shell runs and shows the CKF summary ---------------------------------------------------
+def test_app_runs_on_the_sample_and_shows_the_summary(ui_env):
+    at = _app("pages/home.py")
+    _ok(at)
+    metrics = {m.label: m.value for m in at.metric}
+    # 24 facts; status cycle puts DELETED at i % 6 == 5 -> i = 5, 11, 17, 23: 4 not retrievable
+    assert metrics["facts"] == "24"
+    assert metrics["retrievable"] == "20"
+    assert any("Embedding state: ready. 24 vectors of dimension 8" in s.value for s in at.success)
+    assert "Knowledge base (CKF)" in [h.value for h in at.sidebar.subheader]
+    kb = at.session_state["crp.kb"]
+    assert len(kb) == 24 and at.session_state["crp.ckf_sample"] == "knowledge_base.jsonl"
+    # the first bundled scenario is active, and the URL names it (the default CKF is not repeated)
+    assert at.session_state["crp.scenario_name"] == "demo.json"
+    assert at.query_params == {"scenario": "demo.json"}
+
+
+def test_sidebar_has_every_editor_widget(ui_env):
+    at = _app()
+    _ok(at)
+    sb = at.sidebar
+    assert _widget(sb.selectbox, "Bundled sample").value == "knowledge_base.jsonl"
+    assert _widget(sb.selectbox, "Bundled scenario").value == "demo.json"
+    assert _widget(sb.toggle, "Lenient loading (skip bad facts, list them)").value is False
+    assert _widget(sb.text_input, "Operator name").value == ""
+    assert _widget(sb.text_area, "Query").value == "Which ports are used?"
+    assert _widget(sb.date_input, "now (time travel)").value.isoformat() == "2025-10-01"
+    assert _widget(sb.number_input, "fan-out width").value == 0
+    assert len(sb.get("file_uploader")) == 3  # CKF, scenario, config TOML
+    # one widget per scalar config key, labelled with * when the default is the project's
+    labels = {w.label for w in list(sb.number_input) + list(sb.toggle)}
+    for key in SCALAR_KEYS:
+        assert sidebar.config_label(key) in labels, key
+    assert "token_budget *" in labels and "cdr_min_relevance" in labels  # project vs spec default
+    # sub-query editor, prior-output editor, source-type tables
+    assert len(sb.get("dataframe")) == 3
+    assert {b.label for b in sb.button} >= {"Reset to defaults"}
+
+
+def test_home_page_alone_runs(ui_env):
+    at = AppTest.from_file(HOME, default_timeout=TIMEOUT).run()
+    _ok(at)
+    assert {m.label: m.value for m in at.metric}["facts"] == "24"
+
+
+def test_facts_by_type_and_status_counts(ui_env):
+    spec = importlib.util.spec_from_file_location("home_page_under_test", HOME)
+    # the table helper is pure; import the page module without running its Streamlit main()
+    src = Path(HOME).read_text().replace("\nmain()\n", "\n")
+    mod = importlib.util.module_from_spec(spec)
+    exec(compile(src, HOME, "exec"), mod.__dict__)
+    from crp_core.ckf import load_ckf
+
+    kb = load_ckf(str(ui_env / "knowledge_base.jsonl"))
+    t = mod.facts_by_type_and_status(kb)
+    # source cycle of 6 and status cycle of 6 line up: type i%6 always has status i%6, 4 facts each
+    assert t.loc["official_documentation", "ACTIVE"] == 4
+    assert t.loc["regulatory", "STALE"] == 4 and t.loc["regulatory", "ACTIVE"] == 0
+    assert t.loc["internal", "DELETED"] == 4
+    assert t.loc["total", "total"] == 24 and t.loc["total", "DELETED"] == 4
+    assert list(t.columns) == ["ACTIVE", "STALE", "DELETED", "QUARANTINED", "total"]
+
+
+# ---- config editor: state + URL ----------------------------------------------------------------------
+def test_changing_a_config_value_updates_state_and_url(ui_env):
+    at = _app()
+    _widget(at.sidebar.number_input, "cdr_min_relevance").set_value(0.6).run()
+    _ok(at)
+    assert at.session_state["crp.config"].cdr_min_relevance == 0.6
+    assert at.query_params["cfg.cdr_min_relevance"] == "0.6"
+    _widget(at.sidebar.toggle, "graph_retrieval").set_value(False).run()
+    assert at.session_state["crp.config"].graph_retrieval is False
+    assert at.query_params["cfg.graph_retrieval"] == "false"
+    # reset: back to the defaults, and the cfg.* parameters leave the URL
+    _widget(at.sidebar.button, "Reset to defaults").click().run()
+    _ok(at)
+    assert at.session_state["crp.config"] == CRPConfig()
+    assert not any(k.startswith("cfg.") for k in at.query_params)
+
+
+def test_invalid_config_value_is_refused_and_config_kept(ui_env):
+    at = _app()
+    _widget(at.sidebar.number_input, "fresh_fraction").set_value(1.5).run()
+    _ok(at)
+    assert at.session_state["crp.config"].fresh_fraction == 0.5
+    assert any("fresh\\_fraction" in e.value and "kept" in e.value for e in at.sidebar.error)
+    assert _widget(at.sidebar.number_input, "fresh_fraction").value == 0.5  # widget rebuilt
+
+
+def test_deep_link_reproduces_the_view(ui_env):
+    at = _app(**{"cfg.token_budget": "1000", "cfg.ttl_days.news": "none", "fact": "f003",
+                 "ckf": "second.jsonl", "now": "2025-12-24"})
+    _ok(at)
+    c = at.session_state["crp.config"]
+    assert c.token_budget == 1000 and c.ttl_days.news is None
+    assert at.session_state["crp.selected_fact"] == "f003"
+    assert len(at.session_state["crp.kb"]) == 9
+    assert at.session_state["crp.scenario"].now.isoformat() == "2025-12-24T00:00:00+00:00"
+    assert _widget(at.sidebar.number_input, "token_budget *").value == 1000
+    assert at.query_params == {"ckf": "second.jsonl", "scenario": "demo.json", "now": "2025-12-24",
+                               "cfg.token_budget": "1000", "cfg.ttl_days.news": "none", "fact": "f003"}
+
+
+def test_bad_link_parameters_warn_and_are_ignored(ui_env):
+    at = _app(**{"cfg.nope": "1", "cfg.candidate_k": "many", "ckf": "missing.jsonl"})
+    _ok(at)
+    warnings = " ".join(w.value for w in at.sidebar.warning)
+    assert "nope" in warnings and "candidate\\_k" in warnings and "missing" in warnings
+    assert at.session_state["crp.config"] == CRPConfig()
+    assert len(at.session_state["crp.kb"]) == 24  # fell back to the default sample
+
+
+def test_config_toml_upload_good_and_bad(ui_env):
+    at = _app()
+    up = at.sidebar.get("file_uploader")[2]
+    up.upload("bad.toml", b"token_budget = [", "application/toml")
+    at.run()
+    _ok(at)
+    assert at.session_state["crp.config"] == CRPConfig()
+    assert any("not valid TOML" in e.value for e in at.sidebar.error)
+    up = at.sidebar.get("file_uploader")[2]
+    up.set_value(("good.toml", CRPConfig(token_budget=512, backfill=False).to_toml().encode(),
+                  "application/toml"))
+    at.run()
+    _ok(at)
+    assert at.session_state["crp.config"].token_budget == 512
+    assert at.session_state["crp.config"].backfill is False
+    assert at.query_params["cfg.token_budget"] == "512"
+
+
+# ---- CKF picker -------------------------------------------------------------------------------------------
+def test_switching_sample_and_url(ui_env):
+    at = _app("pages/home.py")
+    _widget(at.sidebar.selectbox, "Bundled sample").set_value("second.jsonl").run()
+    _ok(at)
+    assert len(at.session_state["crp.kb"]) == 9
+    assert at.query_params["ckf"] == "second.jsonl"
+    assert {m.label: m.value for m in at.metric}["facts"] == "9"
+
+
+def test_refused_upload_keeps_the_previous_ckf(ui_env, make_ckf_rows):
+    at = _app()
+    rows = make_ckf_rows(n=4, seed=3)
+    rows[1]["content"] = ""  # line 2: empty content
+    rows[2]["source_type"] = "rumour"  # line 3: unknown source type
+    at.sidebar.get("file_uploader")[0].upload("bad.jsonl", _jsonl(rows), "application/json")
+    at.run()
+    _ok(at)
+    kb = at.session_state["crp.kb"]
+    assert len(kb) == 24 and at.session_state["crp.ckf_label"] == "knowledge_base.jsonl"
+    errors = " ".join(e.value for e in at.sidebar.error)
+    assert "line 2" in errors and "content" in errors
+    assert "line 3" in errors and "source\\_type" in errors.replace("`source_type`", "source\\_type")
+    assert "previously loaded CKF stays active" in errors
+    # lenient mode: the same file loads with exactly the two bad facts skipped
+    _widget(at.sidebar.toggle, "Lenient loading (skip bad facts, list them)").set_value(True).run()
+    _ok(at)
+    kb = at.session_state["crp.kb"]
+    assert [f.fact_id for f in kb.facts] == ["f000", "f003"]
+    assert at.session_state["crp.ckf_label"] == "bad.jsonl (uploaded)"
+    assert "ckf" not in at.query_params  # an upload cannot be linked
+
+
+def test_good_upload_replaces_and_oversize_upload_is_refused(ui_env, make_ckf_rows):
+    at = _app()
+    at.sidebar.get("file_uploader")[0].upload("five.jsonl", _jsonl(make_ckf_rows(n=5, seed=2)))
+    at.run()
+    _ok(at)
+    assert len(at.session_state["crp.kb"]) == 5
+    # shrink the limit below the next file's size: refused by size, the 5-fact CKF stays
+    _widget(at.sidebar.number_input, "ckf_max_bytes *").set_value(100).run()
+    at.sidebar.get("file_uploader")[0].set_value(("big.jsonl", _jsonl(make_ckf_rows(n=3)), "text/plain"))
+    at.run()
+    _ok(at)
+    assert len(at.session_state["crp.kb"]) == 5
+    assert any("ckf\\_max\\_bytes" in e.value or "ckf_max_bytes" in e.value for e in at.sidebar.error)
+
+
+# ---- scenario editor -------------------------------------------------------------------------------------
+def test_editing_query_and_time_travel(ui_env):
+    at = _app()
+    _widget(at.sidebar.text_area, "Query").input("Which metrics ports?").run()
+    _ok(at)
+    s = at.session_state["crp.scenario"]
+    assert s.query == "Which metrics ports?" and s.query_embedding is None  # text changed: embedding dropped
+    assert at.session_state["crp.scenario_edited"] is True
+    _widget(at.sidebar.date_input, "now (time travel)").set_value(
+        __import__("datetime").date(2024, 2, 29)).run()
+    _ok(at)
+    assert at.session_state["crp.scenario"].now.isoformat() == "2024-02-29T00:00:00+00:00"
+    assert at.query_params["now"] == "2024-02-29"
+
+
+def test_scenario_editor_dict_keeps_embeddings_of_unchanged_texts(ui_env):
+    import pandas as pd
+    from crp_core.scenario import load_scenario, scenario_to_dict
+
+    s = load_scenario(str(ui_env / "scenarios" / "demo.json"))
+    rows = sidebar._subquery_frame(s)
+    rows.loc[1, "text"] = "peer and raft ports"  # sq2 edited
+    rows.loc[2, "addressed"] = True  # sq3 addressed, depth and window left empty
+    rows.loc[3] = [None, None, None, False, None, None]  # a fresh empty row is ignored
+    prior = pd.DataFrame({"text": ["one", "", None]})
+    d = sidebar.scenario_dict_from_editors(scenario_to_dict(s), s, query=s.query, rows=rows, prior=prior,
+                                           fanout_width=3, now_date=None)
+    sqs = {q["id"]: q for q in d["sub_queries"]}
+    assert list(sqs) == ["sq1", "sq2", "sq3"]
+    assert "embedding" in sqs["sq1"] and "embedding" not in sqs["sq2"] and "embedding" in sqs["sq3"]
+    assert d["addressed"] == [{"id": "sq1", "depth_weight": 0.7, "window": 1},
+                              {"id": "sq3", "depth_weight": 1.0, "window": 1}]
+    assert d["prior_outputs"] == ["one"] and d["fanout_width"] == 3
+    assert d["query"]["embedding"] == list(s.query_embedding)  # query text unchanged: kept
+
+
+def test_table_edits_give_dotted_keys():
+    c = CRPConfig()
+    df = sidebar.tables_frame(c)
+    assert list(df["source_type"])[:2] == ["regulatory", "official_documentation"]
+    assert df.loc[df.source_type == "peer_reviewed", "project defaults *"].item() == "TTL (days), authority"
+    df.loc[df.source_type == "news", "TTL (days)"] = 60.0
+    df.loc[df.source_type == "web", "authority"] = 0.65
+    df.loc[df.source_type == "regulatory", "TTL (days)"] = float("nan")  # emptied: no expiry
+    assert sidebar.table_edits(c, df) == {"ttl_days.news": 60.0, "source_authority.web": 0.65,
+                                          "ttl_days.regulatory": "none"}
+    assert sidebar.table_edits(c, sidebar.tables_frame(c)) == {}
+
+
+def test_operator_name_is_kept(ui_env):
+    at = _app()
+    _widget(at.sidebar.text_input, "Operator name").input("ada").run()
+    _ok(at)
+    assert at.session_state["crp.operator"] == "ada"
+
+
+# ---- app.py page registration ---------------------------------------------------------------------------
+def _load_app_module():
+    spec = importlib.util.spec_from_file_location("crp_app_under_test", APP)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # __name__ is not __main__: main() does not run
+    return mod
+
+
+def test_available_pages_order(tmp_path):
+    app = _load_app_module()
+    (tmp_path / "pages").mkdir()
+    for name in ("home.py", "tuning.py", "graph.py"):
+        (tmp_path / "pages" / name).write_text("")
+    assert [p[0] for p in app.available_pages(tmp_path)] == ["home.py", "graph.py", "tuning.py"]
+    (tmp_path / "pages" / "overview.py").write_text("")
+    assert [p[0] for p in app.available_pages(tmp_path)] == ["overview.py", "graph.py", "tuning.py", "home.py"]
+
+
+# ---- escaping of untrusted text ---------------------------------------------------------------------------
+@settings(max_examples=300, deadline=None)
+@given(hst.text())
+def test_html_text_is_inert_and_lossless(text):
+    out = render.html_text(text)
+    assert "<" not in out.replace("<br>", "") and ">" not in out.replace("<br>", "")
+    assert "\n" not in out and "\r" not in out
+    # every character comes back (line breaks normalised to \n)
+    norm = text.replace("\r\n", "\n").replace("\r", "\n")
+    assert html.unescape(out.replace("<br>", "\n")) == norm
+
+
+@settings(max_examples=300, deadline=None)
+@given(hst.text())
+def test_md_escape_leaves_no_active_punctuation(text):
+    out = render.md_escape(text)
+    stripped = re.sub(r"\\[!-/:-@\[-`{-~]", "", out)  # drop every escaped pair
+    assert not re.search(r"[!-/:-@\[-`{-~]", stripped)
+
+
+def test_fact_card_escapes_content():
+    from crp_core.model import Fact
+
+    f = Fact("F<1>", "<script>alert(1)</script>\n\n![x](http://e/x.png) $x$", source_type="web")
+    out = render.fact_card_html(f)
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert "![x](" not in out and "\n" not in out and "$x$" not in out
+    assert "F&lt;1&gt;" in out
+
+
+def test_problems_list_names_line_and_field():
+    from crp_core.errors import Problem
+
+    text = render.problems_list([Problem(3, "ttl", "not a duration: 'P3X'", "f9"), Problem(0, "file", "empty")])
+    assert text.splitlines() == ["- **line 3**, field `ttl` (fact f9): not a duration\\: \\'P3X\\'",
+                                 "- **file**, field `file`: empty"]
