@@ -201,3 +201,28 @@ def test_edges_among_rows():
     i, j, w = g.edges(np.array([1, 2, 4]))
     assert list(zip(i.tolist(), j.tolist())) == [(1, 2)]
     assert g.has_edges(np.array([0, 0]), np.array([1, 2])).tolist() == [True, False]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 12), edge_min=st.floats(-0.2, 0.95),
+       dead=st.floats(0.0, 0.6))
+def test_graph_invariants(seed, k, edge_min, dead):
+    rng = np.random.default_rng(seed)
+    n = 80
+    statuses = {i: ("DELETED" if i % 2 else "QUARANTINED") for i in np.flatnonzero(rng.random(n) < dead)}
+    c = Corpus.from_vectors(kb_of(n, statuses), clustered(n, d=8, clusters=3, seed=seed))
+    g = c.graph(CRPConfig(graph_k=k, graph_edge_min=edge_min))
+    m = g.matrix
+    assert (m != m.T).nnz == 0 and m.diagonal().sum() == 0
+    i, j, w = g.edges()
+    assert (w >= np.float32(edge_min)).all()
+    assert c.retrievable[i].all() and c.retrievable[j].all()
+    # exactly the listed pairs at or above the threshold, symmetrised
+    t = c.neighbours(k)
+    want = set()
+    for a in range(n):
+        for b, s in zip(t.ids[a].tolist(), t.sims[a].tolist()):
+            if b >= 0 and s >= np.float32(edge_min):
+                want.add((min(a, b), max(a, b)))
+    assert set(zip(i.tolist(), j.tolist())) == want
+    assert g.n_edges == len(want)
