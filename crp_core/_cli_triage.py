@@ -15,13 +15,12 @@ import argparse
 import json
 import os
 import sys
-from collections import Counter
 from typing import Any
 
-from .ckf import load_ckf, write_ckf
+from .ckf import load_ckf
 from .config import STATUSES
 from .errors import CRPError
-from .triage import (DB_PATH_ENV, KINDS, Decision, DecisionStore, apply_to_kb, default_db_path, export_csv,
+from .triage import (DB_PATH_ENV, KINDS, Decision, DecisionStore, default_db_path, export_cleaned_ckf, export_csv,
                      export_json, pair_key)
 
 
@@ -83,16 +82,12 @@ def _export(args: argparse.Namespace) -> int:
     kb = load_ckf(args.ckf, lenient=args.lenient)
     with DecisionStore(db, create=False, readonly=True) as store:
         decisions = store.current()
-    cleaned = apply_to_kb(kb, decisions)
-    write_ckf(cleaned, args.out)
-    changed = Counter(f2.status for f1, f2 in zip(kb.facts, cleaned.facts) if f1.status != f2.status)
-    applied = sum(1 for f in decisions.statuses if kb.get(f) is not None)
-    parts = ", ".join(f"{n} {s}" for s, n in sorted(changed.items())) or "no status changed"
-    print(f"wrote {args.out}: {len(cleaned)} facts; {applied} operator status(es) applied ({parts})")
-    unknown = decisions.unknown_facts(kb)
-    if unknown:
-        shown = ", ".join(unknown[:10]) + (", ..." if len(unknown) > 10 else "")
-        print(f"warning: {len(unknown)} fact id(s) named by decisions are not in {args.ckf}: {shown}",
+    done = export_cleaned_ckf(kb, decisions, args.out)
+    parts = ", ".join(f"{n} {s}" for s, n in done.changed.items()) or "no status changed"
+    print(f"wrote {done.path}: {done.n_facts} facts; {done.applied} operator status(es) applied ({parts})")
+    if done.unknown_facts:
+        shown = ", ".join(done.unknown_facts[:10]) + (", ..." if len(done.unknown_facts) > 10 else "")
+        print(f"warning: {len(done.unknown_facts)} fact id(s) named by decisions are not in {args.ckf}: {shown}",
               file=sys.stderr)
     if kb.skipped:
         print(f"warning: {len(kb.skipped)} bad fact(s) of {args.ckf} were skipped (--lenient) and are not "

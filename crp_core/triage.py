@@ -38,7 +38,7 @@ __all__ = [
     "APPLICATION_ID", "SCHEMA_VERSION", "KINDS", "PAIR_KINDS", "MARKABLE_STATUSES", "DEFAULT_BUSY_TIMEOUT_S",
     "DB_PATH_ENV", "TriageStoreError", "DecisionError", "Decision", "DecisionSet", "DecisionStore",
     "pair_key", "split_pair_key", "validate_decision", "apply_to_kb", "apply_to_corpus", "default_db_path",
-    "export_json", "export_csv",
+    "export_json", "export_csv", "export_cleaned_ckf", "CleanedExport",
 ]
 
 #: ``PRAGMA application_id`` of a crp-inspect triage database: the bytes "CRPT" (0x43525054)
@@ -346,6 +346,33 @@ def apply_to_corpus(corpus: Any, decision_set: DecisionSet) -> Any:
     return corpus.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
 
 
+@dataclass(frozen=True)
+class CleanedExport:
+    """What :func:`export_cleaned_ckf` wrote."""
+
+    path: str
+    n_facts: int
+    applied: int  # operator statuses that name a fact of the CKF
+    changed: Mapping[str, int]  # new status -> number of facts whose status actually changed
+    unknown_facts: tuple[str, ...]  # ids named by decisions in force that the CKF does not hold
+
+
+def export_cleaned_ckf(kb: KnowledgeBase, decision_set: DecisionSet, path: str | os.PathLike[str]) -> CleanedExport:
+    """Write ``kb`` with the statuses applied, in the format of ``path`` (``crp_core.ckf.write_ckf``)."""
+    from .ckf import write_ckf
+
+    cleaned = apply_to_kb(kb, decision_set)
+    written = write_ckf(cleaned, path)
+    changed: dict[str, int] = {}
+    for before, after in zip(kb.facts, cleaned.facts):
+        if before.status != after.status:
+            changed[after.status] = changed.get(after.status, 0) + 1
+    return CleanedExport(path=written, n_facts=len(cleaned),
+                         applied=sum(1 for f in decision_set.statuses if kb.get(f) is not None),
+                         changed=MappingProxyType(dict(sorted(changed.items()))),
+                         unknown_facts=decision_set.unknown_facts(kb))
+
+
 def default_db_path() -> str | None:
     """The database file named by ``$CRP_INSPECT_TRIAGE_DB``, or None."""
     v = os.environ.get(DB_PATH_ENV, "").strip()
@@ -429,16 +456,26 @@ class DecisionStore:
             raise TriageStoreError(
                 f"{p}: not an SQLite database (bad file header): corrupt, or some other kind of file; "
                 "refusing to open or overwrite it")
-        try:
-            # no WAL file: nothing to recover, read the main file as immutable (creates no -shm/-wal)
-            con = self._connect_ro(immutable=not os.path.exists(p + "-wal"))
+        # no WAL file: nothing to recover, read the main file as immutable (creates no -shm/-wal).
+        # If that read fails while a WAL file has appeared meanwhile (another process is creating
+        # the database right now), read it again through the WAL.
+        immutable = not os.path.exists(p + "-wal")
+        while True:
             try:
-                app_id, version, names, check = self._read_identity(con, quick_check=True)
-            finally:
-                con.close()
-        except sqlite3.DatabaseError as exc:
-            raise TriageStoreError(f"{p}: unreadable SQLite database ({exc}); corrupt? refusing to "
-                                   "modify it") from None
+                con = self._connect_ro(immutable=immutable)
+                try:
+                    app_id, version, names, check = self._read_identity(con, quick_check=True)
+                finally:
+                    con.close()
+                break
+            except sqlite3.DatabaseError as exc:
+                if immutable and os.path.exists(p + "-wal"):
+                    immutable = False
+                    continue
+                raise TriageStoreError(f"{p}: unreadable SQLite database ({exc}); corrupt? refusing to "
+                                       "modify it") from None
+        if immutable and check is not None and check != "ok" and os.path.exists(p + "-wal"):
+            return self._inspect(create=create)  # same race, seen by the integrity check
         return self._classify(app_id, version, names, check, create=create)
 
     def _classify(self, app_id: int, version: int, names: list[str], check: str | None, *,
@@ -504,6 +541,8 @@ class DecisionStore:
                     raise TriageStoreError(f"{self.path}: cannot switch to WAL journal mode (got {mode!r}); "
                                            "is the file on a network file system?")
             con.execute("PRAGMA synchronous = FULL")
+            if not new:
+                return con  # classified read-only as ours: no write lock needed to open it
             con.execute("BEGIN IMMEDIATE")
             try:
                 # re-check under the write lock: another process may have initialised it meanwhile

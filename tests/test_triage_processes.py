@@ -150,3 +150,36 @@ def test_reader_process_sees_commits_of_a_live_writer(tmp_path):
         w.kill()
         w.wait(timeout=30)
         reader_store.close()
+
+
+OPENER = r"""
+import os, sys, time
+from crp_core.triage import Decision, DecisionStore
+db, name, go = sys.argv[1], sys.argv[2], sys.argv[3]
+print("ready", flush=True)
+deadline = time.monotonic() + 120
+while not os.path.exists(go):
+    if time.monotonic() > deadline:
+        sys.exit("GO file never appeared")
+    time.sleep(0.0005)
+with DecisionStore(db) as s:
+    print(s.record(Decision.dismiss(name, "zz", operator=name)).id, flush=True)
+"""
+
+
+def test_processes_creating_the_same_new_database_at_once_initialise_it_once(tmp_path):
+    db = str(tmp_path / "fresh.sqlite")
+    go = str(tmp_path / "GO")
+    procs = [_spawn(OPENER, db, f"p{i}", go) for i in range(4)]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+    Path(go).touch()
+    ids = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        ids.append(int(out.strip()))
+    assert sorted(ids) == [1, 2, 3, 4]
+    with DecisionStore(db, create=False) as s:
+        assert s._conn().execute("SELECT count(*) FROM crp_triage_schema").fetchone()[0] == 1
+        assert sorted(d.operator for d in s.all()) == ["p0", "p1", "p2", "p3"]

@@ -442,3 +442,37 @@ def test_apply_to_kb_sets_statuses_and_leaves_the_rest(store):
     assert not out.get("F1").retrievable
     assert cur.unknown_facts(kb) == ("GONE",)
     assert apply_to_kb(kb, DecisionSet.empty()) is kb
+
+
+def test_a_writer_blocked_past_busy_timeout_gets_a_clear_error_and_nothing_is_written(tmp_path):
+    path = tmp_path / "d.sqlite"
+    DecisionStore(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
+    try:
+        with DecisionStore(path, busy_timeout=0.05) as waiting:  # opening needs no lock
+            assert len(waiting) == 0  # WAL: reading is not blocked by the writer
+            with pytest.raises(TriageStoreError, match="locked by another writer for more than 0.05 s"):
+                waiting.record(Decision.dismiss("A", "B", operator="ann"))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with DecisionStore(path) as s:
+        assert len(s) == 0
+        s.record(Decision.dismiss("A", "B", operator="ann"))  # the lock is free again
+        assert len(s) == 1
+
+
+def test_export_cleaned_ckf_summary(tmp_path):
+    from crp_core.ckf import load_ckf
+    from crp_core.triage import export_cleaned_ckf
+
+    kb = KnowledgeBase(facts=(Fact("F1", "a"), Fact("F2", "b", status="STALE"), Fact("F3", "c")), fmt="jsonl")
+    ds = DecisionSet.from_decisions([
+        Decision.mark_status("F1", "F2", fact="F1", status="QUARANTINED", operator="x"),
+        Decision.mark_status("F1", "F2", fact="F2", status="STALE", operator="x"),  # already STALE: no change
+        Decision.mark_status("F3", "NOPE", fact="NOPE", status="DELETED", operator="x"),
+    ])
+    done = export_cleaned_ckf(kb, ds, tmp_path / "out.jsonl")
+    assert (done.n_facts, done.applied, dict(done.changed), done.unknown_facts) == (3, 2, {"QUARANTINED": 1}, ("NOPE",))
+    assert [f.status for f in load_ckf(done.path).facts] == ["QUARANTINED", "STALE", "ACTIVE"]
