@@ -459,6 +459,10 @@ def query_params_for_state() -> dict[str, str]:
     return out
 
 
+#: URL parameters owned by a page (e.g. the Fan-out stepper's ``step``): the shell never deletes them
+PAGE_PARAMS: frozenset[str] = frozenset({"step"})
+
+
 def sync_query_params() -> None:
     """Write the state into ``st.query_params`` (only the keys that changed)."""
     want = query_params_for_state()
@@ -467,7 +471,7 @@ def sync_query_params() -> None:
     if current == want:
         return
     for k in list(current):
-        if k not in want:
+        if k not in want and k not in PAGE_PARAMS:
             del qp[k]
     for k, v in want.items():
         if current.get(k) != v:
