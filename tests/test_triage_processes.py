@@ -183,3 +183,46 @@ def test_processes_creating_the_same_new_database_at_once_initialise_it_once(tmp
     with DecisionStore(db, create=False) as s:
         assert s._conn().execute("SELECT count(*) FROM crp_triage_schema").fetchone()[0] == 1
         assert sorted(d.operator for d in s.all()) == ["p0", "p1", "p2", "p3"]
+
+
+#: records 5 decisions, then is stopped inside a transaction: either inside ``record`` (its clock,
+#: called after BEGIN IMMEDIATE, blocks) or after an uncommitted INSERT; prints "in-txn" and waits
+STUCK = r"""
+import sys, time
+from datetime import datetime, timezone
+from crp_core.triage import Decision, DecisionStore
+db, where = sys.argv[1], sys.argv[2]
+calls = []
+def clock():
+    calls.append(1)
+    if where == "clock" and len(calls) > 5:
+        print("in-txn", flush=True)
+        time.sleep(600)
+    return datetime.now(timezone.utc)
+s = DecisionStore(db, clock=clock)
+for i in range(5):
+    print(s.record(Decision.dismiss(f"ok-{i}", "zz", operator="stuck")).id, flush=True)
+if where == "insert":
+    con = s._conn()
+    con.execute("BEGIN IMMEDIATE")
+    con.execute("INSERT INTO decisions (pair_key, fact_a, fact_b, kind, operator, decided_at) "
+                "VALUES ('lost|zz', 'lost', 'zz', 'dismiss', 'stuck', 'now')")
+    print("in-txn", flush=True)
+    time.sleep(600)
+s.record(Decision.dismiss("lost", "zz", operator="stuck"))
+"""
+
+
+@pytest.mark.parametrize("where", ["clock", "insert"])
+def test_writer_killed_inside_an_open_transaction(tmp_path, where):
+    db = str(tmp_path / "d.sqlite")
+    DecisionStore(db).close()
+    w = _spawn(STUCK, db, where)
+    lines = [w.stdout.readline().strip() for _ in range(6)]
+    assert lines == ["1", "2", "3", "4", "5", "in-txn"], w.stderr.read() if w.poll() is not None else lines
+    os.kill(w.pid, signal.SIGKILL)  # holding the write lock, transaction open
+    w.wait(timeout=30)
+    with DecisionStore(db, create=False, busy_timeout=5.0) as s:
+        assert s.integrity_check() == "ok"
+        assert [(d.id, d.fact_a) for d in s.all()] == [(i + 1, f"ok-{i}") for i in range(5)]  # 'lost' is gone
+        assert s.record(Decision.dismiss("after", "zz", operator="ann")).id == 6  # the lock died with it
