@@ -292,7 +292,7 @@ class DecisionSet:
 
     @classmethod
     def from_decisions(cls, decisions: Iterable[Decision]) -> "DecisionSet":
-        """Fold an audit log (in recording order) into the decisions in force."""
+        """Fold an audit log (in recording order) into the decisions in force (DecisionError on a bad one)."""
         statuses: dict[str, str] = {}
         status_decisions: dict[str, Decision] = {}
         pairs: dict[str, Mapping[str, str | None]] = {}
@@ -300,10 +300,11 @@ class DecisionSet:
         n = 0
         for d in decisions:
             n += 1
+            d = validate_decision(d)  # a hand-built log gets the same checks as the store
             key = d.pair_key
             latest[key] = d
             if d.kind == "mark_status":
-                assert d.target_fact is not None and d.new_status is not None
+                assert d.target_fact is not None and d.new_status is not None  # validated
                 statuses[d.target_fact] = d.new_status
                 status_decisions[d.target_fact] = d
             else:

@@ -476,3 +476,8 @@ def test_export_cleaned_ckf_summary(tmp_path):
     done = export_cleaned_ckf(kb, ds, tmp_path / "out.jsonl")
     assert (done.n_facts, done.applied, dict(done.changed), done.unknown_facts) == (3, 2, {"QUARANTINED": 1}, ("NOPE",))
     assert [f.status for f in load_ckf(done.path).facts] == ["QUARANTINED", "STALE", "ACTIVE"]
+
+
+def test_decision_set_from_a_hand_built_log_validates_it():
+    with pytest.raises(DecisionError, match="field 'new_status'"):
+        DecisionSet.from_decisions([Decision.new("A", "B", "mark_status", "x", target_fact="A")])
