@@ -206,7 +206,7 @@ def score_histogram(frame: pd.DataFrame, column: str, *, threshold: float | None
         sub = frame.loc[frame[colour_by] == g, column].dropna()
         if len(sub) == 0:
             continue
-        fig.add_trace(go.Histogram(x=sub, name=esc(g), marker_color=OUTCOME_COLOURS.get(g),
+        fig.add_trace(go.Histogram(x=sub.tolist(), name=esc(g), marker_color=OUTCOME_COLOURS.get(g),
                                    xbins=dict(start=lo, end=hi + size, size=size),
                                    hovertemplate=f"{esc(g)}: %{{y}} facts in %{{x}}<extra></extra>"))
     if threshold is not None:
