@@ -179,10 +179,10 @@ fact(OFF, "2026-06-15", "Restoring an etcd snapshot creates fresh data directori
      src="etcd-docs-v3.5", label=L)
 fact(OFF, "2026-06-15", "etcdutl snapshot status prints a snapshot's hash, revision, total key count and size, which is a quick integrity check before a restore.",
      src="etcd-docs-v3.5", label=L)
-fact(INT, "2026-03-04", "The atlas-prod backup job takes an etcd snapshot every 30 minutes and uploads it to the ops-backups bucket.",
-     key="atlas_snapshot_30", imp=0.7, ttl="P1Y", ingested="2026-03-05", src="wiki/platform/atlas-prod/backups", label=L)
-fact(INT, "2026-03-04", "The atlas-prod backup job takes an etcd snapshot every 60 minutes and uploads it to the ops-backups bucket.",
-     key="atlas_snapshot_60", imp=0.7, ttl="P1Y", ingested="2026-03-05", src="wiki/platform/atlas-prod/backups-old", label=L)
+fact(INT, "2026-03-04T10:00:00Z", "The atlas-prod backup job takes an etcd snapshot every 30 minutes and uploads it to the ops-backups bucket.",
+     key="atlas_snapshot_30", imp=0.7, ttl="P1Y", ingested="2026-03-05T08:00:00Z", src="wiki/platform/atlas-prod/backups", label=L)
+fact(INT, "2026-03-04T10:00:00Z", "The atlas-prod backup job takes an etcd snapshot every 60 minutes and uploads it to the ops-backups bucket.",
+     key="atlas_snapshot_60", imp=0.7, ttl="P1Y", ingested="2026-03-05T08:00:00Z", src="wiki/platform/atlas-prod/backups-old", label=L)
 fact(INT, "2026-03-04", "atlas-prod etcd snapshots are kept for 14 days in the ops-backups bucket before a lifecycle rule deletes them.",
      label=L)
 fact(OFF, "2026-05-12", "kubeadm upgrade apply writes a backup of the local etcd data and the static pod manifests under /etc/kubernetes/tmp.",
@@ -727,10 +727,10 @@ fact(INT, "2026-05-04", "HireSignal keeps inference logs for 12 months in the eu
 fact(INT, "2026-06-22", "Brightfield's support chatbot shows 'You are chatting with an AI assistant' before the first message to satisfy Article 50.", label=L)
 fact(INT, "2026-09-07", "Brightfield's AI inventory lists 14 AI systems: 2 classified as high-risk, 5 as limited-risk and the rest as minimal-risk.", label=L)
 fact(INT, "2026-04-13", "Recruiters using HireSignal must complete a two-hour AI literacy course before they get access to the ranking screen.", label=L)
-fact(USER, "2026-10-21", "Legal review outcome: a fundamental rights impact assessment is required for HireSignal before the next release.",
-     key="fria_yes", ingested="2026-10-22", label=L)
-fact(USER, "2026-10-21", "Legal review outcome: a fundamental rights impact assessment is not required for HireSignal before the next release.",
-     key="fria_no", ingested="2026-10-22", label=L)
+fact(USER, "2026-10-21T16:00:00Z", "Legal review outcome: a fundamental rights impact assessment is required for HireSignal before the next release.",
+     key="fria_yes", ingested="2026-10-22T08:00:00Z", label=L)
+fact(USER, "2026-10-21T16:00:00Z", "Legal review outcome: a fundamental rights impact assessment is not required for HireSignal before the next release.",
+     key="fria_no", ingested="2026-10-22T08:00:00Z", label=L)
 fact(USER, "2026-11-10", "I am preparing the AI Act readiness report for the board meeting in December 2026.", label=L)
 fact(USER, "2026-11-02", "We only use third-party general-purpose models through APIs and do not train foundation models ourselves.", label=L)
 fact(INT, "2025-06-30", "Brightfield's records of processing list HireSignal under the legitimate interests basis, reviewed every 12 months.", label=L)
@@ -816,9 +816,9 @@ fact(VS, "2022-03-07", "Lumen API v2 retried failed webhook deliveries for 24 ho
 fact(OFF, "2026-09-15", "Lumen API v4 sends thin webhook events that carry only the event type and object id; fetch the object to get its current state.", label=L)
 fact(OFF, "2026-09-15", "Webhook endpoints must answer with a 2xx status within 10 seconds, otherwise Lumen counts the delivery as failed.", label=L)
 fact(OFF, "2026-09-15", "Lumen does not guarantee webhook ordering, so consumers should compare the event created timestamp before applying updates.", label=L)
-fact(OFF, "2026-09-15", "The payment.succeeded event fires once a payment is captured, and payment.failed fires when the final attempt is declined.", label=L)
-fact(OFF, "2026-09-15", "The refund.updated event reports changes to a refund's status, including the move from pending to succeeded.", label=L)
-fact(OFF, "2026-09-15", "The dispute.created event arrives when a cardholder disputes a payment; the merchant has 7 days to submit evidence through the API.", label=L)
+fact(OFF, "2026-09-15", "Lumen sends the payment.succeeded webhook event once a payment is captured, and payment.failed when the final attempt is declined.", label=L)
+fact(OFF, "2026-09-15", "The refund.updated webhook event reports changes to a refund's status, including the move from pending to succeeded.", label=L)
+fact(OFF, "2026-09-15", "Lumen sends a dispute.created webhook event when a cardholder disputes a payment; the merchant has 7 days to submit evidence.", label=L)
 fact(COM, "2026-01-13", "Respond to Lumen webhooks fast and do the work on a queue, because slow handlers cause retries and duplicate processing.", label=L)
 fact(INT, "2026-08-24", "Our webhook receiver runs in the payments-gateway service and deduplicates events by event id in Redis for 7 days.", label=L)
 fact(OFF, "2026-09-15", "The Lumen CLI command lumen listen forwards sandbox webhook events to a local URL for testing.", label=L)
@@ -860,10 +860,10 @@ fact(OFF, "2026-09-15", "Every Lumen response carries a Request-Id header, and s
      key="request_id_a", label=L)
 fact(OFF, "2026-09-15", "Lumen closes API requests that run longer than 30 seconds and answers them with HTTP 504.", label=L)
 fact(COM, "2025-03-18", "Retry only on 429, 409 and 5xx responses; retrying a 402 card decline just annoys the cardholder's bank.", label=L)
-fact(INT, "2026-07-06", "The checkout service retries failed Lumen API calls 3 times with exponential backoff before showing an error page.",
-     key="retries_3", imp=0.7, ttl="P1Y", ingested="2026-07-07", src="wiki/payments-team/checkout", label=L)
-fact(INT, "2026-07-06", "The checkout service retries failed Lumen API calls 5 times with exponential backoff before showing an error page.",
-     key="retries_5", imp=0.7, ttl="P1Y", ingested="2026-07-07", src="wiki/payments-team/checkout-legacy", label=L)
+fact(INT, "2026-07-06T14:00:00Z", "The checkout service retries failed Lumen API calls 3 times with exponential backoff before showing an error page.",
+     key="retries_3", imp=0.7, ttl="P1Y", ingested="2026-07-07T08:00:00Z", src="wiki/payments-team/checkout", label=L)
+fact(INT, "2026-07-06T14:00:00Z", "The checkout service retries failed Lumen API calls 5 times with exponential backoff before showing an error page.",
+     key="retries_5", imp=0.7, ttl="P1Y", ingested="2026-07-07T08:00:00Z", src="wiki/payments-team/checkout-legacy", label=L)
 fact(WEB, "2023-11-20", "Treat every Lumen error code you do not recognise as retryable only if the HTTP status is 5xx.", label=L)
 
 L = "lumen-regions"
