@@ -37,6 +37,7 @@ def available_pages(root: Path = ROOT) -> list[tuple[str, str, str]]:
 
 def main() -> None:
     st.set_page_config(layout="wide", page_title="crp-inspect", page_icon=":material/manage_search:")
+    state.ensure_shell()  # leave Streamlit's legacy pages/-folder mode before navigating
     pages = [st.Page(str(ROOT / "pages" / f), title=title, icon=icon, url_path=Path(f).stem, default=(i == 0))
              for i, (f, title, icon) in enumerate(available_pages())]
     nav = st.navigation(pages)

@@ -103,6 +103,25 @@ def list_scenarios() -> list[str]:
                   if p.is_file() and p.suffix.lower() in SCENARIO_SUFFIXES and not p.name.startswith("."))
 
 
+# ---- the shell -------------------------------------------------------------------------------
+def ensure_shell() -> None:
+    """Make sure this run goes through ``app.py`` (navigation + shared sidebar).
+
+    Because the page files live in ``pages/``, Streamlit starts a fresh server in its legacy
+    folder mode: when a server's very first request is a deep link (``/graph``), it runs the page
+    file alone, and stays in that mode until ``st.navigation`` is called, which then never happens.
+    Every accessor below calls this: it leaves the folder mode and reruns, so the rerun executes
+    ``app.py`` (which picks the same page by its URL path).
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # pragma: no cover - internal API moved: nothing to fix
+        return
+    if getattr(PagesManager, "uses_pages_directory", None):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 # ---- generations -----------------------------------------------------------------------------
 def gen(area: str) -> int:
     """Widget generation of ``area``: part of widget keys, so a programmatic change rebuilds them."""
@@ -116,6 +135,8 @@ def bump(area: str) -> None:
 # ---- CKF ---------------------------------------------------------------------------------------
 def get_ckf() -> KnowledgeBase | None:
     """The active knowledge base (None until one loaded)."""
+    ensure_shell()
+    init_state()
     return st.session_state.get(K_KB)
 
 
@@ -202,6 +223,8 @@ def corpus_ready() -> bool:
 # ---- scenario --------------------------------------------------------------------------------
 def get_scenario() -> Scenario | None:
     """The scenario being inspected, with ``now`` always resolved (see :func:`get_now`)."""
+    ensure_shell()
+    init_state()
     s = st.session_state.get(K_SCENARIO)
     if s is None:
         return None
@@ -308,6 +331,8 @@ def update_scenario(d: Mapping[str, Any]) -> bool:
 # ---- config ------------------------------------------------------------------------------------
 def get_config() -> CRPConfig:
     """The effective config: base (defaults or loaded TOML) < scenario config < sidebar edits."""
+    ensure_shell()
+    init_state()
     c = st.session_state.get(K_CONFIG)
     if c is None:
         c = _recompute_config()
@@ -413,6 +438,8 @@ def get_result(*, decisions: Any = None, decisions_key: str = "") -> Any:
 
 # ---- selection, operator -----------------------------------------------------------------------
 def selected_fact() -> str | None:
+    ensure_shell()
+    init_state()
     return st.session_state.get(K_FACT)
 
 
@@ -529,6 +556,7 @@ def apply_query_params(params: Mapping[str, str]) -> list[str]:
 
 def init_state() -> None:
     """First run of a session: defaults, then the URL (or the default sample CKF and scenario)."""
+    ensure_shell()
     if st.session_state.get(K_INIT):
         return
     st.session_state[K_INIT] = True

@@ -13,6 +13,7 @@ to use another folder.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -71,14 +72,12 @@ def _healthy(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def streamlit_server(tmp_path_factory: pytest.TempPathFactory, e2e_sample_dir: Path) -> Iterator[str]:
-    """Start ``streamlit run app.py`` headless on a free port; yield its base URL."""
-    tmp = tmp_path_factory.mktemp("e2e")
+@contextlib.contextmanager
+def serve(sample_dir: Path, log_path: Path) -> Iterator[str]:
+    """Run ``streamlit run app.py`` headless on a free port for the block; yield its base URL."""
     port = _free_port()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               CRP_SAMPLE_DIR=str(e2e_sample_dir), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    log_path = tmp / "streamlit.log"
+               CRP_SAMPLE_DIR=str(sample_dir), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     log = open(log_path, "w", encoding="utf-8")
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
@@ -104,6 +103,20 @@ def streamlit_server(tmp_path_factory: pytest.TempPathFactory, e2e_sample_dir: P
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=15)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(tmp_path_factory: pytest.TempPathFactory, e2e_sample_dir: Path) -> Iterator[str]:
+    """One ``streamlit run app.py`` for the whole session; yields its base URL."""
+    with serve(e2e_sample_dir, tmp_path_factory.mktemp("e2e") / "streamlit.log") as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_server(tmp_path: Path, e2e_sample_dir: Path) -> Iterator[str]:
+    """A server of its own (for tests about a server's very first request)."""
+    with serve(e2e_sample_dir, tmp_path / "streamlit.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -4,8 +4,25 @@ from __future__ import annotations
 import re
 
 
+def test_first_request_deep_link_still_gets_the_shell(browser, fresh_server, open_page, screenshot):
+    """A fresh server whose first request is /home must run app.py (sidebar + navigation), not
+    Streamlit's legacy pages/-folder mode (which would list app.py itself as a page)."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900}, base_url=fresh_server)
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(240_000)
+        open_page(page, "/home")
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "Knowledge base (CKF)" in sidebar
+        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+        assert "Knowledge base" in nav and "app" not in nav.split()
+        assert "Knowledge base:" in page.locator('[data-testid="stMain"]').inner_text()
+    finally:
+        ctx.close()
+
+
 def test_home_shows_ckf_summary(page, open_page, screenshot):
-    open_page(page, "/")
+    open_page(page, "/home")
     main = page.locator('[data-testid="stMain"]')
     assert "Knowledge base:" in main.inner_text()
     assert "Facts by source type and status" in main.inner_text()
@@ -17,7 +34,7 @@ def test_home_shows_ckf_summary(page, open_page, screenshot):
 
 
 def test_deep_link_restores_config_and_writes_url(page, open_page, wait_idle, assert_no_exception, screenshot):
-    open_page(page, "/?cfg.token_budget=1000")
+    open_page(page, "/home?cfg.token_budget=1000")
     assert "token_budget=1000" in page.url or "cfg.token_budget=1000" in page.url
     page.get_by_text("Configuration", exact=True).click()
     wait_idle(page)
