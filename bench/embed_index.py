@@ -32,6 +32,7 @@ from crp_core.model import Fact, KnowledgeBase  # noqa: E402
 import make_synthetic_ckf as synth  # noqa: E402
 
 ROWS: list[tuple[str, str, str]] = []
+CACHE_DIR: str | None = None  # --cache-dir: keep the embedding cache between runs
 
 
 def row(what: str, value: str, note: str = "") -> None:
@@ -63,7 +64,7 @@ def bench_model(n_texts: int, tmp: str) -> None:
     _, t = timed(tk.count_tokens, texts)
     row(f"token counting ({n_texts} texts, tokenizer only)", f"{t:.2f} s",
         f"tokenizer loads: {tk.tokenizer_load_count}, model loads: {tk.load_count}")
-    cache_dir = os.path.join(tmp, "cache")
+    cache_dir = CACHE_DIR or os.path.join(tmp, "cache")
     kb = kb_from_lines(lines)
     e1 = MiniLMEmbedder()
     c1, t1 = timed(prepare_corpus, kb, embedder=e1, cache_dir=cache_dir)
@@ -172,17 +173,22 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--model-texts", type=int, default=10000)
     ap.add_argument("--skip-model", action="store_true")
+    ap.add_argument("--cache-dir", default=None, help="keep the embedding cache here (a second run is warm)")
     args = ap.parse_args(argv)
+    global CACHE_DIR
+    CACHE_DIR = args.cache_dir
     cfg = CRPConfig()
     tmp = tempfile.mkdtemp(prefix="crp-bench-")
     try:
         if not args.skip_model:
             bench_model(args.model_texts, tmp)
-        for i, n in enumerate(int(s) for s in args.sizes.split(",")):
+        for n in (int(s) for s in args.sizes.split(",") if s.strip()):
             bench_index(n, cfg, tmp, threads_compare=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"\nmachine: {os.cpu_count()} CPUs, hnswlib cosine, numpy {np.__version__}\n")
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    print(f"\nmachine: {os.cpu_count()} CPUs, load average at the end {load} (other jobs share the CPUs), "
+          f"hnswlib cosine, numpy {np.__version__}\n")
     print("| measure | value | note |\n|---|---|---|")
     for r in ROWS:
         print(f"| {r[0]} | {r[1]} | {r[2]} |")
