@@ -184,7 +184,7 @@ fact(INT, "2026-03-04T10:00:00Z", "The atlas-prod backup job takes an etcd snaps
 fact(INT, "2026-03-04T10:00:00Z", "The atlas-prod backup job takes an etcd snapshot every 60 minutes and uploads it to the ops-backups bucket.",
      key="atlas_snapshot_60", imp=0.7, ttl="P1Y", ingested="2026-03-05T08:00:00Z", src="wiki/platform/atlas-prod/backups-old", label=L)
 fact(INT, "2026-03-04", "atlas-prod etcd snapshots are kept for 14 days in the ops-backups bucket before a lifecycle rule deletes them.",
-     label=L)
+     key="snapshot_retention", label=L)
 fact(OFF, "2026-05-12", "kubeadm upgrade apply writes a backup of the local etcd data and the static pod manifests under /etc/kubernetes/tmp.",
      label=L)
 fact(COM, "2023-10-14", "Copying member/snap/db out of a live data directory does not give a consistent backup; take a snapshot through the API instead.",
@@ -510,7 +510,7 @@ L = "ai-act-high-risk"
 fact(REG, "2024-07-12", "Annex III high-risk areas include biometrics, critical infrastructure, education, employment, essential services, law enforcement, migration and justice.",
      loc="Annex III", label=L)
 fact(REG, "2024-07-12", "AI systems used to screen or filter job applications and to evaluate candidates are high-risk under Annex III point 4.",
-     loc="Annex III(4)", label=L)
+     loc="Annex III(4)", key="cv_screening_high_risk", label=L)
 fact(REG, "2024-07-12", "Providers of high-risk AI systems must run a risk management system across the whole lifecycle of the system.", loc="Article 9", label=L)
 fact(REG, "2024-07-12", "Training, validation and testing data for high-risk AI systems must be relevant, sufficiently representative and as free of errors as possible.",
      loc="Article 10", label=L)
@@ -782,9 +782,9 @@ fact(OFF, "2026-09-15", "On Lumen API v4 the rate limiter permits short bursts o
      key="burst_3x", loc="guides/rate-limits#bursts", label=L)
 fact(COM, "2025-11-24", "On Lumen API v4 the rate limiter permits short bursts of up to 5x the sustained request rate for a few seconds.",
      key="burst_5x", label=L, meta={"note": "posted during the v4 beta"})
-fact(OFF, "2026-09-15", "Every Lumen API response carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers.", label=L)
+fact(OFF, "2026-09-15", "Every Lumen API response carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers.", key="ratelimit_headers", label=L)
 fact(OFF, "2026-09-15", "A 429 response from Lumen includes a Retry-After header with the number of seconds to wait before retrying.", label=L)
-fact(VS, "2021-01-18", "Lumen API v1 counted requests per API key and allowed 25 per second, with no burst allowance.", src="docs.lumenpay.example/v1", label=L,
+fact(VS, "2021-01-18", "Lumen API v1 counted requests per API key and allowed 25 per second, with no burst allowance.", src="docs.lumenpay.example/v1", key="v1_rate", label=L,
      meta={"api_version": "v1"})
 fact(VS, "2022-03-07", "When v2 launched, Lumen doubled the per-account request allowance of v1 and added a separate limit for search endpoints.",
      src="docs.lumenpay.example/v2", label=L, meta={"api_version": "v2"})
@@ -1003,11 +1003,39 @@ NEAR_DUPLICATES = [  # cosine > 0.95, same value: dedup (SPEC-003 §6.6), never 
     ("D03", "request_id_a", "request_id_b"),
 ]
 
+# What each bundled scenario must show with the default configuration and the real MiniLM model
+# (checked by tests/test_sample_ckf.py; described in README.md).
+SCENARIO_EFFECTS = {
+    "etcd_upgrade": {
+        "resolved": [("C01", "etcd_client_port_current", "etcd_client_port_legacy"), ("C04", "etcd_cncf", "etcd_asf")],
+        "tied": ["C05"],
+        "stale_vs_fresh": [("etcd_client_port_legacy", "etcd_client_port_current")],
+        "ngram_guard": ["snapshot_retention"],
+        "partitions": [["sq-ports", "sq-tls"], ["sq-snapshot", "sq-schedule"], ["sq-skew", "sq-kubeadm"]],
+    },
+    "ai_act_compliance": {
+        "resolved": [("C07", "highrisk_2026", "highrisk_2025")],
+        "tied": ["C12"],
+        "stale_vs_fresh": [("highrisk_2025", "cv_screening_high_risk")],
+        "ngram_guard": ["cv_screening_high_risk"],
+        "partitions": [["sq-deadline", "sq-logs", "sq-fria"], ["sq-fines", "sq-fine-tiers"], ["sq-breach", "sq-breach-people"]],
+    },
+    "payments_api_migration": {
+        "resolved": [("C16", "v4_rate_150", "v4_rate_200")],
+        "tied": ["C21"],
+        "stale_vs_fresh": [("v1_rate", "v4_rate_150")],
+        "ngram_guard": ["ratelimit_headers"],
+        "partitions": [["sq-rate", "sq-burst", "sq-retry"], ["sq-idem", "sq-idem-expiry"], ["sq-region", "sq-subprocessors"]],
+    },
+}
 
-def build() -> None:
+
+def build(out_dir: Path = HERE) -> None:
+    """Write ``knowledge_base.jsonl`` and ``planted_conflicts.json`` into ``out_dir``."""
+    out_dir = Path(out_dir)
     ids = [f["fact_id"] for f in FACTS]
     assert len(ids) == len(set(ids))
-    out = HERE / "knowledge_base.jsonl"
+    out = out_dir / "knowledge_base.jsonl"
     with out.open("w", encoding="utf-8", newline="\n") as fh:
         for rec in FACTS:
             fh.write(json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n")
@@ -1019,8 +1047,18 @@ def build() -> None:
         ],
         "paraphrases": [{"pair_id": p, "fact_a": KEYS[a], "fact_b": KEYS[b]} for p, a, b in PARAPHRASES],
         "near_duplicates": [{"pair_id": p, "fact_a": KEYS[a], "fact_b": KEYS[b]} for p, a, b in NEAR_DUPLICATES],
+        "scenarios": {
+            name: {
+                "resolved": [{"pair_id": p, "winner": KEYS[w], "suppressed": KEYS[l]} for p, w, l in eff["resolved"]],
+                "tied": list(eff["tied"]),
+                "stale_vs_fresh": [{"stale": KEYS[a], "fresh": KEYS[b]} for a, b in eff["stale_vs_fresh"]],
+                "ngram_guard": [KEYS[k] for k in eff["ngram_guard"]],
+                "partitions": eff["partitions"],
+            }
+            for name, eff in SCENARIO_EFFECTS.items()
+        },
     }
-    (HERE / "planted_conflicts.json").write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out_dir / "planted_conflicts.json").write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {len(FACTS)} facts to {out}")
 
 
