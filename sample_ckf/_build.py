@@ -1027,6 +1027,14 @@ SCENARIO_EFFECTS = {
         "ngram_guard": ["ratelimit_headers"],
         "partitions": [["sq-rate", "sq-burst", "sq-retry"], ["sq-idem", "sq-idem-expiry"], ["sq-region", "sq-subprocessors"]],
     },
+    "gdpr_breach_response": {
+        "resolved": [("C11", "breach_72", "breach_48"), ("C10", "gdpr_scope_applies", "gdpr_scope_not"),
+                     ("C13", "gdpr_2018", "gdpr_2016")],
+        "tied": [],
+        "stale_vs_fresh": [],
+        "ngram_guard": ["breach_72", "breach_48"],
+        "partitions": [["sq-notify-authority", "sq-notify-people", "sq-processor"], ["sq-scope", "sq-transfers", "sq-sccs"]],
+    },
 }
 
 
