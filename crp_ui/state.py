@@ -202,16 +202,24 @@ def load_upload(data: bytes, name: str) -> bool:
                         label=f"{name} (uploaded)", sample=None)
 
 
-def get_corpus(*, progress: bool = True) -> Any:
+def get_corpus(*, progress: bool = True, decisions: bool = True) -> Any:
     """The prepared :class:`crp_core.corpus.Corpus` of the active CKF (embedded once, then cached).
 
     While the facts are being embedded a real progress bar is shown (``progress=True``).
-    Returns None when no CKF is loaded; raises :class:`CRPError` when the CKF cannot be prepared.
+    With ``decisions`` (the default) the operators' triage statuses are applied
+    (:func:`crp_ui.decisions.apply_decisions`); ``decisions=False`` gives the CKF as loaded.
+    Returns None when no CKF is loaded; raises :class:`CRPError` when the CKF cannot be prepared
+    (or the decision database cannot be read).
     """
     kb = get_ckf()
     if kb is None:
         return None
-    return cache.prepared_corpus(kb, st.session_state[K_KB_FP], get_config(), show_progress=progress)
+    corpus = cache.prepared_corpus(kb, st.session_state[K_KB_FP], get_config(), show_progress=progress)
+    if not decisions:
+        return corpus
+    from . import decisions as triage_decisions
+
+    return triage_decisions.apply_decisions(corpus)
 
 
 def corpus_ready() -> bool:
@@ -425,13 +433,19 @@ def get_result(*, decisions: Any = None, decisions_key: str = "") -> Any:
     """The :class:`PipelineResult` for the active CKF, scenario, config and now (cached).
 
     ``decisions``: operator decisions for stage 4 (triage), with a ``decisions_key`` string that
-    changes whenever they do (the cache key). None when there is no CKF or scenario, or the
-    pipeline module is not available. Raises :class:`CRPError` for input the pipeline refuses.
+    changes whenever they do (the cache key); by default the decisions in force in the triage
+    database (:func:`crp_ui.decisions.pipeline_decisions`; their statuses come with the corpus).
+    None when there is no CKF or scenario, or the pipeline module is not available. Raises
+    :class:`CRPError` for input the pipeline refuses.
     """
     s = get_scenario()
     if s is None or get_ckf() is None or not pipeline_available():
         return None
     corpus = get_corpus()
+    if decisions is None:
+        from . import decisions as triage_decisions
+
+        decisions, decisions_key = triage_decisions.pipeline_decisions()
     return cache.pipeline_result(corpus, s, get_config(), get_now(), decisions=decisions,
                                  decisions_key=decisions_key)
 

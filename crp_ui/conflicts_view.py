@@ -1,0 +1,344 @@
+"""Pure helpers of the Conflict triage page (issue 5; SPEC-027 §2): conflict records -> DataFrames,
+plotly figures and escaped, highlighted HTML. Nothing here reads widgets or session state.
+
+Highlighting builds HTML only from escaped pieces: a text is cut at the ``ValueDiff`` character
+spans, every piece goes through :func:`crp_ui.render.html_text` (``html.escape`` + Markdown markers
+as entities), and only the differing slices are wrapped in ``<mark>``. Raw fact text never reaches
+``unsafe_allow_html``.
+"""
+from __future__ import annotations
+
+import html
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from crp_core.conflicts import EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS
+from crp_core.packing import note_block
+from crp_core.records import Authority, ConflictPair
+
+from .render import STATUS_COLOURS, badge, html_text
+
+#: highlight colour per pattern (SPEC-005 §5.3 names)
+PATTERN_COLOURS: Mapping[str, str] = {
+    "NUMBER_CHANGED": "#ffd866", "ENTITY_SUBSTITUTED": "#ffb3c7", "NEGATION_FLIP": "#c9b6ff",
+    "DATE_SHIFTED": "#9fe0c9", "MAGNITUDE_ALTERED": "#ffc59e",
+}
+GAP_MARK = "∅"  # shown where the other text has a token this one lacks (e.g. the negation)
+AUTHORITY_PARTS: tuple[tuple[str, str], ...] = (
+    ("source_authority", "source authority"), ("recency_factor", "recency factor"),
+    ("importance_weight", "importance"), ("authority", "authority"))
+DECIDED_CHOICES = ("all", "undecided", "decided")
+QUEUE_COLUMNS = ("pair", "fact_a", "fact_b", "patterns", "similarity", "authority_a", "authority_b", "margin",
+                 "arbitration", "source_a", "source_b", "status_a", "status_b", "decision", "decided_by",
+                 "decided_at", "decided")
+
+
+# ---- highlighting --------------------------------------------------------------------------------
+def merge_spans(spans: Iterable[tuple[int, int, str]], length: int) -> list[tuple[int, int, tuple[str, ...]]]:
+    """Clamp spans to ``[0, length]``, sort them and merge overlapping ones (their patterns united).
+
+    A zero-width span (a token the other text has and this one lacks) is kept as an insertion
+    point; one that falls strictly inside a highlighted slice is absorbed by it.
+    """
+    items = []
+    for s, e, pat in spans:
+        s = max(0, min(length, int(s)))
+        e = max(s, min(length, int(e)))
+        items.append((s, e, str(pat)))
+    items.sort(key=lambda t: (t[0], t[1], t[2]))
+    merged: list[list[Any]] = []
+    for s, e, pat in items:
+        if merged:
+            ps, pe, pats = merged[-1]
+            if (pe > ps and s < pe) or (s, e) == (ps, pe):  # overlaps a highlighted slice / same point
+                merged[-1][1] = max(pe, e)
+                pats.add(pat)
+                continue
+        merged.append([s, e, {pat}])
+    return [(s, e, tuple(sorted(p))) for s, e, p in merged]
+
+
+def highlight_html(text: str, spans: Iterable[tuple[int, int, str]]) -> str:
+    """``text`` as safe HTML with each differing slice in ``<mark>`` (title = pattern names).
+
+    Every piece of ``text`` is escaped separately (:func:`html_text`); a zero-width span shows
+    :data:`GAP_MARK` where the other text holds the differing token.
+    """
+    text = "" if text is None else str(text)
+    out: list[str] = []
+    pos = 0
+    for s, e, pats in merge_spans(spans, len(text)):
+        out.append(html_text(text[pos:s]))
+        colour = PATTERN_COLOURS.get(pats[0], "#ffd866")
+        title = html.escape(", ".join(pats), quote=True)
+        if e > s:
+            out.append(f'<mark class="crp-diff" title="{title}" style="background:{colour};padding:0 2px;'
+                       f'border-radius:3px">{html_text(text[s:e])}</mark>')
+        else:
+            out.append(f'<mark class="crp-gap" title="{title}: the other fact has a token here" '
+                       f'style="background:{colour};padding:0 2px;border-radius:3px">{GAP_MARK}</mark>')
+        pos = e
+    out.append(html_text(text[pos:]))
+    return "".join(out)
+
+
+def side_spans(pair: ConflictPair, side: str) -> list[tuple[int, int, str]]:
+    """The character spans of ``pair``'s diffs in fact ``side`` ("a" or "b"), with their pattern."""
+    if side not in ("a", "b"):
+        raise ValueError(f"side must be 'a' or 'b', got {side!r}")
+    return [(*(d.span_a if side == "a" else d.span_b), d.pattern) for d in pair.conflict.diffs]
+
+
+def authority_arithmetic(a: Authority) -> str:
+    """``source authority x recency factor x importance = authority`` with the numbers."""
+    return (f"{a.source_authority:.4g} × {a.recency_factor:.4f} × {a.importance_weight:.4g} "
+            f"= {a.authority:.4f}")
+
+
+def fact_side_html(fact: Any, text_html: str, auth: Authority | None, role: str, *,
+                   status: str | None = None) -> str:
+    """One side of a pair: id, source type, status, role badge, highlighted text, authority."""
+    status = status or getattr(fact, "status", "ACTIVE")
+    role_colour = {"winner": "#1b7f3b", "suppressed": "#b00020", "tied": "#a15c00", "kept": "#3b5b92",
+                   "dismissed": "#6b6b6b", "overridden winner": "#1b7f3b"}.get(role, "#444")
+    head = (f'<code>{html_text(fact.fact_id)}</code> ' + badge(getattr(fact, "source_type", ""), "#3b5b92")
+            + badge(status, STATUS_COLOURS.get(status, "#444")) + (badge(role, role_colour) if role else ""))
+    arith = ""
+    if auth is not None:
+        arith = (f'<div style="font-size:0.85em;color:#333;margin-top:6px">authority = '
+                 f'{html_text(authority_arithmetic(auth))}</div>')
+    return (f'<div class="crp-conflict-side" style="border:1px solid #ddd;border-radius:6px;padding:8px 10px;'
+            f'margin-bottom:8px">{head}<div style="margin-top:6px;line-height:1.6">{text_html}</div>{arith}</div>')
+
+
+# ---- roles and outcomes --------------------------------------------------------------------------
+def role_of(pair: ConflictPair, fact_id: str) -> str:
+    """How the arbitration treated ``fact_id``: winner / suppressed / tied / kept / dismissed."""
+    if pair.decision == "dismiss":
+        return "dismissed"
+    if pair.tied:
+        return "tied"
+    if pair.suppressed == fact_id:
+        return "suppressed"
+    if pair.suppressed is not None and fact_id in pair.kept:
+        return "overridden winner" if pair.decision == "override" else "winner"
+    return "kept"
+
+
+def outcome_text(pair: ConflictPair) -> str:
+    """One line: the winner and the suppressed fact, the tie, the dismissal or the skip."""
+    if pair.skipped:
+        return "skipped: a fact of the pair was already suppressed by an earlier pair"
+    if pair.decision == "dismiss":
+        return "dismissed by an operator: not a conflict, both facts kept"
+    if pair.tied:
+        return "tie: neither fact suppressed; the envelope carries a NOTE block"
+    if pair.suppressed is not None:
+        winner = pair.kept[0] if pair.kept else "?"
+        how = "operator override" if pair.decision == "override" else "higher authority"
+        return f"{winner} wins ({how}); {pair.suppressed} suppressed"
+    return "kept both"
+
+
+def arbitration_label(pair: ConflictPair) -> str:
+    """Short queue label: "tie", "dismissed", "<id> wins" or "override: <id> wins"."""
+    if pair.decision == "dismiss":
+        return "dismissed"
+    if pair.tied:
+        return "tie"
+    if pair.suppressed is not None and pair.kept:
+        return ("override: " if pair.decision == "override" else "") + f"{pair.kept[0]} wins"
+    return "kept both"
+
+
+# ---- authority table and chart -------------------------------------------------------------------
+def authority_frame(pair: ConflictPair) -> pd.DataFrame:
+    """One row per fact: the components of SPEC-027 §2.3, the product, the arithmetic, the role."""
+    rows = []
+    for fid in (pair.fact_a, pair.fact_b):
+        a = pair.authority[fid]
+        rows.append({"fact_id": fid, "source_type": a.source_type, "source_authority": a.source_authority,
+                     "recency_factor": a.recency_factor, "importance_weight": a.importance_weight,
+                     "authority": a.authority, "arithmetic": authority_arithmetic(a), "role": role_of(pair, fid)})
+    return pd.DataFrame(rows, columns=["fact_id", "source_type", "source_authority", "recency_factor",
+                                       "importance_weight", "authority", "arithmetic", "role"])
+
+
+def authority_figure(pair: ConflictPair, *, height: int = 300) -> go.Figure:
+    """Grouped bars: each authority component (and the product) side by side for the two facts."""
+    fig = go.Figure()
+    colours = ("#3b5b92", "#e07b39")
+    for i, fid in enumerate((pair.fact_a, pair.fact_b)):
+        a = pair.authority[fid]
+        ys = [float(getattr(a, k)) for k, _ in AUTHORITY_PARTS]
+        fig.add_trace(go.Bar(name=f"{fid} ({role_of(pair, fid)})", x=[lbl for _, lbl in AUTHORITY_PARTS], y=ys,
+                             text=[f"{y:.4f}" for y in ys], textposition="outside", marker_color=colours[i],
+                             hovertemplate=f"{html.escape(fid)}<br>%{{x}} = %{{y:.6f}}<extra></extra>"))
+    fig.update_layout(barmode="group", height=height, margin=dict(l=10, r=10, t=30, b=10),
+                      yaxis=dict(range=[0, 1.12], title="value"),
+                      title=dict(text="authority = source authority × recency factor × importance", font=dict(size=13)),
+                      legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+# ---- triage queue --------------------------------------------------------------------------------
+def _decision_summary(d: Any) -> str:
+    if d is None:
+        return ""
+    if d.kind == "override":
+        return f"override: {d.winner} wins"
+    if d.kind == "accept":
+        return "accepted" + (f" ({d.winner} wins)" if d.winner else "")
+    if d.kind == "dismiss":
+        return "dismissed (not a conflict)"
+    if d.kind == "mark_status":
+        return f"{d.target_fact} marked {d.new_status}"
+    return str(d.kind)
+
+
+def queue_frame(scan: Any, kb: Any, ds: Any) -> pd.DataFrame:
+    """The triage queue: one row per conflict pair of the whole-CKF scan, in triage order (ties
+    first, then the smallest authority margin; dismissed pairs last).
+
+    ``status_a`` / ``status_b`` are the statuses in force (the CKF's, then the operators'); a pair
+    is ``decided`` when it has a decision of its own or an operator took one of its facts out of
+    retrieval (QUARANTINED / DELETED: the conflict can no longer reach an envelope).
+    """
+    from crp_core.config import NEVER_RETRIEVED
+
+    statuses = dict(ds.statuses)
+    rows = []
+    for p in scan.pairs:
+        fa, fb = kb.get(p.fact_a), kb.get(p.fact_b)
+        sa = statuses.get(p.fact_a, fa.status if fa is not None else "")
+        sb = statuses.get(p.fact_b, fb.status if fb is not None else "")
+        latest = ds.latest.get(p_key(p))
+        removed = [fid for fid in (p.fact_a, p.fact_b) if statuses.get(fid) in NEVER_RETRIEVED]
+        summary = _decision_summary(latest)
+        if removed and (latest is None or latest.kind != "mark_status" or latest.target_fact not in removed):
+            extra = ", ".join(f"{fid} {statuses[fid]}" for fid in removed)
+            summary = f"{summary}; {extra}" if summary else extra
+        rows.append({
+            "pair": p_key(p), "fact_a": p.fact_a, "fact_b": p.fact_b, "patterns": ", ".join(p.patterns),
+            "similarity": p.similarity, "authority_a": p.authority[p.fact_a].authority,
+            "authority_b": p.authority[p.fact_b].authority, "margin": p.margin,
+            "arbitration": arbitration_label(p),
+            "source_a": p.authority[p.fact_a].source_type, "source_b": p.authority[p.fact_b].source_type,
+            "status_a": sa, "status_b": sb, "decision": summary,
+            "decided_by": latest.operator if latest is not None else "",
+            "decided_at": latest.decided_at if latest is not None else "",
+            "decided": latest is not None or bool(removed),
+        })
+    frame = pd.DataFrame(rows, columns=list(QUEUE_COLUMNS))
+    return frame.astype({"similarity": "float64", "authority_a": "float64", "authority_b": "float64",
+                         "margin": "float64", "decided": "bool"})
+
+
+def p_key(pair: ConflictPair) -> str:
+    """The triage store's key of the pair (``crp_core.triage.pair_key``)."""
+    from crp_core.triage import pair_key
+
+    return pair_key(pair.fact_a, pair.fact_b)
+
+
+def filter_queue(frame: pd.DataFrame, *, patterns: Sequence[str] = (), source_types: Sequence[str] = (),
+                 statuses: Sequence[str] = (), decided: str = "all") -> pd.DataFrame:
+    """Rows showing any of ``patterns``, with a fact of any of ``source_types`` / ``statuses``
+    (an empty selection does not filter), and ``decided`` in "all" / "undecided" / "decided"."""
+    if decided not in DECIDED_CHOICES:
+        raise ValueError(f"decided must be one of {DECIDED_CHOICES}, got {decided!r}")
+    mask = pd.Series(True, index=frame.index)
+    if patterns:
+        want = set(patterns)
+        mask &= frame["patterns"].map(lambda s: bool(want & set(filter(None, s.split(", ")))))
+    if source_types:
+        mask &= frame["source_a"].isin(source_types) | frame["source_b"].isin(source_types)
+    if statuses:
+        mask &= frame["status_a"].isin(statuses) | frame["status_b"].isin(statuses)
+    if decided == "undecided":
+        mask &= ~frame["decided"]
+    elif decided == "decided":
+        mask &= frame["decided"]
+    return frame[mask]
+
+
+def queue_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Counts at the top of the queue: pairs, ties, undecided, decided, dismissed, and per pattern."""
+    out = {"pairs": int(len(frame)), "ties": int((frame["arbitration"] == "tie").sum()),
+           "undecided": int((~frame["decided"]).sum()), "decided": int(frame["decided"].sum()),
+           "dismissed": int((frame["arbitration"] == "dismissed").sum())}
+    for pat in PATTERNS:
+        out[pat] = int(frame["patterns"].map(lambda s, p=pat: p in s.split(", ")).sum())
+    return out
+
+
+def pair_label(row: Mapping[str, Any]) -> str:
+    """Selectbox label of a queue row."""
+    tail = "tie" if row["arbitration"] == "tie" else f"margin {row['margin']:.4f}"
+    mark = " · decided" if row["decided"] else ""
+    return f"{row['fact_a']} ↔ {row['fact_b']} · {row['patterns']} · {tail}{mark}"
+
+
+# ---- envelope (current run) ----------------------------------------------------------------------
+def envelope_pairs_frame(result: Any) -> pd.DataFrame:
+    """The run's contradiction pairs in processing order (skipped ones included)."""
+    rows = []
+    for p in result.resolution.pairs:
+        rows.append({"fact_a": p.fact_a, "fact_b": p.fact_b, "patterns": ", ".join(p.patterns),
+                     "similarity": p.similarity, "authority_a": p.authority[p.fact_a].authority,
+                     "authority_b": p.authority[p.fact_b].authority, "margin": p.margin,
+                     "outcome": arbitration_label(p) if not p.skipped else "skipped",
+                     "suppressed": p.suppressed or "", "decision": p.decision or "", "skipped": p.skipped})
+    return pd.DataFrame(rows, columns=["fact_a", "fact_b", "patterns", "similarity", "authority_a", "authority_b",
+                                       "margin", "outcome", "suppressed", "decision", "skipped"])
+
+
+def audit_event_for(result: Any, pair: ConflictPair) -> Any:
+    """The run's ``CONTRADICTION_RESOLVED`` (or ``CONTRADICTION_DISMISSED``) event of ``pair``, or None."""
+    for ev in result.resolution.audit:
+        if ev.event in (EVENT_RESOLVED, EVENT_DISMISSED) and \
+                (ev.data.get("fact_a"), ev.data.get("fact_b")) == (pair.fact_a, pair.fact_b):
+            return ev
+    return None
+
+
+def note_in_envelope(result: Any, pair: ConflictPair) -> str | None:
+    """The NOTE block of a tied pair exactly as the envelope carries it (either fact first), or None."""
+    kb = result.corpus.kb
+    fa, fb = kb.get(pair.fact_a), kb.get(pair.fact_b)
+    if fa is None or fb is None:
+        return None
+    for note in (note_block(fa.content, fb.content), note_block(fb.content, fa.content)):
+        if note in result.envelope.notes and note in result.envelope.text:
+            return note
+    return None
+
+
+def operator_effects_frame(result: Any, ds: Any, base_kb: Any) -> pd.DataFrame:
+    """Operator statuses in force for facts of this CKF, and what they did to this run."""
+    in_env = {pf.fact_id for pf in result.envelope.order}
+    scored = {f.fact_id for f in result.outcomes}
+    rows = []
+    for fid, status in sorted(ds.statuses.items()):
+        f = base_kb.get(fid)
+        if f is None:
+            continue
+        d = ds.status_decisions.get(fid)
+        effect = {"QUARANTINED": "never retrieved", "DELETED": "never retrieved",
+                  "STALE": "recency factor = stale_floor", "ACTIVE": "retrievable, CKF status overridden"}[status]
+        rows.append({"fact_id": fid, "status in CKF": f.status, "operator status": status, "effect": effect,
+                     "scored in this run": fid in scored, "in envelope": fid in in_env,
+                     "by": d.operator if d is not None else "", "at": d.decided_at if d is not None else ""})
+    return pd.DataFrame(rows, columns=["fact_id", "status in CKF", "operator status", "effect",
+                                       "scored in this run", "in envelope", "by", "at"])
+
+
+def history_frame(decisions: Sequence[Any]) -> pd.DataFrame:
+    """Audit log rows (oldest first): id, when, who, kind, winner, target, status, note."""
+    rows = [{"id": d.id, "decided_at": d.decided_at, "operator": d.operator, "kind": d.kind,
+             "winner": d.winner or "", "target_fact": d.target_fact or "", "new_status": d.new_status or "",
+             "note": d.note, "pair": d.pair_key} for d in decisions]
+    return pd.DataFrame(rows, columns=["id", "decided_at", "operator", "kind", "winner", "target_fact",
+                                       "new_status", "note", "pair"])

@@ -1,0 +1,321 @@
+"""Conflict triage (issue 5; SPEC-027 §2, §2.4 "conflicts are logged, not hidden").
+
+* **Triage queue** over the whole CKF (the ``crp-inspect conflicts`` scan): ties first, then the
+  smallest authority margin; filters by pattern, source type, status, decided / undecided; counts.
+* **Operator decisions** on the selected pair (accept, override the winner, mark a fact STALE /
+  QUARANTINED / DELETED / ACTIVE, dismiss), with a note and the operator's name (sidebar), stored
+  in the SQLite triage database shared by every session; they apply to every page's run.
+* **Envelope conflicts** of the current run: both texts with the differing tokens highlighted,
+  similarity, patterns, authority arithmetic (numbers and grouped bars), winner / suppressed / tie
+  with the NOTE block as the envelope carries it, the ``CONTRADICTION_RESOLVED`` audit event.
+* **Export**: decisions as JSON / CSV, the cleaned CKF (statuses applied, format as loaded), the
+  audit log.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from crp_core.config import STATUSES
+from crp_core.conflicts import PATTERNS
+from crp_core.errors import CRPError
+from crp_core.triage import (MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv,
+                             export_json)
+from crp_ui import conflicts_view as cv
+from crp_ui import decisions, render, state
+
+K = "crp.page.conflicts."
+KIND_LABELS = {"accept": "Accept the arbitration", "override": "Override the winner",
+               "mark_status": "Mark a fact's status", "dismiss": "Dismiss: not a conflict"}
+KINDS = tuple(KIND_LABELS)
+
+
+# ---- decision database ---------------------------------------------------------------------------
+def _on_db_path(wkey: str) -> None:
+    err = decisions.set_db_path(st.session_state.get(wkey, ""))
+    st.session_state[K + "db_error"] = err
+
+
+def db_section() -> None:
+    """Where the decisions live (path field: this session only; empty = the default)."""
+    with st.expander(f"Decision database: {decisions.db_path()} ({decisions.db_path_origin()})", expanded=False):
+        wkey = K + "db_path"
+        st.text_input("Database file for this session (empty: $CRP_INSPECT_TRIAGE_DB or ./"
+                      f"{decisions.DEFAULT_DB_FILE})", value=st.session_state.get(decisions.K_DB_PATH, ""),
+                      key=wkey, on_change=_on_db_path, args=(wkey,),
+                      help="Every session using the same file sees the same decisions. The file is created "
+                           "with the first decision; a file that is not a crp-inspect triage database is refused.")
+        err = st.session_state.get(K + "db_error")
+        if err:
+            st.error(render.md_escape(err))
+        st.caption("Decisions are appended (the log is the audit trail) and survive restarts; the latest "
+                   "decision on a pair is in force.")
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+def authority_winner(pair, config) -> str | None:
+    """The winner by authority alone (SPEC-027 §2.3), None for a tie: what "accept" records."""
+    a, b = pair.authority[pair.fact_a], pair.authority[pair.fact_b]
+    if abs(a.authority - b.authority) <= config.authority_tie_tolerance:
+        return None
+    return a.fact_id if a.authority > b.authority else b.fact_id
+
+
+def pair_sides(pair, kb, statuses) -> None:
+    """Both texts side by side, differing tokens highlighted, with role and authority arithmetic."""
+    cols = st.columns(2)
+    for col, fid, side in ((cols[0], pair.fact_a, "a"), (cols[1], pair.fact_b, "b")):
+        fact = kb.get(fid)
+        body = cv.highlight_html(fact.content, cv.side_spans(pair, side))
+        col.markdown(cv.fact_side_html(fact, body, pair.authority[fid], cv.role_of(pair, fid),
+                                       status=statuses.get(fid, fact.status)), unsafe_allow_html=True)
+
+
+def authority_block(pair, key: str) -> None:
+    left, right = st.columns([3, 2])
+    with left:
+        st.dataframe(cv.authority_frame(pair), hide_index=True, width="stretch", key=key + ".table",
+                     column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
+                                    ("source_authority", "recency_factor", "importance_weight", "authority")})
+    with right:
+        st.plotly_chart(cv.authority_figure(pair, height=260), width="stretch", key=key + ".chart")
+
+
+def _build_decision(kind: str, pair, *, operator: str, winner: str, target: str, status: str, note: str,
+                    fingerprint: str, config) -> Decision:
+    a, b = pair.fact_a, pair.fact_b
+    if kind == "accept":
+        return Decision.accept(a, b, operator=operator, winner=authority_winner(pair, config), note=note,
+                               ckf_fingerprint=fingerprint)
+    if kind == "override":
+        return Decision.override(a, b, winner=winner, operator=operator, note=note, ckf_fingerprint=fingerprint)
+    if kind == "dismiss":
+        return Decision.dismiss(a, b, operator=operator, note=note, ckf_fingerprint=fingerprint)
+    return Decision.mark_status(a, b, fact=target, status=status, operator=operator, note=note,
+                                ckf_fingerprint=fingerprint)
+
+
+def decision_form(pair, kb, config) -> None:
+    """Record a decision on ``pair`` (operator from the sidebar); rerun so every view updates."""
+    pk = cv.p_key(pair)
+    operator = state.get_operator()
+    if not operator:
+        st.warning("Enter your name under **Operator name** in the sidebar to record decisions.")
+    ids = [pair.fact_a, pair.fact_b]
+    loser = pair.suppressed if pair.suppressed in ids else pair.fact_b
+    current_winner = pair.kept[0] if (pair.suppressed is not None and pair.kept) else pair.fact_a
+    other = pair.fact_b if current_winner == pair.fact_a else pair.fact_a
+    with st.form(K + "form." + pk, clear_on_submit=True, border=True):
+        kind = st.radio("Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk)
+        c = st.columns(3)
+        winner = c[0].selectbox("Winner (for an override)", ids, index=ids.index(other), key=K + "winner." + pk)
+        target = c[1].selectbox("Fact (for a status mark)", ids, index=ids.index(loser), key=K + "target." + pk)
+        status = c[2].selectbox("New status (for a status mark)", MARKABLE_STATUSES,
+                                index=MARKABLE_STATUSES.index("QUARANTINED"), key=K + "status." + pk)
+        note = st.text_area("Note (optional)", key=K + "note." + pk, max_chars=MAX_NOTE_CHARS, height=68)
+        submitted = st.form_submit_button("Record decision", type="primary", disabled=not operator,
+                                          key=K + "submit." + pk)
+    if not submitted:
+        return
+    d = _build_decision(kind, pair, operator=operator, winner=winner, target=target, status=status, note=note,
+                        fingerprint=kb.fingerprint, config=config)
+    try:
+        rec = decisions.record(d)
+    except DecisionError as exc:
+        st.error("Decision refused:\n\n" + "\n".join(f"- field `{f}`: {render.md_escape(m)}" for f, m in exc.problems))
+        return
+    except CRPError as exc:
+        st.error(f"Decision not recorded: {render.md_escape(exc)}")
+        return
+    st.session_state[K + "flash"] = (f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
+                                     f"{cv._decision_summary(rec)} (by {rec.operator}, {rec.decided_at}).")
+    st.rerun()
+
+
+# ---- the queue -----------------------------------------------------------------------------------
+def _on_table_select() -> None:
+    ev = st.session_state.get(K + "table")
+    rows = list(getattr(getattr(ev, "selection", None), "rows", []) or []) if ev is not None else []
+    shown = st.session_state.get(K + "shown", [])
+    if rows and 0 <= rows[0] < len(shown):
+        st.session_state[K + "pair"] = shown[rows[0]]
+
+
+def queue_tab(scan, frame, ds, kb, config) -> None:
+    c = st.columns([2, 2, 2, 2])
+    pats = c[0].multiselect("Pattern", PATTERNS, key=K + "f.patterns")
+    sources = sorted(set(frame["source_a"]) | set(frame["source_b"]))
+    srcs = c[1].multiselect("Source type", sources, key=K + "f.sources")
+    stats = c[2].multiselect("Status", STATUSES, key=K + "f.statuses")
+    decided = c[3].radio("Decided", cv.DECIDED_CHOICES, horizontal=True, key=K + "f.decided")
+    shown = cv.filter_queue(frame, patterns=pats, source_types=srcs, statuses=stats, decided=decided)
+    st.caption(f"{len(shown)} of {len(frame)} pairs shown · ties first, then the smallest authority margin · "
+               f"scan over {scan.n_facts} retrievable facts, {scan.n_candidates} pairs with cosine > "
+               f"{scan.threshold:.2f} text-checked, {scan.timings_ms['total']:.0f} ms")
+    keys = shown["pair"].tolist()
+    st.session_state[K + "shown"] = keys
+    st.dataframe(shown.drop(columns=["pair"]), hide_index=True, width="stretch", height=min(420, 36 * (len(shown) + 1) + 3),
+                 key=K + "table", on_select=_on_table_select, selection_mode="single-row",
+                 column_config={"similarity": st.column_config.NumberColumn(format="%.4f"),
+                                "authority_a": st.column_config.NumberColumn(format="%.4f"),
+                                "authority_b": st.column_config.NumberColumn(format="%.4f"),
+                                "margin": st.column_config.NumberColumn(format="%.2e")})
+    if not keys:
+        st.info("No pair matches the filters.")
+        return
+    if st.session_state.get(K + "pair") not in keys:
+        st.session_state[K + "pair"] = keys[0]
+    labels = {r["pair"]: cv.pair_label(r) for r in shown.to_dict("records")}
+    pk = st.selectbox("Pair to triage (or select a table row)", keys, format_func=labels.get, key=K + "pair")
+    pair = next(p for p in scan.pairs if cv.p_key(p) == pk)
+    statuses = dict(ds.statuses)
+
+    st.subheader(f"{pair.fact_a} ↔ {pair.fact_b}")
+    m = st.columns(4)
+    m[0].metric("cosine similarity", f"{pair.similarity:.4f}")
+    m[1].metric("authority margin", f"{pair.margin:.2e}")
+    m[2].metric("pattern(s)", ", ".join(pair.patterns))
+    m[3].metric("arbitration", cv.arbitration_label(pair))
+    pair_sides(pair, kb, statuses)
+    st.markdown(f"**Outcome:** {render.md_escape(cv.outcome_text(pair))}")
+    authority_block(pair, K + "q")
+    decision_form(pair, kb, config)
+    hist = decisions.pair_history(pair.fact_a, pair.fact_b)
+    st.markdown(f"**Decision history of this pair** ({len(hist)})")
+    if hist:
+        st.dataframe(cv.history_frame(hist).drop(columns=["pair"]), hide_index=True, width="stretch",
+                     key=K + "history")
+    else:
+        st.caption("No decision yet.")
+
+
+# ---- the envelope --------------------------------------------------------------------------------
+def envelope_tab(ds, base_kb) -> None:
+    try:
+        result = state.get_result()
+    except CRPError as exc:
+        st.error(f"The pipeline refused this input: {render.md_escape(exc)}")
+        return
+    if result is None:
+        st.info("No scenario: pick or upload one in the sidebar to see this run's conflicts.")
+        return
+    res = result.resolution
+    kb = result.corpus.kb
+    st.caption(f"Run at now = {result.now.isoformat()} · "
+               f"`CRP-Context-Conflicts-Resolved: {result.headers.get('CRP-Context-Conflicts-Resolved', '-')}` · "
+               f"{len(res.pairs)} pair(s), {res.detected} arbitrated, {res.unresolved} tied, "
+               f"{len(res.suppressed)} suppressed, {len(res.backfilled)} backfilled")
+    effects = cv.operator_effects_frame(result, ds, base_kb)
+    if len(effects) or ds.pair_decisions:
+        with st.expander(f"Operator decisions applied to this run ({len(effects)} status mark(s), "
+                         f"{len(ds.pair_decisions)} pair decision(s) in force)", expanded=True):
+            if len(effects):
+                st.dataframe(effects, hide_index=True, width="stretch", key=K + "effects")
+            in_run = [p for p in res.pairs if p.decision]
+            if in_run:
+                st.markdown("Pair decisions that changed this run: " + render.md_escape(
+                    "; ".join(f"{p.fact_a} ↔ {p.fact_b}: {p.decision}" for p in in_run)))
+    if not res.pairs:
+        st.info("No contradiction among this run's selected facts.")
+        return
+    st.dataframe(cv.envelope_pairs_frame(result), hide_index=True, width="stretch", key=K + "env.table",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in ("similarity", "authority_a", "authority_b")})
+    for i, pair in enumerate(res.pairs):
+        with st.container(border=True):
+            st.markdown(f"**{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}** · cosine "
+                        f"{pair.similarity:.4f} · {render.md_escape(', '.join(pair.patterns))}")
+            pair_sides(pair, kb, {})
+            outcome = cv.outcome_text(pair)
+            if pair.tied:
+                st.warning(render.md_escape(outcome))
+                note = cv.note_in_envelope(result, pair)
+                if note is not None:
+                    st.caption("NOTE block (SPEC-027 §2.5), exactly as the envelope carries it:")
+                    st.code(note, language=None, wrap_lines=True)
+                else:
+                    st.caption("The NOTE block is not in the envelope text (a fact of the pair was not packed).")
+            elif pair.skipped or pair.decision == "dismiss":
+                st.info(render.md_escape(outcome))
+            else:
+                st.success(render.md_escape(outcome))
+            authority_block(pair, f"{K}env.{i}")
+            ev = cv.audit_event_for(result, pair)
+            if ev is not None:
+                with st.expander(f"{ev.event} audit event"):
+                    st.json(dict(ev.data), expanded=True)
+
+
+# ---- export --------------------------------------------------------------------------------------
+@st.cache_resource(show_spinner="Writing the cleaned CKF…", max_entries=4)
+def _cleaned(_kb, _ds, key: tuple) -> tuple[bytes, str, object]:
+    del key
+    return decisions.cleaned_ckf_bytes(_kb, _ds)
+
+
+def export_tab(ds, kb) -> None:
+    log = decisions.audit_log()
+    c = st.columns(3)
+    c[0].download_button("Decisions as JSON", export_json(log), file_name="crp-triage-decisions.json",
+                         mime="application/json", key=K + "dl.json",
+                         help="The audit log and the decisions in force (as `crp-inspect triage decisions --json`).")
+    c[1].download_button("Decisions as CSV", export_csv(log), file_name="crp-triage-decisions.csv",
+                         mime="text/csv", key=K + "dl.csv", help="The audit log, one decision per row.")
+    name, _fmt = decisions.ckf_download_name(kb.source, state.get_ckf_label())
+    c[2].download_button("Cleaned CKF", lambda: _cleaned(kb, ds, (kb.fingerprint, decisions.set_fingerprint(ds)))[0],
+                         file_name=name, mime="application/octet-stream", key=K + "dl.ckf",
+                         help="The CKF as loaded with the operators' statuses applied (same format; a CKF "
+                              "directory comes as a zip).")
+    unknown = ds.unknown_facts(kb)
+    applied = sum(1 for f in ds.statuses if kb.get(f) is not None)
+    st.caption(f"{len(log)} decision(s) in the log · {applied} status mark(s) apply to this CKF"
+               + (f" · {len(unknown)} decision(s) name facts this CKF lacks (ignored)" if unknown else ""))
+    st.markdown("**Audit log** (every decision, oldest first)")
+    if log:
+        st.dataframe(cv.history_frame(log), hide_index=True, width="stretch", key=K + "log")
+    else:
+        st.caption("No decision recorded yet.")
+
+
+# ---- page ----------------------------------------------------------------------------------------
+def main() -> None:
+    st.title("Conflict triage")
+    state.init_state()
+    db_section()
+    kb_loaded = state.get_ckf()
+    if kb_loaded is None:
+        st.info("No CKF loaded: pick a bundled sample or upload a CKF in the sidebar.")
+        st.stop()
+    try:
+        ds = decisions.decision_set()
+        base = state.get_corpus(decisions=False)
+    except CRPError as exc:
+        st.error(render.md_escape(exc))
+        st.stop()
+    flash = st.session_state.pop(K + "flash", None)
+    if flash:
+        st.success(render.md_escape(flash))
+    config = state.get_config()
+    scan = decisions.conflict_scan(base, config, state.get_now(), ds)
+    kb = base.kb
+    frame = cv.queue_frame(scan, kb, ds)
+    counts = cv.queue_counts(frame)
+    m = st.columns(6)
+    m[0].metric("conflict pairs in the CKF", counts["pairs"])
+    m[1].metric("ties", counts["ties"])
+    m[2].metric("undecided", counts["undecided"])
+    m[3].metric("decided", counts["decided"])
+    m[4].metric("dismissed", counts["dismissed"])
+    m[5].metric("decisions in the log", ds.count)
+    st.caption(" · ".join(f"{p}: {counts[p]}" for p in PATTERNS) + f" · operator: "
+               f"{render.md_escape(state.get_operator() or '(none: set it in the sidebar)')}")
+    t_queue, t_env, t_export = st.tabs(["Triage queue (whole CKF)", "Envelope conflicts (current run)",
+                                        "Export & audit log"])
+    with t_queue:
+        queue_tab(scan, frame, ds, kb, config)
+    with t_env:
+        envelope_tab(ds, kb)
+    with t_export:
+        export_tab(ds, kb)
+
+
+main()

@@ -1,0 +1,291 @@
+"""AppTest of the Conflict triage page (issue 5): queue order and counts, authority arithmetic by
+hand, decisions recorded through the page (override, quarantine, dismiss) and their effect on the
+queue, on this run's envelope conflicts and on the other pages; decisions visible to a second
+session; escaping of a fact holding a <script> tag; the decision database path refusals.
+
+The sample is written here: 3 conflicting pairs whose vectors and authorities are known by hand.
+5-d vectors, c = e5 the common direction: pair k's first fact = e_k + c, its second = e_k + c + 0.2 e4.
+cos(first, second) = 2 / (sqrt 2 * sqrt 2.04) = 0.9901 > 0.85 (contradiction_similarity); facts of
+different pairs: 1 / 2 = 0.5 (first/first) or 1.04 / 2.04 = 0.5098 (second/second); query = c:
+relevance = 1 / sqrt 2 = 0.7071 (first) or 1 / sqrt 2.04 = 0.7001 (second) >= 0.55, so all six
+are anchors (budget 20 -> 14 anchors).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+APP = str(REPO_ROOT / "app.py")
+K = "crp.page.conflicts."
+TEST_MODEL = "test-model"
+SCRIPT = "<script>alert(1)</script>"
+
+
+def _vec(k: int, second: bool) -> list[float]:
+    v = [0.0] * 5
+    v[k] = 1.0
+    v[4] = 1.0
+    if second:
+        v[3] = 0.2
+    return v
+
+
+FACTS = [
+    # E: official docs, fresh (age 153 d <= 182.5 d: recency 1.0): 0.80 * 1.0 * 0.80 = 0.64
+    ("E1", "The etcd client port is 2379.", "official_documentation", "2026-06-01T00:00:00Z", _vec(0, False)),
+    # community, modified 2021 (age > 365 d: stale_floor 0.30): 0.75 * 0.30 * 0.60 = 0.135
+    ("E2", "The etcd client port is 4001.", "community", "2021-01-01T00:00:00Z", _vec(0, True)),
+    # T: two internal pages, same date (age 31 d: 1.0): 0.75 * 1.0 * 0.70 = 0.525 each -> tie
+    ("T1", "Internal wiki: the build cache holds 40 GB per runner.", "internal", "2026-10-01T00:00:00Z", _vec(1, False)),
+    ("T2", "Internal wiki: the build cache holds 80 GB per runner.", "internal", "2026-10-01T00:00:00Z", _vec(1, True)),
+    # X: web, fresh: 0.70 * 1.0 * 0.50 = 0.35; web, age 549 d > 365 d: 0.70 * 0.30 * 0.50 = 0.105
+    ("X1", f"{SCRIPT} The API rate limit is 100 requests per minute.", "web", "2026-10-01T00:00:00Z", _vec(2, False)),
+    ("X2", f"{SCRIPT} The API rate limit is 200 requests per minute.", "web", "2025-05-01T00:00:00Z", _vec(2, True)),
+]
+# margins: T 0 (tie), X 0.35 - 0.105 = 0.245, E 0.64 - 0.135 = 0.505 -> queue order T, X, E
+
+
+def write_conflict_sample(d: Path) -> Path:
+    (d / "scenarios").mkdir(parents=True)
+    with open(d / "knowledge_base.jsonl", "w", encoding="utf-8") as fh:
+        for fid, content, src, modified, vec in FACTS:
+            fh.write(json.dumps({"fact_id": fid, "content": content, "source_type": src, "modified_at": modified,
+                                 "ingested_at": modified, "embedding": vec, "embedding_model": TEST_MODEL}) + "\n")
+    scen = {"name": "conflicts", "query": {"text": "ports, cache sizes and rate limits",
+                                           "embedding": [0.0, 0.0, 0.0, 0.0, 1.0]},
+            "now": "2026-11-01T00:00:00Z", "sub_queries": [], "addressed": [], "prior_outputs": [],
+            "fanout_width": 0, "embedding_model": TEST_MODEL}
+    (d / "scenarios" / "conflicts.json").write_text(json.dumps(scen), encoding="utf-8")
+    return d
+
+
+@pytest.fixture
+def triage_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Sample dir + a temporary decision database (tests never touch a shared one)."""
+    d = write_conflict_sample(tmp_path / "samples")
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
+    monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", str(tmp_path / "triage.sqlite"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path / "triage.sqlite"
+
+
+def open_page(page: str = "conflicts") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def unmd(text: str) -> str:
+    """Undo ``render.md_escape`` (backslash before punctuation)."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def queue(at: AppTest):
+    hits = [d.value for d in at.dataframe if "arbitration" in d.value.columns and "fact_a" in d.value.columns]
+    assert len(hits) == 1
+    return hits[0]
+
+
+def env_pairs(at: AppTest):
+    hits = [d.value for d in at.dataframe if "outcome" in d.value.columns]
+    return hits[0] if hits else None
+
+
+def html_blocks(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if "crp-conflict-side" in m.value]
+
+
+def set_operator(at: AppTest, name: str) -> None:
+    at.text_input(key="crp.w.operator").input(name).run()
+
+
+def decide(at: AppTest, pair: str, kind: str, *, winner: str | None = None, target: str | None = None,
+           status: str | None = None, note: str = "") -> None:
+    at.selectbox(key=K + "pair").set_value(pair).run()
+    at.radio(key=K + "kind." + pair).set_value(kind)
+    if winner:
+        at.selectbox(key=K + "winner." + pair).set_value(winner)
+    if target:
+        at.selectbox(key=K + "target." + pair).set_value(target)
+    if status:
+        at.selectbox(key=K + "status." + pair).set_value(status)
+    if note:
+        at.text_area(key=K + "note." + pair).input(note)
+    at.button(key=K + "submit." + pair).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_queue_order_counts_and_authority_by_hand(triage_env):
+    at = open_page()
+    m = metrics(at)
+    assert (m["conflict pairs in the CKF"], m["ties"], m["undecided"], m["decided"]) == ("3", "1", "3", "0")
+    q = queue(at)
+    assert list(zip(q.fact_a, q.fact_b)) == [("T1", "T2"), ("X1", "X2"), ("E1", "E2")]  # tie, then margin
+    assert q.authority_a.tolist() == pytest.approx([0.525, 0.35, 0.64], abs=1e-12)
+    assert q.authority_b.tolist() == pytest.approx([0.525, 0.105, 0.135], abs=1e-12)
+    assert q.margin.tolist() == pytest.approx([0.0, 0.245, 0.505], abs=1e-12)
+    assert q.arbitration.tolist() == ["tie", "X1 wins", "E1 wins"]
+    assert q.similarity.tolist() == pytest.approx([2 / (math.sqrt(2) * math.sqrt(2.04))] * 3, abs=1e-6)
+    assert q.patterns.tolist() == ["NUMBER_CHANGED"] * 3
+    assert not q.decided.any()
+    # the first pair (the tie) is selected; its authority table shows the arithmetic
+    assert at.selectbox(key=K + "pair").value == "T1|T2"
+    auth = [d.value for d in at.dataframe if "arithmetic" in d.value.columns][0]
+    assert auth.arithmetic.tolist() == ["0.75 × 1.0000 × 0.7 = 0.5250"] * 2
+    # a form cannot be submitted without an operator name
+    assert at.button(key=K + "submit.T1|T2").disabled
+    assert any("Operator name" in w.value for w in at.warning)
+
+
+def test_envelope_view_winner_tie_note_and_audit_event(triage_env):
+    at = open_page()
+    env = env_pairs(at)
+    got = {(r.fact_a, r.fact_b): (r.outcome, r.suppressed) for r in env.itertuples()}
+    assert got == {("E1", "E2"): ("E1 wins", "E2"), ("T1", "T2"): ("tie", ""), ("X1", "X2"): ("X1 wins", "X2")}
+    notes = [c.value for c in at.code if c.value.startswith("NOTE:")]
+    assert len(notes) == 1
+    assert "  [Internal wiki: the build cache holds 40 GB per runner.]" in notes[0]
+    assert "  [Internal wiki: the build cache holds 80 GB per runner.]" in notes[0]
+    events = [j.value for j in at.json]
+    events = [json.loads(e) if isinstance(e, str) else e for e in events]
+    e_pair = [e for e in events if e.get("fact_a") == "E1"]
+    assert e_pair and e_pair[0]["winner"] == "E1" and e_pair[0]["suppressed"] == "E2"
+    assert e_pair[0]["authority"]["E2"]["authority"] == pytest.approx(0.135, abs=1e-12)
+    assert [e for e in events if e.get("fact_a") == "T1"][0]["tied"] is True
+    assert any(ex.label.startswith("CONTRADICTION_RESOLVED") for ex in at.expander)
+
+
+def test_fact_text_is_escaped_and_highlighted(triage_env):
+    at = open_page()
+    at.selectbox(key=K + "pair").set_value("X1|X2").run()
+    blocks = html_blocks(at)
+    assert blocks, "no conflict side rendered"
+    joined = "\n".join(m.value for m in at.markdown)
+    assert "<script>" not in joined
+    assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in b for b in blocks)
+    # the differing tokens are marked: 100 on X1's side, 200 on X2's
+    assert any('<mark class="crp-diff" title="NUMBER_CHANGED"' in b and ">100<" in b for b in blocks)
+    assert any(">200<" in b for b in blocks)
+
+
+def test_decisions_apply_update_queue_and_every_view(triage_env):
+    at = open_page()
+    set_operator(at, "alice")
+    # 1. override: E2 wins over the higher-authority E1
+    decide(at, "E1|E2", "override", winner="E2", note="legacy port still used in prod")
+    assert any("Recorded decision #1 on E1 ↔ E2: override: E2 wins (by alice" in unmd(s.value) for s in at.success)
+    q = queue(at)
+    row = q[q.fact_a == "E1"].iloc[0]
+    assert (row.arbitration, row.decision, row.decided_by, bool(row.decided)) == (
+        "override: E2 wins", "override: E2 wins", "alice", True)
+    env = env_pairs(at)
+    e = env[env.fact_a == "E1"].iloc[0]
+    assert (e.outcome, e.suppressed, e.decision) == ("override: E2 wins", "E1", "override")
+    assert metrics(at)["decided"] == "1"
+    # 2. quarantine X2: the pair leaves this run, the queue shows the status
+    decide(at, "X1|X2", "mark_status", target="X2", status="QUARANTINED")
+    q = queue(at)
+    row = q[q.fact_a == "X1"].iloc[0]
+    assert (row.status_b, row.decision, bool(row.decided)) == ("QUARANTINED", "X2 marked QUARANTINED", True)
+    env = env_pairs(at)
+    assert ("X1", "X2") not in set(zip(env.fact_a, env.fact_b))
+    effects = [d.value for d in at.dataframe if "operator status" in d.value.columns][0]
+    assert effects.to_dict("records")[0] | {} == {
+        "fact_id": "X2", "status in CKF": "ACTIVE", "operator status": "QUARANTINED", "effect": "never retrieved",
+        "scored in this run": False, "in envelope": False, "by": "alice", "at": effects.at[0, "at"]}
+    # 3. dismiss the tie: no NOTE block any more, the pair goes last
+    decide(at, "T1|T2", "dismiss")
+    q = queue(at)
+    assert list(zip(q.fact_a, q.fact_b))[-1] == ("T1", "T2")
+    assert q.arbitration.tolist()[-1] == "dismissed"
+    assert not [c.value for c in at.code if c.value.startswith("NOTE:")]
+    m = metrics(at)
+    assert (m["decided"], m["undecided"], m["dismissed"], m["decisions in the log"]) == ("3", "0", "1", "3")
+    # filters: undecided -> nothing; decided + status QUARANTINED -> the X pair
+    at.radio(key=K + "f.decided").set_value("undecided").run()
+    assert len(queue(at)) == 0
+    at.radio(key=K + "f.decided").set_value("decided").run()
+    at.multiselect(key=K + "f.statuses").set_value(["QUARANTINED"]).run()
+    assert queue(at).fact_a.tolist() == ["X1"]
+    # the pair's history (audit log) is shown with who and the note
+    hist = [d.value for d in at.dataframe if "operator" in d.value.columns and "kind" in d.value.columns]
+    assert hist and hist[0].kind.tolist() == ["mark_status"] and hist[0].operator.tolist() == ["alice"]
+
+    # another session sees the same decisions, and the other pages run with them
+    at2 = open_page("envelope")
+    text = "\n".join(m.value for m in at2.markdown)
+    assert "<code>E2</code>" in text and "<code>T1</code>" in text
+    assert "<code>E1</code>" not in text and "<code>X2</code>" not in text
+    assert not [c.value for c in at2.code if c.value.startswith("NOTE:")]
+    at2.switch_page("pages/conflicts.py")
+    at2.run()
+    assert metrics(at2)["decisions in the log"] == "3"
+
+
+def test_accept_after_override_restores_authority_winner(triage_env):
+    at = open_page()
+    set_operator(at, "bob")
+    decide(at, "E1|E2", "override", winner="E2")
+    decide(at, "E1|E2", "accept")
+    q = queue(at)
+    row = q[q.fact_a == "E1"].iloc[0]
+    assert (row.arbitration, row.decision) == ("E1 wins", "accepted (E1 wins)")
+    from crp_core.triage import DecisionStore
+
+    with DecisionStore(str(triage_env), create=False) as store:
+        log = store.all()
+    assert [(d.kind, d.winner, d.operator) for d in log] == [("override", "E2", "bob"), ("accept", "E1", "bob")]
+    assert all(d.ckf_fingerprint for d in log)
+
+
+def test_foreign_database_is_refused_with_a_clear_error(triage_env):
+    import sqlite3
+
+    con = sqlite3.connect(triage_env)
+    con.execute("CREATE TABLE other (x)")
+    con.commit()
+    con.close()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/conflicts.py")
+    at.run()
+    assert not at.exception
+    assert any("operator decision database" in unmd(e.value) and "not a crp-inspect triage database" in unmd(e.value)
+               for e in at.error)
+    # a session-local path to a fresh file works again
+    at.text_input(key=K + "db_path").input(str(triage_env.parent / "mine.sqlite")).run()
+    assert not at.error
+    assert metrics(at)["conflict pairs in the CKF"] == "3"
+
+
+def test_db_path_field_refuses_a_directory(triage_env):
+    at = open_page()
+    at.text_input(key=K + "db_path").input(str(triage_env.parent)).run()
+    assert any("is a directory" in unmd(e.value) for e in at.error)
+    # the path in force did not change
+    assert at.expander[0].label == f"Decision database: {triage_env} ($CRP_INSPECT_TRIAGE_DB)"
+
+
+def test_exports_json_csv_and_cleaned_ckf(triage_env):
+    at = open_page()
+    set_operator(at, "carol")
+    decide(at, "X1|X2", "mark_status", target="X2", status="QUARANTINED")
+    labels = [b.proto.label for b in at.get("download_button") if b.proto.id and K in b.proto.id]
+    assert labels == ["Decisions as JSON", "Decisions as CSV", "Cleaned CKF"]
+    log = [d.value for d in at.dataframe if "pair" in d.value.columns and "kind" in d.value.columns]
+    assert log and log[0].pair.tolist() == ["X1|X2"]
