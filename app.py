@@ -22,6 +22,12 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("fanout.py", "Fan-out", ":material/call_split:"),
     ("tuning.py", "Tuning", ":material/tune:"),
 )
+#: sidebar width in pixels: room for the scenario and config editors
+SIDEBAR_WIDTH = 440
+#: the sidebar starts at least SIDEBAR_WIDTH wide while expanded (it can still be dragged wider or
+#: collapsed); static CSS, no user content
+SIDEBAR_CSS = (f'<style>section[data-testid="stSidebar"][data-collapsed="false"]'
+               f'{{min-width:{SIDEBAR_WIDTH}px}}</style>')
 HOME = ("home.py", "Knowledge base", ":material/database:")
 
 
@@ -36,7 +42,9 @@ def available_pages(root: Path = ROOT) -> list[tuple[str, str, str]]:
 
 
 def main() -> None:
-    st.set_page_config(layout="wide", page_title="crp-inspect", page_icon=":material/manage_search:")
+    st.set_page_config(layout="wide", page_title="crp-inspect", page_icon=":material/manage_search:",
+                       initial_sidebar_state=SIDEBAR_WIDTH)
+    st.html(SIDEBAR_CSS)
     state.ensure_shell()  # leave Streamlit's legacy pages/-folder mode before navigating
     pages = [st.Page(str(ROOT / "pages" / f), title=title, icon=icon, url_path=Path(f).stem, default=(i == 0))
              for i, (f, title, icon) in enumerate(available_pages())]

@@ -237,13 +237,13 @@ def _scenario_section() -> None:
             sq_frame, key=widget_key("scenario", "subqueries"), num_rows="dynamic", hide_index=True,
             width="stretch",
             column_config={
-                "id": st.column_config.TextColumn("id", required=True),
-                "text": st.column_config.TextColumn("text", width="large"),
-                "label": st.column_config.TextColumn("label"),
-                "addressed": st.column_config.CheckboxColumn("addressed", default=False),
+                "id": st.column_config.TextColumn("id", required=True, width="small"),
+                "text": st.column_config.TextColumn("text", width="medium"),
+                "label": st.column_config.TextColumn("label", width="small"),
+                "addressed": st.column_config.CheckboxColumn("addressed", default=False, width="small"),
                 "depth_weight": st.column_config.NumberColumn("depth", min_value=0.0, max_value=1.0, step=0.05,
                                                               help="depth_weight (1.0 when left empty)"),
-                "window": st.column_config.NumberColumn("window", min_value=1, step=1),
+                "window": st.column_config.NumberColumn("window", min_value=1, step=1, width="small"),
             })
         prior = st.data_editor(prior_frame, key=widget_key("scenario", "prior"), num_rows="dynamic",
                                hide_index=True, width="stretch",

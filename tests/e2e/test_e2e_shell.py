@@ -36,7 +36,7 @@ def test_home_shows_ckf_summary(page, open_page, screenshot):
 def test_deep_link_restores_config_and_writes_url(page, open_page, wait_idle, assert_no_exception, screenshot):
     open_page(page, "/home?cfg.token_budget=1000")
     assert "token_budget=1000" in page.url or "cfg.token_budget=1000" in page.url
-    page.get_by_text("Configuration", exact=True).click()
+    page.locator('[data-testid="stSidebar"]').get_by_text("Configuration", exact=True).click()
     wait_idle(page)
     box = page.get_by_role("spinbutton", name="token_budget *")
     assert box.input_value() == "1000"
@@ -46,3 +46,17 @@ def test_deep_link_restores_config_and_writes_url(page, open_page, wait_idle, as
     assert_no_exception(page)
     page.wait_for_url(re.compile(r".*cfg\.token_budget=1500.*"), timeout=10_000)
     screenshot(page, "shell_config", full_page=False)
+
+
+def test_scenario_editor_opens_and_edits_query(page, open_page, wait_idle, assert_no_exception, screenshot):
+    open_page(page, "/home")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Scenario", exact=True).click()
+    query = page.get_by_label("Query")
+    query.wait_for()
+    assert page.locator('[data-testid="stSidebar"] [data-testid="stDataFrame"]').count() >= 2
+    screenshot(page, "shell_scenario")
+    query.fill("Which ports does etcd use?")
+    query.press("Control+Enter")
+    wait_idle(page)
+    assert_no_exception(page)
+    assert "Which ports does etcd use?" in page.locator('[data-testid="stMain"]').inner_text()
