@@ -19,6 +19,7 @@ neighbourhood (CSR row slices), never the whole matrix.
 from __future__ import annotations
 
 from datetime import datetime
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
@@ -96,19 +97,21 @@ def _expand_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
 def walk(matrix: Any, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows within ``max_hops`` of any anchor (anchors excluded), ascending, with their hop distance."""
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
-    visited = np.unique(anchors)
-    frontier = visited
+    seen = np.zeros(matrix.shape[0], dtype=bool)
+    frontier = np.unique(anchors)
+    seen[frontier] = True
     rows, dists = [], []
     for h in range(1, max_hops + 1):
         if frontier.size == 0:
             break
         _, nb, _ = _expand_rows(indptr, indices, data, frontier)
-        new = np.setdiff1d(np.unique(nb), visited, assume_unique=True)
-        if new.size == 0:
+        nb = nb[~seen[nb]]
+        if nb.size == 0:
             break
+        new = np.unique(nb)
+        seen[new] = True
         rows.append(new)
         dists.append(np.full(new.size, h, dtype=np.int64))
-        visited = np.union1d(visited, new)
         frontier = new
     if not rows:
         e = np.zeros(0, dtype=np.int64)
@@ -119,62 +122,81 @@ def walk(matrix: Any, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, n
     return r[order], d[order]
 
 
-def anchor_paths(matrix: Any, anchors: np.ndarray, cands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def anchor_paths(matrix: Any, anchors: np.ndarray, cands: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per (candidate, anchor): hops of the shortest path if it is 1 or 2 (else 0), and the total
-    weight of the strongest such path (SPEC-025 §2.4; see docs/decisions/pipeline.md).
+    weight of the strongest such path (SPEC-025 §2.4; see docs/decisions/pipeline.md); plus the
+    anchors' own adjacency (s, s) bool.
 
-    Returns ``hops`` (m, s) int8 and ``weight_sum`` (m, s) float64 (0 where not touched).
+    Every intermediate node of a 2-hop path is a neighbour of the anchor, so one expansion of the
+    anchors' rows and one of their neighbours' rows cover every path (max-plus by ``maximum.at``).
+    Returns ``hops`` (m, s) int8, ``weight_sum`` (m, s) float64 (0 where not touched) and ``aa``.
     """
     s, m = anchors.size, cands.size
     hops = np.zeros((m, s), dtype=np.int8)
     wsum = np.zeros((m, s), dtype=np.float64)
-    if s == 0 or m == 0:
-        return hops, wsum
+    aa = np.zeros((s, s), dtype=bool)
+    if s == 0:
+        return hops, wsum, aa
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    pos = np.full(matrix.shape[0], -1, dtype=np.int32)  # local position: candidates 0..m-1, anchors m..
+    pos[cands] = np.arange(m, dtype=np.int32)
+    pos[anchors] = np.arange(m, m + s, dtype=np.int32)
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)  # anchor -> x (distance 1)
+    px = pos[x]
+    is_anchor = px >= m
+    aa[own1[is_anchor], px[is_anchor] - m] = True
+    if m == 0:
+        return hops, wsum, aa
     own2, c2, w2 = _expand_rows(indptr, indices, data, x)  # x -> c (walks of length 2)
-    a2 = own1[own2]
-    val2 = w1[own2] + w2
-    keep2 = c2 != anchors[a2]
-    a_all = np.concatenate([own1, a2[keep2]])
-    c_all = np.concatenate([x, c2[keep2]])
-    h_all = np.concatenate([np.ones(own1.size, dtype=np.int8), np.full(int(keep2.sum()), 2, dtype=np.int8)])
-    v_all = np.concatenate([w1, val2[keep2]])
-    # keep only connector candidates; map rows to local positions
-    cpos = np.searchsorted(cands, c_all)
-    cpos = np.minimum(cpos, m - 1)
-    ok = cands[cpos] == c_all
-    a_all, cpos, h_all, v_all = a_all[ok], cpos[ok], h_all[ok], v_all[ok]
-    if a_all.size == 0:
-        return hops, wsum
-    key = cpos.astype(np.int64) * s + a_all
-    order = np.lexsort((-v_all, h_all, key))  # per pair: fewest hops first, then the strongest
-    key, h_all, v_all = key[order], h_all[order], v_all[order]
-    first = np.ones(key.size, dtype=bool)
-    first[1:] = key[1:] != key[:-1]
-    k, hh, vv = key[first], h_all[first], v_all[first]
-    hops.reshape(-1)[k] = hh
-    wsum.reshape(-1)[k] = vv
-    return hops, wsum
+    pc = pos[c2]
+    ok = (pc >= 0) & (pc < m)  # ends on a connector candidate (never on an anchor)
+    key2 = pc[ok].astype(np.int64) * s + own1[own2[ok]]
+    val2 = w1[own2[ok]] + w2[ok]
+    flat_w = wsum.reshape(-1)
+    flat_h = hops.reshape(-1)
+    # two-hop walks: the strongest total per (candidate, anchor) ...
+    best2 = np.full(m * s, -np.inf)
+    np.maximum.at(best2, key2, val2)
+    has2 = best2 > -np.inf
+    flat_h[has2] = 2
+    flat_w[has2] = best2[has2]
+    # ... unless a direct edge makes the anchor 1 hop away (each (anchor, neighbour) entry is unique)
+    one = (px >= 0) & (px < m)
+    key1 = px[one].astype(np.int64) * s + own1[one]
+    flat_h[key1] = 1
+    flat_w[key1] = w1[one]
+    return hops, wsum, aa
 
 
-def bridge_values(matrix: Any, anchors: np.ndarray, hops: np.ndarray,
+def bridge_values(aa: np.ndarray, hops: np.ndarray,
                   wsum: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(bridge_count, mean_path_weight, bridge_value, non_adjacent (s, s) bool) per candidate."""
-    s = anchors.size
-    touched = hops > 0
-    if s:
-        aa = matrix[anchors][:, anchors].toarray() != 0
-    else:
-        aa = np.zeros((0, 0), dtype=bool)
+    """(bridge_count, mean_path_weight, bridge_value, non_adjacent (s, s) bool) per candidate.
+
+    bridge_count = touched-anchor pairs with no direct edge; mean_path_weight = total weight of the
+    strongest shortest paths / number of their edges (pooled); bridge_value = count * mean.
+    """
+    s = aa.shape[0]
     non_adj = ~aa & ~np.eye(s, dtype=bool)
-    t = touched.astype(np.int64)
-    count = ((t @ non_adj.astype(np.int64)) * t).sum(axis=1) // 2
-    edges = hops.astype(np.int64).sum(axis=1)
+    t = (hops > 0).astype(np.float64)
+    count = np.rint(((t @ non_adj.astype(np.float64)) * t).sum(axis=1) / 2).astype(np.int64)
+    edges = hops.sum(axis=1, dtype=np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_w = np.where(edges > 0, wsum.sum(axis=1) / np.maximum(edges, 1), np.nan)
     bridge = np.where(count > 0, count * np.nan_to_num(mean_w), 0.0)
     return count, mean_w, bridge, non_adj
+
+
+def edges_among(matrix: Any, rows: np.ndarray) -> tuple[tuple[int, int, float], ...]:
+    """Undirected edges (i < j, weight) with both ends in ``rows``, sorted."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size < 2:
+        return ()
+    own, nb, w = _expand_rows(matrix.indptr, matrix.indices, matrix.data, rows)
+    src = rows[own]
+    keep = np.isin(nb, rows) & (src < nb)
+    trip = sorted(zip(src[keep].tolist(), nb[keep].tolist(), w[keep].tolist()))
+    return tuple((a, b, float(x)) for a, b, x in trip)
 
 
 # ---- the stage ----------------------------------------------------------------------------------
@@ -202,8 +224,8 @@ def expand_graph_with_recency(corpus: Any, cdr: CDRTable, *, query_vector: np.nd
         cands, dist = walk(matrix, anchors, config.max_hops)
         ok = corpus.retrievable[cands]
         cands, dist = cands[ok], dist[ok]
-        hops, wsum = anchor_paths(matrix, anchors, cands)
-        count, mean_w, bridge, non_adj = bridge_values(matrix, anchors, hops, wsum)
+        hops, wsum, aa = anchor_paths(matrix, anchors, cands)
+        count, mean_w, bridge, non_adj = bridge_values(aa, hops, wsum)
         relevance = (corpus.vectors[cands] @ np.asarray(query_vector, dtype=np.float32)).astype(np.float64)
         recency = compute_recency(corpus.kb, cands, now, config)
         ccdr = score_cdr(corpus, cands, relevance, coverage=coverage, residual_vectors=residual_vectors,
@@ -246,11 +268,7 @@ def expand_graph_with_recency(corpus: Any, cdr: CDRTable, *, query_vector: np.nd
 
     edges: tuple[tuple[int, int, float], ...] = ()
     if matrix is not None:
-        rows = np.concatenate([anchors, extra, selected_rows])
-        sub = matrix[rows][:, rows].tocoo()
-        up = sub.row < sub.col
-        trip = sorted(zip(rows[sub.row[up]].tolist(), rows[sub.col[up]].tolist(), sub.data[up].tolist()))
-        edges = tuple((min(a, b), max(a, b), float(w)) for a, b, w in trip)
+        edges = edges_among(matrix, np.concatenate([anchors, extra, selected_rows]))
 
     result = CDGRResult(
         anchors=frozen_array(anchors), connectors=table, selected_connectors=frozen_array(selected_rows),
@@ -268,22 +286,63 @@ def expand_graph(corpus: Any, cdr: CDRTable, *, query_vector: np.ndarray, covera
                                      config=config, values_conflict=values_conflict)[0]
 
 
+class LazyRows(Sequence):
+    """A read-only tuple-like sequence whose items are computed on first access (then cached).
+
+    Used for the per-connector ``touched_anchors`` / ``bridged_pairs`` so that scoring hundreds of
+    connector candidates does not build thousands of Python tuples nobody reads.
+    """
+
+    __slots__ = ("_n", "_item", "_cache")
+
+    def __init__(self, n: int, item: Callable[[int], tuple]):
+        self._n = int(n)
+        self._item = item
+        self._cache: dict[int, tuple] = {}
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(self._n)))
+        j = int(i)
+        if j < 0:
+            j += self._n
+        if not 0 <= j < self._n:
+            raise IndexError(i)
+        got = self._cache.get(j)
+        if got is None:
+            got = self._item(j)
+            self._cache[j] = got
+        return got
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyRows({tuple(self)!r})"
+
+
 def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
-                       non_adj: np.ndarray) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[tuple[int, int], ...], ...]]:
-    m = hops.shape[0]
-    r, c = np.nonzero(hops > 0)
-    splits = np.searchsorted(r, np.arange(1, m))
-    per = np.split(anchors[c], splits) if m else []
-    per_pos = np.split(c, splits) if m else []
-    touched = tuple(tuple(a.tolist()) for a in per)
-    pairs: list[tuple[tuple[int, int], ...]] = []
+                       non_adj: np.ndarray) -> tuple[LazyRows, LazyRows]:
+    touched_mask = hops > 0
+    touched_mask.setflags(write=False)
     anchor_list = anchors.tolist()
-    for i in range(m):
+
+    def touched(i: int) -> tuple[int, ...]:
+        return tuple(anchor_list[k] for k in np.flatnonzero(touched_mask[i]).tolist())
+
+    def pairs(i: int) -> tuple[tuple[int, int], ...]:
         if count[i] == 0:
-            pairs.append(())
-            continue
-        pos = per_pos[i]
-        sub = non_adj[np.ix_(pos, pos)]
-        ii, jj = np.nonzero(np.triu(sub, k=1))
-        pairs.append(tuple((anchor_list[pos[a]], anchor_list[pos[b]]) for a, b in zip(ii.tolist(), jj.tolist())))
-    return touched, tuple(pairs)
+            return ()
+        pos = np.flatnonzero(touched_mask[i])
+        ii, jj = np.nonzero(np.triu(non_adj[np.ix_(pos, pos)], k=1))
+        return tuple((anchor_list[pos[a]], anchor_list[pos[b]]) for a, b in zip(ii.tolist(), jj.tolist()))
+
+    m = hops.shape[0]
+    return LazyRows(m, touched), LazyRows(m, pairs)

@@ -24,6 +24,10 @@ from .recency import lookup, resolved_importance
 from .records import CDRTable, RecencyTable, frozen_array
 
 
+#: up to this many residual sub-queries, the residual pull uses matrix-vector products (see residual_pulls)
+SMALL_GEMM = 32
+
+
 def coverage_scores(vectors: np.ndarray, coverage: Any) -> np.ndarray:
     """Weighted mean cosine to the Coverage Set entries (SPEC-024 §2.2-2.3); 0 when empty."""
     n = vectors.shape[0]
@@ -44,6 +48,13 @@ def residual_pulls(vectors: np.ndarray, coverage: Any, residual_vectors: np.ndar
             or np.asarray(residual_vectors).size == 0):
         return np.zeros(n)
     r = np.asarray(residual_vectors, dtype=np.float32).reshape(-1, vectors.shape[1])
+    if r.shape[0] <= SMALL_GEMM:
+        # one matrix-vector product per residual sub-query: a thin (c, d) @ (d, r) product goes to a
+        # multi-threaded BLAS gemm whose thread hand-off costs far more than the arithmetic
+        out = vectors @ r[0]
+        for j in range(1, r.shape[0]):
+            np.maximum(out, vectors @ r[j], out=out)
+        return out.astype(np.float64)
     return (vectors @ r.T).max(axis=1).astype(np.float64)
 
 

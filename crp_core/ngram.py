@@ -45,32 +45,49 @@ def count_overlap(text: str, blacklist: frozenset[NGram] | set[NGram], n: int) -
     return len(ngrams(text, n) & blacklist)
 
 
-# per-KB cache of each fact's n-gram set, filled lazily for the rows actually scored
+# per-KB caches: each fact's n-gram set (lazily, for the rows actually scored), and per blacklist the
+# overlap count of every fact scored so far (-1 = not yet computed), so a repeated run is pure numpy
 _FACT_NGRAMS: "weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, int], frozenset[NGram]]]" = \
     weakref.WeakKeyDictionary()
+_OVERLAPS: "weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, frozenset[NGram]], np.ndarray]]" = \
+    weakref.WeakKeyDictionary()
+_MAX_BLACKLISTS_PER_KB = 8
 
 
 def fact_overlaps(kb: KnowledgeBase, idx: Sequence[int] | np.ndarray, blacklist: frozenset[NGram],
                   n: int) -> np.ndarray:
     """(len(idx),) int64 overlap counts of the facts ``idx`` with the blacklist.
 
-    Each fact's n-gram set is computed once per (KnowledgeBase, n) and cached.
+    Each fact's n-gram set is computed once per (KnowledgeBase, n), and each fact's count once per
+    (KnowledgeBase, n, blacklist); both caches are weak on the KnowledgeBase.
     """
     idx = np.asarray(idx, dtype=np.int64).reshape(-1)
-    out = np.zeros(idx.size, dtype=np.int64)
     if not blacklist or idx.size == 0:
-        return out
-    cache = _FACT_NGRAMS.get(kb)
-    if cache is None:
-        cache = {}
-        _FACT_NGRAMS[kb] = cache
-    facts = kb.facts
-    for p, row in enumerate(idx.tolist()):
-        key = (row, n)
-        grams = cache.get(key)
-        if grams is None:
-            grams = ngrams(facts[row].content, n)
-            cache[key] = grams
-        if grams:
-            out[p] = len(grams & blacklist)
-    return out
+        return np.zeros(idx.size, dtype=np.int64)
+    per_kb = _OVERLAPS.get(kb)
+    if per_kb is None:
+        per_kb = {}
+        _OVERLAPS[kb] = per_kb
+    key = (n, frozenset(blacklist))
+    counts = per_kb.get(key)
+    if counts is None:
+        if len(per_kb) >= _MAX_BLACKLISTS_PER_KB:
+            per_kb.pop(next(iter(per_kb)))
+        counts = np.full(len(kb), -1, dtype=np.int64)
+        per_kb[key] = counts
+    got = counts[idx]
+    missing = np.unique(idx[got < 0])
+    if missing.size:
+        grams_of = _FACT_NGRAMS.get(kb)
+        if grams_of is None:
+            grams_of = {}
+            _FACT_NGRAMS[kb] = grams_of
+        facts = kb.facts
+        for row in missing.tolist():
+            grams = grams_of.get((row, n))
+            if grams is None:
+                grams = ngrams(facts[row].content, n)
+                grams_of[(row, n)] = grams
+            counts[row] = len(grams & blacklist)
+        got = counts[idx]
+    return got.copy()

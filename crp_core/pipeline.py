@@ -140,12 +140,12 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     # 6. packing
     t = time.perf_counter()
     items = []
-    bridged = dict(zip(conn.idx.tolist(), conn.bridged_pairs))
+    conn_pos = {int(r): i for i, r in enumerate(conn.idx.tolist())}
     for r in np.asarray(resolution.selected).tolist():
         role = roles.get(r, "anchor")
         if role == "connector":
             seen: dict[int, None] = {}
-            for a, b in bridged.get(r, ()):
+            for a, b in conn.bridged_pairs[conn_pos[r]]:
                 seen.setdefault(a)
                 seen.setdefault(b)
             items.append(PackItem(r, "connector", conn_score[r], tuple(seen)))

@@ -45,3 +45,12 @@ def test_fact_overlaps_vector_and_cache():
     assert got.tolist() == [2, 0, 1]
     assert fact_overlaps(kb, np.array([2, 0]), bl, 6).tolist() == [1, 2]  # cached path, new order
     assert fact_overlaps(kb, np.array([0]), frozenset(), 6).tolist() == [0]
+
+
+def test_fact_overlaps_cache_is_per_blacklist():
+    kb = make_kb([fact("a", "a b c d e f g"), fact("b", "u v w x y z")])
+    first = fact_overlaps(kb, np.array([0, 1]), build_blacklist(["a b c d e f"], 6), 6)
+    second = fact_overlaps(kb, np.array([0, 1]), build_blacklist(["u v w x y z"], 6), 6)
+    assert first.tolist() == [1, 0] and second.tolist() == [0, 1]
+    first[0] = 99  # the returned array is a copy: the cache is untouched
+    assert fact_overlaps(kb, np.array([0]), build_blacklist(["a b c d e f"], 6), 6).tolist() == [1]
