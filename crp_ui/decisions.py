@@ -242,12 +242,17 @@ def conflict_scan(base: Any, config: CRPConfig, now: Any, ds: DecisionSet) -> An
     return _scan(corpus, config, now, decisions, key)
 
 
-def ckf_download_name(source: str, label: str) -> tuple[str, str]:
-    """(file name, format) of the cleaned CKF: the loaded file's name and extension, or a zip of a
-    CKF directory (format "dir")."""
-    name = Path(str(source or label or "knowledge_base.jsonl")).name
+def ckf_download_name(source: str, fmt: str = "") -> tuple[str, str]:
+    """(file name, format) of the cleaned CKF: the loaded file's name in its format (``kb.fmt``,
+    else the extension of ``source``), or a zip of a CKF directory (format "dir")."""
+    name = Path(str(source or "knowledge_base.jsonl")).name
     stem, ext = os.path.splitext(name)
     ext = ext.lower()
+    fmt = (fmt or "").lower()
+    if fmt in ("jsonl", "json", "csv"):
+        return f"{stem if ext else name}.cleaned.{fmt}", "." + fmt
+    if fmt == "dir":
+        return f"{name or 'ckf'}.cleaned.zip", "dir"
     if ext in (".jsonl", ".json", ".csv"):
         return f"{stem}.cleaned{ext}", ext
     if ext == ".ndjson":
@@ -264,7 +269,7 @@ def cleaned_ckf_bytes(kb: Any, ds: DecisionSet) -> tuple[bytes, str, Any]:
 
     from crp_core.triage import export_cleaned_ckf
 
-    name, fmt = ckf_download_name(getattr(kb, "source", ""), "")
+    name, fmt = ckf_download_name(getattr(kb, "source", ""), getattr(kb, "fmt", ""))
     with tempfile.TemporaryDirectory(prefix="crp-cleaned-") as tmp:
         target = os.path.join(tmp, "cleaned" if fmt == "dir" else "cleaned" + fmt)
         info = export_cleaned_ckf(kb, ds, target)

@@ -260,7 +260,7 @@ def export_tab(ds, kb) -> None:
                          help="The audit log and the decisions in force (as `crp-inspect triage decisions --json`).")
     c[1].download_button("Decisions as CSV", export_csv(log), file_name="crp-triage-decisions.csv",
                          mime="text/csv", key=K + "dl.csv", help="The audit log, one decision per row.")
-    name, _fmt = decisions.ckf_download_name(kb.source, state.get_ckf_label())
+    name, _fmt = decisions.ckf_download_name(kb.source, kb.fmt)
     c[2].download_button("Cleaned CKF", lambda: _cleaned(kb, ds, (kb.fingerprint, decisions.set_fingerprint(ds)))[0],
                          file_name=name, mime="application/octet-stream", key=K + "dl.ckf",
                          help="The CKF as loaded with the operators' statuses applied (same format; a CKF "

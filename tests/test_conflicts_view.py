@@ -1,0 +1,278 @@
+"""Pure helpers of the Conflict triage page (crp_ui.conflicts_view) and the decision plumbing of
+crp_ui.decisions that needs no script run: highlighting (escaping, spans, gaps; hypothesis
+round-trip), authority arithmetic by hand, queue frame / filters / counts, outcomes, cleaned CKF
+export, fingerprints and pipeline decisions."""
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+import zipfile
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from crp_core.config import CRPConfig
+from crp_core.conflicts import scan_ckf, values_conflict
+from crp_core.corpus import Corpus
+from crp_core.model import Fact, KnowledgeBase
+from crp_core.records import Authority, ConflictPair
+from crp_core.triage import Decision, DecisionSet
+from crp_ui import conflicts_view as cv
+from crp_ui import decisions as dmod
+
+SCRIPT = "<script>alert(1)</script>"
+MARK_RE = re.compile(r'<mark class="crp-(?:diff|gap)"[^>]*>|</mark>')
+
+
+def strip_html(out: str) -> str:
+    """Remove the marks (and gap glyphs), turn <br> back into newlines, unescape entities."""
+    out = re.sub(r'<mark class="crp-gap"[^>]*>' + cv.GAP_MARK + "</mark>", "", out)
+    out = MARK_RE.sub("", out).replace("<br>", "\n")
+    return html.unescape(out)
+
+
+# ---- highlighting --------------------------------------------------------------------------------
+def test_script_tag_is_escaped_and_diff_marked():
+    text = f"{SCRIPT} The API rate limit is 100 requests."
+    start = text.index("100")
+    out = cv.highlight_html(text, [(start, start + 3, "NUMBER_CHANGED")])
+    assert "<script>" not in out and "</script>" not in out
+    assert out.startswith("&lt;script&gt;alert(1)&lt;/script&gt; The API rate limit is ")
+    assert ('<mark class="crp-diff" title="NUMBER_CHANGED" style="background:#ffd866;padding:0 2px;'
+            'border-radius:3px">100</mark> requests.') in out
+
+
+def test_highlighted_slice_is_escaped_too():
+    text = 'a <b onclick="x">tag</b> z'
+    out = cv.highlight_html(text, [(2, 17, "ENTITY_SUBSTITUTED")])
+    assert "<b" not in out.replace("<br>", "")
+    assert ">&lt;b onclick=&quot;x&quot;&gt;</mark>" in out
+
+
+def test_pattern_title_is_escaped():
+    out = cv.highlight_html("abc", [(0, 1, '"><script>')])
+    assert "<script>" not in out and 'title="&quot;&gt;&lt;script&gt;"' in out
+
+
+def test_zero_width_span_is_a_gap_mark():
+    text = "etcd supports v2"
+    out = cv.highlight_html(text, [(5, 5, "NEGATION_FLIP")])
+    assert out == ('etcd <mark class="crp-gap" title="NEGATION_FLIP: the other fact has a token here" '
+                   'style="background:#c9b6ff;padding:0 2px;border-radius:3px">∅</mark>supports v2')
+
+
+def test_merge_spans_overlap_clamp_and_patterns():
+    # (0,5) and (3,8) overlap -> (0,8); (4,4) lies strictly inside -> absorbed; (10,30) clamped to 12
+    got = cv.merge_spans([(3, 8, "B"), (0, 5, "A"), (4, 4, "C"), (10, 30, "D"), (8, 8, "E")], 12)
+    assert got == [(0, 8, ("A", "B", "C")), (8, 8, ("E",)), (10, 12, ("D",))]
+
+
+def test_markdown_and_newlines_are_neutralised():
+    out = cv.highlight_html("a *b* [x](javascript:alert(1))\n\nc $x$", [])
+    assert "*" not in out and "[" not in out and "$" not in out and "\n" not in out
+    assert out.count("<br>") == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=hs.text(alphabet=hs.sampled_from(list("ab <>&\"'*_$[]\n\\`:x1")), max_size=40),
+       spans=hs.lists(hs.tuples(hs.integers(-3, 45), hs.integers(-3, 45),
+                                hs.sampled_from(["NUMBER_CHANGED", "NEGATION_FLIP"])), max_size=5))
+def test_highlight_round_trip_and_no_raw_markup(text, spans):
+    spans = [(min(a, b), max(a, b), p) for a, b, p in spans]
+    out = cv.highlight_html(text, spans)
+    assert strip_html(out) == text
+    # every "<" in the output starts one of our own tags
+    assert not re.search(r"<(?!mark class=\"crp-|/mark>|br>)", out)
+
+
+# ---- records for the frames ---------------------------------------------------------------------
+def _auth(fid, src, sa, rf, iw):
+    return Authority(fid, src, sa, rf, iw, sa * rf * iw)
+
+
+def _pair(a, b, *, tied=False, suppressed=None, kept=None, decision=None, margin=None, sim=0.97,
+          texts=("port 2379", "port 4001")):
+    A = _auth(a, "official_documentation", 0.80, 1.0, 0.80)  # 0.64
+    B = _auth(b, "community", 0.75, 0.30, 0.60)  # 0.135
+    vc = values_conflict(*texts)
+    assert vc is not None
+    return ConflictPair(a, b, sim, vc.patterns, vc, {a: A, b: B},
+                        kept if kept is not None else ((a,) if suppressed else (a, b)),
+                        suppressed, tied, margin=abs(A.authority - B.authority) if margin is None else margin,
+                        decision=decision)
+
+
+def test_authority_frame_and_arithmetic_by_hand():
+    p = _pair("E1", "E2", suppressed="E2")
+    f = cv.authority_frame(p)
+    # 0.80 * 1.0 * 0.80 = 0.64 ; 0.75 * 0.30 * 0.60 = 0.135
+    assert f.authority.tolist() == pytest.approx([0.64, 0.135], abs=1e-15)
+    assert f.arithmetic.tolist() == ["0.8 × 1.0000 × 0.8 = 0.6400", "0.75 × 0.3000 × 0.6 = 0.1350"]
+    assert f.role.tolist() == ["winner", "suppressed"]
+
+
+def test_authority_figure_is_grouped_with_one_trace_per_fact():
+    p = _pair("E1", "E2", suppressed="E2")
+    fig = cv.authority_figure(p).to_dict()
+    assert fig["layout"]["barmode"] == "group"
+    assert [t["name"] for t in fig["data"]] == ["E1 (winner)", "E2 (suppressed)"]
+    assert list(fig["data"][0]["x"]) == ["source authority", "recency factor", "importance", "authority"]
+    assert list(fig["data"][1]["y"]) == pytest.approx([0.75, 0.30, 0.60, 0.135])
+
+
+def test_roles_and_outcomes():
+    assert cv.outcome_text(_pair("a", "b", suppressed="b")) == "a wins (higher authority); b suppressed"
+    ov = _pair("a", "b", suppressed="a", kept=("b",), decision="override")
+    assert cv.outcome_text(ov) == "b wins (operator override); a suppressed"
+    assert cv.arbitration_label(ov) == "override: b wins"
+    assert cv.role_of(ov, "b") == "overridden winner" and cv.role_of(ov, "a") == "suppressed"
+    tie = _pair("a", "b", tied=True, margin=0.0)
+    assert cv.arbitration_label(tie) == "tie" and cv.role_of(tie, "a") == "tied"
+    dis = _pair("a", "b", decision="dismiss")
+    assert cv.arbitration_label(dis) == "dismissed" and cv.outcome_text(dis).startswith("dismissed")
+    sk = ConflictPair("a", "b", 0.9, tie.patterns, tie.conflict, tie.authority, ("a",), None, False, skipped=True)
+    assert cv.outcome_text(sk).startswith("skipped")
+
+
+def test_side_spans_follow_the_diffs():
+    p = _pair("a", "b", texts=("The etcd port is 2379.", "The etcd port is 4001."))
+    assert cv.side_spans(p, "a") == [(17, 21, "NUMBER_CHANGED")]
+    assert cv.side_spans(p, "b") == [(17, 21, "NUMBER_CHANGED")]
+    with pytest.raises(ValueError):
+        cv.side_spans(p, "c")
+
+
+# ---- queue over a real scan --------------------------------------------------------------------
+NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+
+def _corpus():
+    """Two conflicting pairs (one tie) + one unrelated fact; 4-d vectors.
+    P: official (0.64) vs community stale (0.135); T: two internal facts, same date (0.525 each)."""
+    rows = [
+        ("P1", "The etcd client port is 2379.", "official_documentation", "2026-06-01T00:00:00Z", [1, 0, 0, 1]),
+        ("P2", "The etcd client port is 4001.", "community", "2021-01-01T00:00:00Z", [1, 0, 0.2, 1]),
+        ("T1", "The build cache holds 40 GB.", "internal", "2026-10-01T00:00:00Z", [0, 1, 0, 1]),
+        ("T2", "The build cache holds 80 GB.", "internal", "2026-10-01T00:00:00Z", [0, 1, 0.2, 1]),
+        ("U", "Unrelated text.", "web", "2026-10-01T00:00:00Z", [0, 0, 1, 0]),
+    ]
+    from crp_core.timeparse import parse_timestamp
+
+    facts = tuple(Fact(fact_id=f, content=c, source_type=s, modified_at=parse_timestamp(m),
+                       ingested_at=parse_timestamp(m), line=i + 1) for i, (f, c, s, m, _v) in enumerate(rows))
+    kb = KnowledgeBase(facts=facts)
+    return Corpus.from_vectors(kb, np.array([r[4] for r in rows], dtype=np.float32))
+
+
+def test_queue_frame_order_decided_and_filters():
+    corpus = _corpus()
+    ds = DecisionSet.from_decisions([
+        Decision.mark_status("P1", "P2", fact="P2", status="QUARANTINED", operator="alice")])
+    scan = scan_ckf(corpus, CRPConfig(), NOW,
+                    decisions=ds.pair_decisions)
+    f = cv.queue_frame(scan, corpus.kb, ds)
+    assert list(zip(f.fact_a, f.fact_b)) == [("T1", "T2"), ("P1", "P2")]  # the tie first
+    assert f.pair.tolist() == ["T1|T2", "P1|P2"]
+    assert f.margin.tolist() == pytest.approx([0.0, 0.64 - 0.135], abs=1e-12)
+    assert f.status_b.tolist() == ["ACTIVE", "QUARANTINED"]
+    assert f.decided.tolist() == [False, True]
+    assert f.decision.tolist() == ["", "P2 marked QUARANTINED"]
+    assert f.decided_by.tolist() == ["", "alice"]
+    counts = cv.queue_counts(f)
+    assert {k: counts[k] for k in ("pairs", "ties", "undecided", "decided", "dismissed", "NUMBER_CHANGED")} == {
+        "pairs": 2, "ties": 1, "undecided": 1, "decided": 1, "dismissed": 0, "NUMBER_CHANGED": 2}
+    assert cv.filter_queue(f, decided="undecided").pair.tolist() == ["T1|T2"]
+    assert cv.filter_queue(f, decided="decided").pair.tolist() == ["P1|P2"]
+    assert cv.filter_queue(f, source_types=["community"]).pair.tolist() == ["P1|P2"]
+    assert cv.filter_queue(f, statuses=["QUARANTINED"]).pair.tolist() == ["P1|P2"]
+    assert cv.filter_queue(f, patterns=["NEGATION_FLIP"]).empty
+    assert cv.filter_queue(f, patterns=["NUMBER_CHANGED", "NEGATION_FLIP"]).pair.tolist() == ["T1|T2", "P1|P2"]
+    with pytest.raises(ValueError):
+        cv.filter_queue(f, decided="maybe")
+    assert cv.pair_label(f.to_dict("records")[0]) == "T1 ↔ T2 · NUMBER_CHANGED · tie"
+
+
+def test_quarantined_fact_stays_in_the_scan_but_not_in_the_applied_corpus():
+    corpus = _corpus()
+    ds = DecisionSet.from_decisions([
+        Decision.mark_status("P1", "P2", fact="P2", status="QUARANTINED", operator="a"),
+        Decision.mark_status("T1", "T2", fact="T2", status="STALE", operator="a")])
+    applied = dmod.apply_decisions(corpus, ds)
+    assert applied.retrievable.tolist() == [True, False, True, True, True]
+    assert applied.kb.get("T2").status == "STALE"
+    scanned = dmod.scan_corpus(corpus, ds)
+    assert scanned.retrievable.tolist() == [True, True, True, True, True]  # P2 still scanned
+    assert scanned.kb.get("T2").status == "STALE" and scanned.kb.get("P2").status == "ACTIVE"
+    # the same status set gives the same (cached) object: its graph is built once
+    assert dmod.apply_decisions(corpus, ds) is applied
+    # T2 STALE: recency 0.30 -> 0.75 * 0.30 * 0.70 = 0.1575: no longer a tie, T1 wins
+    scan = scan_ckf(scanned, CRPConfig(), NOW)
+    t = [p for p in scan.pairs if p.fact_a == "T1"][0]
+    assert (t.tied, t.suppressed) == (False, "T2")
+    assert t.authority["T2"].authority == pytest.approx(0.75 * 0.30 * 0.70, abs=1e-15)
+
+
+def test_pipeline_decisions_and_fingerprints():
+    empty = DecisionSet.empty()
+    assert dmod.pipeline_decisions(empty) == (None, "")
+    assert dmod.set_fingerprint(empty) == ""
+    d1 = DecisionSet.from_decisions([Decision.override("a", "b", winner="b", operator="x")])
+    decs, key = dmod.pipeline_decisions(d1)
+    assert decs == {"a|b": {"kind": "override", "winner": "b"}} and len(key) == 20
+    # the same decisions in force by another path (an earlier dismiss overridden) -> same key
+    d2 = DecisionSet.from_decisions([Decision.dismiss("a", "b", operator="y"),
+                                     Decision.override("a", "b", winner="b", operator="x")])
+    assert dmod.pipeline_decisions(d2)[1] == key and dmod.set_fingerprint(d2) == dmod.set_fingerprint(d1)
+    d3 = DecisionSet.from_decisions([Decision.override("a", "b", winner="a", operator="x")])
+    assert dmod.pipeline_decisions(d3)[1] != key
+    # statuses alone: no pair decisions for the pipeline (they travel with the corpus)
+    d4 = DecisionSet.from_decisions([Decision.mark_status("a", "b", fact="a", status="STALE", operator="x")])
+    assert dmod.pipeline_decisions(d4) == (None, "") and dmod.set_fingerprint(d4) != ""
+
+
+@pytest.mark.parametrize("source,fmt,expected", [
+    ("/x/knowledge_base.jsonl", "jsonl", ("knowledge_base.cleaned.jsonl", ".jsonl")),
+    ("facts.csv", "csv", ("facts.cleaned.csv", ".csv")),
+    ("/x/kb.json", "", ("kb.cleaned.json", ".json")),
+    ("upload.ndjson", "jsonl", ("upload.cleaned.jsonl", ".jsonl")),
+    ("/data/synth10k", "dir", ("synth10k.cleaned.zip", "dir")),
+    ("/data/synth10k", "", ("synth10k.cleaned.zip", "dir")),
+])
+def test_download_names(source, fmt, expected):
+    assert dmod.ckf_download_name(source, fmt) == expected
+
+
+def test_cleaned_ckf_bytes_jsonl_and_dir(tmp_path):
+    from crp_core.ckf import load_ckf, load_ckf_bytes, write_ckf
+
+    corpus = _corpus()
+    ds = DecisionSet.from_decisions([
+        Decision.mark_status("P1", "P2", fact="P2", status="QUARANTINED", operator="a"),
+        Decision.mark_status("x", "y", fact="x", status="DELETED", operator="a")])  # not in this CKF
+    src = write_ckf(corpus.kb, tmp_path / "kb.jsonl")
+    kb = load_ckf(src)
+    data, name, info = dmod.cleaned_ckf_bytes(kb, ds)
+    assert name == "kb.cleaned.jsonl" and info.unknown_facts == ("x",)
+    again = load_ckf_bytes(data, name)
+    assert [f.status for f in again.facts] == ["ACTIVE", "QUARANTINED", "ACTIVE", "ACTIVE", "ACTIVE"]
+    assert [f.content for f in again.facts] == [f.content for f in kb.facts]
+    d = write_ckf(corpus.kb, tmp_path / "kbdir")
+    kb_dir = load_ckf(d)
+    data, name, _ = dmod.cleaned_ckf_bytes(kb_dir, ds)
+    assert name == "kbdir.cleaned.zip"
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        lines = zf.read("facts.jsonl").decode().splitlines()
+    assert [json.loads(x).get("status", "ACTIVE") for x in lines][1] == "QUARANTINED"
+
+
+def test_history_frame_columns():
+    d = Decision.override("a", "b", winner="b", operator="x", note="n")
+    f = cv.history_frame([d])
+    assert f.to_dict("records") == [{"id": None, "decided_at": None, "operator": "x", "kind": "override",
+                                     "winner": "b", "target_fact": "", "new_status": "", "note": "n",
+                                     "pair": "a|b"}]
