@@ -86,11 +86,12 @@ def _on_sample_change(key: str) -> None:
 
 
 def _on_lenient_change(key: str) -> None:
+    """Re-read what the user last tried to load (the active sample, or the upload) in the new mode."""
     state.set_lenient(bool(st.session_state.get(key)))
-    sample = state.get_ckf_sample()
-    if sample:
-        state.load_sample(sample)
-    st.session_state.pop("crp.upload_seen", None)  # an uploaded file is re-read with the new mode
+    if state.last_load_attempt() == "upload":
+        st.session_state.pop("crp.upload_seen", None)  # the uploader's file is re-read on this run
+    elif state.get_ckf_sample():
+        state.load_sample(state.get_ckf_sample())
 
 
 def _ckf_section() -> None:
@@ -109,7 +110,7 @@ def _ckf_section() -> None:
                           type=UPLOAD_TYPES, key="crp.w.ckf.upload",
                           max_upload_size=max(1, math.ceil(limit / 2**20)))
     if up is not None:
-        marker = (up.file_id, state.get_lenient())
+        marker = up.file_id  # a new file; the lenient toggle re-arms it (see _on_lenient_change)
         if st.session_state.get("crp.upload_seen") != marker:
             st.session_state["crp.upload_seen"] = marker
             if state.load_upload(up.getvalue(), up.name):
@@ -189,9 +190,8 @@ def scenario_dict_from_editors(base: dict[str, Any], s: Any, *, query: str, rows
     d["prior_outputs"] = [str(t) for t in prior["text"].tolist() if not _blank(t)]
     d["fanout_width"] = int(fanout_width)
     if now_date is not None:
-        old_now = s.now if s.now is not None else None
-        if old_now is None or old_now.date() != now_date:
-            ref = state.get_now()
+        ref = state.get_now()  # the scenario's now, else today 00:00 UTC
+        if ref.date() != now_date:
             d["now"] = datetime.combine(now_date, ref.timetz()).isoformat()
     return d
 
@@ -212,7 +212,7 @@ def _scenario_section() -> None:
             st.session_state["crp.scenario_upload_seen"] = up.file_id
             state.load_scenario_upload(up.getvalue(), up.name)
         refusal = state.get_scenario_refusal()
-        if refusal is not None:
+        if refusal is not None and refusal.source != state.EDITED_SCENARIO:
             render.show_problems(f"{refusal.message}. The previous scenario stays active.", refusal.problems)
         s = state.get_scenario()
         raw = st.session_state.get(state.K_SCENARIO)

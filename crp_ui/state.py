@@ -32,6 +32,7 @@ from . import cache
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SAMPLE = "knowledge_base.jsonl"
+EDITED_SCENARIO = "edited scenario"  # Refusal.source of a refused sidebar edit
 CKF_SUFFIXES = (".jsonl", ".json", ".csv")
 SCENARIO_SUFFIXES = (".json", ".toml")
 
@@ -44,6 +45,7 @@ K_CKF_LABEL = _P + "ckf_label"
 K_CKF_SAMPLE = _P + "ckf_sample"  # sample name of the active CKF, None for an upload
 K_CKF_REFUSAL = _P + "ckf_refusal"  # Refusal of the last load attempt, None when it succeeded
 K_LENIENT = _P + "lenient"
+K_LAST_ATTEMPT = _P + "ckf_last_attempt"  # "sample" | "upload": what the last load tried
 K_SCENARIO = _P + "scenario"
 K_SCENARIO_NAME = _P + "scenario_name"  # bundled scenario name, "" for an upload / none
 K_SCENARIO_EDITED = _P + "scenario_edited"
@@ -152,6 +154,11 @@ def get_ckf_refusal() -> Refusal | None:
     return st.session_state.get(K_CKF_REFUSAL)
 
 
+def last_load_attempt() -> str:
+    """``"sample"`` or ``"upload"``: the kind of the last CKF load attempted (refused or not)."""
+    return st.session_state.get(K_LAST_ATTEMPT, "sample")
+
+
 def get_lenient() -> bool:
     return bool(st.session_state.get(K_LENIENT, False))
 
@@ -185,6 +192,7 @@ def load_sample(name: str) -> bool:
     if name not in list_samples():
         st.session_state[K_CKF_REFUSAL] = Refusal(name, f"no bundled CKF named {name!r} in {samples_dir()}")
         return False
+    st.session_state[K_LAST_ATTEMPT] = "sample"
     path = samples_dir() / name
     lenient, limit = get_lenient(), get_config().ckf_max_bytes
     return _activate_kb(lambda: cache.load_ckf_path(str(path), cache.path_stamp(path), lenient, limit),
@@ -193,6 +201,7 @@ def load_sample(name: str) -> bool:
 
 def load_upload(data: bytes, name: str) -> bool:
     """Load an uploaded CKF. A refused upload leaves the previously loaded CKF active."""
+    st.session_state[K_LAST_ATTEMPT] = "upload"
     lenient, limit = get_lenient(), get_config().ckf_max_bytes
     if len(data) > limit:
         st.session_state[K_CKF_REFUSAL] = Refusal(name, f"CKF {name} refused", (Problem(
@@ -330,7 +339,7 @@ def update_scenario(d: Mapping[str, Any]) -> bool:
     try:
         s = scenario_from_dict(d, source="dashboard")
     except ValidationError as exc:
-        st.session_state[K_SCENARIO_REFUSAL] = Refusal("edited scenario", exc.what, exc.problems)
+        st.session_state[K_SCENARIO_REFUSAL] = Refusal(EDITED_SCENARIO, exc.what, exc.problems)
         return False
     set_scenario(s, edited=True)
     return True

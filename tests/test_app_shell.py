@@ -337,3 +337,42 @@ def test_problems_list_names_line_and_field():
     text = render.problems_list([Problem(3, "ttl", "not a duration: 'P3X'", "f9"), Problem(0, "file", "empty")])
     assert text.splitlines() == ["- **line 3**, field `ttl` (fact f9): not a duration\\: \\'P3X\\'",
                                  "- **file**, field `file`: empty"]
+
+
+def test_lenient_toggle_rereads_the_sample_not_an_old_upload(ui_env, make_ckf_rows):
+    at = _app()
+    at.sidebar.get("file_uploader")[0].upload("five.jsonl", _jsonl(make_ckf_rows(n=5, seed=2)))
+    at.run()
+    assert len(at.session_state["crp.kb"]) == 5
+    # back to a bundled sample while the upload still sits in the uploader
+    _widget(at.sidebar.selectbox, "Bundled sample").set_value("second.jsonl").run()
+    assert len(at.session_state["crp.kb"]) == 9
+    _widget(at.sidebar.toggle, "Lenient loading (skip bad facts, list them)").set_value(True).run()
+    _ok(at)
+    assert len(at.session_state["crp.kb"]) == 9 and at.session_state["crp.ckf_sample"] == "second.jsonl"
+
+
+def test_invalid_scenario_edit_is_listed_once_and_last_valid_kept(ui_env):
+    at = _app()
+    _widget(at.sidebar.text_area, "Query").input("   ").run()
+    _ok(at)
+    assert at.session_state["crp.scenario"].query == "Which ports are used?"
+    msgs = [e.value for e in at.sidebar.error if "last valid scenario stays active" in e.value]
+    assert len(msgs) == 1 and "query" in msgs[0]
+    assert not any("previous scenario stays active" in e.value for e in at.sidebar.error)
+    assert "now" not in at.query_params  # nothing valid was edited
+
+
+def test_scenario_without_now_uses_today_and_stays_unedited(ui_env):
+    d = json.loads((ui_env / "scenarios" / "demo.json").read_text())
+    del d["now"]
+    (ui_env / "scenarios" / "zz_no_now.json").write_text(json.dumps(d))
+    at = _app(scenario="zz_no_now.json")
+    _ok(at)
+    assert at.session_state["crp.scenario"].now is None  # resolved at use, not written back
+    assert at.session_state["crp.scenario_edited"] is False
+    assert at.query_params == {"scenario": "zz_no_now.json"}
+    import datetime as dt
+
+    today = dt.datetime.now(dt.timezone.utc).date()
+    assert _widget(at.sidebar.date_input, "now (time travel)").value == today
