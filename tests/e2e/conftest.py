@@ -1,15 +1,15 @@
 """End-to-end harness: a real ``streamlit run app.py`` driven by headless Debian Chromium.
 
-Fixtures: ``streamlit_server`` (session: base URL of a server on a free port), ``browser``
-(session: Playwright Chromium at ``/usr/bin/chromium``; never ``playwright install``), ``page``
-(a fresh 1400x900 context per test). Helpers (as session fixtures of the same names): ``open_page(page, url_path)`` waits until the script
-finished and asserts no exception is shown; ``wait_idle(page)``; ``assert_no_exception(page)``;
-``screenshot(page, name)`` writes
-``screenshots/<name>.png`` (git-ignored). Every test in this folder is marked ``e2e``.
+Fixtures: ``streamlit_server`` (session: base URL of a server on a free port), ``fresh_server``
+(a server of its own), ``browser`` (session: Playwright Chromium at ``/usr/bin/chromium``; never
+``playwright install``), ``page`` (a fresh 1400x900 context per test, i.e. its own session).
+Helpers, handed out as session fixtures of the same names (a test module cannot import a conftest
+reliably): ``open_page(page, url_path)`` goes there, waits until the script run finished and asserts
+no exception is shown; ``wait_idle(page)``; ``assert_no_exception(page)``; ``screenshot(page, name)``
+writes ``screenshots/<name>.png`` (git-ignored). Every test in this folder is marked ``e2e``.
 
-The server reads the bundled ``sample_ckf/`` when it holds ``knowledge_base.jsonl``; otherwise a
-synthetic sample (with its own embeddings) is written to a temporary folder. Set ``CRP_E2E_SAMPLE_DIR``
-to use another folder.
+The server reads the bundled ``sample_ckf/`` when it holds ``knowledge_base.jsonl``; otherwise the
+synthetic samples of tests/conftest.py (with their own embeddings). ``CRP_E2E_SAMPLE_DIR`` overrides.
 """
 from __future__ import annotations
 
