@@ -47,6 +47,12 @@ def esc(text: Any, limit: int | None = None) -> str:
     return html.escape(s, quote=True)
 
 
+def attr(text: Any) -> str:
+    """Text for an HTML attribute value: escaped like :func:`html_text`, line breaks as spaces."""
+    s = "" if text is None else str(text)
+    return html_text(s.replace("\r", " ").replace("\n", " "))
+
+
 def branch_colour(branch: int | None) -> str:
     return "#555555" if branch is None else PALETTE[int(branch) % len(PALETTE)]
 
@@ -337,11 +343,18 @@ def coverage_frame(step: FanoutStep, scenario: Scenario, config: CRPConfig) -> p
     return pd.DataFrame(rows, columns=["entry", "label", "depth_weight", "origin", "added"])
 
 
+def coverage_tips(frame: pd.DataFrame) -> dict[str, str]:
+    """Hover text of each Coverage Set chip: origin and depth weight (from :func:`coverage_frame`)."""
+    return {r.entry: f"{r.origin}, depth {r.depth_weight:g}" + (f", label {r.label}" if r.label else "")
+            for r in frame.itertuples(index=False)}
+
+
 def chips_html(ids: Sequence[str], *, highlight: Iterable[str] = (), kind: str = "cov",
-               highlight_bg: str = ADDED_BG, empty: str = "(empty)") -> str:
+               highlight_bg: str = ADDED_BG, empty: str = "(empty)", tips: Mapping[str, str] | None = None) -> str:
     """Inline chips for ids (escaped); ``highlight`` ones get a coloured background and a marker.
 
-    Each chip carries ``data-id`` (escaped) and ``data-hl`` so tests can read what is shown.
+    Each chip carries ``data-id`` (escaped) and ``data-hl`` so tests can read what is shown; ``tips``
+    (id -> text) become the chip's hover title (escaped).
     """
     hl = set(highlight)
     if not ids:
@@ -353,7 +366,8 @@ def chips_html(ids: Sequence[str], *, highlight: Iterable[str] = (), kind: str =
                  "font-family:monospace;font-size:0.82em;"
                  + (f"background:{highlight_bg};border-color:#c9a400;font-weight:600;" if on else "background:#f4f4f4;"))
         mark = ("+ " if kind == "cov" else "⚠ ") if on else ""
-        out.append(f'<span class="crp-{kind}" data-id="{html_text(i)}" data-hl="{int(on)}" '
+        tip = f' title="{attr(tips[i])}"' if tips and i in tips else ""
+        out.append(f'<span class="crp-{kind}" data-id="{attr(i)}" data-hl="{int(on)}"{tip} '
                    f'style="{style}">{mark}{html_text(i)}</span>')
     return "".join(out)
 
@@ -389,8 +403,8 @@ def timeline_html(steps: Sequence[FanoutStep], current: int, *, duplicates: Iter
 def step_facts_frame(step: FanoutStep, corpus: Any, *, duplicates: Mapping[str, Sequence[int]] | None = None) -> pd.DataFrame:
     """The facts a retrieval step chose, with the branch's stored factors (partition-scoped relevance,
     residual pull, novelty against the snapshot / shared set, recency, CDR) and who else chose them."""
-    cols = ["rank", "fact_id", "relevance", "residual_pull", "novelty", "recency_factor", "cdr_score",
-            "also_chosen_by", "content"]
+    cols = ["fact_id", "cdr_score", "relevance", "residual_pull", "novelty", "recency_factor", "also_chosen_by",
+            "content", "rank"]
     scores = list(step.detail.get("scores", [])) if isinstance(step.detail, Mapping) else []
     dup = duplicates or {}
     rows = []
@@ -444,6 +458,26 @@ def comparison_frame(fan: FanoutResult) -> pd.DataFrame:
                       ("facts chosen (with repeats)", picks)):
         rows.append({"measure": name, "naive": int(get(fan.naive)), "partitioned": int(get(fan.partitioned))})
     return pd.DataFrame(rows, columns=["measure", "naive", "partitioned"])
+
+
+def comparison_html(frame: pd.DataFrame) -> str:
+    """The comparison strip as cards: each measure, naive next to partitioned (values are integers)."""
+    cards = []
+    for row in frame.itertuples(index=False):
+        naive, part = int(row.naive), int(row.partitioned)
+        dup = row.measure == "duplicate facts"
+        bg = ("#e9f7ef" if part < naive else "#fdecea" if part > naive else "#f4f4f4") if dup else "#f7f7f7"
+        cards.append(
+            f'<div class="crp-compare" data-measure="{attr(row.measure)}" data-naive="{naive}" '
+            f'data-partitioned="{part}" style="flex:1;background:{bg};border:1px solid #ddd;border-radius:8px;'
+            f'padding:6px 10px;min-width:0">'
+            f'<div style="font-size:0.85em;color:#555">{html_text(row.measure)}</div>'
+            f'<div style="display:flex;gap:18px;align-items:baseline">'
+            f'<span style="font-size:0.8em;color:#777">naive</span>'
+            f'<span style="font-size:1.5em;font-weight:600">{naive}</span>'
+            f'<span style="font-size:0.8em;color:#777">partitioned</span>'
+            f'<span style="font-size:1.5em;font-weight:600">{part}</span></div></div>')
+    return f'<div class="crp-compare-strip" style="display:flex;gap:10px;margin:6px 0 10px 0">{"".join(cards)}</div>'
 
 
 def parse_step_param(value: Any, n_steps: int) -> tuple[int, str]:

@@ -27,16 +27,14 @@ KIND_NAMES = {"parent": "parent state", "partition": "partitioning", "snapshot":
               "dedup": "dedup report"}
 
 EXPLAIN_LOCK = (
-    "**Why not a lock? (SPEC-027 §1.2)** The race happens because parallel branches read the one shared "
-    "Coverage Set before any of them writes to it. A lock around that set would stop the race, but every "
-    "branch would then wait for the others' coverage updates: the branches would run one after another, "
-    "and fan-out exists to run them in parallel. So the fix removes the shared, writable set instead: "
-    "before fan-out the remaining sub-queries are split into disjoint partitions, one per branch.")
+    "**Why not a lock? (SPEC-027 §1.2)** A lock on the shared Coverage Set would stop the race, but each "
+    "branch would wait for the others' updates: the branches would run one after another, and fan-out exists "
+    "to run them in parallel. Instead the remaining sub-queries are split into disjoint partitions, one per "
+    "branch, so there is nothing shared to write.")
 EXPLAIN_SNAPSHOT = (
-    "**What the snapshot guarantees (SPEC-027 §1.5)** Each branch gets a read-only copy of the Coverage "
-    "Set as it was at dispatch (T0); a write to it raises an error. A branch keeps its own coverage "
-    "additions locally, and they are merged into the parent set only at fan-in. So no branch ever sees "
-    "another branch's half-finished updates, and the result does not depend on which branch runs first.")
+    "**What the snapshot guarantees (SPEC-027 §1.5)** Each branch reads a read-only copy of the Coverage Set "
+    "as it was at dispatch (a write raises an error) and keeps its additions locally until fan-in. No branch "
+    "sees another branch's half-finished updates, so the outcome does not depend on which branch runs first.")
 
 
 # ---- cached pieces ------------------------------------------------------------------------------------
@@ -108,7 +106,7 @@ def _controls(scenario: Any, config: Any) -> tuple[int, list[str], float]:
                       help="Branches to run in parallel (1 = no fan-out). Starts at the scenario's fanout_width.")
     residual = c2.multiselect(
         "ResidualSet (sub-queries still to cover)", list(subs), default=[sq.id for sq in scenario.residual_set],
-        format_func=lambda s: f"{s} · {_short(subs[s].text, 48)}",
+        format_func=lambda s: f"{s} ({subs[s].label})" if subs[s].label else s,
         key=f"{K}w.residual.{sig}",
         help="Remove a sub-query to mark it addressed (it joins the Coverage Set); add one back to make it "
              "remaining work. Starts at the scenario's sub_queries minus addressed.")
@@ -119,17 +117,12 @@ def _controls(scenario: Any, config: Any) -> tuple[int, list[str], float]:
     return int(width), list(residual), float(depth)
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
 
 def _comparison(fan: Any) -> None:
-    comp = fv.comparison_frame(fan)
-    cols = st.columns(len(comp))
-    for col, row in zip(cols, comp.itertuples(index=False)):
-        better = row.partitioned - row.naive
-        col.metric(f"{row.measure}: partitioned", row.partitioned, delta=f"{better:+d} vs naive {row.naive}",
-                   delta_color="off" if row.measure != "duplicate facts" else "inverse")
+    st.markdown(fv.comparison_html(fv.comparison_frame(fan)), unsafe_allow_html=True)
+    st.caption("Duplicate facts: cross-branch duplicates found at fan-in (the same fact, or two facts with "
+               "cosine > fanin_dedup_similarity, chosen by different branches). Distinct facts covered: facts "
+               "kept after the fan-in dedup. Coverage entries: the parent Coverage Set after the merge.")
 
 
 def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Any) -> None:
@@ -158,8 +151,9 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Any) -> Non
                    f"{len(residual)} ResidualSet sub-queries; partition k is branch k's scope.")
 
 
-def _coverage_block(step: Any, mode: str, caption: str) -> None:
-    chips = fv.chips_html(step.coverage, highlight=step.added)
+def _coverage_block(step: Any, mode: str, caption: str, scenario: Any, config: Any) -> None:
+    tips = fv.coverage_tips(fv.coverage_frame(step, scenario, config))
+    chips = fv.chips_html(step.coverage, highlight=step.added, tips=tips)
     st.markdown(f'<div class="crp-coverage" data-mode="{mode}" data-step="{step.index}" '
                 f'style="margin:4px 0 2px 0"><b>Coverage Set</b> ({len(step.coverage)}): {chips}</div>',
                 unsafe_allow_html=True)
@@ -184,7 +178,7 @@ def _partitioned_detail(fan: Any, step: Any, corpus: Any, page_scen: Any, config
     view = {"snapshot": "read-only snapshot", "retrieval": "read-only snapshot scored against",
             "additions": "snapshot + this branch's local additions (invisible to other branches)",
             "merge": "parent set after the fan-in union", "dedup": "parent set after fan-in"}.get(step.kind, "parent set")
-    _coverage_block(step, "partitioned", f"what {who} sees: {view}")
+    _coverage_block(step, "partitioned", f"what {who} sees: {view}", page_scen, config)
     if step.kind == "parent":
         st.markdown("ResidualSet: " + fv.chips_html(d.get("residual_set", []), kind="sq"), unsafe_allow_html=True)
     elif step.kind == "partition":
@@ -226,10 +220,11 @@ def _dedup_report(run: Any, mode: str) -> None:
                      column_config={"similarity": st.column_config.NumberColumn("similarity", format="%.4f")})
 
 
-def _naive_detail(fan: Any, nstep: Any, corpus: Any) -> None:
+def _naive_detail(fan: Any, nstep: Any, corpus: Any, page_scen: Any, config: Any) -> None:
     run = fan.naive
     st.markdown(f"**{render.md_escape(fv.step_label(nstep))}**")
-    _coverage_block(nstep, "naive", "the one shared Coverage Set (every branch read it at T0)")
+    _coverage_block(nstep, "naive", "the one shared Coverage Set (every branch read it at T0)", page_scen,
+                    config)
     if nstep.kind == "parent":
         st.caption("Round-robin assignment: "
                    + render.md_escape("; ".join(f"branch {i}: {', '.join(p)}"
@@ -273,7 +268,7 @@ def _stepper(fan: Any, corpus: Any, page_scen: Any, config: Any, result_sig: str
                                      title="Timeline (partitioned)"), unsafe_allow_html=True)
     with c_naive:
         st.markdown("##### Naive: shared Coverage Set (SPEC-027 §1.1)")
-        _naive_detail(fan, nsteps[nidx], corpus)
+        _naive_detail(fan, nsteps[nidx], corpus, page_scen, config)
         st.markdown(fv.timeline_html(nsteps, nidx, duplicates=fv.chosen_by_several(fan.naive).keys(),
                                      title="Race timeline (naive)"), unsafe_allow_html=True)
         st.caption("Red chips: facts chosen by more than one branch (duplicate content).")
