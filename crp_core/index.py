@@ -1,9 +1,9 @@
 """The HNSW fact index (SPEC-009 §3.2): hnswlib, cosine space, M / ef_construction / ef_search from config.
 
 The index holds ALL fact vectors (label = fact row). Facts outside an ``allowed`` mask (DELETED /
-QUARANTINED, SPEC-009 §3.3 "deletion set") are excluded at query time on a private copy of the
-index where they are ``mark_deleted`` (hnswlib still walks through them but never returns them),
-so a query still returns k results when many facts are excluded. Returned similarities are exact
+QUARANTINED, SPEC-009 §3.3 "deletion set") are excluded at query time by hnswlib's deletion marks
+(``mark_deleted``, synchronised with each query's mask under a lock): hnswlib still walks through
+them but never returns them, so a query still returns k results when many facts are excluded. Returned similarities are exact
 float32 cosines recomputed from the stored vectors, and each row is sorted by them.
 """
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -63,7 +62,7 @@ class FactIndex:
     origin: str
     ef_search: int = 100  # default query-time ef (config.hnsw_ef_search)
     _index: hnswlib.Index | None = field(repr=False, default=None)
-    _masked: dict = field(default_factory=dict, repr=False)  # mask digest -> masked copy (last one)
+    _marked: np.ndarray | None = field(default=None, repr=False)  # labels currently mark_deleted
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     #: how many indexes this process has built (tests prove reuse with it)
@@ -100,7 +99,9 @@ class FactIndex:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{path.name}")
         if self._index is not None:
-            self._index.save_index(str(tmp))
+            with self._lock:  # the file never carries deletion marks
+                self._apply_mask(None)
+                self._index.save_index(str(tmp))
         else:
             tmp.write_bytes(b"")
         digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
@@ -147,17 +148,22 @@ class FactIndex:
         return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "loaded", config.hnsw_ef_search, index)
 
     # ---- queries -----------------------------------------------------------------------------
-    def _masked_index(self, allowed: np.ndarray) -> hnswlib.Index:
-        key = mask_digest(allowed)
-        with self._lock:
-            got = self._masked.get(key)
-            if got is None:
-                got = pickle.loads(pickle.dumps(self._index))
-                for label in np.flatnonzero(~allowed):
-                    got.mark_deleted(int(label))
-                self._masked.clear()  # keep one masked copy (the current statuses)
-                self._masked[key] = got
-            return got
+    def _apply_mask(self, allowed: np.ndarray | None) -> None:
+        """Bring the index's deletion marks to ``~allowed`` (call with ``self._lock`` held).
+
+        Only the difference to the current marks is applied (``mark_deleted`` / ``unmark_deleted``),
+        so alternating status sets costs microseconds per changed fact and no copy of the index.
+        """
+        if self._marked is None:
+            if allowed is None:
+                return
+            self._marked = np.zeros(self.n, dtype=bool)
+        want = np.zeros(self.n, dtype=bool) if allowed is None else ~allowed
+        for label in np.flatnonzero(want & ~self._marked):
+            self._index.mark_deleted(int(label))
+        for label in np.flatnonzero(self._marked & ~want):
+            self._index.unmark_deleted(int(label))
+        self._marked = want
 
     def query(self, vectors: np.ndarray, k: int, allowed: np.ndarray | None = None, *,
               ef_search: int | None = None, num_threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -191,13 +197,13 @@ class FactIndex:
         if allowed is not None and n_allowed <= BRUTE_FORCE_MAX_ALLOWED:
             got_ids = self._brute(q, k_eff, allowed)
         else:
-            index = self._index if allowed is None else self._masked_index(allowed)
             ef = max(ef_search if ef_search is not None else self.ef_search, k_eff)
             threads = num_threads if num_threads is not None else (QUERY_THREADS if nq > 1 else 1)
             try:
-                with self._lock:  # set_ef + query must not interleave with another thread's ef
-                    index.set_ef(ef)
-                    labels, _ = index.knn_query(q, k=k_eff, num_threads=threads)
+                with self._lock:  # marks + ef + query must not interleave with another thread's
+                    self._apply_mask(allowed)
+                    self._index.set_ef(ef)
+                    labels, _ = self._index.knn_query(q, k=k_eff, num_threads=threads)
                 got_ids = labels.astype(np.int64)
             except RuntimeError:  # too few reachable allowed nodes for k: answer exactly
                 got_ids = self._brute(q, k_eff, allowed)

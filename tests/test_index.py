@@ -74,6 +74,32 @@ def test_many_excluded_still_k_results_masked_path(monkeypatch):
     assert recall(ids, brute_topk(x, q, 20, allowed)) >= 0.95
 
 
+def test_alternating_masks_and_save_carries_no_marks(tmp_path, monkeypatch):
+    monkeypatch.setattr(index_mod, "BRUTE_FORCE_MAX_ALLOWED", 10)  # force the HNSW path
+    x = clustered(400, d=32, clusters=10, seed=5)
+    idx = FactIndex.build(x, CRPConfig())
+    a = np.ones(400, dtype=bool)
+    a[:200] = False
+    b = np.ones(400, dtype=bool)
+    b[200:] = False
+    for mask in (a, b, None, a, b):
+        q = x[:5] if mask is None or mask is b else x[200:205]
+        ids, _ = idx.query(q, 3, mask)
+        if mask is not None:
+            assert mask[ids].all()
+    # queried with b (first half allowed) for x[:5]: each is its own nearest
+    ids, _ = idx.query(x[:5], 1, b)
+    assert ids[:, 0].tolist() == [0, 1, 2, 3, 4]
+    ids, _ = idx.query(x[:5], 1, a)
+    assert (ids >= 200).all()
+    idx.save(tmp_path / "m.bin")  # saved right after a masked query
+    got = FactIndex.load(tmp_path / "m.bin", x, CRPConfig())
+    ids, _ = got.query(x[:5], 1)
+    assert ids[:, 0].tolist() == [0, 1, 2, 3, 4]  # no deletion marks in the file
+    ids, _ = idx.query(x[:5], 1)
+    assert ids[:, 0].tolist() == [0, 1, 2, 3, 4]  # and none left in memory for an unmasked query
+
+
 def test_k_larger_than_allowed_pads(data):
     x, idx = data
     allowed = np.zeros(len(x), dtype=bool)
