@@ -89,7 +89,7 @@ def main() -> int:
     print(f"pipeline bench: runs={args.runs}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"stage table: scenarios run without fan-out; fan-out timed separately. config, envelope_fact_budget=20, candidate_k={args.candidate_k} "
           f"(stages 2-6) / {base.candidate_k} (stage 1 table)\n")
-    gather: dict[str, tuple[float, float, float]] = {}
+    gather: dict[str, tuple[float, float, float, int]] = {}
     for name in sets:
         corpus, scenarios, (t_load, t_prep, t_graph) = load(os.path.join(args.data, name), config)
         print(f"{name}: {corpus.n} facts, {len(scenarios)} scenarios; load {t_load:.2f} s, "
@@ -98,21 +98,21 @@ def main() -> int:
         times, sizes = bench_stages(corpus, plain, config, args.runs)
         print(f"  mean sizes: {sizes['candidates']:.0f} candidates, {sizes['gated_in']:.0f} gated in, "
               f"{sizes['connector_candidates']:.0f} connector candidates, {sizes['envelope']:.1f} facts packed")
-        print(f"  {'stage':<16}{'p50 ms':>10}{'p95 ms':>10}")
+        print(f"  {'stage':<16}{'p50 ms':>10}{'p95 ms':>10}{'min ms':>10}")
         for k in [x for x in STAGES if x != "fanout"] + ["stages 2-6"]:
-            print(f"  {k:<16}{pct(times[k], 50):>10.3f}{pct(times[k], 95):>10.3f}")
+            print(f"  {k:<16}{pct(times[k], 50):>10.3f}{pct(times[k], 95):>10.3f}{min(times[k]):>10.3f}")
         fanned = [sc for sc in scenarios if sc.fanout_width > 1]
         if fanned:
             tf, _ = bench_stages(corpus, fanned, config, max(args.runs // 4, 10))
             print(f"  {'fanout':<16}{pct(tf['fanout'], 50):>10.3f}{pct(tf['fanout'], 95):>10.3f}"
-                  f"   ({len(fanned)} scenario(s) with fanout_width > 1; stage 5 is the fan-out module's)")
+                  f"{min(tf['fanout']):>10.3f}   ({len(fanned)} scenario(s) with fanout_width > 1; stage 5 is the fan-out module's)")
         t1, _ = bench_stages(corpus, plain, base, max(args.runs // 2, 20))
-        gather[name] = (pct(t1["candidates"], 50), pct(t1["candidates"], 95), corpus.n)
+        gather[name] = (pct(t1["candidates"], 50), pct(t1["candidates"], 95), min(t1["candidates"]), corpus.n)
         print()
     print(f"stage 1 (candidate gathering, candidate_k={base.candidate_k}, query + sub-queries)")
-    print(f"  {'CKF':<12}{'facts':>8}{'p50 ms':>10}{'p95 ms':>10}")
-    for name, (p50, p95, n) in gather.items():
-        print(f"  {name:<12}{n:>8}{p50:>10.3f}{p95:>10.3f}")
+    print(f"  {'CKF':<12}{'facts':>8}{'p50 ms':>10}{'p95 ms':>10}{'min ms':>10}")
+    for name, (p50, p95, lo, n) in gather.items():
+        print(f"  {name:<12}{n:>8}{p50:>10.3f}{p95:>10.3f}{lo:>10.3f}")
     return 0
 
 

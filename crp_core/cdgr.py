@@ -95,31 +95,26 @@ def _expand_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
 
 
 def walk(matrix: Any, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows within ``max_hops`` of any anchor (anchors excluded), ascending, with their hop distance."""
+    """Rows within ``max_hops`` of any anchor (anchors excluded), ascending, with their hop distance.
+
+    Breadth-first over CSR row slices; a per-call (n,) int8 distance array deduplicates each layer
+    without sorting.
+    """
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
-    seen = np.zeros(matrix.shape[0], dtype=bool)
+    dist = np.full(matrix.shape[0], -1, dtype=np.int8)
     frontier = np.unique(anchors)
-    seen[frontier] = True
-    rows, dists = [], []
+    dist[frontier] = 0
     for h in range(1, max_hops + 1):
         if frontier.size == 0:
             break
         _, nb, _ = _expand_rows(indptr, indices, data, frontier)
-        nb = nb[~seen[nb]]
+        nb = nb[dist[nb] < 0]
         if nb.size == 0:
             break
-        new = np.unique(nb)
-        seen[new] = True
-        rows.append(new)
-        dists.append(np.full(new.size, h, dtype=np.int64))
-        frontier = new
-    if not rows:
-        e = np.zeros(0, dtype=np.int64)
-        return e, e
-    r = np.concatenate(rows)
-    d = np.concatenate(dists)
-    order = np.argsort(r, kind="stable")
-    return r[order], d[order]
+        dist[nb] = h
+        frontier = np.flatnonzero(dist == h)  # this layer, each row once, ascending
+    rows = np.flatnonzero(dist > 0)
+    return rows.astype(np.int64), dist[rows].astype(np.int64)
 
 
 def anchor_paths(matrix: Any, anchors: np.ndarray, cands: np.ndarray
@@ -226,11 +221,12 @@ def expand_graph_with_recency(corpus: Any, cdr: CDRTable, *, query_vector: np.nd
         cands, dist = cands[ok], dist[ok]
         hops, wsum, aa = anchor_paths(matrix, anchors, cands)
         count, mean_w, bridge, non_adj = bridge_values(aa, hops, wsum)
-        relevance = (corpus.vectors[cands] @ np.asarray(query_vector, dtype=np.float32)).astype(np.float64)
+        cand_vectors = corpus.vectors[cands]
+        relevance = (cand_vectors @ np.asarray(query_vector, dtype=np.float32)).astype(np.float64)
         recency = compute_recency(corpus.kb, cands, now, config)
         ccdr = score_cdr(corpus, cands, relevance, coverage=coverage, residual_vectors=residual_vectors,
                          blacklist=blacklist, recency=recency, config=config,
-                         passed_gate=relevance >= config.cdr_min_relevance)
+                         passed_gate=relevance >= config.cdr_min_relevance, fact_vectors=cand_vectors)
         score = bridge * ccdr.novelty * ccdr.recency_factor * np.maximum(relevance, config.min_connector_relevance)
         eligible = np.flatnonzero(bridge > 0)
         order = eligible[np.lexsort((cands[eligible], -score[eligible]))]

@@ -60,16 +60,18 @@ def residual_pulls(vectors: np.ndarray, coverage: Any, residual_vectors: np.ndar
 
 def score_cdr(corpus: Any, idx: np.ndarray, relevance: np.ndarray, *, coverage: Any,
               residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], recency: RecencyTable,
-              config: CRPConfig, passed_gate: np.ndarray | None = None) -> CDRTable:
+              config: CRPConfig, passed_gate: np.ndarray | None = None,
+              fact_vectors: np.ndarray | None = None) -> CDRTable:
     """Every factor of the CDR product for the facts ``idx`` (SPEC_NOTES §2.4).
 
     ``relevance`` is cos(fact, query) aligned with ``idx``; ``recency`` must cover every row.
     ``passed_gate`` (optional) marks the facts that passed the stage-1 relevance gate; the others
-    are scored too (for display) and flagged.
+    are scored too (for display) and flagged. ``fact_vectors`` = ``corpus.vectors[idx]`` when the
+    caller already gathered them.
     """
     idx = np.asarray(idx, dtype=np.int64).reshape(-1)
     relevance = np.asarray(relevance, dtype=np.float64).reshape(-1)
-    v = corpus.vectors[idx]
+    v = corpus.vectors[idx] if fact_vectors is None else fact_vectors
     cov = coverage_scores(v, coverage)
     pull = residual_pulls(v, coverage, residual_vectors)
     eff = np.maximum(relevance, pull)

@@ -10,6 +10,7 @@ and gives a warning.
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -158,17 +159,25 @@ def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: C
         warnings.append(f"fact {f.fact_id!r} (line {f.line}): modified_at "
                         f"{format_timestamp(f.effective_modified_at)} is after now "
                         f"{format_timestamp(now)}; age counted as 0")
-    ttl_source = np.array(TTL_SOURCES)[kind]
     return RecencyTable(
         idx=frozen_array(idx.copy()),
         age_days=frozen_array(age),
         ttl_days=frozen_array(ttl),
-        ttl_source=tuple(ttl_source.tolist()),
+        ttl_source=_names(TTL_SOURCES, kind),
         fresh_days=frozen_array(fresh),
         factor=frozen_array(factor.astype(np.float64)),
-        rule=tuple(np.array(RULES)[rule].tolist()),
+        rule=_names(RULES, rule),
         warnings=tuple(warnings),
     )
+
+
+def _names(names: tuple[str, ...], codes: np.ndarray) -> tuple[str, ...]:
+    """``tuple(names[c] for c in codes)`` without building a numpy string array."""
+    c = codes.tolist()
+    if not c:
+        return ()
+    got = operator.itemgetter(*c)(names)
+    return got if len(c) > 1 else (got,)
 
 
 def concat_recency(*tables: RecencyTable) -> RecencyTable:
