@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -145,9 +145,9 @@ _TOKEN_RE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Token:
-    """One token of a text: surface text, character span, kind and comparison data."""
+class Token(NamedTuple):
+    """One token of a text: surface text, character span, kind and comparison data (a NamedTuple:
+    tokenising is on the scan's hot path and tuples are much cheaper to build than dataclasses)."""
 
     text: str
     start: int
@@ -165,6 +165,7 @@ def _fmt(v: float) -> str:
     return format(v, ".12g")
 
 
+@lru_cache(maxsize=262144)
 def _stem(w: str) -> str:
     """A tiny suffix stripper so that inflections align (uses/use, listens/listen, caches/cache)."""
     if len(w) > 4 and w.endswith("ies"):
@@ -189,27 +190,32 @@ def _num_value(s: str) -> float:
     return float(s)
 
 
+_IDENT_CHARS = re.compile(r"[\d_./]")
+
+
+@lru_cache(maxsize=262144)
 def _is_identifier(w: str) -> bool:
     """Code-like: digits mixed with letters, or dots / underscores / slashes inside the word."""
-    low = w.lower()
-    if low in _ABBREVIATIONS:
+    if w.lower() in _ABBREVIATIONS:
         return False
-    return (any(c.isdigit() for c in w) or "_" in w or "/" in w or ("." in w))
+    return _IDENT_CHARS.search(w) is not None
 
 
+@lru_cache(maxsize=262144)
 def _is_entity_word(w: str, sentence_start: bool) -> bool:
     """Proper noun / acronym / identifier (ENTITY_SUBSTITUTED candidates)."""
     if _is_identifier(w):
         return True
-    letters = [c for c in w if c.isalpha()]
-    if not letters:
-        return False
-    if len(letters) >= 2 and all(c.isupper() for c in letters):
-        return w.lower() not in _SPACED_UNITS  # "NIST", "TLS"; not units like "MB"
-    if any(c.isupper() for c in w[1:]):
+    low = w.lower()
+    if len(w) == 1:
+        return w.isupper() and low not in _COMMON  # "X" is a name, "A" / "I" are not
+    if w.isupper() and sum(1 for c in w if c.isalpha()) >= 2:
+        return low not in _SPACED_UNITS  # "NIST", "TLS"; not units like "MB"
+    rest = w[1:]
+    if rest != rest.lower():
         return True  # "PostgreSQL", "eBPF", "iPhone"
     if w[0].isupper():
-        return not sentence_start or w.lower() not in _COMMON
+        return not sentence_start or low not in _COMMON
     return False
 
 
@@ -409,7 +415,7 @@ def _mark_days(toks: list[Token]) -> None:
                 continue
             if u.kind == "number" and not u.unit and u.value is not None and not u.datepart:
                 if 1 <= u.value <= 31 and float(u.value).is_integer():
-                    toks[j] = Token(u.text, u.start, u.end, u.kind, u.key, u.value, u.unit, u.scale, True, u.low)
+                    toks[j] = u._replace(datepart=True)
                     break
 
 
