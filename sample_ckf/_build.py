@@ -295,9 +295,9 @@ fact(PR, "2021-03-01", "Raft uses randomized election timeouts, 150 to 300 milli
 fact(PR, "2021-03-01", "A Raft leader commits a log entry once a majority of servers store it, and committed entries are applied by every state machine.",
      ttl="none", label="raft")
 fact(PR, "2021-03-01", "A Raft cluster of 2f+1 servers tolerates f failures, so a five-server cluster survives two simultaneous failures.",
-     ttl="none", label="raft")
+     ttl="none", imp=0.8, label="raft")
 fact(PR, "2022-11-07", "Studies of consensus performance show write throughput falling as cluster size grows, because every entry must reach more servers.",
-     src="journal-article/consensus-benchmarks", label="raft")
+     ttl="P2Y", src="journal-article/consensus-benchmarks", label="raft")
 fact(NEWS, "2026-10-27", "The etcd maintainers announced that v3.4 reached end of life, leaving v3.5 and v3.6 as the supported release lines.",
      label=L)
 
@@ -344,7 +344,7 @@ fact(INT, "2026-09-14", "atlas-prod has three stacked etcd members on dedicated 
 fact(INT, "2026-01-12", "Platform on-call must announce every cluster upgrade in the #platform-changes channel at least 48 hours ahead.",
      label=L)
 fact(INT, "2026-08-03", "atlas-prod has a change freeze for control-plane upgrades during the last two weeks of November because of peak retail traffic.",
-     label=L)
+     imp=0.9, label=L)
 fact(USER, "2026-11-06", "I upgraded the staging cluster to Kubernetes 1.36 last week, and the ingress-nginx chart needed a bump afterwards.",
      label=L)
 fact(USER, "2026-10-30", "Our etcd data directory is /var/lib/etcd on a separate 100 GiB disk on every control-plane node.",
@@ -502,7 +502,7 @@ fact(REG, "2024-07-12", "An advisory forum representing industry, start-ups, civ
      loc="Article 67", label=L)
 fact(OFF, "2025-07-10", "The General-Purpose AI Code of Practice was published on 10 July 2025 as a voluntary way for providers to show compliance.",
      label=L)
-fact(OFF, "2025-07-24", "The AI Office published a mandatory template for the public summary of content used to train general-purpose AI models.",
+fact(OFF, "2025-07-24", "In July 2025 the AI Office released the template that model providers must fill in for their public training-data summaries.",
      label=L)
 fact(OFF, "2025-02-04", "The Commission published guidelines on prohibited AI practices and on the definition of an AI system in February 2025.", label=L)
 
@@ -523,7 +523,7 @@ fact(COM, "2025-08-21", "Deployers of high-risk AI systems must keep the logs ge
 fact(REG, "2024-07-12", "High-risk AI systems must be designed so that natural persons can oversee them effectively while they are in use.", loc="Article 14", label=L)
 fact(REG, "2024-07-12", "Providers must register stand-alone high-risk AI systems in the EU database before placing them on the market.", loc="Article 49", label=L)
 fact(REG, "2024-07-12", "Public bodies and private operators providing public services must carry out a fundamental rights impact assessment before deploying certain high-risk systems.",
-     loc="Article 27", label=L)
+     loc="Article 27", key="fria_public_bodies", label=L)
 fact(REG, "2024-07-12", "Providers must report a serious incident to the market surveillance authority no later than 15 days after becoming aware of it.",
      loc="Article 73", label=L)
 fact(REG, "2024-07-12", "A high-risk AI system needs a completed conformity assessment and a CE marking before it is placed on the EU market.", loc="Article 43", label=L)
@@ -725,7 +725,8 @@ fact(INT, "2026-01-19", "The compliance team aimed to finish HireSignal's confor
 fact(INT, "2025-10-06", "Brightfield's DPO answers both GDPR and AI Act questions until a dedicated AI compliance lead is hired.", label=L)
 fact(INT, "2026-05-04", "HireSignal keeps inference logs for 12 months in the eu-west-1 log archive, longer than the legal minimum.", label=L)
 fact(INT, "2026-06-22", "Brightfield's support chatbot shows 'You are chatting with an AI assistant' before the first message to satisfy Article 50.", label=L)
-fact(INT, "2026-09-07", "Brightfield's AI inventory lists 14 AI systems: 2 classified as high-risk, 5 as limited-risk and the rest as minimal-risk.", label=L)
+fact(INT, "2026-09-07", "Brightfield's AI inventory lists 14 AI systems: 2 classified as high-risk, 5 as limited-risk and the rest as minimal-risk.",
+     imp=0.8, label=L)
 fact(INT, "2026-04-13", "Recruiters using HireSignal must complete a two-hour AI literacy course before they get access to the ranking screen.", label=L)
 fact(USER, "2026-10-21T16:00:00Z", "Legal review outcome: a fundamental rights impact assessment is required for HireSignal before the next release.",
      key="fria_yes", ingested="2026-10-22T08:00:00Z", label=L)
@@ -735,6 +736,8 @@ fact(USER, "2026-11-10", "I am preparing the AI Act readiness report for the boa
 fact(USER, "2026-11-02", "We only use third-party general-purpose models through APIs and do not train foundation models ourselves.", label=L)
 fact(INT, "2025-06-30", "Brightfield's records of processing list HireSignal under the legitimate interests basis, reviewed every 12 months.", label=L)
 fact(UNV, "2026-02-11", "Someone in a webinar chat said CV screening tools are only limited-risk if a human reads every CV.", label=L)
+fact(INT, "2024-10-14", "The 2024 AI Act gap analysis scoped HireSignal's compliance work on the draft text and has since been superseded.",
+     status="STALE", key="gap_analysis_stale", label=L, meta={"stale_reason": "replaced by the 2026 readiness report"})
 
 
 # =====================================================================================
@@ -742,7 +745,7 @@ fact(UNV, "2026-02-11", "Someone in a webinar chat said CV screening tools are o
 # =====================================================================================
 domain("lumen")
 L = "lumen-versions"
-fact(OFF, "2026-09-15", "Lumen Payments API v1 launched in January 2021 and was shut down on 30 June 2024; requests to /v1 now return HTTP 410 Gone.",
+fact(OFF, "2026-09-15", "The first Lumen API version went live in January 2021 and was switched off on 30 June 2024; calls to /v1 now get HTTP 410 Gone.",
      label=L)
 fact(OFF, "2026-09-15", "Lumen Payments API v2 will be sunset on 31 December 2026, after which v2 requests return HTTP 410 Gone.",
      key="v2_sunset_2026", ttl="P6M", label=L)
@@ -776,8 +779,8 @@ fact(UNV, "2026-04-02", "A chat message claims Lumen v4 still accepts legacy sk_
 L = "lumen-rate-limits"
 fact(OFF, "2026-09-15", "The Lumen Payments API v4 allows 150 requests per second per account before it starts answering with HTTP 429.",
      key="v4_rate_150", loc="guides/rate-limits", label=L)
-fact(COM, "2026-04-27", "The Lumen Payments API v4 allows 200 requests per second per account before it starts answering with HTTP 429.",
-     key="v4_rate_200", label=L)
+fact(INT, "2026-06-22", "The Lumen Payments API v4 allows 200 requests per second per account before it starts answering with HTTP 429.",
+     key="v4_rate_200", src="wiki/payments-team/lumen-v4-notes", label=L, meta={"note": "copied from the v4 beta docs"})
 fact(OFF, "2026-09-15", "On Lumen API v4 the rate limiter permits short bursts of up to 3x the sustained request rate for a few seconds.",
      key="burst_3x", loc="guides/rate-limits#bursts", label=L)
 fact(COM, "2025-11-24", "On Lumen API v4 the rate limiter permits short bursts of up to 5x the sustained request rate for a few seconds.",
@@ -946,7 +949,8 @@ fact(PR, "2024-05-20", "Work on retry design in payment systems shows that clien
      src="journal-article/idempotent-retries", label=L)
 
 L = "lumen-team-notes"
-fact(INT, "2026-10-26", "Migrating the refund worker to /v4/refunds is tracked in ticket PAY-1432 and planned for the first week of December 2026.", label=L)
+fact(INT, "2026-10-26", "Migrating the refund worker to /v4/refunds is tracked in ticket PAY-1432 and planned for the first week of December 2026.",
+     imp=0.8, label=L)
 fact(INT, "2026-05-18", "The payments team owns the Lumen OAuth client; other teams request scopes through the internal access portal.", label=L)
 fact(INT, "2026-08-10", "Payments on-call is paged when Lumen 5xx responses exceed 2% of calls over ten minutes.", label=L)
 fact(INT, "2026-03-02", "The reconciliation job downloads the daily Lumen payout CSV at 06:00 UTC and matches it against the ledger.", label=L)
@@ -981,7 +985,8 @@ CONFLICTS = [
     ("C13", "gdpr_2018", "gdpr_2016", "DATE_SHIFTED", "gdpr_2018", "timeless regulatory text beats a stale web page"),
     ("C14", "logs_6", "logs_12", "NUMBER_CHANGED", "logs_6", "regulatory text beats a community post"),
     ("C15", "scope_applies", "scope_not", "NEGATION_FLIP", "scope_applies", "regulatory text beats a community post"),
-    ("C16", "v4_rate_150", "v4_rate_200", "NUMBER_CHANGED", "v4_rate_150", "current official docs beat a community post"),
+    ("C16", "v4_rate_150", "v4_rate_200", "NUMBER_CHANGED", "v4_rate_150",
+     "current official docs beat a team wiki page that kept the v4 beta value (both fresh)"),
     ("C17", "burst_3x", "burst_5x", "MAGNITUDE_ALTERED", "burst_3x", "current official docs beat a beta-era community post"),
     ("C18", "v2_sunset_2026", "v2_sunset_2025", "DATE_SHIFTED", "v2_sunset_2026", "fresh official notice beats stale news"),
     ("C19", "idem_required", "idem_not", "NEGATION_FLIP", "idem_required", "official docs beat a web post"),
@@ -1016,8 +1021,8 @@ SCENARIO_EFFECTS = {
     "ai_act_compliance": {
         "resolved": [("C07", "highrisk_2026", "highrisk_2025")],
         "tied": ["C12"],
-        "stale_vs_fresh": [("highrisk_2025", "cv_screening_high_risk")],
-        "ngram_guard": ["cv_screening_high_risk"],
+        "stale_vs_fresh": [("gap_analysis_stale", "fria_public_bodies")],
+        "ngram_guard": ["fria_public_bodies"],
         "partitions": [["sq-deadline", "sq-logs", "sq-fria"], ["sq-fines", "sq-fine-tiers"], ["sq-breach", "sq-breach-people"]],
     },
     "payments_api_migration": {
