@@ -1028,7 +1028,7 @@ SCENARIO_EFFECTS = {
     "payments_api_migration": {
         "resolved": [("C16", "v4_rate_150", "v4_rate_200")],
         "tied": ["C21"],
-        "stale_vs_fresh": [("v1_rate", "v4_rate_150")],
+        "stale_vs_fresh": [("v1_rate", "v2_sunset_2026")],
         "ngram_guard": ["ratelimit_headers"],
         "partitions": [["sq-rate", "sq-burst", "sq-retry"], ["sq-idem", "sq-idem-expiry"], ["sq-region", "sq-subprocessors"]],
     },
