@@ -134,7 +134,8 @@ _TOKEN_RE = re.compile(
     r"|(?P<path>(?<![\w/])(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]+)*/?)"
     r"|(?P<isodate>(?<![\w.-])\d{4}-\d{1,2}(?:-\d{1,2})?(?![\w-]|\.\d))"
     r"|(?P<slashdate>(?<![\w/])\d{1,2}/\d{1,2}/\d{4}(?![\w/]))"
-    r"|(?P<version>(?<![\w.])(?:[vV]\d+(?:\.(?:\d+|[xX*]))*|\d+\.\d+\.(?:\d+|[xX*])(?:\.(?:\d+|[xX*]))*)(?![\w]|\.\d))"
+    r"|(?P<version>(?<![\w.])(?:[vV]\d+(?:\.(?:\d+|[xX*]))*|\d+\.\d+\.(?:\d+|[xX*])(?:\.(?:\d+|[xX*]))*"
+    r"|\d+(?:\.\d+)?\.[xX*])(?![\w]|\.\d))"
     r"|(?P<money>[$€£¥]\s?" + _NUM + r"(?:\s?(?:bn|[kKMBT])(?![\w]))?)"
     r"|(?P<numword>(?<![\w.])" + _NUM + r"[A-Za-zµ]+(?:[\w.]*\w)?)"
     r"|(?P<number>(?<![\w.])[-+−]?" + _NUM + r"(?![\w]))"
@@ -515,6 +516,8 @@ def values_conflict(text_a: str, text_b: str) -> ValueConflict | None:
     unmatched negation governs an aligned word; explicit antonym pairs flip too. Returns None for
     a paraphrase with no changed value.
     """
+    if text_a == text_b:
+        return None
     ta, tb = tokenize(text_a), tokenize(text_b)
     if not ta or not tb:
         return None
@@ -716,6 +719,8 @@ def pair_key(a: str, b: str) -> str:
 
 def _decision_for(decisions: Mapping[str, Any] | None, a: str, b: str) -> tuple[str | None, str | None]:
     """(kind, winner) of the operator decision on {a, b}, or (None, None)."""
+    if decisions is not None and not isinstance(decisions, Mapping):
+        decisions = getattr(decisions, "pair_decisions", None)  # a triage DecisionSet
     if not decisions:
         return None, None
     d = decisions.get(pair_key(a, b))
@@ -759,7 +764,7 @@ def _arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None,
     return _Arbitration((win.fact_id,), lose.fact_id, False, kind, False)
 
 
-def _conflict_event(pair: ConflictPair, diffs: bool = True) -> AuditEvent:
+def _conflict_event(pair: ConflictPair, diffs: bool = True, roles: Mapping[str, str] | None = None) -> AuditEvent:
     winner = pair.kept[0] if (pair.suppressed is not None and pair.kept) else None
     data: dict[str, Any] = {
         "fact_a": pair.fact_a, "fact_b": pair.fact_b, "similarity": pair.similarity,
@@ -768,6 +773,8 @@ def _conflict_event(pair: ConflictPair, diffs: bool = True) -> AuditEvent:
         "winner": winner, "suppressed": pair.suppressed, "kept": list(pair.kept), "tied": pair.tied,
         "margin": pair.margin, "decision": pair.decision,
     }
+    if roles:
+        data["roles"] = dict(roles)
     if diffs:
         data["diffs"] = [diff_dict(d) for d in pair.conflict.diffs]
     return AuditEvent(EVENT_DISMISSED if pair.decision == "dismiss" else EVENT_RESOLVED, data)
@@ -826,7 +833,9 @@ def resolve_contradictions(corpus: Any, selected_rows: Sequence[int] | np.ndarra
        that is not selected, conflicts with no kept fact and is no near-duplicate of one.
 
     ``recency``: the pipeline's RecencyTable (or a row -> factor mapping); rows it lacks are
-    computed at ``now``. ``roles`` is carried for the caller; ``scores`` orders the dedup.
+    computed at ``now``. ``roles`` (row -> "anchor"/"connector") goes into the audit events;
+    ``scores`` (row -> CDR or connector score) orders the dedup. ``decisions``: pair key ->
+    ``{"kind", "winner"}`` (or a triage ``DecisionSet``).
     """
     kb = corpus.kb
     sel = _unique_rows(selected_rows)
@@ -898,7 +907,8 @@ def resolve_contradictions(corpus: Any, selected_rows: Sequence[int] | np.ndarra
         pair = ConflictPair(ids[p], ids[q], sim, vc.patterns, vc, {ids[p]: a, ids[q]: b}, arb.kept,
                             arb.suppressed, arb.tied, skipped=False, margin=margin, decision=arb.decision)
         pairs.append(pair)
-        audit.append(_conflict_event(pair))
+        audit.append(_conflict_event(pair, roles={ids[p]: str(roles.get(int(sel[p]), "")),
+                                                  ids[q]: str(roles.get(int(sel[q]), ""))}))
         if arb.suppressed is not None:
             loser = p if arb.suppressed == ids[p] else q
             suppressed_pos.append(loser)

@@ -364,3 +364,17 @@ def test_property_resolution_invariants(data):
     key = lambda r: [(p.fact_a, p.fact_b, p.kept, p.suppressed, p.tied, p.skipped) for p in r.pairs]  # noqa: E731
     assert key(res2) == key(res)
     assert res2.notes == res.notes
+
+
+def test_audit_event_carries_roles_and_a_triage_decision_set_is_accepted():
+    from crp_core.triage import Decision, DecisionSet
+    corpus = two_facts()
+    res = resolve_contradictions(corpus, [0, 1], {0: "anchor", 1: "connector"}, {0: 0.5, 1: 0.4}, [],
+                                 {0: 1.0, 1: 0.3}, CFG)
+    assert res.audit[0].data["roles"] == {"F1": "anchor", "F2": "connector"}
+    ds = DecisionSet.from_decisions([Decision.override("F2", "F1", winner="F2", operator="ops"),
+                                     Decision.override("F2", "F1", winner="F1", operator="ops"),  # latest wins
+                                     Decision.dismiss("F1", "F2", operator="ops")])
+    res2 = resolve_contradictions(corpus, [0, 1], {0: "anchor", 1: "anchor"}, {0: 0.5, 1: 0.4}, [],
+                                  {0: 1.0, 1: 0.3}, CFG, ds)
+    assert res2.pairs[0].decision == "dismiss" and res2.selected.tolist() == [0, 1]
