@@ -102,7 +102,7 @@ def fact_side_html(fact: Any, text_html: str, auth: Authority | None, role: str,
     """One side of a pair: id, source type, status, role badge, highlighted text, authority."""
     status = status or getattr(fact, "status", "ACTIVE")
     role_colour = {"winner": "#1b7f3b", "suppressed": "#b00020", "tied": "#a15c00", "kept": "#3b5b92",
-                   "dismissed": "#6b6b6b", "overridden winner": "#1b7f3b"}.get(role, "#444")
+                   "dismissed": "#6b6b6b", "winner (override)": "#1b7f3b"}.get(role, "#444")
     head = (f'<code>{html_text(fact.fact_id)}</code> ' + badge(getattr(fact, "source_type", ""), "#3b5b92")
             + badge(status, STATUS_COLOURS.get(status, "#444")) + (badge(role, role_colour) if role else ""))
     arith = ""
@@ -123,7 +123,7 @@ def role_of(pair: ConflictPair, fact_id: str) -> str:
     if pair.suppressed == fact_id:
         return "suppressed"
     if pair.suppressed is not None and fact_id in pair.kept:
-        return "overridden winner" if pair.decision == "override" else "winner"
+        return "winner (override)" if pair.decision == "override" else "winner"
     return "kept"
 
 
@@ -174,12 +174,12 @@ def authority_figure(pair: ConflictPair, *, height: int = 300) -> go.Figure:
         a = pair.authority[fid]
         ys = [float(getattr(a, k)) for k, _ in AUTHORITY_PARTS]
         fig.add_trace(go.Bar(name=f"{fid} ({role_of(pair, fid)})", x=[lbl for _, lbl in AUTHORITY_PARTS], y=ys,
-                             text=[f"{y:.4f}" for y in ys], textposition="outside", marker_color=colours[i],
+                             text=[f"{y:.3f}" for y in ys], textposition="outside", marker_color=colours[i],
                              hovertemplate=f"{html.escape(fid)}<br>%{{x}} = %{{y:.6f}}<extra></extra>"))
-    fig.update_layout(barmode="group", height=height, margin=dict(l=10, r=10, t=30, b=10),
-                      yaxis=dict(range=[0, 1.12], title="value"),
+    fig.update_layout(barmode="group", height=height, margin=dict(l=10, r=10, t=34, b=10),
+                      yaxis=dict(range=[0, 1.15], title="value"), xaxis=dict(tickangle=0),
                       title=dict(text="authority = source authority × recency factor × importance", font=dict(size=13)),
-                      legend=dict(orientation="h", y=-0.15))
+                      legend=dict(orientation="v", x=1.01, y=1), uniformtext=dict(minsize=9, mode="hide"))
     return fig
 
 

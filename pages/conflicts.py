@@ -27,6 +27,9 @@ K = "crp.page.conflicts."
 KIND_LABELS = {"accept": "Accept the arbitration", "override": "Override the winner",
                "mark_status": "Mark a fact's status", "dismiss": "Dismiss: not a conflict"}
 KINDS = tuple(KIND_LABELS)
+#: queue columns in display order (what an operator scans first on the left)
+QUEUE_ORDER = ("fact_a", "fact_b", "patterns", "arbitration", "margin", "decision", "decided", "status_a", "status_b",
+               "source_a", "source_b", "similarity", "authority_a", "authority_b", "decided_by", "decided_at")
 
 
 # ---- decision database ---------------------------------------------------------------------------
@@ -71,13 +74,11 @@ def pair_sides(pair, kb, statuses) -> None:
 
 
 def authority_block(pair, key: str) -> None:
-    left, right = st.columns([3, 2])
-    with left:
-        st.dataframe(cv.authority_frame(pair), hide_index=True, width="stretch", key=key + ".table",
-                     column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
-                                    ("source_authority", "recency_factor", "importance_weight", "authority")})
-    with right:
-        st.plotly_chart(cv.authority_figure(pair, height=260), width="stretch", key=key + ".chart")
+    """The SPEC-027 §2.3 components as numbers (table) and as grouped bars (chart)."""
+    st.dataframe(cv.authority_frame(pair), hide_index=True, width="stretch", key=key + ".table",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
+                                ("source_authority", "recency_factor", "importance_weight", "authority")})
+    st.plotly_chart(cv.authority_figure(pair, height=280), width="stretch", key=key + ".chart")
 
 
 def _build_decision(kind: str, pair, *, operator: str, winner: str, target: str, status: str, note: str,
@@ -141,7 +142,7 @@ def _on_table_select() -> None:
 
 
 def queue_tab(scan, frame, ds, kb, config) -> None:
-    c = st.columns([2, 2, 2, 2])
+    c = st.columns([2, 2, 2, 3])
     pats = c[0].multiselect("Pattern", PATTERNS, key=K + "f.patterns")
     sources = sorted(set(frame["source_a"]) | set(frame["source_b"]))
     srcs = c[1].multiselect("Source type", sources, key=K + "f.sources")
@@ -153,12 +154,13 @@ def queue_tab(scan, frame, ds, kb, config) -> None:
                f"{scan.threshold:.2f} text-checked, {scan.timings_ms['total']:.0f} ms")
     keys = shown["pair"].tolist()
     st.session_state[K + "shown"] = keys
-    st.dataframe(shown.drop(columns=["pair"]), hide_index=True, width="stretch", height=min(420, 36 * (len(shown) + 1) + 3),
-                 key=K + "table", on_select=_on_table_select, selection_mode="single-row",
+    st.dataframe(shown.drop(columns=["pair"]), hide_index=True, width="stretch",
+                 height=min(420, 35 * (len(shown) + 1) + 3), key=K + "table", on_select=_on_table_select,
+                 selection_mode="single-row", column_order=QUEUE_ORDER,
                  column_config={"similarity": st.column_config.NumberColumn(format="%.4f"),
                                 "authority_a": st.column_config.NumberColumn(format="%.4f"),
                                 "authority_b": st.column_config.NumberColumn(format="%.4f"),
-                                "margin": st.column_config.NumberColumn(format="%.2e")})
+                                "margin": st.column_config.NumberColumn(format="%.4f")})
     if not keys:
         st.info("No pair matches the filters.")
         return
@@ -170,11 +172,11 @@ def queue_tab(scan, frame, ds, kb, config) -> None:
     statuses = dict(ds.statuses)
 
     st.subheader(f"{pair.fact_a} ↔ {pair.fact_b}")
-    m = st.columns(4)
+    m = st.columns([1, 1, 2])
     m[0].metric("cosine similarity", f"{pair.similarity:.4f}")
-    m[1].metric("authority margin", f"{pair.margin:.2e}")
-    m[2].metric("pattern(s)", ", ".join(pair.patterns))
-    m[3].metric("arbitration", cv.arbitration_label(pair))
+    m[1].metric("authority margin", f"{pair.margin:.4f}")
+    m[2].metric("arbitration", cv.arbitration_label(pair))
+    st.markdown(f"**Pattern(s):** {render.md_escape(', '.join(pair.patterns))}")
     pair_sides(pair, kb, statuses)
     st.markdown(f"**Outcome:** {render.md_escape(cv.outcome_text(pair))}")
     authority_block(pair, K + "q")
@@ -300,7 +302,7 @@ def main() -> None:
     frame = cv.queue_frame(scan, kb, ds)
     counts = cv.queue_counts(frame)
     m = st.columns(6)
-    m[0].metric("conflict pairs in the CKF", counts["pairs"])
+    m[0].metric("conflict pairs", counts["pairs"], help="Whole CKF (crp-inspect conflicts)")
     m[1].metric("ties", counts["ties"])
     m[2].metric("undecided", counts["undecided"])
     m[3].metric("decided", counts["decided"])

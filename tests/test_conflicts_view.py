@@ -130,7 +130,7 @@ def test_roles_and_outcomes():
     ov = _pair("a", "b", suppressed="a", kept=("b",), decision="override")
     assert cv.outcome_text(ov) == "b wins (operator override); a suppressed"
     assert cv.arbitration_label(ov) == "override: b wins"
-    assert cv.role_of(ov, "b") == "overridden winner" and cv.role_of(ov, "a") == "suppressed"
+    assert cv.role_of(ov, "b") == "winner (override)" and cv.role_of(ov, "a") == "suppressed"
     tie = _pair("a", "b", tied=True, margin=0.0)
     assert cv.arbitration_label(tie) == "tie" and cv.role_of(tie, "a") == "tied"
     dis = _pair("a", "b", decision="dismiss")

@@ -133,7 +133,7 @@ def decide(at: AppTest, pair: str, kind: str, *, winner: str | None = None, targ
 def test_queue_order_counts_and_authority_by_hand(triage_env):
     at = open_page()
     m = metrics(at)
-    assert (m["conflict pairs in the CKF"], m["ties"], m["undecided"], m["decided"]) == ("3", "1", "3", "0")
+    assert (m["conflict pairs"], m["ties"], m["undecided"], m["decided"]) == ("3", "1", "3", "0")
     q = queue(at)
     assert list(zip(q.fact_a, q.fact_b)) == [("T1", "T2"), ("X1", "X2"), ("E1", "E2")]  # tie, then margin
     assert q.authority_a.tolist() == pytest.approx([0.525, 0.35, 0.64], abs=1e-12)
@@ -270,7 +270,7 @@ def test_foreign_database_is_refused_with_a_clear_error(triage_env):
     # a session-local path to a fresh file works again
     at.text_input(key=K + "db_path").input(str(triage_env.parent / "mine.sqlite")).run()
     assert not at.error
-    assert metrics(at)["conflict pairs in the CKF"] == "3"
+    assert metrics(at)["conflict pairs"] == "3"
 
 
 def test_db_path_field_refuses_a_directory(triage_env):

@@ -1,0 +1,125 @@
+"""The Conflict triage page in a real browser (issue 5): the queue with its counts, a decision
+recorded through the form (to a temporary database chosen in the page, so no shared database is
+touched), the queue and the envelope conflicts view after it, the exports; screenshots at 1400x900."""
+from __future__ import annotations
+
+import re
+
+
+def _metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(
+        has=page.locator('[data-testid="stMetricLabel"]', has_text=re.compile(rf"^{re.escape(label)}$")))
+    return box.first.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def _until(page, cond, what: str, timeout_ms: int = 60_000) -> None:
+    """Poll ``cond()`` (a rerun starts a moment after the click that queued it)."""
+    for _ in range(timeout_ms // 250):
+        if cond():
+            return
+        page.wait_for_timeout(250)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _set_operator(page, name: str, wait_idle) -> None:
+    op = page.get_by_role("textbox", name="Operator name")
+    op.fill(name)
+    op.press("Enter")
+    btn = page.get_by_role("button", name="Record decision")
+    _until(page, btn.is_enabled, "the Record decision button to be enabled")
+    wait_idle(page)
+
+
+def _record(page, kind_label: str, wait_idle, assert_no_exception) -> None:
+    page.get_by_text(kind_label, exact=True).click()
+    page.get_by_role("button", name="Record decision").click()
+    page.get_by_text(re.compile(r"^Recorded decision #\d+")).wait_for(timeout=60_000)
+    wait_idle(page)
+    assert_no_exception(page)
+
+
+def _use_database(page, path: str, wait_idle, assert_no_exception) -> None:
+    page.get_by_text("Decision database:", exact=False).first.click()
+    box = page.get_by_role("textbox", name=re.compile(r"^Database file for this session"))
+    box.fill(path)
+    box.press("Enter")
+    wait_idle(page)
+    assert_no_exception(page)
+    page.get_by_text(f"Decision database: {path} (this session)").wait_for(timeout=30_000)
+
+
+def test_conflicts_queue_decide_and_views(page, open_page, wait_idle, assert_no_exception, screenshot, tmp_path):
+    open_page(page, "/conflicts")
+    db = str(tmp_path / "e2e-triage.sqlite")
+    _use_database(page, db, wait_idle, assert_no_exception)
+    main = page.locator('[data-testid="stMain"]')
+    assert "Conflict triage" in main.inner_text()
+    pairs, ties = int(_metric(page, "conflict pairs")), int(_metric(page, "ties"))
+    assert pairs >= 1 and ties >= 1
+    assert (_metric(page, "decided"), _metric(page, "decisions in the log")) == ("0", "0")
+    assert _metric(page, "undecided") == str(pairs)
+    # the first pair of the queue is a tie (ties first) and is selected
+    assert "Outcome: tie: neither fact suppressed" in main.inner_text()
+    screenshot(page, "conflicts_queue")
+
+    # record a decision: operator in the sidebar, then dismiss the selected (tied) pair
+    _set_operator(page, "e2e-operator", wait_idle)
+    _record(page, "Dismiss: not a conflict", wait_idle, assert_no_exception)
+    text = main.inner_text()
+    assert "Recorded decision #1" in text and "dismissed (not a conflict)" in text and "e2e-operator" in text
+    assert (_metric(page, "decided"), _metric(page, "dismissed"), _metric(page, "decisions in the log")) == (
+        "1", "1", "1")
+    assert _metric(page, "ties") == str(ties - 1)
+    assert _metric(page, "undecided") == str(pairs - 1)
+    screenshot(page, "conflicts_decided")
+
+    # this run's envelope conflicts: both texts highlighted, authority arithmetic, the audit event
+    page.get_by_role("tab", name="Envelope conflicts (current run)").click()
+    wait_idle(page)
+    assert_no_exception(page)
+    env_text = main.inner_text()
+    assert "Run at now =" in env_text
+    if "No contradiction among this run's selected facts" not in env_text:
+        assert "authority = " in env_text and "audit event" in env_text
+        assert page.locator("mark.crp-diff, mark.crp-gap").count() >= 2
+    screenshot(page, "conflicts_envelope")
+
+    # exports
+    page.get_by_role("tab", name="Export & audit log").click()
+    wait_idle(page)
+    for label in ("Decisions as JSON", "Decisions as CSV", "Cleaned CKF"):
+        assert page.get_by_role("button", name=label).is_visible()
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Decisions as JSON").click()
+    body = open(dl.value.path(), encoding="utf-8").read()
+    assert '"kind": "dismiss"' in body and '"operator": "e2e-operator"' in body
+    assert "e2e-operator" in main.inner_text()
+    screenshot(page, "conflicts_export", full_page=False)
+
+
+def test_decisions_reach_a_second_session(browser, streamlit_server, open_page, wait_idle, assert_no_exception,
+                                          tmp_path):
+    """Two browser contexts (two sessions) on the same database file: a decision made in one
+    shows in the other after its next run."""
+    db = str(tmp_path / "shared.sqlite")
+    ctxs = [browser.new_context(viewport={"width": 1400, "height": 900}, base_url=streamlit_server)
+            for _ in range(2)]
+    try:
+        a, b = (c.new_page() for c in ctxs)
+        for p in (a, b):
+            p.set_default_timeout(240_000)
+            open_page(p, "/conflicts")
+            _use_database(p, db, wait_idle, assert_no_exception)
+        _set_operator(a, "first", wait_idle)
+        _record(a, "Accept the arbitration", wait_idle, assert_no_exception)
+        assert _metric(a, "decisions in the log") == "1"
+        assert _metric(b, "decisions in the log") == "0"
+        b.locator('[data-testid="stRadio"]').get_by_text("undecided", exact=True).click()  # a rerun of b
+        _until(b, lambda: _metric(b, "decisions in the log") == "1", "session b to see the decision")
+        wait_idle(b)
+        assert_no_exception(b)
+        assert _metric(b, "decisions in the log") == "1"
+        assert _metric(b, "decided") == "1"
+    finally:
+        for c in ctxs:
+            c.close()
