@@ -39,6 +39,29 @@ SERVER_START_TIMEOUT = 90.0
 SCRIPT_TIMEOUT_MS = 240_000
 
 
+# ---- the root conftest's plain helpers, re-exported -------------------------------------------------
+# Both conftest files are imported as the module "conftest" (no __init__.py), and whichever pytest
+# loaded last is what ``from conftest import synthetic_ckf_rows`` finds: the e2e one once this folder
+# was collected. Re-exporting the root helpers here keeps such imports working either way.
+def _load_root_helpers() -> None:
+    import importlib.util
+    import inspect
+
+    path = REPO_ROOT / "tests" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_crp_tests_root_conftest", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    g = globals()
+    for name, value in vars(mod).items():
+        if name.startswith("_") or name in g:
+            continue
+        if inspect.isfunction(value) or isinstance(value, (str, int, float, tuple, frozenset)):
+            g[name] = value
+
+
+_load_root_helpers()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     here = Path(__file__).resolve().parent
     for item in items:
