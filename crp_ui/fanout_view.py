@@ -219,7 +219,7 @@ def project_partitions(partitions: Sequence[Sequence[str]], vectors: Mapping[str
     return Projection(points=points, centroids=centroids, explained=explained, components=comps, note=note)
 
 
-def partition_figure(proj: Projection, *, height: int = 380) -> go.Figure:
+def partition_figure(proj: Projection, *, height: int = 440) -> go.Figure:
     """Scatter of the projected sub-queries coloured by partition, centroids as crosses."""
     fig = go.Figure()
     pts = proj.points
@@ -253,8 +253,8 @@ def partition_figure(proj: Projection, *, height: int = 380) -> go.Figure:
         labels = [f"PC{i + 1} ({v:.0%})" for i, v in enumerate(proj.explained)] + labels[len(proj.explained):]
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       title={"text": "Sub-query embeddings (PCA, 2-D)", "font": {"size": 14}},
-                      legend={"orientation": "h", "y": -0.15}, xaxis_title=labels[0], yaxis_title=labels[1],
-                      plot_bgcolor="#fafafa")
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0},
+                      xaxis_title=labels[0], yaxis_title=labels[1], plot_bgcolor="#fafafa")
     return fig
 
 
@@ -403,7 +403,7 @@ def timeline_html(steps: Sequence[FanoutStep], current: int, *, duplicates: Iter
 def step_facts_frame(step: FanoutStep, corpus: Any, *, duplicates: Mapping[str, Sequence[int]] | None = None) -> pd.DataFrame:
     """The facts a retrieval step chose, with the branch's stored factors (partition-scoped relevance,
     residual pull, novelty against the snapshot / shared set, recency, CDR) and who else chose them."""
-    cols = ["fact_id", "cdr_score", "relevance", "residual_pull", "novelty", "recency_factor", "also_chosen_by",
+    cols = ["fact_id", "also_chosen_by", "cdr_score", "relevance", "residual_pull", "novelty", "recency_factor",
             "content", "rank"]
     scores = list(step.detail.get("scores", [])) if isinstance(step.detail, Mapping) else []
     dup = duplicates or {}
@@ -460,6 +460,11 @@ def comparison_frame(fan: FanoutResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["measure", "naive", "partitioned"])
 
 
+def _figure(label: str, value: int) -> str:
+    return (f'<div><div style="font-size:0.75em;color:#777">{html_text(label)}</div>'
+            f'<div style="font-size:1.45em;font-weight:600;line-height:1.2">{int(value)}</div></div>')
+
+
 def comparison_html(frame: pd.DataFrame) -> str:
     """The comparison strip as cards: each measure, naive next to partitioned (values are integers)."""
     cards = []
@@ -471,12 +476,10 @@ def comparison_html(frame: pd.DataFrame) -> str:
             f'<div class="crp-compare" data-measure="{attr(row.measure)}" data-naive="{naive}" '
             f'data-partitioned="{part}" style="flex:1;background:{bg};border:1px solid #ddd;border-radius:8px;'
             f'padding:6px 10px;min-width:0">'
-            f'<div style="font-size:0.85em;color:#555">{html_text(row.measure)}</div>'
-            f'<div style="display:flex;gap:18px;align-items:baseline">'
-            f'<span style="font-size:0.8em;color:#777">naive</span>'
-            f'<span style="font-size:1.5em;font-weight:600">{naive}</span>'
-            f'<span style="font-size:0.8em;color:#777">partitioned</span>'
-            f'<span style="font-size:1.5em;font-weight:600">{part}</span></div></div>')
+            f'<div style="font-size:0.85em;color:#555;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">'
+            f'{html_text(row.measure)}</div>'
+            f'<div style="display:flex;gap:14px">{_figure("naive", naive)}{_figure("partitioned", part)}</div>'
+            f'</div>')
     return f'<div class="crp-compare-strip" style="display:flex;gap:10px;margin:6px 0 10px 0">{"".join(cards)}</div>'
 
 

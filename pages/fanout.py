@@ -100,11 +100,11 @@ def _controls(scenario: Any, config: Any) -> tuple[int, list[str], float]:
     sig = _signature(state.gen("scenario"), scenario.name, [sq.id for sq in scenario.sub_queries],
                      [a.id for a in scenario.addressed], scenario.fanout_width, config.branch_depth_weight)
     subs = {sq.id: sq for sq in scenario.sub_queries}
-    c1, c2, c3 = st.columns([1.1, 3.2, 1.3])
+    c1, c3 = st.columns(2)
     width = c1.slider("fan-out width", fv.MIN_WIDTH, fv.MAX_WIDTH, fv.clamp_width(scenario.fanout_width),
                       key=f"{K}w.width.{sig}",
                       help="Branches to run in parallel (1 = no fan-out). Starts at the scenario's fanout_width.")
-    residual = c2.multiselect(
+    residual = st.multiselect(
         "ResidualSet (sub-queries still to cover)", list(subs), default=[sq.id for sq in scenario.residual_set],
         format_func=lambda s: f"{s} ({subs[s].label})" if subs[s].label else s,
         key=f"{K}w.residual.{sig}",
@@ -159,7 +159,7 @@ def _coverage_block(step: Any, mode: str, caption: str, scenario: Any, config: A
                 unsafe_allow_html=True)
     since = step.detail.get("since_step")
     added = f"{len(step.added)} entr{'y' if len(step.added) == 1 else 'ies'} added" if step.added else "nothing added"
-    ref = f" since step {since + 1}" if isinstance(since, int) else ""
+    ref = f" since {'naive ' if mode == 'naive' else ''}step {since + 1}" if isinstance(since, int) else ""
     st.caption(f"{render.md_escape(caption)} · {added}{ref} (highlighted).")
 
 
