@@ -134,4 +134,4 @@ def fact_detail(result: Any, fact_id: str, frame: pd.DataFrame) -> None:
         st.dataframe(steps, hide_index=True, width="stretch", column_config=column_config(steps),
                      key=f"crp.page.steps.{fact_id}")
     with right:
-        st.plotly_chart(charts.cdr_waterfall(steps, fact_id), width="stretch", key=f"crp.page.waterfall.{fact_id}")
+        st.plotly_chart(tables.memo(result, ("waterfall", fact_id), lambda: charts.cdr_waterfall(steps, fact_id)), width="stretch", key=f"crp.page.waterfall.{fact_id}")

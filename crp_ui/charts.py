@@ -44,17 +44,18 @@ def _layout(fig: go.Figure, title: str, height: int = HEIGHT, **kw: Any) -> go.F
 
 # ---- Overview ---------------------------------------------------------------------------------
 def stage_funnel(funnel: pd.DataFrame) -> go.Figure:
-    """Funnel of the stage counts (``crp_ui.tables.funnel_frame``), each bar labelled with its
-    count and the measured time of the pipeline stage that produced it."""
-    text = [f"{int(c)} · {t:.1f} ms ({esc(s)})" if isinstance(t, (int, float)) and math.isfinite(t) else str(int(c))
-            for c, t, s in zip(funnel["count"], funnel["time_ms"], funnel["pipeline stage"])]
-    fig = go.Figure(go.Funnel(y=list(funnel["stage"]), x=list(funnel["count"]), text=text,
-                              textinfo="text", textposition="outside",
-                              marker=dict(color=["#9aa5b1", "#7c8ea3", "#1f5fa8", "#e07b00", "#b00020", "#1b7f3b"]
-                                          [: len(funnel)]),
+    """Funnel of the stage counts (``crp_ui.tables.funnel_frame``); each stage is labelled with the
+    measured time of the pipeline stage that produced its count."""
+    labels = []
+    for stage, t, ps in zip(funnel["stage"], funnel["time_ms"], funnel["pipeline stage"]):
+        when = f"{t:.1f} ms" if isinstance(t, (int, float)) and math.isfinite(t) else "n/a"
+        labels.append(f"{esc(stage)}<br><span style='font-size:10px;color:#666'>{when} · stage {esc(ps)}</span>")
+    colours = ["#9aa5b1", "#7c8ea3", "#1f5fa8", "#e07b00", "#b00020", "#1b7f3b"]
+    fig = go.Figure(go.Funnel(y=labels, x=list(funnel["count"]), textinfo="value", textposition="auto",
+                              marker=dict(color=colours[: len(funnel)]),
                               hovertemplate="%{y}: %{x}<extra></extra>"))
     fig.update_yaxes(automargin=True)
-    return _layout(fig, "Stage funnel (count · stage time)", height=340, showlegend=False)
+    return _layout(fig, "Stage funnel (count · stage time)", height=380, showlegend=False)
 
 
 # ---- Breakdown: the CDR product -----------------------------------------------------------------
@@ -219,19 +220,12 @@ def score_histogram(frame: pd.DataFrame, column: str, *, threshold: float | None
 
 
 # ---- Graph (CDGR) -------------------------------------------------------------------------------
-def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, seed: int = 0,
-                  iterations: int = 150) -> np.ndarray:
-    """Deterministic Fruchterman-Reingold layout of ``n`` nodes (positions in [-1, 1]^2).
-
-    ``edges`` are (i, j, weight) over node positions 0..n-1; heavier edges pull harder.
-    """
-    if n == 0:
-        return np.zeros((0, 2))
-    rng = np.random.default_rng(seed)
-    angle = np.linspace(0, 2 * np.pi, n, endpoint=False)
-    pos = np.c_[np.cos(angle), np.sin(angle)] + 0.05 * rng.normal(size=(n, 2))
+def _fr(n: int, edges: Sequence[tuple[int, int, float]], rng: np.random.Generator, iterations: int) -> np.ndarray:
+    """Fruchterman-Reingold with a weak gravity, one connected component, scaled into [-1, 1]^2."""
     if n == 1:
         return np.zeros((1, 2))
+    angle = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    pos = np.c_[np.cos(angle), np.sin(angle)] + 0.05 * rng.normal(size=(n, 2))
     k = 1.0 / math.sqrt(n)
     adj = np.zeros((n, n))
     for i, j, w in edges:
@@ -242,13 +236,62 @@ def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, seed: int 
         dist = np.maximum(np.linalg.norm(delta, axis=-1), 1e-4)
         force = (k * k / dist**2 - adj * dist / k)[..., None] * delta
         np.einsum("iij->ij", force)[:] = 0.0
-        disp = force.sum(axis=1)
+        disp = force.sum(axis=1) - 0.05 * pos
         length = np.maximum(np.linalg.norm(disp, axis=1), 1e-9)
         pos = pos + disp / length[:, None] * np.minimum(length, temp)[:, None]
         pos -= pos.mean(axis=0)
-        temp *= 0.97
+        temp = max(temp * 0.97, 0.002)
     span = np.abs(pos).max()
     return pos / span if span > 0 else pos
+
+
+def components(n: int, edges: Sequence[tuple[int, int, float]]) -> list[list[int]]:
+    """Connected components (lists of node positions), largest first, ties by smallest member."""
+    parent = list(range(n))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for i, j, _ in edges:
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            parent[max(ri, rj)] = min(ri, rj)
+    groups: dict[int, list[int]] = {}
+    for v in range(n):
+        groups.setdefault(find(v), []).append(v)
+    return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+
+
+def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, seed: int = 0,
+                  iterations: int = 200) -> np.ndarray:
+    """Deterministic layout of ``n`` nodes: each connected component laid out by
+    Fruchterman-Reingold (heavier edges pull harder); the largest fills [-1, 1]^2, the others sit
+    in a grid of smaller cells to its right (x in (1.2, ...)), so an isolated node never squeezes
+    the main component."""
+    if n == 0:
+        return np.zeros((0, 2))
+    rng = np.random.default_rng(seed)
+    comps = components(n, edges)
+    pos = np.zeros((n, 2))
+    biggest = len(comps[0])
+    rest = comps[1:]
+    per_col = max(1, math.ceil(math.sqrt(len(rest) * 2))) if rest else 1
+    cell = 2.0 / per_col
+    for c, members in enumerate(comps):
+        local = {v: i for i, v in enumerate(members)}
+        sub = [(local[i], local[j], w) for i, j, w in edges if i in local and j in local]
+        p = _fr(len(members), sub, rng, iterations)
+        if c == 0:
+            pos[members] = p
+            continue
+        r = max(0.15, 0.9 * math.sqrt(len(members) / biggest)) * cell / 2
+        col, row = divmod(c - 1, per_col)
+        centre = np.array([1.2 + cell / 2 + col * cell, 1.0 - cell / 2 - row * cell])
+        pos[members] = centre + r * p
+    return pos
 
 
 def cdgr_elements(result: Any, *, include_candidates: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -371,8 +414,9 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
             customdata=list(sub["fact_id"]),
             marker=dict(size=size, color=ROLE_COLOURS[kind], symbol="circle" if kind == "anchor" else "diamond",
                         line=dict(color="black", width=line_w))))
-    fig.update_xaxes(visible=False, range=[-1.3, 1.3])
-    fig.update_yaxes(visible=False, range=[-1.3, 1.3], scaleanchor="x")
+    x_hi = float(pos[:, 0].max()) if len(pos) else 1.0
+    fig.update_xaxes(visible=False, range=[-1.25, max(1.25, x_hi + 0.3)])
+    fig.update_yaxes(visible=False, range=[-1.2, 1.25], scaleanchor="x")
     return _layout(fig, "CDGR: anchors and connectors (edge label = weight)", height=560)
 
 

@@ -9,7 +9,7 @@ shell), so a rerun that only changes a filter does not rebuild them.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,25 @@ CDR_STEPS: tuple[tuple[str, str, str], ...] = (
 )
 
 _REPORTS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_MEMO: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+MEMO_PER_RESULT = 32
+
+
+def memo(result: Any, key: Any, build: Callable[[], Any]) -> Any:
+    """``build()`` once per (result object, key): figures and frames derived from an immutable
+    result are rebuilt only when their parameters change (at most ``MEMO_PER_RESULT`` per result).
+    Callers must not mutate what they get back."""
+    store = _MEMO.get(result)
+    if store is None:
+        store = {}
+        _MEMO[result] = store
+    if key in store:
+        return store[key]
+    value = build()
+    if len(store) >= MEMO_PER_RESULT:
+        store.pop(next(iter(store)))
+    store[key] = value
+    return value
 _FRAMES: "weakref.WeakKeyDictionary[Any, pd.DataFrame]" = weakref.WeakKeyDictionary()
 
 

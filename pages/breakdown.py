@@ -20,18 +20,20 @@ SORTABLE = ("cdr_score", "relevance", "residual_pull", "effective_relevance", "n
 K = "crp.page.breakdown."
 
 
-def _filters(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+def _filters(result, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """Filter + sort widgets; returns the filtered, sorted frame (all rows) and a view digest."""
-    c = st.columns([2, 2, 2, 3, 2, 1])
+    c = st.columns([2, 2, 2, 3])
     roles = c[0].multiselect("role", sorted(frame["role"].dropna().unique()), key=K + "roles")
     outcomes = c[1].multiselect("outcome", [o for o in tables.OUTCOMES if o in set(frame["outcome"])],
                                 key=K + "outcomes")
     types = c[2].multiselect("source type", sorted(frame["source_type"].dropna().unique()), key=K + "types")
     text = c[3].text_input("search id / text", key=K + "text", placeholder="substring, case-insensitive")
-    sort = c[4].selectbox("sort by", SORTABLE, key=K + "sort")
-    desc = c[5].toggle("desc", value=True, key=K + "desc")
-    view = tables.sort_breakdown(tables.filter_breakdown(frame, roles=roles, outcomes=outcomes, source_types=types,
-                                                         text=text), sort, desc)
+    c = st.columns([2, 2, 5], vertical_alignment="bottom")
+    sort = c[0].selectbox("sort by (all rows)", SORTABLE, key=K + "sort")
+    desc = c[1].toggle("descending", value=True, key=K + "desc")
+    view = tables.memo(result, ("view", tuple(roles), tuple(outcomes), tuple(types), text, sort, desc),
+                       lambda: tables.sort_breakdown(tables.filter_breakdown(
+                           frame, roles=roles, outcomes=outcomes, source_types=types, text=text), sort, desc))
     digest = hashlib.sha1(repr((roles, outcomes, types, text, sort, desc)).encode()).hexdigest()[:10]
     return view, digest
 
@@ -73,7 +75,7 @@ def main() -> None:
     st.caption("Every scored fact (stage-1 candidates, gated ones included, then the stage-3 connector "
                "candidates) with every factor of CDR = importance × max(relevance, residual pull) × novelty × "
                "recency × (1 − n-gram penalty) (SPEC_NOTES §2.4). Values are the pipeline's, never recomputed.")
-    view, digest = _filters(frame)
+    view, digest = _filters(result, frame)
     _table(view, digest, len(frame))
 
     st.subheader("Selected fact")
@@ -88,7 +90,8 @@ def main() -> None:
     st.subheader("Recency curves")
     log_x = st.toggle("log age axis", value=False, key=K + "logx",
                       help="Spreads short TTLs (news: 30 days) and long ones (regulatory: 5 years).")
-    st.plotly_chart(charts.recency_chart(frame, result.config, selected=current, log_x=log_x),
+    st.plotly_chart(tables.memo(result, ("recency", current, log_x),
+                                lambda: charts.recency_chart(frame, result.config, selected=current, log_x=log_x)),
                     width="stretch", key=K + "recency")
     unknown = int(frame["age_days"].isna().sum())
     if unknown:
@@ -98,17 +101,17 @@ def main() -> None:
     left, right = st.columns(2)
     with left:
         gate = float(result.config.cdr_min_relevance)
-        st.plotly_chart(charts.score_histogram(frame, "relevance", threshold=gate,
-                                               threshold_label=f"gate cdr_min_relevance {gate:g}",
-                                               title="Relevance (the gate applies to it)"),
+        st.plotly_chart(tables.memo(result, "hist_rel", lambda: charts.score_histogram(
+                            frame, "relevance", threshold=gate, threshold_label=f"gate cdr_min_relevance {gate:g}",
+                            title="Relevance (the gate applies to it)")),
                         width="stretch", key=K + "hist_rel")
     with right:
         anchors = frame.loc[frame["role"] == "anchor", "cdr_score"]
         low = float(anchors.min()) if len(anchors) else None
-        st.plotly_chart(charts.score_histogram(frame, "cdr_score", threshold=low,
-                                               threshold_label=(f"lowest anchor CDR {low:.3f}" if low is not None
-                                                                else ""),
-                                               title="CDR score"),
+        st.plotly_chart(tables.memo(result, "hist_cdr", lambda: charts.score_histogram(
+                            frame, "cdr_score", threshold=low,
+                            threshold_label=f"lowest anchor CDR {low:.3f}" if low is not None else "",
+                            title="CDR score")),
                         width="stretch", key=K + "hist_cdr")
     st.caption(render.md_escape(f"{len(frame)} scored facts; gate threshold {result.config.cdr_min_relevance:g}."))
 

@@ -32,7 +32,7 @@ def main() -> None:
     result = breakdown.require_result()
     breakdown.run_caption(result)
     env = result.envelope
-    frame = tables.envelope_frame(result)
+    frame = tables.memo(result, "envelope", lambda: tables.envelope_frame(result))
 
     c = st.columns(5)
     c[0].metric("facts packed", len(env.order))
@@ -40,15 +40,16 @@ def main() -> None:
     c[2].metric("connectors", int((frame["role"] == "connector").sum()) if len(frame) else 0)
     c[3].metric("NOTE blocks (ties)", len(env.notes))
     c[4].metric("dropped for the token budget", len(env.dropped_for_budget))
-    st.plotly_chart(charts.token_budget_bar(frame, env.token_budget, env.tokens_used), width="stretch",
+    st.plotly_chart(tables.memo(result, "tokens", lambda: charts.token_budget_bar(frame, env.token_budget,
+                                                                                 env.tokens_used)), width="stretch",
                     key=K + "tokens")
 
-    d = st.columns([1, 1, 3])
+    d = st.columns([1, 1, 2])
     stem = (state.get_scenario_name().rsplit(".", 1)[0] or "run")
-    d[0].download_button("Download JSON report", dumps(tables.report_of(result)), file_name=f"crp-report-{stem}.json",
-                         mime="application/json", key=K + "json", help="The same object as `crp-inspect run --json`.")
-    d[1].download_button("Download breakdown CSV", tables.breakdown_csv(result), file_name=f"crp-breakdown-{stem}.csv",
-                         mime="text/csv", key=K + "csv", help="Every scored fact with every factor.")
+    d[0].download_button("Download JSON report", tables.memo(result, "json", lambda: dumps(tables.report_of(result))), file_name=f"crp-report-{stem}.json",
+                         mime="application/json", key=K + "json", width="stretch", help="The same object as `crp-inspect run --json`.")
+    d[1].download_button("Download breakdown CSV", tables.memo(result, "csv", lambda: tables.breakdown_csv(result)), file_name=f"crp-breakdown-{stem}.csv",
+                         mime="text/csv", key=K + "csv", width="stretch", help="Every scored fact with every factor.")
 
     if not len(frame):
         st.info("The envelope is empty.")

@@ -22,12 +22,12 @@ def main() -> None:
     if not config.graph_retrieval:
         st.info("Graph retrieval is off (config `graph_retrieval = false`): anchors take the whole budget, "
                 "there are no connectors.")
-    conns = tables.connectors_frame(result, only_bridging=True)
+    conns = tables.memo(result, "connectors", lambda: tables.connectors_frame(result, only_bridging=True))
     c = st.columns(5)
     c[0].metric("anchors", len(cdgr.anchors) + len(cdgr.extra_anchors),
                 help=f"{len(cdgr.extra_anchors)} extra anchor(s) took unused connector slots")
     c[1].metric("connectors selected", len(cdgr.selected_connectors))
-    c[2].metric("candidates with bridge value > 0", len(conns))
+    c[2].metric("bridging candidates", len(conns), help="connector candidates with bridge value > 0")
     c[3].metric("connector candidates", len(cdgr.connectors.idx), help=f"within max_hops = {config.max_hops}")
     c[4].metric("CRP-Context-Bridge-Score", result.headers.get("CRP-Context-Bridge-Score", "-"))
 
@@ -45,11 +45,12 @@ def main() -> None:
         row = conns[conns["fact_id"] == pick].iloc[0]
         pairs = list(row["bridged_pairs"])
         include = include or not bool(row["selected"])
-    nodes, edges = charts.cdgr_elements(result, include_candidates=include)
+    nodes, edges = tables.memo(result, ("cdgr", include), lambda: charts.cdgr_elements(result, include_candidates=include))
     if len(nodes) == 0:
         st.info("No anchors in this run.")
         st.stop()
-    fig = charts.cdgr_network(nodes, edges, highlight=pick, bridged_pairs=pairs, edge_min=config.graph_edge_min)
+    fig = tables.memo(result, ("network", include, pick), lambda: charts.cdgr_network(
+        nodes, edges, highlight=pick, bridged_pairs=pairs, edge_min=config.graph_edge_min))
     event = st.plotly_chart(fig, width="stretch", key=f"{K}network.{include}.{pick}", on_select="rerun",
                             selection_mode="points")
     points = getattr(getattr(event, "selection", None), "points", None) or []

@@ -13,14 +13,14 @@ def main() -> None:
     breakdown.run_caption(result)
     kb = result.corpus.kb
     env = result.envelope
-    funnel = tables.funnel_frame(result)
-    warn = tables.warnings_frame(result)
+    funnel = tables.memo(result, "funnel", lambda: tables.funnel_frame(result))
+    warn = tables.memo(result, "warnings", lambda: tables.warnings_frame(result))
 
     c = st.columns(6)
     c[0].metric("facts in the CKF", len(kb))
     c[1].metric("candidates", int(funnel.loc[funnel["stage"] == "candidates", "count"].iloc[0]))
     c[2].metric("packed facts", len(env.order))
-    c[3].metric("tokens used", f"{env.tokens_used} / {env.token_budget}")
+    c[3].metric(f"tokens used (of {env.token_budget})", env.tokens_used)
     c[4].metric("conflict pairs", result.resolution.detected,
                 help=f"{result.resolution.unresolved} tied (unresolved)")
     c[5].metric("data-quality warnings", len(warn))
@@ -32,13 +32,13 @@ def main() -> None:
     st.subheader("Stages")
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(charts.stage_funnel(funnel), width="stretch", key="crp.page.overview.funnel")
+        st.plotly_chart(tables.memo(result, "funnel_fig", lambda: charts.stage_funnel(funnel)), width="stretch", key="crp.page.overview.funnel")
     with right:
         st.dataframe(funnel, hide_index=True, width="stretch", column_config=breakdown.column_config(funnel),
                      key="crp.page.overview.funnel_table")
         st.caption("Measured wall time of each pipeline stage (ms); the similarity graph is corpus "
                    "preparation and is not timed here.")
-        timings = tables.timings_frame(result)
+        timings = tables.memo(result, "timings", lambda: tables.timings_frame(result))
         st.dataframe(timings, hide_index=True, width="stretch", column_config=breakdown.column_config(timings),
                      key="crp.page.overview.timings")
         gated_out = int((~result.candidates.passed_gate).sum())

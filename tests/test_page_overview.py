@@ -23,7 +23,7 @@ def test_overview_shows_the_runs_headers_and_funnel(ui_env):
         len(exp.cdgr.anchors) + len(exp.cdgr.extra_anchors), len(exp.cdgr.selected_connectors),
         len(exp.resolution.suppressed), len(exp.envelope.order)]
     assert metric(at, "packed facts") == str(len(exp.envelope.order))
-    assert metric(at, "tokens used") == f"{exp.envelope.tokens_used} / {exp.envelope.token_budget}"
+    assert metric(at, f"tokens used (of {exp.envelope.token_budget})") == str(exp.envelope.tokens_used)
     assert metric(at, "conflict pairs") == str(exp.resolution.detected)
     timings = [f for f in frames_with(at, "stage", "time_ms") if "count" not in f.columns][0]
     stages = dict(zip(timings["stage"], timings["time_ms"]))
