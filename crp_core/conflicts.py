@@ -12,10 +12,8 @@ Everything here is pure: no I/O, every constant from :class:`~crp_core.config.CR
 from __future__ import annotations
 
 import difflib
-import math
 import re
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
