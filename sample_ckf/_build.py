@@ -78,7 +78,7 @@ def fact(st: str, modified: str, content: str, *, key: str | None = None, imp: f
     _counters[_domain] = n
     fid = f"{PREFIX[_domain]}-{n:04d}"
     words = len(content.split())
-    assert 8 <= words <= 48, (fid, words, content)
+    assert 12 <= words <= 45, (fid, words, content)
     h = int(hashlib.sha256(content.encode()).hexdigest(), 16)
     hour = 6 + h % 12
     mod = _ts(modified, hour)
@@ -146,7 +146,7 @@ fact(OFF, "2026-05-12", "kubeadm configures the local etcd static pod to serve P
      label=L)
 fact(OFF, "2026-07-02", "Client TLS in etcd is enabled with --cert-file, --key-file and --trusted-ca-file, and --client-cert-auth makes the server require client certificates.",
      src="etcd-docs-v3.5", label=L)
-fact(OFF, "2026-07-02", "Peer TLS is configured separately with --peer-cert-file, --peer-key-file, --peer-trusted-ca-file and --peer-client-cert-auth.",
+fact(OFF, "2026-07-02", "Peer TLS is configured separately, with --peer-cert-file, --peer-key-file, --peer-trusted-ca-file and --peer-client-cert-auth on every member.",
      src="etcd-docs-v3.5", label=L)
 fact(COM, "2024-06-03", "A frequent cause of etcdctl timeouts is pointing --endpoints at the peer port instead of the client port.",
      label=L)
@@ -227,7 +227,7 @@ fact(OFF, "2026-07-02", "Defragmenting a member blocks its reads and writes whil
 fact(OFF, "2023-02-06", "The etcd v3.3 maintenance guide suggests defragmenting every member at the same time during a quiet window.",
      key="defrag_stale", status="STALE", src="etcd-docs-v3.3", label=L,
      meta={"stale_reason": "superseded by the v3.5 maintenance guide"})
-fact(OFF, "2026-07-02", "Setting --auto-compaction-mode=periodic with --auto-compaction-retention=1h keeps roughly one hour of key history.",
+fact(OFF, "2026-07-02", "Setting --auto-compaction-mode=periodic with --auto-compaction-retention=1h makes etcd keep roughly one hour of key history.",
      src="etcd-docs-v3.5", label=L)
 fact(OFF, "2026-05-12", "kube-apiserver asks etcd to compact old revisions every five minutes, controlled by its --etcd-compaction-interval flag.",
      label=L)
@@ -321,7 +321,7 @@ fact(OFF, "2026-05-12", "Drain each node with kubectl drain --ignore-daemonsets 
      label=L)
 fact(OFF, "2026-05-12", "kubectl drain honours PodDisruptionBudgets and keeps retrying instead of evicting a pod that would break its budget.",
      label=L)
-fact(OFF, "2026-05-12", "kubeadm upgrade renews the control-plane certificates automatically unless --certificate-renewal=false is passed.",
+fact(OFF, "2026-05-12", "A kubeadm upgrade renews the control-plane certificates automatically unless the --certificate-renewal=false flag is passed.",
      label=L)
 fact(OFF, "2026-05-12", "Certificates that kubeadm issues for control-plane components are valid for one year, while the cluster CA is valid for ten years.",
      label=L)
@@ -372,10 +372,10 @@ _RELEASES = [
     ("1.34", "August 2025", "2025-08-27", "made dynamic resource allocation generally available"),
 ]
 _TEMPLATES = [
-    "Kubernetes {v}, released in {m}, {c}.",
-    "The {m} release, Kubernetes {v}, {c}.",
+    "Kubernetes {v}, the minor release published in {m}, {c}.",
+    "The {m} minor release of the project, Kubernetes {v}, {c}.",
     "Release notes for Kubernetes {v} ({m}): this version {c}.",
-    "In {m}, Kubernetes {v} {c}.",
+    "In {m}, the Kubernetes {v} minor release {c}.",
 ]
 for i, (v, m, d, c) in enumerate(_RELEASES):
     fact(NEWS if i % 3 == 1 else OFF, d, _TEMPLATES[i % 4].format(v=v, m=m, c=c),
@@ -384,7 +384,7 @@ for i, (v, m, d, c) in enumerate(_RELEASES):
 
 # --- Kubernetes ports, networking and security -------------------------------------------
 L = "k8s-platform"
-fact(OFF, "2026-05-12", "In kubeadm clusters kube-apiserver serves HTTPS on port 6443 by default.", label=L)
+fact(OFF, "2026-05-12", "In kubeadm clusters, kube-apiserver serves HTTPS on port 6443 by default on every control-plane node.", label=L)
 fact(OFF, "2026-05-12", "The kubelet API listens on port 10250, and kubeadm disables the unauthenticated read-only port 10255.", label=L)
 fact(OFF, "2026-05-12", "kube-scheduler and kube-controller-manager expose their secure ports on 10259 and 10257 respectively.", label=L)
 fact(OFF, "2026-05-12", "Services of type NodePort get a port from the default range 30000-32767 unless --service-node-port-range changes it.", label=L)
@@ -785,7 +785,7 @@ fact(OFF, "2026-09-15", "On Lumen API v4 the rate limiter permits short bursts o
      key="burst_3x", loc="guides/rate-limits#bursts", label=L)
 fact(COM, "2025-11-24", "On Lumen API v4 the rate limiter permits short bursts of up to 5x the sustained request rate for a few seconds.",
      key="burst_5x", label=L, meta={"note": "posted during the v4 beta"})
-fact(OFF, "2026-09-15", "Every Lumen API response carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers.", key="ratelimit_headers", label=L)
+fact(OFF, "2026-09-15", "Every Lumen API response carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers describing the caller's current budget.", key="ratelimit_headers", label=L)
 fact(OFF, "2026-09-15", "A 429 response from Lumen includes a Retry-After header with the number of seconds to wait before retrying.", label=L)
 fact(VS, "2021-01-18", "Lumen API v1 counted requests per API key and allowed 25 per second, with no burst allowance.", src="docs.lumenpay.example/v1", key="v1_rate", label=L,
      meta={"api_version": "v1"})
@@ -870,8 +870,8 @@ fact(INT, "2026-07-06T14:00:00Z", "The checkout service retries failed Lumen API
 fact(WEB, "2023-11-20", "Treat every Lumen error code you do not recognise as retryable only if the HTTP status is 5xx.", label=L)
 
 L = "lumen-regions"
-fact(OFF, "2026-09-15", "Requests to eu.api.lumenpay.example are processed and stored in Lumen's Frankfurt region.", key="region_frankfurt", label=L)
-fact(WEB, "2024-07-15", "Requests to eu.api.lumenpay.example are processed and stored in Lumen's Amsterdam region.", key="region_amsterdam", label=L)
+fact(OFF, "2026-09-15", "Requests sent to eu.api.lumenpay.example are processed and stored in Lumen's Frankfurt region, inside the EU.", key="region_frankfurt", label=L)
+fact(WEB, "2024-07-15", "Requests sent to eu.api.lumenpay.example are processed and stored in Lumen's Amsterdam region, inside the EU.", key="region_amsterdam", label=L)
 fact(OFF, "2026-09-15", "Lumen API v4 offers two regional base URLs, eu.api.lumenpay.example and us.api.lumenpay.example, and objects never leave their region.",
      label=L)
 fact(OFF, "2026-09-15", "An account's region is fixed at creation; moving an account between regions requires a support-led migration.", label=L)

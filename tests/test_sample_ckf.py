@@ -89,7 +89,7 @@ def test_ttl_shapes_and_timestamps(kb, raw_rows):
 
 def test_fact_length_and_unique_contents(kb):
     words = [len(f.content.split()) for f in kb.facts]
-    assert min(words) >= 8 and max(words) <= 48
+    assert min(words) >= 12 and max(words) <= 45
     assert len({f.content for f in kb.facts}) == len(kb)
 
 
