@@ -320,6 +320,9 @@ class LazyRows(Sequence):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple:
+        return (tuple, (tuple(self),))  # pickles / deep-copies as the plain tuple it stands for
+
     def __repr__(self) -> str:
         return f"LazyRows({tuple(self)!r})"
 

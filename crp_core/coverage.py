@@ -79,6 +79,9 @@ class CoverageSet:
     def __delattr__(self, name: str) -> None:
         raise AttributeError("CoverageSet is immutable")
 
+    def __reduce__(self) -> tuple:
+        return (CoverageSet, (self._entries, self._dim or None))
+
     # construction ------------------------------------------------------------------------
     @classmethod
     def from_scenario(cls, scenario: Any, sub_query_vectors: np.ndarray, sub_query_ids: Sequence[str],
@@ -242,6 +245,10 @@ class CoverageSnapshot:
 
     __setattr__ = _refuse
     __delattr__ = _refuse
+
+    def __reduce__(self) -> tuple:
+        return (CoverageSnapshot, (self._set,))
+
     __setitem__ = _refuse
     __delitem__ = _refuse
     __iadd__ = _refuse

@@ -133,3 +133,20 @@ def test_report_is_plain_json():
     back = json.loads(text)
     assert back["headers"]["CRP-Context-Conflicts-Resolved"] == "1"
     assert "NaN" not in text and "Infinity" not in text
+
+
+def test_result_pickles_and_deep_copies():
+    """Stage records survive pickling / deep copies (caches, worker processes). The Corpus itself
+    holds a lock and an index, so it is detached first."""
+    import copy
+    import dataclasses
+    import pickle
+
+    corpus = etcd_corpus(extra=[(fact("b1", "a fact between peers and state"), 0.5 * E[3] + 0.5 * E[4])])
+    r = run_pipeline(corpus, make_scenario(E[0], sub_queries=[("s1", E[3])], addressed=[("s1", 0.5)], now=NOW))
+    back = pickle.loads(pickle.dumps(dataclasses.replace(r, corpus=None)))
+    assert back.headers == r.headers
+    assert list(back.cdgr.connectors.bridged_pairs) == list(r.cdgr.connectors.bridged_pairs)
+    assert back.coverage.ids == r.coverage.ids and back.coverage.snapshot().ids == ("s1",)
+    assert copy.deepcopy(r.coverage.snapshot()).ids == ("s1",)
+    assert [p.fact_id for p in back.envelope.order] == [p.fact_id for p in r.envelope.order]
