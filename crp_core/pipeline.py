@@ -79,7 +79,8 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
         vectors = embed_scenario(scenario, corpus, embedder)
     kb = corpus.kb
     coverage = CoverageSet.from_scenario(scenario, vectors.sub_queries, vectors.ids, dim=corpus.dim)
-    residual_ids = [sq.id for sq in scenario.residual_set if sq.id in set(vectors.ids)]
+    known = set(vectors.ids)
+    residual_ids = [sq.id for sq in scenario.residual_set if sq.id in known]
     residual_vectors = vectors.for_ids(residual_ids)
     blacklist = build_blacklist(scenario.prior_outputs, config.ngram_n)
     timings: dict[str, float] = {}

@@ -150,3 +150,42 @@ def test_result_pickles_and_deep_copies():
     assert back.coverage.ids == r.coverage.ids and back.coverage.snapshot().ids == ("s1",)
     assert copy.deepcopy(r.coverage.snapshot()).ids == ("s1",)
     assert [p.fact_id for p in back.envelope.order] == [p.fact_id for p in r.envelope.order]
+
+
+def test_connector_chain_anchor_connector_anchor():
+    """SPEC-025 §2.6 / §4: A and D are anchors with no edge; B bridges them and sits between them.
+
+    Vectors: A = a*A' + b*q, D = a*D' + b*q, B = B' with b = 0.56, a = sqrt(1 - 0.56^2) = 0.828493;
+    A'.D' = 0.30, A'.B' = D'.B' = 0.78 (q orthogonal to A', D', B').
+    cos(A, B) = cos(D, B) = 0.828493 * 0.78 = 0.646225 (edges); cos(A, D) = 0.686400 * 0.30 + 0.3136
+    = 0.519520 (no edge). relevance: A, D 0.56 (gated in), B 0 (gated out, a connector candidate).
+    bridge(B) = 1 pair * (0.646225 + 0.646225) / 2 = 0.646225; score = 0.646225 * 1 * 1 * max(0, 0.30).
+    """
+    g = np.array([[1, .3, .78], [.3, 1, .78], [.78, .78, 1]])
+    low = np.linalg.cholesky(g)
+    b = 0.56
+    a = np.sqrt(1 - b * b)
+    q = np.array([0, 0, 0, 1.0])
+    vec = {"A": np.append(a * low[0], b), "D": np.append(a * low[1], b), "B": np.append(low[2], 0.0)}
+    facts = [fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
+             fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
+             fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01")]
+    corpus = make_corpus(facts, np.array([vec["A"], vec["D"], vec["B"]]))
+    r = run_pipeline(corpus, make_scenario(q, now=NOW))
+    assert [p.fact_id for p in r.envelope.order] == ["A", "B", "D"]
+    assert [p.role for p in r.envelope.order] == ["anchor", "connector", "anchor"]
+    assert r.envelope.order[1].bridges_anchor == "A"
+    conn = r.cdgr.connectors
+    i = conn.idx.tolist().index(2)
+    assert conn.bridge_value[i] == pytest.approx(0.646225, abs=1e-5)
+    assert conn.connector_score[i] == pytest.approx(0.646225 * 0.30, abs=1e-5)
+    assert r.headers["CRP-Context-Connectors-Included"] == "1/3"
+    assert r.headers["CRP-Context-Bridge-Score"] == "0.65"
+    assert r.headers["CRP-Context-Facts-Used"] == "3/3"
+    out = {o.fact_id: o for o in r.outcomes}
+    assert out["B"].role == "connector" and out["B"].in_envelope
+    assert out["B"].reason == "connector: bridge value 0.646 (bridges A-D)"
+    rep = {f["fact_id"]: f for f in run_report(r)["facts"]}
+    assert rep["B"]["bridge_value"] == pytest.approx(0.646225, abs=1e-5)
+    assert rep["B"]["bridged_pairs"] == [["A", "D"]] and rep["B"]["passed_gate"] is False
+    assert rep["A"]["bridge_value"] is None
