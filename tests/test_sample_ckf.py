@@ -15,11 +15,13 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from crp_core.ckf import load_ckf
 from crp_core.config import SOURCE_TYPES, CRPConfig
@@ -147,6 +149,24 @@ def test_expected_winners_and_ties_by_authority(kb, planted):
             loser = b if c["expected_winner"] == a else a
             assert c["expected_winner"] in (a, b)
             assert auth[c["expected_winner"]].authority > auth[loser].authority + 1e-6, c["pair_id"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(offset_days=st.floats(min_value=-30.0, max_value=60.0, allow_nan=False))
+def test_arbitration_is_stable_around_the_scenarios_now(kb, planted, offset_days):
+    """Within a month before and two months after ``now`` every planted winner still wins and
+    every planted tie stays exact (a tie's inputs are identical, so it holds at any time)."""
+    at = NOW + timedelta(days=offset_days)
+    config = CRPConfig()
+    for c in planted["conflicts"]:
+        a, b = c["fact_a"], c["fact_b"]
+        rec = compute_recency(kb, np.array([kb.index_of(a), kb.index_of(b)]), at, config)
+        auth = {i: authority_of(kb.get(i), float(f), config).authority for i, f in zip((a, b), rec.factor)}
+        if c["expected_winner"] == "tie":
+            assert auth[a] == auth[b], (c["pair_id"], at)
+        else:
+            loser = b if c["expected_winner"] == a else a
+            assert auth[c["expected_winner"]] > auth[loser], (c["pair_id"], at)
 
 
 def test_spec_example_pair_is_present(kb, planted):
