@@ -275,10 +275,8 @@ def queue_counts(frame: pd.DataFrame) -> dict[str, int]:
 
 
 def pair_label(row: Mapping[str, Any]) -> str:
-    """Selectbox label of a queue row."""
-    tail = "tie" if row["arbitration"] == "tie" else f"margin {row['margin']:.4f}"
-    mark = " · decided" if row["decided"] else ""
-    return f"{row['fact_a']} ↔ {row['fact_b']} · {row['patterns']} · {tail}{mark}"
+    """Selectbox label of a queue row: the pair and its pattern(s) (its state is shown beside it)."""
+    return f"{row['fact_a']} ↔ {row['fact_b']} · {row['patterns']}"
 
 
 # ---- envelope (current run) ----------------------------------------------------------------------

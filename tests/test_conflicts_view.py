@@ -194,7 +194,7 @@ def test_queue_frame_order_decided_and_filters():
     assert cv.filter_queue(f, patterns=["NUMBER_CHANGED", "NEGATION_FLIP"]).pair.tolist() == ["T1|T2", "P1|P2"]
     with pytest.raises(ValueError):
         cv.filter_queue(f, decided="maybe")
-    assert cv.pair_label(f.to_dict("records")[0]) == "T1 ↔ T2 · NUMBER_CHANGED · tie"
+    assert cv.pair_label(f.to_dict("records")[0]) == "T1 ↔ T2 · NUMBER_CHANGED"
 
 
 def test_quarantined_fact_stays_in_the_scan_but_not_in_the_applied_corpus():
