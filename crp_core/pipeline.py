@@ -111,7 +111,9 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     # 4. contradiction resolution
     t = time.perf_counter()
     conn = cdgr.connectors
-    conn_score = {int(r): float(s) for r, s in zip(conn.idx.tolist(), conn.connector_score.tolist())}
+    sel_pos = np.flatnonzero(conn.selected)
+    conn_score = {int(r): float(x) for r, x in zip(conn.idx[sel_pos].tolist(),
+                                                   conn.connector_score[sel_pos].tolist())}
     cdr_score = {int(r): float(s) for r, s in zip(cdr.idx.tolist(), cdr.cdr_score.tolist())}
     anchor_rows = np.concatenate([cdgr.anchors, cdgr.extra_anchors]).astype(np.int64)
     selected = np.concatenate([anchor_rows, cdgr.selected_connectors]).astype(np.int64)
@@ -141,12 +143,13 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     # 6. packing
     t = time.perf_counter()
     items = []
-    conn_pos = {int(r): i for i, r in enumerate(conn.idx.tolist())}
+    conn_order = np.argsort(conn.idx, kind="stable")
     for r in np.asarray(resolution.selected).tolist():
         role = roles.get(r, "anchor")
         if role == "connector":
             seen: dict[int, None] = {}
-            for a, b in conn.bridged_pairs[conn_pos[r]]:
+            i = int(conn_order[np.searchsorted(conn.idx, r, sorter=conn_order)])
+            for a, b in conn.bridged_pairs[i]:
                 seen.setdefault(a)
                 seen.setdefault(b)
             items.append(PackItem(r, "connector", conn_score[r], tuple(seen)))
