@@ -333,6 +333,31 @@ def operator_effects_frame(result: Any, ds: Any, base_kb: Any) -> pd.DataFrame:
                                        "scored in this run", "in envelope", "by", "at"])
 
 
+def envelope_change(before: Any, after: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(facts that left the envelope, facts that entered it) from run ``before`` to run ``after``,
+    each in the packed order of the run that holds them."""
+    b = [pf.fact_id for pf in before.envelope.order]
+    a = [pf.fact_id for pf in after.envelope.order]
+    return tuple(f for f in b if f not in set(a)), tuple(f for f in a if f not in set(b))
+
+
+def effect_frame(before: Any, after: Any) -> pd.DataFrame:
+    """The run without the operators' decisions next to the run with them (what they changed)."""
+    def summary(r: Any) -> dict[str, str]:
+        res = r.resolution
+        return {
+            "CRP-Context-Conflicts-Resolved": str(r.headers.get("CRP-Context-Conflicts-Resolved", "")),
+            "conflict pairs (arbitrated / tied / dismissed)":
+                f"{res.detected} / {res.unresolved} / {sum(1 for p in res.pairs if p.decision == 'dismiss')}",
+            "suppressed facts": ", ".join(r.corpus.kb.facts[int(i)].fact_id for i in res.suppressed) or "-",
+            "NOTE blocks in the envelope": str(len(r.envelope.notes)),
+            "facts in the envelope": str(len(r.envelope.order)),
+        }
+    sb, sa = summary(before), summary(after)
+    rows = [{"": k, "without operator decisions": sb[k], "with them (this run)": sa[k]} for k in sb]
+    return pd.DataFrame(rows, columns=["", "without operator decisions", "with them (this run)"])
+
+
 def history_frame(decisions: Sequence[Any]) -> pd.DataFrame:
     """Audit log rows (oldest first): id, when, who, kind, winner, target, status, note."""
     rows = [{"id": d.id, "decided_at": d.decided_at, "operator": d.operator, "kind": d.kind,

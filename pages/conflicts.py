@@ -40,7 +40,8 @@ def _on_db_path(wkey: str) -> None:
 
 def db_section() -> None:
     """Where the decisions live (path field: this session only; empty = the default)."""
-    with st.expander(f"Decision database: {decisions.db_path()} ({decisions.db_path_origin()})", expanded=False):
+    with st.expander(f"Decision database: {render.md_escape(decisions.db_path())} ({decisions.db_path_origin()})",
+                     expanded=False):
         wkey = K + "db_path"
         st.text_input("Database file for this session (empty: $CRP_INSPECT_TRIAGE_DB or ./"
                       f"{decisions.DEFAULT_DB_FILE})", value=st.session_state.get(decisions.K_DB_PATH, ""),
@@ -171,7 +172,7 @@ def queue_tab(scan, frame, ds, kb, config) -> None:
     pair = next(p for p in scan.pairs if cv.p_key(p) == pk)
     statuses = dict(ds.statuses)
 
-    st.subheader(f"{pair.fact_a} ↔ {pair.fact_b}")
+    st.subheader(f"{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}")
     m = st.columns([1, 1, 2])
     m[0].metric("cosine similarity", f"{pair.similarity:.4f}")
     m[1].metric("authority margin", f"{pair.margin:.4f}")
@@ -191,6 +192,17 @@ def queue_tab(scan, frame, ds, kb, config) -> None:
 
 
 # ---- the envelope --------------------------------------------------------------------------------
+def run_without_decisions():
+    """The same run on the CKF as loaded, without operator decisions (cached like every run)."""
+    from crp_ui import cache
+
+    try:
+        corpus = state.get_corpus(decisions=False)
+        return cache.pipeline_result(corpus, state.get_scenario(), state.get_config(), state.get_now())
+    except CRPError:
+        return None
+
+
 def envelope_tab(ds, base_kb) -> None:
     try:
         result = state.get_result()
@@ -216,6 +228,12 @@ def envelope_tab(ds, base_kb) -> None:
             if in_run:
                 st.markdown("Pair decisions that changed this run: " + render.md_escape(
                     "; ".join(f"{p.fact_a} ↔ {p.fact_b}: {p.decision}" for p in in_run)))
+            before = run_without_decisions()
+            if before is not None:
+                left, entered = cv.envelope_change(before, result)
+                st.dataframe(cv.effect_frame(before, result), hide_index=True, width="stretch", key=K + "before")
+                st.markdown("**Left the envelope:** " + render.md_escape(", ".join(left) or "none")
+                            + " · **entered it:** " + render.md_escape(", ".join(entered) or "none"))
     if not res.pairs:
         st.info("No contradiction among this run's selected facts.")
         return

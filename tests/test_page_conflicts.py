@@ -204,8 +204,16 @@ def test_decisions_apply_update_queue_and_every_view(triage_env):
     assert (row.status_b, row.decision, bool(row.decided)) == ("QUARANTINED", "X2 marked QUARANTINED", True)
     env = env_pairs(at)
     assert ("X1", "X2") not in set(zip(env.fact_a, env.fact_b))
+    before = [d.value for d in at.dataframe if "without operator decisions" in d.value.columns][0]
+    rows = {r[""]: (r["without operator decisions"], r["with them (this run)"]) for r in before.to_dict("records")}
+    # without decisions: E2 and X2 suppressed, T tied; with them: E1 suppressed (override), X2 never retrieved
+    assert rows["CRP-Context-Conflicts-Resolved"] == ("3; unresolved=1", "2; unresolved=1")
+    assert rows["suppressed facts"] == ("E2, X2", "E1")
+    assert rows["facts in the envelope"] == ("4", "4")
+    changes = [unmd(m.value) for m in at.markdown if "Left the envelope" in m.value]
+    assert changes == ["**Left the envelope:** E1 · **entered it:** E2"]
     effects = [d.value for d in at.dataframe if "operator status" in d.value.columns][0]
-    assert effects.to_dict("records")[0] | {} == {
+    assert effects.to_dict("records")[0] == {
         "fact_id": "X2", "status in CKF": "ACTIVE", "operator status": "QUARANTINED", "effect": "never retrieved",
         "scored in this run": False, "in envelope": False, "by": "alice", "at": effects.at[0, "at"]}
     # 3. dismiss the tie: no NOTE block any more, the pair goes last
@@ -278,7 +286,7 @@ def test_db_path_field_refuses_a_directory(triage_env):
     at.text_input(key=K + "db_path").input(str(triage_env.parent)).run()
     assert any("is a directory" in unmd(e.value) for e in at.error)
     # the path in force did not change
-    assert at.expander[0].label == f"Decision database: {triage_env} ($CRP_INSPECT_TRIAGE_DB)"
+    assert unmd(at.expander[0].label) == f"Decision database: {triage_env} ($CRP_INSPECT_TRIAGE_DB)"
 
 
 def test_exports_json_csv_and_cleaned_ckf(triage_env):
