@@ -91,7 +91,7 @@ def _expand_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
     offsets = np.cumsum(counts) - counts
     pos = np.repeat(starts - offsets, counts) + np.arange(total)
     owner = np.repeat(np.arange(frontier.size), counts)
-    return owner, indices[pos].astype(np.int64), data[pos].astype(np.float64)
+    return owner, indices[pos], data[pos]  # CSR dtypes (int32 / float32): callers widen what they keep
 
 
 def walk(matrix: Any, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, np.ndarray]:
@@ -146,8 +146,9 @@ def anchor_paths(matrix: Any, anchors: np.ndarray, cands: np.ndarray
     own2, c2, w2 = _expand_rows(indptr, indices, data, x)  # x -> c (walks of length 2)
     pc = pos[c2]
     ok = (pc >= 0) & (pc < m)  # ends on a connector candidate (never on an anchor)
-    key2 = pc[ok].astype(np.int64) * s + own1[own2[ok]]
-    val2 = w1[own2[ok]] + w2[ok]
+    via = own2[ok]
+    key2 = pc[ok].astype(np.int64) * s + own1[via]
+    val2 = w1[via].astype(np.float64) + w2[ok]
     flat_w = wsum.reshape(-1)
     flat_h = hops.reshape(-1)
     # two-hop walks: the strongest total per (candidate, anchor) ...
@@ -160,7 +161,7 @@ def anchor_paths(matrix: Any, anchors: np.ndarray, cands: np.ndarray
     one = (px >= 0) & (px < m)
     key1 = px[one].astype(np.int64) * s + own1[one]
     flat_h[key1] = 1
-    flat_w[key1] = w1[one]
+    flat_w[key1] = w1[one].astype(np.float64)
     return hops, wsum, aa
 
 
