@@ -266,12 +266,6 @@ def envelope_tab(ds, base_kb) -> None:
 
 
 # ---- export --------------------------------------------------------------------------------------
-@st.cache_resource(show_spinner="Writing the cleaned CKF…", max_entries=4)
-def _cleaned(_kb, _ds, key: tuple) -> tuple[bytes, str, object]:
-    del key
-    return decisions.cleaned_ckf_bytes(_kb, _ds)
-
-
 def export_tab(ds, kb) -> None:
     log = decisions.audit_log()
     c = st.columns(3)
@@ -281,10 +275,10 @@ def export_tab(ds, kb) -> None:
     c[1].download_button("Decisions as CSV", export_csv(log), file_name="crp-triage-decisions.csv",
                          mime="text/csv", key=K + "dl.csv", help="The audit log, one decision per row.")
     name, _fmt = decisions.ckf_download_name(kb.source, kb.fmt)
-    c[2].download_button("Cleaned CKF", lambda: _cleaned(kb, ds, (kb.fingerprint, decisions.set_fingerprint(ds)))[0],
+    c[2].download_button("Cleaned CKF", lambda: decisions.cleaned_ckf_bytes(kb, ds)[0],
                          file_name=name, mime="application/octet-stream", key=K + "dl.ckf",
                          help="The CKF as loaded with the operators' statuses applied (same format; a CKF "
-                              "directory comes as a zip).")
+                              "directory comes as a zip). Written when clicked.")
     unknown = ds.unknown_facts(kb)
     applied = sum(1 for f in ds.statuses if kb.get(f) is not None)
     st.caption(f"{len(log)} decision(s) in the log · {applied} status mark(s) apply to this CKF"

@@ -197,6 +197,17 @@ def test_queue_frame_order_decided_and_filters():
     assert cv.pair_label(f.to_dict("records")[0]) == "T1 ↔ T2 · NUMBER_CHANGED"
 
 
+def test_empty_scan_gives_an_empty_queue_with_zero_counts():
+    corpus = _corpus()
+    ds = DecisionSet.empty()
+    scan = scan_ckf(corpus, CRPConfig().replace(contradiction_similarity=0.999), NOW)
+    assert scan.pairs == ()
+    f = cv.queue_frame(scan, corpus.kb, ds)
+    assert list(f.columns) == list(cv.QUEUE_COLUMNS) and f.empty
+    assert set(cv.queue_counts(f).values()) == {0}
+    assert cv.filter_queue(f, patterns=["NUMBER_CHANGED"], decided="undecided").empty
+
+
 def test_quarantined_fact_stays_in_the_scan_but_not_in_the_applied_corpus():
     corpus = _corpus()
     ds = DecisionSet.from_decisions([

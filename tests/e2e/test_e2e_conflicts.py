@@ -3,6 +3,8 @@ recorded through the form (to a temporary database chosen in the page, so no sha
 touched), the queue and the envelope conflicts view after it, the exports; screenshots at 1400x900."""
 from __future__ import annotations
 
+import json
+import os
 import re
 
 
@@ -93,7 +95,15 @@ def test_conflicts_queue_decide_and_views(page, open_page, wait_idle, assert_no_
         page.get_by_role("button", name="Decisions as JSON").click()
     body = open(dl.value.path(), encoding="utf-8").read()
     assert '"kind": "dismiss"' in body and '"operator": "e2e-operator"' in body
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Cleaned CKF").click()
+    assert dl.value.suggested_filename.endswith((".cleaned.jsonl", ".cleaned.json", ".cleaned.csv", ".cleaned.zip"))
+    assert os.path.getsize(dl.value.path()) > 0
+    if dl.value.suggested_filename.endswith(".jsonl"):
+        rows = [json.loads(line) for line in open(dl.value.path(), encoding="utf-8") if line.strip()]
+        assert rows and all("fact_id" in r and "content" in r for r in rows)
     assert "e2e-operator" in main.inner_text()
+    assert_no_exception(page)
     screenshot(page, "conflicts_export", full_page=False)
 
 
