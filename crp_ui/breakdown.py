@@ -131,7 +131,10 @@ def fact_detail(result: Any, fact_id: str, frame: pd.DataFrame) -> None:
                    f"age {age}, TTL {ttl} ({render.md_escape(row['ttl_source'])}), rule "
                    f"{render.md_escape(row['recency_rule'])} · n-gram overlap {int(row['ngram_overlap'])}")
         steps = tables.cdr_steps(row)
-        st.dataframe(steps, hide_index=True, width="stretch", column_config=column_config(steps),
-                     key=f"crp.page.steps.{fact_id}")
+        cfg = column_config(steps)
+        cfg["multiplier"] = st.column_config.NumberColumn("× multiplier", format="%.4f")
+        cfg["running_product"] = st.column_config.NumberColumn("running product", format="%.6f")
+        st.dataframe(steps, hide_index=True, width="stretch", column_config=cfg,
+                     column_order=["step", "multiplier", "running_product"], key=f"crp.page.steps.{fact_id}")
     with right:
         st.plotly_chart(tables.memo(result, ("waterfall", fact_id), lambda: charts.cdr_waterfall(steps, fact_id)), width="stretch", key=f"crp.page.waterfall.{fact_id}")

@@ -76,13 +76,14 @@ def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
         else:
             measure.append("relative")
             y.append(r.running_product - prev)
-            text.append(f"× {r.multiplier:.4f} → {r.running_product:.4f}")
+            text.append(f"× {r.multiplier:.3f}")
         prev = r.running_product
     x.append("CDR score")
     measure.append("total")
     y.append(final)
     text.append(f"{final:.4f}")
     fig = go.Figure(go.Waterfall(x=x, y=y, measure=measure, text=text, textposition="outside",
+                                 textfont=dict(size=13),
                                  connector=dict(line=dict(color="#888", width=1)),
                                  decreasing=dict(marker=dict(color="#b00020")),
                                  increasing=dict(marker=dict(color="#1b7f3b")),
@@ -90,7 +91,7 @@ def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
                                  hovertemplate="%{x}<br>%{text}<extra></extra>"))
     top = max([1.0] + [float(v) for v in body["running_product"]])
     fig.update_yaxes(range=[0, top * 1.15], title="running product")
-    return _layout(fig, f"CDR of {esc(fact_id)}: running product, factor by factor", showlegend=False)
+    return _layout(fig, f"CDR of {esc(fact_id)}: running product, factor by factor", height=420, showlegend=False)
 
 
 def _short_step(label: str) -> str:
@@ -220,29 +221,48 @@ def score_histogram(frame: pd.DataFrame, column: str, *, threshold: float | None
 
 
 # ---- Graph (CDGR) -------------------------------------------------------------------------------
-def _fr(n: int, edges: Sequence[tuple[int, int, float]], rng: np.random.Generator, iterations: int) -> np.ndarray:
-    """Fruchterman-Reingold with a weak gravity, one connected component, scaled into [-1, 1]^2."""
+def _stress_layout(n: int, edges: Sequence[tuple[int, int, float]], iterations: int) -> np.ndarray:
+    """Stress-majorisation (SMACOF, weights 1/d^2) layout of one connected component, target distance
+    = sqrt(hop distance), started from classical MDS; each axis scaled into [-1, 1]. Deterministic."""
     if n == 1:
         return np.zeros((1, 2))
-    angle = np.linspace(0, 2 * np.pi, n, endpoint=False)
-    pos = np.c_[np.cos(angle), np.sin(angle)] + 0.05 * rng.normal(size=(n, 2))
-    k = 1.0 / math.sqrt(n)
-    adj = np.zeros((n, n))
-    for i, j, w in edges:
-        adj[i, j] = adj[j, i] = max(float(w), 1e-3)
-    temp = 0.2
+    adj = np.zeros((n, n), dtype=bool)
+    for i, j, _ in edges:
+        adj[i, j] = adj[j, i] = True
+    d = np.full((n, n), np.inf)
+    for s in range(n):  # BFS from every node (components are small: the drawn anchors + connectors)
+        d[s, s] = 0
+        frontier, hop = np.array([s]), 0
+        while frontier.size:
+            hop += 1
+            nxt = np.flatnonzero(adj[frontier].any(axis=0) & np.isinf(d[s]))
+            d[s, nxt] = hop
+            frontier = nxt
+    d[np.isinf(d)] = d[np.isfinite(d)].max() + 1
+    d = np.sqrt(d)  # target distance sqrt(hops): a dense core gets room next to long chains
+    # classical MDS start
+    j = np.eye(n) - 1.0 / n
+    b = -0.5 * j @ (d**2) @ j
+    vals, vecs = np.linalg.eigh(b)
+    top = np.argsort(vals)[::-1][:2]
+    x = vecs[:, top] * np.sqrt(np.maximum(vals[top], 1e-9))
+    x += 1e-3 * np.c_[np.arange(n), -np.arange(n)]  # break exact symmetries deterministically
+    w = np.zeros((n, n))
+    off = ~np.eye(n, dtype=bool)
+    w[off] = 1.0 / d[off] ** 2
+    v = -w.copy()
+    np.fill_diagonal(v, w.sum(axis=1))
+    v_pinv = np.linalg.pinv(v)
     for _ in range(iterations):
-        delta = pos[:, None, :] - pos[None, :, :]
-        dist = np.maximum(np.linalg.norm(delta, axis=-1), 1e-4)
-        force = (k * k / dist**2 - adj * dist / k)[..., None] * delta
-        np.einsum("iij->ij", force)[:] = 0.0
-        disp = force.sum(axis=1) - 0.05 * pos
-        length = np.maximum(np.linalg.norm(disp, axis=1), 1e-9)
-        pos = pos + disp / length[:, None] * np.minimum(length, temp)[:, None]
-        pos -= pos.mean(axis=0)
-        temp = max(temp * 0.97, 0.002)
-    span = np.abs(pos).max()
-    return pos / span if span > 0 else pos
+        dist = np.linalg.norm(x[:, None] - x[None], axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(dist > 1e-12, w * d / dist, 0.0)
+        bz = -ratio
+        np.fill_diagonal(bz, ratio.sum(axis=1))
+        x = v_pinv @ bz @ x
+    lo, hi = x.min(axis=0), x.max(axis=0)
+    span = np.where(hi - lo > 1e-9, hi - lo, 1.0)
+    return np.where(hi - lo > 1e-9, 2 * (x - lo) / span - 1, 0.0)
 
 
 def components(n: int, edges: Sequence[tuple[int, int, float]]) -> list[list[int]]:
@@ -265,15 +285,13 @@ def components(n: int, edges: Sequence[tuple[int, int, float]]) -> list[list[int
     return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
 
 
-def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, seed: int = 0,
-                  iterations: int = 200) -> np.ndarray:
-    """Deterministic layout of ``n`` nodes: each connected component laid out by
-    Fruchterman-Reingold (heavier edges pull harder); the largest fills [-1, 1]^2, the others sit
+def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, iterations: int = 100) -> np.ndarray:
+    """Deterministic layout of ``n`` nodes: each connected component laid out by stress
+    majorisation on hop distances; the largest fills [-1, 1]^2, the others sit
     in a grid of smaller cells to its right (x in (1.2, ...)), so an isolated node never squeezes
     the main component."""
     if n == 0:
         return np.zeros((0, 2))
-    rng = np.random.default_rng(seed)
     comps = components(n, edges)
     pos = np.zeros((n, 2))
     biggest = len(comps[0])
@@ -283,7 +301,7 @@ def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, seed: int 
     for c, members in enumerate(comps):
         local = {v: i for i, v in enumerate(members)}
         sub = [(local[i], local[j], w) for i, j, w in edges if i in local and j in local]
-        p = _fr(len(members), sub, rng, iterations)
+        p = _stress_layout(len(members), sub, iterations)
         if c == 0:
             pos[members] = p
             continue
@@ -345,8 +363,7 @@ def cdgr_elements(result: Any, *, include_candidates: bool = False) -> tuple[pd.
 
 
 def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | None = None,
-                 bridged_pairs: Sequence[tuple[str, str]] = (), edge_min: float = 0.6,
-                 seed: int = 0) -> go.Figure:
+                 bridged_pairs: Sequence[tuple[str, str]] = (), edge_min: float = 0.6) -> go.Figure:
     """Network of anchors and connectors (SPEC-025): edge width and label = weight, connector
     labels carry their bridge value. ``highlight``: a connector whose ``bridged_pairs`` (anchor
     pairs with no direct edge) are drawn as dashed red gaps."""
@@ -354,7 +371,7 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
     at = {f: i for i, f in enumerate(ids)}
     el = [(at[a], at[b], w) for a, b, w in edges[["a", "b", "weight"]].itertuples(index=False)
           if a in at and b in at]
-    pos = spring_layout(len(ids), el, seed=seed)
+    pos = spring_layout(len(ids), el)
     fig = go.Figure()
     # edges, in width classes (a line trace has one width)
     if el:
@@ -416,7 +433,7 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
                         line=dict(color="black", width=line_w))))
     x_hi = float(pos[:, 0].max()) if len(pos) else 1.0
     fig.update_xaxes(visible=False, range=[-1.25, max(1.25, x_hi + 0.3)])
-    fig.update_yaxes(visible=False, range=[-1.2, 1.25], scaleanchor="x")
+    fig.update_yaxes(visible=False, range=[-1.2, 1.25])
     return _layout(fig, "CDGR: anchors and connectors (edge label = weight)", height=560)
 
 

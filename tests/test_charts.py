@@ -165,13 +165,19 @@ def test_funnel_and_token_bar(result):
 
 def test_spring_layout_is_deterministic_and_bounded():
     edges = [(0, 1, 0.9), (1, 2, 0.7), (2, 3, 0.65), (3, 0, 0.8), (4, 0, 0.6)]
-    a = charts.spring_layout(5, edges, seed=3)
-    b = charts.spring_layout(5, edges, seed=3)
+    a = charts.spring_layout(5, edges)
+    b = charts.spring_layout(5, edges)
     assert np.array_equal(a, b) and a.shape == (5, 2)
     assert np.abs(a).max() == pytest.approx(1.0)
     d = np.linalg.norm(a[:, None] - a[None], axis=-1)
     assert d[np.triu_indices(5, 1)].min() > 0.05  # no two nodes on top of each other
     assert charts.spring_layout(0, []).shape == (0, 2)
+    # a clique of 6 (all hop distances 1) is spread out, and an isolated node sits right of the main square
+    clique = [(i, j, 0.9) for i in range(6) for j in range(i + 1, 6)]
+    p = charts.spring_layout(7, clique)
+    d = np.linalg.norm(p[:6, None] - p[None, :6], axis=-1)[np.triu_indices(6, 1)]
+    assert d.min() > 0.4 * d.max()  # a hexagon-like ring (adjacent / opposite = 0.5), no overlap
+    assert p[6, 0] > 1.0 and np.abs(p[:6]).max() == pytest.approx(1.0)
     assert charts.spring_layout(1, []).tolist() == [[0.0, 0.0]]
 
 
