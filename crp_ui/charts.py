@@ -459,7 +459,9 @@ def token_budget_bar(envelope: pd.DataFrame, token_budget: int, tokens_used: int
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="tokens", range=[0, max(token_budget, tokens_used) * 1.05])
     fig.update_yaxes(visible=False)
-    return _layout(fig, f"Token use: {tokens_used} / {token_budget}", height=200)
+    _layout(fig, f"Token use: {tokens_used} / {token_budget}", height=230)
+    fig.update_layout(legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1.0, xanchor="right"))
+    return fig
 
 
 def legend_names(fig: go.Figure) -> list[str]:

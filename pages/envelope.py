@@ -36,10 +36,10 @@ def main() -> None:
 
     c = st.columns(5)
     c[0].metric("facts packed", len(env.order))
-    c[1].metric("tokens used", f"{env.tokens_used} / {env.token_budget}")
+    c[1].metric(f"tokens (budget {env.token_budget})", env.tokens_used)
     c[2].metric("connectors", int((frame["role"] == "connector").sum()) if len(frame) else 0)
     c[3].metric("NOTE blocks (ties)", len(env.notes))
-    c[4].metric("dropped for the token budget", len(env.dropped_for_budget))
+    c[4].metric("dropped (budget)", len(env.dropped_for_budget), help="selected facts that did not fit the token budget")
     st.plotly_chart(tables.memo(result, "tokens", lambda: charts.token_budget_bar(frame, env.token_budget,
                                                                                  env.tokens_used)), width="stretch",
                     key=K + "tokens")

@@ -28,8 +28,10 @@ def main() -> None:
                 help=f"{len(cdgr.extra_anchors)} extra anchor(s) took unused connector slots")
     c[1].metric("connectors selected", len(cdgr.selected_connectors))
     c[2].metric("bridging candidates", len(conns), help="connector candidates with bridge value > 0")
-    c[3].metric("connector candidates", len(cdgr.connectors.idx), help=f"within max_hops = {config.max_hops}")
-    c[4].metric("CRP-Context-Bridge-Score", result.headers.get("CRP-Context-Bridge-Score", "-"))
+    c[3].metric("walk candidates", len(cdgr.connectors.idx),
+                help=f"connector candidates: facts within max_hops = {config.max_hops} of an anchor")
+    c[4].metric("bridge score", result.headers.get("CRP-Context-Bridge-Score", "-"),
+                help="the CRP-Context-Bridge-Score header")
 
     include = st.toggle("also draw connector candidates with bridge value > 0 (not selected)", value=False,
                         key=K + "candidates")

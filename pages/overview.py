@@ -20,10 +20,10 @@ def main() -> None:
     c[0].metric("facts in the CKF", len(kb))
     c[1].metric("candidates", int(funnel.loc[funnel["stage"] == "candidates", "count"].iloc[0]))
     c[2].metric("packed facts", len(env.order))
-    c[3].metric(f"tokens used (of {env.token_budget})", env.tokens_used)
+    c[3].metric("tokens used", env.tokens_used, help=f"of a token budget of {env.token_budget}")
     c[4].metric("conflict pairs", result.resolution.detected,
                 help=f"{result.resolution.unresolved} tied (unresolved)")
-    c[5].metric("data-quality warnings", len(warn))
+    c[5].metric("warnings", len(warn), help="data-quality warnings (future timestamps, unknown ages)")
 
     st.subheader("CRP headers")
     st.caption("The response headers of this run (SPEC_NOTES §3). Copy with the icon at the top right.")

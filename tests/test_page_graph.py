@@ -30,7 +30,7 @@ def test_network_shows_anchors_connector_and_weights(bridge_env):
     at = run_page("graph")
     assert metric(at, "anchors") == "2"
     assert metric(at, "connectors selected") == "1"
-    assert metric(at, "CRP-Context-Bridge-Score") == exp.headers["CRP-Context-Bridge-Score"]
+    assert metric(at, "bridge score") == exp.headers["CRP-Context-Bridge-Score"]
     fig = _network(at)
     nodes = {t["name"]: t for t in fig["data"] if t.get("mode") == "markers+text"}
     assert sorted(nodes["anchor"]["customdata"]) == ["A1", "A2"]
