@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
