@@ -330,6 +330,12 @@ def explain_delta(d: FactDelta, diff: Mapping[str, tuple[Any, Any]], base_result
                 f"{only.capitalize()} outcome: {v.role}, {'in' if v.in_envelope else 'not in'} the envelope"
                 f"{' (' + v.reason + ')' if v.reason else ''}.")
 
+    same_outcome = b.in_envelope == c.in_envelope and b.role == c.role and b.suppressed == c.suppressed
+    if (b.cdr_rank == c.cdr_rank and b.cdr_score == c.cdr_score and b.passed_gate == c.passed_gate
+            and same_outcome and not factor_effects(b, c) and not factor_effects(b, c, CONNECTOR_FACTORS)):
+        rank = f"CDR rank {b.cdr_rank}, " if b.cdr_rank is not None else ""
+        return (f"{b.fact_id}: unchanged ({rank}score {b.cdr_score:.4f}, {b.role}"
+                f"{', in the envelope' if b.in_envelope else ''})")
     head = _movement(b, c)
     parts = [head]
     gate_key = diff.get("cdr_min_relevance")

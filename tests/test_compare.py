@@ -41,7 +41,7 @@ def test_explain_names_the_largest_factor_first():
     assert [e[0] for e in effects] == ["recency_factor", "importance_weight"]
     # P2 has an explicit importance (0.8): the community default does not feed it, and its score is unchanged
     cmp = _runs(**{"importance.community": 0.1})
-    assert "did not change" in cmp.explain("P2")
+    assert cmp.explain("P2").startswith("P2: unchanged (CDR rank 2, score 0.6960")
     # importance alone: P1's CDR .704 -> .5*.88 = .44
     cmp = _runs(**{"importance.official_documentation": 0.5})
     assert "because importance 0.80 -> 0.50 after importance.official_documentation 0.8 -> 0.5" in cmp.explain("P1")
@@ -79,6 +79,7 @@ def test_union_of_scored_facts_and_unknown_fact():
     assert "scored higher" in cmp.explain("S") and "recency 0.30 -> 0.50 after stale_floor 0.3 -> 0.5" in cmp.explain("S")
     with pytest.raises(KeyError, match="scored by neither run"):
         cmp.explain("nope")
+    assert cmp.explain("P1") == "P1: unchanged (CDR rank 1, score 0.7040, anchor, in the envelope)"
     assert fmt_value(365.0) == "365" and fmt_value(None) == "none" and fmt_value(True) == "true"
 
 

@@ -1,0 +1,347 @@
+"""Tuning and demo (issue 7): what-if sweeps, comparing two configs, before / after SPEC-027.
+
+Every run goes through the shell's state: the corpus with the operators' statuses
+(``state.get_corpus``), their pair decisions (``crp_ui.decisions.pipeline_decisions``), the scenario and
+the sidebar config. The scenario is embedded once per (corpus, scenario) for the sweeps; single runs use
+the shell's result cache. Numbers come from ``crp_core.sweep`` / ``compare`` / ``baseline`` records,
+frames and figures from ``crp_ui.tuning_view``.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import streamlit as st
+
+from crp_core.config import CRPConfig, describe
+from crp_core.errors import ConfigError, CRPError
+from crp_ui import breakdown, cache, render, state
+from crp_ui import decisions as triage_decisions
+from crp_ui import tuning_view as tv
+
+K = "crp.tuning."
+K_SWEEP = K + "sweep"  # (inputs key, SweepResult)
+K_POINT = K + "point"  # selected sweep point index
+K_CHART_POINT = K + "chart_point"  # last point picked on the chart
+K_VECTORS = K + "vectors"  # (key, ScenarioVectors)
+K_BA = K + "before_after"  # {key: BeforeAfter}
+K_BASE_TOML = K + "base_toml"  # (name, text) of the uploaded baseline TOML
+
+#: default ranges by key: (start, stop)
+RANGES = {
+    "cdr_min_relevance": (0.30, 0.80), "contradiction_similarity": (0.70, 0.98), "stale_floor": (0.0, 0.9),
+    "min_novelty_floor": (0.0, 0.6), "fresh_fraction": (0.1, 0.9), "coverage_penalty_cap": (0.2, 1.0),
+    "envelope_fact_budget": (5, 40), "fanout_width": (0, 6), "token_budget": (256, 4096),
+    "candidate_k": (10, 150), "max_hops": (1, 4), "graph_k": (5, 40), "graph_edge_min": (0.4, 0.9),
+}
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8"))
+        h.update(b"\x00")
+    return h.hexdigest()[:24]
+
+
+def _embedder(corpus: Any) -> Any:
+    from crp_core.embedding import MODEL_ID
+
+    return cache.get_embedder() if corpus.model_id == MODEL_ID else None
+
+
+def _vectors(corpus: Any, scenario: Any) -> Any:
+    """The scenario's vectors, embedded once per (corpus, scenario) in this session."""
+    from crp_core.corpus import embed_scenario
+    from crp_core.scenario import dump_scenario
+
+    key = _digest(cache.corpus_digest(corpus), dump_scenario(scenario, "json"))
+    got = st.session_state.get(K_VECTORS)
+    if got is not None and got[0] == key:
+        return got[1]
+    v = embed_scenario(scenario, corpus, _embedder(corpus))
+    st.session_state[K_VECTORS] = (key, v)
+    return v
+
+
+def _inputs_key(corpus: Any, scenario: Any, config: CRPConfig, dkey: str) -> str:
+    from crp_core.scenario import dump_scenario
+
+    return _digest(cache.corpus_digest(corpus), dump_scenario(scenario, "json"), config.to_toml(),
+                   scenario.now.isoformat() if scenario.now else "", dkey)
+
+
+# ---- Sweep ---------------------------------------------------------------------------------------
+def _default_range(key: str, current: Any) -> tuple[float, float]:
+    if key.startswith("ttl_days."):
+        base = 365.0 if current is None else float(current)
+        return max(1.0, round(base * 0.1, 1)), round(base * 2.0, 1)
+    if key.startswith(("source_authority.", "importance.")):
+        return 0.1, 1.0
+    if key in RANGES:
+        return RANGES[key]
+    c = float(current) if isinstance(current, (int, float)) and not isinstance(current, bool) else 1.0
+    return (0.0, 1.0) if 0.0 <= c <= 1.0 else (max(1.0, c / 2), c * 2)
+
+
+def sweep_tab(corpus: Any, scenario: Any, config: CRPConfig, decisions: Any, dkey: str) -> None:
+    from crp_core.compare import compare_runs
+    from crp_core.sweep import (check_key, current_value, is_bool_key, is_integer_key, linspace_values,
+                                sweep, sweepable_keys)
+
+    st.caption("Pick one parameter and a range: the pipeline runs at each value (corpus, index, graph and the "
+               "scenario's embeddings reused; only re-scored) and every measure is plotted against the value. "
+               "The baseline is the run at the current sidebar config. Click a point (or pick a value below) "
+               "to see that run's envelope diff.")
+    keys = sweepable_keys()
+    g = state.gen("config")
+    c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
+    key = c1.selectbox("Parameter", keys, key=K + "key", help="Any configuration key (tables by source type "
+                       "as ttl_days.<type>), or the scenario's fanout_width. hnsw_m / hnsw_ef_construction "
+                       "are not offered: each value would rebuild the HNSW index.")
+    try:
+        check_key(key)
+        current = current_value(scenario, config, key)
+    except ConfigError as exc:
+        st.error(render.md_escape(exc))
+        return
+    doc = "scenario field: fan-out width (0 or 1 = no fan-out)" if key == "fanout_width" else \
+        describe(key.split(".")[0])
+    c1.caption(f"{render.md_escape(doc)} · current value **{render.md_escape(tv.value_label(current))}**")
+    if is_bool_key(key):
+        values: tuple[Any, ...] = (False, True)
+        c2.write("values: false, true")
+    else:
+        lo, hi = _default_range(key, current)
+        integer = is_integer_key(key)
+        step = 1.0 if integer else (1.0 if key.startswith("ttl_days.") else 0.01)
+        fmt = "%d" if integer else ("%.1f" if key.startswith("ttl_days.") else "%.3f")
+        start = c2.number_input("from", value=float(lo), step=step, format=fmt, key=f"{K}start.{key}.{g}")
+        stop = c3.number_input("to", value=float(hi), step=step, format=fmt, key=f"{K}stop.{key}.{g}")
+        count = c4.number_input("values", min_value=2, max_value=60, value=20, step=1, key=f"{K}count.{key}")
+        try:
+            values = linspace_values(key, start, stop, int(count))
+        except ConfigError as exc:
+            st.error(render.md_escape(exc))
+            return
+    inputs = _inputs_key(corpus, scenario, config, dkey)
+    run = st.button(f"Run sweep ({len(values)} values)", type="primary", key=K + "run")
+    if run:
+        bar = st.progress(0.0, text="Embedding the scenario…")
+        vectors = _vectors(corpus, scenario)
+
+        def progress(done: int, total: int, value: Any) -> None:
+            bar.progress(done / total, text=f"Run {done} of {total}: {key} = {tv.value_label(value)}")
+
+        try:
+            res = sweep(corpus, scenario, config, key, values, vectors=vectors, decisions=decisions,
+                        progress=progress, embedder=_embedder(corpus))
+        except CRPError as exc:
+            bar.empty()
+            st.error(f"Sweep refused: {render.md_escape(exc)}")
+            return
+        bar.empty()
+        st.session_state[K_SWEEP] = (inputs, res)
+        st.session_state[K_POINT] = 0
+        st.session_state.pop(K_CHART_POINT, None)
+    got = st.session_state.get(K_SWEEP)
+    if got is None:
+        st.info("No sweep yet: choose a parameter and a range, then **Run sweep**.")
+        return
+    made_for, res = got
+    if made_for != inputs:
+        st.warning("The CKF, scenario, sidebar config or operator decisions changed since this sweep was run: "
+                   "it shows the earlier inputs. Run the sweep again to update it.")
+    st.caption(f"{len(res.points)} values of **{render.md_escape(res.key)}** + the baseline run in "
+               f"{res.total_ms / 1000:.2f} s (embedding {res.embed_ms:.0f} ms)"
+               + (" · each value built its own similarity graph" if res.rebuilds_graph else ""))
+    point = int(st.session_state.get(K_POINT, 0) or 0)
+    point = min(max(point, 0), len(res.points) - 1)
+    event = st.plotly_chart(tv.sweep_figure(res, selected=point), key=K + "chart", on_select="rerun",
+                            selection_mode="points", width="stretch")
+    picked = tv.selected_point(event)
+    if picked is not None and picked != st.session_state.get(K_CHART_POINT):
+        st.session_state[K_CHART_POINT] = picked
+        st.session_state[K_POINT] = picked
+        st.rerun()
+    labels = [f"{i + 1}: {res.key} = {tv.value_label(p.value)}" for i, p in enumerate(res.points)]
+
+    def on_pick() -> None:
+        st.session_state[K_POINT] = labels.index(st.session_state[K + "pick"])
+
+    st.session_state[K + "pick"] = labels[point]
+    st.selectbox("Envelope diff of", labels, key=K + "pick", on_change=on_pick)
+    p = res.points[point]
+    m = st.columns(5)
+    m[0].metric("Jaccard vs baseline", f"{p.jaccard:.2f}")
+    m[1].metric("entering", len(p.entering))
+    m[2].metric("leaving", len(p.leaving))
+    m[3].metric("conflicts resolved / tied", f"{p.conflicts_resolved} / {p.conflicts_unresolved}")
+    m[4].metric("mean recency", "n/a" if math.isnan(p.mean_recency) else f"{p.mean_recency:.3f}")
+    kb = corpus.kb
+    diff = tv.envelope_diff_frame(res.baseline.envelope, p.envelope, kb)
+    if p.result is not None and res.baseline.result is not None:
+        cmp = compare_runs(res.baseline.result, p.result)
+        diff.insert(2, "why", [cmp.explain(f) if ch != "kept" else "" for f, ch in zip(diff["fact_id"], diff["change"])])
+    st.dataframe(diff, hide_index=True, width="stretch", key=K + "diff",
+                 column_config={"content": st.column_config.TextColumn("content", width="large"),
+                                "why": st.column_config.TextColumn("why", width="large")})
+    with st.expander("All points (table)"):
+        frame = tv.sweep_frame(res).drop(columns=["x"])
+        st.dataframe(frame, hide_index=True, width="stretch", key=K + "table",
+                     column_config=breakdown.column_config(frame))
+
+
+# ---- Compare -------------------------------------------------------------------------------------
+def compare_tab(corpus: Any, scenario: Any, config: CRPConfig, result: Any, decisions: Any, dkey: str) -> None:
+    from crp_core.compare import compare_runs
+
+    st.caption("Baseline: the defaults or a saved TOML (the scenario's own `config` table applies on top, as in "
+               "the sidebar). Candidate: the current sidebar config. Ranks are CDR ranks among the gated-in "
+               "candidates; the explain-diff names the factor whose change moved the fact's CDR score the most.")
+    c1, c2 = st.columns([1, 2])
+    source = c1.radio("Baseline config", ["defaults", "uploaded TOML"], key=K + "base_source", horizontal=True)
+    base = CRPConfig()
+    if source == "uploaded TOML":
+        up = c2.file_uploader("Baseline TOML", type=["toml"], key=K + "base_upload")
+        if up is not None:
+            st.session_state[K_BASE_TOML] = (up.name, up.getvalue().decode("utf-8", errors="replace"))
+        saved = st.session_state.get(K_BASE_TOML)
+        if saved is None:
+            st.info("Upload a config TOML (e.g. one saved from the sidebar) to compare against.")
+            return
+        try:
+            base = CRPConfig.from_toml(saved[1])
+        except ConfigError as exc:
+            st.error(f"{render.md_escape(saved[0])} refused: {render.md_escape(exc)}")
+            return
+        c2.caption(f"baseline: **{render.md_escape(saved[0])}**")
+    try:
+        if scenario.config:
+            base = base.with_overrides(dict(scenario.config))
+        base_result = cache.pipeline_result(corpus, scenario, base, state.get_now(), decisions=decisions,
+                                            decisions_key=dkey)
+    except CRPError as exc:
+        st.error(f"The baseline run was refused: {render.md_escape(exc)}")
+        return
+    cmp = compare_runs(base_result, result)
+    m = st.columns(5)
+    m[0].metric("config keys changed", len(cmp.config_diff))
+    m[1].metric("envelope overlap (Jaccard)", f"{cmp.jaccard:.2f}")
+    m[2].metric("entering", len(cmp.entering))
+    m[3].metric("leaving", len(cmp.leaving))
+    m[4].metric("winner flips", len(cmp.flips))
+    if cmp.config_diff:
+        st.dataframe(tv.config_diff_frame(cmp.config_diff), hide_index=True, key=K + "cfgdiff")
+    else:
+        st.info("The two configs are equal: change a value in the sidebar (or upload another baseline).")
+    st.subheader("Envelopes side by side")
+    st.dataframe(tv.envelopes_side_by_side(cmp), hide_index=True, width="stretch", key=K + "sidebyside")
+    st.subheader("Per-fact rank and score deltas")
+    deltas = tv.fact_delta_frame(cmp)
+    st.dataframe(deltas, hide_index=True, width="stretch", key=K + "deltas",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.4f")
+                                for c in ("base score", "cand score", "score delta", "base recency",
+                                          "cand recency")})
+    ids = list(deltas["fact_id"]) if len(deltas) else []
+    if ids:
+        fid = st.selectbox("Explain a fact", ids, key=f"{K}explain.{_digest(*ids[:50])}")
+        st.info(render.md_escape(cmp.explain(fid)))
+    st.subheader("Conflicts whose winner flips")
+    if cmp.flips:
+        st.dataframe(tv.flips_frame(cmp), hide_index=True, width="stretch", key=K + "flips")
+    else:
+        st.caption("No contradiction pair arbitrated in both runs changes its winner.")
+    st.download_button("Download the candidate config (TOML)", data=config.to_toml(),
+                       file_name="crp-config-candidate.toml", mime="application/toml", key=K + "toml",
+                       on_click="ignore")
+
+
+# ---- Before / after ------------------------------------------------------------------------------
+def before_after_tab(corpus: Any, scenario: Any, config: CRPConfig, result: Any, decisions: Any, dkey: str) -> None:
+    from crp_core.baseline import before_after
+    from crp_core.html_report import build_html_report
+
+    st.caption("The same scenario through SPEC-024-only retrieval (no recency factor, no contradiction "
+               "resolution, naive fan-out) and through the full SPEC-027 pipeline.")
+    width = st.number_input("Fan-out width for this view", min_value=0, max_value=12,
+                            value=int(scenario.fanout_width or 0), step=1, key=f"{K}ba_width.{state.gen('scenario')}",
+                            help="The scenario's width by default; 0 or 1 = no fan-out.")
+    key = _inputs_key(corpus, scenario, config, dkey) + f"|w{int(width)}"
+    store = st.session_state.setdefault(K_BA, {})
+    ba = store.get(key)
+    if ba is None:
+        try:
+            with st.spinner("Running both pipelines…"):
+                full = result if int(width) == int(scenario.fanout_width or 0) else None
+                ba = before_after(corpus, scenario, config, vectors=_vectors(corpus, scenario), decisions=decisions,
+                                  fanout_width=int(width), embedder=_embedder(corpus), full=full)
+        except CRPError as exc:
+            st.error(f"Refused: {render.md_escape(exc)}")
+            return
+        store.clear()
+        store[key] = ba
+    b, a = ba.before, ba.after
+    m = st.columns(4)
+    m[0].metric("stale facts in the envelope", len(a.stale_in_envelope),
+                delta=len(a.stale_in_envelope) - len(b.stale_in_envelope), delta_color="inverse",
+                help=f"SPEC-027 (delta vs SPEC-024 only: {len(b.stale_in_envelope)})")
+    m[1].metric("contradictory pairs handed to the model", len(a.contradictory_pairs),
+                delta=len(a.contradictory_pairs) - len(b.contradictory_pairs), delta_color="inverse")
+    if a.fanout_duplicates is None:
+        m[2].metric("duplicate fan-out facts", "no fan-out")
+    else:
+        m[2].metric("duplicate fan-out facts", a.fanout_duplicates,
+                    delta=a.fanout_duplicates - (b.fanout_duplicates or 0), delta_color="inverse")
+    m[3].metric("envelope overlap (Jaccard)", f"{ba.overlap:.2f}")
+    st.dataframe(tv.before_after_frame(ba), hide_index=True, key=K + "ba_numbers")
+    figs = tv.before_after_figures(ba)
+    c = st.columns(2)
+    for i, fig in enumerate(figs):
+        c[i % 2].plotly_chart(fig, width="stretch", key=f"{K}ba_fig{i}")
+    left, right = st.columns(2)
+    cc = {"content": st.column_config.TextColumn("content", width="large"),
+          "SPEC-027 recency": st.column_config.NumberColumn("SPEC-027 recency", format="%.3f")}
+    with left:
+        st.subheader("SPEC-024 only")
+        st.dataframe(tv.side_envelope_frame(ba, b, a.envelope), hide_index=True, width="stretch",
+                     key=K + "ba_before", column_config=cc)
+    with right:
+        st.subheader("SPEC-027")
+        st.dataframe(tv.side_envelope_frame(ba, a, b.envelope), hide_index=True, width="stretch",
+                     key=K + "ba_after", column_config=cc)
+    name = state.get_scenario_name() or "scenario"
+    label = state.get_ckf_label()
+
+    def report() -> str:
+        return build_html_report(ba, tv.before_after_figures(ba), ckf_label=label, scenario_name=name)
+
+    stem = name.rsplit(".", 1)[0] or "scenario"
+    st.download_button("Download the HTML report", data=report, file_name=f"crp-before-after-{stem}.html",
+                       mime="text/html", key=K + "ba_report", type="primary", on_click="ignore",
+                       help="One self-contained file (plots embedded, opens offline) for stakeholders.")
+
+
+def main() -> None:
+    st.title("Tuning")
+    result = breakdown.require_result()
+    breakdown.run_caption(result)
+    try:
+        corpus = state.get_corpus()
+        decisions, dkey = triage_decisions.pipeline_decisions()
+    except CRPError as exc:
+        st.error(render.md_escape(exc))
+        st.stop()
+    scenario = state.get_scenario()
+    config = state.get_config()
+    sweep_t, compare_t, ba_t = st.tabs(["Sweep", "Compare", "Before / after"])
+    with sweep_t:
+        sweep_tab(corpus, scenario, config, decisions, dkey)
+    with compare_t:
+        compare_tab(corpus, scenario, config, result, decisions, dkey)
+    with ba_t:
+        before_after_tab(corpus, scenario, config, result, decisions, dkey)
+
+
+main()
