@@ -85,13 +85,15 @@ def sweep_figure(res: Any, *, selected: int | None = None) -> go.Figure:
     bx = _x(res.baseline.value)
     if isinstance(bx, (int, float)) and math.isfinite(float(bx)):
         fig.add_vline(x=bx, line=dict(color="#555", dash="dash", width=1))
-        fig.add_annotation(x=bx, y=1.0, yref="paper", text=f"baseline {esc(value_label(res.baseline.value))}",
-                           showarrow=False, yanchor="bottom", font=dict(size=10, color="#555"))
     fig.update_yaxes(range=[-0.02, 1.05], row=1, col=1)
     fig.update_xaxes(title_text=esc(res.key), row=3, col=1)
-    fig.update_layout(height=620, margin=dict(l=10, r=10, t=60, b=10), clickmode="event+select",
+    fig.update_layout(height=640, margin=dict(l=10, r=10, t=100, b=10), clickmode="event+select",
                       legend=dict(orientation="h", y=-0.12), title=dict(
-                          text=f"Sweep of {esc(res.key)} ({len(res.points)} values)", x=0.0, xanchor="left"))
+                          text=f"Sweep of {esc(res.key)} ({len(res.points)} values)<br><sup>dashed line: the baseline "
+                               f"{esc(value_label(res.baseline.value))} · red line: the point shown below</sup>",
+                          x=0.0, xanchor="left", font=dict(size=14)))
+    fig.update_yaxes(rangemode="tozero", row=2, col=1)
+    fig.update_yaxes(rangemode="tozero", row=3, col=1)
     return fig
 
 
@@ -211,7 +213,8 @@ def side_envelope_frame(ba: Any, side: Any, other_env: Sequence[str]) -> pd.Data
 
 def before_after_bars(ba: Any) -> go.Figure:
     """Grouped bars: stale facts, contradictory pairs, duplicate fan-out facts, SPEC-024 only vs SPEC-027."""
-    measures = ["stale facts in the envelope", "contradictory pairs handed to the model", "duplicate fan-out facts"]
+    measures = ["stale facts<br>in the envelope", "contradictory pairs<br>handed to the model",
+                "duplicate<br>fan-out facts"]
     b, a = ba.before, ba.after
     vals = {
         "SPEC-024 only": [len(b.stale_in_envelope), len(b.contradictory_pairs), b.fanout_duplicates or 0],
@@ -220,14 +223,15 @@ def before_after_bars(ba: Any) -> go.Figure:
     fig = go.Figure()
     for side, ys in vals.items():
         fig.add_trace(go.Bar(x=measures, y=ys, name=side, marker_color=SIDE_COLOURS[side], text=ys,
-                             textposition="outside", hovertemplate="%{x}: %{y}<extra>" + side + "</extra>"))
+                             textposition="outside", hovertemplate="%{y}<extra>" + side + "</extra>"))
     top = max([1] + vals["SPEC-024 only"] + vals["SPEC-027"])
     fig.update_yaxes(range=[0, top * 1.25 + 0.5], title_text="count", dtick=1 if top <= 10 else None,
                      tickformat="d", automargin=True)
     note = "" if b.fanout_duplicates is not None else " (no fan-out in this scenario)"
+    fig.update_xaxes(tickangle=0)
     fig.update_layout(barmode="group", height=380, margin=dict(l=60, r=10, t=50, b=10),
                       legend=dict(orientation="h", y=-0.18),
-                      title=dict(text="What reaches the model: SPEC-024 only vs SPEC-027" + note, x=0.0,
+                      title=dict(text="What reaches the model" + note, x=0.0,
                                  xanchor="left"))
     return fig
 

@@ -181,7 +181,7 @@ def sweep_tab(corpus: Any, scenario: Any, config: CRPConfig, decisions: Any, dke
     m[4].metric("mean recency", "n/a" if math.isnan(p.mean_recency) else f"{p.mean_recency:.3f}")
     kb = corpus.kb
     diff = tv.envelope_diff_frame(res.baseline.envelope, p.envelope, kb)
-    if p.result is not None and res.baseline.result is not None:
+    if p.result is not None and res.baseline.result is not None and (p.entering or p.leaving):
         cmp = compare_runs(res.baseline.result, p.result)
         diff.insert(2, "why", [cmp.explain(f) if ch != "kept" else "" for f, ch in zip(diff["fact_id"], diff["change"])])
     st.dataframe(diff, hide_index=True, width="stretch", key=K + "diff",
@@ -287,8 +287,10 @@ def before_after_tab(corpus: Any, scenario: Any, config: CRPConfig, result: Any,
     m[0].metric("stale facts in the envelope", len(a.stale_in_envelope),
                 delta=len(a.stale_in_envelope) - len(b.stale_in_envelope), delta_color="inverse",
                 help=f"SPEC-027 (delta vs SPEC-024 only: {len(b.stale_in_envelope)})")
-    m[1].metric("contradictory pairs handed to the model", len(a.contradictory_pairs),
-                delta=len(a.contradictory_pairs) - len(b.contradictory_pairs), delta_color="inverse")
+    m[1].metric("contradictory pairs", len(a.contradictory_pairs),
+                delta=len(a.contradictory_pairs) - len(b.contradictory_pairs), delta_color="inverse",
+                help="value-conflicting pairs handed to the model (both facts packed): SPEC-027, delta vs "
+                     f"SPEC-024 only ({len(b.contradictory_pairs)})")
     if a.fanout_duplicates is None:
         m[2].metric("duplicate fan-out facts", "no fan-out")
     else:
