@@ -175,8 +175,8 @@ def sweep_tab(corpus: Any, scenario: Any, config: CRPConfig, decisions: Any, dke
     p = res.points[point]
     m = st.columns(5)
     m[0].metric("Jaccard vs baseline", f"{p.jaccard:.2f}")
-    m[1].metric("entering", len(p.entering))
-    m[2].metric("leaving", len(p.leaving))
+    m[1].metric("facts entering", len(p.entering))
+    m[2].metric("facts leaving", len(p.leaving))
     m[3].metric("conflicts resolved / tied", f"{p.conflicts_resolved} / {p.conflicts_unresolved}")
     m[4].metric("mean recency", "n/a" if math.isnan(p.mean_recency) else f"{p.mean_recency:.3f}")
     kb = corpus.kb

@@ -56,7 +56,7 @@ def test_sweep_from_the_page_equals_crp_core_sweep(ui_env):
     last = ref.points[-1]
     at.selectbox(key=K + "pick").set_value(f"4: cdr_min_relevance = {last.value:g}").run()
     assert metric(at, "Jaccard vs baseline") == f"{last.jaccard:.2f}"
-    assert metric(at, "entering") == str(len(last.entering))
+    assert metric(at, "facts entering") == str(len(last.entering))
     k = next(i for i, p in enumerate(ref.points) if p.entering or p.leaving)  # gate 0 lets more facts in
     pk = ref.points[k]
     at.selectbox(key=K + "pick").set_value(f"{k + 1}: cdr_min_relevance = {pk.value:g}").run()
