@@ -56,9 +56,17 @@ def test_deep_link_reproduces_the_selected_fact(page, browser, streamlit_server,
                                                 assert_no_exception):
     open_page(page, "/breakdown")
     picker = page.get_by_role("combobox", name="Inspect fact")
-    picker.click()
+    picker.wait_for(state="visible")
     options = page.get_by_role("option")
-    options.nth(3).wait_for(state="visible", timeout=30_000)
+    for attempt in range(4):  # a rerun may redraw the box between the click and the list opening
+        wait_idle(page)
+        picker.click()
+        try:
+            options.nth(3).wait_for(state="visible", timeout=15_000)
+            break
+        except Exception:  # noqa: BLE001 - playwright TimeoutError: open it again
+            page.keyboard.press("Escape")
+    options.nth(3).wait_for(state="visible", timeout=15_000)
     chosen = options.nth(3).inner_text().strip()
     options.nth(3).click()
     wait_idle(page)
