@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     head = ["CKF", "facts", "retrievable", "load s", "prepare s (embed+HNSW)", "cold: neighbours s",
-            "cold: text check s", "cold: arbitration s", "cold scan s", "cold scan CPU s (all threads)", "warm: neighbours s", "warm: text check s",
-            "warm scan s", "k", "candidate pairs", "conflicts", "tied", "HNSW pair recall vs exact",
+            "cold: text check s", "cold: arbitration s", "cold scan s", "cold scan CPU s (all threads)",
+            "warm: neighbours s", "warm: text check s", "warm scan s", "k", "candidate pairs", "conflicts", "tied", "HNSW pair recall vs exact",
             "planted found"]
     print(f"\nWhole-CKF conflict scan (contradiction_similarity {config.contradiction_similarity}, "
           f"graph_k {config.graph_k}, ef_search {config.hnsw_ef_search}; {os.cpu_count()} CPU, load average "
