@@ -171,15 +171,23 @@ def page(browser, streamlit_server: str) -> Iterator[object]:
         ctx.close()
 
 
+#: placeholders the frontend shows while an element's code is still loading (slow on a busy machine)
+SKELETONS = '[data-testid="stSkeleton"], [data-testid="stSkeletonElement"], [data-testid="stAppSkeleton"]'
+
+
 def _wait_idle(page, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
-    """Wait until the script run finished (and stayed finished for a moment: no rerun queued)."""
+    """Wait until the script run finished (and stayed finished for a moment: no rerun queued) and
+    every element is drawn (no loading skeleton left)."""
     sel = '[data-testid="stApp"][data-test-script-state="notRunning"]'
     for _ in range(3):
         page.wait_for_selector(sel, state="attached", timeout=timeout_ms)
         page.wait_for_timeout(400)
         if page.locator(sel).count() == 1:
-            return
-    page.wait_for_selector(sel, state="attached", timeout=timeout_ms)
+            break
+    else:
+        page.wait_for_selector(sel, state="attached", timeout=timeout_ms)
+    page.wait_for_function(f"() => document.querySelectorAll({SKELETONS!r}).length === 0",
+                           timeout=timeout_ms)
 
 
 def _assert_no_exception(page) -> None:

@@ -23,6 +23,7 @@ def test_first_request_deep_link_still_gets_the_shell(browser, fresh_server, ope
 
 def test_home_shows_ckf_summary(page, open_page, screenshot):
     open_page(page, "/home")
+    screenshot(page, "shell_home")
     main = page.locator('[data-testid="stMain"]')
     assert "Knowledge base:" in main.inner_text()
     assert "Facts by source type and status" in main.inner_text()
@@ -30,7 +31,6 @@ def test_home_shows_ckf_summary(page, open_page, screenshot):
     sidebar = page.locator('[data-testid="stSidebar"]')
     assert "Knowledge base (CKF)" in sidebar.inner_text()
     assert "Operator name" in sidebar.inner_text()
-    screenshot(page, "shell_home")
 
 
 def test_deep_link_restores_config_and_writes_url(page, open_page, wait_idle, assert_no_exception, screenshot):
