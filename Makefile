@@ -62,8 +62,12 @@ run: $(STAMP_RUN)
 test: $(STAMP_TEST)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-bench: $(STAMP_RUN)
-	@shopt -s nullglob; scripts=(bench/*.py); \
+# bench/make_*.py are data generators, not benches: the 10k synthetic CKF is generated once
+bench: $(STAMP_TEST)
+	@if [ -f bench/make_synthetic_ckf.py ] && [ ! -d bench/data/synth10k ]; then \
+	  echo "== generating bench/data/synth10k"; \
+	  $(PY) bench/make_synthetic_ckf.py --facts 10000 --out bench/data/synth10k; fi
+	@shopt -s nullglob; scripts=(); for s in bench/*.py; do [[ $$(basename "$$s") == make_* ]] || scripts+=("$$s"); done; \
 	if [ $${#scripts[@]} -eq 0 ]; then echo "no bench scripts in bench/"; exit 0; fi; \
 	for s in "$${scripts[@]}"; do echo "== $$s"; $(PY) "$$s"; done
 
