@@ -7,6 +7,7 @@ config change never requires reloading a CKF.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, Mapping
@@ -17,6 +18,10 @@ from .config import NEVER_RETRIEVED
 from .errors import Problem
 
 TTLKind = Literal["default", "explicit", "timeless"]
+
+
+def _iso(dt: datetime | None) -> str:
+    return "" if dt is None else dt.isoformat()
 
 
 @dataclass(frozen=True)
@@ -83,10 +88,16 @@ class KnowledgeBase:
 
     @property
     def fingerprint(self) -> str:
-        """Digest of the facts' ids and contents and of the given embeddings (cache key part)."""
+        """Digest of every fact field (ids, contents, source types, statuses, weights, timestamps,
+        TTLs, provenance, metadata) and of the given embeddings: a cache key for anything derived
+        from the CKF. Two CKFs that differ only in a timestamp or a TTL have different fingerprints."""
         h = hashlib.sha256()
         for f in self.facts:
-            h.update(f.fact_id.encode("utf-8") + b"\x00" + f.content.encode("utf-8") + b"\x01")
+            fields_ = (f.fact_id, f.content, f.source_type, f.status, repr(f.importance_weight),
+                       _iso(f.ingested_at), _iso(f.modified_at), f.ttl_kind, repr(f.ttl_seconds),
+                       f.ttl_text or "", f.source_id or "", f.source_location or "", f.community_label or "",
+                       json.dumps(dict(f.metadata), sort_keys=True, ensure_ascii=False, default=str))
+            h.update("\x00".join(fields_).encode("utf-8", "surrogatepass") + b"\x01")
         if self.embeddings is not None:
             h.update(np.ascontiguousarray(self.embeddings, dtype=np.float32).tobytes())
         h.update((self.embedding_model or "").encode("utf-8"))

@@ -108,3 +108,30 @@ def test_any_valid_values_round_trip(floor, cap, budget):
     assert CRPConfig.from_toml(c.to_toml()) == c
     assert 1 <= c.anchor_budget <= budget
     assert math.isfinite(c.min_novelty_floor)
+
+
+def test_kb_fingerprint_covers_every_fact_field():
+    """A CKF differing only in a timestamp, TTL, source type, status or weight must not share
+    cached results with the original (the dashboard keys its caches on the fingerprint)."""
+    from dataclasses import replace
+    from datetime import datetime, timezone
+
+    from crp_core.model import Fact, KnowledgeBase
+
+    base = Fact("f1", "etcd default client port is 2379", source_type="official_documentation",
+                modified_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    fp = KnowledgeBase((base,)).fingerprint
+    variants = [
+        replace(base, modified_at=datetime(2025, 1, 1, tzinfo=timezone.utc)),
+        replace(base, ingested_at=datetime(2025, 1, 1, tzinfo=timezone.utc)),
+        replace(base, ttl_kind="explicit", ttl_seconds=86400.0, ttl_text="P1D"),
+        replace(base, ttl_kind="timeless", ttl_text="none"),
+        replace(base, source_type="community"),
+        replace(base, status="STALE"),
+        replace(base, importance_weight=0.5),
+        replace(base, metadata={"v": 1}),
+        replace(base, content="etcd default client port is 4001"),
+    ]
+    fps = {KnowledgeBase((v,)).fingerprint for v in variants}
+    assert fp not in fps and len(fps) == len(variants)
+    assert KnowledgeBase((replace(base, line=7),)).fingerprint == fp  # where it came from is not data
