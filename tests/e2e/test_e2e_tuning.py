@@ -3,7 +3,9 @@ download the before / after HTML report and open it offline (file://) with its p
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+SHOTS = Path(__file__).resolve().parents[2] / "screenshots"
 SCENARIO = "ai_act_compliance.json"
 
 
@@ -87,7 +89,6 @@ def test_sweep_compare_and_html_report(page, browser, open_page, wait_idle, asse
         assert rp.locator(".js-plotly-plot").count() == 2
         assert "Before / after SPEC-027" in rp.locator("h1").inner_text()
         screenshot(rp, "tuning_report_sample", full_page=False)
-        rp.screenshot(path=str(screenshot.__globals__["SCREENSHOTS"] / "tuning_report_sample_full.png"),
-                      full_page=True)
+        rp.screenshot(path=str(SHOTS / "tuning_report_sample_full.png"), full_page=True)
     finally:
         ctx.close()
