@@ -88,9 +88,22 @@ class KnowledgeBase:
 
     @property
     def fingerprint(self) -> str:
+        """Identity of the knowledge: the facts' ids and contents and the given embeddings.
+
+        Stable under status / metadata edits, so operator decisions stamped with it (issue 5) still
+        match a cleaned export of the same CKF. Not a cache key for scores: see ``data_fingerprint``.
+        """
+        h = hashlib.sha256()
+        for f in self.facts:
+            h.update(f.fact_id.encode("utf-8") + b"\x00" + f.content.encode("utf-8") + b"\x01")
+        self._hash_embeddings(h)
+        return h.hexdigest()
+
+    @property
+    def data_fingerprint(self) -> str:
         """Digest of every fact field (ids, contents, source types, statuses, weights, timestamps,
-        TTLs, provenance, metadata) and of the given embeddings: a cache key for anything derived
-        from the CKF. Two CKFs that differ only in a timestamp or a TTL have different fingerprints."""
+        TTLs, provenance, metadata) and of the given embeddings: the cache key for anything scored
+        from the CKF. Two CKFs that differ only in a timestamp or a TTL differ here."""
         h = hashlib.sha256()
         for f in self.facts:
             fields_ = (f.fact_id, f.content, f.source_type, f.status, repr(f.importance_weight),
@@ -98,10 +111,13 @@ class KnowledgeBase:
                        f.ttl_text or "", f.source_id or "", f.source_location or "", f.community_label or "",
                        json.dumps(dict(f.metadata), sort_keys=True, ensure_ascii=False, default=str))
             h.update("\x00".join(fields_).encode("utf-8", "surrogatepass") + b"\x01")
+        self._hash_embeddings(h)
+        return h.hexdigest()
+
+    def _hash_embeddings(self, h: "hashlib._Hash") -> None:
         if self.embeddings is not None:
             h.update(np.ascontiguousarray(self.embeddings, dtype=np.float32).tobytes())
         h.update((self.embedding_model or "").encode("utf-8"))
-        return h.hexdigest()
 
     def with_statuses(self, statuses: Mapping[str, str]) -> "KnowledgeBase":
         """A copy with some facts' ``status`` changed (operator decisions, issue 5)."""

@@ -110,7 +110,7 @@ def test_any_valid_values_round_trip(floor, cap, budget):
     assert math.isfinite(c.min_novelty_floor)
 
 
-def test_kb_fingerprint_covers_every_fact_field():
+def test_kb_data_fingerprint_covers_every_fact_field():
     """A CKF differing only in a timestamp, TTL, source type, status or weight must not share
     cached results with the original (the dashboard keys its caches on the fingerprint)."""
     from dataclasses import replace
@@ -120,7 +120,7 @@ def test_kb_fingerprint_covers_every_fact_field():
 
     base = Fact("f1", "etcd default client port is 2379", source_type="official_documentation",
                 modified_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
-    fp = KnowledgeBase((base,)).fingerprint
+    fp = KnowledgeBase((base,)).data_fingerprint
     variants = [
         replace(base, modified_at=datetime(2025, 1, 1, tzinfo=timezone.utc)),
         replace(base, ingested_at=datetime(2025, 1, 1, tzinfo=timezone.utc)),
@@ -132,6 +132,8 @@ def test_kb_fingerprint_covers_every_fact_field():
         replace(base, metadata={"v": 1}),
         replace(base, content="etcd default client port is 4001"),
     ]
-    fps = {KnowledgeBase((v,)).fingerprint for v in variants}
+    fps = {KnowledgeBase((v,)).data_fingerprint for v in variants}
     assert fp not in fps and len(fps) == len(variants)
-    assert KnowledgeBase((replace(base, line=7),)).fingerprint == fp  # where it came from is not data
+    assert KnowledgeBase((replace(base, line=7),)).data_fingerprint == fp  # where it came from is not data
+    # the knowledge identity ignores statuses (operator decisions stay attached to a cleaned export)
+    assert KnowledgeBase((replace(base, status="QUARANTINED"),)).fingerprint == KnowledgeBase((base,)).fingerprint
