@@ -270,13 +270,13 @@ def export_tab(ds, kb) -> None:
     log = decisions.audit_log()
     c = st.columns(3)
     c[0].download_button("Decisions as JSON", export_json(log), file_name="crp-triage-decisions.json",
-                         mime="application/json", key=K + "dl.json",
+                         mime="application/json", key=K + "dl.json", on_click="ignore",
                          help="The audit log and the decisions in force (as `crp-inspect triage decisions --json`).")
     c[1].download_button("Decisions as CSV", export_csv(log), file_name="crp-triage-decisions.csv",
-                         mime="text/csv", key=K + "dl.csv", help="The audit log, one decision per row.")
+                         mime="text/csv", key=K + "dl.csv", on_click="ignore", help="The audit log, one decision per row.")
     name, _fmt = decisions.ckf_download_name(kb.source, kb.fmt)
     c[2].download_button("Cleaned CKF", lambda: decisions.cleaned_ckf_bytes(kb, ds)[0],
-                         file_name=name, mime="application/octet-stream", key=K + "dl.ckf",
+                         file_name=name, mime="application/octet-stream", key=K + "dl.ckf", on_click="ignore",
                          help="The CKF as loaded with the operators' statuses applied (same format; a CKF "
                               "directory comes as a zip). Written when clicked.")
     unknown = ds.unknown_facts(kb)
