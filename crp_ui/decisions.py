@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -174,10 +175,28 @@ def _statuses_known(corpus: Any, statuses: dict[str, str]) -> tuple[tuple[str, s
     return tuple(out)
 
 
+_KB_DIGESTS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+
+
+def kb_digest(kb: Any) -> str:
+    """``kb.data_fingerprint`` (every fact field: timestamps, TTLs, ... change scores), computed once
+    per KnowledgeBase object; ``kb.fingerprint`` where the model has no data fingerprint."""
+    try:
+        return _KB_DIGESTS[kb]
+    except (KeyError, TypeError):
+        pass
+    d = getattr(kb, "data_fingerprint", None) or kb.fingerprint
+    try:
+        _KB_DIGESTS[kb] = d
+    except TypeError:  # not weak-referenceable
+        pass
+    return d
+
+
 def _corpus_id(corpus: Any) -> tuple:
     from . import cache
 
-    return (corpus.kb.fingerprint, cache.corpus_digest(corpus), corpus.index.m, corpus.index.ef_construction)
+    return (kb_digest(corpus.kb), cache.corpus_digest(corpus), corpus.index.m, corpus.index.ef_construction)
 
 
 @st.cache_resource(show_spinner=False, max_entries=MAX_APPLIED)

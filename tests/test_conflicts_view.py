@@ -228,6 +228,22 @@ def test_quarantined_fact_stays_in_the_scan_but_not_in_the_applied_corpus():
     assert t.authority["T2"].authority == pytest.approx(0.75 * 0.30 * 0.70, abs=1e-15)
 
 
+def test_applied_corpus_cache_tells_apart_ckfs_differing_only_in_a_timestamp():
+    """Same ids, contents and vectors, another modified_at: the status-applied corpus must be
+    built from its own KB (recency, hence authority, differ)."""
+    import dataclasses
+
+    c1 = _corpus()
+    kb2 = KnowledgeBase(facts=tuple(dataclasses.replace(f, modified_at=datetime(2020, 1, 1, tzinfo=timezone.utc))
+                                    if f.fact_id == "P1" else f for f in c1.kb.facts))
+    c2 = Corpus.from_vectors(kb2, np.asarray(c1.vectors))
+    ds = DecisionSet.from_decisions([Decision.mark_status("T1", "T2", fact="T2", status="STALE", operator="a")])
+    a1, a2 = dmod.apply_decisions(c1, ds), dmod.apply_decisions(c2, ds)
+    assert a1 is not a2
+    assert a1.kb.get("P1").modified_at.year == 2026 and a2.kb.get("P1").modified_at.year == 2020
+    assert dmod.kb_digest(c1.kb) != dmod.kb_digest(kb2) and c1.kb.fingerprint == kb2.fingerprint
+
+
 def test_pipeline_decisions_and_fingerprints():
     empty = DecisionSet.empty()
     assert dmod.pipeline_decisions(empty) == (None, "")
