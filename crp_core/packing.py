@@ -7,7 +7,7 @@
    of the text and counted in tokens. The envelope never exceeds its budget: while it does, the
    lowest-score packed fact that is not in a tie is dropped (if only tied facts are left, the
    lowest-score tied fact goes, and its NOTE with it).
-3. Order: primacy-recency sandwich of SPEC-003 §7.4 over the anchors, tiers on score / best anchor
+3. Order: primacy-recency sandwich of SPEC-003 §7.4 over the anchors, tiers on score / best envelope
    score (critical >= 0.80, important >= 0.50, supporting below):
    ``[critical[0], critical[-1], supporting..., important..., critical[1:-1]...]``; each connector
    right after the first anchor (in envelope order) of the pairs it bridges.
@@ -109,7 +109,7 @@ def pack_envelope(corpus: Any, items: Sequence[PackItem], *, tied_pairs: Sequenc
     # 3. order: sandwich over anchors, connectors after their first bridged anchor
     anchors = [r for r in packed if by_row[r].role != "connector"]
     connectors = [r for r in packed if by_row[r].role == "connector"]
-    ref = [by_row[r].score for r in anchors] or [by_row[r].score for r in packed]
+    ref = [by_row[r].score for r in packed]  # best score in the envelope, connectors included (SPEC_NOTES §2.8)
     best = max(ref) if ref else 0.0
 
     def ratio(r: int) -> float:

@@ -1,0 +1,142 @@
+"""Independent spec-conformance review of crp_core against SPEC_NOTES §1-§5.
+
+Each test pins one sentence of SPEC_NOTES with hand-computed values (arithmetic in comments).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crp_core.config import CRPConfig
+from crp_core.packing import PackItem, pack_envelope, word_counter
+from crp_core.pipeline import run_pipeline
+from factories import fact, make_corpus, make_scenario
+
+IDS = ["a", "b", "c", "x"]
+
+
+def _pack_corpus():
+    facts = [fact(i, f"content of {i}") for i in IDS]
+    return make_corpus(facts, np.eye(len(IDS)), token_counts=[5] * len(IDS))
+
+
+# ---- SPEC_NOTES §2.8: "tiers taken on score / best score in the envelope" -------------------------
+def test_packing_tiers_use_the_best_score_in_the_envelope_connectors_included():
+    """Envelope scores: anchors a .50, b .45, c .20; connector x 1.00 (bridges a-b).
+
+    Best score in the envelope = 1.00 (the connector), so the ratios are a .50 -> important,
+    b .45 -> supporting, c .20 -> supporting, x 1.00 -> critical. No critical anchor: the sandwich
+    is [critical[0], critical[-1]] = [] + supporting [b, c] + important [a] + critical[1:-1] [] =
+    [b, c, a]; x goes right after the first anchor it bridges in envelope order (b).
+    """
+    corpus = _pack_corpus()
+    items = [PackItem(0, "anchor", 0.50), PackItem(1, "anchor", 0.45), PackItem(2, "anchor", 0.20),
+             PackItem(3, "connector", 1.00, (0, 1))]
+    env = pack_envelope(corpus, items, config=CRPConfig(), count_tokens=word_counter)
+    assert [p.fact_id for p in env.order] == ["b", "x", "c", "a"]
+    tiers = {p.fact_id: p.tier for p in env.order}
+    assert tiers == {"a": "important", "b": "supporting", "c": "supporting", "x": "critical"}
+
+
+# ---- SPEC_NOTES §4: `crp-inspect fanout` prints partitions, headers, branches, fan_in "and the same for naive"
+def test_fanout_report_naive_carries_the_same_keys_headers_included():
+    """Two residual sub-queries, width 2 -> fan-out active (one sub-query per partition).
+
+    The naive run has no disjoint coverage partitions (SPEC-027 §1.7 counts partitions created), so its
+    headers drop CRP-Context-Coverage-Partitions; its Coverage-Depth is the naive shared set's size after
+    T2: 1 addressed + 2 written = 3.
+    """
+    from crp_core.fanout import PARTITIONS_HEADER, fanout_report
+
+    facts = [fact("f1", "alpha one", ttl="none"), fact("f2", "beta two", ttl="none")]
+    corpus = make_corpus(facts, [[1, 0, 0], [0, 1, 0]])
+    scen = make_scenario([1, 1, 0], sub_queries=[("c", [0, 0, 1]), ("s1", [1, 0, 0]), ("s2", [0, 1, 0])],
+                         addressed=[("c", 0.5)], fanout_width=2)
+    result = run_pipeline(corpus, scen)
+    rep = fanout_report(result.fanout, result.headers)
+    for key in ("partitions", "headers", "branches", "fan_in"):
+        assert key in rep and key in rep["naive"], key
+    assert rep["headers"][PARTITIONS_HEADER] == "2"
+    assert PARTITIONS_HEADER not in rep["naive"]["headers"]
+    assert rep["naive"]["headers"]["CRP-Context-Coverage-Depth"] == "3"
+    assert rep["naive"]["fan_in"]["coverage_depth"] == 3
+    # every other header is the run's own
+    others = {k: v for k, v in rep["headers"].items() if k not in (PARTITIONS_HEADER, "CRP-Context-Coverage-Depth")}
+    assert {k: v for k, v in rep["naive"]["headers"].items() if k != "CRP-Context-Coverage-Depth"} == others
+
+
+# ---- SPEC_NOTES §2.6: processing order, skipped pairs, count -------------------------------------------
+def test_three_way_conflict_order_skip_and_count():
+    """A, B, C pairwise cos > 0.85 and NUMBER_CHANGED (2379 / 4001 / 2380); ``now`` 2026-06-01.
+
+    authority = source_authority * recency * importance:
+      A official_documentation, fresh:      0.80 * 1.0 * 0.80 = 0.64
+      B version_specific, status STALE:     0.80 * 0.30 * 0.85 = 0.204
+      C community, fresh:                   0.75 * 1.0 * 0.60 = 0.45
+    Pair order (higher authority desc, then ids): (A,B) .64, (A,C) .64, (B,C) .45.
+    A suppresses B, A suppresses C, (B,C) is skipped: listed, not arbitrated, not counted -> header "2".
+    """
+    e = np.eye(3)
+    facts = [fact("A", "etcd default client port is 2379", modified_at="2026-05-01"),
+             fact("B", "etcd default client port is 4001", source_type="version_specific", status="STALE",
+                  modified_at="2026-05-01"),
+             fact("C", "etcd default client port is 2380", source_type="community", modified_at="2026-05-01")]
+    corpus = make_corpus(facts, [e[0], e[0] + 0.2 * e[1], e[0] + 0.2 * e[2]])
+    result = run_pipeline(corpus, make_scenario([1, 0, 0]))
+    pairs = [(p.fact_a, p.fact_b, p.suppressed, p.tied, p.skipped) for p in result.resolution.pairs]
+    assert pairs == [("A", "B", "B", False, False), ("A", "C", "C", False, False), ("B", "C", None, False, True)]
+    auth = result.resolution.pairs[0].authority
+    assert auth["A"].authority == pytest.approx(0.64) and auth["B"].authority == pytest.approx(0.204)
+    assert result.resolution.pairs[1].authority["C"].authority == pytest.approx(0.45)
+    assert result.headers["CRP-Context-Conflicts-Resolved"] == "2"
+    events = [e for e in result.audit if e.event == "CONTRADICTION_RESOLVED"]
+    assert [(ev.data["fact_a"], ev.data["fact_b"], ev.data["winner"]) for ev in events] == [
+        ("A", "B", "A"), ("A", "C", "A")]
+    assert [p.fact_id for p in result.envelope.order] == ["A"]
+
+
+# ---- SPEC_NOTES §2.1: K per query AND per sub-query, relevance = cos(fact, QUERY) -------------------------
+def test_sub_query_only_candidate_keeps_query_relevance():
+    """candidate_k = 1: the query's top-1 is Q (e0), the sub-query's top-1 is S (e1).
+
+    S enters through the sub-query search, but its relevance is cos(S, query) = cos(e1, e0 + 0.5 e1)
+    = 0.5 / sqrt(1.25) = 0.4472 < 0.55: gated out (still in the candidate record, passed_gate False).
+    """
+    facts = [fact("Q", "query fact"), fact("S", "sub-query fact"), fact("Z", "far fact")]
+    corpus = make_corpus(facts, [[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    scen = make_scenario([1, 0.5, 0], sub_queries=[("s1", [0, 1, 0])])
+    result = run_pipeline(corpus, scen, CRPConfig(candidate_k=1))
+    cand = result.candidates
+    got = {corpus.kb.facts[int(r)].fact_id: (float(rel), bool(ok))
+           for r, rel, ok in zip(cand.idx, cand.relevance, cand.passed_gate)}
+    assert set(got) == {"Q", "S"}
+    assert got["S"][0] == pytest.approx(0.5 / np.sqrt(1.25), abs=1e-6) and got["S"][1] is False
+    assert got["Q"][0] == pytest.approx(1 / np.sqrt(1.25), abs=1e-6) and got["Q"][1] is True
+
+
+# ---- SPEC_NOTES §2.4: clamp from below, residual pull zero cases ----------------------------------------
+def test_negative_coverage_score_clamps_to_zero_penalty_and_pull_needs_both_sets():
+    """Coverage Set = {c: e0 reversed, depth .9}; fact F = e0: coverage_score = .9 * -1 / .9 = -1.0,
+    penalty = clamp(-1, 0, .8) = 0, novelty = 1.0. ResidualSet {r: e1}: pull = cos(F, e1) = 0.
+    Fact G = (e0 + e1)/sqrt 2: pull = 0.7071; coverage = -0.7071 -> penalty 0.
+    With no addressed sub-query (Coverage Set empty) the pull is 0 even though the ResidualSet is not.
+    """
+    s2 = np.sqrt(0.5)
+    facts = [fact("F", "first", ttl="none"), fact("G", "second", ttl="none")]
+    corpus = make_corpus(facts, [[1, 0], [s2, s2]])
+    scen = make_scenario([1, 0], sub_queries=[("c", [-1, 0]), ("r", [0, 1])], addressed=[("c", 0.9)])
+    cdr = run_pipeline(corpus, scen).cdr
+    pos = {corpus.kb.facts[int(r)].fact_id: i for i, r in enumerate(cdr.idx)}
+    f, g = pos["F"], pos["G"]
+    assert cdr.coverage_score[f] == pytest.approx(-1.0, abs=1e-6)
+    assert cdr.coverage_penalty[f] == 0.0 and cdr.novelty[f] == 1.0
+    assert cdr.residual_pull[f] == pytest.approx(0.0, abs=1e-6)
+    assert cdr.residual_pull[g] == pytest.approx(s2, abs=1e-6)
+    assert cdr.coverage_penalty[g] == 0.0
+    empty_cov = run_pipeline(corpus, make_scenario([1, 0], sub_queries=[("r", [0, 1])]))
+    assert np.all(empty_cov.cdr.residual_pull == 0.0)
+    assert empty_cov.headers["CRP-Context-Coverage-Depth"] == "0"
+    assert empty_cov.headers["CRP-Context-Coverage-Score"] == "1.00"
+    # Coverage Set non-empty, ResidualSet empty (everything addressed) -> pull 0
+    all_done = run_pipeline(corpus, make_scenario([1, 0], sub_queries=[("r", [0, 1])], addressed=[("r", 0.5)]))
+    assert np.all(all_done.cdr.residual_pull == 0.0)
