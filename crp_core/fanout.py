@@ -37,6 +37,7 @@ __all__ = [
 
 #: response header of SPEC-027 §1.7 (present only when fan-out is active)
 PARTITIONS_HEADER = "CRP-Context-Coverage-Partitions"
+_COVERAGE_DEPTH_HEADER = "CRP-Context-Coverage-Depth"
 #: the floor of the per-branch fact budget ``max(3, envelope_fact_budget // branches)`` (SPEC_NOTES §2.7)
 MIN_BRANCH_FACTS = 3
 RULE_ONE_EACH = "one sub-query per partition"
@@ -543,6 +544,12 @@ def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> di
     hdrs = {PARTITIONS_HEADER: str(len(result.partitioned.partitions)), **hdrs}
     part = _run_report(result.partitioned)
     naive = _run_report(result.naive)
+    # the same keys for naive (SPEC_NOTES §4): the run's headers, no Coverage-Partitions (the race creates
+    # no disjoint coverage partitions, SPEC-027 §1.7), Coverage-Depth of the naive shared set
+    naive = {"partitions": naive["partitions"],
+             "headers": {k: (str(int(result.naive.coverage_depth)) if k == _COVERAGE_DEPTH_HEADER else str(v))
+                         for k, v in headers.items() if k != PARTITIONS_HEADER},
+             **{k: v for k, v in naive.items() if k != "partitions"}}
     naive["steps"] = [_step_report(s) for s in result.naive_steps]
     return {"active": True, "width": result.width, "rule": result.rule, "partitions": part["partitions"],
             "headers": hdrs, "branches": part["branches"], "fan_in": part["fan_in"],
