@@ -140,3 +140,34 @@ def test_negative_coverage_score_clamps_to_zero_penalty_and_pull_needs_both_sets
     # Coverage Set non-empty, ResidualSet empty (everything addressed) -> pull 0
     all_done = run_pipeline(corpus, make_scenario([1, 0], sub_queries=[("r", [0, 1])], addressed=[("r", 0.5)]))
     assert np.all(all_done.cdr.residual_pull == 0.0)
+
+
+# ---- SPEC_NOTES §3 Recency-Penalised + §2.5 connector score with recency ---------------------------------
+def test_recency_penalised_counts_connector_candidates_not_gated_out_facts():
+    """Geometry of test_pipeline's A-B-D chain plus E, orthogonal to everything (no edge, relevance 0).
+
+    A, D fresh anchors (relevance 0.56). B: relevance 0, gated out in stage 1 but a connector candidate
+    (edges to A and D, cos 0.646225). B modified 2025-09-01, now 2026-06-01: age 273 d, ttl 365 d,
+    fresh 182.5 d: factor = 1 - 0.7 * (273 - 182.5) / 182.5 = 0.652877.
+    connector_score = bridge 0.646225 * novelty 1 * recency 0.652877 * max(0, 0.30) = 0.126571.
+    E: modified 2019-01-01 (expired, 0.30) but gated out and no connector candidate -> not counted.
+    Recency-Penalised = |{B}| = 1.
+    """
+    g = np.array([[1, .3, .78], [.3, 1, .78], [.78, .78, 1]])
+    low = np.linalg.cholesky(g)
+    b = 0.56
+    a = np.sqrt(1 - b * b)
+    vec = [np.r_[a * low[0], b, 0], np.r_[a * low[1], b, 0], np.r_[low[2], 0, 0], np.r_[0, 0, 0, 0, 1.0]]
+    facts = [fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
+             fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
+             fact("B", "services track pod endpoints through label selectors", modified_at="2025-09-01"),
+             fact("E", "an unrelated and very old remark", modified_at="2019-01-01")]
+    corpus = make_corpus(facts, np.array(vec))
+    r = run_pipeline(corpus, make_scenario([0, 0, 0, 1.0, 0]))
+    conn = r.cdgr.connectors
+    i = conn.idx.tolist().index(2)
+    assert conn.recency_factor[i] == pytest.approx(1 - 0.7 * 90.5 / 182.5, abs=1e-9)
+    assert conn.connector_score[i] == pytest.approx(0.646225 * 0.652877 * 0.30, abs=1e-5)
+    assert 3 not in conn.idx.tolist()
+    assert r.headers["CRP-Context-Recency-Penalised"] == "1"
+    assert [p.fact_id for p in r.envelope.order] == ["A", "B", "D"]
