@@ -171,3 +171,53 @@ def test_recency_penalised_counts_connector_candidates_not_gated_out_facts():
     assert 3 not in conn.idx.tolist()
     assert r.headers["CRP-Context-Recency-Penalised"] == "1"
     assert [p.fact_id for p in r.envelope.order] == ["A", "B", "D"]
+
+
+# ---- SPEC_NOTES §5: every key with its default, literally as listed ------------------------------------
+SPEC_NOTES_5 = dict(
+    cdr_min_relevance=0.55, min_novelty_floor=0.20, coverage_penalty_cap=0.80, stale_floor=0.30,
+    fresh_fraction=0.5, ngram_n=6, ngram_step_penalty=0.15, ngram_penalty_cap=0.80, candidate_k=50,
+    hnsw_m=16, hnsw_ef_construction=200, hnsw_ef_search=100, graph_retrieval=True, graph_k=20,
+    graph_edge_min=0.60, max_hops=2, connector_budget=0.30, min_connector_relevance=0.30,
+    envelope_fact_budget=20, token_budget=2048, contradiction_similarity=0.85, authority_tie_tolerance=1e-9,
+    backfill=True, dedup_similarity=0.95, fanin_dedup_similarity=0.92, branch_depth_weight=0.70, kmeans_seed=0,
+    kmeans_n_init=10)
+
+
+def test_every_spec_notes_5_key_has_its_default_and_type():
+    c = CRPConfig()
+    for key, want in SPEC_NOTES_5.items():
+        got = getattr(c, key)
+        assert got == want and type(got) is type(want), (key, got, want)
+    # tables (SPEC_NOTES §2.3), ttl in days, None = no expiry
+    assert c.ttl_days.as_dict() == dict(regulatory=1825.0, official_documentation=365.0, version_specific=180.0,
+                                        peer_reviewed=365.0, internal=365.0, community=365.0, news=30.0,
+                                        web=365.0, user_provided=None, unverified=365.0)
+    assert c.source_authority.as_dict() == dict(regulatory=0.90, official_documentation=0.80, version_specific=0.80,
+                                                peer_reviewed=0.80, internal=0.75, community=0.75, news=0.75,
+                                                web=0.70, user_provided=0.80, unverified=0.70)
+    assert c.importance.as_dict() == dict(regulatory=0.90, official_documentation=0.80, version_specific=0.85,
+                                          peer_reviewed=0.75, internal=0.70, community=0.60, news=0.50, web=0.50,
+                                          user_provided=0.60, unverified=0.50)
+    # anchors = floor(0.7 * 20) = 14 (SPEC_NOTES §2.5)
+    assert c.anchor_budget == 14
+
+
+@pytest.mark.parametrize("assignment, fragment", [
+    ("no_such_key=1", "unknown configuration key"),
+    ("candidate_k=2.5", "whole number"),
+    ("graph_retrieval=1", "true/false"),
+    ("ttl_days.gossip=3", "unknown source type"),
+    ("importance.news=none", "expects a number"),
+    ("stale_floor=abc", "expects a number"),
+])
+def test_set_unknown_key_or_wrong_type_is_a_clear_error(assignment, fragment):
+    from crp_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=fragment):
+        CRPConfig().with_set_args([assignment])
+
+
+def test_set_dotted_table_keys():
+    c = CRPConfig().with_set_args(["ttl_days.news=60", "ttl_days.regulatory=none", "source_authority.web=0.65"])
+    assert c.ttl_days.news == 60.0 and c.ttl_days.regulatory is None and c.source_authority.web == 0.65
