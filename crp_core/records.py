@@ -187,11 +187,13 @@ class Resolution:
 
     @property
     def detected(self) -> int:
-        return sum(1 for p in self.pairs if not p.skipped)
+        """Pairs counted by ``CRP-Context-Conflicts-Resolved``: arbitrated or tied, not skipped, and
+        not dismissed by an operator as "not a conflict" (issue 5)."""
+        return sum(1 for p in self.pairs if not p.skipped and p.decision != "dismiss")
 
     @property
     def unresolved(self) -> int:
-        return sum(1 for p in self.pairs if p.tied and not p.skipped)
+        return sum(1 for p in self.pairs if p.tied and not p.skipped and p.decision != "dismiss")
 
 
 # ---- stage 5: fan-out (SPEC_NOTES §2.7) ------------------------------------------------------

@@ -139,6 +139,8 @@ def test_dismissed_pair_is_not_arbitrated(corpus, scenario, store):
     assert sorted(envelope_ids(r)) == ["F1", "F2", "F3"]
     assert [e.event for e in r.resolution.audit] == [EVENT_DISMISSED]
     assert len(r.resolution.suppressed) == 0 and r.resolution.notes == ()
+    # the operator said "not a conflict": the header no longer counts it
+    assert r.headers["CRP-Context-Conflicts-Resolved"] == "0"
 
 
 def test_accept_leaves_the_output_unchanged_but_is_recorded(corpus, scenario, store):
