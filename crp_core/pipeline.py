@@ -44,6 +44,22 @@ def _token_counter(corpus: Any, embedder: Any) -> Any:
     return word_counter
 
 
+def _positions(table_idx: np.ndarray, order: np.ndarray, rows: np.ndarray, *, strict: bool = False) -> np.ndarray:
+    """Position of each of ``rows`` in ``table_idx`` (``order`` = its stable argsort); -1 where absent
+    (``strict``: a KeyError instead)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if table_idx.size == 0 or rows.size == 0:
+        if strict and rows.size:
+            raise KeyError(int(rows[0]))
+        return np.full(rows.size, -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(table_idx, rows, sorter=order), table_idx.size - 1)
+    pos = order[at]
+    ok = table_idx[pos] == rows
+    if strict and not ok.all():
+        raise KeyError(int(rows[~ok][0]))
+    return np.where(ok, pos, -1)
+
+
 def _stage4(corpus: Any, selected: np.ndarray, roles: dict[int, str], scores: dict[int, float],
             ranked_pool: np.ndarray, recency: RecencyTable, config: CRPConfig, decisions: Any,
             now: datetime) -> Resolution:
@@ -112,20 +128,28 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     t = time.perf_counter()
     conn = cdgr.connectors
     sel_pos = np.flatnonzero(conn.selected)
-    conn_score = {int(r): float(x) for r, x in zip(conn.idx[sel_pos].tolist(),
-                                                   conn.connector_score[sel_pos].tolist())}
-    cdr_score = {int(r): float(s) for r, s in zip(cdr.idx.tolist(), cdr.cdr_score.tolist())}
+    sel_conn_rows = conn.idx[sel_pos].tolist()
+    conn_score = dict(zip(sel_conn_rows, conn.connector_score[sel_pos].tolist()))
+    conn_pos = dict(zip(sel_conn_rows, sel_pos.tolist()))
     anchor_rows = np.concatenate([cdgr.anchors, cdgr.extra_anchors]).astype(np.int64)
     selected = np.concatenate([anchor_rows, cdgr.selected_connectors]).astype(np.int64)
-    roles = {int(r): "anchor" for r in anchor_rows.tolist()}
-    roles.update({int(r): "connector" for r in cdgr.selected_connectors.tolist()})
-    scores = {r: (conn_score[r] if role == "connector" else cdr_score[r]) for r, role in roles.items()}
+    anchor_list = anchor_rows.tolist()
+    roles = dict.fromkeys(anchor_list, "anchor")
+    roles.update(dict.fromkeys(cdgr.selected_connectors.tolist(), "connector"))
+    # CDR scores of the anchors only (not a dict over every candidate)
+    cdr_order = np.argsort(cdr.idx, kind="stable")
+    scores = dict(zip(anchor_list, cdr.cdr_score[_positions(cdr.idx, cdr_order, anchor_rows, strict=True)].tolist()))
+    scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
     gate = cdr.passed_gate
     ranked_gated = cdr.idx[cdr_ranking(cdr, gate)]
     skipped = {d[0] for d in cdgr.near_duplicates}
     taken = set(selected.tolist())
     ranked_pool = np.array([r for r in ranked_gated.tolist() if r not in taken and r not in skipped], dtype=np.int64)
-    resolution = _stage4(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool), recency,
+    # stage 4 reads the recency factor of selected facts only: hand it those (same values as the table)
+    rec_pos = _positions(recency.idx, np.argsort(recency.idx, kind="stable"), selected)
+    has_rec = rec_pos >= 0
+    sel_recency = dict(zip(selected[has_rec].tolist(), recency.factor[rec_pos[has_rec]].tolist()))
+    resolution = _stage4(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool), sel_recency,
                          config, decisions, now)
     timings["contradictions"] = (time.perf_counter() - t) * 1e3
 
@@ -143,18 +167,22 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     # 6. packing
     t = time.perf_counter()
     items = []
-    conn_order = np.argsort(conn.idx, kind="stable")
-    for r in np.asarray(resolution.selected).tolist():
+    final_rows = np.asarray(resolution.selected).tolist()
+    # CDR scores of the non-connector rows (anchors, extra anchors, backfills: all stage-1 candidates)
+    plain = np.array([r for r in final_rows if roles.get(r, "anchor") != "connector"], dtype=np.int64)
+    plain_pos = _positions(cdr.idx, cdr_order, plain)
+    found = plain_pos >= 0
+    cdr_of = dict(zip(plain[found].tolist(), cdr.cdr_score[plain_pos[found]].tolist()))
+    for r in final_rows:
         role = roles.get(r, "anchor")
         if role == "connector":
             seen: dict[int, None] = {}
-            i = int(conn_order[np.searchsorted(conn.idx, r, sorter=conn_order)])
-            for a, b in conn.bridged_pairs[i]:
+            for a, b in conn.bridged_pairs[conn_pos[r]]:
                 seen.setdefault(a)
                 seen.setdefault(b)
             items.append(PackItem(r, "connector", conn_score[r], tuple(seen)))
         else:
-            score = cdr_score.get(r, conn_score.get(r, 0.0))
+            score = cdr_of.get(r, conn_score.get(r, 0.0))
             items.append(PackItem(r, "anchor", score))
     tied = [(kb.index_of(p.fact_a), kb.index_of(p.fact_b)) for p in resolution.pairs if p.tied and not p.skipped]
     envelope = pack_envelope(corpus, items, tied_pairs=tied, config=config,

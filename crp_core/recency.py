@@ -105,13 +105,48 @@ def default_ttl_days(config: CRPConfig) -> np.ndarray:
                      for st in SOURCE_TYPES])
 
 
+# per-KB resolved columns, one per table of defaults (the config's ttl_days / importance tables): the
+# per-call work is then one gather instead of a table build and nested ``where`` over the rows
+_RESOLVED: "weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple, np.ndarray]]" = weakref.WeakKeyDictionary()
+_MAX_RESOLVED_PER_KB = 16
+
+
+def _resolved(kb: KnowledgeBase, key: tuple, build) -> np.ndarray:  # noqa: ANN001
+    per_kb = _RESOLVED.get(kb)
+    if per_kb is None:
+        per_kb = {}
+        _RESOLVED[kb] = per_kb
+    got = per_kb.get(key)
+    if got is None:
+        if len(per_kb) >= _MAX_RESOLVED_PER_KB:
+            per_kb.pop(next(iter(per_kb)))
+        got = frozen_array(build())
+        per_kb[key] = got
+    return got
+
+
+def resolved_ttl_days(kb: KnowledgeBase, config: CRPConfig) -> np.ndarray:
+    """(n,) TTL in days of every fact: explicit ttl, else the source type's default; inf = no expiry."""
+    a = kb_arrays(kb)
+
+    def build() -> np.ndarray:
+        defaults = default_ttl_days(config)
+        return np.where(a.ttl_kind == 0, a.ttl_explicit_s / SECONDS_PER_DAY,
+                        np.where(a.ttl_kind == 2, np.inf, defaults[a.source_code]))
+
+    return _resolved(kb, ("ttl",) + tuple(config.ttl_days[st] for st in SOURCE_TYPES), build)
+
+
 def resolved_importance(kb: KnowledgeBase, idx: np.ndarray, config: CRPConfig) -> np.ndarray:
     """Explicit importance_weight, else ``config.importance[source_type]`` (SPEC-009 §4.4)."""
     a = kb_arrays(kb)
-    idx = np.asarray(idx, dtype=np.int64)
-    table = np.array([float(config.importance[st]) for st in SOURCE_TYPES])
-    explicit = a.importance_explicit[idx]
-    return np.where(np.isnan(explicit), table[a.source_code[idx]], explicit)
+
+    def build() -> np.ndarray:
+        table = np.array([float(config.importance[st]) for st in SOURCE_TYPES])
+        return np.where(np.isnan(a.importance_explicit), table[a.source_code], a.importance_explicit)
+
+    column = _resolved(kb, ("importance",) + tuple(config.importance[st] for st in SOURCE_TYPES), build)
+    return column[np.asarray(idx, dtype=np.int64)]
 
 
 def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: CRPConfig) -> RecencyTable:
@@ -128,9 +163,7 @@ def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: C
 
     kind = a.ttl_kind[idx]
     code = a.source_code[idx]
-    defaults = default_ttl_days(config)
-    ttl = np.where(kind == 0, a.ttl_explicit_s[idx] / SECONDS_PER_DAY,
-                   np.where(kind == 2, np.inf, defaults[code]))
+    ttl = resolved_ttl_days(kb, config)[idx]
     no_expiry = np.isinf(ttl)
     fresh = config.fresh_fraction * ttl  # inf stays inf
     stale = a.stale[idx]
@@ -145,9 +178,9 @@ def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: C
     rule = np.where(no_expiry, np.where(user_provided_default, _R["user_provided"], _R["timeless"]), rule)
     rule = np.where(stale, _R["stale_status"], rule)
 
-    factor = np.select(
-        [rule == _R["stale_status"], rule == _R["decay"], rule == _R["expired"]],
-        [floor, decay, floor], default=1.0)
+    # the rules are exclusive: decay -> the formula, stale status / expired -> the floor, else 1.0
+    at_floor = (rule == _R["stale_status"]) | (rule == _R["expired"])
+    factor = np.where(rule == _R["decay"], decay, np.where(at_floor, floor, 1.0))
 
     warnings: list[str] = []
     for p in np.flatnonzero(unknown):
