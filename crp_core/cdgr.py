@@ -63,6 +63,10 @@ def pick_anchors(corpus: Any, ranked_rows: np.ndarray, count: int, chosen: list[
         if chosen:
             sims = vecs[chosen] @ vecs[row]
             close = np.flatnonzero(sims > config.dedup_similarity)
+            if close.size == 0:  # the common case: no near-duplicate among the chosen rows
+                picked.append(row)
+                chosen.append(row)
+                continue
             dup_of = None
             for c in close[np.argsort(-sims[close], kind="stable")]:
                 other = chosen[int(c)]
@@ -127,42 +131,104 @@ def anchor_paths(matrix: Any, anchors: np.ndarray, cands: np.ndarray
     anchors' rows and one of their neighbours' rows cover every path (max-plus by ``maximum.at``).
     Returns ``hops`` (m, s) int8, ``weight_sum`` (m, s) float64 (0 where not touched) and ``aa``.
     """
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
+    return _paths_from(matrix, anchors, cands, own1, x, w1, _second_layer(indptr, indices, x))
+
+
+def _second_layer(indptr: np.ndarray, indices: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR slices of every row of ``x`` (duplicates kept): (entry positions in ``indices``,
+    neighbour rows, per-x entry counts)."""
+    starts = indptr[x]
+    counts = indptr[x + 1] - starts
+    total = int(counts.sum())
+    if total == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, indices[e], counts
+    offsets = np.cumsum(counts) - counts
+    at = np.repeat(starts - offsets, counts) + np.arange(total)
+    return at, indices[at], counts
+
+
+def _paths_from(matrix: Any, anchors: np.ndarray, cands: np.ndarray, own1: np.ndarray, x: np.ndarray,
+                w1: np.ndarray, layer2: tuple[np.ndarray, np.ndarray, np.ndarray]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``anchor_paths`` from the anchors' expansion (own1, x, w1) and the expansion of x (``layer2``)."""
     s, m = anchors.size, cands.size
     hops = np.zeros((m, s), dtype=np.int8)
     wsum = np.zeros((m, s), dtype=np.float64)
     aa = np.zeros((s, s), dtype=bool)
     if s == 0:
         return hops, wsum, aa
-    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     pos = np.full(matrix.shape[0], -1, dtype=np.int32)  # local position: candidates 0..m-1, anchors m..
     pos[cands] = np.arange(m, dtype=np.int32)
     pos[anchors] = np.arange(m, m + s, dtype=np.int32)
-    own1, x, w1 = _expand_rows(indptr, indices, data, anchors)  # anchor -> x (distance 1)
     px = pos[x]
     is_anchor = px >= m
     aa[own1[is_anchor], px[is_anchor] - m] = True
     if m == 0:
         return hops, wsum, aa
-    own2, c2, w2 = _expand_rows(indptr, indices, data, x)  # x -> c (walks of length 2)
-    pc = pos[c2]
-    ok = (pc >= 0) & (pc < m)  # ends on a connector candidate (never on an anchor)
-    via = own2[ok]
-    key2 = pc[ok].astype(np.int64) * s + own1[via]
-    val2 = w1[via].astype(np.float64) + w2[ok]
+    # x -> c (walks of length 2), each entry tagged with the anchor of its x (``np.repeat`` of the
+    # per-x values: no gather through an owner index)
+    at, c2, counts = layer2
     flat_w = wsum.reshape(-1)
     flat_h = hops.reshape(-1)
-    # two-hop walks: the strongest total per (candidate, anchor) ...
-    best2 = np.full(m * s, -np.inf)
-    np.maximum.at(best2, key2, val2)
-    has2 = best2 > -np.inf
-    flat_h[has2] = 2
-    flat_w[has2] = best2[has2]
+    if at.size:
+        pc = pos[c2]
+        ok = (pc >= 0) & (pc < m)  # ends on a connector candidate (never on an anchor)
+        key2 = (pc.astype(np.int64) * s + np.repeat(own1, counts))[ok]
+        val2 = (np.repeat(w1.astype(np.float64), counts) + matrix.data[at])[ok]
+        # two-hop walks: the strongest total per (candidate, anchor) ...
+        best2 = np.full(m * s, -np.inf)
+        np.maximum.at(best2, key2, val2)
+        has2 = best2 > -np.inf
+        flat_h[has2] = 2
+        flat_w[has2] = best2[has2]
     # ... unless a direct edge makes the anchor 1 hop away (each (anchor, neighbour) entry is unique)
     one = (px >= 0) & (px < m)
     key1 = px[one].astype(np.int64) * s + own1[one]
     flat_h[key1] = 1
     flat_w[key1] = w1[one].astype(np.float64)
     return hops, wsum, aa
+
+
+def walk_with_paths(matrix: Any, anchors: np.ndarray, max_hops: int, retrievable: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``walk`` (retrievable rows only) and ``anchor_paths`` over its rows, sharing the two CSR
+    expansions both need: the anchors' rows give hop 1, their neighbours' rows give hop 2 and the
+    2-hop paths. Returns (cands, hop distance, hops, weight_sum, aa)."""
+    if max_hops < 1 or anchors.size == 0:
+        cands, dist = walk(matrix, anchors, max_hops)
+        ok = retrievable[cands]
+        cands, dist = cands[ok], dist[ok]
+        hops, wsum, aa = anchor_paths(matrix, anchors, cands)
+        return cands, dist, hops, wsum, aa
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
+    layer2 = _second_layer(indptr, indices, x)
+    dist = np.full(matrix.shape[0], -1, dtype=np.int8)
+    dist[anchors] = 0
+    dist[x[dist[x] < 0]] = 1
+    if max_hops >= 2:
+        # every neighbour of a hop-1 row; neighbours of an anchor listed in x are anchors or hop 1
+        nb = layer2[1]
+        nb = nb[dist[nb] < 0]
+        dist[nb] = 2
+        frontier = np.flatnonzero(dist == 2)
+        for h in range(3, max_hops + 1):  # further layers: as ``walk``
+            if frontier.size == 0:
+                break
+            _, nb, _ = _expand_rows(indptr, indices, data, frontier)
+            nb = nb[dist[nb] < 0]
+            if nb.size == 0:
+                break
+            dist[nb] = h
+            frontier = np.flatnonzero(dist == h)
+    rows = np.flatnonzero(dist > 0)
+    rows = rows[retrievable[rows]]
+    cands, cdist = rows.astype(np.int64), dist[rows].astype(np.int64)
+    hops, wsum, aa = _paths_from(matrix, anchors, cands, own1, x, w1, layer2)
+    return cands, cdist, hops, wsum, aa
 
 
 def bridge_values(aa: np.ndarray, hops: np.ndarray,
@@ -177,9 +243,9 @@ def bridge_values(aa: np.ndarray, hops: np.ndarray,
     t = (hops > 0).astype(np.float64)
     count = np.rint(((t @ non_adj.astype(np.float64)) * t).sum(axis=1) / 2).astype(np.int64)
     edges = hops.sum(axis=1, dtype=np.int64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_w = np.where(edges > 0, wsum.sum(axis=1) / np.maximum(edges, 1), np.nan)
-    bridge = np.where(count > 0, count * np.nan_to_num(mean_w), 0.0)
+    mean0 = wsum.sum(axis=1) / np.maximum(edges, 1)  # 0 where no anchor is touched (wsum row all 0)
+    mean_w = np.where(edges > 0, mean0, np.nan)
+    bridge = np.where(count > 0, count * mean0, 0.0)  # count > 0 implies edges > 0
     return count, mean_w, bridge, non_adj
 
 
@@ -190,7 +256,9 @@ def edges_among(matrix: Any, rows: np.ndarray) -> tuple[tuple[int, int, float], 
         return ()
     own, nb, w = _expand_rows(matrix.indptr, matrix.indices, matrix.data, rows)
     src = rows[own]
-    keep = np.isin(nb, rows) & (src < nb)
+    member = np.zeros(matrix.shape[0], dtype=bool)
+    member[rows] = True
+    keep = member[nb] & (src < nb)
     trip = sorted(zip(src[keep].tolist(), nb[keep].tolist(), w[keep].tolist()))
     return tuple((a, b, float(x)) for a, b, x in trip)
 
@@ -217,10 +285,7 @@ def expand_graph_with_recency(corpus: Any, cdr: CDRTable, *, query_vector: np.nd
 
     if config.graph_retrieval and anchors.size:
         matrix = corpus.graph(config).matrix
-        cands, dist = walk(matrix, anchors, config.max_hops)
-        ok = corpus.retrievable[cands]
-        cands, dist = cands[ok], dist[ok]
-        hops, wsum, aa = anchor_paths(matrix, anchors, cands)
+        cands, dist, hops, wsum, aa = walk_with_paths(matrix, anchors, config.max_hops, corpus.retrievable)
         count, mean_w, bridge, non_adj = bridge_values(aa, hops, wsum)
         cand_vectors = corpus.vectors[cands]
         relevance = (cand_vectors @ np.asarray(query_vector, dtype=np.float32)).astype(np.float64)
@@ -333,6 +398,9 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
     touched_mask = hops > 0
     touched_mask.setflags(write=False)
     anchor_list = anchors.tolist()
+    # every non-adjacent anchor pair (a < b in anchor order), row-major: one connector's bridged pairs
+    # are the ones with both ends touched, in this order (no per-connector sub-matrix)
+    iu, ju = np.nonzero(np.triu(non_adj, k=1))
 
     def touched(i: int) -> tuple[int, ...]:
         return tuple(anchor_list[k] for k in np.flatnonzero(touched_mask[i]).tolist())
@@ -340,9 +408,9 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
     def pairs(i: int) -> tuple[tuple[int, int], ...]:
         if count[i] == 0:
             return ()
-        pos = np.flatnonzero(touched_mask[i])
-        ii, jj = np.nonzero(np.triu(non_adj[np.ix_(pos, pos)], k=1))
-        return tuple((anchor_list[pos[a]], anchor_list[pos[b]]) for a, b in zip(ii.tolist(), jj.tolist()))
+        t = touched_mask[i]
+        both = t[iu] & t[ju]
+        return tuple((anchor_list[a], anchor_list[b]) for a, b in zip(iu[both].tolist(), ju[both].tolist()))
 
     m = hops.shape[0]
     return LazyRows(m, touched), LazyRows(m, pairs)
