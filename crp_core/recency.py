@@ -134,7 +134,7 @@ def resolved_ttl_days(kb: KnowledgeBase, config: CRPConfig) -> np.ndarray:
         return np.where(a.ttl_kind == 0, a.ttl_explicit_s / SECONDS_PER_DAY,
                         np.where(a.ttl_kind == 2, np.inf, defaults[a.source_code]))
 
-    return _resolved(kb, ("ttl",) + tuple(config.ttl_days[st] for st in SOURCE_TYPES), build)
+    return _resolved(kb, ("ttl", config.ttl_days), build)  # SourceTable: frozen, hashable by value
 
 
 def resolved_importance(kb: KnowledgeBase, idx: np.ndarray, config: CRPConfig) -> np.ndarray:
@@ -145,7 +145,7 @@ def resolved_importance(kb: KnowledgeBase, idx: np.ndarray, config: CRPConfig) -
         table = np.array([float(config.importance[st]) for st in SOURCE_TYPES])
         return np.where(np.isnan(a.importance_explicit), table[a.source_code], a.importance_explicit)
 
-    column = _resolved(kb, ("importance",) + tuple(config.importance[st] for st in SOURCE_TYPES), build)
+    column = _resolved(kb, ("importance", config.importance), build)
     return column[np.asarray(idx, dtype=np.int64)]
 
 
@@ -235,7 +235,7 @@ def lookup(table_idx: np.ndarray, values: np.ndarray, idx: np.ndarray) -> np.nda
     """``values`` of ``table_idx`` re-aligned to ``idx`` (every row of idx must be present)."""
     table_idx = np.asarray(table_idx)
     idx = np.asarray(idx, dtype=np.int64)
-    if table_idx.shape == idx.shape and np.array_equal(table_idx, idx):
+    if table_idx.shape == idx.shape and (table_idx is idx or bool((table_idx == idx).all())):
         return np.asarray(values)
     order = np.argsort(table_idx, kind="stable")
     pos = np.searchsorted(table_idx, idx, sorter=order)
