@@ -1,8 +1,9 @@
 """End-to-end harness: a real ``streamlit run app.py`` driven by headless Debian Chromium.
 
 Fixtures: ``streamlit_server`` (session: base URL of a server on a free port), ``fresh_server``
-(a server of its own), ``browser`` (session: Playwright Chromium at ``/usr/bin/chromium``; never
-``playwright install``), ``page`` (a fresh 1400x900 context per test, i.e. its own session).
+(a server of its own), ``browser`` (Playwright Chromium at ``/usr/bin/chromium``, shared by this
+folder's tests and closed when the run leaves the folder; never ``playwright install``), ``page``
+(a fresh 1400x900 context per test, i.e. its own session).
 Helpers, handed out as session fixtures of the same names (a test module cannot import a conftest
 reliably): ``open_page(page, url_path)`` goes there, waits until the script run finished and asserts
 no exception is shown; ``wait_idle(page)``; ``assert_no_exception(page)``; ``screenshot(page, name)``
@@ -28,6 +29,7 @@ from typing import Iterator
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -63,9 +65,8 @@ _load_root_helpers()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    here = Path(__file__).resolve().parent
     for item in items:
-        if here in Path(str(item.fspath)).resolve().parents:
+        if _in_this_folder(item):
             item.add_marker(pytest.mark.e2e)
 
 
@@ -142,21 +143,62 @@ def fresh_server(tmp_path: Path, e2e_sample_dir: Path) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[object]:
-    """Headless Debian Chromium through Playwright's sync API."""
+class _Chromium:
+    """One Playwright + Chromium for this folder's tests, started on first use and closed as soon
+    as the run leaves the folder (see ``pytest_runtest_teardown``): Playwright's sync API keeps an
+    event loop running while it is open, and a later test that starts its own ``sync_playwright()``
+    would fail meanwhile."""
+
+    def __init__(self) -> None:
+        self._pw = None
+        self._browser = None
+
+    def get(self):
+        if self._browser is None:
+            from playwright.sync_api import sync_playwright
+
+            self._pw = sync_playwright().start()
+            try:
+                self._browser = self._pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                                         args=CHROMIUM_ARGS)
+            except BaseException:
+                self.close()
+                raise
+        return self._browser
+
+    def close(self) -> None:
+        browser, pw = self._browser, self._pw
+        self._browser = self._pw = None
+        try:
+            if browser is not None:
+                browser.close()
+        finally:
+            if pw is not None:
+                pw.stop()
+
+
+_CHROMIUM = _Chromium()
+
+
+def _in_this_folder(item: pytest.Item | None) -> bool:
+    return item is not None and HERE in Path(str(item.fspath)).resolve().parents
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    yield  # the test's own fixtures (its browser context) are torn down first
+    if _in_this_folder(item) and not _in_this_folder(nextitem):
+        _CHROMIUM.close()
+
+
+@pytest.fixture
+def browser() -> object:
+    """Headless Debian Chromium through Playwright's sync API (shared by this folder's tests)."""
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} is missing (.ci/run installs Debian chromium)")
         pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+    return _CHROMIUM.get()
 
 
 @pytest.fixture
