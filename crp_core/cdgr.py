@@ -160,32 +160,34 @@ def _paths_from(matrix: Any, anchors: np.ndarray, cands: np.ndarray, own1: np.nd
     aa = np.zeros((s, s), dtype=bool)
     if s == 0:
         return hops, wsum, aa
-    pos = np.full(matrix.shape[0], -1, dtype=np.int32)  # local position: candidates 0..m-1, anchors m..
+    # local position: candidates 0..m-1, anchors m..m+s-1, any other row m+s (a dummy block of keys)
+    pos = np.full(matrix.shape[0], m + s, dtype=np.int32)
     pos[cands] = np.arange(m, dtype=np.int32)
     pos[anchors] = np.arange(m, m + s, dtype=np.int32)
     px = pos[x]
-    is_anchor = px >= m
+    is_anchor = (px >= m) & (px < m + s)
     aa[own1[is_anchor], px[is_anchor] - m] = True
     if m == 0:
         return hops, wsum, aa
     # x -> c (walks of length 2), each entry tagged with the anchor of its x (``np.repeat`` of the
-    # per-x values: no gather through an owner index)
+    # per-x values: no gather through an owner index). Keys of walks ending on an anchor or a
+    # non-candidate land in rows m.. of ``best2`` and are ignored (no filtering pass).
     at, c2, counts = layer2
     flat_w = wsum.reshape(-1)
     flat_h = hops.reshape(-1)
     if at.size:
-        pc = pos[c2]
-        ok = (pc >= 0) & (pc < m)  # ends on a connector candidate (never on an anchor)
-        key2 = (pc.astype(np.int64) * s + np.repeat(own1, counts))[ok]
-        val2 = (np.repeat(w1.astype(np.float64), counts) + matrix.data[at])[ok]
+        kdt = np.int32 if (m + s + 1) * s < 2**31 else np.int64
+        key2 = pos[c2].astype(kdt) * kdt(s) + np.repeat(own1.astype(kdt), counts)
+        val2 = np.repeat(w1.astype(np.float64), counts) + matrix.data[at]
         # two-hop walks: the strongest total per (candidate, anchor) ...
-        best2 = np.full(m * s, -np.inf)
+        best2 = np.full((m + s + 1) * s, -np.inf)
         np.maximum.at(best2, key2, val2)
+        best2 = best2[:m * s]
         has2 = best2 > -np.inf
         flat_h[has2] = 2
         flat_w[has2] = best2[has2]
     # ... unless a direct edge makes the anchor 1 hop away (each (anchor, neighbour) entry is unique)
-    one = (px >= 0) & (px < m)
+    one = px < m
     key1 = px[one].astype(np.int64) * s + own1[one]
     flat_h[key1] = 1
     flat_w[key1] = w1[one].astype(np.float64)
@@ -259,8 +261,9 @@ def edges_among(matrix: Any, rows: np.ndarray) -> tuple[tuple[int, int, float], 
     member = np.zeros(matrix.shape[0], dtype=bool)
     member[rows] = True
     keep = member[nb] & (src < nb)
-    trip = sorted(zip(src[keep].tolist(), nb[keep].tolist(), w[keep].tolist()))
-    return tuple((a, b, float(x)) for a, b, x in trip)
+    a, b, x = src[keep], nb[keep], w[keep]
+    order = np.lexsort((x, b, a))  # = sorted() of the (a, b, weight) triples
+    return tuple(zip(a[order].tolist(), b[order].tolist(), x[order].astype(np.float64).tolist()))
 
 
 # ---- the stage ----------------------------------------------------------------------------------
@@ -400,7 +403,9 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
     anchor_list = anchors.tolist()
     # every non-adjacent anchor pair (a < b in anchor order), row-major: one connector's bridged pairs
     # are the ones with both ends touched, in this order (no per-connector sub-matrix)
-    iu, ju = np.nonzero(np.triu(non_adj, k=1))
+    iu, ju = np.nonzero(non_adj)
+    upper = iu < ju
+    iu, ju = iu[upper], ju[upper]
 
     def touched(i: int) -> tuple[int, ...]:
         return tuple(anchor_list[k] for k in np.flatnonzero(touched_mask[i]).tolist())
