@@ -3,7 +3,7 @@ retrieval; the target is <= 1 ms p50 for stages 2-6 together (cdr + cdgr + contr
 fan-out is timed separately) at ~500 candidates and a 20-fact envelope.
 
     python bench/pipeline.py                       # bench/data/synth10k and synth100k if present
-    python bench/pipeline.py --runs 300 --candidate-k 350 --sets synth10k
+    python bench/pipeline.py --runs 300 --candidate-k 300 --sets synth10k
 
 Data: ``bench/make_synthetic_ckf.py`` directories (facts.jsonl + embeddings.npy + scenario*.json);
 no model is loaded. The similarity graph and HNSW index are corpus preparation, built once before
@@ -125,9 +125,9 @@ def main() -> int:
     ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
     ap.add_argument("--sets", nargs="*", default=["synth10k", "synth100k"])
     ap.add_argument("--runs", type=int, default=300)
-    ap.add_argument("--candidate-k", type=int, default=350,
-                    help="HNSW top-K per search for the stage 2-6 table (350 x (1 query + 3 sub-queries), "
-                         "heavily overlapping, gives ~500-600 candidates on the synthetic CKFs)")
+    ap.add_argument("--candidate-k", type=int, default=300,
+                    help="HNSW top-K per search for the stage 2-6 table (300 x (1 query + 3 sub-queries), "
+                         "heavily overlapping, gives ~500-700 candidates on the synthetic CKFs)")
     args = ap.parse_args()
     config = CRPConfig(candidate_k=args.candidate_k, envelope_fact_budget=20)
     base = CRPConfig()

@@ -44,20 +44,17 @@ def _token_counter(corpus: Any, embedder: Any) -> Any:
     return word_counter
 
 
-def _positions(table_idx: np.ndarray, order: np.ndarray, rows: np.ndarray, *, strict: bool = False) -> np.ndarray:
-    """Position of each of ``rows`` in ``table_idx`` (``order`` = its stable argsort); -1 where absent
-    (``strict``: a KeyError instead)."""
-    rows = np.asarray(rows, dtype=np.int64)
-    if table_idx.size == 0 or rows.size == 0:
-        if strict and rows.size:
-            raise KeyError(int(rows[0]))
-        return np.full(rows.size, -1, dtype=np.int64)
-    at = np.minimum(np.searchsorted(table_idx, rows, sorter=order), table_idx.size - 1)
-    pos = order[at]
-    ok = table_idx[pos] == rows
-    if strict and not ok.all():
-        raise KeyError(int(rows[~ok][0]))
-    return np.where(ok, pos, -1)
+def _cdr_positions(cdr: Any, pos_of: Mapping[int, int], rows: list[int]) -> np.ndarray:
+    """Positions of ``rows`` in the stage-2 table: from ``pos_of`` (gated-in rows), else searched;
+    a KeyError for a row the table lacks."""
+    try:
+        return np.array([pos_of[r] for r in rows], dtype=np.int64)
+    except KeyError:
+        got = [np.flatnonzero(cdr.idx == r) for r in rows]
+        missing = [r for r, g in zip(rows, got) if g.size == 0]
+        if missing:
+            raise KeyError(missing[0]) from None
+        return np.array([int(g[0]) for g in got], dtype=np.int64)
 
 
 def _stage4(corpus: Any, selected: np.ndarray, roles: dict[int, str], scores: dict[int, float],
@@ -136,19 +133,24 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     anchor_list = anchor_rows.tolist()
     roles = dict.fromkeys(anchor_list, "anchor")
     roles.update(dict.fromkeys(cdgr.selected_connectors.tolist(), "connector"))
-    # CDR scores of the anchors only (not a dict over every candidate)
-    cdr_order = np.argsort(cdr.idx, kind="stable")
-    scores = dict(zip(anchor_list, cdr.cdr_score[_positions(cdr.idx, cdr_order, anchor_rows, strict=True)].tolist()))
-    scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
+    # positions of the gated-in candidates in the stage-2 table, CDR order: anchors, extra anchors and
+    # backfills are all among them (no dict over every candidate)
     gate = cdr.passed_gate
-    ranked_gated = cdr.idx[cdr_ranking(cdr, gate)]
+    rank_pos = cdr_ranking(cdr, gate)
+    ranked_gated = cdr.idx[rank_pos]
+    pos_of = dict(zip(ranked_gated.tolist(), rank_pos.tolist()))
+    anchor_pos = _cdr_positions(cdr, pos_of, anchor_list)
+    scores = dict(zip(anchor_list, cdr.cdr_score[anchor_pos].tolist()))
+    scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
     skipped = {d[0] for d in cdgr.near_duplicates}
     taken = set(selected.tolist())
     ranked_pool = np.array([r for r in ranked_gated.tolist() if r not in taken and r not in skipped], dtype=np.int64)
-    # stage 4 reads the recency factor of selected facts only: hand it those (same values as the table)
-    rec_pos = _positions(recency.idx, np.argsort(recency.idx, kind="stable"), selected)
-    has_rec = rec_pos >= 0
-    sel_recency = dict(zip(selected[has_rec].tolist(), recency.factor[rec_pos[has_rec]].tolist()))
+    # stage 4 reads the recency factor of the selected facts only: hand it those. The run's table holds,
+    # for each row, compute_recency's value (stage-2 rows first, then connector candidates): the same
+    # numbers as the stage-2 table (anchors) and the connector table (connectors)
+    sel_recency = dict(zip(anchor_list, cdr.recency_factor[anchor_pos].tolist()))
+    for r, f in zip(sel_conn_rows, conn.recency_factor[sel_pos].tolist()):
+        sel_recency.setdefault(r, f)
     resolution = _stage4(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool), sel_recency,
                          config, decisions, now)
     timings["contradictions"] = (time.perf_counter() - t) * 1e3
@@ -169,10 +171,13 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     items = []
     final_rows = np.asarray(resolution.selected).tolist()
     # CDR scores of the non-connector rows (anchors, extra anchors, backfills: all stage-1 candidates)
-    plain = np.array([r for r in final_rows if roles.get(r, "anchor") != "connector"], dtype=np.int64)
-    plain_pos = _positions(cdr.idx, cdr_order, plain)
-    found = plain_pos >= 0
-    cdr_of = dict(zip(plain[found].tolist(), cdr.cdr_score[plain_pos[found]].tolist()))
+    plain = [r for r in final_rows if roles.get(r, "anchor") != "connector"]
+    cdr_of = {r: float(cdr.cdr_score[pos_of[r]]) for r in plain if r in pos_of}
+    for r in plain:
+        if r not in cdr_of:  # not a gated-in candidate (not expected): any stage-2 row
+            hits = np.flatnonzero(cdr.idx == r)
+            if hits.size:
+                cdr_of[r] = float(cdr.cdr_score[hits[0]])
     for r in final_rows:
         role = roles.get(r, "anchor")
         if role == "connector":
