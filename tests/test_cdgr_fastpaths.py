@@ -1,0 +1,116 @@
+"""Stage 3 fast paths (docs/decisions/pipeline.md, performance notes): the fused walk + 2-hop paths,
+the bridged-pair index and the edge listing give exactly what the straightforward versions give.
+
+The references below are written independently of the module (plain Python over an adjacency dict),
+on random symmetric CSR graphs with DELETED-like non-retrievable rows, for every ``max_hops`` 0-4.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+from crp_core.cdgr import _touched_and_pairs, anchor_paths, bridge_values, edges_among, walk, walk_with_paths
+
+
+def random_graph(seed: int, n: int, p: float) -> sp.csr_matrix:
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((n, n)) < p, k=1)
+    w = np.round(rng.uniform(0.6, 1.0, (n, n)), 3).astype(np.float32)
+    dense = np.where(upper | upper.T, np.maximum(w, w.T), 0).astype(np.float32)
+    return sp.csr_matrix(dense)
+
+
+def adjacency(m: sp.csr_matrix) -> dict[int, dict[int, float]]:
+    out: dict[int, dict[int, float]] = {i: {} for i in range(m.shape[0])}
+    coo = m.tocoo()
+    for i, j, w in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()):
+        out[i][j] = w
+    return out
+
+
+def ref_walk(adj, anchors, max_hops, retrievable):
+    dist = {a: 0 for a in anchors}
+    frontier = set(anchors)
+    for h in range(1, max_hops + 1):
+        nxt = {v for u in frontier for v in adj[u] if v not in dist}
+        for v in nxt:
+            dist[v] = h
+        frontier = nxt
+    rows = sorted(r for r, d in dist.items() if d > 0 and retrievable[r])
+    return rows, [dist[r] for r in rows]
+
+
+def ref_paths(adj, anchors, cands):
+    """(hops, weight_sum) per (candidate, anchor): 1 hop = the edge; else the best 2-hop total."""
+    hops = np.zeros((len(cands), len(anchors)), dtype=np.int8)
+    wsum = np.zeros((len(cands), len(anchors)))
+    for i, c in enumerate(cands):
+        for k, a in enumerate(anchors):
+            if c in adj[a]:
+                hops[i, k], wsum[i, k] = 1, float(adj[a][c])
+                continue
+            two = [np.float64(adj[a][x]) + np.float32(adj[x][c]) for x in adj[a] if c in adj[x]]
+            if two:
+                hops[i, k], wsum[i, k] = 2, max(two)
+    return hops, wsum
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 40), p=st.floats(0.02, 0.4), n_anchors=st.integers(1, 6),
+       max_hops=st.integers(0, 4))
+def test_walk_with_paths_matches_the_separate_walk_and_paths(seed, n, p, n_anchors, max_hops):
+    m = random_graph(seed, n, p)
+    rng = np.random.default_rng(seed + 1)
+    anchors = rng.choice(n, size=min(n_anchors, n), replace=False).astype(np.int64)
+    retrievable = rng.random(n) > 0.15
+    retrievable[anchors] = True
+    cands, dist, hops, wsum, aa = walk_with_paths(m, anchors, max_hops, retrievable)
+    # the module's own separate functions
+    c2, d2 = walk(m, anchors, max_hops)
+    ok = retrievable[c2]
+    c2, d2 = c2[ok], d2[ok]
+    h2, w2, aa2 = anchor_paths(m, anchors, c2)
+    assert cands.tolist() == c2.tolist() and dist.tolist() == d2.tolist()
+    assert np.array_equal(hops, h2) and np.array_equal(wsum, w2) and np.array_equal(aa, aa2)
+    # an independent reference
+    adj = adjacency(m)
+    rows, dists = ref_walk(adj, anchors.tolist(), max_hops, retrievable)
+    assert cands.tolist() == rows and dist.tolist() == dists
+    rh, rw = ref_paths(adj, anchors.tolist(), rows)
+    assert np.array_equal(hops, rh)
+    assert np.allclose(wsum, rw, rtol=0, atol=1e-12)
+    for i, j in itertools.product(range(anchors.size), repeat=2):
+        assert aa[i, j] == (int(anchors[j]) in adj[int(anchors[i])])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bridged_pairs_are_the_non_adjacent_touched_pairs_in_row_major_order(seed):
+    m = random_graph(seed, 30, 0.15)
+    anchors = np.arange(0, 30, 5, dtype=np.int64)
+    cands, _, hops, wsum, aa = walk_with_paths(m, anchors, 2, np.ones(30, dtype=bool))
+    count, _, _, non_adj = bridge_values(aa, hops, wsum)
+    touched, pairs = _touched_and_pairs(anchors, hops, count, non_adj)
+    adj = adjacency(m)
+    for i in range(cands.size):
+        t = [k for k in range(anchors.size) if hops[i, k] > 0]
+        assert touched[i] == tuple(int(anchors[k]) for k in t)
+        expect = tuple((int(anchors[a]), int(anchors[b])) for a, b in itertools.combinations(t, 2)
+                       if int(anchors[b]) not in adj[int(anchors[a])])
+        assert pairs[i] == expect
+        assert len(expect) == count[i]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_edges_among_lists_each_edge_once_sorted_with_its_weight(seed):
+    m = random_graph(seed, 25, 0.3)
+    rows = np.array([3, 17, 5, 0, 22, 9], dtype=np.int64)
+    adj = adjacency(m)
+    expect = sorted((min(a, b), max(a, b), float(adj[a][b])) for a, b in itertools.combinations(rows.tolist(), 2)
+                    if b in adj[a])
+    got = edges_among(m, rows)
+    assert list(got) == expect
+    assert all(type(a) is int and type(b) is int and type(w) is float for a, b, w in got)
