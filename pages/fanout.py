@@ -16,6 +16,7 @@ import streamlit as st
 
 from crp_core.errors import CRPError
 from crp_ui import breakdown, cache, fanout_view as fv, render, state
+from crp_ui import decisions as triage_decisions
 
 K = "crp.fanout."
 K_STEP = K + "step"  # 0-based index of the partitioned step shown
@@ -286,7 +287,10 @@ def main() -> None:
     page_scen = fv.page_scenario(scenario, width=width, residual_ids=residual, branch_depth_weight=depth)
     page_cfg = fv.page_config(config, depth)
     try:
-        result = cache.pipeline_result(corpus, page_scen, page_cfg, state.get_now())
+        # operator decisions apply here as on every page (statuses come with the corpus)
+        decisions, decisions_key = triage_decisions.pipeline_decisions()
+        result = cache.pipeline_result(corpus, page_scen, page_cfg, state.get_now(),
+                                       decisions=decisions, decisions_key=decisions_key)
     except CRPError as exc:
         st.error(f"The pipeline refused this input: {render.md_escape(exc)}")
         st.stop()

@@ -274,6 +274,28 @@ def test_stepping_never_reruns_the_pipeline(fan_env, tmp_path, monkeypatch):
     assert len(calls) == before
 
 
+def test_operator_decisions_reach_this_pages_run(fan_env, tmp_path, monkeypatch):
+    """The page's own run gets the triage decisions in force, like every other page (issue 5)."""
+    import crp_core.pipeline as pipeline
+    import crp_ui.decisions as triage_decisions
+
+    seen: list[Any] = []
+    real = pipeline.run_pipeline
+
+    def spying(*a, **k):
+        seen.append(k.get("decisions"))
+        return real(*a, **k)
+
+    marker = {"t0-00|t0-01": {"kind": "dismiss", "winner": None}}
+    monkeypatch.setattr(pipeline, "run_pipeline", spying)
+    monkeypatch.setattr(triage_decisions, "pipeline_decisions", lambda ds=None: (marker, "spy-key"))
+    import streamlit as st
+
+    st.cache_resource.clear()
+    at = _open(scenario=SCENARIO)
+    assert seen and all(d == marker for d in seen)
+
+
 # ---- synthetic: controls -------------------------------------------------------------------------
 def test_width_control_overrides_the_scenario_for_this_page(fan_env, tmp_path):
     at = _open(scenario=SCENARIO)
