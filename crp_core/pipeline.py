@@ -242,7 +242,9 @@ def _outcomes(corpus: Any, candidates: Any, cdr: Any, cdgr: Any, resolution: Res
         else:
             passed = bool(conn.relevance[conn_pos[r]] >= candidates.gate_threshold)
         if role is None:
-            role = "candidate" if passed else "gated"
+            # the relevance gate applies to stage-1 candidates only: a connector candidate the
+            # graph walk added was never gated (SPEC-025 §2.5), it just was not chosen
+            role = "candidate" if passed or r not in gate_pos else "gated"
         reason = _reason(r, fid, role, passed, in_e, sup, suppressed_by, dedup, backfill, near, anchors, extra,
                          conn, conn_pos, gate_pos, candidates, rank, n_gated_in, dropped, facts)
         out.append(FactOutcome(fact_id=fid, role=role, in_envelope=in_e, suppressed=sup, reason=reason))

@@ -189,3 +189,37 @@ def test_connector_chain_anchor_connector_anchor():
     assert rep["B"]["bridge_value"] == pytest.approx(0.646225, abs=1e-5)
     assert rep["B"]["bridged_pairs"] == [["A", "D"]] and rep["B"]["passed_gate"] is False
     assert rep["A"]["bridge_value"] is None
+
+
+def test_unchosen_connector_candidate_is_a_candidate_not_gated():
+    """The relevance gate applies to stage-1 candidates only (SPEC_NOTES §2.1); a connector candidate
+    that only the graph walk found, and that was not chosen, has role "candidate" (SPEC-025 §2.5).
+
+    Same geometry as the chain test plus C = A' (an edge to A and to B, none to D). candidate_k = 2
+    so stage 1 returns only A and D (relevance 0.56); B and C come from the graph walk. A fact budget
+    of 3 leaves 2 anchors and one connector slot, so one of B / C is chosen and the other is not.
+    """
+    from crp_core.config import CRPConfig
+
+    g = np.array([[1, .3, .78], [.3, 1, .78], [.78, .78, 1]])
+    low = np.linalg.cholesky(g)
+    b = 0.56
+    a = np.sqrt(1 - b * b)
+    q = np.array([0, 0, 0, 1.0])
+    vecs = np.array([np.append(a * low[0], b), np.append(a * low[1], b), np.append(low[2], 0.0),
+                     np.append(low[0], 0.0)])
+    facts = [fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
+             fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
+             fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01"),
+             fact("C", "rescheduled pods are placed on another node", modified_at="2026-05-01")]
+    corpus = make_corpus(facts, vecs)
+    r = run_pipeline(corpus, make_scenario(q, now=NOW), CRPConfig(candidate_k=2, envelope_fact_budget=3))
+    assert sorted(corpus.kb.facts[int(i)].fact_id for i in r.candidates.idx) == ["A", "D"]
+    conn = r.cdgr.connectors
+    assert sorted(corpus.kb.facts[int(i)].fact_id for i in conn.idx) == ["B", "C"]
+    out = {o.fact_id: o for o in r.outcomes}
+    roles = sorted((out["B"].role, out["C"].role))
+    assert roles == ["candidate", "connector"]  # never "gated": connectors are not gated
+    unchosen = "B" if out["B"].role == "candidate" else "C"
+    assert not out[unchosen].in_envelope
+    assert {f["fact_id"]: f["role"] for f in run_report(r)["facts"]}[unchosen] == "candidate"
