@@ -503,6 +503,7 @@ def _global_match(ta: Sequence[Token], tb: Sequence[Token]) -> tuple[set[int], s
     return matched_a, matched_b
 
 
+@lru_cache(maxsize=65536)
 def values_conflict(text_a: str, text_b: str) -> ValueConflict | None:
     """Do two texts assert different values for the same thing? (SPEC-027 §2.2, SPEC-005 §5.3).
 
@@ -512,7 +513,8 @@ def values_conflict(text_a: str, text_b: str) -> ValueConflict | None:
     magnitudes, entities); numbers, dates and magnitudes left over are then paired across the
     texts (word order may differ). Negation is a flip when the negation counts differ and the
     unmatched negation governs an aligned word; explicit antonym pairs flip too. Returns None for
-    a paraphrase with no changed value.
+    a paraphrase with no changed value. Memoised: a pure function of the two texts returning an
+    immutable record (the pipeline re-checks the same pairs on every rerun).
     """
     if text_a == text_b:
         return None
