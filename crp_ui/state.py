@@ -16,6 +16,8 @@ fact id).
 """
 from __future__ import annotations
 
+import functools
+import json
 import os
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
@@ -89,12 +91,35 @@ def list_samples() -> list[str]:
     out = []
     for p in sorted(d.iterdir()):
         if p.is_file() and p.suffix.lower() in CKF_SUFFIXES and not p.name.startswith("."):
+            if p.suffix.lower() == ".json" and not _json_is_ckf(p):
+                continue  # e.g. sample_ckf/planted_conflicts.json: data about the sample, not a CKF
             out.append(p.name)
         elif p.is_dir() and (p / "facts.jsonl").is_file():
             out.append(p.name)
     # the default sample first
     out.sort(key=lambda n: (n != DEFAULT_SAMPLE, n))
     return out
+
+
+_JSON_PEEK_LIMIT = 8 * 1024 * 1024
+
+
+@functools.lru_cache(maxsize=256)
+def _json_shape_is_ckf(path: str, mtime_ns: int, size: int) -> bool:
+    if size > _JSON_PEEK_LIMIT:
+        return True  # too big to peek at on every rerun: let the loader judge it when picked
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return True  # listed, and the loader explains what is wrong with it when picked
+    return isinstance(data, list) or (isinstance(data, dict) and "facts" in data)
+
+
+def _json_is_ckf(p: Path) -> bool:
+    """A ``.json`` CKF is a list of facts or an object with ``facts`` (SPEC_NOTES §1.1)."""
+    st_ = p.stat()
+    return _json_shape_is_ckf(str(p), st_.st_mtime_ns, st_.st_size)
 
 
 def list_scenarios() -> list[str]:

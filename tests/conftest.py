@@ -93,6 +93,9 @@ def synthetic_sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def ui_env(sample_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CRP_SAMPLE_DIR", str(sample_dir))
     monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
+    # operator decisions go to a throw-away store: a ./.crp_triage.sqlite left in the repo must
+    # never feed its decisions into the page tests
+    monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", str(tmp_path / "triage.sqlite"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     return sample_dir

@@ -376,3 +376,22 @@ def test_scenario_without_now_uses_today_and_stays_unedited(ui_env):
 
     today = dt.datetime.now(dt.timezone.utc).date()
     assert _widget(at.sidebar.date_input, "now (time travel)").value == today
+
+
+def test_sample_list_skips_json_that_is_not_a_ckf(tmp_path, monkeypatch):
+    """sample_ckf/ also holds planted_conflicts.json (data about the sample): not offered as a CKF."""
+    import json as _json
+
+    from crp_ui import state
+
+    (tmp_path / "knowledge_base.jsonl").write_text('{"fact_id": "a", "content": "x"}\n', encoding="utf-8")
+    (tmp_path / "list.json").write_text(_json.dumps([{"fact_id": "a", "content": "x"}]), encoding="utf-8")
+    (tmp_path / "wrapped.json").write_text(_json.dumps({"facts": []}), encoding="utf-8")
+    (tmp_path / "planted_conflicts.json").write_text(_json.dumps({"conflicts": []}), encoding="utf-8")
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(tmp_path))
+    assert state.list_samples() == ["knowledge_base.jsonl", "broken.json", "list.json", "wrapped.json"]
+    # and the real bundled folder
+    monkeypatch.delenv("CRP_SAMPLE_DIR")
+    assert "planted_conflicts.json" not in state.list_samples()
+    assert state.list_samples()[0] == "knowledge_base.jsonl"

@@ -101,7 +101,9 @@ def serve(sample_dir: Path, log_path: Path) -> Iterator[str]:
     """Run ``streamlit run app.py`` headless on a free port for the block; yield its base URL."""
     port = _free_port()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               CRP_SAMPLE_DIR=str(sample_dir), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+               CRP_SAMPLE_DIR=str(sample_dir), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+               # a throw-away triage store per server: never the repo's ./.crp_triage.sqlite
+               CRP_INSPECT_TRIAGE_DB=str(log_path.parent / "triage.sqlite"))
     log = open(log_path, "w", encoding="utf-8")
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
