@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .ckf import load_ckf
-from .config import CRPConfig
+from .config import layered_config
 from .errors import ConfigError
 from .timeparse import format_timestamp, parse_timestamp
 
@@ -63,9 +63,7 @@ def _handle(args: argparse.Namespace) -> int:
             raise ConfigError(f"--now: {exc}") from None
     else:
         now = datetime.now(timezone.utc)
-    config = CRPConfig.load(args.config) if args.config else CRPConfig()
-    if args.set_args:
-        config = config.with_set_args(args.set_args)
+    config = layered_config(args.config, None, args.set_args)  # no scenario here
     kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config)
     scan = scan_ckf(corpus, config, now)

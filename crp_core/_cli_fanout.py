@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .config import CRPConfig
+from .config import CRPConfig, layered_config
 from .errors import Problem, ScenarioError
 
 
@@ -40,12 +40,7 @@ def register(subparsers: Any) -> None:
 
 def build_config(scenario: Any, config_path: str | None, set_args: list[str]) -> CRPConfig:
     """Defaults < ``--config`` TOML < scenario ``config`` < ``--set``."""
-    config = CRPConfig.load(config_path) if config_path else CRPConfig()
-    if scenario.config:
-        config = config.with_overrides(dict(scenario.config))
-    if set_args:
-        config = config.with_set_args(set_args)
-    return config
+    return layered_config(config_path, scenario.config, set_args)
 
 
 def _scenario_overrides(scenario: Any, width: int | None, now_text: str | None) -> Any:

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from .ckf import load_ckf
-from .config import CRPConfig
+from .config import CRPConfig, layered_config
 from .errors import ConfigError
 from .timeparse import format_timestamp, parse_timestamp
 
@@ -38,15 +38,7 @@ def register(subparsers: Any) -> None:
 
 def build_config(config_path: str | None, scenario: Any, set_args: list[str]) -> CRPConfig:
     """defaults < --config file < scenario.config < --set (documented precedence)."""
-    cfg = CRPConfig.load(config_path) if config_path else CRPConfig()
-    if scenario is not None and scenario.config:
-        try:
-            cfg = cfg.with_overrides(dict(scenario.config))
-        except ConfigError as exc:
-            raise ConfigError(f"scenario config: {exc}") from None
-    if set_args:
-        cfg = cfg.with_set_args(set_args)
-    return cfg
+    return layered_config(config_path, scenario.config if scenario is not None else None, set_args)
 
 
 def _handle(args: argparse.Namespace) -> int:

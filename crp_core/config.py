@@ -238,6 +238,22 @@ class CRPConfig:
         return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
 
 
+def layered_config(config_path: str | None = None, scenario_config: Mapping[str, Any] | None = None,
+                   set_args: Iterable[str] = ()) -> CRPConfig:
+    """The CLI's precedence, lowest first: defaults < ``--config`` TOML file < the scenario's
+    ``config`` table < ``--set key=value`` (docs/DECISIONS.md)."""
+    config = CRPConfig.load(config_path) if config_path else CRPConfig()
+    if scenario_config:
+        try:
+            config = config.with_overrides(dict(scenario_config))
+        except ConfigError as exc:
+            raise ConfigError(f"scenario config: {exc}") from None
+    set_args = list(set_args or ())
+    if set_args:
+        config = config.with_set_args(set_args)
+    return config
+
+
 # ---- key metadata ---------------------------------------------------------------------------
 SCALAR_KEYS: tuple[str, ...] = tuple(
     f.name for f in fields(CRPConfig) if f.name not in TABLE_KEYS)

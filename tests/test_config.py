@@ -137,3 +137,16 @@ def test_kb_data_fingerprint_covers_every_fact_field():
     assert KnowledgeBase((replace(base, line=7),)).data_fingerprint == fp  # where it came from is not data
     # the knowledge identity ignores statuses (operator decisions stay attached to a cleaned export)
     assert KnowledgeBase((replace(base, status="QUARANTINED"),)).fingerprint == KnowledgeBase((base,)).fingerprint
+
+
+def test_layered_config_precedence(tmp_path):
+    """defaults < --config file < scenario config < --set (docs/DECISIONS.md)."""
+    from crp_core.config import layered_config
+
+    path = tmp_path / "c.toml"
+    path.write_text("token_budget = 1000\ncandidate_k = 60\ncdr_min_relevance = 0.5\n", encoding="utf-8")
+    c = layered_config(str(path), {"candidate_k": 70, "cdr_min_relevance": 0.6}, ["cdr_min_relevance=0.65"])
+    assert (c.token_budget, c.candidate_k, c.cdr_min_relevance) == (1000, 70, 0.65)
+    assert layered_config() == CRPConfig()
+    with pytest.raises(ConfigError, match="scenario config: unknown configuration key 'nope'"):
+        layered_config(None, {"nope": 1})
