@@ -104,11 +104,19 @@ def walk(matrix: Any, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, n
     Breadth-first over CSR row slices; a per-call (n,) int8 distance array deduplicates each layer
     without sorting.
     """
-    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     dist = np.full(matrix.shape[0], -1, dtype=np.int8)
     frontier = np.unique(anchors)
     dist[frontier] = 0
-    for h in range(1, max_hops + 1):
+    _extend_layers(matrix, dist, frontier, 1, max_hops)
+    rows = np.flatnonzero(dist > 0)
+    return rows.astype(np.int64), dist[rows].astype(np.int64)
+
+
+def _extend_layers(matrix: Any, dist: np.ndarray, frontier: np.ndarray, first: int, last: int) -> None:
+    """Breadth-first layers ``first..last`` from ``frontier`` (the layer before), written into
+    ``dist`` in place (-1 = not reached yet)."""
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    for h in range(first, last + 1):
         if frontier.size == 0:
             break
         _, nb, _ = _expand_rows(indptr, indices, data, frontier)
@@ -117,8 +125,6 @@ def walk(matrix: Any, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, n
             break
         dist[nb] = h
         frontier = np.flatnonzero(dist == h)  # this layer, each row once, ascending
-    rows = np.flatnonzero(dist > 0)
-    return rows.astype(np.int64), dist[rows].astype(np.int64)
 
 
 def anchor_paths(matrix: Any, anchors: np.ndarray, cands: np.ndarray
@@ -216,16 +222,7 @@ def walk_with_paths(matrix: Any, anchors: np.ndarray, max_hops: int, retrievable
         nb = layer2[1]
         nb = nb[dist[nb] < 0]
         dist[nb] = 2
-        frontier = np.flatnonzero(dist == 2)
-        for h in range(3, max_hops + 1):  # further layers: as ``walk``
-            if frontier.size == 0:
-                break
-            _, nb, _ = _expand_rows(indptr, indices, data, frontier)
-            nb = nb[dist[nb] < 0]
-            if nb.size == 0:
-                break
-            dist[nb] = h
-            frontier = np.flatnonzero(dist == h)
+        _extend_layers(matrix, dist, np.flatnonzero(dist == 2), 3, max_hops)  # further layers: as ``walk``
     rows = np.flatnonzero(dist > 0)
     rows = rows[retrievable[rows]]
     cands, cdist = rows.astype(np.int64), dist[rows].astype(np.int64)
