@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .ckf import load_ckf
+from ._cli_common import add_input_args
 from .config import layered_config
 from .errors import ConfigError
 from .timeparse import format_timestamp, parse_timestamp
@@ -38,13 +39,7 @@ def register(subparsers: Any) -> None:
                     "contradiction_similarity and a value conflict: NUMBER_CHANGED, DATE_SHIFTED, "
                     "MAGNITUDE_ALTERED, ENTITY_SUBSTITUTED, NEGATION_FLIP) and arbitrate each pair by "
                     "authority (SPEC-027 §2). Configuration precedence: defaults < --config < --set.")
-    p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv) or directory")
-    p.add_argument("--config", metavar="TOML", help="configuration file (keys of SPEC_NOTES §5)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_args",
-                   help="override one configuration key (repeatable; dotted keys for tables)")
-    p.add_argument("--now", metavar="ISO", help="the current time used for recency (default: wall clock)")
-    p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
-    p.add_argument("--cache-dir", metavar="DIR", help="embedding / index cache directory")
+    add_input_args(p, scenario=False, now_help="the current time used for recency (default: wall clock)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print a JSON list of pairs (triage order)")
     fmt.add_argument("--csv", action="store_true", help="print one CSV row per pair (triage order)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ._cli_common import add_input_args
 from .config import CRPConfig, layered_config
 from .errors import Problem, ScenarioError
 
@@ -23,17 +24,10 @@ def register(subparsers: Any) -> None:
         description="Run the pipeline for a scenario and show the fan-out partitions, each branch's "
                     "picks, and the cross-branch duplicates of the naive shared-coverage run versus the "
                     "partitioned run.")
-    p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file or directory")
-    p.add_argument("--scenario", required=True, metavar="PATH", help="scenario file (.json or .toml)")
+    add_input_args(p, scenario=True,
+                   now_help="the time the pipeline treats as now (ISO 8601; replaces the scenario's now)")
     p.add_argument("--width", type=int, default=None, metavar="N",
                    help="fan-out width (replaces the scenario's fanout_width; 0 or 1 = no fan-out)")
-    p.add_argument("--config", metavar="TOML", default=None, help="configuration file (TOML)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one configuration key (repeatable; dotted keys for tables)")
-    p.add_argument("--now", default=None, metavar="ISO",
-                   help="the time the pipeline treats as now (ISO 8601; replaces the scenario's now)")
-    p.add_argument("--lenient", action="store_true", help="skip bad CKF facts instead of refusing the file")
-    p.add_argument("--cache-dir", default=None, metavar="DIR", help="embedding / index cache directory")
     p.add_argument("--json", action="store_true", help="print the JSON report (SPEC_NOTES §4)")
     p.set_defaults(handler=_handle)
 
@@ -84,7 +78,7 @@ def _handle(args: argparse.Namespace) -> int:
     from .report import dumps
 
     report = fanout_cli_report(args.ckf, args.scenario, width=args.width, config_path=args.config,
-                               set_args=args.set, now=args.now, lenient=args.lenient, cache_dir=args.cache_dir)
+                               set_args=args.set_args, now=args.now, lenient=args.lenient, cache_dir=args.cache_dir)
     if args.json:
         print(dumps(report))
     else:

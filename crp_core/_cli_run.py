@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from .ckf import load_ckf
+from ._cli_common import add_input_args
 from .config import CRPConfig, layered_config
 from .errors import ConfigError
 from .timeparse import format_timestamp, parse_timestamp
@@ -23,15 +24,7 @@ def register(subparsers: Any) -> None:
         description="Run the CRP-SPEC-027 retrieval pipeline (candidates, CDR, CDGR, contradiction "
                     "resolution, fan-out, packing) over a CKF for one scenario. Configuration precedence: "
                     "defaults < --config < the scenario's config < --set.")
-    p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv) or directory")
-    p.add_argument("--scenario", required=True, metavar="PATH", help="scenario file (.json or .toml)")
-    p.add_argument("--config", metavar="TOML", help="configuration file (keys of SPEC_NOTES §5)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_args",
-                   help="override one configuration key (repeatable; dotted keys for tables, "
-                        "e.g. ttl_days.news=60)")
-    p.add_argument("--now", metavar="ISO", help="the current time the pipeline uses (overrides the scenario's)")
-    p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
-    p.add_argument("--cache-dir", metavar="DIR", help="embedding / index cache directory")
+    add_input_args(p, scenario=True, now_help="the current time the pipeline uses (overrides the scenario's)")
     p.add_argument("--json", action="store_true", help="print the machine-readable report (one JSON object)")
     p.set_defaults(handler=_handle)
 

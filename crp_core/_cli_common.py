@@ -1,0 +1,20 @@
+"""Arguments shared by the sub-commands that load a CKF (``run``, ``fanout``, ``conflicts``)."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def add_input_args(p: Any, *, scenario: bool, now_help: str) -> None:
+    """``--ckf`` [``--scenario``] ``--config`` ``--set`` (repeatable, into ``set_args``) ``--now``
+    ``--lenient`` ``--cache-dir``. Configuration precedence: defaults < --config < the scenario's
+    config < --set (``crp_core.config.layered_config``)."""
+    p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv) or directory")
+    if scenario:
+        p.add_argument("--scenario", required=True, metavar="PATH", help="scenario file (.json or .toml)")
+    p.add_argument("--config", metavar="TOML", default=None, help="configuration file (keys of SPEC_NOTES §5)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_args",
+                   help="override one configuration key (repeatable; dotted keys for tables, "
+                        "e.g. ttl_days.news=60)")
+    p.add_argument("--now", metavar="ISO", default=None, help=now_help)
+    p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
+    p.add_argument("--cache-dir", metavar="DIR", default=None, help="embedding / index cache directory")
