@@ -18,12 +18,13 @@ from .candidates import gather_candidates
 from .cdgr import expand_graph_with_recency
 from .cdr import cdr_ranking, score_cdr
 from .config import CRPConfig
+from .conflicts import resolve_contradictions
 from .coverage import CoverageSet
 from .headers import build_headers
 from .ngram import build_blacklist
 from .packing import PackItem, pack_envelope, word_counter
 from .recency import compute_recency, concat_recency
-from .records import FactOutcome, PipelineResult, RecencyTable, Resolution, frozen_array
+from .records import FactOutcome, PipelineResult, Resolution, frozen_array
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
 
@@ -55,21 +56,6 @@ def _cdr_positions(cdr: Any, pos_of: Mapping[int, int], rows: list[int]) -> np.n
         if missing:
             raise KeyError(missing[0]) from None
         return np.array([int(g[0]) for g in got], dtype=np.int64)
-
-
-def _stage4(corpus: Any, selected: np.ndarray, roles: dict[int, str], scores: dict[int, float],
-            ranked_pool: np.ndarray, recency: RecencyTable, config: CRPConfig, decisions: Any,
-            now: datetime) -> Resolution:
-    """Adapter to ``crp_core.conflicts.resolve_contradictions`` (SPEC-027 §2)."""
-    try:
-        from .conflicts import resolve_contradictions  # noqa: PLC0415
-    except ImportError:
-        resolve_contradictions = None
-    if resolve_contradictions is None:
-        return Resolution(selected=frozen_array(selected), pairs=(), suppressed=frozen_array(np.zeros(0, np.int64)),
-                          deduplicated=(), backfilled=(), notes=(), audit=())
-    return resolve_contradictions(corpus, selected, roles, scores, ranked_pool, recency, config,
-                                  decisions=decisions, now=now)
 
 
 def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *, vectors: Any = None,
@@ -158,8 +144,8 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     sel_recency = dict(zip(anchor_list, cdr.recency_factor[anchor_pos].tolist()))
     for r, f in zip(sel_conn_rows, conn.recency_factor[sel_pos].tolist()):
         sel_recency.setdefault(r, f)
-    resolution = _stage4(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool), sel_recency,
-                         config, decisions, now)
+    resolution = resolve_contradictions(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool),
+                                        sel_recency, config, decisions=decisions, now=now)
     timings["contradictions"] = (time.perf_counter() - t) * 1e3
 
     # 5. fan-out
@@ -168,8 +154,7 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     if int(scenario.fanout_width or 0) > 1:
         from .fanout import run_fanout
 
-        suppressed = set(np.asarray(resolution.suppressed).tolist())
-        pool_rows = np.array([r for r in candidates.idx.tolist() if r not in suppressed], dtype=np.int64)
+        pool_rows = candidates.idx[~np.isin(candidates.idx, resolution.suppressed)].astype(np.int64)
         fanout = run_fanout(corpus, scenario, vectors, pool_rows, recency, blacklist, config, now=now)
     timings["fanout"] = (time.perf_counter() - t) * 1e3
 
