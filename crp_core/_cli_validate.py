@@ -40,6 +40,15 @@ def _problem_json(p: Problem) -> dict[str, Any]:
     return {"line": p.line, "field": p.field, "message": p.message, "fact_id": p.fact_id}
 
 
+def _refused(what: str, path: str, exc: ValidationError, as_json: bool) -> dict[str, Any]:
+    """The JSON entry of a refused file; without --json, every problem printed one per line."""
+    if not as_json:
+        print(f"{what} {path}: refused, {len(exc.problems)} problem(s)")
+        for p in exc.problems:
+            print(_problem_line(p))
+    return {"ok": False, "path": path, "problems": [_problem_json(p) for p in exc.problems]}
+
+
 def _handle(args: argparse.Namespace) -> int:
     if args.path is None and args.scenario is None:
         print("crp-inspect validate: give a CKF PATH and/or --scenario PATH", file=sys.stderr)
@@ -54,11 +63,7 @@ def _handle(args: argparse.Namespace) -> int:
             kb = load_ckf(args.path, lenient=args.lenient, max_bytes=args.max_bytes)
         except ValidationError as exc:
             status = 1
-            out["ckf"] = {"ok": False, "path": args.path, "problems": [_problem_json(p) for p in exc.problems]}
-            if not args.json:
-                print(f"CKF {args.path}: refused, {len(exc.problems)} problem(s)")
-                for p in exc.problems:
-                    print(_problem_line(p))
+            out["ckf"] = _refused("CKF", args.path, exc, args.json)
         else:
             out["ckf"] = _kb_summary(kb, args.path)
             if not args.json:
@@ -68,12 +73,7 @@ def _handle(args: argparse.Namespace) -> int:
             sc = load_scenario(args.scenario)
         except ValidationError as exc:
             status = 1
-            out["scenario"] = {"ok": False, "path": args.scenario,
-                               "problems": [_problem_json(p) for p in exc.problems]}
-            if not args.json:
-                print(f"scenario {args.scenario}: refused, {len(exc.problems)} problem(s)")
-                for p in exc.problems:
-                    print(_problem_line(p))
+            out["scenario"] = _refused("scenario", args.scenario, exc, args.json)
         else:
             out["scenario"] = _scenario_summary(sc, args.scenario)
             if not args.json:
