@@ -1,4 +1,4 @@
-"""Benchmark: whole-CKF conflict scan (``crp_core.conflicts.scan_ckf``, issue 3).
+"""Benchmark: whole-CKF conflict scan (``crp_core.stages.contradictions.resolve.scan_ckf``, issue 3).
 
     .venv/bin/python bench/conflict_scan.py                      # sample CKF + synthetic 10k + 100k
     .venv/bin/python bench/conflict_scan.py --sizes 10000        # synthetic sizes only
@@ -30,10 +30,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from crp_core.ckf import load_ckf  # noqa: E402
+from crp_core.io.ckf import load_ckf  # noqa: E402
 from crp_core.config import CRPConfig  # noqa: E402
-from crp_core.conflicts import scan_ckf  # noqa: E402
-from crp_core.corpus import prepare_corpus  # noqa: E402
+from crp_core.stages.contradictions.resolve import scan_ckf  # noqa: E402
+from crp_core.corpus.prepared import prepare_corpus  # noqa: E402
 
 SAMPLE = os.path.join(ROOT, "sample_ckf", "knowledge_base.jsonl")
 SYNTH_NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)  # make_synthetic_ckf.NOW

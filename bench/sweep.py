@@ -21,11 +21,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from crp_core.ckf import load_ckf  # noqa: E402
+from crp_core.io.ckf import load_ckf  # noqa: E402
 from crp_core.config import CRPConfig  # noqa: E402
-from crp_core.corpus import embed_scenario, prepare_corpus  # noqa: E402
-from crp_core.scenario import load_scenario  # noqa: E402
-from crp_core.sweep import linspace_values, sweep  # noqa: E402
+from crp_core.corpus.prepared import embed_scenario, prepare_corpus  # noqa: E402
+from crp_core.io.scenario import load_scenario  # noqa: E402
+from crp_core.analysis.sweep import linspace_values, sweep  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -3,10 +3,10 @@
 Pure library code: no Streamlit, no hidden I/O in scoring. See docs/ARCHITECTURE.md for the
 module map; the public entry points are re-exported here.
 """
-from .config import CRPConfig, SOURCE_TYPES, STATUSES
-from .errors import (CKFError, ConfigError, CRPError, EmbeddingModelMismatch, Problem, ScenarioError,
+from crp_core.config import CRPConfig, SOURCE_TYPES, STATUSES
+from crp_core.errors import (CKFError, ConfigError, CRPError, EmbeddingModelMismatch, Problem, ScenarioError,
                      SnapshotMutationError, ValidationError)
-from .model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
+from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
 
 __all__ = [
     "CRPConfig", "SOURCE_TYPES", "STATUSES", "CKFError", "ConfigError", "CRPError",

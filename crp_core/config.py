@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 
 import tomli_w
 
-from .errors import ConfigError
+from crp_core.errors import ConfigError
 
 SOURCE_TYPES: tuple[str, ...] = (
     "regulatory",

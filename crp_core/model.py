@@ -14,8 +14,8 @@ from typing import Any, Literal, Mapping
 
 import numpy as np
 
-from .config import NEVER_RETRIEVED
-from .errors import Problem
+from crp_core.config import NEVER_RETRIEVED
+from crp_core.errors import Problem
 
 TTLKind = Literal["default", "explicit", "timeless"]
 

@@ -14,17 +14,17 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .candidates import gather_candidates
-from .cdgr import expand_graph_with_recency
-from .cdr import cdr_ranking, score_cdr
-from .config import CRPConfig
-from .conflicts import resolve_contradictions
-from .coverage import CoverageSet
-from .headers import build_headers
-from .ngram import build_blacklist
-from .packing import PackItem, pack_envelope, word_counter
-from .recency import compute_recency, concat_recency
-from .records import FactOutcome, PipelineResult, Resolution, frozen_array
+from crp_core.stages.candidates import gather_candidates
+from crp_core.stages.cdgr import expand_graph_with_recency
+from crp_core.stages.cdr import cdr_ranking, score_cdr
+from crp_core.config import CRPConfig
+from crp_core.stages.contradictions.resolve import resolve_contradictions
+from crp_core.factors.coverage import CoverageSet
+from crp_core.headers import build_headers
+from crp_core.factors.ngram import build_blacklist
+from crp_core.stages.packing import PackItem, pack_envelope, word_counter
+from crp_core.factors.recency import compute_recency, concat_recency
+from crp_core.records import FactOutcome, PipelineResult, Resolution, frozen_array
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
 
@@ -38,7 +38,7 @@ def resolve_config(scenario: Any, config: CRPConfig | None) -> CRPConfig:
 
 def _token_counter(corpus: Any, embedder: Any) -> Any:
     """Envelope token counting with the corpus's own counter (MiniLM tokenizer or words * 1.3)."""
-    from .embedding import MODEL_ID, count_tokens
+    from crp_core.corpus.embedding import MODEL_ID, count_tokens
 
     if corpus.model_id == MODEL_ID:
         return lambda texts: count_tokens(list(texts), corpus.model_id, embedder)
@@ -73,7 +73,7 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     if now.tzinfo is None:
         now = now.replace(tzinfo=timezone.utc)
     if vectors is None:
-        from .corpus import embed_scenario
+        from crp_core.corpus.prepared import embed_scenario
 
         vectors = embed_scenario(scenario, corpus, embedder)
     kb = corpus.kb
@@ -152,7 +152,7 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     t = time.perf_counter()
     fanout = None
     if int(scenario.fanout_width or 0) > 1:
-        from .fanout import run_fanout
+        from crp_core.stages.fanout import run_fanout
 
         pool_rows = candidates.idx[~np.isin(candidates.idx, resolution.suppressed)].astype(np.int64)
         fanout = run_fanout(corpus, scenario, vectors, pool_rows, recency, blacklist, config, now=now)

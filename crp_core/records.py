@@ -297,6 +297,6 @@ class PipelineResult:
     timings_ms: Mapping[str, float]  # stage name -> wall time
     warnings: tuple[str, ...]
     audit: tuple[AuditEvent, ...]
-    coverage: Any = None  # (added) the CoverageSet scored against (crp_core.coverage.CoverageSet)
+    coverage: Any = None  # (added) the CoverageSet scored against (crp_core.factors.coverage.CoverageSet)
     scenario: Any = None  # (added) the Scenario that was run
     corpus: Any = None  # (added) the Corpus the run read (fact texts, vectors, token counts)

@@ -14,8 +14,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .records import ConflictPair, PipelineResult
-from .timeparse import format_timestamp
+from crp_core.records import ConflictPair, PipelineResult
+from crp_core.io.timeparse import format_timestamp
 
 REPORT_KIND = "crp-inspect.run"
 REPORT_VERSION = 1

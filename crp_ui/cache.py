@@ -50,8 +50,8 @@ def path_stamp(path: str | os.PathLike[str]) -> tuple:
 
 @st.cache_data(show_spinner="Loading the CKF…", max_entries=8)
 def load_ckf_path(path: str, stamp: tuple, lenient: bool, max_bytes: int) -> KnowledgeBase:
-    """``crp_core.ckf.load_ckf`` (raises :class:`CKFError`; refusals are not cached)."""
-    from crp_core.ckf import load_ckf
+    """``crp_core.io.ckf.load_ckf`` (raises :class:`CKFError`; refusals are not cached)."""
+    from crp_core.io.ckf import load_ckf
 
     del stamp  # cache key only: a changed file is reloaded
     return load_ckf(path, lenient=lenient, max_bytes=max_bytes)
@@ -59,8 +59,8 @@ def load_ckf_path(path: str, stamp: tuple, lenient: bool, max_bytes: int) -> Kno
 
 @st.cache_data(show_spinner="Loading the uploaded CKF…", max_entries=4)
 def load_ckf_upload(data: bytes, name: str, lenient: bool, max_bytes: int) -> KnowledgeBase:
-    """``crp_core.ckf.load_ckf_bytes`` (raises :class:`CKFError`; refusals are not cached)."""
-    from crp_core.ckf import load_ckf_bytes
+    """``crp_core.io.ckf.load_ckf_bytes`` (raises :class:`CKFError`; refusals are not cached)."""
+    from crp_core.io.ckf import load_ckf_bytes
 
     return load_ckf_bytes(data, name, lenient=lenient, max_bytes=max_bytes)
 
@@ -69,7 +69,7 @@ def load_ckf_upload(data: bytes, name: str, lenient: bool, max_bytes: int) -> Kn
 @st.cache_resource(show_spinner=False)
 def get_embedder() -> Any:
     """The process-wide MiniLM embedder (loaded lazily, offline, on first use)."""
-    from crp_core.embedding import default_embedder
+    from crp_core.corpus.embedding import default_embedder
 
     return default_embedder()
 
@@ -132,8 +132,8 @@ def corpus_cached(kb_fingerprint: str, config: CRPConfig) -> bool:
 
 def prepared_corpus(kb: KnowledgeBase, kb_fingerprint: str, config: CRPConfig, *,
                     show_progress: bool = True) -> Any:
-    """``crp_core.corpus.prepare_corpus`` once per (KB, index params), with a progress bar."""
-    from crp_core.corpus import prepare_corpus
+    """``crp_core.corpus.prepared.prepare_corpus`` once per (KB, index params), with a progress bar."""
+    from crp_core.corpus.prepared import prepare_corpus
 
     def build() -> Any:
         bar = st.progress(0.0, text=_progress_text(0, len(kb), kb)) if show_progress else None
@@ -182,7 +182,7 @@ def corpus_digest(corpus: Any) -> str:
 def result_key(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime,
                decisions_key: str = "") -> tuple[str, str, str, str, str]:
     """(corpus digest incl. statuses, scenario JSON, config TOML, now ISO, decisions key)."""
-    from crp_core.scenario import dump_scenario
+    from crp_core.io.scenario import dump_scenario
 
     return (corpus_digest(corpus), dump_scenario(scenario, "json"), config.to_toml(), now.isoformat(),
             decisions_key)

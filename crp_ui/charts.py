@@ -2,7 +2,7 @@
 
 Pure functions of crp_core records / the frames of :mod:`crp_ui.tables` -> ``go.Figure``; no
 Streamlit, no score recomputed (the recency curve points come from
-``crp_core.recency.recency_factor``, the function the pipeline uses). Every text that comes from a
+``crp_core.factors.recency.recency_factor``, the function the pipeline uses). Every text that comes from a
 CKF (fact ids, contents) is HTML-escaped before it reaches a plotly label or hover text, because
 plotly interprets a subset of HTML in them.
 """
@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from crp_core.config import SOURCE_TYPES
-from crp_core.recency import recency_factor
+from crp_core.factors.recency import recency_factor
 
 ROLE_COLOURS = {"anchor": "#1f5fa8", "connector": "#e07b00", "candidate": "#9aa5b1", "gated": "#c9ced6"}
 BAND_COLOURS = {"primacy": "#1f5fa8", "middle": "#7c8ea3", "recency": "#2e8b57"}

@@ -14,8 +14,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from crp_core.conflicts import EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS
-from crp_core.packing import note_block
+from crp_core.stages.contradictions.resolve import EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS
+from crp_core.stages.packing import note_block
 from crp_core.records import Authority, ConflictPair
 
 from .render import STATUS_COLOURS, badge, html_text
@@ -237,8 +237,8 @@ def queue_frame(scan: Any, kb: Any, ds: Any) -> pd.DataFrame:
 
 
 def p_key(pair: ConflictPair) -> str:
-    """The triage store's key of the pair (``crp_core.triage.pair_key``)."""
-    from crp_core.triage import pair_key
+    """The triage store's key of the pair (``crp_core.triage.store.pair_key``)."""
+    from crp_core.triage.store import pair_key
 
     return pair_key(pair.fact_a, pair.fact_b)
 

@@ -20,7 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from crp_core.config import CRPConfig
-from crp_core.fanout import PARTITIONS_HEADER, RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
+from crp_core.stages.fanout import PARTITIONS_HEADER, RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
 from crp_core.model import Addressed, Scenario
 from crp_core.records import FanoutResult, FanoutRun, FanoutStep
 

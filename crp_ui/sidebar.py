@@ -197,7 +197,7 @@ def scenario_dict_from_editors(base: dict[str, Any], s: Any, *, query: str, rows
 
 
 def _scenario_section() -> None:
-    from crp_core.scenario import dump_scenario, scenario_to_dict
+    from crp_core.io.scenario import dump_scenario, scenario_to_dict
 
     with st.expander("Scenario", expanded=False):
         names = state.list_scenarios()

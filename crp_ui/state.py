@@ -237,7 +237,7 @@ def load_upload(data: bytes, name: str) -> bool:
 
 
 def get_corpus(*, progress: bool = True, decisions: bool = True) -> Any:
-    """The prepared :class:`crp_core.corpus.Corpus` of the active CKF (embedded once, then cached).
+    """The prepared :class:`crp_core.corpus.prepared.Corpus` of the active CKF (embedded once, then cached).
 
     While the facts are being embedded a real progress bar is shown (``progress=True``).
     With ``decisions`` (the default) the operators' triage statuses are applied
@@ -328,7 +328,7 @@ def set_now(d: date) -> None:
 
 def load_scenario_file(name: str) -> bool:
     """Load a bundled scenario from ``sample_ckf/scenarios/``; its ``config`` table applies."""
-    from crp_core.scenario import load_scenario
+    from crp_core.io.scenario import load_scenario
 
     if name not in list_scenarios():
         st.session_state[K_SCENARIO_REFUSAL] = Refusal(name, f"no bundled scenario named {name!r}")
@@ -345,7 +345,7 @@ def load_scenario_file(name: str) -> bool:
 
 def load_scenario_upload(data: bytes, name: str) -> bool:
     """Load an uploaded scenario (JSON / TOML). A refused one leaves the current scenario active."""
-    from crp_core.scenario import load_scenario_bytes
+    from crp_core.io.scenario import load_scenario_bytes
 
     try:
         s = load_scenario_bytes(data, name)
@@ -358,8 +358,8 @@ def load_scenario_upload(data: bytes, name: str) -> bool:
 
 
 def update_scenario(d: Mapping[str, Any]) -> bool:
-    """Replace the scenario by an edited dict (validated by ``crp_core.scenario``); refused -> kept."""
-    from crp_core.scenario import scenario_from_dict
+    """Replace the scenario by an edited dict (validated by ``crp_core.io.scenario``); refused -> kept."""
+    from crp_core.io.scenario import scenario_from_dict
 
     try:
         s = scenario_from_dict(d, source="dashboard")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from crp_core.packing import fact_line
+from crp_core.stages.packing import fact_line
 from crp_core.report import dumps
 from crp_ui import breakdown, charts, render, state, tables
 

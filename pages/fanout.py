@@ -42,8 +42,8 @@ EXPLAIN_SNAPSHOT = (
 @st.cache_data(show_spinner=False, max_entries=32)
 def _sub_query_vectors(_corpus: Any, _scenario: Any, key: tuple[str, str]) -> dict[str, list[float]]:
     """Sub-query embeddings of the scenario (the vectors the pipeline partitions), once per key."""
-    from crp_core.corpus import embed_scenario
-    from crp_core.embedding import MODEL_ID
+    from crp_core.corpus.prepared import embed_scenario
+    from crp_core.corpus.embedding import MODEL_ID
 
     del key  # cache key only: (corpus digest, scenario JSON)
     embedder = cache.get_embedder() if _corpus.model_id == MODEL_ID else None
@@ -59,7 +59,7 @@ def _projection(partitions: tuple[tuple[str, ...], ...], addressed: tuple[str, .
 
 
 def _scenario_key(scenario: Any) -> str:
-    from crp_core.scenario import dump_scenario
+    from crp_core.io.scenario import dump_scenario
 
     return dump_scenario(scenario, "json")
 

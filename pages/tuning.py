@@ -3,7 +3,7 @@
 Every run goes through the shell's state: the corpus with the operators' statuses
 (``state.get_corpus``), their pair decisions (``crp_ui.decisions.pipeline_decisions``), the scenario and
 the sidebar config. The scenario is embedded once per (corpus, scenario) for the sweeps; single runs use
-the shell's result cache. Numbers come from ``crp_core.sweep`` / ``compare`` / ``baseline`` records,
+the shell's result cache. Numbers come from ``crp_core.analysis.sweep`` / ``compare`` / ``baseline`` records,
 frames and figures from ``crp_ui.tuning_view``.
 """
 from __future__ import annotations
@@ -46,15 +46,15 @@ def _digest(*parts: str) -> str:
 
 
 def _embedder(corpus: Any) -> Any:
-    from crp_core.embedding import MODEL_ID
+    from crp_core.corpus.embedding import MODEL_ID
 
     return cache.get_embedder() if corpus.model_id == MODEL_ID else None
 
 
 def _vectors(corpus: Any, scenario: Any) -> Any:
     """The scenario's vectors, embedded once per (corpus, scenario) in this session."""
-    from crp_core.corpus import embed_scenario
-    from crp_core.scenario import dump_scenario
+    from crp_core.corpus.prepared import embed_scenario
+    from crp_core.io.scenario import dump_scenario
 
     key = _digest(cache.corpus_digest(corpus), dump_scenario(scenario, "json"))
     got = st.session_state.get(K_VECTORS)
@@ -66,7 +66,7 @@ def _vectors(corpus: Any, scenario: Any) -> Any:
 
 
 def _inputs_key(corpus: Any, scenario: Any, config: CRPConfig, dkey: str) -> str:
-    from crp_core.scenario import dump_scenario
+    from crp_core.io.scenario import dump_scenario
 
     return _digest(cache.corpus_digest(corpus), dump_scenario(scenario, "json"), config.to_toml(),
                    scenario.now.isoformat() if scenario.now else "", dkey)
@@ -86,8 +86,8 @@ def _default_range(key: str, current: Any) -> tuple[float, float]:
 
 
 def sweep_tab(corpus: Any, scenario: Any, config: CRPConfig, decisions: Any, dkey: str) -> None:
-    from crp_core.compare import compare_runs
-    from crp_core.sweep import (check_key, current_value, is_bool_key, is_integer_key, linspace_values,
+    from crp_core.analysis.compare import compare_runs
+    from crp_core.analysis.sweep import (check_key, current_value, is_bool_key, is_integer_key, linspace_values,
                                 sweep, sweepable_keys)
 
     st.caption("Pick one parameter and a range: the pipeline runs at each value (corpus, index, graph and the "
@@ -195,7 +195,7 @@ def sweep_tab(corpus: Any, scenario: Any, config: CRPConfig, decisions: Any, dke
 
 # ---- Compare -------------------------------------------------------------------------------------
 def compare_tab(corpus: Any, scenario: Any, config: CRPConfig, result: Any, decisions: Any, dkey: str) -> None:
-    from crp_core.compare import compare_runs
+    from crp_core.analysis.compare import compare_runs
 
     st.caption("Baseline: the defaults or a saved TOML (the scenario's own `config` table applies on top, as in "
                "the sidebar). Candidate: the current sidebar config. Ranks are CDR ranks among the gated-in "
@@ -260,8 +260,8 @@ def compare_tab(corpus: Any, scenario: Any, config: CRPConfig, result: Any, deci
 
 # ---- Before / after ------------------------------------------------------------------------------
 def before_after_tab(corpus: Any, scenario: Any, config: CRPConfig, result: Any, decisions: Any, dkey: str) -> None:
-    from crp_core.baseline import before_after
-    from crp_core.html_report import build_html_report
+    from crp_core.analysis.baseline import before_after
+    from crp_core.analysis.html_report import build_html_report
 
     st.caption("The same scenario through SPEC-024-only retrieval (no recency factor, no contradiction "
                "resolution, naive fan-out) and through the full SPEC-027 pipeline.")

@@ -19,7 +19,7 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
-from crp_core.timeparse import parse_duration_seconds, parse_timestamp
+from crp_core.io.timeparse import parse_duration_seconds, parse_timestamp
 
 MODEL_ID = "test-model"
 
@@ -71,7 +71,7 @@ def make_corpus(facts: Iterable[Fact], vectors: Sequence[Sequence[float]] | np.n
                 config: CRPConfig | None = None, model_id: str = MODEL_ID,
                 token_counts: Sequence[int] | None = None) -> Any:
     """A Corpus from explicit vectors (normalised by Corpus.from_vectors); index built in memory."""
-    from crp_core.corpus import Corpus
+    from crp_core.corpus.prepared import Corpus
 
     kb = make_kb(facts, vectors, model_id)
     tc = None if token_counts is None else np.asarray(token_counts, dtype=np.int64)
@@ -95,6 +95,6 @@ def make_scenario(query: Sequence[float], *, sub_queries: Sequence[tuple[str, Se
 
 def vectors_for(scenario: Scenario, corpus: Any) -> Any:
     """The scenario's ScenarioVectors (normalised, from its own embeddings)."""
-    from crp_core.corpus import embed_scenario
+    from crp_core.corpus.prepared import embed_scenario
 
     return embed_scenario(scenario, corpus)

@@ -33,10 +33,10 @@ def expected_result(sample_dir: Path, *, ckf: str = "knowledge_base.jsonl", scen
                     edits: Mapping[str, Any] | None = None) -> Any:
     """``run_pipeline`` on the files the dashboard shows, with the dashboard's config precedence
     (defaults < the scenario's config < edits)."""
-    from crp_core.ckf import load_ckf
-    from crp_core.corpus import prepare_corpus
+    from crp_core.io.ckf import load_ckf
+    from crp_core.corpus.prepared import prepare_corpus
     from crp_core.pipeline import run_pipeline
-    from crp_core.scenario import load_scenario
+    from crp_core.io.scenario import load_scenario
 
     scen_dir = sample_dir / "scenarios"
     name = scenario or sorted(p.name for p in scen_dir.iterdir() if p.suffix in (".json", ".toml"))[0]
@@ -47,7 +47,7 @@ def expected_result(sample_dir: Path, *, ckf: str = "knowledge_base.jsonl", scen
         config = config.with_overrides(dict(edits))
     embedder = None
     if kb.embeddings is None:
-        from crp_core.embedding import default_embedder
+        from crp_core.corpus.embedding import default_embedder
 
         embedder = default_embedder()
     corpus = prepare_corpus(kb, embedder=embedder, config=config)

@@ -100,7 +100,7 @@ def test_facts_by_type_and_status_counts(ui_env):
     src = Path(HOME).read_text().replace("\nmain()\n", "\n")
     mod = importlib.util.module_from_spec(spec)
     exec(compile(src, HOME, "exec"), mod.__dict__)
-    from crp_core.ckf import load_ckf
+    from crp_core.io.ckf import load_ckf
 
     kb = load_ckf(str(ui_env / "knowledge_base.jsonl"))
     t = mod.facts_by_type_and_status(kb)
@@ -244,7 +244,7 @@ def test_editing_query_and_time_travel(ui_env):
 
 def test_scenario_editor_dict_keeps_embeddings_of_unchanged_texts(ui_env):
     import pandas as pd
-    from crp_core.scenario import load_scenario, scenario_to_dict
+    from crp_core.io.scenario import load_scenario, scenario_to_dict
 
     s = load_scenario(str(ui_env / "scenarios" / "demo.json"))
     rows = sidebar._subquery_frame(s)

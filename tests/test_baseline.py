@@ -13,7 +13,7 @@ import pytest
 from factories import fact, make_corpus, make_scenario
 from test_sweep import tiny_case
 
-from crp_core.baseline import DismissEveryPair, before_after, run_spec024_baseline, spec024_config
+from crp_core.analysis.baseline import DismissEveryPair, before_after, run_spec024_baseline, spec024_config
 from crp_core.config import CRPConfig
 from crp_core.pipeline import run_pipeline
 
@@ -71,9 +71,9 @@ def test_status_stale_counts_and_tied_pair_counts_on_the_after_side():
 
 
 def test_naive_fanout_duplicates_on_the_before_side(synthetic_sample_dir):
-    from crp_core.ckf import load_ckf
-    from crp_core.corpus import prepare_corpus
-    from crp_core.scenario import load_scenario
+    from crp_core.io.ckf import load_ckf
+    from crp_core.corpus.prepared import prepare_corpus
+    from crp_core.io.scenario import load_scenario
 
     kb = load_ckf(str(synthetic_sample_dir / "knowledge_base.jsonl"))
     scen = load_scenario(str(synthetic_sample_dir / "scenarios" / "demo.json"))
@@ -98,10 +98,10 @@ def test_sample_scenario_baseline_omits_the_fixes():
     suppressed by SPEC-027) reach the SPEC-024-only envelope."""
     from pathlib import Path
 
-    from crp_core.ckf import load_ckf
-    from crp_core.corpus import embed_scenario, prepare_corpus
-    from crp_core.embedding import default_embedder
-    from crp_core.scenario import load_scenario
+    from crp_core.io.ckf import load_ckf
+    from crp_core.corpus.prepared import embed_scenario, prepare_corpus
+    from crp_core.corpus.embedding import default_embedder
+    from crp_core.io.scenario import load_scenario
 
     root = Path(__file__).resolve().parent.parent / "sample_ckf"
     kb = load_ckf(str(root / "knowledge_base.jsonl"))

@@ -6,11 +6,11 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from crp_core.cdgr import expand_graph
-from crp_core.cdr import score_cdr
+from crp_core.stages.cdgr import expand_graph
+from crp_core.stages.cdr import score_cdr
 from crp_core.config import CRPConfig
-from crp_core.coverage import CoverageSet
-from crp_core.recency import compute_recency
+from crp_core.factors.coverage import CoverageSet
+from crp_core.factors.recency import compute_recency
 from factories import fact, make_corpus
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)

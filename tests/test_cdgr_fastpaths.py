@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
-from crp_core.cdgr import _touched_and_pairs, anchor_paths, bridge_values, edges_among, walk, walk_with_paths
+from crp_core.stages.cdgr import _touched_and_pairs, anchor_paths, bridge_values, edges_among, walk, walk_with_paths
 
 
 def random_graph(seed: int, n: int, p: float) -> sp.csr_matrix:

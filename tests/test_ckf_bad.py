@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from crp_core.ckf import load_ckf, load_ckf_bytes
+from crp_core.io.ckf import load_ckf, load_ckf_bytes
 from crp_core.errors import CKFError
 
 BAD = os.path.join(os.path.dirname(__file__), "data", "bad")

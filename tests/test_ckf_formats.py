@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crp_core.ckf import load_ckf, load_ckf_bytes, write_ckf
+from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
 from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import CKFError
 from crp_core.model import Fact, KnowledgeBase
@@ -128,7 +128,7 @@ def _kbs(draw):
     for i, fid in enumerate(ids):
         ttl = draw(_ttl)
         kind = "default" if ttl is None else ("timeless" if ttl == "none" else "explicit")
-        from crp_core.timeparse import parse_duration_seconds
+        from crp_core.io.timeparse import parse_duration_seconds
         facts.append(Fact(
             fact_id=fid, content=draw(_text), source_type=draw(st.sampled_from(SOURCE_TYPES)),
             status=draw(st.sampled_from(STATUSES)),

@@ -1,4 +1,4 @@
-"""ISO 8601 timestamp and duration parsing edge cases (crp_core.timeparse; SPEC_NOTES §1.1)."""
+"""ISO 8601 timestamp and duration parsing edge cases (crp_core.io.timeparse; SPEC_NOTES §1.1)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crp_core.timeparse import format_timestamp, parse_duration_seconds, parse_timestamp
+from crp_core.io.timeparse import format_timestamp, parse_duration_seconds, parse_timestamp
 
 UTC = timezone.utc
 DAY = 86400.0

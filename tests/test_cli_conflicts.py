@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from crp_core._cli_conflicts import CSV_COLUMNS
+from crp_core.cli.conflicts import CSV_COLUMNS
 from crp_core.cli import main
 
 NOW = "2026-06-01T00:00:00Z"

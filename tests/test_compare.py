@@ -6,7 +6,7 @@ import pytest
 
 from test_sweep import tiny_case
 
-from crp_core.compare import compare_runs, factor_effects, fmt_value
+from crp_core.analysis.compare import compare_runs, factor_effects, fmt_value
 from crp_core.pipeline import run_pipeline
 
 

@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
-from crp_core.conflicts import (EVENT_DISMISSED, EVENT_RESOLVED, NUMBER_CHANGED, authority_of, pair_key,
+from crp_core.stages.contradictions.resolve import (EVENT_DISMISSED, EVENT_RESOLVED, NUMBER_CHANGED, authority_of, pair_key,
                                 resolve_contradictions, tied_rows)
-from crp_core.corpus import Corpus
+from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
-from crp_core.packing import note_block
+from crp_core.stages.packing import note_block
 
 CFG = CRPConfig()
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
@@ -293,7 +293,7 @@ def test_bad_decision_is_refused():
 
 # ---- recency from the pipeline table, or computed for missing rows ----------------------------------------------
 def test_missing_recency_rows_are_computed_at_now():
-    from crp_core.recency import compute_recency
+    from crp_core.factors.recency import compute_recency
     corpus = make_corpus([
         {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0), "modified_at": NOW - timedelta(days=30)},
         {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1), "modified_at": NOW - timedelta(days=400)},
@@ -367,7 +367,7 @@ def test_property_resolution_invariants(data):
 
 
 def test_audit_event_carries_roles_and_a_triage_decision_set_is_accepted():
-    from crp_core.triage import Decision, DecisionSet
+    from crp_core.triage.store import Decision, DecisionSet
     corpus = two_facts()
     res = resolve_contradictions(corpus, [0, 1], {0: "anchor", 1: "connector"}, {0: 0.5, 1: 0.4}, [],
                                  {0: 1.0, 1: 0.3}, CFG)

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from crp_core.config import CRPConfig
-from crp_core.conflicts import (PATTERNS, authority_of, candidate_pairs, pair_key, scan_ckf, triage_order,
+from crp_core.stages.contradictions.resolve import (PATTERNS, authority_of, candidate_pairs, pair_key, scan_ckf, triage_order,
                                 values_conflict)
-from crp_core.corpus import Corpus
+from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
-from crp_core.recency import compute_recency
+from crp_core.factors.recency import compute_recency
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 SERVICES = ("etcd", "the kubelet", "the API server", "CoreDNS", "the scheduler")

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crp_core.conflicts import (DATE_SHIFTED, ENTITY_SUBSTITUTED, MAGNITUDE_ALTERED, NEGATION_FLIP,
+from crp_core.stages.contradictions.resolve import (DATE_SHIFTED, ENTITY_SUBSTITUTED, MAGNITUDE_ALTERED, NEGATION_FLIP,
                                 NUMBER_CHANGED, tokenize, values_conflict)
 
 

@@ -17,11 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from crp_core.config import CRPConfig
-from crp_core.conflicts import scan_ckf, values_conflict
-from crp_core.corpus import Corpus
+from crp_core.stages.contradictions.resolve import scan_ckf, values_conflict
+from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import Authority, ConflictPair
-from crp_core.triage import Decision, DecisionSet
+from crp_core.triage.store import Decision, DecisionSet
 from crp_ui import conflicts_view as cv
 from crp_ui import decisions as dmod
 
@@ -161,7 +161,7 @@ def _corpus():
         ("T2", "The build cache holds 80 GB.", "internal", "2026-10-01T00:00:00Z", [0, 1, 0.2, 1]),
         ("U", "Unrelated text.", "web", "2026-10-01T00:00:00Z", [0, 0, 1, 0]),
     ]
-    from crp_core.timeparse import parse_timestamp
+    from crp_core.io.timeparse import parse_timestamp
 
     facts = tuple(Fact(fact_id=f, content=c, source_type=s, modified_at=parse_timestamp(m),
                        ingested_at=parse_timestamp(m), line=i + 1) for i, (f, c, s, m, _v) in enumerate(rows))
@@ -275,7 +275,7 @@ def test_download_names(source, fmt, expected):
 
 
 def test_cleaned_ckf_bytes_jsonl_and_dir(tmp_path):
-    from crp_core.ckf import load_ckf, load_ckf_bytes, write_ckf
+    from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
 
     corpus = _corpus()
     ds = DecisionSet.from_decisions([

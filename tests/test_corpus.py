@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from crp_core.config import CRPConfig
-from crp_core.corpus import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
-from crp_core.embedding import MODEL_ID, word_token_estimate
+from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
+from crp_core.corpus.embedding import MODEL_ID, word_token_estimate
 from crp_core.errors import CKFError, EmbeddingModelMismatch, ScenarioError, ValidationError
-from crp_core.index import FactIndex
+from crp_core.corpus.index import FactIndex
 from crp_core.model import Fact, KnowledgeBase, Scenario, SubQuery
 from test_embedding_doubles import HashingEmbedder
 
@@ -98,13 +98,13 @@ def test_minilm_model_id_counts_tokens_with_the_tokenizer(tmp_path):
     kb = kb_from(["hello world", "etcd listens on 2379 (clients)"], embeddings=x, model=MODEL_ID)
     c = prepare_corpus(kb, cache_dir=tmp_path)
     from transformers import AutoTokenizer
-    from crp_core.embedding import minilm_model_path
+    from crp_core.corpus.embedding import minilm_model_path
 
     tok = AutoTokenizer.from_pretrained(minilm_model_path())
     assert c.token_counts.tolist() == [len(tok(t, add_special_tokens=False)["input_ids"])
                                       for t in ["hello world", "etcd listens on 2379 (clients)"]]
     # a warm load reads the persisted counts: no tokenizer, no model
-    from crp_core.embedding import MiniLMEmbedder
+    from crp_core.corpus.embedding import MiniLMEmbedder
 
     m = MiniLMEmbedder()
     again = prepare_corpus(kb, embedder=m, cache_dir=tmp_path)

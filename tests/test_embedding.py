@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import crp_core.embedding as emb
-from crp_core.embedding import (DIM, MODEL_ID, EmbeddingCache, MiniLMEmbedder, default_cache_dir, embed_texts,
+import crp_core.corpus.embedding as emb
+from crp_core.corpus.embedding import (DIM, MODEL_ID, EmbeddingCache, MiniLMEmbedder, default_cache_dir, embed_texts,
                                 normalise_rows, text_digest, word_token_estimate)
 from test_embedding_doubles import HashingEmbedder
 

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from crp_core.embedding import Embedder, word_token_estimate
+from crp_core.corpus.embedding import Embedder, word_token_estimate
 
 _WORD = re.compile(r"\w+")
 

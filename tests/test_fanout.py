@@ -11,14 +11,14 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-import crp_core.cdr as cdr_module
+import crp_core.stages.cdr as cdr_module
 from crp_core.config import CRPConfig
-from crp_core.corpus import Corpus, embed_scenario
-from crp_core.coverage import CoverageSet, CoverageSnapshot
+from crp_core.corpus.prepared import Corpus, embed_scenario
+from crp_core.factors.coverage import CoverageSet, CoverageSnapshot
 from crp_core.errors import SnapshotMutationError
-from crp_core.fanout import (PARTITIONS_HEADER, cross_branch_dedup, fanout_report, run_fanout)
+from crp_core.stages.fanout import (PARTITIONS_HEADER, cross_branch_dedup, fanout_report, run_fanout)
 from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
-from crp_core.recency import compute_recency
+from crp_core.factors.recency import compute_recency
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 E = np.eye(6)

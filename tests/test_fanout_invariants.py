@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
-from crp_core.corpus import Corpus, embed_scenario
-from crp_core.fanout import branch_fact_budget, fanout_report, round_robin_partitions, run_fanout
+from crp_core.corpus.prepared import Corpus, embed_scenario
+from crp_core.stages.fanout import branch_fact_budget, fanout_report, round_robin_partitions, run_fanout
 from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
-from crp_core.recency import compute_recency
+from crp_core.factors.recency import compute_recency
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 SOURCES = ("official_documentation", "news", "community", "regulatory", "user_provided")

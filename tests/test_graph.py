@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from crp_core.config import CRPConfig
-from crp_core.corpus import Corpus
-from crp_core.graph import NeighbourTable, SimilarityGraph
+from crp_core.corpus.prepared import Corpus
+from crp_core.corpus.graph import NeighbourTable, SimilarityGraph
 from crp_core.model import Fact, KnowledgeBase
 
 

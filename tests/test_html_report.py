@@ -13,9 +13,9 @@ import pytest
 from factories import fact, make_corpus, make_scenario
 from test_sweep import tiny_case
 
-from crp_core.baseline import before_after
+from crp_core.analysis.baseline import before_after
 from crp_core.config import CRPConfig
-from crp_core.html_report import build_html_report
+from crp_core.analysis.html_report import build_html_report
 from crp_ui.tuning_view import before_after_figures
 
 CHROMIUM = "/usr/bin/chromium"

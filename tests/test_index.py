@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
-import crp_core.index as index_mod
+import crp_core.corpus.index as index_mod
 from crp_core.config import CRPConfig
-from crp_core.index import FactIndex, vectors_fingerprint
+from crp_core.corpus.index import FactIndex, vectors_fingerprint
 
 
 def clustered(n, d=384, clusters=40, spread=0.06, seed=0):

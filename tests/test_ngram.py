@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from crp_core.ngram import build_blacklist, count_overlap, fact_overlaps, ngrams, tokens
+from crp_core.factors.ngram import build_blacklist, count_overlap, fact_overlaps, ngrams, tokens
 from factories import fact, make_kb
 
 

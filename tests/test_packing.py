@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from crp_core.config import CRPConfig
-from crp_core.packing import NOTE_HEADER, PackItem, note_block, pack_envelope, word_counter
+from crp_core.stages.packing import NOTE_HEADER, PackItem, note_block, pack_envelope, word_counter
 from factories import fact, make_corpus
 
 IDS = ["a", "b", "c", "d", "e", "f", "g", "x", "y"]

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from crp_core.ckf import load_ckf
+from crp_core.io.ckf import load_ckf
 from crp_core.config import CRPConfig
-from crp_core.corpus import prepare_corpus
+from crp_core.corpus.prepared import prepare_corpus
 from crp_core.pipeline import run_pipeline
-from crp_core.scenario import load_scenario
+from crp_core.io.scenario import load_scenario
 from crp_ui import fanout_view as fv
 
 REPO = Path(__file__).resolve().parent.parent
@@ -402,7 +402,7 @@ def test_sample_scenarios_step_by_step(name, sample_cache, monkeypatch):
     monkeypatch.setenv("CRP_SAMPLE_DIR", str(SAMPLES))
     monkeypatch.setenv("CRP_CACHE_DIR", str(sample_cache))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from crp_core.embedding import default_embedder
+    from crp_core.corpus.embedding import default_embedder
 
     kb = load_ckf(str(SAMPLES / "knowledge_base.jsonl"))
     scen = load_scenario(str(SAMPLES / "scenarios" / name))

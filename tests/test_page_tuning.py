@@ -1,6 +1,6 @@
 """Tuning page (issue 7) with AppTest: a sweep run from the page shows the same points as crp_core's
 sweep on the same inputs; picking a point shows its envelope diff; Compare reads the sidebar config
-against the defaults; Before / after shows crp_core.baseline's numbers and offers the HTML report."""
+against the defaults; Before / after shows crp_core.analysis.baseline's numbers and offers the HTML report."""
 from __future__ import annotations
 
 import json
@@ -9,10 +9,10 @@ import pytest
 
 from page_support import expected_result, figures, frame_with, metric, run_page, sidebar_input, widget
 
-from crp_core.baseline import before_after
-from crp_core.compare import compare_runs
+from crp_core.analysis.baseline import before_after
+from crp_core.analysis.compare import compare_runs
 from crp_core.config import CRPConfig
-from crp_core.sweep import linspace_values, sweep
+from crp_core.analysis.sweep import linspace_values, sweep
 
 K = "crp.tuning."
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crp_core.coverage import CoverageEntry, CoverageSet, CoverageSnapshot
+from crp_core.factors.coverage import CoverageEntry, CoverageSet, CoverageSnapshot
 from crp_core.errors import SnapshotMutationError
 from factories import make_scenario
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from crp_core.config import SOURCE_TYPES, CRPConfig
 from crp_core.pipeline import run_pipeline
-from crp_core.recency import recency_factor
+from crp_core.factors.recency import recency_factor
 from crp_core.report import dumps, run_report
 from factories import fact, make_corpus, make_scenario
 

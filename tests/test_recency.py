@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from crp_core.config import CRPConfig
-from crp_core.recency import compute_recency, concat_recency, lookup, recency_factor
+from crp_core.factors.recency import compute_recency, concat_recency, lookup, recency_factor
 from factories import fact, make_kb
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from crp_core.config import CRPConfig
-from crp_core.packing import PackItem, pack_envelope, word_counter
+from crp_core.stages.packing import PackItem, pack_envelope, word_counter
 from crp_core.pipeline import run_pipeline
 from factories import fact, make_corpus, make_scenario
 
@@ -46,7 +46,7 @@ def test_fanout_report_naive_carries_the_same_keys_headers_included():
     headers drop CRP-Context-Coverage-Partitions; its Coverage-Depth is the naive shared set's size after
     T2: 1 addressed + 2 written = 3.
     """
-    from crp_core.fanout import PARTITIONS_HEADER, fanout_report
+    from crp_core.stages.fanout import PARTITIONS_HEADER, fanout_report
 
     facts = [fact("f1", "alpha one", ttl="none"), fact("f2", "beta two", ttl="none")]
     corpus = make_corpus(facts, [[1, 0, 0], [0, 1, 0]])

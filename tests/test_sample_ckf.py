@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crp_core.ckf import load_ckf
+from crp_core.io.ckf import load_ckf
 from crp_core.config import SOURCE_TYPES, CRPConfig
-from crp_core.conflicts import authority_of, values_conflict
-from crp_core.recency import compute_recency
-from crp_core.scenario import load_scenario
+from crp_core.stages.contradictions.resolve import authority_of, values_conflict
+from crp_core.factors.recency import compute_recency
+from crp_core.io.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_ckf"
@@ -211,14 +211,14 @@ def test_builder_reproduces_the_committed_files(tmp_path):
 # ---- with the real MiniLM model ----------------------------------------------------------------
 @pytest.fixture(scope="session")
 def corpus(kb, tmp_path_factory):
-    from crp_core.corpus import prepare_corpus
+    from crp_core.corpus.prepared import prepare_corpus
 
     return prepare_corpus(kb, cache_dir=tmp_path_factory.mktemp("sample_ckf_cache"), config=CRPConfig())
 
 
 @pytest.fixture(scope="session")
 def scenario_runs(corpus):
-    from crp_core.fanout import fanout_report
+    from crp_core.stages.fanout import fanout_report
     from crp_core.pipeline import run_pipeline
     from crp_core.report import run_report
 
@@ -245,7 +245,7 @@ def test_planted_pairs_are_near_paraphrases(corpus, planted):
 
 @pytest.mark.model
 def test_whole_ckf_scan_finds_exactly_the_planted_conflicts(corpus, planted):
-    from crp_core.conflicts import scan_ckf
+    from crp_core.stages.contradictions.resolve import scan_ckf
 
     scan = scan_ckf(corpus, CRPConfig(), NOW)
     found = {frozenset((p.fact_a, p.fact_b)): p for p in scan.pairs}

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from crp_core.errors import ScenarioError
 from crp_core.model import Addressed, Scenario, SubQuery
-from crp_core.scenario import (dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict,
+from crp_core.io.scenario import (dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict,
                                scenario_to_dict)
 
 DATA = os.path.join(os.path.dirname(__file__), "data")

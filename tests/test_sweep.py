@@ -16,7 +16,7 @@ from factories import fact, make_corpus, make_scenario, vectors_for
 from crp_core.config import CRPConfig
 from crp_core.errors import ConfigError
 from crp_core.pipeline import run_pipeline
-from crp_core.sweep import (FANOUT_WIDTH, check_key, jaccard, linspace_values, point_inputs, sweep,
+from crp_core.analysis.sweep import (FANOUT_WIDTH, check_key, jaccard, linspace_values, point_inputs, sweep,
                             sweepable_keys)
 
 NOW = "2026-06-01T00:00:00Z"
@@ -126,9 +126,9 @@ def test_ttl_sweep_points_equal_separate_runs_and_carry_the_diff():
 
 
 def test_fanout_width_and_gate_points_equal_separate_runs(synthetic_sample_dir):
-    from crp_core.ckf import load_ckf
-    from crp_core.corpus import prepare_corpus
-    from crp_core.scenario import load_scenario
+    from crp_core.io.ckf import load_ckf
+    from crp_core.corpus.prepared import prepare_corpus
+    from crp_core.io.scenario import load_scenario
 
     kb = load_ckf(str(synthetic_sample_dir / "knowledge_base.jsonl"))
     scen = load_scenario(str(synthetic_sample_dir / "scenarios" / "demo.json"))
@@ -173,7 +173,7 @@ def test_a_bad_value_is_refused_before_anything_runs():
 
 
 def test_scenario_is_embedded_once(monkeypatch):
-    import crp_core.corpus as corpus_mod
+    import crp_core.corpus.prepared as corpus_mod
 
     corpus, scen, config = tiny_case()
     calls = []
@@ -213,10 +213,10 @@ def test_diff_invariants(floor, budget):
 def test_sample_scenario_sweep_equals_separate_runs():
     from pathlib import Path
 
-    from crp_core.ckf import load_ckf
-    from crp_core.corpus import embed_scenario, prepare_corpus
-    from crp_core.embedding import default_embedder
-    from crp_core.scenario import load_scenario
+    from crp_core.io.ckf import load_ckf
+    from crp_core.corpus.prepared import embed_scenario, prepare_corpus
+    from crp_core.corpus.embedding import default_embedder
+    from crp_core.io.scenario import load_scenario
 
     root = Path(__file__).resolve().parent.parent / "sample_ckf"
     kb = load_ckf(str(root / "knowledge_base.jsonl"))

@@ -19,13 +19,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crp_core.ckf import load_ckf
+from crp_core.io.ckf import load_ckf
 from crp_core.config import CRPConfig
-from crp_core.conflicts import EVENT_DISMISSED, EVENT_RESOLVED, scan_ckf
-from crp_core.corpus import Corpus
+from crp_core.stages.contradictions.resolve import EVENT_DISMISSED, EVENT_RESOLVED, scan_ckf
+from crp_core.corpus.prepared import Corpus
 from crp_core.pipeline import run_pipeline
-from crp_core.timeparse import parse_timestamp
-from crp_core.triage import Decision, DecisionSet, DecisionStore, apply_to_corpus, pair_key
+from crp_core.io.timeparse import parse_timestamp
+from crp_core.triage.store import Decision, DecisionSet, DecisionStore, apply_to_corpus, pair_key
 
 from factories import MODEL_ID, fact, make_corpus, make_scenario, unit
 
@@ -191,7 +191,7 @@ def test_conflict_scan_shows_the_decisions(corpus, store):
 
 @pytest.mark.parametrize("ext", [".jsonl", ".json", ".csv", ""])
 def test_exported_cleaned_ckf_reloads_and_quarantine_holds(corpus, scenario, store, tmp_path, ext):
-    from crp_core.ckf import write_ckf
+    from crp_core.io.ckf import write_ckf
     from crp_core.cli import main
 
     src = write_ckf(corpus.kb, str(tmp_path / "kb.jsonl"))

@@ -1,0 +1,49 @@
+"""``crp-inspect`` command line (SPEC_NOTES §4).
+
+Each sub-command lives in its own private module (``_cli_<name>.py``) exposing
+``register(subparsers)``; the handler it registers returns the process exit status.
+Errors derived from :class:`crp_core.errors.CRPError` are printed as plain messages on stderr
+(exit status 2), never as tracebacks.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from crp_core.errors import CRPError
+
+#: sub-command modules, in help order
+_COMMANDS = ("validate", "run", "fanout", "conflicts", "triage")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="crp-inspect",
+        description="Inspect CRP-SPEC-027 retrieval over a CKF knowledge base.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in _COMMANDS:
+        try:
+            module = importlib.import_module(f"crp_core.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"crp_core.cli.{name}":
+                continue  # sub-command not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except CRPError as exc:
+        print(f"crp-inspect: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+

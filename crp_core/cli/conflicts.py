@@ -1,0 +1,147 @@
+"""``crp-inspect conflicts``: scan a whole CKF for contradictory facts (issue 3; SPEC-027 §2).
+
+Every retrievable pair with cosine > ``contradiction_similarity`` (found through the HNSW
+neighbours) whose texts value-conflict is listed and arbitrated on its own by authority.
+Output, in triage order (ties first, then the smallest authority margin, then ids):
+``--json`` a JSON list of pairs (SPEC_NOTES §4 conflict fields + margin, diffs and both texts;
+byte-identical for the same input and ``--now``), ``--csv`` one flat row per pair, otherwise a
+readable summary. Configuration precedence: defaults < ``--config`` < each ``--set``.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from datetime import datetime, timezone
+from typing import Any
+
+from crp_core.io.ckf import load_ckf
+from crp_core.cli.common import add_input_args
+from crp_core.config import layered_config
+from crp_core.errors import ConfigError
+from crp_core.io.timeparse import format_timestamp, parse_timestamp
+
+#: flat CSV columns, in order
+CSV_COLUMNS: tuple[str, ...] = (
+    "fact_a", "fact_b", "similarity", "patterns", "tied", "kept", "suppressed", "margin", "decision",
+    "source_type_a", "source_authority_a", "recency_factor_a", "importance_weight_a", "authority_a",
+    "source_type_b", "source_authority_b", "recency_factor_b", "importance_weight_b", "authority_b",
+    "changes", "content_a", "content_b",
+)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "conflicts", help="scan the whole CKF for contradictory facts and arbitrate each pair",
+        description="Scan every retrievable fact of a CKF for contradictions (cosine > "
+                    "contradiction_similarity and a value conflict: NUMBER_CHANGED, DATE_SHIFTED, "
+                    "MAGNITUDE_ALTERED, ENTITY_SUBSTITUTED, NEGATION_FLIP) and arbitrate each pair by "
+                    "authority (SPEC-027 §2). Configuration precedence: defaults < --config < --set.")
+    add_input_args(p, scenario=False, now_help="the current time used for recency (default: wall clock)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print a JSON list of pairs (triage order)")
+    fmt.add_argument("--csv", action="store_true", help="print one CSV row per pair (triage order)")
+    p.add_argument("--top", type=int, default=20, metavar="N", help="pairs shown in the summary (default 20)")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from crp_core.stages.contradictions.resolve import scan_ckf
+    from crp_core.corpus.prepared import prepare_corpus
+
+    if args.now:
+        try:
+            now = parse_timestamp(args.now)
+        except ValueError as exc:
+            raise ConfigError(f"--now: {exc}") from None
+    else:
+        now = datetime.now(timezone.utc)
+    config = layered_config(args.config, None, args.set_args)  # no scenario here
+    kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
+    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config)
+    scan = scan_ckf(corpus, config, now)
+    if args.json:
+        sys.stdout.write(json_text(scan, kb) + "\n")
+    elif args.csv:
+        sys.stdout.write(csv_text(scan, kb))
+    else:
+        _print_summary(scan, kb, args.ckf, max(0, args.top))
+    return 0
+
+
+def pair_rows(scan: Any, kb: Any) -> list[dict[str, Any]]:
+    """One JSON-ready dict per pair: SPEC_NOTES §4 fields + margin, decision, diffs and both texts."""
+    from crp_core.stages.contradictions.resolve import pair_dict
+
+    rows = []
+    for p in scan.pairs:
+        d = pair_dict(p)
+        d["content_a"] = kb.get(p.fact_a).content
+        d["content_b"] = kb.get(p.fact_b).content
+        rows.append(d)
+    return rows
+
+
+def json_text(scan: Any, kb: Any) -> str:
+    """Deterministic JSON (floats unrounded, no timings): the same input gives the same bytes."""
+    return json.dumps(pair_rows(scan, kb), ensure_ascii=False, indent=2, allow_nan=False)
+
+
+def _changes(p: Any) -> str:
+    return "; ".join(f"{d.pattern}: {' '.join(d.tokens_a) or '(none)'} -> {' '.join(d.tokens_b) or '(none)'}"
+                     for d in p.conflict.diffs)
+
+
+def csv_text(scan: Any, kb: Any) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for p in scan.pairs:
+        a, b = p.authority[p.fact_a], p.authority[p.fact_b]
+        w.writerow([
+            p.fact_a, p.fact_b, repr(p.similarity), ";".join(p.patterns), str(p.tied).lower(),
+            ";".join(p.kept), p.suppressed or "", repr(p.margin), p.decision or "",
+            a.source_type, repr(a.source_authority), repr(a.recency_factor), repr(a.importance_weight),
+            repr(a.authority),
+            b.source_type, repr(b.source_authority), repr(b.recency_factor), repr(b.importance_weight),
+            repr(b.authority),
+            _changes(p), kb.get(p.fact_a).content, kb.get(p.fact_b).content,
+        ])
+    return buf.getvalue()
+
+
+def _print_summary(scan: Any, kb: Any, path: str, top: int) -> None:
+    out = sys.stdout.write
+    out(f"CKF {path}: {scan.n_facts} retrievable fact(s) scanned at {format_timestamp(scan.now)}\n")
+    if kb.skipped:
+        out(f"lenient load: {len(kb.skipped)} bad fact(s) skipped\n")
+    out(f"candidate pairs (cosine > {scan.threshold:g}): {scan.n_candidates}\n")
+    out(f"conflicting pairs: {len(scan.pairs)} ({scan.tied} tied, unresolved)\n")
+    for pat, n in scan.counts.items():
+        out(f"  {pat:<20} {n}\n")
+    if scan.pairs:
+        shown = scan.pairs[:top]
+        out(f"\npairs in triage order (ties first, then smallest authority margin)"
+            f"{'' if len(shown) == len(scan.pairs) else f'; first {len(shown)}'}\n")
+        for i, p in enumerate(shown, 1):
+            a, b = p.authority[p.fact_a], p.authority[p.fact_b]
+            if p.tied:
+                verdict = "TIED (both kept with a NOTE)"
+            elif p.decision == "dismiss":
+                verdict = "dismissed by the operator"
+            else:
+                verdict = f"winner {p.kept[0]}, suppress {p.suppressed}"
+            out(f"{i:>4}. {p.fact_a} vs {p.fact_b}  cos={p.similarity:.3f}  {'/'.join(p.patterns)}  "
+                f"authority {a.authority:.4f} vs {b.authority:.4f} (margin {p.margin:.4f})  {verdict}\n")
+            out(f"      {_changes(p)}\n")
+            out(f"      A: {_short(kb.get(p.fact_a).content)}\n")
+            out(f"      B: {_short(kb.get(p.fact_b).content)}\n")
+    t = scan.timings_ms
+    out("\ntimings (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + "\n")
+
+
+def _short(text: str, n: int = 110) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."

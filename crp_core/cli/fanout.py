@@ -1,0 +1,118 @@
+"""``crp-inspect fanout``: partitioned vs naive fan-out for a scenario (SPEC-027 §1, SPEC_NOTES §2.7, §4).
+
+Runs the whole pipeline (``crp_core.pipeline.run_pipeline``, whose stage 5 is
+``crp_core.stages.fanout.run_fanout``) and prints ``fanout_report`` as JSON (``--json``, byte-identical for
+the same input) or a readable summary: partitions, each branch's picks, duplicates naive vs
+partitioned. Configuration precedence (lowest first): defaults, ``--config`` TOML, the scenario's own
+``config``, ``--set``. ``--width`` replaces the scenario's ``fanout_width``; ``--now`` its ``now``.
+Exit status 0 on success; bad input raises a :class:`crp_core.errors.CRPError` (printed by the
+dispatcher, status 2).
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from crp_core.cli.common import add_input_args
+from crp_core.config import CRPConfig, layered_config
+from crp_core.errors import Problem, ScenarioError
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "fanout", help="partitioned vs naive fan-out of a scenario (SPEC-027 §1)",
+        description="Run the pipeline for a scenario and show the fan-out partitions, each branch's "
+                    "picks, and the cross-branch duplicates of the naive shared-coverage run versus the "
+                    "partitioned run.")
+    add_input_args(p, scenario=True,
+                   now_help="the time the pipeline treats as now (ISO 8601; replaces the scenario's now)")
+    p.add_argument("--width", type=int, default=None, metavar="N",
+                   help="fan-out width (replaces the scenario's fanout_width; 0 or 1 = no fan-out)")
+    p.add_argument("--json", action="store_true", help="print the JSON report (SPEC_NOTES §4)")
+    p.set_defaults(handler=_handle)
+
+
+def build_config(scenario: Any, config_path: str | None, set_args: list[str]) -> CRPConfig:
+    """Defaults < ``--config`` TOML < scenario ``config`` < ``--set``."""
+    return layered_config(config_path, scenario.config, set_args)
+
+
+def _scenario_overrides(scenario: Any, width: int | None, now_text: str | None) -> Any:
+    from crp_core.io.timeparse import parse_timestamp
+
+    changes: dict[str, Any] = {}
+    if width is not None:
+        if width < 0:
+            raise ScenarioError("--width refused", [Problem(0, "fanout_width", f"must be >= 0, got {width}")])
+        changes["fanout_width"] = width
+    if now_text is not None:
+        try:
+            changes["now"] = parse_timestamp(now_text)
+        except ValueError as exc:
+            raise ScenarioError("--now refused", [Problem(0, "now", str(exc))]) from None
+    return scenario.replace(**changes) if changes else scenario
+
+
+def fanout_cli_report(ckf: str, scenario_path: str, *, width: int | None = None, config_path: str | None = None,
+                      set_args: list[str] | None = None, now: str | None = None, lenient: bool = False,
+                      cache_dir: str | None = None) -> dict[str, Any]:
+    """Load, run the pipeline and return ``fanout_report`` plus the run's identification."""
+    from crp_core.io.ckf import load_ckf
+    from crp_core.corpus.prepared import prepare_corpus
+    from crp_core.stages.fanout import fanout_report
+    from crp_core.pipeline import run_pipeline
+    from crp_core.io.scenario import load_scenario
+
+    scenario = _scenario_overrides(load_scenario(scenario_path), width, now)
+    config = build_config(scenario, config_path, list(set_args or []))
+    kb = load_ckf(ckf, lenient=lenient, max_bytes=config.ckf_max_bytes)
+    corpus = prepare_corpus(kb, cache_dir=cache_dir, config=config)
+    result = run_pipeline(corpus, scenario, config)
+    report = fanout_report(result.fanout, result.headers)
+    residual = [sq.id for sq in scenario.residual_set]
+    return {"scenario": scenario.name or scenario_path, "fanout_width": scenario.fanout_width,
+            "residual_set": residual, "addressed": [a.id for a in scenario.addressed], **report}
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from crp_core.report import dumps
+
+    report = fanout_cli_report(args.ckf, args.scenario, width=args.width, config_path=args.config,
+                               set_args=args.set_args, now=args.now, lenient=args.lenient, cache_dir=args.cache_dir)
+    if args.json:
+        print(dumps(report))
+    else:
+        print(render_summary(report))
+    return 0
+
+
+def render_summary(report: dict[str, Any]) -> str:
+    """Readable summary: partitions, per-branch picks, duplicates naive vs partitioned."""
+    lines = [f"scenario: {report['scenario']}",
+             f"ResidualSet ({len(report['residual_set'])}): {', '.join(report['residual_set']) or '-'}"
+             f"   addressed: {', '.join(report['addressed']) or '-'}"]
+    if not report["active"]:
+        lines.append(f"fan-out inactive (fanout_width {report['fanout_width']}; needs width >= 2 and a "
+                     "non-empty ResidualSet)")
+        return "\n".join(lines)
+    lines.append(f"CRP-Context-Coverage-Partitions: {report['headers']['CRP-Context-Coverage-Partitions']}"
+                 f"   (width {report['width']}, rule: {report['rule']})")
+    for mode, run in (("partitioned", report), ("naive (shared Coverage Set, round-robin)", report["naive"])):
+        lines.append("")
+        lines.append(f"== {mode}")
+        for b in run["branches"]:
+            lines.append(f"  branch {b['branch']}: sub-queries [{', '.join(b['sub_queries'])}]")
+            lines.append(f"    selected: {', '.join(b['selected']) or '-'}")
+            lines.append(f"    coverage additions: {', '.join(b['coverage_additions'])}")
+        fan = run["fan_in"]
+        lines.append(f"  fan-in: coverage depth {fan['coverage_depth']}, merged {len(fan['merged'])} fact(s), "
+                     f"{len(fan['duplicates'])} duplicate(s)")
+        for d in fan["duplicates"]:
+            what = (f"{d['fact_ids'][0]} chosen by branches {d['branches']}" if len(d["fact_ids"]) == 1 else
+                    f"{d['fact_ids'][0]} ~ {d['fact_ids'][1]} (cos {d['similarity']:.4f}) across branches "
+                    f"{d['branches']}")
+            lines.append(f"    - {what}; kept {d['kept'] or '-'}")
+    lines.append("")
+    lines.append(f"duplicates: naive {len(report['naive']['fan_in']['duplicates'])} vs partitioned "
+                 f"{len(report['fan_in']['duplicates'])}")
+    return "\n".join(lines)

@@ -1,0 +1,100 @@
+"""``crp-inspect run``: the SPEC-027 §4 pipeline over a CKF and a scenario (SPEC_NOTES §4).
+
+Configuration precedence (lowest to highest): built-in defaults < ``--config`` TOML file <
+the scenario's ``config`` table < each ``--set key=value`` (in command-line order).
+``--now`` overrides the scenario's ``now``. ``--json`` prints the report of
+:func:`crp_core.report.run_report`; without it, a readable summary.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from crp_core.io.ckf import load_ckf
+from crp_core.cli.common import add_input_args
+from crp_core.config import CRPConfig, layered_config
+from crp_core.errors import ConfigError
+from crp_core.io.timeparse import format_timestamp, parse_timestamp
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "run", help="run the retrieval pipeline and print headers, envelope and conflicts",
+        description="Run the CRP-SPEC-027 retrieval pipeline (candidates, CDR, CDGR, contradiction "
+                    "resolution, fan-out, packing) over a CKF for one scenario. Configuration precedence: "
+                    "defaults < --config < the scenario's config < --set.")
+    add_input_args(p, scenario=True, now_help="the current time the pipeline uses (overrides the scenario's)")
+    p.add_argument("--json", action="store_true", help="print the machine-readable report (one JSON object)")
+    p.set_defaults(handler=_handle)
+
+
+def build_config(config_path: str | None, scenario: Any, set_args: list[str]) -> CRPConfig:
+    """defaults < --config file < scenario.config < --set (documented precedence)."""
+    return layered_config(config_path, scenario.config if scenario is not None else None, set_args)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from crp_core.corpus.prepared import embed_scenario, prepare_corpus
+    from crp_core.pipeline import run_pipeline
+    from crp_core.report import dumps, run_report
+    from crp_core.io.scenario import load_scenario
+
+    now = None
+    if args.now:
+        try:
+            now = parse_timestamp(args.now)
+        except ValueError as exc:
+            raise ConfigError(f"--now: {exc}") from None
+    scenario = load_scenario(args.scenario)
+    config = build_config(args.config, scenario, args.set_args)
+    kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
+    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config)
+    vectors = embed_scenario(scenario, corpus)
+    result = run_pipeline(corpus, scenario, config, vectors=vectors, now=now)
+    if args.json:
+        sys.stdout.write(dumps(run_report(result)) + "\n")
+        return 0
+    _print_summary(result, kb)
+    return 0
+
+
+def _print_summary(result: Any, kb: Any) -> None:
+    out = sys.stdout.write
+    out(f"now: {format_timestamp(result.now)}\n")
+    if kb.skipped:
+        out(f"lenient load: {len(kb.skipped)} bad fact(s) skipped\n")
+    out("\nheaders\n")
+    for k, v in result.headers.items():
+        out(f"  {k}: {v}\n")
+    out("\nenvelope (packed order)\n")
+    for i, p in enumerate(result.envelope.order, 1):
+        extra = f" after {p.bridges_anchor}" if p.bridges_anchor else ""
+        out(f"  {i:>3}. {p.fact_id:<20} {p.role:<9} score={p.score:.4f} {p.tier}/{p.band} "
+            f"tokens={p.tokens}{extra}\n")
+    env = result.envelope
+    out(f"  tokens {env.tokens_used}/{env.token_budget}")
+    if env.dropped_for_budget:
+        out(f"; dropped for budget: {', '.join(env.dropped_for_budget)}")
+    out("\n")
+    pairs = result.resolution.pairs
+    out(f"\nconflicts ({len(pairs)})\n")
+    for p in pairs:
+        if p.skipped:
+            verdict = "skipped (a fact already suppressed)"
+        elif p.tied:
+            verdict = "TIED: both kept with a NOTE"
+        else:
+            verdict = f"kept {', '.join(p.kept)}, suppressed {p.suppressed}"
+        auth = ", ".join(f"{fid}={a.authority:.4f}" for fid, a in p.authority.items())
+        out(f"  {p.fact_a} vs {p.fact_b}: cos={p.similarity:.3f} {'/'.join(p.patterns)}; authority {auth}; "
+            f"{verdict}\n")
+    n_gated = sum(1 for o in result.outcomes if o.role == "gated")
+    out(f"\nscored facts: {len(result.outcomes)} ({n_gated} gated out)\n")
+    if result.warnings:
+        out(f"\nwarnings ({len(result.warnings)})\n")
+        for w in result.warnings[:20]:
+            out(f"  {w}\n")
+        if len(result.warnings) > 20:
+            out(f"  ... and {len(result.warnings) - 20} more\n")
+    out("\ntimings (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in result.timings_ms.items()) + "\n")

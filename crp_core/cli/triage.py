@@ -1,0 +1,132 @@
+"""``crp-inspect triage``: operator decisions on conflict pairs (issue 5).
+
+* ``triage export --db PATH --ckf PATH --out PATH [--lenient]``: write the cleaned CKF (the
+  operators' statuses applied) in the format of ``--out`` (extension, or a directory);
+* ``triage decisions --db PATH [--json|--csv] [--pair A B]``: print the audit log;
+* ``triage record --db PATH --pair A B --kind K [--winner ID] [--fact ID --status S]
+  --operator NAME [--note TEXT] [--ckf PATH]``: record one decision, print it as one JSON line.
+
+``--db`` defaults to ``$CRP_INSPECT_TRIAGE_DB``. Read commands never create a database.
+Exit status: 0 done, 2 refused (bad input, unusable database: one clear message on stderr).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from crp_core.io.ckf import load_ckf
+from crp_core.config import STATUSES
+from crp_core.errors import CRPError
+from crp_core.triage.store import (DB_PATH_ENV, KINDS, Decision, DecisionStore, default_db_path, export_cleaned_ckf, export_csv,
+                     export_json, pair_key)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("triage", help="operator decisions on conflict pairs (record, list, export)",
+                              description="Operator decisions on conflict pairs, stored in SQLite: record "
+                                          "them, list the audit log, export a cleaned CKF.")
+    sub = p.add_subparsers(dest="triage_command", metavar="ACTION")
+    sub.required = True
+    db_help = f"decision database (SQLite file; default ${DB_PATH_ENV})"
+
+    e = sub.add_parser("export", help="write the cleaned CKF (operators' statuses applied)",
+                       description="Load a CKF, apply the statuses decided by operators and write it in "
+                                   "the format of --out (.jsonl, .json, .csv, or a directory).")
+    e.add_argument("--db", metavar="PATH", default=None, help=db_help)
+    e.add_argument("--ckf", metavar="PATH", required=True, help="the CKF the decisions were taken on")
+    e.add_argument("--out", metavar="PATH", required=True, help="where to write the cleaned CKF")
+    e.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
+    e.set_defaults(handler=_export)
+
+    d = sub.add_parser("decisions", help="print the decisions (the audit log)",
+                       description="Print the recorded decisions, oldest first.")
+    d.add_argument("--db", metavar="PATH", default=None, help=db_help)
+    fmt = d.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="JSON export (audit log + decisions in force)")
+    fmt.add_argument("--csv", action="store_true", help="CSV export (one decision per row)")
+    d.add_argument("--pair", nargs=2, metavar=("A", "B"), help="only the history of this pair")
+    d.set_defaults(handler=_decisions)
+
+    r = sub.add_parser("record", help="record one decision",
+                       description="Record one operator decision on the conflict pair A, B.")
+    r.add_argument("--db", metavar="PATH", default=None, help=db_help + "; created if missing")
+    r.add_argument("--pair", nargs=2, metavar=("A", "B"), required=True, help="the two facts of the pair")
+    r.add_argument("--kind", required=True, choices=KINDS, help="the decision")
+    r.add_argument("--winner", metavar="ID", help="override: the fact that wins; accept: the winner shown")
+    r.add_argument("--fact", metavar="ID", help="mark_status: the fact whose status changes")
+    r.add_argument("--status", choices=STATUSES, help="mark_status: the new status")
+    r.add_argument("--operator", metavar="NAME", required=True, help="who decides")
+    r.add_argument("--note", metavar="TEXT", default="", help="free-text reason")
+    r.add_argument("--ckf", metavar="PATH", help="check the pair's facts exist in this CKF and stamp its fingerprint")
+    r.set_defaults(handler=_record)
+
+
+class _UsageError(CRPError):
+    pass
+
+
+def _db(args: argparse.Namespace) -> str:
+    path = args.db or default_db_path()
+    if not path:
+        raise _UsageError(f"give --db PATH (or set ${DB_PATH_ENV})")
+    return path
+
+
+def _export(args: argparse.Namespace) -> int:
+    db = _db(args)
+    if os.path.exists(args.out) and os.path.exists(args.ckf) and os.path.samefile(args.out, args.ckf):
+        raise _UsageError(f"--out {args.out} is the input CKF; refusing to overwrite it")
+    kb = load_ckf(args.ckf, lenient=args.lenient)
+    with DecisionStore(db, create=False, readonly=True) as store:
+        decisions = store.current()
+    done = export_cleaned_ckf(kb, decisions, args.out)
+    parts = ", ".join(f"{n} {s}" for s, n in done.changed.items()) or "no status changed"
+    print(f"wrote {done.path}: {done.n_facts} facts; {done.applied} operator status(es) applied ({parts})")
+    if done.unknown_facts:
+        shown = ", ".join(done.unknown_facts[:10]) + (", ..." if len(done.unknown_facts) > 10 else "")
+        print(f"warning: {len(done.unknown_facts)} fact id(s) named by decisions are not in {args.ckf}: {shown}",
+              file=sys.stderr)
+    if kb.skipped:
+        print(f"warning: {len(kb.skipped)} bad fact(s) of {args.ckf} were skipped (--lenient) and are not "
+              f"in {args.out}", file=sys.stderr)
+    return 0
+
+
+def _decisions(args: argparse.Namespace) -> int:
+    with DecisionStore(_db(args), create=False, readonly=True) as store:
+        rows = store.history(pair_key(*args.pair)) if args.pair else store.all()
+    if args.json:
+        sys.stdout.write(export_json(rows))
+    elif args.csv:
+        sys.stdout.write(export_csv(rows))
+    else:
+        if not rows:
+            print("no decisions")
+        for d in rows:
+            what = {"accept": f"accept (winner {d.winner})" if d.winner else "accept",
+                    "override": f"override: {d.winner} wins",
+                    "dismiss": "dismiss: not a conflict",
+                    "mark_status": f"mark {d.target_fact} {d.new_status}"}[d.kind]
+            note = f"  note: {d.note}" if d.note else ""
+            print(f"#{d.id} {d.decided_at} {d.operator}: [{d.fact_a} | {d.fact_b}] {what}{note}")
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    a, b = args.pair
+    fingerprint = None
+    if args.ckf:
+        kb = load_ckf(args.ckf)
+        missing = [f for f in (a, b) if kb.get(f) is None]
+        if missing:
+            raise _UsageError(f"fact(s) {', '.join(map(repr, missing))} not in CKF {args.ckf}")
+        fingerprint = kb.fingerprint
+    decision = Decision.new(a, b, args.kind, args.operator, winner=args.winner, target_fact=args.fact,
+                            new_status=args.status, note=args.note, ckf_fingerprint=fingerprint)
+    with DecisionStore(_db(args)) as store:
+        done = store.record(decision)
+    print(json.dumps(done.to_dict(), ensure_ascii=False), flush=True)
+    return 0

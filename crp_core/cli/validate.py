@@ -1,0 +1,140 @@
+"""``crp-inspect validate``: check a CKF (or a scenario) and summarise it (SPEC_NOTES §1.1, §1.2).
+
+Exit status 0 when the input loads (a summary is printed), 1 when it is refused (every problem is
+printed, one per line: ``line N, field F: message``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from typing import Any
+
+from crp_core.io.ckf import load_ckf
+from crp_core.config import SOURCE_TYPES, STATUSES
+from crp_core.errors import Problem, ValidationError
+from crp_core.model import KnowledgeBase, Scenario
+from crp_core.io.scenario import load_scenario
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("validate", help="validate a CKF file/directory or a scenario",
+                              description="Validate a CKF (.jsonl, .json, .csv or a directory with "
+                                          "facts.jsonl) and print a summary, or every problem found.")
+    p.add_argument("path", nargs="?", help="CKF file or directory")
+    p.add_argument("--scenario", metavar="PATH", help="validate a scenario file (.json or .toml)")
+    p.add_argument("--lenient", action="store_true", help="skip bad facts instead of refusing the file")
+    p.add_argument("--max-bytes", type=int, default=None, metavar="N",
+                   help="largest CKF file accepted (default: ckf_max_bytes of the configuration)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.set_defaults(handler=_handle)
+
+
+def _problem_line(p: Problem) -> str:
+    fid = f" (fact {p.fact_id!r})" if p.fact_id else ""
+    return f"line {p.line}, field {p.field}{fid}: {p.message}"
+
+
+def _problem_json(p: Problem) -> dict[str, Any]:
+    return {"line": p.line, "field": p.field, "message": p.message, "fact_id": p.fact_id}
+
+
+def _refused(what: str, path: str, exc: ValidationError, as_json: bool) -> dict[str, Any]:
+    """The JSON entry of a refused file; without --json, every problem printed one per line."""
+    if not as_json:
+        print(f"{what} {path}: refused, {len(exc.problems)} problem(s)")
+        for p in exc.problems:
+            print(_problem_line(p))
+    return {"ok": False, "path": path, "problems": [_problem_json(p) for p in exc.problems]}
+
+
+def _handle(args: argparse.Namespace) -> int:
+    if args.path is None and args.scenario is None:
+        print("crp-inspect validate: give a CKF PATH and/or --scenario PATH", file=sys.stderr)
+        return 2
+    if args.max_bytes is not None and args.max_bytes < 1:
+        print("crp-inspect validate: --max-bytes must be >= 1", file=sys.stderr)
+        return 2
+    status = 0
+    out: dict[str, Any] = {}
+    if args.path is not None:
+        try:
+            kb = load_ckf(args.path, lenient=args.lenient, max_bytes=args.max_bytes)
+        except ValidationError as exc:
+            status = 1
+            out["ckf"] = _refused("CKF", args.path, exc, args.json)
+        else:
+            out["ckf"] = _kb_summary(kb, args.path)
+            if not args.json:
+                _print_kb(out["ckf"])
+    if args.scenario is not None:
+        try:
+            sc = load_scenario(args.scenario)
+        except ValidationError as exc:
+            status = 1
+            out["scenario"] = _refused("scenario", args.scenario, exc, args.json)
+        else:
+            out["scenario"] = _scenario_summary(sc, args.scenario)
+            if not args.json:
+                _print_scenario(out["scenario"])
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=2, sort_keys=True))
+    return status
+
+
+def _kb_summary(kb: KnowledgeBase, path: str) -> dict[str, Any]:
+    by_type = Counter(f.source_type for f in kb.facts)
+    by_status = Counter(f.status for f in kb.facts)
+    if kb.embeddings is None:
+        emb = "none (model will embed)"
+    else:
+        n, d = kb.embeddings.shape
+        emb = f"{n} x {d} from {kb.embedding_model or 'an unnamed model'}"
+    return {
+        "ok": True, "path": path, "format": kb.fmt, "facts": len(kb),
+        "by_source_type": {st: by_type[st] for st in SOURCE_TYPES if by_type[st]},
+        "by_status": {s: by_status[s] for s in STATUSES if by_status[s]},
+        "embeddings": emb, "embedding_model": kb.embedding_model,
+        "warnings": [_problem_json(p) for p in kb.warnings],
+        "skipped": [_problem_json(p) for p in kb.skipped],
+        "skipped_facts": len({p.line for p in kb.skipped}),
+    }
+
+
+def _print_kb(s: dict[str, Any]) -> None:
+    print(f"CKF {s['path']}: OK ({s['format']}), {s['facts']} fact(s)")
+    print("  by source type: " + ", ".join(f"{k} {v}" for k, v in s["by_source_type"].items()))
+    print("  by status: " + ", ".join(f"{k} {v}" for k, v in s["by_status"].items()))
+    print(f"  embeddings: {s['embeddings']}")
+    if s["skipped"]:
+        print(f"  skipped {s['skipped_facts']} bad fact(s) (lenient):")
+        for p in s["skipped"]:
+            print("    " + _problem_line(Problem(**p)))
+    if s["warnings"]:
+        print(f"  warnings: {len(s['warnings'])}")
+        for p in s["warnings"]:
+            print("    " + _problem_line(Problem(**p)))
+
+
+def _scenario_summary(sc: Scenario, path: str) -> dict[str, Any]:
+    with_emb = sum(sq.embedding is not None for sq in sc.sub_queries) + (sc.query_embedding is not None)
+    return {
+        "ok": True, "path": path, "name": sc.name, "query": sc.query,
+        "now": sc.now.isoformat() if sc.now else None, "sub_queries": len(sc.sub_queries),
+        "addressed": len(sc.addressed), "residual": len(sc.residual_set),
+        "prior_outputs": len(sc.prior_outputs), "fanout_width": sc.fanout_width,
+        "config_overrides": sorted(sc.config), "embedded_texts": with_emb,
+        "embedding_model": sc.embedding_model,
+    }
+
+
+def _print_scenario(s: dict[str, Any]) -> None:
+    print(f"scenario {s['path']}: OK{' (' + s['name'] + ')' if s['name'] else ''}")
+    print(f"  query: {s['query'][:120]!r}")
+    print(f"  now: {s['now'] or 'wall clock'}")
+    print(f"  sub-queries: {s['sub_queries']} ({s['addressed']} addressed, {s['residual']} residual)")
+    print(f"  prior outputs: {s['prior_outputs']}; fan-out width: {s['fanout_width']}")
+    print(f"  config overrides: {', '.join(s['config_overrides']) or 'none'}")
+    print(f"  texts with embeddings: {s['embedded_texts']}"
+          + (f" from {s['embedding_model']}" if s['embedding_model'] else ""))

@@ -1,0 +1,247 @@
+"""The fact similarity graph (SPEC-009 §5.2, used by CDGR, SPEC-025 §2.3-2.4).
+
+1. For each retrievable fact, its K nearest retrievable neighbours in the HNSW index
+   (one batched query, k = K + 1, self dropped): the ``NeighbourTable``.
+2. An undirected edge {i, j} where either lists the other and cos(i, j) >= ``graph_edge_min``.
+3. Edge weight = the cosine (exact float32 dot product of the two normalised vectors, as the
+   index query recomputes it).
+
+DELETED / QUARANTINED facts have no edges (they are never retrieved, not even as connectors).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from crp_core.config import CRPConfig
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class NeighbourTable:
+    """Each fact's K nearest neighbours: ``ids`` (n, K) int64 (-1 padded), ``sims`` (n, K) float32
+    (NaN where padded), rows sorted by cosine descending. Non-retrievable facts have empty rows."""
+
+    ids: np.ndarray
+    sims: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.ids.shape != self.sims.shape or self.ids.ndim != 2:
+            raise ValueError(f"ids {self.ids.shape} and sims {self.sims.shape} must be equal 2-D shapes")
+        _ro(self.ids)
+        _ro(self.sims)
+
+    @property
+    def k(self) -> int:
+        return int(self.ids.shape[1])
+
+    @classmethod
+    def from_index(cls, index, vectors: np.ndarray, k: int, retrievable: np.ndarray, *,
+                   ef_search: int | None = None) -> "NeighbourTable":
+        """One batched query for every retrievable fact (k + 1 results), then self is dropped."""
+        n = vectors.shape[0]
+        retrievable = np.asarray(retrievable, dtype=bool)
+        ids = np.full((n, k), -1, dtype=np.int64)
+        sims = np.full((n, k), np.nan, dtype=np.float32)
+        rows = np.flatnonzero(retrievable)
+        if rows.size and k > 0:
+            got_ids, got_sims = index.query(vectors[rows], k + 1, retrievable, ef_search=ef_search)
+            is_self = got_ids == rows[:, None]
+            # a row without itself (exact duplicates can outrank it) drops its last entry instead
+            no_self = ~is_self.any(axis=1)
+            is_self[no_self, -1] = True
+            keep = ~is_self
+            ids[rows] = got_ids[keep].reshape(rows.size, k)
+            sims[rows] = got_sims[keep].reshape(rows.size, k)
+        return cls(ids, sims)
+
+
+@dataclass(frozen=True)
+class HopPaths:
+    """Shortest hop distances from each source, and the strongest shortest path (SPEC-025 §2.4).
+
+    ``dist[s, v]``: hops from ``sources[s]`` to fact v (0 at the source, -1 when not reached
+    within ``max_hops``). ``weight_sum[s, v]``: the largest total edge weight over the shortest
+    paths (NaN when unreached); ``mean_weight = weight_sum / dist``. ``via[s, v]``: the node
+    before v on that path (-1 at the source / unreached).
+    """
+
+    sources: np.ndarray
+    dist: np.ndarray
+    weight_sum: np.ndarray
+    via: np.ndarray
+    max_hops: int
+
+    @property
+    def mean_weight(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.dist > 0, self.weight_sum / np.maximum(self.dist, 1), np.nan).astype(np.float32)
+
+    def path(self, s: int, v: int) -> list[int]:
+        """Fact rows on the strongest shortest path from ``sources[s]`` to ``v`` (both included)."""
+        if self.dist[s, v] < 0:
+            return []
+        out = [int(v)]
+        while self.dist[s, out[-1]] > 0:
+            out.append(int(self.via[s, out[-1]]))
+        return out[::-1]
+
+
+@dataclass(frozen=True, eq=False)
+class SimilarityGraph:
+    """Undirected weighted similarity graph as a symmetric scipy CSR matrix (SPEC-009 §5.2)."""
+
+    matrix: sp.csr_matrix  # (n, n) symmetric, data = cosine weights, explicit entries = edges
+    graph_k: int
+    edge_min: float
+    retrievable: np.ndarray
+    _reach: sp.csr_matrix = field(repr=False, default=None)  # boolean structure (0/1 float32)
+
+    @classmethod
+    def build(cls, table: NeighbourTable, vectors: np.ndarray, retrievable: np.ndarray,
+              config: CRPConfig = CRPConfig()) -> "SimilarityGraph":
+        n = vectors.shape[0]
+        retrievable = _ro(np.asarray(retrievable, dtype=bool).copy())
+        src = np.repeat(np.arange(n, dtype=np.int64), table.k)
+        dst = table.ids.reshape(-1)
+        sim = table.sims.reshape(-1)
+        # the table's sims are the exact float32 cosines, identical whichever endpoint listed the pair
+        ok = (dst >= 0) & (sim >= np.float32(config.graph_edge_min))
+        src, dst, sim = src[ok], dst[ok], sim[ok]
+        ok = retrievable[src] & retrievable[dst] & (src != dst)
+        src, dst, sim = src[ok], dst[ok], sim[ok]
+        # symmetrise: an edge when either endpoint lists the other; unique unordered pairs
+        lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+        pairs, first = np.unique(lo * n + hi, return_index=True)
+        lo, hi, w = pairs // n, pairs % n, sim[first].astype(np.float32)
+        rows = np.concatenate([lo, hi])
+        cols = np.concatenate([hi, lo])
+        data = np.concatenate([w, w]).astype(np.float32)
+        # build CSR directly (no duplicate summing, explicit zero/negative weights kept)
+        order = np.lexsort((cols, rows))
+        rows, cols, data = rows[order], cols[order], data[order]
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        matrix = sp.csr_matrix((data, cols.astype(np.int64), indptr), shape=(n, n))
+        reach = sp.csr_matrix((np.ones_like(data), matrix.indices, matrix.indptr), shape=(n, n))
+        for a in (matrix.data, matrix.indices, matrix.indptr, reach.data):
+            a.setflags(write=False)
+        return cls(matrix, config.graph_k, config.graph_edge_min, retrievable, reach)
+
+    # ---- basic queries ------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return int(self.matrix.shape[0])
+
+    @property
+    def n_edges(self) -> int:
+        """Undirected edges (each stored twice in the symmetric matrix)."""
+        return int(self.matrix.nnz // 2)
+
+    def degree(self) -> np.ndarray:
+        return np.diff(self.matrix.indptr)
+
+    def neighbours(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """(neighbour rows, weights) of fact row i, sorted by row."""
+        s, e = self.matrix.indptr[i], self.matrix.indptr[i + 1]
+        return self.matrix.indices[s:e], self.matrix.data[s:e]
+
+    def has_edge(self, i: int, j: int) -> bool:
+        nb, _ = self.neighbours(i)
+        p = np.searchsorted(nb, j)
+        return bool(p < nb.size and nb[p] == j)
+
+    def weight(self, i: int, j: int) -> float | None:
+        """Edge weight (cosine), or None when there is no edge."""
+        nb, w = self.neighbours(i)
+        p = np.searchsorted(nb, j)
+        return float(w[p]) if p < nb.size and nb[p] == j else None
+
+    def has_edges(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Vectorised ``has_edge`` over paired arrays of rows."""
+        i = np.asarray(i, dtype=np.int64)
+        j = np.asarray(j, dtype=np.int64)
+        if i.size == 0:
+            return np.zeros(i.shape, dtype=bool)
+        return np.asarray(self._reach[i, j]).reshape(i.shape) > 0
+
+    def edges(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Undirected edges (i < j, weight), optionally only those with both ends in ``rows``."""
+        m = self.matrix if rows is None else self.matrix[rows][:, rows]
+        coo = sp.triu(m, k=1, format="coo")
+        if rows is None:
+            return coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
+        rows = np.asarray(rows, dtype=np.int64)
+        return rows[coo.row], rows[coo.col], coo.data
+
+    # ---- walks --------------------------------------------------------------------------------
+    def hop_distances(self, sources, max_hops: int) -> np.ndarray:
+        """(n,) int: hops from the nearest source (0 at sources, -1 beyond ``max_hops``)."""
+        dist = np.full(self.n, -1, dtype=np.int64)
+        src = np.unique(np.asarray(sources, dtype=np.int64))
+        if src.size == 0:
+            return dist
+        dist[src] = 0
+        frontier = np.zeros(self.n, dtype=np.float32)
+        frontier[src] = 1.0
+        for h in range(1, max_hops + 1):
+            nxt = (self._reach @ frontier) > 0  # symmetric: A @ f == A.T @ f
+            new = nxt & (dist < 0)
+            if not new.any():
+                break
+            dist[new] = h
+            frontier = new.astype(np.float32)
+        return dist
+
+    def within_hops(self, sources, hops: int) -> np.ndarray:
+        """Rows at 1..hops from the nearest source (sources themselves excluded), ascending."""
+        d = self.hop_distances(sources, hops)
+        return np.flatnonzero(d > 0)
+
+    def hop_paths(self, sources, max_hops: int) -> HopPaths:
+        """Per-source BFS with strongest shortest paths (SPEC-025 §2.4 bridge value).
+
+        Layer by layer: a node first reached at hop h takes the best ``weight_sum`` over its
+        neighbours at hop h - 1 plus the edge weight (max-plus step, vectorised over edges).
+        """
+        src = np.asarray(sources, dtype=np.int64).reshape(-1)
+        s, n = src.size, self.n
+        dist = np.full((s, n), -1, dtype=np.int16)
+        wsum = np.full((s, n), np.nan, dtype=np.float32)
+        via = np.full((s, n), -1, dtype=np.int64)
+        indptr, indices, data = self.matrix.indptr, self.matrix.indices, self.matrix.data
+        for a in range(s):
+            dist[a, src[a]] = 0
+            wsum[a, src[a]] = 0.0
+            frontier = src[a:a + 1]
+            for h in range(1, max_hops + 1):
+                starts, ends = indptr[frontier], indptr[frontier + 1]
+                counts = ends - starts
+                if counts.sum() == 0:
+                    break
+                pos = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+                u = np.repeat(frontier, counts)
+                v = indices[pos].astype(np.int64)
+                val = wsum[a, u] + data[pos]
+                fresh = dist[a, v] < 0
+                u, v, val = u[fresh], v[fresh], val[fresh]
+                if v.size == 0:
+                    break
+                # best predecessor per new node: sort by (v, -val, u) and take the first of each v
+                order = np.lexsort((u, -val, v))
+                u, v, val = u[order], v[order], val[order]
+                first = np.ones(v.size, dtype=bool)
+                first[1:] = v[1:] != v[:-1]
+                nv = v[first]
+                dist[a, nv] = h
+                wsum[a, nv] = val[first]
+                via[a, nv] = u[first]
+                frontier = nv
+        return HopPaths(_ro(src.copy()), _ro(dist), _ro(wsum), _ro(via), max_hops)

@@ -1,0 +1,252 @@
+"""The HNSW fact index (SPEC-009 §3.2): hnswlib, cosine space, M / ef_construction / ef_search from config.
+
+The index holds ALL fact vectors (label = fact row). Facts outside an ``allowed`` mask (DELETED /
+QUARANTINED, SPEC-009 §3.3 "deletion set") are excluded at query time by hnswlib's deletion marks
+(``mark_deleted``, synchronised with each query's mask under a lock): hnswlib still walks through
+them but never returns them, so a query still returns k results when many facts are excluded. Returned similarities are exact
+float32 cosines recomputed from the stored vectors, and each row is sorted by them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import hnswlib
+import numpy as np
+
+from crp_core.config import CRPConfig
+from crp_core.corpus.embedding import atomic_write
+
+#: worker threads for batched queries (the target machine has 2 cores)
+QUERY_THREADS = max(1, min(2, os.cpu_count() or 1))
+#: when at most this many facts are allowed, queries are answered by exact brute force
+BRUTE_FORCE_MAX_ALLOWED = 2048
+#: queries per chunk in brute force and in the exact similarity recomputation (bounds memory)
+QUERY_CHUNK = 1024
+#: hnswlib's fixed random seed: with single-threaded insertion the build is deterministic
+HNSW_SEED = 100
+
+
+def vectors_fingerprint(vectors: np.ndarray) -> str:
+    """sha256 of the float32 vector bytes and shape."""
+    v = np.ascontiguousarray(vectors, dtype=np.float32)
+    h = hashlib.sha256(f"{v.shape[0]}x{v.shape[1] if v.ndim == 2 else 0}".encode())
+    h.update(v.tobytes() if v.size == 0 else memoryview(v).cast("B"))
+    return h.hexdigest()
+
+
+def index_key(fingerprint: str, m: int, ef_construction: int) -> str:
+    """File stem of a persisted index: the vectors' fingerprint plus the build parameters."""
+    return f"hnsw-{fingerprint[:32]}-M{m}-efc{ef_construction}"
+
+
+def mask_digest(mask: np.ndarray | None) -> str:
+    if mask is None:
+        return "all"
+    return hashlib.sha256(np.packbits(np.asarray(mask, dtype=bool)).tobytes()).hexdigest()[:16]
+
+
+@dataclass(eq=False)
+class FactIndex:
+    """hnswlib index over every fact vector. ``origin`` is ``"built"`` or ``"loaded"``."""
+
+    vectors: np.ndarray  # (n, d) float32 normalised, read-only (shared with the Corpus)
+    m: int
+    ef_construction: int
+    fingerprint: str
+    origin: str
+    ef_search: int = 100  # default query-time ef (config.hnsw_ef_search)
+    _index: hnswlib.Index | None = field(repr=False, default=None)
+    _marked: np.ndarray | None = field(default=None, repr=False)  # labels currently mark_deleted
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    #: how many indexes this process has built (tests prove reuse with it)
+    builds = 0
+
+    @property
+    def n(self) -> int:
+        return int(self.vectors.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    # ---- construction ----------------------------------------------------------------------
+    @classmethod
+    def build(cls, vectors: np.ndarray, config: CRPConfig = CRPConfig(), *,
+              fingerprint: str | None = None) -> "FactIndex":
+        """Insert every vector (label = row), single-threaded so the graph is deterministic."""
+        vectors = _readonly(vectors)
+        n, d = vectors.shape
+        fp = fingerprint or vectors_fingerprint(vectors)
+        index = None
+        if n > 0:
+            index = hnswlib.Index(space="cosine", dim=d)
+            index.init_index(max_elements=n, M=config.hnsw_m, ef_construction=config.hnsw_ef_construction,
+                             random_seed=HNSW_SEED)
+            index.add_items(vectors, np.arange(n, dtype=np.int64), num_threads=1)
+        FactIndex.builds += 1
+        return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "built", config.hnsw_ef_search, index)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write ``<path>`` (hnswlib binary) and ``<path>.json`` (parameters + file digest), atomically."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{path.name}")
+        if self._index is not None:
+            with self._lock:  # the file never carries deletion marks
+                self._apply_mask(None)
+                self._index.save_index(str(tmp))
+        else:
+            tmp.write_bytes(b"")
+        digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
+        os.replace(tmp, path)
+        meta = {"n": self.n, "dim": self.dim, "m": self.m, "ef_construction": self.ef_construction,
+                "fingerprint": self.fingerprint, "file_sha256": digest, "space": "cosine"}
+        atomic_write(Path(str(path) + ".json"), lambda fh: fh.write(json.dumps(meta).encode("utf-8")))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, vectors: np.ndarray, config: CRPConfig = CRPConfig(), *,
+             fingerprint: str | None = None) -> "FactIndex | None":
+        """The index persisted at ``path`` if it matches these vectors and build parameters, else
+        None (a damaged or mismatching file is reported with a warning and ignored)."""
+        path = Path(path)
+        meta_path = Path(str(path) + ".json")
+        if not path.exists() or not meta_path.exists():
+            return None
+        vectors = _readonly(vectors)
+        n, d = vectors.shape
+        fp = fingerprint or vectors_fingerprint(vectors)
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            raw = path.read_bytes()
+            ok = (meta.get("n") == n and meta.get("dim") == d and meta.get("m") == config.hnsw_m
+                  and meta.get("ef_construction") == config.hnsw_ef_construction
+                  and meta.get("fingerprint") == fp
+                  and meta.get("file_sha256") == hashlib.sha256(raw).hexdigest())
+        except (OSError, ValueError) as exc:
+            ok = False
+            meta = {"error": str(exc)}
+        if not ok:
+            warnings.warn(f"persisted HNSW index {path} does not match the vectors or is damaged; "
+                          "rebuilding it", RuntimeWarning, stacklevel=2)
+            return None
+        index = None
+        if n > 0:
+            index = hnswlib.Index(space="cosine", dim=d)
+            try:
+                index.load_index(str(path), max_elements=n)
+            except RuntimeError as exc:
+                warnings.warn(f"persisted HNSW index {path} could not be read ({exc}); rebuilding it",
+                              RuntimeWarning, stacklevel=2)
+                return None
+        return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "loaded", config.hnsw_ef_search, index)
+
+    # ---- queries -----------------------------------------------------------------------------
+    def _apply_mask(self, allowed: np.ndarray | None) -> None:
+        """Bring the index's deletion marks to ``~allowed`` (call with ``self._lock`` held).
+
+        Only the difference to the current marks is applied (``mark_deleted`` / ``unmark_deleted``),
+        so alternating status sets costs microseconds per changed fact and no copy of the index.
+        """
+        if self._marked is None:
+            if allowed is None:
+                return
+            self._marked = np.zeros(self.n, dtype=bool)
+        want = np.zeros(self.n, dtype=bool) if allowed is None else ~allowed
+        for label in np.flatnonzero(want & ~self._marked):
+            self._index.mark_deleted(int(label))
+        for label in np.flatnonzero(self._marked & ~want):
+            self._index.unmark_deleted(int(label))
+        self._marked = want
+
+    def query(self, vectors: np.ndarray, k: int, allowed: np.ndarray | None = None, *,
+              ef_search: int | None = None, num_threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k facts per query vector: ``(ids (q, k) int64, sims (q, k) float32)``.
+
+        Rows are sorted by cosine, descending (ties by fact row). Facts whose ``allowed`` is False
+        never appear. When fewer than k facts are allowed, the row is padded with id -1 and sim NaN.
+        ``ef_search`` defaults to the build config's ``hnsw_ef_search``; hnswlib needs ef >= k.
+        """
+        q = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        if q.ndim != 2 or (q.shape[0] and q.shape[1] != self.dim):
+            raise ValueError(f"query vectors must be (q, {self.dim}), got {np.shape(vectors)}")
+        if k < 0:
+            raise ValueError(f"k must be >= 0, got {k}")
+        nq = q.shape[0]
+        ids = np.full((nq, k), -1, dtype=np.int64)
+        sims = np.full((nq, k), np.nan, dtype=np.float32)
+        if allowed is not None:
+            allowed = np.asarray(allowed, dtype=bool)
+            if allowed.shape != (self.n,):
+                raise ValueError(f"allowed mask must have shape ({self.n},), got {allowed.shape}")
+            n_allowed = int(allowed.sum())
+            if n_allowed == self.n:
+                allowed = None
+        else:
+            n_allowed = self.n
+        k_eff = min(k, n_allowed)
+        if nq == 0 or k_eff == 0:
+            return ids, sims
+        q = _unit(q)
+        if allowed is not None and n_allowed <= BRUTE_FORCE_MAX_ALLOWED:
+            got_ids = self._brute(q, k_eff, allowed)
+        else:
+            ef = max(ef_search if ef_search is not None else self.ef_search, k_eff)
+            threads = num_threads if num_threads is not None else (QUERY_THREADS if nq > 1 else 1)
+            try:
+                with self._lock:  # marks + ef + query must not interleave with another thread's
+                    self._apply_mask(allowed)
+                    self._index.set_ef(ef)
+                    labels, _ = self._index.knn_query(q, k=k_eff, num_threads=threads)
+                got_ids = labels.astype(np.int64)
+            except RuntimeError:  # too few reachable allowed nodes for k: answer exactly
+                got_ids = self._brute(q, k_eff, allowed)
+        got_ids, got_sims = self._exact_sorted(q, got_ids)
+        ids[:, :k_eff] = got_ids
+        sims[:, :k_eff] = got_sims
+        return ids, sims
+
+    def _exact_sorted(self, q: np.ndarray, got: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Exact float32 cosines for the returned ids; each row sorted by (-cos, id)."""
+        out_s = np.empty(got.shape, dtype=np.float32)
+        for s in range(0, q.shape[0], QUERY_CHUNK):
+            e = s + QUERY_CHUNK
+            out_s[s:e] = np.einsum("qkd,qd->qk", self.vectors[got[s:e]], q[s:e], dtype=np.float32)
+        order = np.lexsort((got, -out_s), axis=-1)
+        return np.take_along_axis(got, order, -1), np.take_along_axis(out_s, order, -1)
+
+    def _brute(self, q: np.ndarray, k: int, allowed: np.ndarray | None) -> np.ndarray:
+        rows = np.arange(self.n) if allowed is None else np.flatnonzero(allowed)
+        cand = self.vectors[rows]
+        out = np.empty((q.shape[0], k), dtype=np.int64)
+        for s in range(0, q.shape[0], QUERY_CHUNK):
+            sim = q[s:s + QUERY_CHUNK] @ cand.T
+            if k < sim.shape[1]:
+                part = np.argpartition(-sim, k - 1, axis=1)[:, :k]
+            else:
+                part = np.broadcast_to(np.arange(sim.shape[1]), sim.shape)
+            out[s:s + QUERY_CHUNK] = rows[part]
+        return out
+
+
+def _readonly(vectors: np.ndarray) -> np.ndarray:
+    v = np.asarray(vectors)
+    if v.ndim != 2:
+        raise ValueError(f"vectors must be a 2-D array, got shape {v.shape}")
+    if v.dtype != np.float32 or not v.flags.c_contiguous:
+        v = np.ascontiguousarray(v, dtype=np.float32)
+    if v.flags.writeable:
+        v = v.view()
+        v.setflags(write=False)
+    return v
+
+
+def _unit(q: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(q, axis=1, keepdims=True)
+    return np.ascontiguousarray(q / np.where(norms > 0, norms, 1.0), dtype=np.float32)

@@ -1,0 +1,353 @@
+"""The prepared CKF every stage reads: vectors, token counts, HNSW index and similarity graph.
+
+``prepare_corpus`` uses the CKF's own embeddings when it carries them (no model is loaded),
+otherwise embeds the contents with the MiniLM model through the persistent cache. The index and
+the neighbour table are persisted next to the embedding cache, keyed by a fingerprint of the
+vectors and the parameters, and reused while the CKF is unchanged. Embeddings of two different
+models never mix (SPEC-024 §2.5): ``EmbeddingModelMismatch``.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from crp_core.config import NEVER_RETRIEVED, STATUSES, CRPConfig
+from crp_core.corpus.embedding import (MODEL_ID, Embedder, Progress, atomic_write, count_tokens,
+                        default_cache_dir, default_embedder, embed_texts, shared_cache,
+                        word_token_estimate)
+from crp_core.errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
+from crp_core.corpus.graph import NeighbourTable, SimilarityGraph
+from crp_core.corpus.index import FactIndex, index_key, mask_digest, vectors_fingerprint
+from crp_core.model import KnowledgeBase, Scenario
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    if a.flags.writeable:
+        a = a.view()
+        a.setflags(write=False)
+    return a
+
+
+def _normalise_checked(emb: np.ndarray, kb: KnowledgeBase) -> np.ndarray:
+    """Normalise the CKF's own embeddings; a zero or non-finite row is refused by line and field."""
+    emb = np.asarray(emb, dtype=np.float32)
+    if emb.ndim != 2 or emb.shape[0] != len(kb):
+        raise CKFError(f"CKF {kb.source}", [Problem(0, "embedding",
+                       f"embeddings have shape {emb.shape}, expected ({len(kb)}, d)")])
+    norms = np.linalg.norm(emb, axis=1)
+    bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
+    if bad.size:
+        raise CKFError(f"CKF {kb.source}", [
+            Problem(kb.facts[i].line, "embedding", "embedding is all zeros or not finite; it has no direction",
+                    kb.facts[i].fact_id) for i in bad])
+    return np.ascontiguousarray(emb / norms[:, None], dtype=np.float32)
+
+
+def retrievable_mask(kb: KnowledgeBase) -> np.ndarray:
+    """(n,) bool: status not DELETED / QUARANTINED (SPEC-009 §2.2)."""
+    return np.fromiter((f.status not in NEVER_RETRIEVED for f in kb.facts), dtype=bool, count=len(kb))
+
+
+@dataclass(frozen=True, eq=False)
+class Corpus:
+    """A prepared CKF. Arrays are read-only and aligned with ``kb.facts``."""
+
+    kb: KnowledgeBase
+    vectors: np.ndarray  # (n, d) float32, L2-normalised
+    model_id: str
+    token_counts: np.ndarray  # (n,) int64
+    retrievable: np.ndarray  # (n,) bool
+    index: FactIndex
+    config: CRPConfig = field(default_factory=CRPConfig)  # the config the index was built with
+    cache_dir: Path | None = None  # where index / neighbour tables persist (None: memory only)
+    _cache: dict = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("vectors", "token_counts", "retrievable"):
+            object.__setattr__(self, name, _ro(getattr(self, name)))
+        n = len(self.kb)
+        if self.vectors.shape[0] != n or self.token_counts.shape != (n,) or self.retrievable.shape != (n,):
+            raise ValueError("corpus arrays must have one row per fact")
+
+    # ---- basic facts ----------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.kb)
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+    @property
+    def fingerprint(self) -> str:
+        return self.index.fingerprint
+
+    # ---- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_vectors(cls, kb: KnowledgeBase, vectors: np.ndarray, model_id: str = "test",
+                     config: CRPConfig = CRPConfig(), token_counts: np.ndarray | None = None) -> "Corpus":
+        """A corpus from given vectors (normalised here), index built in memory (tests, benches)."""
+        vecs = _normalise_checked(vectors, kb)
+        if token_counts is None:
+            token_counts = word_token_estimate([f.content for f in kb.facts])
+        index = FactIndex.build(vecs, config)
+        return cls(kb, index.vectors, model_id, np.asarray(token_counts, dtype=np.int64),
+                   retrievable_mask(kb), index, config, None)
+
+    def with_statuses(self, mapping: Mapping[str, str]) -> "Corpus":
+        """Operator decisions (issue 5): new statuses, same vectors and index; graph recomputed."""
+        problems = []
+        for fid, st in mapping.items():
+            if self.kb.get(fid) is None:
+                problems.append(Problem(0, "fact_id", f"no fact with id {fid!r} in this CKF", fid))
+            elif st not in STATUSES:
+                problems.append(Problem(0, "status", f"unknown status {st!r}; expected one of "
+                                        f"{', '.join(STATUSES)}", fid))
+        if problems:
+            raise ValidationError("status decisions refused", problems)
+        kb = self.kb.with_statuses(mapping)
+        return Corpus(kb, self.vectors, self.model_id, self.token_counts, retrievable_mask(kb), self.index,
+                      self.config, self.cache_dir)
+
+    # ---- index access -----------------------------------------------------------------------------
+    def index_for(self, config: CRPConfig | None = None) -> FactIndex:
+        """The index built with ``config``'s M / ef_construction (this corpus's index when they match)."""
+        config = config or self.config
+        if (config.hnsw_m, config.hnsw_ef_construction) == (self.index.m, self.index.ef_construction):
+            return self.index
+        key = ("index", config.hnsw_m, config.hnsw_ef_construction)
+        with self._lock:
+            got = self._cache.get(key)
+            if got is None:
+                got = _load_or_build_index(self.vectors, config, self.cache_dir, self.index.fingerprint)
+                self._cache[key] = got
+            return got
+
+    def search(self, vectors: np.ndarray, k: int, config: CRPConfig | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k retrievable facts per query vector (SPEC-009 §3.2): ``(ids (q,k), sims (q,k))``,
+        id -1 / sim NaN padding when fewer than k facts are retrievable."""
+        config = config or self.config
+        return self.index_for(config).query(vectors, k, self.retrievable, ef_search=config.hnsw_ef_search)
+
+    # ---- neighbour table and graph -----------------------------------------------------------------
+    def neighbours(self, k: int | None = None, config: CRPConfig | None = None) -> NeighbourTable:
+        """Each retrievable fact's k nearest retrievable neighbours (cached, persisted)."""
+        config = config or self.config
+        k = config.graph_k if k is None else int(k)
+        index = self.index_for(config)
+        key = ("nbr", k, index.m, index.ef_construction, config.hnsw_ef_search)
+        with self._lock:
+            got = self._cache.get(key)
+            if got is not None:
+                return got
+        path = None
+        if self.cache_dir is not None:
+            stem = index_key(index.fingerprint, index.m, index.ef_construction)
+            path = (Path(self.cache_dir) / "index" /
+                    f"{stem}-nbr-k{k}-ef{config.hnsw_ef_search}-{mask_digest(self.retrievable)}.npz")
+            got = _load_neighbours(path, self.n, k)
+        if got is None:
+            got = NeighbourTable.from_index(index, self.vectors, k, self.retrievable,
+                                            ef_search=config.hnsw_ef_search)
+            if path is not None:
+                _save_neighbours(path, got)
+        with self._lock:
+            self._cache[key] = got
+        return got
+
+    def graph(self, config: CRPConfig | None = None) -> SimilarityGraph:
+        """The similarity graph (SPEC-009 §5.2) for ``config``'s graph_k / graph_edge_min / HNSW params."""
+        config = config or self.config
+        key = ("graph", config.graph_k, float(config.graph_edge_min), config.hnsw_m,
+               config.hnsw_ef_construction, config.hnsw_ef_search)
+        with self._lock:
+            got = self._cache.get(key)
+        if got is None:
+            table = self.neighbours(config.graph_k, config)
+            got = SimilarityGraph.build(table, self.vectors, self.retrievable, config)
+            with self._lock:
+                self._cache[key] = got
+        return got
+
+
+# ---- persistence helpers --------------------------------------------------------------------------
+def _load_or_build_index(vectors: np.ndarray, config: CRPConfig, cache_dir: Path | None,
+                         fingerprint: str | None = None) -> FactIndex:
+    fp = fingerprint or vectors_fingerprint(vectors)
+    if cache_dir is None:
+        return FactIndex.build(vectors, config, fingerprint=fp)
+    path = Path(cache_dir) / "index" / (index_key(fp, config.hnsw_m, config.hnsw_ef_construction) + ".bin")
+    got = FactIndex.load(path, vectors, config, fingerprint=fp)
+    if got is None:
+        got = FactIndex.build(vectors, config, fingerprint=fp)
+        try:
+            got.save(path)
+        except OSError as exc:
+            warnings.warn(f"could not persist the HNSW index to {path}: {exc}", RuntimeWarning, stacklevel=2)
+    return got
+
+
+def _load_neighbours(path: Path, n: int, k: int) -> NeighbourTable | None:
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            ids, sims = np.asarray(z["ids"]), np.asarray(z["sims"])
+        if ids.shape != (n, k) or sims.shape != (n, k) or ids.dtype != np.int64 or sims.dtype != np.float32:
+            raise ValueError("shape or dtype mismatch")
+        return NeighbourTable(ids, sims)
+    except Exception as exc:  # noqa: BLE001 - a damaged file is rebuilt
+        warnings.warn(f"neighbour table {path} ignored ({exc}); rebuilding it", RuntimeWarning, stacklevel=3)
+        return None
+
+
+def _save_neighbours(path: Path, table: NeighbourTable) -> None:
+    try:
+        atomic_write(path, lambda fh: np.savez(fh, ids=table.ids, sims=table.sims))
+    except OSError as exc:
+        warnings.warn(f"could not persist the neighbour table to {path}: {exc}", RuntimeWarning, stacklevel=3)
+
+
+def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | None,
+                         cache_dir: Path) -> np.ndarray:
+    """Tokenizer counts, persisted per (model, exact list of texts) so a warm load needs no tokenizer."""
+    h = hashlib.sha256(model_id.encode("utf-8") + b"\x00")
+    for t in texts:
+        h.update(hashlib.sha256(t.encode("utf-8")).digest())
+    path = cache_dir / "tokens" / f"tokens-{h.hexdigest()[:32]}.npy"
+    if path.exists():
+        try:
+            got = np.load(path, allow_pickle=False)
+            if got.shape == (len(texts),) and got.dtype == np.int64 and (got >= 0).all():
+                return got
+            raise ValueError("shape or dtype mismatch")
+        except Exception as exc:  # noqa: BLE001 - a damaged file is recomputed
+            warnings.warn(f"token count cache {path} ignored ({exc}); recounting", RuntimeWarning, stacklevel=3)
+    counts = np.asarray(count_tokens(texts, model_id, embedder), dtype=np.int64)
+    try:
+        atomic_write(path, lambda fh: np.save(fh, counts))
+    except OSError as exc:
+        warnings.warn(f"could not persist token counts to {path}: {exc}", RuntimeWarning, stacklevel=3)
+    return counts
+
+
+def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
+                   cache_dir: str | Path | None = None, config: CRPConfig = CRPConfig(),
+                   progress: Progress | None = None) -> Corpus:
+    """Vectors, token counts and index for a CKF (SPEC-009 §3).
+
+    If the CKF carries embeddings they are used (normalised; no model is loaded; model id =
+    ``kb.embedding_model`` or ``"unknown"``). Otherwise the contents are embedded with
+    ``embedder`` (default: the process-wide MiniLM) through the cache in ``cache_dir``
+    (default ``$CRP_CACHE_DIR`` or ``~/.cache/crp-inspect``); only cache misses reach the model.
+    """
+    cache_path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    texts = [f.content for f in kb.facts]
+    if kb.embeddings is not None:
+        vectors = _normalise_checked(kb.embeddings, kb)
+        model_id = kb.embedding_model or "unknown"
+        if progress is not None:
+            progress(len(kb), len(kb))
+    else:
+        embedder = embedder if embedder is not None else default_embedder()
+        vectors = embed_texts(texts, embedder, shared_cache(cache_path), progress)
+        model_id = embedder.model_id
+    if model_id == MODEL_ID:
+        tokens = _cached_token_counts(texts, model_id, embedder, cache_path)
+    else:
+        tokens = word_token_estimate(texts)
+    vectors = _ro(np.ascontiguousarray(vectors, dtype=np.float32))
+    index = _load_or_build_index(vectors, config, cache_path)
+    return Corpus(kb, index.vectors, model_id, tokens, retrievable_mask(kb), index, config, cache_path)
+
+
+# ---- scenario vectors ---------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ScenarioVectors:
+    """The scenario's query and sub-query vectors (normalised), sub-queries in scenario order."""
+
+    query: np.ndarray  # (d,)
+    sub_queries: np.ndarray  # (m, d)
+    ids: tuple[str, ...]
+    model_id: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "query", _ro(self.query))
+        object.__setattr__(self, "sub_queries", _ro(self.sub_queries))
+        object.__setattr__(self, "_pos", {sid: i for i, sid in enumerate(self.ids)})
+
+    def for_ids(self, ids: Sequence[str]) -> np.ndarray:
+        """(k, d) rows for these sub-query ids, in the order given."""
+        pos = self._pos  # type: ignore[attr-defined]
+        missing = [i for i in ids if i not in pos]
+        if missing:
+            raise KeyError(f"unknown sub-query id(s): {', '.join(map(repr, missing))}")
+        if not ids:
+            return np.zeros((0, self.sub_queries.shape[1] if self.sub_queries.ndim == 2 else self.query.shape[0]),
+                            dtype=np.float32)
+        return self.sub_queries[[pos[i] for i in ids]]
+
+
+def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None = None) -> ScenarioVectors:
+    """Vectors for the scenario's query and sub-queries (SPEC_NOTES §1.2, SPEC-024 §2.5).
+
+    Embeddings given in the scenario are used as they are (normalised); texts without one are
+    embedded with ``embedder`` (default: MiniLM, cached), which must be the corpus's model.
+    A scenario declaring another ``embedding_model`` than the corpus's is refused.
+    """
+    if scenario.embedding_model is not None and scenario.embedding_model != corpus.model_id:
+        raise EmbeddingModelMismatch(
+            f"the scenario's embeddings come from {scenario.embedding_model!r} but the CKF was embedded "
+            f"with {corpus.model_id!r}; embeddings of two models cannot be compared (SPEC-024 §2.5)")
+    fields_ = ["query.embedding"] + [f"sub_queries[{i}].embedding" for i in range(len(scenario.sub_queries))]
+    texts = [scenario.query] + [sq.text for sq in scenario.sub_queries]
+    given = [scenario.query_embedding] + [sq.embedding for sq in scenario.sub_queries]
+    d = corpus.dim
+    problems = [Problem(0, f, f"embedding has dimension {len(g)}, the CKF's vectors have {d}")
+                for f, g in zip(fields_, given) if g is not None and len(g) != d]
+    out = np.zeros((len(texts), d), dtype=np.float32)
+    have = [g is not None for g in given]
+    if any(have):
+        arr = np.asarray([g for g in given if g is not None and len(g) == d], dtype=np.float32).reshape(-1, d)
+        norms = np.linalg.norm(arr, axis=1)
+        good = [f for f, g in zip(fields_, given) if g is not None and len(g) == d]
+        problems += [Problem(0, f, "embedding is all zeros or not finite") for f, nm in zip(good, norms)
+                     if not (np.isfinite(nm) and nm > 0)]
+        if problems:
+            raise ScenarioError(f"scenario {scenario.name or ''}".strip(), problems)
+        rows = [i for i, h in enumerate(have) if h and len(given[i]) == d]
+        out[rows] = arr / norms[:, None]
+    elif problems:
+        raise ScenarioError(f"scenario {scenario.name or ''}".strip(), problems)
+    missing = [i for i, h in enumerate(have) if not h]
+    if missing:
+        if embedder is None:
+            if corpus.model_id != MODEL_ID:
+                raise ScenarioError(
+                    f"scenario {scenario.name or ''}".strip(),
+                    [Problem(0, fields_[i], f"no embedding given, and the CKF's model {corpus.model_id!r} is "
+                             "not available here to embed this text; give embeddings in the scenario")
+                     for i in missing])
+            embedder = default_embedder()
+        if embedder.model_id != corpus.model_id:
+            raise EmbeddingModelMismatch(
+                f"the CKF was embedded with {corpus.model_id!r} but the active model is "
+                f"{embedder.model_id!r}; embeddings of two models cannot be compared (SPEC-024 §2.5). "
+                "Give the scenario's embeddings, or load a CKF embedded with the active model")
+        if embedder.dim != d:
+            raise EmbeddingModelMismatch(f"model {embedder.model_id!r} has dimension {embedder.dim}, "
+                                         f"the CKF's vectors have {d}")
+        cache = shared_cache(corpus.cache_dir) if corpus.cache_dir is not None else None
+        out[missing] = embed_texts([texts[i] for i in missing], embedder, cache)
+    model_id = corpus.model_id
+    ids = tuple(sq.id for sq in scenario.sub_queries)
+    return ScenarioVectors(out[0].copy(), out[1:].copy(), ids, model_id)
+

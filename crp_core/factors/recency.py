@@ -1,0 +1,246 @@
+"""Recency factor (SPEC-027 §3.2, §3.5; SPEC_NOTES §2.2).
+
+``factor = 1.0`` while ``age <= fresh_fraction * ttl``; linear decay from 1.0 to ``stale_floor``
+between the fresh threshold and the TTL; ``stale_floor`` at or past the TTL. ``status = STALE``
+gives ``stale_floor`` whatever the age (it wins over every other rule); timeless facts
+(``ttl = "none"``) and facts whose source type has no default TTL (``user_provided``) without an
+explicit ttl get 1.0; an unknown age gives 1.0 and a warning; a future timestamp counts as age 0
+and gives a warning.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import weakref
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+
+from crp_core.config import SECONDS_PER_DAY, SOURCE_TYPES, CRPConfig
+from crp_core.model import KnowledgeBase
+from crp_core.records import RecencyTable, frozen_array
+from crp_core.io.timeparse import format_timestamp
+
+RULES: tuple[str, ...] = ("fresh", "decay", "expired", "stale_status", "timeless", "user_provided",
+                          "unknown_age", "future")
+_R = {name: i for i, name in enumerate(RULES)}
+TTL_SOURCES: tuple[str, ...] = ("explicit", "default", "timeless")
+
+
+def recency_factor(age_days: float | None, ttl_days: float | None, *, status: str = "ACTIVE",
+                   stale_floor: float = 0.30, fresh_fraction: float = 0.5) -> float:
+    """The SPEC-027 §3.2 formula for one fact.
+
+    ``age_days`` None/NaN = unknown (1.0); negative = future timestamp (counted as 0);
+    ``ttl_days`` None/inf = no expiry (1.0). ``status="STALE"`` gives ``stale_floor``.
+    """
+    if status == "STALE":
+        return float(stale_floor)
+    if ttl_days is None or math.isinf(ttl_days):
+        return 1.0
+    if age_days is None or math.isnan(age_days):
+        return 1.0
+    age = max(0.0, float(age_days))
+    ttl = float(ttl_days)
+    fresh = fresh_fraction * ttl
+    if age <= fresh:
+        return 1.0
+    if age < ttl:
+        return 1.0 - (1.0 - stale_floor) * (age - fresh) / (ttl - fresh)
+    return float(stale_floor)
+
+
+# ---- per-KB arrays, built once per knowledge base ----------------------------------------------
+@dataclass(frozen=True, eq=False)
+class _KBArrays:
+    modified_s: np.ndarray  # (n,) float: POSIX seconds of effective modified_at, NaN = unknown
+    ttl_kind: np.ndarray  # (n,) int8: 0 explicit, 1 default, 2 timeless
+    ttl_explicit_s: np.ndarray  # (n,) float seconds (NaN unless explicit)
+    source_code: np.ndarray  # (n,) int16 index into SOURCE_TYPES
+    stale: np.ndarray  # (n,) bool status == STALE
+    importance_explicit: np.ndarray  # (n,) float, NaN = default by source type
+
+
+_KB_CACHE: "weakref.WeakKeyDictionary[KnowledgeBase, _KBArrays]" = weakref.WeakKeyDictionary()
+_ST_CODE = {st: i for i, st in enumerate(SOURCE_TYPES)}
+_KIND_CODE = {"explicit": 0, "default": 1, "timeless": 2}
+
+
+def kb_arrays(kb: KnowledgeBase) -> _KBArrays:
+    """Column arrays of the fields scoring needs, computed once per KnowledgeBase (cached weakly)."""
+    got = _KB_CACHE.get(kb)
+    if got is not None:
+        return got
+    n = len(kb)
+    mod = np.full(n, np.nan)
+    kind = np.ones(n, dtype=np.int8)
+    ttl = np.full(n, np.nan)
+    code = np.zeros(n, dtype=np.int16)
+    stale = np.zeros(n, dtype=bool)
+    imp = np.full(n, np.nan)
+    for i, f in enumerate(kb.facts):
+        m = f.effective_modified_at
+        if m is not None:
+            if m.tzinfo is None:
+                m = m.replace(tzinfo=timezone.utc)
+            mod[i] = m.timestamp()
+        kind[i] = _KIND_CODE.get(f.ttl_kind, 1)
+        if f.ttl_kind == "explicit" and f.ttl_seconds is not None:
+            ttl[i] = f.ttl_seconds
+        elif f.ttl_kind == "explicit":  # explicit ttl without a value: treat as timeless
+            kind[i] = 2
+        code[i] = _ST_CODE.get(f.source_type, _ST_CODE["unverified"])
+        stale[i] = f.status == "STALE"
+        if f.importance_weight is not None:
+            imp[i] = f.importance_weight
+    got = _KBArrays(*(frozen_array(a) for a in (mod, kind, ttl, code, stale, imp)))
+    _KB_CACHE[kb] = got
+    return got
+
+
+def default_ttl_days(config: CRPConfig) -> np.ndarray:
+    """(len(SOURCE_TYPES),) default TTL in days, inf = no expiry (SPEC-027 §3.5)."""
+    return np.array([math.inf if config.ttl_days[st] is None else float(config.ttl_days[st])
+                     for st in SOURCE_TYPES])
+
+
+# per-KB resolved columns, one per table of defaults (the config's ttl_days / importance tables): the
+# per-call work is then one gather instead of a table build and nested ``where`` over the rows
+_RESOLVED: "weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple, np.ndarray]]" = weakref.WeakKeyDictionary()
+_MAX_RESOLVED_PER_KB = 16
+
+
+def _resolved(kb: KnowledgeBase, key: tuple, build) -> np.ndarray:  # noqa: ANN001
+    per_kb = _RESOLVED.get(kb)
+    if per_kb is None:
+        per_kb = {}
+        _RESOLVED[kb] = per_kb
+    got = per_kb.get(key)
+    if got is None:
+        if len(per_kb) >= _MAX_RESOLVED_PER_KB:
+            per_kb.pop(next(iter(per_kb)))
+        got = frozen_array(build())
+        per_kb[key] = got
+    return got
+
+
+def resolved_ttl_days(kb: KnowledgeBase, config: CRPConfig) -> np.ndarray:
+    """(n,) TTL in days of every fact: explicit ttl, else the source type's default; inf = no expiry."""
+    a = kb_arrays(kb)
+
+    def build() -> np.ndarray:
+        defaults = default_ttl_days(config)
+        return np.where(a.ttl_kind == 0, a.ttl_explicit_s / SECONDS_PER_DAY,
+                        np.where(a.ttl_kind == 2, np.inf, defaults[a.source_code]))
+
+    return _resolved(kb, ("ttl", config.ttl_days), build)  # SourceTable: frozen, hashable by value
+
+
+def resolved_importance(kb: KnowledgeBase, idx: np.ndarray, config: CRPConfig) -> np.ndarray:
+    """Explicit importance_weight, else ``config.importance[source_type]`` (SPEC-009 §4.4)."""
+    a = kb_arrays(kb)
+
+    def build() -> np.ndarray:
+        table = np.array([float(config.importance[st]) for st in SOURCE_TYPES])
+        return np.where(np.isnan(a.importance_explicit), table[a.source_code], a.importance_explicit)
+
+    column = _resolved(kb, ("importance", config.importance), build)
+    return column[np.asarray(idx, dtype=np.int64)]
+
+
+def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: CRPConfig) -> RecencyTable:
+    """Vectorised recency factor for the facts ``idx`` at time ``now`` (SPEC_NOTES §2.2)."""
+    idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+    a = kb_arrays(kb)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    now_s = now.timestamp()
+    raw_age = (now_s - a.modified_s[idx]) / SECONDS_PER_DAY  # NaN when unknown
+    unknown = np.isnan(raw_age)
+    future = raw_age < 0  # NaN compares False
+    age = np.where(future, 0.0, raw_age)
+
+    kind = a.ttl_kind[idx]
+    code = a.source_code[idx]
+    ttl = resolved_ttl_days(kb, config)[idx]
+    no_expiry = np.isinf(ttl)
+    fresh = config.fresh_fraction * ttl  # inf stays inf
+    stale = a.stale[idx]
+
+    floor = config.stale_floor
+    with np.errstate(invalid="ignore", divide="ignore"):
+        decay = 1.0 - (1.0 - floor) * (age - fresh) / (ttl - fresh)
+    rule = np.where(age <= fresh, _R["fresh"], np.where(age < ttl, _R["decay"], _R["expired"]))
+    rule = np.where(future, _R["future"], rule)
+    rule = np.where(unknown, _R["unknown_age"], rule)
+    user_provided_default = no_expiry & (kind == 1) & (code == _ST_CODE["user_provided"])
+    rule = np.where(no_expiry, np.where(user_provided_default, _R["user_provided"], _R["timeless"]), rule)
+    rule = np.where(stale, _R["stale_status"], rule)
+
+    # the rules are exclusive: decay -> the formula, stale status / expired -> the floor, else 1.0
+    at_floor = (rule == _R["stale_status"]) | (rule == _R["expired"])
+    factor = np.where(rule == _R["decay"], decay, np.where(at_floor, floor, 1.0))
+
+    warnings: list[str] = []
+    for p in np.flatnonzero(unknown):
+        f = kb.facts[idx[p]]
+        warnings.append(f"fact {f.fact_id!r} (line {f.line}): no modified_at or ingested_at; age unknown, "
+                        "recency factor 1.0")
+    for p in np.flatnonzero(future):
+        f = kb.facts[idx[p]]
+        warnings.append(f"fact {f.fact_id!r} (line {f.line}): modified_at "
+                        f"{format_timestamp(f.effective_modified_at)} is after now "
+                        f"{format_timestamp(now)}; age counted as 0")
+    return RecencyTable(
+        idx=frozen_array(idx.copy()),
+        age_days=frozen_array(age),
+        ttl_days=frozen_array(ttl),
+        ttl_source=_names(TTL_SOURCES, kind),
+        fresh_days=frozen_array(fresh),
+        factor=frozen_array(factor.astype(np.float64)),
+        rule=_names(RULES, rule),
+        warnings=tuple(warnings),
+    )
+
+
+def _names(names: tuple[str, ...], codes: np.ndarray) -> tuple[str, ...]:
+    """``tuple(names[c] for c in codes)`` without building a numpy string array."""
+    c = codes.tolist()
+    if not c:
+        return ()
+    got = operator.itemgetter(*c)(names)
+    return got if len(c) > 1 else (got,)
+
+
+def concat_recency(*tables: RecencyTable) -> RecencyTable:
+    """Rows of several tables, each fact once (first occurrence kept)."""
+    idx = np.concatenate([t.idx for t in tables]) if tables else np.zeros(0, dtype=np.int64)
+    _, first = np.unique(idx, return_index=True)
+    keep = np.sort(first)
+
+    def cat(name: str) -> np.ndarray:
+        return frozen_array(np.concatenate([getattr(t, name) for t in tables])[keep])
+
+    def cat_t(name: str) -> tuple:
+        allv = [v for t in tables for v in getattr(t, name)]
+        return tuple(allv[i] for i in keep)
+
+    warnings = tuple(dict.fromkeys(w for t in tables for w in t.warnings))
+    return RecencyTable(cat("idx"), cat("age_days"), cat("ttl_days"), cat_t("ttl_source"), cat("fresh_days"),
+                        cat("factor"), cat_t("rule"), warnings)
+
+
+def lookup(table_idx: np.ndarray, values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``values`` of ``table_idx`` re-aligned to ``idx`` (every row of idx must be present)."""
+    table_idx = np.asarray(table_idx)
+    idx = np.asarray(idx, dtype=np.int64)
+    if table_idx.shape == idx.shape and (table_idx is idx or bool((table_idx == idx).all())):
+        return np.asarray(values)
+    order = np.argsort(table_idx, kind="stable")
+    pos = np.searchsorted(table_idx, idx, sorter=order)
+    pos = np.minimum(pos, max(table_idx.size - 1, 0))
+    found = order[pos] if table_idx.size else pos
+    if idx.size and (table_idx.size == 0 or not np.array_equal(table_idx[found], idx)):
+        raise KeyError("recency table does not cover every requested fact")
+    return np.asarray(values)[found]

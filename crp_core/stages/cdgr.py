@@ -1,0 +1,418 @@
+"""Stage 3: coverage-differential graph retrieval, CDGR (SPEC-025 §2; SPEC_NOTES §2.5).
+
+Phase A (seed): anchors = the top ``config.anchor_budget`` gated-in candidates by CDR, skipping a
+candidate whose cosine with an already chosen anchor exceeds ``dedup_similarity`` (SPEC-003 §6.6)
+unless the pair value-conflicts (then both stay and stage 4 arbitrates).
+Phase B (expand): connector candidates = retrievable facts within ``max_hops`` of an anchor, not
+anchors. Phase C (bridge): touched anchors = anchors at graph distance 1 or 2;
+``bridge_value = (touched-anchor pairs with no direct edge) * mean_path_weight`` where
+``mean_path_weight`` pools the edges of the connector's strongest shortest path to each touched
+anchor (shortest in hops; among those, the one with the highest total weight).
+``connector_score = bridge_value * novelty * recency_factor * max(relevance, min_connector_relevance)``
+(SPEC-027 §3.3). Connectors with bridge value 0 are dropped; the best fill the connector slots
+(``envelope_fact_budget - anchor_budget``); unused slots go to the next CDR candidates
+(``extra_anchors``). With graph retrieval off, anchors take the whole budget.
+
+Everything is vectorised over the sparse graph: the walk only touches the anchors' 2-hop
+neighbourhood (CSR row slices), never the whole matrix.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from collections.abc import Sequence
+from typing import Any, Callable
+
+import numpy as np
+
+from crp_core.stages.cdr import cdr_ranking, score_cdr
+from crp_core.config import CRPConfig
+from crp_core.factors.ngram import NGram
+from crp_core.factors.recency import compute_recency
+from crp_core.records import CDGRResult, CDRTable, ConnectorTable, RecencyTable, frozen_array
+
+ConflictFn = Callable[[str, str], Any]
+
+
+def default_values_conflict() -> ConflictFn | None:
+    """``crp_core.stages.contradictions.resolve.values_conflict`` when that module is available."""
+    try:
+        from crp_core.stages.contradictions.resolve import values_conflict  # noqa: PLC0415 - optional until stage 4 lands
+    except ImportError:
+        return None
+    return values_conflict
+
+
+# ---- Phase A: anchors ---------------------------------------------------------------------------
+def pick_anchors(corpus: Any, ranked_rows: np.ndarray, count: int, chosen: list[int], *, start: int,
+                 exclude: set[int], config: CRPConfig, values_conflict: ConflictFn | None,
+                 near_duplicates: list[tuple[int, int, float]]) -> tuple[list[int], int]:
+    """Take up to ``count`` rows from ``ranked_rows[start:]`` (CDR order), skipping SPEC-003 §6.6
+    near-duplicates of rows in ``chosen`` that do not value-conflict with them.
+
+    Returns (picked rows, next start position). ``chosen`` is extended in place (local list).
+    """
+    picked: list[int] = []
+    vecs = corpus.vectors
+    texts = corpus.kb.facts
+    p = start
+    while len(picked) < count and p < ranked_rows.size:
+        row = int(ranked_rows[p])
+        p += 1
+        if row in exclude:
+            continue
+        if chosen:
+            sims = vecs[chosen] @ vecs[row]
+            close = np.flatnonzero(sims > config.dedup_similarity)
+            if close.size == 0:  # the common case: no near-duplicate among the chosen rows
+                picked.append(row)
+                chosen.append(row)
+                continue
+            dup_of = None
+            for c in close[np.argsort(-sims[close], kind="stable")]:
+                other = chosen[int(c)]
+                conflict = values_conflict(texts[other].content, texts[row].content) if values_conflict else None
+                if not conflict:
+                    dup_of = (other, float(sims[c]))
+                    break
+            if dup_of is not None:
+                near_duplicates.append((row, dup_of[0], dup_of[1]))
+                continue
+        picked.append(row)
+        chosen.append(row)
+    return picked, p
+
+
+# ---- Phase B/C: the walk and the bridge values --------------------------------------------------
+def _expand_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                 frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row of ``frontier`` (duplicates allowed): (entry owner position, neighbour, weight)."""
+    starts = indptr[frontier]
+    counts = indptr[frontier + 1] - starts
+    total = int(counts.sum())
+    if total == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, np.zeros(0, dtype=np.float64)
+    offsets = np.cumsum(counts) - counts
+    pos = np.repeat(starts - offsets, counts) + np.arange(total)
+    owner = np.repeat(np.arange(frontier.size), counts)
+    return owner, indices[pos], data[pos]  # CSR dtypes (int32 / float32): callers widen what they keep
+
+
+def walk(matrix: Any, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows within ``max_hops`` of any anchor (anchors excluded), ascending, with their hop distance.
+
+    Breadth-first over CSR row slices; a per-call (n,) int8 distance array deduplicates each layer
+    without sorting.
+    """
+    dist = np.full(matrix.shape[0], -1, dtype=np.int8)
+    frontier = np.unique(anchors)
+    dist[frontier] = 0
+    _extend_layers(matrix, dist, frontier, 1, max_hops)
+    rows = np.flatnonzero(dist > 0)
+    return rows.astype(np.int64), dist[rows].astype(np.int64)
+
+
+def _extend_layers(matrix: Any, dist: np.ndarray, frontier: np.ndarray, first: int, last: int) -> None:
+    """Breadth-first layers ``first..last`` from ``frontier`` (the layer before), written into
+    ``dist`` in place (-1 = not reached yet)."""
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    for h in range(first, last + 1):
+        if frontier.size == 0:
+            break
+        _, nb, _ = _expand_rows(indptr, indices, data, frontier)
+        nb = nb[dist[nb] < 0]
+        if nb.size == 0:
+            break
+        dist[nb] = h
+        frontier = np.flatnonzero(dist == h)  # this layer, each row once, ascending
+
+
+def anchor_paths(matrix: Any, anchors: np.ndarray, cands: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (candidate, anchor): hops of the shortest path if it is 1 or 2 (else 0), and the total
+    weight of the strongest such path (SPEC-025 §2.4; see docs/decisions/pipeline.md); plus the
+    anchors' own adjacency (s, s) bool.
+
+    Every intermediate node of a 2-hop path is a neighbour of the anchor, so one expansion of the
+    anchors' rows and one of their neighbours' rows cover every path (max-plus by ``maximum.at``).
+    Returns ``hops`` (m, s) int8, ``weight_sum`` (m, s) float64 (0 where not touched) and ``aa``.
+    """
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
+    return _paths_from(matrix, anchors, cands, own1, x, w1, _second_layer(indptr, indices, x))
+
+
+def _second_layer(indptr: np.ndarray, indices: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR slices of every row of ``x`` (duplicates kept): (entry positions in ``indices``,
+    neighbour rows, per-x entry counts)."""
+    starts = indptr[x]
+    counts = indptr[x + 1] - starts
+    total = int(counts.sum())
+    if total == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, indices[e], counts
+    offsets = np.cumsum(counts) - counts
+    at = np.repeat(starts - offsets, counts) + np.arange(total)
+    return at, indices[at], counts
+
+
+def _paths_from(matrix: Any, anchors: np.ndarray, cands: np.ndarray, own1: np.ndarray, x: np.ndarray,
+                w1: np.ndarray, layer2: tuple[np.ndarray, np.ndarray, np.ndarray]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``anchor_paths`` from the anchors' expansion (own1, x, w1) and the expansion of x (``layer2``)."""
+    s, m = anchors.size, cands.size
+    hops = np.zeros((m, s), dtype=np.int8)
+    wsum = np.zeros((m, s), dtype=np.float64)
+    aa = np.zeros((s, s), dtype=bool)
+    if s == 0:
+        return hops, wsum, aa
+    # local position: candidates 0..m-1, anchors m..m+s-1, any other row m+s (a dummy block of keys)
+    pos = np.full(matrix.shape[0], m + s, dtype=np.int32)
+    pos[cands] = np.arange(m, dtype=np.int32)
+    pos[anchors] = np.arange(m, m + s, dtype=np.int32)
+    px = pos[x]
+    is_anchor = (px >= m) & (px < m + s)
+    aa[own1[is_anchor], px[is_anchor] - m] = True
+    if m == 0:
+        return hops, wsum, aa
+    # x -> c (walks of length 2), each entry tagged with the anchor of its x (``np.repeat`` of the
+    # per-x values: no gather through an owner index). Keys of walks ending on an anchor or a
+    # non-candidate land in rows m.. of ``best2`` and are ignored (no filtering pass).
+    at, c2, counts = layer2
+    flat_w = wsum.reshape(-1)
+    flat_h = hops.reshape(-1)
+    if at.size:
+        kdt = np.int32 if (m + s + 1) * s < 2**31 else np.int64
+        key2 = pos[c2].astype(kdt) * kdt(s) + np.repeat(own1.astype(kdt), counts)
+        val2 = np.repeat(w1.astype(np.float64), counts) + matrix.data[at]
+        # two-hop walks: the strongest total per (candidate, anchor) ...
+        best2 = np.full((m + s + 1) * s, -np.inf)
+        np.maximum.at(best2, key2, val2)
+        best2 = best2[:m * s]
+        has2 = best2 > -np.inf
+        flat_h[has2] = 2
+        flat_w[has2] = best2[has2]
+    # ... unless a direct edge makes the anchor 1 hop away (each (anchor, neighbour) entry is unique)
+    one = px < m
+    key1 = px[one].astype(np.int64) * s + own1[one]
+    flat_h[key1] = 1
+    flat_w[key1] = w1[one].astype(np.float64)
+    return hops, wsum, aa
+
+
+def walk_with_paths(matrix: Any, anchors: np.ndarray, max_hops: int, retrievable: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``walk`` (retrievable rows only) and ``anchor_paths`` over its rows, sharing the two CSR
+    expansions both need: the anchors' rows give hop 1, their neighbours' rows give hop 2 and the
+    2-hop paths. Returns (cands, hop distance, hops, weight_sum, aa)."""
+    if max_hops < 1 or anchors.size == 0:
+        cands, dist = walk(matrix, anchors, max_hops)
+        ok = retrievable[cands]
+        cands, dist = cands[ok], dist[ok]
+        hops, wsum, aa = anchor_paths(matrix, anchors, cands)
+        return cands, dist, hops, wsum, aa
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
+    layer2 = _second_layer(indptr, indices, x)
+    dist = np.full(matrix.shape[0], -1, dtype=np.int8)
+    dist[anchors] = 0
+    dist[x[dist[x] < 0]] = 1
+    if max_hops >= 2:
+        # every neighbour of a hop-1 row; neighbours of an anchor listed in x are anchors or hop 1
+        nb = layer2[1]
+        nb = nb[dist[nb] < 0]
+        dist[nb] = 2
+        _extend_layers(matrix, dist, np.flatnonzero(dist == 2), 3, max_hops)  # further layers: as ``walk``
+    rows = np.flatnonzero(dist > 0)
+    rows = rows[retrievable[rows]]
+    cands, cdist = rows.astype(np.int64), dist[rows].astype(np.int64)
+    hops, wsum, aa = _paths_from(matrix, anchors, cands, own1, x, w1, layer2)
+    return cands, cdist, hops, wsum, aa
+
+
+def bridge_values(aa: np.ndarray, hops: np.ndarray,
+                  wsum: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(bridge_count, mean_path_weight, bridge_value, non_adjacent (s, s) bool) per candidate.
+
+    bridge_count = touched-anchor pairs with no direct edge; mean_path_weight = total weight of the
+    strongest shortest paths / number of their edges (pooled); bridge_value = count * mean.
+    """
+    s = aa.shape[0]
+    non_adj = ~aa & ~np.eye(s, dtype=bool)
+    t = (hops > 0).astype(np.float64)
+    count = np.rint(((t @ non_adj.astype(np.float64)) * t).sum(axis=1) / 2).astype(np.int64)
+    edges = hops.sum(axis=1, dtype=np.int64)
+    mean0 = wsum.sum(axis=1) / np.maximum(edges, 1)  # 0 where no anchor is touched (wsum row all 0)
+    mean_w = np.where(edges > 0, mean0, np.nan)
+    bridge = np.where(count > 0, count * mean0, 0.0)  # count > 0 implies edges > 0
+    return count, mean_w, bridge, non_adj
+
+
+def edges_among(matrix: Any, rows: np.ndarray) -> tuple[tuple[int, int, float], ...]:
+    """Undirected edges (i < j, weight) with both ends in ``rows``, sorted."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size < 2:
+        return ()
+    own, nb, w = _expand_rows(matrix.indptr, matrix.indices, matrix.data, rows)
+    src = rows[own]
+    member = np.zeros(matrix.shape[0], dtype=bool)
+    member[rows] = True
+    keep = member[nb] & (src < nb)
+    a, b, x = src[keep], nb[keep], w[keep]
+    order = np.lexsort((x, b, a))  # = sorted() of the (a, b, weight) triples
+    return tuple(zip(a[order].tolist(), b[order].tolist(), x[order].astype(np.float64).tolist()))
+
+
+# ---- the stage ----------------------------------------------------------------------------------
+def expand_graph_with_recency(corpus: Any, cdr: CDRTable, *, query_vector: np.ndarray, coverage: Any,
+                              residual_vectors: np.ndarray | None, blacklist: frozenset[NGram],
+                              now: datetime, config: CRPConfig,
+                              values_conflict: ConflictFn | None | str = "auto",
+                              ) -> tuple[CDGRResult, RecencyTable]:
+    """Stage 3; also returns the recency table of the connector candidates (for the run's record)."""
+    if values_conflict == "auto":
+        values_conflict = default_values_conflict()
+    gate = cdr.passed_gate if cdr.passed_gate is not None else np.ones(cdr.idx.size, dtype=bool)
+    ranked = cdr.idx[cdr_ranking(cdr, gate)]
+    near: list[tuple[int, int, float]] = []
+    chosen: list[int] = []
+    anchors_l, next_pos = pick_anchors(corpus, ranked, config.anchor_budget, chosen, start=0, exclude=set(),
+                                       config=config, values_conflict=values_conflict, near_duplicates=near)
+    anchors = np.asarray(anchors_l, dtype=np.int64)
+    slots = config.envelope_fact_budget - config.anchor_budget
+    empty_i = np.zeros(0, dtype=np.int64)
+    empty_f = np.zeros(0, dtype=np.float64)
+
+    if config.graph_retrieval and anchors.size:
+        matrix = corpus.graph(config).matrix
+        cands, dist, hops, wsum, aa = walk_with_paths(matrix, anchors, config.max_hops, corpus.retrievable)
+        count, mean_w, bridge, non_adj = bridge_values(aa, hops, wsum)
+        cand_vectors = corpus.vectors[cands]
+        relevance = (cand_vectors @ np.asarray(query_vector, dtype=np.float32)).astype(np.float64)
+        recency = compute_recency(corpus.kb, cands, now, config)
+        ccdr = score_cdr(corpus, cands, relevance, coverage=coverage, residual_vectors=residual_vectors,
+                         blacklist=blacklist, recency=recency, config=config,
+                         passed_gate=relevance >= config.cdr_min_relevance, fact_vectors=cand_vectors)
+        score = bridge * ccdr.novelty * ccdr.recency_factor * np.maximum(relevance, config.min_connector_relevance)
+        eligible = np.flatnonzero(bridge > 0)
+        order = eligible[np.lexsort((cands[eligible], -score[eligible]))]
+        sel_pos = order[:max(slots, 0)]
+        selected = np.zeros(cands.size, dtype=bool)
+        selected[sel_pos] = True
+        selected_rows = cands[sel_pos]
+        touched_tuples, pair_tuples = _touched_and_pairs(anchors, hops, count, non_adj)
+        table = ConnectorTable(
+            idx=frozen_array(cands), hop_distance=frozen_array(dist), touched_anchors=touched_tuples,
+            bridged_pairs=pair_tuples, mean_path_weight=frozen_array(mean_w), bridge_value=frozen_array(bridge),
+            relevance=frozen_array(relevance), novelty=ccdr.novelty, recency_factor=ccdr.recency_factor,
+            connector_score=frozen_array(score), selected=frozen_array(selected))
+        hop_count = config.max_hops
+    else:
+        matrix = None
+        recency = compute_recency(corpus.kb, empty_i, now, config)
+        ccdr = score_cdr(corpus, empty_i, empty_f, coverage=coverage, residual_vectors=residual_vectors,
+                         blacklist=blacklist, recency=recency, config=config, passed_gate=np.zeros(0, dtype=bool))
+        table = ConnectorTable(
+            idx=frozen_array(empty_i), hop_distance=frozen_array(empty_i), touched_anchors=(), bridged_pairs=(),
+            mean_path_weight=frozen_array(empty_f), bridge_value=frozen_array(empty_f),
+            relevance=frozen_array(empty_f), novelty=frozen_array(empty_f), recency_factor=frozen_array(empty_f),
+            connector_score=frozen_array(empty_f), selected=frozen_array(np.zeros(0, dtype=bool)))
+        selected_rows = empty_i
+        hop_count = config.max_hops if config.graph_retrieval else 0
+
+    unused = max(slots, 0) - selected_rows.size if config.graph_retrieval else 0
+    extra_l: list[int] = []
+    if unused > 0:
+        extra_l, _ = pick_anchors(corpus, ranked, unused, chosen, start=next_pos,
+                                  exclude=set(selected_rows.tolist()), config=config,
+                                  values_conflict=values_conflict, near_duplicates=near)
+    extra = np.asarray(extra_l, dtype=np.int64)
+
+    edges: tuple[tuple[int, int, float], ...] = ()
+    if matrix is not None:
+        edges = edges_among(matrix, np.concatenate([anchors, extra, selected_rows]))
+
+    result = CDGRResult(
+        anchors=frozen_array(anchors), connectors=table, selected_connectors=frozen_array(selected_rows),
+        extra_anchors=frozen_array(extra), graph_edges=edges, hops=hop_count,
+        near_duplicates=tuple(near), connector_cdr=ccdr)
+    return result, recency
+
+
+def expand_graph(corpus: Any, cdr: CDRTable, *, query_vector: np.ndarray, coverage: Any,
+                 residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], now: datetime,
+                 config: CRPConfig, values_conflict: ConflictFn | None | str = "auto") -> CDGRResult:
+    """Stage 3 (SPEC_NOTES §2.5). ``cdr`` is the stage-2 table (with ``passed_gate``)."""
+    return expand_graph_with_recency(corpus, cdr, query_vector=query_vector, coverage=coverage,
+                                     residual_vectors=residual_vectors, blacklist=blacklist, now=now,
+                                     config=config, values_conflict=values_conflict)[0]
+
+
+class LazyRows(Sequence):
+    """A read-only tuple-like sequence whose items are computed on first access (then cached).
+
+    Used for the per-connector ``touched_anchors`` / ``bridged_pairs`` so that scoring hundreds of
+    connector candidates does not build thousands of Python tuples nobody reads.
+    """
+
+    __slots__ = ("_n", "_item", "_cache")
+
+    def __init__(self, n: int, item: Callable[[int], tuple]):
+        self._n = int(n)
+        self._item = item
+        self._cache: dict[int, tuple] = {}
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(self._n)))
+        j = int(i)
+        if j < 0:
+            j += self._n
+        if not 0 <= j < self._n:
+            raise IndexError(i)
+        got = self._cache.get(j)
+        if got is None:
+            got = self._item(j)
+            self._cache[j] = got
+        return got
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return (tuple, (tuple(self),))  # pickles / deep-copies as the plain tuple it stands for
+
+    def __repr__(self) -> str:
+        return f"LazyRows({tuple(self)!r})"
+
+
+def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
+                       non_adj: np.ndarray) -> tuple[LazyRows, LazyRows]:
+    touched_mask = hops > 0
+    touched_mask.setflags(write=False)
+    anchor_list = anchors.tolist()
+    # every non-adjacent anchor pair (a < b in anchor order), row-major: one connector's bridged pairs
+    # are the ones with both ends touched, in this order (no per-connector sub-matrix)
+    iu, ju = np.nonzero(non_adj)
+    upper = iu < ju
+    iu, ju = iu[upper], ju[upper]
+
+    def touched(i: int) -> tuple[int, ...]:
+        return tuple(anchor_list[k] for k in np.flatnonzero(touched_mask[i]).tolist())
+
+    def pairs(i: int) -> tuple[tuple[int, int], ...]:
+        if count[i] == 0:
+            return ()
+        t = touched_mask[i]
+        both = t[iu] & t[ju]
+        return tuple((anchor_list[a], anchor_list[b]) for a, b in zip(iu[both].tolist(), ju[both].tolist()))
+
+    m = hops.shape[0]
+    return LazyRows(m, touched), LazyRows(m, pairs)

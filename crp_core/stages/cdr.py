@@ -1,0 +1,103 @@
+"""Stage 2: the CDR score (SPEC-024 §2.2, §5.2 + SPEC-027 §3.3; SPEC_NOTES §2.4).
+
+```
+coverage_score   = sum(depth_i * cos(fact, entry_i)) / sum(depth_i)    (0 when the Coverage Set is empty)
+coverage_penalty = clamp(coverage_score, 0, coverage_penalty_cap)
+novelty          = max(1 - coverage_penalty, min_novelty_floor)
+residual_pull    = max(cos(fact, r) for r in ResidualSet)   (0 when the Coverage Set or ResidualSet is empty)
+ngram_penalty    = min(ngram_penalty_cap, ngram_step_penalty * overlap)
+CDR = importance_weight * max(relevance, residual_pull) * novelty * recency_factor * (1 - ngram_penalty)
+```
+Vectorised over all candidates: one matrix-vector product for the coverage score (the weighted
+mean of cosines equals the dot product with the depth-weighted sum of entries) and one matrix
+product for the residual pull.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from crp_core.config import CRPConfig
+from crp_core.factors.ngram import NGram, fact_overlaps
+from crp_core.factors.recency import lookup, resolved_importance
+from crp_core.records import CDRTable, RecencyTable, frozen_array
+
+
+#: up to this many residual sub-queries, the residual pull uses matrix-vector products (see residual_pulls)
+SMALL_GEMM = 32
+
+
+def coverage_scores(vectors: np.ndarray, coverage: Any) -> np.ndarray:
+    """Weighted mean cosine to the Coverage Set entries (SPEC-024 §2.2-2.3); 0 when empty."""
+    n = vectors.shape[0]
+    if coverage is None or len(coverage) == 0:
+        return np.zeros(n)
+    w = np.asarray(coverage.depth_weights, dtype=np.float64)
+    total = float(w.sum())
+    if total <= 0.0:
+        return np.zeros(n)
+    centroid = (np.asarray(coverage.embeddings, dtype=np.float64).T @ w) / total  # (d,)
+    return vectors.astype(np.float64, copy=False) @ centroid
+
+
+def residual_pulls(vectors: np.ndarray, coverage: Any, residual_vectors: np.ndarray | None) -> np.ndarray:
+    """max cosine to the ResidualSet; 0 when the Coverage Set or the ResidualSet is empty (SPEC-024 §2.7)."""
+    n = vectors.shape[0]
+    if (coverage is None or len(coverage) == 0 or residual_vectors is None
+            or np.asarray(residual_vectors).size == 0):
+        return np.zeros(n)
+    r = np.asarray(residual_vectors, dtype=np.float32).reshape(-1, vectors.shape[1])
+    if r.shape[0] <= SMALL_GEMM:
+        # one matrix-vector product per residual sub-query: a thin (c, d) @ (d, r) product goes to a
+        # multi-threaded BLAS gemm whose thread hand-off costs far more than the arithmetic
+        out = vectors @ r[0]
+        for j in range(1, r.shape[0]):
+            np.maximum(out, vectors @ r[j], out=out)
+        return out.astype(np.float64)
+    return (vectors @ r.T).max(axis=1).astype(np.float64)
+
+
+def score_cdr(corpus: Any, idx: np.ndarray, relevance: np.ndarray, *, coverage: Any,
+              residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], recency: RecencyTable,
+              config: CRPConfig, passed_gate: np.ndarray | None = None,
+              fact_vectors: np.ndarray | None = None) -> CDRTable:
+    """Every factor of the CDR product for the facts ``idx`` (SPEC_NOTES §2.4).
+
+    ``relevance`` is cos(fact, query) aligned with ``idx``; ``recency`` must cover every row.
+    ``passed_gate`` (optional) marks the facts that passed the stage-1 relevance gate; the others
+    are scored too (for display) and flagged. ``fact_vectors`` = ``corpus.vectors[idx]`` when the
+    caller already gathered them.
+    """
+    idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+    relevance = np.asarray(relevance, dtype=np.float64).reshape(-1)
+    v = corpus.vectors[idx] if fact_vectors is None else fact_vectors
+    cov = coverage_scores(v, coverage)
+    pull = residual_pulls(v, coverage, residual_vectors)
+    eff = np.maximum(relevance, pull)
+    penalty = np.clip(cov, 0.0, config.coverage_penalty_cap)
+    novelty = np.maximum(1.0 - penalty, config.min_novelty_floor)
+    rec = np.asarray(lookup(recency.idx, recency.factor, idx), dtype=np.float64)
+    imp = resolved_importance(corpus.kb, idx, config)
+    overlap = fact_overlaps(corpus.kb, idx, blacklist, config.ngram_n)
+    ngram_penalty = np.minimum(config.ngram_penalty_cap, config.ngram_step_penalty * overlap)
+    score = imp * eff * novelty * rec * (1.0 - ngram_penalty)
+    return CDRTable(
+        idx=frozen_array(idx.copy()), relevance=frozen_array(relevance.copy()),
+        residual_pull=frozen_array(pull), effective_relevance=frozen_array(eff),
+        coverage_score=frozen_array(cov), coverage_penalty=frozen_array(penalty),
+        novelty=frozen_array(novelty), recency_factor=frozen_array(rec),
+        importance_weight=frozen_array(imp), ngram_overlap=frozen_array(overlap),
+        ngram_penalty=frozen_array(ngram_penalty), cdr_score=frozen_array(score),
+        passed_gate=None if passed_gate is None else frozen_array(np.asarray(passed_gate, dtype=bool).copy()),
+    )
+
+
+def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:
+    """Positions into ``cdr`` ranked by CDR score descending, ties by fact row (deterministic).
+
+    ``mask`` (bool, aligned) restricts the ranking, e.g. to the gated-in facts.
+    """
+    pos = np.arange(cdr.idx.size) if mask is None else np.flatnonzero(mask)
+    order = np.lexsort((cdr.idx[pos], -cdr.cdr_score[pos]))
+    return pos[order]

@@ -1,0 +1,556 @@
+"""Stage 5: parallel coverage isolation for fan-out (SPEC-027 §1, SPEC_NOTES §2.7).
+
+Two runs over the same branches, so the dashboard can put the race next to its fix:
+
+* **partitioned** (SPEC-027 §1.3): the ResidualSet is split into disjoint partitions
+  (:func:`partition_residual_for_fanout`, §1.4); each branch gets a read-only
+  :class:`~crp_core.factors.coverage.CoverageSnapshot` of the parent Coverage Set (§1.5) and retrieves facts
+  relevant to *its own* partition only; branch coverage additions are merged at fan-in and one
+  cross-branch dedup pass runs (§1.6, SPEC-005 §9.2: cosine > ``fanin_dedup_similarity``).
+* **naive** (the race of SPEC-027 §1.1): the same number of branches, sub-queries dealt round-robin
+  for relevance, but residual pull over the whole ResidualSet and novelty against the one shared
+  Coverage Set read at dispatch (T0); duplicates are counted the same way.
+
+Branch scoring reuses stage 2 (:func:`crp_core.stages.cdr.score_cdr`): only the relevance vector (max cosine
+over the branch's sub-queries), the residual vectors and the coverage object change.
+Decisions where the spec is silent: ``docs/decisions/fanout.md``.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from crp_core.config import CRPConfig
+from crp_core.records import (BranchResult, CDRTable, Duplicate, FanoutResult, FanoutRun, FanoutStep,
+                      RecencyTable, frozen_array)
+
+__all__ = [
+    "PARTITIONS_HEADER", "MIN_BRANCH_FACTS", "RULE_ONE_EACH", "RULE_KMEANS", "RULE_SINGLE",
+    "RULE_ROUND_ROBIN", "fanout_active", "partition_rule", "partition_residual_for_fanout",
+    "round_robin_partitions", "branch_fact_budget", "run_branch", "cross_branch_dedup",
+    "run_fanout", "fanout_report",
+]
+
+#: response header of SPEC-027 §1.7 (present only when fan-out is active)
+PARTITIONS_HEADER = "CRP-Context-Coverage-Partitions"
+_COVERAGE_DEPTH_HEADER = "CRP-Context-Coverage-Depth"
+#: the floor of the per-branch fact budget ``max(3, envelope_fact_budget // branches)`` (SPEC_NOTES §2.7)
+MIN_BRANCH_FACTS = 3
+RULE_ONE_EACH = "one sub-query per partition"
+RULE_KMEANS = "k-means"
+RULE_SINGLE = "single partition"  # width 1: sequential behaviour (SPEC-027 §5)
+RULE_ROUND_ROBIN = "round-robin"  # the naive run's assignment (SPEC_NOTES §2.7)
+
+BranchProbe = Callable[[int, Any], None]
+
+
+# ---- partitions (SPEC-027 §1.4) ----------------------------------------------------------------
+def fanout_active(width: int | None, residual_size: int) -> bool:
+    """Fan-out is active when the width is at least 2 and the ResidualSet is not empty (SPEC_NOTES §1.2)."""
+    return width is not None and int(width) > 1 and residual_size > 0
+
+
+def partition_rule(residual_size: int, width: int) -> str:
+    """Which branch of SPEC-027 §1.4 applies for this ResidualSet size and width."""
+    w = max(int(width), 1)
+    if residual_size <= w:
+        return RULE_ONE_EACH
+    if w == 1:
+        return RULE_SINGLE
+    return RULE_KMEANS
+
+
+def partition_residual_for_fanout(residual_ids: Sequence[str], residual_vectors: Any, width: int,
+                                  config: CRPConfig) -> tuple[tuple[str, ...], ...]:
+    """Disjoint, covering partitions of the ResidualSet (SPEC-027 §1.4, SPEC_NOTES §2.7).
+
+    ``|ResidualSet| <= width``: one sub-query per partition. Otherwise scikit-learn KMeans
+    (k = width, ``random_state = kmeans_seed``, ``n_init = kmeans_n_init``) on the L2-normalised
+    sub-query embeddings. Clusters left empty by k-means (duplicated points) are refilled
+    deterministically: the largest partition (earliest on ties) gives up its last sub-query to a new
+    partition until there are ``width`` of them. Partitions are ordered by their first sub-query's
+    position in the ResidualSet; sub-queries inside keep ResidualSet order. An empty ResidualSet gives
+    ``()``; a width below 1 counts as 1 (one partition: sequential behaviour, SPEC-027 §5).
+    """
+    ids = tuple(residual_ids)
+    n = len(ids)
+    if len(set(ids)) != n:
+        raise ValueError("partition_residual_for_fanout: duplicate sub-query id in the ResidualSet")
+    if n == 0:
+        return ()
+    w = max(int(width), 1)
+    rule = partition_rule(n, w)
+    if rule == RULE_ONE_EACH:
+        return tuple((sq,) for sq in ids)
+    if rule == RULE_SINGLE:
+        return (ids,)
+    x = np.asarray(residual_vectors, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] != n:
+        raise ValueError(f"partition_residual_for_fanout: expected {n} sub-query embeddings, "
+                         f"got an array of shape {x.shape}")
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    x = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+    labels = _kmeans_labels(x, w, config)
+    groups: dict[int, list[int]] = {}
+    for pos, lab in enumerate(labels.tolist()):
+        groups.setdefault(int(lab), []).append(pos)
+    parts = sorted(groups.values(), key=lambda g: g[0])
+    while len(parts) < w:  # a cluster came back empty: split the largest partition
+        donor = max(range(len(parts)), key=lambda i: (len(parts[i]), -parts[i][0]))
+        moved = parts[donor].pop()
+        parts.append([moved])
+        parts.sort(key=lambda g: g[0])
+    return tuple(tuple(ids[p] for p in g) for g in parts)
+
+
+def _kmeans_labels(x: np.ndarray, k: int, config: CRPConfig) -> np.ndarray:
+    """KMeans labels, single-threaded: the ResidualSet is tiny, and one OpenMP thread makes the result
+    independent of the machine's core count (and ~20x faster than spinning up a thread team)."""
+    from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
+
+    with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="openmp"):
+        warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct points than k: repaired
+        km = KMeans(n_clusters=k, random_state=config.kmeans_seed, n_init=config.kmeans_n_init)
+        return np.asarray(km.fit_predict(x), dtype=np.int64)
+
+
+def round_robin_partitions(residual_ids: Sequence[str], branches: int) -> tuple[tuple[str, ...], ...]:
+    """The naive run's assignment: branch i gets sub-queries i, i+N, i+2N, ... (SPEC_NOTES §2.7)."""
+    ids = tuple(residual_ids)
+    n = max(int(branches), 1)
+    return tuple(ids[i::n] for i in range(min(n, len(ids))))
+
+
+def branch_fact_budget(config: CRPConfig, branches: int) -> int:
+    """Facts each branch may choose: ``max(3, envelope_fact_budget // branches)`` (SPEC_NOTES §2.7)."""
+    return max(MIN_BRANCH_FACTS, config.envelope_fact_budget // max(int(branches), 1))
+
+
+# ---- one branch ---------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class _BranchTrace:
+    """What a branch did, beyond :class:`BranchResult`, for the stepper."""
+
+    result: BranchResult
+    pool_size: int
+    gated_out: int
+    local_coverage: tuple[str, ...] = ()  # partitioned: the branch's view after its local additions
+
+
+def run_branch(corpus: Any, *, branch: int, sub_queries: Sequence[str], relevance_vectors: np.ndarray,
+               residual_vectors: np.ndarray, coverage: Any, pool_rows: np.ndarray, recency: RecencyTable,
+               blacklist: frozenset, budget: int, config: CRPConfig,
+               coverage_additions: Sequence[str] | None = None) -> BranchResult:
+    """One branch's retrieval (SPEC-027 §1.3 step 3, SPEC_NOTES §2.7).
+
+    ``relevance_b`` = max cosine over ``relevance_vectors`` (the branch's sub-queries); the gate
+    ``relevance_b >= cdr_min_relevance`` applies; the gated-in pool rows are scored by stage 2 with
+    ``coverage`` (a snapshot in partitioned mode, the shared Coverage Set in naive mode) and
+    ``residual_vectors``; the best ``budget`` by CDR (ties: lower fact row) are chosen.
+    """
+    return _run_branch(corpus, branch=branch, sub_queries=tuple(sub_queries),
+                       relevance_vectors=relevance_vectors, residual_vectors=residual_vectors,
+                       coverage=coverage, pool_rows=pool_rows, recency=recency, blacklist=blacklist,
+                       budget=budget, config=config,
+                       coverage_additions=tuple(sub_queries if coverage_additions is None
+                                                else coverage_additions)).result
+
+
+def _run_branch(corpus: Any, *, branch: int, sub_queries: tuple[str, ...], relevance_vectors: np.ndarray,
+                residual_vectors: np.ndarray, coverage: Any, pool_rows: np.ndarray,
+                recency: RecencyTable, blacklist: frozenset, budget: int, config: CRPConfig,
+                coverage_additions: tuple[str, ...]) -> _BranchTrace:
+    from crp_core.stages.cdr import cdr_ranking, score_cdr
+
+    pool = np.asarray(pool_rows, dtype=np.int64)
+    rel_vecs = np.asarray(relevance_vectors, dtype=np.float32).reshape(len(sub_queries), -1)
+    if pool.size:
+        relevance_b = (corpus.vectors[pool] @ rel_vecs.T).max(axis=1).astype(np.float64)
+    else:
+        relevance_b = np.zeros(0, dtype=np.float64)
+    passed = relevance_b >= config.cdr_min_relevance
+    idx = pool[passed]
+    cdr = score_cdr(corpus, frozen_array(idx), frozen_array(relevance_b[passed]), coverage=coverage,
+                    residual_vectors=np.asarray(residual_vectors, dtype=np.float32),
+                    blacklist=blacklist, recency=recency, config=config)
+    order = cdr_ranking(cdr)[:max(budget, 0)]
+    facts = corpus.kb.facts
+    selected = tuple(facts[int(cdr.idx[p])].fact_id for p in order)
+    result = BranchResult(branch=branch, sub_queries=sub_queries, cdr=cdr, selected=selected,
+                          coverage_additions=coverage_additions)
+    return _BranchTrace(result=result, pool_size=int(pool.size), gated_out=int(pool.size - idx.size))
+
+
+# ---- fan-in dedup (SPEC-027 §1.6, SPEC-005 §9.2) -----------------------------------------------
+def cross_branch_dedup(corpus: Any, branches: Sequence[BranchResult],
+                       config: CRPConfig) -> tuple[tuple[Duplicate, ...], tuple[str, ...]]:
+    """Cross-branch duplicates and the fan-in union with each duplicate kept once.
+
+    A duplicate is the same fact chosen by two or more branches (``similarity`` 1.0), or two distinct
+    chosen facts, chosen by different branches, with cosine > ``fanin_dedup_similarity``. The union
+    keeps, among facts linked by a cross-branch duplicate, the one with the best branch CDR score
+    (ties: first chosen, in branch then rank order); ``merged`` lists the kept facts in branch then
+    rank order.
+    """
+    first: dict[str, int] = {}
+    chose: dict[str, set[int]] = {}
+    best: dict[str, float] = {}
+    order_ids: list[str] = []
+    facts = corpus.kb.facts
+    for b in branches:
+        score_of = {facts[int(r)].fact_id: float(s) for r, s in zip(b.cdr.idx, b.cdr.cdr_score)}
+        for fid in b.selected:
+            if fid not in first:
+                first[fid] = len(order_ids)
+                order_ids.append(fid)
+                chose[fid] = set()
+                best[fid] = float("-inf")
+            chose[fid].add(b.branch)
+            best[fid] = max(best[fid], score_of.get(fid, float("-inf")))
+    u = len(order_ids)
+    duplicates: list[Duplicate] = [
+        Duplicate(fact_ids=(fid,), branches=tuple(sorted(chose[fid])), similarity=1.0)
+        for fid in order_ids if len(chose[fid]) > 1]
+    if u == 0:
+        return (), ()
+    rows = np.array([corpus.kb.index_of(f) for f in order_ids], dtype=np.int64)
+    vecs = np.asarray(corpus.vectors[rows], dtype=np.float64)
+    sims = vecs @ vecs.T
+    near = np.triu(sims > config.fanin_dedup_similarity, k=1)
+    linked = np.zeros((u, u), dtype=bool)
+    for i, j in zip(*np.nonzero(near)):
+        bi, bj = chose[order_ids[i]], chose[order_ids[j]]
+        if bi == bj and len(bi) == 1:
+            continue  # both chosen by the same single branch: not a cross-branch duplicate
+        linked[i, j] = linked[j, i] = True
+        duplicates.append(Duplicate(fact_ids=(order_ids[i], order_ids[j]),
+                                    branches=tuple(sorted(bi | bj)), similarity=float(sims[i, j])))
+    kept = np.zeros(u, dtype=bool)
+    for i in sorted(range(u), key=lambda k: (-best[order_ids[k]], k)):
+        if not (linked[i] & kept).any():
+            kept[i] = True
+    merged = tuple(order_ids[i] for i in range(u) if kept[i])
+    return tuple(duplicates), merged
+
+
+# ---- the two runs ---------------------------------------------------------------------------------
+def run_fanout(corpus: Any, scenario: Any, vectors: Any, pool_rows: Any, recency: RecencyTable,
+               blacklist: frozenset, config: CRPConfig, width: int | None = None, *,
+               now: datetime | None = None, branch_probe: BranchProbe | None = None) -> FanoutResult | None:
+    """Stage 5 (SPEC-027 §1, SPEC_NOTES §2.7): partitioned and naive fan-out plus their timelines.
+
+    ``pool_rows``: stage-1 candidate rows (before the gate) minus suppressed contradiction losers;
+    non-retrievable rows are dropped here as well. ``recency`` should cover the pool; rows it lacks are
+    computed with ``now`` (default ``scenario.now``). ``width`` defaults to ``scenario.fanout_width``.
+    Returns ``None`` when fan-out is inactive (width <= 1 or empty ResidualSet).
+    ``branch_probe(branch, coverage)`` is called inside each partitioned branch with exactly the
+    coverage object the branch scores against (the read-only snapshot) - an instrumentation hook.
+    """
+    from crp_core.factors.coverage import CoverageSnapshot
+
+    w = int(scenario.fanout_width if width is None else width)
+    residual = tuple(scenario.residual_set)
+    residual_ids = tuple(sq.id for sq in residual)
+    if not fanout_active(w, len(residual_ids)):
+        return None
+    vec_of = _sub_query_vectors(vectors)
+    residual_vecs = np.stack([vec_of[s] for s in residual_ids]).astype(np.float32)
+    pool = _clean_pool(corpus, pool_rows)
+    recency = _ensure_recency(corpus, recency, pool, now if now is not None else scenario.now, config)
+    parent = _parent_coverage(scenario, vectors)
+    parent_ids = _coverage_ids(parent)
+    labels = {sq.id: sq.label for sq in scenario.sub_queries}
+    window = 1 + max((a.window for a in scenario.addressed), default=0)
+
+    partitions = partition_residual_for_fanout(residual_ids, residual_vecs, w, config)
+    rule = partition_rule(len(residual_ids), w)
+    n_branches = len(partitions)
+    budget = branch_fact_budget(config, n_branches)
+
+    # partitioned: snapshot + own partition only (SPEC-027 §1.3 step 3)
+    traces: list[_BranchTrace] = []
+    snapshots = []
+    additions: list[list[Any]] = []
+    for b, part in enumerate(partitions):
+        snapshot = CoverageSnapshot(parent)
+        snapshots.append(snapshot)
+        if branch_probe is not None:
+            branch_probe(b, snapshot)
+        part_vecs = np.stack([vec_of[s] for s in part])
+        trace = _run_branch(corpus, branch=b, sub_queries=part, relevance_vectors=part_vecs,
+                            residual_vectors=part_vecs, coverage=snapshot, pool_rows=pool,
+                            recency=recency, blacklist=blacklist, budget=budget, config=config,
+                            coverage_additions=part)
+        # local additions: a new set derived from the snapshot's set, invisible to the other branches
+        entries = _new_entries(part, vec_of, labels, config, window)
+        local = snapshot.coverage_set.extend(entries)
+        traces.append(_BranchTrace(result=trace.result, pool_size=trace.pool_size, gated_out=trace.gated_out,
+                                   local_coverage=_coverage_ids(local)))
+        additions.append(entries)
+    merged_cov = parent
+    for entries in additions:  # fan-in: union of the branch additions (SPEC-027 §1.6)
+        merged_cov = _extend(merged_cov, [e for e in entries if e.sub_query_id not in _coverage_ids(merged_cov)])
+    p_branches = tuple(t.result for t in traces)
+    p_dups, p_merged = cross_branch_dedup(corpus, p_branches, config)
+    partitioned = FanoutRun(mode="partitioned", partitions=partitions, branches=p_branches,
+                            duplicates=p_dups, merged=p_merged, coverage_depth=len(_coverage_ids(merged_cov)))
+
+    # naive: round-robin relevance, whole-ResidualSet residual pull, shared coverage read at T0
+    rr = round_robin_partitions(residual_ids, n_branches)
+    n_traces: list[_BranchTrace] = []
+    for b, subs in enumerate(rr):
+        n_traces.append(_run_branch(corpus, branch=b, sub_queries=subs,
+                                    relevance_vectors=np.stack([vec_of[s] for s in subs]),
+                                    residual_vectors=residual_vecs, coverage=parent, pool_rows=pool,
+                                    recency=recency, blacklist=blacklist, budget=budget, config=config,
+                                    coverage_additions=subs))
+    shared = parent
+    for t in n_traces:  # T2: every branch writes into the one shared Coverage Set
+        entries = _new_entries(t.result.coverage_additions, vec_of, labels, config, window)
+        shared = _extend(shared, [e for e in entries if e.sub_query_id not in _coverage_ids(shared)])
+    n_branches_r = tuple(t.result for t in n_traces)
+    n_dups, n_merged = cross_branch_dedup(corpus, n_branches_r, config)
+    naive = FanoutRun(mode="naive", partitions=rr, branches=n_branches_r, duplicates=n_dups,
+                      merged=n_merged, coverage_depth=len(_coverage_ids(shared)))
+
+    steps = _partitioned_steps(corpus, parent_ids, residual_ids, partitions, rule, w, budget, traces,
+                               partitioned, _coverage_ids(merged_cov), snapshots)
+    naive_steps = _naive_steps(corpus, parent_ids, residual_ids, rr, budget, n_traces, naive)
+    return FanoutResult(width=w, rule=rule, partitioned=partitioned, naive=naive, steps=steps,
+                        naive_steps=naive_steps)
+
+
+# ---- helpers: coverage and inputs ------------------------------------------------------------------
+def _sub_query_vectors(vectors: Any) -> dict[str, np.ndarray]:
+    subs = np.asarray(vectors.sub_queries, dtype=np.float32)
+    return {sid: subs[i] for i, sid in enumerate(vectors.ids)}
+
+
+def _clean_pool(corpus: Any, pool_rows: Any) -> np.ndarray:
+    """Unique, sorted, retrievable rows (DELETED/QUARANTINED never retrieved, SPEC-009 §2.2)."""
+    pool = np.unique(np.asarray(pool_rows, dtype=np.int64).ravel())
+    retrievable = np.asarray(corpus.retrievable, dtype=bool)
+    return pool[retrievable[pool]] if pool.size else pool
+
+
+def _parent_coverage(scenario: Any, vectors: Any) -> Any:
+    """The parent Coverage Set: one entry per addressed sub-query (SPEC_NOTES §1.2)."""
+    from crp_core.factors.coverage import CoverageSet
+
+    subs = np.asarray(vectors.sub_queries, dtype=np.float32)
+    dim = subs.shape[1] if subs.ndim == 2 else int(np.asarray(vectors.query).shape[0])
+    return CoverageSet.from_scenario(scenario, subs, tuple(vectors.ids), dim=dim)
+
+
+def _new_entries(ids: Sequence[str], vec_of: Mapping[str, np.ndarray], labels: Mapping[str, Any],
+                 config: CRPConfig, window: int) -> list[Any]:
+    """A branch's local additions: one entry per sub-query, depth ``branch_depth_weight``."""
+    from crp_core.factors.coverage import CoverageEntry
+
+    return [CoverageEntry(sub_query_id=s, label=labels.get(s), embedding=vec_of[s],
+                          depth_weight=float(config.branch_depth_weight), window=window) for s in ids]
+
+
+def _extend(coverage: Any, entries: Sequence[Any]) -> Any:
+    return coverage.extend(tuple(entries)) if entries else coverage
+
+
+def _coverage_ids(coverage: Any) -> tuple[str, ...]:
+    return tuple(coverage.ids)
+
+
+def _ensure_recency(corpus: Any, recency: RecencyTable, pool: np.ndarray, now: datetime | None,
+                    config: CRPConfig) -> RecencyTable:
+    """``recency`` extended with the pool rows it lacks (computed by stage 2's recency, SPEC-027 §3.2)."""
+    missing = np.setdiff1d(pool, np.asarray(recency.idx, dtype=np.int64))
+    if missing.size == 0:
+        return recency
+    if now is None:
+        raise ValueError("run_fanout: the recency table lacks some pool rows and no 'now' was given")
+    from crp_core.factors.recency import compute_recency, concat_recency
+
+    return concat_recency(recency, compute_recency(corpus.kb, frozen_array(missing), now, config))
+
+
+# ---- step states for the stepper ---------------------------------------------------------------------
+class _Timeline:
+    """Builds :class:`FanoutStep` records; ``added`` = coverage minus the previous step of the same lane.
+
+    Lanes: the parent (``branch=None``) and one per branch; a branch lane forks from the parent lane,
+    so its first step is compared with the parent's latest step. ``lane_of`` maps a step's branch to
+    its lane (the naive run has one shared lane: every step is compared with the step before it).
+    """
+
+    def __init__(self, lane_of: Callable[[int | None], Any]):
+        self.steps: list[FanoutStep] = []
+        self.lane_of = lane_of
+        self.last: dict[Any, tuple[int, tuple[str, ...]]] = {}
+
+    def add(self, kind: str, title: str, branch: int | None, coverage: Sequence[str],
+            facts: Sequence[str] = (), **detail: Any) -> None:
+        lane = self.lane_of(branch)
+        parent_lane = self.lane_of(None)
+        prev_index, prev_cov = self.last.get(lane, self.last.get(parent_lane, (None, ())))
+        seen = set(prev_cov)
+        cov = tuple(coverage)
+        added = tuple(c for c in cov if c not in seen)
+        detail["since_step"] = prev_index
+        index = len(self.steps)
+        self.steps.append(FanoutStep(index=index, kind=kind, title=title, branch=branch, coverage=cov,
+                                     added=added, facts=tuple(facts), detail=detail))
+        self.last[lane] = (index, cov)
+
+
+def _fact_scores(corpus: Any, result: BranchResult) -> list[dict[str, Any]]:
+    cdr: CDRTable = result.cdr
+    facts = corpus.kb.facts
+    pos_of = {facts[int(r)].fact_id: p for p, r in enumerate(np.asarray(cdr.idx).tolist())}
+    out = []
+    for fid in result.selected:
+        p = pos_of[fid]
+        out.append({"fact_id": fid, "relevance": float(cdr.relevance[p]),
+                    "residual_pull": float(cdr.residual_pull[p]), "novelty": float(cdr.novelty[p]),
+                    "recency_factor": float(cdr.recency_factor[p]), "cdr_score": float(cdr.cdr_score[p])})
+    return out
+
+
+def _dup_detail(dups: Sequence[Duplicate]) -> list[dict[str, Any]]:
+    return [{"fact_ids": list(d.fact_ids), "branches": list(d.branches), "similarity": float(d.similarity)}
+            for d in dups]
+
+
+def _chosen_by_several(results: Sequence[BranchResult]) -> dict[str, list[int]]:
+    by: dict[str, list[int]] = {}
+    for r in results:
+        for fid in r.selected:
+            by.setdefault(fid, []).append(r.branch)
+    return {fid: bs for fid, bs in by.items() if len(bs) > 1}
+
+
+def _partitioned_steps(corpus: Any, parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
+                       partitions: tuple[tuple[str, ...], ...], rule: str, width: int, budget: int,
+                       traces: Sequence[_BranchTrace], run: FanoutRun, merged_cov: tuple[str, ...],
+                       snapshots: Sequence[Any]) -> tuple[FanoutStep, ...]:
+    tl = _Timeline(lambda b: ("branch", b) if b is not None else "parent")
+    tl.add("parent", "T0: parent Coverage Set (addressed sub-queries)", None, parent_ids,
+           residual_set=list(residual_ids), addressed=list(parent_ids))
+    tl.add("partition", f"ResidualSet split into {len(partitions)} disjoint partitions ({rule})", None,
+           parent_ids, partitions=[list(p) for p in partitions], rule=rule, width=width,
+           branch_fact_budget=budget)
+    for t, snap in zip(traces, snapshots):
+        b = t.result.branch
+        tl.add("snapshot", f"Branch {b}: read-only snapshot of the Coverage Set", b, _coverage_ids(snap),
+               partition=list(t.result.sub_queries), read_only=True, snapshot_type=type(snap).__name__)
+    for t in traces:
+        r = t.result
+        tl.add("retrieval", f"Branch {r.branch}: retrieves for its own partition only", r.branch,
+               parent_ids, r.selected, partition=list(r.sub_queries), pool=t.pool_size,
+               gated_out=t.gated_out, scored=int(np.asarray(r.cdr.idx).size), budget=budget,
+               scores=_fact_scores(corpus, r))
+    for t in traces:
+        r = t.result
+        tl.add("additions", f"Branch {r.branch}: local coverage additions (not visible to other branches)",
+               r.branch, t.local_coverage, additions=list(r.coverage_additions))
+    union: list[str] = []
+    for r in run.branches:
+        union.extend(f for f in r.selected if f not in union)
+    tl.add("merge", "Fan-in: union of branch additions into the parent Coverage Set", None, merged_cov,
+           union, coverage_depth=run.coverage_depth,
+           branch_additions={str(r.branch): list(r.coverage_additions) for r in run.branches})
+    tl.add("dedup", f"Cross-branch dedup: {len(run.duplicates)} duplicate(s)", None, merged_cov,
+           run.merged, duplicates=_dup_detail(run.duplicates),
+           dropped=[f for f in union if f not in run.merged])
+    return tuple(tl.steps)
+
+
+def _naive_steps(corpus: Any, parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
+                 rr: tuple[tuple[str, ...], ...], budget: int, traces: Sequence[_BranchTrace],
+                 run: FanoutRun) -> tuple[FanoutStep, ...]:
+    tl = _Timeline(lambda b: "shared")
+    tl.add("parent", f"T0: shared Coverage Set = {{{', '.join(parent_ids)}}}", None, parent_ids,
+           time="T0", residual_set=list(residual_ids), assignment=[list(p) for p in rr],
+           rule=RULE_ROUND_ROBIN, branch_fact_budget=budget)
+    several = _chosen_by_several(run.branches)
+    for t in traces:
+        r = t.result
+        tl.add("retrieval", f"T1: branch {r.branch} reads the shared Coverage Set and retrieves", r.branch,
+               parent_ids, r.selected, time="T1", sub_queries=list(r.sub_queries), pool=t.pool_size,
+               gated_out=t.gated_out, scored=int(np.asarray(r.cdr.idx).size), budget=budget,
+               scores=_fact_scores(corpus, r),
+               chosen_by_other_branches={f: [x for x in several[f] if x != r.branch]
+                                         for f in r.selected if f in several})
+    shared = list(parent_ids)
+    for t in traces:
+        r = t.result
+        shared.extend(s for s in r.coverage_additions if s not in shared)
+        tl.add("additions", f"T2: branch {r.branch} writes into the shared Coverage Set", r.branch,
+               tuple(shared), r.selected, time="T2", additions=list(r.coverage_additions))
+    tl.add("dedup", f"Result: {len(run.duplicates)} duplicate(s) across branches", None, tuple(shared),
+           run.merged, time="Result", duplicates=_dup_detail(run.duplicates),
+           coverage_depth=run.coverage_depth)
+    return tuple(tl.steps)
+
+
+# ---- machine-readable report (SPEC_NOTES §4) -----------------------------------------------------------
+def _run_report(run: FanoutRun) -> dict[str, Any]:
+    return {
+        "partitions": [list(p) for p in run.partitions],
+        "branches": [{"branch": b.branch, "sub_queries": list(b.sub_queries), "selected": list(b.selected),
+                      # a branch chooses by CDR only (no graph walk inside a branch): every pick is an anchor
+                      "roles": {f: "anchor" for f in b.selected},
+                      "coverage_additions": list(b.coverage_additions)} for b in run.branches],
+        "fan_in": {"duplicates": [{"fact_ids": list(d.fact_ids), "branches": list(d.branches),
+                                   "similarity": float(d.similarity),
+                                   "kept": next((f for f in d.fact_ids if f in run.merged), None)}
+                                  for d in run.duplicates],
+                   "merged": list(run.merged), "coverage_depth": int(run.coverage_depth)},
+    }
+
+
+def _step_report(step: FanoutStep) -> dict[str, Any]:
+    return {"index": step.index, "kind": step.kind, "title": step.title, "branch": step.branch,
+            "coverage": list(step.coverage), "added": list(step.added), "facts": list(step.facts),
+            "detail": _plain(step.detail)}
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> dict[str, Any]:
+    """The ``crp-inspect fanout`` JSON (SPEC_NOTES §4).
+
+    Keys: ``active``, ``width``, ``rule``, ``partitions``, ``headers`` (with
+    ``CRP-Context-Coverage-Partitions`` when fan-out is active, removed otherwise), ``branches``,
+    ``fan_in`` and ``steps`` of the partitioned run, and the same under ``naive``.
+    """
+    hdrs = {k: str(v) for k, v in headers.items() if k != PARTITIONS_HEADER}
+    if result is None:
+        return {"active": False, "width": None, "rule": None, "partitions": [], "headers": hdrs,
+                "branches": [], "fan_in": {"duplicates": [], "merged": [], "coverage_depth": None},
+                "steps": [], "naive": None}
+    hdrs = {PARTITIONS_HEADER: str(len(result.partitioned.partitions)), **hdrs}
+    part = _run_report(result.partitioned)
+    naive = _run_report(result.naive)
+    # the same keys for naive (SPEC_NOTES §4): the run's headers, no Coverage-Partitions (the race creates
+    # no disjoint coverage partitions, SPEC-027 §1.7), Coverage-Depth of the naive shared set
+    naive = {"partitions": naive["partitions"],
+             "headers": {k: (str(int(result.naive.coverage_depth)) if k == _COVERAGE_DEPTH_HEADER else str(v))
+                         for k, v in headers.items() if k != PARTITIONS_HEADER},
+             **{k: v for k, v in naive.items() if k != "partitions"}}
+    naive["steps"] = [_step_report(s) for s in result.naive_steps]
+    return {"active": True, "width": result.width, "rule": result.rule, "partitions": part["partitions"],
+            "headers": hdrs, "branches": part["branches"], "fan_in": part["fan_in"],
+            "steps": [_step_report(s) for s in result.steps], "naive": naive}

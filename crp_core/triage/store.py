@@ -1,0 +1,719 @@
+"""Operator decisions on conflict pairs, stored in SQLite (issue 5; SPEC-027 §2, SPEC-009 §8).
+
+This is the one ``crp_core`` module that does I/O, explicitly, behind :class:`DecisionStore`.
+Everything else here is pure: :class:`Decision` (one audit-log row), :class:`DecisionSet` (the
+decisions in force: latest per pair, latest status per fact), :func:`pair_key`, :func:`apply_to_kb`.
+
+Store guarantees (decisions: ``docs/decisions/triage.md``):
+
+* WAL journal, ``synchronous=FULL`` (a committed decision survives a process kill *and* a power
+  loss), ``busy_timeout`` so concurrent writers wait instead of failing;
+* one ``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction per decision; the decisions table is
+  append-only (triggers refuse UPDATE and DELETE), so it is the audit log;
+* an existing file is checked **read-only** first (SQLite header, ``PRAGMA application_id``,
+  schema version, tables, ``PRAGMA quick_check``); a corrupt file or another application's
+  database raises :class:`TriageStoreError` and is never written to. Only a missing, zero-byte or
+  table-less SQLite file is initialised.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import pathlib
+import sqlite3
+import threading
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timezone
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping
+
+from crp_core.config import STATUSES
+from crp_core.errors import CRPError
+from crp_core.model import KnowledgeBase
+from crp_core.io.timeparse import format_timestamp
+
+__all__ = [
+    "APPLICATION_ID", "SCHEMA_VERSION", "KINDS", "PAIR_KINDS", "MARKABLE_STATUSES", "DEFAULT_BUSY_TIMEOUT_S",
+    "DB_PATH_ENV", "TriageStoreError", "DecisionError", "Decision", "DecisionSet", "DecisionStore",
+    "pair_key", "split_pair_key", "validate_decision", "apply_to_kb", "apply_to_corpus", "default_db_path",
+    "export_json", "export_csv", "export_cleaned_ckf", "CleanedExport",
+]
+
+#: ``PRAGMA application_id`` of a crp-inspect triage database: the bytes "CRPT" (0x43525054)
+APPLICATION_ID = 0x43525054
+#: ``PRAGMA user_version`` / ``crp_triage_schema.version`` this code writes and reads
+SCHEMA_VERSION = 1
+#: decision kinds (issue 5)
+KINDS: tuple[str, ...] = ("accept", "override", "mark_status", "dismiss")
+#: the kinds that decide how a pair is arbitrated (``DecisionSet.pair_decisions``)
+PAIR_KINDS: tuple[str, ...] = ("accept", "override", "dismiss")
+#: statuses an operator may set; ACTIVE restores a fact marked earlier (the log is append-only)
+MARKABLE_STATUSES: tuple[str, ...] = tuple(STATUSES)
+#: how long a writer waits for another writer's transaction before giving up (seconds)
+DEFAULT_BUSY_TIMEOUT_S = 10.0
+#: environment variable naming the default database file (the dashboard and the CLI read it)
+DB_PATH_ENV = "CRP_INSPECT_TRIAGE_DB"
+#: limits on free text, so a pasted file does not end up in the audit log by accident
+MAX_OPERATOR_CHARS = 200
+MAX_NOTE_CHARS = 10_000
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_TABLES = ("crp_triage_schema", "decisions")
+_COLUMNS = ("id", "pair_key", "fact_a", "fact_b", "kind", "winner", "target_fact", "new_status", "note",
+            "operator", "decided_at", "ckf_fingerprint")
+_SCHEMA_SQL = f"""
+CREATE TABLE crp_triage_schema (
+    version    INTEGER PRIMARY KEY,
+    applied_at TEXT NOT NULL,
+    note       TEXT NOT NULL
+);
+CREATE TABLE decisions (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    pair_key        TEXT NOT NULL,
+    fact_a          TEXT NOT NULL CHECK (length(fact_a) > 0),
+    fact_b          TEXT NOT NULL CHECK (length(fact_b) > 0 AND fact_b <> fact_a),
+    kind            TEXT NOT NULL CHECK (kind IN ({", ".join(repr(k) for k in KINDS)})),
+    winner          TEXT CHECK (winner IS NULL OR winner IN (fact_a, fact_b)),
+    target_fact     TEXT CHECK (target_fact IS NULL OR target_fact IN (fact_a, fact_b)),
+    new_status      TEXT CHECK (new_status IS NULL OR new_status IN ({", ".join(repr(s) for s in MARKABLE_STATUSES)})),
+    note            TEXT NOT NULL DEFAULT '',
+    operator        TEXT NOT NULL CHECK (length(operator) > 0),
+    decided_at      TEXT NOT NULL,
+    ckf_fingerprint TEXT,
+    CHECK ((kind = 'mark_status') = (target_fact IS NOT NULL AND new_status IS NOT NULL)),
+    CHECK (kind <> 'override' OR winner IS NOT NULL),
+    CHECK (kind IN ('accept', 'override') OR winner IS NULL)
+);
+CREATE INDEX decisions_by_pair ON decisions (pair_key, id);
+CREATE INDEX decisions_by_target ON decisions (target_fact, id) WHERE target_fact IS NOT NULL;
+CREATE TRIGGER decisions_append_only_update BEFORE UPDATE ON decisions
+    BEGIN SELECT RAISE(ABORT, 'triage decisions are append-only'); END;
+CREATE TRIGGER decisions_append_only_delete BEFORE DELETE ON decisions
+    BEGIN SELECT RAISE(ABORT, 'triage decisions are append-only'); END;
+"""
+
+
+# ---- errors ----------------------------------------------------------------------------------
+class TriageStoreError(CRPError):
+    """The decision database cannot be used: corrupt, foreign, newer schema, busy, closed, ..."""
+
+
+class DecisionError(TriageStoreError, ValueError):
+    """A decision was refused; ``problems`` lists ``(field, message)`` for every problem found."""
+
+    def __init__(self, problems: Iterable[tuple[str, str]]):
+        self.problems = tuple(problems)
+        super().__init__("invalid triage decision: " + "; ".join(f"field '{f}': {m}" for f, m in self.problems))
+
+
+# ---- pair keys -------------------------------------------------------------------------------
+def _escape(fact_id: str) -> str:
+    return fact_id.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def pair_key(a: str, b: str) -> str:
+    """Canonical key of the unordered pair {a, b}: ``"a|b"`` with the ids sorted.
+
+    ``\\`` and ``|`` inside an id are backslash-escaped, so two different pairs never share a key
+    (without escaping, ("x|y", "z") and ("x", "y|z") would both give "x|y|z").
+    """
+    lo, hi = (a, b) if a <= b else (b, a)
+    return f"{_escape(lo)}|{_escape(hi)}"
+
+
+def split_pair_key(key: str) -> tuple[str, str]:
+    """Inverse of :func:`pair_key`: the two fact ids, sorted. Raises ``ValueError`` on a bad key."""
+    parts: list[str] = []
+    cur: list[str] = []
+    i = 0
+    while i < len(key):
+        ch = key[i]
+        if ch == "\\":
+            if i + 1 >= len(key) or key[i + 1] not in "\\|":
+                raise ValueError(f"bad pair key {key!r}: dangling escape at position {i}")
+            cur.append(key[i + 1])
+            i += 2
+            continue
+        if ch == "|":
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    parts.append("".join(cur))
+    if len(parts) != 2:
+        raise ValueError(f"bad pair key {key!r}: expected two fact ids separated by an unescaped '|'")
+    return parts[0], parts[1]
+
+
+# ---- records ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Decision:
+    """One operator decision on a conflict pair: a row of the audit log (issue 5).
+
+    ``id`` and ``decided_at`` are set by :meth:`DecisionStore.record`; build new decisions with
+    the constructors :meth:`accept`, :meth:`override`, :meth:`mark_status`, :meth:`dismiss`.
+    ``fact_a`` < ``fact_b`` always (the canonical order of :func:`pair_key`).
+    """
+
+    fact_a: str
+    fact_b: str
+    kind: str
+    operator: str
+    winner: str | None = None  # override (required) / accept (optional: the arbitration's winner)
+    target_fact: str | None = None  # mark_status
+    new_status: str | None = None  # mark_status
+    note: str = ""
+    ckf_fingerprint: str | None = None
+    id: int | None = None
+    decided_at: str | None = None  # UTC ISO 8601, stamped by the store inside the transaction
+
+    @property
+    def pair_key(self) -> str:
+        return pair_key(self.fact_a, self.fact_b)
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return self.fact_a, self.fact_b
+
+    @classmethod
+    def new(cls, a: str, b: str, kind: str, operator: str, **kw: Any) -> "Decision":
+        """A not-yet-recorded decision on the pair {a, b} (ids put in canonical order)."""
+        if isinstance(a, str) and isinstance(b, str) and b < a:
+            a, b = b, a
+        return cls(fact_a=a, fact_b=b, kind=kind, operator=operator, **kw)
+
+    @classmethod
+    def accept(cls, a: str, b: str, *, operator: str, winner: str | None = None, note: str = "",
+               ckf_fingerprint: str | None = None) -> "Decision":
+        """Accept the arbitration as shown (``winner``: the winner it showed; None for a tie)."""
+        return cls.new(a, b, "accept", operator, winner=winner, note=note, ckf_fingerprint=ckf_fingerprint)
+
+    @classmethod
+    def override(cls, a: str, b: str, *, winner: str, operator: str, note: str = "",
+                 ckf_fingerprint: str | None = None) -> "Decision":
+        """Override the arbitration: ``winner`` wins the pair whatever its authority."""
+        return cls.new(a, b, "override", operator, winner=winner, note=note, ckf_fingerprint=ckf_fingerprint)
+
+    @classmethod
+    def dismiss(cls, a: str, b: str, *, operator: str, note: str = "",
+                ckf_fingerprint: str | None = None) -> "Decision":
+        """Not a conflict: the pair is not arbitrated (both facts stay)."""
+        return cls.new(a, b, "dismiss", operator, note=note, ckf_fingerprint=ckf_fingerprint)
+
+    @classmethod
+    def mark_status(cls, a: str, b: str, *, fact: str, status: str, operator: str, note: str = "",
+                    ckf_fingerprint: str | None = None) -> "Decision":
+        """Set the lifecycle status (SPEC-009 §8) of ``fact``, one of the pair's facts."""
+        return cls.new(a, b, "mark_status", operator, target_fact=fact, new_status=status, note=note,
+                       ckf_fingerprint=ckf_fingerprint)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict, keys in the export's column order (``pair_key`` included)."""
+        d = asdict(self)
+        d["pair_key"] = self.pair_key
+        return {c: d[c] for c in _COLUMNS}
+
+
+def validate_decision(d: Decision) -> Decision:
+    """Check ``d`` and return it normalised (operator stripped, pair in canonical order).
+
+    Raises :class:`DecisionError` listing every problem (field and message).
+    """
+    problems: list[tuple[str, str]] = []
+    ids_ok = True
+    for name in ("fact_a", "fact_b"):
+        v = getattr(d, name)
+        if not isinstance(v, str) or v == "":
+            problems.append((name, f"a fact id must be a non-empty string, got {v!r}"))
+            ids_ok = False
+    if ids_ok and d.fact_a == d.fact_b:
+        problems.append(("fact_b", f"a pair needs two different facts, got {d.fact_a!r} twice"))
+    pair = (d.fact_a, d.fact_b)
+    kind = d.kind
+    if kind not in KINDS:
+        problems.append(("kind", f"unknown kind {kind!r} (expected one of {', '.join(KINDS)})"))
+    operator = d.operator.strip() if isinstance(d.operator, str) else d.operator
+    if not isinstance(operator, str) or operator == "":
+        problems.append(("operator", "the operator's name is required (got an empty value)"))
+    elif len(operator) > MAX_OPERATOR_CHARS:
+        problems.append(("operator", f"longer than {MAX_OPERATOR_CHARS} characters"))
+    elif any(ch in operator for ch in "\r\n\t\x00"):
+        problems.append(("operator", "must be a single line without control characters"))
+    if not isinstance(d.note, str):
+        problems.append(("note", f"must be a string, got {type(d.note).__name__}"))
+    elif len(d.note) > MAX_NOTE_CHARS:
+        problems.append(("note", f"longer than {MAX_NOTE_CHARS} characters ({len(d.note)})"))
+    if d.ckf_fingerprint is not None and not isinstance(d.ckf_fingerprint, str):
+        problems.append(("ckf_fingerprint", "must be a string or None"))
+    if kind == "override" and d.winner is None:
+        problems.append(("winner", "an override names the fact that must win"))
+    if kind in ("accept", "override") and d.winner is not None and ids_ok and d.winner not in pair:
+        problems.append(("winner", f"{d.winner!r} is not in the pair ({d.fact_a!r}, {d.fact_b!r})"))
+    if kind in ("dismiss", "mark_status") and d.winner is not None:
+        problems.append(("winner", f"a {kind} decision takes no winner (got {d.winner!r})"))
+    if kind == "mark_status":
+        if d.target_fact is None:
+            problems.append(("target_fact", "mark_status names the fact whose status changes"))
+        elif ids_ok and d.target_fact not in pair:
+            problems.append(("target_fact", f"{d.target_fact!r} is not in the pair ({d.fact_a!r}, {d.fact_b!r})"))
+        if d.new_status is None:
+            problems.append(("new_status", f"mark_status needs a status ({', '.join(MARKABLE_STATUSES)})"))
+        elif d.new_status not in MARKABLE_STATUSES:
+            problems.append(("new_status", f"unknown status {d.new_status!r} (expected one of "
+                                           f"{', '.join(MARKABLE_STATUSES)})"))
+    elif kind in KINDS:
+        for name in ("target_fact", "new_status"):
+            if getattr(d, name) is not None:
+                problems.append((name, f"only a mark_status decision takes {name} (kind is {kind!r})"))
+    if problems:
+        raise DecisionError(problems)
+    a, b = (d.fact_a, d.fact_b) if d.fact_a < d.fact_b else (d.fact_b, d.fact_a)
+    return replace(d, fact_a=a, fact_b=b, operator=operator)
+
+
+@dataclass(frozen=True, eq=False)
+class DecisionSet:
+    """The decisions in force (issue 5): built from the audit log, oldest first, latest wins.
+
+    ``statuses``: fact id -> status from ``mark_status`` decisions (the latest per fact).
+    ``pair_decisions``: pair key -> ``{"kind": "accept"|"override"|"dismiss", "winner": id or None}``,
+    the latest accept/override/dismiss per pair: the shape ``resolve_contradictions(decisions=)`` and
+    ``scan_ckf(decisions=)`` take. ``latest``: pair key -> the latest decision of any kind.
+    """
+
+    statuses: Mapping[str, str]
+    pair_decisions: Mapping[str, Mapping[str, str | None]]
+    latest: Mapping[str, Decision]
+    status_decisions: Mapping[str, Decision]  # fact id -> the mark_status decision in force
+    count: int  # decisions read (the audit log's length)
+
+    @classmethod
+    def from_decisions(cls, decisions: Iterable[Decision]) -> "DecisionSet":
+        """Fold an audit log (in recording order) into the decisions in force (DecisionError on a bad one)."""
+        statuses: dict[str, str] = {}
+        status_decisions: dict[str, Decision] = {}
+        pairs: dict[str, Mapping[str, str | None]] = {}
+        latest: dict[str, Decision] = {}
+        n = 0
+        for d in decisions:
+            n += 1
+            d = validate_decision(d)  # a hand-built log gets the same checks as the store
+            key = d.pair_key
+            latest[key] = d
+            if d.kind == "mark_status":
+                assert d.target_fact is not None and d.new_status is not None  # validated
+                statuses[d.target_fact] = d.new_status
+                status_decisions[d.target_fact] = d
+            else:
+                pairs[key] = MappingProxyType({"kind": d.kind, "winner": d.winner})
+        return cls(statuses=MappingProxyType(statuses), pair_decisions=MappingProxyType(pairs),
+                   latest=MappingProxyType(latest), status_decisions=MappingProxyType(status_decisions),
+                   count=n)
+
+    @classmethod
+    def empty(cls) -> "DecisionSet":
+        return cls.from_decisions(())
+
+    def __bool__(self) -> bool:
+        return bool(self.statuses) or bool(self.pair_decisions)
+
+    def for_pair(self, a: str, b: str) -> Mapping[str, str | None] | None:
+        """The arbitration decision in force for {a, b}, or None."""
+        return self.pair_decisions.get(pair_key(a, b))
+
+    def unknown_facts(self, kb: KnowledgeBase) -> tuple[str, ...]:
+        """Fact ids named by the decisions in force that ``kb`` does not hold (sorted)."""
+        named = set(self.statuses)
+        for key in self.pair_decisions:
+            named.update(split_pair_key(key))
+        return tuple(sorted(f for f in named if kb.get(f) is None))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statuses": dict(sorted(self.statuses.items())),
+                "pair_decisions": {k: dict(v) for k, v in sorted(self.pair_decisions.items())}}
+
+
+def apply_to_kb(kb: KnowledgeBase, decision_set: DecisionSet) -> KnowledgeBase:
+    """``kb`` with the operators' statuses applied (ids the CKF does not hold are ignored)."""
+    return kb.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
+
+
+def apply_to_corpus(corpus: Any, decision_set: DecisionSet) -> Any:
+    """A prepared ``Corpus`` with the statuses applied (shares vectors and index; ``Corpus.with_statuses``)."""
+    kb = corpus.kb
+    return corpus.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
+
+
+@dataclass(frozen=True)
+class CleanedExport:
+    """What :func:`export_cleaned_ckf` wrote."""
+
+    path: str
+    n_facts: int
+    applied: int  # operator statuses that name a fact of the CKF
+    changed: Mapping[str, int]  # new status -> number of facts whose status actually changed
+    unknown_facts: tuple[str, ...]  # ids named by decisions in force that the CKF does not hold
+
+
+def export_cleaned_ckf(kb: KnowledgeBase, decision_set: DecisionSet, path: str | os.PathLike[str]) -> CleanedExport:
+    """Write ``kb`` with the statuses applied, in the format of ``path`` (``crp_core.io.ckf.write_ckf``)."""
+    from crp_core.io.ckf import write_ckf
+
+    cleaned = apply_to_kb(kb, decision_set)
+    written = write_ckf(cleaned, path)
+    changed: dict[str, int] = {}
+    for before, after in zip(kb.facts, cleaned.facts):
+        if before.status != after.status:
+            changed[after.status] = changed.get(after.status, 0) + 1
+    return CleanedExport(path=written, n_facts=len(cleaned),
+                         applied=sum(1 for f in decision_set.statuses if kb.get(f) is not None),
+                         changed=MappingProxyType(dict(sorted(changed.items()))),
+                         unknown_facts=decision_set.unknown_facts(kb))
+
+
+def default_db_path() -> str | None:
+    """The database file named by ``$CRP_INSPECT_TRIAGE_DB``, or None."""
+    v = os.environ.get(DB_PATH_ENV, "").strip()
+    return v or None
+
+
+# ---- the store -------------------------------------------------------------------------------
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _row_to_decision(row: tuple[Any, ...]) -> Decision:
+    d = dict(zip(_COLUMNS, row))
+    d.pop("pair_key")
+    return Decision(**d)
+
+
+class DecisionStore:
+    """SQLite store of operator decisions (issue 5). Use as a context manager or call :meth:`close`.
+
+    One connection per store object (``check_same_thread=False``, calls serialised by a lock),
+    autocommit mode, explicit ``BEGIN IMMEDIATE`` per decision. Reads run in their own implicit
+    transaction, so they always see every decision committed by any process before the call.
+    Each dashboard session opens its own store; a store is also safe to share between threads,
+    and after ``fork()`` the child transparently opens its own connection.
+
+    ``create=False``: the file must already be a decision database (read commands use this, so a
+    typo in a path does not create an empty database). ``readonly=True``: never writes (the
+    connection is opened ``mode=ro``); :meth:`record` raises.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True, readonly: bool = False,
+                 busy_timeout: float = DEFAULT_BUSY_TIMEOUT_S, clock: Callable[[], datetime] = _utcnow):
+        self.path = os.fspath(path)
+        self.readonly = readonly
+        self.busy_timeout = float(busy_timeout)
+        if not self.busy_timeout > 0:
+            raise TriageStoreError(f"busy_timeout must be > 0 seconds, got {busy_timeout!r}")
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._con: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+        self._closed = False
+        self._memory = self.path == ":memory:"
+        if self._memory:
+            if readonly:
+                raise TriageStoreError("an in-memory decision store cannot be read-only")
+            self._con = self._open_rw(new=True)
+            return
+        state = self._inspect(create=create)
+        if readonly:
+            if state == "new":
+                raise TriageStoreError(f"{self.path}: empty file, not a decision database yet")
+            self._con = self._open_ro()
+        else:
+            self._con = self._open_rw(new=state == "new")
+
+    # -- opening -------------------------------------------------------------------------------
+    def _inspect(self, *, create: bool) -> str:
+        """Classify the file read-only: "new" (may be initialised) or "ours". Raises otherwise."""
+        p = self.path
+        if os.path.isdir(p):
+            raise TriageStoreError(f"{p}: is a directory, not a decision database file")
+        if not os.path.exists(p):
+            if not create:
+                raise TriageStoreError(f"{p}: no such decision database")
+            parent = os.path.dirname(os.path.abspath(p))
+            if not os.path.isdir(parent):
+                raise TriageStoreError(f"{p}: directory {parent} does not exist")
+            return "new"
+        try:
+            with open(p, "rb") as fh:
+                head = fh.read(100)
+        except OSError as exc:
+            raise TriageStoreError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        if head == b"":
+            if not create:
+                raise TriageStoreError(f"{p}: empty file, not a decision database yet")
+            return "new"
+        if len(head) < 100 or not head.startswith(_SQLITE_MAGIC):
+            raise TriageStoreError(
+                f"{p}: not an SQLite database (bad file header): corrupt, or some other kind of file; "
+                "refusing to open or overwrite it")
+        # no WAL file: nothing to recover, read the main file as immutable (creates no -shm/-wal).
+        # If that read fails while a WAL file has appeared meanwhile (another process is creating
+        # the database right now), read it again through the WAL.
+        immutable = not os.path.exists(p + "-wal")
+        while True:
+            try:
+                con = self._connect_ro(immutable=immutable)
+                try:
+                    app_id, version, names, check = self._read_identity(con, quick_check=True)
+                finally:
+                    con.close()
+                break
+            except sqlite3.DatabaseError as exc:
+                if immutable and os.path.exists(p + "-wal"):
+                    immutable = False
+                    continue
+                raise TriageStoreError(f"{p}: unreadable SQLite database ({exc}); corrupt? refusing to "
+                                       "modify it") from None
+        if immutable and check is not None and check != "ok" and os.path.exists(p + "-wal"):
+            return self._inspect(create=create)  # same race, seen by the integrity check
+        return self._classify(app_id, version, names, check, create=create)
+
+    def _classify(self, app_id: int, version: int, names: list[str], check: str | None, *,
+                  create: bool) -> str:
+        p = self.path
+        if check is not None and check != "ok":
+            raise TriageStoreError(f"{p}: database integrity check failed ({check}); refusing to use it")
+        if app_id != APPLICATION_ID:
+            if app_id == 0 and not names:
+                if not create:
+                    raise TriageStoreError(f"{p}: empty SQLite database, not a decision database yet")
+                return "new"
+            shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+            raise TriageStoreError(
+                f"{p}: not a crp-inspect triage database (application_id {app_id:#010x}, expected "
+                f"{APPLICATION_ID:#010x}; holds: {shown or 'nothing'}); refusing to modify it")
+        if version > SCHEMA_VERSION:
+            raise TriageStoreError(f"{p}: decision database schema {version} is newer than this "
+                                   f"crp-inspect supports ({SCHEMA_VERSION}); upgrade crp-inspect")
+        missing = [t for t in _TABLES if t not in names]
+        if version < 1 or missing:
+            raise TriageStoreError(f"{p}: damaged decision database (schema version {version}, missing "
+                                   f"tables: {', '.join(missing) or 'none'}); refusing to modify it")
+        return "ours"
+
+    @staticmethod
+    def _read_identity(con: sqlite3.Connection, *, quick_check: bool) -> tuple[int, int, list[str], str | None]:
+        app_id = int(con.execute("PRAGMA application_id").fetchone()[0])
+        version = int(con.execute("PRAGMA user_version").fetchone()[0])
+        names = [r[0] for r in con.execute(
+            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")]
+        check = None
+        if quick_check:
+            rows = [r[0] for r in con.execute("PRAGMA quick_check")]
+            check = "ok" if rows == ["ok"] else "; ".join(str(r) for r in rows[:5])
+        return app_id, version, names, check
+
+    def _uri(self, mode: str, *, immutable: bool = False) -> str:
+        uri = pathlib.Path(os.path.abspath(self.path)).as_uri() + f"?mode={mode}"
+        return uri + "&immutable=1" if immutable else uri
+
+    def _connect_ro(self, *, immutable: bool = False) -> sqlite3.Connection:
+        con = sqlite3.connect(self._uri("ro", immutable=immutable), uri=True, timeout=self.busy_timeout, isolation_level=None,
+                              check_same_thread=False)
+        con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        return con
+
+    def _open_ro(self) -> sqlite3.Connection:
+        return self._connect_ro()
+
+    def _open_rw(self, *, new: bool) -> sqlite3.Connection:
+        target = ":memory:" if self._memory else self._uri("rwc" if new else "rw")
+        try:
+            con = sqlite3.connect(target, uri=not self._memory, timeout=self.busy_timeout,
+                                  isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise TriageStoreError(f"{self.path}: cannot open for writing: {exc}") from None
+        try:
+            con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            if not self._memory:
+                mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise TriageStoreError(f"{self.path}: cannot switch to WAL journal mode (got {mode!r}); "
+                                           "is the file on a network file system?")
+            con.execute("PRAGMA synchronous = FULL")
+            if not new:
+                return con  # classified read-only as ours: no write lock needed to open it
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                # re-check under the write lock: another process may have initialised it meanwhile
+                app_id, version, names, _ = self._read_identity(con, quick_check=False)
+                state = self._classify(app_id, version, names, None, create=True)
+                if state == "new":
+                    self._initialise(con)
+                con.execute("COMMIT")
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+        except TriageStoreError:
+            con.close()
+            raise
+        except sqlite3.Error as exc:
+            con.close()
+            raise TriageStoreError(f"{self.path}: cannot initialise the decision database: {exc}") from None
+        return con
+
+    def _initialise(self, con: sqlite3.Connection) -> None:
+        for stmt in _SCHEMA_SQL.split(";\n"):
+            if stmt.strip():
+                con.execute(stmt)
+        con.execute("INSERT INTO crp_triage_schema (version, applied_at, note) VALUES (?, ?, ?)",
+                    (SCHEMA_VERSION, format_timestamp(self._clock()), "crp-inspect triage decisions"))
+        con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise TriageStoreError(f"{self.path}: decision store is closed")
+        if os.getpid() != self._pid:
+            # a connection must not cross fork(): abandon the parent's, open our own
+            self._pid = os.getpid()
+            if self._memory:
+                raise TriageStoreError("an in-memory decision store cannot be used after fork()")
+            self._con = self._open_ro() if self.readonly else self._open_rw(new=False)
+        assert self._con is not None
+        return self._con
+
+    # -- writing -------------------------------------------------------------------------------
+    def record(self, decision: Decision) -> Decision:
+        """Validate and append ``decision`` in its own transaction; returns it with id and decided_at."""
+        if not isinstance(decision, Decision):
+            raise DecisionError([("decision", f"expected a Decision, got {type(decision).__name__}")])
+        if decision.id is not None or decision.decided_at is not None:
+            raise DecisionError([("id", f"decision already recorded (id {decision.id}, {decision.decided_at})")])
+        d = validate_decision(decision)
+        if self.readonly:
+            raise TriageStoreError(f"{self.path}: decision store opened read-only")
+        with self._lock:
+            con = self._conn()
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                try:
+                    stamped = replace(d, decided_at=format_timestamp(self._clock().astimezone(timezone.utc)))
+                    cur = con.execute(
+                        f"INSERT INTO decisions ({', '.join(_COLUMNS[1:])}) VALUES ({', '.join('?' * 11)})",
+                        (stamped.pair_key, stamped.fact_a, stamped.fact_b, stamped.kind, stamped.winner,
+                         stamped.target_fact, stamped.new_status, stamped.note, stamped.operator,
+                         stamped.decided_at, stamped.ckf_fingerprint))
+                    rid = int(cur.lastrowid)
+                    con.execute("COMMIT")
+                except BaseException:
+                    if con.in_transaction:
+                        con.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:
+                raise TriageStoreError(self._explain(exc, "record the decision")) from None
+            except sqlite3.Error as exc:
+                raise TriageStoreError(f"{self.path}: cannot record the decision: {exc}") from None
+        return replace(stamped, id=rid)
+
+    def _explain(self, exc: sqlite3.Error, what: str) -> str:
+        msg = str(exc)
+        if "locked" in msg or "busy" in msg:
+            return (f"{self.path}: cannot {what}: the database stayed locked by another writer for more "
+                    f"than {self.busy_timeout:g} s")
+        return f"{self.path}: cannot {what}: {msg}"
+
+    # -- reading -------------------------------------------------------------------------------
+    def _select(self, where: str = "", params: tuple[Any, ...] = ()) -> list[Decision]:
+        sql = f"SELECT {', '.join(_COLUMNS)} FROM decisions {where} ORDER BY id"
+        with self._lock:
+            con = self._conn()
+            try:
+                rows = con.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise TriageStoreError(self._explain(exc, "read decisions")) from None
+        return [_row_to_decision(r) for r in rows]
+
+    def all(self) -> list[Decision]:
+        """Every decision (the whole audit log), oldest first."""
+        return self._select()
+
+    def history(self, key: str | tuple[str, str]) -> list[Decision]:
+        """The audit log of one pair (a :func:`pair_key` or a pair of ids), oldest first."""
+        if isinstance(key, tuple):
+            key = pair_key(*key)
+        return self._select("WHERE pair_key = ?", (key,))
+
+    def fact_history(self, fact_id: str) -> list[Decision]:
+        """Every decision on a pair that holds ``fact_id``, oldest first."""
+        return self._select("WHERE fact_a = ? OR fact_b = ?", (fact_id, fact_id))
+
+    def current(self, *, ckf_fingerprint: str | None = None) -> DecisionSet:
+        """The decisions in force. With ``ckf_fingerprint``: only decisions recorded for that CKF
+        or without a fingerprint."""
+        if ckf_fingerprint is None:
+            return DecisionSet.from_decisions(self._select())
+        return DecisionSet.from_decisions(
+            self._select("WHERE ckf_fingerprint IS NULL OR ckf_fingerprint = ?", (ckf_fingerprint,)))
+
+    def __len__(self) -> int:
+        with self._lock:
+            try:
+                return int(self._conn().execute("SELECT count(*) FROM decisions").fetchone()[0])
+            except sqlite3.Error as exc:
+                raise TriageStoreError(self._explain(exc, "count decisions")) from None
+
+    def integrity_check(self) -> str:
+        """``PRAGMA integrity_check``: "ok" or the problems found."""
+        with self._lock:
+            rows = [r[0] for r in self._conn().execute("PRAGMA integrity_check")]
+        return "ok" if rows == ["ok"] else "; ".join(map(str, rows))
+
+    # -- export --------------------------------------------------------------------------------
+    def export_json(self) -> str:
+        """The audit log and the decisions in force, as one JSON document (deterministic)."""
+        return export_json(self.all())
+
+    def export_csv(self) -> str:
+        """The audit log as CSV, one decision per row (RFC 4180, header row, empty cell = null)."""
+        return export_csv(self.all())
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None and os.getpid() == self._pid:
+                self._con.close()
+            self._con = None
+            self._closed = True
+
+    def __enter__(self) -> "DecisionStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"DecisionStore({self.path!r}{', readonly' if self.readonly else ''}{', closed' if self._closed else ''})"
+
+
+def export_json(decisions: Iterable[Decision]) -> str:
+    """JSON export: ``{"application", "schema_version", "decisions": [...], "current": {...}}``."""
+    decisions = list(decisions)
+    doc = {"application": "crp-inspect triage", "schema_version": SCHEMA_VERSION,
+           "decisions": [d.to_dict() for d in decisions],
+           "current": DecisionSet.from_decisions(decisions).to_dict()}
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def export_csv(decisions: Iterable[Decision]) -> str:
+    """CSV export: header ``id,pair_key,fact_a,...``; one row per decision, oldest first."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(_COLUMNS)
+    for d in decisions:
+        row = d.to_dict()
+        w.writerow(["" if row[c] is None else row[c] for c in _COLUMNS])
+    return buf.getvalue()
+
