@@ -1,4 +1,4 @@
-"""Benchmark: whole-CKF conflict scan (``crp_core.stages.contradictions.resolve.scan_ckf``, issue 3).
+"""Benchmark: whole-CKF conflict scan (``crp_core.analysis.scan.scan_ckf``, issue 3).
 
     .venv/bin/python bench/conflict_scan.py                      # sample CKF + synthetic 10k + 100k
     .venv/bin/python bench/conflict_scan.py --sizes 10000        # synthetic sizes only
@@ -32,7 +32,7 @@ sys.path.insert(0, ROOT)
 
 from crp_core.io.ckf import load_ckf  # noqa: E402
 from crp_core.config import CRPConfig  # noqa: E402
-from crp_core.stages.contradictions.resolve import scan_ckf  # noqa: E402
+from crp_core.analysis.scan import scan_ckf
 from crp_core.corpus.prepared import prepare_corpus  # noqa: E402
 
 SAMPLE = os.path.join(ROOT, "sample_ckf", "knowledge_base.jsonl")

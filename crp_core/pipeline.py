@@ -18,7 +18,7 @@ from crp_core.stages.candidates import gather_candidates
 from crp_core.stages.cdgr import expand_graph_with_recency
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.config import CRPConfig
-from crp_core.stages.contradictions.resolve import resolve_contradictions
+from crp_core.stages.contradictions import resolve_contradictions
 from crp_core.factors.coverage import CoverageSet
 from crp_core.headers import build_headers
 from crp_core.factors.ngram import build_blacklist

@@ -14,7 +14,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from crp_core.records import ConflictPair, PipelineResult
+from crp_core import headers as headers_mod
+from crp_core.records import (Authority, ConflictPair, FanoutResult, FanoutRun, FanoutStep, PipelineResult,
+                              ValueDiff)
 from crp_core.io.timeparse import format_timestamp
 
 REPORT_KIND = "crp-inspect.run"
@@ -110,25 +112,52 @@ def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
     return out
 
 
-def conflict_row(p: ConflictPair) -> dict[str, Any]:
+def authority_dict(a: Authority) -> dict[str, Any]:
+    """One fact's authority components (SPEC-027 §2.3; SPEC_NOTES §4 ``authority``)."""
+    return {"source_authority": a.source_authority, "recency_factor": a.recency_factor,
+            "importance_weight": a.importance_weight, "authority": a.authority, "source_type": a.source_type}
+
+
+def diff_dict(d: ValueDiff) -> dict[str, Any]:
+    """One aligned value difference; ``*_a`` refer to ``fact_a``'s text."""
+    return {"pattern": d.pattern, "tokens_a": list(d.tokens_a), "tokens_b": list(d.tokens_b),
+            "span_a": list(d.span_a), "span_b": list(d.span_b)}
+
+
+def pair_dict(p: ConflictPair) -> dict[str, Any]:
+    """One conflict pair (SPEC_NOTES §4 ``conflicts`` fields plus skipped, margin, decision, diffs)."""
     return {
         "fact_a": p.fact_a,
         "fact_b": p.fact_b,
         "similarity": p.similarity,
         "patterns": list(p.patterns),
-        "authority": {fid: {"source_authority": a.source_authority, "recency_factor": a.recency_factor,
-                            "importance_weight": a.importance_weight, "authority": a.authority,
-                            "source_type": a.source_type}
-                      for fid, a in p.authority.items()},
+        "authority": {fid: authority_dict(a) for fid, a in sorted(p.authority.items())},
         "kept": list(p.kept),
         "suppressed": p.suppressed,
         "tied": p.tied,
         "skipped": p.skipped,
         "margin": p.margin,
         "decision": p.decision,
-        "diffs": [{"pattern": d.pattern, "tokens_a": list(d.tokens_a), "tokens_b": list(d.tokens_b),
-                   "span_a": list(d.span_a), "span_b": list(d.span_b)} for d in p.conflict.diffs],
+        "diffs": [diff_dict(d) for d in p.conflict.diffs],
     }
+
+
+def conflict_event_data(pair: ConflictPair, *, diffs: bool = True,
+                        roles: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The data of a ``CONTRADICTION_RESOLVED`` / ``CONTRADICTION_DISMISSED`` audit event (SPEC-027 §2.4)."""
+    winner = pair.kept[0] if (pair.suppressed is not None and pair.kept) else None
+    data: dict[str, Any] = {
+        "fact_a": pair.fact_a, "fact_b": pair.fact_b, "similarity": pair.similarity,
+        "patterns": list(pair.patterns),
+        "authority": {fid: authority_dict(a) for fid, a in pair.authority.items()},
+        "winner": winner, "suppressed": pair.suppressed, "kept": list(pair.kept), "tied": pair.tied,
+        "margin": pair.margin, "decision": pair.decision,
+    }
+    if roles:
+        data["roles"] = dict(roles)
+    if diffs:
+        data["diffs"] = [diff_dict(d) for d in pair.conflict.diffs]
+    return data
 
 
 def run_report(result: PipelineResult) -> dict[str, Any]:
@@ -151,7 +180,7 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
         },
         "headers": dict(result.headers),
         "facts": _fact_rows(result),
-        "conflicts": [conflict_row(p) for p in res.pairs],
+        "conflicts": [pair_dict(p) for p in res.pairs],
         "envelope": {
             "order": [p.fact_id for p in env.order],
             "text": env.text,
@@ -195,3 +224,52 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
                             "similarity": d.similarity} for d in fan.partitioned.duplicates],
         }
     return plain(report)
+
+
+# ---- crp-inspect fanout (SPEC_NOTES §4) ----------------------------------------------------------
+def _fanout_run_report(run: FanoutRun) -> dict[str, Any]:
+    return {
+        "partitions": [list(p) for p in run.partitions],
+        "branches": [{"branch": b.branch, "sub_queries": list(b.sub_queries), "selected": list(b.selected),
+                      # a branch chooses by CDR only (no graph walk inside a branch): every pick is an anchor
+                      "roles": {f: "anchor" for f in b.selected},
+                      "coverage_additions": list(b.coverage_additions)} for b in run.branches],
+        "fan_in": {"duplicates": [{"fact_ids": list(d.fact_ids), "branches": list(d.branches),
+                                   "similarity": float(d.similarity),
+                                   "kept": next((f for f in d.fact_ids if f in run.merged), None)}
+                                  for d in run.duplicates],
+                   "merged": list(run.merged), "coverage_depth": int(run.coverage_depth)},
+    }
+
+
+def _step_report(step: FanoutStep) -> dict[str, Any]:
+    return {"index": step.index, "kind": step.kind, "title": step.title, "branch": step.branch,
+            "coverage": list(step.coverage), "added": list(step.added), "facts": list(step.facts),
+            "detail": plain(step.detail)}
+
+
+def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> dict[str, Any]:
+    """The ``crp-inspect fanout`` JSON (SPEC_NOTES §4).
+
+    Keys: ``active``, ``width``, ``rule``, ``partitions``, ``headers`` (with
+    ``CRP-Context-Coverage-Partitions`` when fan-out is active, removed otherwise), ``branches``,
+    ``fan_in`` and ``steps`` of the partitioned run, and the same under ``naive``.
+    """
+    hdrs = {k: str(v) for k, v in headers.items() if k != headers_mod.PARTITIONS}
+    if result is None:
+        return {"active": False, "width": None, "rule": None, "partitions": [], "headers": hdrs,
+                "branches": [], "fan_in": {"duplicates": [], "merged": [], "coverage_depth": None},
+                "steps": [], "naive": None}
+    hdrs = {headers_mod.PARTITIONS: str(len(result.partitioned.partitions)), **hdrs}
+    part = _fanout_run_report(result.partitioned)
+    naive = _fanout_run_report(result.naive)
+    # the same keys for naive (SPEC_NOTES §4): the run's headers, no Coverage-Partitions (the race creates
+    # no disjoint coverage partitions, SPEC-027 §1.7), Coverage-Depth of the naive shared set
+    naive = {"partitions": naive["partitions"],
+             "headers": {k: (str(int(result.naive.coverage_depth)) if k == headers_mod.COVERAGE_DEPTH else str(v))
+                         for k, v in headers.items() if k != headers_mod.PARTITIONS},
+             **{k: v for k, v in naive.items() if k != "partitions"}}
+    naive["steps"] = [_step_report(s) for s in result.naive_steps]
+    return {"active": True, "width": result.width, "rule": result.rule, "partitions": part["partitions"],
+            "headers": hdrs, "branches": part["branches"], "fan_in": part["fan_in"],
+            "steps": [_step_report(s) for s in result.steps], "naive": naive}

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from crp_core.stages.contradictions.resolve import EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS
+from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS
 from crp_core.stages.packing import note_block
 from crp_core.records import Authority, ConflictPair
 

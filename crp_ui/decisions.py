@@ -246,14 +246,14 @@ def scan_corpus(base: Any, ds: DecisionSet) -> Any:
 
 @st.cache_resource(show_spinner="Scanning the whole CKF for conflicts…", max_entries=MAX_SCANS)
 def _scan(_corpus: Any, _config: CRPConfig, _now: Any, _decisions: Any, key: tuple) -> Any:
-    from crp_core.stages.contradictions.resolve import scan_ckf
+    from crp_core.analysis.scan import scan_ckf
 
     del key  # cache key only
     return scan_ckf(_corpus, _config, _now, decisions=_decisions)
 
 
 def conflict_scan(base: Any, config: CRPConfig, now: Any, ds: DecisionSet) -> Any:
-    """``crp_core.stages.contradictions.resolve.scan_ckf`` over :func:`scan_corpus` with the pair decisions in force,
+    """``crp_core.analysis.scan.scan_ckf`` over :func:`scan_corpus` with the pair decisions in force,
     cached per (corpus incl. statuses, config, now, pair decisions)."""
     corpus = scan_corpus(base, ds)
     decisions, dkey = pipeline_decisions(ds)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from crp_core.config import STATUSES
-from crp_core.stages.contradictions.resolve import PATTERNS
+from crp_core.stages.contradictions import PATTERNS
 from crp_core.errors import CRPError
 from crp_core.triage.store import (MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv,
                              export_json)

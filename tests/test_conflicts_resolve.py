@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
-from crp_core.stages.contradictions.resolve import (EVENT_DISMISSED, EVENT_RESOLVED, NUMBER_CHANGED, authority_of, pair_key,
-                                resolve_contradictions, tied_rows)
+from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED, NUMBER_CHANGED, authority_of, resolve_contradictions, tied_rows
+from crp_core.triage.store import pair_key
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.stages.packing import note_block

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from crp_core.config import CRPConfig
-from crp_core.stages.contradictions.resolve import scan_ckf, values_conflict
+from crp_core.analysis.scan import scan_ckf
+from crp_core.stages.contradictions import values_conflict
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import Authority, ConflictPair

@@ -16,7 +16,8 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, embed_scenario
 from crp_core.factors.coverage import CoverageSet, CoverageSnapshot
 from crp_core.errors import SnapshotMutationError
-from crp_core.stages.fanout import (PARTITIONS_HEADER, cross_branch_dedup, fanout_report, run_fanout)
+from crp_core.report import fanout_report
+from crp_core.stages.fanout import PARTITIONS_HEADER, cross_branch_dedup, run_fanout
 from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
 from crp_core.factors.recency import compute_recency
 

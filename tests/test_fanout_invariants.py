@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, embed_scenario
-from crp_core.stages.fanout import branch_fact_budget, fanout_report, round_robin_partitions, run_fanout
+from crp_core.report import fanout_report
+from crp_core.stages.fanout import branch_fact_budget, round_robin_partitions, run_fanout
 from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
 from crp_core.factors.recency import compute_recency
 

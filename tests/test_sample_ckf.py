@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from crp_core.io.ckf import load_ckf
 from crp_core.config import SOURCE_TYPES, CRPConfig
-from crp_core.stages.contradictions.resolve import authority_of, values_conflict
+from crp_core.stages.contradictions import authority_of, values_conflict
 from crp_core.factors.recency import compute_recency
 from crp_core.io.scenario import load_scenario
 
@@ -218,7 +218,7 @@ def corpus(kb, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def scenario_runs(corpus):
-    from crp_core.stages.fanout import fanout_report
+    from crp_core.report import fanout_report
     from crp_core.pipeline import run_pipeline
     from crp_core.report import run_report
 
@@ -245,7 +245,7 @@ def test_planted_pairs_are_near_paraphrases(corpus, planted):
 
 @pytest.mark.model
 def test_whole_ckf_scan_finds_exactly_the_planted_conflicts(corpus, planted):
-    from crp_core.stages.contradictions.resolve import scan_ckf
+    from crp_core.analysis.scan import scan_ckf
 
     scan = scan_ckf(corpus, CRPConfig(), NOW)
     found = {frozenset((p.fact_a, p.fact_b)): p for p in scan.pairs}

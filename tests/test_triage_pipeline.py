@@ -21,7 +21,8 @@ import pytest
 
 from crp_core.io.ckf import load_ckf
 from crp_core.config import CRPConfig
-from crp_core.stages.contradictions.resolve import EVENT_DISMISSED, EVENT_RESOLVED, scan_ckf
+from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED
+from crp_core.analysis.scan import scan_ckf
 from crp_core.corpus.prepared import Corpus
 from crp_core.pipeline import run_pipeline
 from crp_core.io.timeparse import parse_timestamp

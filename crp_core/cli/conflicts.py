@@ -48,7 +48,7 @@ def register(subparsers: Any) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from crp_core.stages.contradictions.resolve import scan_ckf
+    from crp_core.analysis.scan import scan_ckf
     from crp_core.corpus.prepared import prepare_corpus
 
     if args.now:
@@ -73,7 +73,7 @@ def _handle(args: argparse.Namespace) -> int:
 
 def pair_rows(scan: Any, kb: Any) -> list[dict[str, Any]]:
     """One JSON-ready dict per pair: SPEC_NOTES §4 fields + margin, decision, diffs and both texts."""
-    from crp_core.stages.contradictions.resolve import pair_dict
+    from crp_core.report import pair_dict
 
     rows = []
     for p in scan.pairs:

@@ -59,7 +59,7 @@ def fanout_cli_report(ckf: str, scenario_path: str, *, width: int | None = None,
     """Load, run the pipeline and return ``fanout_report`` plus the run's identification."""
     from crp_core.io.ckf import load_ckf
     from crp_core.corpus.prepared import prepare_corpus
-    from crp_core.stages.fanout import fanout_report
+    from crp_core.report import fanout_report
     from crp_core.pipeline import run_pipeline
     from crp_core.io.scenario import load_scenario
 

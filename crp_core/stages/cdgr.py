@@ -34,9 +34,9 @@ ConflictFn = Callable[[str, str], Any]
 
 
 def default_values_conflict() -> ConflictFn | None:
-    """``crp_core.stages.contradictions.resolve.values_conflict`` when that module is available."""
+    """``crp_core.stages.contradictions.values_conflict`` when that module is available."""
     try:
-        from crp_core.stages.contradictions.resolve import values_conflict  # noqa: PLC0415 - optional until stage 4 lands
+        from crp_core.stages.contradictions import values_conflict
     except ImportError:
         return None
     return values_conflict

@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from crp_core import headers
 from crp_core.config import CRPConfig
 from crp_core.records import (BranchResult, CDRTable, Duplicate, FanoutResult, FanoutRun, FanoutStep,
                       RecencyTable, frozen_array)
@@ -32,12 +33,11 @@ __all__ = [
     "PARTITIONS_HEADER", "MIN_BRANCH_FACTS", "RULE_ONE_EACH", "RULE_KMEANS", "RULE_SINGLE",
     "RULE_ROUND_ROBIN", "fanout_active", "partition_rule", "partition_residual_for_fanout",
     "round_robin_partitions", "branch_fact_budget", "run_branch", "cross_branch_dedup",
-    "run_fanout", "fanout_report",
+    "run_fanout",
 ]
 
 #: response header of SPEC-027 §1.7 (present only when fan-out is active)
-PARTITIONS_HEADER = "CRP-Context-Coverage-Partitions"
-_COVERAGE_DEPTH_HEADER = "CRP-Context-Coverage-Depth"
+PARTITIONS_HEADER = headers.PARTITIONS
 #: the floor of the per-branch fact budget ``max(3, envelope_fact_budget // branches)`` (SPEC_NOTES §2.7)
 MIN_BRANCH_FACTS = 3
 RULE_ONE_EACH = "one sub-query per partition"
@@ -495,62 +495,3 @@ def _naive_steps(corpus: Any, parent_ids: tuple[str, ...], residual_ids: tuple[s
            run.merged, time="Result", duplicates=_dup_detail(run.duplicates),
            coverage_depth=run.coverage_depth)
     return tuple(tl.steps)
-
-
-# ---- machine-readable report (SPEC_NOTES §4) -----------------------------------------------------------
-def _run_report(run: FanoutRun) -> dict[str, Any]:
-    return {
-        "partitions": [list(p) for p in run.partitions],
-        "branches": [{"branch": b.branch, "sub_queries": list(b.sub_queries), "selected": list(b.selected),
-                      # a branch chooses by CDR only (no graph walk inside a branch): every pick is an anchor
-                      "roles": {f: "anchor" for f in b.selected},
-                      "coverage_additions": list(b.coverage_additions)} for b in run.branches],
-        "fan_in": {"duplicates": [{"fact_ids": list(d.fact_ids), "branches": list(d.branches),
-                                   "similarity": float(d.similarity),
-                                   "kept": next((f for f in d.fact_ids if f in run.merged), None)}
-                                  for d in run.duplicates],
-                   "merged": list(run.merged), "coverage_depth": int(run.coverage_depth)},
-    }
-
-
-def _step_report(step: FanoutStep) -> dict[str, Any]:
-    return {"index": step.index, "kind": step.kind, "title": step.title, "branch": step.branch,
-            "coverage": list(step.coverage), "added": list(step.added), "facts": list(step.facts),
-            "detail": _plain(step.detail)}
-
-
-def _plain(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
-
-
-def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> dict[str, Any]:
-    """The ``crp-inspect fanout`` JSON (SPEC_NOTES §4).
-
-    Keys: ``active``, ``width``, ``rule``, ``partitions``, ``headers`` (with
-    ``CRP-Context-Coverage-Partitions`` when fan-out is active, removed otherwise), ``branches``,
-    ``fan_in`` and ``steps`` of the partitioned run, and the same under ``naive``.
-    """
-    hdrs = {k: str(v) for k, v in headers.items() if k != PARTITIONS_HEADER}
-    if result is None:
-        return {"active": False, "width": None, "rule": None, "partitions": [], "headers": hdrs,
-                "branches": [], "fan_in": {"duplicates": [], "merged": [], "coverage_depth": None},
-                "steps": [], "naive": None}
-    hdrs = {PARTITIONS_HEADER: str(len(result.partitioned.partitions)), **hdrs}
-    part = _run_report(result.partitioned)
-    naive = _run_report(result.naive)
-    # the same keys for naive (SPEC_NOTES §4): the run's headers, no Coverage-Partitions (the race creates
-    # no disjoint coverage partitions, SPEC-027 §1.7), Coverage-Depth of the naive shared set
-    naive = {"partitions": naive["partitions"],
-             "headers": {k: (str(int(result.naive.coverage_depth)) if k == _COVERAGE_DEPTH_HEADER else str(v))
-                         for k, v in headers.items() if k != PARTITIONS_HEADER},
-             **{k: v for k, v in naive.items() if k != "partitions"}}
-    naive["steps"] = [_step_report(s) for s in result.naive_steps]
-    return {"active": True, "width": result.width, "rule": result.rule, "partitions": part["partitions"],
-            "headers": hdrs, "branches": part["branches"], "fan_in": part["fan_in"],
-            "steps": [_step_report(s) for s in result.steps], "naive": naive}

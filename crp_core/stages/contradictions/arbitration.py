@@ -1,0 +1,86 @@
+"""Arbitration of one conflicting pair (SPEC-027 §2.3-§2.5): higher authority wins, a tie keeps
+both behind a NOTE block, an operator decision dismisses or overrides; the audit event it logs."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from crp_core.config import CRPConfig
+from crp_core.model import Fact
+from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution
+from crp_core.report import conflict_event_data
+
+EVENT_RESOLVED = "CONTRADICTION_RESOLVED"
+EVENT_DISMISSED = "CONTRADICTION_DISMISSED"
+DECISION_KINDS = ("dismiss", "override", "accept")
+
+def pair_key(a: str, b: str) -> str:
+    """The triage store's canonical key of the unordered pair {a, b} (``crp_core.triage.store.pair_key``)."""
+    from crp_core.triage.store import pair_key as _pk
+    return _pk(a, b)
+
+
+def decision_for(decisions: Mapping[str, Any] | None, a: str, b: str) -> tuple[str | None, str | None]:
+    """(kind, winner) of the operator decision on {a, b}, or (None, None)."""
+    if decisions is not None and not isinstance(decisions, Mapping):
+        decisions = getattr(decisions, "pair_decisions", None)  # a triage DecisionSet
+    if not decisions:
+        return None, None
+    d = decisions.get(pair_key(a, b))
+    if d is None:
+        return None, None
+    kind = d.get("kind") if isinstance(d, Mapping) else getattr(d, "kind", None)
+    winner = d.get("winner") if isinstance(d, Mapping) else getattr(d, "winner", None)
+    if kind not in DECISION_KINDS:
+        raise ValueError(f"decision on pair {a!r}/{b!r}: unknown kind {kind!r}; expected one of "
+                         f"{', '.join(DECISION_KINDS)}")
+    if kind == "override" and winner not in (a, b):
+        raise ValueError(f"decision on pair {a!r}/{b!r}: override winner {winner!r} is not one of the pair")
+    return kind, winner
+
+
+# ================================================================================================
+# Arbitration of one pair
+# ================================================================================================
+
+@dataclass(frozen=True)
+class Arbitration:
+    kept: tuple[str, ...]
+    suppressed: str | None
+    tied: bool
+    decision: str | None
+    dismissed: bool
+
+
+def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None,
+               winner: str | None) -> Arbitration:
+    """Higher authority wins; |a1 - a2| <= authority_tie_tolerance is a tie (SPEC-027 §2.3, §2.5).
+    An operator ``dismiss`` leaves the pair alone; an ``override`` names the winner."""
+    if kind == "dismiss":
+        return Arbitration((a.fact_id, b.fact_id), None, False, "dismiss", True)
+    if kind == "override":
+        loser = b.fact_id if winner == a.fact_id else a.fact_id
+        return Arbitration((winner,), loser, False, "override", False)  # type: ignore[arg-type]
+    if abs(a.authority - b.authority) <= config.authority_tie_tolerance:
+        return Arbitration((a.fact_id, b.fact_id), None, True, kind, False)
+    win, lose = (a, b) if a.authority > b.authority else (b, a)
+    return Arbitration((win.fact_id,), lose.fact_id, False, kind, False)
+
+
+def conflict_event(pair: ConflictPair, diffs: bool = True, roles: Mapping[str, str] | None = None) -> AuditEvent:
+    """The audit event that logs one arbitrated pair (SPEC-027 §2.4)."""
+    event = EVENT_DISMISSED if pair.decision == "dismiss" else EVENT_RESOLVED
+    return AuditEvent(event, conflict_event_data(pair, diffs=diffs, roles=roles))
+
+
+def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:
+    """(row_a, row_b) of every tied, arbitrated pair: what the packer needs for NOTE blocks."""
+    return tuple((kb.index_of(p.fact_a), kb.index_of(p.fact_b)) for p in resolution.pairs
+                 if p.tied and not p.skipped and p.decision != "dismiss")
+
+
+def note_for(fact_a: Fact, fact_b: Fact) -> str:
+    """The SPEC-027 §2.5 NOTE block for a tied pair, in the packer's exact format."""
+    from crp_core.stages.packing import note_block
+    return note_block(fact_a.content, fact_b.content)
+

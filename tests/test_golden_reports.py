@@ -1,0 +1,33 @@
+"""The ``--json`` reports of the four sample scenarios, compared with the reports recorded before the
+package layout changed (behaviour kept exactly: the same facts, scores, conflicts and envelope)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crp_core.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "data" / "golden"
+SCENARIOS = sorted(p.stem for p in (ROOT / "sample_ckf" / "scenarios").glob("*.json"))
+
+pytestmark = pytest.mark.model
+
+
+@pytest.mark.parametrize("command", ["run", "fanout"])
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_report_identical_to_the_recorded_one(command, scenario, capsys, tmp_path):
+    golden = GOLDEN / f"{command}_{scenario}.json"
+    rc = main([command, "--ckf", str(ROOT / "sample_ckf" / "knowledge_base.jsonl"),
+               "--scenario", str(ROOT / "sample_ckf" / "scenarios" / f"{scenario}.json"), "--json"])
+    assert rc == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got == json.loads(golden.read_text(encoding="utf-8"))
+
+
+def test_every_sample_scenario_has_recorded_reports():
+    assert len(SCENARIOS) >= 4
+    for s in SCENARIOS:
+        assert (GOLDEN / f"run_{s}.json").is_file() and (GOLDEN / f"fanout_{s}.json").is_file()
