@@ -237,8 +237,8 @@ def queue_frame(scan: Any, kb: Any, ds: Any) -> pd.DataFrame:
 
 
 def p_key(pair: ConflictPair) -> str:
-    """The triage store's key of the pair (``crp_core.triage.store.pair_key``)."""
-    from crp_core.triage.store import pair_key
+    """The triage store's key of the pair (``crp_core.triage.pair_key``)."""
+    from crp_core.triage import pair_key
 
     return pair_key(pair.fact_a, pair.fact_b)
 

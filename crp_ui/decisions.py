@@ -12,7 +12,7 @@ how it reaches every page's pipeline run.
 * **Recording** opens the store read-write (creating the file on the first decision) for one
   transaction.
 * **Applying**: :func:`apply_decisions` gives the prepared corpus with the operators' statuses
-  (``crp_core.triage.store.apply_to_corpus``; one cached object per status set, so the graph / neighbour
+  (``crp_core.triage.apply_to_corpus``; one cached object per status set, so the graph / neighbour
   tables are built once), :func:`pipeline_decisions` gives ``run_pipeline``'s ``decisions`` and the
   cache-key string for them. ``crp_ui.state.get_corpus`` / ``get_result`` call both, so every page
   runs the pipeline with the decisions in force.
@@ -31,7 +31,7 @@ from typing import Any
 import streamlit as st
 
 from crp_core.config import NEVER_RETRIEVED, CRPConfig
-from crp_core.triage.store import Decision, DecisionSet, DecisionStore, TriageStoreError, default_db_path
+from crp_core.triage import Decision, DecisionSet, DecisionStore, TriageStoreError, default_db_path
 
 #: the database file used when neither this session nor ``$CRP_INSPECT_TRIAGE_DB`` names one
 DEFAULT_DB_FILE = ".crp_triage.sqlite"
@@ -208,7 +208,7 @@ def _with_statuses(_corpus: Any, corpus_id: tuple, items: tuple[tuple[str, str],
 def with_statuses(corpus: Any, statuses: dict[str, str]) -> Any:
     """``corpus`` with ``statuses`` applied, one shared object per (corpus, statuses): its lazily
     built neighbour table and graph survive reruns. Unknown ids are ignored (as in
-    ``crp_core.triage.store.apply_to_corpus``)."""
+    ``crp_core.triage.apply_to_corpus``)."""
     items = _statuses_known(corpus, statuses)
     if not items:
         return corpus
@@ -281,12 +281,12 @@ def ckf_download_name(source: str, fmt: str = "") -> tuple[str, str]:
 
 def cleaned_ckf_bytes(kb: Any, ds: DecisionSet) -> tuple[bytes, str, Any]:
     """The CKF with the statuses in force applied, in the format it was loaded in
-    (``crp_core.triage.store.export_cleaned_ckf``): ``(bytes, file name, CleanedExport)``."""
+    (``crp_core.triage.export_cleaned_ckf``): ``(bytes, file name, CleanedExport)``."""
     import io
     import tempfile
     import zipfile
 
-    from crp_core.triage.store import export_cleaned_ckf
+    from crp_core.triage import export_cleaned_ckf
 
     name, fmt = ckf_download_name(getattr(kb, "source", ""), getattr(kb, "fmt", ""))
     with tempfile.TemporaryDirectory(prefix="crp-cleaned-") as tmp:

@@ -18,7 +18,7 @@ import streamlit as st
 from crp_core.config import STATUSES
 from crp_core.stages.contradictions import PATTERNS
 from crp_core.errors import CRPError
-from crp_core.triage.store import (MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv,
+from crp_core.triage import (MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv,
                              export_json)
 from crp_ui import conflicts_view as cv
 from crp_ui import decisions, render, state

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
 from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED, NUMBER_CHANGED, authority_of, resolve_contradictions, tied_rows
-from crp_core.triage.store import pair_key
+from crp_core.triage import pair_key
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.stages.packing import note_block
@@ -367,7 +367,7 @@ def test_property_resolution_invariants(data):
 
 
 def test_audit_event_carries_roles_and_a_triage_decision_set_is_accepted():
-    from crp_core.triage.store import Decision, DecisionSet
+    from crp_core.triage import Decision, DecisionSet
     corpus = two_facts()
     res = resolve_contradictions(corpus, [0, 1], {0: "anchor", 1: "connector"}, {0: 0.5, 1: 0.4}, [],
                                  {0: 1.0, 1: 0.3}, CFG)

@@ -9,7 +9,7 @@ import pytest
 from crp_core.config import CRPConfig
 from crp_core.stages.contradictions import PATTERNS, authority_of, values_conflict
 from crp_core.analysis.scan import candidate_pairs, scan_ckf, triage_order
-from crp_core.triage.store import pair_key
+from crp_core.triage import pair_key
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.factors.recency import compute_recency

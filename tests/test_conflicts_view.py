@@ -22,7 +22,7 @@ from crp_core.stages.contradictions import values_conflict
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import Authority, ConflictPair
-from crp_core.triage.store import Decision, DecisionSet
+from crp_core.triage import Decision, DecisionSet
 from crp_ui import conflicts_view as cv
 from crp_ui import decisions as dmod
 

@@ -253,7 +253,7 @@ def test_accept_after_override_restores_authority_winner(triage_env):
     q = queue(at)
     row = q[q.fact_a == "E1"].iloc[0]
     assert (row.arbitration, row.decision) == ("E1 wins", "accepted (E1 wins)")
-    from crp_core.triage.store import DecisionStore
+    from crp_core.triage import DecisionStore
 
     with DecisionStore(str(triage_env), create=False) as store:
         log = store.all()

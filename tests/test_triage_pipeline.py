@@ -26,7 +26,7 @@ from crp_core.analysis.scan import scan_ckf
 from crp_core.corpus.prepared import Corpus
 from crp_core.pipeline import run_pipeline
 from crp_core.io.timeparse import parse_timestamp
-from crp_core.triage.store import Decision, DecisionSet, DecisionStore, apply_to_corpus, pair_key
+from crp_core.triage import Decision, DecisionSet, DecisionStore, apply_to_corpus, pair_key
 
 from factories import MODEL_ID, fact, make_corpus, make_scenario, unit
 

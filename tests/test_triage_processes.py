@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crp_core.triage.store import Decision, DecisionStore
+from crp_core.triage import Decision, DecisionStore
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -22,7 +22,7 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTH
 #: compete for the write lock at every step (no reliance on scheduling luck).
 WRITER = r"""
 import os, sys, time
-from crp_core.triage.store import Decision, DecisionStore
+from crp_core.triage import Decision, DecisionStore
 db, name, n, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 pace = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 store = DecisionStore(db)
@@ -46,7 +46,7 @@ store.close()
 
 READER = r"""
 import json, sys
-from crp_core.triage.store import DecisionStore
+from crp_core.triage import DecisionStore
 with DecisionStore(sys.argv[1], create=False, readonly=True) as s:
     print(json.dumps([d.to_dict() for d in s.all()]))
 """
@@ -154,7 +154,7 @@ def test_reader_process_sees_commits_of_a_live_writer(tmp_path):
 
 OPENER = r"""
 import os, sys, time
-from crp_core.triage.store import Decision, DecisionStore
+from crp_core.triage import Decision, DecisionStore
 db, name, go = sys.argv[1], sys.argv[2], sys.argv[3]
 print("ready", flush=True)
 deadline = time.monotonic() + 120
@@ -190,7 +190,7 @@ def test_processes_creating_the_same_new_database_at_once_initialise_it_once(tmp
 STUCK = r"""
 import sys, time
 from datetime import datetime, timezone
-from crp_core.triage.store import Decision, DecisionStore
+from crp_core.triage import Decision, DecisionStore
 db, where = sys.argv[1], sys.argv[2]
 calls = []
 def clock():

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from crp_core.errors import CRPError
 from crp_core.model import Fact, KnowledgeBase
-from crp_core.triage.store import (APPLICATION_ID, SCHEMA_VERSION, Decision, DecisionError, DecisionSet, DecisionStore,
+from crp_core.triage import (APPLICATION_ID, SCHEMA_VERSION, Decision, DecisionError, DecisionSet, DecisionStore,
                              TriageStoreError, apply_to_kb, pair_key, split_pair_key, validate_decision)
 
 
@@ -465,7 +465,7 @@ def test_a_writer_blocked_past_busy_timeout_gets_a_clear_error_and_nothing_is_wr
 
 def test_export_cleaned_ckf_summary(tmp_path):
     from crp_core.io.ckf import load_ckf
-    from crp_core.triage.store import export_cleaned_ckf
+    from crp_core.triage import export_cleaned_ckf
 
     kb = KnowledgeBase(facts=(Fact("F1", "a"), Fact("F2", "b", status="STALE"), Fact("F3", "c")), fmt="jsonl")
     ds = DecisionSet.from_decisions([

@@ -20,7 +20,7 @@ from typing import Any
 from crp_core.io.ckf import load_ckf
 from crp_core.config import STATUSES
 from crp_core.errors import CRPError
-from crp_core.triage.store import (DB_PATH_ENV, KINDS, Decision, DecisionStore, default_db_path, export_cleaned_ckf, export_csv,
+from crp_core.triage import (DB_PATH_ENV, KINDS, Decision, DecisionStore, default_db_path, export_cleaned_ckf, export_csv,
                      export_json, pair_key)
 
 

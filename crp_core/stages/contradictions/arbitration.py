@@ -9,16 +9,11 @@ from crp_core.config import CRPConfig
 from crp_core.model import Fact
 from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution
 from crp_core.report import conflict_event_data
+from crp_core.triage.decisions import pair_key
 
 EVENT_RESOLVED = "CONTRADICTION_RESOLVED"
 EVENT_DISMISSED = "CONTRADICTION_DISMISSED"
 DECISION_KINDS = ("dismiss", "override", "accept")
-
-def pair_key(a: str, b: str) -> str:
-    """The triage store's canonical key of the unordered pair {a, b} (``crp_core.triage.store.pair_key``)."""
-    from crp_core.triage.store import pair_key as _pk
-    return _pk(a, b)
-
 
 def decision_for(decisions: Mapping[str, Any] | None, a: str, b: str) -> tuple[str | None, str | None]:
     """(kind, winner) of the operator decision on {a, b}, or (None, None)."""

@@ -1,0 +1,335 @@
+"""Operator decisions on conflict pairs, the pure part (SPEC-027 §2, SPEC-009 §8).
+
+:class:`Decision` (one audit-log row), :class:`DecisionSet` (the decisions in force: latest per
+pair, latest status per fact), :func:`pair_key` (the canonical key of an unordered pair of fact
+ids), :func:`apply_to_kb` and the exports. The SQLite store is :mod:`crp_core.triage.store`.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from dataclasses import asdict, dataclass, replace
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+from crp_core.config import STATUSES
+from crp_core.errors import CRPError
+from crp_core.model import KnowledgeBase
+
+#: ``PRAGMA user_version`` / ``crp_triage_schema.version`` this code writes and reads
+SCHEMA_VERSION = 1
+#: decision kinds (issue 5)
+KINDS: tuple[str, ...] = ("accept", "override", "mark_status", "dismiss")
+#: the kinds that decide how a pair is arbitrated (``DecisionSet.pair_decisions``)
+PAIR_KINDS: tuple[str, ...] = ("accept", "override", "dismiss")
+#: statuses an operator may set; ACTIVE restores a fact marked earlier (the log is append-only)
+MARKABLE_STATUSES: tuple[str, ...] = tuple(STATUSES)
+#: limits on free text, so a pasted file does not end up in the audit log by accident
+MAX_OPERATOR_CHARS = 200
+MAX_NOTE_CHARS = 10_000
+#: the columns of a decision row: the CSV export header and the store's table
+COLUMNS = ("id", "pair_key", "fact_a", "fact_b", "kind", "winner", "target_fact", "new_status", "note",
+           "operator", "decided_at", "ckf_fingerprint")
+
+
+# ---- errors ----------------------------------------------------------------------------------
+class TriageStoreError(CRPError):
+    """The decision database cannot be used: corrupt, foreign, newer schema, busy, closed, ..."""
+
+
+class DecisionError(TriageStoreError, ValueError):
+    """A decision was refused; ``problems`` lists ``(field, message)`` for every problem found."""
+
+    def __init__(self, problems: Iterable[tuple[str, str]]):
+        self.problems = tuple(problems)
+        super().__init__("invalid triage decision: " + "; ".join(f"field '{f}': {m}" for f, m in self.problems))
+
+
+# ---- pair keys -------------------------------------------------------------------------------
+def _escape(fact_id: str) -> str:
+    return fact_id.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def pair_key(a: str, b: str) -> str:
+    """Canonical key of the unordered pair {a, b}: ``"a|b"`` with the ids sorted.
+
+    ``\\`` and ``|`` inside an id are backslash-escaped, so two different pairs never share a key
+    (without escaping, ("x|y", "z") and ("x", "y|z") would both give "x|y|z").
+    """
+    lo, hi = (a, b) if a <= b else (b, a)
+    return f"{_escape(lo)}|{_escape(hi)}"
+
+
+def split_pair_key(key: str) -> tuple[str, str]:
+    """Inverse of :func:`pair_key`: the two fact ids, sorted. Raises ``ValueError`` on a bad key."""
+    parts: list[str] = []
+    cur: list[str] = []
+    i = 0
+    while i < len(key):
+        ch = key[i]
+        if ch == "\\":
+            if i + 1 >= len(key) or key[i + 1] not in "\\|":
+                raise ValueError(f"bad pair key {key!r}: dangling escape at position {i}")
+            cur.append(key[i + 1])
+            i += 2
+            continue
+        if ch == "|":
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    parts.append("".join(cur))
+    if len(parts) != 2:
+        raise ValueError(f"bad pair key {key!r}: expected two fact ids separated by an unescaped '|'")
+    return parts[0], parts[1]
+
+
+# ---- records ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Decision:
+    """One operator decision on a conflict pair: a row of the audit log (issue 5).
+
+    ``id`` and ``decided_at`` are set by :meth:`DecisionStore.record`; build new decisions with
+    the constructors :meth:`accept`, :meth:`override`, :meth:`mark_status`, :meth:`dismiss`.
+    ``fact_a`` < ``fact_b`` always (the canonical order of :func:`pair_key`).
+    """
+
+    fact_a: str
+    fact_b: str
+    kind: str
+    operator: str
+    winner: str | None = None  # override (required) / accept (optional: the arbitration's winner)
+    target_fact: str | None = None  # mark_status
+    new_status: str | None = None  # mark_status
+    note: str = ""
+    ckf_fingerprint: str | None = None
+    id: int | None = None
+    decided_at: str | None = None  # UTC ISO 8601, stamped by the store inside the transaction
+
+    @property
+    def pair_key(self) -> str:
+        return pair_key(self.fact_a, self.fact_b)
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return self.fact_a, self.fact_b
+
+    @classmethod
+    def new(cls, a: str, b: str, kind: str, operator: str, **kw: Any) -> "Decision":
+        """A not-yet-recorded decision on the pair {a, b} (ids put in canonical order)."""
+        if isinstance(a, str) and isinstance(b, str) and b < a:
+            a, b = b, a
+        return cls(fact_a=a, fact_b=b, kind=kind, operator=operator, **kw)
+
+    @classmethod
+    def accept(cls, a: str, b: str, *, operator: str, winner: str | None = None, note: str = "",
+               ckf_fingerprint: str | None = None) -> "Decision":
+        """Accept the arbitration as shown (``winner``: the winner it showed; None for a tie)."""
+        return cls.new(a, b, "accept", operator, winner=winner, note=note, ckf_fingerprint=ckf_fingerprint)
+
+    @classmethod
+    def override(cls, a: str, b: str, *, winner: str, operator: str, note: str = "",
+                 ckf_fingerprint: str | None = None) -> "Decision":
+        """Override the arbitration: ``winner`` wins the pair whatever its authority."""
+        return cls.new(a, b, "override", operator, winner=winner, note=note, ckf_fingerprint=ckf_fingerprint)
+
+    @classmethod
+    def dismiss(cls, a: str, b: str, *, operator: str, note: str = "",
+                ckf_fingerprint: str | None = None) -> "Decision":
+        """Not a conflict: the pair is not arbitrated (both facts stay)."""
+        return cls.new(a, b, "dismiss", operator, note=note, ckf_fingerprint=ckf_fingerprint)
+
+    @classmethod
+    def mark_status(cls, a: str, b: str, *, fact: str, status: str, operator: str, note: str = "",
+                    ckf_fingerprint: str | None = None) -> "Decision":
+        """Set the lifecycle status (SPEC-009 §8) of ``fact``, one of the pair's facts."""
+        return cls.new(a, b, "mark_status", operator, target_fact=fact, new_status=status, note=note,
+                       ckf_fingerprint=ckf_fingerprint)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict, keys in the export's column order (``pair_key`` included)."""
+        d = asdict(self)
+        d["pair_key"] = self.pair_key
+        return {c: d[c] for c in COLUMNS}
+
+
+def validate_decision(d: Decision) -> Decision:
+    """Check ``d`` and return it normalised (operator stripped, pair in canonical order).
+
+    Raises :class:`DecisionError` listing every problem (field and message).
+    """
+    problems: list[tuple[str, str]] = []
+    ids_ok = True
+    for name in ("fact_a", "fact_b"):
+        v = getattr(d, name)
+        if not isinstance(v, str) or v == "":
+            problems.append((name, f"a fact id must be a non-empty string, got {v!r}"))
+            ids_ok = False
+    if ids_ok and d.fact_a == d.fact_b:
+        problems.append(("fact_b", f"a pair needs two different facts, got {d.fact_a!r} twice"))
+    pair = (d.fact_a, d.fact_b)
+    kind = d.kind
+    if kind not in KINDS:
+        problems.append(("kind", f"unknown kind {kind!r} (expected one of {', '.join(KINDS)})"))
+    operator = d.operator.strip() if isinstance(d.operator, str) else d.operator
+    if not isinstance(operator, str) or operator == "":
+        problems.append(("operator", "the operator's name is required (got an empty value)"))
+    elif len(operator) > MAX_OPERATOR_CHARS:
+        problems.append(("operator", f"longer than {MAX_OPERATOR_CHARS} characters"))
+    elif any(ch in operator for ch in "\r\n\t\x00"):
+        problems.append(("operator", "must be a single line without control characters"))
+    if not isinstance(d.note, str):
+        problems.append(("note", f"must be a string, got {type(d.note).__name__}"))
+    elif len(d.note) > MAX_NOTE_CHARS:
+        problems.append(("note", f"longer than {MAX_NOTE_CHARS} characters ({len(d.note)})"))
+    if d.ckf_fingerprint is not None and not isinstance(d.ckf_fingerprint, str):
+        problems.append(("ckf_fingerprint", "must be a string or None"))
+    if kind == "override" and d.winner is None:
+        problems.append(("winner", "an override names the fact that must win"))
+    if kind in ("accept", "override") and d.winner is not None and ids_ok and d.winner not in pair:
+        problems.append(("winner", f"{d.winner!r} is not in the pair ({d.fact_a!r}, {d.fact_b!r})"))
+    if kind in ("dismiss", "mark_status") and d.winner is not None:
+        problems.append(("winner", f"a {kind} decision takes no winner (got {d.winner!r})"))
+    if kind == "mark_status":
+        if d.target_fact is None:
+            problems.append(("target_fact", "mark_status names the fact whose status changes"))
+        elif ids_ok and d.target_fact not in pair:
+            problems.append(("target_fact", f"{d.target_fact!r} is not in the pair ({d.fact_a!r}, {d.fact_b!r})"))
+        if d.new_status is None:
+            problems.append(("new_status", f"mark_status needs a status ({', '.join(MARKABLE_STATUSES)})"))
+        elif d.new_status not in MARKABLE_STATUSES:
+            problems.append(("new_status", f"unknown status {d.new_status!r} (expected one of "
+                                           f"{', '.join(MARKABLE_STATUSES)})"))
+    elif kind in KINDS:
+        for name in ("target_fact", "new_status"):
+            if getattr(d, name) is not None:
+                problems.append((name, f"only a mark_status decision takes {name} (kind is {kind!r})"))
+    if problems:
+        raise DecisionError(problems)
+    a, b = (d.fact_a, d.fact_b) if d.fact_a < d.fact_b else (d.fact_b, d.fact_a)
+    return replace(d, fact_a=a, fact_b=b, operator=operator)
+
+
+@dataclass(frozen=True, eq=False)
+class DecisionSet:
+    """The decisions in force (issue 5): built from the audit log, oldest first, latest wins.
+
+    ``statuses``: fact id -> status from ``mark_status`` decisions (the latest per fact).
+    ``pair_decisions``: pair key -> ``{"kind": "accept"|"override"|"dismiss", "winner": id or None}``,
+    the latest accept/override/dismiss per pair: the shape ``resolve_contradictions(decisions=)`` and
+    ``scan_ckf(decisions=)`` take. ``latest``: pair key -> the latest decision of any kind.
+    """
+
+    statuses: Mapping[str, str]
+    pair_decisions: Mapping[str, Mapping[str, str | None]]
+    latest: Mapping[str, Decision]
+    status_decisions: Mapping[str, Decision]  # fact id -> the mark_status decision in force
+    count: int  # decisions read (the audit log's length)
+
+    @classmethod
+    def from_decisions(cls, decisions: Iterable[Decision]) -> "DecisionSet":
+        """Fold an audit log (in recording order) into the decisions in force (DecisionError on a bad one)."""
+        statuses: dict[str, str] = {}
+        status_decisions: dict[str, Decision] = {}
+        pairs: dict[str, Mapping[str, str | None]] = {}
+        latest: dict[str, Decision] = {}
+        n = 0
+        for d in decisions:
+            n += 1
+            d = validate_decision(d)  # a hand-built log gets the same checks as the store
+            key = d.pair_key
+            latest[key] = d
+            if d.kind == "mark_status":
+                assert d.target_fact is not None and d.new_status is not None  # validated
+                statuses[d.target_fact] = d.new_status
+                status_decisions[d.target_fact] = d
+            else:
+                pairs[key] = MappingProxyType({"kind": d.kind, "winner": d.winner})
+        return cls(statuses=MappingProxyType(statuses), pair_decisions=MappingProxyType(pairs),
+                   latest=MappingProxyType(latest), status_decisions=MappingProxyType(status_decisions),
+                   count=n)
+
+    @classmethod
+    def empty(cls) -> "DecisionSet":
+        return cls.from_decisions(())
+
+    def __bool__(self) -> bool:
+        return bool(self.statuses) or bool(self.pair_decisions)
+
+    def for_pair(self, a: str, b: str) -> Mapping[str, str | None] | None:
+        """The arbitration decision in force for {a, b}, or None."""
+        return self.pair_decisions.get(pair_key(a, b))
+
+    def unknown_facts(self, kb: KnowledgeBase) -> tuple[str, ...]:
+        """Fact ids named by the decisions in force that ``kb`` does not hold (sorted)."""
+        named = set(self.statuses)
+        for key in self.pair_decisions:
+            named.update(split_pair_key(key))
+        return tuple(sorted(f for f in named if kb.get(f) is None))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statuses": dict(sorted(self.statuses.items())),
+                "pair_decisions": {k: dict(v) for k, v in sorted(self.pair_decisions.items())}}
+
+
+def apply_to_kb(kb: KnowledgeBase, decision_set: DecisionSet) -> KnowledgeBase:
+    """``kb`` with the operators' statuses applied (ids the CKF does not hold are ignored)."""
+    return kb.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
+
+
+def apply_to_corpus(corpus: Any, decision_set: DecisionSet) -> Any:
+    """A prepared ``Corpus`` with the statuses applied (shares vectors and index; ``Corpus.with_statuses``)."""
+    kb = corpus.kb
+    return corpus.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
+
+
+@dataclass(frozen=True)
+class CleanedExport:
+    """What :func:`export_cleaned_ckf` wrote."""
+
+    path: str
+    n_facts: int
+    applied: int  # operator statuses that name a fact of the CKF
+    changed: Mapping[str, int]  # new status -> number of facts whose status actually changed
+    unknown_facts: tuple[str, ...]  # ids named by decisions in force that the CKF does not hold
+
+
+def export_cleaned_ckf(kb: KnowledgeBase, decision_set: DecisionSet, path: str | os.PathLike[str]) -> CleanedExport:
+    """Write ``kb`` with the statuses applied, in the format of ``path`` (``crp_core.io.ckf.write_ckf``)."""
+    from crp_core.io.ckf import write_ckf
+
+    cleaned = apply_to_kb(kb, decision_set)
+    written = write_ckf(cleaned, path)
+    changed: dict[str, int] = {}
+    for before, after in zip(kb.facts, cleaned.facts):
+        if before.status != after.status:
+            changed[after.status] = changed.get(after.status, 0) + 1
+    return CleanedExport(path=written, n_facts=len(cleaned),
+                         applied=sum(1 for f in decision_set.statuses if kb.get(f) is not None),
+                         changed=MappingProxyType(dict(sorted(changed.items()))),
+                         unknown_facts=decision_set.unknown_facts(kb))
+
+
+
+def export_json(decisions: Iterable[Decision]) -> str:
+    """JSON export: ``{"application", "schema_version", "decisions": [...], "current": {...}}``."""
+    decisions = list(decisions)
+    doc = {"application": "crp-inspect triage", "schema_version": SCHEMA_VERSION,
+           "decisions": [d.to_dict() for d in decisions],
+           "current": DecisionSet.from_decisions(decisions).to_dict()}
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def export_csv(decisions: Iterable[Decision]) -> str:
+    """CSV export: header ``id,pair_key,fact_a,...``; one row per decision, oldest first."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(COLUMNS)
+    for d in decisions:
+        row = d.to_dict()
+        w.writerow(["" if row[c] is None else row[c] for c in COLUMNS])
+    return buf.getvalue()
+
