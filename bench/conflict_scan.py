@@ -1,4 +1,4 @@
-"""Benchmark: whole-CKF conflict scan (``crp_core.analysis.scan.scan_ckf``, issue 3).
+"""Benchmark: whole-CKF conflict scan (``crp_core.analysis.scan.scan_ckf``).
 
     .venv/bin/python bench/conflict_scan.py                      # sample CKF + synthetic 10k + 100k
     .venv/bin/python bench/conflict_scan.py --sizes 10000        # synthetic sizes only

@@ -1,4 +1,4 @@
-"""Per-stage latency of the SPEC-027 §4 pipeline (issue 3). SPEC-027 promises < 3 ms added over flat
+"""Per-stage latency of the SPEC-027 §4 pipeline. SPEC-027 promises < 3 ms added over flat
 retrieval; the target is <= 1 ms p50 for stages 2-6 together (cdr + cdgr + contradictions + packing;
 fan-out is timed separately) at ~500 candidates and a 20-fact envelope.
 

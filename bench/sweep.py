@@ -1,4 +1,4 @@
-"""Wall time of a what-if sweep (issue 7): 20 values of one key on the 10k synthetic CKF, corpus prepared
+"""Wall time of a what-if sweep: 20 values of one key on the 10k synthetic CKF, corpus prepared
 and scenario embedded before timing (target: under 10 s for the 20 points).
 
     python bench/sweep.py                                   # bench/data/synth10k, ttl_days.official_documentation

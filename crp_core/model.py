@@ -90,7 +90,7 @@ class KnowledgeBase:
     def fingerprint(self) -> str:
         """Identity of the knowledge: the facts' ids and contents and the given embeddings.
 
-        Stable under status / metadata edits, so operator decisions stamped with it (issue 5) still
+        Stable under status / metadata edits, so operator decisions stamped with it still
         match a cleaned export of the same CKF. Not a cache key for scores: see ``data_fingerprint``.
         """
         h = hashlib.sha256()
@@ -120,7 +120,7 @@ class KnowledgeBase:
         h.update((self.embedding_model or "").encode("utf-8"))
 
     def with_statuses(self, statuses: Mapping[str, str]) -> "KnowledgeBase":
-        """A copy with some facts' ``status`` changed (operator decisions, issue 5)."""
+        """A copy with some facts' ``status`` changed (operator decisions)."""
         if not statuses:
             return self
         facts = tuple(replace(f, status=statuses[f.fact_id]) if f.fact_id in statuses else f

@@ -164,7 +164,7 @@ class ConflictPair:
     tied: bool
     skipped: bool = False  # a fact of the pair was already suppressed by an earlier pair
     margin: float = 0.0  # |authority_a - authority_b|
-    decision: str | None = None  # operator decision applied (issue 5), if any
+    decision: str | None = None  # operator decision applied, if any
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ class Resolution:
     @property
     def detected(self) -> int:
         """Pairs counted by ``CRP-Context-Conflicts-Resolved``: arbitrated or tied, not skipped, and
-        not dismissed by an operator as "not a conflict" (issue 5)."""
+        not dismissed by an operator as "not a conflict"."""
         return sum(1 for p in self.pairs if not p.skipped and p.decision != "dismiss")
 
     @property

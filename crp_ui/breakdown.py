@@ -49,9 +49,6 @@ def require_result() -> Any:
     if state.get_scenario() is None:
         st.info("No scenario: pick or upload one in the sidebar (Scenario).")
         st.stop()
-    if not state.pipeline_available():
-        st.info("The pipeline module is not available in this build.")
-        st.stop()
     try:
         result = state.get_result()
     except CRPError as exc:

@@ -15,19 +15,18 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import threading
 from collections import OrderedDict
 from datetime import datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable, Hashable
 
 import streamlit as st
 
 from crp_core.config import CRPConfig
 from crp_core.model import KnowledgeBase, Scenario
+from crp_core import pipeline
 
 #: prepared corpora kept per process (each holds vectors + index; a few hundred MB at most)
 MAX_CORPORA = 4
@@ -161,16 +160,6 @@ def _progress_text(done: int, total: int, kb: KnowledgeBase) -> str:
 
 
 # ---- pipeline -----------------------------------------------------------------------------------
-def pipeline_module() -> ModuleType | None:
-    """``crp_core.pipeline`` when it exists (None while it is not built yet)."""
-    try:
-        return importlib.import_module("crp_core.pipeline")
-    except ModuleNotFoundError as exc:
-        if exc.name == "crp_core.pipeline":
-            return None
-        raise
-
-
 def corpus_digest(corpus: Any) -> str:
     """The corpus's vectors fingerprint + model id + every fact's status (operator decisions change it)."""
     h = hashlib.sha256()
@@ -191,8 +180,6 @@ def result_key(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime
 @st.cache_resource(show_spinner="Running the pipeline…", max_entries=MAX_RESULTS)
 def _run(_corpus: Any, _scenario: Scenario, _config: CRPConfig, _now: datetime, _decisions: Any,
          key: tuple[str, ...]) -> Any:
-    pipeline = pipeline_module()
-    assert pipeline is not None
     embedder = get_embedder() if _corpus.model_id == getattr(get_embedder(), "model_id", None) else None
     return pipeline.run_pipeline(_corpus, _scenario, _config, now=_now, embedder=embedder,
                                  decisions=_decisions)

@@ -1,4 +1,4 @@
-"""Plotly figure builders for the dashboard pages (issue 4).
+"""Plotly figure builders for the dashboard pages.
 
 Pure functions of crp_core records / the frames of :mod:`crp_ui.tables` -> ``go.Figure``; no
 Streamlit, no score recomputed (the recency curve points come from

@@ -1,4 +1,4 @@
-"""Pure helpers of the Conflict triage page (issue 5; SPEC-027 §2): conflict records -> DataFrames,
+"""Pure helpers of the Conflict triage page (SPEC-027 §2): conflict records -> DataFrames,
 plotly figures and escaped, highlighted HTML. Nothing here reads widgets or session state.
 
 Highlighting builds HTML only from escaped pieces: a text is cut at the ``ValueDiff`` character

@@ -1,4 +1,4 @@
-"""Operator decisions in the dashboard (issue 5): where the triage store is, what is in force, and
+"""Operator decisions in the dashboard: where the triage store is, what is in force, and
 how it reaches every page's pipeline run.
 
 * **Which database**: this session's choice (the Conflicts page's "Decision database" field), else
@@ -180,12 +180,12 @@ _KB_DIGESTS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
 
 def kb_digest(kb: Any) -> str:
     """``kb.data_fingerprint`` (every fact field: timestamps, TTLs, ... change scores), computed once
-    per KnowledgeBase object; ``kb.fingerprint`` where the model has no data fingerprint."""
+    per KnowledgeBase object."""
     try:
         return _KB_DIGESTS[kb]
     except (KeyError, TypeError):
         pass
-    d = getattr(kb, "data_fingerprint", None) or kb.fingerprint
+    d = kb.data_fingerprint
     try:
         _KB_DIGESTS[kb] = d
     except TypeError:  # not weak-referenceable

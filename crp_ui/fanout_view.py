@@ -1,4 +1,4 @@
-"""Pure helpers of the Fan-out simulator page (issue 6, SPEC-027 §1): records -> frames, HTML, figures.
+"""Pure helpers of the Fan-out simulator page (SPEC-027 §1): records -> frames, HTML, figures.
 
 Nothing here imports Streamlit's runtime or recomputes a score: every number shown comes from the
 :class:`~crp_core.records.FanoutResult` the pipeline returned (``steps``, ``naive_steps``, the branch
@@ -26,7 +26,7 @@ from crp_core.records import FanoutResult, FanoutRun, FanoutStep
 
 from .render import html_text
 
-#: the fan-out widths the page offers (issue 6)
+#: the fan-out widths the page offers
 MIN_WIDTH, MAX_WIDTH = 1, 8
 #: PCA(n_components=2, random_state=PCA_SEED) on the ResidualSet sub-query vectors
 PCA_SEED = 0

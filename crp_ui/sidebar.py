@@ -1,4 +1,4 @@
-"""The shared sidebar: CKF picker, scenario editor, config editor, operator name (issue 2).
+"""The shared sidebar: CKF picker, scenario editor, config editor, operator name.
 
 Rendered once per run by ``app.py`` for every page. Widgets only read input and call
 :mod:`crp_ui.state`; nothing here computes a score. Widget keys carry a *generation*

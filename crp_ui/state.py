@@ -459,10 +459,6 @@ def load_config_toml(text: str) -> str | None:
 
 
 # ---- the pipeline ------------------------------------------------------------------------------
-def pipeline_available() -> bool:
-    return cache.pipeline_module() is not None
-
-
 def get_result(*, decisions: Any = None, decisions_key: str = "") -> Any:
     """The :class:`PipelineResult` for the active CKF, scenario, config and now (cached).
 
@@ -473,7 +469,7 @@ def get_result(*, decisions: Any = None, decisions_key: str = "") -> Any:
     :class:`CRPError` for input the pipeline refuses.
     """
     s = get_scenario()
-    if s is None or get_ckf() is None or not pipeline_available():
+    if s is None or get_ckf() is None:
         return None
     corpus = get_corpus()
     if decisions is None:

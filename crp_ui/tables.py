@@ -1,4 +1,4 @@
-"""Pipeline records -> pandas DataFrames for the dashboard pages (issue 4).
+"""Pipeline records -> pandas DataFrames for the dashboard pages.
 
 Pure functions of a :class:`crp_core.records.PipelineResult`: no Streamlit, no score is
 recomputed. The breakdown table is built from ``crp_core.report.run_report`` (the CLI's
@@ -187,7 +187,7 @@ def cdr_steps(row: Any) -> pd.DataFrame:
 
 
 def funnel_frame(result: Any) -> pd.DataFrame:
-    """Stage funnel for the Overview (issue 4): stage, count, pipeline stage, measured time (ms).
+    """Stage funnel for the Overview: stage, count, pipeline stage, measured time (ms).
 
     candidates = stage-1 union; passed gate = relevance >= cdr_min_relevance; anchors = CDR anchors
     plus extra anchors; connectors = selected connectors; suppressed = contradiction losers;

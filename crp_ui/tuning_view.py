@@ -1,4 +1,4 @@
-"""Frames and figures of the Tuning page (issue 7): sweep plots, envelope diffs, config comparison and
+"""Frames and figures of the Tuning page: sweep plots, envelope diffs, config comparison and
 the before / after SPEC-027 view. Pure functions of crp_core records (no Streamlit), so the HTML report
 and the tests build exactly what the page shows. CKF text reaching a plotly label is escaped
 (:func:`crp_ui.charts.esc`); dataframes show it as plain text.

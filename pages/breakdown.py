@@ -1,4 +1,4 @@
-"""CDR score breakdown (issue 4): every scored fact with every factor, filterable and sortable over
+"""CDR score breakdown: every scored fact with every factor, filterable and sortable over
 all rows (the table shows one page at a time); the selected fact's CDR product step by step; the
 recency curves with the scored facts on them; histograms of relevance (gate) and CDR score."""
 from __future__ import annotations

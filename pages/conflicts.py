@@ -1,4 +1,4 @@
-"""Conflict triage (issue 5; SPEC-027 §2, §2.4 "conflicts are logged, not hidden").
+"""Conflict triage (SPEC-027 §2, §2.4 "conflicts are logged, not hidden").
 
 * **Triage queue** over the whole CKF (the ``crp-inspect conflicts`` scan): ties first, then the
   smallest authority margin; filters by pattern, source type, status, decided / undecided; counts.

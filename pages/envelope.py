@@ -1,4 +1,4 @@
-"""The packed envelope of one run (issue 4, SPEC-003 §7): facts in packed order with their
+"""The packed envelope of one run (SPEC-003 §7): facts in packed order with their
 primacy / middle / recency band, connectors beside the anchor they follow, NOTE blocks for tied
 conflicts, token use vs budget; downloads of the full JSON report (the CLI's format) and of the
 breakdown table as CSV."""

@@ -1,4 +1,4 @@
-"""Fan-out simulator (issue 6, SPEC-027 §1): partitions, the partitioned fan-out step by step, and the
+"""Fan-out simulator (SPEC-027 §1): partitions, the partitioned fan-out step by step, and the
 naive shared-Coverage-Set race beside it.
 
 Page controls (width, ResidualSet, branch depth weight) override the scenario and config for this page

@@ -1,4 +1,4 @@
-"""Graph retrieval (CDGR, SPEC-025) of one run (issue 4): anchors and connectors as a network with
+"""Graph retrieval (CDGR, SPEC-025) of one run: anchors and connectors as a network with
 edge weights and bridge values; selecting a connector shows which anchor pairs it bridges."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Knowledge-base summary: the loaded CKF by source type and status, its embedding state, the scenario.
 
-The landing page until the Overview page exists (issue 2).
+The landing page until the Overview page exists.
 """
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def main() -> None:
     st.write(f"{len(s.sub_queries)} sub-queries, {len(s.addressed)} addressed, "
              f"{len(s.residual_set)} in the residual set · now = {s.now.isoformat()} · "
              f"fan-out width {s.fanout_width}")
-    if state.pipeline_available() and corpus is not None:
+    if corpus is not None:
         try:
             result = state.get_result()
         except CRPError as exc:

@@ -1,4 +1,4 @@
-"""Overview of one run (issue 4): the CRP headers as a copyable block, the stage funnel with each
+"""Overview of one run: the CRP headers as a copyable block, the stage funnel with each
 stage's measured time, and the data-quality warnings (future timestamps, unknown ages)."""
 from __future__ import annotations
 

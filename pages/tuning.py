@@ -1,4 +1,4 @@
-"""Tuning and demo (issue 7): what-if sweeps, comparing two configs, before / after SPEC-027.
+"""Tuning and demo: what-if sweeps, comparing two configs, before / after SPEC-027.
 
 Every run goes through the shell's state: the corpus with the operators' statuses
 (``state.get_corpus``), their pair decisions (``crp_ui.decisions.pipeline_decisions``), the scenario and

@@ -1,4 +1,4 @@
-"""Before / after SPEC-027 (issue 7): the SPEC-024-only baseline really omits the three fixes.
+"""Before / after SPEC-027: the SPEC-024-only baseline really omits the three fixes.
 
 Numbers from ``tiny_case`` (test_sweep): with recency, S (expired, .30) scores .216 and leaves the top 3;
 P1/P2 conflict and P2 (authority .60 < .64) is suppressed. Without recency S scores .72 (rank 1) and

@@ -1,4 +1,4 @@
-"""``crp-inspect conflicts``: JSON / CSV / summary output of the whole-CKF scan (issue 3)."""
+"""``crp-inspect conflicts``: JSON / CSV / summary output of the whole-CKF scan."""
 from __future__ import annotations
 
 import csv

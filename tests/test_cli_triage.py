@@ -1,4 +1,4 @@
-"""``crp-inspect triage`` (issue 5): record, decisions, export of the cleaned CKF."""
+"""``crp-inspect triage``: record, decisions, export of the cleaned CKF."""
 from __future__ import annotations
 
 import csv

@@ -256,7 +256,7 @@ def test_dedup_only_applies_to_pairs_that_do_not_conflict():
     assert res.selected.tolist() == [1]
 
 
-# ---- operator decisions (issue 5) ---------------------------------------------------------------------
+# ---- operator decisions ---------------------------------------------------------------------
 def two_facts():
     return make_corpus([
         {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},

@@ -1,4 +1,4 @@
-"""scan_ckf: the whole-CKF conflict scan equals a brute-force check (issue 3, SPEC-027 §2)."""
+"""scan_ckf: the whole-CKF conflict scan equals a brute-force check (SPEC-027 §2)."""
 from __future__ import annotations
 
 from datetime import datetime, timezone

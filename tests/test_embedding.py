@@ -1,4 +1,4 @@
-"""Embedding layer: token counting, normalisation, the persistent cache (issue 2 part 4)."""
+"""Embedding layer: token counting, normalisation, the persistent cache."""
 from __future__ import annotations
 
 import os

@@ -1,4 +1,4 @@
-"""The self-contained before / after HTML report (issue 7): no external resource, plotly.js inline once,
+"""The self-contained before / after HTML report: no external resource, plotly.js inline once,
 every CKF text escaped, the numbers of the BeforeAfter record; and (marked e2e-free but needing
 /usr/bin/chromium) it opens from a file:// URL with its plots rendered."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Score breakdown page (issue 4): the table holds the pipeline's factors, filters/sorts over all
+"""Score breakdown page: the table holds the pipeline's factors, filters/sorts over all
 rows, follows the sidebar config, and the selected fact's CDR product is shown step by step."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AppTest of the Conflict triage page (issue 5): queue order and counts, authority arithmetic by
+"""AppTest of the Conflict triage page: queue order and counts, authority arithmetic by
 hand, decisions recorded through the page (override, quarantine, dismiss) and their effect on the
 queue, on this run's envelope conflicts and on the other pages; decisions visible to a second
 session; escaping of a fact holding a <script> tag; the decision database path refusals.

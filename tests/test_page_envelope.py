@@ -1,4 +1,4 @@
-"""Envelope page (issue 4): packed order, bands, connectors after their anchor, NOTE blocks, tokens,
+"""Envelope page: packed order, bands, connectors after their anchor, NOTE blocks, tokens,
 downloads."""
 from __future__ import annotations
 

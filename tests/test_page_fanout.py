@@ -1,4 +1,4 @@
-"""The Fan-out simulator page (issue 6) driven by Streamlit's AppTest.
+"""The Fan-out simulator page driven by Streamlit's AppTest.
 
 Synthetic tests use their own samples folder (30 facts around 3 topics with 8-d embeddings, model
 "test-model"): no model loads. The expected step states come from an independent
@@ -275,7 +275,7 @@ def test_stepping_never_reruns_the_pipeline(fan_env, tmp_path, monkeypatch):
 
 
 def test_operator_decisions_reach_this_pages_run(fan_env, tmp_path, monkeypatch):
-    """The page's own run gets the triage decisions in force, like every other page (issue 5)."""
+    """The page's own run gets the triage decisions in force, like every other page."""
     import crp_core.pipeline as pipeline
     import crp_ui.decisions as triage_decisions
 

@@ -1,4 +1,4 @@
-"""Graph (CDGR) page (issue 4): anchors, connectors, edge weights, bridge values; selecting a
+"""Graph (CDGR) page: anchors, connectors, edge weights, bridge values; selecting a
 connector shows the anchor pairs it bridges."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Overview page (issue 4): headers block, stage funnel and warnings equal the pipeline's output."""
+"""Overview page: headers block, stage funnel and warnings equal the pipeline's output."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Tuning page (issue 7) with AppTest: a sweep run from the page shows the same points as crp_core's
+"""Tuning page with AppTest: a sweep run from the page shows the same points as crp_core's
 sweep on the same inputs; picking a point shows its envelope diff; Compare reads the sidebar config
 against the defaults; Before / after shows crp_core.analysis.baseline's numbers and offers the HTML report."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The bundled sample knowledge base ``sample_ckf/`` (issue 2, part 6).
+"""The bundled sample knowledge base ``sample_ckf/`` (part 6).
 
 Without the model: the file loads, has the promised size / domains / source types / statuses /
 TTL shapes, the planted-conflict table is consistent with the facts (text patterns through

@@ -1,4 +1,4 @@
-"""What-if sweeps (issue 7): every point equals a separate pipeline run at that value; the metrics and
+"""What-if sweeps: every point equals a separate pipeline run at that value; the metrics and
 the envelope diff are those of that run. ``tiny_case`` (also used by test_compare / test_baseline)
 is a 6-d corpus whose cosines and CDR scores are computed by hand below."""
 from __future__ import annotations

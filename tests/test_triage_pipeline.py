@@ -1,4 +1,4 @@
-"""Operator decisions change the pipeline's output as issue 5 says (SPEC-027 §2, SPEC-009 §2.2):
+"""Operator decisions change the pipeline's output as SPEC-027 says (SPEC-027 §2, SPEC-009 §2.2):
 a quarantined / deleted fact is never retrieved, a STALE mark lowers the fact's recency to the floor,
 an override flips the winner, a dismissed pair is not arbitrated, an accept leaves the output
 unchanged but is recorded. Every decision goes through a real DecisionStore.

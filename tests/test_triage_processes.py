@@ -1,4 +1,4 @@
-"""Decision store across real OS processes (issue 5): persistence, two concurrent writers, a writer
+"""Decision store across real OS processes: persistence, two concurrent writers, a writer
 killed with SIGKILL mid-run. Each child is a fresh ``python -c`` process using the public API."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Decision store (issue 5): schema, validation, audit log, decisions in force, exports, refusal of
+"""Decision store: schema, validation, audit log, decisions in force, exports, refusal of
 corrupt and foreign files. Multi-process guarantees are in test_triage_processes.py."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Before / after SPEC-027 (issue 7): the same scenario through SPEC-024-only retrieval and through
+"""Before / after SPEC-027: the same scenario through SPEC-024-only retrieval and through
 the full SPEC-027 §4 pipeline, with the numbers the stakeholder view puts side by side.
 
 The SPEC-024-only baseline omits the three SPEC-027 fixes and nothing else:
@@ -146,7 +146,7 @@ def _dups(run: Any) -> tuple[int | None, tuple[str, ...]]:
 
 def before_after(corpus: Any, scenario: Any, config: CRPConfig, *, vectors: Any = None, decisions: Any = None,
                  fanout_width: int | None = None, embedder: Any = None, full: Any = None) -> BeforeAfter:
-    """Run both sides and count (issue 7). ``fanout_width`` overrides the scenario's for both sides;
+    """Run both sides and count. ``fanout_width`` overrides the scenario's for both sides;
     ``decisions`` (operator pair decisions) apply to the SPEC-027 side; ``full`` reuses an existing
     SPEC-027 PipelineResult of exactly (corpus, scenario, config)."""
     from crp_core.pipeline import run_pipeline

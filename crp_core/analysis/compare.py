@@ -1,4 +1,4 @@
-"""Compare two runs of the same scenario under two configurations (issue 7).
+"""Compare two runs of the same scenario under two configurations.
 
 ``compare_runs(base, cand)`` lines up every fact either run scored (stage-1 candidates, gated ones
 included, plus stage-3 connector candidates) with its CDR rank and score, its stored factors and its
@@ -211,7 +211,7 @@ def _pairs(result: Any) -> dict[tuple[str, str], Any]:
 
 
 def compare_runs(base: Any, cand: Any) -> Comparison:
-    """Line up two PipelineResults of the same scenario (issue 7: compare two configs)."""
+    """Line up two PipelineResults of the same scenario (compare two configs)."""
     bv, cv = fact_views(base), fact_views(cand)
     order = sorted(bv, key=lambda f: (bv[f].cdr_rank is None, bv[f].cdr_rank or 0, bv[f].row))
     order += sorted((f for f in cv if f not in bv), key=lambda f: (cv[f].cdr_rank is None, cv[f].cdr_rank or 0,

@@ -1,4 +1,4 @@
-"""The self-contained HTML report of the before / after SPEC-027 view (issue 7), for stakeholders.
+"""The self-contained HTML report of the before / after SPEC-027 view, for stakeholders.
 
 ``build_html_report(before_after, figures)`` is a pure function of a
 :class:`crp_core.analysis.baseline.BeforeAfter` record and plotly figures: one HTML string, no external

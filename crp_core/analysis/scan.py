@@ -91,7 +91,7 @@ def triage_order(pair: ConflictPair) -> tuple:
 
 def scan_ckf(corpus: Any, config: CRPConfig, now: datetime,
              decisions: Mapping[str, Any] | None = None) -> ConflictScan:
-    """Whole-CKF conflict scan (issue 3; SPEC-027 §2 applied to every retrievable pair).
+    """Whole-CKF conflict scan (SPEC-027 §2 applied to every retrievable pair).
 
     Candidate pairs come from the HNSW neighbours (:func:`candidate_pairs`), each goes through
     :func:`values_conflict`, and each conflicting pair is arbitrated independently (no

@@ -1,4 +1,4 @@
-"""What-if sweeps (issue 7): one parameter over a range of values, the pipeline run at each value.
+"""What-if sweeps: one parameter over a range of values, the pipeline run at each value.
 
 ``sweep(corpus, scenario, config, key, values)`` runs :func:`crp_core.pipeline.run_pipeline` once at
 ``config`` (the baseline point) and once per value with ``key`` changed, reusing the prepared corpus
@@ -188,7 +188,7 @@ def make_point(result: Any, base_env: Sequence[str] | None, value: Any, elapsed_
 def sweep(corpus: Any, scenario: Any, config: CRPConfig, key: str, values: Sequence[Any], *,
           vectors: Any = None, decisions: Any = None, progress: Progress | None = None,
           embedder: Any = None, keep_results: bool = True) -> SweepResult:
-    """Run the pipeline at ``config`` and at each ``key = value`` (issue 7).
+    """Run the pipeline at ``config`` and at each ``key = value``.
 
     The scenario is embedded once (``vectors``: pass the ``ScenarioVectors`` to skip even that); the
     corpus's index and graph are reused. ``decisions``: operator pair decisions, handed to every run.

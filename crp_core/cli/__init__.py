@@ -1,6 +1,6 @@
 """``crp-inspect`` command line (SPEC_NOTES §4).
 
-Each sub-command lives in its own private module (``_cli_<name>.py``) exposing
+Each sub-command lives in its own module (``crp_core/cli/<name>.py``) exposing
 ``register(subparsers)``; the handler it registers returns the process exit status.
 Errors derived from :class:`crp_core.errors.CRPError` are printed as plain messages on stderr
 (exit status 2), never as tracebacks.
@@ -8,13 +8,11 @@ Errors derived from :class:`crp_core.errors.CRPError` are printed as plain messa
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
+from crp_core.cli import conflicts, fanout, run, triage, validate
 from crp_core.errors import CRPError
 
-#: sub-command modules, in help order
-_COMMANDS = ("validate", "run", "fanout", "conflicts", "triage")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,13 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inspect CRP-SPEC-027 retrieval over a CKF knowledge base.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in _COMMANDS:
-        try:
-            module = importlib.import_module(f"crp_core.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"crp_core.cli.{name}":
-                continue  # sub-command not built yet
-            raise
+    for module in (validate, run, fanout, conflicts, triage):
         module.register(sub)
     return parser
 

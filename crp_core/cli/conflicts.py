@@ -1,4 +1,4 @@
-"""``crp-inspect conflicts``: scan a whole CKF for contradictory facts (issue 3; SPEC-027 §2).
+"""``crp-inspect conflicts``: scan a whole CKF for contradictory facts (SPEC-027 §2).
 
 Every retrievable pair with cosine > ``contradiction_similarity`` (found through the HNSW
 neighbours) whose texts value-conflict is listed and arbitrated on its own by authority.

@@ -1,4 +1,4 @@
-"""``crp-inspect triage``: operator decisions on conflict pairs (issue 5).
+"""``crp-inspect triage``: operator decisions on conflict pairs.
 
 * ``triage export --db PATH --ckf PATH --out PATH [--lenient]``: write the cleaned CKF (the
   operators' statuses applied) in the format of ``--out`` (extension, or a directory);

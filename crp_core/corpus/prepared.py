@@ -103,7 +103,7 @@ class Corpus:
                    retrievable_mask(kb), index, config, None)
 
     def with_statuses(self, mapping: Mapping[str, str]) -> "Corpus":
-        """Operator decisions (issue 5): new statuses, same vectors and index; graph recomputed."""
+        """Operator decisions: new statuses, same vectors and index; graph recomputed."""
         problems = []
         for fid, st in mapping.items():
             if self.kb.get(fid) is None:

@@ -29,22 +29,14 @@ from crp_core.config import CRPConfig
 from crp_core.factors.ngram import NGram
 from crp_core.factors.recency import compute_recency
 from crp_core.records import CDGRResult, CDRTable, ConnectorTable, RecencyTable, frozen_array
+from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
 
 ConflictFn = Callable[[str, str], Any]
 
 
-def default_values_conflict() -> ConflictFn | None:
-    """``crp_core.stages.contradictions.values_conflict`` when that module is available."""
-    try:
-        from crp_core.stages.contradictions import values_conflict
-    except ImportError:
-        return None
-    return values_conflict
-
-
 # ---- Phase A: anchors ---------------------------------------------------------------------------
 def pick_anchors(corpus: Any, ranked_rows: np.ndarray, count: int, chosen: list[int], *, start: int,
-                 exclude: set[int], config: CRPConfig, values_conflict: ConflictFn | None,
+                 exclude: set[int], config: CRPConfig, values_conflict: ConflictFn,
                  near_duplicates: list[tuple[int, int, float]]) -> tuple[list[int], int]:
     """Take up to ``count`` rows from ``ranked_rows[start:]`` (CDR order), skipping SPEC-003 §6.6
     near-duplicates of rows in ``chosen`` that do not value-conflict with them.
@@ -70,7 +62,7 @@ def pick_anchors(corpus: Any, ranked_rows: np.ndarray, count: int, chosen: list[
             dup_of = None
             for c in close[np.argsort(-sims[close], kind="stable")]:
                 other = chosen[int(c)]
-                conflict = values_conflict(texts[other].content, texts[row].content) if values_conflict else None
+                conflict = values_conflict(texts[other].content, texts[row].content)
                 if not conflict:
                     dup_of = (other, float(sims[c]))
                     break
@@ -267,11 +259,9 @@ def edges_among(matrix: Any, rows: np.ndarray) -> tuple[tuple[int, int, float], 
 def expand_graph_with_recency(corpus: Any, cdr: CDRTable, *, query_vector: np.ndarray, coverage: Any,
                               residual_vectors: np.ndarray | None, blacklist: frozenset[NGram],
                               now: datetime, config: CRPConfig,
-                              values_conflict: ConflictFn | None | str = "auto",
+                              values_conflict: ConflictFn = default_values_conflict,
                               ) -> tuple[CDGRResult, RecencyTable]:
     """Stage 3; also returns the recency table of the connector candidates (for the run's record)."""
-    if values_conflict == "auto":
-        values_conflict = default_values_conflict()
     gate = cdr.passed_gate if cdr.passed_gate is not None else np.ones(cdr.idx.size, dtype=bool)
     ranked = cdr.idx[cdr_ranking(cdr, gate)]
     near: list[tuple[int, int, float]] = []
@@ -341,7 +331,7 @@ def expand_graph_with_recency(corpus: Any, cdr: CDRTable, *, query_vector: np.nd
 
 def expand_graph(corpus: Any, cdr: CDRTable, *, query_vector: np.ndarray, coverage: Any,
                  residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], now: datetime,
-                 config: CRPConfig, values_conflict: ConflictFn | None | str = "auto") -> CDGRResult:
+                 config: CRPConfig, values_conflict: ConflictFn = default_values_conflict) -> CDGRResult:
     """Stage 3 (SPEC_NOTES §2.5). ``cdr`` is the stage-2 table (with ``passed_gate``)."""
     return expand_graph_with_recency(corpus, cdr, query_vector=query_vector, coverage=coverage,
                                      residual_vectors=residual_vectors, blacklist=blacklist, now=now,

@@ -20,7 +20,7 @@ from crp_core.model import KnowledgeBase
 
 #: ``PRAGMA user_version`` / ``crp_triage_schema.version`` this code writes and reads
 SCHEMA_VERSION = 1
-#: decision kinds (issue 5)
+#: decision kinds
 KINDS: tuple[str, ...] = ("accept", "override", "mark_status", "dismiss")
 #: the kinds that decide how a pair is arbitrated (``DecisionSet.pair_decisions``)
 PAIR_KINDS: tuple[str, ...] = ("accept", "override", "dismiss")
@@ -90,7 +90,7 @@ def split_pair_key(key: str) -> tuple[str, str]:
 # ---- records ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Decision:
-    """One operator decision on a conflict pair: a row of the audit log (issue 5).
+    """One operator decision on a conflict pair: a row of the audit log.
 
     ``id`` and ``decided_at`` are set by :meth:`DecisionStore.record`; build new decisions with
     the constructors :meth:`accept`, :meth:`override`, :meth:`mark_status`, :meth:`dismiss`.
@@ -215,7 +215,7 @@ def validate_decision(d: Decision) -> Decision:
 
 @dataclass(frozen=True, eq=False)
 class DecisionSet:
-    """The decisions in force (issue 5): built from the audit log, oldest first, latest wins.
+    """The decisions in force: built from the audit log, oldest first, latest wins.
 
     ``statuses``: fact id -> status from ``mark_status`` decisions (the latest per fact).
     ``pair_decisions``: pair key -> ``{"kind": "accept"|"override"|"dismiss", "winner": id or None}``,

@@ -89,7 +89,7 @@ def _row_to_decision(row: tuple[Any, ...]) -> Decision:
 
 
 class DecisionStore:
-    """SQLite store of operator decisions (issue 5). Use as a context manager or call :meth:`close`.
+    """SQLite store of operator decisions. Use as a context manager or call :meth:`close`.
 
     One connection per store object (``check_same_thread=False``, calls serialised by a lock),
     autocommit mode, explicit ``BEGIN IMMEDIATE`` per decision. Reads run in their own implicit
