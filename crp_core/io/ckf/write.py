@@ -1,0 +1,121 @@
+"""Writing a CKF in the format of its path (SPEC_NOTES §1.1): the inverse of :func:`load_ckf`."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from typing import Any, Iterable
+
+import numpy as np
+
+from crp_core.errors import CKFError, Problem
+from crp_core.model import Fact, KnowledgeBase
+from crp_core.io.timeparse import format_timestamp
+from crp_core.io.ckf.facts import _DIR_FACTS, _DIR_MANIFEST, _DIR_NPY, _FILE, _FORMATS, _format_message
+
+def write_ckf(kb: KnowledgeBase, path: str | os.PathLike[str]) -> str:
+    """Write ``kb`` in the format of ``path``'s extension, or as a directory when it has none.
+
+    ``load_ckf(write_ckf(kb, p))`` gives equal facts (``line`` aside), embeddings and model.
+    Returns the path written.
+    """
+    path = os.fspath(path)
+    ext = os.path.splitext(path)[1].lower()
+    fmt = "dir" if ext == "" else _FORMATS.get(ext)
+    if fmt is None:
+        raise CKFError(f"cannot write CKF {path}", [Problem(0, _FILE, _format_message(path))])
+    emb = None if kb.embeddings is None else np.asarray(kb.embeddings, dtype=np.float32)
+    if fmt == "dir":
+        os.makedirs(path, exist_ok=True)
+        with open(os.path.join(path, _DIR_FACTS), "w", encoding="utf-8", newline="\n") as fh:
+            for f in kb.facts:
+                fh.write(json.dumps(_fact_to_dict(f, None, None), ensure_ascii=False) + "\n")
+        npy, manifest = os.path.join(path, _DIR_NPY), os.path.join(path, _DIR_MANIFEST)
+        if emb is not None:
+            np.save(npy, np.ascontiguousarray(emb), allow_pickle=False)
+        elif os.path.exists(npy):
+            os.remove(npy)
+        man: dict[str, Any] = {}
+        if kb.embedding_model is not None:
+            man["embedding_model"] = kb.embedding_model
+        if emb is not None:
+            man["dim"] = int(emb.shape[1])
+        if man:
+            with open(manifest, "w", encoding="utf-8") as fh:
+                json.dump(man, fh, ensure_ascii=False, indent=2)
+        elif os.path.exists(manifest):
+            os.remove(manifest)
+        return path
+    rows = [_fact_to_dict(f, None if emb is None else emb[i], None) for i, f in enumerate(kb.facts)]
+    if fmt == "jsonl":
+        # a JSONL file has no header: the model travels as a per-fact field
+        if kb.embedding_model is not None:
+            for r in rows:
+                r["embedding_model"] = kb.embedding_model
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    elif fmt == "json":
+        text = json.dumps({"embedding_model": kb.embedding_model, "facts": rows}, ensure_ascii=False, indent=1)
+    else:
+        if kb.embedding_model is not None:
+            for r in rows:
+                r["embedding_model"] = kb.embedding_model
+        text = _rows_to_csv(rows)
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+    return path
+
+
+
+# ---- writing ---------------------------------------------------------------------------------
+_WRITE_ORDER = ("fact_id", "content", "source_type", "status", "importance_weight", "ingested_at",
+                "modified_at", "ttl", "source_id", "source_location", "community_label", "metadata",
+                "embedding", "embedding_model")
+
+
+def _fact_to_dict(f: Fact, emb: np.ndarray | None, model: str | None) -> dict[str, Any]:
+    d: dict[str, Any] = {"fact_id": f.fact_id, "content": f.content, "source_type": f.source_type,
+                         "status": f.status}
+    if f.importance_weight is not None:
+        d["importance_weight"] = f.importance_weight
+    if f.ingested_at is not None:
+        d["ingested_at"] = format_timestamp(f.ingested_at)
+    if f.modified_at is not None:
+        d["modified_at"] = format_timestamp(f.modified_at)
+    if f.ttl_kind == "timeless":
+        d["ttl"] = f.ttl_text or "none"
+    elif f.ttl_kind == "explicit":
+        d["ttl"] = f.ttl_text if f.ttl_text else f"PT{f.ttl_seconds:f}S"
+    for name in ("source_id", "source_location", "community_label"):
+        v = getattr(f, name)
+        if v is not None:
+            d[name] = v
+    if f.metadata:
+        d["metadata"] = dict(f.metadata)
+    if emb is not None:
+        d["embedding"] = [float(x) for x in emb]
+    if model is not None:
+        d["embedding_model"] = model
+    return d
+
+
+def _rows_to_csv(rows: Iterable[dict[str, Any]]) -> str:
+    rows = list(rows)
+    cols = [c for c in _WRITE_ORDER if any(c in r for r in rows)] or ["fact_id", "content"]
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(cols)
+    for r in rows:
+        out = []
+        for c in cols:
+            v = r.get(c)
+            if v is None:
+                out.append("")
+            elif c in ("metadata", "embedding"):
+                out.append(json.dumps(v, ensure_ascii=False))
+            elif isinstance(v, float):
+                out.append(repr(v))
+            else:
+                out.append(str(v))
+        w.writerow(out)
+    return buf.getvalue()
