@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field, fields
 from typing import Any, Iterable, Mapping
@@ -238,16 +239,23 @@ class CRPConfig:
         return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
 
 
-def layered_config(config_path: str | None = None, scenario_config: Mapping[str, Any] | None = None,
-                   set_args: Iterable[str] = ()) -> CRPConfig:
-    """The CLI's precedence, lowest first: defaults < ``--config`` TOML file < the scenario's
-    ``config`` table < ``--set key=value`` (docs/DECISIONS.md)."""
-    config = CRPConfig.load(config_path) if config_path else CRPConfig()
+def layered_config(base: "CRPConfig | str | os.PathLike[str] | None" = None,
+                   scenario_config: Mapping[str, Any] | None = None, set_args: Iterable[str] = (), *,
+                   overrides: Mapping[str, Any] | None = None) -> CRPConfig:
+    """The one configuration precedence, lowest first (docs/DECISIONS.md): the defaults, or ``base``
+    (a config object or a TOML file: the CLI's ``--config``) < the scenario's ``config`` table <
+    ``overrides`` (the dashboard's edits) < ``--set key=value`` arguments, in order."""
+    if isinstance(base, CRPConfig):
+        config = base
+    else:
+        config = CRPConfig.load(base) if base else CRPConfig()
     if scenario_config:
         try:
             config = config.with_overrides(dict(scenario_config))
         except ConfigError as exc:
             raise ConfigError(f"scenario config: {exc}") from None
+    if overrides:
+        config = config.with_overrides(dict(overrides))
     set_args = list(set_args or ())
     if set_args:
         config = config.with_set_args(set_args)

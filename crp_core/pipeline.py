@@ -10,33 +10,36 @@ from __future__ import annotations
 import dataclasses
 import time
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
 from crp_core.stages.candidates import gather_candidates
 from crp_core.stages.cdgr import expand_graph_with_recency
 from crp_core.stages.cdr import cdr_ranking, score_cdr
-from crp_core.config import CRPConfig
+from crp_core.config import CRPConfig, layered_config
+from crp_core.corpus.embedding import Embedder
+from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario
+from crp_core.model import Scenario
 from crp_core.stages.contradictions import resolve_contradictions
 from crp_core.factors.coverage import CoverageSet
 from crp_core.headers import build_headers
 from crp_core.factors.ngram import build_blacklist
-from crp_core.stages.packing import PackItem, pack_envelope, word_counter
+from crp_core.stages.packing import PackItem, TokenCounter, pack_envelope, word_counter
 from crp_core.factors.recency import compute_recency, concat_recency
-from crp_core.records import FactOutcome, PipelineResult, Resolution, frozen_array
+from crp_core.outcomes import fact_outcomes
+from crp_core.records import CDRTable, PipelineResult, frozen_array
+from crp_core.stages.contradictions.arbitration import Decisions
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
 
 
-def resolve_config(scenario: Any, config: CRPConfig | None) -> CRPConfig:
-    """``config`` when given, else the defaults with the scenario's overrides."""
-    if config is not None:
-        return config
-    return CRPConfig().with_overrides(dict(scenario.config or {}))
+def resolve_config(scenario: Scenario, config: CRPConfig | None) -> CRPConfig:
+    """``config`` when given, else the defaults under the scenario's own ``config`` table."""
+    return config if config is not None else layered_config(None, scenario.config)
 
 
-def _token_counter(corpus: Any, embedder: Any) -> Any:
+def _token_counter(corpus: Corpus, embedder: Embedder | None) -> TokenCounter:
     """Envelope token counting with the corpus's own counter (MiniLM tokenizer or words * 1.3)."""
     from crp_core.corpus.embedding import MODEL_ID, count_tokens
 
@@ -45,7 +48,7 @@ def _token_counter(corpus: Any, embedder: Any) -> Any:
     return word_counter
 
 
-def _cdr_positions(cdr: Any, pos_of: Mapping[int, int], rows: list[int]) -> np.ndarray:
+def _cdr_positions(cdr: CDRTable, pos_of: Mapping[int, int], rows: list[int]) -> np.ndarray:
     """Positions of ``rows`` in the stage-2 table: from ``pos_of`` (gated-in rows), else searched;
     a KeyError for a row the table lacks."""
     try:
@@ -58,8 +61,9 @@ def _cdr_positions(cdr: Any, pos_of: Mapping[int, int], rows: list[int]) -> np.n
         return np.array([int(g[0]) for g in got], dtype=np.int64)
 
 
-def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *, vectors: Any = None,
-                 now: datetime | None = None, embedder: Any = None, decisions: Any = None) -> PipelineResult:
+def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = None, *,
+                 vectors: ScenarioVectors | None = None, now: datetime | None = None,
+                 embedder: Embedder | None = None, decisions: Decisions = None) -> PipelineResult:
     """Run SPEC-027 §4 over a prepared corpus for one scenario (SPEC_NOTES §2).
 
     ``config`` defaults to ``CRPConfig().with_overrides(scenario.config)``; ``now`` to
@@ -73,8 +77,6 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
     if now.tzinfo is None:
         now = now.replace(tzinfo=timezone.utc)
     if vectors is None:
-        from crp_core.corpus.prepared import embed_scenario
-
         vectors = embed_scenario(scenario, corpus, embedder)
     kb = corpus.kb
     coverage = CoverageSet.from_scenario(scenario, vectors.sub_queries, vectors.ids, dim=corpus.dim)
@@ -186,7 +188,7 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
                              count_tokens=count_tokens)
     timings["packing"] = (time.perf_counter() - t) * 1e3
 
-    outcomes = _outcomes(corpus, candidates, cdr, cdgr, resolution, envelope, roles)
+    outcomes = fact_outcomes(corpus, candidates, cdr, cdgr, resolution, envelope, roles)
     warnings = tuple(recency.warnings)
     result = PipelineResult(
         config=config, now=now, candidates=candidates, recency=recency, cdr=cdr, cdgr=cdgr,
@@ -194,95 +196,3 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
         timings_ms=timings, warnings=warnings, audit=tuple(resolution.audit), coverage=coverage,
         scenario=scenario, corpus=corpus)
     return dataclasses.replace(result, headers=build_headers(result))
-
-
-def _outcomes(corpus: Any, candidates: Any, cdr: Any, cdgr: Any, resolution: Resolution, envelope: Any,
-              roles: Mapping[int, str]) -> tuple[FactOutcome, ...]:
-    """Where each scored fact ended and why (stage-1 candidates in stage-1 order, then the
-    connector candidates the graph walk added, by row)."""
-    kb = corpus.kb
-    facts = kb.facts
-    in_env = {p.fact_id for p in envelope.order}
-    dropped = set(envelope.dropped_for_budget)
-    suppressed_by: dict[str, Any] = {}
-    for p in resolution.pairs:
-        if p.suppressed and not p.skipped:
-            suppressed_by[p.suppressed] = p
-    dedup = {int(a): int(b) for a, b in resolution.deduplicated}
-    backfill = {int(a): int(b) for a, b in resolution.backfilled}
-    near = {int(r): (int(a), s) for r, a, s in cdgr.near_duplicates}
-    anchors = set(cdgr.anchors.tolist())
-    extra = set(cdgr.extra_anchors.tolist())
-    conn = cdgr.connectors
-    conn_pos = {int(r): i for i, r in enumerate(conn.idx.tolist())}
-    gate_pos = {int(r): i for i, r in enumerate(candidates.idx.tolist())}
-    rank = {int(r): k + 1 for k, r in enumerate(cdr.idx[cdr_ranking(cdr, cdr.passed_gate)].tolist())}
-    n_gated_in = len(rank)
-    final_roles = dict(roles)
-    for r in backfill:
-        final_roles.setdefault(r, "anchor")
-
-    rows = candidates.idx.tolist() + sorted(r for r in conn.idx.tolist() if r not in gate_pos)
-    out: list[FactOutcome] = []
-    for r in rows:
-        fid = facts[r].fact_id
-        in_e = fid in in_env
-        sup = fid in suppressed_by
-        role = final_roles.get(r)
-        if r in gate_pos:
-            passed = bool(candidates.passed_gate[gate_pos[r]])
-        else:
-            passed = bool(conn.relevance[conn_pos[r]] >= candidates.gate_threshold)
-        if role is None:
-            # the relevance gate applies to stage-1 candidates only: a connector candidate the
-            # graph walk added was never gated (SPEC-025 §2.5), it just was not chosen
-            role = "candidate" if passed or r not in gate_pos else "gated"
-        reason = _reason(r, fid, role, passed, in_e, sup, suppressed_by, dedup, backfill, near, anchors, extra,
-                         conn, conn_pos, gate_pos, candidates, rank, n_gated_in, dropped, facts)
-        out.append(FactOutcome(fact_id=fid, role=role, in_envelope=in_e, suppressed=sup, reason=reason))
-    return tuple(out)
-
-
-def _reason(r, fid, role, passed, in_e, sup, suppressed_by, dedup, backfill, near, anchors, extra, conn,
-            conn_pos, gate_pos, candidates, rank, n_gated_in, dropped, facts) -> str:  # noqa: ANN001
-    if sup:
-        p = suppressed_by[fid]
-        winner = p.kept[0] if p.kept else "?"
-        a = p.authority
-        return (f"suppressed by {winner}: authority {a[fid].authority:.4f} < {a[winner].authority:.4f} "
-                f"({', '.join(p.patterns)})")
-    if r in dedup:
-        return f"near-duplicate of {facts[dedup[r]].fact_id} (SPEC-003 §6.6), dropped in stage 4"
-    if fid in dropped:
-        return "selected but dropped: token budget"
-    if role == "connector":
-        i = conn_pos[r]
-        pairs = ", ".join(f"{facts[a].fact_id}-{facts[b].fact_id}" for a, b in conn.bridged_pairs[i])
-        return f"connector: bridge value {conn.bridge_value[i]:.3f} (bridges {pairs})"
-    if role == "anchor":
-        if r in backfill:
-            return f"backfill: took the slot of {facts[backfill[r]].fact_id}"
-        if r in extra:
-            return f"extra anchor: unused connector slot (CDR rank {rank.get(r, 0)} of {n_gated_in})"
-        return f"anchor: CDR rank {rank.get(r, 0)} of {n_gated_in}"
-    parts = []
-    if not passed:
-        if r in gate_pos:
-            parts.append("gated: " + candidates.gate_reason(gate_pos[r]))
-        else:
-            i = conn_pos[r]
-            parts.append(f"gated: relevance {conn.relevance[i]:.3f} < cdr_min_relevance "
-                         f"{candidates.gate_threshold:.2f}")
-    elif r in near:
-        a, s = near[r]
-        parts.append(f"near-duplicate of anchor {facts[a].fact_id} (cos {s:.3f}), not an anchor")
-    elif r in rank:
-        parts.append(f"not selected: CDR rank {rank[r]} of {n_gated_in}, below the anchor budget")
-    if r in conn_pos:
-        i = conn_pos[r]
-        if conn.bridge_value[i] <= 0:
-            parts.append(f"connector candidate ({int(conn.hop_distance[i])} hop(s)): bridge value 0")
-        else:
-            parts.append(f"connector candidate: bridge value {conn.bridge_value[i]:.3f}, "
-                         f"score {conn.connector_score[i]:.4f} below the connector budget")
-    return "; ".join(parts) if parts else "not selected"

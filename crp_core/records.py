@@ -7,9 +7,12 @@ indices into ``corpus.kb.facts``). Stage modules construct these; nothing else m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 import numpy as np
+
+if TYPE_CHECKING:  # the prepared corpus a result refers to (no import cycle at run time)
+    from crp_core.corpus.prepared import Corpus
 
 Role = Literal["anchor", "connector", "candidate", "gated"]
 
@@ -299,4 +302,4 @@ class PipelineResult:
     audit: tuple[AuditEvent, ...]
     coverage: Any = None  # (added) the CoverageSet scored against (crp_core.factors.coverage.CoverageSet)
     scenario: Any = None  # (added) the Scenario that was run
-    corpus: Any = None  # (added) the Corpus the run read (fact texts, vectors, token counts)
+    corpus: Corpus = None  # (added) the Corpus the run read (fact texts, vectors, token counts)

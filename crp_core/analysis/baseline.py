@@ -25,6 +25,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.analysis.sweep import envelope_ids, jaccard
 
 #: the recency floor that turns the SPEC-027 §3.2 factor into a constant 1.0
@@ -71,7 +72,7 @@ class BaselineRun:
         return self.result.headers
 
 
-def run_spec024_baseline(corpus: Any, scenario: Any, config: CRPConfig, *, vectors: Any = None,
+def run_spec024_baseline(corpus: Corpus, scenario: Any, config: CRPConfig, *, vectors: Any = None,
                          now: datetime | None = None, embedder: Any = None) -> BaselineRun:
     """The scenario through SPEC-024-only retrieval (see the module docstring)."""
     from crp_core.pipeline import run_pipeline
@@ -144,7 +145,7 @@ def _dups(run: Any) -> tuple[int | None, tuple[str, ...]]:
     return len(run.duplicates), ids
 
 
-def before_after(corpus: Any, scenario: Any, config: CRPConfig, *, vectors: Any = None, decisions: Any = None,
+def before_after(corpus: Corpus, scenario: Any, config: CRPConfig, *, vectors: Any = None, decisions: Any = None,
                  fanout_width: int | None = None, embedder: Any = None, full: Any = None) -> BeforeAfter:
     """Run both sides and count. ``fanout_width`` overrides the scenario's for both sides;
     ``decisions`` (operator pair decisions) apply to the SPEC-027 side; ``full`` reuses an existing

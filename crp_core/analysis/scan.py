@@ -10,8 +10,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.records import ConflictPair, ValueConflict
-from crp_core.stages.contradictions.arbitration import arbitrate, decision_for
+from crp_core.stages.contradictions.arbitration import Decisions, arbitrate, decision_for
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
 
@@ -39,7 +40,7 @@ class ConflictScan:
         return sum(1 for p in self.pairs if p.decision == "dismiss")
 
 
-def candidate_pairs(corpus: Any, config: CRPConfig, threshold: float | None = None) -> tuple[np.ndarray, int]:
+def candidate_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None = None) -> tuple[np.ndarray, int]:
     """Distinct (row_i, row_j), i < j, of retrievable facts with cosine > ``threshold`` (default
     ``contradiction_similarity``), from the HNSW neighbour table: never all n^2 pairs.
 
@@ -89,8 +90,8 @@ def triage_order(pair: ConflictPair) -> tuple:
     return (pair.decision == "dismiss", not pair.tied, pair.margin, pair.fact_a, pair.fact_b)
 
 
-def scan_ckf(corpus: Any, config: CRPConfig, now: datetime,
-             decisions: Mapping[str, Any] | None = None) -> ConflictScan:
+def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
+             decisions: Decisions = None) -> ConflictScan:
     """Whole-CKF conflict scan (SPEC-027 §2 applied to every retrievable pair).
 
     Candidate pairs come from the HNSW neighbours (:func:`candidate_pairs`), each goes through

@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from crp_core.config import CRPConfig, all_keys
+from crp_core.corpus.prepared import Corpus
 from crp_core.errors import ConfigError
 
 #: the scenario field a sweep may change besides the configuration keys
@@ -185,7 +186,7 @@ def make_point(result: Any, base_env: Sequence[str] | None, value: Any, elapsed_
         headers=dict(result.headers), elapsed_ms=elapsed_ms, result=result)
 
 
-def sweep(corpus: Any, scenario: Any, config: CRPConfig, key: str, values: Sequence[Any], *,
+def sweep(corpus: Corpus, scenario: Any, config: CRPConfig, key: str, values: Sequence[Any], *,
           vectors: Any = None, decisions: Any = None, progress: Progress | None = None,
           embedder: Any = None, keep_results: bool = True) -> SweepResult:
     """Run the pipeline at ``config`` and at each ``key = value``.

@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.records import CandidateSet, frozen_array
 
 
-def gather_candidates(corpus: Any, vectors: Any, config: CRPConfig) -> CandidateSet:
+def gather_candidates(corpus: Corpus, vectors: Any, config: CRPConfig) -> CandidateSet:
     """Stage 1 over a prepared corpus and the scenario's vectors (``ScenarioVectors``)."""
     q = np.asarray(vectors.query, dtype=np.float32).reshape(1, -1)
     subs = np.asarray(vectors.sub_queries, dtype=np.float32).reshape(-1, q.shape[1])

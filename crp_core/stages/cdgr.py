@@ -26,6 +26,7 @@ import numpy as np
 
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram
 from crp_core.factors.recency import compute_recency
 from crp_core.records import CDGRResult, CDRTable, ConnectorTable, RecencyTable, frozen_array
@@ -35,7 +36,7 @@ ConflictFn = Callable[[str, str], Any]
 
 
 # ---- Phase A: anchors ---------------------------------------------------------------------------
-def pick_anchors(corpus: Any, ranked_rows: np.ndarray, count: int, chosen: list[int], *, start: int,
+def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: list[int], *, start: int,
                  exclude: set[int], config: CRPConfig, values_conflict: ConflictFn,
                  near_duplicates: list[tuple[int, int, float]]) -> tuple[list[int], int]:
     """Take up to ``count`` rows from ``ranked_rows[start:]`` (CDR order), skipping SPEC-003 §6.6
@@ -256,7 +257,7 @@ def edges_among(matrix: Any, rows: np.ndarray) -> tuple[tuple[int, int, float], 
 
 
 # ---- the stage ----------------------------------------------------------------------------------
-def expand_graph_with_recency(corpus: Any, cdr: CDRTable, *, query_vector: np.ndarray, coverage: Any,
+def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray, coverage: Any,
                               residual_vectors: np.ndarray | None, blacklist: frozenset[NGram],
                               now: datetime, config: CRPConfig,
                               values_conflict: ConflictFn = default_values_conflict,
@@ -329,7 +330,7 @@ def expand_graph_with_recency(corpus: Any, cdr: CDRTable, *, query_vector: np.nd
     return result, recency
 
 
-def expand_graph(corpus: Any, cdr: CDRTable, *, query_vector: np.ndarray, coverage: Any,
+def expand_graph(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray, coverage: Any,
                  residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], now: datetime,
                  config: CRPConfig, values_conflict: ConflictFn = default_values_conflict) -> CDGRResult:
     """Stage 3 (SPEC_NOTES §2.5). ``cdr`` is the stage-2 table (with ``passed_gate``)."""

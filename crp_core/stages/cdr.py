@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram, fact_overlaps
 from crp_core.factors.recency import lookup, resolved_importance
 from crp_core.records import CDRTable, RecencyTable, frozen_array
@@ -58,7 +59,7 @@ def residual_pulls(vectors: np.ndarray, coverage: Any, residual_vectors: np.ndar
     return (vectors @ r.T).max(axis=1).astype(np.float64)
 
 
-def score_cdr(corpus: Any, idx: np.ndarray, relevance: np.ndarray, *, coverage: Any,
+def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverage: Any,
               residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], recency: RecencyTable,
               config: CRPConfig, passed_gate: np.ndarray | None = None,
               fact_vectors: np.ndarray | None = None) -> CDRTable:

@@ -26,6 +26,7 @@ import numpy as np
 
 from crp_core import headers
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.records import (BranchResult, CDRTable, Duplicate, FanoutResult, FanoutRun, FanoutStep,
                       RecencyTable, frozen_array)
 
@@ -143,7 +144,7 @@ class _BranchTrace:
     local_coverage: tuple[str, ...] = ()  # partitioned: the branch's view after its local additions
 
 
-def run_branch(corpus: Any, *, branch: int, sub_queries: Sequence[str], relevance_vectors: np.ndarray,
+def run_branch(corpus: Corpus, *, branch: int, sub_queries: Sequence[str], relevance_vectors: np.ndarray,
                residual_vectors: np.ndarray, coverage: Any, pool_rows: np.ndarray, recency: RecencyTable,
                blacklist: frozenset, budget: int, config: CRPConfig,
                coverage_additions: Sequence[str] | None = None) -> BranchResult:
@@ -162,7 +163,7 @@ def run_branch(corpus: Any, *, branch: int, sub_queries: Sequence[str], relevanc
                                                 else coverage_additions)).result
 
 
-def _run_branch(corpus: Any, *, branch: int, sub_queries: tuple[str, ...], relevance_vectors: np.ndarray,
+def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], relevance_vectors: np.ndarray,
                 residual_vectors: np.ndarray, coverage: Any, pool_rows: np.ndarray,
                 recency: RecencyTable, blacklist: frozenset, budget: int, config: CRPConfig,
                 coverage_additions: tuple[str, ...]) -> _BranchTrace:
@@ -188,7 +189,7 @@ def _run_branch(corpus: Any, *, branch: int, sub_queries: tuple[str, ...], relev
 
 
 # ---- fan-in dedup (SPEC-027 §1.6, SPEC-005 §9.2) -----------------------------------------------
-def cross_branch_dedup(corpus: Any, branches: Sequence[BranchResult],
+def cross_branch_dedup(corpus: Corpus, branches: Sequence[BranchResult],
                        config: CRPConfig) -> tuple[tuple[Duplicate, ...], tuple[str, ...]]:
     """Cross-branch duplicates and the fan-in union with each duplicate kept once.
 
@@ -240,7 +241,7 @@ def cross_branch_dedup(corpus: Any, branches: Sequence[BranchResult],
 
 
 # ---- the two runs ---------------------------------------------------------------------------------
-def run_fanout(corpus: Any, scenario: Any, vectors: Any, pool_rows: Any, recency: RecencyTable,
+def run_fanout(corpus: Corpus, scenario: Any, vectors: Any, pool_rows: Any, recency: RecencyTable,
                blacklist: frozenset, config: CRPConfig, width: int | None = None, *,
                now: datetime | None = None, branch_probe: BranchProbe | None = None) -> FanoutResult | None:
     """Stage 5 (SPEC-027 §1, SPEC_NOTES §2.7): partitioned and naive fan-out plus their timelines.
@@ -332,7 +333,7 @@ def _sub_query_vectors(vectors: Any) -> dict[str, np.ndarray]:
     return {sid: subs[i] for i, sid in enumerate(vectors.ids)}
 
 
-def _clean_pool(corpus: Any, pool_rows: Any) -> np.ndarray:
+def _clean_pool(corpus: Corpus, pool_rows: Any) -> np.ndarray:
     """Unique, sorted, retrievable rows (DELETED/QUARANTINED never retrieved, SPEC-009 §2.2)."""
     pool = np.unique(np.asarray(pool_rows, dtype=np.int64).ravel())
     retrievable = np.asarray(corpus.retrievable, dtype=bool)
@@ -365,7 +366,7 @@ def _coverage_ids(coverage: Any) -> tuple[str, ...]:
     return tuple(coverage.ids)
 
 
-def _ensure_recency(corpus: Any, recency: RecencyTable, pool: np.ndarray, now: datetime | None,
+def _ensure_recency(corpus: Corpus, recency: RecencyTable, pool: np.ndarray, now: datetime | None,
                     config: CRPConfig) -> RecencyTable:
     """``recency`` extended with the pool rows it lacks (computed by stage 2's recency, SPEC-027 §3.2)."""
     missing = np.setdiff1d(pool, np.asarray(recency.idx, dtype=np.int64))
@@ -407,7 +408,7 @@ class _Timeline:
         self.last[lane] = (index, cov)
 
 
-def _fact_scores(corpus: Any, result: BranchResult) -> list[dict[str, Any]]:
+def _fact_scores(corpus: Corpus, result: BranchResult) -> list[dict[str, Any]]:
     cdr: CDRTable = result.cdr
     facts = corpus.kb.facts
     pos_of = {facts[int(r)].fact_id: p for p, r in enumerate(np.asarray(cdr.idx).tolist())}
@@ -433,7 +434,7 @@ def _chosen_by_several(results: Sequence[BranchResult]) -> dict[str, list[int]]:
     return {fid: bs for fid, bs in by.items() if len(bs) > 1}
 
 
-def _partitioned_steps(corpus: Any, parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
+def _partitioned_steps(corpus: Corpus, parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
                        partitions: tuple[tuple[str, ...], ...], rule: str, width: int, budget: int,
                        traces: Sequence[_BranchTrace], run: FanoutRun, merged_cov: tuple[str, ...],
                        snapshots: Sequence[Any]) -> tuple[FanoutStep, ...]:
@@ -469,7 +470,7 @@ def _partitioned_steps(corpus: Any, parent_ids: tuple[str, ...], residual_ids: t
     return tuple(tl.steps)
 
 
-def _naive_steps(corpus: Any, parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
+def _naive_steps(corpus: Corpus, parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
                  rr: tuple[tuple[str, ...], ...], budget: int, traces: Sequence[_BranchTrace],
                  run: FanoutRun) -> tuple[FanoutStep, ...]:
     tl = _Timeline(lambda b: "shared")

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from crp_core.config import STATUSES
+from crp_core.corpus.prepared import Corpus
 from crp_core.errors import CRPError
 from crp_core.model import KnowledgeBase
 
@@ -280,7 +281,7 @@ def apply_to_kb(kb: KnowledgeBase, decision_set: DecisionSet) -> KnowledgeBase:
     return kb.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
 
 
-def apply_to_corpus(corpus: Any, decision_set: DecisionSet) -> Any:
+def apply_to_corpus(corpus: Corpus, decision_set: DecisionSet) -> Corpus:
     """A prepared ``Corpus`` with the statuses applied (shares vectors and index; ``Corpus.with_statuses``)."""
     kb = corpus.kb
     return corpus.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})

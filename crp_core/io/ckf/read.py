@@ -16,7 +16,6 @@ import csv
 import io
 import json
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np

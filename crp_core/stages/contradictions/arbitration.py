@@ -9,23 +9,26 @@ from crp_core.config import CRPConfig
 from crp_core.model import Fact
 from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution
 from crp_core.report import conflict_event_data
-from crp_core.triage.decisions import pair_key
+from crp_core.triage.decisions import DecisionSet, pair_key
 
 EVENT_RESOLVED = "CONTRADICTION_RESOLVED"
 EVENT_DISMISSED = "CONTRADICTION_DISMISSED"
 DECISION_KINDS = ("dismiss", "override", "accept")
 
-def decision_for(decisions: Mapping[str, Any] | None, a: str, b: str) -> tuple[str | None, str | None]:
+#: operator decisions handed to stage 4: the triage ``DecisionSet`` in force, or a plain mapping of
+#: pair key -> ``{"kind", "winner"}``
+Decisions = DecisionSet | Mapping[str, Mapping[str, Any]] | None
+
+
+def decision_for(decisions: Decisions, a: str, b: str) -> tuple[str | None, str | None]:
     """(kind, winner) of the operator decision on {a, b}, or (None, None)."""
-    if decisions is not None and not isinstance(decisions, Mapping):
-        decisions = getattr(decisions, "pair_decisions", None)  # a triage DecisionSet
-    if not decisions:
+    pairs = decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
+    if not pairs:
         return None, None
-    d = decisions.get(pair_key(a, b))
+    d = pairs.get(pair_key(a, b))
     if d is None:
         return None, None
-    kind = d.get("kind") if isinstance(d, Mapping) else getattr(d, "kind", None)
-    winner = d.get("winner") if isinstance(d, Mapping) else getattr(d, "winner", None)
+    kind, winner = d.get("kind"), d.get("winner")
     if kind not in DECISION_KINDS:
         raise ValueError(f"decision on pair {a!r}/{b!r}: unknown kind {kind!r}; expected one of "
                          f"{', '.join(DECISION_KINDS)}")

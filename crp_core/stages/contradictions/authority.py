@@ -7,6 +7,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact
 from crp_core.records import Authority
 
@@ -25,7 +26,7 @@ def authority_of(fact: Fact, recency_factor: float, config: CRPConfig) -> Author
                      authority=source_authority * recency * importance)
 
 
-def recency_factors(corpus: Any, rows: np.ndarray, recency: Any, now: datetime | None,
+def recency_factors(corpus: Corpus, rows: np.ndarray, recency: Any, now: datetime | None,
                      config: CRPConfig) -> dict[int, float]:
     """row -> recency factor, from the pipeline's RecencyTable (or a mapping); rows it lacks are
     computed with :func:`crp_core.factors.recency.compute_recency` at ``now``."""

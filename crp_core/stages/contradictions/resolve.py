@@ -12,8 +12,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.records import AuditEvent, ConflictPair, Resolution, ValueConflict, frozen_array
-from crp_core.stages.contradictions.arbitration import conflict_event, decision_for, arbitrate, note_for
+from crp_core.stages.contradictions.arbitration import Decisions, arbitrate, conflict_event, decision_for, note_for
 from crp_core.stages.contradictions.authority import authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
 
@@ -31,9 +32,9 @@ def _unique_rows(rows: Iterable[int]) -> np.ndarray:
     return np.fromiter(seen, dtype=np.int64, count=len(seen))
 
 
-def resolve_contradictions(corpus: Any, selected_rows: Sequence[int] | np.ndarray, roles: Mapping[int, str],
+def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.ndarray, roles: Mapping[int, str],
                            scores: Mapping[int, float], ranked_pool: Sequence[int] | np.ndarray, recency: Any,
-                           config: CRPConfig, decisions: Mapping[str, Any] | None = None, *,
+                           config: CRPConfig, decisions: Decisions = None, *,
                            now: datetime | None = None) -> Resolution:
     """Contradiction resolution over the selected facts (SPEC-027 §2, SPEC_NOTES §2.6).
 

@@ -1,0 +1,125 @@
+"""Where each scored fact ended and why: the ``role`` and ``reason`` of every fact of a run
+(SPEC_NOTES §4 ``facts``), read off the stage records, never recomputed."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from crp_core.corpus.prepared import Corpus
+from crp_core.model import Fact
+from crp_core.records import CandidateSet, CDGRResult, CDRTable, ConflictPair, ConnectorTable, Envelope, FactOutcome, Resolution
+from crp_core.stages.cdr import cdr_ranking
+
+
+@dataclass(frozen=True)
+class _RunView:
+    """What the reasons of one run read: the stage records, indexed by fact row."""
+
+    facts: tuple[Fact, ...]
+    candidates: CandidateSet
+    conn: ConnectorTable
+    conn_pos: Mapping[int, int]
+    gate_pos: Mapping[int, int]
+    rank: Mapping[int, int]
+    n_gated_in: int
+    suppressed_by: Mapping[str, ConflictPair]
+    dedup: Mapping[int, int]
+    backfill: Mapping[int, int]
+    near: Mapping[int, tuple[int, float]]
+    extra: frozenset[int]
+    dropped: frozenset[str]
+
+
+def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr: CDGRResult,
+                  resolution: Resolution, envelope: Envelope, roles: Mapping[int, str]) -> tuple[FactOutcome, ...]:
+    """Where each scored fact ended and why (stage-1 candidates in stage-1 order, then the
+    connector candidates the graph walk added, by row)."""
+    kb = corpus.kb
+    facts = kb.facts
+    in_env = {p.fact_id for p in envelope.order}
+    dropped = set(envelope.dropped_for_budget)
+    suppressed_by: dict[str, ConflictPair] = {}
+    for p in resolution.pairs:
+        if p.suppressed and not p.skipped:
+            suppressed_by[p.suppressed] = p
+    dedup = {int(a): int(b) for a, b in resolution.deduplicated}
+    backfill = {int(a): int(b) for a, b in resolution.backfilled}
+    near = {int(r): (int(a), s) for r, a, s in cdgr.near_duplicates}
+    extra = set(cdgr.extra_anchors.tolist())
+    conn = cdgr.connectors
+    conn_pos = {int(r): i for i, r in enumerate(conn.idx.tolist())}
+    gate_pos = {int(r): i for i, r in enumerate(candidates.idx.tolist())}
+    rank = {int(r): k + 1 for k, r in enumerate(cdr.idx[cdr_ranking(cdr, cdr.passed_gate)].tolist())}
+    n_gated_in = len(rank)
+    final_roles = dict(roles)
+    for r in backfill:
+        final_roles.setdefault(r, "anchor")
+
+    view = _RunView(facts=facts, candidates=candidates, conn=conn, conn_pos=conn_pos, gate_pos=gate_pos, rank=rank,
+                    n_gated_in=n_gated_in, suppressed_by=suppressed_by, dedup=dedup, backfill=backfill, near=near,
+                    extra=frozenset(extra), dropped=frozenset(dropped))
+    rows = candidates.idx.tolist() + sorted(r for r in conn.idx.tolist() if r not in gate_pos)
+    out: list[FactOutcome] = []
+    for r in rows:
+        fid = facts[r].fact_id
+        in_e = fid in in_env
+        sup = fid in suppressed_by
+        role = final_roles.get(r)
+        if r in gate_pos:
+            passed = bool(candidates.passed_gate[gate_pos[r]])
+        else:
+            passed = bool(conn.relevance[conn_pos[r]] >= candidates.gate_threshold)
+        if role is None:
+            # the relevance gate applies to stage-1 candidates only: a connector candidate the
+            # graph walk added was never gated (SPEC-025 §2.5), it just was not chosen
+            role = "candidate" if passed or r not in gate_pos else "gated"
+        reason = _reason(view, r, role, passed)
+        out.append(FactOutcome(fact_id=fid, role=role, in_envelope=in_e, suppressed=sup, reason=reason))
+    return tuple(out)
+
+
+def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
+    """One line saying why fact row ``r`` ended where it did."""
+    facts, conn, conn_pos, rank, n_gated_in = v.facts, v.conn, v.conn_pos, v.rank, v.n_gated_in
+    fid = facts[r].fact_id
+    if fid in v.suppressed_by:
+        p = v.suppressed_by[fid]
+        winner = p.kept[0] if p.kept else "?"
+        a = p.authority
+        return (f"suppressed by {winner}: authority {a[fid].authority:.4f} < {a[winner].authority:.4f} "
+                f"({', '.join(p.patterns)})")
+    if r in v.dedup:
+        return f"near-duplicate of {facts[v.dedup[r]].fact_id} (SPEC-003 §6.6), dropped in stage 4"
+    if fid in v.dropped:
+        return "selected but dropped: token budget"
+    if role == "connector":
+        i = conn_pos[r]
+        pairs = ", ".join(f"{facts[a].fact_id}-{facts[b].fact_id}" for a, b in conn.bridged_pairs[i])
+        return f"connector: bridge value {conn.bridge_value[i]:.3f} (bridges {pairs})"
+    if role == "anchor":
+        if r in v.backfill:
+            return f"backfill: took the slot of {facts[v.backfill[r]].fact_id}"
+        if r in v.extra:
+            return f"extra anchor: unused connector slot (CDR rank {rank.get(r, 0)} of {n_gated_in})"
+        return f"anchor: CDR rank {rank.get(r, 0)} of {n_gated_in}"
+    parts = []
+    if not passed:
+        if r in v.gate_pos:
+            parts.append("gated: " + v.candidates.gate_reason(v.gate_pos[r]))
+        else:
+            i = conn_pos[r]
+            parts.append(f"gated: relevance {conn.relevance[i]:.3f} < cdr_min_relevance "
+                         f"{v.candidates.gate_threshold:.2f}")
+    elif r in v.near:
+        a, s = v.near[r]
+        parts.append(f"near-duplicate of anchor {facts[a].fact_id} (cos {s:.3f}), not an anchor")
+    elif r in rank:
+        parts.append(f"not selected: CDR rank {rank[r]} of {n_gated_in}, below the anchor budget")
+    if r in conn_pos:
+        i = conn_pos[r]
+        if conn.bridge_value[i] <= 0:
+            parts.append(f"connector candidate ({int(conn.hop_distance[i])} hop(s)): bridge value 0")
+        else:
+            parts.append(f"connector candidate: bridge value {conn.bridge_value[i]:.3f}, "
+                         f"score {conn.connector_score[i]:.4f} below the connector budget")
+    return "; ".join(parts) if parts else "not selected"
