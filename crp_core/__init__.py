@@ -1,16 +1,61 @@
-"""crp_core: a faithful implementation of the CRP-SPEC-027 retrieval pipeline.
+"""crp_core: the CRP-SPEC-027 retrieval pipeline over a CKF knowledge base.
 
-Pure library code: no Streamlit, no hidden I/O in scoring. See docs/ARCHITECTURE.md for the
-module map; the public entry points are re-exported here.
+Pure library code: no Streamlit, no I/O hidden in scoring. The package tree reads as the pipeline
+(docs/ARCHITECTURE.md): ``io`` (CKF, scenario), ``corpus`` (embeddings, HNSW index, graph),
+``factors`` (recency, n-gram guard, Coverage Set), ``stages`` (the six stages of SPEC-027 §4),
+``pipeline`` (the stages end to end), ``report`` (every JSON shape), ``analysis`` (whole-CKF scan,
+sweeps, comparisons, the SPEC-024 baseline), ``triage`` (operator decisions) and ``cli``.
+
+A typical use::
+
+    from crp_core import CRPConfig, load_ckf, load_scenario, prepare_corpus, run_pipeline
+
+    kb = load_ckf("sample_ckf/knowledge_base.jsonl")
+    corpus = prepare_corpus(kb)
+    result = run_pipeline(corpus, load_scenario("sample_ckf/scenarios/etcd_upgrade.json"), CRPConfig())
+    print(result.headers, [p.fact_id for p in result.envelope.order])
 """
-from crp_core.config import CRPConfig, SOURCE_TYPES, STATUSES
+from crp_core.analysis.baseline import BeforeAfter, before_after, run_spec024_baseline
+from crp_core.analysis.compare import Comparison, compare_runs
+from crp_core.analysis.scan import ConflictScan, scan_ckf
+from crp_core.analysis.sweep import SweepPoint, SweepResult, sweep
+from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
+from crp_core.corpus.embedding import MODEL_ID, Embedder, MiniLMEmbedder
+from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
 from crp_core.errors import (CKFError, ConfigError, CRPError, EmbeddingModelMismatch, Problem, ScenarioError,
-                     SnapshotMutationError, ValidationError)
+                             SnapshotMutationError, ValidationError)
+from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
+from crp_core.io.scenario import dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict
 from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
+from crp_core.pipeline import STAGES, run_pipeline
+from crp_core.records import (AuditEvent, Authority, CandidateSet, CDGRResult, CDRTable, ConflictPair, ConnectorTable,
+                              Envelope, FactOutcome, FanoutResult, PackedFact, PipelineResult, RecencyTable,
+                              Resolution, ValueConflict, ValueDiff)
+from crp_core.report import dumps, fanout_report, pair_dict, run_report
+from crp_core.stages.contradictions import authority_of, values_conflict
+from crp_core.triage import Decision, DecisionSet, DecisionStore, apply_to_corpus, apply_to_kb, export_cleaned_ckf
 
 __all__ = [
-    "CRPConfig", "SOURCE_TYPES", "STATUSES", "CKFError", "ConfigError", "CRPError",
-    "EmbeddingModelMismatch", "Problem", "ScenarioError", "SnapshotMutationError", "ValidationError",
-    "Addressed", "Fact", "KnowledgeBase", "Scenario", "SubQuery",
+    # configuration and errors
+    "CRPConfig", "SourceTable", "layered_config", "SOURCE_TYPES", "STATUSES",
+    "CRPError", "ValidationError", "CKFError", "ScenarioError", "ConfigError", "EmbeddingModelMismatch",
+    "SnapshotMutationError", "Problem",
+    # inputs
+    "Fact", "KnowledgeBase", "Scenario", "SubQuery", "Addressed",
+    "load_ckf", "load_ckf_bytes", "write_ckf", "load_scenario", "load_scenario_bytes", "scenario_from_dict",
+    "dump_scenario",
+    # the prepared corpus
+    "Corpus", "ScenarioVectors", "prepare_corpus", "embed_scenario", "Embedder", "MiniLMEmbedder", "MODEL_ID",
+    # the pipeline and its records
+    "STAGES", "run_pipeline", "PipelineResult", "CandidateSet", "RecencyTable", "CDRTable", "ConnectorTable",
+    "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",
+    "FanoutResult", "PackedFact", "Envelope", "FactOutcome", "values_conflict", "authority_of",
+    # JSON reports
+    "run_report", "fanout_report", "pair_dict", "dumps",
+    # analysis
+    "scan_ckf", "ConflictScan", "sweep", "SweepResult", "SweepPoint", "compare_runs", "Comparison",
+    "before_after", "BeforeAfter", "run_spec024_baseline",
+    # operator triage
+    "DecisionStore", "Decision", "DecisionSet", "apply_to_kb", "apply_to_corpus", "export_cleaned_ckf",
 ]
 __version__ = "0.1.0"
