@@ -10,7 +10,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal, Mapping
+from typing import Any, Iterable, Literal, Mapping
 
 import numpy as np
 
@@ -181,3 +181,29 @@ class Scenario:
 
     def replace(self, **changes: Any) -> "Scenario":
         return replace(self, **changes)
+
+    def with_residual(self, residual_ids: Iterable[str], *, fanout_width: int,
+                      depth_weight: float) -> "Scenario":
+        """This scenario with only ``residual_ids`` left in the ResidualSet and the given fan-out width
+        (SPEC-027 §1: a what-if over the task decomposition).
+
+        Every other sub-query is addressed: one addressed in the scenario keeps its ``depth_weight`` and
+        ``window``; one moved out of the ResidualSet becomes a Coverage Set entry with ``depth_weight``
+        (as if an earlier branch had covered it) in the scenario's latest window (1 when none). Addressed
+        entries keep the scenario's order, newly addressed ones follow in decomposition order. Returns
+        ``self`` when nothing changes (so a cached run is shared).
+        """
+        keep = set(residual_ids)
+        known = [sq.id for sq in self.sub_queries]
+        unknown = keep - set(known)
+        if unknown:
+            raise ValueError(f"not sub-queries of the scenario: {', '.join(sorted(unknown))}")
+        window = max((a.window for a in self.addressed), default=1)
+        addressed = [a for a in self.addressed if a.id not in keep]
+        have = {a.id for a in self.addressed}
+        addressed += [Addressed(id=s, depth_weight=float(depth_weight), window=window)
+                      for s in known if s not in keep and s not in have]
+        addressed_t = tuple(addressed)
+        if int(fanout_width) == int(self.fanout_width) and addressed_t == tuple(self.addressed):
+            return self
+        return self.replace(fanout_width=int(fanout_width), addressed=addressed_t)

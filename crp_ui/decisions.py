@@ -30,7 +30,7 @@ from typing import Any
 
 import streamlit as st
 
-from crp_core.config import NEVER_RETRIEVED, CRPConfig
+from crp_core.config import CRPConfig
 from crp_core.triage import Decision, DecisionSet, DecisionStore, TriageStoreError, default_db_path
 
 #: the database file used when neither this session nor ``$CRP_INSPECT_TRIAGE_DB`` names one
@@ -237,10 +237,8 @@ def pipeline_decisions(ds: DecisionSet | None = None) -> tuple[dict[str, Any] | 
 
 # ---- the whole-CKF scan --------------------------------------------------------------------------
 def scan_corpus(base: Any, ds: DecisionSet) -> Any:
-    """The corpus the triage queue scans: the CKF's own statuses plus the operators' ACTIVE / STALE
-    marks. Facts an operator took out of retrieval (QUARANTINED / DELETED) stay in the scan, so the
-    queue still lists their pairs (shown as decided, with the fact's new status)."""
-    keep = {f: s for f, s in ds.statuses.items() if s not in NEVER_RETRIEVED}
+    """The corpus the triage queue scans: the CKF's own statuses plus ``DecisionSet.scan_statuses``."""
+    keep = ds.scan_statuses()
     return with_statuses(base, keep) if keep else base
 
 

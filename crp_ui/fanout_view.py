@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 
 from crp_core.config import CRPConfig
 from crp_core.stages.fanout import PARTITIONS_HEADER, RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
-from crp_core.model import Addressed, Scenario
+from crp_core.model import Scenario
 from crp_core.records import FanoutResult, FanoutRun, FanoutStep
 
 from .render import html_text
@@ -69,29 +69,8 @@ def clamp_width(width: Any) -> int:
 
 def page_scenario(scenario: Scenario, *, width: int, residual_ids: Iterable[str],
                   branch_depth_weight: float) -> Scenario:
-    """The scenario with the page's controls applied (this page only).
-
-    ``residual_ids``: the sub-queries the user keeps in the ResidualSet; every other sub-query is
-    addressed. A sub-query addressed in the scenario keeps its own ``depth_weight`` and ``window``; one
-    the user moves out of the ResidualSet becomes a Coverage Set entry with ``branch_depth_weight`` (as
-    if an earlier branch had covered it) in the scenario's latest window (1 when none). Addressed
-    entries keep the scenario's order, newly addressed ones follow in decomposition order. Returns
-    ``scenario`` itself when nothing changes (so the run is shared with the other pages' cache).
-    """
-    keep = set(residual_ids)
-    known = [sq.id for sq in scenario.sub_queries]
-    unknown = keep - set(known)
-    if unknown:
-        raise ValueError(f"not sub-queries of the scenario: {', '.join(sorted(unknown))}")
-    window = max((a.window for a in scenario.addressed), default=1)
-    addressed = [a for a in scenario.addressed if a.id not in keep]
-    have = {a.id for a in scenario.addressed}
-    addressed += [Addressed(id=s, depth_weight=float(branch_depth_weight), window=window)
-                  for s in known if s not in keep and s not in have]
-    addressed_t = tuple(addressed)
-    if int(width) == int(scenario.fanout_width) and addressed_t == tuple(scenario.addressed):
-        return scenario
-    return scenario.replace(fanout_width=int(width), addressed=addressed_t)
+    """The scenario with the page's controls applied (``Scenario.with_residual``; this page only)."""
+    return scenario.with_residual(residual_ids, fanout_width=width, depth_weight=branch_depth_weight)
 
 
 def page_config(config: CRPConfig, branch_depth_weight: float) -> CRPConfig:

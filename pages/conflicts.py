@@ -16,7 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from crp_core.config import STATUSES
-from crp_core.stages.contradictions import PATTERNS
+from crp_core.stages.contradictions import PATTERNS, authority_winner
 from crp_core.errors import CRPError
 from crp_core.triage import (MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv,
                              export_json)
@@ -56,14 +56,6 @@ def db_section() -> None:
 
 
 # ---- helpers -------------------------------------------------------------------------------------
-def authority_winner(pair, config) -> str | None:
-    """The winner by authority alone (SPEC-027 §2.3), None for a tie: what "accept" records."""
-    a, b = pair.authority[pair.fact_a], pair.authority[pair.fact_b]
-    if abs(a.authority - b.authority) <= config.authority_tie_tolerance:
-        return None
-    return a.fact_id if a.authority > b.authority else b.fact_id
-
-
 def pair_sides(pair, kb, statuses) -> None:
     """Both texts side by side, differing tokens highlighted, with role and authority arithmetic."""
     cols = st.columns(2)

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from crp_core.config import STATUSES
+from crp_core.config import NEVER_RETRIEVED, STATUSES
 from crp_core.corpus.prepared import Corpus
 from crp_core.errors import CRPError
 from crp_core.model import KnowledgeBase
@@ -263,6 +263,12 @@ class DecisionSet:
     def for_pair(self, a: str, b: str) -> Mapping[str, str | None] | None:
         """The arbitration decision in force for {a, b}, or None."""
         return self.pair_decisions.get(pair_key(a, b))
+
+    def scan_statuses(self) -> dict[str, str]:
+        """The operators' statuses a whole-CKF scan applies: ACTIVE / STALE marks. Facts taken out of
+        retrieval (QUARANTINED / DELETED) stay in the scan, so the triage queue still lists their pairs
+        (shown as decided, with the fact's new status)."""
+        return {f: s for f, s in self.statuses.items() if s not in NEVER_RETRIEVED}
 
     def unknown_facts(self, kb: KnowledgeBase) -> tuple[str, ...]:
         """Fact ids named by the decisions in force that ``kb`` does not hold (sorted)."""

@@ -82,3 +82,9 @@ def note_for(fact_a: Fact, fact_b: Fact) -> str:
     from crp_core.stages.packing import note_block
     return note_block(fact_a.content, fact_b.content)
 
+
+def authority_winner(pair: ConflictPair, config: CRPConfig) -> str | None:
+    """The winner of ``pair`` by authority alone (SPEC-027 §2.3), None for a tie (§2.5): what an
+    operator's "accept" records."""
+    arb = arbitrate(pair.authority[pair.fact_a], pair.authority[pair.fact_b], config, None, None)
+    return None if arb.tied else arb.kept[0]
