@@ -25,6 +25,7 @@ from typing import Any, Callable, Hashable
 import streamlit as st
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.model import KnowledgeBase, Scenario
 from crp_core import pipeline
 
@@ -71,6 +72,14 @@ def get_embedder() -> Any:
     from crp_core.corpus.embedding import default_embedder
 
     return default_embedder()
+
+
+def embedder_for(corpus: Corpus) -> Any:
+    """The embedder for new texts of ``corpus`` (``crp_core.corpus.embedding.embedder_for``: the
+    process-wide MiniLM, loaded once, or None)."""
+    from crp_core.corpus.embedding import embedder_for as core_embedder_for
+
+    return core_embedder_for(corpus.model_id)
 
 
 # ---- a small LRU registry shared by all sessions ---------------------------------------------------
@@ -180,7 +189,7 @@ def result_key(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime
 @st.cache_resource(show_spinner="Running the pipeline…", max_entries=MAX_RESULTS)
 def _run(_corpus: Any, _scenario: Scenario, _config: CRPConfig, _now: datetime, _decisions: Any,
          key: tuple[str, ...]) -> Any:
-    embedder = get_embedder() if _corpus.model_id == getattr(get_embedder(), "model_id", None) else None
+    embedder = embedder_for(_corpus)
     return pipeline.run_pipeline(_corpus, _scenario, _config, now=_now, embedder=embedder,
                                  decisions=_decisions)
 

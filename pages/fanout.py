@@ -43,11 +43,9 @@ EXPLAIN_SNAPSHOT = (
 def _sub_query_vectors(_corpus: Any, _scenario: Any, key: tuple[str, str]) -> dict[str, list[float]]:
     """Sub-query embeddings of the scenario (the vectors the pipeline partitions), once per key."""
     from crp_core.corpus.prepared import embed_scenario
-    from crp_core.corpus.embedding import MODEL_ID
 
     del key  # cache key only: (corpus digest, scenario JSON)
-    embedder = cache.get_embedder() if _corpus.model_id == MODEL_ID else None
-    v = embed_scenario(_scenario, _corpus, embedder)
+    v = embed_scenario(_scenario, _corpus, cache.embedder_for(_corpus))
     return {sid: [float(x) for x in v.sub_queries[i]] for i, sid in enumerate(v.ids)}
 
 

@@ -46,9 +46,7 @@ def _digest(*parts: str) -> str:
 
 
 def _embedder(corpus: Any) -> Any:
-    from crp_core.corpus.embedding import MODEL_ID
-
-    return cache.get_embedder() if corpus.model_id == MODEL_ID else None
+    return cache.embedder_for(corpus)
 
 
 def _vectors(corpus: Any, scenario: Any) -> Any:

@@ -160,6 +160,13 @@ def default_embedder() -> MiniLMEmbedder:
         return _default_embedder
 
 
+def embedder_for(model_id: str) -> MiniLMEmbedder | None:
+    """The embedder that encodes new texts (queries, sub-queries) for vectors of ``model_id``: the
+    process-wide MiniLM for MiniLM vectors, None for any other model (then every text must carry its
+    own embedding: SPEC_NOTES §1.2, embeddings of two models never mix)."""
+    return default_embedder() if model_id == MODEL_ID else None
+
+
 _WORD = re.compile(r"\S+")
 
 
