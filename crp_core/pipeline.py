@@ -26,7 +26,7 @@ from crp_core.factors.coverage import CoverageSet
 from crp_core.headers import build_headers
 from crp_core.factors.ngram import build_blacklist
 from crp_core.stages.packing import PackItem, TokenCounter, pack_envelope, word_counter
-from crp_core.factors.recency import compute_recency, concat_recency
+from crp_core.factors.recency import concat_recency, fact_attributes
 from crp_core.outcomes import fact_outcomes
 from crp_core.records import CDRTable, PipelineResult, frozen_array
 from crp_core.stages.contradictions.arbitration import Decisions
@@ -85,6 +85,9 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     residual_vectors = vectors.for_ids(residual_ids)
     blacklist = build_blacklist(scenario.prior_outputs, config.ngram_n)
     timings: dict[str, float] = {}
+    # every fact's recency factor, importance and source authority at `now`: computed once per
+    # (KB, now, config tables) and indexed by every stage
+    attrs = fact_attributes(kb, now, config)
 
     # one-off process costs stay out of the stage timings: the MiniLM tokenizer load (packing
     # counts the "[id]" prefixes and NOTE blocks with it) and the scikit-learn import (fan-out)
@@ -100,7 +103,7 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
 
     # 2. CDR (recency included)
     t = time.perf_counter()
-    rec_c = compute_recency(kb, candidates.idx, now, config)
+    rec_c = attrs.recency(candidates.idx)
     cdr = score_cdr(corpus, candidates.idx, candidates.relevance, coverage=coverage,
                     residual_vectors=residual_vectors, blacklist=blacklist, recency=rec_c, config=config,
                     passed_gate=candidates.passed_gate)
@@ -140,14 +143,8 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     skipped = {d[0] for d in cdgr.near_duplicates}
     taken = set(selected.tolist())
     ranked_pool = np.array([r for r in ranked_gated.tolist() if r not in taken and r not in skipped], dtype=np.int64)
-    # stage 4 reads the recency factor of the selected facts only: hand it those. The run's table holds,
-    # for each row, compute_recency's value (stage-2 rows first, then connector candidates): the same
-    # numbers as the stage-2 table (anchors) and the connector table (connectors)
-    sel_recency = dict(zip(anchor_list, cdr.recency_factor[anchor_pos].tolist()))
-    for r, f in zip(sel_conn_rows, conn.recency_factor[sel_pos].tolist()):
-        sel_recency.setdefault(r, f)
     resolution = resolve_contradictions(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool),
-                                        sel_recency, config, decisions=decisions, now=now)
+                                        attrs, config, decisions=decisions, now=now)
     timings["contradictions"] = (time.perf_counter() - t) * 1e3
 
     # 5. fan-out

@@ -153,3 +153,22 @@ def test_concat_and_lookup():
     assert list(lookup(both.idx, both.factor, np.array([1, 2]))) == [1.0, 0.30]
     with pytest.raises(KeyError):
         lookup(t1.idx, t1.factor, np.array([1]))
+
+
+# ---- the per-run attribute table every stage indexes -------------------------------------------------
+def test_fact_attributes_once_per_kb_now_and_config():
+    from crp_core.factors.recency import fact_attributes
+
+    kb = make_kb([fact("a", modified_at=ago(273.75)), fact("b", source_type="community", importance_weight=0.4,
+                                                          modified_at=ago(10)),
+                  fact("c", source_type="news", modified_at=ago(31))])
+    attrs = fact_attributes(kb, NOW, CRPConfig())
+    assert fact_attributes(kb, NOW, CRPConfig()) is attrs  # cached: computed once
+    assert fact_attributes(kb, NOW, CRPConfig(stale_floor=0.2)) is not attrs
+    # a: official documentation, ttl 365 d, age 273.75 d -> 0.65; b: 10 d of 365 -> 1.0; c: news, 31 d >= 30 -> floor
+    assert attrs.factor.tolist() == pytest.approx([0.65, 1.0, 0.30], abs=1e-12)
+    assert attrs.importance.tolist() == [0.80, 0.4, 0.50]  # explicit weight wins over the source default
+    assert attrs.source_authority.tolist() == [0.80, 0.75, 0.75]
+    table = attrs.recency(np.array([2, 0]))
+    assert table.idx.tolist() == [2, 0] and table.rule == ("expired", "decay")
+    assert compute_recency(kb, np.array([2, 0]), NOW, CRPConfig()).factor.tolist() == table.factor.tolist()

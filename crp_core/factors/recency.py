@@ -149,24 +149,85 @@ def resolved_importance(kb: KnowledgeBase, idx: np.ndarray, config: CRPConfig) -
     return column[np.asarray(idx, dtype=np.int64)]
 
 
-def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: CRPConfig) -> RecencyTable:
-    """Vectorised recency factor for the facts ``idx`` at time ``now`` (SPEC_NOTES §2.2)."""
-    idx = np.asarray(idx, dtype=np.int64).reshape(-1)
-    a = kb_arrays(kb)
+@dataclass(frozen=True, eq=False)
+class FactAttributes:
+    """The per-run attributes of every fact of a knowledge base at one ``now`` under one config:
+    the recency factor and its parts (SPEC-027 §3.2), importance (SPEC-009 §4.4) and source authority
+    (SPEC-027 §2.3). Computed once per (KB, now, config tables) and indexed by every stage."""
+
+    kb: KnowledgeBase
+    now: datetime
+    age_days: np.ndarray  # (n,) NaN = unknown; future timestamps clamped to 0
+    ttl_days: np.ndarray  # (n,) inf = no expiry
+    ttl_kind: np.ndarray  # (n,) int8 code into TTL_SOURCES
+    fresh_days: np.ndarray  # (n,)
+    factor: np.ndarray  # (n,) the recency factor
+    rule: np.ndarray  # (n,) int8 code into RULES
+    importance: np.ndarray  # (n,) explicit importance_weight or the source type's default
+    source_authority: np.ndarray  # (n,) the source type's authority weight
+    unknown_age: np.ndarray  # (n,) bool
+    future: np.ndarray  # (n,) bool
+
+    def recency(self, idx: np.ndarray) -> RecencyTable:
+        """The :class:`RecencyTable` of the facts ``idx`` (with their data-quality warnings)."""
+        idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+        warnings: list[str] = []
+        facts = self.kb.facts
+        for r in idx[self.unknown_age[idx]].tolist():
+            f = facts[r]
+            warnings.append(f"fact {f.fact_id!r} (line {f.line}): no modified_at or ingested_at; age unknown, "
+                            "recency factor 1.0")
+        for r in idx[self.future[idx]].tolist():
+            f = facts[r]
+            warnings.append(f"fact {f.fact_id!r} (line {f.line}): modified_at "
+                            f"{format_timestamp(f.effective_modified_at)} is after now "
+                            f"{format_timestamp(self.now)}; age counted as 0")
+        return RecencyTable(
+            idx=frozen_array(idx.copy()),
+            age_days=frozen_array(self.age_days[idx]),
+            ttl_days=frozen_array(self.ttl_days[idx]),
+            ttl_source=_names(TTL_SOURCES, self.ttl_kind[idx]),
+            fresh_days=frozen_array(self.fresh_days[idx]),
+            factor=frozen_array(self.factor[idx]),
+            rule=_names(RULES, self.rule[idx]),
+            warnings=tuple(warnings),
+        )
+
+
+_ATTRIBUTES: "weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple, FactAttributes]]" = weakref.WeakKeyDictionary()
+_MAX_ATTRIBUTES_PER_KB = 8
+
+
+def fact_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttributes:
+    """The :class:`FactAttributes` of ``kb`` at ``now`` (cached per KB, now and the config keys they read)."""
     if now.tzinfo is None:
         now = now.replace(tzinfo=timezone.utc)
-    now_s = now.timestamp()
-    raw_age = (now_s - a.modified_s[idx]) / SECONDS_PER_DAY  # NaN when unknown
+    key = (now.timestamp(), config.ttl_days, config.importance, config.source_authority, config.stale_floor,
+           config.fresh_fraction)
+    per_kb = _ATTRIBUTES.get(kb)
+    if per_kb is None:
+        per_kb = {}
+        _ATTRIBUTES[kb] = per_kb
+    got = per_kb.get(key)
+    if got is None:
+        if len(per_kb) >= _MAX_ATTRIBUTES_PER_KB:
+            per_kb.pop(next(iter(per_kb)))
+        got = _build_attributes(kb, now, config)
+        per_kb[key] = got
+    return got
+
+
+def _build_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttributes:
+    a = kb_arrays(kb)
+    raw_age = (now.timestamp() - a.modified_s) / SECONDS_PER_DAY  # NaN when unknown
     unknown = np.isnan(raw_age)
     future = raw_age < 0  # NaN compares False
     age = np.where(future, 0.0, raw_age)
 
-    kind = a.ttl_kind[idx]
-    code = a.source_code[idx]
-    ttl = resolved_ttl_days(kb, config)[idx]
+    kind, code = a.ttl_kind, a.source_code
+    ttl = resolved_ttl_days(kb, config)
     no_expiry = np.isinf(ttl)
     fresh = config.fresh_fraction * ttl  # inf stays inf
-    stale = a.stale[idx]
 
     floor = config.stale_floor
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -176,32 +237,26 @@ def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: C
     rule = np.where(unknown, _R["unknown_age"], rule)
     user_provided_default = no_expiry & (kind == 1) & (code == _ST_CODE["user_provided"])
     rule = np.where(no_expiry, np.where(user_provided_default, _R["user_provided"], _R["timeless"]), rule)
-    rule = np.where(stale, _R["stale_status"], rule)
+    rule = np.where(a.stale, _R["stale_status"], rule)
 
     # the rules are exclusive: decay -> the formula, stale status / expired -> the floor, else 1.0
     at_floor = (rule == _R["stale_status"]) | (rule == _R["expired"])
     factor = np.where(rule == _R["decay"], decay, np.where(at_floor, floor, 1.0))
+    authority = np.array([float(config.source_authority[st]) for st in SOURCE_TYPES])[code]
+    everyone = np.arange(len(kb), dtype=np.int64)
+    return FactAttributes(
+        kb=kb, now=now, age_days=frozen_array(age), ttl_days=frozen_array(np.asarray(ttl, dtype=np.float64)),
+        ttl_kind=frozen_array(np.asarray(kind, dtype=np.int8)), fresh_days=frozen_array(fresh),
+        factor=frozen_array(factor.astype(np.float64)), rule=frozen_array(rule.astype(np.int8)),
+        importance=frozen_array(resolved_importance(kb, everyone, config)),
+        source_authority=frozen_array(authority), unknown_age=frozen_array(unknown),
+        future=frozen_array(future))
 
-    warnings: list[str] = []
-    for p in np.flatnonzero(unknown):
-        f = kb.facts[idx[p]]
-        warnings.append(f"fact {f.fact_id!r} (line {f.line}): no modified_at or ingested_at; age unknown, "
-                        "recency factor 1.0")
-    for p in np.flatnonzero(future):
-        f = kb.facts[idx[p]]
-        warnings.append(f"fact {f.fact_id!r} (line {f.line}): modified_at "
-                        f"{format_timestamp(f.effective_modified_at)} is after now "
-                        f"{format_timestamp(now)}; age counted as 0")
-    return RecencyTable(
-        idx=frozen_array(idx.copy()),
-        age_days=frozen_array(age),
-        ttl_days=frozen_array(ttl),
-        ttl_source=_names(TTL_SOURCES, kind),
-        fresh_days=frozen_array(fresh),
-        factor=frozen_array(factor.astype(np.float64)),
-        rule=_names(RULES, rule),
-        warnings=tuple(warnings),
-    )
+
+def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: CRPConfig) -> RecencyTable:
+    """The recency factor of the facts ``idx`` at time ``now`` (SPEC_NOTES §2.2): a view of the run's
+    :func:`fact_attributes`."""
+    return fact_attributes(kb, now, config).recency(idx)
 
 
 def _names(names: tuple[str, ...], codes: np.ndarray) -> tuple[str, ...]:

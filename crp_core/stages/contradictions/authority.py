@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact
-from crp_core.records import Authority
+from crp_core.factors.recency import FactAttributes, fact_attributes
+from crp_core.records import Authority, RecencyTable
 
 def authority_of(fact: Fact, recency_factor: float, config: CRPConfig) -> Authority:
     """``authority = source_authority_weight * recency_factor * importance_weight`` (SPEC-027 §2.3).
@@ -26,23 +27,27 @@ def authority_of(fact: Fact, recency_factor: float, config: CRPConfig) -> Author
                      authority=source_authority * recency * importance)
 
 
-def recency_factors(corpus: Corpus, rows: np.ndarray, recency: Any, now: datetime | None,
-                     config: CRPConfig) -> dict[int, float]:
-    """row -> recency factor, from the pipeline's RecencyTable (or a mapping); rows it lacks are
-    computed with :func:`crp_core.factors.recency.compute_recency` at ``now``."""
+#: where stage 4 reads recency factors: the run's per-fact attributes, a recency table, or row -> factor
+RecencySource = FactAttributes | RecencyTable | Mapping[int, float] | None
+
+
+def recency_factors(corpus: Corpus, rows: np.ndarray, recency: RecencySource, now: datetime | None,
+                    config: CRPConfig) -> dict[int, float]:
+    """row -> recency factor of ``rows``: from the run's :class:`FactAttributes`, a RecencyTable or a
+    mapping; rows a table or mapping lacks are read off :func:`fact_attributes` at ``now``."""
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    if isinstance(recency, FactAttributes):
+        return dict(zip(rows.tolist(), recency.factor[rows].tolist()))
     out: dict[int, float] = {}
-    if recency is not None:
-        if isinstance(recency, Mapping):
-            out.update({int(k): float(v) for k, v in recency.items()})
-        else:
-            out.update(zip((int(r) for r in recency.idx), (float(f) for f in recency.factor)))
-    missing = np.array(sorted({int(r) for r in rows} - set(out)), dtype=np.int64)
+    if isinstance(recency, RecencyTable):
+        out.update(zip(recency.idx.tolist(), recency.factor.tolist()))
+    elif recency is not None:
+        out.update({int(k): float(v) for k, v in recency.items()})
+    missing = np.array(sorted(set(rows.tolist()) - set(out)), dtype=np.int64)
     if missing.size:
         if now is None:
             raise ValueError(f"recency factors missing for {missing.size} fact row(s) and no `now` given "
                              "to compute them")
-        from crp_core.factors.recency import compute_recency
-        table = compute_recency(corpus.kb, missing, now, config)
-        out.update(zip((int(r) for r in table.idx), (float(f) for f in table.factor)))
+        attrs = fact_attributes(corpus.kb, now, config)
+        out.update(zip(missing.tolist(), attrs.factor[missing].tolist()))
     return out
-

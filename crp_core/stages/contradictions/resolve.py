@@ -15,7 +15,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.records import AuditEvent, ConflictPair, Resolution, ValueConflict, frozen_array
 from crp_core.stages.contradictions.arbitration import Decisions, arbitrate, conflict_event, decision_for, note_for
-from crp_core.stages.contradictions.authority import authority_of, recency_factors
+from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
 
 def _score_of(scores: Any, row: int) -> float:
@@ -33,7 +33,7 @@ def _unique_rows(rows: Iterable[int]) -> np.ndarray:
 
 
 def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.ndarray, roles: Mapping[int, str],
-                           scores: Mapping[int, float], ranked_pool: Sequence[int] | np.ndarray, recency: Any,
+                           scores: Mapping[int, float], ranked_pool: Sequence[int] | np.ndarray, recency: RecencySource,
                            config: CRPConfig, decisions: Decisions = None, *,
                            now: datetime | None = None) -> Resolution:
     """Contradiction resolution over the selected facts (SPEC-027 §2, SPEC_NOTES §2.6).
@@ -49,8 +49,8 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     4. Backfill (``config.backfill``): each loser's slot goes to the next fact of ``ranked_pool``
        that is not selected, conflicts with no kept fact and is no near-duplicate of one.
 
-    ``recency``: the pipeline's RecencyTable (or a row -> factor mapping); rows it lacks are
-    computed at ``now``. ``roles`` (row -> "anchor"/"connector") goes into the audit events;
+    ``recency``: the run's :class:`FactAttributes` (or a RecencyTable, or a row -> factor mapping; rows
+    it lacks are read at ``now``). ``roles`` (row -> "anchor"/"connector") goes into the audit events;
     ``scores`` (row -> CDR or connector score) orders the dedup. ``decisions``: pair key ->
     ``{"kind", "winner"}`` (or a triage ``DecisionSet``).
     """
