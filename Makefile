@@ -1,7 +1,8 @@
 # crp-inspect: set-up, run, test, bench (GNU make).
 #
 #   make run    create .venv if missing, install, start the dashboard on the bundled sample CKF
-#   make test   same install plus the test extra, then the whole pytest suite (e2e included)
+#   make test   same install plus the test extra, then ruff + mypy, then the whole pytest suite (e2e included)
+#   make lint   ruff (the whole tree) and mypy (crp_core) only
 #   make bench  run every bench/*.py script (each prints a table)
 #
 # torch is installed FIRST and pinned to the CPU build found in the machine's local wheel
@@ -31,11 +32,12 @@ STAMP_TORCH := $(VENV)/.stamp-torch
 STAMP_RUN   := $(VENV)/.stamp-run
 STAMP_TEST  := $(VENV)/.stamp-test
 
-.PHONY: help run test bench install install-test clean-venv
+.PHONY: help run test lint bench install install-test clean-venv
 
 help:
 	@echo "make run    - install into $(VENV) and start the dashboard (http://localhost:$(PORT))"
-	@echo "make test   - install with the test extra and run the whole pytest suite"
+	@echo "make test   - install with the test extra, run ruff + mypy, then the whole pytest suite"
+	@echo "make lint   - ruff and mypy only"
 	@echo "make bench  - run the bench/ scripts"
 
 $(PY):
@@ -59,7 +61,12 @@ install-test: $(STAMP_TEST)
 run: $(STAMP_RUN)
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT)
 
-test: $(STAMP_TEST)
+# static checks first (ruff, then mypy on crp_core), then the whole suite
+lint: $(STAMP_TEST)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
+test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # bench/make_*.py are data generators, not benches: the 10k synthetic CKF is generated once

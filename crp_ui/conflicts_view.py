@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS
 from crp_core.stages.packing import note_block
+from crp_core import headers
 from crp_core.records import Authority, ConflictPair
 
 from .render import STATUS_COLOURS, badge, html_text
@@ -346,7 +347,7 @@ def effect_frame(before: Any, after: Any) -> pd.DataFrame:
     def summary(r: Any) -> dict[str, str]:
         res = r.resolution
         return {
-            "CRP-Context-Conflicts-Resolved": str(r.headers.get("CRP-Context-Conflicts-Resolved", "")),
+            headers.CONFLICTS: str(r.headers.get(headers.CONFLICTS, "")),
             "conflict pairs (arbitrated / tied / dismissed)":
                 f"{res.detected} / {res.unresolved} / {sum(1 for p in res.pairs if p.decision == 'dismiss')}",
             "suppressed facts": ", ".join(r.corpus.kb.facts[int(i)].fact_id for i in res.suppressed) or "-",

@@ -18,6 +18,7 @@ import streamlit as st
 from crp_core.config import STATUSES
 from crp_core.stages.contradictions import PATTERNS, authority_winner
 from crp_core.errors import CRPError
+from crp_core import headers
 from crp_core.triage import (MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv,
                              export_json)
 from crp_ui import conflicts_view as cv
@@ -207,7 +208,7 @@ def envelope_tab(ds, base_kb) -> None:
     res = result.resolution
     kb = result.corpus.kb
     st.caption(f"Run at now = {result.now.isoformat()} · "
-               f"`CRP-Context-Conflicts-Resolved: {result.headers.get('CRP-Context-Conflicts-Resolved', '-')}` · "
+               f"`{headers.CONFLICTS}: {result.headers.get(headers.CONFLICTS, '-')}` · "
                f"{len(res.pairs)} pair(s), {res.detected} arbitrated, {res.unresolved} tied, "
                f"{len(res.suppressed)} suppressed, {len(res.backfilled)} backfilled")
     effects = cv.operator_effects_frame(result, ds, base_kb)

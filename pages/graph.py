@@ -3,6 +3,7 @@ edge weights and bridge values; selecting a connector shows which anchor pairs i
 from __future__ import annotations
 
 import streamlit as st
+from crp_core import headers
 
 from crp_ui import breakdown, charts, render, state, tables
 
@@ -30,8 +31,8 @@ def main() -> None:
     c[2].metric("bridging candidates", len(conns), help="connector candidates with bridge value > 0")
     c[3].metric("walk candidates", len(cdgr.connectors.idx),
                 help=f"connector candidates: facts within max_hops = {config.max_hops} of an anchor")
-    c[4].metric("bridge score", result.headers.get("CRP-Context-Bridge-Score", "-"),
-                help="the CRP-Context-Bridge-Score header")
+    c[4].metric("bridge score", result.headers.get(headers.BRIDGE, "-"),
+                help=f"the {headers.BRIDGE} header")
 
     include = st.toggle("also draw connector candidates with bridge value > 0 (not selected)", value=False,
                         key=K + "candidates")

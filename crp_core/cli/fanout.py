@@ -9,6 +9,7 @@ Exit status 0 on success; bad input raises a :class:`crp_core.errors.CRPError` (
 dispatcher, status 2).
 """
 from __future__ import annotations
+from crp_core import headers
 
 import argparse
 from typing import Any
@@ -95,7 +96,7 @@ def render_summary(report: dict[str, Any]) -> str:
         lines.append(f"fan-out inactive (fanout_width {report['fanout_width']}; needs width >= 2 and a "
                      "non-empty ResidualSet)")
         return "\n".join(lines)
-    lines.append(f"CRP-Context-Coverage-Partitions: {report['headers']['CRP-Context-Coverage-Partitions']}"
+    lines.append(f"{headers.PARTITIONS}: {report['headers'][headers.PARTITIONS]}"
                  f"   (width {report['width']}, rule: {report['rule']})")
     for mode, run in (("partitioned", report), ("naive (shared Coverage Set, round-robin)", report["naive"])):
         lines.append("")
