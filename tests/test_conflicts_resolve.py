@@ -378,3 +378,37 @@ def test_audit_event_carries_roles_and_a_triage_decision_set_is_accepted():
     res2 = resolve_contradictions(corpus, [0, 1], {0: "anchor", 1: "anchor"}, {0: 0.5, 1: 0.4}, [],
                                   {0: 1.0, 1: 0.3}, CFG, ds)
     assert res2.pairs[0].decision == "dismiss" and res2.selected.tolist() == [0, 1]
+
+
+# ---- diffs describe fact_a's text; pair order ignores float noise ---------------------------------------
+def test_diffs_are_computed_against_fact_a_when_ids_sort_against_selection_order():
+    # "z-first" is selected first but fact_a is "a-second" (ids sort the other way)
+    texts = {"z-first": "In every release, the etcd default client port is 2379",
+             "a-second": "The etcd default client port is 4001"}
+    corpus = make_corpus([{"id": "z-first", "text": texts["z-first"], "vec": topic_vec(0, 0)},
+                          {"id": "a-second", "text": texts["a-second"], "vec": topic_vec(0, 1),
+                           "source": "community"}])
+    res = run(corpus, [0, 1], {0: 1.0, 1: 1.0})
+    (pair,) = res.pairs
+    assert (pair.fact_a, pair.fact_b) == ("a-second", "z-first")
+    (d,) = [d for d in pair.conflict.diffs if d.pattern == NUMBER_CHANGED]
+    assert texts[pair.fact_a][d.span_a[0]:d.span_a[1]] == "4001"
+    assert texts[pair.fact_b][d.span_b[0]:d.span_b[1]] == "2379"
+    assert d.tokens_a == ("4001",) and d.tokens_b == ("2379",)
+
+
+def test_pair_order_uses_authority_rounded_to_twelve_decimals():
+    # 0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp: the order falls to the fact ids
+    assert 0.8 * 0.65 * 0.9 != 0.9 * 0.65 * 0.8
+    assert round(0.8 * 0.65 * 0.9, 12) == round(0.9 * 0.65 * 0.8, 12)
+    from crp_core.records import Authority, ConflictPair, ValueConflict
+    from crp_core.analysis.scan import triage_order
+
+    def pair(a: str, b: str, margin: float) -> ConflictPair:
+        auth = {a: Authority(a, "web", 0.7, 1.0, 0.5, 0.35), b: Authority(b, "web", 0.7, 1.0, 0.5, 0.35 - margin)}
+        return ConflictPair(a, b, 0.9, (NUMBER_CHANGED,), ValueConflict((NUMBER_CHANGED,), ()), auth, (a,), b,
+                            False, margin=margin)
+
+    noisy = pair("b1", "b2", abs(0.8 * 0.65 * 0.9 - 0.9 * 0.65 * 0.8) + 0.1)
+    clean = pair("a1", "a2", 0.1)
+    assert sorted([noisy, clean], key=triage_order)[0] is clean

@@ -12,7 +12,7 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.records import ConflictPair, ValueConflict
-from crp_core.stages.contradictions.arbitration import Decisions, arbitrate, decision_for
+from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, Decisions, arbitrate, decision_for
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
 
@@ -86,8 +86,10 @@ def candidate_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None =
 
 
 def triage_order(pair: ConflictPair) -> tuple:
-    """Ties first, then the smallest authority margin, then ids; dismissed pairs last."""
-    return (pair.decision == "dismiss", not pair.tied, pair.margin, pair.fact_a, pair.fact_b)
+    """Ties first, then the smallest authority margin (rounded to ``AUTHORITY_DECIMALS``), then ids;
+    dismissed pairs last."""
+    return (pair.decision == "dismiss", not pair.tied, round(pair.margin, AUTHORITY_DECIMALS), pair.fact_a,
+            pair.fact_b)
 
 
 def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
@@ -122,7 +124,8 @@ def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
     pairs: list[ConflictPair] = []
     for i, j, vc in found:
         if facts[j].fact_id < facts[i].fact_id:
-            i, j = j, i
+            i, j = j, i  # fact_a is the smaller id, and the diffs' *_a sides describe its text
+            vc = values_conflict(facts[i].content, facts[j].content) or vc
         a, b = auth[i], auth[j]
         kind, winner = decision_for(decisions, a.fact_id, b.fact_id)
         arb = arbitrate(a, b, config, kind, winner)

@@ -14,6 +14,8 @@ from crp_core.triage.decisions import DecisionSet, pair_key
 EVENT_RESOLVED = "CONTRADICTION_RESOLVED"
 EVENT_DISMISSED = "CONTRADICTION_DISMISSED"
 DECISION_KINDS = ("dismiss", "override", "accept")
+#: authorities and margins are ordered on this many decimals, so float noise never decides an order
+AUTHORITY_DECIMALS = 12
 
 #: operator decisions handed to stage 4: the triage ``DecisionSet`` in force, or a plain mapping of
 #: pair key -> ``{"kind", "winner"}``

@@ -14,7 +14,7 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.records import AuditEvent, ConflictPair, Resolution, ValueConflict, frozen_array
-from crp_core.stages.contradictions.arbitration import Decisions, arbitrate, conflict_event, decision_for, note_for
+from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, Decisions, arbitrate, conflict_event, decision_for, note_for
 from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
 
@@ -100,7 +100,9 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     def order_key(pq: tuple[int, int]) -> tuple:
         p, q = pq
         lo, hi = sorted((ids[p], ids[q]))
-        return (-max(auth[p].authority, auth[q].authority), lo, hi)
+        # authority rounded to AUTHORITY_DECIMALS: 0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp,
+        # and float noise must not decide which pair is arbitrated first
+        return (-round(max(auth[p].authority, auth[q].authority), AUTHORITY_DECIMALS), lo, hi)
 
     suppressed_pos: list[int] = []
     suppressed_set: set[int] = set()
@@ -112,6 +114,8 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
             p, q = q, p  # fact_a is the smaller id
         a, b = auth[p], auth[q]
         vc = conflicts[(min(p, q), max(p, q))]
+        if p > q:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
+            vc = values_conflict(kb.facts[int(sel[p])].content, kb.facts[int(sel[q])].content) or vc
         sim = float(G[p, q])
         margin = abs(a.authority - b.authority)
         if p in suppressed_set or q in suppressed_set:
