@@ -18,11 +18,11 @@ from crp_core.stages.candidates import gather_candidates
 from crp_core.stages.cdgr import expand_graph_with_recency
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.config import CRPConfig
-from crp_core.stages.contradictions import resolve_contradictions
+from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.factors.coverage import CoverageSet
 from crp_core.headers import build_headers
 from crp_core.factors.ngram import build_blacklist
-from crp_core.stages.packing import PackItem, pack_envelope, word_counter
+from crp_core.stages.packing import PackItem, pack_envelope, packing_drop_reasons, word_counter
 from crp_core.factors.recency import compute_recency, concat_recency
 from crp_core.records import FactOutcome, PipelineResult, Resolution, frozen_array
 
@@ -158,31 +158,18 @@ def run_pipeline(corpus: Any, scenario: Any, config: CRPConfig | None = None, *,
         fanout = run_fanout(corpus, scenario, vectors, pool_rows, recency, blacklist, config, now=now)
     timings["fanout"] = (time.perf_counter() - t) * 1e3
 
-    # 6. packing
+    # 6. packing: anchors (extra anchors and backfills included) carry their stage-2 CDR, connectors
+    # their connector score and the anchors of the pairs they bridge (SPEC_NOTES §2.8)
     t = time.perf_counter()
-    items = []
     final_rows = np.asarray(resolution.selected).tolist()
-    # CDR scores of the non-connector rows (anchors, extra anchors, backfills: all stage-1 candidates)
-    plain = [r for r in final_rows if roles.get(r, "anchor") != "connector"]
-    cdr_of = {r: float(cdr.cdr_score[pos_of[r]]) for r in plain if r in pos_of}
-    for r in plain:
-        if r not in cdr_of:  # not a gated-in candidate (not expected): any stage-2 row
-            hits = np.flatnonzero(cdr.idx == r)
-            if hits.size:
-                cdr_of[r] = float(cdr.cdr_score[hits[0]])
+    plain = [r for r in final_rows if roles.get(r) != "connector"]
+    plain_cdr = cdr.cdr_score[_cdr_positions(cdr, pos_of, plain)].tolist() if plain else []
+    items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]
     for r in final_rows:
-        role = roles.get(r, "anchor")
-        if role == "connector":
-            seen: dict[int, None] = {}
-            for a, b in conn.bridged_pairs[conn_pos[r]]:
-                seen.setdefault(a)
-                seen.setdefault(b)
-            items.append(PackItem(r, "connector", conn_score[r], tuple(seen)))
-        else:
-            score = cdr_of.get(r, conn_score.get(r, 0.0))
-            items.append(PackItem(r, "anchor", score))
-    tied = [(kb.index_of(p.fact_a), kb.index_of(p.fact_b)) for p in resolution.pairs if p.tied and not p.skipped]
-    envelope = pack_envelope(corpus, items, tied_pairs=tied, config=config,
+        if roles.get(r) == "connector":
+            bridged = dict.fromkeys(x for pair in conn.bridged_pairs[conn_pos[r]] for x in pair)
+            items.append(PackItem(r, "connector", float(conn_score[r]), tuple(bridged)))
+    envelope = pack_envelope(corpus, items, tied_pairs=tied_rows(resolution, kb), config=config,
                              count_tokens=count_tokens)
     timings["packing"] = (time.perf_counter() - t) * 1e3
 
@@ -203,7 +190,7 @@ def _outcomes(corpus: Any, candidates: Any, cdr: Any, cdgr: Any, resolution: Res
     kb = corpus.kb
     facts = kb.facts
     in_env = {p.fact_id for p in envelope.order}
-    dropped = set(envelope.dropped_for_budget)
+    dropped = packing_drop_reasons(envelope, roles={facts[r].fact_id: role for r, role in roles.items()})
     suppressed_by: dict[str, Any] = {}
     for p in resolution.pairs:
         if p.suppressed and not p.skipped:
@@ -211,6 +198,7 @@ def _outcomes(corpus: Any, candidates: Any, cdr: Any, cdgr: Any, resolution: Res
     dedup = {int(a): int(b) for a, b in resolution.deduplicated}
     backfill = {int(a): int(b) for a, b in resolution.backfilled}
     near = {int(r): (int(a), s) for r, a, s in cdgr.near_duplicates}
+    conn_near = {int(r): (int(a), s) for r, a, s in cdgr.connector_near_duplicates}
     anchors = set(cdgr.anchors.tolist())
     extra = set(cdgr.extra_anchors.tolist())
     conn = cdgr.connectors
@@ -238,13 +226,13 @@ def _outcomes(corpus: Any, candidates: Any, cdr: Any, cdgr: Any, resolution: Res
             # graph walk added was never gated (SPEC-025 §2.5), it just was not chosen
             role = "candidate" if passed or r not in gate_pos else "gated"
         reason = _reason(r, fid, role, passed, in_e, sup, suppressed_by, dedup, backfill, near, anchors, extra,
-                         conn, conn_pos, gate_pos, candidates, rank, n_gated_in, dropped, facts)
+                         conn, conn_pos, gate_pos, candidates, rank, n_gated_in, dropped, facts, conn_near)
         out.append(FactOutcome(fact_id=fid, role=role, in_envelope=in_e, suppressed=sup, reason=reason))
     return tuple(out)
 
 
 def _reason(r, fid, role, passed, in_e, sup, suppressed_by, dedup, backfill, near, anchors, extra, conn,
-            conn_pos, gate_pos, candidates, rank, n_gated_in, dropped, facts) -> str:  # noqa: ANN001
+            conn_pos, gate_pos, candidates, rank, n_gated_in, dropped, facts, conn_near) -> str:
     if sup:
         p = suppressed_by[fid]
         winner = p.kept[0] if p.kept else "?"
@@ -254,7 +242,7 @@ def _reason(r, fid, role, passed, in_e, sup, suppressed_by, dedup, backfill, nea
     if r in dedup:
         return f"near-duplicate of {facts[dedup[r]].fact_id} (SPEC-003 §6.6), dropped in stage 4"
     if fid in dropped:
-        return "selected but dropped: token budget"
+        return dropped[fid]
     if role == "connector":
         i = conn_pos[r]
         pairs = ", ".join(f"{facts[a].fact_id}-{facts[b].fact_id}" for a, b in conn.bridged_pairs[i])
@@ -282,6 +270,10 @@ def _reason(r, fid, role, passed, in_e, sup, suppressed_by, dedup, backfill, nea
         i = conn_pos[r]
         if conn.bridge_value[i] <= 0:
             parts.append(f"connector candidate ({int(conn.hop_distance[i])} hop(s)): bridge value 0")
+        elif r in conn_near:
+            a, s = conn_near[r]
+            parts.append(f"connector candidate dropped: near-duplicate of anchor {facts[a].fact_id} "
+                         f"(cos {s:.3f}, SPEC-003 §6.6)")
         else:
             parts.append(f"connector candidate: bridge value {conn.bridge_value[i]:.3f}, "
                          f"score {conn.connector_score[i]:.4f} below the connector budget")
