@@ -11,12 +11,17 @@ Definitions where the specs leave room (docs/decisions/pipeline.md):
 * ``Coverage-Score``: minimum novelty over the envelope's facts; ``1.00`` when the Coverage Set is
   empty or the envelope is empty.
 * ``Coverage-Depth``: Coverage Set size at packing time (after the fan-in merge when fan-out ran).
+* ``Conflicts-Resolved: N; unresolved=U``: U = tied pairs in the envelope = NOTE blocks in its text;
+  a tied pair left out of the envelope (SPEC_NOTES §2.8: packed as a unit, dropped by the budget)
+  counts in neither N nor U, so the header and the envelope text always agree.
 """
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+
+from crp_core.records import Envelope, Resolution
 
 PARTITIONS = "CRP-Context-Coverage-Partitions"
 CONFLICTS = "CRP-Context-Conflicts-Resolved"
@@ -37,6 +42,13 @@ HEADER_ORDER: tuple[str, ...] = (PARTITIONS, CONFLICTS, RECENCY, COVERAGE_SCORE,
 def conflicts_value(detected: int, unresolved: int) -> str:
     """``N`` or ``N; unresolved=U`` (SPEC-027 §2.4-2.5)."""
     return f"{detected}; unresolved={unresolved}" if unresolved else f"{detected}"
+
+
+def conflict_counts(resolution: Resolution, envelope: Envelope) -> tuple[int, int]:
+    """(N, U) of ``CRP-Context-Conflicts-Resolved`` (SPEC_NOTES §3, §2.8): the pairs stage 4 counts,
+    minus the tied pairs whose NOTE block is not in the envelope; U = the NOTE blocks in it."""
+    unresolved = len(envelope.notes)
+    return resolution.detected - (resolution.unresolved - unresolved), unresolved
 
 
 def _fmt2(x: float) -> str:
@@ -67,7 +79,7 @@ def build_headers(result: Any) -> dict[str, str]:
     fan = result.fanout
     if fan is not None:
         h[PARTITIONS] = str(len(fan.partitioned.partitions))
-    h[CONFLICTS] = conflicts_value(result.resolution.detected, result.resolution.unresolved)
+    h[CONFLICTS] = conflicts_value(*conflict_counts(result.resolution, result.envelope))
 
     cdr, cdgr = result.cdr, result.cdgr
     gate = cdr.passed_gate if cdr.passed_gate is not None else np.ones(cdr.idx.size, dtype=bool)

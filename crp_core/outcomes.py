@@ -9,6 +9,7 @@ from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact
 from crp_core.records import CandidateSet, CDGRResult, CDRTable, ConflictPair, ConnectorTable, Envelope, FactOutcome, Resolution
 from crp_core.stages.cdr import cdr_ranking
+from crp_core.stages.packing import packing_drop_reasons
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,8 @@ class _RunView:
     backfill: Mapping[int, int]
     near: Mapping[int, tuple[int, float]]
     extra: frozenset[int]
-    dropped: frozenset[str]
+    dropped: Mapping[str, str]  # fact id -> why packing left it out
+    conn_near: Mapping[int, tuple[int, float]]
 
 
 def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr: CDGRResult,
@@ -37,7 +39,7 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
     kb = corpus.kb
     facts = kb.facts
     in_env = {p.fact_id for p in envelope.order}
-    dropped = set(envelope.dropped_for_budget)
+    dropped = packing_drop_reasons(envelope, roles={facts[r].fact_id: role for r, role in roles.items()})
     suppressed_by: dict[str, ConflictPair] = {}
     for p in resolution.pairs:
         if p.suppressed and not p.skipped:
@@ -45,6 +47,7 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
     dedup = {int(a): int(b) for a, b in resolution.deduplicated}
     backfill = {int(a): int(b) for a, b in resolution.backfilled}
     near = {int(r): (int(a), s) for r, a, s in cdgr.near_duplicates}
+    conn_near = {int(r): (int(a), s) for r, a, s in cdgr.connector_near_duplicates}
     extra = set(cdgr.extra_anchors.tolist())
     conn = cdgr.connectors
     conn_pos = {int(r): i for i, r in enumerate(conn.idx.tolist())}
@@ -57,7 +60,7 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
 
     view = _RunView(facts=facts, candidates=candidates, conn=conn, conn_pos=conn_pos, gate_pos=gate_pos, rank=rank,
                     n_gated_in=n_gated_in, suppressed_by=suppressed_by, dedup=dedup, backfill=backfill, near=near,
-                    extra=frozenset(extra), dropped=frozenset(dropped))
+                    extra=frozenset(extra), dropped=dropped, conn_near=conn_near)
     rows = candidates.idx.tolist() + sorted(r for r in conn.idx.tolist() if r not in gate_pos)
     out: list[FactOutcome] = []
     for r in rows:
@@ -91,7 +94,7 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
     if r in v.dedup:
         return f"near-duplicate of {facts[v.dedup[r]].fact_id} (SPEC-003 §6.6), dropped in stage 4"
     if fid in v.dropped:
-        return "selected but dropped: token budget"
+        return v.dropped[fid]
     if role == "connector":
         i = conn_pos[r]
         pairs = ", ".join(f"{facts[a].fact_id}-{facts[b].fact_id}" for a, b in conn.bridged_pairs[i])
@@ -119,6 +122,10 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
         i = conn_pos[r]
         if conn.bridge_value[i] <= 0:
             parts.append(f"connector candidate ({int(conn.hop_distance[i])} hop(s)): bridge value 0")
+        elif r in v.conn_near:
+            a, s = v.conn_near[r]
+            parts.append(f"connector candidate dropped: near-duplicate of anchor {facts[a].fact_id} "
+                         f"(cos {s:.3f}, SPEC-003 §6.6)")
         else:
             parts.append(f"connector candidate: bridge value {conn.bridge_value[i]:.3f}, "
                          f"score {conn.connector_score[i]:.4f} below the connector budget")

@@ -21,7 +21,7 @@ from crp_core.config import CRPConfig, layered_config
 from crp_core.corpus.embedding import Embedder
 from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario
 from crp_core.model import Scenario
-from crp_core.stages.contradictions import resolve_contradictions
+from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.factors.coverage import CoverageSet
 from crp_core.headers import build_headers
 from crp_core.factors.ngram import build_blacklist
@@ -157,31 +157,18 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
         fanout = run_fanout(corpus, scenario, vectors, pool_rows, recency, blacklist, config, now=now)
     timings["fanout"] = (time.perf_counter() - t) * 1e3
 
-    # 6. packing
+    # 6. packing: anchors (extra anchors and backfills included) carry their stage-2 CDR, connectors
+    # their connector score and the anchors of the pairs they bridge (SPEC_NOTES §2.8)
     t = time.perf_counter()
-    items = []
     final_rows = np.asarray(resolution.selected).tolist()
-    # CDR scores of the non-connector rows (anchors, extra anchors, backfills: all stage-1 candidates)
-    plain = [r for r in final_rows if roles.get(r, "anchor") != "connector"]
-    cdr_of = {r: float(cdr.cdr_score[pos_of[r]]) for r in plain if r in pos_of}
-    for r in plain:
-        if r not in cdr_of:  # not a gated-in candidate (not expected): any stage-2 row
-            hits = np.flatnonzero(cdr.idx == r)
-            if hits.size:
-                cdr_of[r] = float(cdr.cdr_score[hits[0]])
+    plain = [r for r in final_rows if roles.get(r) != "connector"]
+    plain_cdr = cdr.cdr_score[_cdr_positions(cdr, pos_of, plain)].tolist() if plain else []
+    items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]
     for r in final_rows:
-        role = roles.get(r, "anchor")
-        if role == "connector":
-            seen: dict[int, None] = {}
-            for a, b in conn.bridged_pairs[conn_pos[r]]:
-                seen.setdefault(a)
-                seen.setdefault(b)
-            items.append(PackItem(r, "connector", conn_score[r], tuple(seen)))
-        else:
-            score = cdr_of.get(r, conn_score.get(r, 0.0))
-            items.append(PackItem(r, "anchor", score))
-    tied = [(kb.index_of(p.fact_a), kb.index_of(p.fact_b)) for p in resolution.pairs if p.tied and not p.skipped]
-    envelope = pack_envelope(corpus, items, tied_pairs=tied, config=config,
+        if roles.get(r) == "connector":
+            bridged = dict.fromkeys(x for pair in conn.bridged_pairs[conn_pos[r]] for x in pair)
+            items.append(PackItem(r, "connector", float(conn_score[r]), tuple(bridged)))
+    envelope = pack_envelope(corpus, items, tied_pairs=tied_rows(resolution, kb), config=config,
                              count_tokens=count_tokens)
     timings["packing"] = (time.perf_counter() - t) * 1e3
 

@@ -122,6 +122,9 @@ class CDGRResult:
     # (added) the stage-2 factors (novelty, recency, n-gram, ...) of every connector candidate, aligned with
     # ``connectors.idx``
     connector_cdr: "CDRTable | None" = None
+    # (added) connector candidates dropped before the connectors were chosen: (row, anchor row, cosine),
+    # SPEC-003 §6.6 near-duplicates of an anchor with no value conflict (SPEC_NOTES §2.8)
+    connector_near_duplicates: tuple[tuple[int, int, float], ...] = ()
 
 
 # ---- stage 4: contradiction resolution (SPEC_NOTES §2.6) -------------------------------------
@@ -256,10 +259,22 @@ class PackedFact:
     fact_id: str
     role: str  # "anchor" | "connector"
     score: float  # CDR score (anchors) or connector score (connectors)
-    tier: str  # "critical" | "important" | "supporting"
-    band: str  # "primacy" | "middle" | "recency"
+    tier: str | None  # anchors: "critical" | "important" | "supporting" (CDR / best anchor CDR); connectors: None
+    band: str  # "primacy" (positions 1-2) | "middle" | "recency" (the final block); connectors: "middle"
     tokens: int
-    bridges_anchor: str | None = None  # connectors: the anchor it is placed after
+    bridges_anchor: str | None = None  # connectors: the first anchor they bridge in anchor order (sets the spot)
+
+
+DropReason = Literal["budget", "unbridged"]
+
+
+@dataclass(frozen=True)
+class DroppedPair:
+    """A tied pair (SPEC_NOTES §2.6) left out of the envelope whole: no fact of it, no NOTE block."""
+
+    fact_a: str
+    fact_b: str
+    reason: DropReason  # its unit did not fit / a connector of its unit lost its anchors
 
 
 @dataclass(frozen=True)
@@ -268,8 +283,13 @@ class Envelope:
     text: str
     tokens_used: int
     token_budget: int
-    dropped_for_budget: tuple[str, ...]
-    notes: tuple[str, ...]  # NOTE blocks included in the text
+    dropped_for_budget: tuple[str, ...]  # selected facts whose unit did not fit the budget
+    notes: tuple[str, ...]  # NOTE blocks included in the text, one per packed tied pair
+    # (added) connectors left out because fewer than two of the anchors they bridge are packed, and the
+    # facts tied to such a connector (a tied pair is packed as a unit)
+    dropped_unbridged: tuple[str, ...] = ()
+    # (added) tied pairs left out whole; they count neither in the envelope nor in the header
+    dropped_pairs: tuple[DroppedPair, ...] = ()
 
 
 # ---- the whole run ---------------------------------------------------------------------------

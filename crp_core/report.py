@@ -190,6 +190,9 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
                         "tokens": p.tokens, "bridges_anchor": p.bridges_anchor} for p in env.order],
             "dropped_for_budget": list(env.dropped_for_budget),
             "notes": list(env.notes),
+            "dropped_unbridged": list(env.dropped_unbridged),
+            "dropped_tied_pairs": [{"fact_a": p.fact_a, "fact_b": p.fact_b, "reason": p.reason}
+                                   for p in env.dropped_pairs],
         },
         "cdgr": {
             "anchors": ids(cdgr.anchors),
@@ -198,6 +201,8 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
             "hops": cdgr.hops,
             "near_duplicates": [{"skipped": kb.facts[r].fact_id, "anchor": kb.facts[a].fact_id, "similarity": s}
                                 for r, a, s in cdgr.near_duplicates],
+            "connector_near_duplicates": [{"skipped": kb.facts[r].fact_id, "anchor": kb.facts[a].fact_id,
+                                           "similarity": s} for r, a, s in cdgr.connector_near_duplicates],
             "edges": [[kb.facts[a].fact_id, kb.facts[b].fact_id, w] for a, b, w in cdgr.graph_edges],
         },
         "resolution": {

@@ -216,8 +216,9 @@ def timings_frame(result: Any) -> pd.DataFrame:
 
 
 def envelope_frame(result: Any) -> pd.DataFrame:
-    """The packed envelope in order: position, band, tier, role, fact, score, tokens, the anchor a
-    connector is placed after, source type and content."""
+    """The packed envelope in order: position, band, tier (anchors only), role, fact, score, tokens,
+    the first anchor a connector bridges (its placement reference, SPEC_NOTES §2.8), source type and
+    content."""
     kb = result.corpus.kb
     rows = []
     for k, p in enumerate(result.envelope.order, start=1):

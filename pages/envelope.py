@@ -66,7 +66,8 @@ def main() -> None:
             pad, body = st.columns([1, 14])
             pad.markdown("↳")
             with body:
-                st.caption(f"connector placed after anchor {render.md_escape(r.bridges_anchor or '-')}")
+                st.caption(f"connector bridging anchor {render.md_escape(r.bridges_anchor or '-')} "
+                           "(placed next to it, outside positions 1-2 and the recency block)")
                 render.fact_card(fact, extra=extra)
         else:
             render.fact_card(fact, extra=extra)
@@ -79,6 +80,12 @@ def main() -> None:
     if env.dropped_for_budget:
         st.subheader("Dropped for the token budget")
         st.markdown(render.md_escape(", ".join(env.dropped_for_budget)))
+    if env.dropped_pairs:
+        st.caption("Tied pairs left out whole (a tied pair is packed as a unit: both facts and its NOTE, or neither): "
+                   + render.md_escape(", ".join(f"{p.fact_a} / {p.fact_b} ({p.reason})" for p in env.dropped_pairs)))
+    if env.dropped_unbridged:
+        st.subheader("Dropped: fewer than two bridged anchors packed")
+        st.markdown(render.md_escape(", ".join(env.dropped_unbridged)))
     with st.expander("Envelope text (exact)"):
         st.code(env.text, language=None, wrap_lines=True)
     with st.expander("Packed order as a table"):

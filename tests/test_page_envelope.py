@@ -1,5 +1,5 @@
-"""Envelope page: packed order, bands, connectors after their anchor, NOTE blocks, tokens,
-downloads."""
+"""Envelope page: packed order, bands, connectors next to the anchors they bridge, NOTE blocks,
+tokens, downloads."""
 from __future__ import annotations
 
 from page_support import expected_result, frame_with, metric, run_page, write_bridge_sample
@@ -24,15 +24,16 @@ def test_envelope_order_tokens_and_note_block(ui_env):
     assert [s.value for s in at.subheader][:1] == ["Primacy band (start)"]
 
 
-def test_connector_is_shown_after_its_anchor(tmp_path, monkeypatch):
+def test_connector_is_shown_with_its_anchor(tmp_path, monkeypatch):
     d = write_bridge_sample(tmp_path / "samples")
     monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
     monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
     exp = expected_result(d)
     at = run_page("envelope")
     table = frame_with(at, "position", "band", "tier", "tokens")
-    # A1 and A2 are the anchors (tied CDR), C the connector bridging them, placed after A1
-    assert list(table["fact_id"]) == [p.fact_id for p in exp.envelope.order] == ["A1", "C", "A2"]
+    # A1 and A2 are the anchors (tied CDR): the primacy block (positions 1-2); C, the connector
+    # bridging them, follows that block (SPEC_NOTES §2.8)
+    assert list(table["fact_id"]) == [p.fact_id for p in exp.envelope.order] == ["A1", "A2", "C"]
     assert table.loc[table["fact_id"] == "C", "bridges_anchor"].iloc[0] == "A1"
-    assert any("connector placed after anchor A1" in c.value for c in at.caption)
+    assert any("connector bridging anchor A1" in c.value for c in at.caption)
     assert metric(at, "connectors") == "1"

@@ -153,7 +153,8 @@ def test_result_pickles_and_deep_copies():
 
 
 def test_connector_chain_anchor_connector_anchor():
-    """SPEC-025 §2.6 / §4: A and D are anchors with no edge; B bridges them and sits between them.
+    """SPEC-025 §2.6 / §4: A and D are anchors with no edge; B bridges them. SPEC_NOTES §2.8: connectors
+    never take positions 1-2; A and D (equal CDR, both critical) are the primacy block, B follows it.
 
     Vectors: A = a*A' + b*q, D = a*D' + b*q, B = B' with b = 0.56, a = sqrt(1 - 0.56^2) = 0.828493;
     A'.D' = 0.30, A'.B' = D'.B' = 0.78 (q orthogonal to A', D', B').
@@ -172,9 +173,9 @@ def test_connector_chain_anchor_connector_anchor():
              fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01")]
     corpus = make_corpus(facts, np.array([vec["A"], vec["D"], vec["B"]]))
     r = run_pipeline(corpus, make_scenario(q, now=NOW))
-    assert [p.fact_id for p in r.envelope.order] == ["A", "B", "D"]
-    assert [p.role for p in r.envelope.order] == ["anchor", "connector", "anchor"]
-    assert r.envelope.order[1].bridges_anchor == "A"
+    assert [p.fact_id for p in r.envelope.order] == ["A", "D", "B"]
+    assert [p.role for p in r.envelope.order] == ["anchor", "anchor", "connector"]
+    assert r.envelope.order[2].bridges_anchor == "A"
     conn = r.cdgr.connectors
     i = conn.idx.tolist().index(2)
     assert conn.bridge_value[i] == pytest.approx(0.646225, abs=1e-5)

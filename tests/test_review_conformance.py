@@ -20,22 +20,22 @@ def _pack_corpus():
     return make_corpus(facts, np.eye(len(IDS)), token_counts=[5] * len(IDS))
 
 
-# ---- SPEC_NOTES §2.8: "tiers taken on score / best score in the envelope" -------------------------
-def test_packing_tiers_use_the_best_score_in_the_envelope_connectors_included():
+# ---- SPEC_NOTES §2.8: tiers on each anchor's CDR / the best *anchor* CDR; connectors never enter a tier ----
+def test_packing_tiers_use_the_best_anchor_score_connectors_never_enter_a_tier():
     """Envelope scores: anchors a .50, b .45, c .20; connector x 1.00 (bridges a-b).
 
-    Best score in the envelope = 1.00 (the connector), so the ratios are a .50 -> important,
-    b .45 -> supporting, c .20 -> supporting, x 1.00 -> critical. No critical anchor: the sandwich
-    is [critical[0], critical[-1]] = [] + supporting [b, c] + important [a] + critical[1:-1] [] =
-    [b, c, a]; x goes right after the first anchor it bridges in envelope order (b).
+    Best anchor CDR = .50 (the connector's 1.00 is on another scale), so the ratios are a 1.0 ->
+    critical, b .90 -> critical, c .40 -> supporting. Sandwich [critical[0], critical[-1]] = [a, b],
+    supporting [c], critical[1:-1] = []: [a, b, c]. x's first bridged anchor is a, in the primacy block
+    (positions 1-2): x goes right after that block, before c.
     """
     corpus = _pack_corpus()
     items = [PackItem(0, "anchor", 0.50), PackItem(1, "anchor", 0.45), PackItem(2, "anchor", 0.20),
              PackItem(3, "connector", 1.00, (0, 1))]
     env = pack_envelope(corpus, items, config=CRPConfig(), count_tokens=word_counter)
-    assert [p.fact_id for p in env.order] == ["b", "x", "c", "a"]
+    assert [p.fact_id for p in env.order] == ["a", "b", "x", "c"]
     tiers = {p.fact_id: p.tier for p in env.order}
-    assert tiers == {"a": "important", "b": "supporting", "c": "supporting", "x": "critical"}
+    assert tiers == {"a": "critical", "b": "critical", "c": "supporting", "x": None}
 
 
 # ---- SPEC_NOTES §4: `crp-inspect fanout` prints partitions, headers, branches, fan_in "and the same for naive"
@@ -171,7 +171,8 @@ def test_recency_penalised_counts_connector_candidates_not_gated_out_facts():
     assert conn.connector_score[i] == pytest.approx(0.646225 * 0.652877 * 0.30, abs=1e-5)
     assert 3 not in conn.idx.tolist()
     assert r.headers["CRP-Context-Recency-Penalised"] == "1"
-    assert [p.fact_id for p in r.envelope.order] == ["A", "B", "D"]
+    # two anchors form the primacy block; the connector follows it (SPEC_NOTES §2.8)
+    assert [p.fact_id for p in r.envelope.order] == ["A", "D", "B"]
 
 
 # ---- SPEC_NOTES §5: every key with its default, literally as listed ------------------------------------

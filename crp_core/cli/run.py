@@ -69,13 +69,18 @@ def _print_summary(result: Any, kb: Any) -> None:
         out(f"  {k}: {v}\n")
     out("\nenvelope (packed order)\n")
     for i, p in enumerate(result.envelope.order, 1):
-        extra = f" after {p.bridges_anchor}" if p.bridges_anchor else ""
-        out(f"  {i:>3}. {p.fact_id:<20} {p.role:<9} score={p.score:.4f} {p.tier}/{p.band} "
+        extra = f" bridges {p.bridges_anchor}" if p.bridges_anchor else ""
+        tier = p.tier or "no tier"  # connectors: their score never enters a tier (SPEC_NOTES §2.8)
+        out(f"  {i:>3}. {p.fact_id:<20} {p.role:<9} score={p.score:.4f} {tier}/{p.band} "
             f"tokens={p.tokens}{extra}\n")
     env = result.envelope
     out(f"  tokens {env.tokens_used}/{env.token_budget}")
     if env.dropped_for_budget:
         out(f"; dropped for budget: {', '.join(env.dropped_for_budget)}")
+    if env.dropped_unbridged:
+        out(f"; dropped (fewer than two bridged anchors packed): {', '.join(env.dropped_unbridged)}")
+    if env.dropped_pairs:
+        out(f"; tied pairs dropped whole: {', '.join(f'{p.fact_a}/{p.fact_b}' for p in env.dropped_pairs)}")
     out("\n")
     pairs = result.resolution.pairs
     out(f"\nconflicts ({len(pairs)})\n")

@@ -9,9 +9,11 @@ anchors. Phase C (bridge): touched anchors = anchors at graph distance 1 or 2;
 ``mean_path_weight`` pools the edges of the connector's strongest shortest path to each touched
 anchor (shortest in hops; among those, the one with the highest total weight).
 ``connector_score = bridge_value * novelty * recency_factor * max(relevance, min_connector_relevance)``
-(SPEC-027 §3.3). Connectors with bridge value 0 are dropped; the best fill the connector slots
-(``envelope_fact_budget - anchor_budget``); unused slots go to the next CDR candidates
-(``extra_anchors``). With graph retrieval off, anchors take the whole budget.
+(SPEC-027 §3.3). Connectors with bridge value 0 are dropped, and so is a connector candidate that
+is a near-duplicate of an anchor (cosine > ``dedup_similarity``, SPEC-003 §6.6) with no value conflict
+with it (SPEC_NOTES §2.8: before the connectors are chosen, so the next candidate takes the slot);
+the best fill the connector slots (``envelope_fact_budget - anchor_budget``); unused slots go to the
+next CDR candidates (``extra_anchors``). With graph retrieval off, anchors take the whole budget.
 
 Everything is vectorised over the sparse graph: the walk only touches the anchors' 2-hop
 neighbourhood (CSR row slices), never the whole matrix.
@@ -73,6 +75,35 @@ def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: li
         picked.append(row)
         chosen.append(row)
     return picked, p
+
+
+def connector_near_duplicates(corpus: Any, anchors: np.ndarray, cands: np.ndarray, pos: np.ndarray, *,
+                              config: CRPConfig, values_conflict: ConflictFn) -> list[tuple[int, int, float]]:
+    """Connector candidates ``cands[pos]`` that are SPEC-003 §6.6 near-duplicates of an anchor (cosine
+    > ``dedup_similarity``) and do not value-conflict with it: dropped before the connectors are chosen
+    (SPEC_NOTES §2.8), so the next candidate takes the slot. A candidate that value-conflicts with every
+    such anchor stays (stage 4 arbitrates).
+
+    Returns (candidate row, anchor row, cosine), the closest non-conflicting anchor for each, by row.
+    One (candidates x anchors) product; ``values_conflict`` runs on the close pairs only.
+    """
+    if pos.size == 0 or anchors.size == 0:
+        return []
+    vecs = corpus.vectors
+    rows = cands[pos]
+    sims = vecs[rows] @ vecs[anchors].T
+    ci, ai = np.nonzero(sims > config.dedup_similarity)
+    if ci.size == 0:
+        return []
+    close = sims[ci, ai]
+    texts = corpus.kb.facts
+    found: dict[int, tuple[int, int, float]] = {}
+    for k in np.lexsort((ai, -close, ci)).tolist():  # per candidate, closest anchor first
+        row, anchor = int(rows[ci[k]]), int(anchors[ai[k]])
+        if row in found or values_conflict(texts[anchor].content, texts[row].content):
+            continue
+        found[row] = (row, anchor, float(close[k]))
+    return [found[r] for r in sorted(found)]
 
 
 # ---- Phase B/C: the walk and the bridge values --------------------------------------------------
@@ -286,6 +317,11 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
                          passed_gate=relevance >= config.cdr_min_relevance, fact_vectors=cand_vectors)
         score = bridge * ccdr.novelty * ccdr.recency_factor * np.maximum(relevance, config.min_connector_relevance)
         eligible = np.flatnonzero(bridge > 0)
+        conn_near = connector_near_duplicates(corpus, anchors, cands, eligible, config=config,
+                                              values_conflict=values_conflict)
+        if conn_near:
+            dup_rows = np.array([r for r, _, _ in conn_near], dtype=np.int64)
+            eligible = eligible[~np.isin(cands[eligible], dup_rows)]
         order = eligible[np.lexsort((cands[eligible], -score[eligible]))]
         sel_pos = order[:max(slots, 0)]
         selected = np.zeros(cands.size, dtype=bool)
@@ -309,6 +345,7 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
             relevance=frozen_array(empty_f), novelty=frozen_array(empty_f), recency_factor=frozen_array(empty_f),
             connector_score=frozen_array(empty_f), selected=frozen_array(np.zeros(0, dtype=bool)))
         selected_rows = empty_i
+        conn_near = []
         hop_count = config.max_hops if config.graph_retrieval else 0
 
     unused = max(slots, 0) - selected_rows.size if config.graph_retrieval else 0
@@ -326,7 +363,7 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
     result = CDGRResult(
         anchors=frozen_array(anchors), connectors=table, selected_connectors=frozen_array(selected_rows),
         extra_anchors=frozen_array(extra), graph_edges=edges, hops=hop_count,
-        near_duplicates=tuple(near), connector_cdr=ccdr)
+        near_duplicates=tuple(near), connector_cdr=ccdr, connector_near_duplicates=tuple(conn_near))
     return result, recency
 
 

@@ -1,37 +1,64 @@
 """Stage 6: packing (SPEC-003 §7.3-7.4, SPEC-025 §2.6, SPEC-027 §2.5; SPEC_NOTES §2.8).
 
-1. Greedy fill in score order (CDGR score: CDR for anchors, connector score for connectors;
-   ties by fact row) up to ``token_budget``; a fact that does not fit is skipped and smaller ones
-   may still enter (SPEC-003 §7.3).
-2. Tied contradiction pairs with both facts packed get the SPEC-027 §2.5 NOTE block, which is part
-   of the text and counted in tokens. The envelope never exceeds its budget: while it does, the
-   lowest-score packed fact that is not in a tie is dropped (if only tied facts are left, the
-   lowest-score tied fact goes, and its NOTE with it).
-3. Order: primacy-recency sandwich of SPEC-003 §7.4 over the anchors, tiers on score / best envelope
-   score (critical >= 0.80, important >= 0.50, supporting below):
-   ``[critical[0], critical[-1], supporting..., important..., critical[1:-1]...]``; each connector
-   right after the first anchor (in envelope order) of the pairs it bridges.
-4. Text: one line ``[<fact_id>] <content>`` per fact; each NOTE block right after the later of its
-   two facts. A fact line costs ``token_counts[row]`` + the tokens of ``[<fact_id>]``.
+1. Units. A tied contradiction pair (SPEC_NOTES §2.6) is packed as a unit: both facts and their
+   NOTE block, or neither. Tied pairs that share a fact form one unit (their connected component),
+   so every tied pair is wholly in the envelope or wholly out. Every other fact is a unit alone.
+2. Greedy fill up to ``token_budget`` (SPEC-003 §7.3): anchors in CDR order, then connectors in
+   connector-score order (ties by fact row). A unit is decided at its first fact in that order and
+   costs its fact lines plus its NOTE blocks; a unit that does not fit is left out and smaller ones
+   may still enter. A connector enters only while at least two of the anchors it bridges are
+   packed (so far, the anchors of its own unit included); otherwise it is left out as unbridged,
+   with its tie unit if it has one. A tied pair left out is reported in ``Envelope.dropped_pairs``
+   and counts in no header (``headers.conflict_counts``): the header and the text always agree.
+3. Anchor order: the primacy-recency sandwich of SPEC-003 §7.4,
+   ``[critical[0], critical[-1], supporting..., important..., critical[1:-1]...]``, each tier in
+   CDR order, tiers on each anchor's CDR / the best packed anchor CDR (critical >= 0.80,
+   important >= 0.50, supporting below). The best anchor is critical, hence at position 1.
+   Connector scores are on another scale: they never set a tier and connectors have none.
+4. Connectors (SPEC-025 §2.6: next to the anchors they bridge, never in the primacy / recency
+   positions): each goes right after the first anchor it bridges in the anchor order; when that
+   anchor is in the primacy block (positions 1-2), right after the primacy block; when it is in
+   the final block of critical anchors (recency, ``critical[1:-1]``), right before that block.
+   Connectors at one spot (the same gap between two anchors) keep connector-score order. A packed
+   connector bridges at least two packed anchors, so its first one is never the last anchor: no
+   connector is ever last, except with exactly two anchors packed (both in the primacy block, the
+   connectors after them).
+5. Text: one line ``[<fact_id>] <content>`` per fact; each NOTE block right after the later of its
+   two facts, the fact placed first listed first. A fact line costs ``token_counts[row]`` + the
+   tokens of ``[<fact_id>]``; a NOTE block costs its own count (the larger of its two line orders
+   is reserved during the fill, so the envelope never exceeds its budget).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Literal, Protocol
 
 import numpy as np
 
 from crp_core.config import CRPConfig
-from crp_core.records import Envelope, PackedFact
+from crp_core.model import KnowledgeBase
+from crp_core.records import DropReason, DroppedPair, Envelope, PackedFact
 
 #: the NOTE block of SPEC-027 §2.5 (header lines; one indented ``[content]`` line per fact follows)
 NOTE_HEADER = ("NOTE: The following two facts conflict and could not be automatically\n"
                "arbitrated. Treat with caution and prefer the more specific:")
-#: tier thresholds on score / best score (SPEC-003 §7.4)
+#: tier thresholds on CDR / best anchor CDR (SPEC-003 §7.4, SPEC_NOTES §2.8)
 CRITICAL_RATIO = 0.80
 IMPORTANT_RATIO = 0.50
+#: size of the primacy block (SPEC_NOTES §2.8: positions 1-2)
+PRIMACY_SIZE = 2
 
 TokenCounter = Callable[[Sequence[str]], np.ndarray]
+PackRole = Literal["anchor", "connector"]
+Tier = Literal["critical", "important", "supporting"]
+
+
+class PackCorpus(Protocol):
+    """What the packer reads from a corpus: the facts and their content token counts."""
+
+    kb: KnowledgeBase
+    token_counts: np.ndarray
 
 
 def note_block(content_a: str, content_b: str) -> str:
@@ -48,12 +75,13 @@ class PackItem:
     """One selected fact offered to the packer."""
 
     row: int
-    role: str  # "anchor" | "connector"
-    score: float
+    role: PackRole
+    score: float  # CDR (anchors) or connector score (connectors): two scales, never compared
     bridges: tuple[int, ...] = ()  # connectors: anchor rows of the pairs it bridges, anchor order
 
 
-def tier_of(ratio: float) -> str:
+def tier_of(ratio: float) -> Tier:
+    """Tier of an anchor from its CDR / best anchor CDR (SPEC-003 §7.4)."""
     if ratio >= CRITICAL_RATIO:
         return "critical"
     if ratio >= IMPORTANT_RATIO:
@@ -61,124 +89,223 @@ def tier_of(ratio: float) -> str:
     return "supporting"
 
 
-def pack_envelope(corpus: Any, items: Sequence[PackItem], *, tied_pairs: Sequence[tuple[int, int]] = (),
-                  config: CRPConfig, count_tokens: TokenCounter) -> Envelope:
-    """Greedy fill, NOTE blocks, budget guard and the primacy-recency sandwich (SPEC_NOTES §2.8)."""
-    facts = corpus.kb.facts
-    budget = int(config.token_budget)
-    items = list(items)
+def _rank(rows: Sequence[int], score: Mapping[int, float]) -> list[int]:
+    """``rows`` by score descending, then row ascending."""
+    r = np.asarray(rows, dtype=np.int64)
+    s = np.array([score[x] for x in r.tolist()], dtype=np.float64)
+    return r[np.lexsort((r, -s))].tolist()
+
+
+def _tie_units(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
+    """Unit id (the smallest row of its tie component) of every row; singletons map to themselves."""
+    parent = {r: r for r in rows}
+
+    def root(r: int) -> int:
+        while parent[r] != r:
+            parent[r] = parent[parent[r]]
+            r = parent[r]
+        return r
+
+    for a, b in ties:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return {r: root(r) for r in rows}
+
+
+@dataclass(frozen=True)
+class _Fill:
+    """Outcome of the greedy fill: packed rows (fill order), what was left out and why."""
+
+    packed: list[int]
+    packed_ties: list[tuple[int, int]]
+    over_budget: list[int]
+    unbridged: list[int]
+    dropped_pairs: list[tuple[int, int, DropReason]]
+
+
+def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cost: Mapping[int, int],
+                 note_cost: Mapping[tuple[int, int], int], budget: int) -> _Fill:
+    """SPEC_NOTES §2.8 fill: anchors (CDR order) then connectors (score order), tie units whole."""
     by_row = {it.row: it for it in items}
-    prefix = count_tokens([f"[{facts[it.row].fact_id}]" for it in items]) if items else np.zeros(0)
-    cost = {it.row: int(corpus.token_counts[it.row]) + int(prefix[i]) for i, it in enumerate(items)}
+    unit_of = _tie_units(list(by_row), ties)
+    members: dict[int, list[int]] = {}
+    for r, u in unit_of.items():
+        members.setdefault(u, []).append(r)
+    unit_ties: dict[int, list[tuple[int, int]]] = {}
+    for p in ties:
+        unit_ties.setdefault(unit_of[p[0]], []).append(p)
 
-    # 1. greedy fill in score order
-    ranked = sorted(items, key=lambda it: (-it.score, it.row))
+    anchors = [it.row for it in items if it.role == "anchor"]
+    connectors = [it.row for it in items if it.role == "connector"]
+    scores = {it.row: it.score for it in items}
+    order = _rank(anchors, scores) + _rank(connectors, scores)
+
     packed: list[int] = []
-    dropped: list[int] = []
+    packed_anchors: set[int] = set()
+    out = _Fill(packed, [], [], [], [])
     used = 0
-    for it in ranked:
-        if used + cost[it.row] <= budget:
-            packed.append(it.row)
-            used += cost[it.row]
+    decided: set[int] = set()
+    for row in order:
+        u = unit_of[row]
+        if u in decided:
+            continue
+        decided.add(u)
+        rows = _rank(members[u], scores)
+        pairs = unit_ties.get(u, [])
+        unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
+        unbridged = [r for r in rows if by_row[r].role == "connector"
+                     and sum(a in packed_anchors or a in unit_anchors for a in set(by_row[r].bridges)) < 2]
+        need = sum(cost[r] for r in rows) + sum(note_cost[p] for p in pairs)
+        if unbridged:
+            out.unbridged.extend(rows)
+            out.dropped_pairs.extend((a, b, "unbridged") for a, b in pairs)
+        elif used + need > budget:
+            out.over_budget.extend(rows)
+            out.dropped_pairs.extend((a, b, "budget") for a, b in pairs)
         else:
-            dropped.append(it.row)
+            used += need
+            packed.extend(rows)
+            packed_anchors.update(r for r in rows if by_row[r].role == "anchor")
+            out.packed_ties.extend(pairs)
+    return out
 
-    # 2. NOTE blocks of tied pairs, then the budget guard
-    ties = [(int(a), int(b)) for a, b in tied_pairs if int(a) in by_row and int(b) in by_row]
-    note_cost_cache: dict[tuple[int, int], int] = {}
 
-    def note_cost(pair: tuple[int, int]) -> int:
-        if pair not in note_cost_cache:
-            a, b = pair
-            note_cost_cache[pair] = int(count_tokens([note_block(facts[a].content, facts[b].content)])[0])
-        return note_cost_cache[pair]
+@dataclass(frozen=True)
+class _Layout:
+    """Envelope order with each fact's tier, band and (connectors) first bridged anchor."""
 
-    while True:
-        in_env = set(packed)
-        active = [p for p in ties if p[0] in in_env and p[1] in in_env]
-        total = sum(cost[r] for r in packed) + sum(note_cost(p) for p in active)
-        if total <= budget or not packed:
-            break
-        tied_rows = {r for p in active for r in p}
-        pool = [r for r in packed if r not in tied_rows] or list(packed)
-        victim = min(pool, key=lambda r: (by_row[r].score, -r))
-        packed.remove(victim)
-        dropped.append(victim)
-    used = total if packed else 0
+    order: list[int]
+    tier: dict[int, Tier | None]
+    band: dict[int, str]
+    bridged: dict[int, int]
 
-    # 3. order: sandwich over anchors, connectors after their first bridged anchor
-    anchors = [r for r in packed if by_row[r].role != "connector"]
+
+def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem]) -> _Layout:
+    """Steps 3-4 of the module docstring: the anchor sandwich, then the connectors' spots."""
+    anchors = [r for r in packed if by_row[r].role == "anchor"]
     connectors = [r for r in packed if by_row[r].role == "connector"]
-    ref = [by_row[r].score for r in packed]  # best score in the envelope, connectors included (SPEC_NOTES §2.8)
-    best = max(ref) if ref else 0.0
-
-    def ratio(r: int) -> float:
-        return by_row[r].score / best if best > 0 else 1.0
-
-    def rank_key(r: int) -> tuple[float, int]:
-        return (-by_row[r].score, r)
-
-    tiers = {r: tier_of(ratio(r)) for r in packed}
-    crit = sorted((r for r in anchors if tiers[r] == "critical"), key=rank_key)
-    imp = sorted((r for r in anchors if tiers[r] == "important"), key=rank_key)
-    sup = sorted((r for r in anchors if tiers[r] == "supporting"), key=rank_key)
-    band: dict[int, str] = {}
-    head = crit[:1] + (crit[-1:] if len(crit) >= 2 else [])
+    scores = {r: by_row[r].score for r in packed}
+    ranked = _rank(anchors, scores)
+    best = scores[ranked[0]] if ranked else 0.0
+    tier: dict[int, Tier | None] = {r: tier_of(scores[r] / best if best > 0 else 1.0) for r in ranked}
+    tier.update(dict.fromkeys(connectors, None))
+    crit = [r for r in ranked if tier[r] == "critical"]
+    head = crit[:1] + crit[-1:] if len(crit) >= 2 else crit[:1]
     tail = crit[1:-1]
-    for r in head:
-        band[r] = "primacy"
-    for r in sup + imp:
-        band[r] = "middle"
-    for r in tail:
-        band[r] = "recency"
-    anchor_order = head + sup + imp + tail
+    middle = [r for r in ranked if tier[r] == "supporting"] + [r for r in ranked if tier[r] == "important"]
+    anchor_order = head + middle + tail
+    n, t = len(anchor_order), len(tail)
+    last_block = n - t  # first index of the recency block (n when there is none)
+    band = {r: ("primacy" if i < PRIMACY_SIZE else "recency" if i >= last_block else "middle")
+            for i, r in enumerate(anchor_order)}
+    band.update(dict.fromkeys(connectors, "middle"))
 
-    attach: dict[int, list[int]] = {}
-    loose: list[int] = []
-    follows: dict[int, int] = {}
     position = {r: i for i, r in enumerate(anchor_order)}
-    for c in sorted(connectors, key=rank_key):
-        targets = [a for a in by_row[c].bridges if a in position]
-        if targets:
-            a = min(targets, key=lambda x: position[x])
-            attach.setdefault(a, []).append(c)
-            follows[c] = a
-            band[c] = band[a]
+    spots: dict[int, list[int]] = {}
+    bridged: dict[int, int] = {}
+    for c in _rank(connectors, scores):
+        first = min(position[a] for a in by_row[c].bridges if a in position)  # the fill kept >= 2 of them
+        bridged[c] = anchor_order[first]
+        if first < PRIMACY_SIZE:
+            spot = min(PRIMACY_SIZE, n) - 1  # right after the primacy block
+        elif first >= last_block:
+            spot = last_block - 1  # right before the recency block
         else:
-            loose.append(c)
-            band[c] = "middle"
+            spot = first  # right after its anchor, in the middle band
+        spots.setdefault(spot, []).append(c)
     order: list[int] = []
-    mid_end = len(head) + len(sup) + len(imp)
     for i, a in enumerate(anchor_order):
-        if i == mid_end:
-            order.extend(loose)
-            loose = []
         order.append(a)
-        order.extend(attach.get(a, []))
-    order.extend(loose)
+        order.extend(spots.get(i, ()))
+    return _Layout(order, tier, band, bridged)
 
-    # 4. text with NOTE blocks after the later fact of each tied pair
-    pos_in = {r: i for i, r in enumerate(order)}
-    active = [p for p in ties if p[0] in pos_in and p[1] in pos_in]
+
+def _note_costs(kb: KnowledgeBase, ties: Sequence[tuple[int, int]],
+                count_tokens: TokenCounter) -> dict[tuple[int, int], int]:
+    """Tokens reserved for each tie's NOTE block: the larger count of its two line orders."""
+    if not ties:
+        return {}
+    facts = kb.facts
+    texts = [note_block(facts[x].content, facts[y].content) for a, b in ties for x, y in ((a, b), (b, a))]
+    counts = np.asarray(count_tokens(texts), dtype=np.int64).reshape(len(ties), 2).max(axis=1)
+    return dict(zip(ties, counts.tolist(), strict=True))
+
+
+def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: Sequence[tuple[int, int]] = (),
+                  config: CRPConfig, count_tokens: TokenCounter) -> Envelope:
+    """Greedy fill with tie units, then the anchor sandwich and the connectors' spots (SPEC_NOTES §2.8)."""
+    kb = corpus.kb
+    facts = kb.facts
+    budget = int(config.token_budget)
+    by_row: dict[int, PackItem] = {}
+    for it in items:
+        by_row.setdefault(int(it.row), it)
+    rows = list(by_row)
+    prefix = count_tokens([f"[{facts[r].fact_id}]" for r in rows]) if rows else np.zeros(0, dtype=np.int64)
+    line_cost = np.asarray(corpus.token_counts, dtype=np.int64)[np.asarray(rows, dtype=np.int64)] + prefix
+    cost = dict(zip(rows, line_cost.tolist(), strict=True))
+    ties: list[tuple[int, int]] = []
+    for a, b in tied_pairs:
+        p = (int(a), int(b))
+        if p[0] in by_row and p[1] in by_row and p[0] != p[1] and p not in ties and p[::-1] not in ties:
+            ties.append(p)
+    ties.sort(key=lambda p: (min(p), max(p)))  # the same ties in any order give the same envelope
+    note_cost = _note_costs(kb, ties, count_tokens)
+
+    fill = _greedy_fill(list(by_row.values()), ties, cost, note_cost, budget)
+    lay = _layout(fill.packed, by_row)
+
+    # text: NOTE blocks after the later fact of each packed tie, earlier-placed fact listed first
+    pos = {r: i for i, r in enumerate(lay.order)}
+    placed = sorted((sorted(p, key=pos.__getitem__) for p in fill.packed_ties),
+                    key=lambda p: (pos[p[1]], pos[p[0]]))
     notes_after: dict[int, list[str]] = {}
     notes: list[str] = []
-    for a, b in sorted(active, key=lambda p: (max(pos_in[p[0]], pos_in[p[1]]), min(pos_in[p[0]], pos_in[p[1]]))):
-        first, second = (a, b) if pos_in[a] < pos_in[b] else (b, a)
+    for first, second in placed:
         block = note_block(facts[first].content, facts[second].content)
         notes_after.setdefault(second, []).append(block)
         notes.append(block)
     lines: list[str] = []
-    for r in order:
+    for r in lay.order:
         lines.append(fact_line(facts[r].fact_id, facts[r].content))
-        lines.extend(notes_after.get(r, []))
+        lines.extend(notes_after.get(r, ()))
+    note_tokens = int(np.asarray(count_tokens(notes), dtype=np.int64).sum()) if notes else 0
+    used = sum(cost[r] for r in lay.order) + note_tokens
+
     packed_facts = tuple(
-        PackedFact(fact_id=facts[r].fact_id, role=by_row[r].role, score=float(by_row[r].score), tier=tiers[r],
-                   band=band[r], tokens=cost[r],
-                   bridges_anchor=facts[follows[r]].fact_id if r in follows else None)
-        for r in order)
-    dropped_ids = tuple(facts[r].fact_id for r in sorted(set(dropped), key=rank_key))
-    return Envelope(order=packed_facts, text="\n".join(lines), tokens_used=int(used), token_budget=budget,
-                    dropped_for_budget=dropped_ids, notes=tuple(notes))
+        PackedFact(fact_id=facts[r].fact_id, role=by_row[r].role, score=float(by_row[r].score), tier=lay.tier[r],
+                   band=lay.band[r], tokens=cost[r],
+                   bridges_anchor=facts[lay.bridged[r]].fact_id if r in lay.bridged else None)
+        for r in lay.order)
+    scores = {r: it.score for r, it in by_row.items()}
+    return Envelope(
+        order=packed_facts, text="\n".join(lines), tokens_used=int(used), token_budget=budget,
+        dropped_for_budget=tuple(facts[r].fact_id for r in _rank(fill.over_budget, scores)),
+        notes=tuple(notes),
+        dropped_unbridged=tuple(facts[r].fact_id for r in _rank(fill.unbridged, scores)),
+        dropped_pairs=tuple(DroppedPair(facts[a].fact_id, facts[b].fact_id, reason)
+                            for a, b, reason in fill.dropped_pairs))
+
+
+def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[str, str]:
+    """Why each selected fact left out by stage 6 is not in the envelope (fact id -> reason text)."""
+    partners: dict[str, list[str]] = {}
+    for p in envelope.dropped_pairs:
+        partners.setdefault(p.fact_a, []).append(p.fact_b)
+        partners.setdefault(p.fact_b, []).append(p.fact_a)
+
+    def tied(fid: str) -> str:
+        got = partners.get(fid)
+        return f" (tied with {', '.join(got)}: a tied pair is packed as a unit)" if got else ""
+
+    out = {fid: "selected but dropped: token budget" + tied(fid) for fid in envelope.dropped_for_budget}
+    for fid in envelope.dropped_unbridged:
+        if roles.get(fid) == "connector":
+            out[fid] = "selected but dropped: fewer than two of the anchors it bridges are packed" + tied(fid)
+        else:
+            out[fid] = "selected but dropped: tied to a connector left without its bridged anchors" + tied(fid)
+    return out
 
 
 def word_counter(texts: Sequence[str]) -> np.ndarray:
@@ -188,15 +315,3 @@ def word_counter(texts: Sequence[str]) -> np.ndarray:
     return word_token_estimate(list(texts))
 
 
-def packing_rows(envelope: Envelope, kb: Any) -> list[int]:
-    """Fact rows of the envelope, in packed order."""
-    return [kb.index_of(p.fact_id) for p in envelope.order]
-
-
-def bridges_of(touched: Mapping[int, tuple[tuple[int, int], ...]], row: int) -> tuple[int, ...]:
-    """Anchor rows appearing in a connector's bridged pairs, first-seen order."""
-    seen: dict[int, None] = {}
-    for a, b in touched.get(row, ()):
-        seen.setdefault(a)
-        seen.setdefault(b)
-    return tuple(seen)

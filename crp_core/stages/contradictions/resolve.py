@@ -41,13 +41,15 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     1. One Gram matrix of the selected vectors; pairs above ``min(contradiction_similarity,
        dedup_similarity)`` go to :func:`values_conflict`.
     2. SPEC-003 §6.6 dedup over the pairs that do NOT value-conflict (cos > dedup_similarity):
-       greedy in score order (ties by fact id), the higher score is kept.
+       greedy in score order (ties by fact id), the higher score is kept; an anchor is always kept
+       over a connector (a connector score is on another scale than a CDR, SPEC_NOTES §2.8).
     3. Conflicting pairs (cos > contradiction_similarity) among the survivors, ordered by the pair's
        higher authority (descending) then fact ids; a pair with an already-suppressed fact is
        ``skipped``; otherwise the higher authority wins, a tie keeps both (NOTE block), an operator
        decision (``decisions[pair_key]``) dismisses or overrides.
-    4. Backfill (``config.backfill``): each loser's slot goes to the next fact of ``ranked_pool``
-       that is not selected, conflicts with no kept fact and is no near-duplicate of one.
+    4. Backfill (``config.backfill``): each slot freed by suppression (losers, in processing order)
+       or by dedup (in selection order) goes to the next fact of ``ranked_pool`` that is not
+       selected, conflicts with no kept fact and is no near-duplicate of one (SPEC_NOTES §2.6, §2.8).
 
     ``recency``: the run's :class:`FactAttributes` (or a RecencyTable, or a row -> factor mapping; rows
     it lacks are read at ``now``). ``roles`` (row -> "anchor"/"connector") goes into the audit events;
@@ -78,14 +80,17 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     for p, q in near_dups:
         dup_of.setdefault(p, []).append(q)
         dup_of.setdefault(q, []).append(p)
-    order = sorted(range(sel.size), key=lambda p: (-_score_of(scores, int(sel[p])), ids[p]))
+    def keep_key(p: int) -> tuple[bool, float, str]:
+        return (roles.get(int(sel[p])) == "connector", -_score_of(scores, int(sel[p])), ids[p])
+
+    order = sorted(range(sel.size), key=keep_key)
     alive: set[int] = set()
     deduplicated: list[tuple[int, int]] = []
     dropped: set[int] = set()
     for p in order:
         keepers = [q for q in dup_of.get(p, ()) if q in alive]
         if keepers:
-            best = min(keepers, key=lambda q: (-_score_of(scores, int(sel[q])), ids[q]))
+            best = min(keepers, key=keep_key)
             deduplicated.append((int(sel[p]), int(sel[best])))
             dropped.add(p)
         else:
@@ -140,12 +145,13 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     # --- 4. backfill -----------------------------------------------------------------------------
     kept_rows = [int(sel[p]) for p in range(sel.size) if p not in dropped and p not in suppressed_set]
     backfilled: list[tuple[int, int]] = []
-    if config.backfill and suppressed_pos:
+    freed = suppressed_pos + sorted(dropped)
+    if config.backfill and freed:
         taken = {int(r) for r in sel}
         retrievable = np.asarray(corpus.retrievable, dtype=bool)
         pool = [int(r) for r in np.asarray(ranked_pool, dtype=np.int64).reshape(-1)]
         cursor = 0
-        for loser in suppressed_pos:
+        for loser in freed:
             while cursor < len(pool):
                 c = pool[cursor]
                 cursor += 1
@@ -162,9 +168,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     final: list[int] = []
     for p in range(sel.size):
         r = int(sel[p])
-        if p in dropped:
-            continue
-        if p in suppressed_set:
+        if p in dropped or p in suppressed_set:
             if r in fill_for:
                 final.append(fill_for[r])
             continue
