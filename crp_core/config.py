@@ -90,6 +90,10 @@ PROJECT_TABLE_CELLS: dict[str, frozenset[str]] = {
 TABLE_KEYS: tuple[str, ...] = ("ttl_days", "source_authority", "importance")
 
 
+#: what the known-conflict guard does (``known_conflict_action``)
+KNOWN_CONFLICT_ACTIONS: tuple[str, ...] = ("off", "flag", "pull_winner", "drop_loser")
+
+
 def _origin(kind: str, doc: str) -> dict[str, str]:
     return {"origin": kind, "doc": doc}
 
@@ -136,6 +140,13 @@ class CRPConfig:
     ttl_days: SourceTable = field(default=DEFAULT_TTL_DAYS, metadata=_origin("spec", "default TTL in days by source type, SPEC-027 §3.5"))
     source_authority: SourceTable = field(default=DEFAULT_SOURCE_AUTHORITY, metadata=_origin("spec", "source authority weight by source type, SPEC-027 §2.3"))
     importance: SourceTable = field(default=DEFAULT_IMPORTANCE, metadata=_origin("spec", "default importance by source type, SPEC-009 §4.4"))
+    # beyond SPEC-027: conflicts known from the whole-CKF scan and operator decisions, checked against
+    # the packed envelope (stage 4 only sees the selected facts)
+    known_conflict_action: str = field(default="flag", metadata={
+        **_origin("project", "a packed fact that loses a known conflict to a fact outside the envelope: "
+                             "off (not checked), flag (warn), pull_winner (the winner takes its slot), "
+                             "drop_loser (it leaves the envelope)"),
+        "choices": KNOWN_CONFLICT_ACTIONS})
     # input limits (ours)
     ckf_max_bytes: int = field(default=200 * 1024 * 1024, metadata=_origin("project", "largest CKF file accepted, in bytes"))
 
@@ -267,7 +278,7 @@ SCALAR_KEYS: tuple[str, ...] = tuple(
     f.name for f in fields(CRPConfig) if f.name not in TABLE_KEYS)
 _FIELD_TYPES: dict[str, type] = {}
 for _f in fields(CRPConfig):
-    _FIELD_TYPES[_f.name] = {"float": float, "int": int, "bool": bool}.get(str(_f.type), SourceTable)
+    _FIELD_TYPES[_f.name] = {"float": float, "int": int, "bool": bool, "str": str}.get(str(_f.type), SourceTable)
 
 
 def origin(key: str) -> str:
@@ -278,6 +289,14 @@ def origin(key: str) -> str:
     for f in fields(CRPConfig):
         if f.name == key:
             return f.metadata["origin"]
+    raise ConfigError(f"unknown configuration key {key!r}")
+
+
+def choices(key: str) -> tuple[str, ...]:
+    """The allowed values of a text key (empty for a number, flag or table key)."""
+    for f in fields(CRPConfig):
+        if f.name == key:
+            return tuple(f.metadata.get("choices", ()))
     raise ConfigError(f"unknown configuration key {key!r}")
 
 
@@ -320,6 +339,11 @@ def _coerce(key: str, value: Any) -> Any:
     want = _FIELD_TYPES[key]
     if want is SourceTable:
         raise ConfigError(f"configuration key {key!r} is a table; set its cells as {key}.<source_type>")
+    if want is str:
+        choices = next(f.metadata["choices"] for f in fields(CRPConfig) if f.name == key)
+        if isinstance(value, str) and value in choices:
+            return value
+        raise ConfigError(f"configuration key {key!r} expects one of {', '.join(choices)}, got {value!r}")
     if want is bool:
         if isinstance(value, bool):
             return value
@@ -373,6 +397,9 @@ def _validate(c: CRPConfig) -> None:
         _check(isinstance(v, int) and not isinstance(v, bool) and v >= lo,
                f"configuration key {name!r} must be a whole number >= {lo}, got {v!r}")
     _check(c.authority_tie_tolerance >= 0, "configuration key 'authority_tie_tolerance' must be >= 0")
+    _check(c.known_conflict_action in KNOWN_CONFLICT_ACTIONS,
+           f"configuration key 'known_conflict_action' must be one of {', '.join(KNOWN_CONFLICT_ACTIONS)}, "
+           f"got {c.known_conflict_action!r}")
     for table in TABLE_KEYS:
         t = getattr(c, table)
         _check(isinstance(t, SourceTable), f"configuration key {table!r} must be a table by source type")

@@ -28,12 +28,14 @@ class _RunView:
     backfill: Mapping[int, int]
     near: Mapping[int, tuple[int, float]]
     extra: frozenset[int]
+    guarded: Mapping[str, str]  # fact id -> what the known-conflict guard said
     dropped: Mapping[str, str]  # fact id -> why packing left it out
     conn_near: Mapping[int, tuple[int, float]]
 
 
 def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr: CDGRResult,
-                  resolution: Resolution, envelope: Envelope, roles: Mapping[int, str]) -> tuple[FactOutcome, ...]:
+                  resolution: Resolution, envelope: Envelope, roles: Mapping[int, str], *,
+                  guarded: Mapping[str, str] | None = None) -> tuple[FactOutcome, ...]:
     """Where each scored fact ended and why (stage-1 candidates in stage-1 order, then the
     connector candidates the graph walk added, by row)."""
     kb = corpus.kb
@@ -58,7 +60,7 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
     for r in backfill:
         final_roles.setdefault(r, "anchor")
 
-    view = _RunView(facts=facts, candidates=candidates, conn=conn, conn_pos=conn_pos, gate_pos=gate_pos, rank=rank,
+    view = _RunView(guarded=dict(guarded or {}), facts=facts, candidates=candidates, conn=conn, conn_pos=conn_pos, gate_pos=gate_pos, rank=rank,
                     n_gated_in=n_gated_in, suppressed_by=suppressed_by, dedup=dedup, backfill=backfill, near=near,
                     extra=frozenset(extra), dropped=dropped, conn_near=conn_near)
     rows = candidates.idx.tolist() + sorted(r for r in conn.idx.tolist() if r not in gate_pos)
@@ -93,6 +95,8 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
                 f"({', '.join(p.patterns)})")
     if r in v.dedup:
         return f"near-duplicate of {facts[v.dedup[r]].fact_id} (SPEC-003 §6.6), dropped in stage 4"
+    if fid in v.guarded:
+        return v.guarded[fid]
     if fid in v.dropped:
         return v.dropped[fid]
     if role == "connector":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from datetime import datetime, timezone
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -26,9 +26,12 @@ from crp_core.factors.coverage import CoverageSet
 from crp_core.headers import build_headers
 from crp_core.factors.ngram import build_blacklist
 from crp_core.stages.packing import PackItem, TokenCounter, pack_envelope, word_counter
-from crp_core.factors.recency import concat_recency, fact_attributes
+from crp_core.factors.recency import FactAttributes, concat_recency, fact_attributes
+from crp_core.factors.ngram import NGram
+from crp_core.analysis.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection
 from crp_core.outcomes import fact_outcomes
-from crp_core.records import CDRTable, PipelineResult, frozen_array
+from crp_core.records import ACTION_FLAGGED, AuditEvent, CDRTable, KnownConflict, PipelineResult, frozen_array
+from crp_core.report import known_flag_data
 from crp_core.stages.contradictions.arbitration import Decisions
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
@@ -61,15 +64,33 @@ def _cdr_positions(cdr: CDRTable, pos_of: Mapping[int, int], rows: list[int]) ->
         return np.array([int(g[0]) for g in got], dtype=np.int64)
 
 
+def _score_pulled(corpus: Corpus, guard: GuardResult, vectors: ScenarioVectors, coverage: CoverageSet,
+                  residual_vectors: np.ndarray, blacklist: frozenset[NGram], attrs: FactAttributes,
+                  config: CRPConfig) -> dict[int, float]:
+    """winner row -> its CDR score at this run's factors, for the winners the guard pulled in (they were
+    not scored: not retrieved, or gated out)."""
+    if not guard.pulled:
+        return {}
+    rows = np.array([w for w, _ in guard.pulled], dtype=np.int64)
+    relevance = np.asarray(corpus.vectors[rows] @ vectors.query, dtype=np.float64)
+    table = score_cdr(corpus, rows, relevance, coverage=coverage, residual_vectors=residual_vectors,
+                      blacklist=blacklist, recency=attrs.recency(rows), config=config,
+                      passed_gate=np.ones(rows.size, dtype=bool))
+    return dict(zip(rows.tolist(), table.cdr_score.tolist()))
+
+
 def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = None, *,
                  vectors: ScenarioVectors | None = None, now: datetime | None = None,
-                 embedder: Embedder | None = None, decisions: Decisions = None) -> PipelineResult:
+                 embedder: Embedder | None = None, decisions: Decisions = None,
+                 known_conflicts: Sequence[KnownConflict] = ()) -> PipelineResult:
     """Run SPEC-027 §4 over a prepared corpus for one scenario (SPEC_NOTES §2).
 
     ``config`` defaults to ``CRPConfig().with_overrides(scenario.config)``; ``now`` to
     ``scenario.now``, else the wall clock; ``vectors`` (ScenarioVectors) to
     ``embed_scenario(scenario, corpus, embedder)``. ``decisions`` are operator decisions handed to
-    stage 4.
+    stage 4. ``known_conflicts`` (:func:`crp_core.analysis.known.known_conflicts`: the whole-CKF scan
+    and operator decisions) are checked against the selection after stage 4, as
+    ``config.known_conflict_action`` says (beyond SPEC-027).
     """
     config = resolve_config(scenario, config)
     if now is None:
@@ -145,6 +166,11 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     ranked_pool = np.array([r for r in ranked_gated.tolist() if r not in taken and r not in skipped], dtype=np.int64)
     resolution = resolve_contradictions(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool),
                                         attrs, config, decisions=decisions, now=now)
+    # beyond SPEC-027: a selected fact that loses a conflict known outside this run to a fact the run
+    # did not retrieve is flagged, replaced by its winner or dropped
+    guard = guard_selection(kb, resolution.selected, corpus.retrievable, known_conflicts,
+                            config.known_conflict_action)
+    pulled = _score_pulled(corpus, guard, vectors, coverage, residual_vectors, blacklist, attrs, config)
     timings["contradictions"] = (time.perf_counter() - t) * 1e3
 
     # 5. fan-out
@@ -160,9 +186,11 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     # 6. packing: anchors (extra anchors and backfills included) carry their stage-2 CDR, connectors
     # their connector score and the anchors of the pairs they bridge (SPEC_NOTES §2.8)
     t = time.perf_counter()
-    final_rows = np.asarray(resolution.selected).tolist()
-    plain = [r for r in final_rows if roles.get(r) != "connector"]
+    final_rows = list(guard.rows)
+    plain = [r for r in final_rows if roles.get(r) != "connector" and r not in pulled]
     plain_cdr = cdr.cdr_score[_cdr_positions(cdr, pos_of, plain)].tolist() if plain else []
+    plain += list(pulled)
+    plain_cdr += list(pulled.values())
     items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]
     for r in final_rows:
         if roles.get(r) == "connector":
@@ -172,11 +200,15 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
                              count_tokens=count_tokens)
     timings["packing"] = (time.perf_counter() - t) * 1e3
 
-    outcomes = fact_outcomes(corpus, candidates, cdr, cdgr, resolution, envelope, roles)
-    warnings = tuple(recency.warnings)
+    packed = {p.fact_id for p in envelope.order}
+    flags = tuple(f for f in guard.flags if f.action != ACTION_FLAGGED or f.loser in packed)
+    outcomes = fact_outcomes(corpus, candidates, cdr, cdgr, resolution, envelope, roles,
+                             guarded={f.loser: f.message for f in flags})
+    warnings = tuple(recency.warnings) + tuple(f.message for f in flags)
+    audit = tuple(resolution.audit) + tuple(AuditEvent(EVENT_KNOWN_CONFLICT, known_flag_data(f)) for f in flags)
     result = PipelineResult(
         config=config, now=now, candidates=candidates, recency=recency, cdr=cdr, cdgr=cdgr,
         resolution=resolution, fanout=fanout, envelope=envelope, outcomes=outcomes, headers={},
-        timings_ms=timings, warnings=warnings, audit=tuple(resolution.audit), coverage=coverage,
-        scenario=scenario, corpus=corpus)
+        timings_ms=timings, warnings=warnings, audit=audit, coverage=coverage,
+        scenario=scenario, corpus=corpus, known_conflicts=flags)
     return dataclasses.replace(result, headers=build_headers(result))

@@ -202,6 +202,47 @@ class Resolution:
         return sum(1 for p in self.pairs if p.tied and not p.skipped and p.decision != "dismiss")
 
 
+# ---- the known-conflict guard (beyond SPEC-027: crp_core.analysis.known) -------------------------
+#: where a known conflict came from
+SOURCE_SCAN = "scan"
+SOURCE_OPERATOR = "operator"
+#: what the guard did with a flagged fact
+ACTION_FLAGGED = "flagged"
+ACTION_WINNER_PULLED = "winner_pulled"
+ACTION_LOSER_DROPPED = "loser_dropped"
+
+
+@dataclass(frozen=True)
+class KnownConflict:
+    """A conflict decided outside the run: ``loser`` loses to ``winner``."""
+
+    winner: str
+    loser: str
+    source: str  # SOURCE_SCAN | SOURCE_OPERATOR
+    patterns: tuple[str, ...] = ()
+    margin: float = 0.0  # authority margin (scan), 0 for an operator decision
+
+
+@dataclass(frozen=True)
+class KnownConflictFlag:
+    """A selected fact that loses a known conflict to a fact outside the selection."""
+
+    loser: str
+    winner: str
+    source: str
+    patterns: tuple[str, ...]
+    action: str  # ACTION_FLAGGED | ACTION_WINNER_PULLED | ACTION_LOSER_DROPPED
+
+    @property
+    def message(self) -> str:
+        what = {ACTION_FLAGGED: "is in the envelope", ACTION_WINNER_PULLED: "was replaced by its winner",
+                ACTION_LOSER_DROPPED: "was dropped from the envelope"}[self.action]
+        origin = "the whole-CKF scan" if self.source == SOURCE_SCAN else "an operator decision"
+        pats = f" ({', '.join(self.patterns)})" if self.patterns else ""
+        return (f"fact {self.loser!r} loses a known conflict{pats} to {self.winner!r}, which is not in the "
+                f"selection; known from {origin}; {self.loser!r} {what}")
+
+
 # ---- stage 5: fan-out (SPEC_NOTES §2.7) ------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class BranchResult:
@@ -323,3 +364,4 @@ class PipelineResult:
     coverage: Any = None  # (added) the CoverageSet scored against (crp_core.factors.coverage.CoverageSet)
     scenario: Any = None  # (added) the Scenario that was run
     corpus: Corpus = None  # (added) the Corpus the run read (fact texts, vectors, token counts)
+    known_conflicts: tuple[KnownConflictFlag, ...] = ()  # (added) the known-conflict guard's findings

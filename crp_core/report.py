@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from crp_core import headers as headers_mod
-from crp_core.records import (Authority, ConflictPair, FanoutResult, FanoutRun, FanoutStep, PipelineResult,
+from crp_core.records import (Authority, ConflictPair, KnownConflictFlag, FanoutResult, FanoutRun, FanoutStep, PipelineResult,
                               ValueDiff)
 from crp_core.io.timeparse import format_timestamp
 
@@ -142,6 +142,12 @@ def pair_dict(p: ConflictPair) -> dict[str, Any]:
     }
 
 
+def known_flag_data(flag: KnownConflictFlag) -> dict[str, Any]:
+    """One finding of the known-conflict guard (report key ``known_conflicts``, audit event data)."""
+    return {"loser": flag.loser, "winner": flag.winner, "source": flag.source, "patterns": list(flag.patterns),
+            "action": flag.action, "message": flag.message}
+
+
 def conflict_event_data(pair: ConflictPair, *, diffs: bool = True,
                         roles: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The data of a ``CONTRADICTION_RESOLVED`` / ``CONTRADICTION_DISMISSED`` audit event (SPEC-027 §2.4)."""
@@ -215,6 +221,7 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
             {"sub_query_id": e.sub_query_id, "depth_weight": e.depth_weight, "window": e.window}
             for e in result.coverage],
         "audit": [{"event": e.event, **{k: v for k, v in e.data.items() if k != "event"}} for e in result.audit],
+        "known_conflicts": [known_flag_data(f) for f in result.known_conflicts],
         "warnings": list(result.warnings),
         "config": result.config.to_dict(),
     }

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from crp_core.config import (CRPConfig, SCALAR_KEYS, SOURCE_TYPES, TABLE_KEYS, describe, origin)
+from crp_core.config import CRPConfig, SCALAR_KEYS, SOURCE_TYPES, TABLE_KEYS, choices, describe, origin
 
 from . import render, state
 
@@ -33,7 +33,8 @@ CONFIG_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
      ("graph_retrieval", "graph_k", "graph_edge_min", "max_hops", "connector_budget",
       "min_connector_relevance", "envelope_fact_budget")),
     ("Stage 4 · contradictions (SPEC-027 §2)",
-     ("contradiction_similarity", "authority_tie_tolerance", "backfill", "dedup_similarity")),
+     ("contradiction_similarity", "authority_tie_tolerance", "backfill", "dedup_similarity",
+      "known_conflict_action")),
     ("Stage 5 · fan-out (SPEC-027 §1)",
      ("fanin_dedup_similarity", "branch_depth_weight", "kmeans_seed", "kmeans_n_init")),
     ("Stage 6 · packing (SPEC-003 §7)", ("token_budget",)),
@@ -289,6 +290,10 @@ def _config_widget(key: str, config: CRPConfig) -> None:
     label = config_label(key)
     if isinstance(value, bool):
         st.toggle(label, value=value, key=wkey, help=help_text, on_change=_on_config_change, args=(key, wkey))
+    elif isinstance(value, str):
+        options = list(choices(key))
+        st.selectbox(label, options, index=options.index(value), key=wkey, help=help_text,
+                     on_change=_on_config_change, args=(key, wkey))
     elif isinstance(value, int):
         st.number_input(label, value=value, step=_STEPS.get(key, 1), key=wkey, help=help_text,
                         on_change=_on_config_change, args=(key, wkey))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import datetime, timezone
 from typing import Any
 
 from crp_core.io.ckf import load_ckf
@@ -26,6 +27,11 @@ def register(subparsers: Any) -> None:
                     "defaults < --config < the scenario's config < --set.")
     add_input_args(p, scenario=True, now_help="the current time the pipeline uses (overrides the scenario's)")
     p.add_argument("--json", action="store_true", help="print the machine-readable report (one JSON object)")
+    p.add_argument("--known-conflicts", choices=("scan", "none"), default="scan",
+                   help="where the known-conflict guard (config known_conflict_action) learns conflicts: the "
+                        "whole-CKF scan (default; seconds at 100k facts) or nowhere")
+    p.add_argument("--triage-db", metavar="PATH", default=None,
+                   help="apply the operator decisions of this triage database (read-only) to the run")
     p.set_defaults(handler=_handle)
 
 
@@ -51,7 +57,24 @@ def _handle(args: argparse.Namespace) -> int:
     kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config)
     vectors = embed_scenario(scenario, corpus)
-    result = run_pipeline(corpus, scenario, config, vectors=vectors, now=now)
+    decisions = None
+    if args.triage_db:
+        from crp_core.triage import DecisionStore, apply_to_corpus
+
+        with DecisionStore(args.triage_db, create=False, readonly=True) as store:
+            decisions = store.current(ckf_fingerprint=kb.fingerprint)
+        corpus = apply_to_corpus(corpus, decisions)
+    at = now if now is not None else scenario.now
+    known = ()
+    if config.known_conflict_action != "off" and (args.known_conflicts == "scan" or decisions is not None):
+        from crp_core.analysis.known import known_conflicts
+        from crp_core.analysis.scan import scan_ckf
+
+        scan = (scan_ckf(corpus, config, at or datetime.now(timezone.utc), decisions=decisions)
+                if args.known_conflicts == "scan" else None)
+        known = known_conflicts(scan, decisions)
+    result = run_pipeline(corpus, scenario, config, vectors=vectors, now=now, decisions=decisions,
+                          known_conflicts=known)
     if args.json:
         sys.stdout.write(dumps(run_report(result)) + "\n")
         return 0
@@ -96,6 +119,10 @@ def _print_summary(result: Any, kb: Any) -> None:
             f"{verdict}\n")
     n_gated = sum(1 for o in result.outcomes if o.role == "gated")
     out(f"\nscored facts: {len(result.outcomes)} ({n_gated} gated out)\n")
+    if result.known_conflicts:
+        out(f"\nknown-conflict guard ({len(result.known_conflicts)})\n")
+        for f in result.known_conflicts:
+            out(f"  {f.message}\n")
     if result.warnings:
         out(f"\nwarnings ({len(result.warnings)})\n")
         for w in result.warnings[:20]:
