@@ -18,6 +18,7 @@ from crp_core import headers as headers_mod
 from crp_core.records import (Authority, ConflictPair, KnownConflictFlag, FanoutResult, FanoutRun, FanoutStep, PipelineResult,
                               ValueDiff)
 from crp_core.io.timeparse import format_timestamp
+from crp_core.triage.quality import DetectorQuality
 
 REPORT_KIND = "crp-inspect.run"
 REPORT_VERSION = 1
@@ -146,6 +147,19 @@ def known_flag_data(flag: KnownConflictFlag) -> dict[str, Any]:
     """One finding of the known-conflict guard (report key ``known_conflicts``, audit event data)."""
     return {"loser": flag.loser, "winner": flag.winner, "source": flag.source, "patterns": list(flag.patterns),
             "action": flag.action, "message": flag.message}
+
+
+def detector_quality_dict(q: DetectorQuality) -> dict[str, Any]:
+    """``crp-inspect triage stats --json``: precision per pattern and the overruled pairs."""
+    return {
+        "pairs": len(q.pairs), "confirmed": q.confirmed, "dismissed": q.dismissed, "precision": q.precision,
+        "per_pattern": {p.pattern: {"confirmed": p.confirmed, "dismissed": p.dismissed, "precision": p.precision}
+                        for p in q.per_pattern},
+        "overruled": [{"fact_a": p.fact_a, "fact_b": p.fact_b, "kind": p.kind, "winner": p.winner,
+                       "patterns": list(p.patterns), "note": p.note, "operator": p.operator,
+                       "decided_at": p.decided_at} for p in q.overruled],
+        "unknown_pairs": list(q.unknown),
+    }
 
 
 def conflict_event_data(pair: ConflictPair, *, diffs: bool = True,

@@ -3,6 +3,8 @@
 * ``triage export --db PATH --ckf PATH --out PATH [--lenient]``: write the cleaned CKF (the
   operators' statuses applied) in the format of ``--out`` (extension, or a directory);
 * ``triage decisions --db PATH [--json|--csv] [--pair A B]``: print the audit log;
+* ``triage stats --db PATH --ckf PATH [--json]``: the detector's precision per pattern as the
+  operators' decisions judge it (dismissed = false positive; accepted / overridden = true conflict);
 * ``triage record --db PATH --pair A B --kind K [--winner ID] [--fact ID --status S]
   --operator NAME [--note TEXT] [--ckf PATH]``: record one decision, print it as one JSON line.
 
@@ -49,6 +51,16 @@ def register(subparsers: Any) -> None:
     fmt.add_argument("--csv", action="store_true", help="CSV export (one decision per row)")
     d.add_argument("--pair", nargs=2, metavar=("A", "B"), help="only the history of this pair")
     d.set_defaults(handler=_decisions)
+
+    q = sub.add_parser("stats", help="the conflict detector's precision per pattern, judged by the decisions",
+                       description="Operator decisions are labels for the value-conflict detector: a dismissed "
+                                   "pair is a false positive, an accepted or overridden pair a true conflict. "
+                                   "Prints precision per pattern and the pairs operators overruled.")
+    q.add_argument("--db", metavar="PATH", default=None, help=db_help)
+    q.add_argument("--ckf", metavar="PATH", required=True, help="the CKF the decisions were taken on")
+    q.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q.set_defaults(handler=_stats)
 
     r = sub.add_parser("record", help="record one decision",
                        description="Record one operator decision on the conflict pair A, B.")
@@ -112,6 +124,33 @@ def _decisions(args: argparse.Namespace) -> int:
                     "mark_status": f"mark {d.target_fact} {d.new_status}"}[d.kind]
             note = f"  note: {d.note}" if d.note else ""
             print(f"#{d.id} {d.decided_at} {d.operator}: [{d.fact_a} | {d.fact_b}] {what}{note}")
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from crp_core.report import detector_quality_dict
+    from crp_core.triage.quality import detector_quality
+
+    kb = load_ckf(args.ckf, lenient=args.lenient)
+    with DecisionStore(_db(args), create=False, readonly=True) as store:
+        quality = detector_quality(store.current(ckf_fingerprint=kb.fingerprint), kb)
+    if args.json:
+        sys.stdout.write(json.dumps(detector_quality_dict(quality), ensure_ascii=False, indent=2) + "\n")
+        return 0
+    total = quality.precision
+    print(f"decided pairs: {len(quality.pairs)} ({quality.confirmed} confirmed, {quality.dismissed} dismissed); "
+          f"precision {'-' if total is None else f'{total:.3f}'}")
+    for q in quality.per_pattern:
+        prec = "-" if q.precision is None else f"{q.precision:.3f}"
+        print(f"  {q.pattern:<20} confirmed {q.confirmed:>4}  dismissed {q.dismissed:>4}  precision {prec}")
+    if quality.overruled:
+        print("overruled by operators:")
+        for p in quality.overruled:
+            what = "dismissed (not a conflict)" if p.kind == "dismiss" else f"override: {p.winner} wins"
+            print(f"  [{p.fact_a} | {p.fact_b}] {'/'.join(p.patterns) or 'no pattern today'}: {what}"
+                  + (f"  note: {p.note}" if p.note else ""))
+    if quality.unknown:
+        print(f"{len(quality.unknown)} decided pair(s) name facts this CKF does not hold")
     return 0
 
 

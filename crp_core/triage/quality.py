@@ -1,0 +1,95 @@
+"""Detector quality from operators: the triage decisions are labels for ``values_conflict``
+(SPEC-027 §2.2, SPEC-005 §5.3). A dismissed pair ("not a conflict") is a false positive; an accepted
+or overridden pair is a true conflict. Precision is counted per pattern the detector names today."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crp_core.model import KnowledgeBase
+from crp_core.stages.contradictions.values import PATTERNS, values_conflict
+from crp_core.triage.decisions import DecisionSet, split_pair_key
+
+
+@dataclass(frozen=True)
+class PatternQuality:
+    """Operator labels of the pairs showing one pattern."""
+
+    pattern: str
+    confirmed: int  # accepted or overridden: true conflicts
+    dismissed: int  # dismissed: false positives
+
+    @property
+    def labelled(self) -> int:
+        return self.confirmed + self.dismissed
+
+    @property
+    def precision(self) -> float | None:
+        """confirmed / labelled; None while no pair with this pattern is labelled."""
+        return self.confirmed / self.labelled if self.labelled else None
+
+
+@dataclass(frozen=True)
+class LabelledPair:
+    """One pair an operator decided: its label and what the detector says of it today."""
+
+    fact_a: str
+    fact_b: str
+    kind: str  # accept | override | dismiss
+    winner: str | None
+    patterns: tuple[str, ...]  # () when the detector no longer flags the pair
+    note: str
+    operator: str
+    decided_at: str
+
+
+@dataclass(frozen=True)
+class DetectorQuality:
+    """Precision of the value-conflict detector as operators judged it."""
+
+    per_pattern: tuple[PatternQuality, ...]  # every pattern, PATTERNS order
+    pairs: tuple[LabelledPair, ...]  # every decided pair, by fact ids
+    unknown: tuple[str, ...]  # pair keys naming a fact the CKF does not hold
+
+    @property
+    def confirmed(self) -> int:
+        return sum(1 for p in self.pairs if p.kind != "dismiss")
+
+    @property
+    def dismissed(self) -> int:
+        return sum(1 for p in self.pairs if p.kind == "dismiss")
+
+    @property
+    def precision(self) -> float | None:
+        n = len(self.pairs)
+        return self.confirmed / n if n else None
+
+    @property
+    def overruled(self) -> tuple[LabelledPair, ...]:
+        """Pairs where the operator disagreed: dismissed ones, and overrides of the arbitration."""
+        return tuple(p for p in self.pairs if p.kind in ("dismiss", "override"))
+
+
+def detector_quality(decisions: DecisionSet, kb: KnowledgeBase) -> DetectorQuality:
+    """Label every pair decision in force (accept, override, dismiss) and count per pattern."""
+    confirmed = dict.fromkeys(PATTERNS, 0)
+    dismissed = dict.fromkeys(PATTERNS, 0)
+    pairs: list[LabelledPair] = []
+    unknown: list[str] = []
+    for key, d in sorted(decisions.pair_decisions.items()):
+        a, b = split_pair_key(key)
+        fa, fb = kb.get(a), kb.get(b)
+        if fa is None or fb is None:
+            unknown.append(key)
+            continue
+        vc = values_conflict(fa.content, fb.content)
+        patterns = vc.patterns if vc is not None else ()
+        kind = str(d.get("kind"))
+        for pat in patterns:
+            (dismissed if kind == "dismiss" else confirmed)[pat] += 1
+        latest = decisions.latest.get(key)
+        pairs.append(LabelledPair(fact_a=a, fact_b=b, kind=kind, winner=d.get("winner"), patterns=patterns,
+                                  note=latest.note if latest else "", operator=latest.operator if latest else "",
+                                  decided_at=(latest.decided_at or "") if latest else ""))
+    return DetectorQuality(
+        per_pattern=tuple(PatternQuality(p, confirmed[p], dismissed[p]) for p in PATTERNS),
+        pairs=tuple(pairs), unknown=tuple(unknown))
