@@ -393,6 +393,7 @@ class _Lexer:
         while i < n:
             r = raw[i]
             g = r.group
+            start_i = i
             if i in self.forced_func:
                 out.append(Token(r.text, r.start, r.end, FUNC, r.low))
                 i += 1
@@ -424,6 +425,8 @@ class _Lexer:
                 i += 1
             else:
                 i = self.word(i, sent_start)
+            if i <= start_i:  # every reader consumes at least one raw token
+                i = start_i + 1
             sent_start = False
         return out
 
@@ -440,6 +443,8 @@ class _Lexer:
             return "sent"
         if r.text == ";":
             return "sent"
+        if r.text == ":":
+            return "label"  # "Minor infringements: up to 2%": the label is the value's attribute
         return "clause"
 
     # ---- numbers --------------------------------------------------------------------------------
@@ -610,8 +615,6 @@ class _Lexer:
         if u is not None and u.glued:
             bound, bstart = self.bound_before(i)
             return self.unit_qty(r.start, r.end, i + 1, base, 1.0, exact, u, bound, bstart, i)
-        if low.endswith(("-day", "-days")):
-            pass
         self.out.append(Token(r.text, r.start, r.end, ENTITY, r.low, parts=((r.low, r.text, r.start, r.end),),
                               sub="ident"))
         return i + 1
@@ -754,14 +757,19 @@ class _Lexer:
             else:
                 out.append(Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
+        if low in ("need", "needs") and nxt in ("not", "no"):
+            out.append(Token(s, r.start, r.end, FUNC, low))  # modal "need not" (= not required)
+            return i + 1
         if s.isupper() and len(s) > 1 and low in _CAPS_WORDS:
             s_case = s.lower()  # RFC 2119 "MUST", "NOTE": ordinary words
         else:
             s_case = s
         # numbers written as words
-        head = low.split("-")[0]
+        head, _, tail = low.partition("-")
         if head in _NUMBER_WORDS and not (low == "one" and nxt in ("another", "of")) and \
                 not (low == "one" and self.low(i - 1) in ("no", "any", "each", "every", "the", "this", "that")):
+            if tail and tail.split("-")[0] not in _NUMBER_WORDS:
+                return self.number_word_compound(i, float(_NUMBER_WORDS[head]), len(head), tail)
             value, j = self.number_words(i)
             end = raw[j - 1].end
             return self.number(i, value, "", r.start, end, j)
@@ -779,10 +787,9 @@ class _Lexer:
             if self.low(i - 1) in ("once",):
                 out.append(Token(s, r.start, r.end, FUNC, low))
                 return i + 1
-            out.append(Token(s, r.start, r.end, FUNC, low))
             u = UNITS[nxt]
             bound, bstart = self.bound_before(i)
-            return self.unit_qty(raw[i + 1].start, raw[i + 1].end, i + 2, 1.0, 1.0, "1", u, bound, bstart, i)
+            return self.unit_qty(r.start, raw[i + 1].end, i + 2, 1.0, 1.0, "1", u, bound, bstart, i)
         if low in ("every", "each") and nxt in ("second", "minute", "hour", "day", "week", "month", "year", "night"):
             u = UNITS["day" if nxt == "night" else nxt]
             out.append(Token(s, r.start, r.end, FUNC, low))
@@ -842,6 +849,18 @@ class _Lexer:
             out.append(Token(s, r.start, r.end, kind, "clause" if kind == BREAK else low))
             return i + 1
         out.append(Token(s, r.start, r.end, WORD, _word_key(low), sub="poss" if poss else ""))
+        return i + 1
+
+    def number_word_compound(self, i: int, value: float, head_len: int, tail: str) -> int:
+        """"three-node" is the number 3 and the word "node"; "three-day" is 3 days."""
+        r = self.raw[i]
+        u = UNITS.get(tail)
+        if u is not None and u.spaced:
+            bound, bstart = self.bound_before(i)
+            return self.unit_qty(r.start, r.end, i + 1, value, 1.0, "", u, bound, bstart, i)
+        split = r.start + head_len
+        self.push_qty(r.start, split, Quantity("", "", value, 1.0, "", _one(value), -1, 0, -1))
+        self.out.append(Token(self.text[split + 1:r.end], split + 1, r.end, WORD, _word_key(tail)))
         return i + 1
 
     def times_word(self, i: int, low: str) -> int:
@@ -976,6 +995,7 @@ class _Value(NamedTuple):
 
 
 class _Doc(NamedTuple):
+    text: str
     tokens: tuple[Token, ...]
     clauses: tuple[_Clause, ...]
     values: tuple[_Value, ...]
@@ -1000,7 +1020,7 @@ def _analyse(text: str) -> _Doc:
     spans: list[tuple[int, int, int]] = []  # (sentence, first, last)
     sent, first = 0, 0
     for k, t in enumerate(toks):
-        if t.kind == BREAK:
+        if t.kind == BREAK and t.key != "label":
             if k > first:
                 spans.append((sent, first, k))
             first = k + 1
@@ -1017,7 +1037,8 @@ def _analyse(text: str) -> _Doc:
     sent_words: dict[int, set[str]] = {}
     for ci, (s, a, b) in enumerate(spans):
         bag = own[ci]
-        if not bag:  # "ports 2379 and 2380": the second clause states the first one's attribute
+        has_entity = any(toks[k].kind == ENTITY for k in range(a, b))
+        if not bag and not has_entity:  # "ports 2379 and 2380": the second clause shares the first's attribute
             for cj in list(range(ci - 1, -1, -1)) + list(range(ci + 1, len(spans))):
                 if spans[cj][0] == s and own[cj]:
                     bag = own[cj]
@@ -1046,7 +1067,7 @@ def _analyse(text: str) -> _Doc:
     sent_bags = tuple(frozenset(sent_words.get(s, ())) for s in range(n_sent))
     polar_or_neg = any(t.kind in (NEG, POLAR) for t in toks) or any(
         t.qty is not None and t.qty.bound != 0 for t in toks)
-    return _Doc(toks, tuple(clauses), tuple(values), frozenset(words), frozenset(entity_keys), sent_bags,
+    return _Doc(text, toks, tuple(clauses), tuple(values), frozenset(words), frozenset(entity_keys), sent_bags,
                 bool(values) or polar_or_neg, polar_or_neg)
 
 
@@ -1126,7 +1147,7 @@ def _quantity_pattern(p: Quantity, q: Quantity) -> str:
     return NUMBER_CHANGED
 
 
-def _value_diffs(ta: Token, tb: Token) -> list[ValueDiff]:
+def _value_diffs(ta: Token, tb: Token, text_a: str, text_b: str) -> list[ValueDiff]:
     """The diffs of two paired values that differ (or whose bounds are reversed)."""
     out: list[ValueDiff] = []
     if ta.qty is not None and tb.qty is not None:
@@ -1136,7 +1157,8 @@ def _value_diffs(ta: Token, tb: Token) -> list[ValueDiff]:
         if ta.qty.bound * tb.qty.bound < 0:  # "at least 6 months" / "at most 6 months"
             sa = ta.qty.bound_start if ta.qty.bound_start >= 0 else ta.start
             sb = tb.qty.bound_start if tb.qty.bound_start >= 0 else tb.start
-            out.append(ValueDiff(NEGATION_FLIP, (ta.text,), (tb.text,), (sa, ta.end), (sb, tb.end)))
+            out.append(ValueDiff(NEGATION_FLIP, (text_a[sa:ta.end],), (text_b[sb:tb.end],), (sa, ta.end),
+                                 (sb, tb.end)))
         return out
     if ta.date is not None and tb.date is not None:
         if not _same_date(ta.date, tb.date):
@@ -1180,19 +1202,22 @@ def _entity_diff(ta: Token, tb: Token) -> ValueDiff:
 # ================================================================================================
 
 class _Pair:
-    """One comparison of two analysed texts (a short-lived object: caches clause alignment)."""
+    """One comparison of two analysed texts (short-lived: caches clause alignment)."""
 
-    __slots__ = ("da", "db", "foreign_a", "foreign_b", "scores")
+    __slots__ = ("da", "db", "foreign_a", "foreign_b", "scores", "_matching")
 
     def __init__(self, da: _Doc, db: _Doc) -> None:
         self.da, self.db = da, db
         self.foreign_a = tuple(bool(bag - db.words) for bag in da.sent_bags)
         self.foreign_b = tuple(bool(bag - da.words) for bag in db.sent_bags)
-        self.scores: dict[tuple[int, int], float] = {}
+        self.scores: dict[tuple[int, int], tuple[float, bool]] = {}
+        self._matching: list[tuple[int, int]] | None = None
 
-    def score(self, ia: int, ib: int) -> float:
+    def score(self, ia: int, ib: int) -> tuple[float, bool]:
         """How well clause ``ia`` of text a and clause ``ib`` of text b state the same attribute:
-        -1 when one has a qualifier the other text lacks, else the Jaccard overlap of their contexts."""
+        (-1, _) when one carries a qualifier word the other text lacks, else the Jaccard overlap of
+        their contexts; the flag says whether a name on one side only qualifies the clause ("in
+        eu-west-1"), which separates two values but not two opposite assertions."""
         key = (ia, ib)
         got = self.scores.get(key)
         if got is not None:
@@ -1200,17 +1225,43 @@ class _Pair:
         ca, cb = self.da.clauses[ia], self.db.clauses[ib]
         da, db = self.da, self.db
         if self.foreign_a[ca.sent] and self.foreign_b[cb.sent]:
-            s = -1.0  # both sentences carry words the other lacks: they talk about different things
+            s = -1.0  # both sentences carry words the other text lacks: they talk about different things
         elif not (ca.bag <= db.words and cb.bag <= da.words):
             s = -1.0  # an inserted or substituted qualifier next to the value
-        elif _one_sided_entity(ca, db) != _one_sided_entity(cb, da):
-            s = -1.0  # a name on one side only qualifies the value ("in eu-west-1")
         elif not ca.bag and not cb.bag:
             s = 1.0
         else:
             s = len(ca.bag & cb.bag) / len(ca.bag | cb.bag)
-        self.scores[key] = s
-        return s
+        got = (s, _one_sided_entity(ca, db) != _one_sided_entity(cb, da))
+        self.scores[key] = got
+        return got
+
+    def value_score(self, ia: int, ib: int) -> float:
+        s, entity_qualified = self.score(ia, ib)
+        return -1.0 if entity_qualified else s
+
+    def matching(self) -> list[tuple[int, int]]:
+        """Clauses of a paired one to one with clauses of b: best alignment first, then the
+        nearest position (so two clauses with the same context keep their order)."""
+        if self._matching is not None:
+            return self._matching
+        cands: list[tuple[float, int, int, int]] = []
+        for ia in range(len(self.da.clauses)):
+            for ib in range(len(self.db.clauses)):
+                s = self.score(ia, ib)[0]
+                if s >= ALIGN_MIN:
+                    cands.append((-s, abs(ia - ib), ia, ib))
+        cands.sort()
+        used_a: set[int] = set()
+        used_b: set[int] = set()
+        out: list[tuple[int, int]] = []
+        for _, _, ia, ib in cands:
+            if ia not in used_a and ib not in used_b:
+                used_a.add(ia)
+                used_b.add(ib)
+                out.append((ia, ib))
+        self._matching = out
+        return out
 
 
 def _one_sided_entity(c: _Clause, other: _Doc) -> bool:
@@ -1223,36 +1274,65 @@ def _one_sided_entity(c: _Clause, other: _Doc) -> bool:
     return False
 
 
+def _equal_pair(a: Token, b: Token) -> bool:
+    return _same_value(a, b) and (a.qty is None or b.qty is None or a.qty.bound * b.qty.bound >= 0)
+
+
 def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
+    """Pair the values of the two texts and record the pairs that differ: first inside matched
+    clauses (equal values first, then in order - a swap is two changed pairs), then the values
+    left over, across any two aligned clauses (a reordered sentence), best alignment first."""
     da, db = p.da, p.db
     ta, tb = da.tokens, db.tokens
-    cands: list[tuple[float, int, int, int, int, int, int, int]] = []
+    by_clause_a: dict[int, list[int]] = {}
+    by_clause_b: dict[int, list[int]] = {}
     for x, va in enumerate(da.values):
-        a_tok = ta[va.tok]
-        for y, vb in enumerate(db.values):
-            b_tok = tb[vb.tok]
-            if not _compatible(va, vb, a_tok, b_tok):
-                continue
-            s = p.score(va.clause, vb.clause)
-            if s < ALIGN_MIN:
-                continue
-            eq = 0 if _same_value(a_tok, b_tok) and (a_tok.qty is None or b_tok.qty is None
-                                                     or a_tok.qty.bound * b_tok.qty.bound >= 0) else 1
-            cands.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
-    if not cands:
-        return
-    cands.sort()
+        by_clause_a.setdefault(va.clause, []).append(x)
+    for y, vb in enumerate(db.values):
+        by_clause_b.setdefault(vb.clause, []).append(y)
     used_a: set[int] = set()
     used_b: set[int] = set()
-    # entities present on the other side in another form (a plain word) are not substitutions
-    for c in cands:
-        x, y = c[6], c[7]
-        if x in used_a or y in used_b:
-            continue
-        used_a.add(x)
-        used_b.add(y)
-        if c[1]:
-            diffs.extend(_value_diffs(ta[da.values[x].tok], tb[db.values[y].tok]))
+
+    def assign(cands: list[tuple[float, int, int, int, int, int, int, int]]) -> None:
+        cands.sort()
+        for c in cands:
+            x, y = c[6], c[7]
+            if x in used_a or y in used_b:
+                continue
+            used_a.add(x)
+            used_b.add(y)
+            if c[1]:
+                diffs.extend(_value_diffs(ta[da.values[x].tok], tb[db.values[y].tok], da.text, db.text))
+
+    def candidates(xs: list[int], ys: list[int], local: bool) -> list[tuple[float, int, int, int, int, int, int, int]]:
+        out: list[tuple[float, int, int, int, int, int, int, int]] = []
+        for x in xs:
+            if x in used_a:
+                continue
+            va = da.values[x]
+            a_tok = ta[va.tok]
+            for y in ys:
+                if y in used_b:
+                    continue
+                vb = db.values[y]
+                b_tok = tb[vb.tok]
+                if not _compatible(va, vb, a_tok, b_tok):
+                    continue
+                s = p.value_score(va.clause, vb.clause)
+                if s < ALIGN_MIN:
+                    continue
+                eq = 0 if _equal_pair(a_tok, b_tok) else 1
+                out.append((0.0 if local else -s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
+        return out
+
+    for ia, ib in p.matching():
+        xs, ys = by_clause_a.get(ia), by_clause_b.get(ib)
+        if xs and ys:
+            assign(candidates(xs, ys, True))
+    rest_a = [x for x in range(len(da.values)) if x not in used_a]
+    rest_b = [y for y in range(len(db.values)) if y not in used_b]
+    if rest_a and rest_b:
+        assign(candidates(rest_a, rest_b, False))
 
 
 def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
@@ -1299,28 +1379,16 @@ def _flip_diff(da: _Doc, ca: _Clause, db: _Doc, cb: _Clause) -> ValueDiff | None
 
 
 def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
+    """NEGATION_FLIP for every matched clause pair that shares context and differs in polarity."""
     da, db = p.da, p.db
-    cands: list[tuple[float, int, int, int]] = []
-    for ia, ca in enumerate(da.clauses):
-        if not ca.bag and not ca.entities:
+    for ia, ib in p.matching():
+        ca, cb = da.clauses[ia], db.clauses[ib]
+        if ca.parity == cb.parity:
             continue
-        for ib, cb in enumerate(db.clauses):
-            if not cb.bag and not cb.entities:
-                continue
-            s = p.score(ia, ib)
-            if s >= ALIGN_MIN and (ca.bag & cb.bag or (not ca.bag and not cb.bag and ca.entities & cb.entities)):
-                cands.append((-s, abs(ia - ib), ia, ib))
-    cands.sort()
-    used_a: set[int] = set()
-    used_b: set[int] = set()
-    for _, _, ia, ib in cands:
-        if ia in used_a or ib in used_b:
-            continue
-        used_a.add(ia)
-        used_b.add(ib)
-        d = _flip_diff(da, da.clauses[ia], db, db.clauses[ib])
-        if d is not None:
-            diffs.append(d)
+        if ca.bag & cb.bag or (not ca.bag and not cb.bag and ca.entities & cb.entities):
+            d = _flip_diff(da, ca, db, cb)
+            if d is not None:
+                diffs.append(d)
 
 
 def _compare(text_a: str, text_b: str) -> ValueConflict | None:
