@@ -963,13 +963,42 @@ def _demote_weak(toks: list[Token]) -> list[Token]:
             and t.text.lower() in lower and t.kind == ENTITY else t for t in toks]
 
 
+_COMPARATIVES = frozenset("more less longer later greater fewer shorter earlier higher lower larger smaller "
+                          "older newer".split())
+
+
+def _absorb_comparative_negation(toks: list[Token]) -> list[Token]:
+    """"must not be kept longer than necessary" says what "kept no longer than necessary" says:
+    a negation whose clause holds a comparative bound ("longer than") turns the bound around
+    (a number after it becomes an upper bound) and is no polarity flip of its own."""
+    out = list(toks)
+    for k, t in enumerate(out):
+        if t.kind != NEG:
+            continue
+        for j in range(k + 1, len(out) - 1):
+            u = out[j]
+            if u.kind == BREAK and u.key != "label":
+                break
+            if u.text.lower() in _COMPARATIVES and out[j + 1].text.lower() == "than":
+                out[k] = Token(t.text, t.start, t.end, FUNC, "not")
+                for m in range(j + 2, len(out)):
+                    q = out[m].qty
+                    if out[m].kind == BREAK:
+                        break
+                    if q is not None and q.bound != 0:
+                        out[m] = out[m]._replace(qty=q._replace(bound=-q.bound))
+                        break
+                break
+    return out
+
+
 @lru_cache(maxsize=65536)
 def tokenize(text: str) -> tuple[Token, ...]:
     """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
     units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
     toks = _Lexer(text).run()
-    return tuple(_merge_names(_demote_weak(toks), text))
+    return tuple(_merge_names(_absorb_comparative_negation(_demote_weak(toks)), text))
 
 
 # ================================================================================================
@@ -992,6 +1021,7 @@ class _Value(NamedTuple):
     clause: int
     cls: str  # "q:<dim>" | "date" | "ent"
     rank: int  # position among the text's values of the same class
+    ctx: frozenset[str]  # attribute context: the clause's content words and the other names in it
 
 
 class _Doc(NamedTuple):
@@ -1001,6 +1031,7 @@ class _Doc(NamedTuple):
     values: tuple[_Value, ...]
     words: frozenset[str]  # every content key, polarity group and entity part of the text
     entity_keys: frozenset[str]
+    plain: frozenset[str]  # stems of the text's ordinary (non-entity) words
     sent_bags: tuple[frozenset[str], ...]
     signal: bool  # any value, negation or polarity word
     polar_or_neg: bool
@@ -1037,8 +1068,7 @@ def _analyse(text: str) -> _Doc:
     sent_words: dict[int, set[str]] = {}
     for ci, (s, a, b) in enumerate(spans):
         bag = own[ci]
-        has_entity = any(toks[k].kind == ENTITY for k in range(a, b))
-        if not bag and not has_entity:  # "ports 2379 and 2380": the second clause shares the first's attribute
+        if not bag:  # "ports 2379 and 2380", "in eu-west-1 and us-east-1": the list item shares the attribute
             for cj in list(range(ci - 1, -1, -1)) + list(range(ci + 1, len(spans))):
                 if spans[cj][0] == s and own[cj]:
                     bag = own[cj]
@@ -1052,7 +1082,8 @@ def _analyse(text: str) -> _Doc:
         for k in range(a, b):
             if toks[k].kind in (NUMBER, DATE, ENTITY):
                 cls = _value_class(toks[k])
-                values.append(_Value(k, ci, cls, ranks.get(cls, 0)))
+                ctx = bag | (ents - {toks[k].key}) if toks[k].kind == ENTITY else bag | ents
+                values.append(_Value(k, ci, cls, ranks.get(cls, 0), ctx))
                 ranks[cls] = ranks.get(cls, 0) + 1
     words: set[str] = set()
     entity_keys: set[str] = set()
@@ -1063,11 +1094,12 @@ def _analyse(text: str) -> _Doc:
             entity_keys.add(t.key)
             words.update(p[0] for p in t.parts)
             words.add(t.key)
+    plain = frozenset(_stem(t.text.lower()) for t in toks if t.kind in (WORD, FUNC))
     n_sent = (max(sent_words) + 1) if sent_words else 0
     sent_bags = tuple(frozenset(sent_words.get(s, ())) for s in range(n_sent))
     polar_or_neg = any(t.kind in (NEG, POLAR) for t in toks) or any(
         t.qty is not None and t.qty.bound != 0 for t in toks)
-    return _Doc(text, toks, tuple(clauses), tuple(values), frozenset(words), frozenset(entity_keys), sent_bags,
+    return _Doc(text, toks, tuple(clauses), tuple(values), frozenset(words), frozenset(entity_keys), plain, sent_bags,
                 bool(values) or polar_or_neg, polar_or_neg)
 
 
@@ -1228,6 +1260,8 @@ class _Pair:
             s = -1.0  # both sentences carry words the other text lacks: they talk about different things
         elif not (ca.bag <= db.words and cb.bag <= da.words):
             s = -1.0  # an inserted or substituted qualifier next to the value
+        elif ca.bag - cb.bag and cb.bag - ca.bag:
+            s = -1.0  # each clause has a qualifier the other lacks ("client port" / "peer port")
         elif not ca.bag and not cb.bag:
             s = 1.0
         else:
@@ -1274,65 +1308,55 @@ def _one_sided_entity(c: _Clause, other: _Doc) -> bool:
     return False
 
 
+def _written_plain(t: Token, other: _Doc) -> bool:
+    return t.key not in other.entity_keys and all(_stem(p[1].lower()) in other.plain for p in t.parts)
+
+
 def _equal_pair(a: Token, b: Token) -> bool:
     return _same_value(a, b) and (a.qty is None or b.qty is None or a.qty.bound * b.qty.bound >= 0)
 
 
 def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
-    """Pair the values of the two texts and record the pairs that differ: first inside matched
-    clauses (equal values first, then in order - a swap is two changed pairs), then the values
-    left over, across any two aligned clauses (a reordered sentence), best alignment first."""
+    """Pair the values of the two texts and record the pairs that differ. A pair needs aligned
+    clauses (no qualifier on one side only) and overlapping attribute contexts; the best context
+    match is taken first, equal values before unequal ones, then the nearest position. So a swap
+    ("client 2379, peer 2380" / "client 2380, peer 2379") is two changed pairs, a list in another
+    order is none, and values of different attributes are never compared."""
     da, db = p.da, p.db
     ta, tb = da.tokens, db.tokens
-    by_clause_a: dict[int, list[int]] = {}
-    by_clause_b: dict[int, list[int]] = {}
+    # a name that the other text writes as an ordinary word ("Pod" / "Pods are ...") is present there
+    skip_a = {x for x, va in enumerate(da.values) if va.cls == "ent" and _written_plain(ta[va.tok], db)}
+    skip_b = {y for y, vb in enumerate(db.values) if vb.cls == "ent" and _written_plain(tb[vb.tok], da)}
+    cands: list[tuple[float, int, int, int, int, int, int, int]] = []
     for x, va in enumerate(da.values):
-        by_clause_a.setdefault(va.clause, []).append(x)
-    for y, vb in enumerate(db.values):
-        by_clause_b.setdefault(vb.clause, []).append(y)
-    used_a: set[int] = set()
-    used_b: set[int] = set()
-
-    def assign(cands: list[tuple[float, int, int, int, int, int, int, int]]) -> None:
-        cands.sort()
-        for c in cands:
-            x, y = c[6], c[7]
-            if x in used_a or y in used_b:
+        if x in skip_a:
+            continue
+        a_tok = ta[va.tok]
+        for y, vb in enumerate(db.values):
+            if y in skip_b:
                 continue
-            used_a.add(x)
-            used_b.add(y)
-            if c[1]:
-                diffs.extend(_value_diffs(ta[da.values[x].tok], tb[db.values[y].tok], da.text, db.text))
-
-    def candidates(xs: list[int], ys: list[int], local: bool) -> list[tuple[float, int, int, int, int, int, int, int]]:
-        out: list[tuple[float, int, int, int, int, int, int, int]] = []
-        for x in xs:
-            if x in used_a:
+            b_tok = tb[vb.tok]
+            if not _compatible(va, vb, a_tok, b_tok) or p.value_score(va.clause, vb.clause) < 0:
                 continue
-            va = da.values[x]
-            a_tok = ta[va.tok]
-            for y in ys:
-                if y in used_b:
-                    continue
-                vb = db.values[y]
-                b_tok = tb[vb.tok]
-                if not _compatible(va, vb, a_tok, b_tok):
-                    continue
-                s = p.value_score(va.clause, vb.clause)
+            if va.ctx or vb.ctx:
+                s = len(va.ctx & vb.ctx) / len(va.ctx | vb.ctx)
                 if s < ALIGN_MIN:
                     continue
-                eq = 0 if _equal_pair(a_tok, b_tok) else 1
-                out.append((0.0 if local else -s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
-        return out
-
-    for ia, ib in p.matching():
-        xs, ys = by_clause_a.get(ia), by_clause_b.get(ib)
-        if xs and ys:
-            assign(candidates(xs, ys, True))
-    rest_a = [x for x in range(len(da.values)) if x not in used_a]
-    rest_b = [y for y in range(len(db.values)) if y not in used_b]
-    if rest_a and rest_b:
-        assign(candidates(rest_a, rest_b, False))
+            else:
+                s = 1.0
+            eq = 0 if _equal_pair(a_tok, b_tok) else 1
+            cands.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
+    cands.sort()
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    for c in cands:
+        x, y = c[6], c[7]
+        if x in used_a or y in used_b:
+            continue
+        used_a.add(x)
+        used_b.add(y)
+        if c[1]:
+            diffs.extend(_value_diffs(ta[da.values[x].tok], tb[db.values[y].tok], da.text, db.text))
 
 
 def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
