@@ -910,8 +910,8 @@ def _entity_sub(s: str, low: str, sent_start: bool, poss: bool) -> str:
     lex = ENTITY_LEXICON.get(low)
     if lex is not None and (lex.any_case or s[0].isupper()):
         return "lex"
-    if low in _ABBREVIATIONS:
-        return ""
+    if low in _ABBREVIATIONS and not s[0].isupper():
+        return ""  # "e.g", "i.e" (a capitalised "Corp", "Inc" is part of a name)
     if _IDENT_RE.search(s):
         return "ident"
     letters = [c for c in s if c.isalpha()]
@@ -1014,6 +1014,7 @@ class _Clause(NamedTuple):
     negs: tuple[int, ...]
     polars: tuple[int, ...]
     parity: int  # (negations + negative polarity words) mod 2
+    owner: str  # the name the clause is about ("The kubelet listens ...", "Kafka's port ..."), or ""
 
 
 class _Value(NamedTuple):
@@ -1035,6 +1036,28 @@ class _Doc(NamedTuple):
     sent_bags: tuple[frozenset[str], ...]
     signal: bool  # any value, negation or polarity word
     polar_or_neg: bool
+
+
+_BE_FORMS = frozenset("is are was were be been being".split())
+
+
+def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
+    """The clause's owner: a name that opens it and is followed by a predicate other than a form
+    of *be* ("The kubelet listens on 10250", "Kafka's default port is 9092"). "Stripe is our
+    processor" and "... stores data in etcd" have none: there the name is the value."""
+    k = a
+    while k < b and toks[k].kind == FUNC:
+        k += 1
+    if k >= b or toks[k].kind != ENTITY:
+        return ""
+    if toks[k].sub.endswith("+poss"):
+        return toks[k].key
+    nxt = k + 1
+    while nxt < b and toks[nxt].kind == ENTITY and toks[nxt].sub == "ident":
+        nxt += 1  # "Lumen API v4 allows ...": the version belongs to the name
+    if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in _BE_FORMS:
+        return ""
+    return toks[k].key
 
 
 def _value_class(t: Token) -> str:
@@ -1077,7 +1100,7 @@ def _analyse(text: str) -> _Doc:
         polars = tuple(k for k in range(a, b) if toks[k].kind == POLAR)
         parity = (len(negs) + sum(1 for k in polars if toks[k].sign < 0)) % 2
         ents = frozenset(toks[k].key for k in range(a, b) if toks[k].kind == ENTITY)
-        clauses.append(_Clause(s, a, b, bag, ents, negs, polars, parity))
+        clauses.append(_Clause(s, a, b, bag, ents, negs, polars, parity, _owner(toks, a, b)))
         sent_words.setdefault(s, set()).update(own[ci])
         for k in range(a, b):
             if toks[k].kind in (NUMBER, DATE, ENTITY):
@@ -1260,6 +1283,9 @@ class _Pair:
             s = -1.0  # both sentences carry words the other text lacks: they talk about different things
         elif not (ca.bag <= db.words and cb.bag <= da.words):
             s = -1.0  # an inserted or substituted qualifier next to the value
+        elif ca.owner and cb.owner and ca.owner != cb.owner and not (_present(ca.owner, db)
+                                                                   and _present(cb.owner, da)):
+            s = -1.0  # about another thing: "The kubelet listens on 10250" / "The kube-proxy listens on 10249"
         elif ca.bag - cb.bag and cb.bag - ca.bag:
             s = -1.0  # each clause has a qualifier the other lacks ("client port" / "peer port")
         elif not ca.bag and not cb.bag:
@@ -1298,14 +1324,13 @@ class _Pair:
         return out
 
 
+def _present(e: str, other: _Doc) -> bool:
+    """Is the name ``e`` (an entity key) mentioned anywhere in the other text?"""
+    return e in other.entity_keys or e in other.words or all(p in other.words for p in e.split(" "))
+
+
 def _one_sided_entity(c: _Clause, other: _Doc) -> bool:
-    for e in c.entities:
-        if e in other.entity_keys or e in other.words:
-            continue
-        if all(p in other.words for p in e.split(" ")):
-            continue
-        return True
-    return False
+    return any(not _present(e, other) for e in c.entities)
 
 
 def _written_plain(t: Token, other: _Doc) -> bool:
@@ -1369,10 +1394,13 @@ def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
     return -1
 
 
-def _find_key(toks: tuple[Token, ...], c: _Clause, key: str) -> int:
+def _find_key(toks: tuple[Token, ...], c: _Clause, governed: Token) -> int:
+    """Where the other clause states what the negation governs (zero-width NEGATION_FLIP span)."""
     for j in range(c.first, c.last):
-        if toks[j].key == key and toks[j].kind in (WORD, POLAR, ENTITY):
-            return toks[j].start
+        t = toks[j]
+        if t.kind == governed.kind and (t.key == governed.key if t.kind in (WORD, POLAR, ENTITY)
+                                        else _same_value(t, governed)):
+            return t.start
     for j in range(c.first, c.last):
         if toks[j].kind not in (FUNC, NEG):
             return toks[j].start
@@ -1388,11 +1416,11 @@ def _flip_diff(da: _Doc, ca: _Clause, db: _Doc, cb: _Clause) -> ValueDiff | None
         if len(ca.negs) > len(cb.negs):
             k = ca.negs[0]
             g = _governed(ta, k, ca.last)
-            pos = _find_key(tb, cb, ta[g].key) if g >= 0 else tb[cb.first].start
+            pos = _find_key(tb, cb, ta[g]) if g >= 0 else tb[cb.first].start
             return ValueDiff(NEGATION_FLIP, (ta[k].text,), (), (ta[k].start, ta[k].end), (pos, pos))
         k = cb.negs[0]
         g = _governed(tb, k, cb.last)
-        pos = _find_key(ta, ca, tb[g].key) if g >= 0 else ta[ca.first].start
+        pos = _find_key(ta, ca, tb[g]) if g >= 0 else ta[ca.first].start
         return ValueDiff(NEGATION_FLIP, (), (tb[k].text,), (pos, pos), (tb[k].start, tb[k].end))
     for ka in ca.polars:
         for kb in cb.polars:
