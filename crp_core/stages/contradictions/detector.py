@@ -1023,6 +1023,7 @@ class _Value(NamedTuple):
     cls: str  # "q:<dim>" | "date" | "ent"
     rank: int  # position among the text's values of the same class
     ctx: frozenset[str]  # attribute context: the clause's content words and the other names in it
+    plain: frozenset[str]  # entity: stems of its words (to find it written as ordinary words)
 
 
 class _Doc(NamedTuple):
@@ -1036,6 +1037,8 @@ class _Doc(NamedTuple):
     sent_bags: tuple[frozenset[str], ...]
     signal: bool  # any value, negation or polarity word
     polar_or_neg: bool
+    groups: dict[str, tuple[int, ...]]  # value class -> indices into values
+    years: tuple[int, ...]  # values that are lone years (they may also pair with plain numbers)
 
 
 _BE_FORMS = frozenset("is are was were be been being".split())
@@ -1106,7 +1109,9 @@ def _analyse(text: str) -> _Doc:
             if toks[k].kind in (NUMBER, DATE, ENTITY):
                 cls = _value_class(toks[k])
                 ctx = bag | (ents - {toks[k].key}) if toks[k].kind == ENTITY else bag | ents
-                values.append(_Value(k, ci, cls, ranks.get(cls, 0), ctx))
+                plain_stems = frozenset(_stem(part[1].lower()) for part in toks[k].parts) if cls == "ent" \
+                    else frozenset()
+                values.append(_Value(k, ci, cls, ranks.get(cls, 0), ctx, plain_stems))
                 ranks[cls] = ranks.get(cls, 0) + 1
     words: set[str] = set()
     entity_keys: set[str] = set()
@@ -1122,8 +1127,13 @@ def _analyse(text: str) -> _Doc:
     sent_bags = tuple(frozenset(sent_words.get(s, ())) for s in range(n_sent))
     polar_or_neg = any(t.kind in (NEG, POLAR) for t in toks) or any(
         t.qty is not None and t.qty.bound != 0 for t in toks)
+    groups: dict[str, list[int]] = {}
+    for x, v in enumerate(values):
+        groups.setdefault(v.cls, []).append(x)
+    years = tuple(x for x, v in enumerate(values) if v.cls == "date" and toks[v.tok].date is not None
+                  and toks[v.tok].date.bare_year)  # type: ignore[union-attr]
     return _Doc(text, toks, tuple(clauses), tuple(values), frozenset(words), frozenset(entity_keys), plain, sent_bags,
-                bool(values) or polar_or_neg, polar_or_neg)
+                bool(values) or polar_or_neg, polar_or_neg, {k: tuple(v) for k, v in groups.items()}, years)
 
 
 # ================================================================================================
@@ -1176,17 +1186,6 @@ def _same_value(a: Token, b: Token) -> bool:
         return _same_date(a.date, b.date)
     if a.kind == ENTITY and b.kind == ENTITY:
         return _same_entity(a, b)
-    return False
-
-
-def _compatible(a: _Value, b: _Value, ta: Token, tb: Token) -> bool:
-    if a.cls == b.cls:
-        return True
-    # a lone year against a plain number ("the default port is 2000" / "... 2379"): NUMBER_CHANGED
-    if a.cls == "date" and b.cls == "q:" and ta.date is not None and ta.date.bare_year:
-        return True
-    if b.cls == "date" and a.cls == "q:" and tb.date is not None and tb.date.bare_year:
-        return True
     return False
 
 
@@ -1259,7 +1258,7 @@ def _entity_diff(ta: Token, tb: Token) -> ValueDiff:
 class _Pair:
     """One comparison of two analysed texts (short-lived: caches clause alignment)."""
 
-    __slots__ = ("da", "db", "foreign_a", "foreign_b", "scores", "_matching")
+    __slots__ = ("da", "db", "foreign_a", "foreign_b", "scores", "_matching", "_lone_a", "_lone_b")
 
     def __init__(self, da: _Doc, db: _Doc) -> None:
         self.da, self.db = da, db
@@ -1267,6 +1266,17 @@ class _Pair:
         self.foreign_b = tuple(bool(bag - da.words) for bag in db.sent_bags)
         self.scores: dict[tuple[int, int], tuple[float, bool]] = {}
         self._matching: list[tuple[int, int]] | None = None
+        self._lone_a: dict[int, bool] = {}
+        self._lone_b: dict[int, bool] = {}
+
+    def lone_entity(self, side_a: bool, ci: int) -> bool:
+        """Does clause ``ci`` name something the other text never mentions?"""
+        cache = self._lone_a if side_a else self._lone_b
+        got = cache.get(ci)
+        if got is None:
+            clause = (self.da if side_a else self.db).clauses[ci]
+            got = cache[ci] = _one_sided_entity(clause, self.db if side_a else self.da)
+        return got
 
     def score(self, ia: int, ib: int) -> tuple[float, bool]:
         """How well clause ``ia`` of text a and clause ``ib`` of text b state the same attribute:
@@ -1292,7 +1302,7 @@ class _Pair:
             s = 1.0
         else:
             s = len(ca.bag & cb.bag) / len(ca.bag | cb.bag)
-        got = (s, _one_sided_entity(ca, db) != _one_sided_entity(cb, da))
+        got = (s, s >= 0 and self.lone_entity(True, ia) != self.lone_entity(False, ib))
         self.scores[key] = got
         return got
 
@@ -1333,10 +1343,6 @@ def _one_sided_entity(c: _Clause, other: _Doc) -> bool:
     return any(not _present(e, other) for e in c.entities)
 
 
-def _written_plain(t: Token, other: _Doc) -> bool:
-    return t.key not in other.entity_keys and all(_stem(p[1].lower()) in other.plain for p in t.parts)
-
-
 def _equal_pair(a: Token, b: Token) -> bool:
     return _same_value(a, b) and (a.qty is None or b.qty is None or a.qty.bound * b.qty.bound >= 0)
 
@@ -1349,28 +1355,44 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
     order is none, and values of different attributes are never compared."""
     da, db = p.da, p.db
     ta, tb = da.tokens, db.tokens
-    # a name that the other text writes as an ordinary word ("Pod" / "Pods are ...") is present there
-    skip_a = {x for x, va in enumerate(da.values) if va.cls == "ent" and _written_plain(ta[va.tok], db)}
-    skip_b = {y for y, vb in enumerate(db.values) if vb.cls == "ent" and _written_plain(tb[vb.tok], da)}
+    va_all, vb_all = da.values, db.values
     cands: list[tuple[float, int, int, int, int, int, int, int]] = []
-    for x, va in enumerate(da.values):
-        if x in skip_a:
-            continue
-        a_tok = ta[va.tok]
-        for y, vb in enumerate(db.values):
-            if y in skip_b:
+
+    def collect(xs: tuple[int, ...], ys: tuple[int, ...]) -> None:
+        for x in xs:
+            va = va_all[x]
+            # a name the other text writes as ordinary words ("Pod" / "Pods are ...") is present there
+            if va.plain and ta[va.tok].key not in db.entity_keys and va.plain <= db.plain:
                 continue
-            b_tok = tb[vb.tok]
-            if not _compatible(va, vb, a_tok, b_tok) or p.value_score(va.clause, vb.clause) < 0:
-                continue
-            if va.ctx or vb.ctx:
-                s = len(va.ctx & vb.ctx) / len(va.ctx | vb.ctx)
-                if s < ALIGN_MIN:
+            a_tok, ctx_a = ta[va.tok], va.ctx
+            for y in ys:
+                vb = vb_all[y]
+                if vb.plain and tb[vb.tok].key not in da.entity_keys and vb.plain <= da.plain:
                     continue
-            else:
-                s = 1.0
-            eq = 0 if _equal_pair(a_tok, b_tok) else 1
-            cands.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
+                if p.value_score(va.clause, vb.clause) < 0:
+                    continue
+                ctx_b = vb.ctx
+                if ctx_a or ctx_b:
+                    s = len(ctx_a & ctx_b) / len(ctx_a | ctx_b)
+                    if s < ALIGN_MIN:
+                        continue
+                else:
+                    s = 1.0
+                b_tok = tb[vb.tok]
+                eq = 0 if _equal_pair(a_tok, b_tok) else 1
+                cands.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
+
+    for cls, xs in da.groups.items():
+        ys = db.groups.get(cls)
+        if ys:
+            collect(xs, ys)
+    # a lone year against a plain number ("the default port is 2000" / "... 2379"): NUMBER_CHANGED
+    if da.years and "q:" in db.groups:
+        collect(da.years, db.groups["q:"])
+    if db.years and "q:" in da.groups:
+        collect(da.groups["q:"], db.years)
+    if not cands:
+        return
     cands.sort()
     used_a: set[int] = set()
     used_b: set[int] = set()
@@ -1381,7 +1403,7 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
         used_a.add(x)
         used_b.add(y)
         if c[1]:
-            diffs.extend(_value_diffs(ta[da.values[x].tok], tb[db.values[y].tok], da.text, db.text))
+            diffs.extend(_value_diffs(ta[va_all[x].tok], tb[vb_all[y].tok], da.text, db.text))
 
 
 def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
