@@ -483,6 +483,9 @@ class _Lexer:
             self.push_qty(start, raw[j + 1].end, Quantity("pct", "%" if factor == 1.0 else "bp", v, 1.0, exact,
                                                           _one(v * factor), -1, bound, bstart))
             return j + 2
+        if w == "fold" and self.adjacent(j, end):  # "10-fold", "10 fold"
+            self.push_qty(start, raw[j].end, Quantity("x", "x", v, 1.0, exact, _one(v), -1, bound, bstart))
+            return j + 1
         if w == "times" and self.adjacent(j, end, " "):
             nxt = self.low(j + 1)
             if nxt in _COMPARATIVE_NEXT or (nxt.endswith("er") and len(nxt) > 4 and nxt not in FUNCTION_WORDS):
@@ -775,6 +778,11 @@ class _Lexer:
             return self.number(i, value, "", r.start, end, j)
         if low in _TIMES_WORDS or low in _MULT_WORDS:
             return self.times_word(i, low)
+        if low.endswith("fold") and (low[:-4] in _NUMBER_WORDS or low[:-4] in _NUMBER_MULT):
+            v = float(_NUMBER_WORDS.get(low[:-4], 0) or _NUMBER_MULT.get(low[:-4], 0.0))  # "tenfold"
+            bound, bstart = self.bound_before(i)
+            self.push_qty(r.start, r.end, Quantity("x", "x", v, 1.0, "", _one(v), -1, bound, bstart))
+            return i + 1
         if low == "half" and nxt in ("a", "an") and self.low(i + 2) in UNITS:
             u = UNITS[self.low(i + 2)]
             if u.dim in ("time", "cal"):
@@ -992,13 +1000,31 @@ def _absorb_comparative_negation(toks: list[Token]) -> list[Token]:
     return out
 
 
+def _attributive_polarity(toks: list[Token]) -> list[Token]:
+    """A polarity word used attributively in a clause that states a number or a date qualifies that
+    value ("the public API allows 100 rpm" / "the private API allows 1000 rpm": two attributes),
+    so it becomes an ordinary word; "the bucket is public" stays an assertion."""
+    out = list(toks)
+    first = 0
+    for k in range(len(out) + 1):
+        if k < len(out) and not (out[k].kind == BREAK and out[k].key != "label"):
+            continue
+        if any(t.kind in (NUMBER, DATE) for t in out[first:k]):
+            for j in range(first, k - 1):
+                if out[j].kind == POLAR and out[j + 1].kind in (WORD, ENTITY):
+                    t = out[j]
+                    out[j] = Token(t.text, t.start, t.end, WORD, _word_key(t.text.lower()))
+        first = k + 1
+    return out
+
+
 @lru_cache(maxsize=65536)
 def tokenize(text: str) -> tuple[Token, ...]:
     """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
     units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
     toks = _Lexer(text).run()
-    return tuple(_merge_names(_absorb_comparative_negation(_demote_weak(toks)), text))
+    return tuple(_merge_names(_attributive_polarity(_absorb_comparative_negation(_demote_weak(toks))), text))
 
 
 # ================================================================================================
@@ -1459,6 +1485,9 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
         ca, cb = da.clauses[ia], db.clauses[ib]
         if ca.parity == cb.parity:
             continue
+        only_a, only_b = ca.entities - cb.entities, cb.entities - ca.entities
+        if (only_a and all(_present(e, db) for e in only_a)) or (only_b and all(_present(e, da) for e in only_b)):
+            continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
         if ca.bag & cb.bag or (not ca.bag and not cb.bag and ca.entities & cb.entities):
             d = _flip_diff(da, ca, db, cb)
             if d is not None:
