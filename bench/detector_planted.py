@@ -14,7 +14,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from crp_core.stages.contradictions.detector import values_conflict  # noqa: E402
+from crp_core.stages.contradictions.detector import values_conflict
 
 
 def main() -> int:

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
+from collections.abc import Iterator
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from crp_core.records import ValueConflict, ValueDiff
 
@@ -39,8 +40,16 @@ NEGATION_FLIP = "NEGATION_FLIP"
 DATE_SHIFTED = "DATE_SHIFTED"
 MAGNITUDE_ALTERED = "MAGNITUDE_ALTERED"
 
-__all__ = ["values_conflict", "tokenize", "Token", "NUMBER_CHANGED", "ENTITY_SUBSTITUTED", "NEGATION_FLIP",
-           "DATE_SHIFTED", "MAGNITUDE_ALTERED"]
+__all__ = [
+    "DATE_SHIFTED",
+    "ENTITY_SUBSTITUTED",
+    "MAGNITUDE_ALTERED",
+    "NEGATION_FLIP",
+    "NUMBER_CHANGED",
+    "Token",
+    "tokenize",
+    "values_conflict",
+]
 
 #: a bare 4-digit integer in this range is a year (SPEC_NOTES §2.6); etcd's 2379 is a number
 YEAR_MIN, YEAR_MAX = 1900, 2099
@@ -68,7 +77,7 @@ def _rows(name: str) -> Iterator[list[str]]:
                 yield [c.strip() for c in line.split("\t")]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _stem(w: str) -> str:
     """A small suffix stripper so inflections share a key (uses/use, retries/retried/retry,
     encryption/encrypted, caches/cache, running/run). Not a linguistic stemmer: only equality of
@@ -143,8 +152,7 @@ def _load_polarity() -> dict[str, _Polar]:
 
 
 POLARITY = _load_polarity()
-_PREDICATIVE_BEFORE = frozenset("is are was were be been being turned turn turns switched switch set stays stay "
-                                "remains remain left keep keeps kept toggled".split())
+_PREDICATIVE_BEFORE = frozenset(["is", "are", "was", "were", "be", "been", "being", "turned", "turn", "turns", "switched", "switch", "set", "stays", "stay", "remains", "remain", "left", "keep", "keeps", "kept", "toggled"])
 
 
 def _load_synonyms() -> dict[str, str]:
@@ -219,24 +227,19 @@ _MULT_WORDS = {"twice": 2.0, "double": 2.0, "doubled": 2.0, "doubles": 2.0, "thr
                "tripled": 3.0, "triples": 3.0, "quadruple": 4.0, "quadrupled": 4.0, "halved": 0.5, "halves": 0.5}
 _TIMES_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
 #: "N times" is a multiplier before these words ("3 times faster"), otherwise a count ("retries 3 times")
-_COMPARATIVE_NEXT = frozenset("more less fewer as the larger smaller faster slower higher lower bigger greater "
-                              "longer shorter cheaper quicker".split())
+_COMPARATIVE_NEXT = frozenset(["more", "less", "fewer", "as", "the", "larger", "smaller", "faster", "slower", "higher", "lower", "bigger", "greater", "longer", "shorter", "cheaper", "quicker"])
 _CURRENCY_SYMBOL = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
-_CURRENCY_CODES = frozenset("USD EUR GBP JPY CHF CAD AUD NZD CNY INR SEK NOK DKK PLN CZK HUF BRL MXN SGD HKD "
-                            "ZAR KRW".split())
+_CURRENCY_CODES = frozenset(["USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "CNY", "INR", "SEK", "NOK", "DKK", "PLN", "CZK", "HUF", "BRL", "MXN", "SGD", "HKD", "ZAR", "KRW"])
 _CURRENCY_WORDS = {"dollar": "USD", "dollars": "USD", "euro": "EUR", "euros": "EUR", "pound": "GBP",
                    "pounds": "GBP", "yen": "JPY"}
 #: frequency adverbs: a rate of one per unit ("backups run daily")
 _FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
 _RATE_MARKERS = frozenset({"per", "a", "an", "each", "every"})
-_ABBREVIATIONS = frozenset("e.g i.e etc vs approx incl art sec no fig eq cf inc ltd corp dr mr ms st para "
-                           "ca resp viz".split())
+_ABBREVIATIONS = frozenset(["e.g", "i.e", "etc", "vs", "approx", "incl", "art", "sec", "no", "fig", "eq", "cf", "inc", "ltd", "corp", "dr", "mr", "ms", "st", "para", "ca", "resp", "viz"])
 #: ALL-CAPS words that are ordinary words (RFC 2119 keywords, admonitions), not acronyms
-_CAPS_WORDS = frozenset("must shall should may required recommended optional not note warning important "
-                        "tip caution info".split())
+_CAPS_WORDS = frozenset(["must", "shall", "should", "may", "required", "recommended", "optional", "not", "note", "warning", "important", "tip", "caution", "info"])
 #: clause-opening words: a new clause starts here (the word itself is a break token)
-_CLAUSE_WORDS = frozenset("and or but while whereas although though unless which where when whenever "
-                          "because".split())
+_CLAUSE_WORDS = frozenset(["and", "or", "but", "while", "whereas", "although", "though", "unless", "which", "where", "when", "whenever", "because"])
 #: words skipped when looking for the word a negation governs ("does not always apply")
 _SCOPE_SKIP = FUNCTION_WORDS | {"yet", "necessarily", "currently", "longer"}
 _IDENT_RE = re.compile(r"\d.*[^\W\d_]|[^\W\d_].*\d|_|[^\W\d_][./][^\W\d_]")
@@ -379,10 +382,8 @@ class _Lexer:
         return 0, -1
 
     def every_before(self, i: int) -> bool:
-        j = i - 1
-        if j >= 0 and self.low(j) in ("every", "each"):
-            return True
-        return False
+        """Is raw ``i`` preceded by "every" / "each" (an interval: "every 30 minutes")?"""
+        return i > 0 and self.low(i - 1) in ("every", "each")
 
     # ---- main loop ------------------------------------------------------------------------------
     def run(self) -> list[Token]:
@@ -467,9 +468,9 @@ class _Lexer:
         if w in _SCALE_WORDS and scale == 1.0 and self.adjacent(j, end, " "):
             scale, end, j = _SCALE_WORDS[w], raw[j].end, j + 1
             w = self.low(j)
-        if not currency and self.adjacent(j, end, " ") and (w in _CURRENCY_WORDS or raw[j].text in _CURRENCY_CODES
-                                                            if j < n else False):
-            currency, end, j = _CURRENCY_WORDS.get(w, raw[j].text if j < n else ""), raw[j].end, j + 1
+        if not currency and j < n and self.adjacent(j, end, " ") and (w in _CURRENCY_WORDS
+                                                                      or raw[j].text in _CURRENCY_CODES):
+            currency, end, j = _CURRENCY_WORDS.get(w, raw[j].text), raw[j].end, j + 1  # "35 million euros"
             w = self.low(j)
         v = base * scale
         if currency:
@@ -522,7 +523,7 @@ class _Lexer:
         b = base * scale
         if u.dim in ("time", "cal"):
             readings = _time_readings(b, u)
-            if self.every_before(first if bstart < 0 else first):
+            if self.every_before(first):
                 q = Quantity("rate", "1/" + u.name, b, 1.0, exact, tuple((1 / hi, 1 / lo) for lo, hi in readings),
                              -1, bound, bstart)
                 self.push_qty(start, end, q)
@@ -971,8 +972,7 @@ def _demote_weak(toks: list[Token]) -> list[Token]:
             and t.text.lower() in lower and t.kind == ENTITY else t for t in toks]
 
 
-_COMPARATIVES = frozenset("more less longer later greater fewer shorter earlier higher lower larger smaller "
-                          "older newer".split())
+_COMPARATIVES = frozenset(["more", "less", "longer", "later", "greater", "fewer", "shorter", "earlier", "higher", "lower", "larger", "smaller", "older", "newer"])
 
 
 def _absorb_comparative_negation(toks: list[Token]) -> list[Token]:
@@ -1067,7 +1067,7 @@ class _Doc(NamedTuple):
     years: tuple[int, ...]  # values that are lone years (they may also pair with plain numbers)
 
 
-_BE_FORMS = frozenset("is are was were be been being".split())
+_BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
 
 
 def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
@@ -1284,7 +1284,7 @@ def _entity_diff(ta: Token, tb: Token) -> ValueDiff:
 class _Pair:
     """One comparison of two analysed texts (short-lived: caches clause alignment)."""
 
-    __slots__ = ("da", "db", "foreign_a", "foreign_b", "scores", "_matching", "_lone_a", "_lone_b")
+    __slots__ = ("_lone_a", "_lone_b", "_matching", "da", "db", "foreign_a", "foreign_b", "scores")
 
     def __init__(self, da: _Doc, db: _Doc) -> None:
         self.da, self.db = da, db
