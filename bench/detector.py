@@ -16,17 +16,25 @@ average: on a shared 2-core machine wall time grows with the load, CPU time much
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 import time
 from collections.abc import Callable
+from types import ModuleType
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
 
-from crp_core.stages.contradictions import detector  # noqa: E402
+
+def _import_detector() -> ModuleType:
+    """The detector module of this checkout (the repository root put first on the path)."""
+    sys.path.insert(0, ROOT)
+    return importlib.import_module("crp_core.stages.contradictions.detector")
+
+
+detector = _import_detector()
 
 DATA = os.path.join(ROOT, "tests", "data", "conflict_pairs")
 CATEGORIES = ("number_changed", "entity_substituted", "negation_flip", "date_shifted", "magnitude_altered",

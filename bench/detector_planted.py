@@ -7,14 +7,22 @@ near-duplicate must give None. Mirrors tests/test_sample_ckf.py's text checks wi
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
+from types import ModuleType
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
-from crp_core.stages.contradictions.detector import values_conflict
+
+def _import_detector() -> ModuleType:
+    """The detector module of this checkout (the repository root put first on the path)."""
+    sys.path.insert(0, ROOT)
+    return importlib.import_module("crp_core.stages.contradictions.detector")
+
+
+values_conflict = _import_detector().values_conflict
 
 
 def main() -> int:

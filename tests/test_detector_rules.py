@@ -139,7 +139,8 @@ def test_one_date_in_two_forms(x: str, y: str) -> None:
 
 
 def test_rates_and_calendar_units() -> None:
-    assert values_conflict("The API allows 6,000 requests per minute.", "The API allows 100 requests per second.") is None
+    assert values_conflict("The API allows 6,000 requests per minute.",
+                           "The API allows 100 requests per second.") is None
     assert values_conflict("The Pro plan costs $49 per month.", "The Pro plan costs $588 per year.") is None
     assert patterns("The Pro plan costs $49 per month.", "The Pro plan costs $59 per month.") == (NUMBER_CHANGED,)
     assert values_conflict("Snapshots are taken daily.", "Snapshots are taken every 24 hours.") is None

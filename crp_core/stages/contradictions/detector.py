@@ -152,7 +152,9 @@ def _load_polarity() -> dict[str, _Polar]:
 
 
 POLARITY = _load_polarity()
-_PREDICATIVE_BEFORE = frozenset(["is", "are", "was", "were", "be", "been", "being", "turned", "turn", "turns", "switched", "switch", "set", "stays", "stay", "remains", "remain", "left", "keep", "keeps", "kept", "toggled"])
+_PREDICATIVE_BEFORE = frozenset(["is", "are", "was", "were", "be", "been", "being", "turned", "turn", "turns",
+                                 "switched", "switch", "set", "stays", "stay", "remains", "remain", "left", "keep",
+                                 "keeps", "kept", "toggled"])
 
 
 def _load_synonyms() -> dict[str, str]:
@@ -227,19 +229,24 @@ _MULT_WORDS = {"twice": 2.0, "double": 2.0, "doubled": 2.0, "doubles": 2.0, "thr
                "tripled": 3.0, "triples": 3.0, "quadruple": 4.0, "quadrupled": 4.0, "halved": 0.5, "halves": 0.5}
 _TIMES_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
 #: "N times" is a multiplier before these words ("3 times faster"), otherwise a count ("retries 3 times")
-_COMPARATIVE_NEXT = frozenset(["more", "less", "fewer", "as", "the", "larger", "smaller", "faster", "slower", "higher", "lower", "bigger", "greater", "longer", "shorter", "cheaper", "quicker"])
+_COMPARATIVE_NEXT = frozenset(["more", "less", "fewer", "as", "the", "larger", "smaller", "faster", "slower", "higher",
+                               "lower", "bigger", "greater", "longer", "shorter", "cheaper", "quicker"])
 _CURRENCY_SYMBOL = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
-_CURRENCY_CODES = frozenset(["USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "CNY", "INR", "SEK", "NOK", "DKK", "PLN", "CZK", "HUF", "BRL", "MXN", "SGD", "HKD", "ZAR", "KRW"])
+_CURRENCY_CODES = frozenset(["USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "CNY", "INR", "SEK", "NOK", "DKK",
+                             "PLN", "CZK", "HUF", "BRL", "MXN", "SGD", "HKD", "ZAR", "KRW"])
 _CURRENCY_WORDS = {"dollar": "USD", "dollars": "USD", "euro": "EUR", "euros": "EUR", "pound": "GBP",
                    "pounds": "GBP", "yen": "JPY"}
 #: frequency adverbs: a rate of one per unit ("backups run daily")
 _FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
 _RATE_MARKERS = frozenset({"per", "a", "an", "each", "every"})
-_ABBREVIATIONS = frozenset(["e.g", "i.e", "etc", "vs", "approx", "incl", "art", "sec", "no", "fig", "eq", "cf", "inc", "ltd", "corp", "dr", "mr", "ms", "st", "para", "ca", "resp", "viz"])
+_ABBREVIATIONS = frozenset(["e.g", "i.e", "etc", "vs", "approx", "incl", "art", "sec", "no", "fig", "eq", "cf", "inc",
+                            "ltd", "corp", "dr", "mr", "ms", "st", "para", "ca", "resp", "viz"])
 #: ALL-CAPS words that are ordinary words (RFC 2119 keywords, admonitions), not acronyms
-_CAPS_WORDS = frozenset(["must", "shall", "should", "may", "required", "recommended", "optional", "not", "note", "warning", "important", "tip", "caution", "info"])
+_CAPS_WORDS = frozenset(["must", "shall", "should", "may", "required", "recommended", "optional", "not", "note",
+                         "warning", "important", "tip", "caution", "info"])
 #: clause-opening words: a new clause starts here (the word itself is a break token)
-_CLAUSE_WORDS = frozenset(["and", "or", "but", "while", "whereas", "although", "though", "unless", "which", "where", "when", "whenever", "because"])
+_CLAUSE_WORDS = frozenset(["and", "or", "but", "while", "whereas", "although", "though", "unless", "which", "where",
+                           "when", "whenever", "because"])
 #: words skipped when looking for the word a negation governs ("does not always apply")
 _SCOPE_SKIP = FUNCTION_WORDS | {"yet", "necessarily", "currently", "longer"}
 _IDENT_RE = re.compile(r"\d.*[^\W\d_]|[^\W\d_].*\d|_|[^\W\d_][./][^\W\d_]")
@@ -972,7 +979,8 @@ def _demote_weak(toks: list[Token]) -> list[Token]:
             and t.text.lower() in lower and t.kind == ENTITY else t for t in toks]
 
 
-_COMPARATIVES = frozenset(["more", "less", "longer", "later", "greater", "fewer", "shorter", "earlier", "higher", "lower", "larger", "smaller", "older", "newer"])
+_COMPARATIVES = frozenset(["more", "less", "longer", "later", "greater", "fewer", "shorter", "earlier", "higher",
+                           "lower", "larger", "smaller", "older", "newer"])
 
 
 def _absorb_comparative_negation(toks: list[Token]) -> list[Token]:
