@@ -40,16 +40,8 @@ NEGATION_FLIP = "NEGATION_FLIP"
 DATE_SHIFTED = "DATE_SHIFTED"
 MAGNITUDE_ALTERED = "MAGNITUDE_ALTERED"
 
-__all__ = [
-    "DATE_SHIFTED",
-    "ENTITY_SUBSTITUTED",
-    "MAGNITUDE_ALTERED",
-    "NEGATION_FLIP",
-    "NUMBER_CHANGED",
-    "Token",
-    "tokenize",
-    "values_conflict",
-]
+__all__ = ["DATE_SHIFTED", "ENTITY_SUBSTITUTED", "MAGNITUDE_ALTERED", "NEGATION_FLIP", "NUMBER_CHANGED", "tokenize",
+           "values_conflict"]
 
 #: a bare 4-digit integer in this range is a year (SPEC_NOTES §2.6); etcd's 2379 is a number
 YEAR_MIN, YEAR_MAX = 1900, 2099
