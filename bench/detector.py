@@ -1,0 +1,120 @@
+"""Benchmark: the value-conflict detector on the labelled corpus (SPEC_NOTES §2.6, SPEC-005 §5.3).
+
+    python bench/detector.py            # from the repository root
+
+Prints one table of precision / recall / F1 per category and overall for the dev set, the
+held-out set and both (scoring as in tests/test_detector_corpus.py: a pair is correct when the
+conflict / no-conflict answer matches and the expected patterns are a subset of those found; a
+conflict found with a missing pattern is both a miss and a false alarm), then the cost per pair:
+
+* warm - each text already analysed (as in the whole-CKF scan, where a text meets many
+  neighbours): the pair comparison alone, memo of ``values_conflict`` cleared;
+* cold - tokenising and analysing both texts too.
+
+Times are CPU time per pair (best of several rounds) and wall time next to the machine's load
+average: on a shared 2-core machine wall time grows with the load, CPU time much less.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from types import ModuleType
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def _import_detector() -> ModuleType:
+    """The detector module of this checkout (the repository root put first on the path)."""
+    sys.path.insert(0, ROOT)
+    return importlib.import_module("crp_core.stages.contradictions.detector")
+
+
+detector = _import_detector()
+
+DATA = os.path.join(ROOT, "tests", "data", "conflict_pairs")
+CATEGORIES = ("number_changed", "entity_substituted", "negation_flip", "date_shifted", "magnitude_altered",
+              "paraphrase", "unit_forms", "different_attributes", "swapped_values", "multi_sentence")
+
+
+def load(name: str) -> list[dict]:
+    with open(os.path.join(DATA, name), encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def prf(rows: list[dict]) -> tuple[float, float, float, int]:
+    tp = fp = fn = 0
+    for row in rows:
+        vc = detector.values_conflict(row["a"], row["b"])
+        if row["conflict"]:
+            if vc is not None and set(row["patterns"]) <= set(vc.patterns):
+                tp += 1
+            else:
+                fn += 1
+                fp += vc is not None
+        elif vc is not None:
+            fp += 1
+    p = tp / (tp + fp) if tp + fp else 1.0
+    r = tp / (tp + fn) if tp + fn else 1.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return p, r, f, len(rows)
+
+
+def per_pair(pairs: list[tuple[str, str]], prepare: Callable[[], None], rounds: int) -> tuple[float, float]:
+    """Best CPU and wall microseconds per pair over ``rounds`` rounds; ``prepare`` runs before each."""
+    best_cpu = best_wall = float("inf")
+    for _ in range(rounds):
+        prepare()
+        c0, w0 = time.process_time(), time.perf_counter()
+        for a, b in pairs:
+            detector.values_conflict(a, b)
+        best_cpu = min(best_cpu, time.process_time() - c0)
+        best_wall = min(best_wall, time.perf_counter() - w0)
+    return best_cpu / len(pairs) * 1e6, best_wall / len(pairs) * 1e6
+
+
+def main() -> int:
+    dev, holdout = load("dev.jsonl"), load("holdout.jsonl")
+    splits = {"dev": dev, "holdout": holdout, "both": dev + holdout}
+    header = f"| {'category':22} |" + "".join(f" {name + ' P':>9} {'R':>6} {'F1':>6} {'n':>4} |" for name in splits)
+    print(header)
+    print("|" + "-" * (len(header) - 2) + "|")
+    for cat in (*CATEGORIES, "overall"):
+        cells = []
+        for rows in splits.values():
+            sel = rows if cat == "overall" else [r for r in rows if r["category"] == cat]
+            p, r, f, n = prf(sel)
+            cells.append(f" {p:9.3f} {r:6.3f} {f:6.3f} {n:4d} |")
+        print(f"| {cat:22} |" + "".join(cells))
+
+    pairs = [(r["a"], r["b"]) for r in dev + holdout]
+    pairs += [(b, a) for a, b in pairs]
+
+    def warm() -> None:
+        detector.values_conflict.cache_clear()
+        for a, b in pairs:
+            detector._analyse(a)
+            detector._analyse(b)
+
+    def cold() -> None:
+        detector.values_conflict.cache_clear()
+        detector._analyse.cache_clear()
+        detector.tokenize.cache_clear()
+
+    warm_cpu, warm_wall = per_pair(pairs, warm, 7)
+    cold_cpu, cold_wall = per_pair(pairs, cold, 3)
+    load1, load5, _ = os.getloadavg()
+    print()
+    print(f"pairs timed: {len(pairs)} (the corpus in both directions)")
+    print(f"warm (texts analysed, pair comparison only): {warm_cpu:6.1f} us/pair CPU, {warm_wall:6.1f} us/pair wall")
+    print(f"cold (tokenise + analyse + compare):         {cold_cpu:6.1f} us/pair CPU, {cold_wall:6.1f} us/pair wall")
+    print(f"load average: {load1:.2f} (1 min), {load5:.2f} (5 min) on {os.cpu_count()} cores")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
