@@ -31,7 +31,7 @@ ROOT = os.path.dirname(HERE)
 def _import_detector() -> ModuleType:
     """The detector module of this checkout (the repository root put first on the path)."""
     sys.path.insert(0, ROOT)
-    return importlib.import_module("crp_core.stages.contradictions.detector")
+    return importlib.import_module("crp_core.stages.contradictions.values")
 
 
 detector = _import_detector()

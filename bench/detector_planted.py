@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _import_detector() -> ModuleType:
     """The detector module of this checkout (the repository root put first on the path)."""
     sys.path.insert(0, ROOT)
-    return importlib.import_module("crp_core.stages.contradictions.detector")
+    return importlib.import_module("crp_core.stages.contradictions.values")
 
 
 values_conflict = _import_detector().values_conflict

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
@@ -18,7 +18,9 @@ from crp_core import headers as headers_mod
 from crp_core.records import (Authority, ConflictPair, KnownConflictFlag, FanoutResult, FanoutRun, FanoutStep, PipelineResult,
                               ValueDiff)
 from crp_core.io.timeparse import format_timestamp
-from crp_core.triage.quality import DetectorQuality
+
+if TYPE_CHECKING:  # annotation only: the triage quality module imports stage 4
+    from crp_core.triage.quality import DetectorQuality
 
 REPORT_KIND = "crp-inspect.run"
 REPORT_VERSION = 1

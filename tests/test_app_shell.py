@@ -79,7 +79,7 @@ def test_sidebar_has_every_editor_widget(ui_env):
     assert _widget(sb.number_input, "fan-out width").value == 0
     assert len(sb.get("file_uploader")) == 3  # CKF, scenario, config TOML
     # one widget per scalar config key, labelled with * when the default is the project's
-    labels = {w.label for w in list(sb.number_input) + list(sb.toggle)}
+    labels = {w.label for w in list(sb.number_input) + list(sb.toggle) + list(sb.selectbox)}
     for key in SCALAR_KEYS:
         assert sidebar.config_label(key) in labels, key
     assert "token_budget *" in labels and "cdr_min_relevance" in labels  # project vs spec default

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pytest
 
-from crp_core.stages.contradictions.detector import values_conflict
+from crp_core.stages.contradictions.values import values_conflict
 
 DATA = Path(__file__).resolve().parent / "data" / "conflict_pairs"
 CATEGORIES = ("number_changed", "entity_substituted", "negation_flip", "date_shifted", "magnitude_altered",

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.records import ValueConflict
-from crp_core.stages.contradictions import detector
-from crp_core.stages.contradictions.detector import (
+from crp_core.stages.contradictions import lexicon as detector
+from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
     ENTITY_SUBSTITUTED,
     MAGNITUDE_ALTERED,

@@ -1,641 +1,409 @@
-"""Value-conflict detection (SPEC-027 §2.2, SPEC-005 §5.3, SPEC_NOTES §2.6).
+"""Value-conflict detection between two fact texts (SPEC_NOTES §2.6, SPEC-027 §2.2, SPEC-005 §5.3).
 
-:func:`values_conflict` compares two texts token by token and names the value(s) that changed,
-with character spans for highlighting. Pure and memoised.
+:func:`values_conflict` answers one question: do two texts assert *different values for the same
+attribute*? It names the SPEC-005 §5.3 pattern of every changed value and keeps character spans
+into both texts for highlighting. A paraphrase with no changed value is not a conflict.
+
+How it works (every rule is documented with examples in ``docs/decisions/detector.md``):
+
+1. :func:`tokenize` (memoised per text) reads values in a normalised form: numbers with their unit
+   folded in (``30 s`` = ``30 seconds``, ``168 hours`` = ``7 days``, ``three`` = ``3``), dates
+   (``2025-06-30`` = ``30 June 2025``), percentages, multipliers, money, rates, clock times,
+   entities (proper nouns, acronyms, identifiers, lexicon names), polarity words (``enabled`` /
+   ``disabled``), negation cues, clause breaks, content and function words.
+2. Each text is cut into clauses; the *attribute context* of a value is the set of content words
+   of its clause (stemmed, synonyms folded, function words left out).
+3. Two clauses are *aligned* when neither carries a qualifier the other text lacks and their
+   contexts overlap (Jaccard >= 0.5). Values are paired only across aligned clauses, best context
+   first, equal values first, then by position - so a swap ("client 2379, peer 2380" against
+   "client 2380, peer 2379") is caught and two numbers of different attributes ("client port
+   2379" / "peer port 2380") are never compared.
+4. Aligned clauses whose polarity differs (odd number of negations or opposite polarity words)
+   are a NEGATION_FLIP.
+
+The lexicons are data files under ``crp_core/data/lexicon/``, read once at import.
 """
 from __future__ import annotations
 
-import difflib
-import re
 from functools import lru_cache
-from typing import Iterable, NamedTuple, Sequence
 
 from crp_core.records import ValueConflict, ValueDiff
+from crp_core.stages.contradictions.lexicon import ALIGN_MIN, DATE_SHIFTED, ENTITY, ENTITY_SUBSTITUTED, FUNC, MAGNITUDE_ALTERED, NEG, NEGATION_FLIP, NUMBER_CHANGED, PATTERNS, POLAR, WORD, _SCOPE_SKIP
+from crp_core.stages.contradictions.tokens import DateValue, Quantity, Token
+from crp_core.stages.contradictions.clauses import _Clause, _Doc, _analyse, tokenize
 
-NUMBER_CHANGED = "NUMBER_CHANGED"
-ENTITY_SUBSTITUTED = "ENTITY_SUBSTITUTED"
-NEGATION_FLIP = "NEGATION_FLIP"
-DATE_SHIFTED = "DATE_SHIFTED"
-MAGNITUDE_ALTERED = "MAGNITUDE_ALTERED"
-PATTERNS: tuple[str, ...] = (DATE_SHIFTED, ENTITY_SUBSTITUTED, MAGNITUDE_ALTERED, NEGATION_FLIP,
-                             NUMBER_CHANGED)
+__all__ = ["DATE_SHIFTED", "ENTITY_SUBSTITUTED", "MAGNITUDE_ALTERED", "NEGATION_FLIP", "NUMBER_CHANGED", "PATTERNS",
+           "Token", "tokenize", "values_conflict"]
 
 # ================================================================================================
-# Tokeniser: tokens keep their character spans; each carries a normalised key for alignment
+# Comparing values
 # ================================================================================================
 
-#: a year is a bare 4-digit integer in this range (SPEC_NOTES §2.6)
-YEAR_MIN, YEAR_MAX = 1900, 2099
-
-_MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
-    "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
-}
-_NUMBER_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
-    "hundred": 100,
-}
-_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
-                "thousands": 1e3, "millions": 1e6, "billions": 1e9, "trillions": 1e12}
-_SCALE_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "bn": 1e9, "T": 1e12}
-#: multiplier words (MAGNITUDE_ALTERED): value of the factor
-_MULT_WORDS = {"twice": 2.0, "double": 2.0, "doubled": 2.0, "doubles": 2.0, "triple": 3.0,
-               "tripled": 3.0, "triples": 3.0, "thrice": 3.0, "quadruple": 4.0, "quadrupled": 4.0,
-               "half": 0.5, "halved": 0.5, "halves": 0.5}
-_PERCENT_WORDS = {"percent", "per cent", "pct", "percentage"}
-#: units merged into the preceding number (canonical unit); glued single letters only when glued
-_UNITS = {
-    "ms": "ms", "millisecond": "ms", "milliseconds": "ms", "msec": "ms",
-    "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
-    "min": "min", "mins": "min", "minute": "min", "minutes": "min",
-    "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
-    "d": "d", "day": "d", "days": "d", "w": "w", "wk": "w", "week": "w", "weeks": "w",
-    "mo": "mo", "month": "mo", "months": "mo", "y": "y", "yr": "y", "yrs": "y", "year": "y", "years": "y",
-    "b": "byte", "byte": "byte", "bytes": "byte", "kb": "kb", "mb": "mb", "gb": "gb", "tb": "tb", "pb": "pb",
-    "kib": "kib", "mib": "mib", "gib": "gib", "tib": "tib", "bit": "bit", "bits": "bit",
-    "kbps": "kbps", "mbps": "mbps", "gbps": "gbps", "hz": "hz", "khz": "khz", "mhz": "mhz", "ghz": "ghz",
-    "rpm": "rpm", "rps": "rps", "qps": "qps", "ns": "ns", "us": "us", "µs": "us",
-    "m": "min",  # glued only ("5m"); a spaced "m" is a word
-}
-#: units accepted after a space (single letters are too ambiguous there)
-_SPACED_UNITS = {u for u in _UNITS if len(u) > 1 and u not in ("us",)}
-_ORDINAL = re.compile(r"^(st|nd|rd|th)$")
-_CURRENCY = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
-#: "N times" is a multiplier before these words ("3 times faster"), else a count ("retries 3 times")
-_COMPARATIVE_NEXT = {"more", "less", "fewer", "as", "the", "larger", "smaller", "faster", "slower",
-                     "higher", "lower", "bigger", "greater", "longer", "shorter", "cheaper"}
-#: negation cues (SPEC-005 §5.3 NEGATION_FLIP); contractions are split into verb + "not"
-NEGATIONS = frozenset({"not", "no", "never", "none", "neither", "nor", "without", "nobody", "nothing",
-                       "nowhere"})
-_NEG_CONTRACTIONS = {"can't": ("can", "not"), "cannot": ("can", "not"), "won't": ("will", "not"),
-                     "shan't": ("shall", "not"), "ain't": ("is", "not")}
-#: idioms whose negation word negates nothing ("not only ... but also", "no matter")
-_NEG_IDIOM_NEXT = {"not": {"only"}, "no": {"matter", "doubt"}}
-#: antonym pairs that flip an assertion without a negation word (compared on stems)
-ANTONYMS: tuple[tuple[str, str], ...] = (
-    ("enabled", "disabled"), ("enable", "disable"), ("allowed", "denied"), ("allow", "deny"),
-    ("allowed", "forbidden"), ("permitted", "prohibited"), ("supported", "unsupported"),
-    ("required", "optional"), ("mandatory", "optional"), ("true", "false"), ("include", "exclude"),
-    ("included", "excluded"), ("accept", "reject"), ("accepted", "rejected"), ("public", "private"),
-    ("synchronous", "asynchronous"), ("sync", "async"), ("increase", "decrease"),
-    ("increased", "decreased"), ("before", "after"), ("minimum", "maximum"), ("min", "max"),
-    ("more", "less"), ("more", "fewer"), ("higher", "lower"), ("above", "below"),
-    ("encrypted", "unencrypted"), ("secure", "insecure"), ("valid", "invalid"),
-    ("available", "unavailable"), ("stateful", "stateless"), ("always", "never"),
-)
-#: lower-case words that are never entities even when capitalised at a sentence start
-_COMMON = frozenset("""
-a an the this that these those it its it's they them their there here he she we you i our your his her
-is are was were be been being am do does did done has have had having can could will would shall should
-may might must of in on at to for from by with about as into onto over under after before between through
-during without within and or but nor so yet if then else when while where which who whom whose what why how
-all any both each every few many more most much other some such no not only own same than too very just
-also however therefore thus hence since because although though unless until once again further each
-use uses used using set sets run runs running make makes see note new old default defaults
-by per via vs versus etc e.g i.e ie eg
-""".split())
-#: identifier-like words that are abbreviations, not identifiers
-_ABBREVIATIONS = frozenset({"e.g", "i.e", "etc", "a.m", "p.m", "vs", "cf", "viz", "approx"})
-_STOP_FOR_SCOPE = frozenset("""
-a an the be is are was were been being am do does did to have has had any anymore longer
-""".split())
-
-_NUM = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
-_TOKEN_RE = re.compile(
-    r"(?P<url>https?://[^\s<>\"')\]]+[^\s<>\"').,;:!?\]])"
-    r"|(?P<flag>(?<![\w-])--?[A-Za-z][\w-]*(?:=[\w./:-]+)?)"
-    r"|(?P<path>(?<![\w/])(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]+)*/?)"
-    r"|(?P<isodate>(?<![\w.-])\d{4}-\d{1,2}(?:-\d{1,2})?(?![\w-]|\.\d))"
-    r"|(?P<slashdate>(?<![\w/])\d{1,2}/\d{1,2}/\d{4}(?![\w/]))"
-    r"|(?P<version>(?<![\w.])(?:[vV]\d+(?:\.(?:\d+|[xX*]))*|\d+\.\d+\.(?:\d+|[xX*])(?:\.(?:\d+|[xX*]))*"
-    r"|\d+(?:\.\d+)?\.[xX*])(?![\w]|\.\d))"
-    r"|(?P<money>[$€£¥]\s?" + _NUM + r"(?:\s?(?:bn|[kKMBT])(?![\w]))?)"
-    r"|(?P<numword>(?<![\w.])" + _NUM + r"[A-Za-zµ]+(?:[\w.]*\w)?)"
-    r"|(?P<number>(?<![\w.])[-+−]?" + _NUM + r"(?![\w]))"
-    r"|(?P<pct>%)"
-    r"|(?P<times>×)"
-    r"|(?P<word>[A-Za-z_][\w]*(?:[-'’./][\w]+)*)"
-    r"|(?P<stop>[.!?;:]+(?=\s|$)|\n)"
-)
+def _close(x: float, y: float) -> bool:
+    return x == y or abs(x - y) <= 1e-9 * max(abs(x), abs(y))
 
 
-class Token(NamedTuple):
-    """One token of a text: surface text, character span, kind and comparison data (a NamedTuple:
-    tokenising is on the scan's hot path and tuples are much cheaper to build than dataclasses)."""
-
-    text: str
-    start: int
-    end: int
-    kind: str  # word | entity | number | magnitude | scale | month | negation
-    key: str  # alignment key (normalised)
-    value: float | None = None  # numbers: full value (scale applied); magnitudes: the factor / percent
-    unit: str = ""  # numbers: canonical unit or currency; magnitudes: "pct" | "x"
-    scale: float = 1.0
-    datepart: bool = False  # a year, a month or a day of a date
-    low: str = ""  # lower-case surface (entity matching)
-
-
-def _fmt(v: float) -> str:
-    return format(v, ".12g")
-
-
-@lru_cache(maxsize=262144)
-def _stem(w: str) -> str:
-    """A tiny suffix stripper so that inflections align (uses/use, listens/listen, caches/cache)."""
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 3 and w.endswith("es") and not w.endswith(("ses", "ies")):
-        w = w[:-2]
-    elif len(w) > 4 and w.endswith("sses"):
-        w = w[:-2]
-    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    elif len(w) > 5 and w.endswith("ing"):
-        w = w[:-3]
-    elif len(w) > 3 and w.endswith("ed"):
-        w = w[:-2]
-    if len(w) > 2 and w.endswith("e"):
-        w = w[:-1]
-    return w
-
-
-def _num_value(s: str) -> float:
-    s = s.replace(",", "").replace("−", "-").replace(" ", "")
-    return float(s)
-
-
-_IDENT_CHARS = re.compile(r"[\d_./]")
-
-
-@lru_cache(maxsize=262144)
-def _is_identifier(w: str) -> bool:
-    """Code-like: digits mixed with letters, or dots / underscores / slashes inside the word."""
-    if w.lower() in _ABBREVIATIONS:
+def _same_quantity(p: Quantity, q: Quantity) -> bool:
+    if p.unit == q.unit:
+        if p.exact and q.exact and "." in p.exact + q.exact and p.dim == "" and p.scale == q.scale == 1.0:
+            return p.exact == q.exact  # unit-less decimals: "Kubernetes 1.30" is not "1.3"
+        return _close(p.base * p.scale, q.base * q.scale)
+    if p.dim == "money":
         return False
-    return _IDENT_CHARS.search(w) is not None
+    for lo, hi in p.readings:
+        for lo2, hi2 in q.readings:
+            tol = 1e-9 * max(abs(hi), abs(hi2))
+            if lo <= hi2 + tol and lo2 <= hi + tol:
+                return True
+    return False
 
 
-@lru_cache(maxsize=262144)
-def _is_entity_word(w: str, sentence_start: bool) -> bool:
-    """Proper noun / acronym / identifier (ENTITY_SUBSTITUTED candidates)."""
-    if _is_identifier(w):
+def _same_date(p: DateValue, q: DateValue) -> bool:
+    for ra in p.readings:
+        for rb in q.readings:
+            if all(x == y or not x or not y for x, y in zip(ra, rb)):
+                return True
+    return False
+
+
+def _entity_parts(t: Token) -> frozenset[str]:
+    return frozenset(p[0] for p in t.parts)
+
+
+def _same_entity(a: Token, b: Token) -> bool:
+    """Same name, or one name contains the other ("Lumen Payments API" / "Lumen API")."""
+    if a.key == b.key:
         return True
-    low = w.lower()
-    if len(w) == 1:
-        return w.isupper() and low not in _COMMON  # "X" is a name, "A" / "I" are not
-    if w.isupper() and sum(1 for c in w if c.isalpha()) >= 2:
-        return low not in _SPACED_UNITS  # "NIST", "TLS"; not units like "MB"
-    rest = w[1:]
-    if rest != rest.lower():
-        return True  # "PostgreSQL", "eBPF", "iPhone"
-    if w[0].isupper():
-        return not sentence_start or low not in _COMMON
+    pa, pb = _entity_parts(a), _entity_parts(b)
+    return pa <= pb or pb <= pa
+
+
+def _same_value(a: Token, b: Token) -> bool:
+    if a.qty is not None and b.qty is not None:
+        return _same_quantity(a.qty, b.qty)
+    if a.date is not None and b.date is not None:
+        return _same_date(a.date, b.date)
+    if a.kind == ENTITY and b.kind == ENTITY:
+        return _same_entity(a, b)
     return False
 
 
-@lru_cache(maxsize=262144)
-def tokenize(text: str) -> tuple[Token, ...]:
-    """Tokens of ``text`` with character spans (numbers, dates, percentages, multipliers, money,
-    versions, identifiers, negations, words). Punctuation is dropped."""
-    raw: list[tuple[str, str, int, int]] = []  # (group, surface, start, end)
-    for m in _TOKEN_RE.finditer(text):
-        raw.append((m.lastgroup or "", m.group(), m.start(), m.end()))
-    toks: list[Token] = []
-    sentence_start = True
-    i = 0
-    n = len(raw)
-
-    def next_word(j: int) -> str:
-        return raw[j][1].lower() if j < n and raw[j][0] == "word" else ""
-
-    while i < n:
-        grp, s, a, b = raw[i]
-        if grp == "stop":
-            sentence_start = True
-            i += 1
-            continue
-        if grp in ("url", "flag", "path", "version"):
-            toks.append(Token(s, a, b, "entity", "id:" + s.lower(), low=s.lower()))
-        elif grp == "isodate":
-            parts = [int(p) for p in s.split("-")]
-            y, mo = parts[0], parts[1]
-            d = parts[2] if len(parts) == 3 else None
-            if 1 <= mo <= 12 and (d is None or 1 <= d <= 31):
-                toks.append(Token(s, a, b, "number", "num:" + _fmt(y), float(y), datepart=True, low=str(y)))
-                toks.append(Token(s, a, b, "month", f"month:{mo}", float(mo), datepart=True, low=s))
-                if d is not None:
-                    toks.append(Token(s, a, b, "number", "num:" + _fmt(d), float(d), datepart=True, low=str(d)))
-            else:  # not a date: plain numbers
-                for pm in re.finditer(r"\d+", s):
-                    v = float(pm.group())
-                    toks.append(Token(pm.group(), a + pm.start(), a + pm.end(), "number", "num:" + _fmt(v), v,
-                                      low=pm.group()))
-        elif grp == "slashdate":
-            p1, p2, y = (int(p) for p in s.split("/"))
-            toks.append(Token(s, a, b, "number", "num:" + _fmt(p1), float(p1), datepart=True, low=str(p1)))
-            toks.append(Token(s, a, b, "number", "num:" + _fmt(p2), float(p2), datepart=True, low=str(p2)))
-            toks.append(Token(s, a, b, "number", "num:" + _fmt(y), float(y), datepart=True, low=str(y)))
-        elif grp == "money":
-            sym = s[0]
-            body = s[1:].strip()
-            mm = re.match(_NUM, body)
-            base = _num_value(mm.group()) if mm else 0.0
-            suffix = body[mm.end():].strip() if mm else ""
-            scale = _SCALE_SUFFIX.get(suffix, 1.0)
-            j, b2 = i + 1, b
-            if scale == 1.0 and next_word(j) in _SCALE_WORDS:
-                scale, b2 = _SCALE_WORDS[next_word(j)], raw[j][3]
-                j += 1
-            cur = _CURRENCY[sym]
-            toks.append(Token(text[a:b2], a, b2, "number", f"num:{_fmt(base * scale)}:{cur}", base * scale,
-                              unit=cur, scale=scale, low=text[a:b2].lower()))
-            i = j
-            sentence_start = False
-            continue
-        elif grp == "numword":  # a number glued to letters: unit, scale, ordinal, multiplier, or identifier
-            mm = re.match(_NUM, s)
-            assert mm is not None
-            base = _num_value(mm.group())
-            suf = s[mm.end():]
-            if suf in ("x", "X"):
-                toks.append(Token(s, a, b, "magnitude", "x:" + _fmt(base), base, unit="x", low=s.lower()))
-            elif suf in _SCALE_SUFFIX:
-                v = base * _SCALE_SUFFIX[suf]
-                toks.append(Token(s, a, b, "number", "num:" + _fmt(v), v, scale=_SCALE_SUFFIX[suf], low=s.lower()))
-            elif _ORDINAL.match(suf.lower()):
-                toks.append(Token(s, a, b, "number", "num:" + _fmt(base), base, low=s.lower()))
-            elif suf.lower() in _UNITS:
-                u = _UNITS[suf.lower()]
-                toks.append(Token(s, a, b, "number", f"num:{_fmt(base)}:{u}", base, unit=u, low=s.lower()))
-            else:
-                toks.append(Token(s, a, b, "entity", "id:" + s.lower(), low=s.lower()))
-        elif grp == "number":
-            base = _num_value(s)
-            j, b2 = i + 1, b
-            nxt = raw[j] if j < n else None
-            tok: Token | None = None
-            if nxt is not None and nxt[0] == "pct" and nxt[2] - b <= 1:
-                tok = Token(text[a:nxt[3]], a, nxt[3], "magnitude", "pct:" + _fmt(base), base, unit="pct")
-                j += 1
-            elif nxt is not None and nxt[0] == "times" and nxt[2] - b <= 1:
-                tok = Token(text[a:nxt[3]], a, nxt[3], "magnitude", "x:" + _fmt(base), base, unit="x")
-                j += 1
-            elif next_word(j) in _PERCENT_WORDS:
-                tok = Token(text[a:raw[j][3]], a, raw[j][3], "magnitude", "pct:" + _fmt(base), base, unit="pct")
-                j += 1
-            elif next_word(j) == "per" and next_word(j + 1) == "cent":
-                tok = Token(text[a:raw[j + 1][3]], a, raw[j + 1][3], "magnitude", "pct:" + _fmt(base), base,
-                            unit="pct")
-                j += 2
-            elif next_word(j) == "times" and (next_word(j + 1) in _COMPARATIVE_NEXT
-                                              or next_word(j + 1).endswith("er")):
-                tok = Token(text[a:raw[j][3]], a, raw[j][3], "magnitude", "x:" + _fmt(base), base, unit="x")
-                j += 1
-            elif next_word(j) in _SCALE_WORDS:
-                sc = _SCALE_WORDS[next_word(j)]
-                tok = Token(text[a:raw[j][3]], a, raw[j][3], "number", "num:" + _fmt(base * sc), base * sc,
-                            scale=sc)
-                j += 1
-            elif next_word(j) in _SPACED_UNITS:
-                u = _UNITS[next_word(j)]
-                tok = Token(text[a:raw[j][3]], a, raw[j][3], "number", f"num:{_fmt(base)}:{u}", base, unit=u)
-                j += 1
-            if tok is None:
-                is_year = (re.fullmatch(r"\d{4}", s) is not None and YEAR_MIN <= base <= YEAR_MAX)
-                tok = Token(s, a, b, "number", "num:" + _fmt(base), base, datepart=is_year)
-            toks.append(Token(tok.text, tok.start, tok.end, tok.kind, tok.key, tok.value, tok.unit, tok.scale,
-                              tok.datepart, tok.text.lower()))
-            i = j
-            sentence_start = False
-            continue
-        elif grp in ("pct", "times"):
-            pass  # stray symbol
-        elif grp == "word":
-            low = s.lower().replace("’", "'")
-            if low.endswith("'s"):
-                low = low[:-2]
-            if low in _NEG_CONTRACTIONS:
-                v, _neg = _NEG_CONTRACTIONS[low]
-                toks.append(Token(s, a, b, "word", _stem(v), low=v))
-                toks.append(Token(s, a, b, "negation", "not", low="not"))
-            elif low.endswith("n't"):
-                toks.append(Token(s, a, b, "word", _stem(low[:-3]), low=low[:-3]))
-                toks.append(Token(s, a, b, "negation", "not", low="not"))
-            elif low in NEGATIONS and low not in ("no", "not") or (
-                    low in ("no", "not") and next_word(i + 1) not in _NEG_IDIOM_NEXT.get(low, ())):
-                toks.append(Token(s, a, b, "negation", "not" if low != "without" else "without", low=low))
-            elif low in _NUMBER_WORDS and next_word(i + 1) in _PERCENT_WORDS:
-                v = float(_NUMBER_WORDS[low])
-                toks.append(Token(text[a:raw[i + 1][3]], a, raw[i + 1][3], "magnitude", "pct:" + _fmt(v), v,
-                                  unit="pct", low=text[a:raw[i + 1][3]].lower()))
-                i += 2
-                sentence_start = False
-                continue
-            elif low in _NUMBER_WORDS and next_word(i + 1) == "times" and (
-                    next_word(i + 2) in _COMPARATIVE_NEXT or next_word(i + 2).endswith("er")):
-                v = float(_NUMBER_WORDS[low])
-                toks.append(Token(text[a:raw[i + 1][3]], a, raw[i + 1][3], "magnitude", "x:" + _fmt(v), v,
-                                  unit="x", low=text[a:raw[i + 1][3]].lower()))
-                i += 2
-                sentence_start = False
-                continue
-            elif low in _NUMBER_WORDS:
-                v = float(_NUMBER_WORDS[low])
-                if next_word(i + 1) in _SPACED_UNITS:
-                    u = _UNITS[next_word(i + 1)]
-                    toks.append(Token(text[a:raw[i + 1][3]], a, raw[i + 1][3], "number", f"num:{_fmt(v)}:{u}", v,
-                                      unit=u, low=text[a:raw[i + 1][3]].lower()))
-                    i += 2
-                    sentence_start = False
-                    continue
-                toks.append(Token(s, a, b, "number", "num:" + _fmt(v), v, low=low))
-            elif low in _MULT_WORDS:
-                v = _MULT_WORDS[low]
-                toks.append(Token(s, a, b, "magnitude", "x:" + _fmt(v), v, unit="x", low=low))
-            elif low in _SCALE_WORDS:
-                toks.append(Token(s, a, b, "scale", "scale:" + _fmt(_SCALE_WORDS[low]), _SCALE_WORDS[low], low=low))
-            elif low in _MONTHS and s[0].isupper() and (low != "may" or _near_number(raw, i)) and (
-                    len(low) > 3 or _near_number(raw, i) or low in ("june", "july")):
-                toks.append(Token(s, a, b, "month", f"month:{_MONTHS[low]}", float(_MONTHS[low]), datepart=True,
-                                  low=low))
-            elif _is_entity_word(s, sentence_start):
-                key = low if _is_identifier(s) else _stem(low)  # "Pods" = "Pod"; "v3.5" exact
-                toks.append(Token(s, a, b, "entity", key, low=low))
-            else:
-                toks.append(Token(s, a, b, "word", _stem(low), low=low))
-        sentence_start = False
-        i += 1
-    _mark_days(toks)
-    return tuple(toks)
-
-
-def _near_number(raw: list[tuple[str, str, int, int]], i: int) -> bool:
-    for j in (i - 1, i + 1):
-        if 0 <= j < len(raw) and raw[j][0] in ("number", "numword"):
-            return True
-    return False
-
-
-def _mark_days(toks: list[Token]) -> None:
-    """A number 1-31 right next to a month name is the day of a date ("March 5", "5th of May")."""
-    for k, t in enumerate(toks):
-        if t.kind != "month":
-            continue
-        for j in (k - 1, k + 1, k - 2, k + 2):
-            if not 0 <= j < len(toks):
-                continue
-            u = toks[j]
-            if abs(j - k) == 2 and toks[(j + k) // 2].low not in ("of", "the"):
-                continue
-            if u.kind == "number" and not u.unit and u.value is not None and not u.datepart:
-                if 1 <= u.value <= 31 and float(u.value).is_integer():
-                    toks[j] = u._replace(datepart=True)
-                    break
-
-
-# ================================================================================================
-# values_conflict
-# ================================================================================================
-
-_VALUE_KINDS = ("number", "magnitude", "scale", "month", "entity")
-
-
-def _pair_class(t: Token) -> str:
-    return {"number": "numeric", "magnitude": "magnitude", "scale": "magnitude", "month": "month",
-            "entity": "entity"}[t.kind]
-
-
-def _numeric_pattern(a: Token, b: Token) -> str | None:
-    """The pattern of two aligned numeric tokens, or None when they state the same value."""
-    if a.value == b.value and a.unit == b.unit:
-        return None
-    if a.datepart and b.datepart:
+def _quantity_pattern(p: Quantity, q: Quantity) -> str:
+    if p.dim in ("pct", "x") or q.dim in ("pct", "x"):
+        return MAGNITUDE_ALTERED
+    if p.dim == "clock":
         return DATE_SHIFTED
-    if a.unit != b.unit and a.value == b.value and a.unit in _CURRENCY.values() and b.unit in _CURRENCY.values():
-        return ENTITY_SUBSTITUTED  # same amount, another currency
-    if a.scale != b.scale and a.unit == b.unit:
-        return MAGNITUDE_ALTERED  # "$4.2M" vs "$4.2B", "5 million" vs "5 billion"
+    if p.dim == "money" and p.unit != q.unit:
+        return ENTITY_SUBSTITUTED if _close(p.base * p.scale, q.base * q.scale) else NUMBER_CHANGED
+    if _close(p.base, q.base) and (p.scale != q.scale or (p.power >= 0 and q.power >= 0 and p.power != q.power)):
+        return MAGNITUDE_ALTERED  # "$4.2M" / "$4.2B", "2 GiB" / "2 TiB"
     return NUMBER_CHANGED
 
 
-def _diff_pattern(a: Token, b: Token) -> str | None:
-    cls = _pair_class(a)
-    if cls == "numeric":
-        return _numeric_pattern(a, b)
-    if cls == "magnitude":
-        return None if a.key == b.key else MAGNITUDE_ALTERED
-    if cls == "month":
-        return None if a.key == b.key else DATE_SHIFTED
-    return None if a.key == b.key else ENTITY_SUBSTITUTED
+def _value_diffs(ta: Token, tb: Token, text_a: str, text_b: str) -> list[ValueDiff]:
+    """The diffs of two paired values that differ (or whose bounds are reversed)."""
+    out: list[ValueDiff] = []
+    if ta.qty is not None and tb.qty is not None:
+        if not _same_quantity(ta.qty, tb.qty):
+            out.append(ValueDiff(_quantity_pattern(ta.qty, tb.qty), (ta.text,), (tb.text,), (ta.start, ta.end),
+                                 (tb.start, tb.end)))
+        if ta.qty.bound * tb.qty.bound < 0:  # "at least 6 months" / "at most 6 months"
+            sa = ta.qty.bound_start if ta.qty.bound_start >= 0 else ta.start
+            sb = tb.qty.bound_start if tb.qty.bound_start >= 0 else tb.start
+            out.append(ValueDiff(NEGATION_FLIP, (text_a[sa:ta.end],), (text_b[sb:tb.end],), (sa, ta.end),
+                                 (sb, tb.end)))
+        return out
+    if ta.date is not None and tb.date is not None:
+        if not _same_date(ta.date, tb.date):
+            out.append(_date_diff(ta, tb))
+        return out
+    if ta.date is not None or tb.date is not None:  # a year against a number
+        if ta.text != tb.text:
+            out.append(ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)))
+        return out
+    if ta.kind == ENTITY and not _same_entity(ta, tb):
+        out.append(_entity_diff(ta, tb))
+    return out
 
 
-def _span(toks: Sequence[Token]) -> tuple[int, int]:
-    return (min(t.start for t in toks), max(t.end for t in toks))
+def _date_diff(ta: Token, tb: Token) -> ValueDiff:
+    """Point at the one date part that moved ("March 5" / "March 7": the day), else the whole date."""
+    assert ta.date is not None and tb.date is not None
+    ra, rb = ta.date.readings[0], tb.date.readings[0]
+    moved = [c for c, x, y in zip("ymdw", ra, rb) if x and y and x != y]
+    if len(moved) == 1:
+        pa = [p for p in ta.parts if p[0] == moved[0]]
+        pb = [p for p in tb.parts if p[0] == moved[0]]
+        if pa and pb:
+            return ValueDiff(DATE_SHIFTED, (pa[0][1],), (pb[0][1],), (pa[0][2], pa[0][3]), (pb[0][2], pb[0][3]))
+    return ValueDiff(DATE_SHIFTED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
 
 
-def _global_match(ta: Sequence[Token], tb: Sequence[Token]) -> tuple[set[int], set[int]]:
-    """Value tokens present on both sides (any position) are not changes: match them as multisets.
-
-    Entities also match a same-spelled plain word on the other side ("Etcd" at a sentence start).
-    """
-    matched_a: set[int] = set()
-    matched_b: set[int] = set()
-
-    def keyset(t: Token) -> str:
-        return "e:" + t.key if t.kind == "entity" else t.key
-
-    pool: dict[str, list[int]] = {}
-    for j, t in enumerate(tb):
-        if t.kind in _VALUE_KINDS:
-            pool.setdefault(keyset(t), []).append(j)
-    for i, t in enumerate(ta):
-        if t.kind in _VALUE_KINDS:
-            lst = pool.get(keyset(t))
-            if lst:
-                matched_a.add(i)
-                matched_b.add(lst.pop(0))
-    # entities against plain words of the other side (case differences at sentence starts)
-    words_b: dict[str, list[int]] = {}
-    for j, t in enumerate(tb):
-        if j not in matched_b and t.kind in ("word", "entity"):
-            words_b.setdefault(t.low, []).append(j)
-    for i, t in enumerate(ta):
-        if i not in matched_a and t.kind == "entity":
-            lst = words_b.get(t.low)
-            if lst:
-                matched_a.add(i)
-                matched_b.add(lst.pop(0))
-    words_a: dict[str, list[int]] = {}
-    for i, t in enumerate(ta):
-        if i not in matched_a and t.kind in ("word", "entity"):
-            words_a.setdefault(t.low, []).append(i)
-    for j, t in enumerate(tb):
-        if j not in matched_b and t.kind == "entity":
-            lst = words_a.get(t.low)
-            if lst:
-                matched_b.add(j)
-                matched_a.add(lst.pop(0))
-    return matched_a, matched_b
+def _entity_diff(ta: Token, tb: Token) -> ValueDiff:
+    """The differing words of two names (shared leading / trailing words left out)."""
+    pa, pb = list(ta.parts), list(tb.parts)
+    while len(pa) > 1 and len(pb) > 1 and pa[0][0] == pb[0][0]:
+        pa, pb = pa[1:], pb[1:]
+    while len(pa) > 1 and len(pb) > 1 and pa[-1][0] == pb[-1][0]:
+        pa, pb = pa[:-1], pb[:-1]
+    return ValueDiff(ENTITY_SUBSTITUTED, tuple(p[1] for p in pa), tuple(p[1] for p in pb), (pa[0][2], pa[-1][3]),
+                     (pb[0][2], pb[-1][3]))
 
 
-@lru_cache(maxsize=65536)
-def values_conflict(text_a: str, text_b: str) -> ValueConflict | None:
-    """Do two texts assert different values for the same thing? (SPEC-027 §2.2, SPEC-005 §5.3).
+# ================================================================================================
+# Pairing
+# ================================================================================================
 
-    Both texts are tokenised (spans kept) and aligned with ``difflib.SequenceMatcher`` on the
-    normalised tokens. Value tokens present on both sides in any position are not changes.
-    The remaining value tokens are paired inside each non-equal opcode by class (numbers, dates,
-    magnitudes, entities); numbers, dates and magnitudes left over are then paired across the
-    texts (word order may differ). Negation is a flip when the negation counts differ and the
-    unmatched negation governs an aligned word; explicit antonym pairs flip too. Returns None for
-    a paraphrase with no changed value. Memoised: a pure function of the two texts returning an
-    immutable record (the pipeline re-checks the same pairs on every rerun).
-    """
-    if text_a == text_b:
-        return None
-    ta, tb = tokenize(text_a), tokenize(text_b)
-    if not ta or not tb:
-        return None
-    matched_a, matched_b = _global_match(ta, tb)
-    sm = difflib.SequenceMatcher(None, [t.key for t in ta], [t.key for t in tb], autojunk=False)
-    opcodes = sm.get_opcodes()
-    diffs: list[ValueDiff] = []
-    left_a: dict[str, list[int]] = {}
-    left_b: dict[str, list[int]] = {}
-    aligned_a: set[int] = set()
-    aligned_b: set[int] = set()
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "equal":
-            aligned_a.update(range(i1, i2))
-            aligned_b.update(range(j1, j2))
-            continue
-        ua: dict[str, list[int]] = {}
-        ub: dict[str, list[int]] = {}
-        for i in range(i1, i2):
-            if ta[i].kind in _VALUE_KINDS and i not in matched_a:
-                ua.setdefault(_pair_class(ta[i]), []).append(i)
-        for j in range(j1, j2):
-            if tb[j].kind in _VALUE_KINDS and j not in matched_b:
-                ub.setdefault(_pair_class(tb[j]), []).append(j)
-        for cls in sorted(set(ua) | set(ub)):
-            la, lb = ua.get(cls, []), ub.get(cls, [])
-            if cls == "entity":
-                # entities pair only in place (a paraphrase may name more things elsewhere); a
-                # multi-word name is one substitution ("Cloud Native Computing Foundation" -> "Apache ...")
-                if la and lb:
-                    xa, xb = [ta[i] for i in la], [tb[j] for j in lb]
-                    diffs.append(ValueDiff(ENTITY_SUBSTITUTED, tuple(t.text for t in xa), tuple(t.text for t in xb),
-                                           _span(xa), _span(xb)))
+class _Pair:
+    """One comparison of two analysed texts (short-lived: caches clause alignment)."""
+
+    __slots__ = ("_lone_a", "_lone_b", "_matching", "da", "db", "foreign_a", "foreign_b", "scores")
+
+    def __init__(self, da: _Doc, db: _Doc) -> None:
+        self.da, self.db = da, db
+        self.foreign_a = tuple(bool(bag - db.words) for bag in da.sent_bags)
+        self.foreign_b = tuple(bool(bag - da.words) for bag in db.sent_bags)
+        self.scores: dict[tuple[int, int], tuple[float, bool]] = {}
+        self._matching: list[tuple[int, int]] | None = None
+        self._lone_a: dict[int, bool] = {}
+        self._lone_b: dict[int, bool] = {}
+
+    def lone_entity(self, side_a: bool, ci: int) -> bool:
+        """Does clause ``ci`` name something the other text never mentions?"""
+        cache = self._lone_a if side_a else self._lone_b
+        got = cache.get(ci)
+        if got is None:
+            clause = (self.da if side_a else self.db).clauses[ci]
+            got = cache[ci] = _one_sided_entity(clause, self.db if side_a else self.da)
+        return got
+
+    def score(self, ia: int, ib: int) -> tuple[float, bool]:
+        """How well clause ``ia`` of text a and clause ``ib`` of text b state the same attribute:
+        (-1, _) when one carries a qualifier word the other text lacks, else the Jaccard overlap of
+        their contexts; the flag says whether a name on one side only qualifies the clause ("in
+        eu-west-1"), which separates two values but not two opposite assertions."""
+        key = (ia, ib)
+        got = self.scores.get(key)
+        if got is not None:
+            return got
+        ca, cb = self.da.clauses[ia], self.db.clauses[ib]
+        da, db = self.da, self.db
+        if self.foreign_a[ca.sent] and self.foreign_b[cb.sent]:
+            s = -1.0  # both sentences carry words the other text lacks: they talk about different things
+        elif not (ca.bag <= db.words and cb.bag <= da.words):
+            s = -1.0  # an inserted or substituted qualifier next to the value
+        elif ca.owner and cb.owner and ca.owner != cb.owner and not (_present(ca.owner, db)
+                                                                   and _present(cb.owner, da)):
+            s = -1.0  # about another thing: "The kubelet listens on 10250" / "The kube-proxy listens on 10249"
+        elif ca.bag - cb.bag and cb.bag - ca.bag:
+            s = -1.0  # each clause has a qualifier the other lacks ("client port" / "peer port")
+        elif not ca.bag and not cb.bag:
+            s = 1.0
+        else:
+            s = len(ca.bag & cb.bag) / len(ca.bag | cb.bag)
+        got = (s, s >= 0 and self.lone_entity(True, ia) != self.lone_entity(False, ib))
+        self.scores[key] = got
+        return got
+
+    def value_score(self, ia: int, ib: int) -> float:
+        s, entity_qualified = self.score(ia, ib)
+        return -1.0 if entity_qualified else s
+
+    def matching(self) -> list[tuple[int, int]]:
+        """Clauses of a paired one to one with clauses of b: best alignment first, then the
+        nearest position (so two clauses with the same context keep their order)."""
+        if self._matching is not None:
+            return self._matching
+        cands: list[tuple[float, int, int, int]] = []
+        for ia in range(len(self.da.clauses)):
+            for ib in range(len(self.db.clauses)):
+                s = self.score(ia, ib)[0]
+                if s >= ALIGN_MIN:
+                    cands.append((-s, abs(ia - ib), ia, ib))
+        cands.sort()
+        used_a: set[int] = set()
+        used_b: set[int] = set()
+        out: list[tuple[int, int]] = []
+        for _, _, ia, ib in cands:
+            if ia not in used_a and ib not in used_b:
+                used_a.add(ia)
+                used_b.add(ib)
+                out.append((ia, ib))
+        self._matching = out
+        return out
+
+
+def _present(e: str, other: _Doc) -> bool:
+    """Is the name ``e`` (an entity key) mentioned anywhere in the other text?"""
+    return e in other.entity_keys or e in other.words or all(p in other.words for p in e.split(" "))
+
+
+def _one_sided_entity(c: _Clause, other: _Doc) -> bool:
+    return any(not _present(e, other) for e in c.entities)
+
+
+def _equal_pair(a: Token, b: Token) -> bool:
+    return _same_value(a, b) and (a.qty is None or b.qty is None or a.qty.bound * b.qty.bound >= 0)
+
+
+def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
+    """Pair the values of the two texts and record the pairs that differ. A pair needs aligned
+    clauses (no qualifier on one side only) and overlapping attribute contexts; the best context
+    match is taken first, equal values before unequal ones, then the nearest position. So a swap
+    ("client 2379, peer 2380" / "client 2380, peer 2379") is two changed pairs, a list in another
+    order is none, and values of different attributes are never compared."""
+    da, db = p.da, p.db
+    ta, tb = da.tokens, db.tokens
+    va_all, vb_all = da.values, db.values
+    cands: list[tuple[float, int, int, int, int, int, int, int]] = []
+
+    def collect(xs: tuple[int, ...], ys: tuple[int, ...]) -> None:
+        for x in xs:
+            va = va_all[x]
+            # a name the other text writes as ordinary words ("Pod" / "Pods are ...") is present there
+            if va.plain and ta[va.tok].key not in db.entity_keys and va.plain <= db.plain:
                 continue
-            for i, j in zip(la, lb):
-                _add_value_diff(diffs, ta[i], tb[j])
-            left_a.setdefault(cls, []).extend(la[len(lb):])
-            left_b.setdefault(cls, []).extend(lb[len(la):])
-        # antonym pairs inside the opcode
-        _antonym_diffs(diffs, ta, tb, range(i1, i2), range(j1, j2))
-    # leftovers across the texts (reordered sentences): same class, and for numbers the same
-    # sub-class (date part or not, same unit) - a year is never paired with a version number here
-    for cls in sorted(set(left_a) & set(left_b)):
-        groups_a: dict[tuple, list[int]] = {}
-        groups_b: dict[tuple, list[int]] = {}
-        for i in sorted(left_a[cls]):
-            groups_a.setdefault(_subclass(ta[i]), []).append(i)
-        for j in sorted(left_b[cls]):
-            groups_b.setdefault(_subclass(tb[j]), []).append(j)
-        for sub in sorted(set(groups_a) & set(groups_b)):
-            for i, j in zip(groups_a[sub], groups_b[sub]):
-                _add_value_diff(diffs, ta[i], tb[j])
-    _negation_diffs(diffs, ta, tb, opcodes, aligned_a, aligned_b, text_a, text_b)
+            a_tok, ctx_a = ta[va.tok], va.ctx
+            for y in ys:
+                vb = vb_all[y]
+                if vb.plain and tb[vb.tok].key not in da.entity_keys and vb.plain <= da.plain:
+                    continue
+                if p.value_score(va.clause, vb.clause) < 0:
+                    continue
+                ctx_b = vb.ctx
+                if ctx_a or ctx_b:
+                    s = len(ctx_a & ctx_b) / len(ctx_a | ctx_b)
+                    if s < ALIGN_MIN:
+                        continue
+                else:
+                    s = 1.0
+                b_tok = tb[vb.tok]
+                eq = 0 if _equal_pair(a_tok, b_tok) else 1
+                cands.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
+
+    for cls, xs in da.groups.items():
+        ys = db.groups.get(cls)
+        if ys:
+            collect(xs, ys)
+    # a lone year against a plain number ("the default port is 2000" / "... 2379"): NUMBER_CHANGED
+    if da.years and "q:" in db.groups:
+        collect(da.years, db.groups["q:"])
+    if db.years and "q:" in da.groups:
+        collect(da.groups["q:"], db.years)
+    if not cands:
+        return
+    cands.sort()
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    for c in cands:
+        x, y = c[6], c[7]
+        if x in used_a or y in used_b:
+            continue
+        used_a.add(x)
+        used_b.add(y)
+        if c[1]:
+            diffs.extend(_value_diffs(ta[va_all[x].tok], tb[vb_all[y].tok], da.text, db.text))
+
+
+def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
+    """The token a negation at ``k`` governs: the next token that is not a function word."""
+    for j in range(k + 1, last):
+        t = toks[j]
+        if t.kind in (FUNC, NEG) or (t.kind == WORD and t.key in _SCOPE_SKIP):
+            continue
+        return j
+    return -1
+
+
+def _find_key(toks: tuple[Token, ...], c: _Clause, governed: Token) -> int:
+    """Where the other clause states what the negation governs (zero-width NEGATION_FLIP span)."""
+    for j in range(c.first, c.last):
+        t = toks[j]
+        if t.kind == governed.kind and (t.key == governed.key if t.kind in (WORD, POLAR, ENTITY)
+                                        else _same_value(t, governed)):
+            return t.start
+    for j in range(c.first, c.last):
+        if toks[j].kind not in (FUNC, NEG):
+            return toks[j].start
+    return toks[c.first].start
+
+
+def _flip_diff(da: _Doc, ca: _Clause, db: _Doc, cb: _Clause) -> ValueDiff | None:
+    """NEGATION_FLIP between two aligned clauses of opposite polarity, or None."""
+    if ca.parity == cb.parity:
+        return None
+    ta, tb = da.tokens, db.tokens
+    if len(ca.negs) % 2 != len(cb.negs) % 2:
+        if len(ca.negs) > len(cb.negs):
+            k = ca.negs[0]
+            g = _governed(ta, k, ca.last)
+            pos = _find_key(tb, cb, ta[g]) if g >= 0 else tb[cb.first].start
+            return ValueDiff(NEGATION_FLIP, (ta[k].text,), (), (ta[k].start, ta[k].end), (pos, pos))
+        k = cb.negs[0]
+        g = _governed(tb, k, cb.last)
+        pos = _find_key(ta, ca, tb[g]) if g >= 0 else ta[ca.first].start
+        return ValueDiff(NEGATION_FLIP, (), (tb[k].text,), (pos, pos), (tb[k].start, tb[k].end))
+    for ka in ca.polars:
+        for kb in cb.polars:
+            if ta[ka].key == tb[kb].key and ta[ka].sign != tb[kb].sign:
+                return ValueDiff(NEGATION_FLIP, (ta[ka].text,), (tb[kb].text,), (ta[ka].start, ta[ka].end),
+                                 (tb[kb].start, tb[kb].end))
+    return None
+
+
+def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
+    """NEGATION_FLIP for every matched clause pair that shares context and differs in polarity."""
+    da, db = p.da, p.db
+    for ia, ib in p.matching():
+        ca, cb = da.clauses[ia], db.clauses[ib]
+        if ca.parity == cb.parity:
+            continue
+        only_a, only_b = ca.entities - cb.entities, cb.entities - ca.entities
+        if (only_a and all(_present(e, db) for e in only_a)) or (only_b and all(_present(e, da) for e in only_b)):
+            continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
+        if ca.bag & cb.bag or (not ca.bag and not cb.bag and ca.entities & cb.entities):
+            d = _flip_diff(da, ca, db, cb)
+            if d is not None:
+                diffs.append(d)
+
+
+def _compare(text_a: str, text_b: str) -> ValueConflict | None:
+    da, db = _analyse(text_a), _analyse(text_b)
+    if not (da.signal or db.signal):
+        return None
+    p = _Pair(da, db)
+    diffs: list[ValueDiff] = []
+    if da.values and db.values:
+        _pair_values(p, diffs)
+    if da.polar_or_neg or db.polar_or_neg:
+        _pair_clauses(p, diffs)
     if not diffs:
         return None
-    diffs.sort(key=lambda d: (d.span_a, d.span_b, d.pattern))
-    uniq: list[ValueDiff] = []
-    for d in diffs:
-        if not uniq or uniq[-1] != d:
-            uniq.append(d)
+    return _conflict(diffs)
+
+
+def _conflict(diffs: list[ValueDiff]) -> ValueConflict:
+    uniq = sorted(set(diffs), key=lambda d: (d.span_a, d.span_b, d.pattern, d.tokens_a, d.tokens_b))
     return ValueConflict(patterns=tuple(sorted({d.pattern for d in uniq})), diffs=tuple(uniq))
 
 
-def _subclass(t: Token) -> tuple:
-    if t.kind == "number":
-        return (t.datepart, t.unit)
-    return (t.kind, t.unit)
+def _mirror(vc: ValueConflict | None) -> ValueConflict | None:
+    if vc is None:
+        return None
+    return _conflict([ValueDiff(d.pattern, d.tokens_b, d.tokens_a, d.span_b, d.span_a) for d in vc.diffs])
 
 
-def _add_value_diff(diffs: list[ValueDiff], a: Token, b: Token) -> None:
-    pattern = _diff_pattern(a, b)
-    if pattern is not None:
-        diffs.append(ValueDiff(pattern, (a.text,), (b.text,), (a.start, a.end), (b.start, b.end)))
+@lru_cache(maxsize=131072)
+def values_conflict(text_a: str, text_b: str) -> ValueConflict | None:
+    """Do the two texts assert different values for the same attribute? (SPEC_NOTES §2.6,
+    SPEC-027 §2.2, SPEC-005 §5.3 patterns applied pairwise.)
 
-
-_ANTONYM_MAP: dict[str, set[str]] = {}
-for _x, _y in ANTONYMS:
-    _ANTONYM_MAP.setdefault(_stem(_x), set()).add(_stem(_y))
-    _ANTONYM_MAP.setdefault(_stem(_y), set()).add(_stem(_x))
-
-
-def _antonym_diffs(diffs: list[ValueDiff], ta: Sequence[Token], tb: Sequence[Token],
-                   ra: Iterable[int], rb: Iterable[int]) -> None:
-    rb = list(rb)
-    used: set[int] = set()
-    for i in ra:
-        if ta[i].kind != "word":
-            continue
-        opp = _ANTONYM_MAP.get(ta[i].key)
-        if not opp:
-            continue
-        for j in rb:
-            if j not in used and tb[j].kind == "word" and tb[j].key in opp:
-                used.add(j)
-                diffs.append(ValueDiff(NEGATION_FLIP, (ta[i].text,), (tb[j].text,),
-                                       (ta[i].start, ta[i].end), (tb[j].start, tb[j].end)))
-                break
-
-
-def _scope_aligned(toks: Sequence[Token], k: int, aligned: set[int]) -> bool:
-    """Does the negation at ``k`` govern a word that is aligned with the other text?"""
-    for j in range(k + 1, len(toks)):
-        t = toks[j]
-        if t.kind == "negation" or t.low in _STOP_FOR_SCOPE:
-            continue
-        return j in aligned
-    return False
-
-
-def _negation_diffs(diffs: list[ValueDiff], ta: Sequence[Token], tb: Sequence[Token],
-                    opcodes: list[tuple[str, int, int, int, int]], aligned_a: set[int], aligned_b: set[int],
-                    text_a: str, text_b: str) -> None:
-    na = sum(1 for t in ta if t.kind == "negation")
-    nb = sum(1 for t in tb if t.kind == "negation")
-    if na == nb:
-        return  # same number of negations: a moved negation is a paraphrase
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "equal":
-            continue
-        neg_a = [i for i in range(i1, i2) if ta[i].kind == "negation"]
-        neg_b = [j for j in range(j1, j2) if tb[j].kind == "negation"]
-        # negations on both sides of the opcode cancel pairwise
-        extra_a, extra_b = neg_a[len(neg_b):], neg_b[len(neg_a):]
-        if na > nb:
-            for i in extra_a:
-                if _scope_aligned(ta, i, aligned_a):
-                    pos = _insertion_point(tb, j1, len(text_b))
-                    diffs.append(ValueDiff(NEGATION_FLIP, (ta[i].text,), (), (ta[i].start, ta[i].end), (pos, pos)))
-        else:
-            for j in extra_b:
-                if _scope_aligned(tb, j, aligned_b):
-                    pos = _insertion_point(ta, i1, len(text_a))
-                    diffs.append(ValueDiff(NEGATION_FLIP, (), (tb[j].text,), (pos, pos), (tb[j].start, tb[j].end)))
-
-
-def _insertion_point(toks: Sequence[Token], k: int, length: int) -> int:
-    """Character position where the other side's negation would sit (zero-width span)."""
-    if k < len(toks):
-        return toks[k].start
-    return toks[-1].end if toks else length
-
-
+    Returns None for a paraphrase with no changed value, else the distinct sorted patterns and one
+    :class:`ValueDiff` per changed value (``span_a`` / ``tokens_a`` refer to ``text_a``). Pure and
+    memoised; symmetric by construction (the pair is compared in a canonical order and mirrored).
+    """
+    if text_a == text_b:
+        return None
+    if text_b < text_a:
+        return _mirror(_compare(text_b, text_a))
+    return _compare(text_a, text_b)

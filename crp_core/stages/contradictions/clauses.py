@@ -1,0 +1,227 @@
+"""Per-text analysis for value-conflict detection: :func:`tokenize` (memoised), then clauses, their
+attribute contexts and the values they state."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, _stem
+from crp_core.stages.contradictions.tokens import _word_key, Token
+from crp_core.stages.contradictions.lexer import _Lexer
+
+def _merge_names(toks: list[Token], text: str) -> list[Token]:
+    """Adjacent capitalised names form one entity ("Cloud Native Computing Foundation"); a
+    possessive ends a run ("Lumen's Frankfurt region")."""
+    out: list[Token] = []
+    for t in toks:
+        if t.kind == ENTITY and t.sub in ("name", "acro", "lex", "weak", "name+poss", "acro+poss", "lex+poss",
+                                          "weak+poss") and t.text[0].isupper() and out:
+            p = out[-1]
+            if p.kind == ENTITY and p.sub in ("name", "acro", "lex", "weak") and p.text[0].isupper() and \
+                    text[p.end:t.start] == " ":
+                out[-1] = Token(text[p.start:t.end], p.start, t.end, ENTITY, p.key + " " + t.key,
+                                parts=p.parts + t.parts, sub=t.sub)
+                continue
+        out.append(t)
+    return out
+
+
+def _demote_weak(toks: list[Token]) -> list[Token]:
+    """A capitalised sentence-initial word that appears in lower case elsewhere in the text is an
+    ordinary word ("Stale entries ... stale"), not a name."""
+    lower = {t.text.lower() for t in toks if t.kind in (WORD, FUNC) and t.text[:1].islower()}
+    if not any(t.sub.startswith("weak") for t in toks):
+        return toks
+    return [Token(t.text, t.start, t.end, WORD, _word_key(t.text.lower())) if t.sub.startswith("weak")
+            and t.text.lower() in lower and t.kind == ENTITY else t for t in toks]
+
+
+_COMPARATIVES = frozenset(["more", "less", "longer", "later", "greater", "fewer", "shorter", "earlier", "higher",
+                           "lower", "larger", "smaller", "older", "newer"])
+
+
+def _absorb_comparative_negation(toks: list[Token]) -> list[Token]:
+    """"must not be kept longer than necessary" says what "kept no longer than necessary" says:
+    a negation whose clause holds a comparative bound ("longer than") turns the bound around
+    (a number after it becomes an upper bound) and is no polarity flip of its own."""
+    out = list(toks)
+    for k, t in enumerate(out):
+        if t.kind != NEG:
+            continue
+        for j in range(k + 1, len(out) - 1):
+            u = out[j]
+            if u.kind == BREAK and u.key != "label":
+                break
+            if u.text.lower() in _COMPARATIVES and out[j + 1].text.lower() == "than":
+                out[k] = Token(t.text, t.start, t.end, FUNC, "not")
+                for m in range(j + 2, len(out)):
+                    q = out[m].qty
+                    if out[m].kind == BREAK:
+                        break
+                    if q is not None and q.bound != 0:
+                        out[m] = out[m]._replace(qty=q._replace(bound=-q.bound))
+                        break
+                break
+    return out
+
+
+def _attributive_polarity(toks: list[Token]) -> list[Token]:
+    """A polarity word used attributively in a clause that states a number or a date qualifies that
+    value ("the public API allows 100 rpm" / "the private API allows 1000 rpm": two attributes),
+    so it becomes an ordinary word; "the bucket is public" stays an assertion."""
+    out = list(toks)
+    first = 0
+    for k in range(len(out) + 1):
+        if k < len(out) and not (out[k].kind == BREAK and out[k].key != "label"):
+            continue
+        if any(t.kind in (NUMBER, DATE) for t in out[first:k]):
+            for j in range(first, k - 1):
+                if out[j].kind == POLAR and out[j + 1].kind in (WORD, ENTITY):
+                    t = out[j]
+                    out[j] = Token(t.text, t.start, t.end, WORD, _word_key(t.text.lower()))
+        first = k + 1
+    return out
+
+
+@lru_cache(maxsize=65536)
+def tokenize(text: str) -> tuple[Token, ...]:
+    """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
+    units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
+    negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
+    toks = _Lexer(text).run()
+    return tuple(_merge_names(_attributive_polarity(_absorb_comparative_negation(_demote_weak(toks))), text))
+
+
+# ================================================================================================
+# Per-text analysis: clauses, attribute contexts, values
+# ================================================================================================
+
+class _Clause(NamedTuple):
+    sent: int
+    first: int  # token index range [first, last)
+    last: int
+    bag: frozenset[str]  # attribute context: content keys (borrowed from a neighbour when empty)
+    entities: frozenset[str]
+    negs: tuple[int, ...]
+    polars: tuple[int, ...]
+    parity: int  # (negations + negative polarity words) mod 2
+    owner: str  # the name the clause is about ("The kubelet listens ...", "Kafka's port ..."), or ""
+
+
+class _Value(NamedTuple):
+    tok: int
+    clause: int
+    cls: str  # "q:<dim>" | "date" | "ent"
+    rank: int  # position among the text's values of the same class
+    ctx: frozenset[str]  # attribute context: the clause's content words and the other names in it
+    plain: frozenset[str]  # entity: stems of its words (to find it written as ordinary words)
+
+
+class _Doc(NamedTuple):
+    text: str
+    tokens: tuple[Token, ...]
+    clauses: tuple[_Clause, ...]
+    values: tuple[_Value, ...]
+    words: frozenset[str]  # every content key, polarity group and entity part of the text
+    entity_keys: frozenset[str]
+    plain: frozenset[str]  # stems of the text's ordinary (non-entity) words
+    sent_bags: tuple[frozenset[str], ...]
+    signal: bool  # any value, negation or polarity word
+    polar_or_neg: bool
+    groups: dict[str, tuple[int, ...]]  # value class -> indices into values
+    years: tuple[int, ...]  # values that are lone years (they may also pair with plain numbers)
+
+
+_BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
+
+
+def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
+    """The clause's owner: a name that opens it and is followed by a predicate other than a form
+    of *be* ("The kubelet listens on 10250", "Kafka's default port is 9092"). "Stripe is our
+    processor" and "... stores data in etcd" have none: there the name is the value."""
+    k = a
+    while k < b and toks[k].kind == FUNC:
+        k += 1
+    if k >= b or toks[k].kind != ENTITY:
+        return ""
+    if toks[k].sub.endswith("+poss"):
+        return toks[k].key
+    nxt = k + 1
+    while nxt < b and toks[nxt].kind == ENTITY and toks[nxt].sub == "ident":
+        nxt += 1  # "Lumen API v4 allows ...": the version belongs to the name
+    if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in _BE_FORMS:
+        return ""
+    return toks[k].key
+
+
+def _value_class(t: Token) -> str:
+    if t.kind == NUMBER and t.qty is not None:
+        return "q:" + t.qty.dim
+    if t.kind == DATE:
+        return "date"
+    return "ent"
+
+
+@lru_cache(maxsize=65536)
+def _analyse(text: str) -> _Doc:
+    toks = tokenize(text)
+    spans: list[tuple[int, int, int]] = []  # (sentence, first, last)
+    sent, first = 0, 0
+    for k, t in enumerate(toks):
+        if t.kind == BREAK and t.key != "label":
+            if k > first:
+                spans.append((sent, first, k))
+            first = k + 1
+            if t.key == "sent":
+                sent += 1
+    if len(toks) > first:
+        spans.append((sent, first, len(toks)))
+    own: list[frozenset[str]] = []
+    for _, a, b in spans:
+        own.append(frozenset(t.key for t in toks[a:b] if t.kind in (WORD, POLAR)))
+    clauses: list[_Clause] = []
+    values: list[_Value] = []
+    ranks: dict[str, int] = {}
+    sent_words: dict[int, set[str]] = {}
+    for ci, (s, a, b) in enumerate(spans):
+        bag = own[ci]
+        if not bag:  # "ports 2379 and 2380", "in eu-west-1 and us-east-1": the list item shares the attribute
+            for cj in list(range(ci - 1, -1, -1)) + list(range(ci + 1, len(spans))):
+                if spans[cj][0] == s and own[cj]:
+                    bag = own[cj]
+                    break
+        negs = tuple(k for k in range(a, b) if toks[k].kind == NEG)
+        polars = tuple(k for k in range(a, b) if toks[k].kind == POLAR)
+        parity = (len(negs) + sum(1 for k in polars if toks[k].sign < 0)) % 2
+        ents = frozenset(toks[k].key for k in range(a, b) if toks[k].kind == ENTITY)
+        clauses.append(_Clause(s, a, b, bag, ents, negs, polars, parity, _owner(toks, a, b)))
+        sent_words.setdefault(s, set()).update(own[ci])
+        for k in range(a, b):
+            if toks[k].kind in (NUMBER, DATE, ENTITY):
+                cls = _value_class(toks[k])
+                ctx = bag | (ents - {toks[k].key}) if toks[k].kind == ENTITY else bag | ents
+                plain_stems = frozenset(_stem(part[1].lower()) for part in toks[k].parts) if cls == "ent" \
+                    else frozenset()
+                values.append(_Value(k, ci, cls, ranks.get(cls, 0), ctx, plain_stems))
+                ranks[cls] = ranks.get(cls, 0) + 1
+    words: set[str] = set()
+    entity_keys: set[str] = set()
+    for t in toks:
+        if t.kind in (WORD, POLAR):
+            words.add(t.key)
+        elif t.kind == ENTITY:
+            entity_keys.add(t.key)
+            words.update(p[0] for p in t.parts)
+            words.add(t.key)
+    plain = frozenset(_stem(t.text.lower()) for t in toks if t.kind in (WORD, FUNC))
+    n_sent = (max(sent_words) + 1) if sent_words else 0
+    sent_bags = tuple(frozenset(sent_words.get(s, ())) for s in range(n_sent))
+    polar_or_neg = any(t.kind in (NEG, POLAR) for t in toks) or any(
+        t.qty is not None and t.qty.bound != 0 for t in toks)
+    groups: dict[str, list[int]] = {}
+    for x, v in enumerate(values):
+        groups.setdefault(v.cls, []).append(x)
+    years = tuple(x for x, v in enumerate(values) if v.cls == "date" and toks[v.tok].date is not None
+                  and toks[v.tok].date.bare_year)  # type: ignore[union-attr]
+    return _Doc(text, toks, tuple(clauses), tuple(values), frozenset(words), frozenset(entity_keys), plain, sent_bags,
+                bool(values) or polar_or_neg, polar_or_neg, {k: tuple(v) for k, v in groups.items()}, years)

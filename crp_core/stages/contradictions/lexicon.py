@@ -1,0 +1,219 @@
+"""The lexicons of value-conflict detection (SPEC_NOTES §2.6): pattern names, token kinds, the
+data files under ``crp_core/data/lexicon/`` (read once) and the small closed tables of English."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import NamedTuple
+
+
+NUMBER_CHANGED = "NUMBER_CHANGED"
+ENTITY_SUBSTITUTED = "ENTITY_SUBSTITUTED"
+NEGATION_FLIP = "NEGATION_FLIP"
+DATE_SHIFTED = "DATE_SHIFTED"
+MAGNITUDE_ALTERED = "MAGNITUDE_ALTERED"
+
+#: the SPEC-005 §5.3 patterns, sorted
+PATTERNS: tuple[str, ...] = (DATE_SHIFTED, ENTITY_SUBSTITUTED, MAGNITUDE_ALTERED, NEGATION_FLIP, NUMBER_CHANGED)
+
+#: a bare 4-digit integer in this range is a year (SPEC_NOTES §2.6); etcd's 2379 is a number
+YEAR_MIN, YEAR_MAX = 1900, 2099
+#: two clauses state the same attribute when their contexts overlap at least this much (Jaccard)
+ALIGN_MIN = 0.5
+
+# token kinds
+WORD, FUNC, ENTITY, NUMBER, DATE, POLAR, NEG, BREAK = ("word", "func", "entity", "number", "date", "polar",
+                                                       "neg", "break")
+
+
+# ================================================================================================
+# Lexicons (data files, read once)
+# ================================================================================================
+
+_LEXICON_DIR = Path(__file__).resolve().parents[2] / "data" / "lexicon"
+
+
+def _rows(name: str) -> Iterator[list[str]]:
+    """Non-comment, non-blank lines of a lexicon file, split on tabs."""
+    with open(_LEXICON_DIR / name, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.rstrip("\n")
+            if line.strip() and not line.lstrip().startswith("#"):
+                yield [c.strip() for c in line.split("\t")]
+
+
+@cache
+def _stem(w: str) -> str:
+    """A small suffix stripper so inflections share a key (uses/use, retries/retried/retry,
+    encryption/encrypted, caches/cache, running/run). Not a linguistic stemmer: only equality of
+    stems matters."""
+    if len(w) <= 3 or not w.isalpha():
+        return w
+    if w.endswith(("ies", "ied")) and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("sses", "ches", "shes", "xes", "zes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix, min_len in (("ation", 8), ("ion", 6), ("ing", 6), ("ed", 5), ("ly", 6), ("ence", 7), ("ance", 7)):
+        if w.endswith(suffix) and len(w) >= min_len:
+            w = w[:-len(suffix)]
+            break
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsaeiou":
+        w = w[:-1]  # dropped / drop, running / run
+    return w
+
+
+def _load_words(name: str) -> frozenset[str]:
+    return frozenset(r[0].lower() for r in _rows(name))
+
+
+FUNCTION_WORDS = _load_words("function_words.txt")
+_COMMON_WORDS = _load_words("common_words.txt")
+_COMMON_STEMS = frozenset(_stem(w) for w in _COMMON_WORDS)
+#: suffixes of derived common words ("Encryption", "Deployers", "Retention"): never names
+_COMMON_SUFFIXES = ("tion", "sion", "ment", "ments", "ness", "ity", "ities", "ing", "ings", "ed", "ly", "able",
+                    "ible", "ance", "ence", "ive", "ives", "ous", "ism", "ist", "ists", "ize", "ise", "ify", "ure",
+                    "ures", "age", "ship", "er", "ers", "or", "ors", "al", "als", "ic", "ics", "ary", "ory", "ies",
+                    "ant", "ants", "ent", "ents", "ate", "ates", "ful", "less", "ency", "ancy")
+
+
+class _LexEntity(NamedTuple):
+    category: str
+    any_case: bool
+    canonical: str
+
+
+def _load_entities() -> dict[str, _LexEntity]:
+    out: dict[str, _LexEntity] = {}
+    for row in _rows("entities.tsv"):
+        name = row[0].lower()
+        canonical = row[3].lower() if len(row) > 3 and row[3] else name
+        out[name] = _LexEntity(row[1] if len(row) > 1 else "", len(row) < 3 or row[2] != "cap", canonical)
+    return out
+
+
+ENTITY_LEXICON = _load_entities()
+
+
+class _Polar(NamedTuple):
+    group: str
+    sign: int  # +1 / -1
+    predicative: bool  # counts only right after be / turn / switch / set ...
+
+
+def _load_polarity() -> dict[str, _Polar]:
+    out: dict[str, _Polar] = {}
+    for row in _rows("antonyms.tsv"):
+        group = row[0]
+        for col, sign in ((1, 1), (2, -1)):
+            for w in row[col].split(","):
+                w = w.strip().lower()
+                if w:
+                    out[w.rstrip("*")] = _Polar(group, sign, w.endswith("*"))
+    return out
+
+
+POLARITY = _load_polarity()
+_PREDICATIVE_BEFORE = frozenset(["is", "are", "was", "were", "be", "been", "being", "turned", "turn", "turns",
+                                 "switched", "switch", "set", "stays", "stay", "remains", "remain", "left", "keep",
+                                 "keeps", "kept", "toggled"])
+
+
+def _load_synonyms() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for row in _rows("synonyms.tsv"):
+        words = [w.strip().lower() for w in ",".join(row).split(",") if w.strip()]
+        head = _stem(words[0])
+        for w in words:
+            out.setdefault(_stem(w), head)
+    return out
+
+
+_SYNONYMS = _load_synonyms()
+
+
+class _Unit(NamedTuple):
+    dim: str
+    factor: float
+    name: str
+    glued: bool
+    spaced: bool
+    power: int  # data-size prefix power; -1 when not a data-size unit
+
+
+def _load_units() -> dict[str, _Unit]:
+    out: dict[str, _Unit] = {}
+    for surface, dim, factor, name, place, power in _rows("units.tsv"):
+        out[surface] = _Unit(dim, float(factor), name, place in ("glued", "both"), place in ("spaced", "both"),
+                             -1 if power == "-" else int(power))
+    return out
+
+
+UNITS = _load_units()
+
+
+def _load_negations() -> tuple[frozenset[str], frozenset[tuple[str, ...]], dict[tuple[str, ...], int]]:
+    cues: set[str] = set()
+    idioms: set[tuple[str, ...]] = set()
+    bounds: dict[tuple[str, ...], int] = {}
+    for kind, phrase, value in _rows("negations.tsv"):
+        words = tuple(phrase.split())
+        if kind == "cue":
+            cues.add(phrase)
+        elif kind == "idiom":
+            idioms.add(words)
+        elif kind == "bound":
+            bounds[words] = 1 if value == "lower" else -1
+    return frozenset(cues), frozenset(idioms), bounds
+
+
+NEGATION_CUES, _NEG_IDIOMS, _BOUNDS = _load_negations()
+_BOUND_LENGTHS = sorted({len(k) for k in _BOUNDS}, reverse=True)
+_NEG_CONTRACTIONS = frozenset({"can't", "won't", "shan't", "ain't", "cannot"})
+
+# ---- small closed tables (language, not domain knowledge: kept in code) ------------------------
+_MONTHS = {"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
+           "september": 9, "october": 10, "november": 11, "december": 12}
+_MONTH_ABBR = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
+               "oct": 10, "nov": 11, "dec": 12}
+_WEEKDAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 7}
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
+}
+_NUMBER_MULT = {"hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "mn": 1e6}
+_SCALE_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "bn": 1e9, "mn": 1e6, "T": 1e12}
+#: multiplier words (MAGNITUDE_ALTERED) and their factor
+_MULT_WORDS = {"twice": 2.0, "double": 2.0, "doubled": 2.0, "doubles": 2.0, "thrice": 3.0, "triple": 3.0,
+               "tripled": 3.0, "triples": 3.0, "quadruple": 4.0, "quadrupled": 4.0, "halved": 0.5, "halves": 0.5}
+_TIMES_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
+#: "N times" is a multiplier before these words ("3 times faster"), otherwise a count ("retries 3 times")
+_COMPARATIVE_NEXT = frozenset(["more", "less", "fewer", "as", "the", "larger", "smaller", "faster", "slower", "higher",
+                               "lower", "bigger", "greater", "longer", "shorter", "cheaper", "quicker"])
+_CURRENCY_SYMBOL = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
+_CURRENCY_CODES = frozenset(["USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "CNY", "INR", "SEK", "NOK", "DKK",
+                             "PLN", "CZK", "HUF", "BRL", "MXN", "SGD", "HKD", "ZAR", "KRW"])
+_CURRENCY_WORDS = {"dollar": "USD", "dollars": "USD", "euro": "EUR", "euros": "EUR", "pound": "GBP",
+                   "pounds": "GBP", "yen": "JPY"}
+#: frequency adverbs: a rate of one per unit ("backups run daily")
+_FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
+_RATE_MARKERS = frozenset({"per", "a", "an", "each", "every"})
+_ABBREVIATIONS = frozenset(["e.g", "i.e", "etc", "vs", "approx", "incl", "art", "sec", "no", "fig", "eq", "cf", "inc",
+                            "ltd", "corp", "dr", "mr", "ms", "st", "para", "ca", "resp", "viz"])
+#: ALL-CAPS words that are ordinary words (RFC 2119 keywords, admonitions), not acronyms
+_CAPS_WORDS = frozenset(["must", "shall", "should", "may", "required", "recommended", "optional", "not", "note",
+                         "warning", "important", "tip", "caution", "info"])
+#: clause-opening words: a new clause starts here (the word itself is a break token)
+_CLAUSE_WORDS = frozenset(["and", "or", "but", "while", "whereas", "although", "though", "unless", "which", "where",
+                           "when", "whenever", "because"])
+#: words skipped when looking for the word a negation governs ("does not always apply")
+_SCOPE_SKIP = FUNCTION_WORDS | {"yet", "necessarily", "currently", "longer"}
+_IDENT_RE = re.compile(r"\d.*[^\W\d_]|[^\W\d_].*\d|_|[^\W\d_][./][^\W\d_]")

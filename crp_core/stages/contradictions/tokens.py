@@ -1,0 +1,158 @@
+"""Token records of value-conflict detection: quantities, dates and tokens with character spans."""
+from __future__ import annotations
+
+import math
+import re
+from typing import NamedTuple
+
+from crp_core.stages.contradictions.lexicon import (_ABBREVIATIONS, _COMMON_STEMS, _COMMON_SUFFIXES, _COMMON_WORDS,
+                                                    _IDENT_RE, _NUMBER_WORDS, _SYNONYMS, ENTITY_LEXICON,
+                                                    FUNCTION_WORDS, POLARITY, UNITS, _stem, _Unit)
+
+# ================================================================================================
+# Tokens
+# ================================================================================================
+
+class Quantity(NamedTuple):
+    """A number in normalised form. Two quantities in the same canonical unit are compared exactly
+    on ``base * scale``; otherwise their ``readings`` (intervals in the dimension's base unit) must
+    overlap - calendar months are day ranges, ``GB`` reads both 10^9 and 2^30 bytes."""
+
+    dim: str  # "" (count) | times | time | bday | size | bit | bitrate | freq | rate | money | pct | x | clock
+    unit: str  # canonical unit (currency code for money)
+    base: float  # the number as written
+    scale: float  # thousand / million / k / M factor
+    exact: str  # digits as written (unit-less decimals compare as strings: "1.30" is not "1.3")
+    readings: tuple[tuple[float, float], ...]
+    power: int  # data-size prefix power, -1 when none
+    bound: int  # +1 "at least", -1 "at most", 0 none
+    bound_start: int  # character start of the bound phrase, -1 when none
+
+
+class DateValue(NamedTuple):
+    """A date: its possible (year, month, day, weekday) readings, 0 where the text says nothing.
+    ``5/3/2024`` has two readings; ``Q3`` has three (July, August, September)."""
+
+    readings: tuple[tuple[int, int, int, int], ...]
+    bare_year: bool  # a lone 4-digit year: may also pair with a plain number (NUMBER_CHANGED)
+
+
+class Token(NamedTuple):
+    """One token: surface, character span into the text, kind and comparison data."""
+
+    text: str
+    start: int
+    end: int
+    kind: str  # word | func | entity | number | date | polar | neg | break
+    key: str  # comparison key (stem, entity name, polarity group, break kind)
+    sign: int = 0  # polar: +1 / -1
+    qty: Quantity | None = None
+    date: DateValue | None = None
+    parts: tuple[tuple[str, str, int, int], ...] = ()  # (key, surface, start, end) of entity words / date parts
+    sub: str = ""  # entity: name | acro | ident | lex | weak; word: possessive flag "poss"
+
+
+class _Raw(NamedTuple):
+    group: str
+    text: str
+    start: int
+    end: int
+    low: str
+
+
+_NUM = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+_RAW_RE = re.compile(
+    r"(?P<url>\b(?:https?|wss?|grpcs?)://[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]])"
+    r"|(?P<email>\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+    r"|(?P<flag>(?<![\w-])--?[^\W\d_][\w-]*(?:=[\w./:-]+)?)"
+    r"|(?P<path>(?<![\w/.~])(?:~|\.{1,2})?/[\w.@:-]+(?:/[\w.@:-]+)*/?)"
+    r"|(?P<iso>(?<![\w.-])\d{4}-\d{2}(?:-\d{2})?(?:T\d{2}:\d{2}(?::\d{2})?Z?)?(?![\w-]|\.\d))"
+    r"|(?P<sdate>(?<![\w/.])(?:\d{1,2}/\d{1,2}/\d{4}|\d{4}/\d{1,2}/\d{1,2})(?![\w/]))"
+    r"|(?P<clock>(?<![\w.:])\d{1,2}:\d{2}(?::\d{2})?(?![\w:])(?:\s?[AaPp]\.?[Mm]\.?(?!\w))?)"
+    r"|(?P<ip>(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?(?![\w.]))"
+    r"|(?P<ver>(?<![\w.])(?:[vV]\d+(?:\.(?:\d+|[xX*]))*(?:-[^\W\d_][\w.]*)?"
+    r"|\d+\.\d+\.(?:\d+|[xX*])(?:\.(?:\d+|[xX*]))*(?:-[^\W\d_][\w.]*)?|\d+\.[xX*])(?![\w]|\.\d))"
+    r"|(?P<money>[$€£¥]\s?" + _NUM + r"(?:\s?(?:bn|mn|[kKMBT])(?![\w]))?)"
+    r"|(?P<numw>(?<![\w.])" + _NUM + r"[^\W\d_][\w]*)"
+    r"|(?P<num>(?<![\w.])[-+−]?" + _NUM + r"(?![\w]))"
+    r"|(?P<sym>[%×])"
+    r"|(?P<word>[^\W\d][\w]*(?:['’][^\W\d_]+)?(?:[-./+][\w]+(?:['’][^\W\d_]+)?)*\+*)"
+    r"|(?P<brk>[.!?]+(?=[\s\"'”’)\]]|$)|[;:,()\[\]]|(?<=\s)[-–—](?=\s)|[–—])"
+)
+_NUM_RE = re.compile(_NUM)
+
+
+def _fnum(s: str) -> float:
+    return float(s.replace(",", "").replace("−", "-"))
+
+
+def _one(v: float) -> tuple[tuple[float, float], ...]:
+    return ((v, v),)
+
+
+def _time_readings(base: float, unit: _Unit) -> tuple[tuple[float, float], ...]:
+    """Seconds; calendar units become day ranges (a month is 28-31 days, a year 365-366)."""
+    if unit.dim != "cal":
+        return _one(base * unit.factor)
+    months = base * unit.factor
+    years = math.floor(months / 12 + 1e-9)
+    rest = months - 12 * years
+    return (((years * 365 + rest * 28) * 86400.0, (years * 366 + rest * 31) * 86400.0),)
+
+
+def _size_readings(base: float, unit: _Unit) -> tuple[tuple[float, float], ...]:
+    """Bytes. KB/MB/GB/TB read both as powers of 1000 and of 1024 (operational text uses both);
+    KiB/MiB/GiB are strictly binary."""
+    v = base * unit.factor
+    if unit.power > 0 and "i" not in unit.name:
+        alt = base * 1024.0 ** unit.power
+        return ((v, v), (alt, alt))
+    return _one(v)
+
+
+def _word_key(low: str) -> str:
+    """Comparison key of a content word: stem, then synonym group."""
+    st = _stem(low)
+    return _SYNONYMS.get(st, st)
+
+
+def _is_common(low: str) -> bool:
+    """An ordinary English word (a capitalised sentence-initial word that is not a name)."""
+    if low in _COMMON_WORDS or low in FUNCTION_WORDS or low in POLARITY or low in _NUMBER_WORDS or low in UNITS:
+        return True
+    if _stem(low) in _COMMON_STEMS or (low.endswith("s") and low[:-1] in _COMMON_WORDS):
+        return True
+    return low.endswith(_COMMON_SUFFIXES) and len(low) > 4
+
+
+def _entity_sub(s: str, low: str, sent_start: bool, poss: bool) -> str:
+    """Which kind of entity a word is ("" = not an entity): a lexicon name, an identifier, an
+    acronym, a proper noun (capitalised inside a sentence), or a capitalised sentence-initial word
+    that is no common English word ("weak")."""
+    lex = ENTITY_LEXICON.get(low)
+    if lex is not None and (lex.any_case or s[0].isupper()):
+        return "lex"
+    if low in _ABBREVIATIONS and not s[0].isupper():
+        return ""  # "e.g", "i.e" (a capitalised "Corp", "Inc" is part of a name)
+    if _IDENT_RE.search(s):
+        return "ident"
+    letters = [c for c in s if c.isalpha()]
+    if len(letters) >= 2 and all(c.isupper() for c in letters):
+        return "acro" if low not in UNITS else ""
+    if not s[0].isupper():
+        return "name" if any(c.isupper() for c in s[1:]) else ""  # "eBPF", "iPhone"
+    if any(c.isupper() for c in s[1:]):
+        return "name"  # "PostgreSQL", "HireSignal"
+    if not sent_start:
+        return "name" if len(s) > 1 else ""
+    if poss:
+        return "name"  # "Lumen's standard price ..."
+    return "" if _is_common(low) else "weak"
+
+
+def _entity_key(low: str, sub: str) -> str:
+    if sub == "lex":
+        return ENTITY_LEXICON[low].canonical
+    if sub in ("name", "weak"):
+        return _stem(low)
+    return low
