@@ -7,12 +7,16 @@ indices into ``corpus.kb.facts``). Stage modules construct these; nothing else m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 import numpy as np
 
 if TYPE_CHECKING:  # the prepared corpus a result refers to (no import cycle at run time)
+    from crp_core.config import CRPConfig
     from crp_core.corpus.prepared import Corpus
+    from crp_core.factors.coverage import CoverageSet
+    from crp_core.model import Scenario
 
 Role = Literal["anchor", "connector", "candidate", "gated"]
 
@@ -347,8 +351,8 @@ class FactOutcome:
 
 @dataclass(frozen=True, eq=False)
 class PipelineResult:
-    config: Any  # CRPConfig
-    now: Any  # datetime used
+    config: CRPConfig
+    now: datetime  # the time the run treated as now
     candidates: CandidateSet
     recency: RecencyTable  # for gated-in candidates and connector candidates
     cdr: CDRTable  # every candidate (gated ones too, so the UI can show them)
@@ -361,7 +365,7 @@ class PipelineResult:
     timings_ms: Mapping[str, float]  # stage name -> wall time
     warnings: tuple[str, ...]
     audit: tuple[AuditEvent, ...]
-    coverage: Any = None  # (added) the CoverageSet scored against (crp_core.factors.coverage.CoverageSet)
-    scenario: Any = None  # (added) the Scenario that was run
-    corpus: Corpus = None  # (added) the Corpus the run read (fact texts, vectors, token counts)
+    coverage: CoverageSet  # the Coverage Set scored against
+    scenario: Scenario  # the Scenario that was run
+    corpus: Corpus  # the Corpus the run read (fact texts, vectors, token counts)
     known_conflicts: tuple[KnownConflictFlag, ...] = ()  # (added) the known-conflict guard's findings

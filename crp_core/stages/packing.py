@@ -57,8 +57,11 @@ Tier = Literal["critical", "important", "supporting"]
 class PackCorpus(Protocol):
     """What the packer reads from a corpus: the facts and their content token counts."""
 
-    kb: KnowledgeBase
-    token_counts: np.ndarray
+    @property
+    def kb(self) -> KnowledgeBase: ...
+
+    @property
+    def token_counts(self) -> np.ndarray: ...
 
 
 def note_block(content_a: str, content_b: str) -> str:
