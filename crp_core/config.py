@@ -12,8 +12,9 @@ import dataclasses
 import math
 import os
 import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import tomli_w
 
@@ -62,7 +63,7 @@ class SourceTable:
     def as_dict(self) -> dict[str, float | None]:
         return {st: getattr(self, st) for st in SOURCE_TYPES}
 
-    def replace(self, **changes: float | None) -> "SourceTable":
+    def replace(self, **changes: float | None) -> SourceTable:
         return dataclasses.replace(self, **changes)
 
 
@@ -112,34 +113,49 @@ class CRPConfig:
     min_novelty_floor: float = field(default=0.20, metadata=_origin("spec", "novelty floor, SPEC-024 §2.4"))
     coverage_penalty_cap: float = field(default=0.80, metadata=_origin("spec", "coverage penalty cap, SPEC-024 §2.2"))
     stale_floor: float = field(default=0.30, metadata=_origin("spec", "recency floor, SPEC-027 §3.2"))
-    fresh_fraction: float = field(default=0.5, metadata=_origin("spec", "fresh threshold as a fraction of TTL, SPEC-027 §3.2"))
+    fresh_fraction: float = field(default=0.5, metadata=_origin(
+        "spec", "fresh threshold as a fraction of TTL, SPEC-027 §3.2"))
     ngram_n: int = field(default=6, metadata=_origin("spec", "blacklist n-gram size, SPEC-024 §5.1"))
-    ngram_step_penalty: float = field(default=0.15, metadata=_origin("spec", "penalty per blacklisted n-gram, SPEC-024 §5.2"))
+    ngram_step_penalty: float = field(default=0.15, metadata=_origin(
+        "spec", "penalty per blacklisted n-gram, SPEC-024 §5.2"))
     ngram_penalty_cap: float = field(default=0.80, metadata=_origin("spec", "n-gram penalty cap, SPEC-024 §5.2"))
     # stage 3 - CDGR (SPEC-025, SPEC-009 §5.2)
     graph_retrieval: bool = field(default=True, metadata=_origin("spec", "graph retrieval on/off, SPEC-025 §6"))
-    graph_k: int = field(default=20, metadata=_origin("spec", "neighbours per fact in the similarity graph, SPEC-009 §5.2"))
-    graph_edge_min: float = field(default=0.60, metadata=_origin("spec", "minimum cosine for a graph edge, SPEC-009 §5.2"))
+    graph_k: int = field(default=20, metadata=_origin(
+        "spec", "neighbours per fact in the similarity graph, SPEC-009 §5.2"))
+    graph_edge_min: float = field(default=0.60, metadata=_origin(
+        "spec", "minimum cosine for a graph edge, SPEC-009 §5.2"))
     max_hops: int = field(default=2, metadata=_origin("spec", "graph walk depth, SPEC-025 §2.3"))
-    connector_budget: float = field(default=0.30, metadata=_origin("spec", "fraction of the fact budget for connectors, SPEC-025 §2.2"))
-    min_connector_relevance: float = field(default=0.30, metadata=_origin("spec", "connector relevance floor, SPEC-025 §2.5"))
-    envelope_fact_budget: int = field(default=20, metadata=_origin("project", "facts per envelope (anchors + connectors)"))
+    connector_budget: float = field(default=0.30, metadata=_origin(
+        "spec", "fraction of the fact budget for connectors, SPEC-025 §2.2"))
+    min_connector_relevance: float = field(default=0.30, metadata=_origin(
+        "spec", "connector relevance floor, SPEC-025 §2.5"))
+    envelope_fact_budget: int = field(default=20, metadata=_origin(
+        "project", "facts per envelope (anchors + connectors)"))
     # stage 6 - packing (SPEC-003 §7)
     token_budget: int = field(default=2048, metadata=_origin("project", "envelope token budget, SPEC-003 §7.2"))
     # stage 4 - contradiction resolution (SPEC-027 §2, SPEC-003 §6.6)
-    contradiction_similarity: float = field(default=0.85, metadata=_origin("spec", "cosine above which a pair is checked for a value conflict, SPEC-027 §2.2"))
-    authority_tie_tolerance: float = field(default=1e-9, metadata=_origin("project", "|a1 - a2| at or below which authority is tied"))
-    backfill: bool = field(default=True, metadata=_origin("project", "refill a suppressed fact's slot with the next non-conflicting candidate"))
+    contradiction_similarity: float = field(default=0.85, metadata=_origin(
+        "spec", "cosine above which a pair is checked for a value conflict, SPEC-027 §2.2"))
+    authority_tie_tolerance: float = field(default=1e-9, metadata=_origin(
+        "project", "|a1 - a2| at or below which authority is tied"))
+    backfill: bool = field(default=True, metadata=_origin(
+        "project", "refill a suppressed fact's slot with the next non-conflicting candidate"))
     dedup_similarity: float = field(default=0.95, metadata=_origin("spec", "near-duplicate cosine, SPEC-003 §6.6"))
     # stage 5 - fan-out (SPEC-027 §1, SPEC-005 §9)
-    fanin_dedup_similarity: float = field(default=0.92, metadata=_origin("spec", "cross-branch duplicate cosine, SPEC-005 §9.2"))
-    branch_depth_weight: float = field(default=0.70, metadata=_origin("project", "depth weight of a branch's coverage additions (SPEC-024 §3.2 'adequate')"))
+    fanin_dedup_similarity: float = field(default=0.92, metadata=_origin(
+        "spec", "cross-branch duplicate cosine, SPEC-005 §9.2"))
+    branch_depth_weight: float = field(default=0.70, metadata=_origin(
+        "project", "depth weight of a branch's coverage additions (SPEC-024 §3.2 'adequate')"))
     kmeans_seed: int = field(default=0, metadata=_origin("project", "k-means random_state"))
     kmeans_n_init: int = field(default=10, metadata=_origin("project", "k-means restarts"))
     # tables by source type (SPEC_NOTES §2.3)
-    ttl_days: SourceTable = field(default=DEFAULT_TTL_DAYS, metadata=_origin("spec", "default TTL in days by source type, SPEC-027 §3.5"))
-    source_authority: SourceTable = field(default=DEFAULT_SOURCE_AUTHORITY, metadata=_origin("spec", "source authority weight by source type, SPEC-027 §2.3"))
-    importance: SourceTable = field(default=DEFAULT_IMPORTANCE, metadata=_origin("spec", "default importance by source type, SPEC-009 §4.4"))
+    ttl_days: SourceTable = field(default=DEFAULT_TTL_DAYS, metadata=_origin(
+        "spec", "default TTL in days by source type, SPEC-027 §3.5"))
+    source_authority: SourceTable = field(default=DEFAULT_SOURCE_AUTHORITY, metadata=_origin(
+        "spec", "source authority weight by source type, SPEC-027 §2.3"))
+    importance: SourceTable = field(default=DEFAULT_IMPORTANCE, metadata=_origin(
+        "spec", "default importance by source type, SPEC-009 §4.4"))
     # beyond SPEC-027: conflicts known from the whole-CKF scan and operator decisions, checked against
     # the packed envelope (stage 4 only sees the selected facts)
     known_conflict_action: str = field(default="flag", metadata={
@@ -148,7 +164,8 @@ class CRPConfig:
                              "drop_loser (it leaves the envelope)"),
         "choices": KNOWN_CONFLICT_ACTIONS})
     # input limits (ours)
-    ckf_max_bytes: int = field(default=200 * 1024 * 1024, metadata=_origin("project", "largest CKF file accepted, in bytes"))
+    ckf_max_bytes: int = field(default=200 * 1024 * 1024, metadata=_origin(
+        "project", "largest CKF file accepted, in bytes"))
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -165,10 +182,10 @@ class CRPConfig:
         return max(1, int(math.floor((1.0 - self.connector_budget) * self.envelope_fact_budget + 1e-9)))
 
     # ---- copies ---------------------------------------------------------------------------
-    def replace(self, **changes: Any) -> "CRPConfig":
+    def replace(self, **changes: Any) -> CRPConfig:
         return dataclasses.replace(self, **changes)
 
-    def with_overrides(self, overrides: Mapping[str, Any]) -> "CRPConfig":
+    def with_overrides(self, overrides: Mapping[str, Any]) -> CRPConfig:
         """Apply a mapping of keys (flat ``key`` or dotted ``table.source_type``, or nested tables)."""
         flat = _flatten(overrides)
         changes: dict[str, Any] = {}
@@ -188,7 +205,7 @@ class CRPConfig:
             changes[table] = getattr(self, table).replace(**cells)
         return dataclasses.replace(self, **changes)
 
-    def with_set_args(self, assignments: Iterable[str]) -> "CRPConfig":
+    def with_set_args(self, assignments: Iterable[str]) -> CRPConfig:
         """Apply CLI ``--set key=value`` strings (values parsed as TOML scalars, else as strings)."""
         parsed: dict[str, Any] = {}
         for item in assignments:
@@ -220,11 +237,11 @@ class CRPConfig:
         return tomli_w.dumps(self.to_dict())
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "CRPConfig":
+    def from_dict(cls, data: Mapping[str, Any]) -> CRPConfig:
         return cls().with_overrides(data)
 
     @classmethod
-    def from_toml(cls, text: str) -> "CRPConfig":
+    def from_toml(cls, text: str) -> CRPConfig:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -232,7 +249,7 @@ class CRPConfig:
         return cls.from_dict(data)
 
     @classmethod
-    def load(cls, path: str) -> "CRPConfig":
+    def load(cls, path: str | os.PathLike[str]) -> CRPConfig:
         try:
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()
@@ -240,17 +257,17 @@ class CRPConfig:
             raise ConfigError(f"cannot read config file {path}: {exc}") from None
         return cls.from_toml(text)
 
-    def save(self, path: str) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(self.to_toml())
 
-    def diff(self, other: "CRPConfig") -> dict[str, tuple[Any, Any]]:
+    def diff(self, other: CRPConfig) -> dict[str, tuple[Any, Any]]:
         """Flat keys whose values differ: key -> (self value, other value)."""
         a, b = _flatten(self.to_dict()), _flatten(other.to_dict())
         return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
 
 
-def layered_config(base: "CRPConfig | str | os.PathLike[str] | None" = None,
+def layered_config(base: CRPConfig | str | os.PathLike[str] | None = None,
                    scenario_config: Mapping[str, Any] | None = None, set_args: Iterable[str] = (), *,
                    overrides: Mapping[str, Any] | None = None) -> CRPConfig:
     """The one configuration precedence, lowest first (docs/DECISIONS.md): the defaults, or ``base``

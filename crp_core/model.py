@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 import numpy as np
 
@@ -70,6 +71,7 @@ class KnowledgeBase:
     fmt: str = ""  # "jsonl" | "json" | "csv" | "dir"
     skipped: tuple[Problem, ...] = ()  # lenient mode: problems of the facts that were skipped
     warnings: tuple[Problem, ...] = ()  # data-quality warnings found at load time (e.g. unknown age)
+    _ids: dict[str, int] = field(init=False, repr=False, compare=False)  # fact id -> row, set below
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_ids", {f.fact_id: i for i, f in enumerate(self.facts)})
@@ -80,10 +82,10 @@ class KnowledgeBase:
         return len(self.facts)
 
     def index_of(self, fact_id: str) -> int:
-        return self._ids[fact_id]  # type: ignore[attr-defined]
+        return self._ids[fact_id]
 
     def get(self, fact_id: str) -> Fact | None:
-        i = self._ids.get(fact_id)  # type: ignore[attr-defined]
+        i = self._ids.get(fact_id)
         return None if i is None else self.facts[i]
 
     @property
@@ -114,12 +116,12 @@ class KnowledgeBase:
         self._hash_embeddings(h)
         return h.hexdigest()
 
-    def _hash_embeddings(self, h: "hashlib._Hash") -> None:
+    def _hash_embeddings(self, h: hashlib._Hash) -> None:
         if self.embeddings is not None:
             h.update(np.ascontiguousarray(self.embeddings, dtype=np.float32).tobytes())
         h.update((self.embedding_model or "").encode("utf-8"))
 
-    def with_statuses(self, statuses: Mapping[str, str]) -> "KnowledgeBase":
+    def with_statuses(self, statuses: Mapping[str, str]) -> KnowledgeBase:
         """A copy with some facts' ``status`` changed (operator decisions)."""
         if not statuses:
             return self
@@ -179,11 +181,11 @@ class Scenario:
         by_id = {sq.id: sq for sq in self.sub_queries}
         return tuple((by_id[a.id], a) for a in self.addressed if a.id in by_id)
 
-    def replace(self, **changes: Any) -> "Scenario":
+    def replace(self, **changes: Any) -> Scenario:
         return replace(self, **changes)
 
     def with_residual(self, residual_ids: Iterable[str], *, fanout_width: int,
-                      depth_weight: float) -> "Scenario":
+                      depth_weight: float) -> Scenario:
         """This scenario with only ``residual_ids`` left in the ResidualSet and the given fan-out width
         (SPEC-027 §1: a what-if over the task decomposition).
 

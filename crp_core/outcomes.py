@@ -2,12 +2,23 @@
 (SPEC_NOTES §4 ``facts``), read off the stage records, never recomputed."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
+from typing import cast
 
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact
-from crp_core.records import CandidateSet, CDGRResult, CDRTable, ConflictPair, ConnectorTable, Envelope, FactOutcome, Resolution
+from crp_core.records import (
+    CandidateSet,
+    CDGRResult,
+    CDRTable,
+    ConflictPair,
+    ConnectorTable,
+    Envelope,
+    FactOutcome,
+    Resolution,
+    Role,
+)
 from crp_core.stages.cdr import cdr_ranking
 from crp_core.stages.packing import packing_drop_reasons
 
@@ -69,15 +80,18 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
         fid = facts[r].fact_id
         in_e = fid in in_env
         sup = fid in suppressed_by
-        role = final_roles.get(r)
+        selected_as = final_roles.get(r)
         if r in gate_pos:
             passed = bool(candidates.passed_gate[gate_pos[r]])
         else:
             passed = bool(conn.relevance[conn_pos[r]] >= candidates.gate_threshold)
-        if role is None:
+        role: Role
+        if selected_as is None:
             # the relevance gate applies to stage-1 candidates only: a connector candidate the
             # graph walk added was never gated (SPEC-025 §2.5), it just was not chosen
             role = "candidate" if passed or r not in gate_pos else "gated"
+        else:
+            role = cast(Role, selected_as)  # ``roles`` holds "anchor" / "connector" (the selection's roles)
         reason = _reason(view, r, role, passed)
         out.append(FactOutcome(fact_id=fid, role=role, in_envelope=in_e, suppressed=sup, reason=reason))
     return tuple(out)
@@ -118,8 +132,8 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
             parts.append(f"gated: relevance {conn.relevance[i]:.3f} < cdr_min_relevance "
                          f"{v.candidates.gate_threshold:.2f}")
     elif r in v.near:
-        a, s = v.near[r]
-        parts.append(f"near-duplicate of anchor {facts[a].fact_id} (cos {s:.3f}), not an anchor")
+        anchor, cos = v.near[r]
+        parts.append(f"near-duplicate of anchor {facts[anchor].fact_id} (cos {cos:.3f}), not an anchor")
     elif r in rank:
         parts.append(f"not selected: CDR rank {rank[r]} of {n_gated_in}, below the anchor budget")
     if r in conn_pos:
@@ -127,9 +141,9 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
         if conn.bridge_value[i] <= 0:
             parts.append(f"connector candidate ({int(conn.hop_distance[i])} hop(s)): bridge value 0")
         elif r in v.conn_near:
-            a, s = v.conn_near[r]
-            parts.append(f"connector candidate dropped: near-duplicate of anchor {facts[a].fact_id} "
-                         f"(cos {s:.3f}, SPEC-003 §6.6)")
+            anchor, cos = v.conn_near[r]
+            parts.append(f"connector candidate dropped: near-duplicate of anchor {facts[anchor].fact_id} "
+                         f"(cos {cos:.3f}, SPEC-003 §6.6)")
         else:
             parts.append(f"connector candidate: bridge value {conn.bridge_value[i]:.3f}, "
                          f"score {conn.connector_score[i]:.4f} below the connector budget")

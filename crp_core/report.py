@@ -72,6 +72,8 @@ def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
         if row in pos_cdr:
             t, i, stage = cdr, pos_cdr[row], 1
         else:
+            if ccdr is None:
+                raise ValueError(f"fact {o.fact_id!r} is neither a stage-2 candidate nor a scored connector")
             t, i, stage = ccdr, pos_conn[row], 3
         ci = pos_conn.get(row)
         ri = pos_rec.get(row)
@@ -94,7 +96,7 @@ def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
             "in_envelope": o.in_envelope,
             "suppressed": o.suppressed,
             "reason": o.reason,
-            "passed_gate": bool(cand.passed_gate[i]) if stage == 1 else bool(t.passed_gate[i]),
+            "passed_gate": bool(cand.passed_gate[i]) if stage == 1 else bool(t.passed_gate is not None and t.passed_gate[i]),
             "found_by": list(cand.found_by[i]) if stage == 1 else ["graph"],
             "connector_candidate": ci is not None,
             "hop_distance": conn.hop_distance[ci] if ci is not None else None,

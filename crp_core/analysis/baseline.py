@@ -9,8 +9,8 @@ The SPEC-024-only baseline omits the three SPEC-027 fixes and nothing else:
 * **no contradiction resolution** (SPEC-027 §2): every value-conflicting pair is still *detected* in
   stage 4 (so the view can count the pairs handed to the model) but left alone, both facts kept: the
   run hands stage 4 a decision set that dismisses every pair (the operator "dismiss" path of
-  ``crp_core.stages.contradictions.resolve``: no winner, no suppression, no NOTE block, no backfill). SPEC-003 §6.6 dedup
-  of non-conflicting near-duplicates predates SPEC-027 and still applies;
+  ``crp_core.stages.contradictions.resolve``: no winner, no suppression, no NOTE block, no backfill).
+  SPEC-003 §6.6 dedup of non-conflicting near-duplicates predates SPEC-027 and still applies;
 * **naive fan-out** (SPEC-027 §1.1): the branches behave as stage 5's ``naive`` run (round-robin
   sub-queries, residual pull over the whole ResidualSet, one shared Coverage Set read at dispatch).
 
@@ -18,22 +18,30 @@ No pipeline module needed a hook for this: both switches go through existing par
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from crp_core.analysis.sweep import envelope_ids, jaccard
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
-from crp_core.analysis.sweep import envelope_ids, jaccard
+
+if TYPE_CHECKING:
+    from crp_core.corpus.embedding import Embedder
+    from crp_core.corpus.prepared import ScenarioVectors
+    from crp_core.model import KnowledgeBase, Scenario
+    from crp_core.records import ConflictPair, FanoutRun, PipelineResult
+    from crp_core.stages.contradictions.arbitration import Decisions
 
 #: the recency floor that turns the SPEC-027 §3.2 factor into a constant 1.0
 NO_RECENCY_FLOOR = 1.0
 DISMISS = {"kind": "dismiss", "winner": None}
 
 
-class DismissEveryPair(Mapping):
+class DismissEveryPair(Mapping[str, Mapping[str, Any]]):
     """A stage-4 decision set that dismisses every pair (SPEC-024: no contradiction resolution)."""
 
     def __getitem__(self, key: str) -> Mapping[str, Any]:
@@ -61,19 +69,20 @@ def spec024_config(config: CRPConfig) -> CRPConfig:
 class BaselineRun:
     """The SPEC-024-only run: the PipelineResult of the switched-off pipeline and what it hands over."""
 
-    result: Any  # PipelineResult (recency 1.0, every pair dismissed; its fanout holds both runs)
+    result: PipelineResult  # recency 1.0, every pair dismissed; its fanout holds both runs
     config: CRPConfig  # the configuration asked for (the run used ``spec024_config(config)``)
     envelope: tuple[str, ...]  # packed order
-    conflict_pairs: tuple[Any, ...]  # ConflictPair detected among the selected facts, both facts kept
-    fanout: Any  # FanoutRun of the naive mode, or None without fan-out
+    conflict_pairs: tuple[ConflictPair, ...]  # detected among the selected facts, both facts kept
+    fanout: FanoutRun | None  # the naive mode's run, or None without fan-out
 
     @property
     def headers(self) -> Mapping[str, str]:
         return self.result.headers
 
 
-def run_spec024_baseline(corpus: Corpus, scenario: Any, config: CRPConfig, *, vectors: Any = None,
-                         now: datetime | None = None, embedder: Any = None) -> BaselineRun:
+def run_spec024_baseline(corpus: Corpus, scenario: Scenario, config: CRPConfig, *,
+                         vectors: ScenarioVectors | None = None, now: datetime | None = None,
+                         embedder: Embedder | None = None) -> BaselineRun:
     """The scenario through SPEC-024-only retrieval (see the module docstring)."""
     from crp_core.pipeline import run_pipeline
 
@@ -109,12 +118,12 @@ class BeforeAfter:
     spec027_recency: Mapping[str, float]  # fact id -> SPEC-027 recency factor, every fact of either envelope
     recency_rule: Mapping[str, str]  # fact id -> SPEC-027 §3.2 rule that applied
     baseline: BaselineRun
-    full: Any  # PipelineResult of the SPEC-027 pipeline
+    full: PipelineResult  # the SPEC-027 pipeline's run
     fanout_width: int
 
     def rows(self) -> list[dict[str, Any]]:
         """The numbers side by side (one row per measure) for tables and the HTML report."""
-        def dup(x: int | None) -> Any:
+        def dup(x: int | None) -> int | str:
             return "no fan-out" if x is None else x
 
         b, a = self.before, self.after
@@ -130,33 +139,34 @@ class BeforeAfter:
         ]
 
 
-def _stale(ids: tuple[str, ...], factor: Mapping[str, float], kb: Any) -> tuple[str, ...]:
-    return tuple(f for f in ids if factor.get(f, 1.0) < 1.0 or kb.get(f).status == "STALE")
+def _stale(ids: tuple[str, ...], factor: Mapping[str, float], kb: KnowledgeBase) -> tuple[str, ...]:
+    return tuple(f for f in ids if factor.get(f, 1.0) < 1.0 or kb.facts[kb.index_of(f)].status == "STALE")
 
 
-def _packed_pairs(pairs: Any, packed: set[str]) -> tuple[tuple[str, str], ...]:
+def _packed_pairs(pairs: Iterable[ConflictPair], packed: set[str]) -> tuple[tuple[str, str], ...]:
     return tuple((p.fact_a, p.fact_b) for p in pairs if not p.skipped and p.fact_a in packed and p.fact_b in packed)
 
 
-def _dups(run: Any) -> tuple[int | None, tuple[str, ...]]:
+def _dups(run: FanoutRun | None) -> tuple[int | None, tuple[str, ...]]:
     if run is None:
         return None, ()
     ids = tuple(dict.fromkeys(f for d in run.duplicates for f in d.fact_ids))
     return len(run.duplicates), ids
 
 
-def before_after(corpus: Corpus, scenario: Any, config: CRPConfig, *, vectors: Any = None, decisions: Any = None,
-                 fanout_width: int | None = None, embedder: Any = None, full: Any = None) -> BeforeAfter:
+def before_after(corpus: Corpus, scenario: Scenario, config: CRPConfig, *, vectors: ScenarioVectors | None = None,
+                 decisions: Decisions = None, fanout_width: int | None = None, embedder: Embedder | None = None,
+                 full: PipelineResult | None = None) -> BeforeAfter:
     """Run both sides and count. ``fanout_width`` overrides the scenario's for both sides;
     ``decisions`` (operator pair decisions) apply to the SPEC-027 side; ``full`` reuses an existing
     SPEC-027 PipelineResult of exactly (corpus, scenario, config)."""
-    from crp_core.pipeline import run_pipeline
     from crp_core.factors.recency import compute_recency
+    from crp_core.pipeline import run_pipeline
 
     if fanout_width is not None and int(fanout_width) != int(scenario.fanout_width or 0):
         scenario = scenario.replace(fanout_width=int(fanout_width))
         full = None
-    now = scenario.now if scenario.now is not None else datetime.now(timezone.utc)
+    now = scenario.now if scenario.now is not None else datetime.now(UTC)
     if vectors is None:
         from crp_core.corpus.prepared import embed_scenario
 

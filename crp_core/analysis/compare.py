@@ -12,10 +12,14 @@ Only stored factors are read; nothing is recomputed.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from crp_core.analysis.sweep import envelope_ids, jaccard
+
+if TYPE_CHECKING:
+    from crp_core.records import CDRTable, ConflictPair, PipelineResult
 
 #: the multiplicative factors of the CDR score (SPEC_NOTES §2.4), in formula order, with display names
 CDR_FACTORS: tuple[tuple[str, str], ...] = (
@@ -112,9 +116,9 @@ class WinnerFlip:
 
 @dataclass(frozen=True, eq=False)
 class Comparison:
-    base: Any  # PipelineResult
-    cand: Any
-    config_diff: Mapping[str, tuple[Any, Any]]  # key -> (base value, candidate value)
+    base: PipelineResult
+    cand: PipelineResult
+    config_diff: Mapping[str, tuple[Any, Any]]  # key -> (base value, candidate value): config scalars
     facts: tuple[FactDelta, ...]  # union of scored facts: base CDR order, then the rest in candidate order
     base_envelope: tuple[str, ...]
     cand_envelope: tuple[str, ...]
@@ -138,10 +142,10 @@ class Comparison:
 
 
 # ---- building ------------------------------------------------------------------------------------
-def fact_views(result: Any) -> dict[str, FactView]:
+def fact_views(result: PipelineResult) -> dict[str, FactView]:
     """fact id -> :class:`FactView` for every fact the run scored."""
-    from crp_core.stages.cdr import cdr_ranking
     from crp_core.factors.recency import kb_arrays
+    from crp_core.stages.cdr import cdr_ranking
 
     kb = result.corpus.kb
     facts = kb.facts
@@ -159,7 +163,7 @@ def fact_views(result: Any) -> dict[str, FactView]:
     floor = float(result.config.min_connector_relevance)
     out: dict[str, FactView] = {}
 
-    def cdr_factors(table: Any, i: int) -> dict[str, float]:
+    def cdr_factors(table: CDRTable, i: int) -> dict[str, float]:
         pen = float(table.ngram_penalty[i])
         return {"relevance": float(table.relevance[i]), "residual_pull": float(table.residual_pull[i]),
                 "effective_relevance": float(table.effective_relevance[i]), "novelty": float(table.novelty[i]),
@@ -198,7 +202,7 @@ def fact_views(result: Any) -> dict[str, FactView]:
     return out
 
 
-def _pair_outcome(p: Any) -> str:
+def _pair_outcome(p: ConflictPair) -> str:
     if p.decision == "dismiss":
         return "dismissed"
     if p.tied:
@@ -206,11 +210,16 @@ def _pair_outcome(p: Any) -> str:
     return p.kept[0] if p.kept else "?"
 
 
-def _pairs(result: Any) -> dict[tuple[str, str], Any]:
-    return {tuple(sorted((p.fact_a, p.fact_b))): p for p in result.resolution.pairs if not p.skipped}
+def _pair_key(p: ConflictPair) -> tuple[str, str]:
+    a, b = sorted((p.fact_a, p.fact_b))
+    return a, b
 
 
-def compare_runs(base: Any, cand: Any) -> Comparison:
+def _pairs(result: PipelineResult) -> dict[tuple[str, str], ConflictPair]:
+    return {_pair_key(p): p for p in result.resolution.pairs if not p.skipped}
+
+
+def compare_runs(base: PipelineResult, cand: PipelineResult) -> Comparison:
     """Line up two PipelineResults of the same scenario (compare two configs)."""
     bv, cv = fact_views(base), fact_views(cand)
     order = sorted(bv, key=lambda f: (bv[f].cdr_rank is None, bv[f].cdr_rank or 0, bv[f].row))
@@ -236,7 +245,7 @@ def compare_runs(base: Any, cand: Any) -> Comparison:
 
 
 # ---- explaining ----------------------------------------------------------------------------------
-def fmt_value(v: Any) -> str:
+def fmt_value(v: object) -> str:
     """A config value as the explanation prints it (365.0 -> 365, None -> none)."""
     if v is None or v == "none":
         return "none"
@@ -310,8 +319,8 @@ def _factor_phrase(name: str, label: str, a: float, b: float, base: FactView, ca
     return text + (f" after {', '.join(causes)}" if causes else "")
 
 
-def explain_delta(d: FactDelta, diff: Mapping[str, tuple[Any, Any]], base_result: Any = None,
-                  cand_result: Any = None) -> str:
+def explain_delta(d: FactDelta, diff: Mapping[str, tuple[Any, Any]], base_result: PipelineResult | None = None,
+                  cand_result: PipelineResult | None = None) -> str:
     """The explain-diff sentence of one fact (see :meth:`Comparison.explain`)."""
     b, c = d.base, d.cand
     if b is None or c is None:

@@ -8,15 +8,28 @@ offline. Every text from the CKF or the scenario is HTML-escaped.
 from __future__ import annotations
 
 import html
-from datetime import datetime, timezone
-from typing import Any, Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Protocol
 
 from crp_core.analysis.compare import fmt_value
+
+if TYPE_CHECKING:
+    from crp_core.analysis.baseline import BeforeAfter, SideNumbers
+    from crp_core.model import KnowledgeBase
+
+
+class HTMLFigure(Protocol):
+    """What the report needs from a figure (a plotly ``Figure``)."""
+
+    def to_html(self, *, include_plotlyjs: bool, full_html: bool, config: Mapping[str, bool]) -> str: ...
+
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1280px;color:#222;
 padding:0 16px}
-h1{font-size:1.6em;margin-bottom:4px}h2{font-size:1.25em;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h1{font-size:1.6em;margin-bottom:4px}\
+h2{font-size:1.25em;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}
 .meta{color:#555;font-size:.9em}
 table{border-collapse:collapse;margin:8px 0;font-size:.9em}
 th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
@@ -33,11 +46,11 @@ code{background:#f4f6f8;padding:0 3px;border-radius:3px}
 """
 
 
-def esc(text: Any) -> str:
+def esc(text: object) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
-def _numbers_table(ba: Any) -> str:
+def _numbers_table(ba: BeforeAfter) -> str:
     rows = []
     for r in ba.rows():
         b, a = r["SPEC-024 only"], r["SPEC-027"]
@@ -51,7 +64,7 @@ def _numbers_table(ba: Any) -> str:
             + "</table>")
 
 
-def _envelope_table(ba: Any, side: Any, other_env: Sequence[str], kb: Any) -> str:
+def _envelope_table(ba: BeforeAfter, side: SideNumbers, other_env: Sequence[str], kb: KnowledgeBase) -> str:
     in_pair = {f for p in side.contradictory_pairs for f in p}
     dups = set(side.duplicate_facts)
     stale = set(side.stale_in_envelope)
@@ -77,7 +90,7 @@ def _envelope_table(ba: Any, side: Any, other_env: Sequence[str], kb: Any) -> st
     return "<table><tr><th>#</th><th>fact</th><th>content</th></tr>" + "".join(rows) + "</table>"
 
 
-def _pairs_list(pairs: Sequence[tuple[str, str]], kb: Any) -> str:
+def _pairs_list(pairs: Sequence[tuple[str, str]], kb: KnowledgeBase) -> str:
     if not pairs:
         return "<p>None.</p>"
     items = []
@@ -88,14 +101,14 @@ def _pairs_list(pairs: Sequence[tuple[str, str]], kb: Any) -> str:
     return "<ul>" + "".join(items) + "</ul>"
 
 
-def _headers_table(ba: Any) -> str:
+def _headers_table(ba: BeforeAfter) -> str:
     names = list(dict.fromkeys(list(ba.before.headers) + list(ba.after.headers)))
     rows = "".join(f"<tr><td><code>{esc(n)}</code></td><td>{esc(ba.before.headers.get(n, ''))}</td>"
                    f"<td>{esc(ba.after.headers.get(n, ''))}</td></tr>" for n in names)
     return "<table><tr><th>header</th><th>SPEC-024 only</th><th>SPEC-027</th></tr>" + rows + "</table>"
 
 
-def figures_html(figures: Sequence[Any]) -> list[str]:
+def figures_html(figures: Sequence[HTMLFigure]) -> list[str]:
     """Each figure as an HTML fragment; plotly.js inline with the first one only."""
     out = []
     for i, fig in enumerate(figures):
@@ -104,16 +117,17 @@ def figures_html(figures: Sequence[Any]) -> list[str]:
     return out
 
 
-def build_html_report(ba: Any, figures: Sequence[Any] = (), *, title: str = "Before / after SPEC-027",
+def build_html_report(ba: BeforeAfter, figures: Sequence[HTMLFigure] = (), *, title: str = "Before / after SPEC-027",
                       ckf_label: str = "", scenario_name: str = "", generated_at: datetime | None = None) -> str:
     """One self-contained HTML document of the before / after view (see the module docstring)."""
     full = ba.full
     kb = full.corpus.kb
     scen = full.scenario
-    when = (generated_at or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     cfg_diff = type(full.config)().diff(full.config)
     cfg = ", ".join(f"<code>{esc(k)}</code> = {esc(fmt_value(v))}" for k, (_d, v) in cfg_diff.items()) or "defaults"
     query = getattr(scen, "query", "") if scen is not None else ""
+    scen_label = esc(scenario_name or getattr(scen, "name", ""))
     figs = "".join(f"<div class='fig'>{f}</div>" for f in figures_html(figures))
     fan = (f"fan-out width {ba.fanout_width}" if ba.before.fanout_duplicates is not None
            else "no fan-out in this scenario (width 0 or 1, or an empty ResidualSet)")
@@ -122,7 +136,7 @@ def build_html_report(ba: Any, figures: Sequence[Any] = (), *, title: str = "Bef
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>
 <body>
 <h1>{esc(title)}</h1>
-<p class="meta">CKF <b>{esc(ckf_label or kb.source)}</b> ({len(kb)} facts) · scenario <b>{esc(scenario_name or getattr(scen, 'name', ''))}</b>
+<p class="meta">CKF <b>{esc(ckf_label or kb.source)}</b> ({len(kb)} facts) · scenario <b>{scen_label}</b>
 · now {esc(full.now.isoformat())} · {esc(fan)} · generated {esc(when)} by crp-inspect</p>
 <p><b>Query:</b> {esc(query)}</p>
 <p class="small">Configuration: {cfg}. <b>SPEC-024 only</b>: no recency factor, no contradiction resolution

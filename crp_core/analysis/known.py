@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from crp_core.model import KnowledgeBase
 from crp_core.records import (ACTION_FLAGGED, ACTION_LOSER_DROPPED, ACTION_WINNER_PULLED, SOURCE_OPERATOR,
                               SOURCE_SCAN, KnownConflict, KnownConflictFlag)
@@ -58,7 +60,7 @@ class GuardResult:
     pulled: tuple[tuple[int, int], ...]  # (winner row, loser row) for pull_winner
 
 
-def guard_selection(kb: KnowledgeBase, selected: Sequence[int], retrievable: Sequence[bool],
+def guard_selection(kb: KnowledgeBase, selected: Sequence[int] | np.ndarray, retrievable: Sequence[bool] | np.ndarray,
                     known: Iterable[KnownConflict], action: str) -> GuardResult:
     """Check the selected rows against ``known``: a selected loser whose retrievable winner is not
     selected is flagged; ``pull_winner`` puts the winner in the loser's slot (once; a winner already

@@ -3,18 +3,19 @@ retrievable facts that the HNSW neighbours bring above ``contradiction_similarit
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
-from crp_core.records import ConflictPair, ValueConflict
+from crp_core.records import ConflictPair, RecencyTable, ValueConflict
 from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, Decisions, arbitrate, decision_for
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
+
 
 @dataclass(frozen=True, eq=False)
 class ConflictScan:
@@ -27,7 +28,7 @@ class ConflictScan:
     k: int  # neighbours per fact taken from the index (deepened where a row was still above threshold)
     threshold: float
     now: datetime
-    recency: Any  # RecencyTable of the facts in a pair (None when no pair)
+    recency: RecencyTable | None  # of the facts in a pair (None when no pair)
     timings_ms: Mapping[str, float]  # "neighbours", "text_check", "arbitration", "total"
     rows: Mapping[str, int] = field(default_factory=dict)  # fact id -> row, for the facts in a pair
 
@@ -85,7 +86,7 @@ def candidate_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None =
     return pairs.astype(np.int64), k
 
 
-def triage_order(pair: ConflictPair) -> tuple:
+def triage_order(pair: ConflictPair) -> tuple[bool, bool, float, str, str]:
     """Ties first, then the smallest authority margin (rounded to ``AUTHORITY_DECIMALS``), then ids;
     dismissed pairs last."""
     return (pair.decision == "dismiss", not pair.tied, round(pair.margin, AUTHORITY_DECIMALS), pair.fact_a,

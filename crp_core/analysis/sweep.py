@@ -22,15 +22,23 @@ from __future__ import annotations
 
 import math
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from crp_core.config import CRPConfig, all_keys
 from crp_core.corpus.prepared import Corpus
 from crp_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from crp_core.corpus.embedding import Embedder
+    from crp_core.corpus.prepared import ScenarioVectors
+    from crp_core.model import Scenario
+    from crp_core.records import PipelineResult
+    from crp_core.stages.contradictions.arbitration import Decisions
 
 #: the scenario field a sweep may change besides the configuration keys
 FANOUT_WIDTH = "fanout_width"
@@ -47,6 +55,7 @@ FEATURED_KEYS: tuple[str, ...] = (
     "ttl_days.official_documentation", "cdr_min_relevance", "contradiction_similarity", "stale_floor",
     "min_novelty_floor", FANOUT_WIDTH, "envelope_fact_budget")
 
+#: ``progress(done, total, value)`` (a swept value: a number, a bool, None / "none" for a TTL)
 Progress = Callable[[int, int, Any], None]
 
 
@@ -67,7 +76,7 @@ def check_key(key: str) -> None:
                           f"a dotted table key such as 'ttl_days.news', or {FANOUT_WIDTH!r})")
 
 
-def point_inputs(scenario: Any, config: CRPConfig, key: str, value: Any) -> tuple[Any, CRPConfig]:
+def point_inputs(scenario: Scenario, config: CRPConfig, key: str, value: Any) -> tuple[Scenario, CRPConfig]:
     """(scenario, config) of the run at ``key = value``; a bad value raises :class:`ConfigError`."""
     check_key(key)
     if key == FANOUT_WIDTH:
@@ -78,7 +87,7 @@ def point_inputs(scenario: Any, config: CRPConfig, key: str, value: Any) -> tupl
     return scenario, config.with_overrides({key: value})
 
 
-def current_value(scenario: Any, config: CRPConfig, key: str) -> Any:
+def current_value(scenario: Scenario, config: CRPConfig, key: str) -> Any:
     """The value ``key`` has in (scenario, config): the baseline point's x."""
     check_key(key)
     if key == FANOUT_WIDTH:
@@ -89,7 +98,7 @@ def current_value(scenario: Any, config: CRPConfig, key: str) -> Any:
     return getattr(config, key)
 
 
-def envelope_ids(result: Any) -> tuple[str, ...]:
+def envelope_ids(result: PipelineResult) -> tuple[str, ...]:
     """Fact ids of the packed envelope, in packed order."""
     return tuple(p.fact_id for p in result.envelope.order)
 
@@ -101,7 +110,7 @@ def jaccard(a: Sequence[str], b: Sequence[str]) -> float:
     return 1.0 if not union else len(sa & sb) / len(union)
 
 
-def envelope_recency(result: Any) -> dict[str, float]:
+def envelope_recency(result: PipelineResult) -> dict[str, float]:
     """fact id -> the run's recency factor for every envelope fact (from ``result.recency``)."""
     rec = result.recency
     kb = result.corpus.kb
@@ -114,7 +123,7 @@ def envelope_recency(result: Any) -> dict[str, float]:
     return out
 
 
-def conflict_counts(result: Any) -> tuple[int, int]:
+def conflict_counts(result: PipelineResult) -> tuple[int, int]:
     """(pairs resolved with a winner, tied pairs), skipped pairs excluded."""
     resolved = sum(1 for p in result.resolution.pairs if not p.skipped and p.suppressed is not None)
     tied = sum(1 for p in result.resolution.pairs if not p.skipped and p.tied)
@@ -139,7 +148,7 @@ class SweepPoint:
     tokens_used: int
     headers: Mapping[str, str]
     elapsed_ms: float  # wall time of this point's run
-    result: Any = field(default=None, repr=False)  # the PipelineResult (kept for the page's diff view)
+    result: PipelineResult | None = field(default=None, repr=False)  # kept for the page's diff view
 
     def metrics(self) -> dict[str, Any]:
         """The plotted numbers of this point, by name."""
@@ -167,7 +176,7 @@ class SweepResult:
         raise KeyError(value)
 
 
-def make_point(result: Any, base_env: Sequence[str] | None, value: Any, elapsed_ms: float,
+def make_point(result: PipelineResult, base_env: Sequence[str] | None, value: Any, elapsed_ms: float,
                fanout_width: int) -> SweepPoint:
     """A :class:`SweepPoint` from a run (``base_env`` None: the run is the baseline itself)."""
     env = envelope_ids(result)
@@ -186,9 +195,9 @@ def make_point(result: Any, base_env: Sequence[str] | None, value: Any, elapsed_
         headers=dict(result.headers), elapsed_ms=elapsed_ms, result=result)
 
 
-def sweep(corpus: Corpus, scenario: Any, config: CRPConfig, key: str, values: Sequence[Any], *,
-          vectors: Any = None, decisions: Any = None, progress: Progress | None = None,
-          embedder: Any = None, keep_results: bool = True) -> SweepResult:
+def sweep(corpus: Corpus, scenario: Scenario, config: CRPConfig, key: str, values: Sequence[Any], *,
+          vectors: ScenarioVectors | None = None, decisions: Decisions = None, progress: Progress | None = None,
+          embedder: Embedder | None = None, keep_results: bool = True) -> SweepResult:
     """Run the pipeline at ``config`` and at each ``key = value``.
 
     The scenario is embedded once (``vectors``: pass the ``ScenarioVectors`` to skip even that); the
@@ -216,10 +225,10 @@ def sweep(corpus: Corpus, scenario: Any, config: CRPConfig, key: str, values: Se
 
         vectors = embed_scenario(scenario, corpus, embedder)
         embed_ms = (time.perf_counter() - t0) * 1e3
-    now = scenario.now if scenario.now is not None else datetime.now(timezone.utc)  # one now for every point
+    now = scenario.now if scenario.now is not None else datetime.now(UTC)  # one now for every point
     total = len(values) + 1
 
-    def run(s: Any, c: CRPConfig) -> tuple[Any, float]:
+    def run(s: Scenario, c: CRPConfig) -> tuple[PipelineResult, float]:
         t = time.perf_counter()
         r = run_pipeline(corpus, s, c, vectors=vectors, now=now, embedder=embedder, decisions=decisions)
         return r, (time.perf_counter() - t) * 1e3

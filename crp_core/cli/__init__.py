@@ -14,7 +14,6 @@ from crp_core.cli import conflicts, fanout, run, triage, validate
 from crp_core.errors import CRPError
 
 
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crp-inspect",

@@ -1,10 +1,15 @@
 """Arguments shared by the sub-commands that load a CKF (``run``, ``fanout``, ``conflicts``)."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    #: what each sub-command's ``register`` receives: ``ArgumentParser.add_subparsers()``
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
-def add_input_args(p: Any, *, scenario: bool, now_help: str) -> None:
+def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str) -> None:
     """``--ckf`` [``--scenario``] ``--config`` ``--set`` (repeatable, into ``set_args``) ``--now``
     ``--lenient`` ``--cache-dir``. Configuration precedence: defaults < --config < the scenario's
     config < --set (``crp_core.config.layered_config``)."""

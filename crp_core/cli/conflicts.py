@@ -14,14 +14,20 @@ import csv
 import io
 import json
 import sys
-from datetime import datetime, timezone
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-from crp_core.io.ckf import load_ckf
 from crp_core.cli.common import add_input_args
 from crp_core.config import layered_config
 from crp_core.errors import ConfigError
+from crp_core.io.ckf import load_ckf
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
+
+if TYPE_CHECKING:
+    from crp_core.analysis.scan import ConflictScan
+    from crp_core.cli.common import Subparsers
+    from crp_core.model import KnowledgeBase
+    from crp_core.records import ConflictPair
 
 #: flat CSV columns, in order
 CSV_COLUMNS: tuple[str, ...] = (
@@ -32,7 +38,7 @@ CSV_COLUMNS: tuple[str, ...] = (
 )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "conflicts", help="scan the whole CKF for contradictory facts and arbitrate each pair",
         description="Scan every retrievable fact of a CKF for contradictions (cosine > "
@@ -57,7 +63,7 @@ def _handle(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise ConfigError(f"--now: {exc}") from None
     else:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
     config = layered_config(args.config, None, args.set_args)  # no scenario here
     kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config)
@@ -71,30 +77,35 @@ def _handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def pair_rows(scan: Any, kb: Any) -> list[dict[str, Any]]:
+def _content(kb: KnowledgeBase, fact_id: str) -> str:
+    """The text of a fact of the scanned CKF (every pair's facts are)."""
+    return kb.facts[kb.index_of(fact_id)].content
+
+
+def pair_rows(scan: ConflictScan, kb: KnowledgeBase) -> list[dict[str, Any]]:
     """One JSON-ready dict per pair: SPEC_NOTES §4 fields + margin, decision, diffs and both texts."""
     from crp_core.report import pair_dict
 
     rows = []
     for p in scan.pairs:
         d = pair_dict(p)
-        d["content_a"] = kb.get(p.fact_a).content
-        d["content_b"] = kb.get(p.fact_b).content
+        d["content_a"] = _content(kb, p.fact_a)
+        d["content_b"] = _content(kb, p.fact_b)
         rows.append(d)
     return rows
 
 
-def json_text(scan: Any, kb: Any) -> str:
+def json_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
     """Deterministic JSON (floats unrounded, no timings): the same input gives the same bytes."""
     return json.dumps(pair_rows(scan, kb), ensure_ascii=False, indent=2, allow_nan=False)
 
 
-def _changes(p: Any) -> str:
+def _changes(p: ConflictPair) -> str:
     return "; ".join(f"{d.pattern}: {' '.join(d.tokens_a) or '(none)'} -> {' '.join(d.tokens_b) or '(none)'}"
                      for d in p.conflict.diffs)
 
 
-def csv_text(scan: Any, kb: Any) -> str:
+def csv_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
@@ -107,12 +118,12 @@ def csv_text(scan: Any, kb: Any) -> str:
             repr(a.authority),
             b.source_type, repr(b.source_authority), repr(b.recency_factor), repr(b.importance_weight),
             repr(b.authority),
-            _changes(p), kb.get(p.fact_a).content, kb.get(p.fact_b).content,
+            _changes(p), _content(kb, p.fact_a), _content(kb, p.fact_b),
         ])
     return buf.getvalue()
 
 
-def _print_summary(scan: Any, kb: Any, path: str, top: int) -> None:
+def _print_summary(scan: ConflictScan, kb: KnowledgeBase, path: str, top: int) -> None:
     out = sys.stdout.write
     out(f"CKF {path}: {scan.n_facts} retrievable fact(s) scanned at {format_timestamp(scan.now)}\n")
     if kb.skipped:
@@ -136,8 +147,8 @@ def _print_summary(scan: Any, kb: Any, path: str, top: int) -> None:
             out(f"{i:>4}. {p.fact_a} vs {p.fact_b}  cos={p.similarity:.3f}  {'/'.join(p.patterns)}  "
                 f"authority {a.authority:.4f} vs {b.authority:.4f} (margin {p.margin:.4f})  {verdict}\n")
             out(f"      {_changes(p)}\n")
-            out(f"      A: {_short(kb.get(p.fact_a).content)}\n")
-            out(f"      B: {_short(kb.get(p.fact_b).content)}\n")
+            out(f"      A: {_short(_content(kb, p.fact_a))}\n")
+            out(f"      B: {_short(_content(kb, p.fact_b))}\n")
     t = scan.timings_ms
     out("\ntimings (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + "\n")
 

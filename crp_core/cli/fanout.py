@@ -12,14 +12,19 @@ from __future__ import annotations
 from crp_core import headers
 
 import argparse
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import add_input_args
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import Problem, ScenarioError
 
+if TYPE_CHECKING:
+    from crp_core.cli.common import Subparsers
+    from crp_core.model import Scenario
 
-def register(subparsers: Any) -> None:
+
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "fanout", help="partitioned vs naive fan-out of a scenario (SPEC-027 §1)",
         description="Run the pipeline for a scenario and show the fan-out partitions, each branch's "
@@ -33,15 +38,15 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=_handle)
 
 
-def build_config(scenario: Any, config_path: str | None, set_args: list[str]) -> CRPConfig:
+def build_config(scenario: Scenario, config_path: str | None, set_args: list[str]) -> CRPConfig:
     """Defaults < ``--config`` TOML < scenario ``config`` < ``--set``."""
     return layered_config(config_path, scenario.config, set_args)
 
 
-def _scenario_overrides(scenario: Any, width: int | None, now_text: str | None) -> Any:
+def _scenario_overrides(scenario: Scenario, width: int | None, now_text: str | None) -> Scenario:
     from crp_core.io.timeparse import parse_timestamp
 
-    changes: dict[str, Any] = {}
+    changes: dict[str, int | datetime] = {}
     if width is not None:
         if width < 0:
             raise ScenarioError("--width refused", [Problem(0, "fanout_width", f"must be >= 0, got {width}")])
@@ -58,11 +63,11 @@ def fanout_cli_report(ckf: str, scenario_path: str, *, width: int | None = None,
                       set_args: list[str] | None = None, now: str | None = None, lenient: bool = False,
                       cache_dir: str | None = None) -> dict[str, Any]:
     """Load, run the pipeline and return ``fanout_report`` plus the run's identification."""
-    from crp_core.io.ckf import load_ckf
     from crp_core.corpus.prepared import prepare_corpus
-    from crp_core.report import fanout_report
-    from crp_core.pipeline import run_pipeline
+    from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
+    from crp_core.pipeline import run_pipeline
+    from crp_core.report import fanout_report
 
     scenario = _scenario_overrides(load_scenario(scenario_path), width, now)
     config = build_config(scenario, config_path, list(set_args or []))

@@ -10,16 +10,22 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING
 
-from crp_core.io.ckf import load_ckf
 from crp_core.cli.common import add_input_args
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError
+from crp_core.io.ckf import load_ckf
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 
+if TYPE_CHECKING:
+    from crp_core.cli.common import Subparsers
+    from crp_core.records import KnownConflict
+    from crp_core.model import KnowledgeBase, Scenario
+    from crp_core.records import PipelineResult
 
-def register(subparsers: Any) -> None:
+
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "run", help="run the retrieval pipeline and print headers, envelope and conflicts",
         description="Run the CRP-SPEC-027 retrieval pipeline (candidates, CDR, CDGR, contradiction "
@@ -35,16 +41,16 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=_handle)
 
 
-def build_config(config_path: str | None, scenario: Any, set_args: list[str]) -> CRPConfig:
+def build_config(config_path: str | None, scenario: Scenario | None, set_args: list[str]) -> CRPConfig:
     """defaults < --config file < scenario.config < --set (documented precedence)."""
     return layered_config(config_path, scenario.config if scenario is not None else None, set_args)
 
 
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.corpus.prepared import embed_scenario, prepare_corpus
+    from crp_core.io.scenario import load_scenario
     from crp_core.pipeline import run_pipeline
     from crp_core.report import dumps, run_report
-    from crp_core.io.scenario import load_scenario
 
     now = None
     if args.now:
@@ -65,7 +71,7 @@ def _handle(args: argparse.Namespace) -> int:
             decisions = store.current(ckf_fingerprint=kb.fingerprint)
         corpus = apply_to_corpus(corpus, decisions)
     at = now if now is not None else scenario.now
-    known = ()
+    known: tuple[KnownConflict, ...] = ()
     if config.known_conflict_action != "off" and (args.known_conflicts == "scan" or decisions is not None):
         from crp_core.analysis.known import known_conflicts
         from crp_core.analysis.scan import scan_ckf
@@ -82,7 +88,7 @@ def _handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_summary(result: Any, kb: Any) -> None:
+def _print_summary(result: PipelineResult, kb: KnowledgeBase) -> None:
     out = sys.stdout.write
     out(f"now: {format_timestamp(result.now)}\n")
     if kb.skipped:
@@ -107,16 +113,16 @@ def _print_summary(result: Any, kb: Any) -> None:
     out("\n")
     pairs = result.resolution.pairs
     out(f"\nconflicts ({len(pairs)})\n")
-    for p in pairs:
-        if p.skipped:
+    for pair in pairs:
+        if pair.skipped:
             verdict = "skipped (a fact already suppressed)"
-        elif p.tied:
+        elif pair.tied:
             verdict = "TIED: both kept with a NOTE"
         else:
-            verdict = f"kept {', '.join(p.kept)}, suppressed {p.suppressed}"
-        auth = ", ".join(f"{fid}={a.authority:.4f}" for fid, a in p.authority.items())
-        out(f"  {p.fact_a} vs {p.fact_b}: cos={p.similarity:.3f} {'/'.join(p.patterns)}; authority {auth}; "
-            f"{verdict}\n")
+            verdict = f"kept {', '.join(pair.kept)}, suppressed {pair.suppressed}"
+        auth = ", ".join(f"{fid}={a.authority:.4f}" for fid, a in pair.authority.items())
+        out(f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {'/'.join(pair.patterns)}; "
+            f"authority {auth}; {verdict}\n")
     n_gated = sum(1 for o in result.outcomes if o.role == "gated")
     out(f"\nscored facts: {len(result.outcomes)} ({n_gated} gated out)\n")
     if result.known_conflicts:

@@ -17,16 +17,28 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
-from crp_core.io.ckf import load_ckf
 from crp_core.config import STATUSES
 from crp_core.errors import CRPError
-from crp_core.triage import (DB_PATH_ENV, KINDS, Decision, DecisionStore, default_db_path, export_cleaned_ckf, export_csv,
-                     export_json, pair_key)
+from crp_core.io.ckf import load_ckf
+from crp_core.triage import (
+    DB_PATH_ENV,
+    KINDS,
+    Decision,
+    DecisionStore,
+    default_db_path,
+    export_cleaned_ckf,
+    export_csv,
+    export_json,
+    pair_key,
+)
+
+if TYPE_CHECKING:
+    from crp_core.cli.common import Subparsers
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("triage", help="operator decisions on conflict pairs (record, list, export)",
                               description="Operator decisions on conflict pairs, stored in SQLite: record "
                                           "them, list the audit log, export a cleaned CKF.")

@@ -9,16 +9,19 @@ import argparse
 import json
 import sys
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from crp_core.io.ckf import load_ckf
 from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import Problem, ValidationError
-from crp_core.model import KnowledgeBase, Scenario
+from crp_core.io.ckf import load_ckf
 from crp_core.io.scenario import load_scenario
+from crp_core.model import KnowledgeBase, Scenario
+
+if TYPE_CHECKING:
+    from crp_core.cli.common import Subparsers
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("validate", help="validate a CKF file/directory or a scenario",
                               description="Validate a CKF (.jsonl, .json, .csv or a directory with "
                                           "facts.jsonl) and print a summary, or every problem found.")

@@ -13,10 +13,15 @@ import tempfile
 import threading
 import uuid
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, BinaryIO, Protocol, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model or the tokenizer)
+    from sentence_transformers import SentenceTransformer
+    from transformers import PreTrainedTokenizerBase
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384
@@ -72,8 +77,8 @@ class MiniLMEmbedder:
 
     def __init__(self, model_path: str | None = None) -> None:
         self._path = model_path
-        self._model = None
-        self._tokenizer = None
+        self._model: SentenceTransformer | None = None
+        self._tokenizer: PreTrainedTokenizerBase | None = None
         self._lock = threading.Lock()
         self.load_count = 0
         self.tokenizer_load_count = 0
@@ -87,7 +92,7 @@ class MiniLMEmbedder:
     def _model_path(self) -> str:
         return self._path if self._path is not None else minilm_model_path()
 
-    def _load(self):
+    def _load(self) -> SentenceTransformer:
         with self._lock:
             if self._model is None:
                 _set_offline()
@@ -120,7 +125,7 @@ class MiniLMEmbedder:
                 progress(done, n)
         return normalise_rows(out)
 
-    def _get_tokenizer(self):
+    def _get_tokenizer(self) -> PreTrainedTokenizerBase:
         if self._model is not None:
             return self._model.tokenizer
         with self._lock:
@@ -214,7 +219,7 @@ def _slug(model_id: str) -> str:
     return f"{safe}-{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:12]}"
 
 
-def atomic_write(path: Path, write: Callable[[object], None]) -> None:
+def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """Write through ``write(fh)`` into a temp file in the same directory, then rename over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
@@ -260,7 +265,7 @@ class EmbeddingCache:
     removed and reported with a warning, so its texts are simply embedded again.
     """
 
-    def __init__(self, directory: str | os.PathLike | None = None) -> None:
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
         self._shelves: dict[str, _ModelShelf] = {}
         self._lock = threading.Lock()
@@ -334,7 +339,7 @@ class EmbeddingCache:
     def _write_shard(self, model_id: str, keys: np.ndarray, vectors: np.ndarray) -> Path:
         path = self.model_dir(model_id) / f"shard-{uuid.uuid4().hex}.npz"
 
-        def write(fh):
+        def write(fh: BinaryIO) -> None:
             np.savez(fh, keys=keys, vectors=vectors, model_id=np.array(model_id))
 
         atomic_write(path, write)
@@ -375,7 +380,7 @@ _shared_caches: dict[str, EmbeddingCache] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_cache(directory: str | os.PathLike | None = None) -> EmbeddingCache:
+def shared_cache(directory: str | os.PathLike[str] | None = None) -> EmbeddingCache:
     """One ``EmbeddingCache`` per directory per process, so its shards are read from disk once."""
     path = Path(directory) if directory is not None else default_cache_dir()
     key = str(path.expanduser().resolve())

@@ -11,11 +11,16 @@ DELETED / QUARANTINED facts have no edges (they are never retrieved, not even as
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from crp_core.config import CRPConfig
+
+if TYPE_CHECKING:
+    from crp_core.corpus.index import FactIndex
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -43,8 +48,8 @@ class NeighbourTable:
         return int(self.ids.shape[1])
 
     @classmethod
-    def from_index(cls, index, vectors: np.ndarray, k: int, retrievable: np.ndarray, *,
-                   ef_search: int | None = None) -> "NeighbourTable":
+    def from_index(cls, index: FactIndex, vectors: np.ndarray, k: int, retrievable: np.ndarray, *,
+                   ef_search: int | None = None) -> NeighbourTable:
         """One batched query for every retrievable fact (k + 1 results), then self is dropped."""
         n = vectors.shape[0]
         retrievable = np.asarray(retrievable, dtype=bool)
@@ -106,7 +111,7 @@ class SimilarityGraph:
 
     @classmethod
     def build(cls, table: NeighbourTable, vectors: np.ndarray, retrievable: np.ndarray,
-              config: CRPConfig = CRPConfig()) -> "SimilarityGraph":
+              config: CRPConfig = CRPConfig()) -> SimilarityGraph:
         n = vectors.shape[0]
         retrievable = _ro(np.asarray(retrievable, dtype=bool).copy())
         src = np.repeat(np.arange(n, dtype=np.int64), table.k)
@@ -182,7 +187,7 @@ class SimilarityGraph:
         return rows[coo.row], rows[coo.col], coo.data
 
     # ---- walks --------------------------------------------------------------------------------
-    def hop_distances(self, sources, max_hops: int) -> np.ndarray:
+    def hop_distances(self, sources: npt.ArrayLike, max_hops: int) -> np.ndarray:
         """(n,) int: hops from the nearest source (0 at sources, -1 beyond ``max_hops``)."""
         dist = np.full(self.n, -1, dtype=np.int64)
         src = np.unique(np.asarray(sources, dtype=np.int64))
@@ -200,12 +205,12 @@ class SimilarityGraph:
             frontier = new.astype(np.float32)
         return dist
 
-    def within_hops(self, sources, hops: int) -> np.ndarray:
+    def within_hops(self, sources: npt.ArrayLike, hops: int) -> np.ndarray:
         """Rows at 1..hops from the nearest source (sources themselves excluded), ascending."""
         d = self.hop_distances(sources, hops)
         return np.flatnonzero(d > 0)
 
-    def hop_paths(self, sources, max_hops: int) -> HopPaths:
+    def hop_paths(self, sources: npt.ArrayLike, max_hops: int) -> HopPaths:
         """Per-source BFS with strongest shortest paths (SPEC-025 §2.4 bridge value).
 
         Layer by layer: a node first reached at hop h takes the best ``weight_sum`` over its

@@ -3,8 +3,8 @@
 The index holds ALL fact vectors (label = fact row). Facts outside an ``allowed`` mask (DELETED /
 QUARANTINED, SPEC-009 §3.3 "deletion set") are excluded at query time by hnswlib's deletion marks
 (``mark_deleted``, synchronised with each query's mask under a lock): hnswlib still walks through
-them but never returns them, so a query still returns k results when many facts are excluded. Returned similarities are exact
-float32 cosines recomputed from the stored vectors, and each row is sorted by them.
+them but never returns them, so a query still returns k results when many facts are excluded. Returned
+similarities are exact float32 cosines recomputed from the stored vectors, and each row is sorted by them.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def vectors_fingerprint(vectors: np.ndarray) -> str:
     """sha256 of the float32 vector bytes and shape."""
     v = np.ascontiguousarray(vectors, dtype=np.float32)
     h = hashlib.sha256(f"{v.shape[0]}x{v.shape[1] if v.ndim == 2 else 0}".encode())
-    h.update(v.tobytes() if v.size == 0 else memoryview(v).cast("B"))
+    h.update(v.tobytes() if v.size == 0 else v.data.cast("B"))  # v.data: the memoryview of its buffer
     return h.hexdigest()
 
 
@@ -79,7 +79,7 @@ class FactIndex:
     # ---- construction ----------------------------------------------------------------------
     @classmethod
     def build(cls, vectors: np.ndarray, config: CRPConfig = CRPConfig(), *,
-              fingerprint: str | None = None) -> "FactIndex":
+              fingerprint: str | None = None) -> FactIndex:
         """Insert every vector (label = row), single-threaded so the graph is deterministic."""
         vectors = _readonly(vectors)
         n, d = vectors.shape
@@ -93,7 +93,7 @@ class FactIndex:
         FactIndex.builds += 1
         return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "built", config.hnsw_ef_search, index)
 
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write ``<path>`` (hnswlib binary) and ``<path>.json`` (parameters + file digest), atomically."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -111,8 +111,8 @@ class FactIndex:
         atomic_write(Path(str(path) + ".json"), lambda fh: fh.write(json.dumps(meta).encode("utf-8")))
 
     @classmethod
-    def load(cls, path: str | os.PathLike, vectors: np.ndarray, config: CRPConfig = CRPConfig(), *,
-             fingerprint: str | None = None) -> "FactIndex | None":
+    def load(cls, path: str | os.PathLike[str], vectors: np.ndarray, config: CRPConfig = CRPConfig(), *,
+             fingerprint: str | None = None) -> FactIndex | None:
         """The index persisted at ``path`` if it matches these vectors and build parameters, else
         None (a damaged or mismatching file is reported with a warning and ignored)."""
         path = Path(path)
@@ -148,6 +148,13 @@ class FactIndex:
         return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "loaded", config.hnsw_ef_search, index)
 
     # ---- queries -----------------------------------------------------------------------------
+    def _hnsw(self) -> hnswlib.Index:
+        """The hnswlib index: every index over at least one vector has one (one over none is never
+        searched nor marked)."""
+        if self._index is None:
+            raise ValueError("this FactIndex holds no vectors, hence no hnswlib index")
+        return self._index
+
     def _apply_mask(self, allowed: np.ndarray | None) -> None:
         """Bring the index's deletion marks to ``~allowed`` (call with ``self._lock`` held).
 
@@ -160,9 +167,9 @@ class FactIndex:
             self._marked = np.zeros(self.n, dtype=bool)
         want = np.zeros(self.n, dtype=bool) if allowed is None else ~allowed
         for label in np.flatnonzero(want & ~self._marked):
-            self._index.mark_deleted(int(label))
+            self._hnsw().mark_deleted(int(label))
         for label in np.flatnonzero(self._marked & ~want):
-            self._index.unmark_deleted(int(label))
+            self._hnsw().unmark_deleted(int(label))
         self._marked = want
 
     def query(self, vectors: np.ndarray, k: int, allowed: np.ndarray | None = None, *,
@@ -202,8 +209,9 @@ class FactIndex:
             try:
                 with self._lock:  # marks + ef + query must not interleave with another thread's
                     self._apply_mask(allowed)
-                    self._index.set_ef(ef)
-                    labels, _ = self._index.knn_query(q, k=k_eff, num_threads=threads)
+                    index = self._hnsw()
+                    index.set_ef(ef)
+                    labels, _ = index.knn_query(q, k=k_eff, num_threads=threads)
                 got_ids = labels.astype(np.int64)
             except RuntimeError:  # too few reachable allowed nodes for k: answer exactly
                 got_ids = self._brute(q, k_eff, allowed)

@@ -11,19 +11,28 @@ from __future__ import annotations
 import hashlib
 import threading
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from crp_core.config import NEVER_RETRIEVED, STATUSES, CRPConfig
-from crp_core.corpus.embedding import (MODEL_ID, Embedder, Progress, atomic_write, count_tokens,
-                        default_cache_dir, default_embedder, embed_texts, shared_cache,
-                        word_token_estimate)
-from crp_core.errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
+from crp_core.corpus.embedding import (
+    MODEL_ID,
+    Embedder,
+    Progress,
+    atomic_write,
+    count_tokens,
+    default_cache_dir,
+    default_embedder,
+    embed_texts,
+    shared_cache,
+    word_token_estimate,
+)
 from crp_core.corpus.graph import NeighbourTable, SimilarityGraph
 from crp_core.corpus.index import FactIndex, index_key, mask_digest, vectors_fingerprint
+from crp_core.errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
 from crp_core.model import KnowledgeBase, Scenario
 
 
@@ -67,7 +76,9 @@ class Corpus:
     index: FactIndex
     config: CRPConfig = field(default_factory=CRPConfig)  # the config the index was built with
     cache_dir: Path | None = None  # where index / neighbour tables persist (None: memory only)
-    _cache: dict = field(default_factory=dict, repr=False)
+    # ("index", m, ef_construction) -> FactIndex, ("nbr", k, ...) -> NeighbourTable, ("graph", ...) -> SimilarityGraph
+    _cache: dict[tuple[str | int | float, ...], FactIndex | NeighbourTable | SimilarityGraph] = field(
+        default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
@@ -93,7 +104,7 @@ class Corpus:
     # ---- construction ---------------------------------------------------------------------------
     @classmethod
     def from_vectors(cls, kb: KnowledgeBase, vectors: np.ndarray, model_id: str = "test",
-                     config: CRPConfig = CRPConfig(), token_counts: np.ndarray | None = None) -> "Corpus":
+                     config: CRPConfig = CRPConfig(), token_counts: np.ndarray | None = None) -> Corpus:
         """A corpus from given vectors (normalised here), index built in memory (tests, benches)."""
         vecs = _normalise_checked(vectors, kb)
         if token_counts is None:
@@ -102,7 +113,7 @@ class Corpus:
         return cls(kb, index.vectors, model_id, np.asarray(token_counts, dtype=np.int64),
                    retrievable_mask(kb), index, config, None)
 
-    def with_statuses(self, mapping: Mapping[str, str]) -> "Corpus":
+    def with_statuses(self, mapping: Mapping[str, str]) -> Corpus:
         """Operator decisions: new statuses, same vectors and index; graph recomputed."""
         problems = []
         for fid, st in mapping.items():
@@ -126,7 +137,7 @@ class Corpus:
         key = ("index", config.hnsw_m, config.hnsw_ef_construction)
         with self._lock:
             got = self._cache.get(key)
-            if got is None:
+            if not isinstance(got, FactIndex):  # not built yet (an "index" key holds only FactIndex)
                 got = _load_or_build_index(self.vectors, config, self.cache_dir, self.index.fingerprint)
                 self._cache[key] = got
             return got
@@ -145,9 +156,10 @@ class Corpus:
         index = self.index_for(config)
         key = ("nbr", k, index.m, index.ef_construction, config.hnsw_ef_search)
         with self._lock:
-            got = self._cache.get(key)
-            if got is not None:
-                return got
+            cached = self._cache.get(key)
+            if isinstance(cached, NeighbourTable):  # an "nbr" key holds only NeighbourTable
+                return cached
+        got: NeighbourTable | None = None
         path = None
         if self.cache_dir is not None:
             stem = index_key(index.fingerprint, index.m, index.ef_construction)
@@ -169,7 +181,8 @@ class Corpus:
         key = ("graph", config.graph_k, float(config.graph_edge_min), config.hnsw_m,
                config.hnsw_ef_construction, config.hnsw_ef_search)
         with self._lock:
-            got = self._cache.get(key)
+            cached = self._cache.get(key)
+        got = cached if isinstance(cached, SimilarityGraph) else None  # a "graph" key holds only graphs
         if got is None:
             table = self.neighbours(config.graph_k, config)
             got = SimilarityGraph.build(table, self.vectors, self.retrievable, config)
@@ -278,6 +291,7 @@ class ScenarioVectors:
     sub_queries: np.ndarray  # (m, d)
     ids: tuple[str, ...]
     model_id: str
+    _pos: dict[str, int] = field(init=False, repr=False, compare=False)  # sub-query id -> row, set below
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "query", _ro(self.query))
@@ -286,7 +300,7 @@ class ScenarioVectors:
 
     def for_ids(self, ids: Sequence[str]) -> np.ndarray:
         """(k, d) rows for these sub-query ids, in the order given."""
-        pos = self._pos  # type: ignore[attr-defined]
+        pos = self._pos
         missing = [i for i in ids if i not in pos]
         if missing:
             raise KeyError(f"unknown sub-query id(s): {', '.join(map(repr, missing))}")
@@ -323,7 +337,7 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
                      if not (np.isfinite(nm) and nm > 0)]
         if problems:
             raise ScenarioError(f"scenario {scenario.name or ''}".strip(), problems)
-        rows = [i for i, h in enumerate(have) if h and len(given[i]) == d]
+        rows = [i for i, g in enumerate(given) if g is not None and len(g) == d]  # have[i]: g is not None
         out[rows] = arr / norms[:, None]
     elif problems:
         raise ScenarioError(f"scenario {scenario.name or ''}".strip(), problems)

@@ -7,15 +7,20 @@ arrays) raises :class:`crp_core.errors.SnapshotMutationError`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 
 from crp_core.errors import SnapshotMutationError
 
+if TYPE_CHECKING:
+    from crp_core.model import Scenario
 
-def _readonly(a: Any, dtype: Any = np.float32) -> np.ndarray:
+
+def _readonly(a: npt.ArrayLike, dtype: npt.DTypeLike = np.float32) -> np.ndarray:
     arr = np.array(a, dtype=dtype, copy=True)
     arr.setflags(write=False)
     return arr
@@ -45,6 +50,12 @@ class CoverageSet:
     """
 
     __slots__ = ("_entries", "_embeddings", "_depth_weights", "_ids", "_dim")
+    # the slots, written once by __init__ through object.__setattr__ (__setattr__ refuses every write)
+    _entries: tuple[CoverageEntry, ...]
+    _embeddings: np.ndarray
+    _depth_weights: np.ndarray
+    _ids: tuple[str, ...]
+    _dim: int
 
     def __init__(self, entries: Iterable[CoverageEntry] = (), dim: int | None = None):
         ents = tuple(entries)
@@ -73,19 +84,19 @@ class CoverageSet:
         object.__setattr__(self, "_dim", d)
 
     # immutability ------------------------------------------------------------------------
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError("CoverageSet is immutable; use .extend(entries) to derive a new set")
 
-    def __delattr__(self, name: str) -> None:
+    def __delattr__(self, name: str) -> NoReturn:
         raise AttributeError("CoverageSet is immutable")
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[CoverageSet], tuple[tuple[CoverageEntry, ...], int | None]]:
         return (CoverageSet, (self._entries, self._dim or None))
 
     # construction ------------------------------------------------------------------------
     @classmethod
-    def from_scenario(cls, scenario: Any, sub_query_vectors: np.ndarray, sub_query_ids: Sequence[str],
-                      dim: int | None = None) -> "CoverageSet":
+    def from_scenario(cls, scenario: Scenario, sub_query_vectors: np.ndarray, sub_query_ids: Sequence[str],
+                      dim: int | None = None) -> CoverageSet:
         """One entry per addressed sub-query, in ``scenario.addressed`` order (SPEC_NOTES §1.2).
 
         ``sub_query_vectors`` (m, d) are aligned with ``sub_query_ids`` (the scenario's sub-queries).
@@ -102,11 +113,11 @@ class CoverageSet:
             entries.append(CoverageEntry(sq.id, sq.label, vecs[i], addressed.depth_weight, addressed.window))
         return cls(entries, dim=dim)
 
-    def extend(self, entries: Iterable[CoverageEntry]) -> "CoverageSet":
+    def extend(self, entries: Iterable[CoverageEntry]) -> CoverageSet:
         """A new set holding this set's entries followed by ``entries``."""
         return CoverageSet(self._entries + tuple(entries), dim=self._dim or None)
 
-    def snapshot(self) -> "CoverageSnapshot":
+    def snapshot(self) -> CoverageSnapshot:
         return CoverageSnapshot(self)
 
     # read access -------------------------------------------------------------------------
@@ -151,7 +162,7 @@ _INPLACE_METHODS = ("fill", "put", "sort", "partition", "resize", "itemset", "se
 _INPLACE_FUNCTIONS = frozenset({np.copyto, np.place, np.put, np.putmask, np.put_along_axis})
 
 
-def _plain(x: Any) -> Any:
+def _plain(x: Any) -> Any:  # any numpy call argument: arrays, scalars, sequences of them
     if isinstance(x, SnapshotArray):
         return x.view(np.ndarray)
     if isinstance(x, (list, tuple)):
@@ -165,35 +176,38 @@ class SnapshotArray(np.ndarray):
     Arithmetic on it returns plain numpy arrays (so a branch can compute with it freely).
     """
 
-    def __setitem__(self, key: Any, value: Any) -> None:
+    def __setitem__(self, key: object, value: object) -> NoReturn:
         raise SnapshotMutationError("the Coverage Set snapshot is read-only (SPEC-027 §1.5)")
 
-    def setflags(self, write: Any = None, align: Any = None, uic: Any = None) -> None:
+    def setflags(self, write: bool | None = None, align: bool | None = None, uic: bool | None = None) -> None:
         if write:
             raise SnapshotMutationError("the Coverage Set snapshot is read-only (SPEC-027 §1.5)")
         super().setflags(write=write, align=align, uic=uic)
 
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         out = kwargs.get("out")
         if out is not None and any(isinstance(o, SnapshotArray) for o in out):
             raise SnapshotMutationError("the Coverage Set snapshot is read-only (SPEC-027 §1.5)")
         return getattr(ufunc, method)(*_plain(inputs), **kwargs)
 
-    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        if func in _INPLACE_FUNCTIONS and args and isinstance(args[0], SnapshotArray):
+    def __array_function__(self, func: Callable[..., Any], types: Iterable[type], args: Iterable[Any],
+                           kwargs: Mapping[str, Any]) -> Any:
+        # numpy passes args as a tuple: its first item is the array an in-place function writes into
+        if func in _INPLACE_FUNCTIONS and isinstance(next(iter(args), None), SnapshotArray):
             raise SnapshotMutationError("the Coverage Set snapshot is read-only (SPEC-027 §1.5)")
         return func(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
 
-    def copy(self, order: str = "C") -> np.ndarray:  # type: ignore[override]
+    # deliberately not ndarray.copy's ``Self``: a copy of the snapshot is a plain, writable ndarray
+    def copy(self, order: Literal["K", "A", "C", "F"] | None = "C") -> np.ndarray:  # type: ignore[override]
         return np.array(self.view(np.ndarray), order=order, copy=True)
 
-    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> np.ndarray:  # type: ignore[override]
+    def astype(self, dtype: npt.DTypeLike | None, *args: Any, **kwargs: Any) -> np.ndarray:
         kwargs["subok"] = False
         return self.view(np.ndarray).astype(dtype, *args, **kwargs)
 
 
-def _make_inplace_blocker(name: str) -> Any:
-    def blocked(self: Any, *args: Any, **kwargs: Any) -> None:
+def _make_inplace_blocker(name: str) -> Callable[..., NoReturn]:
+    def blocked(self: SnapshotArray, *args: object, **kwargs: object) -> NoReturn:
         raise SnapshotMutationError(f"the Coverage Set snapshot is read-only: {name}() refused (SPEC-027 §1.5)")
     blocked.__name__ = name
     return blocked
@@ -213,15 +227,15 @@ class _SnapshotEntry(CoverageEntry):
     """A Coverage Set entry seen through a snapshot: its fields and embedding refuse writes."""
 
     @classmethod
-    def of(cls, e: CoverageEntry) -> "_SnapshotEntry":
+    def of(cls, e: CoverageEntry) -> _SnapshotEntry:
         out = cls(e.sub_query_id, e.label, e.embedding, e.depth_weight, e.window)
         object.__setattr__(out, "embedding", _snapshot_array(e.embedding))
         return out
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> NoReturn:
         raise SnapshotMutationError("the Coverage Set snapshot is read-only (SPEC-027 §1.5)")
 
-    def __delattr__(self, name: str) -> None:
+    def __delattr__(self, name: str) -> NoReturn:
         raise SnapshotMutationError("the Coverage Set snapshot is read-only (SPEC-027 §1.5)")
 
 
@@ -233,6 +247,11 @@ class CoverageSnapshot:
     """
 
     __slots__ = ("_set", "_embeddings", "_depth_weights", "_entries")
+    # the slots, written once by __init__ through object.__setattr__ (__setattr__ refuses every write)
+    _set: CoverageSet
+    _embeddings: SnapshotArray
+    _depth_weights: SnapshotArray
+    _entries: tuple[_SnapshotEntry, ...]
 
     def __init__(self, coverage_set: CoverageSet):
         object.__setattr__(self, "_set", coverage_set)
@@ -240,13 +259,13 @@ class CoverageSnapshot:
         object.__setattr__(self, "_embeddings", _snapshot_array(coverage_set.embeddings))
         object.__setattr__(self, "_depth_weights", _snapshot_array(coverage_set.depth_weights))
 
-    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
         raise SnapshotMutationError("the Coverage Set snapshot is read-only (SPEC-027 §1.5)")
 
     __setattr__ = _refuse
     __delattr__ = _refuse
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[CoverageSnapshot], tuple[CoverageSet]]:
         return (CoverageSnapshot, (self._set,))
 
     __setitem__ = _refuse
@@ -298,3 +317,8 @@ class CoverageSnapshot:
 
     def __repr__(self) -> str:
         return f"CoverageSnapshot(ids={self.ids!r})"
+
+
+#: what scoring reads (``embeddings``, ``depth_weights``, ``ids``, ``len``): a Coverage Set, or the
+#: read-only snapshot a fan-out branch scores against
+CoverageView = CoverageSet | CoverageSnapshot

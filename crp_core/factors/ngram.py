@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -47,9 +47,9 @@ def count_overlap(text: str, blacklist: frozenset[NGram] | set[NGram], n: int) -
 
 # per-KB caches: each fact's n-gram set (lazily, for the rows actually scored), and per blacklist the
 # overlap count of every fact scored so far (-1 = not yet computed), so a repeated run is pure numpy
-_FACT_NGRAMS: "weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, int], frozenset[NGram]]]" = \
+_FACT_NGRAMS: weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, int], frozenset[NGram]]] = \
     weakref.WeakKeyDictionary()
-_OVERLAPS: "weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, frozenset[NGram]], np.ndarray]]" = \
+_OVERLAPS: weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, frozenset[NGram]], np.ndarray]] = \
     weakref.WeakKeyDictionary()
 _MAX_BLACKLISTS_PER_KB = 8
 

@@ -12,18 +12,22 @@ from __future__ import annotations
 import math
 import operator
 import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import TypeVar
 
 import numpy as np
 
-from crp_core.config import SECONDS_PER_DAY, SOURCE_TYPES, CRPConfig
-from crp_core.model import KnowledgeBase
-from crp_core.records import RecencyTable, frozen_array
+from crp_core.config import SECONDS_PER_DAY, SOURCE_TYPES, CRPConfig, SourceTable
 from crp_core.io.timeparse import format_timestamp
+from crp_core.model import KnowledgeBase
+from crp_core.records import RecencyRule, RecencyTable, frozen_array
 
-RULES: tuple[str, ...] = ("fresh", "decay", "expired", "stale_status", "timeless", "user_provided",
-                          "unknown_age", "future")
+_T = TypeVar("_T")
+
+RULES: tuple[RecencyRule, ...] = ("fresh", "decay", "expired", "stale_status", "timeless", "user_provided",
+                                  "unknown_age", "future")
 _R = {name: i for i, name in enumerate(RULES)}
 TTL_SOURCES: tuple[str, ...] = ("explicit", "default", "timeless")
 
@@ -62,7 +66,7 @@ class _KBArrays:
     importance_explicit: np.ndarray  # (n,) float, NaN = default by source type
 
 
-_KB_CACHE: "weakref.WeakKeyDictionary[KnowledgeBase, _KBArrays]" = weakref.WeakKeyDictionary()
+_KB_CACHE: weakref.WeakKeyDictionary[KnowledgeBase, _KBArrays] = weakref.WeakKeyDictionary()
 _ST_CODE = {st: i for i, st in enumerate(SOURCE_TYPES)}
 _KIND_CODE = {"explicit": 0, "default": 1, "timeless": 2}
 
@@ -83,7 +87,7 @@ def kb_arrays(kb: KnowledgeBase) -> _KBArrays:
         m = f.effective_modified_at
         if m is not None:
             if m.tzinfo is None:
-                m = m.replace(tzinfo=timezone.utc)
+                m = m.replace(tzinfo=UTC)
             mod[i] = m.timestamp()
         kind[i] = _KIND_CODE.get(f.ttl_kind, 1)
         if f.ttl_kind == "explicit" and f.ttl_seconds is not None:
@@ -101,17 +105,18 @@ def kb_arrays(kb: KnowledgeBase) -> _KBArrays:
 
 def default_ttl_days(config: CRPConfig) -> np.ndarray:
     """(len(SOURCE_TYPES),) default TTL in days, inf = no expiry (SPEC-027 §3.5)."""
-    return np.array([math.inf if config.ttl_days[st] is None else float(config.ttl_days[st])
-                     for st in SOURCE_TYPES])
+    days = [config.ttl_days[st] for st in SOURCE_TYPES]
+    return np.array([math.inf if d is None else float(d) for d in days])
 
 
 # per-KB resolved columns, one per table of defaults (the config's ttl_days / importance tables): the
 # per-call work is then one gather instead of a table build and nested ``where`` over the rows
-_RESOLVED: "weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple, np.ndarray]]" = weakref.WeakKeyDictionary()
+_ResolvedKey = tuple[str, SourceTable]  # (column name, the config table it is resolved from)
+_RESOLVED: weakref.WeakKeyDictionary[KnowledgeBase, dict[_ResolvedKey, np.ndarray]] = weakref.WeakKeyDictionary()
 _MAX_RESOLVED_PER_KB = 16
 
 
-def _resolved(kb: KnowledgeBase, key: tuple, build) -> np.ndarray:  # noqa: ANN001
+def _resolved(kb: KnowledgeBase, key: _ResolvedKey, build: Callable[[], np.ndarray]) -> np.ndarray:
     per_kb = _RESOLVED.get(kb)
     if per_kb is None:
         per_kb = {}
@@ -142,7 +147,7 @@ def resolved_importance(kb: KnowledgeBase, idx: np.ndarray, config: CRPConfig) -
     a = kb_arrays(kb)
 
     def build() -> np.ndarray:
-        table = np.array([float(config.importance[st]) for st in SOURCE_TYPES])
+        table = _numbers(config.importance)
         return np.where(np.isnan(a.importance_explicit), table[a.source_code], a.importance_explicit)
 
     column = _resolved(kb, ("importance", config.importance), build)
@@ -194,16 +199,19 @@ class FactAttributes:
         )
 
 
-_ATTRIBUTES: "weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple, FactAttributes]]" = weakref.WeakKeyDictionary()
+# (now, ttl_days, importance, source_authority, stale_floor, fresh_fraction)
+_AttributesKey = tuple[float, SourceTable, SourceTable, SourceTable, float, float]
+_ATTRIBUTES: weakref.WeakKeyDictionary[KnowledgeBase, dict[_AttributesKey, FactAttributes]] = \
+    weakref.WeakKeyDictionary()
 _MAX_ATTRIBUTES_PER_KB = 8
 
 
 def fact_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttributes:
     """The :class:`FactAttributes` of ``kb`` at ``now`` (cached per KB, now and the config keys they read)."""
     if now.tzinfo is None:
-        now = now.replace(tzinfo=timezone.utc)
-    key = (now.timestamp(), config.ttl_days, config.importance, config.source_authority, config.stale_floor,
-           config.fresh_fraction)
+        now = now.replace(tzinfo=UTC)
+    key: _AttributesKey = (now.timestamp(), config.ttl_days, config.importance, config.source_authority,
+                           config.stale_floor, config.fresh_fraction)
     per_kb = _ATTRIBUTES.get(kb)
     if per_kb is None:
         per_kb = {}
@@ -242,7 +250,7 @@ def _build_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> Fa
     # the rules are exclusive: decay -> the formula, stale status / expired -> the floor, else 1.0
     at_floor = (rule == _R["stale_status"]) | (rule == _R["expired"])
     factor = np.where(rule == _R["decay"], decay, np.where(at_floor, floor, 1.0))
-    authority = np.array([float(config.source_authority[st]) for st in SOURCE_TYPES])[code]
+    authority = _numbers(config.source_authority)[code]
     everyone = np.arange(len(kb), dtype=np.int64)
     return FactAttributes(
         kb=kb, now=now, age_days=frozen_array(age), ttl_days=frozen_array(np.asarray(ttl, dtype=np.float64)),
@@ -259,7 +267,13 @@ def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: C
     return fact_attributes(kb, now, config).recency(idx)
 
 
-def _names(names: tuple[str, ...], codes: np.ndarray) -> tuple[str, ...]:
+def _numbers(table: SourceTable) -> np.ndarray:
+    """(len(SOURCE_TYPES),) float64 cells of a table whose cells are all numbers (importance, source
+    authority: CRPConfig validates them)."""
+    return np.array([table[st] for st in SOURCE_TYPES], dtype=np.float64)
+
+
+def _names(names: tuple[_T, ...], codes: np.ndarray) -> tuple[_T, ...]:
     """``tuple(names[c] for c in codes)`` without building a numpy string array."""
     c = codes.tolist()
     if not c:
@@ -277,13 +291,13 @@ def concat_recency(*tables: RecencyTable) -> RecencyTable:
     def cat(name: str) -> np.ndarray:
         return frozen_array(np.concatenate([getattr(t, name) for t in tables])[keep])
 
-    def cat_t(name: str) -> tuple:
-        allv = [v for t in tables for v in getattr(t, name)]
+    def cat_t(columns: Iterable[tuple[_T, ...]]) -> tuple[_T, ...]:
+        allv = [v for col in columns for v in col]
         return tuple(allv[i] for i in keep)
 
     warnings = tuple(dict.fromkeys(w for t in tables for w in t.warnings))
-    return RecencyTable(cat("idx"), cat("age_days"), cat("ttl_days"), cat_t("ttl_source"), cat("fresh_days"),
-                        cat("factor"), cat_t("rule"), warnings)
+    return RecencyTable(cat("idx"), cat("age_days"), cat("ttl_days"), cat_t(t.ttl_source for t in tables),
+                        cat("fresh_days"), cat("factor"), cat_t(t.rule for t in tables), warnings)
 
 
 def lookup(table_idx: np.ndarray, values: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -14,15 +14,16 @@ import math
 import os
 import re
 import tomllib
-from datetime import date, datetime, time, timezone
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime, time
+from typing import Any
 
 import tomli_w
 
 from crp_core.config import CRPConfig
 from crp_core.errors import ConfigError, Problem, ScenarioError
-from crp_core.model import Addressed, Scenario, SubQuery
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
+from crp_core.model import Addressed, Scenario, SubQuery
 
 __all__ = ["load_scenario", "load_scenario_bytes", "scenario_from_dict", "scenario_to_dict", "dump_scenario",
            "SCENARIO_KEYS"]
@@ -36,6 +37,11 @@ _QUERY_KEYS = ("text", "embedding")
 _MAX_SCENARIO_BYTES = 64 * 1024 * 1024
 
 Path = tuple[str | int, ...]
+
+
+def _no_line(path: Path) -> int:
+    """The line of every path in a document without positions (TOML, a mapping): 0."""
+    return 0
 
 
 # ---- public API ------------------------------------------------------------------------------
@@ -73,7 +79,7 @@ def load_scenario_bytes(data: bytes, name: str, expected_model: str | None = Non
             m = re.search(r"line (\d+)", str(exc))
             raise ScenarioError(what, [Problem(int(m.group(1)) if m else 0, "toml",
                                                f"invalid TOML: {exc}")]) from None
-        locate: Callable[[Path], int] = lambda path: 0
+        locate: Callable[[Path], int] = _no_line
     else:
         try:
             doc, locate = _json_with_lines(text)
@@ -86,7 +92,7 @@ def load_scenario_bytes(data: bytes, name: str, expected_model: str | None = Non
 
 def scenario_from_dict(d: Mapping[str, Any], source: str = "", expected_model: str | None = None) -> Scenario:
     """Validate a scenario mapping (e.g. edited in the dashboard). Raises :class:`ScenarioError`."""
-    return _build(d, source, expected_model, lambda path: 0)
+    return _build(d, source, expected_model, _no_line)
 
 
 def scenario_to_dict(s: Scenario) -> dict[str, Any]:
@@ -130,42 +136,69 @@ def dump_scenario(s: Scenario, fmt: str = "json") -> str:
 
 
 # ---- JSON with positions ---------------------------------------------------------------------
+#: ``scan_once(text, index) -> (value, end)``: the scanner the pure-Python JSON parser calls per value
+ScanOnce = Callable[[str, int], tuple[Any, int]]
+ObjectHook = Callable[[dict[str, Any]], Any] | None
+PairsHook = Callable[[list[tuple[str, Any]]], Any] | None
+#: ``parse_object((text, index after "{"), strict, scan_once, object_hook, object_pairs_hook, memo)``
+ObjectParser = Callable[[tuple[str, int], bool, ScanOnce, ObjectHook, PairsHook, dict[str, str] | None],
+                        tuple[Any, int]]
+#: ``parse_array((text, index after "["), scan_once)``
+ArrayParser = Callable[[tuple[str, int], ScanOnce], tuple[list[Any], int]]
+
+# the pure-Python pieces of the stdlib json parser (undocumented, left out of typeshed): the object and
+# array parsers and the scanner that calls a decoder's parse_object / parse_array (the C one does not)
+_json_object: ObjectParser = vars(json.decoder)["JSONObject"]
+_json_array: ArrayParser = vars(json.decoder)["JSONArray"]
+_py_make_scanner: Callable[[json.JSONDecoder], ScanOnce] = vars(json.scanner)["py_make_scanner"]
+
+
+class _PositionDecoder(json.JSONDecoder):
+    """A :class:`json.JSONDecoder` with the per-instance parser hooks the pure-Python scanner reads
+    (set by ``JSONDecoder.__init__``, missing from typeshed) declared."""
+
+    parse_object: ObjectParser
+    parse_array: ArrayParser
+    scan_once: ScanOnce
+
+
 def _json_with_lines(text: str) -> tuple[Any, Callable[[Path], int]]:
     """Parse JSON recording where each object member and array item starts (pure-Python scanner)."""
     where: dict[int, dict[Any, int]] = {}  # id(container) -> key/index -> offset of its value
     keep: list[Any] = []  # keep containers alive so ids stay unique
 
-    def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
+    def parse_object(s_and_end: tuple[str, int], strict: bool, scan_once: ScanOnce, object_hook: ObjectHook,
+                     object_pairs_hook: PairsHook, memo: dict[str, str] | None = None) -> tuple[Any, int]:
         starts: list[int] = []
 
-        def scan(s: str, idx: int):
+        def scan(s: str, idx: int) -> tuple[Any, int]:
             starts.append(idx)
             return scan_once(s, idx)
 
-        obj, end = json.decoder.JSONObject(s_and_end, strict, scan, object_hook, object_pairs_hook, memo)
+        obj, end = _json_object(s_and_end, strict, scan, object_hook, object_pairs_hook, memo)
         pos = s_and_end[1] - 1
         where[id(obj)] = dict(zip(obj, starts)) if len(starts) == len(obj) else {k: pos for k in obj}
         where[id(obj)][None] = pos
         keep.append(obj)
         return obj, end
 
-    def parse_array(s_and_end, scan_once):
+    def parse_array(s_and_end: tuple[str, int], scan_once: ScanOnce) -> tuple[list[Any], int]:
         starts: list[int] = []
 
-        def scan(s: str, idx: int):
+        def scan(s: str, idx: int) -> tuple[Any, int]:
             starts.append(idx)
             return scan_once(s, idx)
 
-        arr, end = json.decoder.JSONArray(s_and_end, scan)
+        arr, end = _json_array(s_and_end, scan)
         where[id(arr)] = dict(enumerate(starts))
         where[id(arr)][None] = s_and_end[1] - 1
         keep.append(arr)
         return arr, end
 
-    dec = json.JSONDecoder()
-    dec.parse_object = parse_object  # type: ignore[assignment]
-    dec.parse_array = parse_array  # type: ignore[assignment]
-    dec.scan_once = json.scanner.py_make_scanner(dec)
+    dec = _PositionDecoder()
+    dec.parse_object = parse_object
+    dec.parse_array = parse_array
+    dec.scan_once = _py_make_scanner(dec)
     doc = dec.decode(text)
 
     def locate(path: Path) -> int:
@@ -257,9 +290,9 @@ def _now(c: _Check, v: Any) -> datetime | None:
     if v is None:
         return None
     if isinstance(v, datetime):  # TOML datetime
-        return (v if v.tzinfo else v.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+        return (v if v.tzinfo else v.replace(tzinfo=UTC)).astimezone(UTC)
     if isinstance(v, date):  # TOML local date
-        return datetime.combine(v, time(), tzinfo=timezone.utc)
+        return datetime.combine(v, time(), tzinfo=UTC)
     try:
         return parse_timestamp(v)
     except ValueError as exc:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 _DURATION = re.compile(
     r"^P(?!$)(?:(?P<y>\d+(?:\.\d+)?)Y)?(?:(?P<mo>\d+(?:\.\d+)?)M)?(?:(?P<w>\d+(?:\.\d+)?)W)?"
@@ -33,9 +33,9 @@ def parse_timestamp(text: str) -> datetime:
     except ValueError:
         raise ValueError(f"not an ISO 8601 timestamp: {text!r}") from None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     try:
-        return dt.astimezone(timezone.utc)
+        return dt.astimezone(UTC)
     except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00 falls before year 1 in UTC
         raise ValueError(f"timestamp out of range once converted to UTC: {text!r}") from None
 
@@ -63,5 +63,5 @@ def parse_duration_seconds(text: str) -> float | None:
 
 def format_timestamp(dt: datetime) -> str:
     """Canonical UTC form ``YYYY-MM-DDTHH:MM:SSZ`` (microseconds kept when present)."""
-    s = dt.astimezone(timezone.utc).isoformat()
+    s = dt.astimezone(UTC).isoformat()
     return s.replace("+00:00", "Z")

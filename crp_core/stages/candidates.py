@@ -7,16 +7,14 @@ record (``passed_gate`` False) so the dashboard can show them and why.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from crp_core.config import CRPConfig
-from crp_core.corpus.prepared import Corpus
+from crp_core.corpus.prepared import Corpus, ScenarioVectors
 from crp_core.records import CandidateSet, frozen_array
 
 
-def gather_candidates(corpus: Corpus, vectors: Any, config: CRPConfig) -> CandidateSet:
+def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfig) -> CandidateSet:
     """Stage 1 over a prepared corpus and the scenario's vectors (``ScenarioVectors``)."""
     q = np.asarray(vectors.query, dtype=np.float32).reshape(1, -1)
     subs = np.asarray(vectors.sub_queries, dtype=np.float32).reshape(-1, q.shape[1])

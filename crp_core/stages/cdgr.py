@@ -20,21 +20,28 @@ neighbourhood (CSR row slices), never the whole matrix.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from collections.abc import Sequence
-from typing import Any, Callable
+from typing import TYPE_CHECKING, SupportsIndex, TypeVar, cast, overload
 
 import numpy as np
 
-from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram
 from crp_core.factors.recency import compute_recency
-from crp_core.records import CDGRResult, CDRTable, ConnectorTable, RecencyTable, frozen_array
+from crp_core.records import CDGRResult, CDRTable, ConnectorTable, RecencyTable, ValueConflict, frozen_array
+from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
 
-ConflictFn = Callable[[str, str], Any]
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+    from crp_core.factors.coverage import CoverageView
+
+#: ``values_conflict(text_a, text_b)``: the value conflict between two texts, or None
+ConflictFn = Callable[[str, str], ValueConflict | None]
+_T = TypeVar("_T")
 
 
 # ---- Phase A: anchors ---------------------------------------------------------------------------
@@ -77,7 +84,7 @@ def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: li
     return picked, p
 
 
-def connector_near_duplicates(corpus: Any, anchors: np.ndarray, cands: np.ndarray, pos: np.ndarray, *,
+def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, pos: np.ndarray, *,
                               config: CRPConfig, values_conflict: ConflictFn) -> list[tuple[int, int, float]]:
     """Connector candidates ``cands[pos]`` that are SPEC-003 §6.6 near-duplicates of an anchor (cosine
     > ``dedup_similarity``) and do not value-conflict with it: dropped before the connectors are chosen
@@ -122,7 +129,7 @@ def _expand_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
     return owner, indices[pos], data[pos]  # CSR dtypes (int32 / float32): callers widen what they keep
 
 
-def walk(matrix: Any, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, np.ndarray]:
+def walk(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows within ``max_hops`` of any anchor (anchors excluded), ascending, with their hop distance.
 
     Breadth-first over CSR row slices; a per-call (n,) int8 distance array deduplicates each layer
@@ -136,7 +143,7 @@ def walk(matrix: Any, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, n
     return rows.astype(np.int64), dist[rows].astype(np.int64)
 
 
-def _extend_layers(matrix: Any, dist: np.ndarray, frontier: np.ndarray, first: int, last: int) -> None:
+def _extend_layers(matrix: sp.csr_matrix, dist: np.ndarray, frontier: np.ndarray, first: int, last: int) -> None:
     """Breadth-first layers ``first..last`` from ``frontier`` (the layer before), written into
     ``dist`` in place (-1 = not reached yet)."""
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
@@ -151,7 +158,7 @@ def _extend_layers(matrix: Any, dist: np.ndarray, frontier: np.ndarray, first: i
         frontier = np.flatnonzero(dist == h)  # this layer, each row once, ascending
 
 
-def anchor_paths(matrix: Any, anchors: np.ndarray, cands: np.ndarray
+def anchor_paths(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per (candidate, anchor): hops of the shortest path if it is 1 or 2 (else 0), and the total
     weight of the strongest such path (SPEC-025 §2.4; see docs/decisions/pipeline.md); plus the
@@ -180,7 +187,7 @@ def _second_layer(indptr: np.ndarray, indices: np.ndarray, x: np.ndarray) -> tup
     return at, indices[at], counts
 
 
-def _paths_from(matrix: Any, anchors: np.ndarray, cands: np.ndarray, own1: np.ndarray, x: np.ndarray,
+def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, own1: np.ndarray, x: np.ndarray,
                 w1: np.ndarray, layer2: tuple[np.ndarray, np.ndarray, np.ndarray]
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``anchor_paths`` from the anchors' expansion (own1, x, w1) and the expansion of x (``layer2``)."""
@@ -224,7 +231,7 @@ def _paths_from(matrix: Any, anchors: np.ndarray, cands: np.ndarray, own1: np.nd
     return hops, wsum, aa
 
 
-def walk_with_paths(matrix: Any, anchors: np.ndarray, max_hops: int, retrievable: np.ndarray
+def walk_with_paths(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, retrievable: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``walk`` (retrievable rows only) and ``anchor_paths`` over its rows, sharing the two CSR
     expansions both need: the anchors' rows give hop 1, their neighbours' rows give hop 2 and the
@@ -272,7 +279,7 @@ def bridge_values(aa: np.ndarray, hops: np.ndarray,
     return count, mean_w, bridge, non_adj
 
 
-def edges_among(matrix: Any, rows: np.ndarray) -> tuple[tuple[int, int, float], ...]:
+def edges_among(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[tuple[int, int, float], ...]:
     """Undirected edges (i < j, weight) with both ends in ``rows``, sorted."""
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size < 2:
@@ -288,7 +295,8 @@ def edges_among(matrix: Any, rows: np.ndarray) -> tuple[tuple[int, int, float], 
 
 
 # ---- the stage ----------------------------------------------------------------------------------
-def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray, coverage: Any,
+def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray,
+                              coverage: CoverageView | None,
                               residual_vectors: np.ndarray | None, blacklist: frozenset[NGram],
                               now: datetime, config: CRPConfig,
                               values_conflict: ConflictFn = default_values_conflict,
@@ -328,9 +336,12 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
         selected[sel_pos] = True
         selected_rows = cands[sel_pos]
         touched_tuples, pair_tuples = _touched_and_pairs(anchors, hops, count, non_adj)
+        # the lazy rows stand in for the record's tuples (same items, equality, slicing and pickling)
         table = ConnectorTable(
-            idx=frozen_array(cands), hop_distance=frozen_array(dist), touched_anchors=touched_tuples,
-            bridged_pairs=pair_tuples, mean_path_weight=frozen_array(mean_w), bridge_value=frozen_array(bridge),
+            idx=frozen_array(cands), hop_distance=frozen_array(dist),
+            touched_anchors=cast("tuple[tuple[int, ...], ...]", touched_tuples),
+            bridged_pairs=cast("tuple[tuple[tuple[int, int], ...], ...]", pair_tuples),
+            mean_path_weight=frozen_array(mean_w), bridge_value=frozen_array(bridge),
             relevance=frozen_array(relevance), novelty=ccdr.novelty, recency_factor=ccdr.recency_factor,
             connector_score=frozen_array(score), selected=frozen_array(selected))
         hop_count = config.max_hops
@@ -367,7 +378,7 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
     return result, recency
 
 
-def expand_graph(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray, coverage: Any,
+def expand_graph(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray, coverage: CoverageView | None,
                  residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], now: datetime,
                  config: CRPConfig, values_conflict: ConflictFn = default_values_conflict) -> CDGRResult:
     """Stage 3 (SPEC_NOTES §2.5). ``cdr`` is the stage-2 table (with ``passed_gate``)."""
@@ -376,7 +387,7 @@ def expand_graph(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray, cov
                                      config=config, values_conflict=values_conflict)[0]
 
 
-class LazyRows(Sequence):
+class LazyRows(Sequence[_T]):
     """A read-only tuple-like sequence whose items are computed on first access (then cached).
 
     Used for the per-connector ``touched_anchors`` / ``bridged_pairs`` so that scoring hundreds of
@@ -385,15 +396,21 @@ class LazyRows(Sequence):
 
     __slots__ = ("_n", "_item", "_cache")
 
-    def __init__(self, n: int, item: Callable[[int], tuple]):
+    def __init__(self, n: int, item: Callable[[int], _T]):
         self._n = int(n)
         self._item = item
-        self._cache: dict[int, tuple] = {}
+        self._cache: dict[int, _T] = {}
 
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, i: Any) -> Any:
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> _T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[_T, ...]: ...
+
+    def __getitem__(self, i: SupportsIndex | slice) -> _T | tuple[_T, ...]:
         if isinstance(i, slice):
             return tuple(self[j] for j in range(*i.indices(self._n)))
         j = int(i)
@@ -412,9 +429,9 @@ class LazyRows(Sequence):
             return len(other) == self._n and all(a == b for a, b in zip(self, other))
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]
+    # no __hash__: defining __eq__ alone sets ``__hash__ = None``, so a LazyRows is unhashable
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[tuple[_T, ...]], tuple[tuple[_T, ...]]]:
         return (tuple, (tuple(self),))  # pickles / deep-copies as the plain tuple it stands for
 
     def __repr__(self) -> str:
@@ -422,7 +439,8 @@ class LazyRows(Sequence):
 
 
 def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
-                       non_adj: np.ndarray) -> tuple[LazyRows, LazyRows]:
+                       non_adj: np.ndarray
+                       ) -> tuple[LazyRows[tuple[int, ...]], LazyRows[tuple[tuple[int, int], ...]]]:
     touched_mask = hops > 0
     touched_mask.setflags(write=False)
     anchor_list = anchors.tolist()

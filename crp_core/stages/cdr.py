@@ -14,7 +14,7 @@ product for the residual pull.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,12 +24,14 @@ from crp_core.factors.ngram import NGram, fact_overlaps
 from crp_core.factors.recency import lookup, resolved_importance
 from crp_core.records import CDRTable, RecencyTable, frozen_array
 
+if TYPE_CHECKING:
+    from crp_core.factors.coverage import CoverageView
 
 #: up to this many residual sub-queries, the residual pull uses matrix-vector products (see residual_pulls)
 SMALL_GEMM = 32
 
 
-def coverage_scores(vectors: np.ndarray, coverage: Any) -> np.ndarray:
+def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None) -> np.ndarray:
     """Weighted mean cosine to the Coverage Set entries (SPEC-024 §2.2-2.3); 0 when empty."""
     n = vectors.shape[0]
     if coverage is None or len(coverage) == 0:
@@ -42,7 +44,8 @@ def coverage_scores(vectors: np.ndarray, coverage: Any) -> np.ndarray:
     return vectors.astype(np.float64, copy=False) @ centroid
 
 
-def residual_pulls(vectors: np.ndarray, coverage: Any, residual_vectors: np.ndarray | None) -> np.ndarray:
+def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
+                   residual_vectors: np.ndarray | None) -> np.ndarray:
     """max cosine to the ResidualSet; 0 when the Coverage Set or the ResidualSet is empty (SPEC-024 §2.7)."""
     n = vectors.shape[0]
     if (coverage is None or len(coverage) == 0 or residual_vectors is None
@@ -59,7 +62,7 @@ def residual_pulls(vectors: np.ndarray, coverage: Any, residual_vectors: np.ndar
     return (vectors @ r.T).max(axis=1).astype(np.float64)
 
 
-def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverage: Any,
+def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverage: CoverageView | None,
               residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], recency: RecencyTable,
               config: CRPConfig, passed_gate: np.ndarray | None = None,
               fact_vectors: np.ndarray | None = None) -> CDRTable:

@@ -18,17 +18,32 @@ Decisions where the spec is silent: ``docs/decisions/fanout.md``.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from crp_core import headers
 from crp_core.config import CRPConfig
-from crp_core.corpus.prepared import Corpus
-from crp_core.records import (BranchResult, CDRTable, Duplicate, FanoutResult, FanoutRun, FanoutStep,
-                      RecencyTable, frozen_array)
+from crp_core.corpus.prepared import Corpus, ScenarioVectors
+from crp_core.records import (
+    BranchResult,
+    CDRTable,
+    Duplicate,
+    FanoutResult,
+    FanoutRun,
+    FanoutStep,
+    RecencyTable,
+    frozen_array,
+)
+
+if TYPE_CHECKING:
+    from crp_core.factors.coverage import CoverageEntry, CoverageSet, CoverageSnapshot, CoverageView
+    from crp_core.factors.ngram import NGram
+    from crp_core.model import Scenario
 
 __all__ = [
     "PARTITIONS_HEADER", "MIN_BRANCH_FACTS", "RULE_ONE_EACH", "RULE_KMEANS", "RULE_SINGLE",
@@ -46,7 +61,10 @@ RULE_KMEANS = "k-means"
 RULE_SINGLE = "single partition"  # width 1: sequential behaviour (SPEC-027 §5)
 RULE_ROUND_ROBIN = "round-robin"  # the naive run's assignment (SPEC_NOTES §2.7)
 
-BranchProbe = Callable[[int, Any], None]
+#: ``branch_probe(branch, snapshot)``: sees the Coverage Set snapshot a partitioned branch scores against
+BranchProbe = Callable[[int, "CoverageSnapshot"], None]
+#: a lane of the stepper's timeline: "parent", ("branch", b) or "shared"
+_Lane = str | tuple[str, int]
 
 
 # ---- partitions (SPEC-027 §1.4) ----------------------------------------------------------------
@@ -65,7 +83,7 @@ def partition_rule(residual_size: int, width: int) -> str:
     return RULE_KMEANS
 
 
-def partition_residual_for_fanout(residual_ids: Sequence[str], residual_vectors: Any, width: int,
+def partition_residual_for_fanout(residual_ids: Sequence[str], residual_vectors: npt.ArrayLike, width: int,
                                   config: CRPConfig) -> tuple[tuple[str, ...], ...]:
     """Disjoint, covering partitions of the ResidualSet (SPEC-027 §1.4, SPEC_NOTES §2.7).
 
@@ -145,8 +163,8 @@ class _BranchTrace:
 
 
 def run_branch(corpus: Corpus, *, branch: int, sub_queries: Sequence[str], relevance_vectors: np.ndarray,
-               residual_vectors: np.ndarray, coverage: Any, pool_rows: np.ndarray, recency: RecencyTable,
-               blacklist: frozenset, budget: int, config: CRPConfig,
+               residual_vectors: np.ndarray, coverage: CoverageView, pool_rows: np.ndarray, recency: RecencyTable,
+               blacklist: frozenset[NGram], budget: int, config: CRPConfig,
                coverage_additions: Sequence[str] | None = None) -> BranchResult:
     """One branch's retrieval (SPEC-027 §1.3 step 3, SPEC_NOTES §2.7).
 
@@ -164,8 +182,8 @@ def run_branch(corpus: Corpus, *, branch: int, sub_queries: Sequence[str], relev
 
 
 def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], relevance_vectors: np.ndarray,
-                residual_vectors: np.ndarray, coverage: Any, pool_rows: np.ndarray,
-                recency: RecencyTable, blacklist: frozenset, budget: int, config: CRPConfig,
+                residual_vectors: np.ndarray, coverage: CoverageView, pool_rows: np.ndarray,
+                recency: RecencyTable, blacklist: frozenset[NGram], budget: int, config: CRPConfig,
                 coverage_additions: tuple[str, ...]) -> _BranchTrace:
     from crp_core.stages.cdr import cdr_ranking, score_cdr
 
@@ -241,8 +259,8 @@ def cross_branch_dedup(corpus: Corpus, branches: Sequence[BranchResult],
 
 
 # ---- the two runs ---------------------------------------------------------------------------------
-def run_fanout(corpus: Corpus, scenario: Any, vectors: Any, pool_rows: Any, recency: RecencyTable,
-               blacklist: frozenset, config: CRPConfig, width: int | None = None, *,
+def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, pool_rows: npt.ArrayLike,
+               recency: RecencyTable, blacklist: frozenset[NGram], config: CRPConfig, width: int | None = None, *,
                now: datetime | None = None, branch_probe: BranchProbe | None = None) -> FanoutResult | None:
     """Stage 5 (SPEC-027 §1, SPEC_NOTES §2.7): partitioned and naive fan-out plus their timelines.
 
@@ -276,8 +294,8 @@ def run_fanout(corpus: Corpus, scenario: Any, vectors: Any, pool_rows: Any, rece
 
     # partitioned: snapshot + own partition only (SPEC-027 §1.3 step 3)
     traces: list[_BranchTrace] = []
-    snapshots = []
-    additions: list[list[Any]] = []
+    snapshots: list[CoverageSnapshot] = []
+    additions: list[list[CoverageEntry]] = []
     for b, part in enumerate(partitions):
         snapshot = CoverageSnapshot(parent)
         snapshots.append(snapshot)
@@ -328,19 +346,19 @@ def run_fanout(corpus: Corpus, scenario: Any, vectors: Any, pool_rows: Any, rece
 
 
 # ---- helpers: coverage and inputs ------------------------------------------------------------------
-def _sub_query_vectors(vectors: Any) -> dict[str, np.ndarray]:
+def _sub_query_vectors(vectors: ScenarioVectors) -> dict[str, np.ndarray]:
     subs = np.asarray(vectors.sub_queries, dtype=np.float32)
     return {sid: subs[i] for i, sid in enumerate(vectors.ids)}
 
 
-def _clean_pool(corpus: Corpus, pool_rows: Any) -> np.ndarray:
+def _clean_pool(corpus: Corpus, pool_rows: npt.ArrayLike) -> np.ndarray:
     """Unique, sorted, retrievable rows (DELETED/QUARANTINED never retrieved, SPEC-009 §2.2)."""
     pool = np.unique(np.asarray(pool_rows, dtype=np.int64).ravel())
     retrievable = np.asarray(corpus.retrievable, dtype=bool)
     return pool[retrievable[pool]] if pool.size else pool
 
 
-def _parent_coverage(scenario: Any, vectors: Any) -> Any:
+def _parent_coverage(scenario: Scenario, vectors: ScenarioVectors) -> CoverageSet:
     """The parent Coverage Set: one entry per addressed sub-query (SPEC_NOTES §1.2)."""
     from crp_core.factors.coverage import CoverageSet
 
@@ -349,8 +367,8 @@ def _parent_coverage(scenario: Any, vectors: Any) -> Any:
     return CoverageSet.from_scenario(scenario, subs, tuple(vectors.ids), dim=dim)
 
 
-def _new_entries(ids: Sequence[str], vec_of: Mapping[str, np.ndarray], labels: Mapping[str, Any],
-                 config: CRPConfig, window: int) -> list[Any]:
+def _new_entries(ids: Sequence[str], vec_of: Mapping[str, np.ndarray], labels: Mapping[str, str | None],
+                 config: CRPConfig, window: int) -> list[CoverageEntry]:
     """A branch's local additions: one entry per sub-query, depth ``branch_depth_weight``."""
     from crp_core.factors.coverage import CoverageEntry
 
@@ -358,11 +376,11 @@ def _new_entries(ids: Sequence[str], vec_of: Mapping[str, np.ndarray], labels: M
                           depth_weight=float(config.branch_depth_weight), window=window) for s in ids]
 
 
-def _extend(coverage: Any, entries: Sequence[Any]) -> Any:
+def _extend(coverage: CoverageSet, entries: Sequence[CoverageEntry]) -> CoverageSet:
     return coverage.extend(tuple(entries)) if entries else coverage
 
 
-def _coverage_ids(coverage: Any) -> tuple[str, ...]:
+def _coverage_ids(coverage: CoverageView) -> tuple[str, ...]:
     return tuple(coverage.ids)
 
 
@@ -388,10 +406,10 @@ class _Timeline:
     its lane (the naive run has one shared lane: every step is compared with the step before it).
     """
 
-    def __init__(self, lane_of: Callable[[int | None], Any]):
+    def __init__(self, lane_of: Callable[[int | None], _Lane]):
         self.steps: list[FanoutStep] = []
         self.lane_of = lane_of
-        self.last: dict[Any, tuple[int, tuple[str, ...]]] = {}
+        self.last: dict[_Lane, tuple[int, tuple[str, ...]]] = {}
 
     def add(self, kind: str, title: str, branch: int | None, coverage: Sequence[str],
             facts: Sequence[str] = (), **detail: Any) -> None:
@@ -437,7 +455,7 @@ def _chosen_by_several(results: Sequence[BranchResult]) -> dict[str, list[int]]:
 def _partitioned_steps(corpus: Corpus, parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
                        partitions: tuple[tuple[str, ...], ...], rule: str, width: int, budget: int,
                        traces: Sequence[_BranchTrace], run: FanoutRun, merged_cov: tuple[str, ...],
-                       snapshots: Sequence[Any]) -> tuple[FanoutStep, ...]:
+                       snapshots: Sequence[CoverageSnapshot]) -> tuple[FanoutStep, ...]:
     tl = _Timeline(lambda b: ("branch", b) if b is not None else "parent")
     tl.add("parent", "T0: parent Coverage Set (addressed sub-queries)", None, parent_ids,
            residual_set=list(residual_ids), addressed=list(parent_ids))

@@ -10,9 +10,10 @@ import csv
 import io
 import json
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from crp_core.config import NEVER_RETRIEVED, STATUSES
 from crp_core.corpus.prepared import Corpus
@@ -119,7 +120,7 @@ class Decision:
         return self.fact_a, self.fact_b
 
     @classmethod
-    def new(cls, a: str, b: str, kind: str, operator: str, **kw: Any) -> "Decision":
+    def new(cls, a: str, b: str, kind: str, operator: str, **kw: Any) -> Decision:
         """A not-yet-recorded decision on the pair {a, b} (ids put in canonical order)."""
         if isinstance(a, str) and isinstance(b, str) and b < a:
             a, b = b, a
@@ -127,25 +128,25 @@ class Decision:
 
     @classmethod
     def accept(cls, a: str, b: str, *, operator: str, winner: str | None = None, note: str = "",
-               ckf_fingerprint: str | None = None) -> "Decision":
+               ckf_fingerprint: str | None = None) -> Decision:
         """Accept the arbitration as shown (``winner``: the winner it showed; None for a tie)."""
         return cls.new(a, b, "accept", operator, winner=winner, note=note, ckf_fingerprint=ckf_fingerprint)
 
     @classmethod
     def override(cls, a: str, b: str, *, winner: str, operator: str, note: str = "",
-                 ckf_fingerprint: str | None = None) -> "Decision":
+                 ckf_fingerprint: str | None = None) -> Decision:
         """Override the arbitration: ``winner`` wins the pair whatever its authority."""
         return cls.new(a, b, "override", operator, winner=winner, note=note, ckf_fingerprint=ckf_fingerprint)
 
     @classmethod
     def dismiss(cls, a: str, b: str, *, operator: str, note: str = "",
-                ckf_fingerprint: str | None = None) -> "Decision":
+                ckf_fingerprint: str | None = None) -> Decision:
         """Not a conflict: the pair is not arbitrated (both facts stay)."""
         return cls.new(a, b, "dismiss", operator, note=note, ckf_fingerprint=ckf_fingerprint)
 
     @classmethod
     def mark_status(cls, a: str, b: str, *, fact: str, status: str, operator: str, note: str = "",
-                    ckf_fingerprint: str | None = None) -> "Decision":
+                    ckf_fingerprint: str | None = None) -> Decision:
         """Set the lifecycle status (SPEC-009 §8) of ``fact``, one of the pair's facts."""
         return cls.new(a, b, "mark_status", operator, target_fact=fact, new_status=status, note=note,
                        ckf_fingerprint=ckf_fingerprint)
@@ -231,7 +232,7 @@ class DecisionSet:
     count: int  # decisions read (the audit log's length)
 
     @classmethod
-    def from_decisions(cls, decisions: Iterable[Decision]) -> "DecisionSet":
+    def from_decisions(cls, decisions: Iterable[Decision]) -> DecisionSet:
         """Fold an audit log (in recording order) into the decisions in force (DecisionError on a bad one)."""
         statuses: dict[str, str] = {}
         status_decisions: dict[str, Decision] = {}
@@ -254,7 +255,7 @@ class DecisionSet:
                    count=n)
 
     @classmethod
-    def empty(cls) -> "DecisionSet":
+    def empty(cls) -> DecisionSet:
         return cls.from_decisions(())
 
     def __bool__(self) -> bool:

@@ -20,14 +20,26 @@ import os
 import pathlib
 import sqlite3
 import threading
-from datetime import datetime, timezone
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from crp_core.io.timeparse import format_timestamp
-from crp_core.triage.decisions import (COLUMNS, KINDS, MARKABLE_STATUSES, SCHEMA_VERSION, Decision, DecisionError,
-                                       DecisionSet, TriageStoreError, export_csv, export_json, pair_key,
-                                       validate_decision)
+from crp_core.triage.decisions import (
+    COLUMNS,
+    KINDS,
+    MARKABLE_STATUSES,
+    SCHEMA_VERSION,
+    Decision,
+    DecisionError,
+    DecisionSet,
+    TriageStoreError,
+    export_csv,
+    export_json,
+    pair_key,
+    validate_decision,
+)
 
 #: ``PRAGMA application_id`` of a crp-inspect triage database: the bytes "CRPT" (0x43525054)
 APPLICATION_ID = 0x43525054
@@ -79,7 +91,7 @@ def default_db_path() -> str | None:
 
 # ---- the store -------------------------------------------------------------------------------
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _row_to_decision(row: tuple[Any, ...]) -> Decision:
@@ -216,8 +228,8 @@ class DecisionStore:
         return uri + "&immutable=1" if immutable else uri
 
     def _connect_ro(self, *, immutable: bool = False) -> sqlite3.Connection:
-        con = sqlite3.connect(self._uri("ro", immutable=immutable), uri=True, timeout=self.busy_timeout, isolation_level=None,
-                              check_same_thread=False)
+        con = sqlite3.connect(self._uri("ro", immutable=immutable), uri=True, timeout=self.busy_timeout,
+                              isolation_level=None, check_same_thread=False)
         con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         return con
 
@@ -297,13 +309,14 @@ class DecisionStore:
             try:
                 con.execute("BEGIN IMMEDIATE")
                 try:
-                    stamped = replace(d, decided_at=format_timestamp(self._clock().astimezone(timezone.utc)))
+                    stamped = replace(d, decided_at=format_timestamp(self._clock().astimezone(UTC)))
                     cur = con.execute(
                         f"INSERT INTO decisions ({', '.join(COLUMNS[1:])}) VALUES ({', '.join('?' * 11)})",
                         (stamped.pair_key, stamped.fact_a, stamped.fact_b, stamped.kind, stamped.winner,
                          stamped.target_fact, stamped.new_status, stamped.note, stamped.operator,
                          stamped.decided_at, stamped.ckf_fingerprint))
-                    rid = int(cur.lastrowid)
+                    rid = cur.lastrowid  # set by every INSERT
+                    assert rid is not None
                     con.execute("COMMIT")
                 except BaseException:
                     if con.in_transaction:
@@ -385,12 +398,13 @@ class DecisionStore:
             self._con = None
             self._closed = True
 
-    def __enter__(self) -> "DecisionStore":
+    def __enter__(self) -> DecisionStore:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
-        return f"DecisionStore({self.path!r}{', readonly' if self.readonly else ''}{', closed' if self._closed else ''})"
+        return (f"DecisionStore({self.path!r}{', readonly' if self.readonly else ''}"
+                f"{', closed' if self._closed else ''})")
 

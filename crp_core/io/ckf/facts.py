@@ -10,16 +10,21 @@ import json
 import math
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from crp_core.config import DEFAULT_SOURCE_TYPE, DEFAULT_STATUS, SOURCE_TYPES, STATUSES
 from crp_core.errors import CKFError, Problem
-from crp_core.model import Fact, KnowledgeBase
 from crp_core.io.timeparse import parse_duration_seconds, parse_timestamp
+from crp_core.model import Fact, KnowledgeBase, TTLKind
+
+#: ``err(field, message)``: records one problem of the fact being parsed
+ErrFn = Callable[[str, str], None]
+
 
 @dataclass
 class _Rec:
@@ -58,7 +63,7 @@ def _format_message(name: str) -> str:
             f".json, .csv or a directory holding {_DIR_FACTS}")
 
 
-def _refuse(source: str, problems: list[Problem]) -> None:
+def _refuse(source: str, problems: list[Problem]) -> NoReturn:
     raise CKFError(f"CKF {source} refused", problems)
 
 
@@ -125,6 +130,7 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
         rec.fact_id = fid
     # content
     content = obj.get("content")
+    text: str | None = None  # the content once checked
     if content is None:
         err("content", "missing (required)")
     elif not isinstance(content, str):
@@ -133,6 +139,8 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
         err("content", "empty (required, non-empty text)")
     elif _bad_unicode(content):
         err("content", "contains an unpaired surrogate (not valid Unicode)")
+    else:
+        text = content
     # enums
     source_type = _enum(obj, "source_type", SOURCE_TYPES, DEFAULT_SOURCE_TYPE, err)
     status = _enum(obj, "status", STATUSES, DEFAULT_STATUS, err)
@@ -164,7 +172,9 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
             except ValueError as exc:
                 err(name, str(exc))
     # ttl
-    ttl_kind, ttl_seconds, ttl_text = "default", None, None
+    ttl_kind: TTLKind = "default"
+    ttl_seconds: float | None = None
+    ttl_text: str | None = None
     t = obj.get("ttl")
     if t is not None:
         try:
@@ -173,7 +183,10 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
             err("ttl", str(exc))
         else:
             ttl_text = t
-            ttl_kind, ttl_seconds = ("timeless", None) if secs is None else ("explicit", secs)
+            if secs is None:
+                ttl_kind, ttl_seconds = "timeless", None
+            else:
+                ttl_kind, ttl_seconds = "explicit", secs
     # plain strings
     strings: dict[str, str | None] = {}
     for name in ("source_id", "source_location", "community_label"):
@@ -222,18 +235,18 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
         if ch.lower() != hashlib.sha256(content.encode("utf-8")).hexdigest():
             st.warnings.append(Problem(line, "content_hash", "does not match sha256(content); ignored",
                                        rec.fact_id))
-    if errs:
+    if errs or rec.fact_id is None or text is None:  # without errors, both the id and the content are set
         return rec
     rec.fact = Fact(
-        fact_id=fid, content=content, source_type=source_type, status=status, importance_weight=weight,
-        ingested_at=stamps["ingested_at"], modified_at=stamps["modified_at"], ttl_kind=ttl_kind,  # type: ignore[arg-type]
+        fact_id=rec.fact_id, content=text, source_type=source_type, status=status, importance_weight=weight,
+        ingested_at=stamps["ingested_at"], modified_at=stamps["modified_at"], ttl_kind=ttl_kind,
         ttl_seconds=ttl_seconds, ttl_text=ttl_text, source_id=strings["source_id"],
         source_location=strings["source_location"], community_label=strings["community_label"],
         metadata=meta, line=line)
     return rec
 
 
-def _enum(obj: dict, name: str, allowed: tuple[str, ...], default: str, err) -> str:
+def _enum(obj: dict[str, Any], name: str, allowed: tuple[str, ...], default: str, err: ErrFn) -> str:
     v = obj.get(name)
     if v is None:
         return default
@@ -243,7 +256,7 @@ def _enum(obj: dict, name: str, allowed: tuple[str, ...], default: str, err) -> 
     return v if isinstance(v, str) else default
 
 
-def _cell_json(cell: str, name: str, err) -> Any:
+def _cell_json(cell: str, name: str, err: ErrFn) -> Any:
     try:
         return json.loads(cell)
     except (ValueError, RecursionError) as exc:
@@ -251,7 +264,7 @@ def _cell_json(cell: str, name: str, err) -> Any:
         return None
 
 
-def _embedding(e: Any, err) -> np.ndarray | None:
+def _embedding(e: Any, err: ErrFn) -> np.ndarray | None:
     if not isinstance(e, list) or not e:
         err("embedding", f"must be a non-empty list of numbers, got {_tname(e)}")
         return None
@@ -361,13 +374,15 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
     fact_problems = [p for r in bad_recs for p in r.errors]
     if fp or (bad_recs and not lenient):
         _refuse(source, sorted(fp, key=lambda p: p.line) + fact_problems)
-    keep = [i for i, r in enumerate(recs) if not r.errors and r.fact is not None]
+    kept = [(i, r.fact) for i, r in enumerate(recs) if not r.errors and r.fact is not None]
+    keep = [i for i, _ in kept]
     if not keep:
         _refuse(source, fact_problems + [Problem(0, _FILE, "no valid fact left to load")])
-    facts = tuple(recs[i].fact for i in keep)  # type: ignore[misc]
+    facts = tuple(f for _, f in kept)
     emb = None
     if has_emb:
-        emb = np.stack([rows[i] for i in keep]).astype(np.float32, copy=False)  # a fresh array
+        # np.stack turns each row into an array with asanyarray; np.asarray does the same here
+        emb = np.stack([np.asarray(rows[i]) for i in keep]).astype(np.float32, copy=False)  # a fresh array
     elif model is not None:
         st.warnings.append(Problem(0, "embedding_model", f"embedding_model {model!r} named but no embeddings "
                                                          f"given; the active model will embed"))

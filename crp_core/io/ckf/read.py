@@ -22,10 +22,25 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.errors import Problem
+from crp_core.io.ckf.facts import (
+    _DIR_FACTS,
+    _DIR_MANIFEST,
+    _DIR_NPY,
+    _FILE,
+    _FORMATS,
+    _MANIFEST_KEYS,
+    _WRAPPER_KEYS,
+    _finish,
+    _format_message,
+    _json_reason,
+    _parse_fact,
+    _Rec,
+    _refuse,
+    _State,
+    _tname,
+)
 from crp_core.model import KnowledgeBase
-from crp_core.io.ckf.facts import (_DIR_FACTS, _DIR_MANIFEST, _DIR_NPY, _FILE, _FORMATS, _MANIFEST_KEYS, _WRAPPER_KEYS,
-                                  _finish, _format_message, _json_reason, _parse_fact,
-                                  _Rec, _refuse, _State, _tname)
+
 
 # ---- public API ------------------------------------------------------------------------------
 def load_ckf(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: int | None = None,

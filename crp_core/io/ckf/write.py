@@ -5,14 +5,16 @@ import csv
 import io
 import json
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from crp_core.errors import CKFError, Problem
-from crp_core.model import Fact, KnowledgeBase
-from crp_core.io.timeparse import format_timestamp
 from crp_core.io.ckf.facts import _DIR_FACTS, _DIR_MANIFEST, _DIR_NPY, _FILE, _FORMATS, _format_message
+from crp_core.io.timeparse import format_timestamp
+from crp_core.model import Fact, KnowledgeBase
+
 
 def write_ckf(kb: KnowledgeBase, path: str | os.PathLike[str]) -> str:
     """Write ``kb`` in the format of ``path``'s extension, or as a directory when it has none.
