@@ -21,7 +21,7 @@ from crp_core.errors import CRPError
 from crp_core.triage.store import (MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv,
                              export_json)
 from crp_ui import conflicts_view as cv
-from crp_ui import decisions, render, state
+from crp_ui import decisions, render, shell, state
 
 K = "crp.page.conflicts."
 KIND_LABELS = {"accept": "Accept the arbitration", "override": "Override the winner",
@@ -332,4 +332,5 @@ def main() -> None:
         export_tab(ds, kb)
 
 
-main()
+if __name__ == "__main__":  # Streamlit executes page files as scripts
+    shell.run_page(main)

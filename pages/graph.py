@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from crp_ui import breakdown, charts, render, state, tables
+from crp_ui import breakdown, charts, render, shell, state, tables
 
 K = "crp.page.graph."
 
@@ -101,4 +101,5 @@ def main() -> None:
                      key=K + "edges")
 
 
-main()
+if __name__ == "__main__":  # Streamlit executes page files as scripts
+    shell.run_page(main)
