@@ -17,14 +17,15 @@ embedding cache and triage store, offline).
 
 Browser helpers of the e2e tests (a real ``streamlit run`` driven by Playwright, see
 ``tests/e2e/conftest.py``): :func:`open_page`, :func:`wait_idle`, :func:`assert_no_exception`,
-:func:`screenshot`, :func:`main_text`, :func:`sidebar_text`.
+:func:`screenshot`, :func:`main_text`, :func:`sidebar_text`, :func:`session_page`.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import pytest
@@ -190,3 +191,15 @@ def screenshot(page: Any, name: str, *, full_page: bool = True, max_height: int 
         if size:
             page.set_viewport_size(size)
     return path
+
+
+@contextlib.contextmanager
+def session_page(browser: Any, base_url: str) -> Iterator[Any]:
+    """A page in a browser context of its own (so a Streamlit session of its own) at 1400x900."""
+    ctx = browser.new_context(viewport=VIEWPORT, base_url=base_url)
+    try:
+        pg = ctx.new_page()
+        pg.set_default_timeout(SCRIPT_TIMEOUT_MS)
+        yield pg
+    finally:
+        ctx.close()
