@@ -366,6 +366,25 @@ def test_md_escape_leaves_no_active_punctuation(text):
     assert not re.search(r"[!-/:-@\[-`{-~]", stripped)
 
 
+@settings(max_examples=300, deadline=None)
+@given(hst.text(), hst.one_of(hst.none(), hst.integers(min_value=1, max_value=40)))
+def test_esc_is_inert_and_shortens(text, limit):
+    """``render.esc`` (plotly labels): no markup survives, nothing is lost unless shortened."""
+    out = render.esc(text, limit)
+    assert not re.search(r"[<>\"']", out) and not re.search(r"&(?!(amp|lt|gt|quot|#x27);)", out)
+    back = html.unescape(out)
+    if limit is None or len(text) <= limit:
+        assert back == text
+    else:
+        assert len(back) == limit and back.endswith("…") and text.startswith(back[:-1])
+
+
+def test_views_share_one_esc():
+    from crp_ui import charts, fanout_view, tuning_view
+
+    assert charts.esc is fanout_view.esc is tuning_view.esc is render.esc
+
+
 def test_fact_card_escapes_content():
     from crp_core.model import Fact
 
