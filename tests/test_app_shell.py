@@ -300,6 +300,26 @@ def test_every_page_file_is_registered_once():
     assert shell.DEFAULT_PAGE.file == "overview.py" and shell.PAGES[-1].file == "home.py"
 
 
+def _list_navigation_pages() -> None:
+    """Write title, URL path and visibility of every page the shell hands to st.navigation."""
+    import streamlit as st
+
+    from crp_ui import shell
+
+    for p in shell.navigation_pages():  # st.Page needs a script run: AppTest runs this body as one
+        st.text(f"{p.title}|{p.url_path}|{p.visibility}")
+
+
+def test_navigation_pages_cover_every_url():
+    """What st.navigation gets: each page at its own path, the default at the root, and a hidden page
+    of the default's file at its own path (a default page is served at the root URL only)."""
+    at = AppTest.from_function(_list_navigation_pages, default_timeout=TIMEOUT).run()
+    _ok(at)
+    rows = [t.value.split("|") for t in at.text]
+    expected = [[s.title, "" if s is shell.DEFAULT_PAGE else s.url_path, "visible"] for s in shell.PAGES]
+    assert rows == expected + [["Overview", "overview", "hidden"]]
+
+
 def test_navigation_serves_the_default_page_under_its_own_path_too(ui_env):
     """The default page is served at ``/``; ``/overview`` is a hidden page of the same file."""
     at = _app()
