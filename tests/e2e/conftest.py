@@ -34,12 +34,14 @@ SERVER_START_TIMEOUT = 90.0
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of this folder ``e2e``."""
     for item in items:
         if _in_this_folder(item):
             item.add_marker(pytest.mark.e2e)
 
 
 def _free_port() -> int:
+    """A TCP port on the loopback interface that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -58,6 +60,7 @@ def e2e_sample_dir(request: pytest.FixtureRequest) -> Path:
 
 
 def _healthy(url: str) -> bool:
+    """True once the server at ``url`` answers its health check."""
     try:
         with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
             return r.status == 200
