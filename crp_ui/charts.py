@@ -3,12 +3,11 @@
 Pure functions of crp_core records / the frames of :mod:`crp_ui.tables` -> ``go.Figure``; no
 Streamlit, no score recomputed (the recency curve points come from
 ``crp_core.factors.recency.recency_factor``, the function the pipeline uses). Every text that comes from a
-CKF (fact ids, contents) is HTML-escaped before it reaches a plotly label or hover text, because
-plotly interprets a subset of HTML in them.
+CKF (fact ids, contents) is HTML-escaped (:func:`crp_ui.render.esc`) before it reaches a plotly label or
+hover text, because plotly interprets a subset of HTML in them.
 """
 from __future__ import annotations
 
-import html
 import math
 from typing import Any, Iterable, Sequence
 
@@ -19,6 +18,8 @@ import plotly.graph_objects as go
 from crp_core.config import SOURCE_TYPES
 from crp_core.factors.recency import recency_factor
 
+from .render import esc
+
 ROLE_COLOURS = {"anchor": "#1f5fa8", "connector": "#e07b00", "candidate": "#9aa5b1", "gated": "#c9ced6"}
 BAND_COLOURS = {"primacy": "#1f5fa8", "middle": "#7c8ea3", "recency": "#2e8b57"}
 OUTCOME_COLOURS = {"in envelope": "#1b7f3b", "suppressed": "#b00020", "dropped (budget)": "#a15c00",
@@ -26,14 +27,6 @@ OUTCOME_COLOURS = {"in envelope": "#1b7f3b", "suppressed": "#b00020", "dropped (
 CURVE_COLOURS = ("#1f5fa8", "#e07b00", "#2e8b57", "#b00020", "#7b4fb3", "#8c564b", "#d62790", "#17becf",
                  "#bcbd22", "#555555")
 HEIGHT = 380
-
-
-def esc(text: Any, limit: int | None = None) -> str:
-    """HTML-escaped text for plotly labels (optionally shortened to ``limit`` characters)."""
-    s = "" if text is None else str(text)
-    if limit is not None and len(s) > limit:
-        s = s[: limit - 1] + "…"
-    return html.escape(s, quote=True)
 
 
 def _layout(fig: go.Figure, title: str, height: int = HEIGHT, **kw: Any) -> go.Figure:

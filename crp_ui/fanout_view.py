@@ -7,11 +7,10 @@ CDR tables). The only computation is presentation: the page's scenario/config ov
 (:func:`project_partitions`) and the alignment of the naive timeline with the partitioned one.
 
 Untrusted text (fact contents, sub-query ids and texts) only reaches HTML through
-:func:`crp_ui.render.html_text`; plotly hover text goes through :func:`esc`.
+:func:`crp_ui.render.html_text`; plotly hover text goes through :func:`crp_ui.render.esc`.
 """
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -24,7 +23,7 @@ from crp_core.stages.fanout import PARTITIONS_HEADER, RULE_KMEANS, RULE_ONE_EACH
 from crp_core.model import Scenario
 from crp_core.records import FanoutResult, FanoutRun, FanoutStep
 
-from .render import html_text
+from .render import esc, html_text
 
 #: the fan-out widths the page offers
 MIN_WIDTH, MAX_WIDTH = 1, 8
@@ -37,14 +36,6 @@ STEP_TIME = {"parent": "T0", "partition": "T0", "snapshot": "T1", "retrieval": "
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 ADDED_BG = "#fff3b0"  # highlight of the entries added at this step
 DUP_BG = "#ffd6d6"  # highlight of a fact chosen by more than one branch
-
-
-def esc(text: Any, limit: int | None = None) -> str:
-    """Plain text for plotly hover/labels: HTML-escaped (plotly renders a subset of HTML), truncated."""
-    s = "" if text is None else str(text)
-    if limit is not None and len(s) > limit:
-        s = s[: limit - 1] + "…"
-    return html.escape(s, quote=True)
 
 
 def attr(text: Any) -> str:

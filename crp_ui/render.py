@@ -2,9 +2,10 @@
 
 Fact content comes from user files. It is never passed to ``unsafe_allow_html`` unless it went
 through :func:`html_text` (``html.escape`` + line breaks as ``<br>``, so the HTML block has no blank
-line and no Markdown is interpreted inside it), and never to ``st.markdown`` unless it went
+line and no Markdown is interpreted inside it), never to ``st.markdown`` unless it went
 through :func:`md_escape` (every ASCII punctuation character backslash-escaped, so no link, image,
-HTML tag, emphasis, LaTeX or colour directive can form).
+HTML tag, emphasis, LaTeX or colour directive can form), and never to a plotly label or hover text
+unless it went through :func:`esc` (plotly interprets a subset of HTML there).
 """
 from __future__ import annotations
 
@@ -41,6 +42,14 @@ def html_text(text: Any) -> str:
                     ("`", "&#96;"), ("~", "&#126;"), (":", "&#58;"), ("\\", "&#92;")):
         s = s.replace(ch, ent)
     return s
+
+
+def esc(text: Any, limit: int | None = None) -> str:
+    """Text for plotly labels and hover text: HTML-escaped, optionally shortened to ``limit`` characters."""
+    s = "" if text is None else str(text)
+    if limit is not None and len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return html.escape(s, quote=True)
 
 
 def badge(text: str, colour: str = "#444") -> str:

@@ -1,7 +1,7 @@
 """Frames and figures of the Tuning page: sweep plots, envelope diffs, config comparison and
 the before / after SPEC-027 view. Pure functions of crp_core records (no Streamlit), so the HTML report
 and the tests build exactly what the page shows. CKF text reaching a plotly label is escaped
-(:func:`crp_ui.charts.esc`); dataframes show it as plain text.
+(:func:`crp_ui.render.esc`); dataframes show it as plain text.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .charts import esc
+from .render import esc
 
 #: sweep series: (column, legend name, subplot row, colour)
 SWEEP_SERIES: tuple[tuple[str, str, int, str], ...] = (

@@ -8,7 +8,7 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from crp_ui import breakdown, charts, render, state, tables
+from crp_ui import breakdown, charts, render, shell, state, tables
 
 PAGE_SIZES = (50, 100, 200, 500)
 #: columns shown in the table (the CSV download on the Envelope page has them all)
@@ -116,4 +116,5 @@ def main() -> None:
     st.caption(render.md_escape(f"{len(frame)} scored facts; gate threshold {result.config.cdr_min_relevance:g}."))
 
 
-main()
+if __name__ == "__main__":  # Streamlit executes page files as scripts
+    shell.run_page(main)

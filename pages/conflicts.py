@@ -22,7 +22,7 @@ from crp_core import headers
 from crp_core.triage import (MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv,
                              export_json)
 from crp_ui import conflicts_view as cv
-from crp_ui import decisions, render, state
+from crp_ui import decisions, render, shell, state
 
 K = "crp.page.conflicts."
 KIND_LABELS = {"accept": "Accept the arbitration", "override": "Override the winner",
@@ -325,4 +325,5 @@ def main() -> None:
         export_tab(ds, kb)
 
 
-main()
+if __name__ == "__main__":  # Streamlit executes page files as scripts
+    shell.run_page(main)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from crp_core.stages.packing import fact_line
 from crp_core.report import dumps
-from crp_ui import breakdown, charts, render, state, tables
+from crp_ui import breakdown, charts, render, shell, state, tables
 
 K = "crp.page.envelope."
 BAND_TITLES = {"primacy": "Primacy band (start)", "middle": "Middle band", "recency": "Recency band (end)"}
@@ -93,4 +93,5 @@ def main() -> None:
                      key=K + "table")
 
 
-main()
+if __name__ == "__main__":  # Streamlit executes page files as scripts
+    shell.run_page(main)

@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from crp_core.errors import CRPError
-from crp_ui import breakdown, cache, fanout_view as fv, render, state
+from crp_ui import breakdown, cache, fanout_view as fv, render, shell, state
 from crp_ui import decisions as triage_decisions
 
 K = "crp.fanout."
@@ -309,4 +309,5 @@ def main() -> None:
     _stepper(fan, corpus, page_scen, page_cfg, sig)
 
 
-main()
+if __name__ == "__main__":  # Streamlit executes page files as scripts
+    shell.run_page(main)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 from crp_core import headers
 
-from crp_ui import breakdown, charts, render, state, tables
+from crp_ui import breakdown, charts, render, shell, state, tables
 
 K = "crp.page.graph."
 
@@ -102,4 +102,5 @@ def main() -> None:
                      key=K + "edges")
 
 
-main()
+if __name__ == "__main__":  # Streamlit executes page files as scripts
+    shell.run_page(main)

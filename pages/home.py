@@ -9,7 +9,7 @@ import streamlit as st
 
 from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import CRPError
-from crp_ui import render, state
+from crp_ui import render, shell, state
 
 
 def facts_by_type_and_status(kb) -> pd.DataFrame:
@@ -81,4 +81,5 @@ def main() -> None:
             render.headers_block(result.headers)
 
 
-main()
+if __name__ == "__main__":  # Streamlit executes page files as scripts
+    shell.run_page(main)

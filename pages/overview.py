@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from crp_ui import breakdown, charts, render, state, tables
+from crp_ui import breakdown, charts, render, shell, state, tables
 
 
 def main() -> None:
@@ -56,4 +56,5 @@ def main() -> None:
         st.caption("Some link parameters were ignored (see the sidebar).")
 
 
-main()
+if __name__ == "__main__":  # Streamlit executes page files as scripts
+    shell.run_page(main)

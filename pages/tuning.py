@@ -16,7 +16,7 @@ import streamlit as st
 
 from crp_core.config import CRPConfig, describe
 from crp_core.errors import ConfigError, CRPError
-from crp_ui import breakdown, cache, render, state
+from crp_ui import breakdown, cache, render, shell, state
 from crp_ui import decisions as triage_decisions
 from crp_ui import tuning_view as tv
 
@@ -344,4 +344,5 @@ def main() -> None:
         before_after_tab(corpus, scenario, config, result, decisions, dkey)
 
 
-main()
+if __name__ == "__main__":  # Streamlit executes page files as scripts
+    shell.run_page(main)

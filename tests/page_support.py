@@ -11,14 +11,15 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from crp_core.config import CRPConfig
+from support import APP, REPO_ROOT, TEST_MODEL
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-APP = str(REPO_ROOT / "app.py")
-TEST_MODEL = "test-model"
+__all__ = ["APP", "REPO_ROOT", "TEST_MODEL", "expected_result", "figures", "frame_with", "frames_with", "metric",
+           "run_page", "sidebar_input", "unit", "widget", "write_bridge_sample"]
 
 
 def run_page(page: str, *, params: Mapping[str, str] | None = None, timeout: float = 180) -> AppTest:
-    """AppTest of ``app.py`` switched to ``pages/<page>.py`` (first run on the default page)."""
+    """AppTest of ``app.py`` switched to ``pages/<page>.py`` (first run on the default page), as a user
+    would get there: the shared sidebar ran first, then the page."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for k, v in (params or {}).items():
         at.query_params[k] = v
@@ -92,12 +93,14 @@ def figures(at: AppTest) -> list[dict]:
 
 
 def metric(at: AppTest, label: str) -> str:
+    """The value of the one metric labelled ``label``."""
     hits = [m.value for m in at.metric if m.label == label]
     assert len(hits) == 1, [m.label for m in at.metric]
     return hits[0]
 
 
-def unit(v) -> list[float]:
+def unit(v: Any) -> list[float]:
+    """``v`` scaled to length 1, as a list."""
     a = np.asarray(v, dtype=np.float64)
     return [float(x) for x in a / np.linalg.norm(a)]
 

@@ -1,26 +1,22 @@
-"""The app shell (issue 2): app.py + shared sidebar + home page, driven by Streamlit's AppTest.
+"""The app shell: app.py + page registration + shared sidebar + home page, driven by Streamlit's AppTest.
 
-Uses the synthetic samples folder of tests/conftest.py (24 facts with their own 8-d embeddings,
+Uses the synthetic samples folder of tests/support.py (24 facts with their own 8-d embeddings,
 model "test-model"; scenario "demo.json"), so no embedding model is loaded.
 """
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
 import re
-from pathlib import Path
 
-import pytest
 from hypothesis import given, settings, strategies as hst
 from streamlit.testing.v1 import AppTest
 
 from crp_core.config import CRPConfig, SCALAR_KEYS
-from crp_ui import render, sidebar
+from crp_ui import render, shell, sidebar
+from support import APP, REPO_ROOT, synthetic_ckf_rows
 
-REPO = Path(__file__).resolve().parent.parent
-APP = str(REPO / "app.py")
-HOME = str(REPO / "pages" / "home.py")
+HOME = str(REPO_ROOT / "pages" / "home.py")
 TIMEOUT = 60
 
 
@@ -88,22 +84,35 @@ def test_sidebar_has_every_editor_widget(ui_env):
     assert {b.label for b in sb.button} >= {"Reset to defaults"}
 
 
-def test_home_page_alone_runs(ui_env):
-    at = AppTest.from_file(HOME, default_timeout=TIMEOUT).run()
+def _home_page_alone() -> None:
+    """The Knowledge base page's render function on its own (AppTest runs this body as a script)."""
+    from pages import home
+
+    home.main()
+
+
+def test_home_page_renders_alone(ui_env):
+    """A page's render function reads everything through crp_ui.state: it works without the shell."""
+    at = AppTest.from_function(_home_page_alone, default_timeout=TIMEOUT).run()
     _ok(at)
     assert {m.label: m.value for m in at.metric}["facts"] == "24"
+    assert not at.sidebar.subheader  # no shell, no sidebar
+
+
+def test_page_file_run_as_the_entry_script_gets_the_shell(ui_env):
+    """Executed without app.py, a page file hands over to the shell (navigation + sidebar)."""
+    at = AppTest.from_file(HOME, default_timeout=TIMEOUT).run()
+    _ok(at)
+    assert "Knowledge base (CKF)" in [h.value for h in at.sidebar.subheader]
+    assert [t.value for t in at.title] == ["Overview"]  # the entry script is no registered page: the default
 
 
 def test_facts_by_type_and_status_counts(ui_env):
-    spec = importlib.util.spec_from_file_location("home_page_under_test", HOME)
-    # the table helper is pure; import the page module without running its Streamlit main()
-    src = Path(HOME).read_text().replace("\nmain()\n", "\n")
-    mod = importlib.util.module_from_spec(spec)
-    exec(compile(src, HOME, "exec"), mod.__dict__)
     from crp_core.io.ckf import load_ckf
+    from pages.home import facts_by_type_and_status  # importing a page module renders nothing
 
     kb = load_ckf(str(ui_env / "knowledge_base.jsonl"))
-    t = mod.facts_by_type_and_status(kb)
+    t = facts_by_type_and_status(kb)
     # source cycle of 6 and status cycle of 6 line up: type i%6 always has status i%6, 4 facts each
     assert t.loc["official_documentation", "ACTIVE"] == 4
     assert t.loc["regulatory", "STALE"] == 4 and t.loc["regulatory", "ACTIVE"] == 0
@@ -189,9 +198,9 @@ def test_switching_sample_and_url(ui_env):
     assert {m.label: m.value for m in at.metric}["facts"] == "9"
 
 
-def test_refused_upload_keeps_the_previous_ckf(ui_env, make_ckf_rows):
+def test_refused_upload_keeps_the_previous_ckf(ui_env):
     at = _app()
-    rows = make_ckf_rows(n=4, seed=3)
+    rows = synthetic_ckf_rows(n=4, seed=3)
     rows[1]["content"] = ""  # line 2: empty content
     rows[2]["source_type"] = "rumour"  # line 3: unknown source type
     at.sidebar.get("file_uploader")[0].upload("bad.jsonl", _jsonl(rows), "application/json")
@@ -212,15 +221,15 @@ def test_refused_upload_keeps_the_previous_ckf(ui_env, make_ckf_rows):
     assert "ckf" not in at.query_params  # an upload cannot be linked
 
 
-def test_good_upload_replaces_and_oversize_upload_is_refused(ui_env, make_ckf_rows):
+def test_good_upload_replaces_and_oversize_upload_is_refused(ui_env):
     at = _app()
-    at.sidebar.get("file_uploader")[0].upload("five.jsonl", _jsonl(make_ckf_rows(n=5, seed=2)))
+    at.sidebar.get("file_uploader")[0].upload("five.jsonl", _jsonl(synthetic_ckf_rows(n=5, seed=2)))
     at.run()
     _ok(at)
     assert len(at.session_state["crp.kb"]) == 5
     # shrink the limit below the next file's size: refused by size, the 5-fact CKF stays
     _widget(at.sidebar.number_input, "ckf_max_bytes *").set_value(100).run()
-    at.sidebar.get("file_uploader")[0].set_value(("big.jsonl", _jsonl(make_ckf_rows(n=3)), "text/plain"))
+    at.sidebar.get("file_uploader")[0].set_value(("big.jsonl", _jsonl(synthetic_ckf_rows(n=3)), "text/plain"))
     at.run()
     _ok(at)
     assert len(at.session_state["crp.kb"]) == 5
@@ -283,22 +292,78 @@ def test_operator_name_is_kept(ui_env):
     assert at.session_state["crp.operator"] == "ada"
 
 
-# ---- app.py page registration ---------------------------------------------------------------------------
-def _load_app_module():
-    spec = importlib.util.spec_from_file_location("crp_app_under_test", APP)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # __name__ is not __main__: main() does not run
-    return mod
+# ---- page registration and routing ---------------------------------------------------------------------
+def test_every_page_file_is_registered_once():
+    files = sorted(p.name for p in (REPO_ROOT / "pages").glob("*.py") if p.name != "__init__.py")
+    assert sorted(p.file for p in shell.PAGES) == files
+    assert len({p.url_path for p in shell.PAGES}) == len(shell.PAGES)
+    assert shell.DEFAULT_PAGE.file == "overview.py" and shell.PAGES[-1].file == "home.py"
 
 
-def test_available_pages_order(tmp_path):
-    app = _load_app_module()
-    (tmp_path / "pages").mkdir()
-    for name in ("home.py", "tuning.py", "graph.py"):
-        (tmp_path / "pages" / name).write_text("")
-    assert [p[0] for p in app.available_pages(tmp_path)] == ["home.py", "graph.py", "tuning.py"]
-    (tmp_path / "pages" / "overview.py").write_text("")
-    assert [p[0] for p in app.available_pages(tmp_path)] == ["overview.py", "graph.py", "tuning.py", "home.py"]
+def _list_navigation_pages() -> None:
+    """Write title, URL path and visibility of every page the shell hands to st.navigation."""
+    import streamlit as st
+
+    from crp_ui import shell
+
+    for p in shell.navigation_pages():  # st.Page needs a script run: AppTest runs this body as one
+        st.text(f"{p.title}|{p.url_path}|{p.visibility}")
+
+
+def test_navigation_pages_cover_every_url():
+    """What st.navigation gets: each page at its own path, the default at the root, and a hidden page
+    of the default's file at its own path (a default page is served at the root URL only)."""
+    at = AppTest.from_function(_list_navigation_pages, default_timeout=TIMEOUT).run()
+    _ok(at)
+    rows = [t.value.split("|") for t in at.text]
+    expected = [[s.title, "" if s is shell.DEFAULT_PAGE else s.url_path, "visible"] for s in shell.PAGES]
+    assert rows == expected + [["Overview", "overview", "hidden"]]
+
+
+def test_navigation_serves_the_default_page_under_its_own_path_too(ui_env):
+    """The default page is served at ``/``; ``/overview`` is a hidden page of the same file."""
+    at = _app()
+    _ok(at)
+    assert [t.value for t in at.title] == ["Overview"]
+    at.switch_page("pages/overview.py").run()  # the page registered at /overview
+    _ok(at)
+    assert [t.value for t in at.title] == ["Overview"]
+    assert "Knowledge base (CKF)" in [h.value for h in at.sidebar.subheader]
+
+
+PAGE_TITLES = {"overview.py": "Overview", "breakdown.py": "Score breakdown", "graph.py": "Graph (CDGR)",
+               "envelope.py": "Envelope", "conflicts.py": "Conflict triage", "fanout.py": "Fan-out simulator",
+               "tuning.py": "Tuning", "home.py": "crp-inspect"}
+
+
+def test_every_page_runs_inside_the_shell_on_every_run(ui_env):
+    """Each page, reached with switch_page and run again: the page's own title and the shared sidebar
+    every time (AppTest starts each run afresh, as a new server would)."""
+    assert set(PAGE_TITLES) == {p.file for p in shell.PAGES}
+    at = _app()
+    _ok(at)
+    for spec in shell.PAGES:
+        at.switch_page(f"pages/{spec.file}").run()
+        for _ in range(2):
+            _ok(at)
+            assert [t.value for t in at.title][:1] == [PAGE_TITLES[spec.file]], spec.file
+            assert "Knowledge base (CKF)" in [h.value for h in at.sidebar.subheader], spec.file
+            at.run()
+
+
+def test_a_deep_link_to_a_page_applies_its_parameters(ui_env):
+    """First run straight on a page (like a first request to /home?...): the URL's view, the page, the sidebar."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"ckf": "second.jsonl", "cfg.token_budget": "1000"})
+    at.switch_page("pages/home.py").run()
+    _ok(at)
+    assert {m.label: m.value for m in at.metric}["facts"] == "9"
+    assert _widget(at.sidebar.number_input, "token_budget *").value == 1000
+    assert at.query_params == {"ckf": "second.jsonl", "scenario": "demo.json", "cfg.token_budget": "1000"}
+    _widget(at.sidebar.selectbox, "Bundled sample").set_value("knowledge_base.jsonl").run()
+    _ok(at)
+    assert {m.label: m.value for m in at.metric}["facts"] == "24"  # still the home page, on the next run
+    assert "ckf" not in at.query_params
 
 
 # ---- escaping of untrusted text ---------------------------------------------------------------------------
@@ -321,6 +386,25 @@ def test_md_escape_leaves_no_active_punctuation(text):
     assert not re.search(r"[!-/:-@\[-`{-~]", stripped)
 
 
+@settings(max_examples=300, deadline=None)
+@given(hst.text(), hst.one_of(hst.none(), hst.integers(min_value=1, max_value=40)))
+def test_esc_is_inert_and_shortens(text, limit):
+    """``render.esc`` (plotly labels): no markup survives, nothing is lost unless shortened."""
+    out = render.esc(text, limit)
+    assert not re.search(r"[<>\"']", out) and not re.search(r"&(?!(amp|lt|gt|quot|#x27);)", out)
+    back = html.unescape(out)
+    if limit is None or len(text) <= limit:
+        assert back == text
+    else:
+        assert len(back) == limit and back.endswith("…") and text.startswith(back[:-1])
+
+
+def test_views_share_one_esc():
+    from crp_ui import charts, fanout_view, tuning_view
+
+    assert charts.esc is fanout_view.esc is tuning_view.esc is render.esc
+
+
 def test_fact_card_escapes_content():
     from crp_core.model import Fact
 
@@ -339,9 +423,9 @@ def test_problems_list_names_line_and_field():
                                  "- **file**, field `file`: empty"]
 
 
-def test_lenient_toggle_rereads_the_sample_not_an_old_upload(ui_env, make_ckf_rows):
+def test_lenient_toggle_rereads_the_sample_not_an_old_upload(ui_env):
     at = _app()
-    at.sidebar.get("file_uploader")[0].upload("five.jsonl", _jsonl(make_ckf_rows(n=5, seed=2)))
+    at.sidebar.get("file_uploader")[0].upload("five.jsonl", _jsonl(synthetic_ckf_rows(n=5, seed=2)))
     at.run()
     assert len(at.session_state["crp.kb"]) == 5
     # back to a bundled sample while the upload still sits in the uploader

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from conftest import synthetic_ckf_rows, synthetic_scenario
+from support import synthetic_ckf_rows, synthetic_scenario
 from page_support import expected_result, frame_with, frames_with, metric, run_page, sidebar_input
 
 from crp_ui.render import headers_text

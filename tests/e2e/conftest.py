@@ -1,16 +1,15 @@
 """End-to-end harness: a real ``streamlit run app.py`` driven by headless Debian Chromium.
 
-Fixtures: ``streamlit_server`` (session: base URL of a server on a free port), ``fresh_server``
-(a server of its own), ``browser`` (Playwright Chromium at ``/usr/bin/chromium``, shared by this
-folder's tests and closed when the run leaves the folder; never ``playwright install``), ``page``
-(a fresh 1400x900 context per test, i.e. its own session).
-Helpers, handed out as session fixtures of the same names (a test module cannot import a conftest
-reliably): ``open_page(page, url_path)`` goes there, waits until the script run finished and asserts
-no exception is shown; ``wait_idle(page)``; ``assert_no_exception(page)``; ``screenshot(page, name)``
-writes ``screenshots/<name>.png`` (git-ignored). Every test in this folder is marked ``e2e``.
+Fixtures: ``e2e_sample_dir``, ``streamlit_server`` (session: base URL of a server on a free port),
+``fresh_server`` (a server of its own, for tests about a server's very first request), ``browser``
+(Playwright Chromium at ``/usr/bin/chromium``, shared by this folder's tests and closed when the run
+leaves the folder; never ``playwright install``), ``page`` (a fresh 1400x900 context per test, i.e.
+its own session). The browser helpers (``open_page``, ``wait_idle``, ``assert_no_exception``,
+``screenshot``, ...) are plain functions of ``tests/support.py``. Every test in this folder is marked
+``e2e``.
 
 The server reads the bundled ``sample_ckf/`` when it holds ``knowledge_base.jsonl``; otherwise the
-synthetic samples of tests/conftest.py (with their own embeddings). ``CRP_E2E_SAMPLE_DIR`` overrides.
+synthetic samples of tests/support.py (with their own embeddings). ``CRP_E2E_SAMPLE_DIR`` overrides.
 """
 from __future__ import annotations
 
@@ -24,53 +23,25 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from support import CHROMIUM, CHROMIUM_ARGS, REPO_ROOT, session_page
+
 HERE = Path(__file__).resolve().parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run"]
-VIEWPORT = {"width": 1400, "height": 900}
-SCREENSHOTS = REPO_ROOT / "screenshots"
 SERVER_START_TIMEOUT = 90.0
-#: a first page load may embed the whole sample CKF (model load + embedding on 2 cores)
-SCRIPT_TIMEOUT_MS = 240_000
-
-
-# ---- the root conftest's plain helpers, re-exported -------------------------------------------------
-# Both conftest files are imported as the module "conftest" (no __init__.py), and whichever pytest
-# loaded last is what ``from conftest import synthetic_ckf_rows`` finds: the e2e one once this folder
-# was collected. Re-exporting the root helpers here keeps such imports working either way.
-def _load_root_helpers() -> None:
-    import importlib.util
-    import inspect
-
-    path = REPO_ROOT / "tests" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("_crp_tests_root_conftest", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    g = globals()
-    for name, value in vars(mod).items():
-        if name.startswith("_") or name in g:
-            continue
-        if inspect.isfunction(value) or isinstance(value, (str, int, float, tuple, frozenset)):
-            g[name] = value
-
-
-_load_root_helpers()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of this folder ``e2e``."""
     for item in items:
         if _in_this_folder(item):
             item.add_marker(pytest.mark.e2e)
 
 
 def _free_port() -> int:
+    """A TCP port on the loopback interface that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -89,6 +60,7 @@ def e2e_sample_dir(request: pytest.FixtureRequest) -> Path:
 
 
 def _healthy(url: str) -> bool:
+    """True once the server at ``url`` answers its health check."""
     try:
         with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
             return r.status == 200
@@ -194,7 +166,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
 
 
 @pytest.fixture
-def browser() -> object:
+def browser() -> Any:
     """Headless Debian Chromium through Playwright's sync API (shared by this folder's tests)."""
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
@@ -204,92 +176,7 @@ def browser() -> object:
 
 
 @pytest.fixture
-def page(browser, streamlit_server: str) -> Iterator[object]:
+def page(browser: Any, streamlit_server: str) -> Iterator[Any]:
     """A fresh browser context (own session) at 1400x900, pointed at the server."""
-    ctx = browser.new_context(viewport=VIEWPORT, base_url=streamlit_server)
-    pg = ctx.new_page()
-    pg.set_default_timeout(SCRIPT_TIMEOUT_MS)
-    try:
+    with session_page(browser, streamlit_server) as pg:
         yield pg
-    finally:
-        ctx.close()
-
-
-#: placeholders the frontend shows while an element's code is still loading (slow on a busy machine)
-SKELETONS = '[data-testid="stSkeleton"], [data-testid="stSkeletonElement"], [data-testid="stAppSkeleton"]'
-
-
-def _wait_idle(page, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
-    """Wait until the script run finished (and stayed finished for a moment: no rerun queued) and
-    every element is drawn (no loading skeleton left)."""
-    sel = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-    for _ in range(3):
-        page.wait_for_selector(sel, state="attached", timeout=timeout_ms)
-        page.wait_for_timeout(400)
-        if page.locator(sel).count() == 1:
-            break
-    else:
-        page.wait_for_selector(sel, state="attached", timeout=timeout_ms)
-    page.wait_for_function(f"() => document.querySelectorAll({SKELETONS!r}).length === 0",
-                           timeout=timeout_ms)
-
-
-def _assert_no_exception(page) -> None:
-    exc = page.locator('[data-testid="stException"]')
-    if exc.count():
-        raise AssertionError("the page shows an exception:\n" + exc.first.inner_text()[:3000])
-
-
-def _open_page(page, url_path: str = "/", timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
-    """Open ``url_path`` (e.g. ``"/"``, ``"/breakdown?fact=F1"``), wait for the run, assert no exception."""
-    page.goto(url_path if url_path.startswith("/") else "/" + url_path)
-    _wait_idle(page, timeout_ms)
-    _assert_no_exception(page)
-
-
-def _screenshot(page, name: str, *, full_page: bool = True, max_height: int = 6000) -> Path:
-    """Save ``screenshots/<name>.png`` and return its path.
-
-    Streamlit scrolls inside its main container, not the document, so a "full page" shot grows the
-    viewport to the content height (capped at ``max_height``) for the shot, then restores it.
-    """
-    SCREENSHOTS.mkdir(exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    size = page.viewport_size
-    if full_page and size:
-        height = page.evaluate("""() => Math.max(...[...document.querySelectorAll(
-            '[data-testid="stMain"], [data-testid="stSidebarContent"]')].map(e => e.scrollHeight), 0)""")
-        if height > size["height"]:
-            page.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, max_height)})
-            page.wait_for_timeout(500)
-    try:
-        page.screenshot(path=str(path))
-    finally:
-        if size:
-            page.set_viewport_size(size)
-    return path
-
-
-# ---- the helpers as fixtures (test modules cannot import a conftest reliably) ---------------------
-@pytest.fixture(scope="session")
-def open_page():
-    """``open_page(page, url_path)``: go, wait for the script run to finish, assert no exception."""
-    return _open_page
-
-
-@pytest.fixture(scope="session")
-def wait_idle():
-    """``wait_idle(page)``: wait until the script run finished (after a click or an edit)."""
-    return _wait_idle
-
-
-@pytest.fixture(scope="session")
-def assert_no_exception():
-    """``assert_no_exception(page)``: fail with the exception text if the page shows one."""
-    return _assert_no_exception
-
-
-@pytest.fixture(scope="session")
-def screenshot():
-    """``screenshot(page, name)``: write ``screenshots/<name>.png``, return its path."""
-    return _screenshot

@@ -1,4 +1,4 @@
-"""The Conflict triage page in a real browser (issue 5): the queue with its counts, a decision
+"""The Conflict triage page in a real browser: the queue with its counts, a decision
 recorded through the form (to a temporary database chosen in the page, so no shared database is
 touched), the queue and the envelope conflicts view after it, the exports; screenshots at 1400x900."""
 from __future__ import annotations
@@ -7,11 +7,14 @@ import json
 import os
 import re
 
+from support import assert_no_exception, open_page, screenshot, session_page, wait_idle
+
 
 def _metric(page, label: str) -> str:
-    box = page.locator('[data-testid="stMetric"]').filter(
-        has=page.locator('[data-testid="stMetricLabel"]', has_text=re.compile(rf"^{re.escape(label)}$")))
-    return box.first.locator('[data-testid="stMetricValue"]').inner_text().strip()
+    """The value of the metric labelled ``label``."""
+    box = page.get_by_test_id("stMetric").filter(
+        has=page.get_by_test_id("stMetricLabel").filter(has_text=re.compile(rf"^{re.escape(label)}$")))
+    return box.first.get_by_test_id("stMetricValue").inner_text().strip()
 
 
 def _until(page, cond, what: str, timeout_ms: int = 60_000) -> None:
@@ -23,7 +26,8 @@ def _until(page, cond, what: str, timeout_ms: int = 60_000) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _set_operator(page, name: str, wait_idle) -> None:
+def _set_operator(page, name: str) -> None:
+    """Type the operator name into the sidebar and wait until the page accepts decisions."""
     op = page.get_by_role("textbox", name="Operator name")
     op.fill(name)
     op.press("Enter")
@@ -32,7 +36,8 @@ def _set_operator(page, name: str, wait_idle) -> None:
     wait_idle(page)
 
 
-def _record(page, kind_label: str, wait_idle, assert_no_exception) -> None:
+def _record(page, kind_label: str) -> None:
+    """Pick a decision kind by its label and record it."""
     page.get_by_text(kind_label, exact=True).click()
     page.get_by_role("button", name="Record decision").click()
     page.get_by_text(re.compile(r"^Recorded decision #\d+")).wait_for(timeout=60_000)
@@ -40,7 +45,8 @@ def _record(page, kind_label: str, wait_idle, assert_no_exception) -> None:
     assert_no_exception(page)
 
 
-def _use_database(page, path: str, wait_idle, assert_no_exception) -> None:
+def _use_database(page, path: str) -> None:
+    """Point this session at the decision database ``path``."""
     page.get_by_text("Decision database:", exact=False).first.click()
     box = page.get_by_role("textbox", name=re.compile(r"^Database file for this session"))
     box.fill(path)
@@ -50,11 +56,11 @@ def _use_database(page, path: str, wait_idle, assert_no_exception) -> None:
     page.get_by_text(f"Decision database: {path} (this session)").wait_for(timeout=30_000)
 
 
-def test_conflicts_queue_decide_and_views(page, open_page, wait_idle, assert_no_exception, screenshot, tmp_path):
+def test_conflicts_queue_decide_and_views(page, tmp_path):
     open_page(page, "/conflicts")
     db = str(tmp_path / "e2e-triage.sqlite")
-    _use_database(page, db, wait_idle, assert_no_exception)
-    main = page.locator('[data-testid="stMain"]')
+    _use_database(page, db)
+    main = page.get_by_test_id("stMain")
     assert "Conflict triage" in main.inner_text()
     pairs, ties = int(_metric(page, "conflict pairs")), int(_metric(page, "ties"))
     assert pairs >= 1 and ties >= 1
@@ -65,8 +71,8 @@ def test_conflicts_queue_decide_and_views(page, open_page, wait_idle, assert_no_
     screenshot(page, "conflicts_queue")
 
     # record a decision: operator in the sidebar, then dismiss the selected (tied) pair
-    _set_operator(page, "e2e-operator", wait_idle)
-    _record(page, "Dismiss: not a conflict", wait_idle, assert_no_exception)
+    _set_operator(page, "e2e-operator")
+    _record(page, "Dismiss: not a conflict")
     text = main.inner_text()
     assert "Recorded decision #1" in text and "dismissed (not a conflict)" in text and "e2e-operator" in text
     assert (_metric(page, "decided"), _metric(page, "dismissed"), _metric(page, "decisions in the log")) == (
@@ -107,29 +113,21 @@ def test_conflicts_queue_decide_and_views(page, open_page, wait_idle, assert_no_
     screenshot(page, "conflicts_export", full_page=False)
 
 
-def test_decisions_reach_a_second_session(browser, streamlit_server, open_page, wait_idle, assert_no_exception,
-                                          tmp_path):
+def test_decisions_reach_a_second_session(browser, streamlit_server, tmp_path):
     """Two browser contexts (two sessions) on the same database file: a decision made in one
     shows in the other after its next run."""
     db = str(tmp_path / "shared.sqlite")
-    ctxs = [browser.new_context(viewport={"width": 1400, "height": 900}, base_url=streamlit_server)
-            for _ in range(2)]
-    try:
-        a, b = (c.new_page() for c in ctxs)
+    with session_page(browser, streamlit_server) as a, session_page(browser, streamlit_server) as b:
         for p in (a, b):
-            p.set_default_timeout(240_000)
             open_page(p, "/conflicts")
-            _use_database(p, db, wait_idle, assert_no_exception)
-        _set_operator(a, "first", wait_idle)
-        _record(a, "Accept the arbitration", wait_idle, assert_no_exception)
+            _use_database(p, db)
+        _set_operator(a, "first")
+        _record(a, "Accept the arbitration")
         assert _metric(a, "decisions in the log") == "1"
         assert _metric(b, "decisions in the log") == "0"
-        b.locator('[data-testid="stRadio"]').get_by_text("undecided", exact=True).click()  # a rerun of b
+        b.get_by_test_id("stRadio").get_by_text("undecided", exact=True).click()  # a rerun of b
         _until(b, lambda: _metric(b, "decisions in the log") == "1", "session b to see the decision")
         wait_idle(b)
         assert_no_exception(b)
         assert _metric(b, "decisions in the log") == "1"
         assert _metric(b, "decided") == "1"
-    finally:
-        for c in ctxs:
-            c.close()

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import re
 
+from support import assert_no_exception, main_text, open_page, screenshot, wait_idle
+
 SCENARIO = "etcd_upgrade.json"
-
-
-def _main_text(page) -> str:
-    return page.locator('[data-testid="stMain"]').inner_text()
 
 
 def _scenario_query(e2e_sample_dir) -> str:
@@ -16,12 +14,12 @@ def _scenario_query(e2e_sample_dir) -> str:
 
 
 def _step_of(page) -> tuple[int, int]:
-    m = re.search(r"Step (\d+) of (\d+)", _main_text(page))
+    m = re.search(r"Step (\d+) of (\d+)", main_text(page))
     assert m, "no step caption on the page"
     return int(m.group(1)), int(m.group(2))
 
 
-def _wait_step(page, k: int, wait_idle, timeout_s: float = 60.0) -> None:
+def _wait_step(page, k: int, timeout_s: float = 60.0) -> None:
     """Wait until the page shows step ``k`` (a click is applied by a rerun, not at once)."""
     for _ in range(int(timeout_s * 4)):
         wait_idle(page)
@@ -31,15 +29,14 @@ def _wait_step(page, k: int, wait_idle, timeout_s: float = 60.0) -> None:
     raise AssertionError(f"the page never showed step {k}; it shows {_step_of(page)}")
 
 
-def test_step_to_the_end_and_see_the_dedup_report(page, open_page, wait_idle, assert_no_exception, screenshot,
-                                                 e2e_sample_dir):
+def test_step_to_the_end_and_see_the_dedup_report(page, e2e_sample_dir):
     open_page(page, "/fanout" + _scenario_query(e2e_sample_dir))
-    text = _main_text(page)
+    text = main_text(page)
     if "no fan-out" in text:  # the synthetic fallback sample has fanout_width 0: widen it
         page.get_by_role("slider", name="fan-out width").focus()
         page.keyboard.press("ArrowRight")
         wait_idle(page)
-        text = _main_text(page)
+        text = main_text(page)
     assert "Fan-out simulator" in text
     assert "CRP-Context-Coverage-Partitions" in text
     assert "Partition view" in text and "Rule used" in text
@@ -52,7 +49,7 @@ def test_step_to_the_end_and_see_the_dedup_report(page, open_page, wait_idle, as
     while nxt.is_enabled():
         k = _step_of(page)[0]
         nxt.click()
-        _wait_step(page, k + 1, wait_idle)
+        _wait_step(page, k + 1)
         assert_no_exception(page)
         steps += 1
         assert steps < 60, "Next never got disabled"
@@ -60,7 +57,7 @@ def test_step_to_the_end_and_see_the_dedup_report(page, open_page, wait_idle, as
             screenshot(page, "fanout_retrieval_step")
     assert _step_of(page) == (n, n)
     assert steps >= 4
-    text = _main_text(page)
+    text = main_text(page)
     assert "Cross-branch dedup report: 0 duplicates" in text  # partitioned
     assert re.search(r"Cross-branch dedup report: [1-9]\d* duplicate", text)  # naive
     page.wait_for_url(re.compile(rf".*[?&]step={n}(&|$).*"), timeout=10_000)
@@ -68,7 +65,7 @@ def test_step_to_the_end_and_see_the_dedup_report(page, open_page, wait_idle, as
 
     # back one step, then the URL reproduces the view in a fresh session
     page.get_by_role("button", name="◀ Previous").click()
-    _wait_step(page, n - 1, wait_idle)
+    _wait_step(page, n - 1)
     page.wait_for_url(re.compile(rf".*[?&]step={n - 1}(&|$).*"), timeout=10_000)
     url = page.url
     page.goto(url)

@@ -1,42 +1,71 @@
-"""The app shell in a real browser: it starts, shows the CKF summary, the sidebar and no exception."""
+"""The app shell in a real browser: deep links as a fresh server's very first request, the shared
+sidebar on every page, the CKF summary, the config and scenario editors."""
 from __future__ import annotations
 
 import re
 
+import pytest
 
-def test_first_request_deep_link_still_gets_the_shell(browser, fresh_server, open_page, screenshot):
-    """A fresh server whose first request is /home must run app.py (sidebar + navigation), not
-    Streamlit's legacy pages/-folder mode (which would list app.py itself as a page)."""
-    ctx = browser.new_context(viewport={"width": 1400, "height": 900}, base_url=fresh_server)
-    try:
-        page = ctx.new_page()
-        page.set_default_timeout(240_000)
-        open_page(page, "/home")
-        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-        assert "Knowledge base (CKF)" in sidebar
-        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
-        assert "Knowledge base" in nav and "app" not in nav.split()
-        assert "Knowledge base:" in page.locator('[data-testid="stMain"]').inner_text()
-    finally:
-        ctx.close()
+from support import assert_no_exception, main_text, open_page, screenshot, session_page, sidebar_text, wait_idle
+
+#: first requests to a fresh server: URL -> (the page's heading, a text of the page's content)
+FIRST_REQUESTS = {
+    "/home": ("crp-inspect", "Knowledge base:"),
+    "/graph?cfg.max_hops=3": ("Graph (CDGR)", "bridge score"),
+    "/overview?cfg.token_budget=1000": ("Overview", "CRP headers"),
+}
 
 
-def test_home_shows_ckf_summary(page, open_page, screenshot):
+@pytest.mark.parametrize("url", list(FIRST_REQUESTS))
+def test_first_request_deep_link_gets_the_shell(browser, fresh_server, url):
+    """A fresh server whose first request is a deep link runs the page inside the shell (navigation of
+    crp-inspect's pages, shared sidebar, the link's parameters), never Streamlit's legacy pages/-folder
+    listing (which would show the entry script "app" as a page) nor "Page not found"."""
+    path = url.split("?")[0]
+    with session_page(browser, fresh_server) as page:
+        open_page(page, url)
+        heading, content = FIRST_REQUESTS[url]
+        page.get_by_role("heading", name=heading, exact=True, level=1).wait_for()
+        assert content in main_text(page)
+        nav = page.get_by_test_id("stSidebarNav")
+        for title in ("Overview", "Graph", "Knowledge base"):
+            assert nav.get_by_role("link", name=title).count() == 1, title
+        assert "app" not in nav.inner_text().split()
+        assert "Knowledge base (CKF)" in sidebar_text(page) and "Operator name" in sidebar_text(page)
+        assert page.get_by_text("Page not found").count() == 0
+        param = url.split("?")[1] if "?" in url else ""
+        page.wait_for_url(re.compile(rf".*{re.escape(path)}(\?|$).*"))
+        if param:
+            assert param in page.url
+        screenshot(page, "first_request_" + path.strip("/"), full_page=False)
+
+
+def test_home_shows_ckf_summary(page):
     open_page(page, "/home")
     screenshot(page, "shell_home")
-    main = page.locator('[data-testid="stMain"]')
-    assert "Knowledge base:" in main.inner_text()
-    assert "Facts by source type and status" in main.inner_text()
-    assert "Embedding state: ready" in main.inner_text()
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    assert "Knowledge base (CKF)" in sidebar.inner_text()
-    assert "Operator name" in sidebar.inner_text()
+    main = main_text(page)
+    assert "Knowledge base:" in main
+    assert "Facts by source type and status" in main
+    assert "Embedding state: ready" in main
+    assert "Knowledge base (CKF)" in sidebar_text(page)
+    assert "Operator name" in sidebar_text(page)
 
 
-def test_deep_link_restores_config_and_writes_url(page, open_page, wait_idle, assert_no_exception, screenshot):
+def test_overview_opens_at_root_and_under_its_own_path(page):
+    """``/`` and ``/overview`` both show the Overview with the link's parameters, no "Page not found"."""
+    for url in ("/", "/overview?cfg.token_budget=900"):
+        open_page(page, url)
+        page.get_by_role("heading", name="Overview", exact=True, level=1).wait_for()
+        assert page.get_by_text("Page not found").count() == 0
+        assert "Knowledge base (CKF)" in sidebar_text(page)
+    page.wait_for_url(re.compile(r".*/overview\?.*cfg\.token_budget=900.*"))
+    assert "1 config value(s) changed" in main_text(page)
+
+
+def test_deep_link_restores_config_and_writes_url(page):
     open_page(page, "/home?cfg.token_budget=1000")
     assert "token_budget=1000" in page.url or "cfg.token_budget=1000" in page.url
-    page.locator('[data-testid="stSidebar"]').get_by_text("Configuration", exact=True).click()
+    page.get_by_test_id("stSidebar").get_by_text("Configuration", exact=True).click()
     wait_idle(page)
     box = page.get_by_role("spinbutton", name="token_budget *")
     assert box.input_value() == "1000"
@@ -48,15 +77,16 @@ def test_deep_link_restores_config_and_writes_url(page, open_page, wait_idle, as
     screenshot(page, "shell_config", full_page=False)
 
 
-def test_scenario_editor_opens_and_edits_query(page, open_page, wait_idle, assert_no_exception, screenshot):
+def test_scenario_editor_opens_and_edits_query(page):
     open_page(page, "/home")
-    page.locator('[data-testid="stSidebar"]').get_by_text("Scenario", exact=True).click()
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Scenario", exact=True).click()
     query = page.get_by_label("Query")
     query.wait_for()
-    assert page.locator('[data-testid="stSidebar"] [data-testid="stDataFrame"]').count() >= 2
+    assert sidebar.get_by_test_id("stDataFrame").count() >= 2
     screenshot(page, "shell_scenario")
     query.fill("Which ports does etcd use?")
     query.press("Control+Enter")
     wait_idle(page)
     assert_no_exception(page)
-    assert "Which ports does etcd use?" in page.locator('[data-testid="stMain"]').inner_text()
+    assert "Which ports does etcd use?" in main_text(page)

@@ -3,14 +3,16 @@ download the before / after HTML report and open it offline (file://) with its p
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-SHOTS = Path(__file__).resolve().parents[2] / "screenshots"
+from support import SCREENSHOTS, assert_no_exception, open_page, screenshot, wait_idle
+
 SCENARIO = "ai_act_compliance.json"
+#: the first trace of the sweep figure (its markers carry their point index as customdata)
+JACCARD_TRACE = "envelope overlap with the baseline (Jaccard)"
 
 
 def _main(page):
-    return page.locator('[data-testid="stMain"]')
+    return page.get_by_test_id("stMain")
 
 
 def _query(e2e_sample_dir) -> str:
@@ -19,13 +21,33 @@ def _query(e2e_sample_dir) -> str:
     return f"?{scen}cfg.ttl_days.official_documentation=120"
 
 
+def _sweep_marker(plot, trace_name: str, point: int):
+    """The marker of sweep point ``point`` (0-based) on the trace named ``trace_name``.
+
+    Plotly draws markers as unlabelled SVG paths; each one is found by the data plotly bound to it
+    (its trace's name and its point's customdata), never by its position on screen.
+    """
+    handle = plot.evaluate_handle("""(gd, [name, point]) => {
+        for (const g of gd.querySelectorAll('g.trace.scatter')) {
+            const cd = g.__data__;
+            if (!cd || !cd[0] || !cd[0].trace || cd[0].trace.name !== name) continue;
+            for (const p of g.querySelectorAll('path.point')) {
+                if (p.__data__ && p.__data__.data === point) return p;
+            }
+        }
+        return null;
+    }""", [trace_name, point])
+    marker = handle.as_element()
+    assert marker is not None, f"no marker of point {point} on the trace {trace_name!r}"
+    return marker
+
+
 def _pick_value(page) -> str:
     """The 'Envelope diff of' select box's current value."""
     return _main(page).get_by_role("combobox", name="Envelope diff of").input_value()
 
 
-def test_sweep_compare_and_html_report(page, browser, open_page, wait_idle, assert_no_exception, screenshot,
-                                       e2e_sample_dir, tmp_path):
+def test_sweep_compare_and_html_report(page, browser, e2e_sample_dir, tmp_path):
     open_page(page, "/tuning" + _query(e2e_sample_dir))
     main = _main(page)
     assert "Tuning" in main.inner_text()
@@ -44,10 +66,9 @@ def test_sweep_compare_and_html_report(page, browser, open_page, wait_idle, asse
     assert "current value 120" in text
     screenshot(page, "tuning_sweep", full_page=False)
 
-    # click a marker of the first trace (a later point): the diff below follows it
-    points = plot.locator("g.trace.scatter").first.locator("path.point")
-    assert points.count() == 20
-    points.nth(15).click(force=True)
+    # click the marker of a later point (point 16 of 20) on the Jaccard trace: the diff below follows it
+    assert plot.locator("g.trace.scatter").first.locator("path.point").count() == 20
+    _sweep_marker(plot, JACCARD_TRACE, 15).click(force=True)
     for _ in range(40):
         wait_idle(page)
         if "16: ttl_days.official_documentation" in _pick_value(page):
@@ -89,6 +110,6 @@ def test_sweep_compare_and_html_report(page, browser, open_page, wait_idle, asse
         assert rp.locator(".js-plotly-plot").count() == 2
         assert "Before / after SPEC-027" in rp.locator("h1").inner_text()
         screenshot(rp, "tuning_report_sample", full_page=False)
-        rp.screenshot(path=str(SHOTS / "tuning_report_sample_full.png"), full_page=True)
+        rp.screenshot(path=str(SCREENSHOTS / "tuning_report_sample_full.png"), full_page=True)
     finally:
         ctx.close()

@@ -1,0 +1,444 @@
+"""Per-user session state: everything lives in ``st.session_state`` and pages read it through here.
+
+The accessors (:func:`get_ckf`, :func:`get_corpus`, :func:`get_scenario`, :func:`get_config`,
+:func:`get_result`, :func:`selected_fact` / :func:`select_fact`, :func:`get_operator`, ...) are
+re-exported by :mod:`crp_ui.state`, which pages import. All computation goes through ``crp_core``
+(via :mod:`crp_ui.cache`, so heavy work is never repeated on a rerun or a page switch).
+
+Configuration precedence matches the CLI (docs/DECISIONS.md): defaults < loaded TOML (``base``) <
+the scenario's ``config`` table < sidebar edits (like ``--set``). The effective config is what the
+editor shows and what the pipeline gets.
+
+A session initialises itself on the first accessor call (:func:`init_state`): defaults, then the
+view the URL describes (:mod:`crp_ui.url_codec`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timezone
+from typing import Any, Callable, Mapping
+
+import streamlit as st
+
+from crp_core.config import CRPConfig, layered_config
+from crp_core.errors import ConfigError, CRPError, Problem, ValidationError
+from crp_core.model import KnowledgeBase, Scenario
+
+from . import cache
+from .samples import list_samples, list_scenarios, samples_dir, scenarios_dir
+
+EDITED_SCENARIO = "edited scenario"  # Refusal.source of a refused sidebar edit
+
+# ---- session-state keys (private to crp_ui: pages use the accessors) ------------------------------
+_P = "crp."
+K_INIT = _P + "initialised"
+K_KB = _P + "kb"
+K_KB_FP = _P + "kb_fingerprint"
+K_CKF_LABEL = _P + "ckf_label"
+K_CKF_SAMPLE = _P + "ckf_sample"  # sample name of the active CKF, None for an upload
+K_CKF_REFUSAL = _P + "ckf_refusal"  # Refusal of the last load attempt, None when it succeeded
+K_LENIENT = _P + "lenient"
+K_LAST_ATTEMPT = _P + "ckf_last_attempt"  # "sample" | "upload": what the last load tried
+K_SCENARIO = _P + "scenario"
+K_SCENARIO_NAME = _P + "scenario_name"  # bundled scenario name, "" for an upload / none
+K_SCENARIO_EDITED = _P + "scenario_edited"
+K_SCENARIO_REFUSAL = _P + "scenario_refusal"
+K_NOW_DEFAULT = _P + "now_default"  # the date 'now' resolves to when the scenario has none
+K_BASE = _P + "config_base"
+K_EDITS = _P + "config_edits"
+K_CONFIG = _P + "config"
+K_CONFIG_ERROR = _P + "config_error"
+K_OPERATOR = _P + "operator"
+K_FACT = _P + "selected_fact"
+K_URL_WARNINGS = _P + "url_warnings"
+K_GEN = _P + "gen."  # + area: bumped when state changes outside a widget, so widgets are rebuilt
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A load that was refused: what, and every problem (line + field) the loader found."""
+
+    source: str
+    message: str
+    problems: tuple[Problem, ...] = ()
+
+
+# ---- generations -----------------------------------------------------------------------------
+def gen(area: str) -> int:
+    """Widget generation of ``area``: part of widget keys, so a programmatic change rebuilds them."""
+    return int(st.session_state.get(K_GEN + area, 0))
+
+
+def bump(area: str) -> None:
+    """Rebuild the widgets of ``area`` on this run (their keys change)."""
+    st.session_state[K_GEN + area] = gen(area) + 1
+
+
+# ---- CKF ---------------------------------------------------------------------------------------
+def get_ckf() -> KnowledgeBase | None:
+    """The active knowledge base (None until one loaded)."""
+    init_state()
+    return st.session_state.get(K_KB)
+
+
+def get_ckf_label() -> str:
+    """The active CKF's display name (the sample name, or ``<file> (uploaded)``)."""
+    return st.session_state.get(K_CKF_LABEL, "")
+
+
+def get_ckf_sample() -> str | None:
+    """Sample name of the active CKF, None for an upload."""
+    return st.session_state.get(K_CKF_SAMPLE)
+
+
+def get_ckf_refusal() -> Refusal | None:
+    """Why the last CKF load was refused, None when it succeeded."""
+    return st.session_state.get(K_CKF_REFUSAL)
+
+
+def last_load_attempt() -> str:
+    """``"sample"`` or ``"upload"``: the kind of the last CKF load attempted (refused or not)."""
+    return st.session_state.get(K_LAST_ATTEMPT, "sample")
+
+
+def get_lenient() -> bool:
+    """Lenient loading: bad facts are skipped and listed instead of refusing the file."""
+    return bool(st.session_state.get(K_LENIENT, False))
+
+
+def set_lenient(value: bool) -> None:
+    """Switch lenient loading for the next CKF load."""
+    st.session_state[K_LENIENT] = bool(value)
+
+
+def _activate_kb(load: Callable[[], KnowledgeBase], source: str, *, label: str, sample: str | None) -> bool:
+    """Run ``load``; on success make its KB active, on refusal keep the previous one (nothing half-loaded)."""
+    try:
+        kb = load()
+    except ValidationError as exc:
+        st.session_state[K_CKF_REFUSAL] = Refusal(source, exc.what, exc.problems)
+        return False
+    except CRPError as exc:
+        st.session_state[K_CKF_REFUSAL] = Refusal(source, str(exc))
+        return False
+    st.session_state[K_KB] = kb
+    st.session_state[K_KB_FP] = kb.fingerprint
+    st.session_state[K_CKF_LABEL] = label
+    st.session_state[K_CKF_SAMPLE] = sample
+    st.session_state[K_CKF_REFUSAL] = None
+    if st.session_state.get(K_FACT) and kb.get(st.session_state[K_FACT]) is None:
+        st.session_state[K_FACT] = None
+    return True
+
+
+def load_sample(name: str) -> bool:
+    """Load a bundled CKF by name. Returns False (and records the refusal) when it is refused."""
+    if name not in list_samples():
+        st.session_state[K_CKF_REFUSAL] = Refusal(name, f"no bundled CKF named {name!r} in {samples_dir()}")
+        return False
+    st.session_state[K_LAST_ATTEMPT] = "sample"
+    path = samples_dir() / name
+    lenient, limit = get_lenient(), get_config().ckf_max_bytes
+    return _activate_kb(lambda: cache.load_ckf_path(str(path), cache.path_stamp(path), lenient, limit),
+                        name, label=name, sample=name)
+
+
+def load_upload(data: bytes, name: str) -> bool:
+    """Load an uploaded CKF. A refused upload leaves the previously loaded CKF active."""
+    st.session_state[K_LAST_ATTEMPT] = "upload"
+    lenient, limit = get_lenient(), get_config().ckf_max_bytes
+    if len(data) > limit:
+        st.session_state[K_CKF_REFUSAL] = Refusal(name, f"CKF {name} refused", (Problem(
+            0, "file", f"file is {len(data)} bytes; the limit (ckf_max_bytes) is {limit} bytes"),))
+        return False
+    return _activate_kb(lambda: cache.load_ckf_upload(data, name, lenient, limit), name,
+                        label=f"{name} (uploaded)", sample=None)
+
+
+def get_corpus(*, progress: bool = True, decisions: bool = True) -> Any:
+    """The prepared :class:`crp_core.corpus.prepared.Corpus` of the active CKF (embedded once, then cached).
+
+    While the facts are being embedded a real progress bar is shown (``progress=True``).
+    With ``decisions`` (the default) the operators' triage statuses are applied
+    (:func:`crp_ui.decisions.apply_decisions`); ``decisions=False`` gives the CKF as loaded.
+    Returns None when no CKF is loaded; raises :class:`CRPError` when the CKF cannot be prepared
+    (or the decision database cannot be read).
+    """
+    kb = get_ckf()
+    if kb is None:
+        return None
+    corpus = cache.prepared_corpus(kb, st.session_state[K_KB_FP], get_config(), show_progress=progress)
+    if not decisions:
+        return corpus
+    from . import decisions as triage_decisions
+
+    return triage_decisions.apply_decisions(corpus)
+
+
+def corpus_ready() -> bool:
+    """True when the active CKF's corpus is already prepared (nothing left to embed)."""
+    kb = get_ckf()
+    return kb is not None and cache.corpus_cached(st.session_state[K_KB_FP], get_config())
+
+
+# ---- scenario --------------------------------------------------------------------------------
+def get_scenario() -> Scenario | None:
+    """The scenario being inspected, with ``now`` always resolved (see :func:`get_now`)."""
+    init_state()
+    s = st.session_state.get(K_SCENARIO)
+    if s is None:
+        return None
+    if s.now is None:
+        return s.replace(now=get_now())
+    return s
+
+
+def get_scenario_name() -> str:
+    """Bundled scenario name of the active scenario, ``""`` for an upload or none."""
+    return st.session_state.get(K_SCENARIO_NAME, "")
+
+
+def scenario_edited() -> bool:
+    """True once the scenario was edited in the sidebar (or by time travel)."""
+    return bool(st.session_state.get(K_SCENARIO_EDITED, False))
+
+
+def get_scenario_refusal() -> Refusal | None:
+    """Why the last scenario load or edit was refused, None when it succeeded."""
+    return st.session_state.get(K_SCENARIO_REFUSAL)
+
+
+def _default_now() -> datetime:
+    """Midnight UTC of the day the session started: a stable 'wall clock' for caching and links."""
+    d = st.session_state.get(K_NOW_DEFAULT)
+    if d is None:
+        d = datetime.now(timezone.utc).date()
+        st.session_state[K_NOW_DEFAULT] = d
+    return datetime.combine(d, time(0, 0), tzinfo=timezone.utc)
+
+
+def get_now() -> datetime:
+    """The time the pipeline treats as now: the scenario's ``now``, else today 00:00 UTC."""
+    s = st.session_state.get(K_SCENARIO)
+    if s is not None and s.now is not None:
+        return s.now
+    return _default_now()
+
+
+def set_scenario(s: Scenario, *, name: str | None = None, edited: bool = True) -> None:
+    """Make ``s`` the active scenario (``name``: bundled scenario it came from, if any)."""
+    st.session_state[K_SCENARIO] = s
+    if name is not None:
+        st.session_state[K_SCENARIO_NAME] = name
+    st.session_state[K_SCENARIO_EDITED] = edited
+    st.session_state[K_SCENARIO_REFUSAL] = None
+    _recompute_config()
+
+
+def set_now(d: date) -> None:
+    """Time travel: keep the scenario's time of day (00:00 UTC when it had none), change the date."""
+    s = st.session_state.get(K_SCENARIO)
+    old = get_now()
+    new = datetime.combine(d, old.timetz())
+    if s is None:
+        st.session_state[K_NOW_DEFAULT] = d
+        return
+    if new != s.now:
+        set_scenario(s.replace(now=new), edited=True)
+
+
+def load_scenario_file(name: str) -> bool:
+    """Load a bundled scenario from ``sample_ckf/scenarios/``; its ``config`` table applies."""
+    from crp_core.io.scenario import load_scenario
+
+    if name not in list_scenarios():
+        st.session_state[K_SCENARIO_REFUSAL] = Refusal(name, f"no bundled scenario named {name!r}")
+        return False
+    try:
+        s = load_scenario(str(scenarios_dir() / name))
+    except ValidationError as exc:
+        st.session_state[K_SCENARIO_REFUSAL] = Refusal(name, exc.what, exc.problems)
+        return False
+    set_scenario(s, name=name, edited=False)
+    bump("scenario")
+    return True
+
+
+def load_scenario_upload(data: bytes, name: str) -> bool:
+    """Load an uploaded scenario (JSON / TOML). A refused one leaves the current scenario active."""
+    from crp_core.io.scenario import load_scenario_bytes
+
+    try:
+        s = load_scenario_bytes(data, name)
+    except ValidationError as exc:
+        st.session_state[K_SCENARIO_REFUSAL] = Refusal(name, exc.what, exc.problems)
+        return False
+    set_scenario(s, name="", edited=False)
+    bump("scenario")
+    return True
+
+
+def update_scenario(d: Mapping[str, Any]) -> bool:
+    """Replace the scenario by an edited dict (validated by ``crp_core.io.scenario``); refused -> kept."""
+    from crp_core.io.scenario import scenario_from_dict
+
+    try:
+        s = scenario_from_dict(d, source="dashboard")
+    except ValidationError as exc:
+        st.session_state[K_SCENARIO_REFUSAL] = Refusal(EDITED_SCENARIO, exc.what, exc.problems)
+        return False
+    set_scenario(s, edited=True)
+    return True
+
+
+# ---- config ------------------------------------------------------------------------------------
+def get_config() -> CRPConfig:
+    """The effective config: base (defaults or loaded TOML) < scenario config < sidebar edits."""
+    init_state()
+    c = st.session_state.get(K_CONFIG)
+    if c is None:
+        c = _recompute_config()
+    return c
+
+
+def get_config_error() -> str | None:
+    """The message of the last refused config change, None when the last one applied."""
+    return st.session_state.get(K_CONFIG_ERROR)
+
+
+def config_edits() -> dict[str, Any]:
+    """The sidebar edits in force (flat or dotted keys), a copy."""
+    return dict(st.session_state.get(K_EDITS, {}))
+
+
+def _effective(base: CRPConfig, scenario: Scenario | None, edits: Mapping[str, Any]) -> CRPConfig:
+    """The dashboard's configuration: ``crp_core.config.layered_config`` with the sidebar edits as overrides."""
+    return layered_config(base, scenario.config if scenario is not None else None, overrides=edits)
+
+def _recompute_config() -> CRPConfig:
+    """Store and return the effective config; edits that no longer fit the scenario are dropped."""
+    base = st.session_state.get(K_BASE) or CRPConfig()
+    edits = st.session_state.get(K_EDITS, {})
+    try:
+        c = _effective(base, st.session_state.get(K_SCENARIO), edits)
+    except ConfigError as exc:  # a scenario's overrides do not fit the edits: drop the edits
+        st.session_state[K_CONFIG_ERROR] = f"{exc}; sidebar edits dropped"
+        st.session_state[K_EDITS] = {}
+        c = _effective(base, None, {})
+        try:
+            c = _effective(base, st.session_state.get(K_SCENARIO), {})
+        except ConfigError as exc2:
+            st.session_state[K_CONFIG_ERROR] = f"scenario config ignored: {exc2}"
+    st.session_state[K_CONFIG] = c
+    bump("config")
+    return c
+
+
+def set_config_value(key: str, value: Any) -> str | None:
+    """Apply one edit (flat or dotted key). Returns the error message when refused (config kept)."""
+    return set_config_values({key: value})
+
+
+def set_config_values(values: Mapping[str, Any]) -> str | None:
+    """Apply several edits at once. Returns the error message when refused (config kept)."""
+    edits = dict(st.session_state.get(K_EDITS, {}))
+    edits.update(values)
+    base = st.session_state.get(K_BASE) or CRPConfig()
+    try:
+        c = _effective(base, st.session_state.get(K_SCENARIO), edits)
+    except ConfigError as exc:
+        st.session_state[K_CONFIG_ERROR] = str(exc)
+        bump("config")  # widgets show the kept value again
+        return str(exc)
+    st.session_state[K_EDITS] = edits
+    st.session_state[K_CONFIG] = c
+    st.session_state[K_CONFIG_ERROR] = None
+    return None
+
+
+def reset_config() -> None:
+    """Back to the defaults (the scenario's own config table still applies)."""
+    st.session_state[K_BASE] = CRPConfig()
+    st.session_state[K_EDITS] = {}
+    st.session_state[K_CONFIG_ERROR] = None
+    _recompute_config()
+
+
+def load_config_toml(text: str) -> str | None:
+    """Load a TOML config as the new base. A bad TOML returns the error and keeps the current config."""
+    try:
+        base = CRPConfig.from_toml(text)
+        _effective(base, st.session_state.get(K_SCENARIO), {})
+    except ConfigError as exc:
+        st.session_state[K_CONFIG_ERROR] = str(exc)
+        return str(exc)
+    st.session_state[K_BASE] = base
+    st.session_state[K_EDITS] = {}
+    st.session_state[K_CONFIG_ERROR] = None
+    _recompute_config()
+    return None
+
+
+# ---- the pipeline ------------------------------------------------------------------------------
+def get_result(*, decisions: Any = None, decisions_key: str = "") -> Any:
+    """The :class:`PipelineResult` for the active CKF, scenario, config and now (cached).
+
+    ``decisions``: operator decisions for stage 4 (triage), with a ``decisions_key`` string that
+    changes whenever they do (the cache key); by default the decisions in force in the triage
+    database (:func:`crp_ui.decisions.pipeline_decisions`; their statuses come with the corpus).
+    None when there is no CKF or scenario, or the pipeline module is not available. Raises
+    :class:`CRPError` for input the pipeline refuses.
+    """
+    s = get_scenario()
+    if s is None or get_ckf() is None:
+        return None
+    corpus = get_corpus()
+    if decisions is None:
+        from . import decisions as triage_decisions
+
+        decisions, decisions_key = triage_decisions.pipeline_decisions()
+    return cache.pipeline_result(corpus, s, get_config(), get_now(), decisions=decisions,
+                                 decisions_key=decisions_key)
+
+
+# ---- selection, operator -----------------------------------------------------------------------
+def selected_fact() -> str | None:
+    """The fact selected on any page (shared by all pages), None when none is."""
+    init_state()
+    return st.session_state.get(K_FACT)
+
+
+def select_fact(fact_id: str | None) -> None:
+    """Select ``fact_id`` for every page (None or ``""`` clears the selection)."""
+    st.session_state[K_FACT] = fact_id or None
+
+
+def get_operator() -> str:
+    """The operator name entered in the sidebar (stripped, ``""`` when none)."""
+    return str(st.session_state.get(K_OPERATOR, "")).strip()
+
+
+def set_operator(name: str) -> None:
+    """Remember the operator name of this session."""
+    st.session_state[K_OPERATOR] = name
+
+
+# ---- session start -------------------------------------------------------------------------------
+def init_state() -> None:
+    """First run of a session: defaults, then the URL (or the default sample CKF and scenario)."""
+    if st.session_state.get(K_INIT):
+        return
+    st.session_state[K_INIT] = True
+    st.session_state.setdefault(K_LENIENT, False)
+    st.session_state.setdefault(K_OPERATOR, "")
+    st.session_state.setdefault(K_EDITS, {})
+    _recompute_config()
+    from .url_codec import apply_query_params  # deferred: the URL codec is built on these accessors
+
+    params = {k: st.query_params.get(k) for k in st.query_params.keys()}
+    st.session_state[K_URL_WARNINGS] = apply_query_params(params)
+
+
+def url_warnings() -> list[str]:
+    """One message per URL parameter that could not be applied when the session started."""
+    return list(st.session_state.get(K_URL_WARNINGS, []))

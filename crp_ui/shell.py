@@ -1,0 +1,113 @@
+"""The app shell: the page list, the frame drawn around every page, and the way into it.
+
+``app.py`` (the entrypoint) calls :func:`run` on every rerun: it registers the page files of
+``pages/`` with ``st.navigation``, draws the shared sidebar and runs the page the URL names. Each
+page file ends with ``if __name__ == "__main__": shell.run_page(main)`` (Streamlit executes page
+files as scripts; importing one, as the tests do, runs nothing).
+
+Why page files hand over to the shell (:func:`run_page`): a ``pages/`` folder beside the entrypoint
+is also Streamlit's legacy multipage convention, and Streamlit follows it until some session calls
+``st.navigation`` ("As soon as any session of your app executes the st.navigation command, your app
+will ignore the pages/ directory (across all sessions)", st.navigation API reference). So when a
+fresh server's very first request is a deep link (``/graph``), or when ``AppTest`` runs a page (it
+starts every run afresh), Streamlit executes ``pages/graph.py`` alone, without ``app.py``. The page
+file then runs the shell itself: ``st.navigation`` registers the pages (the legacy convention is off
+from then on, for every session), the sidebar is drawn, and the page the URL names runs inside it.
+Only public Streamlit API is involved.
+"""
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import streamlit as st
+
+from . import sidebar, state
+
+PAGES_DIR = Path(__file__).resolve().parent.parent / "pages"
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One page of the dashboard: its file under ``pages/``, navigation title and icon."""
+
+    file: str
+    title: str
+    icon: str
+
+    @property
+    def url_path(self) -> str:
+        """The page's URL pathname: its file name without ``.py`` (``/graph``)."""
+        return Path(self.file).stem
+
+    @property
+    def path(self) -> Path:
+        """Absolute path of the page file (valid whichever file Streamlit runs as the entry script)."""
+        return PAGES_DIR / self.file
+
+
+#: the pages in navigation order; the first one is the default page, served at the root URL
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec("overview.py", "Overview", ":material/dashboard:"),
+    PageSpec("breakdown.py", "Score breakdown", ":material/table_chart:"),
+    PageSpec("graph.py", "Graph", ":material/hub:"),
+    PageSpec("envelope.py", "Envelope", ":material/mail:"),
+    PageSpec("conflicts.py", "Conflicts", ":material/gavel:"),
+    PageSpec("fanout.py", "Fan-out", ":material/call_split:"),
+    PageSpec("tuning.py", "Tuning", ":material/tune:"),
+    PageSpec("home.py", "Knowledge base", ":material/database:"),
+)
+DEFAULT_PAGE = PAGES[0]
+#: sidebar width in pixels: room for the scenario and config editors
+SIDEBAR_WIDTH = 440
+#: the sidebar starts at least SIDEBAR_WIDTH wide while expanded (it can still be dragged wider or
+#: collapsed); static CSS, no user content
+SIDEBAR_CSS = (f'<style>section[data-testid="stSidebar"][data-collapsed="false"]'
+               f'{{min-width:{SIDEBAR_WIDTH}px}}</style>')
+
+#: True while :func:`run` executes the selected page (per script thread, so sessions never mix)
+_IN_SHELL: contextvars.ContextVar[bool] = contextvars.ContextVar("crp_in_shell", default=False)
+
+
+def navigation_pages() -> list[st.Page]:
+    """The ``st.Page`` objects handed to ``st.navigation``, one per page file.
+
+    The default page is served at the root URL only (``st.Page(default=True)``), so its own pathname
+    gets a hidden page of the same file as well: ``/overview`` shows the Overview like ``/`` does,
+    instead of Streamlit's "Page not found".
+    """
+    pages = [st.Page(str(p.path), title=p.title, icon=p.icon, default=True, url_path="") if p is DEFAULT_PAGE
+             else st.Page(str(p.path), title=p.title, icon=p.icon, url_path=p.url_path) for p in PAGES]
+    pages.append(st.Page(str(DEFAULT_PAGE.path), title=DEFAULT_PAGE.title, icon=DEFAULT_PAGE.icon,
+                         url_path=DEFAULT_PAGE.url_path, visibility="hidden"))
+    return pages
+
+
+def run() -> None:
+    """One run of the dashboard: page config, navigation, the shared sidebar, the page, the URL."""
+    st.set_page_config(layout="wide", page_title="crp-inspect", page_icon=":material/manage_search:",
+                       initial_sidebar_state=SIDEBAR_WIDTH)
+    st.html(SIDEBAR_CSS)
+    nav = st.navigation(navigation_pages())
+    sidebar.render_sidebar()
+    token = _IN_SHELL.set(True)
+    try:
+        nav.run()
+    finally:
+        _IN_SHELL.reset(token)
+    state.sync_query_params()  # a page may have selected a fact
+
+
+def run_page(render: Callable[[], None]) -> None:
+    """Run a page file's ``render`` function inside the shell.
+
+    Called by :func:`run` (through ``st.navigation``), it renders the page. Called when Streamlit
+    executed the page file on its own (the legacy ``pages/`` convention, or the file given as the entry
+    script), it runs the whole shell instead, which runs the page the URL names.
+    """
+    if _IN_SHELL.get():
+        render()
+    else:
+        run()
