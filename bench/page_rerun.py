@@ -40,16 +40,7 @@ def main() -> int:
     os.environ["CRP_CACHE_DIR"] = str(tmp / "cache")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    from streamlit.runtime.pages_manager import PagesManager
     from streamlit.testing.v1 import AppTest
-
-    original = PagesManager.__init__
-
-    def init(self, *a, **kw):  # same patch as tests/conftest.py: keep st.navigation on every run
-        original(self, *a, **kw)
-        PagesManager.uses_pages_directory = False
-
-    PagesManager.__init__ = init
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
     at.query_params["ckf"] = "synth"

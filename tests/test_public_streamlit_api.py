@@ -13,7 +13,7 @@ import pytest
 from support import REPO_ROOT
 
 #: what is checked: the entry point, the dashboard and core libraries, the pages and the tests
-SCOPE = ("app.py", "crp_ui", "pages", "tests", "crp_core")
+SCOPE = ("app.py", "crp_ui", "pages", "tests", "crp_core", "bench")
 THIS_FILE = Path(__file__).resolve()
 
 #: a reference, in code, a string or a comment, to a non-public Streamlit package or module
