@@ -23,14 +23,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import hnswlib  # noqa: E402
+import make_synthetic_ckf as synth  # noqa: E402
 
-from crp_core.config import CRPConfig  # noqa: E402
-from crp_core.corpus.prepared import Corpus, prepare_corpus  # noqa: E402
 import crp_core.corpus.embedding as emb_mod  # noqa: E402
+from crp_core.config import CRPConfig  # noqa: E402
 from crp_core.corpus.embedding import EmbeddingCache, MiniLMEmbedder, embed_texts  # noqa: E402
 from crp_core.corpus.index import FactIndex  # noqa: E402
+from crp_core.corpus.prepared import Corpus, prepare_corpus  # noqa: E402
 from crp_core.model import Fact, KnowledgeBase  # noqa: E402
-import make_synthetic_ckf as synth  # noqa: E402
 
 ROWS: list[tuple[str, str, str]] = []
 CACHE_DIR: str | None = None  # --cache-dir: keep the embedding cache between runs

@@ -23,13 +23,13 @@ import math
 import os
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
 MODEL = "synthetic-clustered-384"
 DIM = 384
-NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
 SPAN_DAYS = 6 * 365
 
 DOMAINS = ["etcd", "kubernetes", "postgres", "kafka", "nginx", "redis", "terraform", "prometheus", "vault",

@@ -28,18 +28,17 @@ import glob
 import os
 import sys
 import time
-import types
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import crp_core.pipeline as pipeline_mod  # noqa: E402
-from crp_core.io.ckf import load_ckf  # noqa: E402
 from crp_core.config import CRPConfig  # noqa: E402
 from crp_core.corpus.prepared import embed_scenario, prepare_corpus  # noqa: E402
-from crp_core.pipeline import run_pipeline  # noqa: E402
+from crp_core.io.ckf import load_ckf  # noqa: E402
 from crp_core.io.scenario import load_scenario  # noqa: E402
+from crp_core.pipeline import run_pipeline  # noqa: E402
 
 LATE = ("cdr", "cdgr", "contradictions", "packing")  # stages 2-6 without fan-out (stage 5)
 TOTAL = "stages 2-6"

@@ -21,11 +21,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from crp_core.io.ckf import load_ckf  # noqa: E402
+from crp_core.analysis.sweep import linspace_values, sweep  # noqa: E402
 from crp_core.config import CRPConfig  # noqa: E402
 from crp_core.corpus.prepared import embed_scenario, prepare_corpus  # noqa: E402
+from crp_core.io.ckf import load_ckf  # noqa: E402
 from crp_core.io.scenario import load_scenario  # noqa: E402
-from crp_core.analysis.sweep import linspace_values, sweep  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -72,7 +72,7 @@ def main() -> int:
               f"{p.conflicts_resolved:8d} {p.conflicts_unresolved:4d} {p.recency_penalised:7d} "
               f"{p.mean_recency:8.3f} {len(p.entering):3d} {len(p.leaving):3d}")
     per = [p.elapsed_ms for p in res.points]
-    print(f"\ntotal (20 points + baseline, per sweep): " + ", ".join(f"{x:.2f} s" for x in totals)
+    print("\ntotal (20 points + baseline, per sweep): " + ", ".join(f"{x:.2f} s" for x in totals)
           + f"; min {min(totals):.2f} s")
     print(f"per point: median {np.median(per):.1f} ms, max {max(per):.1f} ms")
     load = os.getloadavg()

@@ -22,15 +22,38 @@ from crp_core.analysis.sweep import SweepPoint, SweepResult, sweep
 from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
 from crp_core.corpus.embedding import MODEL_ID, Embedder, MiniLMEmbedder
 from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
-from crp_core.errors import (CKFError, ConfigError, CRPError, EmbeddingModelMismatch, Problem, ScenarioError,
-                             SnapshotMutationError, ValidationError)
+from crp_core.errors import (
+                             CKFError,
+                             ConfigError,
+                             CRPError,
+                             EmbeddingModelMismatch,
+                             Problem,
+                             ScenarioError,
+                             SnapshotMutationError,
+                             ValidationError,
+)
 from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
 from crp_core.io.scenario import dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict
 from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
 from crp_core.pipeline import STAGES, run_pipeline
-from crp_core.records import (AuditEvent, Authority, CandidateSet, CDGRResult, CDRTable, ConflictPair, ConnectorTable,
-                              Envelope, FactOutcome, FanoutResult, PackedFact, PipelineResult, RecencyTable,
-                              Resolution, ValueConflict, ValueDiff)
+from crp_core.records import (
+                             AuditEvent,
+                             Authority,
+                             CandidateSet,
+                             CDGRResult,
+                             CDRTable,
+                             ConflictPair,
+                             ConnectorTable,
+                             Envelope,
+                             FactOutcome,
+                             FanoutResult,
+                             PackedFact,
+                             PipelineResult,
+                             RecencyTable,
+                             Resolution,
+                             ValueConflict,
+                             ValueDiff,
+)
 from crp_core.report import dumps, fanout_report, pair_dict, run_report
 from crp_core.stages.contradictions import authority_of, values_conflict
 from crp_core.triage import Decision, DecisionSet, DecisionStore, apply_to_corpus, apply_to_kb, export_cleaned_ckf

@@ -9,30 +9,29 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from datetime import datetime, timezone
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 
 import numpy as np
 
-from crp_core.stages.candidates import gather_candidates
-from crp_core.stages.cdgr import expand_graph_with_recency
-from crp_core.stages.cdr import cdr_ranking, score_cdr
+from crp_core.analysis.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection
 from crp_core.config import CRPConfig, layered_config
 from crp_core.corpus.embedding import Embedder
 from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario
-from crp_core.model import Scenario
-from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.factors.coverage import CoverageSet
-from crp_core.headers import build_headers
-from crp_core.factors.ngram import build_blacklist
-from crp_core.stages.packing import PackItem, TokenCounter, pack_envelope, word_counter
+from crp_core.factors.ngram import NGram, build_blacklist
 from crp_core.factors.recency import FactAttributes, concat_recency, fact_attributes
-from crp_core.factors.ngram import NGram
-from crp_core.analysis.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection
+from crp_core.headers import build_headers
+from crp_core.model import Scenario
 from crp_core.outcomes import fact_outcomes
 from crp_core.records import ACTION_FLAGGED, AuditEvent, CDRTable, KnownConflict, PipelineResult, frozen_array
 from crp_core.report import known_flag_data
+from crp_core.stages.candidates import gather_candidates
+from crp_core.stages.cdgr import expand_graph_with_recency
+from crp_core.stages.cdr import cdr_ranking, score_cdr
+from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.stages.contradictions.arbitration import Decisions
+from crp_core.stages.packing import PackItem, TokenCounter, pack_envelope, word_counter
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
 
@@ -94,9 +93,9 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     """
     config = resolve_config(scenario, config)
     if now is None:
-        now = scenario.now if scenario.now is not None else datetime.now(timezone.utc)
+        now = scenario.now if scenario.now is not None else datetime.now(UTC)
     if now.tzinfo is None:
-        now = now.replace(tzinfo=timezone.utc)
+        now = now.replace(tzinfo=UTC)
     if vectors is None:
         vectors = embed_scenario(scenario, corpus, embedder)
     kb = corpus.kb

@@ -6,9 +6,10 @@ indices into ``corpus.kb.facts``). Stage modules construct these; nothing else m
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -125,7 +126,7 @@ class CDGRResult:
     near_duplicates: tuple[tuple[int, int, float], ...] = ()
     # (added) the stage-2 factors (novelty, recency, n-gram, ...) of every connector candidate, aligned with
     # ``connectors.idx``
-    connector_cdr: "CDRTable | None" = None
+    connector_cdr: CDRTable | None = None
     # (added) connector candidates dropped before the connectors were chosen: (row, anchor row, cosine),
     # SPEC-003 §6.6 near-duplicates of an anchor with no value conflict (SPEC_NOTES §2.8)
     connector_near_duplicates: tuple[tuple[int, int, float], ...] = ()

@@ -9,15 +9,24 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from crp_core import headers as headers_mod
-from crp_core.records import (Authority, ConflictPair, KnownConflictFlag, FanoutResult, FanoutRun, FanoutStep, PipelineResult,
-                              ValueDiff)
 from crp_core.io.timeparse import format_timestamp
+from crp_core.records import (
+    Authority,
+    ConflictPair,
+    FanoutResult,
+    FanoutRun,
+    FanoutStep,
+    KnownConflictFlag,
+    PipelineResult,
+    ValueDiff,
+)
 
 if TYPE_CHECKING:  # annotation only: the triage quality module imports stage 4
     from crp_core.triage.quality import DetectorQuality

@@ -7,7 +7,8 @@ detail (card + CDR product). Fact text is rendered escaped (``render.fact_card``
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 import streamlit as st

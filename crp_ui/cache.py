@@ -18,16 +18,17 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Hashable
+from typing import Any
 
 import streamlit as st
 
+from crp_core import pipeline
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import KnowledgeBase, Scenario
-from crp_core import pipeline
 
 #: prepared corpora kept per process (each holds vectors + index; a few hundred MB at most)
 MAX_CORPORA = 4

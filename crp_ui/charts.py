@@ -9,7 +9,8 @@ hover text, because plotly interprets a subset of HTML in them.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd

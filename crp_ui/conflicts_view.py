@@ -9,15 +9,16 @@ as entities), and only the differing slices are wrapped in ``<mark>``. Raw fact 
 from __future__ import annotations
 
 import html
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS
-from crp_core.stages.packing import note_block
 from crp_core import headers
 from crp_core.records import Authority, ConflictPair
+from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS
+from crp_core.stages.packing import note_block
 
 from .render import STATUS_COLOURS, badge, html_text
 

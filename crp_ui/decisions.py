@@ -175,7 +175,7 @@ def _statuses_known(corpus: Any, statuses: dict[str, str]) -> tuple[tuple[str, s
     return tuple(out)
 
 
-_KB_DIGESTS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+_KB_DIGESTS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
 def kb_digest(kb: Any) -> str:

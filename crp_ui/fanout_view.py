@@ -11,17 +11,18 @@ Untrusted text (fact contents, sub-query ids and texts) only reaches HTML throug
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from crp_core.config import CRPConfig
-from crp_core.stages.fanout import PARTITIONS_HEADER, RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
 from crp_core.model import Scenario
 from crp_core.records import FanoutResult, FanoutRun, FanoutStep
+from crp_core.stages.fanout import PARTITIONS_HEADER, RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
 
 from .render import esc, html_text
 

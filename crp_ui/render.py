@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import streamlit as st
 

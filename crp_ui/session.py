@@ -14,9 +14,10 @@ view the URL describes (:mod:`crp_ui.url_codec`).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone
-from typing import Any, Callable, Mapping
+from datetime import UTC, date, datetime, time
+from typing import Any
 
 import streamlit as st
 
@@ -212,9 +213,9 @@ def _default_now() -> datetime:
     """Midnight UTC of the day the session started: a stable 'wall clock' for caching and links."""
     d = st.session_state.get(K_NOW_DEFAULT)
     if d is None:
-        d = datetime.now(timezone.utc).date()
+        d = datetime.now(UTC).date()
         st.session_state[K_NOW_DEFAULT] = d
-    return datetime.combine(d, time(0, 0), tzinfo=timezone.utc)
+    return datetime.combine(d, time(0, 0), tzinfo=UTC)
 
 
 def get_now() -> datetime:

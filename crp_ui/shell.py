@@ -18,9 +18,9 @@ Only public Streamlit API is involved.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import streamlit as st
 

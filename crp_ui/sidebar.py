@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from crp_core.config import CRPConfig, SCALAR_KEYS, SOURCE_TYPES, TABLE_KEYS, choices, describe, origin
+from crp_core.config import SCALAR_KEYS, SOURCE_TYPES, TABLE_KEYS, CRPConfig, choices, describe, origin
 
 from . import render, state
 

@@ -9,7 +9,8 @@ shell), so a rerun that only changes a filter does not rebuild them.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,8 +36,8 @@ CDR_STEPS: tuple[tuple[str, str, str], ...] = (
     ("1 - n-gram penalty", "ngram_penalty", "one_minus"),
 )
 
-_REPORTS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-_MEMO: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_REPORTS: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
+_MEMO: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 MEMO_PER_RESULT = 32
 
 
@@ -55,7 +56,7 @@ def memo(result: Any, key: Any, build: Callable[[], Any]) -> Any:
         store.pop(next(iter(store)))
     store[key] = value
     return value
-_FRAMES: "weakref.WeakKeyDictionary[Any, pd.DataFrame]" = weakref.WeakKeyDictionary()
+_FRAMES: weakref.WeakKeyDictionary[Any, pd.DataFrame] = weakref.WeakKeyDictionary()
 
 
 def report_of(result: Any) -> dict:

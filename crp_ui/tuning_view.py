@@ -6,7 +6,8 @@ and the tests build exactly what the page shows. CKF text reaching a plotly labe
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go

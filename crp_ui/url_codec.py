@@ -7,8 +7,9 @@ config key that differs from the defaults, ``fact`` (selected fact id). Paramete
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date
-from typing import Any, Mapping
+from typing import Any
 
 import streamlit as st
 

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from crp_core.config import STATUSES
-from crp_core.stages.contradictions import PATTERNS, authority_winner
-from crp_core.errors import CRPError
 from crp_core import headers
-from crp_core.triage import (MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv,
-                             export_json)
+from crp_core.config import STATUSES
+from crp_core.errors import CRPError
+from crp_core.stages.contradictions import PATTERNS, authority_winner
+from crp_core.triage import MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv, export_json
 from crp_ui import conflicts_view as cv
 from crp_ui import decisions, render, shell, state
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from crp_core.stages.packing import fact_line
 from crp_core.report import dumps
+from crp_core.stages.packing import fact_line
 from crp_ui import breakdown, charts, render, shell, state, tables
 
 K = "crp.page.envelope."

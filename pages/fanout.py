@@ -15,8 +15,9 @@ from typing import Any
 import streamlit as st
 
 from crp_core.errors import CRPError
-from crp_ui import breakdown, cache, fanout_view as fv, render, shell, state
+from crp_ui import breakdown, cache, render, shell, state
 from crp_ui import decisions as triage_decisions
+from crp_ui import fanout_view as fv
 
 K = "crp.fanout."
 K_STEP = K + "step"  # 0-based index of the partitioned step shown

@@ -3,8 +3,8 @@ edge weights and bridge values; selecting a connector shows which anchor pairs i
 from __future__ import annotations
 
 import streamlit as st
-from crp_core import headers
 
+from crp_core import headers
 from crp_ui import breakdown, charts, render, shell, state, tables
 
 K = "crp.page.graph."

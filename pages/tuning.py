@@ -85,8 +85,15 @@ def _default_range(key: str, current: Any) -> tuple[float, float]:
 
 def sweep_tab(corpus: Any, scenario: Any, config: CRPConfig, decisions: Any, dkey: str) -> None:
     from crp_core.analysis.compare import compare_runs
-    from crp_core.analysis.sweep import (check_key, current_value, is_bool_key, is_integer_key, linspace_values,
-                                sweep, sweepable_keys)
+    from crp_core.analysis.sweep import (
+        check_key,
+        current_value,
+        is_bool_key,
+        is_integer_key,
+        linspace_values,
+        sweep,
+        sweepable_keys,
+    )
 
     st.caption("Pick one parameter and a range: the pipeline runs at each value (corpus, index, graph and the "
                "scenario's embeddings reused; only re-scored) and every measure is plotted against the value. "

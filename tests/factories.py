@@ -12,14 +12,15 @@ signatures stable - other test modules import these.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from crp_core.config import CRPConfig
-from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
 from crp_core.io.timeparse import parse_duration_seconds, parse_timestamp
+from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
 
 MODEL_ID = "test-model"
 

@@ -4,14 +4,15 @@ connector bridging two anchors."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
+from support import APP, REPO_ROOT, TEST_MODEL
 
 from crp_core.config import CRPConfig
-from support import APP, REPO_ROOT, TEST_MODEL
 
 __all__ = ["APP", "REPO_ROOT", "TEST_MODEL", "expected_result", "figures", "frame_with", "frames_with", "metric",
            "run_page", "sidebar_input", "unit", "widget", "write_bridge_sample"]
@@ -34,10 +35,10 @@ def expected_result(sample_dir: Path, *, ckf: str = "knowledge_base.jsonl", scen
                     edits: Mapping[str, Any] | None = None) -> Any:
     """``run_pipeline`` on the files the dashboard shows, with the dashboard's config precedence
     (defaults < the scenario's config < edits)."""
-    from crp_core.io.ckf import load_ckf
     from crp_core.corpus.prepared import prepare_corpus
-    from crp_core.pipeline import run_pipeline
+    from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
+    from crp_core.pipeline import run_pipeline
 
     scen_dir = sample_dir / "scenarios"
     name = scenario or sorted(p.name for p in scen_dir.iterdir() if p.suffix in (".json", ".toml"))[0]

@@ -9,12 +9,13 @@ import html
 import json
 import re
 
-from hypothesis import given, settings, strategies as hst
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 from streamlit.testing.v1 import AppTest
-
-from crp_core.config import CRPConfig, SCALAR_KEYS
-from crp_ui import render, shell, sidebar
 from support import APP, REPO_ROOT, synthetic_ckf_rows
+
+from crp_core.config import SCALAR_KEYS, CRPConfig
+from crp_ui import render, shell, sidebar
 
 HOME = str(REPO_ROOT / "pages" / "home.py")
 TIMEOUT = 60
@@ -253,6 +254,7 @@ def test_editing_query_and_time_travel(ui_env):
 
 def test_scenario_editor_dict_keeps_embeddings_of_unchanged_texts(ui_env):
     import pandas as pd
+
     from crp_core.io.scenario import load_scenario, scenario_to_dict
 
     s = load_scenario(str(ui_env / "scenarios" / "demo.json"))
@@ -458,7 +460,7 @@ def test_scenario_without_now_uses_today_and_stays_unedited(ui_env):
     assert at.query_params == {"scenario": "zz_no_now.json"}
     import datetime as dt
 
-    today = dt.datetime.now(dt.timezone.utc).date()
+    today = dt.datetime.now(dt.UTC).date()
     assert _widget(at.sidebar.date_input, "now (time travel)").value == today
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from factories import fact, make_corpus, make_scenario
 from test_sweep import tiny_case
 
@@ -71,8 +70,8 @@ def test_status_stale_counts_and_tied_pair_counts_on_the_after_side():
 
 
 def test_naive_fanout_duplicates_on_the_before_side(synthetic_sample_dir):
-    from crp_core.io.ckf import load_ckf
     from crp_core.corpus.prepared import prepare_corpus
+    from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
 
     kb = load_ckf(str(synthetic_sample_dir / "knowledge_base.jsonl"))
@@ -98,9 +97,9 @@ def test_sample_scenario_baseline_omits_the_fixes():
     suppressed by SPEC-027) reach the SPEC-024-only envelope."""
     from pathlib import Path
 
-    from crp_core.io.ckf import load_ckf
-    from crp_core.corpus.prepared import embed_scenario, prepare_corpus
     from crp_core.corpus.embedding import default_embedder
+    from crp_core.corpus.prepared import embed_scenario, prepare_corpus
+    from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
 
     root = Path(__file__).resolve().parent.parent / "sample_ckf"

@@ -1,19 +1,19 @@
 """Stage 3 CDGR (SPEC-025 §2; SPEC_NOTES §2.5): bridge values by hand on a tiny graph."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from factories import fact, make_corpus
 
-from crp_core.stages.cdgr import expand_graph
-from crp_core.stages.cdr import score_cdr
 from crp_core.config import CRPConfig
 from crp_core.factors.coverage import CoverageSet
 from crp_core.factors.recency import compute_recency
-from factories import fact, make_corpus
+from crp_core.stages.cdgr import expand_graph
+from crp_core.stages.cdr import score_cdr
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 NAMES = ["A", "D", "B", "C", "E"]
 # Pairwise cosines. Edges (cos >= graph_edge_min 0.60): A-B .70, B-D .75, B-C .80, C-E .65, E-A .62.
 # No edge: A-D .50, A-C .55, C-D .30, E-B .35, E-D -.20.

@@ -11,7 +11,8 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crp_core.stages.cdgr import _touched_and_pairs, anchor_paths, bridge_values, edges_among, walk, walk_with_paths
 

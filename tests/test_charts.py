@@ -7,15 +7,15 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from factories import fact, make_corpus, make_scenario
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
-from crp_core.pipeline import run_pipeline
 from crp_core.factors.recency import recency_factor
+from crp_core.pipeline import run_pipeline
 from crp_core.report import run_report
 from crp_ui import charts, tables
-from factories import fact, make_corpus, make_scenario
 
 
 @pytest.fixture(scope="module")

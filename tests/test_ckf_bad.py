@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from crp_core.io.ckf import load_ckf, load_ckf_bytes
 from crp_core.errors import CKFError
+from crp_core.io.ckf import load_ckf, load_ckf_bytes
 
 BAD = os.path.join(os.path.dirname(__file__), "data", "bad")
 KEEP13 = ("g1", "g3")

@@ -4,16 +4,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
 from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import CKFError
+from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
 from crp_core.model import Fact, KnowledgeBase
 
 GOOD = os.path.join(os.path.dirname(__file__), "data", "good")
@@ -47,15 +47,15 @@ def test_fact_fields_are_built_as_specified():
     assert [f.line for f in kb.facts] == [1, 3, 5]
     assert g1.source_type == "official_documentation" and g1.status == "ACTIVE"
     assert g1.importance_weight == 0.9 and g1.source_id == "etcd-docs"
-    assert g1.ingested_at == datetime(2025, 1, 10, 8, tzinfo=timezone.utc) and g1.modified_at is None
+    assert g1.ingested_at == datetime(2025, 1, 10, 8, tzinfo=UTC) and g1.modified_at is None
     assert g1.effective_modified_at == g1.ingested_at
     assert (g1.ttl_kind, g1.ttl_seconds, g1.ttl_text) == ("explicit", 365 * 86400.0, "P1Y")
     # offset converted to UTC: 12:00+02:00 = 10:00Z; raw weight None (resolved by the pipeline)
-    assert g2.modified_at == datetime(2025, 3, 1, 10, tzinfo=timezone.utc)
+    assert g2.modified_at == datetime(2025, 3, 1, 10, tzinfo=UTC)
     assert g2.status == "STALE" and g2.importance_weight is None and g2.community_label == "etcd"
     assert (g2.ttl_kind, g2.ttl_seconds) == ("default", None)
     # naive date = midnight UTC; "none" = timeless; hostile text kept as-is
-    assert g3.ingested_at == datetime(2025, 2, 1, tzinfo=timezone.utc)
+    assert g3.ingested_at == datetime(2025, 2, 1, tzinfo=UTC)
     assert (g3.ttl_kind, g3.ttl_seconds, g3.ttl_text) == ("timeless", None, "none")
     assert g3.content == "User note: <script>alert(1)</script> keep\u0007 as data."
 
@@ -115,7 +115,7 @@ def test_write_then_load_round_trips_the_good_corpus(tmp_path, ext):
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(lambda s: s.strip())
 _stamp = st.none() | st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1),
-                                  timezones=st.just(timezone.utc))
+                                  timezones=st.just(UTC))
 _ttl = st.sampled_from([None, "none", "P30D", "P6M", "P1Y", "PT12H", "P1Y2M3DT4H5M6S", "P2W", "P0.5D"])
 _meta = st.dictionaries(st.text(max_size=5), st.integers(-5, 5) | st.text(max_size=5) | st.booleans(), max_size=3)
 

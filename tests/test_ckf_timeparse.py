@@ -1,7 +1,7 @@
 """ISO 8601 timestamp and duration parsing edge cases (crp_core.io.timeparse; SPEC_NOTES §1.1)."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from crp_core.io.timeparse import format_timestamp, parse_duration_seconds, parse_timestamp
 
-UTC = timezone.utc
+UTC = UTC
 DAY = 86400.0
 
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from crp_core.cli.conflicts import CSV_COLUMNS
 from crp_core.cli import main
+from crp_core.cli.conflicts import CSV_COLUMNS
 
 NOW = "2026-06-01T00:00:00Z"
 

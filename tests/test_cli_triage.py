@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from crp_core.io.ckf import load_ckf
 from crp_core.cli import main
+from crp_core.io.ckf import load_ckf
 from crp_core.triage import DB_PATH_ENV, DecisionStore
 
 ROOT = Path(__file__).resolve().parents[1]

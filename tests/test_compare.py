@@ -3,7 +3,6 @@ names the factor (and the config change) that moved a fact. Numbers from ``tiny_
 from __future__ import annotations
 
 import pytest
-
 from test_sweep import tiny_case
 
 from crp_core.analysis.compare import compare_runs, factor_effects, fmt_value
@@ -84,8 +83,9 @@ def test_union_of_scored_facts_and_unknown_fact():
 
 
 def test_fact_scored_by_one_run_only():
-    from crp_core.config import CRPConfig
     from factories import fact, make_corpus, make_scenario
+
+    from crp_core.config import CRPConfig
 
     # A is the anchor; C is reachable only through the graph (relevance .30, gated out and not a stage-1
     # candidate when candidate_k = 1). With max_hops 1 vs 2 nothing changes here, but graph retrieval off

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from crp_core.config import (CRPConfig, SOURCE_TYPES, all_keys, describe, origin)
+from crp_core.config import SOURCE_TYPES, CRPConfig, all_keys, describe, origin
 from crp_core.errors import ConfigError
 
 
@@ -114,16 +116,16 @@ def test_kb_data_fingerprint_covers_every_fact_field():
     """A CKF differing only in a timestamp, TTL, source type, status or weight must not share
     cached results with the original (the dashboard keys its caches on the fingerprint)."""
     from dataclasses import replace
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from crp_core.model import Fact, KnowledgeBase
 
     base = Fact("f1", "etcd default client port is 2379", source_type="official_documentation",
-                modified_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+                modified_at=datetime(2026, 1, 1, tzinfo=UTC))
     fp = KnowledgeBase((base,)).data_fingerprint
     variants = [
-        replace(base, modified_at=datetime(2025, 1, 1, tzinfo=timezone.utc)),
-        replace(base, ingested_at=datetime(2025, 1, 1, tzinfo=timezone.utc)),
+        replace(base, modified_at=datetime(2025, 1, 1, tzinfo=UTC)),
+        replace(base, ingested_at=datetime(2025, 1, 1, tzinfo=UTC)),
         replace(base, ttl_kind="explicit", ttl_seconds=86400.0, ttl_text="P1D"),
         replace(base, ttl_kind="timeless", ttl_text="none"),
         replace(base, source_type="community"),

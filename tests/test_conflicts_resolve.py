@@ -2,7 +2,7 @@
 (SPEC-027 §2.3-2.5, SPEC-003 §6.6, SPEC_NOTES §2.6)."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -10,14 +10,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
-from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED, NUMBER_CHANGED, authority_of, resolve_contradictions, tied_rows
-from crp_core.triage import pair_key
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
+from crp_core.stages.contradictions import (
+    EVENT_DISMISSED,
+    EVENT_RESOLVED,
+    NUMBER_CHANGED,
+    authority_of,
+    resolve_contradictions,
+    tied_rows,
+)
 from crp_core.stages.packing import note_block
+from crp_core.triage import pair_key
 
 CFG = CRPConfig()
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 DIM = 16
 EPS = 0.33  # e0 + EPS * e_k: cos between two such facts = 1 / (1 + EPS^2) = 0.9018 (> 0.85, < 0.95)
 
@@ -401,8 +408,8 @@ def test_pair_order_uses_authority_rounded_to_twelve_decimals():
     # 0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp: the order falls to the fact ids
     assert 0.8 * 0.65 * 0.9 != 0.9 * 0.65 * 0.8
     assert round(0.8 * 0.65 * 0.9, 12) == round(0.9 * 0.65 * 0.8, 12)
-    from crp_core.records import Authority, ConflictPair, ValueConflict
     from crp_core.analysis.scan import triage_order
+    from crp_core.records import Authority, ConflictPair, ValueConflict
 
     def pair(a: str, b: str, margin: float) -> ConflictPair:
         auth = {a: Authority(a, "web", 0.7, 1.0, 0.5, 0.35), b: Authority(b, "web", 0.7, 1.0, 0.5, 0.35 - margin)}

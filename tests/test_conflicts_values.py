@@ -5,7 +5,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crp_core.stages.contradictions import DATE_SHIFTED, ENTITY_SUBSTITUTED, MAGNITUDE_ALTERED, NEGATION_FLIP, NUMBER_CHANGED, tokenize, values_conflict
+from crp_core.stages.contradictions import (
+    DATE_SHIFTED,
+    ENTITY_SUBSTITUTED,
+    MAGNITUDE_ALTERED,
+    NEGATION_FLIP,
+    NUMBER_CHANGED,
+    tokenize,
+    values_conflict,
+)
 
 
 def only_diff(a: str, b: str):

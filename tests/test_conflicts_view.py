@@ -9,19 +9,19 @@ import io
 import json
 import re
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from crp_core.config import CRPConfig
 from crp_core.analysis.scan import scan_ckf
-from crp_core.stages.contradictions import values_conflict
+from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import Authority, ConflictPair
+from crp_core.stages.contradictions import values_conflict
 from crp_core.triage import Decision, DecisionSet
 from crp_ui import conflicts_view as cv
 from crp_ui import decisions as dmod
@@ -149,7 +149,7 @@ def test_side_spans_follow_the_diffs():
 
 
 # ---- queue over a real scan --------------------------------------------------------------------
-NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def _corpus():
@@ -235,7 +235,7 @@ def test_applied_corpus_cache_tells_apart_ckfs_differing_only_in_a_timestamp():
     import dataclasses
 
     c1 = _corpus()
-    kb2 = KnowledgeBase(facts=tuple(dataclasses.replace(f, modified_at=datetime(2020, 1, 1, tzinfo=timezone.utc))
+    kb2 = KnowledgeBase(facts=tuple(dataclasses.replace(f, modified_at=datetime(2020, 1, 1, tzinfo=UTC))
                                     if f.fact_id == "P1" else f for f in c1.kb.facts))
     c2 = Corpus.from_vectors(kb2, np.asarray(c1.vectors))
     ds = DecisionSet.from_decisions([Decision.mark_status("T1", "T2", fact="T2", status="STALE", operator="a")])

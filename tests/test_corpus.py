@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_embedding_doubles import HashingEmbedder
 
 from crp_core.config import CRPConfig
-from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
 from crp_core.corpus.embedding import MODEL_ID, word_token_estimate
-from crp_core.errors import CKFError, EmbeddingModelMismatch, ScenarioError, ValidationError
 from crp_core.corpus.index import FactIndex
+from crp_core.corpus.prepared import Corpus, embed_scenario, prepare_corpus
+from crp_core.errors import CKFError, EmbeddingModelMismatch, ScenarioError, ValidationError
 from crp_core.model import Fact, KnowledgeBase, Scenario, SubQuery
-from test_embedding_doubles import HashingEmbedder
 
 TOPICS = ["etcd port", "kubernetes pod", "postgres vacuum", "tls certificate", "dns resolver", "kafka topic"]
 
@@ -98,6 +98,7 @@ def test_minilm_model_id_counts_tokens_with_the_tokenizer(tmp_path):
     kb = kb_from(["hello world", "etcd listens on 2379 (clients)"], embeddings=x, model=MODEL_ID)
     c = prepare_corpus(kb, cache_dir=tmp_path)
     from transformers import AutoTokenizer
+
     from crp_core.corpus.embedding import minilm_model_path
 
     tok = AutoTokenizer.from_pretrained(minilm_model_path())

@@ -6,12 +6,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
+from test_embedding_doubles import HashingEmbedder
 
 import crp_core.corpus.embedding as emb
-from crp_core.corpus.embedding import (DIM, MODEL_ID, EmbeddingCache, MiniLMEmbedder, default_cache_dir, embed_texts,
-                                normalise_rows, text_digest, word_token_estimate)
-from test_embedding_doubles import HashingEmbedder
+from crp_core.corpus.embedding import (
+    DIM,
+    MODEL_ID,
+    EmbeddingCache,
+    MiniLMEmbedder,
+    default_cache_dir,
+    embed_texts,
+    normalise_rows,
+    text_digest,
+    word_token_estimate,
+)
 
 TEXTS = [f"fact number {i} about etcd port {2379 + i % 7} and cluster {i % 13}" for i in range(300)]
 
@@ -166,7 +176,7 @@ def test_shards_hold_at_most_shard_rows(tmp_path, monkeypatch):
 def test_text_digest_is_sha256():
     import hashlib
 
-    assert text_digest("é") == hashlib.sha256("é".encode("utf-8")).digest()
+    assert text_digest("é") == hashlib.sha256("é".encode()).digest()
 
 
 def test_empty_input(tmp_path):

@@ -6,7 +6,7 @@ ttl "none" so recency 1.0, no prior outputs so n-gram penalty 0; CDR = relevance
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -14,14 +14,14 @@ import pytest
 import crp_core.stages.cdr as cdr_module
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, embed_scenario
-from crp_core.factors.coverage import CoverageSet, CoverageSnapshot
 from crp_core.errors import SnapshotMutationError
+from crp_core.factors.coverage import CoverageSet, CoverageSnapshot
+from crp_core.factors.recency import compute_recency
+from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
 from crp_core.report import fanout_report
 from crp_core.stages.fanout import PARTITIONS_HEADER, cross_branch_dedup, run_fanout
-from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
-from crp_core.factors.recency import compute_recency
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 E = np.eye(6)
 
 

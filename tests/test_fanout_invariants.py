@@ -3,7 +3,7 @@ recomputations of the branch-scoped relevance and residual pull."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, embed_scenario
+from crp_core.factors.recency import compute_recency
+from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
 from crp_core.report import fanout_report
 from crp_core.stages.fanout import branch_fact_budget, round_robin_partitions, run_fanout
-from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
-from crp_core.factors.recency import compute_recency
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 SOURCES = ("official_documentation", "news", "community", "regulatory", "user_provided")
 
 

@@ -7,14 +7,15 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as hst
+from factories import fact, make_corpus, make_scenario
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from crp_core.config import CRPConfig
 from crp_core.model import Addressed
 from crp_core.pipeline import run_pipeline
-from crp_core.records import Duplicate, FanoutRun, FanoutStep
+from crp_core.records import Duplicate, FanoutRun
 from crp_ui import fanout_view as fv
-from factories import fact, make_corpus, make_scenario
 
 DIM = 6
 

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import math
-from collections import deque
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.graph import NeighbourTable
 from crp_core.corpus.prepared import Corpus
-from crp_core.corpus.graph import NeighbourTable, SimilarityGraph
 from crp_core.model import Fact, KnowledgeBase
 
 

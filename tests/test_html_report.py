@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
 from factories import fact, make_corpus, make_scenario
 from test_sweep import tiny_case
 
 from crp_core.analysis.baseline import before_after
-from crp_core.config import CRPConfig
 from crp_core.analysis.html_report import build_html_report
+from crp_core.config import CRPConfig
 from crp_ui.tuning_view import before_after_figures
 
 CHROMIUM = "/usr/bin/chromium"
-WHEN = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+WHEN = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
 def _report(ba, **kw):

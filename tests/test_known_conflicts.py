@@ -6,13 +6,19 @@ import json
 from pathlib import Path
 
 import pytest
+from factories import fact, make_kb
 
 from crp_core.analysis.known import guard_selection, known_conflicts
 from crp_core.cli import main
-from crp_core.records import (ACTION_FLAGGED, ACTION_LOSER_DROPPED, ACTION_WINNER_PULLED, SOURCE_OPERATOR,
-                              SOURCE_SCAN, KnownConflict)
+from crp_core.records import (
+    ACTION_FLAGGED,
+    ACTION_LOSER_DROPPED,
+    ACTION_WINNER_PULLED,
+    SOURCE_OPERATOR,
+    SOURCE_SCAN,
+    KnownConflict,
+)
 from crp_core.triage import Decision, DecisionSet
-from factories import fact, make_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 KB = make_kb([fact("win"), fact("lose"), fact("other"), fact("gone", status="DELETED")])

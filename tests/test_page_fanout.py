@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from crp_core.io.ckf import load_ckf
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import prepare_corpus
-from crp_core.pipeline import run_pipeline
+from crp_core.io.ckf import load_ckf
 from crp_core.io.scenario import load_scenario
+from crp_core.pipeline import run_pipeline
 from crp_ui import fanout_view as fv
 
 REPO = Path(__file__).resolve().parent.parent

@@ -4,9 +4,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-
-from support import synthetic_ckf_rows, synthetic_scenario
 from page_support import expected_result, frame_with, frames_with, metric, run_page, sidebar_input
+from support import synthetic_ckf_rows, synthetic_scenario
 
 from crp_ui.render import headers_text
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from crp_core.factors.coverage import CoverageEntry, CoverageSet, CoverageSnapshot
-from crp_core.errors import SnapshotMutationError
 from factories import make_scenario
+
+from crp_core.errors import SnapshotMutationError
+from crp_core.factors.coverage import CoverageEntry, CoverageSet, CoverageSnapshot
 
 
 def two_entries():

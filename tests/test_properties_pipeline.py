@@ -1,19 +1,19 @@
 """Invariants of the pipeline under random small corpora (Hypothesis)."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
+from factories import fact, make_corpus, make_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crp_core.config import SOURCE_TYPES, CRPConfig
-from crp_core.pipeline import run_pipeline
 from crp_core.factors.recency import recency_factor
+from crp_core.pipeline import run_pipeline
 from crp_core.report import dumps, run_report
-from factories import fact, make_corpus, make_scenario
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 WORDS = "etcd port client peer cluster state default is the uses on kubernetes api server".split()
 STATUSES = ["ACTIVE"] * 6 + ["STALE", "DELETED", "QUARANTINED"]
 

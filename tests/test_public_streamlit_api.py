@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from support import REPO_ROOT
 
 #: what is checked: the entry point, the dashboard and core libraries, the pages and the tests

@@ -1,16 +1,16 @@
 """Recency factor (SPEC-027 §3.2, §3.5; SPEC_NOTES §2.2): exact values and every edge case."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from factories import fact, make_kb
 
 from crp_core.config import CRPConfig
 from crp_core.factors.recency import compute_recency, concat_recency, lookup, recency_factor
-from factories import fact, make_kb
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 def ago(days: float) -> datetime:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -23,18 +23,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crp_core.io.ckf import load_ckf
 from crp_core.config import SOURCE_TYPES, CRPConfig
-from crp_core.stages.contradictions import authority_of, values_conflict
 from crp_core.factors.recency import compute_recency
+from crp_core.io.ckf import load_ckf
 from crp_core.io.scenario import load_scenario
+from crp_core.stages.contradictions import authority_of, values_conflict
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_ckf"
 KB_PATH = SAMPLE / "knowledge_base.jsonl"
 PLANTED_PATH = SAMPLE / "planted_conflicts.json"
 SCENARIO_PATHS = sorted((SAMPLE / "scenarios").glob("*.json"))
-NOW = datetime(2026, 11, 15, 12, 0, tzinfo=timezone.utc)  # the scenarios' "now"
+NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)  # the scenarios' "now"
 PATTERNS = {"NUMBER_CHANGED", "ENTITY_SUBSTITUTED", "NEGATION_FLIP", "DATE_SHIFTED", "MAGNITUDE_ALTERED"}
 
 
@@ -84,7 +84,7 @@ def test_ttl_shapes_and_timestamps(kb, raw_rows):
     assert sum(1 for f in kb.facts if f.source_type == "user_provided") >= 10
     mods = [f.effective_modified_at for f in kb.facts]
     assert all(m is not None for m in mods)
-    assert min(mods) < datetime(2021, 1, 1, tzinfo=timezone.utc)  # spread over ~6 years
+    assert min(mods) < datetime(2021, 1, 1, tzinfo=UTC)  # spread over ~6 years
     assert max(mods) < NOW  # no timestamps in the scenarios' future
     assert sum(1 for f in kb.facts if f.modified_at and f.modified_at.year == 2026) > 100
 
@@ -218,9 +218,8 @@ def corpus(kb, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def scenario_runs(corpus):
-    from crp_core.report import fanout_report
     from crp_core.pipeline import run_pipeline
-    from crp_core.report import run_report
+    from crp_core.report import fanout_report, run_report
 
     runs = {}
     for path in SCENARIO_PATHS:

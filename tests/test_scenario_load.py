@@ -3,22 +3,21 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.errors import ScenarioError
+from crp_core.io.scenario import dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict, scenario_to_dict
 from crp_core.model import Addressed, Scenario, SubQuery
-from crp_core.io.scenario import (dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict,
-                               scenario_to_dict)
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 BAD = os.path.join(DATA, "bad")
 
 EXPECTED = Scenario(
-    query="Which ports does etcd use?", now=datetime(2025, 6, 1, tzinfo=timezone.utc),
+    query="Which ports does etcd use?", now=datetime(2025, 6, 1, tzinfo=UTC),
     sub_queries=(SubQuery("sq1", "client port", "clients"), SubQuery("sq2", "peer port")),
     addressed=(Addressed("sq1", 0.7, 1),),
     prior_outputs=("etcd listens for clients on port 2379 by default.",), fanout_width=2,
@@ -127,7 +126,7 @@ def test_not_utf8_and_unreadable(tmp_path):
 
 def test_toml_datetime_now_is_accepted():
     s = load_scenario_bytes(b'query = "q"\nnow = 2025-06-01T02:00:00+02:00\n', "s.toml")
-    assert s.now == datetime(2025, 6, 1, tzinfo=timezone.utc)
+    assert s.now == datetime(2025, 6, 1, tzinfo=UTC)
 
 
 # ---- round trips -----------------------------------------------------------------------------
@@ -143,7 +142,7 @@ def _scenarios(draw):
                       for i in ids if draw(st.booleans()))
     return Scenario(
         query=draw(_txt), query_embedding=draw(st.none() | _vec),
-        now=draw(st.none() | st.datetimes(min_value=datetime(1971, 1, 1), timezones=st.just(timezone.utc))),
+        now=draw(st.none() | st.datetimes(min_value=datetime(1971, 1, 1), timezones=st.just(UTC))),
         sub_queries=subs, addressed=addressed, prior_outputs=tuple(draw(st.lists(st.text(max_size=30), max_size=3))),
         fanout_width=draw(st.integers(0, 8)),
         config=draw(st.sampled_from([{}, {"stale_floor": 0.25}, {"ttl_days": {"news": 10.0}}])),

@@ -4,20 +4,26 @@ is a 6-d corpus whose cosines and CDR scores are computed by hand below."""
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from factories import fact, make_corpus, make_scenario, vectors_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from factories import fact, make_corpus, make_scenario, vectors_for
-
+from crp_core.analysis.sweep import (
+    FANOUT_WIDTH,
+    check_key,
+    jaccard,
+    linspace_values,
+    point_inputs,
+    sweep,
+    sweepable_keys,
+)
 from crp_core.config import CRPConfig
 from crp_core.errors import ConfigError
 from crp_core.pipeline import run_pipeline
-from crp_core.analysis.sweep import (FANOUT_WIDTH, check_key, jaccard, linspace_values, point_inputs, sweep,
-                            sweepable_keys)
 
 NOW = "2026-06-01T00:00:00Z"
 
@@ -126,8 +132,8 @@ def test_ttl_sweep_points_equal_separate_runs_and_carry_the_diff():
 
 
 def test_fanout_width_and_gate_points_equal_separate_runs(synthetic_sample_dir):
-    from crp_core.io.ckf import load_ckf
     from crp_core.corpus.prepared import prepare_corpus
+    from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
 
     kb = load_ckf(str(synthetic_sample_dir / "knowledge_base.jsonl"))
@@ -213,9 +219,9 @@ def test_diff_invariants(floor, budget):
 def test_sample_scenario_sweep_equals_separate_runs():
     from pathlib import Path
 
-    from crp_core.io.ckf import load_ckf
-    from crp_core.corpus.prepared import embed_scenario, prepare_corpus
     from crp_core.corpus.embedding import default_embedder
+    from crp_core.corpus.prepared import embed_scenario, prepare_corpus
+    from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
 
     root = Path(__file__).resolve().parent.parent / "sample_ckf"
@@ -233,4 +239,4 @@ def test_sample_scenario_sweep_equals_separate_runs():
                                 embedder=embedder)
         assert_same_run(p.result, separate)
     assert res.points[0].recency_penalised >= res.points[2].recency_penalised
-    assert datetime(2026, 1, 1, tzinfo=timezone.utc) < res.baseline.result.now
+    assert datetime(2026, 1, 1, tzinfo=UTC) < res.baseline.result.now

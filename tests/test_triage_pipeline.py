@@ -18,17 +18,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from crp_core.io.ckf import load_ckf
-from crp_core.config import CRPConfig
-from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED
-from crp_core.analysis.scan import scan_ckf
-from crp_core.corpus.prepared import Corpus
-from crp_core.pipeline import run_pipeline
-from crp_core.io.timeparse import parse_timestamp
-from crp_core.triage import Decision, DecisionSet, DecisionStore, apply_to_corpus, pair_key
-
 from factories import MODEL_ID, fact, make_corpus, make_scenario, unit
+
+from crp_core.analysis.scan import scan_ckf
+from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
+from crp_core.io.ckf import load_ckf
+from crp_core.io.timeparse import parse_timestamp
+from crp_core.pipeline import run_pipeline
+from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED
+from crp_core.triage import Decision, DecisionSet, DecisionStore, apply_to_corpus, pair_key
 
 ROOT = Path(__file__).resolve().parents[1]
 MOD = "2026-05-01T00:00:00Z"
@@ -192,8 +191,8 @@ def test_conflict_scan_shows_the_decisions(corpus, store):
 
 @pytest.mark.parametrize("ext", [".jsonl", ".json", ".csv", ""])
 def test_exported_cleaned_ckf_reloads_and_quarantine_holds(corpus, scenario, store, tmp_path, ext):
-    from crp_core.io.ckf import write_ckf
     from crp_core.cli import main
+    from crp_core.io.ckf import write_ckf
 
     src = write_ckf(corpus.kb, str(tmp_path / "kb.jsonl"))
     store.record(Decision.mark_status("F1", "F2", fact="F1", status="QUARANTINED", operator="ann"))

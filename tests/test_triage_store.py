@@ -10,7 +10,7 @@ import os
 import random
 import sqlite3
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -18,15 +18,26 @@ from hypothesis import strategies as st
 
 from crp_core.errors import CRPError
 from crp_core.model import Fact, KnowledgeBase
-from crp_core.triage import (APPLICATION_ID, SCHEMA_VERSION, Decision, DecisionError, DecisionSet, DecisionStore,
-                             TriageStoreError, apply_to_kb, pair_key, split_pair_key, validate_decision)
+from crp_core.triage import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    Decision,
+    DecisionError,
+    DecisionSet,
+    DecisionStore,
+    TriageStoreError,
+    apply_to_kb,
+    pair_key,
+    split_pair_key,
+    validate_decision,
+)
 
 
 class FixedClock:
     """2026-01-01T00:00:00Z, advancing one second per call (deterministic decided_at)."""
 
     def __init__(self) -> None:
-        self.t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        self.t = datetime(2026, 1, 1, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         now = self.t
@@ -42,7 +53,7 @@ def sha256(path) -> str:
 def store(tmp_path):
     clock = FixedClock()
     s = DecisionStore(tmp_path / "d.sqlite", clock=clock)
-    clock.t = datetime(2026, 1, 1, tzinfo=timezone.utc)  # creating the schema took one tick
+    clock.t = datetime(2026, 1, 1, tzinfo=UTC)  # creating the schema took one tick
     yield s
     s.close()
 

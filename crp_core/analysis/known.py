@@ -15,10 +15,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crp_core.model import KnowledgeBase
-from crp_core.records import (ACTION_FLAGGED, ACTION_LOSER_DROPPED, ACTION_WINNER_PULLED, SOURCE_OPERATOR,
-                              SOURCE_SCAN, KnownConflict, KnownConflictFlag)
 from crp_core.analysis.scan import ConflictScan
+from crp_core.model import KnowledgeBase
+from crp_core.records import (
+    ACTION_FLAGGED,
+    ACTION_LOSER_DROPPED,
+    ACTION_WINNER_PULLED,
+    SOURCE_OPERATOR,
+    SOURCE_SCAN,
+    KnownConflict,
+    KnownConflictFlag,
+)
 from crp_core.triage.decisions import DecisionSet, split_pair_key
 
 EVENT_KNOWN_CONFLICT = "KNOWN_CONFLICT_GUARD"

@@ -9,12 +9,12 @@ Exit status 0 on success; bad input raises a :class:`crp_core.errors.CRPError` (
 dispatcher, status 2).
 """
 from __future__ import annotations
-from crp_core import headers
 
 import argparse
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from crp_core import headers
 from crp_core.cli.common import add_input_args
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import Problem, ScenarioError

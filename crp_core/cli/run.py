@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from crp_core.cli.common import add_input_args
@@ -20,9 +20,8 @@ from crp_core.io.timeparse import format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
-    from crp_core.records import KnownConflict
     from crp_core.model import KnowledgeBase, Scenario
-    from crp_core.records import PipelineResult
+    from crp_core.records import KnownConflict, PipelineResult
 
 
 def register(subparsers: Subparsers) -> None:
@@ -76,7 +75,7 @@ def _handle(args: argparse.Namespace) -> int:
         from crp_core.analysis.known import known_conflicts
         from crp_core.analysis.scan import scan_ckf
 
-        scan = (scan_ckf(corpus, config, at or datetime.now(timezone.utc), decisions=decisions)
+        scan = (scan_ckf(corpus, config, at or datetime.now(UTC), decisions=decisions)
                 if args.known_conflicts == "scan" else None)
         known = known_conflicts(scan, decisions)
     result = run_pipeline(corpus, scenario, config, vectors=vectors, now=now, decisions=decisions,

@@ -38,7 +38,7 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.model import KnowledgeBase
-from crp_core.records import DropReason, DroppedPair, Envelope, PackedFact
+from crp_core.records import DroppedPair, DropReason, Envelope, PackedFact
 
 #: the NOTE block of SPEC-027 §2.5 (header lines; one indented ``[content]`` line per fact follows)
 NOTE_HEADER = ("NOTE: The following two facts conflict and could not be automatically\n"

@@ -22,11 +22,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from support import CHROMIUM, CHROMIUM_ARGS, REPO_ROOT, session_page
 
 HERE = Path(__file__).resolve().parent

@@ -5,12 +5,31 @@
 * :mod:`.arbitration`: one pair arbitrated (ties, operator decisions) and its audit event;
 * :mod:`.resolve`: :func:`resolve_contradictions` over an envelope's selected facts.
 """
-from crp_core.stages.contradictions.arbitration import (DECISION_KINDS, EVENT_DISMISSED, EVENT_RESOLVED, Arbitration,
-                                                        arbitrate, authority_winner, conflict_event, decision_for, note_for, tied_rows)
+from crp_core.stages.contradictions.arbitration import (
+                                                        DECISION_KINDS,
+                                                        EVENT_DISMISSED,
+                                                        EVENT_RESOLVED,
+                                                        Arbitration,
+                                                        arbitrate,
+                                                        authority_winner,
+                                                        conflict_event,
+                                                        decision_for,
+                                                        note_for,
+                                                        tied_rows,
+)
 from crp_core.stages.contradictions.authority import authority_of, recency_factors
 from crp_core.stages.contradictions.resolve import resolve_contradictions
-from crp_core.stages.contradictions.values import (DATE_SHIFTED, ENTITY_SUBSTITUTED, MAGNITUDE_ALTERED, NEGATION_FLIP,
-                                                   NUMBER_CHANGED, PATTERNS, Token, tokenize, values_conflict)
+from crp_core.stages.contradictions.values import (
+                                                        DATE_SHIFTED,
+                                                        ENTITY_SUBSTITUTED,
+                                                        MAGNITUDE_ALTERED,
+                                                        NEGATION_FLIP,
+                                                        NUMBER_CHANGED,
+                                                        PATTERNS,
+                                                        Token,
+                                                        tokenize,
+                                                        values_conflict,
+)
 
 __all__ = [
     "DATE_SHIFTED", "DECISION_KINDS", "ENTITY_SUBSTITUTED", "EVENT_DISMISSED", "EVENT_RESOLVED", "MAGNITUDE_ALTERED",

@@ -2,8 +2,9 @@
 both behind a NOTE block, an operator decision dismisses or overrides; the audit event it logs."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from crp_core.config import CRPConfig
 from crp_core.model import Fact

@@ -1,16 +1,17 @@
 """Fact Authority (SPEC-027 §2.3): ``source_authority * recency_factor * importance_weight``."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Mapping
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
-from crp_core.model import Fact
 from crp_core.factors.recency import FactAttributes, fact_attributes
+from crp_core.model import Fact
 from crp_core.records import Authority, RecencyTable
+
 
 def authority_of(fact: Fact, recency_factor: float, config: CRPConfig) -> Authority:
     """``authority = source_authority_weight * recency_factor * importance_weight`` (SPEC-027 §2.3).

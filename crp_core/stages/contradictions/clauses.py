@@ -5,9 +5,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
-from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, _stem
-from crp_core.stages.contradictions.tokens import _word_key, Token
 from crp_core.stages.contradictions.lexer import _Lexer
+from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, _stem
+from crp_core.stages.contradictions.tokens import Token, _word_key
+
 
 def _merge_names(toks: list[Token], text: str) -> list[Token]:
     """Adjacent capitalised names form one entity ("Cloud Native Computing Foundation"); a

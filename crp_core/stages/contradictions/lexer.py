@@ -4,8 +4,62 @@ from __future__ import annotations
 
 import re
 
-from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, FUNCTION_WORDS, NEG, NEGATION_CUES, NUMBER, POLAR, POLARITY, UNITS, WORD, YEAR_MAX, YEAR_MIN, _ABBREVIATIONS, _BOUNDS, _BOUND_LENGTHS, _CAPS_WORDS, _CLAUSE_WORDS, _COMPARATIVE_NEXT, _CURRENCY_CODES, _CURRENCY_SYMBOL, _CURRENCY_WORDS, _FREQ_ADVERBS, _MONTHS, _MONTH_ABBR, _MULT_WORDS, _NEG_CONTRACTIONS, _NEG_IDIOMS, _NUMBER_MULT, _NUMBER_WORDS, _PREDICATIVE_BEFORE, _RATE_MARKERS, _SCALE_SUFFIX, _SCALE_WORDS, _TIMES_WORDS, _Unit, _WEEKDAYS
-from crp_core.stages.contradictions.tokens import _entity_key, _entity_sub, _word_key, DateValue, Quantity, Token, _NUM_RE, _RAW_RE, _Raw, _fnum, _one, _size_readings, _time_readings
+from crp_core.stages.contradictions.lexicon import (
+    _ABBREVIATIONS,
+    _BOUND_LENGTHS,
+    _BOUNDS,
+    _CAPS_WORDS,
+    _CLAUSE_WORDS,
+    _COMPARATIVE_NEXT,
+    _CURRENCY_CODES,
+    _CURRENCY_SYMBOL,
+    _CURRENCY_WORDS,
+    _FREQ_ADVERBS,
+    _MONTH_ABBR,
+    _MONTHS,
+    _MULT_WORDS,
+    _NEG_CONTRACTIONS,
+    _NEG_IDIOMS,
+    _NUMBER_MULT,
+    _NUMBER_WORDS,
+    _PREDICATIVE_BEFORE,
+    _RATE_MARKERS,
+    _SCALE_SUFFIX,
+    _SCALE_WORDS,
+    _TIMES_WORDS,
+    _WEEKDAYS,
+    BREAK,
+    DATE,
+    ENTITY,
+    FUNC,
+    FUNCTION_WORDS,
+    NEG,
+    NEGATION_CUES,
+    NUMBER,
+    POLAR,
+    POLARITY,
+    UNITS,
+    WORD,
+    YEAR_MAX,
+    YEAR_MIN,
+    _Unit,
+)
+from crp_core.stages.contradictions.tokens import (
+    _NUM_RE,
+    _RAW_RE,
+    DateValue,
+    Quantity,
+    Token,
+    _entity_key,
+    _entity_sub,
+    _fnum,
+    _one,
+    _Raw,
+    _size_readings,
+    _time_readings,
+    _word_key,
+)
+
 
 class _Lexer:
     """Turns the regex matches of one text into tokens (one instance per text)."""

@@ -8,7 +8,6 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-
 NUMBER_CHANGED = "NUMBER_CHANGED"
 ENTITY_SUBSTITUTED = "ENTITY_SUBSTITUTED"
 NEGATION_FLIP = "NEGATION_FLIP"

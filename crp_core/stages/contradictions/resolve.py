@@ -6,17 +6,26 @@ the losers and backfills their slots. Pure: no I/O, every constant from :class:`
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.records import AuditEvent, ConflictPair, Resolution, ValueConflict, frozen_array
-from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, Decisions, arbitrate, conflict_event, decision_for, note_for
+from crp_core.stages.contradictions.arbitration import (
+    AUTHORITY_DECIMALS,
+    Decisions,
+    arbitrate,
+    conflict_event,
+    decision_for,
+    note_for,
+)
 from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
+
 
 def _score_of(scores: Any, row: int) -> float:
     try:

@@ -5,9 +5,21 @@ import math
 import re
 from typing import NamedTuple
 
-from crp_core.stages.contradictions.lexicon import (_ABBREVIATIONS, _COMMON_STEMS, _COMMON_SUFFIXES, _COMMON_WORDS,
-                                                    _IDENT_RE, _NUMBER_WORDS, _SYNONYMS, ENTITY_LEXICON,
-                                                    FUNCTION_WORDS, POLARITY, UNITS, _stem, _Unit)
+from crp_core.stages.contradictions.lexicon import (
+    _ABBREVIATIONS,
+    _COMMON_STEMS,
+    _COMMON_SUFFIXES,
+    _COMMON_WORDS,
+    _IDENT_RE,
+    _NUMBER_WORDS,
+    _SYNONYMS,
+    ENTITY_LEXICON,
+    FUNCTION_WORDS,
+    POLARITY,
+    UNITS,
+    _stem,
+    _Unit,
+)
 
 # ================================================================================================
 # Tokens

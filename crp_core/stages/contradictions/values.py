@@ -28,9 +28,23 @@ from __future__ import annotations
 from functools import lru_cache
 
 from crp_core.records import ValueConflict, ValueDiff
-from crp_core.stages.contradictions.lexicon import ALIGN_MIN, DATE_SHIFTED, ENTITY, ENTITY_SUBSTITUTED, FUNC, MAGNITUDE_ALTERED, NEG, NEGATION_FLIP, NUMBER_CHANGED, PATTERNS, POLAR, WORD, _SCOPE_SKIP
+from crp_core.stages.contradictions.clauses import _analyse, _Clause, _Doc, tokenize
+from crp_core.stages.contradictions.lexicon import (
+    _SCOPE_SKIP,
+    ALIGN_MIN,
+    DATE_SHIFTED,
+    ENTITY,
+    ENTITY_SUBSTITUTED,
+    FUNC,
+    MAGNITUDE_ALTERED,
+    NEG,
+    NEGATION_FLIP,
+    NUMBER_CHANGED,
+    PATTERNS,
+    POLAR,
+    WORD,
+)
 from crp_core.stages.contradictions.tokens import DateValue, Quantity, Token
-from crp_core.stages.contradictions.clauses import _Clause, _Doc, _analyse, tokenize
 
 __all__ = ["DATE_SHIFTED", "ENTITY_SUBSTITUTED", "MAGNITUDE_ALTERED", "NEGATION_FLIP", "NUMBER_CHANGED", "PATTERNS",
            "Token", "tokenize", "values_conflict"]
