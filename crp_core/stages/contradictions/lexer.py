@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
+from crp_core.stages.contradictions.dates import _LexerBase
 from crp_core.stages.contradictions.lexicon import (
     _ABBREVIATIONS,
-    _BOUND_LENGTHS,
     _BOUNDS,
     _CAPS_WORDS,
     _CLAUSE_WORDS,
@@ -35,7 +35,6 @@ from crp_core.stages.contradictions.lexicon import (
     FUNCTION_WORDS,
     NEG,
     NEGATION_CUES,
-    NUMBER,
     POLAR,
     POLARITY,
     UNITS,
@@ -46,7 +45,6 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.tokens import (
     _NUM_RE,
-    _RAW_RE,
     DateValue,
     Quantity,
     Token,
@@ -54,53 +52,15 @@ from crp_core.stages.contradictions.tokens import (
     _entity_sub,
     _fnum,
     _one,
-    _Raw,
     _size_readings,
     _time_readings,
     _word_key,
 )
 
 
-class _Lexer:
+class _Lexer(_LexerBase):
     """Turns the regex matches of one text into tokens (one instance per text)."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.raw = [_Raw(m.lastgroup or "", m.group(), m.start(), m.end(), m.group().lower().replace("’", "'"))
-                    for m in _RAW_RE.finditer(text)]
-        self.out: list[Token] = []
-        self.forced_func: set[int] = set()  # raw indices consumed as a rate's "per second"
-
-    # ---- helpers --------------------------------------------------------------------------------
-    def low(self, j: int) -> str:
-        return self.raw[j].low if 0 <= j < len(self.raw) and self.raw[j].group == "word" else ""
-
-    def gap(self, a: int, b: int) -> str:
-        return self.text[a:b]
-
-    def adjacent(self, j: int, end: int, allow: str = " -\u00a0") -> bool:
-        """Is raw token ``j`` right after character ``end`` (only a space or hyphen between)?"""
-        if j >= len(self.raw):
-            return False
-        g = self.text[end:self.raw[j].start]
-        return len(g) <= 1 and all(c in allow for c in g)
-
-    def bound_before(self, i: int) -> tuple[int, int]:
-        """A bound phrase ("at least", "up to", "no more than") ending right before raw ``i``."""
-        for n in _BOUND_LENGTHS:
-            if i - n < 0:
-                continue
-            words = tuple(self.low(j) for j in range(i - n, i))
-            if all(words) and words in _BOUNDS and all(self.adjacent(j + 1, self.raw[j].end, " ")
-                                                       for j in range(i - n, i)):
-                return _BOUNDS[words], self.raw[i - n].start
-        return 0, -1
-
-    def every_before(self, i: int) -> bool:
-        """Is raw ``i`` preceded by "every" / "each" (an interval: "every 30 minutes")?"""
-        return i > 0 and self.low(i - 1) in ("every", "each")
-
-    # ---- main loop ------------------------------------------------------------------------------
     def run(self) -> list[Token]:
         raw, out = self.raw, self.out
         n = len(raw)
@@ -162,10 +122,6 @@ class _Lexer:
         if r.text == ":":
             return "label"  # "Minor infringements: up to 2%": the label is the value's attribute
         return "clause"
-
-    # ---- numbers --------------------------------------------------------------------------------
-    def push_qty(self, start: int, end: int, q: Quantity) -> None:
-        self.out.append(Token(self.text[start:end], start, end, NUMBER, "#q", qty=q))
 
     def number(self, i: int, base: float, exact: str, start: int, end: int, j: int,
                currency: str = "", scale: float = 1.0, first: int = -1) -> int:
@@ -337,100 +293,6 @@ class _Lexer:
         self.out.append(Token(r.text, r.start, r.end, ENTITY, r.low, parts=((r.low, r.text, r.start, r.end),),
                               sub="ident"))
         return i + 1
-
-    # ---- dates and times ------------------------------------------------------------------------
-    def iso_date(self, i: int) -> int:
-        r = self.raw[i]
-        ymd = [int(p) for p in r.text[:10].split("T")[0].split("-")]
-        y, m = ymd[0], ymd[1]
-        d = ymd[2] if len(ymd) > 2 else 0
-        if not (1 <= m <= 12 and 0 <= d <= 31):
-            for pm in re.finditer(r"\d+", r.text):
-                v = float(pm.group())
-                self.push_qty(r.start + pm.start(), r.start + pm.end(),
-                              Quantity("", "", v, 1.0, pm.group(), _one(v), -1, 0, -1))
-            return i + 1
-        parts = tuple((c, r.text, r.start, r.end) for c in ("y", "m", "d")[:len(ymd)])
-        self.out.append(Token(r.text, r.start, r.end, DATE, "#d", date=DateValue(((y, m, d, 0),), False), parts=parts))
-        return i + 1
-
-    def slash_date(self, i: int) -> int:
-        r = self.raw[i]
-        p = [int(x) for x in r.text.split("/")]
-        if p[0] > 31:
-            readings: tuple[tuple[int, int, int, int], ...] = ((p[0], p[1], p[2], 0),)
-        elif p[0] > 12:
-            readings = ((p[2], p[1], p[0], 0),)
-        elif p[1] > 12:
-            readings = ((p[2], p[0], p[1], 0),)
-        else:
-            readings = ((p[2], p[1], p[0], 0), (p[2], p[0], p[1], 0))
-        parts = tuple((c, r.text, r.start, r.end) for c in ("y", "m", "d"))
-        self.out.append(Token(r.text, r.start, r.end, DATE, "#d", date=DateValue(readings, False), parts=parts))
-        return i + 1
-
-    def clock(self, i: int) -> int:
-        r = self.raw[i]
-        hh, mm = (int(x) for x in r.text[:5].split(":")[:2]) if ":" in r.text[:3] else (0, 0)
-        low = r.low.replace(".", "")
-        if low.endswith("pm") and hh < 12:
-            hh += 12
-        elif low.endswith("am") and hh == 12:
-            hh = 0
-        minutes = float(hh * 60 + mm)
-        self.push_qty(r.start, r.end, Quantity("clock", "clock", minutes, 1.0, str(minutes), _one(minutes), -1, 0, -1))
-        return i + 1
-
-    def month(self, i: int, month: int) -> int:
-        """A month name with its day and year around it: "5 March 2024", "March 5, 2024",
-        "the 5th of March", "May 2021", "June"."""
-        raw, out = self.raw, self.out
-        r = raw[i]
-        start, end = r.start, r.end
-        parts: list[tuple[str, str, int, int]] = [("m", r.text, r.start, r.end)]
-        day = year = 0
-        # a day before: "5 March", "5th of March" (the number was already emitted)
-        if out and out[-1].kind == NUMBER and out[-1].qty is not None and out[-1].qty.dim == "" and \
-                out[-1].qty.scale == 1.0 and 1 <= out[-1].qty.base <= 31 and out[-1].qty.base == int(out[-1].qty.base):
-            between = self.text[out[-1].end:r.start].strip().lower()
-            if between in ("", "of", "of the"):
-                prev = out.pop()
-                day, start = int(prev.qty.base), prev.start  # type: ignore[union-attr]
-                parts.insert(0, ("d", prev.text, prev.start, prev.end))
-        j = i + 1
-        n = len(raw)
-        if not day and j < n and raw[j].group in ("num", "numw") and self.adjacent(j, end, " "):
-            m = _NUM_RE.match(raw[j].text)
-            suffix = raw[j].text[m.end():].lower() if m else "x"
-            if m and suffix in ("", "st", "nd", "rd", "th") and "." not in m.group() and 1 <= int(m.group()) <= 31:
-                day, end = int(m.group()), raw[j].end
-                parts.append(("d", raw[j].text, raw[j].start, raw[j].end))
-                j += 1
-        k = j
-        if k < n and raw[k].text == ",":
-            k += 1
-        if k < n and raw[k].group == "num" and re.fullmatch(r"\d{4}", raw[k].text) and \
-                YEAR_MIN <= int(raw[k].text) <= YEAR_MAX and len(self.text[end:raw[k].start].strip(" ,")) == 0:
-            year, end = int(raw[k].text), raw[k].end
-            parts.append(("y", raw[k].text, raw[k].start, raw[k].end))
-            j = k + 1
-        out.append(Token(self.text[start:end], start, end, DATE, "#d", date=DateValue(((year, month, day, 0),), False),
-                         parts=tuple(parts)))
-        return j
-
-    def quarter(self, i: int, q: int, half: bool) -> int:
-        r = self.raw[i]
-        months = range(1, 7) if half and q == 1 else range(7, 13) if half else range(3 * q - 2, 3 * q + 1)
-        end, j, year = r.end, i + 1, 0
-        parts: list[tuple[str, str, int, int]] = [("m", r.text, r.start, r.end)]
-        if j < len(self.raw) and self.raw[j].group == "num" and re.fullmatch(r"\d{4}", self.raw[j].text) and \
-                self.adjacent(j, end, " "):
-            year, end = int(self.raw[j].text), self.raw[j].end
-            parts.append(("y", self.raw[j].text, self.raw[j].start, self.raw[j].end))
-            j += 1
-        self.out.append(Token(self.text[r.start:end], r.start, end, DATE, "#d",
-                              date=DateValue(tuple((year, m, 0, 0) for m in months), False), parts=tuple(parts)))
-        return j
 
     # ---- words ----------------------------------------------------------------------------------
     def number_words(self, i: int) -> tuple[float, int]:
