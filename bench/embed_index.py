@@ -149,7 +149,8 @@ def bench_index(n: int, cfg: CRPConfig, tmp: str, *, threads_compare: bool) -> N
     bf = np.argsort(-sims, axis=1)[:, :10]
     got, _ = idx.query(q[:200], 10, allowed, ef_search=cfg.hnsw_ef_search)
     rec = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(got, bf)])
-    row(f"recall@10 vs brute force {n}", f"{rec:.4f}", f"200 near-centre queries, masked, ef_search={cfg.hnsw_ef_search}")
+    row(f"recall@10 vs brute force {n}", f"{rec:.4f}",
+        f"200 near-centre queries, masked, ef_search={cfg.hnsw_ef_search}")
     fq = x[rng.choice(np.flatnonzero(allowed), 500, replace=False)]
     sims = fq @ x.T
     sims[:, ~allowed] = -np.inf

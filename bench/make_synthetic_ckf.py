@@ -155,12 +155,14 @@ def generate(n: int, seed: int = 0, clusters: int | None = None):
         if not math.isnan(imp[i]):
             fact["importance_weight"] = float(imp[i])
         if i % 7 == 0:
-            fact["source_location"] = f"https://docs.example.org/{dom}/{ver}/{comp.replace(' ', '-')}#{attr.replace(' ', '-')}"
+            fact["source_location"] = (f"https://docs.example.org/{dom}/{ver}/"
+                                       f"{comp.replace(' ', '-')}#{attr.replace(' ', '-')}")
         lines.append(fact)
     for j, i in enumerate(bridges):  # bridge texts mention both clusters
         p = partner[j]
-        lines[i]["content"] = (f"The {DOMAINS[cl_domain[cluster[i]]]} {COMPONENTS[cl_comp[cluster[i]]]} depends on the "
-                               f"{DOMAINS[cl_domain[p]]} {COMPONENTS[cl_comp[p]]}: clusters c{cluster[i]:03d} and c{p:03d} "
+        lines[i]["content"] = (f"The {DOMAINS[cl_domain[cluster[i]]]} {COMPONENTS[cl_comp[cluster[i]]]} "
+                               f"depends on the {DOMAINS[cl_domain[p]]} {COMPONENTS[cl_comp[p]]}: "
+                               f"clusters c{cluster[i]:03d} and c{p:03d} "
                                f"share the {ATTRS[cl_attr[p]][0]} setting.")
         lines[i]["metadata"]["bridges"] = [int(cluster[i]), int(p)]
     info = {"centres": centres, "cl_super": cl_super, "cluster": cluster, "cl_domain": cl_domain,

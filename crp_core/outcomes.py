@@ -71,9 +71,9 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
     for r in backfill:
         final_roles.setdefault(r, "anchor")
 
-    view = _RunView(guarded=dict(guarded or {}), facts=facts, candidates=candidates, conn=conn, conn_pos=conn_pos, gate_pos=gate_pos, rank=rank,
-                    n_gated_in=n_gated_in, suppressed_by=suppressed_by, dedup=dedup, backfill=backfill, near=near,
-                    extra=frozenset(extra), dropped=dropped, conn_near=conn_near)
+    view = _RunView(guarded=dict(guarded or {}), facts=facts, candidates=candidates, conn=conn, conn_pos=conn_pos,
+                    gate_pos=gate_pos, rank=rank, n_gated_in=n_gated_in, suppressed_by=suppressed_by, dedup=dedup,
+                    backfill=backfill, near=near, extra=frozenset(extra), dropped=dropped, conn_near=conn_near)
     rows = candidates.idx.tolist() + sorted(r for r in conn.idx.tolist() if r not in gate_pos)
     out: list[FactOutcome] = []
     for r in rows:

@@ -105,7 +105,8 @@ def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
             "in_envelope": o.in_envelope,
             "suppressed": o.suppressed,
             "reason": o.reason,
-            "passed_gate": bool(cand.passed_gate[i]) if stage == 1 else bool(t.passed_gate is not None and t.passed_gate[i]),
+            "passed_gate": (bool(cand.passed_gate[i]) if stage == 1
+                            else bool(t.passed_gate is not None and t.passed_gate[i])),
             "found_by": list(cand.found_by[i]) if stage == 1 else ["graph"],
             "connector_candidate": ci is not None,
             "hop_distance": conn.hop_distance[ci] if ci is not None else None,

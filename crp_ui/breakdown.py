@@ -70,6 +70,18 @@ def run_caption(result: Any) -> None:
                f"{diff} config value(s) changed from the defaults")
 
 
+def known_conflict_banner(result: Any) -> None:
+    """A data-quality warning when the envelope holds a fact that loses a known conflict (from the
+    whole-CKF scan or an operator decision) to a fact outside it: beyond SPEC-027."""
+    flags = result.known_conflicts
+    if not flags:
+        return
+    lines = [f"{len(flags)} fact(s) of this run lose a known conflict to a fact the run did not select "
+             f"(known_conflict_action = {render.md_escape(result.config.known_conflict_action)}):"]
+    lines += [f"- {render.md_escape(f.message)}" for f in flags]
+    st.warning("\n".join(lines), icon=":material/report:")
+
+
 def _on_pick(key: str) -> None:
     state.select_fact(st.session_state.get(key))
 
@@ -135,4 +147,5 @@ def fact_detail(result: Any, fact_id: str, frame: pd.DataFrame) -> None:
         st.dataframe(steps, hide_index=True, width="stretch", column_config=cfg,
                      column_order=["step", "multiplier", "running_product"], key=f"crp.page.steps.{fact_id}")
     with right:
-        st.plotly_chart(tables.memo(result, ("waterfall", fact_id), lambda: charts.cdr_waterfall(steps, fact_id)), width="stretch", key=f"crp.page.waterfall.{fact_id}")
+        st.plotly_chart(tables.memo(result, ("waterfall", fact_id), lambda: charts.cdr_waterfall(steps, fact_id)),
+                        width="stretch", key=f"crp.page.waterfall.{fact_id}")

@@ -189,14 +189,15 @@ def result_key(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime
 
 @st.cache_resource(show_spinner="Running the pipeline…", max_entries=MAX_RESULTS)
 def _run(_corpus: Any, _scenario: Scenario, _config: CRPConfig, _now: datetime, _decisions: Any,
-         key: tuple[str, ...]) -> Any:
+         _known: tuple[Any, ...], key: tuple[str, ...]) -> Any:
     embedder = embedder_for(_corpus)
     return pipeline.run_pipeline(_corpus, _scenario, _config, now=_now, embedder=embedder,
-                                 decisions=_decisions)
+                                 decisions=_decisions, known_conflicts=_known)
 
 
 def pipeline_result(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime, *,
-                    decisions: Any = None, decisions_key: str = "") -> Any:
+                    decisions: Any = None, decisions_key: str = "", known_conflicts: Any = (),
+                    known_key: str = "") -> Any:
     """``run_pipeline`` once per (corpus, scenario, config, now, decisions_key).
 
     ``decisions`` (operator decisions for stage 4) are not hashed: pass a ``decisions_key`` that
@@ -204,5 +205,5 @@ def pipeline_result(corpus: Any, scenario: Scenario, config: CRPConfig, now: dat
     """
     if decisions is not None and not decisions_key:
         raise ValueError("pass decisions_key together with decisions (it keys the cache)")
-    return _run(corpus, scenario, config, now, decisions,
-                result_key(corpus, scenario, config, now, decisions_key))
+    return _run(corpus, scenario, config, now, decisions, tuple(known_conflicts),
+                result_key(corpus, scenario, config, now, f"{decisions_key}|{known_key}"))

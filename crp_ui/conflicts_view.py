@@ -16,9 +16,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from crp_core import headers
+from crp_core.model import KnowledgeBase
 from crp_core.records import Authority, ConflictPair
 from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS
 from crp_core.stages.packing import note_block
+from crp_core.triage.quality import DetectorQuality
 
 from .render import STATUS_COLOURS, badge, html_text
 
@@ -367,3 +369,23 @@ def history_frame(decisions: Sequence[Any]) -> pd.DataFrame:
              "note": d.note, "pair": d.pair_key} for d in decisions]
     return pd.DataFrame(rows, columns=["id", "decided_at", "operator", "kind", "winner", "target_fact",
                                        "new_status", "note", "pair"])
+
+
+def quality_frame(quality: DetectorQuality) -> pd.DataFrame:
+    """Precision of the detector per pattern, as the operators' decisions judge it."""
+    return pd.DataFrame([{"pattern": q.pattern, "confirmed": q.confirmed, "dismissed": q.dismissed,
+                          "labelled": q.labelled, "precision": q.precision} for q in quality.per_pattern])
+
+
+def overruled_frame(quality: DetectorQuality, kb: KnowledgeBase) -> pd.DataFrame:
+    """The pairs operators dismissed or overrode, with both texts (shown as plain text cells)."""
+    rows = []
+    for p in quality.overruled:
+        fa, fb = kb.get(p.fact_a), kb.get(p.fact_b)
+        rows.append({"fact_a": p.fact_a, "fact_b": p.fact_b,
+                     "decision": "dismissed" if p.kind == "dismiss" else f"override: {p.winner} wins",
+                     "patterns": ", ".join(p.patterns) or "(none today)",
+                     "text_a": fa.content if fa else "", "text_b": fb.content if fb else "",
+                     "operator": p.operator, "note": p.note})
+    return pd.DataFrame(rows, columns=["fact_a", "fact_b", "decision", "patterns", "text_a", "text_b",
+                                       "operator", "note"])

@@ -31,6 +31,7 @@ from typing import Any
 import streamlit as st
 
 from crp_core.config import CRPConfig
+from crp_core.records import KnownConflict
 from crp_core.triage import Decision, DecisionSet, DecisionStore, TriageStoreError, default_db_path
 
 #: the database file used when neither this session nor ``$CRP_INSPECT_TRIAGE_DB`` names one
@@ -257,6 +258,20 @@ def conflict_scan(base: Any, config: CRPConfig, now: Any, ds: DecisionSet) -> An
     decisions, dkey = pipeline_decisions(ds)
     key = _corpus_id(corpus) + (config.to_toml(), now.isoformat(), dkey)
     return _scan(corpus, config, now, decisions, key)
+
+
+def known_conflicts_in_force(base: Any, config: CRPConfig, now: Any,
+                              ds: DecisionSet | None = None) -> tuple[tuple[KnownConflict, ...], str]:
+    """``(known conflicts, key)`` for the known-conflict guard (``crp_core.analysis.known``): the
+    cached whole-CKF scan of :func:`conflict_scan` plus the operators' pair decisions; nothing when
+    ``known_conflict_action`` is ``off``. The key digests them (it keys the run cache)."""
+    if base is None or config.known_conflict_action == "off":
+        return (), ""
+    from crp_core.analysis.known import known_conflicts
+
+    ds = decision_set() if ds is None else ds
+    known = known_conflicts(conflict_scan(base, config, now, ds), ds)
+    return known, _digest([(k.winner, k.loser, k.source) for k in known])
 
 
 def ckf_download_name(source: str, fmt: str = "") -> tuple[str, str]:

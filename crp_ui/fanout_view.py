@@ -215,7 +215,8 @@ def partition_figure(proj: Projection, *, height: int = 440) -> go.Figure:
     if len(c):
         fig.add_trace(go.Scatter(
             x=c["x"], y=c["y"], mode="markers", name="centroids",
-            marker={"size": 18, "symbol": "x-thin", "line": {"width": 3, "color": [branch_colour(p) for p in c["partition"]]},
+            marker={"size": 18, "symbol": "x-thin",
+                    "line": {"width": 3, "color": [branch_colour(p) for p in c["partition"]]},
                     "color": [branch_colour(p) for p in c["partition"]]},
             hovertext=[f"centroid of partition {p} ({s} sub-queries)" for p, s in zip(c["partition"], c["size"])],
             hoverinfo="text"))
@@ -335,7 +336,8 @@ def chips_html(ids: Sequence[str], *, highlight: Iterable[str] = (), kind: str =
         on = i in hl
         style = ("display:inline-block;border:1px solid #ccc;border-radius:10px;padding:0 7px;margin:1px 2px;"
                  "font-family:monospace;font-size:0.82em;"
-                 + (f"background:{highlight_bg};border-color:#c9a400;font-weight:600;" if on else "background:#f4f4f4;"))
+                 + (f"background:{highlight_bg};border-color:#c9a400;font-weight:600;" if on
+                    else "background:#f4f4f4;"))
         mark = ("+ " if kind == "cov" else "⚠ ") if on else ""
         tip = f' title="{attr(tips[i])}"' if tips and i in tips else ""
         out.append(f'<span class="crp-{kind}" data-id="{attr(i)}" data-hl="{int(on)}"{tip} '
@@ -371,7 +373,9 @@ def timeline_html(steps: Sequence[FanoutStep], current: int, *, duplicates: Iter
     return f'<div class="crp-timeline">{head}{"".join(rows)}</div>'
 
 
-def step_facts_frame(step: FanoutStep, corpus: Any, *, duplicates: Mapping[str, Sequence[int]] | None = None) -> pd.DataFrame:
+def step_facts_frame(
+    step: FanoutStep, corpus: Any, *, duplicates: Mapping[str, Sequence[int]] | None = None
+) -> pd.DataFrame:
     """The facts a retrieval step chose, with the branch's stored factors (partition-scoped relevance,
     residual pull, novelty against the snapshot / shared set, recency, CDR) and who else chose them."""
     cols = ["fact_id", "also_chosen_by", "cdr_score", "relevance", "residual_pull", "novelty", "recency_factor",

@@ -393,13 +393,15 @@ def get_result(*, decisions: Any = None, decisions_key: str = "") -> Any:
     s = get_scenario()
     if s is None or get_ckf() is None:
         return None
+    from . import decisions as triage_decisions
+
     corpus = get_corpus()
     if decisions is None:
-        from . import decisions as triage_decisions
-
         decisions, decisions_key = triage_decisions.pipeline_decisions()
+    known, known_key = triage_decisions.known_conflicts_in_force(get_corpus(progress=False, decisions=False),
+                                                                 get_config(), get_now())
     return cache.pipeline_result(corpus, s, get_config(), get_now(), decisions=decisions,
-                                 decisions_key=decisions_key)
+                                 decisions_key=decisions_key, known_conflicts=known, known_key=known_key)
 
 
 # ---- selection, operator -----------------------------------------------------------------------

@@ -268,7 +268,8 @@ def _scenario_section() -> None:
             st.caption("This scenario's config table: "
                        + render.md_escape(", ".join(f"{k}={v}" for k, v in raw.config.items())))
         cur = state.get_scenario()
-        stem = (state.get_scenario_name().rsplit(".", 1)[0] or "scenario") + ("-edited" if state.scenario_edited() else "")
+        stem = ((state.get_scenario_name().rsplit(".", 1)[0] or "scenario")
+                + ("-edited" if state.scenario_edited() else ""))
         c1, c2 = st.columns(2)
         c1.download_button("Save JSON", dump_scenario(cur, "json"), file_name=f"{stem}.json",
                            mime="application/json", key="crp.w.scenario.save_json")

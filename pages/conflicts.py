@@ -20,6 +20,7 @@ from crp_core.config import STATUSES
 from crp_core.errors import CRPError
 from crp_core.stages.contradictions import PATTERNS, authority_winner
 from crp_core.triage import MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv, export_json
+from crp_core.triage.quality import detector_quality
 from crp_ui import conflicts_view as cv
 from crp_ui import decisions, render, shell, state
 
@@ -258,6 +259,30 @@ def envelope_tab(ds, base_kb) -> None:
 
 
 # ---- export --------------------------------------------------------------------------------------
+def quality_tab(ds, kb) -> None:
+    """The operators' decisions as labels for the value-conflict detector (crp-inspect triage stats)."""
+    quality = detector_quality(ds, kb)
+    if not quality.pairs:
+        st.info("No pair decided yet. Every accepted or overridden pair counts as a true conflict, every "
+                "dismissed pair as a false positive of the detector; precision per pattern appears here.")
+        return
+    total = quality.precision
+    m = st.columns(4)
+    m[0].metric("decided pairs", len(quality.pairs))
+    m[1].metric("confirmed conflicts", quality.confirmed, help="accepted or overridden")
+    m[2].metric("dismissed (false positives)", quality.dismissed)
+    m[3].metric("precision so far", "-" if total is None else f"{total:.2f}")
+    st.dataframe(cv.quality_frame(quality), hide_index=True, width="stretch", key=K + "quality.patterns")
+    st.markdown("**Pairs the operators overruled** (dismissed as not a conflict, or a different winner)")
+    over = cv.overruled_frame(quality, kb)
+    if over.empty:
+        st.caption("None: every decision so far agrees with the detector and the arbitration.")
+    else:
+        st.dataframe(over, hide_index=True, width="stretch", key=K + "quality.overruled",
+                     column_config={"text_a": st.column_config.TextColumn("text a", width="large"),
+                                    "text_b": st.column_config.TextColumn("text b", width="large")})
+
+
 def export_tab(ds, kb) -> None:
     log = decisions.audit_log()
     c = st.columns(3)
@@ -265,7 +290,8 @@ def export_tab(ds, kb) -> None:
                          mime="application/json", key=K + "dl.json", on_click="ignore",
                          help="The audit log and the decisions in force (as `crp-inspect triage decisions --json`).")
     c[1].download_button("Decisions as CSV", export_csv(log), file_name="crp-triage-decisions.csv",
-                         mime="text/csv", key=K + "dl.csv", on_click="ignore", help="The audit log, one decision per row.")
+                         mime="text/csv", key=K + "dl.csv", on_click="ignore",
+                         help="The audit log, one decision per row.")
     name, _fmt = decisions.ckf_download_name(kb.source, kb.fmt)
     c[2].download_button("Cleaned CKF", lambda: decisions.cleaned_ckf_bytes(kb, ds)[0],
                          file_name=name, mime="application/octet-stream", key=K + "dl.ckf", on_click="ignore",
@@ -314,12 +340,14 @@ def main() -> None:
     m[5].metric("decisions in the log", ds.count)
     st.caption(" · ".join(f"{p}: {counts[p]}" for p in PATTERNS) + f" · operator: "
                f"{render.md_escape(state.get_operator() or '(none: set it in the sidebar)')}")
-    t_queue, t_env, t_export = st.tabs(["Triage queue (whole CKF)", "Envelope conflicts (current run)",
-                                        "Export & audit log"])
+    t_queue, t_env, t_quality, t_export = st.tabs(["Triage queue (whole CKF)", "Envelope conflicts (current run)",
+                                                   "Detector quality", "Export & audit log"])
     with t_queue:
         queue_tab(scan, frame, ds, kb, config)
     with t_env:
         envelope_tab(ds, kb)
+    with t_quality:
+        quality_tab(ds, kb)
     with t_export:
         export_tab(ds, kb)
 

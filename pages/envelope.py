@@ -31,6 +31,7 @@ def main() -> None:
     st.title("Envelope")
     result = breakdown.require_result()
     breakdown.run_caption(result)
+    breakdown.known_conflict_banner(result)
     env = result.envelope
     frame = tables.memo(result, "envelope", lambda: tables.envelope_frame(result))
 
@@ -39,17 +40,20 @@ def main() -> None:
     c[1].metric(f"tokens (budget {env.token_budget})", env.tokens_used)
     c[2].metric("connectors", int((frame["role"] == "connector").sum()) if len(frame) else 0)
     c[3].metric("NOTE blocks (ties)", len(env.notes))
-    c[4].metric("dropped (budget)", len(env.dropped_for_budget), help="selected facts that did not fit the token budget")
+    c[4].metric("dropped (budget)", len(env.dropped_for_budget),
+                help="selected facts that did not fit the token budget")
     st.plotly_chart(tables.memo(result, "tokens", lambda: charts.token_budget_bar(frame, env.token_budget,
                                                                                  env.tokens_used)), width="stretch",
                     key=K + "tokens")
 
     d = st.columns([1, 1, 2])
     stem = (state.get_scenario_name().rsplit(".", 1)[0] or "run")
-    d[0].download_button("Download JSON report", tables.memo(result, "json", lambda: dumps(tables.report_of(result))), file_name=f"crp-report-{stem}.json",
-                         mime="application/json", key=K + "json", width="stretch", help="The same object as `crp-inspect run --json`.")
-    d[1].download_button("Download breakdown CSV", tables.memo(result, "csv", lambda: tables.breakdown_csv(result)), file_name=f"crp-breakdown-{stem}.csv",
-                         mime="text/csv", key=K + "csv", width="stretch", help="Every scored fact with every factor.")
+    d[0].download_button("Download JSON report", tables.memo(result, "json", lambda: dumps(tables.report_of(result))),
+                         file_name=f"crp-report-{stem}.json", mime="application/json", key=K + "json", width="stretch",
+                         help="The same object as `crp-inspect run --json`.")
+    d[1].download_button("Download breakdown CSV", tables.memo(result, "csv", lambda: tables.breakdown_csv(result)),
+                         file_name=f"crp-breakdown-{stem}.csv", mime="text/csv", key=K + "csv", width="stretch",
+                         help="Every scored fact with every factor.")
 
     if not len(frame):
         st.info("The envelope is empty.")

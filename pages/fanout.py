@@ -177,7 +177,8 @@ def _partitioned_detail(fan: Any, step: Any, corpus: Any, page_scen: Any, config
     who = "the parent" if step.branch is None else f"branch {step.branch}"
     view = {"snapshot": "read-only snapshot", "retrieval": "read-only snapshot scored against",
             "additions": "snapshot + this branch's local additions (invisible to other branches)",
-            "merge": "parent set after the fan-in union", "dedup": "parent set after fan-in"}.get(step.kind, "parent set")
+            "merge": "parent set after the fan-in union",
+            "dedup": "parent set after fan-in"}.get(step.kind, "parent set")
     _coverage_block(step, "partitioned", f"what {who} sees: {view}", page_scen, config)
     if step.kind == "parent":
         st.markdown("ResidualSet: " + fv.chips_html(d.get("residual_set", []), kind="sq"), unsafe_allow_html=True)

@@ -48,7 +48,8 @@ def main() -> None:
         row = conns[conns["fact_id"] == pick].iloc[0]
         pairs = list(row["bridged_pairs"])
         include = include or not bool(row["selected"])
-    nodes, edges = tables.memo(result, ("cdgr", include), lambda: charts.cdgr_elements(result, include_candidates=include))
+    nodes, edges = tables.memo(result, ("cdgr", include),
+                               lambda: charts.cdgr_elements(result, include_candidates=include))
     if len(nodes) == 0:
         st.info("No anchors in this run.")
         st.stop()

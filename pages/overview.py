@@ -11,6 +11,7 @@ def main() -> None:
     st.title("Overview")
     result = breakdown.require_result()
     breakdown.run_caption(result)
+    breakdown.known_conflict_banner(result)
     kb = result.corpus.kb
     env = result.envelope
     funnel = tables.memo(result, "funnel", lambda: tables.funnel_frame(result))
@@ -32,7 +33,8 @@ def main() -> None:
     st.subheader("Stages")
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(tables.memo(result, "funnel_fig", lambda: charts.stage_funnel(funnel)), width="stretch", key="crp.page.overview.funnel")
+        st.plotly_chart(tables.memo(result, "funnel_fig", lambda: charts.stage_funnel(funnel)), width="stretch",
+                        key="crp.page.overview.funnel")
     with right:
         st.dataframe(funnel, hide_index=True, width="stretch", column_config=breakdown.column_config(funnel),
                      key="crp.page.overview.funnel_table")

@@ -188,7 +188,8 @@ def sweep_tab(corpus: Any, scenario: Any, config: CRPConfig, decisions: Any, dke
     diff = tv.envelope_diff_frame(res.baseline.envelope, p.envelope, kb)
     if p.result is not None and res.baseline.result is not None and (p.entering or p.leaving):
         cmp = compare_runs(res.baseline.result, p.result)
-        diff.insert(2, "why", [cmp.explain(f) if ch != "kept" else "" for f, ch in zip(diff["fact_id"], diff["change"])])
+        diff.insert(2, "why", [cmp.explain(f) if ch != "kept" else ""
+                               for f, ch in zip(diff["fact_id"], diff["change"])])
     st.dataframe(diff, hide_index=True, width="stretch", key=K + "diff",
                  column_config={"content": st.column_config.TextColumn("content", width="large"),
                                 "why": st.column_config.TextColumn("why", width="large")})

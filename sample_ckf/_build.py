@@ -1063,7 +1063,7 @@ def build(out_dir: Path = HERE) -> None:
         "near_duplicates": [{"pair_id": p, "fact_a": KEYS[a], "fact_b": KEYS[b]} for p, a, b in NEAR_DUPLICATES],
         "scenarios": {
             name: {
-                "resolved": [{"pair_id": p, "winner": KEYS[w], "suppressed": KEYS[l]} for p, w, l in eff["resolved"]],
+                "resolved": [{"pair_id": p, "winner": KEYS[w], "suppressed": KEYS[loser]} for p, w, loser in eff["resolved"]],
                 "tied": list(eff["tied"]),
                 "stale_vs_fresh": [{"stale": KEYS[a], "fresh": KEYS[b]} for a, b in eff["stale_vs_fresh"]],
                 "ngram_guard": [KEYS[k] for k in eff["ngram_guard"]],

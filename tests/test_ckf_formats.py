@@ -125,7 +125,7 @@ def _kbs(draw):
     n = draw(st.integers(1, 6))
     ids = draw(st.lists(_text, min_size=n, max_size=n, unique=True))
     facts = []
-    for i, fid in enumerate(ids):
+    for _i, fid in enumerate(ids):
         ttl = draw(_ttl)
         kind = "default" if ttl is None else ("timeless" if ttl == "none" else "explicit")
         from crp_core.io.timeparse import parse_duration_seconds

@@ -113,7 +113,8 @@ def test_decisions_text_json_csv_and_pair_filter(capsys, tmp_path):
                                                  "F3|F4": {"kind": "dismiss", "winner": None}}}
     code, out, _ = cli(capsys, "decisions", "--db", db, "--csv", "--pair", "F2", "F1")
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert [(r["id"], r["kind"], r["operator"]) for r in rows] == [("1", "override", "ann"), ("3", "mark_status", "cid")]
+    assert [(r["id"], r["kind"], r["operator"]) for r in rows] == [("1", "override", "ann"),
+                                                                   ("3", "mark_status", "cid")]
 
 
 def test_read_commands_never_create_a_database(capsys, tmp_path, ckf):

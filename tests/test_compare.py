@@ -75,7 +75,8 @@ def test_union_of_scored_facts_and_unknown_fact():
     assert {d.fact_id for d in cmp.facts} == {"S", "P1", "P2", "F1", "F2"}
     assert [d.fact_id for d in cmp.facts][:2] == ["P1", "P2"]  # base CDR order
     # S: recency .30 -> .50 after stale_floor .3 -> .5; CDR .216 -> .36, still rank 5
-    assert "scored higher" in cmp.explain("S") and "recency 0.30 -> 0.50 after stale_floor 0.3 -> 0.5" in cmp.explain("S")
+    assert "scored higher" in cmp.explain("S")
+    assert "recency 0.30 -> 0.50 after stale_floor 0.3 -> 0.5" in cmp.explain("S")
     with pytest.raises(KeyError, match="scored by neither run"):
         cmp.explain("nope")
     assert cmp.explain("P1") == "P1: unchanged (CDR rank 1, score 0.7040, anchor, in the envelope)"

@@ -190,7 +190,8 @@ def test_hop_paths_match_reference_bfs(seed, hops, edge_min):
         for v in np.flatnonzero(hp.dist[a] > 0)[:5]:
             p = hp.path(a, v)
             assert len(p) == hp.dist[a, v] + 1 and p[0] == s and p[-1] == v
-            assert sum(g.weight(p[i], p[i + 1]) for i in range(len(p) - 1)) == pytest.approx(hp.weight_sum[a, v], abs=1e-5)
+            assert sum(g.weight(p[i], p[i + 1]) for i in range(len(p) - 1)) == pytest.approx(
+                hp.weight_sum[a, v], abs=1e-5)
     d = np.where(hp.dist >= 0, hp.dist, 99).min(axis=0)
     assert np.array_equal(np.where(d == 99, -1, d), nearest)
 

@@ -113,7 +113,10 @@ def test_pack_envelope_properties(inp):
     corpus = make_corpus(facts, np.eye(n), token_counts=tokens)
     cfg = CRPConfig(token_budget=budget)
     env = pack_envelope(corpus, items, tied_pairs=ties, config=cfg, count_tokens=word_counter)
-    fid = lambda r: f"r{r}"
+
+    def fid(r):
+        return f"r{r}"
+
     role = {fid(it.row): it.role for it in items}
     score = {fid(it.row): it.score for it in items}
     bridges = {fid(it.row): {fid(b) for b in it.bridges if b < len(items) and items[b].role == "anchor"}

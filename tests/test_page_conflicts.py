@@ -42,7 +42,8 @@ FACTS = [
     # community, modified 2021 (age > 365 d: stale_floor 0.30): 0.75 * 0.30 * 0.60 = 0.135
     ("E2", "The etcd client port is 4001.", "community", "2021-01-01T00:00:00Z", _vec(0, True)),
     # T: two internal pages, same date (age 31 d: 1.0): 0.75 * 1.0 * 0.70 = 0.525 each -> tie
-    ("T1", "Internal wiki: the build cache holds 40 GB per runner.", "internal", "2026-10-01T00:00:00Z", _vec(1, False)),
+    ("T1", "Internal wiki: the build cache holds 40 GB per runner.", "internal", "2026-10-01T00:00:00Z",
+     _vec(1, False)),
     ("T2", "Internal wiki: the build cache holds 80 GB per runner.", "internal", "2026-10-01T00:00:00Z", _vec(1, True)),
     # X: web, fresh: 0.70 * 1.0 * 0.50 = 0.35; web, age 549 d > 365 d: 0.70 * 0.30 * 0.50 = 0.105
     ("X1", f"{SCRIPT} The API rate limit is 100 requests per minute.", "web", "2026-10-01T00:00:00Z", _vec(2, False)),

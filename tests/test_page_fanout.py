@@ -292,7 +292,7 @@ def test_operator_decisions_reach_this_pages_run(fan_env, tmp_path, monkeypatch)
     import streamlit as st
 
     st.cache_resource.clear()
-    at = _open(scenario=SCENARIO)
+    _open(scenario=SCENARIO)
     assert seen and all(d == marker for d in seen)
 
 
@@ -388,7 +388,8 @@ def test_untrusted_ids_and_texts_are_escaped(fan_env):
 
 # ---- bundled samples (MiniLM) -----------------------------------------------------------------------
 SAMPLES = REPO / "sample_ckf"
-SAMPLE_SCENARIOS = sorted(p.name for p in (SAMPLES / "scenarios").glob("*.json")) if (SAMPLES / "scenarios").is_dir() else []
+SAMPLE_SCENARIOS = (sorted(p.name for p in (SAMPLES / "scenarios").glob("*.json"))
+                    if (SAMPLES / "scenarios").is_dir() else [])
 
 
 @pytest.fixture(scope="module")

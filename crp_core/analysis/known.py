@@ -31,7 +31,9 @@ from crp_core.triage.decisions import DecisionSet, split_pair_key
 EVENT_KNOWN_CONFLICT = "KNOWN_CONFLICT_GUARD"
 
 
-def known_conflicts(scan: ConflictScan | None = None, decisions: DecisionSet | None = None) -> tuple[KnownConflict, ...]:
+def known_conflicts(
+    scan: ConflictScan | None = None, decisions: DecisionSet | None = None
+) -> tuple[KnownConflict, ...]:
     """The conflicts with a decided winner: arbitrated (not tied, not dismissed) pairs of the scan and
     the operators' overrides and accepted arbitrations. An operator decision on a pair wins over the
     scan's arbitration of it; the result is sorted by (loser, winner)."""

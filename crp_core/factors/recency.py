@@ -116,18 +116,28 @@ _RESOLVED: weakref.WeakKeyDictionary[KnowledgeBase, dict[_ResolvedKey, np.ndarra
 _MAX_RESOLVED_PER_KB = 16
 
 
-def _resolved(kb: KnowledgeBase, key: _ResolvedKey, build: Callable[[], np.ndarray]) -> np.ndarray:
-    per_kb = _RESOLVED.get(kb)
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _per_kb(store: weakref.WeakKeyDictionary[KnowledgeBase, dict[_K, _V]], kb: KnowledgeBase, key: _K, limit: int,
+            build: Callable[[], _V]) -> _V:
+    """``store[kb][key]``, built once; at most ``limit`` keys per knowledge base (oldest dropped)."""
+    per_kb = store.get(kb)
     if per_kb is None:
         per_kb = {}
-        _RESOLVED[kb] = per_kb
+        store[kb] = per_kb
     got = per_kb.get(key)
     if got is None:
-        if len(per_kb) >= _MAX_RESOLVED_PER_KB:
+        if len(per_kb) >= limit:
             per_kb.pop(next(iter(per_kb)))
-        got = frozen_array(build())
+        got = build()
         per_kb[key] = got
     return got
+
+
+def _resolved(kb: KnowledgeBase, key: _ResolvedKey, build: Callable[[], np.ndarray]) -> np.ndarray:
+    return _per_kb(_RESOLVED, kb, key, _MAX_RESOLVED_PER_KB, lambda: frozen_array(build()))
 
 
 def resolved_ttl_days(kb: KnowledgeBase, config: CRPConfig) -> np.ndarray:
@@ -212,17 +222,7 @@ def fact_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> Fact
         now = now.replace(tzinfo=UTC)
     key: _AttributesKey = (now.timestamp(), config.ttl_days, config.importance, config.source_authority,
                            config.stale_floor, config.fresh_fraction)
-    per_kb = _ATTRIBUTES.get(kb)
-    if per_kb is None:
-        per_kb = {}
-        _ATTRIBUTES[kb] = per_kb
-    got = per_kb.get(key)
-    if got is None:
-        if len(per_kb) >= _MAX_ATTRIBUTES_PER_KB:
-            per_kb.pop(next(iter(per_kb)))
-        got = _build_attributes(kb, now, config)
-        per_kb[key] = got
-    return got
+    return _per_kb(_ATTRIBUTES, kb, key, _MAX_ATTRIBUTES_PER_KB, lambda: _build_attributes(kb, now, config))
 
 
 def _build_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttributes:
