@@ -374,7 +374,9 @@ def history_frame(decisions: Sequence[Any]) -> pd.DataFrame:
 def quality_frame(quality: DetectorQuality) -> pd.DataFrame:
     """Precision of the detector per pattern, as the operators' decisions judge it."""
     return pd.DataFrame([{"pattern": q.pattern, "confirmed": q.confirmed, "dismissed": q.dismissed,
-                          "labelled": q.labelled, "precision": q.precision} for q in quality.per_pattern])
+                          "labelled": q.labelled,
+                          "precision": "-" if q.precision is None else f"{q.precision:.2f}"}
+                         for q in quality.per_pattern])
 
 
 def overruled_frame(quality: DetectorQuality, kb: KnowledgeBase) -> pd.DataFrame:

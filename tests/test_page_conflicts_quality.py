@@ -31,7 +31,8 @@ def test_quality_tab_counts_operator_labels_per_pattern():
     row = per_pattern.set_index("pattern").loc["NUMBER_CHANGED"]
     # E1/E2 accepted and T1/T2 overridden: true conflicts; X1/X2 dismissed: a false positive
     assert (row.confirmed, row.dismissed, row.labelled) == (2, 1, 3)
-    assert abs(row.precision - 2 / 3) < 1e-12
+    assert row.precision == "0.67"  # 2 / 3
+    assert per_pattern.set_index("pattern").loc["DATE_SHIFTED"].precision == "-"  # nothing labelled yet
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["decided pairs"] == "3" and metrics["dismissed (false positives)"] == "1"
     (over,) = _frames(at, "text_a")
