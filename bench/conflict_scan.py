@@ -6,7 +6,8 @@
 
 Prints one markdown table: load, corpus preparation (HNSW build), and the scan split into its
 phases (neighbours from the index, text check, arbitration), cold (the neighbour table is computed)
-and warm (the table is reused from the corpus cache, as it is once the similarity graph exists). Synthetic CKFs come from
+and warm (the table is reused from the corpus cache, as it is once the similarity graph exists).
+Synthetic CKFs come from
 ``bench/make_synthetic_ckf.py`` (generated under ``bench/data/`` when missing); their
 ``metadata.variant_of`` marks planted conflicting variants, so the table also shows how many of the
 planted pairs above the threshold the scan found. The sample CKF (no embeddings) is embedded with
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -30,14 +31,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from crp_core.io.ckf import load_ckf  # noqa: E402
+from crp_core.analysis.scan import scan_ckf  # noqa: E402
 from crp_core.config import CRPConfig  # noqa: E402
-from crp_core.analysis.scan import scan_ckf
 from crp_core.corpus.prepared import prepare_corpus  # noqa: E402
+from crp_core.io.ckf import load_ckf  # noqa: E402
 
 SAMPLE = os.path.join(ROOT, "sample_ckf", "knowledge_base.jsonl")
-SYNTH_NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)  # make_synthetic_ckf.NOW
-SAMPLE_NOW = datetime(2026, 11, 30, tzinfo=timezone.utc)
+SYNTH_NOW = datetime(2026, 11, 1, tzinfo=UTC)  # make_synthetic_ckf.NOW
+SAMPLE_NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
 
 def synthetic_path(n: int) -> str:
@@ -130,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(cache, ignore_errors=True)
     head = ["CKF", "facts", "retrievable", "load s", "prepare s (embed+HNSW)", "cold: neighbours s",
             "cold: text check s", "cold: arbitration s", "cold scan s", "cold scan CPU s (all threads)",
-            "warm: neighbours s", "warm: text check s", "warm scan s", "k", "candidate pairs", "conflicts", "tied", "HNSW pair recall vs exact",
+            "warm: neighbours s", "warm: text check s", "warm scan s", "k", "candidate pairs", "conflicts", "tied",
+            "HNSW pair recall vs exact",
             "planted found"]
     print(f"\nWhole-CKF conflict scan (contradiction_similarity {config.contradiction_similarity}, "
           f"graph_k {config.graph_k}, ef_search {config.hnsw_ef_search}; {os.cpu_count()} CPU, load average "

@@ -1,20 +1,20 @@
 """scan_ckf: the whole-CKF conflict scan equals a brute-force check (SPEC-027 §2)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 
-from crp_core.config import CRPConfig
-from crp_core.stages.contradictions import PATTERNS, authority_of, values_conflict
 from crp_core.analysis.scan import candidate_pairs, scan_ckf, triage_order
-from crp_core.triage import pair_key
+from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
-from crp_core.model import Fact, KnowledgeBase
 from crp_core.factors.recency import compute_recency
+from crp_core.model import Fact, KnowledgeBase
+from crp_core.stages.contradictions import PATTERNS, authority_of, values_conflict
+from crp_core.triage import pair_key
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 SERVICES = ("etcd", "the kubelet", "the API server", "CoreDNS", "the scheduler")
 VALUES = (2379, 4001, 2379, 10250, 4001, 2380, 2379)
 SOURCES = ("official_documentation", "community", "regulatory", "web", "internal")
@@ -38,7 +38,7 @@ def cluster_corpus(seed: int, n_topics: int = 5, per_topic: int = 7, config: CRP
                 fact_id=f"t{t}-f{i}", content=f"The default port of {SERVICES[t]} is {value}",
                 source_type=SOURCES[int(rng.integers(len(SOURCES)))],
                 status="DELETED" if rng.random() < 0.1 else "ACTIVE",
-                modified_at=datetime(2025, int(rng.integers(1, 13)), 1, tzinfo=timezone.utc), line=r + 1))
+                modified_at=datetime(2025, int(rng.integers(1, 13)), 1, tzinfo=UTC), line=r + 1))
     return Corpus.from_vectors(KnowledgeBase(facts=tuple(facts)), vecs.astype(np.float32), "test", config)
 
 
