@@ -106,7 +106,15 @@ def _export(args: argparse.Namespace) -> int:
     kb = load_ckf(args.ckf, lenient=args.lenient)
     with DecisionStore(db, create=False, readonly=True) as store:
         decisions = store.current()
-    done = export_cleaned_ckf(kb, decisions, args.out)
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(out_dir):
+        raise _UsageError(f"--out {args.out}: the folder {out_dir} does not exist")
+    if os.path.isdir(args.out) and os.path.splitext(args.out)[1]:
+        raise _UsageError(f"--out {args.out} is a folder; name a file (.jsonl, .json, .csv) or a new folder")
+    try:
+        done = export_cleaned_ckf(kb, decisions, args.out)
+    except OSError as exc:
+        raise _UsageError(f"--out {args.out}: cannot write the cleaned CKF: {exc.strerror or exc}") from None
     parts = ", ".join(f"{n} {s}" for s, n in done.changed.items()) or "no status changed"
     print(f"wrote {done.path}: {done.n_facts} facts; {done.applied} operator status(es) applied ({parts})")
     if done.unknown_facts:

@@ -158,6 +158,22 @@ class Decision:
         return {c: d[c] for c in COLUMNS}
 
 
+def _has_surrogates(text: str) -> bool:
+    """Lone surrogates: what Python makes of command-line bytes that are not UTF-8 (they cannot be stored)."""
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+#: a CSV cell starting with one of these is read as a formula by spreadsheet programs
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> str:
+    """A CSV cell that a spreadsheet shows as text: a value starting with ``= + - @``, a tab or a CR
+    is prefixed with an apostrophe (formula injection); None is an empty cell."""
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def validate_decision(d: Decision) -> Decision:
     """Check ``d`` and return it normalised (operator stripped, pair in canonical order).
 
@@ -169,6 +185,9 @@ def validate_decision(d: Decision) -> Decision:
         v = getattr(d, name)
         if not isinstance(v, str) or v == "":
             problems.append((name, f"a fact id must be a non-empty string, got {v!r}"))
+            ids_ok = False
+        elif _has_surrogates(v):
+            problems.append((name, f"a fact id must be valid UTF-8 text, got bytes that are not: {v!r}"))
             ids_ok = False
     if ids_ok and d.fact_a == d.fact_b:
         problems.append(("fact_b", f"a pair needs two different facts, got {d.fact_a!r} twice"))
@@ -183,8 +202,12 @@ def validate_decision(d: Decision) -> Decision:
         problems.append(("operator", f"longer than {MAX_OPERATOR_CHARS} characters"))
     elif any(ch in operator for ch in "\r\n\t\x00"):
         problems.append(("operator", "must be a single line without control characters"))
+    elif _has_surrogates(operator):
+        problems.append(("operator", "must be valid UTF-8 text"))
     if not isinstance(d.note, str):
         problems.append(("note", f"must be a string, got {type(d.note).__name__}"))
+    elif _has_surrogates(d.note):
+        problems.append(("note", "must be valid UTF-8 text"))
     elif len(d.note) > MAX_NOTE_CHARS:
         problems.append(("note", f"longer than {MAX_NOTE_CHARS} characters ({len(d.note)})"))
     if d.ckf_fingerprint is not None and not isinstance(d.ckf_fingerprint, str):
@@ -338,6 +361,6 @@ def export_csv(decisions: Iterable[Decision]) -> str:
     w.writerow(COLUMNS)
     for d in decisions:
         row = d.to_dict()
-        w.writerow(["" if row[c] is None else row[c] for c in COLUMNS])
+        w.writerow([csv_cell(row[c]) for c in COLUMNS])
     return buf.getvalue()
 
