@@ -169,7 +169,7 @@ def queue_tab(scan, frame, ds, kb, config) -> None:
     m = st.columns([1, 1, 2])
     m[0].metric("cosine similarity", f"{pair.similarity:.4f}")
     m[1].metric("authority margin", f"{pair.margin:.4f}")
-    m[2].metric("arbitration", cv.arbitration_label(pair))
+    m[2].metric("arbitration", render.md_escape(cv.arbitration_label(pair)))  # ids are data: inert
     st.markdown(f"**Pattern(s):** {render.md_escape(', '.join(pair.patterns))}")
     pair_sides(pair, kb, statuses)
     st.markdown(f"**Outcome:** {render.md_escape(cv.outcome_text(pair))}")
