@@ -188,7 +188,8 @@ def _read_csv(text: str, st: _State) -> None:
     old = csv.field_size_limit()
     csv.field_size_limit(max(old, len(text) + 1))  # huge cells are data, not an error
     try:
-        reader = csv.reader(io.StringIO(text, newline=""))
+        # strict: a quoted cell that is never closed is an error, not a cell that swallows every later row
+        reader = csv.reader(io.StringIO(text, newline=""), strict=True)
         try:
             header = next(reader)
         except StopIteration:
@@ -213,7 +214,9 @@ def _read_csv(text: str, st: _State) -> None:
             except StopIteration:
                 break
             except csv.Error as exc:
-                st.file_problems.append(Problem(start, "csv", f"unreadable CSV from here on: {exc}"))
+                hint = ("; a quoted cell that starts on this row is never closed"
+                        if "unexpected end of data" in str(exc) else "")
+                st.file_problems.append(Problem(start, "csv", f"unreadable CSV from here on: {exc}{hint}"))
                 return
             line, start = start, reader.line_num + 1
             if not any(c.strip() for c in row):

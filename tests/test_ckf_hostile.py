@@ -1,0 +1,26 @@
+"""Hostile CKF files: refused whole with the line and field, never loaded half-read."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crp_core.cli import main
+from crp_core.errors import CKFError
+from crp_core.io.ckf import load_ckf
+
+HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"
+
+
+def test_csv_with_an_unclosed_quote_is_refused_at_the_row_where_the_quote_opens():
+    with pytest.raises(CKFError) as got:
+        load_ckf(HOSTILE / "csv_unclosed_quote.csv")
+    (p,) = got.value.problems
+    assert (p.line, p.field) == (3, "csv")
+    assert "never closed" in p.message
+
+
+def test_validate_reports_the_unclosed_quote(capsys):
+    assert main(["validate", str(HOSTILE / "csv_unclosed_quote.csv")]) == 1
+    out = capsys.readouterr().out
+    assert "line 3" in out and "never closed" in out
