@@ -24,3 +24,30 @@ def test_validate_reports_the_unclosed_quote(capsys):
     assert main(["validate", str(HOSTILE / "csv_unclosed_quote.csv")]) == 1
     out = capsys.readouterr().out
     assert "line 3" in out and "never closed" in out
+
+
+def test_a_fifo_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "facts.jsonl"
+    import os
+
+    os.mkfifo(fifo)  # a reader would block forever on open()
+    with pytest.raises(CKFError) as got:
+        load_ckf(fifo)
+    assert "not a regular file" in got.value.problems[0].message
+    d = tmp_path / "dir"
+    d.mkdir()
+    os.mkfifo(d / "facts.jsonl")
+    with pytest.raises(CKFError, match="not a regular file"):
+        load_ckf(d)
+
+
+def test_a_self_linking_facts_file_says_what_it_is(tmp_path):
+    import os
+
+    d = tmp_path / "loop"
+    d.mkdir()
+    os.symlink(d / "facts.jsonl", d / "facts.jsonl")
+    with pytest.raises(CKFError) as got:
+        load_ckf(d)
+    msg = got.value.problems[0].message
+    assert "cannot read" in msg and "symbolic links" in msg and "has no" not in msg

@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import os
+import stat
 from typing import Any
 
 import numpy as np
@@ -84,9 +85,13 @@ def _too_large(size: int, limit: int) -> str:
 def _read_limited(path: str, limit: int, fieldname: str) -> bytes:
     """Read a file, checking its size before reading it all."""
     try:
-        size = os.stat(path).st_size
-        if size > limit:
-            _refuse(path, [Problem(0, fieldname, _too_large(size, limit))])
+        st_ = os.stat(path)
+        if not stat.S_ISREG(st_.st_mode):
+            # a FIFO, socket or device would block or never end: only regular files are read
+            _refuse(path, [Problem(0, fieldname, f"{path} is not a regular file (a FIFO, socket or device); "
+                                                 "refusing to read it")])
+        if st_.st_size > limit:
+            _refuse(path, [Problem(0, fieldname, _too_large(st_.st_size, limit))])
         with open(path, "rb") as fh:
             data = fh.read(limit + 1)
     except OSError as exc:
@@ -123,8 +128,9 @@ def _load_data(data: bytes, source: str, fmt: str, *, lenient: bool,
 
 def _load_dir(path: str, *, lenient: bool, limit: int, expected_model: str | None) -> KnowledgeBase:
     facts_path = os.path.join(path, _DIR_FACTS)
-    if not os.path.isfile(facts_path):
+    if not os.path.lexists(facts_path):
         _refuse(path, [Problem(0, _FILE, f"directory has no {_DIR_FACTS}")])
+    # present but a link loop, a FIFO or a folder: _read_limited says which
     st = _State()
     text, bad = _decode(_read_limited(facts_path, limit, _FILE))
     if bad is not None:
