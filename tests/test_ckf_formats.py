@@ -141,8 +141,9 @@ def _kbs(draw):
     model = None
     if draw(st.booleans()):
         d = draw(st.integers(1, 5))
-        emb = np.array(draw(st.lists(st.lists(st.floats(-1e6, 1e6, width=32), min_size=d, max_size=d),
-                                     min_size=n, max_size=n)), dtype=np.float32)
+        # an embedding needs a direction: all-zero rows are refused by the loader
+        row = st.lists(st.floats(-1e6, 1e6, width=32), min_size=d, max_size=d).filter(lambda r: any(r))
+        emb = np.array(draw(st.lists(row, min_size=n, max_size=n)), dtype=np.float32)
         model = draw(_text)
     return KnowledgeBase(facts=tuple(facts), embeddings=emb, embedding_model=model)
 

@@ -51,3 +51,33 @@ def test_a_self_linking_facts_file_says_what_it_is(tmp_path):
         load_ckf(d)
     msg = got.value.problems[0].message
     assert "cannot read" in msg and "symbolic links" in msg and "has no" not in msg
+
+
+def _jsonl(tmp_path, vectors):
+    import json
+
+    path = tmp_path / "kb.jsonl"
+    path.write_text("".join(json.dumps({"fact_id": f"f{i}", "content": f"fact {i}", "embedding": v,
+                                        "embedding_model": "test"}) + "\n" for i, v in enumerate(vectors)))
+    return path
+
+
+def test_an_all_zero_embedding_is_refused_by_the_loader_with_line_and_field(tmp_path, capsys):
+    path = _jsonl(tmp_path, [[1.0, 0.0], [0.0, 0.0]])
+    with pytest.raises(CKFError) as got:
+        load_ckf(path)
+    (p,) = got.value.problems
+    assert (p.line, p.field) == (2, "embedding") and "all zeros" in p.message
+    assert main(["validate", str(path)]) == 1  # validate refuses what run would refuse
+    assert "all zeros" in capsys.readouterr().out
+
+
+def test_huge_but_finite_embeddings_are_normalised_without_overflow(tmp_path):
+    from crp_core.config import CRPConfig
+    from crp_core.corpus.prepared import prepare_corpus
+
+    path = _jsonl(tmp_path, [[3e38] * 8, [3e38] * 7 + [-3e38], [1.0] + [0.0] * 7])
+    kb = load_ckf(path)
+    corpus = prepare_corpus(kb, cache_dir=tmp_path / "cache", config=CRPConfig())
+    norms = (corpus.vectors.astype("float64") ** 2).sum(axis=1) ** 0.5
+    assert abs(norms - 1).max() < 1e-6

@@ -196,9 +196,9 @@ def count_tokens(texts: Sequence[str], model_id: str, embedder: Embedder | None 
 
 def normalise_rows(x: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (float32). Zero rows stay zero (callers refuse them first)."""
-    x = np.asarray(x, dtype=np.float32)
+    x = np.asarray(x, dtype=np.float64)  # float64: values near 3e38 square without overflow
     norms = np.linalg.norm(x, axis=-1, keepdims=True)
-    norms = np.where(norms > 0, norms, 1.0).astype(np.float32)
+    norms = np.where(norms > 0, norms, 1.0)
     return np.ascontiguousarray(x / norms, dtype=np.float32)
 
 

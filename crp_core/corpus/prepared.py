@@ -50,13 +50,13 @@ def _normalise_checked(emb: np.ndarray, kb: KnowledgeBase) -> np.ndarray:
     if emb.ndim != 2 or emb.shape[0] != len(kb):
         raise CKFError(f"CKF {kb.source}", [Problem(0, "embedding",
                        f"embeddings have shape {emb.shape}, expected ({len(kb)}, d)")])
-    norms = np.linalg.norm(emb, axis=1)
+    norms = np.linalg.norm(emb.astype(np.float64), axis=1)  # float64: values near 3e38 square without overflow
     bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
     if bad.size:
         raise CKFError(f"CKF {kb.source}", [
             Problem(kb.facts[i].line, "embedding", "embedding is all zeros or not finite; it has no direction",
                     kb.facts[i].fact_id) for i in bad])
-    return np.ascontiguousarray(emb / norms[:, None], dtype=np.float32)
+    return np.ascontiguousarray(emb.astype(np.float64) / norms[:, None], dtype=np.float32)
 
 
 def retrievable_mask(kb: KnowledgeBase) -> np.ndarray:

@@ -286,6 +286,9 @@ def _embedding(e: Any, err: ErrFn) -> np.ndarray | None:
     if not np.isfinite(f32).all():
         err("embedding", "holds a value too large for float32")
         return None
+    if not arr.any():
+        err("embedding", "is all zeros: an embedding needs a direction (cosine is undefined)")
+        return None
     return f32
 
 
@@ -323,10 +326,14 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
             fp.append(Problem(0, "manifest.dim", f"manifest says dim {st.dim} but {_DIR_NPY} has {dim} columns"))
         if st.npy.shape[0] == len(recs):
             finite = np.isfinite(st.npy).all(axis=1)
+            nonzero: np.ndarray = np.any(st.npy != 0, axis=1)
             for i, r in enumerate(recs):
                 if not finite[i]:
                     r.errors.append(Problem(r.line, "embedding", f"{_DIR_NPY} row {i} holds NaN or infinite "
                                                                  f"values", r.fact_id))
+                elif not nonzero[i]:
+                    r.errors.append(Problem(r.line, "embedding", f"{_DIR_NPY} row {i} is all zeros: an embedding "
+                                                                 "needs a direction", r.fact_id))
                 rows[i] = st.npy[i]
     else:
         with_e = [r for r in recs if r.has_embedding]
