@@ -394,26 +394,43 @@ def _check(cond: bool, msg: str) -> None:
         raise ConfigError(msg)
 
 
+#: the valid range of every numeric key, inclusive, enforced by every way a value comes in (defaults,
+#: TOML, scenario ``config``, ``--set``, dashboard widgets and URLs all go through ``CRPConfig``). Upper
+#: bounds keep a shared link or a typo from exhausting the machine (``candidate_k=10**9`` asked for a
+#: 10^9-row result); values that only exceed the data (K above the fact count) are clamped where used.
+RANGES: dict[str, tuple[float, float]] = {
+    "cdr_min_relevance": (-1.0, 1.0), "min_novelty_floor": (0.0, 1.0), "coverage_penalty_cap": (0.0, 1.0),
+    "stale_floor": (0.0, 1.0), "fresh_fraction": (0.0, 1.0), "ngram_step_penalty": (0.0, 1.0),
+    "ngram_penalty_cap": (0.0, 1.0), "graph_edge_min": (-1.0, 1.0), "connector_budget": (0.0, 1.0),
+    "min_connector_relevance": (-1.0, 1.0), "contradiction_similarity": (-1.0, 1.0),
+    "dedup_similarity": (-1.0, 1.0), "fanin_dedup_similarity": (-1.0, 1.0), "branch_depth_weight": (0.0, 1.0),
+    "authority_tie_tolerance": (0.0, 1.0),
+    "candidate_k": (1, 10_000), "hnsw_m": (2, 128), "hnsw_ef_construction": (1, 4_000),
+    "hnsw_ef_search": (1, 10_000), "ngram_n": (1, 32), "graph_k": (1, 1_000), "max_hops": (1, 8),
+    "envelope_fact_budget": (1, 1_000), "token_budget": (1, 1_000_000), "kmeans_n_init": (1, 1_000),
+    "kmeans_seed": (0, 2**32 - 1), "ckf_max_bytes": (1, 8 * 1024**3),
+}
+_INT_KEYS = frozenset(f.name for f in fields(CRPConfig) if str(f.type) == "int")
+
+
+def valid_range(key: str) -> tuple[float, float] | None:
+    """The inclusive valid range of a numeric key (None for flags, text and table keys)."""
+    if key not in _FIELD_TYPES:
+        raise ConfigError(f"unknown configuration key {key!r}")
+    return RANGES.get(key)
+
+
 def _validate(c: CRPConfig) -> None:
-    for name in ("cdr_min_relevance", "min_novelty_floor", "coverage_penalty_cap", "stale_floor",
-                 "fresh_fraction", "ngram_step_penalty", "ngram_penalty_cap", "graph_edge_min",
-                 "connector_budget", "min_connector_relevance", "contradiction_similarity",
-                 "dedup_similarity", "fanin_dedup_similarity", "branch_depth_weight"):
+    for name, (lo, hi) in RANGES.items():
         v = getattr(c, name)
-        _check(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-               f"configuration key {name!r} must be a finite number, got {v!r}")
-        lo, hi = (-1.0, 1.0) if name in ("cdr_min_relevance", "graph_edge_min", "contradiction_similarity",
-                                         "dedup_similarity", "fanin_dedup_similarity",
-                                         "min_connector_relevance") else (0.0, 1.0)
-        _check(lo <= v <= hi, f"configuration key {name!r} must be between {lo} and {hi}, got {v!r}")
+        if name in _INT_KEYS:
+            _check(isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi,
+                   f"configuration key {name!r} must be a whole number between {lo:g} and {hi:g}, got {v!r}")
+        else:
+            _check(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+                   f"configuration key {name!r} must be a finite number, got {v!r}")
+            _check(lo <= v <= hi, f"configuration key {name!r} must be between {lo:g} and {hi:g}, got {v!r}")
     _check(c.fresh_fraction < 1.0, "configuration key 'fresh_fraction' must be below 1.0")
-    for name, lo in (("candidate_k", 1), ("hnsw_m", 2), ("hnsw_ef_construction", 1), ("hnsw_ef_search", 1),
-                     ("ngram_n", 1), ("graph_k", 1), ("max_hops", 1), ("envelope_fact_budget", 1),
-                     ("token_budget", 1), ("kmeans_n_init", 1), ("kmeans_seed", 0), ("ckf_max_bytes", 1)):
-        v = getattr(c, name)
-        _check(isinstance(v, int) and not isinstance(v, bool) and v >= lo,
-               f"configuration key {name!r} must be a whole number >= {lo}, got {v!r}")
-    _check(c.authority_tie_tolerance >= 0, "configuration key 'authority_tie_tolerance' must be >= 0")
     _check(c.known_conflict_action in KNOWN_CONFLICT_ACTIONS,
            f"configuration key 'known_conflict_action' must be one of {', '.join(KNOWN_CONFLICT_ACTIONS)}, "
            f"got {c.known_conflict_action!r}")

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from crp_core.config import SCALAR_KEYS, SOURCE_TYPES, TABLE_KEYS, CRPConfig, choices, describe, origin
+from crp_core.config import SCALAR_KEYS, SOURCE_TYPES, TABLE_KEYS, CRPConfig, choices, describe, origin, valid_range
 
 from . import render, state
 
@@ -296,10 +296,14 @@ def _config_widget(key: str, config: CRPConfig) -> None:
         st.selectbox(label, options, index=options.index(value), key=wkey, help=help_text,
                      on_change=_on_config_change, args=(key, wkey))
     elif isinstance(value, int):
+        lo, hi = valid_range(key) or (None, None)
         st.number_input(label, value=value, step=_STEPS.get(key, 1), key=wkey, help=help_text,
+                        min_value=None if lo is None else int(lo), max_value=None if hi is None else int(hi),
                         on_change=_on_config_change, args=(key, wkey))
     else:
+        lo, hi = valid_range(key) or (None, None)
         st.number_input(label, value=float(value), step=float(_STEPS.get(key, 0.01)),
+                        min_value=None if lo is None else float(lo), max_value=None if hi is None else float(hi),
                         format=_FORMATS.get(key, "%.3f"), key=wkey, help=help_text,
                         on_change=_on_config_change, args=(key, wkey))
 

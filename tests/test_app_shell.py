@@ -141,7 +141,8 @@ def test_changing_a_config_value_updates_state_and_url(ui_env):
 
 def test_invalid_config_value_is_refused_and_config_kept(ui_env):
     at = _app()
-    _widget(at.sidebar.number_input, "fresh_fraction").set_value(1.5).run()
+    # the widget carries the key's range (0-1); 1.0 is inside it but refused by the rule fresh_fraction < 1
+    _widget(at.sidebar.number_input, "fresh_fraction").set_value(1.0).run()
     _ok(at)
     assert at.session_state["crp.config"].fresh_fraction == 0.5
     assert any("fresh\\_fraction" in e.value and "kept" in e.value for e in at.sidebar.error)
@@ -481,3 +482,16 @@ def test_sample_list_skips_json_that_is_not_a_ckf(tmp_path, monkeypatch):
     monkeypatch.delenv("CRP_SAMPLE_DIR")
     assert "planted_conflicts.json" not in state.list_samples()
     assert state.list_samples()[0] == "knowledge_base.jsonl"
+
+
+def test_config_widgets_carry_the_valid_range(ui_env):
+    at = _app()
+    _ok(at)
+    w = _widget(at.sidebar.number_input, "candidate_k")
+    assert (w.min, w.max) == (1, 10_000)
+
+
+def test_a_hostile_config_link_is_refused_not_run(ui_env):
+    at = _app(**{"cfg.candidate_k": "1000000000"})
+    _ok(at)
+    assert at.session_state["crp.config"].candidate_k == 50

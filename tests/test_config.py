@@ -152,3 +152,25 @@ def test_layered_config_precedence(tmp_path):
     assert layered_config() == CRPConfig()
     with pytest.raises(ConfigError, match="scenario config: unknown configuration key 'nope'"):
         layered_config(None, {"nope": 1})
+
+
+# ---- valid ranges: one place, every entry point ----------------------------------------------------
+@pytest.mark.parametrize("assignment", ["candidate_k=1000000000", "graph_k=300000000", "kmeans_n_init=100000000",
+                                        "token_budget=0", "max_hops=99", "hnsw_ef_search=-1", "stale_floor=1.5"])
+def test_out_of_range_values_are_refused_with_the_range(assignment):
+    key = assignment.split("=")[0]
+    with pytest.raises(ConfigError, match=rf"'{key}' must be .*between"):
+        CRPConfig().with_set_args([assignment])
+
+
+def test_every_numeric_key_has_a_range_that_holds_its_default():
+    from dataclasses import fields
+
+    from crp_core.config import RANGES, valid_range
+
+    for f in fields(CRPConfig):
+        if str(f.type) in ("int", "float"):
+            lo, hi = valid_range(f.name)
+            assert lo <= getattr(CRPConfig(), f.name) <= hi, f.name
+    assert valid_range("graph_retrieval") is None and valid_range("known_conflict_action") is None
+    assert RANGES["candidate_k"] == (1, 10_000)
