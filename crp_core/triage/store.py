@@ -20,6 +20,7 @@ import os
 import pathlib
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -246,7 +247,7 @@ class DecisionStore:
         try:
             con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             if not self._memory:
-                mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                mode = self._while_busy(lambda: con.execute("PRAGMA journal_mode = WAL").fetchone()[0])
                 if str(mode).lower() != "wal":
                     raise TriageStoreError(f"{self.path}: cannot switch to WAL journal mode (got {mode!r}); "
                                            "is the file on a network file system?")
@@ -272,6 +273,20 @@ class DecisionStore:
             con.close()
             raise TriageStoreError(f"{self.path}: cannot initialise the decision database: {exc}") from None
         return con
+
+    def _while_busy(self, step: Callable[[], Any]) -> Any:
+        """``step()``, retried while another process holds the lock, up to ``busy_timeout``: switching
+        to WAL while another process creates the same new file answers "database is locked" at once
+        (SQLite's busy handler is not called for it)."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                return step()
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.02)
 
     def _initialise(self, con: sqlite3.Connection) -> None:
         for stmt in _SCHEMA_SQL.split(";\n"):
