@@ -31,6 +31,16 @@ def md_escape(text: Any) -> str:
     return "  \n".join(s.split("\n"))
 
 
+def md_code(text: Any) -> str:
+    """Text as an inline code span: shown literally (no escapes inside a code span), the fence one
+    backtick longer than any run of backticks in the text, newlines folded to spaces."""
+    t = ("" if text is None else str(text)).replace("\r", " ").replace("\n", " ")
+    longest = max((len(m) for m in re.findall(r"`+", t)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if t.startswith("`") or t.endswith("`") else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
+
+
 def html_text(text: Any) -> str:
     """Text safe to embed in HTML given to ``st.markdown(unsafe_allow_html=True)`` / ``st.html``.
 

@@ -47,7 +47,7 @@ def main() -> None:
     st.subheader("Embeddings")
     if kb.embeddings is not None:
         st.write(f"The CKF carries its own embeddings ({kb.embeddings.shape[1]} dimensions, model "
-                 f"`{render.md_escape(kb.embedding_model or 'unknown')}`): no model needs to run.")
+                 f"{render.md_code(kb.embedding_model or 'unknown')}): no model needs to run.")
     try:
         corpus = state.get_corpus()
     except CRPError as exc:
@@ -55,7 +55,7 @@ def main() -> None:
         corpus = None
     if corpus is not None:
         st.success(f"Embedding state: ready. {corpus.n} vectors of dimension {corpus.dim}, model "
-                   f"{render.md_escape(corpus.model_id)}; HNSW index built (M={corpus.index.m}).")
+                   f"{render.md_code(corpus.model_id)}; HNSW index built (M={corpus.index.m}).")
 
     if kb.warnings:
         with st.expander(f"{len(kb.warnings)} data-quality warnings"):

@@ -495,3 +495,11 @@ def test_a_hostile_config_link_is_refused_not_run(ui_env):
     at = _app(**{"cfg.candidate_k": "1000000000"})
     _ok(at)
     assert at.session_state["crp.config"].candidate_k == 50
+
+
+def test_md_code_shows_text_literally():
+    from crp_ui.render import md_code
+
+    assert md_code("sentence-transformers/all-MiniLM-L6-v2") == "`sentence-transformers/all-MiniLM-L6-v2`"
+    assert md_code("a`b") == "``a`b``" and md_code("`x") == "`` `x ``"
+    assert md_code("two\nlines") == "`two lines`"
