@@ -1,36 +1,88 @@
 """The whole-CKF conflict scan: SPEC-027 §2 detection and arbitration applied to every pair of
-retrievable facts that the HNSW neighbours bring above ``contradiction_similarity``."""
+retrievable facts whose cosine is above ``contradiction_similarity``.
+
+The pairs above the threshold are found exactly (no approximate index): the upper triangle of the
+Gram matrix in bounded tiles for small CKFs, and above ``GRAM_MAX_FACTS`` facts the same products
+restricted by centroid blocks, where the triangle inequality of angles on the unit sphere proves
+that every skipped product is below the threshold (:func:`exact_pairs`).
+"""
 from __future__ import annotations
 
+import math
+import threading
 import time
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
+from typing import Literal
 
 import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.index import QUERY_THREADS
 from crp_core.corpus.prepared import Corpus
 from crp_core.records import ConflictPair, RecencyTable, ValueConflict
 from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, Decisions, arbitrate, decision_for
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
 
+SearchMethod = Literal["gram", "centroid-pruned"]
+
+#: at or below this many facts the whole upper triangle of the Gram matrix is computed (about 0.3 s
+#: at 8k facts on 2 cores, where the pruned search is no faster); above it the pruned search is tried
+GRAM_MAX_FACTS = 8192
+#: float32 elements of one product tile (64 MB): every matrix product is tiled to this size
+TILE_ELEMENTS = 1 << 24
+#: rows of one band of the Gram triangle at most, and bands at least (a band also computes its own square)
+GRAM_BAND_ROWS = 512
+GRAM_MIN_BANDS = 8
+#: slack on float32 cosines, so a pair near the threshold is never lost between a tile product and
+#: the per-pair dot product: their worst-case rounding is d * 2^-24 each (2.3e-5 at d = 384; measured
+#: < 1e-6); dimensions above 1600 widen it (:func:`_slack`)
+COSINE_SLACK = 1e-4
+#: facts per centroid (the number of centroid blocks is n / this, at most KMEANS_SAMPLE / 4)
+FACTS_PER_CENTROID = 200
+#: spherical k-means for the centroids: facts sampled, Lloyd iterations, fixed seed (the pair set does
+#: not depend on the centroids, only the time does; the seed makes the time reproducible too)
+KMEANS_SAMPLE = 16384
+KMEANS_ITERATIONS = 4
+KMEANS_SEED = 0
+#: facts of one block that share a guest radius (a shell: consecutive by angle to the centroid)
+SHELL_ROWS = 128
+#: the pruned search runs when its estimated products are at most this share of the Gram triangle's;
+#: otherwise (a geometry without tight clusters) the Gram triangle is computed
+PRUNED_MAX_SHARE = 0.5
+#: facts in the sample that estimates the pruned search's products
+ESTIMATE_SAMPLE = 4096
+#: worker threads of the pair search (the target machine has 2 cores)
+SEARCH_THREADS = QUERY_THREADS
+#: pair searches kept per process (one per vectors fingerprint and threshold, most recent last)
+SEARCH_CACHE_SIZE = 4
+_BLAS_LIMIT_LOCK = threading.Lock()
+
 
 @dataclass(frozen=True, eq=False)
 class ConflictScan:
-    """Every conflicting pair of the CKF's retrievable facts, each arbitrated on its own."""
+    """Every conflicting pair of the CKF's retrievable facts, each arbitrated on its own (SPEC-027 §2)."""
 
     pairs: tuple[ConflictPair, ...]  # triage order: ties first, then smallest margin, then ids
     counts: Mapping[str, int]  # pattern -> number of pairs showing it (dismissed pairs excluded)
     n_facts: int  # retrievable facts scanned
     n_candidates: int  # distinct pairs with cosine > contradiction_similarity (text-checked)
-    k: int  # neighbours per fact taken from the index (deepened where a row was still above threshold)
+    k: int  # most partners above the threshold of one fact (the depth a neighbour search would need)
     threshold: float
     now: datetime
-    recency: RecencyTable | None  # of the facts in a pair (None when no pair)
-    timings_ms: Mapping[str, float]  # "neighbours", "text_check", "arbitration", "total"
+    recency: RecencyTable | None  # recency of the facts in a pair (None when no pair)
+    timings_ms: Mapping[str, float]  # "neighbours" (the exact pair search), "text_check", "arbitration", "total"
     rows: Mapping[str, int] = field(default_factory=dict)  # fact id -> row, for the facts in a pair
+    method: SearchMethod = "gram"  # how the pairs above the threshold were found (:func:`exact_pairs`)
+    products: int = 0  # dot products of the pair search over every fact (the Gram triangle has n(n-1)/2)
 
     @property
     def tied(self) -> int:
@@ -41,49 +93,298 @@ class ConflictScan:
         return sum(1 for p in self.pairs if p.decision == "dismiss")
 
 
+@dataclass(frozen=True, eq=False)
+class PairSearch:
+    """The pairs of an exact search above a cosine threshold (SPEC-027 §2.2 candidates)."""
+
+    pairs: np.ndarray  # (m, 2) int64, i < j, sorted; rows of the searched vectors
+    method: SearchMethod
+    products: int  # dot products computed
+
+    @property
+    def max_partners(self) -> int:
+        """Most pairs one row takes part in (0 when there is no pair)."""
+        if not self.pairs.size:
+            return 0
+        return int(np.bincount(self.pairs.reshape(-1)).max())
+
+
+def _slack(dim: int) -> float:
+    """``COSINE_SLACK``, or more when the float32 rounding bound of a ``dim``-term dot product is larger."""
+    return max(COSINE_SLACK, 4.0 * dim * 2.0 ** -24)
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """The BLAS limited to one thread per call while the worker threads share the cores (the limit is
+    process-wide: other threads' products run single-threaded meanwhile). Serialised, so two scans in
+    two threads cannot restore each other's limit out of order."""
+    with _BLAS_LIMIT_LOCK, threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def _hits(a: np.ndarray, b: np.ndarray, cut: float) -> tuple[np.ndarray, np.ndarray]:
+    """(row in a, row in b) of the products ``a @ b.T`` above ``cut``."""
+    i, j = np.nonzero(a @ b.T > cut)
+    return i.astype(np.int64), j.astype(np.int64)
+
+
+def _band_pairs(v: np.ndarray, start: int, stop: int, cut: float) -> tuple[np.ndarray, int]:
+    """Pairs above ``cut`` of rows ``start:stop`` with every later row (one band of the Gram triangle)."""
+    i, j = _hits(v[start:stop], v[start:], cut)
+    keep = j > i  # both offset by start: the strict upper triangle
+    return np.stack([i[keep] + start, j[keep] + start], axis=1), (stop - start) * (v.shape[0] - start)
+
+
+def _gram_pairs(v: np.ndarray, cut: float) -> tuple[list[np.ndarray], int]:
+    """Upper triangle of ``v @ v.T`` in row bands of at most ``TILE_ELEMENTS`` products: pairs above
+    ``cut``. A band also computes its own square, so bands are at most ``GRAM_BAND_ROWS`` rows and at
+    least ``GRAM_MIN_BANDS`` bands are used (little of the lower triangle is computed)."""
+    m = v.shape[0]
+    band = max(1, min(GRAM_BAND_ROWS, TILE_ELEMENTS // m, -(-m // GRAM_MIN_BANDS)))
+    found: list[np.ndarray] = []
+    products = 0
+    starts = range(0, m, band)
+    with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool, _one_blas_thread():
+        for got, n in pool.map(lambda s: _band_pairs(v, s, min(m, s + band), cut), starts):
+            found.append(got)
+            products += n
+    return found, products
+
+
+def _unit_rows(a: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(a, axis=1, keepdims=True)
+    return np.ascontiguousarray(a / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+def _nearest(v: np.ndarray, centroids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's most similar centroid (ties: the lower index) and that cosine, in bounded tiles."""
+    m, c = v.shape[0], centroids.shape[0]
+    home = np.empty(m, dtype=np.int64)
+    sim = np.empty(m, dtype=np.float32)
+    band = max(1, TILE_ELEMENTS // c)
+    for s in range(0, m, band):
+        block = v[s:s + band] @ centroids.T
+        best = np.argmax(block, axis=1)
+        home[s:s + band] = best
+        sim[s:s + band] = block[np.arange(best.size), best]
+    return home, sim
+
+
+def _centroids(v: np.ndarray, n_centroids: int) -> np.ndarray:
+    """Spherical k-means on a fixed sample of the rows (seeded: the same vectors give the same centroids)."""
+    rng = np.random.default_rng(KMEANS_SEED)
+    m = v.shape[0]
+    sample = v[np.sort(rng.choice(m, size=min(m, KMEANS_SAMPLE), replace=False))]
+    s = sample.shape[0]
+    centroids = sample[np.sort(rng.choice(s, size=n_centroids, replace=False))].copy()
+    for _ in range(KMEANS_ITERATIONS):
+        home, _ = _nearest(sample, centroids)
+        member = sp.csr_matrix((np.ones(s, dtype=np.float32), (home, np.arange(s))), shape=(n_centroids, s))
+        sums = np.asarray(member @ sample)
+        filled = np.linalg.norm(sums, axis=1) > 0  # an emptied centroid keeps its place
+        centroids[filled] = _unit_rows(sums[filled])
+    return centroids
+
+
+def guest_cutoffs(farthest: np.ndarray, cut: float, slack: float) -> np.ndarray:
+    """The cosine to a centroid that a row must exceed to pair above ``cut`` with some row of a shell
+    whose farthest row has cosine ``farthest`` to that centroid (-2: every row).
+
+    Angles on the unit sphere obey the triangle inequality: if cos(x, y) > cut (angle < alpha) and y
+    is at angle <= theta from the centroid c, then x is at angle < theta + alpha from c, i.e.
+    cos(x, c) > cos(theta + alpha). Both angles are widened and the cutoff lowered by ``slack``, so
+    float32 rounding of any of these cosines cannot make the cutoff too tight.
+    """
+    theta = np.arccos(np.clip(np.asarray(farthest, dtype=np.float64) - slack, -1.0, 1.0))
+    alpha = math.acos(min(1.0, max(-1.0, cut - slack)))
+    return np.where(theta + alpha >= math.pi, -2.0, np.cos(np.minimum(theta + alpha, math.pi)) - slack)
+
+
+@dataclass(frozen=True, eq=False)
+class _Blocks:
+    """Rows grouped by their most similar centroid, each block cut into shells (consecutive by angle)."""
+
+    centroids: np.ndarray  # (c, d) unit
+    home: np.ndarray  # (m,) each row's block
+    shell_rows: tuple[np.ndarray, ...]  # rows of each shell, block by block
+    shell_block: np.ndarray  # (s,) block of each shell, non-decreasing
+    cutoffs: np.ndarray  # (s,) cosine to the block's centroid a guest of the shell must exceed
+
+    def shells_of(self, block: int) -> range:
+        lo, hi = np.searchsorted(self.shell_block, [block, block + 1])
+        return range(int(lo), int(hi))
+
+
+def _blocks(v: np.ndarray, cut: float, slack: float) -> _Blocks:
+    """Centroids (:func:`_centroids`), each row's home block, its shells and their guest cutoffs."""
+    m = v.shape[0]
+    n_centroids = max(2, min(m // FACTS_PER_CENTROID, KMEANS_SAMPLE // 4))
+    centroids = _centroids(v, n_centroids)
+    home, home_sim = _nearest(v, centroids)
+    order = np.lexsort((-home_sim, home))  # by block, then nearest to the centroid first
+    starts = np.searchsorted(home[order], np.arange(n_centroids + 1))
+    shell_rows: list[np.ndarray] = []
+    shell_block: list[int] = []
+    for c in range(n_centroids):
+        members = order[starts[c]:starts[c + 1]]
+        for s in range(0, members.size, SHELL_ROWS):
+            shell_rows.append(members[s:s + SHELL_ROWS])
+            shell_block.append(c)
+    farthest = np.array([home_sim[r[-1]] for r in shell_rows], dtype=np.float32)
+    return _Blocks(centroids, home, tuple(shell_rows), np.asarray(shell_block, dtype=np.int64),
+                   guest_cutoffs(farthest, cut, slack))
+
+
+def _estimated_products(v: np.ndarray, blocks: _Blocks) -> float:
+    """The pruned search's products, estimated on a fixed sample of rows before computing any."""
+    m = v.shape[0]
+    rng = np.random.default_rng(KMEANS_SEED)
+    probe = np.sort(rng.choice(m, size=min(m, ESTIMATE_SAMPLE), replace=False))
+    guests = np.zeros(blocks.shell_block.size, dtype=np.int64)  # probe rows that are guests of each shell
+    band = max(1, TILE_ELEMENTS // max(1, blocks.shell_block.size))
+    for s in range(0, probe.size, band):
+        rows = probe[s:s + band]
+        sims = (v[rows] @ blocks.centroids.T)[:, blocks.shell_block]  # (rows, shells)
+        later = blocks.home[rows][:, None] >= blocks.shell_block[None, :]
+        guests += np.count_nonzero((sims > blocks.cutoffs[None, :]) & later, axis=0)
+    sizes = np.array([r.size for r in blocks.shell_rows], dtype=np.float64)
+    return float(np.sum(sizes * guests) * m / probe.size)
+
+
+def _block_pairs(v: np.ndarray, blocks: _Blocks, block: int, col: np.ndarray,
+                 cut: float) -> tuple[list[np.ndarray], int]:
+    """Pairs above ``cut`` of one block's shells with their guests (``col``: every row's cosine to
+    the block's centroid). Guests are rows of this block or a later one, most similar first, so
+    each shell's guests are a prefix."""
+    shells = blocks.shells_of(block)
+    found: list[np.ndarray] = []
+    products = 0
+    if not shells:
+        return found, products
+    loosest = blocks.cutoffs[shells[-1]]  # the farthest shell has the widest radius
+    guests = np.flatnonzero((col > loosest) & (blocks.home >= block))
+    guests = guests[np.argsort(-col[guests], kind="stable")]
+    desc = -col[guests]
+    for sh in shells:
+        rows = blocks.shell_rows[sh]
+        n_guests = int(np.searchsorted(desc, -blocks.cutoffs[sh], side="left"))  # guests above the cutoff
+        band = max(1, TILE_ELEMENTS // max(rows.size, v.shape[1]))  # bounds the product and the gathered guests
+        a = v[rows]
+        for t in range(0, n_guests, band):
+            cols = guests[t:min(n_guests, t + band)]
+            i, j = _hits(a, v[cols], cut)
+            src, dst = rows[i], cols[j]
+            keep = src != dst
+            found.append(np.stack([src[keep], dst[keep]], axis=1))
+            products += rows.size * cols.size
+    return found, products
+
+
+def _pruned_pairs(v: np.ndarray, cut: float, slack: float,
+                  estimate: bool = True) -> tuple[list[np.ndarray], int] | None:
+    """Products restricted by centroid blocks, or None when (``estimate``) the estimated products say
+    the Gram triangle is cheaper.
+
+    Every row is the *home* of its most similar centroid; a block's home rows, sorted by angle to the
+    centroid, are cut into shells of ``SHELL_ROWS``. A shell is multiplied by its *guests*: the rows
+    within the shell's radius plus the threshold's angle of the centroid (:func:`guest_cutoffs`),
+    whose home block is this one or a later one. A pair (x, y) above the threshold, x home in block
+    a <= b the home of y, is therefore computed in x's shell (y is its guest): nothing is missed.
+
+    The many small products run single-threaded in ``SEARCH_THREADS`` worker threads (BLAS threads
+    on small products only contend on a shared machine); results are gathered in block order.
+    """
+    m = v.shape[0]
+    blocks = _blocks(v, cut, slack)
+    if estimate and _estimated_products(v, blocks) > PRUNED_MAX_SHARE * m * (m - 1) / 2:
+        return None
+    n_centroids = blocks.centroids.shape[0]
+    found: list[np.ndarray] = []
+    products = 0
+    group = max(1, TILE_ELEMENTS // m)  # centroids of one (group, m) tile of cosines
+    with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
+        for g0 in range(0, n_centroids, group):
+            g1 = min(n_centroids, g0 + group)
+            col_sims = blocks.centroids[g0:g1] @ v.T  # (group, m), rows contiguous
+            with _one_blas_thread():
+                for got, n in pool.map(partial(_block_pairs, v, blocks, cut=cut), range(g0, g1), col_sims):
+                    found.extend(got)
+                    products += n
+    return found, products
+
+
+def exact_pairs(vectors: np.ndarray, threshold: float, method: SearchMethod | None = None) -> PairSearch:
+    """Every pair (i, j), i < j, of unit ``vectors`` whose float32 cosine ``vectors[i] @ vectors[j]`` is
+    above ``threshold`` (SPEC-027 §2.2): exact, in tiles of bounded memory, deterministic.
+
+    ``method`` None chooses by cost: up to ``GRAM_MAX_FACTS`` rows the Gram triangle, above them the
+    centroid-pruned search (:func:`_pruned_pairs`) unless its estimated products exceed
+    ``PRUNED_MAX_SHARE`` of the triangle's; "gram" / "centroid-pruned" force one (both are exact).
+    Candidates are taken at ``threshold`` minus a float32 slack (:func:`_slack`) and then filtered with
+    one einsum dot per pair, so the pair set does not depend on which product found it.
+    """
+    v = np.ascontiguousarray(vectors, dtype=np.float32)
+    m = v.shape[0]
+    if m < 2:
+        return PairSearch(np.zeros((0, 2), dtype=np.int64), method or "gram", 0)
+    slack = _slack(v.shape[1])
+    cut = float(threshold) - slack
+    got = None
+    if method == "centroid-pruned" or (method is None and m > GRAM_MAX_FACTS):
+        got = _pruned_pairs(v, cut, slack, estimate=method is None)
+    used: SearchMethod = "gram" if got is None else "centroid-pruned"
+    found, products = _gram_pairs(v, cut) if got is None else got
+    raw = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
+    pairs = np.unique(np.sort(raw, axis=1), axis=0) if raw.size else np.zeros((0, 2), dtype=np.int64)
+    if pairs.size:  # one exact cosine per pair, the same arithmetic as the brute-force check
+        exact = np.einsum("ij,ij->i", v[pairs[:, 0]], v[pairs[:, 1]])
+        pairs = pairs[exact > threshold]
+    return PairSearch(pairs.astype(np.int64), used, products)
+
+
+_SEARCHES: OrderedDict[tuple[str, int, float], PairSearch] = OrderedDict()
+_SEARCHES_LOCK = threading.Lock()
+
+
 def candidate_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None = None) -> tuple[np.ndarray, int]:
     """Distinct (row_i, row_j), i < j, of retrievable facts with cosine > ``threshold`` (default
-    ``contradiction_similarity``), from the HNSW neighbour table: never all n^2 pairs.
+    ``contradiction_similarity``): every such pair (:func:`search_pairs`, SPEC-027 §2.2).
 
-    Starts from ``corpus.neighbours(graph_k)`` (cached, shared with the graph); rows whose k-th
-    neighbour is still above the threshold are re-queried with k doubled until it is not.
-    Returns ``(pairs (m, 2) int64 sorted, largest k used)``.
+    Returns ``(pairs (m, 2) int64 sorted, most partners of one fact)``.
+    """
+    search = search_pairs(corpus, config, threshold)
+    return search.pairs, search.max_partners
+
+
+def search_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None = None) -> PairSearch:
+    """The pairs above the threshold among the retrievable facts, as corpus rows (SPEC-027 §2.2).
+
+    One :func:`exact_pairs` over every fact per (vectors, threshold), kept in a small per-process
+    cache, then filtered by the corpus's statuses: a re-scan after an operator decision (the same
+    vectors with other statuses, or other pair decisions) does not search again.
     """
     thr = config.contradiction_similarity if threshold is None else float(threshold)
-    retr = np.asarray(corpus.retrievable, dtype=bool)
-    rows = np.flatnonzero(retr)
-    n_r = rows.size
-    if n_r < 2:
-        return np.zeros((0, 2), dtype=np.int64), 0
-    k = max(1, min(config.graph_k, n_r - 1))
-    table = corpus.neighbours(k, config)
-    ids, sims = table.ids[rows], table.sims[rows]
-    chunks_src = [np.repeat(rows, ids.shape[1])]
-    chunks_dst = [ids.reshape(-1)]
-    chunks_sim = [sims.reshape(-1)]
-    with np.errstate(invalid="ignore"):
-        deep = rows[sims[:, -1] > thr]
-    while deep.size and k < n_r - 1:
-        k = min(2 * k, n_r - 1)
-        got_ids, got_sims = corpus.search(corpus.vectors[deep], k + 1, config)
-        chunks_src.append(np.repeat(deep, got_ids.shape[1]))
-        chunks_dst.append(got_ids.reshape(-1))
-        chunks_sim.append(got_sims.reshape(-1))
-        with np.errstate(invalid="ignore"):
-            deep = deep[got_sims[:, -1] > thr]
-    src = np.concatenate(chunks_src)
-    dst = np.concatenate(chunks_dst)
-    sim = np.concatenate(chunks_sim)
-    with np.errstate(invalid="ignore"):
-        ok = (dst >= 0) & (dst != src) & (sim > thr)
-    a, b = src[ok], dst[ok]
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    pairs = np.unique(np.stack([lo, hi], axis=1), axis=0) if lo.size else np.zeros((0, 2), dtype=np.int64)
-    if pairs.size:  # one exact cosine per pair, the same arithmetic as the brute-force check
-        v = np.asarray(corpus.vectors, dtype=np.float32)
-        exact = np.einsum("ij,ij->i", v[pairs[:, 0]], v[pairs[:, 1]])
-        pairs = pairs[exact > thr]
-    return pairs.astype(np.int64), k
+    key = (corpus.fingerprint, corpus.dim, thr)
+    with _SEARCHES_LOCK:
+        got = _SEARCHES.get(key)
+        if got is not None:
+            _SEARCHES.move_to_end(key)
+    if got is None:
+        got = exact_pairs(corpus.vectors, thr)
+        with _SEARCHES_LOCK:
+            _SEARCHES[key] = got
+            while len(_SEARCHES) > SEARCH_CACHE_SIZE:
+                _SEARCHES.popitem(last=False)
+    ok = np.asarray(corpus.retrievable, dtype=bool)
+    keep = ok[got.pairs[:, 0]] & ok[got.pairs[:, 1]]
+    return PairSearch(got.pairs[keep], got.method, got.products)
+
+
+def clear_search_cache() -> None:
+    """Forget the cached pair searches (tests that change the search constants)."""
+    with _SEARCHES_LOCK:
+        _SEARCHES.clear()
 
 
 def triage_order(pair: ConflictPair) -> tuple[bool, bool, float, str, str]:
@@ -97,15 +398,17 @@ def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
              decisions: Decisions = None) -> ConflictScan:
     """Whole-CKF conflict scan (SPEC-027 §2 applied to every retrievable pair).
 
-    Candidate pairs come from the HNSW neighbours (:func:`candidate_pairs`), each goes through
-    :func:`values_conflict`, and each conflicting pair is arbitrated independently (no
-    suppression chain: the scan reports, the envelope decides). Recency is computed at ``now``.
+    Candidate pairs are every retrievable pair above ``contradiction_similarity``, found exactly
+    (:func:`search_pairs`); each goes through :func:`values_conflict`, and each conflicting pair is
+    arbitrated independently (no suppression chain: the scan reports, the envelope decides).
+    Recency is computed at ``now``.
     """
     from crp_core.factors.recency import compute_recency
 
     t0 = time.perf_counter()
     kb = corpus.kb
-    cand, k = candidate_pairs(corpus, config)
+    search = search_pairs(corpus, config)
+    cand = search.pairs
     t1 = time.perf_counter()
     found: list[tuple[int, int, ValueConflict]] = []
     facts = kb.facts
@@ -142,10 +445,11 @@ def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
     t3 = time.perf_counter()
     return ConflictScan(
         pairs=tuple(pairs), counts=counts, n_facts=int(np.count_nonzero(corpus.retrievable)),
-        n_candidates=int(cand.shape[0]), k=k, threshold=float(config.contradiction_similarity), now=now,
-        recency=rec,
+        n_candidates=int(cand.shape[0]), k=search.max_partners, threshold=float(config.contradiction_similarity),
+        now=now, recency=rec,
         timings_ms={"neighbours": (t1 - t0) * 1e3, "text_check": (t2 - t1) * 1e3,
                     "arbitration": (t3 - t2) * 1e3, "total": (t3 - t0) * 1e3},
         rows={facts[r].fact_id: r for r in involved.tolist()},
+        method=search.method, products=search.products,
     )
 
