@@ -170,7 +170,7 @@ def _progress_text(done: int, total: int, kb: KnowledgeBase) -> str:
 
 
 # ---- pipeline -----------------------------------------------------------------------------------
-def corpus_digest(corpus: Any) -> str:
+def corpus_digest(corpus: Corpus) -> str:
     """The corpus's vectors fingerprint + model id + every fact's status (operator decisions change it)."""
     h = hashlib.sha256()
     h.update(f"{corpus.fingerprint}|{corpus.model_id}|".encode())
@@ -178,7 +178,7 @@ def corpus_digest(corpus: Any) -> str:
     return h.hexdigest()
 
 
-def result_key(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime,
+def result_key(corpus: Corpus, scenario: Scenario, config: CRPConfig, now: datetime,
                decisions_key: str = "") -> tuple[str, str, str, str, str]:
     """(corpus digest incl. statuses, scenario JSON, config TOML, now ISO, decisions key)."""
     from crp_core.io.scenario import dump_scenario
@@ -188,14 +188,14 @@ def result_key(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime
 
 
 @st.cache_resource(show_spinner="Running the pipeline…", max_entries=MAX_RESULTS)
-def _run(_corpus: Any, _scenario: Scenario, _config: CRPConfig, _now: datetime, _decisions: Any,
+def _run(_corpus: Corpus, _scenario: Scenario, _config: CRPConfig, _now: datetime, _decisions: Any,
          _known: tuple[Any, ...], key: tuple[str, ...]) -> Any:
     embedder = embedder_for(_corpus)
     return pipeline.run_pipeline(_corpus, _scenario, _config, now=_now, embedder=embedder,
                                  decisions=_decisions, known_conflicts=_known)
 
 
-def pipeline_result(corpus: Any, scenario: Scenario, config: CRPConfig, now: datetime, *,
+def pipeline_result(corpus: Corpus, scenario: Scenario, config: CRPConfig, now: datetime, *,
                     decisions: Any = None, decisions_key: str = "", known_conflicts: Any = (),
                     known_key: str = "") -> Any:
     """``run_pipeline`` once per (corpus, scenario, config, now, decisions_key).

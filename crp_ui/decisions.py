@@ -31,6 +31,7 @@ from typing import Any
 import streamlit as st
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.records import KnownConflict
 from crp_core.triage import Decision, DecisionSet, DecisionStore, TriageStoreError, default_db_path
 
@@ -165,7 +166,7 @@ def pair_decisions_key(ds: DecisionSet) -> str:
 
 
 # ---- applying ------------------------------------------------------------------------------------
-def _statuses_known(corpus: Any, statuses: dict[str, str]) -> tuple[tuple[str, str], ...]:
+def _statuses_known(corpus: Corpus, statuses: dict[str, str]) -> tuple[tuple[str, str], ...]:
     """The (fact id, status) items that name a fact of the corpus and change its status."""
     kb = corpus.kb
     out = []
@@ -194,19 +195,19 @@ def kb_digest(kb: Any) -> str:
     return d
 
 
-def _corpus_id(corpus: Any) -> tuple:
+def _corpus_id(corpus: Corpus) -> tuple:
     from . import cache
 
     return (kb_digest(corpus.kb), cache.corpus_digest(corpus), corpus.index.m, corpus.index.ef_construction)
 
 
 @st.cache_resource(show_spinner=False, max_entries=MAX_APPLIED)
-def _with_statuses(_corpus: Any, corpus_id: tuple, items: tuple[tuple[str, str], ...]) -> Any:
+def _with_statuses(_corpus: Corpus, corpus_id: tuple, items: tuple[tuple[str, str], ...]) -> Any:
     del corpus_id  # cache key only
     return _corpus.with_statuses(dict(items))
 
 
-def with_statuses(corpus: Any, statuses: dict[str, str]) -> Any:
+def with_statuses(corpus: Corpus, statuses: dict[str, str]) -> Any:
     """``corpus`` with ``statuses`` applied, one shared object per (corpus, statuses): its lazily
     built neighbour table and graph survive reruns. Unknown ids are ignored (as in
     ``crp_core.triage.apply_to_corpus``)."""
@@ -216,7 +217,7 @@ def with_statuses(corpus: Any, statuses: dict[str, str]) -> Any:
     return _with_statuses(corpus, _corpus_id(corpus), items)
 
 
-def apply_decisions(corpus: Any, ds: DecisionSet | None = None) -> Any:
+def apply_decisions(corpus: Corpus, ds: DecisionSet | None = None) -> Any:
     """The prepared corpus with the operators' statuses in force (``apply_to_corpus`` semantics):
     a QUARANTINED / DELETED fact is never retrieved, a STALE one gets ``stale_floor``."""
     if corpus is None:
@@ -244,7 +245,7 @@ def scan_corpus(base: Any, ds: DecisionSet) -> Any:
 
 
 @st.cache_resource(show_spinner="Scanning the whole CKF for conflicts…", max_entries=MAX_SCANS)
-def _scan(_corpus: Any, _config: CRPConfig, _now: Any, _decisions: Any, key: tuple) -> Any:
+def _scan(_corpus: Corpus, _config: CRPConfig, _now: Any, _decisions: Any, key: tuple) -> Any:
     from crp_core.analysis.scan import scan_ckf
 
     del key  # cache key only

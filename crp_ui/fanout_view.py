@@ -20,6 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
 from crp_core.model import Scenario
 from crp_core.records import FanoutResult, FanoutRun, FanoutStep
 from crp_core.stages.fanout import PARTITIONS_HEADER, RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
@@ -374,7 +375,7 @@ def timeline_html(steps: Sequence[FanoutStep], current: int, *, duplicates: Iter
 
 
 def step_facts_frame(
-    step: FanoutStep, corpus: Any, *, duplicates: Mapping[str, Sequence[int]] | None = None
+    step: FanoutStep, corpus: Corpus, *, duplicates: Mapping[str, Sequence[int]] | None = None
 ) -> pd.DataFrame:
     """The facts a retrieval step chose, with the branch's stored factors (partition-scoped relevance,
     residual pull, novelty against the snapshot / shared set, recency, CDR) and who else chose them."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import streamlit as st
 
+from crp_core.corpus.prepared import Corpus
 from crp_core.errors import CRPError
 from crp_ui import breakdown, cache, render, shell, state
 from crp_ui import decisions as triage_decisions
@@ -41,7 +42,7 @@ EXPLAIN_SNAPSHOT = (
 
 # ---- cached pieces ------------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=32)
-def _sub_query_vectors(_corpus: Any, _scenario: Any, key: tuple[str, str]) -> dict[str, list[float]]:
+def _sub_query_vectors(_corpus: Corpus, _scenario: Any, key: tuple[str, str]) -> dict[str, list[float]]:
     """Sub-query embeddings of the scenario (the vectors the pipeline partitions), once per key."""
     from crp_core.corpus.prepared import embed_scenario
 
@@ -125,7 +126,7 @@ def _comparison(fan: Any) -> None:
                "kept after the fan-in dedup. Coverage entries: the parent Coverage Set after the merge.")
 
 
-def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Any) -> None:
+def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> None:
     st.subheader("Partition view")
     residual = [sq.id for sq in page_scen.residual_set]
     st.markdown(f"**Rule used:** {render.md_escape(fv.rule_text(fan.rule, len(residual), fan.width))}")
@@ -163,14 +164,14 @@ def _coverage_block(step: Any, mode: str, caption: str, scenario: Any, config: A
     st.caption(f"{render.md_escape(caption)} · {added}{ref} (highlighted).")
 
 
-def _facts_table(step: Any, corpus: Any, several: dict, key: str) -> None:
+def _facts_table(step: Any, corpus: Corpus, several: dict, key: str) -> None:
     frame = fv.step_facts_frame(step, corpus, duplicates=several)
     cfg = breakdown.column_config(frame)
     cfg["content"] = st.column_config.TextColumn("content", width="medium")
     st.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=cfg)
 
 
-def _partitioned_detail(fan: Any, step: Any, corpus: Any, page_scen: Any, config: Any) -> None:
+def _partitioned_detail(fan: Any, step: Any, corpus: Corpus, page_scen: Any, config: Any) -> None:
     run = fan.partitioned
     st.markdown(f"**{render.md_escape(fv.step_label(step))}**")
     d = step.detail
@@ -221,7 +222,7 @@ def _dedup_report(run: Any, mode: str) -> None:
                      column_config={"similarity": st.column_config.NumberColumn("similarity", format="%.4f")})
 
 
-def _naive_detail(fan: Any, nstep: Any, corpus: Any, page_scen: Any, config: Any) -> None:
+def _naive_detail(fan: Any, nstep: Any, corpus: Corpus, page_scen: Any, config: Any) -> None:
     run = fan.naive
     st.markdown(f"**{render.md_escape(fv.step_label(nstep))}**")
     _coverage_block(nstep, "naive", "the one shared Coverage Set (every branch read it at T0)", page_scen,
@@ -238,7 +239,7 @@ def _naive_detail(fan: Any, nstep: Any, corpus: Any, page_scen: Any, config: Any
         _dedup_report(run, "naive")
 
 
-def _stepper(fan: Any, corpus: Any, page_scen: Any, config: Any, result_sig: str) -> None:
+def _stepper(fan: Any, corpus: Corpus, page_scen: Any, config: Any, result_sig: str) -> None:
     st.subheader("Step through the fan-out")
     steps, nsteps = fan.steps, fan.naive_steps
     n = len(steps)

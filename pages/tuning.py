@@ -15,6 +15,7 @@ from typing import Any
 import streamlit as st
 
 from crp_core.config import CRPConfig, describe
+from crp_core.corpus.prepared import Corpus
 from crp_core.errors import ConfigError, CRPError
 from crp_ui import breakdown, cache, render, shell, state
 from crp_ui import decisions as triage_decisions
@@ -45,11 +46,11 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()[:24]
 
 
-def _embedder(corpus: Any) -> Any:
+def _embedder(corpus: Corpus) -> Any:
     return cache.embedder_for(corpus)
 
 
-def _vectors(corpus: Any, scenario: Any) -> Any:
+def _vectors(corpus: Corpus, scenario: Any) -> Any:
     """The scenario's vectors, embedded once per (corpus, scenario) in this session."""
     from crp_core.corpus.prepared import embed_scenario
     from crp_core.io.scenario import dump_scenario
@@ -63,7 +64,7 @@ def _vectors(corpus: Any, scenario: Any) -> Any:
     return v
 
 
-def _inputs_key(corpus: Any, scenario: Any, config: CRPConfig, dkey: str) -> str:
+def _inputs_key(corpus: Corpus, scenario: Any, config: CRPConfig, dkey: str) -> str:
     from crp_core.io.scenario import dump_scenario
 
     return _digest(cache.corpus_digest(corpus), dump_scenario(scenario, "json"), config.to_toml(),
@@ -83,7 +84,7 @@ def _default_range(key: str, current: Any) -> tuple[float, float]:
     return (0.0, 1.0) if 0.0 <= c <= 1.0 else (max(1.0, c / 2), c * 2)
 
 
-def sweep_tab(corpus: Any, scenario: Any, config: CRPConfig, decisions: Any, dkey: str) -> None:
+def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, dkey: str) -> None:
     from crp_core.analysis.compare import compare_runs
     from crp_core.analysis.sweep import (
         check_key,
@@ -200,7 +201,7 @@ def sweep_tab(corpus: Any, scenario: Any, config: CRPConfig, decisions: Any, dke
 
 
 # ---- Compare -------------------------------------------------------------------------------------
-def compare_tab(corpus: Any, scenario: Any, config: CRPConfig, result: Any, decisions: Any, dkey: str) -> None:
+def compare_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: Any, decisions: Any, dkey: str) -> None:
     from crp_core.analysis.compare import compare_runs
 
     st.caption("Baseline: the defaults or a saved TOML (the scenario's own `config` table applies on top, as in "
@@ -265,7 +266,7 @@ def compare_tab(corpus: Any, scenario: Any, config: CRPConfig, result: Any, deci
 
 
 # ---- Before / after ------------------------------------------------------------------------------
-def before_after_tab(corpus: Any, scenario: Any, config: CRPConfig, result: Any, decisions: Any, dkey: str) -> None:
+def before_after_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: Any, decisions: Any, dkey: str) -> None:
     from crp_core.analysis.baseline import before_after
     from crp_core.analysis.html_report import build_html_report
 
