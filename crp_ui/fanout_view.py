@@ -21,9 +21,10 @@ import plotly.graph_objects as go
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
+from crp_core.headers import PARTITIONS as PARTITIONS_HEADER
 from crp_core.model import Scenario
 from crp_core.records import FanoutResult, FanoutRun, FanoutStep
-from crp_core.stages.fanout import PARTITIONS_HEADER, RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
+from crp_core.stages.fanout import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
 
 from .render import esc, html_text
 

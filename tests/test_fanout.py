@@ -17,9 +17,10 @@ from crp_core.corpus.prepared import Corpus, embed_scenario
 from crp_core.errors import SnapshotMutationError
 from crp_core.factors.coverage import CoverageSet, CoverageSnapshot
 from crp_core.factors.recency import compute_recency
+from crp_core.headers import PARTITIONS as PARTITIONS_HEADER
 from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
 from crp_core.report import fanout_report
-from crp_core.stages.fanout import PARTITIONS_HEADER, cross_branch_dedup, run_fanout
+from crp_core.stages.fanout import cross_branch_dedup, run_fanout
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 E = np.eye(6)

@@ -46,8 +46,8 @@ def test_fanout_report_naive_carries_the_same_keys_headers_included():
     headers drop CRP-Context-Coverage-Partitions; its Coverage-Depth is the naive shared set's size after
     T2: 1 addressed + 2 written = 3.
     """
+    from crp_core.headers import PARTITIONS as PARTITIONS_HEADER
     from crp_core.report import fanout_report
-    from crp_core.stages.fanout import PARTITIONS_HEADER
 
     facts = [fact("f1", "alpha one", ttl="none"), fact("f2", "beta two", ttl="none")]
     corpus = make_corpus(facts, [[1, 0, 0], [0, 1, 0]])

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from crp_core import headers
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, ScenarioVectors
 from crp_core.records import (
@@ -46,14 +45,12 @@ if TYPE_CHECKING:
     from crp_core.model import Scenario
 
 __all__ = [
-    "PARTITIONS_HEADER", "MIN_BRANCH_FACTS", "RULE_ONE_EACH", "RULE_KMEANS", "RULE_SINGLE",
+    "MIN_BRANCH_FACTS", "RULE_ONE_EACH", "RULE_KMEANS", "RULE_SINGLE",
     "RULE_ROUND_ROBIN", "fanout_active", "partition_rule", "partition_residual_for_fanout",
     "round_robin_partitions", "branch_fact_budget", "run_branch", "cross_branch_dedup",
     "run_fanout",
 ]
 
-#: response header of SPEC-027 §1.7 (present only when fan-out is active)
-PARTITIONS_HEADER = headers.PARTITIONS
 #: the floor of the per-branch fact budget ``max(3, envelope_fact_budget // branches)`` (SPEC_NOTES §2.7)
 MIN_BRANCH_FACTS = 3
 RULE_ONE_EACH = "one sub-query per partition"
