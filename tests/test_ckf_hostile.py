@@ -81,3 +81,31 @@ def test_huge_but_finite_embeddings_are_normalised_without_overflow(tmp_path):
     corpus = prepare_corpus(kb, cache_dir=tmp_path / "cache", config=CRPConfig())
     norms = (corpus.vectors.astype("float64") ** 2).sum(axis=1) ** 0.5
     assert abs(norms - 1).max() < 1e-6
+
+
+def _write(tmp_path, lines):
+    path = tmp_path / "kb.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_key_given_twice_in_one_fact_is_a_warning_naming_line_and_key(tmp_path):
+    kb = load_ckf(_write(tmp_path, ['{"fact_id": "a", "content": "first", "content": "second"}']))
+    assert kb.facts[0].content == "second"  # JSON keeps the last value: said, not silent
+    dup = [w for w in kb.warnings if w.field == "content"]
+    assert [(w.line, w.field) for w in dup] == [(1, "content")] and "more than once" in dup[0].message
+
+
+def test_ids_equal_after_normalisation_are_a_warning(tmp_path):
+    kb = load_ckf(_write(tmp_path, ['{"fact_id": "caf\\u00e9", "content": "one"}',
+                                    '{"fact_id": "cafe\\u0301", "content": "two"}',
+                                    '{"fact_id": "x ", "content": "three"}', '{"fact_id": "x", "content": "four"}']))
+    assert len(kb) == 4
+    assert {(w.line, w.field) for w in kb.warnings if w.field == "fact_id"} == {(2, "fact_id"), (4, "fact_id")}
+
+
+def test_content_of_only_invisible_characters_is_empty(tmp_path):
+    with pytest.raises(CKFError) as got:
+        load_ckf(_write(tmp_path, ['{"fact_id": "a", "content": "\\u200b\\u200d \\ufeff"}']))
+    (p,) = got.value.problems
+    assert (p.line, p.field) == (1, "content") and "invisible" in p.message

@@ -9,6 +9,7 @@ import hashlib
 import json
 import math
 import os
+import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -135,8 +136,8 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
         err("content", "missing (required)")
     elif not isinstance(content, str):
         err("content", f"must be a string, got {_tname(content)}")
-    elif not content.strip():
-        err("content", "empty (required, non-empty text)")
+    elif not _visible(content):
+        err("content", "empty (required, non-empty text; only spaces or invisible characters here)")
     elif _bad_unicode(content):
         err("content", "contains an unpaired surrogate (not valid Unicode)")
     else:
@@ -264,6 +265,15 @@ def _cell_json(cell: str, name: str, err: ErrFn) -> Any:
         return None
 
 
+#: characters that draw nothing: a content made only of these is empty
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
+
+
+def _visible(text: str) -> bool:
+    """Does ``text`` hold a character that draws something (not space, not zero-width)?"""
+    return any(not ch.isspace() and ch not in _INVISIBLE for ch in text)
+
+
 def _embedding(e: Any, err: ErrFn) -> np.ndarray | None:
     if not isinstance(e, list) or not e:
         err("embedding", f"must be a non-empty list of numbers, got {_tname(e)}")
@@ -303,9 +313,16 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
                                                    f"known fields: {', '.join(FACT_FIELDS)}"))
     # duplicate ids: the first occurrence is kept
     first: dict[str, int] = {}
+    looks: dict[str, tuple[str, int]] = {}  # normalised id -> (first id, its line)
     for r in recs:
         if r.fact_id is None:
             continue
+        norm = unicodedata.normalize("NFC", r.fact_id).strip()
+        seen = looks.setdefault(norm, (r.fact_id, r.line))
+        if seen[0] != r.fact_id:
+            st.warnings.append(Problem(r.line, "fact_id", f"id {r.fact_id!r} differs from {seen[0]!r} (line "
+                                                          f"{seen[1]}) only by Unicode normalisation or spaces: "
+                                                          "two facts, but a reader sees one id", r.fact_id))
         if r.fact_id in first:
             r.errors.append(Problem(r.line, "fact_id", f"duplicate id {r.fact_id!r} (first at line "
                                                        f"{first[r.fact_id]})", r.fact_id))

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import stat
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -146,16 +147,29 @@ def _load_dir(path: str, *, lenient: bool, limit: int, expected_model: str | Non
     return _finish(st, source=path, fmt="dir", lenient=lenient, expected_model=expected_model)
 
 
+def _no_dupes(pairs: list[tuple[str, Any]], dupes: list[str]) -> dict[str, Any]:
+    """A JSON object's dict, noting the keys given more than once (json keeps the last silently)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out and k not in dupes:
+            dupes.append(k)
+        out[k] = v
+    return out
+
+
 def _read_jsonl(text: str, st: _State) -> None:
     # split on "\n" only: str.splitlines would also break on U+2028, U+0085, \x1c... inside strings
     for n, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
+        dupes: list[str] = []
         try:
-            obj = json.loads(raw)
+            obj = json.loads(raw, object_pairs_hook=partial(_no_dupes, dupes=dupes))
         except (ValueError, RecursionError) as exc:
             st.recs.append(_Rec(n, errors=[Problem(n, "json", f"invalid JSON: {_json_reason(exc)}")]))
             continue
+        for key in dupes:
+            st.warnings.append(Problem(n, key, "key given more than once in this fact; the last value is used"))
         st.recs.append(_parse_fact(obj, n, st, cells=False))
     if not text.strip():
         st.file_problems.append(Problem(0, _FILE, "file holds no facts"))
