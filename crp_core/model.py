@@ -25,6 +25,16 @@ def _iso(dt: datetime | None) -> str:
     return "" if dt is None else dt.isoformat()
 
 
+
+def has_unpaired_surrogate(text: str) -> bool:
+    """Does ``text`` hold a lone surrogate, i.e. is it not valid Unicode? (what Python makes of input
+    bytes that are not UTF-8: such text can be neither stored nor printed)"""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
 @dataclass(frozen=True)
 class Fact:
     """One CKF fact node (SPEC-009 §2 plus ``source_type``)."""

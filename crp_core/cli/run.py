@@ -69,13 +69,14 @@ def _handle(args: argparse.Namespace) -> int:
         with DecisionStore(args.triage_db, create=False, readonly=True) as store:
             decisions = store.current(ckf_fingerprint=kb.fingerprint)
         corpus = apply_to_corpus(corpus, decisions)
-    at = now if now is not None else scenario.now
+    # one `now` for the scan and the run (the wall clock read once when neither --now nor the scenario says)
+    now = now or scenario.now or datetime.now(UTC)
     known: tuple[KnownConflict, ...] = ()
     if config.known_conflict_action != "off" and (args.known_conflicts == "scan" or decisions is not None):
         from crp_core.analysis.known import known_conflicts
         from crp_core.analysis.scan import scan_ckf
 
-        scan = (scan_ckf(corpus, config, at or datetime.now(UTC), decisions=decisions)
+        scan = (scan_ckf(corpus, config, now, decisions=decisions)
                 if args.known_conflicts == "scan" else None)
         known = known_conflicts(scan, decisions)
     result = run_pipeline(corpus, scenario, config, vectors=vectors, now=now, decisions=decisions,

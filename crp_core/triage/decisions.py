@@ -18,7 +18,7 @@ from typing import Any
 from crp_core.config import NEVER_RETRIEVED, STATUSES
 from crp_core.corpus.prepared import Corpus
 from crp_core.errors import CRPError
-from crp_core.model import KnowledgeBase
+from crp_core.model import KnowledgeBase, has_unpaired_surrogate
 
 #: ``PRAGMA user_version`` / ``crp_triage_schema.version`` this code writes and reads
 SCHEMA_VERSION = 1
@@ -158,11 +158,6 @@ class Decision:
         return {c: d[c] for c in COLUMNS}
 
 
-def _has_surrogates(text: str) -> bool:
-    """Lone surrogates: what Python makes of command-line bytes that are not UTF-8 (they cannot be stored)."""
-    return any("\ud800" <= ch <= "\udfff" for ch in text)
-
-
 #: a CSV cell starting with one of these is read as a formula by spreadsheet programs
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -186,7 +181,7 @@ def validate_decision(d: Decision) -> Decision:
         if not isinstance(v, str) or v == "":
             problems.append((name, f"a fact id must be a non-empty string, got {v!r}"))
             ids_ok = False
-        elif _has_surrogates(v):
+        elif has_unpaired_surrogate(v):
             problems.append((name, f"a fact id must be valid UTF-8 text, got bytes that are not: {v!r}"))
             ids_ok = False
     if ids_ok and d.fact_a == d.fact_b:
@@ -202,11 +197,11 @@ def validate_decision(d: Decision) -> Decision:
         problems.append(("operator", f"longer than {MAX_OPERATOR_CHARS} characters"))
     elif any(ch in operator for ch in "\r\n\t\x00"):
         problems.append(("operator", "must be a single line without control characters"))
-    elif _has_surrogates(operator):
+    elif has_unpaired_surrogate(operator):
         problems.append(("operator", "must be valid UTF-8 text"))
     if not isinstance(d.note, str):
         problems.append(("note", f"must be a string, got {type(d.note).__name__}"))
-    elif _has_surrogates(d.note):
+    elif has_unpaired_surrogate(d.note):
         problems.append(("note", "must be valid UTF-8 text"))
     elif len(d.note) > MAX_NOTE_CHARS:
         problems.append(("note", f"longer than {MAX_NOTE_CHARS} characters ({len(d.note)})"))

@@ -21,7 +21,7 @@ import numpy as np
 from crp_core.config import DEFAULT_SOURCE_TYPE, DEFAULT_STATUS, SOURCE_TYPES, STATUSES
 from crp_core.errors import CKFError, Problem
 from crp_core.io.timeparse import parse_duration_seconds, parse_timestamp
-from crp_core.model import Fact, KnowledgeBase, TTLKind
+from crp_core.model import Fact, KnowledgeBase, TTLKind, has_unpaired_surrogate
 
 #: ``err(field, message)``: records one problem of the fact being parsed
 ErrFn = Callable[[str, str], None]
@@ -94,14 +94,6 @@ def _tname(v: Any) -> str:
             int: "a number", float: "a number"}.get(type(v), type(v).__name__)
 
 
-def _bad_unicode(s: str) -> bool:
-    try:
-        s.encode("utf-8")
-        return False
-    except UnicodeEncodeError:
-        return True
-
-
 def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
     """Validate one fact object; ``cells``: values are CSV cell strings (numbers, JSON to decode)."""
     rec = _Rec(line)
@@ -125,7 +117,7 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
         err("fact_id", f"must be a string, got {_tname(fid)} {json.dumps(fid)[:60]}")
     elif not fid.strip():
         err("fact_id", "empty (required)")
-    elif _bad_unicode(fid):
+    elif has_unpaired_surrogate(fid):
         err("fact_id", "contains an unpaired surrogate (not valid Unicode)")
     else:
         rec.fact_id = fid
@@ -138,7 +130,7 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
         err("content", f"must be a string, got {_tname(content)}")
     elif not _visible(content):
         err("content", "empty (required, non-empty text; only spaces or invisible characters here)")
-    elif _bad_unicode(content):
+    elif has_unpaired_surrogate(content):
         err("content", "contains an unpaired surrogate (not valid Unicode)")
     else:
         text = content
@@ -197,7 +189,7 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
             continue
         if not isinstance(v, str):
             err(name, f"must be a string, got {_tname(v)}")
-        elif _bad_unicode(v):
+        elif has_unpaired_surrogate(v):
             err(name, "contains an unpaired surrogate (not valid Unicode)")
         else:
             strings[name] = v
@@ -232,7 +224,7 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
             rec.model = em
     # content_hash: checked, not kept
     ch = obj.get("content_hash")
-    if isinstance(ch, str) and isinstance(content, str) and not _bad_unicode(content):
+    if isinstance(ch, str) and isinstance(content, str) and not has_unpaired_surrogate(content):
         if ch.lower() != hashlib.sha256(content.encode("utf-8")).hexdigest():
             st.warnings.append(Problem(line, "content_hash", "does not match sha256(content); ignored",
                                        rec.fact_id))
