@@ -1,6 +1,7 @@
 """Error types. Every user-facing failure is one of these, never a bare traceback."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -19,6 +20,16 @@ class Problem:
         return f"{where}, field '{self.field}'{fid}: {self.message}"
 
 
+@dataclass(frozen=True)
+class FileProblem(Problem):
+    """A :class:`Problem` of one file among several (a scenario of a suite): ``file`` names it."""
+
+    file: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}: {Problem.__str__(self)}" if self.file else Problem.__str__(self)
+
+
 class CRPError(Exception):
     """Base class of every error crp_core raises on purpose."""
 
@@ -26,7 +37,7 @@ class CRPError(Exception):
 class ValidationError(CRPError):
     """Input refused; ``problems`` lists every problem found (SPEC_NOTES §1.1)."""
 
-    def __init__(self, what: str, problems: list[Problem] | tuple[Problem, ...]):
+    def __init__(self, what: str, problems: Sequence[Problem]):
         self.what = what
         self.problems = tuple(problems)
         lines = "\n".join(f"  - {p}" for p in self.problems[:200])
@@ -40,6 +51,10 @@ class CKFError(ValidationError):
 
 class ScenarioError(ValidationError):
     """A scenario file was refused."""
+
+
+class SuiteError(ValidationError):
+    """A suite of scenarios was refused; every problem names its file (:class:`FileProblem`)."""
 
 
 class ConfigError(CRPError):

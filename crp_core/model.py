@@ -160,6 +160,70 @@ class Addressed:
 
 
 @dataclass(frozen=True)
+class ExpectedConflict:
+    """A labelled contradiction (docs/decisions/suites.md): ``fact_a`` and ``fact_b`` conflict and
+    ``winner`` is the one that must reach the model (one of the two), or None for an expected tie
+    (SPEC-027 §2.5: both packed with a NOTE)."""
+
+    fact_a: str
+    fact_b: str
+    winner: str | None
+
+    @property
+    def loser(self) -> str | None:
+        """The fact that must not reach the model (None for an expected tie)."""
+        if self.winner is None:
+            return None
+        return self.fact_b if self.winner == self.fact_a else self.fact_a
+
+    @property
+    def pair(self) -> frozenset[str]:
+        return frozenset((self.fact_a, self.fact_b))
+
+
+#: the regression-gate thresholds an ``expect`` table may set, with the metric each one bounds and how
+#: (``min``: the metric must be at least the threshold; ``max``: at most) - docs/decisions/suites.md
+GATE_THRESHOLDS: tuple[tuple[str, str, str], ...] = (
+    ("min_recall", "recall", "min"),
+    ("max_leaks", "leaks", "max"),
+    ("max_wrong_winners", "wrong_winners", "max"),
+    ("max_expired", "expired", "max"),
+    ("max_contradictions", "contradictions", "max"),
+    ("max_duplicates", "duplicates", "max"),
+    ("min_overlap", "overlap", "min"),
+    ("max_tokens", "tokens", "max"),
+)
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """A scenario's labels for suite evaluation (the ``expect`` table, docs/decisions/suites.md).
+
+    ``must_include``: fact ids the envelope should hold; ``must_exclude``: facts (stale, superseded,
+    losing) that must not reach the model; ``conflicts``: pairs that should be detected, each with its
+    expected winner; ``thresholds``: regression-gate bounds by name (:data:`GATE_THRESHOLDS`;
+    ``max_tokens`` is one of them). Ids are checked against a CKF only when the suite is
+    (``crp_core.analysis.suite.check_suite``)."""
+
+    must_include: tuple[str, ...] = ()
+    must_exclude: tuple[str, ...] = ()
+    conflicts: tuple[ExpectedConflict, ...] = ()
+    thresholds: Mapping[str, float] = field(default_factory=dict, hash=False)
+
+    @property
+    def max_tokens(self) -> int | None:
+        v = self.thresholds.get("max_tokens")
+        return None if v is None else int(v)
+
+    def fact_ids(self) -> frozenset[str]:
+        """Every fact id the labels name."""
+        ids = set(self.must_include) | set(self.must_exclude)
+        for c in self.conflicts:
+            ids |= {c.fact_a, c.fact_b}
+        return frozenset(ids)
+
+
+@dataclass(frozen=True)
 class Scenario:
     """The retrieval session being inspected (SPEC_NOTES §1.2)."""
 
@@ -174,6 +238,7 @@ class Scenario:
     embedding_model: str | None = None
     name: str = ""
     description: str = ""
+    expect: Expectations | None = None  # suite labels (docs/decisions/suites.md); never read by the pipeline
 
     @property
     def addressed_ids(self) -> frozenset[str]:

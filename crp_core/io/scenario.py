@@ -2,7 +2,8 @@
 
 A scenario is a JSON or TOML document: ``query`` (string or ``{"text", "embedding"}``), ``now``,
 ``sub_queries``, ``addressed``, ``prior_outputs``, ``fanout_width``, ``config`` (overrides, SPEC_NOTES §5),
-``embedding_model``, ``name``, ``description``. Every problem is reported at once
+``embedding_model``, ``name``, ``description`` and ``expect`` (suite labels, :mod:`crp_core.io.expect`,
+docs/decisions/suites.md). Every problem is reported at once
 (:class:`ScenarioError`), located by JSON path (``sub_queries[3].text``) and, for JSON, by line.
 """
 from __future__ import annotations
@@ -22,14 +23,15 @@ import tomli_w
 
 from crp_core.config import CRPConfig
 from crp_core.errors import ConfigError, Problem, ScenarioError
+from crp_core.io.expect import expect_to_dict, parse_expect
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 from crp_core.model import Addressed, Scenario, SubQuery
 
 __all__ = ["load_scenario", "load_scenario_bytes", "scenario_from_dict", "scenario_to_dict", "dump_scenario",
-           "SCENARIO_KEYS"]
+           "SCENARIO_KEYS", "field_locator", "format_path"]
 
 SCENARIO_KEYS: tuple[str, ...] = ("name", "description", "query", "now", "sub_queries", "addressed",
-                                  "prior_outputs", "fanout_width", "config", "embedding_model")
+                                  "prior_outputs", "fanout_width", "config", "embedding_model", "expect")
 _SUBQ_KEYS = ("id", "text", "label", "embedding")
 _ADDR_KEYS = ("id", "depth_weight", "window")
 _QUERY_KEYS = ("text", "embedding")
@@ -121,6 +123,8 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
     d["config"] = _plain(s.config)
     if s.embedding_model is not None:
         d["embedding_model"] = s.embedding_model
+    if s.expect is not None:
+        d["expect"] = expect_to_dict(s.expect)
     return d
 
 
@@ -133,6 +137,23 @@ def dump_scenario(s: Scenario, fmt: str = "json") -> str:
         d["config"] = _none_to_text(d["config"])  # TOML has no null; a ttl of None is "none"
         return tomli_w.dumps(d)
     raise ValueError(f"fmt must be 'json' or 'toml', got {fmt!r}")
+
+
+def field_locator(data: bytes, name: str) -> Callable[[Path], int]:
+    """``locate(path) -> line`` for a scenario document's bytes (JSON: the line where the value at
+    ``path`` starts, e.g. ``("expect", "must_include", 2)``; TOML or unreadable input: 0)."""
+    if name.lower().endswith(".toml"):
+        return _no_line
+    try:
+        _, locate = _json_with_lines(bytes(data).decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        return _no_line
+    return locate
+
+
+def format_path(path: Path) -> str:
+    """``("expect", "conflicts", 1, "winner")`` -> ``"expect.conflicts[1].winner"``."""
+    return _fmt_path(path)
 
 
 # ---- JSON with positions ---------------------------------------------------------------------
@@ -449,12 +470,13 @@ def _build(doc: Any, source: str, expected_model: str | None, locate: Callable[[
                                     f"{expected_model!r}; embeddings never mix models (SPEC-024 §2.5)")
     name = _text(c, doc.get("name"), ("name",), required=False) or ""
     description = _text(c, doc.get("description"), ("description",), required=False) or ""
+    expect = parse_expect(doc.get("expect"), c.err)
     if c.problems:
         raise ScenarioError(what, sorted(c.problems, key=lambda pr: pr.line))  # stable: check order per line
     assert query is not None
     return Scenario(query=query, query_embedding=q_emb, now=now, sub_queries=tuple(subs),
                     addressed=tuple(addressed), prior_outputs=tuple(prior), fanout_width=fanout,
-                    config=config, embedding_model=model, name=name, description=description)
+                    config=config, embedding_model=model, name=name, description=description, expect=expect)
 
 
 def _plain(v: Any) -> Any:

@@ -1,0 +1,167 @@
+"""The regression gate: a suite run checked against each scenario's thresholds and a recorded
+baseline (docs/decisions/suites.md §5; ``crp-inspect check``).
+
+A **threshold** is a bound in a scenario's ``expect`` table (:data:`crp_core.model.GATE_THRESHOLDS`:
+``min_recall``, ``max_leaks``, ..., ``max_tokens``); a metric beyond it fails. A **baseline** is a
+metrics file written by ``crp-inspect check --write-baseline`` (the shape of
+:func:`crp_core.report.suite_metrics_report`); every metric marked ``vs_baseline`` in
+:data:`crp_core.analysis.metrics.METRICS` fails when it is worse than the baseline's value for the
+same scenario (recall lower, a count higher; ``tolerance`` absorbs float noise). A scenario of the
+baseline missing from the suite, or one new to it, is a note, not a failure.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from crp_core.analysis.metrics import METRICS, SuiteMetrics
+from crp_core.analysis.suite import Suite
+from crp_core.errors import Problem, ValidationError
+from crp_core.model import GATE_THRESHOLDS
+from crp_core.report import SUITE_METRICS_KIND
+
+__all__ = ["GateFailure", "GateResult", "MetricsBaseline", "gate", "read_baseline", "baseline_from_report",
+           "BASELINE_KIND"]
+
+#: ``kind`` of the metrics file (crp_core.report.suite_metrics_report)
+BASELINE_KIND = SUITE_METRICS_KIND
+_BY_NAME = {m.name: m for m in METRICS}
+
+
+@dataclass(frozen=True)
+class GateFailure:
+    """One metric of one scenario beyond its bound: ``source`` is the threshold's key
+    (``"min_recall"``) or ``"baseline"``."""
+
+    scenario: str
+    metric: str
+    value: float | None
+    bound: float
+    source: str
+    kind: Literal["threshold", "baseline"]
+
+    @property
+    def message(self) -> str:
+        shown = "undefined" if self.value is None else f"{self.value:g}"
+        if self.kind == "baseline":
+            return f"{self.scenario}: {self.metric} {shown} is worse than the baseline's {self.bound:g}"
+        op = ">=" if self.source.startswith("min_") else "<="
+        return f"{self.scenario}: {self.metric} {shown} breaks expect.{self.source} (must be {op} {self.bound:g})"
+
+
+@dataclass(frozen=True)
+class MetricsBaseline:
+    """Per-scenario metric values recorded by an earlier check."""
+
+    scenarios: Mapping[str, Mapping[str, float | None]] = field(hash=False)
+    ckf_fingerprint: str | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class GateResult:
+    failures: tuple[GateFailure, ...]
+    notes: tuple[str, ...]
+    checked: int  # bounds compared (thresholds + baseline values)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def gate(metrics: SuiteMetrics, suite: Suite, baseline: MetricsBaseline | None = None, *,
+         ckf_fingerprint: str | None = None, tolerance: float = 1e-9) -> GateResult:
+    """Check every scenario's metrics against its thresholds and against ``baseline``."""
+    failures: list[GateFailure] = []
+    notes: list[str] = []
+    checked = 0
+    for sm in metrics.scenarios:
+        expect = suite.get(sm.name).expect
+        for key, metric, how in GATE_THRESHOLDS:
+            if key not in expect.thresholds:
+                continue
+            bound = float(expect.thresholds[key])
+            value = sm.value(metric)
+            checked += 1
+            bad = value is None or (value < bound - tolerance if how == "min" else value > bound + tolerance)
+            if bad:
+                failures.append(GateFailure(sm.name, metric, value, bound, key, "threshold"))
+    if baseline is not None:
+        if ckf_fingerprint and baseline.ckf_fingerprint and ckf_fingerprint != baseline.ckf_fingerprint:
+            notes.append(f"the baseline {baseline.source} was recorded over another CKF (fingerprint "
+                         f"{baseline.ckf_fingerprint[:12]}, this one {ckf_fingerprint[:12]})")
+        names = {sm.name for sm in metrics.scenarios}
+        for name in baseline.scenarios:
+            if name not in names:
+                notes.append(f"scenario {name!r} of the baseline is not in the suite")
+        for sm in metrics.scenarios:
+            base = baseline.scenarios.get(sm.name)
+            if base is None:
+                notes.append(f"scenario {sm.name!r} is new (not in the baseline)")
+                continue
+            for m in METRICS:
+                if not m.vs_baseline or base.get(m.name) is None:
+                    continue
+                bound = float(base[m.name])  # type: ignore[arg-type]  # None excluded above
+                value = sm.value(m.name)
+                checked += 1
+                worse = value is None or (value < bound - tolerance if m.better == "higher"
+                                          else value > bound + tolerance)
+                if worse:
+                    failures.append(GateFailure(sm.name, m.name, value, bound, "baseline", "baseline"))
+    return GateResult(tuple(failures), tuple(notes), checked)
+
+
+def _number(v: Any) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)))
+
+
+def baseline_from_report(doc: Any, source: str = "") -> MetricsBaseline:
+    """The :class:`MetricsBaseline` of a metrics report (a parsed JSON document); a bad document
+    raises :class:`ValidationError` naming the field."""
+    what = f"baseline {source} refused" if source else "baseline refused"
+    if not isinstance(doc, Mapping) or doc.get("kind") != BASELINE_KIND:
+        raise ValidationError(what, [Problem(0, "kind", f"not a metrics file of crp-inspect check (expected "
+                                                        f"kind {BASELINE_KIND!r}; write one with --write-baseline)")])
+    scen = doc.get("scenarios")
+    if not isinstance(scen, Mapping):
+        raise ValidationError(what, [Problem(0, "scenarios", "must be an object: scenario name -> its metrics")])
+    problems: list[Problem] = []
+    out: dict[str, dict[str, float | None]] = {}
+    for name, body in scen.items():
+        vals = body.get("metrics") if isinstance(body, Mapping) else None
+        if not isinstance(vals, Mapping):
+            problems.append(Problem(0, f"scenarios.{name}.metrics", "must be an object: metric -> value"))
+            continue
+        row: dict[str, float | None] = {}
+        for k, v in vals.items():
+            if k not in _BY_NAME:
+                continue  # metrics added later are ignored by an older gate, and vice versa
+            if not _number(v):
+                problems.append(Problem(0, f"scenarios.{name}.metrics.{k}", f"must be a number or null, got {v!r}"))
+                continue
+            row[k] = None if v is None else float(v)
+        out[str(name)] = row
+    if problems:
+        raise ValidationError(what, problems)
+    fp = doc.get("ckf", {}).get("fingerprint") if isinstance(doc.get("ckf"), Mapping) else None
+    return MetricsBaseline(scenarios=out, ckf_fingerprint=fp if isinstance(fp, str) else None, source=source)
+
+
+def read_baseline(path: str | os.PathLike[str]) -> MetricsBaseline:
+    """Load a metrics file written by ``crp-inspect check --write-baseline``."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise ValidationError(f"baseline {path} refused",
+                              [Problem(0, "file", f"cannot read it: {exc.strerror or exc}")]) from None
+    except (ValueError, RecursionError) as exc:
+        line = exc.lineno if isinstance(exc, json.JSONDecodeError) else 0
+        raise ValidationError(f"baseline {path} refused", [Problem(line, "json", f"invalid JSON: {exc}")]) from None
+    return baseline_from_report(doc, path)

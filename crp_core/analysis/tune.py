@@ -1,0 +1,320 @@
+"""Auto-tuning over a suite with Optuna (docs/decisions/suites.md §6).
+
+``tune(corpus, suite, base_config, objective, trials, seed)`` searches the TTL of each source type,
+the relevance gate (``cdr_min_relevance``), the contradiction similarity and the stale floor (SPEC_NOTES
+§5 keys; :func:`default_space`) with Optuna's TPE sampler at a fixed seed for a bounded number of
+trials. Trial 0 is always the base configuration (its values clamped into the space), so the best
+trial is never worse than where the search started. Every trial runs the whole suite through
+:func:`crp_core.analysis.evaluate.run_suite` on the prepared suite (the corpus and every scenario
+embedded once) and keeps its metrics; ``callback(trial, done, total)`` is called after each.
+
+Objectives (:data:`OBJECTIVES`): ``recall`` (maximise mean must_include recall, each leak, wrong
+winner and scenario over its ``max_tokens`` costing 1), ``integrity`` (minimise the facts that should
+not reach the model: leaks + wrong winners + expired facts packed + contradictions without a NOTE, less
+the mean recall as a tie-break below one failure), and ``recall_tokens`` (two objectives: mean recall
+up, mean tokens down, leaks / wrong winners / over-budget scenarios as Optuna constraints) for a Pareto
+front (:meth:`TuneResult.pareto`).
+"""
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from crp_core.analysis.evaluate import KnownMode, PreparedSuite, prepare_suite, run_suite
+from crp_core.analysis.metrics import SuiteMetrics
+from crp_core.analysis.suite import Suite
+from crp_core.config import CRPConfig, valid_range
+from crp_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    import optuna
+
+    from crp_core.corpus.embedding import Embedder
+    from crp_core.corpus.prepared import Corpus
+
+__all__ = ["Param", "Objective", "OBJECTIVES", "objective_named", "TrialRecord", "TuneResult", "tune",
+           "default_space", "TUNING_RANGES", "TTL_SCALE", "Direction"]
+
+Direction = Literal["maximize", "minimize"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One searched key: uniform over [low, high] on a grid of ``step``."""
+
+    key: str
+    low: float
+    high: float
+    step: float
+
+    def clamp(self, v: float) -> float:
+        """``v`` moved into [low, high] onto the grid (how trial 0 enters the base value)."""
+        x = min(max(float(v), self.low), self.high)
+        return _round(self.low + round((x - self.low) / self.step) * self.step, self.step)
+
+
+def _round(x: float, step: float) -> float:
+    digits = max(0, -int(math.floor(math.log10(step)))) + 1 if step < 1 else 0
+    return round(x, digits)
+
+
+#: sensible tuning ranges of the scalar keys (intersected with ``crp_core.config.valid_range``) and grid steps
+TUNING_RANGES: Mapping[str, tuple[float, float, float]] = {
+    "cdr_min_relevance": (0.35, 0.75, 0.005),
+    "contradiction_similarity": (0.70, 0.95, 0.005),
+    "stale_floor": (0.05, 0.60, 0.005),
+}
+#: TTL ranges: [default / TTL_SCALE[0], default * TTL_SCALE[1]] days, whole days
+TTL_SCALE: tuple[float, float] = (4.0, 3.0)
+
+
+def default_space(corpus: Corpus, config: CRPConfig, *, pinned: Sequence[str] = ()) -> tuple[Param, ...]:
+    """The search space: the three scalar keys of :data:`TUNING_RANGES` and ``ttl_days.<type>`` for
+    every source type with a TTL in ``config`` that a retrievable fact of the corpus takes by default
+    (a fact with its own ``ttl`` does not read the table). Keys in ``pinned`` (set with ``--set``) are
+    left out."""
+    from crp_core.config import SOURCE_TYPES
+
+    pinned_set = set(pinned)
+    out: list[Param] = []
+    used = {f.source_type for f, ok in zip(corpus.kb.facts, corpus.retrievable.tolist())
+            if ok and f.ttl_kind == "default"}
+    for st in SOURCE_TYPES:
+        key = f"ttl_days.{st}"
+        days = config.ttl_days[st]
+        if st in used and days is not None and key not in pinned_set:
+            low = max(1.0, math.floor(days / TTL_SCALE[0]))
+            out.append(Param(key, low, float(math.ceil(days * TTL_SCALE[1])), 1.0))
+    for key, (lo, hi, step) in TUNING_RANGES.items():
+        if key in pinned_set:
+            continue
+        vr = valid_range(key)
+        if vr is not None:
+            lo, hi = max(lo, float(vr[0])), min(hi, float(vr[1]))
+        out.append(Param(key, lo, hi, step))
+    return tuple(out)
+
+
+Evaluate = Callable[[SuiteMetrics], tuple[tuple[float, ...], Mapping[str, float]]]
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A named objective: ``evaluate(metrics) -> (values, violations)``; ``directions`` per value,
+    ``targets`` the suite metric keys the values stand for."""
+
+    name: str
+    description: str
+    directions: tuple[Direction, ...]
+    targets: tuple[str, ...]
+    evaluate: Evaluate = field(compare=False, repr=False)
+
+    @property
+    def multi(self) -> bool:
+        return len(self.directions) > 1
+
+
+def _violations(m: SuiteMetrics) -> dict[str, float]:
+    return {"leaks": float(m.summary["leaks"].total or 0.0),
+            "wrong_winners": float(m.summary["wrong_winners"].total or 0.0),
+            "over_tokens": float(sum(1 for s in m.scenarios if s.over_tokens))}
+
+
+def _recall(m: SuiteMetrics) -> float:
+    return float(m.summary["recall"].mean or 0.0)
+
+
+def _recall_objective(m: SuiteMetrics) -> tuple[tuple[float, ...], Mapping[str, float]]:
+    v = _violations(m)
+    return (_recall(m) - sum(v.values()),), v
+
+
+def _integrity_objective(m: SuiteMetrics) -> tuple[tuple[float, ...], Mapping[str, float]]:
+    v = {"over_tokens": float(sum(1 for s in m.scenarios if s.over_tokens))}
+    unnoted = sum(1 for s in m.scenarios for c in s.contradictions if not c.noted)
+    failures = (float(m.summary["leaks"].total or 0.0) + float(m.summary["wrong_winners"].total or 0.0)
+                + float(m.summary["expired"].total or 0.0) + unnoted)
+    return (failures - _recall(m) + sum(v.values()),), v
+
+
+def _recall_tokens_objective(m: SuiteMetrics) -> tuple[tuple[float, ...], Mapping[str, float]]:
+    return (_recall(m), float(m.summary["tokens"].mean or 0.0)), _violations(m)
+
+
+OBJECTIVES: Mapping[str, Objective] = {
+    "recall": Objective("recall", "maximise mean must_include recall; each must_exclude leak, wrong winner and "
+                        "scenario over its max_tokens subtracts 1", ("maximize",), ("recall.mean",),
+                        _recall_objective),
+    "integrity": Objective("integrity", "minimise leaks + wrong winners + expired facts packed + contradictions "
+                           "without a NOTE (+1 per scenario over max_tokens), minus the mean recall as a tie-break",
+                           ("minimize",), ("leaks.total", "wrong_winners.total", "expired.total",
+                                           "contradictions.total"), _integrity_objective),
+    "recall_tokens": Objective("recall_tokens", "maximise mean recall and minimise mean tokens (a Pareto front); "
+                               "leaks, wrong winners and scenarios over max_tokens are constraints",
+                               ("maximize", "minimize"), ("recall.mean", "tokens.mean"), _recall_tokens_objective),
+}
+
+
+def objective_named(name: str) -> Objective:
+    if name not in OBJECTIVES:
+        raise ConfigError(f"unknown objective {name!r}; expected one of {', '.join(OBJECTIVES)}")
+    return OBJECTIVES[name]
+
+
+@dataclass(frozen=True, eq=False)
+class TrialRecord:
+    """One trial: the searched values, the config they give, the suite metrics and the objective."""
+
+    number: int  # 0 = the base configuration
+    params: Mapping[str, float]
+    config: CRPConfig  # base config with params (before set_args)
+    values: tuple[float, ...]  # objective values (penalties included for single objectives)
+    violations: Mapping[str, float]  # constraint name -> amount (0 = satisfied)
+    metrics: SuiteMetrics
+    elapsed_ms: float
+
+    @property
+    def feasible(self) -> bool:
+        return all(v <= 0 for v in self.violations.values())
+
+    @property
+    def value(self) -> float:
+        return self.values[0]
+
+
+#: ``callback(trial, done, total)`` after each trial
+Callback = Callable[[TrialRecord, int, int], None]
+
+
+def _dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] >= b[0] and a[1] >= b[1] and (a[0] > b[0] or a[1] > b[1])
+
+
+@dataclass(frozen=True, eq=False)
+class TuneResult:
+    objective: Objective
+    space: tuple[Param, ...]
+    seed: int
+    sampler: str
+    base_config: CRPConfig
+    set_args: tuple[str, ...]
+    trials: tuple[TrialRecord, ...]
+    best: TrialRecord
+    elapsed_ms: float
+
+    @property
+    def best_config(self) -> CRPConfig:
+        """The full configuration of the best trial, ``--set`` items applied: save it as TOML."""
+        return self.best.config.with_set_args(self.set_args) if self.set_args else self.best.config
+
+    @property
+    def baseline(self) -> TrialRecord:
+        """Trial 0: the base configuration."""
+        return self.trials[0]
+
+    def pareto(self, x: str, y: str, *, maximize: tuple[bool, bool] = (True, False),
+               feasible_only: bool = True) -> tuple[TrialRecord, ...]:
+        """The trials no other trial beats on both suite metrics ``x`` and ``y`` (keys of
+        :meth:`SuiteMetrics.flat`, e.g. ``"recall.mean"`` and ``"tokens.mean"``), ordered by ``x``
+        best first. Trials where either is undefined are left out."""
+        pts: list[tuple[TrialRecord, tuple[float, float]]] = []
+        for t in self.trials:
+            if feasible_only and not t.feasible:
+                continue
+            vx, vy = t.metrics.get(x), t.metrics.get(y)
+            if vx is None or vy is None:
+                continue
+            pts.append((t, (vx if maximize[0] else -vx, vy if maximize[1] else -vy)))
+        front = [(t, p) for t, p in pts if not any(_dominates(q, p) for _, q in pts)]
+        seen: set[tuple[float, float]] = set()
+        out = []
+        for t, p in sorted(front, key=lambda tp: (-tp[1][0], -tp[1][1], tp[0].number)):
+            if p not in seen:  # equal points: the earliest trial stands for them
+                seen.add(p)
+                out.append(t)
+        return tuple(out)
+
+
+def _pick_best(objective: Objective, trials: Sequence[TrialRecord]) -> TrialRecord:
+    pool = [t for t in trials if t.feasible] or list(trials)
+    if objective.multi:
+        d = objective.directions
+        key = lambda t: tuple(v if dd == "maximize" else -v for v, dd in zip(t.values, d))  # noqa: E731
+        return max(pool, key=lambda t: (key(t), -t.number))
+    sign = 1.0 if objective.directions[0] == "maximize" else -1.0
+    return max(pool, key=lambda t: (sign * t.value, -t.number))
+
+
+def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, objective: str | Objective = "recall",
+         trials: int = 20, seed: int = 0, *, callback: Callback | None = None, space: Sequence[Param] | None = None,
+         set_args: Sequence[str] = (), reference: CRPConfig | None = CRPConfig(), known: KnownMode = "auto",
+         startup_trials: int | None = None, embedder: Embedder | None = None) -> TuneResult:
+    """Search ``space`` (default :func:`default_space`) for ``objective`` with TPE (``seed``), ``trials``
+    trials in all, trial 0 being ``base_config``. ``suite`` may be a :class:`PreparedSuite` (reused)."""
+    import optuna
+
+    if trials < 1 or trials > 10_000:
+        raise ConfigError(f"trials must be between 1 and 10000, got {trials}")
+    obj = objective_named(objective) if isinstance(objective, str) else objective
+    prepared = suite if isinstance(suite, PreparedSuite) else prepare_suite(corpus, suite, embedder=embedder)
+    pinned = [a.split("=", 1)[0].strip() for a in set_args]
+    params = tuple(space) if space is not None else default_space(prepared.corpus, base_config, pinned=pinned)
+    if not params:
+        raise ConfigError("nothing to tune: the search space is empty")
+    for p in params:
+        base_config.with_overrides({p.key: p.low}).with_overrides({p.key: p.high})  # a bad bound raises here
+    t0 = time.perf_counter()
+    records: list[TrialRecord] = []
+
+    def constraints(ft: optuna.trial.FrozenTrial) -> Sequence[float]:
+        return list(ft.user_attrs.get("violations", [0.0]))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        sampler = optuna.samplers.TPESampler(
+            seed=int(seed), n_startup_trials=startup_trials if startup_trials is not None else min(10, trials),
+            constraints_func=constraints if obj.multi else None)
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        study = optuna.create_study(sampler=sampler, directions=list(obj.directions))
+        study.enqueue_trial({p.key: p.clamp(_current(base_config, p.key)) for p in params})
+
+        def run_trial(trial: optuna.trial.Trial) -> float | Sequence[float]:
+            t = time.perf_counter()
+            values_ = {p.key: _round(trial.suggest_float(p.key, p.low, p.high, step=p.step), p.step) for p in params}
+            config = base_config.with_overrides(values_)
+            run = run_suite(prepared, config, set_args=set_args, reference=reference, known=known,
+                            keep_results=False, embedder=embedder)
+            vals, viol = obj.evaluate(run.metrics)
+            trial.set_user_attr("violations", [float(v) for v in viol.values()])
+            rec = TrialRecord(number=trial.number, params=values_, config=config, values=tuple(vals),
+                              violations=dict(viol), metrics=run.metrics, elapsed_ms=(time.perf_counter() - t) * 1e3)
+            records.append(rec)
+            if callback is not None:
+                callback(rec, len(records), trials)
+            return vals[0] if len(vals) == 1 else list(vals)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.optimize(run_trial, n_trials=int(trials))
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+    done = tuple(records)
+    return TuneResult(objective=obj, space=params, seed=int(seed), sampler="TPESampler", base_config=base_config,
+                      set_args=tuple(set_args), trials=done, best=_pick_best(obj, done),
+                      elapsed_ms=(time.perf_counter() - t0) * 1e3)
+
+
+def _current(config: CRPConfig, key: str) -> float:
+    if "." in key:
+        table, st = key.split(".", 1)
+        v = getattr(config, table)[st]
+        if v is None:
+            raise ConfigError(f"cannot tune {key!r}: it has no value (no expiry) in the base config")
+        return float(v)
+    return float(getattr(config, key))

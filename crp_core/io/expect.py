@@ -1,0 +1,177 @@
+"""A scenario's ``expect`` table: the labels of suite evaluation (docs/decisions/suites.md §2).
+
+``must_include`` and ``must_exclude`` (lists of fact ids), ``conflicts`` (a list of
+``{fact_a, fact_b, winner}`` with ``winner`` one of the two ids or ``"tie"``) and the regression-gate
+thresholds of :data:`crp_core.model.GATE_THRESHOLDS` (``min_recall``, ``max_leaks``, ...,
+``max_tokens``). Validated strictly, every problem reported through the scenario loader's ``err``
+callback with its path (``expect.conflicts[1].winner``) so it carries the scenario file's line.
+Fact ids are only checked for shape here; whether they exist is a question for a CKF
+(``crp_core.analysis.suite.check_suite``).
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from crp_core.model import GATE_THRESHOLDS, Expectations, ExpectedConflict
+
+__all__ = ["EXPECT_KEYS", "TIE", "parse_expect", "expect_to_dict"]
+
+#: the value of ``winner`` for a pair whose authority is expected to tie (SPEC-027 §2.5)
+TIE = "tie"
+_LIST_KEYS = ("must_include", "must_exclude")
+_CONFLICT_KEYS = ("fact_a", "fact_b", "winner")
+#: thresholds bounded to [0, 1] (fractions); the others are whole numbers
+_FRACTIONS = frozenset({"min_recall", "min_overlap"})
+EXPECT_KEYS: tuple[str, ...] = _LIST_KEYS + ("conflicts",) + tuple(t for t, _, _ in GATE_THRESHOLDS)
+
+Path = tuple[str | int, ...]
+Err = Callable[[Path, str], None]
+
+
+def _show(v: Any) -> str:
+    return json.dumps(v, default=str, ensure_ascii=False)[:60]
+
+
+def _fact_id(err: Err, v: Any, path: Path) -> str | None:
+    if not isinstance(v, str) or not v.strip():
+        err(path, f"must be a non-empty fact id (a string), got {_show(v)}")
+        return None
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        err(path, "contains an unpaired surrogate (not valid Unicode)")
+        return None
+    return v
+
+
+def _id_list(err: Err, doc: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    raw = doc.get(key)
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        err(("expect", key), f"must be a list of fact ids, got {_show(raw)}")
+        return ()
+    out: list[str] = []
+    first: dict[str, int] = {}
+    for i, v in enumerate(raw):
+        fid = _fact_id(err, v, ("expect", key, i))
+        if fid is None:
+            continue
+        if fid in first:
+            err(("expect", key, i), f"{fid!r} listed twice (first at expect.{key}[{first[fid]}])")
+            continue
+        first[fid] = i
+        out.append(fid)
+    return tuple(out)
+
+
+def _conflicts(err: Err, raw: Any) -> tuple[ExpectedConflict, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        err(("expect", "conflicts"), f"must be a list of {{fact_a, fact_b, winner}}, got {_show(raw)}")
+        return ()
+    out: list[ExpectedConflict] = []
+    seen: dict[frozenset[str], int] = {}
+    for i, item in enumerate(raw):
+        p: Path = ("expect", "conflicts", i)
+        if not isinstance(item, Mapping):
+            err(p, f"must be an object {{fact_a, fact_b, winner}}, got {_show(item)}")
+            continue
+        for k in item:
+            if k not in _CONFLICT_KEYS:
+                err(p + (str(k),), f"unknown key; allowed: {', '.join(_CONFLICT_KEYS)}")
+        a = _fact_id(err, item.get("fact_a"), p + ("fact_a",))
+        b = _fact_id(err, item.get("fact_b"), p + ("fact_b",))
+        w = item.get("winner")
+        if a is None or b is None:
+            if w is None:
+                err(p + ("winner",), f"missing (required: fact_a, fact_b or {TIE!r})")
+            continue
+        if a == b:
+            err(p + ("fact_b",), f"a conflict needs two different facts, got {a!r} twice")
+            continue
+        if w is None:
+            err(p + ("winner",), f"missing (required: {a!r}, {b!r} or {TIE!r})")
+            continue
+        if w not in (a, b, TIE):
+            err(p + ("winner",), f"must be {a!r}, {b!r} or {TIE!r}, got {_show(w)}")
+            continue
+        pair = frozenset((a, b))
+        if pair in seen:
+            err(p, f"the pair {a!r} / {b!r} is listed twice (first at expect.conflicts[{seen[pair]}])")
+            continue
+        seen[pair] = i
+        out.append(ExpectedConflict(fact_a=a, fact_b=b, winner=None if w == TIE else str(w)))
+    return tuple(out)
+
+
+def _thresholds(err: Err, doc: Mapping[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, _, _ in GATE_THRESHOLDS:
+        if key not in doc:
+            continue
+        v = doc[key]
+        p: Path = ("expect", key)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            err(p, f"must be a number, got {_show(v)}")
+        elif key in _FRACTIONS:
+            if not (0.0 <= float(v) <= 1.0):  # NaN fails this too
+                err(p, f"must be between 0 and 1, got {v!r}")
+            else:
+                out[key] = float(v)
+        elif not math.isfinite(float(v)) or float(v) != int(v) or int(v) < (1 if key == "max_tokens" else 0):
+            least = 1 if key == "max_tokens" else 0
+            err(p, f"must be a whole number >= {least}, got {v!r}")
+        else:
+            out[key] = int(v)
+    return out
+
+
+def parse_expect(v: Any, err: Err) -> Expectations | None:
+    """The :class:`Expectations` of an ``expect`` value (None when absent); problems go to ``err``."""
+    if v is None:
+        return None
+    if not isinstance(v, Mapping):
+        err(("expect",), f"must be a table of labels ({', '.join(EXPECT_KEYS[:3])}, thresholds), got {_show(v)}")
+        return None
+    for k in v:
+        if k not in EXPECT_KEYS:
+            err(("expect", str(k)), f"unknown key; allowed: {', '.join(EXPECT_KEYS)}")
+    include = _id_list(err, v, "must_include")
+    exclude = _id_list(err, v, "must_exclude")
+    both = set(include) & set(exclude)
+    for i, fid in enumerate(exclude):
+        if fid in both:
+            err(("expect", "must_exclude", i), f"{fid!r} is also in expect.must_include")
+    conflicts = _conflicts(err, v.get("conflicts"))
+    for i, c in enumerate(conflicts):
+        if c.winner is not None and c.winner in exclude:
+            err(("expect", "conflicts", i, "winner"), f"the winner {c.winner!r} is in expect.must_exclude")
+        if c.loser is not None and c.loser in include:
+            err(("expect", "conflicts", i, "winner"), f"the loser {c.loser!r} is in expect.must_include")
+    thresholds = _thresholds(err, v)
+    if "min_recall" in thresholds and not include:
+        err(("expect", "min_recall"), "bounds the recall of expect.must_include, which is empty or missing")
+    return Expectations(must_include=include, must_exclude=exclude, conflicts=conflicts,
+                        thresholds=MappingProxyType(thresholds))
+
+
+def expect_to_dict(e: Expectations) -> dict[str, Any]:
+    """Plain dict that :func:`parse_expect` turns back into an equal :class:`Expectations`."""
+    d: dict[str, Any] = {}
+    if e.must_include:
+        d["must_include"] = list(e.must_include)
+    if e.must_exclude:
+        d["must_exclude"] = list(e.must_exclude)
+    if e.conflicts:
+        d["conflicts"] = [{"fact_a": c.fact_a, "fact_b": c.fact_b, "winner": c.winner or TIE}
+                          for c in e.conflicts]
+    for key, _, _ in GATE_THRESHOLDS:
+        if key in e.thresholds:
+            d[key] = e.thresholds[key]
+    return d
