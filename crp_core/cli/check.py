@@ -1,0 +1,157 @@
+"""``crp-inspect check``: the regression gate over a suite (docs/decisions/suites.md §5).
+
+Runs every scenario of ``--suite`` (a folder or scenario files) over the CKF at the configuration
+(defaults < ``--config`` < the scenario's ``config`` < ``--set``), prints the metrics table (or, with
+``--json``, the :func:`crp_core.report.suite_metrics_report` object with the gate's verdict), and exits
+1 when a metric breaks a threshold of its scenario's ``expect`` table or is worse than the
+``--baseline`` metrics file, 0 otherwise. ``--write-baseline PATH`` records this run's metrics as a
+baseline. Bad input (CKF, suite, config, baseline) exits 2 with the problems listed, no traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from crp_core.cli.common import add_input_args
+from crp_core.config import CRPConfig, layered_config
+from crp_core.errors import ConfigError
+from crp_core.io.timeparse import parse_timestamp
+
+if TYPE_CHECKING:
+    from crp_core.analysis.evaluate import KnownMode, PreparedSuite
+    from crp_core.analysis.metrics import SuiteMetrics
+    from crp_core.cli.common import Subparsers
+    from crp_core.model import KnowledgeBase
+
+#: columns of the metrics table: (metric, header, width)
+TABLE: tuple[tuple[str, str, int], ...] = (
+    ("recall", "recall", 6), ("leaks", "leaks", 5), ("wrong_winners", "wrong", 5), ("expired", "expired", 7),
+    ("ageing", "ageing", 6), ("contradictions", "contra", 6), ("duplicates", "dups", 4), ("tokens", "tokens", 6),
+    ("overlap", "overlap", 7))
+
+
+def add_suite_args(p: argparse.ArgumentParser) -> None:
+    """``--ckf --suite --config --set --now --lenient --cache-dir --known-conflicts`` (check and tune)."""
+    add_input_args(p, scenario=False, now_help="the current time of every scenario (overrides each scenario's now)")
+    p.add_argument("--suite", required=True, metavar="DIR", nargs="+",
+                   help="a folder of scenarios (sub-folders included) or scenario files")
+    p.add_argument("--known-conflicts", choices=("auto", "scan", "none"), default="auto",
+                   help="the known-conflict guard's whole-CKF scan: auto (only where known_conflict_action is "
+                        "pull_winner or drop_loser, the actions that change the envelope), scan, none")
+
+
+def register(subparsers: Subparsers) -> None:
+    p = subparsers.add_parser(
+        "check", help="run a suite of labelled scenarios and fail on a regression",
+        description="Run every scenario of a suite, print the metrics (must_include recall, must_exclude leaks, "
+                    "wrong winners, expired facts packed, contradictions, fan-out duplicates, tokens, overlap with "
+                    "the defaults) and exit 1 when a metric breaks its scenario's expect threshold or is worse "
+                    "than the baseline. Configuration precedence: defaults < --config < the scenario's config < "
+                    "--set.")
+    add_suite_args(p)
+    p.add_argument("--baseline", metavar="JSON", default=None, help="metrics file of an earlier check to compare with")
+    p.add_argument("--write-baseline", metavar="JSON", default=None, help="write this run's metrics file here")
+    p.add_argument("--json", action="store_true", help="print the metrics report (one JSON object)")
+    p.set_defaults(handler=_handle)
+
+
+@dataclass(frozen=True, eq=False)
+class SuiteInputs:
+    """What check and tune load: the CKF, the prepared suite and the base configuration."""
+
+    kb: KnowledgeBase
+    prepared: PreparedSuite
+    config: CRPConfig  # defaults < --config (each scenario's table and --set come on top)
+    set_args: tuple[str, ...]
+    known: KnownMode
+
+
+def load_inputs(args: argparse.Namespace) -> SuiteInputs:
+    """Load and check everything before any run: a bad CKF, suite, config or ``--set`` raises a CRPError."""
+    from crp_core.analysis.evaluate import prepare_suite
+    from crp_core.analysis.suite import load_suite
+    from crp_core.corpus.prepared import prepare_corpus
+    from crp_core.io.ckf import load_ckf
+
+    now: datetime | None = None
+    if args.now:
+        try:
+            now = parse_timestamp(args.now)
+        except ValueError as exc:
+            raise ConfigError(f"--now: {exc}") from None
+    config = layered_config(args.config)
+    set_args = tuple(args.set_args)
+    config.with_set_args(set_args)  # a bad --set is refused before the CKF is read
+    suite = load_suite(args.suite[0] if len(args.suite) == 1 else args.suite)
+    kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
+    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config)
+    prepared = prepare_suite(corpus, suite, now=now)
+    return SuiteInputs(kb, prepared, config, set_args, args.known_conflicts)
+
+
+def _cell(v: float | None, width: int, fraction: bool) -> str:
+    if v is None:
+        return f"{'-':>{width}}"
+    return f"{v:>{width}.3f}" if fraction else f"{v:>{width}.0f}" if float(v).is_integer() else f"{v:>{width}.2f}"
+
+
+def metrics_table(metrics: SuiteMetrics) -> str:
+    """The per-scenario table with mean and worst rows (plain text)."""
+    name_w = max([len("scenario")] + [len(s.name) for s in metrics.scenarios])
+    head = f"{'scenario':<{name_w}} " + " ".join(f"{h:>{w}}" for _, h, w in TABLE)
+    lines = [head, "-" * len(head)]
+    for s in metrics.scenarios:
+        lines.append(f"{s.name:<{name_w}} " + " ".join(
+            _cell(s.value(m), w, m in ("recall", "overlap")) for m, _, w in TABLE))
+    lines.append("-" * len(head))
+    for row in ("mean", "worst"):
+        lines.append(f"{row:<{name_w}} " + " ".join(
+            _cell(getattr(metrics.summary[m], row), w, row == "mean" or m in ("recall", "overlap"))
+            for m, _, w in TABLE))
+    return "\n".join(lines)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from crp_core.analysis.evaluate import run_suite
+    from crp_core.analysis.gate import gate, read_baseline
+    from crp_core.report import dumps, suite_metrics_report
+
+    baseline = read_baseline(args.baseline) if args.baseline else None
+    inp = load_inputs(args)
+    run = run_suite(inp.prepared, inp.config, set_args=inp.set_args, known=inp.known, keep_results=False)
+    verdict = gate(run.metrics, inp.prepared.suite, baseline, ckf_fingerprint=inp.kb.fingerprint)
+    effective = inp.config.with_set_args(inp.set_args)
+
+    def report(with_gate: bool) -> str:
+        return dumps(suite_metrics_report(run.metrics, config=effective, ckf_source=inp.kb.source,
+                                          ckf_fingerprint=inp.kb.fingerprint, suite_source=inp.prepared.suite.source,
+                                          set_args=inp.set_args, gate=verdict if with_gate else None)) + "\n"
+
+    if args.write_baseline:
+        try:
+            with open(args.write_baseline, "w", encoding="utf-8") as fh:
+                fh.write(report(False))
+        except OSError as exc:
+            raise ConfigError(f"--write-baseline: cannot write {args.write_baseline}: {exc.strerror or exc}") from None
+    if args.json:
+        sys.stdout.write(report(True))
+    else:
+        out = sys.stdout.write
+        out(f"suite {inp.prepared.suite.source}: {len(inp.prepared.suite)} scenario(s) over {inp.kb.source} "
+            f"({len(inp.kb)} facts)\n\n")
+        out(metrics_table(run.metrics) + "\n\n")
+        for note in verdict.notes:
+            out(f"note: {note}\n")
+        if args.write_baseline:
+            out(f"baseline written to {os.fspath(args.write_baseline)}\n")
+        if verdict.passed:
+            out(f"PASS: {verdict.checked} bound(s) checked\n")
+        else:
+            out(f"FAIL: {len(verdict.failures)} of {verdict.checked} bound(s) broken\n")
+            for f in verdict.failures:
+                out(f"  - {f.message}\n")
+    return 0 if verdict.passed else 1
