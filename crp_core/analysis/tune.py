@@ -273,11 +273,13 @@ def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, o
     def constraints(ft: optuna.trial.FrozenTrial) -> Sequence[float]:
         return list(ft.user_attrs.get("violations", [0.0]))
 
+    # Optuna 5 reads constraints set on each trial (Trial.set_constraint); Optuna 4 takes a constraints_func
+    per_trial = hasattr(optuna.trial.Trial, "set_constraint")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         sampler = optuna.samplers.TPESampler(
             seed=int(seed), n_startup_trials=startup_trials if startup_trials is not None else min(10, trials),
-            constraints_func=constraints if obj.multi else None)
+            constraints_func=constraints if obj.multi and not per_trial else None)
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
@@ -292,6 +294,9 @@ def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, o
                             keep_results=False, embedder=embedder)
             vals, viol = obj.evaluate(run.metrics)
             trial.set_user_attr("violations", [float(v) for v in viol.values()])
+            if obj.multi and per_trial:
+                for name, amount in viol.items():
+                    trial.set_constraint(name, float(amount))
             rec = TrialRecord(number=trial.number, params=values_, config=config, values=tuple(vals),
                               violations=dict(viol), metrics=run.metrics, elapsed_ms=(time.perf_counter() - t) * 1e3)
             records.append(rec)
