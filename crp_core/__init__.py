@@ -17,8 +17,13 @@ A typical use::
 """
 from crp_core.analysis.baseline import BeforeAfter, before_after, run_spec024_baseline
 from crp_core.analysis.compare import Comparison, compare_runs
+from crp_core.analysis.evaluate import PreparedSuite, SuiteRun, SuiteSweep, prepare_suite, run_suite, sweep_suite
+from crp_core.analysis.gate import GateResult, gate, read_baseline
+from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics, scenario_metrics, suite_metrics
 from crp_core.analysis.scan import ConflictScan, scan_ckf
+from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite
 from crp_core.analysis.sweep import SweepPoint, SweepResult, sweep
+from crp_core.analysis.tune import OBJECTIVES, TrialRecord, TuneResult, tune
 from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
 from crp_core.corpus.embedding import MODEL_ID, Embedder, MiniLMEmbedder
 from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
@@ -30,11 +35,12 @@ from crp_core.errors import (
                              Problem,
                              ScenarioError,
                              SnapshotMutationError,
+                             SuiteError,
                              ValidationError,
 )
 from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
 from crp_core.io.scenario import dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict
-from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
+from crp_core.model import Addressed, Expectations, ExpectedConflict, Fact, KnowledgeBase, Scenario, SubQuery
 from crp_core.pipeline import STAGES, run_pipeline
 from crp_core.records import (
                              AuditEvent,
@@ -54,7 +60,7 @@ from crp_core.records import (
                              ValueConflict,
                              ValueDiff,
 )
-from crp_core.report import dumps, fanout_report, pair_dict, run_report
+from crp_core.report import dumps, fanout_report, pair_dict, run_report, suite_metrics_report, tune_report
 from crp_core.stages.contradictions import authority_of, values_conflict
 from crp_core.triage import Decision, DecisionSet, DecisionStore, apply_to_corpus, apply_to_kb, export_cleaned_ckf
 
@@ -62,9 +68,9 @@ __all__ = [
     # configuration and errors
     "CRPConfig", "SourceTable", "layered_config", "SOURCE_TYPES", "STATUSES",
     "CRPError", "ValidationError", "CKFError", "ScenarioError", "ConfigError", "EmbeddingModelMismatch",
-    "SnapshotMutationError", "Problem",
+    "SnapshotMutationError", "Problem", "SuiteError",
     # inputs
-    "Fact", "KnowledgeBase", "Scenario", "SubQuery", "Addressed",
+    "Fact", "KnowledgeBase", "Scenario", "SubQuery", "Addressed", "Expectations", "ExpectedConflict",
     "load_ckf", "load_ckf_bytes", "write_ckf", "load_scenario", "load_scenario_bytes", "scenario_from_dict",
     "dump_scenario",
     # the prepared corpus
@@ -74,10 +80,14 @@ __all__ = [
     "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",
     "FanoutResult", "PackedFact", "Envelope", "FactOutcome", "values_conflict", "authority_of",
     # JSON reports
-    "run_report", "fanout_report", "pair_dict", "dumps",
+    "run_report", "fanout_report", "pair_dict", "dumps", "suite_metrics_report", "tune_report",
     # analysis
     "scan_ckf", "ConflictScan", "sweep", "SweepResult", "SweepPoint", "compare_runs", "Comparison",
     "before_after", "BeforeAfter", "run_spec024_baseline",
+    # suites, metrics, the regression gate, auto-tuning (docs/decisions/suites.md)
+    "load_suite", "Suite", "SuiteScenario", "check_suite", "prepare_suite", "PreparedSuite", "run_suite", "SuiteRun",
+    "sweep_suite", "SuiteSweep", "scenario_metrics", "suite_metrics", "ScenarioMetrics", "SuiteMetrics", "gate",
+    "GateResult", "read_baseline", "tune", "TuneResult", "TrialRecord", "OBJECTIVES",
     # operator triage
     "DecisionStore", "Decision", "DecisionSet", "apply_to_kb", "apply_to_corpus", "export_cleaned_ckf",
 ]
