@@ -335,6 +335,17 @@ def _recompute_config() -> CRPConfig:
     return c
 
 
+def base_with_edits() -> CRPConfig:
+    """The sidebar base config (defaults or a loaded TOML) with the sidebar edits, without any
+    scenario's ``config`` table: the config a suite of scenarios runs at (docs/decisions/suites.md)."""
+    init_state()
+    base = st.session_state.get(K_BASE) or CRPConfig()
+    try:
+        return layered_config(base, None, overrides=st.session_state.get(K_EDITS, {}))
+    except ConfigError:
+        return base
+
+
 def set_config_value(key: str, value: Any) -> str | None:
     """Apply one edit (flat or dotted key). Returns the error message when refused (config kept)."""
     return set_config_values({key: value})

@@ -31,6 +31,28 @@ RULE_COLOURS = {"fresh": "#2e8b57", "decay": "#e0b000", "expired": "#b00020", "s
                 "timeless": "#1f5fa8", "user_provided": "#7b4fb3", "unknown_age": "#9aa5b1", "future": "#555555"}
 
 
+#: default ranges by key: (start, stop)
+SWEEP_RANGES = {
+    "cdr_min_relevance": (0.30, 0.80), "contradiction_similarity": (0.70, 0.98), "stale_floor": (0.0, 0.9),
+    "min_novelty_floor": (0.0, 0.6), "fresh_fraction": (0.1, 0.9), "coverage_penalty_cap": (0.2, 1.0),
+    "envelope_fact_budget": (5, 40), "fanout_width": (0, 6), "token_budget": (256, 4096),
+    "candidate_k": (10, 150), "max_hops": (1, 4), "graph_k": (5, 40), "graph_edge_min": (0.4, 0.9),
+}
+
+
+def default_range(key: str, current: Any) -> tuple[float, float]:
+    """The sweep range offered first for ``key`` (its current value ``current``)."""
+    if key.startswith("ttl_days."):
+        base = 365.0 if current is None else float(current)
+        return max(1.0, round(base * 0.1, 1)), round(base * 2.0, 1)
+    if key.startswith(("source_authority.", "importance.")):
+        return 0.1, 1.0
+    if key in SWEEP_RANGES:
+        return SWEEP_RANGES[key]
+    c = float(current) if isinstance(current, (int, float)) and not isinstance(current, bool) else 1.0
+    return (0.0, 1.0) if 0.0 <= c <= 1.0 else (max(1.0, c / 2), c * 2)
+
+
 def value_label(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"

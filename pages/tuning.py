@@ -17,7 +17,7 @@ import streamlit as st
 from crp_core.config import CRPConfig, describe
 from crp_core.corpus.prepared import Corpus
 from crp_core.errors import ConfigError, CRPError
-from crp_ui import breakdown, cache, render, shell, state
+from crp_ui import breakdown, cache, render, shell, state, suite_tabs
 from crp_ui import decisions as triage_decisions
 from crp_ui import tuning_view as tv
 
@@ -28,15 +28,6 @@ K_CHART_POINT = K + "chart_point"  # last point picked on the chart
 K_VECTORS = K + "vectors"  # (key, ScenarioVectors)
 K_BA = K + "before_after"  # {key: BeforeAfter}
 K_BASE_TOML = K + "base_toml"  # (name, text) of the uploaded baseline TOML
-
-#: default ranges by key: (start, stop)
-RANGES = {
-    "cdr_min_relevance": (0.30, 0.80), "contradiction_similarity": (0.70, 0.98), "stale_floor": (0.0, 0.9),
-    "min_novelty_floor": (0.0, 0.6), "fresh_fraction": (0.1, 0.9), "coverage_penalty_cap": (0.2, 1.0),
-    "envelope_fact_budget": (5, 40), "fanout_width": (0, 6), "token_budget": (256, 4096),
-    "candidate_k": (10, 150), "max_hops": (1, 4), "graph_k": (5, 40), "graph_edge_min": (0.4, 0.9),
-}
-
 
 def _digest(*parts: str) -> str:
     h = hashlib.sha256()
@@ -72,18 +63,6 @@ def _inputs_key(corpus: Corpus, scenario: Any, config: CRPConfig, dkey: str) -> 
 
 
 # ---- Sweep ---------------------------------------------------------------------------------------
-def _default_range(key: str, current: Any) -> tuple[float, float]:
-    if key.startswith("ttl_days."):
-        base = 365.0 if current is None else float(current)
-        return max(1.0, round(base * 0.1, 1)), round(base * 2.0, 1)
-    if key.startswith(("source_authority.", "importance.")):
-        return 0.1, 1.0
-    if key in RANGES:
-        return RANGES[key]
-    c = float(current) if isinstance(current, (int, float)) and not isinstance(current, bool) else 1.0
-    return (0.0, 1.0) if 0.0 <= c <= 1.0 else (max(1.0, c / 2), c * 2)
-
-
 def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, dkey: str) -> None:
     from crp_core.analysis.compare import compare_runs
     from crp_core.analysis.sweep import (
@@ -101,7 +80,6 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
                "The baseline is the run at the current sidebar config. Click a point (or pick a value below) "
                "to see that run's envelope diff.")
     keys = sweepable_keys()
-    g = state.gen("config")
     c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
     key = c1.selectbox("Parameter", keys, key=K + "key", help="Any configuration key (tables by source type "
                        "as ttl_days.<type>), or the scenario's fanout_width. hnsw_m / hnsw_ef_construction "
@@ -119,12 +97,12 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
         values: tuple[Any, ...] = (False, True)
         c2.write("values: false, true")
     else:
-        lo, hi = _default_range(key, current)
+        lo, hi = tv.default_range(key, current)
         integer = is_integer_key(key)
         step = 1.0 if integer else (1.0 if key.startswith("ttl_days.") else 0.01)
         fmt = "%d" if integer else ("%.1f" if key.startswith("ttl_days.") else "%.3f")
-        start = c2.number_input("from", value=float(lo), step=step, format=fmt, key=f"{K}start.{key}.{g}")
-        stop = c3.number_input("to", value=float(hi), step=step, format=fmt, key=f"{K}stop.{key}.{g}")
+        start = c2.number_input("from", value=float(lo), step=step, format=fmt, key=f"{K}start.{key}")
+        stop = c3.number_input("to", value=float(hi), step=step, format=fmt, key=f"{K}stop.{key}")
         count = c4.number_input("values", min_value=2, max_value=60, value=20, step=1, key=f"{K}count.{key}")
         try:
             values = linspace_values(key, start, stop, int(count))
@@ -344,9 +322,13 @@ def main() -> None:
         st.stop()
     scenario = state.get_scenario()
     config = state.get_config()
-    sweep_t, compare_t, ba_t = st.tabs(["Sweep", "Compare", "Before / after"])
+    sweep_t, suite_t, tune_t, compare_t, ba_t = st.tabs(["Sweep", "Suite", "Auto-tune", "Compare", "Before / after"])
     with sweep_t:
         sweep_tab(corpus, scenario, config, decisions, dkey)
+    with suite_t:
+        suite_tabs.suite_tab(corpus, decisions, dkey)
+    with tune_t:
+        suite_tabs.autotune_tab(corpus, decisions, dkey)
     with compare_t:
         compare_tab(corpus, scenario, config, result, decisions, dkey)
     with ba_t:

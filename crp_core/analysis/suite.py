@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crp_core.errors import FileProblem, Problem, ScenarioError, SuiteError
-from crp_core.io.scenario import field_locator, format_path, load_scenario
+from crp_core.io.scenario import field_locator, format_path, load_scenario, load_scenario_bytes
 from crp_core.model import Expectations, KnowledgeBase, Scenario
 
-__all__ = ["SuiteScenario", "Suite", "load_suite", "suite_from_scenarios", "check_suite", "require_known_ids",
+__all__ = ["SuiteScenario", "Suite", "load_suite", "suite_from_files", "suite_from_scenarios", "check_suite", "require_known_ids",
            "SUITE_SUFFIXES", "NO_EXPECTATIONS"]
 
 SUITE_SUFFIXES: tuple[str, ...] = (".json", ".toml")
@@ -119,21 +119,41 @@ def load_suite(source: SuiteSource, *, expected_model: str | None = None) -> Sui
 
     Raises :class:`SuiteError` listing every problem of every file (file, line, field)."""
     files, label, problems = _files(source)
+    items = [(str(path), path.stem, lambda path=path: load_scenario(path, expected_model=expected_model))
+             for path in files]
+    return _collect(items, label, problems)
+
+
+def suite_from_files(files: Sequence[tuple[str, bytes]], *, expected_model: str | None = None,
+                     source: str = "uploaded files") -> Suite:
+    """A suite from (file name, content) pairs, e.g. uploads, in the order given; validated and
+    reported like :func:`load_suite` (a ``.toml`` name is TOML, anything else JSON)."""
+    if not files:
+        raise SuiteError(f"suite {source} refused", [FileProblem(0, "suite", "no scenario files given")])
+    items = [(name, Path(name).stem,
+              lambda name=name, data=data: load_scenario_bytes(data, name, expected_model=expected_model))
+             for name, data in files]
+    return _collect(items, source, [])
+
+
+def _collect(items: Sequence[tuple[str, str, Callable[[], Scenario]]], label: str,
+             problems: list[FileProblem]) -> Suite:
+    """Load each (file, default name, loader), collecting every problem; names unique in the suite."""
     loaded: list[SuiteScenario] = []
     first: dict[str, str] = {}
-    for path in files:
+    for file, stem, load in items:
         try:
-            scenario = load_scenario(path, expected_model=expected_model)
+            scenario = load()
         except ScenarioError as exc:
-            problems.extend(_located(p, str(path)) for p in exc.problems)
+            problems.extend(_located(p, file) for p in exc.problems)
             continue
-        name = scenario.name or path.stem
+        name = scenario.name or stem
         if name in first:
             problems.append(FileProblem(0, "name", f"scenario name {name!r} is also the name of {first[name]}; "
-                                                   "names are unique in a suite", file=str(path)))
+                                                   "names are unique in a suite", file=file))
             continue
-        first[name] = str(path)
-        loaded.append(SuiteScenario(name=name, path=str(path), scenario=scenario))
+        first[name] = file
+        loaded.append(SuiteScenario(name=name, path=file, scenario=scenario))
     if problems:
         raise SuiteError(f"suite {label} refused", problems)
     return Suite(tuple(loaded), label)
