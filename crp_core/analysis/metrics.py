@@ -122,6 +122,8 @@ class ScenarioMetrics:
             return self.overlap
         if metric == "tokens":
             return float(self.tokens)
+        if metric == "conflicts_detected" and not (self.conflicts_detected or self.conflicts_undetected):
+            return None  # no expected conflict: nothing to detect (not a worst case of 0)
         if metric not in _INFO:
             raise KeyError(f"unknown metric {metric!r}; expected one of {', '.join(METRIC_NAMES)}")
         got: tuple[object, ...] = getattr(self, metric)

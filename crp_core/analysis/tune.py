@@ -246,7 +246,17 @@ def _pick_best(objective: Objective, trials: Sequence[TrialRecord]) -> TrialReco
         key = lambda t: tuple(v if dd == "maximize" else -v for v, dd in zip(t.values, d))  # noqa: E731
         return max(pool, key=lambda t: (key(t), -t.number))
     sign = 1.0 if objective.directions[0] == "maximize" else -1.0
-    return max(pool, key=lambda t: (sign * t.value, -t.number))
+    return max(pool, key=lambda t: (round(sign * t.value, 9), -_failures(t.metrics),
+                                    -float(t.metrics.summary["tokens"].mean or 0.0), -t.number))
+
+
+#: the counts of facts that should not reach the model, summed for the tie-break between equal trials
+TIE_BREAK_COUNTS: tuple[str, ...] = ("leaks", "wrong_winners", "expired", "contradictions", "duplicates")
+
+
+def _failures(m: SuiteMetrics) -> float:
+    """Leaks + wrong winners + expired facts + contradictory pairs + fan-out duplicates over the suite."""
+    return sum(float(m.summary[k].total or 0.0) for k in TIE_BREAK_COUNTS)
 
 
 def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, objective: str | Objective = "recall",
