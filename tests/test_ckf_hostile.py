@@ -159,3 +159,23 @@ def test_a_nul_in_content_is_kept_with_a_warning(tmp_path):
     assert kb.facts[0].content == "before\x00after\x00"
     (w,) = [w for w in kb.warnings if w.field == "content"]
     assert (w.line, w.fact_id) == (1, "a") and w.message.startswith("holds 2 NUL character(s) (U+0000)")
+
+
+def test_a_failed_write_leaves_the_previous_ckf_whole(tmp_path, monkeypatch):
+    from crp_core.io.ckf import write_ckf
+
+    (tmp_path / "x").mkdir()
+    kb = load_ckf(_write(tmp_path / "x", ['{"fact_id": "b", "content": "new"}']))
+    path = _write(tmp_path, ['{"fact_id": "a", "content": "old"}'])
+    before = path.read_bytes()
+
+    def fail(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("os.fsync", fail)
+    with pytest.raises(OSError, match="No space left"):
+        write_ckf(kb, path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["kb.jsonl", "x"]
+    monkeypatch.undo()
+    write_ckf(kb, path)
+    assert [f.content for f in load_ckf(path).facts] == ["new"]
