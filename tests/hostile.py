@@ -254,7 +254,7 @@ def _sweep_child(per_case_s: float) -> Iterator[dict[str, Any]]:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         yield {"key": key, "value": value, "expected": want, "rc": rc, "seconds": round(time.perf_counter() - t, 3),
-               "stderr": err.getvalue().strip().splitlines()[:1]}
+               "stderr": err.getvalue().strip().splitlines()[:3]}
 
 
 def sweep_set(per_case_s: float = 60.0, timeout: float = 900.0) -> list[dict[str, Any]]:

@@ -120,13 +120,27 @@ def _read_limited(path: str, limit: int, fieldname: str) -> bytes:
         if st_.st_size > limit:
             _refuse(path, [Problem(0, fieldname, _too_large(st_.st_size, limit))])
         with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+            data = _read_upto(fh, limit + 1)
     except OSError as exc:
         _refuse(path, [Problem(0, fieldname, _link_problem(path, exc) or f"cannot read {path}: "
                                                                           f"{exc.strerror or exc}")])
     if len(data) > limit:  # grew meanwhile, or a special file
         _refuse(path, [Problem(0, fieldname, _too_large(len(data), limit))])
     return data
+
+
+def _read_upto(fh: io.BufferedReader, n: int, chunk: int = 1 << 20) -> bytes:
+    """At most ``n`` bytes, read in chunks: memory follows the file's size, not the limit
+    (``fh.read(8 GiB)`` allocates its buffer before reading, whatever the file holds)."""
+    parts: list[bytes] = []
+    got = 0
+    while got < n:
+        part = fh.read(min(chunk, n - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
 
 
 def _decode(data: bytes, fieldname: str = _FILE) -> tuple[str | None, Problem | None]:
