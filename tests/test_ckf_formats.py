@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import CKFError
 from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
+from crp_core.io.ckf.facts import _visible
 from crp_core.model import Fact, KnowledgeBase
 
 GOOD = os.path.join(os.path.dirname(__file__), "data", "good")
@@ -118,6 +119,8 @@ _text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_siz
 _id_text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(
     lambda s: s.strip())
 _label = _text.filter(lambda s: "\x00" not in s)
+# content of only invisible characters (zero-width, soft hyphen) is empty to the loader
+_content = _text.filter(_visible)
 _stamp = st.none() | st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1),
                                   timezones=st.just(UTC))
 _ttl = st.sampled_from([None, "none", "P30D", "P6M", "P1Y", "PT12H", "P1Y2M3DT4H5M6S", "P2W", "P0.5D"])
@@ -134,7 +137,7 @@ def _kbs(draw):
         kind = "default" if ttl is None else ("timeless" if ttl == "none" else "explicit")
         from crp_core.io.timeparse import parse_duration_seconds
         facts.append(Fact(
-            fact_id=fid, content=draw(_text), source_type=draw(st.sampled_from(SOURCE_TYPES)),
+            fact_id=fid, content=draw(_content), source_type=draw(st.sampled_from(SOURCE_TYPES)),
             status=draw(st.sampled_from(STATUSES)),
             importance_weight=draw(st.none() | st.floats(0.0, 1.0)),
             ingested_at=draw(_stamp), modified_at=draw(_stamp), ttl_kind=kind,
