@@ -48,6 +48,7 @@ from crp_core.records import (
                              CandidateSet,
                              CDGRResult,
                              CDRTable,
+                             Clamp,
                              ConflictPair,
                              ConnectorTable,
                              Envelope,
@@ -76,7 +77,7 @@ __all__ = [
     # the prepared corpus
     "Corpus", "ScenarioVectors", "prepare_corpus", "embed_scenario", "Embedder", "MiniLMEmbedder", "MODEL_ID",
     # the pipeline and its records
-    "STAGES", "run_pipeline", "PipelineResult", "CandidateSet", "RecencyTable", "CDRTable", "ConnectorTable",
+    "STAGES", "run_pipeline", "PipelineResult", "Clamp", "CandidateSet", "RecencyTable", "CDRTable", "ConnectorTable",
     "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",
     "FanoutResult", "PackedFact", "Envelope", "FactOutcome", "values_conflict", "authority_of",
     # JSON reports

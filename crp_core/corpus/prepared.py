@@ -330,7 +330,11 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
     out = np.zeros((len(texts), d), dtype=np.float32)
     have = [g is not None for g in given]
     if any(have):
-        arr = np.asarray([g for g in given if g is not None and len(g) == d], dtype=np.float32).reshape(-1, d)
+        # float64, each row scaled by its largest |value| first: any finite vector validate accepts
+        # normalises (3e38 overflowed float32, 1e300 overflows a float64 sum of squares)
+        arr = np.asarray([g for g in given if g is not None and len(g) == d], dtype=np.float64).reshape(-1, d)
+        peak = np.abs(arr).max(axis=1, keepdims=True) if arr.size else np.ones((0, 1))
+        arr = arr / np.where(peak > 0, peak, 1.0)
         norms = np.linalg.norm(arr, axis=1)
         good = [f for f, g in zip(fields_, given) if g is not None and len(g) == d]
         problems += [Problem(0, f, "embedding is all zeros or not finite") for f, nm in zip(good, norms)
