@@ -2,11 +2,9 @@
 flag) and the background jobs around it (crp_core.corpus.jobs), with a fake embedder: no model loads."""
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
-from test_embedding_doubles import HashingEmbedder
+from test_embedding_doubles import GatedEmbedder, HashingEmbedder
 
 from crp_core.corpus.embedding import EmbeddingCache, EmbeddingCancelled, embed_texts
 from crp_core.corpus.jobs import EmbeddingProgress, JobRegistry, PreparationJob
@@ -24,27 +22,6 @@ class CancelAfter:
 
     def __call__(self) -> bool:
         return self.embedder.texts_encoded >= self.n
-
-
-class GatedEmbedder(HashingEmbedder):
-    """Embeds one batch, then waits for ``gate`` before each further batch (a slow model)."""
-
-    def __init__(self, model_id: str = "test-hashing", dim: int = 64) -> None:
-        super().__init__(model_id, dim)
-        self.gate = threading.Event()
-        self.batches = 0
-
-    def encode(self, texts, *, batch_size=64, progress=None):
-        texts = list(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for s in range(0, len(texts), batch_size):
-            if self.batches >= 1:
-                self.gate.wait(10)
-            self.batches += 1
-            out[s:s + batch_size] = super().encode(texts[s:s + batch_size], batch_size=batch_size)
-            if progress is not None:
-                progress(min(s + batch_size, len(texts)), len(texts))
-        return out
 
 
 def test_cancel_midway_then_restart_embeds_only_the_remainder(tmp_path):
