@@ -25,7 +25,7 @@ from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError, CRPError, Problem, ValidationError
 from crp_core.model import KnowledgeBase, Scenario
 
-from . import cache
+from . import cache, render
 from .samples import list_samples, list_scenarios, samples_dir, scenarios_dir
 
 EDITED_SCENARIO = "edited scenario"  # Refusal.source of a refused sidebar edit
@@ -331,8 +331,8 @@ def load_upload(data: bytes, name: str) -> bool:
     lenient, limit = get_lenient(), upload_limit()
     if len(data) > limit:
         return _refuse(name, f"CKF {name} refused", (Problem(
-            0, "file", f"the file has {len(data):,} bytes; the upload limit is {limit:,} bytes "
-            f"({limit / 2**20:,.1f} MiB, ckf_max_bytes)"),))
+            0, "file", f"the file has {len(data):,} bytes; the upload limit is {render.limit_text(limit)} "
+            "(ckf_max_bytes, capped by the server's server.maxUploadSize)"),))
     return _activate_kb(lambda: cache.load_ckf_upload(data, name, lenient, limit), name,
                         label=f"{name} (uploaded)", sample=None)
 

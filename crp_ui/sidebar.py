@@ -80,14 +80,7 @@ def render_sidebar() -> None:
 
 
 # ---- CKF -------------------------------------------------------------------------------------------
-#: the unit the dashboard states upload limits in: MiB (2**20 bytes), with the exact byte count
-MIB = 2**20
-
-
-def limit_text(limit: int) -> str:
-    """``200 MiB = 209,715,200 bytes``: the upload limit in the one unit the dashboard uses."""
-    mib = limit / MIB
-    return f"{mib:,.0f} MiB = {limit:,} bytes" if mib == int(mib) else f"{mib:,.2f} MiB = {limit:,} bytes"
+limit_text = render.limit_text  # the upload limit in the dashboard's one unit
 
 
 def browser_upload_cap(limit: int) -> int:

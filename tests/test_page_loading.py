@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from support import APP, TEST_MODEL, synthetic_ckf_rows
+from support import APP, REPO_ROOT, TEST_MODEL, synthetic_ckf_rows
 from test_embedding_doubles import GatedEmbedder
 
 from crp_core.corpus import embedding
@@ -208,3 +208,37 @@ def test_the_first_ckf_of_a_session_is_waited_for(ui_env, monkeypatch):
     assert e.batches > 1  # it did wait for the gate
     at.switch_page("pages/home.py").run()
     assert {m.label: m.value for m in at.metric}["facts"] == "300"
+
+
+# ---- upload limits ---------------------------------------------------------------------------------------
+def test_upload_limits_agree_in_one_unit():
+    import tomllib
+
+    from crp_core.config import CRPConfig
+    from crp_ui import sidebar
+
+    server = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))["server"]
+    limit = CRPConfig().ckf_max_bytes
+    assert server["maxUploadSize"] * 2**20 == limit  # Streamlit's server counts maxUploadSize in MiB
+    assert sidebar.limit_text(limit) == "200 MiB = 209,715,200 bytes"
+    cap = sidebar.browser_upload_cap(limit)
+    # the browser counts max_upload_size in 10**6 bytes (2**20 on Windows): it never refuses a file the
+    # app accepts, and it lets through at most 1 MB more, which the app refuses with a message
+    assert cap * 10**6 >= limit and cap * 2**20 >= limit and (cap - 1) * 10**6 < limit
+
+
+def test_the_uploader_states_the_limit_and_a_refusal_says_why(ui_env):
+    at = _app()
+    up = at.sidebar.get("file_uploader")[0]
+    assert "at most 200 MiB = 209,715,200 bytes" in up.label
+    assert up.proto.max_upload_size_mb == 210
+    limit_input = [w for w in at.sidebar.number_input if w.label.startswith("ckf_max_bytes")][0]
+    limit_input.set_value(300).run()
+    data = _jsonl(synthetic_ckf_rows(n=3, seed=9))
+    _upload(at, "big.jsonl", data)
+    errors = _sidebar_errors(at)
+    assert f"{len(data):,}".replace(",", "\\,") in errors and "300 bytes" in errors
+    assert "previously loaded CKF stays active" in errors
+    assert _active(at) == (24, "knowledge_base.jsonl")
+    assert at.sidebar.get("file_uploader")[0].value is None  # no refused chip left in the uploader
+    assert "at most 300 bytes" in at.sidebar.get("file_uploader")[0].label
