@@ -42,6 +42,11 @@ def visible(text: Any) -> str:
     return _CONTROLS.sub(lambda m: f"⟨U+{ord(m.group(0)):04X}⟩", s)
 
 
+def controls_in(text: Any) -> list[str]:
+    """The bidi controls and invisible characters ``text`` holds, as ``U+XXXX`` (sorted, once each)."""
+    return sorted({f"U+{ord(c):04X}" for c in _CONTROLS.findall("" if text is None else str(text))})
+
+
 def plain(text: Any) -> str:
     """Text for places that show it literally (table cells, select-box options, code blocks)."""
     return visible(text)
@@ -77,12 +82,27 @@ def limit_text(limit: int) -> str:
     return f"{mib:,.0f} MiB = {limit:,} bytes" if mib == int(mib) else f"{mib:,.2f} MiB = {limit:,} bytes"
 
 
+#: what GitHub-flavoured Markdown turns into a link by itself, escapes or not (its "autolink literals":
+#: URLs, www. names, e-mail addresses): shown as code spans instead, which are never linked
+_AUTOLINK = re.compile(r"(?i)(?:\b(?:https?|ftp|mailto|xmpp):|\bwww\.)\S*|[\w.+-]+@[\w-]+\.\w[\w.-]*")
+
+
 def md_escape(text: Any) -> str:
-    """Text safe to embed in ``st.markdown``: punctuation escaped, newlines kept as hard breaks."""
+    """Text safe to embed in ``st.markdown``: punctuation escaped, newlines kept as hard breaks, and
+    anything Markdown would link by itself (a URL, ``www.``, an e-mail address) as a code span."""
     s = visible(text)
     s = s.replace("\r\n", "\n").replace("\r", "\n")
-    s = _MD_SPECIAL.sub(r"\\\1", s)
-    return "  \n".join(s.split("\n"))
+    return "  \n".join(_escape_line(line) for line in s.split("\n"))
+
+
+def _escape_line(line: str) -> str:
+    out, pos = [], 0
+    for m in _AUTOLINK.finditer(line):
+        out.append(_MD_SPECIAL.sub(r"\\\1", line[pos:m.start()]))
+        out.append(md_code(m.group(0)))
+        pos = m.end()
+    out.append(_MD_SPECIAL.sub(r"\\\1", line[pos:]))
+    return "".join(out)
 
 
 def md_code(text: Any) -> str:

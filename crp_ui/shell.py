@@ -108,7 +108,7 @@ def run() -> None:
     """One run of the dashboard: page config, navigation, the shared sidebar, the page, the URL."""
     st.set_page_config(layout="wide", page_title="crp-inspect", page_icon=page_icon(),
                        initial_sidebar_state=SIDEBAR_WIDTH)
-    st.html(SIDEBAR_CSS)
+    st.html(SIDEBAR_CSS + sidebar.UPLOAD_CSS)
     nav = st.navigation(navigation_pages())
     sidebar.render_sidebar()
     token = _IN_SHELL.set(True)

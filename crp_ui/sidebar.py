@@ -20,6 +20,13 @@ from crp_core.config import SCALAR_KEYS, SOURCE_TYPES, TABLE_KEYS, CRPConfig, ch
 from . import cache, render, state
 
 UPLOAD_TYPES = ["jsonl", "ndjson", "json", "csv"]
+#: key of the container around the CKF uploader (Streamlit gives it the CSS class ``st-key-<key>``)
+UPLOAD_BOX = "crp-ckf-upload"
+#: the CKF uploader's own instruction line says "<n>MB per file" in the browser's unit (10**6 bytes, or
+#: 2**20 on Windows) with the rounded-up cap; the label states the limit in MiB and bytes instead, so
+#: that line is hidden (static CSS, no user content)
+UPLOAD_CSS = (f'<style>.st-key-{UPLOAD_BOX} [data-testid="stFileUploaderDropzoneInstructions"]'
+              '{display:none}</style>')
 PROJECT_MARK = " *"
 
 #: scalar config keys grouped by pipeline stage (any key not listed lands in "Other")
@@ -162,9 +169,10 @@ def _ckf_section() -> None:
         st.caption(f"No bundled sample in {render.md_escape(state.samples_dir())}.")
     limit = state.upload_limit()
     ukey = widget_key("upload", "ckf")
-    st.file_uploader(f"…or upload a CKF (JSONL / JSON / CSV, at most {limit_text(limit)})",
-                     type=UPLOAD_TYPES, key=ukey, max_upload_size=browser_upload_cap(limit),
-                     on_change=_on_upload, args=(ukey,))
+    with st.container(key=UPLOAD_BOX):  # its CSS class hides the uploader's own "<n>MB per file" line
+        st.file_uploader(f"…or upload a CKF (JSONL / JSON / CSV, at most {limit_text(limit)})",
+                         type=UPLOAD_TYPES, key=ukey, max_upload_size=browser_upload_cap(limit),
+                         on_change=_on_upload, args=(ukey,))
     if limit < state.get_config().ckf_max_bytes:
         st.caption(f"ckf_max_bytes is {state.get_config().ckf_max_bytes:,} bytes, but this server accepts "
                    f"uploads up to {limit_text(limit)} (server.maxUploadSize).")
@@ -289,6 +297,10 @@ def _scenario_section() -> None:
                 pd.DataFrame({"text": list(raw.prior_outputs)}, columns=["text"]).astype({"text": "object"}))
         sq_frame, prior_frame = st.session_state[base_key]
         query = st.text_area("Query", value=raw.query, key=widget_key("scenario", "query"), height=80)
+        hidden = render.controls_in(query)
+        if hidden:  # the box keeps the raw text (so an edit round-trips); say what it holds
+            st.caption(f"The query holds {', '.join(hidden)} (bidi or invisible characters): "
+                       f"{render.md_escape(query)}")
         st.caption("Sub-queries (the task decomposition). Tick **addressed** for those an earlier window "
                    "covered, with their depth weight and window.")
         rows = st.data_editor(

@@ -386,6 +386,9 @@ def test_html_text_is_inert_and_lossless(text):
 @given(hst.text())
 def test_md_escape_leaves_no_active_punctuation(text):
     out = render.md_escape(text)
+    # URLs / e-mail addresses become code spans (never linked; shown literally): drop them, then
+    # drop every escaped pair; nothing active may be left
+    out = re.sub(r"(?<!`)(`+)(?!`)(.*?)(?<!`)\1(?!`)", "", out)
     stripped = re.sub(r"\\[!-/:-@\[-`{-~]", "", out)  # drop every escaped pair
     assert not re.search(r"[!-/:-@\[-`{-~]", stripped)
 
@@ -508,6 +511,12 @@ def test_a_hostile_config_link_is_refused_not_run(ui_env):
     at = _app(**{"cfg.candidate_k": "1000000000"})
     _ok(at)
     assert at.session_state["crp.config"].candidate_k == 50
+
+
+def test_md_escape_never_leaves_a_url_to_be_linked():
+    out = render.md_escape("see [d](http://evil.example/d), www.evil.example or me@evil.example")
+    assert "`http://evil.example/d),`" in out and "`www.evil.example`" in out and "`me@evil.example`" in out
+    assert "[" not in out.replace("\\[", "")
 
 
 def test_md_code_shows_text_literally():
