@@ -21,7 +21,7 @@ from crp_core.analysis.evaluate import PreparedSuite, SuiteRun, SuiteSweep, prep
 from crp_core.analysis.gate import GateResult, gate, read_baseline
 from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics, scenario_metrics, suite_metrics
 from crp_core.analysis.scan import ConflictScan, scan_ckf
-from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite
+from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
 from crp_core.analysis.sweep import SweepPoint, SweepResult, sweep
 from crp_core.analysis.tune import OBJECTIVES, TrialRecord, TuneResult, tune
 from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
@@ -48,6 +48,7 @@ from crp_core.records import (
                              CandidateSet,
                              CDGRResult,
                              CDRTable,
+                             Clamp,
                              ConflictPair,
                              ConnectorTable,
                              Envelope,
@@ -76,7 +77,7 @@ __all__ = [
     # the prepared corpus
     "Corpus", "ScenarioVectors", "prepare_corpus", "embed_scenario", "Embedder", "MiniLMEmbedder", "MODEL_ID",
     # the pipeline and its records
-    "STAGES", "run_pipeline", "PipelineResult", "CandidateSet", "RecencyTable", "CDRTable", "ConnectorTable",
+    "STAGES", "run_pipeline", "PipelineResult", "Clamp", "CandidateSet", "RecencyTable", "CDRTable", "ConnectorTable",
     "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",
     "FanoutResult", "PackedFact", "Envelope", "FactOutcome", "values_conflict", "authority_of",
     # JSON reports
@@ -85,7 +86,7 @@ __all__ = [
     "scan_ckf", "ConflictScan", "sweep", "SweepResult", "SweepPoint", "compare_runs", "Comparison",
     "before_after", "BeforeAfter", "run_spec024_baseline",
     # suites, metrics, the regression gate, auto-tuning (docs/decisions/suites.md)
-    "load_suite", "Suite", "SuiteScenario", "check_suite", "prepare_suite", "PreparedSuite", "run_suite", "SuiteRun",
+    "load_suite", "suite_from_files", "Suite", "SuiteScenario", "check_suite", "prepare_suite", "PreparedSuite", "run_suite", "SuiteRun",
     "sweep_suite", "SuiteSweep", "scenario_metrics", "suite_metrics", "ScenarioMetrics", "SuiteMetrics", "gate",
     "GateResult", "read_baseline", "tune", "TuneResult", "TrialRecord", "OBJECTIVES",
     # operator triage

@@ -24,7 +24,15 @@ from crp_core.factors.recency import FactAttributes, concat_recency, fact_attrib
 from crp_core.headers import build_headers
 from crp_core.model import Scenario
 from crp_core.outcomes import fact_outcomes
-from crp_core.records import ACTION_FLAGGED, AuditEvent, CDRTable, KnownConflict, PipelineResult, frozen_array
+from crp_core.records import (
+    ACTION_FLAGGED,
+    AuditEvent,
+    CDRTable,
+    Clamp,
+    KnownConflict,
+    PipelineResult,
+    frozen_array,
+)
 from crp_core.report import known_flag_data
 from crp_core.stages.candidates import gather_candidates
 from crp_core.stages.cdgr import expand_graph_with_recency
@@ -78,6 +86,36 @@ def _score_pulled(corpus: Corpus, guard: GuardResult, vectors: ScenarioVectors, 
     return dict(zip(rows.tolist(), table.cdr_score.tolist()))
 
 
+def data_clamps(corpus: Corpus, scenario: Scenario, config: CRPConfig) -> tuple[Clamp, ...]:
+    """The settings this run uses at another value than asked because of the data (:class:`Clamp`).
+
+    The stages already work this way (the index returns at most the retrievable facts and searches
+    with ``ef >= K``; a fact has at most N-1 neighbours; SPEC-027 §1.4 gives one partition per
+    sub-query when the ResidualSet is not larger than the width); this records it so the CLI, the
+    report and the dashboard can say so. In order: candidate_k, hnsw_ef_search, graph_k, fanout_width.
+    """
+    n = int(np.count_nonzero(corpus.retrievable))
+    out: list[Clamp] = []
+    k = config.candidate_k
+    if k > n:
+        out.append(Clamp("candidate_k", k, n, f"only {n} retrievable fact(s) (DELETED and QUARANTINED are "
+                                              "never retrieved)"))
+    k_eff = min(k, n)
+    if 0 < config.hnsw_ef_search < k_eff:
+        out.append(Clamp("hnsw_ef_search", config.hnsw_ef_search, k_eff,
+                         f"the HNSW search needs ef_search >= the K it returns (candidate_k, {k_eff} here)"))
+    if config.graph_retrieval and config.graph_k > n - 1:
+        out.append(Clamp("graph_k", config.graph_k, max(n - 1, 0),
+                         f"a fact has at most {max(n - 1, 0)} other retrievable fact(s) as neighbours"))
+    width = int(scenario.fanout_width or 0)
+    residual = len(scenario.residual_set)
+    if width > 1 and 0 < residual < width:
+        out.append(Clamp("fanout_width", width, residual,
+                         f"the ResidualSet holds {residual} sub-quer{'y' if residual == 1 else 'ies'}: one "
+                         "partition each, no k-means (SPEC-027 §1.4)"))
+    return tuple(out)
+
+
 def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = None, *,
                  vectors: ScenarioVectors | None = None, now: datetime | None = None,
                  embedder: Embedder | None = None, decisions: Decisions = None,
@@ -89,7 +127,8 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     ``embed_scenario(scenario, corpus, embedder)``. ``decisions`` are operator decisions handed to
     stage 4. ``known_conflicts`` (:func:`crp_core.analysis.known.known_conflicts`: the whole-CKF scan
     and operator decisions) are checked against the selection after stage 4, as
-    ``config.known_conflict_action`` says (beyond SPEC-027).
+    ``config.known_conflict_action`` says (beyond SPEC-027). ``PipelineResult.clamps`` lists the
+    settings used at another value than asked to fit the data (:func:`data_clamps`).
     """
     config = resolve_config(scenario, config)
     if now is None:
@@ -209,5 +248,6 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
         config=config, now=now, candidates=candidates, recency=recency, cdr=cdr, cdgr=cdgr,
         resolution=resolution, fanout=fanout, envelope=envelope, outcomes=outcomes, headers={},
         timings_ms=timings, warnings=warnings, audit=audit, coverage=coverage,
-        scenario=scenario, corpus=corpus, known_conflicts=flags)
+        scenario=scenario, corpus=corpus, known_conflicts=flags,
+        clamps=data_clamps(corpus, scenario, config))
     return dataclasses.replace(result, headers=build_headers(result))

@@ -350,6 +350,25 @@ class FactOutcome:
     reason: str  # human-readable: "gated: relevance 0.41 < 0.55", "suppressed by F1 (authority ...)", ...
 
 
+@dataclass(frozen=True)
+class Clamp:
+    """A setting the run used at a value other than the one asked, because the data holds less than it
+    asks for (``candidate_k`` above the retrievable facts, ``graph_k`` above the other facts, a fan-out
+    width above the ResidualSet) or a search needs more (``hnsw_ef_search`` below K). Range checks refuse
+    values outside ``config.RANGES``; clamps only bring valid values down (or up) to the data, and say so
+    (issue 12; docs/decisions/hardening.md, "Clamping to the data")."""
+
+    key: str  # the configuration key, or "fanout_width" (the scenario's)
+    asked: int
+    used: int
+    why: str
+
+    @property
+    def message(self) -> str:
+        """One line for a warning: ``candidate_k 10000 clamped to 24: only 24 retrievable facts``."""
+        return f"{self.key} {self.asked} {'raised' if self.used > self.asked else 'clamped'} to {self.used}: {self.why}"
+
+
 @dataclass(frozen=True, eq=False)
 class PipelineResult:
     config: CRPConfig
@@ -370,3 +389,4 @@ class PipelineResult:
     scenario: Scenario  # the Scenario that was run
     corpus: Corpus  # the Corpus the run read (fact texts, vectors, token counts)
     known_conflicts: tuple[KnownConflictFlag, ...] = ()  # (added) the known-conflict guard's findings
+    clamps: tuple[Clamp, ...] = ()  # (added) settings used at a value other than asked, to fit the data

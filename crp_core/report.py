@@ -19,6 +19,7 @@ from crp_core import headers as headers_mod
 from crp_core.io.timeparse import format_timestamp
 from crp_core.records import (
     Authority,
+    Clamp,
     ConflictPair,
     FanoutResult,
     FanoutRun,
@@ -198,6 +199,11 @@ def conflict_event_data(pair: ConflictPair, *, diffs: bool = True,
     return data
 
 
+def clamp_dict(c: Clamp) -> dict[str, Any]:
+    """One entry of a report's ``clamps`` list: ``{"key", "asked", "used", "why", "message"}``."""
+    return {"key": c.key, "asked": c.asked, "used": c.used, "why": c.why, "message": c.message}
+
+
 def run_report(result: PipelineResult) -> dict[str, Any]:
     """The SPEC_NOTES §4 JSON object for one run."""
     kb = result.corpus.kb
@@ -255,6 +261,7 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
         "audit": [{"event": e.event, **{k: v for k, v in e.data.items() if k != "event"}} for e in result.audit],
         "known_conflicts": [known_flag_data(f) for f in result.known_conflicts],
         "warnings": list(result.warnings),
+        "clamps": [clamp_dict(c) for c in result.clamps],
         "config": result.config.to_dict(),
     }
     if result.fanout is not None:

@@ -99,7 +99,8 @@ def fact_picker(ids: Sequence[str], *, label: str = "Inspect fact", key: str = "
         options = [current] + options
     wkey = f"{key}.{current}"
     st.selectbox(label, options, index=options.index(current) if current in options else None,
-                 key=wkey, on_change=_on_pick, args=(wkey,), placeholder="choose a fact", help=help)
+                 key=wkey, on_change=_on_pick, args=(wkey,), placeholder="choose a fact", help=help,
+                 format_func=render.plain)
     return current
 
 
@@ -144,7 +145,7 @@ def fact_detail(result: Any, fact_id: str, frame: pd.DataFrame) -> None:
         cfg = column_config(steps)
         cfg["multiplier"] = st.column_config.NumberColumn("× multiplier", format="%.4f")
         cfg["running_product"] = st.column_config.NumberColumn("running product", format="%.6f")
-        st.dataframe(steps, hide_index=True, width="stretch", column_config=cfg,
+        render.dataframe(steps, hide_index=True, width="stretch", column_config=cfg,
                      column_order=["step", "multiplier", "running_product"], key=f"crp.page.steps.{fact_id}")
     with right:
         st.plotly_chart(tables.memo(result, ("waterfall", fact_id), lambda: charts.cdr_waterfall(steps, fact_id)),

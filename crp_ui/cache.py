@@ -5,9 +5,13 @@
   is only read again when the user picks another CKF.
 * The embedder: one ``st.cache_resource`` (the model loads at most once per process).
 * Prepared corpora (vectors + HNSW index): a ``st.cache_resource`` registry keyed by the KB
-  fingerprint and the index parameters, built with a real ``st.progress`` bar while embedding.
-  (A registry rather than a decorated function, because Streamlit replays elements created
-  inside cached functions, which would replay the progress bar on every hit.)
+  fingerprint, the embedder and the index parameters. They are built by background jobs
+  (:class:`crp_core.corpus.jobs.JobRegistry`, also one ``st.cache_resource``, same key): the job's
+  thread never calls Streamlit, it only updates a plain progress object; a rerun, a page switch or
+  another session asking for the same key re-attaches to the running job. The embedding is
+  resumable (finished chunks are in the embedding cache), so a cancelled or killed job started
+  again embeds only the rest. (Registries rather than decorated functions, because Streamlit
+  replays elements created inside cached functions.)
 * Pipeline results: ``st.cache_resource`` keyed by (corpus digest, scenario JSON, config TOML,
   now). Results are immutable records with read-only arrays, so sessions may share them; this
   avoids unpickling a large result on every rerun (what ``st.cache_data`` would do).
@@ -18,7 +22,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +31,10 @@ import streamlit as st
 
 from crp_core import pipeline
 from crp_core.config import CRPConfig
+from crp_core.corpus.embedding import EmbeddingCancelled
+from crp_core.corpus.jobs import EmbeddingProgress, JobRegistry, PreparationJob, ProgressSnapshot
 from crp_core.corpus.prepared import Corpus
+from crp_core.errors import CRPError
 from crp_core.model import KnowledgeBase, Scenario
 
 #: prepared corpora kept per process (each holds vectors + index; a few hundred MB at most)
@@ -67,19 +74,31 @@ def load_ckf_upload(data: bytes, name: str, lenient: bool, max_bytes: int) -> Kn
 
 
 # ---- embedder ------------------------------------------------------------------------------------
+#: an embedder used instead of MiniLM for CKFs without embeddings (tests set a small fake one; its
+#: ``model_id`` is then the corpus's model). None: the process-wide MiniLM.
+EMBEDDER_OVERRIDE: Any = None
+
+
 @st.cache_resource(show_spinner=False)
-def get_embedder() -> Any:
-    """The process-wide MiniLM embedder (loaded lazily, offline, on first use)."""
+def _minilm() -> Any:
     from crp_core.corpus.embedding import default_embedder
 
     return default_embedder()
 
 
+def get_embedder() -> Any:
+    """The embedder for CKF contents: :data:`EMBEDDER_OVERRIDE`, else the process-wide MiniLM
+    (loaded lazily, offline, on first use)."""
+    return EMBEDDER_OVERRIDE if EMBEDDER_OVERRIDE is not None else _minilm()
+
+
 def embedder_for(corpus: Corpus) -> Any:
-    """The embedder for new texts of ``corpus`` (``crp_core.corpus.embedding.embedder_for``: the
-    process-wide MiniLM, loaded once, or None)."""
+    """The embedder for new texts of ``corpus``: the override when it is the corpus's model, else
+    ``crp_core.corpus.embedding.embedder_for`` (the process-wide MiniLM, loaded once, or None)."""
     from crp_core.corpus.embedding import embedder_for as core_embedder_for
 
+    if EMBEDDER_OVERRIDE is not None and EMBEDDER_OVERRIDE.model_id == corpus.model_id:
+        return EMBEDDER_OVERRIDE
     return core_embedder_for(corpus.model_id)
 
 
@@ -89,7 +108,6 @@ class _Registry:
         self.size = size
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
-        self._key_locks: dict[Hashable, threading.Lock] = {}
 
     def get(self, key: Hashable) -> Any:
         with self._lock:
@@ -109,64 +127,138 @@ class _Registry:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
-    def key_lock(self, key: Hashable) -> threading.Lock:
-        with self._lock:
-            return self._key_locks.setdefault(key, threading.Lock())
-
-    def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        hit = self.get(key)
-        if hit is not None:
-            return hit
-        with self.key_lock(key):  # two sessions asking for the same corpus build it once
-            hit = self.get(key)
-            if hit is None:
-                hit = build()
-                self.put(key, hit)
-            return hit
-
 
 @st.cache_resource(show_spinner=False)
 def _corpora() -> _Registry:
     return _Registry(MAX_CORPORA)
 
 
-def corpus_key(kb_fingerprint: str, config: CRPConfig) -> tuple:
-    """KB fingerprint + the index parameters that ``prepare_corpus`` builds with."""
-    return (kb_fingerprint, config.hnsw_m, config.hnsw_ef_construction)
+@st.cache_resource(show_spinner=False)
+def jobs() -> JobRegistry:
+    """The process-wide registry of corpus preparations (one background job per :func:`corpus_key`)."""
+    return JobRegistry()
 
 
-def corpus_cached(kb_fingerprint: str, config: CRPConfig) -> bool:
-    return corpus_key(kb_fingerprint, config) in _corpora()
+def _embedder_for_kb(kb: KnowledgeBase) -> Any:
+    """None for a CKF with its own embeddings (no model runs), else :func:`get_embedder`."""
+    return None if kb.embeddings is not None else get_embedder()
+
+
+def corpus_key(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | None = None) -> tuple:
+    """KB fingerprint + the model that embeds it + the index parameters ``prepare_corpus`` builds with."""
+    if kb is not None and kb.embeddings is not None:
+        model = "ckf:" + (kb.embedding_model or "unknown")
+    else:
+        model = str(getattr(EMBEDDER_OVERRIDE, "model_id", "")) or "minilm"
+    return (kb_fingerprint, model, config.hnsw_m, config.hnsw_ef_construction)
+
+
+def corpus_cached(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | None = None) -> bool:
+    return ready_corpus(kb_fingerprint, config, kb) is not None
+
+
+def ready_corpus(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | None = None) -> Corpus | None:
+    """The prepared corpus when it is ready (built, or its job finished), else None. Starts nothing."""
+    key = corpus_key(kb_fingerprint, config, kb)
+    hit = _corpora().get(key)
+    if hit is not None:
+        return hit
+    job = jobs().get(key)
+    if job is not None and job.state == "done" and isinstance(job.result, Corpus):
+        _corpora().put(key, job.result)
+        return job.result
+    return None
+
+
+def keep_corpus(key: Hashable, corpus: Any) -> None:
+    """Put a finished job's corpus in the registry of prepared corpora."""
+    if isinstance(corpus, Corpus):
+        _corpora().put(key, corpus)
+
+
+def start_preparation(kb: KnowledgeBase, kb_fingerprint: str, config: CRPConfig) -> PreparationJob[object]:
+    """The background job preparing ``kb`` (re-attached when one runs or finished for this key; a
+    new one, resuming from the embedding cache, after a cancel or a failure). Never blocks."""
+    from crp_core.corpus.prepared import prepare_corpus
+
+    embedder = _embedder_for_kb(kb)  # resolved here, in the script thread: the job never calls Streamlit
+
+    def work(progress: EmbeddingProgress) -> Corpus:
+        return prepare_corpus(kb, embedder=embedder, config=config, progress=progress.update,
+                              cancel=progress.cancelled)
+
+    return jobs().get_or_start(corpus_key(kb_fingerprint, config, kb), work)
+
+
+def job_error(job: PreparationJob[object]) -> CRPError:
+    """A finished job's failure as a :class:`CRPError` (what pages show)."""
+    err = job.error
+    if isinstance(err, CRPError):
+        return err
+    if isinstance(err, EmbeddingCancelled):
+        return CRPError(f"embedding cancelled: {err}")
+    return CRPError(f"preparing the CKF failed: {type(err).__name__}: {err}")
+
+
+def progress_text(snap: ProgressSnapshot, label: str, *, own_embeddings: bool = False) -> str:
+    """``Embedding <label>: 3,136 / 100,000 facts · 62 facts/s · about 26 min left`` (plain text)."""
+    if own_embeddings:
+        return f"Indexing {label}: {snap.total:,} facts (embeddings from the CKF)…"
+    if snap.total == 0 or (snap.done == snap.resumed and snap.rate is None):
+        resumed = f" ({snap.resumed:,} already in the cache)" if snap.resumed else ""
+        return f"Loading the embedding model, then embedding {label}: {snap.done:,} / {snap.total:,} facts{resumed}…"
+    bits = [f"Embedding {label}: {snap.done:,} / {snap.total:,} facts"]
+    if snap.rate:
+        bits.append(f"{snap.rate:,.0f} facts/s")
+    if snap.eta_s is not None:
+        bits.append(f"about {format_duration(snap.eta_s)} left")
+    if snap.resumed:
+        bits.append(f"{snap.resumed:,} resumed from the cache")
+    return " · ".join(bits)
+
+
+def format_duration(seconds: float) -> str:
+    """``45 s``, ``3 min``, ``1 h 05 min``."""
+    s = max(0, int(round(seconds)))
+    if s < 90:
+        return f"{s} s"
+    if s < 5400:
+        return f"{round(s / 60)} min"
+    return f"{s // 3600} h {(s % 3600) // 60:02d} min"
 
 
 def prepared_corpus(kb: KnowledgeBase, kb_fingerprint: str, config: CRPConfig, *,
-                    show_progress: bool = True) -> Any:
-    """``crp_core.corpus.prepared.prepare_corpus`` once per (KB, index params), with a progress bar."""
-    from crp_core.corpus.prepared import prepare_corpus
-
-    def build() -> Any:
-        bar = st.progress(0.0, text=_progress_text(0, len(kb), kb)) if show_progress else None
-
-        def progress(done: int, total: int) -> None:
-            if bar is not None:
-                bar.progress(min(1.0, done / total) if total else 1.0, text=_progress_text(done, total, kb))
-
-        embedder = None if kb.embeddings is not None else get_embedder()
-        try:
-            return prepare_corpus(kb, embedder=embedder, config=config, progress=progress)
-        finally:
-            if bar is not None:
-                bar.empty()
-
-    return _corpora().get_or_build(corpus_key(kb_fingerprint, config), build)
+                    show_progress: bool = True, label: str = "") -> Any:
+    """``prepare_corpus`` once per :func:`corpus_key`: the ready corpus, or the script waits for the
+    background job (with a progress bar) and returns its corpus. Raises :class:`CRPError` when the
+    preparation failed or was cancelled."""
+    hit = ready_corpus(kb_fingerprint, config, kb)
+    if hit is not None:
+        return hit
+    job = start_preparation(kb, kb_fingerprint, config)
+    wait_for_job(job, label or kb.source, show_progress=show_progress, own_embeddings=kb.embeddings is not None)
+    if job.state != "done" or not isinstance(job.result, Corpus):
+        raise job_error(job)
+    _corpora().put(job.key, job.result)
+    return job.result
 
 
-def _progress_text(done: int, total: int, kb: KnowledgeBase) -> str:
-    if kb.embeddings is not None:
-        return f"Indexing {total} facts (embeddings from the CKF)…"
-    if done == 0:
-        return f"Loading the embedding model, then embedding {total} facts…"
-    return f"Embedding facts: {done} / {total}"
+def wait_for_job(job: PreparationJob[object], label: str, *, show_progress: bool = True,
+                 own_embeddings: bool = False, poll_s: float = 0.3) -> None:
+    """Block the script until ``job`` ends, with a progress bar. A rerun (a click, a page switch)
+    interrupts the wait, not the job: the next run waits for the same job again."""
+    if job.wait(0.05):
+        return
+    bar = st.progress(0.0, text=progress_text(job.progress.snapshot(), label, own_embeddings=own_embeddings)) \
+        if show_progress else None
+    try:
+        while not job.wait(poll_s):
+            if bar is not None:  # each update is also where Streamlit stops this script for a rerun
+                snap = job.progress.snapshot()
+                bar.progress(snap.fraction, text=progress_text(snap, label, own_embeddings=own_embeddings))
+    finally:
+        if bar is not None:
+            bar.empty()
 
 
 # ---- pipeline -----------------------------------------------------------------------------------

@@ -85,7 +85,8 @@ def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
                                  hovertemplate="%{x}<br>%{text}<extra></extra>"))
     top = max([1.0] + [float(v) for v in body["running_product"]])
     fig.update_yaxes(range=[0, top * 1.15], title="running product")
-    return _layout(fig, f"CDR of {esc(fact_id)}: running product, factor by factor", height=420, showlegend=False)
+    # a plotly title does not wrap: a long id is shortened here (the fact card above shows it whole)
+    return _layout(fig, f"CDR of {esc(fact_id, 36)}: running product", height=420, showlegend=False)
 
 
 def _short_step(label: str) -> str:

@@ -157,6 +157,19 @@ def arbitration_label(pair: ConflictPair) -> str:
     return "kept both"
 
 
+def arbitration_short(pair: ConflictPair) -> str:
+    """The arbitration without ids, short enough for a metric: "tie", "A wins", "override: B wins"...
+    (A / B are the pair's sides; long ids would be cut in a metric, see :func:`arbitration_label`)."""
+    if pair.decision == "dismiss":
+        return "dismissed"
+    if pair.tied:
+        return "tie"
+    if pair.suppressed is not None and pair.kept:
+        side = "A" if pair.kept[0] == pair.fact_a else "B"
+        return ("override: " if pair.decision == "override" else "") + f"{side} wins"
+    return "kept both"
+
+
 # ---- authority table and chart -------------------------------------------------------------------
 def authority_frame(pair: ConflictPair) -> pd.DataFrame:
     """One row per fact: the components of SPEC-027 §2.3, the product, the arithmetic, the role."""

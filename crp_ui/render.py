@@ -6,6 +6,13 @@ line and no Markdown is interpreted inside it), never to ``st.markdown`` unless 
 through :func:`md_escape` (every ASCII punctuation character backslash-escaped, so no link, image,
 HTML tag, emphasis, LaTeX or colour directive can form), and never to a plotly label or hover text
 unless it went through :func:`esc` (plotly interprets a subset of HTML there).
+
+All of them first pass the text through :func:`visible`: bidirectional controls (U+202A-U+202E,
+U+2066-U+2069, U+200E/U+200F, U+061C) and invisible characters (U+200B, U+2060, U+FEFF) are shown
+as a visible escape such as ``⟨U+202E⟩`` instead of being applied, so an id or a text can never
+reverse the text around it, nor hide a character (docs/decisions/ui.md). Text shown outside
+Markdown (table cells, select-box options, code blocks) goes through :func:`plain` /
+:func:`inert_frame`, which do the same.
 """
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from crp_core.errors import Problem
@@ -23,18 +31,84 @@ _MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation charac
 STATUS_COLOURS = {"ACTIVE": "#1b7f3b", "STALE": "#a15c00", "DELETED": "#6b6b6b", "QUARANTINED": "#b00020"}
 
 
-def md_escape(text: Any) -> str:
-    """Text safe to embed in ``st.markdown``: punctuation escaped, newlines kept as hard breaks."""
+#: bidirectional formatting controls (embeddings, overrides, isolates, marks) and invisible characters
+#: that would hide themselves in an id; ZWJ / ZWNJ are left alone (emoji and several scripts need them)
+_CONTROLS = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
+def visible(text: Any) -> str:
+    """``text`` with every bidi control and invisible character shown as ``⟨U+XXXX⟩`` (plain text)."""
     s = "" if text is None else str(text)
+    return _CONTROLS.sub(lambda m: f"⟨U+{ord(m.group(0)):04X}⟩", s)
+
+
+def controls_in(text: Any) -> list[str]:
+    """The bidi controls and invisible characters ``text`` holds, as ``U+XXXX`` (sorted, once each)."""
+    return sorted({f"U+{ord(c):04X}" for c in _CONTROLS.findall("" if text is None else str(text))})
+
+
+def plain(text: Any) -> str:
+    """Text for places that show it literally (table cells, select-box options, code blocks)."""
+    return visible(text)
+
+
+def inert_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` whose text cells, column names and index labels went through :func:`visible`."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
+            out[col] = pd.Series([visible(v) if isinstance(v, str) else v for v in out[col]], index=out.index,
+                                 dtype=out[col].dtype, name=col)
+    out.columns = [visible(c) if isinstance(c, str) else c for c in out.columns]
+    if any(isinstance(i, str) for i in out.index):
+        out.index = pd.Index([visible(i) if isinstance(i, str) else i for i in out.index], name=out.index.name)
+    return out
+
+
+def dataframe(df: pd.DataFrame, **kwargs: Any) -> Any:
+    """``st.dataframe`` of :func:`inert_frame` (row positions, and so selections, are unchanged)."""
+    return st.dataframe(inert_frame(df), **kwargs)
+
+
+#: the unit the dashboard states upload limits in: MiB (2**20 bytes), with the exact byte count
+MIB = 2**20
+
+
+def limit_text(limit: int) -> str:
+    """``200 MiB = 209,715,200 bytes``: a size limit in the one unit the dashboard uses."""
+    mib = limit / MIB
+    if limit < MIB:
+        return f"{limit:,} bytes"
+    return f"{mib:,.0f} MiB = {limit:,} bytes" if mib == int(mib) else f"{mib:,.2f} MiB = {limit:,} bytes"
+
+
+#: what GitHub-flavoured Markdown turns into a link by itself, escapes or not (its "autolink literals":
+#: URLs, www. names, e-mail addresses): shown as code spans instead, which are never linked
+_AUTOLINK = re.compile(r"(?i)(?:\b(?:https?|ftp|mailto|xmpp):|\bwww\.)\S*|[\w.+-]+@[\w-]+\.\w[\w.-]*")
+
+
+def md_escape(text: Any) -> str:
+    """Text safe to embed in ``st.markdown``: punctuation escaped, newlines kept as hard breaks, and
+    anything Markdown would link by itself (a URL, ``www.``, an e-mail address) as a code span."""
+    s = visible(text)
     s = s.replace("\r\n", "\n").replace("\r", "\n")
-    s = _MD_SPECIAL.sub(r"\\\1", s)
-    return "  \n".join(s.split("\n"))
+    return "  \n".join(_escape_line(line) for line in s.split("\n"))
+
+
+def _escape_line(line: str) -> str:
+    out, pos = [], 0
+    for m in _AUTOLINK.finditer(line):
+        out.append(_MD_SPECIAL.sub(r"\\\1", line[pos:m.start()]))
+        out.append(md_code(m.group(0)))
+        pos = m.end()
+    out.append(_MD_SPECIAL.sub(r"\\\1", line[pos:]))
+    return "".join(out)
 
 
 def md_code(text: Any) -> str:
     """Text as an inline code span: shown literally (no escapes inside a code span), the fence one
     backtick longer than any run of backticks in the text, newlines folded to spaces."""
-    t = ("" if text is None else str(text)).replace("\r", " ").replace("\n", " ")
+    t = visible(text).replace("\r", " ").replace("\n", " ")
     longest = max((len(m) for m in re.findall(r"`+", t)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if t.startswith("`") or t.endswith("`") else ""
@@ -47,7 +121,7 @@ def html_text(text: Any) -> str:
     ``html.escape`` (quotes too), newlines as ``<br>`` so the HTML block never ends early (a blank
     line would hand the rest to the Markdown parser), and Markdown/LaTeX markers as entities.
     """
-    s = html.escape("" if text is None else str(text), quote=True)
+    s = html.escape(visible(text), quote=True)
     s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
     for ch, ent in (("$", "&#36;"), ("*", "&#42;"), ("_", "&#95;"), ("[", "&#91;"), ("]", "&#93;"),
                     ("`", "&#96;"), ("~", "&#126;"), (":", "&#58;"), ("\\", "&#92;")):
@@ -57,7 +131,7 @@ def html_text(text: Any) -> str:
 
 def esc(text: Any, limit: int | None = None) -> str:
     """Text for plotly labels and hover text: HTML-escaped, optionally shortened to ``limit`` characters."""
-    s = "" if text is None else str(text)
+    s = visible(text)
     if limit is not None and len(s) > limit:
         s = s[: limit - 1] + "…"
     return html.escape(s, quote=True)
@@ -93,7 +167,12 @@ def fact_card(fact: Any, *, extra: Mapping[str, Any] | None = None) -> None:
 
 def headers_block(headers: Mapping[str, str]) -> None:
     """The CRP-Context-* headers as a copyable code block (``Name: value`` per line)."""
-    st.code(headers_text(headers), language=None)
+    st.code(plain(headers_text(headers)), language=None)
+
+
+def code(text: Any, **kwargs: Any) -> None:
+    """``st.code`` of :func:`plain` text (a code block shows text literally, but applies bidi controls)."""
+    st.code(plain(text), language=None, **kwargs)
 
 
 def headers_text(headers: Mapping[str, str]) -> str:

@@ -25,7 +25,7 @@ from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError, CRPError, Problem, ValidationError
 from crp_core.model import KnowledgeBase, Scenario
 
-from . import cache
+from . import cache, render
 from .samples import list_samples, list_scenarios, samples_dir, scenarios_dir
 
 EDITED_SCENARIO = "edited scenario"  # Refusal.source of a refused sidebar edit
@@ -40,6 +40,9 @@ K_CKF_SAMPLE = _P + "ckf_sample"  # sample name of the active CKF, None for an u
 K_CKF_REFUSAL = _P + "ckf_refusal"  # Refusal of the last load attempt, None when it succeeded
 K_LENIENT = _P + "lenient"
 K_LAST_ATTEMPT = _P + "ckf_last_attempt"  # "sample" | "upload": what the last load tried
+K_LAST_UPLOAD = _P + "ckf_last_upload"  # (name, bytes) of the last upload, re-read by the lenient toggle
+K_PENDING = _P + "ckf_pending"  # PendingLoad: a CKF being prepared in the background, not yet active
+K_CKF_NOTICE = _P + "ckf_notice"  # a message about the last load (e.g. a cancelled embedding)
 K_SCENARIO = _P + "scenario"
 K_SCENARIO_NAME = _P + "scenario_name"  # bundled scenario name, "" for an upload / none
 K_SCENARIO_EDITED = _P + "scenario_edited"
@@ -64,6 +67,22 @@ class Refusal:
     problems: tuple[Problem, ...] = ()
 
 
+@dataclass(frozen=True)
+class PendingLoad:
+    """A loaded CKF whose corpus a background job is preparing; it becomes active when the job is done."""
+
+    kb: KnowledgeBase
+    source: str
+    label: str
+    sample: str | None
+    key: tuple[Any, ...]  # the job's key (cache.corpus_key)
+
+
+#: seconds a load waits for its preparation before leaving it to the background (a CKF with its own
+#: embeddings, or one whose embeddings are cached, is ready within this and switches at once)
+QUICK_WAIT_S = 2.0
+
+
 # ---- generations -----------------------------------------------------------------------------
 def gen(area: str) -> int:
     """Widget generation of ``area``: part of widget keys, so a programmatic change rebuilds them."""
@@ -77,7 +96,22 @@ def bump(area: str) -> None:
 
 # ---- CKF ---------------------------------------------------------------------------------------
 def get_ckf() -> KnowledgeBase | None:
-    """The active knowledge base (None until one loaded)."""
+    """The active knowledge base (None until one loaded).
+
+    When no CKF is active yet but one is being prepared (the session's first load), this waits for
+    it with a progress bar where it is called (the job runs in the background: a rerun or page switch
+    waits for the same job again), then reruns the app with the CKF active.
+    """
+    init_state()
+    kb = st.session_state.get(K_KB)
+    if kb is None and st.session_state.get(K_PENDING) is not None:
+        _wait_first_load()
+        kb = st.session_state.get(K_KB)
+    return kb
+
+
+def active_ckf() -> KnowledgeBase | None:
+    """The active knowledge base, never waiting for a pending one (the sidebar's view)."""
     init_state()
     return st.session_state.get(K_KB)
 
@@ -97,9 +131,19 @@ def get_ckf_refusal() -> Refusal | None:
     return st.session_state.get(K_CKF_REFUSAL)
 
 
+def get_ckf_notice() -> str | None:
+    """A note about the last CKF load that is not a refusal (a cancelled embedding), or None."""
+    return st.session_state.get(K_CKF_NOTICE)
+
+
 def last_load_attempt() -> str:
     """``"sample"`` or ``"upload"``: the kind of the last CKF load attempted (refused or not)."""
     return st.session_state.get(K_LAST_ATTEMPT, "sample")
+
+
+def last_upload() -> tuple[str, bytes] | None:
+    """(name, bytes) of the last CKF upload attempted in this session, None when there was none."""
+    return st.session_state.get(K_LAST_UPLOAD)
 
 
 def get_lenient() -> bool:
@@ -112,31 +156,159 @@ def set_lenient(value: bool) -> None:
     st.session_state[K_LENIENT] = bool(value)
 
 
+def _refuse(source: str, message: str, problems: tuple[Problem, ...] = ()) -> bool:
+    st.session_state[K_CKF_REFUSAL] = Refusal(source, message, problems)
+    return False
+
+
 def _activate_kb(load: Callable[[], KnowledgeBase], source: str, *, label: str, sample: str | None) -> bool:
-    """Run ``load``; on success make its KB active, on refusal keep the previous one (nothing half-loaded)."""
+    """Read the CKF with ``load``, then prepare it; it becomes active only once its corpus is ready
+    (at once when that is quick, else when the background job ends). A refused read, a failed
+    preparation, or a CKF that does not fit the active scenario leaves the previous CKF active.
+    Returns False when the CKF was refused, True when it is active or being prepared."""
     try:
         kb = load()
     except ValidationError as exc:
-        st.session_state[K_CKF_REFUSAL] = Refusal(source, exc.what, exc.problems)
-        return False
+        return _refuse(source, exc.what, exc.problems)
     except CRPError as exc:
-        st.session_state[K_CKF_REFUSAL] = Refusal(source, str(exc))
+        return _refuse(source, str(exc))
+    st.session_state[K_CKF_NOTICE] = None
+    _drop_pending()
+    config = get_config()
+    job = cache.start_preparation(kb, kb.fingerprint, config)
+    job.wait(QUICK_WAIT_S)
+    pending = PendingLoad(kb, source, label, sample, job.key)
+    if not job.finished:
+        st.session_state[K_PENDING] = pending
+        st.session_state[K_CKF_REFUSAL] = None
+        return True
+    return _conclude(pending, job)
+
+
+def _conclude(p: PendingLoad, job: Any) -> bool:
+    """A finished preparation: activate its CKF, or record why not (the previous CKF stays)."""
+    if job.state == "cancelled":
+        snap = job.progress.snapshot()
+        st.session_state[K_CKF_NOTICE] = (
+            f"Embedding of {p.label} cancelled at {snap.done:,} / {snap.total:,} facts. The finished chunks "
+            "are kept in the embedding cache: loading the file again continues from there.")
         return False
-    st.session_state[K_KB] = kb
-    st.session_state[K_KB_FP] = kb.fingerprint
-    st.session_state[K_CKF_LABEL] = label
-    st.session_state[K_CKF_SAMPLE] = sample
+    if job.state != "done":
+        err = cache.job_error(job)
+        if isinstance(err, ValidationError):
+            return _refuse(p.source, err.what, err.problems)
+        return _refuse(p.source, f"CKF {p.source} could not be prepared", (Problem(0, "embedding", str(err)),))
+    cache.keep_corpus(job.key, job.result)
+    unfit = _scenario_misfit(job.result)
+    if unfit is not None:
+        return _refuse(p.source, f"CKF {p.source} refused: it does not fit the active scenario ({unfit[0]}); "
+                       "load a matching scenario first", unfit[1])
+    st.session_state[K_KB] = p.kb
+    st.session_state[K_KB_FP] = p.kb.fingerprint
+    st.session_state[K_CKF_LABEL] = p.label
+    st.session_state[K_CKF_SAMPLE] = p.sample
     st.session_state[K_CKF_REFUSAL] = None
-    if st.session_state.get(K_FACT) and kb.get(st.session_state[K_FACT]) is None:
+    if st.session_state.get(K_FACT) and p.kb.get(st.session_state[K_FACT]) is None:
         st.session_state[K_FACT] = None
+    bump("ckf")  # the sample picker is rebuilt from the new state
     return True
+
+
+def _scenario_misfit(corpus: Any) -> tuple[str, tuple[Problem, ...]] | None:
+    """Why the active scenario cannot run on ``corpus`` (other model, other dimension), or None.
+
+    Checked only when the CKF would replace an active one: a first load is always shown."""
+    from crp_core.corpus.prepared import embed_scenario
+
+    s = get_scenario()
+    if s is None or st.session_state.get(K_KB) is None:
+        return None
+    try:
+        embed_scenario(s, corpus, embedder=cache.embedder_for(corpus))
+    except ValidationError as exc:
+        return exc.what, exc.problems
+    except CRPError as exc:
+        return "embedding model", (Problem(0, "embedding_model", str(exc)),)
+    return None
+
+
+def pending_load() -> PendingLoad | None:
+    """The CKF being prepared in the background for this session, None when there is none."""
+    return st.session_state.get(K_PENDING)
+
+
+def _pending_job(p: PendingLoad) -> Any:
+    job = cache.jobs().get(p.key)
+    if job is None:  # dropped from the registry (unlikely): start it again, it resumes from the cache
+        job = cache.start_preparation(p.kb, p.kb.fingerprint, get_config())
+        st.session_state[K_PENDING] = PendingLoad(p.kb, p.source, p.label, p.sample, job.key)
+    return job
+
+
+def pending_progress() -> tuple[PendingLoad, Any] | None:
+    """(the pending load, a :class:`crp_core.corpus.jobs.ProgressSnapshot` of its job), or None."""
+    p = pending_load()
+    if p is None:
+        return None
+    return p, _pending_job(p).progress.snapshot()
+
+
+def poll_pending() -> str | None:
+    """Settle the pending load if its job has ended. Returns None (nothing pending), ``"running"``,
+    or the job's final state (``"done"``, ``"failed"``, ``"cancelled"``) after settling it."""
+    p = pending_load()
+    if p is None:
+        return None
+    job = _pending_job(p)
+    if not job.finished:
+        return "running"
+    st.session_state[K_PENDING] = None
+    _conclude(p, job)
+    return str(job.state)
+
+
+def cancel_pending() -> None:
+    """Cancel the pending load's embedding (finished chunks stay cached); the active CKF stays."""
+    p = pending_load()
+    if p is None:
+        return
+    job = _pending_job(p)
+    job.cancel()
+    st.session_state[K_PENDING] = None
+    if job.finished and job.state == "done":  # it ended just now: nothing to cancel
+        _conclude(p, job)
+        return
+    snap = job.progress.snapshot()
+    st.session_state[K_CKF_NOTICE] = (
+        f"Embedding of {p.label} cancelled at {snap.done:,} / {snap.total:,} facts. The finished chunks "
+        "are kept in the embedding cache: loading the file again continues from there.")
+
+
+def _drop_pending() -> None:
+    """A newer load replaces the pending one: its job is cancelled (its finished chunks stay cached)."""
+    p = pending_load()
+    if p is not None:
+        job = cache.jobs().get(p.key)
+        if job is not None:
+            job.cancel()
+        st.session_state[K_PENDING] = None
+
+
+def _wait_first_load() -> None:
+    """No CKF is active and one is pending: wait for it here (progress bar), settle it, rerun."""
+    p = pending_load()
+    if p is None:
+        return
+    job = _pending_job(p)
+    cache.wait_for_job(job, p.label, own_embeddings=p.kb.embeddings is not None)
+    poll_pending()
+    st.rerun()  # the sidebar was drawn while the CKF was still pending
 
 
 def load_sample(name: str) -> bool:
     """Load a bundled CKF by name. Returns False (and records the refusal) when it is refused."""
     if name not in list_samples():
-        st.session_state[K_CKF_REFUSAL] = Refusal(name, f"no bundled CKF named {name!r} in {samples_dir()}")
-        return False
+        return _refuse(name, f"no bundled CKF named {name!r} in {samples_dir()}")
     st.session_state[K_LAST_ATTEMPT] = "sample"
     path = samples_dir() / name
     lenient, limit = get_lenient(), get_config().ckf_max_bytes
@@ -144,14 +316,23 @@ def load_sample(name: str) -> bool:
                         name, label=name, sample=name)
 
 
+def upload_limit() -> int:
+    """The CKF upload limit in bytes: ``ckf_max_bytes``, capped by the server's ``server.maxUploadSize``
+    (MiB: Streamlit's server multiplies it by 1024 * 1024)."""
+    server = st.get_option("server.maxUploadSize")
+    limit = get_config().ckf_max_bytes
+    return min(limit, int(server) * 2**20) if server else limit
+
+
 def load_upload(data: bytes, name: str) -> bool:
     """Load an uploaded CKF. A refused upload leaves the previously loaded CKF active."""
     st.session_state[K_LAST_ATTEMPT] = "upload"
-    lenient, limit = get_lenient(), get_config().ckf_max_bytes
+    st.session_state[K_LAST_UPLOAD] = (name, data)
+    lenient, limit = get_lenient(), upload_limit()
     if len(data) > limit:
-        st.session_state[K_CKF_REFUSAL] = Refusal(name, f"CKF {name} refused", (Problem(
-            0, "file", f"file is {len(data)} bytes; the limit (ckf_max_bytes) is {limit} bytes"),))
-        return False
+        return _refuse(name, f"CKF {name} refused", (Problem(
+            0, "file", f"the file has {len(data):,} bytes; the upload limit is {render.limit_text(limit)} "
+            "(ckf_max_bytes, capped by the server's server.maxUploadSize)"),))
     return _activate_kb(lambda: cache.load_ckf_upload(data, name, lenient, limit), name,
                         label=f"{name} (uploaded)", sample=None)
 
@@ -159,7 +340,9 @@ def load_upload(data: bytes, name: str) -> bool:
 def get_corpus(*, progress: bool = True, decisions: bool = True) -> Any:
     """The prepared :class:`crp_core.corpus.prepared.Corpus` of the active CKF (embedded once, then cached).
 
-    While the facts are being embedded a real progress bar is shown (``progress=True``).
+    The active CKF's corpus is normally ready (a CKF becomes active when it is); otherwise (index
+    parameters changed, or the corpus was evicted) the script waits for the background job with a
+    progress bar (``progress=True``).
     With ``decisions`` (the default) the operators' triage statuses are applied
     (:func:`crp_ui.decisions.apply_decisions`); ``decisions=False`` gives the CKF as loaded.
     Returns None when no CKF is loaded; raises :class:`CRPError` when the CKF cannot be prepared
@@ -168,7 +351,8 @@ def get_corpus(*, progress: bool = True, decisions: bool = True) -> Any:
     kb = get_ckf()
     if kb is None:
         return None
-    corpus = cache.prepared_corpus(kb, st.session_state[K_KB_FP], get_config(), show_progress=progress)
+    corpus = cache.prepared_corpus(kb, st.session_state[K_KB_FP], get_config(), show_progress=progress,
+                                   label=get_ckf_label())
     if not decisions:
         return corpus
     from . import decisions as triage_decisions
@@ -178,8 +362,8 @@ def get_corpus(*, progress: bool = True, decisions: bool = True) -> Any:
 
 def corpus_ready() -> bool:
     """True when the active CKF's corpus is already prepared (nothing left to embed)."""
-    kb = get_ckf()
-    return kb is not None and cache.corpus_cached(st.session_state[K_KB_FP], get_config())
+    kb = active_ckf()
+    return kb is not None and cache.corpus_cached(st.session_state[K_KB_FP], get_config(), kb)
 
 
 # ---- scenario --------------------------------------------------------------------------------

@@ -18,9 +18,11 @@ Only public Streamlit API is involved.
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -71,6 +73,23 @@ SIDEBAR_CSS = (f'<style>section[data-testid="stSidebar"][data-collapsed="false"]
 _IN_SHELL: contextvars.ContextVar[bool] = contextvars.ContextVar("crp_in_shell", default=False)
 
 
+@functools.lru_cache(maxsize=1)
+def page_icon() -> Any:
+    """The favicon, drawn here (a PIL image, served by this server like any media file).
+
+    Not a ``:material/...:`` icon: Streamlit's frontend fetches those favicons from fonts.gstatic.com,
+    which fails offline; the page must fetch nothing from outside (tests/e2e/test_e2e_hostile_ui.py).
+    """
+    from PIL import Image, ImageDraw
+
+    img = Image.new("RGBA", (64, 64), (0, 0, 0, 0))
+    d = ImageDraw.Draw(img)
+    d.rounded_rectangle((2, 2, 62, 62), radius=12, fill=(59, 91, 146, 255))
+    d.ellipse((12, 10, 42, 40), outline=(255, 255, 255, 255), width=6)  # a magnifier: inspect
+    d.line((37, 35, 52, 52), fill=(255, 255, 255, 255), width=8)
+    return img
+
+
 def navigation_pages() -> list[st.Page]:
     """The ``st.Page`` objects handed to ``st.navigation``, one per page file.
 
@@ -87,9 +106,9 @@ def navigation_pages() -> list[st.Page]:
 
 def run() -> None:
     """One run of the dashboard: page config, navigation, the shared sidebar, the page, the URL."""
-    st.set_page_config(layout="wide", page_title="crp-inspect", page_icon=":material/manage_search:",
+    st.set_page_config(layout="wide", page_title="crp-inspect", page_icon=page_icon(),
                        initial_sidebar_state=SIDEBAR_WIDTH)
-    st.html(SIDEBAR_CSS)
+    st.html(SIDEBAR_CSS + sidebar.UPLOAD_CSS)
     nav = st.navigation(navigation_pages())
     sidebar.render_sidebar()
     token = _IN_SHELL.set(True)

@@ -17,9 +17,16 @@ import streamlit as st
 
 from crp_core.config import SCALAR_KEYS, SOURCE_TYPES, TABLE_KEYS, CRPConfig, choices, describe, origin, valid_range
 
-from . import render, state
+from . import cache, render, state
 
 UPLOAD_TYPES = ["jsonl", "ndjson", "json", "csv"]
+#: key of the container around the CKF uploader (Streamlit gives it the CSS class ``st-key-<key>``)
+UPLOAD_BOX = "crp-ckf-upload"
+#: the CKF uploader's own instruction line says "<n>MB per file" in the browser's unit (10**6 bytes, or
+#: 2**20 on Windows) with the rounded-up cap; the label states the limit in MiB and bytes instead, so
+#: that line is hidden (static CSS, no user content)
+UPLOAD_CSS = (f'<style>.st-key-{UPLOAD_BOX} [data-testid="stFileUploaderDropzoneInstructions"]'
+              '{display:none}</style>')
 PROJECT_MARK = " *"
 
 #: scalar config keys grouped by pipeline stage (any key not listed lands in "Other")
@@ -80,53 +87,111 @@ def render_sidebar() -> None:
 
 
 # ---- CKF -------------------------------------------------------------------------------------------
+limit_text = render.limit_text  # the upload limit in the dashboard's one unit
+
+
+def browser_upload_cap(limit: int) -> int:
+    """``max_upload_size`` for ``st.file_uploader`` (whole "MB"): large enough that the browser never
+    refuses a file within ``limit``. Streamlit's frontend counts that MB as 10**6 bytes (2**20 on
+    Windows), so the smallest whole number of 10**6 bytes at or above the limit; a file between the
+    limit and this cap reaches the app and is refused with a clear message."""
+    return max(1, math.ceil(limit / 10**6))
+
+
 def _on_sample_change(key: str) -> None:
     name = st.session_state.get(key)
     if name:
         state.load_sample(name)
 
 
+def _on_upload(key: str) -> None:
+    """A file was dropped: load it, then give the uploader a new key, so no chip (refused or loaded)
+    piles up in it; the caption below says which CKF is active."""
+    up = st.session_state.get(key)
+    if up is None:
+        return
+    state.load_upload(up.getvalue(), up.name)
+    state.bump("upload")
+
+
 def _on_lenient_change(key: str) -> None:
     """Re-read what the user last tried to load (the active sample, or the upload) in the new mode."""
     state.set_lenient(bool(st.session_state.get(key)))
-    if state.last_load_attempt() == "upload":
-        st.session_state.pop("crp.upload_seen", None)  # the uploader's file is re-read on this run
+    last = state.last_upload()
+    if state.last_load_attempt() == "upload" and last is not None:
+        state.load_upload(last[1], last[0])
     elif state.get_ckf_sample():
         state.load_sample(state.get_ckf_sample())
 
 
+@st.fragment(run_every=1.0)
+def _pending_progress() -> None:
+    """The background preparation's progress (polled every second) and its Cancel button; when the
+    job has ended the whole app reruns with the new CKF active (or the refusal shown)."""
+    if state.poll_pending() != "running":
+        st.rerun()
+    got = state.pending_progress()
+    if got is None:
+        st.rerun()
+        return
+    p, snap = got
+    text = cache.progress_text(snap, p.label, own_embeddings=p.kb.embeddings is not None)
+    st.progress(snap.fraction, text=render.md_escape(text))
+    st.caption(f"{render.md_escape(state.get_ckf_label())} stays active until {render.md_escape(p.label)} is ready.")
+    st.button("Cancel loading", key="crp.w.ckf.cancel", on_click=state.cancel_pending,
+              help="Stops the embedding; the chunks already embedded stay in the cache, so loading the same "
+                   "file again continues from there.")
+
+
+def _pending_section() -> None:
+    got = state.pending_progress()
+    if got is None:
+        return
+    p, _snap = got
+    if state.active_ckf() is None:  # the session's first CKF: the page waits for it with a progress bar
+        st.info(f"Preparing {render.md_escape(p.label)}: its progress is shown on the page.")
+        st.button("Cancel loading", key="crp.w.ckf.cancel", on_click=state.cancel_pending)
+        return
+    _pending_progress()
+
+
 def _ckf_section() -> None:
     st.subheader("Knowledge base (CKF)")
+    state.poll_pending()
     samples = state.list_samples()
-    current = state.get_ckf_sample()
+    current = state.get_ckf_sample() if state.active_ckf() is not None else None
     key = widget_key("ckf", "sample")
     if samples:
         st.selectbox("Bundled sample", samples, index=samples.index(current) if current in samples else None,
-                     placeholder="(an uploaded CKF is active)", key=key, on_change=_on_sample_change,
-                     args=(key,))
+                     placeholder="(an uploaded CKF is active)" if state.active_ckf() is not None else "(none)",
+                     key=key, on_change=_on_sample_change, args=(key,))
     else:
         st.caption(f"No bundled sample in {render.md_escape(state.samples_dir())}.")
-    limit = state.get_config().ckf_max_bytes
-    up = st.file_uploader(f"…or upload a CKF (JSONL / JSON / CSV, at most {limit / 2**20:.0f} MiB)",
-                          type=UPLOAD_TYPES, key="crp.w.ckf.upload",
-                          max_upload_size=max(1, math.ceil(limit / 2**20)))
-    if up is not None:
-        marker = up.file_id  # a new file; the lenient toggle re-arms it (see _on_lenient_change)
-        if st.session_state.get("crp.upload_seen") != marker:
-            st.session_state["crp.upload_seen"] = marker
-            if state.load_upload(up.getvalue(), up.name):
-                state.bump("ckf")
+    limit = state.upload_limit()
+    ukey = widget_key("upload", "ckf")
+    with st.container(key=UPLOAD_BOX):  # its CSS class hides the uploader's own "<n>MB per file" line
+        st.file_uploader(f"…or upload a CKF (JSONL / JSON / CSV, at most {limit_text(limit)})",
+                         type=UPLOAD_TYPES, key=ukey, max_upload_size=browser_upload_cap(limit),
+                         on_change=_on_upload, args=(ukey,))
+    if limit < state.get_config().ckf_max_bytes:
+        st.caption(f"ckf_max_bytes is {state.get_config().ckf_max_bytes:,} bytes, but this server accepts "
+                   f"uploads up to {limit_text(limit)} (server.maxUploadSize).")
     lkey = widget_key("ckf", "lenient")
     st.toggle("Lenient loading (skip bad facts, list them)", value=state.get_lenient(), key=lkey,
               on_change=_on_lenient_change, args=(lkey,),
               help="Strict (off): a file with any bad fact is refused. Lenient: exactly the bad facts are skipped.")
-    kb = state.get_ckf()
+    _pending_section()
+    kb = state.active_ckf()
     refusal = state.get_ckf_refusal()
     if refusal is not None:
         keep = " The previously loaded CKF stays active." if kb is not None else ""
         render.show_problems(f"{refusal.message}.{keep}", refusal.problems)
+    notice = state.get_ckf_notice()
+    if notice:
+        st.info(render.md_escape(notice))
     if kb is None:
-        st.info("No CKF loaded.")
+        if state.pending_load() is None:
+            st.info("No CKF loaded.")
         return
     st.caption(f"Active: **{render.md_escape(state.get_ckf_label())}** · {len(kb)} facts"
                + (f" · {len(kb.skipped)} skipped" if kb.skipped else "")
@@ -232,6 +297,10 @@ def _scenario_section() -> None:
                 pd.DataFrame({"text": list(raw.prior_outputs)}, columns=["text"]).astype({"text": "object"}))
         sq_frame, prior_frame = st.session_state[base_key]
         query = st.text_area("Query", value=raw.query, key=widget_key("scenario", "query"), height=80)
+        hidden = render.controls_in(query)
+        if hidden:  # the box keeps the raw text (so an edit round-trips); say what it holds
+            st.caption(f"The query holds {', '.join(hidden)} (bidi or invisible characters): "
+                       f"{render.md_escape(query)}")
         st.caption("Sub-queries (the task decomposition). Tick **addressed** for those an earlier window "
                    "covered, with their depth weight and window.")
         rows = st.data_editor(

@@ -138,7 +138,7 @@ def _progress_bar(label: str) -> Any:
 
 
 def _frame(df: Any, key: str, **kw: Any) -> None:
-    st.dataframe(df, hide_index=True, width="stretch", key=key, **kw)
+    render.dataframe(df, hide_index=True, width="stretch", key=key, **kw)
 
 
 # ---- Suite: evaluate and sweep ------------------------------------------------------------------
@@ -398,7 +398,8 @@ def _run_tune(p: PreparedSuite, config: CRPConfig, obj: str, trials: int, seed: 
     def callback(t: TrialRecord, n: int, total: int) -> None:
         done.append(t)
         bar.progress(n / total, text=f"Trial {n} of {total} · objective {t.values[0]:.4g}")
-        table.dataframe(sv.trials_frame(done, keys), hide_index=True, width="stretch")
+        with table.container():
+            render.dataframe(sv.trials_frame(done, keys), hide_index=True, width="stretch")
         chart.plotly_chart(sv.trials_figure(done, maximize=maximize, title="Trials so far"), width="stretch")
 
     try:

@@ -84,7 +84,7 @@ def apply_query_params(params: Mapping[str, str]) -> list[str]:
     if name and not session.load_scenario_file(name):
         warnings.append(f"scenario={name}: no such bundled scenario (or it was refused)")
         st.session_state[session.K_SCENARIO_REFUSAL] = None
-    if session.get_ckf() is None:
+    if session.active_ckf() is None and session.pending_load() is None:
         samples = list_samples()
         if samples:
             session.load_sample(samples[0])

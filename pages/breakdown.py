@@ -55,7 +55,7 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
     cfg = breakdown.column_config(table)
     cfg["sel"] = st.column_config.TextColumn("", width="small")
     pos = [i for i, f in enumerate(table["fact_id"]) if f == current]
-    event = st.dataframe(table, hide_index=True, width="stretch", height=420, column_config=cfg,
+    event = render.dataframe(table, hide_index=True, width="stretch", height=420, column_config=cfg,
                          on_select="rerun", selection_mode="single-row",
                          selection_default={"selection": {"rows": pos[:1]}} if pos else None,
                          key=f"{K}table.{digest}.{size}.{page}.{current}")

@@ -69,7 +69,7 @@ def pair_sides(pair, kb, statuses) -> None:
 
 def authority_block(pair, key: str) -> None:
     """The SPEC-027 §2.3 components as numbers (table) and as grouped bars (chart)."""
-    st.dataframe(cv.authority_frame(pair), hide_index=True, width="stretch", key=key + ".table",
+    render.dataframe(cv.authority_frame(pair), hide_index=True, width="stretch", key=key + ".table",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
                                 ("source_authority", "recency_factor", "importance_weight", "authority")})
     st.plotly_chart(cv.authority_figure(pair, height=280), width="stretch", key=key + ".chart")
@@ -102,8 +102,10 @@ def decision_form(pair, kb, config) -> None:
     with st.form(K + "form." + pk, clear_on_submit=True, border=True):
         kind = st.radio("Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk)
         c = st.columns(3)
-        winner = c[0].selectbox("Winner (for an override)", ids, index=ids.index(other), key=K + "winner." + pk)
-        target = c[1].selectbox("Fact (for a status mark)", ids, index=ids.index(loser), key=K + "target." + pk)
+        winner = c[0].selectbox("Winner (for an override)", ids, index=ids.index(other), key=K + "winner." + pk,
+                                format_func=render.plain)
+        target = c[1].selectbox("Fact (for a status mark)", ids, index=ids.index(loser), key=K + "target." + pk,
+                                format_func=render.plain)
         status = c[2].selectbox("New status (for a status mark)", MARKABLE_STATUSES,
                                 index=MARKABLE_STATUSES.index("QUARANTINED"), key=K + "status." + pk)
         note = st.text_area("Note (optional)", key=K + "note." + pk, max_chars=MAX_NOTE_CHARS, height=68)
@@ -148,7 +150,7 @@ def queue_tab(scan, frame, ds, kb, config) -> None:
                f"{scan.threshold:.2f} text-checked, {scan.timings_ms['total']:.0f} ms")
     keys = shown["pair"].tolist()
     st.session_state[K + "shown"] = keys
-    st.dataframe(shown.drop(columns=["pair"]), hide_index=True, width="stretch",
+    render.dataframe(shown.drop(columns=["pair"]), hide_index=True, width="stretch",
                  height=min(420, 35 * (len(shown) + 1) + 3), key=K + "table", on_select=_on_table_select,
                  selection_mode="single-row", column_order=QUEUE_ORDER,
                  column_config={"similarity": st.column_config.NumberColumn(format="%.4f"),
@@ -161,15 +163,19 @@ def queue_tab(scan, frame, ds, kb, config) -> None:
     if st.session_state.get(K + "pair") not in keys:
         st.session_state[K + "pair"] = keys[0]
     labels = {r["pair"]: cv.pair_label(r) for r in shown.to_dict("records")}
-    pk = st.selectbox("Pair to triage (or select a table row)", keys, format_func=labels.get, key=K + "pair")
+    pk = st.selectbox("Pair to triage (or select a table row)", keys, format_func=lambda k: render.plain(labels.get(k)),
+                      key=K + "pair")
     pair = next(p for p in scan.pairs if cv.p_key(p) == pk)
     statuses = dict(ds.statuses)
 
     st.subheader(f"{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}")
+    st.caption(f"A = {render.md_code(pair.fact_a)} · B = {render.md_code(pair.fact_b)}")
     m = st.columns([1, 1, 2])
     m[0].metric("cosine similarity", f"{pair.similarity:.4f}")
     m[1].metric("authority margin", f"{pair.margin:.4f}")
-    m[2].metric("arbitration", render.md_escape(cv.arbitration_label(pair)))  # ids are data: inert
+    # the metric names the side, not the id: a metric cuts long values; the full id is in the caption
+    m[2].metric("arbitration", cv.arbitration_short(pair))
+    st.caption(f"Arbitration: {render.md_escape(cv.arbitration_label(pair))}")
     st.markdown(f"**Pattern(s):** {render.md_escape(', '.join(pair.patterns))}")
     pair_sides(pair, kb, statuses)
     st.markdown(f"**Outcome:** {render.md_escape(cv.outcome_text(pair))}")
@@ -178,7 +184,7 @@ def queue_tab(scan, frame, ds, kb, config) -> None:
     hist = decisions.pair_history(pair.fact_a, pair.fact_b)
     st.markdown(f"**Decision history of this pair** ({len(hist)})")
     if hist:
-        st.dataframe(cv.history_frame(hist).drop(columns=["pair"]), hide_index=True, width="stretch",
+        render.dataframe(cv.history_frame(hist).drop(columns=["pair"]), hide_index=True, width="stretch",
                      key=K + "history")
     else:
         st.caption("No decision yet.")
@@ -216,7 +222,7 @@ def envelope_tab(ds, base_kb) -> None:
         with st.expander(f"Operator decisions applied to this run ({len(effects)} status mark(s), "
                          f"{len(ds.pair_decisions)} pair decision(s) in force)", expanded=True):
             if len(effects):
-                st.dataframe(effects, hide_index=True, width="stretch", key=K + "effects")
+                render.dataframe(effects, hide_index=True, width="stretch", key=K + "effects")
             in_run = [p for p in res.pairs if p.decision]
             if in_run:
                 st.markdown("Pair decisions that changed this run: " + render.md_escape(
@@ -224,13 +230,13 @@ def envelope_tab(ds, base_kb) -> None:
             before = run_without_decisions()
             if before is not None:
                 left, entered = cv.envelope_change(before, result)
-                st.dataframe(cv.effect_frame(before, result), hide_index=True, width="stretch", key=K + "before")
+                render.dataframe(cv.effect_frame(before, result), hide_index=True, width="stretch", key=K + "before")
                 st.markdown("**Left the envelope:** " + render.md_escape(", ".join(left) or "none")
                             + " · **entered it:** " + render.md_escape(", ".join(entered) or "none"))
     if not res.pairs:
         st.info("No contradiction among this run's selected facts.")
         return
-    st.dataframe(cv.envelope_pairs_frame(result), hide_index=True, width="stretch", key=K + "env.table",
+    render.dataframe(cv.envelope_pairs_frame(result), hide_index=True, width="stretch", key=K + "env.table",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
                                 for c in ("similarity", "authority_a", "authority_b")})
     for i, pair in enumerate(res.pairs):
@@ -244,7 +250,7 @@ def envelope_tab(ds, base_kb) -> None:
                 note = cv.note_in_envelope(result, pair)
                 if note is not None:
                     st.caption("NOTE block (SPEC-027 §2.5), exactly as the envelope carries it:")
-                    st.code(note, language=None, wrap_lines=True)
+                    render.code(note, wrap_lines=True)
                 else:
                     st.caption("The NOTE block is not in the envelope text (a fact of the pair was not packed).")
             elif pair.skipped or pair.decision == "dismiss":
@@ -272,13 +278,13 @@ def quality_tab(ds, kb) -> None:
     m[1].metric("confirmed conflicts", quality.confirmed, help="accepted or overridden")
     m[2].metric("dismissed (false positives)", quality.dismissed)
     m[3].metric("precision so far", "-" if total is None else f"{total:.2f}")
-    st.dataframe(cv.quality_frame(quality), hide_index=True, width="stretch", key=K + "quality.patterns")
+    render.dataframe(cv.quality_frame(quality), hide_index=True, width="stretch", key=K + "quality.patterns")
     st.markdown("**Pairs the operators overruled** (dismissed as not a conflict, or a different winner)")
     over = cv.overruled_frame(quality, kb)
     if over.empty:
         st.caption("None: every decision so far agrees with the detector and the arbitration.")
     else:
-        st.dataframe(over, hide_index=True, width="stretch", key=K + "quality.overruled",
+        render.dataframe(over, hide_index=True, width="stretch", key=K + "quality.overruled",
                      column_config={"text_a": st.column_config.TextColumn("text a", width="large"),
                                     "text_b": st.column_config.TextColumn("text b", width="large")})
 
@@ -303,7 +309,7 @@ def export_tab(ds, kb) -> None:
                + (f" · {len(unknown)} decision(s) name facts this CKF lacks (ignored)" if unknown else ""))
     st.markdown("**Audit log** (every decision, oldest first)")
     if log:
-        st.dataframe(cv.history_frame(log), hide_index=True, width="stretch", key=K + "log")
+        render.dataframe(cv.history_frame(log), hide_index=True, width="stretch", key=K + "log")
     else:
         st.caption("No decision recorded yet.")
 

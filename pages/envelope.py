@@ -77,9 +77,9 @@ def main() -> None:
             render.fact_card(fact, extra=extra)
         for note in notes.get(r.fact_id, []):
             st.caption("NOTE block (tied conflict, SPEC-027 §2.5), exact envelope text:")
-            st.code(note, language=None, wrap_lines=True)
+            render.code(note, wrap_lines=True)
     for note in notes.get("", []):
-        st.code(note, language=None, wrap_lines=True)
+        render.code(note, wrap_lines=True)
 
     if env.dropped_for_budget:
         st.subheader("Dropped for the token budget")
@@ -90,11 +90,15 @@ def main() -> None:
     if env.dropped_unbridged:
         st.subheader("Dropped: fewer than two bridged anchors packed")
         st.markdown(render.md_escape(", ".join(env.dropped_unbridged)))
-    with st.expander("Envelope text (exact)"):
-        st.code(env.text, language=None, wrap_lines=True)
+    with st.expander("Envelope text"):
+        hidden = render.controls_in(env.text)
+        if hidden:
+            st.caption(f"Exact text, except its {', '.join(hidden)} characters (bidi or invisible), shown as "
+                       "⟨U+XXXX⟩ so they cannot reorder what is displayed; the JSON report holds them as they are.")
+        render.code(env.text, wrap_lines=True)
     with st.expander("Packed order as a table"):
-        st.dataframe(frame, hide_index=True, width="stretch", column_config=breakdown.column_config(frame),
-                     key=K + "table")
+        render.dataframe(frame, hide_index=True, width="stretch", column_config=breakdown.column_config(frame),
+                         key=K + "table")
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

@@ -107,7 +107,7 @@ def _controls(scenario: Any, config: Any) -> tuple[int, list[str], float]:
                       help="Branches to run in parallel (1 = no fan-out). Starts at the scenario's fanout_width.")
     residual = st.multiselect(
         "ResidualSet (sub-queries still to cover)", list(subs), default=[sq.id for sq in scenario.residual_set],
-        format_func=lambda s: f"{s} ({subs[s].label})" if subs[s].label else s,
+        format_func=lambda s: render.plain(f"{s} ({subs[s].label})" if subs[s].label else s),
         key=f"{K}w.residual.{sig}",
         help="Remove a sub-query to mark it addressed (it joins the Coverage Set); add one back to make it "
              "remaining work. Starts at the scenario's sub_queries minus addressed.")
@@ -146,7 +146,7 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> 
                        "grey rings: addressed sub-queries, projected for context (not fitted).")
     with right:
         frame = fv.partitions_frame(fan, page_scen)
-        st.dataframe(frame, hide_index=True, width="stretch", key=f"{K}partitions",
+        render.dataframe(frame, hide_index=True, width="stretch", key=f"{K}partitions",
                      column_config={"text": st.column_config.TextColumn("text", width="large")})
         st.caption(f"{len(fan.partitioned.partitions)} disjoint partitions covering the "
                    f"{len(residual)} ResidualSet sub-queries; partition k is branch k's scope.")
@@ -168,7 +168,7 @@ def _facts_table(step: Any, corpus: Corpus, several: dict, key: str) -> None:
     frame = fv.step_facts_frame(step, corpus, duplicates=several)
     cfg = breakdown.column_config(frame)
     cfg["content"] = st.column_config.TextColumn("content", width="medium")
-    st.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=cfg)
+    render.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=cfg)
 
 
 def _partitioned_detail(fan: Any, step: Any, corpus: Corpus, page_scen: Any, config: Any) -> None:
@@ -184,7 +184,7 @@ def _partitioned_detail(fan: Any, step: Any, corpus: Corpus, page_scen: Any, con
     if step.kind == "parent":
         st.markdown("ResidualSet: " + fv.chips_html(d.get("residual_set", []), kind="sq"), unsafe_allow_html=True)
     elif step.kind == "partition":
-        st.dataframe(fv.partitions_frame(fan, page_scen), hide_index=True, width="stretch", key=f"{K}step.parts")
+        render.dataframe(fv.partitions_frame(fan, page_scen), hide_index=True, width="stretch", key=f"{K}step.parts")
         st.caption(f"Each branch may choose up to {d.get('branch_fact_budget')} facts "
                    "(max(3, envelope_fact_budget // branches)).")
     elif step.kind == "snapshot":
@@ -218,7 +218,7 @@ def _dedup_report(run: Any, mode: str) -> None:
     else:
         st.error(f"Cross-branch dedup report: {len(frame)} duplicate(s); each kept once "
                  f"({len(run.merged)} facts kept).")
-        st.dataframe(frame, hide_index=True, width="stretch", key=f"{K}dedup.{mode}",
+        render.dataframe(frame, hide_index=True, width="stretch", key=f"{K}dedup.{mode}",
                      column_config={"similarity": st.column_config.NumberColumn("similarity", format="%.4f")})
 
 
@@ -261,8 +261,9 @@ def _stepper(fan: Any, corpus: Corpus, page_scen: Any, config: Any, result_sig: 
     with c_list:
         st.session_state[radio_key] = idx
         st.radio("Steps", list(range(n)), key=radio_key, on_change=_on_pick, args=(radio_key,),
-                 format_func=lambda i: f"{i + 1}. {fv.step_time(steps[i])} · {fv.actor(steps[i])} · "
-                                       f"{KIND_NAMES.get(steps[i].kind, steps[i].kind)}")
+                 format_func=lambda i: render.md_escape(  # radio options are Markdown
+                     f"{i + 1}. {fv.step_time(steps[i])} · {fv.actor(steps[i])} · "
+                     f"{KIND_NAMES.get(steps[i].kind, steps[i].kind)}"))
     with c_part:
         st.markdown("##### Partitioned (SPEC-027 §1.3)")
         _partitioned_detail(fan, steps[idx], corpus, page_scen, config)

@@ -40,7 +40,7 @@ def main() -> None:
     ids = list(conns["fact_id"])
     pick = current if current in ids else None
     wkey = f"{K}connector.{current}"
-    st.selectbox("Connector", ids, index=ids.index(pick) if pick in ids else None, key=wkey,
+    st.selectbox("Connector", ids, index=ids.index(pick) if pick in ids else None, key=wkey, format_func=render.plain,
                  on_change=_on_connector, args=(wkey,), placeholder="choose a connector (or click a node)",
                  help="Connector candidates with bridge value > 0, selected ones first.")
     pairs: list[tuple[str, str]] = []
@@ -84,7 +84,7 @@ def main() -> None:
                     f"{render.md_escape(', '.join(row['touched_anchors']) or '-')}")
         st.markdown(f"**Bridged anchor pairs** (touched anchors with no direct edge): {len(pairs)}")
         bp = tables.bridged_pairs_frame(result, pick)
-        st.dataframe(bp, hide_index=True, width="stretch", column_config=breakdown.column_config(bp),
+        render.dataframe(bp, hide_index=True, width="stretch", column_config=breakdown.column_config(bp),
                      key=K + "pairs")
         st.caption("bridge value = (bridged pairs) × (mean weight of the strongest shortest paths to the "
                    "touched anchors) (SPEC-025 §2.4); connector score = bridge value × novelty × recency × "
@@ -94,12 +94,12 @@ def main() -> None:
     if len(conns):
         shown = conns.drop(columns=["touched_anchors"]).copy()
         shown["bridged_pairs"] = [", ".join(f"{a}-{b}" for a, b in ps) for ps in shown["bridged_pairs"]]
-        st.dataframe(shown, hide_index=True, width="stretch", column_config=breakdown.column_config(shown),
+        render.dataframe(shown, hide_index=True, width="stretch", column_config=breakdown.column_config(shown),
                      key=K + "conns")
     else:
         st.info("No connector candidate bridges two anchors in this run.")
     with st.expander(f"Edges drawn ({len(edges)})"):
-        st.dataframe(edges, hide_index=True, width="stretch", column_config=breakdown.column_config(edges),
+        render.dataframe(edges, hide_index=True, width="stretch", column_config=breakdown.column_config(edges),
                      key=K + "edges")
 
 

@@ -42,7 +42,7 @@ def main() -> None:
 
     st.subheader("Facts by source type and status")
     table = facts_by_type_and_status(kb)
-    st.dataframe(table, width="content", height=35 * (len(table) + 1) + 3)
+    render.dataframe(table, width="content", height=35 * (len(table) + 1) + 3)
 
     st.subheader("Embeddings")
     if kb.embeddings is not None:

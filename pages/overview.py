@@ -36,12 +36,12 @@ def main() -> None:
         st.plotly_chart(tables.memo(result, "funnel_fig", lambda: charts.stage_funnel(funnel)), width="stretch",
                         key="crp.page.overview.funnel")
     with right:
-        st.dataframe(funnel, hide_index=True, width="stretch", column_config=breakdown.column_config(funnel),
+        render.dataframe(funnel, hide_index=True, width="stretch", column_config=breakdown.column_config(funnel),
                      key="crp.page.overview.funnel_table")
         st.caption("Measured wall time of each pipeline stage (ms); the similarity graph is corpus "
                    "preparation and is not timed here.")
         timings = tables.memo(result, "timings", lambda: tables.timings_frame(result))
-        st.dataframe(timings, hide_index=True, width="stretch", column_config=breakdown.column_config(timings),
+        render.dataframe(timings, hide_index=True, width="stretch", column_config=breakdown.column_config(timings),
                      key="crp.page.overview.timings")
         gated_out = int((~result.candidates.passed_gate).sum())
         st.caption(f"{gated_out} candidate(s) gated out (relevance < cdr_min_relevance "
@@ -53,7 +53,7 @@ def main() -> None:
     else:
         st.warning(f"{len(warn)} data-quality warning(s): future timestamps count as age 0, unknown ages get "
                    "recency factor 1.0 (SPEC_NOTES §2.2).")
-        st.dataframe(warn, hide_index=True, width="stretch", key="crp.page.overview.warnings")
+        render.dataframe(warn, hide_index=True, width="stretch", key="crp.page.overview.warnings")
     if state.url_warnings():
         st.caption("Some link parameters were ignored (see the sidebar).")
 

@@ -9,6 +9,7 @@ import html
 import json
 import re
 
+import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 from streamlit.testing.v1 import AppTest
@@ -377,7 +378,7 @@ def test_html_text_is_inert_and_lossless(text):
     assert "<" not in out.replace("<br>", "") and ">" not in out.replace("<br>", "")
     assert "\n" not in out and "\r" not in out
     # every character comes back (line breaks normalised to \n)
-    norm = text.replace("\r\n", "\n").replace("\r", "\n")
+    norm = render.visible(text).replace("\r\n", "\n").replace("\r", "\n")  # bidi controls shown, not applied
     assert html.unescape(out.replace("<br>", "\n")) == norm
 
 
@@ -385,6 +386,9 @@ def test_html_text_is_inert_and_lossless(text):
 @given(hst.text())
 def test_md_escape_leaves_no_active_punctuation(text):
     out = render.md_escape(text)
+    # URLs / e-mail addresses become code spans (never linked; shown literally): drop them, then
+    # drop every escaped pair; nothing active may be left
+    out = re.sub(r"(?<!`)(`+)(?!`)(.*?)(?<!`)\1(?!`)", "", out)
     stripped = re.sub(r"\\[!-/:-@\[-`{-~]", "", out)  # drop every escaped pair
     assert not re.search(r"[!-/:-@\[-`{-~]", stripped)
 
@@ -396,10 +400,22 @@ def test_esc_is_inert_and_shortens(text, limit):
     out = render.esc(text, limit)
     assert not re.search(r"[<>\"']", out) and not re.search(r"&(?!(amp|lt|gt|quot|#x27);)", out)
     back = html.unescape(out)
-    if limit is None or len(text) <= limit:
-        assert back == text
+    shown = render.visible(text)  # bidi controls and invisible characters as visible escapes
+    if limit is None or len(shown) <= limit:
+        assert back == shown
     else:
-        assert len(back) == limit and back.endswith("…") and text.startswith(back[:-1])
+        assert len(back) == limit and back.endswith("…") and shown.startswith(back[:-1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(hst.text(alphabet=hst.sampled_from("ab \u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+                                         "\u200e\u200f\u061c\u200b\u2060\ufeff")))
+def test_no_bidi_control_or_invisible_character_survives_any_renderer(text):
+    controls = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u2060\ufeff")
+    for out in (render.md_escape(text), render.md_code(text), render.html_text(text), render.esc(text),
+                render.plain(text), render.inert_frame(pd.DataFrame({text: [text]}, index=[text])).to_csv()):
+        assert not controls & set(out), repr(out)
+    assert render.visible("id\u202eab") == "id⟨U+202E⟩ab"
 
 
 def test_views_share_one_esc():
@@ -495,6 +511,12 @@ def test_a_hostile_config_link_is_refused_not_run(ui_env):
     at = _app(**{"cfg.candidate_k": "1000000000"})
     _ok(at)
     assert at.session_state["crp.config"].candidate_k == 50
+
+
+def test_md_escape_never_leaves_a_url_to_be_linked():
+    out = render.md_escape("see [d](http://evil.example/d), www.evil.example or me@evil.example")
+    assert "`http://evil.example/d),`" in out and "`www.evil.example`" in out and "`me@evil.example`" in out
+    assert "[" not in out.replace("\\[", "")
 
 
 def test_md_code_shows_text_literally():

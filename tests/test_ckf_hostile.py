@@ -50,7 +50,8 @@ def test_a_self_linking_facts_file_says_what_it_is(tmp_path):
     with pytest.raises(CKFError) as got:
         load_ckf(d)
     msg = got.value.problems[0].message
-    assert "cannot read" in msg and "symbolic links" in msg and "has no" not in msg
+    assert msg == f"{d / 'facts.jsonl'} is a symlink loop (a symbolic link that leads back to itself, directly or " \
+                  "through other links); refusing to read it"
 
 
 def _jsonl(tmp_path, vectors):
@@ -109,3 +110,72 @@ def test_content_of_only_invisible_characters_is_empty(tmp_path):
         load_ckf(_write(tmp_path, ['{"fact_id": "a", "content": "\\u200b\\u200d \\ufeff"}']))
     (p,) = got.value.problems
     assert (p.line, p.field) == (1, "content") and "invisible" in p.message
+
+
+def test_a_looping_symlink_as_the_ckf_path_says_symlink_loop_whatever_its_name(tmp_path):
+    for name in ("kb.jsonl", "kb"):  # without an extension it used to say "unknown CKF format"
+        link = tmp_path / name
+        link.symlink_to(link)
+        with pytest.raises(CKFError) as got:
+            load_ckf(link)
+        (p,) = got.value.problems
+        assert (p.line, p.field) == (0, "file")
+        assert p.message == (f"{link} is a symlink loop (a symbolic link that leads back to itself, directly or "
+                             "through other links); refusing to read it")
+
+
+def test_links_in_a_ckf_folder_are_said_not_skipped(tmp_path):
+    d = tmp_path / "kb"
+    d.mkdir()
+    (d / "facts.jsonl").write_text('{"fact_id": "a", "content": "x"}\n', encoding="utf-8")
+    (d / "manifest.json").symlink_to(d / "manifest.json")  # os.path.exists() is False for a loop
+    with pytest.raises(CKFError) as got:
+        load_ckf(d)
+    assert [(p.field, "symlink loop" in p.message) for p in got.value.problems] == [("manifest.json", True)]
+    (d / "manifest.json").unlink()
+    (d / "embeddings.npy").symlink_to(tmp_path / "gone.npy")
+    with pytest.raises(CKFError) as got:
+        load_ckf(d)
+    (p,) = got.value.problems
+    assert p.field == "embeddings.npy"
+    assert p.message == f"{d / 'embeddings.npy'} is a broken symbolic link (its target " \
+                        f"{str(tmp_path / 'gone.npy')!r} does not exist)"
+
+
+def test_a_nul_or_other_control_character_in_an_id_is_refused_with_line_and_field(tmp_path):
+    path = _write(tmp_path, ['{"fact_id": "ok", "content": "fine"}', '{"fact_id": "a\\u0000b", "content": "x"}',
+                             '{"fact_id": "c\\nd", "content": "y"}', '{"fact_id": "e", "content": "z", '
+                             '"source_id": "s\\u0000"}'])
+    with pytest.raises(CKFError) as got:
+        load_ckf(path)
+    assert [(p.line, p.field, p.message.split(":")[0]) for p in got.value.problems] == [
+        (2, "fact_id", "contains the control character U+0000 at position 1"),
+        (3, "fact_id", "contains the control character U+000A at position 1"),
+        (4, "source_id", "contains a NUL character (U+0000) at position 1")]
+
+
+def test_a_nul_in_content_is_kept_with_a_warning(tmp_path):
+    kb = load_ckf(_write(tmp_path, ['{"fact_id": "a", "content": "before\\u0000after\\u0000"}']))
+    assert kb.facts[0].content == "before\x00after\x00"
+    (w,) = [w for w in kb.warnings if w.field == "content"]
+    assert (w.line, w.fact_id) == (1, "a") and w.message.startswith("holds 2 NUL character(s) (U+0000)")
+
+
+def test_a_failed_write_leaves_the_previous_ckf_whole(tmp_path, monkeypatch):
+    from crp_core.io.ckf import write_ckf
+
+    (tmp_path / "x").mkdir()
+    kb = load_ckf(_write(tmp_path / "x", ['{"fact_id": "b", "content": "new"}']))
+    path = _write(tmp_path, ['{"fact_id": "a", "content": "old"}'])
+    before = path.read_bytes()
+
+    def fail(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("os.fsync", fail)
+    with pytest.raises(OSError, match="No space left"):
+        write_ckf(kb, path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["kb.jsonl", "x"]
+    monkeypatch.undo()
+    write_ckf(kb, path)
+    assert [f.content for f in load_ckf(path).facts] == ["new"]

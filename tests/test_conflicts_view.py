@@ -131,9 +131,12 @@ def test_roles_and_outcomes():
     ov = _pair("a", "b", suppressed="a", kept=("b",), decision="override")
     assert cv.outcome_text(ov) == "b wins (operator override); a suppressed"
     assert cv.arbitration_label(ov) == "override: b wins"
+    assert cv.arbitration_short(ov) == "override: B wins"  # the metric names the side, not a (long) id
+    assert cv.arbitration_short(_pair("a" * 300, "b", suppressed="b")) == "A wins"
     assert cv.role_of(ov, "b") == "winner (override)" and cv.role_of(ov, "a") == "suppressed"
     tie = _pair("a", "b", tied=True, margin=0.0)
     assert cv.arbitration_label(tie) == "tie" and cv.role_of(tie, "a") == "tied"
+    assert cv.arbitration_short(tie) == "tie"
     dis = _pair("a", "b", decision="dismiss")
     assert cv.arbitration_label(dis) == "dismissed" and cv.outcome_text(dis).startswith("dismissed")
     sk = ConflictPair("a", "b", 0.9, tie.patterns, tie.conflict, tie.authority, ("a",), None, False, skipped=True)

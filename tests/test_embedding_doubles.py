@@ -1,5 +1,7 @@
 """Test doubles for the embedding layer (tests only; never used by crp_core).
 
+``GatedEmbedder`` is a ``HashingEmbedder`` that waits for a test's signal between batches.
+
 ``HashingEmbedder`` is a deterministic bag-of-words embedder: each lower-cased word is hashed to
 a signed bucket, so texts sharing words have a higher cosine. It counts its calls like
 ``MiniLMEmbedder`` so tests can prove a cache hit embeds nothing.
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 
 import numpy as np
 
@@ -52,6 +55,29 @@ class HashingEmbedder:
 
     def count_tokens(self, texts):
         return word_token_estimate(list(texts))
+
+
+class GatedEmbedder(HashingEmbedder):
+    """Embeds one batch, then waits for ``gate`` (at most ``timeout`` s) before each further batch: a slow
+    model that a test releases when it wants."""
+
+    def __init__(self, model_id: str = "test-hashing", dim: int = 64, timeout: float = 10.0) -> None:
+        super().__init__(model_id, dim)
+        self.timeout = timeout
+        self.gate = threading.Event()
+        self.batches = 0
+
+    def encode(self, texts, *, batch_size=64, progress=None):
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for s in range(0, len(texts), batch_size):
+            if self.batches >= 1:
+                self.gate.wait(self.timeout)
+            self.batches += 1
+            out[s:s + batch_size] = super().encode(texts[s:s + batch_size], batch_size=batch_size)
+            if progress is not None:
+                progress(min(s + batch_size, len(texts)), len(texts))
+        return out
 
 
 def test_hashing_embedder_is_a_deterministic_normalised_embedder():

@@ -131,7 +131,8 @@ def test_toml_datetime_now_is_accepted():
 
 # ---- round trips -----------------------------------------------------------------------------
 _txt = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20).filter(lambda s: s.strip())
-_vec = st.lists(st.floats(-10, 10, allow_nan=False), min_size=3, max_size=3).map(tuple)
+# an embedding needs a direction: the loader refuses all-zero vectors (issue 12)
+_vec = st.lists(st.floats(-10, 10, allow_nan=False), min_size=3, max_size=3).filter(any).map(tuple)
 
 
 @st.composite

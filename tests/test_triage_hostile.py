@@ -41,3 +41,17 @@ def test_csv_cells_that_look_like_formulas_are_neutralised():
     d = Decision.dismiss("=HYPERLINK(\"http://x\")", "F2", operator="@admin", note="=1+1")
     rows = list(csv.DictReader(io.StringIO(export_csv([d]))))
     assert rows[0]["fact_a"].startswith("'=") and rows[0]["operator"] == "'@admin" and rows[0]["note"] == "'=1+1"
+
+
+def test_export_into_a_folder_that_is_not_a_ckf_folder_is_refused(capsys, tmp_path, ckf):  # noqa: F811
+    db = str(tmp_path / "t.sqlite")
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me", encoding="utf-8")
+    code, out, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(other))
+    assert code == 2 and "Traceback" not in err
+    assert f"--out {other} is a folder that holds other files and no facts.jsonl" in err
+    assert sorted(os.listdir(other)) == ["notes.txt"]
+    code, out, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(tmp_path / "fresh"))
+    assert code == 0 and sorted(os.listdir(tmp_path / "fresh")) == ["embeddings.npy", "facts.jsonl", "manifest.json"]

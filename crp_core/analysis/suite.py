@@ -22,7 +22,8 @@ from crp_core.errors import FileProblem, Problem, ScenarioError, SuiteError
 from crp_core.io.scenario import field_locator, format_path, load_scenario, load_scenario_bytes
 from crp_core.model import Expectations, KnowledgeBase, Scenario
 
-__all__ = ["SuiteScenario", "Suite", "load_suite", "suite_from_files", "suite_from_scenarios", "check_suite", "require_known_ids",
+__all__ = ["SuiteScenario", "Suite", "load_suite", "suite_from_files", "suite_from_scenarios", "check_suite",
+           "require_known_ids",
            "SUITE_SUFFIXES", "NO_EXPECTATIONS"]
 
 SUITE_SUFFIXES: tuple[str, ...] = (".json", ".toml")

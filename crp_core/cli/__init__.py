@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
     except CRPError as exc:
         print(f"crp-inspect: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("crp-inspect: error: out of memory; lower the settings that size the work (candidate_k, "
+              "graph_k, ckf_max_bytes) or give the process more memory", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from crp_core.records import Clamp
+
     #: what each sub-command's ``register`` receives: ``ArgumentParser.add_subparsers()``
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -23,3 +27,10 @@ def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str)
     p.add_argument("--now", metavar="ISO", default=None, help=now_help)
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
     p.add_argument("--cache-dir", metavar="DIR", default=None, help="embedding / index cache directory")
+
+
+def warn_clamps(clamps: Iterable[Clamp]) -> None:
+    """Each setting the run used at another value than asked (``PipelineResult.clamps``), one warning
+    line on stderr (the JSON report carries them as ``clamps``; docs/decisions/hardening.md)."""
+    for c in clamps:
+        print(f"crp-inspect: warning: {c.message}", file=sys.stderr)

@@ -11,6 +11,7 @@ dispatcher, status 2).
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -67,7 +68,7 @@ def fanout_cli_report(ckf: str, scenario_path: str, *, width: int | None = None,
     from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
     from crp_core.pipeline import run_pipeline
-    from crp_core.report import fanout_report
+    from crp_core.report import clamp_dict, fanout_report
 
     scenario = _scenario_overrides(load_scenario(scenario_path), width, now)
     config = build_config(scenario, config_path, list(set_args or []))
@@ -77,7 +78,8 @@ def fanout_cli_report(ckf: str, scenario_path: str, *, width: int | None = None,
     report = fanout_report(result.fanout, result.headers)
     residual = [sq.id for sq in scenario.residual_set]
     return {"scenario": scenario.name or scenario_path, "fanout_width": scenario.fanout_width,
-            "residual_set": residual, "addressed": [a.id for a in scenario.addressed], **report}
+            "residual_set": residual, "addressed": [a.id for a in scenario.addressed], **report,
+            "clamps": [clamp_dict(c) for c in result.clamps]}
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -85,6 +87,8 @@ def _handle(args: argparse.Namespace) -> int:
 
     report = fanout_cli_report(args.ckf, args.scenario, width=args.width, config_path=args.config,
                                set_args=args.set_args, now=args.now, lenient=args.lenient, cache_dir=args.cache_dir)
+    for c in report["clamps"]:
+        print(f"crp-inspect: warning: {c['message']}", file=sys.stderr)
     if args.json:
         print(dumps(report))
     else:

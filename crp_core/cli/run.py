@@ -12,7 +12,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from crp_core.cli.common import add_input_args
+from crp_core.cli.common import add_input_args, warn_clamps
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError
 from crp_core.io.ckf import load_ckf
@@ -81,6 +81,7 @@ def _handle(args: argparse.Namespace) -> int:
         known = known_conflicts(scan, decisions)
     result = run_pipeline(corpus, scenario, config, vectors=vectors, now=now, decisions=decisions,
                           known_conflicts=known)
+    warn_clamps(result.clamps)
     if args.json:
         sys.stdout.write(dumps(run_report(result)) + "\n")
         return 0

@@ -111,6 +111,10 @@ def _export(args: argparse.Namespace) -> int:
         raise _UsageError(f"--out {args.out}: the folder {out_dir} does not exist")
     if os.path.isdir(args.out) and os.path.splitext(args.out)[1]:
         raise _UsageError(f"--out {args.out} is a folder; name a file (.jsonl, .json, .csv) or a new folder")
+    if os.path.isdir(args.out) and os.listdir(args.out) and not os.path.lexists(os.path.join(args.out, "facts.jsonl")):
+        # a folder CKF is written into the folder: never into one that holds other things (--out /tmp)
+        raise _UsageError(f"--out {args.out} is a folder that holds other files and no facts.jsonl; name a file "
+                          "(.jsonl, .json, .csv), a new folder or an existing CKF folder")
     try:
         done = export_cleaned_ckf(kb, decisions, args.out)
     except OSError as exc:

@@ -20,6 +20,7 @@ import numpy as np
 from crp_core.config import NEVER_RETRIEVED, STATUSES, CRPConfig
 from crp_core.corpus.embedding import (
     MODEL_ID,
+    CancelFlag,
     Embedder,
     Progress,
     atomic_write,
@@ -254,13 +255,15 @@ def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | N
 
 def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
                    cache_dir: str | Path | None = None, config: CRPConfig = CRPConfig(),
-                   progress: Progress | None = None) -> Corpus:
+                   progress: Progress | None = None, cancel: CancelFlag | None = None) -> Corpus:
     """Vectors, token counts and index for a CKF (SPEC-009 §3).
 
     If the CKF carries embeddings they are used (normalised; no model is loaded; model id =
     ``kb.embedding_model`` or ``"unknown"``). Otherwise the contents are embedded with
     ``embedder`` (default: the process-wide MiniLM) through the cache in ``cache_dir``
     (default ``$CRP_CACHE_DIR`` or ``~/.cache/crp-inspect``); only cache misses reach the model.
+    The embedding is resumable: it runs in chunks persisted to the cache, and ``cancel()`` (polled
+    between batches) stops it with ``EmbeddingCancelled``, keeping every finished chunk.
     """
     cache_path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     texts = [f.content for f in kb.facts]
@@ -271,7 +274,7 @@ def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
             progress(len(kb), len(kb))
     else:
         embedder = embedder if embedder is not None else default_embedder()
-        vectors = embed_texts(texts, embedder, shared_cache(cache_path), progress)
+        vectors = embed_texts(texts, embedder, shared_cache(cache_path), progress, cancel=cancel)
         model_id = embedder.model_id
     if model_id == MODEL_ID:
         tokens = _cached_token_counts(texts, model_id, embedder, cache_path)
@@ -330,7 +333,11 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
     out = np.zeros((len(texts), d), dtype=np.float32)
     have = [g is not None for g in given]
     if any(have):
-        arr = np.asarray([g for g in given if g is not None and len(g) == d], dtype=np.float32).reshape(-1, d)
+        # float64, each row scaled by its largest |value| first: any finite vector validate accepts
+        # normalises (3e38 overflowed float32, 1e300 overflows a float64 sum of squares)
+        arr = np.asarray([g for g in given if g is not None and len(g) == d], dtype=np.float64).reshape(-1, d)
+        peak = np.abs(arr).max(axis=1, keepdims=True) if arr.size else np.ones((0, 1))
+        arr = arr / np.where(peak > 0, peak, 1.0)
         norms = np.linalg.norm(arr, axis=1)
         good = [f for f, g in zip(fields_, given) if g is not None and len(g) == d]
         problems += [Problem(0, f, "embedding is all zeros or not finite") for f, nm in zip(good, norms)

@@ -16,6 +16,7 @@ Store guarantees (decisions: ``docs/decisions/triage.md``):
 """
 from __future__ import annotations
 
+import errno
 import os
 import pathlib
 import sqlite3
@@ -84,6 +85,28 @@ CREATE TRIGGER decisions_append_only_delete BEFORE DELETE ON decisions
 
 
 
+#: SQLite result codes that mean the file itself is damaged or not a database
+_DAMAGED = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+
+def sqlite_error_name(exc: sqlite3.Error) -> str:
+    """The SQLite result code name of ``exc`` (``SQLITE_FULL``, ``SQLITE_READONLY_DBMOVED``, ...), or ""."""
+    return str(getattr(exc, "sqlite_errorname", "") or "")
+
+
+def sqlite_reason(exc: sqlite3.Error) -> str:
+    """A sentence for an SQLite error that says what happened: a full disk is "disk full" (the file
+    is not damaged: SQLite wrote nothing of the failed transaction), a read-only location is said as
+    such; anything else is SQLite's own message with its result code."""
+    name = sqlite_error_name(exc)
+    if name == "SQLITE_FULL" or getattr(exc, "errno", None) == errno.ENOSPC:
+        return ("disk full (SQLite: database or disk is full); nothing was written and the database file is "
+                "not damaged; free some space and retry")
+    if name.startswith("SQLITE_READONLY"):
+        return f"the location is read-only ({exc}; {name})"
+    return f"{exc} ({name})" if name else str(exc)
+
+
 def default_db_path() -> str | None:
     """The database file named by ``$CRP_INSPECT_TRIAGE_DB``, or None."""
     v = os.environ.get(DB_PATH_ENV, "").strip()
@@ -128,15 +151,22 @@ class DecisionStore:
         self._pid = os.getpid()
         self._closed = False
         self._memory = self.path == ":memory:"
+        #: why this store reads only although it was not asked to: the file or its folder cannot be
+        #: written (None when writable, or when ``readonly=True`` was asked for in a writable place)
+        self.readonly_reason: str | None = None
         if self._memory:
             if readonly:
                 raise TriageStoreError("an in-memory decision store cannot be read-only")
             self._con = self._open_rw(new=True)
             return
         state = self._inspect(create=create)
-        if readonly:
+        self.readonly_reason = self._readonly_location()
+        if state == "new" and self.readonly_reason is not None and not readonly:
+            raise TriageStoreError(f"{self.path}: cannot create the decision database: {self.readonly_reason}")
+        if readonly or self.readonly_reason is not None:
             if state == "new":
                 raise TriageStoreError(f"{self.path}: empty file, not a decision database yet")
+            self.readonly = True
             self._con = self._open_ro()
         else:
             self._con = self._open_rw(new=state == "new")
@@ -183,8 +213,11 @@ class DecisionStore:
                 if immutable and os.path.exists(p + "-wal"):
                     immutable = False
                     continue
-                raise TriageStoreError(f"{p}: unreadable SQLite database ({exc}); corrupt? refusing to "
-                                       "modify it") from None
+                if sqlite_error_name(exc) in _DAMAGED:
+                    raise TriageStoreError(f"{p}: unreadable SQLite database ({exc}); corrupt? refusing to "
+                                           "modify it") from None
+                # a full disk, an I/O error or a location we may not write is not a damaged file
+                raise TriageStoreError(f"{p}: cannot read the decision database: {sqlite_reason(exc)}") from None
         if immutable and check is not None and check != "ok" and os.path.exists(p + "-wal"):
             return self._inspect(create=create)  # same race, seen by the integrity check
         return self._classify(app_id, version, names, check, create=create)
@@ -234,8 +267,33 @@ class DecisionStore:
         con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         return con
 
+    def _readonly_location(self) -> str | None:
+        """Why the database cannot be written here (None when it can): the file is not writable, or
+        its folder is not (WAL mode creates ``-wal`` and ``-shm`` files next to it)."""
+        if self._memory or not os.path.exists(self.path):
+            folder = os.path.dirname(os.path.abspath(self.path))
+            return None if self._memory or os.access(folder, os.W_OK) else \
+                f"the location is read-only (folder {folder} is not writable)"
+        if not os.access(self.path, os.W_OK):
+            return "the location is read-only (the file is not writable)"
+        folder = os.path.dirname(os.path.abspath(self.path))
+        if not os.access(folder, os.W_OK):
+            return f"the location is read-only (folder {folder} is not writable)"
+        return None
+
+    def _immutable_reads(self) -> bool:
+        """In a read-only location without a ``-wal`` file SQLite cannot create the ``-shm`` file a WAL
+        reader needs, so the main file (complete: no WAL to replay) is read as immutable, through a
+        fresh connection per read so a decision committed meanwhile by someone who may write is seen."""
+        return self.readonly_reason is not None and not os.path.exists(self.path + "-wal")
+
     def _open_ro(self) -> sqlite3.Connection:
-        return self._connect_ro()
+        try:
+            con = self._connect_ro(immutable=self._immutable_reads())
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as exc:
+            raise TriageStoreError(f"{self.path}: cannot open for reading: {sqlite_reason(exc)}") from None
+        return con
 
     def _open_rw(self, *, new: bool) -> sqlite3.Connection:
         target = ":memory:" if self._memory else self._uri("rwc" if new else "rw")
@@ -243,7 +301,7 @@ class DecisionStore:
             con = sqlite3.connect(target, uri=not self._memory, timeout=self.busy_timeout,
                                   isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
-            raise TriageStoreError(f"{self.path}: cannot open for writing: {exc}") from None
+            raise TriageStoreError(f"{self.path}: cannot open for writing: {sqlite_reason(exc)}") from None
         try:
             con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             if not self._memory:
@@ -271,7 +329,8 @@ class DecisionStore:
             raise
         except sqlite3.Error as exc:
             con.close()
-            raise TriageStoreError(f"{self.path}: cannot initialise the decision database: {exc}") from None
+            raise TriageStoreError(f"{self.path}: cannot open the decision database for writing: "
+                                   f"{sqlite_reason(exc)}") from None
         return con
 
     def _while_busy(self, step: Callable[[], Any]) -> Any:
@@ -318,6 +377,9 @@ class DecisionStore:
             raise DecisionError([("id", f"decision already recorded (id {decision.id}, {decision.decided_at})")])
         d = validate_decision(decision)
         if self.readonly:
+            if self.readonly_reason is not None:
+                raise TriageStoreError(f"{self.path}: writes refused: {self.readonly_reason}; decisions can be "
+                                       "read but not recorded")
             raise TriageStoreError(f"{self.path}: decision store opened read-only")
         with self._lock:
             con = self._conn()
@@ -348,18 +410,28 @@ class DecisionStore:
         if "locked" in msg or "busy" in msg:
             return (f"{self.path}: cannot {what}: the database stayed locked by another writer for more "
                     f"than {self.busy_timeout:g} s")
-        return f"{self.path}: cannot {what}: {msg}"
+        return f"{self.path}: cannot {what}: {sqlite_reason(exc)}"
 
     # -- reading -------------------------------------------------------------------------------
     def _select(self, where: str = "", params: tuple[Any, ...] = ()) -> list[Decision]:
         sql = f"SELECT {', '.join(COLUMNS)} FROM decisions {where} ORDER BY id"
+        return [_row_to_decision(r) for r in self._read(sql, params, "read decisions")]
+
+    def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
+        """Rows of one query, through the store's connection, or through a fresh immutable one in a
+        read-only location without a WAL file (:meth:`_immutable_reads`)."""
         with self._lock:
             con = self._conn()
             try:
-                rows = con.execute(sql, params).fetchall()
+                if not self._immutable_reads():
+                    return con.execute(sql, params).fetchall()
+                fresh = self._connect_ro(immutable=True)
+                try:
+                    return fresh.execute(sql, params).fetchall()
+                finally:
+                    fresh.close()
             except sqlite3.Error as exc:
-                raise TriageStoreError(self._explain(exc, "read decisions")) from None
-        return [_row_to_decision(r) for r in rows]
+                raise TriageStoreError(self._explain(exc, what)) from None
 
     def all(self) -> list[Decision]:
         """Every decision (the whole audit log), oldest first."""
@@ -384,16 +456,11 @@ class DecisionStore:
             self._select("WHERE ckf_fingerprint IS NULL OR ckf_fingerprint = ?", (ckf_fingerprint,)))
 
     def __len__(self) -> int:
-        with self._lock:
-            try:
-                return int(self._conn().execute("SELECT count(*) FROM decisions").fetchone()[0])
-            except sqlite3.Error as exc:
-                raise TriageStoreError(self._explain(exc, "count decisions")) from None
+        return int(self._read("SELECT count(*) FROM decisions", (), "count decisions")[0][0])
 
     def integrity_check(self) -> str:
         """``PRAGMA integrity_check``: "ok" or the problems found."""
-        with self._lock:
-            rows = [r[0] for r in self._conn().execute("PRAGMA integrity_check")]
+        rows = [r[0] for r in self._read("PRAGMA integrity_check", (), "check the database")]
         return "ok" if rows == ["ok"] else "; ".join(map(str, rows))
 
     # -- export --------------------------------------------------------------------------------

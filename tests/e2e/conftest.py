@@ -1,7 +1,9 @@
 """End-to-end harness: a real ``streamlit run app.py`` driven by headless Debian Chromium.
 
 Fixtures: ``e2e_sample_dir``, ``streamlit_server`` (session: base URL of a server on a free port),
-``fresh_server`` (a server of its own, for tests about a server's very first request), ``browser``
+``fresh_server`` (a server of its own, for tests about a server's very first request),
+``hostile_server`` (a server on the hostile-id samples of tests/data/hostile_ui/) and
+``hostile_samples`` (that module), ``browser``
 (Playwright Chromium at ``/usr/bin/chromium``, shared by this folder's tests and closed when the run
 leaves the folder; never ``playwright install``), ``page`` (a fresh 1400x900 context per test, i.e.
 its own session). The browser helpers (``open_page``, ``wait_idle``, ``assert_no_exception``,
@@ -107,6 +109,33 @@ def serve(sample_dir: Path, log_path: Path) -> Iterator[str]:
 def streamlit_server(tmp_path_factory: pytest.TempPathFactory, e2e_sample_dir: Path) -> Iterator[str]:
     """One ``streamlit run app.py`` for the whole session; yields its base URL."""
     with serve(e2e_sample_dir, tmp_path_factory.mktemp("e2e") / "streamlit.log") as url:
+        yield url
+
+
+def load_hostile_samples() -> Any:
+    """The module tests/data/hostile_ui/hostile_samples.py (it is data, not a package)."""
+    import importlib.util
+
+    path = REPO_ROOT / "tests" / "data" / "hostile_ui" / "hostile_samples.py"
+    spec = importlib.util.spec_from_file_location("crp_hostile_samples", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def hostile_samples() -> Any:
+    """The hostile-id sample module (its ids and strings, for the assertions)."""
+    return load_hostile_samples()
+
+
+@pytest.fixture(scope="module")
+def hostile_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server of its own on the hostile-id samples of tests/data/hostile_ui/build.py."""
+    hostile = load_hostile_samples()
+    d = tmp_path_factory.mktemp("hostile_ui")
+    with serve(hostile.write_hostile_samples(d / "samples"), d / "streamlit.log") as url:
         yield url
 
 

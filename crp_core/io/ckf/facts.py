@@ -119,6 +119,9 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
         err("fact_id", "empty (required)")
     elif has_unpaired_surrogate(fid):
         err("fact_id", "contains an unpaired surrogate (not valid Unicode)")
+    elif (ctl := _control_char(fid)) is not None:
+        err("fact_id", f"contains the control character {ctl}: an id is a key shown in headers, tables and "
+                       "command lines, and a control character there cuts or reshapes it")
     else:
         rec.fact_id = fid
     # content
@@ -134,6 +137,10 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
         err("content", "contains an unpaired surrogate (not valid Unicode)")
     else:
         text = content
+        if "\x00" in content:
+            st.warnings.append(Problem(line, "content", f"holds {content.count(chr(0))} NUL character(s) "
+                                                        "(U+0000); kept as given, but a C tool or terminal may "
+                                                        "cut the text there", rec.fact_id))
     # enums
     source_type = _enum(obj, "source_type", SOURCE_TYPES, DEFAULT_SOURCE_TYPE, err)
     status = _enum(obj, "status", STATUSES, DEFAULT_STATUS, err)
@@ -191,6 +198,8 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
             err(name, f"must be a string, got {_tname(v)}")
         elif has_unpaired_surrogate(v):
             err(name, "contains an unpaired surrogate (not valid Unicode)")
+        elif "\x00" in v:
+            err(name, f"contains a NUL character (U+0000) at position {v.index(chr(0))}")
         else:
             strings[name] = v
     # metadata
@@ -255,6 +264,15 @@ def _cell_json(cell: str, name: str, err: ErrFn) -> Any:
     except (ValueError, RecursionError) as exc:
         err(name, f"CSV cell is not valid JSON: {_json_reason(exc)}")
         return None
+
+
+def _control_char(text: str) -> str | None:
+    """The first control character (Unicode category Cc: U+0000-U+001F, U+007F-U+009F) of ``text``,
+    shown as ``U+XXXX at position N``; None when there is none."""
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) == "Cc":
+            return f"U+{ord(ch):04X} at position {i}"
+    return None
 
 
 #: characters that draw nothing: a content made only of these is empty

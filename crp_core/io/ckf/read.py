@@ -13,6 +13,7 @@ refuses the file on file-level problems. Decisions: ``docs/decisions/loader.md``
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -50,6 +51,7 @@ def load_ckf(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: 
     """Load and validate a CKF file or directory (SPEC_NOTES §1.1). Raises :class:`CKFError`."""
     path = os.fspath(path)
     limit = _limit(max_bytes)
+    _check_resolves(path, _FILE)
     if os.path.isdir(path):
         return _load_dir(path, lenient=lenient, limit=limit, expected_model=expected_model)
     fmt = _FORMATS.get(os.path.splitext(path)[1].lower())
@@ -83,10 +85,34 @@ def _too_large(size: int, limit: int) -> str:
     return f"file is {size} bytes, over the limit of {limit} bytes (ckf_max_bytes / --max-bytes)"
 
 
+def _link_problem(path: str, exc: OSError) -> str | None:
+    """What a failed ``stat`` of ``path`` means when links are involved: a loop, or a dangling link."""
+    if exc.errno == errno.ELOOP:
+        return (f"{path} is a symlink loop (a symbolic link that leads back to itself, directly or through "
+                "other links); refusing to read it")
+    if exc.errno == errno.ENOENT and os.path.islink(path):
+        return f"{path} is a broken symbolic link (its target {os.readlink(path)!r} does not exist)"
+    return None
+
+
+def _check_resolves(path: str, fieldname: str) -> None:
+    """Refuse a path that is a symlink loop or a dangling link before its extension is looked at
+    (a loop named ``kb`` used to be reported as an unknown CKF format)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        why = _link_problem(path, exc)
+        if why is None:
+            why = f"cannot read {path}: {exc.strerror or exc}"
+        _refuse(path, [Problem(0, fieldname, why)])
+
+
 def _read_limited(path: str, limit: int, fieldname: str) -> bytes:
     """Read a file, checking its size before reading it all."""
     try:
         st_ = os.stat(path)
+        if stat.S_ISDIR(st_.st_mode):
+            _refuse(path, [Problem(0, fieldname, f"{path} is a folder, not a file")])
         if not stat.S_ISREG(st_.st_mode):
             # a FIFO, socket or device would block or never end: only regular files are read
             _refuse(path, [Problem(0, fieldname, f"{path} is not a regular file (a FIFO, socket or device); "
@@ -94,12 +120,27 @@ def _read_limited(path: str, limit: int, fieldname: str) -> bytes:
         if st_.st_size > limit:
             _refuse(path, [Problem(0, fieldname, _too_large(st_.st_size, limit))])
         with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+            data = _read_upto(fh, limit + 1)
     except OSError as exc:
-        _refuse(path, [Problem(0, fieldname, f"cannot read {path}: {exc.strerror or exc}")])
+        _refuse(path, [Problem(0, fieldname, _link_problem(path, exc) or f"cannot read {path}: "
+                                                                          f"{exc.strerror or exc}")])
     if len(data) > limit:  # grew meanwhile, or a special file
         _refuse(path, [Problem(0, fieldname, _too_large(len(data), limit))])
     return data
+
+
+def _read_upto(fh: io.BufferedReader, n: int, chunk: int = 1 << 20) -> bytes:
+    """At most ``n`` bytes, read in chunks: memory follows the file's size, not the limit
+    (``fh.read(8 GiB)`` allocates its buffer before reading, whatever the file holds)."""
+    parts: list[bytes] = []
+    got = 0
+    while got < n:
+        part = fh.read(min(chunk, n - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
 
 
 def _decode(data: bytes, fieldname: str = _FILE) -> tuple[str | None, Problem | None]:
@@ -139,10 +180,10 @@ def _load_dir(path: str, *, lenient: bool, limit: int, expected_model: str | Non
     assert text is not None
     _read_jsonl(text, st)
     man_path = os.path.join(path, _DIR_MANIFEST)
-    if os.path.exists(man_path):
+    if os.path.lexists(man_path):  # lexists: a link loop or a dangling link is said, not skipped
         _read_manifest(_read_limited(man_path, limit, _DIR_MANIFEST), st)
     npy_path = os.path.join(path, _DIR_NPY)
-    if os.path.exists(npy_path):
+    if os.path.lexists(npy_path):
         _read_npy(_read_limited(npy_path, limit, _DIR_NPY), st)
     return _finish(st, source=path, fmt="dir", lenient=lenient, expected_model=expected_model)
 

@@ -1,10 +1,12 @@
 """Writing a CKF in the format of its path (SPEC_NOTES §1.1): the inverse of :func:`load_ckf`."""
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
+import tempfile
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,12 +32,13 @@ def write_ckf(kb: KnowledgeBase, path: str | os.PathLike[str]) -> str:
     emb = None if kb.embeddings is None else np.asarray(kb.embeddings, dtype=np.float32)
     if fmt == "dir":
         os.makedirs(path, exist_ok=True)
-        with open(os.path.join(path, _DIR_FACTS), "w", encoding="utf-8", newline="\n") as fh:
-            for f in kb.facts:
-                fh.write(json.dumps(_fact_to_dict(f, None, None), ensure_ascii=False) + "\n")
+        _write_atomic(os.path.join(path, _DIR_FACTS), "".join(
+            json.dumps(_fact_to_dict(f, None, None), ensure_ascii=False) + "\n" for f in kb.facts).encode("utf-8"))
         npy, manifest = os.path.join(path, _DIR_NPY), os.path.join(path, _DIR_MANIFEST)
         if emb is not None:
-            np.save(npy, np.ascontiguousarray(emb), allow_pickle=False)
+            buf = io.BytesIO()
+            np.save(buf, np.ascontiguousarray(emb), allow_pickle=False)
+            _write_atomic(npy, buf.getvalue())
         elif os.path.exists(npy):
             os.remove(npy)
         man: dict[str, Any] = {}
@@ -44,8 +47,7 @@ def write_ckf(kb: KnowledgeBase, path: str | os.PathLike[str]) -> str:
         if emb is not None:
             man["dim"] = int(emb.shape[1])
         if man:
-            with open(manifest, "w", encoding="utf-8") as fh:
-                json.dump(man, fh, ensure_ascii=False, indent=2)
+            _write_atomic(manifest, json.dumps(man, ensure_ascii=False, indent=2).encode("utf-8"))
         elif os.path.exists(manifest):
             os.remove(manifest)
         return path
@@ -63,9 +65,27 @@ def write_ckf(kb: KnowledgeBase, path: str | os.PathLike[str]) -> str:
             for r in rows:
                 r["embedding_model"] = kb.embedding_model
         text = _rows_to_csv(rows)
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
+    _write_atomic(path, text.encode("utf-8"))
     return path
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: into a temporary file next to it, flushed, then
+    renamed over it (a failed write, a full disk or a kill never leaves a half-written CKF, and the
+    file that was there stays until the new one is complete)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".crp-write-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 
