@@ -86,7 +86,8 @@ __all__ = [
     "scan_ckf", "ConflictScan", "sweep", "SweepResult", "SweepPoint", "compare_runs", "Comparison",
     "before_after", "BeforeAfter", "run_spec024_baseline",
     # suites, metrics, the regression gate, auto-tuning (docs/decisions/suites.md)
-    "load_suite", "suite_from_files", "Suite", "SuiteScenario", "check_suite", "prepare_suite", "PreparedSuite", "run_suite", "SuiteRun",
+    "load_suite", "suite_from_files", "Suite", "SuiteScenario", "check_suite",
+    "prepare_suite", "PreparedSuite", "run_suite", "SuiteRun",
     "sweep_suite", "SuiteSweep", "scenario_metrics", "suite_metrics", "ScenarioMetrics", "SuiteMetrics", "gate",
     "GateResult", "read_baseline", "tune", "TuneResult", "TrialRecord", "OBJECTIVES",
     # operator triage
