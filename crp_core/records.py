@@ -356,7 +356,7 @@ class Clamp:
     asks for (``candidate_k`` above the retrievable facts, ``graph_k`` above the other facts, a fan-out
     width above the ResidualSet) or a search needs more (``hnsw_ef_search`` below K). Range checks refuse
     values outside ``config.RANGES``; clamps only bring valid values down (or up) to the data, and say so
-    (issue 12; docs/decisions/hardening.md, "Clamping to the data")."""
+    (docs/decisions/hardening.md, "Clamping to the data")."""
 
     key: str  # the configuration key, or "fanout_width" (the scenario's)
     asked: int

@@ -68,6 +68,22 @@ def run_caption(result: Any) -> None:
     st.caption(f"CKF **{render.md_escape(state.get_ckf_label())}** · scenario **{render.md_escape(name)}**"
                f"{' (edited)' if state.scenario_edited() else ''} · now {result.now.isoformat()} · "
                f"{diff} config value(s) changed from the defaults")
+    clamps_notice(result)
+
+
+def clamps_notice(result: Any) -> None:
+    """The settings this run used at another value than asked because the data holds less (or a search
+    needs more): said on every page that shows a run (docs/decisions/hardening.md, clamping)."""
+    clamps = getattr(result, "clamps", ())
+    if not clamps:
+        return
+    changed = set(result.config.diff(type(result.config)())) if hasattr(result.config, "diff") else set()
+    asked = [c for c in clamps if c.key in changed or c.key == "fanout_width"]
+    text = "; ".join(render.md_escape(c.message) for c in clamps)
+    if asked:  # a value the user set was brought to the data: a visible warning
+        st.warning(f"Settings adjusted to the data for this run: {text}")
+    else:  # only defaults met a small CKF: a quiet line
+        st.caption(f"Adjusted to the data: {text}")
 
 
 def known_conflict_banner(result: Any) -> None:

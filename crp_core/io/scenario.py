@@ -298,7 +298,7 @@ def _vector(c: _Check, v: Any, path: Path) -> tuple[float, ...] | None:
             c.err(path, f"element {i} is {fx!r} (NaN or infinite)")
             return None
         out.append(fx)
-    if not any(out):  # as the CKF loader: validate refuses what run would (issue 12)
+    if not any(out):  # as the CKF loader: validate refuses what run would
         c.err(path, "is all zeros: an embedding needs a direction (cosine is undefined)")
         return None
     return tuple(out)
