@@ -185,13 +185,15 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
     summary = run.metrics.summary
     m = st.columns(5)
     rec = summary["recall"]
-    m[0].metric("must_include recall (mean)", "n/a" if rec.mean is None else f"{rec.mean:.2f}",
+    m[0].metric("recall (mean)", "n/a" if rec.mean is None else f"{rec.mean:.2f}",
                 help=f"worst {rec.worst if rec.worst is not None else 'n/a'} ({rec.worst_scenario or '-'})")
-    m[1].metric("must_exclude leaks", int(summary["leaks"].total or 0))
-    m[2].metric("wrong winners", int(summary["wrong_winners"].total or 0))
-    m[3].metric("expired facts packed", int(summary["expired"].total or 0),
+    m[1].metric("leaks", int(summary["leaks"].total or 0), help="expect.must_exclude facts packed, over the suite")
+    m[2].metric("wrong winners", int(summary["wrong_winners"].total or 0),
+                help="packed facts that lose an expected conflict, whether or not the winner was retrieved")
+    m[3].metric("expired packed", int(summary["expired"].total or 0),
                 help=f"ageing (in the decay, not expired): {int(summary['ageing'].total or 0)}")
-    m[4].metric("contradictory pairs packed", int(summary["contradictions"].total or 0))
+    m[4].metric("contradictions", int(summary["contradictions"].total or 0),
+                help="pairs handed to the model with both facts packed (expected or detected conflicts)")
     _frame(sv.summary_frame(run.metrics, None if defaults is run else defaults.metrics), K + "summary",
            column_config={"definition": st.column_config.TextColumn("definition", width="large")})
     st.markdown("**Per scenario**")
