@@ -94,7 +94,7 @@ def choose_suite(corpus: Corpus) -> Suite | None:
             return None
     names = list(suite.names)
     pick_key = f"{K}pick.{_digest(*names)}"
-    chosen = st.multiselect("Scenarios", names, default=names, key=pick_key,
+    chosen = st.multiselect("Scenarios", names, default=names, key=pick_key, format_func=render.plain,
                             help="Run all of the suite or a selection.")
     if not chosen:
         st.info("Pick at least one scenario.")
@@ -201,7 +201,7 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
            column_config={c: st.column_config.TextColumn(c, width="medium")
                           for c in ("missing", "leaked", "wrong winners", "expired packed", "contradictory pairs")})
     names = sv.scenario_names(run.metrics)
-    pick = st.selectbox("Envelope of scenario", names, key=f"{K}eval_pick.{_digest(*names)}")
+    pick = st.selectbox("Envelope of scenario", names, key=f"{K}eval_pick.{_digest(*names)}", format_func=render.plain)
     if pick:
         _frame(sv.scenario_detail(run.metrics.scenario(pick)), K + "eval_detail",
                column_config={"recency": st.column_config.NumberColumn("recency", format="%.3f"),
@@ -298,7 +298,8 @@ def _drill(p: PreparedSuite, res: SuiteSweep, point: int, made_for: str) -> None
     from crp_core.analysis.compare import compare_runs
 
     names = sv.scenario_names(res.baseline.metrics)
-    name = st.selectbox("Drill into scenario", names, key=f"{K}drill_pick.{_digest(*names)}")
+    name = st.selectbox("Drill into scenario", names, key=f"{K}drill_pick.{_digest(*names)}",
+                        format_func=render.plain)
     if not name:
         return
     store: dict[tuple[str, int], SuiteRun] = st.session_state.setdefault(K_DRILL, {})
