@@ -61,9 +61,26 @@ from crp_core.records import (
                              ValueConflict,
                              ValueDiff,
 )
-from crp_core.report import dumps, fanout_report, pair_dict, run_report, suite_metrics_report, tune_report
+from crp_core.report import (
+    dumps,
+    export_report_dict,
+    fanout_report,
+    pair_dict,
+    run_report,
+    suite_metrics_report,
+    tune_report,
+)
 from crp_core.stages.contradictions import authority_of, values_conflict
-from crp_core.triage import Decision, DecisionSet, DecisionStore, apply_to_corpus, apply_to_kb, export_cleaned_ckf
+from crp_core.triage import (
+    Decision,
+    DecisionSet,
+    DecisionStore,
+    ExportReport,
+    apply_to_corpus,
+    apply_to_kb,
+    carried_decisions,
+    export_cleaned_ckf,
+)
 
 __all__ = [
     # configuration and errors
@@ -81,7 +98,7 @@ __all__ = [
     "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",
     "FanoutResult", "PackedFact", "Envelope", "FactOutcome", "values_conflict", "authority_of",
     # JSON reports
-    "run_report", "fanout_report", "pair_dict", "dumps", "suite_metrics_report", "tune_report",
+    "run_report", "fanout_report", "pair_dict", "dumps", "suite_metrics_report", "tune_report", "export_report_dict",
     # analysis
     "scan_ckf", "ConflictScan", "sweep", "SweepResult", "SweepPoint", "compare_runs", "Comparison",
     "before_after", "BeforeAfter", "run_spec024_baseline",
@@ -92,5 +109,6 @@ __all__ = [
     "GateResult", "read_baseline", "tune", "TuneResult", "TrialRecord", "OBJECTIVES",
     # operator triage
     "DecisionStore", "Decision", "DecisionSet", "apply_to_kb", "apply_to_corpus", "export_cleaned_ckf",
+    "ExportReport", "carried_decisions",
 ]
 __version__ = "0.1.0"

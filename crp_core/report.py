@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # annotation only: the triage quality module imports stage 4
     from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics
     from crp_core.analysis.tune import TrialRecord, TuneResult
     from crp_core.config import CRPConfig
+    from crp_core.triage.export import ExportIssue, ExportReport
     from crp_core.triage.quality import DetectorQuality
 
 REPORT_KIND = "crp-inspect.run"
@@ -178,6 +179,34 @@ def detector_quality_dict(q: DetectorQuality) -> dict[str, Any]:
                        "patterns": list(p.patterns), "note": p.note, "operator": p.operator,
                        "decided_at": p.decided_at} for p in q.overruled],
         "unknown_pairs": list(q.unknown),
+    }
+
+
+EXPORT_REPORT_KIND = "crp-inspect.triage-export"
+EXPORT_REPORT_VERSION = 1
+
+
+def _issue_dict(i: ExportIssue) -> dict[str, Any]:
+    return {"code": i.code, "fact_ids": list(i.fact_ids), "decision_ids": list(i.decision_ids), "message": i.message}
+
+
+def export_report_dict(r: ExportReport) -> dict[str, Any]:
+    """The export report (``crp-inspect triage export``, ``export_report.json``; docs/decisions/triage.md
+    "Export"): what the cleaned CKF carries and what it could not. Deterministic: no export time."""
+    return {
+        "kind": EXPORT_REPORT_KIND, "version": EXPORT_REPORT_VERSION,
+        "ckf": r.ckf_source, "out": r.path, "format": r.fmt, "n_facts": r.n_facts,
+        "decisions_in_force": r.decisions, "changed": dict(r.changed),
+        "facts": [{"fact_id": c.fact_id, "status_before": c.status_before, "status": c.status,
+                   "superseded_by": c.superseded_by, "triage": dict(c.triage), "decision_ids": list(c.decision_ids)}
+                  for c in r.changes],
+        "dismissed": [{"fact_a": p.fact_a, "fact_b": p.fact_b, "decision_id": p.decision_id, "operator": p.operator,
+                       "decided_at": p.decided_at, "note": p.note} for p in r.dismissed],
+        "replaced": [{"fact_id": v.fact_id, "key": v.key, "old": plain(v.old), "new": plain(v.new)}
+                     for v in r.replaced],
+        "conflicts": [_issue_dict(i) for i in r.conflicts],
+        "unknown_facts": [_issue_dict(i) for i in r.unknown],
+        "inexpressible": [_issue_dict(i) for i in r.inexpressible],
     }
 
 

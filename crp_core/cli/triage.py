@@ -1,7 +1,8 @@
 """``crp-inspect triage``: operator decisions on conflict pairs.
 
-* ``triage export --db PATH --ckf PATH --out PATH [--lenient]``: write the cleaned CKF (the
-  operators' statuses applied) in the format of ``--out`` (extension, or a directory);
+* ``triage export --db PATH --ckf PATH --out PATH [--report PATH] [--json] [--strict] [--lenient]``:
+  write the cleaned CKF carrying every decision in force (docs/decisions/triage.md "Export") in the
+  format of ``--out`` (extension, or a directory), and the export report as JSON next to it;
 * ``triage decisions --db PATH [--json|--csv] [--pair A B]``: print the audit log;
 * ``triage stats --db PATH --ckf PATH [--json]``: the detector's precision per pattern as the
   operators' decisions judge it (dismissed = false positive; accepted / overridden = true conflict);
@@ -9,7 +10,8 @@
   --operator NAME [--note TEXT] [--ckf PATH]``: record one decision, print it as one JSON line.
 
 ``--db`` defaults to ``$CRP_INSPECT_TRIAGE_DB``. Read commands never create a database.
-Exit status: 0 done, 2 refused (bad input, unusable database: one clear message on stderr).
+Exit status: 0 done, 2 refused (bad input, unusable database: one clear message on stderr);
+``export --strict``: 1 when the export report lists something the CKF does not carry.
 """
 from __future__ import annotations
 
@@ -22,16 +24,19 @@ from typing import TYPE_CHECKING
 from crp_core.config import STATUSES
 from crp_core.errors import CRPError
 from crp_core.io.ckf import load_ckf
+from crp_core.report import dumps, export_report_dict
 from crp_core.triage import (
     DB_PATH_ENV,
     KINDS,
     Decision,
     DecisionStore,
+    ExportReport,
     default_db_path,
     export_cleaned_ckf,
     export_csv,
     export_json,
     pair_key,
+    report_path_for,
 )
 
 if TYPE_CHECKING:
@@ -46,12 +51,21 @@ def register(subparsers: Subparsers) -> None:
     sub.required = True
     db_help = f"decision database (SQLite file; default ${DB_PATH_ENV})"
 
-    e = sub.add_parser("export", help="write the cleaned CKF (operators' statuses applied)",
-                       description="Load a CKF, apply the statuses decided by operators and write it in "
-                                   "the format of --out (.jsonl, .json, .csv, or a directory).")
+    e = sub.add_parser("export", help="write the cleaned CKF carrying every operator decision, and its report",
+                       description="Load a CKF, write every decision in force into its facts (an override's or "
+                                   "accepted arbitration's loser STALE with metadata.superseded_by and "
+                                   "metadata.triage; status marks with metadata.triage; dismissals in the report "
+                                   "only) in the format of --out (.jsonl, .json, .csv, or a directory), and an "
+                                   "export report (JSON) of what the file carries and what it cannot.")
     e.add_argument("--db", metavar="PATH", default=None, help=db_help)
     e.add_argument("--ckf", metavar="PATH", required=True, help="the CKF the decisions were taken on")
     e.add_argument("--out", metavar="PATH", required=True, help="where to write the cleaned CKF")
+    e.add_argument("--report", metavar="PATH", default=None,
+                   help="where to write the export report (default: <out stem>.export_report.json next to "
+                        "--out, or export_report.json inside a CKF folder)")
+    e.add_argument("--json", action="store_true", help="print the export report as JSON instead of text")
+    e.add_argument("--strict", action="store_true",
+                   help="exit 1 when the report lists conflicts, unknown facts or what the CKF cannot express")
     e.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
     e.set_defaults(handler=_export)
 
@@ -103,12 +117,20 @@ def _export(args: argparse.Namespace) -> int:
     db = _db(args)
     if os.path.exists(args.out) and os.path.exists(args.ckf) and os.path.samefile(args.out, args.ckf):
         raise _UsageError(f"--out {args.out} is the input CKF; refusing to overwrite it")
+    report_path = args.report or report_path_for(args.out)
+    if os.path.exists(report_path) and os.path.exists(args.ckf) and os.path.samefile(report_path, args.ckf):
+        raise _UsageError(f"--report {report_path} is the input CKF; refusing to overwrite it")
+    if os.path.isdir(report_path):
+        raise _UsageError(f"--report {report_path} is a folder; name a file")
     kb = load_ckf(args.ckf, lenient=args.lenient)
     with DecisionStore(db, create=False, readonly=True) as store:
         decisions = store.current()
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
         raise _UsageError(f"--out {args.out}: the folder {out_dir} does not exist")
+    if args.report and not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
+        raise _UsageError(f"--report {args.report}: the folder {os.path.dirname(os.path.abspath(args.report))} "
+                          "does not exist")
     if os.path.isdir(args.out) and os.path.splitext(args.out)[1]:
         raise _UsageError(f"--out {args.out} is a folder; name a file (.jsonl, .json, .csv) or a new folder")
     if os.path.isdir(args.out) and os.listdir(args.out) and not os.path.lexists(os.path.join(args.out, "facts.jsonl")):
@@ -116,11 +138,15 @@ def _export(args: argparse.Namespace) -> int:
         raise _UsageError(f"--out {args.out} is a folder that holds other files and no facts.jsonl; name a file "
                           "(.jsonl, .json, .csv), a new folder or an existing CKF folder")
     try:
-        done = export_cleaned_ckf(kb, decisions, args.out)
+        done = export_cleaned_ckf(kb, decisions, args.out, report_path=report_path)
     except OSError as exc:
-        raise _UsageError(f"--out {args.out}: cannot write the cleaned CKF: {exc.strerror or exc}") from None
-    parts = ", ".join(f"{n} {s}" for s, n in done.changed.items()) or "no status changed"
-    print(f"wrote {done.path}: {done.n_facts} facts; {done.applied} operator status(es) applied ({parts})")
+        where = exc.filename or args.out
+        raise _UsageError(f"cannot write {where}: {exc.strerror or exc}") from None
+    report = done.report
+    if args.json:
+        sys.stdout.write(dumps(export_report_dict(report)) + "\n")
+    else:
+        _print_report(report)
     if done.unknown_facts:
         shown = ", ".join(done.unknown_facts[:10]) + (", ..." if len(done.unknown_facts) > 10 else "")
         print(f"warning: {len(done.unknown_facts)} fact id(s) named by decisions are not in {args.ckf}: {shown}",
@@ -128,7 +154,30 @@ def _export(args: argparse.Namespace) -> int:
     if kb.skipped:
         print(f"warning: {len(kb.skipped)} bad fact(s) of {args.ckf} were skipped (--lenient) and are not "
               f"in {args.out}", file=sys.stderr)
-    return 0
+    return 1 if args.strict and report.issues else 0
+
+
+def _print_report(report: ExportReport) -> None:
+    """The export report as text: what was written, then every item the CKF does not carry."""
+    parts = ", ".join(f"{n} {s}" for s, n in report.changed.items()) or "no status changed"
+    print(f"wrote {report.path}: {report.n_facts} facts; {len(report.changes)} fact(s) carry operator "
+          f"decisions ({parts})")
+    superseded = sum(1 for c in report.changes if c.superseded_by is not None)
+    print(f"carried: {superseded} superseded fact(s) (status, metadata.superseded_by, metadata.triage), "
+          f"{len(report.changes) - superseded} status mark(s) only; {len(report.dismissed)} dismissed pair(s), "
+          "listed in the report only")
+    for v in report.replaced:
+        print(f"replaced: {v.fact_id} metadata.{v.key} was {json.dumps(v.old, ensure_ascii=False)}, "
+              f"now {json.dumps(v.new, ensure_ascii=False)}")
+    for title, items in (("conflicting decisions", report.conflicts),
+                         ("decisions naming unknown facts", report.unknown),
+                         ("not expressible in the CKF", report.inexpressible)):
+        if items:
+            print(f"{title} ({len(items)}):")
+            for i in items:
+                print(f"  {i.code}: {i.message}")
+    if report.report_path:
+        print(f"report: {report.report_path}")
 
 
 def _decisions(args: argparse.Namespace) -> int:

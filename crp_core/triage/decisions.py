@@ -2,16 +2,16 @@
 
 :class:`Decision` (one audit-log row), :class:`DecisionSet` (the decisions in force: latest per
 pair, latest status per fact), :func:`pair_key` (the canonical key of an unordered pair of fact
-ids), :func:`apply_to_kb` and the exports. The SQLite store is :mod:`crp_core.triage.store`.
+ids), :func:`apply_to_kb` and the audit-log exports. The SQLite store is :mod:`crp_core.triage.store`;
+the cleaned-CKF export is :mod:`crp_core.triage.export`.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
-import os
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -241,6 +241,8 @@ class DecisionSet:
     ``pair_decisions``: pair key -> ``{"kind": "accept"|"override"|"dismiss", "winner": id or None}``,
     the latest accept/override/dismiss per pair: the shape ``resolve_contradictions(decisions=)`` and
     ``scan_ckf(decisions=)`` take. ``latest``: pair key -> the latest decision of any kind.
+    ``pair_records``: pair key -> the accept/override/dismiss :class:`Decision` in force (who decided,
+    when, why: what the cleaned-CKF export writes, docs/decisions/triage.md "Export").
     """
 
     statuses: Mapping[str, str]
@@ -248,6 +250,7 @@ class DecisionSet:
     latest: Mapping[str, Decision]
     status_decisions: Mapping[str, Decision]  # fact id -> the mark_status decision in force
     count: int  # decisions read (the audit log's length)
+    pair_records: Mapping[str, Decision] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def from_decisions(cls, decisions: Iterable[Decision]) -> DecisionSet:
@@ -255,6 +258,7 @@ class DecisionSet:
         statuses: dict[str, str] = {}
         status_decisions: dict[str, Decision] = {}
         pairs: dict[str, Mapping[str, str | None]] = {}
+        pair_records: dict[str, Decision] = {}
         latest: dict[str, Decision] = {}
         n = 0
         for d in decisions:
@@ -268,9 +272,10 @@ class DecisionSet:
                 status_decisions[d.target_fact] = d
             else:
                 pairs[key] = MappingProxyType({"kind": d.kind, "winner": d.winner})
+                pair_records[key] = d
         return cls(statuses=MappingProxyType(statuses), pair_decisions=MappingProxyType(pairs),
                    latest=MappingProxyType(latest), status_decisions=MappingProxyType(status_decisions),
-                   count=n)
+                   count=n, pair_records=MappingProxyType(pair_records))
 
     @classmethod
     def empty(cls) -> DecisionSet:
@@ -310,34 +315,6 @@ def apply_to_corpus(corpus: Corpus, decision_set: DecisionSet) -> Corpus:
     """A prepared ``Corpus`` with the statuses applied (shares vectors and index; ``Corpus.with_statuses``)."""
     kb = corpus.kb
     return corpus.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
-
-
-@dataclass(frozen=True)
-class CleanedExport:
-    """What :func:`export_cleaned_ckf` wrote."""
-
-    path: str
-    n_facts: int
-    applied: int  # operator statuses that name a fact of the CKF
-    changed: Mapping[str, int]  # new status -> number of facts whose status actually changed
-    unknown_facts: tuple[str, ...]  # ids named by decisions in force that the CKF does not hold
-
-
-def export_cleaned_ckf(kb: KnowledgeBase, decision_set: DecisionSet, path: str | os.PathLike[str]) -> CleanedExport:
-    """Write ``kb`` with the statuses applied, in the format of ``path`` (``crp_core.io.ckf.write_ckf``)."""
-    from crp_core.io.ckf import write_ckf
-
-    cleaned = apply_to_kb(kb, decision_set)
-    written = write_ckf(cleaned, path)
-    changed: dict[str, int] = {}
-    for before, after in zip(kb.facts, cleaned.facts):
-        if before.status != after.status:
-            changed[after.status] = changed.get(after.status, 0) + 1
-    return CleanedExport(path=written, n_facts=len(cleaned),
-                         applied=sum(1 for f in decision_set.statuses if kb.get(f) is not None),
-                         changed=MappingProxyType(dict(sorted(changed.items()))),
-                         unknown_facts=decision_set.unknown_facts(kb))
-
 
 
 def export_json(decisions: Iterable[Decision]) -> str:

@@ -18,15 +18,22 @@ from crp_core.io.timeparse import format_timestamp
 from crp_core.model import Fact, KnowledgeBase
 
 
+def ckf_format(path: str | os.PathLike[str]) -> str | None:
+    """The CKF format :func:`write_ckf` writes at ``path``: "jsonl" (``.jsonl``, ``.ndjson``), "json",
+    "csv", "dir" (no extension), or None for an extension it cannot write."""
+    ext = os.path.splitext(os.fspath(path))[1].lower()
+    return "dir" if ext == "" else _FORMATS.get(ext)
+
+
 def write_ckf(kb: KnowledgeBase, path: str | os.PathLike[str]) -> str:
     """Write ``kb`` in the format of ``path``'s extension, or as a directory when it has none.
 
-    ``load_ckf(write_ckf(kb, p))`` gives equal facts (``line`` aside), embeddings and model.
-    Returns the path written.
+    ``load_ckf(write_ckf(kb, p))`` gives equal facts (``line`` aside, ``metadata`` included: every
+    format carries it, CSV as a JSON cell in a ``metadata`` column written when any fact has
+    metadata), embeddings and model. Returns the path written.
     """
     path = os.fspath(path)
-    ext = os.path.splitext(path)[1].lower()
-    fmt = "dir" if ext == "" else _FORMATS.get(ext)
+    fmt = ckf_format(path)
     if fmt is None:
         raise CKFError(f"cannot write CKF {path}", [Problem(0, _FILE, _format_message(path))])
     emb = None if kb.embeddings is None else np.asarray(kb.embeddings, dtype=np.float32)
@@ -65,6 +72,13 @@ def write_ckf(kb: KnowledgeBase, path: str | os.PathLike[str]) -> str:
             for r in rows:
                 r["embedding_model"] = kb.embedding_model
         text = _rows_to_csv(rows)
+    _write_atomic(path, text.encode("utf-8"))
+    return path
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> str:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all (a report next to a CKF); returns the path."""
+    path = os.fspath(path)
     _write_atomic(path, text.encode("utf-8"))
     return path
 

@@ -1,0 +1,392 @@
+"""The cleaned-CKF export: every operator decision in force written into the facts (SPEC-027 §2,
+SPEC-009 §2.2 and §8; SPEC_NOTES §1.1: ``metadata`` is carried through and shown).
+
+:func:`carry_decisions` is the pure part: the knowledge base with the decisions written into it and
+an :class:`ExportReport` of what was written and what could not be. :func:`export_cleaned_ckf` writes
+both: the CKF in the format of its path (:func:`crp_core.io.ckf.write_ckf`) and the report as JSON
+next to it (:func:`report_path_for`). What is written per decision kind, and why, is
+docs/decisions/triage.md, section "Export".
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+from crp_core.config import NEVER_RETRIEVED
+from crp_core.errors import CRPError
+from crp_core.model import Fact, KnowledgeBase
+from crp_core.triage.decisions import Decision, DecisionError, DecisionSet, split_pair_key, validate_decision
+
+#: the metadata keys the export writes on a fact
+META_SUPERSEDED_BY = "superseded_by"
+META_TRIAGE = "triage"
+META_TRIAGE_HISTORY = "triage_history"
+#: the keys of one triage record (``metadata.triage`` and each ``metadata.triage_history`` item)
+TRIAGE_RECORD_KEYS = ("operator", "decided_at", "kind", "note")
+#: the report's file name next to a CKF folder; next to a CKF file it is ``<stem>.export_report.json``
+REPORT_FILE = "export_report.json"
+#: issue categories of the report
+CONFLICT, UNKNOWN_FACT, INEXPRESSIBLE = "conflict", "unknown_fact", "inexpressible"
+
+
+class ExportError(CRPError):
+    """The export cannot be written as asked (e.g. the report would overwrite the CKF)."""
+
+
+# ---- records ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FactChange:
+    """One fact the export wrote a decision on."""
+
+    fact_id: str
+    status_before: str
+    status: str  # as written
+    superseded_by: str | None  # metadata.superseded_by as written (None: the fact lost no pair)
+    triage: Mapping[str, Any]  # metadata.triage as written (the newest decision on the fact)
+    decision_ids: tuple[int | None, ...]  # the decisions written on the fact, oldest first
+
+
+@dataclass(frozen=True)
+class DismissedPair:
+    """A pair an operator dismissed (not a conflict): kept in the report, never in the facts."""
+
+    fact_a: str
+    fact_b: str
+    decision_id: int | None
+    operator: str
+    decided_at: str | None
+    note: str
+
+
+@dataclass(frozen=True)
+class ReplacedValue:
+    """A metadata value the CKF already held that the export overwrote (the old value kept here)."""
+
+    fact_id: str
+    key: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True)
+class ExportIssue:
+    """A decision, or part of one, the export did not or could not write.
+
+    ``category``: ``conflict`` (decisions in force that contradict each other), ``unknown_fact`` (a
+    decision naming a fact the CKF does not hold: nothing of it is written) or ``inexpressible``
+    (what a fact's status and metadata cannot say). ``code`` names the case (docs/decisions/triage.md).
+    """
+
+    category: str
+    code: str
+    fact_ids: tuple[str, ...]
+    decision_ids: tuple[int | None, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    """What an export wrote and what it could not write (``crp_core.report.export_report_dict``)."""
+
+    ckf_source: str  # the CKF the decisions were applied to
+    n_facts: int
+    decisions: int  # decisions in force considered (pair decisions + status marks)
+    changes: tuple[FactChange, ...]  # in CKF order
+    dismissed: tuple[DismissedPair, ...]  # sorted by pair
+    replaced: tuple[ReplacedValue, ...]  # in CKF order
+    issues: tuple[ExportIssue, ...]  # by category, then in decision order
+    path: str | None = None  # the CKF written (None: not written, see carry_decisions)
+    report_path: str | None = None  # the report's JSON file (None: not written)
+    fmt: str = ""  # "jsonl" | "json" | "csv" | "dir"
+
+    def of(self, category: str) -> tuple[ExportIssue, ...]:
+        return tuple(i for i in self.issues if i.category == category)
+
+    @property
+    def conflicts(self) -> tuple[ExportIssue, ...]:
+        return self.of(CONFLICT)
+
+    @property
+    def unknown(self) -> tuple[ExportIssue, ...]:
+        return self.of(UNKNOWN_FACT)
+
+    @property
+    def inexpressible(self) -> tuple[ExportIssue, ...]:
+        return self.of(INEXPRESSIBLE)
+
+    @property
+    def changed(self) -> Mapping[str, int]:
+        """New status -> number of facts whose status the export changed (sorted by status)."""
+        out: dict[str, int] = {}
+        for c in self.changes:
+            if c.status != c.status_before:
+                out[c.status] = out.get(c.status, 0) + 1
+        return MappingProxyType(dict(sorted(out.items())))
+
+
+@dataclass(frozen=True)
+class CleanedExport:
+    """What :func:`export_cleaned_ckf` wrote."""
+
+    path: str
+    n_facts: int
+    applied: int  # operator statuses that name a fact of the CKF
+    changed: Mapping[str, int]  # new status -> number of facts whose status actually changed
+    unknown_facts: tuple[str, ...]  # ids named by decisions in force that the CKF does not hold
+    report: ExportReport  # what was written, and what could not be
+
+    @property
+    def report_path(self) -> str | None:
+        return self.report.report_path
+
+
+# ---- the pure part -----------------------------------------------------------------------------
+def triage_record(d: Decision) -> dict[str, Any]:
+    """``metadata.triage`` for decision ``d``: ``{operator, decided_at, kind, note}``."""
+    return {"operator": d.operator, "decided_at": d.decided_at, "kind": d.kind, "note": d.note}
+
+
+def _order(d: Decision) -> tuple[bool, int, str]:
+    """Recording order: the store's id (commit order), else the stamp; unrecorded decisions last."""
+    return (d.id is None, d.id if d.id is not None else 0, d.decided_at or "")
+
+
+def _ids(ds: Iterable[Decision]) -> tuple[int | None, ...]:
+    return tuple(d.id for d in ds)
+
+
+def _what(d: Decision) -> str:
+    ref = f"#{d.id} " if d.id is not None else ""
+    if d.kind == "mark_status":
+        return f"decision {ref}(mark {d.target_fact} {d.new_status})"
+    if d.kind == "dismiss":
+        return f"decision {ref}(dismiss {d.fact_a} | {d.fact_b})"
+    return f"decision {ref}({d.kind}: {d.winner} wins over {d.fact_b if d.winner == d.fact_a else d.fact_a})"
+
+
+def _history(meta: Mapping[str, Any], records: list[dict[str, Any]]) -> tuple[dict[str, Any], list[Any]]:
+    """(metadata.triage, metadata.triage_history): the newest of ``records``, and every earlier record
+    (the file's history, the file's triage record, then ``records`` but the newest), duplicates dropped."""
+    old_hist = meta.get(META_TRIAGE_HISTORY)
+    earlier: list[Any] = [] if old_hist is None else list(old_hist) if isinstance(old_hist, list) else [old_hist]
+    if META_TRIAGE in meta:
+        earlier.append(meta[META_TRIAGE])
+    newest = records[-1]
+    earlier.extend(records[:-1])
+    hist: list[Any] = []
+    for r in earlier:
+        if r != newest and r not in hist:
+            hist.append(r)
+    return newest, hist
+
+
+def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[KnowledgeBase, ExportReport]:
+    """``kb`` with every decision in force written into its facts, and the report of it (no I/O).
+
+    * override, or accept naming a winner: the loser gets ``status: STALE`` (a loser already DELETED or
+      QUARANTINED in the CKF keeps that status), ``metadata.superseded_by`` = the winner and
+      ``metadata.triage`` = ``{operator, decided_at, kind, note}``;
+    * mark_status: the fact gets the status and the triage record (the mark decides the status even
+      on a loser: it is the status the dashboard applies);
+    * dismiss: nothing in the facts; listed in ``report.dismissed``.
+
+    Earlier triage records (the file's, or several decisions on one fact) go to
+    ``metadata.triage_history`` (oldest first); a different ``superseded_by`` the file held is
+    overwritten and listed in ``report.replaced``. Other metadata keys are kept as they were.
+    """
+    issues: list[tuple[tuple[bool, int, str], ExportIssue]] = []
+
+    def issue(category: str, code: str, facts: Iterable[str], ds: list[Decision], message: str) -> None:
+        key = min((_order(d) for d in ds), default=(True, 0, ""))
+        issues.append((key, ExportIssue(category, code, tuple(facts), _ids(ds), message)))
+
+    losses: dict[str, list[tuple[str, Decision]]] = {}  # loser -> [(winner, decision)], oldest first
+    wins: list[tuple[str, str, Decision]] = []  # (winner, loser, decision)
+    dismissed: list[DismissedPair] = []
+    for key, d in sorted(decision_set.pair_records.items(), key=lambda kv: _order(kv[1])):
+        a, b = split_pair_key(key)
+        missing = [f for f in (a, b) if kb.get(f) is None]
+        if missing:
+            issue(UNKNOWN_FACT, "unknown_fact", missing, [d],
+                  f"{_what(d)} names {', '.join(missing)}, not in the CKF; not written")
+            continue
+        if d.kind == "dismiss":
+            dismissed.append(DismissedPair(a, b, d.id, d.operator, d.decided_at, d.note))
+            continue
+        if d.winner is None:  # an accepted tie: both facts stay, with a NOTE (SPEC-027 §2.5)
+            ref = f"#{d.id} " if d.id is not None else ""
+            issue(INEXPRESSIBLE, "accept_without_winner", (a, b), [d],
+                  f"decision {ref}(accept {a} | {b}, no winner) accepts a tie: there is no loser to mark, the "
+                  "facts are unchanged and a re-scan shows the pair undecided")
+            continue
+        loser = b if d.winner == a else a
+        losses.setdefault(loser, []).append((d.winner, d))
+        wins.append((d.winner, loser, d))
+    marks: dict[str, Decision] = {}
+    for fid, d in sorted(decision_set.status_decisions.items(), key=lambda kv: _order(kv[1])):
+        if kb.get(fid) is None:
+            issue(UNKNOWN_FACT, "unknown_fact", (fid,), [d], f"{_what(d)} names {fid}, not in the CKF; not written")
+        else:
+            marks[fid] = d
+
+    status_after = {f.fact_id: f.status for f in kb.facts}
+    why_stale: dict[str, str] = {}  # fact -> what made it STALE in the export
+    for fid, lost in losses.items():
+        if fid in marks:  # the mark decides the status (set below)
+            if marks[fid].new_status == "ACTIVE":
+                issue(CONFLICT, "loser_marked_active", (fid,), [marks[fid]] + [d for _, d in lost],
+                      f"{fid} loses {', '.join(_what(d) for _, d in lost)} but {_what(marks[fid])} is in force: "
+                      f"written ACTIVE (superseded_by and triage written), so a re-scan arbitrates by authority")
+        elif status_after[fid] not in NEVER_RETRIEVED:
+            status_after[fid] = "STALE"
+            why_stale[fid] = f"as the loser of {_what(lost[-1][1])}"
+        winners = list(dict.fromkeys(w for w, _ in lost))
+        if len(winners) > 1:
+            issue(INEXPRESSIBLE, "several_winners", (fid, *winners), [d for _, d in lost],
+                  f"{fid} loses to {', '.join(winners)}; metadata.superseded_by holds one id: written "
+                  f"{lost[-1][0]} (the newest decision), the others are in metadata.triage_history only")
+    for fid, d in marks.items():
+        assert d.new_status is not None  # validated
+        status_after[fid] = d.new_status
+        if d.new_status == "STALE":
+            why_stale[fid] = f"by {_what(d)}"
+    for winner, loser, d in wins:
+        if status_after[winner] != "STALE":
+            continue
+        if winner in why_stale:
+            cause = [marks[winner]] if winner in marks else [x for _, x in losses[winner]]
+            issue(CONFLICT, "winner_stale", (winner, loser), [d, *cause],
+                  f"{winner} wins {_what(d)} but is written STALE {why_stale[winner]}: both facts are STALE, "
+                  "so a re-scan may arbitrate the pair against the decision")
+        else:
+            issue(INEXPRESSIBLE, "winner_stale", (winner, loser), [d],
+                  f"{winner} wins {_what(d)} but is STALE in the CKF: both facts are STALE, so a re-scan may "
+                  "arbitrate the pair against the decision")
+
+    facts: list[Fact] = []
+    changes: list[FactChange] = []
+    replaced: list[ReplacedValue] = []
+    for f in kb.facts:
+        fid = f.fact_id
+        on_fact = sorted([d for _, d in losses.get(fid, ())] + ([marks[fid]] if fid in marks else []), key=_order)
+        if not on_fact:
+            facts.append(f)
+            continue
+        meta = dict(f.metadata)
+        superseded = losses[fid][-1][0] if fid in losses else None
+        if superseded is not None:
+            old = meta.get(META_SUPERSEDED_BY)
+            if META_SUPERSEDED_BY in meta and old != superseded:
+                replaced.append(ReplacedValue(fid, META_SUPERSEDED_BY, old, superseded))
+            meta[META_SUPERSEDED_BY] = superseded
+        newest, hist = _history(meta, [triage_record(d) for d in on_fact])
+        meta[META_TRIAGE] = newest
+        if hist or META_TRIAGE_HISTORY in meta:
+            meta[META_TRIAGE_HISTORY] = hist
+        facts.append(replace(f, status=status_after[fid], metadata=meta))
+        changes.append(FactChange(fid, f.status, status_after[fid], meta.get(META_SUPERSEDED_BY) if superseded
+                                  else None, MappingProxyType(dict(newest)), _ids(on_fact)))
+
+    rank = {CONFLICT: 0, UNKNOWN_FACT: 1, INEXPRESSIBLE: 2}
+    issues.sort(key=lambda ki: (rank[ki[1].category], ki[0]))
+    report = ExportReport(
+        ckf_source=kb.source, n_facts=len(kb), decisions=len(decision_set.pair_records) + len(decision_set.statuses),
+        changes=tuple(changes), dismissed=tuple(sorted(dismissed, key=lambda p: (p.fact_a, p.fact_b))),
+        replaced=tuple(replaced), issues=tuple(i for _, i in issues), fmt=kb.fmt)
+    return replace(kb, facts=tuple(facts)), report
+
+
+# ---- writing -----------------------------------------------------------------------------------
+def report_path_for(path: str | os.PathLike[str]) -> str:
+    """Where the report of an export to ``path`` goes: ``<dir>/export_report.json`` for a CKF folder
+    (no extension), ``<stem>.export_report.json`` next to a CKF file."""
+    path = os.fspath(path)
+    stem, ext = os.path.splitext(path)
+    return os.path.join(path, REPORT_FILE) if ext == "" else f"{stem}.{REPORT_FILE}"
+
+
+def export_cleaned_ckf(kb: KnowledgeBase, decision_set: DecisionSet, path: str | os.PathLike[str], *,
+                       report_path: str | os.PathLike[str] | None = None, write_report: bool = True) -> CleanedExport:
+    """Write ``kb`` with every decision in force carried (:func:`carry_decisions`) in the format of
+    ``path`` (``crp_core.io.ckf.write_ckf``), and the export report as JSON at ``report_path``
+    (default :func:`report_path_for`; ``write_report=False`` writes no report file). Both writes are
+    atomic; the CKF is written first."""
+    from crp_core.io.ckf.write import ckf_format, write_ckf, write_text_atomic
+    from crp_core.report import dumps, export_report_dict
+
+    out = os.fspath(path)
+    rpath = None if not write_report else os.fspath(report_path) if report_path is not None else report_path_for(out)
+    if rpath is not None and os.path.abspath(rpath) == os.path.abspath(out):
+        raise ExportError(f"the export report {rpath} would overwrite the cleaned CKF; name another report path")
+    cleaned, report = carry_decisions(kb, decision_set)
+    written = write_ckf(cleaned, out)
+    report = replace(report, path=written, report_path=rpath, fmt=ckf_format(written) or "")
+    if rpath is not None:
+        write_text_atomic(rpath, dumps(export_report_dict(report)) + "\n")
+    unknown = decision_set.unknown_facts(kb)
+    return CleanedExport(path=written, n_facts=len(cleaned),
+                         applied=sum(1 for f in decision_set.statuses if kb.get(f) is not None),
+                         changed=report.changed, unknown_facts=unknown, report=report)
+
+
+def load_export_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON of an export report written by :func:`export_cleaned_ckf` (ExportError if it is not one)."""
+    from crp_core.report import EXPORT_REPORT_KIND
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"{os.fspath(path)}: cannot read the export report: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("kind") != EXPORT_REPORT_KIND:
+        raise ExportError(f"{os.fspath(path)}: not a crp-inspect export report")
+    return doc
+
+
+def _pair_record(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The newest override / accept triage record of a fact's metadata, or None."""
+    hist = meta.get(META_TRIAGE_HISTORY)
+    records = [*(hist if isinstance(hist, list) else ()), meta.get(META_TRIAGE)]
+    for r in reversed(records):
+        if isinstance(r, Mapping) and r.get("kind") in ("override", "accept"):
+            return r
+    return None
+
+
+def carried_decisions(kb: KnowledgeBase, report: Mapping[str, Any] | None = None) -> DecisionSet:
+    """The pair decisions an exported CKF carries, rebuilt without the decision store.
+
+    A fact with ``metadata.superseded_by`` naming a fact of ``kb`` and an override / accept triage
+    record gives that decision (the superseding fact wins); the dismissed pairs of ``report`` (the
+    export report's JSON, :func:`load_export_report`) give dismissals. Statuses are in the file
+    already, so the set holds no status marks. Give it to ``scan_ckf(decisions=)`` or
+    ``run_pipeline(decisions=)`` so that a re-scan elsewhere arbitrates as the operators did.
+    Malformed records (not written by this export) are skipped.
+    """
+    found: list[Decision] = []
+    for f in kb.facts:
+        winner, rec = f.metadata.get(META_SUPERSEDED_BY), _pair_record(f.metadata)
+        if rec is None or not isinstance(winner, str) or winner == f.fact_id or kb.get(winner) is None:
+            continue
+        found.append(Decision.new(f.fact_id, winner, str(rec["kind"]), str(rec.get("operator") or "?"), winner=winner,
+                                  note=str(rec.get("note") or ""), decided_at=_text(rec.get("decided_at"))))
+    for p in (report or {}).get("dismissed", ()):
+        if isinstance(p, Mapping) and isinstance(p.get("fact_a"), str) and isinstance(p.get("fact_b"), str):
+            found.append(Decision.new(p["fact_a"], p["fact_b"], "dismiss", str(p.get("operator") or "?"),
+                                      note=str(p.get("note") or ""), decided_at=_text(p.get("decided_at"))))
+    found.sort(key=lambda d: d.decided_at or "")
+    valid: list[Decision] = []
+    for d in found:
+        try:
+            valid.append(validate_decision(d))
+        except DecisionError:
+            continue
+    return DecisionSet.from_decisions(valid)
+
+
+def _text(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
