@@ -201,7 +201,8 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
     issues: list[tuple[tuple[bool, int, str], ExportIssue]] = []
 
     def issue(category: str, code: str, facts: Iterable[str], ds: list[Decision], message: str) -> None:
-        key = min((_order(d) for d in ds), default=(True, 0, ""))
+        ds = sorted(ds, key=_order)
+        key = _order(ds[0]) if ds else (True, 0, "")
         issues.append((key, ExportIssue(category, code, tuple(facts), _ids(ds), message)))
 
     losses: dict[str, list[tuple[str, Decision]]] = {}  # loser -> [(winner, decision)], oldest first
