@@ -156,9 +156,10 @@ def test_cli_refuses_corrupt_and_foreign_databases_without_touching_them(capsys,
 
 
 def _expected_fact_fields(f):
-    """Every field of a loaded fact but ``line`` and ``status``."""
+    """Every field of a loaded fact but ``line``, ``status`` and the triage record the export adds."""
     return (f.fact_id, f.content, f.source_type, f.importance_weight, f.ingested_at, f.modified_at, f.ttl_kind,
-            f.ttl_seconds, f.source_id, f.source_location, f.community_label, dict(f.metadata))
+            f.ttl_seconds, f.source_id, f.source_location, f.community_label,
+            {k: v for k, v in f.metadata.items() if k not in ("triage", "triage_history")})
 
 
 @pytest.mark.parametrize("out_name", ["clean.jsonl", "clean.json", "clean.csv", "clean_dir"])
@@ -175,10 +176,15 @@ def test_export_writes_a_cleaned_ckf_that_reloads_with_the_statuses(capsys, tmp_
     out = str(tmp_path / out_name)
     code, stdout, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", out)
     assert code == 0, err
-    assert stdout.strip() == f"wrote {out}: 4 facts; 3 operator status(es) applied (1 ACTIVE, 1 QUARANTINED, 1 STALE)"
+    report = os.path.join(out, "export_report.json") if out_name == "clean_dir" else str(tmp_path / "clean.export_report.json")
+    assert stdout.splitlines() == [
+        f"wrote {out}: 4 facts; 3 fact(s) carry operator decisions (1 ACTIVE, 1 QUARANTINED, 1 STALE)",
+        "carried: 0 superseded fact(s) (status, metadata.superseded_by, metadata.triage), 3 status mark(s) only; "
+        "0 dismissed pair(s), listed in the report only",
+        f"report: {report}"]
     orig, clean = load_ckf(ckf), load_ckf(out)  # re-loads and re-validates
-    assert [(f.fact_id, f.status) for f in clean.facts] == [
-        ("F1", "QUARANTINED"), ("F2", "ACTIVE"), ("F3", "ACTIVE"), ("F4", "STALE")]
+    assert [(f.fact_id, f.status, f.metadata.get("triage", {}).get("operator")) for f in clean.facts] == [
+        ("F1", "QUARANTINED", "ann"), ("F2", "ACTIVE", "ann"), ("F3", "ACTIVE", None), ("F4", "STALE", "bob")]
     assert [_expected_fact_fields(f) for f in clean.facts] == [_expected_fact_fields(f) for f in orig.facts]
     assert clean.embedding_model == "test-model"
     assert clean.embeddings.tolist() == orig.embeddings.tolist()
@@ -191,7 +197,8 @@ def test_export_warns_about_unknown_ids_and_refuses_to_overwrite_its_input(capsy
     record(capsys, db, "--pair", "F1", "ZZ", "--kind", "mark_status", "--fact", "ZZ", "--status", "DELETED",
            "--operator", "ann")
     code, out, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(tmp_path / "o.json"))
-    assert code == 0 and "0 operator status(es) applied (no status changed)" in out
+    assert code == 0 and "0 fact(s) carry operator decisions (no status changed)" in out
+    assert "decisions naming unknown facts (1):\n  unknown_fact: decision #1 (mark ZZ DELETED) names ZZ" in out
     assert "1 fact id(s) named by decisions are not in" in err and "ZZ" in err
     before = Path(ckf).read_bytes()
     code, _, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", ckf)
@@ -223,3 +230,87 @@ def test_console_entry_point_runs_triage(tmp_path):
     with DecisionStore(db, create=False, readonly=True) as s:
         (d,) = s.all()
     assert (d.kind, d.winner, d.operator) == ("accept", "A", "ann")
+
+
+def test_export_carries_overrides_prints_and_writes_the_report(capsys, tmp_path, ckf):
+    db = str(tmp_path / "d.sqlite")
+    over = record(capsys, db, "--pair", "F1", "F2", "--kind", "override", "--winner", "F2", "--operator", "ann",
+                  "--note", "2380 since v3.4")
+    dis = record(capsys, db, "--pair", "F3", "F4", "--kind", "dismiss", "--operator", "bob")
+    record(capsys, db, "--pair", "F1", "F3", "--kind", "accept", "--operator", "cy")  # a tie: nothing to write
+    # F2 is STALE in the file already, so the override's winner has no status edge: reported too
+    out = tmp_path / "clean.jsonl"
+    code, stdout, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(out))
+    assert (code, err) == (0, "")
+    report_file = tmp_path / "clean.export_report.json"
+    assert stdout.splitlines() == [
+        f"wrote {out}: 4 facts; 1 fact(s) carry operator decisions (1 STALE)",
+        "carried: 1 superseded fact(s) (status, metadata.superseded_by, metadata.triage), 0 status mark(s) only; "
+        "1 dismissed pair(s), listed in the report only",
+        "not expressible in the CKF (2):",
+        "  winner_stale: F2 wins decision #1 (override: F2 wins over F1) but is STALE in the CKF: both facts are "
+        "STALE, so a re-scan may arbitrate the pair against the decision",
+        "  accept_without_winner: decision #3 (accept F1 | F3, no winner) accepts a tie: there is no loser to mark, "
+        "the facts are unchanged and a re-scan shows the pair undecided",
+        f"report: {report_file}"]
+    f1 = load_ckf(out).get("F1")
+    assert (f1.status, dict(f1.metadata)) == ("STALE", {
+        "url": "https://example.invalid/etcd", "tags": ["ports"], "superseded_by": "F2",
+        "triage": {"operator": "ann", "decided_at": over["decided_at"], "kind": "override", "note": "2380 since v3.4"}})
+    doc = json.loads(report_file.read_text(encoding="utf-8"))
+    assert (doc["kind"], doc["version"], doc["ckf"], doc["out"], doc["format"], doc["n_facts"]) == (
+        "crp-inspect.triage-export", 1, ckf, str(out), "jsonl", 4)
+    assert doc["facts"] == [{"fact_id": "F1", "status_before": "ACTIVE", "status": "STALE", "superseded_by": "F2",
+                             "triage": dict(f1.metadata["triage"]), "decision_ids": [over["id"]]}]
+    assert doc["dismissed"] == [{"fact_a": "F3", "fact_b": "F4", "decision_id": dis["id"], "operator": "bob",
+                                 "decided_at": dis["decided_at"], "note": ""}]
+    assert (doc["conflicts"], doc["unknown_facts"], doc["replaced"]) == ([], [], [])
+    assert [(i["code"], i["decision_ids"]) for i in doc["inexpressible"]] == [
+        ("winner_stale", [over["id"]]), ("accept_without_winner", [3])]
+    # --json prints the same report; --strict fails on the inexpressible items; --report moves the file
+    code, stdout, _ = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(out), "--json")
+    assert code == 0 and json.loads(stdout) == doc
+    elsewhere = tmp_path / "r.json"
+    code, stdout, _ = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(out), "--strict",
+                          "--report", str(elsewhere))
+    assert code == 1 and stdout.splitlines()[-1] == f"report: {elsewhere}"
+    assert json.loads(elsewhere.read_text(encoding="utf-8")) == doc
+
+
+def test_export_strict_passes_when_everything_is_carried(capsys, tmp_path, ckf):
+    db = str(tmp_path / "d.sqlite")
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "accept", "--winner", "F1", "--operator", "ann")
+    code, _, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(tmp_path / "o.csv"), "--strict")
+    assert (code, err) == (0, "")
+    f2 = load_ckf(tmp_path / "o.csv").get("F2")
+    assert (f2.status, f2.metadata["superseded_by"], f2.metadata["triage"]["kind"]) == ("STALE", "F1", "accept")
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--out", "{tmp}/missing/o.jsonl"], "the folder {tmp}/missing does not exist"),
+    (["--out", "{tmp}/o.jsonl", "--report", "{tmp}/missing/r.json"], "--report {tmp}/missing/r.json: the folder"),
+    (["--out", "{tmp}/o.jsonl", "--report", "{ckf}"], "is the input CKF; refusing to overwrite it"),
+    (["--out", "{tmp}/o.jsonl", "--report", "{tmp}/o.jsonl"], "would overwrite the cleaned CKF"),
+    (["--out", "{tmp}/o.jsonl", "--report", "{tmp}"], "is a folder; name a file"),
+    (["--out", "{tmp}/o.txt"], "o.txt"),
+])
+def test_export_refuses_bad_paths_with_one_message(capsys, tmp_path, ckf, extra, message):
+    db = str(tmp_path / "d.sqlite")
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "override", "--winner", "F2", "--operator", "ann")
+    before = Path(ckf).read_bytes()
+    argv = [a.format(tmp=tmp_path, ckf=ckf) for a in extra]
+    code, out, err = cli(capsys, "export", "--db", db, "--ckf", ckf, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("crp-inspect: error: ") and message.format(tmp=tmp_path) in err and "Traceback" not in err
+    assert Path(ckf).read_bytes() == before
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_export_from_the_console_has_no_traceback_on_a_bad_path(tmp_path, ckf):
+    db = str(tmp_path / "d.sqlite")
+    with DecisionStore(db):
+        pass
+    done = subprocess.run([sys.executable, "-m", "crp_core.cli", "triage", "export", "--db", db, "--ckf", ckf,
+                           "--out", str(tmp_path / "nope" / "o.jsonl")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and "does not exist" in done.stderr and "Traceback" not in done.stderr
