@@ -176,7 +176,8 @@ def test_export_writes_a_cleaned_ckf_that_reloads_with_the_statuses(capsys, tmp_
     out = str(tmp_path / out_name)
     code, stdout, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", out)
     assert code == 0, err
-    report = os.path.join(out, "export_report.json") if out_name == "clean_dir" else str(tmp_path / "clean.export_report.json")
+    report = (os.path.join(out, "export_report.json") if out_name == "clean_dir"
+              else str(tmp_path / "clean.export_report.json"))
     assert stdout.splitlines() == [
         f"wrote {out}: 4 facts; 3 fact(s) carry operator decisions (1 ACTIVE, 1 QUARANTINED, 1 STALE)",
         "carried: 0 superseded fact(s) (status, metadata.superseded_by, metadata.triage), 3 status mark(s) only; "

@@ -268,9 +268,11 @@ def test_every_format_carries_the_decisions(store, source, tmp_path, name):
                                                "triage": triage_record(d2), "triage_history": [triage_record(d1)]})
     assert scan(kb) == {("G1", "G2"): (("G1",), "G2", None)}
     assert done.report.inexpressible == ()
-    expected_report = tmp_path / name / "export_report.json" if name == "clean_dir" else tmp_path / "clean.export_report.json"
+    expected_report = (tmp_path / name / "export_report.json" if name == "clean_dir"
+                       else tmp_path / "clean.export_report.json")
     assert done.report_path == str(expected_report) and expected_report.is_file()
-    assert done.report.fmt == {"clean.jsonl": "jsonl", "clean.json": "json", "clean.csv": "csv", "clean_dir": "dir"}[name]
+    fmts = {"clean.jsonl": "jsonl", "clean.json": "json", "clean.csv": "csv", "clean_dir": "dir"}
+    assert done.report.fmt == fmts[name]
     assert load_ckf(tmp_path / name).fingerprint == load_ckf(source).fingerprint  # still the same knowledge
 
 

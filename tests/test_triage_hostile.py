@@ -54,5 +54,5 @@ def test_export_into_a_folder_that_is_not_a_ckf_folder_is_refused(capsys, tmp_pa
     assert f"--out {other} is a folder that holds other files and no facts.jsonl" in err
     assert sorted(os.listdir(other)) == ["notes.txt"]
     code, out, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(tmp_path / "fresh"))
-    assert code == 0 and sorted(os.listdir(tmp_path / "fresh")) == ["embeddings.npy", "export_report.json", "facts.jsonl",
-                                                                    "manifest.json"]
+    assert code == 0 and sorted(os.listdir(tmp_path / "fresh")) == [
+        "embeddings.npy", "export_report.json", "facts.jsonl", "manifest.json"]
