@@ -289,8 +289,8 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
         if hist or META_TRIAGE_HISTORY in meta:
             meta[META_TRIAGE_HISTORY] = hist
         facts.append(replace(f, status=status_after[fid], metadata=meta))
-        changes.append(FactChange(fid, f.status, status_after[fid], meta.get(META_SUPERSEDED_BY) if superseded
-                                  else None, MappingProxyType(dict(newest)), _ids(on_fact)))
+        changes.append(FactChange(fid, f.status, status_after[fid], superseded, MappingProxyType(dict(newest)),
+                                  _ids(on_fact)))
 
     rank = {CONFLICT: 0, UNKNOWN_FACT: 1, INEXPRESSIBLE: 2}
     issues.sort(key=lambda ki: (rank[ki[1].category], ki[0]))
