@@ -40,6 +40,7 @@ from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.stages.contradictions.arbitration import Decisions
 from crp_core.stages.packing import PackItem, TokenCounter, pack_envelope, word_counter
+from crp_core.triage.export import with_carried_decisions
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
 
@@ -125,7 +126,8 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     ``config`` defaults to ``CRPConfig().with_overrides(scenario.config)``; ``now`` to
     ``scenario.now``, else the wall clock; ``vectors`` (ScenarioVectors) to
     ``embed_scenario(scenario, corpus, embedder)``. ``decisions`` are operator decisions handed to
-    stage 4. ``known_conflicts`` (:func:`crp_core.analysis.known.known_conflicts`: the whole-CKF scan
+    stage 4, over those the CKF carries from an export (``metadata.superseded_by`` with its triage
+    record). ``known_conflicts`` (:func:`crp_core.analysis.known.known_conflicts`: the whole-CKF scan
     and operator decisions) are checked against the selection after stage 4, as
     ``config.known_conflict_action`` says (beyond SPEC-027). ``PipelineResult.clamps`` lists the
     settings used at another value than asked to fit the data (:func:`data_clamps`).
@@ -133,6 +135,7 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     config = resolve_config(scenario, config)
     if now is None:
         now = scenario.now if scenario.now is not None else datetime.now(UTC)
+    decisions = with_carried_decisions(corpus.kb, decisions)  # an exported CKF's operator decisions
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     if vectors is None:

@@ -98,11 +98,10 @@ def test_override_writes_the_loser_stale_with_superseded_by_and_the_triage_recor
     assert state(kb)["F1"] == ("STALE", {"url": "https://example.invalid/e", "superseded_by": "F2", "triage": record})
     assert {f: s for f, s in state(kb).items() if f != "F1"} == {f: s for f, s in state(load_ckf(source)).items()
                                                                  if f != "F1"}
-    # no store: the STALE loser's recency floor (0.192 < 0.45) makes the plain re-scan side with the operator
-    assert scan(kb) == {("F1", "F2"): (("F2",), "F1", None), ("G1", "G2"): (("G1",), "G2", None)}
-    # and the decisions the file carries give the override itself back
-    assert scan(kb, carried_decisions(kb)) == {("F1", "F2"): (("F2",), "F1", "override"),
-                                               ("G1", "G2"): (("G1",), "G2", None)}
+    # no store: a plain re-scan arbitrates with the decisions the file carries (the override itself)
+    carried = {("F1", "F2"): (("F2",), "F1", "override"), ("G1", "G2"): (("G1",), "G2", None)}
+    assert scan(kb) == carried
+    assert scan(kb, carried_decisions(kb)) == carried
     report = done.report
     assert report.changes == (FactChange("F1", "ACTIVE", "STALE", "F2", record, (d.id,)),)
     assert (report.issues, report.dismissed, report.replaced, dict(report.changed)) == ((), (), (), {"STALE": 1})
@@ -126,7 +125,7 @@ def test_accept_writes_the_arbitrations_loser(store, source, tmp_path):
     kb, done = export(store, source, tmp_path / "clean.jsonl")
     assert state(kb)["G2"] == ("STALE", {"superseded_by": "G1", "triage": {
         "operator": "bob", "decided_at": d.decided_at, "kind": "accept", "note": ""}})
-    assert scan(kb) == BY_AUTHORITY
+    assert scan(kb) == {**BY_AUTHORITY, ("G1", "G2"): (("G1",), "G2", "accept")}  # the carried decision
     assert scan(kb, carried_decisions(kb))[("G1", "G2")] == (("G1",), "G2", "accept")
     assert done.report.issues == ()
 
@@ -327,3 +326,23 @@ def test_the_sample_override_is_arbitrated_the_operators_way_on_a_rescan(tmp_pat
 
     assert pair(load_ckf(src)) == [(("gov-0148", "gov-0149"), None, True)]
     assert pair(load_ckf(done.path)) == [(("gov-0148",), "gov-0149", False)]
+
+
+def test_a_rescan_sides_with_the_operator_even_where_authority_favours_the_loser(tmp_path):
+    """H1 official, fresh: 0.80 * 1.0 * 0.80 = 0.64, still 0.192 once STALE; H2 unverified and past its
+    TTL (modified 2025-01-01, 516 days before now): 0.30 * 0.30 * 0.30 = 0.027. The operator makes H2
+    win; the exported file alone must keep that, authority notwithstanding."""
+    facts = [fact("H1", "The etcd default peer port is 2380.", modified_at=MOD),
+             fact("H2", "The etcd default peer port is 2381.", source_type="unverified",
+                  modified_at="2025-01-01T00:00:00Z")]
+    vectors = [unit([1, 0.3, 0, 0, 0, 0]), unit([1, 0.3, 0.05, 0, 0, 0])]
+    src = Path(write_ckf(make_kb(facts, vectors), tmp_path / "kb.jsonl"))
+    assert scan(load_ckf(src)) == {("H1", "H2"): (("H1",), "H2", None)}
+    with DecisionStore(tmp_path / "d.sqlite") as st:
+        st.record(Decision.override("H1", "H2", winner="H2", operator="ann", note="2381 is the new default"))
+        kb, _ = export(st, src, tmp_path / "clean.jsonl")
+    assert {f.fact_id: f.status for f in kb.facts} == {"H1": "STALE", "H2": "ACTIVE"}
+    assert scan(kb) == {("H1", "H2"): (("H2",), "H1", "override")}
+    # an operator decision given on top still wins over what the file carries
+    dismissed = DecisionSet.from_decisions([Decision.dismiss("H1", "H2", operator="bob")])
+    assert scan(kb, dismissed) == {("H1", "H2"): (("H1", "H2"), None, "dismiss")}

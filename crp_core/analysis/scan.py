@@ -31,6 +31,7 @@ from crp_core.records import ConflictPair, RecencyTable, ValueConflict
 from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, Decisions, arbitrate, decision_for
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
+from crp_core.triage.export import with_carried_decisions
 
 SearchMethod = Literal["gram", "centroid-pruned"]
 
@@ -401,12 +402,13 @@ def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
     Candidate pairs are every retrievable pair above ``contradiction_similarity``, found exactly
     (:func:`search_pairs`); each goes through :func:`values_conflict`, and each conflicting pair is
     arbitrated independently (no suppression chain: the scan reports, the envelope decides).
-    Recency is computed at ``now``.
+    Recency is computed at ``now``. ``decisions`` apply over those the CKF carries from an export.
     """
     from crp_core.factors.recency import compute_recency
 
     t0 = time.perf_counter()
     kb = corpus.kb
+    decisions = with_carried_decisions(kb, decisions)  # an exported CKF's operator decisions
     search = search_pairs(corpus, config)
     cand = search.pairs
     t1 = time.perf_counter()

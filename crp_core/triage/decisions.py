@@ -281,6 +281,18 @@ class DecisionSet:
     def empty(cls) -> DecisionSet:
         return cls.from_decisions(())
 
+    def overlaid_on(self, base: DecisionSet) -> DecisionSet:
+        """``base``'s pair decisions with this set's on top (this set wins on a pair both decide);
+        statuses and records likewise. The decisions an exported CKF carries under the store's."""
+        def over(a: Mapping[str, Any], b: Mapping[str, Any]) -> Mapping[str, Any]:
+            return MappingProxyType({**a, **b})
+
+        return DecisionSet(statuses=over(base.statuses, self.statuses),
+                           pair_decisions=over(base.pair_decisions, self.pair_decisions),
+                           latest=over(base.latest, self.latest),
+                           status_decisions=over(base.status_decisions, self.status_decisions),
+                           count=base.count + self.count, pair_records=over(base.pair_records, self.pair_records))
+
     def __bool__(self) -> bool:
         return bool(self.statuses) or bool(self.pair_decisions)
 

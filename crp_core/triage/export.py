@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -391,3 +392,27 @@ def carried_decisions(kb: KnowledgeBase, report: Mapping[str, Any] | None = None
 
 def _text(v: Any) -> str | None:
     return v if isinstance(v, str) else None
+
+
+#: the pair decisions each loaded knowledge base carries (built once per KnowledgeBase)
+_CARRIED: weakref.WeakKeyDictionary[KnowledgeBase, DecisionSet] = weakref.WeakKeyDictionary()
+
+
+def with_carried_decisions(kb: KnowledgeBase, decisions: DecisionSet | Mapping[str, Mapping[str, Any]] | None
+                           ) -> DecisionSet | Mapping[str, Mapping[str, Any]] | None:
+    """``decisions`` with the pair decisions ``kb`` carries from an export underneath
+    (:func:`carried_decisions`; the given ones win on a pair both decide). What ``run_pipeline`` and
+    ``scan_ckf`` arbitrate with, so an exported CKF loaded without its decision store is arbitrated the
+    operators' way (docs/decisions/triage.md, "Export"). ``decisions`` itself when ``kb`` carries none."""
+    carried = _CARRIED.get(kb)
+    if carried is None:
+        has = any(META_SUPERSEDED_BY in f.metadata for f in kb.facts if f.metadata)
+        carried = carried_decisions(kb) if has else DecisionSet.empty()
+        _CARRIED[kb] = carried
+    if not carried.pair_decisions:
+        return decisions
+    if decisions is None:
+        return carried
+    if isinstance(decisions, DecisionSet):
+        return decisions.overlaid_on(carried)
+    return MappingProxyType({**carried.pair_decisions, **decisions})

@@ -302,7 +302,8 @@ def _embedding(e: Any, err: ErrFn) -> np.ndarray | None:
         i = int(np.argmax(bad))
         err("embedding", f"element {i} is {float(arr[i])!r} (NaN or infinite); {int(bad.sum())} such value(s)")
         return None
-    f32 = arr.astype(np.float32)
+    with np.errstate(over="ignore"):  # the overflow is the finding below, not a warning
+        f32 = arr.astype(np.float32)
     if not np.isfinite(f32).all():
         err("embedding", "holds a value too large for float32")
         return None
