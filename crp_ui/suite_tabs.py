@@ -156,12 +156,15 @@ def suite_tab(corpus: Corpus, decisions: Any, dkey: str) -> None:
         return
     config = suite_config()
     inputs = _inputs(p, config)
-    _evaluate(p, config, inputs)
+    run = _evaluate(p, config, inputs)
+    if run is not None:
+        st.divider()
+        _compare(p, config, inputs, run)
     st.divider()
     _sweep(p, config, inputs)
 
 
-def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
+def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> SuiteRun | None:
     st.subheader("The suite at the sidebar config")
     got = st.session_state.get(K_EVAL)
     if got is None or got[0] != inputs:
@@ -173,7 +176,7 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
         except CRPError as exc:
             bar.empty()
             st.error(f"The suite run was refused: {render.md_escape(exc)}")
-            return
+            return None
         bar.empty()
         got = (inputs, run, defaults)
         st.session_state[K_EVAL] = got
@@ -206,6 +209,79 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
         _frame(sv.scenario_detail(run.metrics.scenario(pick)), K + "eval_detail",
                column_config={"recency": st.column_config.NumberColumn("recency", format="%.3f"),
                               "labels": st.column_config.TextColumn("labels", width="large")})
+    return run
+
+
+def _baseline_config() -> tuple[str, CRPConfig] | None:
+    """The baseline of the suite comparison: the defaults or an uploaded TOML (None: nothing yet)."""
+    c1, c2 = st.columns([1, 2])
+    source = c1.radio("Baseline", ["defaults", "uploaded TOML"], key=K + "cmp_source", horizontal=True)
+    if source == "defaults":
+        return "the defaults", CRPConfig()
+    up = c2.file_uploader("Baseline config (TOML)", type=["toml"], key=K + "cmp_upload")
+    if up is not None:
+        st.session_state[K + "cmp_toml"] = (up.name, up.getvalue().decode("utf-8", errors="replace"))
+    saved = st.session_state.get(K + "cmp_toml")
+    if saved is None:
+        st.info("Upload a config TOML (e.g. one saved from the sidebar or from Auto-tune) to compare against.")
+        return None
+    try:
+        return saved[0], CRPConfig.from_toml(saved[1])
+    except ConfigError as exc:
+        st.error(f"{render.md_escape(saved[0])} refused: {render.md_escape(exc)}")
+        return None
+
+
+def _compare(p: PreparedSuite, config: CRPConfig, inputs: str, run: SuiteRun) -> None:
+    """The suite at a baseline config against the sidebar config: verdicts, per-scenario rows, and one
+    scenario's envelope diff with the explain-diff."""
+    st.subheader("Compare with a baseline config over the suite")
+    got = _baseline_config()
+    if got is None:
+        return
+    label, base = got
+    diff = config.diff(base)
+    if not diff:
+        st.info(f"The sidebar config equals {render.md_escape(label)}: change a value in the sidebar (or "
+                "upload another baseline) to compare.")
+        return
+    store: dict[tuple[str, str], SuiteRun] = st.session_state.setdefault(K + "cmp_runs", {})
+    key = (inputs, base.to_toml())
+    base_run = store.get(key)
+    if base_run is None:
+        try:
+            base_run = run_suite(p, base, keep_results=True, embedder=cache.embedder_for(p.corpus))
+        except CRPError as exc:
+            st.error(f"The baseline run was refused: {render.md_escape(exc)}")
+            return
+        store.clear()
+        store[key] = base_run
+    st.caption(f"Baseline: **{render.md_escape(label)}** · candidate: the sidebar config · {len(diff)} key(s) "
+               "differ: " + render.md_escape(", ".join(sorted(diff))))
+    _frame(sv.summary_frame(run.metrics, base_run.metrics), K + "cmp_summary",
+           column_config={"definition": st.column_config.TextColumn("definition", width="large")})
+    _frame(sv.scenario_delta_frame(run, base_run), K + "cmp_rows")
+    names = sv.scenario_names(run.metrics)
+    name = st.selectbox("Envelope diff of scenario", names, key=f"{K}cmp_pick.{_digest(*names)}",
+                        format_func=render.plain)
+    if name:
+        _diff_view(base_run.result(name), run.result(name), p.corpus, K + "cmp_diff")
+
+
+def _diff_view(base: Any, cand: Any, corpus: Corpus, key: str) -> None:
+    """One scenario's envelope diff (baseline -> candidate) with the explain-diff of each change and the
+    conflicts whose winner flips."""
+    from crp_core.analysis.compare import compare_runs
+
+    diff = tv.envelope_diff_frame([x.fact_id for x in base.envelope.order], [x.fact_id for x in cand.envelope.order],
+                                  corpus.kb)
+    cmp = compare_runs(base, cand)
+    diff.insert(2, "why", [cmp.explain(f) if ch != "kept" else "" for f, ch in zip(diff["fact_id"], diff["change"])])
+    _frame(diff, key, column_config={"content": st.column_config.TextColumn("content", width="large"),
+                                     "why": st.column_config.TextColumn("why", width="large")})
+    if cmp.flips:
+        st.markdown("**Conflicts whose winner flips**")
+        _frame(tv.flips_frame(cmp), key + ".flips")
 
 
 def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
@@ -295,8 +371,6 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
 
 def _drill(p: PreparedSuite, res: SuiteSweep, point: int, made_for: str) -> None:
     """One scenario at the chosen value against the sweep's baseline: the envelope diff and explain-diff."""
-    from crp_core.analysis.compare import compare_runs
-
     names = sv.scenario_names(res.baseline.metrics)
     name = st.selectbox("Drill into scenario", names, key=f"{K}drill_pick.{_digest(*names)}",
                         format_func=render.plain)
@@ -316,13 +390,7 @@ def _drill(p: PreparedSuite, res: SuiteSweep, point: int, made_for: str) -> None
     except CRPError as exc:
         st.error(f"Refused: {render.md_escape(exc)}")
         return
-    b, a = base.result(name), run.result(name)
-    diff = tv.envelope_diff_frame([x.fact_id for x in b.envelope.order], [x.fact_id for x in a.envelope.order],
-                                  p.corpus.kb)
-    cmp = compare_runs(b, a)
-    diff.insert(2, "why", [cmp.explain(f) if ch != "kept" else "" for f, ch in zip(diff["fact_id"], diff["change"])])
-    _frame(diff, K + "drill_diff", column_config={"content": st.column_config.TextColumn("content", width="large"),
-                                                  "why": st.column_config.TextColumn("why", width="large")})
+    _diff_view(base.result(name), run.result(name), p.corpus, K + "drill_diff")
 
 
 # ---- Auto-tune ---------------------------------------------------------------------------------

@@ -161,3 +161,23 @@ def test_single_sweep_range_is_kept_when_the_scenario_changes(ui_env):
     sel.set_value("other.json").run()
     assert not at.exception, [e.value for e in at.exception]
     assert widget(at, "number_input", key).value == pytest.approx(0.11)
+
+
+def test_compare_over_the_suite_against_the_defaults(ui_env):
+    _label_suite(ui_env)
+    at = run_page("tuning", params={"cfg.cdr_min_relevance": "0.2"})
+    assert not at.exception, [e.value for e in at.exception]
+    p = _reference(ui_env)
+    cand = run_suite(p, CRPConfig().with_overrides({"cdr_min_relevance": 0.2}))
+    base = run_suite(p, CRPConfig())
+    assert any("cdr\\_min\\_relevance" in c.value and "1 key(s) differ" in c.value for c in at.caption)
+    rows = frame_with(at, "scenario", "recall", "recall (base)", "tokens", "tokens (base)")
+    assert list(rows["recall (base)"]) == pytest.approx([s.recall for s in base.metrics.scenarios])
+    assert list(rows["tokens"]) == [s.tokens for s in cand.metrics.scenarios]
+    summary = [f for f in at.dataframe if "verdict" in f.value.columns]
+    assert summary, "the comparison's summary carries a verdict per metric"
+    diff = frame_with(at, "change", "fact_id", "why")
+    b, c = set(base.metrics.scenario("demo").envelope), set(cand.metrics.scenario("demo").envelope)
+    assert set(diff.loc[diff["change"] == "entered", "fact_id"]) == c - b
+    assert set(diff.loc[diff["change"] == "left", "fact_id"]) == b - c
+    assert (c - b) or (b - c), "the gate change moves the demo envelope (else this test shows nothing)"
