@@ -305,7 +305,6 @@ def envelope_tab(ds, base_kb) -> None:
         st.info("No scenario: pick or upload one in the sidebar to see this run's conflicts.")
         return
     res = result.resolution
-    kb = result.corpus.kb
     st.caption(f"Run at now = {result.now.isoformat()} · "
                f"`{headers.CONFLICTS}: {result.headers.get(headers.CONFLICTS, '-')}` · "
                f"{len(res.pairs)} pair(s), {res.detected} arbitrated, {res.unresolved} tied, "
