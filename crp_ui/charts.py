@@ -456,8 +456,9 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
             if not math.isnan(r.bridge_value):
                 bits.append(f"bridge value {r.bridge_value:.4f} · connector score {r.connector_score:.4f}")
             bits.append("in envelope" if r.in_envelope else ("suppressed" if r.suppressed else "not in envelope"))
-            if r.operator_status:
-                bits.append(f"status {esc(r.operator_status)} set by an operator")
+            op_status = getattr(r, "operator_status", "")
+            if op_status:
+                bits.append(f"status {esc(op_status)} set by an operator")
             bits.append(esc(r.content, 120))
             hover.append("<br>".join(bits))
             hl = highlight is not None and (r.fact_id == highlight
@@ -471,6 +472,8 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
             marker=dict(size=size, color=ROLE_COLOURS[kind], symbol="circle" if kind == "anchor" else "diamond",
                         line=dict(color="black", width=line_w))))
     for mark, column in (("suppressed", "suppressed"), ("operator", "operator_status")):
+        if column not in nodes.columns:  # node frames built before operator marks existed
+            continue
         sub = nodes[nodes[column].astype(bool)]
         if not len(sub):
             continue
