@@ -99,7 +99,7 @@ def decisions_banner(result: Any) -> None:
     named = "; ".join(bits[:BANNER_NAMED]) + (f"; and {len(bits) - BANNER_NAMED} more" if len(bits) > BANNER_NAMED
                                               else "")
     st.info(f"**{render.md_escape(decisions.applied_sentence(summary))}** (Conflicts page)"
-            + (f": {render.md_escape(named)}" if named else ".")
+            + (f": {render.md_escape(named)}." if named else ".")
             + (f" In this run: {render.md_escape(', '.join(here))} suppressed by a decision." if here else ""),
             icon=":material/gavel:")
 

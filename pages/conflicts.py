@@ -29,9 +29,9 @@ KIND_LABELS = {"accept": "Accept the arbitration", "override": "Override the win
                "mark_status": "Mark a fact's status", "dismiss": "Dismiss: not a conflict"}
 KINDS = tuple(KIND_LABELS)
 #: queue columns shown by default: both facts with their text, then what decides the row's place
-QUEUE_ORDER = ("A", "B", "patterns", "arbitration", "margin", "state")
+QUEUE_ORDER = ("A", "B", "pattern(s)", "arbitration", "margin", "state")
 #: every column, for "all columns"
-QUEUE_ALL = ("A", "B", "patterns", "arbitration", "margin", "state", "status_a", "status_b", "source_a", "source_b",
+QUEUE_ALL = ("A", "B", "pattern(s)", "arbitration", "margin", "state", "status_a", "status_b", "source_a", "source_b",
              "similarity", "authority_a", "authority_b", "decided_by", "decided_at")
 #: row height of the queue: four lines, so the texts wrap instead of being cut (Streamlit wraps text
 #: cells when rows are taller than one line)
@@ -88,9 +88,15 @@ def pair_sides(pair, kb, statuses, *, now, config) -> None:
 
 def authority_block(pair, key: str) -> None:
     """The SPEC-027 §2.3 components as numbers (table) and as grouped bars (chart)."""
+    cfg: dict = {c: st.column_config.NumberColumn(label, format="%.4f", width=80) for c, label in
+                 (("source_authority", "source auth."), ("recency_factor", "recency"),
+                  ("importance_weight", "importance"), ("authority", "authority"))}
+    cfg["fact_id"] = st.column_config.TextColumn(width=100)
+    cfg["arithmetic"] = st.column_config.TextColumn(width=220)
+    cfg["role"] = st.column_config.TextColumn(width=120)
     render.dataframe(cv.authority_frame(pair), hide_index=True, width="stretch", key=key + ".table",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
-                                ("source_authority", "recency_factor", "importance_weight", "authority")})
+                     column_config=cfg, column_order=("fact_id", "source_authority", "recency_factor",
+                                                      "importance_weight", "authority", "arithmetic", "role"))
     st.plotly_chart(cv.authority_figure(pair, height=280), width="stretch", key=key + ".chart")
 
 
@@ -204,6 +210,8 @@ def _display_queue(shown):
     out["B"] = [f"{b}: {t}" for b, t in zip(shown["fact_b"], shown["text_b"])]
     out["state"] = [" · ".join(x for x in (d, m) if x) or "undecided"
                     for d, m in zip(shown["decision"], shown["marks"])]
+    # "number changed" wraps between words in a narrow column; NUMBER_CHANGED would be cut mid-word
+    out["pattern(s)"] = [p.lower().replace("_", " ") for p in shown["patterns"]]
     return out.drop(columns=["pair"])
 
 
@@ -238,17 +246,19 @@ def queue_tab(scan, frame, ds, kb, config, now) -> None:
                      height=min(5 * QUEUE_ROW_PX, QUEUE_ROW_PX * len(shown)) + 40, key=K + "table",
                      on_select=_on_table_select, selection_mode="single-row",
                      column_order=QUEUE_ALL if every else QUEUE_ORDER,
-                     column_config={"A": st.column_config.TextColumn("A: fact and text", width=250),
-                                    "B": st.column_config.TextColumn("B: fact and text", width=250),
-                                    "patterns": st.column_config.TextColumn(width=120),
-                                    "arbitration": st.column_config.TextColumn(width=110),
+                     column_config={"A": st.column_config.TextColumn("A: fact and text", width=205),
+                                    "B": st.column_config.TextColumn("B: fact and text", width=205),
+                                    "pattern(s)": st.column_config.TextColumn(
+                                        width=100, help="the value-conflict pattern(s) the detector found"),
+                                    "arbitration": st.column_config.TextColumn(width=95),
                                     "state": st.column_config.TextColumn(
-                                        width=130, help="The decision in force and what it did: a suppressed "
+                                        width=100, help="The decision in force and what it did: a suppressed "
                                         "side, a status an operator set"),
                                     "similarity": st.column_config.NumberColumn(format="%.4f"),
                                     "authority_a": st.column_config.NumberColumn(format="%.4f"),
                                     "authority_b": st.column_config.NumberColumn(format="%.4f"),
-                                    "margin": st.column_config.NumberColumn(format="%.3f", width=70)})
+                                    "margin": st.column_config.NumberColumn(
+                                        format="%.3f", width=55, help="authority difference of the two facts")})
     if not keys:
         st.info("No pair matches the filters.")
         return

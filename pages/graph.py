@@ -123,8 +123,10 @@ def main() -> None:
     if len(conns):
         shown = tables.with_marks(conns.drop(columns=["touched_anchors"]), marks)
         shown["bridged_pairs"] = [", ".join(f"{a}-{b}" for a, b in ps) for ps in shown["bridged_pairs"]]
-        render.dataframe(shown, hide_index=True, width="stretch", column_config=breakdown.column_config(shown),
-                     key=K + "conns")
+        cfg = breakdown.column_config(shown)
+        cfg["mark"] = st.column_config.TextColumn(width=100, help="suppressed: lost a contradiction in stage 4; "
+                                                  "<STATUS> (operator): a status an operator set")
+        render.dataframe(shown, hide_index=True, width="stretch", column_config=cfg, key=K + "conns")
     else:
         st.info("No connector candidate bridges two anchors in this run.")
     with st.expander(f"Edges drawn ({len(edges)})"):

@@ -25,21 +25,27 @@ def facts_by_type_and_status(kb) -> pd.DataFrame:
 def marked_facts(kb, ds, summary) -> pd.DataFrame:
     """The facts the operators' decisions touch: re-marked (status in the CKF -> in force) or
     suppressed as the loser of an accepted / overridden pair; with who decided and the text."""
+    from crp_core.triage import pair_key
+
     rows = []
     for fid in summary.affected:
         f = kb.get(fid)
-        marks = []
+        marks, who = [], []
         if fid in summary.remarked:
             old, new = summary.remarked[fid]
             marks.append(f"re-marked {new} (was {old})")
+            d = ds.status_decisions.get(fid)
+            who.append(d.operator if d is not None else "")
         if fid in summary.suppressed:
-            marks.append(f"suppressed: loses to {summary.suppressed[fid]}")
-        d = ds.status_decisions.get(fid)
-        rows.append({"fact_id": fid, "mark": "; ".join(marks), "status in the CKF": f.status,
-                     "status in force": ds.statuses.get(fid, f.status), "by": d.operator if d is not None else "",
-                     "source_type": f.source_type, "content": f.content})
-    return pd.DataFrame(rows, columns=["fact_id", "mark", "status in the CKF", "status in force", "by",
-                                       "source_type", "content"])
+            winner = summary.suppressed[fid]
+            marks.append(f"suppressed: loses to {winner}")
+            d = ds.latest.get(pair_key(fid, winner))
+            who.append(d.operator if d is not None else "")
+        in_force = ds.statuses.get(fid, f.status)
+        rows.append({"fact_id": fid, "mark": "; ".join(marks),
+                     "status": f.status if in_force == f.status else f"{f.status} → {in_force}",
+                     "by": ", ".join(sorted(set(filter(None, who)))), "content": f.content})
+    return pd.DataFrame(rows, columns=["fact_id", "mark", "status", "by", "content"])
 
 
 def main() -> None:
@@ -65,8 +71,8 @@ def main() -> None:
     c = st.columns(5)
     c[0].metric("facts", len(kb))
     c[1].metric("retrievable", retrievable, help="status in force not DELETED / QUARANTINED")
-    c[2].metric("re-marked by operators", len(summary.remarked),
-                help="facts whose status an operator changed (Conflicts page)")
+    c[2].metric("re-marked", len(summary.remarked),
+                help="facts whose status an operator changed (Conflicts page); counted below under the new status")
     c[3].metric("skipped (lenient)", len(kb.skipped))
     c[4].metric("data-quality warnings", len(kb.warnings))
 
@@ -80,9 +86,13 @@ def main() -> None:
         marked = marked_facts(kb, ds, summary)
         if len(marked):
             st.markdown("**Facts the operators' decisions touch**")
-            render.dataframe(marked, hide_index=True, width="stretch", key="crp.page.home.marked",
-                             row_height=72, column_config={"content": st.column_config.TextColumn(width="large"),
-                                                           "mark": st.column_config.TextColumn(width="medium")})
+            render.dataframe(marked, hide_index=True, width="stretch", key="crp.page.home.marked", row_height=92,
+                             column_config={"fact_id": st.column_config.TextColumn(width=90),
+                                            "mark": st.column_config.TextColumn(width=200),
+                                            "status": st.column_config.TextColumn(
+                                                width=110, help="in the CKF → in force"),
+                                            "by": st.column_config.TextColumn(width=80),
+                                            "content": st.column_config.TextColumn(width=300)})
     else:
         st.caption("Statuses as in the CKF: no operator decision applies to it.")
 

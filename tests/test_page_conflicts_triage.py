@@ -246,8 +246,10 @@ def test_knowledge_base_counts_statuses_after_decisions(env):
     assert int(table.loc["total", "STALE"]) == 1 and int(table.loc["total", "QUARANTINED"]) == 1
     assert int(table.loc["community", "QUARANTINED"]) == 1
     assert metric(at, "retrievable") == "3"
-    assert metric(at, "re-marked by operators") == "2"
-    marked = frame_with(at, "fact_id", "mark", "status in the CKF")
+    assert metric(at, "re-marked") == "2"
+    marked = frame_with(at, "fact_id", "mark", "status", "by")
+    assert dict(zip(marked["fact_id"], marked["status"])) == {"D2": "ACTIVE → QUARANTINED", "S2": "ACTIVE → STALE"}
+    assert set(marked["by"]) == {"gus"}
     assert dict(zip(marked["fact_id"], marked["mark"])) == {"D2": "re-marked QUARANTINED (was ACTIVE)",
                                                             "S2": "re-marked STALE (was ACTIVE)"}
     assert any("2 fact(s) re-marked by operators" in unmd(c.value) for c in at.caption)
