@@ -33,9 +33,9 @@ QUEUE_ORDER = ("A", "B", "pattern(s)", "arbitration", "margin", "state")
 #: every column, for "all columns"
 QUEUE_ALL = ("A", "B", "pattern(s)", "arbitration", "margin", "state", "status_a", "status_b", "source_a", "source_b",
              "similarity", "authority_a", "authority_b", "decided_by", "decided_at")
-#: row height of the queue: four lines, so the texts wrap instead of being cut (Streamlit wraps text
+#: row height of the queue: five lines, so the texts wrap instead of being cut (Streamlit wraps text
 #: cells when rows are taller than one line)
-QUEUE_ROW_PX = 92
+QUEUE_ROW_PX = 108
 #: what each markable status does, shown beside the choice (no status is preselected)
 STATUS_EFFECTS = {"ACTIVE": "retrievable again (undoes an earlier mark)",
                   "STALE": "kept, retrievable, recency factor = stale_floor (least destructive)",
@@ -155,8 +155,11 @@ def decision_form(pair, kb, config) -> None:
     pk = cv.p_key(pair)
     keys = _field_keys(pk)
     operator = state.get_operator()
+    # one element in this slot either way: the form below keeps its place when the name is entered
     if not operator:
         st.warning("Enter your name under **Operator name** in the sidebar to record decisions.")
+    else:
+        st.caption(f"Recording as **{render.md_escape(operator)}** (Operator name, in the sidebar).")
     ids = [pair.fact_a, pair.fact_b]
     loser = pair.suppressed if pair.suppressed in ids else pair.fact_b
     current_winner = pair.kept[0] if (pair.suppressed is not None and pair.kept) else pair.fact_a
