@@ -1,4 +1,4 @@
-"""Streamlit pieces shared by the issue-4 pages (Overview, Score breakdown, Graph, Envelope).
+"""Streamlit pieces shared by the run pages (Overview, Score breakdown, Graph, Envelope, Fan-out, Tuning).
 
 Pages read state only through :mod:`crp_ui.state`; this module adds the run guard
 (:func:`require_result`), the fact picker kept in sync with ``state.select_fact`` and the fact
@@ -69,6 +69,39 @@ def run_caption(result: Any) -> None:
                f"{' (edited)' if state.scenario_edited() else ''} · now {result.now.isoformat()} · "
                f"{diff} config value(s) changed from the defaults")
     clamps_notice(result)
+    decisions_banner(result)
+
+
+#: facts named one by one in the decisions banner (the rest are counted)
+BANNER_NAMED = 6
+
+
+def decisions_banner(result: Any) -> None:
+    """The banner "N operator decisions applied; M facts suppressed or re-marked" on every page that shows a run,
+    when the triage database holds decisions on facts of this CKF (they shape the run: statuses reach
+    the corpus, pair decisions stage 4). Nothing when there are none."""
+    from . import decisions
+
+    kb = state.get_ckf()
+    if kb is None:
+        return
+    try:
+        summary = decisions.applied_summary(decisions.decision_set(), kb)
+    except CRPError:  # the page's run has already said the database cannot be read
+        return
+    if not summary:
+        return
+    bits = [f"{fid} suppressed wherever it meets {winner}" for fid, winner in summary.suppressed.items()]
+    bits += [f"{fid} {new} (was {old})" for fid, (old, new) in summary.remarked.items()]
+    kb_run = result.corpus.kb
+    lost = sorted(kb_run.facts[int(r)].fact_id for r in result.resolution.suppressed)
+    here = [fid for fid in lost if fid in summary.suppressed]
+    named = "; ".join(bits[:BANNER_NAMED]) + (f"; and {len(bits) - BANNER_NAMED} more" if len(bits) > BANNER_NAMED
+                                              else "")
+    st.info(f"**{render.md_escape(decisions.applied_sentence(summary))}** (Conflicts page)"
+            + (f": {render.md_escape(named)}." if named else ".")
+            + (f" In this run: {render.md_escape(', '.join(here))} suppressed by a decision." if here else ""),
+            icon=":material/gavel:")
 
 
 def clamps_notice(result: Any) -> None:

@@ -9,7 +9,7 @@ hover text, because plotly interprets a subset of HTML in them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -307,14 +307,18 @@ def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, iterations
     return pos
 
 
-def cdgr_elements(result: Any, *, include_candidates: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def cdgr_elements(result: Any, *, include_candidates: bool = False,
+                  operator_statuses: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Nodes and edges of the CDGR picture.
 
     Nodes: anchors (+ extra anchors), selected connectors and, with ``include_candidates``, the
-    connector candidates with bridge value > 0. Edges: the pipeline's ``graph_edges`` (among
-    anchors and selected connectors) and, for candidates, the similarity-graph edges among the
-    drawn nodes (``corpus.graph(config).edges(rows)``, weight = cosine).
+    connector candidates with bridge value > 0; ``operator_status`` is the status an operator gave
+    the fact (``operator_statuses``: fact id -> status, only those that differ from the CKF), ""
+    when none. Edges: the pipeline's ``graph_edges`` (among anchors and selected connectors) and,
+    for candidates, the similarity-graph edges among the drawn nodes
+    (``corpus.graph(config).edges(rows)``, weight = cosine).
     """
+    marked = dict(operator_statuses or {})
     kb = result.corpus.kb
     cdgr, cdr = result.cdgr, result.cdr
     conn = cdgr.connectors
@@ -340,10 +344,12 @@ def cdgr_elements(result: Any, *, include_candidates: bool = False) -> tuple[pd.
             "cdr_score": float(cdr.cdr_score[cdr_pos[r]]) if r in cdr_pos else np.nan,
             "bridge_value": float(conn.bridge_value[ci]) if ci is not None else np.nan,
             "connector_score": float(conn.connector_score[ci]) if ci is not None else np.nan,
-            "in_envelope": f.fact_id in in_env, "suppressed": r in suppressed, "content": f.content,
+            "in_envelope": f.fact_id in in_env, "suppressed": r in suppressed,
+            "operator_status": marked.get(f.fact_id, ""), "content": f.content,
         })
     node_df = pd.DataFrame(nodes, columns=["row", "fact_id", "kind", "cdr_score", "bridge_value",
-                                           "connector_score", "in_envelope", "suppressed", "content"])
+                                           "connector_score", "in_envelope", "suppressed", "operator_status",
+                                           "content"])
     edges: dict[tuple[int, int], float] = {}
     for a, b, w in cdgr.graph_edges:
         edges[(min(a, b), max(a, b))] = float(w)
@@ -357,11 +363,32 @@ def cdgr_elements(result: Any, *, include_candidates: bool = False) -> tuple[pd.
     return node_df, edge_df
 
 
+def contradiction_edges(result: Any) -> pd.DataFrame:
+    """The run's stage-4 pairs (SPEC-027 §2) as edges ``a``, ``b``, ``outcome`` (the arbitration's
+    label: "<id> wins", "tie", "dismissed", "override: <id> wins"; "skipped" for a pair a fact of
+    which an earlier pair already suppressed)."""
+    from .conflicts_view import arbitration_label
+
+    rows = [{"a": p.fact_a, "b": p.fact_b, "outcome": "skipped" if p.skipped else arbitration_label(p)}
+            for p in result.resolution.pairs]
+    return pd.DataFrame(rows, columns=["a", "b", "outcome"])
+
+
+#: how the Graph marks a fact the run or an operator took out: (legend name, symbol, colour)
+NODE_MARKS = {"suppressed": ("suppressed (lost a contradiction)", "x-thin-open", "#b00020"),
+              "operator": ("status set by an operator", "square-open", "#a15c00")}
+CONTRADICTION_COLOUR = "#b00020"
+
+
 def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | None = None,
-                 bridged_pairs: Sequence[tuple[str, str]] = (), edge_min: float = 0.6) -> go.Figure:
+                 bridged_pairs: Sequence[tuple[str, str]] = (), edge_min: float = 0.6,
+                 contradictions: pd.DataFrame | None = None) -> go.Figure:
     """Network of anchors and connectors (SPEC-025): edge width and label = weight, connector
     labels carry their bridge value. ``highlight``: a connector whose ``bridged_pairs`` (anchor
-    pairs with no direct edge) are drawn as dashed red gaps."""
+    pairs with no direct edge) are drawn as dashed red gaps. ``contradictions``
+    (:func:`contradiction_edges`): dotted red edges between the members of each stage-4 pair. Facts
+    stage 4 suppressed get a red cross over their marker, facts an operator re-marked an amber
+    square; each has its legend entry."""
     ids = list(nodes["fact_id"])
     at = {f: i for i, f in enumerate(ids)}
     el = [(at[a], at[b], w) for a, b, w in edges[["a", "b", "weight"]].itertuples(index=False)
@@ -396,6 +423,21 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
                 ys += [pos[at[a], 1], pos[at[b], 1], None]
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#b00020", width=2, dash="dash"),
                                  name=f"pairs bridged by {esc(highlight, 30)} (no direct edge)", hoverinfo="skip"))
+    if contradictions is not None and len(contradictions):
+        xs, ys, mx, my, hover = [], [], [], [], []
+        for a, b, outcome in contradictions[["a", "b", "outcome"]].itertuples(index=False):
+            if a in at and b in at:
+                xs += [pos[at[a], 0], pos[at[b], 0], None]
+                ys += [pos[at[a], 1], pos[at[b], 1], None]
+                mx.append((pos[at[a], 0] + pos[at[b], 0]) / 2)
+                my.append((pos[at[a], 1] + pos[at[b], 1]) / 2)
+                hover.append(f"contradiction {esc(a, 40)} ↔ {esc(b, 40)}<br>{esc(outcome, 80)}")
+        if xs:
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", name="contradiction (stage 4)",
+                                     line=dict(color=CONTRADICTION_COLOUR, width=2.5, dash="dot")))
+            fig.add_trace(go.Scatter(x=mx, y=my, mode="markers", hovertext=hover, hoverinfo="text",
+                                     marker=dict(size=9, color=CONTRADICTION_COLOUR, symbol="diamond-wide"),
+                                     name="contradiction outcome", showlegend=False))
     names = {"anchor": "anchor", "connector": "connector (selected)", "candidate": "connector candidate"}
     for kind in ("anchor", "connector", "candidate"):
         sub = nodes[nodes["kind"] == kind]
@@ -414,6 +456,9 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
             if not math.isnan(r.bridge_value):
                 bits.append(f"bridge value {r.bridge_value:.4f} · connector score {r.connector_score:.4f}")
             bits.append("in envelope" if r.in_envelope else ("suppressed" if r.suppressed else "not in envelope"))
+            op_status = getattr(r, "operator_status", "")
+            if op_status:
+                bits.append(f"status {esc(op_status)} set by an operator")
             bits.append(esc(r.content, 120))
             hover.append("<br>".join(bits))
             hl = highlight is not None and (r.fact_id == highlight
@@ -426,6 +471,19 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
             customdata=list(sub["fact_id"]),
             marker=dict(size=size, color=ROLE_COLOURS[kind], symbol="circle" if kind == "anchor" else "diamond",
                         line=dict(color="black", width=line_w))))
+    for mark, column in (("suppressed", "suppressed"), ("operator", "operator_status")):
+        if column not in nodes.columns:  # node frames built before operator marks existed
+            continue
+        sub = nodes[nodes[column].astype(bool)]
+        if not len(sub):
+            continue
+        name, symbol, colour = NODE_MARKS[mark]
+        idx = [at[f] for f in sub["fact_id"]]
+        fig.add_trace(go.Scatter(
+            x=pos[idx, 0], y=pos[idx, 1], mode="markers", name=name, hoverinfo="skip",
+            customdata=list(sub["fact_id"]),
+            marker=dict(size=30 if mark == "operator" else 22, symbol=symbol, color=colour,
+                        line=dict(color=colour, width=3))))
     x_hi = float(pos[:, 0].max()) if len(pos) else 1.0
     fig.update_xaxes(visible=False, range=[-1.25, max(1.25, x_hi + 0.3)])
     fig.update_yaxes(visible=False, range=[-1.2, 1.25])

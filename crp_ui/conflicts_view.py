@@ -9,6 +9,7 @@ as entities), and only the differing slices are wrapped in ``<mark>``. Raw fact 
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -36,7 +37,7 @@ AUTHORITY_PARTS: tuple[tuple[str, str], ...] = (
 DECIDED_CHOICES = ("all", "undecided", "decided")
 QUEUE_COLUMNS = ("pair", "fact_a", "fact_b", "patterns", "similarity", "authority_a", "authority_b", "margin",
                  "arbitration", "source_a", "source_b", "status_a", "status_b", "decision", "decided_by",
-                 "decided_at", "decided")
+                 "decided_at", "decided", "text_a", "text_b", "marks")
 
 
 # ---- highlighting --------------------------------------------------------------------------------
@@ -115,6 +116,112 @@ def fact_side_html(fact: Any, text_html: str, auth: Authority | None, role: str,
                  f'{html_text(authority_arithmetic(auth))}</div>')
     return (f'<div class="crp-conflict-side" style="border:1px solid #ddd;border-radius:6px;padding:8px 10px;'
             f'margin-bottom:8px">{head}<div style="margin-top:6px;line-height:1.6">{text_html}</div>{arith}</div>')
+
+
+# ---- the deciding fields of a pair ---------------------------------------------------------------
+#: the rows of the evidence table, in display order: what a case is decided on
+EVIDENCE_FIELDS: tuple[str, ...] = (
+    "source_type", "source_id", "source_location", "modified_at", "ingested_at", "age at now", "TTL",
+    "recency rule", "status in the CKF", "status in force", "source authority", "recency factor",
+    "importance", "authority")
+
+
+def _ts(v: Any) -> str:
+    from crp_core.io.timeparse import format_timestamp
+
+    return "-" if v is None else format_timestamp(v)
+
+
+def _days(v: float) -> str:
+    return f"{v:,.1f} d" if math.isfinite(v) else "no expiry"
+
+
+def ttl_origin(fact: Any, ttl_days: float, source_type: str) -> str:
+    """The TTL in force and where it comes from: the fact's own ``ttl`` or its source type's default."""
+    kind = getattr(fact, "ttl_kind", "default")
+    if kind == "timeless":
+        return "none: timeless (the fact's own ttl)"
+    if kind == "explicit":
+        own = getattr(fact, "ttl_text", None) or _days(ttl_days)
+        return f"{own} = {_days(ttl_days)} (the fact's own ttl)"
+    if not math.isfinite(ttl_days):
+        return f"no expiry (no default TTL for {source_type})"
+    return f"{_days(ttl_days)} (default for {source_type})"
+
+
+def _rule(rule: str, ckf_status: str, in_force: str) -> str:
+    """The recency rule of a fact as loaded, corrected for an operator's status mark."""
+    if in_force == ckf_status:
+        return rule
+    if in_force == "STALE":
+        return "stale_status (operator mark)"
+    return f"{rule} (before the operator's {in_force} mark)"
+
+
+def pair_evidence(pair: ConflictPair, kb: KnowledgeBase, attrs: Any,
+                  statuses: Mapping[str, str]) -> pd.DataFrame:
+    """One row per deciding field (:data:`EVIDENCE_FIELDS`): the value for fact A, for fact B and
+    whether they differ. ``kb`` is the CKF as loaded, ``attrs`` its ``fact_attributes`` at the run's
+    ``now`` (age, TTL, rule), ``statuses`` the operators' statuses in force; the authority components
+    are those the arbitration used (``pair.authority``)."""
+    from crp_core.factors.recency import RULES
+
+    cols: list[dict[str, str]] = []
+    for fid in (pair.fact_a, pair.fact_b):
+        f = kb.get(fid)
+        auth = pair.authority.get(fid)
+        if f is None:
+            cols.append({k: "-" for k in EVIDENCE_FIELDS})
+            continue
+        r = kb.index_of(fid)
+        age = float(attrs.age_days[r])
+        imp_origin = "the fact's own" if f.importance_weight is not None else f"default for {f.source_type}"
+        in_force = statuses.get(fid, f.status)
+        cols.append({
+            "source_type": f.source_type, "source_id": f.source_id or "-",
+            "source_location": f.source_location or "-", "modified_at": _ts(f.modified_at),
+            "ingested_at": _ts(f.ingested_at),
+            "age at now": "unknown" if math.isnan(age) else _days(age),
+            "TTL": ttl_origin(f, float(attrs.ttl_days[r]), f.source_type),
+            "recency rule": _rule(RULES[int(attrs.rule[r])], f.status, in_force),
+            "status in the CKF": f.status,
+            "status in force": in_force + (" (operator)" if in_force != f.status else ""),
+            "source authority": "-" if auth is None else f"{auth.source_authority:.4g}",
+            "recency factor": "-" if auth is None else f"{auth.recency_factor:.4f}",
+            "importance": "-" if auth is None else f"{auth.importance_weight:.4g} ({imp_origin})",
+            "authority": "-" if auth is None else f"{auth.authority:.4f}",
+        })
+    rows = [{"field": k, "a": cols[0][k], "b": cols[1][k], "differs": cols[0][k] != cols[1][k]}
+            for k in EVIDENCE_FIELDS]
+    return pd.DataFrame(rows, columns=["field", "a", "b", "differs"])
+
+
+def evidence_html(frame: pd.DataFrame, fact_a: str, fact_b: str) -> str:
+    """The evidence table as escaped HTML: field | A | B, rows whose values differ highlighted and
+    flagged with "≠" (every cell through :func:`html_text`)."""
+    head = (f'<tr><th style="text-align:left;padding:4px 8px;width:16%">field</th>'
+            f'<th style="text-align:left;padding:4px 8px;width:40%">A · <code>{html_text(fact_a)}</code></th>'
+            f'<th style="text-align:left;padding:4px 8px;width:40%">B · <code>{html_text(fact_b)}</code></th>'
+            f'<th style="padding:4px 8px;width:4%"></th></tr>')
+    body = []
+    for r in frame.itertuples(index=False):
+        if r.differs:
+            a = f'<mark style="background:#ffd866;padding:0 2px">{html_text(r.a)}</mark>'
+            b = f'<mark style="background:#ffd866;padding:0 2px">{html_text(r.b)}</mark>'
+            style, flag = ' class="crp-differs" style="background:#fff8dc"', "≠"
+        else:
+            a, b, style, flag = html_text(r.a), html_text(r.b), "", ""
+        body.append(f'<tr{style}><td style="padding:3px 8px;color:#444">{html_text(r.field)}</td>'
+                    f'<td style="padding:3px 8px;word-break:break-word">{a}</td>'
+                    f'<td style="padding:3px 8px;word-break:break-word">{b}</td>'
+                    f'<td style="padding:3px 8px;font-weight:bold;color:#a15c00">{flag}</td></tr>')
+    return (f'<table class="crp-evidence" style="width:100%;border-collapse:collapse;font-size:0.9em;'
+            f'margin:4px 0 10px 0">{head}{"".join(body)}</table>')
+
+
+def differing_fields(frame: pd.DataFrame) -> list[str]:
+    """The fields whose values differ between the two facts (evidence order)."""
+    return [str(f) for f, d in zip(frame["field"], frame["differs"]) if d]
 
 
 # ---- roles and outcomes --------------------------------------------------------------------------
@@ -247,10 +354,25 @@ def queue_frame(scan: Any, kb: Any, ds: Any) -> pd.DataFrame:
             "decided_by": latest.operator if latest is not None else "",
             "decided_at": latest.decided_at if latest is not None else "",
             "decided": latest is not None or bool(removed),
+            "text_a": fa.content if fa is not None else "", "text_b": fb.content if fb is not None else "",
+            "marks": pair_marks(p, fa, fb, statuses),
         })
     frame = pd.DataFrame(rows, columns=list(QUEUE_COLUMNS))
     return frame.astype({"similarity": "float64", "authority_a": "float64", "authority_b": "float64",
                          "margin": "float64", "decided": "bool"})
+
+
+def pair_marks(pair: ConflictPair, fa: Any, fb: Any, statuses: Mapping[str, str]) -> str:
+    """What happens to the pair's facts, by side: "B suppressed", "A STALE (operator)", ... ("" when
+    nothing): the stage-4 loser and every fact whose status an operator changed."""
+    bits = []
+    for side, fid, f in (("A", pair.fact_a, fa), ("B", pair.fact_b, fb)):
+        if pair.suppressed == fid:
+            bits.append(f"{side} suppressed")
+        s = statuses.get(fid)
+        if f is not None and s is not None and s != f.status:
+            bits.append(f"{side} {s} (operator)")
+    return " · ".join(bits)
 
 
 def p_key(pair: ConflictPair) -> str:

@@ -25,7 +25,10 @@ import hashlib
 import json
 import os
 import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import streamlit as st
@@ -147,6 +150,99 @@ def record(decision: Decision) -> Decision:
     """
     with DecisionStore(db_path(), create=True) as store:
         return store.record(decision)
+
+
+# ---- what the decisions in force do to one CKF ----------------------------------------------------
+@dataclass(frozen=True)
+class AppliedSummary:
+    """The decisions in force that name facts of one CKF, and the facts they take out or re-mark.
+
+    ``decisions``: pair decisions whose two facts are in the CKF plus status marks on its facts;
+    ``suppressed``: losers of accepted / overridden pairs (fact id -> the winner), the facts stage 4
+    drops whenever both meet in a run; ``remarked``: fact id -> (status in the CKF, status in force)
+    for every operator status that differs from the file's.
+    """
+
+    decisions: int
+    suppressed: Mapping[str, str]
+    remarked: Mapping[str, tuple[str, str]]
+
+    @property
+    def affected(self) -> tuple[str, ...]:
+        """Every fact suppressed or re-marked, sorted (a fact both suppressed and re-marked once)."""
+        return tuple(sorted(set(self.suppressed) | set(self.remarked)))
+
+    def __bool__(self) -> bool:
+        return self.decisions > 0
+
+
+def applied_summary(ds: DecisionSet, kb: Any) -> AppliedSummary:
+    """What ``ds`` does to ``kb`` (the CKF as loaded); decisions naming facts it lacks are left out."""
+    from crp_core.triage import split_pair_key
+
+    n = 0
+    suppressed: dict[str, str] = {}
+    for key, d in sorted(ds.pair_decisions.items()):
+        a, b = split_pair_key(key)
+        if kb.get(a) is None or kb.get(b) is None:
+            continue
+        n += 1
+        winner = d.get("winner")
+        if d.get("kind") in ("accept", "override") and winner in (a, b):
+            suppressed[b if winner == a else a] = str(winner)
+    remarked: dict[str, tuple[str, str]] = {}
+    for fid, status in sorted(ds.statuses.items()):
+        f = kb.get(fid)
+        if f is None:
+            continue
+        n += 1
+        if f.status != status:
+            remarked[fid] = (f.status, status)
+    return AppliedSummary(decisions=n, suppressed=MappingProxyType(suppressed),
+                          remarked=MappingProxyType(remarked))
+
+
+def applied_sentence(summary: AppliedSummary) -> str:
+    """The banner sentence: "N operator decisions applied; M facts suppressed or re-marked"."""
+    n, m = summary.decisions, len(summary.affected)
+    return (f"{n} operator decision{'' if n == 1 else 's'} applied; "
+            f"{m} fact{'' if m == 1 else 's'} suppressed or re-marked")
+
+
+# ---- the selected pair (the Conflicts page, ``?pair=``) -------------------------------------------
+#: session-state key of the conflict pair selected on the Conflicts page (a ``pair_key``)
+K_PAIR = "crp.state.selected_pair"
+
+
+def parse_pair_param(value: Any) -> tuple[str | None, str]:
+    """A ``pair`` URL value -> (canonical pair key or None, warning or ""). Accepts ``a|b`` in either
+    order (the ids escaped as in ``crp_core.triage.pair_key``); anything else is refused with a warning."""
+    from crp_core.triage import pair_key, split_pair_key
+
+    if value in (None, ""):
+        return None, ""
+    text = str(value)
+    shown = text if len(text) <= 80 else text[:79] + "…"
+    if len(text) > 2000:
+        return None, f"pair={shown}: too long; ignored"
+    try:
+        a, b = split_pair_key(text)
+    except ValueError:
+        return None, f"pair={shown}: not two fact ids separated by '|'; ignored"
+    if not a or not b or a == b:
+        return None, f"pair={shown}: needs two different fact ids; ignored"
+    return pair_key(a, b), ""
+
+
+def selected_pair() -> str | None:
+    """The pair key selected on the Conflicts page (from the page or the URL), None when none is."""
+    v = st.session_state.get(K_PAIR)
+    return str(v) if v else None
+
+
+def select_pair(key: str | None) -> None:
+    """Select the pair ``key`` (None clears the selection)."""
+    st.session_state[K_PAIR] = key or None
 
 
 # ---- fingerprints --------------------------------------------------------------------------------
@@ -318,4 +414,5 @@ def cleaned_ckf_bytes(kb: Any, ds: DecisionSet) -> tuple[bytes, str, Any]:
 __all__ = ["DEFAULT_DB_FILE", "K_DB_PATH", "db_path", "db_path_origin", "set_db_path", "open_store",
            "decision_set", "audit_log", "pair_history", "record", "set_fingerprint", "pair_decisions_key",
            "with_statuses", "apply_decisions", "pipeline_decisions", "scan_corpus", "conflict_scan",
-           "ckf_download_name", "cleaned_ckf_bytes"]
+           "ckf_download_name", "cleaned_ckf_bytes", "AppliedSummary", "applied_summary", "applied_sentence",
+           "K_PAIR", "parse_pair_param", "selected_pair", "select_pair"]

@@ -9,7 +9,7 @@ shell), so a rerun that only changes a filter does not rebuild them.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -283,3 +283,25 @@ def warnings_frame(result: Any) -> pd.DataFrame:
         rows.append({"origin": "CKF loader", "line": p.line or None, "field": p.field, "fact_id": p.fact_id,
                      "message": p.message})
     return pd.DataFrame(rows, columns=["origin", "line", "field", "fact_id", "message"])
+
+
+def fact_marks(result: Any, operator_statuses: Mapping[str, str] | None = None) -> dict[str, str]:
+    """fact id -> how a table marks it: "suppressed" (a stage-4 loser of this run) and / or
+    "<STATUS> (operator)" (a status an operator set; ``operator_statuses`` holds only those that
+    differ from the CKF). Facts with neither are absent."""
+    kb = result.corpus.kb
+    marks: dict[str, list[str]] = {}
+    for r in np.asarray(result.resolution.suppressed).tolist():
+        marks.setdefault(kb.facts[int(r)].fact_id, []).append("suppressed")
+    for fid, status in sorted((operator_statuses or {}).items()):
+        marks.setdefault(fid, []).append(f"{status} (operator)")
+    return {fid: " · ".join(m) for fid, m in marks.items()}
+
+
+def with_marks(df: pd.DataFrame, marks: Mapping[str, str], *, column: str = "fact_id",
+               name: str = "mark") -> pd.DataFrame:
+    """A copy of ``df`` with a ``name`` column right after ``column``: each row's mark ("" when none)."""
+    out = df.copy()
+    values = [marks.get(v, "") if isinstance(v, str) else "" for v in out[column]]
+    out.insert(list(out.columns).index(column) + 1, name, pd.Series(values, index=out.index, dtype=object))
+    return out

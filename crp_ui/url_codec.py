@@ -2,7 +2,8 @@
 
 Parameters: ``ckf`` (bundled sample name, when not the default sample), ``scenario`` (bundled
 scenario name), ``now`` (date, when it differs from the scenario's), ``cfg.<key>=value`` for every
-config key that differs from the defaults, ``fact`` (selected fact id). Parameters a page owns
+config key that differs from the defaults, ``fact`` (selected fact id), ``pair`` (the conflict pair
+selected on the Conflicts page, ``a|b``). Parameters a page owns
 (:data:`PAGE_PARAMS`) are left alone by the shell.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from crp_core.config import CRPConfig
 from crp_core.errors import ConfigError
 
 from . import session
+from .decisions import K_PAIR, parse_pair_param
 from .samples import DEFAULT_SAMPLE, list_samples, list_scenarios
 
 #: URL parameters owned by a page (e.g. the Fan-out stepper's ``step``): the shell never deletes them
@@ -51,6 +53,9 @@ def query_params_for_state() -> dict[str, str]:
     fid = session.selected_fact()
     if fid:
         out["fact"] = fid
+    pair = st.session_state.get(K_PAIR)
+    if pair:
+        out["pair"] = str(pair)
     return out
 
 
@@ -115,4 +120,8 @@ def apply_query_params(params: Mapping[str, str]) -> list[str]:
     fid = params.get("fact")
     if fid:
         session.select_fact(fid)
+    pair, note = parse_pair_param(params.get("pair"))
+    if note:
+        warnings.append(note)
+    st.session_state[K_PAIR] = pair
     return warnings

@@ -28,9 +28,19 @@ K = "crp.page.conflicts."
 KIND_LABELS = {"accept": "Accept the arbitration", "override": "Override the winner",
                "mark_status": "Mark a fact's status", "dismiss": "Dismiss: not a conflict"}
 KINDS = tuple(KIND_LABELS)
-#: queue columns in display order (what an operator scans first on the left)
-QUEUE_ORDER = ("fact_a", "fact_b", "patterns", "arbitration", "margin", "decision", "decided", "status_a", "status_b",
-               "source_a", "source_b", "similarity", "authority_a", "authority_b", "decided_by", "decided_at")
+#: queue columns shown by default: both facts with their text, then what decides the row's place
+QUEUE_ORDER = ("A", "B", "pattern(s)", "arbitration", "margin", "state")
+#: every column, for "all columns"
+QUEUE_ALL = ("A", "B", "pattern(s)", "arbitration", "margin", "state", "status_a", "status_b", "source_a", "source_b",
+             "similarity", "authority_a", "authority_b", "decided_by", "decided_at")
+#: row height of the queue: five lines, so the texts wrap instead of being cut (Streamlit wraps text
+#: cells when rows are taller than one line)
+QUEUE_ROW_PX = 108
+#: what each markable status does, shown beside the choice (no status is preselected)
+STATUS_EFFECTS = {"ACTIVE": "retrievable again (undoes an earlier mark)",
+                  "STALE": "kept, retrievable, recency factor = stale_floor (least destructive)",
+                  "QUARANTINED": "never retrieved, kept in the CKF",
+                  "DELETED": "never retrieved"}
 
 
 # ---- decision database ---------------------------------------------------------------------------
@@ -57,75 +67,134 @@ def db_section() -> None:
 
 
 # ---- helpers -------------------------------------------------------------------------------------
-def pair_sides(pair, kb, statuses) -> None:
-    """Both texts side by side, differing tokens highlighted, with role and authority arithmetic."""
+def pair_sides(pair, kb, statuses, *, now, config) -> None:
+    """Both texts side by side, differing tokens highlighted, with role and authority arithmetic;
+    below them every field that decides the case, the fields that differ highlighted. ``kb`` is the
+    CKF as loaded, ``statuses`` the operators' statuses in force."""
+    from crp_core.factors.recency import fact_attributes
+
     cols = st.columns(2)
     for col, fid, side in ((cols[0], pair.fact_a, "a"), (cols[1], pair.fact_b, "b")):
         fact = kb.get(fid)
         body = cv.highlight_html(fact.content, cv.side_spans(pair, side))
         col.markdown(cv.fact_side_html(fact, body, pair.authority[fid], cv.role_of(pair, fid),
                                        status=statuses.get(fid, fact.status)), unsafe_allow_html=True)
+    evidence = cv.pair_evidence(pair, kb, fact_attributes(kb, now, config), statuses)
+    differ = cv.differing_fields(evidence)
+    st.markdown(cv.evidence_html(evidence, pair.fact_a, pair.fact_b), unsafe_allow_html=True)
+    st.caption(("Fields that differ (highlighted): " + render.md_escape(", ".join(differ))) if differ
+               else "No deciding field differs: only the texts do.")
 
 
 def authority_block(pair, key: str) -> None:
     """The SPEC-027 §2.3 components as numbers (table) and as grouped bars (chart)."""
+    cfg: dict = {c: st.column_config.NumberColumn(label, format="%.4f", width=80) for c, label in
+                 (("source_authority", "source auth."), ("recency_factor", "recency"),
+                  ("importance_weight", "importance"), ("authority", "authority"))}
+    cfg["fact_id"] = st.column_config.TextColumn(width=100)
+    cfg["arithmetic"] = st.column_config.TextColumn(width=220)
+    cfg["role"] = st.column_config.TextColumn(width=120)
     render.dataframe(cv.authority_frame(pair), hide_index=True, width="stretch", key=key + ".table",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
-                                ("source_authority", "recency_factor", "importance_weight", "authority")})
+                     column_config=cfg, column_order=("fact_id", "source_authority", "recency_factor",
+                                                      "importance_weight", "authority", "arithmetic", "role"))
     st.plotly_chart(cv.authority_figure(pair, height=280), width="stretch", key=key + ".chart")
 
 
-def _build_decision(kind: str, pair, *, operator: str, winner: str, target: str, status: str, note: str,
-                    fingerprint: str, config) -> Decision:
+def _build_decision(kind: str, pair, *, operator: str, winner: str | None, target: str | None,
+                    status: str | None, note: str, fingerprint: str, config) -> Decision:
     a, b = pair.fact_a, pair.fact_b
     if kind == "accept":
         return Decision.accept(a, b, operator=operator, winner=authority_winner(pair, config), note=note,
                                ckf_fingerprint=fingerprint)
     if kind == "override":
-        return Decision.override(a, b, winner=winner, operator=operator, note=note, ckf_fingerprint=fingerprint)
+        return Decision.override(a, b, winner=str(winner), operator=operator, note=note, ckf_fingerprint=fingerprint)
     if kind == "dismiss":
         return Decision.dismiss(a, b, operator=operator, note=note, ckf_fingerprint=fingerprint)
-    return Decision.mark_status(a, b, fact=target, status=status, operator=operator, note=note,
+    return Decision.mark_status(a, b, fact=str(target), status=str(status), operator=operator, note=note,
                                 ckf_fingerprint=fingerprint)
 
 
-def decision_form(pair, kb, config) -> None:
-    """Record a decision on ``pair`` (operator from the sidebar); rerun so every view updates."""
+def _field_keys(pk: str) -> dict[str, str]:
+    return {name: f"{K}{name}.{pk}" for name in ("winner", "target", "status", "note")}
+
+
+def _on_record(kind: str, pair, fingerprint: str, config) -> None:
+    """Record the submitted decision. A callback: Streamlit runs it before the script, so the very
+    first run after the click already reads the new decision set (counts, queue, every view)."""
     pk = cv.p_key(pair)
+    keys = _field_keys(pk)
+    ss = st.session_state
+    ss.pop(K + "form_error", None)
     operator = state.get_operator()
+    winner = ss.get(keys["winner"]) if kind == "override" else None
+    target = ss.get(keys["target"]) if kind == "mark_status" else None
+    status = ss.get(keys["status"]) if kind == "mark_status" else None
+    if kind == "mark_status" and not status:
+        ss[K + "form_error"] = "Choose the new status: none is preselected."
+        return
+    d = _build_decision(kind, pair, operator=operator, winner=winner, target=target, status=status,
+                        note=str(ss.get(keys["note"]) or ""), fingerprint=fingerprint, config=config)
+    try:
+        rec = decisions.record(d)
+    except DecisionError as exc:
+        ss[K + "form_error"] = "Decision refused:\n\n" + "\n".join(
+            f"- field `{f}`: {render.md_escape(m)}" for f, m in exc.problems)
+        return
+    except CRPError as exc:
+        ss[K + "form_error"] = f"Decision not recorded: {render.md_escape(exc)}"
+        return
+    for name in ("note", "status"):  # a recorded decision clears the form (the kind stays)
+        ss.pop(keys[name], None)
+    ss[K + "flash"] = (f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
+                       f"{cv._decision_summary(rec)} (by {rec.operator}, {rec.decided_at}).")
+
+
+def decision_form(pair, kb, config) -> None:
+    """Record a decision on ``pair`` (operator from the sidebar). The kind is chosen first; the form
+    then holds only that kind's fields."""
+    pk = cv.p_key(pair)
+    keys = _field_keys(pk)
+    operator = state.get_operator()
+    # one element in this slot either way: the form below keeps its place when the name is entered
     if not operator:
         st.warning("Enter your name under **Operator name** in the sidebar to record decisions.")
+    else:
+        st.caption(f"Recording as **{render.md_escape(operator)}** (Operator name, in the sidebar).")
     ids = [pair.fact_a, pair.fact_b]
     loser = pair.suppressed if pair.suppressed in ids else pair.fact_b
     current_winner = pair.kept[0] if (pair.suppressed is not None and pair.kept) else pair.fact_a
     other = pair.fact_b if current_winner == pair.fact_a else pair.fact_a
-    with st.form(K + "form." + pk, clear_on_submit=True, border=True):
-        kind = st.radio("Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk)
-        c = st.columns(3)
-        winner = c[0].selectbox("Winner (for an override)", ids, index=ids.index(other), key=K + "winner." + pk,
-                                format_func=render.plain)
-        target = c[1].selectbox("Fact (for a status mark)", ids, index=ids.index(loser), key=K + "target." + pk,
-                                format_func=render.plain)
-        status = c[2].selectbox("New status (for a status mark)", MARKABLE_STATUSES,
-                                index=MARKABLE_STATUSES.index("QUARANTINED"), key=K + "status." + pk)
-        note = st.text_area("Note (optional)", key=K + "note." + pk, max_chars=MAX_NOTE_CHARS, height=68)
-        submitted = st.form_submit_button("Record decision", type="primary", disabled=not operator,
-                                          key=K + "submit." + pk)
-    if not submitted:
-        return
-    d = _build_decision(kind, pair, operator=operator, winner=winner, target=target, status=status, note=note,
-                        fingerprint=kb.fingerprint, config=config)
-    try:
-        rec = decisions.record(d)
-    except DecisionError as exc:
-        st.error("Decision refused:\n\n" + "\n".join(f"- field `{f}`: {render.md_escape(m)}" for f, m in exc.problems))
-        return
-    except CRPError as exc:
-        st.error(f"Decision not recorded: {render.md_escape(exc)}")
-        return
-    st.session_state[K + "flash"] = (f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
-                                     f"{cv._decision_summary(rec)} (by {rec.operator}, {rec.decided_at}).")
-    st.rerun()
+    kind = st.radio("Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk)
+    side = {pair.fact_a: "A", pair.fact_b: "B"}
+
+    def label(fid: str) -> str:
+        return render.plain(f"{side[fid]} · {fid}")
+
+    with st.form(K + "form." + pk, clear_on_submit=False, border=True):
+        if kind == "accept":
+            st.caption("Accepts the arbitration as shown: "
+                       + render.md_escape(cv.outcome_text(pair)) + ". Only a note is needed.")
+        elif kind == "override":
+            st.selectbox("Winner", ids, index=ids.index(other), key=keys["winner"], format_func=label,
+                         help="The fact that must win this pair whatever its authority; the other is suppressed.")
+        elif kind == "mark_status":
+            c = st.columns(2)
+            c[0].selectbox("Fact", ids, index=ids.index(loser), key=keys["target"], format_func=label,
+                           help="Preselected: the fact the arbitration suppressed (B for a tie).")
+            c[1].selectbox("New status", MARKABLE_STATUSES, index=None, key=keys["status"],
+                           placeholder="choose a status",
+                           format_func=lambda s: f"{s}: {STATUS_EFFECTS.get(s, '')}",
+                           help="No status is preselected. STALE is the least destructive (the fact stays "
+                                "retrievable with recency factor = stale_floor); QUARANTINED / DELETED take it "
+                                "out of retrieval.")
+        else:
+            st.caption("Not a conflict: the pair is no longer arbitrated and both facts stay. Only a note is needed.")
+        st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68)
+        st.form_submit_button("Record decision", type="primary", disabled=not operator, key=K + "submit." + pk,
+                              on_click=_on_record, args=(kind, pair, kb.fingerprint, config))
+    err = st.session_state.pop(K + "form_error", None)
+    if err:
+        st.error(err)
 
 
 # ---- the queue -----------------------------------------------------------------------------------
@@ -137,7 +206,30 @@ def _on_table_select() -> None:
         st.session_state[K + "pair"] = shown[rows[0]]
 
 
-def queue_tab(scan, frame, ds, kb, config) -> None:
+def _display_queue(shown):
+    """The queue as shown: each side's id and text in one wrapping cell, the state in one column."""
+    out = shown.copy()
+    out["A"] = [f"{a}: {t}" for a, t in zip(shown["fact_a"], shown["text_a"])]
+    out["B"] = [f"{b}: {t}" for b, t in zip(shown["fact_b"], shown["text_b"])]
+    out["state"] = [" · ".join(x for x in (d, m) if x) or "undecided"
+                    for d, m in zip(shown["decision"], shown["marks"])]
+    # "number changed" wraps between words in a narrow column; NUMBER_CHANGED would be cut mid-word
+    out["pattern(s)"] = [p.lower().replace("_", " ") for p in shown["patterns"]]
+    return out.drop(columns=["pair"])
+
+
+def _url_pair(all_keys: list[str]) -> str | None:
+    """The pair the URL (or an earlier visit) selected, if the queue holds it; a warning otherwise."""
+    want = decisions.selected_pair()
+    if want is None or want in all_keys:
+        return want
+    st.warning(f"pair={render.md_escape(want if len(want) <= 80 else want[:79] + '…')}: not a conflict pair "
+               "of this CKF's triage queue; showing the first pair instead.")
+    decisions.select_pair(None)
+    return None
+
+
+def queue_tab(scan, frame, ds, kb, config, now) -> None:
     c = st.columns([2, 2, 2, 3])
     pats = c[0].multiselect("Pattern", PATTERNS, key=K + "f.patterns")
     sources = sorted(set(frame["source_a"]) | set(frame["source_b"]))
@@ -145,26 +237,40 @@ def queue_tab(scan, frame, ds, kb, config) -> None:
     stats = c[2].multiselect("Status", STATUSES, key=K + "f.statuses")
     decided = c[3].radio("Decided", cv.DECIDED_CHOICES, horizontal=True, key=K + "f.decided")
     shown = cv.filter_queue(frame, patterns=pats, source_types=srcs, statuses=stats, decided=decided)
+    wanted = _url_pair(frame["pair"].tolist())
     st.caption(f"{len(shown)} of {len(frame)} pairs shown · ties first, then the smallest authority margin · "
                f"scan over {scan.n_facts} retrievable facts, {scan.n_candidates} pairs with cosine > "
                f"{scan.threshold:.2f} text-checked, {scan.timings_ms['total']:.0f} ms")
     keys = shown["pair"].tolist()
     st.session_state[K + "shown"] = keys
-    render.dataframe(shown.drop(columns=["pair"]), hide_index=True, width="stretch",
-                 height=min(420, 35 * (len(shown) + 1) + 3), key=K + "table", on_select=_on_table_select,
-                 selection_mode="single-row", column_order=QUEUE_ORDER,
-                 column_config={"similarity": st.column_config.NumberColumn(format="%.4f"),
-                                "authority_a": st.column_config.NumberColumn(format="%.4f"),
-                                "authority_b": st.column_config.NumberColumn(format="%.4f"),
-                                "margin": st.column_config.NumberColumn(format="%.4f")})
+    every = st.toggle("all columns", key=K + "all_columns",
+                      help="Also the statuses, source types, similarity, both authorities and who decided.")
+    render.dataframe(_display_queue(shown), hide_index=True, width="stretch", row_height=QUEUE_ROW_PX,
+                     height=min(5 * QUEUE_ROW_PX, QUEUE_ROW_PX * len(shown)) + 40, key=K + "table",
+                     on_select=_on_table_select, selection_mode="single-row",
+                     column_order=QUEUE_ALL if every else QUEUE_ORDER,
+                     column_config={"A": st.column_config.TextColumn("A: fact and text", width=205),
+                                    "B": st.column_config.TextColumn("B: fact and text", width=205),
+                                    "pattern(s)": st.column_config.TextColumn(
+                                        width=100, help="the value-conflict pattern(s) the detector found"),
+                                    "arbitration": st.column_config.TextColumn(width=95),
+                                    "state": st.column_config.TextColumn(
+                                        width=100, help="The decision in force and what it did: a suppressed "
+                                        "side, a status an operator set"),
+                                    "similarity": st.column_config.NumberColumn(format="%.4f"),
+                                    "authority_a": st.column_config.NumberColumn(format="%.4f"),
+                                    "authority_b": st.column_config.NumberColumn(format="%.4f"),
+                                    "margin": st.column_config.NumberColumn(
+                                        format="%.3f", width=55, help="authority difference of the two facts")})
     if not keys:
         st.info("No pair matches the filters.")
         return
     if st.session_state.get(K + "pair") not in keys:
-        st.session_state[K + "pair"] = keys[0]
+        st.session_state[K + "pair"] = wanted if wanted in keys else keys[0]
     labels = {r["pair"]: cv.pair_label(r) for r in shown.to_dict("records")}
     pk = st.selectbox("Pair to triage (or select a table row)", keys, format_func=lambda k: render.plain(labels.get(k)),
                       key=K + "pair")
+    decisions.select_pair(pk)
     pair = next(p for p in scan.pairs if cv.p_key(p) == pk)
     statuses = dict(ds.statuses)
 
@@ -177,7 +283,7 @@ def queue_tab(scan, frame, ds, kb, config) -> None:
     m[2].metric("arbitration", cv.arbitration_short(pair))
     st.caption(f"Arbitration: {render.md_escape(cv.arbitration_label(pair))}")
     st.markdown(f"**Pattern(s):** {render.md_escape(', '.join(pair.patterns))}")
-    pair_sides(pair, kb, statuses)
+    pair_sides(pair, kb, statuses, now=now, config=config)
     st.markdown(f"**Outcome:** {render.md_escape(cv.outcome_text(pair))}")
     authority_block(pair, K + "q")
     decision_form(pair, kb, config)
@@ -212,7 +318,6 @@ def envelope_tab(ds, base_kb) -> None:
         st.info("No scenario: pick or upload one in the sidebar to see this run's conflicts.")
         return
     res = result.resolution
-    kb = result.corpus.kb
     st.caption(f"Run at now = {result.now.isoformat()} · "
                f"`{headers.CONFLICTS}: {result.headers.get(headers.CONFLICTS, '-')}` · "
                f"{len(res.pairs)} pair(s), {res.detected} arbitrated, {res.unresolved} tied, "
@@ -243,7 +348,7 @@ def envelope_tab(ds, base_kb) -> None:
         with st.container(border=True):
             st.markdown(f"**{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}** · cosine "
                         f"{pair.similarity:.4f} · {render.md_escape(', '.join(pair.patterns))}")
-            pair_sides(pair, kb, {})
+            pair_sides(pair, base_kb, dict(ds.statuses), now=result.now, config=result.config)
             outcome = cv.outcome_text(pair)
             if pair.tied:
                 st.warning(render.md_escape(outcome))
@@ -349,7 +454,7 @@ def main() -> None:
     t_queue, t_env, t_quality, t_export = st.tabs(["Triage queue (whole CKF)", "Envelope conflicts (current run)",
                                                    "Detector quality", "Export & audit log"])
     with t_queue:
-        queue_tab(scan, frame, ds, kb, config)
+        queue_tab(scan, frame, ds, kb, config, state.get_now())
     with t_env:
         envelope_tab(ds, kb)
     with t_quality:

@@ -1,17 +1,32 @@
 """Graph retrieval (CDGR, SPEC-025) of one run: anchors and connectors as a network with
-edge weights and bridge values; selecting a connector shows which anchor pairs it bridges."""
+edge weights and bridge values; selecting a connector shows which anchor pairs it bridges. The
+run's contradiction pairs are drawn as edges between their members; facts stage 4 suppressed and
+facts an operator re-marked are marked (legend), and so are they in the tables."""
 from __future__ import annotations
 
 import streamlit as st
 
 from crp_core import headers
-from crp_ui import breakdown, charts, render, shell, state, tables
+from crp_core.errors import CRPError
+from crp_ui import breakdown, charts, decisions, render, shell, state, tables
 
 K = "crp.page.graph."
 
 
 def _on_connector(key: str) -> None:
     state.select_fact(st.session_state.get(key))
+
+
+def operator_statuses() -> dict[str, str]:
+    """fact id -> the status an operator set, for the facts whose status differs from the CKF's."""
+    kb = state.get_ckf()
+    try:
+        ds = decisions.decision_set()
+    except CRPError:
+        return {}
+    if kb is None:
+        return {}
+    return {fid: new for fid, (_old, new) in decisions.applied_summary(ds, kb).remarked.items()}
 
 
 def main() -> None:
@@ -48,13 +63,17 @@ def main() -> None:
         row = conns[conns["fact_id"] == pick].iloc[0]
         pairs = list(row["bridged_pairs"])
         include = include or not bool(row["selected"])
-    nodes, edges = tables.memo(result, ("cdgr", include),
-                               lambda: charts.cdgr_elements(result, include_candidates=include))
+    marked = operator_statuses()
+    mkey = tuple(sorted(marked.items()))
+    marks = tables.fact_marks(result, marked)
+    nodes, edges = tables.memo(result, ("cdgr", include, mkey), lambda: charts.cdgr_elements(
+        result, include_candidates=include, operator_statuses=marked))
+    contra = tables.memo(result, "contradictions", lambda: charts.contradiction_edges(result))
     if len(nodes) == 0:
         st.info("No anchors in this run.")
         st.stop()
-    fig = tables.memo(result, ("network", include, pick), lambda: charts.cdgr_network(
-        nodes, edges, highlight=pick, bridged_pairs=pairs, edge_min=config.graph_edge_min))
+    fig = tables.memo(result, ("network", include, pick, mkey), lambda: charts.cdgr_network(
+        nodes, edges, highlight=pick, bridged_pairs=pairs, edge_min=config.graph_edge_min, contradictions=contra))
     event = st.plotly_chart(fig, width="stretch", key=f"{K}network.{include}.{pick}", on_select="rerun",
                             selection_mode="points")
     points = getattr(getattr(event, "selection", None), "points", None) or []
@@ -67,7 +86,16 @@ def main() -> None:
             st.rerun()
     st.caption("Edge width and label: weight (cosine ≥ graph_edge_min "
                f"{config.graph_edge_min:g}). Diamonds: connectors, labelled with their bridge value. "
+               "Dotted red: a contradiction pair of stage 4 (hover its midpoint for the outcome); a red "
+               "cross marks the fact it suppressed, an amber square a fact whose status an operator set. "
                "Click a node to select its fact.")
+    n_sup = int(nodes["suppressed"].sum())
+    n_op = int(nodes["operator_status"].astype(bool).sum())
+    if len(contra) or n_op:
+        st.caption(f"{len(contra)} contradiction pair(s) drawn, {n_sup} suppressed fact(s), "
+                   f"{n_op} operator-marked fact(s) among the nodes.")
+        if len(contra):
+            render.dataframe(contra, hide_index=True, width="stretch", key=K + "contradictions")
 
     if pick is not None:
         st.subheader("Selected connector")
@@ -83,7 +111,8 @@ def main() -> None:
         st.markdown(f"Touched anchors (graph distance 1 or 2): "
                     f"{render.md_escape(', '.join(row['touched_anchors']) or '-')}")
         st.markdown(f"**Bridged anchor pairs** (touched anchors with no direct edge): {len(pairs)}")
-        bp = tables.bridged_pairs_frame(result, pick)
+        bp = tables.with_marks(tables.with_marks(tables.bridged_pairs_frame(result, pick), marks, column="anchor_a",
+                                                 name="mark_a"), marks, column="anchor_b", name="mark_b")
         render.dataframe(bp, hide_index=True, width="stretch", column_config=breakdown.column_config(bp),
                      key=K + "pairs")
         st.caption("bridge value = (bridged pairs) × (mean weight of the strongest shortest paths to the "
@@ -92,10 +121,12 @@ def main() -> None:
 
     st.subheader("Connector candidates (bridge value > 0)")
     if len(conns):
-        shown = conns.drop(columns=["touched_anchors"]).copy()
+        shown = tables.with_marks(conns.drop(columns=["touched_anchors"]), marks)
         shown["bridged_pairs"] = [", ".join(f"{a}-{b}" for a, b in ps) for ps in shown["bridged_pairs"]]
-        render.dataframe(shown, hide_index=True, width="stretch", column_config=breakdown.column_config(shown),
-                     key=K + "conns")
+        cfg = breakdown.column_config(shown)
+        cfg["mark"] = st.column_config.TextColumn(width=100, help="suppressed: lost a contradiction in stage 4; "
+                                                  "<STATUS> (operator): a status an operator set")
+        render.dataframe(shown, hide_index=True, width="stretch", column_config=cfg, key=K + "conns")
     else:
         st.info("No connector candidate bridges two anchors in this run.")
     with st.expander(f"Edges drawn ({len(edges)})"):

@@ -1,7 +1,6 @@
-"""Knowledge-base summary: the loaded CKF by source type and status, its embedding state, the scenario.
-
-The landing page until the Overview page exists.
-"""
+"""Knowledge-base summary: the loaded CKF by source type and status (the statuses in force: the
+file's, then the operators' marks), the facts operators re-marked or suppressed, its embedding state,
+the scenario."""
 from __future__ import annotations
 
 import pandas as pd
@@ -9,7 +8,7 @@ import streamlit as st
 
 from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import CRPError
-from crp_ui import render, shell, state
+from crp_ui import decisions, render, shell, state
 
 
 def facts_by_type_and_status(kb) -> pd.DataFrame:
@@ -23,6 +22,32 @@ def facts_by_type_and_status(kb) -> pd.DataFrame:
     return table.astype(int)
 
 
+def marked_facts(kb, ds, summary) -> pd.DataFrame:
+    """The facts the operators' decisions touch: re-marked (status in the CKF -> in force) or
+    suppressed as the loser of an accepted / overridden pair; with who decided and the text."""
+    from crp_core.triage import pair_key
+
+    rows = []
+    for fid in summary.affected:
+        f = kb.get(fid)
+        marks, who = [], []
+        if fid in summary.remarked:
+            old, new = summary.remarked[fid]
+            marks.append(f"re-marked {new} (was {old})")
+            d = ds.status_decisions.get(fid)
+            who.append(d.operator if d is not None else "")
+        if fid in summary.suppressed:
+            winner = summary.suppressed[fid]
+            marks.append(f"suppressed: loses to {winner}")
+            d = ds.latest.get(pair_key(fid, winner))
+            who.append(d.operator if d is not None else "")
+        in_force = ds.statuses.get(fid, f.status)
+        rows.append({"fact_id": fid, "mark": "; ".join(marks),
+                     "status": f.status if in_force == f.status else f"{f.status} → {in_force}",
+                     "by": ", ".join(sorted(set(filter(None, who)))), "content": f.content})
+    return pd.DataFrame(rows, columns=["fact_id", "mark", "status", "by", "content"])
+
+
 def main() -> None:
     st.title("crp-inspect")
     st.caption("Retrieval inspection for the Context Relay Protocol (CRP-SPEC-027): why each fact "
@@ -33,16 +58,43 @@ def main() -> None:
         st.info("No CKF loaded: pick a bundled sample or upload a CKF in the sidebar.")
         return
     st.header(f"Knowledge base: {render.md_escape(state.get_ckf_label())}")
-    retrievable = sum(1 for f in kb.facts if f.retrievable)
-    c = st.columns(4)
+    from crp_core.triage import DecisionSet, apply_to_kb
+
+    try:
+        ds = decisions.decision_set()
+    except CRPError as exc:
+        st.error(render.md_escape(exc))
+        ds = DecisionSet.empty()
+    summary = decisions.applied_summary(ds, kb)
+    in_force = apply_to_kb(kb, ds)
+    retrievable = sum(1 for f in in_force.facts if f.retrievable)
+    c = st.columns(5)
     c[0].metric("facts", len(kb))
-    c[1].metric("retrievable", retrievable, help="status not DELETED / QUARANTINED")
-    c[2].metric("skipped (lenient)", len(kb.skipped))
-    c[3].metric("data-quality warnings", len(kb.warnings))
+    c[1].metric("retrievable", retrievable, help="status in force not DELETED / QUARANTINED")
+    c[2].metric("re-marked", len(summary.remarked),
+                help="facts whose status an operator changed (Conflicts page); counted below under the new status")
+    c[3].metric("skipped (lenient)", len(kb.skipped))
+    c[4].metric("data-quality warnings", len(kb.warnings))
 
     st.subheader("Facts by source type and status")
-    table = facts_by_type_and_status(kb)
+    table = facts_by_type_and_status(in_force)
     render.dataframe(table, width="content", height=35 * (len(table) + 1) + 3)
+    if summary:
+        st.caption(f"Statuses in force: the CKF's, then the operators' marks. "
+                   f"{render.md_escape(decisions.applied_sentence(summary))}; "
+                   f"{len(summary.remarked)} fact(s) re-marked by operators are counted under their new status.")
+        marked = marked_facts(kb, ds, summary)
+        if len(marked):
+            st.markdown("**Facts the operators' decisions touch**")
+            render.dataframe(marked, hide_index=True, width="stretch", key="crp.page.home.marked", row_height=92,
+                             column_config={"fact_id": st.column_config.TextColumn(width=90),
+                                            "mark": st.column_config.TextColumn(width=200),
+                                            "status": st.column_config.TextColumn(
+                                                width=110, help="in the CKF → in force"),
+                                            "by": st.column_config.TextColumn(width=80),
+                                            "content": st.column_config.TextColumn(width=300)})
+    else:
+        st.caption("Statuses as in the CKF: no operator decision applies to it.")
 
     st.subheader("Embeddings")
     if kb.embeddings is not None:

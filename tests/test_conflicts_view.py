@@ -307,3 +307,83 @@ def test_history_frame_columns():
     assert f.to_dict("records") == [{"id": None, "decided_at": None, "operator": "x", "kind": "override",
                                      "winner": "b", "target_fact": "", "new_status": "", "note": "n",
                                      "pair": "a|b"}]
+
+
+# ---- the deciding fields of a pair (pair cards) ---------------------------------------------------
+def _evidence_kb():
+    from crp_core.io.ckf import load_ckf_bytes
+
+    rows = [
+        {"fact_id": "A", "content": "port 2379", "source_type": "official_documentation", "source_id": "docs",
+         "source_location": "<b>ports</b>", "modified_at": "2026-09-01T00:00:00Z",
+         "ingested_at": "2026-09-02T00:00:00Z"},
+        {"fact_id": "B", "content": "port 4001", "source_type": "community", "source_id": "docs", "ttl": "P2Y",
+         "modified_at": "2026-09-01T00:00:00Z", "ingested_at": "2026-09-02T00:00:00Z"},
+    ]
+    return load_ckf_bytes("".join(json.dumps(r) + "\n" for r in rows).encode(), "kb.jsonl")
+
+
+def test_pair_evidence_fields_ttl_origin_and_differences():
+    from crp_core.factors.recency import fact_attributes
+
+    kb = _evidence_kb()
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    ev = cv.pair_evidence(_pair("A", "B"), kb, fact_attributes(kb, now, CRPConfig()), {"B": "STALE"})
+    rows = {r.field: (r.a, r.b, r.differs) for r in ev.itertuples(index=False)}
+    assert list(ev["field"]) == list(cv.EVIDENCE_FIELDS)
+    assert rows["source_id"] == ("docs", "docs", False)
+    assert rows["source_location"] == ("<b>ports</b>", "-", True)
+    assert rows["modified_at"] == ("2026-09-01T00:00:00Z", "2026-09-01T00:00:00Z", False)
+    assert rows["age at now"] == ("61.0 d", "61.0 d", False)
+    assert rows["TTL"] == ("365.0 d (default for official_documentation)", "P2Y = 730.0 d (the fact's own ttl)", True)
+    assert rows["status in force"] == ("ACTIVE", "STALE (operator)", True)
+    assert rows["recency rule"][1] == "stale_status (operator mark)"
+    assert rows["authority"] == ("0.6400", "0.1350", True)
+    assert cv.differing_fields(ev)[:2] == ["source_type", "source_location"]
+    out = cv.evidence_html(ev, "A", "<i>B</i>")
+    assert "<b>" not in out and "<i>" not in out and "&lt;b&gt;ports&lt;/b&gt;" in out
+    assert out.count('class="crp-differs"') == sum(ev["differs"])
+
+
+def test_ttl_origin_for_timeless_and_no_default():
+    f = Fact("T", "x", ttl_kind="timeless")
+    assert cv.ttl_origin(f, float("inf"), "web") == "none: timeless (the fact's own ttl)"
+    assert cv.ttl_origin(Fact("U", "x", source_type="user_provided"), float("inf"), "user_provided") == \
+        "no expiry (no default TTL for user_provided)"
+
+
+def test_pair_marks_name_the_loser_and_operator_statuses():
+    fa, fb = Fact("A", "x"), Fact("B", "y", status="STALE")
+    p = _pair("A", "B", suppressed="B")
+    assert cv.pair_marks(p, fa, fb, {}) == "B suppressed"
+    assert cv.pair_marks(p, fa, fb, {"A": "QUARANTINED", "B": "STALE"}) == "A QUARANTINED (operator) · B suppressed"
+
+
+# ---- what decisions do to a CKF, the pair parameter -----------------------------------------------
+def test_applied_summary_counts_decisions_on_this_ckf_only():
+    kb = _evidence_kb()
+    ds = DecisionSet.from_decisions([
+        Decision.override("A", "B", winner="B", operator="o"),
+        Decision.dismiss("A", "ghost", operator="o"),  # names a fact this CKF lacks: left out
+        Decision.mark_status("A", "B", fact="A", status="STALE", operator="o"),
+        Decision.mark_status("B", "ghost", fact="B", status="ACTIVE", operator="o"),  # no change
+    ])
+    s = dmod.applied_summary(ds, kb)
+    assert s.decisions == 3
+    assert dict(s.suppressed) == {"A": "B"}
+    assert dict(s.remarked) == {"A": ("ACTIVE", "STALE")}
+    assert s.affected == ("A",)
+    assert dmod.applied_sentence(s) == "3 operator decisions applied; 1 fact suppressed or re-marked"
+    assert not dmod.applied_summary(DecisionSet.empty(), kb)
+
+
+@pytest.mark.parametrize("value, want", [
+    ("b|a", "a|b"), ("a|b", "a|b"), ("x\\|y|z", "x\\|y|z"), ("", None), (None, None)])
+def test_parse_pair_param_accepts_either_order(value, want):
+    assert dmod.parse_pair_param(value) == (want, "")
+
+
+@pytest.mark.parametrize("value", ["solo", "a|b|c", "a\\", "a|a", "|b", "x" * 2001])
+def test_parse_pair_param_refuses_with_a_warning(value):
+    key, note = dmod.parse_pair_param(value)
+    assert key is None and note.startswith("pair=") and "ignored" in note and len(note) < 160

@@ -117,7 +117,7 @@ def set_operator(at: AppTest, name: str) -> None:
 def decide(at: AppTest, pair: str, kind: str, *, winner: str | None = None, target: str | None = None,
            status: str | None = None, note: str = "") -> None:
     at.selectbox(key=K + "pair").set_value(pair).run()
-    at.radio(key=K + "kind." + pair).set_value(kind)
+    at.radio(key=K + "kind." + pair).set_value(kind).run()  # the form then holds that kind's fields
     if winner:
         at.selectbox(key=K + "winner." + pair).set_value(winner)
     if target:
