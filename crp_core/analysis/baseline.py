@@ -182,8 +182,8 @@ class TokenChange:
         if d == 0:
             head = f"Both envelopes use {self.after} tokens, with {fact_part} on the SPEC-027 side"
         else:
-            head = (f"SPEC-027 uses {abs(d)} {move} token{'s' if abs(d) != 1 else ''} ({self.before} -> "
-                    f"{self.after}) with {fact_part} ({n_before} -> {n_after})")
+            head = (f"SPEC-027 uses {abs(d)} {move} token{'s' if abs(d) != 1 else ''} ({self.before} → "
+                    f"{self.after}) with {fact_part} ({n_before} → {n_after})")
         parts = [f"the {_n(self.n_removed, 'fact')} it removed cost {self.removed} tokens"
                  + (f" ({_per(self.removed, self.n_removed)} a fact)" if self.n_removed else ""),
                  f"the {_n(self.n_added, 'fact')} it added cost {self.added}"
@@ -269,12 +269,14 @@ class BeforeAfter:
             con += (f" ({ties} tied, each flagged to the model by a NOTE block)" if ties == len(a.contradictory_pairs)
                     else f" ({ties} flagged by a NOTE block)")
         con += (f"; {_n(len(losers), 'losing fact')} removed by Fact Authority Resolution." if losers else ".")
-        stale = (f"Without SPEC-027, {_n(len(b.expired_in_envelope), 'expired fact')} (older than their TTL, or "
-                 f"marked STALE) counted at full weight. With SPEC-027: {len(a.expired_in_envelope)}, each weighted "
-                 f"down to the stale floor {self.full.config.stale_floor:g}. Ageing facts (within their TTL, "
-                 f"partly weighted down): {len(b.ageing_in_envelope)} -> {len(a.ageing_in_envelope)}.")
-        return [("Fan-out race -> duplicates", fan), ("Contradictions -> pairs handed to the model", con),
-                ("Stale facts -> expired facts packed", stale)]
+        stale = (f"Without SPEC-027, {_n(len(b.expired_in_envelope), 'expired fact')} (past the TTL, or marked "
+                 f"STALE) counted at full weight. With SPEC-027: {len(a.expired_in_envelope)}"
+                 + (f", each weighted down to the stale floor {self.full.config.stale_floor:g}"
+                    if a.expired_in_envelope else "")
+                 + f". Ageing facts (still within the TTL, partly weighted down): {len(b.ageing_in_envelope)} → "
+                   f"{len(a.ageing_in_envelope)}.")
+        return [("Fan-out race → duplicates", fan), ("Contradictions → pairs handed to the model", con),
+                ("Stale facts → expired facts packed", stale)]
 
 
 def _recency_split(ids: tuple[str, ...], rule: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -340,8 +342,9 @@ def _removal(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
     for p in full.resolution.pairs:
         if p.suppressed == fid and not p.skipped:
             winner = p.kept[0] if p.kept else None
-            return EnvelopeChange(fid, content, "conflict loser", f"suppressed as the conflict loser to {winner}: "
-                                  f"{said}", winner, tokens)
+            said = said.removeprefix(f"suppressed by {winner}: ")
+            return EnvelopeChange(fid, content, "conflict loser", f"suppressed as the conflict loser to {winner} "
+                                  f"({said})", winner, tokens)
     row = kb.index_of(fid)
     for dropped, kept in full.resolution.deduplicated:
         if int(dropped) == row:
