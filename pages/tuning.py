@@ -295,7 +295,7 @@ def _before_after_view(ba: Any) -> None:
     for col, (fix, text) in zip(cols, ba.headlines()):
         with col.container(border=True):
             st.markdown(f"**{render.md_escape(fix)}**")
-            st.write(render.plain(text))
+            st.markdown(render.md_escape(text))
     m = st.columns(5)
     m[0].metric("expired facts in the envelope", len(a.expired_in_envelope),
                 delta=len(a.expired_in_envelope) - len(b.expired_in_envelope), delta_color="inverse",
@@ -341,7 +341,7 @@ def _before_after_view(ba: Any) -> None:
         st.caption("Nothing new.")
     if ba.tokens is not None:
         st.subheader("Why the token count changed")
-        st.write(render.plain(ba.tokens.sentence()))
+        st.markdown(render.md_escape(ba.tokens.sentence()))
 
     st.subheader("Contradictory pairs handed to the model")
     pair_cfg = glossary.with_help(tv.pairs_frame(ba, a).columns, {
