@@ -285,6 +285,12 @@ def before_after_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: A
                             "fetches nothing and stays under 1 MB.")
 
 
+def _wrapped(frame: Any) -> None:
+    """A short list shown whole: ``st.table`` wraps long cells and sizes to its content (a dataframe cuts
+    a long "why" at 1400 px); the text goes through ``render.inert_frame``."""
+    st.table(render.inert_frame(frame), hide_index=True)
+
+
 def _before_after_view(ba: Any) -> None:
     """The before / after numbers, headline, removed facts, token change and both envelopes."""
     from crp_core.records import FANOUT_DUPLICATES
@@ -323,20 +329,17 @@ def _before_after_view(ba: Any) -> None:
     for i, fig in enumerate(figs):
         c[i % 2].plotly_chart(fig, width="stretch", key=f"{K}ba_fig{i}")
 
-    change_cfg = glossary.with_help(tv.changes_frame(()).columns, {
-        "content": st.column_config.TextColumn("content", width="large"),
-        "why": st.column_config.TextColumn("why", width="large"),
-        "tokens": st.column_config.NumberColumn("tokens", format="%d")})
+    # the lists whose "why" and texts must be read whole: static tables, wrapped and sized to content
     st.subheader(f"What SPEC-027 removed, and why ({len(ba.removed)})")
     if ba.removed:
-        render.dataframe(tv.changes_frame(ba.removed), hide_index=True, width="stretch", key=K + "ba_removed",
-                         column_config=change_cfg, row_height=60)
+        _wrapped(tv.changes_frame(ba.removed))
+        st.caption(render.md_escape("kind: conflict loser = " + glossary.help("Fact Authority Resolution")
+                                    + " · expired / ageing = " + glossary.help("expired vs ageing")))
     else:
         st.caption("Nothing: every fact the SPEC-024-only run packed is still packed.")
     st.subheader(f"What SPEC-027 added ({len(ba.entered)})")
     if ba.entered:
-        render.dataframe(tv.changes_frame(ba.entered), hide_index=True, width="stretch", key=K + "ba_entered",
-                         column_config=change_cfg, row_height=60)
+        _wrapped(tv.changes_frame(ba.entered))
     else:
         st.caption("Nothing new.")
     if ba.tokens is not None:
@@ -344,32 +347,25 @@ def _before_after_view(ba: Any) -> None:
         st.markdown(render.md_escape(ba.tokens.sentence()))
 
     st.subheader("Contradictory pairs handed to the model")
-    pair_cfg = glossary.with_help(tv.pairs_frame(ba, a).columns, {
-        "text a": st.column_config.TextColumn("text a", width="large"),
-        "text b": st.column_config.TextColumn("text b", width="large")})
     left, right = st.columns(2)
-    for col, side, key in ((left, b, "ba_pairs_before"), (right, a, "ba_pairs_after")):
+    for col, side in ((left, b), (right, a)):
         with col:
             st.markdown(f"**{render.md_escape(side.label)}** ({len(side.contradictory_pairs)})")
             if side.contradictory_pairs:
-                render.dataframe(tv.pairs_frame(ba, side), hide_index=True, width="stretch", key=K + key,
-                                 column_config=pair_cfg)
+                _wrapped(tv.pairs_frame(ba, side))
             else:
                 st.caption("None.")
     if b.fanout_duplicates is not None:
         st.subheader(f"{FANOUT_DUPLICATES.capitalize()} (one count everywhere: cross-branch duplicates at fan-in)")
-        dup_cfg = glossary.with_help(tv.duplicates_frame(ba, b).columns, {
-            "content": st.column_config.TextColumn("content", width="large"),
-            "similarity": st.column_config.NumberColumn("similarity", format="%.3f")})
+        st.caption(render.md_escape(glossary.help("fan-out duplicates")))
         left, right = st.columns(2)
-        for col, side, key in ((left, b, "ba_dups_before"), (right, a, "ba_dups_after")):
+        for col, side in ((left, b), (right, a)):
             with col:
                 packed = len(side.packed_duplicate_facts)
                 st.markdown(f"**{render.md_escape(side.label)}**: {side.fanout_duplicates} "
                             f"({packed} of their facts in the envelope)")
                 if side.duplicates:
-                    render.dataframe(tv.duplicates_frame(ba, side), hide_index=True, width="stretch", key=K + key,
-                                     column_config=dup_cfg)
+                    _wrapped(tv.duplicates_frame(ba, side))
     st.subheader("The two envelopes")
     cc = glossary.with_help(tv.SIDE_COLUMNS, {
         "content": st.column_config.TextColumn("content", width="large"),

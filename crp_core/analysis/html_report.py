@@ -43,7 +43,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .expired{background:#b00020}.ageing{background:#a15c00}.pair{background:#6a1b9a}.dup{background:#7b4fb3}
 .only{background:#1f5fa8}
 .kind{font-weight:600;white-space:nowrap}
-code{background:#f4f6f8;padding:0 3px;border-radius:3px}
+code{background:#f4f6f8;padding:0 3px;border-radius:3px;white-space:nowrap}
 .small{font-size:.85em;color:#555}
 svg text{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif}
 details{margin:8px 0}
