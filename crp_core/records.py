@@ -265,6 +265,10 @@ class Duplicate:
     similarity: float
 
 
+#: the name of :attr:`FanoutRun.duplicate_count` wherever it is shown
+FANOUT_DUPLICATES = "fan-out duplicates"
+
+
 @dataclass(frozen=True, eq=False)
 class FanoutRun:
     mode: Literal["partitioned", "naive"]
@@ -273,6 +277,18 @@ class FanoutRun:
     duplicates: tuple[Duplicate, ...]
     merged: tuple[str, ...]  # fan-in union of selected facts, each kept once
     coverage_depth: int  # parent Coverage Set size after merge
+
+    @property
+    def duplicate_count(self) -> int:
+        """The fan-out duplicate count every view shows (:data:`FANOUT_DUPLICATES`): the cross-branch
+        duplicates found at fan-in, one per fact chosen by two or more branches and one per pair of
+        near-identical facts chosen by different branches."""
+        return len(self.duplicates)
+
+    @property
+    def duplicate_fact_ids(self) -> tuple[str, ...]:
+        """Every fact id those duplicates name, in order, each once (some may not reach the envelope)."""
+        return tuple(dict.fromkeys(f for d in self.duplicates for f in d.fact_ids))
 
 
 @dataclass(frozen=True)

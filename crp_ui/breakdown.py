@@ -192,8 +192,10 @@ def fact_detail(result: Any, fact_id: str, frame: pd.DataFrame) -> None:
                    f"{render.md_escape(row['recency_rule'])} · n-gram overlap {int(row['ngram_overlap'])}")
         steps = tables.cdr_steps(row)
         cfg = column_config(steps)
-        cfg["multiplier"] = st.column_config.NumberColumn("× multiplier", format="%.4f")
-        cfg["running_product"] = st.column_config.NumberColumn("running product", format="%.6f")
+        # the step labels are long and this column is narrow: sized so both numbers show whole
+        cfg["step"] = st.column_config.TextColumn("step", width="medium")
+        cfg["multiplier"] = st.column_config.NumberColumn("× multiplier", format="%.4f", width="small")
+        cfg["running_product"] = st.column_config.NumberColumn("running product", format="%.6f", width="small")
         render.dataframe(steps, hide_index=True, width="stretch", column_config=cfg,
                      column_order=["step", "multiplier", "running_product"], key=f"crp.page.steps.{fact_id}")
     with right:

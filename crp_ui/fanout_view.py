@@ -23,7 +23,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.headers import PARTITIONS as PARTITIONS_HEADER
 from crp_core.model import Scenario
-from crp_core.records import FanoutResult, FanoutRun, FanoutStep
+from crp_core.records import FANOUT_DUPLICATES, FanoutResult, FanoutRun, FanoutStep
 from crp_core.stages.fanout import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
 
 from .render import esc, html_text
@@ -295,7 +295,7 @@ def chosen_by_several(run: FanoutRun) -> dict[str, tuple[int, ...]]:
 
 def duplicate_fact_ids(run: FanoutRun) -> frozenset[str]:
     """Every fact id named by a cross-branch duplicate of ``run`` (same fact or near-identical pair)."""
-    return frozenset(f for d in run.duplicates for f in d.fact_ids)
+    return frozenset(run.duplicate_fact_ids)
 
 
 def coverage_frame(step: FanoutStep, scenario: Scenario, config: CRPConfig) -> pd.DataFrame:
@@ -424,12 +424,13 @@ def picks(run: FanoutRun) -> int:
 def comparison_frame(fan: FanoutResult) -> pd.DataFrame:
     """The comparison strip: naive vs partitioned, read from the two runs.
 
-    ``duplicate facts`` = cross-branch duplicates reported at fan-in; ``distinct facts covered`` = facts
+    ``fan-out duplicates`` = ``FanoutRun.duplicate_count``, the cross-branch duplicates reported at fan-in
+    (the count the before / after view and its report show too); ``distinct facts covered`` = facts
     kept after the fan-in dedup (``merged``); ``coverage entries after merge`` = parent Coverage Set size
     after fan-in (``coverage_depth``); ``facts chosen`` = picks over all branches, repeats included.
     """
     rows = []
-    for name, get in (("duplicate facts", lambda r: len(r.duplicates)),
+    for name, get in ((FANOUT_DUPLICATES, lambda r: r.duplicate_count),
                       ("distinct facts covered", lambda r: len(r.merged)),
                       ("coverage entries after merge", lambda r: int(r.coverage_depth)),
                       ("facts chosen (with repeats)", picks)):
@@ -447,7 +448,7 @@ def comparison_html(frame: pd.DataFrame) -> str:
     cards = []
     for row in frame.itertuples(index=False):
         naive, part = int(row.naive), int(row.partitioned)
-        dup = row.measure == "duplicate facts"
+        dup = row.measure == FANOUT_DUPLICATES
         bg = ("#e9f7ef" if part < naive else "#fdecea" if part > naive else "#f4f4f4") if dup else "#f7f7f7"
         cards.append(
             f'<div class="crp-compare" data-measure="{attr(row.measure)}" data-naive="{naive}" '

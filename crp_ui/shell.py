@@ -59,6 +59,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("conflicts.py", "Conflicts", ":material/gavel:"),
     PageSpec("fanout.py", "Fan-out", ":material/call_split:"),
     PageSpec("tuning.py", "Tuning", ":material/tune:"),
+    PageSpec("glossary.py", "Glossary", ":material/menu_book:"),
     PageSpec("home.py", "Knowledge base", ":material/database:"),
 )
 DEFAULT_PAGE = PAGES[0]

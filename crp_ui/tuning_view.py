@@ -217,32 +217,68 @@ def before_after_frame(ba: Any) -> pd.DataFrame:
 
 
 def side_envelope_frame(ba: Any, side: Any, other_env: Sequence[str]) -> pd.DataFrame:
+    """One side's envelope in packed order: each fact's text, its SPEC-027 recency state and factor, and
+    whether it is in a contradictory pair, named by a fan-out duplicate, or only on this side."""
     kb = ba.full.corpus.kb
     in_pair = {f for p in side.contradictory_pairs for f in p}
-    dups = set(side.duplicate_facts)
+    dups = set(side.packed_duplicate_facts)
     other = set(other_env)
     rows = []
     for i, fid in enumerate(side.envelope):
         f = kb.get(fid)
-        rows.append({"#": i + 1, "fact_id": fid, "SPEC-027 recency": ba.spec027_recency.get(fid, 1.0),
-                     "rule": ba.recency_rule.get(fid, ""), "stale": fid in set(side.stale_in_envelope),
+        rows.append({"#": i + 1, "fact_id": fid, "content": f.content if f else "",
+                     "recency": ba.recency_state(fid), "SPEC-027 recency": ba.spec027_recency.get(fid, 1.0),
                      "in a contradictory pair": fid in in_pair, "fan-out duplicate": fid in dups,
-                     "only on this side": fid not in other, "status": f.status if f else "",
-                     "content": f.content if f else ""})
-    return pd.DataFrame(rows, columns=["#", "fact_id", "SPEC-027 recency", "rule", "stale",
-                                       "in a contradictory pair", "fan-out duplicate", "only on this side",
-                                       "status", "content"])
+                     "only on this side": fid not in other, "status": f.status if f else ""})
+    return pd.DataFrame(rows, columns=SIDE_COLUMNS)
+
+
+SIDE_COLUMNS = ["#", "fact_id", "content", "recency", "SPEC-027 recency", "in a contradictory pair",
+                "fan-out duplicate", "only on this side", "status"]
+
+
+def changes_frame(changes: Sequence[Any]) -> pd.DataFrame:
+    """Facts that left (or entered) the envelope: id, text, kind, why, tokens."""
+    return pd.DataFrame([{"fact_id": c.fact_id, "content": c.content, "kind": c.kind, "why": c.reason,
+                          "tokens": c.tokens} for c in changes],
+                        columns=["fact_id", "content", "kind", "why", "tokens"])
+
+
+def pairs_frame(ba: Any, side: Any) -> pd.DataFrame:
+    """One side's contradictory pairs handed to the model, with both texts."""
+    kb = ba.full.corpus.kb
+    noted = set(side.noted_pairs)
+
+    def text(fid: str) -> str:
+        f = kb.get(fid)
+        return f.content if f else ""
+
+    return pd.DataFrame([{"fact_a": a, "text a": text(a), "fact_b": b, "text b": text(b),
+                          "NOTE block": (a, b) in noted} for a, b in side.contradictory_pairs],
+                        columns=["fact_a", "text a", "fact_b", "text b", "NOTE block"])
+
+
+def duplicates_frame(ba: Any, side: Any) -> pd.DataFrame:
+    """One side's fan-out duplicates: the facts (with text), the branches, whether packed."""
+    kb = ba.full.corpus.kb
+    packed = set(side.envelope)
+    rows = []
+    for d in side.duplicates:
+        texts = [kb.get(f).content if kb.get(f) else "" for f in d.fact_ids]
+        rows.append({"facts": " ~ ".join(d.fact_ids), "content": " / ".join(texts),
+                     "branches": ", ".join(str(b) for b in d.branches), "similarity": float(d.similarity),
+                     "in the envelope": ", ".join(f for f in d.fact_ids if f in packed)})
+    return pd.DataFrame(rows, columns=["facts", "content", "branches", "similarity", "in the envelope"])
 
 
 def before_after_bars(ba: Any) -> go.Figure:
-    """Grouped bars: stale facts, contradictory pairs, duplicate fan-out facts, SPEC-024 only vs SPEC-027."""
-    measures = ["stale facts<br>in the envelope", "contradictory pairs<br>handed to the model",
-                "duplicate<br>fan-out facts"]
+    """Grouped bars: expired facts, ageing facts, contradictory pairs and fan-out duplicates, SPEC-024 only
+    vs SPEC-027 (the same numbers as ``BeforeAfter.rows``)."""
+    measures = ["expired facts<br>in the envelope", "ageing facts<br>in the envelope",
+                "contradictory pairs<br>handed to the model", "fan-out<br>duplicates"]
     b, a = ba.before, ba.after
-    vals = {
-        "SPEC-024 only": [len(b.stale_in_envelope), len(b.contradictory_pairs), b.fanout_duplicates or 0],
-        "SPEC-027": [len(a.stale_in_envelope), len(a.contradictory_pairs), a.fanout_duplicates or 0],
-    }
+    vals = {s.label: [len(s.expired_in_envelope), len(s.ageing_in_envelope), len(s.contradictory_pairs),
+                      s.fanout_duplicates or 0] for s in (b, a)}
     fig = go.Figure()
     for side, ys in vals.items():
         fig.add_trace(go.Bar(x=measures, y=ys, name=side, marker_color=SIDE_COLOURS[side], text=ys,

@@ -4,7 +4,9 @@ Parameters: ``ckf`` (bundled sample name, when not the default sample), ``scenar
 scenario name), ``now`` (date, when it differs from the scenario's), ``cfg.<key>=value`` for every
 config key that differs from the defaults, ``fact`` (selected fact id), ``pair`` (the conflict pair
 selected on the Conflicts page, ``a|b``). Parameters a page owns
-(:data:`PAGE_PARAMS`) are left alone by the shell.
+(:data:`PAGE_PARAMS`) are left alone by the shell: ``step`` (the Fan-out stepper) and ``tab`` (the
+Tuning page's tab, bound to its ``st.tabs`` with ``bind="query-params"``: Streamlit writes and reads it,
+and refuses to let ``st.query_params`` set or delete it).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from .decisions import K_PAIR, parse_pair_param
 from .samples import DEFAULT_SAMPLE, list_samples, list_scenarios
 
 #: URL parameters owned by a page (e.g. the Fan-out stepper's ``step``): the shell never deletes them
-PAGE_PARAMS: frozenset[str] = frozenset({"step"})
+PAGE_PARAMS: frozenset[str] = frozenset({"step", "tab"})
 
 
 def format_value(v: Any) -> str:

@@ -8,13 +8,15 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from crp_ui import breakdown, charts, render, shell, state, tables
+from crp_ui import breakdown, charts, glossary, render, shell, state, tables
 
 PAGE_SIZES = (50, 100, 200, 500)
-#: columns shown in the table (the CSV download on the Envelope page has them all)
-SHOWN = ("fact_id", "role", "outcome", "cdr_score", "importance_weight", "relevance", "residual_pull",
+#: columns shown in the table (the CSV download on the Envelope page has them all); the reason sits
+#: next to the outcome, so a gated or suppressed row says why where it is read (a gated fact can top a
+#: sort by CDR score: the gate is on relevance)
+SHOWN = ("fact_id", "role", "outcome", "reason", "cdr_score", "importance_weight", "relevance", "residual_pull",
          "effective_relevance", "novelty", "coverage_score", "recency_factor", "age_days", "ttl_days",
-         "ngram_penalty", "bridge_value", "source_type", "reason", "content")
+         "ngram_penalty", "bridge_value", "source_type", "content")
 SORTABLE = ("cdr_score", "relevance", "residual_pull", "effective_relevance", "novelty", "coverage_score",
             "recency_factor", "age_days", "importance_weight", "ngram_penalty", "bridge_value", "fact_id")
 K = "crp.page.breakdown."
@@ -53,7 +55,10 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
                  f"{(page - 1) * size + 1 if len(view) else 0}-{(page - 1) * size + len(shown)} shown. "
                  "Click a row to inspect it.")
     cfg = breakdown.column_config(table)
-    cfg["sel"] = st.column_config.TextColumn("", width="small")
+    cfg["fact_id"] = st.column_config.TextColumn("fact_id", pinned=True)
+    cfg["reason"] = st.column_config.TextColumn("reason", width="large")
+    cfg = glossary.with_help(table.columns, cfg)
+    cfg["sel"] = st.column_config.TextColumn("", width="small", pinned=True)
     pos = [i for i, f in enumerate(table["fact_id"]) if f == current]
     event = render.dataframe(table, hide_index=True, width="stretch", height=420, column_config=cfg,
                          on_select="rerun", selection_mode="single-row",
@@ -76,16 +81,29 @@ def main() -> None:
                "candidates) with every factor of CDR = importance × max(relevance, residual pull) × novelty × "
                "recency × (1 − n-gram penalty) (SPEC_NOTES §2.4). Values are the pipeline's, never recomputed.")
     view, digest = _filters(result, frame)
-    _table(view, digest, len(frame))
+    current = state.selected_fact()
+    shown = set(view["fact_id"])
+    if current is not None and current not in shown and (current in set(frame["fact_id"]) or not shown):
+        # the filters hide the selected fact (or match nothing): the selection is cleared, so the detail
+        # below never shows a fact the table does not list (an unscored deep-linked fact keeps its note)
+        state.select_fact(None)
+        current = None
+    if not len(view):
+        st.info("No scored fact matches these filters: change or clear the search (and the role, outcome and "
+                "source type filters) to see facts again.")
+    else:
+        _table(view, digest, len(frame))
 
     st.subheader("Selected fact")
-    ids = list(view["fact_id"]) if len(view) else list(frame["fact_id"])
-    current = breakdown.fact_picker(ids, key=K + "pick",
-                                    help="Also set by clicking a table row, or by ?fact=<id> in the URL.")
-    if current is None:
-        st.info("Click a row of the table (or pick a fact above) to see how its score is built.")
+    if not len(view):
+        st.caption("No fact selected: the filters match no scored fact.")
     else:
-        breakdown.fact_detail(result, current, frame)
+        current = breakdown.fact_picker(list(view["fact_id"]), key=K + "pick",
+                                        help="Also set by clicking a table row, or by ?fact=<id> in the URL.")
+        if current is None:
+            st.info("Click a row of the table (or pick a fact above) to see how its score is built.")
+        else:
+            breakdown.fact_detail(result, current, frame)
 
     st.subheader("Recency curves")
     log_x = st.toggle("log age axis", value=False, key=K + "logx",

@@ -1,14 +1,23 @@
 """The packed envelope of one run (SPEC-003 §7): facts in packed order with their
 primacy / middle / recency band, connectors beside the anchor they follow, NOTE blocks for tied
 conflicts, token use vs budget; downloads of the full JSON report (the CLI's format) and of the
-breakdown table as CSV."""
+breakdown table as CSV.
+
+Nothing here needs one of the frontend's large lazily loaded components (the plotly chart, ~4.7 MB of
+JavaScript, and the code block's syntax highlighter, ~1.5 MB): on a first visit straight to this page
+their download and parse kept the whole page as skeletons for seconds after the run had finished. The
+token bar is plain HTML drawn here, NOTE blocks and the envelope text are ``st.text``, and the
+downloads build their data only when clicked."""
 from __future__ import annotations
+
+from typing import Any
 
 import streamlit as st
 
 from crp_core.report import dumps
 from crp_core.stages.packing import fact_line
-from crp_ui import breakdown, charts, render, shell, state, tables
+from crp_ui import breakdown, glossary, render, shell, state, tables
+from crp_ui.charts import BAND_COLOURS
 
 K = "crp.page.envelope."
 BAND_TITLES = {"primacy": "Primacy band (start)", "middle": "Middle band", "recency": "Recency band (end)"}
@@ -27,6 +36,39 @@ def notes_after(result) -> dict[str, list[str]]:
     return out
 
 
+NOTE_COLOUR = "#d9b44a"
+
+
+def token_bar_html(frame: Any, token_budget: int, tokens_used: int) -> str:
+    """One stacked bar of the envelope's tokens: a segment per packed fact (in packed order, coloured by
+    band, its id and tokens as hover text), one for the NOTE blocks, against the budget (a red mark).
+    Widths are percentages of max(budget, used); every text is escaped."""
+    scale = max(int(token_budget), int(tokens_used), 1)
+    segs = []
+    for r in frame.itertuples(index=False):
+        tip = render.html_text(f"#{r.position} {r.fact_id} · {r.band} · {r.tokens} tokens")
+        segs.append(f'<div class="crp-tok" data-band="{render.html_text(r.band)}" title="{tip}" style="width:'
+                    f'{100 * int(r.tokens) / scale:.3f}%;background:{BAND_COLOURS.get(str(r.band), "#888")};'
+                    'border-right:1px solid #fff"></div>')
+    notes = int(tokens_used) - (int(frame["tokens"].sum()) if len(frame) else 0)
+    if notes > 0:
+        segs.append(f'<div class="crp-tok" data-band="note" title="NOTE blocks · {notes} tokens" '
+                    f'style="width:{100 * notes / scale:.3f}%;background:{NOTE_COLOUR}"></div>')
+    mark = 100 * int(token_budget) / scale
+    legend = " ".join(f'<span style="display:inline-block;width:10px;height:10px;background:{c};margin:0 3px 0 10px">'
+                      f'</span>{render.html_text(b)}' for b, c in (*BAND_COLOURS.items(), ("NOTE blocks", NOTE_COLOUR)))
+    return (f'<div class="crp-token-bar" data-used="{int(tokens_used)}" data-budget="{int(token_budget)}" '
+            'style="margin:4px 0 12px 0"><div style="font-weight:600;font-size:0.95em;margin-bottom:4px">'
+            f'Token use: {int(tokens_used)} / {int(token_budget)}</div>'
+            '<div style="position:relative;height:26px;background:#f1f3f5;border-radius:4px;display:flex;'
+            f'overflow:hidden">{"".join(segs)}</div>'
+            f'<div style="position:relative;height:14px"><div style="position:absolute;left:calc({mark:.3f}% - 1px);'
+            'top:-30px;height:34px;border-left:2px dashed #b00020"></div>'
+            f'<div style="position:absolute;left:calc({min(mark, 88):.3f}%);top:2px;font-size:0.75em;color:#b00020">'
+            f'&nbsp;budget {int(token_budget)}</div></div>'
+            f'<div style="font-size:0.8em;color:#555">{legend}</div></div>')
+
+
 def main() -> None:
     st.title("Envelope")
     result = breakdown.require_result()
@@ -42,18 +84,22 @@ def main() -> None:
     c[3].metric("NOTE blocks (ties)", len(env.notes))
     c[4].metric("dropped (budget)", len(env.dropped_for_budget),
                 help="selected facts that did not fit the token budget")
-    st.plotly_chart(tables.memo(result, "tokens", lambda: charts.token_budget_bar(frame, env.token_budget,
-                                                                                 env.tokens_used)), width="stretch",
-                    key=K + "tokens")
+    st.markdown(token_bar_html(frame, env.token_budget, env.tokens_used), unsafe_allow_html=True)
 
     d = st.columns([1, 1, 2])
     stem = (state.get_scenario_name().rsplit(".", 1)[0] or "run")
-    d[0].download_button("Download JSON report", tables.memo(result, "json", lambda: dumps(tables.report_of(result))),
+    def report_json() -> str:
+        return str(tables.memo(result, "json", lambda: dumps(tables.report_of(result))))
+
+    def breakdown_csv() -> str:
+        return str(tables.memo(result, "csv", lambda: tables.breakdown_csv(result)))
+
+    d[0].download_button("Download JSON report", report_json,
                          file_name=f"crp-report-{stem}.json", mime="application/json", key=K + "json", width="stretch",
-                         help="The same object as `crp-inspect run --json`.")
-    d[1].download_button("Download breakdown CSV", tables.memo(result, "csv", lambda: tables.breakdown_csv(result)),
+                         on_click="ignore", help="The same object as `crp-inspect run --json`.")
+    d[1].download_button("Download breakdown CSV", breakdown_csv,
                          file_name=f"crp-breakdown-{stem}.csv", mime="text/csv", key=K + "csv", width="stretch",
-                         help="Every scored fact with every factor.")
+                         on_click="ignore", help="Every scored fact with every factor.")
 
     if not len(frame):
         st.info("The envelope is empty.")
@@ -77,9 +123,9 @@ def main() -> None:
             render.fact_card(fact, extra=extra)
         for note in notes.get(r.fact_id, []):
             st.caption("NOTE block (tied conflict, SPEC-027 §2.5), exact envelope text:")
-            render.code(note, wrap_lines=True)
+            st.text(render.plain(note))
     for note in notes.get("", []):
-        render.code(note, wrap_lines=True)
+        st.text(render.plain(note))
 
     if env.dropped_for_budget:
         st.subheader("Dropped for the token budget")
@@ -95,9 +141,10 @@ def main() -> None:
         if hidden:
             st.caption(f"Exact text, except its {', '.join(hidden)} characters (bidi or invisible), shown as "
                        "⟨U+XXXX⟩ so they cannot reorder what is displayed; the JSON report holds them as they are.")
-        render.code(env.text, wrap_lines=True)
+        st.text(render.plain(env.text))
     with st.expander("Packed order as a table"):
-        render.dataframe(frame, hide_index=True, width="stretch", column_config=breakdown.column_config(frame),
+        render.dataframe(frame, hide_index=True, width="stretch",
+                         column_config=glossary.with_help(frame.columns, breakdown.column_config(frame)),
                          key=K + "table")
 
 

@@ -121,8 +121,9 @@ def _controls(scenario: Any, config: Any) -> tuple[int, list[str], float]:
 
 def _comparison(fan: Any) -> None:
     st.markdown(fv.comparison_html(fv.comparison_frame(fan)), unsafe_allow_html=True)
-    st.caption("Duplicate facts: cross-branch duplicates found at fan-in (the same fact, or two facts with "
-               "cosine > fanin_dedup_similarity, chosen by different branches). Distinct facts covered: facts "
+    st.caption("Fan-out duplicates: cross-branch duplicates found at fan-in (the same fact, or two facts with "
+               "cosine > fanin_dedup_similarity, chosen by different branches); the same count as the Tuning "
+               "page's before / after view and its report. Distinct facts covered: facts "
                "kept after the fan-in dedup. Coverage entries: the parent Coverage Set after the merge.")
 
 

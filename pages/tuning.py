@@ -17,7 +17,7 @@ import streamlit as st
 from crp_core.config import CRPConfig, describe
 from crp_core.corpus.prepared import Corpus
 from crp_core.errors import ConfigError, CRPError
-from crp_ui import breakdown, cache, render, shell, state, suite_tabs
+from crp_ui import breakdown, cache, glossary, render, shell, state, suite_tabs
 from crp_ui import decisions as triage_decisions
 from crp_ui import tuning_view as tv
 
@@ -28,6 +28,9 @@ K_CHART_POINT = K + "chart_point"  # last point picked on the chart
 K_VECTORS = K + "vectors"  # (key, ScenarioVectors)
 K_BA = K + "before_after"  # {key: BeforeAfter}
 K_BASE_TOML = K + "base_toml"  # (name, text) of the uploaded baseline TOML
+#: the tabs, in order; the selected one is the URL parameter TAB_PARAM (its label verbatim)
+TABS = ("Sweep", "Suite", "Auto-tune", "Compare", "Before / after")
+TAB_PARAM = "tab"
 
 def _digest(*parts: str) -> str:
     h = hashlib.sha256()
@@ -267,47 +270,115 @@ def before_after_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: A
             return
         store.clear()
         store[key] = ba
-    b, a = ba.before, ba.after
-    m = st.columns(4)
-    m[0].metric("stale facts in the envelope", len(a.stale_in_envelope),
-                delta=len(a.stale_in_envelope) - len(b.stale_in_envelope), delta_color="inverse",
-                help=f"SPEC-027 (delta vs SPEC-024 only: {len(b.stale_in_envelope)})")
-    m[1].metric("contradictory pairs", len(a.contradictory_pairs),
-                delta=len(a.contradictory_pairs) - len(b.contradictory_pairs), delta_color="inverse",
-                help="value-conflicting pairs handed to the model (both facts packed): SPEC-027, delta vs "
-                     f"SPEC-024 only ({len(b.contradictory_pairs)})")
-    if a.fanout_duplicates is None:
-        m[2].metric("duplicate fan-out facts", "no fan-out")
-    else:
-        m[2].metric("duplicate fan-out facts", a.fanout_duplicates,
-                    delta=a.fanout_duplicates - (b.fanout_duplicates or 0), delta_color="inverse")
-    m[3].metric("envelope overlap (Jaccard)", f"{ba.overlap:.2f}")
-    st.dataframe(tv.before_after_frame(ba), hide_index=True, key=K + "ba_numbers")
-    figs = tv.before_after_figures(ba)
-    c = st.columns(2)
-    for i, fig in enumerate(figs):
-        c[i % 2].plotly_chart(fig, width="stretch", key=f"{K}ba_fig{i}")
-    left, right = st.columns(2)
-    cc = {"content": st.column_config.TextColumn("content", width="large"),
-          "SPEC-027 recency": st.column_config.NumberColumn("SPEC-027 recency", format="%.3f")}
-    with left:
-        st.subheader("SPEC-024 only")
-        st.dataframe(tv.side_envelope_frame(ba, b, a.envelope), hide_index=True, width="stretch",
-                     key=K + "ba_before", column_config=cc)
-    with right:
-        st.subheader("SPEC-027")
-        st.dataframe(tv.side_envelope_frame(ba, a, b.envelope), hide_index=True, width="stretch",
-                     key=K + "ba_after", column_config=cc)
+    _before_after_view(ba)
     name = state.get_scenario_name() or "scenario"
     label = state.get_ckf_label()
 
     def report() -> str:
-        return build_html_report(ba, tv.before_after_figures(ba), ckf_label=label, scenario_name=name)
+        return build_html_report(ba, ckf_label=label, scenario_name=name, terms=glossary.report_terms())
 
     stem = name.rsplit(".", 1)[0] or "scenario"
     st.download_button("Download the HTML report", data=report, file_name=f"crp-before-after-{stem}.html",
                        mime="text/html", key=K + "ba_report", type="primary", on_click="ignore",
-                       help="One self-contained file (plots embedded, opens offline) for stakeholders.")
+                       help="One self-contained file for stakeholders: the headline per fix, what was removed and "
+                            "why, the token change, the numbers and both envelopes; its charts are inline SVG, it "
+                            "fetches nothing and stays under 1 MB.")
+
+
+def _wrapped(frame: Any) -> None:
+    """A short list shown whole: ``st.table`` wraps long cells and sizes to its content (a dataframe cuts
+    a long "why" at 1400 px); the text goes through ``render.inert_frame``."""
+    st.table(render.inert_frame(frame), hide_index=True)
+
+
+def _before_after_view(ba: Any) -> None:
+    """The before / after numbers, headline, removed facts, token change and both envelopes."""
+    from crp_core.records import FANOUT_DUPLICATES
+
+    b, a = ba.before, ba.after
+    st.subheader("In one sentence per fix")
+    cols = st.columns(3)
+    for col, (fix, text) in zip(cols, ba.headlines()):
+        with col.container(border=True):
+            st.markdown(f"**{render.md_escape(fix)}**")
+            st.markdown(render.md_escape(text))
+    m = st.columns(5)
+    m[0].metric("expired facts in the envelope", len(a.expired_in_envelope),
+                delta=len(a.expired_in_envelope) - len(b.expired_in_envelope), delta_color="inverse",
+                help=f"SPEC-027; SPEC-024 only: {len(b.expired_in_envelope)}. " + glossary.help("expired vs ageing"))
+    m[1].metric("ageing facts in the envelope", len(a.ageing_in_envelope),
+                delta=len(a.ageing_in_envelope) - len(b.ageing_in_envelope), delta_color="off",
+                help=f"SPEC-027; SPEC-024 only: {len(b.ageing_in_envelope)}. Within their TTL, partly weighted "
+                     "down: not a defect.")
+    m[2].metric("contradictory pairs", len(a.contradictory_pairs),
+                delta=len(a.contradictory_pairs) - len(b.contradictory_pairs), delta_color="inverse",
+                help=f"SPEC-027; SPEC-024 only: {len(b.contradictory_pairs)}. " + glossary.help("contradictory pair"))
+    if a.fanout_duplicates is None:
+        m[3].metric(FANOUT_DUPLICATES, "no fan-out", help=glossary.help("fan-out duplicates"))
+    else:
+        m[3].metric(FANOUT_DUPLICATES, a.fanout_duplicates,
+                    delta=a.fanout_duplicates - (b.fanout_duplicates or 0), delta_color="inverse",
+                    help=f"SPEC-027; SPEC-024 only: {b.fanout_duplicates}. " + glossary.help("fan-out duplicates"))
+    m[4].metric("envelope overlap (Jaccard)", f"{ba.overlap:.2f}", help=glossary.help("Jaccard / overlap"))
+    st.dataframe(tv.before_after_frame(ba), hide_index=True, key=K + "ba_numbers",
+                 column_config=glossary.with_help(["measure"], {"measure": st.column_config.TextColumn(
+                     "measure", help="expired / ageing: SPEC-027 recency state (see the Glossary); the rest "
+                                     "counted in the envelope handed to the model")}))
+    figs = tv.before_after_figures(ba)
+    c = st.columns(2)
+    for i, fig in enumerate(figs):
+        c[i % 2].plotly_chart(fig, width="stretch", key=f"{K}ba_fig{i}")
+
+    # the lists whose "why" and texts must be read whole: static tables, wrapped and sized to content
+    st.subheader(f"What SPEC-027 removed, and why ({len(ba.removed)})")
+    if ba.removed:
+        _wrapped(tv.changes_frame(ba.removed))
+        st.caption(render.md_escape("kind: conflict loser = " + glossary.help("Fact Authority Resolution")
+                                    + " · expired / ageing = " + glossary.help("expired vs ageing")))
+    else:
+        st.caption("Nothing: every fact the SPEC-024-only run packed is still packed.")
+    st.subheader(f"What SPEC-027 added ({len(ba.entered)})")
+    if ba.entered:
+        _wrapped(tv.changes_frame(ba.entered))
+    else:
+        st.caption("Nothing new.")
+    if ba.tokens is not None:
+        st.subheader("Why the token count changed")
+        st.markdown(render.md_escape(ba.tokens.sentence()))
+
+    st.subheader("Contradictory pairs handed to the model")
+    left, right = st.columns(2)
+    for col, side in ((left, b), (right, a)):
+        with col:
+            st.markdown(f"**{render.md_escape(side.label)}** ({len(side.contradictory_pairs)})")
+            if side.contradictory_pairs:
+                _wrapped(tv.pairs_frame(ba, side))
+            else:
+                st.caption("None.")
+    if b.fanout_duplicates is not None:
+        st.subheader(f"{FANOUT_DUPLICATES.capitalize()} (one count everywhere: cross-branch duplicates at fan-in)")
+        st.caption(render.md_escape(glossary.help("fan-out duplicates")))
+        left, right = st.columns(2)
+        for col, side in ((left, b), (right, a)):
+            with col:
+                packed = len(side.packed_duplicate_facts)
+                st.markdown(f"**{render.md_escape(side.label)}**: {side.fanout_duplicates} "
+                            f"({packed} of their facts in the envelope)")
+                if side.duplicates:
+                    _wrapped(tv.duplicates_frame(ba, side))
+    st.subheader("The two envelopes")
+    cc = glossary.with_help(tv.SIDE_COLUMNS, {
+        "content": st.column_config.TextColumn("content", width="large"),
+        "SPEC-027 recency": st.column_config.NumberColumn("SPEC-027 recency", format="%.3f")})
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**SPEC-024 only** ({len(b.envelope)} facts, {b.tokens_used} tokens)")
+        render.dataframe(tv.side_envelope_frame(ba, b, a.envelope), hide_index=True, width="stretch",
+                         key=K + "ba_before", column_config=cc)
+    with right:
+        st.markdown(f"**SPEC-027** ({len(a.envelope)} facts, {a.tokens_used} tokens)")
+        render.dataframe(tv.side_envelope_frame(ba, a, b.envelope), hide_index=True, width="stretch",
+                         key=K + "ba_after", column_config=cc)
 
 
 def main() -> None:
@@ -322,7 +393,9 @@ def main() -> None:
         st.stop()
     scenario = state.get_scenario()
     config = state.get_config()
-    sweep_t, suite_t, tune_t, compare_t, ba_t = st.tabs(["Sweep", "Suite", "Auto-tune", "Compare", "Before / after"])
+    # the selected tab lives in the URL (?tab=<label>): Streamlit's own binding (st.tabs bind="query-params",
+    # docs/decisions/ui.md); every tab still runs on each rerun, as before
+    sweep_t, suite_t, tune_t, compare_t, ba_t = st.tabs(list(TABS), key=TAB_PARAM, bind="query-params")
     with sweep_t:
         sweep_tab(corpus, scenario, config, decisions, dkey)
     with suite_t:

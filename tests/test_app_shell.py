@@ -337,7 +337,7 @@ def test_navigation_serves_the_default_page_under_its_own_path_too(ui_env):
 
 PAGE_TITLES = {"overview.py": "Overview", "breakdown.py": "Score breakdown", "graph.py": "Graph (CDGR)",
                "envelope.py": "Envelope", "conflicts.py": "Conflict triage", "fanout.py": "Fan-out simulator",
-               "tuning.py": "Tuning", "home.py": "crp-inspect"}
+               "tuning.py": "Tuning", "glossary.py": "Glossary", "home.py": "crp-inspect"}
 
 
 def test_every_page_runs_inside_the_shell_on_every_run(ui_env):

@@ -40,8 +40,8 @@ def test_baseline_keeps_the_stale_fact_and_both_facts_of_the_pair():
 def test_before_after_numbers():
     corpus, scen, config = tiny_case()
     ba = before_after(corpus, scen, config)
-    assert ba.before.stale_in_envelope == ("S",)  # SPEC-027 factor .30
-    assert ba.after.stale_in_envelope == ()
+    assert ba.before.expired_in_envelope == ("S",)  # SPEC-027 factor .30
+    assert ba.after.expired_in_envelope == () and ba.after.ageing_in_envelope == ()
     assert ba.before.contradictory_pairs == (("P1", "P2"),)
     assert ba.after.contradictory_pairs == ()
     assert ba.before.fanout_duplicates is None and ba.after.fanout_duplicates is None  # no fan-out
@@ -49,9 +49,10 @@ def test_before_after_numbers():
     assert ba.overlap == pytest.approx(1 / 5)  # {P1} / {S, P1, P2, F1, F2}
     assert set(ba.only_before) == {"S", "P2"} and set(ba.only_after) == {"F1", "F2"}
     rows = {r["measure"]: (r["SPEC-024 only"], r["SPEC-027"]) for r in ba.rows()}
-    assert rows["stale facts in the envelope"] == (1, 0)
+    assert rows["expired facts in the envelope"] == (1, 0)
+    assert rows["ageing facts in the envelope"] == (0, 0)
     assert rows["contradictory pairs handed to the model"] == (1, 0)
-    assert rows["duplicate fan-out facts"] == ("no fan-out", "no fan-out")
+    assert rows["fan-out duplicates"] == ("no fan-out", "no fan-out")
 
 
 def test_status_stale_counts_and_tied_pair_counts_on_the_after_side():
@@ -64,7 +65,7 @@ def test_status_stale_counts_and_tied_pair_counts_on_the_after_side():
     config = CRPConfig(graph_retrieval=False, envelope_fact_budget=3)
     corpus = make_corpus(facts, vecs, config)
     ba = before_after(corpus, make_scenario([1, 0, 0, 0]), config)
-    assert ba.before.stale_in_envelope == ("X",) or "X" in ba.before.stale_in_envelope
+    assert "X" in ba.before.expired_in_envelope  # status STALE: expired whatever its age
     assert ("T1", "T2") in ba.after.contradictory_pairs  # tied: handed over with a NOTE
     assert ("T1", "T2") in ba.before.contradictory_pairs
 
@@ -80,7 +81,9 @@ def test_naive_fanout_duplicates_on_the_before_side(synthetic_sample_dir):
     corpus = prepare_corpus(kb, config=config)
     ba = before_after(corpus, scen, config, fanout_width=2)
     assert ba.fanout_width == 2
-    assert ba.before.fanout_duplicates == len(ba.baseline.fanout.duplicates)
+    assert ba.before.fanout_duplicates == len(ba.baseline.fanout.duplicates) == ba.baseline.fanout.duplicate_count
+    assert ba.before.duplicates == ba.baseline.fanout.duplicates
+    assert set(ba.before.packed_duplicate_facts) == set(ba.before.duplicate_facts) & set(ba.before.envelope)
     assert ba.baseline.fanout.mode == "naive" and ba.full.fanout.partitioned.mode == "partitioned"
     assert ba.after.fanout_duplicates == len(ba.full.fanout.partitioned.duplicates)
     assert ba.after.fanout_duplicates <= ba.before.fanout_duplicates
@@ -111,7 +114,7 @@ def test_sample_scenario_baseline_omits_the_fixes():
     vectors = embed_scenario(scen, corpus, embedder)
     ba = before_after(corpus, scen, config, vectors=vectors, embedder=embedder)
     after_env = set(ba.after.envelope)
-    demoted = [f for f in ba.before.stale_in_envelope if f not in after_env]
+    demoted = [f for f in ba.before.expired_in_envelope if f not in after_env]
     assert demoted, "a stale fact SPEC-027 demotes is in the SPEC-024-only envelope"
     suppressed = {p.suppressed for p in ba.full.resolution.pairs if p.suppressed}
     assert suppressed and suppressed <= set(ba.before.envelope) | set(

@@ -282,13 +282,13 @@ def test_comparison_frame_and_strip(run):
     _, _, res = run
     fan = res.fanout
     comp = fv.comparison_frame(fan).set_index("measure")
-    assert tuple(comp.loc["duplicate facts"]) == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
+    assert tuple(comp.loc["fan-out duplicates"]) == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
     assert tuple(comp.loc["distinct facts covered"]) == (len(fan.naive.merged), len(fan.partitioned.merged))
     assert tuple(comp.loc["coverage entries after merge"]) == (fan.naive.coverage_depth,
                                                               fan.partitioned.coverage_depth)
     assert comp.loc["facts chosen (with repeats)", "naive"] == sum(len(b.selected) for b in fan.naive.branches)
     # three topics, round-robin branches mix them: the naive run repeats facts, the partitioned one does not
-    assert comp.loc["duplicate facts", "naive"] > 0 and comp.loc["duplicate facts", "partitioned"] == 0
+    assert comp.loc["fan-out duplicates", "naive"] > 0 and comp.loc["fan-out duplicates", "partitioned"] == 0
     strip = fv.comparison_html(fv.comparison_frame(fan))
     found = re.findall(r'data-measure="([^"]*)" data-naive="(\d+)" data-partitioned="(\d+)"', strip)
     assert [(m, int(a), int(b)) for m, a, b in found] == [

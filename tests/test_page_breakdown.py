@@ -61,7 +61,8 @@ def test_filter_and_sort_apply_to_all_rows(ui_env):
     rel = list(_table(at)["relevance"])
     assert rel == sorted(rel)
     widget(at, "text_input", K + "text").set_value("(").run()  # a literal substring, never a regex
-    assert not at.exception and len(_table(at)) == 0
+    assert not at.exception  # matches nothing: the empty state instead of an empty table
+    assert any("No scored fact matches these filters" in i.value for i in at.info)
 
 
 def test_selected_fact_shows_its_cdr_product(ui_env):
@@ -127,3 +128,51 @@ def test_fact_text_is_escaped(tmp_path, monkeypatch):
         for t in f["data"]:
             for h in np.ravel([t.get("hovertext") or []]).tolist():
                 assert "<b>markup" not in str(h)
+
+
+def _column_help(at, *columns: str) -> dict[str, str]:
+    """column -> its help text in the dataframe element holding every one of ``columns``."""
+    import json
+
+    for d in at.dataframe:
+        if all(c in d.value.columns for c in columns):
+            cfg = json.loads(d.proto.columns or "{}")
+            return {k: (v or {}).get("help") or "" for k, v in cfg.items()}
+    raise AssertionError(f"no dataframe with {columns}")
+
+
+def test_reason_sits_next_to_the_outcome_and_columns_have_help(ui_env):
+    from crp_ui import glossary
+
+    at = run_page("breakdown")
+    table = _table(at)
+    cols = list(table.columns)
+    assert cols.index("reason") == cols.index("outcome") + 1  # a gated row says why where it is read
+    gated = table[table["outcome"] == "gated"]
+    assert len(gated) and all(r.startswith("gated: relevance") for r in gated["reason"])
+    helps = _column_help(at, "sel", "fact_id", "cdr_score", "outcome")
+    for col in ("cdr_score", "relevance", "residual_pull", "novelty", "recency_factor", "ttl_days", "bridge_value",
+                "ngram_penalty", "coverage_score", "importance_weight"):
+        assert helps.get(col) == glossary.column_help(col), col
+    assert "ResidualSet" in helps["residual_pull"] and "SPEC-024" in helps["residual_pull"]
+
+
+def test_an_empty_search_clears_the_selected_fact(ui_env):
+    exp = expected_result(ui_env)
+    fid = exp.envelope.order[0].fact_id
+    at = run_page("breakdown", params={"fact": fid})
+    assert widget(at, "selectbox", K + "pick.").value == fid
+    widget(at, "text_input", K + "text").set_value("no fact has this text zzzq").run()
+    assert not at.exception
+    assert any("No scored fact matches these filters" in i.value for i in at.info)
+    assert not [s for s in at.selectbox if str(s.key).startswith(K + "pick.")]  # no picker, no old detail
+    assert not frames_with_cdr_steps(at)
+    assert at.query_params.get("fact") in (None, [], "")
+    # clearing the search brings the table back, with no fact selected
+    widget(at, "text_input", K + "text").set_value("").run()
+    assert len(_table(at)) == len(exp.outcomes)
+    assert widget(at, "selectbox", K + "pick.").value is None
+
+
+def frames_with_cdr_steps(at):
+    return [d for d in at.dataframe if "running_product" in d.value.columns]

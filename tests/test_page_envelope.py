@@ -15,10 +15,19 @@ def test_envelope_order_tokens_and_note_block(ui_env):
     assert metric(at, f"tokens (budget {exp.envelope.token_budget})") == str(exp.envelope.tokens_used)
     assert metric(at, "NOTE blocks (ties)") == str(len(exp.envelope.notes))
     assert exp.envelope.notes, "the synthetic sample has one tied conflict"
-    codes = [c.value for c in at.code]
+    texts = [t.value for t in at.text]
     for note in exp.envelope.notes:
-        assert note in codes  # shown on its own, right after the later fact of the tied pair
-    assert exp.envelope.text in codes  # the exact envelope text
+        assert note in texts  # shown on its own, right after the later fact of the tied pair
+    assert exp.envelope.text in texts  # the exact envelope text
+    # no element of the frontend's large lazily loaded components (plotly, the code highlighter): a first
+    # visit straight to the page paints as soon as the run ends
+    assert not at.get("plotly_chart") and not at.code
+    bar = [m.value for m in at.markdown if "crp-token-bar" in m.value]
+    assert len(bar) == 1
+    assert f'data-used="{exp.envelope.tokens_used}" data-budget="{exp.envelope.token_budget}"' in bar[0]
+    assert bar[0].count('class="crp-tok" data-band="') == len(exp.envelope.order) + (1 if exp.envelope.notes else 0)
+    table_cfg = [d for d in at.dataframe if "tokens" in d.value.columns]
+    assert table_cfg, "the packed-order table"
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Download JSON report" in labels and "Download breakdown CSV" in labels
     assert [s.value for s in at.subheader][:1] == ["Primacy band (start)"]
@@ -37,3 +46,17 @@ def test_connector_is_shown_with_its_anchor(tmp_path, monkeypatch):
     assert table.loc[table["fact_id"] == "C", "bridges_anchor"].iloc[0] == "A1"
     assert any("connector bridging anchor A1" in c.value for c in at.caption)
     assert metric(at, "connectors") == "1"
+
+
+def test_token_bar_html_is_escaped_and_scaled():
+    import pandas as pd
+
+    from pages.envelope import token_bar_html
+
+    frame = pd.DataFrame([{"position": 1, "fact_id": '<b>"x"</b>', "band": "primacy", "tokens": 30},
+                          {"position": 2, "fact_id": "y", "band": "middle", "tokens": 10}])
+    html = token_bar_html(frame, 100, 50)  # 10 NOTE tokens
+    assert "<b>" not in html and "&lt;b&gt;&quot;x&quot;&lt;/b&gt;" in html
+    assert "width:30.000%" in html and "width:10.000%" in html
+    assert 'data-band="note" title="NOTE blocks · 10 tokens" style="width:10.000%' in html
+    assert "budget 100" in html

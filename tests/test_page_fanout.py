@@ -219,11 +219,11 @@ def test_partitions_table_and_comparison_strip_come_from_the_records(fan_env, tm
     assert sorted(shown) == [("sq0a", "sq0b"), ("sq1a", "sq1b"), ("sq2a", "sq2b")]
     assert _shown(at.markdown, "k-means (k = 3)")
     comp = _comparison(at)
-    assert comp["duplicate facts"] == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
+    assert comp["fan-out duplicates"] == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
     assert comp["distinct facts covered"] == (len(fan.naive.merged), len(fan.partitioned.merged))
     assert comp["coverage entries after merge"] == (fan.naive.coverage_depth, fan.partitioned.coverage_depth)
     # this decomposition is built for the race: naive branches share topics, partitions do not
-    assert comp["duplicate facts"][0] > 0 and comp["duplicate facts"][1] == 0
+    assert comp["fan-out duplicates"][0] > 0 and comp["fan-out duplicates"][1] == 0
 
 
 def test_step_list_click_and_url_deep_link(fan_env, tmp_path):
@@ -415,7 +415,7 @@ def test_sample_scenarios_step_by_step(name, sample_cache, monkeypatch):
     at = _open(timeout=MODEL_TIMEOUT, scenario=name)
     _step_all_the_way(at, fan)
     comp = _comparison(at)
-    assert comp["duplicate facts"] == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
+    assert comp["fan-out duplicates"] == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
     # every sample scenario is meant to show the race: naive > 0, partitioned = 0 (sample_ckf/README.md)
-    assert comp["duplicate facts"][0] > 0, name
-    assert comp["duplicate facts"][1] == 0, name
+    assert comp["fan-out duplicates"][0] > 0, name
+    assert comp["fan-out duplicates"][1] == 0, name

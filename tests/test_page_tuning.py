@@ -130,4 +130,51 @@ def test_before_after_numbers_and_report_button(ui_env):
     widget(at, "number_input", K + "ba_width.").set_value(2).run()
     assert not at.exception, [e.value for e in at.exception]
     ba2 = before_after(exp.corpus, exp.scenario, exp.config, fanout_width=2)
-    assert metric(at, "duplicate fan-out facts") == str(ba2.after.fanout_duplicates)
+    assert metric(at, "fan-out duplicates") == str(ba2.after.fanout_duplicates)
+
+
+def test_before_after_shows_fact_text_reasons_and_the_token_change(ui_env):
+    from crp_ui import glossary, render
+
+    exp = expected_result(ui_env)
+    at = run_page("tuning")
+    ba = before_after(exp.corpus, exp.scenario, exp.config)
+    assert metric(at, "expired facts in the envelope") == str(len(ba.after.expired_in_envelope))
+    assert metric(at, "ageing facts in the envelope") == str(len(ba.after.ageing_in_envelope))
+    kb = exp.corpus.kb
+    # both envelopes with the text of every fact and its recency state
+    sides = [d.value for d in at.dataframe if {"fact_id", "content", "recency"} <= set(d.value.columns)]
+    assert [list(f["fact_id"]) for f in sides] == [list(ba.before.envelope), list(ba.after.envelope)]
+    for f in sides:
+        assert list(f["content"]) == [kb.get(x).content for x in f["fact_id"]]
+        assert list(f["recency"]) == [ba.recency_state(x) for x in f["fact_id"]]
+    # what was removed, with text and reason; the token change in a sentence
+    if ba.removed:  # a static table: its long "why" wraps instead of being cut
+        removed = next(t.value for t in at.table if "why" in t.value.columns)
+        assert list(removed["fact_id"]) == [c.fact_id for c in ba.removed]
+        assert list(removed["why"]) == [c.reason for c in ba.removed]
+        assert list(removed["content"]) == [c.content for c in ba.removed]
+    assert ba.tokens is not None
+    assert any(m.value == render.md_escape(ba.tokens.sentence()) for m in at.markdown)
+    heads = [m.value for m in at.markdown]
+    for _fix, sentence in ba.headlines():
+        assert render.md_escape(sentence) in heads
+    # column help from the glossary
+    import json
+
+    cfg = next(json.loads(d.proto.columns) for d in at.dataframe if "in a contradictory pair" in d.value.columns)
+    assert cfg["recency"]["help"] == glossary.column_help("recency")
+    assert cfg["in a contradictory pair"]["help"] == glossary.help("contradictory pair")
+
+
+def test_the_selected_tab_comes_from_the_url(ui_env):
+    """?tab=<label> selects the tab (st.tabs bound to the URL); an unknown label falls back to the first tab.
+    The other direction (a click writes ?tab=) is the browser's: tests/e2e/test_e2e_demo.py."""
+    at = run_page("tuning", params={"tab": "Before / after"})
+    assert at.session_state["tab"] == "Before / after"
+    at = run_page("tuning", params={"tab": "Compare"})
+    assert at.session_state["tab"] == "Compare"
+    at.run()  # the shell's URL sync leaves the page's parameter alone (url_codec.PAGE_PARAMS)
+    assert at.session_state["tab"] == "Compare" and at.query_params.get("tab") in ("Compare", ["Compare"])
+    at = run_page("tuning", params={"tab": "no such tab"})
+    assert not at.exception and at.session_state["tab"] == "Sweep"

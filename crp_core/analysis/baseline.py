@@ -15,25 +15,33 @@ The SPEC-024-only baseline omits the three SPEC-027 fixes and nothing else:
   sub-queries, residual pull over the whole ResidualSet, one shared Coverage Set read at dispatch).
 
 No pipeline module needed a hook for this: both switches go through existing parameters.
+
+What the view counts (docs/decisions/tuning.md, "Before / after"): **expired** and **ageing** facts by
+the one definition of ``crp_core.factors.recency.recency_state`` (the SPEC-027 factor at the run's now,
+for both sides); contradictory pairs with both facts packed; the fan-out duplicates of
+``FanoutRun.duplicate_count``; and, read off the records, why each fact left or entered the envelope
+(:class:`EnvelopeChange`) and where the token difference comes from (:class:`TokenChange`).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from crp_core.analysis.sweep import envelope_ids, jaccard
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
+from crp_core.factors.recency import RULES, fact_attributes, recency_state
+from crp_core.records import FANOUT_DUPLICATES, Duplicate
 
 if TYPE_CHECKING:
     from crp_core.corpus.embedding import Embedder
     from crp_core.corpus.prepared import ScenarioVectors
-    from crp_core.model import KnowledgeBase, Scenario
-    from crp_core.records import ConflictPair, FanoutRun, PipelineResult
+    from crp_core.model import Scenario
+    from crp_core.records import ConflictPair, Envelope, FanoutRun, PipelineResult
     from crp_core.stages.contradictions.arbitration import Decisions
 
 #: the recency floor that turns the SPEC-027 §3.2 factor into a constant 1.0
@@ -100,12 +108,106 @@ class SideNumbers:
 
     label: str
     envelope: tuple[str, ...]
-    stale_in_envelope: tuple[str, ...]  # SPEC-027 recency factor < 1.0, or status STALE
+    expired_in_envelope: tuple[str, ...]  # packed, SPEC-027 recency at the floor (age >= TTL, or status STALE)
+    ageing_in_envelope: tuple[str, ...]  # packed, SPEC-027 recency in the decay (stale_floor < factor < 1)
     contradictory_pairs: tuple[tuple[str, str], ...]  # value-conflicting pairs with both facts packed
-    fanout_duplicates: int | None  # cross-branch duplicates of the fan-out (None: no fan-out)
-    duplicate_facts: tuple[str, ...]  # fact ids named in those duplicates
+    noted_pairs: tuple[tuple[str, str], ...]  # those of them the envelope flags with a NOTE block (ties)
+    fanout_duplicates: int | None  # FanoutRun.duplicate_count (None: no fan-out)
+    duplicates: tuple[Duplicate, ...]  # the fan-in duplicates themselves
+    duplicate_facts: tuple[str, ...]  # fact ids named in those duplicates (packed or not)
     tokens_used: int
+    note_tokens: int  # of tokens_used, the NOTE blocks'
     headers: Mapping[str, str]
+
+    @property
+    def packed_duplicate_facts(self) -> tuple[str, ...]:
+        """The facts named by a fan-out duplicate that are in this side's envelope (envelope order)."""
+        named = set(self.duplicate_facts)
+        return tuple(f for f in self.envelope if f in named)
+
+
+#: what moved a fact out of (or into) the envelope, most specific first
+ChangeKind = Literal["conflict loser", "duplicate", "expired", "ageing", "outranked", "entered"]
+
+
+@dataclass(frozen=True)
+class EnvelopeChange:
+    """A fact in one envelope only, with why: ``kind`` (:data:`ChangeKind`), one sentence, the other
+    fact it concerns (the conflict winner, the fact it duplicates, the fact whose slot it took) and the
+    tokens its line cost in the envelope that packed it."""
+
+    fact_id: str
+    content: str
+    kind: ChangeKind
+    reason: str
+    related: str | None
+    tokens: int
+
+
+@dataclass(frozen=True)
+class TokenChange:
+    """Where the token difference between the two envelopes comes from, read off the packed records:
+    ``after - before == (added - removed) + (kept_after - kept_before) + (notes_after - notes_before)``."""
+
+    before: int
+    after: int
+    removed: int  # tokens of the lines of the facts only the SPEC-024 envelope packs
+    n_removed: int
+    added: int  # tokens of the lines of the facts only the SPEC-027 envelope packs
+    n_added: int
+    kept_before: int  # tokens of the lines of the facts both pack (each side's count)
+    kept_after: int
+    n_kept: int
+    notes_before: int  # NOTE block tokens
+    notes_after: int
+    n_notes_before: int
+    n_notes_after: int
+    connectors_before: int  # tokens of connector lines (included in the figures above)
+    connectors_after: int
+    n_connectors_before: int
+    n_connectors_after: int
+
+    @property
+    def delta(self) -> int:
+        return self.after - self.before
+
+    def sentence(self) -> str:
+        """The change in one plain sentence (numbers only from this record)."""
+        d = self.delta
+        n_before, n_after = self.n_removed + self.n_kept, self.n_added + self.n_kept
+        move = "more" if d > 0 else "fewer"
+        facts = n_after - n_before
+        fact_part = ("the same number of facts" if facts == 0 else
+                     f"{abs(facts)} {'more' if facts > 0 else 'fewer'} fact{'s' if abs(facts) != 1 else ''}")
+        if d == 0:
+            head = f"Both envelopes use {self.after} tokens, with {fact_part} on the SPEC-027 side"
+        else:
+            head = (f"SPEC-027 uses {abs(d)} {move} token{'s' if abs(d) != 1 else ''} ({self.before} → "
+                    f"{self.after}) with {fact_part} ({n_before} → {n_after})")
+        parts = [f"the {_n(self.n_removed, 'fact')} it removed cost {self.removed} tokens"
+                 + (f" ({_per(self.removed, self.n_removed)} a fact)" if self.n_removed else ""),
+                 f"the {_n(self.n_added, 'fact')} it added cost {self.added}"
+                 + (f" ({_per(self.added, self.n_added)} a fact)" if self.n_added else "")]
+        if self.notes_after or self.notes_before:
+            parts.append(f"NOTE blocks telling the model about tied conflicts cost {self.notes_after} tokens "
+                         f"({_n(self.n_notes_after, 'block')}; before: {self.notes_before})")
+        if (self.n_connectors_before, self.connectors_before) != (self.n_connectors_after, self.connectors_after):
+            parts.append(f"connector lines: {_n(self.n_connectors_before, 'line')}, {self.connectors_before} "
+                         f"tokens before; {_n(self.n_connectors_after, 'line')}, {self.connectors_after} after")
+        net = [f"{self.added - self.removed:+d} from the facts that changed"]
+        if self.notes_after != self.notes_before:
+            net.append(f"{self.notes_after - self.notes_before:+d} from NOTE blocks")
+        if self.kept_after != self.kept_before:
+            net.append(f"{self.kept_after - self.kept_before:+d} from the facts both pack")
+        return head + ": " + "; ".join(parts) + ". Net: " + ", ".join(net) + "."
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}{'' if k == 1 else 's'}"
+
+
+def _per(tokens: int, k: int) -> str:
+    return f"{tokens / k:.0f}" if k else "0"
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,6 +222,13 @@ class BeforeAfter:
     baseline: BaselineRun
     full: PipelineResult  # the SPEC-027 pipeline's run
     fanout_width: int
+    removed: tuple[EnvelopeChange, ...] = ()  # the facts of only_before, with why SPEC-027 left them out
+    entered: tuple[EnvelopeChange, ...] = ()  # the facts of only_after, with why SPEC-027 packed them
+    tokens: TokenChange | None = None
+
+    def recency_state(self, fact_id: str) -> str:
+        """``expired`` / ``ageing`` / ``fresh`` of a fact of either envelope (SPEC-027 factor)."""
+        return recency_state(self.recency_rule.get(fact_id, "fresh"))
 
     def rows(self) -> list[dict[str, Any]]:
         """The numbers side by side (one row per measure) for tables and the HTML report."""
@@ -129,29 +238,142 @@ class BeforeAfter:
         b, a = self.before, self.after
         return [
             {"measure": "facts in the envelope", "SPEC-024 only": len(b.envelope), "SPEC-027": len(a.envelope)},
-            {"measure": "stale facts in the envelope", "SPEC-024 only": len(b.stale_in_envelope),
-             "SPEC-027": len(a.stale_in_envelope)},
+            {"measure": "expired facts in the envelope", "SPEC-024 only": len(b.expired_in_envelope),
+             "SPEC-027": len(a.expired_in_envelope)},
+            {"measure": "ageing facts in the envelope", "SPEC-024 only": len(b.ageing_in_envelope),
+             "SPEC-027": len(a.ageing_in_envelope)},
             {"measure": "contradictory pairs handed to the model", "SPEC-024 only": len(b.contradictory_pairs),
              "SPEC-027": len(a.contradictory_pairs)},
-            {"measure": "duplicate fan-out facts", "SPEC-024 only": dup(b.fanout_duplicates),
+            {"measure": FANOUT_DUPLICATES, "SPEC-024 only": dup(b.fanout_duplicates),
              "SPEC-027": dup(a.fanout_duplicates)},
             {"measure": "tokens used", "SPEC-024 only": b.tokens_used, "SPEC-027": a.tokens_used},
         ]
 
+    def headlines(self) -> list[tuple[str, str]]:
+        """One (fix, sentence) per SPEC-027 defect, in plain words, from the numbers above."""
+        b, a = self.before, self.after
+        if b.fanout_duplicates is None or a.fanout_duplicates is None:
+            fan = (f"This scenario does not fan out (width {self.fanout_width}), so the race between parallel "
+                   "branches does not arise here.")
+        else:
+            packed = len(b.packed_duplicate_facts)
+            fan = (f"Without SPEC-027 the {self.fanout_width} parallel branches raced on one shared Coverage Set "
+                   f"and picked the same material twice: {_n(b.fanout_duplicates, 'duplicate')} "
+                   f"({packed} of those facts reached the envelope). With partitioned sub-queries and read-only "
+                   f"snapshots: {_n(a.fanout_duplicates, 'duplicate')}.")
+        losers = [c for c in self.removed if c.kind == "conflict loser"]
+        ties = len(a.noted_pairs)
+        con = (f"Without SPEC-027, {_n(len(b.contradictory_pairs), 'contradictory pair')} reached the model "
+               f"with no warning. With SPEC-027: {len(a.contradictory_pairs)}")
+        if a.contradictory_pairs:
+            con += (f" ({ties} tied, each flagged to the model by a NOTE block)" if ties == len(a.contradictory_pairs)
+                    else f" ({ties} flagged by a NOTE block)")
+        con += (f"; {_n(len(losers), 'losing fact')} removed by Fact Authority Resolution." if losers else ".")
+        stale = (f"Without SPEC-027, {_n(len(b.expired_in_envelope), 'expired fact')} (past the TTL, or marked "
+                 f"STALE) counted at full weight. With SPEC-027: {len(a.expired_in_envelope)}"
+                 + (f", each weighted down to the stale floor {self.full.config.stale_floor:g}"
+                    if a.expired_in_envelope else "")
+                 + f". Ageing facts (still within the TTL, partly weighted down): {len(b.ageing_in_envelope)} → "
+                   f"{len(a.ageing_in_envelope)}.")
+        return [("Fan-out race → duplicates", fan), ("Contradictions → pairs handed to the model", con),
+                ("Stale facts → expired facts packed", stale)]
 
-def _stale(ids: tuple[str, ...], factor: Mapping[str, float], kb: KnowledgeBase) -> tuple[str, ...]:
-    return tuple(f for f in ids if factor.get(f, 1.0) < 1.0 or kb.facts[kb.index_of(f)].status == "STALE")
+
+def _recency_split(ids: tuple[str, ...], rule: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    states = [recency_state(rule.get(f, "fresh")) for f in ids]
+    return (tuple(f for f, s in zip(ids, states) if s == "expired"),
+            tuple(f for f, s in zip(ids, states) if s == "ageing"))
 
 
 def _packed_pairs(pairs: Iterable[ConflictPair], packed: set[str]) -> tuple[tuple[str, str], ...]:
     return tuple((p.fact_a, p.fact_b) for p in pairs if not p.skipped and p.fact_a in packed and p.fact_b in packed)
 
 
-def _dups(run: FanoutRun | None) -> tuple[int | None, tuple[str, ...]]:
+def _dups(run: FanoutRun | None) -> tuple[int | None, tuple[Duplicate, ...], tuple[str, ...]]:
     if run is None:
-        return None, ()
-    ids = tuple(dict.fromkeys(f for d in run.duplicates for f in d.fact_ids))
-    return len(run.duplicates), ids
+        return None, (), ()
+    return run.duplicate_count, tuple(run.duplicates), run.duplicate_fact_ids
+
+
+def _note_tokens(env: Envelope) -> int:
+    return int(env.tokens_used) - sum(int(p.tokens) for p in env.order)
+
+
+def _side(label: str, result: PipelineResult, env_ids: tuple[str, ...], pairs: Iterable[ConflictPair],
+          rule: Mapping[str, str], run: FanoutRun | None) -> SideNumbers:
+    packed = set(env_ids)
+    expired, ageing = _recency_split(env_ids, rule)
+    pair_list = tuple(pairs)
+    n_dups, dups, dup_ids = _dups(run)
+    return SideNumbers(label, env_ids, expired, ageing, _packed_pairs(pair_list, packed),
+                       tuple((p.fact_a, p.fact_b) for p in pair_list
+                             if not p.skipped and p.tied and p.fact_a in packed and p.fact_b in packed),
+                       n_dups, dups, dup_ids, int(result.envelope.tokens_used), _note_tokens(result.envelope),
+                       dict(result.headers))
+
+
+def token_change(before: Envelope, after: Envelope) -> TokenChange:
+    """:class:`TokenChange` of two envelopes (the SPEC-024-only one first)."""
+    b_cost = {p.fact_id: int(p.tokens) for p in before.order}
+    a_cost = {p.fact_id: int(p.tokens) for p in after.order}
+    removed = [f for f in b_cost if f not in a_cost]
+    added = [f for f in a_cost if f not in b_cost]
+    kept = [f for f in a_cost if f in b_cost]
+    b_conn = [p for p in before.order if p.role == "connector"]
+    a_conn = [p for p in after.order if p.role == "connector"]
+    return TokenChange(
+        before=int(before.tokens_used), after=int(after.tokens_used),
+        removed=sum(b_cost[f] for f in removed), n_removed=len(removed),
+        added=sum(a_cost[f] for f in added), n_added=len(added),
+        kept_before=sum(b_cost[f] for f in kept), kept_after=sum(a_cost[f] for f in kept), n_kept=len(kept),
+        notes_before=_note_tokens(before), notes_after=_note_tokens(after),
+        n_notes_before=len(before.notes), n_notes_after=len(after.notes),
+        connectors_before=sum(int(p.tokens) for p in b_conn), connectors_after=sum(int(p.tokens) for p in a_conn),
+        n_connectors_before=len(b_conn), n_connectors_after=len(a_conn))
+
+
+def _removal(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
+    """Why the SPEC-027 run left out ``fid``, which the SPEC-024-only run packed."""
+    kb = full.corpus.kb
+    fact = kb.get(fid)
+    content = fact.content if fact is not None else ""
+    outcome = next((o for o in full.outcomes if o.fact_id == fid), None)
+    said = outcome.reason if outcome is not None else "not retrieved by the SPEC-027 run"
+    for p in full.resolution.pairs:
+        if p.suppressed == fid and not p.skipped:
+            winner = p.kept[0] if p.kept else None
+            said = said.removeprefix(f"suppressed by {winner}: ")
+            return EnvelopeChange(fid, content, "conflict loser", f"suppressed as the conflict loser to {winner} "
+                                  f"({said})", winner, tokens)
+    row = kb.index_of(fid)
+    for dropped, kept in full.resolution.deduplicated:
+        if int(dropped) == row:
+            other = kb.facts[int(kept)].fact_id
+            return EnvelopeChange(fid, content, "duplicate", f"dropped as a duplicate of {other}: {said}", other,
+                                  tokens)
+    attrs = fact_attributes(kb, full.now, full.config)
+    factor, age, ttl = float(attrs.factor[row]), float(attrs.age_days[row]), float(attrs.ttl_days[row])
+    state = recency_state(RULES[int(attrs.rule[row])])
+    if state == "expired":
+        why = ("status STALE" if fact is not None and fact.status == "STALE"
+               else f"{age:.0f} days old, TTL {ttl:.0f} days")
+        return EnvelopeChange(fid, content, "expired", f"expired ({why}): recency {factor:.2f} lowered its "
+                              f"score; {said}", None, tokens)
+    if state == "ageing":
+        return EnvelopeChange(fid, content, "ageing", f"ageing ({age:.0f} of {ttl:.0f} days of its TTL): recency "
+                              f"{factor:.2f} lowered its score; {said}", None, tokens)
+    return EnvelopeChange(fid, content, "outranked", f"outranked by fresher or more relevant facts: {said}", None,
+                          tokens)
+
+
+def _entry(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
+    kb = full.corpus.kb
+    fact = kb.get(fid)
+    outcome = next((o for o in full.outcomes if o.fact_id == fid), None)
+    said = outcome.reason if outcome is not None else "packed"
+    row = kb.index_of(fid)
+    slot = next((kb.facts[int(b)].fact_id for a, b in full.resolution.backfilled if int(a) == row), None)
+    return EnvelopeChange(fid, fact.content if fact is not None else "", "entered", said, slot, tokens)
 
 
 def before_after(corpus: Corpus, scenario: Scenario, config: CRPConfig, *, vectors: ScenarioVectors | None = None,
@@ -182,16 +404,18 @@ def before_after(corpus: Corpus, scenario: Scenario, config: CRPConfig, *, vecto
     rec = compute_recency(kb, rows, full.now, full.config)  # the SPEC-027 factor of every packed fact
     factor = {f: float(x) for f, x in zip(ids, rec.factor.tolist())}
     rule = dict(zip(ids, rec.rule))
-    b_dups, b_ids = _dups(base.fanout)
-    a_dups, a_ids = _dups(full.fanout.partitioned if full.fanout is not None else None)
-    before = SideNumbers("SPEC-024 only", before_env, _stale(before_env, factor, kb),
-                         _packed_pairs(base.conflict_pairs, set(before_env)), b_dups, b_ids,
-                         int(base.result.envelope.tokens_used), dict(base.headers))
-    after = SideNumbers("SPEC-027", after_env, _stale(after_env, factor, kb),
-                        _packed_pairs(full.resolution.pairs, set(after_env)), a_dups, a_ids,
-                        int(full.envelope.tokens_used), dict(full.headers))
+    before = _side("SPEC-024 only", base.result, before_env, base.conflict_pairs, rule, base.fanout)
+    after = _side("SPEC-027", full, after_env, full.resolution.pairs, rule,
+                  full.fanout.partitioned if full.fanout is not None else None)
+    after_set, before_set = set(after_env), set(before_env)
+    only_before = tuple(f for f in before_env if f not in after_set)
+    only_after = tuple(f for f in after_env if f not in before_set)
+    b_cost = {p.fact_id: int(p.tokens) for p in base.result.envelope.order}
+    a_cost = {p.fact_id: int(p.tokens) for p in full.envelope.order}
     return BeforeAfter(before=before, after=after, overlap=jaccard(before_env, after_env),
-                       only_before=tuple(f for f in before_env if f not in set(after_env)),
-                       only_after=tuple(f for f in after_env if f not in set(before_env)),
+                       only_before=only_before, only_after=only_after,
                        spec027_recency=factor, recency_rule=rule, baseline=base, full=full,
-                       fanout_width=int(scenario.fanout_width or 0))
+                       fanout_width=int(scenario.fanout_width or 0),
+                       removed=tuple(_removal(full, f, b_cost.get(f, 0)) for f in only_before),
+                       entered=tuple(_entry(full, f, a_cost.get(f, 0)) for f in only_after),
+                       tokens=token_change(base.result.envelope, full.envelope))

@@ -1,61 +1,153 @@
 """The self-contained HTML report of the before / after SPEC-027 view, for stakeholders.
 
-``build_html_report(before_after, figures)`` is a pure function of a
-:class:`crp_core.analysis.baseline.BeforeAfter` record and plotly figures: one HTML string, no external
-resource (plotly.js is embedded inline once, with the first figure; CSS is inline), so the file opens
-offline. Every text from the CKF or the scenario is HTML-escaped.
+``build_html_report(before_after)`` is a pure function of a
+:class:`crp_core.analysis.baseline.BeforeAfter` record: one HTML string written for a reader who is not
+an engineer (a headline per SPEC-027 fix first, then what was removed and why, where the token change
+comes from, the numbers and the detail). It fetches nothing: CSS inline, and its two charts are inline
+SVG drawn here (no script at all), so the file is small (well under 1 MB) and opens offline. Every text
+from the CKF or the scenario is HTML-escaped. ``terms`` (term -> one-line definition) adds a short
+glossary of the words the report uses.
 """
 from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from crp_core.analysis.compare import fmt_value
 
 if TYPE_CHECKING:
-    from crp_core.analysis.baseline import BeforeAfter, SideNumbers
+    from crp_core.analysis.baseline import BeforeAfter, EnvelopeChange, SideNumbers
     from crp_core.model import KnowledgeBase
 
-
-class HTMLFigure(Protocol):
-    """What the report needs from a figure (a plotly ``Figure``)."""
-
-    def to_html(self, *, include_plotlyjs: bool, full_html: bool, config: Mapping[str, bool]) -> str: ...
-
+#: the report must stay below this size (tests hold it to it)
+MAX_REPORT_BYTES = 1_000_000
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1280px;color:#222;
-padding:0 16px}
-h1{font-size:1.6em;margin-bottom:4px}\
-h2{font-size:1.25em;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1180px;color:#222;
+padding:0 16px;line-height:1.45}
+h1{font-size:1.7em;margin-bottom:4px}
+h2{font-size:1.25em;margin-top:30px;border-bottom:1px solid #ddd;padding-bottom:4px}
 .meta{color:#555;font-size:.9em}
-table{border-collapse:collapse;margin:8px 0;font-size:.9em}
-th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0;font-size:.92em;width:100%}
+th,td{border:1px solid #ddd;padding:5px 8px;text-align:left;vertical-align:top}
 th{background:#f4f6f8}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .better{color:#1b7f3b;font-weight:600}.worse{color:#b00020;font-weight:600}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:16px}
-.side h3{margin:6px 0}
-.flag{display:inline-block;border-radius:4px;padding:0 5px;font-size:.75em;color:#fff;margin-right:3px}
-.stale{background:#a15c00}.pair{background:#b00020}.dup{background:#7b4fb3}.only{background:#1f5fa8}
-.fig{margin:8px 0 16px 0}
-code{background:#f4f6f8;padding:0 3px;border-radius:3px}
+.headline{display:grid;grid-template-columns:repeat(3,1fr);gap:12px}
+.fix{border:1px solid #d5dbe1;border-left:5px solid #1f5fa8;border-radius:6px;padding:8px 12px;background:#f8fafc}
+.fix h3{margin:0 0 4px 0;font-size:1em}
+.flag{display:inline-block;border-radius:4px;padding:0 5px;font-size:.75em;color:#fff;margin:1px 3px 1px 0}
+.expired{background:#b00020}.ageing{background:#a15c00}.pair{background:#6a1b9a}.dup{background:#7b4fb3}
+.only{background:#1f5fa8}
+.kind{font-weight:600;white-space:nowrap}
+code{background:#f4f6f8;padding:0 3px;border-radius:3px;white-space:nowrap}
 .small{font-size:.85em;color:#555}
+svg text{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif}
+details{margin:8px 0}
+dl.terms dt{font-weight:600;margin-top:6px}dl.terms dd{margin:0 0 0 16px}
+@media (max-width:900px){.cols,.headline{grid-template-columns:1fr}}
 """
+SIDE_COLOURS = {"SPEC-024 only": "#9aa5b1", "SPEC-027": "#1f5fa8"}
+STATE_COLOURS = {"fresh": "#2e8b57", "ageing": "#e0a000", "expired": "#b00020"}
 
 
 def esc(text: object) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
+def _content(kb: KnowledgeBase, fid: str) -> str:
+    f = kb.get(fid)
+    return f.content if f is not None else ""
+
+
+# ---- charts: inline SVG --------------------------------------------------------------------------
+def bar_chart_svg(title: str, categories: Sequence[str], series: Sequence[tuple[str, str, Sequence[float]]], *,
+                  stacked: bool = False, width: int = 540, height: int = 280) -> str:
+    """A bar chart as an inline ``<svg>``: ``series`` = (name, colour, one value per category); grouped
+    bars, or ``stacked``. Values are written on the bars; every label is escaped."""
+    left, right, top, bottom = 40, 10, 34, 58
+    plot_w, plot_h = width - left - right, height - top - bottom
+    if stacked:
+        top_value = max([sum(s[2][i] for s in series) for i in range(len(categories))] + [1])
+    else:
+        top_value = max([v for s in series for v in s[2]] + [1])
+    scale = plot_h / (top_value * 1.15)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" aria-label="{esc(title)}">',
+           f'<title>{esc(title)}</title>',
+           f'<text x="{left}" y="18" font-size="14" font-weight="600" fill="#222">{esc(title)}</text>',
+           f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="#999"/>']
+    step = 1 if top_value <= 10 else max(1, round(top_value / 5))
+    tick = 0
+    while tick <= top_value * 1.15:
+        y = top + plot_h - tick * scale
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="#eee"/>'
+                   f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end" fill="#555">{tick}</text>')
+        tick += step
+    group_w = plot_w / max(len(categories), 1)
+    n = 1 if stacked else max(len(series), 1)
+    bar_w = min(48.0, group_w * 0.7 / n)
+    for ci, cat in enumerate(categories):
+        x0 = left + ci * group_w + (group_w - bar_w * n) / 2
+        base = 0.0
+        for si, (name, colour, values) in enumerate(series):
+            v = float(values[ci])
+            h = v * scale
+            x = x0 if stacked else x0 + si * bar_w
+            y = top + plot_h - (base * scale if stacked else 0) - h
+            out.append(f'<rect class="bar" data-series="{esc(name)}" data-category="{esc(cat)}" data-value="{v:g}" '
+                       f'x="{x:.1f}" y="{y:.1f}" width="{bar_w:.1f}" height="{max(h, 0):.1f}" fill="{colour}">'
+                       f'<title>{esc(name)}: {v:g}</title></rect>')
+            if v and (not stacked or h >= 14):
+                ty = y + h / 2 + 4 if stacked else y - 4
+                fill = "#fff" if stacked else "#222"
+                out.append(f'<text x="{x + bar_w / 2:.1f}" y="{ty:.1f}" font-size="11" text-anchor="middle" '
+                           f'fill="{fill}">{v:g}</text>')
+            base += v
+        lines = cat.split("\n")
+        for li, line in enumerate(lines):
+            out.append(f'<text x="{left + ci * group_w + group_w / 2:.1f}" y="{top + plot_h + 16 + li * 13}" '
+                       f'font-size="11" text-anchor="middle" fill="#333">{esc(line)}</text>')
+    lx = left
+    for name, colour, _values in series:
+        out.append(f'<rect x="{lx}" y="{height - 14}" width="10" height="10" fill="{colour}"/>'
+                   f'<text x="{lx + 14}" y="{height - 5}" font-size="11" fill="#333">{esc(name)}</text>')
+        lx += 24 + 7 * len(name)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def charts_svg(ba: BeforeAfter) -> list[str]:
+    """The report's two charts: what reaches the model (grouped), and each envelope by recency state."""
+    b, a = ba.before, ba.after
+    cats = ["expired facts", "ageing facts", "contradictory\npairs", "fan-out\nduplicates"]
+    values = {s.label: [len(s.expired_in_envelope), len(s.ageing_in_envelope), len(s.contradictory_pairs),
+                        s.fanout_duplicates or 0] for s in (b, a)}
+    what = bar_chart_svg("What reaches the model" + ("" if b.fanout_duplicates is not None else " (no fan-out)"),
+                         cats, [(k, SIDE_COLOURS[k], v) for k, v in values.items()])
+    states = ("fresh", "ageing", "expired")
+    mix = {st: [sum(1 for f in s.envelope if ba.recency_state(f) == st) for s in (b, a)] for st in states}
+    recency = bar_chart_svg("The envelopes' facts by age", [b.label, a.label],
+                            [(st, STATE_COLOURS[st], mix[st]) for st in states], stacked=True)
+    return [what, recency]
+
+
+# ---- sections ------------------------------------------------------------------------------------
+def _headline(ba: BeforeAfter) -> str:
+    cards = "".join(f"<div class='fix'><h3>{esc(fix)}</h3><p>{esc(text)}</p></div>" for fix, text in ba.headlines())
+    return f"<div class='headline'>{cards}</div>"
+
+
 def _numbers_table(ba: BeforeAfter) -> str:
     rows = []
+    neutral = ("facts in the envelope", "tokens used")
     for r in ba.rows():
         b, a = r["SPEC-024 only"], r["SPEC-027"]
         cls = ""
-        if isinstance(b, int) and isinstance(a, int) and r["measure"] not in ("facts in the envelope", "tokens used"):
+        if isinstance(b, int) and isinstance(a, int) and r["measure"] not in neutral:
             cls = "better" if a < b else ("worse" if a > b else "")
         rows.append(f"<tr><td>{esc(r['measure'])}</td><td class='num'>{esc(b)}</td>"
                     f"<td class='num {cls}'>{esc(a)}</td></tr>")
@@ -64,41 +156,85 @@ def _numbers_table(ba: BeforeAfter) -> str:
             + "</table>")
 
 
+def _changes_table(changes: Sequence[EnvelopeChange], empty: str) -> str:
+    if not changes:
+        return f"<p>{esc(empty)}</p>"
+    rows = "".join(f"<tr><td><code>{esc(c.fact_id)}</code></td><td>{esc(c.content)}</td>"
+                   f"<td><span class='kind'>{esc(c.kind)}</span><br>{esc(c.reason)}</td>"
+                   f"<td class='num'>{c.tokens}</td></tr>" for c in changes)
+    return ("<table><tr><th>fact</th><th>text</th><th>why</th><th>tokens</th></tr>" + rows + "</table>")
+
+
+def _tokens_section(ba: BeforeAfter) -> str:
+    t = ba.tokens
+    if t is None:
+        return "<p>(no token figures)</p>"
+    rows = [("facts only the SPEC-024-only envelope packs (removed)", t.n_removed, -t.removed),
+            ("facts only the SPEC-027 envelope packs (added)", t.n_added, t.added),
+            ("NOTE blocks (tied conflicts explained to the model)", t.n_notes_after - t.n_notes_before,
+             t.notes_after - t.notes_before),
+            ("facts both pack", t.n_kept, t.kept_after - t.kept_before)]
+    body = "".join(f"<tr><td>{esc(w)}</td><td class='num'>{n}</td><td class='num'>{d:+d}</td></tr>" for w, n, d in rows)
+    return (f"<p>{esc(t.sentence())}</p><table><tr><th>part</th><th>count</th><th>token change</th></tr>{body}"
+            f"<tr><th>total</th><th></th><th class='num'>{t.delta:+d} ({t.before} -&gt; {t.after})</th></tr></table>")
+
+
 def _envelope_table(ba: BeforeAfter, side: SideNumbers, other_env: Sequence[str], kb: KnowledgeBase) -> str:
     in_pair = {f for p in side.contradictory_pairs for f in p}
-    dups = set(side.duplicate_facts)
-    stale = set(side.stale_in_envelope)
+    dups = set(side.packed_duplicate_facts)
     other = set(other_env)
     rows = []
     for i, fid in enumerate(side.envelope):
         f = kb.get(fid)
         flags = []
-        if fid in stale:
-            flags.append(f"<span class='flag stale'>stale {ba.spec027_recency.get(fid, 1.0):.2f}</span>")
+        state = ba.recency_state(fid)
+        if state != "fresh":
+            flags.append(f"<span class='flag {state}'>{state} {ba.spec027_recency.get(fid, 1.0):.2f}</span>")
         if fid in in_pair:
             flags.append("<span class='flag pair'>contradiction</span>")
         if fid in dups:
             flags.append("<span class='flag dup'>fan-out duplicate</span>")
         if fid not in other:
             flags.append("<span class='flag only'>only here</span>")
-        content = f.content if f is not None else ""
         meta = f"{f.source_type} · {f.status}" if f is not None else ""
         rows.append(f"<tr><td class='num'>{i + 1}</td><td><code>{esc(fid)}</code><br><span class='small'>"
-                    f"{esc(meta)}</span><br>{''.join(flags)}</td><td>{esc(content)}</td></tr>")
+                    f"{esc(meta)}</span><br>{''.join(flags)}</td><td>{esc(f.content if f else '')}</td></tr>")
     if not rows:
         rows.append("<tr><td colspan='3'>(empty envelope)</td></tr>")
-    return "<table><tr><th>#</th><th>fact</th><th>content</th></tr>" + "".join(rows) + "</table>"
+    return "<table><tr><th>#</th><th>fact</th><th>text</th></tr>" + "".join(rows) + "</table>"
 
 
-def _pairs_list(pairs: Sequence[tuple[str, str]], kb: KnowledgeBase) -> str:
+def _pairs_list(pairs: Sequence[tuple[str, str]], noted: Sequence[tuple[str, str]], kb: KnowledgeBase) -> str:
     if not pairs:
         return "<p>None.</p>"
+    flagged = set(noted)
     items = []
     for a, b in pairs:
-        fa, fb = kb.get(a), kb.get(b)
-        items.append(f"<li><code>{esc(a)}</code>: {esc(fa.content if fa else '')}<br>"
-                     f"<code>{esc(b)}</code>: {esc(fb.content if fb else '')}</li>")
+        note = " <span class='small'>(the model is told, with a NOTE block)</span>" if (a, b) in flagged else ""
+        items.append(f"<li><code>{esc(a)}</code>: {esc(_content(kb, a))}<br>"
+                     f"<code>{esc(b)}</code>: {esc(_content(kb, b))}{note}</li>")
     return "<ul>" + "".join(items) + "</ul>"
+
+
+def _duplicates_list(side: SideNumbers, kb: KnowledgeBase) -> str:
+    if side.fanout_duplicates is None:
+        return "<p>No fan-out.</p>"
+    if not side.duplicates:
+        return "<p>None.</p>"
+    packed = set(side.envelope)
+    items = []
+    for d in side.duplicates:
+        branches = ", ".join(str(b) for b in d.branches)
+        what = "chosen by branches" if len(d.fact_ids) == 1 else f"near-identical (cosine {d.similarity:.3f}), branches"
+        facts = "<br>".join(f"<code>{esc(f)}</code>: {esc(_content(kb, f))}"
+                            + (" <span class='small'>(in the envelope)</span>" if f in packed else "")
+                            for f in d.fact_ids)
+        items.append(f"<li>{facts}<br><span class='small'>{esc(what)} {esc(branches)}</span></li>")
+    return "<ul>" + "".join(items) + "</ul>"
+
+
+def _dup_label(side: SideNumbers) -> str:
+    return "no fan-out" if side.fanout_duplicates is None else str(side.fanout_duplicates)
 
 
 def _headers_table(ba: BeforeAfter) -> str:
@@ -108,17 +244,16 @@ def _headers_table(ba: BeforeAfter) -> str:
     return "<table><tr><th>header</th><th>SPEC-024 only</th><th>SPEC-027</th></tr>" + rows + "</table>"
 
 
-def figures_html(figures: Sequence[HTMLFigure]) -> list[str]:
-    """Each figure as an HTML fragment; plotly.js inline with the first one only."""
-    out = []
-    for i, fig in enumerate(figures):
-        out.append(fig.to_html(include_plotlyjs=(i == 0), full_html=False,
-                               config={"displaylogo": False, "responsive": True}))
-    return out
+def _terms(terms: Mapping[str, str]) -> str:
+    if not terms:
+        return ""
+    items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in terms.items())
+    return f"<h2>Words used in this report</h2><dl class='terms'>{items}</dl>"
 
 
-def build_html_report(ba: BeforeAfter, figures: Sequence[HTMLFigure] = (), *, title: str = "Before / after SPEC-027",
-                      ckf_label: str = "", scenario_name: str = "", generated_at: datetime | None = None) -> str:
+def build_html_report(ba: BeforeAfter, *, title: str = "Before / after SPEC-027", ckf_label: str = "",
+                      scenario_name: str = "", generated_at: datetime | None = None,
+                      terms: Mapping[str, str] | None = None) -> str:
     """One self-contained HTML document of the before / after view (see the module docstring)."""
     full = ba.full
     kb = full.corpus.kb
@@ -128,9 +263,10 @@ def build_html_report(ba: BeforeAfter, figures: Sequence[HTMLFigure] = (), *, ti
     cfg = ", ".join(f"<code>{esc(k)}</code> = {esc(fmt_value(v))}" for k, (_d, v) in cfg_diff.items()) or "defaults"
     query = getattr(scen, "query", "") if scen is not None else ""
     scen_label = esc(scenario_name or getattr(scen, "name", ""))
-    figs = "".join(f"<div class='fig'>{f}</div>" for f in figures_html(figures))
+    charts = "".join(f"<div>{svg}</div>" for svg in charts_svg(ba))
     fan = (f"fan-out width {ba.fanout_width}" if ba.before.fanout_duplicates is not None
            else "no fan-out in this scenario (width 0 or 1, or an empty ResidualSet)")
+    b, a = ba.before, ba.after
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>
@@ -138,29 +274,46 @@ def build_html_report(ba: BeforeAfter, figures: Sequence[HTMLFigure] = (), *, ti
 <h1>{esc(title)}</h1>
 <p class="meta">CKF <b>{esc(ckf_label or kb.source)}</b> ({len(kb)} facts) · scenario <b>{scen_label}</b>
 · now {esc(full.now.isoformat())} · {esc(fan)} · generated {esc(when)} by crp-inspect</p>
-<p><b>Query:</b> {esc(query)}</p>
+<p><b>Question asked:</b> {esc(query)}</p>
+<p>The same question was answered twice from the same knowledge base: once with the older retrieval
+(<b>SPEC-024 only</b>) and once with the three SPEC-027 fixes. Each fix, in one sentence:</p>
+{_headline(ba)}
+<h2>What SPEC-027 removed from the context, and why</h2>
+{_changes_table(ba.removed, "Nothing: every fact the older retrieval packed is still packed.")}
+<h2>What SPEC-027 added in their place</h2>
+{_changes_table(ba.entered, "Nothing new.")}
+<h2>Why the token count changed</h2>
+{_tokens_section(ba)}
+<h2>The numbers</h2>
+{_numbers_table(ba)}
+<p class="small">Expired = older than its TTL (time to live) or marked STALE: SPEC-027 weights it at the stale
+floor. Ageing = past the fresh part of its TTL but not expired: partly weighted down. Contradictory pairs =
+facts giving different values for the same thing, both handed to the model; on the SPEC-027 side only ties
+remain, each explained by a NOTE block. Fan-out duplicates = the same fact (or a near-identical one) picked
+by two parallel branches.</p>
+<div class="cols">{charts}</div>
+<h2>Contradictory pairs handed to the model</h2>
+<div class="cols"><div><h3>SPEC-024 only</h3>{_pairs_list(b.contradictory_pairs, b.noted_pairs, kb)}</div>
+<div><h3>SPEC-027</h3>{_pairs_list(a.contradictory_pairs, a.noted_pairs, kb)}</div></div>
+<h2>Fan-out duplicates</h2>
+<div class="cols"><div><h3>SPEC-024 only ({esc(_dup_label(b))})</h3>
+{_duplicates_list(b, kb)}</div>
+<div><h3>SPEC-027 ({esc(_dup_label(a))})</h3>
+{_duplicates_list(a, kb)}</div></div>
+<h2>The two contexts side by side</h2>
+<div class="cols">
+<div><h3>SPEC-024 only ({len(b.envelope)} facts, {b.tokens_used} tokens)</h3>
+{_envelope_table(ba, b, a.envelope, kb)}</div>
+<div><h3>SPEC-027 ({len(a.envelope)} facts, {a.tokens_used} tokens)</h3>
+{_envelope_table(ba, a, b.envelope, kb)}</div>
+</div>
+{_terms(terms or {})}
+<details><summary>For engineers: configuration and response headers</summary>
 <p class="small">Configuration: {cfg}. <b>SPEC-024 only</b>: no recency factor, no contradiction resolution
 (conflicting pairs detected but both facts handed to the model), naive fan-out (shared Coverage Set, every
 branch pulled by the whole ResidualSet). <b>SPEC-027</b>: the full pipeline (recency weighting, authority
 resolution, partitioned fan-out).</p>
-<h2>The numbers</h2>
-{_numbers_table(ba)}
-<p class="small">Stale = SPEC-027 recency factor below 1.0 (past the fresh threshold of its TTL) or status STALE.
-Contradictory pairs = value-conflicting pairs (cosine &gt; {full.config.contradiction_similarity:g}) with both facts in
-the envelope; on the SPEC-027 side only tied pairs remain, each with its NOTE block.</p>
-<h2>Plots</h2>
-{figs or '<p>(no plots)</p>'}
-<h2>Envelopes side by side</h2>
-<div class="cols">
-<div class="side"><h3>SPEC-024 only ({len(ba.before.envelope)} facts, {ba.before.tokens_used} tokens)</h3>
-{_envelope_table(ba, ba.before, ba.after.envelope, kb)}</div>
-<div class="side"><h3>SPEC-027 ({len(ba.after.envelope)} facts, {ba.after.tokens_used} tokens)</h3>
-{_envelope_table(ba, ba.after, ba.before.envelope, kb)}</div>
-</div>
-<h2>Contradictory pairs handed to the model</h2>
-<div class="cols"><div><h3>SPEC-024 only</h3>{_pairs_list(ba.before.contradictory_pairs, kb)}</div>
-<div><h3>SPEC-027</h3>{_pairs_list(ba.after.contradictory_pairs, kb)}</div></div>
-<h2>Response headers</h2>
 {_headers_table(ba)}
+</details>
 </body></html>
 """

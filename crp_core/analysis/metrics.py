@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from crp_core.factors.recency import RULES, fact_attributes
+from crp_core.factors.recency import RULES, fact_attributes, recency_state
 from crp_core.model import Expectations
 from crp_core.records import PipelineResult
 
@@ -241,8 +241,8 @@ def scenario_metrics(result: PipelineResult, expect: Expectations, *, name: str 
     attrs = fact_attributes(kb, result.now, result.config)
     rules = [RULES[int(c)] for c in attrs.rule[rows].tolist()] if rows.size else []
     factors = attrs.factor[rows].tolist() if rows.size else []
-    expired = tuple(f for f, r in zip(envelope, rules) if r in ("expired", "stale_status"))
-    ageing = tuple(f for f, r in zip(envelope, rules) if r == "decay")
+    expired = tuple(f for f, r in zip(envelope, rules) if recency_state(r) == "expired")
+    ageing = tuple(f for f, r in zip(envelope, rules) if recency_state(r) == "ageing")
     fan = result.fanout
     duplicates = tuple(tuple(d.fact_ids) for d in fan.partitioned.duplicates) if fan is not None else ()
     overlap: float | None = None

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import numpy as np
 
@@ -30,6 +30,22 @@ RULES: tuple[RecencyRule, ...] = ("fresh", "decay", "expired", "stale_status", "
                                   "unknown_age", "future")
 _R = {name: i for i, name in enumerate(RULES)}
 TTL_SOURCES: tuple[str, ...] = ("explicit", "default", "timeless")
+
+#: the one definition of "expired" and "ageing" every count and view uses: a fact is **expired** when
+#: its factor is at the floor because age >= TTL or its status is STALE, **ageing** while it decays
+#: (stale_floor < factor < 1, fresh threshold < age < TTL); every other rule leaves it at 1.0 (fresh)
+EXPIRED_RULES: frozenset[str] = frozenset({"expired", "stale_status"})
+AGEING_RULES: frozenset[str] = frozenset({"decay"})
+RecencyState = Literal["expired", "ageing", "fresh"]
+
+
+def recency_state(rule: str) -> RecencyState:
+    """``"expired"``, ``"ageing"`` or ``"fresh"`` for a SPEC-027 §3.2 rule name (:data:`RULES`)."""
+    if rule in EXPIRED_RULES:
+        return "expired"
+    if rule in AGEING_RULES:
+        return "ageing"
+    return "fresh"
 
 
 def recency_factor(age_days: float | None, ttl_days: float | None, *, status: str = "ACTIVE",
