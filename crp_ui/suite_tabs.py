@@ -55,10 +55,38 @@ def suite_config() -> CRPConfig:
 
 # ---- the suite ---------------------------------------------------------------------------------
 def _bundled() -> Suite | None:
+    """The bundled suite, loaded again only when one of its files changed (a refusal is not kept)."""
     d = state.scenarios_dir()
     if not d.is_dir():
         return None
-    return load_suite(d)
+    stamp = tuple(sorted((str(p.relative_to(d)), p.stat().st_mtime_ns, p.stat().st_size)
+                         for p in d.rglob("*") if p.is_file() and p.suffix.lower() in (".json", ".toml")))
+    return _load_bundled(str(d), stamp)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _load_bundled(folder: str, stamp: tuple[tuple[str, int, int], ...]) -> Suite:
+    """Keyed by the folder and its files' (path, mtime, size): an edited scenario is read again."""
+    return load_suite(folder)
+
+
+def _source_suite(source: str) -> Suite | None:
+    """The bundled suite or the uploaded one (None, with a message, when there is none)."""
+    if source != "bundled suite":
+        suite = st.session_state.get(K_UPLOADED)
+        if suite is None or not len(suite):
+            st.info("No uploaded suite: upload scenario files in the Suite tab.")
+            return None
+        return suite
+    try:
+        suite = _bundled()
+    except ValidationError as exc:
+        render.show_problems(f"The bundled suite was refused: {exc.what}", exc.problems)
+        return None
+    if suite is None or not len(suite):
+        st.info("No bundled scenarios found.")
+        return None
+    return suite
 
 
 def choose_suite(corpus: Corpus) -> Suite | None:
@@ -68,15 +96,9 @@ def choose_suite(corpus: Corpus) -> Suite | None:
                       help="The bundled suite is every scenario under sample_ckf/scenarios/ (sub-folders "
                            "included), labelled for the bundled sample CKF. Upload your own labelled "
                            "scenarios (JSON / TOML with an `expect` table) for another CKF.")
-    suite: Suite | None = None
     if source == "bundled suite":
-        try:
-            suite = _bundled()
-        except ValidationError as exc:
-            render.show_problems(f"The bundled suite was refused: {exc.what}", exc.problems)
-            return None
-        if suite is None or not len(suite):
-            st.info("No bundled scenarios found.")
+        suite = _source_suite(source)
+        if suite is None:
             return None
     else:
         ups = c2.file_uploader("Scenario files", type=["json", "toml"], accept_multiple_files=True,
@@ -212,31 +234,34 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> SuiteRun | No
     return run
 
 
-def _baseline_config() -> tuple[str, CRPConfig] | None:
-    """The baseline of the suite comparison: the defaults or an uploaded TOML (None: nothing yet)."""
+def baseline_picker(prefix: str, *, label: str = "Baseline config") -> tuple[str, CRPConfig] | None:
+    """A baseline config: the defaults or an uploaded TOML, kept in the session under ``prefix``
+    (None, with a message, while none is uploaded or the TOML is refused)."""
     c1, c2 = st.columns([1, 2])
-    source = c1.radio("Baseline", ["defaults", "uploaded TOML"], key=K + "cmp_source", horizontal=True)
+    source = c1.radio(label, ["defaults", "uploaded TOML"], key=prefix + "base_source", horizontal=True)
     if source == "defaults":
         return "the defaults", CRPConfig()
-    up = c2.file_uploader("Baseline config (TOML)", type=["toml"], key=K + "cmp_upload")
+    up = c2.file_uploader("Baseline TOML", type=["toml"], key=prefix + "base_upload")
     if up is not None:
-        st.session_state[K + "cmp_toml"] = (up.name, up.getvalue().decode("utf-8", errors="replace"))
-    saved = st.session_state.get(K + "cmp_toml")
+        st.session_state[prefix + "base_toml"] = (up.name, up.getvalue().decode("utf-8", errors="replace"))
+    saved = st.session_state.get(prefix + "base_toml")
     if saved is None:
         st.info("Upload a config TOML (e.g. one saved from the sidebar or from Auto-tune) to compare against.")
         return None
     try:
-        return saved[0], CRPConfig.from_toml(saved[1])
+        base = CRPConfig.from_toml(saved[1])
     except ConfigError as exc:
         st.error(f"{render.md_escape(saved[0])} refused: {render.md_escape(exc)}")
         return None
+    c2.caption(f"baseline: **{render.md_escape(saved[0])}**")
+    return saved[0], base
 
 
 def _compare(p: PreparedSuite, config: CRPConfig, inputs: str, run: SuiteRun) -> None:
     """The suite at a baseline config against the sidebar config: verdicts, per-scenario rows, and one
     scenario's envelope diff with the explain-diff."""
     st.subheader("Compare with a baseline config over the suite")
-    got = _baseline_config()
+    got = baseline_picker(K + "cmp_")
     if got is None:
         return
     label, base = got
@@ -437,22 +462,16 @@ def autotune_tab(corpus: Corpus, decisions: Any, dkey: str) -> None:
 
 def choose_suite_for_tune(corpus: Corpus) -> Suite | None:
     """The suite of the Suite tab (its widgets' state), without drawing the picker twice."""
-    source = st.session_state.get(K + "source", "bundled suite")
-    suite: Suite | None
-    if source == "bundled suite":
-        try:
-            suite = _bundled()
-        except ValidationError as exc:
-            render.show_problems(f"The bundled suite was refused: {exc.what}", exc.problems)
-            return None
-    else:
-        suite = st.session_state.get(K_UPLOADED)
-    if suite is None or not len(suite):
-        st.info("No suite: choose one in the Suite tab.")
+    suite = _source_suite(st.session_state.get(K + "source", "bundled suite"))
+    if suite is None:
         return None
     chosen = st.session_state.get(f"{K}pick.{_digest(*suite.names)}")
-    if chosen:
-        suite = suite.select([n for n in chosen if n in suite.names]) if len(chosen) != len(suite) else suite
+    if chosen is not None:
+        chosen = [n for n in chosen if n in suite.names]
+        if not chosen:
+            st.info("No scenario picked: choose at least one in the Suite tab.")
+            return None
+        suite = suite.select(chosen) if len(chosen) != len(suite) else suite
     st.caption(f"Suite: {len(suite)} scenario(s) · " + render.md_escape(", ".join(suite.names)))
     return suite
 

@@ -27,7 +27,6 @@ K_POINT = K + "point"  # selected sweep point index
 K_CHART_POINT = K + "chart_point"  # last point picked on the chart
 K_VECTORS = K + "vectors"  # (key, ScenarioVectors)
 K_BA = K + "before_after"  # {key: BeforeAfter}
-K_BASE_TOML = K + "base_toml"  # (name, text) of the uploaded baseline TOML
 #: the tabs, in order; the selected one is the URL parameter TAB_PARAM (its label verbatim)
 TABS = ("Sweep", "Suite", "Auto-tune", "Compare", "Before / after")
 TAB_PARAM = "tab"
@@ -188,23 +187,10 @@ def compare_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: Any, d
     st.caption("Baseline: the defaults or a saved TOML (the scenario's own `config` table applies on top, as in "
                "the sidebar). Candidate: the current sidebar config. Ranks are CDR ranks among the gated-in "
                "candidates; the explain-diff names the factor whose change moved the fact's CDR score the most.")
-    c1, c2 = st.columns([1, 2])
-    source = c1.radio("Baseline config", ["defaults", "uploaded TOML"], key=K + "base_source", horizontal=True)
-    base = CRPConfig()
-    if source == "uploaded TOML":
-        up = c2.file_uploader("Baseline TOML", type=["toml"], key=K + "base_upload")
-        if up is not None:
-            st.session_state[K_BASE_TOML] = (up.name, up.getvalue().decode("utf-8", errors="replace"))
-        saved = st.session_state.get(K_BASE_TOML)
-        if saved is None:
-            st.info("Upload a config TOML (e.g. one saved from the sidebar) to compare against.")
-            return
-        try:
-            base = CRPConfig.from_toml(saved[1])
-        except ConfigError as exc:
-            st.error(f"{render.md_escape(saved[0])} refused: {render.md_escape(exc)}")
-            return
-        c2.caption(f"baseline: **{render.md_escape(saved[0])}**")
+    picked = suite_tabs.baseline_picker(K)
+    if picked is None:
+        return
+    base = picked[1]
     try:
         if scenario.config:
             base = base.with_overrides(dict(scenario.config))
