@@ -289,10 +289,10 @@ def _before_after_view(ba: Any) -> None:
             st.markdown(f"**{render.md_escape(fix)}**")
             st.markdown(render.md_escape(text))
     m = st.columns(5)
-    m[0].metric("expired facts in the envelope", len(a.expired_in_envelope),
+    m[0].metric("expired packed", len(a.expired_in_envelope),
                 delta=len(a.expired_in_envelope) - len(b.expired_in_envelope), delta_color="inverse",
                 help=f"SPEC-027; SPEC-024 only: {len(b.expired_in_envelope)}. " + glossary.help("expired vs ageing"))
-    m[1].metric("ageing facts in the envelope", len(a.ageing_in_envelope),
+    m[1].metric("ageing packed", len(a.ageing_in_envelope),
                 delta=len(a.ageing_in_envelope) - len(b.ageing_in_envelope), delta_color="off",
                 help=f"SPEC-027; SPEC-024 only: {len(b.ageing_in_envelope)}. Within their TTL, partly weighted "
                      "down: not a defect.")
@@ -305,7 +305,7 @@ def _before_after_view(ba: Any) -> None:
         m[3].metric(FANOUT_DUPLICATES, a.fanout_duplicates,
                     delta=a.fanout_duplicates - (b.fanout_duplicates or 0), delta_color="inverse",
                     help=f"SPEC-027; SPEC-024 only: {b.fanout_duplicates}. " + glossary.help("fan-out duplicates"))
-    m[4].metric("envelope overlap (Jaccard)", f"{ba.overlap:.2f}", help=glossary.help("Jaccard / overlap"))
+    m[4].metric("overlap (Jaccard)", f"{ba.overlap:.2f}", help=glossary.help("Jaccard / overlap"))
     st.dataframe(tv.before_after_frame(ba), hide_index=True, key=K + "ba_numbers",
                  column_config=glossary.with_help(["measure"], {"measure": st.column_config.TextColumn(
                      "measure", help="expired / ageing: SPEC-027 recency state (see the Glossary); the rest "
