@@ -289,10 +289,10 @@ def _before_after_view(ba: Any) -> None:
             st.markdown(f"**{render.md_escape(fix)}**")
             st.markdown(render.md_escape(text))
     m = st.columns(5)
-    m[0].metric("expired packed", len(a.expired_in_envelope),
+    m[0].metric("expired in envelope", len(a.expired_in_envelope),
                 delta=len(a.expired_in_envelope) - len(b.expired_in_envelope), delta_color="inverse",
                 help=f"SPEC-027; SPEC-024 only: {len(b.expired_in_envelope)}. " + glossary.help("expired vs ageing"))
-    m[1].metric("ageing packed", len(a.ageing_in_envelope),
+    m[1].metric("ageing in envelope", len(a.ageing_in_envelope),
                 delta=len(a.ageing_in_envelope) - len(b.ageing_in_envelope), delta_color="off",
                 help=f"SPEC-027; SPEC-024 only: {len(b.ageing_in_envelope)}. Within their TTL, partly weighted "
                      "down: not a defect.")

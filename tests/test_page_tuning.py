@@ -139,8 +139,8 @@ def test_before_after_shows_fact_text_reasons_and_the_token_change(ui_env):
     exp = expected_result(ui_env)
     at = run_page("tuning")
     ba = before_after(exp.corpus, exp.scenario, exp.config)
-    assert metric(at, "expired packed") == str(len(ba.after.expired_in_envelope))
-    assert metric(at, "ageing packed") == str(len(ba.after.ageing_in_envelope))
+    assert metric(at, "expired in envelope") == str(len(ba.after.expired_in_envelope))
+    assert metric(at, "ageing in envelope") == str(len(ba.after.ageing_in_envelope))
     kb = exp.corpus.kb
     # both envelopes with the text of every fact and its recency state
     sides = [d.value for d in at.dataframe if {"fact_id", "content", "recency"} <= set(d.value.columns)]

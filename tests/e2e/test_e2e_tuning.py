@@ -93,7 +93,7 @@ def test_sweep_compare_and_html_report(page, browser, e2e_sample_dir, tmp_path):
     wait_idle(page)
     assert_no_exception(page)
     text = main.inner_text()
-    assert "expired packed" in text and "ageing packed" in text
+    assert "expired in envelope" in text and "ageing in envelope" in text
     assert "contradictory pairs" in text and "fan-out duplicates" in text
     screenshot(page, "tuning_before_after")
     with page.expect_download(timeout=120_000) as dl:
