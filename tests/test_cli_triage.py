@@ -315,3 +315,80 @@ def test_export_from_the_console_has_no_traceback_on_a_bad_path(tmp_path, ckf):
                            "--out", str(tmp_path / "nope" / "o.jsonl")],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 2 and "does not exist" in done.stderr and "Traceback" not in done.stderr
+
+
+# ---- control characters in operator names, notes and fact ids ------------------------------------
+ESC_OPERATOR = "op\x1b[2J\x1b[31mred"
+
+
+@pytest.mark.parametrize("argv, field, char", [
+    (("--operator", ESC_OPERATOR), "operator", "U+001B"),
+    (("--operator", "ann\u202ereversed"), "operator", "U+202E"),
+    (("--operator", "ann\tbob"), "operator", "U+0009"),
+    (("--operator", "ann\x9bbob"), "operator", "U+009B"),  # C1 CSI
+    (("--operator", "ann", "--note", "see \x1b]0;title\x07"), "note", "U+001B"),
+    (("--operator", "ann", "--note", "line 1\roverwritten"), "note", "U+000D"),
+    (("--operator", "ann", "--note", "a\x7fb"), "note", "U+007F"),
+])
+def test_record_refuses_control_characters(capsys, tmp_path, argv, field, char):
+    db = str(tmp_path / "d.sqlite")
+    code, out, err = cli(capsys, "record", "--db", db, "--pair", "F1", "F2", "--kind", "dismiss", *argv)
+    assert code == 2 and out == "" and f"field '{field}'" in err and char in err and "Traceback" not in err
+    assert "\x1b" not in err  # the refusal does not echo the sequence either
+    assert not (tmp_path / "d.sqlite").exists() or DecisionStore(db, readonly=True).all() == []
+
+
+def test_record_refuses_control_characters_in_fact_ids(capsys, tmp_path):
+    code, _, err = cli(capsys, "record", "--db", str(tmp_path / "d.sqlite"), "--pair", "F1\x1b[2J", "F2",
+                       "--kind", "dismiss", "--operator", "ann")
+    assert code == 2 and "field 'fact_a'" in err and "U+001B" in err
+
+
+def test_a_note_keeps_tabs_and_newlines(capsys, tmp_path):
+    db = str(tmp_path / "d.sqlite")
+    d = record(capsys, db, "--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann",
+               "--note", "first\tline\nsecond line")
+    assert d["note"] == "first\tline\nsecond line"
+    code, out, _ = cli(capsys, "decisions", "--db", db)
+    assert code == 0 and out.endswith("dismiss: not a conflict  note: first\tline\\nsecond line\n")
+
+
+def test_decisions_text_draws_control_characters_visibly(capsys, tmp_path):
+    """A row written by an older version (or another tool) holding escapes is printed with them drawn as
+    ``\\x1b``, never raw; --json and --csv keep the text exactly."""
+    db = str(tmp_path / "d.sqlite")
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann")
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("INSERT INTO decisions (pair_key, fact_a, fact_b, kind, note, operator, decided_at) "
+                    "VALUES ('F1|F2', 'F1', 'F2', 'dismiss', ?, ?, '2026-01-01T00:00:00Z')",
+                    ("n\x1b]0;x\x07\u202e", ESC_OPERATOR))
+    con.close()
+    code, out, _ = cli(capsys, "decisions", "--db", db)
+    assert code == 0 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "#2 2026-01-01T00:00:00Z op\\x1b[2J\\x1b[31mred: [F1 | F2] dismiss: not a conflict  " \
+           "note: n\\x1b]0;x\\x07\\u202e\n" in out
+    code, out, _ = cli(capsys, "decisions", "--db", db, "--json")
+    assert code == 0 and any(d["operator"] == ESC_OPERATOR for d in json.loads(out)["decisions"])
+
+
+def test_visible():
+    from crp_core.cli.common import visible
+
+    assert visible("plain ünïcode ok") == "plain ünïcode ok"
+    assert visible("a\x1b[2Jb\x00c\x7f\x9b") == "a\\x1b[2Jb\\x00c\\x7f\\x9b"
+    assert visible("x\ny\rz\tw") == "x\\ny\\rz\tw" and visible("x\ny", newlines=True) == "x\ny"
+    assert visible("\u202eevil\u2066\u2028") == "\\u202eevil\\u2066\\u2028"
+
+
+def test_a_decision_read_back_keeps_the_text_rules_of_its_writer():
+    """Only new decisions are refused for control characters: one read back (an older audit log, a cleaned
+    CKF) still applies, so no decision an operator took is dropped."""
+    from crp_core.triage import Decision, DecisionError, DecisionSet, validate_decision
+
+    old = Decision.dismiss("A", "B", operator=ESC_OPERATOR, note="n\x1b[0m")
+    with pytest.raises(DecisionError, match="U\\+001B"):
+        validate_decision(old)
+    ds = DecisionSet.from_decisions([old])
+    assert dict(ds.pair_decisions["A|B"]) == {"kind": "dismiss", "winner": None}
+    assert validate_decision(old, new=False).operator == ESC_OPERATOR

@@ -82,3 +82,68 @@ def test_suite_sweep_points(prepared):
     assert [p.value for p in sw.points] == [0.5, 0.72]
     assert set(sw.points[1].run.scenario("s1").envelope) == {"A", "G"}
     assert sw.baseline.metrics.flat() == run_suite(prepared, CRPConfig()).metrics.flat()
+
+
+def test_noted_reads_the_envelopes_note_blocks(run):
+    """``noted`` is "the envelope carries the pair's NOTE block" (Envelope.notes), not "stage 4 tied it":
+    the same run with the NOTE block taken out of the envelope says detected, not noted."""
+    import dataclasses
+
+    from crp_core.analysis.metrics import scenario_metrics
+    from crp_core.stages.packing import note_block
+
+    result = run.result("s1")
+    kb = result.corpus.kb
+    h1, h2 = kb.get("H1").content, kb.get("H2").content
+    assert len(result.envelope.notes) == 1 and result.envelope.notes[0] in (note_block(h1, h2), note_block(h2, h1))
+    tied = [p for p in result.resolution.pairs if {p.fact_a, p.fact_b} == {"H1", "H2"}]
+    assert len(tied) == 1 and tied[0].tied
+    measured = run.metrics.scenario("s1")
+    bare = dataclasses.replace(result, envelope=dataclasses.replace(result.envelope, notes=()))
+    got = scenario_metrics(bare, prepared_expect(run, "s1"), name="s1")
+    assert got.contradictions == (Contradiction("H1", "H2", expected=True, detected=True, noted=False),)
+    assert measured.contradictions[0].noted is True
+    # a NOTE block of another pair does not note this one
+    other = dataclasses.replace(result, envelope=dataclasses.replace(
+        result.envelope, notes=(note_block(kb.get("A").content, kb.get("C").content),)))
+    assert scenario_metrics(other, prepared_expect(run, "s1"), name="s1").contradictions[0].noted is False
+    # integrity counts contradictions without a NOTE: one more without it
+    from crp_core.analysis.metrics import suite_metrics
+    from crp_core.analysis.tune import OBJECTIVES
+
+    with_note = OBJECTIVES["integrity"].evaluate(suite_metrics([measured]), None)[0][0]
+    without = OBJECTIVES["integrity"].evaluate(suite_metrics([got]), None)[0][0]
+    assert without == with_note + 1
+
+
+def prepared_expect(run, name):
+    return run.result(name).scenario.expect
+
+
+def test_counts_are_whole_numbers_fractions_floats(run):
+    s1 = run.scenario("s1")
+    assert s1.value("leaks") == 1 and type(s1.value("leaks")) is int and type(s1.value("tokens")) is int
+    assert type(s1.value("recall")) is float and type(s1.value("overlap")) is float
+    m = run.metrics.summary
+    assert type(m["leaks"].total) is int and type(m["leaks"].worst) is int and type(m["leaks"].mean) is float
+    assert type(m["recall"].worst) is float and m["recall"].total is None
+
+
+def test_reference_envelopes_are_cached_per_known_mode(prepared):
+    import crp_core.analysis.evaluate as ev
+
+    fresh = ev.PreparedSuite(prepared.corpus, prepared.suite, prepared.vectors, prepared.nows, 0.0)
+    a = run_suite(fresh, CRPConfig().with_overrides({"stale_floor": 0.1}), known="none")
+    b = run_suite(fresh, CRPConfig().with_overrides({"stale_floor": 0.1}), known="scan")
+    assert sorted(mode for _, mode in fresh._references) == ["none", "scan"]
+    assert {toml for toml, _ in fresh._references} == {CRPConfig().to_toml()}
+    assert a.metrics.flat() == b.metrics.flat()  # flag: the guard never changes the envelope
+
+
+def test_reference_none_means_the_defaults_false_means_no_overlap(prepared):
+    dflt = run_suite(prepared, CRPConfig().with_overrides({"cdr_min_relevance": 0.72}))
+    explicit = run_suite(prepared, CRPConfig().with_overrides({"cdr_min_relevance": 0.72}), reference=CRPConfig())
+    assert dflt.reference == CRPConfig() and dflt.metrics.flat() == explicit.metrics.flat()
+    assert dflt.scenario("s1").overlap == pytest.approx(2 / 6)
+    off = run_suite(prepared, CRPConfig(), reference=False)
+    assert off.reference is None and off.scenario("s1").overlap is None and off.scenario("s1").reference is None

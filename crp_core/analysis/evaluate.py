@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from crp_core.triage.decisions import DecisionSet
 
 __all__ = ["PreparedSuite", "prepare_suite", "SuiteRun", "run_suite", "SuitePoint", "SuiteSweep", "sweep_suite",
-           "KnownMode", "Progress"]
+           "KnownMode", "Progress", "Reference"]
 
 KnownMode = Literal["auto", "scan", "none"]
 #: ``progress(done, total, label)`` after each scenario run (``label``: "<scenario>" or "<value>: <scenario>")
@@ -59,9 +59,10 @@ class PreparedSuite:
     nows: tuple[datetime, ...]  # suite order: the scenario's now, else the wall clock read once
     embed_ms: float
     decisions: DecisionSet | None = None
-    # (now timestamp, config TOML) -> known conflicts; reference config TOML -> envelopes per scenario
+    # (now timestamp, config TOML) -> known conflicts; (reference config TOML, known mode) -> envelopes
+    # per scenario (the known mode decides whether the guard runs, so it can change the envelopes)
     _scans: dict[tuple[float, str], tuple[KnownConflict, ...]] = field(default_factory=dict, repr=False)
-    _references: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict, repr=False)
+    _references: dict[tuple[str, KnownMode], tuple[tuple[str, ...], ...]] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.suite)
@@ -152,7 +153,7 @@ def _run_one(prepared: PreparedSuite, i: int, scenario: Scenario, config: CRPCon
 
 def _reference_envelopes(prepared: PreparedSuite, reference: CRPConfig, known: KnownMode,
                          embedder: Embedder | None) -> tuple[tuple[str, ...], ...]:
-    key = reference.to_toml()
+    key = (reference.to_toml(), known)
     got = prepared._references.get(key)
     if got is None:
         got = tuple(
@@ -163,17 +164,29 @@ def _reference_envelopes(prepared: PreparedSuite, reference: CRPConfig, known: K
     return got
 
 
+#: what ``reference=`` takes: a config, None (the defaults, ``CRPConfig()``) or False (no overlap)
+Reference = CRPConfig | Literal[False] | None
+
+
+def _reference_config(reference: Reference) -> CRPConfig | None:
+    """The reference config a run measures its overlap against: None (the argument) means the
+    defaults, False means none."""
+    if reference is False:
+        return None
+    return CRPConfig() if reference is None else reference
+
+
 def run_suite(prepared: PreparedSuite, config: CRPConfig, *, set_args: Sequence[str] = (),
-              reference: CRPConfig | None = CRPConfig(), known: KnownMode = "auto", keep_results: bool = True,
+              reference: Reference = None, known: KnownMode = "auto", keep_results: bool = True,
               progress: Progress | None = None, embedder: Embedder | None = None,
               scenario_overrides: Mapping[str, Any] | None = None, blas_threads: int | None = 1) -> SuiteRun:
     """Run every scenario at ``config`` (under its own config table and ``set_args``) and measure it.
 
-    ``reference``: the config whose envelopes ``overlap`` compares with (default: the defaults; None: no
-    overlap), run once per prepared suite and cached. ``scenario_overrides``: changes applied to every
-    resolved config after the layering (a sweep value). ``blas_threads``: BLAS threads while the suite
-    runs (1 by default, :func:`_blas_limit`; None: unchanged). Every config is resolved before anything
-    runs: a bad ``set_args`` item raises :class:`ConfigError` naming the scenario."""
+    ``reference``: the config whose envelopes ``overlap`` compares with (None, the default: the defaults;
+    False: no overlap), run once per prepared suite and known mode, and cached. ``scenario_overrides``:
+    changes applied to every resolved config after the layering (a sweep value). ``blas_threads``: BLAS
+    threads while the suite runs (1 by default, :func:`_blas_limit`; None: unchanged). Every config is
+    resolved before anything runs: a bad ``set_args`` item raises :class:`ConfigError` naming the scenario."""
     t0 = time.perf_counter()
     set_args = tuple(set_args)
     configs = tuple(_resolve(item, config, set_args) for item in prepared.suite)
@@ -185,7 +198,8 @@ def run_suite(prepared: PreparedSuite, config: CRPConfig, *, set_args: Sequence[
             results.append(_run_one(prepared, i, item.scenario, c, known, embedder))
             if progress is not None:
                 progress(i + 1, len(configs), item.name)
-        return _measure(prepared, config, set_args, configs, results, reference, known, keep_results, embedder, t0)
+        return _measure(prepared, config, set_args, configs, results, _reference_config(reference), known,
+                        keep_results, embedder, t0)
 
 
 def _blas_limit(threads: int | None) -> AbstractContextManager[object]:
@@ -206,8 +220,8 @@ def _measure(prepared: PreparedSuite, config: CRPConfig, set_args: tuple[str, ..
     if reference is None:
         refs = [None] * len(results)
     else:
-        key = reference.to_toml()
-        if key not in prepared._references and not set_args and config.to_toml() == key \
+        key = (reference.to_toml(), known)
+        if key not in prepared._references and not set_args and config.to_toml() == key[0] \
                 and all(c == _resolve(item, reference, ()) for item, c in zip(prepared.suite, configs)):
             # this run is the reference run itself: its envelopes serve (no second run)
             prepared._references[key] = tuple(tuple(p.fact_id for p in r.envelope.order) for r in results)
@@ -237,7 +251,7 @@ class SuiteSweep:
 
 
 def sweep_suite(prepared: PreparedSuite, config: CRPConfig, key: str, values: Sequence[Any], *,
-                set_args: Sequence[str] = (), reference: CRPConfig | None = CRPConfig(), known: KnownMode = "auto",
+                set_args: Sequence[str] = (), reference: Reference = None, known: KnownMode = "auto",
                 keep_results: bool = False, progress: Progress | None = None,
                 embedder: Embedder | None = None) -> SuiteSweep:
     """Run the suite at ``config`` and at each ``key = value`` (the value applied to every scenario's

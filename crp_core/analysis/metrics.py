@@ -17,8 +17,9 @@ from typing import Literal
 import numpy as np
 
 from crp_core.factors.recency import RULES, fact_attributes, recency_state
-from crp_core.model import Expectations
+from crp_core.model import Expectations, KnowledgeBase
 from crp_core.records import PipelineResult
+from crp_core.stages.packing import note_block
 
 __all__ = ["MetricInfo", "METRICS", "METRIC_NAMES", "WrongWinner", "Contradiction", "ScenarioMetrics",
            "MetricSummary", "SuiteMetrics", "scenario_metrics", "suite_metrics", "WINNER_STATES"]
@@ -74,7 +75,8 @@ class WrongWinner:
 @dataclass(frozen=True)
 class Contradiction:
     """A pair whose two facts are both packed: ``expected`` (an ``expect.conflicts`` pair), ``detected``
-    (stage 4 paired them), ``noted`` (the envelope carries their SPEC-027 §2.5 NOTE block)."""
+    (stage 4 paired them), ``noted`` (the envelope carries their SPEC-027 §2.5 NOTE block: one of
+    ``Envelope.notes`` is the block of these two facts, not "stage 4 found them tied")."""
 
     fact_a: str
     fact_b: str
@@ -115,19 +117,20 @@ class ScenarioMetrics:
         return self.max_tokens is not None and self.tokens > self.max_tokens
 
     def value(self, metric: str) -> float | None:
-        """The number of ``metric`` (:data:`METRIC_NAMES`): a fraction, a count or tokens; None when undefined."""
+        """The number of ``metric`` (:data:`METRIC_NAMES`): a fraction (float), a count or tokens (int, so
+        a metrics file writes ``"leaks": 1``, not ``1.0``); None when undefined."""
         if metric == "recall":
             return self.recall
         if metric == "overlap":
             return self.overlap
         if metric == "tokens":
-            return float(self.tokens)
+            return int(self.tokens)
         if metric == "conflicts_detected" and not (self.conflicts_detected or self.conflicts_undetected):
             return None  # no expected conflict: nothing to detect (not a worst case of 0)
         if metric not in _INFO:
             raise KeyError(f"unknown metric {metric!r}; expected one of {', '.join(METRIC_NAMES)}")
         got: tuple[object, ...] = getattr(self, metric)
-        return float(len(got))
+        return len(got)
 
     def values(self) -> dict[str, float | None]:
         return {m: self.value(m) for m in METRIC_NAMES}
@@ -204,6 +207,15 @@ def _winner_state(result: PipelineResult, fact_id: str, packed: set[str], suppre
     return "not_retrieved"
 
 
+def _noted(kb: KnowledgeBase, a: str, b: str, notes: set[str]) -> bool:
+    """The envelope carries the SPEC-027 §2.5 NOTE block of the pair (a, b), in either order of its facts
+    (the packer lists the earlier-placed fact first): read from ``Envelope.notes``, the blocks packed."""
+    fa, fb = kb.get(a), kb.get(b)
+    if fa is None or fb is None or not notes:
+        return False
+    return note_block(fa.content, fb.content) in notes or note_block(fb.content, fa.content) in notes
+
+
 def scenario_metrics(result: PipelineResult, expect: Expectations, *, name: str = "",
                      reference: Sequence[str] | None = None) -> ScenarioMetrics:
     """The metrics of one run against ``expect`` (docs/decisions/suites.md §3); ``reference`` is the
@@ -220,10 +232,10 @@ def scenario_metrics(result: PipelineResult, expect: Expectations, *, name: str 
     res = result.resolution
     suppressed = {kb.facts[int(r)].fact_id for r in np.asarray(res.suppressed).tolist()}
     selected = {kb.facts[int(r)].fact_id for r in np.asarray(res.selected).tolist()}
-    detected: dict[tuple[str, str], bool] = {}  # pair -> tied
+    detected: set[tuple[str, str]] = set()
     for p in res.pairs:
         if not p.skipped and p.decision != "dismiss":
-            detected[_pair(p.fact_a, p.fact_b)] = p.tied
+            detected.add(_pair(p.fact_a, p.fact_b))
     wrong = tuple(WrongWinner(loser=c.loser, winner=c.winner,
                               winner_state=_winner_state(result, c.winner, packed, suppressed, selected))
                   for c in expect.conflicts
@@ -231,8 +243,9 @@ def scenario_metrics(result: PipelineResult, expect: Expectations, *, name: str 
     # contradictory pairs handed to the model
     expected_pairs = {_pair(c.fact_a, c.fact_b) for c in expect.conflicts}
     both = sorted(k for k in expected_pairs | set(detected) if k[0] in packed and k[1] in packed)
+    notes = set(result.envelope.notes)
     contradictions = tuple(Contradiction(fact_a=a, fact_b=b, expected=(a, b) in expected_pairs,
-                                         detected=(a, b) in detected, noted=detected.get((a, b), False))
+                                         detected=(a, b) in detected, noted=_noted(kb, a, b, notes))
                            for a, b in both)
     found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) in detected)
     not_found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) not in detected)
@@ -276,7 +289,8 @@ def suite_metrics(per_scenario: Sequence[ScenarioMetrics]) -> SuiteMetrics:
         vals = [v for _, v in got]
         worst = min(vals) if m.better == "higher" else max(vals)
         worst_name = next(n for n, v in got if v == worst)
-        total = None if m.fraction else float(math.fsum(vals))
-        summary[m.name] = MetricSummary(m.name, float(math.fsum(vals) / len(vals)), float(worst), total,
-                                        worst_name, len(vals))
+        # counts stay whole numbers (worst, total); the mean is a float
+        total = None if m.fraction else int(sum(int(v) for v in vals))
+        summary[m.name] = MetricSummary(m.name, float(math.fsum(vals) / len(vals)),
+                                        float(worst) if m.fraction else int(worst), total, worst_name, len(vals))
     return SuiteMetrics(scenarios=scenarios, summary=summary)

@@ -3,17 +3,21 @@
 ``tune(corpus, suite, base_config, objective, trials, seed)`` searches the TTL of each source type,
 the relevance gate (``cdr_min_relevance``), the contradiction similarity and the stale floor (SPEC_NOTES
 §5 keys; :func:`default_space`) with Optuna's TPE sampler at a fixed seed for a bounded number of
-trials. Trial 0 is always the base configuration (its values clamped into the space), so the best
-trial is never worse than where the search started. Every trial runs the whole suite through
-:func:`crp_core.analysis.evaluate.run_suite` on the prepared suite (the corpus and every scenario
-embedded once) and keeps its metrics; ``callback(trial, done, total)`` is called after each.
+trials. Trial 0 is exactly the base configuration (each range widened to hold the base value,
+:func:`space_including`), so the best trial is never worse than where the search started. Every trial
+runs the whole suite through :func:`crp_core.analysis.evaluate.run_suite` on the prepared suite (the
+corpus and every scenario embedded once), keeps its metrics and its regression gate (the expect
+thresholds and trial 0 as the baseline, :func:`gate_vs_start`); ``callback(trial, done, total)`` is
+called after each.
 
 Objectives (:data:`OBJECTIVES`): ``recall`` (maximise mean must_include recall, each leak, wrong
-winner and scenario over its ``max_tokens`` costing 1), ``integrity`` (minimise the facts that should
-not reach the model: leaks + wrong winners + expired facts packed + contradictions without a NOTE, less
-the mean recall as a tie-break below one failure), and ``recall_tokens`` (two objectives: mean recall
-up, mean tokens down, leaks / wrong winners / over-budget scenarios as Optuna constraints) for a Pareto
-front (:meth:`TuneResult.pareto`).
+winner, scenario over its ``max_tokens`` and other broken expect bound costing 1), ``no_regression``
+(``recall``, and each per-scenario regression against trial 0 costing 1: a feasible trial passes
+``check`` against a baseline recorded at the start), ``integrity`` (minimise the facts that should not
+reach the model: leaks + wrong winners + expired facts packed + contradictions without a NOTE, less the
+mean recall as a tie-break below one failure), and ``recall_tokens`` (two objectives: mean recall up,
+mean tokens down, leaks / wrong winners / over-budget scenarios / broken bounds as Optuna constraints)
+for a Pareto front (:meth:`TuneResult.pareto`).
 """
 from __future__ import annotations
 
@@ -24,7 +28,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from crp_core.analysis.evaluate import KnownMode, PreparedSuite, prepare_suite, run_suite
+import numpy as np
+
+from crp_core.analysis.evaluate import KnownMode, PreparedSuite, Reference, prepare_suite, run_suite
+from crp_core.analysis.gate import GateFailure, GateResult, MetricsBaseline, gate
 from crp_core.analysis.metrics import SuiteMetrics
 from crp_core.analysis.suite import Suite
 from crp_core.config import CRPConfig, valid_range
@@ -37,7 +44,11 @@ if TYPE_CHECKING:
     from crp_core.corpus.prepared import Corpus
 
 __all__ = ["Param", "Objective", "OBJECTIVES", "objective_named", "TrialRecord", "TuneResult", "tune",
-           "default_space", "TUNING_RANGES", "TTL_SCALE", "Direction"]
+           "default_space", "TUNING_RANGES", "TTL_SCALE", "Direction", "SEED_MAX", "gate_vs_start",
+           "thresholds_broken", "regressions", "start_baseline", "space_including"]
+
+#: the seeds the TPE sampler accepts (numpy's RandomState): 0 .. 2**32 - 1
+SEED_MAX = 2**32 - 1
 
 Direction = Literal["maximize", "minimize"]
 
@@ -52,14 +63,57 @@ class Param:
     step: float
 
     def clamp(self, v: float) -> float:
-        """``v`` moved into [low, high] onto the grid (how trial 0 enters the base value)."""
+        """``v`` moved into [low, high] onto the grid."""
         x = min(max(float(v), self.low), self.high)
-        return _round(self.low + round((x - self.low) / self.step) * self.step, self.step)
+        return self.round(self.low + round((x - self.low) / self.step) * self.step)
+
+    @property
+    def digits(self) -> int:
+        """Decimals kept of a value of this grid: those of the step, of ``low`` and of ``high``."""
+        return max(_step_digits(self.step), _decimals(self.low), _decimals(self.high))
+
+    def round(self, x: float) -> float:
+        """``x`` rounded to :attr:`digits` (float noise of ``low + k * step`` removed)."""
+        return round(float(x), self.digits)
+
+    def on_grid(self, v: float) -> bool:
+        k = (float(v) - self.low) / self.step
+        return self.low - 1e-12 <= v <= self.high + 1e-12 and abs(k - round(k)) < 1e-6
+
+    def including(self, v: float, bounds: tuple[float, float] | None = None) -> Param:
+        """This parameter with its range widened to hold ``v`` (within ``bounds``, the key's valid range)
+        and, when ``v`` is not on the grid, the grid moved through ``v``: so ``v`` (the base config's
+        value) is a point of the search and trial 0 runs exactly there. Unchanged when it already is."""
+        v = float(v)
+        if self.on_grid(v):
+            return self
+        lo, hi = min(self.low, v), max(self.high, v)
+        if bounds is not None:
+            lo, hi = max(lo, float(bounds[0])), min(hi, float(bounds[1]))
+        n_lo = math.floor((v - lo) / self.step + 1e-9)
+        n_hi = math.floor((hi - v) / self.step + 1e-9)
+        digits = max(_step_digits(self.step), _decimals(v))
+        low, high = round(v - n_lo * self.step, digits), round(v + n_hi * self.step, digits)
+        if bounds is not None:  # rounding must not step outside the valid range
+            low = low if low >= bounds[0] else round(low + self.step, digits)
+            high = high if high <= bounds[1] else round(high - self.step, digits)
+        return Param(self.key, low, high, self.step)
+
+
+def _step_digits(step: float) -> int:
+    return max(0, -int(math.floor(math.log10(step)))) + 1 if step < 1 else 0
+
+
+def _decimals(x: float) -> int:
+    """Decimals of ``x``'s shortest repr (at most 12)."""
+    text = repr(float(x))
+    if "e" in text or "E" in text:
+        return 12
+    return min(12, len(text.split(".", 1)[1].rstrip("0"))) if "." in text else 0
 
 
 def _round(x: float, step: float) -> float:
-    digits = max(0, -int(math.floor(math.log10(step)))) + 1 if step < 1 else 0
-    return round(x, digits)
+    return round(x, _step_digits(step))
 
 
 #: sensible tuning ranges of the scalar keys (intersected with ``crp_core.config.valid_range``) and grid steps
@@ -99,13 +153,16 @@ def default_space(corpus: Corpus, config: CRPConfig, *, pinned: Sequence[str] = 
     return tuple(out)
 
 
-Evaluate = Callable[[SuiteMetrics], tuple[tuple[float, ...], Mapping[str, float]]]
+#: ``evaluate(metrics, gate)``: ``gate`` is the suite's gate verdict against trial 0 (None: not computed)
+Evaluate = Callable[[SuiteMetrics, "GateResult | None"], tuple[tuple[float, ...], Mapping[str, float]]]
 
 
 @dataclass(frozen=True)
 class Objective:
-    """A named objective: ``evaluate(metrics) -> (values, violations)``; ``directions`` per value,
-    ``targets`` the suite metric keys the values stand for."""
+    """A named objective: ``evaluate(metrics, gate) -> (values, violations)``; ``directions`` per value,
+    ``targets`` the suite metric keys the values stand for. ``gate`` (:func:`gate_vs_start`; the built-in
+    objectives accept None, then leave it out) adds the ``thresholds`` violation (and, for
+    ``no_regression``, ``regressions``)."""
 
     name: str
     description: str
@@ -118,44 +175,88 @@ class Objective:
         return len(self.directions) > 1
 
 
-def _violations(m: SuiteMetrics) -> dict[str, float]:
-    return {"leaks": float(m.summary["leaks"].total or 0.0),
-            "wrong_winners": float(m.summary["wrong_winners"].total or 0.0),
-            "over_tokens": float(sum(1 for s in m.scenarios if s.over_tokens))}
+def thresholds_broken(g: GateResult | None) -> float:
+    """Expect bounds of the gate verdict ``g`` broken, other than ``max_tokens`` (counted as ``over_tokens``)."""
+    return 0.0 if g is None else float(sum(1 for f in g.failures if f.kind == "threshold" and f.source != "max_tokens"))
+
+
+def regressions(g: GateResult | None) -> float:
+    """(scenario, metric) pairs of ``g`` worse than at trial 0, on the metrics ``check --baseline`` gates
+    (recall lower; leaks, wrong winners, expired, contradictions, duplicates higher)."""
+    return 0.0 if g is None else float(sum(1 for f in g.failures if f.kind == "baseline"))
+
+
+def _violations(m: SuiteMetrics, g: GateResult | None, *, no_regression: bool = False) -> dict[str, float]:
+    v = {"leaks": float(m.summary["leaks"].total or 0.0),
+         "wrong_winners": float(m.summary["wrong_winners"].total or 0.0),
+         "over_tokens": float(sum(1 for s in m.scenarios if s.over_tokens))}
+    if g is not None:
+        v["thresholds"] = thresholds_broken(g)
+        if no_regression:
+            v["regressions"] = regressions(g)
+    return v
 
 
 def _recall(m: SuiteMetrics) -> float:
     return float(m.summary["recall"].mean or 0.0)
 
 
-def _recall_objective(m: SuiteMetrics) -> tuple[tuple[float, ...], Mapping[str, float]]:
-    v = _violations(m)
+def _recall_objective(m: SuiteMetrics, g: GateResult | None = None) -> tuple[tuple[float, ...], Mapping[str, float]]:
+    v = _violations(m, g)
     return (_recall(m) - sum(v.values()),), v
 
 
-def _integrity_objective(m: SuiteMetrics) -> tuple[tuple[float, ...], Mapping[str, float]]:
+def _no_regression_objective(m: SuiteMetrics, g: GateResult | None = None) -> tuple[tuple[float, ...],
+                                                                                    Mapping[str, float]]:
+    v = _violations(m, g, no_regression=True)
+    return (_recall(m) - sum(v.values()),), v
+
+
+def _integrity_objective(m: SuiteMetrics, g: GateResult | None = None) -> tuple[tuple[float, ...],
+                                                                                Mapping[str, float]]:
     v = {"over_tokens": float(sum(1 for s in m.scenarios if s.over_tokens))}
+    if g is not None:
+        v["thresholds"] = thresholds_broken(g)
     unnoted = sum(1 for s in m.scenarios for c in s.contradictions if not c.noted)
     failures = (float(m.summary["leaks"].total or 0.0) + float(m.summary["wrong_winners"].total or 0.0)
                 + float(m.summary["expired"].total or 0.0) + unnoted)
     return (failures - _recall(m) + sum(v.values()),), v
 
 
-def _recall_tokens_objective(m: SuiteMetrics) -> tuple[tuple[float, ...], Mapping[str, float]]:
-    return (_recall(m), float(m.summary["tokens"].mean or 0.0)), _violations(m)
+def _recall_tokens_objective(m: SuiteMetrics, g: GateResult | None = None) -> tuple[tuple[float, ...],
+                                                                                   Mapping[str, float]]:
+    return (_recall(m), float(m.summary["tokens"].mean or 0.0)), _violations(m, g)
+
+
+def start_baseline(start: SuiteMetrics) -> MetricsBaseline:
+    """Trial 0's per-scenario metrics as a baseline (what ``check --write-baseline`` records at the base config)."""
+    return MetricsBaseline(scenarios={s.name: s.values() for s in start.scenarios}, source="trial 0")
+
+
+def gate_vs_start(metrics: SuiteMetrics, suite: Suite, start: SuiteMetrics | None) -> GateResult:
+    """The regression gate of ``crp-inspect check`` on a trial: each scenario's expect thresholds and,
+    with ``start`` (trial 0's metrics), the baseline comparison against it. A trial without violations
+    therefore passes ``check`` with a baseline recorded at the base configuration."""
+    return gate(metrics, suite, start_baseline(start) if start is not None else None)
 
 
 OBJECTIVES: Mapping[str, Objective] = {
-    "recall": Objective("recall", "maximise mean must_include recall; each must_exclude leak, wrong winner and "
-                        "scenario over its max_tokens subtracts 1", ("maximize",), ("recall.mean",),
-                        _recall_objective),
+    "recall": Objective("recall", "maximise mean must_include recall; each must_exclude leak, wrong winner, "
+                        "scenario over its max_tokens and other broken expect bound subtracts 1",
+                        ("maximize",), ("recall.mean",), _recall_objective),
+    "no_regression": Objective("no_regression", "as recall, and each scenario metric the regression gate compares "
+                               "that is worse than at trial 0 subtracts 1: a feasible trial passes check against "
+                               "a baseline recorded at the starting config", ("maximize",), ("recall.mean",),
+                               _no_regression_objective),
     "integrity": Objective("integrity", "minimise leaks + wrong winners + expired facts packed + contradictions "
-                           "without a NOTE (+1 per scenario over max_tokens), minus the mean recall as a tie-break",
+                           "without a NOTE (+1 per scenario over max_tokens and per other broken expect bound), "
+                           "minus the mean recall as a tie-break",
                            ("minimize",), ("leaks.total", "wrong_winners.total", "expired.total",
                                            "contradictions.total"), _integrity_objective),
     "recall_tokens": Objective("recall_tokens", "maximise mean recall and minimise mean tokens (a Pareto front); "
-                               "leaks, wrong winners and scenarios over max_tokens are constraints",
-                               ("maximize", "minimize"), ("recall.mean", "tokens.mean"), _recall_tokens_objective),
+                               "leaks, wrong winners, scenarios over max_tokens and broken expect bounds are "
+                               "constraints", ("maximize", "minimize"), ("recall.mean", "tokens.mean"),
+                               _recall_tokens_objective),
 }
 
 
@@ -176,6 +277,15 @@ class TrialRecord:
     violations: Mapping[str, float]  # constraint name -> amount (0 = satisfied)
     metrics: SuiteMetrics
     elapsed_ms: float
+    #: the regression gate of the trial: its expect thresholds and (after trial 0) trial 0's metrics as
+    #: the baseline; ``regressions`` counts its baseline failures whatever the objective
+    gate: GateResult | None = None
+
+    @property
+    def regressions(self) -> tuple[GateFailure, ...]:
+        """The (scenario, metric) pairs worse than at trial 0 (what ``check --baseline`` would fail on,
+        with a baseline recorded at the starting config)."""
+        return tuple(f for f in self.gate.failures if f.kind == "baseline") if self.gate is not None else ()
 
     @property
     def feasible(self) -> bool:
@@ -259,22 +369,47 @@ def _failures(m: SuiteMetrics) -> float:
     return sum(float(m.summary[k].total or 0.0) for k in TIE_BREAK_COUNTS)
 
 
+def space_including(params: Sequence[Param], config: CRPConfig) -> tuple[Param, ...]:
+    """Each parameter widened (within the key's valid range) so that ``config``'s value is a point of its
+    grid (:meth:`Param.including`): trial 0 then runs exactly at ``config``, even where it lies outside
+    the sensible ranges of :data:`TUNING_RANGES` (a relevance gate of 0.9, a stale floor of 0.01)."""
+    out = []
+    for p in params:
+        bounds = valid_range(p.key) if "." not in p.key else None
+        out.append(p.including(_current(config, p.key), None if bounds is None else
+                               (float(bounds[0]), float(bounds[1]))))
+    return tuple(out)
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= SEED_MAX:
+        raise ConfigError(f"seed must be a whole number between 0 and {SEED_MAX} (2**32 - 1), got {seed!r}")
+    return int(seed)
+
+
 def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, objective: str | Objective = "recall",
          trials: int = 20, seed: int = 0, *, callback: Callback | None = None, space: Sequence[Param] | None = None,
-         set_args: Sequence[str] = (), reference: CRPConfig | None = CRPConfig(), known: KnownMode = "auto",
+         set_args: Sequence[str] = (), reference: Reference = None, known: KnownMode = "auto",
          startup_trials: int | None = None, embedder: Embedder | None = None) -> TuneResult:
-    """Search ``space`` (default :func:`default_space`) for ``objective`` with TPE (``seed``), ``trials``
-    trials in all, trial 0 being ``base_config``. ``suite`` may be a :class:`PreparedSuite` (reused)."""
+    """Search ``space`` (default :func:`default_space`) for ``objective`` with TPE (``seed``, 0 .. 2**32 - 1),
+    ``trials`` trials in all, trial 0 being exactly ``base_config`` (each parameter's range widened to
+    hold its value, :func:`space_including`). ``suite`` may be a :class:`PreparedSuite` (reused).
+    ``reference``: the overlap's reference config (None: the defaults; False: no overlap). Every trial
+    is gated like ``crp-inspect check`` (:func:`gate_vs_start`; ``TrialRecord.gate``): broken expect bounds
+    are violations of every objective, per-scenario regressions against trial 0 of ``no_regression``."""
     import optuna
 
-    if trials < 1 or trials > 10_000:
-        raise ConfigError(f"trials must be between 1 and 10000, got {trials}")
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or not 1 <= trials <= 10_000:
+        raise ConfigError(f"trials must be between 1 and 10000, got {trials!r}")
+    seed = _check_seed(seed)
     obj = objective_named(objective) if isinstance(objective, str) else objective
     prepared = suite if isinstance(suite, PreparedSuite) else prepare_suite(corpus, suite, embedder=embedder)
     pinned = [a.split("=", 1)[0].strip() for a in set_args]
     params = tuple(space) if space is not None else default_space(prepared.corpus, base_config, pinned=pinned)
     if not params:
         raise ConfigError("nothing to tune: the search space is empty")
+    params = space_including(params, base_config)
+    start_values = {p.key: _current(base_config, p.key) for p in params}
     for p in params:
         base_config.with_overrides({p.key: p.low}).with_overrides({p.key: p.high})  # a bad bound raises here
     t0 = time.perf_counter()
@@ -294,21 +429,24 @@ def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, o
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
         study = optuna.create_study(sampler=sampler, directions=list(obj.directions))
-        study.enqueue_trial({p.key: p.clamp(_current(base_config, p.key)) for p in params})
+        study.enqueue_trial(dict(start_values))
 
         def run_trial(trial: optuna.trial.Trial) -> float | Sequence[float]:
             t = time.perf_counter()
-            values_ = {p.key: _round(trial.suggest_float(p.key, p.low, p.high, step=p.step), p.step) for p in params}
-            config = base_config.with_overrides(values_)
+            suggested = {p.key: p.round(trial.suggest_float(p.key, p.low, p.high, step=p.step)) for p in params}
+            values_ = dict(start_values) if not records else suggested  # trial 0: exactly the base config
+            config = base_config.with_overrides(values_) if records else base_config
             run = run_suite(prepared, config, set_args=set_args, reference=reference, known=known,
                             keep_results=False, embedder=embedder)
-            vals, viol = obj.evaluate(run.metrics)
+            verdict = gate_vs_start(run.metrics, prepared.suite, records[0].metrics if records else None)
+            vals, viol = obj.evaluate(run.metrics, verdict)
             trial.set_user_attr("violations", [float(v) for v in viol.values()])
             if obj.multi and per_trial:
                 for name, amount in viol.items():
                     trial.set_constraint(name, float(amount))
             rec = TrialRecord(number=trial.number, params=values_, config=config, values=tuple(vals),
-                              violations=dict(viol), metrics=run.metrics, elapsed_ms=(time.perf_counter() - t) * 1e3)
+                              violations=dict(viol), metrics=run.metrics, elapsed_ms=(time.perf_counter() - t) * 1e3,
+                              gate=verdict)
             records.append(rec)
             if callback is not None:
                 callback(rec, len(records), trials)
@@ -320,7 +458,7 @@ def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, o
     finally:
         optuna.logging.set_verbosity(verbosity)
     done = tuple(records)
-    return TuneResult(objective=obj, space=params, seed=int(seed), sampler="TPESampler", base_config=base_config,
+    return TuneResult(objective=obj, space=params, seed=seed, sampler="TPESampler", base_config=base_config,
                       set_args=tuple(set_args), trials=done, best=_pick_best(obj, done),
                       elapsed_ms=(time.perf_counter() - t0) * 1e3)
 

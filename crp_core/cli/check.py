@@ -5,7 +5,9 @@ Runs every scenario of ``--suite`` (a folder or scenario files) over the CKF at 
 ``--json``, the :func:`crp_core.report.suite_metrics_report` object with the gate's verdict), and exits
 1 when a metric breaks a threshold of its scenario's ``expect`` table or is worse than the
 ``--baseline`` metrics file, 0 otherwise. ``--write-baseline PATH`` records this run's metrics as a
-baseline. Bad input (CKF, suite, config, baseline) exits 2 with the problems listed, no traceback.
+baseline (checked writable before the run, written atomically); a recording exits 0 once the file is
+written, the gate's verdict printed but not applied. Bad input (CKF, suite, config, baseline, an
+output path that cannot be written) exits 2 with the problems listed, no traceback.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from crp_core.cli.common import add_input_args
+from crp_core.cli.common import add_input_args, check_writable, visible, write_output
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError
 from crp_core.io.timeparse import parse_timestamp
@@ -54,7 +56,9 @@ def register(subparsers: Subparsers) -> None:
                     "--set.")
     add_suite_args(p)
     p.add_argument("--baseline", metavar="JSON", default=None, help="metrics file of an earlier check to compare with")
-    p.add_argument("--write-baseline", metavar="JSON", default=None, help="write this run's metrics file here")
+    p.add_argument("--write-baseline", metavar="JSON", default=None,
+                   help="record this run's metrics file here (written atomically; exit 0 once written, the "
+                        "gate's verdict printed but not applied)")
     p.add_argument("--json", action="store_true", help="print the metrics report (one JSON object)")
     p.set_defaults(handler=_handle)
 
@@ -101,11 +105,11 @@ def _cell(v: float | None, width: int, fraction: bool) -> str:
 
 def metrics_table(metrics: SuiteMetrics) -> str:
     """The per-scenario table with mean and worst rows (plain text)."""
-    name_w = max([len("scenario")] + [len(s.name) for s in metrics.scenarios])
+    name_w = max([len("scenario")] + [len(visible(s.name)) for s in metrics.scenarios])
     head = f"{'scenario':<{name_w}} " + " ".join(f"{h:>{w}}" for _, h, w in TABLE)
     lines = [head, "-" * len(head)]
     for s in metrics.scenarios:
-        lines.append(f"{s.name:<{name_w}} " + " ".join(
+        lines.append(f"{visible(s.name):<{name_w}} " + " ".join(
             _cell(s.value(m), w, m in ("recall", "overlap")) for m, _, w in TABLE))
     lines.append("-" * len(head))
     for row in ("mean", "worst"):
@@ -120,38 +124,52 @@ def _handle(args: argparse.Namespace) -> int:
     from crp_core.analysis.gate import gate, read_baseline
     from crp_core.report import dumps, suite_metrics_report
 
+    if args.write_baseline:  # refused before the suite runs, not after
+        check_writable(args.write_baseline, "--write-baseline")
     baseline = read_baseline(args.baseline) if args.baseline else None
     inp = load_inputs(args)
     run = run_suite(inp.prepared, inp.config, set_args=inp.set_args, known=inp.known, keep_results=False)
     verdict = gate(run.metrics, inp.prepared.suite, baseline, ckf_fingerprint=inp.kb.fingerprint)
     effective = inp.config.with_set_args(inp.set_args)
 
-    def report(with_gate: bool) -> str:
-        return dumps(suite_metrics_report(run.metrics, config=effective, ckf_source=inp.kb.source,
-                                          ckf_fingerprint=inp.kb.fingerprint, suite_source=inp.prepared.suite.source,
-                                          set_args=inp.set_args, gate=verdict if with_gate else None)) + "\n"
+    def report(with_gate: bool) -> dict[str, object]:
+        return suite_metrics_report(run.metrics, config=effective, ckf_source=inp.kb.source,
+                                    ckf_fingerprint=inp.kb.fingerprint, suite_source=inp.prepared.suite.source,
+                                    set_args=inp.set_args, gate=verdict if with_gate else None)
 
+    # writing a baseline is recording: exit 0 once written; the gate's verdict is still printed
+    write_error: ConfigError | None = None
     if args.write_baseline:
         try:
-            with open(args.write_baseline, "w", encoding="utf-8") as fh:
-                fh.write(report(False))
-        except OSError as exc:
-            raise ConfigError(f"--write-baseline: cannot write {args.write_baseline}: {exc.strerror or exc}") from None
+            write_output(args.write_baseline, dumps(report(False)) + "\n", "--write-baseline")
+        except ConfigError as exc:
+            write_error = exc  # raised after the results are printed: the run is not lost
+    recorded = bool(args.write_baseline) and write_error is None
     if args.json:
-        sys.stdout.write(report(True))
+        doc = report(True)
+        if recorded:
+            doc["baseline_written"] = os.fspath(args.write_baseline)
+        sys.stdout.write(dumps(doc) + "\n")
     else:
         out = sys.stdout.write
-        out(f"suite {inp.prepared.suite.source}: {len(inp.prepared.suite)} scenario(s) over {inp.kb.source} "
-            f"({len(inp.kb)} facts)\n\n")
+        out(f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
+            f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n\n")
         out(metrics_table(run.metrics) + "\n\n")
         for note in verdict.notes:
-            out(f"note: {note}\n")
-        if args.write_baseline:
-            out(f"baseline written to {os.fspath(args.write_baseline)}\n")
+            out(f"note: {visible(note)}\n")
         if verdict.passed:
             out(f"PASS: {verdict.checked} bound(s) checked\n")
         else:
-            out(f"FAIL: {len(verdict.failures)} of {verdict.checked} bound(s) broken\n")
+            out(f"{'NOT GATED' if recorded else 'FAIL'}: {len(verdict.failures)} of {verdict.checked} bound(s) "
+                "broken\n")
             for f in verdict.failures:
-                out(f"  - {f.message}\n")
+                out(f"  - {visible(f.message)}\n")
+        if recorded:
+            out(f"baseline written to {visible(os.fspath(args.write_baseline))} (recording: exit 0 whatever "
+                "the gate says)\n")
+    if write_error is not None:
+        sys.stdout.flush()
+        raise write_error
+    if recorded:
+        return 0
     return 0 if verdict.passed else 1

@@ -1,16 +1,112 @@
-"""Arguments shared by the sub-commands that load a CKF (``run``, ``fanout``, ``conflicts``)."""
+"""Arguments and helpers shared by the sub-commands: the input arguments of the commands that load a
+CKF (``run``, ``fanout``, ``conflicts``, ``check``, ``tune``), up-front checks of the paths a command
+writes to (``--cache-dir``, ``--out``, ``--write-baseline``), atomic writes, and :func:`visible` for
+printing data (ids, names, notes) without letting its control characters drive the terminal."""
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
+import unicodedata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
+
+from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from crp_core.records import Clamp
 
     #: what each sub-command's ``register`` receives: ``ArgumentParser.add_subparsers()``
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def cache_dir_arg(value: str) -> str:
+    """argparse ``type`` of ``--cache-dir``: refuse at once (exit 2, before any model load) a path that
+    is a file, or whose nearest existing ancestor is a file or a folder that cannot be written (the
+    cache folder has to be created there)."""
+    if value == "":
+        raise argparse.ArgumentTypeError("an empty path")
+    path = os.path.abspath(os.path.expanduser(value))
+    if os.path.lexists(path) and not os.path.isdir(path):
+        what = "a broken symbolic link" if os.path.islink(path) and not os.path.exists(path) else "not a folder"
+        raise argparse.ArgumentTypeError(f"{value} is {what}; give a folder (created if missing)")
+    if not os.path.isdir(path):
+        ancestor = os.path.dirname(path)
+        while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
+            ancestor = os.path.dirname(ancestor)
+        if not os.path.isdir(ancestor):
+            raise argparse.ArgumentTypeError(f"{value}: {ancestor} is not a folder, so the cache folder cannot "
+                                             "be created there")
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise argparse.ArgumentTypeError(f"{value}: the folder {ancestor} is not writable, so the cache "
+                                             "folder cannot be created there")
+    return value
+
+
+def check_writable(path: str | os.PathLike[str], flag: str) -> str:
+    """Refuse (:class:`ConfigError`, exit 2) an output path that cannot be written, before the work
+    that produces it: its folder must exist and be a writable folder; the path itself, when it exists,
+    must be a regular file (not a folder, FIFO, socket or device). Returns the path as a string."""
+    p = os.fspath(path)
+    if p == "":
+        raise ConfigError(f"{flag}: an empty path")
+    folder = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(folder):
+        why = "does not exist" if not os.path.lexists(folder) else "is not a folder"
+        raise ConfigError(f"{flag}: cannot write {p}: the folder {folder} {why}")
+    if os.path.lexists(p):
+        try:
+            st = os.stat(p)
+        except OSError as exc:
+            raise ConfigError(f"{flag}: cannot write {p}: {exc.strerror or exc}") from None
+        if stat.S_ISDIR(st.st_mode):
+            raise ConfigError(f"{flag}: cannot write {p}: it is a folder; name a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{flag}: cannot write {p}: not a regular file (a FIFO, socket or device)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(f"{flag}: cannot write {p}: the folder {folder} is not writable")
+    return p
+
+
+def write_output(path: str, text: str, flag: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file in the same folder, then
+    ``os.replace``; :func:`crp_core.io.ckf.write.write_text_atomic`); a failure is a
+    :class:`ConfigError` naming ``flag``. The path is checked again first (it may have changed since
+    :func:`check_writable` ran, e.g. during a long study)."""
+    from crp_core.io.ckf.write import write_text_atomic
+
+    check_writable(path, flag)
+    try:
+        write_text_atomic(path, text)
+    except OSError as exc:
+        raise ConfigError(f"{flag}: cannot write {path}: {exc.strerror or exc}") from None
+
+
+#: Unicode categories drawn as escapes by :func:`visible`: controls (C0, DEL, C1), format characters
+#: (bidi embeddings / overrides / isolates, zero-width ...), line and paragraph separators
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def visible(text: object, *, newlines: bool = False) -> str:
+    """``text`` with every control, format or separator character drawn as an escape (``\\x1b``,
+    ``\\u202e``, ``\\n``), so data printed by the CLI (fact ids, operator names, notes, scenario
+    names) cannot clear the screen, recolour it, move the cursor or reorder a line. ``newlines=True``
+    keeps ``\\n`` (multi-line notes printed indented by the caller); a tab is always kept. Backslashes
+    are not doubled: the text stays readable, the JSON / CSV exports carry it exactly."""
+    s = str(text)
+    if s.isprintable():  # the usual text: nothing to escape
+        return s
+    out: list[str] = []
+    for ch in s:
+        if ch == "\t" or (ch == "\n" and newlines):
+            out.append(ch)
+        elif unicodedata.category(ch) in _HIDDEN:
+            o = ord(ch)
+            out.append({"\n": "\\n", "\r": "\\r"}.get(ch) or (f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"))
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str) -> None:
@@ -26,11 +122,12 @@ def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str)
                         "e.g. ttl_days.news=60)")
     p.add_argument("--now", metavar="ISO", default=None, help=now_help)
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
-    p.add_argument("--cache-dir", metavar="DIR", default=None, help="embedding / index cache directory")
+    p.add_argument("--cache-dir", metavar="DIR", default=None, type=cache_dir_arg,
+                   help="embedding / index cache directory (created if missing; must not be a file)")
 
 
 def warn_clamps(clamps: Iterable[Clamp]) -> None:
     """Each setting the run used at another value than asked (``PipelineResult.clamps``), one warning
     line on stderr (the JSON report carries them as ``clamps``; docs/decisions/hardening.md)."""
     for c in clamps:
-        print(f"crp-inspect: warning: {c.message}", file=sys.stderr)
+        print(f"crp-inspect: warning: {visible(c.message)}", file=sys.stderr)

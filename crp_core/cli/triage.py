@@ -9,7 +9,10 @@
 * ``triage record --db PATH --pair A B --kind K [--winner ID] [--fact ID --status S]
   --operator NAME [--note TEXT] [--ckf PATH]``: record one decision, print it as one JSON line.
 
-``--db`` defaults to ``$CRP_INSPECT_TRIAGE_DB``. Read commands never create a database.
+``--db`` defaults to ``$CRP_INSPECT_TRIAGE_DB``. Read commands never create a database. Text output
+draws the control and format characters of the data (a database written by an older version or
+another tool) as escapes (``\x1b``; :func:`crp_core.cli.common.visible`); ``--json`` / ``--csv`` carry
+the text exactly.
 Exit status: 0 done, 2 refused (bad input, unusable database: one clear message on stderr);
 ``export --strict``: 1 when the export report lists something the CKF does not carry.
 """
@@ -21,6 +24,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from crp_core.cli.common import visible
 from crp_core.config import STATUSES
 from crp_core.errors import CRPError
 from crp_core.io.ckf import load_ckf
@@ -149,7 +153,8 @@ def _export(args: argparse.Namespace) -> int:
         _print_report(report)
     if done.unknown_facts:
         shown = ", ".join(done.unknown_facts[:10]) + (", ..." if len(done.unknown_facts) > 10 else "")
-        print(f"warning: {len(done.unknown_facts)} fact id(s) named by decisions are not in {args.ckf}: {shown}",
+        print(f"warning: {len(done.unknown_facts)} fact id(s) named by decisions are not in {args.ckf}: "
+              f"{visible(shown)}",
               file=sys.stderr)
     if kb.skipped:
         print(f"warning: {len(kb.skipped)} bad fact(s) of {args.ckf} were skipped (--lenient) and are not "
@@ -167,7 +172,7 @@ def _print_report(report: ExportReport) -> None:
           f"{len(report.changes) - superseded} status mark(s) only; {len(report.dismissed)} dismissed pair(s), "
           "listed in the report only")
     for v in report.replaced:
-        print(f"replaced: {v.fact_id} metadata.{v.key} was {json.dumps(v.old, ensure_ascii=False)}, "
+        print(f"replaced: {visible(v.fact_id)} metadata.{visible(v.key)} was {json.dumps(v.old, ensure_ascii=False)}, "
               f"now {json.dumps(v.new, ensure_ascii=False)}")
     for title, items in (("conflicting decisions", report.conflicts),
                          ("decisions naming unknown facts", report.unknown),
@@ -175,9 +180,9 @@ def _print_report(report: ExportReport) -> None:
         if items:
             print(f"{title} ({len(items)}):")
             for i in items:
-                print(f"  {i.code}: {i.message}")
+                print(f"  {i.code}: {visible(i.message)}")
     if report.report_path:
-        print(f"report: {report.report_path}")
+        print(f"report: {visible(report.report_path)}")
 
 
 def _decisions(args: argparse.Namespace) -> int:
@@ -190,13 +195,14 @@ def _decisions(args: argparse.Namespace) -> int:
     else:
         if not rows:
             print("no decisions")
-        for d in rows:
-            what = {"accept": f"accept (winner {d.winner})" if d.winner else "accept",
-                    "override": f"override: {d.winner} wins",
+        for d in rows:  # data drawn visibly: an escape in a name or note cannot drive the terminal
+            v = visible
+            what = {"accept": f"accept (winner {v(d.winner)})" if d.winner else "accept",
+                    "override": f"override: {v(d.winner)} wins",
                     "dismiss": "dismiss: not a conflict",
-                    "mark_status": f"mark {d.target_fact} {d.new_status}"}[d.kind]
-            note = f"  note: {d.note}" if d.note else ""
-            print(f"#{d.id} {d.decided_at} {d.operator}: [{d.fact_a} | {d.fact_b}] {what}{note}")
+                    "mark_status": f"mark {v(d.target_fact)} {v(d.new_status)}"}.get(d.kind, v(d.kind))
+            note = f"  note: {v(d.note)}" if d.note else ""
+            print(f"#{d.id} {v(d.decided_at)} {v(d.operator)}: [{v(d.fact_a)} | {v(d.fact_b)}] {what}{note}")
     return 0
 
 
@@ -215,13 +221,13 @@ def _stats(args: argparse.Namespace) -> int:
           f"precision {'-' if total is None else f'{total:.3f}'}")
     for q in quality.per_pattern:
         prec = "-" if q.precision is None else f"{q.precision:.3f}"
-        print(f"  {q.pattern:<20} confirmed {q.confirmed:>4}  dismissed {q.dismissed:>4}  precision {prec}")
+        print(f"  {visible(q.pattern):<20} confirmed {q.confirmed:>4}  dismissed {q.dismissed:>4}  precision {prec}")
     if quality.overruled:
         print("overruled by operators:")
         for p in quality.overruled:
             what = "dismissed (not a conflict)" if p.kind == "dismiss" else f"override: {p.winner} wins"
-            print(f"  [{p.fact_a} | {p.fact_b}] {'/'.join(p.patterns) or 'no pattern today'}: {what}"
-                  + (f"  note: {p.note}" if p.note else ""))
+            print(f"  [{visible(p.fact_a)} | {visible(p.fact_b)}] {'/'.join(p.patterns) or 'no pattern today'}: "
+                  f"{visible(what)}" + (f"  note: {visible(p.note)}" if p.note else ""))
     if quality.unknown:
         print(f"{len(quality.unknown)} decided pair(s) name facts this CKF does not hold")
     return 0

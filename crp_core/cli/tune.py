@@ -5,7 +5,10 @@ Searches the TTL per source type, ``cdr_min_relevance``, ``contradiction_similar
 ``--trials`` trials in all (trial 0 is the starting configuration). ``--json`` prints
 :func:`crp_core.report.tune_report` (``{"best": {"config", "metrics", ...}, "trials": [...]}``);
 otherwise one line per trial as it finishes, then the best trial's configuration changes.
-``--out best.toml`` saves the best configuration (a full config: ``crp-inspect check --config best.toml``).
+``--out best.toml`` saves the best configuration (a full config: ``crp-inspect check --config best.toml``):
+checked writable before the first trial, written atomically; if the write still fails at the end, the
+result is printed first, then the error (exit 2). ``--seed`` outside 0 .. 2**32 - 1 is refused by
+argparse (exit 2).
 """
 from __future__ import annotations
 
@@ -14,14 +17,32 @@ import sys
 from typing import TYPE_CHECKING
 
 from crp_core.cli.check import add_suite_args, load_inputs, metrics_table
+from crp_core.cli.common import check_writable, visible, write_output
 from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from crp_core.analysis.tune import TrialRecord
+    from crp_core.analysis.gate import GateFailure
+    from crp_core.analysis.tune import TrialRecord, TuneResult
     from crp_core.cli.common import Subparsers
+    from crp_core.config import CRPConfig
 
 _COLS = ("recall.mean", "leaks.total", "wrong_winners.total", "expired.total", "contradictions.total",
          "tokens.mean")
+
+
+#: the seeds Optuna's TPE sampler (numpy's RandomState) accepts
+SEED_MAX = 2**32 - 1
+
+
+def seed_arg(value: str) -> int:
+    """argparse ``type`` of ``--seed``: a whole number 0 .. 2**32 - 1 (exit 2 otherwise, before any work)."""
+    try:
+        n = int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number between 0 and {SEED_MAX}, got {value!r}") from None
+    if not 0 <= n <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {SEED_MAX} (2**32 - 1), got {n}")
+    return n
 
 
 def register(subparsers: Subparsers) -> None:
@@ -34,9 +55,12 @@ def register(subparsers: Subparsers) -> None:
     add_suite_args(p)
     p.add_argument("--objective", default="recall", choices=tuple(OBJECTIVES), help="what to optimise (default recall)")
     p.add_argument("--trials", type=int, required=True, metavar="N", help="number of trials, the start included")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="TPE sampler seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, metavar="S",
+                   help=f"TPE sampler seed, 0 to {SEED_MAX} (default 0)")
     p.add_argument("--json", action="store_true", help="print the tuning report (one JSON object)")
-    p.add_argument("--out", metavar="TOML", default=None, help="save the best configuration as TOML")
+    p.add_argument("--out", metavar="TOML", default=None,
+                   help="save the best configuration as TOML (checked writable before the first trial, written "
+                        "atomically)")
     p.set_defaults(handler=_handle)
 
 
@@ -52,6 +76,8 @@ def _handle(args: argparse.Namespace) -> int:
 
     if not 1 <= args.trials <= 10_000:
         raise ConfigError(f"--trials must be between 1 and 10000, got {args.trials}")
+    if args.out:  # refused before the model loads and the trials run, not after
+        check_writable(args.out, "--out")
     inp = load_inputs(args)
     out = sys.stdout.write
     live = not args.json
@@ -67,25 +93,49 @@ def _handle(args: argparse.Namespace) -> int:
 
     result = tune(inp.prepared.corpus, inp.prepared, inp.config, args.objective, args.trials, args.seed,
                   callback=progress, set_args=inp.set_args, known=inp.known)
+    write_error: ConfigError | None = None
     if args.out:
         try:
-            result.best_config.save(args.out)
-        except OSError as exc:
-            raise ConfigError(f"--out: cannot write {args.out}: {exc.strerror or exc}") from None
+            write_output(args.out, result.best_config.to_toml(), "--out")
+        except ConfigError as exc:
+            write_error = exc  # said after the result is printed: a long study is not lost
     if args.json:
-        out(dumps(tune_report(result)) + "\n")
-        return 0
+        doc = tune_report(result)
+        doc["best"]["regressions"] = [_regression_dict(f) for f in result.best.regressions]
+        out(dumps(doc) + "\n")
+    else:
+        _print_result(result, inp.config, saved=args.out if args.out and write_error is None else None)
+    if write_error is not None:
+        sys.stdout.flush()
+        raise write_error
+    return 0
+
+
+def _num(v: float | None) -> str:
+    return "undefined" if v is None else f"{v:g}"
+
+
+def _regression_dict(f: GateFailure) -> dict[str, object]:
+    return {"scenario": f.scenario, "metric": f.metric, "value": f.value, "start": f.bound}
+
+
+def _print_result(result: TuneResult, base: CRPConfig, *, saved: str | None) -> None:
+    out = sys.stdout.write
     best = result.best
     out(f"\nbest: trial {best.number} (value {'/'.join(f'{v:.4f}' for v in best.values)}, "
         f"{'feasible' if best.feasible else 'NOT feasible: ' + str(dict(best.violations))}); "
         f"the start was {'/'.join(f'{v:.4f}' for v in result.baseline.values)}\n")
-    changes = inp.config.diff(result.best_config)
+    changes = base.diff(result.best_config)
     for k, (a, b) in changes.items():
         out(f"  {k}: {a} -> {b}\n")
     if not changes:
         out("  (no change from the starting configuration)\n")
     out("\n" + metrics_table(best.metrics) + "\n")
-    if args.out:
-        out(f"\nbest configuration saved to {args.out}\n")
+    if best.regressions:
+        out(f"\nworse than at the start in {len(best.regressions)} scenario metric(s) (check --baseline with a "
+            "baseline recorded at the starting config would fail; --objective no_regression avoids them):\n")
+        for f in best.regressions:
+            out(f"  - {visible(f.scenario)}: {f.metric} {_num(f.value)} (start {_num(f.bound)})\n")
+    if saved:
+        out(f"\nbest configuration saved to {visible(saved)}\n")
     out(f"\n{len(result.trials)} trials in {result.elapsed_ms / 1e3:.1f} s\n")
-    return 0

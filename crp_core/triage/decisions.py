@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
@@ -31,6 +32,8 @@ MARKABLE_STATUSES: tuple[str, ...] = tuple(STATUSES)
 #: limits on free text, so a pasted file does not end up in the audit log by accident
 MAX_OPERATOR_CHARS = 200
 MAX_NOTE_CHARS = 10_000
+#: the only control characters a note may hold (a multi-line note); the operator's name holds none
+NOTE_ALLOWED_CONTROLS = "\t\n"
 #: the columns of a decision row: the CSV export header and the store's table
 COLUMNS = ("id", "pair_key", "fact_a", "fact_b", "kind", "winner", "target_fact", "new_status", "note",
            "operator", "decided_at", "ckf_fingerprint")
@@ -169,10 +172,28 @@ def csv_cell(value: object) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def validate_decision(d: Decision) -> Decision:
+#: bidi embedding / override / isolate controls: they reorder what a terminal or a page draws after them
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _bad_char(text: str, *, allow: str = "") -> str | None:
+    """The first character of ``text`` an operator field refuses, as ``U+XXXX``: a control character
+    (Unicode Cc: C0, DEL, C1; ESC starts the terminal sequences that clear or recolour a screen) not in
+    ``allow``, or a bidi control (:data:`BIDI_CONTROLS`). None when there is none."""
+    for ch in text:
+        if (unicodedata.category(ch) == "Cc" and ch not in allow) or ch in BIDI_CONTROLS:
+            return f"U+{ord(ch):04X}"
+    return None
+
+
+def validate_decision(d: Decision, *, new: bool = True) -> Decision:
     """Check ``d`` and return it normalised (operator stripped, pair in canonical order).
 
-    Raises :class:`DecisionError` listing every problem (field and message).
+    Raises :class:`DecisionError` listing every problem (field and message). ``new`` (a decision being
+    recorded, the default) also refuses control characters in the fact ids, the operator's name (any
+    control or bidi character) and the note (any but tab and newline). ``new=False`` (a decision read
+    back: the audit log, a cleaned CKF) keeps the text rules of the version that wrote it: such text is
+    data, drawn visibly where printed, never a reason to drop a decision an operator took.
     """
     problems: list[tuple[str, str]] = []
     ids_ok = True
@@ -183,6 +204,9 @@ def validate_decision(d: Decision) -> Decision:
             ids_ok = False
         elif has_unpaired_surrogate(v):
             problems.append((name, f"a fact id must be valid UTF-8 text, got bytes that are not: {v!r}"))
+            ids_ok = False
+        elif new and (bad := _bad_char(v)) is not None:  # as the CKF loader refuses them in fact_id
+            problems.append((name, f"a fact id must not hold control characters (found {bad}): {v!r}"))
             ids_ok = False
     if ids_ok and d.fact_a == d.fact_b:
         problems.append(("fact_b", f"a pair needs two different facts, got {d.fact_a!r} twice"))
@@ -195,16 +219,22 @@ def validate_decision(d: Decision) -> Decision:
         problems.append(("operator", "the operator's name is required (got an empty value)"))
     elif len(operator) > MAX_OPERATOR_CHARS:
         problems.append(("operator", f"longer than {MAX_OPERATOR_CHARS} characters"))
-    elif any(ch in operator for ch in "\r\n\t\x00"):
-        problems.append(("operator", "must be a single line without control characters"))
     elif has_unpaired_surrogate(operator):
         problems.append(("operator", "must be valid UTF-8 text"))
+    elif not new and any(ch in operator for ch in "\r\n\t\x00"):  # what every version refused
+        problems.append(("operator", "must be a single line without control characters"))
+    elif new and (bad := _bad_char(operator)) is not None:
+        problems.append(("operator", f"must be a single line without control characters (found {bad}; "
+                                     "no tab, newline, escape or bidi control)"))
     if not isinstance(d.note, str):
         problems.append(("note", f"must be a string, got {type(d.note).__name__}"))
     elif has_unpaired_surrogate(d.note):
         problems.append(("note", "must be valid UTF-8 text"))
     elif len(d.note) > MAX_NOTE_CHARS:
         problems.append(("note", f"longer than {MAX_NOTE_CHARS} characters ({len(d.note)})"))
+    elif new and (bad := _bad_char(d.note, allow=NOTE_ALLOWED_CONTROLS)) is not None:
+        problems.append(("note", f"must not hold control characters other than tab and newline (found {bad}; "
+                                 "an escape sequence could clear or recolour the terminal that prints it)"))
     if d.ckf_fingerprint is not None and not isinstance(d.ckf_fingerprint, str):
         problems.append(("ckf_fingerprint", "must be a string or None"))
     if kind == "override" and d.winner is None:
@@ -263,7 +293,7 @@ class DecisionSet:
         n = 0
         for d in decisions:
             n += 1
-            d = validate_decision(d)  # a hand-built log gets the same checks as the store
+            d = validate_decision(d, new=False)  # a hand-built log gets the store's structural checks
             key = d.pair_key
             latest[key] = d
             if d.kind == "mark_status":

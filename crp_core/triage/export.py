@@ -384,7 +384,7 @@ def carried_decisions(kb: KnowledgeBase, report: Mapping[str, Any] | None = None
     valid: list[Decision] = []
     for d in found:
         try:
-            valid.append(validate_decision(d))
+            valid.append(validate_decision(d, new=False))  # text rules of the version that wrote it
         except DecisionError:
             continue
     return DecisionSet.from_decisions(valid)
