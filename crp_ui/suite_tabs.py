@@ -519,6 +519,14 @@ def _show_tune(res: TuneResult) -> None:
     with right:
         st.markdown("**Searched values**")
         _frame(sv.params_frame(res), K + "params")
+    regs = best.regressions
+    if regs:
+        st.warning(f"Trial {best.number} is worse than trial 0 in {len(regs)} (scenario, metric) pair(s): "
+                   "`crp-inspect check --baseline` with a baseline recorded at the sidebar config would fail on "
+                   "them. The no_regression objective counts them as violations.")
+        render.dataframe(sv.regressions_frame(regs), hide_index=True, width="stretch", key=K + "regressions")
+    elif best.number != 0:
+        st.caption(f"Trial {best.number} is no worse than trial 0 in any scenario and metric.")
     toml = res.best_config.to_toml()
     b1, b2 = st.columns(2)
     b1.download_button("Download the best config (TOML)", data=toml, file_name="crp-config-tuned.toml",

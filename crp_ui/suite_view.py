@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from crp_core.analysis.evaluate import SuiteRun, SuiteSweep
+from crp_core.analysis.gate import GateFailure
 from crp_core.analysis.metrics import METRICS, MetricInfo, ScenarioMetrics, SuiteMetrics
 from crp_core.analysis.tune import Param, TrialRecord, TuneResult
 
@@ -319,3 +320,9 @@ def params_space_frame(space: Sequence[Param]) -> pd.DataFrame:
     """The search space before a study: each key with its range and grid step."""
     return pd.DataFrame([{"key": p.key, "from": p.low, "to": p.high, "step": p.step} for p in space],
                         columns=["key", "from", "to", "step"])
+
+
+def regressions_frame(failures: Sequence[GateFailure]) -> pd.DataFrame:
+    """The (scenario, metric) pairs a trial is worse in than trial 0: its value and trial 0's."""
+    return pd.DataFrame([{"scenario": f.scenario, "metric": f.metric, "this trial": f.value, "trial 0": f.bound}
+                         for f in failures], columns=["scenario", "metric", "this trial", "trial 0"])

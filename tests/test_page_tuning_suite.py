@@ -181,3 +181,19 @@ def test_compare_over_the_suite_against_the_defaults(ui_env):
     assert set(diff.loc[diff["change"] == "entered", "fact_id"]) == c - b
     assert set(diff.loc[diff["change"] == "left", "fact_id"]) == b - c
     assert (c - b) or (b - c), "the gate change moves the demo envelope (else this test shows nothing)"
+
+
+def test_autotune_lists_the_best_trials_regressions_against_trial_0(ui_env):
+    _label_suite(ui_env)
+    at = run_page("tuning")
+    widget(at, "number_input", K + "trials").set_value(6)
+    at.run()
+    at.button(key=K + "tune_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    p = _reference(ui_env)
+    best = tune(p.corpus, p, CRPConfig(), "recall", 6, 0).best
+    assert best.number != 0 and best.regressions, "the recall objective trades demo's expired facts for recall here"
+    table = frame_with(at, "scenario", "metric", "this trial", "trial 0")
+    assert [(r.scenario, r.metric) for r in table.itertuples()] == [(f.scenario, f.metric) for f in best.regressions]
+    assert list(table["trial 0"]) == pytest.approx([f.bound for f in best.regressions])
+    assert any(f"Trial {best.number} is worse than trial 0" in w.value for w in at.warning)
