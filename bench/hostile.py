@@ -1,5 +1,6 @@
 """Prints the hostile-input table (issue 12): every input of tests/data/hostile/hostile.toml through
-``crp-inspect validate`` and ``run`` (bounded child processes), then every numeric setting at its
+the commands that read it (``validate`` and ``run``; ``check`` for suites, configs, baselines; ``triage
+decisions`` for a database; bounded child processes), then every numeric setting at its
 range boundaries through ``run --set``, with the counts the closing note needs.
 
     python bench/hostile.py            # both tables
@@ -14,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from hostile import check, manifest, sweep_set  # noqa: E402
+from hostile import check, commands, manifest, sweep_set  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -25,9 +26,9 @@ def main(argv: list[str]) -> int:
             d.mkdir()
             row = check(entry, d)
             rows.append(row)
-            print(f"{row['input']:<48} {entry.outcome:<8} validate {row.get('validate_rc', '-')!s:>2} "
-                  f"({row.get('validate_s', 0):5.2f} s)  run {row.get('run_rc', '-')!s:>2} "
-                  f"({row.get('run_s', 0):5.2f} s)  {row['outcome']}", flush=True)
+            ran = "  ".join(f"{c} {row.get(f'{c}_rc', row.get(c, '-'))!s:>2} ({row.get(f'{c}_s', 0):5.2f} s)"
+                            for c in commands(entry, Path(tmp)))
+            print(f"{row['input']:<48} {entry.outcome:<8} {ran}  {row['outcome']}", flush=True)
             for f in row["failures"]:
                 print(f"    ! {f}")
     by = Counter((r["expected"], r["outcome"]) for r in rows)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import sys
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -18,7 +19,7 @@ from typing import Any
 
 import tomli_w
 
-from crp_core.errors import ConfigError
+from crp_core.errors import ConfigError, ValidationError
 
 SOURCE_TYPES: tuple[str, ...] = (
     "regulatory",
@@ -89,6 +90,8 @@ PROJECT_TABLE_CELLS: dict[str, frozenset[str]] = {
     "importance": frozenset({"community", "news", "unverified"}),
 }
 TABLE_KEYS: tuple[str, ...] = ("ttl_days", "source_authority", "importance")
+#: largest config TOML file read (a config is a few hundred bytes)
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
 
 #: what the known-conflict guard does (``known_conflict_action``)
@@ -218,6 +221,9 @@ class CRPConfig:
                 value = tomllib.loads(f"v = {raw}")["v"]
             except tomllib.TOMLDecodeError:
                 value = raw
+            except ValueError:  # an integer beyond Python's int-str conversion limit (4300 digits)
+                raise ConfigError(f"configuration key {key!r}: a number of more than {sys.get_int_max_str_digits()} "
+                                  "digits; no setting takes one") from None
             parsed[key] = value
         return self.with_overrides(parsed)
 
@@ -246,16 +252,30 @@ class CRPConfig:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config TOML is not valid TOML: {exc}") from None
+        except ValueError:  # an integer beyond Python's int-str conversion limit (4300 digits)
+            raise ConfigError(f"config TOML holds a number of more than {sys.get_int_max_str_digits()} digits; "
+                              "no setting takes one") from None
         return cls.from_dict(data)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> CRPConfig:
+        """A TOML config file: only a regular file is read (a FIFO, socket, device or link loop is
+        refused at once), at most :data:`MAX_CONFIG_BYTES` of it."""
+        from crp_core.io.files import read_regular_file
+
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc}") from None
-        return cls.from_toml(text)
+            data = read_regular_file(path, max_bytes=MAX_CONFIG_BYTES, what="config")
+        except ValidationError as exc:
+            raise ConfigError(f"cannot read config file {os.fspath(path)}: {exc.problems[0].message}") from None
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"cannot read config file {os.fspath(path)}: not UTF-8 text (offset {exc.start})"
+                              ) from None
+        try:
+            return cls.from_toml(text)
+        except ConfigError as exc:
+            raise ConfigError(f"config file {os.fspath(path)}: {exc}") from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
         with open(path, "w", encoding="utf-8") as fh:
@@ -360,24 +380,48 @@ def _coerce(key: str, value: Any) -> Any:
         choices = next(f.metadata["choices"] for f in fields(CRPConfig) if f.name == key)
         if isinstance(value, str) and value in choices:
             return value
-        raise ConfigError(f"configuration key {key!r} expects one of {', '.join(choices)}, got {value!r}")
+        raise ConfigError(f"configuration key {key!r} expects one of {', '.join(choices)}, got {show_value(value)}")
     if want is bool:
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.lower() in ("true", "false", "on", "off"):
             return value.lower() in ("true", "on")
-        raise ConfigError(f"configuration key {key!r} expects true/false, got {value!r}")
+        raise ConfigError(f"configuration key {key!r} expects true/false, got {show_value(value)}")
     if isinstance(value, bool):
-        raise ConfigError(f"configuration key {key!r} expects a number, got {value!r}")
+        raise ConfigError(f"configuration key {key!r} expects a number, got {show_value(value)}")
     if want is int:
         if isinstance(value, int):
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise ConfigError(f"configuration key {key!r} expects a whole number, got {value!r}")
+        raise ConfigError(f"configuration key {key!r} expects a whole number, got {show_value(value)}")
     if isinstance(value, (int, float)):
+        return _as_float(key, value)
+    raise ConfigError(f"configuration key {key!r} expects a number, got {show_value(value)}")
+
+
+def _as_float(key: str, value: int | float) -> float:
+    """``float(value)``; an integer too large for a float (``float(10**400)`` raises OverflowError, not
+    ValueError) is refused as out of range, a ConfigError like every other bad value."""
+    try:
         return float(value)
-    raise ConfigError(f"configuration key {key!r} expects a number, got {value!r}")
+    except OverflowError:
+        lo_hi = RANGES.get(key)
+        bound = f"between {lo_hi[0]:g} and {lo_hi[1]:g}" if lo_hi else "a finite number"
+        raise ConfigError(f"configuration key {key!r} must be {bound}, got {show_value(value)}") from None
+
+
+def show_value(v: Any) -> str:
+    """``repr(v)`` for a message, short: a huge integer is said by its number of digits (``repr`` of
+    one beyond 4300 digits raises ValueError), a long text is cut."""
+    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64:
+        try:
+            n = str(len(str(abs(v))))
+        except ValueError:
+            n = f"more than {sys.get_int_max_str_digits()}"
+        return f"an integer of {n} digits"
+    r = repr(v)
+    return r if len(r) <= 80 else r[:77] + "..."
 
 
 def _coerce_table_value(table: str, key: str, value: Any) -> float | None:
@@ -385,8 +429,12 @@ def _coerce_table_value(table: str, key: str, value: Any) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         hint = ' or "none"' if table == "ttl_days" else ""
-        raise ConfigError(f"configuration key {key!r} expects a number{hint}, got {value!r}")
-    return float(value)
+        raise ConfigError(f"configuration key {key!r} expects a number{hint}, got {show_value(value)}")
+    try:
+        return float(value)
+    except OverflowError:
+        bound = 'a positive number of days or "none"' if table == "ttl_days" else "between 0 and 1"
+        raise ConfigError(f"configuration key {key!r} must be {bound}, got {show_value(value)}") from None
 
 
 def _check(cond: bool, msg: str) -> None:
@@ -424,12 +472,13 @@ def _validate(c: CRPConfig) -> None:
     for name, (lo, hi) in RANGES.items():
         v = getattr(c, name)
         if name in _INT_KEYS:
-            _check(isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi,
-                   f"configuration key {name!r} must be a whole number between {lo:g} and {hi:g}, got {v!r}")
+            if not (isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi):
+                raise ConfigError(f"configuration key {name!r} must be a whole number between {lo:g} and {hi:g}, "
+                                  f"got {show_value(v)}")
         else:
-            _check(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-                   f"configuration key {name!r} must be a finite number, got {v!r}")
-            _check(lo <= v <= hi, f"configuration key {name!r} must be between {lo:g} and {hi:g}, got {v!r}")
+            _check(isinstance(v, (int, float)) and not isinstance(v, bool) and (isinstance(v, int) or math.isfinite(v)),
+                   f"configuration key {name!r} must be a finite number, got {show_value(v)}")
+            _check(lo <= v <= hi, f"configuration key {name!r} must be between {lo:g} and {hi:g}, got {show_value(v)}")
     _check(c.fresh_fraction < 1.0, "configuration key 'fresh_fraction' must be below 1.0")
     _check(c.known_conflict_action in KNOWN_CONFLICT_ACTIONS,
            f"configuration key 'known_conflict_action' must be one of {', '.join(KNOWN_CONFLICT_ACTIONS)}, "
@@ -440,7 +489,8 @@ def _validate(c: CRPConfig) -> None:
         for st, v in t.as_dict().items():
             if table == "ttl_days":
                 _check(v is None or (math.isfinite(v) and v > 0),
-                       f"configuration key 'ttl_days.{st}' must be a positive number of days or \"none\", got {v!r}")
+                       f"configuration key 'ttl_days.{st}' must be a positive number of days or \"none\", "
+                       f"got {show_value(v)}")
             else:
                 _check(v is not None and math.isfinite(v) and 0.0 <= v <= 1.0,
-                       f"configuration key '{table}.{st}' must be between 0 and 1, got {v!r}")
+                       f"configuration key '{table}.{st}' must be between 0 and 1, got {show_value(v)}")

@@ -1,7 +1,9 @@
 """The hostile-input harness (issue 12; docs/decisions/hardening.md, "The hostile-input corpus").
 
-Each input of ``tests/data/hostile/hostile.toml`` goes through ``crp-inspect validate`` and
-``crp-inspect run`` as child processes, each with a wall-clock timeout and an address-space limit
+Each input of ``tests/data/hostile/hostile.toml`` goes through the commands that read it (a CKF or a
+scenario: ``crp-inspect validate`` and ``run``; a suite: ``check --suite``; a config TOML: ``run`` and
+``check --config``; a baseline: ``check --baseline``; a triage database: ``triage decisions --db``;
+:func:`commands`) as child processes, each with a wall-clock timeout and an address-space limit
 (``RLIMIT_AS``), and every numeric configuration key goes through ``run --set`` at its range
 boundaries and one step beyond (:func:`set_cases`, run in one bounded child by :func:`sweep_set`).
 Used by ``tests/test_hostile_corpus.py`` and ``bench/hostile.py`` (which prints the table).
@@ -33,15 +35,20 @@ SWEEP_KB = HOSTILE / "sweep_kb.jsonl"
 MEM_LIMIT = 1536 * 1024 * 1024
 #: seconds a child may take (a FIFO read or a runaway setting would exceed it)
 TIMEOUT_S = 120.0
-#: the exit status of a refusal: validate says "refused" with 1, run / fanout fail with 2
-REFUSED_RC = {"validate": 1, "run": 2}
+#: the exit status of a refusal: validate says "refused" with 1, every other command fails with 2
+REFUSED_RC = {"validate": 1, "run": 2, "check": 2, "decisions": 2}
+#: the kinds of input of the manifest, each a table of entries
+KINDS = ("ckf", "scenario", "suite", "config", "baseline", "triage_db")
+#: the name a made special file (fifo, symlink_loop, dangling_link) gets, by kind
+_MADE_NAME = {"ckf": "kb.jsonl", "scenario": "scenario.json", "suite": "suite.json", "config": "config.toml",
+              "baseline": "baseline.json", "triage_db": "triage.sqlite"}
 
 
 @dataclass(frozen=True)
 class Entry:
     """One input of the manifest."""
 
-    kind: str  # "ckf" or "scenario"
+    kind: str  # one of KINDS
     what: str
     outcome: str  # "refused", "warned" or "loaded"
     file: str | None = None
@@ -49,6 +56,7 @@ class Entry:
     line: int | None = None
     field: str | None = None
     max_bytes: int | None = None
+    says: str | None = None  # a text every refusing command's stderr holds (errors without line and field)
 
     @property
     def name(self) -> str:
@@ -71,7 +79,7 @@ class Done:
 
 def manifest() -> list[Entry]:
     data = tomllib.loads((HOSTILE / "hostile.toml").read_text(encoding="utf-8"))
-    return [Entry(kind=kind, **row) for kind in ("ckf", "scenario") for row in data.get(kind, [])]
+    return [Entry(kind=kind, **row) for kind in KINDS for row in data.get(kind, [])]
 
 
 def _limit_child() -> None:
@@ -94,10 +102,10 @@ def materialise(entry: Entry, tmp: Path) -> Path:
         return HOSTILE / entry.file
     make = entry.make
     if make == "fifo":
-        path = tmp / "kb.jsonl"
+        path = tmp / _MADE_NAME[entry.kind]
         os.mkfifo(path)
     elif make == "symlink_loop":
-        path = tmp / "kb.jsonl"
+        path = tmp / _MADE_NAME[entry.kind]
         path.symlink_to(path)
     elif make == "symlink_loop_no_ext":
         path = tmp / "kb"
@@ -107,18 +115,65 @@ def materialise(entry: Entry, tmp: Path) -> Path:
         path.mkdir()
         (path / "facts.jsonl").symlink_to(path / "facts.jsonl")
     elif make == "dangling_link":
-        path = tmp / "kb.jsonl"
+        path = tmp / _MADE_NAME[entry.kind]
         path.symlink_to(tmp / "gone.jsonl")
     elif make == "dir_facts_is_folder":
         path = tmp / "kbdir"
         (path / "facts.jsonl").mkdir(parents=True)
+    elif make is not None and make.startswith("suite_dir_"):
+        path = _suite_dir(make, tmp)
+    elif make == "scenario_150k_listed_twice":
+        path = tmp / "twice.json"
+        _write_scenario(path, expect={"must_include": ["f0"] * 150_000})
+    elif make == "suite_200k_unknown_ids":
+        path = tmp / "unknown.json"
+        _write_scenario(path, expect={"must_include": [f"nope-{i:06d}" for i in range(200_000)]})
     else:
         raise ValueError(f"unknown make {make!r}")
     return path
 
 
+def _write_scenario(path: Path, **changes: Any) -> None:
+    """``scenario_ok.json`` with ``changes`` (indent 1, as _build.py writes: keys in their order)."""
+    doc = {**json.loads(SCENARIO_OK.read_text(encoding="utf-8")), **changes}
+    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+
+
+def _suite_dir(make: str, tmp: Path) -> Path:
+    """A suite folder holding ``scenario_ok.json`` and one entry of the kind ``make`` names."""
+    d = tmp / "suite"
+    d.mkdir()
+    (d / "ok.json").write_bytes(SCENARIO_OK.read_bytes())
+    if make == "suite_dir_fifo":
+        os.mkfifo(d / "x.json")
+    elif make == "suite_dir_symlink_loop":
+        (d / "l.json").symlink_to(d / "l.json")
+    elif make == "suite_dir_dangling_link":
+        (d / "d.json").symlink_to(d / "nowhere.json")
+    elif make == "suite_dir_linked_subfolder":
+        (tmp / "shared").mkdir()
+        _write_scenario(tmp / "shared" / "other.json", name="hostile-other")
+        (d / "linked").symlink_to(tmp / "shared", target_is_directory=True)
+    elif make == "suite_dir_link_to_ancestor":
+        (d / "sub").mkdir()
+        (d / "sub" / "up").symlink_to(d, target_is_directory=True)
+    else:
+        raise ValueError(f"unknown make {make!r}")
+    return d
+
+
 def commands(entry: Entry, path: Path) -> dict[str, list[str]]:
-    """The validate and run command lines of one input."""
+    """The command lines that read one input, by name (``validate`` and ``run`` for a CKF or a scenario)."""
+    if entry.kind == "suite":
+        return {"check": ["check", "--ckf", str(CKF_OK), "--suite", str(path), "--json"]}
+    if entry.kind == "config":
+        return {"run": ["run", "--ckf", str(CKF_OK), "--scenario", str(SCENARIO_OK), "--config", str(path), "--json"],
+                "check": ["check", "--ckf", str(CKF_OK), "--suite", str(SCENARIO_OK), "--config", str(path), "--json"]}
+    if entry.kind == "baseline":
+        return {"check": ["check", "--ckf", str(CKF_OK), "--suite", str(SCENARIO_OK), "--baseline", str(path),
+                          "--json"]}
+    if entry.kind == "triage_db":
+        return {"decisions": ["triage", "decisions", "--db", str(path)]}
     if entry.kind == "ckf":
         validate = ["validate", "--json", str(path)]
         run = ["run", "--ckf", str(path), "--scenario", str(SCENARIO_OK), "--json"]
@@ -132,8 +187,8 @@ def commands(entry: Entry, path: Path) -> dict[str, list[str]]:
 
 
 def check(entry: Entry, tmp: Path) -> dict[str, Any]:
-    """Run one input through validate and run; the row of the table, with ``failures`` (empty when the
-    outcome is the manifest's)."""
+    """Run one input through the commands that read it; the row of the table, with ``failures`` (empty
+    when the outcome is the manifest's)."""
     path = materialise(entry, tmp)
     failures: list[str] = []
     row: dict[str, Any] = {"input": entry.label, "what": entry.what, "expected": entry.outcome}
@@ -155,10 +210,13 @@ def check(entry: Entry, tmp: Path) -> dict[str, Any]:
         if command == "validate":
             failures += _check_validate(entry, done)
         elif entry.outcome == "refused":
-            # errors.Problem prints a whole-file problem (line 0) as "file, field ..."
-            needle = f"{'file' if entry.line == 0 else f'line {entry.line}'}, field {entry.field!r}"
-            if needle not in done.err:
-                failures.append(f"run: stderr does not name {needle}: {done.err[-300:]}")
+            needles = [entry.says] if entry.says else []
+            if entry.field is not None:
+                # errors.Problem prints a whole-file problem (line 0) as "file, field ..."
+                needles.append(f"{'file' if entry.line == 0 else f'line {entry.line}'}, field {entry.field!r}")
+            for needle in needles:
+                if needle not in done.err:
+                    failures.append(f"{command}: stderr does not name {needle}: {done.err[-300:]}")
     row["failures"] = failures
     row["outcome"] = "as expected" if not failures else "FAILED"
     return row
@@ -206,13 +264,15 @@ def set_cases() -> list[tuple[str, str, str]]:
             out.append((key, _toml(v), want))
         out.append((key, "nan", "refused"))
         out.append((key, "inf" if key not in _INT_KEYS else "1e400", "refused"))
+        out.append((key, "1" + "0" * 400, "refused"))  # float(10**400) raised OverflowError: a traceback
     st = SOURCE_TYPES[6]
     for v, want in (("0", "refused"), ("-1", "refused"), ("1e-9", "accepted"), ("1e308", "accepted"),
-                    ("inf", "refused"), ('"none"', "accepted")):
+                    ("inf", "refused"), ('"none"', "accepted"), ("1" + "0" * 400, "refused"),
+                    ("1" + "0" * 5000, "refused")):
         out.append((f"ttl_days.{st}", v, want))
     for table in ("source_authority", "importance"):
         for v, want in (("-1", "refused"), ("0", "accepted"), ("1", "accepted"), ("1.0000000000000002", "refused"),
-                        ("2", "refused"), ("nan", "refused")):
+                        ("2", "refused"), ("nan", "refused"), ("1" + "0" * 400, "refused")):
             out.append((f"{table}.{st}", v, want))
     for action in KNOWN_CONFLICT_ACTIONS:
         out.append(("known_conflict_action", f'"{action}"', "accepted"))

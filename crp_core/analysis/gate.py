@@ -14,13 +14,16 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from crp_core.analysis.metrics import METRICS, SuiteMetrics
 from crp_core.analysis.suite import Suite
+from crp_core.config import show_value
 from crp_core.errors import Problem, ValidationError
+from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
+from crp_core.io.scenario import json_error_message, json_with_lines
 from crp_core.model import GATE_THRESHOLDS
 from crp_core.report import SUITE_METRICS_KIND
 
@@ -120,48 +123,89 @@ def _number(v: Any) -> bool:
     return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)))
 
 
-def baseline_from_report(doc: Any, source: str = "") -> MetricsBaseline:
+def baseline_from_report(doc: Any, source: str = "", *,
+                         locate: Callable[[tuple[str | int, ...]], int] | None = None) -> MetricsBaseline:
     """The :class:`MetricsBaseline` of a metrics report (a parsed JSON document); a bad document
-    raises :class:`ValidationError` naming the field."""
+    raises :class:`ValidationError` naming the field (and its line, given ``locate(path) -> line``
+    over the document's text; at most :data:`crp_core.io.files.MAX_PROBLEMS` listed)."""
     what = f"baseline {source} refused" if source else "baseline refused"
+    line = locate or _no_line
     if not isinstance(doc, Mapping) or doc.get("kind") != BASELINE_KIND:
-        raise ValidationError(what, [Problem(0, "kind", f"not a metrics file of crp-inspect check (expected "
-                                                        f"kind {BASELINE_KIND!r}; write one with --write-baseline)")])
+        where = line(("kind",)) if isinstance(doc, Mapping) else 0
+        raise ValidationError(what, [Problem(where, "kind", f"not a metrics file of crp-inspect check (expected kind "
+                                                            f"{BASELINE_KIND!r}; write one with --write-baseline)")])
     scen = doc.get("scenarios")
     if not isinstance(scen, Mapping):
-        raise ValidationError(what, [Problem(0, "scenarios", "must be an object: scenario name -> its metrics")])
+        raise ValidationError(what, [Problem(line(("scenarios",)) if "scenarios" in doc else 0, "scenarios",
+                                             "must be an object: scenario name -> its metrics")])
     problems: list[Problem] = []
+    total = 0
+
+    def bad(path: tuple[str | int, ...], fieldname: str, msg: str) -> None:
+        nonlocal total
+        total += 1
+        if len(problems) < MAX_PROBLEMS:
+            problems.append(Problem(line(path), fieldname, msg))
+
     out: dict[str, dict[str, float | None]] = {}
     for name, body in scen.items():
         vals = body.get("metrics") if isinstance(body, Mapping) else None
         if not isinstance(vals, Mapping):
-            problems.append(Problem(0, f"scenarios.{name}.metrics", "must be an object: metric -> value"))
+            at: tuple[str | int, ...] = ("scenarios", name) + (("metrics",) if isinstance(body, Mapping) else ())
+            bad(at, f"scenarios.{name}.metrics", "must be an object: metric -> value")
             continue
         row: dict[str, float | None] = {}
         for k, v in vals.items():
             if k not in _BY_NAME:
                 continue  # metrics added later are ignored by an older gate, and vice versa
             if not _number(v):
-                problems.append(Problem(0, f"scenarios.{name}.metrics.{k}", f"must be a number or null, got {v!r}"))
+                bad(("scenarios", name, "metrics", k), f"scenarios.{name}.metrics.{k}",
+                    f"must be a number or null, got {show_value(v)}")
                 continue
             row[k] = None if v is None else float(v)
         out[str(name)] = row
     if problems:
-        raise ValidationError(what, problems)
+        raise ValidationError(what, capped(sorted(problems, key=lambda p: p.line), total))
     fp = doc.get("ckf", {}).get("fingerprint") if isinstance(doc.get("ckf"), Mapping) else None
     return MetricsBaseline(scenarios=out, ckf_fingerprint=fp if isinstance(fp, str) else None, source=source)
 
 
+#: largest baseline metrics file read (a few hundred bytes per scenario)
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
+
+
+def _no_line(path: tuple[str | int, ...]) -> int:
+    return 0
+
+
 def read_baseline(path: str | os.PathLike[str]) -> MetricsBaseline:
-    """Load a metrics file written by ``crp-inspect check --write-baseline``."""
+    """Load a metrics file written by ``crp-inspect check --write-baseline``.
+
+    Only a regular file is read (a FIFO, socket, device or link loop is refused at once), at most
+    :data:`MAX_BASELINE_BYTES`; problems name their line (the document is parsed again with
+    positions only when there is one)."""
     path = os.fspath(path)
+    what = f"baseline {path} refused"
+    data = read_regular_file(path, max_bytes=MAX_BASELINE_BYTES, what="baseline")
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except OSError as exc:
-        raise ValidationError(f"baseline {path} refused",
-                              [Problem(0, "file", f"cannot read it: {exc.strerror or exc}")]) from None
-    except (ValueError, RecursionError) as exc:
-        line = exc.lineno if isinstance(exc, json.JSONDecodeError) else 0
-        raise ValidationError(f"baseline {path} refused", [Problem(line, "json", f"invalid JSON: {exc}")]) from None
-    return baseline_from_report(doc, path)
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(what, [Problem(0, "file", f"not UTF-8 text (offset {exc.start})")]) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(what, [Problem(exc.lineno, "json", f"invalid JSON: {json_error_message(exc)}")]
+                              ) from None
+    except (ValueError, RecursionError) as exc:  # too deep, or an integer beyond 4300 digits
+        raise ValidationError(what, [Problem(0, "json", f"invalid JSON: {str(exc)[:200]}")]) from None
+    located: list[Callable[[tuple[str | int, ...]], int]] = []
+
+    def locate(p: tuple[str | int, ...]) -> int:
+        if not located:
+            try:
+                located.append(json_with_lines(text)[1])
+            except (ValueError, RecursionError):
+                located.append(_no_line)
+        return located[0](p)
+
+    return baseline_from_report(doc, path, locate=locate)

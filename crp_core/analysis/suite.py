@@ -2,7 +2,9 @@
 
 ``load_suite(dir_or_files)`` loads every scenario of a folder - ``*.json`` and ``*.toml`` files, the
 folder's sub-folders included, in the order of their relative paths; names starting with ``.`` or
-``_`` are skipped - or the files given, in the order given. Each scenario is validated by the scenario
+``_`` are skipped; symlinked sub-folders are followed, a folder reached twice is a problem; an entry
+with a scenario suffix that is not a regular file (a FIFO, a link loop, a dangling link) is refused by
+name, never skipped - or the files given, in the order given. Each scenario is validated by the scenario
 loader (SPEC_NOTES §1.2, the ``expect`` table included); every problem of every file is collected
 and reported at once (:class:`crp_core.errors.SuiteError`, one :class:`FileProblem` per problem with
 its file, line and field). Scenario names are the scenario's ``name``, else the file stem, and are
@@ -14,11 +16,13 @@ unique in a suite.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crp_core.errors import FileProblem, Problem, ScenarioError, SuiteError
+from crp_core.errors import FileProblem, Problem, ScenarioError, SuiteError, ValidationError
+from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
 from crp_core.io.scenario import field_locator, format_path, load_scenario, load_scenario_bytes
 from crp_core.model import Expectations, KnowledgeBase, Scenario
 
@@ -27,6 +31,8 @@ __all__ = ["SuiteScenario", "Suite", "load_suite", "suite_from_files", "suite_fr
            "SUITE_SUFFIXES", "NO_EXPECTATIONS"]
 
 SUITE_SUFFIXES: tuple[str, ...] = (".json", ".toml")
+#: a scenario file is read again only to locate problems; the scenario loader's own limit
+_MAX_LOCATED_BYTES = 64 * 1024 * 1024
 #: the labels of a scenario without an ``expect`` table: nothing required
 NO_EXPECTATIONS = Expectations()
 
@@ -79,29 +85,62 @@ class Suite:
         return Suite(tuple(s for s in self.scenarios if s.name in want), self.source)
 
 
-def _discover(folder: Path) -> list[Path]:
-    out = []
-    for p in folder.rglob("*"):
-        rel = p.relative_to(folder)
-        if any(part.startswith((".", "_")) for part in rel.parts):
-            continue
-        if p.is_file() and p.suffix.lower() in SUITE_SUFFIXES:
-            out.append(p)
-    return sorted(out, key=lambda p: p.relative_to(folder).as_posix())
+def _discover(folder: Path) -> tuple[list[Path], list[FileProblem]]:
+    """Every ``*.json`` / ``*.toml`` entry under ``folder`` that is not a folder, sub-folders included
+    (names starting with ``.`` or ``_`` skipped), by relative path; and the problems of the walk.
+
+    An entry with a scenario suffix is kept whatever it is - a FIFO, socket, device, symlink loop or
+    dangling link included - so the scenario loader refuses it by name (never silently skipped: in a
+    CI gate a scenario not evaluated is a pass nobody earned). Symlinked sub-folders are followed; a
+    folder reached a second time (a link back to an ancestor, or a second link to one folder) is a
+    problem, not walked again."""
+    out: list[Path] = []
+    problems: list[FileProblem] = []
+    st = os.stat(folder)
+    visited = {(st.st_dev, st.st_ino)}
+
+    def walk(d: Path) -> None:
+        try:
+            names = sorted(e.name for e in os.scandir(d))
+        except OSError as exc:
+            problems.append(FileProblem(0, "suite", f"cannot list the folder: {exc.strerror or exc}", file=str(d)))
+            return
+        for name in names:
+            if name.startswith((".", "_")):
+                continue
+            p = d / name
+            try:
+                sub = os.stat(p)  # follows links
+            except OSError:
+                sub = None  # a link loop or a dangling link: the loader says which, if it is a scenario
+            if sub is not None and stat.S_ISDIR(sub.st_mode):
+                key = (sub.st_dev, sub.st_ino)
+                if key in visited:
+                    problems.append(FileProblem(0, "suite", "leads to a folder already in the suite (a symlink loop "
+                                                            "or a second link to it); refusing to walk it twice",
+                                                file=str(p)))
+                    continue
+                visited.add(key)
+                walk(p)
+            elif p.suffix.lower() in SUITE_SUFFIXES:
+                out.append(p)
+
+    walk(folder)
+    return sorted(out, key=lambda p: p.relative_to(folder).as_posix()), problems
 
 
 def _files(source: SuiteSource) -> tuple[list[Path], str, list[FileProblem]]:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir():
-            files = _discover(path)
-            if not files:
+            files, problems = _discover(path)
+            if not files and not problems:
                 return [], str(path), [FileProblem(0, "suite", "no scenario files (*.json, *.toml) in this folder",
                                                    file=str(path))]
-            return files, str(path), []
-        if not path.exists():
+            return files, str(path), problems
+        if not os.path.lexists(path):
             return [], str(path), [FileProblem(0, "suite", "no such file or folder", file=str(path))]
-        return [path], str(path), []
+        return [path], str(path), []  # a FIFO, link loop or dangling link: the scenario loader refuses it
     paths = [Path(p) for p in source]
     if not paths:
         return [], "", [FileProblem(0, "suite", "no scenario files given")]
@@ -120,8 +159,8 @@ def load_suite(source: SuiteSource, *, expected_model: str | None = None) -> Sui
 
     Raises :class:`SuiteError` listing every problem of every file (file, line, field)."""
     files, label, problems = _files(source)
-    items = [(str(path), path.stem, lambda path=path: load_scenario(path, expected_model=expected_model))
-             for path in files]
+    items = [(str(path), path.stem, lambda path=path: load_scenario(path, expected_model=expected_model),
+              lambda path=path: _locator(str(path))) for path in files]
     return _collect(items, label, problems)
 
 
@@ -132,17 +171,21 @@ def suite_from_files(files: Sequence[tuple[str, bytes]], *, expected_model: str 
     if not files:
         raise SuiteError(f"suite {source} refused", [FileProblem(0, "suite", "no scenario files given")])
     items = [(name, Path(name).stem,
-              lambda name=name, data=data: load_scenario_bytes(data, name, expected_model=expected_model))
-             for name, data in files]
+              lambda name=name, data=data: load_scenario_bytes(data, name, expected_model=expected_model),
+              lambda name=name, data=data: field_locator(data, name)) for name, data in files]
     return _collect(items, source, [])
 
 
-def _collect(items: Sequence[tuple[str, str, Callable[[], Scenario]]], label: str,
+Locator = Callable[[tuple[str | int, ...]], int]
+
+
+def _collect(items: Sequence[tuple[str, str, Callable[[], Scenario], Callable[[], Locator]]], label: str,
              problems: list[FileProblem]) -> Suite:
-    """Load each (file, default name, loader), collecting every problem; names unique in the suite."""
+    """Load each (file, default name, loader, locator factory), collecting every problem (at most
+    :data:`MAX_PROBLEMS` per file, the scenario loader caps its own); names unique in the suite."""
     loaded: list[SuiteScenario] = []
     first: dict[str, str] = {}
-    for file, stem, load in items:
+    for file, stem, load, locator in items:
         try:
             scenario = load()
         except ScenarioError as exc:
@@ -150,8 +193,10 @@ def _collect(items: Sequence[tuple[str, str, Callable[[], Scenario]]], label: st
             continue
         name = scenario.name or stem
         if name in first:
-            problems.append(FileProblem(0, "name", f"scenario name {name!r} is also the name of {first[name]}; "
-                                                   "names are unique in a suite", file=file))
+            # the line of the name field (a name from the file stem has none)
+            line = locator()(("name",)) if scenario.name else 0
+            problems.append(FileProblem(line, "name", f"scenario name {name!r} is also the name of {first[name]}; "
+                                                      "names are unique in a suite", file=file))
             continue
         first[name] = file
         loaded.append(SuiteScenario(name=name, path=file, scenario=scenario))
@@ -194,8 +239,10 @@ def check_suite(suite: Suite, kb: KnowledgeBase) -> tuple[FileProblem, ...]:
         if not unknown:
             continue
         locate = _locator(item.path)
-        problems.extend(FileProblem(locate(p), format_path(p), f"no fact with id {f!r} in the CKF {kb.source}",
-                                    f, file=item.path or item.name) for p, f in unknown)
+        file = item.path or item.name
+        listed = [FileProblem(locate(p), format_path(p), f"no fact with id {f!r} in the CKF {kb.source}", f, file=file)
+                  for p, f in unknown[:MAX_PROBLEMS]]
+        problems.extend(_located(p, file) for p in capped(list(listed), len(unknown)))
     return tuple(problems)
 
 
@@ -203,12 +250,12 @@ def _no_line(path: tuple[str | int, ...]) -> int:
     return 0
 
 
-def _locator(path: str) -> Callable[[tuple[str | int, ...]], int]:
+def _locator(path: str) -> Locator:
     """The scenario file's field locator (lines of its JSON), or one giving 0."""
     if path:
         try:
-            return field_locator(Path(path).read_bytes(), path)
-        except OSError:
+            return field_locator(read_regular_file(path, max_bytes=_MAX_LOCATED_BYTES, what="scenario"), path)
+        except ValidationError:
             pass
     return _no_line
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -33,7 +34,18 @@ Err = Callable[[Path, str], None]
 
 
 def _show(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64:
+        return _big_int(v)
     return json.dumps(v, default=str, ensure_ascii=False)[:60]
+
+
+def _big_int(v: int) -> str:
+    """A huge integer said by its size (its digits are noise, and beyond 4300 of them ``str`` raises)."""
+    try:
+        n = str(len(str(abs(v))))
+    except ValueError:
+        n = f"more than {sys.get_int_max_str_digits()}"
+    return f"an integer of {n} digits"
 
 
 def _fact_id(err: Err, v: Any, path: Path) -> str | None:
@@ -110,25 +122,34 @@ def _conflicts(err: Err, raw: Any) -> tuple[ExpectedConflict, ...]:
     return tuple(out)
 
 
+#: the largest whole-number threshold: every integer up to it is exact as a float (the gate compares
+#: floats), and no count of facts or tokens comes near it
+MAX_WHOLE = 2**53
+
+
 def _thresholds(err: Err, doc: Mapping[str, Any]) -> dict[str, float]:
+    """The gate thresholds; one message per threshold whatever is wrong (type, range, size): a
+    fraction "must be a number between 0 and 1", a count "must be a whole number between N and 2^53"."""
     out: dict[str, float] = {}
     for key, _, _ in GATE_THRESHOLDS:
         if key not in doc:
             continue
         v = doc[key]
         p: Path = ("expect", key)
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            err(p, f"must be a number, got {_show(v)}")
-        elif key in _FRACTIONS:
-            if not (0.0 <= float(v) <= 1.0):  # NaN fails this too
-                err(p, f"must be between 0 and 1, got {v!r}")
-            else:
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if key in _FRACTIONS:
+            # ints compare exactly (float() of a 400-digit int overflows); NaN fails the comparison
+            if number and 0 <= v <= 1:
                 out[key] = float(v)
-        elif not math.isfinite(float(v)) or float(v) != int(v) or int(v) < (1 if key == "max_tokens" else 0):
-            least = 1 if key == "max_tokens" else 0
-            err(p, f"must be a whole number >= {least}, got {v!r}")
-        else:
+            else:
+                err(p, f"must be a number between 0 and 1, got {_show(v)}")
+            continue
+        least = 1 if key == "max_tokens" else 0
+        whole = number and (isinstance(v, int) or (math.isfinite(v) and float(v).is_integer()))
+        if whole and least <= v <= MAX_WHOLE:
             out[key] = int(v)
+        else:
+            err(p, f"must be a whole number between {least} and 2^53, got {_show(v)}")
     return out
 
 
@@ -144,15 +165,15 @@ def parse_expect(v: Any, err: Err) -> Expectations | None:
             err(("expect", str(k)), f"unknown key; allowed: {', '.join(EXPECT_KEYS)}")
     include = _id_list(err, v, "must_include")
     exclude = _id_list(err, v, "must_exclude")
-    both = set(include) & set(exclude)
+    included, excluded = set(include), set(exclude)  # sets: a list test per item was quadratic
     for i, fid in enumerate(exclude):
-        if fid in both:
+        if fid in included:
             err(("expect", "must_exclude", i), f"{fid!r} is also in expect.must_include")
     conflicts = _conflicts(err, v.get("conflicts"))
     for i, c in enumerate(conflicts):
-        if c.winner is not None and c.winner in exclude:
+        if c.winner is not None and c.winner in excluded:
             err(("expect", "conflicts", i, "winner"), f"the winner {c.winner!r} is in expect.must_exclude")
-        if c.loser is not None and c.loser in include:
+        if c.loser is not None and c.loser in included:
             err(("expect", "conflicts", i, "winner"), f"the loser {c.loser!r} is in expect.must_include")
     thresholds = _thresholds(err, v)
     if "min_recall" in thresholds and not include:

@@ -14,7 +14,9 @@ import json.scanner
 import math
 import os
 import re
+import sys
 import tomllib
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, time
 from typing import Any
@@ -24,11 +26,12 @@ import tomli_w
 from crp_core.config import CRPConfig
 from crp_core.errors import ConfigError, Problem, ScenarioError
 from crp_core.io.expect import expect_to_dict, parse_expect
+from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 from crp_core.model import Addressed, Scenario, SubQuery
 
 __all__ = ["load_scenario", "load_scenario_bytes", "scenario_from_dict", "scenario_to_dict", "dump_scenario",
-           "SCENARIO_KEYS", "field_locator", "format_path"]
+           "SCENARIO_KEYS", "field_locator", "format_path", "json_with_lines", "json_error_message"]
 
 SCENARIO_KEYS: tuple[str, ...] = ("name", "description", "query", "now", "sub_queries", "addressed",
                                   "prior_outputs", "fanout_width", "config", "embedding_model", "expect")
@@ -48,19 +51,12 @@ def _no_line(path: Path) -> int:
 
 # ---- public API ------------------------------------------------------------------------------
 def load_scenario(path: str | os.PathLike[str], *, expected_model: str | None = None) -> Scenario:
-    """Load a ``.json`` or ``.toml`` scenario file (SPEC_NOTES §1.2). Raises :class:`ScenarioError`."""
+    """Load a ``.json`` or ``.toml`` scenario file (SPEC_NOTES §1.2). Raises :class:`ScenarioError`.
+
+    Only a regular file is read (a FIFO, socket, device, link loop or dangling link is refused at
+    once, :func:`crp_core.io.files.read_regular_file`), at most ``_MAX_SCENARIO_BYTES`` of it."""
     path = os.fspath(path)
-    try:
-        size = os.stat(path).st_size
-        if size > _MAX_SCENARIO_BYTES:
-            raise ScenarioError(f"scenario {path} refused",
-                                [Problem(0, "file", f"file is {size} bytes; a scenario may hold at most "
-                                                    f"{_MAX_SCENARIO_BYTES}")])
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise ScenarioError(f"scenario {path} refused",
-                            [Problem(0, "file", f"cannot read {path}: {exc.strerror or exc}")]) from None
+    data = read_regular_file(path, max_bytes=_MAX_SCENARIO_BYTES, what="scenario", error=ScenarioError)
     return load_scenario_bytes(data, path, expected_model=expected_model)
 
 
@@ -81,15 +77,50 @@ def load_scenario_bytes(data: bytes, name: str, expected_model: str | None = Non
             m = re.search(r"line (\d+)", str(exc))
             raise ScenarioError(what, [Problem(int(m.group(1)) if m else 0, "toml",
                                                f"invalid TOML: {exc}")]) from None
+        except ValueError as exc:  # an integer beyond Python's int-str conversion limit (4300 digits)
+            line, col = _long_number_at(text)
+            raise ScenarioError(what, [Problem(line, "toml", f"invalid TOML: {_long_number_message(exc, line, col)}")]
+                                ) from None
         locate: Callable[[Path], int] = _no_line
     else:
         try:
             doc, locate = _json_with_lines(text)
-        except (ValueError, RecursionError) as exc:
-            line = exc.lineno if isinstance(exc, json.JSONDecodeError) else 0
-            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)[:200]
-            raise ScenarioError(what, [Problem(line, "json", f"invalid JSON: {msg}")]) from None
+        except json.JSONDecodeError as exc:
+            raise ScenarioError(what, [Problem(exc.lineno, "json", f"invalid JSON: {json_error_message(exc)}")]
+                                ) from None
+        except RecursionError:
+            raise ScenarioError(what, [Problem(0, "json", "invalid JSON: nested too deeply (maximum recursion "
+                                                          "depth exceeded)")]) from None
+        except ValueError as exc:  # a top-level number beyond the int-str conversion limit
+            line, col = _long_number_at(text)
+            raise ScenarioError(what, [Problem(line, "json", f"invalid JSON: {_long_number_message(exc, line, col)}")]
+                                ) from None
     return _build(doc, name, expected_model, locate)
+
+
+def json_error_message(exc: json.JSONDecodeError) -> str:
+    """``exc``'s message with its position: ``Expecting ',' delimiter at line 3, column 7`` (the
+    stdlib message alone stops at "... starting at")."""
+    msg = exc.msg.rstrip()
+    return f"{msg}{'' if msg.endswith(' at') else ' at'} line {exc.lineno}, column {exc.colno}"
+
+
+def _long_number_at(text: str) -> tuple[int, int]:
+    """(line, column) of the first run of digits too long for ``int()`` (0, 0 when there is none)."""
+    limit = sys.get_int_max_str_digits() or 4300
+    m = re.search(rf"[0-9_]{{{limit + 1},}}", text)
+    if m is None:
+        return 0, 0
+    line = text.count("\n", 0, m.start()) + 1
+    return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+
+
+def _long_number_message(exc: ValueError, line: int, col: int) -> str:
+    where = f" at line {line}, column {col}" if line else ""
+    if "integer string conversion" in str(exc):
+        limit = sys.get_int_max_str_digits() or 4300
+        return f"a number of more than {limit} digits{where} (no setting or label needs one)"
+    return f"{str(exc)[:200]}{where}"
 
 
 def scenario_from_dict(d: Mapping[str, Any], source: str = "", expected_model: str | None = None) -> Scenario:
@@ -151,6 +182,12 @@ def field_locator(data: bytes, name: str) -> Callable[[Path], int]:
     return locate
 
 
+def json_with_lines(text: str) -> tuple[Any, Callable[[Path], int]]:
+    """``(document, locate)``: JSON ``text`` parsed, and ``locate(path) -> line`` where the value at
+    ``path`` starts (pure-Python scanner: slower than ``json.loads``; raises what it raises)."""
+    return _json_with_lines(text)
+
+
 def format_path(path: Path) -> str:
     """``("expect", "conflicts", 1, "winner")`` -> ``"expect.conflicts[1].winner"``."""
     return _fmt_path(path)
@@ -183,6 +220,17 @@ class _PositionDecoder(json.JSONDecoder):
     scan_once: ScanOnce
 
 
+def _scan_located(scan_once: ScanOnce, s: str, idx: int) -> tuple[Any, int]:
+    """``scan_once(s, idx)``, a ValueError that is not a JSONDecodeError (an integer beyond Python's
+    int-str conversion limit) turned into one at ``idx`` (the innermost value: its line and column)."""
+    try:
+        return scan_once(s, idx)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        raise json.JSONDecodeError(_long_number_message(exc, 0, 0), s, idx) from None
+
+
 def _json_with_lines(text: str) -> tuple[Any, Callable[[Path], int]]:
     """Parse JSON recording where each object member and array item starts (pure-Python scanner)."""
     where: dict[int, dict[Any, int]] = {}  # id(container) -> key/index -> offset of its value
@@ -194,7 +242,7 @@ def _json_with_lines(text: str) -> tuple[Any, Callable[[Path], int]]:
 
         def scan(s: str, idx: int) -> tuple[Any, int]:
             starts.append(idx)
-            return scan_once(s, idx)
+            return _scan_located(scan_once, s, idx)
 
         obj, end = _json_object(s_and_end, strict, scan, object_hook, object_pairs_hook, memo)
         pos = s_and_end[1] - 1
@@ -208,7 +256,7 @@ def _json_with_lines(text: str) -> tuple[Any, Callable[[Path], int]]:
 
         def scan(s: str, idx: int) -> tuple[Any, int]:
             starts.append(idx)
-            return scan_once(s, idx)
+            return _scan_located(scan_once, s, idx)
 
         arr, end = _json_array(s_and_end, scan)
         where[id(arr)] = dict(enumerate(starts))
@@ -222,6 +270,8 @@ def _json_with_lines(text: str) -> tuple[Any, Callable[[Path], int]]:
     dec.scan_once = _py_make_scanner(dec)
     doc = dec.decode(text)
 
+    newlines: list[int] = []  # offsets of the newlines, found on the first call
+
     def locate(path: Path) -> int:
         node, pos = doc, 0
         for step in path:
@@ -233,7 +283,10 @@ def _json_with_lines(text: str) -> tuple[Any, Callable[[Path], int]]:
                 node = node[step]
             except (KeyError, IndexError, TypeError):
                 break
-        return text.count("\n", 0, pos) + 1
+        if not newlines:
+            newlines.extend(m.start() for m in re.finditer("\n", text))
+            newlines.append(len(text) + 1)  # a sentinel: never before a position, and the list is not empty
+        return bisect_left(newlines, pos) + 1  # the newlines before pos: O(log n) per problem, not O(size)
 
     return doc, locate
 
@@ -247,12 +300,21 @@ def _fmt_path(path: Path) -> str:
 
 
 class _Check:
+    """The problems of one document: the first :data:`MAX_PROBLEMS` kept (and located), all counted."""
+
     def __init__(self, locate: Callable[[Path], int]):
         self.locate = locate
         self.problems: list[Problem] = []
+        self.total = 0
 
-    def err(self, path: Path, msg: str) -> None:
-        self.problems.append(Problem(self.locate(path), _fmt_path(path) or "scenario", msg))
+    def err(self, path: Path, msg: str, field: str | None = None) -> None:
+        self.total += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(self.locate(path), field or _fmt_path(path) or "scenario", msg))
+
+    def listed(self) -> list[Problem]:
+        """The kept problems by line (stable: check order per line), then the count of the others."""
+        return capped(sorted(self.problems, key=lambda pr: pr.line), self.total)
 
 
 def _tname(v: Any) -> str:
@@ -342,13 +404,13 @@ def _config(c: _Check, v: Any) -> dict[str, Any]:
     for key, (path, x) in flat.items():
         try:
             base.with_overrides({key: x})
-        except (ConfigError, TypeError, ValueError) as exc:
+        except (ConfigError, TypeError, ValueError, OverflowError) as exc:
             ok = False
-            c.problems.append(Problem(c.locate(path), f"config.{key}", str(exc)))
+            c.err(path, str(exc), f"config.{key}")
     if ok:
         try:
             base.with_overrides(v)
-        except (ConfigError, TypeError, ValueError) as exc:
+        except (ConfigError, TypeError, ValueError, OverflowError) as exc:
             c.err(("config",), str(exc))
     return dict(v)
 
@@ -475,7 +537,7 @@ def _build(doc: Any, source: str, expected_model: str | None, locate: Callable[[
     description = _text(c, doc.get("description"), ("description",), required=False) or ""
     expect = parse_expect(doc.get("expect"), c.err)
     if c.problems:
-        raise ScenarioError(what, sorted(c.problems, key=lambda pr: pr.line))  # stable: check order per line
+        raise ScenarioError(what, c.listed())
     assert query is not None
     return Scenario(query=query, query_embedding=q_emb, now=now, sub_queries=tuple(subs),
                     addressed=tuple(addressed), prior_outputs=tuple(prior), fanout_width=fanout,

@@ -27,6 +27,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from crp_core.io.files import regular_or_absent
 from crp_core.io.timeparse import format_timestamp
 from crp_core.triage.decisions import (
     COLUMNS,
@@ -177,6 +178,11 @@ class DecisionStore:
         p = self.path
         if os.path.isdir(p):
             raise TriageStoreError(f"{p}: is a directory, not a decision database file")
+        # a FIFO, socket or device would block the header read (or SQLite) forever; a link loop or a
+        # dangling link (SQLite would create its target) is refused too: a regular file or nothing
+        why = regular_or_absent(p)
+        if why is not None:
+            raise TriageStoreError(f"{p}: not usable as a decision database: {why}")
         if not os.path.exists(p):
             if not create:
                 raise TriageStoreError(f"{p}: no such decision database")

@@ -177,9 +177,42 @@ def build_scenarios() -> None:
     (HERE / "scenario_not_utf8.json").write_bytes(b'{"name": "caf\xe9", "query": "q"}')
     (HERE / "scenario_deep.json").write_bytes(b'{"query": "q", "config": ' + b"[" * 50_000 + b"]" * 50_000 + b"}")
     (HERE / "scenario_bad.toml").write_text('query = "q"\n[config\ncandidate_k = 5\n', encoding="utf-8")
+    # huge integers: float(10**400) raises OverflowError (not ValueError), and int() of more than 4300
+    # digits raises ValueError inside the JSON parser
+    big = "1" + "0" * 400
+    (HERE / "scenario_config_int_400_digits.json").write_text(
+        json.dumps({**ok, "config": {"cdr_min_relevance": 0.5}}, indent=1).replace("0.5", big), encoding="utf-8")
+    (HERE / "scenario_max_leaks_400_digits.json").write_text(
+        json.dumps({**ok, "expect": {"max_leaks": 7}}, indent=1).replace(": 7", f": {big}"), encoding="utf-8")
+    (HERE / "scenario_min_recall_400_digits.json").write_text(
+        json.dumps({**ok, "expect": {"must_include": ["f0"], "min_recall": 7}}, indent=1).replace(": 7", f": {big}"),
+        encoding="utf-8")
+    (HERE / "scenario_int_5000_digits.json").write_text(
+        json.dumps({**ok, "fanout_width": 7}, indent=1).replace(": 7", ": 1" + "0" * 5000), encoding="utf-8")
+    sc("scenario_max_leaks_a_string.json", expect={"max_leaks": "0"})
+    (HERE / "scenario_unterminated_string.json").write_text('{\n "query": "q",\n "name": "never closed\n}\n',
+                                                           encoding="utf-8")
+
+
+def build_suites() -> None:
+    """Inputs of ``check`` (suites, config TOML, baselines); the special files are made at test time."""
+    d = HERE / "suite_duplicate_names"
+    d.mkdir(exist_ok=True)
+    (d / "a.json").write_text(json.dumps({"name": "same", "query": "q"}, indent=1), encoding="utf-8")
+    (d / "b.json").write_text(json.dumps({"query": "q", "description": "the other", "name": "same"}, indent=1),
+                              encoding="utf-8")
+    (HERE / "config_int_400_digits.toml").write_text("candidate_k = 5\ncdr_min_relevance = 1" + "0" * 400 + "\n",
+                                                     encoding="utf-8")
+    (HERE / "config_int_5000_digits.toml").write_text("cdr_min_relevance = 1" + "0" * 5000 + "\n", encoding="utf-8")
+    metrics = {"kind": "crp-inspect/suite-metrics", "version": 1,
+               "scenarios": {"hostile-ok": {"metrics": {"recall": None, "leaks": "none"}}}}
+    (HERE / "baseline_bad_metric.json").write_text(json.dumps(metrics, indent=1), encoding="utf-8")
+    (HERE / "baseline_unterminated.json").write_text('{"kind": "crp-inspect/suite-metrics",\n "scenarios": {"a',
+                                                     encoding="utf-8")
 
 
 if __name__ == "__main__":
     build_ckfs()
     build_dirs()
     build_scenarios()
+    build_suites()
