@@ -346,3 +346,12 @@ def test_a_rescan_sides_with_the_operator_even_where_authority_favours_the_loser
     # an operator decision given on top still wins over what the file carries
     dismissed = DecisionSet.from_decisions([Decision.dismiss("H1", "H2", operator="bob")])
     assert scan(kb, dismissed) == {("H1", "H2"): (("H1", "H2"), None, "dismiss")}
+
+
+def test_an_export_report_that_is_a_fifo_is_refused_at_once(tmp_path):
+    import os
+
+    fifo = tmp_path / "report.json"
+    os.mkfifo(fifo)
+    with pytest.raises(ExportError, match="FIFO"):
+        load_export_report(fifo)

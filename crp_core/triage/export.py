@@ -335,14 +335,22 @@ def export_cleaned_ckf(kb: KnowledgeBase, decision_set: DecisionSet, path: str |
                          changed=report.changed, unknown_facts=unknown, report=report)
 
 
+#: largest export report read back (one record per decision and fact change: small)
+_MAX_REPORT_BYTES = 64 * 1024 * 1024
+
+
 def load_export_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON of an export report written by :func:`export_cleaned_ckf` (ExportError if it is not one)."""
+    from crp_core.errors import ValidationError
+    from crp_core.io.files import read_regular_file
     from crp_core.report import EXPORT_REPORT_KIND
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError) as exc:
+    try:  # a regular file only (a FIFO would block): as every input, docs/decisions/hardening.md
+        doc = json.loads(read_regular_file(path, max_bytes=_MAX_REPORT_BYTES, what="export report").decode("utf-8"))
+    except ValidationError as exc:
+        raise ExportError(f"{os.fspath(path)}: cannot read the export report: "
+                          f"{'; '.join(p.message for p in exc.problems) or exc}") from None
+    except ValueError as exc:
         raise ExportError(f"{os.fspath(path)}: cannot read the export report: {exc}") from None
     if not isinstance(doc, dict) or doc.get("kind") != EXPORT_REPORT_KIND:
         raise ExportError(f"{os.fspath(path)}: not a crp-inspect export report")
