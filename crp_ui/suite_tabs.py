@@ -11,7 +11,7 @@ once per corpus). Numbers come from ``crp_core.analysis`` records, frames and fi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
@@ -146,6 +146,18 @@ def prepared(corpus: Corpus, suite: Suite, decisions: Any, dkey: str) -> Prepare
     return p
 
 
+def _ready(corpus: Corpus, suite: Suite | None, decisions: Any, dkey: str
+           ) -> tuple[PreparedSuite, CRPConfig, str] | None:
+    """The prepared suite, the suite config and the key of those inputs (None: nothing to run)."""
+    if suite is None:
+        return None
+    p = prepared(corpus, suite, decisions, dkey)
+    if p is None:
+        return None
+    config = suite_config()
+    return p, config, _inputs(p, config)
+
+
 def _inputs(p: PreparedSuite, config: CRPConfig) -> str:
     return _digest(str(id(p)), config.to_toml())
 
@@ -170,14 +182,10 @@ def suite_tab(corpus: Corpus, decisions: Any, dkey: str) -> None:
                "must_include recall, must_exclude leaks, wrong winners, expired and ageing facts packed, "
                "contradictory pairs handed to the model, fan-out duplicates, tokens, and the overlap with the "
                "defaults' envelopes. The definitions are in docs/decisions/suites.md.")
-    suite = choose_suite(corpus)
-    if suite is None:
+    got = _ready(corpus, choose_suite(corpus), decisions, dkey)
+    if got is None:
         return
-    p = prepared(corpus, suite, decisions, dkey)
-    if p is None:
-        return
-    config = suite_config()
-    inputs = _inputs(p, config)
+    p, config, inputs = got
     run = _evaluate(p, config, inputs)
     if run is not None:
         st.divider()
@@ -370,21 +378,9 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
                    "earlier inputs. Run it again to update it.")
     st.caption(f"{len(res.points)} values of **{render.md_escape(res.key)}** x {len(res.baseline.metrics.scenarios)} "
                f"scenarios + the baseline in {res.total_ms / 1000:.2f} s")
-    point = min(max(int(st.session_state.get(K_POINT, 0) or 0), 0), len(res.points) - 1)
-    event = st.plotly_chart(sv.suite_sweep_figure(res, selected=point, baseline_value=base_value), key=K + "chart",
-                            on_select="rerun", selection_mode="points", width="stretch")
-    picked = tv.selected_point(event)
-    if picked is not None and picked != st.session_state.get(K_CHART_POINT):
-        st.session_state[K_CHART_POINT] = picked
-        st.session_state[K_POINT] = picked
-        st.rerun()
     labels = [f"{i + 1}: {res.key} = {tv.value_label(pt.value)}" for i, pt in enumerate(res.points)]
-
-    def on_pick() -> None:
-        st.session_state[K_POINT] = labels.index(st.session_state[K + "pick"])
-
-    st.session_state[K + "pick"] = labels[point]
-    st.selectbox("Per-scenario rows at", labels, key=K + "pick", on_change=on_pick)
+    point = pick_point(lambda sel: sv.suite_sweep_figure(res, selected=sel, baseline_value=base_value), labels,
+                       prefix=K, label="Per-scenario rows at")
     pt = res.points[point]
     _frame(sv.summary_frame(pt.run.metrics, res.baseline.metrics), K + "pt_summary",
            column_config={"definition": st.column_config.TextColumn("definition", width="large")})
@@ -392,6 +388,27 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
     with st.expander("All values (table)"):
         _frame(sv.suite_sweep_frame(res).drop(columns=["x"]), K + "sweep_table")
     _drill(p, res, point, made_for)
+
+
+def pick_point(figure: Callable[[int], Any], labels: Sequence[str], *, prefix: str, label: str) -> int:
+    """A sweep's chosen point: clicked on the chart (``figure(selected)``, markers carrying their point
+    index) or picked in a select box of ``labels``; kept in the session under ``prefix``."""
+    k_point, k_chart, k_pick = prefix + "point", prefix + "chart_point", prefix + "pick"
+    point = min(max(int(st.session_state.get(k_point, 0) or 0), 0), len(labels) - 1)
+    event = st.plotly_chart(figure(point), key=prefix + "chart", on_select="rerun", selection_mode="points",
+                            width="stretch")
+    picked = tv.selected_point(event)
+    if picked is not None and picked != st.session_state.get(k_chart):
+        st.session_state[k_chart] = picked
+        st.session_state[k_point] = picked
+        st.rerun()
+
+    def on_pick() -> None:
+        st.session_state[k_point] = list(labels).index(st.session_state[k_pick])
+
+    st.session_state[k_pick] = labels[point]
+    st.selectbox(label, labels, key=k_pick, on_change=on_pick)
+    return point
 
 
 def _drill(p: PreparedSuite, res: SuiteSweep, point: int, made_for: str) -> None:
@@ -424,14 +441,10 @@ def autotune_tab(corpus: Corpus, decisions: Any, dkey: str) -> None:
                "type the CKF uses, the relevance gate, the contradiction similarity and the stale floor, running "
                "the whole suite at each trial. Trial 0 is the sidebar config, so the best is never worse than "
                "where you start. The suite is the one chosen in the Suite tab.")
-    suite = choose_suite_for_tune(corpus)
-    if suite is None:
+    got = _ready(corpus, choose_suite_for_tune(corpus), decisions, dkey)
+    if got is None:
         return
-    p = prepared(corpus, suite, decisions, dkey)
-    if p is None:
-        return
-    config = suite_config()
-    inputs = _inputs(p, config)
+    p, config, inputs = got
     c1, c2, c3 = st.columns([3, 1, 1])
     names = list(OBJECTIVES)
     obj = c1.selectbox("Objective", names, key=K + "objective", format_func=lambda n: f"{n}: "

@@ -142,22 +142,9 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
     st.caption(f"{len(res.points)} values of **{render.md_escape(res.key)}** + the baseline run in "
                f"{res.total_ms / 1000:.2f} s (embedding {res.embed_ms:.0f} ms)"
                + (" · each value built its own similarity graph" if res.rebuilds_graph else ""))
-    point = int(st.session_state.get(K_POINT, 0) or 0)
-    point = min(max(point, 0), len(res.points) - 1)
-    event = st.plotly_chart(tv.sweep_figure(res, selected=point), key=K + "chart", on_select="rerun",
-                            selection_mode="points", width="stretch")
-    picked = tv.selected_point(event)
-    if picked is not None and picked != st.session_state.get(K_CHART_POINT):
-        st.session_state[K_CHART_POINT] = picked
-        st.session_state[K_POINT] = picked
-        st.rerun()
     labels = [f"{i + 1}: {res.key} = {tv.value_label(p.value)}" for i, p in enumerate(res.points)]
-
-    def on_pick() -> None:
-        st.session_state[K_POINT] = labels.index(st.session_state[K + "pick"])
-
-    st.session_state[K + "pick"] = labels[point]
-    st.selectbox("Envelope diff of", labels, key=K + "pick", on_change=on_pick)
+    point = suite_tabs.pick_point(lambda sel: tv.sweep_figure(res, selected=sel), labels, prefix=K,
+                                  label="Envelope diff of")
     p = res.points[point]
     m = st.columns(5)
     m[0].metric("Jaccard vs baseline", f"{p.jaccard:.2f}")

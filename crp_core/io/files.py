@@ -16,7 +16,7 @@ import stat
 
 from crp_core.errors import Problem, ValidationError
 
-__all__ = ["read_regular_file", "regular_or_absent", "not_readable_reason", "MAX_PROBLEMS", "capped"]
+__all__ = ["read_regular_file", "regular_or_absent", "not_readable_reason", "link_reason", "MAX_PROBLEMS", "capped"]
 
 #: problems listed per file (scenario, suite file, baseline): the rest are counted in one last problem
 #: (with it, a file's problems stay within the 200 a ValidationError prints)
@@ -25,7 +25,8 @@ MAX_PROBLEMS = 100
 _CHUNK = 1 << 20
 
 
-def _link_reason(path: str, exc: OSError) -> str | None:
+def link_reason(path: str, exc: OSError) -> str | None:
+    """What a failed ``stat`` of ``path`` means when links are involved: a loop, or a dangling link."""
     if exc.errno == errno.ELOOP:
         return (f"{path} is a symlink loop (a symbolic link that leads back to itself, directly or through "
                 "other links); refusing to read it")
@@ -51,7 +52,7 @@ def not_readable_reason(path: str | os.PathLike[str]) -> str | None:
     try:
         st = os.stat(p)
     except OSError as exc:
-        return _link_reason(p, exc) or f"cannot read it: {exc.strerror or exc}"
+        return link_reason(p, exc) or f"cannot read it: {exc.strerror or exc}"
     return _kind_reason(p, st.st_mode)
 
 
@@ -64,7 +65,7 @@ def regular_or_absent(path: str | os.PathLike[str]) -> str | None:
     except OSError as exc:
         if exc.errno == errno.ENOENT and not os.path.islink(p):
             return None
-        return _link_reason(p, exc) or f"cannot use {p}: {exc.strerror or exc}"
+        return link_reason(p, exc) or f"cannot use {p}: {exc.strerror or exc}"
     return _kind_reason(p, st.st_mode)
 
 
@@ -86,7 +87,7 @@ def read_regular_file(path: str | os.PathLike[str], *, max_bytes: int, what: str
         # non-blocking: a FIFO put in place after the stat opens at once instead of waiting for a writer
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise refuse(_link_reason(p, exc) or f"cannot read it: {exc.strerror or exc}") from None
+        raise refuse(link_reason(p, exc) or f"cannot read it: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
         why = _kind_reason(p, st.st_mode)

@@ -13,7 +13,6 @@ refuses the file on file-level problems. Decisions: ``docs/decisions/loader.md``
 from __future__ import annotations
 
 import csv
-import errno
 import io
 import json
 import os
@@ -42,6 +41,7 @@ from crp_core.io.ckf.facts import (
     _State,
     _tname,
 )
+from crp_core.io.files import link_reason
 from crp_core.model import KnowledgeBase
 
 
@@ -85,23 +85,13 @@ def _too_large(size: int, limit: int) -> str:
     return f"file is {size} bytes, over the limit of {limit} bytes (ckf_max_bytes / --max-bytes)"
 
 
-def _link_problem(path: str, exc: OSError) -> str | None:
-    """What a failed ``stat`` of ``path`` means when links are involved: a loop, or a dangling link."""
-    if exc.errno == errno.ELOOP:
-        return (f"{path} is a symlink loop (a symbolic link that leads back to itself, directly or through "
-                "other links); refusing to read it")
-    if exc.errno == errno.ENOENT and os.path.islink(path):
-        return f"{path} is a broken symbolic link (its target {os.readlink(path)!r} does not exist)"
-    return None
-
-
 def _check_resolves(path: str, fieldname: str) -> None:
     """Refuse a path that is a symlink loop or a dangling link before its extension is looked at
     (a loop named ``kb`` used to be reported as an unknown CKF format)."""
     try:
         os.stat(path)
     except OSError as exc:
-        why = _link_problem(path, exc)
+        why = link_reason(path, exc)
         if why is None:
             why = f"cannot read {path}: {exc.strerror or exc}"
         _refuse(path, [Problem(0, fieldname, why)])
@@ -122,7 +112,7 @@ def _read_limited(path: str, limit: int, fieldname: str) -> bytes:
         with open(path, "rb") as fh:
             data = _read_upto(fh, limit + 1)
     except OSError as exc:
-        _refuse(path, [Problem(0, fieldname, _link_problem(path, exc) or f"cannot read {path}: "
+        _refuse(path, [Problem(0, fieldname, link_reason(path, exc) or f"cannot read {path}: "
                                                                           f"{exc.strerror or exc}")])
     if len(data) > limit:  # grew meanwhile, or a special file
         _refuse(path, [Problem(0, fieldname, _too_large(len(data), limit))])
