@@ -321,9 +321,6 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
     from crp_core.analysis.sweep import (
         check_key,
         current_value,
-        is_bool_key,
-        is_integer_key,
-        linspace_values,
         sweepable_keys,
     )
 
@@ -337,23 +334,10 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
     except ConfigError as exc:
         st.error(render.md_escape(exc))
         return
-    if is_bool_key(key):
-        values: tuple[Any, ...] = (False, True)
-        c2.write("values: false, true")
-    else:
-        lo, hi = tv.default_range(key, current)
-        integer = is_integer_key(key)
-        step = 1.0 if integer or key.startswith("ttl_days.") else 0.01
-        fmt = "%d" if integer else ("%.1f" if key.startswith("ttl_days.") else "%.3f")
-        # keyed by the parameter only: the range is kept when the scenario or the config changes
-        start = c2.number_input("from", value=float(lo), step=step, format=fmt, key=f"{K}start.{key}")
-        stop = c3.number_input("to", value=float(hi), step=step, format=fmt, key=f"{K}stop.{key}")
-        count = c4.number_input("values", min_value=2, max_value=40, value=10, step=1, key=f"{K}count")
-        try:
-            values = linspace_values(key, start, stop, int(count))
-        except ConfigError as exc:
-            st.error(render.md_escape(exc))
-            return
+    got = sweep_values(key, current, (c2, c3, c4), prefix=K, count=10, max_count=40, count_key=f"{K}count")
+    if got is None:
+        return
+    values = got
     n = len(p.suite)
     if st.button(f"Run suite sweep ({len(values)} values x {n} scenarios)", type="primary", key=K + "run"):
         bar, progress = _progress_bar("Suite sweep:")
@@ -388,6 +372,31 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
     with st.expander("All values (table)"):
         _frame(sv.suite_sweep_frame(res).drop(columns=["x"]), K + "sweep_table")
     _drill(p, res, point, made_for)
+
+
+def sweep_values(key: str, current: Any, cols: Sequence[Any], *, prefix: str, count: int, max_count: int,
+                 count_key: str) -> tuple[Any, ...] | None:
+    """The values a sweep of ``key`` runs: false / true for a flag, else a range (from, to, how many) in
+    the three columns ``cols``, first offered around ``current``. The range widgets are keyed by the
+    parameter only, so a range is kept when the scenario or the config changes. None (with the
+    reason shown) when the range is refused."""
+    from crp_core.analysis.sweep import is_bool_key, is_integer_key, linspace_values
+
+    if is_bool_key(key):
+        cols[0].write("values: false, true")
+        return (False, True)
+    lo, hi = tv.default_range(key, current)
+    integer = is_integer_key(key)
+    step = 1.0 if integer or key.startswith("ttl_days.") else 0.01
+    fmt = "%d" if integer else ("%.1f" if key.startswith("ttl_days.") else "%.3f")
+    start = cols[0].number_input("from", value=float(lo), step=step, format=fmt, key=f"{prefix}start.{key}")
+    stop = cols[1].number_input("to", value=float(hi), step=step, format=fmt, key=f"{prefix}stop.{key}")
+    n = cols[2].number_input("values", min_value=2, max_value=max_count, value=count, step=1, key=count_key)
+    try:
+        return linspace_values(key, start, stop, int(n))
+    except ConfigError as exc:
+        st.error(render.md_escape(exc))
+        return None
 
 
 def pick_point(figure: Callable[[int], Any], labels: Sequence[str], *, prefix: str, label: str) -> int:

@@ -70,9 +70,6 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
     from crp_core.analysis.sweep import (
         check_key,
         current_value,
-        is_bool_key,
-        is_integer_key,
-        linspace_values,
         sweep,
         sweepable_keys,
     )
@@ -95,22 +92,11 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
     doc = "scenario field: fan-out width (0 or 1 = no fan-out)" if key == "fanout_width" else \
         describe(key.split(".")[0])
     c1.caption(f"{render.md_escape(doc)} · current value **{render.md_escape(tv.value_label(current))}**")
-    if is_bool_key(key):
-        values: tuple[Any, ...] = (False, True)
-        c2.write("values: false, true")
-    else:
-        lo, hi = tv.default_range(key, current)
-        integer = is_integer_key(key)
-        step = 1.0 if integer else (1.0 if key.startswith("ttl_days.") else 0.01)
-        fmt = "%d" if integer else ("%.1f" if key.startswith("ttl_days.") else "%.3f")
-        start = c2.number_input("from", value=float(lo), step=step, format=fmt, key=f"{K}start.{key}")
-        stop = c3.number_input("to", value=float(hi), step=step, format=fmt, key=f"{K}stop.{key}")
-        count = c4.number_input("values", min_value=2, max_value=60, value=20, step=1, key=f"{K}count.{key}")
-        try:
-            values = linspace_values(key, start, stop, int(count))
-        except ConfigError as exc:
-            st.error(render.md_escape(exc))
-            return
+    got = suite_tabs.sweep_values(key, current, (c2, c3, c4), prefix=K, count=20, max_count=60,
+                                  count_key=f"{K}count.{key}")
+    if got is None:
+        return
+    values = got
     inputs = _inputs_key(corpus, scenario, config, dkey)
     run = st.button(f"Run sweep ({len(values)} values)", type="primary", key=K + "run")
     if run:
