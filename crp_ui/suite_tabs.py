@@ -6,7 +6,8 @@ files. It runs at the **suite config**: the sidebar's base config (defaults or a
 sidebar edits; each scenario's own ``config`` table applies on top, as ``crp-inspect check --config``
 does. Every run reuses one :class:`~crp_core.analysis.evaluate.PreparedSuite` (each scenario embedded
 once per corpus). Numbers come from ``crp_core.analysis`` records, frames and figures from
-:mod:`crp_ui.suite_view`.
+:mod:`crp_ui.suite_view`. The widget groups both sweeps and both comparisons of the Tuning page share
+(:func:`sweep_values`, :func:`pick_point`, :func:`baseline_picker`) live here too.
 """
 from __future__ import annotations
 
