@@ -65,6 +65,18 @@ def inert_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def table(df: pd.DataFrame, **kwargs: Any) -> Any:
+    """``st.table`` of ``df`` with every text cell Markdown-escaped (:func:`md_escape`): ``st.table``
+    renders its cells as Markdown, where a dataframe shows them literally. Column names are the
+    caller's own (not data) and kept as they are."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
+            out[col] = pd.Series([md_escape(v).replace("  \n", " ") if isinstance(v, str) else v for v in out[col]],
+                                 index=out.index, dtype=object, name=col)
+    return st.table(out, **kwargs)
+
+
 def dataframe(df: pd.DataFrame, **kwargs: Any) -> Any:
     """``st.dataframe`` of :func:`inert_frame` (row positions, and so selections, are unchanged)."""
     return st.dataframe(inert_frame(df), **kwargs)

@@ -246,8 +246,9 @@ def before_after_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: A
 
 def _wrapped(frame: Any) -> None:
     """A short list shown whole: ``st.table`` wraps long cells and sizes to its content (a dataframe cuts
-    a long "why" at 1400 px); the text goes through ``render.inert_frame``."""
-    st.table(render.inert_frame(frame), hide_index=True)
+    a long "why" at 1400 px); ``st.table`` renders cells as Markdown, so the text goes through
+    ``render.table`` (escaped)."""
+    render.table(frame, hide_index=True)
 
 
 def _before_after_view(ba: Any) -> None:

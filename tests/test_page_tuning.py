@@ -151,9 +151,10 @@ def test_before_after_shows_fact_text_reasons_and_the_token_change(ui_env):
     # what was removed, with text and reason; the token change in a sentence
     if ba.removed:  # a static table: its long "why" wraps instead of being cut
         removed = next(t.value for t in at.table if "why" in t.value.columns)
-        assert list(removed["fact_id"]) == [c.fact_id for c in ba.removed]
-        assert list(removed["why"]) == [c.reason for c in ba.removed]
-        assert list(removed["content"]) == [c.content for c in ba.removed]
+        # st.table renders cells as Markdown: every text cell arrives escaped (inert)
+        assert list(removed["fact_id"]) == [render.md_escape(c.fact_id) for c in ba.removed]
+        assert list(removed["why"]) == [render.md_escape(c.reason) for c in ba.removed]
+        assert list(removed["content"]) == [render.md_escape(c.content) for c in ba.removed]
     assert ba.tokens is not None
     assert any(m.value == render.md_escape(ba.tokens.sentence()) for m in at.markdown)
     heads = [m.value for m in at.markdown]
