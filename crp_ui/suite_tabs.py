@@ -156,11 +156,20 @@ def _ready(corpus: Corpus, suite: Suite | None, decisions: Any, dkey: str
     if p is None:
         return None
     config = suite_config()
-    return p, config, _inputs(p, config)
+    return p, config, _digest(st.session_state[K_PREPARED][0], config.to_toml())
 
 
-def _inputs(p: PreparedSuite, config: CRPConfig) -> str:
-    return _digest(str(id(p)), config.to_toml())
+def kept_result(key: str, inputs: str, *, empty: str, stale: str) -> Any:
+    """The result a run stored under ``key`` as ``(inputs, result)``: None (``empty`` shown) when there
+    is none; ``stale`` is shown when it was made for other inputs (it is shown, never silently dropped)."""
+    got = st.session_state.get(key)
+    if got is None:
+        st.info(empty)
+        return None
+    made_for, result = got
+    if made_for != inputs:
+        st.warning(stale)
+    return result
 
 
 def _progress_bar(label: str) -> Any:
@@ -349,18 +358,16 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
             st.error(f"Sweep refused: {render.md_escape(exc)}")
             return
         bar.empty()
-        st.session_state[K_SWEEP] = (inputs, res, current)
+        st.session_state[K_SWEEP] = (inputs, (res, current))
         st.session_state[K_POINT] = 0
         st.session_state.pop(K_CHART_POINT, None)
         st.session_state.pop(K_DRILL, None)
-    got = st.session_state.get(K_SWEEP)
-    if got is None:
-        st.info("No suite sweep yet: choose a parameter and a range, then **Run suite sweep**.")
+    kept = kept_result(K_SWEEP, inputs, empty="No suite sweep yet: choose a parameter and a range, then "
+                       "**Run suite sweep**.", stale="The suite, the CKF or the sidebar config changed since this "
+                       "sweep was run: it shows the earlier inputs. Run it again to update it.")
+    if kept is None:
         return
-    made_for, res, base_value = got
-    if made_for != inputs:
-        st.warning("The suite, the CKF or the sidebar config changed since this sweep was run: it shows the "
-                   "earlier inputs. Run it again to update it.")
+    res, base_value = kept
     st.caption(f"{len(res.points)} values of **{render.md_escape(res.key)}** x {len(res.baseline.metrics.scenarios)} "
                f"scenarios + the baseline in {res.total_ms / 1000:.2f} s")
     labels = [f"{i + 1}: {res.key} = {tv.value_label(pt.value)}" for i, pt in enumerate(res.points)]
@@ -372,7 +379,7 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
     _frame(sv.scenario_delta_frame(pt.run, res.baseline), K + "pt_rows")
     with st.expander("All values (table)"):
         _frame(sv.suite_sweep_frame(res).drop(columns=["x"]), K + "sweep_table")
-    _drill(p, res, point, made_for)
+    _drill(p, res, point, inputs)
 
 
 def sweep_values(key: str, current: Any, cols: Sequence[Any], *, prefix: str, count: int, max_count: int,
@@ -421,7 +428,7 @@ def pick_point(figure: Callable[[int], Any], labels: Sequence[str], *, prefix: s
     return point
 
 
-def _drill(p: PreparedSuite, res: SuiteSweep, point: int, made_for: str) -> None:
+def _drill(p: PreparedSuite, res: SuiteSweep, point: int, inputs: str) -> None:
     """One scenario at the chosen value against the sweep's baseline: the envelope diff and explain-diff."""
     names = sv.scenario_names(res.baseline.metrics)
     name = st.selectbox("Drill into scenario", names, key=f"{K}drill_pick.{_digest(*names)}",
@@ -431,12 +438,12 @@ def _drill(p: PreparedSuite, res: SuiteSweep, point: int, made_for: str) -> None
     store: dict[tuple[str, int], SuiteRun] = st.session_state.setdefault(K_DRILL, {})
     emb = cache.embedder_for(p.corpus)
     try:
-        base = store.get((made_for, -1))
+        base = store.get((inputs, -1))
         if base is None:
-            base = store[(made_for, -1)] = run_suite(p, res.baseline.config, keep_results=True, embedder=emb)
-        run = store.get((made_for, point))
+            base = store[(inputs, -1)] = run_suite(p, res.baseline.config, keep_results=True, embedder=emb)
+        run = store.get((inputs, point))
         if run is None:
-            run = store[(made_for, point)] = run_suite(
+            run = store[(inputs, point)] = run_suite(
                 p, res.baseline.config, keep_results=True, embedder=emb,
                 scenario_overrides={res.key: res.points[point].value})
     except CRPError as exc:
@@ -472,15 +479,11 @@ def autotune_tab(corpus: Corpus, decisions: Any, dkey: str) -> None:
         res = _run_tune(p, config, obj, trials, seed, space)
         if res is not None:
             st.session_state[K_TUNE] = (inputs, res)
-    got = st.session_state.get(K_TUNE)
-    if got is None:
-        st.info("No study yet: pick an objective and the number of trials, then **Run auto-tune**.")
-        return
-    made_for, res = got
-    if made_for != inputs:
-        st.warning("The suite, the CKF or the sidebar config changed since this study ran: it shows the earlier "
-                   "inputs. Run it again to update it.")
-    _show_tune(res)
+    res = kept_result(K_TUNE, inputs, empty="No study yet: pick an objective and the number of trials, then "
+                      "**Run auto-tune**.", stale="The suite, the CKF or the sidebar config changed since this study "
+                      "ran: it shows the earlier inputs. Run it again to update it.")
+    if res is not None:
+        _show_tune(res)
 
 
 def choose_suite_for_tune(corpus: Corpus) -> Suite | None:

@@ -117,14 +117,12 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
         st.session_state[K_SWEEP] = (inputs, res)
         st.session_state[K_POINT] = 0
         st.session_state.pop(K_CHART_POINT, None)
-    got = st.session_state.get(K_SWEEP)
-    if got is None:
-        st.info("No sweep yet: choose a parameter and a range, then **Run sweep**.")
+    res = suite_tabs.kept_result(K_SWEEP, inputs, empty="No sweep yet: choose a parameter and a range, then "
+                                 "**Run sweep**.", stale="The CKF, scenario, sidebar config or operator decisions "
+                                 "changed since this sweep was run: it shows the earlier inputs. Run the sweep again "
+                                 "to update it.")
+    if res is None:
         return
-    made_for, res = got
-    if made_for != inputs:
-        st.warning("The CKF, scenario, sidebar config or operator decisions changed since this sweep was run: "
-                   "it shows the earlier inputs. Run the sweep again to update it.")
     st.caption(f"{len(res.points)} values of **{render.md_escape(res.key)}** + the baseline run in "
                f"{res.total_ms / 1000:.2f} s (embedding {res.embed_ms:.0f} ms)"
                + (" · each value built its own similarity graph" if res.rebuilds_graph else ""))
