@@ -498,3 +498,49 @@ def _edges(raw: list[Any], facts: dict[str, Any], tally: _Tally) -> tuple[tuple[
                              relation_type=rel or "RELATED", confidence=None if conf is None else float(conf),
                              source_stage=stage))
     return tuple(out), problems
+
+
+# ---- edges in a CKF export ---------------------------------------------------------------------
+#: the metadata key that carries an SDK fact's outgoing edges in a CKF written by ``import-sdk``
+EDGES_KEY = "sdk_edges"
+
+
+def with_edges_in_metadata(kb: KnowledgeBase) -> KnowledgeBase:
+    """``kb`` with each given edge also in ``metadata.sdk_edges`` of its source fact (a CKF file has no
+    place for edges; :func:`given_edges` reads them back)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for e in kb.edges:
+        out.setdefault(e.source_id, []).append({"id": e.edge_id, "target_id": e.target_id,
+                                                "relation_type": e.relation_type, "confidence": e.confidence,
+                                                "source_stage": e.source_stage})
+    if not out:
+        return kb
+    facts = tuple(replace(f, metadata={**f.metadata, EDGES_KEY: out[f.fact_id]}) if f.fact_id in out else f
+                  for f in kb.facts)
+    return replace(kb, facts=facts)
+
+
+def given_edges(kb: KnowledgeBase) -> tuple[GivenEdge, ...]:
+    """The producer's edges of ``kb``: ``kb.edges``, else those a CKF export carries in
+    ``metadata.sdk_edges`` (entries that are not well-formed, or name a fact not in ``kb``, are ignored)."""
+    if kb.edges:
+        return kb.edges
+    out: list[GivenEdge] = []
+    for f in kb.facts:
+        items = f.metadata.get(EDGES_KEY)
+        if not isinstance(items, list):
+            continue
+        for i, d in enumerate(items):
+            if not isinstance(d, dict):
+                continue
+            tgt, rel, conf, stage = d.get("target_id"), d.get("relation_type"), d.get("confidence"), d.get("source_stage")
+            if not isinstance(tgt, str) or kb.get(tgt) is None or not isinstance(rel, str):
+                continue
+            ok_conf = conf is None or _type_error(conf, "number") is None
+            ok_stage = stage is None or _type_error(stage, "integer") is None
+            eid = d.get("id")
+            out.append(GivenEdge(edge_id=eid if isinstance(eid, str) and eid else f"{f.fact_id}-edge-{i}",
+                                 source_id=f.fact_id, target_id=tgt, relation_type=rel,
+                                 confidence=float(conf) if ok_conf and conf is not None else None,
+                                 source_stage=stage if ok_stage else None))
+    return tuple(out)
