@@ -533,7 +533,8 @@ def given_edges(kb: KnowledgeBase) -> tuple[GivenEdge, ...]:
         for i, d in enumerate(items):
             if not isinstance(d, dict):
                 continue
-            tgt, rel, conf, stage = d.get("target_id"), d.get("relation_type"), d.get("confidence"), d.get("source_stage")
+            tgt, rel = d.get("target_id"), d.get("relation_type")
+            conf, stage = d.get("confidence"), d.get("source_stage")
             if not isinstance(tgt, str) or kb.get(tgt) is None or not isinstance(rel, str):
                 continue
             ok_conf = conf is None or _type_error(conf, "number") is None
