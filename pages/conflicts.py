@@ -218,6 +218,14 @@ def _display_queue(shown):
     return out.drop(columns=["pair"])
 
 
+def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
+    """The queue's columns with the SDK verdict next to the arbitration (a CKF from an SDK snapshot)."""
+    if not has_sdk:
+        return order
+    i = order.index("arbitration") + 1
+    return order[:i] + ("sdk",) + order[i:]
+
+
 def _url_pair(all_keys: list[str]) -> str | None:
     """The pair the URL (or an earlier visit) selected, if the queue holds it; a warning otherwise."""
     want = decisions.selected_pair()
@@ -248,7 +256,7 @@ def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
     render.dataframe(_display_queue(shown), hide_index=True, width="stretch", row_height=QUEUE_ROW_PX,
                      height=min(5 * QUEUE_ROW_PX, QUEUE_ROW_PX * len(shown)) + 40, key=K + "table",
                      on_select=_on_table_select, selection_mode="single-row",
-                     column_order=(QUEUE_ALL if every else QUEUE_ORDER) + (("sdk",) if "sdk" in shown else ()),
+                     column_order=_with_sdk(QUEUE_ALL if every else QUEUE_ORDER, "sdk" in shown),
                      column_config={"A": st.column_config.TextColumn("A: fact and text", width=205),
                                     "B": st.column_config.TextColumn("B: fact and text", width=205),
                                     "pattern(s)": st.column_config.TextColumn(
