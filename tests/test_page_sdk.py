@@ -76,3 +76,19 @@ def test_conflicts_queue_shows_sdk_agreement(sdk_env):
     n_agree = list(frame["sdk"]).count("SDK: agrees")
     n_silent = list(frame["sdk"]).count("SDK silent")
     assert f"{n_agree} agree · 0 disagree · {n_silent} SDK silent" in captions.replace("\\", "")
+
+
+def test_sidebar_uploader_takes_a_snapshot(sdk_env):
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)
+    at.run()
+    up = at.sidebar.get("file_uploader")[0]
+    assert "json" in up.proto.type or ".json" in up.proto.type
+    up.upload("deployment.json", (SDK / "plain.json").read_bytes(), "application/json")
+    at.run()
+    end = time.monotonic() + 60
+    while at.session_state["crp.ckf_label"] != "deployment.json (uploaded)" and time.monotonic() < end:
+        time.sleep(0.2)
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    kb = at.session_state["crp.kb"]
+    assert kb.fmt == "sdk" and len(kb) == 4 and kb.imported.integrity == "ok"
