@@ -305,3 +305,20 @@ def test_validate_shows_the_summary(capsys):
     assert main(["validate", str(SDK / "newer_schema.json"), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["ckf"]["problems"][0]["field"] == "header.schema_version"
+
+
+def test_hmac_unknown_successor_duplicate_key_are_warnings():
+    doc = _doc("plain.json")
+    doc["header"]["hmac_signature"] = "ab" * 32
+    doc["payload"]["warm_store"]["facts"]["p-1"]["superseded_by"] = "p-99"
+    doc["payload"]["warm_store"]["facts"]["p-3"]["superseded_by"] = "p-3"
+    data = _bytes(doc).replace(b'"category": "ops"', b'"category": "ops", "category": "ops2"', 1)
+    kb = read_snapshot(data, "s.json")
+    by_field = {w.field: w.message for w in kb.warnings}
+    assert "not verified" in by_field["header.hmac_signature"]
+    assert by_field['payload.warm_store.facts["p-1"].superseded_by'] == \
+        "names 'p-99', which is not a fact of the snapshot: status STALE kept, no successor to show"
+    assert by_field['payload.warm_store.facts["p-3"].superseded_by'] == "names the fact itself"
+    assert by_field["json"].startswith("key 'category' given more than once")
+    assert kb.get("p-1").status == "STALE" and kb.get("p-3").metadata["category"] == "ops2"
+    assert dict(kb.imported.dropped)["header.hmac_signature (not verified: it needs the deployment's key)"] == 1
