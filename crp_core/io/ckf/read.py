@@ -58,6 +58,9 @@ def load_ckf(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: 
     if fmt is None:
         _refuse(path, [Problem(0, _FILE, _format_message(path))])
     data = _read_limited(path, limit, _FILE)
+    if fmt == "json" and _is_sdk_snapshot(data):
+        from crp_core.io.ckf.sdk import read_snapshot
+        return read_snapshot(data, path, lenient=lenient)
     return _load_data(data, path, fmt, lenient=lenient, expected_model=expected_model)
 
 
@@ -72,8 +75,17 @@ def load_ckf_bytes(data: bytes, name: str, *, lenient: bool = False, max_bytes: 
         _refuse(name, [Problem(0, _FILE, f"expected bytes, got {type(data).__name__}")])
     if len(data) > limit:
         _refuse(name, [Problem(0, _FILE, _too_large(len(data), limit))])
+    if fmt == "json" and _is_sdk_snapshot(data):
+        from crp_core.io.ckf.sdk import read_snapshot
+        return read_snapshot(bytes(data), name, lenient=lenient)
     return _load_data(bytes(data), name, fmt, lenient=lenient, expected_model=expected_model)
 
+
+def _is_sdk_snapshot(data: bytes | bytearray | memoryview) -> bool:
+    """A crprotocol SDK snapshot (``{"header": ..., "payload": ...}``), recognised by shape: read by
+    :mod:`crp_core.io.ckf.sdk` (docs/decisions/sdk-snapshots.md)."""
+    from crp_core.io.ckf.sdk import looks_like_snapshot
+    return looks_like_snapshot(bytes(data[:4096]))
 
 
 # ---- reading ---------------------------------------------------------------------------------
