@@ -61,7 +61,8 @@ def test_token_counting_imports_neither_torch_nor_transformers():
     code = ("import sys\n"
             "from crp_core.corpus.embedding import count_tokens, MODEL_ID\n"
             "n = count_tokens(['etcd serves clients on port 2379'], MODEL_ID).tolist()\n"
-            "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers', 'onnxruntime') if m in sys.modules]\n"
+            "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers', 'onnxruntime')\n"
+            "         if m in sys.modules]\n"
             "print(n, heavy)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
                          check=True).stdout
@@ -92,7 +93,8 @@ def test_export_location_is_keyed_by_the_weights_digest(tmp_path):
 
     want = hashlib.sha256(b"weights-1{}").hexdigest()
     assert emb.weights_digest(str(weights)) == want
-    assert emb.onnx_model_file(str(weights), tmp_path / "cache") == tmp_path / "cache" / "onnx" / want[:24] / "model.onnx"
+    got = emb.onnx_model_file(str(weights), tmp_path / "cache")
+    assert got == tmp_path / "cache" / "onnx" / want[:24] / "model.onnx"
     (weights / "model.safetensors").write_bytes(b"weights-22")  # other weights (size changed): another file
     assert emb.onnx_model_file(str(weights), tmp_path / "cache").parent.name == hashlib.sha256(
         b"weights-22{}").hexdigest()[:24]
@@ -129,7 +131,7 @@ def test_onnx_failure_falls_back_to_torch_with_a_warning(monkeypatch):
         raise RuntimeError("no session")
 
     monkeypatch.setattr(m, "_load_onnx", broken)
-    with pytest.warns(RuntimeWarning, match="ONNX embedding backend unavailable .RuntimeError: no session.; using torch"):
+    with pytest.warns(RuntimeWarning, match=r"ONNX embedding backend unavailable \(RuntimeError: no session\); using"):
         v = m.encode(["etcd serves clients on port 2379"])
     assert m.backend == "torch" and m.fallback_reason == "RuntimeError: no session" and v.shape == (1, 384)
 
