@@ -3,6 +3,11 @@
     .venv/bin/python bench/embed_index.py              # everything (first 10k MiniLM embed: 1-3 min)
     .venv/bin/python bench/embed_index.py --skip-model # vectors only
     .venv/bin/python bench/embed_index.py --sizes 10000
+    .venv/bin/python bench/embed_index.py --backends-only  # both MiniLM backends on the sample's texts
+
+The backends table embeds the sample's 455 fact texts with each backend (``onnx``, ``torch``) at
+batch sizes 16 / 32 / 64 (best of 3 passes, texts sorted by length as the embedder does), with the
+load average next to each figure; the ONNX export (once per weights digest) is timed apart.
 
 Prints one markdown table. Synthetic vectors come from bench/make_synthetic_ckf.py (clustered, seeded).
 Caches go to a fresh temporary directory (removed at the end), never to the user's cache.
@@ -57,7 +62,7 @@ def bench_model(n_texts: int, tmp: str) -> None:
     texts = [f["content"] for f in lines]
     m = MiniLMEmbedder()
     _, t = timed(m._load)
-    row("MiniLM cold load", f"{t:.2f} s", "SentenceTransformer from the bundled weights, offline")
+    row("MiniLM cold load", f"{t:.2f} s", f"backend {m.backend}, bundled weights, offline")
     sample = texts[:1000]
     _, t = timed(m.encode, sample, batch_size=64)
     row("MiniLM embedding throughput", f"{len(sample) / t:.0f} texts/s", f"{len(sample)} texts, batch 64, CPU")
@@ -85,6 +90,35 @@ def bench_model(n_texts: int, tmp: str) -> None:
     bf = np.flatnonzero(c2.retrievable)[bf]
     rec = np.mean([len(set(a[:10]) & set(b)) / 10 for a, b in zip(ids, bf)])
     row(f"recall@10 on real MiniLM vectors ({n_texts})", f"{rec:.4f}", "200 fact queries, brute force reference")
+
+
+def _load() -> str:
+    return ", ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
+def bench_backends(repeats: int = 3) -> None:
+    """texts/s of each MiniLM backend on the sample's fact texts, and their agreement."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    texts = [json.loads(line)["content"] for line in
+             (root / "sample_ckf" / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()]
+    got = {}
+    for backend in ("onnx", "torch"):
+        m = MiniLMEmbedder(backend=backend)
+        _, t = timed(m._load)
+        row(f"MiniLM {backend}: load", f"{t:.2f} s",
+            f"incl. the one-time ONNX export when missing; threads {emb_mod._threads()}; load avg {_load()}")
+        m.encode(texts[:32])  # warm-up (first session run allocates)
+        for bs in (16, 32, 64):
+            best = min(timed(m.encode, texts, batch_size=bs)[1] for _ in range(repeats))
+            row(f"MiniLM {backend}: {len(texts)} sample texts, batch {bs}", f"{len(texts) / best:.0f} texts/s",
+                f"best of {repeats}; load avg {_load()}")
+        got[backend] = m.encode(texts)
+    cos = (got["onnx"].astype(np.float64) * got["torch"]).sum(axis=1)
+    row("onnx vs torch agreement", f"min cosine {cos.min():.8f}",
+        f"max |difference| {np.abs(got['onnx'] - got['torch']).max():.2e}")
 
 
 def clustered(n: int):
@@ -184,6 +218,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--model-texts", type=int, default=10000)
     ap.add_argument("--skip-model", action="store_true")
+    ap.add_argument("--backends-only", action="store_true", help="only the MiniLM backends table")
     ap.add_argument("--cache-dir", default=None, help="keep the embedding cache here (a second run is warm)")
     args = ap.parse_args(argv)
     global CACHE_DIR
@@ -192,6 +227,10 @@ def main(argv=None) -> int:
     tmp = tempfile.mkdtemp(prefix="crp-bench-")
     try:
         if not args.skip_model:
+            bench_backends()
+        if args.backends_only:
+            args.sizes = ""
+        elif not args.skip_model:
             bench_model(args.model_texts, tmp)
         for n in (int(s) for s in args.sizes.split(",") if s.strip()):
             bench_index(n, cfg, tmp, threads_compare=True)

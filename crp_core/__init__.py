@@ -14,86 +14,142 @@ A typical use::
     corpus = prepare_corpus(kb)
     result = run_pipeline(corpus, load_scenario("sample_ckf/scenarios/etcd_upgrade.json"), CRPConfig())
     print(result.headers, [p.fact_id for p in result.envelope.order])
+
+The names are resolved on first access (PEP 562 ``__getattr__``): ``import crp_core`` (and so the
+CLI's ``--help``) imports none of the pipeline, the analysis modules, scipy or scikit-learn until a
+name is used.
 """
-from crp_core.analysis.baseline import BeforeAfter, before_after, run_spec024_baseline
-from crp_core.analysis.compare import Comparison, compare_runs
-from crp_core.analysis.evaluate import PreparedSuite, SuiteRun, SuiteSweep, prepare_suite, run_suite, sweep_suite
-from crp_core.analysis.gate import GateResult, gate, read_baseline
-from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics, scenario_metrics, suite_metrics
-from crp_core.analysis.scan import ConflictScan, scan_ckf
-from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, sdk_agreement
-from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
-from crp_core.analysis.sweep import SweepPoint, SweepResult, sweep
-from crp_core.analysis.tune import OBJECTIVES, TrialRecord, TuneResult, tune
-from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
-from crp_core.corpus.embedding import MODEL_ID, Embedder, MiniLMEmbedder
-from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
-from crp_core.errors import (
-                             CKFError,
-                             ConfigError,
-                             CRPError,
-                             EmbeddingModelMismatch,
-                             Problem,
-                             ScenarioError,
-                             SnapshotMutationError,
-                             SuiteError,
-                             ValidationError,
-)
-from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
-from crp_core.io.ckf.sdk import load_sdk_snapshot, load_sdk_snapshot_bytes
-from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map
-from crp_core.io.scenario import dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict
-from crp_core.model import (
-    Addressed,
-    Expectations,
-    ExpectedConflict,
-    Fact,
-    GivenEdge,
-    ImportSummary,
-    KnowledgeBase,
-    Scenario,
-    SubQuery,
-)
-from crp_core.pipeline import STAGES, run_pipeline
-from crp_core.records import (
-                             AuditEvent,
-                             Authority,
-                             CandidateSet,
-                             CDGRResult,
-                             CDRTable,
-                             Clamp,
-                             ConflictPair,
-                             ConnectorTable,
-                             Envelope,
-                             FactOutcome,
-                             FanoutResult,
-                             PackedFact,
-                             PipelineResult,
-                             RecencyTable,
-                             Resolution,
-                             ValueConflict,
-                             ValueDiff,
-)
-from crp_core.report import (
-    dumps,
-    export_report_dict,
-    fanout_report,
-    pair_dict,
-    run_report,
-    suite_metrics_report,
-    tune_report,
-)
-from crp_core.stages.contradictions import authority_of, values_conflict
-from crp_core.triage import (
-    Decision,
-    DecisionSet,
-    DecisionStore,
-    ExportReport,
-    apply_to_corpus,
-    apply_to_kb,
-    carried_decisions,
-    export_cleaned_ckf,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from crp_core.analysis.baseline import BeforeAfter, before_after, run_spec024_baseline
+    from crp_core.analysis.compare import Comparison, compare_runs
+    from crp_core.analysis.evaluate import PreparedSuite, SuiteRun, SuiteSweep, prepare_suite, run_suite, sweep_suite
+    from crp_core.analysis.gate import GateResult, gate, read_baseline
+    from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics, scenario_metrics, suite_metrics
+    from crp_core.analysis.scan import ConflictScan, scan_ckf
+    from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, sdk_agreement
+    from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
+    from crp_core.analysis.sweep import SweepPoint, SweepResult, sweep
+    from crp_core.analysis.tune import OBJECTIVES, TrialRecord, TuneResult, tune
+    from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
+    from crp_core.corpus.embedding import MODEL_ID, Embedder, MiniLMEmbedder
+    from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
+    from crp_core.errors import (
+                                 CKFError,
+                                 ConfigError,
+                                 CRPError,
+                                 EmbeddingModelMismatch,
+                                 Problem,
+                                 ScenarioError,
+                                 SnapshotMutationError,
+                                 SuiteError,
+                                 ValidationError,
+    )
+    from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
+    from crp_core.io.ckf.sdk import load_sdk_snapshot, load_sdk_snapshot_bytes
+    from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map
+    from crp_core.io.scenario import dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict
+    from crp_core.model import (
+        Addressed,
+        Expectations,
+        ExpectedConflict,
+        Fact,
+        GivenEdge,
+        ImportSummary,
+        KnowledgeBase,
+        Scenario,
+        SubQuery,
+    )
+    from crp_core.pipeline import STAGES, run_pipeline
+    from crp_core.records import (
+                                 AuditEvent,
+                                 Authority,
+                                 CandidateSet,
+                                 CDGRResult,
+                                 CDRTable,
+                                 Clamp,
+                                 ConflictPair,
+                                 ConnectorTable,
+                                 Envelope,
+                                 FactOutcome,
+                                 FanoutResult,
+                                 PackedFact,
+                                 PipelineResult,
+                                 RecencyTable,
+                                 Resolution,
+                                 ValueConflict,
+                                 ValueDiff,
+    )
+    from crp_core.report import (
+        dumps,
+        export_report_dict,
+        fanout_report,
+        pair_dict,
+        run_report,
+        suite_metrics_report,
+        tune_report,
+    )
+    from crp_core.stages.contradictions import authority_of, values_conflict
+    from crp_core.triage import (
+        Decision,
+        DecisionSet,
+        DecisionStore,
+        ExportReport,
+        apply_to_corpus,
+        apply_to_kb,
+        carried_decisions,
+        export_cleaned_ckf,
+    )
+
+#: module of each public name (resolved lazily by ``__getattr__``)
+_MODULES: dict[str, tuple[str, ...]] = {
+    "crp_core.analysis.baseline": ("BeforeAfter", "before_after", "run_spec024_baseline"),
+    "crp_core.analysis.compare": ("Comparison", "compare_runs"),
+    "crp_core.analysis.evaluate": (
+        "PreparedSuite", "SuiteRun", "SuiteSweep", "prepare_suite", "run_suite", "sweep_suite"
+    ),
+    "crp_core.analysis.gate": ("GateResult", "gate", "read_baseline"),
+    "crp_core.analysis.metrics": ("ScenarioMetrics", "SuiteMetrics", "scenario_metrics", "suite_metrics"),
+    "crp_core.analysis.scan": ("ConflictScan", "scan_ckf"),
+    "crp_core.analysis.sdk_agreement": ("PairAgreement", "SdkAgreement", "sdk_agreement"),
+    "crp_core.analysis.suite": ("Suite", "SuiteScenario", "check_suite", "load_suite", "suite_from_files"),
+    "crp_core.analysis.sweep": ("SweepPoint", "SweepResult", "sweep"),
+    "crp_core.analysis.tune": ("OBJECTIVES", "TrialRecord", "TuneResult", "tune"),
+    "crp_core.config": ("SOURCE_TYPES", "STATUSES", "CRPConfig", "SourceTable", "layered_config"),
+    "crp_core.corpus.embedding": ("MODEL_ID", "Embedder", "MiniLMEmbedder"),
+    "crp_core.corpus.prepared": ("Corpus", "ScenarioVectors", "embed_scenario", "prepare_corpus"),
+    "crp_core.errors": (
+        "CKFError", "ConfigError", "CRPError", "EmbeddingModelMismatch", "Problem", "ScenarioError",
+        "SnapshotMutationError", "SuiteError", "ValidationError"
+    ),
+    "crp_core.io.ckf": ("load_ckf", "load_ckf_bytes", "write_ckf"),
+    "crp_core.io.ckf.sdk": ("load_sdk_snapshot", "load_sdk_snapshot_bytes"),
+    "crp_core.io.ckf.sdk_map": ("SourceTypeMap", "load_source_map"),
+    "crp_core.io.scenario": ("dump_scenario", "load_scenario", "load_scenario_bytes", "scenario_from_dict"),
+    "crp_core.model": (
+        "Addressed", "Expectations", "ExpectedConflict", "Fact", "GivenEdge", "ImportSummary", "KnowledgeBase",
+        "Scenario", "SubQuery"
+    ),
+    "crp_core.pipeline": ("STAGES", "run_pipeline"),
+    "crp_core.records": (
+        "AuditEvent", "Authority", "CandidateSet", "CDGRResult", "CDRTable", "Clamp", "ConflictPair", "ConnectorTable",
+        "Envelope", "FactOutcome", "FanoutResult", "PackedFact", "PipelineResult", "RecencyTable", "Resolution",
+        "ValueConflict", "ValueDiff"
+    ),
+    "crp_core.report": (
+        "dumps", "export_report_dict", "fanout_report", "pair_dict", "run_report", "suite_metrics_report", "tune_report"
+    ),
+    "crp_core.stages.contradictions": ("authority_of", "values_conflict"),
+    "crp_core.triage": (
+        "Decision", "DecisionSet", "DecisionStore", "ExportReport", "apply_to_corpus", "apply_to_kb",
+        "carried_decisions", "export_cleaned_ckf"
+    ),
+}
+_WHERE: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     # configuration and errors
@@ -104,9 +160,6 @@ __all__ = [
     "Fact", "KnowledgeBase", "Scenario", "SubQuery", "Addressed", "Expectations", "ExpectedConflict",
     "load_ckf", "load_ckf_bytes", "write_ckf", "load_scenario", "load_scenario_bytes", "scenario_from_dict",
     "dump_scenario",
-    # crprotocol SDK snapshots (docs/decisions/sdk-snapshots.md)
-    "load_sdk_snapshot", "load_sdk_snapshot_bytes", "SourceTypeMap", "load_source_map", "GivenEdge", "ImportSummary",
-    "sdk_agreement", "SdkAgreement", "PairAgreement",
     # the prepared corpus
     "Corpus", "ScenarioVectors", "prepare_corpus", "embed_scenario", "Embedder", "MiniLMEmbedder", "MODEL_ID",
     # the pipeline and its records
@@ -126,5 +179,22 @@ __all__ = [
     # operator triage
     "DecisionStore", "Decision", "DecisionSet", "apply_to_kb", "apply_to_corpus", "export_cleaned_ckf",
     "ExportReport", "carried_decisions",
+    # crprotocol SDK snapshots (docs/decisions/sdk-snapshots.md)
+    "load_sdk_snapshot", "load_sdk_snapshot_bytes", "SourceTypeMap", "load_source_map", "GivenEdge", "ImportSummary",
+    "sdk_agreement", "SdkAgreement", "PairAgreement",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use and kept in the package namespace."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'crp_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

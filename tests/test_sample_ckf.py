@@ -58,9 +58,12 @@ def _pairs(planted, group):
 
 
 # ---- the knowledge base itself ----------------------------------------------------------------
-def test_size_domains_and_no_embeddings(kb, raw_rows):
+def test_size_domains_and_shipped_embeddings(kb, raw_rows):
     assert len(kb) >= 400
-    assert kb.embeddings is None and all("embedding" not in r for r in raw_rows)
+    # every fact ships its MiniLM embedding (tests/test_sample_embeddings.py checks them in detail)
+    assert kb.embeddings is not None and kb.embeddings.shape == (len(kb), 384)
+    assert kb.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert all(len(r["embedding"]) == 384 for r in raw_rows)
     domains = Counter(f.metadata["domain"] for f in kb.facts)
     assert set(domains) == {"k8s", "gov", "lumen"}
     assert min(domains.values()) >= 100
@@ -199,12 +202,23 @@ def test_scenarios_load_and_have_the_promised_shape(planted):
     assert names == set(planted["scenarios"])
 
 
-def test_builder_reproduces_the_committed_files(tmp_path):
+def test_builder_reproduces_the_committed_files(tmp_path, monkeypatch):
+    """With the committed vectors reused (every text unchanged), the builder writes every committed file
+    byte for byte: the CKF with its embeddings, the planted table, each bundled scenario with its
+    embeddings and the digests; no model is needed for that (embedding is made to fail)."""
     spec = importlib.util.spec_from_file_location("sample_ckf_build", SAMPLE / "_build.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+
+    def no_model(groups):
+        raise AssertionError(f"the builder wanted to embed {len(groups)} group(s): a text changed without a rebuild")
+
+    monkeypatch.setattr(mod, "embed_groups", no_model)
     mod.build(tmp_path)
-    for name in ("knowledge_base.jsonl", "planted_conflicts.json"):
+    names = ["knowledge_base.jsonl", "planted_conflicts.json", "embedding_digests.json"]
+    names += [p.relative_to(SAMPLE).as_posix() for g in mod.SCENARIO_GLOBS for p in sorted(SAMPLE.glob(g))]
+    assert len(names) == 3 + 12
+    for name in names:
         assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from crp_core.cli.common import add_input_args, check_writable, visible, write_output
+from crp_core.cli.common import TerminalProgress, add_input_args, check_writable, visible, write_output
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError
 from crp_core.io.timeparse import parse_timestamp
@@ -92,7 +92,8 @@ def load_inputs(args: argparse.Namespace) -> SuiteInputs:
     config.with_set_args(set_args)  # a bad --set is refused before the CKF is read
     suite = load_suite(args.suite[0] if len(args.suite) == 1 else args.suite)
     kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
-    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config)
+    shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
+    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     prepared = prepare_suite(corpus, suite, now=now)
     return SuiteInputs(kb, prepared, config, set_args, args.known_conflicts)
 

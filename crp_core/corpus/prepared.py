@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +25,7 @@ from crp_core.corpus.embedding import (
     CancelFlag,
     Embedder,
     Progress,
+    already_unit,
     atomic_write,
     count_tokens,
     default_cache_dir,
@@ -31,10 +34,16 @@ from crp_core.corpus.embedding import (
     shared_cache,
     word_token_estimate,
 )
-from crp_core.corpus.graph import NeighbourTable, SimilarityGraph
-from crp_core.corpus.index import FactIndex, index_key, mask_digest, vectors_fingerprint
 from crp_core.errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
 from crp_core.model import KnowledgeBase, Scenario
+
+if TYPE_CHECKING:  # imported where used: hnswlib and scipy only load when an index or a graph is needed
+    from crp_core.corpus.graph import NeighbourTable, SimilarityGraph
+    from crp_core.corpus.index import FactIndex
+
+
+#: a one-line message about a long preparation step (the CLI prints it on a terminal)
+Notify = Callable[[str], None]
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -57,7 +66,10 @@ def _normalise_checked(emb: np.ndarray, kb: KnowledgeBase) -> np.ndarray:
         raise CKFError(f"CKF {kb.source}", [
             Problem(kb.facts[i].line, "embedding", "embedding is all zeros or not finite; it has no direction",
                     kb.facts[i].fact_id) for i in bad])
-    return np.ascontiguousarray(emb.astype(np.float64) / norms[:, None], dtype=np.float32)
+    out = np.ascontiguousarray(emb.astype(np.float64) / norms[:, None], dtype=np.float32)
+    keep = already_unit(emb)  # unit rows kept bit for bit: normalising is idempotent
+    out[keep] = emb[keep]
+    return out
 
 
 def retrievable_mask(kb: KnowledgeBase) -> np.ndarray:
@@ -107,6 +119,8 @@ class Corpus:
     def from_vectors(cls, kb: KnowledgeBase, vectors: np.ndarray, model_id: str = "test",
                      config: CRPConfig = CRPConfig(), token_counts: np.ndarray | None = None) -> Corpus:
         """A corpus from given vectors (normalised here), index built in memory (tests, benches)."""
+        from crp_core.corpus.index import FactIndex
+
         vecs = _normalise_checked(vectors, kb)
         if token_counts is None:
             token_counts = word_token_estimate([f.content for f in kb.facts])
@@ -132,6 +146,8 @@ class Corpus:
     # ---- index access -----------------------------------------------------------------------------
     def index_for(self, config: CRPConfig | None = None) -> FactIndex:
         """The index built with ``config``'s M / ef_construction (this corpus's index when they match)."""
+        from crp_core.corpus.index import FactIndex
+
         config = config or self.config
         if (config.hnsw_m, config.hnsw_ef_construction) == (self.index.m, self.index.ef_construction):
             return self.index
@@ -152,6 +168,9 @@ class Corpus:
     # ---- neighbour table and graph -----------------------------------------------------------------
     def neighbours(self, k: int | None = None, config: CRPConfig | None = None) -> NeighbourTable:
         """Each retrievable fact's k nearest retrievable neighbours (cached, persisted)."""
+        from crp_core.corpus.graph import NeighbourTable
+        from crp_core.corpus.index import index_key, mask_digest
+
         config = config or self.config
         k = config.graph_k if k is None else int(k)
         index = self.index_for(config)
@@ -178,6 +197,8 @@ class Corpus:
 
     def graph(self, config: CRPConfig | None = None) -> SimilarityGraph:
         """The similarity graph (SPEC-009 §5.2) for ``config``'s graph_k / graph_edge_min / HNSW params."""
+        from crp_core.corpus.graph import SimilarityGraph
+
         config = config or self.config
         key = ("graph", config.graph_k, float(config.graph_edge_min), config.hnsw_m,
                config.hnsw_ef_construction, config.hnsw_ef_search)
@@ -193,15 +214,41 @@ class Corpus:
 
 
 # ---- persistence helpers --------------------------------------------------------------------------
+#: seconds an index build runs before ``notify`` is told about it (a short build says nothing)
+INDEX_NOTICE_AFTER_S = 1.0
+
+
+def _build_index(vectors: np.ndarray, config: CRPConfig, fp: str, notify: Notify | None) -> FactIndex:
+    """``FactIndex.build``; when it runs over :data:`INDEX_NOTICE_AFTER_S`, ``notify`` hears that it
+    started (with the count) and how long it took."""
+    from crp_core.corpus.index import FactIndex
+
+    if notify is None:
+        return FactIndex.build(vectors, config, fingerprint=fp)
+    n = int(vectors.shape[0])
+    timer = threading.Timer(INDEX_NOTICE_AFTER_S, notify, (f"building the HNSW index for {n:,} facts ...",))
+    timer.daemon = True
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        return FactIndex.build(vectors, config, fingerprint=fp)
+    finally:
+        timer.cancel()
+        if timer.finished.is_set() and time.monotonic() - t0 >= INDEX_NOTICE_AFTER_S:
+            notify(f"HNSW index for {n:,} facts built in {time.monotonic() - t0:.1f} s")
+
+
 def _load_or_build_index(vectors: np.ndarray, config: CRPConfig, cache_dir: Path | None,
-                         fingerprint: str | None = None) -> FactIndex:
+                         fingerprint: str | None = None, notify: Notify | None = None) -> FactIndex:
+    from crp_core.corpus.index import FactIndex, index_key, vectors_fingerprint
+
     fp = fingerprint or vectors_fingerprint(vectors)
     if cache_dir is None:
-        return FactIndex.build(vectors, config, fingerprint=fp)
+        return _build_index(vectors, config, fp, notify)
     path = Path(cache_dir) / "index" / (index_key(fp, config.hnsw_m, config.hnsw_ef_construction) + ".bin")
     got = FactIndex.load(path, vectors, config, fingerprint=fp)
     if got is None:
-        got = FactIndex.build(vectors, config, fingerprint=fp)
+        got = _build_index(vectors, config, fp, notify)
         try:
             got.save(path)
         except OSError as exc:
@@ -210,6 +257,8 @@ def _load_or_build_index(vectors: np.ndarray, config: CRPConfig, cache_dir: Path
 
 
 def _load_neighbours(path: Path, n: int, k: int) -> NeighbourTable | None:
+    from crp_core.corpus.graph import NeighbourTable
+
     if not path.exists():
         return None
     try:
@@ -255,7 +304,8 @@ def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | N
 
 def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
                    cache_dir: str | Path | None = None, config: CRPConfig = CRPConfig(),
-                   progress: Progress | None = None, cancel: CancelFlag | None = None) -> Corpus:
+                   progress: Progress | None = None, cancel: CancelFlag | None = None,
+                   notify: Notify | None = None) -> Corpus:
     """Vectors, token counts and index for a CKF (SPEC-009 §3).
 
     If the CKF carries embeddings they are used (normalised; no model is loaded; model id =
@@ -264,6 +314,7 @@ def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
     (default ``$CRP_CACHE_DIR`` or ``~/.cache/crp-inspect``); only cache misses reach the model.
     The embedding is resumable: it runs in chunks persisted to the cache, and ``cancel()`` (polled
     between batches) stops it with ``EmbeddingCancelled``, keeping every finished chunk.
+    ``notify(message)`` hears about an index build that runs over a second (the CLI prints it).
     """
     cache_path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     texts = [f.content for f in kb.facts]
@@ -281,7 +332,7 @@ def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
     else:
         tokens = word_token_estimate(texts)
     vectors = _ro(np.ascontiguousarray(vectors, dtype=np.float32))
-    index = _load_or_build_index(vectors, config, cache_path)
+    index = _load_or_build_index(vectors, config, cache_path, notify=notify)
     return Corpus(kb, index.vectors, model_id, tokens, retrievable_mask(kb), index, config, cache_path)
 
 
@@ -346,6 +397,12 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
             raise ScenarioError(f"scenario {scenario.name or ''}".strip(), problems)
         rows = [i for i, g in enumerate(given) if g is not None and len(g) == d]  # have[i]: g is not None
         out[rows] = arr / norms[:, None]
+        # a given vector that is a float32 unit vector (e.g. the sample's shipped embeddings) is kept
+        # bit for bit, as the CKF's: the same vector the model path would give for its text
+        with np.errstate(over="ignore"):
+            as32 = np.asarray([given[i] for i in rows], dtype=np.float64).astype(np.float32).reshape(-1, d)
+        for j in np.flatnonzero(already_unit(as32)):
+            out[rows[j]] = as32[j]
     elif problems:
         raise ScenarioError(f"scenario {scenario.name or ''}".strip(), problems)
     missing = [i for i, h in enumerate(have) if not h]
