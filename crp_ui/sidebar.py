@@ -212,9 +212,14 @@ def _on_sdk_map(key: str) -> None:
 
 def _sdk_map_section() -> None:
     """An optional source-type mapping for crprotocol SDK snapshots (docs/decisions/sdk-snapshots.md):
-    the same TOML as ``--sdk-map``; without one every snapshot fact is ``unverified``."""
+    the same TOML as ``--sdk-map``; without one every snapshot fact is ``unverified``. Shown beside a
+    snapshot (active or being prepared) or while a mapping is in force."""
     current = state.get_sdk_map()
     refusal = state.get_sdk_map_refusal()
+    pending = state.pending_load()
+    loaded = (state.active_ckf(), pending.kb if pending is not None else None)
+    if current is None and refusal is None and not any(kb is not None and kb.fmt == "sdk" for kb in loaded):
+        return
     with st.expander("SDK snapshot: source-type mapping", expanded=current is not None or refusal is not None):
         key = widget_key("sdk_map", "upload")
         st.file_uploader("Mapping (TOML, as crp-inspect --sdk-map)", type=["toml"], key=key,
