@@ -578,11 +578,17 @@ def _preferred(j: Any) -> str:
 def sdk_verdict_lines(rec: Any) -> tuple[str, str]:
     """The selected pair's two judgements in words (plain text; the page escapes them):
     ``SPEC-027 on its own: prefers X — SDK superseded Y: disagrees (...)`` and the as-loaded line."""
-    sdk = f"SDK superseded {rec.sdk_superseded}" if rec.sdk_superseded is not None else "SDK superseded neither"
     a, b = rec.authority_a, rec.authority_b
+    if rec.sdk_superseded is not None:
+        by = b.fact_id if rec.sdk_superseded == a.fact_id else a.fact_id
+        sdk = f"SDK superseded {rec.sdk_superseded} by {by}"
+    else:
+        sdk = "SDK superseded neither fact by the other"
+    ind = rec.independent
+    why = f" ({ind.reason})" if ind.winner is None or ind.verdict == "silent" else ""
     own = (f"SPEC-027 on its own ({a.fact_id} {a.authority:.4f} vs {b.fact_id} {b.authority:.4f}"
            + (f"; {', '.join(rec.neutralised)} read as ACTIVE" if rec.neutralised else "")
-           + f"): {_preferred(rec.independent)} — {sdk}: {rec.independent.verdict} ({rec.independent.reason})")
+           + f"): {_preferred(ind)} — {sdk}: {ind.verdict}{why}")
     loaded = (f"As loaded (the SDK's STALE in force, operator decisions applied): {_preferred(rec.as_loaded)} — "
               f"{sdk}: {rec.as_loaded.verdict}")
     return own, loaded

@@ -148,10 +148,10 @@ def test_mapping_upload_rereads_the_snapshot_and_conflicts_shows_the_disagreemen
     assert list(frame["sdk"]) == ["SDK: disagrees (as loaded: agrees)"]
     text = " ".join(m.value for m in at.markdown).replace("\\", "")
     assert ("SPEC-027 on its own (g-retention-new 0.3500 vs g-retention-old 0.8100; g-retention-old read as "
-            "ACTIVE): prefers g-retention-old — SDK superseded g-retention-old: disagrees") in text
+            "ACTIVE): prefers g-retention-old — SDK superseded g-retention-old by g-retention-new: disagrees") in text
     captions = " ".join(c.value for c in at.caption).replace("\\", "")
     assert ("As loaded (the SDK's STALE in force, operator decisions applied): prefers g-retention-new — SDK "
-            "superseded g-retention-old: agrees") in captions
+            "superseded g-retention-old by g-retention-new: agrees") in captions
     auth = frame_with(at, "fact_id", "recency_factor", "status read as")
     assert dict(zip(auth["fact_id"], auth["authority"])) == {"g-retention-new": 0.7 * 1.0 * 0.5,
                                                              "g-retention-old": 0.9 * 1.0 * 0.9}
@@ -210,3 +210,27 @@ def test_import_summary_is_inert(tmp_path, monkeypatch):
     frame = frame_with(at, "kind", "what", "count")
     (what,) = [w for w in frame["what"] if "unknown" in w and "fact field" in w]
     assert "\u202e" not in what and "\\u202e" in what  # the loader's repr drew the control as an escape
+
+
+def test_sdk_view_texts_by_hand():
+    """The queue cell and the pair's two lines for a tie on its own (both 0.35) that agrees as loaded."""
+    from crp_core.analysis.sdk_agreement import Judgement, PairAgreement
+    from crp_core.records import Authority
+    from crp_ui import conflicts_view as cv
+
+    a = Authority("new", "unverified", 0.7, 1.0, 0.5, 0.35)
+    b = Authority("old", "unverified", 0.7, 1.0, 0.5, 0.35)
+    rec = PairAgreement("new", "old", "old",
+                        Judgement("disagrees", "SPEC-027 on its own ties (both kept with a NOTE); the SDK superseded "
+                                               "old by new", None),
+                        Judgement("agrees", "both keep new and drop old", "new"), a, b, ("old",))
+    assert cv.sdk_label(rec) == "SDK: disagrees (as loaded: agrees)"
+    own, loaded = cv.sdk_verdict_lines(rec)
+    assert own == ("SPEC-027 on its own (new 0.3500 vs old 0.3500; old read as ACTIVE): no winner (a tie, or "
+                   "dismissed) — SDK superseded old by new: disagrees (SPEC-027 on its own ties (both kept with a "
+                   "NOTE); the SDK superseded old by new)")
+    assert loaded == ("As loaded (the SDK's STALE in force, operator decisions applied): prefers new — SDK "
+                      "superseded old by new: agrees")
+    frame = cv.sdk_authority_frame(rec)
+    assert list(frame["status read as"]) == ["as loaded", "ACTIVE (the SDK's STALE neutralised)"]
+    assert list(frame["authority"]) == [0.35, 0.35]
