@@ -572,7 +572,9 @@ def sdk_summary(agreement: Any) -> str:
 
 
 def _preferred(j: Any) -> str:
-    return f"prefers {j.winner}" if j.winner is not None else "no winner (a tie, or dismissed)"
+    if j.winner is not None:
+        return f"prefers {j.winner}"
+    return "dismissed by an operator" if j.reason.startswith("an operator dismissed") else "a tie (both kept)"
 
 
 def sdk_verdict_lines(rec: Any) -> tuple[str, str]:
@@ -585,7 +587,8 @@ def sdk_verdict_lines(rec: Any) -> tuple[str, str]:
     else:
         sdk = "SDK superseded neither fact by the other"
     ind = rec.independent
-    why = f" ({ind.reason})" if ind.winner is None or ind.verdict == "silent" else ""
+    why = f" ({ind.reason})" if ind.verdict == "silent" and rec.sdk_superseded is None and "outside" in ind.reason \
+        else ""
     own = (f"SPEC-027 on its own ({a.fact_id} {a.authority:.4f} vs {b.fact_id} {b.authority:.4f}"
            + (f"; {', '.join(rec.neutralised)} read as ACTIVE" if rec.neutralised else "")
            + f"): {_preferred(ind)} — {sdk}: {ind.verdict}{why}")

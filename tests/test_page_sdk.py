@@ -226,11 +226,16 @@ def test_sdk_view_texts_by_hand():
                         Judgement("agrees", "both keep new and drop old", "new"), a, b, ("old",))
     assert cv.sdk_label(rec) == "SDK: disagrees (as loaded: agrees)"
     own, loaded = cv.sdk_verdict_lines(rec)
-    assert own == ("SPEC-027 on its own (new 0.3500 vs old 0.3500; old read as ACTIVE): no winner (a tie, or "
-                   "dismissed) — SDK superseded old by new: disagrees (SPEC-027 on its own ties (both kept with a "
-                   "NOTE); the SDK superseded old by new)")
+    assert own == ("SPEC-027 on its own (new 0.3500 vs old 0.3500; old read as ACTIVE): a tie (both kept) — SDK "
+                   "superseded old by new: disagrees")
     assert loaded == ("As loaded (the SDK's STALE in force, operator decisions applied): prefers new — SDK "
                       "superseded old by new: agrees")
     frame = cv.sdk_authority_frame(rec)
     assert list(frame["status read as"]) == ["as loaded", "ACTIVE (the SDK's STALE neutralised)"]
     assert list(frame["authority"]) == [0.35, 0.35]
+    outside = PairAgreement("p", "q", None, Judgement("silent", "the SDK superseded p by z, outside this pair", "p"),
+                            Judgement("silent", "the SDK superseded p by z, outside this pair", "p"),
+                            Authority("p", "web", 0.7, 1.0, 0.5, 0.35), Authority("q", "news", 0.75, 0.3, 0.5, 0.1125),
+                            ("p",))
+    assert cv.sdk_verdict_lines(outside)[0].endswith(
+        "prefers p — SDK superseded neither fact by the other: silent (the SDK superseded p by z, outside this pair)")
