@@ -166,8 +166,15 @@ def pair_dict(p: ConflictPair) -> dict[str, Any]:
 
 def sdk_agreement_dict(a: PairAgreement) -> dict[str, Any]:
     """One pair's agreement with the SDK's ``superseded_by`` (key ``sdk_agreement`` of a ``conflicts``
-    pair when the CKF came from an SDK snapshot; docs/decisions/sdk-snapshots.md)."""
-    return {"verdict": a.verdict, "reason": a.reason, "sdk_superseded": a.sdk_superseded}
+    pair when the CKF came from an SDK snapshot; docs/decisions/sdk-snapshots.md): the independent
+    arbitration (the SDK's STALE neutralised) with its authority components, and the as-loaded one."""
+    def judgement(j: Any) -> dict[str, Any]:
+        return {"verdict": j.verdict, "reason": j.reason, "winner": j.winner}
+
+    return {"sdk_superseded": a.sdk_superseded,
+            "independent": {**judgement(a.independent), "margin": a.margin, "neutralised": list(a.neutralised),
+                            "authority": {x.fact_id: authority_dict(x) for x in (a.authority_a, a.authority_b)}},
+            "as_loaded": judgement(a.as_loaded)}
 
 
 def known_flag_data(flag: KnownConflictFlag) -> dict[str, Any]:

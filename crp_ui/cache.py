@@ -57,20 +57,22 @@ def path_stamp(path: str | os.PathLike[str]) -> tuple:
 
 
 @st.cache_data(show_spinner="Loading the CKF…", max_entries=8)
-def load_ckf_path(path: str, stamp: tuple, lenient: bool, max_bytes: int) -> KnowledgeBase:
-    """``crp_core.io.ckf.load_ckf`` (raises :class:`CKFError`; refusals are not cached)."""
+def load_ckf_path(path: str, stamp: tuple, lenient: bool, max_bytes: int, source_map: Any = None) -> KnowledgeBase:
+    """``crp_core.io.ckf.load_ckf`` (raises :class:`CKFError`; refusals are not cached); ``source_map``: an
+    SDK snapshot's source types (a ``SourceTypeMap``, None for the default)."""
     from crp_core.io.ckf import load_ckf
 
     del stamp  # cache key only: a changed file is reloaded
-    return load_ckf(path, lenient=lenient, max_bytes=max_bytes)
+    return load_ckf(path, lenient=lenient, max_bytes=max_bytes, source_map=source_map)
 
 
 @st.cache_data(show_spinner="Loading the uploaded CKF…", max_entries=4)
-def load_ckf_upload(data: bytes, name: str, lenient: bool, max_bytes: int) -> KnowledgeBase:
-    """``crp_core.io.ckf.load_ckf_bytes`` (raises :class:`CKFError`; refusals are not cached)."""
+def load_ckf_upload(data: bytes, name: str, lenient: bool, max_bytes: int, source_map: Any = None) -> KnowledgeBase:
+    """``crp_core.io.ckf.load_ckf_bytes`` (raises :class:`CKFError`; refusals are not cached); ``source_map``
+    as in :func:`load_ckf_path`."""
     from crp_core.io.ckf import load_ckf_bytes
 
-    return load_ckf_bytes(data, name, lenient=lenient, max_bytes=max_bytes)
+    return load_ckf_bytes(data, name, lenient=lenient, max_bytes=max_bytes, source_map=source_map)
 
 
 # ---- embedder ------------------------------------------------------------------------------------

@@ -43,6 +43,8 @@ K_LAST_ATTEMPT = _P + "ckf_last_attempt"  # "sample" | "upload": what the last l
 K_LAST_UPLOAD = _P + "ckf_last_upload"  # (name, bytes) of the last upload, re-read by the lenient toggle
 K_PENDING = _P + "ckf_pending"  # PendingLoad: a CKF being prepared in the background, not yet active
 K_CKF_NOTICE = _P + "ckf_notice"  # a message about the last load (e.g. a cancelled embedding)
+K_SDK_MAP = _P + "sdk_map"  # (name, SourceTypeMap) of the uploaded SDK source-type mapping, or None
+K_SDK_MAP_REFUSAL = _P + "sdk_map_refusal"  # Refusal of the last mapping upload, None when it was read
 K_SCENARIO = _P + "scenario"
 K_SCENARIO_NAME = _P + "scenario_name"  # bundled scenario name, "" for an upload / none
 K_SCENARIO_EDITED = _P + "scenario_edited"
@@ -156,6 +158,66 @@ def set_lenient(value: bool) -> None:
     st.session_state[K_LENIENT] = bool(value)
 
 
+def get_sdk_map() -> tuple[str, Any] | None:
+    """(file name, :class:`~crp_core.io.ckf.sdk_map.SourceTypeMap`) of the uploaded mapping an SDK snapshot
+    is read with (docs/decisions/sdk-snapshots.md), None for the default (every fact ``unverified``)."""
+    return st.session_state.get(K_SDK_MAP)
+
+
+def get_sdk_map_refusal() -> Refusal | None:
+    """Why the last mapping upload was refused (the problems name the key), None when it was read."""
+    return st.session_state.get(K_SDK_MAP_REFUSAL)
+
+
+def _source_map() -> Any:
+    got = get_sdk_map()
+    return None if got is None else got[1]
+
+
+def set_sdk_map(name: str | None, data: bytes | None) -> bool:
+    """Read a mapping TOML upload (None: back to the default mapping) and re-read the active CKF with it
+    when that CKF is an SDK snapshot. A refused mapping keeps the previous one."""
+    import tomllib
+
+    from crp_core.errors import CKFError
+    from crp_core.io.ckf.sdk_map import source_map_from_dict
+
+    if name is None or data is None:
+        st.session_state[K_SDK_MAP] = None
+    else:
+        try:
+            doc = tomllib.loads(data.decode("utf-8"))
+            smap = source_map_from_dict(doc, name)
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            st.session_state[K_SDK_MAP_REFUSAL] = Refusal(name, f"source-type mapping {name} refused", (
+                Problem(0, "toml", f"not valid TOML: {exc}"),))
+            return False
+        except CKFError as exc:
+            st.session_state[K_SDK_MAP_REFUSAL] = Refusal(name, exc.what, tuple(exc.problems))
+            return False
+        st.session_state[K_SDK_MAP] = (name, smap)
+    st.session_state[K_SDK_MAP_REFUSAL] = None
+    kb, pending = active_ckf(), pending_load()
+    if not any(x is not None and x.fmt == "sdk" for x in (kb, pending.kb if pending is not None else None)):
+        return True  # no snapshot loaded: the mapping applies to the next one
+    last = last_upload()
+    if last_load_attempt() == "upload" and last is not None:
+        return load_upload(last[1], last[0])
+    sample = get_ckf_sample()
+    return load_sample(sample) if sample else True
+
+
+def _corpus_fp(kb: KnowledgeBase) -> str:
+    """The CKF part of the corpus cache key: ``kb.fingerprint`` (ids, contents, embeddings), plus for an SDK
+    snapshot a digest of its facts' source types (a mapping changes them, not the file's bytes)."""
+    if kb.fmt != "sdk":
+        return kb.fingerprint
+    import hashlib
+
+    types = hashlib.sha256("\x00".join(f.source_type for f in kb.facts).encode("utf-8")).hexdigest()[:16]
+    return f"{kb.fingerprint}|source-types:{types}"
+
+
 def _refuse(source: str, message: str, problems: tuple[Problem, ...] = ()) -> bool:
     st.session_state[K_CKF_REFUSAL] = Refusal(source, message, problems)
     return False
@@ -175,7 +237,7 @@ def _activate_kb(load: Callable[[], KnowledgeBase], source: str, *, label: str, 
     st.session_state[K_CKF_NOTICE] = None
     _drop_pending()
     config = get_config()
-    job = cache.start_preparation(kb, kb.fingerprint, config)
+    job = cache.start_preparation(kb, _corpus_fp(kb), config)
     job.wait(QUICK_WAIT_S)
     pending = PendingLoad(kb, source, label, sample, job.key)
     if not job.finished:
@@ -204,7 +266,7 @@ def _conclude(p: PendingLoad, job: Any) -> bool:
         return _refuse(p.source, f"CKF {p.source} refused: it does not fit the active scenario ({unfit[0]}); "
                        "load a matching scenario first", unfit[1])
     st.session_state[K_KB] = p.kb
-    st.session_state[K_KB_FP] = p.kb.fingerprint
+    st.session_state[K_KB_FP] = _corpus_fp(p.kb)
     st.session_state[K_CKF_LABEL] = p.label
     st.session_state[K_CKF_SAMPLE] = p.sample
     st.session_state[K_CKF_REFUSAL] = None
@@ -240,7 +302,7 @@ def pending_load() -> PendingLoad | None:
 def _pending_job(p: PendingLoad) -> Any:
     job = cache.jobs().get(p.key)
     if job is None:  # dropped from the registry (unlikely): start it again, it resumes from the cache
-        job = cache.start_preparation(p.kb, p.kb.fingerprint, get_config())
+        job = cache.start_preparation(p.kb, _corpus_fp(p.kb), get_config())
         st.session_state[K_PENDING] = PendingLoad(p.kb, p.source, p.label, p.sample, job.key)
     return job
 
@@ -312,7 +374,8 @@ def load_sample(name: str) -> bool:
     st.session_state[K_LAST_ATTEMPT] = "sample"
     path = samples_dir() / name
     lenient, limit = get_lenient(), get_config().ckf_max_bytes
-    return _activate_kb(lambda: cache.load_ckf_path(str(path), cache.path_stamp(path), lenient, limit),
+    smap = _source_map()
+    return _activate_kb(lambda: cache.load_ckf_path(str(path), cache.path_stamp(path), lenient, limit, smap),
                         name, label=name, sample=name)
 
 
@@ -333,7 +396,8 @@ def load_upload(data: bytes, name: str) -> bool:
         return _refuse(name, f"CKF {name} refused", (Problem(
             0, "file", f"the file has {len(data):,} bytes; the upload limit is {render.limit_text(limit)} "
             "(ckf_max_bytes, capped by the server's server.maxUploadSize)"),))
-    return _activate_kb(lambda: cache.load_ckf_upload(data, name, lenient, limit), name,
+    smap = _source_map()
+    return _activate_kb(lambda: cache.load_ckf_upload(data, name, lenient, limit, smap), name,
                         label=f"{name} (uploaded)", sample=None)
 
 

@@ -180,6 +180,7 @@ def _ckf_section() -> None:
     st.toggle("Lenient loading (skip bad facts, list them)", value=state.get_lenient(), key=lkey,
               on_change=_on_lenient_change, args=(lkey,),
               help="Strict (off): a file with any bad fact is refused. Lenient: exactly the bad facts are skipped.")
+    _sdk_map_section()
     _pending_section()
     kb = state.active_ckf()
     refusal = state.get_ckf_refusal()
@@ -199,6 +200,41 @@ def _ckf_section() -> None:
     if kb.skipped:
         with st.expander(f"{len(kb.skipped)} facts skipped (lenient)"):
             st.markdown(render.problems_list(kb.skipped))
+
+
+def _on_sdk_map(key: str) -> None:
+    """A mapping TOML was dropped: read it and re-read the active SDK snapshot with it."""
+    up = st.session_state.get(key)
+    if up is not None:
+        state.set_sdk_map(up.name, up.getvalue())
+        state.bump("sdk_map")
+
+
+def _sdk_map_section() -> None:
+    """An optional source-type mapping for crprotocol SDK snapshots (docs/decisions/sdk-snapshots.md):
+    the same TOML as ``--sdk-map``; without one every snapshot fact is ``unverified``. Shown beside a
+    snapshot (active or being prepared) or while a mapping is in force."""
+    current = state.get_sdk_map()
+    refusal = state.get_sdk_map_refusal()
+    pending = state.pending_load()
+    loaded = (state.active_ckf(), pending.kb if pending is not None else None)
+    if current is None and refusal is None and not any(kb is not None and kb.fmt == "sdk" for kb in loaded):
+        return
+    with st.expander("SDK snapshot: source-type mapping", expanded=current is not None or refusal is not None):
+        key = widget_key("sdk_map", "upload")
+        st.file_uploader("Mapping (TOML, as crp-inspect --sdk-map)", type=["toml"], key=key,
+                         on_change=_on_sdk_map, args=(key,),
+                         help="[[rule]] tables by category / source_window_id glob / extraction_stage give a "
+                              "crprotocol SDK snapshot's facts their source types; first match wins, else default.")
+        if refusal is not None:
+            render.show_problems(f"{refusal.message}; the previous mapping stays in force", refusal.problems)
+        if current is None:
+            st.caption("Default mapping: every SDK fact is unverified.")
+            return
+        st.caption(f"In force: {render.md_code(current[0])} · {len(current[1].rules)} rule(s), default "
+                   f"{render.md_code(current[1].default)}")
+        st.button("Use the default mapping", key=widget_key("sdk_map", "clear"),
+                  on_click=state.set_sdk_map, args=(None, None))
 
 
 # ---- scenario ----------------------------------------------------------------------------------------

@@ -71,6 +71,8 @@ from .session import (
                       get_scenario,
                       get_scenario_name,
                       get_scenario_refusal,
+                      get_sdk_map,
+                      get_sdk_map_refusal,
                       init_state,
                       last_load_attempt,
                       last_upload,
@@ -92,6 +94,7 @@ from .session import (
                       set_now,
                       set_operator,
                       set_scenario,
+                      set_sdk_map,
                       update_scenario,
                       upload_limit,
                       url_warnings,
@@ -117,6 +120,8 @@ __all__ = [
     # loading in the background
     "K_CKF_NOTICE", "K_LAST_UPLOAD", "K_PENDING", "PendingLoad", "active_ckf", "cancel_pending", "get_ckf_notice",
     "last_upload", "pending_load", "pending_progress", "poll_pending", "upload_limit",
+    # a crprotocol SDK snapshot's source-type mapping
+    "get_sdk_map", "get_sdk_map_refusal", "set_sdk_map",
     # URL codec
     "PAGE_PARAMS", "apply_query_params", "format_value", "query_params_for_state", "sync_query_params",
 ]

@@ -100,6 +100,17 @@ def authority_block(pair, key: str) -> None:
     st.plotly_chart(cv.authority_figure(pair, height=280), width="stretch", key=key + ".chart")
 
 
+def sdk_block(rec, key: str) -> None:
+    """The SDK's supersession against SPEC-027: on its own (the fair comparison) and as loaded."""
+    own, loaded = cv.sdk_verdict_lines(rec)
+    st.markdown(f"**{cv.SDK_LABELS[rec.independent.verdict]}** · {render.md_escape(own)}")
+    st.caption(render.md_escape(loaded))
+    with st.expander("Authority on its own (the SDK had not decided)"):
+        render.dataframe(cv.sdk_authority_frame(rec), hide_index=True, width="stretch", key=key + ".table",
+                         column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
+                                        ("source_authority", "recency_factor", "importance_weight", "authority")})
+
+
 def _build_decision(kind: str, pair, *, operator: str, winner: str | None, target: str | None,
                     status: str | None, note: str, fingerprint: str, config) -> Decision:
     a, b = pair.fact_a, pair.fact_b
@@ -263,8 +274,9 @@ def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
                                         width=100, help="the value-conflict pattern(s) the detector found"),
                                     "arbitration": st.column_config.TextColumn(width=95),
                                     "sdk": st.column_config.TextColumn(
-                                        "SDK", width=90, help="SPEC-027's winner against the SDK snapshot's "
-                                        "superseded_by: agrees, disagrees, or SDK silent"),
+                                        "SDK", width=150, help="SPEC-027 on its own (the SDK's STALE read as "
+                                        "ACTIVE) against the SDK snapshot's superseded_by: agrees, disagrees, or "
+                                        "SDK silent; the as-loaded verdict in brackets when it differs"),
                                     "state": st.column_config.TextColumn(
                                         width=100, help="The decision in force and what it did: a suppressed "
                                         "side, a status an operator set"),
@@ -295,7 +307,7 @@ def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
     st.caption(f"Arbitration: {render.md_escape(cv.arbitration_label(pair))}")
     rec = agreement.of(pair.fact_a, pair.fact_b) if agreement is not None else None
     if rec is not None:
-        st.markdown(f"**{cv.SDK_LABELS[rec.verdict]}** — {render.md_escape(rec.reason)}")
+        sdk_block(rec, K + "sdk")
     st.markdown(f"**Pattern(s):** {render.md_escape(', '.join(pair.patterns))}")
     pair_sides(pair, kb, statuses, now=now, config=config)
     st.markdown(f"**Outcome:** {render.md_escape(cv.outcome_text(pair))}")
@@ -454,7 +466,7 @@ def main() -> None:
     config = state.get_config()
     scan = decisions.conflict_scan(base, config, state.get_now(), ds)
     kb = base.kb
-    agreement = cv.sdk_agreement_of(scan, kb)  # None unless the CKF came from an SDK snapshot
+    agreement = cv.sdk_agreement_of(scan, kb, config)  # None unless the CKF came from an SDK snapshot
     frame = cv.with_sdk_column(cv.queue_frame(scan, kb, ds), agreement)
     counts = cv.queue_counts(frame)
     m = st.columns(6)

@@ -1,6 +1,6 @@
 """Knowledge-base summary: the loaded CKF by source type and status (the statuses in force: the
-file's, then the operators' marks), the facts operators re-marked or suppressed, its embedding state,
-the scenario."""
+file's, then the operators' marks), the facts operators re-marked or suppressed, the import summary of a
+crprotocol SDK snapshot (mapped, defaulted, dropped, checksum, HMAC), its embedding state, the scenario."""
 from __future__ import annotations
 
 import pandas as pd
@@ -48,6 +48,44 @@ def marked_facts(kb, ds, summary) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["fact_id", "mark", "status", "by", "content"])
 
 
+HMAC_FIELD = "header.hmac_signature"
+
+
+def import_frame(summary) -> pd.DataFrame:
+    """An SDK snapshot's :class:`~crp_core.model.ImportSummary` items: one row per (kind, what, count), kinds
+    ``mapped`` / ``defaulted`` / ``dropped`` in that order (docs/decisions/sdk-snapshots.md)."""
+    rows = [{"kind": kind, "what": what, "count": n}
+            for kind, items in (("mapped", summary.mapped), ("defaulted", summary.defaulted),
+                                ("dropped", summary.dropped)) for what, n in items]
+    return pd.DataFrame(rows, columns=["kind", "what", "count"])
+
+
+def import_verdicts(kb) -> list[str]:
+    """The snapshot's provenance, counts, checksum verdict and HMAC state, one plain sentence each."""
+    summary = kb.imported
+    head, counts, checksum = summary.lines()[:3]
+    hmac = ("HMAC signature: present, NOT verified (it needs the deployment's key, which crp-inspect never asks for)"
+            if any(p.field == HMAC_FIELD for p in kb.warnings) else
+            "HMAC signature: none in the header (nothing to verify)")
+    return [head, counts, checksum, hmac]
+
+
+def import_section(kb) -> None:
+    """The import summary of a CKF read from a crprotocol SDK snapshot, every text from the file escaped."""
+    st.subheader("Import summary (crprotocol SDK snapshot)")
+    for line in import_verdicts(kb):
+        st.markdown("- " + render.md_escape(line))
+    smap = state.get_sdk_map()
+    st.caption("Source types: " + (f"the uploaded mapping {render.md_code(smap[0])}" if smap is not None else
+                                   "the default mapping (every fact unverified; upload a mapping TOML in the "
+                                   "sidebar)"))
+    frame = import_frame(kb.imported)
+    render.dataframe(frame, hide_index=True, width="stretch", key="crp.page.home.import",
+                     column_config={"kind": st.column_config.TextColumn(width=80),
+                                    "what": st.column_config.TextColumn(width=520),
+                                    "count": st.column_config.NumberColumn(width=60)})
+
+
 def main() -> None:
     st.title("crp-inspect")
     st.caption("Retrieval inspection for the Context Relay Protocol (CRP-SPEC-027): why each fact "
@@ -75,6 +113,8 @@ def main() -> None:
                 help="facts whose status an operator changed (Conflicts page); counted below under the new status")
     c[3].metric("skipped (lenient)", len(kb.skipped))
     c[4].metric("data-quality warnings", len(kb.warnings))
+    if kb.imported is not None:
+        import_section(kb)
 
     st.subheader("Facts by source type and status")
     table = facts_by_type_and_status(in_force)

@@ -322,3 +322,45 @@ def test_hmac_unknown_successor_duplicate_key_are_warnings():
     assert by_field["json"].startswith("key 'category' given more than once")
     assert kb.get("p-1").status == "STALE" and kb.get("p-3").metadata["category"] == "ops2"
     assert dict(kb.imported.dropped)["header.hmac_signature (not verified: it needs the deployment's key)"] == 1
+
+
+# ---- --sdk-map / --source-type on the commands that take --ckf ---------------------------------
+@pytest.mark.parametrize("cmd", ["run", "fanout", "conflicts", "check", "tune"])
+def test_every_ckf_command_takes_the_mapping(cmd, capsys):
+    with pytest.raises(SystemExit):
+        main([cmd, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--sdk-map TOML" in out and "--source-type TYPE" in out
+
+
+def test_input_source_map_and_load(tmp_path, capsys):
+    import argparse
+
+    from crp_core.cli.common import input_source_map, load_input_ckf
+
+    ns = argparse.Namespace
+    assert input_source_map(ns(sdk_map=None, source_type=None)) is None
+    assert input_source_map(ns(sdk_map=None, source_type="web")) == SourceTypeMap((), "web")
+    smap = input_source_map(ns(sdk_map=str(SDK / "mapping.toml"), source_type="news"))
+    assert smap is not None and smap.default == "news" and len(smap.rules) == 2
+    kb = load_input_ckf(str(SUP), lenient=False, max_bytes=1 << 20, source_map=smap)
+    assert kb.get("f-rate-old").source_type == "official_documentation" and kb.get("f-backup").source_type == "news"
+    assert capsys.readouterr().err == ""
+    ckf = tmp_path / "plain.jsonl"
+    ckf.write_text('{"fact_id": "a", "content": "x", "source_type": "internal"}\n', encoding="utf-8")
+    kb = load_input_ckf(str(ckf), lenient=False, max_bytes=1 << 20, source_map=smap)
+    assert kb.get("a").source_type == "internal"
+    assert ("--sdk-map / --source-type ignored: " + str(ckf) + " is not a crprotocol SDK snapshot"
+            in capsys.readouterr().err)
+
+
+def test_bad_sdk_map_exit_2_names_the_key(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[rule]]\ncategory = "policy"\nsource_type = "blog"\n', encoding="utf-8")
+    assert main(["conflicts", "--ckf", str(SUP), "--sdk-map", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "rule[1].source_type" in err and "unknown source type 'blog'" in err
+    assert main(["conflicts", "--ckf", str(SUP), "--sdk-map", str(tmp_path / "missing.toml")]) == 2
+    assert "missing.toml" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["conflicts", "--ckf", str(SUP), "--source-type", "blog"])

@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from crp_core.cli.common import TerminalProgress, add_input_args, check_writable, visible, write_output
+from crp_core.cli.common import (
+    TerminalProgress,
+    add_input_args,
+    check_writable,
+    input_source_map,
+    load_input_ckf,
+    visible,
+    write_output,
+)
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError
 from crp_core.io.timeparse import parse_timestamp
@@ -79,7 +87,6 @@ def load_inputs(args: argparse.Namespace) -> SuiteInputs:
     from crp_core.analysis.evaluate import prepare_suite
     from crp_core.analysis.suite import load_suite
     from crp_core.corpus.prepared import prepare_corpus
-    from crp_core.io.ckf import load_ckf
 
     now: datetime | None = None
     if args.now:
@@ -91,7 +98,8 @@ def load_inputs(args: argparse.Namespace) -> SuiteInputs:
     set_args = tuple(args.set_args)
     config.with_set_args(set_args)  # a bad --set is refused before the CKF is read
     suite = load_suite(args.suite[0] if len(args.suite) == 1 else args.suite)
-    kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
+    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes,
+                        source_map=input_source_map(args))
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     prepared = prepare_suite(corpus, suite, now=now)

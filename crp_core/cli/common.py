@@ -1,5 +1,6 @@
 """Arguments and helpers shared by the sub-commands: the input arguments of the commands that load a
-CKF (``run``, ``fanout``, ``conflicts``, ``check``, ``tune``), up-front checks of the paths a command
+CKF (``run``, ``fanout``, ``conflicts``, ``check``, ``tune``) and :func:`load_input_ckf` (with an SDK
+snapshot's source-type mapping), up-front checks of the paths a command
 writes to (``--cache-dir``, ``--out``, ``--write-baseline``), atomic writes, and :func:`visible` for
 printing data (ids, names, notes) without letting its control characters drive the terminal."""
 from __future__ import annotations
@@ -12,9 +13,12 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
+from crp_core.config import SOURCE_TYPES
 from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
+    from crp_core.io.ckf.sdk_map import SourceTypeMap
+    from crp_core.model import KnowledgeBase
     from crp_core.records import Clamp
 
     #: what each sub-command's ``register`` receives: ``ArgumentParser.add_subparsers()``
@@ -111,7 +115,8 @@ def visible(text: object, *, newlines: bool = False) -> str:
 
 def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str) -> None:
     """``--ckf`` [``--scenario``] ``--config`` ``--set`` (repeatable, into ``set_args``) ``--now``
-    ``--lenient`` ``--cache-dir``. Configuration precedence: defaults < --config < the scenario's
+    ``--lenient`` ``--cache-dir`` ``--sdk-map`` ``--source-type`` (:func:`input_source_map`).
+    Configuration precedence: defaults < --config < the scenario's
     config < --set (``crp_core.config.layered_config``)."""
     p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv) or directory")
     if scenario:
@@ -124,6 +129,35 @@ def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str)
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
     p.add_argument("--cache-dir", metavar="DIR", default=None, type=cache_dir_arg,
                    help="embedding / index cache directory (created if missing; must not be a file)")
+    p.add_argument("--sdk-map", metavar="TOML", default=None,
+                   help="when --ckf is a crprotocol SDK snapshot: the source-type mapping ([[rule]] tables by "
+                        "category / source_window_id glob / extraction_stage, first match wins; as import-sdk --map)")
+    p.add_argument("--source-type", choices=SOURCE_TYPES, default=None, metavar="TYPE",
+                   help="when --ckf is an SDK snapshot: the source type of the facts no mapping rule matches "
+                        "(default: the mapping's default, else unverified)")
+
+
+def input_source_map(args: argparse.Namespace) -> SourceTypeMap | None:
+    """The SDK source-type mapping of ``--sdk-map`` / ``--source-type`` (docs/decisions/sdk-snapshots.md);
+    None when neither is given. A bad mapping file is a :class:`~crp_core.errors.CKFError` naming the key."""
+    from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map
+
+    path, default = getattr(args, "sdk_map", None), getattr(args, "source_type", None)
+    if path is None and default is None:
+        return None
+    return (load_source_map(path) if path else SourceTypeMap()).with_default(default)
+
+
+def load_input_ckf(path: str, *, lenient: bool, max_bytes: int, source_map: SourceTypeMap | None) -> KnowledgeBase:
+    """``load_ckf`` of a command's ``--ckf``; a mapping given for a CKF that is not an SDK snapshot is
+    said on stderr (it has no effect there)."""
+    from crp_core.io.ckf import load_ckf
+
+    kb = load_ckf(path, lenient=lenient, max_bytes=max_bytes, source_map=source_map)
+    if source_map is not None and kb.fmt != "sdk":
+        print(f"crp-inspect: warning: --sdk-map / --source-type ignored: {visible(path)} is not a crprotocol SDK "
+              "snapshot (a CKF carries its own source_type)", file=sys.stderr)
+    return kb
 
 
 def warn_clamps(clamps: Iterable[Clamp]) -> None:

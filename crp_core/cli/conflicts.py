@@ -17,15 +17,15 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from crp_core.cli.common import TerminalProgress, add_input_args
+from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, visible
 from crp_core.config import layered_config
 from crp_core.errors import ConfigError
-from crp_core.io.ckf import load_ckf
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
     from crp_core.analysis.scan import ConflictScan
     from crp_core.cli.common import Subparsers
+    from crp_core.config import CRPConfig
     from crp_core.model import KnowledgeBase
     from crp_core.records import ConflictPair
 
@@ -65,16 +65,17 @@ def _handle(args: argparse.Namespace) -> int:
     else:
         now = datetime.now(UTC)
     config = layered_config(args.config, None, args.set_args)  # no scenario here
-    kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
+    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes,
+                        source_map=input_source_map(args))
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     scan = scan_ckf(corpus, config, now)
     if args.json:
-        sys.stdout.write(json_text(scan, kb) + "\n")
+        sys.stdout.write(json_text(scan, kb, config) + "\n")
     elif args.csv:
         sys.stdout.write(csv_text(scan, kb))
     else:
-        _print_summary(scan, kb, args.ckf, max(0, args.top))
+        _print_summary(scan, kb, config, args.ckf, max(0, args.top))
     return 0
 
 
@@ -83,12 +84,13 @@ def _content(kb: KnowledgeBase, fact_id: str) -> str:
     return kb.facts[kb.index_of(fact_id)].content
 
 
-def pair_rows(scan: ConflictScan, kb: KnowledgeBase) -> list[dict[str, Any]]:
-    """One JSON-ready dict per pair: SPEC_NOTES §4 fields + margin, decision, diffs and both texts."""
+def pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> list[dict[str, Any]]:
+    """One JSON-ready dict per pair: SPEC_NOTES §4 fields + margin, decision, diffs and both texts (and
+    ``sdk_agreement`` for a CKF from an SDK snapshot; ``config`` is the scan's)."""
     from crp_core.analysis.sdk_agreement import has_sdk_data, sdk_agreement
     from crp_core.report import pair_dict, sdk_agreement_dict
 
-    agreement = sdk_agreement(scan.pairs, kb) if has_sdk_data(kb) else None
+    agreement = sdk_agreement(scan.pairs, kb, config, scan.now) if has_sdk_data(kb) else None
     rows = []
     for p in scan.pairs:
         d = pair_dict(p)
@@ -101,9 +103,9 @@ def pair_rows(scan: ConflictScan, kb: KnowledgeBase) -> list[dict[str, Any]]:
     return rows
 
 
-def json_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
+def json_text(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> str:
     """Deterministic JSON (floats unrounded, no timings): the same input gives the same bytes."""
-    return json.dumps(pair_rows(scan, kb), ensure_ascii=False, indent=2, allow_nan=False)
+    return json.dumps(pair_rows(scan, kb, config), ensure_ascii=False, indent=2, allow_nan=False)
 
 
 def _changes(p: ConflictPair) -> str:
@@ -129,7 +131,7 @@ def csv_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
     return buf.getvalue()
 
 
-def _print_summary(scan: ConflictScan, kb: KnowledgeBase, path: str, top: int) -> None:
+def _print_summary(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, path: str, top: int) -> None:
     out = sys.stdout.write
     out(f"CKF {path}: {scan.n_facts} retrievable fact(s) scanned at {format_timestamp(scan.now)}\n")
     if kb.skipped:
@@ -138,7 +140,7 @@ def _print_summary(scan: ConflictScan, kb: KnowledgeBase, path: str, top: int) -
     out(f"conflicting pairs: {len(scan.pairs)} ({scan.tied} tied, unresolved)\n")
     for pat, n in scan.counts.items():
         out(f"  {pat:<20} {n}\n")
-    _print_sdk_agreement(scan, kb)
+    _print_sdk_agreement(scan, kb, config)
     if scan.pairs:
         shown = scan.pairs[:top]
         out(f"\npairs in triage order (ties first, then smallest authority margin)"
@@ -160,18 +162,22 @@ def _print_summary(scan: ConflictScan, kb: KnowledgeBase, path: str, top: int) -
     out("\ntimings (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + "\n")
 
 
-def _print_sdk_agreement(scan: ConflictScan, kb: KnowledgeBase) -> None:
+def _print_sdk_agreement(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> None:
     """For a CKF from an SDK snapshot: how SPEC-027 arbitration compares with its ``superseded_by``."""
     from crp_core.analysis.sdk_agreement import has_sdk_data, sdk_agreement
 
     if not has_sdk_data(kb):
         return
-    ag = sdk_agreement(scan.pairs, kb)
-    sys.stdout.write(f"SDK supersessions: {ag.count('agrees')} pair(s) agree, {ag.count('disagrees')} disagree, "
-                     f"{ag.count('silent')} SDK silent; {len(ag.unpaired)} SDK supersession(s) in no pair\n")
+    ag = sdk_agreement(scan.pairs, kb, config, scan.now)
+    out = sys.stdout.write
+    out(f"SDK supersessions vs SPEC-027 on its own (the SDK's STALE read as ACTIVE): {ag.count('agrees')} pair(s) "
+        f"agree, {ag.count('disagrees')} disagree, {ag.count('silent')} SDK silent; as loaded (STALE in force): "
+        f"{ag.count('agrees', as_loaded=True)} agree, {ag.count('disagrees', as_loaded=True)} disagree; "
+        f"{len(ag.unpaired)} SDK supersession(s) in no pair\n")
     for r in ag.pairs:
-        if r.verdict == "disagrees":
-            sys.stdout.write(f"  disagrees: {r.fact_a} vs {r.fact_b}: {r.reason}\n")
+        if r.verdict == "disagrees" or r.as_loaded.verdict == "disagrees":
+            out(f"  {visible(r.fact_a)} vs {visible(r.fact_b)}: on its own {r.independent.verdict} "
+                f"({visible(r.independent.reason)}); as loaded {r.as_loaded.verdict}\n")
 
 
 def _short(text: str, n: int = 110) -> str:

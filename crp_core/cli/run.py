@@ -12,10 +12,9 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from crp_core.cli.common import TerminalProgress, add_input_args, warn_clamps
+from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, warn_clamps
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError
-from crp_core.io.ckf import load_ckf
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
@@ -59,7 +58,8 @@ def _handle(args: argparse.Namespace) -> int:
             raise ConfigError(f"--now: {exc}") from None
     scenario = load_scenario(args.scenario)
     config = build_config(args.config, scenario, args.set_args)
-    kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes)
+    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes,
+                        source_map=input_source_map(args))
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     vectors = embed_scenario(scenario, corpus)

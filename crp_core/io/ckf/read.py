@@ -18,7 +18,7 @@ import json
 import os
 import stat
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,11 +44,15 @@ from crp_core.io.ckf.facts import (
 from crp_core.io.files import link_reason
 from crp_core.model import KnowledgeBase
 
+if TYPE_CHECKING:
+    from crp_core.io.ckf.sdk_map import SourceTypeMap
+
 
 # ---- public API ------------------------------------------------------------------------------
 def load_ckf(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: int | None = None,
-             expected_model: str | None = None) -> KnowledgeBase:
-    """Load and validate a CKF file or directory (SPEC_NOTES §1.1). Raises :class:`CKFError`."""
+             expected_model: str | None = None, source_map: SourceTypeMap | None = None) -> KnowledgeBase:
+    """Load and validate a CKF file or directory (SPEC_NOTES §1.1). Raises :class:`CKFError`.
+    ``source_map`` gives an SDK snapshot's facts their source types (unused for other formats)."""
     path = os.fspath(path)
     limit = _limit(max_bytes)
     _check_resolves(path, _FILE)
@@ -60,13 +64,14 @@ def load_ckf(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: 
     data = _read_limited(path, limit, _FILE)
     if fmt == "json" and _is_sdk_snapshot(data):
         from crp_core.io.ckf.sdk import read_snapshot
-        return read_snapshot(data, path, lenient=lenient)
+        return read_snapshot(data, path, lenient=lenient, source_map=source_map)
     return _load_data(data, path, fmt, lenient=lenient, expected_model=expected_model)
 
 
 def load_ckf_bytes(data: bytes, name: str, *, lenient: bool = False, max_bytes: int | None = None,
-                   expected_model: str | None = None) -> KnowledgeBase:
-    """Load an uploaded CKF; the format comes from ``name``'s extension (SPEC_NOTES §1.1)."""
+                   expected_model: str | None = None, source_map: SourceTypeMap | None = None) -> KnowledgeBase:
+    """Load an uploaded CKF; the format comes from ``name``'s extension (SPEC_NOTES §1.1); ``source_map``
+    as in :func:`load_ckf`."""
     limit = _limit(max_bytes)
     fmt = _FORMATS.get(os.path.splitext(name)[1].lower())
     if fmt is None:
@@ -77,7 +82,7 @@ def load_ckf_bytes(data: bytes, name: str, *, lenient: bool = False, max_bytes: 
         _refuse(name, [Problem(0, _FILE, _too_large(len(data), limit))])
     if fmt == "json" and _is_sdk_snapshot(data):
         from crp_core.io.ckf.sdk import read_snapshot
-        return read_snapshot(bytes(data), name, lenient=lenient)
+        return read_snapshot(bytes(data), name, lenient=lenient, source_map=source_map)
     return _load_data(bytes(data), name, fmt, lenient=lenient, expected_model=expected_model)
 
 

@@ -13,8 +13,11 @@ SDK's contradiction detection and one by the warm store's ``supersede``, a commu
 same fabric persisted while ``blake3`` is importable, so its checksum is BLAKE3), and the malformed
 files derived from ``supersessions.json``: ``truncated.json``, ``bad_checksum.json``,
 ``wrong_types.json``, ``newer_schema.json``, ``newer_store_schema.json``, ``missing_header.json``,
-``count_mismatch.json``. The clock is pinned for the facts and the event log (the payload, hence the checksums, are
-reproducible); ``header.created_at`` is the real clock (the SDK binds ``time.time`` at import).
+``count_mismatch.json``; ``disagreement.json`` (four facts: an older regulation fact superseded by the
+SDK's newer-wins contradiction rule with a newer chat remark; with ``disagreement_mapping.toml`` SPEC-027
+on its own prefers the regulation; SHA-256). ``... _make_fixtures.py disagreement`` writes only that
+one (the others stay byte-identical). The clock is pinned for the facts and the event log (the payload,
+hence the checksums, are reproducible); ``header.created_at`` is the real clock (the SDK binds ``time.time`` at import).
 """
 from __future__ import annotations
 
@@ -101,6 +104,36 @@ def build_supersessions(path: Path) -> None:
         raise SystemExit("the SDK's contradiction detection found nothing: the fixture texts need a change")
 
 
+def build_disagreement(path: Path) -> None:
+    """The SDK's own rule (the earlier fact of a detected pair is superseded by the later one) against
+    an older fact of higher source authority once the mapping gives source types."""
+    fab = ContextualKnowledgeFabric()
+    w1 = [
+        _fact("g-retention-old", "audit logs of every customer account are kept for 7 years under the financial "
+              "records regulation", "regulation", "reg-2024", 1, 0.95, 30),
+        _fact("g-region", "The primary database runs in the eu-west-1 region with a standby in eu-central-1.",
+              "ops", "win-001", 2, 0.85, 25),
+    ]
+    fab.store(w1, window_id="reg-2024")
+    fab._warm.advance_window("chat-117")
+    w2 = [
+        _fact("g-retention-new", "under the financial records regulation audit logs of every customer account "
+              "are kept for 2 years", "chat", "chat-117", 6, 0.40, 1),
+        _fact("g-oncall", "The on-call rotation hands over every Monday at 09:00 local time.", "ops", "chat-117",
+              6, 0.60, 1),
+    ]
+    found = detect_contradictions(w2, [sf.fact for sf in fab._warm.get_facts()])
+    events = apply_supersessions(found)
+    fab.store(w2, window_id="chat-117")
+    for ev in events:
+        fab._event_log.record_supersession(ev.fact_id, ev.payload["superseded_by"], "chat-117",
+                                           confidence=ev.payload["similarity"] * ev.payload["content_diff"])
+    with _sha256_only():
+        fab.persist(path)
+    if [(ev.fact_id, ev.payload["superseded_by"]) for ev in events] != [("g-retention-old", "g-retention-new")]:
+        raise SystemExit(f"the SDK's contradiction detection found {events!r}: the fixture texts need a change")
+
+
 def _plain_fabric() -> ContextualKnowledgeFabric:
     fab = ContextualKnowledgeFabric()
     fab.store([
@@ -158,6 +191,11 @@ def derive_malformed(base: Path) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["disagreement"]:
+        with mock.patch.object(time, "time", return_value=T0):
+            build_disagreement(HERE / "disagreement.json")
+        print("disagreement.json written to", HERE)
+        return
     try:
         import blake3  # noqa: F401
     except ImportError:
@@ -168,6 +206,7 @@ def main() -> None:
         with _sha256_only():
             fab.persist(HERE / "plain.json")
         fab.persist(HERE / "plain_blake3.json")  # blake3 importable: the SDK's BLAKE3 checksum
+        build_disagreement(HERE / "disagreement.json")
     derive_malformed(HERE / "supersessions.json")
     print("fixtures written to", HERE)
 
