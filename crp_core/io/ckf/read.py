@@ -57,6 +57,9 @@ def load_ckf(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: 
     fmt = _FORMATS.get(os.path.splitext(path)[1].lower())
     if fmt is None:
         _refuse(path, [Problem(0, _FILE, _format_message(path))])
+    if fmt == "parquet":  # read in row batches by pyarrow (crp_core.io.ckf.parquet)
+        from crp_core.io.ckf.parquet import load_parquet
+        return load_parquet(path, lenient=lenient, limit=limit, expected_model=expected_model)
     data = _read_limited(path, limit, _FILE)
     return _load_data(data, path, fmt, lenient=lenient, expected_model=expected_model)
 
@@ -72,6 +75,9 @@ def load_ckf_bytes(data: bytes, name: str, *, lenient: bool = False, max_bytes: 
         _refuse(name, [Problem(0, _FILE, f"expected bytes, got {type(data).__name__}")])
     if len(data) > limit:
         _refuse(name, [Problem(0, _FILE, _too_large(len(data), limit))])
+    if fmt == "parquet":
+        from crp_core.io.ckf.parquet import load_parquet_bytes
+        return load_parquet_bytes(bytes(data), name, lenient=lenient, limit=limit, expected_model=expected_model)
     return _load_data(bytes(data), name, fmt, lenient=lenient, expected_model=expected_model)
 
 
