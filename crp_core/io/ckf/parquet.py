@@ -145,7 +145,8 @@ def _batch_embeddings(col: pa.Array) -> tuple[np.ndarray, list[np.ndarray | None
     nz_c = np.concatenate([[0], np.cumsum(vals != 0)])
     lo, hi = offsets[:-1], offsets[1:]
     ok = present & (hi > lo) & (bad_c[hi] == bad_c[lo]) & (nz_c[hi] > nz_c[lo])
-    f32 = vals.astype(np.float32) if ok.any() else vals
+    with np.errstate(over="ignore"):  # rows with a value over float32's range are not ok: their own check says it
+        f32 = vals.astype(np.float32) if ok.any() else vals
     return present, [f32[a:b] if good else None for a, b, good in zip(lo.tolist(), hi.tolist(), ok.tolist())]
 
 
