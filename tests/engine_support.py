@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support import REPO_ROOT
 
 

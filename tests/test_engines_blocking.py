@@ -10,6 +10,7 @@ import pytest
 from engine_support import synth10k  # noqa: F401  (fixture)
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import REPO_ROOT
 
 from crp_core.analysis.scan import exact_pairs
 from crp_core.cli import main
@@ -17,7 +18,6 @@ from crp_core.engines import embed_kb, scan_with_engine
 from crp_core.engines.blocking import blocked_pairs, merge_pairs, plan_blocks, run_in_process, unit_pairs
 from crp_core.errors import ConfigError
 from crp_core.io.ckf import load_ckf
-from support import REPO_ROOT
 
 
 def _unit(a):
@@ -110,7 +110,8 @@ def test_without_ray_the_ray_engine_says_to_install_the_extra(monkeypatch, capsy
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
     monkeypatch.setitem(sys.modules, "ray.data", None)
     for argv in (["conflicts", "--ckf", "sample_ckf/knowledge_base.jsonl", "--engine", "ray"],
-                 ["embed", "--ckf", "sample_ckf/knowledge_base.jsonl", "--out", str(tmp_path / "o"), "--engine", "ray"]):
+                 ["embed", "--ckf", "sample_ckf/knowledge_base.jsonl", "--out", str(tmp_path / "o"),
+                  "--engine", "ray"]):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert "pip install -e '.[ray]'" in err and "Traceback" not in err
