@@ -27,6 +27,7 @@ from crp_core.analysis.tune import OBJECTIVES, TrialRecord, TuneResult, tune
 from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
 from crp_core.corpus.embedding import MODEL_ID, Embedder, MiniLMEmbedder
 from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
+from crp_core.engines import ENGINES, EmbedRun, embed_kb, scan_with_engine
 from crp_core.errors import (
                              CKFError,
                              ConfigError,
@@ -102,6 +103,8 @@ __all__ = [
     # analysis
     "scan_ckf", "ConflictScan", "sweep", "SweepResult", "SweepPoint", "compare_runs", "Comparison",
     "before_after", "BeforeAfter", "run_spec024_baseline",
+    # engines of the whole-CKF work: local or Ray (docs/scaling.md)
+    "ENGINES", "EmbedRun", "embed_kb", "scan_with_engine",
     # suites, metrics, the regression gate, auto-tuning (docs/decisions/suites.md)
     "load_suite", "suite_from_files", "Suite", "SuiteScenario", "check_suite",
     "prepare_suite", "PreparedSuite", "run_suite", "SuiteRun",

@@ -28,6 +28,11 @@ from crp_core.model import KnowledgeBase
 if TYPE_CHECKING:
     import pyarrow as pa
 
+# pyarrow's default allocator (mimalloc) reserves about 1 GB of address space when it starts: a process
+# under an address-space limit (RLIMIT_AS, as the hostile-input harness runs) then cannot start a thread.
+# The system allocator, unless the environment chose one; it only matters before pyarrow's first use.
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+
 #: rows decoded at a time (one Arrow record batch; a row group larger than this is read in parts)
 BATCH_ROWS = 8192
 #: rows per row group written by :func:`write_parquet`

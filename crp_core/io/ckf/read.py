@@ -2,8 +2,9 @@
 
 Formats: ``.jsonl`` (one fact per line, blank lines allowed), ``.json`` (a list of facts or
 ``{"embedding_model": ..., "facts": [...]}``), ``.csv`` (one fact per row; ``embedding`` holds a JSON
-list and ``metadata`` a JSON object; an empty cell is an absent value), or a directory holding
-``facts.jsonl`` plus optional ``embeddings.npy`` and ``manifest.json``.
+list and ``metadata`` a JSON object; an empty cell is an absent value), ``.parquet`` (one row per fact,
+read in batches by :mod:`crp_core.io.ckf.parquet`), or a directory holding ``facts.jsonl`` plus
+optional ``embeddings.npy`` and ``manifest.json``.
 
 Every problem is reported with its line (JSONL line, CSV line where the row starts, JSON list
 position; 0 = whole file) and field. Strict loading raises :class:`CKFError` listing all of them and
