@@ -3,14 +3,16 @@
     .venv/bin/python bench/ray_scan.py                          # synth10k and synth100k if present
     .venv/bin/python bench/ray_scan.py --sets synth10k --embed-texts 512 --workers 1 2
 
-Prints one markdown table: for each CKF, the conflict scan (``scan_ckf``: the exact pair search, text
-check and arbitration) on the local engine and on a private local Ray cluster of 1 and 2 CPUs (the
-pair search as Ray tasks over centroid-block units), with the pair-search time alone and a check that
-the JSON report is identical; then MiniLM embedding texts/s of ``--embed-texts`` texts of the first
-CKF, local (this process, torch's own threads) and Ray Data actors (1 CPU and 1 torch thread each,
-model loaded once per actor: its load is inside the time). Each row prints the 1-minute load average
-when it finished: the reference machine has 2 cores shared with others. Ray is needed (the [ray] extra).
-Caches go to ``--cache-dir`` (default a temporary folder; the embedding runs always use a fresh one).
+Prints two markdown tables. The conflict scan (``scan_ckf``: exact pair search, text check,
+arbitration) of each CKF on the local engine and on a private local Ray cluster of 1 and 2 CPUs (the
+pair search as Ray tasks over centroid-block units), after one untimed warm-up scan so that every row
+finds the text checks' caches alike: total and pair-search seconds, pairs, dot products, and whether
+the JSON report is identical. Then MiniLM embedding texts/s of ``--embed-texts`` texts of the first
+CKF, local (this process, torch's own threads, model loaded before timing) and Ray Data actors (1 CPU
+and 1 torch thread each, the model loaded once per actor inside the time). Each row prints the
+1-minute load average when it finished: the reference machine has 2 cores shared with others. Ray is
+needed (the [ray] extra). Caches go to ``--cache-dir`` (default a temporary folder; the embedding runs
+always use a fresh one).
 """
 from __future__ import annotations
 
@@ -50,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     ray = require_ray()
     cache = args.cache_dir or tempfile.mkdtemp(prefix="crp-ray-bench-")
     config = CRPConfig()
-    rows = ["| CKF | facts | engine | workers | scan s | pair search s | pairs | same JSON | load |",
-            "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: |"]
+    rows = ["| CKF | facts | engine | workers | scan s | pair search s | pairs | products | same JSON | load |",
+            "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
     first_kb = None
     for name in args.sets:
         path = ROOT / "bench" / "data" / name
@@ -61,13 +63,14 @@ def main(argv: list[str] | None = None) -> int:
         kb = load_ckf(path)
         first_kb = first_kb or kb
         corpus = prepare_corpus(kb, cache_dir=cache, config=config)
+        scan_ckf(corpus, config, NOW)  # warm-up: the text checks' parse caches filled for every row alike
         clear_search_cache()
         t0 = time.perf_counter()
         local = scan_ckf(corpus, config, NOW)
         t_local = time.perf_counter() - t0
         ref = json_text(local, kb)
         rows.append(f"| {name} | {len(kb)} | local | - | {t_local:.1f} | {local.timings_ms['neighbours'] / 1e3:.1f} | "
-                    f"{local.n_candidates} | - | {load()} |")
+                    f"{local.n_candidates} | {local.products:.3g} | - | {load()} |")
         print(rows[-1], flush=True)
         for w in args.workers:
             with ray_session(None, w):
@@ -76,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
                 t_ray = time.perf_counter() - t0
                 same = json_text(remote, kb) == ref
             rows.append(f"| {name} | {len(kb)} | ray | {w} | {t_ray:.1f} | {remote.timings_ms['neighbours'] / 1e3:.1f} "
-                        f"| {remote.n_candidates} | {'yes' if same else 'NO'} | {load()} |")
+                        f"| {remote.n_candidates} | {remote.products:.3g} | {'yes' if same else 'NO'} | {load()} |")
             print(rows[-1], flush=True)
         del corpus  # one corpus at a time in memory
     emb_rows = ["| embedding | workers | texts | s | texts/s | load |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
