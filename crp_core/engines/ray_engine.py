@@ -45,12 +45,12 @@ def ray_available() -> bool:
 
 def _quiet(ray: Any) -> None:
     """Ray Data's progress bars and per-dataset log lines off (the CLI prints its own summary)."""
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = False
     ctx.print_on_execution_start = False
     ctx.verbose_stats_logs = False
-    for name in ("ray", "ray.data"):
-        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 @contextmanager
@@ -144,9 +144,12 @@ def ray_embed(texts: Sequence[str], workers: int | None = None, *, batch_size: i
     step = max(1, int(block_rows))
     tables = [pa.table({"row": pa.array(np.arange(s, min(n, s + step), dtype=np.int64)),
                         "text": pa.array(list(texts[s:s + step]), type=pa.string())}) for s in range(0, n, step)]
+    # a pool of n_workers actors (``concurrency=`` before Ray 2.51, ``compute=`` since)
+    pool: dict[str, Any] = ({"compute": ray.data.ActorPoolStrategy(size=n_workers)}
+                            if hasattr(ray.data, "ActorPoolStrategy") else {"concurrency": n_workers})
     ds = ray.data.from_arrow(tables).map_batches(
-        EmbedActor, fn_constructor_kwargs={"batch_size": batch_size}, concurrency=n_workers, num_cpus=1,
-        batch_size=min(step, 512), batch_format="numpy")
+        EmbedActor, fn_constructor_kwargs={"batch_size": batch_size}, num_cpus=1,
+        batch_size=min(step, 512), batch_format="numpy", **pool)
     seen = np.zeros(n, dtype=bool)
     for b in ds.iter_batches(batch_format="numpy", batch_size=None):
         rows = np.asarray(b["row"], dtype=np.int64)
