@@ -4,10 +4,14 @@
 #   make test   same install plus the test extra, then ruff + mypy, then the whole pytest suite (e2e included)
 #   make lint   ruff (the whole tree) and mypy (crp_core) only
 #   make bench  run every bench/*.py script (each prints a table)
+#   make lock   re-resolve requirements.lock (pip-tools) from pyproject.toml; commit the result
 #
 # torch is installed FIRST and pinned to the CPU build found in the machine's local wheel
 # directory (pip's find-links), so `pip install -e .` never pulls a CUDA build from an index.
-# Stamp files in .venv/ make a second `make test` skip the install while pyproject.toml is unchanged.
+# Every install is constrained by requirements.lock (`pip install -c`), so the same two commands install
+# the same versions next month; `make lock` refreshes it (torch pinned to its CPU build, TORCH_LOCK).
+# Stamp files in .venv/ make a second `make test` skip the install while pyproject.toml and the
+# lock are unchanged.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -18,6 +22,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 TORCH  ?= torch==2.13.0
+TORCH_LOCK ?= torch==2.13.0+cpu
+LOCK   := requirements.lock
+PIP_TOOLS ?= pip-tools==7.6.2
 WHEELS ?= /opt/wheels
 PIP_LOCAL := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 PORT   ?= 8501
@@ -31,28 +38,30 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 STAMP_TORCH := $(VENV)/.stamp-torch
 STAMP_RUN   := $(VENV)/.stamp-run
 STAMP_TEST  := $(VENV)/.stamp-test
+CONSTRAIN   := -c $(LOCK)
 
-.PHONY: help run test lint bench install install-test clean-venv
+.PHONY: help run test lint bench lock install install-test clean-venv
 
 help:
 	@echo "make run    - install into $(VENV) and start the dashboard (http://localhost:$(PORT))"
 	@echo "make test   - install with the test extra, run ruff + mypy, then the whole pytest suite"
 	@echo "make lint   - ruff and mypy only"
 	@echo "make bench  - run the bench/ scripts"
+	@echo "make lock   - re-resolve $(LOCK) from pyproject.toml (pip-tools), then commit it"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP_TORCH): | $(PY)
-	$(PIP) install $(PIP_LOCAL) "$(TORCH)"
+$(STAMP_TORCH): $(LOCK) | $(PY)
+	$(PIP) install $(PIP_LOCAL) $(CONSTRAIN) "$(TORCH)"
 	touch $@
 
-$(STAMP_RUN): pyproject.toml $(STAMP_TORCH)
-	$(PIP) install $(PIP_LOCAL) -e .
+$(STAMP_RUN): pyproject.toml $(LOCK) $(STAMP_TORCH)
+	$(PIP) install $(PIP_LOCAL) $(CONSTRAIN) -e .
 	touch $@
 
-$(STAMP_TEST): pyproject.toml $(STAMP_TORCH)
-	$(PIP) install $(PIP_LOCAL) -e ".[test]"
+$(STAMP_TEST): pyproject.toml $(LOCK) $(STAMP_TORCH)
+	$(PIP) install $(PIP_LOCAL) $(CONSTRAIN) -e ".[test]"
 	touch $@ $(STAMP_RUN)
 
 install: $(STAMP_RUN)
@@ -77,6 +86,16 @@ bench: $(STAMP_TEST)
 	@shopt -s nullglob; scripts=(); for s in bench/*.py; do [[ $$(basename "$$s") == make_* ]] || scripts+=("$$s"); done; \
 	if [ $${#scripts[@]} -eq 0 ]; then echo "no bench scripts in bench/"; exit 0; fi; \
 	for s in "$${scripts[@]}"; do echo "== $$s"; $(PY) "$$s"; done
+
+# Resolve every extra the project declares, with torch held to the CPU build from the local wheel
+# directory (an unpinned torch would resolve to a CUDA build and its nvidia-* wheels).
+lock: | $(PY)
+	$(PIP) install $(PIP_LOCAL) "$(PIP_TOOLS)"
+	printf '%s\n' "$(TORCH_LOCK)" > $(VENV)/torch-cpu.in
+	$(PY) -m piptools compile --quiet --all-extras --strip-extras --allow-unsafe --no-emit-find-links --no-emit-index-url \
+	  $(PIP_LOCAL) --output-file $(LOCK) pyproject.toml $(VENV)/torch-cpu.in
+	@! grep -q '^nvidia-' $(LOCK) || { echo "$(LOCK) pulls nvidia-* packages: torch is not the CPU build"; exit 1; }
+	@echo "wrote $(LOCK): commit it"
 
 clean-venv:
 	rm -rf $(VENV)

@@ -21,6 +21,7 @@ from crp_core.analysis.evaluate import PreparedSuite, SuiteRun, SuiteSweep, prep
 from crp_core.analysis.gate import GateResult, gate, read_baseline
 from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics, scenario_metrics, suite_metrics
 from crp_core.analysis.scan import ConflictScan, scan_ckf
+from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, sdk_agreement
 from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
 from crp_core.analysis.sweep import SweepPoint, SweepResult, sweep
 from crp_core.analysis.tune import OBJECTIVES, TrialRecord, TuneResult, tune
@@ -40,8 +41,20 @@ from crp_core.errors import (
                              ValidationError,
 )
 from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
+from crp_core.io.ckf.sdk import load_sdk_snapshot, load_sdk_snapshot_bytes
+from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map
 from crp_core.io.scenario import dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict
-from crp_core.model import Addressed, Expectations, ExpectedConflict, Fact, KnowledgeBase, Scenario, SubQuery
+from crp_core.model import (
+    Addressed,
+    Expectations,
+    ExpectedConflict,
+    Fact,
+    GivenEdge,
+    ImportSummary,
+    KnowledgeBase,
+    Scenario,
+    SubQuery,
+)
 from crp_core.pipeline import STAGES, run_pipeline
 from crp_core.records import (
                              AuditEvent,
@@ -92,6 +105,9 @@ __all__ = [
     "Fact", "KnowledgeBase", "Scenario", "SubQuery", "Addressed", "Expectations", "ExpectedConflict",
     "load_ckf", "load_ckf_bytes", "write_ckf", "load_scenario", "load_scenario_bytes", "scenario_from_dict",
     "dump_scenario",
+    # crprotocol SDK snapshots (docs/decisions/sdk-snapshots.md)
+    "load_sdk_snapshot", "load_sdk_snapshot_bytes", "SourceTypeMap", "load_source_map", "GivenEdge", "ImportSummary",
+    "sdk_agreement", "SdkAgreement", "PairAgreement",
     # the prepared corpus
     "Corpus", "ScenarioVectors", "prepare_corpus", "embed_scenario", "Embedder", "MiniLMEmbedder", "MODEL_ID",
     # the pipeline and its records

@@ -70,6 +70,58 @@ class Fact:
         return hashlib.sha256(self.content.encode("utf-8")).hexdigest()
 
 
+@dataclass(frozen=True)
+class GivenEdge:
+    """An edge the CKF's producer drew between two facts (a crprotocol SDK ``FactEdge``), kept as given:
+    not a SPEC-009 §5.2 similarity edge, never read by the pipeline (docs/decisions/sdk-snapshots.md)."""
+
+    edge_id: str
+    source_id: str
+    target_id: str
+    relation_type: str
+    confidence: float | None = None
+    source_stage: int | None = None
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What reading a foreign format mapped, defaulted and dropped (docs/decisions/sdk-snapshots.md).
+
+    Each of ``mapped`` / ``defaulted`` / ``dropped`` is ``(what, number of facts or items)``, in a
+    fixed order; ``integrity`` says how the checksum was checked (``ok``, ``mismatch``,
+    ``unverifiable``, ``absent``) and ``algorithm`` with what (``sha256``, ``blake3`` or empty)."""
+
+    producer: str
+    schema_version: int
+    facts_in: int
+    facts_loaded: int
+    edges_in: int
+    edges_kept: int
+    superseded: int
+    integrity: str
+    algorithm: str = ""
+    session_id: str = ""
+    created_at: str = ""  # ISO UTC of header.created_at, empty when absent or unreadable
+    mapped: tuple[tuple[str, int], ...] = ()
+    defaulted: tuple[tuple[str, int], ...] = ()
+    dropped: tuple[tuple[str, int], ...] = ()
+
+    def lines(self) -> tuple[str, ...]:
+        """The summary as text lines (the CLI, ``validate`` and the dashboard show these)."""
+        out = [f"{self.producer} schema {self.schema_version}"
+               + (f", session {self.session_id!r}" if self.session_id else "")
+               + (f", written {self.created_at}" if self.created_at else ""),
+               f"facts: {self.facts_loaded} of {self.facts_in} loaded, {self.superseded} superseded (STALE); "
+               f"edges: {self.edges_kept} of {self.edges_in} kept",
+               "checksum: " + {"ok": f"verified ({self.algorithm})", "mismatch": "MISMATCH (see warnings)",
+                               "unverifiable": "cannot be verified (see warnings)",
+                               "absent": "none in the header"}.get(self.integrity, self.integrity)]
+        for title, items in (("mapped", self.mapped), ("defaulted", self.defaulted), ("dropped", self.dropped)):
+            if items:
+                out.append(f"{title}: " + "; ".join(f"{what} ({n})" for what, n in items))
+        return tuple(out)
+
+
 @dataclass(frozen=True, eq=False)
 class KnowledgeBase:
     """A loaded CKF: facts in file order, plus their embeddings when the file carried them."""
@@ -78,9 +130,11 @@ class KnowledgeBase:
     embeddings: np.ndarray | None = None  # (n, dim) float32, rows in fact order, as given (not normalised)
     embedding_model: str | None = None
     source: str = ""  # path or upload name
-    fmt: str = ""  # "jsonl" | "json" | "csv" | "dir"
+    fmt: str = ""  # "jsonl" | "json" | "csv" | "dir" | "sdk" (a crprotocol SDK snapshot)
     skipped: tuple[Problem, ...] = ()  # lenient mode: problems of the facts that were skipped
     warnings: tuple[Problem, ...] = ()  # data-quality warnings found at load time (e.g. unknown age)
+    edges: tuple[GivenEdge, ...] = ()  # edges the producer gave (an SDK snapshot's), not similarity edges
+    imported: ImportSummary | None = None  # set when read from a foreign format (an SDK snapshot)
     _ids: dict[str, int] = field(init=False, repr=False, compare=False)  # fact id -> row, set below
 
     def __post_init__(self) -> None:

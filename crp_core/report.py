@@ -32,6 +32,7 @@ from crp_core.records import (
 if TYPE_CHECKING:  # annotation only: the triage quality module imports stage 4
     from crp_core.analysis.gate import GateResult
     from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics
+    from crp_core.analysis.sdk_agreement import PairAgreement
     from crp_core.analysis.tune import TrialRecord, TuneResult
     from crp_core.config import CRPConfig
     from crp_core.triage.export import ExportIssue, ExportReport
@@ -161,6 +162,12 @@ def pair_dict(p: ConflictPair) -> dict[str, Any]:
         "decision": p.decision,
         "diffs": [diff_dict(d) for d in p.conflict.diffs],
     }
+
+
+def sdk_agreement_dict(a: PairAgreement) -> dict[str, Any]:
+    """One pair's agreement with the SDK's ``superseded_by`` (key ``sdk_agreement`` of a ``conflicts``
+    pair when the CKF came from an SDK snapshot; docs/decisions/sdk-snapshots.md)."""
+    return {"verdict": a.verdict, "reason": a.reason, "sdk_superseded": a.sdk_superseded}
 
 
 def known_flag_data(flag: KnownConflictFlag) -> dict[str, Any]:

@@ -374,6 +374,19 @@ def contradiction_edges(result: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["a", "b", "outcome"])
 
 
+def given_edges_frame(kb: Any) -> pd.DataFrame:
+    """The producer's edges of the CKF (an SDK snapshot's, :func:`crp_core.io.ckf.sdk.given_edges`) as
+    ``a``, ``b``, ``relation_type``, ``confidence``: not similarity edges, drawn as given."""
+    from crp_core.io.ckf.sdk import given_edges
+
+    rows = [{"a": e.source_id, "b": e.target_id, "relation_type": e.relation_type, "confidence": e.confidence,
+             "edge_id": e.edge_id} for e in given_edges(kb)]
+    return pd.DataFrame(rows, columns=["a", "b", "relation_type", "confidence", "edge_id"])
+
+
+GIVEN_EDGE_COLOUR = "#1b7f5b"
+
+
 #: how the Graph marks a fact the run or an operator took out: (legend name, symbol, colour)
 NODE_MARKS = {"suppressed": ("suppressed (lost a contradiction)", "x-thin-open", "#b00020"),
               "operator": ("status set by an operator", "square-open", "#a15c00")}
@@ -382,13 +395,14 @@ CONTRADICTION_COLOUR = "#b00020"
 
 def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | None = None,
                  bridged_pairs: Sequence[tuple[str, str]] = (), edge_min: float = 0.6,
-                 contradictions: pd.DataFrame | None = None) -> go.Figure:
+                 contradictions: pd.DataFrame | None = None, given: pd.DataFrame | None = None) -> go.Figure:
     """Network of anchors and connectors (SPEC-025): edge width and label = weight, connector
     labels carry their bridge value. ``highlight``: a connector whose ``bridged_pairs`` (anchor
     pairs with no direct edge) are drawn as dashed red gaps. ``contradictions``
     (:func:`contradiction_edges`): dotted red edges between the members of each stage-4 pair. Facts
     stage 4 suppressed get a red cross over their marker, facts an operator re-marked an amber
-    square; each has its legend entry."""
+    square; each has its legend entry. ``given`` (:func:`given_edges_frame`): the producer's edges
+    between drawn facts, dash-dot green, ``relation_type`` on hover."""
     ids = list(nodes["fact_id"])
     at = {f: i for i, f in enumerate(ids)}
     el = [(at[a], at[b], w) for a, b, w in edges[["a", "b", "weight"]].itertuples(index=False)
@@ -438,6 +452,8 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
             fig.add_trace(go.Scatter(x=mx, y=my, mode="markers", hovertext=hover, hoverinfo="text",
                                      marker=dict(size=9, color=CONTRADICTION_COLOUR, symbol="diamond-wide"),
                                      name="contradiction outcome", showlegend=False))
+    if given is not None and len(given):
+        _given_traces(fig, given, pos, at)
     names = {"anchor": "anchor", "connector": "connector (selected)", "candidate": "connector candidate"}
     for kind in ("anchor", "connector", "candidate"):
         sub = nodes[nodes["kind"] == kind]
@@ -488,6 +504,26 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
     fig.update_xaxes(visible=False, range=[-1.25, max(1.25, x_hi + 0.3)])
     fig.update_yaxes(visible=False, range=[-1.2, 1.25])
     return _layout(fig, "CDGR: anchors and connectors (edge label = weight)", height=560)
+
+
+def _given_traces(fig: go.Figure, given: pd.DataFrame, pos: np.ndarray, at: Mapping[str, int]) -> None:
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    mx, my, hover = [], [], []
+    for a, b, rel, conf in given[["a", "b", "relation_type", "confidence"]].itertuples(index=False):
+        if a in at and b in at:
+            xs += [pos[at[a], 0], pos[at[b], 0], None]
+            ys += [pos[at[a], 1], pos[at[b], 1], None]
+            mx.append(0.4 * pos[at[a], 0] + 0.6 * pos[at[b], 0])  # off the middle: a contradiction marker may sit there
+            my.append(0.4 * pos[at[a], 1] + 0.6 * pos[at[b], 1])
+            c = "" if conf is None or (isinstance(conf, float) and math.isnan(conf)) else f" · confidence {conf:.2f}"
+            hover.append(f"given edge {esc(a, 40)} → {esc(b, 40)}<br>{esc(rel, 60)}{c}")
+    if xs:
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", name="given edge (SDK snapshot)",
+                                 line=dict(color=GIVEN_EDGE_COLOUR, width=2, dash="dashdot")))
+        fig.add_trace(go.Scatter(x=mx, y=my, mode="markers", hovertext=hover, hoverinfo="text",
+                                 marker=dict(size=8, color=GIVEN_EDGE_COLOUR, symbol="triangle-up"),
+                                 name="given edge relation", showlegend=False))
 
 
 # ---- Envelope ----------------------------------------------------------------------------------

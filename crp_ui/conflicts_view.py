@@ -526,3 +526,35 @@ def overruled_frame(quality: DetectorQuality, kb: KnowledgeBase) -> pd.DataFrame
                      "operator": p.operator, "note": p.note})
     return pd.DataFrame(rows, columns=["fact_a", "fact_b", "decision", "patterns", "text_a", "text_b",
                                        "operator", "note"])
+
+
+# ---- the crprotocol SDK's supersessions (docs/decisions/sdk-snapshots.md) -----------------------
+#: the queue's SDK column text by verdict (crp_core.analysis.sdk_agreement)
+SDK_LABELS = {"agrees": "SDK: agrees", "disagrees": "SDK: disagrees", "silent": "SDK silent"}
+
+
+def sdk_agreement_of(scan: Any, kb: KnowledgeBase) -> Any:
+    """The agreement of the scan's pairs with the SDK's ``superseded_by``; None for a CKF without SDK data."""
+    from crp_core.analysis.sdk_agreement import has_sdk_data, sdk_agreement
+
+    return sdk_agreement(scan.pairs, kb) if has_sdk_data(kb) else None
+
+
+def with_sdk_column(frame: pd.DataFrame, agreement: Any) -> pd.DataFrame:
+    """The queue with an ``sdk`` column (:data:`SDK_LABELS`) when the CKF came from an SDK snapshot."""
+    if agreement is None:
+        return frame
+    out = frame.copy()
+    labels = []
+    for a, b in zip(frame["fact_a"], frame["fact_b"]):
+        rec = agreement.of(a, b)
+        labels.append(SDK_LABELS[rec.verdict] if rec is not None else "")
+    out["sdk"] = labels
+    return out
+
+
+def sdk_summary(agreement: Any) -> str:
+    """One line: how many pairs agree, disagree, or the SDK is silent on, and the unpaired supersessions."""
+    return (f"SDK supersessions vs SPEC-027 arbitration: {agreement.count('agrees')} agree · "
+            f"{agreement.count('disagrees')} disagree · {agreement.count('silent')} SDK silent · "
+            f"{len(agreement.unpaired)} SDK supersession(s) in no conflict pair")

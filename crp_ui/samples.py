@@ -69,7 +69,8 @@ def _json_shape_is_ckf(path: str, mtime_ns: int, size: int) -> bool:
             data = json.load(fh)
     except (OSError, ValueError):
         return True  # listed, and the loader explains what is wrong with it when picked
-    return isinstance(data, list) or (isinstance(data, dict) and "facts" in data)
+    # a crprotocol SDK snapshot ({"header", "payload"}) is read as a CKF too (docs/decisions/sdk-snapshots.md)
+    return isinstance(data, list) or (isinstance(data, dict) and ("facts" in data or "payload" in data))
 
 
 def json_is_ckf(p: Path) -> bool:

@@ -218,6 +218,14 @@ def _display_queue(shown):
     return out.drop(columns=["pair"])
 
 
+def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
+    """The queue's columns with the SDK verdict next to the arbitration (a CKF from an SDK snapshot)."""
+    if not has_sdk:
+        return order
+    i = order.index("arbitration") + 1
+    return order[:i] + ("sdk",) + order[i:]
+
+
 def _url_pair(all_keys: list[str]) -> str | None:
     """The pair the URL (or an earlier visit) selected, if the queue holds it; a warning otherwise."""
     want = decisions.selected_pair()
@@ -229,7 +237,7 @@ def _url_pair(all_keys: list[str]) -> str | None:
     return None
 
 
-def queue_tab(scan, frame, ds, kb, config, now) -> None:
+def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
     c = st.columns([2, 2, 2, 3])
     pats = c[0].multiselect("Pattern", PATTERNS, key=K + "f.patterns")
     sources = sorted(set(frame["source_a"]) | set(frame["source_b"]))
@@ -248,12 +256,15 @@ def queue_tab(scan, frame, ds, kb, config, now) -> None:
     render.dataframe(_display_queue(shown), hide_index=True, width="stretch", row_height=QUEUE_ROW_PX,
                      height=min(5 * QUEUE_ROW_PX, QUEUE_ROW_PX * len(shown)) + 40, key=K + "table",
                      on_select=_on_table_select, selection_mode="single-row",
-                     column_order=QUEUE_ALL if every else QUEUE_ORDER,
+                     column_order=_with_sdk(QUEUE_ALL if every else QUEUE_ORDER, "sdk" in shown),
                      column_config={"A": st.column_config.TextColumn("A: fact and text", width=205),
                                     "B": st.column_config.TextColumn("B: fact and text", width=205),
                                     "pattern(s)": st.column_config.TextColumn(
                                         width=100, help="the value-conflict pattern(s) the detector found"),
                                     "arbitration": st.column_config.TextColumn(width=95),
+                                    "sdk": st.column_config.TextColumn(
+                                        "SDK", width=90, help="SPEC-027's winner against the SDK snapshot's "
+                                        "superseded_by: agrees, disagrees, or SDK silent"),
                                     "state": st.column_config.TextColumn(
                                         width=100, help="The decision in force and what it did: a suppressed "
                                         "side, a status an operator set"),
@@ -282,6 +293,9 @@ def queue_tab(scan, frame, ds, kb, config, now) -> None:
     # the metric names the side, not the id: a metric cuts long values; the full id is in the caption
     m[2].metric("arbitration", cv.arbitration_short(pair))
     st.caption(f"Arbitration: {render.md_escape(cv.arbitration_label(pair))}")
+    rec = agreement.of(pair.fact_a, pair.fact_b) if agreement is not None else None
+    if rec is not None:
+        st.markdown(f"**{cv.SDK_LABELS[rec.verdict]}** — {render.md_escape(rec.reason)}")
     st.markdown(f"**Pattern(s):** {render.md_escape(', '.join(pair.patterns))}")
     pair_sides(pair, kb, statuses, now=now, config=config)
     st.markdown(f"**Outcome:** {render.md_escape(cv.outcome_text(pair))}")
@@ -440,7 +454,8 @@ def main() -> None:
     config = state.get_config()
     scan = decisions.conflict_scan(base, config, state.get_now(), ds)
     kb = base.kb
-    frame = cv.queue_frame(scan, kb, ds)
+    agreement = cv.sdk_agreement_of(scan, kb)  # None unless the CKF came from an SDK snapshot
+    frame = cv.with_sdk_column(cv.queue_frame(scan, kb, ds), agreement)
     counts = cv.queue_counts(frame)
     m = st.columns(6)
     m[0].metric("conflict pairs", counts["pairs"], help="Whole CKF (crp-inspect conflicts)")
@@ -451,10 +466,12 @@ def main() -> None:
     m[5].metric("decisions in the log", ds.count)
     st.caption(" · ".join(f"{p}: {counts[p]}" for p in PATTERNS) + f" · operator: "
                f"{render.md_escape(state.get_operator() or '(none: set it in the sidebar)')}")
+    if agreement is not None:
+        st.caption(render.md_escape(cv.sdk_summary(agreement)))
     t_queue, t_env, t_quality, t_export = st.tabs(["Triage queue (whole CKF)", "Envelope conflicts (current run)",
                                                    "Detector quality", "Export & audit log"])
     with t_queue:
-        queue_tab(scan, frame, ds, kb, config, state.get_now())
+        queue_tab(scan, frame, ds, kb, config, state.get_now(), agreement)
     with t_env:
         envelope_tab(ds, kb)
     with t_quality:

@@ -69,11 +69,13 @@ def main() -> None:
     nodes, edges = tables.memo(result, ("cdgr", include, mkey), lambda: charts.cdgr_elements(
         result, include_candidates=include, operator_statuses=marked))
     contra = tables.memo(result, "contradictions", lambda: charts.contradiction_edges(result))
+    given = tables.memo(result, "given_edges", lambda: charts.given_edges_frame(result.corpus.kb))
     if len(nodes) == 0:
         st.info("No anchors in this run.")
         st.stop()
     fig = tables.memo(result, ("network", include, pick, mkey), lambda: charts.cdgr_network(
-        nodes, edges, highlight=pick, bridged_pairs=pairs, edge_min=config.graph_edge_min, contradictions=contra))
+        nodes, edges, highlight=pick, bridged_pairs=pairs, edge_min=config.graph_edge_min, contradictions=contra,
+        given=given))
     event = st.plotly_chart(fig, width="stretch", key=f"{K}network.{include}.{pick}", on_select="rerun",
                             selection_mode="points")
     points = getattr(getattr(event, "selection", None), "points", None) or []
@@ -129,6 +131,14 @@ def main() -> None:
         render.dataframe(shown, hide_index=True, width="stretch", column_config=cfg, key=K + "conns")
     else:
         st.info("No connector candidate bridges two anchors in this run.")
+    if len(given):  # the CKF came from an SDK snapshot: the producer's own edges
+        drawn = set(nodes["fact_id"])
+        shown_given = given.assign(drawn=[a in drawn and b in drawn for a, b in zip(given["a"], given["b"])])
+        st.caption(f"Dash-dot green: {int(shown_given['drawn'].sum())} of {len(given)} edge(s) the SDK snapshot "
+                   "gave (not similarity edges: drawn as given, when both facts are in this graph; hover the "
+                   "triangle for the relation type).")
+        with st.expander(f"Given edges (SDK snapshot, {len(given)})"):
+            render.dataframe(shown_given, hide_index=True, width="stretch", key=K + "given")
     with st.expander(f"Edges drawn ({len(edges)})"):
         render.dataframe(edges, hide_index=True, width="stretch", column_config=breakdown.column_config(edges),
                      key=K + "edges")

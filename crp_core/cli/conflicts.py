@@ -90,13 +90,18 @@ def _content(kb: KnowledgeBase, fact_id: str) -> str:
 
 def pair_rows(scan: ConflictScan, kb: KnowledgeBase) -> list[dict[str, Any]]:
     """One JSON-ready dict per pair: SPEC_NOTES §4 fields + margin, decision, diffs and both texts."""
-    from crp_core.report import pair_dict
+    from crp_core.analysis.sdk_agreement import has_sdk_data, sdk_agreement
+    from crp_core.report import pair_dict, sdk_agreement_dict
 
+    agreement = sdk_agreement(scan.pairs, kb) if has_sdk_data(kb) else None
     rows = []
     for p in scan.pairs:
         d = pair_dict(p)
         d["content_a"] = _content(kb, p.fact_a)
         d["content_b"] = _content(kb, p.fact_b)
+        verdict = agreement.of(p.fact_a, p.fact_b) if agreement is not None else None
+        if verdict is not None:  # a CKF from an SDK snapshot: SPEC-027 against its superseded_by
+            d["sdk_agreement"] = sdk_agreement_dict(verdict)
         rows.append(d)
     return rows
 
@@ -138,6 +143,7 @@ def _print_summary(scan: ConflictScan, kb: KnowledgeBase, path: str, top: int, e
     out(f"conflicting pairs: {len(scan.pairs)} ({scan.tied} tied, unresolved)\n")
     for pat, n in scan.counts.items():
         out(f"  {pat:<20} {n}\n")
+    _print_sdk_agreement(scan, kb)
     if scan.pairs:
         shown = scan.pairs[:top]
         out(f"\npairs in triage order (ties first, then smallest authority margin)"
@@ -158,6 +164,20 @@ def _print_summary(scan: ConflictScan, kb: KnowledgeBase, path: str, top: int, e
     t = scan.timings_ms
     out("\ntimings (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + "\n")
     out(f"engine: {engine}\n")
+
+
+def _print_sdk_agreement(scan: ConflictScan, kb: KnowledgeBase) -> None:
+    """For a CKF from an SDK snapshot: how SPEC-027 arbitration compares with its ``superseded_by``."""
+    from crp_core.analysis.sdk_agreement import has_sdk_data, sdk_agreement
+
+    if not has_sdk_data(kb):
+        return
+    ag = sdk_agreement(scan.pairs, kb)
+    sys.stdout.write(f"SDK supersessions: {ag.count('agrees')} pair(s) agree, {ag.count('disagrees')} disagree, "
+                     f"{ag.count('silent')} SDK silent; {len(ag.unpaired)} SDK supersession(s) in no pair\n")
+    for r in ag.pairs:
+        if r.verdict == "disagrees":
+            sys.stdout.write(f"  disagrees: {r.fact_a} vs {r.fact_b}: {r.reason}\n")
 
 
 def _short(text: str, n: int = 110) -> str:

@@ -102,6 +102,8 @@ def _kb_summary(kb: KnowledgeBase, path: str) -> dict[str, Any]:
         "warnings": [_problem_json(p) for p in kb.warnings],
         "skipped": [_problem_json(p) for p in kb.skipped],
         "skipped_facts": len({p.line for p in kb.skipped}),
+        **({"import": {"lines": list(kb.imported.lines()), "edges": len(kb.edges),
+                       "integrity": kb.imported.integrity}} if kb.imported is not None else {}),
     }
 
 
@@ -110,6 +112,8 @@ def _print_kb(s: dict[str, Any]) -> None:
     print("  by source type: " + ", ".join(f"{k} {v}" for k, v in s["by_source_type"].items()))
     print("  by status: " + ", ".join(f"{k} {v}" for k, v in s["by_status"].items()))
     print(f"  embeddings: {s['embeddings']}")
+    for line in s.get("import", {}).get("lines", []):  # a foreign format (an SDK snapshot): what was mapped
+        print(f"  {line}")
     if s["skipped"]:
         print(f"  skipped {s['skipped_facts']} bad fact(s) (lenient):")
         for p in s["skipped"]:

@@ -62,6 +62,9 @@ def load_ckf(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: 
         from crp_core.io.ckf.parquet import load_parquet
         return load_parquet(path, lenient=lenient, limit=limit, expected_model=expected_model)
     data = _read_limited(path, limit, _FILE)
+    if fmt == "json" and _is_sdk_snapshot(data):
+        from crp_core.io.ckf.sdk import read_snapshot
+        return read_snapshot(data, path, lenient=lenient)
     return _load_data(data, path, fmt, lenient=lenient, expected_model=expected_model)
 
 
@@ -79,8 +82,17 @@ def load_ckf_bytes(data: bytes, name: str, *, lenient: bool = False, max_bytes: 
     if fmt == "parquet":
         from crp_core.io.ckf.parquet import load_parquet_bytes
         return load_parquet_bytes(bytes(data), name, lenient=lenient, limit=limit, expected_model=expected_model)
+    if fmt == "json" and _is_sdk_snapshot(data):
+        from crp_core.io.ckf.sdk import read_snapshot
+        return read_snapshot(bytes(data), name, lenient=lenient)
     return _load_data(bytes(data), name, fmt, lenient=lenient, expected_model=expected_model)
 
+
+def _is_sdk_snapshot(data: bytes | bytearray | memoryview) -> bool:
+    """A crprotocol SDK snapshot (``{"header": ..., "payload": ...}``), recognised by shape: read by
+    :mod:`crp_core.io.ckf.sdk` (docs/decisions/sdk-snapshots.md)."""
+    from crp_core.io.ckf.sdk import looks_like_snapshot
+    return looks_like_snapshot(bytes(data[:4096]))
 
 
 # ---- reading ---------------------------------------------------------------------------------
