@@ -281,3 +281,11 @@ def test_bytes_and_path_loads_agree():
     a = load_ckf_bytes(data, "x.PARQUET")
     b = load_ckf_bytes(io.BytesIO(data).getvalue(), "x.parquet")
     assert a.fingerprint == b.fingerprint and a.fmt == "parquet"
+
+
+def test_the_sidebar_uploader_accepts_parquet_and_its_bytes_load():
+    from crp_ui.sidebar import UPLOAD_TYPES
+
+    assert "parquet" in UPLOAD_TYPES
+    data = parquet_bytes(load_ckf(os.path.join(GOOD, "facts_wrapper.json")))
+    assert len(load_ckf_bytes(data, "uploaded.parquet")) == 3  # what the uploader's callback calls
