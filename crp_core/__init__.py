@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
     from crp_core.corpus.embedding import MODEL_ID, Embedder, MiniLMEmbedder
     from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
+    from crp_core.engines import ENGINES, EmbedRun, embed_kb, scan_with_engine
     from crp_core.errors import (
                                  CKFError,
                                  ConfigError,
@@ -122,6 +123,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.config": ("SOURCE_TYPES", "STATUSES", "CRPConfig", "SourceTable", "layered_config"),
     "crp_core.corpus.embedding": ("MODEL_ID", "Embedder", "MiniLMEmbedder"),
     "crp_core.corpus.prepared": ("Corpus", "ScenarioVectors", "embed_scenario", "prepare_corpus"),
+    "crp_core.engines": ("ENGINES", "EmbedRun", "embed_kb", "scan_with_engine"),
     "crp_core.errors": (
         "CKFError", "ConfigError", "CRPError", "EmbeddingModelMismatch", "Problem", "ScenarioError",
         "SnapshotMutationError", "SuiteError", "ValidationError"
@@ -171,6 +173,8 @@ __all__ = [
     # analysis
     "scan_ckf", "ConflictScan", "sweep", "SweepResult", "SweepPoint", "compare_runs", "Comparison",
     "before_after", "BeforeAfter", "run_spec024_baseline",
+    # engines of the whole-CKF work: local or Ray (docs/scaling.md)
+    "ENGINES", "EmbedRun", "embed_kb", "scan_with_engine",
     # suites, metrics, the regression gate, auto-tuning (docs/decisions/suites.md)
     "load_suite", "suite_from_files", "Suite", "SuiteScenario", "check_suite",
     "prepare_suite", "PreparedSuite", "run_suite", "SuiteRun",
@@ -182,6 +186,8 @@ __all__ = [
     # crprotocol SDK snapshots (docs/decisions/sdk-snapshots.md)
     "load_sdk_snapshot", "load_sdk_snapshot_bytes", "SourceTypeMap", "load_source_map", "GivenEdge", "ImportSummary",
     "sdk_agreement", "SdkAgreement", "PairAgreement",
+    # engines of the whole-CKF work: local or Ray (docs/scaling.md)
+    "ENGINES", "EmbedRun", "embed_kb", "scan_with_engine",
 ]
 __version__ = "0.1.0"
 

@@ -19,7 +19,7 @@ from crp_core.config import SCALAR_KEYS, SOURCE_TYPES, TABLE_KEYS, CRPConfig, ch
 
 from . import cache, render, state
 
-UPLOAD_TYPES = ["jsonl", "ndjson", "json", "csv"]
+UPLOAD_TYPES = ["jsonl", "ndjson", "json", "csv", "parquet"]
 #: key of the container around the CKF uploader (Streamlit gives it the CSS class ``st-key-<key>``)
 UPLOAD_BOX = "crp-ckf-upload"
 #: the CKF uploader's own instruction line says "<n>MB per file" in the browser's unit (10**6 bytes, or
@@ -170,7 +170,7 @@ def _ckf_section() -> None:
     limit = state.upload_limit()
     ukey = widget_key("upload", "ckf")
     with st.container(key=UPLOAD_BOX):  # its CSS class hides the uploader's own "<n>MB per file" line
-        st.file_uploader(f"…or upload a CKF (JSONL / JSON / CSV, at most {limit_text(limit)})",
+        st.file_uploader(f"…or upload a CKF (JSONL / JSON / CSV / Parquet, at most {limit_text(limit)})",
                          type=UPLOAD_TYPES, key=ukey, max_upload_size=browser_upload_cap(limit),
                          on_change=_on_upload, args=(ukey,))
     if limit < state.get_config().ckf_max_bytes:

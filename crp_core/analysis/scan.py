@@ -12,7 +12,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -358,19 +358,28 @@ def candidate_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None =
     return search.pairs, search.max_partners
 
 
-def search_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None = None) -> PairSearch:
+#: an exact pair search ``(unit vectors, threshold) -> PairSearch`` with the result of :func:`exact_pairs`
+#: (another engine: crp_core.engines)
+PairSearcher = Callable[[np.ndarray, float], PairSearch]
+
+
+def search_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None = None,
+                 searcher: PairSearcher | None = None) -> PairSearch:
     """The pairs above the threshold among the retrievable facts, as corpus rows (SPEC-027 §2.2).
 
     One :func:`exact_pairs` over every fact per (vectors, threshold), kept in a small per-process
     cache, then filtered by the corpus's statuses: a re-scan after an operator decision (the same
-    vectors with other statuses, or other pair decisions) does not search again.
+    vectors with other statuses, or other pair decisions) does not search again. A ``searcher``
+    (another engine) always searches and is not cached.
     """
     thr = config.contradiction_similarity if threshold is None else float(threshold)
     key = (corpus.fingerprint, corpus.dim, thr)
     with _SEARCHES_LOCK:
-        got = _SEARCHES.get(key)
+        got = _SEARCHES.get(key) if searcher is None else None
         if got is not None:
             _SEARCHES.move_to_end(key)
+    if searcher is not None:
+        got = searcher(corpus.vectors, thr)
     if got is None:
         got = exact_pairs(corpus.vectors, thr)
         with _SEARCHES_LOCK:
@@ -396,20 +405,21 @@ def triage_order(pair: ConflictPair) -> tuple[bool, bool, float, str, str]:
 
 
 def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
-             decisions: Decisions = None) -> ConflictScan:
+             decisions: Decisions = None, *, searcher: PairSearcher | None = None) -> ConflictScan:
     """Whole-CKF conflict scan (SPEC-027 §2 applied to every retrievable pair).
 
     Candidate pairs are every retrievable pair above ``contradiction_similarity``, found exactly
     (:func:`search_pairs`); each goes through :func:`values_conflict`, and each conflicting pair is
     arbitrated independently (no suppression chain: the scan reports, the envelope decides).
     Recency is computed at ``now``. ``decisions`` apply over those the CKF carries from an export.
+    ``searcher`` replaces the pair search by an engine's (same pairs: :data:`PairSearcher`).
     """
     from crp_core.factors.recency import compute_recency
 
     t0 = time.perf_counter()
     kb = corpus.kb
     decisions = with_carried_decisions(kb, decisions)  # an exported CKF's operator decisions
-    search = search_pairs(corpus, config)
+    search = search_pairs(corpus, config, searcher=searcher)
     cand = search.pairs
     t1 = time.perf_counter()
     found: list[tuple[int, int, ValueConflict]] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from crp_core.cli import check, conflicts, fanout, import_sdk, run, triage, tune, validate
+from crp_core.cli import check, conflicts, embed, fanout, import_sdk, run, triage, tune, validate
 from crp_core.errors import CRPError
 
 
@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inspect CRP-SPEC-027 retrieval over a CKF knowledge base.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in (validate, run, fanout, conflicts, triage, check, tune, import_sdk):
+    for module in (validate, run, fanout, conflicts, embed, triage, check, tune, import_sdk):
         module.register(sub)
     return parser
 

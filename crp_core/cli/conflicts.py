@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, visible
+from crp_core.cli.embed import add_engine_args
 from crp_core.config import layered_config
 from crp_core.errors import ConfigError
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
@@ -50,12 +51,13 @@ def register(subparsers: Subparsers) -> None:
     fmt.add_argument("--json", action="store_true", help="print a JSON list of pairs (triage order)")
     fmt.add_argument("--csv", action="store_true", help="print one CSV row per pair (triage order)")
     p.add_argument("--top", type=int, default=20, metavar="N", help="pairs shown in the summary (default 20)")
+    add_engine_args(p, "the pair search")
     p.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from crp_core.analysis.scan import scan_ckf
     from crp_core.corpus.prepared import prepare_corpus
+    from crp_core.engines import scan_with_engine
 
     if args.now:
         try:
@@ -65,17 +67,21 @@ def _handle(args: argparse.Namespace) -> int:
     else:
         now = datetime.now(UTC)
     config = layered_config(args.config, None, args.set_args)  # no scenario here
+    if args.engine == "ray":
+        from crp_core.engines.ray_engine import require_ray
+
+        require_ray()  # before loading anything: say at once how to install the extra
     kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes,
                         source_map=input_source_map(args))
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
-    scan = scan_ckf(corpus, config, now)
+    scan = scan_with_engine(corpus, config, now, engine=args.engine, address=args.address, workers=args.workers)
     if args.json:
         sys.stdout.write(json_text(scan, kb, config) + "\n")
     elif args.csv:
         sys.stdout.write(csv_text(scan, kb))
     else:
-        _print_summary(scan, kb, config, args.ckf, max(0, args.top))
+        _print_summary(scan, kb, config, args.ckf, max(0, args.top), args.engine)
     return 0
 
 
@@ -131,7 +137,8 @@ def csv_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
     return buf.getvalue()
 
 
-def _print_summary(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, path: str, top: int) -> None:
+def _print_summary(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, path: str, top: int,
+                   engine: str = "local") -> None:
     out = sys.stdout.write
     out(f"CKF {path}: {scan.n_facts} retrievable fact(s) scanned at {format_timestamp(scan.now)}\n")
     if kb.skipped:
@@ -160,6 +167,7 @@ def _print_summary(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, pat
             out(f"      B: {_short(_content(kb, p.fact_b))}\n")
     t = scan.timings_ms
     out("\ntimings (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + "\n")
+    out(f"engine: {engine}\n")
 
 
 def _print_sdk_agreement(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> None:

@@ -53,7 +53,7 @@ IGNORED_FIELDS: tuple[str, ...] = ("content_hash", "access_count", "last_accesse
 _KNOWN = frozenset(FACT_FIELDS) | frozenset(IGNORED_FIELDS)
 _WRAPPER_KEYS = frozenset({"embedding_model", "facts", "dim"})
 _MANIFEST_KEYS = frozenset({"embedding_model", "dim"})
-_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
+_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 _DIR_FACTS, _DIR_NPY, _DIR_MANIFEST = "facts.jsonl", "embeddings.npy", "manifest.json"
 _FILE = "file"
 
@@ -61,7 +61,7 @@ _FILE = "file"
 
 def _format_message(name: str) -> str:
     return (f"unknown CKF format {os.path.splitext(name)[1] or '(no extension)'!r}: expected .jsonl, "
-            f".json, .csv or a directory holding {_DIR_FACTS}")
+            f".json, .csv, .parquet or a directory holding {_DIR_FACTS}")
 
 
 def _refuse(source: str, problems: list[Problem]) -> NoReturn:

@@ -2,8 +2,9 @@
 
 Formats: ``.jsonl`` (one fact per line, blank lines allowed), ``.json`` (a list of facts or
 ``{"embedding_model": ..., "facts": [...]}``), ``.csv`` (one fact per row; ``embedding`` holds a JSON
-list and ``metadata`` a JSON object; an empty cell is an absent value), or a directory holding
-``facts.jsonl`` plus optional ``embeddings.npy`` and ``manifest.json``.
+list and ``metadata`` a JSON object; an empty cell is an absent value), ``.parquet`` (one row per fact,
+read in batches by :mod:`crp_core.io.ckf.parquet`), or a directory holding ``facts.jsonl`` plus
+optional ``embeddings.npy`` and ``manifest.json``.
 
 Every problem is reported with its line (JSONL line, CSV line where the row starts, JSON list
 position; 0 = whole file) and field. Strict loading raises :class:`CKFError` listing all of them and
@@ -61,6 +62,9 @@ def load_ckf(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: 
     fmt = _FORMATS.get(os.path.splitext(path)[1].lower())
     if fmt is None:
         _refuse(path, [Problem(0, _FILE, _format_message(path))])
+    if fmt == "parquet":  # read in row batches by pyarrow (crp_core.io.ckf.parquet)
+        from crp_core.io.ckf.parquet import load_parquet
+        return load_parquet(path, lenient=lenient, limit=limit, expected_model=expected_model)
     data = _read_limited(path, limit, _FILE)
     if fmt == "json" and _is_sdk_snapshot(data):
         from crp_core.io.ckf.sdk import read_snapshot
@@ -80,6 +84,9 @@ def load_ckf_bytes(data: bytes, name: str, *, lenient: bool = False, max_bytes: 
         _refuse(name, [Problem(0, _FILE, f"expected bytes, got {type(data).__name__}")])
     if len(data) > limit:
         _refuse(name, [Problem(0, _FILE, _too_large(len(data), limit))])
+    if fmt == "parquet":
+        from crp_core.io.ckf.parquet import load_parquet_bytes
+        return load_parquet_bytes(bytes(data), name, lenient=lenient, limit=limit, expected_model=expected_model)
     if fmt == "json" and _is_sdk_snapshot(data):
         from crp_core.io.ckf.sdk import read_snapshot
         return read_snapshot(bytes(data), name, lenient=lenient, source_map=source_map)

@@ -20,7 +20,7 @@ from crp_core.model import Fact, KnowledgeBase
 
 def ckf_format(path: str | os.PathLike[str]) -> str | None:
     """The CKF format :func:`write_ckf` writes at ``path``: "jsonl" (``.jsonl``, ``.ndjson``), "json",
-    "csv", "dir" (no extension), or None for an extension it cannot write."""
+    "csv", "parquet", "dir" (no extension), or None for an extension it cannot write."""
     ext = os.path.splitext(os.fspath(path))[1].lower()
     return "dir" if ext == "" else _FORMATS.get(ext)
 
@@ -36,6 +36,9 @@ def write_ckf(kb: KnowledgeBase, path: str | os.PathLike[str]) -> str:
     fmt = ckf_format(path)
     if fmt is None:
         raise CKFError(f"cannot write CKF {path}", [Problem(0, _FILE, _format_message(path))])
+    if fmt == "parquet":
+        from crp_core.io.ckf.parquet import write_parquet
+        return write_parquet(kb, path)
     emb = None if kb.embeddings is None else np.asarray(kb.embeddings, dtype=np.float32)
     if fmt == "dir":
         os.makedirs(path, exist_ok=True)

@@ -211,7 +211,32 @@ def build_suites() -> None:
                                                      encoding="utf-8")
 
 
+def build_parquet() -> None:
+    """Parquet CKFs: a good one, a truncated one, a wrong column type, a bad embedding row (row 3)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [fact(i) for i in range(4)]
+
+    def table(embeddings: list[object], content: object = None) -> pa.Table:
+        cols = {"fact_id": [r["fact_id"] for r in rows], "content": content or [r["content"] for r in rows],
+                "source_type": [r["source_type"] for r in rows], "ingested_at": [r["ingested_at"] for r in rows],
+                "embedding": pa.array(embeddings, type=pa.list_(pa.float32()))}
+        return pa.table(cols).replace_schema_metadata({b"embedding_model": MODEL.encode()})
+
+    good_table = table([vec(i) for i in range(4)])
+    pq.write_table(good_table, HERE / "parquet_ok.parquet", row_group_size=2)
+    buf = io.BytesIO()
+    pq.write_table(good_table, buf)
+    (HERE / "parquet_truncated.parquet").write_bytes(buf.getvalue()[:-40])
+    pq.write_table(table([vec(i) for i in range(4)], content=pa.array([1, 2, 3, 4])),
+                   HERE / "parquet_wrong_type.parquet")
+    pq.write_table(table([vec(0), vec(1), [1.0, None] + [0.0] * (DIM - 2), vec(3)]),
+                   HERE / "parquet_bad_embedding_row.parquet", row_group_size=2)
+
+
 if __name__ == "__main__":
+    build_parquet()
     build_ckfs()
     build_dirs()
     build_scenarios()

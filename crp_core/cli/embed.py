@@ -1,0 +1,92 @@
+"""``crp-inspect embed``: embed every fact of a CKF with MiniLM and write it with its embeddings
+(SPEC-009 §3): a directory CKF (``facts.jsonl`` + ``embeddings.npy`` + ``manifest.json``) or, for an
+``--out`` ending in ``.parquet``, a Parquet CKF. ``--engine ray`` embeds on a Ray cluster (Ray Data
+actors loading the model once each); the local engine is the dashboard's own embedding path.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from crp_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from crp_core.cli.common import Subparsers
+
+
+def add_engine_args(p: argparse.ArgumentParser, what: str) -> None:
+    """``--engine local|ray``, ``--address``, ``--workers`` (shared with ``conflicts``)."""
+    from crp_core.engines import ENGINES
+
+    p.add_argument("--engine", choices=ENGINES, default="local",
+                   help=f"where {what} runs: this process (local, default) or Ray (needs the [ray] extra)")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="an existing Ray cluster (ray://host:port or auto); default: a private local one")
+    p.add_argument("--workers", type=_positive, default=2, metavar="N",
+                   help="Ray workers (CPUs of the local cluster, embedding actors); default 2")
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def register(subparsers: Subparsers) -> None:
+    from crp_core.cli.common import cache_dir_arg
+
+    p = subparsers.add_parser(
+        "embed", help="embed every fact of a CKF with MiniLM and write the CKF with its embeddings",
+        description="Embed every fact's content with MiniLM (through the embedding cache) and write the CKF "
+                    "with its embeddings: a directory CKF, or a Parquet CKF when --out ends in .parquet.")
+    p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv/.parquet) or directory")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory CKF, or a .parquet file")
+    p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
+    p.add_argument("--batch-size", type=_positive, default=64, metavar="N", help="texts per model batch (64)")
+    p.add_argument("--cache-dir", metavar="DIR", default=None, type=cache_dir_arg,
+                   help="embedding cache directory (created if missing)")
+    add_engine_args(p, "the embedding")
+    p.set_defaults(handler=_handle)
+
+
+def _check_out(out: str) -> str:
+    if out.lower().endswith(".parquet"):
+        from crp_core.cli.common import check_writable
+
+        return check_writable(out, "--out")
+    if os.path.splitext(out)[1]:
+        raise ConfigError(f"--out: {out} has an extension; give a directory (no extension) or a .parquet file")
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise ConfigError(f"--out: {out} exists and is not a folder")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise ConfigError(f"--out: cannot write {out}: the folder {parent} does not exist")
+    return out
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from crp_core.engines import embed_kb
+    from crp_core.io.ckf import load_ckf, write_ckf
+
+    out = _check_out(args.out)
+    if args.engine == "ray":
+        from crp_core.engines.ray_engine import require_ray
+
+        require_ray()  # before loading anything: say at once how to install the extra
+    kb = load_ckf(args.ckf, lenient=args.lenient)
+    if kb.skipped:
+        print(f"lenient load: {len(kb.skipped)} bad fact(s) skipped", file=sys.stderr)
+    done, run = embed_kb(kb, engine=args.engine, address=args.address, workers=args.workers,
+                         batch_size=args.batch_size, cache_dir=args.cache_dir)
+    write_ckf(done, out)
+    embedded = run.texts - run.cached
+    rate = f", {run.texts_per_second:.1f} texts/s" if embedded else ""
+    print(f"embedded {embedded} of {run.texts} text(s) ({run.cached} from the cache) in {run.seconds:.1f} s"
+          f"{rate} on the {run.engine} engine ({run.workers} worker(s)); wrote {out}")
+    return 0

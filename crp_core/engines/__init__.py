@@ -1,0 +1,99 @@
+"""Engines for the whole-CKF work that outgrows one machine: embedding every fact (SPEC-009 §3) and the
+whole-CKF conflict scan (SPEC-027 §2). ``local`` runs in this process; ``ray`` on a Ray cluster (the
+optional ``[ray]`` extra, imported lazily). Both give the same pairs, winners and report
+(:mod:`crp_core.engines.blocking` states why). Decisions: ``docs/scaling.md``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from crp_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from crp_core.analysis.scan import ConflictScan
+    from crp_core.config import CRPConfig
+    from crp_core.corpus.prepared import Corpus
+    from crp_core.model import KnowledgeBase
+
+Engine = Literal["local", "ray"]
+ENGINES: tuple[str, ...] = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class EmbedRun:
+    """What :func:`embed_kb` did: texts, how many the cache already held, seconds, engine and workers."""
+
+    texts: int
+    cached: int
+    seconds: float
+    engine: str
+    workers: int
+
+    @property
+    def texts_per_second(self) -> float:
+        embedded = self.texts - self.cached
+        return embedded / self.seconds if self.seconds > 0 and embedded else 0.0
+
+
+def _engine(engine: str) -> Engine:
+    if engine not in ENGINES:
+        raise ConfigError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    return "ray" if engine == "ray" else "local"
+
+
+def embed_kb(kb: KnowledgeBase, *, engine: str = "local", address: str | None = None, workers: int = 2,
+             batch_size: int = 64, cache_dir: str | Path | None = None) -> tuple[KnowledgeBase, EmbedRun]:
+    """``kb`` with MiniLM embeddings of every fact's content (model ``MODEL_ID``; embeddings it carried are
+    replaced). The persistent cache answers first; the misses are embedded by ``engine`` and stored."""
+    from crp_core.corpus.embedding import MODEL_ID, text_digest
+    from crp_core.engines.local import embedding_cache, local_embed
+
+    which = _engine(engine)
+    texts = [f.content for f in kb.facts]
+    t0 = time.perf_counter()
+    cache = embedding_cache(cache_dir)
+    digests = [text_digest(t) for t in texts]
+    cached, found = cache.lookup(MODEL_ID, digests)
+    n_cached = int(found.sum()) if cached is not None else 0
+    if which == "local":
+        vectors = local_embed(texts, cache_dir, batch_size=batch_size)
+        used = 1
+    else:
+        from crp_core.engines.ray_engine import ray_embed, ray_session
+
+        vectors = np.zeros((len(texts), 384), dtype=np.float32)
+        if cached is not None:
+            vectors[found] = cached[found]
+        miss = np.flatnonzero(~found) if cached is not None else np.arange(len(texts))
+        with ray_session(address, workers) as ray:
+            used = workers if not address else max(1, int(ray.cluster_resources().get("CPU", 1)))
+            if miss.size:
+                got = ray_embed([texts[i] for i in miss], used, batch_size=batch_size)
+                vectors[miss] = got
+                cache.store(MODEL_ID, [digests[i] for i in miss], got)
+    out = dataclasses.replace(kb, embeddings=np.ascontiguousarray(vectors, dtype=np.float32), embedding_model=MODEL_ID)
+    return out, EmbedRun(len(texts), n_cached, time.perf_counter() - t0, which, used)
+
+
+def scan_with_engine(corpus: Corpus, config: CRPConfig, now: datetime, *, engine: str = "local",
+                     address: str | None = None, workers: int = 2) -> ConflictScan:
+    """The whole-CKF conflict scan (``crp_core.analysis.scan.scan_ckf``) with its pair search on ``engine``:
+    the same pairs, winners and report on either."""
+    from crp_core.analysis.scan import scan_ckf
+
+    if _engine(engine) == "local":
+        return scan_ckf(corpus, config, now)
+    from crp_core.engines.ray_engine import ray_searcher, ray_session
+
+    with ray_session(address, workers):
+        return scan_ckf(corpus, config, now, searcher=ray_searcher(None if address else workers))
+
+
+__all__ = ["ENGINES", "EmbedRun", "Engine", "embed_kb", "scan_with_engine"]

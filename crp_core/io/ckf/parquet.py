@@ -1,0 +1,321 @@
+"""Parquet CKFs: one row per fact, the columns of the JSONL/CSV CKF (SPEC_NOTES §1.1, SPEC-009 §2).
+
+Read with pyarrow in batches of :data:`BATCH_ROWS` rows (``ParquetFile.iter_batches``): the decoded
+Arrow data of one batch at a time, each row checked by the same per-fact parser as JSONL, so every
+problem names its *row* (1-based, across row groups: the "line" of a Parquet CKF) and field.
+``embedding`` is a list column of numbers; ``metadata`` a JSON-object string or a struct column;
+timestamps strings or Arrow timestamps; ``embedding_model`` (and ``dim``) may be given once in the
+file's key-value metadata instead of a column. A column whose Arrow type cannot hold its field is a
+file-level problem naming the column and its type. Decisions: ``docs/decisions/loader.md``.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+from collections.abc import Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from crp_core.errors import CKFError, Problem
+from crp_core.io.ckf.facts import _FILE, _embedding, _finish, _json_reason, _parse_fact, _Rec, _refuse, _State
+from crp_core.io.files import link_reason
+from crp_core.model import KnowledgeBase
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# pyarrow's default allocator (mimalloc) reserves about 1 GB of address space when it starts: a process
+# under an address-space limit (RLIMIT_AS, as the hostile-input harness runs) then cannot start a thread.
+# The system allocator, unless the environment chose one; it only matters before pyarrow's first use.
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+
+#: rows decoded at a time (one Arrow record batch; a row group larger than this is read in parts)
+BATCH_ROWS = 8192
+#: rows per row group written by :func:`write_parquet`
+ROW_GROUP_ROWS = 65536
+#: key-value metadata keys of the file read as the declared model and dimension
+META_MODEL, META_DIM = b"embedding_model", b"dim"
+
+_STRING_COLUMNS = ("fact_id", "content", "source_type", "status", "ttl", "source_id", "source_location",
+                   "community_label", "embedding_model", "content_hash")
+_TIME_COLUMNS = ("ingested_at", "modified_at", "last_accessed_at")
+_NUMBER_COLUMNS = ("importance_weight", "access_count")
+
+
+def _expected(name: str, t: pa.DataType) -> str | None:
+    """What column ``name`` must hold when its Arrow type ``t`` cannot hold the field, else None."""
+    import pyarrow as pa
+
+    if pa.types.is_null(t):  # every value null: the field is absent on every row
+        return None
+    if name in _STRING_COLUMNS:
+        ok = pa.types.is_string(t) or pa.types.is_large_string(t)
+        return None if ok else "a string column"
+    if name in _TIME_COLUMNS:
+        ok = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_timestamp(t)
+        return None if ok else "a string (ISO 8601) or timestamp column"
+    if name in _NUMBER_COLUMNS:
+        ok = pa.types.is_integer(t) or pa.types.is_floating(t)
+        return None if ok else "a numeric column"
+    if name == "metadata":
+        ok = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_struct(t)
+        return None if ok else "a JSON-object string or a struct column"
+    if name == "embedding":
+        listy = pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+        if listy:
+            v = t.value_type
+            if pa.types.is_floating(v) or pa.types.is_integer(v) or pa.types.is_null(v):
+                return None
+        return "a list column of numbers (list<float>)"
+    return None  # an unknown column: a warning from the per-fact parser, like any unknown field
+
+
+def _type_problems(schema: pa.Schema) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for f in schema:
+        if f.name in seen:
+            problems.append(Problem(0, f.name, "duplicate Parquet column"))
+        seen.add(f.name)
+        want = _expected(f.name, f.type)
+        if want is not None:
+            problems.append(Problem(0, f.name, f"column {f.name!r} has type {f.type}, expected {want}"))
+    for need in ("fact_id", "content"):
+        if need not in seen:
+            problems.append(Problem(0, need, f"Parquet schema lacks the required column {need!r}"))
+    return problems
+
+
+def _declared(schema: pa.Schema, st: _State) -> None:
+    """``embedding_model`` / ``dim`` from the file's key-value metadata (the manifest of a Parquet CKF)."""
+    from crp_core.io.ckf.read import _declared_dim, _declared_model
+
+    meta = schema.metadata or {}
+    if META_MODEL in meta:
+        model = meta[META_MODEL].decode("utf-8", "replace")
+        _declared_model(model, "parquet.embedding_model", st, "the Parquet key-value metadata")
+    if META_DIM in meta:
+        raw = meta[META_DIM].decode("utf-8", "replace").strip()
+        value: Any = int(raw) if raw.isdigit() else raw
+        _declared_dim(value, "parquet.dim", st)
+
+
+def _row_object(row: dict[str, Any], rec_errors: list[Problem], line: int) -> dict[str, Any]:
+    """A row as the fact object the JSONL parser reads: null cells absent, Arrow timestamps as ISO text,
+    a JSON-object metadata string decoded (its error kept in ``rec_errors``)."""
+    obj = {k: v for k, v in row.items() if v is not None}
+    for name in _TIME_COLUMNS:
+        v = obj.get(name)
+        if isinstance(v, datetime):
+            obj[name] = v.isoformat()
+    m = obj.get("metadata")
+    if isinstance(m, str):
+        try:
+            obj["metadata"] = json.loads(m)
+        except (ValueError, RecursionError) as exc:
+            del obj["metadata"]
+            fid = obj.get("fact_id") if isinstance(obj.get("fact_id"), str) else None
+            rec_errors.append(Problem(line, "metadata", f"Parquet cell is not valid JSON: {_json_reason(exc)}", fid))
+    return obj
+
+
+def _batches(pf: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    yield from pf.iter_batches(batch_size=batch_rows)
+
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _batch_embeddings(col: pa.Array) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """The ``embedding`` cells of one batch, checked vectorised: (present per row, the float32 vector of
+    each row that passes every check of the per-fact parser, else None: those rows take the parser's
+    own check, which says what is wrong)."""
+    import pyarrow as pa
+
+    if pa.types.is_fixed_size_list(col.type):
+        col = col.cast(pa.list_(col.type.value_type))
+    present = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    offsets = np.asarray(col.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    values = col.values
+    if pa.types.is_null(values.type):
+        return present, [None] * len(col)
+    vals = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)  # nulls come out as NaN
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(vals) | (np.abs(vals) > _F32_MAX)
+    bad_c = np.concatenate([[0], np.cumsum(bad)])
+    nz_c = np.concatenate([[0], np.cumsum(vals != 0)])
+    lo, hi = offsets[:-1], offsets[1:]
+    ok = present & (hi > lo) & (bad_c[hi] == bad_c[lo]) & (nz_c[hi] > nz_c[lo])
+    with np.errstate(over="ignore"):  # rows with a value over float32's range are not ok: their own check says it
+        f32 = vals.astype(np.float32) if ok.any() else vals
+    return present, [f32[a:b] if good else None for a, b, good in zip(lo.tolist(), hi.tolist(), ok.tolist())]
+
+
+def _read_batch(batch: pa.RecordBatch, first: int, st: _State) -> None:
+    """Parse the rows of one batch (rows ``first``, ``first + 1``, ...) into ``st.recs``."""
+    names = batch.schema.names
+    col = None
+    present: np.ndarray | None = None
+    vectors: list[np.ndarray | None] = []
+    if "embedding" in names:
+        col = batch.column(names.index("embedding"))
+        present, vectors = _batch_embeddings(col)
+        batch = batch.select([i for i, n in enumerate(names) if n != "embedding"])
+    for k, row in enumerate(batch.to_pylist()):
+        line = first + k
+        pre: list[Problem] = []
+        obj = _row_object(row, pre, line)
+        rec = _parse_fact(obj, line, st, cells=False)
+        if pre:
+            rec.errors[:0] = pre
+        if col is not None and present is not None and present[k]:
+            rec.has_embedding = True
+            rec.embedding = vectors[k]
+            if rec.embedding is None:  # the per-fact parser's check says what is wrong
+                def err(fieldname: str, msg: str, line: int = line, rec: _Rec = rec) -> None:
+                    rec.errors.append(Problem(line, fieldname, msg, rec.fact_id))
+
+                rec.embedding = _embedding(col[k].as_py(), err)
+        if rec.errors:
+            rec.fact = None
+        st.recs.append(rec)
+
+
+def _read_parquet(source: str | io.BytesIO, st: _State, batch_rows: int) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(source)
+        schema = pf.schema_arrow
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        st.file_problems.append(Problem(0, "parquet", f"not a readable Parquet file: {str(exc)[:200]}"))
+        return
+    bad = _type_problems(schema)
+    if bad:
+        st.file_problems.extend(bad)
+        return
+    _declared(schema, st)
+    done = 0
+    batches = _batches(pf, max(1, int(batch_rows)))
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            break
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            st.file_problems.append(Problem(done + 1, "parquet", f"unreadable Parquet data from row {done + 1} "
+                                                                 f"on: {str(exc)[:200]}"))
+            return
+        _read_batch(batch, done + 1, st)
+        done += batch.num_rows
+    if done == 0:
+        st.file_problems.append(Problem(0, _FILE, "file holds no facts (no Parquet rows)"))
+
+
+def _checked_file(path: str, limit: int) -> None:
+    """The file checks of every CKF read (a regular file within the size limit) before pyarrow opens it."""
+    from crp_core.io.ckf.read import _too_large
+
+    try:
+        st_ = os.stat(path)
+    except OSError as exc:
+        _refuse(path, [Problem(0, _FILE, link_reason(path, exc) or f"cannot read {path}: {exc.strerror or exc}")])
+    if not stat.S_ISREG(st_.st_mode):
+        _refuse(path, [Problem(0, _FILE, f"{path} is not a regular file (a folder, FIFO, socket or device); "
+                                         "refusing to read it")])
+    if st_.st_size > limit:
+        _refuse(path, [Problem(0, _FILE, _too_large(st_.st_size, limit))])
+
+
+def _unpacked_limit(source: str | io.BytesIO, name: str, limit: int) -> None:
+    """Refuse a file whose decoded row groups exceed the size limit (a small file can unpack to far more)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        md = pq.ParquetFile(source).metadata
+    except (pa.ArrowException, OSError, ValueError):
+        return  # said by the reader with its reason
+    total = sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
+    if total > limit:
+        _refuse(name, [Problem(0, _FILE, f"Parquet row groups unpack to {total} bytes, over the limit of {limit} "
+                                         "bytes (ckf_max_bytes / --max-bytes)")])
+
+
+def load_parquet(path: str, *, lenient: bool, limit: int, expected_model: str | None,
+                 batch_rows: int = BATCH_ROWS) -> KnowledgeBase:
+    """Load and validate a ``.parquet`` CKF file (SPEC_NOTES §1.1): see :func:`crp_core.io.ckf.load_ckf`."""
+    _checked_file(path, limit)
+    _unpacked_limit(path, path, limit)
+    st = _State()
+    _read_parquet(path, st, batch_rows)
+    return _finish(st, source=path, fmt="parquet", lenient=lenient, expected_model=expected_model)
+
+
+def load_parquet_bytes(data: bytes, name: str, *, lenient: bool, limit: int, expected_model: str | None,
+                       batch_rows: int = BATCH_ROWS) -> KnowledgeBase:
+    """An uploaded ``.parquet`` CKF (already within the size limit)."""
+    _unpacked_limit(io.BytesIO(data), name, limit)
+    st = _State()
+    _read_parquet(io.BytesIO(data), st, batch_rows)
+    return _finish(st, source=name, fmt="parquet", lenient=lenient, expected_model=expected_model)
+
+
+# ---- writing ---------------------------------------------------------------------------------
+def parquet_bytes(kb: KnowledgeBase, *, row_group_rows: int = ROW_GROUP_ROWS) -> bytes:
+    """``kb`` as Parquet bytes: the JSONL fields as columns (``metadata`` as JSON text, ``embedding``
+    as list<float32>), the model and dimension in the key-value metadata; rows in row groups of
+    ``row_group_rows``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from crp_core.io.ckf.write import _WRITE_ORDER, _fact_to_dict
+
+    rows = [_fact_to_dict(f, None, None) for f in kb.facts]
+    cols: dict[str, pa.Array] = {}
+    for name in _WRITE_ORDER:
+        if name in ("embedding", "embedding_model"):
+            continue
+        values = [r.get(name) for r in rows]
+        if name != "fact_id" and name != "content" and all(v is None for v in values):
+            continue
+        if name == "metadata":
+            values = [None if v is None else json.dumps(v, ensure_ascii=False) for v in values]
+        typ = pa.float64() if name == "importance_weight" else pa.string()
+        cols[name] = pa.array(values, type=typ)
+    meta: dict[bytes, bytes] = {}
+    if kb.embeddings is not None:
+        emb = np.ascontiguousarray(kb.embeddings, dtype=np.float32)
+        flat = pa.array(emb.reshape(-1), type=pa.float32())
+        cols["embedding"] = pa.ListArray.from_arrays(
+            pa.array(np.arange(0, emb.size + 1, emb.shape[1], dtype=np.int32)), flat)
+        meta[META_DIM] = str(int(emb.shape[1])).encode()
+    if kb.embedding_model is not None:
+        meta[META_MODEL] = kb.embedding_model.encode("utf-8")
+    table = pa.table(cols)
+    if meta:
+        table = table.replace_schema_metadata(meta)
+    buf = io.BytesIO()
+    pq.write_table(table, buf, row_group_size=max(1, int(row_group_rows)))
+    return buf.getvalue()
+
+
+def write_parquet(kb: KnowledgeBase, path: str, *, row_group_rows: int = ROW_GROUP_ROWS) -> str:
+    """Write ``kb`` as a Parquet CKF at ``path`` whole or not at all; returns the path."""
+    from crp_core.io.ckf.write import _write_atomic
+
+    try:
+        data = parquet_bytes(kb, row_group_rows=row_group_rows)
+    except ImportError as exc:  # pyarrow is a dependency; a broken install is said plainly
+        why = Problem(0, _FILE, f"pyarrow is needed for .parquet: {exc}")
+        raise CKFError(f"cannot write CKF {path}", [why]) from None
+    _write_atomic(path, data)
+    return path
+
+
+__all__ = ["BATCH_ROWS", "ROW_GROUP_ROWS", "load_parquet", "load_parquet_bytes", "parquet_bytes", "write_parquet"]
