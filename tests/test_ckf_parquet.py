@@ -60,7 +60,10 @@ def test_parquet_round_trip_gives_the_knowledge_base_of_the_jsonl(tmp_path):
 def test_the_bundled_sample_round_trips(tmp_path):
     kb = load_ckf("sample_ckf/knowledge_base.jsonl")
     back = load_ckf(write_ckf(kb, tmp_path / "s.parquet"))
-    assert _strip_line(back) == _strip_line(kb) and back.embeddings is None and back.fingerprint == kb.fingerprint
+    assert _strip_line(back) == _strip_line(kb) and back.fingerprint == kb.fingerprint
+    assert kb.embeddings is not None and back.embeddings is not None  # the sample ships its MiniLM vectors
+    np.testing.assert_array_equal(back.embeddings, kb.embeddings)
+    assert back.embedding_model == kb.embedding_model
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
