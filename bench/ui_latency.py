@@ -1,0 +1,269 @@
+"""What a person waits for in the browser: in-app page switches and widget reruns, p50 / p95.
+
+    .venv/bin/python bench/ui_latency.py [--ckf sample|synth10k|both] [--tries 20]
+
+Starts ``streamlit run app.py`` on a free loopback port (the shipped ``.streamlit/config.toml``
+applies) and drives it with headless Debian Chromium (Playwright, ``/usr/bin/chromium``; never
+``playwright install``). Each try is timed in the page itself: from the browser's ``click`` /
+``keydown`` event to the last change of the app's script state back to ``notRunning`` (a
+``MutationObserver`` on ``[data-testid="stApp"]``), once the app has stayed idle for a moment and the
+expected page heading is shown. Rows:
+
+* ``switch → <page>``: a click on the page's navigation link (an in-app page switch, no reload), the
+  pages visited round-robin;
+* ``widget rerun``: the Score breakdown page's "log age axis" toggle (no config change);
+* ``config change rerun``: the sidebar's ``cdr_min_relevance`` step button (a new value every try, so
+  the pipeline reruns every time).
+
+CKFs: the bundled sample (``sample_ckf/``, as served by default) and the 10k synthetic CKF
+(``bench/data/synth10k``, offered as the bundled sample ``synth`` of a temporary samples folder, opened
+with ``?ckf=synth&scenario=scenario.json``). Prints one table per CKF with the load average.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"]
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+#: navigation title -> the page's heading (its st.title)
+PAGES: tuple[tuple[str, str], ...] = (
+    ("Overview", "Overview"), ("Score breakdown", "Score breakdown"), ("Graph", "Graph (CDGR)"),
+    ("Envelope", "Envelope"), ("Conflicts", "Conflict triage"), ("Fan-out", "Fan-out simulator"),
+    ("Tuning", "Tuning"), ("Glossary", "Glossary"), ("Knowledge base", "crp-inspect"),
+)
+#: ms the app must stay idle before a try counts as settled (a queued rerun shows up within this)
+QUIET_MS = 300
+LOAD_TIMEOUT_MS = 600_000
+TRY_TIMEOUT_MS = 120_000
+
+OBSERVE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!window.__crp || window.__crp.app !== app) {
+    const st = {app: app, log: [], input: 0};
+    new MutationObserver((recs) => { for (const r of recs) st.log.push(performance.now()); })
+      .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+    for (const ev of ['click', 'keydown']) {
+      document.addEventListener(ev, () => { st.input = performance.now(); }, true);
+    }
+    window.__crp = st;
+  }
+  window.__crp.input = 0;
+  window.__crp.log = [];
+}"""
+
+#: settled: input seen, a state change after it, idle now and for QUIET_MS, heading shown
+SETTLED_JS = """([heading, quiet]) => {
+  const st = window.__crp;
+  if (!st || !st.input) return false;
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  const after = st.log.filter((t) => t >= st.input);
+  if (!after.length) return false;
+  const last = after[after.length - 1];
+  if (performance.now() - last < quiet) return false;
+  if (document.querySelectorAll('[data-testid="stSkeleton"]').length) return false;
+  const hs = Array.from(document.querySelectorAll('[data-testid="stMain"] h1'));
+  if (heading && !hs.some((h) => h.textContent.trim().startsWith(heading))) return false;
+  return last - st.input;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return bool(r.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@contextlib.contextmanager
+def serve(sample_dir: Path | None, workdir: Path) -> Iterator[str]:
+    """``streamlit run app.py`` headless on a free loopback port for the block; yields its base URL."""
+    port = free_port()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+               CRP_INSPECT_TRIAGE_DB=str(workdir / "triage.sqlite"))
+    if sample_dir is not None:
+        env["CRP_SAMPLE_DIR"] = str(sample_dir)
+    log_path = workdir / "streamlit.log"
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+           "--server.port", str(port), "--server.address", "127.0.0.1"]
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while not healthy(url):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=15)
+        overflow = log_path.read_text(errors="replace").count("Inotify queue overflowed")
+        if overflow:
+            print(f"  (server log: {overflow} 'Inotify queue overflowed' lines)")
+
+
+def settle(page: Any, heading: str) -> float:
+    """Milliseconds from the last input event to the settled app (see SETTLED_JS)."""
+    handle = page.wait_for_function(SETTLED_JS, arg=[heading, QUIET_MS], timeout=TRY_TIMEOUT_MS, polling=50)
+    return float(handle.json_value())
+
+
+def timed(page: Any, heading: str, act: Callable[[], None]) -> float:
+    page.evaluate(OBSERVE_JS)
+    act()
+    ms = settle(page, heading)
+    exc = page.locator('[data-testid="stException"]')
+    if exc.count():
+        raise AssertionError("the page shows an exception:\n" + exc.first.inner_text()[:2000])
+    return ms
+
+
+def nav_link(page: Any, title: str) -> Any:
+    links = page.locator('[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]')
+    for i in range(links.count()):
+        link = links.nth(i)
+        if link.inner_text().strip().splitlines()[-1].strip() == title:
+            return link
+    raise LookupError(f"no navigation link {title!r}")
+
+
+def wait_first_load(page: Any, url: str) -> float:
+    t = time.perf_counter()
+    page.goto(url, timeout=LOAD_TIMEOUT_MS)
+    page.evaluate(OBSERVE_JS)
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_function("""() => document.querySelector('[data-testid="stApp"]')
+        .getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelectorAll('[data-testid="stSkeleton"]').length
+        && !document.querySelectorAll('[data-testid="stProgress"]').length""", timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_timeout(1000)
+    page.wait_for_selector(IDLE, timeout=LOAD_TIMEOUT_MS)
+    return (time.perf_counter() - t) * 1e3
+
+
+def measure(browser: Any, url: str, query: str, tries: int) -> tuple[float, list[tuple[str, list[float]]]]:
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = ctx.new_page()
+    try:
+        first = wait_first_load(page, url + "/" + query)
+        rows: dict[str, list[float]] = {}
+        for title, _h in PAGES:  # one unmeasured visit each: first-visit costs are not steady state
+            link = nav_link(page, title)
+            timed(page, _h, link.click)
+        for _ in range(tries):
+            for title, heading in PAGES:
+                link = nav_link(page, title)
+                rows.setdefault(f"switch → {title}", []).append(timed(page, heading, link.click))
+        timed(page, "Score breakdown", nav_link(page, "Score breakdown").click)
+        toggle = page.locator('[data-testid="stMain"]').get_by_text("log age axis", exact=True)
+        toggle.scroll_into_view_if_needed()
+        rows["widget rerun (breakdown: log age axis)"] = [
+            timed(page, "Score breakdown", toggle.click) for _ in range(tries)]
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_text("Configuration", exact=True).click()
+        page.wait_for_timeout(500)
+        page.wait_for_selector(IDLE)
+        box = sidebar.locator('[data-testid="stNumberInput"]').filter(has_text="cdr_min_relevance")
+        up = box.locator('[data-testid="stNumberInputStepUp"]')
+        up.scroll_into_view_if_needed()
+        rows["config change rerun (cdr_min_relevance +0.01)"] = [
+            timed(page, "Score breakdown", up.click) for _ in range(tries)]
+        return first, list(rows.items())
+    finally:
+        ctx.close()
+
+
+def pct(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    k = (len(s) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def report(name: str, first: float, rows: list[tuple[str, list[float]]], load: tuple[float, ...]) -> None:
+    print(f"\n{name} · first page load {first / 1e3:.1f} s · load average before "
+          f"{load[0]:.2f} / after {os.getloadavg()[0]:.2f} (1 min)")
+    print(f"| {'action':<48} | {'n':>3} | {'p50 ms':>7} | {'p95 ms':>7} | {'max ms':>7} |")
+    print(f"|{'-' * 50}|{'-' * 5}|{'-' * 9}|{'-' * 9}|{'-' * 9}|")
+    for label, xs in rows:
+        print(f"| {label:<48} | {len(xs):>3} | {statistics.median(xs):>7.0f} | {pct(xs, 0.95):>7.0f} "
+              f"| {max(xs):>7.0f} |")
+
+
+def synth_samples(src: Path, tmp: Path) -> Path:
+    d = tmp / "samples"
+    (d / "scenarios").mkdir(parents=True)
+    os.symlink(src.resolve(), d / "synth")
+    shutil.copy(src / "scenario.json", d / "scenarios" / "scenario.json")
+    return d
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ckf", choices=("sample", "synth10k", "both"), default="both")
+    ap.add_argument("--synth-dir", default=str(ROOT / "bench" / "data" / "synth10k"))
+    ap.add_argument("--tries", type=int, default=20)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    runs: list[tuple[str, Path | None, str]] = []
+    tmp = Path(tempfile.mkdtemp(prefix="crp-bench-ui-"))
+    if args.ckf in ("sample", "both"):
+        runs.append(("bundled sample (sample_ckf/knowledge_base.jsonl)", None, ""))
+    if args.ckf in ("synth10k", "both"):
+        src = Path(args.synth_dir)
+        if not (src / "facts.jsonl").is_file():
+            print(f"{src} has no facts.jsonl: run bench/make_synthetic_ckf.py --facts 10000 --out {src}")
+            return 2
+        runs.append((f"10k synthetic CKF ({src})", synth_samples(src, tmp), "?ckf=synth&scenario=scenario.json"))
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            for i, (name, sample_dir, query) in enumerate(runs):
+                work = tmp / f"run{i}"
+                work.mkdir()
+                load = os.getloadavg()
+                with serve(sample_dir, work) as url:
+                    first, rows = measure(browser, url, query, args.tries)
+                report(name, first, rows, load)
+        finally:
+            browser.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
