@@ -20,6 +20,7 @@ from crp_core.errors import ConfigError, CRPError
 from crp_ui import breakdown, cache, glossary, render, shell, state, suite_tabs
 from crp_ui import decisions as triage_decisions
 from crp_ui import tuning_view as tv
+from crp_ui.progress import Bar
 
 K = "crp.tuning."
 K_SWEEP = K + "sweep"  # (inputs key, SweepResult)
@@ -100,11 +101,11 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
     inputs = _inputs_key(corpus, scenario, config, dkey)
     run = st.button(f"Run sweep ({len(values)} values)", type="primary", key=K + "run")
     if run:
-        bar = st.progress(0.0, text="Embedding the scenario…")
+        bar = Bar(f"Sweep of {key}", unit="runs")
         vectors = _vectors(corpus, scenario)
 
         def progress(done: int, total: int, value: Any) -> None:
-            bar.progress(done / total, text=f"Run {done} of {total}: {key} = {tv.value_label(value)}")
+            bar.step(done, total, f"{key} = {tv.value_label(value)}")
 
         try:
             res = sweep(corpus, scenario, config, key, values, vectors=vectors, decisions=decisions,
@@ -282,7 +283,7 @@ def _before_after_view(ba: Any) -> None:
                  column_config=glossary.with_help(["measure"], {"measure": st.column_config.TextColumn(
                      "measure", help="expired / ageing: SPEC-027 recency state (see the Glossary); the rest "
                                      "counted in the envelope handed to the model")}))
-    figs = tv.before_after_figures(ba)
+    figs = cache.by_identity("before_after_figures", ba, tv.before_after_figures)
     c = st.columns(2)
     for i, fig in enumerate(figs):
         c[i % 2].plotly_chart(fig, width="stretch", key=f"{K}ba_fig{i}")

@@ -12,8 +12,8 @@ import re
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as hst
-from streamlit.testing.v1 import AppTest
 from page_support import open_sidebar
+from streamlit.testing.v1 import AppTest
 from support import APP, REPO_ROOT, synthetic_ckf_rows
 
 from crp_core.config import SCALAR_KEYS, CRPConfig

@@ -14,8 +14,8 @@ import time
 from typing import Any
 
 import pytest
-from streamlit.testing.v1 import AppTest
 from page_support import open_sidebar
+from streamlit.testing.v1 import AppTest
 from support import APP, REPO_ROOT, TEST_MODEL, synthetic_ckf_rows
 from test_embedding_doubles import GatedEmbedder
 
