@@ -353,18 +353,17 @@ def main() -> None:
     scenario = state.get_scenario()
     config = state.get_config()
     # the selected tab lives in the URL (?tab=<label>): Streamlit's own binding (st.tabs bind="query-params",
-    # docs/decisions/ui.md); every tab still runs on each rerun, as before
-    sweep_t, suite_t, tune_t, compare_t, ba_t = st.tabs(list(TABS), key=TAB_PARAM, bind="query-params")
-    with sweep_t:
-        sweep_tab(corpus, scenario, config, decisions, dkey)
-    with suite_t:
-        suite_tabs.suite_tab(corpus, decisions, dkey)
-    with tune_t:
-        suite_tabs.autotune_tab(corpus, decisions, dkey)
-    with compare_t:
-        compare_tab(corpus, scenario, config, result, decisions, dkey)
-    with ba_t:
-        before_after_tab(corpus, scenario, config, result, decisions, dkey)
+    # docs/decisions/ui.md). A bound tab set knows which tab is open (``.open``) and a click on another tab
+    # reruns the app, so only the open tab is drawn: the others cost nothing on a rerun or a page switch
+    draws = (lambda: sweep_tab(corpus, scenario, config, decisions, dkey),
+             lambda: suite_tabs.suite_tab(corpus, decisions, dkey),
+             lambda: suite_tabs.autotune_tab(corpus, decisions, dkey),
+             lambda: compare_tab(corpus, scenario, config, result, decisions, dkey),
+             lambda: before_after_tab(corpus, scenario, config, result, decisions, dkey))
+    for tab, draw in zip(st.tabs(list(TABS), key=TAB_PARAM, bind="query-params"), draws):
+        if tab.open is not False:  # None: a Streamlit that does not track tabs draws them all
+            with tab:
+                draw()
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts
