@@ -51,38 +51,52 @@ PAGES: tuple[tuple[str, str], ...] = (
 #: ms the app must stay idle before a try counts as settled (a queued rerun shows up within this)
 QUIET_MS = 300
 LOAD_TIMEOUT_MS = 600_000
-TRY_TIMEOUT_MS = 120_000
+TRY_TIMEOUT_MS = 60_000
 
-OBSERVE_JS = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  if (!window.__crp || window.__crp.app !== app) {
-    const st = {app: app, log: [], input: 0};
+OBSERVE_JS = """(heading) => {
+  if (!window.__crp) {
+    const st = {log: [], input: 0, heading: null, seen: 0};
+    // subtree: the app element may be replaced; every script-state change is logged with its time
     new MutationObserver((recs) => { for (const r of recs) st.log.push(performance.now()); })
-      .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+      .observe(document.documentElement, {attributes: true, subtree: true,
+                                          attributeFilter: ['data-test-script-state']});
     for (const ev of ['click', 'keydown']) {
-      document.addEventListener(ev, () => { st.input = performance.now(); }, true);
+      document.addEventListener(ev, () => { st.input = performance.now(); st.seen = 0; }, true);
     }
+    const poll = () => {  // once per frame: when the expected heading is first shown after the input
+      if (st.input && !st.seen && st.heading !== null) {
+        const hs = Array.from(document.querySelectorAll('[data-testid="stMain"] h1'));
+        if (hs.some((h) => h.textContent.trim().startsWith(st.heading))) st.seen = performance.now();
+      }
+      requestAnimationFrame(poll);
+    };
+    requestAnimationFrame(poll);
     window.__crp = st;
   }
   window.__crp.input = 0;
+  window.__crp.seen = 0;
+  window.__crp.heading = heading;
   window.__crp.log = [];
 }"""
 
-#: settled: input seen, a state change after it, idle now and for QUIET_MS, heading shown
-SETTLED_JS = """([heading, quiet]) => {
+#: settled: input seen, the heading shown, idle now and for QUIET_MS after the last script-state change
+#: (or, when no change was seen at all, a run too short to observe, NOCHANGE_MS after the input);
+#: the latency is the later of the heading's appearance and the last change back to idle
+SETTLED_JS = """([quiet, nochange]) => {
   const st = window.__crp;
-  if (!st || !st.input) return false;
+  if (!st || !st.input || !st.seen) return false;
   const app = document.querySelector('[data-testid="stApp"]');
-  if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
-  const after = st.log.filter((t) => t >= st.input);
-  if (!after.length) return false;
-  const last = after[after.length - 1];
-  if (performance.now() - last < quiet) return false;
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelectorAll('[data-testid="stSkeleton"]').length) return false;
-  const hs = Array.from(document.querySelectorAll('[data-testid="stMain"] h1'));
-  if (heading && !hs.some((h) => h.textContent.trim().startsWith(heading))) return false;
-  return last - st.input;
+  const now = performance.now();
+  const after = st.log.filter((t) => t >= st.input);
+  if (!after.length) return now - st.input >= nochange ? st.seen - st.input : false;
+  const last = after[after.length - 1];
+  if (now - last < quiet) return false;
+  return Math.max(last, st.seen) - st.input;
 }"""
+#: ms after the input with no script-state change at all before a try counts as settled on the heading
+NOCHANGE_MS = 2000
 
 
 def free_port() -> int:
@@ -109,7 +123,8 @@ def serve(sample_dir: Path | None, workdir: Path) -> Iterator[str]:
     if sample_dir is not None:
         env["CRP_SAMPLE_DIR"] = str(sample_dir)
     log_path = workdir / "streamlit.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    app = os.environ.get("CRP_BENCH_APP", "app.py")  # another entry script, e.g. one that times each run
+    cmd = [sys.executable, "-m", "streamlit", "run", app, "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1"]
     with open(log_path, "w", encoding="utf-8") as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -130,21 +145,32 @@ def serve(sample_dir: Path | None, workdir: Path) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=15)
+        if os.environ.get("CRP_BENCH_KEEP_LOG"):
+            shutil.copy(log_path, os.environ["CRP_BENCH_KEEP_LOG"])
         overflow = log_path.read_text(errors="replace").count("Inotify queue overflowed")
         if overflow:
             print(f"  (server log: {overflow} 'Inotify queue overflowed' lines)")
 
 
-def settle(page: Any, heading: str) -> float:
+def settle(page: Any) -> float:
     """Milliseconds from the last input event to the settled app (see SETTLED_JS)."""
-    handle = page.wait_for_function(SETTLED_JS, arg=[heading, QUIET_MS], timeout=TRY_TIMEOUT_MS, polling=50)
+    handle = page.wait_for_function(SETTLED_JS, arg=[QUIET_MS, NOCHANGE_MS], timeout=TRY_TIMEOUT_MS, polling=50)
     return float(handle.json_value())
 
 
 def timed(page: Any, heading: str, act: Callable[[], None]) -> float:
-    page.evaluate(OBSERVE_JS)
+    page.evaluate(OBSERVE_JS, heading)
     act()
-    ms = settle(page, heading)
+    try:
+        ms = settle(page)
+    except Exception:
+        state = page.evaluate("""() => ({state: document.querySelector('[data-testid="stApp"]')
+            .getAttribute('data-test-script-state'), log: window.__crp && window.__crp.log.length,
+            input: window.__crp && window.__crp.input, seen: window.__crp && window.__crp.seen,
+            h1: Array.from(document.querySelectorAll('[data-testid="stMain"] h1')).map((h) => h.textContent),
+            skeletons: document.querySelectorAll('[data-testid="stSkeleton"]').length})""")
+        print(f"  try did not settle (want heading {heading!r}): {state}", file=sys.stderr)
+        raise
     exc = page.locator('[data-testid="stException"]')
     if exc.count():
         raise AssertionError("the page shows an exception:\n" + exc.first.inner_text()[:2000])
@@ -163,7 +189,6 @@ def nav_link(page: Any, title: str) -> Any:
 def wait_first_load(page: Any, url: str) -> float:
     t = time.perf_counter()
     page.goto(url, timeout=LOAD_TIMEOUT_MS)
-    page.evaluate(OBSERVE_JS)
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=LOAD_TIMEOUT_MS)
     page.wait_for_function("""() => document.querySelector('[data-testid="stApp"]')
         .getAttribute('data-test-script-state') === 'notRunning'
