@@ -99,6 +99,30 @@ SETTLED_JS = """([quiet, nochange]) => {
 NOCHANGE_MS = 2000
 
 
+#: the entry script the server runs: app.py's one call, timed; each run appends its milliseconds to a
+#: file, so every try also reports how long the script itself took (the rest is transport and browser)
+TIMED_ENTRY = """import sys, time
+sys.path.insert(0, {root!r})
+from crp_ui import shell
+_t0 = time.perf_counter()
+try:
+    shell.run()
+finally:
+    with open({log!r}, "a", encoding="utf-8") as _fh:
+        _fh.write(f"{{(time.perf_counter() - _t0) * 1e3:.1f}}\\n")
+"""
+SCRIPT_LOG: Path | None = None
+
+
+def script_ms_since(mark: int) -> tuple[float | None, int]:
+    """(total script milliseconds logged after line ``mark``, or None when no run was logged; new mark)."""
+    if SCRIPT_LOG is None or not SCRIPT_LOG.exists():
+        return None, mark
+    lines = SCRIPT_LOG.read_text(encoding="utf-8").split()
+    new = [float(x) for x in lines[mark:]]
+    return (sum(new) if new else None), len(lines)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -123,7 +147,11 @@ def serve(sample_dir: Path | None, workdir: Path) -> Iterator[str]:
     if sample_dir is not None:
         env["CRP_SAMPLE_DIR"] = str(sample_dir)
     log_path = workdir / "streamlit.log"
-    app = os.environ.get("CRP_BENCH_APP", "app.py")  # another entry script, e.g. one that times each run
+    global SCRIPT_LOG
+    SCRIPT_LOG = workdir / "script_ms.txt"
+    entry = workdir / "timed_app.py"
+    entry.write_text(TIMED_ENTRY.format(root=str(ROOT), log=str(SCRIPT_LOG)), encoding="utf-8")
+    app = os.environ.get("CRP_BENCH_APP", str(entry))
     cmd = [sys.executable, "-m", "streamlit", "run", app, "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1"]
     with open(log_path, "w", encoding="utf-8") as log:
@@ -158,7 +186,11 @@ def settle(page: Any) -> float:
     return float(handle.json_value())
 
 
-def timed(page: Any, heading: str, act: Callable[[], None]) -> float:
+Sample = tuple[float, float | None]  # (browser ms, script ms or None for a fragment-only run)
+
+
+def timed(page: Any, heading: str, act: Callable[[], None]) -> Sample:
+    _, mark = script_ms_since(0)
     page.evaluate(OBSERVE_JS, heading)
     act()
     try:
@@ -174,7 +206,8 @@ def timed(page: Any, heading: str, act: Callable[[], None]) -> float:
     exc = page.locator('[data-testid="stException"]')
     if exc.count():
         raise AssertionError("the page shows an exception:\n" + exc.first.inner_text()[:2000])
-    return ms
+    script, _ = script_ms_since(mark)
+    return ms, script
 
 
 def nav_link(page: Any, title: str) -> Any:
@@ -199,12 +232,12 @@ def wait_first_load(page: Any, url: str) -> float:
     return (time.perf_counter() - t) * 1e3
 
 
-def measure(browser: Any, url: str, query: str, tries: int) -> tuple[float, list[tuple[str, list[float]]]]:
+def measure(browser: Any, url: str, query: str, tries: int) -> tuple[float, list[tuple[str, list[Sample]]]]:
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     page = ctx.new_page()
     try:
         first = wait_first_load(page, url + "/" + query)
-        rows: dict[str, list[float]] = {}
+        rows: dict[str, list[Sample]] = {}
         for title, _h in PAGES:  # one unmeasured visit each: first-visit costs are not steady state
             link = nav_link(page, title)
             timed(page, _h, link.click)
@@ -238,14 +271,19 @@ def pct(xs: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
-def report(name: str, first: float, rows: list[tuple[str, list[float]]], load: tuple[float, ...]) -> None:
+def report(name: str, first: float, rows: list[tuple[str, list[Sample]]], load: tuple[float, ...]) -> None:
     print(f"\n{name} · first page load {first / 1e3:.1f} s · load average before "
           f"{load[0]:.2f} / after {os.getloadavg()[0]:.2f} (1 min)")
-    print(f"| {'action':<48} | {'n':>3} | {'p50 ms':>7} | {'p95 ms':>7} | {'max ms':>7} |")
-    print(f"|{'-' * 50}|{'-' * 5}|{'-' * 9}|{'-' * 9}|{'-' * 9}|")
-    for label, xs in rows:
+    print("browser: click to settled page; script: the entry script's own run time (the rest is transport "
+          "and the browser; '-' = a fragment rerun, no whole-script run)")
+    print(f"| {'action':<48} | {'n':>3} | {'p50 ms':>7} | {'p95 ms':>7} | {'max ms':>7} | {'script p50':>10} |")
+    print(f"|{'-' * 50}|{'-' * 5}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 12}|")
+    for label, samples in rows:
+        xs = [b for b, _ in samples]
+        sc = [x for _, x in samples if x is not None]
+        script = f"{statistics.median(sc):>10.0f}" if sc else f"{'-':>10}"
         print(f"| {label:<48} | {len(xs):>3} | {statistics.median(xs):>7.0f} | {pct(xs, 0.95):>7.0f} "
-              f"| {max(xs):>7.0f} |")
+              f"| {max(xs):>7.0f} | {script} |")
 
 
 def synth_samples(src: Path, tmp: Path) -> Path:
