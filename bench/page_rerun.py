@@ -1,12 +1,15 @@
-"""Rerun time of the issue-4 dashboard pages after a widget change, on the synthetic 10k CKF.
+"""Server-side rerun time of every dashboard page, and of widget changes, with ``AppTest``.
 
-    .venv/bin/python bench/page_rerun.py [--ckf-dir bench/data/synth10k] [--repeat 5]
+    .venv/bin/python bench/page_rerun.py [--ckf sample|synth10k|both] [--ckf-dir bench/data/synth10k] [--repeat 5]
 
-Points the app (through ``CRP_SAMPLE_DIR``) at a temporary samples folder holding the synthetic CKF
-directory and its scenario, warms the caches (corpus, pipeline result), then times ``AppTest`` reruns
-(the whole script: app shell, sidebar and page) after each widget change. Prints one table: page,
-change, median / max ms. The first pipeline run with a new config is timed separately ("config
-change": the pipeline itself reruns then).
+The script's own cost, without the browser (``bench/ui_latency.py`` measures what a person waits
+for): ``AppTest`` runs the whole script (app shell, sidebar, page) in this process. For the 10k
+synthetic CKF the app is pointed (through ``CRP_SAMPLE_DIR``) at a temporary samples folder holding
+the CKF directory and its scenario; ``sample`` is the bundled ``sample_ckf/``. After warming the
+caches (corpus, pipeline result) it times a rerun of every page with nothing changed, then widget
+changes on the Score breakdown page, then a config change (the sidebar's ``cdr_min_relevance``, a new
+value every time: the pipeline reruns). Prints one table per CKF (median / max ms) with the load
+average.
 """
 from __future__ import annotations
 
@@ -23,28 +26,45 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+PAGES = ("overview", "breakdown", "graph", "envelope", "conflicts", "fanout", "tuning", "glossary", "home")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ckf", choices=("sample", "synth10k", "both"), default="both")
     ap.add_argument("--ckf-dir", default=str(ROOT / "bench" / "data" / "synth10k"))
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    src = Path(args.ckf_dir)
-    if not (src / "facts.jsonl").is_file():
-        print(f"{src} has no facts.jsonl: run bench/make_synthetic_ckf.py --facts 10000 --out {src}")
-        return 2
-    tmp = Path(tempfile.mkdtemp(prefix="crp-bench-pages-"))
-    (tmp / "scenarios").mkdir()
-    os.symlink(src.resolve(), tmp / "synth")
-    shutil.copy(src / "scenario.json", tmp / "scenarios" / "scenario.json")
-    os.environ["CRP_SAMPLE_DIR"] = str(tmp)
-    os.environ["CRP_CACHE_DIR"] = str(tmp / "cache")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("CRP_INSPECT_TRIAGE_DB", str(Path(tempfile.mkdtemp(prefix="crp-bench-db-")) / "t.sqlite"))
+    if args.ckf in ("sample", "both"):
+        bench_one("bundled sample (sample_ckf/)", None, {}, args.repeat)
+    if args.ckf in ("synth10k", "both"):
+        src = Path(args.ckf_dir)
+        if not (src / "facts.jsonl").is_file():
+            print(f"{src} has no facts.jsonl: run bench/make_synthetic_ckf.py --facts 10000 --out {src}")
+            return 2
+        tmp = Path(tempfile.mkdtemp(prefix="crp-bench-pages-"))
+        (tmp / "scenarios").mkdir()
+        os.symlink(src.resolve(), tmp / "synth")
+        shutil.copy(src / "scenario.json", tmp / "scenarios" / "scenario.json")
+        bench_one(f"10k synthetic CKF ({src})", tmp, {"ckf": "synth", "scenario": "scenario.json"}, args.repeat)
+    return 0
 
+
+def bench_one(name: str, sample_dir: Path | None, params: dict[str, str], repeat: int) -> None:
+    if sample_dir is None:
+        os.environ.pop("CRP_SAMPLE_DIR", None)
+    else:
+        os.environ["CRP_SAMPLE_DIR"] = str(sample_dir)
     from streamlit.testing.v1 import AppTest
 
+    from crp_ui import sidebar
+
+    load = os.getloadavg()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
-    at.query_params["ckf"] = "synth"
-    at.query_params["scenario"] = "scenario.json"
+    for k, v in params.items():
+        at.query_params[k] = v
     t0 = time.perf_counter()
     at.run()
     cold = (time.perf_counter() - t0) * 1e3
@@ -52,7 +72,7 @@ def main() -> int:
 
     def timed(page: str, label: str, act) -> None:
         times = []
-        for k in range(args.repeat):
+        for k in range(repeat):
             t = time.perf_counter()
             act(k)
             times.append((time.perf_counter() - t) * 1e3)
@@ -64,8 +84,9 @@ def main() -> int:
         assert len(hits) == 1, (prefix, [w.key for w in getattr(at, kind)])
         return hits[0]
 
-    for page in ("overview", "breakdown", "graph", "envelope"):
+    for page in PAGES:
         at.switch_page(f"pages/{page}.py").run()
+        at.run()  # first visit: the page's own caches (scan, figures) fill here
         assert not at.exception, [e.value for e in at.exception]
         timed(page, "rerun (no change)", lambda k: at.run())
     at.switch_page("pages/breakdown.py").run()
@@ -76,6 +97,7 @@ def main() -> int:
     texts = ["a", "b", "c", "", "d"]
     timed("breakdown", "text filter", lambda k: pick("text_input", "crp.page.breakdown.text")
           .set_value(texts[k % len(texts)]).run())
+    pick("text_input", "crp.page.breakdown.text").set_value("").run()
     ids = list(at.dataframe[0].value["fact_id"])[:10] if at.dataframe else []
 
     def select(k):
@@ -84,21 +106,28 @@ def main() -> int:
     timed("breakdown", "select a fact", select)
     timed("breakdown", "log age axis toggle", lambda k: pick("toggle", "crp.page.breakdown.logx")
           .set_value(k % 2 == 0).run())
-    gates = [0.50, 0.52, 0.56, 0.58, 0.60]
+    open_key = getattr(sidebar, "CONFIG_OPEN", None)  # None: a version that always draws the editors
+    if open_key is not None:
+        at.session_state[open_key] = True
+    at.run()
+    timed("breakdown", "sidebar config opened, no change", lambda k: at.run())
 
     def gate(k):
         hits = [w for w in at.number_input if str(w.key).startswith("crp.w.config.cdr_min_relevance.")]
-        hits[0].set_value(gates[k % len(gates)]).run()
+        hits[0].set_value(round(0.50 + 0.01 * (k + 1), 2)).run()
 
     timed("breakdown", "config change (pipeline reruns)", gate)
     timed("breakdown", "same config again (cached)", lambda k: at.run())
+    if open_key is not None:
+        at.session_state[open_key] = False
+        at.run()
 
-    print(f"synthetic CKF: {src} · first full run (load + index + pipeline) {cold:.0f} ms · "
-          f"{n_rows} table rows shown on the breakdown page")
-    print(f"{'page':<10} {'change':<34} {'median ms':>10} {'max ms':>8}")
+    print(f"\n{name} · first full run (load + index + pipeline) {cold:.0f} ms · {n_rows} table rows on the "
+          f"breakdown page · load average before {load[0]:.2f} / after {os.getloadavg()[0]:.2f} (1 min)")
+    print(f"| {'page':<10} | {'change':<34} | {'median ms':>9} | {'max ms':>7} |")
+    print(f"|{'-' * 12}|{'-' * 36}|{'-' * 11}|{'-' * 9}|")
     for page, label, times in rows:
-        print(f"{page:<10} {label:<34} {statistics.median(times):>10.1f} {max(times):>8.1f}")
-    return 0
+        print(f"| {page:<10} | {label:<34} | {statistics.median(times):>9.1f} | {max(times):>7.1f} |")
 
 
 if __name__ == "__main__":

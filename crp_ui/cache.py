@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Hashable
 from datetime import datetime
@@ -128,6 +129,10 @@ class _Registry:
             self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+
+#: the registry, for other modules' process-wide caches
+Registry = _Registry
 
 
 @st.cache_resource(show_spinner=False)
@@ -264,8 +269,36 @@ def wait_for_job(job: PreparationJob[object], label: str, *, show_progress: bool
 
 
 # ---- pipeline -----------------------------------------------------------------------------------
+#: derived keys memoised per object identity (a weak reference guards against a reused id)
+_IDENTITY_MEMO: OrderedDict[tuple[str, int, Hashable], tuple[Any, Any]] = OrderedDict()
+_IDENTITY_LOCK = threading.Lock()
+_IDENTITY_MEMO_SIZE = 64
+
+
+def by_identity(kind: str, obj: Any, build: Any, extra: Hashable = ()) -> Any:
+    """``build(obj)`` once per live object ``obj`` and ``extra`` key (corpora, scenarios, configs and
+    scans are immutable): the digests that key the run cache, and frames derived from a scan, are not
+    recomputed on every rerun."""
+    key = (kind, id(obj), extra)
+    with _IDENTITY_LOCK:
+        hit = _IDENTITY_MEMO.get(key)
+        if hit is not None and hit[0]() is obj:
+            _IDENTITY_MEMO.move_to_end(key)
+            return hit[1]
+    value = build(obj)
+    with _IDENTITY_LOCK:
+        _IDENTITY_MEMO[key] = (weakref.ref(obj), value)
+        while len(_IDENTITY_MEMO) > _IDENTITY_MEMO_SIZE:
+            _IDENTITY_MEMO.popitem(last=False)
+    return value
+
+
 def corpus_digest(corpus: Corpus) -> str:
     """The corpus's vectors fingerprint + model id + every fact's status (operator decisions change it)."""
+    return str(by_identity("corpus", corpus, _corpus_digest))
+
+
+def _corpus_digest(corpus: Corpus) -> str:
     h = hashlib.sha256()
     h.update(f"{corpus.fingerprint}|{corpus.model_id}|".encode())
     h.update("\x00".join(f.status for f in corpus.kb.facts).encode())
@@ -277,8 +310,8 @@ def result_key(corpus: Corpus, scenario: Scenario, config: CRPConfig, now: datet
     """(corpus digest incl. statuses, scenario JSON, config TOML, now ISO, decisions key)."""
     from crp_core.io.scenario import dump_scenario
 
-    return (corpus_digest(corpus), dump_scenario(scenario, "json"), config.to_toml(), now.isoformat(),
-            decisions_key)
+    return (corpus_digest(corpus), by_identity("scenario", scenario, lambda s: dump_scenario(s, "json")),
+            by_identity("config", config, CRPConfig.to_toml), now.isoformat(), decisions_key)
 
 
 @st.cache_resource(show_spinner="Running the pipeline…", max_entries=MAX_RESULTS)

@@ -340,12 +340,31 @@ def scan_corpus(base: Any, ds: DecisionSet) -> Any:
     return with_statuses(base, keep) if keep else base
 
 
-@st.cache_resource(show_spinner="Scanning the whole CKF for conflicts…", max_entries=MAX_SCANS)
-def _scan(_corpus: Corpus, _config: CRPConfig, _now: Any, _decisions: Any, key: tuple) -> Any:
+@st.cache_resource(show_spinner=False)
+def _scans() -> Any:
+    """The finished whole-CKF scans of this process, shared by every session (an LRU registry
+    rather than a cached function, so the scan can draw its progress bar where it is called)."""
+    from .cache import Registry
+
+    return Registry(MAX_SCANS)
+
+
+def _scan(corpus: Corpus, config: CRPConfig, now: Any, decisions: Any, key: tuple) -> Any:
+    """``scan_ckf`` once per ``key``, with a progress bar (pairs text-checked, rate, time left)."""
     from crp_core.analysis.scan import scan_ckf
 
-    del key  # cache key only
-    return scan_ckf(_corpus, _config, _now, decisions=_decisions)
+    from .progress import Bar
+
+    hit = _scans().get(key)
+    if hit is not None:
+        return hit
+    bar = Bar("Scanning the whole CKF for conflicts", unit="pairs")
+    try:
+        got = scan_ckf(corpus, config, now, decisions=decisions, progress=bar)
+    finally:
+        bar.empty()
+    _scans().put(key, got)
+    return got
 
 
 def conflict_scan(base: Any, config: CRPConfig, now: Any, ds: DecisionSet) -> Any:

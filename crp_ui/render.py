@@ -57,6 +57,9 @@ def inert_frame(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
+            texts = [v for v in out[col] if isinstance(v, str)]
+            if not _CONTROLS.search("\n".join(texts)):
+                continue  # one regex pass over the column: most columns hold no control at all
             out[col] = pd.Series([visible(v) if isinstance(v, str) else v for v in out[col]], index=out.index,
                                  dtype=out[col].dtype, name=col)
     out.columns = [visible(c) if isinstance(c, str) else c for c in out.columns]

@@ -118,6 +118,14 @@ def active_ckf() -> KnowledgeBase | None:
     return st.session_state.get(K_KB)
 
 
+def get_ckf_fingerprint(kb: KnowledgeBase) -> str:
+    """``kb.fingerprint``, read from the session when ``kb`` is the active CKF (hashing every fact
+    of a large CKF on each rerun would cost tens of milliseconds)."""
+    if st.session_state.get(K_KB) is kb and st.session_state.get(K_KB_FP):
+        return str(st.session_state[K_KB_FP])
+    return kb.fingerprint
+
+
 def get_ckf_label() -> str:
     """The active CKF's display name (the sample name, or ``<file> (uploaded)``)."""
     return st.session_state.get(K_CKF_LABEL, "")

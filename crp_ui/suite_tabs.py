@@ -27,6 +27,7 @@ from crp_core.errors import ConfigError, CRPError, ValidationError
 from . import cache, render, state
 from . import suite_view as sv
 from . import tuning_view as tv
+from .progress import Bar
 
 K = "crp.tuning.suite."
 K_UPLOADED = K + "uploaded"  # Suite from uploaded files (or None)
@@ -173,10 +174,11 @@ def kept_result(key: str, inputs: str, *, empty: str, stale: str) -> Any:
 
 
 def _progress_bar(label: str) -> Any:
-    bar = st.progress(0.0, text=label)
+    """A bar counting scenario runs (with rate and time left) and the callback that feeds it."""
+    bar = Bar(label.rstrip("…. "), unit="runs")
 
     def progress(done: int, total: int, what: str) -> None:
-        bar.progress(min(1.0, done / max(total, 1)), text=f"{label} {done} of {total} runs · {what}")
+        bar.step(done, total, what)
 
     return bar, progress
 
@@ -504,7 +506,7 @@ def choose_suite_for_tune(corpus: Corpus) -> Suite | None:
 
 def _run_tune(p: PreparedSuite, config: CRPConfig, obj: str, trials: int, seed: int,
               space: Sequence[Any]) -> TuneResult | None:
-    bar = st.progress(0.0, text="Trial 0 (the sidebar config)…")
+    bar = Bar(f"Auto-tune, {trials} trials", unit="trials")
     table = st.empty()
     chart = st.empty()
     done: list[TrialRecord] = []
@@ -513,7 +515,7 @@ def _run_tune(p: PreparedSuite, config: CRPConfig, obj: str, trials: int, seed: 
 
     def callback(t: TrialRecord, n: int, total: int) -> None:
         done.append(t)
-        bar.progress(n / total, text=f"Trial {n} of {total} · objective {t.values[0]:.4g}")
+        bar.step(n, total, f"objective {t.values[0]:.4g}")
         with table.container():
             render.dataframe(sv.trials_frame(done, keys), hide_index=True, width="stretch")
         chart.plotly_chart(sv.trials_figure(done, maximize=maximize, title="Trials so far"), width="stretch")

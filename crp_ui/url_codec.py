@@ -25,6 +25,8 @@ from .samples import DEFAULT_SAMPLE, list_samples, list_scenarios
 
 #: URL parameters owned by a page (e.g. the Fan-out stepper's ``step``): the shell never deletes them
 PAGE_PARAMS: frozenset[str] = frozenset({"step", "tab"})
+#: the defaults, built once: the URL is compared with them twice per rerun
+_DEFAULTS = CRPConfig()
 
 
 def format_value(v: Any) -> str:
@@ -50,7 +52,7 @@ def query_params_for_state() -> dict[str, str]:
     s = st.session_state.get(session.K_SCENARIO)
     if s is not None and (session.scenario_edited() or not name) and s.now is not None:
         out["now"] = s.now.date().isoformat()
-    for key, (_mine, theirs) in CRPConfig().diff(session.get_config()).items():
+    for key, (_mine, theirs) in _DEFAULTS.diff(session.get_config()).items():
         out[f"cfg.{key}"] = format_value(theirs)
     fid = session.selected_fact()
     if fid:

@@ -72,6 +72,16 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
             st.rerun()
 
 
+@st.fragment
+def _recency(result, frame: pd.DataFrame, current: str | None) -> None:
+    """The recency curves with their axis toggle: a fragment, so the toggle redraws only this chart."""
+    log_x = st.toggle("log age axis", value=False, key=K + "logx",
+                      help="Spreads short TTLs (news: 30 days) and long ones (regulatory: 5 years).")
+    st.plotly_chart(tables.memo(result, ("recency", current, log_x),
+                                lambda: charts.recency_chart(frame, result.config, selected=current, log_x=log_x)),
+                    width="stretch", key=K + "recency")
+
+
 def main() -> None:
     st.title("Score breakdown")
     result = breakdown.require_result()
@@ -106,11 +116,7 @@ def main() -> None:
             breakdown.fact_detail(result, current, frame)
 
     st.subheader("Recency curves")
-    log_x = st.toggle("log age axis", value=False, key=K + "logx",
-                      help="Spreads short TTLs (news: 30 days) and long ones (regulatory: 5 years).")
-    st.plotly_chart(tables.memo(result, ("recency", current, log_x),
-                                lambda: charts.recency_chart(frame, result.config, selected=current, log_x=log_x)),
-                    width="stretch", key=K + "recency")
+    _recency(result, frame, current)
     unknown = int(frame["age_days"].isna().sum())
     if unknown:
         st.caption(f"{unknown} scored fact(s) of unknown age are not drawn (recency factor 1.0).")

@@ -21,8 +21,8 @@ from crp_core.errors import CRPError
 from crp_core.stages.contradictions import PATTERNS, authority_winner
 from crp_core.triage import MARKABLE_STATUSES, MAX_NOTE_CHARS, Decision, DecisionError, export_csv, export_json
 from crp_core.triage.quality import detector_quality
+from crp_ui import cache, decisions, render, shell, state
 from crp_ui import conflicts_view as cv
-from crp_ui import decisions, render, shell, state
 
 K = "crp.page.conflicts."
 KIND_LABELS = {"accept": "Accept the arbitration", "override": "Override the winner",
@@ -97,7 +97,8 @@ def authority_block(pair, key: str) -> None:
     render.dataframe(cv.authority_frame(pair), hide_index=True, width="stretch", key=key + ".table",
                      column_config=cfg, column_order=("fact_id", "source_authority", "recency_factor",
                                                       "importance_weight", "authority", "arithmetic", "role"))
-    st.plotly_chart(cv.authority_figure(pair, height=280), width="stretch", key=key + ".chart")
+    fig = cache.by_identity("authority_figure", pair, lambda p: cv.authority_figure(p, height=280))
+    st.plotly_chart(fig, width="stretch", key=key + ".chart")
 
 
 def sdk_block(rec, key: str) -> None:
@@ -202,7 +203,7 @@ def decision_form(pair, kb, config) -> None:
             st.caption("Not a conflict: the pair is no longer arbitrated and both facts stay. Only a note is needed.")
         st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68)
         st.form_submit_button("Record decision", type="primary", disabled=not operator, key=K + "submit." + pk,
-                              on_click=_on_record, args=(kind, pair, kb.fingerprint, config))
+                              on_click=_on_record, args=(kind, pair, state.get_ckf_fingerprint(kb), config))
     err = st.session_state.pop(K + "form_error", None)
     if err:
         st.error(err)
@@ -237,6 +238,13 @@ def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
     return order[:i] + ("sdk",) + order[i:]
 
 
+def _queue_view(frame, pats, srcs, stats, decided):
+    """(the filtered queue, its display frame with text made inert): built once per filter choice."""
+    shown = cv.filter_queue(frame, patterns=list(pats), source_types=list(srcs), statuses=list(stats),
+                            decided=decided)
+    return shown, render.inert_frame(_display_queue(shown))
+
+
 def _url_pair(all_keys: list[str]) -> str | None:
     """The pair the URL (or an earlier visit) selected, if the queue holds it; a warning otherwise."""
     want = decisions.selected_pair()
@@ -255,7 +263,8 @@ def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
     srcs = c[1].multiselect("Source type", sources, key=K + "f.sources")
     stats = c[2].multiselect("Status", STATUSES, key=K + "f.statuses")
     decided = c[3].radio("Decided", cv.DECIDED_CHOICES, horizontal=True, key=K + "f.decided")
-    shown = cv.filter_queue(frame, patterns=pats, source_types=srcs, statuses=stats, decided=decided)
+    view = (tuple(pats), tuple(srcs), tuple(stats), decided)
+    shown, display = cache.by_identity("queue_view", frame, lambda fr: _queue_view(fr, *view), extra=view)
     wanted = _url_pair(frame["pair"].tolist())
     st.caption(f"{len(shown)} of {len(frame)} pairs shown · ties first, then the smallest authority margin · "
                f"scan over {scan.n_facts} retrievable facts, {scan.n_candidates} pairs with cosine > "
@@ -264,7 +273,7 @@ def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
     st.session_state[K + "shown"] = keys
     every = st.toggle("all columns", key=K + "all_columns",
                       help="Also the statuses, source types, similarity, both authorities and who decided.")
-    render.dataframe(_display_queue(shown), hide_index=True, width="stretch", row_height=QUEUE_ROW_PX,
+    st.dataframe(display, hide_index=True, width="stretch", row_height=QUEUE_ROW_PX,
                      height=min(5 * QUEUE_ROW_PX, QUEUE_ROW_PX * len(shown)) + 40, key=K + "table",
                      on_select=_on_table_select, selection_mode="single-row",
                      column_order=_with_sdk(QUEUE_ALL if every else QUEUE_ORDER, "sdk" in shown),
@@ -466,8 +475,11 @@ def main() -> None:
     config = state.get_config()
     scan = decisions.conflict_scan(base, config, state.get_now(), ds)
     kb = base.kb
-    agreement = cv.sdk_agreement_of(scan, kb, config)  # None unless the CKF came from an SDK snapshot
-    frame = cv.with_sdk_column(cv.queue_frame(scan, kb, ds), agreement)
+    ds_key = decisions.set_fingerprint(ds)
+    # the scan object stands for its config and time: the agreement and the frame are built once per scan
+    agreement = cache.by_identity("sdk_agreement", scan, lambda sc: cv.sdk_agreement_of(sc, kb, config))
+    frame = cache.by_identity("queue", scan, lambda sc: cv.with_sdk_column(cv.queue_frame(sc, kb, ds), agreement),
+                              extra=ds_key)
     counts = cv.queue_counts(frame)
     m = st.columns(6)
     m[0].metric("conflict pairs", counts["pairs"], help="Whole CKF (crp-inspect conflicts)")

@@ -61,7 +61,7 @@ def _projection(partitions: tuple[tuple[str, ...], ...], addressed: tuple[str, .
 def _scenario_key(scenario: Any) -> str:
     from crp_core.io.scenario import dump_scenario
 
-    return dump_scenario(scenario, "json")
+    return str(cache.by_identity("scenario", scenario, lambda sc: dump_scenario(sc, "json")))
 
 
 def _signature(*parts: Any) -> str:
@@ -142,7 +142,10 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> 
         if vectors is not None:
             proj = _projection(fan.partitioned.partitions, tuple(a.id for a in page_scen.addressed), vectors,
                                page_scen, key)
-            st.plotly_chart(fv.partition_figure(proj), width="stretch", key=f"{K}pca")
+            parts = tuple(tuple(p) for p in fan.partitioned.partitions)
+            fig = cache.by_identity("partition_figure", corpus, lambda _c: fv.partition_figure(proj),
+                                    extra=(key, parts))
+            st.plotly_chart(fig, width="stretch", key=f"{K}pca")
             st.caption(render.md_escape(proj.note) + " Crosses: partition centroids (mean of the members); "
                        "grey rings: addressed sub-queries, projected for context (not fitted).")
     with right:

@@ -24,8 +24,8 @@ def main() -> None:
         st.caption(f"{len(found)} of {len(glossary.TERMS)} terms match.")
     for t in found:
         with st.container(border=True, key=f"{K}term.{t.anchor}"):
-            st.markdown(f"**{t.name}** — {t.short}")
-            st.markdown(t.definition)
+            # one Markdown element for the name and the definition: each element costs the browser a render
+            st.markdown(f"**{t.name}** — {t.short}\n\n{t.definition}")
             also = f" · also: {', '.join(t.aliases)}" if t.aliases else ""
             st.caption(f"Source: {t.cite}{also}")
 

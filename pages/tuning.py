@@ -20,6 +20,7 @@ from crp_core.errors import ConfigError, CRPError
 from crp_ui import breakdown, cache, glossary, render, shell, state, suite_tabs
 from crp_ui import decisions as triage_decisions
 from crp_ui import tuning_view as tv
+from crp_ui.progress import Bar
 
 K = "crp.tuning."
 K_SWEEP = K + "sweep"  # (inputs key, SweepResult)
@@ -100,11 +101,11 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
     inputs = _inputs_key(corpus, scenario, config, dkey)
     run = st.button(f"Run sweep ({len(values)} values)", type="primary", key=K + "run")
     if run:
-        bar = st.progress(0.0, text="Embedding the scenario…")
+        bar = Bar(f"Sweep of {key}", unit="runs")
         vectors = _vectors(corpus, scenario)
 
         def progress(done: int, total: int, value: Any) -> None:
-            bar.progress(done / total, text=f"Run {done} of {total}: {key} = {tv.value_label(value)}")
+            bar.step(done, total, f"{key} = {tv.value_label(value)}")
 
         try:
             res = sweep(corpus, scenario, config, key, values, vectors=vectors, decisions=decisions,
@@ -282,7 +283,7 @@ def _before_after_view(ba: Any) -> None:
                  column_config=glossary.with_help(["measure"], {"measure": st.column_config.TextColumn(
                      "measure", help="expired / ageing: SPEC-027 recency state (see the Glossary); the rest "
                                      "counted in the envelope handed to the model")}))
-    figs = tv.before_after_figures(ba)
+    figs = cache.by_identity("before_after_figures", ba, tv.before_after_figures)
     c = st.columns(2)
     for i, fig in enumerate(figs):
         c[i % 2].plotly_chart(fig, width="stretch", key=f"{K}ba_fig{i}")
@@ -352,18 +353,17 @@ def main() -> None:
     scenario = state.get_scenario()
     config = state.get_config()
     # the selected tab lives in the URL (?tab=<label>): Streamlit's own binding (st.tabs bind="query-params",
-    # docs/decisions/ui.md); every tab still runs on each rerun, as before
-    sweep_t, suite_t, tune_t, compare_t, ba_t = st.tabs(list(TABS), key=TAB_PARAM, bind="query-params")
-    with sweep_t:
-        sweep_tab(corpus, scenario, config, decisions, dkey)
-    with suite_t:
-        suite_tabs.suite_tab(corpus, decisions, dkey)
-    with tune_t:
-        suite_tabs.autotune_tab(corpus, decisions, dkey)
-    with compare_t:
-        compare_tab(corpus, scenario, config, result, decisions, dkey)
-    with ba_t:
-        before_after_tab(corpus, scenario, config, result, decisions, dkey)
+    # docs/decisions/ui.md). A bound tab set knows which tab is open (``.open``) and a click on another tab
+    # reruns the app, so only the open tab is drawn: the others cost nothing on a rerun or a page switch
+    draws = (lambda: sweep_tab(corpus, scenario, config, decisions, dkey),
+             lambda: suite_tabs.suite_tab(corpus, decisions, dkey),
+             lambda: suite_tabs.autotune_tab(corpus, decisions, dkey),
+             lambda: compare_tab(corpus, scenario, config, result, decisions, dkey),
+             lambda: before_after_tab(corpus, scenario, config, result, decisions, dkey))
+    for tab, draw in zip(st.tabs(list(TABS), key=TAB_PARAM, bind="query-params"), draws):
+        if tab.open is not False:  # None: a Streamlit that does not track tabs draws them all
+            with tab:
+                draw()
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

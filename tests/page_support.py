@@ -15,13 +15,23 @@ from support import APP, REPO_ROOT, TEST_MODEL
 from crp_core.config import CRPConfig
 
 __all__ = ["APP", "REPO_ROOT", "TEST_MODEL", "expected_result", "figures", "frame_with", "frames_with", "metric",
-           "run_page", "sidebar_input", "unit", "widget", "write_bridge_sample"]
+           "open_sidebar", "run_page", "sidebar_input", "unit", "widget", "write_bridge_sample"]
+
+
+def open_sidebar(at: AppTest) -> AppTest:
+    """Open the sidebar's Scenario and Configuration expanders for the next run (their contents are
+    drawn only while open), as a user clicking them would."""
+    from crp_ui import sidebar
+
+    at.session_state[sidebar.SCENARIO_OPEN] = True
+    at.session_state[sidebar.CONFIG_OPEN] = True
+    return at
 
 
 def run_page(page: str, *, params: Mapping[str, str] | None = None, timeout: float = 180) -> AppTest:
     """AppTest of ``app.py`` switched to ``pages/<page>.py`` (first run on the default page), as a user
     would get there: the shared sidebar ran first, then the page."""
-    at = AppTest.from_file(APP, default_timeout=timeout)
+    at = open_sidebar(AppTest.from_file(APP, default_timeout=timeout))
     for k, v in (params or {}).items():
         at.query_params[k] = v
     at.run()

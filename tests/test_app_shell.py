@@ -12,6 +12,7 @@ import re
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as hst
+from page_support import open_sidebar
 from streamlit.testing.v1 import AppTest
 from support import APP, REPO_ROOT, synthetic_ckf_rows
 
@@ -24,7 +25,7 @@ TIMEOUT = 60
 
 def _app(page: str | None = None, **query) -> AppTest:
     """Run app.py (with URL ``query``); ``page`` (e.g. "pages/home.py") is switched to afterwards."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at = open_sidebar(AppTest.from_file(APP, default_timeout=TIMEOUT))
     at.query_params.update(query)
     at.run()
     if page is not None:
@@ -103,7 +104,7 @@ def test_home_page_renders_alone(ui_env):
 
 def test_page_file_run_as_the_entry_script_gets_the_shell(ui_env):
     """Executed without app.py, a page file hands over to the shell (navigation + sidebar)."""
-    at = AppTest.from_file(HOME, default_timeout=TIMEOUT).run()
+    at = open_sidebar(AppTest.from_file(HOME, default_timeout=TIMEOUT)).run()
     _ok(at)
     assert "Knowledge base (CKF)" in [h.value for h in at.sidebar.subheader]
     assert [t.value for t in at.title] == ["Overview"]  # the entry script is no registered page: the default
@@ -357,7 +358,7 @@ def test_every_page_runs_inside_the_shell_on_every_run(ui_env):
 
 def test_a_deep_link_to_a_page_applies_its_parameters(ui_env):
     """First run straight on a page (like a first request to /home?...): the URL's view, the page, the sidebar."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at = open_sidebar(AppTest.from_file(APP, default_timeout=TIMEOUT))
     at.query_params.update({"ckf": "second.jsonl", "cfg.token_budget": "1000"})
     at.switch_page("pages/home.py").run()
     _ok(at)

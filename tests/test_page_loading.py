@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 import pytest
+from page_support import open_sidebar
 from streamlit.testing.v1 import AppTest
 from support import APP, REPO_ROOT, TEST_MODEL, synthetic_ckf_rows
 from test_embedding_doubles import GatedEmbedder
@@ -40,7 +41,7 @@ def _plain_rows(n: int, tag: str) -> list[dict]:
 
 
 def _app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at = open_sidebar(AppTest.from_file(APP, default_timeout=TIMEOUT))
     at.run()
     _ok(at)
     return at

@@ -79,7 +79,7 @@ def test_sweep_marks_a_stale_sweep_after_a_sidebar_change(ui_env):
 
 
 def test_compare_defaults_vs_sidebar(ui_env):
-    at = run_page("tuning")
+    at = run_page("tuning", params={"tab": "Compare"})
     sidebar_input(at, "stale_floor").set_value(0.6).run()
     assert not at.exception, [e.value for e in at.exception]
     base = expected_result(ui_env)
@@ -101,7 +101,7 @@ def test_compare_defaults_vs_sidebar(ui_env):
 
 
 def test_compare_uploaded_toml_refused_with_a_clear_error(ui_env):
-    at = run_page("tuning")
+    at = run_page("tuning", params={"tab": "Compare"})
     at.radio(key=K + "base_source").set_value("uploaded TOML").run()
     assert any("Upload a config TOML" in i.value for i in at.info)
     at.session_state[K + "base_toml"] = ("bad.toml", "stale_floor = 7\n")
@@ -116,7 +116,7 @@ def test_compare_uploaded_toml_refused_with_a_clear_error(ui_env):
 
 def test_before_after_numbers_and_report_button(ui_env):
     exp = expected_result(ui_env)
-    at = run_page("tuning")
+    at = run_page("tuning", params={"tab": "Before / after"})
     ba = before_after(exp.corpus, exp.scenario, exp.config)
     numbers = frame_with(at, "measure", "SPEC-024 only", "SPEC-027")
     assert [tuple(r) for r in numbers.astype(str).itertuples(index=False)] == \
@@ -137,7 +137,7 @@ def test_before_after_shows_fact_text_reasons_and_the_token_change(ui_env):
     from crp_ui import glossary, render
 
     exp = expected_result(ui_env)
-    at = run_page("tuning")
+    at = run_page("tuning", params={"tab": "Before / after"})
     ba = before_after(exp.corpus, exp.scenario, exp.config)
     assert metric(at, "expired in envelope") == str(len(ba.after.expired_in_envelope))
     assert metric(at, "ageing in envelope") == str(len(ba.after.ageing_in_envelope))

@@ -55,7 +55,7 @@ def _open_tab(at, label: str):
 
 def test_suite_tab_shows_crp_core_suite_metrics(ui_env):
     _label_suite(ui_env)
-    at = run_page("tuning")
+    at = run_page("tuning", params={"tab": "Suite"})
     assert [t.label for t in at.tabs] == ["Sweep", "Suite", "Auto-tune", "Compare", "Before / after"]
     ref = run_suite(_reference(ui_env), CRPConfig())
     per = frame_with(at, "scenario", "recall", "leaks", "wrong_winners", "missing", "leaked")
@@ -80,7 +80,7 @@ def test_suite_tab_shows_crp_core_suite_metrics(ui_env):
 
 def test_suite_sweep_plots_means_and_worst(ui_env):
     _label_suite(ui_env)
-    at = run_page("tuning")
+    at = run_page("tuning", params={"tab": "Suite"})
     at.selectbox(key=K + "key").set_value("cdr_min_relevance").run()
     widget(at, "number_input", f"{K}start.cdr_min_relevance").set_value(0.0)
     widget(at, "number_input", f"{K}stop.cdr_min_relevance").set_value(0.9)
@@ -109,7 +109,7 @@ def test_suite_sweep_plots_means_and_worst(ui_env):
 
 def test_autotune_shows_the_study_and_applies_the_best(ui_env):
     _label_suite(ui_env)
-    at = run_page("tuning")
+    at = run_page("tuning", params={"tab": "Auto-tune"})
     widget(at, "number_input", K + "trials").set_value(4)
     at.run()
     at.button(key=K + "tune_run").click().run()
@@ -135,7 +135,7 @@ def test_autotune_shows_the_study_and_applies_the_best(ui_env):
 
 def test_a_refused_suite_upload_names_file_line_and_field(ui_env):
     _label_suite(ui_env)
-    at = run_page("tuning")
+    at = run_page("tuning", params={"tab": "Suite"})
     at.radio(key=K + "source").set_value("uploaded scenario files").run()
     assert any("Upload one or more" in i.value for i in at.info)
     # AppTest cannot feed a file uploader: the loader behind it is the one the page calls
@@ -165,7 +165,7 @@ def test_single_sweep_range_is_kept_when_the_scenario_changes(ui_env):
 
 def test_compare_over_the_suite_against_the_defaults(ui_env):
     _label_suite(ui_env)
-    at = run_page("tuning", params={"cfg.cdr_min_relevance": "0.2"})
+    at = run_page("tuning", params={"tab": "Suite", "cfg.cdr_min_relevance": "0.2"})
     assert not at.exception, [e.value for e in at.exception]
     p = _reference(ui_env)
     cand = run_suite(p, CRPConfig().with_overrides({"cdr_min_relevance": 0.2}))
@@ -185,7 +185,7 @@ def test_compare_over_the_suite_against_the_defaults(ui_env):
 
 def test_autotune_lists_the_best_trials_regressions_against_trial_0(ui_env):
     _label_suite(ui_env)
-    at = run_page("tuning")
+    at = run_page("tuning", params={"tab": "Auto-tune"})
     widget(at, "number_input", K + "trials").set_value(6)
     at.run()
     at.button(key=K + "tune_run").click().run()

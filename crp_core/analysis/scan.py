@@ -404,14 +404,21 @@ def triage_order(pair: ConflictPair) -> tuple[bool, bool, float, str, str]:
             pair.fact_b)
 
 
+#: how many progress reports the text check makes at most (plus the first and the last)
+PROGRESS_STEPS = 100
+
+
 def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
-             decisions: Decisions = None, *, searcher: PairSearcher | None = None) -> ConflictScan:
+             decisions: Decisions = None, progress: Callable[[int, int], None] | None = None, *,
+             searcher: PairSearcher | None = None) -> ConflictScan:
     """Whole-CKF conflict scan (SPEC-027 §2 applied to every retrievable pair).
 
     Candidate pairs are every retrievable pair above ``contradiction_similarity``, found exactly
     (:func:`search_pairs`); each goes through :func:`values_conflict`, and each conflicting pair is
     arbitrated independently (no suppression chain: the scan reports, the envelope decides).
     Recency is computed at ``now``. ``decisions`` apply over those the CKF carries from an export.
+    ``progress(done, total)`` counts the candidate pairs text-checked: ``(0, n)`` once the neighbour
+    search is done, then at most :data:`PROGRESS_STEPS` increasing counts, the last one ``(n, n)``.
     ``searcher`` replaces the pair search by an engine's (same pairs: :data:`PairSearcher`).
     """
     from crp_core.factors.recency import compute_recency
@@ -424,7 +431,13 @@ def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
     t1 = time.perf_counter()
     found: list[tuple[int, int, ValueConflict]] = []
     facts = kb.facts
-    for i, j in cand.tolist():
+    n_cand = int(cand.shape[0])
+    every = max(1, -(-n_cand // PROGRESS_STEPS))
+    if progress is not None:
+        progress(0, n_cand)
+    for done, (i, j) in enumerate(cand.tolist(), start=1):
+        if progress is not None and (done % every == 0 or done == n_cand):
+            progress(done, n_cand)
         ca, cb = facts[i].content, facts[j].content
         if ca == cb:
             continue
