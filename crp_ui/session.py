@@ -34,7 +34,8 @@ EDITED_SCENARIO = "edited scenario"  # Refusal.source of a refused sidebar edit
 _P = "crp."
 K_INIT = _P + "initialised"
 K_KB = _P + "kb"
-K_KB_FP = _P + "kb_fingerprint"
+K_KB_FP = _P + "kb_fingerprint"  # the corpus cache key of the active CKF (kb.data_fingerprint)
+K_KB_ID = _P + "kb_identity"  # kb.fingerprint of the active CKF: what operator decisions are stamped with
 K_CKF_LABEL = _P + "ckf_label"
 K_CKF_SAMPLE = _P + "ckf_sample"  # sample name of the active CKF, None for an upload
 K_CKF_REFUSAL = _P + "ckf_refusal"  # Refusal of the last load attempt, None when it succeeded
@@ -121,8 +122,8 @@ def active_ckf() -> KnowledgeBase | None:
 def get_ckf_fingerprint(kb: KnowledgeBase) -> str:
     """``kb.fingerprint``, read from the session when ``kb`` is the active CKF (hashing every fact
     of a large CKF on each rerun would cost tens of milliseconds)."""
-    if st.session_state.get(K_KB) is kb and st.session_state.get(K_KB_FP):
-        return str(st.session_state[K_KB_FP])
+    if st.session_state.get(K_KB) is kb and st.session_state.get(K_KB_ID):
+        return str(st.session_state[K_KB_ID])
     return kb.fingerprint
 
 
@@ -216,14 +217,10 @@ def set_sdk_map(name: str | None, data: bytes | None) -> bool:
 
 
 def _corpus_fp(kb: KnowledgeBase) -> str:
-    """The CKF part of the corpus cache key: ``kb.fingerprint`` (ids, contents, embeddings), plus for an SDK
-    snapshot a digest of its facts' source types (a mapping changes them, not the file's bytes)."""
-    if kb.fmt != "sdk":
-        return kb.fingerprint
-    import hashlib
-
-    types = hashlib.sha256("\x00".join(f.source_type for f in kb.facts).encode("utf-8")).hexdigest()[:16]
-    return f"{kb.fingerprint}|source-types:{types}"
+    """The CKF part of the corpus cache key: ``kb.data_fingerprint``, every fact field. A re-upload that
+    changes only source types, statuses, timestamps or TTLs (or an SDK snapshot re-read with another
+    mapping) is a different corpus; the vectors are cached by text, so nothing is embedded again."""
+    return kb.data_fingerprint
 
 
 def _refuse(source: str, message: str, problems: tuple[Problem, ...] = ()) -> bool:
@@ -275,6 +272,7 @@ def _conclude(p: PendingLoad, job: Any) -> bool:
                        "load a matching scenario first", unfit[1])
     st.session_state[K_KB] = p.kb
     st.session_state[K_KB_FP] = _corpus_fp(p.kb)
+    st.session_state[K_KB_ID] = p.kb.fingerprint
     st.session_state[K_CKF_LABEL] = p.label
     st.session_state[K_CKF_SAMPLE] = p.sample
     st.session_state[K_CKF_REFUSAL] = None

@@ -243,3 +243,29 @@ def test_the_uploader_states_the_limit_and_a_refusal_says_why(ui_env):
     assert _active(at) == (24, "knowledge_base.jsonl")
     assert at.sidebar.get("file_uploader")[0].value is None  # no refused chip left in the uploader
     assert "at most 300 bytes" in at.sidebar.get("file_uploader")[0].label
+
+
+# ---- the corpus cache key -----------------------------------------------------------------------------
+def test_a_reupload_that_changes_only_source_types_or_statuses_is_a_new_corpus(ui_env):
+    """The prepared corpus is keyed by every fact field, not only ids, texts and vectors: a re-upload
+    that changes a source type or a status must not be served the corpus of the first upload."""
+    from crp_core.config import CRPConfig
+
+    at = _app()
+    rows = synthetic_ckf_rows(n=6, seed=5)
+    rows = [dict(r, source_type="community", status="ACTIVE") for r in rows]
+    _upload(at, "same.jsonl", _jsonl(rows))
+    assert _active(at) == (6, "same.jsonl (uploaded)"), _sidebar_errors(at)
+    first = cache.ready_corpus(at.session_state["crp.kb_fingerprint"], CRPConfig(), at.session_state["crp.kb"])
+    assert first is not None and first.kb.facts[0].source_type == "community"
+    identity = at.session_state["crp.kb"].fingerprint
+    changed = [dict(rows[0], source_type="regulatory", status="STALE")] + rows[1:]
+    at.sidebar.get("file_uploader")[0].upload("same.jsonl", _jsonl(changed), "application/json")
+    at.run()
+    _ok(at)
+    kb = at.session_state["crp.kb"]
+    second = cache.ready_corpus(at.session_state["crp.kb_fingerprint"], CRPConfig(), kb)
+    assert second is not None and second is not first
+    assert (second.kb.facts[0].source_type, second.kb.facts[0].status) == ("regulatory", "STALE")
+    # what operator decisions are stamped with ignores statuses: the same knowledge, the same identity
+    assert kb.fingerprint == identity and at.session_state["crp.kb_identity"] == identity
