@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import crp_core.corpus.embedding as emb
+import crp_core.corpus.onnx_backend as onnx_backend
 from crp_core.corpus.embedding import BACKEND_ENV, MODEL_ID, MiniLMEmbedder, default_backend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,11 +93,11 @@ def test_export_location_is_keyed_by_the_weights_digest(tmp_path):
     import hashlib
 
     want = hashlib.sha256(b"weights-1{}").hexdigest()
-    assert emb.weights_digest(str(weights)) == want
-    got = emb.onnx_model_file(str(weights), tmp_path / "cache")
+    assert onnx_backend.weights_digest(str(weights)) == want
+    got = onnx_backend.onnx_model_file(str(weights), tmp_path / "cache")
     assert got == tmp_path / "cache" / "onnx" / want[:24] / "model.onnx"
     (weights / "model.safetensors").write_bytes(b"weights-22")  # other weights (size changed): another file
-    assert emb.onnx_model_file(str(weights), tmp_path / "cache").parent.name == hashlib.sha256(
+    assert onnx_backend.onnx_model_file(str(weights), tmp_path / "cache").parent.name == hashlib.sha256(
         b"weights-22{}").hexdigest()[:24]
 
 
@@ -146,5 +147,5 @@ def test_failed_export_leaves_nothing_behind(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.onnx, "export", fail)
     out = tmp_path / "onnx" / "x" / "model.onnx"
     with pytest.raises(RuntimeError, match="export failed"):
-        emb.export_onnx(emb.minilm_model_path(), out)
+        onnx_backend.export_onnx(emb.minilm_model_path(), out)
     assert not out.exists() and list(out.parent.iterdir()) == []
