@@ -20,6 +20,7 @@ import pytest
 import crp_core.corpus.embedding as emb
 import crp_core.corpus.onnx_backend as onnx_backend
 from crp_core.corpus.embedding import BACKEND_ENV, MODEL_ID, MiniLMEmbedder, default_backend
+from crp_core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_ckf"
@@ -76,7 +77,7 @@ def test_backend_choice(monkeypatch):
     monkeypatch.setenv(BACKEND_ENV, " ONNX ")
     assert default_backend() == "onnx"
     monkeypatch.setenv(BACKEND_ENV, "tensorflow")
-    with pytest.raises(ValueError, match="CRP_EMBED_BACKEND='tensorflow': expected one of onnx, torch"):
+    with pytest.raises(ConfigError, match="CRP_EMBED_BACKEND='tensorflow': expected one of onnx, torch"):
         default_backend()
     monkeypatch.delenv(BACKEND_ENV)
     monkeypatch.setattr(emb.importlib.util, "find_spec", lambda name: None)

@@ -97,11 +97,14 @@ def minilm_model_path() -> str:
 
 def default_backend() -> str:
     """``$CRP_EMBED_BACKEND`` when set (``onnx`` / ``torch``), else ``onnx`` when ONNX Runtime is
-    installed, else ``torch``. An unknown value is a :class:`ValueError` naming the variable."""
+    installed, else ``torch``. An unknown value is a :class:`ConfigError` naming the variable (the CLI
+    prints it as one line, exit 2)."""
     env = os.environ.get(BACKEND_ENV, "").strip().lower()
     if env:
         if env not in BACKENDS:
-            raise ValueError(f"{BACKEND_ENV}={env!r}: expected one of {', '.join(BACKENDS)}")
+            from crp_core.errors import ConfigError
+
+            raise ConfigError(f"{BACKEND_ENV}={env!r}: expected one of {', '.join(BACKENDS)}")
         return env
     return "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch"
 
