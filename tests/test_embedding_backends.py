@@ -18,7 +18,9 @@ import numpy as np
 import pytest
 
 import crp_core.corpus.embedding as emb
+import crp_core.corpus.onnx_backend as onnx_backend
 from crp_core.corpus.embedding import BACKEND_ENV, MODEL_ID, MiniLMEmbedder, default_backend
+from crp_core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_ckf"
@@ -75,7 +77,7 @@ def test_backend_choice(monkeypatch):
     monkeypatch.setenv(BACKEND_ENV, " ONNX ")
     assert default_backend() == "onnx"
     monkeypatch.setenv(BACKEND_ENV, "tensorflow")
-    with pytest.raises(ValueError, match="CRP_EMBED_BACKEND='tensorflow': expected one of onnx, torch"):
+    with pytest.raises(ConfigError, match="CRP_EMBED_BACKEND='tensorflow': expected one of onnx, torch"):
         default_backend()
     monkeypatch.delenv(BACKEND_ENV)
     monkeypatch.setattr(emb.importlib.util, "find_spec", lambda name: None)
@@ -92,11 +94,11 @@ def test_export_location_is_keyed_by_the_weights_digest(tmp_path):
     import hashlib
 
     want = hashlib.sha256(b"weights-1{}").hexdigest()
-    assert emb.weights_digest(str(weights)) == want
-    got = emb.onnx_model_file(str(weights), tmp_path / "cache")
+    assert onnx_backend.weights_digest(str(weights)) == want
+    got = onnx_backend.onnx_model_file(str(weights), tmp_path / "cache")
     assert got == tmp_path / "cache" / "onnx" / want[:24] / "model.onnx"
     (weights / "model.safetensors").write_bytes(b"weights-22")  # other weights (size changed): another file
-    assert emb.onnx_model_file(str(weights), tmp_path / "cache").parent.name == hashlib.sha256(
+    assert onnx_backend.onnx_model_file(str(weights), tmp_path / "cache").parent.name == hashlib.sha256(
         b"weights-22{}").hexdigest()[:24]
 
 
@@ -146,5 +148,5 @@ def test_failed_export_leaves_nothing_behind(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.onnx, "export", fail)
     out = tmp_path / "onnx" / "x" / "model.onnx"
     with pytest.raises(RuntimeError, match="export failed"):
-        emb.export_onnx(emb.minilm_model_path(), out)
+        onnx_backend.export_onnx(emb.minilm_model_path(), out)
     assert not out.exists() and list(out.parent.iterdir()) == []

@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model
     from sentence_transformers import SentenceTransformer
     from tokenizers import Tokenizer
 
+    from crp_core.corpus.onnx_backend import OnnxEncoder
+
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384
 
@@ -75,11 +77,10 @@ BACKENDS: tuple[str, ...] = ("onnx", "torch")
 BACKEND_ENV = "CRP_EMBED_BACKEND"
 #: intra-op threads of the ONNX Runtime session (the machine's cores, at most 2 unless the env says)
 THREADS_ENV = "CRP_EMBED_THREADS"
-#: texts per model call: 32 measured best on two cores for the sample's 12-45-word facts (bench/embed_index.py)
-DEFAULT_BATCH = 32
-#: the ONNX export's opset and the graph's input / output names
-_ONNX_OPSET = 17
-_ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+#: texts per model call (texts sorted by length first): 16, 32 and 64 were within the noise of a loaded
+#: two-core machine for the sample's 12-45-word facts (bench/embed_index.py); 64 keeps the vectors and the
+#: chunk/batch cancel points of the existing run-time path (and so the sample's shipped vectors)
+DEFAULT_BATCH = 64
 
 
 def _set_offline() -> None:
@@ -96,11 +97,14 @@ def minilm_model_path() -> str:
 
 def default_backend() -> str:
     """``$CRP_EMBED_BACKEND`` when set (``onnx`` / ``torch``), else ``onnx`` when ONNX Runtime is
-    installed, else ``torch``. An unknown value is a :class:`ValueError` naming the variable."""
+    installed, else ``torch``. An unknown value is a :class:`ConfigError` naming the variable (the CLI
+    prints it as one line, exit 2)."""
     env = os.environ.get(BACKEND_ENV, "").strip().lower()
     if env:
         if env not in BACKENDS:
-            raise ValueError(f"{BACKEND_ENV}={env!r}: expected one of {', '.join(BACKENDS)}")
+            from crp_core.errors import ConfigError
+
+            raise ConfigError(f"{BACKEND_ENV}={env!r}: expected one of {', '.join(BACKENDS)}")
         return env
     return "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch"
 
@@ -110,119 +114,6 @@ def _threads() -> int:
     if env.isdigit() and int(env) > 0:
         return int(env)
     return max(1, min(2, os.cpu_count() or 1))
-
-
-_digest_memo: dict[tuple[str, int, int], str] = {}
-
-
-def weights_digest(model_path: str) -> str:
-    """sha256 over the weights file and the model config (hex): the key of the ONNX export.
-    Memoised per (path, size, mtime) within the process."""
-    weights = Path(model_path) / "model.safetensors"
-    st = weights.stat()
-    memo_key = (str(weights), st.st_size, st.st_mtime_ns)
-    got = _digest_memo.get(memo_key)
-    if got is None:
-        h = hashlib.sha256()
-        for part in (weights, Path(model_path) / "config.json"):
-            with part.open("rb") as fh:
-                while block := fh.read(1 << 20):
-                    h.update(block)
-        got = _digest_memo[memo_key] = h.hexdigest()
-    return got
-
-
-def onnx_model_file(model_path: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Where the ONNX export of the weights at ``model_path`` lives: ``<cache>/onnx/<digest[:24]>/model.onnx``."""
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    return root / "onnx" / weights_digest(model_path)[:24] / "model.onnx"
-
-
-def export_onnx(model_path: str, out: Path) -> Path:
-    """Export the bundled weights (the transformer, output ``last_hidden_state``) to ONNX at ``out``,
-    atomically (a temp file in the same folder, then a rename), offline. Needs torch, transformers
-    and the ``onnx`` package; only run when no export exists for these weights' digest."""
-    _set_offline()
-    import torch
-    from transformers import AutoModel
-
-    model = AutoModel.from_pretrained(model_path).eval()
-
-    class _Hidden(torch.nn.Module):
-        def __init__(self, inner: torch.nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                    token_type_ids: torch.Tensor) -> torch.Tensor:
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
-
-    dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in _ONNX_INPUTS)
-    axes = {name: {0: "batch", 1: "tokens"} for name in (*_ONNX_INPUTS, "last_hidden_state")}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".onnx", dir=str(out.parent))
-    os.close(fd)
-    try:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(_Hidden(model), dummy, tmp, input_names=list(_ONNX_INPUTS),
-                              output_names=["last_hidden_state"], dynamic_axes=axes,
-                              opset_version=_ONNX_OPSET, dynamo=False)
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return out
-
-
-def _max_seq_length(model_path: str) -> int:
-    """sentence-transformers' truncation length for these weights (``sentence_bert_config.json``)."""
-    import json
-
-    try:
-        cfg = json.loads((Path(model_path) / "sentence_bert_config.json").read_text(encoding="utf-8"))
-        return int(cfg.get("max_seq_length", 256))
-    except (OSError, ValueError):
-        return 256
-
-
-class _OnnxEncoder:
-    """The exported transformer in ONNX Runtime, the model's own tokenizer (``tokenizer.json``
-    through the ``tokenizers`` library) and mean pooling over the attention mask, as
-    sentence-transformers' MiniLM pipeline (Transformer -> Pooling(mean) -> Normalize)."""
-
-    def __init__(self, model_file: Path, model_path: str, threads: int) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.log_severity_level = 3
-        self.session = ort.InferenceSession(str(model_file), so, providers=["CPUExecutionProvider"])
-        tok = Tokenizer.from_file(str(Path(model_path) / "tokenizer.json"))
-        tok.no_padding()
-        tok.enable_truncation(max_length=_max_seq_length(model_path))
-        self.tokenizer = tok
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        encs = self.tokenizer.encode_batch(texts)
-        width = max(1, max(len(e.ids) for e in encs))
-        ids = np.zeros((len(encs), width), dtype=np.int64)
-        mask = np.zeros((len(encs), width), dtype=np.int64)
-        for r, e in enumerate(encs):
-            ids[r, :len(e.ids)] = e.ids
-            mask[r, :len(e.ids)] = 1
-        hidden = self.session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
-                                                          "token_type_ids": np.zeros_like(ids)})[0]
-        m = mask[:, :, None].astype(np.float32)
-        summed = (np.asarray(hidden, dtype=np.float32) * m).sum(axis=1)
-        return summed / np.maximum(m.sum(axis=1), 1e-9)
 
 
 class MiniLMEmbedder:
@@ -248,7 +139,7 @@ class MiniLMEmbedder:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         self.backend = backend if backend is not None else default_backend()
         self._cache_dir = cache_dir
-        self._model: SentenceTransformer | _OnnxEncoder | None = None
+        self._model: SentenceTransformer | OnnxEncoder | None = None
         self._tokenizer: Tokenizer | None = None
         self._lock = threading.Lock()
         self.load_count = 0
@@ -265,14 +156,16 @@ class MiniLMEmbedder:
     def _model_path(self) -> str:
         return self._path if self._path is not None else minilm_model_path()
 
-    def _load_onnx(self) -> _OnnxEncoder:
+    def _load_onnx(self) -> OnnxEncoder:
+        from crp_core.corpus.onnx_backend import OnnxEncoder, export_onnx, onnx_model_file
+
         path = self._model_path()
         model_file = onnx_model_file(path, self._cache_dir)
         if not model_file.is_file():
             export_onnx(path, model_file)
-        return _OnnxEncoder(model_file, path, _threads())
+        return OnnxEncoder(model_file, path, _threads())
 
-    def _load(self) -> SentenceTransformer | _OnnxEncoder:
+    def _load(self) -> SentenceTransformer | OnnxEncoder:
         with self._lock:
             if self._model is None:
                 _set_offline()
@@ -300,13 +193,15 @@ class MiniLMEmbedder:
         if n == 0:
             return out
         model = self._load()
+        from crp_core.corpus.onnx_backend import OnnxEncoder  # numpy only; onnxruntime is imported on load
+
         # sort by length so each batch pads little; results are put back in input order
         order = sorted(range(n), key=lambda i: len(texts[i]))
         done = 0
         for start in range(0, n, batch_size):
             rows = order[start:start + batch_size]
             batch = [texts[i] for i in rows]
-            if isinstance(model, _OnnxEncoder):
+            if isinstance(model, OnnxEncoder):
                 emb = model.encode(batch)
             else:
                 emb = model.encode(batch, batch_size=batch_size, convert_to_numpy=True,
