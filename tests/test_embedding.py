@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from test_embedding_doubles import HashingEmbedder
 
 import crp_core.corpus.embedding as emb
+import crp_core.corpus.embedding_cache as embedding_cache
 from crp_core.corpus.embedding import (
     DIM,
     MODEL_ID,
@@ -157,7 +158,7 @@ def test_many_shards_are_compacted(tmp_path, monkeypatch):
         embed_texts(TEXTS[i * 10:(i + 1) * 10], e, EmbeddingCache(tmp_path))
     cache = EmbeddingCache(tmp_path)
     assert len(_shards(cache, e.model_id)) == 6
-    monkeypatch.setattr(emb, "CACHE_MAX_SHARDS", 3)
+    monkeypatch.setattr(embedding_cache, "CACHE_MAX_SHARDS", 3)  # read where the cache merges
     e2 = HashingEmbedder()
     embed_texts(TEXTS[:60], e2, cache)
     assert e2.texts_encoded == 0

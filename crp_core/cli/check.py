@@ -137,7 +137,9 @@ def _handle(args: argparse.Namespace) -> int:
         check_writable(args.write_baseline, "--write-baseline")
     baseline = read_baseline(args.baseline) if args.baseline else None
     inp = load_inputs(args)
-    run = run_suite(inp.prepared, inp.config, set_args=inp.set_args, known=inp.known, keep_results=False)
+    shown = TerminalProgress("suite", "scenario runs")  # on a terminal only
+    run = run_suite(inp.prepared, inp.config, set_args=inp.set_args, known=inp.known, keep_results=False,
+                    progress=lambda done, total, _name: shown(done, total))
     verdict = gate(run.metrics, inp.prepared.suite, baseline, ckf_fingerprint=inp.kb.fingerprint)
     effective = inp.config.with_set_args(inp.set_args)
 

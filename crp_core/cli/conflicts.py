@@ -75,7 +75,8 @@ def _handle(args: argparse.Namespace) -> int:
                         source_map=input_source_map(args))
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
-    scan = scan_with_engine(corpus, config, now, engine=args.engine, address=args.address, workers=args.workers)
+    scan = scan_with_engine(corpus, config, now, engine=args.engine, address=args.address, workers=args.workers,
+                            progress=TerminalProgress("conflict scan", "candidate pairs"))
     if args.json:
         sys.stdout.write(json_text(scan, kb, config) + "\n")
     elif args.csv:

@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from crp_core.cli.check import add_suite_args, load_inputs, metrics_table
-from crp_core.cli.common import check_writable, visible, write_output
+from crp_core.cli.common import TerminalProgress, check_writable, visible, write_output
 from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -86,10 +86,14 @@ def _handle(args: argparse.Namespace) -> int:
             f"seed {args.seed}\n\n{'trial':>5} {'value':>16} {'feasible':>8} "
             + " ".join(f"{c:>12}" for c in _COLS) + "\n")
 
+    shown = TerminalProgress("tuning", "trials")  # with --json: counts and an ETA on a terminal's stderr
+
     def progress(t: TrialRecord, done: int, total: int) -> None:
         if live:
             out(_line(t) + "\n")
             sys.stdout.flush()
+        else:
+            shown(done, total)
 
     result = tune(inp.prepared.corpus, inp.prepared, inp.config, args.objective, args.trials, args.seed,
                   callback=progress, set_args=inp.set_args, known=inp.known)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -83,17 +84,18 @@ def embed_kb(kb: KnowledgeBase, *, engine: str = "local", address: str | None = 
 
 
 def scan_with_engine(corpus: Corpus, config: CRPConfig, now: datetime, *, engine: str = "local",
-                     address: str | None = None, workers: int = 2) -> ConflictScan:
+                     address: str | None = None, workers: int = 2,
+                     progress: Callable[[int, int], None] | None = None) -> ConflictScan:
     """The whole-CKF conflict scan (``crp_core.analysis.scan.scan_ckf``) with its pair search on ``engine``:
-    the same pairs, winners and report on either."""
+    the same pairs, winners and report on either. ``progress(done, total)`` counts candidate pairs checked."""
     from crp_core.analysis.scan import scan_ckf
 
     if _engine(engine) == "local":
-        return scan_ckf(corpus, config, now)
+        return scan_ckf(corpus, config, now, progress=progress)
     from crp_core.engines.ray_engine import ray_searcher, ray_session
 
     with ray_session(address, workers):
-        return scan_ckf(corpus, config, now, searcher=ray_searcher(None if address else workers))
+        return scan_ckf(corpus, config, now, progress=progress, searcher=ray_searcher(None if address else workers))
 
 
 __all__ = ["ENGINES", "EmbedRun", "Engine", "embed_kb", "scan_with_engine"]
