@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import io
+import sys
 import time
 
 import numpy as np
+import pytest
 
 import crp_core.corpus.prepared as prepared
 from crp_core.cli import main
@@ -97,3 +99,23 @@ def test_cli_json_run_prints_nothing_on_a_non_terminal_stderr(capsys, tmp_path):
     assert rc == 0
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out.startswith("{")
+
+
+@pytest.mark.parametrize(("argv", "label"), [
+    (["conflicts", "--json"], "conflict scan"),
+    (["check", "--suite", "sample_ckf/scenarios", "--json"], "suite"),  # 12 scenarios: a one-run suite draws nothing
+    (["tune", "--suite", "sample_ckf/scenarios/etcd_upgrade.json", "--trials", "2", "--json"], "tuning"),
+])
+def test_long_commands_show_counts_on_a_terminal_stderr(monkeypatch, capsys, tmp_path, argv, label):
+    """The whole-CKF scan, a suite run and a tuning study report progress on a terminal's stderr
+    (their --json output on stdout is unchanged); the final line says how many in how long."""
+    tty = FakeTTY()
+    monkeypatch.setattr(sys, "stderr", tty)
+    rc = main([argv[0], "--ckf", "sample_ckf/knowledge_base.jsonl", *argv[1:], "--cache-dir", str(tmp_path)])
+    assert rc in (0, 1)  # check exits 1 when a bound breaks: the progress is what is tested here
+    finals = [ln for ln in tty.getvalue().split("\r") if ln.startswith(label + " ") and ln.endswith("\n")]
+    assert len(finals) == 1, tty.getvalue()
+    done, total = finals[0].split(" ")[len(label.split())].split("/")
+    assert done == total and int(total.replace(",", "")) > 0 and " in " in finals[0]
+    out = capsys.readouterr().out
+    assert out.lstrip().startswith(("{", "["))
