@@ -292,3 +292,16 @@ def test_the_sidebar_uploader_accepts_parquet_and_its_bytes_load():
     assert "parquet" in UPLOAD_TYPES
     data = parquet_bytes(load_ckf(os.path.join(GOOD, "facts_wrapper.json")))
     assert len(load_ckf_bytes(data, "uploaded.parquet")) == 3  # what the uploader's callback calls
+
+
+def test_a_damaged_string_page_is_a_problem_not_a_traceback():
+    """Bytes that are not UTF-8 in a string column (a damaged page that still decodes) are refused with
+    the rows of the batch and the field ``parquet`` (found by the mutation test above)."""
+    kb = load_ckf(os.path.join(GOOD, "facts_wrapper.json"))
+    kb = dataclasses.replace(kb, facts=tuple(dataclasses.replace(f, metadata={"k": json.dumps(i)})
+                                             for i, f in enumerate(kb.facts)))
+    raw = bytearray(parquet_bytes(kb))
+    raw[102:103] = b"\x00\x00\x80"  # the example hypothesis found
+    with pytest.raises(CKFError) as exc:
+        load_ckf_bytes(bytes(raw), "m.parquet")
+    assert any(p.field == "parquet" for p in exc.value.problems), exc.value.problems

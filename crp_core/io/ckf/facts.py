@@ -284,14 +284,19 @@ def _visible(text: str) -> bool:
     return any(not ch.isspace() and ch not in _INVISIBLE for ch in text)
 
 
+#: the JSON number types an embedding element may have (``bool`` is a subclass of ``int``: not listed)
+_NUMBER_TYPES = frozenset((float, int))
+
+
 def _embedding(e: Any, err: ErrFn) -> np.ndarray | None:
     if not isinstance(e, list) or not e:
         err("embedding", f"must be a non-empty list of numbers, got {_tname(e)}")
         return None
-    for i, x in enumerate(e):
-        if isinstance(x, bool) or not isinstance(x, (int, float)):
-            err("embedding", f"element {i} is not a number: {json.dumps(x)[:40]}")
-            return None
+    if not _NUMBER_TYPES.issuperset(map(type, e)):  # one C-level pass; the loop below only names the culprit
+        for i, x in enumerate(e):
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                err("embedding", f"element {i} is not a number: {json.dumps(x)[:40]}")
+                return None
     try:
         arr = np.asarray(e, dtype=np.float64)
     except (OverflowError, ValueError):

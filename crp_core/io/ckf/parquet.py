@@ -211,7 +211,12 @@ def _read_parquet(source: str | io.BytesIO, st: _State, batch_rows: int) -> None
             st.file_problems.append(Problem(done + 1, "parquet", f"unreadable Parquet data from row {done + 1} "
                                                                  f"on: {str(exc)[:200]}"))
             return
-        _read_batch(batch, done + 1, st)
+        try:
+            _read_batch(batch, done + 1, st)
+        except UnicodeDecodeError as exc:  # a damaged page: a string column that is not UTF-8
+            st.file_problems.append(Problem(done + 1, "parquet", f"rows {done + 1}-{done + batch.num_rows}: a text "
+                                                                 f"value is not valid UTF-8 ({exc.reason})"))
+            return
         done += batch.num_rows
     if done == 0:
         st.file_problems.append(Problem(0, _FILE, "file holds no facts (no Parquet rows)"))
