@@ -301,7 +301,7 @@ def test_a_damaged_string_page_is_a_problem_not_a_traceback():
     kb = dataclasses.replace(kb, facts=tuple(dataclasses.replace(f, metadata={"k": json.dumps(i)})
                                              for i, f in enumerate(kb.facts)))
     raw = bytearray(parquet_bytes(kb))
-    raw[102:103] = b"\x00\x00\x80"  # the example hypothesis found
+    raw[102:105] = b"\x00\x00\x80"  # the example hypothesis found
     with pytest.raises(CKFError) as exc:
         load_ckf_bytes(bytes(raw), "m.parquet")
     assert any(p.field == "parquet" for p in exc.value.problems), exc.value.problems
