@@ -63,7 +63,9 @@ class _BlasThreads:
         self._lock = threading.Lock()
         self._inside = 0
         self._saved: list[tuple[Any, int]] = []
-        self._libs: list[Any] | None = None  # threadpoolctl controllers of the loaded BLAS libraries
+        # threadpoolctl controllers of the BLAS libraries loaded at the first run (numpy's among them: the
+        # package imports numpy; a BLAS another package loads later is not the stages' and is left alone)
+        self._libs: list[Any] | None = None
 
     def _controllers(self) -> list[Any]:
         if self._libs is None:
