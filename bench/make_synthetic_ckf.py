@@ -2,6 +2,7 @@
 
     python bench/make_synthetic_ckf.py --facts 10000 --out bench/data/synth10k
     python bench/make_synthetic_ckf.py --facts 10000 --out bench/data/text10k --no-embeddings
+    python bench/make_synthetic_ckf.py --facts 10000 --dense 600 --out bench/data/synth10k-dense
 
 Output: ``facts.jsonl``, ``embeddings.npy`` (float32, one row per fact), ``manifest.json``
 (``embedding_model`` "synthetic-clustered-384", ``dim`` 384) and a few scenarios
@@ -14,6 +15,13 @@ clusters of one super-topic have cos ~0.55); facts f = norm(c + r g) with r in [
 (r = 0.25: cos ~0.94, above 0.85) whose text changes a number, an entity or a negation (value
 conflicts); about 3 % are *bridges* mixing two clusters of one super-topic (graph connectors).
 ``g`` is a standard normal vector scaled to norm ~1.
+
+``--dense N`` appends N facts of one extra, tight cluster (r in [0.3, 0.5]: pairs cos ~0.80-0.92,
+cos ~0.9 to the centre, every one of them far above the 0.55 relevance gate; one component of one
+domain, every attribute, values differing: many value conflicts above the 0.85 contradiction
+similarity) and writes ``scenario-dense.json``, whose query and sub-queries sit on that centre: at
+candidate_k=500 every candidate comes from the dense cluster and passes the gate. The base facts and
+scenarios are the same as without ``--dense`` (the dense part draws from its own generator).
 """
 from __future__ import annotations
 
@@ -211,6 +219,57 @@ def make_scenarios(lines, info, count: int = 4):
     return out
 
 
+DENSE_NAME = "scenario-dense.json"
+#: query + 14 sub-queries: 15 searches of candidate_k each in stage 1
+DENSE_SUB_QUERIES = 14
+
+
+def add_dense_cluster(lines, vectors, size: int, seed: int = 0):
+    """Append ``size`` facts of one tight cluster; returns (lines, vectors, the dense scenario)."""
+    rng = np.random.default_rng([seed, 7919])
+    centre = unit(rng.standard_normal(DIM))
+    r = rng.uniform(0.3, 0.5, size)
+    dense = unit(centre + r[:, None] * gauss(rng, size)).astype(np.float32)
+    n0 = len(lines)
+    dom, comp = DOMAINS[0], COMPONENTS[0]
+    src_i, src_names = pick(rng, SOURCES, size)
+    ingest_days = rng.uniform(0, SPAN_DAYS, size)
+    out = list(lines)
+    for j in range(size):
+        attr, unit_s, (lo, hi) = ATTRS[j % len(ATTRS)]
+        val = int(lo + rng.random() * (hi - lo))
+        u = f" {unit_s}" if unit_s else ""
+        ver = 1 + j % 5
+        who = ORGS[int(rng.integers(0, len(ORGS)))]
+        out.append({"fact_id": f"F{n0 + j:06d}",
+                    "content": f"In {dom} {ver}.x the {comp} {attr} is {val}{u}, as documented by {who} "
+                               f"for the dense cluster.",
+                    "source_type": src_names[src_i[j]], "status": "ACTIVE",
+                    "ingested_at": iso(NOW - timedelta(days=float(ingest_days[j]))),
+                    "source_id": f"{dom}-docs-{ver}", "community_label": f"{dom} {comp}",
+                    "metadata": {"cluster": -1, "variant_of": None, "dense": True}})
+    subs = []
+    for j in range(DENSE_SUB_QUERIES):
+        attr = ATTRS[j % len(ATTRS)][0] + ("" if j < len(ATTRS) else f" of {dom} {1 + j % 5}.x")
+        v = unit(centre + 0.2 * gauss(rng, 1)[0])
+        subs.append({"id": f"sq{j + 1}", "text": f"What is the {dom} {comp} {attr}?", "label": f"{dom} {comp} {attr}",
+                     "embedding": [round(float(t), 6) for t in v]})
+    qv = unit(centre + 0.2 * gauss(rng, 1)[0])
+    scen = {
+        "name": "synthetic-dense",
+        "description": f"Dense case: the query sits in one cluster of {size} facts (every candidate passes the gate)",
+        "embedding_model": MODEL,
+        "now": iso(NOW),
+        "query": {"text": f"How should the {dom} {comp} be configured?",
+                  "embedding": [round(float(t), 6) for t in qv]},
+        "sub_queries": subs,
+        "addressed": [{"id": "sq1", "depth_weight": 0.7, "window": 1}],
+        "prior_outputs": [out[n0]["content"], out[n0 + 1]["content"]],
+        "fanout_width": 2,
+    }
+    return out, np.vstack([vectors, dense]), scen
+
+
 def write(out_dir: str, lines, vectors, scenarios, *, embeddings: bool = True) -> None:
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "facts.jsonl"), "w", encoding="utf-8") as fh:
@@ -239,6 +298,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--clusters", type=int, default=None, help="default: facts/40 clamped to 100..500")
     ap.add_argument("--scenarios", type=int, default=4)
+    ap.add_argument("--dense", type=int, default=0, metavar="N",
+                    help="append a dense cluster of N facts and write scenario-dense.json (the dense case)")
     ap.add_argument("--no-embeddings", action="store_true",
                     help="write facts.jsonl only (the model embeds them: cache benchmarks)")
     args = ap.parse_args(argv)
@@ -248,8 +309,14 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     lines, vectors, info = generate(args.facts, args.seed, args.clusters)
     scenarios = make_scenarios(lines, info, args.scenarios) if not args.no_embeddings else []
+    dense = None
+    if args.dense > 0:
+        lines, vectors, dense = add_dense_cluster(lines, vectors, args.dense, args.seed)
     write(args.out, lines, vectors, scenarios, embeddings=not args.no_embeddings)
-    print(f"wrote {args.facts} facts to {args.out} in {time.perf_counter() - t0:.1f} s")
+    if dense is not None and not args.no_embeddings:
+        with open(os.path.join(args.out, DENSE_NAME), "w", encoding="utf-8") as fh:
+            json.dump(dense, fh, indent=1)
+    print(f"wrote {len(lines)} facts to {args.out} in {time.perf_counter() - t0:.1f} s")
     return 0
 
 

@@ -4,6 +4,7 @@ fan-out is timed separately) at ~500 candidates and a 20-fact envelope.
 
     python bench/pipeline.py                       # bench/data/synth10k and synth100k if present
     python bench/pipeline.py --runs 300 --candidate-k 300 --sets synth10k
+    python bench/pipeline.py --sets --dense            # only the dense 500-candidate case
 
 Data: ``bench/make_synthetic_ckf.py`` directories (facts.jsonl + embeddings.npy + scenario*.json);
 no model is loaded. The similarity graph and HNSW index are corpus preparation, built once before
@@ -17,6 +18,11 @@ the directory's scenarios (fan-out off, except in the fan-out row):
   to waiting for a core, still sensitive to cache / SMT contention). The bench swaps the clock the
   pipeline module reads (``crp_core.pipeline.time``) for the duration of that loop; nothing else
   changes.
+
+The **dense case** (``--dense``, on by default): ``synth10k-dense``, the 10k CKF plus one tight
+cluster of 600 facts (``make_synthetic_ckf.py --dense 600``, generated here when missing) and a
+scenario whose query and 14 sub-queries sit on that cluster, run at ``candidate_k=500`` (15 searches):
+every candidate comes from the dense cluster and passes the gate, and the close pairs value-conflict.
 
 The 1-minute load average is printed next to every table (read before and after it).
 """
@@ -32,6 +38,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # make_synthetic_ckf (the dense case)
 
 import crp_core.pipeline as pipeline_mod  # noqa: E402
 from crp_core.config import CRPConfig  # noqa: E402
@@ -42,6 +49,7 @@ from crp_core.pipeline import run_pipeline  # noqa: E402
 
 LATE = ("cdr", "cdgr", "contradictions", "packing")  # stages 2-6 without fan-out (stage 5)
 TOTAL = "stages 2-6"
+DENSE = "synth10k-dense"
 
 
 def pct(values: list[float], q: float) -> float:
@@ -119,10 +127,23 @@ def stage_table(corpus, scenarios, config: CRPConfig, runs: int, rows: tuple[str
     return sizes
 
 
+def ensure_dense(path: str) -> None:
+    """Write the dense case's CKF (10k facts + a 600-fact cluster, its scenario only) when missing."""
+    if os.path.isfile(os.path.join(path, "scenario-dense.json")):
+        return
+    import make_synthetic_ckf as synth
+
+    print(f"writing the dense case to {path} ...", file=sys.stderr)
+    synth.main(["--facts", "10000", "--dense", "600", "--scenarios", "0", "--out", path])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
     ap.add_argument("--sets", nargs="*", default=["synth10k", "synth100k"])
+    ap.add_argument("--dense", action=argparse.BooleanOptionalAction, default=True,
+                    help=f"also run the dense 500-candidate case ({DENSE}, generated when missing)")
+    ap.add_argument("--dense-k", type=int, default=500, help="candidate_k of the dense case")
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--candidate-k", type=int, default=300,
                     help="HNSW top-K per search for the stage 2-6 table (300 x (1 query + 3 sub-queries), "
@@ -130,8 +151,11 @@ def main() -> int:
     args = ap.parse_args()
     config = CRPConfig(candidate_k=args.candidate_k, envelope_fact_budget=20)
     base = CRPConfig()
-    sets = [d for d in args.sets if os.path.isdir(os.path.join(args.data, d))]
-    if not sets:
+    cases = [(d, config) for d in args.sets if os.path.isdir(os.path.join(args.data, d))]
+    if args.dense:
+        ensure_dense(os.path.join(args.data, DENSE))
+        cases.append((DENSE, config.replace(candidate_k=args.dense_k)))
+    if not cases:
         print(f"no synthetic CKF under {args.data}; run bench/make_synthetic_ckf.py first", file=sys.stderr)
         return 1
     print(f"pipeline bench: load average {load_avg()} on {os.cpu_count()} CPUs, "
@@ -139,9 +163,10 @@ def main() -> int:
     print(f"stages 2-6 = cdr + cdgr + contradictions + packing (fan-out off; stage 5 timed on its own); "
           f"envelope_fact_budget=20, candidate_k={args.candidate_k}\n")
     gather: dict[str, tuple] = {}
-    for name in sets:
+    for name, config in cases:
         corpus, scenarios, (t_load, t_prep, t_graph) = load(os.path.join(args.data, name), config)
-        print(f"{name}: {corpus.n} facts, {len(scenarios)} scenarios; load {t_load:.2f} s, "
+        print(f"{name}: candidate_k={config.candidate_k}; "
+              f"{corpus.n} facts, {len(scenarios)} scenarios; load {t_load:.2f} s, "
               f"prepare {t_prep:.2f} s, graph {t_graph:.2f} s ({corpus.graph(config).n_edges} edges)")
         plain = [sc.replace(fanout_width=0) for sc in scenarios]
         sizes = stage_table(corpus, plain, config, args.runs, LATE + (TOTAL,))

@@ -8,9 +8,12 @@ corpus, scenario, config and ``now`` give the same result.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -39,10 +42,68 @@ from crp_core.stages.cdgr import expand_graph_with_recency
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.stages.contradictions.arbitration import Decisions
-from crp_core.stages.packing import PackItem, TokenCounter, pack_envelope, word_counter
+from crp_core.stages.packing import PackItem, TokenCounter, cached_prefix_counter, pack_envelope, word_counter
 from crp_core.triage.export import with_carried_decisions
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
+
+
+class _BlasThreads:
+    """numpy's BLAS pinned to one thread while at least one pipeline run is inside (reference counted).
+
+    The stages' products are small (hundreds of rows by a few to tens of columns): OpenBLAS splits
+    those above its threading threshold over its threads, and on a loaded 2-CPU machine handing the
+    work to a descheduled thread costs milliseconds for microseconds of arithmetic. One thread also
+    makes those products' rounding independent of the machine's core count (a threaded sgemm of,
+    e.g., 182 x 384 by 384 x 14 rounds differently with 1 and 2 threads); products below the
+    threshold run single-threaded either way, so their values are unchanged.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._inside = 0
+        self._saved: list[tuple[Any, int]] = []
+        # threadpoolctl controllers of the BLAS libraries loaded at the first run (numpy's among them: the
+        # package imports numpy; a BLAS another package loads later is not the stages' and is left alone)
+        self._libs: list[Any] | None = None
+
+    def _controllers(self) -> list[Any]:
+        if self._libs is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+
+                self._libs = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+            except Exception:  # noqa: BLE001 - no threadpoolctl / unknown BLAS: leave the threads alone
+                self._libs = []
+        return self._libs
+
+    @contextmanager
+    def one(self) -> Iterator[None]:
+        with self._lock:
+            if self._inside == 0:
+                self._saved = [(lib, int(lib.get_num_threads())) for lib in self._controllers()]
+                for lib, n in self._saved:
+                    if n != 1:
+                        lib.set_num_threads(1)
+            self._inside += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._inside -= 1
+                if self._inside == 0:
+                    for lib, n in self._saved:
+                        if n != 1:
+                            lib.set_num_threads(n)
+                    self._saved = []
+
+
+_BLAS = _BlasThreads()
+
+
+def one_blas_thread() -> Any:
+    """Context manager: numpy's BLAS runs on one thread inside (nested and concurrent runs share it)."""
+    return _BLAS.one()
 
 
 def resolve_config(scenario: Scenario, config: CRPConfig | None) -> CRPConfig:
@@ -57,6 +118,15 @@ def _token_counter(corpus: Corpus, embedder: Embedder | None) -> TokenCounter:
     if corpus.model_id == MODEL_ID:
         return lambda texts: count_tokens(list(texts), corpus.model_id, embedder)
     return word_counter
+
+
+def _counter_key(corpus: Corpus, embedder: Embedder | None) -> tuple[str, ...]:
+    """Which counter :func:`_token_counter` gives for this corpus and embedder."""
+    from crp_core.corpus.embedding import MODEL_ID
+
+    if corpus.model_id != MODEL_ID:
+        return ("words",)
+    return ("tokenizer", corpus.model_id, "default" if embedder is None else type(embedder).__qualname__)
 
 
 def _cdr_positions(cdr: CDRTable, pos_of: Mapping[int, int], rows: list[int]) -> np.ndarray:
@@ -130,8 +200,18 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     record). ``known_conflicts`` (:func:`crp_core.analysis.known.known_conflicts`: the whole-CKF scan
     and operator decisions) are checked against the selection after stage 4, as
     ``config.known_conflict_action`` says (beyond SPEC-027). ``PipelineResult.clamps`` lists the
-    settings used at another value than asked to fit the data (:func:`data_clamps`).
+    settings used at another value than asked to fit the data (:func:`data_clamps`). numpy's BLAS runs
+    on one thread for the duration of the run (:func:`one_blas_thread`).
     """
+    with one_blas_thread():
+        return _run(corpus, scenario, config, vectors=vectors, now=now, embedder=embedder, decisions=decisions,
+                    known_conflicts=known_conflicts)
+
+
+def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vectors: ScenarioVectors | None,
+         now: datetime | None, embedder: Embedder | None, decisions: Decisions,
+         known_conflicts: Sequence[KnownConflict]) -> PipelineResult:
+    """:func:`run_pipeline`'s body."""
     config = resolve_config(scenario, config)
     if now is None:
         now = scenario.now if scenario.now is not None else datetime.now(UTC)
@@ -155,6 +235,8 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     # counts the "[id]" prefixes and NOTE blocks with it) and the scikit-learn import (fan-out)
     count_tokens = _token_counter(corpus, embedder)
     count_tokens(["[warm-up]"])
+    # the "[id]" prefixes' token counts depend on the fact alone: counted once per corpus and counter
+    count_prefixes = cached_prefix_counter(corpus, count_tokens, _counter_key(corpus, embedder))
     if int(scenario.fanout_width or 0) > 1:
         import sklearn.cluster  # noqa: F401
 
@@ -238,7 +320,7 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
             bridged = dict.fromkeys(x for pair in conn.bridged_pairs[conn_pos[r]] for x in pair)
             items.append(PackItem(r, "connector", float(conn_score[r]), tuple(bridged)))
     envelope = pack_envelope(corpus, items, tied_pairs=tied_rows(resolution, kb), config=config,
-                             count_tokens=count_tokens)
+                             count_tokens=count_tokens, count_prefixes=count_prefixes)
     timings["packing"] = (time.perf_counter() - t) * 1e3
 
     packed = {p.fact_id for p in envelope.order}

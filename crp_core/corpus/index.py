@@ -24,6 +24,8 @@ from crp_core.corpus.embedding import atomic_write
 
 #: worker threads for batched queries (the target machine has 2 cores)
 QUERY_THREADS = max(1, min(2, os.cpu_count() or 1))
+#: batched queries use QUERY_THREADS only from this much work (queries x ef) on
+PARALLEL_QUERY_WORK = 4096
 #: when at most this many facts are allowed, queries are answered by exact brute force
 BRUTE_FORCE_MAX_ALLOWED = 2048
 #: queries per chunk in brute force and in the exact similarity recomputation (bounds memory)
@@ -180,45 +182,62 @@ class FactIndex:
         never appear. When fewer than k facts are allowed, the row is padded with id -1 and sim NaN.
         ``ef_search`` defaults to the build config's ``hnsw_ef_search``; hnswlib needs ef >= k.
         """
+        q, got_ids, k = self._labels(vectors, k, allowed, ef_search, num_threads)
+        nq = q.shape[0]
+        ids = np.full((nq, k), -1, dtype=np.int64)
+        sims = np.full((nq, k), np.nan, dtype=np.float32)
+        if got_ids.size:
+            got_ids, got_sims = self._exact_sorted(q, got_ids)
+            k_eff = got_ids.shape[1]
+            ids[:, :k_eff] = got_ids
+            sims[:, :k_eff] = got_sims
+        return ids, sims
+
+    def query_ids(self, vectors: np.ndarray, k: int, allowed: np.ndarray | None = None, *,
+                  ef_search: int | None = None, num_threads: int | None = None) -> np.ndarray:
+        """The same facts as :meth:`query` without their cosines: ``(q, min(k, allowed))`` int64,
+        each row in no particular order (no similarity recomputation, no sort: candidate gathering
+        only needs the sets)."""
+        return self._labels(vectors, k, allowed, ef_search, num_threads)[1]
+
+    def _labels(self, vectors: np.ndarray, k: int, allowed: np.ndarray | None, ef_search: int | None,
+                num_threads: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+        """(unit queries, found ids (q, k_eff) unsorted, k) for :meth:`query` / :meth:`query_ids`."""
         q = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         if q.ndim != 2 or (q.shape[0] and q.shape[1] != self.dim):
             raise ValueError(f"query vectors must be (q, {self.dim}), got {np.shape(vectors)}")
         if k < 0:
             raise ValueError(f"k must be >= 0, got {k}")
         nq = q.shape[0]
-        ids = np.full((nq, k), -1, dtype=np.int64)
-        sims = np.full((nq, k), np.nan, dtype=np.float32)
         if allowed is not None:
             allowed = np.asarray(allowed, dtype=bool)
             if allowed.shape != (self.n,):
                 raise ValueError(f"allowed mask must have shape ({self.n},), got {allowed.shape}")
-            n_allowed = int(allowed.sum())
+            n_allowed = int(np.count_nonzero(allowed))
             if n_allowed == self.n:
                 allowed = None
         else:
             n_allowed = self.n
         k_eff = min(k, n_allowed)
         if nq == 0 or k_eff == 0:
-            return ids, sims
+            return q, np.zeros((nq, 0), dtype=np.int64), k
         q = _unit(q)
         if allowed is not None and n_allowed <= BRUTE_FORCE_MAX_ALLOWED:
-            got_ids = self._brute(q, k_eff, allowed)
-        else:
-            ef = max(ef_search if ef_search is not None else self.ef_search, k_eff)
-            threads = num_threads if num_threads is not None else (QUERY_THREADS if nq > 1 else 1)
-            try:
-                with self._lock:  # marks + ef + query must not interleave with another thread's
-                    self._apply_mask(allowed)
-                    index = self._hnsw()
-                    index.set_ef(ef)
-                    labels, _ = index.knn_query(q, k=k_eff, num_threads=threads)
-                got_ids = labels.astype(np.int64)
-            except RuntimeError:  # too few reachable allowed nodes for k: answer exactly
-                got_ids = self._brute(q, k_eff, allowed)
-        got_ids, got_sims = self._exact_sorted(q, got_ids)
-        ids[:, :k_eff] = got_ids
-        sims[:, :k_eff] = got_sims
-        return ids, sims
+            return q, self._brute(q, k_eff, allowed), k
+        ef = max(ef_search if ef_search is not None else self.ef_search, k_eff)
+        if num_threads is not None:
+            threads = num_threads
+        else:  # a thread team costs more than it saves on a few short searches (same results either way)
+            threads = QUERY_THREADS if nq * ef >= PARALLEL_QUERY_WORK else 1
+        try:
+            with self._lock:  # marks + ef + query must not interleave with another thread's
+                self._apply_mask(allowed)
+                index = self._hnsw()
+                index.set_ef(ef)
+                labels, _ = index.knn_query(q, k=k_eff, num_threads=threads)
+            return q, labels.astype(np.int64), k
+        except RuntimeError:  # too few reachable allowed nodes for k: answer exactly
+            return q, self._brute(q, k_eff, allowed), k
 
     def _exact_sorted(self, q: np.ndarray, got: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Exact float32 cosines for the returned ids; each row sorted by (-cos, id)."""

@@ -12,10 +12,10 @@ import hashlib
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -44,6 +44,8 @@ if TYPE_CHECKING:  # imported where used: hnswlib and scipy only load when an in
 
 #: a one-line message about a long preparation step (the CLI prints it on a terminal)
 Notify = Callable[[str], None]
+
+_D = TypeVar("_D")
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -93,6 +95,7 @@ class Corpus:
     _cache: dict[tuple[str | int | float, ...], FactIndex | NeighbourTable | SimilarityGraph] = field(
         default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _derived: dict[Hashable, Any] = field(default_factory=dict, repr=False)  # see derived()
 
     def __post_init__(self) -> None:
         for name in ("vectors", "token_counts", "retrievable"):
@@ -142,6 +145,17 @@ class Corpus:
         kb = self.kb.with_statuses(mapping)
         return Corpus(kb, self.vectors, self.model_id, self.token_counts, retrievable_mask(kb), self.index,
                       self.config, self.cache_dir)
+
+    # ---- per-corpus derived data (the pipeline stages' caches) -------------------------------------------
+    def derived(self, key: Hashable, build: Callable[[], _D]) -> _D:
+        """``build()``, computed once per corpus and ``key`` and kept with it (e.g. the envelope's
+        ``[fact_id]`` prefix token counts). ``build`` must depend on this corpus alone."""
+        with self._lock:
+            if key in self._derived:
+                return self._derived[key]
+        got = build()
+        with self._lock:
+            return self._derived.setdefault(key, got)
 
     # ---- index access -----------------------------------------------------------------------------
     def index_for(self, config: CRPConfig | None = None) -> FactIndex:

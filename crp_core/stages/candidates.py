@@ -20,7 +20,10 @@ def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfi
     subs = np.asarray(vectors.sub_queries, dtype=np.float32).reshape(-1, q.shape[1])
     queries = np.vstack([q, subs]) if subs.shape[0] else q
     labels = ("query",) + tuple(vectors.ids)
-    ids, _ = corpus.search(queries, config.candidate_k, config)
+    # the facts each search found, unsorted (Corpus.search's facts without recomputing and sorting
+    # their cosines: only the union and who found what matter here)
+    ids = corpus.index_for(config).query_ids(queries, config.candidate_k, corpus.retrievable,
+                                             ef_search=config.hnsw_ef_search)
     flat = ids.reshape(-1)
     owner = np.repeat(np.arange(queries.shape[0]), ids.shape[1])
     ok = flat >= 0
@@ -28,21 +31,33 @@ def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfi
     # belt and braces: never a DELETED / QUARANTINED fact, whatever the index returned
     keep = corpus.retrievable[flat]
     flat, owner = flat[keep], owner[keep]
-    rows = np.unique(flat)
+    rows, at = np.unique(flat, return_inverse=True)
     relevance = (corpus.vectors[rows] @ q[0]).astype(np.float64)
     order = np.lexsort((rows, -relevance))
-    rows, relevance = rows[order], relevance[order]
-    # found_by: which searches returned each candidate, in search order
-    sorter = np.argsort(rows, kind="stable")
-    cand_pos = sorter[np.searchsorted(rows, flat, sorter=sorter)] if rows.size else flat
-    found: list[list[str]] = [[] for _ in range(rows.size)]
-    for c, o in sorted(set(zip(cand_pos.tolist(), owner.tolist()))):
-        found[c].append(labels[o])
-    passed = relevance >= config.cdr_min_relevance
+    passed = relevance[order] >= config.cdr_min_relevance
     return CandidateSet(
-        idx=frozen_array(rows.astype(np.int64)),
-        relevance=frozen_array(relevance),
+        idx=frozen_array(rows[order].astype(np.int64)),
+        relevance=frozen_array(relevance[order]),
         passed_gate=frozen_array(passed),
-        found_by=tuple(tuple(f) for f in found),
+        found_by=found_by(at.reshape(-1), owner, rows.size, labels, order),
         gate_threshold=float(config.cdr_min_relevance),
     )
+
+
+def found_by(at: np.ndarray, owner: np.ndarray, n: int, labels: tuple[str, ...],
+             order: np.ndarray) -> tuple[tuple[str, ...], ...]:
+    """Per candidate (``order`` of the ``n`` unique rows): the labels of the searches that returned it,
+    in search order. ``at[i]`` is the unique row of hit i and ``owner[i]`` its search. Candidates
+    found by the same searches share one tuple (a handful of distinct patterns, built once each)."""
+    if n == 0:
+        return ()
+    hit = np.zeros((n, len(labels)), dtype=bool)
+    hit[at, owner] = True
+    if len(labels) < 63:
+        code = hit @ (np.int64(1) << np.arange(len(labels), dtype=np.int64))
+        codes, which = np.unique(code[order], return_inverse=True)
+        patterns = [tuple(labels[j] for j in range(len(labels)) if (c >> j) & 1) for c in codes.tolist()]
+    else:
+        rows_u, which = np.unique(hit[order], axis=0, return_inverse=True)
+        patterns = [tuple(labels[j] for j in np.flatnonzero(r).tolist()) for r in rows_u]
+    return tuple(map(patterns.__getitem__, which.reshape(-1).tolist()))

@@ -45,6 +45,12 @@ _T = TypeVar("_T")
 
 
 # ---- Phase A: anchors ---------------------------------------------------------------------------
+#: bound on |a - b| for two float32 evaluations of one cosine of unit vectors (dimension <= ~1000:
+#: each is within d * 2**-24 of the exact value): a screening cosine this far below a threshold
+#: decides the comparison exactly as the recorded evaluation would
+COSINE_SLACK = 1e-4
+
+
 def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: list[int], *, start: int,
                  exclude: set[int], config: CRPConfig, values_conflict: ConflictFn,
                  near_duplicates: list[tuple[int, int, float]]) -> tuple[list[int], int]:
@@ -52,35 +58,49 @@ def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: li
     near-duplicates of rows in ``chosen`` that do not value-conflict with them.
 
     Returns (picked rows, next start position). ``chosen`` is extended in place (local list).
+    The rows are screened a window at a time with one product against the chosen rows and the
+    window itself; only a row within :data:`COSINE_SLACK` of ``dedup_similarity`` of a chosen row
+    takes the exact per-row check (whose cosines are the ones recorded).
     """
     picked: list[int] = []
     vecs = corpus.vectors
     texts = corpus.kb.facts
+    limit = config.dedup_similarity - COSINE_SLACK
     p = start
     while len(picked) < count and p < ranked_rows.size:
-        row = int(ranked_rows[p])
-        p += 1
-        if row in exclude:
-            continue
-        if chosen:
-            sims = vecs[chosen] @ vecs[row]
-            close = np.flatnonzero(sims > config.dedup_similarity)
-            if close.size == 0:  # the common case: no near-duplicate among the chosen rows
-                picked.append(row)
-                chosen.append(row)
+        window = ranked_rows[p:p + max(2 * (count - len(picked)), 8)]
+        n0 = len(chosen)
+        basis = np.concatenate([np.asarray(chosen, dtype=np.int64), window]) if n0 else window
+        screen = (vecs[window] @ vecs[basis].T).tolist()  # (w, n0 + w) screening cosines
+        cols = list(range(n0))  # screen column of each chosen row
+        for i, row in enumerate(window.tolist()):
+            if len(picked) >= count:
+                break
+            p += 1
+            if row in exclude:
                 continue
-            dup_of = None
-            for c in close[np.argsort(-sims[close], kind="stable")]:
-                other = chosen[int(c)]
-                conflict = values_conflict(texts[other].content, texts[row].content)
-                if not conflict:
-                    dup_of = (other, float(sims[c]))
-                    break
-            if dup_of is not None:
-                near_duplicates.append((row, dup_of[0], dup_of[1]))
-                continue
-        picked.append(row)
-        chosen.append(row)
+            if chosen:
+                got = screen[i]
+                if max(got[c] for c in cols) <= limit:  # the common case: no near-duplicate among the chosen
+                    picked.append(row)
+                    chosen.append(row)
+                    cols.append(n0 + i)
+                    continue
+                sims = vecs[chosen] @ vecs[row]
+                close = np.flatnonzero(sims > config.dedup_similarity)
+                dup_of = None
+                for c in close[np.argsort(-sims[close], kind="stable")]:
+                    other = chosen[int(c)]
+                    conflict = values_conflict(texts[other].content, texts[row].content)
+                    if not conflict:
+                        dup_of = (other, float(sims[c]))
+                        break
+                if dup_of is not None:
+                    near_duplicates.append((row, dup_of[0], dup_of[1]))
+                    continue
+            picked.append(row)
+            chosen.append(row)
+            cols.append(n0 + i)
     return picked, p
 
 

@@ -199,20 +199,22 @@ def run_branch(corpus: Corpus, *, branch: int, sub_queries: Sequence[str], relev
 def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], relevance_vectors: np.ndarray,
                 residual_vectors: np.ndarray, coverage: CoverageView, pool_rows: np.ndarray,
                 recency: RecencyTable, blacklist: frozenset[NGram], budget: int, config: CRPConfig,
-                coverage_additions: tuple[str, ...]) -> _BranchTrace:
+                coverage_additions: tuple[str, ...], pool_vectors: np.ndarray | None = None) -> _BranchTrace:
+    """``pool_vectors`` = ``corpus.vectors[pool_rows]`` when the caller gathered them (once for every branch)."""
     from crp_core.stages.cdr import cdr_ranking, score_cdr
 
     pool = np.asarray(pool_rows, dtype=np.int64)
     rel_vecs = np.asarray(relevance_vectors, dtype=np.float32).reshape(len(sub_queries), -1)
+    pool_v = corpus.vectors[pool] if pool_vectors is None else pool_vectors
     if pool.size:
-        relevance_b = (corpus.vectors[pool] @ rel_vecs.T).max(axis=1).astype(np.float64)
+        relevance_b = (pool_v @ rel_vecs.T).max(axis=1).astype(np.float64)
     else:
         relevance_b = np.zeros(0, dtype=np.float64)
     passed = relevance_b >= config.cdr_min_relevance
     idx = pool[passed]
     cdr = score_cdr(corpus, frozen_array(idx), frozen_array(relevance_b[passed]), coverage=coverage,
                     residual_vectors=np.asarray(residual_vectors, dtype=np.float32),
-                    blacklist=blacklist, recency=recency, config=config)
+                    blacklist=blacklist, recency=recency, config=config, fact_vectors=pool_v[passed])
     order = cdr_ranking(cdr)[:max(budget, 0)]
     facts = corpus.kb.facts
     selected = tuple(facts[int(cdr.idx[p])].fact_id for p in order)
@@ -296,6 +298,7 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     vec_of = _sub_query_vectors(vectors)
     residual_vecs = np.stack([vec_of[s] for s in residual_ids]).astype(np.float32)
     pool = _clean_pool(corpus, pool_rows)
+    pool_vectors = corpus.vectors[pool]  # gathered once for the 2 x branches scorings
     recency = _ensure_recency(corpus, recency, pool, now if now is not None else scenario.now, config)
     parent = _parent_coverage(scenario, vectors)
     parent_ids = _coverage_ids(parent)
@@ -320,7 +323,7 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
         trace = _run_branch(corpus, branch=b, sub_queries=part, relevance_vectors=part_vecs,
                             residual_vectors=part_vecs, coverage=snapshot, pool_rows=pool,
                             recency=recency, blacklist=blacklist, budget=budget, config=config,
-                            coverage_additions=part)
+                            coverage_additions=part, pool_vectors=pool_vectors)
         # local additions: a new set derived from the snapshot's set, invisible to the other branches
         entries = _new_entries(part, vec_of, labels, config, window)
         local = snapshot.coverage_set.extend(entries)
@@ -343,7 +346,7 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
                                     relevance_vectors=np.stack([vec_of[s] for s in subs]),
                                     residual_vectors=residual_vecs, coverage=parent, pool_rows=pool,
                                     recency=recency, blacklist=blacklist, budget=budget, config=config,
-                                    coverage_additions=subs))
+                                    coverage_additions=subs, pool_vectors=pool_vectors))
     shared = parent
     for t in n_traces:  # T2: every branch writes into the one shared Coverage Set
         entries = _new_entries(t.result.coverage_additions, vec_of, labels, config, window)

@@ -30,9 +30,9 @@
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -50,6 +50,8 @@ IMPORTANT_RATIO = 0.50
 PRIMACY_SIZE = 2
 
 TokenCounter = Callable[[Sequence[str]], np.ndarray]
+#: token counts of the ``[<fact_id>]`` prefixes of fact rows (see :func:`cached_prefix_counter`)
+PrefixCounter = Callable[[Sequence[int]], np.ndarray]
 PackRole = Literal["anchor", "connector"]
 Tier = Literal["critical", "important", "supporting"]
 
@@ -73,6 +75,44 @@ def fact_line(fact_id: str, content: str) -> str:
     return f"[{fact_id}] {content}"
 
 
+def fact_prefix(fact_id: str) -> str:
+    """The ``[<fact_id>]`` prefix of a fact line, counted on its own (its tokens are a line's extra cost)."""
+    return f"[{fact_id}]"
+
+
+def prefix_counts(kb: KnowledgeBase, rows: Sequence[int], count_tokens: TokenCounter) -> np.ndarray:
+    """(len(rows),) int64 token counts of the rows' ``[<fact_id>]`` prefixes, counted now."""
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64)
+    facts = kb.facts
+    return np.asarray(count_tokens([fact_prefix(facts[int(r)].fact_id) for r in rows]), dtype=np.int64)
+
+
+class _CorpusWithCache(PackCorpus, Protocol):
+    @property
+    def n(self) -> int: ...
+
+    def derived(self, key: Any, build: Callable[[], np.ndarray]) -> np.ndarray: ...
+
+
+def cached_prefix_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, counter_key: Hashable) -> PrefixCounter:
+    """:func:`prefix_counts` remembered per corpus and ``counter_key`` (which counter ``count_tokens``
+    is): each row's prefix is counted the first time it is packed, then read from the corpus's
+    per-row array (-1 = not counted yet)."""
+    counts = corpus.derived(("envelope prefix tokens", counter_key), lambda: np.full(corpus.n, -1, dtype=np.int64))
+
+    def prefix(rows: Sequence[int]) -> np.ndarray:
+        r = np.asarray(rows, dtype=np.int64).reshape(-1)
+        got = counts[r]
+        if (got < 0).any():
+            missing = np.unique(r[got < 0])
+            counts[missing] = prefix_counts(corpus.kb, missing.tolist(), count_tokens)
+            got = counts[r]
+        return got
+
+    return prefix
+
+
 @dataclass(frozen=True)
 class PackItem:
     """One selected fact offered to the packer."""
@@ -94,9 +134,15 @@ def tier_of(ratio: float) -> Tier:
 
 def _rank(rows: Sequence[int], score: Mapping[int, float]) -> list[int]:
     """``rows`` by score descending, then row ascending."""
-    r = np.asarray(rows, dtype=np.int64)
-    s = np.array([score[x] for x in r.tolist()], dtype=np.float64)
-    return r[np.lexsort((r, -s))].tolist()
+    if len(rows) <= 1:
+        return [int(x) for x in rows]
+    keyed = [(-float(score[x]), int(x)) for x in rows]
+    if any(k != k for k, _ in keyed):  # NaN: numpy's order (NaN last), which a tuple sort cannot give
+        r = np.asarray(rows, dtype=np.int64)
+        s = np.array([score[x] for x in r.tolist()], dtype=np.float64)
+        return r[np.lexsort((r, -s))].tolist()
+    keyed.sort()
+    return [x for _, x in keyed]
 
 
 def _tie_units(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
@@ -236,8 +282,13 @@ def _note_costs(kb: KnowledgeBase, ties: Sequence[tuple[int, int]],
 
 
 def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: Sequence[tuple[int, int]] = (),
-                  config: CRPConfig, count_tokens: TokenCounter) -> Envelope:
-    """Greedy fill with tie units, then the anchor sandwich and the connectors' spots (SPEC_NOTES §2.8)."""
+                  config: CRPConfig, count_tokens: TokenCounter,
+                  count_prefixes: PrefixCounter | None = None) -> Envelope:
+    """Greedy fill with tie units, then the anchor sandwich and the connectors' spots (SPEC_NOTES §2.8).
+
+    ``count_prefixes`` (rows -> token counts of their ``[<fact_id>]`` prefixes) defaults to counting
+    them with ``count_tokens`` (:func:`prefix_counts`); the pipeline passes :func:`cached_prefix_counter`.
+    """
     kb = corpus.kb
     facts = kb.facts
     budget = int(config.token_budget)
@@ -245,7 +296,8 @@ def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: 
     for it in items:
         by_row.setdefault(int(it.row), it)
     rows = list(by_row)
-    prefix = count_tokens([f"[{facts[r].fact_id}]" for r in rows]) if rows else np.zeros(0, dtype=np.int64)
+    prefix = (count_prefixes(rows) if count_prefixes is not None else prefix_counts(kb, rows, count_tokens)) \
+        if rows else np.zeros(0, dtype=np.int64)
     line_cost = np.asarray(corpus.token_counts, dtype=np.int64)[np.asarray(rows, dtype=np.int64)] + prefix
     cost = dict(zip(rows, line_cost.tolist(), strict=True))
     ties: list[tuple[int, int]] = []

@@ -158,18 +158,20 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     if config.backfill and freed:
         taken = {int(r) for r in sel}
         retrievable = np.asarray(corpus.retrievable, dtype=bool)
-        pool = [int(r) for r in np.asarray(ranked_pool, dtype=np.int64).reshape(-1)]
+        pool = np.asarray(ranked_pool, dtype=np.int64).reshape(-1)
+        screen = _Screen(vecs, pool, kept_rows)
         cursor = 0
         for loser in freed:
-            while cursor < len(pool):
-                c = pool[cursor]
+            while cursor < pool.size:
+                c = int(pool[cursor])
                 cursor += 1
                 if c in taken or not retrievable[c]:
                     continue
                 taken.add(c)
-                if _fits(c, kept_rows, vecs, kb, config):
+                if _fits_screened(c, screen.cosines(cursor - 1), kept_rows, vecs, kb, config):
                     backfilled.append((c, int(sel[loser])))
                     kept_rows.append(c)
+                    screen.kept(cursor - 1)
                     break
 
     # --- final selection: selection order, a backfill in its loser's slot -------------------------
@@ -191,6 +193,61 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
         notes=tuple(notes),
         audit=tuple(audit),
     )
+
+
+#: bound on the difference of two float32 evaluations of one cosine (see cdgr.COSINE_SLACK)
+_SLACK = 1e-4
+#: pool rows screened per product
+_SCREEN_ROWS = 32
+
+
+class _Screen:
+    """Screening cosines of the backfill pool against the kept rows, one product per block of pool
+    rows (the kept rows at the block's start, plus the block itself for the rows it backfills)."""
+
+    def __init__(self, vecs: np.ndarray, pool: np.ndarray, kept_rows: list[int]) -> None:
+        self.vecs, self.pool, self.kept_rows = vecs, pool, kept_rows
+        self.start = -1
+        self.n0 = 0
+        self.rows: list[list[float]] = []
+        self.cols: list[int] = []
+
+    def _block(self, i: int) -> None:
+        self.start = i
+        block = self.pool[i:i + _SCREEN_ROWS]
+        self.n0 = len(self.kept_rows)
+        basis = np.concatenate([np.asarray(self.kept_rows, dtype=np.int64), block])
+        self.rows = (self.vecs[block] @ self.vecs[basis].T).tolist()
+        self.cols = list(range(self.n0))
+
+    def cosines(self, i: int) -> list[float]:
+        """Screening cosines of pool position ``i`` to every kept row, in ``kept_rows`` order."""
+        if self.start < 0 or not self.start <= i < self.start + _SCREEN_ROWS:
+            self._block(i)
+        row = self.rows[i - self.start]
+        return [row[c] for c in self.cols]
+
+    def kept(self, i: int) -> None:
+        """Pool position ``i`` (screened by the last :meth:`cosines` call) was appended to the kept rows."""
+        self.cols.append(self.n0 + (i - self.start))
+
+
+def _fits_screened(c: int, cos: list[float], kept_rows: list[int], vecs: np.ndarray, kb: Any,
+                   config: CRPConfig) -> bool:
+    """:func:`_fits` decided on screening cosines ``cos`` (aligned with ``kept_rows``); a cosine
+    within ``_SLACK`` of a threshold takes the exact check."""
+    if not kept_rows:
+        return True
+    dedup, close = config.dedup_similarity, config.contradiction_similarity
+    if any(abs(x - dedup) <= _SLACK or abs(x - close) <= _SLACK for x in cos):
+        return _fits(c, kept_rows, vecs, kb, config)
+    if max(cos) > dedup:
+        return False
+    text = kb.facts[c].content
+    for k, x in enumerate(cos):
+        if x > close and values_conflict(text, kb.facts[kept_rows[k]].content) is not None:
+            return False
+    return True
 
 
 def _fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, config: CRPConfig) -> bool:
