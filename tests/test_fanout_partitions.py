@@ -105,3 +105,31 @@ def test_round_robin_and_budget():
     assert branch_fact_budget(CFG, 3) == 6
     assert branch_fact_budget(CFG, 8) == 3
     assert branch_fact_budget(CFG.replace(envelope_fact_budget=6), 2) == 3
+
+
+def test_partitions_persist_in_the_cache_and_a_damaged_file_is_recomputed(tmp_path):
+    """Labels kept under <cache>/partitions/ equal the computed ones; a file that is not plausible
+    labels (truncated, another length, labels >= k) is ignored and written again."""
+    import numpy as np
+
+    from crp_core.config import CRPConfig
+    from crp_core.stages import fanout
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((9, 6))
+    ids = [f"sq{i}" for i in range(9)]
+    plain = fanout.partition_residual_for_fanout(ids, x, 3, CRPConfig())
+    kept = fanout.partition_residual_for_fanout(ids, x, 3, CRPConfig(), cache_dir=tmp_path)
+    files = list((tmp_path / "partitions").glob("kmeans-*.npy"))
+    assert kept == plain and len(files) == 1
+    assert fanout.partition_residual_for_fanout(ids, x, 3, CRPConfig(), cache_dir=tmp_path) == plain
+    for bad in (b"not an npy file", None):
+        if bad is None:
+            np.save(files[0], np.full(9, 5, dtype=np.int64))  # labels outside [0, k)
+        else:
+            files[0].write_bytes(bad)
+        assert fanout.partition_residual_for_fanout(ids, x, 3, CRPConfig(), cache_dir=tmp_path) == plain
+        assert int(np.load(files[0]).max()) < 3  # written again with the real labels
+    other = fanout.partition_residual_for_fanout(ids, x, 3, CRPConfig(kmeans_seed=1), cache_dir=tmp_path)
+    assert len(list((tmp_path / "partitions").glob("kmeans-*.npy"))) == 2  # another seed: another key
+    assert sorted(sum(other, ())) == sorted(ids)

@@ -72,3 +72,15 @@ def test_the_dashboards_import_of_crp_core_loads_no_model(tmp_path):
     names, _, rc = _imported(["-c", code], tmp_path, module=False)
     assert rc == 0
     assert not names & set(MODEL_MODULES), sorted(names & set(MODEL_MODULES))
+
+
+def test_a_warm_run_reads_its_fanout_partitions_without_importing_scikit_learn(tmp_path):
+    """The first run computes the k-means partitions (scikit-learn) and keeps them in the cache; the
+    second run, same cache, reads them back (no sklearn import) and reports exactly the same."""
+    cache = tmp_path / "cache"
+    first, out1, rc1 = _imported(["run", "--ckf", KB, "--scenario", SCENARIO, "--json"], cache)
+    assert rc1 == 0 and "sklearn" in first  # etcd_upgrade fans out: its ResidualSet is partitioned
+    assert len(list((cache / "partitions").glob("kmeans-*.npy"))) >= 1
+    second, out2, rc2 = _imported(["run", "--ckf", KB, "--scenario", SCENARIO, "--json"], cache)
+    assert rc2 == 0 and "sklearn" not in second
+    assert json.loads(out2) == json.loads(out1)

@@ -18,10 +18,13 @@ Decisions where the spec is silent: ``docs/decisions/fanout.md``.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -82,7 +85,8 @@ def partition_rule(residual_size: int, width: int) -> str:
 
 
 def partition_residual_for_fanout(residual_ids: Sequence[str], residual_vectors: npt.ArrayLike, width: int,
-                                  config: CRPConfig) -> tuple[tuple[str, ...], ...]:
+                                  config: CRPConfig, *, cache_dir: str | os.PathLike[str] | None = None,
+                                  ) -> tuple[tuple[str, ...], ...]:
     """Disjoint, covering partitions of the ResidualSet (SPEC-027 §1.4, SPEC_NOTES §2.7).
 
     ``|ResidualSet| <= width``: one sub-query per partition. Otherwise scikit-learn KMeans
@@ -92,6 +96,7 @@ def partition_residual_for_fanout(residual_ids: Sequence[str], residual_vectors:
     partition until there are ``width`` of them. Partitions are ordered by their first sub-query's
     position in the ResidualSet; sub-queries inside keep ResidualSet order. An empty ResidualSet gives
     ``()``; a width below 1 counts as 1 (one partition: sequential behaviour, SPEC-027 §5).
+    With ``cache_dir`` the labels persist there, keyed by their exact input (:func:`_kmeans_labels`).
     """
     ids = tuple(residual_ids)
     n = len(ids)
@@ -105,13 +110,8 @@ def partition_residual_for_fanout(residual_ids: Sequence[str], residual_vectors:
         return tuple((sq,) for sq in ids)
     if rule == RULE_SINGLE:
         return (ids,)
-    x = np.asarray(residual_vectors, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] != n:
-        raise ValueError(f"partition_residual_for_fanout: expected {n} sub-query embeddings, "
-                         f"got an array of shape {x.shape}")
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    x = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
-    labels = _kmeans_labels(x, w, config)
+    x = _unit_rows(residual_vectors, n)
+    labels = _kmeans_labels(x, w, config, cache_dir)
     groups: dict[int, list[int]] = {}
     for pos, lab in enumerate(labels.tolist()):
         groups.setdefault(int(lab), []).append(pos)
@@ -124,15 +124,83 @@ def partition_residual_for_fanout(residual_ids: Sequence[str], residual_vectors:
     return tuple(tuple(ids[p] for p in g) for g in parts)
 
 
-def _kmeans_labels(x: np.ndarray, k: int, config: CRPConfig) -> np.ndarray:
+def needs_kmeans(residual_vectors: npt.ArrayLike, width: int, config: CRPConfig,
+                 cache_dir: str | os.PathLike[str] | None = None) -> bool:
+    """True when partitioning this ResidualSet runs scikit-learn KMeans: the k-means rule applies and
+    no labels for this exact input are kept in ``cache_dir`` (the pipeline imports scikit-learn ahead
+    of the stage timings only then)."""
+    x = np.asarray(residual_vectors, dtype=np.float64)
+    n = x.shape[0] if x.ndim == 2 else 0
+    w = max(int(width), 1)
+    if n == 0 or partition_rule(n, w) != RULE_KMEANS:
+        return False
+    if cache_dir is None:
+        return True
+    x = np.ascontiguousarray(_unit_rows(x, n))
+    path = _labels_path(Path(cache_dir), x, w, int(config.kmeans_seed), int(config.kmeans_n_init))
+    return _read_labels(path, n, w) is None
+
+
+def _unit_rows(residual_vectors: npt.ArrayLike, n: int) -> np.ndarray:
+    """The ``n`` sub-query embeddings as float64 unit rows (a zero row stays zero)."""
+    x = np.asarray(residual_vectors, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] != n:
+        raise ValueError(f"partition_residual_for_fanout: expected {n} sub-query embeddings, "
+                         f"got an array of shape {x.shape}")
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def _kmeans_labels(x: np.ndarray, k: int, config: CRPConfig,
+                   cache_dir: str | os.PathLike[str] | None = None) -> np.ndarray:
     """KMeans labels, single-threaded: the ResidualSet is tiny, and one OpenMP thread makes the result
     independent of the machine's core count (and ~20x faster than spinning up a thread team).
 
     Memoised on the exact input (the embeddings' bytes, k, seed, restarts): a suite evaluation or a
-    sweep re-runs the same scenario under many configurations whose partitions cannot differ."""
+    sweep re-runs the same scenario under many configurations whose partitions cannot differ. With
+    ``cache_dir`` the labels also persist in ``<cache>/partitions/`` under a key that adds the
+    scikit-learn version, so a later process reads them without importing scikit-learn (its import
+    is most of a warm ``crp-inspect run``); an unreadable or implausible file is computed again."""
     x = np.ascontiguousarray(x, dtype=np.float64)
-    labels = _kmeans_memo(x.tobytes(), x.shape, int(k), int(config.kmeans_seed), int(config.kmeans_n_init))
+    k, seed, n_init = int(k), int(config.kmeans_seed), int(config.kmeans_n_init)
+    path = _labels_path(Path(cache_dir), x, k, seed, n_init) if cache_dir is not None else None
+    if path is not None:
+        stored = _read_labels(path, x.shape[0], k)
+        if stored is not None:
+            return stored
+    labels = _kmeans_memo(x.tobytes(), x.shape, k, seed, n_init)
+    if path is not None:
+        try:
+            from crp_core.corpus.embedding_cache import atomic_write
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, lambda fh: np.save(fh, labels, allow_pickle=False))
+        except OSError:  # a read-only or full cache: the labels are simply not kept
+            pass
     return labels.copy()
+
+
+def _labels_path(cache_dir: Path, x: np.ndarray, k: int, seed: int, n_init: int) -> Path:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        sklearn_version = version("scikit-learn")
+    except PackageNotFoundError:
+        sklearn_version = "unknown"
+    h = hashlib.sha256(f"kmeans|{sklearn_version}|{x.shape}|{k}|{seed}|{n_init}|".encode())
+    h.update(x.tobytes())
+    return cache_dir / "partitions" / f"kmeans-{h.hexdigest()[:32]}.npy"
+
+
+def _read_labels(path: Path, n: int, k: int) -> np.ndarray | None:
+    """Stored labels when the file holds ``n`` int64 labels in ``[0, k)``, else None."""
+    try:
+        got = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None
+    if got.dtype != np.int64 or got.shape != (n,) or (n and (int(got.min()) < 0 or int(got.max()) >= k)):
+        return None
+    return np.asarray(got)
 
 
 @functools.lru_cache(maxsize=512)
@@ -305,7 +373,7 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     labels = {sq.id: sq.label for sq in scenario.sub_queries}
     window = 1 + max((a.window for a in scenario.addressed), default=0)
 
-    partitions = partition_residual_for_fanout(residual_ids, residual_vecs, w, config)
+    partitions = partition_residual_for_fanout(residual_ids, residual_vecs, w, config, cache_dir=corpus.cache_dir)
     rule = partition_rule(len(residual_ids), w)
     n_branches = len(partitions)
     budget = branch_fact_budget(config, n_branches)
