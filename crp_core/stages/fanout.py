@@ -130,8 +130,7 @@ def needs_kmeans(residual_vectors: npt.ArrayLike, width: int, config: CRPConfig,
     no labels for this exact input are kept in ``cache_dir`` (the pipeline imports scikit-learn ahead
     of the stage timings only then)."""
     x = np.asarray(residual_vectors, dtype=np.float64)
-    n = x.shape[0] if x.ndim == 2 else 0
-    w = max(int(width), 1)
+    n, w = (x.shape[0] if x.ndim == 2 else 0), max(int(width), 1)
     if n == 0 or partition_rule(n, w) != RULE_KMEANS:
         return False
     if cache_dir is None:
@@ -170,9 +169,8 @@ def _kmeans_labels(x: np.ndarray, k: int, config: CRPConfig,
             return stored
     labels = _kmeans_memo(x.tobytes(), x.shape, k, seed, n_init)
     if path is not None:
+        from crp_core.corpus.embedding_cache import atomic_write
         try:
-            from crp_core.corpus.embedding_cache import atomic_write
-
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, lambda fh: np.save(fh, labels, allow_pickle=False))
         except OSError:  # a read-only or full cache: the labels are simply not kept
