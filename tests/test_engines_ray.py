@@ -62,7 +62,7 @@ def test_ray_scan_equals_the_local_scan_on_the_10k_ckf(synth_corpus):
     remote = scan_with_engine(synth_corpus, config, NOW, engine="ray", workers=2)
     assert len(local.pairs) > 20
     _same_scans(local, remote)
-    assert json_text(local, synth_corpus.kb) == json_text(remote, synth_corpus.kb)
+    assert json_text(local, synth_corpus.kb, config) == json_text(remote, synth_corpus.kb, config)
 
 
 def test_cli_json_is_identical_on_either_engine(synth10k, capsys, tmp_path):  # noqa: F811
@@ -109,7 +109,7 @@ def test_sample_ckf_scan_and_embedding_agree_across_engines(tmp_path):
     remote = scan_with_engine(corpus, config, NOW, engine="ray")
     assert len(local.pairs) >= 10
     _same_scans(local, remote)
-    assert json_text(local, kb) == json_text(remote, kb)
+    assert json_text(local, kb, config) == json_text(remote, kb, config)
     # Ray Data actors embed like the local path (float rounding of other batch paddings aside)
     texts = [f.content for f in kb.facts[:48]]
     with ray_session():
