@@ -11,7 +11,8 @@ import tempfile
 import threading
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -33,15 +34,15 @@ def _slug(model_id: str) -> str:
     return f"{safe}-{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:12]}"
 
 
-def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Write through ``write(fh)`` into a temp file in the same directory, then rename over ``path``."""
+@contextmanager
+def replaced_atomically(path: Path, suffix: str = "") -> Iterator[str]:
+    """A temp file path in ``path``'s folder for the block to fill; renamed over ``path`` when the block
+    ends, removed when it raises (a reader never sees a half-written file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=str(path.parent))
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -49,6 +50,14 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write through ``write(fh)`` into a temp file in the same directory, then rename over ``path``."""
+    with replaced_atomically(path) as tmp, open(tmp, "wb") as fh:
+        write(fh)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 class _ModelShelf:

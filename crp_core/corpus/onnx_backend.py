@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from crp_core.corpus.embedding import _set_offline, default_cache_dir
+from crp_core.corpus.embedding_cache import replaced_atomically
 
 #: the ONNX export's opset and the graph's input names
 _ONNX_OPSET = 17
@@ -70,22 +70,11 @@ def export_onnx(model_path: str, out: Path) -> Path:
 
     dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in _ONNX_INPUTS)
     axes = {name: {0: "batch", 1: "tokens"} for name in (*_ONNX_INPUTS, "last_hidden_state")}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".onnx", dir=str(out.parent))
-    os.close(fd)
-    try:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(_Hidden(model), dummy, tmp, input_names=list(_ONNX_INPUTS),
-                              output_names=["last_hidden_state"], dynamic_axes=axes,
-                              opset_version=_ONNX_OPSET, dynamo=False)
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with replaced_atomically(out, ".onnx") as tmp, torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(_Hidden(model), dummy, tmp, input_names=list(_ONNX_INPUTS),
+                          output_names=["last_hidden_state"], dynamic_axes=axes,
+                          opset_version=_ONNX_OPSET, dynamo=False)
     return out
 
 
