@@ -238,7 +238,7 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     # the "[id]" prefixes' token counts depend on the fact alone: counted once per corpus and counter
     count_prefixes = cached_prefix_counter(corpus, count_tokens, _counter_key(corpus, embedder))
     if int(scenario.fanout_width or 0) > 1:
-        from crp_core.stages.fanout import needs_kmeans
+        from crp_core.stages.partitions import needs_kmeans
 
         if needs_kmeans(residual_vectors, int(scenario.fanout_width or 0), config, corpus.cache_dir):
             import sklearn.cluster  # noqa: F401  (partitions kept in the cache need no scikit-learn)

@@ -1232,5 +1232,50 @@ def build(out_dir: Path = HERE, *, reuse: Reuse | None = None, reembed: bool = F
     print(f"wrote {len(FACTS)} facts to {out} and {len(docs)} scenarios, with {MODEL_ID} embeddings")
 
 
+KMEANS_WIDTHS = range(2, 9)  # the Fan-out simulator's widths with k-means (crp_ui.fanout_view.MAX_WIDTH = 8)
+
+
+def kmeans_seed_table(root: Path = HERE) -> dict[str, list[int]]:
+    """The scikit-learn KMeans labels of every bundled scenario's ResidualSet, key -> labels, at every
+    width the k-means rule applies to, under the default config and the scenario's own (SPEC-027 §1.4; crp_core.stages.partitions). The ResidualSet vectors come the
+    pipeline's way (the shipped CKF and scenario embeddings through ``embed_scenario``), so the keys
+    are the ones a run computes; a cold ``crp-inspect run`` on the sample then imports no scikit-learn."""
+    if str(HERE.parent) not in sys.path:
+        sys.path.insert(0, str(HERE.parent))
+    from crp_core.config import CRPConfig, layered_config
+    from crp_core.corpus.prepared import embed_scenario, prepare_corpus
+    from crp_core.io.ckf import load_ckf
+    from crp_core.io.scenario import load_scenario
+    from crp_core.stages.partitions import kmeans_seed_entries
+
+    corpus = prepare_corpus(load_ckf(root / "knowledge_base.jsonl"))
+    entries: dict[str, list[int]] = {}
+    for path in sorted(p for g in SCENARIO_GLOBS for p in root.glob(g)):
+        scenario = load_scenario(path)
+        vectors = embed_scenario(scenario, corpus)
+        known = set(vectors.ids)
+        residual = vectors.for_ids([sq.id for sq in scenario.residual_set if sq.id in known])
+        for config in (CRPConfig(), layered_config(None, scenario.config)):
+            entries.update(kmeans_seed_entries(residual, KMEANS_WIDTHS, config))
+    return dict(sorted(entries.items()))
+
+
+def write_kmeans_seeds(root: Path = HERE) -> Path:
+    """Write :func:`kmeans_seed_table` into ``crp_core/data/kmeans_seeds.json`` (one entry a line)."""
+    entries = kmeans_seed_table(root)
+    from importlib.metadata import version
+
+    from crp_core.stages.partitions import SEED_FILE
+
+    about = ("k-means labels of the bundled scenarios' ResidualSets (key: sha256 of scikit-learn's version, "
+             "shape, k, seed, n_init and the unit rows); written by sample_ckf/_build.py")
+    lines = [f" {json.dumps(k)}: {json.dumps(v)}" for k, v in entries.items()]
+    SEED_FILE.write_text(f'{{"about": {json.dumps(about)},\n"scikit_learn": {json.dumps(version("scikit-learn"))},\n'
+                         '"entries": {\n' + ",\n".join(lines) + "\n}}\n", encoding="utf-8", newline="\n")
+    print(f"wrote {len(entries)} k-means seed entries to {SEED_FILE}")
+    return SEED_FILE
+
+
 if __name__ == "__main__":
     build(reembed="--reembed" in sys.argv[1:])
+    write_kmeans_seeds()

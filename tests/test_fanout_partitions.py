@@ -1,6 +1,9 @@
 """partition_residual_for_fanout (SPEC-027 §1.4, SPEC_NOTES §2.7): invariants and exact cases."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +22,7 @@ from crp_core.stages.fanout import (
 )
 
 CFG = CRPConfig()
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _vectors(n: int, distinct: int, dim: int, seed: int) -> np.ndarray:
@@ -133,3 +137,54 @@ def test_partitions_persist_in_the_cache_and_a_damaged_file_is_recomputed(tmp_pa
     other = fanout.partition_residual_for_fanout(ids, x, 3, CRPConfig(kmeans_seed=1), cache_dir=tmp_path)
     assert len(list((tmp_path / "partitions").glob("kmeans-*.npy"))) == 2  # another seed: another key
     assert sorted(sum(other, ())) == sorted(ids)
+
+
+def test_the_seed_table_is_exactly_what_kmeans_gives_for_the_bundled_scenarios():
+    """crp_core/data/kmeans_seeds.json holds, for every bundled scenario at every k-means width the
+    Fan-out simulator offers (default config and the scenario's own), scikit-learn's labels: computed
+    again here from the shipped embeddings, the table must match entry for entry (a scenario edit,
+    a new scikit-learn or a changed key fails here: rebuild with ``python sample_ckf/_build.py``)."""
+    import importlib.util
+
+    from crp_core.stages.partitions import SEED_FILE
+
+    spec = importlib.util.spec_from_file_location("sample_build", ROOT / "sample_ckf" / "_build.py")
+    assert spec is not None and spec.loader is not None
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    shipped = json.loads(SEED_FILE.read_text(encoding="utf-8"))
+    expected = build.kmeans_seed_table()
+    assert len(expected) >= 20  # 4 + 4 fanning-out scenarios, widths 2 .. |ResidualSet| - 1
+    assert shipped["entries"] == expected
+
+
+def test_seeded_labels_are_used_and_a_damaged_seed_table_falls_back_to_kmeans(tmp_path, monkeypatch):
+    import numpy as np
+
+    from crp_core.config import CRPConfig
+    from crp_core.stages import partitions
+
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((6, 5))
+    ids = [f"sq{i}" for i in range(6)]
+    plain = partitions.partition_residual_for_fanout(ids, x, 2, CRPConfig())
+    entries = partitions.kmeans_seed_entries(x, [2, 3, 6, 9], CRPConfig())
+    assert len(entries) == 2  # widths 2 and 3 are k-means; 6 and 9 give one sub-query each
+    # a seed table whose labels differ from k-means' is what the partitions follow (it is trusted) ...
+    key = next(k for k, v in entries.items() if max(v) == 1)
+    seed_file = tmp_path / "seeds.json"
+    seed_file.write_text(json.dumps({"entries": {key: [0, 0, 0, 1, 1, 1]}}), encoding="utf-8")
+    monkeypatch.setattr(partitions, "SEED_FILE", seed_file)
+    partitions._seed_table.cache_clear()
+    try:
+        assert partitions.partition_residual_for_fanout(ids, x, 2, CRPConfig()) == (
+            ("sq0", "sq1", "sq2"), ("sq3", "sq4", "sq5"))
+        assert not partitions.needs_kmeans(x, 2, CRPConfig(), tmp_path / "cache")
+        assert partitions.needs_kmeans(x, 3, CRPConfig(), tmp_path / "cache")  # not seeded
+        # ... while an implausible entry (another length, a label >= k) or a damaged file is ignored
+        for bad in ({"entries": {key: [0, 1]}}, {"entries": {key: [0, 0, 0, 1, 1, 2]}}, "not json {"):
+            seed_file.write_text(bad if isinstance(bad, str) else json.dumps(bad), encoding="utf-8")
+            partitions._seed_table.cache_clear()
+            assert partitions.partition_residual_for_fanout(ids, x, 2, CRPConfig()) == plain
+    finally:
+        partitions._seed_table.cache_clear()

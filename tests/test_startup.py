@@ -74,13 +74,29 @@ def test_the_dashboards_import_of_crp_core_loads_no_model(tmp_path):
     assert not names & set(MODEL_MODULES), sorted(names & set(MODEL_MODULES))
 
 
+def test_a_cold_run_on_the_sample_reads_its_partitions_from_the_seed_table(tmp_path):
+    """etcd_upgrade fans out (its ResidualSet is k-means partitioned): with an empty cache the labels
+    come from the package's seed table, so scikit-learn is not imported and nothing is written."""
+    cache = tmp_path / "empty-cache"
+    names, out, rc = _imported(["run", "--ckf", KB, "--scenario", SCENARIO, "--json"], cache)
+    assert rc == 0 and "sklearn" not in names
+    fanout = json.loads(out)["fanout"]
+    assert fanout["rule"] == "k-means" and len(fanout["partitions"]) == 3
+    assert not (cache / "partitions").exists()
+
+
 def test_a_warm_run_reads_its_fanout_partitions_without_importing_scikit_learn(tmp_path):
-    """The first run computes the k-means partitions (scikit-learn) and keeps them in the cache; the
-    second run, same cache, reads them back (no sklearn import) and reports exactly the same."""
+    """A scenario the seed table does not know (etcd_upgrade under another k-means seed): the first
+    run computes the partitions (scikit-learn) and keeps them in the cache; the second run, same
+    cache, reads them back (no sklearn import) and reports exactly the same."""
+    doc = json.loads((ROOT / SCENARIO).read_text(encoding="utf-8"))
+    doc["config"] = {**doc.get("config", {}), "kmeans_seed": 7}
+    scenario = tmp_path / "etcd_seed7.json"
+    scenario.write_text(json.dumps(doc), encoding="utf-8")
     cache = tmp_path / "cache"
-    first, out1, rc1 = _imported(["run", "--ckf", KB, "--scenario", SCENARIO, "--json"], cache)
-    assert rc1 == 0 and "sklearn" in first  # etcd_upgrade fans out: its ResidualSet is partitioned
+    first, out1, rc1 = _imported(["run", "--ckf", KB, "--scenario", str(scenario), "--json"], cache)
+    assert rc1 == 0 and "sklearn" in first
     assert len(list((cache / "partitions").glob("kmeans-*.npy"))) >= 1
-    second, out2, rc2 = _imported(["run", "--ckf", KB, "--scenario", SCENARIO, "--json"], cache)
+    second, out2, rc2 = _imported(["run", "--ckf", KB, "--scenario", str(scenario), "--json"], cache)
     assert rc2 == 0 and "sklearn" not in second
     assert json.loads(out2) == json.loads(out1)

@@ -17,14 +17,9 @@ Decisions where the spec is silent: ``docs/decisions/fanout.md``.
 """
 from __future__ import annotations
 
-import functools
-import hashlib
-import os
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,6 +37,14 @@ from crp_core.records import (
     RecencyTable,
     frozen_array,
 )
+from crp_core.stages.partitions import (
+    RULE_KMEANS,
+    RULE_ONE_EACH,
+    RULE_SINGLE,
+    fanout_active,
+    partition_residual_for_fanout,
+    partition_rule,
+)
 
 if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageEntry, CoverageSet, CoverageSnapshot, CoverageView
@@ -57,9 +60,6 @@ __all__ = [
 
 #: the floor of the per-branch fact budget ``max(3, envelope_fact_budget // branches)`` (SPEC_NOTES §2.7)
 MIN_BRANCH_FACTS = 3
-RULE_ONE_EACH = "one sub-query per partition"
-RULE_KMEANS = "k-means"
-RULE_SINGLE = "single partition"  # width 1: sequential behaviour (SPEC-027 §5)
 RULE_ROUND_ROBIN = "round-robin"  # the naive run's assignment (SPEC_NOTES §2.7)
 
 #: ``branch_probe(branch, snapshot)``: sees the Coverage Set snapshot a partitioned branch scores against
@@ -68,158 +68,7 @@ BranchProbe = Callable[[int, "CoverageSnapshot"], None]
 _Lane = str | tuple[str, int]
 
 
-# ---- partitions (SPEC-027 §1.4) ----------------------------------------------------------------
-def fanout_active(width: int | None, residual_size: int) -> bool:
-    """Fan-out is active when the width is at least 2 and the ResidualSet is not empty (SPEC_NOTES §1.2)."""
-    return width is not None and int(width) > 1 and residual_size > 0
-
-
-def partition_rule(residual_size: int, width: int) -> str:
-    """Which branch of SPEC-027 §1.4 applies for this ResidualSet size and width."""
-    w = max(int(width), 1)
-    if residual_size <= w:
-        return RULE_ONE_EACH
-    if w == 1:
-        return RULE_SINGLE
-    return RULE_KMEANS
-
-
-def partition_residual_for_fanout(residual_ids: Sequence[str], residual_vectors: npt.ArrayLike, width: int,
-                                  config: CRPConfig, *, cache_dir: str | os.PathLike[str] | None = None,
-                                  ) -> tuple[tuple[str, ...], ...]:
-    """Disjoint, covering partitions of the ResidualSet (SPEC-027 §1.4, SPEC_NOTES §2.7).
-
-    ``|ResidualSet| <= width``: one sub-query per partition. Otherwise scikit-learn KMeans
-    (k = width, ``random_state = kmeans_seed``, ``n_init = kmeans_n_init``) on the L2-normalised
-    sub-query embeddings. Clusters left empty by k-means (duplicated points) are refilled
-    deterministically: the largest partition (earliest on ties) gives up its last sub-query to a new
-    partition until there are ``width`` of them. Partitions are ordered by their first sub-query's
-    position in the ResidualSet; sub-queries inside keep ResidualSet order. An empty ResidualSet gives
-    ``()``; a width below 1 counts as 1 (one partition: sequential behaviour, SPEC-027 §5).
-    With ``cache_dir`` the labels persist there, keyed by their exact input (:func:`_kmeans_labels`).
-    """
-    ids = tuple(residual_ids)
-    n = len(ids)
-    if len(set(ids)) != n:
-        raise ValueError("partition_residual_for_fanout: duplicate sub-query id in the ResidualSet")
-    if n == 0:
-        return ()
-    w = max(int(width), 1)
-    rule = partition_rule(n, w)
-    if rule == RULE_ONE_EACH:
-        return tuple((sq,) for sq in ids)
-    if rule == RULE_SINGLE:
-        return (ids,)
-    x = _unit_rows(residual_vectors, n)
-    labels = _kmeans_labels(x, w, config, cache_dir)
-    groups: dict[int, list[int]] = {}
-    for pos, lab in enumerate(labels.tolist()):
-        groups.setdefault(int(lab), []).append(pos)
-    parts = sorted(groups.values(), key=lambda g: g[0])
-    while len(parts) < w:  # a cluster came back empty: split the largest partition
-        donor = max(range(len(parts)), key=lambda i: (len(parts[i]), -parts[i][0]))
-        moved = parts[donor].pop()
-        parts.append([moved])
-        parts.sort(key=lambda g: g[0])
-    return tuple(tuple(ids[p] for p in g) for g in parts)
-
-
-def needs_kmeans(residual_vectors: npt.ArrayLike, width: int, config: CRPConfig,
-                 cache_dir: str | os.PathLike[str] | None = None) -> bool:
-    """True when partitioning this ResidualSet runs scikit-learn KMeans: the k-means rule applies and
-    no labels for this exact input are kept in ``cache_dir`` (the pipeline imports scikit-learn ahead
-    of the stage timings only then)."""
-    x = np.asarray(residual_vectors, dtype=np.float64)
-    n, w = (x.shape[0] if x.ndim == 2 else 0), max(int(width), 1)
-    if n == 0 or partition_rule(n, w) != RULE_KMEANS:
-        return False
-    if cache_dir is None:
-        return True
-    x = np.ascontiguousarray(_unit_rows(x, n))
-    path = _labels_path(Path(cache_dir), x, w, int(config.kmeans_seed), int(config.kmeans_n_init))
-    return _read_labels(path, n, w) is None
-
-
-def _unit_rows(residual_vectors: npt.ArrayLike, n: int) -> np.ndarray:
-    """The ``n`` sub-query embeddings as float64 unit rows (a zero row stays zero)."""
-    x = np.asarray(residual_vectors, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] != n:
-        raise ValueError(f"partition_residual_for_fanout: expected {n} sub-query embeddings, "
-                         f"got an array of shape {x.shape}")
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
-
-
-def _kmeans_labels(x: np.ndarray, k: int, config: CRPConfig,
-                   cache_dir: str | os.PathLike[str] | None = None) -> np.ndarray:
-    """KMeans labels, single-threaded: the ResidualSet is tiny, and one OpenMP thread makes the result
-    independent of the machine's core count (and ~20x faster than spinning up a thread team).
-
-    Memoised on the exact input (the embeddings' bytes, k, seed, restarts): a suite evaluation or a
-    sweep re-runs the same scenario under many configurations whose partitions cannot differ. With
-    ``cache_dir`` the labels also persist in ``<cache>/partitions/`` under a key that adds the
-    scikit-learn version, so a later process reads them without importing scikit-learn (its import
-    is most of a warm ``crp-inspect run``); an unreadable or implausible file is computed again."""
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    k, seed, n_init = int(k), int(config.kmeans_seed), int(config.kmeans_n_init)
-    path = _labels_path(Path(cache_dir), x, k, seed, n_init) if cache_dir is not None else None
-    if path is not None:
-        stored = _read_labels(path, x.shape[0], k)
-        if stored is not None:
-            return stored
-    labels = _kmeans_memo(x.tobytes(), x.shape, k, seed, n_init)
-    if path is not None:
-        from crp_core.corpus.embedding_cache import atomic_write
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, lambda fh: np.save(fh, labels, allow_pickle=False))
-        except OSError:  # a read-only or full cache: the labels are simply not kept
-            pass
-    return labels.copy()
-
-
-def _labels_path(cache_dir: Path, x: np.ndarray, k: int, seed: int, n_init: int) -> Path:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        sklearn_version = version("scikit-learn")
-    except PackageNotFoundError:
-        sklearn_version = "unknown"
-    h = hashlib.sha256(f"kmeans|{sklearn_version}|{x.shape}|{k}|{seed}|{n_init}|".encode())
-    h.update(x.tobytes())
-    return cache_dir / "partitions" / f"kmeans-{h.hexdigest()[:32]}.npy"
-
-
-def _read_labels(path: Path, n: int, k: int) -> np.ndarray | None:
-    """Stored labels when the file holds ``n`` int64 labels in ``[0, k)``, else None."""
-    try:
-        got = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError):
-        return None
-    if got.dtype != np.int64 or got.shape != (n,) or (n and (int(got.min()) < 0 or int(got.max()) >= k)):
-        return None
-    return np.asarray(got)
-
-
-@functools.lru_cache(maxsize=512)
-def _kmeans_memo(data: bytes, shape: tuple[int, ...], k: int, seed: int, n_init: int) -> np.ndarray:
-    x = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    return _kmeans_fit(x, k, seed, n_init)
-
-
-def _kmeans_fit(x: np.ndarray, k: int, seed: int, n_init: int) -> np.ndarray:
-    from sklearn.cluster import KMeans
-    from sklearn.exceptions import ConvergenceWarning
-    from threadpoolctl import threadpool_limits
-
-    with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="openmp"):
-        warnings.simplefilter("ignore", ConvergenceWarning)  # fewer distinct points than k: repaired
-        km = KMeans(n_clusters=k, random_state=seed, n_init=n_init)
-        labels = np.asarray(km.fit_predict(x), dtype=np.int64)
-    labels.setflags(write=False)
-    return labels
-
-
+# ---- partitions (SPEC-027 §1.4): crp_core.stages.partitions; the naive run's assignment ---------
 def round_robin_partitions(residual_ids: Sequence[str], branches: int) -> tuple[tuple[str, ...], ...]:
     """The naive run's assignment: branch i gets sub-queries i, i+N, i+2N, ... (SPEC_NOTES §2.7)."""
     ids = tuple(residual_ids)
