@@ -163,16 +163,22 @@ class FactIndex:
         Only the difference to the current marks is applied (``mark_deleted`` / ``unmark_deleted``),
         so alternating status sets costs microseconds per changed fact and no copy of the index.
         """
-        if self._marked is None:
+        marked = self._marked
+        if marked is None:
             if allowed is None:
                 return
-            self._marked = np.zeros(self.n, dtype=bool)
-        want = np.zeros(self.n, dtype=bool) if allowed is None else ~allowed
-        for label in np.flatnonzero(want & ~self._marked):
-            self._hnsw().mark_deleted(int(label))
-        for label in np.flatnonzero(self._marked & ~want):
-            self._hnsw().unmark_deleted(int(label))
-        self._marked = want
+            marked = self._marked = np.zeros(self.n, dtype=bool)
+        # a fact must change where it is marked and allowed, or unmarked and excluded: one pass
+        change = np.flatnonzero(marked) if allowed is None else np.flatnonzero(marked == allowed)
+        if not change.size:
+            return
+        index = self._hnsw()
+        for label, was_marked in zip(change.tolist(), marked[change].tolist()):
+            if was_marked:
+                index.unmark_deleted(label)
+            else:
+                index.mark_deleted(label)
+        self._marked = np.zeros(self.n, dtype=bool) if allowed is None else ~allowed
 
     def query(self, vectors: np.ndarray, k: int, allowed: np.ndarray | None = None, *,
               ef_search: int | None = None, num_threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -235,7 +241,8 @@ class FactIndex:
                 index = self._hnsw()
                 index.set_ef(ef)
                 labels, _ = index.knn_query(q, k=k_eff, num_threads=threads)
-            return q, labels.astype(np.int64), k
+            # hnswlib's labels are uint64 fact rows (< 2**63): reinterpreted, not copied
+            return q, labels.view(np.int64) if labels.dtype == np.uint64 else labels.astype(np.int64), k
         except RuntimeError:  # too few reachable allowed nodes for k: answer exactly
             return q, self._brute(q, k_eff, allowed), k
 

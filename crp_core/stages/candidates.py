@@ -4,6 +4,10 @@ HNSW top-``candidate_k`` for the query and for each sub-query, union by fact, DE
 QUARANTINED never returned (the index's ``allowed`` mask). ``relevance`` = exact
 cosine(fact, query). Facts with ``relevance < cdr_min_relevance`` fail the gate; they stay in the
 record (``passed_gate`` False) so the dashboard can show them and why.
+
+All searches go to the index in one batched call; the union is one sort of the found rows, and who
+found a row is a bit mask per row (one bit per search) OR-reduced over its hits, so no per-hit
+Python runs.
 """
 from __future__ import annotations
 
@@ -13,35 +17,67 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, ScenarioVectors
 from crp_core.records import CandidateSet, frozen_array
 
+#: up to this many searches (query + sub-queries) a row's finders fit in one int64 bit mask
+MASK_SEARCHES = 62
+
 
 def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfig) -> CandidateSet:
     """Stage 1 over a prepared corpus and the scenario's vectors (``ScenarioVectors``)."""
     q = np.asarray(vectors.query, dtype=np.float32).reshape(1, -1)
     subs = np.asarray(vectors.sub_queries, dtype=np.float32).reshape(-1, q.shape[1])
-    queries = np.vstack([q, subs]) if subs.shape[0] else q
+    queries = np.concatenate((q, subs)) if subs.shape[0] else q
     labels = ("query",) + tuple(vectors.ids)
     # the facts each search found, unsorted (Corpus.search's facts without recomputing and sorting
     # their cosines: only the union and who found what matter here)
+    # one thread: a thread team for a handful of searches costs more CPU than it saves on the 2-core box
     ids = corpus.index_for(config).query_ids(queries, config.candidate_k, corpus.retrievable,
-                                             ef_search=config.hnsw_ef_search)
+                                             ef_search=config.hnsw_ef_search, num_threads=1)
     flat = ids.reshape(-1)
-    owner = np.repeat(np.arange(queries.shape[0]), ids.shape[1])
-    ok = flat >= 0
-    flat, owner = flat[ok], owner[ok]
-    # belt and braces: never a DELETED / QUARANTINED fact, whatever the index returned
-    keep = corpus.retrievable[flat]
-    flat, owner = flat[keep], owner[keep]
-    rows, at = np.unique(flat, return_inverse=True)
+    owner = np.repeat(np.arange(queries.shape[0], dtype=np.int64), ids.shape[1])
+    # no padding, and belt and braces: never a DELETED / QUARANTINED fact, whatever the index returned
+    keep = flat >= 0
+    keep[keep] = corpus.retrievable[flat[keep]]
+    if not keep.all():
+        flat, owner = flat[keep], owner[keep]
+    if len(labels) <= MASK_SEARCHES:
+        rows, masks = union_masks(flat, owner)
+    else:
+        rows, at = np.unique(flat, return_inverse=True)
     relevance = (corpus.vectors[rows] @ q[0]).astype(np.float64)
-    order = np.lexsort((rows, -relevance))
+    order = np.argsort(-relevance, kind="stable")  # rows ascend: ties keep the lower row first
     passed = relevance[order] >= config.cdr_min_relevance
+    if len(labels) <= MASK_SEARCHES:
+        finders = found_by_masks(masks[order], labels)
+    else:
+        finders = found_by(at.reshape(-1), owner, rows.size, labels, order)
     return CandidateSet(
         idx=frozen_array(rows[order].astype(np.int64)),
         relevance=frozen_array(relevance[order]),
         passed_gate=frozen_array(passed),
-        found_by=found_by(at.reshape(-1), owner, rows.size, labels, order),
+        found_by=finders,
         gate_threshold=float(config.cdr_min_relevance),
     )
+
+
+def union_masks(flat: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, masks)``: the distinct rows of ``flat``, ascending, and per row the OR of ``1 << owner``
+    over its hits (bit j set: search j found it). ``owner`` < 63."""
+    srt = np.argsort(flat, kind="stable")
+    s = flat[srt]
+    start = np.ones(s.size, dtype=bool)
+    np.not_equal(s[1:], s[:-1], out=start[1:])
+    bounds = np.flatnonzero(start)
+    if not bounds.size:
+        return s.astype(np.int64), np.zeros(0, dtype=np.int64)
+    return s[bounds].astype(np.int64), np.bitwise_or.reduceat(np.left_shift(np.int64(1), owner[srt]), bounds)
+
+
+def found_by_masks(masks: np.ndarray, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """Per candidate, the labels of the bits set in its mask, in search order. Candidates found by the
+    same searches share one tuple (a handful of distinct masks, each built once)."""
+    codes = masks.tolist()
+    patterns = {c: tuple(labels[j] for j in range(len(labels)) if (c >> j) & 1) for c in dict.fromkeys(codes)}
+    return tuple(map(patterns.__getitem__, codes))
 
 
 def found_by(at: np.ndarray, owner: np.ndarray, n: int, labels: tuple[str, ...],

@@ -17,8 +17,8 @@ Decisions where the spec is silent: ``docs/decisions/fanout.md``.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,7 @@ from crp_core.stages.partitions import (
 )
 
 if TYPE_CHECKING:
-    from crp_core.factors.coverage import CoverageEntry, CoverageSet, CoverageSnapshot, CoverageView
+    from crp_core.factors.coverage import CoverageSet, CoverageSnapshot, CoverageView
     from crp_core.factors.ngram import NGram
     from crp_core.model import Scenario
 
@@ -81,6 +81,8 @@ def branch_fact_budget(config: CRPConfig, branches: int) -> int:
     return max(MIN_BRANCH_FACTS, config.envelope_fact_budget // max(int(branches), 1))
 
 
+
+
 # ---- one branch ---------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class _BranchTrace:
@@ -89,6 +91,7 @@ class _BranchTrace:
     result: BranchResult
     pool_size: int
     gated_out: int
+    chosen: np.ndarray  # positions into result.cdr of result.selected, in rank order
     local_coverage: tuple[str, ...] = ()  # partitioned: the branch's view after its local additions
 
 
@@ -114,17 +117,24 @@ def run_branch(corpus: Corpus, *, branch: int, sub_queries: Sequence[str], relev
 def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], relevance_vectors: np.ndarray,
                 residual_vectors: np.ndarray, coverage: CoverageView, pool_rows: np.ndarray,
                 recency: RecencyTable, blacklist: frozenset[NGram], budget: int, config: CRPConfig,
-                coverage_additions: tuple[str, ...], pool_vectors: np.ndarray | None = None) -> _BranchTrace:
-    """``pool_vectors`` = ``corpus.vectors[pool_rows]`` when the caller gathered them (once for every branch)."""
+                coverage_additions: tuple[str, ...], pool_vectors: np.ndarray | None = None,
+                relevance_memo: dict[tuple[str, ...], np.ndarray] | None = None) -> _BranchTrace:
+    """``pool_vectors`` = ``corpus.vectors[pool_rows]`` when the caller gathered them (once for every branch);
+    ``relevance_memo``: ``relevance_b`` per sub-query group, shared by the branches of one run (the same
+    group of sub-queries over the same pool gives the same product)."""
     from crp_core.stages.cdr import cdr_ranking, score_cdr
 
     pool = np.asarray(pool_rows, dtype=np.int64)
-    rel_vecs = np.asarray(relevance_vectors, dtype=np.float32).reshape(len(sub_queries), -1)
     pool_v = corpus.vectors[pool] if pool_vectors is None else pool_vectors
-    if pool.size:
-        relevance_b = (pool_v @ rel_vecs.T).max(axis=1).astype(np.float64)
-    else:
-        relevance_b = np.zeros(0, dtype=np.float64)
+    relevance_b = None if relevance_memo is None else relevance_memo.get(sub_queries)
+    if relevance_b is None:
+        rel_vecs = np.asarray(relevance_vectors, dtype=np.float32).reshape(len(sub_queries), -1)
+        if pool.size:
+            relevance_b = (pool_v @ rel_vecs.T).max(axis=1).astype(np.float64)
+        else:
+            relevance_b = np.zeros(0, dtype=np.float64)
+        if relevance_memo is not None:
+            relevance_memo[sub_queries] = relevance_b
     passed = relevance_b >= config.cdr_min_relevance
     idx = pool[passed]
     cdr = score_cdr(corpus, frozen_array(idx), frozen_array(relevance_b[passed]), coverage=coverage,
@@ -132,10 +142,10 @@ def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], re
                     blacklist=blacklist, recency=recency, config=config, fact_vectors=pool_v[passed])
     order = cdr_ranking(cdr)[:max(budget, 0)]
     facts = corpus.kb.facts
-    selected = tuple(facts[int(cdr.idx[p])].fact_id for p in order)
+    selected = tuple(facts[r].fact_id for r in cdr.idx[order].tolist())
     result = BranchResult(branch=branch, sub_queries=sub_queries, cdr=cdr, selected=selected,
                           coverage_additions=coverage_additions)
-    return _BranchTrace(result=result, pool_size=int(pool.size), gated_out=int(pool.size - idx.size))
+    return _BranchTrace(result=result, pool_size=int(pool.size), gated_out=int(pool.size - idx.size), chosen=order)
 
 
 # ---- fan-in dedup (SPEC-027 §1.6, SPEC-005 §9.2) -----------------------------------------------
@@ -149,21 +159,28 @@ def cross_branch_dedup(corpus: Corpus, branches: Sequence[BranchResult],
     (ties: first chosen, in branch then rank order); ``merged`` lists the kept facts in branch then
     rank order.
     """
-    first: dict[str, int] = {}
-    chose: dict[str, set[int]] = {}
-    best: dict[str, float] = {}
-    order_ids: list[str] = []
     facts = corpus.kb.facts
-    for b in branches:
+    scores = []
+    for b in branches:  # a chosen fact missing from the branch's table scores -inf
         score_of = {facts[int(r)].fact_id: float(s) for r, s in zip(b.cdr.idx, b.cdr.cdr_score)}
-        for fid in b.selected:
-            if fid not in first:
-                first[fid] = len(order_ids)
-                order_ids.append(fid)
+        scores.append([score_of.get(fid, float("-inf")) for fid in b.selected])
+    return _dedup(corpus, branches, scores, config)
+
+
+def _dedup(corpus: Corpus, branches: Sequence[BranchResult], scores: Sequence[Sequence[float]],
+           config: CRPConfig) -> tuple[tuple[Duplicate, ...], tuple[str, ...]]:
+    """:func:`cross_branch_dedup` given each branch's CDR score per chosen fact (``scores[b][i]`` for
+    ``branches[b].selected[i]``)."""
+    chose: dict[str, set[int]] = {}  # insertion order: branch then rank order
+    best: dict[str, float] = {}
+    for b, b_scores in zip(branches, scores):
+        for fid, s in zip(b.selected, b_scores):
+            if fid not in chose:
                 chose[fid] = set()
                 best[fid] = float("-inf")
             chose[fid].add(b.branch)
-            best[fid] = max(best[fid], score_of.get(fid, float("-inf")))
+            best[fid] = max(best[fid], s)
+    order_ids = list(chose)
     u = len(order_ids)
     duplicates: list[Duplicate] = [
         Duplicate(fact_ids=(fid,), branches=tuple(sorted(chose[fid])), similarity=1.0)
@@ -173,15 +190,18 @@ def cross_branch_dedup(corpus: Corpus, branches: Sequence[BranchResult],
     rows = np.array([corpus.kb.index_of(f) for f in order_ids], dtype=np.int64)
     vecs = np.asarray(corpus.vectors[rows], dtype=np.float64)
     sims = vecs @ vecs.T
-    near = np.triu(sims > config.fanin_dedup_similarity, k=1)
+    ii, jj = np.nonzero(sims > config.fanin_dedup_similarity)  # row-major: the upper triangle's order
+    upper = ii < jj
     linked = np.zeros((u, u), dtype=bool)
-    for i, j in zip(*np.nonzero(near)):
+    for i, j in zip(ii[upper].tolist(), jj[upper].tolist()):
         bi, bj = chose[order_ids[i]], chose[order_ids[j]]
         if bi == bj and len(bi) == 1:
             continue  # both chosen by the same single branch: not a cross-branch duplicate
         linked[i, j] = linked[j, i] = True
         duplicates.append(Duplicate(fact_ids=(order_ids[i], order_ids[j]),
                                     branches=tuple(sorted(bi | bj)), similarity=float(sims[i, j])))
+    if not linked.any():  # nothing linked: every chosen fact is kept
+        return tuple(duplicates), tuple(order_ids)
     kept = np.zeros(u, dtype=bool)
     for i in sorted(range(u), key=lambda k: (-best[order_ids[k]], k)):
         if not (linked[i] & kept).any():
@@ -206,29 +226,27 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     from crp_core.factors.coverage import CoverageSnapshot
 
     w = int(scenario.fanout_width if width is None else width)
-    residual = tuple(scenario.residual_set)
-    residual_ids = tuple(sq.id for sq in residual)
+    residual_ids = tuple(sq.id for sq in scenario.residual_set)
     if not fanout_active(w, len(residual_ids)):
         return None
     vec_of = _sub_query_vectors(vectors)
     residual_vecs = np.stack([vec_of[s] for s in residual_ids]).astype(np.float32)
     pool = _clean_pool(corpus, pool_rows)
-    pool_vectors = corpus.vectors[pool]  # gathered once for the 2 x branches scorings
     recency = _ensure_recency(corpus, recency, pool, now if now is not None else scenario.now, config)
     parent = _parent_coverage(scenario, vectors)
-    parent_ids = _coverage_ids(parent)
-    labels = {sq.id: sq.label for sq in scenario.sub_queries}
-    window = 1 + max((a.window for a in scenario.addressed), default=0)
+    parent_ids = tuple(parent.ids)
 
     partitions = partition_residual_for_fanout(residual_ids, residual_vecs, w, config, cache_dir=corpus.cache_dir)
     rule = partition_rule(len(residual_ids), w)
     n_branches = len(partitions)
     budget = branch_fact_budget(config, n_branches)
+    # shared by the 2 x branches scorings: the pool's vectors and each sub-query group's relevance
+    common: dict[str, Any] = {"pool_rows": pool, "pool_vectors": corpus.vectors[pool], "relevance_memo": {},
+                              "recency": recency, "blacklist": blacklist, "budget": budget, "config": config}
 
     # partitioned: snapshot + own partition only (SPEC-027 §1.3 step 3)
     traces: list[_BranchTrace] = []
     snapshots: list[CoverageSnapshot] = []
-    additions: list[list[CoverageEntry]] = []
     for b, part in enumerate(partitions):
         snapshot = CoverageSnapshot(parent)
         snapshots.append(snapshot)
@@ -236,44 +254,32 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
             branch_probe(b, snapshot)
         part_vecs = np.stack([vec_of[s] for s in part])
         trace = _run_branch(corpus, branch=b, sub_queries=part, relevance_vectors=part_vecs,
-                            residual_vectors=part_vecs, coverage=snapshot, pool_rows=pool,
-                            recency=recency, blacklist=blacklist, budget=budget, config=config,
-                            coverage_additions=part, pool_vectors=pool_vectors)
-        # local additions: a new set derived from the snapshot's set, invisible to the other branches
-        entries = _new_entries(part, vec_of, labels, config, window)
-        local = snapshot.coverage_set.extend(entries)
-        traces.append(_BranchTrace(result=trace.result, pool_size=trace.pool_size, gated_out=trace.gated_out,
-                                   local_coverage=_coverage_ids(local)))
-        additions.append(entries)
-    merged_cov = parent
-    for entries in additions:  # fan-in: union of the branch additions (SPEC-027 §1.6)
-        merged_cov = _extend(merged_cov, [e for e in entries if e.sub_query_id not in _coverage_ids(merged_cov)])
+                            residual_vectors=part_vecs, coverage=snapshot, coverage_additions=part, **common)
+        # local additions (one entry per partition sub-query) extend the snapshot's set for this branch
+        # alone: its view is the snapshot's ids followed by its partition's
+        traces.append(replace(trace, local_coverage=parent_ids + part))
+    merged_ids = _merged_ids(parent_ids, partitions)  # fan-in: union of the branch additions (SPEC-027 §1.6)
     p_branches = tuple(t.result for t in traces)
-    p_dups, p_merged = cross_branch_dedup(corpus, p_branches, config)
+    p_dups, p_merged = _dedup(corpus, p_branches, [t.result.cdr.cdr_score[t.chosen].tolist() for t in traces], config)
     partitioned = FanoutRun(mode="partitioned", partitions=partitions, branches=p_branches,
-                            duplicates=p_dups, merged=p_merged, coverage_depth=len(_coverage_ids(merged_cov)))
+                            duplicates=p_dups, merged=p_merged, coverage_depth=len(merged_ids))
 
     # naive: round-robin relevance, whole-ResidualSet residual pull, shared coverage read at T0
     rr = round_robin_partitions(residual_ids, n_branches)
-    n_traces: list[_BranchTrace] = []
-    for b, subs in enumerate(rr):
-        n_traces.append(_run_branch(corpus, branch=b, sub_queries=subs,
-                                    relevance_vectors=np.stack([vec_of[s] for s in subs]),
-                                    residual_vectors=residual_vecs, coverage=parent, pool_rows=pool,
-                                    recency=recency, blacklist=blacklist, budget=budget, config=config,
-                                    coverage_additions=subs, pool_vectors=pool_vectors))
-    shared = parent
-    for t in n_traces:  # T2: every branch writes into the one shared Coverage Set
-        entries = _new_entries(t.result.coverage_additions, vec_of, labels, config, window)
-        shared = _extend(shared, [e for e in entries if e.sub_query_id not in _coverage_ids(shared)])
+    n_traces = [_run_branch(corpus, branch=b, sub_queries=subs, relevance_vectors=np.stack([vec_of[s] for s in subs]),
+                            residual_vectors=residual_vecs, coverage=parent, coverage_additions=subs, **common)
+                for b, subs in enumerate(rr)]
+    # T2: every branch writes into the one shared Coverage Set
+    shared_ids = _merged_ids(parent_ids, [t.result.coverage_additions for t in n_traces])
     n_branches_r = tuple(t.result for t in n_traces)
-    n_dups, n_merged = cross_branch_dedup(corpus, n_branches_r, config)
+    n_dups, n_merged = _dedup(corpus, n_branches_r, [t.result.cdr.cdr_score[t.chosen].tolist() for t in n_traces],
+                              config)
     naive = FanoutRun(mode="naive", partitions=rr, branches=n_branches_r, duplicates=n_dups,
-                      merged=n_merged, coverage_depth=len(_coverage_ids(shared)))
+                      merged=n_merged, coverage_depth=len(shared_ids))
 
-    steps = _partitioned_steps(corpus, parent_ids, residual_ids, partitions, rule, w, budget, traces,
-                               partitioned, _coverage_ids(merged_cov), snapshots)
-    naive_steps = _naive_steps(corpus, parent_ids, residual_ids, rr, budget, n_traces, naive)
+    steps = _partitioned_steps(parent_ids, residual_ids, partitions, rule, w, budget, traces,
+                               partitioned, merged_ids, snapshots)
+    naive_steps = _naive_steps(parent_ids, residual_ids, rr, budget, n_traces, naive)
     return FanoutResult(width=w, rule=rule, partitioned=partitioned, naive=naive, steps=steps,
                         naive_steps=naive_steps)
 
@@ -286,9 +292,10 @@ def _sub_query_vectors(vectors: ScenarioVectors) -> dict[str, np.ndarray]:
 
 def _clean_pool(corpus: Corpus, pool_rows: npt.ArrayLike) -> np.ndarray:
     """Unique, sorted, retrievable rows (DELETED/QUARANTINED never retrieved, SPEC-009 §2.2)."""
-    pool = np.unique(np.asarray(pool_rows, dtype=np.int64).ravel())
-    retrievable = np.asarray(corpus.retrievable, dtype=bool)
-    return pool[retrievable[pool]] if pool.size else pool
+    pool = np.sort(np.asarray(pool_rows, dtype=np.int64).ravel())
+    if pool.size > 1:
+        pool = pool[np.concatenate(([True], pool[1:] != pool[:-1]))]
+    return pool[corpus.retrievable[pool]] if pool.size else pool
 
 
 def _parent_coverage(scenario: Scenario, vectors: ScenarioVectors) -> CoverageSet:
@@ -300,33 +307,28 @@ def _parent_coverage(scenario: Scenario, vectors: ScenarioVectors) -> CoverageSe
     return CoverageSet.from_scenario(scenario, subs, tuple(vectors.ids), dim=dim)
 
 
-def _new_entries(ids: Sequence[str], vec_of: Mapping[str, np.ndarray], labels: Mapping[str, str | None],
-                 config: CRPConfig, window: int) -> list[CoverageEntry]:
-    """A branch's local additions: one entry per sub-query, depth ``branch_depth_weight``."""
-    from crp_core.factors.coverage import CoverageEntry
-
-    return [CoverageEntry(sub_query_id=s, label=labels.get(s), embedding=vec_of[s],
-                          depth_weight=float(config.branch_depth_weight), window=window) for s in ids]
-
-
-def _extend(coverage: CoverageSet, entries: Sequence[CoverageEntry]) -> CoverageSet:
-    return coverage.extend(tuple(entries)) if entries else coverage
-
-
-def _coverage_ids(coverage: CoverageView) -> tuple[str, ...]:
-    return tuple(coverage.ids)
+def _merged_ids(parent_ids: tuple[str, ...], additions: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """The parent Coverage Set's ids extended by each branch's additions in turn, an id already present
+    not added again (the entries are depth ``branch_depth_weight``; only the ids are reported)."""
+    ids = list(parent_ids)
+    for batch in additions:
+        seen = set(ids)
+        ids.extend(s for s in batch if s not in seen)
+    return tuple(ids)
 
 
 def _ensure_recency(corpus: Corpus, recency: RecencyTable, pool: np.ndarray, now: datetime | None,
                     config: CRPConfig) -> RecencyTable:
     """``recency`` extended with the pool rows it lacks (computed by stage 2's recency, SPEC-027 §3.2)."""
-    missing = np.setdiff1d(pool, np.asarray(recency.idx, dtype=np.int64))
-    if missing.size == 0:
-        return recency
-    if now is None:
-        raise ValueError("run_fanout: the recency table lacks some pool rows and no 'now' was given")
-    from crp_core.factors.recency import compute_recency, concat_recency
+    from crp_core.factors.recency import compute_recency, concat_recency, lookup
 
+    try:  # the lookup every branch makes, once: it raises when a row is missing
+        lookup(recency.idx, recency.factor, pool)
+        return recency
+    except KeyError:
+        if now is None:
+            raise ValueError("run_fanout: the recency table lacks some pool rows and no 'now' was given") from None
+    missing = np.setdiff1d(pool, np.asarray(recency.idx, dtype=np.int64))
     return concat_recency(recency, compute_recency(corpus.kb, frozen_array(missing), now, config))
 
 
@@ -359,17 +361,14 @@ class _Timeline:
         self.last[lane] = (index, cov)
 
 
-def _fact_scores(corpus: Corpus, result: BranchResult) -> list[dict[str, Any]]:
-    cdr: CDRTable = result.cdr
-    facts = corpus.kb.facts
-    pos_of = {facts[int(r)].fact_id: p for p, r in enumerate(np.asarray(cdr.idx).tolist())}
-    out = []
-    for fid in result.selected:
-        p = pos_of[fid]
-        out.append({"fact_id": fid, "relevance": float(cdr.relevance[p]),
-                    "residual_pull": float(cdr.residual_pull[p]), "novelty": float(cdr.novelty[p]),
-                    "recency_factor": float(cdr.recency_factor[p]), "cdr_score": float(cdr.cdr_score[p])})
-    return out
+def _fact_scores(trace: _BranchTrace) -> list[dict[str, Any]]:
+    cdr: CDRTable = trace.result.cdr
+    p = trace.chosen
+    return [{"fact_id": fid, "relevance": rel, "residual_pull": pull, "novelty": nov, "recency_factor": rec,
+             "cdr_score": score}
+            for fid, rel, pull, nov, rec, score in zip(
+                trace.result.selected, cdr.relevance[p].tolist(), cdr.residual_pull[p].tolist(),
+                cdr.novelty[p].tolist(), cdr.recency_factor[p].tolist(), cdr.cdr_score[p].tolist())]
 
 
 def _dup_detail(dups: Sequence[Duplicate]) -> list[dict[str, Any]]:
@@ -385,7 +384,7 @@ def _chosen_by_several(results: Sequence[BranchResult]) -> dict[str, list[int]]:
     return {fid: bs for fid, bs in by.items() if len(bs) > 1}
 
 
-def _partitioned_steps(corpus: Corpus, parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
+def _partitioned_steps(parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
                        partitions: tuple[tuple[str, ...], ...], rule: str, width: int, budget: int,
                        traces: Sequence[_BranchTrace], run: FanoutRun, merged_cov: tuple[str, ...],
                        snapshots: Sequence[CoverageSnapshot]) -> tuple[FanoutStep, ...]:
@@ -397,14 +396,14 @@ def _partitioned_steps(corpus: Corpus, parent_ids: tuple[str, ...], residual_ids
            branch_fact_budget=budget)
     for t, snap in zip(traces, snapshots):
         b = t.result.branch
-        tl.add("snapshot", f"Branch {b}: read-only snapshot of the Coverage Set", b, _coverage_ids(snap),
+        tl.add("snapshot", f"Branch {b}: read-only snapshot of the Coverage Set", b, tuple(snap.ids),
                partition=list(t.result.sub_queries), read_only=True, snapshot_type=type(snap).__name__)
     for t in traces:
         r = t.result
         tl.add("retrieval", f"Branch {r.branch}: retrieves for its own partition only", r.branch,
                parent_ids, r.selected, partition=list(r.sub_queries), pool=t.pool_size,
                gated_out=t.gated_out, scored=int(np.asarray(r.cdr.idx).size), budget=budget,
-               scores=_fact_scores(corpus, r))
+               scores=_fact_scores(t))
     for t in traces:
         r = t.result
         tl.add("additions", f"Branch {r.branch}: local coverage additions (not visible to other branches)",
@@ -421,7 +420,7 @@ def _partitioned_steps(corpus: Corpus, parent_ids: tuple[str, ...], residual_ids
     return tuple(tl.steps)
 
 
-def _naive_steps(corpus: Corpus, parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
+def _naive_steps(parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
                  rr: tuple[tuple[str, ...], ...], budget: int, traces: Sequence[_BranchTrace],
                  run: FanoutRun) -> tuple[FanoutStep, ...]:
     tl = _Timeline(lambda b: "shared")
@@ -434,7 +433,7 @@ def _naive_steps(corpus: Corpus, parent_ids: tuple[str, ...], residual_ids: tupl
         tl.add("retrieval", f"T1: branch {r.branch} reads the shared Coverage Set and retrieves", r.branch,
                parent_ids, r.selected, time="T1", sub_queries=list(r.sub_queries), pool=t.pool_size,
                gated_out=t.gated_out, scored=int(np.asarray(r.cdr.idx).size), budget=budget,
-               scores=_fact_scores(corpus, r),
+               scores=_fact_scores(t),
                chosen_by_other_branches={f: [x for x in several[f] if x != r.branch]
                                          for f in r.selected if f in several})
     shared = list(parent_ids)
