@@ -118,6 +118,7 @@ def test_partitions_persist_in_the_cache_and_a_damaged_file_is_recomputed(tmp_pa
 
     from crp_core.config import CRPConfig
     from crp_core.stages import fanout
+    from crp_core.stages import partitions as fanout_partitions
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((9, 6))
@@ -128,6 +129,7 @@ def test_partitions_persist_in_the_cache_and_a_damaged_file_is_recomputed(tmp_pa
     assert kept == plain and len(files) == 1
     assert fanout.partition_residual_for_fanout(ids, x, 3, CRPConfig(), cache_dir=tmp_path) == plain
     for bad in (b"not an npy file", None):
+        fanout_partitions._KNOWN.clear()  # a later process: only the damaged file is left
         if bad is None:
             np.save(files[0], np.full(9, 5, dtype=np.int64))  # labels outside [0, k)
         else:

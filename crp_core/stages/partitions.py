@@ -101,11 +101,7 @@ def needs_kmeans(residual_vectors: npt.ArrayLike, width: int, config: CRPConfig,
         return False
     x = np.ascontiguousarray(_unit_rows(x, n))
     key = _labels_key(x, w, int(config.kmeans_seed), int(config.kmeans_n_init))
-    if _seeded_labels(key, n, w) is not None:
-        return False
-    if cache_dir is None:
-        return True
-    return _read_labels(_labels_path(Path(cache_dir), key), n, w) is None
+    return _known_labels(key, n, w, cache_dir)[0] is None
 
 
 def kmeans_seed_entries(residual_vectors: npt.ArrayLike, widths: Iterable[int],
@@ -138,44 +134,47 @@ def _kmeans_labels(x: np.ndarray, k: int, config: CRPConfig,
     """KMeans labels, single-threaded: the ResidualSet is tiny, and one OpenMP thread makes the result
     independent of the machine's core count (and ~20x faster than spinning up a thread team).
 
-    Memoised on the exact input (the embeddings' bytes, k, seed, restarts): a suite evaluation or a
-    sweep re-runs the same scenario under many configurations whose partitions cannot differ. The
-    labels are looked up first in the seed table, then in ``<cache>/partitions/`` (both keyed by the
-    input and the scikit-learn version, so a later process reads them without importing
-    scikit-learn); computed ones are written there; an unreadable or implausible file is computed
-    again."""
+    Kept by the exact input (the embeddings' bytes, k, seed, restarts, scikit-learn version): a suite
+    evaluation or a sweep re-runs the same scenario under many configurations whose partitions cannot
+    differ. Looked up in the seed table, the process memo, then ``<cache>/partitions/`` (so a later
+    process reads them without importing scikit-learn); fitted ones are written there; an unreadable
+    or implausible file is fitted again (by the next process that reads it)."""
     x = np.ascontiguousarray(x, dtype=np.float64)
     k, seed, n_init = int(k), int(config.kmeans_seed), int(config.kmeans_n_init)
     key = _labels_key(x, k, seed, n_init)
-    seeded = _seeded_labels(key, x.shape[0], k)
-    if seeded is not None:
-        return seeded
+    labels, source = _known_labels(key, x.shape[0], k, cache_dir)
+    if labels is None:
+        labels = _kmeans_fit(x, k, seed, n_init)
+        _remember(key, labels)
+        source = "fit"
     path = _labels_path(Path(cache_dir), key) if cache_dir is not None else None
-    if path is not None:
-        stored = _read_labels(path, x.shape[0], k)
-        if stored is not None:
-            return stored
-    labels = _kmeans_memo(x.tobytes(), x.shape, k, seed, n_init)
-    if path is not None:
+    # kept in the cache when fitted here, or fitted earlier in this process for another cache
+    if path is not None and (source == "fit" or (source == "memo" and not path.exists())):
         from crp_core.corpus.embedding_cache import atomic_write
+        kept = labels
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, lambda fh: np.save(fh, labels, allow_pickle=False))
+            atomic_write(path, lambda fh: np.save(fh, kept, allow_pickle=False))
         except OSError:  # a read-only or full cache: the labels are simply not kept
             pass
     return labels.copy()
 
 
-def _labels_key(x: np.ndarray, k: int, seed: int, n_init: int) -> str:
-    """The labels' key: sha256 of the scikit-learn version, the shape, k, seed, restarts and the
-    unit rows' bytes (32 hex digits)."""
+@functools.cache
+def _sklearn_version() -> str:
+    """The installed scikit-learn's version, read once per process (the metadata lookup is ~0.5 ms)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        sklearn_version = version("scikit-learn")
+        return version("scikit-learn")
     except PackageNotFoundError:
-        sklearn_version = "unknown"
-    h = hashlib.sha256(f"kmeans|{sklearn_version}|{x.shape}|{k}|{seed}|{n_init}|".encode())
+        return "unknown"
+
+
+def _labels_key(x: np.ndarray, k: int, seed: int, n_init: int) -> str:
+    """The labels' key: sha256 of the scikit-learn version, the shape, k, seed, restarts and the
+    unit rows' bytes (32 hex digits)."""
+    h = hashlib.sha256(f"kmeans|{_sklearn_version()}|{x.shape}|{k}|{seed}|{n_init}|".encode())
     h.update(x.tobytes())
     return h.hexdigest()[:32]
 
@@ -217,10 +216,36 @@ def _seeded_labels(key: str, n: int, k: int) -> np.ndarray | None:
     return labels if _plausible(labels, n, k) else None
 
 
-@functools.lru_cache(maxsize=512)
-def _kmeans_memo(data: bytes, shape: tuple[int, ...], k: int, seed: int, n_init: int) -> np.ndarray:
-    x = np.frombuffer(data, dtype=np.float64).reshape(shape)
-    return _kmeans_fit(x, k, seed, n_init)
+#: labels found (seed table, cache file) or fitted in this process, by key (read-only arrays)
+_KNOWN: dict[str, np.ndarray] = {}
+_KNOWN_MAX = 512
+
+
+def _remember(key: str, labels: np.ndarray) -> None:
+    if len(_KNOWN) >= _KNOWN_MAX:
+        _KNOWN.clear()
+    kept = np.array(labels, dtype=np.int64)
+    kept.setflags(write=False)
+    _KNOWN[key] = kept
+
+
+def _known_labels(key: str, n: int, k: int, cache_dir: str | os.PathLike[str] | None
+                  ) -> tuple[np.ndarray | None, str]:
+    """(labels, where found: "seed", "memo", "file" or "") under ``key`` without fitting: the seed
+    table, the process memo, then the cache file (a file hit is remembered, so the pipeline's check
+    and the stage read it once per process)."""
+    got = _seeded_labels(key, n, k)
+    if got is not None:
+        return got, "seed"
+    got = _KNOWN.get(key)
+    if got is not None and _plausible(got, n, k):
+        return got, "memo"
+    if cache_dir is not None:
+        got = _read_labels(_labels_path(Path(cache_dir), key), n, k)
+        if got is not None:
+            _remember(key, got)
+            return _KNOWN[key], "file"
+    return None, ""
 
 
 def _kmeans_fit(x: np.ndarray, k: int, seed: int, n_init: int) -> np.ndarray:
