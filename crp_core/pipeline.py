@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -42,7 +42,14 @@ from crp_core.stages.cdgr import expand_graph_with_recency
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.stages.contradictions.arbitration import Decisions
-from crp_core.stages.packing import PackItem, TokenCounter, cached_prefix_counter, pack_envelope, word_counter
+from crp_core.stages.packing import (
+    PackItem,
+    TokenCounter,
+    cached_note_counter,
+    cached_prefix_counter,
+    pack_envelope,
+    word_counter,
+)
 from crp_core.triage.export import with_carried_decisions
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
@@ -129,17 +136,18 @@ def _counter_key(corpus: Corpus, embedder: Embedder | None) -> tuple[str, ...]:
     return ("tokenizer", corpus.model_id, "default" if embedder is None else type(embedder).__qualname__)
 
 
-def _cdr_positions(cdr: CDRTable, pos_of: Mapping[int, int], rows: list[int]) -> np.ndarray:
-    """Positions of ``rows`` in the stage-2 table: from ``pos_of`` (gated-in rows), else searched;
-    a KeyError for a row the table lacks."""
-    try:
-        return np.array([pos_of[r] for r in rows], dtype=np.int64)
-    except KeyError:
-        got = [np.flatnonzero(cdr.idx == r) for r in rows]
-        missing = [r for r, g in zip(rows, got) if g.size == 0]
-        if missing:
-            raise KeyError(missing[0]) from None
-        return np.array([int(g[0]) for g in got], dtype=np.int64)
+def _cdr_positions(cdr: CDRTable, sorter: np.ndarray, rows: list[int]) -> np.ndarray:
+    """Positions of ``rows`` in the stage-2 table (each row's first), by binary search over ``sorter``
+    (``np.argsort(cdr.idx, kind="stable")``); a KeyError for a row the table lacks."""
+    r = np.asarray(rows, dtype=np.int64)
+    if r.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    at = np.minimum(np.searchsorted(cdr.idx, r, sorter=sorter), max(cdr.idx.size - 1, 0))
+    pos = sorter[at] if cdr.idx.size else at
+    bad = np.flatnonzero(cdr.idx[pos] != r) if cdr.idx.size else np.arange(r.size)
+    if bad.size:
+        raise KeyError(int(r[bad[0]]))
+    return pos.astype(np.int64, copy=False)
 
 
 def _score_pulled(corpus: Corpus, guard: GuardResult, vectors: ScenarioVectors, coverage: CoverageSet,
@@ -237,6 +245,7 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     count_tokens(["[warm-up]"])
     # the "[id]" prefixes' token counts depend on the fact alone: counted once per corpus and counter
     count_prefixes = cached_prefix_counter(corpus, count_tokens, _counter_key(corpus, embedder))
+    count_notes = cached_note_counter(corpus, count_tokens, _counter_key(corpus, embedder))  # so are NOTE blocks
     if int(scenario.fanout_width or 0) > 1:
         from crp_core.stages.fanout import needs_kmeans
 
@@ -278,13 +287,12 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     anchor_list = anchor_rows.tolist()
     roles = dict.fromkeys(anchor_list, "anchor")
     roles.update(dict.fromkeys(cdgr.selected_connectors.tolist(), "connector"))
-    # positions of the gated-in candidates in the stage-2 table, CDR order: anchors, extra anchors and
-    # backfills are all among them (no dict over every candidate)
+    # the gated-in candidates in CDR order (the backfill pool); the stage-2 positions of the anchors (extra
+    # anchors and backfills included) by binary search over one argsort (no dict over every candidate)
     gate = cdr.passed_gate
-    rank_pos = cdr_ranking(cdr, gate)
-    ranked_gated = cdr.idx[rank_pos]
-    pos_of = dict(zip(ranked_gated.tolist(), rank_pos.tolist()))
-    anchor_pos = _cdr_positions(cdr, pos_of, anchor_list)
+    ranked_gated = cdr.idx[cdr_ranking(cdr, gate)]
+    sorter = np.argsort(cdr.idx, kind="stable")
+    anchor_pos = _cdr_positions(cdr, sorter, anchor_list)
     scores = dict(zip(anchor_list, cdr.cdr_score[anchor_pos].tolist()))
     scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
     skipped = {d[0] for d in cdgr.near_duplicates}
@@ -314,7 +322,7 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     t = time.perf_counter()
     final_rows = list(guard.rows)
     plain = [r for r in final_rows if roles.get(r) != "connector" and r not in pulled]
-    plain_cdr = cdr.cdr_score[_cdr_positions(cdr, pos_of, plain)].tolist() if plain else []
+    plain_cdr = cdr.cdr_score[_cdr_positions(cdr, sorter, plain)].tolist() if plain else []
     plain += list(pulled)
     plain_cdr += list(pulled.values())
     items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]
@@ -323,7 +331,7 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
             bridged = dict.fromkeys(x for pair in conn.bridged_pairs[conn_pos[r]] for x in pair)
             items.append(PackItem(r, "connector", float(conn_score[r]), tuple(bridged)))
     envelope = pack_envelope(corpus, items, tied_pairs=tied_rows(resolution, kb), config=config,
-                             count_tokens=count_tokens, count_prefixes=count_prefixes)
+                             count_tokens=count_tokens, count_prefixes=count_prefixes, count_notes=count_notes)
     timings["packing"] = (time.perf_counter() - t) * 1e3
 
     packed = {p.fact_id for p in envelope.order}

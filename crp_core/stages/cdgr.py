@@ -175,7 +175,8 @@ def _extend_layers(matrix: sp.csr_matrix, dist: np.ndarray, frontier: np.ndarray
         if nb.size == 0:
             break
         dist[nb] = h
-        frontier = np.flatnonzero(dist == h)  # this layer, each row once, ascending
+        if h < last:
+            frontier = np.flatnonzero(dist == h)  # this layer, each row once, ascending
 
 
 def anchor_paths(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray
@@ -190,21 +191,44 @@ def anchor_paths(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray
     """
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
-    return _paths_from(matrix, anchors, cands, own1, x, w1, _second_layer(indptr, indices, x))
+    return _paths_from(matrix, anchors, cands, own1, x, w1, _second_layer(indptr, indices, data, x))
 
 
-def _second_layer(indptr: np.ndarray, indices: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The CSR slices of every row of ``x`` (duplicates kept): (entry positions in ``indices``,
-    neighbour rows, per-x entry counts)."""
+def _second_layer(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR slices of every row of ``x`` (duplicates kept), concatenated: (weights, neighbour rows,
+    per-x entry counts). One compiled copy (scipy's CSR row gather) when available."""
     starts = indptr[x]
     counts = indptr[x + 1] - starts
     total = int(counts.sum())
     if total == 0:
         e = np.zeros(0, dtype=np.int64)
-        return e, indices[e], counts
+        return data[e], indices[e], counts
+    gather = _row_gather()
+    if gather is not None:
+        nb = np.empty(total, dtype=indices.dtype)
+        w = np.empty(total, dtype=data.dtype)
+        gather(x.size, x.astype(indptr.dtype, copy=False), indptr, indices, data, nb, w)
+        return w, nb, counts
     offsets = np.cumsum(counts) - counts
     at = np.repeat(starts - offsets, counts) + np.arange(total)
-    return at, indices[at], counts
+    return data[at], indices[at], counts
+
+
+_ROW_GATHER: list[Callable[..., None] | None] = []  # resolved on first use (the graph has imported scipy)
+
+
+def _row_gather() -> Callable[..., None] | None:
+    """scipy's compiled CSR row gather (``csr_row_index``, what ``matrix[rows]`` runs), or None where
+    this scipy lacks it (then the numpy gather serves; both give the same arrays)."""
+    if not _ROW_GATHER:
+        try:
+            from scipy.sparse import _sparsetools
+
+            _ROW_GATHER.append(cast("Callable[..., None]", _sparsetools.csr_row_index))
+        except (ImportError, AttributeError):  # pragma: no cover - depends on the scipy build
+            _ROW_GATHER.append(None)
+    return _ROW_GATHER[0]
 
 
 def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, own1: np.ndarray, x: np.ndarray,
@@ -229,13 +253,16 @@ def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, o
     # x -> c (walks of length 2), each entry tagged with the anchor of its x (``np.repeat`` of the
     # per-x values: no gather through an owner index). Keys of walks ending on an anchor or a
     # non-candidate land in rows m.. of ``best2`` and are ignored (no filtering pass).
-    at, c2, counts = layer2
+    w2, c2, counts = layer2
     flat_w = wsum.reshape(-1)
     flat_h = hops.reshape(-1)
-    if at.size:
+    if w2.size:
         kdt = np.int32 if (m + s + 1) * s < 2**31 else np.int64
-        key2 = pos[c2].astype(kdt) * kdt(s) + np.repeat(own1.astype(kdt), counts)
-        val2 = np.repeat(w1.astype(np.float64), counts) + matrix.data[at]
+        key2 = pos[c2].astype(kdt, copy=False)  # in place from here: no temporaries of the walk's size
+        key2 *= kdt(s)
+        key2 += np.repeat(own1.astype(kdt), counts)
+        val2 = np.repeat(w1.astype(np.float64), counts)
+        val2 += w2
         # two-hop walks: the strongest total per (candidate, anchor) ...
         best2 = np.full((m + s + 1) * s, -np.inf)
         np.maximum.at(best2, key2, val2)
@@ -264,7 +291,7 @@ def walk_with_paths(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, r
         return cands, dist, hops, wsum, aa
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
-    layer2 = _second_layer(indptr, indices, x)
+    layer2 = _second_layer(indptr, indices, data, x)
     dist = np.full(matrix.shape[0], -1, dtype=np.int8)
     dist[anchors] = 0
     dist[x[dist[x] < 0]] = 1
@@ -273,7 +300,8 @@ def walk_with_paths(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, r
         nb = layer2[1]
         nb = nb[dist[nb] < 0]
         dist[nb] = 2
-        _extend_layers(matrix, dist, np.flatnonzero(dist == 2), 3, max_hops)  # further layers: as ``walk``
+        if max_hops >= 3:  # further layers: as ``walk`` (no pass over every row's distance otherwise)
+            _extend_layers(matrix, dist, np.flatnonzero(dist == 2), 3, max_hops)
     rows = np.flatnonzero(dist > 0)
     rows = rows[retrievable[rows]]
     cands, cdist = rows.astype(np.int64), dist[rows].astype(np.int64)
@@ -306,9 +334,9 @@ def edges_among(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[tuple[int, int
         return ()
     own, nb, w = _expand_rows(matrix.indptr, matrix.indices, matrix.data, rows)
     src = rows[own]
-    member = np.zeros(matrix.shape[0], dtype=bool)
-    member[rows] = True
-    keep = member[nb] & (src < nb)
+    ordered = np.sort(rows)  # membership by binary search: no pass over every row of the graph
+    at = np.minimum(np.searchsorted(ordered, nb), ordered.size - 1)
+    keep = (ordered[at] == nb) & (src < nb)
     a, b, x = src[keep], nb[keep], w[keep]
     order = np.lexsort((x, b, a))  # = sorted() of the (a, b, weight) triples
     return tuple(zip(a[order].tolist(), b[order].tolist(), x[order].astype(np.float64).tolist()))
