@@ -105,7 +105,8 @@ def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: li
 
 
 def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, pos: np.ndarray, *,
-                              config: CRPConfig, values_conflict: ConflictFn) -> list[tuple[int, int, float]]:
+                              config: CRPConfig, values_conflict: ConflictFn,
+                              cand_vectors: np.ndarray | None = None) -> list[tuple[int, int, float]]:
     """Connector candidates ``cands[pos]`` that are SPEC-003 §6.6 near-duplicates of an anchor (cosine
     > ``dedup_similarity``) and do not value-conflict with it: dropped before the connectors are chosen
     (SPEC_NOTES §2.8), so the next candidate takes the slot. A candidate that value-conflicts with every
@@ -113,12 +114,13 @@ def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.nda
 
     Returns (candidate row, anchor row, cosine), the closest non-conflicting anchor for each, by row.
     One (candidates x anchors) product; ``values_conflict`` runs on the close pairs only.
+    ``cand_vectors`` = ``corpus.vectors[cands]`` when the caller already gathered them.
     """
     if pos.size == 0 or anchors.size == 0:
         return []
     vecs = corpus.vectors
     rows = cands[pos]
-    sims = vecs[rows] @ vecs[anchors].T
+    sims = (vecs[rows] if cand_vectors is None else cand_vectors[pos]) @ vecs[anchors].T
     ci, ai = np.nonzero(sims > config.dedup_similarity)
     if ci.size == 0:
         return []
@@ -137,16 +139,8 @@ def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.nda
 def _expand_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
                  frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row of ``frontier`` (duplicates allowed): (entry owner position, neighbour, weight)."""
-    starts = indptr[frontier]
-    counts = indptr[frontier + 1] - starts
-    total = int(counts.sum())
-    if total == 0:
-        e = np.zeros(0, dtype=np.int64)
-        return e, e, np.zeros(0, dtype=np.float64)
-    offsets = np.cumsum(counts) - counts
-    pos = np.repeat(starts - offsets, counts) + np.arange(total)
-    owner = np.repeat(np.arange(frontier.size), counts)
-    return owner, indices[pos], data[pos]  # CSR dtypes (int32 / float32): callers widen what they keep
+    w, nb, counts = _second_layer(indptr, indices, data, frontier)
+    return np.repeat(np.arange(frontier.size), counts), nb, w  # the CSR's float32 weights: callers widen
 
 
 def walk(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, np.ndarray]:
@@ -196,23 +190,25 @@ def anchor_paths(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray
 
 def _second_layer(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The CSR slices of every row of ``x`` (duplicates kept), concatenated: (weights, neighbour rows,
-    per-x entry counts). One compiled copy (scipy's CSR row gather) when available."""
+    """The CSR slices of every row of ``x`` (duplicates kept), concatenated: (weights, neighbour rows
+    as ``intp``, per-x entry counts). One compiled copy (scipy's CSR row gather) when available; the
+    rows are widened once because numpy gathers and scatters through ``intp`` indices several times
+    faster than through the CSR's int32."""
     starts = indptr[x]
     counts = indptr[x + 1] - starts
     total = int(counts.sum())
     if total == 0:
-        e = np.zeros(0, dtype=np.int64)
-        return data[e], indices[e], counts
+        e = np.zeros(0, dtype=np.intp)
+        return data[e], e, counts
     gather = _row_gather()
     if gather is not None:
         nb = np.empty(total, dtype=indices.dtype)
         w = np.empty(total, dtype=data.dtype)
         gather(x.size, x.astype(indptr.dtype, copy=False), indptr, indices, data, nb, w)
-        return w, nb, counts
+        return w, nb.astype(np.intp, copy=False), counts
     offsets = np.cumsum(counts) - counts
     at = np.repeat(starts - offsets, counts) + np.arange(total)
-    return data[at], indices[at], counts
+    return data[at], indices[at].astype(np.intp, copy=False), counts
 
 
 _ROW_GATHER: list[Callable[..., None] | None] = []  # resolved on first use (the graph has imported scipy)
@@ -257,10 +253,9 @@ def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, o
     flat_w = wsum.reshape(-1)
     flat_h = hops.reshape(-1)
     if w2.size:
-        kdt = np.int32 if (m + s + 1) * s < 2**31 else np.int64
-        key2 = pos[c2].astype(kdt, copy=False)  # in place from here: no temporaries of the walk's size
-        key2 *= kdt(s)
-        key2 += np.repeat(own1.astype(kdt), counts)
+        key2 = pos[c2].astype(np.intp)  # in place from here: no temporaries of the walk's size
+        key2 *= s
+        key2 += np.repeat(own1.astype(np.intp, copy=False), counts)
         val2 = np.repeat(w1.astype(np.float64), counts)
         val2 += w2
         # two-hop walks: the strongest total per (candidate, anchor) ...
@@ -297,9 +292,9 @@ def walk_with_paths(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, r
     dist[x[dist[x] < 0]] = 1
     if max_hops >= 2:
         # every neighbour of a hop-1 row; neighbours of an anchor listed in x are anchors or hop 1
-        nb = layer2[1]
-        nb = nb[dist[nb] < 0]
-        dist[nb] = 2
+        reached = np.zeros(dist.size, dtype=bool)
+        reached[layer2[1]] = True  # one scatter, then one pass: no gather and filter of every 2-hop walk
+        dist[reached & (dist < 0)] = 2
         if max_hops >= 3:  # further layers: as ``walk`` (no pass over every row's distance otherwise)
             _extend_layers(matrix, dist, np.flatnonzero(dist == 2), 3, max_hops)
     rows = np.flatnonzero(dist > 0)
@@ -374,7 +369,7 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
         score = bridge * ccdr.novelty * ccdr.recency_factor * np.maximum(relevance, config.min_connector_relevance)
         eligible = np.flatnonzero(bridge > 0)
         conn_near = connector_near_duplicates(corpus, anchors, cands, eligible, config=config,
-                                              values_conflict=values_conflict)
+                                              values_conflict=values_conflict, cand_vectors=cand_vectors)
         if conn_near:
             dup_rows = np.array([r for r, _, _ in conn_near], dtype=np.int64)
             eligible = eligible[~np.isin(cands[eligible], dup_rows)]
