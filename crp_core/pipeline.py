@@ -136,18 +136,31 @@ def _counter_key(corpus: Corpus, embedder: Embedder | None) -> tuple[str, ...]:
     return ("tokenizer", corpus.model_id, "default" if embedder is None else type(embedder).__qualname__)
 
 
-def _cdr_positions(cdr: CDRTable, sorter: np.ndarray, rows: list[int]) -> np.ndarray:
-    """Positions of ``rows`` in the stage-2 table (each row's first), by binary search over ``sorter``
-    (``np.argsort(cdr.idx, kind="stable")``); a KeyError for a row the table lacks."""
+def _cdr_positions(cdr: CDRTable, ranked: tuple[np.ndarray, np.ndarray, np.ndarray], rows: list[int]) -> np.ndarray:
+    """Positions of ``rows`` in the stage-2 table: for a gated-in row its place in the ranking
+    ``ranked`` = (positions, their rows, argsort of those rows), by binary search; else searched in
+    the whole table; a KeyError for a row the table lacks."""
     r = np.asarray(rows, dtype=np.int64)
+    rank_pos, rank_rows, sorter = ranked
     if r.size == 0:
         return np.zeros(0, dtype=np.int64)
-    at = np.minimum(np.searchsorted(cdr.idx, r, sorter=sorter), max(cdr.idx.size - 1, 0))
-    pos = sorter[at] if cdr.idx.size else at
-    bad = np.flatnonzero(cdr.idx[pos] != r) if cdr.idx.size else np.arange(r.size)
-    if bad.size:
-        raise KeyError(int(r[bad[0]]))
-    return pos.astype(np.int64, copy=False)
+    if rank_rows.size:
+        at = sorter[np.minimum(np.searchsorted(rank_rows, r, sorter=sorter), rank_rows.size - 1)]
+        found = rank_rows[at] == r
+        if found.all():
+            return rank_pos[at].astype(np.int64, copy=False)
+    else:
+        found = np.zeros(r.size, dtype=bool)
+    out = np.empty(r.size, dtype=np.int64)
+    for k, row in enumerate(r.tolist()):
+        if found[k]:
+            out[k] = rank_pos[at[k]]
+            continue
+        got = np.flatnonzero(cdr.idx == row)
+        if got.size == 0:
+            raise KeyError(row)
+        out[k] = got[0]
+    return out
 
 
 def _score_pulled(corpus: Corpus, guard: GuardResult, vectors: ScenarioVectors, coverage: CoverageSet,
@@ -287,12 +300,13 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     anchor_list = anchor_rows.tolist()
     roles = dict.fromkeys(anchor_list, "anchor")
     roles.update(dict.fromkeys(cdgr.selected_connectors.tolist(), "connector"))
-    # the gated-in candidates in CDR order (the backfill pool); the stage-2 positions of the anchors (extra
-    # anchors and backfills included) by binary search over one argsort (no dict over every candidate)
+    # positions of the gated-in candidates in the stage-2 table, CDR order: anchors, extra anchors and
+    # backfills are all among them (binary search over one argsort: no dict over every candidate)
     gate = cdr.passed_gate
-    ranked_gated = cdr.idx[cdr_ranking(cdr, gate)]
-    sorter = np.argsort(cdr.idx, kind="stable")
-    anchor_pos = _cdr_positions(cdr, sorter, anchor_list)
+    rank_pos = cdr_ranking(cdr, gate)
+    ranked_gated = cdr.idx[rank_pos]
+    ranked = (rank_pos, ranked_gated, np.argsort(ranked_gated, kind="stable"))
+    anchor_pos = _cdr_positions(cdr, ranked, anchor_list)
     scores = dict(zip(anchor_list, cdr.cdr_score[anchor_pos].tolist()))
     scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
     skipped = {d[0] for d in cdgr.near_duplicates}
@@ -322,7 +336,7 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     t = time.perf_counter()
     final_rows = list(guard.rows)
     plain = [r for r in final_rows if roles.get(r) != "connector" and r not in pulled]
-    plain_cdr = cdr.cdr_score[_cdr_positions(cdr, sorter, plain)].tolist() if plain else []
+    plain_cdr = cdr.cdr_score[_cdr_positions(cdr, ranked, plain)].tolist() if plain else []
     plain += list(pulled)
     plain_cdr += list(pulled.values())
     items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]
