@@ -487,21 +487,20 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
     touched_mask = hops > 0
     touched_mask.setflags(write=False)
     anchor_list = anchors.tolist()
-    # every non-adjacent anchor pair (a < b in anchor order), row-major: one connector's bridged pairs
-    # are the ones with both ends touched, in this order (no per-connector sub-matrix)
-    iu, ju = np.nonzero(non_adj)
-    upper = iu < ju
-    iu, ju = iu[upper], ju[upper]
+    # a connector's bridged pairs: its touched anchors' non-adjacent pairs (a < b in anchor order),
+    # row-major; the (s, s) adjacency as nested lists, so a row costs one numpy call and a few
+    # dozen list lookups
+    apart = non_adj.tolist()
+    counts = count.tolist()
 
     def touched(i: int) -> tuple[int, ...]:
         return tuple(anchor_list[k] for k in np.flatnonzero(touched_mask[i]).tolist())
 
     def pairs(i: int) -> tuple[tuple[int, int], ...]:
-        if count[i] == 0:
+        if counts[i] == 0:
             return ()
-        t = touched_mask[i]
-        both = t[iu] & t[ju]
-        return tuple((anchor_list[a], anchor_list[b]) for a, b in zip(iu[both].tolist(), ju[both].tolist()))
+        ts = np.flatnonzero(touched_mask[i]).tolist()
+        return tuple((anchor_list[a], anchor_list[b]) for k, a in enumerate(ts) for b in ts[k + 1:] if apart[a][b])
 
     m = hops.shape[0]
     return LazyRows(m, touched), LazyRows(m, pairs)

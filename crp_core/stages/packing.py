@@ -231,8 +231,17 @@ def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cos
         if u in decided:
             continue
         decided.add(u)
-        rows = _rank(members[u], scores)
         pairs = unit_ties.get(u, [])
+        if not pairs and len(members[u]) == 1 and by_row[row].role == "anchor":
+            # a lone anchor (the common unit): no tie, nothing to bridge, its line's cost alone
+            if used + cost[row] > budget:
+                out.over_budget.append(row)
+            else:
+                used += cost[row]
+                packed.append(row)
+                packed_anchors.add(row)
+            continue
+        rows = _rank(members[u], scores)
         unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
         unbridged = [r for r in rows if by_row[r].role == "connector"
                      and sum(a in packed_anchors or a in unit_anchors for a in set(by_row[r].bridges)) < 2]
