@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -42,7 +42,14 @@ from crp_core.stages.cdgr import expand_graph_with_recency
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.stages.contradictions.arbitration import Decisions
-from crp_core.stages.packing import PackItem, TokenCounter, cached_prefix_counter, pack_envelope, word_counter
+from crp_core.stages.packing import (
+    PackItem,
+    TokenCounter,
+    cached_note_counter,
+    cached_prefix_counter,
+    pack_envelope,
+    word_counter,
+)
 from crp_core.triage.export import with_carried_decisions
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
@@ -129,17 +136,31 @@ def _counter_key(corpus: Corpus, embedder: Embedder | None) -> tuple[str, ...]:
     return ("tokenizer", corpus.model_id, "default" if embedder is None else type(embedder).__qualname__)
 
 
-def _cdr_positions(cdr: CDRTable, pos_of: Mapping[int, int], rows: list[int]) -> np.ndarray:
-    """Positions of ``rows`` in the stage-2 table: from ``pos_of`` (gated-in rows), else searched;
-    a KeyError for a row the table lacks."""
-    try:
-        return np.array([pos_of[r] for r in rows], dtype=np.int64)
-    except KeyError:
-        got = [np.flatnonzero(cdr.idx == r) for r in rows]
-        missing = [r for r, g in zip(rows, got) if g.size == 0]
-        if missing:
-            raise KeyError(missing[0]) from None
-        return np.array([int(g[0]) for g in got], dtype=np.int64)
+def _cdr_positions(cdr: CDRTable, ranked: tuple[np.ndarray, np.ndarray, np.ndarray], rows: list[int]) -> np.ndarray:
+    """Positions of ``rows`` in the stage-2 table: for a gated-in row its place in the ranking
+    ``ranked`` = (positions, their rows, argsort of those rows), by binary search; else searched in
+    the whole table; a KeyError for a row the table lacks."""
+    r = np.asarray(rows, dtype=np.int64)
+    rank_pos, rank_rows, sorter = ranked
+    if r.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if rank_rows.size:
+        at = sorter[np.minimum(np.searchsorted(rank_rows, r, sorter=sorter), rank_rows.size - 1)]
+        found = rank_rows[at] == r
+        if found.all():
+            return rank_pos[at].astype(np.int64, copy=False)
+    else:
+        found = np.zeros(r.size, dtype=bool)
+    out = np.empty(r.size, dtype=np.int64)
+    for k, row in enumerate(r.tolist()):
+        if found[k]:
+            out[k] = rank_pos[at[k]]
+            continue
+        got = np.flatnonzero(cdr.idx == row)
+        if got.size == 0:
+            raise KeyError(row)
+        out[k] = got[0]
+    return out
 
 
 def _score_pulled(corpus: Corpus, guard: GuardResult, vectors: ScenarioVectors, coverage: CoverageSet,
@@ -237,6 +258,7 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     count_tokens(["[warm-up]"])
     # the "[id]" prefixes' token counts depend on the fact alone: counted once per corpus and counter
     count_prefixes = cached_prefix_counter(corpus, count_tokens, _counter_key(corpus, embedder))
+    count_notes = cached_note_counter(corpus, count_tokens, _counter_key(corpus, embedder))  # so are NOTE blocks
     if int(scenario.fanout_width or 0) > 1:
         from crp_core.stages.partitions import needs_kmeans
 
@@ -279,12 +301,12 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     roles = dict.fromkeys(anchor_list, "anchor")
     roles.update(dict.fromkeys(cdgr.selected_connectors.tolist(), "connector"))
     # positions of the gated-in candidates in the stage-2 table, CDR order: anchors, extra anchors and
-    # backfills are all among them (no dict over every candidate)
+    # backfills are all among them (binary search over one argsort: no dict over every candidate)
     gate = cdr.passed_gate
     rank_pos = cdr_ranking(cdr, gate)
     ranked_gated = cdr.idx[rank_pos]
-    pos_of = dict(zip(ranked_gated.tolist(), rank_pos.tolist()))
-    anchor_pos = _cdr_positions(cdr, pos_of, anchor_list)
+    ranked = (rank_pos, ranked_gated, np.argsort(ranked_gated, kind="stable"))
+    anchor_pos = _cdr_positions(cdr, ranked, anchor_list)
     scores = dict(zip(anchor_list, cdr.cdr_score[anchor_pos].tolist()))
     scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
     skipped = {d[0] for d in cdgr.near_duplicates}
@@ -314,7 +336,7 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     t = time.perf_counter()
     final_rows = list(guard.rows)
     plain = [r for r in final_rows if roles.get(r) != "connector" and r not in pulled]
-    plain_cdr = cdr.cdr_score[_cdr_positions(cdr, pos_of, plain)].tolist() if plain else []
+    plain_cdr = cdr.cdr_score[_cdr_positions(cdr, ranked, plain)].tolist() if plain else []
     plain += list(pulled)
     plain_cdr += list(pulled.values())
     items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]
@@ -323,7 +345,7 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
             bridged = dict.fromkeys(x for pair in conn.bridged_pairs[conn_pos[r]] for x in pair)
             items.append(PackItem(r, "connector", float(conn_score[r]), tuple(bridged)))
     envelope = pack_envelope(corpus, items, tied_pairs=tied_rows(resolution, kb), config=config,
-                             count_tokens=count_tokens, count_prefixes=count_prefixes)
+                             count_tokens=count_tokens, count_prefixes=count_prefixes, count_notes=count_notes)
     timings["packing"] = (time.perf_counter() - t) * 1e3
 
     packed = {p.fact_id for p in envelope.order}

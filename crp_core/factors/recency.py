@@ -198,17 +198,18 @@ class FactAttributes:
     source_authority: np.ndarray  # (n,) the source type's authority weight
     unknown_age: np.ndarray  # (n,) bool
     future: np.ndarray  # (n,) bool
+    any_warning: bool = True  # some fact has an unknown age or a future timestamp (else no row has a warning)
 
     def recency(self, idx: np.ndarray) -> RecencyTable:
         """The :class:`RecencyTable` of the facts ``idx`` (with their data-quality warnings)."""
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         warnings: list[str] = []
         facts = self.kb.facts
-        for r in idx[self.unknown_age[idx]].tolist():
+        for r in (idx[self.unknown_age[idx]].tolist() if self.any_warning else ()):
             f = facts[r]
             warnings.append(f"fact {f.fact_id!r} (line {f.line}): no modified_at or ingested_at; age unknown, "
                             "recency factor 1.0")
-        for r in idx[self.future[idx]].tolist():
+        for r in (idx[self.future[idx]].tolist() if self.any_warning else ()):
             f = facts[r]
             warnings.append(f"fact {f.fact_id!r} (line {f.line}): modified_at "
                             f"{format_timestamp(f.effective_modified_at)} is after now "
@@ -274,7 +275,7 @@ def _build_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> Fa
         factor=frozen_array(factor.astype(np.float64)), rule=frozen_array(rule.astype(np.int8)),
         importance=frozen_array(resolved_importance(kb, everyone, config)),
         source_authority=frozen_array(authority), unknown_age=frozen_array(unknown),
-        future=frozen_array(future))
+        future=frozen_array(future), any_warning=bool(unknown.any() or future.any()))
 
 
 def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: CRPConfig) -> RecencyTable:

@@ -105,7 +105,8 @@ def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: li
 
 
 def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, pos: np.ndarray, *,
-                              config: CRPConfig, values_conflict: ConflictFn) -> list[tuple[int, int, float]]:
+                              config: CRPConfig, values_conflict: ConflictFn,
+                              cand_vectors: np.ndarray | None = None) -> list[tuple[int, int, float]]:
     """Connector candidates ``cands[pos]`` that are SPEC-003 §6.6 near-duplicates of an anchor (cosine
     > ``dedup_similarity``) and do not value-conflict with it: dropped before the connectors are chosen
     (SPEC_NOTES §2.8), so the next candidate takes the slot. A candidate that value-conflicts with every
@@ -113,12 +114,13 @@ def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.nda
 
     Returns (candidate row, anchor row, cosine), the closest non-conflicting anchor for each, by row.
     One (candidates x anchors) product; ``values_conflict`` runs on the close pairs only.
+    ``cand_vectors`` = ``corpus.vectors[cands]`` when the caller already gathered them.
     """
     if pos.size == 0 or anchors.size == 0:
         return []
     vecs = corpus.vectors
     rows = cands[pos]
-    sims = vecs[rows] @ vecs[anchors].T
+    sims = (vecs[rows] if cand_vectors is None else cand_vectors[pos]) @ vecs[anchors].T
     ci, ai = np.nonzero(sims > config.dedup_similarity)
     if ci.size == 0:
         return []
@@ -137,16 +139,8 @@ def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.nda
 def _expand_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
                  frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row of ``frontier`` (duplicates allowed): (entry owner position, neighbour, weight)."""
-    starts = indptr[frontier]
-    counts = indptr[frontier + 1] - starts
-    total = int(counts.sum())
-    if total == 0:
-        e = np.zeros(0, dtype=np.int64)
-        return e, e, np.zeros(0, dtype=np.float64)
-    offsets = np.cumsum(counts) - counts
-    pos = np.repeat(starts - offsets, counts) + np.arange(total)
-    owner = np.repeat(np.arange(frontier.size), counts)
-    return owner, indices[pos], data[pos]  # CSR dtypes (int32 / float32): callers widen what they keep
+    w, nb, counts = _second_layer(indptr, indices, data, frontier)
+    return np.repeat(np.arange(frontier.size), counts), nb, w  # the CSR's float32 weights: callers widen
 
 
 def walk(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int) -> tuple[np.ndarray, np.ndarray]:
@@ -175,7 +169,8 @@ def _extend_layers(matrix: sp.csr_matrix, dist: np.ndarray, frontier: np.ndarray
         if nb.size == 0:
             break
         dist[nb] = h
-        frontier = np.flatnonzero(dist == h)  # this layer, each row once, ascending
+        if h < last:
+            frontier = np.flatnonzero(dist == h)  # this layer, each row once, ascending
 
 
 def anchor_paths(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray
@@ -190,21 +185,46 @@ def anchor_paths(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray
     """
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
-    return _paths_from(matrix, anchors, cands, own1, x, w1, _second_layer(indptr, indices, x))
+    return _paths_from(matrix, anchors, cands, own1, x, w1, _second_layer(indptr, indices, data, x))
 
 
-def _second_layer(indptr: np.ndarray, indices: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The CSR slices of every row of ``x`` (duplicates kept): (entry positions in ``indices``,
-    neighbour rows, per-x entry counts)."""
+def _second_layer(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR slices of every row of ``x`` (duplicates kept), concatenated: (weights, neighbour rows
+    as ``intp``, per-x entry counts). One compiled copy (scipy's CSR row gather) when available; the
+    rows are widened once because numpy gathers and scatters through ``intp`` indices several times
+    faster than through the CSR's int32."""
     starts = indptr[x]
     counts = indptr[x + 1] - starts
     total = int(counts.sum())
     if total == 0:
-        e = np.zeros(0, dtype=np.int64)
-        return e, indices[e], counts
+        e = np.zeros(0, dtype=np.intp)
+        return data[e], e, counts
+    gather = _row_gather()
+    if gather is not None:
+        nb = np.empty(total, dtype=indices.dtype)
+        w = np.empty(total, dtype=data.dtype)
+        gather(x.size, x.astype(indptr.dtype, copy=False), indptr, indices, data, nb, w)
+        return w, nb.astype(np.intp, copy=False), counts
     offsets = np.cumsum(counts) - counts
     at = np.repeat(starts - offsets, counts) + np.arange(total)
-    return at, indices[at], counts
+    return data[at], indices[at].astype(np.intp, copy=False), counts
+
+
+_ROW_GATHER: list[Callable[..., None] | None] = []  # resolved on first use (the graph has imported scipy)
+
+
+def _row_gather() -> Callable[..., None] | None:
+    """scipy's compiled CSR row gather (``csr_row_index``, what ``matrix[rows]`` runs), or None where
+    this scipy lacks it (then the numpy gather serves; both give the same arrays)."""
+    if not _ROW_GATHER:
+        try:
+            from scipy.sparse import _sparsetools
+
+            _ROW_GATHER.append(cast("Callable[..., None]", _sparsetools.csr_row_index))
+        except (ImportError, AttributeError):  # pragma: no cover - depends on the scipy build
+            _ROW_GATHER.append(None)
+    return _ROW_GATHER[0]
 
 
 def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, own1: np.ndarray, x: np.ndarray,
@@ -229,13 +249,15 @@ def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, o
     # x -> c (walks of length 2), each entry tagged with the anchor of its x (``np.repeat`` of the
     # per-x values: no gather through an owner index). Keys of walks ending on an anchor or a
     # non-candidate land in rows m.. of ``best2`` and are ignored (no filtering pass).
-    at, c2, counts = layer2
+    w2, c2, counts = layer2
     flat_w = wsum.reshape(-1)
     flat_h = hops.reshape(-1)
-    if at.size:
-        kdt = np.int32 if (m + s + 1) * s < 2**31 else np.int64
-        key2 = pos[c2].astype(kdt) * kdt(s) + np.repeat(own1.astype(kdt), counts)
-        val2 = np.repeat(w1.astype(np.float64), counts) + matrix.data[at]
+    if w2.size:
+        key2 = pos[c2].astype(np.intp)  # in place from here: no temporaries of the walk's size
+        key2 *= s
+        key2 += np.repeat(own1.astype(np.intp, copy=False), counts)
+        val2 = np.repeat(w1.astype(np.float64), counts)
+        val2 += w2
         # two-hop walks: the strongest total per (candidate, anchor) ...
         best2 = np.full((m + s + 1) * s, -np.inf)
         np.maximum.at(best2, key2, val2)
@@ -264,16 +286,17 @@ def walk_with_paths(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, r
         return cands, dist, hops, wsum, aa
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
-    layer2 = _second_layer(indptr, indices, x)
+    layer2 = _second_layer(indptr, indices, data, x)
     dist = np.full(matrix.shape[0], -1, dtype=np.int8)
     dist[anchors] = 0
     dist[x[dist[x] < 0]] = 1
     if max_hops >= 2:
         # every neighbour of a hop-1 row; neighbours of an anchor listed in x are anchors or hop 1
-        nb = layer2[1]
-        nb = nb[dist[nb] < 0]
-        dist[nb] = 2
-        _extend_layers(matrix, dist, np.flatnonzero(dist == 2), 3, max_hops)  # further layers: as ``walk``
+        reached = np.zeros(dist.size, dtype=bool)
+        reached[layer2[1]] = True  # one scatter, then one pass: no gather and filter of every 2-hop walk
+        dist[reached & (dist < 0)] = 2
+        if max_hops >= 3:  # further layers: as ``walk`` (no pass over every row's distance otherwise)
+            _extend_layers(matrix, dist, np.flatnonzero(dist == 2), 3, max_hops)
     rows = np.flatnonzero(dist > 0)
     rows = rows[retrievable[rows]]
     cands, cdist = rows.astype(np.int64), dist[rows].astype(np.int64)
@@ -306,9 +329,9 @@ def edges_among(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[tuple[int, int
         return ()
     own, nb, w = _expand_rows(matrix.indptr, matrix.indices, matrix.data, rows)
     src = rows[own]
-    member = np.zeros(matrix.shape[0], dtype=bool)
-    member[rows] = True
-    keep = member[nb] & (src < nb)
+    ordered = np.sort(rows)  # membership by binary search: no pass over every row of the graph
+    at = np.minimum(np.searchsorted(ordered, nb), ordered.size - 1)
+    keep = (ordered[at] == nb) & (src < nb)
     a, b, x = src[keep], nb[keep], w[keep]
     order = np.lexsort((x, b, a))  # = sorted() of the (a, b, weight) triples
     return tuple(zip(a[order].tolist(), b[order].tolist(), x[order].astype(np.float64).tolist()))
@@ -346,7 +369,7 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
         score = bridge * ccdr.novelty * ccdr.recency_factor * np.maximum(relevance, config.min_connector_relevance)
         eligible = np.flatnonzero(bridge > 0)
         conn_near = connector_near_duplicates(corpus, anchors, cands, eligible, config=config,
-                                              values_conflict=values_conflict)
+                                              values_conflict=values_conflict, cand_vectors=cand_vectors)
         if conn_near:
             dup_rows = np.array([r for r, _, _ in conn_near], dtype=np.int64)
             eligible = eligible[~np.isin(cands[eligible], dup_rows)]
@@ -464,21 +487,20 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
     touched_mask = hops > 0
     touched_mask.setflags(write=False)
     anchor_list = anchors.tolist()
-    # every non-adjacent anchor pair (a < b in anchor order), row-major: one connector's bridged pairs
-    # are the ones with both ends touched, in this order (no per-connector sub-matrix)
-    iu, ju = np.nonzero(non_adj)
-    upper = iu < ju
-    iu, ju = iu[upper], ju[upper]
+    # a connector's bridged pairs: its touched anchors' non-adjacent pairs (a < b in anchor order),
+    # row-major; the (s, s) adjacency as nested lists, so a row costs one numpy call and a few
+    # dozen list lookups
+    apart = non_adj.tolist()
+    counts = count.tolist()
 
     def touched(i: int) -> tuple[int, ...]:
         return tuple(anchor_list[k] for k in np.flatnonzero(touched_mask[i]).tolist())
 
     def pairs(i: int) -> tuple[tuple[int, int], ...]:
-        if count[i] == 0:
+        if counts[i] == 0:
             return ()
-        t = touched_mask[i]
-        both = t[iu] & t[ju]
-        return tuple((anchor_list[a], anchor_list[b]) for a, b in zip(iu[both].tolist(), ju[both].tolist()))
+        ts = np.flatnonzero(touched_mask[i]).tolist()
+        return tuple((anchor_list[a], anchor_list[b]) for k, a in enumerate(ts) for b in ts[k + 1:] if apart[a][b])
 
     m = hops.shape[0]
     return LazyRows(m, touched), LazyRows(m, pairs)

@@ -14,6 +14,7 @@ product for the residual pull.
 """
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -100,8 +101,22 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
 def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:
     """Positions into ``cdr`` ranked by CDR score descending, ties by fact row (deterministic).
 
-    ``mask`` (bool, aligned) restricts the ranking, e.g. to the gated-in facts.
+    ``mask`` (bool, aligned) restricts the ranking, e.g. to the gated-in facts. The ranking by the
+    table's own ``passed_gate`` (stages 3 and 4 both read it) is computed once per table (the table
+    and its arrays are immutable) and handed out read-only.
     """
+    gated = mask is not None and mask is cdr.passed_gate
+    if gated:
+        got = _GATED_RANKING.get(cdr)
+        if got is not None:
+            return got
     pos = np.arange(cdr.idx.size) if mask is None else np.flatnonzero(mask)
     order = np.lexsort((cdr.idx[pos], -cdr.cdr_score[pos]))
-    return pos[order]
+    ranked = pos[order]
+    if gated:
+        ranked = frozen_array(ranked)
+        _GATED_RANKING[cdr] = ranked
+    return ranked
+
+
+_GATED_RANKING: weakref.WeakKeyDictionary[CDRTable, np.ndarray] = weakref.WeakKeyDictionary()

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 
@@ -88,11 +88,14 @@ def prefix_counts(kb: KnowledgeBase, rows: Sequence[int], count_tokens: TokenCou
     return np.asarray(count_tokens([fact_prefix(facts[int(r)].fact_id) for r in rows]), dtype=np.int64)
 
 
+_D = TypeVar("_D")
+
+
 class _CorpusWithCache(PackCorpus, Protocol):
     @property
     def n(self) -> int: ...
 
-    def derived(self, key: Any, build: Callable[[], np.ndarray]) -> np.ndarray: ...
+    def derived(self, key: Any, build: Callable[[], _D]) -> _D: ...
 
 
 def cached_prefix_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, counter_key: Hashable) -> PrefixCounter:
@@ -111,6 +114,34 @@ def cached_prefix_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, 
         return got
 
     return prefix
+
+
+#: token counts of the NOTE blocks of ordered fact-row pairs (a, b) (see :func:`cached_note_counter`)
+NoteCounter = Callable[[Sequence[tuple[int, int]]], np.ndarray]
+
+
+def note_counts(kb: KnowledgeBase, pairs: Sequence[tuple[int, int]], count_tokens: TokenCounter) -> np.ndarray:
+    """(len(pairs),) int64 token counts of ``note_block`` of each ordered pair's contents, counted now."""
+    if not len(pairs):
+        return np.zeros(0, dtype=np.int64)
+    facts = kb.facts
+    return np.asarray(count_tokens([note_block(facts[a].content, facts[b].content) for a, b in pairs]),
+                      dtype=np.int64).reshape(-1)
+
+
+def cached_note_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, counter_key: Hashable) -> NoteCounter:
+    """:func:`note_counts` remembered per corpus and ``counter_key``: a NOTE block's text depends on its two
+    facts' contents alone, so each ordered pair is counted the first time it is packed."""
+    known: dict[tuple[int, int], int] = corpus.derived(("envelope note tokens", counter_key), lambda: {})
+
+    def notes(pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+        keys = [(int(a), int(b)) for a, b in pairs]
+        missing = list(dict.fromkeys(k for k in keys if k not in known))
+        if missing:
+            known.update(zip(missing, note_counts(corpus.kb, missing, count_tokens).tolist(), strict=True))
+        return np.array([known[k] for k in keys], dtype=np.int64)
+
+    return notes
 
 
 @dataclass(frozen=True)
@@ -200,8 +231,17 @@ def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cos
         if u in decided:
             continue
         decided.add(u)
-        rows = _rank(members[u], scores)
         pairs = unit_ties.get(u, [])
+        if not pairs and len(members[u]) == 1 and by_row[row].role == "anchor":
+            # a lone anchor (the common unit): no tie, nothing to bridge, its line's cost alone
+            if used + cost[row] > budget:
+                out.over_budget.append(row)
+            else:
+                used += cost[row]
+                packed.append(row)
+                packed_anchors.add(row)
+            continue
+        rows = _rank(members[u], scores)
         unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
         unbridged = [r for r in rows if by_row[r].role == "connector"
                      and sum(a in packed_anchors or a in unit_anchors for a in set(by_row[r].bridges)) < 2]
@@ -270,24 +310,24 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem]) -> _Layout:
     return _Layout(order, tier, band, bridged)
 
 
-def _note_costs(kb: KnowledgeBase, ties: Sequence[tuple[int, int]],
-                count_tokens: TokenCounter) -> dict[tuple[int, int], int]:
+def _note_costs(ties: Sequence[tuple[int, int]], count_notes: NoteCounter) -> dict[tuple[int, int], int]:
     """Tokens reserved for each tie's NOTE block: the larger count of its two line orders."""
     if not ties:
         return {}
-    facts = kb.facts
-    texts = [note_block(facts[x].content, facts[y].content) for a, b in ties for x, y in ((a, b), (b, a))]
-    counts = np.asarray(count_tokens(texts), dtype=np.int64).reshape(len(ties), 2).max(axis=1)
+    orders = [(x, y) for a, b in ties for x, y in ((a, b), (b, a))]
+    counts = np.asarray(count_notes(orders), dtype=np.int64).reshape(len(ties), 2).max(axis=1)
     return dict(zip(ties, counts.tolist(), strict=True))
 
 
 def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: Sequence[tuple[int, int]] = (),
                   config: CRPConfig, count_tokens: TokenCounter,
-                  count_prefixes: PrefixCounter | None = None) -> Envelope:
+                  count_prefixes: PrefixCounter | None = None, count_notes: NoteCounter | None = None) -> Envelope:
     """Greedy fill with tie units, then the anchor sandwich and the connectors' spots (SPEC_NOTES §2.8).
 
     ``count_prefixes`` (rows -> token counts of their ``[<fact_id>]`` prefixes) defaults to counting
     them with ``count_tokens`` (:func:`prefix_counts`); the pipeline passes :func:`cached_prefix_counter`.
+    ``count_notes`` (ordered row pairs -> token counts of their NOTE blocks) likewise defaults to
+    :func:`note_counts` with ``count_tokens``; the pipeline passes :func:`cached_note_counter`.
     """
     kb = corpus.kb
     facts = kb.facts
@@ -306,7 +346,10 @@ def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: 
         if p[0] in by_row and p[1] in by_row and p[0] != p[1] and p not in ties and p[::-1] not in ties:
             ties.append(p)
     ties.sort(key=lambda p: (min(p), max(p)))  # the same ties in any order give the same envelope
-    note_cost = _note_costs(kb, ties, count_tokens)
+    if count_notes is None:
+        def count_notes(pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+            return note_counts(kb, pairs, count_tokens)
+    note_cost = _note_costs(ties, count_notes)
 
     fill = _greedy_fill(list(by_row.values()), ties, cost, note_cost, budget)
     lay = _layout(fill.packed, by_row)
@@ -325,7 +368,7 @@ def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: 
     for r in lay.order:
         lines.append(fact_line(facts[r].fact_id, facts[r].content))
         lines.extend(notes_after.get(r, ()))
-    note_tokens = int(np.asarray(count_tokens(notes), dtype=np.int64).sum()) if notes else 0
+    note_tokens = int(np.asarray(count_notes([(a, b) for a, b in placed]), dtype=np.int64).sum()) if notes else 0
     used = sum(cost[r] for r in lay.order) + note_tokens
 
     packed_facts = tuple(

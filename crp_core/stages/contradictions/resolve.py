@@ -76,12 +76,16 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
 
     conflicts: dict[tuple[int, int], ValueConflict] = {}  # positions (p, q), p < q
     near_dups: list[tuple[int, int]] = []
-    for p, q in zip(iu.tolist(), ju.tolist()):
-        vc = values_conflict(kb.facts[int(sel[p])].content, kb.facts[int(sel[q])].content)
+    # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
+    above_close = (G[iu, ju] > config.contradiction_similarity).tolist()
+    above_dedup = (G[iu, ju] > config.dedup_similarity).tolist()
+    contents = [kb.facts[r].content for r in sel.tolist()]
+    for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
+        vc = values_conflict(contents[p], contents[q])
         if vc is not None:
-            if G[p, q] > config.contradiction_similarity:
+            if close:
                 conflicts[(p, q)] = vc
-        elif G[p, q] > config.dedup_similarity:
+        elif dup:
             near_dups.append((p, q))
 
     # --- 2. SPEC-003 §6.6 dedup (non-conflicting pairs only) --------------------------------------
