@@ -191,40 +191,17 @@ def anchor_paths(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray
 def _second_layer(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The CSR slices of every row of ``x`` (duplicates kept), concatenated: (weights, neighbour rows
-    as ``intp``, per-x entry counts). One compiled copy (scipy's CSR row gather) when available; the
-    rows are widened once because numpy gathers and scatters through ``intp`` indices several times
-    faster than through the CSR's int32."""
+    as ``intp``, per-x entry counts). The rows are widened once because numpy gathers and scatters
+    through ``intp`` indices several times faster than through the CSR's int32."""
     starts = indptr[x]
     counts = indptr[x + 1] - starts
     total = int(counts.sum())
     if total == 0:
         e = np.zeros(0, dtype=np.intp)
         return data[e], e, counts
-    gather = _row_gather()
-    if gather is not None:
-        nb = np.empty(total, dtype=indices.dtype)
-        w = np.empty(total, dtype=data.dtype)
-        gather(x.size, x.astype(indptr.dtype, copy=False), indptr, indices, data, nb, w)
-        return w, nb.astype(np.intp, copy=False), counts
     offsets = np.cumsum(counts) - counts
     at = np.repeat(starts - offsets, counts) + np.arange(total)
     return data[at], indices[at].astype(np.intp, copy=False), counts
-
-
-_ROW_GATHER: list[Callable[..., None] | None] = []  # resolved on first use (the graph has imported scipy)
-
-
-def _row_gather() -> Callable[..., None] | None:
-    """scipy's compiled CSR row gather (``csr_row_index``, what ``matrix[rows]`` runs), or None where
-    this scipy lacks it (then the numpy gather serves; both give the same arrays)."""
-    if not _ROW_GATHER:
-        try:
-            from scipy.sparse import _sparsetools
-
-            _ROW_GATHER.append(cast("Callable[..., None]", _sparsetools.csr_row_index))
-        except (ImportError, AttributeError):  # pragma: no cover - depends on the scipy build
-            _ROW_GATHER.append(None)
-    return _ROW_GATHER[0]
 
 
 def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, own1: np.ndarray, x: np.ndarray,
