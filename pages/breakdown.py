@@ -20,6 +20,8 @@ SHOWN = ("fact_id", "role", "outcome", "reason", "cdr_score", "importance_weight
 SORTABLE = ("cdr_score", "relevance", "residual_pull", "effective_relevance", "novelty", "coverage_score",
             "recency_factor", "age_days", "importance_weight", "ngram_penalty", "bridge_value", "fact_id")
 K = "crp.page.breakdown."
+#: key of the histograms' expander (its open state; tests open it through this)
+DIST_OPEN = K + "dist_open"
 
 
 def _filters(result, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -82,6 +84,25 @@ def _recency(result, frame: pd.DataFrame, current: str | None) -> None:
                     width="stretch", key=K + "recency")
 
 
+def _histograms(result, frame: pd.DataFrame) -> None:
+    """Relevance (the gate applies to it) and CDR score, stacked by outcome."""
+    left, right = st.columns(2)
+    with left:
+        gate = float(result.config.cdr_min_relevance)
+        st.plotly_chart(tables.memo(result, "hist_rel", lambda: charts.score_histogram(
+                            frame, "relevance", threshold=gate, threshold_label=f"gate cdr_min_relevance {gate:g}",
+                            title="Relevance (the gate applies to it)")),
+                        width="stretch", key=K + "hist_rel")
+    with right:
+        anchors = frame.loc[frame["role"] == "anchor", "cdr_score"]
+        low = float(anchors.min()) if len(anchors) else None
+        st.plotly_chart(tables.memo(result, "hist_cdr", lambda: charts.score_histogram(
+                            frame, "cdr_score", threshold=low,
+                            threshold_label=f"lowest anchor CDR {low:.3f}" if low is not None else "",
+                            title="CDR score")),
+                        width="stretch", key=K + "hist_cdr")
+
+
 def main() -> None:
     st.title("Score breakdown")
     result = breakdown.require_result()
@@ -122,21 +143,13 @@ def main() -> None:
         st.caption(f"{unknown} scored fact(s) of unknown age are not drawn (recency factor 1.0).")
 
     st.subheader("Score distributions")
-    left, right = st.columns(2)
-    with left:
-        gate = float(result.config.cdr_min_relevance)
-        st.plotly_chart(tables.memo(result, "hist_rel", lambda: charts.score_histogram(
-                            frame, "relevance", threshold=gate, threshold_label=f"gate cdr_min_relevance {gate:g}",
-                            title="Relevance (the gate applies to it)")),
-                        width="stretch", key=K + "hist_rel")
-    with right:
-        anchors = frame.loc[frame["role"] == "anchor", "cdr_score"]
-        low = float(anchors.min()) if len(anchors) else None
-        st.plotly_chart(tables.memo(result, "hist_cdr", lambda: charts.score_histogram(
-                            frame, "cdr_score", threshold=low,
-                            threshold_label=f"lowest anchor CDR {low:.3f}" if low is not None else "",
-                            title="CDR score")),
-                        width="stretch", key=K + "hist_cdr")
+    # two histograms are two more plotly charts for the browser to draw on every visit: they are built
+    # only while their expander is open (its open state is kept in the session, so it stays open)
+    dist = st.expander("Histograms of relevance (with the gate) and of CDR score (with the lowest anchor)",
+                       key=DIST_OPEN, on_change="rerun")
+    if dist.open:
+        with dist:
+            _histograms(result, frame)
     st.caption(render.md_escape(f"{len(frame)} scored facts; gate threshold {result.config.cdr_min_relevance:g}."))
 
 
