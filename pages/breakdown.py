@@ -22,6 +22,7 @@ SORTABLE = ("cdr_score", "relevance", "residual_pull", "effective_relevance", "n
 K = "crp.page.breakdown."
 #: key of the histograms' expander (its open state; tests open it through this)
 DIST_OPEN = K + "dist_open"
+DIST_KEEP = K + "dist_keep"
 
 
 def _filters(result, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -84,6 +85,10 @@ def _recency(result, frame: pd.DataFrame, current: str | None) -> None:
                     width="stretch", key=K + "recency")
 
 
+def _remember_dist() -> None:
+    st.session_state[DIST_KEEP] = bool(st.session_state.get(DIST_OPEN))
+
+
 def _histograms(result, frame: pd.DataFrame) -> None:
     """Relevance (the gate applies to it) and CDR score, stacked by outcome."""
     left, right = st.columns(2)
@@ -144,9 +149,11 @@ def main() -> None:
 
     st.subheader("Score distributions")
     # two histograms are two more plotly charts for the browser to draw on every visit: they are built
-    # only while their expander is open (its open state is kept in the session, so it stays open)
+    # only while their expander is open; the choice is remembered in the session (Streamlit drops a
+    # widget's own state on a page that does not draw it), so it is still open after a visit elsewhere
     dist = st.expander("Histograms of relevance (with the gate) and of CDR score (with the lowest anchor)",
-                       key=DIST_OPEN, on_change="rerun")
+                       expanded=bool(st.session_state.get(DIST_KEEP, False)), key=DIST_OPEN,
+                       on_change=_remember_dist)
     if dist.open:
         with dist:
             _histograms(result, frame)

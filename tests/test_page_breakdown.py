@@ -107,12 +107,13 @@ def test_recency_chart_and_histograms(ui_env):
     at = run_page("breakdown")
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
     assert any(t.startswith("Recency factor vs age") for t in titles)
-    # the histograms are built only once their expander is opened (then kept open in the session)
+    # the histograms are built only once their expander is opened (the choice is kept in the session)
     assert not any(t.startswith(("Relevance", "CDR score")) for t in titles)
-    from pages.breakdown import DIST_OPEN
+    from pages.breakdown import DIST_KEEP
 
-    at.session_state[DIST_OPEN] = True
+    at.session_state[DIST_KEEP] = True
     at.run()
+    assert not at.exception and not at.warning
     figs = figures(at)
     titles = [f["layout"]["title"]["text"] for f in figs]
     assert any(t.startswith("CDR score") for t in titles)
