@@ -20,6 +20,9 @@ SHOWN = ("fact_id", "role", "outcome", "reason", "cdr_score", "importance_weight
 SORTABLE = ("cdr_score", "relevance", "residual_pull", "effective_relevance", "novelty", "coverage_score",
             "recency_factor", "age_days", "importance_weight", "ngram_penalty", "bridge_value", "fact_id")
 K = "crp.page.breakdown."
+#: key of the histograms' expander (its open state; tests open it through this)
+DIST_OPEN = K + "dist_open"
+DIST_KEEP = K + "dist_keep"
 
 
 def _filters(result, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -82,6 +85,29 @@ def _recency(result, frame: pd.DataFrame, current: str | None) -> None:
                     width="stretch", key=K + "recency")
 
 
+def _remember_dist() -> None:
+    st.session_state[DIST_KEEP] = bool(st.session_state.get(DIST_OPEN))
+
+
+def _histograms(result, frame: pd.DataFrame) -> None:
+    """Relevance (the gate applies to it) and CDR score, stacked by outcome."""
+    left, right = st.columns(2)
+    with left:
+        gate = float(result.config.cdr_min_relevance)
+        st.plotly_chart(tables.memo(result, "hist_rel", lambda: charts.score_histogram(
+                            frame, "relevance", threshold=gate, threshold_label=f"gate cdr_min_relevance {gate:g}",
+                            title="Relevance (the gate applies to it)")),
+                        width="stretch", key=K + "hist_rel")
+    with right:
+        anchors = frame.loc[frame["role"] == "anchor", "cdr_score"]
+        low = float(anchors.min()) if len(anchors) else None
+        st.plotly_chart(tables.memo(result, "hist_cdr", lambda: charts.score_histogram(
+                            frame, "cdr_score", threshold=low,
+                            threshold_label=f"lowest anchor CDR {low:.3f}" if low is not None else "",
+                            title="CDR score")),
+                        width="stretch", key=K + "hist_cdr")
+
+
 def main() -> None:
     st.title("Score breakdown")
     result = breakdown.require_result()
@@ -122,21 +148,15 @@ def main() -> None:
         st.caption(f"{unknown} scored fact(s) of unknown age are not drawn (recency factor 1.0).")
 
     st.subheader("Score distributions")
-    left, right = st.columns(2)
-    with left:
-        gate = float(result.config.cdr_min_relevance)
-        st.plotly_chart(tables.memo(result, "hist_rel", lambda: charts.score_histogram(
-                            frame, "relevance", threshold=gate, threshold_label=f"gate cdr_min_relevance {gate:g}",
-                            title="Relevance (the gate applies to it)")),
-                        width="stretch", key=K + "hist_rel")
-    with right:
-        anchors = frame.loc[frame["role"] == "anchor", "cdr_score"]
-        low = float(anchors.min()) if len(anchors) else None
-        st.plotly_chart(tables.memo(result, "hist_cdr", lambda: charts.score_histogram(
-                            frame, "cdr_score", threshold=low,
-                            threshold_label=f"lowest anchor CDR {low:.3f}" if low is not None else "",
-                            title="CDR score")),
-                        width="stretch", key=K + "hist_cdr")
+    # two histograms are two more plotly charts for the browser to draw on every visit: they are built
+    # only while their expander is open; the choice is remembered in the session (Streamlit drops a
+    # widget's own state on a page that does not draw it), so it is still open after a visit elsewhere
+    dist = st.expander("Histograms of relevance (with the gate) and of CDR score (with the lowest anchor)",
+                       expanded=bool(st.session_state.get(DIST_KEEP, False)), key=DIST_OPEN,
+                       on_change=_remember_dist)
+    if dist.open:
+        with dist:
+            _histograms(result, frame)
     st.caption(render.md_escape(f"{len(frame)} scored facts; gate threshold {result.config.cdr_min_relevance:g}."))
 
 

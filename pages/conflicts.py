@@ -454,6 +454,12 @@ def export_tab(ds, kb) -> None:
         st.caption("No decision recorded yet.")
 
 
+#: the page's tabs, in order; the first is open by default
+TABS = ("Triage queue (whole CKF)", "Envelope conflicts (current run)", "Detector quality", "Export & audit log")
+#: the URL parameter naming the open tab (a page parameter, like the Tuning page's)
+TAB_PARAM = "tab"
+
+
 # ---- page ----------------------------------------------------------------------------------------
 def main() -> None:
     st.title("Conflict triage")
@@ -492,16 +498,15 @@ def main() -> None:
                f"{render.md_escape(state.get_operator() or '(none: set it in the sidebar)')}")
     if agreement is not None:
         st.caption(render.md_escape(cv.sdk_summary(agreement)))
-    t_queue, t_env, t_quality, t_export = st.tabs(["Triage queue (whole CKF)", "Envelope conflicts (current run)",
-                                                   "Detector quality", "Export & audit log"])
-    with t_queue:
-        queue_tab(scan, frame, ds, kb, config, state.get_now(), agreement)
-    with t_env:
-        envelope_tab(ds, kb)
-    with t_quality:
-        quality_tab(ds, kb)
-    with t_export:
-        export_tab(ds, kb)
+    # the selected tab lives in the URL (?tab=<label>, st.tabs bind="query-params", as on the Tuning page):
+    # a bound tab set knows which tab is open (``.open``) and a click on another tab reruns the app, so
+    # only the open tab is built; the other three cost nothing on a rerun or a page switch
+    draws = (lambda: queue_tab(scan, frame, ds, kb, config, state.get_now(), agreement),
+             lambda: envelope_tab(ds, kb), lambda: quality_tab(ds, kb), lambda: export_tab(ds, kb))
+    for tab, draw in zip(st.tabs(list(TABS), key=TAB_PARAM, bind="query-params"), draws):
+        if tab.open is not False:  # None: a Streamlit that does not track tabs draws them all
+            with tab:
+                draw()
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

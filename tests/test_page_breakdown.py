@@ -105,9 +105,18 @@ def test_deep_link_selects_the_fact(ui_env):
 def test_recency_chart_and_histograms(ui_env):
     exp = expected_result(ui_env)
     at = run_page("breakdown")
+    titles = [f["layout"]["title"]["text"] for f in figures(at)]
+    assert any(t.startswith("Recency factor vs age") for t in titles)
+    # the histograms are built only once their expander is opened (the choice is kept in the session)
+    assert not any(t.startswith(("Relevance", "CDR score")) for t in titles)
+    from pages.breakdown import DIST_KEEP
+
+    at.session_state[DIST_KEEP] = True
+    at.run()
+    assert not at.exception and not at.warning
     figs = figures(at)
     titles = [f["layout"]["title"]["text"] for f in figs]
-    assert any(t.startswith("Recency factor vs age") for t in titles)
+    assert any(t.startswith("CDR score") for t in titles)
     rel = [f for f in figs if f["layout"]["title"]["text"].startswith("Relevance")][0]
     gate = [s for s in rel["layout"]["shapes"] if s.get("x0") == s.get("x1")]
     assert [s["x0"] for s in gate] == [exp.config.cdr_min_relevance]

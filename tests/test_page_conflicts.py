@@ -86,6 +86,18 @@ def open_page(page: str = "conflicts") -> AppTest:
     return at
 
 
+QUEUE, ENV, QUALITY, EXPORT = ("Triage queue (whole CKF)", "Envelope conflicts (current run)", "Detector quality",
+                                "Export & audit log")
+
+
+def show_tab(at: AppTest, label: str) -> AppTest:
+    """Open the page tab ``label`` (only the open tab is built), as a click on it would."""
+    at.session_state["tab"] = label
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def unmd(text: str) -> str:
     """Undo ``render.md_escape`` (backslash before punctuation)."""
     return re.sub(r"\\(.)", r"\1", text)
@@ -116,6 +128,7 @@ def set_operator(at: AppTest, name: str) -> None:
 
 def decide(at: AppTest, pair: str, kind: str, *, winner: str | None = None, target: str | None = None,
            status: str | None = None, note: str = "") -> None:
+    show_tab(at, QUEUE)  # the decision form is in the queue tab
     at.selectbox(key=K + "pair").set_value(pair).run()
     at.radio(key=K + "kind." + pair).set_value(kind).run()  # the form then holds that kind's fields
     if winner:
@@ -154,7 +167,7 @@ def test_queue_order_counts_and_authority_by_hand(triage_env):
 
 
 def test_envelope_view_winner_tie_note_and_audit_event(triage_env):
-    at = open_page()
+    at = show_tab(open_page(), ENV)
     env = env_pairs(at)
     got = {(r.fact_a, r.fact_b): (r.outcome, r.suppressed) for r in env.itertuples()}
     assert got == {("E1", "E2"): ("E1 wins", "E2"), ("T1", "T2"): ("tie", ""), ("X1", "X2"): ("X1 wins", "X2")}
@@ -194,7 +207,7 @@ def test_decisions_apply_update_queue_and_every_view(triage_env):
     row = q[q.fact_a == "E1"].iloc[0]
     assert (row.arbitration, row.decision, row.decided_by, bool(row.decided)) == (
         "override: E2 wins", "override: E2 wins", "alice", True)
-    env = env_pairs(at)
+    env = env_pairs(show_tab(at, ENV))
     e = env[env.fact_a == "E1"].iloc[0]
     assert (e.outcome, e.suppressed, e.decision) == ("override: E2 wins", "E1", "override")
     assert metrics(at)["decided"] == "1"
@@ -203,7 +216,7 @@ def test_decisions_apply_update_queue_and_every_view(triage_env):
     q = queue(at)
     row = q[q.fact_a == "X1"].iloc[0]
     assert (row.status_b, row.decision, bool(row.decided)) == ("QUARANTINED", "X2 marked QUARANTINED", True)
-    env = env_pairs(at)
+    env = env_pairs(show_tab(at, ENV))
     assert ("X1", "X2") not in set(zip(env.fact_a, env.fact_b))
     before = [d.value for d in at.dataframe if "without operator decisions" in d.value.columns][0]
     rows = {r[""]: (r["without operator decisions"], r["with them (this run)"]) for r in before.to_dict("records")}
@@ -222,11 +235,11 @@ def test_decisions_apply_update_queue_and_every_view(triage_env):
     q = queue(at)
     assert list(zip(q.fact_a, q.fact_b))[-1] == ("T1", "T2")
     assert q.arbitration.tolist()[-1] == "dismissed"
-    assert not [c.value for c in at.code if c.value.startswith("NOTE:")]
+    assert not [c.value for c in show_tab(at, ENV).code if c.value.startswith("NOTE:")]
     m = metrics(at)
     assert (m["decided"], m["undecided"], m["dismissed"], m["decisions in the log"]) == ("3", "0", "1", "3")
     # filters: undecided -> nothing; decided + status QUARANTINED -> the X pair
-    at.radio(key=K + "f.decided").set_value("undecided").run()
+    show_tab(at, QUEUE).radio(key=K + "f.decided").set_value("undecided").run()
     assert len(queue(at)) == 0
     at.radio(key=K + "f.decided").set_value("decided").run()
     at.multiselect(key=K + "f.statuses").set_value(["QUARANTINED"]).run()
@@ -294,6 +307,7 @@ def test_exports_json_csv_and_cleaned_ckf(triage_env):
     at = open_page()
     set_operator(at, "carol")
     decide(at, "X1|X2", "mark_status", target="X2", status="QUARANTINED")
+    show_tab(at, EXPORT)
     labels = [b.proto.label for b in at.get("download_button") if b.proto.id and K in b.proto.id]
     assert labels == ["Decisions as JSON", "Decisions as CSV", "Cleaned CKF"]
     log = [d.value for d in at.dataframe if "pair" in d.value.columns and "kind" in d.value.columns]

@@ -7,9 +7,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_page_conflicts import (
     APP,
+    QUALITY,
     decide,
     open_page,
     set_operator,
+    show_tab,
     triage_env,  # noqa: F401  (the fixture, registered by importing it)
     unmd,
 )
@@ -21,13 +23,13 @@ def _frames(at: AppTest, column: str):
 
 @pytest.mark.usefixtures("triage_env")
 def test_quality_tab_counts_operator_labels_per_pattern():
-    at = open_page()
+    at = show_tab(open_page(), QUALITY)
     assert any("No pair decided yet" in i.value for i in at.info)
     set_operator(at, "alice")
     decide(at, "E1|E2", "accept")  # an accept takes the arbitration's winner (E1): the form has no winner field
     decide(at, "X1|X2", "dismiss", note="different endpoints")
     decide(at, "T1|T2", "override", winner="T2")
-    (per_pattern,) = _frames(at, "labelled")
+    (per_pattern,) = _frames(show_tab(at, QUALITY), "labelled")
     row = per_pattern.set_index("pattern").loc["NUMBER_CHANGED"]
     # E1/E2 accepted and T1/T2 overridden: true conflicts; X1/X2 dismissed: a false positive
     assert (row.confirmed, row.dismissed, row.labelled) == (2, 1, 3)

@@ -29,6 +29,11 @@ def test_shipped_config_watches_no_files():
     assert server["runOnSave"] is False
 
 
+def test_shipped_config_forces_no_garbage_collection_after_each_run():
+    runner = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))["runner"]
+    assert runner["postScriptGC"] is False  # a full collection of the server's heap held every rerun
+
+
 # ---- progress text ----------------------------------------------------------------------------------
 def test_progress_line_counts_rate_and_time_left():
     assert progress_line("Scan", 0, 400, 0.0, unit="pairs") == "Scan: 0 / 400 pairs"
