@@ -26,7 +26,7 @@ from typing import Any
 
 import streamlit as st
 
-from . import sidebar, state
+from . import long_lived, sidebar, state
 
 PAGES_DIR = Path(__file__).resolve().parent.parent / "pages"
 
@@ -115,9 +115,10 @@ def run() -> None:
     token = _IN_SHELL.set(True)
     try:
         nav.run()
+        state.sync_query_params()  # a page may have selected a fact
     finally:
         _IN_SHELL.reset(token)
-    state.sync_query_params()  # a page may have selected a fact
+        long_lived.after_run()  # Streamlit's post-run full collection then walks only new objects
 
 
 def run_page(render: Callable[[], None]) -> None:
