@@ -3,11 +3,15 @@
     .venv/bin/python bench/embed_index.py              # everything (first 10k MiniLM embed: 1-3 min)
     .venv/bin/python bench/embed_index.py --skip-model # vectors only
     .venv/bin/python bench/embed_index.py --sizes 10000
-    .venv/bin/python bench/embed_index.py --backends-only  # both MiniLM backends on the sample's texts
+    .venv/bin/python bench/embed_index.py --backends-only  # the MiniLM backends on the sample's texts
+    .venv/bin/python bench/embed_index.py --backends-only --backends onnx,onnx-int8 --batches 16
 
-The backends table embeds the sample's 455 fact texts with each backend (``onnx``, ``torch``) at
-batch sizes 16 / 32 / 64 (best of 3 passes, texts sorted by length as the embedder does), with the
-load average next to each figure; the ONNX export (once per weights digest) is timed apart.
+The backends table embeds the sample's 455 fact texts with each backend (``onnx``, ``torch``,
+``onnx-int8``; ``--backends``) at batch sizes 16 / 32 / 64 (``--batches``; best of 3 passes, texts sorted
+by length as the embedder does), with the load average next to each figure; the ONNX export and the
+int8 build (once per weights digest, into a temporary cache unless ``--cache-dir``) are timed apart in
+the load row. Then each backend against torch: cosine of the fact vectors, and the top-10 overlap of
+brute-force retrieval for the bundled scenarios' queries and sub-queries.
 
 Prints one markdown table. Synthetic vectors come from bench/make_synthetic_ckf.py (clustered, seeded).
 Caches go to a fresh temporary directory (removed at the end), never to the user's cache.
@@ -96,29 +100,67 @@ def _load() -> str:
     return ", ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
-def bench_backends(repeats: int = 3) -> None:
-    """texts/s of each MiniLM backend on the sample's fact texts, and their agreement."""
+def _sample_texts() -> tuple[list[str], list[str]]:
+    """The sample's fact texts and its scenarios' query + sub-query texts."""
     import json
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
-    texts = [json.loads(line)["content"] for line in
-             (root / "sample_ckf" / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()]
-    got = {}
-    for backend in ("onnx", "torch"):
-        m = MiniLMEmbedder(backend=backend)
+    root = Path(__file__).resolve().parent.parent / "sample_ckf"
+    facts = [json.loads(line)["content"] for line in
+             (root / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()]
+    queries = []
+    for f in sorted((root / "scenarios").glob("*.json")):
+        sc = json.loads(f.read_text(encoding="utf-8"))
+        q = sc["query"]
+        queries.append(q["text"] if isinstance(q, dict) else q)
+        queries += [sq["text"] for sq in sc.get("sub_queries", [])]
+    return facts, queries
+
+
+def _top10_overlap(fa: np.ndarray, qa: np.ndarray, fb: np.ndarray, qb: np.ndarray) -> float:
+    """Mean share of the top-10 facts (brute force, by cosine) two backends' vectors agree on."""
+    ta = np.argsort(-(qa @ fa.T), axis=1, kind="stable")[:, :10]
+    tb = np.argsort(-(qb @ fb.T), axis=1, kind="stable")[:, :10]
+    return float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ta, tb)]))
+
+
+def bench_backends(backends: tuple[str, ...] = emb_mod.BACKENDS, batches: tuple[int, ...] = (16, 32, 64),
+                   repeats: int = 3) -> None:
+    """texts/s of each MiniLM backend on the sample's fact texts (one backend after the other, in this
+    process), and each backend's agreement with torch (cosine) and retrieval agreement (top-10)."""
+    texts, queries = _sample_texts()
+    facts: dict[str, np.ndarray] = {}
+    qvec: dict[str, np.ndarray] = {}
+    cache = tempfile.mkdtemp(prefix="crp-bench-onnx-") if CACHE_DIR is None else CACHE_DIR
+    for backend in backends:
+        m = MiniLMEmbedder(backend=backend, cache_dir=cache)
         _, t = timed(m._load)
         row(f"MiniLM {backend}: load", f"{t:.2f} s",
-            f"incl. the one-time ONNX export when missing; threads {emb_mod._threads()}; load avg {_load()}")
+            f"model id {m.model_id}; ONNX files made: {m.builds} (export / int8 build, once per weights digest); "
+            f"threads {emb_mod._threads()}; load avg {_load()}")
         m.encode(texts[:32])  # warm-up (first session run allocates)
-        for bs in (16, 32, 64):
+        for bs in batches:
             best = min(timed(m.encode, texts, batch_size=bs)[1] for _ in range(repeats))
             row(f"MiniLM {backend}: {len(texts)} sample texts, batch {bs}", f"{len(texts) / best:.0f} texts/s",
                 f"best of {repeats}; load avg {_load()}")
-        got[backend] = m.encode(texts)
-    cos = (got["onnx"].astype(np.float64) * got["torch"]).sum(axis=1)
-    row("onnx vs torch agreement", f"min cosine {cos.min():.8f}",
-        f"max |difference| {np.abs(got['onnx'] - got['torch']).max():.2e}")
+        facts[backend] = m.encode(texts)
+        qvec[backend] = m.encode(queries)
+        del m
+    ref = "torch" if "torch" in facts else next(iter(facts))
+    for backend in facts:
+        if backend == ref:
+            continue
+        cos = (facts[backend].astype(np.float64) * facts[ref]).sum(axis=1)
+        qcos = (qvec[backend].astype(np.float64) * qvec[ref]).sum(axis=1)
+        row(f"{backend} vs {ref} agreement", f"min cosine {cos.min():.8f}, mean {cos.mean():.8f}",
+            f"{len(texts)} facts; queries min {qcos.min():.6f}; max |difference| "
+            f"{np.abs(facts[backend] - facts[ref]).max():.2e}")
+        overlap = _top10_overlap(facts[ref], qvec[ref], facts[backend], qvec[backend])
+        row(f"{backend} vs {ref} retrieval", f"top-10 overlap {overlap:.3f}",
+            f"{len(queries)} scenario queries + sub-queries; facts as queries: "
+            f"{_top10_overlap(facts[ref], facts[ref], facts[backend], facts[backend]):.3f}")
+    if CACHE_DIR is None:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def clustered(n: int):
@@ -219,6 +261,9 @@ def main(argv=None) -> int:
     ap.add_argument("--model-texts", type=int, default=10000)
     ap.add_argument("--skip-model", action="store_true")
     ap.add_argument("--backends-only", action="store_true", help="only the MiniLM backends table")
+    ap.add_argument("--backends", default=",".join(emb_mod.BACKENDS),
+                    help=f"MiniLM backends to time (default {','.join(emb_mod.BACKENDS)})")
+    ap.add_argument("--batches", default="16,32,64", help="batch sizes of the backends table (default 16,32,64)")
     ap.add_argument("--cache-dir", default=None, help="keep the embedding cache here (a second run is warm)")
     args = ap.parse_args(argv)
     global CACHE_DIR
@@ -227,7 +272,8 @@ def main(argv=None) -> int:
     tmp = tempfile.mkdtemp(prefix="crp-bench-")
     try:
         if not args.skip_model:
-            bench_backends()
+            bench_backends(tuple(b.strip() for b in args.backends.split(",") if b.strip()),
+                           tuple(int(b) for b in args.batches.split(",") if b.strip()))
         if args.backends_only:
             args.sizes = ""
         elif not args.skip_model:

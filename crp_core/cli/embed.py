@@ -51,6 +51,10 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--batch-size", type=_positive, default=64, metavar="N", help="texts per model batch (64)")
     p.add_argument("--cache-dir", metavar="DIR", default=None, type=cache_dir_arg,
                    help="embedding cache directory (created if missing)")
+    p.add_argument("--backend", choices=("onnx", "torch", "onnx-int8"), default=None,
+                   help="MiniLM backend (default: $CRP_EMBED_BACKEND, else onnx when installed); onnx-int8 is "
+                        "faster but lossy and writes the model id crp-inspect/all-MiniLM-L6-v2-onnx-int8, "
+                        "which never mixes with the fp32 MiniLM vectors")
     add_engine_args(p, "the embedding")
     p.set_defaults(handler=_handle)
 
@@ -75,6 +79,10 @@ def _handle(args: argparse.Namespace) -> int:
     from crp_core.io.ckf import load_ckf, write_ckf
 
     out = _check_out(args.out)
+    if args.backend is not None:  # read by the process-wide embedder, made on the first embedding below
+        from crp_core.corpus.embedding import BACKEND_ENV
+
+        os.environ[BACKEND_ENV] = args.backend
     if args.engine == "ray":
         from crp_core.engines.ray_engine import require_ray
 

@@ -32,6 +32,11 @@ if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model
     from crp_core.corpus.onnx_backend import OnnxEncoder
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: the int8-quantised MiniLM (backend ``onnx-int8``): another model as far as vectors go (min cosine to the
+#: fp32 vectors about 0.985 on the sample), so its own id and cache, never mixed with MODEL_ID (SPEC_NOTES §1.2)
+INT8_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8"
+#: the MiniLM model ids: the same tokenizer, so the same token counts (SPEC_NOTES §2.8)
+MINILM_IDS: frozenset[str] = frozenset({MODEL_ID, INT8_MODEL_ID})
 DIM = 384
 
 Progress = Callable[[int, int], None]
@@ -72,10 +77,13 @@ class Embedder(Protocol):
         ...
 
 
-#: MiniLM's inference backends. Both give the vectors of one model (they agree within 1e-4 cosine,
-#: tests/test_embedding_backends.py), so they share the model id and the cache (SPEC_NOTES §1.2).
-BACKENDS: tuple[str, ...] = ("onnx", "torch")
-#: the environment variable choosing the backend (``onnx`` or ``torch``); unset: :func:`default_backend`
+#: MiniLM's inference backends. ``onnx`` and ``torch`` give the vectors of one model (they agree within 1e-4
+#: cosine, tests/test_embedding_backends.py), so they share the model id and the cache (SPEC_NOTES §1.2);
+#: ``onnx-int8`` (opt-in, faster, lossy) has its own model id, :data:`INT8_MODEL_ID`.
+BACKENDS: tuple[str, ...] = ("onnx", "torch", "onnx-int8")
+#: the model id of each backend's vectors
+BACKEND_MODEL_IDS: dict[str, str] = {"onnx": MODEL_ID, "torch": MODEL_ID, "onnx-int8": INT8_MODEL_ID}
+#: the environment variable choosing the backend (one of :data:`BACKENDS`); unset: :func:`default_backend`
 BACKEND_ENV = "CRP_EMBED_BACKEND"
 #: intra-op threads of the ONNX Runtime session (the machine's cores, at most 2 unless the env says)
 THREADS_ENV = "CRP_EMBED_THREADS"
@@ -98,7 +106,7 @@ def minilm_model_path() -> str:
 
 
 def default_backend() -> str:
-    """``$CRP_EMBED_BACKEND`` when set (``onnx`` / ``torch``), else ``onnx`` when ONNX Runtime is
+    """``$CRP_EMBED_BACKEND`` when set (``onnx`` / ``torch`` / ``onnx-int8``), else ``onnx`` when ONNX Runtime is
     installed, else ``torch``. An unknown value is a :class:`ConfigError` naming the variable (the CLI
     prints it as one line, exit 2)."""
     env = os.environ.get(BACKEND_ENV, "").strip().lower()
@@ -122,9 +130,12 @@ class MiniLMEmbedder:
     """sentence-transformers/all-MiniLM-L6-v2 on CPU, loaded lazily and offline.
 
     ``backend``: ``"onnx"`` (ONNX Runtime on a local export of the bundled weights, made once into
-    the cache directory, keyed by the weights' digest) or ``"torch"`` (sentence-transformers);
-    default :func:`default_backend`. When the ONNX backend cannot start (no ONNX Runtime, the export
-    fails) the embedder warns and uses torch. Token counting never loads the model: it reads the
+    the cache directory, keyed by the weights' digest), ``"torch"`` (sentence-transformers) or
+    ``"onnx-int8"`` (the int8-quantised export, model id :data:`INT8_MODEL_ID`); default
+    :func:`default_backend`. When the ONNX backend cannot start (no ONNX Runtime, the export fails)
+    the embedder warns and uses torch (the same model); ``onnx-int8`` never falls back (torch would
+    give another model's vectors under its id): its failure is raised.
+    Token counting never loads the model: it reads the
     model's ``tokenizer.json`` with the ``tokenizers`` library (no torch, no transformers).
 
     Counters (``load_count``, ``tokenizer_load_count``, ``encode_calls``, ``texts_encoded``) let
@@ -140,6 +151,7 @@ class MiniLMEmbedder:
         if backend is not None and backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         self.backend = backend if backend is not None else default_backend()
+        self.model_id = BACKEND_MODEL_IDS[self.backend]
         self._cache_dir = cache_dir
         self._model: SentenceTransformer | OnnxEncoder | None = None
         self._tokenizer: Tokenizer | None = None
@@ -148,6 +160,8 @@ class MiniLMEmbedder:
         self.tokenizer_load_count = 0
         self.encode_calls = 0
         self.texts_encoded = 0
+        #: ONNX model files made (export or int8 build) by this embedder: 0 when the cache had them
+        self.builds = 0
         #: why the ONNX backend fell back to torch (None when it did not)
         self.fallback_reason: str | None = None
 
@@ -159,19 +173,45 @@ class MiniLMEmbedder:
         return self._path if self._path is not None else minilm_model_path()
 
     def _load_onnx(self) -> OnnxEncoder:
-        from crp_core.corpus.onnx_backend import OnnxEncoder, export_onnx, onnx_model_file
+        """The ONNX session of this backend's model file, made first when missing; a cached file that
+        ONNX Runtime cannot load (damaged, truncated) is made again once, with a warning."""
+        from crp_core.corpus.onnx_backend import (
+            OnnxEncoder,
+            build_int8,
+            export_onnx,
+            int8_model_file,
+            onnx_model_file,
+        )
 
         path = self._model_path()
-        model_file = onnx_model_file(path, self._cache_dir)
+        int8 = self.backend == "onnx-int8"
+        model_file = (int8_model_file if int8 else onnx_model_file)(path, self._cache_dir)
+
+        def build() -> None:
+            if int8:
+                build_int8(path, model_file)
+            else:
+                export_onnx(path, model_file)
+            self.builds += 1
+
         if not model_file.is_file():
-            export_onnx(path, model_file)
-        return OnnxEncoder(model_file, path, _threads())
+            build()
+            return OnnxEncoder(model_file, path, _threads())
+        try:
+            return OnnxEncoder(model_file, path, _threads())
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types for a bad file
+            warnings.warn(f"cached ONNX model {model_file} cannot be loaded ({type(exc).__name__}); "
+                          "making it again", RuntimeWarning, stacklevel=4)
+            build()
+            return OnnxEncoder(model_file, path, _threads())
 
     def _load(self) -> SentenceTransformer | OnnxEncoder:
         with self._lock:
             if self._model is None:
                 _set_offline()
-                if self.backend == "onnx":
+                if self.backend == "onnx-int8":
+                    self._model = self._load_onnx()  # no fallback: torch is another model's vectors
+                elif self.backend == "onnx":
                     try:
                         self._model = self._load_onnx()
                     except Exception as exc:  # noqa: BLE001 - any failure of the fast path falls back
@@ -197,14 +237,17 @@ class MiniLMEmbedder:
         model = self._load()
         from crp_core.corpus.onnx_backend import OnnxEncoder  # numpy only; onnxruntime is imported on load
 
-        # sort by length so each batch pads little; results are put back in input order
-        order = sorted(range(n), key=lambda i: len(texts[i]))
+        # sort by length so each batch pads only to its own longest text; results go back in input order.
+        # ONNX: by token count (tokenised once here; by characters, the sample's batches carried 29-39%
+        # padding tokens, by tokens 2-7%); torch tokenises inside sentence-transformers: by characters
+        ids = model.tokenize(texts) if isinstance(model, OnnxEncoder) else None
+        order = sorted(range(n), key=(lambda i: len(ids[i])) if ids is not None else (lambda i: len(texts[i])))
         done = 0
         for start in range(0, n, batch_size):
             rows = order[start:start + batch_size]
             batch = [texts[i] for i in rows]
             if isinstance(model, OnnxEncoder):
-                emb = model.encode(batch)
+                emb = model.encode_ids([ids[i] for i in rows] if ids is not None else model.tokenize(batch))
             else:
                 emb = model.encode(batch, batch_size=batch_size, convert_to_numpy=True,
                                    normalize_embeddings=False, show_progress_bar=False)
@@ -247,8 +290,13 @@ _default_embedder: MiniLMEmbedder | None = None
 _default_lock = threading.Lock()
 
 
+#: process-wide embedders of the MiniLM model id the default embedder does not give (see embedder_for)
+_other_embedders: dict[str, MiniLMEmbedder] = {}
+
+
 def default_embedder() -> MiniLMEmbedder:
-    """One process-wide MiniLM embedder, so the model loads at most once per process."""
+    """One process-wide MiniLM embedder (backend :func:`default_backend`), so the model loads at most
+    once per process."""
     global _default_embedder
     with _default_lock:
         if _default_embedder is None:
@@ -258,9 +306,21 @@ def default_embedder() -> MiniLMEmbedder:
 
 def embedder_for(model_id: str) -> MiniLMEmbedder | None:
     """The embedder that encodes new texts (queries, sub-queries) for vectors of ``model_id``: the
-    process-wide MiniLM for MiniLM vectors, None for any other model (then every text must carry its
+    process-wide MiniLM when its model id is ``model_id``, else one process-wide embedder of that
+    MiniLM id (``onnx-int8`` for :data:`INT8_MODEL_ID`; ONNX Runtime or torch for :data:`MODEL_ID`), so
+    the corpus's vectors decide the model; None for any other model (then every text must carry its
     own embedding: SPEC_NOTES §1.2, embeddings of two models never mix)."""
-    return default_embedder() if model_id == MODEL_ID else None
+    if model_id not in MINILM_IDS:
+        return None
+    default = default_embedder()
+    if model_id == default.model_id:
+        return default
+    with _default_lock:
+        if model_id not in _other_embedders:
+            backend = "onnx-int8" if model_id == INT8_MODEL_ID else (
+                "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch")
+            _other_embedders[model_id] = MiniLMEmbedder(backend=backend)
+        return _other_embedders[model_id]
 
 
 _WORD = re.compile(r"\S+")
@@ -277,9 +337,9 @@ def word_token_estimate(texts: Sequence[str]) -> np.ndarray:
 
 
 def count_tokens(texts: Sequence[str], model_id: str, embedder: Embedder | None = None) -> np.ndarray:
-    """Token counts for ``model_id``: the MiniLM tokenizer for MiniLM, else the word estimate."""
-    if model_id == MODEL_ID:
-        if embedder is not None and getattr(embedder, "model_id", None) == MODEL_ID:
+    """Token counts for ``model_id``: the MiniLM tokenizer for MiniLM (either id), else the word estimate."""
+    if model_id in MINILM_IDS:
+        if embedder is not None and getattr(embedder, "model_id", None) in MINILM_IDS:
             return np.asarray(embedder.count_tokens(texts), dtype=np.int64)
         return default_embedder().count_tokens(texts)
     return word_token_estimate(texts)

@@ -4,12 +4,18 @@ The export (``torch.onnx.export``, once per weights digest, atomic) lives in the
 directory; the encoder tokenises with the model's ``tokenizer.json`` and mean-pools the transformer's
 output over the attention mask, as sentence-transformers' MiniLM pipeline does (Transformer ->
 Pooling(mean) -> Normalize, the normalisation done by the caller). docs/decisions/embedding-index.md.
+
+The int8 variant (its own model id: its vectors are not within 1e-4 cosine of fp32, SPEC_NOTES §1.2) is
+made locally from a second export of the same weights (eager attention, so ONNX Runtime's transformer
+optimizer can fuse attention, LayerNorm and GELU), then dynamic int8 quantisation of its weights
+(per channel, reduced range for CPUs without VNNI); cached next to the fp32 export, atomically.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -21,6 +27,11 @@ from crp_core.corpus.embedding_cache import replaced_atomically
 #: the ONNX export's opset and the graph's input names
 _ONNX_OPSET = 17
 _ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+#: the int8 recipe's version, part of its file name: a changed recipe never reuses an old file
+INT8_RECIPE = "int8-v1"
+#: MiniLM-L6's attention heads and hidden size (the transformer optimizer's fusion needs them)
+_HEADS, _HIDDEN = 12, 384
 
 _digest_memo: dict[tuple[str, int, int], str] = {}
 
@@ -48,15 +59,23 @@ def onnx_model_file(model_path: str, cache_dir: str | os.PathLike[str] | None = 
     return root / "onnx" / weights_digest(model_path)[:24] / "model.onnx"
 
 
-def export_onnx(model_path: str, out: Path) -> Path:
+def int8_model_file(model_path: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where the int8 model of these weights lives: next to the fp32 export, ``model-int8-v1.onnx``."""
+    return onnx_model_file(model_path, cache_dir).with_name(f"model-{INT8_RECIPE}.onnx")
+
+
+def export_onnx(model_path: str, out: Path, *, eager_attention: bool = False) -> Path:
     """Export the bundled weights (the transformer, output ``last_hidden_state``) to ONNX at ``out``,
     atomically (a temp file in the same folder, then a rename), offline. Needs torch, transformers
-    and the ``onnx`` package; only run when no export exists for these weights' digest."""
+    and the ``onnx`` package; only run when no export exists for these weights' digest.
+    ``eager_attention``: trace the plain attention (matmul, softmax) instead of the fused SDPA call, the
+    pattern ONNX Runtime's transformer optimizer recognises (the int8 build uses it)."""
     _set_offline()
     import torch
     from transformers import AutoModel
 
-    model = AutoModel.from_pretrained(model_path).eval()
+    extra = {"attn_implementation": "eager"} if eager_attention else {}
+    model = AutoModel.from_pretrained(model_path, **extra).eval()
 
     class _Hidden(torch.nn.Module):
         def __init__(self, inner: torch.nn.Module) -> None:
@@ -75,6 +94,31 @@ def export_onnx(model_path: str, out: Path) -> Path:
         torch.onnx.export(_Hidden(model), dummy, tmp, input_names=list(_ONNX_INPUTS),
                           output_names=["last_hidden_state"], dynamic_axes=axes,
                           opset_version=_ONNX_OPSET, dynamo=False)
+    return out
+
+
+def build_int8(model_path: str, out: Path) -> Path:
+    """The int8 model at ``out``, made locally and offline: an eager-attention export of the weights,
+    ONNX Runtime's transformer optimizer (``model_type='bert'``: Attention, SkipLayerNormalization,
+    BiasGelu fused), then ``quantize_dynamic`` of every MatMul / Attention weight to int8 (per output
+    channel, reduced 7-bit range: AVX2 without VNNI saturates with the full range). Intermediate files
+    live in a temp folder beside ``out``; ``out`` appears atomically, complete or not at all."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers import optimizer
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".int8-", dir=str(out.parent)) as work:
+        fp32 = Path(work) / "eager.onnx"
+        export_onnx(model_path, fp32, eager_attention=True)
+        fused = optimizer.optimize_model(str(fp32), model_type="bert", num_heads=_HEADS, hidden_size=_HIDDEN,
+                                         opt_level=1, use_gpu=False)
+        fused_file = Path(work) / "fused.onnx"
+        fused.save_model_to_file(str(fused_file))
+        with replaced_atomically(out, ".onnx") as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            quantize_dynamic(str(fused_file), tmp, weight_type=QuantType.QInt8, per_channel=True,
+                             reduce_range=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     return out
 
 
@@ -106,17 +150,27 @@ class OnnxEncoder:
         tok.no_padding()
         tok.enable_truncation(max_length=_max_seq_length(model_path))
         self.tokenizer = tok
+        self._inputs = frozenset(i.name for i in self.session.get_inputs())
+
+    def tokenize(self, texts: list[str]) -> list[list[int]]:
+        """Token ids per text with special tokens, truncated as the model is: what :meth:`encode_ids` takes
+        (the caller sorts by their length, so each batch pads only to its own longest text)."""
+        return [e.ids for e in self.tokenizer.encode_batch(texts)]
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        encs = self.tokenizer.encode_batch(texts)
-        width = max(1, max(len(e.ids) for e in encs))
-        ids = np.zeros((len(encs), width), dtype=np.int64)
-        mask = np.zeros((len(encs), width), dtype=np.int64)
-        for r, e in enumerate(encs):
-            ids[r, :len(e.ids)] = e.ids
-            mask[r, :len(e.ids)] = 1
-        hidden = self.session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
-                                                          "token_type_ids": np.zeros_like(ids)})[0]
+        """Mean-pooled (not normalised) transformer output of ``texts``, padded to the longest."""
+        return self.encode_ids(self.tokenize(texts))
+
+    def encode_ids(self, rows: list[list[int]]) -> np.ndarray:
+        """Mean-pooled (not normalised) transformer output of token id rows, padded to the longest row."""
+        width = max(1, max(len(r) for r in rows))
+        ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for r, row in enumerate(rows):
+            ids[r, :len(row)] = row
+            mask[r, :len(row)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self.session.run(["last_hidden_state"], {k: v for k, v in feed.items() if k in self._inputs})[0]
         m = mask[:, :, None].astype(np.float32)
         summed = (np.asarray(hidden, dtype=np.float32) * m).sum(axis=1)
         return summed / np.maximum(m.sum(axis=1), 1e-9)

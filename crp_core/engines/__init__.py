@@ -43,6 +43,9 @@ class EmbedRun:
         return embedded / self.seconds if self.seconds > 0 and embedded else 0.0
 
 
+_FP32_ID = "sentence-transformers/all-MiniLM-L6-v2"  # crp_core.corpus.embedding.MODEL_ID (imported lazily)
+
+
 def _engine(engine: str) -> Engine:
     if engine not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
@@ -51,17 +54,22 @@ def _engine(engine: str) -> Engine:
 
 def embed_kb(kb: KnowledgeBase, *, engine: str = "local", address: str | None = None, workers: int = 2,
              batch_size: int = 64, cache_dir: str | Path | None = None) -> tuple[KnowledgeBase, EmbedRun]:
-    """``kb`` with MiniLM embeddings of every fact's content (model ``MODEL_ID``; embeddings it carried are
-    replaced). The persistent cache answers first; the misses are embedded by ``engine`` and stored."""
-    from crp_core.corpus.embedding import MODEL_ID, text_digest
+    """``kb`` with MiniLM embeddings of every fact's content (the process-wide embedder's model id,
+    ``MODEL_ID`` unless ``CRP_EMBED_BACKEND=onnx-int8``; embeddings it carried are replaced). The
+    persistent cache answers first; the misses are embedded by ``engine`` and stored."""
+    from crp_core.corpus.embedding import default_embedder, text_digest
     from crp_core.engines.local import embedding_cache, local_embed
 
     which = _engine(engine)
+    model_id = default_embedder().model_id  # the vectors' id: the one the local path embeds with
+    if which == "ray" and model_id != _FP32_ID:
+        raise ConfigError(f"the Ray engine embeds with {_FP32_ID!r} only; unset CRP_EMBED_BACKEND "
+                          f"(or --backend onnx / torch) for --engine ray")
     texts = [f.content for f in kb.facts]
     t0 = time.perf_counter()
     cache = embedding_cache(cache_dir)
     digests = [text_digest(t) for t in texts]
-    cached, found = cache.lookup(MODEL_ID, digests)
+    cached, found = cache.lookup(model_id, digests)
     n_cached = int(found.sum()) if cached is not None else 0
     if which == "local":
         vectors = local_embed(texts, cache_dir, batch_size=batch_size)
@@ -78,8 +86,8 @@ def embed_kb(kb: KnowledgeBase, *, engine: str = "local", address: str | None = 
             if miss.size:
                 got = ray_embed([texts[i] for i in miss], used, batch_size=batch_size)
                 vectors[miss] = got
-                cache.store(MODEL_ID, [digests[i] for i in miss], got)
-    out = dataclasses.replace(kb, embeddings=np.ascontiguousarray(vectors, dtype=np.float32), embedding_model=MODEL_ID)
+                cache.store(model_id, [digests[i] for i in miss], got)
+    out = dataclasses.replace(kb, embeddings=np.ascontiguousarray(vectors, dtype=np.float32), embedding_model=model_id)
     return out, EmbedRun(len(texts), n_cached, time.perf_counter() - t0, which, used)
 
 
