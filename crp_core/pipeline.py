@@ -120,18 +120,18 @@ def resolve_config(scenario: Scenario, config: CRPConfig | None) -> CRPConfig:
 
 def _token_counter(corpus: Corpus, embedder: Embedder | None) -> TokenCounter:
     """Envelope token counting with the corpus's own counter (MiniLM tokenizer or words * 1.3)."""
-    from crp_core.corpus.embedding import MODEL_ID, count_tokens
+    from crp_core.corpus.embedding import MINILM_IDS, count_tokens
 
-    if corpus.model_id == MODEL_ID:
+    if corpus.model_id in MINILM_IDS:
         return lambda texts: count_tokens(list(texts), corpus.model_id, embedder)
     return word_counter
 
 
 def _counter_key(corpus: Corpus, embedder: Embedder | None) -> tuple[str, ...]:
     """Which counter :func:`_token_counter` gives for this corpus and embedder."""
-    from crp_core.corpus.embedding import MODEL_ID
+    from crp_core.corpus.embedding import MINILM_IDS
 
-    if corpus.model_id != MODEL_ID:
+    if corpus.model_id not in MINILM_IDS:
         return ("words",)
     return ("tokenizer", corpus.model_id, "default" if embedder is None else type(embedder).__qualname__)
 

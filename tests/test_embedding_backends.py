@@ -290,3 +290,20 @@ def test_int8_failure_is_raised_never_replaced_by_torch(tmp_path, monkeypatch):
         m.encode(["etcd"])
     assert m.backend == "onnx-int8" and m.model_id == INT8_MODEL_ID and not m.loaded
     assert not onnx_backend.int8_model_file(emb.minilm_model_path(), tmp_path).exists()
+
+
+def test_an_int8_corpus_counts_tokens_with_the_minilm_tokenizer(tmp_path):
+    """A CKF whose vectors are the int8 model's (SPEC_NOTES §2.8): the MiniLM tokenizer counts its
+    tokens, as for the fp32 id (the words * 1.3 estimate is for other models only)."""
+    import dataclasses
+
+    from crp_core.corpus.embedding import INT8_MODEL_ID, word_token_estimate
+    from crp_core.corpus.prepared import prepare_corpus
+    from crp_core.io.ckf import load_ckf
+
+    kb = load_ckf("sample_ckf/knowledge_base.jsonl")
+    fp32 = prepare_corpus(kb, cache_dir=tmp_path)
+    int8 = prepare_corpus(dataclasses.replace(kb, embedding_model=INT8_MODEL_ID), cache_dir=tmp_path)
+    assert int8.model_id == INT8_MODEL_ID
+    assert np.array_equal(int8.token_counts, fp32.token_counts)
+    assert not np.array_equal(int8.token_counts, word_token_estimate([f.content for f in kb.facts]))

@@ -21,7 +21,7 @@ import numpy as np
 
 from crp_core.config import NEVER_RETRIEVED, STATUSES, CRPConfig
 from crp_core.corpus.embedding import (
-    MODEL_ID,
+    MINILM_IDS,
     CancelFlag,
     Embedder,
     Progress,
@@ -31,6 +31,7 @@ from crp_core.corpus.embedding import (
     default_cache_dir,
     default_embedder,
     embed_texts,
+    embedder_for,
     shared_cache,
     word_token_estimate,
 )
@@ -341,7 +342,7 @@ def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
         embedder = embedder if embedder is not None else default_embedder()
         vectors = embed_texts(texts, embedder, shared_cache(cache_path), progress, cancel=cancel)
         model_id = embedder.model_id
-    if model_id == MODEL_ID:
+    if model_id in MINILM_IDS:  # the MiniLM tokenizer counts tokens for both MiniLM ids
         tokens = _cached_token_counts(texts, model_id, embedder, cache_path)
     else:
         tokens = word_token_estimate(texts)
@@ -422,13 +423,13 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
     missing = [i for i, h in enumerate(have) if not h]
     if missing:
         if embedder is None:
-            if corpus.model_id != MODEL_ID:
+            embedder = embedder_for(corpus.model_id)  # the corpus's vectors decide the model
+            if embedder is None:
                 raise ScenarioError(
                     f"scenario {scenario.name or ''}".strip(),
                     [Problem(0, fields_[i], f"no embedding given, and the CKF's model {corpus.model_id!r} is "
                              "not available here to embed this text; give embeddings in the scenario")
                      for i in missing])
-            embedder = default_embedder()
         if embedder.model_id != corpus.model_id:
             raise EmbeddingModelMismatch(
                 f"the CKF was embedded with {corpus.model_id!r} but the active model is "
