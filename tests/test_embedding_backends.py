@@ -307,3 +307,15 @@ def test_an_int8_corpus_counts_tokens_with_the_minilm_tokenizer(tmp_path):
     assert int8.model_id == INT8_MODEL_ID
     assert np.array_equal(int8.token_counts, fp32.token_counts)
     assert not np.array_equal(int8.token_counts, word_token_estimate([f.content for f in kb.facts]))
+
+
+def test_the_int8_build_drops_only_the_quantizers_preprocessing_hint():
+    import logging
+
+    def record(msg: str) -> logging.LogRecord:
+        return logging.LogRecord("root", logging.WARNING, __file__, 1, msg, None, None)
+
+    hint = ("Please consider to run pre-processing before quantization. Refer to example: "
+            "https://github.com/microsoft/onnxruntime-inference-examples/")
+    assert onnx_backend._no_preprocess_hint(record(hint)) is False
+    assert onnx_backend._no_preprocess_hint(record("quantization of node MatMul_12 failed")) is True

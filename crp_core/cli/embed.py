@@ -97,4 +97,11 @@ def _handle(args: argparse.Namespace) -> int:
     rate = f", {run.texts_per_second:.1f} texts/s" if embedded else ""
     print(f"embedded {embedded} of {run.texts} text(s) ({run.cached} from the cache) in {run.seconds:.1f} s"
           f"{rate} on the {run.engine} engine ({run.workers} worker(s)); wrote {out}")
+    if run.engine == "local" and embedded:
+        from crp_core.corpus.embedding import default_embedder
+
+        embedder = default_embedder()
+        if getattr(embedder, "builds", 0):
+            print(f"(that time includes making the {embedder.backend} model from the bundled weights, once: "
+                  "it is kept in the cache, so the next run encodes at once)")
     return 0
