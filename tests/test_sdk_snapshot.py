@@ -364,3 +364,29 @@ def test_bad_sdk_map_exit_2_names_the_key(tmp_path, capsys):
     assert "missing.toml" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["conflicts", "--ckf", str(SUP), "--source-type", "blog"])
+
+
+def test_validate_and_triage_take_the_source_type_mapping(tmp_path, capsys):
+    """validate, triage record / stats / export read an SDK snapshot with --sdk-map / --source-type, as
+    every --ckf command does: the export writes the mapped source types, not the default."""
+    snap, mapping = SDK / "disagreement.json", SDK / "disagreement_mapping.toml"
+    assert main(["validate", str(snap), "--sdk-map", str(mapping), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ckf"]["by_source_type"] == {"regulatory": 1, "internal": 1, "web": 2}
+    assert main(["validate", str(snap), "--source-type", "news", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ckf"]["by_source_type"] == {"news": 4}
+    db = str(tmp_path / "t.sqlite")
+    assert main(["triage", "record", "--db", db, "--pair", "g-retention-new", "g-retention-old", "--kind",
+                 "dismiss", "--operator", "ann", "--ckf", str(snap), "--sdk-map", str(mapping)]) == 0
+    capsys.readouterr()  # the recorded decision
+    assert main(["triage", "stats", "--db", db, "--ckf", str(snap), "--sdk-map", str(mapping), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pairs"] == 1  # the decided pair, on this mapping's CKF
+    for args, want in (([], {"unverified"}), (["--sdk-map", str(mapping)], {"regulatory", "internal", "web"})):
+        out = tmp_path / f"clean{len(args)}.jsonl"
+        assert main(["triage", "export", "--db", db, "--ckf", str(snap), "--out", str(out), *args]) == 0
+        assert {f.source_type for f in load_ckf(out).facts} == want
+    capsys.readouterr()
+    bad = tmp_path / "m.toml"
+    bad.write_text('[[rule]]\nbogus = 1\n', encoding="utf-8")
+    assert main(["validate", str(snap), "--sdk-map", str(bad)]) == 2
+    assert "rule[1].bogus" in capsys.readouterr().err

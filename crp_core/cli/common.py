@@ -129,11 +129,16 @@ def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str)
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
     p.add_argument("--cache-dir", metavar="DIR", default=None, type=cache_dir_arg,
                    help="embedding / index cache directory (created if missing; must not be a file)")
+    add_sdk_map_args(p)
+
+
+def add_sdk_map_args(p: argparse.ArgumentParser, what: str = "--ckf") -> None:
+    """``--sdk-map`` ``--source-type``: the source types of an SDK snapshot's facts (:func:`input_source_map`)."""
     p.add_argument("--sdk-map", metavar="TOML", default=None,
-                   help="when --ckf is a crprotocol SDK snapshot: the source-type mapping ([[rule]] tables by "
+                   help=f"when {what} is a crprotocol SDK snapshot: the source-type mapping ([[rule]] tables by "
                         "category / source_window_id glob / extraction_stage, first match wins; as import-sdk --map)")
     p.add_argument("--source-type", choices=SOURCE_TYPES, default=None, metavar="TYPE",
-                   help="when --ckf is an SDK snapshot: the source type of the facts no mapping rule matches "
+                   help=f"when {what} is an SDK snapshot: the source type of the facts no mapping rule matches "
                         "(default: the mapping's default, else unverified)")
 
 
@@ -148,7 +153,8 @@ def input_source_map(args: argparse.Namespace) -> SourceTypeMap | None:
     return (load_source_map(path) if path else SourceTypeMap()).with_default(default)
 
 
-def load_input_ckf(path: str, *, lenient: bool, max_bytes: int, source_map: SourceTypeMap | None) -> KnowledgeBase:
+def load_input_ckf(path: str, *, lenient: bool, max_bytes: int | None,
+                   source_map: SourceTypeMap | None) -> KnowledgeBase:
     """``load_ckf`` of a command's ``--ckf``; a mapping given for a CKF that is not an SDK snapshot is
     said on stderr (it has no effect there)."""
     from crp_core.io.ckf import load_ckf

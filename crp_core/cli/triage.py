@@ -24,10 +24,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from crp_core.cli.common import visible
+from crp_core.cli.common import add_sdk_map_args, input_source_map, load_input_ckf, visible
 from crp_core.config import STATUSES
 from crp_core.errors import CRPError
-from crp_core.io.ckf import load_ckf
 from crp_core.report import dumps, export_report_dict
 from crp_core.triage import (
     DB_PATH_ENV,
@@ -71,6 +70,7 @@ def register(subparsers: Subparsers) -> None:
     e.add_argument("--strict", action="store_true",
                    help="exit 1 when the report lists conflicts, unknown facts or what the CKF cannot express")
     e.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
+    add_sdk_map_args(e)
     e.set_defaults(handler=_export)
 
     d = sub.add_parser("decisions", help="print the decisions (the audit log)",
@@ -89,6 +89,7 @@ def register(subparsers: Subparsers) -> None:
     q.add_argument("--db", metavar="PATH", default=None, help=db_help)
     q.add_argument("--ckf", metavar="PATH", required=True, help="the CKF the decisions were taken on")
     q.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
+    add_sdk_map_args(q)
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.set_defaults(handler=_stats)
 
@@ -103,6 +104,7 @@ def register(subparsers: Subparsers) -> None:
     r.add_argument("--operator", metavar="NAME", required=True, help="who decides")
     r.add_argument("--note", metavar="TEXT", default="", help="free-text reason")
     r.add_argument("--ckf", metavar="PATH", help="check the pair's facts exist in this CKF and stamp its fingerprint")
+    add_sdk_map_args(r)
     r.set_defaults(handler=_record)
 
 
@@ -126,7 +128,7 @@ def _export(args: argparse.Namespace) -> int:
         raise _UsageError(f"--report {report_path} is the input CKF; refusing to overwrite it")
     if os.path.isdir(report_path):
         raise _UsageError(f"--report {report_path} is a folder; name a file")
-    kb = load_ckf(args.ckf, lenient=args.lenient)
+    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=None, source_map=input_source_map(args))
     with DecisionStore(db, create=False, readonly=True) as store:
         decisions = store.current()
     out_dir = os.path.dirname(os.path.abspath(args.out))
@@ -210,7 +212,7 @@ def _stats(args: argparse.Namespace) -> int:
     from crp_core.report import detector_quality_dict
     from crp_core.triage.quality import detector_quality
 
-    kb = load_ckf(args.ckf, lenient=args.lenient)
+    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=None, source_map=input_source_map(args))
     with DecisionStore(_db(args), create=False, readonly=True) as store:
         quality = detector_quality(store.current(ckf_fingerprint=kb.fingerprint), kb)
     if args.json:
@@ -237,7 +239,7 @@ def _record(args: argparse.Namespace) -> int:
     a, b = args.pair
     fingerprint = None
     if args.ckf:
-        kb = load_ckf(args.ckf)
+        kb = load_input_ckf(args.ckf, lenient=False, max_bytes=None, source_map=input_source_map(args))
         missing = [f for f in (a, b) if kb.get(f) is None]
         if missing:
             raise _UsageError(f"fact(s) {', '.join(map(repr, missing))} not in CKF {args.ckf}")

@@ -11,9 +11,9 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from crp_core.cli.common import add_sdk_map_args, input_source_map, load_input_ckf
 from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import Problem, ValidationError
-from crp_core.io.ckf import load_ckf
 from crp_core.io.scenario import load_scenario
 from crp_core.model import KnowledgeBase, Scenario
 
@@ -31,6 +31,7 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--max-bytes", type=int, default=None, metavar="N",
                    help="largest CKF file accepted (default: ckf_max_bytes of the configuration)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_sdk_map_args(p, "PATH")
     p.set_defaults(handler=_handle)
 
 
@@ -62,8 +63,9 @@ def _handle(args: argparse.Namespace) -> int:
     status = 0
     out: dict[str, Any] = {}
     if args.path is not None:
+        source_map = input_source_map(args)  # a bad mapping file is refused on its own, naming its key
         try:
-            kb = load_ckf(args.path, lenient=args.lenient, max_bytes=args.max_bytes)
+            kb = load_input_ckf(args.path, lenient=args.lenient, max_bytes=args.max_bytes, source_map=source_map)
         except ValidationError as exc:
             status = 1
             out["ckf"] = _refused("CKF", args.path, exc, args.json)
