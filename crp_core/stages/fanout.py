@@ -17,6 +17,7 @@ Decisions where the spec is silent: ``docs/decisions/fanout.md``.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -79,8 +80,6 @@ def round_robin_partitions(residual_ids: Sequence[str], branches: int) -> tuple[
 def branch_fact_budget(config: CRPConfig, branches: int) -> int:
     """Facts each branch may choose: ``max(3, envelope_fact_budget // branches)`` (SPEC_NOTES §2.7)."""
     return max(MIN_BRANCH_FACTS, config.envelope_fact_budget // max(int(branches), 1))
-
-
 
 
 # ---- one branch ---------------------------------------------------------------------------------
@@ -241,8 +240,9 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     n_branches = len(partitions)
     budget = branch_fact_budget(config, n_branches)
     # shared by the 2 x branches scorings: the pool's vectors and each sub-query group's relevance
-    common: dict[str, Any] = {"pool_rows": pool, "pool_vectors": corpus.vectors[pool], "relevance_memo": {},
-                              "recency": recency, "blacklist": blacklist, "budget": budget, "config": config}
+    score_branch = functools.partial(_run_branch, corpus, pool_rows=pool, pool_vectors=corpus.vectors[pool],
+                                     relevance_memo={}, recency=recency, blacklist=blacklist, budget=budget,
+                                     config=config)
 
     # partitioned: snapshot + own partition only (SPEC-027 §1.3 step 3)
     traces: list[_BranchTrace] = []
@@ -253,8 +253,8 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
         if branch_probe is not None:
             branch_probe(b, snapshot)
         part_vecs = np.stack([vec_of[s] for s in part])
-        trace = _run_branch(corpus, branch=b, sub_queries=part, relevance_vectors=part_vecs,
-                            residual_vectors=part_vecs, coverage=snapshot, coverage_additions=part, **common)
+        trace = score_branch(branch=b, sub_queries=part, relevance_vectors=part_vecs, residual_vectors=part_vecs,
+                             coverage=snapshot, coverage_additions=part)
         # local additions (one entry per partition sub-query) extend the snapshot's set for this branch
         # alone: its view is the snapshot's ids followed by its partition's
         traces.append(replace(trace, local_coverage=parent_ids + part))
@@ -266,8 +266,8 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
 
     # naive: round-robin relevance, whole-ResidualSet residual pull, shared coverage read at T0
     rr = round_robin_partitions(residual_ids, n_branches)
-    n_traces = [_run_branch(corpus, branch=b, sub_queries=subs, relevance_vectors=np.stack([vec_of[s] for s in subs]),
-                            residual_vectors=residual_vecs, coverage=parent, coverage_additions=subs, **common)
+    n_traces = [score_branch(branch=b, sub_queries=subs, relevance_vectors=np.stack([vec_of[s] for s in subs]),
+                             residual_vectors=residual_vecs, coverage=parent, coverage_additions=subs)
                 for b, subs in enumerate(rr)]
     # T2: every branch writes into the one shared Coverage Set
     shared_ids = _merged_ids(parent_ids, [t.result.coverage_additions for t in n_traces])
