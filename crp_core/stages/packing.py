@@ -232,15 +232,6 @@ def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cos
             continue
         decided.add(u)
         pairs = unit_ties.get(u, [])
-        if not pairs and len(members[u]) == 1 and by_row[row].role == "anchor":
-            # a lone anchor (the common unit): no tie, nothing to bridge, its line's cost alone
-            if used + cost[row] > budget:
-                out.over_budget.append(row)
-            else:
-                used += cost[row]
-                packed.append(row)
-                packed_anchors.add(row)
-            continue
         rows = _rank(members[u], scores)
         unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
         unbridged = [r for r in rows if by_row[r].role == "connector"

@@ -77,8 +77,9 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     conflicts: dict[tuple[int, int], ValueConflict] = {}  # positions (p, q), p < q
     near_dups: list[tuple[int, int]] = []
     # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
-    above_close = (G[iu, ju] > config.contradiction_similarity).tolist()
-    above_dedup = (G[iu, ju] > config.dedup_similarity).tolist()
+    pair_sims = G[iu, ju]
+    above_close = (pair_sims > config.contradiction_similarity).tolist()
+    above_dedup = (pair_sims > config.dedup_similarity).tolist()
     contents = [kb.facts[r].content for r in sel.tolist()]
     for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
         vc = values_conflict(contents[p], contents[q])
