@@ -101,7 +101,7 @@ def _handle(args: argparse.Namespace) -> int:
         from crp_core.corpus.embedding import default_embedder
 
         embedder = default_embedder()
-        if getattr(embedder, "builds", 0):
+        if embedder.builds:
             print(f"(that time includes making the {embedder.backend} model from the bundled weights, once: "
                   "it is kept in the cache, so the next run encodes at once)")
     return 0

@@ -116,6 +116,11 @@ def default_backend() -> str:
 
             raise ConfigError(f"{BACKEND_ENV}={env!r}: expected one of {', '.join(BACKENDS)}")
         return env
+    return _fp32_backend()
+
+
+def _fp32_backend() -> str:
+    """The backend of :data:`MODEL_ID`'s vectors here: ``onnx`` when ONNX Runtime is installed, else ``torch``."""
     return "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch"
 
 
@@ -240,16 +245,15 @@ class MiniLMEmbedder:
         # sort by length so each batch pads only to its own longest text; results go back in input order.
         # ONNX: by token count (tokenised once here; by characters, the sample's batches carried 29-39%
         # padding tokens, by tokens 2-7%); torch tokenises inside sentence-transformers: by characters
-        ids = model.tokenize(texts) if isinstance(model, OnnxEncoder) else None
-        order = sorted(range(n), key=(lambda i: len(ids[i])) if ids is not None else (lambda i: len(texts[i])))
+        ids = model.tokenize(texts) if isinstance(model, OnnxEncoder) else []
+        order = sorted(range(n), key=(lambda i: len(ids[i])) if ids else (lambda i: len(texts[i])))
         done = 0
         for start in range(0, n, batch_size):
             rows = order[start:start + batch_size]
-            batch = [texts[i] for i in rows]
             if isinstance(model, OnnxEncoder):
-                emb = model.encode_ids([ids[i] for i in rows] if ids is not None else model.tokenize(batch))
+                emb = model.encode_ids([ids[i] for i in rows])
             else:
-                emb = model.encode(batch, batch_size=batch_size, convert_to_numpy=True,
+                emb = model.encode([texts[i] for i in rows], batch_size=batch_size, convert_to_numpy=True,
                                    normalize_embeddings=False, show_progress_bar=False)
             out[rows] = np.asarray(emb, dtype=np.float32)
             done += len(rows)
@@ -317,8 +321,7 @@ def embedder_for(model_id: str) -> MiniLMEmbedder | None:
         return default
     with _default_lock:
         if model_id not in _other_embedders:
-            backend = "onnx-int8" if model_id == INT8_MODEL_ID else (
-                "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch")
+            backend = "onnx-int8" if model_id == INT8_MODEL_ID else _fp32_backend()
             _other_embedders[model_id] = MiniLMEmbedder(backend=backend)
         return _other_embedders[model_id]
 

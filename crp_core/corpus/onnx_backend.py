@@ -177,10 +177,6 @@ class OnnxEncoder:
         (the caller sorts by their length, so each batch pads only to its own longest text)."""
         return [e.ids for e in self.tokenizer.encode_batch(texts)]
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Mean-pooled (not normalised) transformer output of ``texts``, padded to the longest."""
-        return self.encode_ids(self.tokenize(texts))
-
     def encode_ids(self, rows: list[list[int]]) -> np.ndarray:
         """Mean-pooled (not normalised) transformer output of token id rows, padded to the longest row."""
         width = max(1, max(len(r) for r in rows))

@@ -43,9 +43,6 @@ class EmbedRun:
         return embedded / self.seconds if self.seconds > 0 and embedded else 0.0
 
 
-_FP32_ID = "sentence-transformers/all-MiniLM-L6-v2"  # crp_core.corpus.embedding.MODEL_ID (imported lazily)
-
-
 def _engine(engine: str) -> Engine:
     if engine not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
@@ -57,13 +54,13 @@ def embed_kb(kb: KnowledgeBase, *, engine: str = "local", address: str | None = 
     """``kb`` with MiniLM embeddings of every fact's content (the process-wide embedder's model id,
     ``MODEL_ID`` unless ``CRP_EMBED_BACKEND=onnx-int8``; embeddings it carried are replaced). The
     persistent cache answers first; the misses are embedded by ``engine`` and stored."""
-    from crp_core.corpus.embedding import default_embedder, text_digest
+    from crp_core.corpus.embedding import MODEL_ID, default_embedder, text_digest
     from crp_core.engines.local import embedding_cache, local_embed
 
     which = _engine(engine)
     model_id = default_embedder().model_id  # the vectors' id: the one the local path embeds with
-    if which == "ray" and model_id != _FP32_ID:
-        raise ConfigError(f"the Ray engine embeds with {_FP32_ID!r} only; unset CRP_EMBED_BACKEND "
+    if which == "ray" and model_id != MODEL_ID:
+        raise ConfigError(f"the Ray engine embeds with {MODEL_ID!r} only; unset CRP_EMBED_BACKEND "
                           f"(or --backend onnx / torch) for --engine ray")
     texts = [f.content for f in kb.facts]
     t0 = time.perf_counter()
