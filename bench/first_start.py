@@ -23,33 +23,18 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
+# the bench folder's server and browser helpers (this script's folder is on sys.path when run as a script)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ui_latency import CHROMIUM, CHROMIUM_ARGS, free_port, healthy  # noqa: E402
+from ui_latency import IDLE as SETTLED  # noqa: E402  (the app's script state back to idle)
+
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"]
-SETTLED = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 def _overview(page, url: str, timeout_ms: int) -> None:  # type: ignore[no-untyped-def]
@@ -63,17 +48,17 @@ def first_start(repo: Path, timeout_s: float) -> tuple[float, float, float]:
     from playwright.sync_api import sync_playwright
 
     cache = Path(tempfile.mkdtemp(prefix="crp-first-start-cache-"))
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, CRP_CACHE_DIR=str(cache), CRP_INSPECT_TRIAGE_DB=str(cache / "triage.sqlite"))
     log = open(cache / "streamlit.log", "w", encoding="utf-8")
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         t0 = time.monotonic()
         proc = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=repo, env=env, stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         try:
-            while not _healthy(url):
+            while not healthy(url):
                 if proc.poll() is not None:
                     raise SystemExit(f"make run exited with {proc.returncode}: see {cache / 'streamlit.log'}")
                 if time.monotonic() - t0 > timeout_s:
