@@ -68,26 +68,25 @@ def fact_overlaps(kb: KnowledgeBase, idx: Sequence[int] | np.ndarray, blacklist:
     if per_kb is None:
         per_kb = {}
         _OVERLAPS[kb] = per_kb
-    key = (n, frozenset(blacklist))
+    key = (n, blacklist if type(blacklist) is frozenset else frozenset(blacklist))
     counts = per_kb.get(key)
     if counts is None:
         if len(per_kb) >= _MAX_BLACKLISTS_PER_KB:
             per_kb.pop(next(iter(per_kb)))
         counts = np.full(len(kb), -1, dtype=np.int64)
         per_kb[key] = counts
-    got = counts[idx]
-    missing = np.unique(idx[got < 0])
-    if missing.size:
-        grams_of = _FACT_NGRAMS.get(kb)
-        if grams_of is None:
-            grams_of = {}
-            _FACT_NGRAMS[kb] = grams_of
-        facts = kb.facts
-        for row in missing.tolist():
-            grams = grams_of.get((row, n))
-            if grams is None:
-                grams = ngrams(facts[row].content, n)
-                grams_of[(row, n)] = grams
-            counts[row] = len(grams & blacklist)
-        got = counts[idx]
-    return got.copy()
+    got = counts[idx]  # a new array (fancy indexing): the caller owns it
+    if got.min() >= 0:  # every row counted before: no per-fact work
+        return got
+    grams_of = _FACT_NGRAMS.get(kb)
+    if grams_of is None:
+        grams_of = {}
+        _FACT_NGRAMS[kb] = grams_of
+    facts = kb.facts
+    for row in np.unique(idx[got < 0]).tolist():
+        grams = grams_of.get((row, n))
+        if grams is None:
+            grams = ngrams(facts[row].content, n)
+            grams_of[(row, n)] = grams
+        counts[row] = len(grams & blacklist)
+    return counts[idx]

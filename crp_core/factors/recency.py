@@ -9,6 +9,7 @@ and gives a warning.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import weakref
@@ -152,8 +153,25 @@ def _per_kb(store: weakref.WeakKeyDictionary[KnowledgeBase, dict[_K, _V]], kb: K
     return got
 
 
+#: per KB and column name: the config table object last resolved and its column, so a run that
+#: passes the same table again finds the column by identity (no hashing of the table's cells)
+_LAST_RESOLVED: weakref.WeakKeyDictionary[KnowledgeBase, dict[str, tuple[SourceTable, np.ndarray]]] = \
+    weakref.WeakKeyDictionary()
+
+
 def _resolved(kb: KnowledgeBase, key: _ResolvedKey, build: Callable[[], np.ndarray]) -> np.ndarray:
-    return _per_kb(_RESOLVED, kb, key, _MAX_RESOLVED_PER_KB, lambda: frozen_array(build()))
+    name, table = key
+    last = _LAST_RESOLVED.get(kb)
+    if last is not None:
+        hit = last.get(name)
+        if hit is not None and hit[0] is table:
+            return hit[1]
+    else:
+        last = {}
+        _LAST_RESOLVED[kb] = last
+    got = _per_kb(_RESOLVED, kb, key, _MAX_RESOLVED_PER_KB, lambda: frozen_array(build()))
+    last[name] = (table, got)
+    return got
 
 
 def resolved_ttl_days(kb: KnowledgeBase, config: CRPConfig) -> np.ndarray:
@@ -170,9 +188,8 @@ def resolved_ttl_days(kb: KnowledgeBase, config: CRPConfig) -> np.ndarray:
 
 def resolved_importance(kb: KnowledgeBase, idx: np.ndarray, config: CRPConfig) -> np.ndarray:
     """Explicit importance_weight, else ``config.importance[source_type]`` (SPEC-009 §4.4)."""
-    a = kb_arrays(kb)
-
     def build() -> np.ndarray:
+        a = kb_arrays(kb)
         table = _numbers(config.importance)
         return np.where(np.isnan(a.importance_explicit), table[a.source_code], a.importance_explicit)
 
@@ -215,12 +232,12 @@ class FactAttributes:
                             f"{format_timestamp(f.effective_modified_at)} is after now "
                             f"{format_timestamp(self.now)}; age counted as 0")
         return RecencyTable(
-            idx=frozen_array(idx.copy()),
-            age_days=frozen_array(self.age_days[idx]),
-            ttl_days=frozen_array(self.ttl_days[idx]),
+            idx=_own(idx.copy()),
+            age_days=_own(self.age_days[idx]),
+            ttl_days=_own(self.ttl_days[idx]),
             ttl_source=_names(TTL_SOURCES, self.ttl_kind[idx]),
-            fresh_days=frozen_array(self.fresh_days[idx]),
-            factor=frozen_array(self.factor[idx]),
+            fresh_days=_own(self.fresh_days[idx]),
+            factor=_own(self.factor[idx]),
             rule=_names(RULES, self.rule[idx]),
             warnings=tuple(warnings),
         )
@@ -235,6 +252,21 @@ _MAX_ATTRIBUTES_PER_KB = 8
 
 def fact_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttributes:
     """The :class:`FactAttributes` of ``kb`` at ``now`` (cached per KB, now and the config keys they read)."""
+    last = _LAST_ATTRIBUTES.get(kb)
+    if last is not None and last[0] is now and last[1] is config:
+        return last[2]
+    got = _attributes(kb, now, config)
+    _LAST_ATTRIBUTES[kb] = (now, config, got)
+    return got
+
+
+#: per KB: the (now, config) objects of the last call and its attributes: the pipeline and stage 3
+#: ask with the very same objects, found by identity (no hashing of the config tables)
+_LAST_ATTRIBUTES: weakref.WeakKeyDictionary[KnowledgeBase, tuple[datetime, CRPConfig, FactAttributes]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttributes:
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     key: _AttributesKey = (now.timestamp(), config.ttl_days, config.importance, config.source_authority,
@@ -292,11 +324,23 @@ def _numbers(table: SourceTable) -> np.ndarray:
 
 def _names(names: tuple[_T, ...], codes: np.ndarray) -> tuple[_T, ...]:
     """``tuple(names[c] for c in codes)`` without building a numpy string array."""
-    c = codes.tolist()
+    return _pick(names, codes)
+
+
+def _pick(items: tuple[_T, ...], at: np.ndarray) -> tuple[_T, ...]:
+    """``tuple(items[i] for i in at)`` in one C-level call."""
+    c = at.tolist()
     if not c:
         return ()
-    got = operator.itemgetter(*c)(names)
+    got = operator.itemgetter(*c)(items)
     return got if len(c) > 1 else (got,)
+
+
+def _own(a: np.ndarray) -> np.ndarray:
+    """A new array of ours (a gather, a copy), made read-only in place: :func:`frozen_array` without
+    the view it takes of an array it does not own."""
+    a.setflags(write=False)
+    return a
 
 
 def concat_recency(*tables: RecencyTable) -> RecencyTable:
@@ -305,12 +349,15 @@ def concat_recency(*tables: RecencyTable) -> RecencyTable:
     _, first = np.unique(idx, return_index=True)
     keep = np.sort(first)
 
+    whole = keep.size == idx.size  # no fact twice: every row kept, in order
+
     def cat(name: str) -> np.ndarray:
-        return frozen_array(np.concatenate([getattr(t, name) for t in tables])[keep])
+        got = np.concatenate([getattr(t, name) for t in tables])
+        return _own(got if whole else got[keep])
 
     def cat_t(columns: Iterable[tuple[_T, ...]]) -> tuple[_T, ...]:
-        allv = [v for col in columns for v in col]
-        return tuple(allv[i] for i in keep)
+        allv = tuple(itertools.chain.from_iterable(columns))
+        return allv if whole else _pick(allv, keep)
 
     warnings = tuple(dict.fromkeys(w for t in tables for w in t.warnings))
     return RecencyTable(cat("idx"), cat("age_days"), cat("ttl_days"), cat_t(t.ttl_source for t in tables),

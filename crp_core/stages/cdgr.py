@@ -59,49 +59,67 @@ def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: li
 
     Returns (picked rows, next start position). ``chosen`` is extended in place (local list).
     The rows are screened a window at a time with one product against the chosen rows and the
-    window itself; only a row within :data:`COSINE_SLACK` of ``dedup_similarity`` of a chosen row
-    takes the exact per-row check (whose cosines are the ones recorded).
+    window itself: the window's leading rows whose screening cosine with every chosen row and every
+    earlier window row stays :data:`COSINE_SLACK` below ``dedup_similarity`` are all taken at once
+    (none of them can be a near-duplicate); the first row that does not is decided by the exact
+    per-row check (whose cosines are the ones recorded), and the next window starts after it.
     """
     picked: list[int] = []
     vecs = corpus.vectors
-    texts = corpus.kb.facts
     limit = config.dedup_similarity - COSINE_SLACK
     p = start
     while len(picked) < count and p < ranked_rows.size:
-        window = ranked_rows[p:p + max(2 * (count - len(picked)), 8)]
+        need = count - len(picked)
+        window = ranked_rows[p:p + max(2 * need, 8)]
+        w = window.size
         n0 = len(chosen)
-        basis = np.concatenate([np.asarray(chosen, dtype=np.int64), window]) if n0 else window
-        screen = (vecs[window] @ vecs[basis].T).tolist()  # (w, n0 + w) screening cosines
-        cols = list(range(n0))  # screen column of each chosen row
-        for i, row in enumerate(window.tolist()):
-            if len(picked) >= count:
-                break
+        free = ~np.isin(window, list(exclude)) if exclude else np.ones(w, dtype=bool)
+        if n0 or w > 1:
+            basis = np.concatenate([np.asarray(chosen, dtype=np.int64), window]) if n0 else window
+            screen = vecs[window] @ vecs[basis].T  # (w, n0 + w) screening cosines
+            # row i is compared with the chosen rows and the free window rows before it (all taken
+            # while the prefix holds)
+            among = np.tril(np.broadcast_to(free, (w, w)), k=-1)
+            close = (screen[:, n0:] > limit) & among
+            if n0:
+                close |= (screen[:, :n0] > limit).any(axis=1)[:, None]
+            flagged = free & close.any(axis=1)
+        else:
+            flagged = np.zeros(w, dtype=bool)
+        # the prefix of the window up to the first flagged row, cut where ``need`` rows are taken
+        stop = int(np.argmax(flagged)) if flagged.any() else w
+        taken = np.cumsum(free[:stop])
+        if taken.size and taken[-1] >= need:
+            stop = int(np.searchsorted(taken, need)) + 1
+        rows = window[:stop][free[:stop]].tolist()
+        picked += rows
+        chosen += rows
+        p += stop
+        if stop < w and len(picked) < count and flagged[stop]:
+            row = int(window[stop])
             p += 1
-            if row in exclude:
-                continue
-            if chosen:
-                got = screen[i]
-                if max(got[c] for c in cols) <= limit:  # the common case: no near-duplicate among the chosen
-                    picked.append(row)
-                    chosen.append(row)
-                    cols.append(n0 + i)
-                    continue
-                sims = vecs[chosen] @ vecs[row]
-                close = np.flatnonzero(sims > config.dedup_similarity)
-                dup_of = None
-                for c in close[np.argsort(-sims[close], kind="stable")]:
-                    other = chosen[int(c)]
-                    conflict = values_conflict(texts[other].content, texts[row].content)
-                    if not conflict:
-                        dup_of = (other, float(sims[c]))
-                        break
-                if dup_of is not None:
-                    near_duplicates.append((row, dup_of[0], dup_of[1]))
-                    continue
-            picked.append(row)
-            chosen.append(row)
-            cols.append(n0 + i)
+            dup_of = _near_duplicate_of(corpus, chosen, row, config, values_conflict)
+            if dup_of is None:
+                picked.append(row)
+                chosen.append(row)
+            else:
+                near_duplicates.append((row, dup_of[0], dup_of[1]))
     return picked, p
+
+
+def _near_duplicate_of(corpus: Corpus, chosen: list[int], row: int, config: CRPConfig,
+                       values_conflict: ConflictFn) -> tuple[int, float] | None:
+    """The closest row of ``chosen`` whose cosine with ``row`` exceeds ``dedup_similarity`` and that
+    does not value-conflict with it, with that cosine; None when there is none (SPEC-003 §6.6)."""
+    vecs = corpus.vectors
+    texts = corpus.kb.facts
+    sims = vecs[chosen] @ vecs[row]
+    close = np.flatnonzero(sims > config.dedup_similarity)
+    for c in close[np.argsort(-sims[close], kind="stable")]:
+        other = chosen[int(c)]
+        if not values_conflict(texts[other].content, texts[row].content):
+            return other, float(sims[c])
+    return None
 
 
 def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, pos: np.ndarray, *,
@@ -289,9 +307,15 @@ def bridge_values(aa: np.ndarray, hops: np.ndarray,
     strongest shortest paths / number of their edges (pooled); bridge_value = count * mean.
     """
     s = aa.shape[0]
-    non_adj = ~aa & ~np.eye(s, dtype=bool)
-    t = (hops > 0).astype(np.float64)
-    count = np.rint(((t @ non_adj.astype(np.float64)) * t).sum(axis=1) / 2).astype(np.int64)
+    off_diag = ~np.eye(s, dtype=bool)
+    non_adj = ~aa & off_diag
+    # ordered touched pairs minus the adjacent ones, halved: k (k - 1) - #{(a, b): a != b adjacent, both
+    # touched}, in integers (the anchors' adjacency has a few entries; no matrix product)
+    t = hops > 0
+    k = t.sum(axis=1, dtype=np.int64)
+    ea, eb = np.nonzero(aa & off_diag)
+    adjacent = (t[:, ea] & t[:, eb]).sum(axis=1, dtype=np.int64) if ea.size else 0
+    count = np.rint((k * (k - 1) - adjacent) / 2).astype(np.int64)
     edges = hops.sum(axis=1, dtype=np.int64)
     mean0 = wsum.sum(axis=1) / np.maximum(edges, 1)  # 0 where no anchor is touched (wsum row all 0)
     mean_w = np.where(edges > 0, mean0, np.nan)
@@ -347,9 +371,10 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
         eligible = np.flatnonzero(bridge > 0)
         conn_near = connector_near_duplicates(corpus, anchors, cands, eligible, config=config,
                                               values_conflict=values_conflict, cand_vectors=cand_vectors)
-        if conn_near:
-            dup_rows = np.array([r for r, _, _ in conn_near], dtype=np.int64)
-            eligible = eligible[~np.isin(cands[eligible], dup_rows)]
+        if conn_near:  # cands ascend: the dropped rows' positions by binary search
+            dropped = np.zeros(cands.size, dtype=bool)
+            dropped[np.searchsorted(cands, [r for r, _, _ in conn_near])] = True
+            eligible = eligible[~dropped[eligible]]
         order = eligible[np.lexsort((cands[eligible], -score[eligible]))]
         sel_pos = order[:max(slots, 0)]
         selected = np.zeros(cands.size, dtype=bool)

@@ -73,29 +73,59 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
     ``passed_gate`` (optional) marks the facts that passed the stage-1 relevance gate; the others
     are scored too (for display) and flagged. ``fact_vectors`` = ``corpus.vectors[idx]`` when the
     caller already gathered them.
+
+    The factors a run leaves at their neutral value (an empty Coverage Set: no coverage penalty and
+    no residual pull; an empty blacklist: no n-gram penalty) are filled without arithmetic: the
+    same values the formulas give (``x * (1 - 0) == x`` exactly), at a fraction of the calls.
     """
-    idx = np.asarray(idx, dtype=np.int64).reshape(-1)
-    relevance = np.asarray(relevance, dtype=np.float64).reshape(-1)
-    v = corpus.vectors[idx] if fact_vectors is None else fact_vectors
-    cov = coverage_scores(v, coverage)
-    pull = residual_pulls(v, coverage, residual_vectors)
-    eff = np.maximum(relevance, pull)
-    penalty = np.clip(cov, 0.0, config.coverage_penalty_cap)
-    novelty = np.maximum(1.0 - penalty, config.min_novelty_floor)
+    idx = _int_rows(idx)
+    relevance = np.array(relevance, dtype=np.float64).reshape(-1)  # a copy: the record owns it
+    n = idx.size
+    if coverage is None or len(coverage) == 0:
+        cov = _ro(np.zeros(n))  # coverage score, its penalty and the residual pull are all 0
+        penalty = pull = cov
+        eff = np.maximum(relevance, 0.0)
+        novelty = np.full(n, max(1.0 - 0.0, config.min_novelty_floor))
+    else:
+        v = corpus.vectors[idx] if fact_vectors is None else fact_vectors
+        cov = coverage_scores(v, coverage)
+        pull = residual_pulls(v, coverage, residual_vectors)
+        eff = np.maximum(relevance, pull)
+        penalty = np.minimum(np.maximum(cov, 0.0), config.coverage_penalty_cap)  # = clip(cov, 0, cap)
+        novelty = np.maximum(1.0 - penalty, config.min_novelty_floor)
     rec = np.asarray(lookup(recency.idx, recency.factor, idx), dtype=np.float64)
     imp = resolved_importance(corpus.kb, idx, config)
-    overlap = fact_overlaps(corpus.kb, idx, blacklist, config.ngram_n)
-    ngram_penalty = np.minimum(config.ngram_penalty_cap, config.ngram_step_penalty * overlap)
-    score = imp * eff * novelty * rec * (1.0 - ngram_penalty)
+    score = imp * eff
+    score *= novelty
+    score *= rec
+    if blacklist:
+        overlap = fact_overlaps(corpus.kb, idx, blacklist, config.ngram_n)
+        ngram_penalty = np.minimum(config.ngram_penalty_cap, config.ngram_step_penalty * overlap)
+        score *= 1.0 - ngram_penalty
+    else:
+        overlap = np.zeros(n, dtype=np.int64)
+        ngram_penalty = np.full(n, min(config.ngram_penalty_cap, config.ngram_step_penalty * 0))
     return CDRTable(
-        idx=frozen_array(idx.copy()), relevance=frozen_array(relevance.copy()),
-        residual_pull=frozen_array(pull), effective_relevance=frozen_array(eff),
-        coverage_score=frozen_array(cov), coverage_penalty=frozen_array(penalty),
-        novelty=frozen_array(novelty), recency_factor=frozen_array(rec),
-        importance_weight=frozen_array(imp), ngram_overlap=frozen_array(overlap),
-        ngram_penalty=frozen_array(ngram_penalty), cdr_score=frozen_array(score),
-        passed_gate=None if passed_gate is None else frozen_array(np.asarray(passed_gate, dtype=bool).copy()),
+        idx=_ro(idx.copy()), relevance=_ro(relevance), residual_pull=_ro(pull), effective_relevance=_ro(eff),
+        coverage_score=_ro(cov), coverage_penalty=_ro(penalty), novelty=_ro(novelty), recency_factor=_ro(rec),
+        importance_weight=_ro(imp), ngram_overlap=_ro(overlap), ngram_penalty=_ro(ngram_penalty),
+        cdr_score=_ro(score),
+        passed_gate=None if passed_gate is None else _ro(np.array(passed_gate, dtype=bool).reshape(-1)),
     )
+
+
+def _int_rows(idx: np.ndarray) -> np.ndarray:
+    """``idx`` as a 1-D int64 array (the same object when it already is one)."""
+    if isinstance(idx, np.ndarray) and idx.dtype == np.int64 and idx.ndim == 1:
+        return idx
+    return np.asarray(idx, dtype=np.int64).reshape(-1)
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    """``a`` read-only (:func:`frozen_array` without its view when ``a`` is already read-only or ours)."""
+    if a.flags.writeable:
+        a.setflags(write=False)
+    return a
 
 
 def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:
