@@ -67,36 +67,41 @@ def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: li
     picked: list[int] = []
     vecs = corpus.vectors
     limit = config.dedup_similarity - COSINE_SLACK
+    excluded = list(exclude)
     p = start
     while len(picked) < count and p < ranked_rows.size:
         need = count - len(picked)
-        window = ranked_rows[p:p + max(2 * need, 8)]
+        window = ranked_rows[p:p + need + WINDOW_SPARE]
         w = window.size
         n0 = len(chosen)
-        free = ~np.isin(window, list(exclude)) if exclude else np.ones(w, dtype=bool)
-        if n0 or w > 1:
+        free = ~np.isin(window, excluded) if excluded else None
+        if n0 + w > 1:
             basis = np.concatenate([np.asarray(chosen, dtype=np.int64), window]) if n0 else window
-            screen = vecs[window] @ vecs[basis].T  # (w, n0 + w) screening cosines
-            # row i is compared with the chosen rows and the free window rows before it (all taken
-            # while the prefix holds)
-            among = np.tril(np.broadcast_to(free, (w, w)), k=-1)
-            close = (screen[:, n0:] > limit) & among
-            if n0:
-                close |= (screen[:, :n0] > limit).any(axis=1)[:, None]
-            flagged = free & close.any(axis=1)
+            hot = vecs[window] @ vecs[basis].T > limit  # (w, n0 + w): screening cosine above the limit
+            # row i meets the chosen rows and the (free) window rows before it, all taken while the prefix holds
+            inner = hot[:, n0:]
+            inner &= _strictly_lower(w)
+            if free is not None:
+                inner &= free
+            flagged = hot.any(axis=1)
+            if free is not None:
+                flagged &= free
+            first = int(flagged.argmax()) if flagged.any() else w
         else:
-            flagged = np.zeros(w, dtype=bool)
-        # the prefix of the window up to the first flagged row, cut where ``need`` rows are taken
-        stop = int(np.argmax(flagged)) if flagged.any() else w
-        taken = np.cumsum(free[:stop])
-        if taken.size and taken[-1] >= need:
-            stop = int(np.searchsorted(taken, need)) + 1
-        rows = window[:stop][free[:stop]].tolist()
+            first = w
+        # the prefix before the first flagged row, cut where ``need`` rows are taken
+        if free is None:
+            stop = min(first, need)
+            rows = window[:stop].tolist()
+        else:
+            taken = np.cumsum(free[:first])
+            stop = first if not taken.size or taken[-1] < need else int(np.searchsorted(taken, need)) + 1
+            rows = window[:stop][free[:stop]].tolist()
         picked += rows
         chosen += rows
         p += stop
-        if stop < w and len(picked) < count and flagged[stop]:
-            row = int(window[stop])
+        if stop == first < w and len(picked) < count:
+            row = int(window[first])
             p += 1
             dup_of = _near_duplicate_of(corpus, chosen, row, config, values_conflict)
             if dup_of is None:
@@ -105,6 +110,22 @@ def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: li
             else:
                 near_duplicates.append((row, dup_of[0], dup_of[1]))
     return picked, p
+
+
+#: rows screened per window beyond the ones still needed: a small window keeps the screening product
+#: small (one thread's work), and most rows pass
+WINDOW_SPARE = 4
+_LOWER: dict[int, np.ndarray] = {}
+
+
+def _strictly_lower(w: int) -> np.ndarray:
+    """(w, w) bool, True below the diagonal (row i sees the rows before it); cached, read-only."""
+    got = _LOWER.get(w)
+    if got is None:
+        got = np.tri(w, w, -1, dtype=bool)
+        got.setflags(write=False)
+        _LOWER[w] = got
+    return got
 
 
 def _near_duplicate_of(corpus: Corpus, chosen: list[int], row: int, config: CRPConfig,
@@ -233,9 +254,9 @@ def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, o
     if s == 0:
         return hops, wsum, aa
     # local position: candidates 0..m-1, anchors m..m+s-1, any other row m+s (a dummy block of keys)
-    pos = np.full(matrix.shape[0], m + s, dtype=np.int32)
-    pos[cands] = np.arange(m, dtype=np.int32)
-    pos[anchors] = np.arange(m, m + s, dtype=np.int32)
+    pos = np.full(matrix.shape[0], m + s, dtype=np.intp)  # intp: the keys below need no widening
+    pos[cands] = np.arange(m)
+    pos[anchors] = np.arange(m, m + s)
     px = pos[x]
     is_anchor = (px >= m) & (px < m + s)
     aa[own1[is_anchor], px[is_anchor] - m] = True
@@ -248,9 +269,9 @@ def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, o
     flat_w = wsum.reshape(-1)
     flat_h = hops.reshape(-1)
     if w2.size:
-        key2 = pos[c2].astype(np.intp)  # in place from here: no temporaries of the walk's size
+        key2 = pos[c2]  # in place from here: no temporaries of the walk's size
         key2 *= s
-        key2 += np.repeat(own1.astype(np.intp, copy=False), counts)
+        key2 += np.repeat(own1, counts)
         val2 = np.repeat(w1.astype(np.float64), counts)
         val2 += w2
         # two-hop walks: the strongest total per (candidate, anchor) ...
@@ -262,7 +283,7 @@ def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, o
         flat_w[has2] = best2[has2]
     # ... unless a direct edge makes the anchor 1 hop away (each (anchor, neighbour) entry is unique)
     one = px < m
-    key1 = px[one].astype(np.int64) * s + own1[one]
+    key1 = px[one] * s + own1[one]
     flat_h[key1] = 1
     flat_w[key1] = w1[one].astype(np.float64)
     return hops, wsum, aa
@@ -282,19 +303,18 @@ def walk_with_paths(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, r
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
     layer2 = _second_layer(indptr, indices, data, x)
+    # three scatters, nearest last: every neighbour of a hop-1 row is 2 hops away unless it is a hop-1
+    # row itself or an anchor (no gather and filter of every 2-hop walk)
     dist = np.full(matrix.shape[0], -1, dtype=np.int8)
-    dist[anchors] = 0
-    dist[x[dist[x] < 0]] = 1
     if max_hops >= 2:
-        # every neighbour of a hop-1 row; neighbours of an anchor listed in x are anchors or hop 1
-        reached = np.zeros(dist.size, dtype=bool)
-        reached[layer2[1]] = True  # one scatter, then one pass: no gather and filter of every 2-hop walk
-        dist[reached & (dist < 0)] = 2
-        if max_hops >= 3:  # further layers: as ``walk`` (no pass over every row's distance otherwise)
-            _extend_layers(matrix, dist, np.flatnonzero(dist == 2), 3, max_hops)
+        dist[layer2[1]] = 2
+    dist[x] = 1
+    dist[anchors] = 0
+    if max_hops >= 3:  # further layers: as ``walk`` (no pass over every row's distance otherwise)
+        _extend_layers(matrix, dist, np.flatnonzero(dist == 2), 3, max_hops)
     rows = np.flatnonzero(dist > 0)
-    rows = rows[retrievable[rows]]
-    cands, cdist = rows.astype(np.int64), dist[rows].astype(np.int64)
+    cands = rows[retrievable[rows]].astype(np.int64, copy=False)
+    cdist = dist[cands].astype(np.int64)
     hops, wsum, aa = _paths_from(matrix, anchors, cands, own1, x, w1, layer2)
     return cands, cdist, hops, wsum, aa
 
