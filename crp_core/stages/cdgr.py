@@ -327,15 +327,9 @@ def bridge_values(aa: np.ndarray, hops: np.ndarray,
     strongest shortest paths / number of their edges (pooled); bridge_value = count * mean.
     """
     s = aa.shape[0]
-    off_diag = ~np.eye(s, dtype=bool)
-    non_adj = ~aa & off_diag
-    # ordered touched pairs minus the adjacent ones, halved: k (k - 1) - #{(a, b): a != b adjacent, both
-    # touched}, in integers (the anchors' adjacency has a few entries; no matrix product)
-    t = hops > 0
-    k = t.sum(axis=1, dtype=np.int64)
-    ea, eb = np.nonzero(aa & off_diag)
-    adjacent = (t[:, ea] & t[:, eb]).sum(axis=1, dtype=np.int64) if ea.size else 0
-    count = np.rint((k * (k - 1) - adjacent) / 2).astype(np.int64)
+    non_adj = ~aa & ~np.eye(s, dtype=bool)
+    t = (hops > 0).astype(np.float64)
+    count = np.rint(((t @ non_adj.astype(np.float64)) * t).sum(axis=1) / 2).astype(np.int64)
     edges = hops.sum(axis=1, dtype=np.int64)
     mean0 = wsum.sum(axis=1) / np.maximum(edges, 1)  # 0 where no anchor is touched (wsum row all 0)
     mean_w = np.where(edges > 0, mean0, np.nan)
