@@ -15,7 +15,7 @@ from crp_core.pipeline import one_blas_thread
 from crp_core.stages import packing
 from crp_core.stages.candidates import found_by
 from crp_core.stages.cdgr import COSINE_SLACK, pick_anchors
-from crp_core.stages.contradictions.resolve import _fits, _Screen
+from crp_core.stages.contradictions.resolve import _fits, _row_bits, _Screen
 
 
 # ---- stage 1 --------------------------------------------------------------------------------------
@@ -161,6 +161,13 @@ def test_backfill_screening_decides_as_the_exact_check(seed, n_kept, p_keep):
         if want and rng.random() < p_keep:
             kept.append(c)
             screen.kept(i)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 6), st.integers(0, 200))
+def test_row_bits_are_the_rows_as_integers(seed, m, n):
+    mask = np.random.default_rng(seed).random((m, n)) < 0.4
+    assert _row_bits(mask) == [sum(1 << j for j in range(n) if row[j]) for row in mask.tolist()]
 
 
 # ---- stage 6 ------------------------------------------------------------------------------------------

@@ -35,9 +35,7 @@ def _score_of(scores: Any, row: int) -> float:
 
 
 def _unique_rows(rows: Iterable[int]) -> np.ndarray:
-    seen: dict[int, None] = {}
-    for r in rows:
-        seen.setdefault(int(r), None)
+    seen = dict.fromkeys(np.asarray(rows, dtype=np.int64).reshape(-1).tolist())
     return np.fromiter(seen, dtype=np.int64, count=len(seen))
 
 
@@ -67,12 +65,15 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     """
     kb = corpus.kb
     sel = _unique_rows(selected_rows)
-    ids = [kb.facts[int(r)].fact_id for r in sel]
+    sel_rows = sel.tolist()
+    ids = [kb.facts[r].fact_id for r in sel_rows]
     vecs = np.asarray(corpus.vectors, dtype=np.float32)
     V = vecs[sel]
     G = V @ V.T if sel.size else np.zeros((0, 0), dtype=np.float32)
     low = min(config.contradiction_similarity, config.dedup_similarity)
-    iu, ju = np.nonzero(np.triu(G > low, k=1))
+    iu, ju = np.nonzero(G > low)  # row-major: the upper triangle's pairs in the order triu gives them
+    upper = iu < ju
+    iu, ju = iu[upper], ju[upper]
 
     conflicts: dict[tuple[int, int], ValueConflict] = {}  # positions (p, q), p < q
     near_dups: list[tuple[int, int]] = []
@@ -80,7 +81,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     pair_sims = G[iu, ju]
     above_close = (pair_sims > config.contradiction_similarity).tolist()
     above_dedup = (pair_sims > config.dedup_similarity).tolist()
-    contents = [kb.facts[r].content for r in sel.tolist()]
+    contents = [kb.facts[r].content for r in sel_rows]
     for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
         vc = values_conflict(contents[p], contents[q])
         if vc is not None:
@@ -161,7 +162,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     backfilled: list[tuple[int, int]] = []
     freed = suppressed_pos + sorted(dropped)
     if config.backfill and freed:
-        taken = {int(r) for r in sel}
+        taken = set(sel.tolist())
         retrievable = np.asarray(corpus.retrievable, dtype=bool)
         pool = np.asarray(ranked_pool, dtype=np.int64).reshape(-1)
         screen = _Screen(vecs, pool, kept_rows, config)
@@ -271,8 +272,14 @@ class _Screen:
 
 def _row_bits(mask: np.ndarray) -> list[int]:
     """Each row of a 2-D bool array as an int whose bit j is column j."""
-    packed = np.packbits(mask, axis=1, bitorder="little")
-    return [int.from_bytes(row.tobytes(), "little") for row in packed]
+    m, n = mask.shape
+    words = max(-(-n // 64), 1)
+    padded = np.zeros((m, words * 64), dtype=bool)
+    padded[:, :n] = mask
+    packed = np.packbits(padded, axis=1, bitorder="little").view("<u8")  # (m, words): bit j of word w = column 64w + j
+    if words == 1:
+        return packed[:, 0].tolist()
+    return [sum(w << (64 * k) for k, w in enumerate(ws)) for ws in packed.tolist()]
 
 
 def _fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, config: CRPConfig) -> bool:
