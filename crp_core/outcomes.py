@@ -22,7 +22,6 @@ from crp_core.records import (
 from crp_core.stages.cdr import cdr_ranking
 from crp_core.stages.packing import packing_drop_reasons
 
-
 #: plain candidates take the short path of :func:`fact_outcomes` (off: every row goes through ``_reason``,
 #: the plain computation the tests compare it with)
 SHORT_PATH = True
