@@ -94,7 +94,7 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
     n_cand = len(cand_rows)
     short = SHORT_PATH
     bridge, conn_score = conn.bridge_value.tolist(), conn.connector_score.tolist()
-    hops = [int(h) for h in conn.hop_distance.tolist()]
+    hops = conn.hop_distance.tolist()
     out: list[FactOutcome] = []
     for k, r in enumerate(rows):
         fid = facts[r].fact_id
@@ -107,7 +107,7 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
                 reason = f"gated: relevance {relevance[k]:.3f}{gate_tail}"
             i = conn_pos.get(r)
             if i is not None:
-                part = (f"connector candidate ({hops[i]} hop(s)): bridge value 0" if bridge[i] <= 0 else
+                part = (f"connector candidate ({int(hops[i])} hop(s)): bridge value 0" if bridge[i] <= 0 else
                         f"connector candidate: bridge value {bridge[i]:.3f}, score {conn_score[i]:.4f} below the "
                         "connector budget")
                 reason = f"{reason}; {part}" if reason else part
