@@ -22,6 +22,10 @@ from crp_core.records import (
 from crp_core.stages.cdr import cdr_ranking
 from crp_core.stages.packing import packing_drop_reasons
 
+#: plain candidates take the short path of :func:`fact_outcomes` (off: every row goes through ``_reason``,
+#: the plain computation the tests compare it with)
+SHORT_PATH = True
+
 
 @dataclass(frozen=True)
 class _RunView:
@@ -63,9 +67,12 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
     conn_near = {int(r): (int(a), s) for r, a, s in cdgr.connector_near_duplicates}
     extra = set(cdgr.extra_anchors.tolist())
     conn = cdgr.connectors
-    conn_pos = {int(r): i for i, r in enumerate(conn.idx.tolist())}
-    gate_pos = {int(r): i for i, r in enumerate(candidates.idx.tolist())}
-    rank = {int(r): k + 1 for k, r in enumerate(cdr.idx[cdr_ranking(cdr, cdr.passed_gate)].tolist())}
+    conn_rows = conn.idx.tolist()
+    cand_rows = candidates.idx.tolist()
+    conn_pos = dict(zip(conn_rows, range(len(conn_rows))))
+    gate_pos = dict(zip(cand_rows, range(len(cand_rows))))
+    ranked = cdr.idx[cdr_ranking(cdr, cdr.passed_gate)].tolist()
+    rank = dict(zip(ranked, range(1, len(ranked) + 1)))
     n_gated_in = len(rank)
     final_roles = dict(roles)
     for r in backfill:
@@ -74,10 +81,39 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
     view = _RunView(guarded=dict(guarded or {}), facts=facts, candidates=candidates, conn=conn, conn_pos=conn_pos,
                     gate_pos=gate_pos, rank=rank, n_gated_in=n_gated_in, suppressed_by=suppressed_by, dedup=dedup,
                     backfill=backfill, near=near, extra=frozenset(extra), dropped=dropped, conn_near=conn_near)
-    rows = candidates.idx.tolist() + sorted(r for r in conn.idx.tolist() if r not in gate_pos)
+    rows = cand_rows + sorted(r for r in conn_rows if r not in gate_pos)
+    # the rows whose reason reads a stage record beyond the gate, the CDR rank and the connector table;
+    # every other candidate (most of them: gated out, ranked below the anchor budget, or an unchosen
+    # connector candidate) takes the short path below, which words its reason as _reason does
+    special_rows = set(final_roles) | set(dedup) | set(near) | set(conn_near)
+    special_ids = set(suppressed_by) | set(view.guarded) | set(dropped)
+    passed_gate = candidates.passed_gate.tolist()
+    relevance = candidates.relevance.tolist()
+    gate_tail = f" < cdr_min_relevance {candidates.gate_threshold:.2f}"
+    rank_tail = f" of {n_gated_in}, below the anchor budget"
+    n_cand = len(cand_rows)
+    short = SHORT_PATH
+    bridge, conn_score = conn.bridge_value.tolist(), conn.connector_score.tolist()
+    hops = conn.hop_distance.tolist()
     out: list[FactOutcome] = []
-    for r in rows:
+    for k, r in enumerate(rows):
         fid = facts[r].fact_id
+        if short and k < n_cand and r not in special_rows and fid not in special_ids:
+            if passed_gate[k]:
+                role: Role = "candidate"
+                reason = f"not selected: CDR rank {rank[r]}{rank_tail}" if r in rank else ""
+            else:
+                role = "gated"
+                reason = f"gated: relevance {relevance[k]:.3f}{gate_tail}"
+            i = conn_pos.get(r)
+            if i is not None:
+                part = (f"connector candidate ({int(hops[i])} hop(s)): bridge value 0" if bridge[i] <= 0 else
+                        f"connector candidate: bridge value {bridge[i]:.3f}, score {conn_score[i]:.4f} below the "
+                        "connector budget")
+                reason = f"{reason}; {part}" if reason else part
+            out.append(FactOutcome(fact_id=fid, role=role, in_envelope=fid in in_env, suppressed=False,
+                                   reason=reason or "not selected"))
+            continue
         in_e = fid in in_env
         sup = fid in suppressed_by
         selected_as = final_roles.get(r)
@@ -85,7 +121,6 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
             passed = bool(candidates.passed_gate[gate_pos[r]])
         else:
             passed = bool(conn.relevance[conn_pos[r]] >= candidates.gate_threshold)
-        role: Role
         if selected_as is None:
             # the relevance gate applies to stage-1 candidates only: a connector candidate the
             # graph walk added was never gated (SPEC-025 §2.5), it just was not chosen

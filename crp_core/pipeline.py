@@ -8,6 +8,7 @@ corpus, scenario, config and ``now`` give the same result.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -309,9 +310,10 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     anchor_pos = _cdr_positions(cdr, ranked, anchor_list)
     scores = dict(zip(anchor_list, cdr.cdr_score[anchor_pos].tolist()))
     scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
-    skipped = {d[0] for d in cdgr.near_duplicates}
-    taken = set(selected.tolist())
-    ranked_pool = np.array([r for r in ranked_gated.tolist() if r not in taken and r not in skipped], dtype=np.int64)
+    # the backfill pool: the gated-in candidates in CDR order, less the selection and the near-duplicates
+    # of anchors stage 3 skipped
+    out_of_pool = np.fromiter((d[0] for d in cdgr.near_duplicates), dtype=np.int64, count=len(cdgr.near_duplicates))
+    ranked_pool = ranked_gated[~np.isin(ranked_gated, np.concatenate([selected, out_of_pool]))].astype(np.int64)
     resolution = resolve_contradictions(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool),
                                         attrs, config, decisions=decisions, now=now)
     # beyond SPEC-027: a selected fact that loses a conflict known outside this run to a fact the run
@@ -342,7 +344,7 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]
     for r in final_rows:
         if roles.get(r) == "connector":
-            bridged = dict.fromkeys(x for pair in conn.bridged_pairs[conn_pos[r]] for x in pair)
+            bridged = dict.fromkeys(itertools.chain.from_iterable(conn.bridged_pairs[conn_pos[r]]))
             items.append(PackItem(r, "connector", float(conn_score[r]), tuple(bridged)))
     envelope = pack_envelope(corpus, items, tied_pairs=tied_rows(resolution, kb), config=config,
                              count_tokens=count_tokens, count_prefixes=count_prefixes, count_notes=count_notes)

@@ -118,8 +118,9 @@ def unit_vectors():
 @given(st.integers(0, 10_000), st.lists(st.sampled_from(["none", "all", "few", "half", "most", "same"]),
                                         min_size=1, max_size=6))
 def test_deletion_marks_follow_every_mask(unit_vectors, seed, kinds):
-    """A sequence of masks on one index (the HNSW path forced): after each query its marks are exactly
-    ~allowed, and it answers as a fresh index (same deterministic graph) queried with that mask alone."""
+    """A sequence of masks on one index (the HNSW path forced, no search kept): after each query its
+    marks are exactly ~allowed, and it answers as a fresh index (same deterministic graph) queried with
+    that mask alone."""
     x = unit_vectors
     rng = np.random.default_rng(seed)
     config = CRPConfig(hnsw_m=8, hnsw_ef_construction=40)
@@ -128,6 +129,7 @@ def test_deletion_marks_follow_every_mask(unit_vectors, seed, kinds):
     mask: np.ndarray | None = None
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(index_mod, "BRUTE_FORCE_MAX_ALLOWED", 0)
+        mp.setattr(index_mod, "QUERY_CACHE_SIZE", 0)
         for kind in kinds:
             if kind == "none":
                 mask = None
@@ -144,3 +146,31 @@ def test_deletion_marks_follow_every_mask(unit_vectors, seed, kinds):
             else:
                 assert np.array_equal(index._marked, ~mask)
                 assert mask[got].all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.lists(st.tuples(st.sampled_from(["none", "a", "b"]), st.integers(0, 5),
+                                                  st.sampled_from([5, 10]), st.sampled_from([20, 40])),
+                                        min_size=1, max_size=8),
+       st.sampled_from([0, 1, 3, 1024]))
+def test_kept_searches_answer_as_fresh_searches(unit_vectors, seed, asks, cache_size):
+    """Searches kept by the index (query vector, k, ef and mask all equal; some rows of a batch kept,
+    others not; a small cache evicting) give exactly the ids a fresh index returns for that search."""
+    x = unit_vectors
+    rng = np.random.default_rng(seed)
+    config = CRPConfig(hnsw_m=8, hnsw_ef_construction=40)
+    index = FactIndex.build(x, config)
+    pool = x[rng.integers(0, 300, 6)] + 0.1 * rng.normal(size=(6, 16)).astype(np.float32)
+    masks = {"none": None, "a": rng.random(300) >= 0.3, "b": rng.random(300) >= 0.6}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(index_mod, "BRUTE_FORCE_MAX_ALLOWED", 0)
+        mp.setattr(index_mod, "QUERY_CACHE_SIZE", cache_size)
+        for mask_name, first, k, ef in asks:
+            q = pool[[first, (first + 2) % 6, 5]]
+            mask = masks[mask_name]
+            got = index.query_ids(q, k, mask, ef_search=ef, num_threads=1)
+            with pytest.MonkeyPatch.context() as fresh:
+                fresh.setattr(index_mod, "QUERY_CACHE_SIZE", 0)
+                want = FactIndex.build(x, config).query_ids(q, k, mask, ef_search=ef, num_threads=1)
+            assert got.tolist() == want.tolist()
+            assert len(index._found) <= cache_size

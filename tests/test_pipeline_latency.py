@@ -15,7 +15,7 @@ from crp_core.pipeline import one_blas_thread
 from crp_core.stages import packing
 from crp_core.stages.candidates import found_by
 from crp_core.stages.cdgr import COSINE_SLACK, pick_anchors
-from crp_core.stages.contradictions.resolve import _fits, _fits_screened
+from crp_core.stages.contradictions.resolve import _fits, _row_bits, _Screen
 
 
 # ---- stage 1 --------------------------------------------------------------------------------------
@@ -143,19 +143,31 @@ def test_cosine_slack_bounds_float32_rounding():
 
 # ---- stage 4: backfill ------------------------------------------------------------------------------
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10_000), st.integers(0, 8))
-def test_backfill_screening_decides_as_the_exact_check(seed, n_kept):
+@given(st.integers(0, 10_000), st.integers(0, 8), st.floats(0.0, 1.0))
+def test_backfill_screening_decides_as_the_exact_check(seed, n_kept, p_keep):
+    """The block screen (bit masks over the kept columns) decides every pool row as the exact check on
+    the kept rows of that moment, while fitting rows join the kept rows in between (within a block and
+    across blocks)."""
     corpus = near_duplicate_corpus(seed)
     cfg = CRPConfig(contradiction_similarity=0.85, dedup_similarity=0.95)
     rng = np.random.default_rng(seed)
     kept = [int(r) for r in rng.choice(corpus.n, n_kept, replace=False)]
+    pool = np.array([r for r in rng.permutation(corpus.n).tolist() if r not in kept], dtype=np.int64)
     vecs = corpus.vectors
-    for c in range(corpus.n):
-        if c in kept:
-            continue
-        exact = (vecs[kept] @ vecs[c]).tolist() if kept else []
-        noisy = [x + float(rng.uniform(-COSINE_SLACK / 20, COSINE_SLACK / 20)) for x in exact]
-        assert _fits_screened(c, noisy, kept, vecs, corpus.kb, cfg) == _fits(c, kept, vecs, corpus.kb, cfg)
+    screen = _Screen(vecs, pool, kept, cfg)
+    for i, c in enumerate(pool.tolist()):
+        want = _fits(c, kept, vecs, corpus.kb, cfg)
+        assert screen.fits(i, corpus.kb, cfg) == want
+        if want and rng.random() < p_keep:
+            kept.append(c)
+            screen.kept(i)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 6), st.integers(0, 200))
+def test_row_bits_are_the_rows_as_integers(seed, m, n):
+    mask = np.random.default_rng(seed).random((m, n)) < 0.4
+    assert _row_bits(mask) == [sum(1 << j for j in range(n) if row[j]) for row in mask.tolist()]
 
 
 # ---- stage 6 ------------------------------------------------------------------------------------------

@@ -135,10 +135,13 @@ def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], re
         if relevance_memo is not None:
             relevance_memo[sub_queries] = relevance_b
     passed = relevance_b >= config.cdr_min_relevance
-    idx = pool[passed]
-    cdr = score_cdr(corpus, frozen_array(idx), frozen_array(relevance_b[passed]), coverage=coverage,
+    if passed.all():  # the whole pool passes: no copies of its rows and vectors
+        idx, rel_in, v_in = pool, relevance_b, pool_v
+    else:
+        idx, rel_in, v_in = pool[passed], relevance_b[passed], pool_v[passed]
+    cdr = score_cdr(corpus, frozen_array(idx), frozen_array(rel_in), coverage=coverage,
                     residual_vectors=np.asarray(residual_vectors, dtype=np.float32),
-                    blacklist=blacklist, recency=recency, config=config, fact_vectors=pool_v[passed])
+                    blacklist=blacklist, recency=recency, config=config, fact_vectors=v_in)
     order = cdr_ranking(cdr)[:max(budget, 0)]
     facts = corpus.kb.facts
     selected = tuple(facts[r].fact_id for r in cdr.idx[order].tolist())
@@ -324,12 +327,25 @@ def _ensure_recency(corpus: Corpus, recency: RecencyTable, pool: np.ndarray, now
 
     try:  # the lookup every branch makes, once: it raises when a row is missing
         lookup(recency.idx, recency.factor, pool)
-        return recency
     except KeyError:
         if now is None:
             raise ValueError("run_fanout: the recency table lacks some pool rows and no 'now' was given") from None
-    missing = np.setdiff1d(pool, np.asarray(recency.idx, dtype=np.int64))
-    return concat_recency(recency, compute_recency(corpus.kb, frozen_array(missing), now, config))
+        missing = np.setdiff1d(pool, np.asarray(recency.idx, dtype=np.int64))
+        recency = concat_recency(recency, compute_recency(corpus.kb, frozen_array(missing), now, config))
+    return _on_rows(recency, pool)
+
+
+def _on_rows(recency: RecencyTable, rows: np.ndarray) -> RecencyTable:
+    """``recency`` restricted to ``rows`` (every one present) in their order: the pool's table, sorted
+    by row, so each branch's lookup sorts sorted rows and reads the same factors."""
+    from crp_core.factors.recency import lookup
+
+    pos = lookup(recency.idx, np.arange(recency.idx.size), rows).tolist()
+    return RecencyTable(idx=frozen_array(rows), age_days=frozen_array(recency.age_days[pos]),
+                        ttl_days=frozen_array(recency.ttl_days[pos]),
+                        ttl_source=tuple(recency.ttl_source[i] for i in pos),
+                        fresh_days=frozen_array(recency.fresh_days[pos]), factor=frozen_array(recency.factor[pos]),
+                        rule=tuple(recency.rule[i] for i in pos), warnings=recency.warnings)
 
 
 # ---- step states for the stepper ---------------------------------------------------------------------

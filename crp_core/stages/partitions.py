@@ -148,15 +148,22 @@ def _kmeans_labels(x: np.ndarray, k: int, config: CRPConfig,
         _remember(key, labels)
         source = "fit"
     path = _labels_path(Path(cache_dir), key) if cache_dir is not None else None
-    # kept in the cache when fitted here, or fitted earlier in this process for another cache
-    if path is not None and (source == "fit" or (source == "memo" and not path.exists())):
-        from crp_core.corpus.embedding_cache import atomic_write
-        kept = labels
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, lambda fh: np.save(fh, kept, allow_pickle=False))
-        except OSError:  # a read-only or full cache: the labels are simply not kept
-            pass
+    # kept in the cache when fitted here, or fitted earlier in this process for another cache (a file this
+    # process wrote or found is not looked for again: one stat per run saved)
+    if path is not None and source == "file":
+        _ON_DISK.add(path)
+    elif path is not None and (source == "fit" or (source == "memo" and path not in _ON_DISK)):
+        if source == "memo" and path.exists():
+            _ON_DISK.add(path)
+        else:
+            from crp_core.corpus.embedding_cache import atomic_write
+            kept = labels
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, lambda fh: np.save(fh, kept, allow_pickle=False))
+                _ON_DISK.add(path)
+            except OSError:  # a read-only or full cache: the labels are simply not kept
+                pass
     return labels.copy()
 
 
@@ -216,6 +223,8 @@ def _seeded_labels(key: str, n: int, k: int) -> np.ndarray | None:
     return labels if _plausible(labels, n, k) else None
 
 
+#: label files of ``<cache>/partitions/`` this process wrote or read (not looked for again)
+_ON_DISK: set[Path] = set()
 #: labels found (seed table, cache file) or fitted in this process, by key (read-only arrays)
 _KNOWN: dict[str, np.ndarray] = {}
 _KNOWN_MAX = 512

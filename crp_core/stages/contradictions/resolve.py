@@ -35,9 +35,7 @@ def _score_of(scores: Any, row: int) -> float:
 
 
 def _unique_rows(rows: Iterable[int]) -> np.ndarray:
-    seen: dict[int, None] = {}
-    for r in rows:
-        seen.setdefault(int(r), None)
+    seen = dict.fromkeys(np.asarray(rows, dtype=np.int64).reshape(-1).tolist())
     return np.fromiter(seen, dtype=np.int64, count=len(seen))
 
 
@@ -67,12 +65,15 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     """
     kb = corpus.kb
     sel = _unique_rows(selected_rows)
-    ids = [kb.facts[int(r)].fact_id for r in sel]
+    sel_rows = sel.tolist()
+    ids = [kb.facts[r].fact_id for r in sel_rows]
     vecs = np.asarray(corpus.vectors, dtype=np.float32)
     V = vecs[sel]
     G = V @ V.T if sel.size else np.zeros((0, 0), dtype=np.float32)
     low = min(config.contradiction_similarity, config.dedup_similarity)
-    iu, ju = np.nonzero(np.triu(G > low, k=1))
+    iu, ju = np.nonzero(G > low)  # row-major: the upper triangle's pairs in the order triu gives them
+    upper = iu < ju
+    iu, ju = iu[upper], ju[upper]
 
     conflicts: dict[tuple[int, int], ValueConflict] = {}  # positions (p, q), p < q
     near_dups: list[tuple[int, int]] = []
@@ -80,7 +81,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     pair_sims = G[iu, ju]
     above_close = (pair_sims > config.contradiction_similarity).tolist()
     above_dedup = (pair_sims > config.dedup_similarity).tolist()
-    contents = [kb.facts[r].content for r in sel.tolist()]
+    contents = [kb.facts[r].content for r in sel_rows]
     for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
         vc = values_conflict(contents[p], contents[q])
         if vc is not None:
@@ -161,10 +162,10 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     backfilled: list[tuple[int, int]] = []
     freed = suppressed_pos + sorted(dropped)
     if config.backfill and freed:
-        taken = {int(r) for r in sel}
+        taken = set(sel.tolist())
         retrievable = np.asarray(corpus.retrievable, dtype=bool)
         pool = np.asarray(ranked_pool, dtype=np.int64).reshape(-1)
-        screen = _Screen(vecs, pool, kept_rows)
+        screen = _Screen(vecs, pool, kept_rows, config)
         cursor = 0
         for loser in freed:
             while cursor < pool.size:
@@ -173,7 +174,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
                 if c in taken or not retrievable[c]:
                     continue
                 taken.add(c)
-                if _fits_screened(c, screen.cosines(cursor - 1), kept_rows, vecs, kb, config):
+                if screen.fits(cursor - 1, kb, config):
                     backfilled.append((c, int(sel[loser])))
                     kept_rows.append(c)
                     screen.kept(cursor - 1)
@@ -208,51 +209,77 @@ _SCREEN_ROWS = 32
 
 class _Screen:
     """Screening cosines of the backfill pool against the kept rows, one product per block of pool
-    rows (the kept rows at the block's start, plus the block itself for the rows it backfills)."""
+    rows (the kept rows at the block's start, plus the block itself for the rows it backfills).
 
-    def __init__(self, vecs: np.ndarray, pool: np.ndarray, kept_rows: list[int]) -> None:
+    Each block row's three threshold tests (within ``_SLACK`` of a threshold, above
+    ``dedup_similarity``, above ``contradiction_similarity``) are bit masks over the block's columns,
+    and the kept columns are one more mask, so screening a pool row is a few integer ``&``s and only
+    the close kept facts go to :func:`values_conflict`."""
+
+    def __init__(self, vecs: np.ndarray, pool: np.ndarray, kept_rows: list[int], config: CRPConfig) -> None:
         self.vecs, self.pool, self.kept_rows = vecs, pool, kept_rows
+        self.dedup, self.close = float(config.dedup_similarity), float(config.contradiction_similarity)
         self.start = -1
         self.n0 = 0
-        self.rows: list[list[float]] = []
-        self.cols: list[int] = []
+        self.basis: list[int] = []  # fact row of each column
+        self.near: list[int] = []
+        self.dup: list[int] = []
+        self.closer: list[int] = []
+        self.cols = 0  # the kept columns
 
     def _block(self, i: int) -> None:
         self.start = i
         block = self.pool[i:i + _SCREEN_ROWS]
         self.n0 = len(self.kept_rows)
-        basis = np.concatenate([np.asarray(self.kept_rows, dtype=np.int64), block])
-        self.rows = (self.vecs[block] @ self.vecs[basis].T).tolist()
-        self.cols = list(range(self.n0))
+        self.basis = self.kept_rows + block.tolist()
+        basis = np.asarray(self.basis, dtype=np.int64)
+        # float32 products compared in float64, as Python compares the floats ``tolist`` gives
+        cos = (self.vecs[block] @ self.vecs[basis].T).astype(np.float64)
+        near = (np.abs(cos - self.dedup) <= _SLACK) | (np.abs(cos - self.close) <= _SLACK)
+        self.near, self.dup, self.closer = _row_bits(near), _row_bits(cos > self.dedup), _row_bits(cos > self.close)
+        self.cols = (1 << self.n0) - 1
 
-    def cosines(self, i: int) -> list[float]:
-        """Screening cosines of pool position ``i`` to every kept row, in ``kept_rows`` order."""
+    def fits(self, i: int, kb: Any, config: CRPConfig) -> bool:
+        """:func:`_fits` for pool position ``i``, decided on the screening cosines; a cosine within
+        ``_SLACK`` of a threshold takes the exact check."""
         if self.start < 0 or not self.start <= i < self.start + _SCREEN_ROWS:
             self._block(i)
-        row = self.rows[i - self.start]
-        return [row[c] for c in self.cols]
+        j = i - self.start
+        cols = self.cols
+        if not cols:
+            return True
+        c = int(self.pool[i])
+        if self.near[j] & cols:
+            return _fits(c, self.kept_rows, self.vecs, kb, config)
+        if self.dup[j] & cols:
+            return False
+        close = self.closer[j] & cols
+        if close:
+            facts = kb.facts
+            text = facts[c].content
+            basis = self.basis
+            while close:
+                low = close & -close
+                close ^= low
+                if values_conflict(text, facts[basis[low.bit_length() - 1]].content) is not None:
+                    return False
+        return True
 
     def kept(self, i: int) -> None:
-        """Pool position ``i`` (screened by the last :meth:`cosines` call) was appended to the kept rows."""
-        self.cols.append(self.n0 + (i - self.start))
+        """Pool position ``i`` (screened by the last :meth:`fits` call) was appended to the kept rows."""
+        self.cols |= 1 << (self.n0 + (i - self.start))
 
 
-def _fits_screened(c: int, cos: list[float], kept_rows: list[int], vecs: np.ndarray, kb: Any,
-                   config: CRPConfig) -> bool:
-    """:func:`_fits` decided on screening cosines ``cos`` (aligned with ``kept_rows``); a cosine
-    within ``_SLACK`` of a threshold takes the exact check."""
-    if not kept_rows:
-        return True
-    dedup, close = config.dedup_similarity, config.contradiction_similarity
-    if any(abs(x - dedup) <= _SLACK or abs(x - close) <= _SLACK for x in cos):
-        return _fits(c, kept_rows, vecs, kb, config)
-    if max(cos) > dedup:
-        return False
-    text = kb.facts[c].content
-    for k, x in enumerate(cos):
-        if x > close and values_conflict(text, kb.facts[kept_rows[k]].content) is not None:
-            return False
-    return True
+def _row_bits(mask: np.ndarray) -> list[int]:
+    """Each row of a 2-D bool array as an int whose bit j is column j."""
+    m, n = mask.shape
+    words = max(-(-n // 64), 1)
+    padded = np.zeros((m, words * 64), dtype=bool)
+    padded[:, :n] = mask
+    packed = np.packbits(padded, axis=1, bitorder="little").view("<u8")  # (m, words): bit j of word w = column 64w + j
+    if words == 1:
+        return packed[:, 0].tolist()
+    return [sum(w << (64 * k) for k, w in enumerate(ws)) for ws in packed.tolist()]
 
 
 def _fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, config: CRPConfig) -> bool:
