@@ -22,7 +22,7 @@ import numpy as np
 
 from crp_core.config import SECONDS_PER_DAY, SOURCE_TYPES, CRPConfig, SourceTable
 from crp_core.io.timeparse import format_timestamp
-from crp_core.model import KnowledgeBase
+from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import RecencyRule, RecencyTable, frozen_array
 
 _T = TypeVar("_T")
@@ -201,9 +201,12 @@ def resolved_importance(kb: KnowledgeBase, idx: np.ndarray, config: CRPConfig) -
 class FactAttributes:
     """The per-run attributes of every fact of a knowledge base at one ``now`` under one config:
     the recency factor and its parts (SPEC-027 §3.2), importance (SPEC-009 §4.4) and source authority
-    (SPEC-027 §2.3). Computed once per (KB, now, config tables) and indexed by every stage."""
+    (SPEC-027 §2.3). Computed once per (KB, now, config tables) and indexed by every stage.
 
-    kb: KnowledgeBase
+    It keeps the KB's facts (for the warnings' wording), not the KB: the per-KB caches hold it under
+    a weak reference to the KB, which a value pointing back at the KB would keep alive forever."""
+
+    facts: tuple[Fact, ...]
     now: datetime
     age_days: np.ndarray  # (n,) NaN = unknown; future timestamps clamped to 0
     ttl_days: np.ndarray  # (n,) inf = no expiry
@@ -221,7 +224,7 @@ class FactAttributes:
         """The :class:`RecencyTable` of the facts ``idx`` (with their data-quality warnings)."""
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         warnings: list[str] = []
-        facts = self.kb.facts
+        facts = self.facts
         for r in (idx[self.unknown_age[idx]].tolist() if self.any_warning else ()):
             f = facts[r]
             warnings.append(f"fact {f.fact_id!r} (line {f.line}): no modified_at or ingested_at; age unknown, "
@@ -302,7 +305,7 @@ def _build_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> Fa
     authority = _numbers(config.source_authority)[code]
     everyone = np.arange(len(kb), dtype=np.int64)
     return FactAttributes(
-        kb=kb, now=now, age_days=frozen_array(age), ttl_days=frozen_array(np.asarray(ttl, dtype=np.float64)),
+        facts=kb.facts, now=now, age_days=frozen_array(age), ttl_days=frozen_array(np.asarray(ttl, dtype=np.float64)),
         ttl_kind=frozen_array(np.asarray(kind, dtype=np.int8)), fresh_days=frozen_array(fresh),
         factor=frozen_array(factor.astype(np.float64)), rule=frozen_array(rule.astype(np.int8)),
         importance=frozen_array(resolved_importance(kb, everyone, config)),
