@@ -24,10 +24,15 @@ def main() -> None:
         st.caption(f"{len(found)} of {len(glossary.TERMS)} terms match.")
     for t in found:
         with st.container(border=True, key=f"{K}term.{t.anchor}"):
-            # one Markdown element for the name and the definition: each element costs the browser a render
-            st.markdown(f"**{t.name}** — {t.short}\n\n{t.definition}")
+            # one Markdown element per term (name, definition and source, the source small and grey like a
+            # caption): each element costs the browser a render, and the page lists every term
             also = f" · also: {', '.join(t.aliases)}" if t.aliases else ""
-            st.caption(f"Source: {t.cite}{also}")
+            st.markdown(f"**{t.name}** — {t.short}\n\n{t.definition}\n\n{source_line(t.cite + also)}")
+
+
+def source_line(text: str) -> str:
+    """``text`` as a small grey line (static glossary text holding no square brackets)."""
+    return f":small[:gray[Source: {text}]]"
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

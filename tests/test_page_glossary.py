@@ -54,8 +54,11 @@ def test_glossary_page_lists_every_term(ui_env):
     text = "\n".join(m.value for m in at.markdown)
     for t in glossary.TERMS:
         assert f"**{t.name}** — {t.short}" in text and t.definition in text
-    captions = [c.value for c in at.caption]
-    assert any(c.startswith("Source: SPEC-025 §2.4") for c in captions)  # bridge value
+    # the source sits in the term's own Markdown element, as a small grey line
+    bridge = glossary.term("bridge value")
+    assert f"**bridge value** — {bridge.short}\n\n{bridge.definition}\n\n:small[:gray[Source: SPEC-025 §2.4" in text
+    assert len(at.main.markdown) == len(glossary.TERMS)  # one element per term, no caption beside it
+    assert not any(c.value.startswith("Source:") for c in at.caption)
 
 
 def test_glossary_search_and_its_empty_state(ui_env):
