@@ -101,6 +101,15 @@ def report_of(result: Any) -> dict:
     return got
 
 
+def fact_rows(result: Any) -> list[dict]:
+    """The ``facts`` rows of ``crp_core.report.run_report(result)`` without the rest of the report (its
+    graph edges, conflicts and envelope are most of the work at 10k facts, and the table needs none of
+    them): the report's own row builder, made plain the way the report is. A test holds them equal."""
+    from crp_core import report
+
+    return list(report.plain(report._fact_rows(result)))
+
+
 def outcome_of(row: dict) -> str:
     """Where a fact ended: in envelope, suppressed (contradiction loser), dropped for the token
     budget, gated (relevance below the gate), else not selected."""
@@ -121,7 +130,7 @@ def breakdown_frame(result: Any) -> pd.DataFrame:
     got = _FRAMES.get(result)
     if got is not None:
         return got
-    rows = report_of(result)["facts"]
+    rows = fact_rows(result)  # its own rows: the report's (the JSON download) never get the outcome column
     for r in rows:
         r.setdefault("outcome", outcome_of(r))
     df = pd.DataFrame(rows)

@@ -247,3 +247,13 @@ def test_memo_shared_builds_once_per_key_and_keeps_the_last_used(monkeypatch):
     assert list(tables._SHARED) == ["a", "c"]
     tables.memo_shared("b", build("b"))
     assert built == ["a", "b", "c", "b"]
+
+
+def test_fact_rows_are_the_reports_and_the_frame_leaves_the_report_alone(result):
+    report = tables.report_of(result)
+    assert tables.fact_rows(result) == run_report(result)["facts"] == report["facts"]
+    tables._FRAMES.pop(result, None)
+    frame = tables.breakdown_frame(result)
+    assert "outcome" in frame.columns
+    # the JSON report (the Envelope page's download) keeps the CLI's fields: no outcome column added
+    assert all("outcome" not in row for row in tables.report_of(result)["facts"])
