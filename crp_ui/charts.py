@@ -30,9 +30,12 @@ CURVE_COLOURS = ("#1f5fa8", "#e07b00", "#2e8b57", "#b00020", "#7b4fb3", "#8c564b
 HEIGHT = 380
 
 
+#: the layout every chart shares (margins, the legend under the plot)
+LAYOUT: dict[str, Any] = {"margin": {"l": 10, "r": 10, "t": 50, "b": 10}, "legend": {"orientation": "h", "y": -0.18}}
+
+
 def _layout(fig: go.Figure, title: str, height: int = HEIGHT, **kw: Any) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"), height=height,
-                      margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.18), **kw)
+    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"), height=height, **LAYOUT, **kw)
     return fig
 
 
@@ -128,6 +131,17 @@ def _curve_ages(ttl: float, max_age: float, log_x: bool, n: int, fresh_fraction:
     return np.unique(np.concatenate([base, [a for a in extra if lo <= a <= max_age]]))
 
 
+#: the breakdown columns the recency chart reads
+RECENCY_COLUMNS = ("fact_id", "source_type", "status", "age_days", "ttl_days", "ttl_source", "recency_factor",
+                   "recency_rule")
+
+
+def recency_settings(config: Any) -> tuple[Any, ...]:
+    """The settings the recency chart reads from a config: stale floor, fresh fraction, TTL per source type."""
+    return (float(config.stale_floor), float(config.fresh_fraction),
+            tuple(config.ttl_days[stype] for stype in SOURCE_TYPES))
+
+
 def recency_chart(frame: pd.DataFrame, config: Any, *, selected: str | None = None, log_x: bool = False,
                   n_points: int = 200) -> go.Figure:
     """Recency factor vs age (SPEC-027 §3.2) for each TTL, scored facts as markers on their curve.
@@ -135,57 +149,66 @@ def recency_chart(frame: pd.DataFrame, config: Any, *, selected: str | None = No
     ``frame``: breakdown rows (``age_days``, ``ttl_days``, ``ttl_source``, ``recency_factor``,
     ``recency_rule``, ``status``, ``fact_id``, ``source_type``). Facts with status STALE sit at the
     stale floor whatever their age (their own marker); facts of unknown age are not drawn.
+    The traces and the layout are plain dicts given to one ``go.Figure`` call: plotly validates them
+    once, instead of once per ``add_trace`` / ``add_hline`` (each of which also re-reads the layout).
     """
     stale_floor, fresh_fraction = float(config.stale_floor), float(config.fresh_fraction)
-    known = frame[frame["age_days"].notna()]
+    # only the columns drawn: row selections then copy 8 columns, not the breakdown's thirty
+    known = frame.loc[frame["age_days"].notna().to_numpy(), list(RECENCY_COLUMNS)]
     explicit = known.loc[known["ttl_source"] == "explicit", "ttl_days"].tolist()
     curves = curve_ttls(config, explicit)
     finite = [t for t, _ in curves if not math.isinf(t)]
-    max_age = max([1.0] + [t * 1.15 for t in finite] + [float(a) * 1.05 for a in known["age_days"]])
-    fig = go.Figure()
-    stale = known[(known["status"] == "STALE") | (known["recency_rule"] == "stale_status")]
-    on_curve = known.drop(stale.index)
+    ages_known = known["age_days"].to_numpy(dtype=float)
+    max_age = max([1.0] + [t * 1.15 for t in finite] + [float(a) * 1.05 for a in ages_known])
+    is_stale = ((known["status"] == "STALE") | (known["recency_rule"] == "stale_status")).to_numpy()
+    stale, on_curve = known[is_stale], known[~is_stale]
+    ttl_col = on_curve["ttl_days"].fillna(math.inf).to_numpy(dtype=float)
+    traces: list[dict[str, Any]] = []
     for k, (ttl, label) in enumerate(curves):
         colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
         ages = _curve_ages(ttl, max_age, log_x, n_points, fresh_fraction)
         ys = recency_curve_points(ttl, ages, stale_floor=stale_floor, fresh_fraction=fresh_fraction)
-        fig.add_trace(go.Scatter(x=ages, y=ys, mode="lines", name=esc(label), legendgroup=str(k),
-                                 line=dict(color=colour, width=2),
-                                 hovertemplate=f"{esc(label)}<br>age %{{x:.1f}} d → %{{y:.3f}}<extra></extra>"))
-        ttl_col = on_curve["ttl_days"].fillna(math.inf)
-        pts = on_curve[np.isclose(ttl_col.to_numpy(dtype=float), ttl) | (np.isinf(ttl_col) & math.isinf(ttl))]
-        if len(pts):
-            fig.add_trace(_fact_markers(pts, colour, f"facts ({_ttl_text(ttl)})", str(k), log_x))
+        traces.append(dict(type="scatter", x=ages, y=ys, mode="lines", name=esc(label), legendgroup=str(k),
+                           line=dict(color=colour, width=2),
+                           hovertemplate=f"{esc(label)}<br>age %{{x:.1f}} d → %{{y:.3f}}<extra></extra>"))
+        on = (np.isinf(ttl_col) & math.isinf(ttl)) if math.isinf(ttl) else np.isclose(ttl_col, ttl)
+        if on.any():
+            traces.append(_fact_markers(on_curve[on], colour, f"facts ({_ttl_text(ttl)})", str(k), log_x))
     if len(stale):
-        fig.add_trace(_fact_markers(stale, "#a15c00", "status STALE → floor", "stale", log_x, symbol="x"))
+        traces.append(_fact_markers(stale, "#a15c00", "status STALE → floor", "stale", log_x, symbol="x"))
     if selected is not None:
         sel = known[known["fact_id"] == selected]
         if len(sel):
             x = max(float(sel["age_days"].iloc[0]), 0.5) if log_x else float(sel["age_days"].iloc[0])
-            fig.add_trace(go.Scatter(x=[x], y=[float(sel["recency_factor"].iloc[0])], mode="markers",
-                                     name=f"selected: {esc(selected, 40)}",
-                                     marker=dict(symbol="star", size=18, color="gold",
-                                                 line=dict(color="black", width=1)),
-                                     hovertemplate=f"{esc(selected)}<extra></extra>"))
-    fig.add_hline(y=stale_floor, line=dict(color="#999", dash="dot"),
-                  annotation_text=f"stale_floor {stale_floor:g}", annotation_position="bottom right")
-    fig.update_xaxes(title="age (days)" + (" — log scale" if log_x else ""), type="log" if log_x else "linear")
-    fig.update_yaxes(title="recency factor", range=[0, 1.08])
-    return _layout(fig, "Recency factor vs age, per TTL (markers: scored facts)", height=440)
+            traces.append(dict(type="scatter", x=[x], y=[float(sel["recency_factor"].iloc[0])], mode="markers",
+                               name=f"selected: {esc(selected, 40)}",
+                               marker=dict(symbol="star", size=18, color="gold", line=dict(color="black", width=1)),
+                               hovertemplate=f"{esc(selected)}<extra></extra>"))
+    # the stale floor: a dotted line across the plot with its label under the right end
+    floor_line = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=stale_floor, y1=stale_floor,
+                      line=dict(color="#999", dash="dot"))
+    floor_note = dict(text=f"stale_floor {stale_floor:g}", xref="x domain", x=1, xanchor="right", yref="y",
+                      y=stale_floor, yanchor="top", showarrow=False)
+    layout = dict(LAYOUT, title=dict(text="Recency factor vs age, per TTL (markers: scored facts)", x=0.0,
+                                     xanchor="left"), height=440, shapes=[floor_line], annotations=[floor_note],
+                  xaxis=dict(title=dict(text="age (days)" + (" — log scale" if log_x else "")),
+                             type="log" if log_x else "linear"),
+                  yaxis=dict(title=dict(text="recency factor"), range=[0, 1.08]))
+    return go.Figure(data=traces, layout=layout)
 
 
 def _fact_markers(pts: pd.DataFrame, colour: str, name: str, group: str, log_x: bool,
-                  symbol: str = "circle") -> go.Scatter:
+                  symbol: str = "circle") -> dict[str, Any]:
     ages = pts["age_days"].to_numpy(dtype=float)
     if log_x:
         ages = np.maximum(ages, 0.5)
     hover = [f"{esc(f, 60)}<br>{esc(s)} · rule {esc(r)}<br>age {a:.1f} d → factor {v:.4f}"
              for f, s, r, a, v in zip(pts["fact_id"], pts["source_type"], pts["recency_rule"], pts["age_days"],
                                       pts["recency_factor"])]
-    return go.Scatter(x=ages, y=pts["recency_factor"].to_numpy(dtype=float), mode="markers", name=name,
-                      legendgroup=group, marker=dict(color=colour, size=8, symbol=symbol,
-                                                     line=dict(color="white", width=0.5)),
-                      hovertext=hover, hoverinfo="text")
+    return dict(type="scatter", x=ages, y=pts["recency_factor"].to_numpy(dtype=float), mode="markers", name=name,
+                legendgroup=group,
+                marker=dict(color=colour, size=8, symbol=symbol, line=dict(color="white", width=0.5)),
+                hovertext=hover, hoverinfo="text")
 
 
 # ---- Breakdown: histograms --------------------------------------------------------------------

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
@@ -75,8 +75,8 @@ _IN_SHELL: contextvars.ContextVar[bool] = contextvars.ContextVar("crp_in_shell",
 
 
 @functools.lru_cache(maxsize=1)
-def page_icon() -> Any:
-    """The favicon, drawn here (a PIL image, served by this server like any media file).
+def page_icon() -> bytes:
+    """The favicon, drawn here (PIL, as PNG bytes), served by this server like any media file.
 
     Not a ``:material/...:`` icon: Streamlit's frontend fetches those favicons from fonts.gstatic.com,
     which fails offline; the page must fetch nothing from outside (tests/e2e/test_e2e_hostile_ui.py).
@@ -88,7 +88,10 @@ def page_icon() -> Any:
     d.rounded_rectangle((2, 2, 62, 62), radius=12, fill=(59, 91, 146, 255))
     d.ellipse((12, 10, 42, 40), outline=(255, 255, 255, 255), width=6)  # a magnifier: inspect
     d.line((37, 35, 52, 52), fill=(255, 255, 255, 255), width=8)
-    return img
+    # PNG bytes, encoded once: given an image object, Streamlit would encode it again on every rerun
+    out = io.BytesIO()
+    img.save(out, format="PNG")
+    return out.getvalue()
 
 
 def navigation_pages() -> list[st.Page]:

@@ -8,7 +8,9 @@ shell), so a rerun that only changes a filter does not rebuild them.
 """
 from __future__ import annotations
 
+import hashlib
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -56,6 +58,35 @@ def memo(result: Any, key: Any, build: Callable[[], Any]) -> Any:
         store.pop(next(iter(store)))
     store[key] = value
     return value
+
+
+_SHARED: OrderedDict[Any, Any] = OrderedDict()
+SHARED_ENTRIES = 32
+
+
+def memo_shared(key: Any, build: Callable[[], Any]) -> Any:
+    """``build()`` once per ``key`` across results and sessions (the ``SHARED_ENTRIES`` last used are
+    kept): for a figure whose inputs survive a config change, keyed by those inputs' content
+    (:func:`content_digest`). Callers must not mutate what they get back."""
+    if key in _SHARED:
+        _SHARED.move_to_end(key)
+        return _SHARED[key]
+    value = build()
+    _SHARED[key] = value
+    if len(_SHARED) > SHARED_ENTRIES:
+        _SHARED.popitem(last=False)
+    return value
+
+
+def content_digest(frame: pd.DataFrame, columns: Iterable[str]) -> str:
+    """A digest of ``frame[columns]``'s values in row order (names, dtypes and row count included)."""
+    cols = list(columns)
+    sub = frame[cols]
+    h = hashlib.sha1(repr((cols, [str(t) for t in sub.dtypes], len(sub))).encode())
+    h.update(pd.util.hash_pandas_object(sub, index=False).to_numpy().tobytes())
+    return h.hexdigest()
+
+
 _FRAMES: weakref.WeakKeyDictionary[Any, pd.DataFrame] = weakref.WeakKeyDictionary()
 
 
@@ -68,6 +99,15 @@ def report_of(result: Any) -> dict:
         got = run_report(result)
         _REPORTS[result] = got
     return got
+
+
+def fact_rows(result: Any) -> list[dict]:
+    """The ``facts`` rows of ``crp_core.report.run_report(result)`` without the rest of the report (its
+    graph edges, conflicts and envelope are most of the work at 10k facts, and the table needs none of
+    them): the report's own row builder, made plain the way the report is. A test holds them equal."""
+    from crp_core import report
+
+    return list(report.plain(report._fact_rows(result)))
 
 
 def outcome_of(row: dict) -> str:
@@ -90,7 +130,7 @@ def breakdown_frame(result: Any) -> pd.DataFrame:
     got = _FRAMES.get(result)
     if got is not None:
         return got
-    rows = report_of(result)["facts"]
+    rows = fact_rows(result)  # its own rows: the report's (the JSON download) never get the outcome column
     for r in rows:
         r.setdefault("outcome", outcome_of(r))
     df = pd.DataFrame(rows)

@@ -80,9 +80,17 @@ def _recency(result, frame: pd.DataFrame, current: str | None) -> None:
     """The recency curves with their axis toggle: a fragment, so the toggle redraws only this chart."""
     log_x = st.toggle("log age axis", value=False, key=K + "logx",
                       help="Spreads short TTLs (news: 30 days) and long ones (regulatory: 5 years).")
-    st.plotly_chart(tables.memo(result, ("recency", current, log_x),
-                                lambda: charts.recency_chart(frame, result.config, selected=current, log_x=log_x)),
+    st.plotly_chart(tables.memo_shared(("recency", _recency_inputs(result, frame), current, log_x),
+                                       lambda: charts.recency_chart(frame, result.config, selected=current,
+                                                                    log_x=log_x)),
                     width="stretch", key=K + "recency")
+
+
+def _recency_inputs(result, frame: pd.DataFrame) -> tuple:
+    """What the recency chart is drawn from: the scored facts' recency columns and the recency settings.
+    A config change that leaves them alone (the relevance gate, packing) reuses the figure."""
+    return tables.memo(result, "recency_inputs", lambda: (
+        tables.content_digest(frame, charts.RECENCY_COLUMNS), charts.recency_settings(result.config)))
 
 
 def _remember_dist() -> None:

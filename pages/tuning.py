@@ -61,7 +61,10 @@ def _vectors(corpus: Corpus, scenario: Any) -> Any:
 def _inputs_key(corpus: Corpus, scenario: Any, config: CRPConfig, dkey: str) -> str:
     from crp_core.io.scenario import dump_scenario
 
-    return _digest(cache.corpus_digest(corpus), dump_scenario(scenario, "json"), config.to_toml(),
+    # the scenario JSON (with its embeddings) and the TOML once per object, not on every rerun
+    return _digest(cache.corpus_digest(corpus),
+                   str(cache.by_identity("scenario", scenario, lambda sc: dump_scenario(sc, "json"))),
+                   str(cache.by_identity("config", config, CRPConfig.to_toml)),
                    scenario.now.isoformat() if scenario.now else "", dkey)
 
 

@@ -194,3 +194,66 @@ def test_network_labels_escape_fact_text():
     assert "<script>" not in text and "&lt;script&gt;" in text
     assert "<a href" not in text and "<i>A</i>" not in text and "&lt;i&gt;A&lt;/i&gt;" in text
     assert "C<br>bridge 1.25" in text
+
+
+def test_recency_chart_draws_the_stale_floor_line_with_its_label(result):
+    fig = charts.recency_chart(tables.breakdown_frame(result), result.config).to_plotly_json()
+    floor = result.config.stale_floor
+    (line,) = fig["layout"]["shapes"]
+    assert (line["type"], line["xref"], line["x0"], line["x1"], line["y0"], line["y1"]) == (
+        "line", "x domain", 0, 1, floor, floor)
+    (note,) = fig["layout"]["annotations"]
+    assert note["text"] == f"stale_floor {floor:g}" and note["y"] == floor
+    assert (note["x"], note["xanchor"], note["yanchor"], note["showarrow"]) == (1, "right", "top", False)
+    assert fig["layout"]["yaxis"]["range"] == (0, 1.08) or list(fig["layout"]["yaxis"]["range"]) == [0, 1.08]
+
+
+def test_content_digest_follows_the_values_not_the_object(result):
+    frame = tables.breakdown_frame(result)
+    cols = charts.RECENCY_COLUMNS
+    d = tables.content_digest(frame, cols)
+    assert tables.content_digest(frame.copy(), cols) == d  # another object, the same values
+    other = frame.copy()
+    other.loc[0, "recency_factor"] = other.loc[0, "recency_factor"] + 1e-9
+    assert tables.content_digest(other, cols) != d
+    assert tables.content_digest(frame.iloc[::-1], cols) != d  # row order counts
+    assert tables.content_digest(frame.iloc[:-1], cols) != d
+    # a column outside the digest's list does not change it
+    gated = frame.copy()
+    gated["relevance"] = 0.0
+    assert tables.content_digest(gated, cols) == d
+
+
+def test_recency_settings_name_what_the_chart_reads():
+    base = CRPConfig()
+    assert charts.recency_settings(base) == charts.recency_settings(base.with_overrides({"cdr_min_relevance": 0.9}))
+    assert charts.recency_settings(base) != charts.recency_settings(base.with_overrides({"stale_floor": 0.2}))
+    assert charts.recency_settings(base) != charts.recency_settings(base.with_overrides({"ttl_days.news": 7}))
+
+
+def test_memo_shared_builds_once_per_key_and_keeps_the_last_used(monkeypatch):
+    monkeypatch.setattr(tables, "_SHARED", type(tables._SHARED)())
+    monkeypatch.setattr(tables, "SHARED_ENTRIES", 2)
+    built: list[str] = []
+
+    def build(k: str):
+        return lambda: built.append(k) or k.upper()
+
+    assert tables.memo_shared("a", build("a")) == "A"
+    assert tables.memo_shared("a", build("a")) == "A" and built == ["a"]
+    tables.memo_shared("b", build("b"))
+    tables.memo_shared("a", build("a"))  # "a" used last: "b" is the oldest now
+    tables.memo_shared("c", build("c"))
+    assert list(tables._SHARED) == ["a", "c"]
+    tables.memo_shared("b", build("b"))
+    assert built == ["a", "b", "c", "b"]
+
+
+def test_fact_rows_are_the_reports_and_the_frame_leaves_the_report_alone(result):
+    report = tables.report_of(result)
+    assert tables.fact_rows(result) == run_report(result)["facts"] == report["facts"]
+    tables._FRAMES.pop(result, None)
+    frame = tables.breakdown_frame(result)
+    assert "outcome" in frame.columns
+    # the JSON report (the Envelope page's download) keeps the CLI's fields: no outcome column added
+    assert all("outcome" not in row for row in tables.report_of(result)["facts"])

@@ -185,3 +185,25 @@ def test_an_empty_search_clears_the_selected_fact(ui_env):
 
 def frames_with_cdr_steps(at):
     return [d for d in at.dataframe if "running_product" in d.value.columns]
+
+
+def _recency_figure(at):
+    (fig,) = [f for f in figures(at) if f["layout"]["title"]["text"].startswith("Recency factor vs age")]
+    return fig
+
+
+def test_recency_chart_follows_a_recency_setting_and_is_reused_across_the_gate(ui_env):
+    # the figure is kept per content of its inputs: a gate change (same recency columns) reuses it, a
+    # stale floor change draws a new one (the line and every curve move)
+    at = run_page("breakdown")
+    before = _recency_figure(at)
+    sidebar_input(at, "cdr_min_relevance").set_value(0.31).run()
+    assert not at.exception
+    assert _recency_figure(at) == before
+    sidebar_input(at, "stale_floor").set_value(0.2).run()
+    assert not at.exception
+    after = _recency_figure(at)
+    assert [s["y0"] for s in after["layout"]["shapes"]] == [0.2]
+    assert after["layout"]["annotations"][0]["text"] == "stale_floor 0.2"
+    curves = [t["y"] for t in after["data"] if t["mode"] == "lines"]
+    assert curves and curves != [t["y"] for t in before["data"] if t["mode"] == "lines"]

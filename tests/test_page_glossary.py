@@ -2,6 +2,8 @@
 a search with an empty state, and the one-line help other views put on their columns."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from page_support import run_page, widget
 
@@ -48,24 +50,44 @@ def test_with_help_keeps_the_column_config():
     assert "zz" not in cfg
 
 
+def shown_terms(at) -> list[str]:
+    """The names of the terms the page lists (in its one Markdown element of cards)."""
+    return [n for m in at.main.markdown for n in re.findall(r"\*\*(.+?)\*\* — ", m.value) if "crp-term" in m.value]
+
+
 def test_glossary_page_lists_every_term(ui_env):
     at = run_page("glossary")
     assert [t.value for t in at.title] == ["Glossary"]
     text = "\n".join(m.value for m in at.markdown)
     for t in glossary.TERMS:
         assert f"**{t.name}** — {t.short}" in text and t.definition in text
-    captions = [c.value for c in at.caption]
-    assert any(c.startswith("Source: SPEC-025 §2.4") for c in captions)  # bridge value
+    # all terms in one Markdown element (each element costs the browser a render), each in its card, the
+    # source a small grey line under the definition
+    (cards,) = [m for m in at.main.markdown if "crp-term" in m.value]
+    assert cards.value.count('<div class="crp-term"') == len(glossary.TERMS) == cards.value.count("</div>")
+    bridge = glossary.term("bridge value")
+    assert (f"**bridge value** — {bridge.short}\n\n{bridge.definition}\n\n:small[:gray[Source: SPEC-025 §2.4"
+            in cards.value)
+    assert not any(c.value.startswith("Source:") for c in at.caption)
+
+
+def test_glossary_text_holds_no_markup():
+    # the cards are rendered with HTML allowed: the glossary's static text must not open a tag or an
+    # entity, nor close the small grey line's brackets
+    for t in glossary.TERMS:
+        for text in (t.name, t.short, t.definition, t.cite, *t.aliases):
+            assert not re.search(r"<[A-Za-z/!?]|&[#A-Za-z]", text), (t.name, text)
+        assert "[" not in t.cite + "".join(t.aliases) and "]" not in t.cite + "".join(t.aliases), t.name
 
 
 def test_glossary_search_and_its_empty_state(ui_env):
     at = run_page("glossary")
     widget(at, "text_input", K + "search").set_value("bridge").run()
-    names = [m.value.split("**")[1] for m in at.main.markdown if m.value.startswith("**")]
+    names = shown_terms(at)
     assert "bridge value" in names and "connector" in names and "TTL" not in names
     assert any("terms match" in c.value for c in at.caption)
     widget(at, "text_input", K + "search").set_value("<b>zzq</b>").run()
     assert not at.exception
     info = [i.value for i in at.info]
     assert len(info) == 1 and "No term matches" in info[0] and "<b>" not in info[0]
-    assert not [m for m in at.main.markdown if m.value.startswith("**")]
+    assert shown_terms(at) == []
