@@ -72,6 +72,13 @@ def dumps(obj: Any) -> str:
     return json.dumps(plain(obj), sort_keys=False, ensure_ascii=False, indent=2, allow_nan=False)
 
 
+def fact_rows_report(result: PipelineResult) -> list[dict[str, Any]]:
+    """The ``facts`` rows of :func:`run_report` (SPEC_NOTES §4), JSON-plain, without building the rest
+    of the report (its graph edges, conflicts and envelope): what a per-fact table needs."""
+    rows: list[dict[str, Any]] = plain(_fact_rows(result))
+    return rows
+
+
 def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
     kb = result.corpus.kb
     cdr, conn, ccdr = result.cdr, result.cdgr.connectors, result.cdgr.connector_cdr

@@ -104,10 +104,10 @@ def report_of(result: Any) -> dict:
 def fact_rows(result: Any) -> list[dict]:
     """The ``facts`` rows of ``crp_core.report.run_report(result)`` without the rest of the report (its
     graph edges, conflicts and envelope are most of the work at 10k facts, and the table needs none of
-    them): the report's own row builder, made plain the way the report is. A test holds them equal."""
-    from crp_core import report
+    them). A test holds them equal."""
+    from crp_core import fact_rows_report
 
-    return list(report.plain(report._fact_rows(result)))
+    return fact_rows_report(result)
 
 
 def outcome_of(row: dict) -> str:
