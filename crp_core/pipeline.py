@@ -311,9 +311,10 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     scores = dict(zip(anchor_list, cdr.cdr_score[anchor_pos].tolist()))
     scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
     # the backfill pool: the gated-in candidates in CDR order, less the selection and the near-duplicates
-    # of anchors stage 3 skipped
-    out_of_pool = np.fromiter((d[0] for d in cdgr.near_duplicates), dtype=np.int64, count=len(cdgr.near_duplicates))
-    ranked_pool = ranked_gated[~np.isin(ranked_gated, np.concatenate([selected, out_of_pool]))].astype(np.int64)
+    # of anchors stage 3 skipped (set lookups: np.isin costs ~4x more at the usual ~50 gated-in rows)
+    skipped = {d[0] for d in cdgr.near_duplicates}
+    taken = set(selected.tolist())
+    ranked_pool = np.array([r for r in ranked_gated.tolist() if r not in taken and r not in skipped], dtype=np.int64)
     resolution = resolve_contradictions(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool),
                                         attrs, config, decisions=decisions, now=now)
     # beyond SPEC-027: a selected fact that loses a conflict known outside this run to a fact the run
