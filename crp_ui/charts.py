@@ -191,6 +191,8 @@ def recency_chart(frame: pd.DataFrame, config: Any, *, selected: str | None = No
                       y=stale_floor, yanchor="top", showarrow=False)
     layout = dict(LAYOUT, title=dict(text="Recency factor vs age, per TTL (markers: scored facts)", x=0.0,
                                      xanchor="left"), height=440, shapes=[floor_line], annotations=[floor_note],
+                  # the legend's rows start below the axis title (the shared -0.18 lets the title run into them)
+                  legend=dict(orientation="h", y=-0.26, yanchor="top"),
                   xaxis=dict(title=dict(text="age (days)" + (" — log scale" if log_x else "")),
                              type="log" if log_x else "linear"),
                   yaxis=dict(title=dict(text="recency factor"), range=[0, 1.08]))
