@@ -232,18 +232,6 @@ def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cos
             continue
         decided.add(u)
         pairs = unit_ties.get(u, [])
-        if not pairs:  # a fact alone (most units): the steps below for a one-row unit
-            it = by_row[row]
-            if it.role == "connector" and sum(a in packed_anchors for a in set(it.bridges)) < 2:
-                out.unbridged.append(row)
-            elif used + cost[row] > budget:
-                out.over_budget.append(row)
-            else:
-                used += cost[row]
-                packed.append(row)
-                if it.role == "anchor":
-                    packed_anchors.add(row)
-            continue
         rows = _rank(members[u], scores)
         unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
         unbridged = [r for r in rows if by_row[r].role == "connector"
