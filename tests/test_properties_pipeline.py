@@ -47,13 +47,19 @@ def worlds(draw):
     return facts, vecs, centre, subs, addressed, prior, cfg
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(worlds())
-def test_pipeline_invariants(world):
+def run_world(world):
+    """(corpus, config, result) of one drawn world run through the pipeline (the result keeps its
+    scenario)."""
     facts, vecs, centre, subs, addressed, prior, cfg = world
     corpus = make_corpus(facts, vecs, cfg)
     scen = make_scenario(centre, sub_queries=subs, addressed=addressed, prior_outputs=prior, now=NOW)
-    r = run_pipeline(corpus, scen, cfg)
+    return corpus, cfg, run_pipeline(corpus, scen, cfg)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds())
+def test_pipeline_invariants(world):
+    corpus, cfg, r = run_world(world)
     for t in (r.cdr, r.cdgr.connector_cdr):
         assert np.all(t.novelty >= cfg.min_novelty_floor - 1e-12) and np.all(t.novelty <= 1.0)
         assert np.all(t.recency_factor >= cfg.stale_floor - 1e-12) and np.all(t.recency_factor <= 1.0)
@@ -75,7 +81,7 @@ def test_pipeline_invariants(world):
     # one outcome per scored fact, envelope facts flagged
     assert {o.fact_id for o in r.outcomes if o.in_envelope} == {p.fact_id for p in env.order}
     # determinism, down to the bytes of the JSON report
-    again = run_pipeline(corpus, scen, cfg)
+    again = run_pipeline(corpus, r.scenario, cfg)
     assert dumps(run_report(again)) == dumps(run_report(r))
 
 
