@@ -31,6 +31,13 @@ def frozen_array(a: Any, dtype: Any = None) -> np.ndarray:
     return arr
 
 
+def freeze_owned(a: np.ndarray) -> np.ndarray:
+    """``a``, an array the caller has just made (a gather, a copy, a product), set read-only in place
+    and returned: :func:`frozen_array` without the view, for a record's columns on hot paths."""
+    a.setflags(write=False)
+    return a
+
+
 # ---- stage 1: candidate gathering (SPEC_NOTES §2.1) -------------------------------------------
 @dataclass(frozen=True, eq=False)
 class CandidateSet:

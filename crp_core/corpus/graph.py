@@ -18,15 +18,10 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from crp_core.config import CRPConfig
+from crp_core.records import freeze_owned
 
 if TYPE_CHECKING:
     from crp_core.corpus.index import FactIndex
-
-
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,8 +35,8 @@ class NeighbourTable:
     def __post_init__(self) -> None:
         if self.ids.shape != self.sims.shape or self.ids.ndim != 2:
             raise ValueError(f"ids {self.ids.shape} and sims {self.sims.shape} must be equal 2-D shapes")
-        _ro(self.ids)
-        _ro(self.sims)
+        freeze_owned(self.ids)
+        freeze_owned(self.sims)
 
     @property
     def k(self) -> int:
@@ -113,7 +108,7 @@ class SimilarityGraph:
     def build(cls, table: NeighbourTable, vectors: np.ndarray, retrievable: np.ndarray,
               config: CRPConfig = CRPConfig()) -> SimilarityGraph:
         n = vectors.shape[0]
-        retrievable = _ro(np.asarray(retrievable, dtype=bool).copy())
+        retrievable = freeze_owned(np.asarray(retrievable, dtype=bool).copy())
         src = np.repeat(np.arange(n, dtype=np.int64), table.k)
         dst = table.ids.reshape(-1)
         sim = table.sims.reshape(-1)
@@ -249,4 +244,4 @@ class SimilarityGraph:
                 wsum[a, nv] = val[first]
                 via[a, nv] = u[first]
                 frontier = nv
-        return HopPaths(_ro(src.copy()), _ro(dist), _ro(wsum), _ro(via), max_hops)
+        return HopPaths(freeze_owned(src.copy()), freeze_owned(dist), freeze_owned(wsum), freeze_owned(via), max_hops)

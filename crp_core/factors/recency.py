@@ -23,7 +23,7 @@ import numpy as np
 from crp_core.config import SECONDS_PER_DAY, SOURCE_TYPES, CRPConfig, SourceTable
 from crp_core.io.timeparse import format_timestamp
 from crp_core.model import Fact, KnowledgeBase
-from crp_core.records import RecencyRule, RecencyTable, frozen_array
+from crp_core.records import RecencyRule, RecencyTable, freeze_owned, frozen_array
 
 _T = TypeVar("_T")
 
@@ -235,12 +235,12 @@ class FactAttributes:
                             f"{format_timestamp(f.effective_modified_at)} is after now "
                             f"{format_timestamp(self.now)}; age counted as 0")
         return RecencyTable(
-            idx=_own(idx.copy()),
-            age_days=_own(self.age_days[idx]),
-            ttl_days=_own(self.ttl_days[idx]),
+            idx=freeze_owned(idx.copy()),
+            age_days=freeze_owned(self.age_days[idx]),
+            ttl_days=freeze_owned(self.ttl_days[idx]),
             ttl_source=_names(TTL_SOURCES, self.ttl_kind[idx]),
-            fresh_days=_own(self.fresh_days[idx]),
-            factor=_own(self.factor[idx]),
+            fresh_days=freeze_owned(self.fresh_days[idx]),
+            factor=freeze_owned(self.factor[idx]),
             rule=_names(RULES, self.rule[idx]),
             warnings=tuple(warnings),
         )
@@ -339,13 +339,6 @@ def _pick(items: tuple[_T, ...], at: np.ndarray) -> tuple[_T, ...]:
     return got if len(c) > 1 else (got,)
 
 
-def _own(a: np.ndarray) -> np.ndarray:
-    """A new array of ours (a gather, a copy), made read-only in place: :func:`frozen_array` without
-    the view it takes of an array it does not own."""
-    a.setflags(write=False)
-    return a
-
-
 def concat_recency(*tables: RecencyTable) -> RecencyTable:
     """Rows of several tables, each fact once (first occurrence kept)."""
     idx = np.concatenate([t.idx for t in tables]) if tables else np.zeros(0, dtype=np.int64)
@@ -356,7 +349,7 @@ def concat_recency(*tables: RecencyTable) -> RecencyTable:
 
     def cat(name: str) -> np.ndarray:
         got = np.concatenate([getattr(t, name) for t in tables])
-        return _own(got if whole else got[keep])
+        return freeze_owned(got if whole else got[keep])
 
     def cat_t(columns: Iterable[tuple[_T, ...]]) -> tuple[_T, ...]:
         allv = tuple(itertools.chain.from_iterable(columns))

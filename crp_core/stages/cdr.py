@@ -23,7 +23,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram, fact_overlaps
 from crp_core.factors.recency import lookup, resolved_importance
-from crp_core.records import CDRTable, RecencyTable, frozen_array
+from crp_core.records import CDRTable, RecencyTable, freeze_owned, frozen_array
 
 if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageView
@@ -82,7 +82,7 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
     relevance = np.array(relevance, dtype=np.float64).reshape(-1)  # a copy: the record owns it
     n = idx.size
     if coverage is None or len(coverage) == 0:
-        cov = _ro(np.zeros(n))  # coverage score, its penalty and the residual pull are all 0
+        cov = freeze_owned(np.zeros(n))  # coverage score, its penalty and the residual pull are all 0
         penalty = pull = cov
         eff = np.maximum(relevance, 0.0)
         novelty = np.full(n, max(1.0 - 0.0, config.min_novelty_floor))
@@ -105,12 +105,13 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
     else:
         overlap = np.zeros(n, dtype=np.int64)
         ngram_penalty = np.full(n, min(config.ngram_penalty_cap, config.ngram_step_penalty * 0))
+    own = freeze_owned  # every column below is an array made in this call
     return CDRTable(
-        idx=_ro(idx.copy()), relevance=_ro(relevance), residual_pull=_ro(pull), effective_relevance=_ro(eff),
-        coverage_score=_ro(cov), coverage_penalty=_ro(penalty), novelty=_ro(novelty), recency_factor=_ro(rec),
-        importance_weight=_ro(imp), ngram_overlap=_ro(overlap), ngram_penalty=_ro(ngram_penalty),
-        cdr_score=_ro(score),
-        passed_gate=None if passed_gate is None else _ro(np.array(passed_gate, dtype=bool).reshape(-1)),
+        idx=own(idx.copy()), relevance=own(relevance), residual_pull=own(pull), effective_relevance=own(eff),
+        coverage_score=own(cov), coverage_penalty=own(penalty), novelty=own(novelty), recency_factor=own(rec),
+        importance_weight=own(imp), ngram_overlap=own(overlap), ngram_penalty=own(ngram_penalty),
+        cdr_score=own(score),
+        passed_gate=None if passed_gate is None else own(np.array(passed_gate, dtype=bool).reshape(-1)),
     )
 
 
@@ -119,13 +120,6 @@ def _int_rows(idx: np.ndarray) -> np.ndarray:
     if isinstance(idx, np.ndarray) and idx.dtype == np.int64 and idx.ndim == 1:
         return idx
     return np.asarray(idx, dtype=np.int64).reshape(-1)
-
-
-def _ro(a: np.ndarray) -> np.ndarray:
-    """``a`` read-only (:func:`frozen_array` without its view when ``a`` is already read-only or ours)."""
-    if a.flags.writeable:
-        a.setflags(write=False)
-    return a
 
 
 def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:
