@@ -23,7 +23,7 @@ import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,22 @@ class _Registry:
 
 #: the registry, for other modules' process-wide caches
 Registry = _Registry
+
+
+SHARED_ENTRIES = 32
+#: the process-wide store of :func:`memo_shared` (the shared, locked LRU registry every session reads)
+_SHARED = Registry(SHARED_ENTRIES)
+
+
+def memo_shared(key: Any, build: Callable[[], Any]) -> Any:
+    """``build()`` once per ``key`` across results and sessions (the ``SHARED_ENTRIES`` last used are
+    kept): for a figure whose inputs survive a config change, keyed by those inputs' content
+    (:func:`crp_ui.tables.content_digest`). Callers must not mutate what they get back."""
+    value = _SHARED.get(key)
+    if value is None:
+        value = build()
+        _SHARED.put(key, value)
+    return value
 
 
 @st.cache_resource(show_spinner=False)

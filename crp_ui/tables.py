@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -57,24 +56,6 @@ def memo(result: Any, key: Any, build: Callable[[], Any]) -> Any:
     if len(store) >= MEMO_PER_RESULT:
         store.pop(next(iter(store)))
     store[key] = value
-    return value
-
-
-_SHARED: OrderedDict[Any, Any] = OrderedDict()
-SHARED_ENTRIES = 32
-
-
-def memo_shared(key: Any, build: Callable[[], Any]) -> Any:
-    """``build()`` once per ``key`` across results and sessions (the ``SHARED_ENTRIES`` last used are
-    kept): for a figure whose inputs survive a config change, keyed by those inputs' content
-    (:func:`content_digest`). Callers must not mutate what they get back."""
-    if key in _SHARED:
-        _SHARED.move_to_end(key)
-        return _SHARED[key]
-    value = build()
-    _SHARED[key] = value
-    if len(_SHARED) > SHARED_ENTRIES:
-        _SHARED.popitem(last=False)
     return value
 
 

@@ -8,7 +8,7 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from crp_ui import breakdown, charts, glossary, render, shell, state, tables
+from crp_ui import breakdown, cache, charts, glossary, render, shell, state, tables
 
 PAGE_SIZES = (50, 100, 200, 500)
 #: columns shown in the table (the CSV download on the Envelope page has them all); the reason sits
@@ -80,7 +80,7 @@ def _recency(result, frame: pd.DataFrame, current: str | None) -> None:
     """The recency curves with their axis toggle: a fragment, so the toggle redraws only this chart."""
     log_x = st.toggle("log age axis", value=False, key=K + "logx",
                       help="Spreads short TTLs (news: 30 days) and long ones (regulatory: 5 years).")
-    st.plotly_chart(tables.memo_shared(("recency", _recency_inputs(result, frame), current, log_x),
+    st.plotly_chart(cache.memo_shared(("recency", _recency_inputs(result, frame), current, log_x),
                                        lambda: charts.recency_chart(frame, result.config, selected=current,
                                                                     log_x=log_x)),
                     width="stretch", key=K + "recency")

@@ -15,7 +15,8 @@ from crp_core.config import CRPConfig
 from crp_core.factors.recency import recency_factor
 from crp_core.pipeline import run_pipeline
 from crp_core.report import run_report
-from crp_ui import charts, tables
+from crp_ui import cache, charts, tables
+from crp_ui.cache import Registry
 
 
 @pytest.fixture(scope="module")
@@ -232,20 +233,19 @@ def test_recency_settings_name_what_the_chart_reads():
 
 
 def test_memo_shared_builds_once_per_key_and_keeps_the_last_used(monkeypatch):
-    monkeypatch.setattr(tables, "_SHARED", type(tables._SHARED)())
-    monkeypatch.setattr(tables, "SHARED_ENTRIES", 2)
+    monkeypatch.setattr(cache, "_SHARED", Registry(2))
     built: list[str] = []
 
     def build(k: str):
         return lambda: built.append(k) or k.upper()
 
-    assert tables.memo_shared("a", build("a")) == "A"
-    assert tables.memo_shared("a", build("a")) == "A" and built == ["a"]
-    tables.memo_shared("b", build("b"))
-    tables.memo_shared("a", build("a"))  # "a" used last: "b" is the oldest now
-    tables.memo_shared("c", build("c"))
-    assert list(tables._SHARED) == ["a", "c"]
-    tables.memo_shared("b", build("b"))
+    assert cache.memo_shared("a", build("a")) == "A"
+    assert cache.memo_shared("a", build("a")) == "A" and built == ["a"]
+    cache.memo_shared("b", build("b"))
+    cache.memo_shared("a", build("a"))  # "a" used last: "b" is the oldest now
+    cache.memo_shared("c", build("c"))
+    assert list(cache._SHARED._items) == ["a", "c"]
+    cache.memo_shared("b", build("b"))
     assert built == ["a", "b", "c", "b"]
 
 
