@@ -269,23 +269,26 @@ class FactIndex:
                 return _as_rows(index.knn_query(q, k=k, num_threads=threads)[0])
             found = self._found
             keys = [(row.tobytes(), k, ef, self._marks_key) for row in q]
-            kept = [found.get(key) for key in keys]
-            missing = [i for i, got in enumerate(kept) if got is None]
-            for key, got in zip(keys, kept):
-                if got is not None:
+            out = np.empty((q.shape[0], k), dtype=np.int64)
+            missing = []
+            for i, key in enumerate(keys):
+                got = found.get(key)
+                if got is None:
+                    missing.append(i)
+                else:
                     found.move_to_end(key)
-            if not missing:
-                return np.stack(kept)  # type: ignore[arg-type]  # no None left
-            index.set_ef(ef)
-            searched = _as_rows(index.knn_query(q if len(missing) == q.shape[0] else q[missing], k=k,
-                                                num_threads=threads)[0])
-            for i, row in zip(missing, searched):
-                kept[i] = row = row.copy()
-                row.setflags(write=False)
-                found[keys[i]] = row
-            while len(found) > size:
-                found.popitem(last=False)
-            return searched if len(missing) == q.shape[0] else np.stack(kept)  # type: ignore[arg-type]
+                    out[i] = got
+            if missing:
+                index.set_ef(ef)
+                todo = q if len(missing) == q.shape[0] else q[missing]
+                out[missing] = _as_rows(index.knn_query(todo, k=k, num_threads=threads)[0])
+                for i in missing:
+                    row = out[i].copy()
+                    row.setflags(write=False)
+                    found[keys[i]] = row
+                while len(found) > size:
+                    found.popitem(last=False)
+            return out
 
     def _exact_sorted(self, q: np.ndarray, got: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Exact float32 cosines for the returned ids; each row sorted by (-cos, id)."""
