@@ -94,10 +94,10 @@ def test_union_masks_by_hand():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(0, 10_000), st.integers(1, 62), st.integers(0, 200))
-def test_union_masks_equals_a_dict_union(seed, n_searches, hits):
+@given(st.integers(0, 10_000), st.integers(1, 62), st.integers(0, 200), st.sampled_from([50, 10_000, 2**40]))
+def test_union_masks_equals_a_dict_union(seed, n_searches, hits, n_rows):
     rng = np.random.default_rng(seed)
-    flat = rng.integers(0, 50, hits).astype(np.int64)
+    flat = rng.integers(0, n_rows, hits).astype(np.int64)
     owner = rng.integers(0, n_searches, hits).astype(np.int64)
     want: dict[int, int] = {}
     for r, o in zip(flat.tolist(), owner.tolist()):

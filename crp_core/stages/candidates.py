@@ -5,9 +5,9 @@ QUARANTINED never returned (the index's ``allowed`` mask). ``relevance`` = exact
 cosine(fact, query). Facts with ``relevance < cdr_min_relevance`` fail the gate; they stay in the
 record (``passed_gate`` False) so the dashboard can show them and why.
 
-All searches go to the index in one batched call; the union is one sort of the found rows, and who
-found a row is a bit mask per row (one bit per search) OR-reduced over its hits, so no per-hit
-Python runs.
+All searches go to the index in one batched call; the union is one plain sort of the hits keyed by
+(row, search), and who found a row is a bit mask per row (one bit per search) OR-reduced over its
+hits, so no per-hit Python runs.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, ScenarioVectors
 from crp_core.records import CandidateSet, freeze_owned
 
-#: up to this many searches (query + sub-queries) a row's finders fit in one int64 bit mask
+#: up to this many searches (query + sub-queries) a row's finders fit in one int64 bit mask (and owners in 6 bits)
 MASK_SEARCHES = 62
 
 
@@ -61,17 +61,20 @@ def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfi
 
 
 def union_masks(flat: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows, masks)``: the distinct rows of ``flat`` (int64), ascending, and per row the OR of
-    ``1 << owner`` over its hits (bit j set: search j found it). ``owner`` < 63."""
-    srt = np.argsort(flat, kind="stable")
-    s = flat[srt]
+    """``(rows, masks)``: the distinct rows of ``flat`` (int64, 0 <= row < 2**57), ascending, and per row
+    the OR of ``1 << owner`` over its hits (bit j set: search j found it). ``owner`` < 64.
+
+    One plain sort of ``row << 6 | owner`` (the OR needs no order among a row's hits, so no stable
+    argsort: at 15 searches x 500 hits the stable argsort alone was 4x this whole union)."""
+    key = np.sort((flat << 6) | owner)
+    s = key >> 6
     start = np.empty(s.size, dtype=bool)
     start[:1] = True
     np.not_equal(s[1:], s[:-1], out=start[1:])
     bounds = np.flatnonzero(start)
     if not bounds.size:
         return s, np.zeros(0, dtype=np.int64)
-    return s[bounds], np.bitwise_or.reduceat(np.left_shift(np.int64(1), owner[srt]), bounds)
+    return s[bounds], np.bitwise_or.reduceat(np.left_shift(np.int64(1), key & 63), bounds)
 
 
 def found_by_masks(masks: np.ndarray, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
