@@ -94,10 +94,10 @@ def test_union_masks_by_hand():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(0, 10_000), st.integers(1, 62), st.integers(0, 200))
-def test_union_masks_equals_a_dict_union(seed, n_searches, hits):
+@given(st.integers(0, 10_000), st.integers(1, 62), st.integers(0, 200), st.sampled_from([50, 10_000, 2**40]))
+def test_union_masks_equals_a_dict_union(seed, n_searches, hits, n_rows):
     rng = np.random.default_rng(seed)
-    flat = rng.integers(0, 50, hits).astype(np.int64)
+    flat = rng.integers(0, n_rows, hits).astype(np.int64)
     owner = rng.integers(0, n_searches, hits).astype(np.int64)
     want: dict[int, int] = {}
     for r, o in zip(flat.tolist(), owner.tolist()):
@@ -174,3 +174,16 @@ def test_kept_searches_answer_as_fresh_searches(unit_vectors, seed, asks, cache_
                 want = FactIndex.build(x, config).query_ids(q, k, mask, ef_search=ef, num_threads=1)
             assert got.tolist() == want.tolist()
             assert len(index._found) <= cache_size
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 62), st.integers(0, 120))
+def test_found_by_masks_equals_the_plain_loop(seed, n_labels, n):
+    """Every candidate's labels are those of its mask's set bits, in search order (bit 61 included)."""
+    rng = np.random.default_rng(seed)
+    labels = ("query",) + tuple(f"sq{j}" for j in range(1, n_labels))
+    pool = rng.integers(1, 1 << n_labels, 5, dtype=np.int64) if n_labels < 63 else None
+    masks = pool[rng.integers(0, 5, n)] if pool is not None else np.zeros(0, np.int64)
+    got = found_by_masks(masks, labels)
+    assert got == tuple(tuple(labels[j] for j in range(n_labels) if (int(m) >> j) & 1) for m in masks)
+    assert all(a is b for a, b in zip(got, got[1:]) if a == b)  # candidates with one mask share its tuple

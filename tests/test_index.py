@@ -1,6 +1,8 @@
 """HNSW fact index (SPEC-009 §3.2): recall, exclusion of DELETED/QUARANTINED, persistence."""
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -186,3 +188,45 @@ def test_vectors_are_read_only(data):
     _, idx = data
     with pytest.raises(ValueError):
         idx.vectors[0, 0] = 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 8), st.sampled_from([3, 16, 384]), st.booleans())
+def test_unit_rows_are_those_of_linalg_norm_bit_for_bit(seed, nq, d, strided):
+    """The index's query normalisation is ``q / np.linalg.norm(q, axis=1)`` to the last bit (a zero row
+    is kept as it is, a NaN row too), for contiguous and strided rows."""
+    rng = np.random.default_rng(seed)
+    q = (rng.normal(size=(nq, 2 * d)) * rng.choice([1e-3, 1.0, 50.0], size=(nq, 1))).astype(np.float32)
+    q = q[:, ::2] if strided else np.ascontiguousarray(q[:, :d])
+    q[0] = 0.0
+    if nq > 2:
+        q[2, 0] = np.nan
+    norms = np.linalg.norm(q, axis=1, keepdims=True)
+    want = q / np.where(norms > 0, norms, 1.0)
+    got = index_mod._unit(q)
+    assert got.dtype == np.float32 and got.flags.c_contiguous
+    assert got.tobytes() == want.tobytes()
+
+
+def test_memo_key_follows_the_marks_not_the_mask_object(monkeypatch):
+    """The search memo is keyed by the deletion marks in force: an equal mask in another array is a
+    memo hit, another mask is not, and after each query the key is the digest of the marks."""
+    monkeypatch.setattr(index_mod, "BRUTE_FORCE_MAX_ALLOWED", 0)
+    x = clustered(300, d=16, clusters=6, seed=3)
+    index = FactIndex.build(x, CRPConfig(hnsw_m=8, hnsw_ef_construction=40))
+    q = x[:2] + 0.01
+    mask = np.ones(300, dtype=bool)
+    mask[::7] = False
+    index.query_ids(q, 5, mask)
+    assert index._marks_key == hashlib.blake2b(np.packbits(~mask).tobytes(), digest_size=16).digest()
+    assert len(index._found) == 2
+    index.query_ids(q, 5, mask.copy())  # same marks: both rows kept, nothing searched again
+    assert len(index._found) == 2
+    other = mask.copy()
+    other[1] = False
+    index.query_ids(q, 5, other)
+    assert len(index._found) == 4
+    index.query_ids(q, 5, None)  # no marks: its own key
+    assert index._marks_key == b"" and not index._marked.any() and len(index._found) == 6
+    index.query_ids(q, 5, mask)
+    assert len(index._found) == 6  # the first mask's searches are still kept

@@ -73,6 +73,7 @@ class FactIndex:
     ef_search: int = 100  # default query-time ef (config.hnsw_ef_search)
     _index: hnswlib.Index | None = field(repr=False, default=None)
     _marked: np.ndarray | None = field(default=None, repr=False)  # labels currently mark_deleted
+    _marks_key: bytes = field(default=b"", repr=False)  # digest of _marked (b"": none marked), kept with it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # (unit query bytes, k, ef, mask digest) -> found ids (k,) int64, read-only; least recently used first
     _found: OrderedDict[tuple[bytes, int, int, bytes], np.ndarray] = field(default_factory=OrderedDict, repr=False)
@@ -171,7 +172,8 @@ class FactIndex:
         """Bring the index's deletion marks to ``~allowed`` (call with ``self._lock`` held).
 
         Only the difference to the current marks is applied (``mark_deleted`` / ``unmark_deleted``),
-        so alternating status sets costs microseconds per changed fact and no copy of the index.
+        so alternating status sets costs microseconds per changed fact and no copy of the index. The
+        marks' digest (the search memo's mask key) is recomputed only when the marks change.
         """
         marked = self._marked
         if marked is None:
@@ -179,16 +181,21 @@ class FactIndex:
                 return
             marked = self._marked = np.zeros(self.n, dtype=bool)
         # a fact must change where it is marked and allowed, or unmarked and excluded: one pass
-        change = np.flatnonzero(marked) if allowed is None else np.flatnonzero(marked == allowed)
-        if not change.size:
+        differs = marked if allowed is None else marked == allowed
+        if not differs.any():
             return
+        change = np.flatnonzero(differs)
         index = self._hnsw()
         for label, was_marked in zip(change.tolist(), marked[change].tolist()):
             if was_marked:
                 index.unmark_deleted(label)
             else:
                 index.mark_deleted(label)
-        self._marked = np.zeros(self.n, dtype=bool) if allowed is None else ~allowed
+        if allowed is None:
+            self._marked, self._marks_key = np.zeros(self.n, dtype=bool), b""
+        else:
+            self._marked = ~allowed
+            self._marks_key = hashlib.blake2b(np.packbits(self._marked).tobytes(), digest_size=16).digest()
 
     def query(self, vectors: np.ndarray, k: int, allowed: np.ndarray | None = None, *,
               ef_search: int | None = None, num_threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -252,38 +259,36 @@ class FactIndex:
 
     def _searched(self, q: np.ndarray, k: int, ef: int, allowed: np.ndarray | None, threads: int) -> np.ndarray:
         """HNSW ids ``(q, k)`` of the unit queries ``q``: the rows searched before under the same k, ef
-        and mask are read from the index's cache, the others searched in one batched call."""
+        and deletion marks are read from the index's memo, the others searched in one batched call."""
         size = QUERY_CACHE_SIZE
-        mask_key = b"" if allowed is None else hashlib.blake2b(np.packbits(allowed).tobytes(), digest_size=16).digest()
-        keys = [(row.tobytes(), k, ef, mask_key) for row in q] if size > 0 else []
-        out = np.empty((q.shape[0], k), dtype=np.int64)
-        with self._lock:  # marks + ef + query (and the cache) must not interleave with another thread's
+        index = self._hnsw()
+        with self._lock:  # marks + ef + query (and the memo) must not interleave with another thread's
+            self._apply_mask(allowed)
+            if size <= 0:
+                index.set_ef(ef)
+                return _as_rows(index.knn_query(q, k=k, num_threads=threads)[0])
+            found = self._found
+            keys = [(row.tobytes(), k, ef, self._marks_key) for row in q]
+            out = np.empty((q.shape[0], k), dtype=np.int64)
             missing = []
             for i, key in enumerate(keys):
-                got = self._found.get(key)
+                got = found.get(key)
                 if got is None:
                     missing.append(i)
                 else:
-                    self._found.move_to_end(key)
+                    found.move_to_end(key)
                     out[i] = got
-            if missing or not keys:
-                todo = q if not keys or len(missing) == q.shape[0] else q[missing]
-                self._apply_mask(allowed)
-                index = self._hnsw()
+            if missing:
                 index.set_ef(ef)
-                labels, _ = index.knn_query(todo, k=k, num_threads=threads)
-                # hnswlib's labels are uint64 fact rows (< 2**63): reinterpreted, not copied
-                found = labels.view(np.int64) if labels.dtype == np.uint64 else labels.astype(np.int64)
-                if not keys:
-                    return found
-                out[missing] = found
+                todo = q if len(missing) == q.shape[0] else q[missing]
+                out[missing] = _as_rows(index.knn_query(todo, k=k, num_threads=threads)[0])
                 for i in missing:
-                    kept = out[i].copy()
-                    kept.setflags(write=False)
-                    self._found[keys[i]] = kept
-                while len(self._found) > size:
-                    self._found.popitem(last=False)
-        return out
+                    row = out[i].copy()
+                    row.setflags(write=False)
+                    found[keys[i]] = row
+                while len(found) > size:
+                    found.popitem(last=False)
+            return out
 
     def _exact_sorted(self, q: np.ndarray, got: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Exact float32 cosines for the returned ids; each row sorted by (-cos, id)."""
@@ -320,6 +325,15 @@ def _readonly(vectors: np.ndarray) -> np.ndarray:
     return v
 
 
+def _as_rows(labels: np.ndarray) -> np.ndarray:
+    """hnswlib's labels as int64 fact rows: its uint64 labels (rows < 2**63) reinterpreted, not copied."""
+    return labels.view(np.int64) if labels.dtype == np.uint64 else labels.astype(np.int64)
+
+
 def _unit(q: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(q, axis=1, keepdims=True)
-    return np.ascontiguousarray(q / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+    """Rows of ``q`` (float32) divided by their L2 norm (zero rows kept): ``np.linalg.norm``'s own
+    formula for real rows (``sqrt`` of the pairwise ``add.reduce`` of the squares), without its
+    dispatch, so the unit rows are bit for bit those of ``q / np.linalg.norm(q, axis=1)``."""
+    norms = np.sqrt(np.add.reduce(q * q, axis=1, keepdims=True))
+    norms[~(norms > 0)] = 1.0  # zero (or NaN) norm: the row is left as it is
+    return np.divide(q, norms, dtype=np.float32)

@@ -5,19 +5,21 @@ QUARANTINED never returned (the index's ``allowed`` mask). ``relevance`` = exact
 cosine(fact, query). Facts with ``relevance < cdr_min_relevance`` fail the gate; they stay in the
 record (``passed_gate`` False) so the dashboard can show them and why.
 
-All searches go to the index in one batched call; the union is one sort of the found rows, and who
-found a row is a bit mask per row (one bit per search) OR-reduced over its hits, so no per-hit
-Python runs.
+All searches go to the index in one batched call; the union is one plain sort of the hits keyed by
+(row, search), and who found a row is a bit mask per row (one bit per search) OR-reduced over its
+hits, so no per-hit Python runs.
 """
 from __future__ import annotations
+
+from itertools import compress
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, ScenarioVectors
-from crp_core.records import CandidateSet, frozen_array
+from crp_core.records import CandidateSet, freeze_owned
 
-#: up to this many searches (query + sub-queries) a row's finders fit in one int64 bit mask
+#: up to this many searches (query + sub-queries) a row's finders fit in one int64 bit mask (and owners in 6 bits)
 MASK_SEARCHES = 62
 
 
@@ -35,8 +37,7 @@ def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfi
     flat = ids.reshape(-1)
     owner = np.repeat(np.arange(queries.shape[0], dtype=np.int64), ids.shape[1])
     # no padding, and belt and braces: never a DELETED / QUARANTINED fact, whatever the index returned
-    keep = flat >= 0
-    keep[keep] = corpus.retrievable[flat[keep]]
+    keep = (flat >= 0) & corpus.retrievable[flat]
     if not keep.all():
         flat, owner = flat[keep], owner[keep]
     if len(labels) <= MASK_SEARCHES:
@@ -45,38 +46,45 @@ def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfi
         rows, at = np.unique(flat, return_inverse=True)
     relevance = (corpus.vectors[rows] @ q[0]).astype(np.float64)
     order = np.argsort(-relevance, kind="stable")  # rows ascend: ties keep the lower row first
-    passed = relevance[order] >= config.cdr_min_relevance
+    relevance = relevance[order]
     if len(labels) <= MASK_SEARCHES:
         finders = found_by_masks(masks[order], labels)
     else:
         finders = found_by(at.reshape(-1), owner, rows.size, labels, order)
     return CandidateSet(
-        idx=frozen_array(rows[order].astype(np.int64)),
-        relevance=frozen_array(relevance[order]),
-        passed_gate=frozen_array(passed),
+        idx=freeze_owned(rows[order]),
+        relevance=freeze_owned(relevance),
+        passed_gate=freeze_owned(relevance >= config.cdr_min_relevance),
         found_by=finders,
         gate_threshold=float(config.cdr_min_relevance),
     )
 
 
 def union_masks(flat: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows, masks)``: the distinct rows of ``flat``, ascending, and per row the OR of ``1 << owner``
-    over its hits (bit j set: search j found it). ``owner`` < 63."""
-    srt = np.argsort(flat, kind="stable")
-    s = flat[srt]
-    start = np.ones(s.size, dtype=bool)
+    """``(rows, masks)``: the distinct rows of ``flat`` (int64, 0 <= row < 2**57), ascending, and per row
+    the OR of ``1 << owner`` over its hits (bit j set: search j found it). ``owner`` < 64.
+
+    One plain sort of ``row << 6 | owner`` (the OR needs no order among a row's hits, so no stable
+    argsort: at 15 searches x 500 hits the stable argsort alone was 4x this whole union)."""
+    key = np.sort((flat << 6) | owner)
+    s = key >> 6
+    start = np.empty(s.size, dtype=bool)
+    start[:1] = True
     np.not_equal(s[1:], s[:-1], out=start[1:])
     bounds = np.flatnonzero(start)
     if not bounds.size:
-        return s.astype(np.int64), np.zeros(0, dtype=np.int64)
-    return s[bounds].astype(np.int64), np.bitwise_or.reduceat(np.left_shift(np.int64(1), owner[srt]), bounds)
+        return s, np.zeros(0, dtype=np.int64)
+    return s[bounds], np.bitwise_or.reduceat(np.left_shift(np.int64(1), key & 63), bounds)
 
 
 def found_by_masks(masks: np.ndarray, labels: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """Per candidate, the labels of the bits set in its mask, in search order. Candidates found by the
-    same searches share one tuple (a handful of distinct masks, each built once)."""
+    same searches share one tuple (a handful of distinct masks, each built once: their bits in one
+    shift, each tuple one ``compress`` of the labels)."""
     codes = masks.tolist()
-    patterns = {c: tuple(labels[j] for j in range(len(labels)) if (c >> j) & 1) for c in dict.fromkeys(codes)}
+    distinct = list(dict.fromkeys(codes))
+    bits = (np.array(distinct, dtype=np.int64)[:, None] >> np.arange(len(labels), dtype=np.int64)) & 1
+    patterns = dict(zip(distinct, [tuple(compress(labels, row)) for row in bits.tolist()]))
     return tuple(map(patterns.__getitem__, codes))
 
 
