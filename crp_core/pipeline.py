@@ -39,7 +39,7 @@ from crp_core.records import (
 )
 from crp_core.report import known_flag_data
 from crp_core.stages.candidates import gather_candidates
-from crp_core.stages.cdgr import expand_graph_with_recency
+from crp_core.stages.cdgr import BridgedPairs, expand_graph_with_recency
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.stages.contradictions.arbitration import Decisions
@@ -343,10 +343,13 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     plain += list(pulled)
     plain_cdr += list(pulled.values())
     items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]
+    pair_rows = conn.bridged_pairs
     for r in final_rows:
         if roles.get(r) == "connector":
-            bridged = dict.fromkeys(itertools.chain.from_iterable(conn.bridged_pairs[conn_pos[r]]))
-            items.append(PackItem(r, "connector", float(conn_score[r]), tuple(bridged)))
+            p = conn_pos[r]
+            bridged = (pair_rows.anchors(p) if isinstance(pair_rows, BridgedPairs)
+                       else tuple(dict.fromkeys(itertools.chain.from_iterable(pair_rows[p]))))
+            items.append(PackItem(r, "connector", float(conn_score[r]), bridged))
     envelope = pack_envelope(corpus, items, tied_pairs=tied_rows(resolution, kb), config=config,
                              count_tokens=count_tokens, count_prefixes=count_prefixes, count_notes=count_notes)
     timings["packing"] = (time.perf_counter() - t) * 1e3

@@ -497,26 +497,85 @@ class LazyRows(Sequence[_T]):
         return f"LazyRows({tuple(self)!r})"
 
 
+class BridgedPairs(LazyRows[tuple[tuple[int, int], ...]]):
+    """The connectors' ``bridged_pairs`` rows (a :class:`LazyRows`), plus :meth:`anchors`: the anchors
+    those pairs name, in order of first appearance, read off the same bit masks without building the
+    pairs (what packing needs per selected connector)."""
+
+    __slots__ = ("_anchors_of", "_anchor_cache")
+
+    def __init__(self, n: int, item: Callable[[int], tuple[tuple[int, int], ...]],
+                 anchors_of: Callable[[int], tuple[int, ...]]):
+        super().__init__(n, item)
+        self._anchors_of = anchors_of
+        self._anchor_cache: dict[int, tuple[int, ...]] = {}
+
+    def anchors(self, i: int) -> tuple[int, ...]:
+        """``tuple(dict.fromkeys(itertools.chain.from_iterable(self[i])))``: each anchor of row ``i``'s
+        bridged pairs once, in the order the pairs name them."""
+        j = int(i)
+        if not 0 <= j < self._n:
+            raise IndexError(i)
+        got = self._anchor_cache.get(j)
+        if got is None:
+            got = self._anchors_of(j)
+            self._anchor_cache[j] = got
+        return got
+
+
 def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
-                       non_adj: np.ndarray
-                       ) -> tuple[LazyRows[tuple[int, ...]], LazyRows[tuple[tuple[int, int], ...]]]:
+                       non_adj: np.ndarray) -> tuple[LazyRows[tuple[int, ...]], BridgedPairs]:
     touched_mask = hops > 0
     touched_mask.setflags(write=False)
     anchor_list = anchors.tolist()
+    s = len(anchor_list)
     # a connector's bridged pairs: its touched anchors' non-adjacent pairs (a < b in anchor order),
-    # row-major; the (s, s) adjacency as nested lists, so a row costs one numpy call and a few
-    # dozen list lookups
-    apart = non_adj.tolist()
+    # row-major. Anchor position k is bit k: ``later[a]`` = the anchors after a not adjacent to it, so
+    # a's partners among the touched anchors T are ``later[a] & T``, visited lowest bit first
+    later = [sum(1 << b for b in range(a + 1, s) if row[b]) for a, row in enumerate(non_adj.tolist())]
     counts = count.tolist()
 
+    def touched_positions(i: int) -> list[int]:
+        return np.flatnonzero(touched_mask[i]).tolist()
+
     def touched(i: int) -> tuple[int, ...]:
-        return tuple(anchor_list[k] for k in np.flatnonzero(touched_mask[i]).tolist())
+        return tuple(anchor_list[k] for k in touched_positions(i))
 
     def pairs(i: int) -> tuple[tuple[int, int], ...]:
         if counts[i] == 0:
             return ()
-        ts = np.flatnonzero(touched_mask[i]).tolist()
-        return tuple((anchor_list[a], anchor_list[b]) for k, a in enumerate(ts) for b in ts[k + 1:] if apart[a][b])
+        ts = touched_positions(i)
+        mask = sum(1 << k for k in ts)
+        out: list[tuple[int, int]] = []
+        for a in ts:
+            partners = later[a] & mask
+            while partners:
+                low = partners & -partners
+                partners ^= low
+                out.append((anchor_list[a], anchor_list[low.bit_length() - 1]))
+        return tuple(out)
+
+    def bridged(i: int) -> tuple[int, ...]:
+        if counts[i] == 0:
+            return ()
+        ts = touched_positions(i)
+        mask = sum(1 << k for k in ts)
+        seen = 0
+        out: list[int] = []
+        for a in ts:
+            partners = later[a] & mask
+            if not partners:
+                continue
+            if not seen >> a & 1:
+                out.append(a)
+                seen |= 1 << a
+            new = partners & ~seen
+            seen |= new
+            while new:
+                low = new & -new
+                new ^= low
+                out.append(low.bit_length() - 1)
+        return tuple(anchor_list[k] for k in out)
 
     m = hops.shape[0]
-    return LazyRows(m, touched), LazyRows(m, pairs)
+    return LazyRows(m, touched), BridgedPairs(m, pairs, bridged)
