@@ -166,11 +166,12 @@ def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.nda
     close = sims[ci, ai]
     texts = corpus.kb.facts
     found: dict[int, tuple[int, int, float]] = {}
-    for k in np.lexsort((ai, -close, ci)).tolist():  # per candidate, closest anchor first
-        row, anchor = int(rows[ci[k]]), int(anchors[ai[k]])
+    order = np.lexsort((ai, -close, ci))  # per candidate, closest anchor first
+    pair_rows, pair_anchors = rows[ci[order]].tolist(), anchors[ai[order]].tolist()
+    for row, anchor, cos in zip(pair_rows, pair_anchors, close[order].tolist()):
         if row in found or values_conflict(texts[anchor].content, texts[row].content):
             continue
-        found[row] = (row, anchor, float(close[k]))
+        found[row] = (row, anchor, cos)
     return [found[r] for r in sorted(found)]
 
 
