@@ -32,8 +32,10 @@ if TYPE_CHECKING:
 SMALL_GEMM = 32
 
 
-def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None) -> np.ndarray:
-    """Weighted mean cosine to the Coverage Set entries (SPEC-024 §2.2-2.3); 0 when empty."""
+def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None,
+                    vectors_f64: np.ndarray | None = None) -> np.ndarray:
+    """Weighted mean cosine to the Coverage Set entries (SPEC-024 §2.2-2.3); 0 when empty.
+    ``vectors_f64`` = ``vectors.astype(np.float64)`` when the caller already has it."""
     n = vectors.shape[0]
     if coverage is None or len(coverage) == 0:
         return np.zeros(n)
@@ -42,7 +44,8 @@ def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None) -> np.nd
     if total <= 0.0:
         return np.zeros(n)
     centroid = (np.asarray(coverage.embeddings, dtype=np.float64).T @ w) / total  # (d,)
-    return vectors.astype(np.float64, copy=False) @ centroid
+    wide = vectors.astype(np.float64, copy=False) if vectors_f64 is None else vectors_f64
+    return wide @ centroid
 
 
 def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
@@ -66,13 +69,14 @@ def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
 def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverage: CoverageView | None,
               residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], recency: RecencyTable,
               config: CRPConfig, passed_gate: np.ndarray | None = None,
-              fact_vectors: np.ndarray | None = None) -> CDRTable:
+              fact_vectors: np.ndarray | None = None, fact_vectors_f64: np.ndarray | None = None) -> CDRTable:
     """Every factor of the CDR product for the facts ``idx`` (SPEC_NOTES §2.4).
 
     ``relevance`` is cos(fact, query) aligned with ``idx``; ``recency`` must cover every row.
     ``passed_gate`` (optional) marks the facts that passed the stage-1 relevance gate; the others
     are scored too (for display) and flagged. ``fact_vectors`` = ``corpus.vectors[idx]`` when the
-    caller already gathered them.
+    caller already gathered them, ``fact_vectors_f64`` the same widened to float64 (what the coverage
+    score multiplies: fan-out's branches widen their shared pool once).
 
     The factors a run leaves at their neutral value (an empty Coverage Set: no coverage penalty and
     no residual pull; an empty blacklist: no n-gram penalty) are filled without arithmetic: the
@@ -88,7 +92,7 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
         novelty = np.full(n, max(1.0 - 0.0, config.min_novelty_floor))
     else:
         v = corpus.vectors[idx] if fact_vectors is None else fact_vectors
-        cov = coverage_scores(v, coverage)
+        cov = coverage_scores(v, coverage, fact_vectors_f64)
         pull = residual_pulls(v, coverage, residual_vectors)
         eff = np.maximum(relevance, pull)
         penalty = np.minimum(np.maximum(cov, 0.0), config.coverage_penalty_cap)  # = clip(cov, 0, cap)

@@ -117,8 +117,10 @@ def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], re
                 residual_vectors: np.ndarray, coverage: CoverageView, pool_rows: np.ndarray,
                 recency: RecencyTable, blacklist: frozenset[NGram], budget: int, config: CRPConfig,
                 coverage_additions: tuple[str, ...], pool_vectors: np.ndarray | None = None,
+                pool_vectors_f64: Callable[[], np.ndarray] | None = None,
                 relevance_memo: dict[tuple[str, ...], np.ndarray] | None = None) -> _BranchTrace:
-    """``pool_vectors`` = ``corpus.vectors[pool_rows]`` when the caller gathered them (once for every branch);
+    """``pool_vectors`` = ``corpus.vectors[pool_rows]`` when the caller gathered them (once for every branch),
+    ``pool_vectors_f64()`` the same widened to float64 (made on the first call, shared by the branches);
     ``relevance_memo``: ``relevance_b`` per sub-query group, shared by the branches of one run (the same
     group of sub-queries over the same pool gives the same product)."""
     from crp_core.stages.cdr import cdr_ranking, score_cdr
@@ -135,13 +137,17 @@ def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], re
         if relevance_memo is not None:
             relevance_memo[sub_queries] = relevance_b
     passed = relevance_b >= config.cdr_min_relevance
-    if passed.all():  # the whole pool passes: no copies of its rows and vectors
+    whole = bool(passed.all())
+    if whole:  # the whole pool passes: no copies of its rows and vectors
         idx, rel_in, v_in = pool, relevance_b, pool_v
     else:
         idx, rel_in, v_in = pool[passed], relevance_b[passed], pool_v[passed]
+    wide = None
+    if pool_vectors_f64 is not None and len(coverage) and idx.size:
+        wide = pool_vectors_f64() if whole else pool_vectors_f64()[passed]
     cdr = score_cdr(corpus, frozen_array(idx), frozen_array(rel_in), coverage=coverage,
                     residual_vectors=np.asarray(residual_vectors, dtype=np.float32),
-                    blacklist=blacklist, recency=recency, config=config, fact_vectors=v_in)
+                    blacklist=blacklist, recency=recency, config=config, fact_vectors=v_in, fact_vectors_f64=wide)
     order = cdr_ranking(cdr)[:max(budget, 0)]
     facts = corpus.kb.facts
     selected = tuple(facts[r].fact_id for r in cdr.idx[order].tolist())
@@ -243,7 +249,9 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     n_branches = len(partitions)
     budget = branch_fact_budget(config, n_branches)
     # shared by the 2 x branches scorings: the pool's vectors and each sub-query group's relevance
-    score_branch = functools.partial(_run_branch, corpus, pool_rows=pool, pool_vectors=corpus.vectors[pool],
+    pool_vectors = corpus.vectors[pool]
+    score_branch = functools.partial(_run_branch, corpus, pool_rows=pool, pool_vectors=pool_vectors,
+                                     pool_vectors_f64=functools.cache(lambda: pool_vectors.astype(np.float64)),
                                      relevance_memo={}, recency=recency, blacklist=blacklist, budget=budget,
                                      config=config)
 
