@@ -68,7 +68,7 @@ def branch_fields(b: BranchResult):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n=st.integers(4, 40), m=st.integers(1, 9), n_addressed=st.integers(0, 3),
-       width=st.integers(2, 6), budget=st.integers(1, 12), gate=st.sampled_from([0.0, 0.3, 0.55]),
+       width=st.integers(2, 6), budget=st.integers(1, 12), gate=st.sampled_from([-1.0, 0.0, 0.3, 0.55]),
        dedup=st.sampled_from([0.5, 0.9, 0.97]), partial=st.booleans())
 def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width, budget, gate, dedup, partial):
     n_addressed = min(n_addressed, m - 1)

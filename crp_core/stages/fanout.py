@@ -120,7 +120,8 @@ def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], re
                 pool_vectors_f64: Callable[[], np.ndarray] | None = None,
                 relevance_memo: dict[tuple[str, ...], np.ndarray] | None = None) -> _BranchTrace:
     """``pool_vectors`` = ``corpus.vectors[pool_rows]`` when the caller gathered them (once for every branch),
-    ``pool_vectors_f64()`` the same widened to float64 (made on the first call, shared by the branches);
+    ``pool_vectors_f64()`` the same widened to float64 (made on the first call, shared by the branches
+    whose gate passes the whole pool);
     ``relevance_memo``: ``relevance_b`` per sub-query group, shared by the branches of one run (the same
     group of sub-queries over the same pool gives the same product)."""
     from crp_core.stages.cdr import cdr_ranking, score_cdr
@@ -142,9 +143,9 @@ def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], re
         idx, rel_in, v_in = pool, relevance_b, pool_v
     else:
         idx, rel_in, v_in = pool[passed], relevance_b[passed], pool_v[passed]
-    wide = None
-    if pool_vectors_f64 is not None and len(coverage) and idx.size:
-        wide = pool_vectors_f64() if whole else pool_vectors_f64()[passed]
+    # the whole pool passing (a dense cluster): every such branch reads one widened copy; a gated
+    # subset widens its own rows (a gather of float64 rows would cost what the widening does)
+    wide = pool_vectors_f64() if pool_vectors_f64 is not None and whole and len(coverage) and idx.size else None
     cdr = score_cdr(corpus, frozen_array(idx), frozen_array(rel_in), coverage=coverage,
                     residual_vectors=np.asarray(residual_vectors, dtype=np.float32),
                     blacklist=blacklist, recency=recency, config=config, fact_vectors=v_in, fact_vectors_f64=wide)
