@@ -529,12 +529,15 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
     touched_mask = hops > 0
     touched_mask.setflags(write=False)
     anchor_list = anchors.tolist()
-    s = len(anchor_list)
     # a connector's bridged pairs: its touched anchors' non-adjacent pairs (a < b in anchor order),
-    # row-major. Anchor position k is bit k: ``later[a]`` = the anchors after a not adjacent to it, so
-    # a's partners among the touched anchors T are ``later[a] & T``, visited lowest bit first
-    later = [sum(1 << b for b in range(a + 1, s) if row[b]) for a, row in enumerate(non_adj.tolist())]
+    # row-major; the (s, s) adjacency as nested lists, so a row costs one numpy call and a few
+    # dozen list lookups
+    apart = non_adj.tolist()
     counts = count.tolist()
+    # for the bridged anchors alone, anchor position k is bit k: ``later[a]`` = the anchors after a with
+    # no direct edge to it, so a's partners among the touched anchors T are ``later[a] & T`` (built on
+    # the first call: most runs read a handful of rows)
+    later: list[int] = []
 
     def touched_positions(i: int) -> list[int]:
         return np.flatnonzero(touched_mask[i]).tolist()
@@ -546,19 +549,13 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
         if counts[i] == 0:
             return ()
         ts = touched_positions(i)
-        mask = sum(1 << k for k in ts)
-        out: list[tuple[int, int]] = []
-        for a in ts:
-            partners = later[a] & mask
-            while partners:
-                low = partners & -partners
-                partners ^= low
-                out.append((anchor_list[a], anchor_list[low.bit_length() - 1]))
-        return tuple(out)
+        return tuple((anchor_list[a], anchor_list[b]) for k, a in enumerate(ts) for b in ts[k + 1:] if apart[a][b])
 
     def bridged(i: int) -> tuple[int, ...]:
         if counts[i] == 0:
             return ()
+        if not later:
+            later.extend(sum(1 << b for b, far in enumerate(row) if far and b > a) for a, row in enumerate(apart))
         ts = touched_positions(i)
         mask = sum(1 << k for k in ts)
         seen = 0
