@@ -11,7 +11,7 @@ import dataclasses
 import itertools
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -39,7 +39,7 @@ from crp_core.records import (
 )
 from crp_core.report import known_flag_data
 from crp_core.stages.candidates import gather_candidates
-from crp_core.stages.cdgr import expand_graph_with_recency
+from crp_core.stages.cdgr import BridgedPairs, expand_graph_with_recency
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.stages.contradictions.arbitration import Decisions
@@ -137,31 +137,20 @@ def _counter_key(corpus: Corpus, embedder: Embedder | None) -> tuple[str, ...]:
     return ("tokenizer", corpus.model_id, "default" if embedder is None else type(embedder).__qualname__)
 
 
-def _cdr_positions(cdr: CDRTable, ranked: tuple[np.ndarray, np.ndarray, np.ndarray], rows: list[int]) -> np.ndarray:
-    """Positions of ``rows`` in the stage-2 table: for a gated-in row its place in the ranking
-    ``ranked`` = (positions, their rows, argsort of those rows), by binary search; else searched in
-    the whole table; a KeyError for a row the table lacks."""
-    r = np.asarray(rows, dtype=np.int64)
-    rank_pos, rank_rows, sorter = ranked
-    if r.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if rank_rows.size:
-        at = sorter[np.minimum(np.searchsorted(rank_rows, r, sorter=sorter), rank_rows.size - 1)]
-        found = rank_rows[at] == r
-        if found.all():
-            return rank_pos[at].astype(np.int64, copy=False)
-    else:
-        found = np.zeros(r.size, dtype=bool)
-    out = np.empty(r.size, dtype=np.int64)
-    for k, row in enumerate(r.tolist()):
-        if found[k]:
-            out[k] = rank_pos[at[k]]
-            continue
-        got = np.flatnonzero(cdr.idx == row)
-        if got.size == 0:
-            raise KeyError(row)
-        out[k] = got[0]
-    return out
+def _cdr_positions(cdr: CDRTable, ranked: Mapping[int, int], rows: list[int]) -> np.ndarray:
+    """Positions of ``rows`` in the stage-2 table: a gated-in row's from ``ranked`` (row -> its
+    position, the first when a row is there twice), any other row's searched in the whole table;
+    a KeyError for a row the table lacks."""
+    out: list[int] = []
+    for row in rows:
+        p = ranked.get(row)
+        if p is None:
+            got = np.flatnonzero(cdr.idx == row)
+            if got.size == 0:
+                raise KeyError(row)
+            p = int(got[0])
+        out.append(p)
+    return np.array(out, dtype=np.int64)
 
 
 def _score_pulled(corpus: Corpus, guard: GuardResult, vectors: ScenarioVectors, coverage: CoverageSet,
@@ -302,11 +291,11 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     roles = dict.fromkeys(anchor_list, "anchor")
     roles.update(dict.fromkeys(cdgr.selected_connectors.tolist(), "connector"))
     # positions of the gated-in candidates in the stage-2 table, CDR order: anchors, extra anchors and
-    # backfills are all among them (binary search over one argsort: no dict over every candidate)
+    # backfills are all among them (one dict of the gated-in rows; the first position of a row wins)
     gate = cdr.passed_gate
     rank_pos = cdr_ranking(cdr, gate)
-    ranked_gated = cdr.idx[rank_pos]
-    ranked = (rank_pos, ranked_gated, np.argsort(ranked_gated, kind="stable"))
+    ranked_list = cdr.idx[rank_pos].tolist()
+    ranked = dict(zip(reversed(ranked_list), reversed(rank_pos.tolist())))
     anchor_pos = _cdr_positions(cdr, ranked, anchor_list)
     scores = dict(zip(anchor_list, cdr.cdr_score[anchor_pos].tolist()))
     scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
@@ -314,7 +303,7 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     # of anchors stage 3 skipped (set lookups: np.isin costs ~4x more at the usual ~50 gated-in rows)
     skipped = {d[0] for d in cdgr.near_duplicates}
     taken = set(selected.tolist())
-    ranked_pool = np.array([r for r in ranked_gated.tolist() if r not in taken and r not in skipped], dtype=np.int64)
+    ranked_pool = np.array([r for r in ranked_list if r not in taken and r not in skipped], dtype=np.int64)
     resolution = resolve_contradictions(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool),
                                         attrs, config, decisions=decisions, now=now)
     # beyond SPEC-027: a selected fact that loses a conflict known outside this run to a fact the run
@@ -343,10 +332,13 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     plain += list(pulled)
     plain_cdr += list(pulled.values())
     items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]
+    pair_rows = conn.bridged_pairs
     for r in final_rows:
         if roles.get(r) == "connector":
-            bridged = dict.fromkeys(itertools.chain.from_iterable(conn.bridged_pairs[conn_pos[r]]))
-            items.append(PackItem(r, "connector", float(conn_score[r]), tuple(bridged)))
+            p = conn_pos[r]
+            bridged = (pair_rows.anchors(p) if isinstance(pair_rows, BridgedPairs)
+                       else tuple(dict.fromkeys(itertools.chain.from_iterable(pair_rows[p]))))
+            items.append(PackItem(r, "connector", float(conn_score[r]), bridged))
     envelope = pack_envelope(corpus, items, tied_pairs=tied_rows(resolution, kb), config=config,
                              count_tokens=count_tokens, count_prefixes=count_prefixes, count_notes=count_notes)
     timings["packing"] = (time.perf_counter() - t) * 1e3

@@ -115,3 +115,25 @@ def test_edges_among_lists_each_edge_once_sorted_with_its_weight(seed):
     got = edges_among(m, rows)
     assert list(got) == expect
     assert all(type(a) is int and type(b) is int and type(w) is float for a, b, w in got)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), density=st.floats(0.05, 0.6), step=st.integers(1, 6))
+def test_bridged_anchors_are_the_anchors_of_the_bridged_pairs_in_first_appearance_order(seed, density, step):
+    m = random_graph(seed, 30, density)
+    anchors = np.arange(0, 30, step, dtype=np.int64)
+    cands, _, hops, wsum, aa = walk_with_paths(m, anchors, 2, np.ones(30, dtype=bool))
+    count, _, _, non_adj = bridge_values(aa, hops, wsum)
+    _, pairs = _touched_and_pairs(anchors, hops, count, non_adj)
+    adj = adjacency(m)
+    for i in range(cands.size):
+        # plain reference: walk the touched anchors' pairs in order, note each anchor the first time
+        t = [int(anchors[k]) for k in range(anchors.size) if hops[i, k] > 0]
+        seen: list[int] = []
+        for a, b in itertools.combinations(t, 2):
+            if b not in adj[a]:
+                seen += [x for x in (a, b) if x not in seen]
+        assert pairs.anchors(i) == tuple(seen)
+        assert pairs.anchors(i) == tuple(dict.fromkeys(itertools.chain.from_iterable(pairs[i])))
+    with pytest.raises(IndexError):
+        pairs.anchors(cands.size)

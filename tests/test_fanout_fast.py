@@ -15,6 +15,7 @@ from test_fanout_invariants import NOW, _world
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, embed_scenario
 from crp_core.factors.coverage import CoverageEntry, CoverageSet, CoverageSnapshot
+from crp_core.factors.ngram import build_blacklist
 from crp_core.factors.recency import compute_recency
 from crp_core.model import Scenario
 from crp_core.records import BranchResult
@@ -68,9 +69,10 @@ def branch_fields(b: BranchResult):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), n=st.integers(4, 40), m=st.integers(1, 9), n_addressed=st.integers(0, 3),
-       width=st.integers(2, 6), budget=st.integers(1, 12), gate=st.sampled_from([0.0, 0.3, 0.55]),
-       dedup=st.sampled_from([0.5, 0.9, 0.97]), partial=st.booleans())
-def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width, budget, gate, dedup, partial):
+       width=st.integers(2, 6), budget=st.integers(1, 12), gate=st.sampled_from([-1.0, 0.0, 0.3, 0.55]),
+       dedup=st.sampled_from([0.5, 0.9, 0.97]), partial=st.booleans(), prior=st.booleans())
+def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width, budget, gate, dedup, partial,
+                                                  prior):
     n_addressed = min(n_addressed, m - 1)
     kb, fvec, subs, addressed, topics = _world(seed, n, m, n_addressed)
     config = CRPConfig().replace(envelope_fact_budget=budget, cdr_min_relevance=gate, fanin_dedup_similarity=dedup)
@@ -82,7 +84,10 @@ def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width
     full = compute_recency(kb, np.arange(n), NOW, config)
     # a recency table lacking some pool rows: run_fanout computes them, as the full table has them
     recency = compute_recency(kb, np.arange(0, n, 2), NOW, config) if partial else full
-    res = run_fanout(corpus, scenario, vectors, pool_rows, recency, frozenset(), config)
+    # a prior output repeating two facts' texts: their n-gram overlaps are counted (else the blacklist is empty)
+    blacklist = build_blacklist([kb.facts[0].content, kb.facts[n // 2].content], config.ngram_n) if prior \
+        else frozenset()
+    res = run_fanout(corpus, scenario, vectors, pool_rows, recency, blacklist, config)
     assert res is not None
     pool = np.array(sorted({int(r) for r in pool_rows if kb.facts[int(r)].retrievable}), dtype=np.int64)
     vec = {sid: vectors.sub_queries[i] for i, sid in enumerate(vectors.ids)}
@@ -96,7 +101,7 @@ def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width
             alone = run_branch(corpus, branch=b.branch, sub_queries=subs_b, relevance_vectors=own,
                                residual_vectors=pull_vecs,
                                coverage=CoverageSnapshot(parent) if run.mode == "partitioned" else parent,
-                               pool_rows=pool, recency=full, blacklist=frozenset(), budget=k, config=config)
+                               pool_rows=pool, recency=full, blacklist=blacklist, budget=k, config=config)
             assert branch_fields(b) == branch_fields(alone)
         dups, merged = dedup_reference(corpus, run.branches, config)
         assert as_tuples(run.duplicates) == dups and run.merged == merged

@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from factories import fact, make_kb
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
 from crp_core.factors.recency import compute_recency, concat_recency, lookup, recency_factor
@@ -172,3 +174,16 @@ def test_fact_attributes_once_per_kb_now_and_config():
     table = attrs.recency(np.array([2, 0]))
     assert table.idx.tolist() == [2, 0] and table.rule == ("expired", "decay")
     assert compute_recency(kb, np.array([2, 0]), NOW, CRPConfig()).factor.tolist() == table.factor.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), rows=st.lists(st.integers(0, 60), min_size=1, max_size=40, unique=True), ascending=st.booleans())
+def test_lookup_realigns_sorted_and_unsorted_tables_as_a_dict_would(data, rows, ascending):
+    table = sorted(rows) if ascending else rows
+    values = [float(k) + 0.5 for k in range(len(table))]
+    first = dict(zip(table, values))
+    wanted = data.draw(st.lists(st.sampled_from(table), max_size=30))
+    got = lookup(np.array(table, dtype=np.int64), np.array(values), np.array(wanted, dtype=np.int64))
+    assert got.tolist() == [first[r] for r in wanted]
+    with pytest.raises(KeyError):
+        lookup(np.array(table, dtype=np.int64), np.array(values), np.array([*wanted, 61], dtype=np.int64))

@@ -48,7 +48,9 @@ def test_gated_ranking_and_positions_match_the_plain_versions(data, n):
     assert cdr_ranking(t, copy).tolist() == first.tolist() and cdr_ranking(t, copy) is not first
     rank_pos = first
     ranked_rows = t.idx[rank_pos]
-    ranked = (rank_pos, ranked_rows, np.argsort(ranked_rows, kind="stable"))
+    ranked = {}
+    for p, r in zip(rank_pos.tolist(), ranked_rows.tolist()):
+        ranked.setdefault(r, p)
     wanted = data.draw(st.lists(st.sampled_from(rows), max_size=8)) if rows else []
     assert _cdr_positions(t, ranked, wanted).tolist() == [rows.index(r) for r in wanted]
     with pytest.raises(KeyError):

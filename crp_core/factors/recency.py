@@ -366,10 +366,14 @@ def lookup(table_idx: np.ndarray, values: np.ndarray, idx: np.ndarray) -> np.nda
     idx = np.asarray(idx, dtype=np.int64)
     if table_idx.shape == idx.shape and (table_idx is idx or bool((table_idx == idx).all())):
         return np.asarray(values)
-    order = np.argsort(table_idx, kind="stable")
-    pos = np.searchsorted(table_idx, idx, sorter=order)
-    pos = np.minimum(pos, max(table_idx.size - 1, 0))
-    found = order[pos] if table_idx.size else pos
+    if table_idx.size > 1 and bool((table_idx[1:] >= table_idx[:-1]).all()):
+        # an ascending table (fan-out's pool) is its own stable argsort: binary search it directly
+        found = np.minimum(np.searchsorted(table_idx, idx), table_idx.size - 1)
+    else:
+        order = np.argsort(table_idx, kind="stable")
+        pos = np.searchsorted(table_idx, idx, sorter=order)
+        pos = np.minimum(pos, max(table_idx.size - 1, 0))
+        found = order[pos] if table_idx.size else pos
     if idx.size and (table_idx.size == 0 or not np.array_equal(table_idx[found], idx)):
         raise KeyError("recency table does not cover every requested fact")
     return np.asarray(values)[found]

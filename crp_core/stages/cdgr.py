@@ -166,11 +166,12 @@ def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.nda
     close = sims[ci, ai]
     texts = corpus.kb.facts
     found: dict[int, tuple[int, int, float]] = {}
-    for k in np.lexsort((ai, -close, ci)).tolist():  # per candidate, closest anchor first
-        row, anchor = int(rows[ci[k]]), int(anchors[ai[k]])
+    order = np.lexsort((ai, -close, ci))  # per candidate, closest anchor first
+    pair_rows, pair_anchors = rows[ci[order]].tolist(), anchors[ai[order]].tolist()
+    for row, anchor, cos in zip(pair_rows, pair_anchors, close[order].tolist()):
         if row in found or values_conflict(texts[anchor].content, texts[row].content):
             continue
-        found[row] = (row, anchor, float(close[k]))
+        found[row] = (row, anchor, cos)
     return [found[r] for r in sorted(found)]
 
 
@@ -497,9 +498,34 @@ class LazyRows(Sequence[_T]):
         return f"LazyRows({tuple(self)!r})"
 
 
+class BridgedPairs(LazyRows[tuple[tuple[int, int], ...]]):
+    """The connectors' ``bridged_pairs`` rows (a :class:`LazyRows`), plus :meth:`anchors`: the anchors
+    those pairs name, in order of first appearance, read off the same bit masks without building the
+    pairs (what packing needs per selected connector)."""
+
+    __slots__ = ("_anchors_of", "_anchor_cache")
+
+    def __init__(self, n: int, item: Callable[[int], tuple[tuple[int, int], ...]],
+                 anchors_of: Callable[[int], tuple[int, ...]]):
+        super().__init__(n, item)
+        self._anchors_of = anchors_of
+        self._anchor_cache: dict[int, tuple[int, ...]] = {}
+
+    def anchors(self, i: int) -> tuple[int, ...]:
+        """``tuple(dict.fromkeys(itertools.chain.from_iterable(self[i])))``: each anchor of row ``i``'s
+        bridged pairs once, in the order the pairs name them."""
+        j = int(i)
+        if not 0 <= j < self._n:
+            raise IndexError(i)
+        got = self._anchor_cache.get(j)
+        if got is None:
+            got = self._anchors_of(j)
+            self._anchor_cache[j] = got
+        return got
+
+
 def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
-                       non_adj: np.ndarray
-                       ) -> tuple[LazyRows[tuple[int, ...]], LazyRows[tuple[tuple[int, int], ...]]]:
+                       non_adj: np.ndarray) -> tuple[LazyRows[tuple[int, ...]], BridgedPairs]:
     touched_mask = hops > 0
     touched_mask.setflags(write=False)
     anchor_list = anchors.tolist()
@@ -508,15 +534,46 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
     # dozen list lookups
     apart = non_adj.tolist()
     counts = count.tolist()
+    # for the bridged anchors alone, anchor position k is bit k: ``later[a]`` = the anchors after a with
+    # no direct edge to it, so a's partners among the touched anchors T are ``later[a] & T`` (built on
+    # the first call: most runs read a handful of rows)
+    later: list[int] = []
+
+    def touched_positions(i: int) -> list[int]:
+        return np.flatnonzero(touched_mask[i]).tolist()
 
     def touched(i: int) -> tuple[int, ...]:
-        return tuple(anchor_list[k] for k in np.flatnonzero(touched_mask[i]).tolist())
+        return tuple(anchor_list[k] for k in touched_positions(i))
 
     def pairs(i: int) -> tuple[tuple[int, int], ...]:
         if counts[i] == 0:
             return ()
-        ts = np.flatnonzero(touched_mask[i]).tolist()
+        ts = touched_positions(i)
         return tuple((anchor_list[a], anchor_list[b]) for k, a in enumerate(ts) for b in ts[k + 1:] if apart[a][b])
 
+    def bridged(i: int) -> tuple[int, ...]:
+        if counts[i] == 0:
+            return ()
+        if not later:
+            later.extend(sum(1 << b for b, far in enumerate(row) if far and b > a) for a, row in enumerate(apart))
+        ts = touched_positions(i)
+        mask = sum(1 << k for k in ts)
+        seen = 0
+        out: list[int] = []
+        for a in ts:
+            partners = later[a] & mask
+            if not partners:
+                continue
+            if not seen >> a & 1:
+                out.append(a)
+                seen |= 1 << a
+            new = partners & ~seen
+            seen |= new
+            while new:
+                low = new & -new
+                new ^= low
+                out.append(low.bit_length() - 1)
+        return tuple(anchor_list[k] for k in out)
+
     m = hops.shape[0]
-    return LazyRows(m, touched), LazyRows(m, pairs)
+    return LazyRows(m, touched), BridgedPairs(m, pairs, bridged)

@@ -32,8 +32,10 @@ if TYPE_CHECKING:
 SMALL_GEMM = 32
 
 
-def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None) -> np.ndarray:
-    """Weighted mean cosine to the Coverage Set entries (SPEC-024 §2.2-2.3); 0 when empty."""
+def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None,
+                    vectors_f64: np.ndarray | None = None) -> np.ndarray:
+    """Weighted mean cosine to the Coverage Set entries (SPEC-024 §2.2-2.3); 0 when empty.
+    ``vectors_f64`` = ``vectors.astype(np.float64)`` when the caller already has it."""
     n = vectors.shape[0]
     if coverage is None or len(coverage) == 0:
         return np.zeros(n)
@@ -42,7 +44,8 @@ def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None) -> np.nd
     if total <= 0.0:
         return np.zeros(n)
     centroid = (np.asarray(coverage.embeddings, dtype=np.float64).T @ w) / total  # (d,)
-    return vectors.astype(np.float64, copy=False) @ centroid
+    wide = vectors.astype(np.float64, copy=False) if vectors_f64 is None else vectors_f64
+    return wide @ centroid
 
 
 def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
@@ -66,13 +69,16 @@ def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
 def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverage: CoverageView | None,
               residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], recency: RecencyTable,
               config: CRPConfig, passed_gate: np.ndarray | None = None,
-              fact_vectors: np.ndarray | None = None) -> CDRTable:
+              fact_vectors: np.ndarray | None = None, fact_vectors_f64: np.ndarray | None = None,
+              fact_columns: FactColumns | None = None) -> CDRTable:
     """Every factor of the CDR product for the facts ``idx`` (SPEC_NOTES §2.4).
 
     ``relevance`` is cos(fact, query) aligned with ``idx``; ``recency`` must cover every row.
     ``passed_gate`` (optional) marks the facts that passed the stage-1 relevance gate; the others
     are scored too (for display) and flagged. ``fact_vectors`` = ``corpus.vectors[idx]`` when the
-    caller already gathered them.
+    caller already gathered them, ``fact_vectors_f64`` the same widened to float64 (what the coverage
+    score multiplies: fan-out's branches widen their shared pool once). ``fact_columns`` =
+    :func:`fact_columns_of` for ``idx`` when the caller already has them (fan-out takes its pool's once).
 
     The factors a run leaves at their neutral value (an empty Coverage Set: no coverage penalty and
     no residual pull; an empty blacklist: no n-gram penalty) are filled without arithmetic: the
@@ -88,18 +94,19 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
         novelty = np.full(n, max(1.0 - 0.0, config.min_novelty_floor))
     else:
         v = corpus.vectors[idx] if fact_vectors is None else fact_vectors
-        cov = coverage_scores(v, coverage)
+        cov = coverage_scores(v, coverage, fact_vectors_f64)
         pull = residual_pulls(v, coverage, residual_vectors)
         eff = np.maximum(relevance, pull)
         penalty = np.minimum(np.maximum(cov, 0.0), config.coverage_penalty_cap)  # = clip(cov, 0, cap)
         novelty = np.maximum(1.0 - penalty, config.min_novelty_floor)
-    rec = np.asarray(lookup(recency.idx, recency.factor, idx), dtype=np.float64)
-    imp = resolved_importance(corpus.kb, idx, config)
+    rec, imp, given_overlap = (fact_columns if fact_columns is not None
+                               else fact_columns_of(corpus, idx, recency, blacklist, config))
     score = imp * eff
     score *= novelty
     score *= rec
     if blacklist:
-        overlap = fact_overlaps(corpus.kb, idx, blacklist, config.ngram_n)
+        overlap = given_overlap if given_overlap is not None else fact_overlaps(corpus.kb, idx, blacklist,
+                                                                                config.ngram_n)
         ngram_penalty = np.minimum(config.ngram_penalty_cap, config.ngram_step_penalty * overlap)
         score *= 1.0 - ngram_penalty
     else:
@@ -113,6 +120,23 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
         cdr_score=own(score),
         passed_gate=None if passed_gate is None else own(np.array(passed_gate, dtype=bool).reshape(-1)),
     )
+
+
+#: per-fact columns of the CDR product read from per-KB tables, aligned with the scored rows:
+#: (recency factor, importance weight, n-gram overlap or None when the blacklist is empty)
+FactColumns = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
+
+
+def fact_columns_of(corpus: Corpus, idx: np.ndarray, recency: RecencyTable, blacklist: frozenset[NGram],
+                    config: CRPConfig) -> FactColumns:
+    """The recency factor (from ``recency``), importance weight (SPEC-009 §4.4) and n-gram overlap
+    (SPEC-024 §5.2; None for an empty blacklist) of the facts ``idx``: what :func:`score_cdr` reads per
+    row, aligned with ``idx`` (``column[mask]`` is the column of ``idx[mask]``)."""
+    idx = _int_rows(idx)
+    rec = np.asarray(lookup(recency.idx, recency.factor, idx), dtype=np.float64)
+    imp = resolved_importance(corpus.kb, idx, config)
+    overlap = fact_overlaps(corpus.kb, idx, blacklist, config.ngram_n) if blacklist else None
+    return rec, imp, overlap
 
 
 def _int_rows(idx: np.ndarray) -> np.ndarray:

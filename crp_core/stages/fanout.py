@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageSet, CoverageSnapshot, CoverageView
     from crp_core.factors.ngram import NGram
     from crp_core.model import Scenario
+    from crp_core.stages.cdr import FactColumns
 
 __all__ = [
     "MIN_BRANCH_FACTS", "RULE_ONE_EACH", "RULE_KMEANS", "RULE_SINGLE",
@@ -117,8 +118,13 @@ def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], re
                 residual_vectors: np.ndarray, coverage: CoverageView, pool_rows: np.ndarray,
                 recency: RecencyTable, blacklist: frozenset[NGram], budget: int, config: CRPConfig,
                 coverage_additions: tuple[str, ...], pool_vectors: np.ndarray | None = None,
+                pool_vectors_f64: Callable[[], np.ndarray] | None = None,
+                pool_columns: Callable[[], FactColumns] | None = None,
                 relevance_memo: dict[tuple[str, ...], np.ndarray] | None = None) -> _BranchTrace:
-    """``pool_vectors`` = ``corpus.vectors[pool_rows]`` when the caller gathered them (once for every branch);
+    """``pool_vectors`` = ``corpus.vectors[pool_rows]`` when the caller gathered them (once for every branch),
+    ``pool_vectors_f64()`` the same widened to float64 (made on the first call, shared by the branches
+    whose gate passes the whole pool); ``pool_columns()`` the pool's :func:`fact_columns_of` (made once,
+    each branch takes its gated rows of them);
     ``relevance_memo``: ``relevance_b`` per sub-query group, shared by the branches of one run (the same
     group of sub-queries over the same pool gives the same product)."""
     from crp_core.stages.cdr import cdr_ranking, score_cdr
@@ -135,13 +141,22 @@ def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], re
         if relevance_memo is not None:
             relevance_memo[sub_queries] = relevance_b
     passed = relevance_b >= config.cdr_min_relevance
-    if passed.all():  # the whole pool passes: no copies of its rows and vectors
+    whole = bool(passed.all())
+    if whole:  # the whole pool passes: no copies of its rows and vectors
         idx, rel_in, v_in = pool, relevance_b, pool_v
     else:
         idx, rel_in, v_in = pool[passed], relevance_b[passed], pool_v[passed]
+    # the whole pool passing (a dense cluster): every such branch reads one widened copy; a gated
+    # subset widens its own rows (a gather of float64 rows would cost what the widening does)
+    wide = pool_vectors_f64() if pool_vectors_f64 is not None and whole and len(coverage) and idx.size else None
+    columns = None
+    if pool_columns is not None:
+        cols = pool_columns()
+        columns = cols if whole else (cols[0][passed], cols[1][passed], None if cols[2] is None else cols[2][passed])
     cdr = score_cdr(corpus, frozen_array(idx), frozen_array(rel_in), coverage=coverage,
                     residual_vectors=np.asarray(residual_vectors, dtype=np.float32),
-                    blacklist=blacklist, recency=recency, config=config, fact_vectors=v_in)
+                    blacklist=blacklist, recency=recency, config=config, fact_vectors=v_in, fact_vectors_f64=wide,
+                    fact_columns=columns)
     order = cdr_ranking(cdr)[:max(budget, 0)]
     facts = corpus.kb.facts
     selected = tuple(facts[r].fact_id for r in cdr.idx[order].tolist())
@@ -226,6 +241,7 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     coverage object the branch scores against (the read-only snapshot) - an instrumentation hook.
     """
     from crp_core.factors.coverage import CoverageSnapshot
+    from crp_core.stages.cdr import fact_columns_of
 
     w = int(scenario.fanout_width if width is None else width)
     residual_ids = tuple(sq.id for sq in scenario.residual_set)
@@ -243,7 +259,11 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     n_branches = len(partitions)
     budget = branch_fact_budget(config, n_branches)
     # shared by the 2 x branches scorings: the pool's vectors and each sub-query group's relevance
-    score_branch = functools.partial(_run_branch, corpus, pool_rows=pool, pool_vectors=corpus.vectors[pool],
+    pool_vectors = corpus.vectors[pool]
+    score_branch = functools.partial(_run_branch, corpus, pool_rows=pool, pool_vectors=pool_vectors,
+                                     pool_vectors_f64=functools.cache(lambda: pool_vectors.astype(np.float64)),
+                                     pool_columns=functools.cache(
+                                         lambda: fact_columns_of(corpus, pool, recency, blacklist, config)),
                                      relevance_memo={}, recency=recency, blacklist=blacklist, budget=budget,
                                      config=config)
 

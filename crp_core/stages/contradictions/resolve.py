@@ -95,9 +95,9 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     for p, q in near_dups:
         dup_of.setdefault(p, []).append(q)
         dup_of.setdefault(q, []).append(p)
-    def keep_key(p: int) -> tuple[bool, float, str]:
-        return (roles.get(int(sel[p])) == "connector", -_score_of(scores, int(sel[p])), ids[p])
-
+    # the dedup order's key of each position: anchors first, higher score first, then fact id
+    keep_keys = [(roles.get(r) == "connector", -_score_of(scores, r), ids[p]) for p, r in enumerate(sel_rows)]
+    keep_key = keep_keys.__getitem__
     order = sorted(range(sel.size), key=keep_key)
     alive: set[int] = set()
     deduplicated: list[tuple[int, int]] = []
@@ -106,7 +106,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
         keepers = [q for q in dup_of.get(p, ()) if q in alive]
         if keepers:
             best = min(keepers, key=keep_key)
-            deduplicated.append((int(sel[p]), int(sel[best])))
+            deduplicated.append((sel_rows[p], sel_rows[best]))
             dropped.add(p)
         else:
             alive.add(p)
@@ -115,7 +115,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     live_pairs = [(p, q) for (p, q) in conflicts if p not in dropped and q not in dropped]
     involved = sorted({p for pq in live_pairs for p in pq})
     factors = recency_factors(corpus, sel[involved] if involved else np.zeros(0, np.int64), recency, now, config)
-    auth = {p: authority_of(kb.facts[int(sel[p])], factors[int(sel[p])], config) for p in involved}
+    auth = {p: authority_of(kb.facts[sel_rows[p]], factors[sel_rows[p]], config) for p in involved}
 
     def order_key(pq: tuple[int, int]) -> tuple:
         p, q = pq
@@ -135,7 +135,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
         a, b = auth[p], auth[q]
         vc = conflicts[(min(p, q), max(p, q))]
         if p > q:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
-            vc = values_conflict(kb.facts[int(sel[p])].content, kb.facts[int(sel[q])].content) or vc
+            vc = values_conflict(contents[p], contents[q]) or vc
         sim = float(G[p, q])
         margin = abs(a.authority - b.authority)
         if p in suppressed_set or q in suppressed_set:
@@ -148,21 +148,21 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
         pair = ConflictPair(ids[p], ids[q], sim, vc.patterns, vc, {ids[p]: a, ids[q]: b}, arb.kept,
                             arb.suppressed, arb.tied, skipped=False, margin=margin, decision=arb.decision)
         pairs.append(pair)
-        audit.append(conflict_event(pair, roles={ids[p]: str(roles.get(int(sel[p]), "")),
-                                                  ids[q]: str(roles.get(int(sel[q]), ""))}))
+        audit.append(conflict_event(pair, roles={ids[p]: str(roles.get(sel_rows[p], "")),
+                                                  ids[q]: str(roles.get(sel_rows[q], ""))}))
         if arb.suppressed is not None:
             loser = p if arb.suppressed == ids[p] else q
             suppressed_pos.append(loser)
             suppressed_set.add(loser)
         if arb.tied:
-            notes.append(note_for(kb.facts[int(sel[p])], kb.facts[int(sel[q])]))
+            notes.append(note_for(kb.facts[sel_rows[p]], kb.facts[sel_rows[q]]))
 
     # --- 4. backfill -----------------------------------------------------------------------------
-    kept_rows = [int(sel[p]) for p in range(sel.size) if p not in dropped and p not in suppressed_set]
+    kept_rows = [r for p, r in enumerate(sel_rows) if p not in dropped and p not in suppressed_set]
     backfilled: list[tuple[int, int]] = []
     freed = suppressed_pos + sorted(dropped)
     if config.backfill and freed:
-        taken = set(sel.tolist())
+        taken = set(sel_rows)
         retrievable = np.asarray(corpus.retrievable, dtype=bool)
         pool = np.asarray(ranked_pool, dtype=np.int64).reshape(-1)
         screen = _Screen(vecs, pool, kept_rows, config)
@@ -175,7 +175,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
                     continue
                 taken.add(c)
                 if screen.fits(cursor - 1, kb, config):
-                    backfilled.append((c, int(sel[loser])))
+                    backfilled.append((c, sel_rows[loser]))
                     kept_rows.append(c)
                     screen.kept(cursor - 1)
                     break
@@ -183,8 +183,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     # --- final selection: selection order, a backfill in its loser's slot -------------------------
     fill_for = {old: new for new, old in backfilled}
     final: list[int] = []
-    for p in range(sel.size):
-        r = int(sel[p])
+    for p, r in enumerate(sel_rows):
         if p in dropped or p in suppressed_set:
             if r in fill_for:
                 final.append(fill_for[r])
@@ -193,7 +192,7 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
     return Resolution(
         selected=frozen_array(np.array(final, dtype=np.int64)),
         pairs=tuple(pairs),
-        suppressed=frozen_array(np.array([int(sel[p]) for p in suppressed_pos], dtype=np.int64)),
+        suppressed=frozen_array(np.array([sel_rows[p] for p in suppressed_pos], dtype=np.int64)),
         deduplicated=tuple(deduplicated),
         backfilled=tuple(backfilled),
         notes=tuple(notes),
