@@ -44,6 +44,18 @@ REPORT_VERSION = 1
 
 def plain(obj: Any) -> Any:
     """JSON-safe plain Python: numpy scalars/arrays to numbers/lists, NaN/inf to None, tuples to lists."""
+    kind = type(obj)  # the common exact types first, by identity (a report holds ~30 values per fact row)
+    if kind is float or kind is np.float64:
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if kind is str or kind is bool or obj is None:
+        return obj
+    if kind is int or kind is np.int64:
+        return int(obj)
+    if kind is dict:
+        return {str(k): plain(v) for k, v in obj.items()}
+    if kind is list or kind is tuple:
+        return [plain(x) for x in obj]
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, (bool, np.bool_)):

@@ -124,11 +124,23 @@ def recency_curve_points(ttl_days: float, ages: np.ndarray, *, stale_floor: floa
                                     fresh_fraction=fresh_fraction) for a in ages], dtype=np.float64)
 
 
+#: points of a recency curve across the whole axis (where it is flat they only serve the hover readout)
+CURVE_SPAN_POINTS = 16
+
+
 def _curve_ages(ttl: float, max_age: float, log_x: bool, n: int, fresh_fraction: float) -> np.ndarray:
+    """Ages a curve is drawn through: its two kinks exactly, ``n`` points over the decay between them
+    (straight in age, so on a log axis it needs them to look right) and a few over the whole axis."""
     lo = 0.5 if log_x else 0.0
-    base = np.geomspace(lo, max_age, n) if log_x else np.linspace(lo, max_age, n)
-    extra = [] if math.isinf(ttl) else [fresh_fraction * ttl, ttl]  # the two kinks, exactly
-    return np.unique(np.concatenate([base, [a for a in extra if lo <= a <= max_age]]))
+    space = np.geomspace if log_x else np.linspace
+    parts = [space(lo, max_age, CURVE_SPAN_POINTS)]
+    if not math.isinf(ttl):
+        fresh = fresh_fraction * ttl
+        parts.append(np.array([a for a in (fresh, ttl) if lo <= a <= max_age]))  # the two kinks, exactly
+        start, stop = max(lo, fresh), min(ttl, max_age)
+        if stop > start:
+            parts.append(space(start, stop, n))
+    return np.unique(np.concatenate(parts))
 
 
 #: the breakdown columns the recency chart reads
@@ -143,7 +155,7 @@ def recency_settings(config: Any) -> tuple[Any, ...]:
 
 
 def recency_chart(frame: pd.DataFrame, config: Any, *, selected: str | None = None, log_x: bool = False,
-                  n_points: int = 200) -> go.Figure:
+                  n_points: int = 48) -> go.Figure:
     """Recency factor vs age (SPEC-027 §3.2) for each TTL, scored facts as markers on their curve.
 
     ``frame``: breakdown rows (``age_days``, ``ttl_days``, ``ttl_source``, ``recency_factor``,
@@ -151,6 +163,9 @@ def recency_chart(frame: pd.DataFrame, config: Any, *, selected: str | None = No
     stale floor whatever their age (their own marker); facts of unknown age are not drawn.
     The traces and the layout are plain dicts given to one ``go.Figure`` call: plotly validates them
     once, instead of once per ``add_trace`` / ``add_hline`` (each of which also re-reads the layout).
+    What the browser receives is kept small: each curve is drawn through ``n_points`` ages of its decay
+    and its two kinks (flat elsewhere), coordinates are float32, and a fact marker's hover is one
+    template per trace filled from ``customdata`` (id, source type, rule) instead of a string per point.
     """
     stale_floor, fresh_fraction = float(config.stale_floor), float(config.fresh_fraction)
     # only the columns drawn: row selections then copy 8 columns, not the breakdown's thirty
@@ -168,7 +183,8 @@ def recency_chart(frame: pd.DataFrame, config: Any, *, selected: str | None = No
         colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
         ages = _curve_ages(ttl, max_age, log_x, n_points, fresh_fraction)
         ys = recency_curve_points(ttl, ages, stale_floor=stale_floor, fresh_fraction=fresh_fraction)
-        traces.append(dict(type="scatter", x=ages, y=ys, mode="lines", name=esc(label), legendgroup=str(k),
+        traces.append(dict(type="scatter", x=ages.astype(np.float32), y=ys.astype(np.float32), mode="lines",
+                           name=esc(label), legendgroup=str(k),
                            line=dict(color=colour, width=2),
                            hovertemplate=f"{esc(label)}<br>age %{{x:.1f}} d → %{{y:.3f}}<extra></extra>"))
         on = (np.isinf(ttl_col) & math.isinf(ttl)) if math.isinf(ttl) else np.isclose(ttl_col, ttl)
@@ -204,13 +220,17 @@ def _fact_markers(pts: pd.DataFrame, colour: str, name: str, group: str, log_x: 
     ages = pts["age_days"].to_numpy(dtype=float)
     if log_x:
         ages = np.maximum(ages, 0.5)
-    hover = [f"{esc(f, 60)}<br>{esc(s)} · rule {esc(r)}<br>age {a:.1f} d → factor {v:.4f}"
-             for f, s, r, a, v in zip(pts["fact_id"], pts["source_type"], pts["recency_rule"], pts["age_days"],
-                                      pts["recency_factor"])]
-    return dict(type="scatter", x=ages, y=pts["recency_factor"].to_numpy(dtype=float), mode="markers", name=name,
-                legendgroup=group,
+    custom = [[esc(f, 60), esc(s), esc(r)] for f, s, r in zip(pts["fact_id"], pts["source_type"],
+                                                              pts["recency_rule"])]
+    return dict(type="scatter", x=ages.astype(np.float32), y=pts["recency_factor"].to_numpy(dtype=np.float32),
+                mode="markers", name=name, legendgroup=group,
                 marker=dict(color=colour, size=8, symbol=symbol, line=dict(color="white", width=0.5)),
-                hovertext=hover, hoverinfo="text")
+                customdata=custom, hovertemplate=MARKER_HOVER)
+
+
+#: a fact marker's hover: customdata = (escaped id, source type, recency rule)
+MARKER_HOVER = ("%{customdata[0]}<br>%{customdata[1]} · rule %{customdata[2]}<br>age %{x:.1f} d → factor "
+                "%{y:.4f}<extra></extra>")
 
 
 # ---- Breakdown: histograms --------------------------------------------------------------------

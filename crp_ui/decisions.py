@@ -369,10 +369,13 @@ def _scan(corpus: Corpus, config: CRPConfig, now: Any, decisions: Any, key: tupl
 
 def conflict_scan(base: Any, config: CRPConfig, now: Any, ds: DecisionSet) -> Any:
     """``crp_core.analysis.scan.scan_ckf`` over :func:`scan_corpus` with the pair decisions in force,
-    cached per (corpus incl. statuses, config, now, pair decisions)."""
+    cached per (corpus incl. statuses, the config fields the scan reads, now, pair decisions): a change of
+    any other field (the relevance gate, the budgets) reuses the scan (``scan_config_key``)."""
+    from crp_core.analysis.scan import scan_config_key
+
     corpus = scan_corpus(base, ds)
     decisions, dkey = pipeline_decisions(ds)
-    key = _corpus_id(corpus) + (config.to_toml(), now.isoformat(), dkey)
+    key = _corpus_id(corpus) + (scan_config_key(config), now.isoformat(), dkey)
     return _scan(corpus, config, now, decisions, key)
 
 

@@ -10,7 +10,9 @@ The Scenario and Configuration editors sit in expanders whose contents are drawn
 are open (``st.expander(on_change=...)``, ``.open``): closed, they cost nothing on a rerun or a page
 switch (about 30 number inputs and three data editors otherwise, each rerun). Opening one rebuilds
 its widgets from the state in force (a new generation), since Streamlit drops the state of widgets
-that were not drawn.
+that were not drawn. Inside the Configuration editor each stage's group of inputs is such an expander
+as well (the first, stage 1 with the relevance gate, open by default; what the user opens or closes is
+remembered for the session).
 """
 from __future__ import annotations
 
@@ -37,6 +39,12 @@ PROJECT_MARK = " *"
 #: keys of the sidebar's lazy expanders (their open state; tests open them through these)
 SCENARIO_OPEN = "crp.w.sidebar.scenario_open"
 CONFIG_OPEN = "crp.w.sidebar.config_open"
+#: the Configuration editor's stage groups are lazy expanders too (each number input costs a scan of the
+#: session state on every rerun): their widget keys (+ group number) and which ones are open, kept in the
+#: session because Streamlit drops an expander's state while the Configuration expander is closed; the
+#: first group (stage 1, the relevance gate) is open until the user closes it
+CONFIG_GROUP_OPEN = "crp.w.sidebar.config_group."
+CONFIG_GROUPS_KEEP = "crp.sidebar.config_groups_open"
 #: the defaults, built once (a CRPConfig validates itself on construction)
 _DEFAULTS = CRPConfig()
 
@@ -461,6 +469,23 @@ def table_edits(config: CRPConfig, edited: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
+def group_open(i: int) -> bool:
+    """Whether config group ``i`` (of :func:`config_groups`) is open: as the user left it, else only the first."""
+    return bool(st.session_state.get(CONFIG_GROUPS_KEEP, {}).get(i, i == 0))
+
+
+def _on_group(i: int) -> None:
+    st.session_state[CONFIG_GROUPS_KEEP] = {**st.session_state.get(CONFIG_GROUPS_KEEP, {}),
+                                            i: bool(st.session_state.get(CONFIG_GROUP_OPEN + str(i)))}
+    state.bump("config")  # its widgets are rebuilt from the configuration in force
+
+
+def _group_expander(i: int, group: str) -> Any:
+    """A stage group of the config editor: an expander whose number inputs are drawn only while open."""
+    return st.expander(group, expanded=group_open(i), key=CONFIG_GROUP_OPEN + str(i), on_change=_on_group,
+                       args=(i,))
+
+
 def _on_reset() -> None:
     state.reset_config()
 
@@ -479,10 +504,12 @@ def _config_section() -> None:
         if diff:
             st.caption(f"{len(diff)} value(s) differ from the defaults: "
                        + render.md_escape(", ".join(sorted(diff))))
-        for group, keys in config_groups():
-            st.markdown(f"**{group}**")
-            for key in keys:
-                _config_widget(key, config)
+        for i, (group, keys) in enumerate(config_groups()):
+            sub = _group_expander(i, group)
+            if sub.open:
+                with sub:
+                    for key in keys:
+                        _config_widget(key, config)
         st.markdown("**Tables by source type** (TTL empty = no expiry)")
         g = state.gen("config")
         base_key = f"crp.config_tables_base.{g}"

@@ -106,13 +106,22 @@ def main() -> None:
         st.stop()
     notes = notes_after(result)
     band = None
+    cards: list[str] = []  # consecutive plain cards, drawn as one Markdown element (each element costs a render)
+
+    def flush() -> None:
+        if cards:
+            st.markdown("\n\n".join(cards), unsafe_allow_html=True)  # escaped HTML blocks (render.fact_card_html)
+            cards.clear()
+
     for r in frame.itertuples(index=False):
         if r.band != band:
+            flush()
             band = r.band
             st.subheader(BAND_TITLES.get(band, band))
         extra = {"#": r.position, "role": r.role, "tier": r.tier, "score": r.score, "tokens": r.tokens}
         fact = result.corpus.kb.get(r.fact_id)
         if r.role == "connector":
+            flush()
             pad, body = st.columns([1, 14])
             pad.markdown("↳")
             with body:
@@ -120,10 +129,12 @@ def main() -> None:
                            "(placed next to it, outside positions 1-2 and the recency block)")
                 render.fact_card(fact, extra=extra)
         else:
-            render.fact_card(fact, extra=extra)
+            cards.append(render.fact_card_html(fact, extra=extra))
         for note in notes.get(r.fact_id, []):
+            flush()
             st.caption("NOTE block (tied conflict, SPEC-027 §2.5), exact envelope text:")
             st.text(render.plain(note))
+    flush()
     for note in notes.get("", []):
         st.text(render.plain(note))
 

@@ -19,12 +19,13 @@ __all__ = ["APP", "REPO_ROOT", "TEST_MODEL", "expected_result", "figures", "fram
 
 
 def open_sidebar(at: AppTest) -> AppTest:
-    """Open the sidebar's Scenario and Configuration expanders for the next run (their contents are
-    drawn only while open), as a user clicking them would."""
+    """Open the sidebar's Scenario and Configuration expanders, and every stage group of the latter, for
+    the next run (their contents are drawn only while open), as a user clicking them would."""
     from crp_ui import sidebar
 
     at.session_state[sidebar.SCENARIO_OPEN] = True
     at.session_state[sidebar.CONFIG_OPEN] = True
+    at.session_state[sidebar.CONFIG_GROUPS_KEEP] = {i: True for i in range(len(sidebar.config_groups()))}
     return at
 
 

@@ -69,11 +69,13 @@ def test_recency_chart_markers_lie_on_their_curves(result):
             continue
         label = t.name[len("facts ("):-1]
         ttl = math.inf if label == "no expiry" else float(label.split()[1])
-        for x, y, h in zip(t.x, t.y, t.hovertext):
-            # the stored factor equals the pipeline's formula at the fact's age on its curve
-            assert y == pytest.approx(recency_factor(x, None if math.isinf(ttl) else ttl,
-                                                     stale_floor=cfg.stale_floor, fresh_fraction=cfg.fresh_fraction))
-            drawn.add(h.split("<br>")[0])
+        assert t.hovertemplate == charts.MARKER_HOVER and t.hovertext is None
+        for x, y, c in zip(t.x, t.y, t.customdata):
+            # the stored factor equals the pipeline's formula at the fact's age on its curve (float32 sent)
+            assert y == pytest.approx(recency_factor(float(x), None if math.isinf(ttl) else ttl,
+                                                     stale_floor=cfg.stale_floor, fresh_fraction=cfg.fresh_fraction),
+                                      rel=1e-6)
+            drawn.add(c[0])
     stale = [t for t in fig.data if t.name == "status STALE → floor"]
     assert len(stale) == 1 and list(stale[0].y) == [cfg.stale_floor]
     scored = set(frame["fact_id"])
@@ -195,6 +197,23 @@ def test_network_labels_escape_fact_text():
     assert "<script>" not in text and "&lt;script&gt;" in text
     assert "<a href" not in text and "<i>A</i>" not in text and "&lt;i&gt;A&lt;/i&gt;" in text
     assert "C<br>bridge 1.25" in text
+
+
+@pytest.mark.parametrize("log_x", [False, True])
+def test_recency_curves_are_exact_at_their_kinks_and_points(result, log_x):
+    # each curve: the two kinks exactly, n points over its decay, CURVE_SPAN_POINTS across the axis
+    cfg = result.config
+    fig = charts.recency_chart(tables.breakdown_frame(result), cfg, log_x=log_x, n_points=10)
+    curves = [t for t in fig.data if t.mode == "lines"]
+    news = [t for t in curves if t.name == "TTL 30 d: news"][0]
+    xs = [float(x) for x in news.x]
+    assert 15.0 in xs and 30.0 in xs  # fresh_fraction 0.5 x 30 d, and the TTL
+    assert len(xs) <= 10 + 2 + charts.CURVE_SPAN_POINTS
+    for x, y in zip(news.x, news.y):
+        assert float(y) == pytest.approx(recency_factor(float(x), 30.0, stale_floor=cfg.stale_floor,
+                                                        fresh_fraction=cfg.fresh_fraction), rel=1e-6)
+    flat = [t for t in curves if t.name.startswith("no expiry")][0]
+    assert len(flat.x) == charts.CURVE_SPAN_POINTS and set(float(y) for y in flat.y) == {1.0}
 
 
 def test_recency_chart_draws_the_stale_floor_line_with_its_label(result):

@@ -135,7 +135,7 @@ def test_fact_text_is_escaped(tmp_path, monkeypatch):
     assert "javascript&#58;" in cards[0] and "](javascript" not in cards[0]
     for f in figures(at):
         for t in f["data"]:
-            for h in np.ravel([t.get("hovertext") or []]).tolist():
+            for h in np.ravel([t.get("hovertext") or []]).tolist() + np.ravel([t.get("customdata") or []]).tolist():
                 assert "<b>markup" not in str(h)
 
 

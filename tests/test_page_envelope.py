@@ -60,3 +60,23 @@ def test_token_bar_html_is_escaped_and_scaled():
     assert "width:30.000%" in html and "width:10.000%" in html
     assert 'data-band="note" title="NOTE blocks · 10 tokens" style="width:10.000%' in html
     assert "budget 100" in html
+
+
+def test_consecutive_fact_cards_are_one_markdown_element(ui_env):
+    # each Markdown element costs the browser a render: the cards of one band between two NOTE blocks
+    # (or a connector) are drawn as one element, in packed order, every card once
+    from pages.envelope import notes_after
+
+    exp = expected_result(ui_env)
+    at = run_page("envelope")
+    holders = [m.value for m in at.markdown if 'class="crp-fact"' in m.value]
+    order = [p.fact_id for p in exp.envelope.order]
+    shown = [fid for v in holders for fid in order if f"<code>{fid}</code>" in v]
+    assert sorted(shown) == sorted(order) and sum(v.count('class="crp-fact"') for v in holders) == len(order)
+    followed = {fid for fid in notes_after(exp) if fid}
+    runs, band = 0, None
+    for i, p in enumerate(exp.envelope.order):
+        if p.band != band or i == 0 or order[i - 1] in followed:
+            runs += 1
+        band = p.band
+    assert len(holders) == runs < len(order)

@@ -185,16 +185,42 @@ def test_closed_sidebar_editors_draw_nothing_and_open_ones_draw_every_key(ui_env
     assert not [w for w in at.sidebar.number_input if str(w.key).startswith("crp.w.config.")]
     at.session_state[sidebar.CONFIG_OPEN] = True
     at.run()
-    keys = {str(w.key).rsplit(".", 1)[0] for w in (*at.sidebar.number_input, *at.sidebar.toggle,
-                                                   *at.sidebar.selectbox)}
+
+    def config_keys():
+        return {str(w.key).rsplit(".", 1)[0] for w in (*at.sidebar.number_input, *at.sidebar.toggle,
+                                                       *at.sidebar.selectbox) if str(w.key).startswith("crp.w.config.")}
+
+    # opened: the stage groups are expanders of their own, and only the first (stage 1) is open
+    groups = sidebar.config_groups()
+    assert [e.label for e in at.sidebar.expander][2:] == [g for g, _ in groups]
+    assert config_keys() == {f"crp.w.config.{k}" for k in groups[0][1]}
+    assert config_keys() == {"crp.w.config.cdr_min_relevance", "crp.w.config.candidate_k", "crp.w.config.hnsw_m",
+                             "crp.w.config.hnsw_ef_construction", "crp.w.config.hnsw_ef_search"}
+    at.session_state[sidebar.CONFIG_GROUPS_KEEP] = {i: True for i in range(len(groups))}
+    at.run()
     from crp_core.config import SCALAR_KEYS
 
-    assert {f"crp.w.config.{k}" for k in SCALAR_KEYS} <= keys
+    assert {f"crp.w.config.{k}" for k in SCALAR_KEYS} <= config_keys()
+
+
+def test_config_groups_open_as_remembered(ui_env):
+    # what the user opened or closed (recorded by the group's on_change; clicked in tests/e2e/test_e2e_shell.py)
+    at = AppTest.from_file(APP, default_timeout=60)
+    packing = [i for i, (g, _) in enumerate(sidebar.config_groups()) if g.startswith("Stage 6")][0]
+    at.session_state[sidebar.CONFIG_GROUPS_KEEP] = {packing: True, 0: False}
+    at.session_state[sidebar.CONFIG_OPEN] = True
+    at.run()
+    assert not at.exception
+    assert {str(w.key).rsplit(".", 1)[0] for w in at.sidebar.number_input} == {"crp.w.config.token_budget"}
+    at.session_state[sidebar.CONFIG_GROUP_OPEN + str(packing)] = False  # its own state wins while it is drawn
+    at.run()
+    assert not [w for w in at.sidebar.number_input if str(w.key).startswith("crp.w.config.")]
 
 
 def test_a_closed_then_reopened_config_editor_keeps_the_edit(ui_env):
     at = AppTest.from_file(APP, default_timeout=60)
     at.session_state[sidebar.CONFIG_OPEN] = True
+    at.session_state[sidebar.CONFIG_GROUPS_KEEP] = {i: True for i in range(len(sidebar.config_groups()))}
     at.run()
     box = [w for w in at.sidebar.number_input if str(w.key).startswith("crp.w.config.token_budget.")][0]
     box.set_value(1234).run()

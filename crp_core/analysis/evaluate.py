@@ -36,6 +36,7 @@ from crp_core.errors import ConfigError
 from crp_core.model import Scenario
 
 if TYPE_CHECKING:
+    from crp_core.analysis.scan import ScanConfigKey
     from crp_core.corpus.embedding import Embedder
     from crp_core.records import KnownConflict, PipelineResult
     from crp_core.triage.decisions import DecisionSet
@@ -59,9 +60,9 @@ class PreparedSuite:
     nows: tuple[datetime, ...]  # suite order: the scenario's now, else the wall clock read once
     embed_ms: float
     decisions: DecisionSet | None = None
-    # (now timestamp, config TOML) -> known conflicts; (reference config TOML, known mode) -> envelopes
-    # per scenario (the known mode decides whether the guard runs, so it can change the envelopes)
-    _scans: dict[tuple[float, str], tuple[KnownConflict, ...]] = field(default_factory=dict, repr=False)
+    # (now timestamp, the config fields the scan reads) -> known conflicts; (reference config TOML, known
+    # mode) -> envelopes per scenario (the known mode decides whether the guard runs, so it can change them)
+    _scans: dict[tuple[float, ScanConfigKey], tuple[KnownConflict, ...]] = field(default_factory=dict, repr=False)
     _references: dict[tuple[str, KnownMode], tuple[tuple[str, ...], ...]] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -76,7 +77,9 @@ class PreparedSuite:
 
     def known_for(self, config: CRPConfig, now: datetime) -> tuple[KnownConflict, ...]:
         """The known conflicts of the whole-CKF scan at ``config`` and ``now`` (cached)."""
-        key = (now.timestamp(), config.to_toml())
+        from crp_core.analysis.scan import scan_config_key
+
+        key = (now.timestamp(), scan_config_key(config))
         got = self._scans.get(key)
         if got is None:
             from crp_core.analysis.known import known_conflicts

@@ -404,6 +404,27 @@ def triage_order(pair: ConflictPair) -> tuple[bool, bool, float, str, str]:
             pair.fact_b)
 
 
+#: the configuration fields :func:`scan_ckf` reads: the candidate threshold (SPEC-027 §2.2), the recency
+#: factor of each side (SPEC-027 §3: TTL tables, stale floor, fresh fraction), its authority (source
+#: authority and importance tables, SPEC-009 §4.4) and the tie tolerance of arbitration (§2.3); no other
+#: field changes a scan (tests/test_scan_config_key.py records every field a scan reads)
+SCAN_CONFIG_FIELDS: tuple[str, ...] = (
+    "contradiction_similarity", "ttl_days", "stale_floor", "fresh_fraction", "source_authority", "importance",
+    "authority_tie_tolerance",
+)
+
+
+#: ``(field, value)`` of the scan's fields (:func:`scan_config_key`)
+ScanConfigKey = tuple[tuple[str, object], ...]
+
+
+def scan_config_key(config: CRPConfig) -> ScanConfigKey:
+    """``(field, value)`` of every :data:`SCAN_CONFIG_FIELDS` field of ``config`` (hashable): two
+    configurations with the same key give the same :func:`scan_ckf` result, so a cached scan is keyed by
+    this rather than the whole configuration (a change of the relevance gate does not rescan)."""
+    return tuple((name, getattr(config, name)) for name in SCAN_CONFIG_FIELDS)
+
+
 #: how many progress reports the text check makes at most (plus the first and the last)
 PROGRESS_STEPS = 100
 

@@ -64,7 +64,13 @@ def test_overview_opens_at_root_and_under_its_own_path(page):
 def test_deep_link_restores_config_and_writes_url(page):
     open_page(page, "/home?cfg.token_budget=1000")
     assert "token_budget=1000" in page.url or "cfg.token_budget=1000" in page.url
-    page.get_by_test_id("stSidebar").get_by_text("Configuration", exact=True).click()
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Configuration", exact=True).click()
+    wait_idle(page)
+    # the stage groups are expanders drawn only while open: stage 1 is open, stage 6 (packing) is not
+    assert page.get_by_role("spinbutton", name="cdr_min_relevance").count() == 1
+    assert page.get_by_role("spinbutton", name="token_budget *").count() == 0
+    sidebar.get_by_text("Stage 6 · packing (SPEC-003 §7)", exact=True).click()
     wait_idle(page)
     box = page.get_by_role("spinbutton", name="token_budget *")
     assert box.input_value() == "1000"
@@ -74,6 +80,13 @@ def test_deep_link_restores_config_and_writes_url(page):
     assert_no_exception(page)
     page.wait_for_url(re.compile(r".*cfg\.token_budget=1500.*"), timeout=10_000)
     screenshot(page, "shell_config", full_page=False)
+    # Configuration closed and opened again: stage 6 is still open, with the edit
+    sidebar.get_by_text("Configuration", exact=True).click()
+    wait_idle(page)
+    assert page.get_by_role("spinbutton", name="token_budget *").count() == 0
+    sidebar.get_by_text("Configuration", exact=True).click()
+    wait_idle(page)
+    assert page.get_by_role("spinbutton", name="token_budget *").input_value() == "1500"
 
 
 def test_scenario_editor_opens_and_edits_query(page):
