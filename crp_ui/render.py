@@ -166,7 +166,9 @@ def fact_card_html(fact: Any, *, extra: Mapping[str, Any] | None = None) -> str:
             + badge(status, STATUS_COLOURS.get(status, "#444")))
     bits = []
     for k, v in (extra or {}).items():
-        if isinstance(v, float):
+        if v is None or (isinstance(v, float) and v != v):  # no value (a connector has no tier): a dash, not "nan"
+            v = "—"
+        elif isinstance(v, float):
             v = f"{v:.4f}"
         bits.append(f"<b>{html_text(k)}</b>&nbsp;{html_text(v)}")
     meta = f'<div style="font-size:0.85em;color:#555;margin-top:2px">{" · ".join(bits)}</div>' if bits else ""

@@ -455,6 +455,14 @@ def test_fact_card_escapes_content():
     assert "F&lt;1&gt;" in out
 
 
+def test_fact_card_shows_a_missing_value_as_a_dash():
+    from crp_core.model import Fact
+
+    out = render.fact_card_html(Fact("c1", "text"), extra={"tier": float("nan"), "band": None, "score": 1.00441})
+    assert "<b>tier</b>&nbsp;—" in out and "<b>band</b>&nbsp;—" in out and "<b>score</b>&nbsp;1.0044" in out
+    assert "nan" not in out and "None" not in out
+
+
 def test_problems_list_names_line_and_field():
     from crp_core.errors import Problem
 
