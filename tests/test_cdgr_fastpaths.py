@@ -135,5 +135,8 @@ def test_bridged_anchors_are_the_anchors_of_the_bridged_pairs_in_first_appearanc
                 seen += [x for x in (a, b) if x not in seen]
         assert pairs.anchors(i) == tuple(seen)
         assert pairs.anchors(i) == tuple(dict.fromkeys(itertools.chain.from_iterable(pairs[i])))
+        assert pairs.anchors(i - cands.size) == pairs.anchors(i)  # negative rows count from the end, as pairs[i]
     with pytest.raises(IndexError):
         pairs.anchors(cands.size)
+    with pytest.raises(IndexError):
+        pairs.anchors(-cands.size - 1)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 #: ``values_conflict(text_a, text_b)``: the value conflict between two texts, or None
 ConflictFn = Callable[[str, str], ValueConflict | None]
 _T = TypeVar("_T")
+_U = TypeVar("_U")
 
 
 # ---- Phase A: anchors ---------------------------------------------------------------------------
@@ -473,15 +474,19 @@ class LazyRows(Sequence[_T]):
     def __getitem__(self, i: SupportsIndex | slice) -> _T | tuple[_T, ...]:
         if isinstance(i, slice):
             return tuple(self[j] for j in range(*i.indices(self._n)))
+        return self._memo(self._cache, self._item, i)
+
+    def _memo(self, cache: dict[int, _U], make: Callable[[int], _U], i: SupportsIndex) -> _U:
+        """``make(i)`` for row ``i`` (negative counts from the end), computed once into ``cache``."""
         j = int(i)
         if j < 0:
             j += self._n
         if not 0 <= j < self._n:
             raise IndexError(i)
-        got = self._cache.get(j)
+        got = cache.get(j)
         if got is None:
-            got = self._item(j)
-            self._cache[j] = got
+            got = make(j)
+            cache[j] = got
         return got
 
     def __eq__(self, other: object) -> bool:
@@ -514,14 +519,7 @@ class BridgedPairs(LazyRows[tuple[tuple[int, int], ...]]):
     def anchors(self, i: int) -> tuple[int, ...]:
         """``tuple(dict.fromkeys(itertools.chain.from_iterable(self[i])))``: each anchor of row ``i``'s
         bridged pairs once, in the order the pairs name them."""
-        j = int(i)
-        if not 0 <= j < self._n:
-            raise IndexError(i)
-        got = self._anchor_cache.get(j)
-        if got is None:
-            got = self._anchors_of(j)
-            self._anchor_cache[j] = got
-        return got
+        return self._memo(self._anchor_cache, self._anchors_of, i)
 
 
 def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
