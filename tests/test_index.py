@@ -206,6 +206,10 @@ def test_unit_rows_are_those_of_linalg_norm_bit_for_bit(seed, nq, d, strided):
     got = index_mod._unit(q)
     assert got.dtype == np.float32 and got.flags.c_contiguous
     assert got.tobytes() == want.tobytes()
+    qf = np.asfortranarray(q)  # a column-major input still gives C-ordered rows (its sums round as numpy's do)
+    norms_f = np.linalg.norm(qf, axis=1, keepdims=True)
+    fortran = index_mod._unit(qf)
+    assert fortran.flags.c_contiguous and fortran.tobytes() == (qf / np.where(norms_f > 0, norms_f, 1.0)).tobytes()
 
 
 def test_memo_key_follows_the_marks_not_the_mask_object(monkeypatch):

@@ -336,4 +336,4 @@ def _unit(q: np.ndarray) -> np.ndarray:
     dispatch, so the unit rows are bit for bit those of ``q / np.linalg.norm(q, axis=1)``."""
     norms = np.sqrt(np.add.reduce(q * q, axis=1, keepdims=True))
     norms[~(norms > 0)] = 1.0  # zero (or NaN) norm: the row is left as it is
-    return np.divide(q, norms, dtype=np.float32)
+    return np.divide(q, norms, dtype=np.float32, order="C")  # C rows whatever the input layout
