@@ -112,7 +112,9 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
     else:
         overlap = np.zeros(n, dtype=np.int64)
         ngram_penalty = np.full(n, min(config.ngram_penalty_cap, config.ngram_step_penalty * 0))
-    own = freeze_owned  # every column below is an array made in this call
+    # every column below is made in this call, except the ``fact_columns`` a caller hands in (fan-out's
+    # branches share their pool's): all are only read from here on, so each is set read-only in place
+    own = freeze_owned
     return CDRTable(
         idx=own(idx.copy()), relevance=own(relevance), residual_pull=own(pull), effective_relevance=own(eff),
         coverage_score=own(cov), coverage_penalty=own(penalty), novelty=own(novelty), recency_factor=own(rec),
