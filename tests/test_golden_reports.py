@@ -1,5 +1,7 @@
-"""The ``--json`` reports of the four sample scenarios, compared with the reports recorded before the
-package layout changed (behaviour kept exactly: the same facts, scores, conflicts and envelope)."""
+"""The ``--json`` reports of the four sample scenarios, compared with the recorded reports (behaviour kept
+exactly: the same facts, scores, conflicts and envelope). A report is re-recorded only when a change of
+arithmetic moves its floats at the float32 rounding level with every fact, pair, selection and order
+unchanged; docs/decisions/pipeline.md names each such change and its largest float difference."""
 from __future__ import annotations
 
 import json

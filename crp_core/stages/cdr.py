@@ -70,7 +70,8 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
               residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], recency: RecencyTable,
               config: CRPConfig, passed_gate: np.ndarray | None = None,
               fact_vectors: np.ndarray | None = None, fact_vectors_f64: np.ndarray | None = None,
-              fact_columns: FactColumns | None = None) -> CDRTable:
+              fact_columns: FactColumns | None = None, coverage_score: np.ndarray | None = None,
+              residual_pull: np.ndarray | None = None) -> CDRTable:
     """Every factor of the CDR product for the facts ``idx`` (SPEC_NOTES §2.4).
 
     ``relevance`` is cos(fact, query) aligned with ``idx``; ``recency`` must cover every row.
@@ -78,7 +79,9 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
     are scored too (for display) and flagged. ``fact_vectors`` = ``corpus.vectors[idx]`` when the
     caller already gathered them, ``fact_vectors_f64`` the same widened to float64 (what the coverage
     score multiplies: fan-out's branches widen their shared pool once). ``fact_columns`` =
-    :func:`fact_columns_of` for ``idx`` when the caller already has them (fan-out takes its pool's once).
+    :func:`fact_columns_of` for ``idx`` when the caller already has them (fan-out takes its pool's once);
+    ``coverage_score`` / ``residual_pull`` (float64, aligned with ``idx``) the same for those two factors
+    (read only when the Coverage Set is not empty: fan-out takes them over its pool once).
 
     The factors a run leaves at their neutral value (an empty Coverage Set: no coverage penalty and
     no residual pull; an empty blacklist: no n-gram penalty) are filled without arithmetic: the
@@ -93,9 +96,12 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
         eff = np.maximum(relevance, 0.0)
         novelty = np.full(n, max(1.0 - 0.0, config.min_novelty_floor))
     else:
-        v = corpus.vectors[idx] if fact_vectors is None else fact_vectors
-        cov = coverage_scores(v, coverage, fact_vectors_f64)
-        pull = residual_pulls(v, coverage, residual_vectors)
+        if coverage_score is not None and residual_pull is not None:
+            cov, pull = coverage_score, residual_pull
+        else:
+            v = corpus.vectors[idx] if fact_vectors is None else fact_vectors
+            cov = coverage_scores(v, coverage, fact_vectors_f64) if coverage_score is None else coverage_score
+            pull = residual_pulls(v, coverage, residual_vectors) if residual_pull is None else residual_pull
         eff = np.maximum(relevance, pull)
         penalty = np.minimum(np.maximum(cov, 0.0), config.coverage_penalty_cap)  # = clip(cov, 0, cap)
         novelty = np.maximum(1.0 - penalty, config.min_novelty_floor)
@@ -112,8 +118,9 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
     else:
         overlap = np.zeros(n, dtype=np.int64)
         ngram_penalty = np.full(n, min(config.ngram_penalty_cap, config.ngram_step_penalty * 0))
-    # every column below is made in this call, except the ``fact_columns`` a caller hands in (fan-out's
-    # branches share their pool's): all are only read from here on, so each is set read-only in place
+    # every column below is made in this call, except the ``fact_columns``, ``coverage_score`` and
+    # ``residual_pull`` a caller hands in (fan-out's branches share their pool's): all are only read from
+    # here on, so each is set read-only in place
     own = freeze_owned
     return CDRTable(
         idx=own(idx.copy()), relevance=own(relevance), residual_pull=own(pull), effective_relevance=own(eff),

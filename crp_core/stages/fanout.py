@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -104,65 +104,94 @@ def run_branch(corpus: Corpus, *, branch: int, sub_queries: Sequence[str], relev
     ``relevance_b`` = max cosine over ``relevance_vectors`` (the branch's sub-queries); the gate
     ``relevance_b >= cdr_min_relevance`` applies; the gated-in pool rows are scored by stage 2 with
     ``coverage`` (a snapshot in partitioned mode, the shared Coverage Set in naive mode) and
-    ``residual_vectors``; the best ``budget`` by CDR (ties: lower fact row) are chosen.
+    ``residual_vectors``; the best ``budget`` by CDR (ties: lower fact row) are chosen. The per-row
+    values are those of the whole pool (:class:`_Pool`), as :func:`run_fanout` shares them.
     """
-    return _run_branch(corpus, branch=branch, sub_queries=tuple(sub_queries),
-                       relevance_vectors=relevance_vectors, residual_vectors=residual_vectors,
-                       coverage=coverage, pool_rows=pool_rows, recency=recency, blacklist=blacklist,
-                       budget=budget, config=config,
+    from crp_core.stages.cdr import fact_columns_of
+
+    rows = np.asarray(pool_rows, dtype=np.int64)
+    rel = np.asarray(relevance_vectors, dtype=np.float32).reshape(len(sub_queries), -1)
+    res = np.asarray(residual_vectors, dtype=np.float32).reshape(-1, corpus.dim)
+    pool = _Pool.of(corpus, rows, np.concatenate([rel, res]), coverage,
+                    fact_columns_of(corpus, rows, recency, blacklist, config))
+    return _run_branch(corpus, pool, branch=branch, sub_queries=tuple(sub_queries),
+                       relevance_cols=tuple(range(rel.shape[0])),
+                       residual_cols=tuple(range(rel.shape[0], rel.shape[0] + res.shape[0])),
+                       coverage=coverage, recency=recency, blacklist=blacklist, budget=budget, config=config,
                        coverage_additions=tuple(sub_queries if coverage_additions is None
                                                 else coverage_additions)).result
 
 
-def _run_branch(corpus: Corpus, *, branch: int, sub_queries: tuple[str, ...], relevance_vectors: np.ndarray,
-                residual_vectors: np.ndarray, coverage: CoverageView, pool_rows: np.ndarray,
+@dataclass(frozen=True, eq=False)
+class _Pool:
+    """A fan-out pool's per-row values, computed once and read by every branch of a run (SPEC-027 §1.3).
+
+    ``cosines[:, j]`` = cos(pool fact, sub-query vector j), one matrix-vector product per sub-query
+    (a column does not depend on which other sub-queries are asked); a branch's relevance and residual
+    pull are maxima over its columns. ``coverage_score`` = the weighted mean cosine to the Coverage Set
+    (every branch scores against the parent's entries: its snapshot in partitioned mode, the shared set
+    in naive mode), None when that set is empty. ``columns`` = the pool's
+    :func:`~crp_core.stages.cdr.fact_columns_of`."""
+
+    rows: np.ndarray
+    cosines: np.ndarray
+    coverage_score: np.ndarray | None
+    columns: FactColumns
+    memo: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, corpus: Corpus, rows: np.ndarray, sub_query_vectors: np.ndarray, coverage: CoverageView,
+           columns: FactColumns) -> _Pool:
+        from crp_core.stages.cdr import coverage_scores
+
+        vecs = corpus.vectors[rows]
+        subs = np.asarray(sub_query_vectors, dtype=np.float32)
+        cos = np.empty((rows.size, subs.shape[0]), dtype=np.float32)
+        for j in range(subs.shape[0]):
+            cos[:, j] = vecs @ subs[j]
+        cov = coverage_scores(vecs, coverage) if len(coverage) and rows.size else None
+        return cls(rows=rows, cosines=cos, coverage_score=cov, columns=columns)
+
+    def max_cosine(self, cols: tuple[int, ...]) -> np.ndarray:
+        """float64 max over the sub-query columns ``cols`` (memoised per column group)."""
+        got = self.memo.get(cols)
+        if got is None:
+            got = self.cosines[:, list(cols)].max(axis=1).astype(np.float64) if self.rows.size and cols \
+                else np.zeros(self.rows.size, dtype=np.float64)
+            self.memo[cols] = got
+        return got
+
+
+def _run_branch(corpus: Corpus, pool: _Pool, *, branch: int, sub_queries: tuple[str, ...],
+                relevance_cols: tuple[int, ...], residual_cols: tuple[int, ...], coverage: CoverageView,
                 recency: RecencyTable, blacklist: frozenset[NGram], budget: int, config: CRPConfig,
-                coverage_additions: tuple[str, ...], pool_vectors: np.ndarray | None = None,
-                pool_vectors_f64: Callable[[], np.ndarray] | None = None,
-                pool_columns: Callable[[], FactColumns] | None = None,
-                relevance_memo: dict[tuple[str, ...], np.ndarray] | None = None) -> _BranchTrace:
-    """``pool_vectors`` = ``corpus.vectors[pool_rows]`` when the caller gathered them (once for every branch),
-    ``pool_vectors_f64()`` the same widened to float64 (made on the first call, shared by the branches
-    whose gate passes the whole pool); ``pool_columns()`` the pool's :func:`fact_columns_of` (made once,
-    each branch takes its gated rows of them);
-    ``relevance_memo``: ``relevance_b`` per sub-query group, shared by the branches of one run (the same
-    group of sub-queries over the same pool gives the same product)."""
+                coverage_additions: tuple[str, ...]) -> _BranchTrace:
+    """:func:`run_branch` over a :class:`_Pool`: the branch's relevance is the max over ``relevance_cols``,
+    its residual pull the max over ``residual_cols`` (SPEC-024 §2.7: 0 with an empty Coverage Set)."""
     from crp_core.stages.cdr import cdr_ranking, score_cdr
 
-    pool = np.asarray(pool_rows, dtype=np.int64)
-    pool_v = corpus.vectors[pool] if pool_vectors is None else pool_vectors
-    relevance_b = None if relevance_memo is None else relevance_memo.get(sub_queries)
-    if relevance_b is None:
-        rel_vecs = np.asarray(relevance_vectors, dtype=np.float32).reshape(len(sub_queries), -1)
-        if pool.size:
-            relevance_b = (pool_v @ rel_vecs.T).max(axis=1).astype(np.float64)
-        else:
-            relevance_b = np.zeros(0, dtype=np.float64)
-        if relevance_memo is not None:
-            relevance_memo[sub_queries] = relevance_b
+    relevance_b = pool.max_cosine(relevance_cols)
     passed = relevance_b >= config.cdr_min_relevance
     whole = bool(passed.all())
-    if whole:  # the whole pool passes: no copies of its rows and vectors
-        idx, rel_in, v_in = pool, relevance_b, pool_v
-    else:
-        idx, rel_in, v_in = pool[passed], relevance_b[passed], pool_v[passed]
-    # the whole pool passing (a dense cluster): every such branch reads one widened copy; a gated
-    # subset widens its own rows (a gather of float64 rows would cost what the widening does)
-    wide = pool_vectors_f64() if pool_vectors_f64 is not None and whole and len(coverage) and idx.size else None
-    columns = None
-    if pool_columns is not None:
-        cols = pool_columns()
-        columns = cols if whole else (cols[0][passed], cols[1][passed], None if cols[2] is None else cols[2][passed])
-    cdr = score_cdr(corpus, frozen_array(idx), frozen_array(rel_in), coverage=coverage,
-                    residual_vectors=np.asarray(residual_vectors, dtype=np.float32),
-                    blacklist=blacklist, recency=recency, config=config, fact_vectors=v_in, fact_vectors_f64=wide,
-                    fact_columns=columns)
+    cols = pool.columns
+
+    def take(column: np.ndarray) -> np.ndarray:
+        return column if whole else column[passed]
+
+    idx = take(pool.rows)
+    cov = None if pool.coverage_score is None else take(pool.coverage_score)
+    pull = None if cov is None else take(pool.max_cosine(residual_cols))
+    cdr = score_cdr(corpus, frozen_array(idx), frozen_array(take(relevance_b)), coverage=coverage,
+                    residual_vectors=None, blacklist=blacklist, recency=recency, config=config,
+                    fact_columns=(take(cols[0]), take(cols[1]), None if cols[2] is None else take(cols[2])),
+                    coverage_score=cov, residual_pull=pull)
     order = cdr_ranking(cdr)[:max(budget, 0)]
     facts = corpus.kb.facts
     selected = tuple(facts[r].fact_id for r in cdr.idx[order].tolist())
     result = BranchResult(branch=branch, sub_queries=sub_queries, cdr=cdr, selected=selected,
                           coverage_additions=coverage_additions)
-    return _BranchTrace(result=result, pool_size=int(pool.size), gated_out=int(pool.size - idx.size), chosen=order)
+    return _BranchTrace(result=result, pool_size=int(pool.rows.size), gated_out=int(pool.rows.size - idx.size),
+                        chosen=order)
 
 
 # ---- fan-in dedup (SPEC-027 §1.6, SPEC-005 §9.2) -----------------------------------------------
@@ -241,7 +270,6 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     coverage object the branch scores against (the read-only snapshot) - an instrumentation hook.
     """
     from crp_core.factors.coverage import CoverageSnapshot
-    from crp_core.stages.cdr import fact_columns_of
 
     w = int(scenario.fanout_width if width is None else width)
     residual_ids = tuple(sq.id for sq in scenario.residual_set)
@@ -250,7 +278,8 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     vec_of = _sub_query_vectors(vectors)
     residual_vecs = np.stack([vec_of[s] for s in residual_ids]).astype(np.float32)
     pool = _clean_pool(corpus, pool_rows)
-    recency = _ensure_recency(corpus, recency, pool, now if now is not None else scenario.now, config)
+    recency, columns = _pool_columns(corpus, recency, pool, blacklist, now if now is not None else scenario.now,
+                                     config)
     parent = _parent_coverage(scenario, vectors)
     parent_ids = tuple(parent.ids)
 
@@ -258,14 +287,12 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     rule = partition_rule(len(residual_ids), w)
     n_branches = len(partitions)
     budget = branch_fact_budget(config, n_branches)
-    # shared by the 2 x branches scorings: the pool's vectors and each sub-query group's relevance
-    pool_vectors = corpus.vectors[pool]
-    score_branch = functools.partial(_run_branch, corpus, pool_rows=pool, pool_vectors=pool_vectors,
-                                     pool_vectors_f64=functools.cache(lambda: pool_vectors.astype(np.float64)),
-                                     pool_columns=functools.cache(
-                                         lambda: fact_columns_of(corpus, pool, recency, blacklist, config)),
-                                     relevance_memo={}, recency=recency, blacklist=blacklist, budget=budget,
-                                     config=config)
+    # shared by the 2 x branches scorings: the pool's cosines to every residual sub-query, its coverage
+    # score against the parent's entries and its per-fact columns
+    shared = _Pool.of(corpus, pool, residual_vecs, parent, columns)
+    position = {sid: j for j, sid in enumerate(residual_ids)}
+    score_branch = functools.partial(_run_branch, corpus, shared, recency=recency, blacklist=blacklist,
+                                     budget=budget, config=config)
 
     # partitioned: snapshot + own partition only (SPEC-027 §1.3 step 3)
     traces: list[_BranchTrace] = []
@@ -275,9 +302,9 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
         snapshots.append(snapshot)
         if branch_probe is not None:
             branch_probe(b, snapshot)
-        part_vecs = np.stack([vec_of[s] for s in part])
-        trace = score_branch(branch=b, sub_queries=part, relevance_vectors=part_vecs, residual_vectors=part_vecs,
-                             coverage=snapshot, coverage_additions=part)
+        own = tuple(position[s] for s in part)
+        trace = score_branch(branch=b, sub_queries=part, relevance_cols=own, residual_cols=own, coverage=snapshot,
+                             coverage_additions=part)
         # local additions (one entry per partition sub-query) extend the snapshot's set for this branch
         # alone: its view is the snapshot's ids followed by its partition's
         traces.append(replace(trace, local_coverage=parent_ids + part))
@@ -289,8 +316,9 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
 
     # naive: round-robin relevance, whole-ResidualSet residual pull, shared coverage read at T0
     rr = round_robin_partitions(residual_ids, n_branches)
-    n_traces = [score_branch(branch=b, sub_queries=subs, relevance_vectors=np.stack([vec_of[s] for s in subs]),
-                             residual_vectors=residual_vecs, coverage=parent, coverage_additions=subs)
+    every = tuple(range(len(residual_ids)))
+    n_traces = [score_branch(branch=b, sub_queries=subs, relevance_cols=tuple(position[s] for s in subs),
+                             residual_cols=every, coverage=parent, coverage_additions=subs)
                 for b, subs in enumerate(rr)]
     # T2: every branch writes into the one shared Coverage Set
     shared_ids = _merged_ids(parent_ids, [t.result.coverage_additions for t in n_traces])
@@ -340,32 +368,22 @@ def _merged_ids(parent_ids: tuple[str, ...], additions: Sequence[Sequence[str]])
     return tuple(ids)
 
 
-def _ensure_recency(corpus: Corpus, recency: RecencyTable, pool: np.ndarray, now: datetime | None,
-                    config: CRPConfig) -> RecencyTable:
-    """``recency`` extended with the pool rows it lacks (computed by stage 2's recency, SPEC-027 §3.2)."""
-    from crp_core.factors.recency import compute_recency, concat_recency, lookup
+def _pool_columns(corpus: Corpus, recency: RecencyTable, pool: np.ndarray, blacklist: frozenset[NGram],
+                  now: datetime | None, config: CRPConfig) -> tuple[RecencyTable, FactColumns]:
+    """The pool's :func:`~crp_core.stages.cdr.fact_columns_of` (recency factor, importance, n-gram overlap),
+    taken once for every branch, and ``recency`` extended with the pool rows it lacks (computed by
+    stage 2's recency, SPEC-027 §3.2)."""
+    from crp_core.factors.recency import compute_recency, concat_recency
+    from crp_core.stages.cdr import fact_columns_of
 
-    try:  # the lookup every branch makes, once: it raises when a row is missing
-        lookup(recency.idx, recency.factor, pool)
+    try:  # the lookup raises when a pool row is missing from the table
+        return recency, fact_columns_of(corpus, pool, recency, blacklist, config)
     except KeyError:
         if now is None:
             raise ValueError("run_fanout: the recency table lacks some pool rows and no 'now' was given") from None
-        missing = np.setdiff1d(pool, np.asarray(recency.idx, dtype=np.int64))
-        recency = concat_recency(recency, compute_recency(corpus.kb, frozen_array(missing), now, config))
-    return _on_rows(recency, pool)
-
-
-def _on_rows(recency: RecencyTable, rows: np.ndarray) -> RecencyTable:
-    """``recency`` restricted to ``rows`` (every one present) in their order: the pool's table, sorted
-    by row, so each branch's lookup sorts sorted rows and reads the same factors."""
-    from crp_core.factors.recency import lookup
-
-    pos = lookup(recency.idx, np.arange(recency.idx.size), rows).tolist()
-    return RecencyTable(idx=frozen_array(rows), age_days=frozen_array(recency.age_days[pos]),
-                        ttl_days=frozen_array(recency.ttl_days[pos]),
-                        ttl_source=tuple(recency.ttl_source[i] for i in pos),
-                        fresh_days=frozen_array(recency.fresh_days[pos]), factor=frozen_array(recency.factor[pos]),
-                        rule=tuple(recency.rule[i] for i in pos), warnings=recency.warnings)
+    missing = np.setdiff1d(pool, np.asarray(recency.idx, dtype=np.int64))
+    recency = concat_recency(recency, compute_recency(corpus.kb, frozen_array(missing), now, config))
+    return recency, fact_columns_of(corpus, pool, recency, blacklist, config)
 
 
 # ---- step states for the stepper ---------------------------------------------------------------------
