@@ -20,6 +20,7 @@ neighbourhood (CSR row slices), never the whole matrix.
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, SupportsIndex, TypeVar, cast, overload
@@ -377,16 +378,16 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
         matrix = corpus.graph(config).matrix
         cands, dist, hops, wsum, aa = walk_with_paths(matrix, anchors, config.max_hops, corpus.retrievable)
         count, mean_w, bridge, non_adj = bridge_values(aa, hops, wsum)
-        cand_vectors = corpus.vectors[cands]
-        relevance = (cand_vectors @ np.asarray(query_vector, dtype=np.float32)).astype(np.float64)
+        relevance, cov, pull = _scored_in_stage2(corpus, cdr, cands, query_vector, coverage, residual_vectors)
         recency = compute_recency(corpus.kb, cands, now, config)
         ccdr = score_cdr(corpus, cands, relevance, coverage=coverage, residual_vectors=residual_vectors,
                          blacklist=blacklist, recency=recency, config=config,
-                         passed_gate=relevance >= config.cdr_min_relevance, fact_vectors=cand_vectors)
+                         passed_gate=relevance >= config.cdr_min_relevance, coverage_score=cov,
+                         residual_pull=pull)
         score = bridge * ccdr.novelty * ccdr.recency_factor * np.maximum(relevance, config.min_connector_relevance)
         eligible = np.flatnonzero(bridge > 0)
         conn_near = connector_near_duplicates(corpus, anchors, cands, eligible, config=config,
-                                              values_conflict=values_conflict, cand_vectors=cand_vectors)
+                                              values_conflict=values_conflict)
         if conn_near:  # cands ascend: the dropped rows' positions by binary search
             dropped = np.zeros(cands.size, dtype=bool)
             dropped[np.searchsorted(cands, [r for r, _, _ in conn_near])] = True
@@ -437,6 +438,54 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
         extra_anchors=frozen_array(extra), graph_edges=edges, hops=hop_count,
         near_duplicates=tuple(near), connector_cdr=ccdr, connector_near_duplicates=tuple(conn_near))
     return result, recency
+
+
+def _scored_in_stage2(corpus: Corpus, cdr: CDRTable, cands: np.ndarray, query_vector: np.ndarray,
+                      coverage: CoverageView | None, residual_vectors: np.ndarray | None
+                      ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The connector candidates' relevance, coverage score and residual pull (float64, aligned with
+    ``cands``; the last two None when the Coverage Set is empty, as stage 2 then fills them without
+    arithmetic). A candidate stage 2 scored keeps stage 2's values (the same formulas on the same
+    fact: the breakdown shows one value per fact); only the others are computed, from their vectors."""
+    from crp_core.stages.cdr import coverage_scores, residual_pulls
+
+    m = cands.size
+    table = np.asarray(cdr.idx, dtype=np.int64)
+    order = _sorted_positions(cdr)
+    at = np.minimum(np.searchsorted(table[order], cands), max(table.size - 1, 0))
+    pos = order[at] if table.size else at
+    found = table[pos] == cands if table.size else np.zeros(m, dtype=bool)
+    empty = coverage is None or len(coverage) == 0
+    relevance = np.empty(m, dtype=np.float64)
+    cov = None if empty else np.empty(m, dtype=np.float64)
+    pull = None if empty else np.empty(m, dtype=np.float64)
+    have = pos[found]
+    relevance[found] = cdr.relevance[have]
+    if cov is not None and pull is not None:
+        cov[found] = cdr.coverage_score[have]
+        pull[found] = cdr.residual_pull[have]
+    if not found.all():
+        new = ~found
+        vecs = corpus.vectors[cands[new]]
+        relevance[new] = vecs @ np.asarray(query_vector, dtype=np.float32)
+        if cov is not None and pull is not None:
+            cov[new] = coverage_scores(vecs, coverage)
+            pull[new] = residual_pulls(vecs, coverage, residual_vectors)
+    return relevance, cov, pull
+
+
+def _sorted_positions(cdr: CDRTable) -> np.ndarray:
+    """Positions of the stage-2 table in ascending row order (computed once per table, read-only)."""
+    got = _SORTED.get(cdr)
+    if got is None:
+        got = np.argsort(np.asarray(cdr.idx, dtype=np.int64), kind="stable")
+        got.setflags(write=False)
+        _SORTED[cdr] = got
+    return got
+
+
+#: per stage-2 table (immutable): its positions in row order (stage 3 finds its connector candidates there)
+_SORTED: weakref.WeakKeyDictionary[CDRTable, np.ndarray] = weakref.WeakKeyDictionary()
 
 
 def expand_graph(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray, coverage: CoverageView | None,
