@@ -150,3 +150,20 @@ def test_concat_recency_matches_the_plain_first_occurrence_join(seed, parts):
             assert col.tolist() == np.asarray(v, dtype=col.dtype).tolist() or np.array_equal(
                 col, np.asarray(v, dtype=col.dtype), equal_nan=True), k
             assert not col.flags.writeable
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 40), n_res=st.integers(1, 24), d=st.sampled_from([8, 384]))
+def test_residual_pull_is_the_max_cosine_on_both_product_paths(seed, n, n_res, d):
+    """A few sub-queries take matrix-vector products, more take one matrix product (SMALL_GEMM): both
+    give max(cos(fact, r) for r in ResidualSet) to float32 rounding, and 0 with an empty Coverage Set."""
+    rng = np.random.default_rng(seed)
+    unit = rng.normal(size=(n, d))
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    res = rng.normal(size=(n_res, d))
+    res /= np.linalg.norm(res, axis=1, keepdims=True)
+    coverage = CoverageSet([CoverageEntry("c0", res[0].astype(np.float32), 1.0, 1)])
+    got = residual_pulls(unit.astype(np.float32), coverage, res.astype(np.float32))
+    assert got.dtype == np.float64 and got.shape == (n,)
+    np.testing.assert_allclose(got, (unit @ res.T).max(axis=1), rtol=0, atol=2e-6)
+    assert not residual_pulls(unit.astype(np.float32), CoverageSet([]), res.astype(np.float32)).any()

@@ -28,8 +28,8 @@ from crp_core.records import CDRTable, RecencyTable, freeze_owned, frozen_array
 if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageView
 
-#: up to this many residual sub-queries, the residual pull uses matrix-vector products (see residual_pulls)
-SMALL_GEMM = 32
+#: below this many residual sub-queries the residual pull is a few matrix-vector products (see residual_pulls)
+SMALL_GEMM = 8
 
 
 def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None,
@@ -56,14 +56,15 @@ def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
             or np.asarray(residual_vectors).size == 0):
         return np.zeros(n)
     r = np.asarray(residual_vectors, dtype=np.float32).reshape(-1, vectors.shape[1])
-    if r.shape[0] <= SMALL_GEMM:
-        # one matrix-vector product per residual sub-query: a thin (c, d) @ (d, r) product goes to a
-        # multi-threaded BLAS gemm whose thread hand-off costs far more than the arithmetic
+    if r.shape[0] < SMALL_GEMM:
+        # one matrix-vector product per residual sub-query: for a few sub-queries as fast as one gemm
         out = vectors @ r[0]
         for j in range(1, r.shape[0]):
             np.maximum(out, vectors @ r[j], out=out)
         return out.astype(np.float64)
-    return (vectors @ r.T).max(axis=1).astype(np.float64)
+    # one (r, c) product, reduced over its rows (elementwise maxima of contiguous rows, not a max along
+    # each short row); inside a run numpy's BLAS has one thread (crp_core.pipeline.one_blas_thread)
+    return (r @ vectors.T).max(axis=0).astype(np.float64)
 
 
 def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverage: CoverageView | None,
