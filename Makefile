@@ -39,6 +39,8 @@ STAMP_TORCH := $(VENV)/.stamp-torch
 STAMP_RUN   := $(VENV)/.stamp-run
 STAMP_TEST  := $(VENV)/.stamp-test
 CONSTRAIN   := -c $(LOCK)
+# compiled by the editable install (stage 3's 2-hop walk): a changed source re-runs the install
+EXT_SOURCES := $(wildcard crp_core/stages/*.pyx)
 
 .PHONY: help run test lint bench lock install install-test clean-venv
 
@@ -56,11 +58,11 @@ $(STAMP_TORCH): $(LOCK) | $(PY)
 	$(PIP) install $(PIP_LOCAL) $(CONSTRAIN) "$(TORCH)"
 	touch $@
 
-$(STAMP_RUN): pyproject.toml $(LOCK) $(STAMP_TORCH)
+$(STAMP_RUN): pyproject.toml $(LOCK) $(EXT_SOURCES) $(STAMP_TORCH)
 	$(PIP) install $(PIP_LOCAL) $(CONSTRAIN) -e .
 	touch $@
 
-$(STAMP_TEST): pyproject.toml $(LOCK) $(STAMP_TORCH)
+$(STAMP_TEST): pyproject.toml $(LOCK) $(EXT_SOURCES) $(STAMP_TORCH)
 	$(PIP) install $(PIP_LOCAL) $(CONSTRAIN) -e ".[test]"
 	touch $@ $(STAMP_RUN)
 

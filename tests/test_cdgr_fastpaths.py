@@ -14,7 +14,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crp_core.stages.cdgr import _touched_and_pairs, anchor_paths, bridge_values, edges_among, walk, walk_with_paths
+from crp_core.stages.cdgr import _touched_and_pairs
+from crp_core.stages.graph_walk import anchor_paths, bridge_values, edges_among, walk, walk_with_paths
 
 
 def random_graph(seed: int, n: int, p: float) -> sp.csr_matrix:
@@ -140,3 +141,40 @@ def test_bridged_anchors_are_the_anchors_of_the_bridged_pairs_in_first_appearanc
         pairs.anchors(cands.size)
     with pytest.raises(IndexError):
         pairs.anchors(-cands.size - 1)
+
+
+def test_the_compiled_walk_is_built_where_a_compiler_is():
+    """pyproject.toml builds ``_graph_walk`` (optional: a machine without a C compiler installs without it)."""
+    import shutil
+
+    from crp_core.stages import graph_walk as cdgr
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler here: the extension is optional")
+    assert cdgr._walk_two_hops is not None
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 120), p=st.floats(0.01, 0.5), n_anchors=st.integers(1, 14),
+       hidden=st.floats(0.0, 0.5))
+def test_the_compiled_walk_equals_the_numpy_walk_to_the_bit(seed, n, p, n_anchors, hidden):
+    """Unrounded weights (no ties to hide a wrong maximum), non-retrievable rows on the paths: the five
+    arrays of the compiled walk and of the numpy path are identical, dtypes included."""
+    from crp_core.stages import graph_walk as cdgr
+    if cdgr._walk_two_hops is None:
+        pytest.skip("the compiled walk is not built here")
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((n, n)) < p, k=1)
+    w = rng.uniform(0.6, 1.0, (n, n)).astype(np.float32)
+    m = sp.csr_matrix(np.where(upper | upper.T, np.maximum(w, w.T), 0).astype(np.float32))
+    anchors = rng.choice(n, size=min(n_anchors, n), replace=False).astype(np.int64)
+    retrievable = rng.random(n) >= hidden
+    retrievable[anchors] = True
+    compiled = cdgr.walk_with_paths(m, anchors, 2, retrievable)
+    saved = cdgr._walk_two_hops
+    cdgr._walk_two_hops = None
+    try:
+        plain = cdgr.walk_with_paths(m, anchors, 2, retrievable)
+    finally:
+        cdgr._walk_two_hops = saved
+    for a, b in zip(compiled, plain, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)

@@ -11,7 +11,7 @@ from factories import fact, make_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import crp_core.stages.cdgr as cdgr
+import crp_core.stages.graph_walk as graph_walk
 from crp_core.config import CRPConfig
 from crp_core.factors.recency import fact_attributes
 from crp_core.pipeline import _cdr_positions
@@ -86,7 +86,7 @@ def test_the_second_layer_is_every_row_slice_of_x_in_order(seed):
     dense = np.where(rng.random((40, 40)) < 0.2, rng.uniform(0.5, 1.0, (40, 40)), 0).astype(np.float32)
     m = sp.csr_matrix(dense)
     x = rng.integers(0, 40, 25)
-    w, nb, counts = cdgr._second_layer(m.indptr, m.indices, m.data, x)
+    w, nb, counts = graph_walk._second_layer(m.indptr, m.indices, m.data, x)
     sub = m[x]
     assert nb.dtype == np.intp and w.dtype == np.float32
     assert np.array_equal(nb, sub.indices) and np.array_equal(w, sub.data)

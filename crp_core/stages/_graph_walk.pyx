@@ -1,0 +1,105 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""Stage 3's 2-hop walk and anchor paths in one compiled pass over the anchors' CSR neighbourhood
+(SPEC-025 §2.3-2.4; SPEC_NOTES §2.5). The same result as the numpy path of
+:func:`crp_core.stages.cdgr.walk_with_paths` for ``max_hops == 2`` and distinct anchors, to the bit: hop-1
+weights are the edge's float32 weight widened, 2-hop totals the float64 sum of the two float32 weights,
+the strongest shortest path wins, a direct edge makes an anchor 1 hop away whatever the 2-hop totals.
+"""
+import numpy as np
+
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+
+
+def walk_two_hops(const int32_t[::1] indptr, const int32_t[::1] indices, const float[::1] data,
+                  const int64_t[::1] anchors, retrievable):
+    """(cands int64 ascending, hop distance int64, hops (m, s) int8, weight_sum (m, s) float64,
+    aa (s, s) bool) for distinct ``anchors`` and ``max_hops == 2``; ``retrievable`` is the (n,) bool mask."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1
+    cdef Py_ssize_t s = anchors.shape[0]
+    cdef Py_ssize_t k, k2, e, e2, x, c, a, m, i, touched_n = 0
+    cdef int32_t px, pc
+    cdef double w1, val
+    dist_arr = np.full(n, -1, dtype=np.int8)
+    cdef int8_t[::1] dist = dist_arr
+    # the rows reached (hop 1 or 2), in the order first reached; sorted below
+    touched_arr = np.empty(16, dtype=np.int64)
+    cdef int64_t[::1] touched = touched_arr
+    for k in range(s):
+        dist[anchors[k]] = 0
+    # hop 1: every neighbour of an anchor that is not an anchor
+    for k in range(s):
+        a = anchors[k]
+        for e in range(indptr[a], indptr[a + 1]):
+            x = indices[e]
+            if dist[x] < 0:
+                dist[x] = 1
+                if touched_n == touched.shape[0]:
+                    touched_arr = np.resize(touched_arr, 2 * touched_n)
+                    touched = touched_arr
+                touched[touched_n] = x
+                touched_n += 1
+    # hop 2: every neighbour of a hop-1 row not reached before (each hop-1 row once; an anchor's
+    # neighbours are all reached at hop 1 already)
+    cdef Py_ssize_t hop1_n = touched_n
+    for i in range(hop1_n):
+        x = touched[i]
+        for e2 in range(indptr[x], indptr[x + 1]):
+            c = indices[e2]
+            if dist[c] < 0:
+                dist[c] = 2
+                if touched_n == touched.shape[0]:
+                    touched_arr = np.resize(touched_arr, 2 * touched_n)
+                    touched = touched_arr
+                touched[touched_n] = c
+                touched_n += 1
+    reached = np.sort(touched_arr[:touched_n])
+    keep = np.asarray(retrievable, dtype=np.bool_)[reached]
+    cands_arr = reached[keep]
+    cdef int64_t[::1] cands = cands_arr
+    m = cands.shape[0]
+    cdist_arr = np.empty(m, dtype=np.int64)
+    cdef int64_t[::1] cdist = cdist_arr
+    # local position of each row: candidates 0..m-1, anchors -2-k (k = anchor position), others -1
+    pos_arr = np.full(n, -1, dtype=np.int32)
+    cdef int32_t[::1] pos = pos_arr
+    for i in range(m):
+        pos[cands[i]] = <int32_t> i
+        cdist[i] = dist[cands[i]]
+    for k in range(s):
+        pos[anchors[k]] = <int32_t> (-2 - k)
+    # per anchor, one row of (s, m) tables (contiguous for the scatter), transposed at the end
+    hops_arr = np.zeros((s, m), dtype=np.int8)
+    wsum_arr = np.zeros((s, m), dtype=np.float64)
+    best_arr = np.full(m, -np.inf, dtype=np.float64)
+    aa_arr = np.zeros((s, s), dtype=np.uint8)
+    cdef int8_t[:, ::1] hops = hops_arr
+    cdef double[:, ::1] wsum = wsum_arr
+    cdef double[::1] best = best_arr
+    cdef uint8_t[:, ::1] aa = aa_arr
+    cdef double minus_inf = -np.inf
+    for k in range(s):
+        a = anchors[k]
+        # every 2-hop walk a -> x -> c: the strongest total per candidate (a branch-free running max)
+        for e in range(indptr[a], indptr[a + 1]):
+            x = indices[e]
+            w1 = <double> data[e]
+            for e2 in range(indptr[x], indptr[x + 1]):
+                pc = pos[indices[e2]]
+                if pc >= 0:
+                    val = w1 + <double> data[e2]
+                    best[pc] = val if val > best[pc] else best[pc]
+        for i in range(m):
+            if best[i] != minus_inf:
+                hops[k, i] = 2
+                wsum[k, i] = best[i]
+                best[i] = minus_inf
+        # direct edges last: they fix the anchor at 1 hop for that candidate, whatever the 2-hop totals
+        for e in range(indptr[a], indptr[a + 1]):
+            px = pos[indices[e]]
+            if px >= 0:
+                hops[k, px] = 1
+                wsum[k, px] = <double> data[e]
+            elif px <= -2:
+                aa[k, -2 - px] = 1
+    return (cands_arr, cdist_arr, np.ascontiguousarray(hops_arr.T), np.ascontiguousarray(wsum_arr.T),
+            aa_arr.view(np.bool_))
