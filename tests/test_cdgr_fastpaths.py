@@ -150,7 +150,7 @@ def test_the_compiled_walk_is_built_where_a_compiler_is():
     from crp_core.stages import graph_walk as cdgr
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler here: the extension is optional")
-    assert cdgr._walk_two_hops is not None
+    assert cdgr._kernel is not None
 
 
 @settings(max_examples=80, deadline=None)
@@ -160,7 +160,7 @@ def test_the_compiled_walk_equals_the_numpy_walk_to_the_bit(seed, n, p, n_anchor
     """Unrounded weights (no ties to hide a wrong maximum), non-retrievable rows on the paths: the five
     arrays of the compiled walk and of the numpy path are identical, dtypes included."""
     from crp_core.stages import graph_walk as cdgr
-    if cdgr._walk_two_hops is None:
+    if cdgr._kernel is None:
         pytest.skip("the compiled walk is not built here")
     rng = np.random.default_rng(seed)
     upper = np.triu(rng.random((n, n)) < p, k=1)
@@ -170,11 +170,41 @@ def test_the_compiled_walk_equals_the_numpy_walk_to_the_bit(seed, n, p, n_anchor
     retrievable = rng.random(n) >= hidden
     retrievable[anchors] = True
     compiled = cdgr.walk_with_paths(m, anchors, 2, retrievable)
-    saved = cdgr._walk_two_hops
-    cdgr._walk_two_hops = None
+    saved = cdgr._kernel
+    cdgr._kernel = None
     try:
         plain = cdgr.walk_with_paths(m, anchors, 2, retrievable)
     finally:
-        cdgr._walk_two_hops = saved
+        cdgr._kernel = saved
     for a, b in zip(compiled, plain, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 80), p=st.floats(0.02, 0.6), k=st.integers(0, 30),
+       repeat=st.booleans())
+def test_the_compiled_edge_listing_equals_the_numpy_one(seed, n, p, k, repeat):
+    """Distinct rows take the compiled listing, rows given twice the numpy one; both list the same
+    (a < b, weight) triples, sorted, as plain ints and floats."""
+    from crp_core.stages import graph_walk
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((n, n)) < p, k=1)
+    w = rng.uniform(0.6, 1.0, (n, n)).astype(np.float32)
+    m = sp.csr_matrix(np.where(upper | upper.T, np.maximum(w, w.T), 0).astype(np.float32))
+    rows = rng.choice(n, size=min(k, n), replace=False).astype(np.int64)
+    if repeat and rows.size:
+        rows = np.concatenate([rows, rows[:1]])
+    got = graph_walk.edges_among(m, rows)
+    saved = graph_walk._kernel
+    graph_walk._kernel = None
+    try:
+        plain = graph_walk.edges_among(m, rows)
+    finally:
+        graph_walk._kernel = saved
+    adj = adjacency(m)
+    expect = sorted({(min(a, b), max(a, b), float(adj[a][b])) for a, b in itertools.combinations(set(rows.tolist()), 2)
+                     if b in adj[a]})
+    if not repeat:
+        assert list(got) == list(plain) == expect
+    assert sorted(set(got)) == expect
+    assert all(type(a) is int and type(b) is int and type(x) is float for a, b, x in got)

@@ -103,3 +103,45 @@ def walk_two_hops(const int32_t[::1] indptr, const int32_t[::1] indices, const f
                 aa[k, -2 - px] = 1
     return (cands_arr, cdist_arr, np.ascontiguousarray(hops_arr.T), np.ascontiguousarray(wsum_arr.T),
             aa_arr.view(np.bool_))
+
+
+def edges_within(const int32_t[::1] indptr, const int32_t[::1] indices, const float[::1] data,
+                 const int64_t[::1] rows):
+    """(a, b, weight) int64 / int64 / float32 arrays of the edges with both ends in ``rows`` (ascending and
+    distinct), a < b, in CSR order: what :func:`crp_core.stages.graph_walk.edges_among` sorts and lists."""
+    cdef Py_ssize_t r = rows.shape[0], i, e, lo, hi, mid, count = 0, cap = 64
+    cdef int64_t row, nb
+    a_arr = np.empty(cap, dtype=np.int64)
+    b_arr = np.empty(cap, dtype=np.int64)
+    w_arr = np.empty(cap, dtype=np.float32)
+    cdef int64_t[::1] a_out = a_arr
+    cdef int64_t[::1] b_out = b_arr
+    cdef float[::1] w_out = w_arr
+    for i in range(r):
+        row = rows[i]
+        for e in range(indptr[row], indptr[row + 1]):
+            nb = indices[e]
+            if nb <= row:
+                continue
+            lo = i + 1  # rows ascend: a partner above ``row`` sits after position i
+            hi = r
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if rows[mid] < nb:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < r and rows[lo] == nb:
+                if count == cap:
+                    cap *= 2
+                    a_arr = np.resize(a_arr, cap)
+                    b_arr = np.resize(b_arr, cap)
+                    w_arr = np.resize(w_arr, cap)
+                    a_out = a_arr
+                    b_out = b_arr
+                    w_out = w_arr
+                a_out[count] = row
+                b_out[count] = nb
+                w_out[count] = data[e]
+                count += 1
+    return a_arr[:count], b_arr[:count], w_arr[:count]

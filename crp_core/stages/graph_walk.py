@@ -9,7 +9,6 @@ pass (``_graph_walk.pyx``, an optional extension) where it was built; the numpy 
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,14 +16,10 @@ import numpy as np
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-#: the compiled 2-hop walk ``(indptr, indices, data, anchors, retrievable) -> walk_with_paths' five arrays``
-_WalkFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-                   tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
-_walk_two_hops: _WalkFn | None
-try:  # an optional extension: pyproject.toml builds it where a C compiler is
-    from crp_core.stages._graph_walk import walk_two_hops as _walk_two_hops
-except ImportError:  # pragma: no cover - a build without the extension takes the numpy path
-    _walk_two_hops = None
+try:  # the compiled walk: an optional extension, pyproject.toml builds it where a C compiler is
+    from crp_core.stages import _graph_walk as _kernel
+except ImportError:  # pragma: no cover - a build without the extension takes the numpy paths
+    _kernel = None  # type: ignore[assignment]
 
 
 def _expand_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
@@ -157,11 +152,11 @@ def walk_with_paths(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, r
         hops, wsum, aa = anchor_paths(matrix, anchors, cands)
         return cands, dist, hops, wsum, aa
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
-    if (max_hops == 2 and _walk_two_hops is not None and indptr.dtype == indices.dtype == np.int32
-            and data.dtype == np.float32 and anchors.dtype == np.int64 and retrievable.dtype == np.bool_
-            and len(set(anchors.tolist())) == anchors.size):
+    if (max_hops == 2 and _kernel is not None and _compiled_graph(matrix) and anchors.dtype == np.int64
+            and retrievable.dtype == np.bool_ and len(set(anchors.tolist())) == anchors.size):
         # the compiled walk: the same five arrays, to the bit (tests/test_cdgr_fastpaths.py)
-        return _walk_two_hops(indptr, indices, data, np.ascontiguousarray(anchors), np.ascontiguousarray(retrievable))
+        return _kernel.walk_two_hops(indptr, indices, data, np.ascontiguousarray(anchors),
+                                     np.ascontiguousarray(retrievable))
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
     layer2 = _second_layer(indptr, indices, data, x)
     # three scatters, nearest last: every neighbour of a hop-1 row is 2 hops away unless it is a hop-1
@@ -199,15 +194,26 @@ def bridge_values(aa: np.ndarray, hops: np.ndarray,
 
 
 def edges_among(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[tuple[int, int, float], ...]:
-    """Undirected edges (i < j, weight) with both ends in ``rows``, sorted."""
+    """Undirected edges (i < j, weight) with both ends in ``rows``, sorted (the compiled listing where
+    it was built and the rows are distinct; the same triples either way)."""
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size < 2:
         return ()
-    own, nb, w = _expand_rows(matrix.indptr, matrix.indices, matrix.data, rows)
-    src = rows[own]
     ordered = np.sort(rows)  # membership by binary search: no pass over every row of the graph
-    at = np.minimum(np.searchsorted(ordered, nb), ordered.size - 1)
-    keep = (ordered[at] == nb) & (src < nb)
-    a, b, x = src[keep], nb[keep], w[keep]
+    if _kernel is not None and _compiled_graph(matrix) and bool((ordered[1:] != ordered[:-1]).all()):
+        a, b, x = _kernel.edges_within(matrix.indptr, matrix.indices, matrix.data, ordered)
+    else:
+        own, nb, w = _expand_rows(matrix.indptr, matrix.indices, matrix.data, rows)
+        src = rows[own]
+        at = np.minimum(np.searchsorted(ordered, nb), ordered.size - 1)
+        keep = (ordered[at] == nb) & (src < nb)
+        a, b, x = src[keep], nb[keep], w[keep]
     order = np.lexsort((x, b, a))  # = sorted() of the (a, b, weight) triples
     return tuple(zip(a[order].tolist(), b[order].tolist(), x[order].astype(np.float64).tolist()))
+
+
+def _compiled_graph(matrix: sp.csr_matrix) -> bool:
+    """Whether the compiled kernels read this CSR as it is (int32 indices, float32 weights, contiguous)."""
+    return (matrix.indptr.dtype == np.int32 and matrix.indices.dtype == np.int32 and matrix.data.dtype == np.float32
+            and matrix.indptr.flags.c_contiguous and matrix.indices.flags.c_contiguous
+            and matrix.data.flags.c_contiguous)
