@@ -167,3 +167,19 @@ def test_residual_pull_is_the_max_cosine_on_both_product_paths(seed, n, n_res, d
     assert got.dtype == np.float64 and got.shape == (n,)
     np.testing.assert_allclose(got, (unit @ res.T).max(axis=1), rtol=0, atol=2e-6)
     assert not residual_pulls(unit.astype(np.float32), CoverageSet([]), res.astype(np.float32)).any()
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 40), k=st.integers(1, 6), d=st.sampled_from([8, 384]))
+def test_coverage_score_is_the_depth_weighted_mean_cosine(seed, n, k, d):
+    """float32 cosines, float64 weighted mean: the SPEC-024 §2.2 coverage score to float32 rounding."""
+    rng = np.random.default_rng(seed)
+    unit = rng.normal(size=(n, d))
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    ent = rng.normal(size=(k, d))
+    ent /= np.linalg.norm(ent, axis=1, keepdims=True)
+    depth = rng.uniform(0.1, 1.0, k)
+    coverage = CoverageSet([CoverageEntry(f"c{j}", ent[j].astype(np.float32), float(depth[j]), 1) for j in range(k)])
+    got = coverage_scores(unit.astype(np.float32), coverage)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, (unit @ ent.T) @ depth / depth.sum(), rtol=0, atol=2e-6)

@@ -32,10 +32,12 @@ if TYPE_CHECKING:
 SMALL_GEMM = 8
 
 
-def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None,
-                    vectors_f64: np.ndarray | None = None) -> np.ndarray:
+def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None) -> np.ndarray:
     """Weighted mean cosine to the Coverage Set entries (SPEC-024 §2.2-2.3); 0 when empty.
-    ``vectors_f64`` = ``vectors.astype(np.float64)`` when the caller already has it."""
+
+    The cosines are float32 products of the float32 unit vectors (as relevance and residual pull are),
+    averaged with the depth weights in float64: one matrix-vector product per entry (a Coverage Set
+    holds a few), no float64 copy of the facts' vectors."""
     n = vectors.shape[0]
     if coverage is None or len(coverage) == 0:
         return np.zeros(n)
@@ -43,9 +45,12 @@ def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None,
     total = float(w.sum())
     if total <= 0.0:
         return np.zeros(n)
-    centroid = (np.asarray(coverage.embeddings, dtype=np.float64).T @ w) / total  # (d,)
-    wide = vectors.astype(np.float64, copy=False) if vectors_f64 is None else vectors_f64
-    return wide @ centroid
+    entries = np.asarray(coverage.embeddings, dtype=np.float32).reshape(w.size, -1)
+    out = (vectors @ entries[0]) * w[0]  # float32 cosines times a float64 weight: float64
+    for j in range(1, w.size):
+        out += (vectors @ entries[j]) * w[j]
+    out /= total
+    return out
 
 
 def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
@@ -70,19 +75,16 @@ def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
 def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverage: CoverageView | None,
               residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], recency: RecencyTable,
               config: CRPConfig, passed_gate: np.ndarray | None = None,
-              fact_vectors: np.ndarray | None = None, fact_vectors_f64: np.ndarray | None = None,
               fact_columns: FactColumns | None = None, coverage_score: np.ndarray | None = None,
               residual_pull: np.ndarray | None = None) -> CDRTable:
     """Every factor of the CDR product for the facts ``idx`` (SPEC_NOTES §2.4).
 
     ``relevance`` is cos(fact, query) aligned with ``idx``; ``recency`` must cover every row.
     ``passed_gate`` (optional) marks the facts that passed the stage-1 relevance gate; the others
-    are scored too (for display) and flagged. ``fact_vectors`` = ``corpus.vectors[idx]`` when the
-    caller already gathered them, ``fact_vectors_f64`` the same widened to float64 (what the coverage
-    score multiplies: fan-out's branches widen their shared pool once). ``fact_columns`` =
-    :func:`fact_columns_of` for ``idx`` when the caller already has them (fan-out takes its pool's once);
-    ``coverage_score`` / ``residual_pull`` (float64, aligned with ``idx``) the same for those two factors
-    (read only when the Coverage Set is not empty: fan-out takes them over its pool once).
+    are scored too (for display) and flagged. ``fact_columns`` = :func:`fact_columns_of` for ``idx`` when
+    the caller already has them (fan-out takes its pool's once); ``coverage_score`` / ``residual_pull``
+    (float64, aligned with ``idx``) the same for those two factors (read only when the Coverage Set is not
+    empty: fan-out takes them over its pool once, stage 3 reuses stage 2's).
 
     The factors a run leaves at their neutral value (an empty Coverage Set: no coverage penalty and
     no residual pull; an empty blacklist: no n-gram penalty) are filled without arithmetic: the
@@ -100,8 +102,8 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
         if coverage_score is not None and residual_pull is not None:
             cov, pull = coverage_score, residual_pull
         else:
-            v = corpus.vectors[idx] if fact_vectors is None else fact_vectors
-            cov = coverage_scores(v, coverage, fact_vectors_f64) if coverage_score is None else coverage_score
+            v = corpus.vectors[idx]
+            cov = coverage_scores(v, coverage) if coverage_score is None else coverage_score
             pull = residual_pulls(v, coverage, residual_vectors) if residual_pull is None else residual_pull
         eff = np.maximum(relevance, pull)
         penalty = np.minimum(np.maximum(cov, 0.0), config.coverage_penalty_cap)  # = clip(cov, 0, cap)
