@@ -162,7 +162,7 @@ def test_residual_pull_is_the_max_cosine_on_both_product_paths(seed, n, n_res, d
     unit /= np.linalg.norm(unit, axis=1, keepdims=True)
     res = rng.normal(size=(n_res, d))
     res /= np.linalg.norm(res, axis=1, keepdims=True)
-    coverage = CoverageSet([CoverageEntry("c0", res[0].astype(np.float32), 1.0, 1)])
+    coverage = CoverageSet([CoverageEntry("c0", None, res[0].astype(np.float32), 1.0)])
     got = residual_pulls(unit.astype(np.float32), coverage, res.astype(np.float32))
     assert got.dtype == np.float64 and got.shape == (n,)
     np.testing.assert_allclose(got, (unit @ res.T).max(axis=1), rtol=0, atol=2e-6)
@@ -179,7 +179,7 @@ def test_coverage_score_is_the_depth_weighted_mean_cosine(seed, n, k, d):
     ent = rng.normal(size=(k, d))
     ent /= np.linalg.norm(ent, axis=1, keepdims=True)
     depth = rng.uniform(0.1, 1.0, k)
-    coverage = CoverageSet([CoverageEntry(f"c{j}", ent[j].astype(np.float32), float(depth[j]), 1) for j in range(k)])
+    coverage = CoverageSet([CoverageEntry(f"c{j}", None, ent[j].astype(np.float32), float(depth[j])) for j in range(k)])
     got = coverage_scores(unit.astype(np.float32), coverage)
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, (unit @ ent.T) @ depth / depth.sum(), rtol=0, atol=2e-6)
