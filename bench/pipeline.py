@@ -163,8 +163,11 @@ def main() -> int:
     if not cases:
         print(f"no synthetic CKF under {args.data}; run bench/make_synthetic_ckf.py first", file=sys.stderr)
         return 1
+    from crp_core.stages import graph_walk
+
     print(f"pipeline bench: load average {load_avg()} on {os.cpu_count()} CPUs, "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, stage 3 walk: "
+          f"{'compiled (crp_core/stages/_graph_walk.pyx)' if graph_walk._kernel is not None else 'numpy'}")
     print(f"stages 2-6 = cdr + cdgr + contradictions + packing (fan-out off; stage 5 timed on its own); "
           f"envelope_fact_budget=20, candidate_k={args.candidate_k}\n")
     gather: dict[str, tuple] = {}

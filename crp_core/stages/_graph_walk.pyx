@@ -22,7 +22,7 @@ def walk_two_hops(const int32_t[::1] indptr, const int32_t[::1] indices, const f
     dist_arr = np.full(n, -1, dtype=np.int8)
     cdef int8_t[::1] dist = dist_arr
     # the rows reached (hop 1 or 2), in the order first reached; sorted below
-    touched_arr = np.empty(16, dtype=np.int64)
+    touched_arr = np.empty(min(n, 4096) or 1, dtype=np.int64)
     cdef int64_t[::1] touched = touched_arr
     for k in range(s):
         dist[anchors[k]] = 0
@@ -109,7 +109,7 @@ def edges_within(const int32_t[::1] indptr, const int32_t[::1] indices, const fl
                  const int64_t[::1] rows):
     """(a, b, weight) int64 / int64 / float32 arrays of the edges with both ends in ``rows`` (ascending and
     distinct), a < b, in CSR order: what :func:`crp_core.stages.graph_walk.edges_among` sorts and lists."""
-    cdef Py_ssize_t r = rows.shape[0], i, e, lo, hi, mid, count = 0, cap = 64
+    cdef Py_ssize_t r = rows.shape[0], i, e, lo, hi, mid, count = 0, cap = 256
     cdef int64_t row, nb
     a_arr = np.empty(cap, dtype=np.int64)
     b_arr = np.empty(cap, dtype=np.int64)
