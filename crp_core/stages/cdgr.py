@@ -15,8 +15,10 @@ with it (SPEC_NOTES §2.8: before the connectors are chosen, so the next candida
 the best fill the connector slots (``envelope_fact_budget - anchor_budget``); unused slots go to the
 next CDR candidates (``extra_anchors``). With graph retrieval off, anchors take the whole budget.
 
-Everything is vectorised over the sparse graph: the walk only touches the anchors' 2-hop
-neighbourhood (CSR row slices), never the whole matrix.
+The walk over the similarity graph, the bridge values and the edge listing are
+:mod:`crp_core.stages.graph_walk` (it touches only the anchors' 2-hop neighbourhood, never the whole
+matrix). A connector candidate stage 2 already scored keeps stage 2's relevance, coverage score and
+residual pull (one value per fact).
 """
 from __future__ import annotations
 
