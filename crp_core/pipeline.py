@@ -40,7 +40,7 @@ from crp_core.records import (
 from crp_core.report import known_flag_data
 from crp_core.stages.candidates import gather_candidates
 from crp_core.stages.cdgr import BridgedPairs, expand_graph_with_recency
-from crp_core.stages.cdr import cdr_ranking, score_cdr
+from crp_core.stages.cdr import cdr_ranking, factors_from_cosines, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.stages.contradictions.arbitration import Decisions
 from crp_core.stages.packing import (
@@ -263,9 +263,13 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     # 2. CDR (recency included)
     t = time.perf_counter()
     rec_c = attrs.recency(candidates.idx)
+    # the coverage score and residual pull come off stage 1's cosines with the sub-queries
+    read = (None if candidates.sub_query_cosines is None
+            else factors_from_cosines(candidates.sub_query_cosines, vectors.ids, coverage, residual_ids))
     cdr = score_cdr(corpus, candidates.idx, candidates.relevance, coverage=coverage,
                     residual_vectors=residual_vectors, blacklist=blacklist, recency=rec_c, config=config,
-                    passed_gate=candidates.passed_gate)
+                    passed_gate=candidates.passed_gate, coverage_score=None if read is None else read[0],
+                    residual_pull=None if read is None else read[1])
     timings["cdr"] = (time.perf_counter() - t) * 1e3
 
     # 3. CDGR (the similarity graph is corpus preparation: built once per corpus and config, untimed)

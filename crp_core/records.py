@@ -48,6 +48,10 @@ class CandidateSet:
     passed_gate: np.ndarray  # (c,) bool: relevance >= cdr_min_relevance
     found_by: tuple[tuple[str, ...], ...]  # per candidate: "query" and/or sub-query ids whose top-K held it
     gate_threshold: float
+    # (c, m) float32 cosine of each candidate with each sub-query (the scenario's sub-queries in
+    # ScenarioVectors.ids order), from the same product as ``relevance``: stage 2 reads its coverage
+    # score and residual pull off it (None: not taken, stage 2 computes them from the vectors)
+    sub_query_cosines: np.ndarray | None = None
 
     @property
     def gated_idx(self) -> np.ndarray:

@@ -66,6 +66,12 @@ def test_gather_candidates_equals_the_plain_computation(seed, n, d, n_subs, k, d
     assert got.found_by == tuple(finders)
     assert got.gate_threshold == gate
     assert not got.idx.flags.writeable and not got.relevance.flags.writeable
+    # each candidate's cosine with each sub-query (ScenarioVectors.ids order), for stage 2
+    cos = got.sub_query_cosines
+    assert cos is not None and cos.shape == (len(rows), n_subs) and not cos.flags.writeable
+    unit = corpus.vectors.astype(np.float64)
+    expect = unit[rows] @ vectors.sub_queries.reshape(-1, corpus.dim).astype(np.float64).T
+    np.testing.assert_allclose(cos, expect.reshape(len(rows), n_subs), rtol=0, atol=2e-6)
 
 
 def test_gather_candidates_hnsw_path_with_exclusions(monkeypatch):

@@ -183,3 +183,37 @@ def test_coverage_score_is_the_depth_weighted_mean_cosine(seed, n, k, d):
     got = coverage_scores(unit.astype(np.float32), coverage)
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, (unit @ ent.T) @ depth / depth.sum(), rtol=0, atol=2e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 40), m=st.integers(1, 12), n_cov=st.integers(0, 4),
+       n_res=st.integers(0, 12), d=st.sampled_from([8, 384]))
+def test_factors_read_off_the_sub_query_cosines_match_the_vector_formulas(seed, n, m, n_cov, n_res, d):
+    """Stage 2 reads the coverage score and residual pull off stage 1's (fact, sub-query) cosines: the
+    values of coverage_scores / residual_pulls to float32 rounding; None for an empty Coverage Set or a
+    sub-query without a column (the caller then computes them from the vectors)."""
+    from crp_core.stages.cdr import factors_from_cosines
+
+    rng = np.random.default_rng(seed)
+    unit = rng.normal(size=(n, d))
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    subs = rng.normal(size=(m, d))
+    subs /= np.linalg.norm(subs, axis=1, keepdims=True)
+    ids = [f"s{j}" for j in range(m)]
+    covered = rng.choice(m, size=min(n_cov, m), replace=False).tolist()
+    residual = [ids[j] for j in rng.choice(m, size=min(n_res, m), replace=False).tolist()]
+    coverage = CoverageSet([CoverageEntry(ids[j], None, subs[j].astype(np.float32), float(rng.uniform(0.1, 1.0)))
+                            for j in covered])
+    v32 = unit.astype(np.float32)
+    cosines = v32 @ subs.astype(np.float32).T
+    got = factors_from_cosines(cosines, ids, coverage, residual)
+    if not covered:
+        assert got is None
+        return
+    assert got is not None
+    cov, pull = got
+    res_vecs = np.array([subs[ids.index(r)] for r in residual], dtype=np.float32).reshape(-1, d)
+    np.testing.assert_allclose(cov, coverage_scores(v32, coverage), rtol=0, atol=2e-6)
+    np.testing.assert_allclose(pull, residual_pulls(v32, coverage, res_vecs), rtol=0, atol=2e-6)
+    assert cov.dtype == pull.dtype == np.float64
+    assert factors_from_cosines(cosines, ids[:-1], coverage, residual + [ids[-1]]) is None  # no column for one

@@ -44,9 +44,13 @@ def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfi
         rows, masks = union_masks(flat, owner)
     else:
         rows, at = np.unique(flat, return_inverse=True)
-    relevance = (corpus.vectors[rows] @ q[0]).astype(np.float64)
+    # one gather of the candidates' vectors for the relevance and for every sub-query's cosine, which
+    # stage 2 reads for the coverage score and the residual pull
+    found = corpus.vectors[rows]
+    relevance = (found @ q[0]).astype(np.float64)
     order = np.argsort(-relevance, kind="stable")  # rows ascend: ties keep the lower row first
     relevance = relevance[order]
+    sub_cosines = (found @ subs.T)[order] if subs.shape[0] else np.zeros((rows.size, 0), dtype=np.float32)
     if len(labels) <= MASK_SEARCHES:
         finders = found_by_masks(masks[order], labels)
     else:
@@ -57,6 +61,7 @@ def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfi
         passed_gate=freeze_owned(relevance >= config.cdr_min_relevance),
         found_by=finders,
         gate_threshold=float(config.cdr_min_relevance),
+        sub_query_cosines=freeze_owned(sub_cosines),
     )
 
 

@@ -15,6 +15,7 @@ product for the residual pull.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -70,6 +71,37 @@ def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
     # one (r, c) product, reduced over its rows (elementwise maxima of contiguous rows, not a max along
     # each short row); inside a run numpy's BLAS has one thread (crp_core.pipeline.one_blas_thread)
     return (r @ vectors.T).max(axis=0).astype(np.float64)
+
+
+def factors_from_cosines(cosines: np.ndarray, ids: Sequence[str], coverage: CoverageView | None,
+                         residual_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(coverage score, residual pull) read off each fact's cosine with each sub-query (``cosines`` (c, m),
+    columns in ``ids`` order: stage 1's product), by the formulas of :func:`coverage_scores` and
+    :func:`residual_pulls`; None when the Coverage Set is empty (:func:`score_cdr` then fills them without
+    arithmetic) or names a sub-query without a column (the caller computes them from the vectors)."""
+    if coverage is None or len(coverage) == 0:
+        return None
+    col = {sid: j for j, sid in enumerate(ids)}
+    entry_cols = [col.get(e) for e in coverage.ids]
+    res_cols = [col.get(r) for r in residual_ids]
+    if any(j is None for j in entry_cols) or any(j is None for j in res_cols):
+        return None
+    n = cosines.shape[0]
+    w = np.asarray(coverage.depth_weights, dtype=np.float64)
+    total = float(w.sum())
+    if total <= 0.0:
+        cov = np.zeros(n)
+    else:
+        cov = cosines[:, entry_cols[0]] * w[0]  # float32 cosines times a float64 weight: float64
+        for k in range(1, w.size):
+            cov += cosines[:, entry_cols[k]] * w[k]
+        cov /= total
+    if not res_cols:
+        return cov, np.zeros(n)
+    pull = cosines[:, res_cols[0]].copy()
+    for j in res_cols[1:]:
+        np.maximum(pull, cosines[:, j], out=pull)
+    return cov, pull.astype(np.float64)
 
 
 def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverage: CoverageView | None,
