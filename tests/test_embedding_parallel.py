@@ -27,11 +27,14 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_ckf"
 
 
 class _Probe:
-    """Stands in for the ONNX session: row ``[k, ...]`` -> vector filled with k; records concurrency."""
+    """Stands in for the ONNX session: row ``[k, ...]`` -> vector filled with k; records concurrency.
+    ``meet``: the first calls wait (up to 10 s) until that many run at once, so the peak does not hang
+    on thread start-up timing; a sequential encoder never gets there and the peak stays 1."""
 
-    def __init__(self, delay: float = 0.01) -> None:
+    def __init__(self, delay: float = 0.01, meet: int = 1) -> None:
         self.delay = delay
-        self.lock = threading.Lock()
+        self.meet = meet
+        self.lock = threading.Condition()
         self.running = 0
         self.peak = 0
         self.calls: list[list[int]] = []
@@ -41,6 +44,8 @@ class _Probe:
             self.running += 1
             self.peak = max(self.peak, self.running)
             self.calls.append([r[0] for r in rows])
+            self.lock.notify_all()
+            self.lock.wait_for(lambda: self.peak >= self.meet, timeout=10)
         time.sleep(self.delay)
         with self.lock:
             self.running -= 1
@@ -63,11 +68,11 @@ def _batches(n: int, size: int) -> list[list[list[int]]]:
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_results_come_back_in_batch_order_with_at_most_workers_in_flight(workers):
-    probe = _Probe()
+    probe = _Probe(meet=workers)
     enc = _encoder(workers, False, probe)
     got = list(enc.encode_batches(_batches(50, 4)))
     assert [g[:, 0].tolist() for g in got] == [[float(k) for k in range(s, min(50, s + 4))] for s in range(0, 50, 4)]
-    assert probe.peak == min(workers, 13) and (workers == 1 or probe.peak > 1)
+    assert probe.peak == workers  # 13 batches: every worker busy at once, never more
 
 
 def test_a_single_batch_is_split_over_the_workers_only_when_rows_are_independent():
