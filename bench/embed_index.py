@@ -5,10 +5,13 @@
     .venv/bin/python bench/embed_index.py --sizes 10000
     .venv/bin/python bench/embed_index.py --backends-only  # the MiniLM backends on the sample's texts
     .venv/bin/python bench/embed_index.py --backends-only --backends onnx,onnx-int8 --batches 16
+    .venv/bin/python bench/embed_index.py --backends-only --schedules batches,intra  # A/B, passes alternated
 
 The backends table embeds the sample's 455 fact texts with each backend (``onnx``, ``torch``,
 ``onnx-int8``; ``--backends``) at batch sizes 16 / 32 / 64 (``--batches``; best of 3 passes, texts sorted
-by length as the embedder does), with the load average next to each figure; the ONNX export and the
+by length as the embedder does), with texts per CPU-second of the process (all its threads) and the
+load average next to each figure; the ONNX backends run under each ``--schedules`` entry (``batches``:
+data parallelism, ``intra``: intra-op threads; default ``batches``), their passes alternated; the ONNX export and the
 int8 build (once per weights digest, into a temporary cache unless ``--cache-dir``) are timed apart in
 the load row. Then each backend against torch: cosine of the fact vectors, and the top-10 overlap of
 brute-force retrieval for the bundled scenarios' queries and sub-queries.
@@ -124,28 +127,54 @@ def _top10_overlap(fa: np.ndarray, qa: np.ndarray, fb: np.ndarray, qb: np.ndarra
     return float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ta, tb)]))
 
 
+def _timed_cpu(fn, *a, **k) -> tuple[float, float]:
+    """(wall s, process CPU s: every thread of the process) of one call."""
+    w, c = time.perf_counter(), time.process_time()
+    fn(*a, **k)
+    return time.perf_counter() - w, time.process_time() - c
+
+
 def bench_backends(backends: tuple[str, ...] = emb_mod.BACKENDS, batches: tuple[int, ...] = (16, 32, 64),
-                   repeats: int = 3) -> None:
+                   repeats: int = 3, schedules: tuple[str, ...] = ("batches",)) -> None:
     """texts/s of each MiniLM backend on the sample's fact texts (one backend after the other, in this
-    process), and each backend's agreement with torch (cosine) and retrieval agreement (top-10)."""
+    process; an ONNX backend once per schedule, the schedules' passes alternated), and each backend's
+    agreement with torch (cosine) and retrieval agreement (top-10)."""
     texts, queries = _sample_texts()
     facts: dict[str, np.ndarray] = {}
     qvec: dict[str, np.ndarray] = {}
     cache = tempfile.mkdtemp(prefix="crp-bench-onnx-") if CACHE_DIR is None else CACHE_DIR
     for backend in backends:
-        m = MiniLMEmbedder(backend=backend, cache_dir=cache)
-        _, t = timed(m._load)
-        row(f"MiniLM {backend}: load", f"{t:.2f} s",
-            f"model id {m.model_id}; ONNX files made: {m.builds} (export / int8 build, once per weights digest); "
-            f"threads {emb_mod._threads()}; load avg {_load()}")
-        m.encode(texts[:32])  # warm-up (first session run allocates)
+        runs: dict[str, MiniLMEmbedder] = {}
+        for sched in (schedules if backend != "torch" else ("-",)):
+            os.environ[emb_mod.SCHEDULE_ENV] = sched if sched != "-" else ""
+            m = MiniLMEmbedder(backend=backend, cache_dir=cache)
+            _, t = timed(m._load)
+            row(f"MiniLM {backend}{'' if sched == '-' else ', ' + sched}: load", f"{t:.2f} s",
+                f"model id {m.model_id}; ONNX files made: {m.builds} (export / int8 build, once per weights "
+                f"digest); threads {emb_mod._threads()}; load avg {_load()}")
+            m.encode(texts[:32])  # warm-up (first session run allocates)
+            runs[sched] = m
+        os.environ.pop(emb_mod.SCHEDULE_ENV, None)
         for bs in batches:
-            best = min(timed(m.encode, texts, batch_size=bs)[1] for _ in range(repeats))
-            row(f"MiniLM {backend}: {len(texts)} sample texts, batch {bs}", f"{len(texts) / best:.0f} texts/s",
-                f"best of {repeats}; load avg {_load()}")
+            got: dict[str, list[tuple[float, float]]] = {sched: [] for sched in runs}
+            for _ in range(repeats):
+                for sched, m in runs.items():  # A, B, A, B, ...: the load changes under both alike
+                    got[sched].append(_timed_cpu(m.encode, texts, batch_size=bs))
+            for sched, times in got.items():
+                wall = min(w for w, _ in times)
+                cpu = min(c for _, c in times)
+                row(f"MiniLM {backend}{'' if sched == '-' else ', ' + sched}: {len(texts)} sample texts, batch {bs}",
+                    f"{len(texts) / wall:.0f} texts/s", f"best of {repeats}; {len(texts) / cpu:.0f} texts per "
+                    f"CPU-second (best); load avg {_load()} at {time.strftime('%H:%M:%S', time.gmtime())} UTC")
+        m = next(iter(runs.values()))
         facts[backend] = m.encode(texts)
         qvec[backend] = m.encode(queries)
-        del m
+        for sched, other in list(runs.items())[1:]:
+            same = np.array_equal(other.encode(texts), facts[backend]) and np.array_equal(
+                other.encode(queries), qvec[backend])
+            row(f"{backend}: schedule {sched} vs {next(iter(runs))}", "bit for bit" if same else "DIFFERENT",
+                f"{len(texts)} facts and {len(queries)} queries")
+        del m, runs
     ref = "torch" if "torch" in facts else next(iter(facts))
     for backend in facts:
         if backend == ref:
@@ -264,6 +293,8 @@ def main(argv=None) -> int:
     ap.add_argument("--backends", default=",".join(emb_mod.BACKENDS),
                     help=f"MiniLM backends to time (default {','.join(emb_mod.BACKENDS)})")
     ap.add_argument("--batches", default="16,32,64", help="batch sizes of the backends table (default 16,32,64)")
+    ap.add_argument("--schedules", default="batches",
+                    help="ONNX thread schedules to compare, passes alternated (batches, intra; default batches)")
     ap.add_argument("--cache-dir", default=None, help="keep the embedding cache here (a second run is warm)")
     args = ap.parse_args(argv)
     global CACHE_DIR
@@ -273,7 +304,8 @@ def main(argv=None) -> int:
     try:
         if not args.skip_model:
             bench_backends(tuple(b.strip() for b in args.backends.split(",") if b.strip()),
-                           tuple(int(b) for b in args.batches.split(",") if b.strip()))
+                           tuple(int(b) for b in args.batches.split(",") if b.strip()),
+                           schedules=tuple(x.strip() for x in args.schedules.split(",") if x.strip()))
         if args.backends_only:
             args.sizes = ""
         elif not args.skip_model:

@@ -12,7 +12,8 @@ import os
 import re
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -85,8 +86,12 @@ BACKENDS: tuple[str, ...] = ("onnx", "torch", "onnx-int8")
 BACKEND_MODEL_IDS: dict[str, str] = {"onnx": MODEL_ID, "torch": MODEL_ID, "onnx-int8": INT8_MODEL_ID}
 #: the environment variable choosing the backend (one of :data:`BACKENDS`); unset: :func:`default_backend`
 BACKEND_ENV = "CRP_EMBED_BACKEND"
-#: intra-op threads of the ONNX Runtime session (the machine's cores, at most 2 unless the env says)
+#: threads of the ONNX backends (the machine's cores, at most 2 unless the env says)
 THREADS_ENV = "CRP_EMBED_THREADS"
+#: how the ONNX backends use those threads: ``batches`` (default: each thread runs whole batches on a
+#: one-thread session, data parallelism) or ``intra`` (one batch at a time over ONNX Runtime's intra-op
+#: threads); the same vectors bit for bit, measured in docs/decisions/embedding-index.md
+SCHEDULE_ENV = "CRP_EMBED_SCHEDULE"
 #: texts per model call (texts sorted by length first): 16, 32 and 64 were within the noise of a loaded
 #: two-core machine for the sample's 12-45-word facts (bench/embed_index.py); 64 keeps the vectors and the
 #: chunk/batch cancel points of the existing run-time path (and so the sample's shipped vectors)
@@ -122,6 +127,21 @@ def default_backend() -> str:
 def _fp32_backend() -> str:
     """The backend of :data:`MODEL_ID`'s vectors here: ``onnx`` when ONNX Runtime is installed, else ``torch``."""
     return "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch"
+
+
+def _schedule() -> str:
+    """``$CRP_EMBED_SCHEDULE`` (``batches`` / ``intra``), default ``batches``; another value is a
+    :class:`ConfigError` naming the variable."""
+    from crp_core.corpus.onnx_backend import SCHEDULES
+
+    env = os.environ.get(SCHEDULE_ENV, "").strip().lower()
+    if not env:
+        return SCHEDULES[0]
+    if env not in SCHEDULES:
+        from crp_core.errors import ConfigError
+
+        raise ConfigError(f"{SCHEDULE_ENV}={env!r}: expected one of {', '.join(SCHEDULES)}")
+    return env
 
 
 def _threads() -> int:
@@ -199,16 +219,20 @@ class MiniLMEmbedder:
                 export_onnx(path, model_file)
             self.builds += 1
 
+        def open_session() -> OnnxEncoder:
+            # fp32 rows do not depend on their batch-mates; dynamic int8's activation scale does
+            return OnnxEncoder(model_file, path, _threads(), schedule=_schedule(), rows_independent=not int8)
+
         if not model_file.is_file():
             build()
-            return OnnxEncoder(model_file, path, _threads())
+            return open_session()
         try:
-            return OnnxEncoder(model_file, path, _threads())
+            return open_session()
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types for a bad file
             warnings.warn(f"cached ONNX model {model_file} cannot be loaded ({type(exc).__name__}); "
                           "making it again", RuntimeWarning, stacklevel=4)
             build()
-            return OnnxEncoder(model_file, path, _threads())
+            return open_session()
 
     def _load(self) -> SentenceTransformer | OnnxEncoder:
         with self._lock:
@@ -247,19 +271,21 @@ class MiniLMEmbedder:
         # padding tokens, by tokens 2-7%); torch tokenises inside sentence-transformers: by characters
         ids = model.tokenize(texts) if isinstance(model, OnnxEncoder) else []
         order = sorted(range(n), key=(lambda i: len(ids[i])) if ids else (lambda i: len(texts[i])))
+        batches = [order[start:start + batch_size] for start in range(0, n, batch_size)]
+        results: Generator[np.ndarray, None, None]
+        if isinstance(model, OnnxEncoder):  # the encoder may run several batches at once, in order
+            results = model.encode_batches([[ids[i] for i in rows] for rows in batches])
+        else:
+            results = (model.encode([texts[i] for i in rows], batch_size=batch_size, convert_to_numpy=True,
+                                    normalize_embeddings=False, show_progress_bar=False) for rows in batches)
         done = 0
-        for start in range(0, n, batch_size):
-            rows = order[start:start + batch_size]
-            if isinstance(model, OnnxEncoder):
-                emb = model.encode_ids([ids[i] for i in rows])
-            else:
-                emb = model.encode([texts[i] for i in rows], batch_size=batch_size, convert_to_numpy=True,
-                                   normalize_embeddings=False, show_progress_bar=False)
-            out[rows] = np.asarray(emb, dtype=np.float32)
-            done += len(rows)
-            self.texts_encoded += len(rows)
-            if progress is not None:
-                progress(done, n)
+        with closing(results):  # a cancel raised by ``progress`` stops the batches not yet started
+            for rows, emb in zip(batches, results):
+                out[rows] = np.asarray(emb, dtype=np.float32)
+                done += len(rows)
+                self.texts_encoded += len(rows)
+                if progress is not None:
+                    progress(done, n)
         return normalise_rows(out)
 
     def _get_tokenizer(self) -> Tokenizer:

@@ -9,6 +9,11 @@ The int8 variant (its own model id: its vectors are not within 1e-4 cosine of fp
 made locally from a second export of the same weights (eager attention, so ONNX Runtime's transformer
 optimizer can fuse attention, LayerNorm and GELU), then dynamic int8 quantisation of its weights
 (per channel, reduced range for CPUs without VNNI); cached next to the fp32 export, atomically.
+
+Scheduling: by default each of the embedder's threads runs whole batches on a one-thread session
+(data parallelism, ``batches``); ``intra`` runs one batch at a time split over ONNX Runtime's intra-op
+threads. Both give the same vectors bit for bit (a batch's rows are computed the same way whatever the
+thread count); measured in docs/decisions/embedding-index.md.
 """
 from __future__ import annotations
 
@@ -17,7 +22,11 @@ import json
 import logging
 import os
 import tempfile
+import threading
 import warnings
+from collections import deque
+from collections.abc import Generator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +40,8 @@ _ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 #: the int8 recipe's version, part of its file name: a changed recipe never reuses an old file
 INT8_RECIPE = "int8-v1"
+#: how the embedder's threads share the work: whole batches per thread, or each batch over all threads
+SCHEDULES: tuple[str, ...] = ("batches", "intra")
 #: MiniLM-L6's attention heads and hidden size (the transformer optimizer's fusion needs them)
 _HEADS, _HIDDEN = 12, 384
 
@@ -154,14 +165,29 @@ def _max_seq_length(model_path: str) -> int:
 class OnnxEncoder:
     """The exported transformer in ONNX Runtime, the model's own tokenizer (``tokenizer.json``
     through the ``tokenizers`` library) and mean pooling over the attention mask, as
-    sentence-transformers' MiniLM pipeline (Transformer -> Pooling(mean) -> Normalize)."""
+    sentence-transformers' MiniLM pipeline (Transformer -> Pooling(mean) -> Normalize).
 
-    def __init__(self, model_file: Path, model_path: str, threads: int) -> None:
+    ``schedule="batches"`` (data parallelism): one session with one intra-op thread, and up to
+    ``threads`` batches in ``session.run`` at once from a small thread pool (ONNX Runtime's run is
+    thread-safe and releases the GIL); ``"intra"``: one batch at a time over ``threads`` intra-op threads.
+    ``rows_independent``: a row's output does not depend on its batch-mates (true of the fp32 export,
+    not of dynamic int8, whose activation scale is the whole batch's), so a call of a single batch may be
+    split over the threads without changing a bit."""
+
+    def __init__(self, model_file: Path, model_path: str, threads: int, *, schedule: str = "batches",
+                 rows_independent: bool = False) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+        threads = max(1, threads)
+        self.schedule = schedule
+        #: batches in flight at once (1: the caller's thread runs them one after the other)
+        self.workers = threads if schedule == "batches" else 1
+        self.rows_independent = rows_independent
         so = ort.SessionOptions()
-        so.intra_op_num_threads = threads
+        so.intra_op_num_threads = 1 if schedule == "batches" else threads
         so.inter_op_num_threads = 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.log_severity_level = 3
@@ -171,6 +197,8 @@ class OnnxEncoder:
         tok.enable_truncation(max_length=_max_seq_length(model_path))
         self.tokenizer = tok
         self._inputs = frozenset(i.name for i in self.session.get_inputs())
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     def tokenize(self, texts: list[str]) -> list[list[int]]:
         """Token ids per text with special tokens, truncated as the model is: what :meth:`encode_ids` takes
@@ -190,3 +218,45 @@ class OnnxEncoder:
         m = mask[:, :, None].astype(np.float32)
         summed = (np.asarray(hidden, dtype=np.float32) * m).sum(axis=1)
         return summed / np.maximum(m.sum(axis=1), 1e-9)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="crp-embed")
+            return self._pool
+
+    def _encode_split(self, rows: list[list[int]]) -> np.ndarray:
+        """One batch of rows-independent output over the workers: its rows in ``workers`` slices at once."""
+        step = -(-len(rows) // self.workers)
+        parts = [self._executor().submit(self.encode_ids, rows[i:i + step]) for i in range(0, len(rows), step)]
+        return np.concatenate([f.result() for f in parts])
+
+    def encode_batches(self, batches: Sequence[list[list[int]]]) -> Generator[np.ndarray, None, None]:
+        """:meth:`encode_ids` of each batch, yielded in order; with the ``batches`` schedule up to
+        ``workers`` of them run at once (the next one is started before a result is handed back).
+        Closing the iterator early (the caller's cancel) drops the batches not started and waits for the
+        running ones, so no model work outlives the call."""
+        if self.workers <= 1 or not batches:
+            for rows in batches:
+                yield self.encode_ids(rows)
+            return
+        if len(batches) == 1 and self.rows_independent and len(batches[0]) > 1:
+            yield self._encode_split(batches[0])
+            return
+        pool = self._executor()
+        pending: deque[Future[np.ndarray]] = deque()
+        nxt = 0
+        try:
+            while nxt < len(batches) and len(pending) < self.workers:
+                pending.append(pool.submit(self.encode_ids, batches[nxt]))
+                nxt += 1
+            while pending:
+                got = pending.popleft().result()
+                if nxt < len(batches):
+                    pending.append(pool.submit(self.encode_ids, batches[nxt]))
+                    nxt += 1
+                yield got
+        finally:
+            for fut in pending:
+                fut.cancel()
+            wait(pending)
