@@ -69,6 +69,17 @@ def token_bar_html(frame: Any, token_budget: int, tokens_used: int) -> str:
             f'<div style="font-size:0.8em;color:#555">{legend}</div></div>')
 
 
+def connector_card_html(fact: Any, anchor: str | None, extra: dict[str, Any]) -> str:
+    """A connector's card, indented under an arrow with the anchor it bridges above it: one HTML block
+    (escaped ids and text, static styles), so it joins the Markdown element of the cards around it
+    instead of costing a row of columns, an arrow, a caption and a card element of its own."""
+    return ('<div class="crp-connector" style="display:flex;gap:0.6em;margin-left:0.8em">'
+            '<div style="font-size:1.2em;line-height:1.6">↳</div><div style="flex:1;min-width:0">'
+            '<div style="font-size:0.85em;color:#6b6b6b;margin-bottom:2px">connector bridging anchor '
+            f'{render.html_text(anchor or "-")} (placed next to it, outside positions 1-2 and the recency '
+            f'block)</div>{render.fact_card_html(fact, extra=extra)}</div></div>')
+
+
 def main() -> None:
     st.title("Envelope")
     result = breakdown.require_result()
@@ -120,14 +131,8 @@ def main() -> None:
             st.subheader(BAND_TITLES.get(band, band))
         extra = {"#": r.position, "role": r.role, "tier": r.tier, "score": r.score, "tokens": r.tokens}
         fact = result.corpus.kb.get(r.fact_id)
-        if r.role == "connector":
-            flush()
-            pad, body = st.columns([1, 14])
-            pad.markdown("↳")
-            with body:
-                st.caption(f"connector bridging anchor {render.md_escape(r.bridges_anchor or '-')} "
-                           "(placed next to it, outside positions 1-2 and the recency block)")
-                render.fact_card(fact, extra=extra)
+        if r.role == "connector":  # indented under its arrow, in the same element as the cards around it
+            cards.append(connector_card_html(fact, r.bridges_anchor, extra))
         else:
             cards.append(render.fact_card_html(fact, extra=extra))
         for note in notes.get(r.fact_id, []):

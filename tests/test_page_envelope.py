@@ -44,7 +44,9 @@ def test_connector_is_shown_with_its_anchor(tmp_path, monkeypatch):
     # bridging them, follows that block (SPEC_NOTES §2.8)
     assert list(table["fact_id"]) == [p.fact_id for p in exp.envelope.order] == ["A1", "A2", "C"]
     assert table.loc[table["fact_id"] == "C", "bridges_anchor"].iloc[0] == "A1"
-    assert any("connector bridging anchor A1" in c.value for c in at.caption)
+    # the connector's card sits under its arrow and anchor line, in the element of its band's cards
+    (held,) = [m.value for m in at.markdown if 'class="crp-connector"' in m.value]
+    assert "connector bridging anchor A1" in held and "<code>C</code>" in held
     assert metric(at, "connectors") == "1"
 
 
@@ -63,8 +65,8 @@ def test_token_bar_html_is_escaped_and_scaled():
 
 
 def test_consecutive_fact_cards_are_one_markdown_element(ui_env):
-    # each Markdown element costs the browser a render: the cards of one band between two NOTE blocks
-    # (or a connector) are drawn as one element, in packed order, every card once
+    # each Markdown element costs the browser a render: the cards of one band between two NOTE blocks,
+    # connectors included, are drawn as one element, in packed order, every card once
     from pages.envelope import notes_after
 
     exp = expected_result(ui_env)
