@@ -20,6 +20,8 @@ from crp_ui import breakdown, glossary, render, shell, state, tables
 from crp_ui.charts import BAND_COLOURS
 
 K = "crp.page.envelope."
+#: key of the packed-order table expander (closed at first, kept for the session; tests open it)
+TABLE_OPEN = K + "table_open"
 BAND_TITLES = {"primacy": "Primacy band (start)", "middle": "Middle band", "recency": "Recency band (end)"}
 
 
@@ -158,10 +160,12 @@ def main() -> None:
             st.caption(f"Exact text, except its {', '.join(hidden)} characters (bidi or invisible), shown as "
                        "⟨U+XXXX⟩ so they cannot reorder what is displayed; the JSON report holds them as they are.")
         st.text(render.plain(env.text))
-    with st.expander("Packed order as a table"):
-        render.dataframe(frame, hide_index=True, width="stretch",
-                         column_config=glossary.with_help(frame.columns, breakdown.column_config(frame)),
-                         key=K + "table")
+    packed = render.remembered_expander("Packed order as a table", TABLE_OPEN)
+    if packed.open:  # a table the browser builds only while it is open
+        with packed:
+            render.dataframe(frame, hide_index=True, width="stretch",
+                             column_config=glossary.with_help(frame.columns, breakdown.column_config(frame)),
+                             key=K + "table")
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts
