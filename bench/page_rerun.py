@@ -104,6 +104,15 @@ def bench_one(name: str, sample_dir: Path | None, params: dict[str, str], repeat
         pick("selectbox", "crp.page.breakdown.pick.").set_value(ids[(k + 1) % len(ids)]).run()
 
     timed("breakdown", "select a fact", select)
+    # the recency curves (and their toggle) are drawn once their expander is open (kept for the session);
+    # a version without that expander draws them at once
+    from pages import breakdown as breakdown_page
+
+    keep = getattr(breakdown_page, "RECENCY_KEEP", None)
+    if keep is not None:
+        at.session_state[keep] = True
+        at.run()
+        timed("breakdown", "rerun, recency curves open", lambda k: at.run())
     timed("breakdown", "log age axis toggle", lambda k: pick("toggle", "crp.page.breakdown.logx")
           .set_value(k % 2 == 0).run())
     open_key = getattr(sidebar, "CONFIG_OPEN", None)  # None: a version that always draws the editors

@@ -290,10 +290,46 @@ def authority_frame(pair: ConflictPair) -> pd.DataFrame:
                                        "importance_weight", "authority", "arithmetic", "role"])
 
 
+#: the two facts' bar colours (A, B), shared by the HTML bars and the plotly figure
+AUTHORITY_COLOURS = ("#3b5b92", "#e07b39")
+
+
+def authority_bars_html(pair: ConflictPair) -> str:
+    """The authority components (and the product) of both facts as horizontal bars, one HTML block.
+
+    What :func:`authority_figure` draws (every component is in [0, 1]), without a plotly chart: the
+    browser lays out a few styled ``div``s instead of loading and running plotly on every visit, and
+    nothing here is interactive. Ids go through ``html_text``; everything else is numbers and static
+    styles."""
+    ids = (pair.fact_a, pair.fact_b)
+    legend = " ".join(
+        f'<span style="display:inline-block;width:.8em;height:.8em;background:{AUTHORITY_COLOURS[i]};'
+        f'margin:0 .3em 0 .8em;vertical-align:middle"></span>{"AB"[i]} · {html_text(fid)} '
+        f"({html_text(role_of(pair, fid))})" for i, fid in enumerate(ids))
+    rows = []
+    for key, label in AUTHORITY_PARTS:
+        bars = []
+        for i, fid in enumerate(ids):
+            v = float(getattr(pair.authority[fid], key))
+            width = 0.0 if not math.isfinite(v) else min(max(v, 0.0), 1.0) * 100
+            bars.append(f'<div style="display:flex;align-items:center;gap:.4em;margin:1px 0">'
+                        f'<span style="width:1.2em;color:#666">{"AB"[i]}</span>'
+                        f'<div style="flex:1;background:#eef0f4;height:.9em;border-radius:2px">'
+                        f'<div style="width:{width:.2f}%;height:100%;background:{AUTHORITY_COLOURS[i]};'
+                        f'border-radius:2px"></div></div><span style="width:4.5em;text-align:right;'
+                        f'font-variant-numeric:tabular-nums">{v:.3f}</span></div>')
+        rows.append(f'<div style="display:flex;gap:.8em;align-items:center;margin:.25em 0">'
+                    f'<div style="width:9em;font-size:.9em">{html_text(label)}</div>'
+                    f'<div style="flex:1">{"".join(bars)}</div></div>')
+    return (f'<div class="crp-authority-bars" style="margin:.2em 0 .6em 0">'
+            f'<div style="font-size:.9em;margin-bottom:.2em"><b>authority = source authority × recency factor '
+            f'× importance</b>{legend}</div>{"".join(rows)}</div>')
+
+
 def authority_figure(pair: ConflictPair, *, height: int = 300) -> go.Figure:
     """Grouped bars: each authority component (and the product) side by side for the two facts."""
     fig = go.Figure()
-    colours = ("#3b5b92", "#e07b39")
+    colours = AUTHORITY_COLOURS
     for i, fid in enumerate((pair.fact_a, pair.fact_b)):
         a = pair.authority[fid]
         ys = [float(getattr(a, k)) for k, _ in AUTHORITY_PARTS]

@@ -213,3 +213,17 @@ def show_problems(title: str, problems: Iterable[Problem], *, kind: str = "error
     """An error (or warning) box: the title, then one bullet per problem."""
     body = f"{md_escape(title)}\n\n{problems_list(problems)}"
     (st.error if kind == "error" else st.warning)(body)
+
+
+def remembered_expander(label: str, key: str) -> Any:
+    """``st.expander`` closed at first whose open state is kept for the session under ``key + ".keep"``
+    (Streamlit drops an expander's own state on a page that does not draw it). The caller builds the
+    contents only while it is open (``.open``), so a closed one costs the browser nothing on a visit;
+    tests open it by setting ``st.session_state[key + ".keep"] = True``."""
+    keep = key + ".keep"
+
+    def remember() -> None:
+        st.session_state[keep] = bool(st.session_state.get(key))
+
+    return st.expander(label, expanded=bool(st.session_state.get(keep, False)), key=key, on_change=remember)
+

@@ -23,6 +23,9 @@ K = "crp.page.breakdown."
 #: key of the histograms' expander (its open state; tests open it through this)
 DIST_OPEN = K + "dist_open"
 DIST_KEEP = K + "dist_keep"
+#: key of the recency curves' expander, and the session's memory of its open state (tests open it)
+RECENCY_OPEN = K + "recency_open"
+RECENCY_KEEP = K + "recency_keep"
 
 
 def _filters(result, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -97,6 +100,10 @@ def _remember_dist() -> None:
     st.session_state[DIST_KEEP] = bool(st.session_state.get(DIST_OPEN))
 
 
+def _remember_recency() -> None:
+    st.session_state[RECENCY_KEEP] = bool(st.session_state.get(RECENCY_OPEN))
+
+
 def _histograms(result, frame: pd.DataFrame) -> None:
     """Relevance (the gate applies to it) and CDR score, stacked by outcome."""
     left, right = st.columns(2)
@@ -150,7 +157,15 @@ def main() -> None:
             breakdown.fact_detail(result, current, frame)
 
     st.subheader("Recency curves")
-    _recency(result, frame, current)
+    # the recency chart is the page's one plotly chart: drawing it took the browser longer than the rest of
+    # the page together, on every visit. It is drawn only while its expander is open; the choice is kept
+    # for the session (like the histograms below), so a user tuning TTLs opens it once
+    rec = st.expander("Recency factor vs age per TTL, the scored facts on their curves (the selected fact "
+                      "starred, the stale floor dotted)", expanded=bool(st.session_state.get(RECENCY_KEEP, False)),
+                      key=RECENCY_OPEN, on_change=_remember_recency)
+    if rec.open:
+        with rec:
+            _recency(result, frame, current)
     unknown = int(frame["age_days"].isna().sum())
     if unknown:
         st.caption(f"{unknown} scored fact(s) of unknown age are not drawn (recency factor 1.0).")

@@ -87,7 +87,7 @@ def pair_sides(pair, kb, statuses, *, now, config) -> None:
 
 
 def authority_block(pair, key: str) -> None:
-    """The SPEC-027 §2.3 components as numbers (table) and as grouped bars (chart)."""
+    """The SPEC-027 §2.3 components as numbers (table) and as bars (HTML)."""
     cfg: dict = {c: st.column_config.NumberColumn(label, format="%.4f", width=80) for c, label in
                  (("source_authority", "source auth."), ("recency_factor", "recency"),
                   ("importance_weight", "importance"), ("authority", "authority"))}
@@ -97,8 +97,9 @@ def authority_block(pair, key: str) -> None:
     render.dataframe(cv.authority_frame(pair), hide_index=True, width="stretch", key=key + ".table",
                      column_config=cfg, column_order=("fact_id", "source_authority", "recency_factor",
                                                       "importance_weight", "authority", "arithmetic", "role"))
-    fig = cache.by_identity("authority_figure", pair, lambda p: cv.authority_figure(p, height=280))
-    st.plotly_chart(fig, width="stretch", key=key + ".chart")
+    # bars in HTML, not a plotly chart: the same picture without loading and running plotly in the
+    # browser on every visit (nothing on it is interactive; the numbers are in the table above)
+    st.markdown(cache.by_identity("authority_bars", pair, cv.authority_bars_html), unsafe_allow_html=True)
 
 
 def sdk_block(rec, key: str) -> None:

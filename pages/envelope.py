@@ -20,6 +20,8 @@ from crp_ui import breakdown, glossary, render, shell, state, tables
 from crp_ui.charts import BAND_COLOURS
 
 K = "crp.page.envelope."
+#: key of the packed-order table expander (closed at first, kept for the session; tests open it)
+TABLE_OPEN = K + "table_open"
 BAND_TITLES = {"primacy": "Primacy band (start)", "middle": "Middle band", "recency": "Recency band (end)"}
 
 
@@ -67,6 +69,17 @@ def token_bar_html(frame: Any, token_budget: int, tokens_used: int) -> str:
             f'<div style="position:absolute;left:calc({min(mark, 88):.3f}%);top:2px;font-size:0.75em;color:#b00020">'
             f'&nbsp;budget {int(token_budget)}</div></div>'
             f'<div style="font-size:0.8em;color:#555">{legend}</div></div>')
+
+
+def connector_card_html(fact: Any, anchor: str | None, extra: dict[str, Any]) -> str:
+    """A connector's card, indented under an arrow with the anchor it bridges above it: one HTML block
+    (escaped ids and text, static styles), so it joins the Markdown element of the cards around it
+    instead of costing a row of columns, an arrow, a caption and a card element of its own."""
+    return ('<div class="crp-connector" style="display:flex;gap:0.6em;margin-left:0.8em">'
+            '<div style="font-size:1.2em;line-height:1.6">↳</div><div style="flex:1;min-width:0">'
+            '<div style="font-size:0.85em;color:#6b6b6b;margin-bottom:2px">connector bridging anchor '
+            f'{render.html_text(anchor or "-")} (placed next to it, outside positions 1-2 and the recency '
+            f'block)</div>{render.fact_card_html(fact, extra=extra)}</div></div>')
 
 
 def main() -> None:
@@ -120,14 +133,8 @@ def main() -> None:
             st.subheader(BAND_TITLES.get(band, band))
         extra = {"#": r.position, "role": r.role, "tier": r.tier, "score": r.score, "tokens": r.tokens}
         fact = result.corpus.kb.get(r.fact_id)
-        if r.role == "connector":
-            flush()
-            pad, body = st.columns([1, 14])
-            pad.markdown("↳")
-            with body:
-                st.caption(f"connector bridging anchor {render.md_escape(r.bridges_anchor or '-')} "
-                           "(placed next to it, outside positions 1-2 and the recency block)")
-                render.fact_card(fact, extra=extra)
+        if r.role == "connector":  # indented under its arrow, in the same element as the cards around it
+            cards.append(connector_card_html(fact, r.bridges_anchor, extra))
         else:
             cards.append(render.fact_card_html(fact, extra=extra))
         for note in notes.get(r.fact_id, []):
@@ -153,10 +160,12 @@ def main() -> None:
             st.caption(f"Exact text, except its {', '.join(hidden)} characters (bidi or invisible), shown as "
                        "⟨U+XXXX⟩ so they cannot reorder what is displayed; the JSON report holds them as they are.")
         st.text(render.plain(env.text))
-    with st.expander("Packed order as a table"):
-        render.dataframe(frame, hide_index=True, width="stretch",
-                         column_config=glossary.with_help(frame.columns, breakdown.column_config(frame)),
-                         key=K + "table")
+    packed = render.remembered_expander("Packed order as a table", TABLE_OPEN)
+    if packed.open:  # a table the browser builds only while it is open
+        with packed:
+            render.dataframe(frame, hide_index=True, width="stretch",
+                             column_config=glossary.with_help(frame.columns, breakdown.column_config(frame)),
+                             key=K + "table")
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

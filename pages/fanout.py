@@ -41,21 +41,41 @@ EXPLAIN_SNAPSHOT = (
 
 
 # ---- cached pieces ------------------------------------------------------------------------------------
-@st.cache_data(show_spinner=False, max_entries=32)
-def _sub_query_vectors(_corpus: Corpus, _scenario: Any, key: tuple[str, str]) -> dict[str, list[float]]:
-    """Sub-query embeddings of the scenario (the vectors the pipeline partitions), once per key."""
+# Kept per live object (``cache.by_identity``) rather than in ``st.cache_data``: the corpus, the scenario and
+# the cached run are immutable, and a cached function would hash its arguments and unpickle a copy of its
+# value on every rerun.
+def _sub_query_vectors(corpus: Corpus, scenario: Any, key: tuple[str, str]) -> dict[str, list[float]]:
+    """Sub-query embeddings of the scenario (the vectors the pipeline partitions), once per key
+    (corpus digest, scenario JSON). Callers must not mutate the mapping."""
     from crp_core.corpus.prepared import embed_scenario
 
-    del key  # cache key only: (corpus digest, scenario JSON)
-    v = embed_scenario(_scenario, _corpus, cache.embedder_for(_corpus))
-    return {sid: [float(x) for x in v.sub_queries[i]] for i, sid in enumerate(v.ids)}
+    def build(c: Corpus) -> dict[str, list[float]]:
+        v = embed_scenario(scenario, c, cache.embedder_for(c))
+        return {sid: [float(x) for x in v.sub_queries[i]] for i, sid in enumerate(v.ids)}
+
+    return cache.by_identity("fanout_vectors", corpus, build, extra=key)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _projection(partitions: tuple[tuple[str, ...], ...], addressed: tuple[str, ...],
-                _vectors: dict[str, list[float]], _scenario: Any, key: tuple[str, str]) -> fv.Projection:
-    del key
-    return fv.project_partitions(partitions, _vectors, scenario=_scenario, addressed_ids=addressed)
+def _projection(corpus: Corpus, partitions: tuple[tuple[str, ...], ...], addressed: tuple[str, ...],
+                vectors: dict[str, list[float]], scenario: Any, key: tuple[str, str]) -> fv.Projection:
+    return cache.by_identity("fanout_projection", corpus, lambda _c: fv.project_partitions(
+        partitions, vectors, scenario=scenario, addressed_ids=addressed), extra=(key, partitions, addressed))
+
+
+def _page_inputs(scenario: Any, config: Any, width: int, residual: list[str], depth: float) -> tuple[Any, Any]:
+    """(scenario, config) with the page's controls applied, the same objects while the controls and the
+    sidebar's scenario and config stay: the run cache's key (scenario JSON, config TOML) is then not
+    rebuilt on every rerun."""
+    page_scen = cache.by_identity("fanout_scenario", scenario, lambda sc: fv.page_scenario(
+        sc, width=width, residual_ids=residual, branch_depth_weight=depth), extra=(width, tuple(residual), depth))
+    page_cfg = cache.by_identity("fanout_config", config, lambda c: fv.page_config(c, depth), extra=depth)
+    return page_scen, page_cfg
+
+
+def _coverage_tips(fan: Any, mode: str, step: Any, scenario: Any, config: Any) -> dict[str, str]:
+    """The Coverage Set chips' hover text at ``step``, once per run (``fan``) and step."""
+    return cache.by_identity("fanout_tips", fan, lambda _f: fv.coverage_tips(fv.coverage_frame(
+        step, scenario, config)), extra=(mode, step.index))
 
 
 def _scenario_key(scenario: Any) -> str:
@@ -140,9 +160,8 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> 
             st.warning(f"No projection: {render.md_escape(exc)}")
             vectors = None
         if vectors is not None:
-            proj = _projection(fan.partitioned.partitions, tuple(a.id for a in page_scen.addressed), vectors,
-                               page_scen, key)
             parts = tuple(tuple(p) for p in fan.partitioned.partitions)
+            proj = _projection(corpus, parts, tuple(a.id for a in page_scen.addressed), vectors, page_scen, key)
             fig = cache.by_identity("partition_figure", corpus, lambda _c: fv.partition_figure(proj),
                                     extra=(key, parts))
             st.plotly_chart(fig, width="stretch", key=f"{K}pca")
@@ -156,8 +175,8 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> 
                    f"{len(residual)} ResidualSet sub-queries; partition k is branch k's scope.")
 
 
-def _coverage_block(step: Any, mode: str, caption: str, scenario: Any, config: Any) -> None:
-    tips = fv.coverage_tips(fv.coverage_frame(step, scenario, config))
+def _coverage_block(fan: Any, step: Any, mode: str, caption: str, scenario: Any, config: Any) -> None:
+    tips = _coverage_tips(fan, mode, step, scenario, config)
     chips = fv.chips_html(step.coverage, highlight=step.added, tips=tips)
     st.markdown(f'<div class="crp-coverage" data-mode="{mode}" data-step="{step.index}" '
                 f'style="margin:4px 0 2px 0"><b>Coverage Set</b> ({len(step.coverage)}): {chips}</div>',
@@ -184,7 +203,7 @@ def _partitioned_detail(fan: Any, step: Any, corpus: Corpus, page_scen: Any, con
             "additions": "snapshot + this branch's local additions (invisible to other branches)",
             "merge": "parent set after the fan-in union",
             "dedup": "parent set after fan-in"}.get(step.kind, "parent set")
-    _coverage_block(step, "partitioned", f"what {who} sees: {view}", page_scen, config)
+    _coverage_block(fan, step, "partitioned", f"what {who} sees: {view}", page_scen, config)
     if step.kind == "parent":
         st.markdown("ResidualSet: " + fv.chips_html(d.get("residual_set", []), kind="sq"), unsafe_allow_html=True)
     elif step.kind == "partition":
@@ -229,7 +248,7 @@ def _dedup_report(run: Any, mode: str) -> None:
 def _naive_detail(fan: Any, nstep: Any, corpus: Corpus, page_scen: Any, config: Any) -> None:
     run = fan.naive
     st.markdown(f"**{render.md_escape(fv.step_label(nstep))}**")
-    _coverage_block(nstep, "naive", "the one shared Coverage Set (every branch read it at T0)", page_scen,
+    _coverage_block(fan, nstep, "naive", "the one shared Coverage Set (every branch read it at T0)", page_scen,
                     config)
     if nstep.kind == "parent":
         st.caption("Round-robin assignment: "
@@ -290,8 +309,7 @@ def main() -> None:
                "(left) next to the naive shared-Coverage-Set fan-out (right). The controls below change this "
                "page only.")
     width, residual, depth = _controls(scenario, config)
-    page_scen = fv.page_scenario(scenario, width=width, residual_ids=residual, branch_depth_weight=depth)
-    page_cfg = fv.page_config(config, depth)
+    page_scen, page_cfg = _page_inputs(scenario, config, width, residual, depth)
     try:
         # operator decisions apply here as on every page (statuses come with the corpus)
         decisions, decisions_key = triage_decisions.pipeline_decisions()

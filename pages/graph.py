@@ -11,6 +11,8 @@ from crp_core.errors import CRPError
 from crp_ui import breakdown, charts, decisions, render, shell, state, tables
 
 K = "crp.page.graph."
+#: key of the drawn edges' table expander (closed at first, kept for the session; tests open it)
+EDGES_OPEN = K + "edges_open"
 
 
 def _on_connector(key: str) -> None:
@@ -139,9 +141,11 @@ def main() -> None:
                    "triangle for the relation type).")
         with st.expander(f"Given edges (SDK snapshot, {len(given)})"):
             render.dataframe(shown_given, hide_index=True, width="stretch", key=K + "given")
-    with st.expander(f"Edges drawn ({len(edges)})"):
-        render.dataframe(edges, hide_index=True, width="stretch", column_config=breakdown.column_config(edges),
-                     key=K + "edges")
+    drawn_edges = render.remembered_expander(f"Edges drawn ({len(edges)})", EDGES_OPEN)
+    if drawn_edges.open:  # a table the browser builds only while it is open
+        with drawn_edges:
+            render.dataframe(edges, hide_index=True, width="stretch", column_config=breakdown.column_config(edges),
+                             key=K + "edges")
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

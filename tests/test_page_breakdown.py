@@ -14,6 +14,14 @@ def _table(at):
     return frame_with(at, "sel", "fact_id", "cdr_score", "outcome")
 
 
+def _open_recency(at):
+    """Open the recency curves' expander for the next run, as a user clicking it would."""
+    from pages.breakdown import RECENCY_KEEP
+
+    at.session_state[RECENCY_KEEP] = True
+    return at
+
+
 def _cdr_by_id(exp):
     kb = exp.corpus.kb
     return {kb.facts[r].fact_id: float(s) for r, s in zip(exp.cdr.idx.tolist(), exp.cdr.cdr_score.tolist())}
@@ -68,7 +76,7 @@ def test_filter_and_sort_apply_to_all_rows(ui_env):
 def test_selected_fact_shows_its_cdr_product(ui_env):
     exp = expected_result(ui_env)
     kb = exp.corpus.kb
-    at = run_page("breakdown")
+    at = _open_recency(run_page("breakdown"))
     fid = "f006"
     widget(at, "selectbox", K + "pick.").set_value(fid).run()
     assert not at.exception
@@ -105,8 +113,17 @@ def test_deep_link_selects_the_fact(ui_env):
 def test_recency_chart_and_histograms(ui_env):
     exp = expected_result(ui_env)
     at = run_page("breakdown")
+    # no plotly chart until an expander is opened: the recency curves' is closed at first
+    assert not figures(at)
+    assert any(e.label.startswith("Recency factor vs age per TTL") for e in at.expander)
+    _open_recency(at).run()
+    assert not at.exception
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
     assert any(t.startswith("Recency factor vs age") for t in titles)
+    # open for the rest of the session: a visit to another page and back keeps it open
+    at.switch_page("pages/glossary.py").run()
+    at.switch_page("pages/breakdown.py").run()
+    assert any(f["layout"]["title"]["text"].startswith("Recency factor vs age") for f in figures(at))
     # the histograms are built only once their expander is opened (the choice is kept in the session)
     assert not any(t.startswith(("Relevance", "CDR score")) for t in titles)
     from pages.breakdown import DIST_KEEP
@@ -128,7 +145,8 @@ def test_fact_text_is_escaped(tmp_path, monkeypatch):
     d = write_bridge_sample(tmp_path / "samples")
     monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
     monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
-    at = run_page("breakdown", params={"fact": "D"})
+    at = _open_recency(run_page("breakdown", params={"fact": "D"}))
+    at.run()
     cards = [m.value for m in at.markdown if "crp-fact" in m.value]
     assert len(cards) == 1
     assert "<b>markup</b>" not in cards[0] and "&lt;b&gt;markup&lt;/b&gt;" in cards[0]
@@ -195,7 +213,8 @@ def _recency_figure(at):
 def test_recency_chart_follows_a_recency_setting_and_is_reused_across_the_gate(ui_env):
     # the figure is kept per content of its inputs: a gate change (same recency columns) reuses it, a
     # stale floor change draws a new one (the line and every curve move)
-    at = run_page("breakdown")
+    at = _open_recency(run_page("breakdown"))
+    at.run()
     before = _recency_figure(at)
     sidebar_input(at, "cdr_min_relevance").set_value(0.31).run()
     assert not at.exception

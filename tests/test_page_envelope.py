@@ -5,9 +5,21 @@ from __future__ import annotations
 from page_support import expected_result, frame_with, metric, run_page, write_bridge_sample
 
 
+def _open_table(at):
+    """Open the packed-order table's expander and rerun, as a user clicking it would; the table is not
+    built before (a closed expander's table would cost the browser a grid on every visit)."""
+    from pages.envelope import TABLE_OPEN
+
+    assert not [d for d in at.dataframe if "tokens" in d.value.columns]
+    at.session_state[TABLE_OPEN + ".keep"] = True
+    at.run()
+    assert not at.exception
+    return at
+
+
 def test_envelope_order_tokens_and_note_block(ui_env):
     exp = expected_result(ui_env)
-    at = run_page("envelope")
+    at = _open_table(run_page("envelope"))
     table = frame_with(at, "position", "band", "tier", "tokens")
     assert list(table["fact_id"]) == [p.fact_id for p in exp.envelope.order]
     assert list(table["band"]) == [p.band for p in exp.envelope.order]
@@ -38,13 +50,15 @@ def test_connector_is_shown_with_its_anchor(tmp_path, monkeypatch):
     monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
     monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
     exp = expected_result(d)
-    at = run_page("envelope")
+    at = _open_table(run_page("envelope"))
     table = frame_with(at, "position", "band", "tier", "tokens")
     # A1 and A2 are the anchors (tied CDR): the primacy block (positions 1-2); C, the connector
     # bridging them, follows that block (SPEC_NOTES §2.8)
     assert list(table["fact_id"]) == [p.fact_id for p in exp.envelope.order] == ["A1", "A2", "C"]
     assert table.loc[table["fact_id"] == "C", "bridges_anchor"].iloc[0] == "A1"
-    assert any("connector bridging anchor A1" in c.value for c in at.caption)
+    # the connector's card sits under its arrow and anchor line, in the element of its band's cards
+    (held,) = [m.value for m in at.markdown if 'class="crp-connector"' in m.value]
+    assert "connector bridging anchor A1" in held and "<code>C</code>" in held
     assert metric(at, "connectors") == "1"
 
 
@@ -63,8 +77,8 @@ def test_token_bar_html_is_escaped_and_scaled():
 
 
 def test_consecutive_fact_cards_are_one_markdown_element(ui_env):
-    # each Markdown element costs the browser a render: the cards of one band between two NOTE blocks
-    # (or a connector) are drawn as one element, in packed order, every card once
+    # each Markdown element costs the browser a render: the cards of one band between two NOTE blocks,
+    # connectors included, are drawn as one element, in packed order, every card once
     from pages.envelope import notes_after
 
     exp = expected_result(ui_env)

@@ -39,6 +39,12 @@ def test_network_shows_anchors_connector_and_weights(bridge_env):
     # edges C-A1 and C-A2 (weight 0.6098 each), no edge A1-A2 (cos 0.2195 < 0.60)
     labels = [t for t in fig["data"] if t.get("name") == "edge weight"][0]
     assert labels["text"] == ["0.61", "0.61"]
+    # the drawn edges' table is built once its expander is opened (kept open for the session)
+    from pages.graph import EDGES_OPEN
+
+    assert not [d for d in at.dataframe if "weight" in d.value.columns]
+    at.session_state[EDGES_OPEN + ".keep"] = True
+    at.run()
     edges = frame_with(at, "a", "b", "weight")
     assert sorted(zip(edges["a"], edges["b"])) == [("A1", "C"), ("A2", "C")]
     assert all(math.isclose(w, 1 / 1.64, rel_tol=1e-5) for w in edges["weight"])
