@@ -21,8 +21,8 @@ def walk_two_hops(const int32_t[::1] indptr, const int32_t[::1] indices, const f
     cdef double w1, val
     dist_arr = np.full(n, -1, dtype=np.int8)
     cdef int8_t[::1] dist = dist_arr
-    # the rows reached (hop 1 or 2), in the order first reached; sorted below
-    touched_arr = np.empty(min(n, 4096) or 1, dtype=np.int64)
+    # the rows reached (hop 1 or 2), in the order first reached (each row at most once); sorted below
+    touched_arr = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] touched = touched_arr
     for k in range(s):
         dist[anchors[k]] = 0
@@ -33,23 +33,16 @@ def walk_two_hops(const int32_t[::1] indptr, const int32_t[::1] indices, const f
             x = indices[e]
             if dist[x] < 0:
                 dist[x] = 1
-                if touched_n == touched.shape[0]:
-                    touched_arr = np.resize(touched_arr, 2 * touched_n)
-                    touched = touched_arr
                 touched[touched_n] = x
                 touched_n += 1
     # hop 2: every neighbour of a hop-1 row not reached before (each hop-1 row once; an anchor's
     # neighbours are all reached at hop 1 already)
     cdef Py_ssize_t hop1_n = touched_n
     for i in range(hop1_n):
-        x = touched[i]
-        for e2 in range(indptr[x], indptr[x + 1]):
+        for e2 in range(indptr[touched[i]], indptr[touched[i] + 1]):
             c = indices[e2]
             if dist[c] < 0:
                 dist[c] = 2
-                if touched_n == touched.shape[0]:
-                    touched_arr = np.resize(touched_arr, 2 * touched_n)
-                    touched = touched_arr
                 touched[touched_n] = c
                 touched_n += 1
     reached = np.sort(touched_arr[:touched_n])
