@@ -22,7 +22,6 @@ residual pull (one value per fact).
 """
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, SupportsIndex, TypeVar, cast, overload
@@ -275,7 +274,7 @@ def _scored_in_stage2(corpus: Corpus, cdr: CDRTable, cands: np.ndarray, query_ve
 
     m = cands.size
     table = np.asarray(cdr.idx, dtype=np.int64)
-    order = _sorted_positions(cdr)
+    order = np.argsort(table, kind="stable")  # the table's positions in row order
     at = np.minimum(np.searchsorted(table[order], cands), max(table.size - 1, 0))
     pos = order[at] if table.size else at
     found = table[pos] == cands if table.size else np.zeros(m, dtype=bool)
@@ -296,20 +295,6 @@ def _scored_in_stage2(corpus: Corpus, cdr: CDRTable, cands: np.ndarray, query_ve
             cov[new] = coverage_scores(vecs, coverage)
             pull[new] = residual_pulls(vecs, coverage, residual_vectors)
     return relevance, cov, pull
-
-
-def _sorted_positions(cdr: CDRTable) -> np.ndarray:
-    """Positions of the stage-2 table in ascending row order (computed once per table, read-only)."""
-    got = _SORTED.get(cdr)
-    if got is None:
-        got = np.argsort(np.asarray(cdr.idx, dtype=np.int64), kind="stable")
-        got.setflags(write=False)
-        _SORTED[cdr] = got
-    return got
-
-
-#: per stage-2 table (immutable): its positions in row order (stage 3 finds its connector candidates there)
-_SORTED: weakref.WeakKeyDictionary[CDRTable, np.ndarray] = weakref.WeakKeyDictionary()
 
 
 def expand_graph(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray, coverage: CoverageView | None,

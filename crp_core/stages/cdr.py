@@ -15,7 +15,7 @@ product for the residual pull.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -39,19 +39,11 @@ def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None) -> np.nd
     The cosines are float32 products of the float32 unit vectors (as relevance and residual pull are),
     averaged with the depth weights in float64: one matrix-vector product per entry (a Coverage Set
     holds a few), no float64 copy of the facts' vectors."""
-    n = vectors.shape[0]
     if coverage is None or len(coverage) == 0:
-        return np.zeros(n)
+        return np.zeros(vectors.shape[0])
     w = np.asarray(coverage.depth_weights, dtype=np.float64)
-    total = float(w.sum())
-    if total <= 0.0:
-        return np.zeros(n)
     entries = np.asarray(coverage.embeddings, dtype=np.float32).reshape(w.size, -1)
-    out = (vectors @ entries[0]) * w[0]  # float32 cosines times a float64 weight: float64
-    for j in range(1, w.size):
-        out += (vectors @ entries[j]) * w[j]
-    out /= total
-    return out
+    return _depth_mean(lambda j: vectors @ entries[j], w, vectors.shape[0])
 
 
 def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
@@ -64,10 +56,7 @@ def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
     r = np.asarray(residual_vectors, dtype=np.float32).reshape(-1, vectors.shape[1])
     if r.shape[0] < SMALL_GEMM:
         # one matrix-vector product per residual sub-query: for a few sub-queries as fast as one gemm
-        out = vectors @ r[0]
-        for j in range(1, r.shape[0]):
-            np.maximum(out, vectors @ r[j], out=out)
-        return out.astype(np.float64)
+        return _max_of([vectors @ row for row in r])
     # one (r, c) product, reduced over its rows (elementwise maxima of contiguous rows, not a max along
     # each short row); inside a run numpy's BLAS has one thread (crp_core.pipeline.one_blas_thread)
     return (r @ vectors.T).max(axis=0).astype(np.float64)
@@ -88,20 +77,30 @@ def factors_from_cosines(cosines: np.ndarray, ids: Sequence[str], coverage: Cove
         return None
     n = cosines.shape[0]
     w = np.asarray(coverage.depth_weights, dtype=np.float64)
-    total = float(w.sum())
+    cov = _depth_mean(lambda k: cosines[:, entry_cols[k]], w, n)
+    pull = _max_of([cosines[:, j] for j in res_cols]) if res_cols else np.zeros(n)
+    return cov, pull
+
+
+def _depth_mean(column: Callable[[int], np.ndarray], weights: np.ndarray, n: int) -> np.ndarray:
+    """``sum(w_j * column(j)) / sum(w_j)`` in float64 (float32 cosines times float64 weights, summed in
+    entry order); 0 when the weights sum to <= 0."""
+    total = float(weights.sum())
     if total <= 0.0:
-        cov = np.zeros(n)
-    else:
-        cov = cosines[:, entry_cols[0]] * w[0]  # float32 cosines times a float64 weight: float64
-        for k in range(1, w.size):
-            cov += cosines[:, entry_cols[k]] * w[k]
-        cov /= total
-    if not res_cols:
-        return cov, np.zeros(n)
-    pull = cosines[:, res_cols[0]].copy()
-    for j in res_cols[1:]:
-        np.maximum(pull, cosines[:, j], out=pull)
-    return cov, pull.astype(np.float64)
+        return np.zeros(n)
+    out = column(0) * weights[0]
+    for j in range(1, weights.size):
+        out += column(j) * weights[j]
+    out /= total
+    return out
+
+
+def _max_of(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """The elementwise maximum of float32 cosine columns (at least one), widened to float64."""
+    out = np.array(columns[0], dtype=np.float32)  # a copy: a column may be a read-only view
+    for c in columns[1:]:
+        np.maximum(out, c, out=out)
+    return out.astype(np.float64)
 
 
 def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverage: CoverageView | None,
