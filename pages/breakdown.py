@@ -20,12 +20,12 @@ SHOWN = ("fact_id", "role", "outcome", "reason", "cdr_score", "importance_weight
 SORTABLE = ("cdr_score", "relevance", "residual_pull", "effective_relevance", "novelty", "coverage_score",
             "recency_factor", "age_days", "importance_weight", "ngram_penalty", "bridge_value", "fact_id")
 K = "crp.page.breakdown."
-#: key of the histograms' expander (its open state; tests open it through this)
+#: keys of the histograms' and the recency curves' expanders (render.remembered_expander), and the
+#: session's memory of their open state (tests open them through these)
 DIST_OPEN = K + "dist_open"
-DIST_KEEP = K + "dist_keep"
-#: key of the recency curves' expander, and the session's memory of its open state (tests open it)
+DIST_KEEP = DIST_OPEN + ".keep"
 RECENCY_OPEN = K + "recency_open"
-RECENCY_KEEP = K + "recency_keep"
+RECENCY_KEEP = RECENCY_OPEN + ".keep"
 
 
 def _filters(result, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -96,14 +96,6 @@ def _recency_inputs(result, frame: pd.DataFrame) -> tuple:
         tables.content_digest(frame, charts.RECENCY_COLUMNS), charts.recency_settings(result.config)))
 
 
-def _remember_dist() -> None:
-    st.session_state[DIST_KEEP] = bool(st.session_state.get(DIST_OPEN))
-
-
-def _remember_recency() -> None:
-    st.session_state[RECENCY_KEEP] = bool(st.session_state.get(RECENCY_OPEN))
-
-
 def _histograms(result, frame: pd.DataFrame) -> None:
     """Relevance (the gate applies to it) and CDR score, stacked by outcome."""
     left, right = st.columns(2)
@@ -160,9 +152,8 @@ def main() -> None:
     # the recency chart is the page's one plotly chart: drawing it took the browser longer than the rest of
     # the page together, on every visit. It is drawn only while its expander is open; the choice is kept
     # for the session (like the histograms below), so a user tuning TTLs opens it once
-    rec = st.expander("Recency factor vs age per TTL, the scored facts on their curves (the selected fact "
-                      "starred, the stale floor dotted)", expanded=bool(st.session_state.get(RECENCY_KEEP, False)),
-                      key=RECENCY_OPEN, on_change=_remember_recency)
+    rec = render.remembered_expander("Recency factor vs age per TTL, the scored facts on their curves (the "
+                                     "selected fact starred, the stale floor dotted)", RECENCY_OPEN)
     if rec.open:
         with rec:
             _recency(result, frame, current)
@@ -174,9 +165,8 @@ def main() -> None:
     # two histograms are two more plotly charts for the browser to draw on every visit: they are built
     # only while their expander is open; the choice is remembered in the session (Streamlit drops a
     # widget's own state on a page that does not draw it), so it is still open after a visit elsewhere
-    dist = st.expander("Histograms of relevance (with the gate) and of CDR score (with the lowest anchor)",
-                       expanded=bool(st.session_state.get(DIST_KEEP, False)), key=DIST_OPEN,
-                       on_change=_remember_dist)
+    dist = render.remembered_expander("Histograms of relevance (with the gate) and of CDR score (with the "
+                                      "lowest anchor)", DIST_OPEN)
     if dist.open:
         with dist:
             _histograms(result, frame)
