@@ -324,7 +324,8 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
         from crp_core.stages.fanout import run_fanout
 
         pool_rows = candidates.idx[~np.isin(candidates.idx, resolution.suppressed)].astype(np.int64)
-        fanout = run_fanout(corpus, scenario, vectors, pool_rows, recency, blacklist, config, now=now)
+        fanout = run_fanout(corpus, scenario, vectors, pool_rows, recency, blacklist, config, now=now,
+                            candidates=candidates, cdr=cdr)
     timings["fanout"] = (time.perf_counter() - t) * 1e3
 
     # 6. packing: anchors (extra anchors and backfills included) carry their stage-2 CDR, connectors

@@ -5,6 +5,7 @@ loop; coverage ids equal ``CoverageSet.extend``'s; the stepper's scores equal a 
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,11 +14,14 @@ from hypothesis import strategies as st
 from test_fanout_invariants import NOW, _world
 
 from crp_core.config import CRPConfig
-from crp_core.corpus.prepared import Corpus, embed_scenario
+from crp_core.corpus.prepared import Corpus, embed_scenario, prepare_corpus
 from crp_core.factors.coverage import CoverageEntry, CoverageSet, CoverageSnapshot
 from crp_core.factors.ngram import build_blacklist
 from crp_core.factors.recency import compute_recency
+from crp_core.io.ckf import load_ckf
+from crp_core.io.scenario import load_scenario
 from crp_core.model import Scenario
+from crp_core.pipeline import run_pipeline
 from crp_core.records import BranchResult
 from crp_core.stages.cdr import score_cdr
 from crp_core.stages.fanout import cross_branch_dedup, run_branch, run_fanout
@@ -162,3 +166,42 @@ def test_missing_recency_needs_a_time():
                       frozenset(), config, now=NOW + timedelta(days=400))  # now only fills the missing rows
     assert got is not None and want is not None
     assert [branch_fields(b) for b in got.partitioned.branches] == [branch_fields(b) for b in want.partitioned.branches]
+
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_ckf"
+
+
+@pytest.mark.parametrize("name", ["etcd_upgrade", "payments_api_migration", "gdpr_breach_response"])
+def test_pipeline_fanout_reads_stages_1_and_2(name, tmp_path):
+    """In a run, stage 5's pool values are stage 1-2's: a fact's coverage score, recency factor, importance
+    and n-gram overlap in every branch are bit for bit its stage-2 values, and its relevance is the max of
+    stage 1's cosines with the branch's sub-queries; the branches agree with ``run_fanout`` computing its
+    own products to float32 rounding, with the same selections and merges."""
+    config = CRPConfig()
+    corpus = prepare_corpus(load_ckf(SAMPLE / "knowledge_base.jsonl"), config=config, cache_dir=tmp_path)
+    scenario = load_scenario(SAMPLE / "scenarios" / f"{name}.json")
+    vectors = embed_scenario(scenario, corpus)
+    result = run_pipeline(corpus, scenario, config, vectors=vectors)
+    assert result.fanout is not None
+    cand, stage2 = result.candidates, result.cdr
+    at = {int(r): p for p, r in enumerate(stage2.idx.tolist())}
+    col = {sid: j for j, sid in enumerate(vectors.ids)}
+    pool_rows = cand.idx[~np.isin(cand.idx, result.resolution.suppressed)]
+    own = run_fanout(corpus, scenario, vectors, pool_rows, result.recency,
+                     build_blacklist(scenario.prior_outputs, config.ngram_n), config, now=result.now)
+    assert own is not None
+    checked = 0
+    for run, alone in ((result.fanout.partitioned, own.partitioned), (result.fanout.naive, own.naive)):
+        assert run.merged == alone.merged and run.partitions == alone.partitions
+        for b, other in zip(run.branches, alone.branches, strict=True):
+            assert b.selected == other.selected
+            pos = [at[int(r)] for r in b.cdr.idx.tolist()]
+            for c in ("coverage_score", "recency_factor", "importance_weight", "ngram_overlap"):
+                assert np.array_equal(np.asarray(getattr(b.cdr, c)), np.asarray(getattr(stage2, c))[pos]), c
+            subs = [col[s] for s in b.sub_queries]
+            want = np.asarray(cand.sub_query_cosines)[pos][:, subs].max(axis=1).astype(np.float64)
+            assert np.array_equal(b.cdr.relevance, want)
+            for c in ("relevance", "residual_pull", "coverage_score", "cdr_score"):
+                np.testing.assert_allclose(getattr(b.cdr, c), getattr(other.cdr, c), rtol=0, atol=2e-6)
+            checked += len(pos)
+    assert checked > 0

@@ -30,6 +30,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, ScenarioVectors
 from crp_core.records import (
     BranchResult,
+    CandidateSet,
     CDRTable,
     Duplicate,
     FanoutResult,
@@ -152,6 +153,33 @@ class _Pool:
         cov = coverage_scores(vecs, coverage) if len(coverage) and rows.size else None
         return cls(rows=rows, cosines=cos, coverage_score=cov, columns=columns)
 
+    @classmethod
+    def from_stages(cls, rows: np.ndarray, candidates: CandidateSet, cdr: CDRTable, residual_ids: Sequence[str],
+                    vector_ids: Sequence[str], coverage: CoverageView, blacklist: frozenset[NGram]) -> _Pool | None:
+        """The pool's values read off stages 1-2 of the same run (a pipeline's pool is its candidates
+        less the suppressed losers): stage 1's cosines with the residual sub-queries, stage 2's coverage
+        score against the same parent Coverage Set and its per-fact columns, so a fact carries one value
+        of each in stages 2 and 5. None when some pool row, or some residual sub-query, has none."""
+        cosines = candidates.sub_query_cosines
+        table = np.asarray(cdr.idx, dtype=np.int64)
+        if cosines is None or table.size == 0 or not np.array_equal(table, candidates.idx):
+            return None
+        col = {sid: j for j, sid in enumerate(vector_ids)}
+        cols = [col.get(s) for s in residual_ids]
+        if any(j is None for j in cols):
+            return None
+        order = np.argsort(table, kind="stable")
+        at = np.minimum(np.searchsorted(table[order], rows), table.size - 1)
+        pos = order[at]
+        if not np.array_equal(table[pos], rows):
+            return None
+        cos = np.ascontiguousarray(cosines[pos][:, cols], dtype=np.float32)
+        cov = np.array(cdr.coverage_score[pos], dtype=np.float64) if len(coverage) and rows.size else None
+        columns: FactColumns = (np.array(cdr.recency_factor[pos], dtype=np.float64),
+                                np.array(cdr.importance_weight[pos], dtype=np.float64),
+                                np.array(cdr.ngram_overlap[pos]) if blacklist else None)
+        return cls(rows=rows, cosines=cos, coverage_score=cov, columns=columns)
+
     def max_cosine(self, cols: tuple[int, ...]) -> np.ndarray:
         """float64 max over the sub-query columns ``cols`` (memoised per column group)."""
         got = self.memo.get(cols)
@@ -259,7 +287,8 @@ def _dedup(corpus: Corpus, branches: Sequence[BranchResult], scores: Sequence[Se
 # ---- the two runs ---------------------------------------------------------------------------------
 def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, pool_rows: npt.ArrayLike,
                recency: RecencyTable, blacklist: frozenset[NGram], config: CRPConfig, width: int | None = None, *,
-               now: datetime | None = None, branch_probe: BranchProbe | None = None) -> FanoutResult | None:
+               now: datetime | None = None, branch_probe: BranchProbe | None = None,
+               candidates: CandidateSet | None = None, cdr: CDRTable | None = None) -> FanoutResult | None:
     """Stage 5 (SPEC-027 §1, SPEC_NOTES §2.7): partitioned and naive fan-out plus their timelines.
 
     ``pool_rows``: stage-1 candidate rows (before the gate) minus suppressed contradiction losers;
@@ -268,6 +297,10 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     Returns ``None`` when fan-out is inactive (width <= 1 or empty ResidualSet).
     ``branch_probe(branch, coverage)`` is called inside each partitioned branch with exactly the
     coverage object the branch scores against (the read-only snapshot) - an instrumentation hook.
+    ``candidates`` and ``cdr`` (stage 1's CandidateSet and stage 2's table of the same run, the pool among
+    their rows): the pool's cosines, coverage scores and per-fact columns are read off them
+    (:meth:`_Pool.from_stages`) instead of computed again; the same formulas, float32 products rounded
+    as stage 1's one product rounds them.
     """
     from crp_core.factors.coverage import CoverageSnapshot
 
@@ -278,8 +311,6 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     vec_of = _sub_query_vectors(vectors)
     residual_vecs = np.stack([vec_of[s] for s in residual_ids]).astype(np.float32)
     pool = _clean_pool(corpus, pool_rows)
-    recency, columns = _pool_columns(corpus, recency, pool, blacklist, now if now is not None else scenario.now,
-                                     config)
     parent = _parent_coverage(scenario, vectors)
     parent_ids = tuple(parent.ids)
 
@@ -289,7 +320,12 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     budget = branch_fact_budget(config, n_branches)
     # shared by the 2 x branches scorings: the pool's cosines to every residual sub-query, its coverage
     # score against the parent's entries and its per-fact columns
-    shared = _Pool.of(corpus, pool, residual_vecs, parent, columns)
+    shared = None if candidates is None or cdr is None else _Pool.from_stages(
+        pool, candidates, cdr, residual_ids, vectors.ids, parent, blacklist)
+    if shared is None:
+        recency, columns = _pool_columns(corpus, recency, pool, blacklist,
+                                         now if now is not None else scenario.now, config)
+        shared = _Pool.of(corpus, pool, residual_vecs, parent, columns)
     position = {sid: j for j, sid in enumerate(residual_ids)}
     score_branch = functools.partial(_run_branch, corpus, shared, recency=recency, blacklist=blacklist,
                                      budget=budget, config=config)
