@@ -30,6 +30,7 @@
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
@@ -167,18 +168,19 @@ def _rank(rows: Sequence[int], score: Mapping[int, float]) -> list[int]:
     """``rows`` by score descending, then row ascending."""
     if len(rows) <= 1:
         return [int(x) for x in rows]
-    keyed = [(-float(score[x]), int(x)) for x in rows]
-    if any(k != k for k, _ in keyed):  # NaN: numpy's order (NaN last), which a tuple sort cannot give
+    neg = [-float(score[x]) for x in rows]
+    if any(map(math.isnan, neg)):  # NaN: numpy's order (NaN last), which a tuple sort cannot give
         r = np.asarray(rows, dtype=np.int64)
         s = np.array([score[x] for x in r.tolist()], dtype=np.float64)
         return r[np.lexsort((r, -s))].tolist()
-    keyed.sort()
-    return [x for _, x in keyed]
+    return [x for _, x in sorted(zip(neg, map(int, rows)))]
 
 
 def _tie_units(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
     """Unit id (the smallest row of its tie component) of every row; singletons map to themselves."""
     parent = {r: r for r in rows}
+    if not ties:
+        return parent
 
     def root(r: int) -> int:
         while parent[r] != r:
@@ -210,16 +212,16 @@ def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cos
     by_row = {it.row: it for it in items}
     unit_of = _tie_units(list(by_row), ties)
     members: dict[int, list[int]] = {}
-    for r, u in unit_of.items():
-        members.setdefault(u, []).append(r)
     unit_ties: dict[int, list[tuple[int, int]]] = {}
-    for p in ties:
-        unit_ties.setdefault(unit_of[p[0]], []).append(p)
+    if ties:
+        for r, u in unit_of.items():
+            members.setdefault(u, []).append(r)
+        for p in ties:
+            unit_ties.setdefault(unit_of[p[0]], []).append(p)
 
-    anchors = [it.row for it in items if it.role == "anchor"]
-    connectors = [it.row for it in items if it.role == "connector"]
-    scores = {it.row: it.score for it in items}
-    order = _rank(anchors, scores) + _rank(connectors, scores)
+    scores = {r: it.score for r, it in by_row.items()}
+    anchors = [r for r, it in by_row.items() if it.role == "anchor"]
+    order = _rank(anchors, scores) + _rank([r for r, it in by_row.items() if it.role == "connector"], scores)
 
     packed: list[int] = []
     packed_anchors: set[int] = set()
@@ -231,23 +233,32 @@ def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cos
         if u in decided:
             continue
         decided.add(u)
-        pairs = unit_ties.get(u, [])
-        rows = _rank(members[u], scores)
-        unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
-        unbridged = [r for r in rows if by_row[r].role == "connector"
-                     and sum(a in packed_anchors or a in unit_anchors for a in set(by_row[r].bridges)) < 2]
-        need = sum(cost[r] for r in rows) + sum(note_cost[p] for p in pairs)
+        pairs = unit_ties.get(u)
+        if pairs is None:  # a fact alone (no tie): its own line
+            rows = [row]
+            unit_anchors = {row} if by_row[row].role == "anchor" else set()
+            need = cost[row]
+        else:
+            rows = _rank(members[u], scores)
+            unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
+            need = sum(cost[r] for r in rows) + sum(note_cost[p] for p in pairs)
+        # a connector needs two of the anchors it bridges packed (so far, its own unit's included)
+        unbridged = any(it.role == "connector" and len((packed_anchors | unit_anchors).intersection(it.bridges)) < 2
+                        for it in map(by_row.__getitem__, rows))
         if unbridged:
             out.unbridged.extend(rows)
-            out.dropped_pairs.extend((a, b, "unbridged") for a, b in pairs)
+            if pairs:
+                out.dropped_pairs.extend((a, b, "unbridged") for a, b in pairs)
         elif used + need > budget:
             out.over_budget.extend(rows)
-            out.dropped_pairs.extend((a, b, "budget") for a, b in pairs)
+            if pairs:
+                out.dropped_pairs.extend((a, b, "budget") for a, b in pairs)
         else:
             used += need
             packed.extend(rows)
-            packed_anchors.update(r for r in rows if by_row[r].role == "anchor")
-            out.packed_ties.extend(pairs)
+            packed_anchors |= unit_anchors
+            if pairs:
+                out.packed_ties.extend(pairs)
     return out
 
 
@@ -263,18 +274,22 @@ class _Layout:
 
 def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem]) -> _Layout:
     """Steps 3-4 of the module docstring: the anchor sandwich, then the connectors' spots."""
-    anchors = [r for r in packed if by_row[r].role == "anchor"]
-    connectors = [r for r in packed if by_row[r].role == "connector"]
     scores = {r: by_row[r].score for r in packed}
-    ranked = _rank(anchors, scores)
+    connectors = [r for r in packed if by_row[r].role == "connector"]
+    ranked = _rank([r for r in packed if by_row[r].role == "anchor"], scores)
     best = scores[ranked[0]] if ranked else 0.0
-    tier: dict[int, Tier | None] = {r: tier_of(scores[r] / best if best > 0 else 1.0) for r in ranked}
+    tier: dict[int, Tier | None] = {}
+    crit: list[int] = []
+    supporting: list[int] = []
+    important: list[int] = []
+    for r in ranked:  # the tiers of SPEC-003 §7.4 (tier_of), each list in CDR order
+        t = tier_of(scores[r] / best if best > 0 else 1.0)
+        tier[r] = t
+        (crit if t == "critical" else important if t == "important" else supporting).append(r)
     tier.update(dict.fromkeys(connectors, None))
-    crit = [r for r in ranked if tier[r] == "critical"]
     head = crit[:1] + crit[-1:] if len(crit) >= 2 else crit[:1]
     tail = crit[1:-1]
-    middle = [r for r in ranked if tier[r] == "supporting"] + [r for r in ranked if tier[r] == "important"]
-    anchor_order = head + middle + tail
+    anchor_order = head + supporting + important + tail
     n, t = len(anchor_order), len(tail)
     last_block = n - t  # first index of the recency block (n when there is none)
     band = {r: ("primacy" if i < PRIMACY_SIZE else "recency" if i >= last_block else "middle")
@@ -285,7 +300,7 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem]) -> _Layout:
     spots: dict[int, list[int]] = {}
     bridged: dict[int, int] = {}
     for c in _rank(connectors, scores):
-        first = min(position[a] for a in by_row[c].bridges if a in position)  # the fill kept >= 2 of them
+        first = min(map(position.__getitem__, position.keys() & by_row[c].bridges))  # the fill kept >= 2
         bridged[c] = anchor_order[first]
         if first < PRIMACY_SIZE:
             spot = min(PRIMACY_SIZE, n) - 1  # right after the primacy block
@@ -294,6 +309,8 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem]) -> _Layout:
         else:
             spot = first  # right after its anchor, in the middle band
         spots.setdefault(spot, []).append(c)
+    if not spots:
+        return _Layout(anchor_order, tier, band, bridged)
     order: list[int] = []
     for i, a in enumerate(anchor_order):
         order.append(a)
