@@ -6,7 +6,7 @@ indices into ``corpus.kb.facts``). Stage modules construct these; nothing else m
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -193,6 +193,44 @@ class ConflictPair:
 class AuditEvent:
     event: str  # e.g. "CONTRADICTION_RESOLVED"
     data: Mapping[str, Any]
+
+
+class DeferredData(Mapping[str, Any]):
+    """An audit event's data built from its (immutable) record on first read, then kept: a run logs an
+    event per arbitrated pair, and most runs never read their events. Reads, equality, ``dict()`` and
+    pickling behave as the plain dict it stands for."""
+
+    __slots__ = ("_build", "_data")
+
+    def __init__(self, build: Callable[[], dict[str, Any]]) -> None:
+        self._build: Callable[[], dict[str, Any]] | None = build
+        self._data: dict[str, Any] | None = None
+
+    def _get(self) -> dict[str, Any]:
+        if self._data is None:
+            assert self._build is not None
+            self._data, self._build = self._build(), None
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __eq__(self, other: object) -> bool:
+        return self._get() == (other._get() if isinstance(other, DeferredData) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # a mapping: unhashable, as a dict
+
+    def __reduce__(self) -> tuple[type[dict[str, Any]], tuple[dict[str, Any]]]:
+        return (dict, (self._get(),))  # pickles / deep-copies as the plain dict
+
+    def __repr__(self) -> str:
+        return repr(self._get())
 
 
 @dataclass(frozen=True, eq=False)

@@ -411,7 +411,7 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
         if counts[i] == 0:
             return ()
         if not later:
-            later.extend(sum(1 << b for b, far in enumerate(row) if far and b > a) for a, row in enumerate(apart))
+            later.extend(_later_masks(non_adj))
         ts = touched_positions(i)
         mask = sum(1 << k for k in ts)
         seen = 0
@@ -433,3 +433,13 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
 
     m = hops.shape[0]
     return LazyRows(m, touched), BridgedPairs(m, pairs, bridged)
+
+
+def _later_masks(non_adj: np.ndarray) -> list[int]:
+    """Per anchor position a: the int whose bit b is set for each later anchor b (b > a) with no direct edge
+    to a (``non_adj[a, b]``). Up to 62 anchors the bits are one int64 shift-and-sum; beyond, Python ints."""
+    s = non_adj.shape[0]
+    upper = np.triu(non_adj, 1)
+    if s <= 62:
+        return (upper.astype(np.int64) << np.arange(s, dtype=np.int64)).sum(axis=1).tolist()
+    return [sum(1 << b for b in np.flatnonzero(row).tolist()) for row in upper]

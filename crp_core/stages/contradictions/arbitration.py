@@ -8,7 +8,7 @@ from typing import Any
 
 from crp_core.config import CRPConfig
 from crp_core.model import Fact
-from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution
+from crp_core.records import AuditEvent, Authority, ConflictPair, DeferredData, Resolution
 from crp_core.report import conflict_event_data
 from crp_core.triage.decisions import DecisionSet, pair_key
 
@@ -71,7 +71,7 @@ def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None,
 def conflict_event(pair: ConflictPair, diffs: bool = True, roles: Mapping[str, str] | None = None) -> AuditEvent:
     """The audit event that logs one arbitrated pair (SPEC-027 §2.4)."""
     event = EVENT_DISMISSED if pair.decision == "dismiss" else EVENT_RESOLVED
-    return AuditEvent(event, conflict_event_data(pair, diffs=diffs, roles=roles))
+    return AuditEvent(event, DeferredData(lambda: conflict_event_data(pair, diffs=diffs, roles=roles)))
 
 
 def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:
