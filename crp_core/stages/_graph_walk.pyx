@@ -7,7 +7,7 @@ the strongest shortest path wins, a direct edge makes an anchor 1 hop away whate
 """
 import numpy as np
 
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 
 
 def walk_two_hops(const int32_t[::1] indptr, const int32_t[::1] indices, const float[::1] data,
@@ -138,3 +138,64 @@ def edges_within(const int32_t[::1] indptr, const int32_t[::1] indices, const fl
                 w_out[count] = data[e]
                 count += 1
     return a_arr[:count], b_arr[:count], w_arr[:count]
+
+
+def bridge_counts(const int8_t[:, ::1] hops, const double[:, ::1] wsum, const uint8_t[:, ::1] non_adj):
+    """(bridge_count int64, mean_path_weight float64, bridge_value float64) per candidate row, for at most
+    62 anchors: a row's touched anchors are one bit mask, its non-adjacent pairs ``popcount(later[k] & T)``
+    summed over its touched anchors k (``later[k]``: the anchors after k with no direct edge to k); the
+    path weights summed left to right over the anchors, as the numpy path of
+    :func:`crp_core.stages.graph_walk.bridge_values` sums them."""
+    cdef Py_ssize_t m = hops.shape[0], s = hops.shape[1], i, k, b
+    cdef int64_t edges, count
+    cdef uint64_t touched, bits
+    cdef double total, mean
+    later_arr = np.zeros(s, dtype=np.uint64)
+    cdef uint64_t[::1] later = later_arr
+    for k in range(s):
+        for b in range(k + 1, s):
+            if non_adj[k, b]:
+                later[k] |= (<uint64_t> 1) << b
+    count_arr = np.empty(m, dtype=np.int64)
+    mean_arr = np.empty(m, dtype=np.float64)
+    bridge_arr = np.empty(m, dtype=np.float64)
+    cdef int64_t[::1] count_out = count_arr
+    cdef double[::1] mean_out = mean_arr
+    cdef double[::1] bridge_out = bridge_arr
+    cdef double nan = np.nan
+    for i in range(m):
+        touched = 0
+        edges = 0
+        total = 0.0
+        for k in range(s):
+            if hops[i, k] > 0:
+                touched |= (<uint64_t> 1) << k
+                edges += hops[i, k]
+            total += wsum[i, k]
+        count = 0
+        bits = touched
+        while bits:
+            k = _lowest_bit(bits)
+            bits &= bits - 1
+            count += _popcount(later[k] & touched)
+        mean = total / (edges if edges > 1 else 1)
+        count_out[i] = count
+        mean_out[i] = mean if edges > 0 else nan
+        bridge_out[i] = (<double> count) * mean if count > 0 else 0.0
+    return count_arr, mean_arr, bridge_arr
+
+
+cdef inline Py_ssize_t _lowest_bit(uint64_t x) nogil:
+    cdef Py_ssize_t k = 0
+    while not (x & 1):
+        x >>= 1
+        k += 1
+    return k
+
+
+cdef inline int64_t _popcount(uint64_t x) nogil:
+    cdef int64_t c = 0
+    while x:
+        x &= x - 1
+        c += 1
+    return c
