@@ -165,8 +165,8 @@ class _Pool:
         if cosines is None or table.size == 0 or not np.array_equal(table, candidates.idx):
             return None
         col = {sid: j for j, sid in enumerate(vector_ids)}
-        cols = [col.get(s) for s in residual_ids]
-        if any(j is None for j in cols):
+        cols = [col[s] for s in residual_ids if s in col]
+        if len(cols) != len(residual_ids):
             return None
         order = np.argsort(table, kind="stable")
         at = np.minimum(np.searchsorted(table[order], rows), table.size - 1)

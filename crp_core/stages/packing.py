@@ -283,9 +283,9 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem]) -> _Layout:
     supporting: list[int] = []
     important: list[int] = []
     for r in ranked:  # the tiers of SPEC-003 §7.4 (tier_of), each list in CDR order
-        t = tier_of(scores[r] / best if best > 0 else 1.0)
-        tier[r] = t
-        (crit if t == "critical" else important if t == "important" else supporting).append(r)
+        level = tier_of(scores[r] / best if best > 0 else 1.0)
+        tier[r] = level
+        (crit if level == "critical" else important if level == "important" else supporting).append(r)
     tier.update(dict.fromkeys(connectors, None))
     head = crit[:1] + crit[-1:] if len(crit) >= 2 else crit[:1]
     tail = crit[1:-1]
