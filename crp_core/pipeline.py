@@ -33,6 +33,7 @@ from crp_core.records import (
     AuditEvent,
     CDRTable,
     Clamp,
+    DeferredTuple,
     KnownConflict,
     PipelineResult,
     frozen_array,
@@ -350,8 +351,10 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
 
     packed = {p.fact_id for p in envelope.order}
     flags = tuple(f for f in guard.flags if f.action != ACTION_FLAGGED or f.loser in packed)
-    outcomes = fact_outcomes(corpus, candidates, cdr, cdgr, resolution, envelope, roles,
-                             guarded={f.loser: f.message for f in flags})
+    guarded = {f.loser: f.message for f in flags}
+    # where each scored fact ended and why: built when first read (a sweep never reads it)
+    outcomes = DeferredTuple(lambda: fact_outcomes(corpus, candidates, cdr, cdgr, resolution, envelope, roles,
+                                                   guarded=guarded))
     warnings = tuple(recency.warnings) + tuple(f.message for f in flags)
     audit = tuple(resolution.audit) + tuple(AuditEvent(EVENT_KNOWN_CONFLICT, known_flag_data(f)) for f in flags)
     result = PipelineResult(

@@ -6,10 +6,10 @@ indices into ``corpus.kb.facts``). Stage modules construct these; nothing else m
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, TypeVar, overload
 
 import numpy as np
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the prepared corpus a result refers to (no import cycle at 
     from crp_core.model import Scenario
 
 Role = Literal["anchor", "connector", "candidate", "gated"]
+_T = TypeVar("_T")
 
 
 def frozen_array(a: Any, dtype: Any = None) -> np.ndarray:
@@ -228,6 +229,51 @@ class DeferredData(Mapping[str, Any]):
 
     def __reduce__(self) -> tuple[type[dict[str, Any]], tuple[dict[str, Any]]]:
         return (dict, (self._get(),))  # pickles / deep-copies as the plain dict
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+class DeferredTuple(Sequence[_T]):
+    """A tuple built on first read, then kept: a run's per-fact outcomes, which a sweep or a tuning
+    evaluation never reads. Reads, equality with a tuple and pickling behave as the tuple it stands for."""
+
+    __slots__ = ("_build", "_items")
+
+    def __init__(self, build: Callable[[], tuple[_T, ...]]) -> None:
+        self._build: Callable[[], tuple[_T, ...]] | None = build
+        self._items: tuple[_T, ...] | None = None
+
+    def _get(self) -> tuple[_T, ...]:
+        if self._items is None:
+            assert self._build is not None
+            self._items, self._build = tuple(self._build()), None
+        return self._items
+
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> _T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[_T, ...]: ...
+
+    def __getitem__(self, i: SupportsIndex | slice) -> _T | tuple[_T, ...]:
+        return self._get()[i]
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __iter__(self) -> Iterator[_T]:
+        return iter(self._get())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DeferredTuple):
+            return self._get() == other._get()
+        return self._get() == other if isinstance(other, tuple) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a cache of a pure build: compared by value, not hashed
+
+    def __reduce__(self) -> tuple[type[tuple[_T, ...]], tuple[tuple[_T, ...]]]:
+        return (tuple, (self._get(),))  # pickles / deep-copies as the plain tuple
 
     def __repr__(self) -> str:
         return repr(self._get())
@@ -445,7 +491,7 @@ class PipelineResult:
     resolution: Resolution
     fanout: FanoutResult | None
     envelope: Envelope
-    outcomes: tuple[FactOutcome, ...]
+    outcomes: Sequence[FactOutcome]  # a DeferredTuple from run_pipeline: built on first read
     headers: Mapping[str, str]
     timings_ms: Mapping[str, float]  # stage name -> wall time
     warnings: tuple[str, ...]
