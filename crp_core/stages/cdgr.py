@@ -270,7 +270,7 @@ def _scored_in_stage2(corpus: Corpus, cdr: CDRTable, cands: np.ndarray, query_ve
     ``cands``; the last two None when the Coverage Set is empty, as stage 2 then fills them without
     arithmetic). A candidate stage 2 scored keeps stage 2's values (the same formulas on the same
     fact: the breakdown shows one value per fact); only the others are computed, from their vectors."""
-    from crp_core.stages.cdr import coverage_scores, residual_pulls
+    from crp_core.stages.cdr import factors_from_columns
 
     m = cands.size
     table = np.asarray(cdr.idx, dtype=np.int64)
@@ -290,10 +290,20 @@ def _scored_in_stage2(corpus: Corpus, cdr: CDRTable, cands: np.ndarray, query_ve
     if not found.all():
         new = ~found
         vecs = corpus.vectors[cands[new]]
-        relevance[new] = vecs @ np.asarray(query_vector, dtype=np.float32)
-        if cov is not None and pull is not None:
-            cov[new] = coverage_scores(vecs, coverage)
-            pull[new] = residual_pulls(vecs, coverage, residual_vectors)
+        query = np.asarray(query_vector, dtype=np.float32).reshape(1, -1)
+        if cov is None or pull is None or coverage is None:
+            relevance[new] = vecs @ query[0]
+        else:
+            # one product with the query, the Coverage Set entries and the residual sub-queries (these
+            # rows have no stage-2 value to agree with), read by stage 2's formulas
+            entries = np.asarray(coverage.embeddings, dtype=np.float32).reshape(len(coverage), -1)
+            res = (np.zeros((0, query.shape[1]), dtype=np.float32) if residual_vectors is None
+                   else np.asarray(residual_vectors, dtype=np.float32).reshape(-1, query.shape[1]))
+            cos = vecs @ np.concatenate([query, entries, res]).T
+            c = entries.shape[0]
+            relevance[new] = cos[:, 0]
+            cov[new], pull[new] = factors_from_columns(cos, range(1, 1 + c), range(1 + c, 1 + c + res.shape[0]),
+                                                       coverage)
     return relevance, cov, pull
 
 

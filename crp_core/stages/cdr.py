@@ -75,6 +75,16 @@ def factors_from_cosines(cosines: np.ndarray, ids: Sequence[str], coverage: Cove
     res_cols = [col.get(r) for r in residual_ids]
     if any(j is None for j in entry_cols) or any(j is None for j in res_cols):
         return None
+    return factors_from_columns(cosines, [int(j) for j in entry_cols if j is not None],
+                                [int(j) for j in res_cols if j is not None], coverage)
+
+
+def factors_from_columns(cosines: np.ndarray, entry_cols: Sequence[int], res_cols: Sequence[int],
+                         coverage: CoverageView) -> tuple[np.ndarray, np.ndarray]:
+    """(coverage score, residual pull) of each row of ``cosines`` (float32, (n, columns)): the depth-weighted
+    mean of the Coverage Set entries' columns ``entry_cols`` (in entry order) and the maximum of the
+    residual sub-queries' columns ``res_cols`` (0 without any), the formulas of :func:`coverage_scores`
+    and :func:`residual_pulls`. The Coverage Set is not empty."""
     n = cosines.shape[0]
     w = np.asarray(coverage.depth_weights, dtype=np.float64)
     cov = _depth_mean(lambda k: cosines[:, entry_cols[k]], w, n)
