@@ -167,7 +167,7 @@ def main() -> int:
 
     print(f"pipeline bench: load average {load_avg()} on {os.cpu_count()} CPUs, "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, stage 3 walk: "
-          f"{'compiled (crp_core/stages/_graph_walk.pyx)' if graph_walk._kernel is not None else 'numpy'}")
+          f"{'compiled (crp_core/stages/_graph_walk.pyx)' if graph_walk.compiled() else 'numpy'}")
     print(f"stages 2-6 = cdr + cdgr + contradictions + packing (fan-out off; stage 5 timed on its own); "
           f"envelope_fact_budget=20, candidate_k={args.candidate_k}\n")
     gather: dict[str, tuple] = {}

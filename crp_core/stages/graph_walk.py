@@ -22,6 +22,11 @@ except ImportError:  # pragma: no cover - a build without the extension takes th
     _kernel = None  # type: ignore[assignment]
 
 
+def compiled() -> bool:
+    """Whether the optional compiled walk (``_graph_walk.pyx``) was built and is used here."""
+    return _kernel is not None
+
+
 def _expand_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
                  frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row of ``frontier`` (duplicates allowed): (entry owner position, neighbour, weight)."""
