@@ -75,13 +75,15 @@ def guard_selection(kb: KnowledgeBase, selected: Sequence[int] | np.ndarray, ret
     selected is flagged; ``pull_winner`` puts the winner in the loser's slot (once; a winner already
     pulled for another loser drops that loser), ``drop_loser`` takes the loser out, ``flag`` changes
     nothing, ``off`` checks nothing."""
-    rows = [int(r) for r in selected]
+    rows = selected.tolist() if isinstance(selected, np.ndarray) else [int(r) for r in selected]
     if action == "off":
         return GuardResult(tuple(rows), (), ())
-    chosen = {kb.facts[r].fact_id for r in rows}
     beaten: dict[str, list[KnownConflict]] = {}
     for k in known:
         beaten.setdefault(k.loser, []).append(k)
+    if not beaten:  # no known conflict: nothing to check
+        return GuardResult(tuple(rows), (), ())
+    chosen = {kb.facts[r].fact_id for r in rows}
     flags: list[KnownConflictFlag] = []
     out: list[int] = []
     pulled: list[tuple[int, int]] = []
