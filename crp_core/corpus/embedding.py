@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 #: the int8-quantised MiniLM (backend ``onnx-int8``, recipe ``int8-v2``: activations quantised per token, so a
 #: text's vector does not depend on its batch): another model as far as vectors go (min cosine to the fp32
-#: vectors about 0.996 on the sample), so its own id and cache, never mixed with MODEL_ID (SPEC_NOTES §1.2)
+#: vectors about 0.993 on the sample), so its own id and cache, never mixed with MODEL_ID (SPEC_NOTES §1.2)
 INT8_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2"
 #: the retired first int8 recipe's id (``int8-v1``: a text's vector depended on its batch-mates, so its cached
 #: rows were not one function of the text). Never produced again; a CKF embedded under it keeps its MiniLM

@@ -127,8 +127,8 @@ def build_int8(model_path: str, out: Path) -> Path:
     """The int8 model at ``out``, made locally and offline: an eager-attention export of the weights,
     ONNX Runtime's transformer optimizer (``model_type='bert'``: Attention, SkipLayerNormalization,
     BiasGelu fused), then :func:`quantize_rows` (int8 weights per output channel, activations per token
-    row). Intermediate files live in a temp folder beside ``out``; ``out`` appears atomically, complete
-    or not at all."""
+    row, the QKV projection included). Intermediate files live in a temp folder beside ``out``; ``out``
+    appears atomically, complete or not at all."""
     from onnxruntime.transformers import optimizer
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -145,12 +145,14 @@ def build_int8(model_path: str, out: Path) -> Path:
 
 
 def quantize_rows(src: Path, out: Path) -> int:
-    """Rewrite every MatMul of ``src`` with a constant 2-D weight as int8 arithmetic whose rows are
-    independent (SPEC_NOTES §1.2: one text, one vector): the weight symmetric int8 per output column
-    (+-63); the activation quantised per row of its last axis (one token's hidden vector) with its own
-    scale ``max|x| / 127`` to uint8 around 128; ``MatMulInteger`` (ONNX Runtime's u8 x s8 kernels), then
-    the int32 product scaled back by the row's and the column's scales. Inputs shared by several MatMuls
-    are quantised once. The fused Attention's QKV projection stays fp32. Returns the MatMuls rewritten."""
+    """Rewrite the weight products of ``src`` as int8 arithmetic whose rows are independent (SPEC_NOTES
+    §1.2: one text, one vector): each weight symmetric int8 per output column (+-63); each activation
+    quantised per row of its last axis (one token's hidden vector) with its own scale ``max|x| / 127`` to
+    uint8 around 128; ``MatMulInteger`` (ONNX Runtime's u8 x s8 kernels), then the int32 product scaled
+    back by the row's and the column's scales. Every MatMul with a constant 2-D weight is rewritten so,
+    and every fused ``Attention`` becomes that product for its packed QKV weight, a ``Split`` and a
+    ``MultiHeadAttention`` (the same bias, the same mask index; attention itself in fp32). An input
+    shared by several products is quantised once. Returns the weights quantised."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -165,35 +167,49 @@ def quantize_rows(src: Path, out: Path) -> int:
     nodes: list[onnx.NodeProto] = []
     done: dict[str, tuple[str, str]] = {}  # activation -> (its uint8 rows, their scales)
     dropped: set[str] = set()
-    for node in graph.node:
-        w_name = node.input[1] if node.op_type == "MatMul" else ""
-        if w_name not in weights or len(weights[w_name].dims) != 2:
-            nodes.append(node)
-            continue
-        x = node.input[0]
+
+    def product(x: str, w_name: str, y: str) -> None:
+        """``y = x @ weight`` in per-row int8 (appended to ``nodes``)."""
         if x not in done:
             p = f"{x}.rq"
-            nodes += [helper.make_node("Abs", [x], [f"{p}.abs"]),
-                      helper.make_node("ReduceMax", [f"{p}.abs"], [f"{p}.max"], axes=[-1], keepdims=1),
-                      helper.make_node("Div", [f"{p}.max", "rq.127"], [f"{p}.s0"]),
-                      helper.make_node("Max", [f"{p}.s0", "rq.tiny"], [f"{p}.s"]),
-                      helper.make_node("Div", [x, f"{p}.s"], [f"{p}.d"]),
-                      helper.make_node("Round", [f"{p}.d"], [f"{p}.r"]),
-                      helper.make_node("Add", [f"{p}.r", "rq.128"], [f"{p}.a"]),
-                      helper.make_node("Clip", [f"{p}.a", "rq.lo", "rq.hi"], [f"{p}.c"]),
-                      helper.make_node("Cast", [f"{p}.c"], [f"{p}.u8"], to=TensorProto.UINT8)]
+            nodes.extend([helper.make_node("Abs", [x], [f"{p}.abs"]),
+                          helper.make_node("ReduceMax", [f"{p}.abs"], [f"{p}.max"], axes=[-1], keepdims=1),
+                          helper.make_node("Div", [f"{p}.max", "rq.127"], [f"{p}.s0"]),
+                          helper.make_node("Max", [f"{p}.s0", "rq.tiny"], [f"{p}.s"]),
+                          helper.make_node("Div", [x, f"{p}.s"], [f"{p}.d"]),
+                          helper.make_node("Round", [f"{p}.d"], [f"{p}.r"]),
+                          helper.make_node("Add", [f"{p}.r", "rq.128"], [f"{p}.a"]),
+                          helper.make_node("Clip", [f"{p}.a", "rq.lo", "rq.hi"], [f"{p}.c"]),
+                          helper.make_node("Cast", [f"{p}.c"], [f"{p}.u8"], to=TensorProto.UINT8)])
             done[x] = (f"{p}.u8", f"{p}.s")
         xq, xs = done[x]
         w = numpy_helper.to_array(weights[w_name]).astype(np.float32)
         w_scale = (np.maximum(np.abs(w).max(axis=0), 1e-30) / _WEIGHT_QMAX).astype(np.float32)
         w_q = np.clip(np.round(w / w_scale), -_WEIGHT_QMAX, _WEIGHT_QMAX).astype(np.int8)
-        added += [numpy_helper.from_array(w_q, f"{w_name}.s8"), numpy_helper.from_array(w_scale, f"{w_name}.scale")]
+        added.extend([numpy_helper.from_array(w_q, f"{w_name}.s8"),
+                      numpy_helper.from_array(w_scale, f"{w_name}.scale")])
         dropped.add(w_name)
-        y = node.output[0]
-        nodes += [helper.make_node("MatMulInteger", [xq, f"{w_name}.s8", "rq.zp"], [f"{y}.i32"]),
-                  helper.make_node("Cast", [f"{y}.i32"], [f"{y}.f"], to=TensorProto.FLOAT),
-                  helper.make_node("Mul", [f"{y}.f", xs], [f"{y}.fs"]),
-                  helper.make_node("Mul", [f"{y}.fs", f"{w_name}.scale"], [y], name=node.name)]
+        nodes.extend([helper.make_node("MatMulInteger", [xq, f"{w_name}.s8", "rq.zp"], [f"{y}.i32"]),
+                      helper.make_node("Cast", [f"{y}.i32"], [f"{y}.f"], to=TensorProto.FLOAT),
+                      helper.make_node("Mul", [f"{y}.f", xs], [f"{y}.fs"]),
+                      helper.make_node("Mul", [f"{y}.fs", f"{w_name}.scale"], [y])])
+
+    for node in graph.node:
+        w_name = node.input[1] if node.op_type in ("MatMul", "Attention") and len(node.input) > 1 else ""
+        if w_name not in weights or len(weights[w_name].dims) != 2:
+            nodes.append(node)
+        elif node.op_type == "MatMul":
+            product(node.input[0], w_name, node.output[0])
+        else:  # Attention(x, qkv weight, qkv bias, mask index): its projection, then the attention alone
+            heads = next(a.i for a in node.attribute if a.name == "num_heads")
+            width = weights[w_name].dims[1] // 3
+            y = node.output[0]
+            product(node.input[0], w_name, f"{y}.qkv")
+            split = numpy_helper.from_array(np.array([width] * 3, np.int64), f"{y}.split")
+            added.append(split)
+            nodes.extend([helper.make_node("Split", [f"{y}.qkv", split.name], [f"{y}.q", f"{y}.k", f"{y}.v"], axis=2),
+                          helper.make_node("MultiHeadAttention", [f"{y}.q", f"{y}.k", f"{y}.v", *node.input[2:4]],
+                                           [y], name=node.name, domain="com.microsoft", num_heads=heads)])
     kept = [t for t in graph.initializer if t.name not in dropped]
     del graph.initializer[:]
     graph.initializer.extend(kept + added)
