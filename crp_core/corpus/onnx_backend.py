@@ -148,8 +148,9 @@ def quantize_rows(src: Path, out: Path) -> int:
     """Rewrite the weight products of ``src`` as int8 arithmetic whose rows are independent (SPEC_NOTES
     §1.2: one text, one vector): each weight symmetric int8 per output column (+-63); each activation
     quantised per row of its last axis (one token's hidden vector) with its own scale ``max|x| / 127`` to
-    uint8 around 128; ``MatMulInteger`` (ONNX Runtime's u8 x s8 kernels), then the int32 product scaled
-    back by the row's and the column's scales. Every MatMul with a constant 2-D weight is rewritten so,
+    uint8 around 128 (one per-axis ``QuantizeLinear`` over the rows, flattened to 2-D); ``MatMulInteger``
+    (ONNX Runtime's u8 x s8 kernels), then the int32 product scaled back by the row's and the column's
+    scales and reshaped to the activation's leading axes. Every MatMul with a constant 2-D weight is rewritten so,
     and every fused ``Attention`` becomes that product for its packed QKV weight, a ``Split`` and a
     ``MultiHeadAttention`` (the same bias, the same mask index; attention itself in fp32). An input
     shared by several products is quantised once. Returns the weights quantised."""
@@ -161,38 +162,46 @@ def quantize_rows(src: Path, out: Path) -> int:
     weights = {t.name: t for t in graph.initializer}
     consts: dict[str, np.ndarray] = {
         "rq.127": np.array(127.0, np.float32), "rq.tiny": np.array(1e-30, np.float32),
-        "rq.128": np.array(128.0, np.float32), "rq.lo": np.array(1.0, np.float32),
-        "rq.hi": np.array(255.0, np.float32), "rq.zp": np.array(128, np.uint8)}
+        "rq.zp": np.array(128, np.uint8), "rq.flat": np.array([-1], np.int64), "rq.col": np.array([-1, 1], np.int64),
+        "rq.start": np.array([0], np.int64), "rq.stop": np.array([-1], np.int64)}
     added = [numpy_helper.from_array(v, k) for k, v in consts.items()]
     nodes: list[onnx.NodeProto] = []
-    done: dict[str, tuple[str, str]] = {}  # activation -> (its uint8 rows, their scales)
+    done: dict[str, tuple[str, str, str]] = {}  # activation -> (its uint8 rows, their scales, its leading shape)
     dropped: set[str] = set()
 
     def product(x: str, w_name: str, y: str) -> None:
         """``y = x @ weight`` in per-row int8 (appended to ``nodes``)."""
+        w = numpy_helper.to_array(weights[w_name]).astype(np.float32)
         if x not in done:
             p = f"{x}.rq"
+            added.append(numpy_helper.from_array(np.array([-1, w.shape[0]], np.int64), f"{p}.rows"))
+            zp = numpy_helper.from_array(np.array([128], np.uint8))
             nodes.extend([helper.make_node("Abs", [x], [f"{p}.abs"]),
                           helper.make_node("ReduceMax", [f"{p}.abs"], [f"{p}.max"], axes=[-1], keepdims=1),
                           helper.make_node("Div", [f"{p}.max", "rq.127"], [f"{p}.s0"]),
                           helper.make_node("Max", [f"{p}.s0", "rq.tiny"], [f"{p}.s"]),
-                          helper.make_node("Div", [x, f"{p}.s"], [f"{p}.d"]),
-                          helper.make_node("Round", [f"{p}.d"], [f"{p}.r"]),
-                          helper.make_node("Add", [f"{p}.r", "rq.128"], [f"{p}.a"]),
-                          helper.make_node("Clip", [f"{p}.a", "rq.lo", "rq.hi"], [f"{p}.c"]),
-                          helper.make_node("Cast", [f"{p}.c"], [f"{p}.u8"], to=TensorProto.UINT8)])
-            done[x] = (f"{p}.u8", f"{p}.s")
-        xq, xs = done[x]
-        w = numpy_helper.to_array(weights[w_name]).astype(np.float32)
+                          helper.make_node("Reshape", [f"{p}.s", "rq.flat"], [f"{p}.sf"]),
+                          helper.make_node("Reshape", [f"{p}.s", "rq.col"], [f"{p}.sc"]),
+                          helper.make_node("Shape", [f"{p}.sf"], [f"{p}.n"]),
+                          helper.make_node("ConstantOfShape", [f"{p}.n"], [f"{p}.zp"], value=zp),
+                          helper.make_node("Reshape", [x, f"{p}.rows"], [f"{p}.x2"]),
+                          helper.make_node("QuantizeLinear", [f"{p}.x2", f"{p}.sf", f"{p}.zp"], [f"{p}.u8"], axis=0),
+                          helper.make_node("Shape", [x], [f"{p}.shape"]),
+                          helper.make_node("Slice", [f"{p}.shape", "rq.start", "rq.stop"], [f"{p}.lead"])])
+            done[x] = (f"{p}.u8", f"{p}.sc", f"{p}.lead")
+        xq, xs, lead = done[x]
         w_scale = (np.maximum(np.abs(w).max(axis=0), 1e-30) / _WEIGHT_QMAX).astype(np.float32)
         w_q = np.clip(np.round(w / w_scale), -_WEIGHT_QMAX, _WEIGHT_QMAX).astype(np.int8)
         added.extend([numpy_helper.from_array(w_q, f"{w_name}.s8"),
-                      numpy_helper.from_array(w_scale, f"{w_name}.scale")])
+                      numpy_helper.from_array(w_scale, f"{w_name}.scale"),
+                      numpy_helper.from_array(np.array([w.shape[1]], np.int64), f"{w_name}.cols")])
         dropped.add(w_name)
         nodes.extend([helper.make_node("MatMulInteger", [xq, f"{w_name}.s8", "rq.zp"], [f"{y}.i32"]),
                       helper.make_node("Cast", [f"{y}.i32"], [f"{y}.f"], to=TensorProto.FLOAT),
                       helper.make_node("Mul", [f"{y}.f", xs], [f"{y}.fs"]),
-                      helper.make_node("Mul", [f"{y}.fs", f"{w_name}.scale"], [y])])
+                      helper.make_node("Mul", [f"{y}.fs", f"{w_name}.scale"], [f"{y}.2d"]),
+                      helper.make_node("Concat", [lead, f"{w_name}.cols"], [f"{y}.shape"], axis=0),
+                      helper.make_node("Reshape", [f"{y}.2d", f"{y}.shape"], [y])])
 
     for node in graph.node:
         w_name = node.input[1] if node.op_type in ("MatMul", "Attention") and len(node.input) > 1 else ""
