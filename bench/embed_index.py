@@ -13,8 +13,9 @@ by length as the embedder does), with texts per CPU-second of the process (all i
 load average next to each figure; the ONNX backends run under each ``--schedules`` entry (``batches``:
 data parallelism, ``intra``: intra-op threads; default ``batches``), their passes alternated; the ONNX export and the
 int8 build (once per weights digest, into a temporary cache unless ``--cache-dir``) are timed apart in
-the load row. Then each backend against torch: cosine of the fact vectors, and the top-10 overlap of
-brute-force retrieval for the bundled scenarios' queries and sub-queries.
+the load row. Each ONNX backend's facts embedded one text per call against batch 64 (a text's vector must
+not depend on its batch-mates). Then each backend against torch: cosine of the fact vectors, and the
+top-10 overlap of brute-force retrieval for the bundled scenarios' queries and sub-queries.
 
 Prints one markdown table. Synthetic vectors come from bench/make_synthetic_ckf.py (clustered, seeded).
 Caches go to a fresh temporary directory (removed at the end), never to the user's cache.
@@ -174,6 +175,11 @@ def bench_backends(backends: tuple[str, ...] = emb_mod.BACKENDS, batches: tuple[
                 other.encode(queries), qvec[backend])
             row(f"{backend}: schedule {sched} vs {next(iter(runs))}", "bit for bit" if same else "DIFFERENT",
                 f"{len(texts)} facts and {len(queries)} queries")
+        if backend != "torch":  # SPEC_NOTES §1.2: a text's vector must not depend on its batch-mates
+            alone = m.encode(texts, batch_size=1)
+            cos1 = (alone.astype(np.float64) * facts[backend]).sum(axis=1)
+            row(f"{backend}: each text alone vs batch 64", "bit for bit" if np.array_equal(alone, facts[backend])
+                else f"DIFFERENT (min cosine {cos1.min():.6f})", f"{len(texts)} facts")
         del m, runs
     ref = "torch" if "torch" in facts else next(iter(facts))
     for backend in facts:

@@ -2,10 +2,12 @@
 
 Without the model: ``OnnxEncoder.encode_batches`` hands results back in batch order, keeps at most
 ``workers`` batches in flight, runs a single batch split only when rows are independent of their
-batch-mates (fp32, not dynamic int8), and closing it early (a cancel) starts no further batch and waits
-for the running ones. ``CRP_EMBED_SCHEDULE`` is validated. With the real model (``-m model``): both
-schedules and both thread counts give the same vectors bit for bit, for fp32 and int8, and a call from
-several threads at once gives each caller its own vectors.
+batch-mates (fp32 and int8-v2; the retired dynamic int8-v1 was not), and closing it early (a cancel)
+starts no further batch and waits for the running ones. ``CRP_EMBED_SCHEDULE`` is validated. With the
+real model (``-m model``): both schedules and both thread counts give the same vectors bit for bit, for
+fp32 and int8, and a call from several threads at once gives each caller its own vectors; a text's
+int8-v2 vector is the same bits alone, in batches of any size, with any batch-mates, on 1 or 2 threads,
+in either schedule.
 """
 from __future__ import annotations
 
@@ -156,12 +158,40 @@ def test_schedules_and_thread_counts_give_the_same_vectors_bit_for_bit(backend, 
 
 @pytest.mark.model
 def test_fp32_rows_do_not_depend_on_their_batch_mates(model_cache):
-    """Why a lone fp32 batch may be split over the threads (and an int8 one may not)."""
+    """Why a lone fp32 batch may be split over the threads."""
     texts = _facts()[:40]
     fp32 = MiniLMEmbedder(backend="onnx", cache_dir=model_cache)
     assert np.array_equal(fp32.encode(texts, batch_size=40), fp32.encode(texts, batch_size=7))
-    int8 = MiniLMEmbedder(backend="onnx-int8", cache_dir=model_cache)
-    assert not np.array_equal(int8.encode(texts, batch_size=40), int8.encode(texts, batch_size=7))
+
+
+@pytest.mark.model
+def test_an_int8_vector_is_a_function_of_its_text_alone(model_cache, monkeypatch):
+    """SPEC_NOTES §1.2: the cache keys a vector by (model id, text), so the int8-v2 vector of a text must be
+    the same bits whatever it is batched with: alone, in batches of 1 / 3 / 16 / 64 / 128, among other
+    texts (shuffled, the longest fact, short queries), over 1 or 2 threads, in either schedule."""
+    facts = _facts()
+    texts = facts[:24]
+    alone = {}
+    monkeypatch.setenv(emb.SCHEDULE_ENV, "intra")
+    monkeypatch.setenv(emb.THREADS_ENV, "1")
+    one = MiniLMEmbedder(backend="onnx-int8", cache_dir=model_cache)
+    for t in texts:
+        alone[t] = one.encode([t])[0]
+    assert one._model is not None and one._model.rows_independent  # type: ignore[union-attr]
+    rng = np.random.default_rng(7)
+    longest = max(facts, key=len)
+    for sched, threads in (("intra", "1"), ("intra", "2"), ("batches", "1"), ("batches", "2")):
+        monkeypatch.setenv(emb.SCHEDULE_ENV, sched)
+        monkeypatch.setenv(emb.THREADS_ENV, threads)
+        m = MiniLMEmbedder(backend="onnx-int8", cache_dir=model_cache)
+        for size in (1, 3, 16, 64, 128):
+            mates = [facts[i] for i in rng.permutation(len(facts))[:90]] + [longest, "etcd port", "tls"]
+            batch = [*texts, *mates]
+            order = rng.permutation(len(batch))
+            got = m.encode([batch[i] for i in order], batch_size=size)
+            for row, i in enumerate(order):
+                if i < len(texts):
+                    assert np.array_equal(got[row], alone[texts[i]]), (sched, threads, size, i)
 
 
 @pytest.mark.model

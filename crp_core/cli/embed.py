@@ -53,7 +53,7 @@ def register(subparsers: Subparsers) -> None:
                    help="embedding cache directory (created if missing)")
     p.add_argument("--backend", choices=("onnx", "torch", "onnx-int8"), default=None,
                    help="MiniLM backend (default: $CRP_EMBED_BACKEND, else onnx when installed); onnx-int8 is "
-                        "faster but lossy and writes the model id crp-inspect/all-MiniLM-L6-v2-onnx-int8, "
+                        "faster but lossy and writes the model id crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2, "
                         "which never mixes with the fp32 MiniLM vectors")
     add_engine_args(p, "the embedding")
     p.set_defaults(handler=_handle)

@@ -33,11 +33,17 @@ if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model
     from crp_core.corpus.onnx_backend import OnnxEncoder
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-#: the int8-quantised MiniLM (backend ``onnx-int8``): another model as far as vectors go (min cosine to the
-#: fp32 vectors about 0.985 on the sample), so its own id and cache, never mixed with MODEL_ID (SPEC_NOTES §1.2)
-INT8_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8"
+#: the int8-quantised MiniLM (backend ``onnx-int8``, recipe ``int8-v2``: activations quantised per token, so a
+#: text's vector does not depend on its batch): another model as far as vectors go (min cosine to the fp32
+#: vectors about 0.993 on the sample), so its own id and cache, never mixed with MODEL_ID (SPEC_NOTES §1.2)
+INT8_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2"
+#: the retired first int8 recipe's id (``int8-v1``: a text's vector depended on its batch-mates, so its cached
+#: rows were not one function of the text). Never produced again; a CKF embedded under it keeps its MiniLM
+#: token counts, but its query vectors would come from the v2 model, so embedding a scenario against it is
+#: refused (``EmbeddingModelMismatch``): re-embed such a CKF (``crp-inspect embed --backend onnx-int8``)
+INT8_V1_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8"
 #: the MiniLM model ids: the same tokenizer, so the same token counts (SPEC_NOTES §2.8)
-MINILM_IDS: frozenset[str] = frozenset({MODEL_ID, INT8_MODEL_ID})
+MINILM_IDS: frozenset[str] = frozenset({MODEL_ID, INT8_MODEL_ID, INT8_V1_MODEL_ID})
 DIM = 384
 
 Progress = Callable[[int, int], None]
@@ -220,8 +226,8 @@ class MiniLMEmbedder:
             self.builds += 1
 
         def open_session() -> OnnxEncoder:
-            # fp32 rows do not depend on their batch-mates; dynamic int8's activation scale does
-            return OnnxEncoder(model_file, path, _threads(), schedule=_schedule(), rows_independent=not int8)
+            # neither model's rows depend on their batch-mates (int8-v2 scales each token row on its own)
+            return OnnxEncoder(model_file, path, _threads(), schedule=_schedule(), rows_independent=True)
 
         if not model_file.is_file():
             build()
@@ -339,9 +345,13 @@ def embedder_for(model_id: str) -> MiniLMEmbedder | None:
     process-wide MiniLM when its model id is ``model_id``, else one process-wide embedder of that
     MiniLM id (``onnx-int8`` for :data:`INT8_MODEL_ID`; ONNX Runtime or torch for :data:`MODEL_ID`), so
     the corpus's vectors decide the model; None for any other model (then every text must carry its
-    own embedding: SPEC_NOTES §1.2, embeddings of two models never mix)."""
+    own embedding: SPEC_NOTES §1.2, embeddings of two models never mix). The retired
+    :data:`INT8_V1_MODEL_ID` gets the current int8 embedder, whose other id the caller refuses
+    (``EmbeddingModelMismatch``), never an embedder claiming the retired id."""
     if model_id not in MINILM_IDS:
         return None
+    if model_id == INT8_V1_MODEL_ID:
+        model_id = INT8_MODEL_ID
     default = default_embedder()
     if model_id == default.model_id:
         return default

@@ -7,8 +7,10 @@ Pooling(mean) -> Normalize, the normalisation done by the caller). docs/decision
 
 The int8 variant (its own model id: its vectors are not within 1e-4 cosine of fp32, SPEC_NOTES §1.2) is
 made locally from a second export of the same weights (eager attention, so ONNX Runtime's transformer
-optimizer can fuse attention, LayerNorm and GELU), then dynamic int8 quantisation of its weights
-(per channel, reduced range for CPUs without VNNI); cached next to the fp32 export, atomically.
+optimizer can fuse attention, LayerNorm and GELU), then int8 weights per output channel (7-bit range for
+CPUs without VNNI) and activations quantised per token, each token row with its own scale, so a text's
+vector is a function of the text alone, whatever its batch-mates (the embedding cache's key, SPEC_NOTES
+§1.2); cached next to the fp32 export, atomically.
 
 Scheduling: by default each of the embedder's threads runs whole batches on a one-thread session
 (data parallelism, ``batches``); ``intra`` runs one batch at a time split over ONNX Runtime's intra-op
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import tempfile
 import threading
@@ -38,8 +39,13 @@ from crp_core.corpus.embedding_cache import replaced_atomically
 _ONNX_OPSET = 17
 _ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
-#: the int8 recipe's version, part of its file name: a changed recipe never reuses an old file
-INT8_RECIPE = "int8-v1"
+#: the int8 recipe's version, part of its file name: a changed recipe never reuses an old file.
+#: v1 (dynamic int8, one activation scale per batch tensor: a row depended on its batch-mates) is retired;
+#: v2 quantises activations per token row (:func:`quantize_rows`)
+INT8_RECIPE = "int8-v2"
+#: int8 weight range of the v2 recipe: 7 bits (+-63), so AVX2's u8 x s8 pair sums (vpmaddubsw, no VNNI)
+#: cannot saturate int16 with activations up to 255
+_WEIGHT_QMAX = 63.0
 #: how the embedder's threads share the work: whole batches per thread, or each batch over all threads
 SCHEDULES: tuple[str, ...] = ("batches", "intra")
 #: MiniLM-L6's attention heads and hidden size (the transformer optimizer's fusion needs them)
@@ -72,7 +78,7 @@ def onnx_model_file(model_path: str, cache_dir: str | os.PathLike[str] | None = 
 
 
 def int8_model_file(model_path: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Where the int8 model of these weights lives: next to the fp32 export, ``model-int8-v1.onnx``."""
+    """Where the int8 model of these weights lives: next to the fp32 export, ``model-int8-v2.onnx``."""
     return onnx_model_file(model_path, cache_dir).with_name(f"model-{INT8_RECIPE}.onnx")
 
 
@@ -120,11 +126,9 @@ def export_onnx(model_path: str, out: Path, *, eager_attention: bool = False) ->
 def build_int8(model_path: str, out: Path) -> Path:
     """The int8 model at ``out``, made locally and offline: an eager-attention export of the weights,
     ONNX Runtime's transformer optimizer (``model_type='bert'``: Attention, SkipLayerNormalization,
-    BiasGelu fused), then ``quantize_dynamic`` of every MatMul / Attention weight to int8 (per output
-    channel, reduced 7-bit range: AVX2 without VNNI saturates with the full range). Intermediate files
-    live in a temp folder beside ``out``; ``out`` appears atomically, complete or not at all."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    BiasGelu fused), then :func:`quantize_rows` (int8 weights per output channel, activations per token
+    row, the QKV projection included). Intermediate files live in a temp folder beside ``out``; ``out``
+    appears atomically, complete or not at all."""
     from onnxruntime.transformers import optimizer
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -135,22 +139,94 @@ def build_int8(model_path: str, out: Path) -> Path:
                                          opt_level=1, use_gpu=False)
         fused_file = Path(work) / "fused.onnx"
         fused.save_model_to_file(str(fused_file))
-        root = logging.getLogger()
-        root.addFilter(_no_preprocess_hint)
-        try:
-            with replaced_atomically(out, ".onnx") as tmp, warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                quantize_dynamic(str(fused_file), tmp, weight_type=QuantType.QInt8, per_channel=True,
-                                 reduce_range=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-        finally:
-            root.removeFilter(_no_preprocess_hint)
+        with replaced_atomically(out, ".onnx") as tmp:
+            quantize_rows(fused_file, Path(tmp))
     return out
 
 
-def _no_preprocess_hint(record: logging.LogRecord) -> bool:
-    """Drops the quantizer's root-logger advice to run its shape pre-processing first: this recipe
-    quantises the optimizer's fused graph as it is (measured: docs/decisions/embedding-index.md)."""
-    return "pre-processing before quantization" not in record.getMessage()
+def quantize_rows(src: Path, out: Path) -> int:
+    """Rewrite the weight products of ``src`` as int8 arithmetic whose rows are independent (SPEC_NOTES
+    §1.2: one text, one vector): each weight symmetric int8 per output column (+-63); each activation
+    quantised per row of its last axis (one token's hidden vector) with its own scale ``max|x| / 127`` to
+    uint8 around 128 (one per-axis ``QuantizeLinear`` over the rows, flattened to 2-D); ``MatMulInteger``
+    (ONNX Runtime's u8 x s8 kernels), then the int32 product scaled back by the row's and the column's
+    scales and reshaped to the activation's leading axes. Every MatMul with a constant 2-D weight is rewritten so,
+    and every fused ``Attention`` becomes that product for its packed QKV weight, a ``Split`` and a
+    ``MultiHeadAttention`` (the same bias, the same mask index; attention itself in fp32). An input
+    shared by several products is quantised once. Returns the weights quantised."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load(str(src))
+    graph = model.graph
+    weights = {t.name: t for t in graph.initializer}
+    consts: dict[str, np.ndarray] = {
+        "rq.127": np.array(127.0, np.float32), "rq.tiny": np.array(1e-30, np.float32),
+        "rq.zp": np.array(128, np.uint8), "rq.flat": np.array([-1], np.int64), "rq.col": np.array([-1, 1], np.int64),
+        "rq.start": np.array([0], np.int64), "rq.stop": np.array([-1], np.int64)}
+    added = [numpy_helper.from_array(v, k) for k, v in consts.items()]
+    nodes: list[onnx.NodeProto] = []
+    done: dict[str, tuple[str, str, str]] = {}  # activation -> (its uint8 rows, their scales, its leading shape)
+    dropped: set[str] = set()
+
+    def product(x: str, w_name: str, y: str) -> None:
+        """``y = x @ weight`` in per-row int8 (appended to ``nodes``)."""
+        w = numpy_helper.to_array(weights[w_name]).astype(np.float32)
+        if x not in done:
+            p = f"{x}.rq"
+            added.append(numpy_helper.from_array(np.array([-1, w.shape[0]], np.int64), f"{p}.rows"))
+            zp = numpy_helper.from_array(np.array([128], np.uint8))
+            nodes.extend([helper.make_node("Abs", [x], [f"{p}.abs"]),
+                          helper.make_node("ReduceMax", [f"{p}.abs"], [f"{p}.max"], axes=[-1], keepdims=1),
+                          helper.make_node("Div", [f"{p}.max", "rq.127"], [f"{p}.s0"]),
+                          helper.make_node("Max", [f"{p}.s0", "rq.tiny"], [f"{p}.s"]),
+                          helper.make_node("Reshape", [f"{p}.s", "rq.flat"], [f"{p}.sf"]),
+                          helper.make_node("Reshape", [f"{p}.s", "rq.col"], [f"{p}.sc"]),
+                          helper.make_node("Shape", [f"{p}.sf"], [f"{p}.n"]),
+                          helper.make_node("ConstantOfShape", [f"{p}.n"], [f"{p}.zp"], value=zp),
+                          helper.make_node("Reshape", [x, f"{p}.rows"], [f"{p}.x2"]),
+                          helper.make_node("QuantizeLinear", [f"{p}.x2", f"{p}.sf", f"{p}.zp"], [f"{p}.u8"], axis=0),
+                          helper.make_node("Shape", [x], [f"{p}.shape"]),
+                          helper.make_node("Slice", [f"{p}.shape", "rq.start", "rq.stop"], [f"{p}.lead"])])
+            done[x] = (f"{p}.u8", f"{p}.sc", f"{p}.lead")
+        xq, xs, lead = done[x]
+        w_scale = (np.maximum(np.abs(w).max(axis=0), 1e-30) / _WEIGHT_QMAX).astype(np.float32)
+        w_q = np.clip(np.round(w / w_scale), -_WEIGHT_QMAX, _WEIGHT_QMAX).astype(np.int8)
+        added.extend([numpy_helper.from_array(w_q, f"{w_name}.s8"),
+                      numpy_helper.from_array(w_scale, f"{w_name}.scale"),
+                      numpy_helper.from_array(np.array([w.shape[1]], np.int64), f"{w_name}.cols")])
+        dropped.add(w_name)
+        nodes.extend([helper.make_node("MatMulInteger", [xq, f"{w_name}.s8", "rq.zp"], [f"{y}.i32"]),
+                      helper.make_node("Cast", [f"{y}.i32"], [f"{y}.f"], to=TensorProto.FLOAT),
+                      helper.make_node("Mul", [f"{y}.f", xs], [f"{y}.fs"]),
+                      helper.make_node("Mul", [f"{y}.fs", f"{w_name}.scale"], [f"{y}.2d"]),
+                      helper.make_node("Concat", [lead, f"{w_name}.cols"], [f"{y}.shape"], axis=0),
+                      helper.make_node("Reshape", [f"{y}.2d", f"{y}.shape"], [y])])
+
+    for node in graph.node:
+        w_name = node.input[1] if node.op_type in ("MatMul", "Attention") and len(node.input) > 1 else ""
+        if w_name not in weights or len(weights[w_name].dims) != 2:
+            nodes.append(node)
+        elif node.op_type == "MatMul":
+            product(node.input[0], w_name, node.output[0])
+        else:  # Attention(x, qkv weight, qkv bias, mask index): its projection, then the attention alone
+            heads = next(a.i for a in node.attribute if a.name == "num_heads")
+            width = weights[w_name].dims[1] // 3
+            y = node.output[0]
+            product(node.input[0], w_name, f"{y}.qkv")
+            split = numpy_helper.from_array(np.array([width] * 3, np.int64), f"{y}.split")
+            added.append(split)
+            nodes.extend([helper.make_node("Split", [f"{y}.qkv", split.name], [f"{y}.q", f"{y}.k", f"{y}.v"], axis=2),
+                          helper.make_node("MultiHeadAttention", [f"{y}.q", f"{y}.k", f"{y}.v", *node.input[2:4]],
+                                           [y], name=node.name, domain="com.microsoft", num_heads=heads)])
+    kept = [t for t in graph.initializer if t.name not in dropped]
+    del graph.initializer[:]
+    graph.initializer.extend(kept + added)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(out))
+    return len(dropped)
 
 
 def _max_seq_length(model_path: str) -> int:
@@ -170,9 +246,10 @@ class OnnxEncoder:
     ``schedule="batches"`` (data parallelism): one session with one intra-op thread, and up to
     ``threads`` batches in ``session.run`` at once from a small thread pool (ONNX Runtime's run is
     thread-safe and releases the GIL); ``"intra"``: one batch at a time over ``threads`` intra-op threads.
-    ``rows_independent``: a row's output does not depend on its batch-mates (true of the fp32 export,
-    not of dynamic int8, whose activation scale is the whole batch's), so a call of a single batch may be
-    split over the threads without changing a bit."""
+    ``rows_independent``: a row's output does not depend on its batch-mates (true of the fp32 export and
+    of the int8-v2 model, whose activations are scaled per token; it was not of the retired int8-v1, whose
+    activation scale was the whole batch's), so a call of a single batch may be split over the threads
+    without changing a bit."""
 
     def __init__(self, model_file: Path, model_path: str, threads: int, *, schedule: str = "batches",
                  rows_independent: bool = False) -> None:
