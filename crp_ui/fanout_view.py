@@ -192,7 +192,7 @@ def project_partitions(partitions: Sequence[Sequence[str]], vectors: Mapping[str
 
 
 #: the partition view's drawing area (SVG user units; the drawing scales to the column's width)
-SVG_W, SVG_H, SVG_PAD = 640, 400, 44
+SVG_W, SVG_H, SVG_PAD = 460, 360, 40
 
 
 def _short(text: Any, limit: int) -> str:
@@ -217,7 +217,10 @@ def partition_svg(proj: Projection) -> str:
         x0, x1 = x0 - 1.0, x1 + 1.0
     if y1 - y0 < 1e-9:
         y0, y1 = y0 - 1.0, y1 + 1.0
-    left, right, top, bottom = SVG_PAD + 14, SVG_W - 24, 40, SVG_H - SVG_PAD
+    # a margin of 8 % of the spread on each side, so no marker or label sits on the frame
+    mx, my = 0.08 * (x1 - x0), 0.08 * (y1 - y0)
+    x0, x1, y0, y1 = x0 - mx, x1 + mx, y0 - my, y1 + my
+    left, right, top, bottom = SVG_PAD, SVG_W - 16, 46, SVG_H - SVG_PAD
 
     def sx(v: float) -> float:
         return left + (v - x0) / (x1 - x0) * (right - left)
@@ -230,7 +233,7 @@ def partition_svg(proj: Projection) -> str:
         labels = [f"PC{i + 1} ({v:.0%})" for i, v in enumerate(proj.explained)] + labels[len(proj.explained):]
     out = [f'<rect x="{left - 12}" y="{top - 14}" width="{right - left + 24}" height="{bottom - top + 28}" '
            'fill="#fafafa" stroke="#e3e3e3"/>',
-           f'<text x="{left - 12}" y="22" font-size="15" font-weight="600">Sub-query embeddings (PCA, 2-D)</text>',
+           f'<text x="{left - 12}" y="22" font-size="14" font-weight="600">Sub-query embeddings (PCA, 2-D)</text>',
            f'<text x="{(left + right) / 2:.1f}" y="{SVG_H - 10}" font-size="12" text-anchor="middle" '
            f'fill="#444">{attr(labels[0])}</text>',
            f'<text x="14" y="{(top + bottom) / 2:.1f}" font-size="12" text-anchor="middle" fill="#444" '
@@ -269,7 +272,8 @@ def partition_svg(proj: Projection) -> str:
     return (f'<div class="crp-partition-view"><svg viewBox="0 0 {SVG_W} {SVG_H}" width="100%" role="img" '
             f'aria-label="Sub-query embeddings projected to 2-D (PCA), coloured by partition" '
             f'style="max-width:{SVG_W}px;font-family:sans-serif">{"".join(out)}</svg>'
-            f'<div style="font-size:0.82em;color:#444;margin:-2px 0 4px -0.9em">{"".join(legend)}</div></div>')
+            f'<div style="font-size:0.82em;color:#444;margin:-2px 0 4px -0.9em">'
+            f'{"".join(f"<span style=white-space:nowrap>{item}</span> " for item in legend)}</div></div>')
 
 
 # ---- stepper ----------------------------------------------------------------------------------------------
