@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import json
 import math
 
 import numpy as np
@@ -266,6 +267,34 @@ def test_memo_shared_builds_once_per_key_and_keeps_the_last_used(monkeypatch):
     assert list(cache._SHARED._items) == ["a", "c"]
     cache.memo_shared("b", build("b"))
     assert built == ["a", "b", "c", "b"]
+
+
+def _plain_types(v, path="row"):
+    """Every value JSON-plain by type (a numpy scalar compares equal to a float, so == cannot tell)."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            assert type(k) is str, path
+            _plain_types(x, f"{path}.{k}")
+    elif isinstance(v, list):
+        for k, x in enumerate(v):
+            _plain_types(x, f"{path}[{k}]")
+    else:
+        assert v is None or type(v) in (str, int, float, bool), (path, type(v))
+        assert not (type(v) is float and not math.isfinite(v)), path
+
+
+def test_fact_rows_are_built_plain_with_the_reports_types(result):
+    from crp_core.report import fact_rows_report, plain
+
+    rows = fact_rows_report(result)
+    assert rows
+    for r in rows:
+        _plain_types(r)
+    # what plain() made of the rows before they were built plain: the same values and the same types
+    again = plain(rows)
+    assert again == rows
+    assert [[type(v) for v in r.values()] for r in again] == [[type(v) for v in r.values()] for r in rows]
+    assert json.loads(json.dumps(rows, allow_nan=False)) == rows
 
 
 def test_fact_rows_are_the_reports_and_the_frame_leaves_the_report_alone(result):
