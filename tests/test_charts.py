@@ -120,6 +120,22 @@ def test_breakdown_frame_is_the_reports_fact_rows(result):
     assert set(frame.loc[frame["outcome"] == "in envelope", "fact_id"]) == env
 
 
+def test_breakdown_frame_equals_the_frame_of_the_report_rows(result):
+    """The column-by-column frame is the plain construction (a frame of the rows, then each column
+    converted): same columns, order, dtypes and values."""
+    rows = [dict(r, outcome=tables.outcome_of(r)) for r in run_report(result)["facts"]]
+    ref = pd.DataFrame(rows)
+    for col in tables._FLOAT_COLUMNS:
+        ref[col] = pd.to_numeric(ref[col], errors="coerce").astype("float64")
+    ref["ngram_overlap"] = pd.to_numeric(ref["ngram_overlap"], errors="coerce").fillna(0).astype("int64")
+    ref["position"] = pd.to_numeric(ref["position"], errors="coerce").astype("Int64")
+    ref = ref[list(tables.BREAKDOWN_COLUMNS) + [c for c in ref.columns if c not in tables.BREAKDOWN_COLUMNS]]
+    tables._FRAMES.pop(result, None)
+    frame = tables.breakdown_frame(result)
+    pd.testing.assert_frame_equal(frame, ref, check_exact=True)
+    assert frame["bridge_value"].isna().any() and frame["position"].isna().any()  # None became missing
+
+
 def test_breakdown_csv_round_trips_the_floats(result):
     frame = tables.breakdown_frame(result)
     back = pd.read_csv(io.StringIO(tables.breakdown_csv(result)))
