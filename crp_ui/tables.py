@@ -62,9 +62,14 @@ def memo(result: Any, key: Any, build: Callable[[], Any]) -> Any:
 def content_digest(frame: pd.DataFrame, columns: Iterable[str]) -> str:
     """A digest of ``frame[columns]``'s values in row order (names, dtypes and row count included)."""
     cols = list(columns)
-    sub = frame[cols]
-    h = hashlib.sha1(repr((cols, [str(t) for t in sub.dtypes], len(sub))).encode())
-    h.update(pd.util.hash_pandas_object(sub, index=False).to_numpy().tobytes())
+    h = hashlib.sha1(repr((cols, [str(frame[c].dtype) for c in cols], len(frame))).encode())
+    for c in cols:
+        col = frame[c]
+        if isinstance(col.dtype, np.dtype) and col.dtype.kind in "biuf":  # plain numbers: their bytes
+            h.update(np.ascontiguousarray(col.to_numpy()).tobytes())
+        else:  # text, objects, nullable numbers: each value's repr (None, NaN and "None" stay apart)
+            h.update("\x1f".join(map(repr, col.tolist())).encode("utf-8", "surrogatepass"))
+        h.update(b"\x1e")
     return h.hexdigest()
 
 

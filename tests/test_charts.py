@@ -259,6 +259,16 @@ def test_content_digest_follows_the_values_not_the_object(result):
     gated = frame.copy()
     gated["relevance"] = 0.0
     assert tables.content_digest(gated, cols) == d
+    # text columns count too: a changed rule, a missing value against the text "None"
+    ruled = frame.copy()
+    ruled.loc[0, "recency_rule"] = str(ruled.loc[0, "recency_rule"]) + "x"
+    assert tables.content_digest(ruled, cols) != d
+    a = pd.DataFrame({"t": pd.Series([None, "b"], dtype=object)})
+    b = pd.DataFrame({"t": pd.Series(["None", "b"], dtype=object)})
+    assert tables.content_digest(a, ["t"]) != tables.content_digest(b, ["t"])
+    joined = pd.DataFrame({"t": pd.Series(["a\x1fb"], dtype=object)})
+    split = pd.DataFrame({"t": pd.Series(["a", "b"], dtype=object)})
+    assert tables.content_digest(joined, ["t"]) != tables.content_digest(split.iloc[:1], ["t"])
 
 
 def test_recency_settings_name_what_the_chart_reads():
