@@ -86,13 +86,28 @@ def dumps(obj: Any) -> str:
 
 def fact_rows_report(result: PipelineResult) -> list[dict[str, Any]]:
     """The ``facts`` rows of :func:`run_report` (SPEC_NOTES §4), JSON-plain, without building the rest
-    of the report (its graph edges, conflicts and envelope): what a per-fact table needs."""
-    rows: list[dict[str, Any]] = plain(_fact_rows(result))
-    return rows
+    of the report (its graph edges, conflicts and envelope): what a per-fact table needs. The rows are
+    built plain (:func:`_fact_rows`), so no :func:`plain` pass over every value is needed."""
+    return _fact_rows(result)
+
+
+def _num(x: Any) -> float | None:
+    """A stored factor as :func:`plain` gives it: a Python float, NaN / inf as None."""
+    f = float(x)
+    return f if math.isfinite(f) else None
+
+
+def _opt_num(x: Any) -> float | None:
+    return None if x is None else _num(x)
 
 
 def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
+    """One JSON-plain row per scored fact (stage-1 candidates, then stage-3 connector candidates): every
+    value already what :func:`plain` would make of it (Python floats with NaN / inf as None, ints, bools,
+    strings, lists), so the per-fact table does not walk every value (a connector's bridged pairs are
+    hundreds of small lists at 10k facts)."""
     kb = result.corpus.kb
+    facts = kb.facts
     cdr, conn, ccdr = result.cdr, result.cdgr.connectors, result.cdgr.connector_cdr
     cand = result.candidates
     rec = result.recency
@@ -103,7 +118,7 @@ def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for o in result.outcomes:
         row = kb.index_of(o.fact_id)
-        f = kb.facts[row]
+        f = facts[row]
         if row in pos_cdr:
             t, i, stage = cdr, pos_cdr[row], 1
         else:
@@ -113,41 +128,41 @@ def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
         ci = pos_conn.get(row)
         ri = pos_rec.get(row)
         d: dict[str, Any] = {
-            "fact_id": o.fact_id,
-            "role": o.role,
-            "relevance": t.relevance[i],
-            "residual_pull": t.residual_pull[i],
-            "effective_relevance": t.effective_relevance[i],
-            "coverage_score": t.coverage_score[i],
-            "coverage_penalty": t.coverage_penalty[i],
-            "novelty": t.novelty[i],
-            "recency_factor": t.recency_factor[i],
-            "importance_weight": t.importance_weight[i],
-            "ngram_overlap": t.ngram_overlap[i],
-            "ngram_penalty": t.ngram_penalty[i],
-            "cdr_score": t.cdr_score[i],
-            "bridge_value": conn.bridge_value[ci] if ci is not None else None,
-            "connector_score": conn.connector_score[ci] if ci is not None else None,
-            "in_envelope": o.in_envelope,
-            "suppressed": o.suppressed,
-            "reason": o.reason,
+            "fact_id": str(o.fact_id),
+            "role": str(o.role),
+            "relevance": _num(t.relevance[i]),
+            "residual_pull": _num(t.residual_pull[i]),
+            "effective_relevance": _num(t.effective_relevance[i]),
+            "coverage_score": _num(t.coverage_score[i]),
+            "coverage_penalty": _num(t.coverage_penalty[i]),
+            "novelty": _num(t.novelty[i]),
+            "recency_factor": _num(t.recency_factor[i]),
+            "importance_weight": _num(t.importance_weight[i]),
+            "ngram_overlap": plain(t.ngram_overlap[i]),
+            "ngram_penalty": _num(t.ngram_penalty[i]),
+            "cdr_score": _num(t.cdr_score[i]),
+            "bridge_value": _num(conn.bridge_value[ci]) if ci is not None else None,
+            "connector_score": _num(conn.connector_score[ci]) if ci is not None else None,
+            "in_envelope": bool(o.in_envelope),
+            "suppressed": bool(o.suppressed),
+            "reason": plain(o.reason),
             "passed_gate": (bool(cand.passed_gate[i]) if stage == 1
                             else bool(t.passed_gate is not None and t.passed_gate[i])),
-            "found_by": list(cand.found_by[i]) if stage == 1 else ["graph"],
+            "found_by": [str(x) for x in cand.found_by[i]] if stage == 1 else ["graph"],
             "connector_candidate": ci is not None,
-            "hop_distance": conn.hop_distance[ci] if ci is not None else None,
-            "touched_anchors": [kb.facts[a].fact_id for a in conn.touched_anchors[ci]] if ci is not None else None,
-            "bridged_pairs": ([[kb.facts[a].fact_id, kb.facts[b].fact_id] for a, b in conn.bridged_pairs[ci]]
+            "hop_distance": plain(conn.hop_distance[ci]) if ci is not None else None,
+            "touched_anchors": [facts[a].fact_id for a in conn.touched_anchors[ci]] if ci is not None else None,
+            "bridged_pairs": ([[facts[a].fact_id, facts[b].fact_id] for a, b in conn.bridged_pairs[ci]]
                               if ci is not None else None),
-            "mean_path_weight": conn.mean_path_weight[ci] if ci is not None else None,
-            "age_days": rec.age_days[ri] if ri is not None else None,
-            "ttl_days": rec.ttl_days[ri] if ri is not None else None,
-            "ttl_source": rec.ttl_source[ri] if ri is not None else None,
-            "recency_rule": rec.rule[ri] if ri is not None else None,
-            "source_type": f.source_type,
-            "status": f.status,
+            "mean_path_weight": _opt_num(conn.mean_path_weight[ci]) if ci is not None else None,
+            "age_days": _opt_num(rec.age_days[ri]) if ri is not None else None,
+            "ttl_days": _opt_num(rec.ttl_days[ri]) if ri is not None else None,
+            "ttl_source": plain(rec.ttl_source[ri]) if ri is not None else None,
+            "recency_rule": plain(rec.rule[ri]) if ri is not None else None,
+            "source_type": plain(f.source_type),
+            "status": plain(f.status),
             "position": packed[o.fact_id][0] if o.fact_id in packed else None,
-            "content": f.content,
+            "content": plain(f.content),
         }
         out.append(d)
     return out

@@ -326,6 +326,75 @@ def authority_bars_html(pair: ConflictPair) -> str:
             f'× importance</b>{legend}</div>{"".join(rows)}</div>')
 
 
+def authority_table_html(pair: ConflictPair) -> str:
+    """The SPEC-027 §2.3 components of both facts as an HTML table (what :func:`authority_frame` holds:
+    fact, source authority, recency, importance, authority, the arithmetic, the role), one row per fact.
+    Ids, source types and roles go through ``html_text``; the rest are numbers."""
+    th = 'style="text-align:left;padding:3px 8px;border-bottom:1px solid #ddd;font-weight:600"'
+    num = 'style="text-align:right;padding:3px 8px;font-variant-numeric:tabular-nums"'
+    head = "".join(f"<th {th}>{html_text(h)}</th>" for h in (
+        "fact_id", "source type", "source auth.", "recency", "importance", "authority", "arithmetic", "role"))
+    rows = []
+    for i, fid in enumerate((pair.fact_a, pair.fact_b)):
+        a = pair.authority[fid]
+        rows.append(
+            f'<tr data-fact="{html_text(fid)}">'
+            f'<td style="padding:3px 8px">{"AB"[i]} · <code>{html_text(fid)}</code></td>'
+            f'<td style="padding:3px 8px">{html_text(a.source_type)}</td>'
+            + "".join(f"<td {num}>{float(getattr(a, k)):.4f}</td>" for k, _ in AUTHORITY_PARTS)
+            + f'<td style="padding:3px 8px">{html_text(authority_arithmetic(a))}</td>'
+            f'<td style="padding:3px 8px">{html_text(role_of(pair, fid))}</td></tr>')
+    return (f'<table class="crp-authority" style="width:100%;border-collapse:collapse;font-size:0.9em;'
+            f'margin:4px 0 6px 0"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+def authority_html(pair: ConflictPair) -> str:
+    """The authority table and its bars in one HTML block (one element for the browser to lay out)."""
+    return authority_table_html(pair) + authority_bars_html(pair)
+
+
+def _stat(label: str, value: str) -> str:
+    return (f'<div class="crp-stat" style="flex:1;min-width:8em"><div style="font-size:0.85em;color:#555">'
+            f'{html_text(label)}</div><div class="crp-stat-value" style="font-size:1.6em;line-height:1.3">'
+            f'{html_text(value)}</div></div>')
+
+
+def pair_head_html(pair: ConflictPair) -> str:
+    """The selected pair's heading in one HTML block: both ids, which is A and which B, the cosine
+    similarity, the authority margin, the arbitration (short, then in full). Ids are escaped."""
+    a, b = html_text(pair.fact_a), html_text(pair.fact_b)
+    stats = (_stat("cosine similarity", f"{pair.similarity:.4f}") + _stat("authority margin", f"{pair.margin:.4f}")
+             + _stat("arbitration", arbitration_short(pair)))
+    return (f'<div class="crp-pair-head"><h3 style="margin:0.4em 0 0.1em 0;padding:0">{a} ↔ {b}</h3>'
+            f'<div style="font-size:0.875em;color:#666">A = <code>{a}</code> · B = <code>{b}</code></div>'
+            f'<div style="display:flex;gap:1em;flex-wrap:wrap;margin:0.6em 0 0.2em 0">{stats}</div>'
+            f'<div style="font-size:0.875em;color:#666">Arbitration: {html_text(arbitration_label(pair))}</div></div>')
+
+
+def pair_case_html(pair: ConflictPair, kb: KnowledgeBase, attrs: Any, statuses: Mapping[str, str]) -> str:
+    """Both sides of a pair next to each other (texts with the differing tokens highlighted, role and
+    authority arithmetic), then the evidence table (:func:`evidence_html`) and the fields that differ:
+    one HTML block. ``kb`` is the CKF as loaded, ``attrs`` its ``fact_attributes``, ``statuses`` the
+    operators' statuses in force. The two cards sit side by side while the page is wide enough."""
+    sides = []
+    for fid, side in ((pair.fact_a, "a"), (pair.fact_b, "b")):
+        fact = kb.get(fid)
+        if fact is None:
+            sides.append(f'<div class="crp-conflict-side">{html_text(fid)}: not in this CKF</div>')
+            continue
+        body = highlight_html(fact.content, side_spans(pair, side))
+        sides.append(fact_side_html(fact, body, pair.authority.get(fid), role_of(pair, fid),
+                                    status=statuses.get(fid, fact.status)))
+    evidence = pair_evidence(pair, kb, attrs, statuses)
+    differ = differing_fields(evidence)
+    note = (f"Fields that differ (highlighted): {html_text(', '.join(differ))}" if differ
+            else "No deciding field differs: only the texts do.")
+    return (f'<div class="crp-pair-case"><div style="display:grid;grid-template-columns:repeat(auto-fit,'
+            f'minmax(16em,1fr));gap:1em">{"".join(sides)}</div>'
+            f'{evidence_html(evidence, pair.fact_a, pair.fact_b)}'
+            f'<div class="crp-differ-note" style="font-size:0.875em;color:#666;margin-bottom:0.5em">{note}</div></div>')
+
+
 def authority_figure(pair: ConflictPair, *, height: int = 300) -> go.Figure:
     """Grouped bars: each authority component (and the product) side by side for the two facts."""
     fig = go.Figure()

@@ -6,8 +6,8 @@ CDR tables). The only computation is presentation: the page's scenario/config ov
 (:func:`page_scenario`, :func:`page_config`), the 2-D PCA projection of the sub-query embeddings
 (:func:`project_partitions`) and the alignment of the naive timeline with the partitioned one.
 
-Untrusted text (fact contents, sub-query ids and texts) only reaches HTML through
-:func:`crp_ui.render.html_text`; plotly hover text goes through :func:`crp_ui.render.esc`.
+Untrusted text (fact contents, sub-query ids and texts) only reaches HTML (and the partition view's
+SVG) through :func:`crp_ui.render.html_text`.
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
@@ -26,7 +25,7 @@ from crp_core.model import Scenario
 from crp_core.records import FANOUT_DUPLICATES, FanoutResult, FanoutRun, FanoutStep
 from crp_core.stages.fanout import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
 
-from .render import esc, html_text
+from .render import html_text
 
 #: the fan-out widths the page offers
 MIN_WIDTH, MAX_WIDTH = 1, 8
@@ -192,44 +191,89 @@ def project_partitions(partitions: Sequence[Sequence[str]], vectors: Mapping[str
     return Projection(points=points, centroids=centroids, explained=explained, components=comps, note=note)
 
 
-def partition_figure(proj: Projection, *, height: int = 440) -> go.Figure:
-    """Scatter of the projected sub-queries coloured by partition, centroids as crosses."""
-    fig = go.Figure()
-    pts = proj.points
-    for p in sorted(set(pts.loc[pts["kind"] == "residual", "partition"].tolist())):
-        sub = pts[(pts["kind"] == "residual") & (pts["partition"] == p)]
-        fig.add_trace(go.Scatter(
-            x=sub["x"], y=sub["y"], mode="markers+text", name=f"partition {p} (branch {p})",
-            text=[esc(s, 18) for s in sub["sub_query"]], textposition="top center",
-            marker={"size": 13, "color": branch_colour(p), "line": {"width": 1, "color": "#fff"}},
-            hovertext=[f"{esc(s)}<br>{esc(t, 80)}" for s, t in zip(sub["sub_query"], sub["text"])],
-            hoverinfo="text"))
-    cov = pts[pts["kind"] == "addressed"]
-    if len(cov):
-        fig.add_trace(go.Scatter(
-            x=cov["x"], y=cov["y"], mode="markers+text", name="addressed (Coverage Set)",
-            text=[esc(s, 18) for s in cov["sub_query"]], textposition="bottom center",
-            textfont={"color": "#888"}, marker={"size": 10, "color": "#bbbbbb", "symbol": "circle-open",
-                                                "line": {"width": 2, "color": "#999"}},
-            hovertext=[f"{esc(s)} (addressed)<br>{esc(t, 80)}" for s, t in zip(cov["sub_query"], cov["text"])],
-            hoverinfo="text"))
-    c = proj.centroids
-    if len(c):
-        fig.add_trace(go.Scatter(
-            x=c["x"], y=c["y"], mode="markers", name="centroids",
-            marker={"size": 18, "symbol": "x-thin",
-                    "line": {"width": 3, "color": [branch_colour(p) for p in c["partition"]]},
-                    "color": [branch_colour(p) for p in c["partition"]]},
-            hovertext=[f"centroid of partition {p} ({s} sub-queries)" for p, s in zip(c["partition"], c["size"])],
-            hoverinfo="text"))
+#: the partition view's drawing area (SVG user units; the drawing scales to the column's width)
+SVG_W, SVG_H, SVG_PAD = 460, 360, 40
+
+
+def _short(text: Any, limit: int) -> str:
+    s = "" if text is None else str(text)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def partition_svg(proj: Projection) -> str:
+    """The partition view as one inline SVG (HTML): the projected sub-queries coloured by partition and
+    labelled with their id, the addressed ones as grey rings, each partition's centroid as a cross, axis
+    titles with the explained variance, a legend below. Hovering a point shows its id and text (an SVG
+    ``<title>``). The picture a plotly scatter would draw, without a plotly chart for the browser
+    to load and lay out on every visit (nothing on it selects anything). Every id and text goes through
+    :func:`attr` (escaped, line breaks as spaces)."""
+    pts, cen = proj.points, proj.centroids
+    xs = [float(v) for v in pts["x"]] + [float(v) for v in cen["x"]]
+    ys = [float(v) for v in pts["y"]] + [float(v) for v in cen["y"]]
+    x0, x1 = (min(xs), max(xs)) if xs else (-1.0, 1.0)
+    y0, y1 = (min(ys), max(ys)) if ys else (-1.0, 1.0)
+    # an axis with no spread (one point, or the y of a one-component fit) is centred on its value
+    if x1 - x0 < 1e-9:
+        x0, x1 = x0 - 1.0, x1 + 1.0
+    if y1 - y0 < 1e-9:
+        y0, y1 = y0 - 1.0, y1 + 1.0
+    # a margin of 8 % of the spread on each side, so no marker or label sits on the frame
+    mx, my = 0.08 * (x1 - x0), 0.08 * (y1 - y0)
+    x0, x1, y0, y1 = x0 - mx, x1 + mx, y0 - my, y1 + my
+    left, right, top, bottom = SVG_PAD, SVG_W - 16, 46, SVG_H - SVG_PAD
+
+    def sx(v: float) -> float:
+        return left + (v - x0) / (x1 - x0) * (right - left)
+
+    def sy(v: float) -> float:
+        return bottom - (v - y0) / (y1 - y0) * (bottom - top)
+
     labels = ["PC1", "PC2"]
     if proj.explained:
         labels = [f"PC{i + 1} ({v:.0%})" for i, v in enumerate(proj.explained)] + labels[len(proj.explained):]
-    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      title={"text": "Sub-query embeddings (PCA, 2-D)", "font": {"size": 14}},
-                      legend={"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0},
-                      xaxis_title=labels[0], yaxis_title=labels[1], plot_bgcolor="#fafafa")
-    return fig
+    out = [f'<rect x="{left - 12}" y="{top - 14}" width="{right - left + 24}" height="{bottom - top + 28}" '
+           'fill="#fafafa" stroke="#e3e3e3"/>',
+           f'<text x="{left - 12}" y="22" font-size="14" font-weight="600">Sub-query embeddings (PCA, 2-D)</text>',
+           f'<text x="{(left + right) / 2:.1f}" y="{SVG_H - 10}" font-size="12" text-anchor="middle" '
+           f'fill="#444">{attr(labels[0])}</text>',
+           f'<text x="14" y="{(top + bottom) / 2:.1f}" font-size="12" text-anchor="middle" fill="#444" '
+           f'transform="rotate(-90 14 {(top + bottom) / 2:.1f})">{attr(labels[1])}</text>']
+    for r in pts.itertuples(index=False):
+        px, py = sx(float(r.x)), sy(float(r.y))
+        if r.kind == "addressed":
+            tip = f"{r.sub_query} (addressed): {_short(r.text, 80)}"
+            out.append(f'<g class="crp-pca-point" data-id="{attr(r.sub_query)}" data-partition="-1">'
+                       f'<title>{attr(tip)}</title><circle cx="{px:.1f}" cy="{py:.1f}" r="5" fill="none" '
+                       f'stroke="#999" stroke-width="2"/><text x="{px:.1f}" y="{py + 17:.1f}" font-size="11" '
+                       f'text-anchor="middle" fill="#888">{attr(_short(r.sub_query, 18))}</text></g>')
+        else:
+            colour = branch_colour(int(r.partition))
+            tip = f"{r.sub_query}: {_short(r.text, 80)} (partition {int(r.partition)})"
+            out.append(f'<g class="crp-pca-point" data-id="{attr(r.sub_query)}" data-partition="{int(r.partition)}">'
+                       f'<title>{attr(tip)}</title><circle cx="{px:.1f}" cy="{py:.1f}" r="6.5" fill="{colour}" '
+                       f'stroke="#fff" stroke-width="1"/><text x="{px:.1f}" y="{py - 10:.1f}" font-size="11" '
+                       f'text-anchor="middle" fill="#333">{attr(_short(r.sub_query, 18))}</text></g>')
+    for c in cen.itertuples(index=False):
+        px, py, colour = sx(float(c.x)), sy(float(c.y)), branch_colour(int(c.partition))
+        out.append(f'<g class="crp-pca-centroid" data-partition="{int(c.partition)}"><title>centroid of partition '
+                   f'{int(c.partition)} ({int(c.size)} sub-queries)</title>'
+                   f'<path d="M{px - 7:.1f},{py - 7:.1f}L{px + 7:.1f},{py + 7:.1f}M{px - 7:.1f},{py + 7:.1f}'
+                   f'L{px + 7:.1f},{py - 7:.1f}" stroke="{colour}" stroke-width="3"/></g>')
+    parts = sorted({int(p) for p, k in zip(pts["partition"], pts["kind"]) if k == "residual"})
+    swatch = ('<span style="display:inline-block;width:.75em;height:.75em;border-radius:50%;background:{c};'
+              'margin:0 .3em 0 .9em;vertical-align:middle"></span>')
+    legend = [swatch.format(c=branch_colour(p)) + f"partition {p} (branch {p})" for p in parts]
+    if (pts["kind"] == "addressed").any():
+        legend.append('<span style="display:inline-block;width:.6em;height:.6em;border-radius:50%;'
+                      'border:2px solid #999;margin:0 .3em 0 .9em;vertical-align:middle"></span>'
+                      "addressed (Coverage Set)")
+    if len(cen):
+        legend.append('<span style="margin:0 .3em 0 .9em;font-weight:700">✕</span>centroids')
+    return (f'<div class="crp-partition-view"><svg viewBox="0 0 {SVG_W} {SVG_H}" width="100%" role="img" '
+            f'aria-label="Sub-query embeddings projected to 2-D (PCA), coloured by partition" '
+            f'style="max-width:{SVG_W}px;font-family:sans-serif">{"".join(out)}</svg>'
+            f'<div style="font-size:0.82em;color:#444;margin:-2px 0 4px -0.9em">'
+            f'{"".join(f"<span style=white-space:nowrap>{item}</span> " for item in legend)}</div></div>')
 
 
 # ---- stepper ----------------------------------------------------------------------------------------------

@@ -62,9 +62,14 @@ def memo(result: Any, key: Any, build: Callable[[], Any]) -> Any:
 def content_digest(frame: pd.DataFrame, columns: Iterable[str]) -> str:
     """A digest of ``frame[columns]``'s values in row order (names, dtypes and row count included)."""
     cols = list(columns)
-    sub = frame[cols]
-    h = hashlib.sha1(repr((cols, [str(t) for t in sub.dtypes], len(sub))).encode())
-    h.update(pd.util.hash_pandas_object(sub, index=False).to_numpy().tobytes())
+    h = hashlib.sha1(repr((cols, [str(frame[c].dtype) for c in cols], len(frame))).encode())
+    for c in cols:
+        col = frame[c]
+        if isinstance(col.dtype, np.dtype) and col.dtype.kind in "biuf":  # plain numbers: their bytes
+            h.update(np.ascontiguousarray(col.to_numpy()).tobytes())
+        else:  # text, objects, nullable numbers: each value's repr (None, NaN and "None" stay apart)
+            h.update("\x1f".join(map(repr, col.tolist())).encode("utf-8", "surrogatepass"))
+        h.update(b"\x1e")
     return h.hexdigest()
 
 
@@ -105,30 +110,42 @@ def outcome_of(row: dict) -> str:
     return "not selected"
 
 
+#: the breakdown frame's float columns (None -> NaN) and its integer ones
+_FLOAT_COLUMNS = ("cdr_score", "importance_weight", "relevance", "residual_pull", "effective_relevance",
+                  "coverage_score", "coverage_penalty", "novelty", "recency_factor", "age_days", "ttl_days",
+                  "ngram_penalty", "bridge_value", "connector_score")
+
+
+def _floats(values: list[Any]) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
 def breakdown_frame(result: Any) -> pd.DataFrame:
     """One row per scored fact (stage-1 candidates, then stage-3 connector candidates) with every
-    factor, as in the JSON report (``facts``), plus ``outcome``. Read-only: do not mutate it."""
+    factor, as in the JSON report (``facts``), plus ``outcome``. Read-only: do not mutate it.
+
+    Built column by column, each in its final dtype, in one ``DataFrame`` call (a frame from a list of
+    dicts, then converted column by column, cost most of a config change's table time)."""
     got = _FRAMES.get(result)
     if got is not None:
         return got
     rows = fact_rows(result)  # its own rows: the report's (the JSON download) never get the outcome column
-    for r in rows:
-        r.setdefault("outcome", outcome_of(r))
-    df = pd.DataFrame(rows)
-    if df.empty:
-        df = pd.DataFrame(columns=list(BREAKDOWN_COLUMNS))
-    for col in BREAKDOWN_COLUMNS:
-        if col not in df.columns:
-            df[col] = None
-    floats = ["cdr_score", "importance_weight", "relevance", "residual_pull", "effective_relevance",
-              "coverage_score", "coverage_penalty", "novelty", "recency_factor", "age_days", "ttl_days",
-              "ngram_penalty", "bridge_value", "connector_score"]
-    for col in floats:
-        df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
-    df["ngram_overlap"] = pd.to_numeric(df["ngram_overlap"], errors="coerce").fillna(0).astype("int64")
-    df["position"] = pd.to_numeric(df["position"], errors="coerce").astype("Int64")
-    rest = [c for c in df.columns if c not in BREAKDOWN_COLUMNS]
-    df = df[list(BREAKDOWN_COLUMNS) + rest].reset_index(drop=True)
+    names = list(BREAKDOWN_COLUMNS) + [c for c in (rows[0] if rows else {}) if c not in BREAKDOWN_COLUMNS]
+    cols: dict[str, Any] = {}
+    for col in names:
+        if col == "outcome":
+            values = [outcome_of(r) for r in rows]
+        else:
+            values = [r.get(col) for r in rows]
+        if col in _FLOAT_COLUMNS:
+            cols[col] = _floats(values)
+        elif col == "ngram_overlap":
+            cols[col] = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").fillna(0).astype("int64")
+        elif col == "position":
+            cols[col] = pd.array([np.nan if v is None else v for v in values], dtype="Int64")
+        else:
+            cols[col] = pd.Series(values, dtype=object) if not rows else values
+    df = pd.DataFrame(cols, columns=names)
     _FRAMES[result] = df
     return df
 

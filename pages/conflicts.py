@@ -67,39 +67,26 @@ def db_section() -> None:
 
 
 # ---- helpers -------------------------------------------------------------------------------------
-def pair_sides(pair, kb, statuses, *, now, config) -> None:
+def pair_case(pair, kb, statuses, *, now, config, lead: str = "", tail: str = "") -> None:
     """Both texts side by side, differing tokens highlighted, with role and authority arithmetic;
-    below them every field that decides the case, the fields that differ highlighted. ``kb`` is the
-    CKF as loaded, ``statuses`` the operators' statuses in force."""
+    below them every field that decides the case, the fields that differ highlighted (SPEC-027 §2.3):
+    one HTML element (``lead`` / ``tail``: more escaped HTML before / after it in the same element).
+    ``kb`` is the CKF as loaded, ``statuses`` the operators' statuses in force."""
     from crp_core.factors.recency import fact_attributes
 
-    cols = st.columns(2)
-    for col, fid, side in ((cols[0], pair.fact_a, "a"), (cols[1], pair.fact_b, "b")):
-        fact = kb.get(fid)
-        body = cv.highlight_html(fact.content, cv.side_spans(pair, side))
-        col.markdown(cv.fact_side_html(fact, body, pair.authority[fid], cv.role_of(pair, fid),
-                                       status=statuses.get(fid, fact.status)), unsafe_allow_html=True)
-    evidence = cv.pair_evidence(pair, kb, fact_attributes(kb, now, config), statuses)
-    differ = cv.differing_fields(evidence)
-    st.markdown(cv.evidence_html(evidence, pair.fact_a, pair.fact_b), unsafe_allow_html=True)
-    st.caption(("Fields that differ (highlighted): " + render.md_escape(", ".join(differ))) if differ
-               else "No deciding field differs: only the texts do.")
+    body = cv.pair_case_html(pair, kb, fact_attributes(kb, now, config), statuses)
+    st.markdown(lead + body + tail, unsafe_allow_html=True)
 
 
-def authority_block(pair, key: str) -> None:
-    """The SPEC-027 §2.3 components as numbers (table) and as bars (HTML)."""
-    cfg: dict = {c: st.column_config.NumberColumn(label, format="%.4f", width=80) for c, label in
-                 (("source_authority", "source auth."), ("recency_factor", "recency"),
-                  ("importance_weight", "importance"), ("authority", "authority"))}
-    cfg["fact_id"] = st.column_config.TextColumn(width=100)
-    cfg["arithmetic"] = st.column_config.TextColumn(width=220)
-    cfg["role"] = st.column_config.TextColumn(width=120)
-    render.dataframe(cv.authority_frame(pair), hide_index=True, width="stretch", key=key + ".table",
-                     column_config=cfg, column_order=("fact_id", "source_authority", "recency_factor",
-                                                      "importance_weight", "authority", "arithmetic", "role"))
-    # bars in HTML, not a plotly chart: the same picture without loading and running plotly in the
-    # browser on every visit (nothing on it is interactive; the numbers are in the table above)
-    st.markdown(cache.by_identity("authority_bars", pair, cv.authority_bars_html), unsafe_allow_html=True)
+def authority_html(pair) -> str:
+    """The SPEC-027 §2.3 components as numbers (a table) and as bars, HTML built once per pair object.
+    Neither is interactive, so both are one Markdown element rather than a data grid and a chart."""
+    return str(cache.by_identity("authority_html", pair, cv.authority_html))
+
+
+def authority_block(pair) -> None:
+    """The authority table and bars of ``pair`` (one element)."""
+    st.markdown(authority_html(pair), unsafe_allow_html=True)
 
 
 def sdk_block(rec, key: str) -> None:
@@ -311,21 +298,17 @@ def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
     pair = next(p for p in scan.pairs if cv.p_key(p) == pk)
     statuses = dict(ds.statuses)
 
-    st.subheader(f"{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}")
-    st.caption(f"A = {render.md_code(pair.fact_a)} · B = {render.md_code(pair.fact_b)}")
-    m = st.columns([1, 1, 2])
-    m[0].metric("cosine similarity", f"{pair.similarity:.4f}")
-    m[1].metric("authority margin", f"{pair.margin:.4f}")
-    # the metric names the side, not the id: a metric cuts long values; the full id is in the caption
-    m[2].metric("arbitration", cv.arbitration_short(pair))
-    st.caption(f"Arbitration: {render.md_escape(cv.arbitration_label(pair))}")
+    # the pair's heading, figures and arbitration in one element, its case (patterns, both sides, the
+    # evidence, the outcome, the authority table and bars) in another: a few HTML blocks instead of ~15
+    # elements (subheader, captions, metrics in columns, a data grid) for the browser to lay out
+    st.markdown(cache.by_identity("pair_head", pair, cv.pair_head_html), unsafe_allow_html=True)
     rec = agreement.of(pair.fact_a, pair.fact_b) if agreement is not None else None
     if rec is not None:
         sdk_block(rec, K + "sdk")
-    st.markdown(f"**Pattern(s):** {render.md_escape(', '.join(pair.patterns))}")
-    pair_sides(pair, kb, statuses, now=now, config=config)
-    st.markdown(f"**Outcome:** {render.md_escape(cv.outcome_text(pair))}")
-    authority_block(pair, K + "q")
+    lead = f'<div class="crp-patterns"><b>Pattern(s):</b> {render.html_text(", ".join(pair.patterns))}</div>'
+    tail = (f'<div class="crp-outcome" style="margin:0.4em 0"><b>Outcome:</b> '
+            f"{render.html_text(cv.outcome_text(pair))}</div>" + authority_html(pair))
+    pair_case(pair, kb, statuses, now=now, config=config, lead=lead, tail=tail)
     decision_form(pair, kb, config)
     hist = decisions.pair_history(pair.fact_a, pair.fact_b)
     st.markdown(f"**Decision history of this pair** ({len(hist)})")
@@ -384,11 +367,11 @@ def envelope_tab(ds, base_kb) -> None:
     render.dataframe(cv.envelope_pairs_frame(result), hide_index=True, width="stretch", key=K + "env.table",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
                                 for c in ("similarity", "authority_a", "authority_b")})
-    for i, pair in enumerate(res.pairs):
+    for pair in res.pairs:
         with st.container(border=True):
             st.markdown(f"**{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}** · cosine "
                         f"{pair.similarity:.4f} · {render.md_escape(', '.join(pair.patterns))}")
-            pair_sides(pair, base_kb, dict(ds.statuses), now=result.now, config=result.config)
+            pair_case(pair, base_kb, dict(ds.statuses), now=result.now, config=result.config)
             outcome = cv.outcome_text(pair)
             if pair.tied:
                 st.warning(render.md_escape(outcome))
@@ -402,7 +385,7 @@ def envelope_tab(ds, base_kb) -> None:
                 st.info(render.md_escape(outcome))
             else:
                 st.success(render.md_escape(outcome))
-            authority_block(pair, f"{K}env.{i}")
+            authority_block(pair)
             ev = cv.audit_event_for(result, pair)
             if ev is not None:
                 with st.expander(f"{ev.event} audit event"):

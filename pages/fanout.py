@@ -162,9 +162,9 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> 
         if vectors is not None:
             parts = tuple(tuple(p) for p in fan.partitioned.partitions)
             proj = _projection(corpus, parts, tuple(a.id for a in page_scen.addressed), vectors, page_scen, key)
-            fig = cache.by_identity("partition_figure", corpus, lambda _c: fv.partition_figure(proj),
-                                    extra=(key, parts))
-            st.plotly_chart(fig, width="stretch", key=f"{K}pca")
+            # an inline SVG, not a plotly chart: the browser lays out a few shapes instead of loading and
+            # running plotly on every visit (nothing on it selects anything; hovering a point names it)
+            st.markdown(cache.by_identity("partition_svg", proj, fv.partition_svg), unsafe_allow_html=True)
             st.caption(render.md_escape(proj.note) + " Crosses: partition centroids (mean of the members); "
                        "grey rings: addressed sub-queries, projected for context (not fitted).")
     with right:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import json
 import math
 
 import numpy as np
@@ -117,6 +118,22 @@ def test_breakdown_frame_is_the_reports_fact_rows(result):
     assert set(frame["outcome"]) <= set(tables.OUTCOMES)
     env = {p.fact_id for p in result.envelope.order}
     assert set(frame.loc[frame["outcome"] == "in envelope", "fact_id"]) == env
+
+
+def test_breakdown_frame_equals_the_frame_of_the_report_rows(result):
+    """The column-by-column frame is the plain construction (a frame of the rows, then each column
+    converted): same columns, order, dtypes and values."""
+    rows = [dict(r, outcome=tables.outcome_of(r)) for r in run_report(result)["facts"]]
+    ref = pd.DataFrame(rows)
+    for col in tables._FLOAT_COLUMNS:
+        ref[col] = pd.to_numeric(ref[col], errors="coerce").astype("float64")
+    ref["ngram_overlap"] = pd.to_numeric(ref["ngram_overlap"], errors="coerce").fillna(0).astype("int64")
+    ref["position"] = pd.to_numeric(ref["position"], errors="coerce").astype("Int64")
+    ref = ref[list(tables.BREAKDOWN_COLUMNS) + [c for c in ref.columns if c not in tables.BREAKDOWN_COLUMNS]]
+    tables._FRAMES.pop(result, None)
+    frame = tables.breakdown_frame(result)
+    pd.testing.assert_frame_equal(frame, ref, check_exact=True)
+    assert frame["bridge_value"].isna().any() and frame["position"].isna().any()  # None became missing
 
 
 def test_breakdown_csv_round_trips_the_floats(result):
@@ -242,6 +259,16 @@ def test_content_digest_follows_the_values_not_the_object(result):
     gated = frame.copy()
     gated["relevance"] = 0.0
     assert tables.content_digest(gated, cols) == d
+    # text columns count too: a changed rule, a missing value against the text "None"
+    ruled = frame.copy()
+    ruled.loc[0, "recency_rule"] = str(ruled.loc[0, "recency_rule"]) + "x"
+    assert tables.content_digest(ruled, cols) != d
+    a = pd.DataFrame({"t": pd.Series([None, "b"], dtype=object)})
+    b = pd.DataFrame({"t": pd.Series(["None", "b"], dtype=object)})
+    assert tables.content_digest(a, ["t"]) != tables.content_digest(b, ["t"])
+    joined = pd.DataFrame({"t": pd.Series(["a\x1fb"], dtype=object)})
+    split = pd.DataFrame({"t": pd.Series(["a", "b"], dtype=object)})
+    assert tables.content_digest(joined, ["t"]) != tables.content_digest(split.iloc[:1], ["t"])
 
 
 def test_recency_settings_name_what_the_chart_reads():
@@ -266,6 +293,34 @@ def test_memo_shared_builds_once_per_key_and_keeps_the_last_used(monkeypatch):
     assert list(cache._SHARED._items) == ["a", "c"]
     cache.memo_shared("b", build("b"))
     assert built == ["a", "b", "c", "b"]
+
+
+def _plain_types(v, path="row"):
+    """Every value JSON-plain by type (a numpy scalar compares equal to a float, so == cannot tell)."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            assert type(k) is str, path
+            _plain_types(x, f"{path}.{k}")
+    elif isinstance(v, list):
+        for k, x in enumerate(v):
+            _plain_types(x, f"{path}[{k}]")
+    else:
+        assert v is None or type(v) in (str, int, float, bool), (path, type(v))
+        assert not (type(v) is float and not math.isfinite(v)), path
+
+
+def test_fact_rows_are_built_plain_with_the_reports_types(result):
+    from crp_core.report import fact_rows_report, plain
+
+    rows = fact_rows_report(result)
+    assert rows
+    for r in rows:
+        _plain_types(r)
+    # what plain() made of the rows before they were built plain: the same values and the same types
+    again = plain(rows)
+    assert again == rows
+    assert [[type(v) for v in r.values()] for r in again] == [[type(v) for v in r.values()] for r in rows]
+    assert json.loads(json.dumps(rows, allow_nan=False)) == rows
 
 
 def test_fact_rows_are_the_reports_and_the_frame_leaves_the_report_alone(result):

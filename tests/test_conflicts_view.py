@@ -117,6 +117,29 @@ def test_authority_frame_and_arithmetic_by_hand():
     assert f.role.tolist() == ["winner", "suppressed"]
 
 
+def test_authority_table_html_holds_every_component_and_escapes_ids():
+    p = _pair(SCRIPT, "E2", suppressed="E2")
+    out = cv.authority_html(p)
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    rows = re.findall(r"<tr data-fact=.*?</tr>", out)
+    assert len(rows) == 2
+    cells = [html.unescape(re.sub(r"<[^>]+>", "|", r)) for r in rows]
+    for text, (sa, rf, iw, au, arith, role) in zip(cells, (
+            ("0.8000", "1.0000", "0.8000", "0.6400", "0.8 × 1.0000 × 0.8 = 0.6400", "winner"),
+            ("0.7500", "0.3000", "0.6000", "0.1350", "0.75 × 0.3000 × 0.6 = 0.1350", "suppressed"))):
+        for v in (sa, rf, iw, au, arith, role):
+            assert f"|{v}|" in text, (v, text)
+    assert 'class="crp-authority-bars"' in out  # the bars follow the table in the same block
+
+
+def test_pair_head_html_shows_the_figures_and_escapes_ids():
+    p = _pair(SCRIPT, "E2", suppressed="E2", sim=0.9712345)
+    out = cv.pair_head_html(p)
+    assert "<script>" not in out and "&lt;script&gt;alert(1)&lt;/script&gt; ↔ E2" in out
+    assert ">0.9712<" in out and ">0.5050<" in out and ">A wins<" in out
+    assert "Arbitration: " in out and html.unescape(out).count("alert(1)") == 3
+
+
 def test_authority_figure_is_grouped_with_one_trace_per_fact():
     p = _pair("E1", "E2", suppressed="E2")
     fig = cv.authority_figure(p).to_dict()
@@ -343,6 +366,18 @@ def test_pair_evidence_fields_ttl_origin_and_differences():
     out = cv.evidence_html(ev, "A", "<i>B</i>")
     assert "<b>" not in out and "<i>" not in out and "&lt;b&gt;ports&lt;/b&gt;" in out
     assert out.count('class="crp-differs"') == sum(ev["differs"])
+
+
+def test_pair_case_html_has_both_sides_the_evidence_and_the_differing_fields():
+    from crp_core.factors.recency import fact_attributes
+
+    kb = _evidence_kb()
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    out = cv.pair_case_html(_pair("A", "B"), kb, fact_attributes(kb, now, CRPConfig()), {"B": "STALE"})
+    assert out.count('class="crp-conflict-side"') == 2 and out.count('class="crp-evidence"') == 1
+    assert "<b>ports</b>" not in out and "&lt;b&gt;ports&lt;/b&gt;" in out
+    note = html.unescape(re.search(r'class="crp-differ-note"[^>]*>(.*?)</div>', out).group(1))
+    assert note.startswith("Fields that differ (highlighted): source_type, source_location, ")
 
 
 def test_ttl_origin_for_timeless_and_no_default():

@@ -176,14 +176,29 @@ def test_projection_never_crashes_and_keeps_every_sub_query(n, dim, seed, k):
     assert 0 <= proj.components <= 2
 
 
-def test_partition_figure_escapes_hover_text():
-    vec = {"<b>a</b>": [1.0, 0.0, 0.0], "b": [0.0, 1.0, 0.0], "c": [0.0, 0.0, 1.0]}
-    proj = fv.project_partitions([["<b>a</b>", "b"], ["c"]], vec, addressed_ids=[])
-    fig = fv.partition_figure(proj)
-    names = [t.name for t in fig.data]
-    assert names == ["partition 0 (branch 0)", "partition 1 (branch 1)", "centroids"]
-    text = " ".join(str(t.hovertext) + str(t.text) for t in fig.data)
-    assert "<b>a</b>" not in text and "&lt;b&gt;a&lt;/b&gt;" in text
+def test_partition_svg_draws_every_point_and_centroid_escaped():
+    vec = {"<b>a</b>": [1.0, 0.0, 0.0], "b": [0.2, 1.0, 0.0], "c": [0.0, 0.3, 1.0], "d": [1.0, 1.0, 0.0]}
+    proj = fv.project_partitions([["<b>a</b>", "b"], ["c"]], vec, addressed_ids=["d"])
+    out = fv.partition_svg(proj)
+    assert "<b>a</b>" not in out and "&lt;b&gt;a&lt;/b&gt;" in out
+    points = re.findall(r'<g class="crp-pca-point" data-id="([^"]*)" data-partition="(-?\d+)"', out)
+    assert [(html.unescape(i), int(p)) for i, p in points] == [("<b>a</b>", 0), ("b", 0), ("c", 1), ("d", -1)]
+    assert re.findall(r'class="crp-pca-centroid" data-partition="(\d+)"', out) == ["0", "1"]
+    # where each point is drawn follows the projection: the x order of the circles is the PCA's
+    cx = {html.unescape(i): float(x) for i, x in re.findall(
+        r'data-id="([^"]*)" data-partition="-?\d+"><title>[^<]*</title><circle cx="([-\d.]+)"', out)}
+    order = proj.points.sort_values("x")["sub_query"].tolist()
+    assert sorted(cx, key=cx.get) == order
+    legend = html.unescape(re.sub(r"<[^>]+>", "", out.split("</svg>")[1]))
+    assert "partition 0 (branch 0)" in legend and "partition 1 (branch 1)" in legend
+    assert "addressed (Coverage Set)" in legend and "centroids" in legend
+    assert "PC1 (" in html.unescape(out)
+
+
+def test_partition_svg_of_a_single_point_is_centred():
+    proj = fv.project_partitions([["a"]], {"a": [1.0, 0.0]})
+    out = fv.partition_svg(proj)
+    assert out.count('class="crp-pca-point"') == 1 and "nan" not in out
 
 
 # ---- stepper helpers over a real run -----------------------------------------------------------------

@@ -218,6 +218,16 @@ def test_partitions_table_and_comparison_strip_come_from_the_records(fan_env, tm
     # k-means on three well separated topics groups the two sub-queries of each topic
     assert sorted(shown) == [("sq0a", "sq0b"), ("sq1a", "sq1b"), ("sq2a", "sq2b")]
     assert _shown(at.markdown, "k-means (k = 3)")
+    # the partition view: one point per ResidualSet sub-query in its partition's colour, one cross per
+    # partition, drawn as an inline SVG (no plotly chart on this page)
+    svg = [m.value for m in at.markdown if "crp-partition-view" in m.value]
+    assert len(svg) == 1 and not at.get("plotly_chart")
+    drawn = re.findall(r'class="crp-pca-point" data-id="([^"]*)" data-partition="(-?\d+)"', svg[0])
+    want = [(sid, str(p)) for p, part in enumerate(fan.partitioned.partitions) for sid in part]
+    assert sorted(d for d in drawn if d[1] != "-1") == sorted(want)
+    # the addressed sub-queries (the Coverage Set) as grey rings, for context
+    assert [d[0] for d in drawn if d[1] == "-1"] == ["done"]
+    assert len(re.findall(r'class="crp-pca-centroid"', svg[0])) == len(fan.partitioned.partitions)
     comp = _comparison(at)
     assert comp["fan-out duplicates"] == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
     assert comp["distinct facts covered"] == (len(fan.naive.merged), len(fan.partitioned.merged))
