@@ -47,7 +47,8 @@ class CandidateSet:
     idx: np.ndarray  # (c,) int64 fact rows, ordered by relevance descending then row
     relevance: np.ndarray  # (c,) cosine(fact, query)
     passed_gate: np.ndarray  # (c,) bool: relevance >= cdr_min_relevance
-    found_by: tuple[tuple[str, ...], ...]  # per candidate: "query" and/or sub-query ids whose top-K held it
+    # per candidate: "query" and/or sub-query ids whose top-K held it (a DeferredTuple from stage 1)
+    found_by: Sequence[tuple[str, ...]]
     gate_threshold: float
     # (c, m) float32 cosine of each candidate with each sub-query (the scenario's sub-queries in
     # ScenarioVectors.ids order), from the same product as ``relevance``: stage 2 reads its coverage

@@ -17,7 +17,7 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, ScenarioVectors
-from crp_core.records import CandidateSet, freeze_owned
+from crp_core.records import CandidateSet, DeferredTuple, freeze_owned
 
 #: up to this many searches (query + sub-queries) a row's finders fit in one int64 bit mask (and owners in 6 bits)
 MASK_SEARCHES = 62
@@ -51,10 +51,14 @@ def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfi
     order = np.argsort(-relevance, kind="stable")  # rows ascend: ties keep the lower row first
     relevance = relevance[order]
     sub_cosines = (found @ subs.T)[order] if subs.shape[0] else np.zeros((rows.size, 0), dtype=np.float32)
+    # who found each candidate: read by the report and the dashboard, never by a later stage, so the
+    # label tuples are built when first read
     if len(labels) <= MASK_SEARCHES:
-        finders = found_by_masks(masks[order], labels)
+        ordered = masks[order]
+        finders: DeferredTuple[tuple[str, ...]] = DeferredTuple(lambda: found_by_masks(ordered, labels))
     else:
-        finders = found_by(at.reshape(-1), owner, rows.size, labels, order)
+        hits, n_rows = at.reshape(-1), rows.size
+        finders = DeferredTuple(lambda: found_by(hits, owner, n_rows, labels, order))
     return CandidateSet(
         idx=freeze_owned(rows[order]),
         relevance=freeze_owned(relevance),
