@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, SupportsIndex, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, SupportsIndex, TypeVar, overload
 
 import numpy as np
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the prepared corpus a result refers to (no import cycle at 
 
 Role = Literal["anchor", "connector", "candidate", "gated"]
 _T = TypeVar("_T")
+_V = TypeVar("_V")
 
 
 def frozen_array(a: Any, dtype: Any = None) -> np.ndarray:
@@ -197,22 +198,36 @@ class AuditEvent:
     data: Mapping[str, Any]
 
 
-class DeferredData(Mapping[str, Any]):
+class _Deferred(Generic[_V]):
+    """A value built by ``build()`` on first read, then kept (the build dropped); pickles and deep-copies
+    as the value itself. The base of :class:`DeferredData` and :class:`DeferredTuple`."""
+
+    __slots__ = ("_build", "_value")
+
+    def __init__(self, build: Callable[[], _V]) -> None:
+        self._build: Callable[[], _V] | None = build
+        self._value: _V | None = None
+
+    def _get(self) -> _V:
+        if self._value is None:
+            assert self._build is not None
+            self._value, self._build = self._build(), None
+        return self._value
+
+    def __reduce__(self) -> tuple[Callable[[_V], _V], tuple[_V]]:
+        value = self._get()
+        return (type(value), (value,))  # the plain dict / tuple it stands for
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+class DeferredData(_Deferred[dict[str, Any]], Mapping[str, Any]):
     """An audit event's data built from its (immutable) record on first read, then kept: a run logs an
     event per arbitrated pair, and most runs never read their events. Reads, equality, ``dict()`` and
     pickling behave as the plain dict it stands for."""
 
-    __slots__ = ("_build", "_data")
-
-    def __init__(self, build: Callable[[], dict[str, Any]]) -> None:
-        self._build: Callable[[], dict[str, Any]] | None = build
-        self._data: dict[str, Any] | None = None
-
-    def _get(self) -> dict[str, Any]:
-        if self._data is None:
-            assert self._build is not None
-            self._data, self._build = self._build(), None
-        return self._data
+    __slots__ = ()
 
     def __getitem__(self, key: str) -> Any:
         return self._get()[key]
@@ -228,28 +243,15 @@ class DeferredData(Mapping[str, Any]):
 
     __hash__ = None  # type: ignore[assignment]  # a mapping: unhashable, as a dict
 
-    def __reduce__(self) -> tuple[type[dict[str, Any]], tuple[dict[str, Any]]]:
-        return (dict, (self._get(),))  # pickles / deep-copies as the plain dict
 
-    def __repr__(self) -> str:
-        return repr(self._get())
-
-
-class DeferredTuple(Sequence[_T]):
+class DeferredTuple(_Deferred[tuple[_T, ...]], Sequence[_T]):
     """A tuple built on first read, then kept: a run's per-fact outcomes, which a sweep or a tuning
     evaluation never reads. Reads, equality with a tuple and pickling behave as the tuple it stands for."""
 
-    __slots__ = ("_build", "_items")
+    __slots__ = ()
 
-    def __init__(self, build: Callable[[], tuple[_T, ...]]) -> None:
-        self._build: Callable[[], tuple[_T, ...]] | None = build
-        self._items: tuple[_T, ...] | None = None
-
-    def _get(self) -> tuple[_T, ...]:
-        if self._items is None:
-            assert self._build is not None
-            self._items, self._build = tuple(self._build()), None
-        return self._items
+    def __init__(self, build: Callable[[], Sequence[_T]]) -> None:
+        super().__init__(lambda: tuple(build()))
 
     @overload
     def __getitem__(self, i: SupportsIndex) -> _T: ...
@@ -272,12 +274,6 @@ class DeferredTuple(Sequence[_T]):
         return self._get() == other if isinstance(other, tuple) else NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # a cache of a pure build: compared by value, not hashed
-
-    def __reduce__(self) -> tuple[type[tuple[_T, ...]], tuple[tuple[_T, ...]]]:
-        return (tuple, (self._get(),))  # pickles / deep-copies as the plain tuple
-
-    def __repr__(self) -> str:
-        return repr(self._get())
 
 
 @dataclass(frozen=True, eq=False)

@@ -87,7 +87,7 @@ def test_pipeline_outcomes_are_fact_outcomes_built_when_read(tmp_path):
     corpus = prepare_corpus(load_ckf(sample / "knowledge_base.jsonl"), config=CRPConfig(), cache_dir=tmp_path)
     scenario = load_scenario(sample / "scenarios" / "gdpr_breach_response.json")
     r = run_pipeline(corpus, scenario, CRPConfig(), vectors=embed_scenario(scenario, corpus))
-    assert isinstance(r.outcomes, DeferredTuple) and r.outcomes._items is None  # not built by the run
+    assert isinstance(r.outcomes, DeferredTuple) and r.outcomes._value is None  # not built by the run
     roles = {int(a): "anchor" for a in np.concatenate([r.cdgr.anchors, r.cdgr.extra_anchors]).tolist()}
     roles.update({int(c): "connector" for c in r.cdgr.selected_connectors.tolist()})
     want = fact_outcomes(corpus, r.candidates, r.cdr, r.cdgr, r.resolution, r.envelope, roles,

@@ -360,20 +360,31 @@ def concat_recency(*tables: RecencyTable) -> RecencyTable:
                         cat("fresh_days"), cat("factor"), cat_t(t.rule for t in tables), warnings)
 
 
+def row_positions(table_idx: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, found): for each row of ``idx`` a position of ``table_idx`` holding it (the first in
+    table order when it is there twice) and whether it is there at all (the position of a row not found
+    is some valid position, 0 for an empty table). An ascending table is its own stable argsort and is
+    binary-searched directly."""
+    table_idx = np.asarray(table_idx)
+    idx = np.asarray(idx, dtype=np.int64)
+    if table_idx.size == 0:
+        return np.zeros(idx.size, dtype=np.intp), np.zeros(idx.size, dtype=bool)
+    last = table_idx.size - 1
+    if table_idx.size > 1 and bool((table_idx[1:] >= table_idx[:-1]).all()):
+        pos = np.minimum(np.searchsorted(table_idx, idx), last)
+    else:
+        order = np.argsort(table_idx, kind="stable")
+        pos = order[np.minimum(np.searchsorted(table_idx, idx, sorter=order), last)]
+    return pos, table_idx[pos] == idx
+
+
 def lookup(table_idx: np.ndarray, values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """``values`` of ``table_idx`` re-aligned to ``idx`` (every row of idx must be present)."""
     table_idx = np.asarray(table_idx)
     idx = np.asarray(idx, dtype=np.int64)
     if table_idx.shape == idx.shape and (table_idx is idx or bool((table_idx == idx).all())):
         return np.asarray(values)
-    if table_idx.size > 1 and bool((table_idx[1:] >= table_idx[:-1]).all()):
-        # an ascending table (fan-out's pool) is its own stable argsort: binary search it directly
-        found = np.minimum(np.searchsorted(table_idx, idx), table_idx.size - 1)
-    else:
-        order = np.argsort(table_idx, kind="stable")
-        pos = np.searchsorted(table_idx, idx, sorter=order)
-        pos = np.minimum(pos, max(table_idx.size - 1, 0))
-        found = order[pos] if table_idx.size else pos
-    if idx.size and (table_idx.size == 0 or not np.array_equal(table_idx[found], idx)):
+    pos, found = row_positions(table_idx, idx)
+    if idx.size and not found.all():
         raise KeyError("recency table does not cover every requested fact")
-    return np.asarray(values)[found]
+    return np.asarray(values)[pos]

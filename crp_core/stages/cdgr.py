@@ -31,7 +31,7 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram
-from crp_core.factors.recency import compute_recency
+from crp_core.factors.recency import compute_recency, row_positions
 from crp_core.records import CDGRResult, CDRTable, ConnectorTable, RecencyTable, ValueConflict, frozen_array
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
@@ -273,11 +273,7 @@ def _scored_in_stage2(corpus: Corpus, cdr: CDRTable, cands: np.ndarray, query_ve
     from crp_core.stages.cdr import factors_from_columns
 
     m = cands.size
-    table = np.asarray(cdr.idx, dtype=np.int64)
-    order = np.argsort(table, kind="stable")  # the table's positions in row order
-    at = np.minimum(np.searchsorted(table[order], cands), max(table.size - 1, 0))
-    pos = order[at] if table.size else at
-    found = table[pos] == cands if table.size else np.zeros(m, dtype=bool)
+    pos, found = row_positions(cdr.idx, cands)
     empty = coverage is None or len(coverage) == 0
     relevance = np.empty(m, dtype=np.float64)
     cov = None if empty else np.empty(m, dtype=np.float64)

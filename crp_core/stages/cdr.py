@@ -71,12 +71,9 @@ def factors_from_cosines(cosines: np.ndarray, ids: Sequence[str], coverage: Cove
     if coverage is None or len(coverage) == 0:
         return None
     col = {sid: j for j, sid in enumerate(ids)}
-    entry_cols = [col.get(e) for e in coverage.ids]
-    res_cols = [col.get(r) for r in residual_ids]
-    if any(j is None for j in entry_cols) or any(j is None for j in res_cols):
+    if not all(e in col for e in coverage.ids) or not all(r in col for r in residual_ids):
         return None
-    return factors_from_columns(cosines, [int(j) for j in entry_cols if j is not None],
-                                [int(j) for j in res_cols if j is not None], coverage)
+    return factors_from_columns(cosines, [col[e] for e in coverage.ids], [col[r] for r in residual_ids], coverage)
 
 
 def factors_from_columns(cosines: np.ndarray, entry_cols: Sequence[int], res_cols: Sequence[int],

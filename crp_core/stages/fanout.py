@@ -160,24 +160,22 @@ class _Pool:
         less the suppressed losers): stage 1's cosines with the residual sub-queries, stage 2's coverage
         score against the same parent Coverage Set and its per-fact columns, so a fact carries one value
         of each in stages 2 and 5. None when some pool row, or some residual sub-query, has none."""
+        from crp_core.factors.recency import row_positions
+
         cosines = candidates.sub_query_cosines
-        table = np.asarray(cdr.idx, dtype=np.int64)
-        if cosines is None or table.size == 0 or not np.array_equal(table, candidates.idx):
-            return None
         col = {sid: j for j, sid in enumerate(vector_ids)}
-        cols = [col[s] for s in residual_ids if s in col]
-        if len(cols) != len(residual_ids):
+        if (cosines is None or not np.array_equal(cdr.idx, candidates.idx)
+                or not all(s in col for s in residual_ids)):
             return None
-        order = np.argsort(table, kind="stable")
-        at = np.minimum(np.searchsorted(table[order], rows), table.size - 1)
-        pos = order[at]
-        if not np.array_equal(table[pos], rows):
+        pos, found = row_positions(cdr.idx, rows)
+        if not found.all():
             return None
-        cos = np.ascontiguousarray(cosines[pos][:, cols], dtype=np.float32)
-        cov = np.array(cdr.coverage_score[pos], dtype=np.float64) if len(coverage) and rows.size else None
-        columns: FactColumns = (np.array(cdr.recency_factor[pos], dtype=np.float64),
-                                np.array(cdr.importance_weight[pos], dtype=np.float64),
-                                np.array(cdr.ngram_overlap[pos]) if blacklist else None)
+        # fancy-index gathers: each a new array, C-ordered, in the stage records' dtypes
+        cols = np.array([col[s] for s in residual_ids], dtype=np.intp)
+        cos = np.asarray(cosines, dtype=np.float32)[np.ix_(pos, cols)]
+        cov = cdr.coverage_score[pos] if len(coverage) and rows.size else None
+        columns: FactColumns = (cdr.recency_factor[pos], cdr.importance_weight[pos],
+                                cdr.ngram_overlap[pos] if blacklist else None)
         return cls(rows=rows, cosines=cos, coverage_score=cov, columns=columns)
 
     def max_cosine(self, cols: tuple[int, ...]) -> np.ndarray:
