@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from crp_core.factors.recency import row_positions
 from crp_core.records import Envelope, Resolution
 
 PARTITIONS = "CRP-Context-Coverage-Partitions"
@@ -55,22 +56,31 @@ def _fmt2(x: float) -> str:
     return f"{x:.2f}"
 
 
-def envelope_novelty(result: Any) -> list[float]:
-    """Novelty of every envelope fact (stage-2 value; the connector table's for connectors)."""
+def envelope_novelty(result: Any, rows: np.ndarray | None = None) -> list[float]:
+    """Novelty of every envelope fact (stage-2 value; the connector table's for connectors). ``rows``:
+    the envelope's fact rows when the caller has them (:func:`_envelope_rows`)."""
     cdr, conn = result.cdr, result.cdgr.connector_cdr
-    kb = result.corpus.kb
-    pos_cdr = {int(r): i for i, r in enumerate(cdr.idx.tolist())}
-    pos_conn = {int(r): i for i, r in enumerate(conn.idx.tolist())} if conn is not None else {}
+    order = result.envelope.order
+    if rows is None:
+        rows = _envelope_rows(result)
+    pos_cdr, in_cdr = row_positions(cdr.idx, rows)
+    pos_conn, in_conn = (row_positions(conn.idx, rows) if conn is not None
+                         else (pos_cdr, np.zeros(rows.size, dtype=bool)))
     out: list[float] = []
-    for p in result.envelope.order:
-        row = kb.index_of(p.fact_id)
-        if row in pos_cdr and p.role != "connector":
-            out.append(float(cdr.novelty[pos_cdr[row]]))
-        elif row in pos_conn:
-            out.append(float(conn.novelty[pos_conn[row]]))
-        elif row in pos_cdr:
-            out.append(float(cdr.novelty[pos_cdr[row]]))
+    for p, i, a, j, b in zip(order, pos_cdr.tolist(), in_cdr.tolist(), pos_conn.tolist(), in_conn.tolist()):
+        if a and p.role != "connector":
+            out.append(float(cdr.novelty[i]))
+        elif b:
+            out.append(float(conn.novelty[j]))
+        elif a:
+            out.append(float(cdr.novelty[i]))
     return out
+
+
+def _envelope_rows(result: Any) -> np.ndarray:
+    """The fact rows of the envelope's facts, in envelope order."""
+    index_of = result.corpus.kb.index_of
+    return np.array([index_of(p.fact_id) for p in result.envelope.order], dtype=np.int64)
 
 
 def build_headers(result: Any) -> dict[str, str]:
@@ -83,13 +93,14 @@ def build_headers(result: Any) -> dict[str, str]:
 
     cdr, cdgr = result.cdr, result.cdgr
     gate = cdr.passed_gate if cdr.passed_gate is not None else np.ones(cdr.idx.size, dtype=bool)
-    penalised = set(cdr.idx[gate & (cdr.recency_factor < 1.0)].tolist())
     conn = cdgr.connectors
-    penalised |= set(conn.idx[conn.recency_factor < 1.0].tolist())
-    h[RECENCY] = str(len(penalised))
+    # distinct facts: a row can be both a candidate and a connector candidate
+    penalised = np.union1d(cdr.idx[gate & (cdr.recency_factor < 1.0)], conn.idx[conn.recency_factor < 1.0])
+    h[RECENCY] = str(penalised.size)
 
     coverage = result.coverage
-    novelties = envelope_novelty(result)
+    rows = _envelope_rows(result)
+    novelties = envelope_novelty(result, rows)
     if coverage is None or len(coverage) == 0 or not novelties:
         h[COVERAGE_SCORE] = "1.00"
     else:
@@ -104,10 +115,12 @@ def build_headers(result: Any) -> dict[str, str]:
     order = result.envelope.order
     included_conn = [p for p in order if p.role == "connector"]
     h[CONNECTORS] = f"{len(included_conn)}/{len(order)}"
-    bridge_of = {int(r): float(b) for r, b in zip(conn.idx.tolist(), conn.bridge_value.tolist())}
-    bvals = [bridge_of.get(result.corpus.kb.index_of(p.fact_id), 0.0) for p in included_conn]
-    h[BRIDGE] = _fmt2(float(np.mean(bvals)) if bvals else 0.0)
-    available = len(set(result.candidates.idx.tolist()) | set(conn.idx.tolist()))
+    bvals = np.zeros(len(included_conn))
+    if included_conn and conn.idx.size:
+        at, found = row_positions(conn.idx, rows[np.array([p.role == "connector" for p in order], dtype=bool)])
+        bvals = np.where(found, np.asarray(conn.bridge_value, dtype=np.float64)[at], 0.0)
+    h[BRIDGE] = _fmt2(float(np.mean(bvals)) if bvals.size else 0.0)
+    available = np.union1d(result.candidates.idx, conn.idx).size
     h[FACTS_USED] = f"{len(order)}/{available}"
     h[TOKENS_USED] = str(int(result.envelope.tokens_used))
     return h

@@ -210,18 +210,18 @@ def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cos
                  note_cost: Mapping[tuple[int, int], int], budget: int) -> _Fill:
     """SPEC_NOTES §2.8 fill: anchors (CDR order) then connectors (score order), tie units whole."""
     by_row = {it.row: it for it in items}
+    scores = {r: it.score for r, it in by_row.items()}
+    order = (_rank([r for r, it in by_row.items() if it.role == "anchor"], scores)
+             + _rank([r for r, it in by_row.items() if it.role == "connector"], scores))
+    if not ties:
+        return _fill_alone(order, by_row, cost, budget)
     unit_of = _tie_units(list(by_row), ties)
     members: dict[int, list[int]] = {}
     unit_ties: dict[int, list[tuple[int, int]]] = {}
-    if ties:
-        for r, u in unit_of.items():
-            members.setdefault(u, []).append(r)
-        for p in ties:
-            unit_ties.setdefault(unit_of[p[0]], []).append(p)
-
-    scores = {r: it.score for r, it in by_row.items()}
-    anchors = [r for r, it in by_row.items() if it.role == "anchor"]
-    order = _rank(anchors, scores) + _rank([r for r, it in by_row.items() if it.role == "connector"], scores)
+    for r, u in unit_of.items():
+        members.setdefault(u, []).append(r)
+    for p in ties:
+        unit_ties.setdefault(unit_of[p[0]], []).append(p)
 
     packed: list[int] = []
     packed_anchors: set[int] = set()
@@ -262,6 +262,31 @@ def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cos
     return out
 
 
+def _fill_alone(order: Sequence[int], by_row: Mapping[int, PackItem], cost: Mapping[int, int],
+                budget: int) -> _Fill:
+    """:func:`_greedy_fill` when no fact is tied: every fact is a unit alone (the usual run), so each is
+    one budget test and, for a connector, one count of its packed bridged anchors."""
+    packed: list[int] = []
+    packed_anchors: set[int] = set()
+    out = _Fill(packed, [], [], [], [])
+    used = 0
+    for row in order:
+        it = by_row[row]
+        anchor = it.role == "anchor"
+        if not anchor and len(packed_anchors.intersection(it.bridges)) < 2:
+            out.unbridged.append(row)
+            continue
+        need = cost[row]
+        if used + need > budget:
+            out.over_budget.append(row)
+            continue
+        used += need
+        packed.append(row)
+        if anchor:
+            packed_anchors.add(row)
+    return out
+
+
 @dataclass(frozen=True)
 class _Layout:
     """Envelope order with each fact's tier, band and (connectors) first bridged anchor."""
@@ -272,11 +297,15 @@ class _Layout:
     bridged: dict[int, int]
 
 
-def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem]) -> _Layout:
-    """Steps 3-4 of the module docstring: the anchor sandwich, then the connectors' spots."""
+def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem], *, ranked_fill: bool = False) -> _Layout:
+    """Steps 3-4 of the module docstring: the anchor sandwich, then the connectors' spots.
+
+    ``ranked_fill``: ``packed`` holds the anchors in CDR order, then the connectors in score order (a
+    fill without tie units packs them so), and neither is sorted again."""
     scores = {r: by_row[r].score for r in packed}
-    connectors = [r for r in packed if by_row[r].role == "connector"]
-    ranked = _rank([r for r in packed if by_row[r].role == "anchor"], scores)
+    anchors = [r for r in packed if by_row[r].role == "anchor"]
+    connectors = packed[len(anchors):] if ranked_fill else [r for r in packed if by_row[r].role == "connector"]
+    ranked = anchors if ranked_fill else _rank(anchors, scores)
     best = scores[ranked[0]] if ranked else 0.0
     tier: dict[int, Tier | None] = {}
     crit: list[int] = []
@@ -299,7 +328,7 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem]) -> _Layout:
     position = {r: i for i, r in enumerate(anchor_order)}
     spots: dict[int, list[int]] = {}
     bridged: dict[int, int] = {}
-    for c in _rank(connectors, scores):
+    for c in (connectors if ranked_fill else _rank(connectors, scores)):
         first = min(map(position.__getitem__, position.keys() & by_row[c].bridges))  # the fill kept >= 2
         bridged[c] = anchor_order[first]
         if first < PRIMACY_SIZE:
@@ -360,7 +389,7 @@ def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: 
     note_cost = _note_costs(ties, count_notes)
 
     fill = _greedy_fill(list(by_row.values()), ties, cost, note_cost, budget)
-    lay = _layout(fill.packed, by_row)
+    lay = _layout(fill.packed, by_row, ranked_fill=not ties)
 
     # text: NOTE blocks after the later fact of each packed tie, earlier-placed fact listed first
     pos = {r: i for i, r in enumerate(lay.order)}
