@@ -33,6 +33,7 @@ from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram
 from crp_core.factors.recency import compute_recency, row_positions
 from crp_core.records import CDGRResult, CDRTable, ConnectorTable, RecencyTable, ValueConflict, frozen_array
+from crp_core.stages._bits import row_bits
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
 from crp_core.stages.graph_walk import bridge_values, edges_among, walk_with_paths
@@ -400,6 +401,7 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
     # no direct edge to it, so a's partners among the touched anchors T are ``later[a] & T`` (built on
     # the first call: most runs read a handful of rows)
     later: list[int] = []
+    touched_bits: list[int] = []  # per connector candidate: bit k set when anchor position k is touched
 
     def touched_positions(i: int) -> list[int]:
         return np.flatnonzero(touched_mask[i]).tolist()
@@ -418,11 +420,15 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
             return ()
         if not later:
             later.extend(_later_masks(non_adj))
-        ts = touched_positions(i)
-        mask = sum(1 << k for k in ts)
+            touched_bits.extend(row_bits(touched_mask))
+        mask = touched_bits[i]
         seen = 0
         out: list[int] = []
-        for a in ts:
+        rest = mask
+        while rest:  # the touched anchors, in anchor order
+            low = rest & -rest
+            rest ^= low
+            a = low.bit_length() - 1
             partners = later[a] & mask
             if not partners:
                 continue
@@ -443,9 +449,5 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
 
 def _later_masks(non_adj: np.ndarray) -> list[int]:
     """Per anchor position a: the int whose bit b is set for each later anchor b (b > a) with no direct edge
-    to a (``non_adj[a, b]``). Up to 62 anchors the bits are one int64 shift-and-sum; beyond, Python ints."""
-    s = non_adj.shape[0]
-    upper = np.triu(non_adj, 1)
-    if s <= 62:
-        return (upper.astype(np.int64) << np.arange(s, dtype=np.int64)).sum(axis=1).tolist()
-    return [sum(1 << b for b in np.flatnonzero(row).tolist()) for row in upper]
+    to a (``non_adj[a, b]``)."""
+    return row_bits(np.triu(non_adj, 1))

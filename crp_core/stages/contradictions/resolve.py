@@ -15,6 +15,7 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.records import AuditEvent, ConflictPair, Resolution, ValueConflict, frozen_array
+from crp_core.stages._bits import row_bits as _row_bits
 from crp_core.stages.contradictions.arbitration import (
     AUTHORITY_DECIMALS,
     Decisions,
@@ -267,18 +268,6 @@ class _Screen:
     def kept(self, i: int) -> None:
         """Pool position ``i`` (screened by the last :meth:`fits` call) was appended to the kept rows."""
         self.cols |= 1 << (self.n0 + (i - self.start))
-
-
-def _row_bits(mask: np.ndarray) -> list[int]:
-    """Each row of a 2-D bool array as an int whose bit j is column j."""
-    m, n = mask.shape
-    words = max(-(-n // 64), 1)
-    padded = np.zeros((m, words * 64), dtype=bool)
-    padded[:, :n] = mask
-    packed = np.packbits(padded, axis=1, bitorder="little").view("<u8")  # (m, words): bit j of word w = column 64w + j
-    if words == 1:
-        return packed[:, 0].tolist()
-    return [sum(w << (64 * k) for k, w in enumerate(ws)) for ws in packed.tolist()]
 
 
 def _fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, config: CRPConfig) -> bool:
