@@ -77,10 +77,10 @@ class RecencyTable:
     idx: np.ndarray  # (c,) fact rows
     age_days: np.ndarray  # (c,) float; NaN = age unknown; negative ages are clamped to 0 (see rule "future")
     ttl_days: np.ndarray  # (c,) float; inf = no expiry
-    ttl_source: tuple[str, ...]  # "explicit" | "default" | "timeless"
+    ttl_source: Sequence[str]  # "explicit" | "default" | "timeless" (a DeferredTuple: built on first read)
     fresh_days: np.ndarray  # (c,) fresh_fraction * ttl (inf when no expiry)
     factor: np.ndarray  # (c,) recency_factor in [stale_floor, 1]
-    rule: tuple[RecencyRule, ...]  # which branch of the formula applied
+    rule: Sequence[RecencyRule]  # which branch of the formula applied (a DeferredTuple: built on first read)
     warnings: tuple[str, ...] = ()  # data-quality warnings (future timestamps, unknown ages), one line each
 
 

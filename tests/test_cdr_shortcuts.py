@@ -15,7 +15,7 @@ from crp_core.config import CRPConfig
 from crp_core.factors.coverage import CoverageEntry, CoverageSet
 from crp_core.factors.ngram import build_blacklist, count_overlap, fact_overlaps
 from crp_core.factors.recency import concat_recency, fact_attributes, resolved_importance
-from crp_core.records import RecencyTable
+from crp_core.records import DeferredTuple, RecencyTable
 from crp_core.stages.cdr import coverage_scores, residual_pulls, score_cdr
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -144,8 +144,8 @@ def test_concat_recency_matches_the_plain_first_occurrence_join(seed, parts):
     want = plain_concat(*tables)
     for k, v in want.items():
         col = getattr(got, k)
-        if isinstance(col, tuple):
-            assert col == tuple(v), k
+        if not isinstance(col, np.ndarray):  # the name columns: tuples built on first read
+            assert isinstance(col, DeferredTuple) and col == tuple(v), k
         else:
             assert col.tolist() == np.asarray(v, dtype=col.dtype).tolist() or np.array_equal(
                 col, np.asarray(v, dtype=col.dtype), equal_nan=True), k
@@ -217,3 +217,19 @@ def test_factors_read_off_the_sub_query_cosines_match_the_vector_formulas(seed, 
     np.testing.assert_allclose(pull, residual_pulls(v32, coverage, res_vecs), rtol=0, atol=2e-6)
     assert cov.dtype == pull.dtype == np.float64
     assert factors_from_cosines(cosines, ids[:-1], coverage, residual + [ids[-1]]) is None  # no column for one
+
+
+def test_recency_name_columns_are_built_on_first_read_and_pickle_as_tuples():
+    import pickle
+
+    from crp_core.factors.recency import RULES, TTL_SOURCES
+
+    corpus, _ = corpus_for(5, 12)
+    attrs = fact_attributes(corpus.kb, NOW, CRPConfig())
+    rows = np.array([3, 0, 7], dtype=np.int64)
+    table = attrs.recency(rows)
+    assert isinstance(table.rule, DeferredTuple) and isinstance(table.ttl_source, DeferredTuple)
+    assert table.rule == tuple(RULES[int(c)] for c in attrs.rule[rows])
+    assert table.ttl_source == tuple(TTL_SOURCES[int(c)] for c in attrs.ttl_kind[rows])
+    clone = pickle.loads(pickle.dumps(table))
+    assert type(clone.rule) is tuple and clone.rule == table.rule and clone.ttl_source == table.ttl_source

@@ -13,7 +13,7 @@ import itertools
 import math
 import operator
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, TypeVar
@@ -23,7 +23,7 @@ import numpy as np
 from crp_core.config import SECONDS_PER_DAY, SOURCE_TYPES, CRPConfig, SourceTable
 from crp_core.io.timeparse import format_timestamp
 from crp_core.model import Fact, KnowledgeBase
-from crp_core.records import RecencyRule, RecencyTable, freeze_owned, frozen_array
+from crp_core.records import DeferredTuple, RecencyRule, RecencyTable, freeze_owned, frozen_array
 
 _T = TypeVar("_T")
 
@@ -234,14 +234,16 @@ class FactAttributes:
             warnings.append(f"fact {f.fact_id!r} (line {f.line}): modified_at "
                             f"{format_timestamp(f.effective_modified_at)} is after now "
                             f"{format_timestamp(self.now)}; age counted as 0")
+        kinds, rules = self.ttl_kind[idx], self.rule[idx]
+        # the names are read by the report and the dashboard, never by a stage: built when first read
         return RecencyTable(
             idx=freeze_owned(idx.copy()),
             age_days=freeze_owned(self.age_days[idx]),
             ttl_days=freeze_owned(self.ttl_days[idx]),
-            ttl_source=_names(TTL_SOURCES, self.ttl_kind[idx]),
+            ttl_source=DeferredTuple(lambda: _names(TTL_SOURCES, kinds)),
             fresh_days=freeze_owned(self.fresh_days[idx]),
             factor=freeze_owned(self.factor[idx]),
-            rule=_names(RULES, self.rule[idx]),
+            rule=DeferredTuple(lambda: _names(RULES, rules)),
             warnings=tuple(warnings),
         )
 
@@ -351,9 +353,14 @@ def concat_recency(*tables: RecencyTable) -> RecencyTable:
         got = np.concatenate([getattr(t, name) for t in tables])
         return freeze_owned(got if whole else got[keep])
 
-    def cat_t(columns: Iterable[tuple[_T, ...]]) -> tuple[_T, ...]:
-        allv = tuple(itertools.chain.from_iterable(columns))
-        return allv if whole else _pick(allv, keep)
+    def cat_t(columns: Iterable[Sequence[_T]]) -> DeferredTuple[_T]:
+        parts = list(columns)
+
+        def build() -> tuple[_T, ...]:
+            allv = tuple(itertools.chain.from_iterable(parts))
+            return allv if whole else _pick(allv, keep)
+
+        return DeferredTuple(build)
 
     warnings = tuple(dict.fromkeys(w for t in tables for w in t.warnings))
     return RecencyTable(cat("idx"), cat("age_days"), cat("ttl_days"), cat_t(t.ttl_source for t in tables),

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -145,9 +145,8 @@ def cached_note_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, co
     return notes
 
 
-@dataclass(frozen=True)
-class PackItem:
-    """One selected fact offered to the packer."""
+class PackItem(NamedTuple):
+    """One selected fact offered to the packer (a named tuple: a run builds one per selected fact)."""
 
     row: int
     role: PackRole
