@@ -113,11 +113,12 @@ def build_headers(result: Any) -> dict[str, str]:
     h[HOPS] = str(int(cdgr.hops))
 
     order = result.envelope.order
-    included_conn = [p for p in order if p.role == "connector"]
-    h[CONNECTORS] = f"{len(included_conn)}/{len(order)}"
-    bvals = np.zeros(len(included_conn))
-    if included_conn and conn.idx.size:
-        at, found = row_positions(conn.idx, rows[np.array([p.role == "connector" for p in order], dtype=bool)])
+    is_conn = np.array([p.role == "connector" for p in order], dtype=bool)
+    n_conn = int(is_conn.sum())
+    h[CONNECTORS] = f"{n_conn}/{len(order)}"
+    bvals = np.zeros(n_conn)
+    if n_conn and conn.idx.size:
+        at, found = row_positions(conn.idx, rows[is_conn])
         bvals = np.where(found, np.asarray(conn.bridge_value, dtype=np.float64)[at], 0.0)
     h[BRIDGE] = _fmt2(float(np.mean(bvals)) if bvals.size else 0.0)
     available = np.union1d(result.candidates.idx, conn.idx).size

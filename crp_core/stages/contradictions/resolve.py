@@ -15,7 +15,7 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.records import AuditEvent, ConflictPair, Resolution, ValueConflict, frozen_array
-from crp_core.stages._bits import row_bits as _row_bits
+from crp_core.stages._bits import row_bits
 from crp_core.stages.contradictions.arbitration import (
     AUTHORITY_DECIMALS,
     Decisions,
@@ -236,7 +236,7 @@ class _Screen:
         # float32 products compared in float64, as Python compares the floats ``tolist`` gives
         cos = (self.vecs[block] @ self.vecs[basis].T).astype(np.float64)
         near = (np.abs(cos - self.dedup) <= _SLACK) | (np.abs(cos - self.close) <= _SLACK)
-        self.near, self.dup, self.closer = _row_bits(near), _row_bits(cos > self.dedup), _row_bits(cos > self.close)
+        self.near, self.dup, self.closer = row_bits(near), row_bits(cos > self.dedup), row_bits(cos > self.close)
         self.cols = (1 << self.n0) - 1
 
     def fits(self, i: int, kb: Any, config: CRPConfig) -> bool:
