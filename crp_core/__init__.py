@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     from crp_core.report import (
         dumps,
         export_report_dict,
+        fact_columns,
         fact_rows_report,
         fanout_report,
         pair_dict,
@@ -144,7 +145,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "ValueConflict", "ValueDiff"
     ),
     "crp_core.report": (
-        "dumps", "export_report_dict", "fact_rows_report", "fanout_report", "pair_dict", "run_report",
+        "dumps", "export_report_dict", "fact_columns", "fact_rows_report", "fanout_report", "pair_dict", "run_report",
         "suite_metrics_report", "tune_report"
     ),
     "crp_core.stages.contradictions": ("authority_of", "values_conflict"),
@@ -171,8 +172,8 @@ __all__ = [
     "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",
     "FanoutResult", "PackedFact", "Envelope", "FactOutcome", "values_conflict", "authority_of",
     # JSON reports
-    "run_report", "fact_rows_report", "fanout_report", "pair_dict", "dumps", "suite_metrics_report", "tune_report",
-    "export_report_dict",
+    "run_report", "fact_rows_report", "fact_columns", "fanout_report", "pair_dict", "dumps", "suite_metrics_report",
+    "tune_report", "export_report_dict",
     # analysis
     "scan_ckf", "ConflictScan", "sweep", "SweepResult", "SweepPoint", "compare_runs", "Comparison",
     "before_after", "BeforeAfter", "run_spec024_baseline",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from crp_core import headers as headers_mod
+from crp_core.factors.recency import row_positions
 from crp_core.io.timeparse import format_timestamp
 from crp_core.records import (
     Authority,
@@ -87,7 +88,7 @@ def dumps(obj: Any) -> str:
 def fact_rows_report(result: PipelineResult) -> list[dict[str, Any]]:
     """The ``facts`` rows of :func:`run_report` (SPEC_NOTES §4), JSON-plain, without building the rest
     of the report (its graph edges, conflicts and envelope): what a per-fact table needs. The rows are
-    built plain (:func:`_fact_rows`), so no :func:`plain` pass over every value is needed."""
+    built plain (:func:`fact_columns`), so no :func:`plain` pass over every value is needed."""
     return _fact_rows(result)
 
 
@@ -101,71 +102,126 @@ def _opt_num(x: Any) -> float | None:
     return None if x is None else _num(x)
 
 
-def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
-    """One JSON-plain row per scored fact (stage-1 candidates, then stage-3 connector candidates): every
-    value already what :func:`plain` would make of it (Python floats with NaN / inf as None, ints, bools,
-    strings, lists), so the per-fact table does not walk every value (a connector's bridged pairs are
-    hundreds of small lists at 10k facts)."""
+def _finite_list(values: np.ndarray) -> list[Any]:
+    """``values.tolist()`` (Python floats / ints) with each NaN / inf as None, as :func:`plain` gives them."""
+    out = values.tolist()
+    if values.dtype.kind == "f":
+        for i in np.flatnonzero(~np.isfinite(values)).tolist():
+            out[i] = None
+    return out
+
+
+def _opt_finite_list(values: np.ndarray, where: np.ndarray, pos: np.ndarray) -> list[Any]:
+    """``values[pos]`` as :func:`_finite_list` where ``where`` holds, None elsewhere (an object array's None
+    stays None)."""
+    n = where.size
+    out: list[Any] = [None] * n
+    hit = np.flatnonzero(where)
+    if hit.size:
+        got = np.asarray(values)[pos[hit]]
+        vals = _finite_list(got) if got.dtype != object else [_opt_num(v) for v in got.tolist()]
+        for i, v in zip(hit.tolist(), vals):
+            out[i] = v
+    return out
+
+
+def fact_columns(result: PipelineResult) -> dict[str, list[Any]]:
+    """The report's ``facts`` rows (SPEC_NOTES §4) as columns: field name -> one JSON-plain value per
+    scored fact (stage-1 candidates, then stage-3 connector candidates), in the rows' field order.
+
+    Each factor column is one gather from the CDR table of the fact's stage (stage 2's, or stage 3's for
+    a connector candidate stage 2 did not score), the connector columns one gather from the connector
+    table, the recency columns one from the run's recency table: the values :func:`plain` would make of
+    the stored factors (Python floats with NaN / inf as None, ints, bools, strings, lists)."""
     kb = result.corpus.kb
     facts = kb.facts
     cdr, conn, ccdr = result.cdr, result.cdgr.connectors, result.cdgr.connector_cdr
     cand = result.candidates
     rec = result.recency
-    pos_cdr = {int(r): i for i, r in enumerate(cdr.idx.tolist())}
-    pos_conn = {int(r): i for i, r in enumerate(conn.idx.tolist())}
-    pos_rec = {int(r): i for i, r in enumerate(rec.idx.tolist())}
-    packed = {p.fact_id: (k + 1, p) for k, p in enumerate(result.envelope.order)}
-    out: list[dict[str, Any]] = []
-    for o in result.outcomes:
-        row = kb.index_of(o.fact_id)
-        f = facts[row]
-        if row in pos_cdr:
-            t, i, stage = cdr, pos_cdr[row], 1
-        else:
-            if ccdr is None:
-                raise ValueError(f"fact {o.fact_id!r} is neither a stage-2 candidate nor a scored connector")
-            t, i, stage = ccdr, pos_conn[row], 3
-        ci = pos_conn.get(row)
-        ri = pos_rec.get(row)
-        d: dict[str, Any] = {
-            "fact_id": str(o.fact_id),
-            "role": str(o.role),
-            "relevance": _num(t.relevance[i]),
-            "residual_pull": _num(t.residual_pull[i]),
-            "effective_relevance": _num(t.effective_relevance[i]),
-            "coverage_score": _num(t.coverage_score[i]),
-            "coverage_penalty": _num(t.coverage_penalty[i]),
-            "novelty": _num(t.novelty[i]),
-            "recency_factor": _num(t.recency_factor[i]),
-            "importance_weight": _num(t.importance_weight[i]),
-            "ngram_overlap": plain(t.ngram_overlap[i]),
-            "ngram_penalty": _num(t.ngram_penalty[i]),
-            "cdr_score": _num(t.cdr_score[i]),
-            "bridge_value": _num(conn.bridge_value[ci]) if ci is not None else None,
-            "connector_score": _num(conn.connector_score[ci]) if ci is not None else None,
-            "in_envelope": bool(o.in_envelope),
-            "suppressed": bool(o.suppressed),
-            "reason": plain(o.reason),
-            "passed_gate": (bool(cand.passed_gate[i]) if stage == 1
-                            else bool(t.passed_gate is not None and t.passed_gate[i])),
-            "found_by": [str(x) for x in cand.found_by[i]] if stage == 1 else ["graph"],
-            "connector_candidate": ci is not None,
-            "hop_distance": plain(conn.hop_distance[ci]) if ci is not None else None,
-            "touched_anchors": [facts[a].fact_id for a in conn.touched_anchors[ci]] if ci is not None else None,
-            "bridged_pairs": ([[facts[a].fact_id, facts[b].fact_id] for a, b in conn.bridged_pairs[ci]]
-                              if ci is not None else None),
-            "mean_path_weight": _opt_num(conn.mean_path_weight[ci]) if ci is not None else None,
-            "age_days": _opt_num(rec.age_days[ri]) if ri is not None else None,
-            "ttl_days": _opt_num(rec.ttl_days[ri]) if ri is not None else None,
-            "ttl_source": plain(rec.ttl_source[ri]) if ri is not None else None,
-            "recency_rule": plain(rec.rule[ri]) if ri is not None else None,
-            "source_type": plain(f.source_type),
-            "status": plain(f.status),
-            "position": packed[o.fact_id][0] if o.fact_id in packed else None,
-            "content": plain(f.content),
-        }
-        out.append(d)
-    return out
+    outs = list(result.outcomes)
+    n = len(outs)
+    rows = np.fromiter((kb.index_of(o.fact_id) for o in outs), dtype=np.int64, count=n)
+    p1, s1 = row_positions(cdr.idx, rows)
+    pc, sc = row_positions(conn.idx, rows)
+    pr, sr = row_positions(rec.idx, rows)
+    s3 = ~s1
+    if s3.any():
+        missing = s3 & ~sc
+        if ccdr is None or missing.any():
+            fid = outs[int(np.flatnonzero(missing if ccdr is not None else s3)[0])].fact_id
+            raise ValueError(f"fact {fid!r} is neither a stage-2 candidate nor a scored connector")
+    one, three = np.flatnonzero(s1), np.flatnonzero(s3)
+
+    def factor(name: str) -> list[Any]:
+        a1 = np.asarray(getattr(cdr, name))
+        a3 = np.asarray(getattr(ccdr, name)) if ccdr is not None else a1
+        vals = np.empty(n, dtype=np.result_type(a1, a3))
+        vals[one] = a1[p1[one]]
+        if three.size:
+            vals[three] = a3[pc[three]]
+        return _finite_list(vals)
+
+    gate1 = np.asarray(cand.passed_gate, dtype=bool)
+    gate3 = (np.asarray(ccdr.passed_gate, dtype=bool) if ccdr is not None and ccdr.passed_gate is not None
+             else None)
+    passed = np.zeros(n, dtype=bool)
+    passed[one] = gate1[p1[one]]
+    if three.size and gate3 is not None:
+        passed[three] = gate3[pc[three]]
+    stage1 = s1.tolist()
+    p1_list = p1.tolist()
+    conn_at = sc.tolist()
+    pc_list = pc.tolist()
+    rec_at = sr.tolist()
+    pr_list = pr.tolist()
+    packed = {p.fact_id: k + 1 for k, p in enumerate(result.envelope.order)}
+    fact_of = [facts[r] for r in rows.tolist()]
+    hop = _opt_finite_list(conn.hop_distance, sc, pc)
+    return {
+        "fact_id": [str(o.fact_id) for o in outs],
+        "role": [str(o.role) for o in outs],
+        "relevance": factor("relevance"),
+        "residual_pull": factor("residual_pull"),
+        "effective_relevance": factor("effective_relevance"),
+        "coverage_score": factor("coverage_score"),
+        "coverage_penalty": factor("coverage_penalty"),
+        "novelty": factor("novelty"),
+        "recency_factor": factor("recency_factor"),
+        "importance_weight": factor("importance_weight"),
+        "ngram_overlap": [plain(v) for v in factor("ngram_overlap")],
+        "ngram_penalty": factor("ngram_penalty"),
+        "cdr_score": factor("cdr_score"),
+        "bridge_value": _opt_finite_list(conn.bridge_value, sc, pc),
+        "connector_score": _opt_finite_list(conn.connector_score, sc, pc),
+        "in_envelope": [bool(o.in_envelope) for o in outs],
+        "suppressed": [bool(o.suppressed) for o in outs],
+        "reason": [plain(o.reason) for o in outs],
+        "passed_gate": passed.tolist(),
+        "found_by": [[str(x) for x in cand.found_by[i]] if s else ["graph"] for s, i in zip(stage1, p1_list)],
+        "connector_candidate": conn_at,
+        "hop_distance": [plain(v) for v in hop],
+        "touched_anchors": [[facts[a].fact_id for a in conn.touched_anchors[i]] if c else None
+                            for c, i in zip(conn_at, pc_list)],
+        "bridged_pairs": [[[facts[a].fact_id, facts[b].fact_id] for a, b in conn.bridged_pairs[i]] if c else None
+                          for c, i in zip(conn_at, pc_list)],
+        "mean_path_weight": _opt_finite_list(conn.mean_path_weight, sc, pc),
+        "age_days": _opt_finite_list(rec.age_days, sr, pr),
+        "ttl_days": _opt_finite_list(rec.ttl_days, sr, pr),
+        "ttl_source": [plain(rec.ttl_source[i]) if r else None for r, i in zip(rec_at, pr_list)],
+        "recency_rule": [plain(rec.rule[i]) if r else None for r, i in zip(rec_at, pr_list)],
+        "source_type": [plain(f.source_type) for f in fact_of],
+        "status": [plain(f.status) for f in fact_of],
+        "position": [packed.get(o.fact_id) for o in outs],
+        "content": [plain(f.content) for f in fact_of],
+    }
+
+
+def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
+    """One JSON-plain row per scored fact: :func:`fact_columns` read across (the per-fact table does not
+    walk every value: a connector's bridged pairs are hundreds of small lists at 10k facts)."""
+    cols = fact_columns(result)
+    names = tuple(cols)
+    return [dict(zip(names, values)) for values in zip(*cols.values())]
 
 
 def authority_dict(a: Authority) -> dict[str, Any]:

@@ -99,13 +99,18 @@ def fact_rows(result: Any) -> list[dict]:
 def outcome_of(row: dict) -> str:
     """Where a fact ended: in envelope, suppressed (contradiction loser), dropped for the token
     budget, gated (relevance below the gate), else not selected."""
-    if row.get("in_envelope"):
+    return _outcome(row.get("in_envelope"), row.get("suppressed"), row.get("reason", ""), row.get("role"),
+                    row.get("passed_gate", True))
+
+
+def _outcome(in_envelope: Any, suppressed: Any, reason: Any, role: Any, passed_gate: Any) -> str:
+    if in_envelope:
         return "in envelope"
-    if row.get("suppressed"):
+    if suppressed:
         return "suppressed"
-    if str(row.get("reason", "")).startswith("selected but dropped"):
+    if str(reason).startswith("selected but dropped"):
         return "dropped (budget)"
-    if row.get("role") == "gated" or not row.get("passed_gate", True):
+    if role == "gated" or not passed_gate:
         return "gated"
     return "not selected"
 
@@ -124,19 +129,22 @@ def breakdown_frame(result: Any) -> pd.DataFrame:
     """One row per scored fact (stage-1 candidates, then stage-3 connector candidates) with every
     factor, as in the JSON report (``facts``), plus ``outcome``. Read-only: do not mutate it.
 
-    Built column by column, each in its final dtype, in one ``DataFrame`` call (a frame from a list of
-    dicts, then converted column by column, cost most of a config change's table time)."""
+    Built from the report's columns (``crp_core.report.fact_columns``), each in its final dtype, in one
+    ``DataFrame`` call: no per-fact row dicts (a frame from a list of dicts, then converted column by
+    column, cost most of a config change's table time)."""
     got = _FRAMES.get(result)
     if got is not None:
         return got
-    rows = fact_rows(result)  # its own rows: the report's (the JSON download) never get the outcome column
-    names = list(BREAKDOWN_COLUMNS) + [c for c in (rows[0] if rows else {}) if c not in BREAKDOWN_COLUMNS]
+    from crp_core import fact_columns
+
+    fields = fact_columns(result)  # the report's own columns: its rows (the JSON download) never get the outcome
+    fields["outcome"] = [_outcome(*v) for v in zip(fields["in_envelope"], fields["suppressed"], fields["reason"],
+                                                   fields["role"], fields["passed_gate"])]
+    empty = not fields["fact_id"]
+    names = list(BREAKDOWN_COLUMNS) + ([] if empty else [c for c in fields if c not in BREAKDOWN_COLUMNS])
     cols: dict[str, Any] = {}
     for col in names:
-        if col == "outcome":
-            values = [outcome_of(r) for r in rows]
-        else:
-            values = [r.get(col) for r in rows]
+        values = fields[col]
         if col in _FLOAT_COLUMNS:
             cols[col] = _floats(values)
         elif col == "ngram_overlap":
@@ -144,7 +152,7 @@ def breakdown_frame(result: Any) -> pd.DataFrame:
         elif col == "position":
             cols[col] = pd.array([np.nan if v is None else v for v in values], dtype="Int64")
         else:
-            cols[col] = pd.Series(values, dtype=object) if not rows else values
+            cols[col] = pd.Series(values, dtype=object) if empty else values
     df = pd.DataFrame(cols, columns=names)
     _FRAMES[result] = df
     return df

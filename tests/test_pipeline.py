@@ -224,3 +224,52 @@ def test_unchosen_connector_candidate_is_a_candidate_not_gated():
     unchosen = "B" if out["B"].role == "candidate" else "C"
     assert not out[unchosen].in_envelope
     assert {f["fact_id"]: f["role"] for f in run_report(r)["facts"]}[unchosen] == "candidate"
+
+
+def test_report_fact_columns_read_each_fact_from_its_own_stage_table():
+    """The report's ``facts`` come from :func:`crp_core.report.fact_columns`: each factor from the CDR
+    table of the fact's own stage (stage 2, or stage 3 for a connector candidate stage 2 did not score),
+    the connector fields from the connector table, the recency fields from the run's recency table.
+    Checked against plain per-fact lookups on the chain geometry (A, D from stage 1; B, C from the walk)."""
+    from crp_core.report import fact_columns
+
+    g = np.array([[1, .3, .78], [.3, 1, .78], [.78, .78, 1]])
+    low = np.linalg.cholesky(g)
+    b = 0.56
+    a = np.sqrt(1 - b * b)
+    vecs = np.array([np.append(a * low[0], b), np.append(a * low[1], b), np.append(low[2], 0.0),
+                     np.append(low[0], 0.0)])
+    facts = [fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
+             fact("D", "stale DNS caches delay endpoint propagation", modified_at="2025-01-01"),
+             fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01",
+                  source_type="community_forum"),
+             fact("C", "rescheduled pods are placed on another node", modified_at="2024-05-01")]
+    corpus = make_corpus(facts, vecs)
+    r = run_pipeline(corpus, make_scenario(np.array([0, 0, 0, 1.0]), now=NOW),
+                     CRPConfig(candidate_k=2, envelope_fact_budget=3))
+    cols = fact_columns(r)
+    rows = run_report(r)["facts"]
+    assert list(rows[0]) == list(cols)  # the rows are the columns read across, in the same field order
+    assert [[row[k] for row in rows] for k in cols] == list(cols.values())
+    cdr, conn, ccdr, rec = r.cdr, r.cdgr.connectors, r.cdgr.connector_cdr, r.recency
+    kb = corpus.kb
+    at = {int(x): i for i, x in enumerate(cdr.idx)}
+    at_conn = {int(x): i for i, x in enumerate(conn.idx)}
+    at_rec = {int(x): i for i, x in enumerate(rec.idx)}
+    stage3 = 0
+    for k, fid in enumerate(cols["fact_id"]):
+        row = kb.index_of(fid)
+        table, i = (cdr, at[row]) if row in at else (ccdr, at_conn[row])
+        stage3 += table is ccdr
+        for name in ("relevance", "novelty", "recency_factor", "importance_weight", "cdr_score"):
+            assert cols[name][k] == float(getattr(table, name)[i]), (fid, name)
+        c = at_conn.get(row)
+        assert cols["connector_candidate"][k] is (c is not None)
+        assert cols["bridge_value"][k] == (None if c is None else float(conn.bridge_value[c]))
+        assert cols["hop_distance"][k] == (None if c is None else int(conn.hop_distance[c]))
+        j = at_rec[row]
+        assert cols["age_days"][k] == float(rec.age_days[j]) and cols["ttl_source"][k] == rec.ttl_source[j]
+        assert cols["found_by"][k] == (["graph"] if table is ccdr else list(r.candidates.found_by[at[row]]))
+        assert cols["source_type"][k] == kb.facts[row].source_type
+    assert stage3 == 2  # B and C: scored by stage 3 alone
+    assert cols["bridged_pairs"][cols["fact_id"].index("B")] == [["A", "D"]]
