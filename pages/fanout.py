@@ -140,7 +140,7 @@ def _controls(scenario: Any, config: Any) -> tuple[int, list[str], float]:
 
 
 def _comparison(fan: Any) -> None:
-    st.markdown(fv.comparison_html(fv.comparison_frame(fan)), unsafe_allow_html=True)
+    render.html_block(fv.comparison_html(fv.comparison_frame(fan)))
     st.caption("Fan-out duplicates: cross-branch duplicates found at fan-in (the same fact, or two facts with "
                "cosine > fanin_dedup_similarity, chosen by different branches); the same count as the Tuning "
                "page's before / after view and its report. Distinct facts covered: facts "
@@ -164,7 +164,7 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> 
             proj = _projection(corpus, parts, tuple(a.id for a in page_scen.addressed), vectors, page_scen, key)
             # an inline SVG, not a plotly chart: the browser lays out a few shapes instead of loading and
             # running plotly on every visit (nothing on it selects anything; hovering a point names it)
-            st.markdown(cache.by_identity("partition_svg", proj, fv.partition_svg), unsafe_allow_html=True)
+            render.html_block(cache.by_identity("partition_svg", proj, fv.partition_svg))
             st.caption(render.md_escape(proj.note) + " Crosses: partition centroids (mean of the members); "
                        "grey rings: addressed sub-queries, projected for context (not fitted).")
     with right:
@@ -178,9 +178,8 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> 
 def _coverage_block(fan: Any, step: Any, mode: str, caption: str, scenario: Any, config: Any) -> None:
     tips = _coverage_tips(fan, mode, step, scenario, config)
     chips = fv.chips_html(step.coverage, highlight=step.added, tips=tips)
-    st.markdown(f'<div class="crp-coverage" data-mode="{mode}" data-step="{step.index}" '
-                f'style="margin:4px 0 2px 0"><b>Coverage Set</b> ({len(step.coverage)}): {chips}</div>',
-                unsafe_allow_html=True)
+    render.html_block(f'<div class="crp-coverage" data-mode="{mode}" data-step="{step.index}" '
+                      f'style="margin:4px 0 2px 0"><b>Coverage Set</b> ({len(step.coverage)}): {chips}</div>')
     since = step.detail.get("since_step")
     added = f"{len(step.added)} entr{'y' if len(step.added) == 1 else 'ies'} added" if step.added else "nothing added"
     ref = f" since {'naive ' if mode == 'naive' else ''}step {since + 1}" if isinstance(since, int) else ""
@@ -205,13 +204,13 @@ def _partitioned_detail(fan: Any, step: Any, corpus: Corpus, page_scen: Any, con
             "dedup": "parent set after fan-in"}.get(step.kind, "parent set")
     _coverage_block(fan, step, "partitioned", f"what {who} sees: {view}", page_scen, config)
     if step.kind == "parent":
-        st.markdown("ResidualSet: " + fv.chips_html(d.get("residual_set", []), kind="sq"), unsafe_allow_html=True)
+        render.html_block("ResidualSet: " + fv.chips_html(d.get("residual_set", []), kind="sq"))
     elif step.kind == "partition":
         render.dataframe(fv.partitions_frame(fan, page_scen), hide_index=True, width="stretch", key=f"{K}step.parts")
         st.caption(f"Each branch may choose up to {d.get('branch_fact_budget')} facts "
                    "(max(3, envelope_fact_budget // branches)).")
     elif step.kind == "snapshot":
-        st.markdown("Partition: " + fv.chips_html(d.get("partition", []), kind="sq"), unsafe_allow_html=True)
+        render.html_block("Partition: " + fv.chips_html(d.get("partition", []), kind="sq"))
         st.caption(f"{render.md_escape(d.get('snapshot_type', ''))}: a write attempt raises "
                    "SnapshotMutationError (SPEC-027 §1.5).")
     elif step.kind == "retrieval":
@@ -220,15 +219,13 @@ def _partitioned_detail(fan: Any, step: Any, corpus: Corpus, page_scen: Any, con
                    f"scored {d.get('scored')}, chose {len(step.facts)} (budget {d.get('budget')}).")
         _facts_table(step, corpus, fv.chosen_by_several(run), f"{K}step.facts.p")
     elif step.kind == "additions":
-        st.markdown("Local additions (depth "
-                    f"{config.branch_depth_weight:g}): " + fv.chips_html(d.get("additions", []),
-                                                                          highlight=d.get("additions", [])),
-                    unsafe_allow_html=True)
+        added = d.get("additions", [])
+        render.html_block(f"Local additions (depth {config.branch_depth_weight:g}): "
+                          + fv.chips_html(added, highlight=added))
     elif step.kind == "merge":
-        st.markdown("Union of the branches' facts: " + fv.chips_html(step.facts, kind="fact",
-                                                                     highlight=fv.duplicate_fact_ids(run),
-                                                                     highlight_bg=fv.DUP_BG),
-                    unsafe_allow_html=True)
+        render.html_block("Union of the branches' facts: "
+                          + fv.chips_html(step.facts, kind="fact", highlight=fv.duplicate_fact_ids(run),
+                                          highlight_bg=fv.DUP_BG))
         st.caption(f"Coverage depth after the merge: {d.get('coverage_depth')}.")
     elif step.kind == "dedup":
         _dedup_report(run, "partitioned")
@@ -290,13 +287,13 @@ def _stepper(fan: Any, corpus: Corpus, page_scen: Any, config: Any, result_sig: 
     with c_part:
         st.markdown("##### Partitioned (SPEC-027 §1.3)")
         _partitioned_detail(fan, steps[idx], corpus, page_scen, config)
-        st.markdown(fv.timeline_html(steps, idx, duplicates=fv.duplicate_fact_ids(fan.partitioned),
-                                     title="Timeline (partitioned)"), unsafe_allow_html=True)
+        render.html_block(fv.timeline_html(steps, idx, duplicates=fv.duplicate_fact_ids(fan.partitioned),
+                                           title="Timeline (partitioned)"))
     with c_naive:
         st.markdown("##### Naive: shared Coverage Set (SPEC-027 §1.1)")
         _naive_detail(fan, nsteps[nidx], corpus, page_scen, config)
-        st.markdown(fv.timeline_html(nsteps, nidx, duplicates=fv.chosen_by_several(fan.naive).keys(),
-                                     title="Race timeline (naive)"), unsafe_allow_html=True)
+        render.html_block(fv.timeline_html(nsteps, nidx, duplicates=fv.chosen_by_several(fan.naive).keys(),
+                                           title="Race timeline (naive)"))
         st.caption("Red chips: facts chosen by more than one branch (duplicate content).")
 
 

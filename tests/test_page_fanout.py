@@ -127,7 +127,7 @@ def _ok(at: AppTest) -> None:
 
 def _coverage(at: AppTest, mode: str) -> tuple[int, list[str], list[str], list[str]]:
     """(step index, entries shown, highlighted entries, chip titles) of the Coverage Set block ``mode``."""
-    for m in at.markdown:
+    for m in at.html:
         hit = COV.search(m.value)
         if hit and hit.group(1) == mode:
             chips = CHIP.findall(hit.group(3))
@@ -152,7 +152,7 @@ def _widget(elements, label: str):
 
 
 def _comparison(at: AppTest) -> dict[str, tuple[int, int]]:
-    for m in at.markdown:
+    for m in at.html:
         if "crp-compare-strip" in m.value:
             return {html.unescape(k): (int(n), int(p)) for k, n, p in COMPARE.findall(m.value)}
     raise AssertionError("no comparison strip")
@@ -220,7 +220,7 @@ def test_partitions_table_and_comparison_strip_come_from_the_records(fan_env, tm
     assert _shown(at.markdown, "k-means (k = 3)")
     # the partition view: one point per ResidualSet sub-query in its partition's colour, one cross per
     # partition, drawn as an inline SVG (no plotly chart on this page)
-    svg = [m.value for m in at.markdown if "crp-partition-view" in m.value]
+    svg = [m.value for m in at.html if "crp-partition-view" in m.value]
     assert len(svg) == 1 and not at.get("plotly_chart")
     drawn = re.findall(r'class="crp-pca-point" data-id="([^"]*)" data-partition="(-?\d+)"', svg[0])
     want = [(sid, str(p)) for p, part in enumerate(fan.partitioned.partitions) for sid in part]
@@ -368,7 +368,7 @@ def test_branch_depth_weight_control(fan_env, tmp_path):
     # 'done' keeps its own depth 0.9; the branch's local additions are written with depth 0.5
     assert tips[0] == "addressed, depth 0.9"
     assert all(t.startswith("branch addition, depth 0.5") for e, t in zip(shown, tips) if e in hl) and hl
-    assert _shown(at.markdown, "Local additions (depth 0.5)")
+    assert _shown(at.html, "Local additions (depth 0.5)")
     assert at.session_state["crp.config"].branch_depth_weight == 0.7  # the sidebar config is untouched
 
 
@@ -386,7 +386,9 @@ def test_inactive_when_the_scenario_has_no_fanout(fan_env):
 
 def test_untrusted_ids_and_texts_are_escaped(fan_env):
     at = _open(scenario="b_escape.json")
-    html_blocks = [m.value for m in at.markdown if "crp-" in m.value]
+    # the page's HTML blocks are st.html elements (never re-parsed as Markdown)
+    html_blocks = [m.value for m in at.html if "crp-" in m.value]
+    assert not [m.value for m in at.markdown if "crp-" in m.value]
     assert html_blocks
     for block in html_blocks:
         assert "<img" not in block and "<script" not in block

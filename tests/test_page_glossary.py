@@ -2,12 +2,13 @@
 a search with an empty state, and the one-line help other views put on their columns."""
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
 from page_support import run_page, widget
 
-from crp_ui import glossary
+from crp_ui import glossary, render
 
 K = "crp.page.glossary."
 #: the terms the dashboard must explain (the demo's and the tables' vocabulary)
@@ -51,29 +52,33 @@ def test_with_help_keeps_the_column_config():
 
 
 def shown_terms(at) -> list[str]:
-    """The names of the terms the page lists (in its one Markdown element of cards)."""
-    return [n for m in at.main.markdown for n in re.findall(r"\*\*(.+?)\*\* — ", m.value) if "crp-term" in m.value]
+    """The names of the terms the page lists (in its one HTML element of cards), unescaped."""
+    return [html.unescape(n) for m in at.main.html for n in re.findall(r"<b>(.+?)</b> — ", m.value)
+            if "crp-term" in m.value]
 
 
 def test_glossary_page_lists_every_term(ui_env):
     at = run_page("glossary")
     assert [t.value for t in at.title] == ["Glossary"]
-    text = "\n".join(m.value for m in at.markdown)
-    for t in glossary.TERMS:
-        assert f"**{t.name}** — {t.short}" in text and t.definition in text
-    # all terms in one Markdown element (each element costs the browser a render), each in its card, the
-    # source a small grey line under the definition
-    (cards,) = [m for m in at.main.markdown if "crp-term" in m.value]
+    # all terms in one HTML element (each element costs the browser a render, and HTML is not re-parsed as
+    # Markdown), each in its card: the name in bold, the one-line form, the paragraph, the source a small
+    # grey line under the definition; every text escaped
+    (cards,) = [m for m in at.main.html if "crp-term" in m.value]
+    assert not [m for m in at.main.markdown if "crp-term" in m.value]
     assert cards.value.count('<div class="crp-term"') == len(glossary.TERMS) == cards.value.count("</div>")
+    for t in glossary.TERMS:
+        assert f"<b>{render.html_text(t.name)}</b> — {render.html_text(t.short)}</p>" in cards.value
+        assert f">{render.html_text(t.definition)}</p>" in cards.value
     bridge = glossary.term("bridge value")
-    assert (f"**bridge value** — {bridge.short}\n\n{bridge.definition}\n\n:small[:gray[Source: SPEC-025 §2.4"
-            in cards.value)
+    assert re.search(r'<p class="crp-source" style="[^"]*color:[^"]*">Source: SPEC-025 §2\.4', cards.value)
+    assert cards.value.count('class="crp-source"') == len(glossary.TERMS)
+    assert f"{render.html_text(bridge.definition)}</p><p class=\"crp-source\"" in cards.value
     assert not any(c.value.startswith("Source:") for c in at.caption)
 
 
 def test_glossary_text_holds_no_markup():
-    # the cards are rendered with HTML allowed: the glossary's static text must not open a tag or an
-    # entity, nor close the small grey line's brackets
+    # the glossary's static text must not open a tag or an entity (the cards escape it anyway), and its
+    # sources and other names hold no square brackets (``help`` puts the source into widgets' Markdown help)
     for t in glossary.TERMS:
         for text in (t.name, t.short, t.definition, t.cite, *t.aliases):
             assert not re.search(r"<[A-Za-z/!?]|&[#A-Za-z]", text), (t.name, text)
