@@ -85,7 +85,7 @@ def html_block(body: str) -> None:
     an attribute escaper built on it) as one ``st.html`` element: Streamlit's frontend sanitises it
     (DOMPurify) and the browser parses it as HTML, never as Markdown. For a large block that is far
     cheaper to draw than ``st.markdown(..., unsafe_allow_html=True)``, whose Markdown pipeline re-parses
-    the HTML (the Glossary's cards, ~18 KB: page switch ~210 -> ~150 ms idle on the two-core box). The
+    the HTML (the Glossary's cards, ~18 KB: page switch ~205 -> ~165-180 ms idle on the two-core box). The
     block gets no Markdown styling: it carries its own inline styles."""
     st.html(body)
 
