@@ -24,7 +24,7 @@ def main() -> None:
         st.caption(f"{len(found)} of {len(glossary.TERMS)} terms match.")
     # every term in ONE HTML element: each element costs the browser a render (a card and a Markdown
     # element per term made a switch to this page ~0.2 s slower), and HTML is not re-parsed as Markdown
-    # (one Markdown element of these cards still cost the switch ~60 ms); the glossary's own static text,
+    # (one Markdown element of these cards cost the switch ~25-60 ms more); the glossary's own static text,
     # escaped (no user input reaches it: the search only filters)
     render.html_block("".join(term_card(t) for t in found))
 
