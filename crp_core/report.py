@@ -176,7 +176,6 @@ def fact_columns(result: PipelineResult) -> dict[str, list[Any]]:
     pr_list = pr.tolist()
     packed = {p.fact_id: k + 1 for k, p in enumerate(result.envelope.order)}
     fact_of = [facts[r] for r in rows.tolist()]
-    hop = _opt_finite_list(conn.hop_distance, sc, pc)
     return {
         "fact_id": [str(o.fact_id) for o in outs],
         "role": [str(o.role) for o in outs],
@@ -188,7 +187,7 @@ def fact_columns(result: PipelineResult) -> dict[str, list[Any]]:
         "novelty": factor("novelty"),
         "recency_factor": factor("recency_factor"),
         "importance_weight": factor("importance_weight"),
-        "ngram_overlap": [plain(v) for v in factor("ngram_overlap")],
+        "ngram_overlap": factor("ngram_overlap"),
         "ngram_penalty": factor("ngram_penalty"),
         "cdr_score": factor("cdr_score"),
         "bridge_value": _opt_finite_list(conn.bridge_value, sc, pc),
@@ -199,7 +198,7 @@ def fact_columns(result: PipelineResult) -> dict[str, list[Any]]:
         "passed_gate": passed.tolist(),
         "found_by": [[str(x) for x in cand.found_by[i]] if s else ["graph"] for s, i in zip(stage1, p1_list)],
         "connector_candidate": conn_at,
-        "hop_distance": [plain(v) for v in hop],
+        "hop_distance": _opt_finite_list(conn.hop_distance, sc, pc),
         "touched_anchors": [[facts[a].fact_id for a in conn.touched_anchors[i]] if c else None
                             for c, i in zip(conn_at, pc_list)],
         "bridged_pairs": [[[facts[a].fact_id, facts[b].fact_id] for a, b in conn.bridged_pairs[i]] if c else None

@@ -87,15 +87,6 @@ def report_of(result: Any) -> dict:
     return got
 
 
-def fact_rows(result: Any) -> list[dict]:
-    """The ``facts`` rows of ``crp_core.report.run_report(result)`` without the rest of the report (its
-    graph edges, conflicts and envelope are most of the work at 10k facts, and the table needs none of
-    them). A test holds them equal."""
-    from crp_core import fact_rows_report
-
-    return fact_rows_report(result)
-
-
 def outcome_of(row: dict) -> str:
     """Where a fact ended: in envelope, suppressed (contradiction loser), dropped for the token
     budget, gated (relevance below the gate), else not selected."""

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from crp_core.config import CRPConfig
 from crp_core.factors.recency import recency_factor
 from crp_core.pipeline import run_pipeline
-from crp_core.report import run_report
+from crp_core.report import fact_rows_report, run_report
 from crp_ui import cache, charts, tables
 from crp_ui.cache import Registry
 
@@ -325,7 +325,7 @@ def test_fact_rows_are_built_plain_with_the_reports_types(result):
 
 def test_fact_rows_are_the_reports_and_the_frame_leaves_the_report_alone(result):
     report = tables.report_of(result)
-    assert tables.fact_rows(result) == run_report(result)["facts"] == report["facts"]
+    assert fact_rows_report(result) == run_report(result)["facts"] == report["facts"]
     tables._FRAMES.pop(result, None)
     frame = tables.breakdown_frame(result)
     assert "outcome" in frame.columns
