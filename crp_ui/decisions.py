@@ -386,10 +386,19 @@ def known_conflicts_in_force(base: Any, config: CRPConfig, now: Any,
     ``known_conflict_action`` is ``off``. The key digests them (it keys the run cache)."""
     if base is None or config.known_conflict_action == "off":
         return (), ""
-    from crp_core.analysis.known import known_conflicts
+    from .cache import by_identity
 
     ds = decision_set() if ds is None else ds
-    known = known_conflicts(conflict_scan(base, config, now, ds), ds)
+    # once per scan (it stands for its corpus, config fields and time) and set of pair decisions: every
+    # page's rerun reads this
+    return by_identity("known_conflicts", conflict_scan(base, config, now, ds), lambda scan: _known_in_force(scan, ds),
+                       extra=pair_decisions_key(ds))
+
+
+def _known_in_force(scan: Any, ds: DecisionSet) -> tuple[tuple[KnownConflict, ...], str]:
+    from crp_core.analysis.known import known_conflicts
+
+    known = known_conflicts(scan, ds)
     return known, _digest([(k.winner, k.loser, k.source) for k in known])
 
 

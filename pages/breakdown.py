@@ -32,7 +32,7 @@ def _filters(result, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """Filter + sort widgets; returns the filtered, sorted frame (all rows) and a view digest."""
     c = st.columns([2, 2, 2, 3])
     roles = c[0].multiselect("role", sorted(frame["role"].dropna().unique()), key=K + "roles")
-    outcomes = c[1].multiselect("outcome", [o for o in tables.OUTCOMES if o in set(frame["outcome"])],
+    outcomes = c[1].multiselect("outcome", [o for o in tables.OUTCOMES if o in set(frame["outcome"].tolist())],
                                 key=K + "outcomes")
     types = c[2].multiselect("source type", sorted(frame["source_type"].dropna().unique()), key=K + "types")
     text = c[3].text_input("search id / text", key=K + "text", placeholder="substring, case-insensitive")
@@ -56,7 +56,8 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
     shown = tables.page_of(view, page, size)
     current = state.selected_fact()
     table = shown[list(SHOWN)].copy()
-    table.insert(0, "sel", ["▶" if f == current else "" for f in table["fact_id"]])
+    ids = table["fact_id"].tolist()  # one conversion (iterating the Arrow-backed column costs a scalar per cell)
+    table.insert(0, "sel", ["▶" if f == current else "" for f in ids])
     c[2].caption(f"{len(view)} of {total} scored facts match; rows "
                  f"{(page - 1) * size + 1 if len(view) else 0}-{(page - 1) * size + len(shown)} shown. "
                  "Click a row to inspect it.")
@@ -65,7 +66,7 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
     cfg["reason"] = st.column_config.TextColumn("reason", width="large")
     cfg = glossary.with_help(table.columns, cfg)
     cfg["sel"] = st.column_config.TextColumn("", width="small", pinned=True)
-    pos = [i for i, f in enumerate(table["fact_id"]) if f == current]
+    pos = [i for i, f in enumerate(ids) if f == current]
     event = render.dataframe(table, hide_index=True, width="stretch", height=420, column_config=cfg,
                          on_select="rerun", selection_mode="single-row",
                          selection_default={"selection": {"rows": pos[:1]}} if pos else None,
@@ -125,8 +126,8 @@ def main() -> None:
                "recency × (1 − n-gram penalty) (SPEC_NOTES §2.4). Values are the pipeline's, never recomputed.")
     view, digest = _filters(result, frame)
     current = state.selected_fact()
-    shown = set(view["fact_id"])
-    if current is not None and current not in shown and (current in set(frame["fact_id"]) or not shown):
+    shown = set(view["fact_id"].tolist())
+    if current is not None and current not in shown and (current in set(frame["fact_id"].tolist()) or not shown):
         # the filters hide the selected fact (or match nothing): the selection is cleared, so the detail
         # below never shows a fact the table does not list (an unscored deep-linked fact keeps its note)
         state.select_fact(None)
@@ -141,7 +142,7 @@ def main() -> None:
     if not len(view):
         st.caption("No fact selected: the filters match no scored fact.")
     else:
-        current = breakdown.fact_picker(list(view["fact_id"]), key=K + "pick",
+        current = breakdown.fact_picker(view["fact_id"].tolist(), key=K + "pick",
                                         help="Also set by clicking a table row, or by ?fact=<id> in the URL.")
         if current is None:
             st.info("Click a row of the table (or pick a fact above) to see how its score is built.")

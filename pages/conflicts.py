@@ -247,7 +247,7 @@ def _url_pair(all_keys: list[str]) -> str | None:
 def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
     c = st.columns([2, 2, 2, 3])
     pats = c[0].multiselect("Pattern", PATTERNS, key=K + "f.patterns")
-    sources = sorted(set(frame["source_a"]) | set(frame["source_b"]))
+    sources = sorted(set(frame["source_a"].tolist()) | set(frame["source_b"].tolist()))
     srcs = c[1].multiselect("Source type", sources, key=K + "f.sources")
     stats = c[2].multiselect("Status", STATUSES, key=K + "f.statuses")
     decided = c[3].radio("Decided", cv.DECIDED_CHOICES, horizontal=True, key=K + "f.decided")
@@ -474,7 +474,7 @@ def main() -> None:
     agreement = cache.by_identity("sdk_agreement", scan, lambda sc: cv.sdk_agreement_of(sc, kb, config))
     frame = cache.by_identity("queue", scan, lambda sc: cv.with_sdk_column(cv.queue_frame(sc, kb, ds), agreement),
                               extra=ds_key)
-    counts = cv.queue_counts(frame)
+    counts = cache.by_identity("queue_counts", frame, cv.queue_counts)
     m = st.columns(6)
     m[0].metric("conflict pairs", counts["pairs"], help="Whole CKF (crp-inspect conflicts)")
     m[1].metric("ties", counts["ties"])

@@ -54,7 +54,7 @@ def main() -> None:
     include = st.toggle("also draw connector candidates with bridge value > 0 (not selected)", value=False,
                         key=K + "candidates")
     current = state.selected_fact()
-    ids = list(conns["fact_id"])
+    ids = conns["fact_id"].tolist()
     pick = current if current in ids else None
     wkey = f"{K}connector.{current}"
     st.selectbox("Connector", ids, index=ids.index(pick) if pick in ids else None, key=wkey, format_func=render.plain,
@@ -134,7 +134,7 @@ def main() -> None:
     else:
         st.info("No connector candidate bridges two anchors in this run.")
     if len(given):  # the CKF came from an SDK snapshot: the producer's own edges
-        drawn = set(nodes["fact_id"])
+        drawn = set(nodes["fact_id"].tolist())
         shown_given = given.assign(drawn=[a in drawn and b in drawn for a, b in zip(given["a"], given["b"])])
         st.caption(f"Dash-dot green: {int(shown_given['drawn'].sum())} of {len(given)} edge(s) the SDK snapshot "
                    "gave (not similarity edges: drawn as given, when both facts are in this graph; hover the "

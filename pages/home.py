@@ -8,7 +8,7 @@ import streamlit as st
 
 from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import CRPError
-from crp_ui import decisions, render, shell, state
+from crp_ui import cache, decisions, render, shell, state
 
 
 def facts_by_type_and_status(kb) -> pd.DataFrame:
@@ -20,6 +20,11 @@ def facts_by_type_and_status(kb) -> pd.DataFrame:
     table["total"] = table.sum(axis=1)
     table.loc["total"] = table.sum(axis=0)
     return table.astype(int)
+
+
+def status_counts(kb) -> tuple[pd.DataFrame, int]:
+    """(:func:`facts_by_type_and_status`, the number of retrievable facts) of ``kb``."""
+    return facts_by_type_and_status(kb), sum(1 for f in kb.facts if f.retrievable)
 
 
 def marked_facts(kb, ds, summary) -> pd.DataFrame:
@@ -104,8 +109,9 @@ def main() -> None:
         st.error(render.md_escape(exc))
         ds = DecisionSet.empty()
     summary = decisions.applied_summary(ds, kb)
-    in_force = apply_to_kb(kb, ds)
-    retrievable = sum(1 for f in in_force.facts if f.retrievable)
+    # the counts change with the CKF and the statuses in force only: built once per (CKF, decision set)
+    table, retrievable = cache.by_identity("kb_status_counts", kb, lambda k: status_counts(apply_to_kb(k, ds)),
+                                           extra=decisions.set_fingerprint(ds))
     c = st.columns(5)
     c[0].metric("facts", len(kb))
     c[1].metric("retrievable", retrievable, help="status in force not DELETED / QUARANTINED")
@@ -117,7 +123,6 @@ def main() -> None:
         import_section(kb)
 
     st.subheader("Facts by source type and status")
-    table = facts_by_type_and_status(in_force)
     render.dataframe(table, width="content", height=35 * (len(table) + 1) + 3)
     if summary:
         st.caption(f"Statuses in force: the CKF's, then the operators' marks. "

@@ -439,6 +439,25 @@ def test_no_bidi_control_or_invisible_character_survives_any_renderer(text):
     assert render.visible("id\u202eab") == "id⟨U+202E⟩ab"
 
 
+def test_inert_frame_rebuilds_only_what_holds_a_control():
+    """A frame with no control anywhere is handed on as it is (no copy on every rerun); otherwise the
+    columns that hold one are rebuilt in their own dtype (Arrow-backed strings included), the others and
+    ``df`` itself left alone."""
+    clean = pd.DataFrame({"id": pd.array(["F1", "F2"], dtype="string[pyarrow]"), "x": [0.5, 1.5],
+                          "note": ["ok", None]})
+    assert render.inert_frame(clean) is clean
+    dirty = clean.assign(id=pd.array(["F1", "F\u202e2"], dtype="string[pyarrow]"))
+    out = render.inert_frame(dirty)
+    assert out is not dirty and dirty["id"].tolist() == ["F1", "F\u202e2"]
+    assert out["id"].tolist() == ["F1", "F⟨U+202E⟩2"] and out["id"].dtype == dirty["id"].dtype
+    assert out["x"].tolist() == [0.5, 1.5] and out["note"].equals(dirty["note"])
+    named = pd.DataFrame({"a\u200b": [1]}, index=["r\u2066"])
+    assert list(render.inert_frame(named).columns) == ["a⟨U+200B⟩"]
+    assert list(render.inert_frame(named).index) == ["r⟨U+2066⟩"]
+    twice = pd.DataFrame([["x\u202e", "y"]], columns=["c", "c"])  # duplicate labels: by position
+    assert render.inert_frame(twice).iloc[0].tolist() == ["x⟨U+202E⟩", "y"]
+
+
 def test_views_share_one_esc():
     from crp_ui import charts, fanout_view, tuning_view
 

@@ -255,6 +255,20 @@ def test_knowledge_base_counts_statuses_after_decisions(env):
     assert any("2 fact(s) re-marked by operators" in unmd(c.value) for c in at.caption)
 
 
+def test_knowledge_base_counts_follow_a_decision_recorded_while_the_page_is_open(env):
+    """The counts are built once per (CKF, decision set): the same page, rerun after a decision, shows the
+    new statuses, and a rerun with nothing new keeps them."""
+    at = open_page("home")
+    assert metric(at, "retrievable") == "4"
+    record(env, Decision.mark_status("D1", "D2", fact="D2", status="QUARANTINED", operator="ida"))
+    for _ in range(2):
+        at.run()
+        assert not at.exception
+        table = [d.value for d in at.dataframe if "total" in d.value.columns][0]
+        assert metric(at, "retrievable") == "3"
+        assert int(table.loc["total", "QUARANTINED"]) == 1 and int(table.loc["total", "ACTIVE"]) == 3
+
+
 def test_graph_draws_contradiction_edges_and_marks_suppressed_and_operator_facts(env):
     record(env, Decision.mark_status("S1", "S2", fact="S1", status="STALE", operator="hal"))
     at = open_page("graph")
