@@ -244,3 +244,30 @@ def test_the_compiled_bridge_counts_equal_the_numpy_ones_to_the_bit(seed, s, m, 
             assert mean_w[i] == total / edges and bridge[i] == (want * (total / edges) if want else 0.0)
         else:
             assert np.isnan(mean_w[i]) and bridge[i] == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 40), p=st.floats(0.1, 0.7))
+def test_the_edge_listing_is_sorted_when_a_graph_stores_its_columns_out_of_order(seed, n, p):
+    """The compiled listing is in (a, b) order only when each row's columns ascend (as the similarity graph
+    stores them); a CSR with the columns of each row shuffled lists the same sorted triples (the kernel
+    says it cannot, and the triples are sorted instead)."""
+    from crp_core.stages import _graph_walk, graph_walk
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((n, n)) < p, k=1)
+    w = rng.uniform(0.6, 1.0, (n, n)).astype(np.float32)
+    m = sp.csr_matrix(np.where(upper | upper.T, np.maximum(w, w.T), 0).astype(np.float32))
+    rows = np.arange(n, dtype=np.int64)
+    expect = graph_walk.edges_among(m, rows)
+    indices, data = m.indices.copy(), m.data.copy()
+    for i in range(n):  # reverse each row's entries: the same graph, columns descending
+        s, e = m.indptr[i], m.indptr[i + 1]
+        indices[s:e], data[s:e] = indices[s:e][::-1].copy(), data[s:e][::-1].copy()
+    shuffled = sp.csr_matrix((data, indices, m.indptr.copy()), shape=m.shape)
+    got = graph_walk.edges_among(shuffled, rows)
+    assert list(got) == list(expect) == sorted(expect)
+    # reversed columns are out of order exactly where a row has two partners above it
+    upper_partners = [sum(1 for a, _, _ in expect if a == i) for i in range(n)]
+    kernel = _graph_walk.edge_triples(shuffled.indptr, shuffled.indices, shuffled.data, rows)
+    assert (kernel is None) == (max(upper_partners) >= 2)
+    assert kernel is None or list(kernel) == list(expect)

@@ -13,7 +13,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.index import FactIndex
 from crp_core.pipeline import one_blas_thread
 from crp_core.stages import packing
-from crp_core.stages._bits import row_bits
+from crp_core.stages._bits import bits_of, row_bits
 from crp_core.stages.candidates import found_by
 from crp_core.stages.cdgr import COSINE_SLACK, pick_anchors
 from crp_core.stages.contradictions.resolve import _fits, _Screen
@@ -169,6 +169,7 @@ def test_backfill_screening_decides_as_the_exact_check(seed, n_kept, p_keep):
 def test_row_bits_are_the_rows_as_integers(seed, m, n):
     mask = np.random.default_rng(seed).random((m, n)) < 0.4
     assert row_bits(mask) == [sum(1 << j for j in range(n) if row[j]) for row in mask.tolist()]
+    assert [bits_of(row) for row in mask] == row_bits(mask)  # one row at a time, the same ints
 
 
 # ---- stage 6 ------------------------------------------------------------------------------------------

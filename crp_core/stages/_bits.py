@@ -15,3 +15,8 @@ def row_bits(mask: np.ndarray) -> list[int]:
     if words == 1:
         return packed[:, 0].tolist()
     return [sum(w << (64 * k) for k, w in enumerate(ws)) for ws in packed.tolist()]
+
+
+def bits_of(row: np.ndarray) -> int:
+    """One 1-D bool array as an int whose bit j is element j (:func:`row_bits` of a single row)."""
+    return int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")

@@ -140,6 +140,39 @@ def edges_within(const int32_t[::1] indptr, const int32_t[::1] indices, const fl
     return a_arr[:count], b_arr[:count], w_arr[:count]
 
 
+def edge_triples(const int32_t[::1] indptr, const int32_t[::1] indices, const float[::1] data,
+                 const int64_t[::1] rows):
+    """The edges with both ends in ``rows`` (ascending and distinct) as a tuple of ``(a, b, weight)``
+    triples, a < b, the weight widened to a Python float, in (a, b) order: what
+    :func:`crp_core.stages.graph_walk.edges_among` returns. The rows are visited in ascending order and each
+    row's partners in CSR order, which is (a, b) order when each row's column indices ascend strictly (as
+    the similarity graph stores them); None when a row's partners do not (the caller sorts instead)."""
+    cdef Py_ssize_t r = rows.shape[0], i, e, lo, hi, mid
+    cdef int64_t row, nb, last
+    out = []
+    for i in range(r):
+        row = rows[i]
+        last = row
+        for e in range(indptr[row], indptr[row + 1]):
+            nb = indices[e]
+            if nb <= row:
+                continue
+            lo = i + 1  # rows ascend: a partner above ``row`` sits after position i
+            hi = r
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if rows[mid] < nb:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < r and rows[lo] == nb:
+                if nb <= last:
+                    return None  # this row's partners are not in ascending order
+                last = nb
+                out.append((row, nb, <double> data[e]))
+    return tuple(out)
+
+
 def bridge_counts(const int8_t[:, ::1] hops, const double[:, ::1] wsum, const uint8_t[:, ::1] non_adj):
     """(bridge_count int64, mean_path_weight float64, bridge_value float64) per candidate row, for at most
     62 anchors: a row's touched anchors are one bit mask, its non-adjacent pairs ``popcount(later[k] & T)``

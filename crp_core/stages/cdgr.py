@@ -33,7 +33,7 @@ from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram
 from crp_core.factors.recency import compute_recency, row_positions
 from crp_core.records import CDGRResult, CDRTable, ConnectorTable, RecencyTable, ValueConflict, frozen_array
-from crp_core.stages._bits import row_bits
+from crp_core.stages._bits import bits_of, row_bits
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
 from crp_core.stages.graph_walk import bridge_values, edges_among, walk_with_paths
@@ -401,7 +401,6 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
     # no direct edge to it, so a's partners among the touched anchors T are ``later[a] & T`` (built on
     # the first call: most runs read a handful of rows)
     later: list[int] = []
-    touched_bits: list[int] = []  # per connector candidate: bit k set when anchor position k is touched
 
     def touched_positions(i: int) -> list[int]:
         return np.flatnonzero(touched_mask[i]).tolist()
@@ -420,8 +419,7 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
             return ()
         if not later:
             later.extend(_later_masks(non_adj))
-            touched_bits.extend(row_bits(touched_mask))
-        mask = touched_bits[i]
+        mask = bits_of(touched_mask[i])  # bit k set when anchor position k is touched (this row alone)
         seen = 0
         out: list[int] = []
         rest = mask
