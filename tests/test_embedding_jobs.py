@@ -91,7 +91,8 @@ def _kb(n: int) -> KnowledgeBase:
 def test_job_runs_prepare_corpus_in_the_background_and_can_be_cancelled(tmp_path, monkeypatch):
     from crp_core.corpus import embedding
 
-    monkeypatch.setattr(embedding, "CACHE_SHARD_ROWS", 64)  # one chunk = one batch of the embedder
+    batch = embedding.DEFAULT_BATCH
+    monkeypatch.setattr(embedding, "CACHE_SHARD_ROWS", batch)  # one chunk = one batch of the embedder
     kb = _kb(600)
     emb = GatedEmbedder()
     reg = JobRegistry()
@@ -107,14 +108,14 @@ def test_job_runs_prepare_corpus_in_the_background_and_can_be_cancelled(tmp_path
     emb.gate.set()
     assert job.wait(10) and job.state == "cancelled"
     assert isinstance(job.error, EmbeddingCancelled)
-    assert emb.texts_encoded == 128  # chunk 2 was under way when the cancel came: it finished, then the run stopped
+    assert emb.texts_encoded == 2 * batch  # chunk 2 was under way at the cancel: it finished, then the run stopped
     # asking again after a cancel starts a new run, which resumes from the cache
     emb2 = HashingEmbedder()
     job2 = reg.get_or_start("kb", lambda p: prepare_corpus(kb, embedder=emb2, cache_dir=tmp_path,
                                                           progress=p.update, cancel=p.cancelled))
     assert job2 is not job and job2.wait(30) and job2.state == "done", job2.error
     assert reg.started == 2
-    assert emb2.texts_encoded == 600 - 128  # resumed: the two stored chunks are not embedded again
+    assert emb2.texts_encoded == 600 - 2 * batch  # resumed: the two stored chunks are not embedded again
     assert job2.result is not None and job2.result.n == 600
     assert reg.get_or_start("kb", work) is job2  # a finished job is reused
 

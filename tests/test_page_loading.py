@@ -80,7 +80,7 @@ def gated(ui_env, monkeypatch: pytest.MonkeyPatch) -> GatedEmbedder:
     """A fake ``test-model`` embedder (8-d, like the scenario's embeddings) that waits for ``gate``."""
     e = GatedEmbedder(TEST_MODEL, 8, timeout=30)
     monkeypatch.setattr(cache, "EMBEDDER_OVERRIDE", e)
-    monkeypatch.setattr(embedding, "CACHE_SHARD_ROWS", 64)  # one chunk = one batch of the fake
+    monkeypatch.setattr(embedding, "CACHE_SHARD_ROWS", embedding.DEFAULT_BATCH)  # one chunk = one batch of the fake
     yield e
     e.gate.set()  # never leave a job thread waiting
 

@@ -48,7 +48,10 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv/.parquet) or directory")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory CKF, or a .parquet file")
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
-    p.add_argument("--batch-size", type=_positive, default=64, metavar="N", help="texts per model batch (64)")
+    from crp_core.corpus.embedding import DEFAULT_BATCH
+
+    p.add_argument("--batch-size", type=_positive, default=DEFAULT_BATCH, metavar="N",
+                   help=f"texts per model batch ({DEFAULT_BATCH})")
     p.add_argument("--cache-dir", metavar="DIR", default=None, type=cache_dir_arg,
                    help="embedding cache directory (created if missing)")
     p.add_argument("--backend", choices=("onnx", "torch", "onnx-int8"), default=None,

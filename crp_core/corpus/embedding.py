@@ -74,7 +74,7 @@ class Embedder(Protocol):
     model_id: str
     dim: int
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64,
+    def encode(self, texts: Sequence[str], *, batch_size: int = ...,
                progress: Progress | None = None) -> np.ndarray:
         """(n, dim) float32, each row L2-normalised."""
         ...
@@ -98,10 +98,13 @@ THREADS_ENV = "CRP_EMBED_THREADS"
 #: one-thread session, data parallelism) or ``intra`` (one batch at a time over ONNX Runtime's intra-op
 #: threads); the same vectors bit for bit, measured in docs/decisions/embedding-index.md
 SCHEDULE_ENV = "CRP_EMBED_SCHEDULE"
-#: texts per model call (texts sorted by length first): 16, 32 and 64 were within the noise of a loaded
-#: two-core machine for the sample's 12-45-word facts (bench/embed_index.py); 64 keeps the vectors and the
-#: chunk/batch cancel points of the existing run-time path (and so the sample's shipped vectors)
-DEFAULT_BATCH = 64
+#: texts per model call (texts sorted by length first). On the two-core box, measured quiet, 16 is the
+#: fastest of 16 / 32 / 64 for both ONNX backends, short texts and long (int8: the sample's 455 facts
+#: 348-354 texts/s at 16 against 246-274 at 64; fp32 255-260 against 198-210; 4x longer texts +25-45 %):
+#: the two workers' batches end closer together and a batch's activations stay in cache. The ONNX
+#: vectors are the same bit for bit at any batch size (a row does not depend on its batch-mates); torch
+#: runs as fast at 16 as at 64 (docs/decisions/embedding-index.md)
+DEFAULT_BATCH = 16
 
 
 def _set_offline() -> None:

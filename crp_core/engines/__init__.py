@@ -50,14 +50,16 @@ def _engine(engine: str) -> Engine:
 
 
 def embed_kb(kb: KnowledgeBase, *, engine: str = "local", address: str | None = None, workers: int = 2,
-             batch_size: int = 64, cache_dir: str | Path | None = None) -> tuple[KnowledgeBase, EmbedRun]:
+             batch_size: int | None = None, cache_dir: str | Path | None = None) -> tuple[KnowledgeBase, EmbedRun]:
     """``kb`` with MiniLM embeddings of every fact's content (the process-wide embedder's model id,
     ``MODEL_ID`` unless ``CRP_EMBED_BACKEND=onnx-int8``; embeddings it carried are replaced). The
-    persistent cache answers first; the misses are embedded by ``engine`` and stored."""
-    from crp_core.corpus.embedding import MODEL_ID, default_embedder, text_digest
+    persistent cache answers first; the misses are embedded by ``engine`` and stored. ``batch_size``: texts
+    per model call (default ``DEFAULT_BATCH``)."""
+    from crp_core.corpus.embedding import DEFAULT_BATCH, MODEL_ID, default_embedder, text_digest
     from crp_core.engines.local import embedding_cache, local_embed
 
     which = _engine(engine)
+    batch_size = DEFAULT_BATCH if batch_size is None else batch_size
     model_id = default_embedder().model_id  # the vectors' id: the one the local path embeds with
     if which == "ray" and model_id != MODEL_ID:
         raise ConfigError(f"the Ray engine embeds with {MODEL_ID!r} only; unset CRP_EMBED_BACKEND "

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from crp_core.corpus.embedding import (
+    DEFAULT_BATCH,
     EmbeddingCache,
     Progress,
     default_cache_dir,
@@ -22,6 +23,6 @@ def embedding_cache(cache_dir: str | Path | None) -> EmbeddingCache:
 
 
 def local_embed(texts: Sequence[str], cache_dir: str | Path | None = None, progress: Progress | None = None,
-                *, batch_size: int = 64) -> np.ndarray:
+                *, batch_size: int = DEFAULT_BATCH) -> np.ndarray:
     """(n, 384) unit MiniLM vectors through the persistent cache: only misses reach the model (SPEC-009 §3)."""
     return embed_texts(texts, default_embedder(), embedding_cache(cache_dir), progress, batch_size=batch_size)

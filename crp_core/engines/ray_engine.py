@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from crp_core.analysis.scan import PairSearch, PairSearcher
+from crp_core.corpus.embedding import DEFAULT_BATCH
 from crp_core.engines.blocking import UNITS_PER_WORKER, BlockPlan, UnitResult, blocked_pairs, unit_pairs
 from crp_core.errors import ConfigError
 
@@ -112,7 +113,7 @@ def ray_searcher(workers: int | None = None, units_per_worker: int = UNITS_PER_W
 class EmbedActor:
     """One Ray Data actor: the MiniLM model loaded once, then every batch it is given encoded."""
 
-    def __init__(self, batch_size: int = 64, threads: int = 1) -> None:
+    def __init__(self, batch_size: int = DEFAULT_BATCH, threads: int = 1) -> None:
         import torch
 
         from crp_core.corpus.embedding import MiniLMEmbedder
@@ -127,7 +128,7 @@ class EmbedActor:
                 "embedding": self.embedder.encode(texts, batch_size=self.batch_size)}
 
 
-def ray_embed(texts: Sequence[str], workers: int | None = None, *, batch_size: int = 64,
+def ray_embed(texts: Sequence[str], workers: int | None = None, *, batch_size: int = DEFAULT_BATCH,
               block_rows: int = EMBED_BLOCK_ROWS) -> np.ndarray:
     """(n, 384) float32 unit MiniLM vectors of ``texts`` in their order, embedded by ``workers`` actors
     (default: the cluster's CPUs) each loading the model once (Ray must be connected: :func:`ray_session`)."""
