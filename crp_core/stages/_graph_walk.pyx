@@ -102,7 +102,7 @@ def edges_within(const int32_t[::1] indptr, const int32_t[::1] indices, const fl
                  const int64_t[::1] rows):
     """(a, b, weight) int64 / int64 / float32 arrays of the edges with both ends in ``rows`` (ascending and
     distinct), a < b, in CSR order: what :func:`crp_core.stages.graph_walk.edges_among` sorts and lists."""
-    cdef Py_ssize_t r = rows.shape[0], i, e, lo, hi, mid, count = 0, cap = 256
+    cdef Py_ssize_t r = rows.shape[0], i, e, count = 0, cap = 256
     cdef int64_t row, nb
     a_arr = np.empty(cap, dtype=np.int64)
     b_arr = np.empty(cap, dtype=np.int64)
@@ -116,15 +116,7 @@ def edges_within(const int32_t[::1] indptr, const int32_t[::1] indices, const fl
             nb = indices[e]
             if nb <= row:
                 continue
-            lo = i + 1  # rows ascend: a partner above ``row`` sits after position i
-            hi = r
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if rows[mid] < nb:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < r and rows[lo] == nb:
+            if _holds(rows, i + 1, nb):  # rows ascend: a partner above ``row`` sits after position i
                 if count == cap:
                     cap *= 2
                     a_arr = np.resize(a_arr, cap)
@@ -147,7 +139,7 @@ def edge_triples(const int32_t[::1] indptr, const int32_t[::1] indices, const fl
     :func:`crp_core.stages.graph_walk.edges_among` returns. The rows are visited in ascending order and each
     row's partners in CSR order, which is (a, b) order when each row's column indices ascend strictly (as
     the similarity graph stores them); None when a row's partners do not (the caller sorts instead)."""
-    cdef Py_ssize_t r = rows.shape[0], i, e, lo, hi, mid
+    cdef Py_ssize_t r = rows.shape[0], i, e
     cdef int64_t row, nb, last
     out = []
     for i in range(r):
@@ -157,15 +149,7 @@ def edge_triples(const int32_t[::1] indptr, const int32_t[::1] indices, const fl
             nb = indices[e]
             if nb <= row:
                 continue
-            lo = i + 1  # rows ascend: a partner above ``row`` sits after position i
-            hi = r
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if rows[mid] < nb:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < r and rows[lo] == nb:
+            if _holds(rows, i + 1, nb):  # rows ascend: a partner above ``row`` sits after position i
                 if nb <= last:
                     return None  # this row's partners are not in ascending order
                 last = nb
@@ -216,6 +200,18 @@ def bridge_counts(const int8_t[:, ::1] hops, const double[:, ::1] wsum, const ui
         mean_out[i] = mean if edges > 0 else nan
         bridge_out[i] = (<double> count) * mean if count > 0 else 0.0
     return count_arr, mean_arr, bridge_arr
+
+
+cdef inline bint _holds(const int64_t[::1] rows, Py_ssize_t lo, int64_t value) noexcept nogil:
+    """Whether ``rows[lo:]`` (ascending) holds ``value``: a binary search."""
+    cdef Py_ssize_t hi = rows.shape[0], mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if rows[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < rows.shape[0] and rows[lo] == value
 
 
 cdef inline Py_ssize_t _lowest_bit(uint64_t x) nogil:
