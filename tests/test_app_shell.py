@@ -456,6 +456,9 @@ def test_inert_frame_rebuilds_only_what_holds_a_control():
     assert list(render.inert_frame(named).index) == ["r⟨U+2066⟩"]
     twice = pd.DataFrame([["x\u202e", "y"]], columns=["c", "c"])  # duplicate labels: by position
     assert render.inert_frame(twice).iloc[0].tolist() == ["x⟨U+202E⟩", "y"]
+    cat = pd.DataFrame({"k": pd.Categorical(["a\u2067", "b"])}, index=pd.CategoricalIndex(["i\u202e", "j"]))
+    shown = render.inert_frame(cat)
+    assert shown["k"].tolist() == ["a⟨U+2067⟩", "b"] and list(shown.index) == ["i⟨U+202E⟩", "j"]
 
 
 def test_views_share_one_esc():

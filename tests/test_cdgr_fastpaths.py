@@ -252,7 +252,10 @@ def test_the_edge_listing_is_sorted_when_a_graph_stores_its_columns_out_of_order
     """The compiled listing is in (a, b) order only when each row's columns ascend (as the similarity graph
     stores them); a CSR with the columns of each row shuffled lists the same sorted triples (the kernel
     says it cannot, and the triples are sorted instead)."""
-    from crp_core.stages import _graph_walk, graph_walk
+    from crp_core.stages import graph_walk
+    if graph_walk._kernel is None:
+        pytest.skip("the compiled walk was not built here")
+    _graph_walk = graph_walk._kernel
     rng = np.random.default_rng(seed)
     upper = np.triu(rng.random((n, n)) < p, k=1)
     w = rng.uniform(0.6, 1.0, (n, n)).astype(np.float32)

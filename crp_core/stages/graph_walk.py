@@ -219,7 +219,8 @@ def edges_among(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[tuple[int, int
         return ()
     ordered = np.sort(rows)  # membership by binary search: no pass over every row of the graph
     if _kernel is not None and _compiled_graph(matrix) and bool((ordered[1:] != ordered[:-1]).all()):
-        triples = _kernel.edge_triples(matrix.indptr, matrix.indices, matrix.data, ordered)
+        listing = getattr(_kernel, "edge_triples", None)  # None in a module built before it existed
+        triples = None if listing is None else listing(matrix.indptr, matrix.indices, matrix.data, ordered)
         if triples is not None:  # each row's columns ascend: the listing is already in (a, b) order
             return triples
         a, b, x = _kernel.edges_within(matrix.indptr, matrix.indices, matrix.data, ordered)
