@@ -66,25 +66,34 @@ def inert_frame(df: pd.DataFrame) -> pd.DataFrame:
             continue
         column = df[name] if by_name else df.iloc[:, j]
         values = column.tolist()
-        if not _CONTROLS.search("\n".join([v for v in values if isinstance(v, str)])):
+        if not _any_control(values):
             continue  # most columns hold no control at all
         # a categorical column comes back as object (its categories would not hold the shown texts)
-        fixed[j] = pd.Series([visible(v) if isinstance(v, str) else v for v in values], index=df.index,
+        fixed[j] = pd.Series(_visible_all(values), index=df.index,
                              dtype=object if isinstance(dtype, pd.CategoricalDtype) else dtype, name=column.name)
     names = df.columns.tolist()
-    renamed = bool(_CONTROLS.search("\n".join([c for c in names if isinstance(c, str)])))
     labels = [] if isinstance(df.index, pd.RangeIndex) else df.index.tolist()  # any other index may hold text
-    index_text = bool(_CONTROLS.search("\n".join([i for i in labels if isinstance(i, str)])))
+    renamed, index_text = _any_control(names), _any_control(labels)
     if not (fixed or renamed or index_text):
         return df
     out = df.copy()
     for j, series in fixed.items():
         out.isetitem(j, series)
     if renamed:
-        out.columns = [visible(c) if isinstance(c, str) else c for c in names]
+        out.columns = _visible_all(names)
     if index_text:
-        out.index = pd.Index([visible(i) if isinstance(i, str) else i for i in labels], name=df.index.name)
+        out.index = pd.Index(_visible_all(labels), name=df.index.name)
     return out
+
+
+def _any_control(values: list[Any]) -> bool:
+    """Whether a string among ``values`` holds a control character (one regex pass over them joined)."""
+    return bool(_CONTROLS.search("\n".join([v for v in values if isinstance(v, str)])))
+
+
+def _visible_all(values: list[Any]) -> list[Any]:
+    """``values`` with each string through :func:`visible`, anything else as it is."""
+    return [visible(v) if isinstance(v, str) else v for v in values]
 
 
 def _text_dtype(dtype: Any) -> bool:

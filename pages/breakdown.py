@@ -126,7 +126,8 @@ def main() -> None:
                "recency × (1 − n-gram penalty) (SPEC_NOTES §2.4). Values are the pipeline's, never recomputed.")
     view, digest = _filters(result, frame)
     current = state.selected_fact()
-    shown = set(view["fact_id"].tolist())
+    view_ids = view["fact_id"].tolist()
+    shown = set(view_ids)
     if current is not None and current not in shown and (current in set(frame["fact_id"].tolist()) or not shown):
         # the filters hide the selected fact (or match nothing): the selection is cleared, so the detail
         # below never shows a fact the table does not list (an unscored deep-linked fact keeps its note)
@@ -142,7 +143,7 @@ def main() -> None:
     if not len(view):
         st.caption("No fact selected: the filters match no scored fact.")
     else:
-        current = breakdown.fact_picker(view["fact_id"].tolist(), key=K + "pick",
+        current = breakdown.fact_picker(view_ids, key=K + "pick",
                                         help="Also set by clicking a table row, or by ?fact=<id> in the URL.")
         if current is None:
             st.info("Click a row of the table (or pick a fact above) to see how its score is built.")

@@ -20,6 +20,11 @@ try:  # the compiled walk: an optional extension, pyproject.toml builds it where
     from crp_core.stages import _graph_walk as _kernel
 except ImportError:  # pragma: no cover - a build without the extension takes the numpy paths
     _kernel = None  # type: ignore[assignment]
+#: what this module calls in the extension: one built from an older ``.pyx`` (an editable install not
+#: rebuilt) lacks some, and every path then takes its numpy form rather than failing mid-stage
+_KERNEL_API = ("walk_two_hops", "edges_within", "edge_triples", "bridge_counts")
+if _kernel is not None and not all(hasattr(_kernel, name) for name in _KERNEL_API):  # pragma: no cover
+    _kernel = None  # type: ignore[assignment]
 
 
 def compiled() -> bool:
@@ -219,8 +224,7 @@ def edges_among(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[tuple[int, int
         return ()
     ordered = np.sort(rows)  # membership by binary search: no pass over every row of the graph
     if _kernel is not None and _compiled_graph(matrix) and bool((ordered[1:] != ordered[:-1]).all()):
-        listing = getattr(_kernel, "edge_triples", None)  # None in a module built before it existed
-        triples = None if listing is None else listing(matrix.indptr, matrix.indices, matrix.data, ordered)
+        triples = _kernel.edge_triples(matrix.indptr, matrix.indices, matrix.data, ordered)
         if triples is not None:  # each row's columns ascend: the listing is already in (a, b) order
             return triples
         a, b, x = _kernel.edges_within(matrix.indptr, matrix.indices, matrix.data, ordered)
