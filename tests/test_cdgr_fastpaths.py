@@ -274,3 +274,43 @@ def test_the_edge_listing_is_sorted_when_a_graph_stores_its_columns_out_of_order
     kernel = _graph_walk.edge_triples(shuffled.indptr, shuffled.indices, shuffled.data, rows)
     assert (kernel is None) == (max(upper_partners) >= 2)
     assert kernel is None or list(kernel) == list(expect)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10_000), n_cands=st.integers(0, 40), n_anchors=st.integers(0, 6), slots=st.integers(0, 12),
+       spread=st.floats(0.0, 0.4))
+def test_connectors_screened_lazily_are_the_ones_a_full_screen_chooses(seed, n_cands, n_anchors, slots, spread):
+    """``choose_connectors`` screens only as far down the ranking as the slots need: its selection is the
+    first ``slots`` ranked candidates that are not near-duplicates of an anchor (as when every candidate is
+    screened first), and its listing, built when first read, is every near-duplicate among the ranked
+    candidates (``connector_near_duplicates`` over all of them), the conflicting ones kept out."""
+    from factories import fact, make_corpus
+
+    from crp_core.config import CRPConfig
+    from crp_core.records import DeferredTuple
+    from crp_core.stages.cdgr import choose_connectors, connector_near_duplicates
+
+    rng = np.random.default_rng(seed)
+    n = n_anchors + n_cands
+    if n == 0:
+        return
+    base = rng.normal(size=(3, 16))
+    # rows around three centres: many pairs above the 0.95 near-duplicate cosine when the spread is small
+    vecs = base[rng.integers(0, 3, n)] + spread * rng.normal(size=(n, 16))
+    texts = [f"the service listens on port {int(rng.integers(0, 3))}" for _ in range(n)]
+    corpus = make_corpus([fact(f"F{i}", texts[i]) for i in range(n)], vecs)
+    anchors = np.arange(n_anchors, dtype=np.int64)
+    cands = np.arange(n_anchors, n, dtype=np.int64)
+    order = rng.permutation(n_cands).astype(np.int64)  # a ranking of the candidate positions
+    from crp_core.stages.contradictions.values import values_conflict
+
+    config = CRPConfig()
+    taken, near = choose_connectors(corpus, anchors, cands, order, slots, config=config,
+                                    values_conflict=values_conflict)
+    full = connector_near_duplicates(corpus, anchors, cands, order, config=config, values_conflict=values_conflict)
+    dropped = {r for r, _, _ in full}
+    expected = [p for p in order.tolist() if int(cands[p]) not in dropped][:slots]
+    assert taken.tolist() == expected
+    assert tuple(near) == tuple(full)
+    if isinstance(near, DeferredTuple):
+        assert len(near) == len(full)

@@ -7,95 +7,175 @@ the strongest shortest path wins, a direct edge makes an anchor 1 hop away whate
 """
 import numpy as np
 
+from libc.math cimport INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 
 
 def walk_two_hops(const int32_t[::1] indptr, const int32_t[::1] indices, const float[::1] data,
                   const int64_t[::1] anchors, retrievable):
     """(cands int64 ascending, hop distance int64, hops (m, s) int8, weight_sum (m, s) float64,
-    aa (s, s) bool) for distinct ``anchors`` and ``max_hops == 2``; ``retrievable`` is the (n,) bool mask."""
+    aa (s, s) bool) for distinct ``anchors`` and ``max_hops == 2``; ``retrievable`` is the (n,) bool mask.
+
+    The loops over edges are small ``nogil`` functions on raw pointers (a store through a memoryview may
+    alias the views' own fields in an extension build, which makes a loop reload them every iteration)."""
     cdef Py_ssize_t n = indptr.shape[0] - 1
     cdef Py_ssize_t s = anchors.shape[0]
-    cdef Py_ssize_t k, k2, e, e2, x, c, a, m, i, touched_n = 0
-    cdef int32_t px, pc
-    cdef double w1, val
-    dist_arr = np.full(n, -1, dtype=np.int8)
-    cdef int8_t[::1] dist = dist_arr
+    cdef Py_ssize_t k, e, x, a, m, i, ne = 0, lists = 0, total = 0, first = 0
+    cdef int32_t px
+    if s == 0 or indices.shape[0] == 0:
+        return _no_walk(s)
+    cdef const int32_t *ip = &indptr[0]
+    cdef const int32_t *ix = &indices[0]
+    cdef const float *w = &data[0]
+    cdef const int64_t *an = &anchors[0]
     # the rows reached (hop 1 or 2), in the order first reached (each row at most once); sorted below
+    dist_arr = np.full(n, -1, dtype=np.int8)
     touched_arr = np.empty(n, dtype=np.int64)
+    cdef int8_t[::1] dist = dist_arr
     cdef int64_t[::1] touched = touched_arr
-    for k in range(s):
-        dist[anchors[k]] = 0
-    # hop 1: every neighbour of an anchor that is not an anchor
-    for k in range(s):
-        a = anchors[k]
-        for e in range(indptr[a], indptr[a + 1]):
-            x = indices[e]
-            if dist[x] < 0:
-                dist[x] = 1
-                touched[touched_n] = x
-                touched_n += 1
-    # hop 2: every neighbour of a hop-1 row not reached before (each hop-1 row once; an anchor's
-    # neighbours are all reached at hop 1 already)
-    cdef Py_ssize_t hop1_n = touched_n
-    for i in range(hop1_n):
-        for e2 in range(indptr[touched[i]], indptr[touched[i] + 1]):
-            c = indices[e2]
-            if dist[c] < 0:
-                dist[c] = 2
-                touched[touched_n] = c
-                touched_n += 1
+    cdef Py_ssize_t touched_n = _reach(ip, ix, an, s, &dist[0], &touched[0])
     reached = np.sort(touched_arr[:touched_n])
-    keep = np.asarray(retrievable, dtype=np.bool_)[reached]
-    cands_arr = reached[keep]
+    cands_arr = reached[np.asarray(retrievable, dtype=np.bool_)[reached]]
+    cdist_arr = dist_arr[cands_arr].astype(np.int64)
     cdef int64_t[::1] cands = cands_arr
     m = cands.shape[0]
-    cdist_arr = np.empty(m, dtype=np.int64)
-    cdef int64_t[::1] cdist = cdist_arr
-    # local position of each row: candidates 0..m-1, anchors -2-k (k = anchor position), others -1
-    pos_arr = np.full(n, -1, dtype=np.int32)
+    # local position of each row: candidates 0..m-1, anchors -2-k (k = anchor position), other reached
+    # rows -1. Only those rows are ever read (every row read is next to an anchor or to a hop-1 row), so
+    # the table is not filled
+    pos_arr = np.empty(n, dtype=np.int32)
     cdef int32_t[::1] pos = pos_arr
+    for i in range(touched_n):
+        pos[touched[i]] = -1
     for i in range(m):
         pos[cands[i]] = <int32_t> i
-        cdist[i] = dist[cands[i]]
     for k in range(s):
-        pos[anchors[k]] = <int32_t> (-2 - k)
+        pos[an[k]] = <int32_t> (-2 - k)
+    # the anchors' edges a -> x in anchor order, each x's list number (x in order of first appearance)
+    for k in range(s):
+        ne += ip[an[k] + 1] - ip[an[k]]
+    ew_arr = np.empty(ne, dtype=np.float64)  # weight, widened
+    edge_list_arr = np.empty(ne, dtype=np.int64)
+    list_row_arr = np.empty(ne, dtype=np.int64)
+    list_id_arr = np.empty(n, dtype=np.int32)  # read only at anchor neighbours, set first below
+    cdef double[::1] ew = ew_arr
+    cdef int64_t[::1] edge_list = edge_list_arr
+    cdef int64_t[::1] list_row = list_row_arr
+    cdef int32_t[::1] list_id = list_id_arr
+    for k in range(s):
+        for e in range(ip[an[k]], ip[an[k] + 1]):
+            list_id[ix[e]] = -1
+    i = 0
+    for k in range(s):
+        for e in range(ip[an[k]], ip[an[k] + 1]):
+            x = ix[e]
+            if list_id[x] < 0:
+                list_id[x] = <int32_t> lists
+                list_row[lists] = x
+                lists += 1
+                total += ip[x + 1] - ip[x]
+            edge_list[i] = list_id[x]
+            ew[i] = <double> w[e]
+            i += 1
+    # each such x once: its candidate neighbours (local position, weight) listed contiguously, so the
+    # per-anchor pass reads no position table and takes no branch per 2-hop walk
+    start_arr = np.empty(lists + 1, dtype=np.int64)
+    lpc_arr = np.empty(max(total, 1), dtype=np.int32)
+    lw_arr = np.empty(max(total, 1), dtype=np.float32)
+    cdef int64_t[::1] start = start_arr
+    cdef int32_t[::1] lpc = lpc_arr
+    cdef float[::1] lw = lw_arr
+    _list_candidates(ip, ix, w, &pos[0], &list_row[0], lists, &start[0], &lpc[0], &lw[0])
     # per anchor, one row of (s, m) tables (contiguous for the scatter), transposed at the end
     hops_arr = np.zeros((s, m), dtype=np.int8)
     wsum_arr = np.zeros((s, m), dtype=np.float64)
-    best_arr = np.full(m, -np.inf, dtype=np.float64)
+    best_arr = np.full(max(m, 1), -np.inf, dtype=np.float64)
     aa_arr = np.zeros((s, s), dtype=np.uint8)
     cdef int8_t[:, ::1] hops = hops_arr
     cdef double[:, ::1] wsum = wsum_arr
     cdef double[::1] best = best_arr
     cdef uint8_t[:, ::1] aa = aa_arr
-    cdef double minus_inf = -np.inf
     for k in range(s):
-        a = anchors[k]
-        # every 2-hop walk a -> x -> c: the strongest total per candidate (a branch-free running max)
-        for e in range(indptr[a], indptr[a + 1]):
-            x = indices[e]
-            w1 = <double> data[e]
-            for e2 in range(indptr[x], indptr[x + 1]):
-                pc = pos[indices[e2]]
-                if pc >= 0:
-                    val = w1 + <double> data[e2]
-                    best[pc] = val if val > best[pc] else best[pc]
-        for i in range(m):
-            if best[i] != minus_inf:
-                hops[k, i] = 2
-                wsum[k, i] = best[i]
-                best[i] = minus_inf
+        a = an[k]
+        # every 2-hop walk a -> x -> c: the strongest total per candidate, then written to row k
+        _strongest(&best[0], &lpc[0], &lw[0], &start[0], &edge_list[0], &ew[0], first, first + ip[a + 1] - ip[a])
+        first += ip[a + 1] - ip[a]
+        if m:
+            _flush(&best[0], &hops[k, 0], &wsum[k, 0], m)
         # direct edges last: they fix the anchor at 1 hop for that candidate, whatever the 2-hop totals
-        for e in range(indptr[a], indptr[a + 1]):
-            px = pos[indices[e]]
+        for e in range(ip[a], ip[a + 1]):
+            px = pos[ix[e]]
             if px >= 0:
                 hops[k, px] = 1
-                wsum[k, px] = <double> data[e]
+                wsum[k, px] = <double> w[e]
             elif px <= -2:
                 aa[k, -2 - px] = 1
     return (cands_arr, cdist_arr, np.ascontiguousarray(hops_arr.T), np.ascontiguousarray(wsum_arr.T),
             aa_arr.view(np.bool_))
+
+
+def _no_walk(Py_ssize_t s):
+    """The walk of no anchor or of an edgeless graph: no candidate."""
+    return (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, s), dtype=np.int8),
+            np.zeros((0, s), dtype=np.float64), np.zeros((s, s), dtype=np.bool_))
+
+
+cdef Py_ssize_t _reach(const int32_t *indptr, const int32_t *indices, const int64_t *anchors, Py_ssize_t s,
+                       int8_t *dist, int64_t *touched) noexcept nogil:
+    """Hop 1 (every neighbour of an anchor that is not an anchor), then hop 2 (every neighbour of a hop-1
+    row not reached before; an anchor's neighbours are all reached at hop 1): ``dist`` set to 0 / 1 / 2,
+    the reached rows appended to ``touched`` in the order first reached. Returns how many."""
+    cdef Py_ssize_t k, e, i, hop1_n, n_touched = 0
+    cdef int64_t x, c
+    for k in range(s):
+        dist[anchors[k]] = 0
+    for k in range(s):
+        for e in range(indptr[anchors[k]], indptr[anchors[k] + 1]):
+            x = indices[e]
+            if dist[x] < 0:
+                dist[x] = 1
+                touched[n_touched] = x
+                n_touched += 1
+    hop1_n = n_touched
+    for i in range(hop1_n):
+        for e in range(indptr[touched[i]], indptr[touched[i] + 1]):
+            c = indices[e]
+            if dist[c] < 0:
+                dist[c] = 2
+                touched[n_touched] = c
+                n_touched += 1
+    return n_touched
+
+
+cdef void _list_candidates(const int32_t *indptr, const int32_t *indices, const float *data, const int32_t *pos,
+                           const int64_t *list_row, Py_ssize_t lists, int64_t *start, int32_t *lpc,
+                           float *lw) noexcept nogil:
+    """For each listed row x: its neighbours that are candidates (local position ``pos >= 0``) and the edge
+    weights, in CSR order, at ``lpc[start[l]:start[l + 1]]`` / ``lw[...]``."""
+    cdef Py_ssize_t l, e, cnt = 0
+    cdef int64_t x
+    cdef int32_t pc
+    for l in range(lists):
+        start[l] = cnt
+        x = list_row[l]
+        for e in range(indptr[x], indptr[x + 1]):
+            pc = pos[indices[e]]
+            if pc >= 0:
+                lpc[cnt] = pc
+                lw[cnt] = data[e]
+                cnt += 1
+    start[lists] = cnt
+
+
+cdef void _flush(double *best, int8_t *hops_row, double *wsum_row, Py_ssize_t m) noexcept nogil:
+    """One anchor's row: hop 2 and the strongest total where a 2-hop walk reached the candidate; ``best``
+    reset to -inf."""
+    cdef Py_ssize_t i
+    cdef double minus_inf = -INFINITY
+    for i in range(m):
+        if best[i] != minus_inf:
+            hops_row[i] = 2
+            wsum_row[i] = best[i]
+            best[i] = minus_inf
 
 
 def edges_within(const int32_t[::1] indptr, const int32_t[::1] indices, const float[::1] data,
@@ -200,6 +280,25 @@ def bridge_counts(const int8_t[:, ::1] hops, const double[:, ::1] wsum, const ui
         mean_out[i] = mean if edges > 0 else nan
         bridge_out[i] = (<double> count) * mean if count > 0 else 0.0
     return count_arr, mean_arr, bridge_arr
+
+
+cdef void _strongest(double *best, const int32_t *lpc, const float *lw, const int64_t *start,
+                     const int64_t *edge_list, const double *ew, Py_ssize_t first, Py_ssize_t last) noexcept nogil:
+    """``best[c] = max(best[c], w(a, x) + w(x, c))`` over the anchor edges ``first:last`` (a -> x) and
+    each x's listed candidate neighbours c (a small function of its own, so the loop keeps its pointers in
+    registers)."""
+    cdef Py_ssize_t i, t, t1
+    cdef double w1, val
+    cdef int32_t q
+    for i in range(first, last):
+        w1 = ew[i]
+        t = start[edge_list[i]]
+        t1 = start[edge_list[i] + 1]
+        while t < t1:
+            q = lpc[t]
+            val = w1 + <double> lw[t]
+            best[q] = val if val > best[q] else best[q]
+            t += 1
 
 
 cdef inline bint _holds(const int64_t[::1] rows, Py_ssize_t lo, int64_t value) noexcept nogil:

@@ -32,7 +32,16 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram
 from crp_core.factors.recency import compute_recency, row_positions
-from crp_core.records import CDGRResult, CDRTable, ConnectorTable, RecencyTable, ValueConflict, frozen_array
+from crp_core.model import Fact
+from crp_core.records import (
+    CDGRResult,
+    CDRTable,
+    ConnectorTable,
+    DeferredTuple,
+    RecencyTable,
+    ValueConflict,
+    frozen_array,
+)
 from crp_core.stages._bits import bits_of, row_bits
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
@@ -137,12 +146,19 @@ def _near_duplicate_of(corpus: Corpus, chosen: list[int], row: int, config: CRPC
     """The closest row of ``chosen`` whose cosine with ``row`` exceeds ``dedup_similarity`` and that
     does not value-conflict with it, with that cosine; None when there is none (SPEC-003 §6.6)."""
     vecs = corpus.vectors
-    texts = corpus.kb.facts
-    sims = vecs[chosen] @ vecs[row]
-    close = np.flatnonzero(sims > config.dedup_similarity)
-    for c in close[np.argsort(-sims[close], kind="stable")]:
-        other = chosen[int(c)]
-        if not values_conflict(texts[other].content, texts[row].content):
+    return _closest_kept(vecs[chosen] @ vecs[row], chosen, corpus.kb.facts, row, config.dedup_similarity,
+                         values_conflict)
+
+
+def _closest_kept(sims: np.ndarray, others: list[int], facts: Sequence[Fact], row: int, dedup: float,
+                  values_conflict: ConflictFn) -> tuple[int, float] | None:
+    """Of ``others`` (cosines ``sims`` with ``row``), the closest above ``dedup`` (ties by position) that
+    does not value-conflict with ``row``, with its cosine; None when there is none."""
+    close = np.flatnonzero(sims > dedup)
+    text = facts[row].content
+    for c in close[np.argsort(-sims[close], kind="stable")].tolist():
+        other = others[c]
+        if not values_conflict(facts[other].content, text):
             return other, float(sims[c])
     return None
 
@@ -156,27 +172,88 @@ def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.nda
     such anchor stays (stage 4 arbitrates).
 
     Returns (candidate row, anchor row, cosine), the closest non-conflicting anchor for each, by row.
-    One (candidates x anchors) product; ``values_conflict`` runs on the close pairs only.
+    One (candidates x anchors) screening product; the rows it flags get :func:`_connector_duplicate_of`'s
+    exact check (its cosines are the ones recorded, whatever rows were screened together).
     ``cand_vectors`` = ``corpus.vectors[cands]`` when the caller already gathered them.
     """
     if pos.size == 0 or anchors.size == 0:
         return []
-    vecs = corpus.vectors
+    screen = _DuplicateScreen(corpus, anchors, config, values_conflict)
     rows = cands[pos]
-    sims = (vecs[rows] if cand_vectors is None else cand_vectors[pos]) @ vecs[anchors].T
-    ci, ai = np.nonzero(sims > config.dedup_similarity)
-    if ci.size == 0:
-        return []
-    close = sims[ci, ai]
-    texts = corpus.kb.facts
-    found: dict[int, tuple[int, int, float]] = {}
-    order = np.lexsort((ai, -close, ci))  # per candidate, closest anchor first
-    pair_rows, pair_anchors = rows[ci[order]].tolist(), anchors[ai[order]].tolist()
-    for row, anchor, cos in zip(pair_rows, pair_anchors, close[order].tolist()):
-        if row in found or values_conflict(texts[anchor].content, texts[row].content):
-            continue
-        found[row] = (row, anchor, cos)
-    return [found[r] for r in sorted(found)]
+    flagged = screen.flags(rows, None if cand_vectors is None else cand_vectors[pos])
+    found = [screen.duplicate_of(r) for r in rows[flagged].tolist()]
+    return sorted(f for f in found if f is not None)
+
+
+class _DuplicateScreen:
+    """The connector candidates' near-duplicate check against the anchors (SPEC-003 §6.6, SPEC_NOTES
+    §2.8): :meth:`flags` screens rows with one product (a row whose cosine with every anchor stays
+    :data:`COSINE_SLACK` below ``dedup_similarity`` cannot be a near-duplicate), :meth:`duplicate_of`
+    decides a flagged row exactly."""
+
+    __slots__ = ("vecs", "anchor_list", "anchor_vecs", "texts", "dedup", "values_conflict")
+
+    def __init__(self, corpus: Corpus, anchors: np.ndarray, config: CRPConfig, values_conflict: ConflictFn):
+        self.vecs = corpus.vectors
+        self.anchor_list: list[int] = anchors.tolist()
+        self.anchor_vecs = corpus.vectors[anchors]
+        self.texts = corpus.kb.facts
+        self.dedup = config.dedup_similarity
+        self.values_conflict = values_conflict
+
+    def flags(self, rows: np.ndarray, row_vectors: np.ndarray | None = None) -> np.ndarray:
+        """(len(rows),) bool: True where a row's screening cosine with some anchor reaches the limit."""
+        got = self.vecs[rows] if row_vectors is None else row_vectors
+        return (got @ self.anchor_vecs.T > self.dedup - COSINE_SLACK).any(axis=1)
+
+    def duplicate_of(self, row: int) -> tuple[int, int, float] | None:
+        """(row, anchor row, cosine) for the closest anchor above ``dedup_similarity`` that does not
+        value-conflict with ``row`` (ties by anchor order); None when there is none. One product of the
+        anchors with this row alone, so the cosine does not depend on which rows were screened with it."""
+        got = _closest_kept(self.anchor_vecs @ self.vecs[row], self.anchor_list, self.texts, row, self.dedup,
+                            self.values_conflict)
+        return None if got is None else (row, got[0], got[1])
+
+
+def choose_connectors(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, order: np.ndarray, slots: int, *,
+                      config: CRPConfig, values_conflict: ConflictFn
+                      ) -> tuple[np.ndarray, Sequence[tuple[int, int, float]]]:
+    """The selected connector positions (the first ``slots`` of ``order``, best first, that are not
+    near-duplicates of an anchor) and every near-duplicate among ``order`` (:func:`connector_near_duplicates`,
+    by row).
+
+    Only as many candidates as the slots need are screened here, a window at a time in ``order``; the
+    near-duplicates among the rest are listed when the record is first read (a sweep never reads them).
+    A row is decided by :class:`_DuplicateScreen` the same way on either side, so the listing is what one
+    pass over every candidate gives.
+    """
+    screen = _DuplicateScreen(corpus, anchors, config, values_conflict) if anchors.size else None
+    taken: list[int] = []
+    found: list[tuple[int, int, float]] = []
+    p = 0
+    while len(taken) < slots and p < order.size:
+        window = order[p:p + slots - len(taken) + WINDOW_SPARE]
+        flagged = (screen.flags(cands[window]) if screen is not None
+                   else np.zeros(window.size, dtype=bool)).tolist()
+        for at, here in zip(window.tolist(), flagged):
+            p += 1
+            dup = screen.duplicate_of(int(cands[at])) if here and screen is not None else None
+            if dup is None:
+                taken.append(at)
+                if len(taken) == slots:
+                    break
+            else:
+                found.append(dup)
+    rest = order[p:]
+
+    def listing() -> list[tuple[int, int, float]]:
+        later = connector_near_duplicates(corpus, anchors, cands, rest, config=config,
+                                          values_conflict=values_conflict)
+        return sorted(found + later)
+
+    near: Sequence[tuple[int, int, float]] = DeferredTuple(listing) if rest.size and screen is not None \
+        else tuple(sorted(found))
+    return np.asarray(taken, dtype=np.int64), near
 
 
 # ---- the stage ----------------------------------------------------------------------------------
@@ -194,6 +271,7 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
     anchors_l, next_pos = pick_anchors(corpus, ranked, config.anchor_budget, chosen, start=0, exclude=set(),
                                        config=config, values_conflict=values_conflict, near_duplicates=near)
     anchors = np.asarray(anchors_l, dtype=np.int64)
+    conn_near: Sequence[tuple[int, int, float]] = ()
     slots = config.envelope_fact_budget - config.anchor_budget
     empty_i = np.zeros(0, dtype=np.int64)
     empty_f = np.zeros(0, dtype=np.float64)
@@ -210,14 +288,9 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
                          residual_pull=pull)
         score = bridge * ccdr.novelty * ccdr.recency_factor * np.maximum(relevance, config.min_connector_relevance)
         eligible = np.flatnonzero(bridge > 0)
-        conn_near = connector_near_duplicates(corpus, anchors, cands, eligible, config=config,
-                                              values_conflict=values_conflict)
-        if conn_near:  # cands ascend: the dropped rows' positions by binary search
-            dropped = np.zeros(cands.size, dtype=bool)
-            dropped[np.searchsorted(cands, [r for r, _, _ in conn_near])] = True
-            eligible = eligible[~dropped[eligible]]
         order = eligible[np.lexsort((cands[eligible], -score[eligible]))]
-        sel_pos = order[:max(slots, 0)]
+        sel_pos, conn_near = choose_connectors(corpus, anchors, cands, order, max(slots, 0), config=config,
+                                               values_conflict=values_conflict)
         selected = np.zeros(cands.size, dtype=bool)
         selected[sel_pos] = True
         selected_rows = cands[sel_pos]
@@ -242,7 +315,6 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
             relevance=frozen_array(empty_f), novelty=frozen_array(empty_f), recency_factor=frozen_array(empty_f),
             connector_score=frozen_array(empty_f), selected=frozen_array(np.zeros(0, dtype=bool)))
         selected_rows = empty_i
-        conn_near = []
         hop_count = config.max_hops if config.graph_retrieval else 0
 
     unused = max(slots, 0) - selected_rows.size if config.graph_retrieval else 0
@@ -260,7 +332,8 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
     result = CDGRResult(
         anchors=frozen_array(anchors), connectors=table, selected_connectors=frozen_array(selected_rows),
         extra_anchors=frozen_array(extra), graph_edges=edges, hops=hop_count,
-        near_duplicates=tuple(near), connector_cdr=ccdr, connector_near_duplicates=tuple(conn_near))
+        near_duplicates=tuple(near), connector_cdr=ccdr,
+        connector_near_duplicates=cast("tuple[tuple[int, int, float], ...]", conn_near))
     return result, recency
 
 
