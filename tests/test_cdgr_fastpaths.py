@@ -118,14 +118,29 @@ def test_edges_among_lists_each_edge_once_sorted_with_its_weight(seed):
     assert all(type(a) is int and type(b) is int and type(w) is float for a, b, w in got)
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "bit masks"])
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10_000), density=st.floats(0.05, 0.6), step=st.integers(1, 6))
-def test_bridged_anchors_are_the_anchors_of_the_bridged_pairs_in_first_appearance_order(seed, density, step):
+def test_bridged_anchors_are_the_anchors_of_the_bridged_pairs_in_first_appearance_order(seed, density, step,
+                                                                                        compiled):
+    """Both listings: the compiled one (up to 62 anchors, where the extension is built) and the Python
+    bit-mask one (no extension, more anchors)."""
+    from crp_core.stages import graph_walk
+
+    if compiled and graph_walk._kernel is None:
+        pytest.skip("the compiled walk is not built here")
     m = random_graph(seed, 30, density)
     anchors = np.arange(0, 30, step, dtype=np.int64)
     cands, _, hops, wsum, aa = walk_with_paths(m, anchors, 2, np.ones(30, dtype=bool))
     count, _, _, non_adj = bridge_values(aa, hops, wsum)
-    _, pairs = _touched_and_pairs(anchors, hops, count, non_adj)
+    saved = graph_walk._kernel
+    if not compiled:
+        graph_walk._kernel = None
+    try:
+        _, pairs = _touched_and_pairs(anchors, hops, count, non_adj)
+        rows = [pairs.anchors(i) for i in range(cands.size)]  # computed while the kernel is (not) there
+    finally:
+        graph_walk._kernel = saved
     adj = adjacency(m)
     for i in range(cands.size):
         # plain reference: walk the touched anchors' pairs in order, note each anchor the first time
@@ -134,7 +149,7 @@ def test_bridged_anchors_are_the_anchors_of_the_bridged_pairs_in_first_appearanc
         for a, b in itertools.combinations(t, 2):
             if b not in adj[a]:
                 seen += [x for x in (a, b) if x not in seen]
-        assert pairs.anchors(i) == tuple(seen)
+        assert rows[i] == pairs.anchors(i) == tuple(seen)
         assert pairs.anchors(i) == tuple(dict.fromkeys(itertools.chain.from_iterable(pairs[i])))
         assert pairs.anchors(i - cands.size) == pairs.anchors(i)  # negative rows count from the end, as pairs[i]
     with pytest.raises(IndexError):

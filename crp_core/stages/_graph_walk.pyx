@@ -11,6 +11,31 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define CRP_PREFETCH(p) __builtin_prefetch(p)
+    #else
+    #define CRP_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void CRP_PREFETCH(const void *p) noexcept nogil
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define CRP_CTZ64(x) ((Py_ssize_t) __builtin_ctzll(x))
+    #define CRP_POPCOUNT64(x) ((int64_t) __builtin_popcountll(x))
+    #else
+    static inline Py_ssize_t CRP_CTZ64(uint64_t x) { Py_ssize_t k = 0; while (!(x & 1)) { x >>= 1; k++; } return k; }
+    static inline int64_t CRP_POPCOUNT64(uint64_t x) { int64_t c = 0; while (x) { x &= x - 1; c++; } return c; }
+    #endif
+    """
+    Py_ssize_t CRP_CTZ64(uint64_t x) noexcept nogil
+    int64_t CRP_POPCOUNT64(uint64_t x) noexcept nogil
+
+
 def walk_two_hops(const int32_t[::1] indptr, const int32_t[::1] indices, const float[::1] data,
                   const int64_t[::1] anchors, retrievable):
     """(cands int64 ascending, hop distance int64, hops (m, s) int8, weight_sum (m, s) float64,
@@ -33,7 +58,7 @@ def walk_two_hops(const int32_t[::1] indptr, const int32_t[::1] indices, const f
     touched_arr = np.empty(n, dtype=np.int64)
     cdef int8_t[::1] dist = dist_arr
     cdef int64_t[::1] touched = touched_arr
-    cdef Py_ssize_t touched_n = _reach(ip, ix, an, s, &dist[0], &touched[0])
+    cdef Py_ssize_t touched_n = _reach(ip, ix, w, an, s, &dist[0], &touched[0])
     reached = np.sort(touched_arr[:touched_n])
     cands_arr = reached[np.asarray(retrievable, dtype=np.bool_)[reached]]
     cdist_arr = dist_arr[cands_arr].astype(np.int64)
@@ -119,8 +144,12 @@ def _no_walk(Py_ssize_t s):
             np.zeros((0, s), dtype=np.float64), np.zeros((s, s), dtype=np.bool_))
 
 
-cdef Py_ssize_t _reach(const int32_t *indptr, const int32_t *indices, const int64_t *anchors, Py_ssize_t s,
-                       int8_t *dist, int64_t *touched) noexcept nogil:
+cdef enum:
+    _AHEAD = 4  # hop-1 rows ahead whose CSR entries are prefetched
+
+
+cdef Py_ssize_t _reach(const int32_t *indptr, const int32_t *indices, const float *data, const int64_t *anchors,
+                       Py_ssize_t s, int8_t *dist, int64_t *touched) noexcept nogil:
     """Hop 1 (every neighbour of an anchor that is not an anchor), then hop 2 (every neighbour of a hop-1
     row not reached before; an anchor's neighbours are all reached at hop 1): ``dist`` set to 0 / 1 / 2,
     the reached rows appended to ``touched`` in the order first reached. Returns how many."""
@@ -128,6 +157,7 @@ cdef Py_ssize_t _reach(const int32_t *indptr, const int32_t *indices, const int6
     cdef int64_t x, c
     for k in range(s):
         dist[anchors[k]] = 0
+        CRP_PREFETCH(&indices[indptr[anchors[k]]])
     for k in range(s):
         for e in range(indptr[anchors[k]], indptr[anchors[k] + 1]):
             x = indices[e]
@@ -136,7 +166,14 @@ cdef Py_ssize_t _reach(const int32_t *indptr, const int32_t *indices, const int6
                 touched[n_touched] = x
                 n_touched += 1
     hop1_n = n_touched
+    # the hop-1 rows' CSR entries are scattered over the whole graph: ask for a row a few rows ahead
+    for i in range(min(hop1_n, _AHEAD)):
+        CRP_PREFETCH(&indices[indptr[touched[i]]])
+        CRP_PREFETCH(&data[indptr[touched[i]]])
     for i in range(hop1_n):
+        if i + _AHEAD < hop1_n:
+            CRP_PREFETCH(&indices[indptr[touched[i + _AHEAD]]])
+            CRP_PREFETCH(&data[indptr[touched[i + _AHEAD]]])
         for e in range(indptr[touched[i]], indptr[touched[i] + 1]):
             c = indices[e]
             if dist[c] < 0:
@@ -237,6 +274,36 @@ def edge_triples(const int32_t[::1] indptr, const int32_t[::1] indices, const fl
     return tuple(out)
 
 
+def bridged_order(const int8_t[:, ::1] hops, const uint8_t[:, ::1] non_adj, Py_ssize_t i):
+    """The anchor positions named by row ``i``'s bridged pairs (its touched anchors' pairs with no direct
+    edge, a < b, row-major), each once in order of first appearance; at most 62 anchors. What
+    :meth:`crp_core.stages.cdgr.BridgedPairs.anchors` lists (as positions)."""
+    cdef Py_ssize_t s = hops.shape[1], a, b
+    cdef uint64_t touched = 0, seen = 0, partners, new
+    for a in range(s):
+        if hops[i, a] > 0:
+            touched |= (<uint64_t> 1) << a
+    out = []
+    for a in range(s):
+        if not (touched >> a) & 1:
+            continue
+        partners = 0
+        for b in range(a + 1, s):
+            if non_adj[a, b] and (touched >> b) & 1:
+                partners |= (<uint64_t> 1) << b
+        if not partners:
+            continue
+        if not (seen >> a) & 1:
+            out.append(a)
+            seen |= (<uint64_t> 1) << a
+        new = partners & ~seen
+        seen |= new
+        while new:
+            out.append(CRP_CTZ64(new))
+            new &= new - 1
+    return out
+
+
 def bridge_counts(const int8_t[:, ::1] hops, const double[:, ::1] wsum, const uint8_t[:, ::1] non_adj):
     """(bridge_count int64, mean_path_weight float64, bridge_value float64) per candidate row, for at most
     62 anchors: a row's touched anchors are one bit mask, its non-adjacent pairs ``popcount(later[k] & T)``
@@ -313,17 +380,10 @@ cdef inline bint _holds(const int64_t[::1] rows, Py_ssize_t lo, int64_t value) n
     return lo < rows.shape[0] and rows[lo] == value
 
 
-cdef inline Py_ssize_t _lowest_bit(uint64_t x) nogil:
-    cdef Py_ssize_t k = 0
-    while not (x & 1):
-        x >>= 1
-        k += 1
-    return k
+cdef inline Py_ssize_t _lowest_bit(uint64_t x) noexcept nogil:
+    """The position of the lowest set bit of ``x`` (not 0)."""
+    return CRP_CTZ64(x)
 
 
-cdef inline int64_t _popcount(uint64_t x) nogil:
-    cdef int64_t c = 0
-    while x:
-        x &= x - 1
-        c += 1
-    return c
+cdef inline int64_t _popcount(uint64_t x) noexcept nogil:
+    return CRP_POPCOUNT64(x)

@@ -45,7 +45,7 @@ from crp_core.records import (
 from crp_core.stages._bits import bits_of, row_bits
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
-from crp_core.stages.graph_walk import bridge_values, edges_among, walk_with_paths
+from crp_core.stages.graph_walk import bridge_values, bridged_anchor_positions, edges_among, walk_with_paths
 
 if TYPE_CHECKING:
 
@@ -490,6 +490,9 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
     def bridged(i: int) -> tuple[int, ...]:
         if counts[i] == 0:
             return ()
+        compiled = bridged_anchor_positions(hops, non_adj, i)
+        if compiled is not None:
+            return tuple(anchor_list[k] for k in compiled)
         if not later:
             later.extend(_later_masks(non_adj))
         mask = bits_of(touched_mask[i])  # bit k set when anchor position k is touched (this row alone)

@@ -9,7 +9,7 @@ pass (``_graph_walk.pyx``, an optional extension) where it was built; the numpy 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - a build without the extension takes th
     _kernel = None  # type: ignore[assignment]
 #: what this module calls in the extension: one built from an older ``.pyx`` (an editable install not
 #: rebuilt) lacks some, and every path then takes its numpy form rather than failing mid-stage
-_KERNEL_API = ("walk_two_hops", "edges_within", "edge_triples", "bridge_counts")
+_KERNEL_API = ("walk_two_hops", "edges_within", "edge_triples", "bridge_counts", "bridged_order")
 if _kernel is not None and not all(hasattr(_kernel, name) for name in _KERNEL_API):  # pragma: no cover
     _kernel = None  # type: ignore[assignment]
 
@@ -214,6 +214,16 @@ def bridge_values(aa: np.ndarray, hops: np.ndarray,
 
 #: the compiled bridge counts hold a row's touched anchors in one 64-bit mask
 BRIDGE_BITS = 62
+
+
+def bridged_anchor_positions(hops: np.ndarray, non_adj: np.ndarray, i: int) -> list[int] | None:
+    """The anchor positions row ``i``'s bridged pairs name, each once in order of first appearance (the
+    compiled listing); None where it does not apply (no extension, more than :data:`BRIDGE_BITS` anchors,
+    other layouts): the caller then reads them off its bit masks."""
+    if (_kernel is None or not 0 < hops.shape[1] <= BRIDGE_BITS or hops.dtype != np.int8
+            or not hops.flags.c_contiguous or non_adj.dtype != np.bool_ or not non_adj.flags.c_contiguous):
+        return None
+    return cast("list[int]", _kernel.bridged_order(hops, non_adj.view(np.uint8), i))
 
 
 def edges_among(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[tuple[int, int, float], ...]:
