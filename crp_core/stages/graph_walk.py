@@ -9,7 +9,7 @@ pass (``_graph_walk.pyx``, an optional extension) where it was built; the numpy 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -223,7 +223,7 @@ def bridged_anchor_positions(hops: np.ndarray, non_adj: np.ndarray, i: int) -> l
     if (_kernel is None or not 0 < hops.shape[1] <= BRIDGE_BITS or hops.dtype != np.int8
             or not hops.flags.c_contiguous or non_adj.dtype != np.bool_ or not non_adj.flags.c_contiguous):
         return None
-    return cast("list[int]", _kernel.bridged_order(hops, non_adj.view(np.uint8), i))
+    return _kernel.bridged_order(hops, non_adj.view(np.uint8), i)
 
 
 def edges_among(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[tuple[int, int, float], ...]:
