@@ -187,3 +187,25 @@ def test_lookup_realigns_sorted_and_unsorted_tables_as_a_dict_would(data, rows, 
     assert got.tolist() == [first[r] for r in wanted]
     with pytest.raises(KeyError):
         lookup(np.array(table, dtype=np.int64), np.array(values), np.array([*wanted, 61], dtype=np.int64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(table=st.lists(st.integers(0, 40), max_size=30), rows=st.lists(st.integers(0, 40), max_size=30),
+       ascending=st.booleans())
+def test_row_positions_finds_the_first_table_position_of_each_row(table, rows, ascending):
+    """Every path of ``row_positions`` (an ascending table, distinct ascending rows, the sorted fallback,
+    a row in the table twice): the first table position holding each row, and whether there is one."""
+    from crp_core.factors.recency import row_positions
+
+    if ascending:
+        rows = sorted(set(rows))
+    t, r = np.array(table, dtype=np.int64), np.array(rows, dtype=np.int64)
+    pos, found = row_positions(t, r)
+    assert pos.shape == found.shape == r.shape
+    for i, row in enumerate(rows):
+        where = [j for j, v in enumerate(table) if v == row]
+        assert bool(found[i]) == bool(where)
+        if where:
+            assert int(pos[i]) == where[0]
+        elif table:
+            assert 0 <= int(pos[i]) < len(table)

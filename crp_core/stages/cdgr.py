@@ -89,8 +89,9 @@ def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: li
         n0 = len(chosen)
         free = ~np.isin(window, excluded) if excluded else None
         if n0 + w > 1:
-            basis = np.concatenate([np.asarray(chosen, dtype=np.int64), window]) if n0 else window
-            hot = vecs[window] @ vecs[basis].T > limit  # (w, n0 + w): screening cosine above the limit
+            wv = vecs[window]  # gathered once: the window is also the product's last w columns
+            basis = np.concatenate([vecs[chosen], wv]) if n0 else wv
+            hot = wv @ basis.T > limit  # (w, n0 + w): screening cosine above the limit
             # row i meets the chosen rows and the (free) window rows before it, all taken while the prefix holds
             inner = hot[:, n0:]
             inner &= _strictly_lower(w)
