@@ -40,6 +40,19 @@ def freeze_owned(a: np.ndarray) -> np.ndarray:
     return a
 
 
+_R = TypeVar("_R")
+
+
+def _filled(cls: type[_R], fields: dict[str, Any]) -> _R:
+    """An instance of the frozen dataclass ``cls`` whose ``__dict__`` is ``fields`` (every field, in
+    field order): what the generated ``__init__`` builds, without its ``object.__setattr__`` per field.
+    Only for records with no ``__post_init__`` and no slots; the ``make`` class methods below use it on
+    the records a run builds by the dozen."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
+
+
 # ---- stage 1: candidate gathering (SPEC_NOTES §2.1) -------------------------------------------
 @dataclass(frozen=True, eq=False)
 class CandidateSet:
@@ -158,6 +171,14 @@ class Authority:
     importance_weight: float
     authority: float
 
+    @classmethod
+    def make(cls, fact_id: str, source_type: str, source_authority: float, recency_factor: float,
+             importance_weight: float, authority: float) -> Authority:
+        """``Authority(...)`` built for a hot path (stage 4 makes one per fact in a conflict): the same record."""
+        return _filled(cls, {"fact_id": fact_id, "source_type": source_type, "source_authority": source_authority,
+                             "recency_factor": recency_factor, "importance_weight": importance_weight,
+                             "authority": authority})
+
 
 @dataclass(frozen=True)
 class ValueDiff:
@@ -190,6 +211,15 @@ class ConflictPair:
     skipped: bool = False  # a fact of the pair was already suppressed by an earlier pair
     margin: float = 0.0  # |authority_a - authority_b|
     decision: str | None = None  # operator decision applied, if any
+
+    @classmethod
+    def make(cls, fact_a: str, fact_b: str, similarity: float, patterns: tuple[str, ...], conflict: ValueConflict,
+             authority: Mapping[str, Authority], kept: tuple[str, ...], suppressed: str | None, tied: bool, *,
+             skipped: bool = False, margin: float = 0.0, decision: str | None = None) -> ConflictPair:
+        """``ConflictPair(...)`` built for a hot path (stage 4 makes one per arbitrated pair): the same record."""
+        return _filled(cls, {"fact_a": fact_a, "fact_b": fact_b, "similarity": similarity, "patterns": patterns,
+                             "conflict": conflict, "authority": authority, "kept": kept, "suppressed": suppressed,
+                             "tied": tied, "skipped": skipped, "margin": margin, "decision": decision})
 
 
 @dataclass(frozen=True)
@@ -417,6 +447,13 @@ class PackedFact:
     band: str  # "primacy" (positions 1-2) | "middle" | "recency" (the final block); connectors: "middle"
     tokens: int
     bridges_anchor: str | None = None  # connectors: the first anchor they bridge in anchor order (sets the spot)
+
+    @classmethod
+    def make(cls, fact_id: str, role: str, score: float, tier: str | None, band: str, tokens: int,
+             bridges_anchor: str | None = None) -> PackedFact:
+        """``PackedFact(...)`` built for a hot path (packing makes one per packed fact): the same record."""
+        return _filled(cls, {"fact_id": fact_id, "role": role, "score": score, "tier": tier, "band": band,
+                             "tokens": tokens, "bridges_anchor": bridges_anchor})
 
 
 DropReason = Literal["budget", "unbridged"]

@@ -408,7 +408,7 @@ def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: 
     used = sum(cost[r] for r in lay.order) + note_tokens
 
     packed_facts = tuple(
-        PackedFact(fact_id=facts[r].fact_id, role=by_row[r].role, score=float(by_row[r].score), tier=lay.tier[r],
+        PackedFact.make(fact_id=facts[r].fact_id, role=by_row[r].role, score=float(by_row[r].score), tier=lay.tier[r],
                    band=lay.band[r], tokens=cost[r],
                    bridges_anchor=facts[lay.bridged[r]].fact_id if r in lay.bridged else None)
         for r in lay.order)

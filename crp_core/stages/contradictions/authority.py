@@ -23,7 +23,7 @@ def authority_of(fact: Fact, recency_factor: float, config: CRPConfig) -> Author
     importance = (float(fact.importance_weight) if fact.importance_weight is not None
                   else float(config.importance[fact.source_type]))  # type: ignore[arg-type]
     recency = float(recency_factor)
-    return Authority(fact_id=fact.fact_id, source_type=fact.source_type, source_authority=source_authority,
+    return Authority.make(fact_id=fact.fact_id, source_type=fact.source_type, source_authority=source_authority,
                      recency_factor=recency, importance_weight=importance,
                      authority=source_authority * recency * importance)
 

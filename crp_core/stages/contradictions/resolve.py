@@ -140,14 +140,14 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
         sim = float(G[p, q])
         margin = abs(a.authority - b.authority)
         if p in suppressed_set or q in suppressed_set:
-            pairs.append(ConflictPair(ids[p], ids[q], sim, vc.patterns, vc, {ids[p]: a, ids[q]: b},
-                                      tuple(i for k, i in ((p, ids[p]), (q, ids[q])) if k not in suppressed_set),
-                                      None, False, skipped=True, margin=margin))
+            pairs.append(ConflictPair.make(ids[p], ids[q], sim, vc.patterns, vc, {ids[p]: a, ids[q]: b},
+                                           tuple(i for k, i in ((p, ids[p]), (q, ids[q])) if k not in suppressed_set),
+                                           None, False, skipped=True, margin=margin))
             continue
         kind, winner = decision_for(decisions, ids[p], ids[q])
         arb = arbitrate(a, b, config, kind, winner)
-        pair = ConflictPair(ids[p], ids[q], sim, vc.patterns, vc, {ids[p]: a, ids[q]: b}, arb.kept,
-                            arb.suppressed, arb.tied, skipped=False, margin=margin, decision=arb.decision)
+        pair = ConflictPair.make(ids[p], ids[q], sim, vc.patterns, vc, {ids[p]: a, ids[q]: b}, arb.kept,
+                                 arb.suppressed, arb.tied, skipped=False, margin=margin, decision=arb.decision)
         pairs.append(pair)
         audit.append(conflict_event(pair, roles={ids[p]: str(roles.get(sel_rows[p], "")),
                                                   ids[q]: str(roles.get(sel_rows[q], ""))}))

@@ -1,0 +1,42 @@
+"""The records a run builds by the dozen have a ``make`` class method (no frozen ``__init__`` per-field
+``object.__setattr__``): it must build the very record the constructor builds, for every field."""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import pickle
+
+import pytest
+
+from crp_core.records import Authority, ConflictPair, PackedFact, ValueConflict
+
+AUTH = {"fact_id": "F1", "source_type": "internal", "source_authority": 0.8, "recency_factor": 0.5,
+        "importance_weight": 0.9, "authority": 0.8 * 0.5 * 0.9}
+CASES = {
+    Authority: AUTH,
+    ConflictPair: {"fact_a": "F1", "fact_b": "F2", "similarity": 0.91, "patterns": ("port",),
+                   "conflict": ValueConflict(patterns=("port",), diffs=()),
+                   "authority": {"F1": Authority(**AUTH)}, "kept": ("F1",), "suppressed": "F2", "tied": False,
+                   "skipped": True, "margin": 0.25, "decision": "override"},
+    PackedFact: {"fact_id": "F1", "role": "connector", "score": 1.5, "tier": None, "band": "middle", "tokens": 12,
+                 "bridges_anchor": "F0"},
+}
+
+
+@pytest.mark.parametrize("cls", list(CASES), ids=lambda c: c.__name__)
+def test_make_takes_every_field_in_order(cls):
+    names = [f.name for f in dataclasses.fields(cls)]
+    assert list(inspect.signature(cls.make).parameters) == names
+    assert not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
+
+
+@pytest.mark.parametrize("cls", list(CASES), ids=lambda c: c.__name__)
+def test_make_builds_the_record_the_constructor_builds(cls):
+    values = CASES[cls]
+    made, built = cls.make(**values), cls(**values)
+    assert type(made) is cls and made == built and repr(made) == repr(built)
+    assert list(vars(made).items()) == list(vars(built).items())  # same fields, same order
+    assert pickle.loads(pickle.dumps(made)) == built
+    assert dataclasses.replace(made) == built and dataclasses.asdict(made) == dataclasses.asdict(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.__setattr__(dataclasses.fields(cls)[0].name, "changed")
