@@ -173,7 +173,7 @@ def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.nda
     such anchor stays (stage 4 arbitrates).
 
     Returns (candidate row, anchor row, cosine), the closest non-conflicting anchor for each, by row.
-    One (candidates x anchors) screening product; the rows it flags get :func:`_connector_duplicate_of`'s
+    One (candidates x anchors) screening product; the rows it flags get :meth:`_DuplicateScreen.duplicate_of`'s
     exact check (its cosines are the ones recorded, whatever rows were screened together).
     ``cand_vectors`` = ``corpus.vectors[cands]`` when the caller already gathered them.
     """
@@ -228,17 +228,17 @@ def choose_connectors(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, or
     A row is decided by :class:`_DuplicateScreen` the same way on either side, so the listing is what one
     pass over every candidate gives.
     """
-    screen = _DuplicateScreen(corpus, anchors, config, values_conflict) if anchors.size else None
+    if anchors.size == 0:
+        return order[:slots].astype(np.int64), ()
+    screen = _DuplicateScreen(corpus, anchors, config, values_conflict)
     taken: list[int] = []
     found: list[tuple[int, int, float]] = []
     p = 0
     while len(taken) < slots and p < order.size:
         window = order[p:p + slots - len(taken) + WINDOW_SPARE]
-        flagged = (screen.flags(cands[window]) if screen is not None
-                   else np.zeros(window.size, dtype=bool)).tolist()
-        for at, here in zip(window.tolist(), flagged):
+        for at, flagged in zip(window.tolist(), screen.flags(cands[window]).tolist()):
             p += 1
-            dup = screen.duplicate_of(int(cands[at])) if here and screen is not None else None
+            dup = screen.duplicate_of(int(cands[at])) if flagged else None
             if dup is None:
                 taken.append(at)
                 if len(taken) == slots:
@@ -252,8 +252,7 @@ def choose_connectors(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, or
                                           values_conflict=values_conflict)
         return sorted(found + later)
 
-    near: Sequence[tuple[int, int, float]] = DeferredTuple(listing) if rest.size and screen is not None \
-        else tuple(sorted(found))
+    near: Sequence[tuple[int, int, float]] = DeferredTuple(listing) if rest.size else tuple(sorted(found))
     return np.asarray(taken, dtype=np.int64), near
 
 
