@@ -94,3 +94,29 @@ def test_pipeline_outcomes_are_fact_outcomes_built_when_read(tmp_path):
                          guarded={f.loser: f.message for f in r.known_conflicts})
     assert r.outcomes == want and len(r.outcomes) == len(want) > 0
     assert pickle.loads(pickle.dumps(r.outcomes)) == want
+
+
+def test_pipeline_graph_edges_are_listed_when_read(tmp_path):
+    """Stage 3's edges among the selected facts are for drawing: the run leaves them unbuilt, and read they
+    are ``edges_among`` of the anchors, extra anchors and selected connectors."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from crp_core.config import CRPConfig
+    from crp_core.corpus.prepared import embed_scenario, prepare_corpus
+    from crp_core.io.ckf import load_ckf
+    from crp_core.io.scenario import load_scenario
+    from crp_core.pipeline import run_pipeline
+    from crp_core.stages.graph_walk import edges_among
+
+    sample = Path(__file__).resolve().parent.parent / "sample_ckf"
+    corpus = prepare_corpus(load_ckf(sample / "knowledge_base.jsonl"), config=CRPConfig(), cache_dir=tmp_path)
+    scenario = load_scenario(sample / "scenarios" / "etcd_upgrade.json")
+    r = run_pipeline(corpus, scenario, CRPConfig(), vectors=embed_scenario(scenario, corpus))
+    edges = r.cdgr.graph_edges
+    assert isinstance(edges, DeferredTuple) and edges._value is None  # not built by the run
+    rows = np.concatenate([r.cdgr.anchors, r.cdgr.extra_anchors, r.cdgr.selected_connectors])
+    want = edges_among(corpus.graph(CRPConfig()).matrix, rows)
+    assert edges == want and len(edges) > 0
+    assert pickle.loads(pickle.dumps(edges)) == want

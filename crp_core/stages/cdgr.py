@@ -325,13 +325,17 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
                                   values_conflict=values_conflict, near_duplicates=near)
     extra = np.asarray(extra_l, dtype=np.int64)
 
-    edges: tuple[tuple[int, int, float], ...] = ()
+    # the edges among the selected facts are for drawing (the report and the graph page): listed when
+    # first read
+    edges: Sequence[tuple[int, int, float]] = ()
     if matrix is not None:
-        edges = edges_among(matrix, np.concatenate([anchors, extra, selected_rows]))
+        graph, drawn = matrix, np.concatenate([anchors, extra, selected_rows])
+        edges = DeferredTuple(lambda: edges_among(graph, drawn))
 
     result = CDGRResult(
         anchors=frozen_array(anchors), connectors=table, selected_connectors=frozen_array(selected_rows),
-        extra_anchors=frozen_array(extra), graph_edges=edges, hops=hop_count,
+        extra_anchors=frozen_array(extra), graph_edges=cast("tuple[tuple[int, int, float], ...]", edges),
+        hops=hop_count,
         near_duplicates=tuple(near), connector_cdr=ccdr,
         connector_near_duplicates=cast("tuple[tuple[int, int, float], ...]", conn_near))
     return result, recency
@@ -462,40 +466,39 @@ class BridgedPairs(LazyRows[tuple[tuple[int, int], ...]]):
 
 def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
                        non_adj: np.ndarray) -> tuple[LazyRows[tuple[int, ...]], BridgedPairs]:
-    touched_mask = hops > 0
-    touched_mask.setflags(write=False)
     anchor_list = anchors.tolist()
     # a connector's bridged pairs: its touched anchors' non-adjacent pairs (a < b in anchor order),
     # row-major; the (s, s) adjacency as nested lists, so a row costs one numpy call and a few
-    # dozen list lookups
-    apart = non_adj.tolist()
-    counts = count.tolist()
+    # dozen list lookups. Everything here is built on a row's first read (most runs read a handful of
+    # rows, for the packed connectors' bridged anchors), nothing per candidate up front
+    apart: list[list[bool]] = []
     # for the bridged anchors alone, anchor position k is bit k: ``later[a]`` = the anchors after a with
-    # no direct edge to it, so a's partners among the touched anchors T are ``later[a] & T`` (built on
-    # the first call: most runs read a handful of rows)
+    # no direct edge to it, so a's partners among the touched anchors T are ``later[a] & T``
     later: list[int] = []
 
     def touched_positions(i: int) -> list[int]:
-        return np.flatnonzero(touched_mask[i]).tolist()
+        return np.flatnonzero(hops[i] > 0).tolist()
 
     def touched(i: int) -> tuple[int, ...]:
         return tuple(anchor_list[k] for k in touched_positions(i))
 
     def pairs(i: int) -> tuple[tuple[int, int], ...]:
-        if counts[i] == 0:
+        if count[i] == 0:
             return ()
+        if not apart:
+            apart.extend(non_adj.tolist())
         ts = touched_positions(i)
         return tuple((anchor_list[a], anchor_list[b]) for k, a in enumerate(ts) for b in ts[k + 1:] if apart[a][b])
 
     def bridged(i: int) -> tuple[int, ...]:
-        if counts[i] == 0:
+        if count[i] == 0:
             return ()
         compiled = bridged_anchor_positions(hops, non_adj, i)
         if compiled is not None:
             return tuple(anchor_list[k] for k in compiled)
         if not later:
             later.extend(_later_masks(non_adj))
-        mask = bits_of(touched_mask[i])  # bit k set when anchor position k is touched (this row alone)
+        mask = bits_of(hops[i] > 0)  # bit k set when anchor position k is touched (this row alone)
         seen = 0
         out: list[int] = []
         rest = mask
