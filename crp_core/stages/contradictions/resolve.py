@@ -236,7 +236,9 @@ class _Screen:
         # float32 products compared in float64, as Python compares the floats ``tolist`` gives
         cos = (self.vecs[block] @ self.vecs[basis].T).astype(np.float64)
         near = (np.abs(cos - self.dedup) <= _SLACK) | (np.abs(cos - self.close) <= _SLACK)
-        self.near, self.dup, self.closer = row_bits(near), row_bits(cos > self.dedup), row_bits(cos > self.close)
+        r = cos.shape[0]
+        bits = row_bits(np.concatenate([near, cos > self.dedup, cos > self.close]))  # one packing for the three
+        self.near, self.dup, self.closer = bits[:r], bits[r:2 * r], bits[2 * r:]
         self.cols = (1 << self.n0) - 1
 
     def fits(self, i: int, kb: Any, config: CRPConfig) -> bool:
