@@ -145,7 +145,7 @@ def _no_walk(Py_ssize_t s):
 
 
 cdef enum:
-    _AHEAD = 4  # hop-1 rows ahead whose CSR entries are prefetched
+    _AHEAD = 4  # rows ahead whose CSR entries are prefetched
 
 
 cdef Py_ssize_t _reach(const int32_t *indptr, const int32_t *indices, const float *data, const int64_t *anchors,
@@ -153,31 +153,32 @@ cdef Py_ssize_t _reach(const int32_t *indptr, const int32_t *indices, const floa
     """Hop 1 (every neighbour of an anchor that is not an anchor), then hop 2 (every neighbour of a hop-1
     row not reached before; an anchor's neighbours are all reached at hop 1): ``dist`` set to 0 / 1 / 2,
     the reached rows appended to ``touched`` in the order first reached. Returns how many."""
-    cdef Py_ssize_t k, e, i, hop1_n, n_touched = 0
-    cdef int64_t x, c
+    cdef Py_ssize_t k, hop1_n
     for k in range(s):
         dist[anchors[k]] = 0
-        CRP_PREFETCH(&indices[indptr[anchors[k]]])
-    for k in range(s):
-        for e in range(indptr[anchors[k]], indptr[anchors[k] + 1]):
-            x = indices[e]
-            if dist[x] < 0:
-                dist[x] = 1
-                touched[n_touched] = x
-                n_touched += 1
-    hop1_n = n_touched
-    # the hop-1 rows' CSR entries are scattered over the whole graph: ask for a row a few rows ahead
-    for i in range(min(hop1_n, _AHEAD)):
-        CRP_PREFETCH(&indices[indptr[touched[i]]])
-        CRP_PREFETCH(&data[indptr[touched[i]]])
-    for i in range(hop1_n):
-        if i + _AHEAD < hop1_n:
-            CRP_PREFETCH(&indices[indptr[touched[i + _AHEAD]]])
-            CRP_PREFETCH(&data[indptr[touched[i + _AHEAD]]])
-        for e in range(indptr[touched[i]], indptr[touched[i] + 1]):
+    hop1_n = _expand(indptr, indices, data, anchors, s, 1, dist, touched, 0)
+    return _expand(indptr, indices, data, touched, hop1_n, 2, dist, touched, hop1_n)
+
+
+cdef Py_ssize_t _expand(const int32_t *indptr, const int32_t *indices, const float *data, const int64_t *rows,
+                        Py_ssize_t count, int8_t level, int8_t *dist, int64_t *touched,
+                        Py_ssize_t n_touched) noexcept nogil:
+    """Every neighbour of ``rows[:count]`` not reached yet gets ``dist = level`` and is appended to
+    ``touched`` (from ``n_touched`` on; ``rows`` may be ``touched`` itself, read below ``count``). Returns the
+    new count. The rows' CSR entries are scattered over the whole graph: a row a few ahead is prefetched."""
+    cdef Py_ssize_t i, e
+    cdef int64_t c
+    for i in range(min(count, _AHEAD)):
+        CRP_PREFETCH(&indices[indptr[rows[i]]])
+        CRP_PREFETCH(&data[indptr[rows[i]]])
+    for i in range(count):
+        if i + _AHEAD < count:
+            CRP_PREFETCH(&indices[indptr[rows[i + _AHEAD]]])
+            CRP_PREFETCH(&data[indptr[rows[i + _AHEAD]]])
+        for e in range(indptr[rows[i]], indptr[rows[i] + 1]):
             c = indices[e]
             if dist[c] < 0:
-                dist[c] = 2
+                dist[c] = level
                 touched[n_touched] = c
                 n_touched += 1
     return n_touched
