@@ -340,9 +340,9 @@ def bridge_counts(const int8_t[:, ::1] hops, const double[:, ::1] wsum, const ui
         count = 0
         bits = touched
         while bits:
-            k = _lowest_bit(bits)
+            k = CRP_CTZ64(bits)
             bits &= bits - 1
-            count += _popcount(later[k] & touched)
+            count += CRP_POPCOUNT64(later[k] & touched)
         mean = total / (edges if edges > 1 else 1)
         count_out[i] = count
         mean_out[i] = mean if edges > 0 else nan
@@ -379,12 +379,3 @@ cdef inline bint _holds(const int64_t[::1] rows, Py_ssize_t lo, int64_t value) n
         else:
             hi = mid
     return lo < rows.shape[0] and rows[lo] == value
-
-
-cdef inline Py_ssize_t _lowest_bit(uint64_t x) noexcept nogil:
-    """The position of the lowest set bit of ``x`` (not 0)."""
-    return CRP_CTZ64(x)
-
-
-cdef inline int64_t _popcount(uint64_t x) noexcept nogil:
-    return CRP_POPCOUNT64(x)

@@ -408,9 +408,9 @@ def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: 
     used = sum(cost[r] for r in lay.order) + note_tokens
 
     packed_facts = tuple(
-        PackedFact.make(fact_id=facts[r].fact_id, role=by_row[r].role, score=float(by_row[r].score), tier=lay.tier[r],
-                   band=lay.band[r], tokens=cost[r],
-                   bridges_anchor=facts[lay.bridged[r]].fact_id if r in lay.bridged else None)
+        PackedFact.make(fact_id=facts[r].fact_id, role=by_row[r].role, score=float(by_row[r].score),
+                        tier=lay.tier[r], band=lay.band[r], tokens=cost[r],
+                        bridges_anchor=facts[lay.bridged[r]].fact_id if r in lay.bridged else None)
         for r in lay.order)
     scores = {r: it.score for r, it in by_row.items()}
     return Envelope(

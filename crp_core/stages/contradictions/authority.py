@@ -24,8 +24,8 @@ def authority_of(fact: Fact, recency_factor: float, config: CRPConfig) -> Author
                   else float(config.importance[fact.source_type]))  # type: ignore[arg-type]
     recency = float(recency_factor)
     return Authority.make(fact_id=fact.fact_id, source_type=fact.source_type, source_authority=source_authority,
-                     recency_factor=recency, importance_weight=importance,
-                     authority=source_authority * recency * importance)
+                          recency_factor=recency, importance_weight=importance,
+                          authority=source_authority * recency * importance)
 
 
 #: where stage 4 reads recency factors: the run's per-fact attributes, a recency table, or row -> factor
