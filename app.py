@@ -4,6 +4,7 @@ Every rerun goes through :func:`crp_ui.shell.run`: the pages of ``pages/`` regis
 ``st.navigation`` (the list is :data:`crp_ui.shell.PAGES`), the shared sidebar, then the page the URL
 names.
 """
+
 from __future__ import annotations
 
 from crp_ui import shell

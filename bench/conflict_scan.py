@@ -25,6 +25,7 @@ The sample CKF (no embeddings) is embedded with MiniLM through the cache. Caches
 temporary directory removed at the end, unless ``--cache-dir`` names a persistent one.
 Target: scan <= 60 s at 100k facts, candidate recall >= 99.5 %.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,8 +63,9 @@ def synthetic_path(n: int) -> str:
     path = os.path.join(HERE, "data", name)
     if not os.path.exists(os.path.join(path, "facts.jsonl")):
         print(f"  generating {path} ...", file=sys.stderr, flush=True)
-        subprocess.run([sys.executable, os.path.join(HERE, "make_synthetic_ckf.py"), "--facts", str(n),
-                        "--out", path], check=True)
+        subprocess.run(
+            [sys.executable, os.path.join(HERE, "make_synthetic_ckf.py"), "--facts", str(n), "--out", path], check=True
+        )
     return path
 
 
@@ -78,7 +80,7 @@ def reference_pairs(corpus: Corpus, threshold: float) -> set[tuple[int, int]]:
     v = np.ascontiguousarray(corpus.vectors[rows], dtype=np.float32)
     found = []
     for s in range(0, rows.size, REFERENCE_BAND):
-        i, j = np.nonzero(v[s:s + REFERENCE_BAND] @ v.T > threshold - REFERENCE_SLACK)
+        i, j = np.nonzero(v[s : s + REFERENCE_BAND] @ v.T > threshold - REFERENCE_SLACK)
         i = i + s
         keep = j > i
         found.append(np.stack([i[keep], j[keep]], axis=1))
@@ -114,8 +116,9 @@ def ratio(hit: int, total: int) -> str:
     return f"{hit / total:.4f} ({hit:,}/{total:,})" if total else "-"
 
 
-def recall_cells(corpus: Corpus, scan: ConflictScan, candidates: set[tuple[int, int]], threshold: float,
-                 exact_max: int) -> list[str]:
+def recall_cells(
+    corpus: Corpus, scan: ConflictScan, candidates: set[tuple[int, int]], threshold: float, exact_max: int
+) -> list[str]:
     if scan.n_facts <= exact_max:
         t = time.perf_counter()
         ref = reference_pairs(corpus, threshold)
@@ -132,9 +135,12 @@ def recall_cells(corpus: Corpus, scan: ConflictScan, candidates: set[tuple[int, 
     reported = {(kb.index_of(p.fact_a), kb.index_of(p.fact_b)) for p in scan.pairs}
     reported = {(min(a, b), max(a, b)) for a, b in reported}
     flagged = [p for p in planted if values_conflict(kb.facts[p[0]].content, kb.facts[p[1]].content) is not None]
-    return [exact, ratio(sum(p in candidates for p in planted), len(planted)),
-            ratio(sum(p in reported for p in planted), len(planted)),
-            ratio(sum(p in reported for p in flagged), len(flagged))]
+    return [
+        exact,
+        ratio(sum(p in candidates for p in planted), len(planted)),
+        ratio(sum(p in reported for p in planted), len(planted)),
+        ratio(sum(p in reported for p in flagged), len(flagged)),
+    ]
 
 
 def bench_one(label: str, path: str, now: datetime, cache: str, config: CRPConfig, exact_max: int) -> list[str]:
@@ -151,18 +157,32 @@ def bench_one(label: str, path: str, now: datetime, cache: str, config: CRPConfi
     c3 = time.process_time()
     again = scan_ckf(corpus, config, now)
     t4 = time.perf_counter()
-    same = [(p.fact_a, p.fact_b, p.patterns, p.kept) for p in scan.pairs] == \
-        [(p.fact_a, p.fact_b, p.patterns, p.kept) for p in again.pairs]
+    same = [(p.fact_a, p.fact_b, p.patterns, p.kept) for p in scan.pairs] == [
+        (p.fact_a, p.fact_b, p.patterns, p.kept) for p in again.pairs
+    ]
     load1 = os.getloadavg()[0]
     candidates = pair_set(search_pairs(corpus, config).pairs)  # the pairs the scan text-checked
     n = scan.n_facts
     tm = scan.timings_ms
-    row = [label, f"{len(kb):,}", f"{n:,}", f"{t1 - t0:.1f}", f"{t2 - t1:.1f}",
-           f"**{t3 - t2:.2f}**", f"{tm['neighbours'] / 1e3:.2f}", f"{tm['text_check'] / 1e3:.2f}",
-           f"{tm['arbitration'] / 1e3:.2f}", f"{c3 - c2:.1f}", f"{t4 - t3:.2f}{'' if same else ' (DIFFERENT)'}",
-           scan.method, f"{scan.products / max(1, corpus.n * (corpus.n - 1) // 2):.4f}", f"{scan.k}",
-           f"{scan.n_candidates:,}",
-           f"{len(scan.pairs):,}", f"{scan.tied:,}"]
+    row = [
+        label,
+        f"{len(kb):,}",
+        f"{n:,}",
+        f"{t1 - t0:.1f}",
+        f"{t2 - t1:.1f}",
+        f"**{t3 - t2:.2f}**",
+        f"{tm['neighbours'] / 1e3:.2f}",
+        f"{tm['text_check'] / 1e3:.2f}",
+        f"{tm['arbitration'] / 1e3:.2f}",
+        f"{c3 - c2:.1f}",
+        f"{t4 - t3:.2f}{'' if same else ' (DIFFERENT)'}",
+        scan.method,
+        f"{scan.products / max(1, corpus.n * (corpus.n - 1) // 2):.4f}",
+        f"{scan.k}",
+        f"{scan.n_candidates:,}",
+        f"{len(scan.pairs):,}",
+        f"{scan.tied:,}",
+    ]
     row += recall_cells(corpus, scan, candidates, config.contradiction_similarity, exact_max)
     row.append(f"{load0:.1f} / {load1:.1f}")
     print("  " + " | ".join(row), file=sys.stderr, flush=True)
@@ -173,10 +193,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     ap.add_argument("--no-sample", action="store_true", help="skip the sample CKF (it needs the MiniLM model)")
-    ap.add_argument("--cache-dir", help="persistent cache directory (embeddings, HNSW index), kept after the run "
-                    "so the 100k index is built once; default: a fresh temporary directory")
-    ap.add_argument("--exact-max", type=int, default=20_000, metavar="N",
-                    help="brute-force reference for CKFs up to N retrievable facts (default 20000; 100k: ~90 s)")
+    ap.add_argument(
+        "--cache-dir",
+        help="persistent cache directory (embeddings, HNSW index), kept after the run "
+        "so the 100k index is built once; default: a fresh temporary directory",
+    )
+    ap.add_argument(
+        "--exact-max",
+        type=int,
+        default=20_000,
+        metavar="N",
+        help="brute-force reference for CKFs up to N retrievable facts (default 20000; 100k: ~90 s)",
+    )
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     config = CRPConfig()
@@ -187,18 +215,47 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_sample and os.path.exists(SAMPLE):
             rows.append(bench_one("sample_ckf", SAMPLE, SAMPLE_NOW, cache, config, args.exact_max))
         for n in args.sizes:
-            rows.append(bench_one(f"synthetic {n // 1000}k" if n >= 1000 else f"synthetic {n}",
-                                  synthetic_path(n), SYNTH_NOW, cache, config, args.exact_max))
+            rows.append(
+                bench_one(
+                    f"synthetic {n // 1000}k" if n >= 1000 else f"synthetic {n}",
+                    synthetic_path(n),
+                    SYNTH_NOW,
+                    cache,
+                    config,
+                    args.exact_max,
+                )
+            )
     finally:
         if not args.cache_dir:
             shutil.rmtree(cache, ignore_errors=True)
-    head = ["CKF", "facts", "retrievable", "load s", "prepare s (embed+HNSW)", "scan s", "pair search s",
-            "text check s", "arbitration s", "scan CPU s", "repeat scan s", "search",
-            "products / N(N-1)/2 (N: all facts)", "k", "candidate pairs", "conflicts", "tied", "exact recall",
-            "planted: candidates", "planted: reported", "planted with a value change: reported",
-            "load (1 min) before / after"]
-    print(f"\nWhole-CKF conflict scan (contradiction_similarity {config.contradiction_similarity}; "
-          f"{os.cpu_count()} CPU, load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)\n")
+    head = [
+        "CKF",
+        "facts",
+        "retrievable",
+        "load s",
+        "prepare s (embed+HNSW)",
+        "scan s",
+        "pair search s",
+        "text check s",
+        "arbitration s",
+        "scan CPU s",
+        "repeat scan s",
+        "search",
+        "products / N(N-1)/2 (N: all facts)",
+        "k",
+        "candidate pairs",
+        "conflicts",
+        "tied",
+        "exact recall",
+        "planted: candidates",
+        "planted: reported",
+        "planted with a value change: reported",
+        "load (1 min) before / after",
+    ]
+    print(
+        f"\nWhole-CKF conflict scan (contradiction_similarity {config.contradiction_similarity}; "
+        f"{os.cpu_count()} CPU, load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)\n"
+    )
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
     for r in rows:

@@ -14,6 +14,7 @@ conflict found with a missing pattern is both a miss and a false alarm), then th
 Times are CPU time per pair (best of several rounds) and wall time next to the machine's load
 average: on a shared 2-core machine wall time grows with the load, CPU time much less.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -37,8 +38,18 @@ def _import_detector() -> ModuleType:
 detector = _import_detector()
 
 DATA = os.path.join(ROOT, "tests", "data", "conflict_pairs")
-CATEGORIES = ("number_changed", "entity_substituted", "negation_flip", "date_shifted", "magnitude_altered",
-              "paraphrase", "unit_forms", "different_attributes", "swapped_values", "multi_sentence")
+CATEGORIES = (
+    "number_changed",
+    "entity_substituted",
+    "negation_flip",
+    "date_shifted",
+    "magnitude_altered",
+    "paraphrase",
+    "unit_forms",
+    "different_attributes",
+    "swapped_values",
+    "multi_sentence",
+)
 
 
 def load(name: str) -> list[dict]:

@@ -5,6 +5,7 @@
 Every planted conflict must be detected with its planted pattern; every planted paraphrase and
 near-duplicate must give None. Mirrors tests/test_sample_ckf.py's text checks without the model.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -45,8 +46,10 @@ def main() -> int:
             vc = values_conflict(contents[p["fact_a"]], contents[p["fact_b"]])
             ok = vc is None
             failures += not ok
-            print(f"{p['pair_id']:4} {'ok  ' if ok else 'FAIL'} expected None               found "
-                  f"{','.join(vc.patterns) if vc else '-'}")
+            print(
+                f"{p['pair_id']:4} {'ok  ' if ok else 'FAIL'} expected None               found "
+                f"{','.join(vc.patterns) if vc else '-'}"
+            )
     print(f"\n{failures} failure(s)")
     return 1 if failures else 0
 

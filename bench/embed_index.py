@@ -20,6 +20,7 @@ top-10 overlap of brute-force retrieval for the bundled scenarios' queries and s
 Prints one markdown table. Synthetic vectors come from bench/make_synthetic_ckf.py (clustered, seeded).
 Caches go to a fresh temporary directory (removed at the end), never to the user's cache.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,9 @@ def timed(fn, *a, **k):
 
 
 def kb_from_lines(lines, statuses=True) -> KnowledgeBase:
-    return KnowledgeBase(tuple(Fact(f["fact_id"], f["content"], status=f["status"] if statuses else "ACTIVE")
-                               for f in lines))
+    return KnowledgeBase(
+        tuple(Fact(f["fact_id"], f["content"], status=f["status"] if statuses else "ACTIVE") for f in lines)
+    )
 
 
 def bench_model(n_texts: int, tmp: str) -> None:
@@ -76,19 +78,28 @@ def bench_model(n_texts: int, tmp: str) -> None:
     row("MiniLM embedding throughput", f"{len(sample) / t:.0f} texts/s", f"{len(sample)} texts, batch 64, CPU")
     tk = MiniLMEmbedder()
     _, t = timed(tk.count_tokens, texts)
-    row(f"token counting ({n_texts} texts, tokenizer only)", f"{t:.2f} s",
-        f"tokenizer loads: {tk.tokenizer_load_count}, model loads: {tk.load_count}")
+    row(
+        f"token counting ({n_texts} texts, tokenizer only)",
+        f"{t:.2f} s",
+        f"tokenizer loads: {tk.tokenizer_load_count}, model loads: {tk.load_count}",
+    )
     cache_dir = CACHE_DIR or os.path.join(tmp, "cache")
     kb = kb_from_lines(lines)
     e1 = MiniLMEmbedder()
     c1, t1 = timed(prepare_corpus, kb, embedder=e1, cache_dir=cache_dir)
-    row(f"prepare_corpus {n_texts} texts, first load in this run", f"{t1:.1f} s",
-        f"embedded {e1.texts_encoded}, model loads {e1.load_count}, index {c1.index.origin}")
+    row(
+        f"prepare_corpus {n_texts} texts, first load in this run",
+        f"{t1:.1f} s",
+        f"embedded {e1.texts_encoded}, model loads {e1.load_count}, index {c1.index.origin}",
+    )
     e2 = MiniLMEmbedder()
     emb_mod._shared_caches.clear()  # as a new process: shards are read from disk again
     c2, t2 = timed(prepare_corpus, kb, embedder=e2, cache_dir=cache_dir)
-    row(f"prepare_corpus {n_texts} texts, warm cache (read from disk)", f"{t2:.2f} s",
-        f"embedded {e2.texts_encoded}, model loads {e2.load_count}, index {c2.index.origin}")
+    row(
+        f"prepare_corpus {n_texts} texts, warm cache (read from disk)",
+        f"{t2:.2f} s",
+        f"embedded {e2.texts_encoded}, model loads {e2.load_count}, index {c2.index.origin}",
+    )
     e3 = MiniLMEmbedder()
     _, t3 = timed(embed_texts, texts, e3, EmbeddingCache(cache_dir))
     row(f"embed_texts {n_texts} texts, cache hit only", f"{t3 * 1000:.0f} ms", f"embedded {e3.texts_encoded}")
@@ -110,8 +121,9 @@ def _sample_texts() -> tuple[list[str], list[str]]:
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent / "sample_ckf"
-    facts = [json.loads(line)["content"] for line in
-             (root / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()]
+    facts = [
+        json.loads(line)["content"] for line in (root / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     queries = []
     for f in sorted((root / "scenarios").glob("*.json")):
         sc = json.loads(f.read_text(encoding="utf-8"))
@@ -135,8 +147,12 @@ def _timed_cpu(fn, *a, **k) -> tuple[float, float]:
     return time.perf_counter() - w, time.process_time() - c
 
 
-def bench_backends(backends: tuple[str, ...] = emb_mod.BACKENDS, batches: tuple[int, ...] = (16, 32, 64),
-                   repeats: int = 3, schedules: tuple[str, ...] = ("batches",)) -> None:
+def bench_backends(
+    backends: tuple[str, ...] = emb_mod.BACKENDS,
+    batches: tuple[int, ...] = (16, 32, 64),
+    repeats: int = 3,
+    schedules: tuple[str, ...] = ("batches",),
+) -> None:
     """texts/s of each MiniLM backend on the sample's fact texts (one backend after the other, in this
     process; an ONNX backend once per schedule, the schedules' passes alternated), and each backend's
     agreement with torch (cosine) and retrieval agreement (top-10)."""
@@ -146,13 +162,16 @@ def bench_backends(backends: tuple[str, ...] = emb_mod.BACKENDS, batches: tuple[
     cache = tempfile.mkdtemp(prefix="crp-bench-onnx-") if CACHE_DIR is None else CACHE_DIR
     for backend in backends:
         runs: dict[str, MiniLMEmbedder] = {}
-        for sched in (schedules if backend != "torch" else ("-",)):
+        for sched in schedules if backend != "torch" else ("-",):
             os.environ[emb_mod.SCHEDULE_ENV] = sched if sched != "-" else ""
             m = MiniLMEmbedder(backend=backend, cache_dir=cache)
             _, t = timed(m._load)
-            row(f"MiniLM {backend}{'' if sched == '-' else ', ' + sched}: load", f"{t:.2f} s",
+            row(
+                f"MiniLM {backend}{'' if sched == '-' else ', ' + sched}: load",
+                f"{t:.2f} s",
                 f"model id {m.model_id}; ONNX files made: {m.builds} (export / int8 build, once per weights "
-                f"digest); threads {emb_mod._threads()}; load avg {_load()}")
+                f"digest); threads {emb_mod._threads()}; load avg {_load()}",
+            )
             m.encode(texts[:32])  # warm-up (first session run allocates)
             runs[sched] = m
         os.environ.pop(emb_mod.SCHEDULE_ENV, None)
@@ -164,22 +183,32 @@ def bench_backends(backends: tuple[str, ...] = emb_mod.BACKENDS, batches: tuple[
             for sched, times in got.items():
                 wall = min(w for w, _ in times)
                 cpu = min(c for _, c in times)
-                row(f"MiniLM {backend}{'' if sched == '-' else ', ' + sched}: {len(texts)} sample texts, batch {bs}",
-                    f"{len(texts) / wall:.0f} texts/s", f"best of {repeats}; {len(texts) / cpu:.0f} texts per "
-                    f"CPU-second (best); load avg {_load()} at {time.strftime('%H:%M:%S', time.gmtime())} UTC")
+                row(
+                    f"MiniLM {backend}{'' if sched == '-' else ', ' + sched}: {len(texts)} sample texts, batch {bs}",
+                    f"{len(texts) / wall:.0f} texts/s",
+                    f"best of {repeats}; {len(texts) / cpu:.0f} texts per "
+                    f"CPU-second (best); load avg {_load()} at {time.strftime('%H:%M:%S', time.gmtime())} UTC",
+                )
         m = next(iter(runs.values()))
         facts[backend] = m.encode(texts)
         qvec[backend] = m.encode(queries)
         for sched, other in list(runs.items())[1:]:
             same = np.array_equal(other.encode(texts), facts[backend]) and np.array_equal(
-                other.encode(queries), qvec[backend])
-            row(f"{backend}: schedule {sched} vs {next(iter(runs))}", "bit for bit" if same else "DIFFERENT",
-                f"{len(texts)} facts and {len(queries)} queries")
+                other.encode(queries), qvec[backend]
+            )
+            row(
+                f"{backend}: schedule {sched} vs {next(iter(runs))}",
+                "bit for bit" if same else "DIFFERENT",
+                f"{len(texts)} facts and {len(queries)} queries",
+            )
         if backend != "torch":  # SPEC_NOTES §1.2: a text's vector must not depend on its batch-mates
             alone = m.encode(texts, batch_size=1)
             cos1 = (alone.astype(np.float64) * facts[backend]).sum(axis=1)
-            row(f"{backend}: each text alone vs batch 64", "bit for bit" if np.array_equal(alone, facts[backend])
-                else f"DIFFERENT (min cosine {cos1.min():.6f})", f"{len(texts)} facts")
+            row(
+                f"{backend}: each text alone vs batch 64",
+                "bit for bit" if np.array_equal(alone, facts[backend]) else f"DIFFERENT (min cosine {cos1.min():.6f})",
+                f"{len(texts)} facts",
+            )
         del m, runs
     ref = "torch" if "torch" in facts else next(iter(facts))
     for backend in facts:
@@ -187,13 +216,19 @@ def bench_backends(backends: tuple[str, ...] = emb_mod.BACKENDS, batches: tuple[
             continue
         cos = (facts[backend].astype(np.float64) * facts[ref]).sum(axis=1)
         qcos = (qvec[backend].astype(np.float64) * qvec[ref]).sum(axis=1)
-        row(f"{backend} vs {ref} agreement", f"min cosine {cos.min():.8f}, mean {cos.mean():.8f}",
+        row(
+            f"{backend} vs {ref} agreement",
+            f"min cosine {cos.min():.8f}, mean {cos.mean():.8f}",
             f"{len(texts)} facts; queries min {qcos.min():.6f}; max |difference| "
-            f"{np.abs(facts[backend] - facts[ref]).max():.2e}")
+            f"{np.abs(facts[backend] - facts[ref]).max():.2e}",
+        )
         overlap = _top10_overlap(facts[ref], qvec[ref], facts[backend], qvec[backend])
-        row(f"{backend} vs {ref} retrieval", f"top-10 overlap {overlap:.3f}",
+        row(
+            f"{backend} vs {ref} retrieval",
+            f"top-10 overlap {overlap:.3f}",
             f"{len(queries)} scenario queries + sub-queries; facts as queries: "
-            f"{_top10_overlap(facts[ref], facts[ref], facts[backend], facts[backend]):.3f}")
+            f"{_top10_overlap(facts[ref], facts[ref], facts[backend], facts[backend]):.3f}",
+        )
     if CACHE_DIR is None:
         shutil.rmtree(cache, ignore_errors=True)
 
@@ -208,8 +243,11 @@ def bench_index(n: int, cfg: CRPConfig, tmp: str, *, threads_compare: bool) -> N
     kb = kb_from_lines(lines)
     x = x / np.linalg.norm(x, axis=1, keepdims=True)
     idx, t = timed(FactIndex.build, x, cfg)
-    row(f"HNSW build {n} x 384 (1 thread, deterministic)", f"{t:.1f} s",
-        f"M={cfg.hnsw_m}, ef_construction={cfg.hnsw_ef_construction}")
+    row(
+        f"HNSW build {n} x 384 (1 thread, deterministic)",
+        f"{t:.1f} s",
+        f"M={cfg.hnsw_m}, ef_construction={cfg.hnsw_ef_construction}",
+    )
     if threads_compare:
         h = hnswlib.Index(space="cosine", dim=x.shape[1])
         h.init_index(max_elements=n, M=cfg.hnsw_m, ef_construction=cfg.hnsw_ef_construction, random_seed=100)
@@ -226,25 +264,32 @@ def bench_index(n: int, cfg: CRPConfig, tmp: str, *, threads_compare: bool) -> N
     allowed = np.array([f["status"] not in ("DELETED", "QUARANTINED") for f in lines])
     lat = []
     for i in range(300):
-        _, t = timed(idx.query, q[i:i + 1], cfg.candidate_k, None, ef_search=cfg.hnsw_ef_search)
+        _, t = timed(idx.query, q[i : i + 1], cfg.candidate_k, None, ef_search=cfg.hnsw_ef_search)
         lat.append(t * 1000)
     lat.sort()
-    row(f"query k={cfg.candidate_k} {n}, single vector, no mask", f"p50 {lat[150]:.2f} / p95 {lat[284]:.2f} ms",
-        f"ef_search={cfg.hnsw_ef_search}")
+    row(
+        f"query k={cfg.candidate_k} {n}, single vector, no mask",
+        f"p50 {lat[150]:.2f} / p95 {lat[284]:.2f} ms",
+        f"ef_search={cfg.hnsw_ef_search}",
+    )
+
     def switch(mask):
         with idx._lock:
             idx._apply_mask(mask)
 
     _, tmark = timed(switch, allowed)
-    row(f"apply deletion marks {n} ({(~allowed).sum()} excluded)", f"{tmark * 1000:.1f} ms",
-        "first masked query of a status set (mark_deleted)")
+    row(
+        f"apply deletion marks {n} ({(~allowed).sum()} excluded)",
+        f"{tmark * 1000:.1f} ms",
+        "first masked query of a status set (mark_deleted)",
+    )
     other = allowed.copy()
     other[rng.choice(n, 20, replace=False)] ^= True
     _, tsw = timed(switch, other)
     row(f"switch status set {n} (20 facts change)", f"{tsw * 1000:.2f} ms", "mark / unmark the difference")
     lat = []
     for i in range(300):
-        _, t = timed(idx.query, q[i:i + 1], cfg.candidate_k, allowed, ef_search=cfg.hnsw_ef_search)
+        _, t = timed(idx.query, q[i : i + 1], cfg.candidate_k, allowed, ef_search=cfg.hnsw_ef_search)
         lat.append(t * 1000)
     lat.sort()
     row(f"query k={cfg.candidate_k} {n}, single vector, masked", f"p50 {lat[150]:.2f} / p95 {lat[284]:.2f} ms", "")
@@ -260,8 +305,11 @@ def bench_index(n: int, cfg: CRPConfig, tmp: str, *, threads_compare: bool) -> N
     bf = np.argsort(-sims, axis=1)[:, :10]
     got, _ = idx.query(q[:200], 10, allowed, ef_search=cfg.hnsw_ef_search)
     rec = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(got, bf)])
-    row(f"recall@10 vs brute force {n}", f"{rec:.4f}",
-        f"200 near-centre queries, masked, ef_search={cfg.hnsw_ef_search}")
+    row(
+        f"recall@10 vs brute force {n}",
+        f"{rec:.4f}",
+        f"200 near-centre queries, masked, ef_search={cfg.hnsw_ef_search}",
+    )
     fq = x[rng.choice(np.flatnonzero(allowed), 500, replace=False)]
     sims = fq @ x.T
     sims[:, ~allowed] = -np.inf
@@ -274,8 +322,11 @@ def bench_index(n: int, cfg: CRPConfig, tmp: str, *, threads_compare: bool) -> N
     table, tn = timed(corpus.neighbours, cfg.graph_k)
     row(f"neighbour table {n} (k={cfg.graph_k}, one batched query)", f"{tn:.1f} s", "persisted next to the index")
     g, tg = timed(corpus.graph, cfg)
-    row(f"similarity graph {n} from the table", f"{tg * 1000:.0f} ms",
-        f"{g.n_edges} edges, mean degree {g.degree().mean():.1f}")
+    row(
+        f"similarity graph {n} from the table",
+        f"{tg * 1000:.0f} ms",
+        f"{g.n_edges} edges, mean degree {g.degree().mean():.1f}",
+    )
     anchors = np.flatnonzero(allowed)[rng.choice(allowed.sum(), cfg.anchor_budget, replace=False)]
     walks = []
     for _ in range(20):
@@ -286,8 +337,11 @@ def bench_index(n: int, cfg: CRPConfig, tmp: str, *, threads_compare: bool) -> N
     for _ in range(20):
         hp, t = timed(g.hop_paths, anchors, cfg.max_hops)
         walks.append(t * 1000)
-    row(f"hop_paths (strongest paths) {len(anchors)} anchors, {n}", f"{statistics.median(walks):.2f} ms",
-        f"{int((hp.dist > 0).sum())} (anchor, fact) pairs reached")
+    row(
+        f"hop_paths (strongest paths) {len(anchors)} anchors, {n}",
+        f"{statistics.median(walks):.2f} ms",
+        f"{int((hp.dist > 0).sum())} (anchor, fact) pairs reached",
+    )
 
 
 def main(argv=None) -> int:
@@ -296,11 +350,17 @@ def main(argv=None) -> int:
     ap.add_argument("--model-texts", type=int, default=10000)
     ap.add_argument("--skip-model", action="store_true")
     ap.add_argument("--backends-only", action="store_true", help="only the MiniLM backends table")
-    ap.add_argument("--backends", default=",".join(emb_mod.BACKENDS),
-                    help=f"MiniLM backends to time (default {','.join(emb_mod.BACKENDS)})")
+    ap.add_argument(
+        "--backends",
+        default=",".join(emb_mod.BACKENDS),
+        help=f"MiniLM backends to time (default {','.join(emb_mod.BACKENDS)})",
+    )
     ap.add_argument("--batches", default="16,32,64", help="batch sizes of the backends table (default 16,32,64)")
-    ap.add_argument("--schedules", default="batches",
-                    help="ONNX thread schedules to compare, passes alternated (batches, intra; default batches)")
+    ap.add_argument(
+        "--schedules",
+        default="batches",
+        help="ONNX thread schedules to compare, passes alternated (batches, intra; default batches)",
+    )
     ap.add_argument("--cache-dir", default=None, help="keep the embedding cache here (a second run is warm)")
     args = ap.parse_args(argv)
     global CACHE_DIR
@@ -309,9 +369,11 @@ def main(argv=None) -> int:
     tmp = tempfile.mkdtemp(prefix="crp-bench-")
     try:
         if not args.skip_model:
-            bench_backends(tuple(b.strip() for b in args.backends.split(",") if b.strip()),
-                           tuple(int(b) for b in args.batches.split(",") if b.strip()),
-                           schedules=tuple(x.strip() for x in args.schedules.split(",") if x.strip()))
+            bench_backends(
+                tuple(b.strip() for b in args.backends.split(",") if b.strip()),
+                tuple(int(b) for b in args.batches.split(",") if b.strip()),
+                schedules=tuple(x.strip() for x in args.schedules.split(",") if x.strip()),
+            )
         if args.backends_only:
             args.sizes = ""
         elif not args.skip_model:
@@ -321,8 +383,10 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
-    print(f"\nmachine: {os.cpu_count()} CPUs, load average at the end {load} (other jobs share the CPUs), "
-          f"hnswlib cosine, numpy {np.__version__}\n")
+    print(
+        f"\nmachine: {os.cpu_count()} CPUs, load average at the end {load} (other jobs share the CPUs), "
+        f"hnswlib cosine, numpy {np.__version__}\n"
+    )
     print("| measure | value | note |\n|---|---|---|")
     for r in ROWS:
         print(f"| {r[0]} | {r[1]} | {r[2]} |")

@@ -17,6 +17,7 @@ Two phases, each timed with ``time.monotonic``:
 Then a second page load on the same server (``warm reload``): the cache is filled, the process warm.
 The 1-minute load average is printed beside the table.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,8 +56,15 @@ def first_start(repo: Path, timeout_s: float) -> tuple[float, float, float]:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         t0 = time.monotonic()
-        proc = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=repo, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            ["make", "run", f"PORT={port}"],
+            cwd=repo,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             while not healthy(url):
                 if proc.poll() is not None:
@@ -101,12 +109,16 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["make", "install"], cwd=repo, check=True, stdout=subprocess.DEVNULL)
         rows.append(("install (make install, fresh .venv)", f"{time.monotonic() - t0:8.1f} s"))
     t_health, t_first, t_warm = first_start(repo, args.timeout)
-    rows += [("make run -> health check", f"{t_health:8.1f} s"),
-             ("make run -> first Overview (empty cache)", f"{t_first:8.1f} s   (target <= 15 s)"),
-             ("warm reload of Overview", f"{t_warm:8.1f} s")]
+    rows += [
+        ("make run -> health check", f"{t_health:8.1f} s"),
+        ("make run -> first Overview (empty cache)", f"{t_first:8.1f} s   (target <= 15 s)"),
+        ("warm reload of Overview", f"{t_warm:8.1f} s"),
+    ]
     width = max(len(r[0]) for r in rows)
-    print(f"first start of {repo} (load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, "
-          f"{os.cpu_count()} cores)")
+    print(
+        f"first start of {repo} (load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, "
+        f"{os.cpu_count()} cores)"
+    )
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")
     if tmp is not None:

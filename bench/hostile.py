@@ -6,6 +6,7 @@ range boundaries through ``run --set``, with the counts the closing note needs.
     python bench/hostile.py            # both tables
     python bench/hostile.py --no-set   # only the files
 """
+
 from __future__ import annotations
 
 import sys
@@ -26,8 +27,10 @@ def main(argv: list[str]) -> int:
             d.mkdir()
             row = check(entry, d)
             rows.append(row)
-            ran = "  ".join(f"{c} {row.get(f'{c}_rc', row.get(c, '-'))!s:>2} ({row.get(f'{c}_s', 0):5.2f} s)"
-                            for c in commands(entry, Path(tmp)))
+            ran = "  ".join(
+                f"{c} {row.get(f'{c}_rc', row.get(c, '-'))!s:>2} ({row.get(f'{c}_s', 0):5.2f} s)"
+                for c in commands(entry, Path(tmp))
+            )
             print(f"{row['input']:<48} {entry.outcome:<8} {ran}  {row['outcome']}", flush=True)
             for f in row["failures"]:
                 print(f"    ! {f}")
@@ -38,11 +41,15 @@ def main(argv: list[str]) -> int:
         srows = sweep_set()
         for r in srows:
             mark = "ok" if r["ok"] else "FAILED"
-            print(f"--set {r['key']}={r['value']:<24} expected {r['expected']:<8} rc {r['rc']!s:<4} "
-                  f"{r['seconds']:6.2f} s {mark}  {' '.join(r['stderr'])[:100]}")
+            print(
+                f"--set {r['key']}={r['value']:<24} expected {r['expected']:<8} rc {r['rc']!s:<4} "
+                f"{r['seconds']:6.2f} s {mark}  {' '.join(r['stderr'])[:100]}"
+            )
         sby = Counter((r["expected"], r["ok"]) for r in srows)
-        print(f"\n--set: {len(srows)} values; " + ", ".join(
-            f"{n} {exp} {'as expected' if ok else 'FAILED'}" for (exp, ok), n in sorted(sby.items())))
+        print(
+            f"\n--set: {len(srows)} values; "
+            + ", ".join(f"{n} {exp} {'as expected' if ok else 'FAILED'}" for (exp, ok), n in sorted(sby.items()))
+        )
         failed += sum(not r["ok"] for r in srows)
     return 1 if failed else 0
 

@@ -21,6 +21,7 @@ child ~50x slower: a case takes 2-4 minutes.
 Data: ``bench/make_synthetic_ckf.py`` directories (``bench/pipeline.py`` writes the dense one when missing).
 Needs ``valgrind`` (Debian package ``valgrind``); prints a clear message when it is missing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,8 +54,9 @@ def child(repo: str, data: str, name: str, k: int, runs: int) -> int:
     config = CRPConfig(candidate_k=k, envelope_fact_budget=20)
     corpus = prepare_corpus(load_ckf(path, max_bytes=config.ckf_max_bytes), config=config)
     corpus.graph(config)
-    scenarios = [load_scenario(p).replace(fanout_width=0)
-                 for p in sorted(glob.glob(os.path.join(path, "scenario*.json")))]
+    scenarios = [
+        load_scenario(p).replace(fanout_width=0) for p in sorted(glob.glob(os.path.join(path, "scenario*.json")))
+    ]
     prepared = [(s, embed_scenario(s, corpus)) for s in scenarios]
     for s, v in prepared * 2:  # warm-up: lazy per-corpus caches, imports, the search memo
         run_pipeline(corpus, s, config, vectors=v)
@@ -65,11 +67,31 @@ def child(repo: str, data: str, name: str, k: int, runs: int) -> int:
 
 
 def counted(repo: str, data: str, name: str, k: int, runs: int, log: str) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    cmd = ["valgrind", "--tool=callgrind", f"--log-file={log}", "--callgrind-out-file=/dev/null",
-           sys.executable, os.path.abspath(__file__), "--child", "--repo", repo, "--data", data,
-           "--case", name, str(k), str(runs)]
+    env = dict(
+        os.environ,
+        PYTHONHASHSEED="0",
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+    )
+    cmd = [
+        "valgrind",
+        "--tool=callgrind",
+        f"--log-file={log}",
+        "--callgrind-out-file=/dev/null",
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child",
+        "--repo",
+        repo,
+        "--data",
+        data,
+        "--case",
+        name,
+        str(k),
+        str(runs),
+    ]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -97,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         print("valgrind is not installed (Debian: apt-get install valgrind); nothing counted", file=sys.stderr)
         return 1
     repo = os.path.abspath(args.repo)
-    print(f"instructions per run_pipeline run (callgrind), crp_core from {repo}; {args.runs} runs per case, "
-          f"fan-out off, envelope_fact_budget=20; load average {os.getloadavg()[0]:.1f} (it does not matter here)")
+    print(
+        f"instructions per run_pipeline run (callgrind), crp_core from {repo}; {args.runs} runs per case, "
+        f"fan-out off, envelope_fact_budget=20; load average {os.getloadavg()[0]:.1f} (it does not matter here)"
+    )
     print(f"  {'CKF':<16}{'K':>5}{'runs':>6}{'per run (M instr)':>19}{'setup (M instr)':>17}{'wall (s)':>10}")
     for name in args.sets:
         if not os.path.isdir(os.path.join(args.data, name)):
@@ -110,13 +134,16 @@ def main(argv: list[str] | None = None) -> int:
             logs = [os.path.join(tmp, f"{n}.log") for n in (0, args.runs)]
             procs = [counted(repo, args.data, name, k, n, log) for n, log in zip((0, args.runs), logs)]
             if any(p.wait() != 0 for p in procs):
-                print(f"  {name:<16} the counted child failed (run it without valgrind: "
-                      f"python bench/instructions.py --child --case {name} {k} 1)")
+                print(
+                    f"  {name:<16} the counted child failed (run it without valgrind: "
+                    f"python bench/instructions.py --child --case {name} {k} 1)"
+                )
                 continue
             base, full = read_count(logs[0]), read_count(logs[1])
         per_run = (full - base) / max(args.runs, 1)
-        print(f"  {name:<16}{k:>5}{args.runs:>6}{per_run / 1e6:>19.2f}{base / 1e6:>17.0f}"
-              f"{time.perf_counter() - t:>10.0f}")
+        print(
+            f"  {name:<16}{k:>5}{args.runs:>6}{per_run / 1e6:>19.2f}{base / 1e6:>17.0f}{time.perf_counter() - t:>10.0f}"
+        )
     return 0
 
 

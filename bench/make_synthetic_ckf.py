@@ -23,6 +23,7 @@ similarity) and writes ``scenario-dense.json``, whose query and sub-queries sit 
 candidate_k=500 every candidate comes from the dense cluster and passes the gate. The base facts and
 scenarios are the same as without ``--dense`` (the dense part draws from its own generator).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,24 +41,100 @@ DIM = 384
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 SPAN_DAYS = 6 * 365
 
-DOMAINS = ["etcd", "kubernetes", "postgres", "kafka", "nginx", "redis", "terraform", "prometheus", "vault",
-           "elasticsearch", "cassandra", "rabbitmq", "consul", "envoy", "grafana", "mysql", "spark", "airflow",
-           "istio", "ceph", "minio", "clickhouse", "zookeeper", "haproxy", "jenkins", "argo", "linkerd",
-           "traefik", "mongodb", "cockroachdb"]
-COMPONENTS = ["scheduler", "controller", "api server", "replication", "storage engine", "query planner",
-              "ingress", "auth module", "metrics exporter", "backup agent", "cache layer", "gateway",
-              "compaction", "snapshotter", "load balancer", "operator", "sidecar", "audit log", "tls listener",
-              "rate limiter", "write-ahead log", "admission webhook", "garbage collector", "leader election"]
-ATTRS = [("default port", "", (1024, 65000)), ("request timeout", "seconds", (1, 600)),
-         ("maximum connections", "", (10, 10000)), ("memory limit", "MiB", (64, 65536)),
-         ("retention period", "days", (1, 3650)), ("batch size", "records", (1, 5000)),
-         ("heartbeat interval", "ms", (10, 10000)), ("replica count", "", (1, 9)),
-         ("error budget", "%", (1, 50)), ("worker threads", "", (1, 256))]
-ORGS = ["Acme Corp", "Globex", "Initech", "Umbrella Labs", "Stark Industries", "Wayne Systems", "Hooli",
-        "Vandelay Data", "Tyrell Cloud", "Cyberdyne Ops"]
-SOURCES = [("official_documentation", 0.30), ("version_specific", 0.12), ("community", 0.14), ("internal", 0.12),
-           ("web", 0.08), ("news", 0.06), ("peer_reviewed", 0.05), ("regulatory", 0.04),
-           ("user_provided", 0.04), ("unverified", 0.05)]
+DOMAINS = [
+    "etcd",
+    "kubernetes",
+    "postgres",
+    "kafka",
+    "nginx",
+    "redis",
+    "terraform",
+    "prometheus",
+    "vault",
+    "elasticsearch",
+    "cassandra",
+    "rabbitmq",
+    "consul",
+    "envoy",
+    "grafana",
+    "mysql",
+    "spark",
+    "airflow",
+    "istio",
+    "ceph",
+    "minio",
+    "clickhouse",
+    "zookeeper",
+    "haproxy",
+    "jenkins",
+    "argo",
+    "linkerd",
+    "traefik",
+    "mongodb",
+    "cockroachdb",
+]
+COMPONENTS = [
+    "scheduler",
+    "controller",
+    "api server",
+    "replication",
+    "storage engine",
+    "query planner",
+    "ingress",
+    "auth module",
+    "metrics exporter",
+    "backup agent",
+    "cache layer",
+    "gateway",
+    "compaction",
+    "snapshotter",
+    "load balancer",
+    "operator",
+    "sidecar",
+    "audit log",
+    "tls listener",
+    "rate limiter",
+    "write-ahead log",
+    "admission webhook",
+    "garbage collector",
+    "leader election",
+]
+ATTRS = [
+    ("default port", "", (1024, 65000)),
+    ("request timeout", "seconds", (1, 600)),
+    ("maximum connections", "", (10, 10000)),
+    ("memory limit", "MiB", (64, 65536)),
+    ("retention period", "days", (1, 3650)),
+    ("batch size", "records", (1, 5000)),
+    ("heartbeat interval", "ms", (10, 10000)),
+    ("replica count", "", (1, 9)),
+    ("error budget", "%", (1, 50)),
+    ("worker threads", "", (1, 256)),
+]
+ORGS = [
+    "Acme Corp",
+    "Globex",
+    "Initech",
+    "Umbrella Labs",
+    "Stark Industries",
+    "Wayne Systems",
+    "Hooli",
+    "Vandelay Data",
+    "Tyrell Cloud",
+    "Cyberdyne Ops",
+]
+SOURCES = [
+    ("official_documentation", 0.30),
+    ("version_specific", 0.12),
+    ("community", 0.14),
+    ("internal", 0.12),
+    ("web", 0.08),
+    ("news", 0.06),
+    ("peer_reviewed", 0.05),
+    ("regulatory", 0.04),
+    ("user_provided", 0.04),
+    ("unverified", 0.05),
+]
 STATUS = [("ACTIVE", 0.93), ("STALE", 0.04), ("DELETED", 0.02), ("QUARANTINED", 0.01)]
 TTLS = ["P30D", "P90D", "P6M", "P1Y", "P2Y", "PT12H", "none"]
 
@@ -108,8 +185,9 @@ def generate(n: int, seed: int = 0, clusters: int | None = None):
         mates = by_super[cl_super[cluster[i]]]
         partner[j] = mates[rng.integers(0, len(mates))]
     if len(bridges):
-        vectors[bridges] = unit(centres[cluster[bridges]] + centres[partner]
-                                + 0.5 * gauss(rng, len(bridges))).astype(np.float32)
+        vectors[bridges] = unit(centres[cluster[bridges]] + centres[partner] + 0.5 * gauss(rng, len(bridges))).astype(
+            np.float32
+        )
     # variants: near-copies of an earlier fact
     variants = np.flatnonzero(kind < 0.05)
     variants = variants[variants > 0]
@@ -149,13 +227,18 @@ def generate(n: int, seed: int = 0, clusters: int | None = None):
                 neg = "not "
         u = f" {unit_s}" if unit_s else ""
         cid = f"c{c:03d}"
-        content = (f"In {dom} {ver}.x the {comp} {attr} is {neg}{val}{u}, "
-                   f"as documented by {who} for cluster {cid}.")
+        content = f"In {dom} {ver}.x the {comp} {attr} is {neg}{val}{u}, as documented by {who} for cluster {cid}."
         ing = NOW - timedelta(days=float(ingest_days[i]))
-        fact = {"fact_id": f"F{i:06d}", "content": content, "source_type": src_names[src_i[i]],
-                "status": st_names[st_i[i]], "ingested_at": iso(ing),
-                "source_id": f"{dom}-docs-{ver}", "community_label": f"{dom} {comp}",
-                "metadata": {"cluster": int(c), "variant_of": f"F{b:06d}" if b >= 0 else None}}
+        fact = {
+            "fact_id": f"F{i:06d}",
+            "content": content,
+            "source_type": src_names[src_i[i]],
+            "status": st_names[st_i[i]],
+            "ingested_at": iso(ing),
+            "source_id": f"{dom}-docs-{ver}",
+            "community_label": f"{dom} {comp}",
+            "metadata": {"cluster": int(c), "variant_of": f"F{b:06d}" if b >= 0 else None},
+        }
         if modified_gap[i] > 0:
             fact["modified_at"] = iso(ing + timedelta(days=float(modified_gap[i])))
         if ttl_pick[i] >= 0:
@@ -163,18 +246,28 @@ def generate(n: int, seed: int = 0, clusters: int | None = None):
         if not math.isnan(imp[i]):
             fact["importance_weight"] = float(imp[i])
         if i % 7 == 0:
-            fact["source_location"] = (f"https://docs.example.org/{dom}/{ver}/"
-                                       f"{comp.replace(' ', '-')}#{attr.replace(' ', '-')}")
+            fact["source_location"] = (
+                f"https://docs.example.org/{dom}/{ver}/{comp.replace(' ', '-')}#{attr.replace(' ', '-')}"
+            )
         lines.append(fact)
     for j, i in enumerate(bridges):  # bridge texts mention both clusters
         p = partner[j]
-        lines[i]["content"] = (f"The {DOMAINS[cl_domain[cluster[i]]]} {COMPONENTS[cl_comp[cluster[i]]]} "
-                               f"depends on the {DOMAINS[cl_domain[p]]} {COMPONENTS[cl_comp[p]]}: "
-                               f"clusters c{cluster[i]:03d} and c{p:03d} "
-                               f"share the {ATTRS[cl_attr[p]][0]} setting.")
+        lines[i]["content"] = (
+            f"The {DOMAINS[cl_domain[cluster[i]]]} {COMPONENTS[cl_comp[cluster[i]]]} "
+            f"depends on the {DOMAINS[cl_domain[p]]} {COMPONENTS[cl_comp[p]]}: "
+            f"clusters c{cluster[i]:03d} and c{p:03d} "
+            f"share the {ATTRS[cl_attr[p]][0]} setting."
+        )
         lines[i]["metadata"]["bridges"] = [int(cluster[i]), int(p)]
-    info = {"centres": centres, "cl_super": cl_super, "cluster": cluster, "cl_domain": cl_domain,
-            "cl_comp": cl_comp, "cl_attr": cl_attr, "rng": rng}
+    info = {
+        "centres": centres,
+        "cl_super": cl_super,
+        "cluster": cluster,
+        "cl_domain": cl_domain,
+        "cl_comp": cl_comp,
+        "cl_attr": cl_attr,
+        "rng": rng,
+    }
     return lines, vectors, info
 
 
@@ -193,14 +286,19 @@ def make_scenarios(lines, info, count: int = 4):
         qv = unit(centres[chosen[0]] + 0.35 * gauss(rng, 1)[0])
 
         def name(c):
-            return (f"{DOMAINS[info['cl_domain'][c]]} {COMPONENTS[info['cl_comp'][c]]} "
-                    f"{ATTRS[info['cl_attr'][c]][0]}")
+            return f"{DOMAINS[info['cl_domain'][c]]} {COMPONENTS[info['cl_comp'][c]]} {ATTRS[info['cl_attr'][c]][0]}"
 
         subs = []
         for j, c in enumerate(chosen):
             v = unit(centres[c] + 0.35 * gauss(rng, 1)[0])
-            subs.append({"id": f"sq{j + 1}", "text": f"What is the {name(c)}?", "label": name(c),
-                         "embedding": [round(float(t), 6) for t in v]})
+            subs.append(
+                {
+                    "id": f"sq{j + 1}",
+                    "text": f"What is the {name(c)}?",
+                    "label": name(c),
+                    "embedding": [round(float(t), 6) for t in v],
+                }
+            )
         addressed = [{"id": "sq1", "depth_weight": 0.7, "window": 1}] if s % 2 == 0 else []
         in_first = [f["content"] for f in lines if f["metadata"]["cluster"] == int(chosen[0])][:2]
         scen = {
@@ -208,8 +306,10 @@ def make_scenarios(lines, info, count: int = 4):
             "description": f"Synthetic scenario {s + 1}: {len(subs)} sub-queries around super-topic {sup}",
             "embedding_model": MODEL,
             "now": iso(NOW),
-            "query": {"text": f"How should the {name(chosen[0])} be configured?",
-                      "embedding": [round(float(t), 6) for t in qv]},
+            "query": {
+                "text": f"How should the {name(chosen[0])} be configured?",
+                "embedding": [round(float(t), 6) for t in qv],
+            },
             "sub_queries": subs,
             "addressed": addressed,
             "prior_outputs": in_first,
@@ -241,27 +341,38 @@ def add_dense_cluster(lines, vectors, size: int, seed: int = 0):
         u = f" {unit_s}" if unit_s else ""
         ver = 1 + j % 5
         who = ORGS[int(rng.integers(0, len(ORGS)))]
-        out.append({"fact_id": f"F{n0 + j:06d}",
-                    "content": f"In {dom} {ver}.x the {comp} {attr} is {val}{u}, as documented by {who} "
-                               f"for the dense cluster.",
-                    "source_type": src_names[src_i[j]], "status": "ACTIVE",
-                    "ingested_at": iso(NOW - timedelta(days=float(ingest_days[j]))),
-                    "source_id": f"{dom}-docs-{ver}", "community_label": f"{dom} {comp}",
-                    "metadata": {"cluster": -1, "variant_of": None, "dense": True}})
+        out.append(
+            {
+                "fact_id": f"F{n0 + j:06d}",
+                "content": f"In {dom} {ver}.x the {comp} {attr} is {val}{u}, as documented by {who} "
+                f"for the dense cluster.",
+                "source_type": src_names[src_i[j]],
+                "status": "ACTIVE",
+                "ingested_at": iso(NOW - timedelta(days=float(ingest_days[j]))),
+                "source_id": f"{dom}-docs-{ver}",
+                "community_label": f"{dom} {comp}",
+                "metadata": {"cluster": -1, "variant_of": None, "dense": True},
+            }
+        )
     subs = []
     for j in range(DENSE_SUB_QUERIES):
         attr = ATTRS[j % len(ATTRS)][0] + ("" if j < len(ATTRS) else f" of {dom} {1 + j % 5}.x")
         v = unit(centre + 0.2 * gauss(rng, 1)[0])
-        subs.append({"id": f"sq{j + 1}", "text": f"What is the {dom} {comp} {attr}?", "label": f"{dom} {comp} {attr}",
-                     "embedding": [round(float(t), 6) for t in v]})
+        subs.append(
+            {
+                "id": f"sq{j + 1}",
+                "text": f"What is the {dom} {comp} {attr}?",
+                "label": f"{dom} {comp} {attr}",
+                "embedding": [round(float(t), 6) for t in v],
+            }
+        )
     qv = unit(centre + 0.2 * gauss(rng, 1)[0])
     scen = {
         "name": "synthetic-dense",
         "description": f"Dense case: the query sits in one cluster of {size} facts (every candidate passes the gate)",
         "embedding_model": MODEL,
         "now": iso(NOW),
-        "query": {"text": f"How should the {dom} {comp} be configured?",
-                  "embedding": [round(float(t), 6) for t in qv]},
+        "query": {"text": f"How should the {dom} {comp} be configured?", "embedding": [round(float(t), 6) for t in qv]},
         "sub_queries": subs,
         "addressed": [{"id": "sq1", "depth_weight": 0.7, "window": 1}],
         "prior_outputs": [out[n0]["content"], out[n0 + 1]["content"]],
@@ -298,10 +409,16 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--clusters", type=int, default=None, help="default: facts/40 clamped to 100..500")
     ap.add_argument("--scenarios", type=int, default=4)
-    ap.add_argument("--dense", type=int, default=0, metavar="N",
-                    help="append a dense cluster of N facts and write scenario-dense.json (the dense case)")
-    ap.add_argument("--no-embeddings", action="store_true",
-                    help="write facts.jsonl only (the model embeds them: cache benchmarks)")
+    ap.add_argument(
+        "--dense",
+        type=int,
+        default=0,
+        metavar="N",
+        help="append a dense cluster of N facts and write scenario-dense.json (the dense case)",
+    )
+    ap.add_argument(
+        "--no-embeddings", action="store_true", help="write facts.jsonl only (the model embeds them: cache benchmarks)"
+    )
     args = ap.parse_args(argv)
     if args.facts < 1:
         print("--facts must be >= 1", file=sys.stderr)

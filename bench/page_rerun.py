@@ -11,6 +11,7 @@ changes on the Score breakdown page, then a config change (the sidebar's ``cdr_m
 value every time: the pipeline reruns). Prints one table per CKF (median / max ms) with the load
 average.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -92,11 +93,17 @@ def bench_one(name: str, sample_dir: Path | None, params: dict[str, str], repeat
     at.switch_page("pages/breakdown.py").run()
     n_rows = len(at.dataframe[0].value) if at.dataframe else 0
     sorts = ["relevance", "cdr_score", "novelty", "age_days", "recency_factor"]
-    timed("breakdown", "sort by another column", lambda k: pick("selectbox", "crp.page.breakdown.sort")
-          .set_value(sorts[k % len(sorts)]).run())
+    timed(
+        "breakdown",
+        "sort by another column",
+        lambda k: pick("selectbox", "crp.page.breakdown.sort").set_value(sorts[k % len(sorts)]).run(),
+    )
     texts = ["a", "b", "c", "", "d"]
-    timed("breakdown", "text filter", lambda k: pick("text_input", "crp.page.breakdown.text")
-          .set_value(texts[k % len(texts)]).run())
+    timed(
+        "breakdown",
+        "text filter",
+        lambda k: pick("text_input", "crp.page.breakdown.text").set_value(texts[k % len(texts)]).run(),
+    )
     pick("text_input", "crp.page.breakdown.text").set_value("").run()
     ids = list(at.dataframe[0].value["fact_id"])[:10] if at.dataframe else []
 
@@ -113,8 +120,11 @@ def bench_one(name: str, sample_dir: Path | None, params: dict[str, str], repeat
         at.session_state[keep] = True
         at.run()
         timed("breakdown", "rerun, recency curves open", lambda k: at.run())
-    timed("breakdown", "log age axis toggle", lambda k: pick("toggle", "crp.page.breakdown.logx")
-          .set_value(k % 2 == 0).run())
+    timed(
+        "breakdown",
+        "log age axis toggle",
+        lambda k: pick("toggle", "crp.page.breakdown.logx").set_value(k % 2 == 0).run(),
+    )
     open_key = getattr(sidebar, "CONFIG_OPEN", None)  # None: a version that always draws the editors
     if open_key is not None:
         at.session_state[open_key] = True
@@ -131,8 +141,10 @@ def bench_one(name: str, sample_dir: Path | None, params: dict[str, str], repeat
         at.session_state[open_key] = False
         at.run()
 
-    print(f"\n{name} · first full run (load + index + pipeline) {cold:.0f} ms · {n_rows} table rows on the "
-          f"breakdown page · load average before {load[0]:.2f} / after {os.getloadavg()[0]:.2f} (1 min)")
+    print(
+        f"\n{name} · first full run (load + index + pipeline) {cold:.0f} ms · {n_rows} table rows on the "
+        f"breakdown page · load average before {load[0]:.2f} / after {os.getloadavg()[0]:.2f} (1 min)"
+    )
     print(f"| {'page':<10} | {'change':<34} | {'median ms':>9} | {'max ms':>7} |")
     print(f"|{'-' * 12}|{'-' * 36}|{'-' * 11}|{'-' * 9}|")
     for page, label, times in rows:

@@ -30,6 +30,7 @@ every search after the warm-up is a memo hit: what a dashboard rerun or a sweep 
 
 The 1-minute load average is printed next to every table (read before and after it).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -90,8 +91,9 @@ def load(path: str, config: CRPConfig):
     return corpus, scenarios, (t_load, t_prep, t_graph)
 
 
-def bench_stages(corpus, scenarios, config: CRPConfig, runs: int, clock: str = "wall"
-                 ) -> tuple[dict[str, list[float]], dict[str, float]]:
+def bench_stages(
+    corpus, scenarios, config: CRPConfig, runs: int, clock: str = "wall"
+) -> tuple[dict[str, list[float]], dict[str, float]]:
     """Per-stage timings (ms) over ``runs`` runs cycling ``scenarios``, with the given clock."""
     stages = pipeline_mod.STAGES
     times: dict[str, list[float]] = {s: [] for s in stages}
@@ -127,8 +129,10 @@ def stage_table(corpus, scenarios, config: CRPConfig, runs: int, rows: tuple[str
     print(f"  {'stage':<16}{'wall p50':>10}{'p95':>9}{'min':>9}{'cpu p50':>10}{'p95':>9}{'min':>9}   (ms)")
     for k in rows:
         w, c = wall[k], cpu[k]
-        print(f"  {k:<16}{pct(w, 50):>10.3f}{pct(w, 95):>9.3f}{min(w):>9.3f}"
-              f"{pct(c, 50):>10.3f}{pct(c, 95):>9.3f}{min(c):>9.3f}")
+        print(
+            f"  {k:<16}{pct(w, 50):>10.3f}{pct(w, 95):>9.3f}{min(w):>9.3f}"
+            f"{pct(c, 50):>10.3f}{pct(c, 95):>9.3f}{min(c):>9.3f}"
+        )
     return sizes
 
 
@@ -146,13 +150,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
     ap.add_argument("--sets", nargs="*", default=["synth10k", "synth100k"])
-    ap.add_argument("--dense", action=argparse.BooleanOptionalAction, default=True,
-                    help=f"also run the dense 500-candidate case ({DENSE}, generated when missing)")
+    ap.add_argument(
+        "--dense",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help=f"also run the dense 500-candidate case ({DENSE}, generated when missing)",
+    )
     ap.add_argument("--dense-k", type=int, default=500, help="candidate_k of the dense case")
     ap.add_argument("--runs", type=int, default=300)
-    ap.add_argument("--candidate-k", type=int, default=300,
-                    help="HNSW top-K per search for the stage 2-6 table (300 x (1 query + 3 sub-queries), "
-                         "heavily overlapping, gives ~500-700 candidates on the synthetic CKFs)")
+    ap.add_argument(
+        "--candidate-k",
+        type=int,
+        default=300,
+        help="HNSW top-K per search for the stage 2-6 table (300 x (1 query + 3 sub-queries), "
+        "heavily overlapping, gives ~500-700 candidates on the synthetic CKFs)",
+    )
     args = ap.parse_args()
     config = CRPConfig(candidate_k=args.candidate_k, envelope_fact_budget=20)
     base = CRPConfig()
@@ -165,22 +177,30 @@ def main() -> int:
         return 1
     from crp_core.stages import graph_walk
 
-    print(f"pipeline bench: load average {load_avg()} on {os.cpu_count()} CPUs, "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, stage 3 walk: "
-          f"{'compiled (crp_core/stages/_graph_walk.pyx)' if graph_walk.compiled() else 'numpy'}")
-    print(f"stages 2-6 = cdr + cdgr + contradictions + packing (fan-out off; stage 5 timed on its own); "
-          f"envelope_fact_budget=20, candidate_k={args.candidate_k}\n")
+    print(
+        f"pipeline bench: load average {load_avg()} on {os.cpu_count()} CPUs, "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, stage 3 walk: "
+        f"{'compiled (crp_core/stages/_graph_walk.pyx)' if graph_walk.compiled() else 'numpy'}"
+    )
+    print(
+        f"stages 2-6 = cdr + cdgr + contradictions + packing (fan-out off; stage 5 timed on its own); "
+        f"envelope_fact_budget=20, candidate_k={args.candidate_k}\n"
+    )
     gather: dict[str, tuple] = {}
     for name, config in cases:
         corpus, scenarios, (t_load, t_prep, t_graph) = load(os.path.join(args.data, name), config)
-        print(f"{name}: candidate_k={config.candidate_k}; "
-              f"{corpus.n} facts, {len(scenarios)} scenarios; load {t_load:.2f} s, "
-              f"prepare {t_prep:.2f} s, graph {t_graph:.2f} s ({corpus.graph(config).n_edges} edges)")
+        print(
+            f"{name}: candidate_k={config.candidate_k}; "
+            f"{corpus.n} facts, {len(scenarios)} scenarios; load {t_load:.2f} s, "
+            f"prepare {t_prep:.2f} s, graph {t_graph:.2f} s ({corpus.graph(config).n_edges} edges)"
+        )
         plain = [sc.replace(fanout_width=0) for sc in scenarios]
         sizes = stage_table(corpus, plain, config, args.runs, LATE + (TOTAL,))
-        print(f"  mean sizes: {sizes['candidates']:.0f} candidates scored in stage 2, {sizes['gated_in']:.0f} "
-              f"gated in, {sizes['connector_candidates']:.0f} connector candidates, "
-              f"{sizes['envelope']:.1f} facts packed")
+        print(
+            f"  mean sizes: {sizes['candidates']:.0f} candidates scored in stage 2, {sizes['gated_in']:.0f} "
+            f"gated in, {sizes['connector_candidates']:.0f} connector candidates, "
+            f"{sizes['envelope']:.1f} facts packed"
+        )
         fanned = [sc for sc in scenarios if sc.fanout_width > 1]
         if fanned:
             print(f"  fan-out ({len(fanned)} scenario(s) with fanout_width > 1; stage 5, the fan-out module's):")
@@ -200,12 +220,16 @@ def main() -> int:
         gather[name] = (corpus.n, rows)
         print()
     print("stage 1 (candidate gathering: HNSW top-K for the query + each sub-query, union, gate)")
-    print(f"  {'CKF':<12}{'facts':>8}{'K':>6}{'search':>8}{'wall p50':>10}{'p95':>9}{'min':>9}"
-          f"{'cpu p50':>10}{'min':>9}{'load':>7}")
+    print(
+        f"  {'CKF':<12}{'facts':>8}{'K':>6}{'search':>8}{'wall p50':>10}{'p95':>9}{'min':>9}"
+        f"{'cpu p50':>10}{'min':>9}{'load':>7}"
+    )
     for name, (n, rows) in gather.items():
         for k, label, w, c, la in rows:
-            print(f"  {name:<12}{n:>8}{k:>6}{label:>8}{pct(w, 50):>10.3f}{pct(w, 95):>9.3f}{min(w):>9.3f}"
-                  f"{pct(c, 50):>10.3f}{min(c):>9.3f}{la:>7}")
+            print(
+                f"  {name:<12}{n:>8}{k:>6}{label:>8}{pct(w, 50):>10.3f}{pct(w, 95):>9.3f}{min(w):>9.3f}"
+                f"{pct(c, 50):>10.3f}{min(c):>9.3f}{la:>7}"
+            )
     return 0
 
 

@@ -14,6 +14,7 @@ and 1 torch thread each, the model loaded once per actor inside the time). Each 
 needed (the [ray] extra). Caches go to ``--cache-dir`` (default a temporary folder; the embedding runs
 always use a fresh one).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,8 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     ray = require_ray()
     cache = args.cache_dir or tempfile.mkdtemp(prefix="crp-ray-bench-")
     config = CRPConfig()
-    rows = ["| CKF | facts | engine | workers | scan s | pair search s | pairs | products | same JSON | load |",
-            "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+    rows = [
+        "| CKF | facts | engine | workers | scan s | pair search s | pairs | products | same JSON | load |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+    ]
     first_kb = None
     for name in args.sets:
         path = ROOT / "bench" / "data" / name
@@ -69,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         local = scan_ckf(corpus, config, NOW)
         t_local = time.perf_counter() - t0
         ref = json_text(local, kb)
-        rows.append(f"| {name} | {len(kb)} | local | - | {t_local:.1f} | {local.timings_ms['neighbours'] / 1e3:.1f} | "
-                    f"{local.n_candidates} | {local.products:.3g} | - | {load()} |")
+        rows.append(
+            f"| {name} | {len(kb)} | local | - | {t_local:.1f} | {local.timings_ms['neighbours'] / 1e3:.1f} | "
+            f"{local.n_candidates} | {local.products:.3g} | - | {load()} |"
+        )
         print(rows[-1], flush=True)
         for w in args.workers:
             with ray_session(None, w):
@@ -78,8 +83,10 @@ def main(argv: list[str] | None = None) -> int:
                 remote = scan_ckf(corpus, config, NOW, searcher=ray_searcher(w))
                 t_ray = time.perf_counter() - t0
                 same = json_text(remote, kb) == ref
-            rows.append(f"| {name} | {len(kb)} | ray | {w} | {t_ray:.1f} | {remote.timings_ms['neighbours'] / 1e3:.1f} "
-                        f"| {remote.n_candidates} | {remote.products:.3g} | {'yes' if same else 'NO'} | {load()} |")
+            rows.append(
+                f"| {name} | {len(kb)} | ray | {w} | {t_ray:.1f} | {remote.timings_ms['neighbours'] / 1e3:.1f} "
+                f"| {remote.n_candidates} | {remote.products:.3g} | {'yes' if same else 'NO'} | {load()} |"
+            )
             print(rows[-1], flush=True)
         del corpus  # one corpus at a time in memory
     emb_rows = ["| embedding | workers | texts | s | texts/s | load |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
@@ -89,16 +96,19 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         local_embed(texts, tempfile.mkdtemp(prefix="crp-emb-"))
         dt = time.perf_counter() - t0
-        emb_rows.append(f"| local (torch threads: {__import__('torch').get_num_threads()}) | 1 | {len(texts)} | "
-                        f"{dt:.1f} | {len(texts) / dt:.1f} | {load()} |")
+        emb_rows.append(
+            f"| local (torch threads: {__import__('torch').get_num_threads()}) | 1 | {len(texts)} | "
+            f"{dt:.1f} | {len(texts) / dt:.1f} | {load()} |"
+        )
         print(emb_rows[-1], flush=True)
         for w in args.workers:
             with ray_session(None, w):
                 t0 = time.perf_counter()
                 ray_embed(texts, w, block_rows=max(64, len(texts) // (4 * w)))
                 dt = time.perf_counter() - t0
-            emb_rows.append(f"| ray actors (model load inside) | {w} | {len(texts)} | {dt:.1f} | "
-                            f"{len(texts) / dt:.1f} | {load()} |")
+            emb_rows.append(
+                f"| ray actors (model load inside) | {w} | {len(texts)} | {dt:.1f} | {len(texts) / dt:.1f} | {load()} |"
+            )
             print(emb_rows[-1], flush=True)
     print()
     print("\n".join(rows))

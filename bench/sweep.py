@@ -8,6 +8,7 @@ and scenario embedded before timing (target: under 10 s for the 20 points).
 Data: ``bench/make_synthetic_ckf.py --facts 10000 --out bench/data/synth10k`` (facts + embeddings + scenarios);
 no model is loaded. Prints the per-point table (ms), the totals and the load average (the box is shared).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,19 +62,28 @@ def main() -> int:
         res = sweep(corpus, scen, config, args.key, values, vectors=vectors, keep_results=False)
         totals.append(time.perf_counter() - t)
     assert res is not None
-    print(f"CKF {args.data}: {len(kb)} facts; prepare + graph {prep_s:.1f} s (untimed below); "
-          f"scenario {os.path.basename(glob.glob(os.path.join(args.data, args.scenario))[0])}")
+    print(
+        f"CKF {args.data}: {len(kb)} facts; prepare + graph {prep_s:.1f} s (untimed below); "
+        f"scenario {os.path.basename(glob.glob(os.path.join(args.data, args.scenario))[0])}"
+    )
     print(f"sweep of {args.key}: {len(values)} values from {values[0]} to {values[-1]} (+1 baseline run)\n")
-    print(f"{'value':>10} {'ms':>8} {'envelope':>8} {'jaccard':>7} {'resolved':>8} {'tied':>4} "
-          f"{'rec.pen':>7} {'mean_rec':>8} {'in':>3} {'out':>3}")
+    print(
+        f"{'value':>10} {'ms':>8} {'envelope':>8} {'jaccard':>7} {'resolved':>8} {'tied':>4} "
+        f"{'rec.pen':>7} {'mean_rec':>8} {'in':>3} {'out':>3}"
+    )
     print(f"{'baseline':>10} {res.baseline.elapsed_ms:8.1f} {len(res.baseline.envelope):8d}")
     for p in res.points:
-        print(f"{p.value!s:>10} {p.elapsed_ms:8.1f} {len(p.envelope):8d} {p.jaccard:7.3f} "
-              f"{p.conflicts_resolved:8d} {p.conflicts_unresolved:4d} {p.recency_penalised:7d} "
-              f"{p.mean_recency:8.3f} {len(p.entering):3d} {len(p.leaving):3d}")
+        print(
+            f"{p.value!s:>10} {p.elapsed_ms:8.1f} {len(p.envelope):8d} {p.jaccard:7.3f} "
+            f"{p.conflicts_resolved:8d} {p.conflicts_unresolved:4d} {p.recency_penalised:7d} "
+            f"{p.mean_recency:8.3f} {len(p.entering):3d} {len(p.leaving):3d}"
+        )
     per = [p.elapsed_ms for p in res.points]
-    print("\ntotal (20 points + baseline, per sweep): " + ", ".join(f"{x:.2f} s" for x in totals)
-          + f"; min {min(totals):.2f} s")
+    print(
+        "\ntotal (20 points + baseline, per sweep): "
+        + ", ".join(f"{x:.2f} s" for x in totals)
+        + f"; min {min(totals):.2f} s"
+    )
     print(f"per point: median {np.median(per):.1f} ms, max {max(per):.1f} ms")
     load = os.getloadavg()
     print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")

@@ -10,6 +10,7 @@ one-off process costs (tokenizer load) paid before timing; the tables show where
 Synthetic data: ``bench/make_synthetic_ckf.py --facts 10000 --scenarios 10 --out bench/data/synth10k-s10``
 (run here when missing; no model). Prints the load average (the box is shared).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,32 +49,52 @@ def bench_tune(trials: int, objective: str, seed: int) -> float:
     prepared = prepare_suite(corpus, load_suite(os.path.join(ROOT, "sample_ckf", "scenarios")))
     run_suite(prepared, CRPConfig(), keep_results=False)  # tokenizer load, reference envelopes: one-off
     prep = time.perf_counter() - t
-    print(f"sample CKF: {len(kb)} facts, suite of {len(prepared.suite)} scenarios; prepare + embed + warm-up "
-          f"{prep:.1f} s (untimed below); {_load()}")
+    print(
+        f"sample CKF: {len(kb)} facts, suite of {len(prepared.suite)} scenarios; prepare + embed + warm-up "
+        f"{prep:.1f} s (untimed below); {_load()}"
+    )
     gc.collect()
     t = time.perf_counter()
     res = tune(corpus, prepared, CRPConfig(), objective, trials=trials, seed=seed)
     total = time.perf_counter() - t
     print(f"\n{trials} TPE trials ({objective}, seed {seed}), {len(res.space)} searched keys\n")
-    print(f"{'trial':>5} {'ms':>7} {'value':>9} {'feasible':>8} {'recall':>6} {'leaks':>5} {'wrong':>5} "
-          f"{'expired':>7} {'tokens':>7}")
+    print(
+        f"{'trial':>5} {'ms':>7} {'value':>9} {'feasible':>8} {'recall':>6} {'leaks':>5} {'wrong':>5} "
+        f"{'expired':>7} {'tokens':>7}"
+    )
     for tr in res.trials:
         m = tr.metrics
-        print(f"{tr.number:>5} {tr.elapsed_ms:7.0f} {tr.value:9.4f} {'yes' if tr.feasible else 'no':>8} "
-              f"{m.get('recall.mean') or 0:6.3f} {m.get('leaks.total'):5.0f} {m.get('wrong_winners.total'):5.0f} "
-              f"{m.get('expired.total'):7.0f} {m.get('tokens.mean'):7.1f}")
+        print(
+            f"{tr.number:>5} {tr.elapsed_ms:7.0f} {tr.value:9.4f} {'yes' if tr.feasible else 'no':>8} "
+            f"{m.get('recall.mean') or 0:6.3f} {m.get('leaks.total'):5.0f} {m.get('wrong_winners.total'):5.0f} "
+            f"{m.get('expired.total'):7.0f} {m.get('tokens.mean'):7.1f}"
+        )
     per = [tr.elapsed_ms for tr in res.trials]
     print(f"\nbest: trial {res.best.number}, value {res.best.value:.4f} (start {res.baseline.value:.4f})")
-    print(f"total {total:.2f} s for {trials} trials (target <= 20 s); per trial median {np.median(per):.0f} ms, "
-          f"max {max(per):.0f} ms; {_load()}")
+    print(
+        f"total {total:.2f} s for {trials} trials (target <= 20 s); per trial median {np.median(per):.0f} ms, "
+        f"max {max(per):.0f} ms; {_load()}"
+    )
     return total
 
 
 def bench_sweep(data: str, values: int, key: str, start: float, stop: float) -> float:
     if not os.path.isdir(data):
         print(f"\nwriting {data} (bench/make_synthetic_ckf.py --facts 10000 --scenarios 10) ...")
-        subprocess.run([sys.executable, os.path.join(HERE, "make_synthetic_ckf.py"), "--facts", "10000",
-                        "--scenarios", "10", "--out", data], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                os.path.join(HERE, "make_synthetic_ckf.py"),
+                "--facts",
+                "10000",
+                "--scenarios",
+                "10",
+                "--out",
+                data,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     config = CRPConfig()
     t = time.perf_counter()
     kb = load_ckf(data, max_bytes=config.ckf_max_bytes)
@@ -83,8 +104,10 @@ def bench_sweep(data: str, values: int, key: str, start: float, stop: float) -> 
     prepared = prepare_suite(corpus, load_suite(files))
     run_suite(prepared, config, keep_results=False)
     prep = time.perf_counter() - t
-    print(f"\nsynthetic CKF {data}: {len(kb)} facts, {len(prepared.suite)} scenarios; prepare + graph + warm-up "
-          f"{prep:.1f} s (untimed below); {_load()}")
+    print(
+        f"\nsynthetic CKF {data}: {len(kb)} facts, {len(prepared.suite)} scenarios; prepare + graph + warm-up "
+        f"{prep:.1f} s (untimed below); {_load()}"
+    )
     vals = linspace_values(key, start, stop, values)
     gc.collect()
     done: list[float] = []
@@ -92,18 +115,25 @@ def bench_sweep(data: str, values: int, key: str, start: float, stop: float) -> 
     sw = sweep_suite(prepared, config, key, vals, progress=lambda d, n, label: done.append(time.perf_counter()))
     total = time.perf_counter() - t
     n = len(prepared.suite)
-    print(f"\nsuite sweep of {key}: {len(vals)} values from {vals[0]} to {vals[-1]} (+1 baseline), "
-          f"{n} scenarios each\n")
-    print(f"{'value':>10} {'ms':>8} {'expired':>7} {'ageing':>6} {'contra':>6} {'dups':>4} {'tokens':>7} "
-          f"{'overlap':>7} {'worst ov':>8}")
+    print(
+        f"\nsuite sweep of {key}: {len(vals)} values from {vals[0]} to {vals[-1]} (+1 baseline), {n} scenarios each\n"
+    )
+    print(
+        f"{'value':>10} {'ms':>8} {'expired':>7} {'ageing':>6} {'contra':>6} {'dups':>4} {'tokens':>7} "
+        f"{'overlap':>7} {'worst ov':>8}"
+    )
     for label, run in [("baseline", sw.baseline)] + [(str(p.value), p.run) for p in sw.points]:
         m = run.metrics
-        print(f"{label:>10} {run.elapsed_ms:8.0f} {m.get('expired.total'):7.0f} {m.get('ageing.total'):6.0f} "
-              f"{m.get('contradictions.total'):6.0f} {m.get('duplicates.total'):4.0f} {m.get('tokens.mean'):7.1f} "
-              f"{m.get('overlap.mean'):7.3f} {m.get('overlap.worst'):8.3f}")
+        print(
+            f"{label:>10} {run.elapsed_ms:8.0f} {m.get('expired.total'):7.0f} {m.get('ageing.total'):6.0f} "
+            f"{m.get('contradictions.total'):6.0f} {m.get('duplicates.total'):4.0f} {m.get('tokens.mean'):7.1f} "
+            f"{m.get('overlap.mean'):7.3f} {m.get('overlap.worst'):8.3f}"
+        )
     runs = n * (len(vals) + 1)
-    print(f"\ntotal {total:.2f} s for {runs} pipeline runs (target <= 30 s); {1e3 * total / runs:.1f} ms per run; "
-          f"{_load()}")
+    print(
+        f"\ntotal {total:.2f} s for {runs} pipeline runs (target <= 30 s); {1e3 * total / runs:.1f} ms per run; "
+        f"{_load()}"
+    )
     return total
 
 

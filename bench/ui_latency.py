@@ -26,6 +26,7 @@ CKFs: the bundled sample (``sample_ckf/``, as served by default) and the 10k syn
 (``bench/data/synth10k``, offered as the bundled sample ``synth`` of a temporary samples folder, opened
 with ``?ckf=synth&scenario=scenario.json``). Prints one table per CKF with the load average.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,9 +52,15 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 #: navigation title -> the page's heading (its st.title)
 PAGES: tuple[tuple[str, str], ...] = (
-    ("Overview", "Overview"), ("Score breakdown", "Score breakdown"), ("Graph", "Graph (CDGR)"),
-    ("Envelope", "Envelope"), ("Conflicts", "Conflict triage"), ("Fan-out", "Fan-out simulator"),
-    ("Tuning", "Tuning"), ("Glossary", "Glossary"), ("Knowledge base", "crp-inspect"),
+    ("Overview", "Overview"),
+    ("Score breakdown", "Score breakdown"),
+    ("Graph", "Graph (CDGR)"),
+    ("Envelope", "Envelope"),
+    ("Conflicts", "Conflict triage"),
+    ("Fan-out", "Fan-out simulator"),
+    ("Tuning", "Tuning"),
+    ("Glossary", "Glossary"),
+    ("Knowledge base", "crp-inspect"),
 )
 #: the start of the label of the Score breakdown page's recency curves expander
 RECENCY_EXPANDER = "Recency factor vs age per TTL"
@@ -156,9 +163,13 @@ def healthy(url: str) -> bool:
 def serve(sample_dir: Path | None, workdir: Path) -> Iterator[str]:
     """``streamlit run app.py`` headless on a free loopback port for the block; yields its base URL."""
     port = free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
-               CRP_INSPECT_TRIAGE_DB=str(workdir / "triage.sqlite"))
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+        CRP_INSPECT_TRIAGE_DB=str(workdir / "triage.sqlite"),
+    )
     if sample_dir is not None:
         env["CRP_SAMPLE_DIR"] = str(sample_dir)
     log_path = workdir / "streamlit.log"
@@ -167,11 +178,29 @@ def serve(sample_dir: Path | None, workdir: Path) -> Iterator[str]:
     entry = workdir / "timed_app.py"
     entry.write_text(TIMED_ENTRY.format(root=str(ROOT), log=str(SCRIPT_LOG)), encoding="utf-8")
     app = os.environ.get("CRP_BENCH_APP", str(entry))
-    cmd = [sys.executable, "-m", "streamlit", "run", app, "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        app,
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+    ]
     with open(log_path, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -254,10 +283,13 @@ def wait_first_load(page: Any, url: str) -> float:
     t = time.perf_counter()
     page.goto(url, timeout=LOAD_TIMEOUT_MS)
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=LOAD_TIMEOUT_MS)
-    page.wait_for_function("""() => document.querySelector('[data-testid="stApp"]')
+    page.wait_for_function(
+        """() => document.querySelector('[data-testid="stApp"]')
         .getAttribute('data-test-script-state') === 'notRunning'
         && !document.querySelectorAll('[data-testid="stSkeleton"]').length
-        && !document.querySelectorAll('[data-testid="stProgress"]').length""", timeout=LOAD_TIMEOUT_MS)
+        && !document.querySelectorAll('[data-testid="stProgress"]').length""",
+        timeout=LOAD_TIMEOUT_MS,
+    )
     page.wait_for_timeout(1000)
     page.wait_for_selector(IDLE, timeout=LOAD_TIMEOUT_MS)
     return (time.perf_counter() - t) * 1e3
@@ -287,11 +319,13 @@ def measure(browser: Any, url: str, query: str, tries: int) -> tuple[float, list
             for _ in range(tries):  # the page switch with the chart open, as a user who opened it sees it
                 timed(page, "Overview", nav_link(page, "Overview").click)
                 rows.setdefault("switch → Score breakdown, recency curves open", []).append(
-                    timed(page, "Score breakdown", nav_link(page, "Score breakdown").click))
+                    timed(page, "Score breakdown", nav_link(page, "Score breakdown").click)
+                )
         toggle = main.get_by_text("log age axis", exact=True)
         toggle.scroll_into_view_if_needed()
         rows["widget rerun (breakdown: log age axis)"] = [
-            timed(page, "Score breakdown", toggle.click) for _ in range(tries)]
+            timed(page, "Score breakdown", toggle.click) for _ in range(tries)
+        ]
         sidebar = page.locator('[data-testid="stSidebar"]')
         sidebar.get_by_text("Configuration", exact=True).click()
         page.wait_for_timeout(500)
@@ -300,7 +334,8 @@ def measure(browser: Any, url: str, query: str, tries: int) -> tuple[float, list
         up = box.locator('[data-testid="stNumberInputStepUp"]')
         up.scroll_into_view_if_needed()
         rows["config change rerun (cdr_min_relevance +0.01)"] = [
-            timed(page, "Score breakdown", up.click) for _ in range(tries)]
+            timed(page, "Score breakdown", up.click) for _ in range(tries)
+        ]
         return first, list(rows.items())
     finally:
         ctx.close()
@@ -314,21 +349,29 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def report(name: str, first: float, rows: list[tuple[str, list[Sample]]], load: tuple[float, ...]) -> None:
-    print(f"\n{name} · first page load {first / 1e3:.1f} s · load average before "
-          f"{load[0]:.2f} / after {os.getloadavg()[0]:.2f} (1 min)")
-    print("idle: click to the app's last script-state change back to idle (the heading shown); drawn: to the "
-          "end of the browser's last long (>= 50 ms) main-thread task after the click, when a chart is still "
-          "being drawn after idle; script: the entry script's own run time ('-' = a fragment rerun)")
-    print(f"| {'action':<48} | {'n':>3} | {'idle p50':>8} | {'idle p95':>8} | {'drawn p50':>9} | {'drawn p95':>9} "
-          f"| {'script p50':>10} |")
+    print(
+        f"\n{name} · first page load {first / 1e3:.1f} s · load average before "
+        f"{load[0]:.2f} / after {os.getloadavg()[0]:.2f} (1 min)"
+    )
+    print(
+        "idle: click to the app's last script-state change back to idle (the heading shown); drawn: to the "
+        "end of the browser's last long (>= 50 ms) main-thread task after the click, when a chart is still "
+        "being drawn after idle; script: the entry script's own run time ('-' = a fragment rerun)"
+    )
+    print(
+        f"| {'action':<48} | {'n':>3} | {'idle p50':>8} | {'idle p95':>8} | {'drawn p50':>9} | {'drawn p95':>9} "
+        f"| {'script p50':>10} |"
+    )
     print(f"|{'-' * 50}|{'-' * 5}|{'-' * 10}|{'-' * 10}|{'-' * 11}|{'-' * 11}|{'-' * 12}|")
     for label, samples in rows:
         xs = [b for b, _, _ in samples]
         ds = [d for _, d, _ in samples]
         sc = [x for _, _, x in samples if x is not None]
         script = f"{statistics.median(sc):>10.0f}" if sc else f"{'-':>10}"
-        print(f"| {label:<48} | {len(xs):>3} | {statistics.median(xs):>8.0f} | {pct(xs, 0.95):>8.0f} "
-              f"| {statistics.median(ds):>9.0f} | {pct(ds, 0.95):>9.0f} | {script} |")
+        print(
+            f"| {label:<48} | {len(xs):>3} | {statistics.median(xs):>8.0f} | {pct(xs, 0.95):>8.0f} "
+            f"| {statistics.median(ds):>9.0f} | {pct(ds, 0.95):>9.0f} | {script} |"
+        )
 
 
 def synth_samples(src: Path, tmp: Path) -> Path:

@@ -6,6 +6,7 @@ object in the scikit-learn style): build it with keyword arguments, derive chang
 records where its default comes from (``ORIGIN``): ``"spec"`` (a CRP spec fixes it) or
 ``"project"`` (this project's choice, marked with ``*`` in the UI and docs).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -70,18 +71,42 @@ class SourceTable:
 
 #: default TTLs in days (SPEC-027 §3.5; None = no expiry). Cells marked * in SPEC_NOTES are ours.
 DEFAULT_TTL_DAYS = SourceTable(
-    regulatory=1825.0, official_documentation=365.0, version_specific=180.0, peer_reviewed=365.0,
-    internal=365.0, community=365.0, news=30.0, web=365.0, user_provided=None, unverified=365.0,
+    regulatory=1825.0,
+    official_documentation=365.0,
+    version_specific=180.0,
+    peer_reviewed=365.0,
+    internal=365.0,
+    community=365.0,
+    news=30.0,
+    web=365.0,
+    user_provided=None,
+    unverified=365.0,
 )
 #: source authority weights (SPEC-027 §2.3 / SPEC-009 §4.4)
 DEFAULT_SOURCE_AUTHORITY = SourceTable(
-    regulatory=0.90, official_documentation=0.80, version_specific=0.80, peer_reviewed=0.80,
-    internal=0.75, community=0.75, news=0.75, web=0.70, user_provided=0.80, unverified=0.70,
+    regulatory=0.90,
+    official_documentation=0.80,
+    version_specific=0.80,
+    peer_reviewed=0.80,
+    internal=0.75,
+    community=0.75,
+    news=0.75,
+    web=0.70,
+    user_provided=0.80,
+    unverified=0.70,
 )
 #: default importance weights (SPEC-009 §4.4)
 DEFAULT_IMPORTANCE = SourceTable(
-    regulatory=0.90, official_documentation=0.80, version_specific=0.85, peer_reviewed=0.75,
-    internal=0.70, community=0.60, news=0.50, web=0.50, user_provided=0.60, unverified=0.50,
+    regulatory=0.90,
+    official_documentation=0.80,
+    version_specific=0.85,
+    peer_reviewed=0.75,
+    internal=0.70,
+    community=0.60,
+    news=0.50,
+    web=0.50,
+    user_provided=0.60,
+    unverified=0.50,
 )
 #: table cells that are this project's defaults, not the specs' (the ``*`` of SPEC_NOTES §2.3)
 PROJECT_TABLE_CELLS: dict[str, frozenset[str]] = {
@@ -116,59 +141,86 @@ class CRPConfig:
     min_novelty_floor: float = field(default=0.20, metadata=_origin("spec", "novelty floor, SPEC-024 §2.4"))
     coverage_penalty_cap: float = field(default=0.80, metadata=_origin("spec", "coverage penalty cap, SPEC-024 §2.2"))
     stale_floor: float = field(default=0.30, metadata=_origin("spec", "recency floor, SPEC-027 §3.2"))
-    fresh_fraction: float = field(default=0.5, metadata=_origin(
-        "spec", "fresh threshold as a fraction of TTL, SPEC-027 §3.2"))
+    fresh_fraction: float = field(
+        default=0.5, metadata=_origin("spec", "fresh threshold as a fraction of TTL, SPEC-027 §3.2")
+    )
     ngram_n: int = field(default=6, metadata=_origin("spec", "blacklist n-gram size, SPEC-024 §5.1"))
-    ngram_step_penalty: float = field(default=0.15, metadata=_origin(
-        "spec", "penalty per blacklisted n-gram, SPEC-024 §5.2"))
+    ngram_step_penalty: float = field(
+        default=0.15, metadata=_origin("spec", "penalty per blacklisted n-gram, SPEC-024 §5.2")
+    )
     ngram_penalty_cap: float = field(default=0.80, metadata=_origin("spec", "n-gram penalty cap, SPEC-024 §5.2"))
     # stage 3 - CDGR (SPEC-025, SPEC-009 §5.2)
     graph_retrieval: bool = field(default=True, metadata=_origin("spec", "graph retrieval on/off, SPEC-025 §6"))
-    graph_k: int = field(default=20, metadata=_origin(
-        "spec", "neighbours per fact in the similarity graph, SPEC-009 §5.2"))
-    graph_edge_min: float = field(default=0.60, metadata=_origin(
-        "spec", "minimum cosine for a graph edge, SPEC-009 §5.2"))
+    graph_k: int = field(
+        default=20, metadata=_origin("spec", "neighbours per fact in the similarity graph, SPEC-009 §5.2")
+    )
+    graph_edge_min: float = field(
+        default=0.60, metadata=_origin("spec", "minimum cosine for a graph edge, SPEC-009 §5.2")
+    )
     max_hops: int = field(default=2, metadata=_origin("spec", "graph walk depth, SPEC-025 §2.3"))
-    connector_budget: float = field(default=0.30, metadata=_origin(
-        "spec", "fraction of the fact budget for connectors, SPEC-025 §2.2"))
-    min_connector_relevance: float = field(default=0.30, metadata=_origin(
-        "spec", "connector relevance floor, SPEC-025 §2.5"))
-    envelope_fact_budget: int = field(default=20, metadata=_origin(
-        "project", "facts per envelope (anchors + connectors)"))
+    connector_budget: float = field(
+        default=0.30, metadata=_origin("spec", "fraction of the fact budget for connectors, SPEC-025 §2.2")
+    )
+    min_connector_relevance: float = field(
+        default=0.30, metadata=_origin("spec", "connector relevance floor, SPEC-025 §2.5")
+    )
+    envelope_fact_budget: int = field(
+        default=20, metadata=_origin("project", "facts per envelope (anchors + connectors)")
+    )
     # stage 6 - packing (SPEC-003 §7)
     token_budget: int = field(default=2048, metadata=_origin("project", "envelope token budget, SPEC-003 §7.2"))
     # stage 4 - contradiction resolution (SPEC-027 §2, SPEC-003 §6.6)
-    contradiction_similarity: float = field(default=0.85, metadata=_origin(
-        "spec", "cosine above which a pair is checked for a value conflict, SPEC-027 §2.2"))
-    authority_tie_tolerance: float = field(default=1e-9, metadata=_origin(
-        "project", "|a1 - a2| at or below which authority is tied"))
-    backfill: bool = field(default=True, metadata=_origin(
-        "project", "refill a suppressed fact's slot with the next non-conflicting candidate"))
+    contradiction_similarity: float = field(
+        default=0.85,
+        metadata=_origin("spec", "cosine above which a pair is checked for a value conflict, SPEC-027 §2.2"),
+    )
+    authority_tie_tolerance: float = field(
+        default=1e-9, metadata=_origin("project", "|a1 - a2| at or below which authority is tied")
+    )
+    backfill: bool = field(
+        default=True,
+        metadata=_origin("project", "refill a suppressed fact's slot with the next non-conflicting candidate"),
+    )
     dedup_similarity: float = field(default=0.95, metadata=_origin("spec", "near-duplicate cosine, SPEC-003 §6.6"))
     # stage 5 - fan-out (SPEC-027 §1, SPEC-005 §9)
-    fanin_dedup_similarity: float = field(default=0.92, metadata=_origin(
-        "spec", "cross-branch duplicate cosine, SPEC-005 §9.2"))
-    branch_depth_weight: float = field(default=0.70, metadata=_origin(
-        "project", "depth weight of a branch's coverage additions (SPEC-024 §3.2 'adequate')"))
+    fanin_dedup_similarity: float = field(
+        default=0.92, metadata=_origin("spec", "cross-branch duplicate cosine, SPEC-005 §9.2")
+    )
+    branch_depth_weight: float = field(
+        default=0.70,
+        metadata=_origin("project", "depth weight of a branch's coverage additions (SPEC-024 §3.2 'adequate')"),
+    )
     kmeans_seed: int = field(default=0, metadata=_origin("project", "k-means random_state"))
     kmeans_n_init: int = field(default=10, metadata=_origin("project", "k-means restarts"))
     # tables by source type (SPEC_NOTES §2.3)
-    ttl_days: SourceTable = field(default=DEFAULT_TTL_DAYS, metadata=_origin(
-        "spec", "default TTL in days by source type, SPEC-027 §3.5"))
-    source_authority: SourceTable = field(default=DEFAULT_SOURCE_AUTHORITY, metadata=_origin(
-        "spec", "source authority weight by source type, SPEC-027 §2.3"))
-    importance: SourceTable = field(default=DEFAULT_IMPORTANCE, metadata=_origin(
-        "spec", "default importance by source type, SPEC-009 §4.4"))
+    ttl_days: SourceTable = field(
+        default=DEFAULT_TTL_DAYS, metadata=_origin("spec", "default TTL in days by source type, SPEC-027 §3.5")
+    )
+    source_authority: SourceTable = field(
+        default=DEFAULT_SOURCE_AUTHORITY,
+        metadata=_origin("spec", "source authority weight by source type, SPEC-027 §2.3"),
+    )
+    importance: SourceTable = field(
+        default=DEFAULT_IMPORTANCE, metadata=_origin("spec", "default importance by source type, SPEC-009 §4.4")
+    )
     # beyond SPEC-027: conflicts known from the whole-CKF scan and operator decisions, checked against
     # the packed envelope (stage 4 only sees the selected facts)
-    known_conflict_action: str = field(default="flag", metadata={
-        **_origin("project", "a packed fact that loses a known conflict to a fact outside the envelope: "
-                             "off (not checked), flag (warn), pull_winner (the winner takes its slot), "
-                             "drop_loser (it leaves the envelope)"),
-        "choices": KNOWN_CONFLICT_ACTIONS})
+    known_conflict_action: str = field(
+        default="flag",
+        metadata={
+            **_origin(
+                "project",
+                "a packed fact that loses a known conflict to a fact outside the envelope: "
+                "off (not checked), flag (warn), pull_winner (the winner takes its slot), "
+                "drop_loser (it leaves the envelope)",
+            ),
+            "choices": KNOWN_CONFLICT_ACTIONS,
+        },
+    )
     # input limits (ours)
-    ckf_max_bytes: int = field(default=200 * 1024 * 1024, metadata=_origin(
-        "project", "largest CKF file accepted, in bytes"))
+    ckf_max_bytes: int = field(
+        default=200 * 1024 * 1024, metadata=_origin("project", "largest CKF file accepted, in bytes")
+    )
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -200,7 +252,8 @@ class CRPConfig:
                     raise ConfigError(f"unknown configuration table {table!r} in key {key!r}")
                 if st not in SOURCE_TYPES:
                     raise ConfigError(
-                        f"unknown source type {st!r} in key {key!r}; expected one of {', '.join(SOURCE_TYPES)}")
+                        f"unknown source type {st!r} in key {key!r}; expected one of {', '.join(SOURCE_TYPES)}"
+                    )
                 tables.setdefault(table, {})[st] = _coerce_table_value(table, key, value)
             else:
                 changes[key] = _coerce(key, value)
@@ -222,8 +275,10 @@ class CRPConfig:
             except tomllib.TOMLDecodeError:
                 value = raw
             except ValueError:  # an integer beyond Python's int-str conversion limit (4300 digits)
-                raise ConfigError(f"configuration key {key!r}: a number of more than {sys.get_int_max_str_digits()} "
-                                  "digits; no setting takes one") from None
+                raise ConfigError(
+                    f"configuration key {key!r}: a number of more than {sys.get_int_max_str_digits()} "
+                    "digits; no setting takes one"
+                ) from None
             parsed[key] = value
         return self.with_overrides(parsed)
 
@@ -253,8 +308,9 @@ class CRPConfig:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config TOML is not valid TOML: {exc}") from None
         except ValueError:  # an integer beyond Python's int-str conversion limit (4300 digits)
-            raise ConfigError(f"config TOML holds a number of more than {sys.get_int_max_str_digits()} digits; "
-                              "no setting takes one") from None
+            raise ConfigError(
+                f"config TOML holds a number of more than {sys.get_int_max_str_digits()} digits; no setting takes one"
+            ) from None
         return cls.from_dict(data)
 
     @classmethod
@@ -270,8 +326,9 @@ class CRPConfig:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise ConfigError(f"cannot read config file {os.fspath(path)}: not UTF-8 text (offset {exc.start})"
-                              ) from None
+            raise ConfigError(
+                f"cannot read config file {os.fspath(path)}: not UTF-8 text (offset {exc.start})"
+            ) from None
         try:
             return cls.from_toml(text)
         except ConfigError as exc:
@@ -287,9 +344,13 @@ class CRPConfig:
         return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
 
 
-def layered_config(base: CRPConfig | str | os.PathLike[str] | None = None,
-                   scenario_config: Mapping[str, Any] | None = None, set_args: Iterable[str] = (), *,
-                   overrides: Mapping[str, Any] | None = None) -> CRPConfig:
+def layered_config(
+    base: CRPConfig | str | os.PathLike[str] | None = None,
+    scenario_config: Mapping[str, Any] | None = None,
+    set_args: Iterable[str] = (),
+    *,
+    overrides: Mapping[str, Any] | None = None,
+) -> CRPConfig:
     """The one configuration precedence, lowest first (docs/DECISIONS.md): the defaults, or ``base``
     (a config object or a TOML file: the CLI's ``--config``) < the scenario's ``config`` table <
     ``overrides`` (the dashboard's edits) < ``--set key=value`` arguments, in order."""
@@ -311,8 +372,7 @@ def layered_config(base: CRPConfig | str | os.PathLike[str] | None = None,
 
 
 # ---- key metadata ---------------------------------------------------------------------------
-SCALAR_KEYS: tuple[str, ...] = tuple(
-    f.name for f in fields(CRPConfig) if f.name not in TABLE_KEYS)
+SCALAR_KEYS: tuple[str, ...] = tuple(f.name for f in fields(CRPConfig) if f.name not in TABLE_KEYS)
 _FIELD_TYPES: dict[str, type] = {}
 for _f in fields(CRPConfig):
     _FIELD_TYPES[_f.name] = {"float": float, "int": int, "bool": bool, "str": str}.get(str(_f.type), SourceTable)
@@ -447,16 +507,33 @@ def _check(cond: bool, msg: str) -> None:
 #: bounds keep a shared link or a typo from exhausting the machine (``candidate_k=10**9`` asked for a
 #: 10^9-row result); values that only exceed the data (K above the fact count) are clamped where used.
 RANGES: dict[str, tuple[float, float]] = {
-    "cdr_min_relevance": (-1.0, 1.0), "min_novelty_floor": (0.0, 1.0), "coverage_penalty_cap": (0.0, 1.0),
-    "stale_floor": (0.0, 1.0), "fresh_fraction": (0.0, 1.0), "ngram_step_penalty": (0.0, 1.0),
-    "ngram_penalty_cap": (0.0, 1.0), "graph_edge_min": (-1.0, 1.0), "connector_budget": (0.0, 1.0),
-    "min_connector_relevance": (-1.0, 1.0), "contradiction_similarity": (-1.0, 1.0),
-    "dedup_similarity": (-1.0, 1.0), "fanin_dedup_similarity": (-1.0, 1.0), "branch_depth_weight": (0.0, 1.0),
+    "cdr_min_relevance": (-1.0, 1.0),
+    "min_novelty_floor": (0.0, 1.0),
+    "coverage_penalty_cap": (0.0, 1.0),
+    "stale_floor": (0.0, 1.0),
+    "fresh_fraction": (0.0, 1.0),
+    "ngram_step_penalty": (0.0, 1.0),
+    "ngram_penalty_cap": (0.0, 1.0),
+    "graph_edge_min": (-1.0, 1.0),
+    "connector_budget": (0.0, 1.0),
+    "min_connector_relevance": (-1.0, 1.0),
+    "contradiction_similarity": (-1.0, 1.0),
+    "dedup_similarity": (-1.0, 1.0),
+    "fanin_dedup_similarity": (-1.0, 1.0),
+    "branch_depth_weight": (0.0, 1.0),
     "authority_tie_tolerance": (0.0, 1.0),
-    "candidate_k": (1, 10_000), "hnsw_m": (2, 128), "hnsw_ef_construction": (1, 4_000),
-    "hnsw_ef_search": (1, 10_000), "ngram_n": (1, 32), "graph_k": (1, 1_000), "max_hops": (1, 8),
-    "envelope_fact_budget": (1, 1_000), "token_budget": (1, 1_000_000), "kmeans_n_init": (1, 1_000),
-    "kmeans_seed": (0, 2**32 - 1), "ckf_max_bytes": (1, 8 * 1024**3),
+    "candidate_k": (1, 10_000),
+    "hnsw_m": (2, 128),
+    "hnsw_ef_construction": (1, 4_000),
+    "hnsw_ef_search": (1, 10_000),
+    "ngram_n": (1, 32),
+    "graph_k": (1, 1_000),
+    "max_hops": (1, 8),
+    "envelope_fact_budget": (1, 1_000),
+    "token_budget": (1, 1_000_000),
+    "kmeans_n_init": (1, 1_000),
+    "kmeans_seed": (0, 2**32 - 1),
+    "ckf_max_bytes": (1, 8 * 1024**3),
 }
 _INT_KEYS = frozenset(f.name for f in fields(CRPConfig) if str(f.type) == "int")
 
@@ -473,24 +550,33 @@ def _validate(c: CRPConfig) -> None:
         v = getattr(c, name)
         if name in _INT_KEYS:
             if not (isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi):
-                raise ConfigError(f"configuration key {name!r} must be a whole number between {lo:g} and {hi:g}, "
-                                  f"got {show_value(v)}")
+                raise ConfigError(
+                    f"configuration key {name!r} must be a whole number between {lo:g} and {hi:g}, got {show_value(v)}"
+                )
         else:
-            _check(isinstance(v, (int, float)) and not isinstance(v, bool) and (isinstance(v, int) or math.isfinite(v)),
-                   f"configuration key {name!r} must be a finite number, got {show_value(v)}")
+            _check(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and (isinstance(v, int) or math.isfinite(v)),
+                f"configuration key {name!r} must be a finite number, got {show_value(v)}",
+            )
             _check(lo <= v <= hi, f"configuration key {name!r} must be between {lo:g} and {hi:g}, got {show_value(v)}")
     _check(c.fresh_fraction < 1.0, "configuration key 'fresh_fraction' must be below 1.0")
-    _check(c.known_conflict_action in KNOWN_CONFLICT_ACTIONS,
-           f"configuration key 'known_conflict_action' must be one of {', '.join(KNOWN_CONFLICT_ACTIONS)}, "
-           f"got {c.known_conflict_action!r}")
+    _check(
+        c.known_conflict_action in KNOWN_CONFLICT_ACTIONS,
+        f"configuration key 'known_conflict_action' must be one of {', '.join(KNOWN_CONFLICT_ACTIONS)}, "
+        f"got {c.known_conflict_action!r}",
+    )
     for table in TABLE_KEYS:
         t = getattr(c, table)
         _check(isinstance(t, SourceTable), f"configuration key {table!r} must be a table by source type")
         for st, v in t.as_dict().items():
             if table == "ttl_days":
-                _check(v is None or (math.isfinite(v) and v > 0),
-                       f"configuration key 'ttl_days.{st}' must be a positive number of days or \"none\", "
-                       f"got {show_value(v)}")
+                _check(
+                    v is None or (math.isfinite(v) and v > 0),
+                    f"configuration key 'ttl_days.{st}' must be a positive number of days or \"none\", "
+                    f"got {show_value(v)}",
+                )
             else:
-                _check(v is not None and math.isfinite(v) and 0.0 <= v <= 1.0,
-                       f"configuration key '{table}.{st}' must be between 0 and 1, got {show_value(v)}")
+                _check(
+                    v is not None and math.isfinite(v) and 0.0 <= v <= 1.0,
+                    f"configuration key '{table}.{st}' must be between 0 and 1, got {show_value(v)}",
+                )

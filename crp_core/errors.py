@@ -1,4 +1,5 @@
 """Error types. Every user-facing failure is one of these, never a bare traceback."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -15,6 +15,7 @@ Definitions where the specs leave room (docs/decisions/pipeline.md):
   a tied pair left out of the envelope (SPEC_NOTES §2.8: packed as a unit, dropped by the budget)
   counts in neither N nor U, so the header and the envelope text always agree.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -36,8 +37,19 @@ BRIDGE = "CRP-Context-Bridge-Score"
 FACTS_USED = "CRP-Context-Facts-Used"
 TOKENS_USED = "CRP-Context-Tokens-Used"
 
-HEADER_ORDER: tuple[str, ...] = (PARTITIONS, CONFLICTS, RECENCY, COVERAGE_SCORE, COVERAGE_DEPTH, NGRAM, HOPS,
-                                 CONNECTORS, BRIDGE, FACTS_USED, TOKENS_USED)
+HEADER_ORDER: tuple[str, ...] = (
+    PARTITIONS,
+    CONFLICTS,
+    RECENCY,
+    COVERAGE_SCORE,
+    COVERAGE_DEPTH,
+    NGRAM,
+    HOPS,
+    CONNECTORS,
+    BRIDGE,
+    FACTS_USED,
+    TOKENS_USED,
+)
 
 
 def conflicts_value(detected: int, unresolved: int) -> str:
@@ -64,8 +76,9 @@ def envelope_novelty(result: Any, rows: np.ndarray | None = None) -> list[float]
     if rows is None:
         rows = _envelope_rows(result)
     pos_cdr, in_cdr = row_positions(cdr.idx, rows)
-    pos_conn, in_conn = (row_positions(conn.idx, rows) if conn is not None
-                         else (pos_cdr, np.zeros(rows.size, dtype=bool)))
+    pos_conn, in_conn = (
+        row_positions(conn.idx, rows) if conn is not None else (pos_cdr, np.zeros(rows.size, dtype=bool))
+    )
     out: list[float] = []
     for p, i, a, j, b in zip(order, pos_cdr.tolist(), in_cdr.tolist(), pos_conn.tolist(), in_conn.tolist()):
         if a and p.role != "connector":

@@ -4,6 +4,7 @@ These hold the data *as loaded*. Values that depend on the configuration (defaul
 importance and authority by source type) are resolved by the pipeline stages, never here, so a
 config change never requires reloading a CKF.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,7 +26,6 @@ def _iso(dt: datetime | None) -> str:
     return "" if dt is None else dt.isoformat()
 
 
-
 def has_unpaired_surrogate(text: str) -> bool:
     """Does ``text`` hold a lone surrogate, i.e. is it not valid Unicode? (what Python makes of input
     bytes that are not UTF-8: such text can be neither stored nor printed)"""
@@ -34,6 +34,7 @@ def has_unpaired_surrogate(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
 
 @dataclass(frozen=True)
 class Fact:
@@ -108,14 +109,20 @@ class ImportSummary:
 
     def lines(self) -> tuple[str, ...]:
         """The summary as text lines (the CLI, ``validate`` and the dashboard show these)."""
-        out = [f"{self.producer} schema {self.schema_version}"
-               + (f", session {self.session_id!r}" if self.session_id else "")
-               + (f", written {self.created_at}" if self.created_at else ""),
-               f"facts: {self.facts_loaded} of {self.facts_in} loaded, {self.superseded} superseded (STALE); "
-               f"edges: {self.edges_kept} of {self.edges_in} kept",
-               "checksum: " + {"ok": f"verified ({self.algorithm})", "mismatch": "MISMATCH (see warnings)",
-                               "unverifiable": "cannot be verified (see warnings)",
-                               "absent": "none in the header"}.get(self.integrity, self.integrity)]
+        out = [
+            f"{self.producer} schema {self.schema_version}"
+            + (f", session {self.session_id!r}" if self.session_id else "")
+            + (f", written {self.created_at}" if self.created_at else ""),
+            f"facts: {self.facts_loaded} of {self.facts_in} loaded, {self.superseded} superseded (STALE); "
+            f"edges: {self.edges_kept} of {self.edges_in} kept",
+            "checksum: "
+            + {
+                "ok": f"verified ({self.algorithm})",
+                "mismatch": "MISMATCH (see warnings)",
+                "unverifiable": "cannot be verified (see warnings)",
+                "absent": "none in the header",
+            }.get(self.integrity, self.integrity),
+        ]
         for title, items in (("mapped", self.mapped), ("defaulted", self.defaulted), ("dropped", self.dropped)):
             if items:
                 out.append(f"{title}: " + "; ".join(f"{what} ({n})" for what, n in items))
@@ -172,10 +179,22 @@ class KnowledgeBase:
         from the CKF. Two CKFs that differ only in a timestamp or a TTL differ here."""
         h = hashlib.sha256()
         for f in self.facts:
-            fields_ = (f.fact_id, f.content, f.source_type, f.status, repr(f.importance_weight),
-                       _iso(f.ingested_at), _iso(f.modified_at), f.ttl_kind, repr(f.ttl_seconds),
-                       f.ttl_text or "", f.source_id or "", f.source_location or "", f.community_label or "",
-                       json.dumps(dict(f.metadata), sort_keys=True, ensure_ascii=False, default=str))
+            fields_ = (
+                f.fact_id,
+                f.content,
+                f.source_type,
+                f.status,
+                repr(f.importance_weight),
+                _iso(f.ingested_at),
+                _iso(f.modified_at),
+                f.ttl_kind,
+                repr(f.ttl_seconds),
+                f.ttl_text or "",
+                f.source_id or "",
+                f.source_location or "",
+                f.community_label or "",
+                json.dumps(dict(f.metadata), sort_keys=True, ensure_ascii=False, default=str),
+            )
             h.update("\x00".join(fields_).encode("utf-8", "surrogatepass") + b"\x01")
         self._hash_embeddings(h)
         return h.hexdigest()
@@ -189,8 +208,7 @@ class KnowledgeBase:
         """A copy with some facts' ``status`` changed (operator decisions)."""
         if not statuses:
             return self
-        facts = tuple(replace(f, status=statuses[f.fact_id]) if f.fact_id in statuses else f
-                      for f in self.facts)
+        facts = tuple(replace(f, status=statuses[f.fact_id]) if f.fact_id in statuses else f for f in self.facts)
         return replace(self, facts=facts)
 
 
@@ -313,8 +331,7 @@ class Scenario:
     def replace(self, **changes: Any) -> Scenario:
         return replace(self, **changes)
 
-    def with_residual(self, residual_ids: Iterable[str], *, fanout_width: int,
-                      depth_weight: float) -> Scenario:
+    def with_residual(self, residual_ids: Iterable[str], *, fanout_width: int, depth_weight: float) -> Scenario:
         """This scenario with only ``residual_ids`` left in the ResidualSet and the given fan-out width
         (SPEC-027 §1: a what-if over the task decomposition).
 
@@ -332,8 +349,11 @@ class Scenario:
         window = max((a.window for a in self.addressed), default=1)
         addressed = [a for a in self.addressed if a.id not in keep]
         have = {a.id for a in self.addressed}
-        addressed += [Addressed(id=s, depth_weight=float(depth_weight), window=window)
-                      for s in known if s not in keep and s not in have]
+        addressed += [
+            Addressed(id=s, depth_weight=float(depth_weight), window=window)
+            for s in known
+            if s not in keep and s not in have
+        ]
         addressed_t = tuple(addressed)
         if int(fanout_width) == int(self.fanout_width) and addressed_t == tuple(self.addressed):
             return self

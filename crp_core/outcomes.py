@@ -1,5 +1,6 @@
 """Where each scored fact ended and why: the ``role`` and ``reason`` of every fact of a run
 (SPEC_NOTES §4 ``facts``), read off the stage records, never recomputed."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -48,9 +49,17 @@ class _RunView:
     conn_near: Mapping[int, tuple[int, float]]
 
 
-def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr: CDGRResult,
-                  resolution: Resolution, envelope: Envelope, roles: Mapping[int, str], *,
-                  guarded: Mapping[str, str] | None = None) -> tuple[FactOutcome, ...]:
+def fact_outcomes(
+    corpus: Corpus,
+    candidates: CandidateSet,
+    cdr: CDRTable,
+    cdgr: CDGRResult,
+    resolution: Resolution,
+    envelope: Envelope,
+    roles: Mapping[int, str],
+    *,
+    guarded: Mapping[str, str] | None = None,
+) -> tuple[FactOutcome, ...]:
     """Where each scored fact ended and why (stage-1 candidates in stage-1 order, then the
     connector candidates the graph walk added, by row)."""
     kb = corpus.kb
@@ -78,9 +87,23 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
     for r in backfill:
         final_roles.setdefault(r, "anchor")
 
-    view = _RunView(guarded=dict(guarded or {}), facts=facts, candidates=candidates, conn=conn, conn_pos=conn_pos,
-                    gate_pos=gate_pos, rank=rank, n_gated_in=n_gated_in, suppressed_by=suppressed_by, dedup=dedup,
-                    backfill=backfill, near=near, extra=frozenset(extra), dropped=dropped, conn_near=conn_near)
+    view = _RunView(
+        guarded=dict(guarded or {}),
+        facts=facts,
+        candidates=candidates,
+        conn=conn,
+        conn_pos=conn_pos,
+        gate_pos=gate_pos,
+        rank=rank,
+        n_gated_in=n_gated_in,
+        suppressed_by=suppressed_by,
+        dedup=dedup,
+        backfill=backfill,
+        near=near,
+        extra=frozenset(extra),
+        dropped=dropped,
+        conn_near=conn_near,
+    )
     rows = cand_rows + sorted(r for r in conn_rows if r not in gate_pos)
     # the rows whose reason reads a stage record beyond the gate, the CDR rank and the connector table;
     # every other candidate (most of them: gated out, ranked below the anchor budget, or an unchosen
@@ -107,12 +130,18 @@ def fact_outcomes(corpus: Corpus, candidates: CandidateSet, cdr: CDRTable, cdgr:
                 reason = f"gated: relevance {relevance[k]:.3f}{gate_tail}"
             i = conn_pos.get(r)
             if i is not None:
-                part = (f"connector candidate ({int(hops[i])} hop(s)): bridge value 0" if bridge[i] <= 0 else
-                        f"connector candidate: bridge value {bridge[i]:.3f}, score {conn_score[i]:.4f} below the "
-                        "connector budget")
+                part = (
+                    f"connector candidate ({int(hops[i])} hop(s)): bridge value 0"
+                    if bridge[i] <= 0
+                    else f"connector candidate: bridge value {bridge[i]:.3f}, score {conn_score[i]:.4f} below the "
+                    "connector budget"
+                )
                 reason = f"{reason}; {part}" if reason else part
-            out.append(FactOutcome(fact_id=fid, role=role, in_envelope=fid in in_env, suppressed=False,
-                                   reason=reason or "not selected"))
+            out.append(
+                FactOutcome(
+                    fact_id=fid, role=role, in_envelope=fid in in_env, suppressed=False, reason=reason or "not selected"
+                )
+            )
             continue
         in_e = fid in in_env
         sup = fid in suppressed_by
@@ -140,8 +169,10 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
         p = v.suppressed_by[fid]
         winner = p.kept[0] if p.kept else "?"
         a = p.authority
-        return (f"suppressed by {winner}: authority {a[fid].authority:.4f} < {a[winner].authority:.4f} "
-                f"({', '.join(p.patterns)})")
+        return (
+            f"suppressed by {winner}: authority {a[fid].authority:.4f} < {a[winner].authority:.4f} "
+            f"({', '.join(p.patterns)})"
+        )
     if r in v.dedup:
         return f"near-duplicate of {facts[v.dedup[r]].fact_id} (SPEC-003 §6.6), dropped in stage 4"
     if fid in v.guarded:
@@ -164,8 +195,9 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
             parts.append("gated: " + v.candidates.gate_reason(v.gate_pos[r]))
         else:
             i = conn_pos[r]
-            parts.append(f"gated: relevance {conn.relevance[i]:.3f} < cdr_min_relevance "
-                         f"{v.candidates.gate_threshold:.2f}")
+            parts.append(
+                f"gated: relevance {conn.relevance[i]:.3f} < cdr_min_relevance {v.candidates.gate_threshold:.2f}"
+            )
     elif r in v.near:
         anchor, cos = v.near[r]
         parts.append(f"near-duplicate of anchor {facts[anchor].fact_id} (cos {cos:.3f}), not an anchor")
@@ -177,9 +209,13 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
             parts.append(f"connector candidate ({int(conn.hop_distance[i])} hop(s)): bridge value 0")
         elif r in v.conn_near:
             anchor, cos = v.conn_near[r]
-            parts.append(f"connector candidate dropped: near-duplicate of anchor {facts[anchor].fact_id} "
-                         f"(cos {cos:.3f}, SPEC-003 §6.6)")
+            parts.append(
+                f"connector candidate dropped: near-duplicate of anchor {facts[anchor].fact_id} "
+                f"(cos {cos:.3f}, SPEC-003 §6.6)"
+            )
         else:
-            parts.append(f"connector candidate: bridge value {conn.bridge_value[i]:.3f}, "
-                         f"score {conn.connector_score[i]:.4f} below the connector budget")
+            parts.append(
+                f"connector candidate: bridge value {conn.bridge_value[i]:.3f}, "
+                f"score {conn.connector_score[i]:.4f} below the connector budget"
+            )
     return "; ".join(parts) if parts else "not selected"

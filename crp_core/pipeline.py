@@ -5,6 +5,7 @@
 Each stage is timed with ``time.perf_counter`` into ``timings_ms``. Deterministic: the same
 corpus, scenario, config and ``now`` give the same result.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -154,18 +155,33 @@ def _cdr_positions(cdr: CDRTable, ranked: Mapping[int, int], rows: list[int]) ->
     return np.array(out, dtype=np.int64)
 
 
-def _score_pulled(corpus: Corpus, guard: GuardResult, vectors: ScenarioVectors, coverage: CoverageSet,
-                  residual_vectors: np.ndarray, blacklist: frozenset[NGram], attrs: FactAttributes,
-                  config: CRPConfig) -> dict[int, float]:
+def _score_pulled(
+    corpus: Corpus,
+    guard: GuardResult,
+    vectors: ScenarioVectors,
+    coverage: CoverageSet,
+    residual_vectors: np.ndarray,
+    blacklist: frozenset[NGram],
+    attrs: FactAttributes,
+    config: CRPConfig,
+) -> dict[int, float]:
     """winner row -> its CDR score at this run's factors, for the winners the guard pulled in (they were
     not scored: not retrieved, or gated out)."""
     if not guard.pulled:
         return {}
     rows = np.array([w for w, _ in guard.pulled], dtype=np.int64)
     relevance = np.asarray(corpus.vectors[rows] @ vectors.query, dtype=np.float64)
-    table = score_cdr(corpus, rows, relevance, coverage=coverage, residual_vectors=residual_vectors,
-                      blacklist=blacklist, recency=attrs.recency(rows), config=config,
-                      passed_gate=np.ones(rows.size, dtype=bool))
+    table = score_cdr(
+        corpus,
+        rows,
+        relevance,
+        coverage=coverage,
+        residual_vectors=residual_vectors,
+        blacklist=blacklist,
+        recency=attrs.recency(rows),
+        config=config,
+        passed_gate=np.ones(rows.size, dtype=bool),
+    )
     return dict(zip(rows.tolist(), table.cdr_score.tolist()))
 
 
@@ -181,28 +197,54 @@ def data_clamps(corpus: Corpus, scenario: Scenario, config: CRPConfig) -> tuple[
     out: list[Clamp] = []
     k = config.candidate_k
     if k > n:
-        out.append(Clamp("candidate_k", k, n, f"only {n} retrievable fact(s) (DELETED and QUARANTINED are "
-                                              "never retrieved)"))
+        out.append(
+            Clamp("candidate_k", k, n, f"only {n} retrievable fact(s) (DELETED and QUARANTINED are never retrieved)")
+        )
     k_eff = min(k, n)
     if 0 < config.hnsw_ef_search < k_eff:
-        out.append(Clamp("hnsw_ef_search", config.hnsw_ef_search, k_eff,
-                         f"the HNSW search needs ef_search >= the K it returns (candidate_k, {k_eff} here)"))
+        out.append(
+            Clamp(
+                "hnsw_ef_search",
+                config.hnsw_ef_search,
+                k_eff,
+                f"the HNSW search needs ef_search >= the K it returns (candidate_k, {k_eff} here)",
+            )
+        )
     if config.graph_retrieval and config.graph_k > n - 1:
-        out.append(Clamp("graph_k", config.graph_k, max(n - 1, 0),
-                         f"a fact has at most {max(n - 1, 0)} other retrievable fact(s) as neighbours"))
+        out.append(
+            Clamp(
+                "graph_k",
+                config.graph_k,
+                max(n - 1, 0),
+                f"a fact has at most {max(n - 1, 0)} other retrievable fact(s) as neighbours",
+            )
+        )
     width = int(scenario.fanout_width or 0)
     residual = len(scenario.residual_set)
     if width > 1 and 0 < residual < width:
-        out.append(Clamp("fanout_width", width, residual,
-                         f"the ResidualSet holds {residual} sub-quer{'y' if residual == 1 else 'ies'}: one "
-                         "partition each, no k-means (SPEC-027 §1.4)"))
+        out.append(
+            Clamp(
+                "fanout_width",
+                width,
+                residual,
+                f"the ResidualSet holds {residual} sub-quer{'y' if residual == 1 else 'ies'}: one "
+                "partition each, no k-means (SPEC-027 §1.4)",
+            )
+        )
     return tuple(out)
 
 
-def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = None, *,
-                 vectors: ScenarioVectors | None = None, now: datetime | None = None,
-                 embedder: Embedder | None = None, decisions: Decisions = None,
-                 known_conflicts: Sequence[KnownConflict] = ()) -> PipelineResult:
+def run_pipeline(
+    corpus: Corpus,
+    scenario: Scenario,
+    config: CRPConfig | None = None,
+    *,
+    vectors: ScenarioVectors | None = None,
+    now: datetime | None = None,
+    embedder: Embedder | None = None,
+    decisions: Decisions = None,
+    known_conflicts: Sequence[KnownConflict] = (),
+) -> PipelineResult:
     """Run SPEC-027 §4 over a prepared corpus for one scenario (SPEC_NOTES §2).
 
     ``config`` defaults to ``CRPConfig().with_overrides(scenario.config)``; ``now`` to
@@ -216,13 +258,29 @@ def run_pipeline(corpus: Corpus, scenario: Scenario, config: CRPConfig | None = 
     on one thread for the duration of the run (:func:`one_blas_thread`).
     """
     with one_blas_thread():
-        return _run(corpus, scenario, config, vectors=vectors, now=now, embedder=embedder, decisions=decisions,
-                    known_conflicts=known_conflicts)
+        return _run(
+            corpus,
+            scenario,
+            config,
+            vectors=vectors,
+            now=now,
+            embedder=embedder,
+            decisions=decisions,
+            known_conflicts=known_conflicts,
+        )
 
 
-def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vectors: ScenarioVectors | None,
-         now: datetime | None, embedder: Embedder | None, decisions: Decisions,
-         known_conflicts: Sequence[KnownConflict]) -> PipelineResult:
+def _run(
+    corpus: Corpus,
+    scenario: Scenario,
+    config: CRPConfig | None,
+    *,
+    vectors: ScenarioVectors | None,
+    now: datetime | None,
+    embedder: Embedder | None,
+    decisions: Decisions,
+    known_conflicts: Sequence[KnownConflict],
+) -> PipelineResult:
     """:func:`run_pipeline`'s body."""
     config = resolve_config(scenario, config)
     if now is None:
@@ -265,12 +323,24 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     t = time.perf_counter()
     rec_c = attrs.recency(candidates.idx)
     # the coverage score and residual pull come off stage 1's cosines with the sub-queries
-    read = (None if candidates.sub_query_cosines is None
-            else factors_from_cosines(candidates.sub_query_cosines, vectors.ids, coverage, residual_ids))
-    cdr = score_cdr(corpus, candidates.idx, candidates.relevance, coverage=coverage,
-                    residual_vectors=residual_vectors, blacklist=blacklist, recency=rec_c, config=config,
-                    passed_gate=candidates.passed_gate, coverage_score=None if read is None else read[0],
-                    residual_pull=None if read is None else read[1])
+    read = (
+        None
+        if candidates.sub_query_cosines is None
+        else factors_from_cosines(candidates.sub_query_cosines, vectors.ids, coverage, residual_ids)
+    )
+    cdr = score_cdr(
+        corpus,
+        candidates.idx,
+        candidates.relevance,
+        coverage=coverage,
+        residual_vectors=residual_vectors,
+        blacklist=blacklist,
+        recency=rec_c,
+        config=config,
+        passed_gate=candidates.passed_gate,
+        coverage_score=None if read is None else read[0],
+        residual_pull=None if read is None else read[1],
+    )
     timings["cdr"] = (time.perf_counter() - t) * 1e3
 
     # 3. CDGR (the similarity graph is corpus preparation: built once per corpus and config, untimed)
@@ -278,8 +348,15 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
         corpus.graph(config)
     t = time.perf_counter()
     cdgr, rec_conn = expand_graph_with_recency(
-        corpus, cdr, query_vector=vectors.query, coverage=coverage, residual_vectors=residual_vectors,
-        blacklist=blacklist, now=now, config=config)
+        corpus,
+        cdr,
+        query_vector=vectors.query,
+        coverage=coverage,
+        residual_vectors=residual_vectors,
+        blacklist=blacklist,
+        now=now,
+        config=config,
+    )
     timings["cdgr"] = (time.perf_counter() - t) * 1e3
     recency = concat_recency(rec_c, rec_conn)
 
@@ -309,12 +386,20 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     skipped = {d[0] for d in cdgr.near_duplicates}
     taken = set(selected.tolist())
     ranked_pool = np.array([r for r in ranked_list if r not in taken and r not in skipped], dtype=np.int64)
-    resolution = resolve_contradictions(corpus, frozen_array(selected), roles, scores, frozen_array(ranked_pool),
-                                        attrs, config, decisions=decisions, now=now)
+    resolution = resolve_contradictions(
+        corpus,
+        frozen_array(selected),
+        roles,
+        scores,
+        frozen_array(ranked_pool),
+        attrs,
+        config,
+        decisions=decisions,
+        now=now,
+    )
     # beyond SPEC-027: a selected fact that loses a conflict known outside this run to a fact the run
     # did not retrieve is flagged, replaced by its winner or dropped
-    guard = guard_selection(kb, resolution.selected, corpus.retrievable, known_conflicts,
-                            config.known_conflict_action)
+    guard = guard_selection(kb, resolution.selected, corpus.retrievable, known_conflicts, config.known_conflict_action)
     pulled = _score_pulled(corpus, guard, vectors, coverage, residual_vectors, blacklist, attrs, config)
     timings["contradictions"] = (time.perf_counter() - t) * 1e3
 
@@ -325,8 +410,9 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
         from crp_core.stages.fanout import run_fanout
 
         pool_rows = candidates.idx[~np.isin(candidates.idx, resolution.suppressed)].astype(np.int64)
-        fanout = run_fanout(corpus, scenario, vectors, pool_rows, recency, blacklist, config, now=now,
-                            candidates=candidates, cdr=cdr)
+        fanout = run_fanout(
+            corpus, scenario, vectors, pool_rows, recency, blacklist, config, now=now, candidates=candidates, cdr=cdr
+        )
     timings["fanout"] = (time.perf_counter() - t) * 1e3
 
     # 6. packing: anchors (extra anchors and backfills included) carry their stage-2 CDR, connectors
@@ -342,25 +428,51 @@ def _run(corpus: Corpus, scenario: Scenario, config: CRPConfig | None, *, vector
     for r in final_rows:
         if roles.get(r) == "connector":
             p = conn_pos[r]
-            bridged = (pair_rows.anchors(p) if isinstance(pair_rows, BridgedPairs)
-                       else tuple(dict.fromkeys(itertools.chain.from_iterable(pair_rows[p]))))
+            bridged = (
+                pair_rows.anchors(p)
+                if isinstance(pair_rows, BridgedPairs)
+                else tuple(dict.fromkeys(itertools.chain.from_iterable(pair_rows[p])))
+            )
             items.append(PackItem(r, "connector", float(conn_score[r]), bridged))
-    envelope = pack_envelope(corpus, items, tied_pairs=tied_rows(resolution, kb), config=config,
-                             count_tokens=count_tokens, count_prefixes=count_prefixes, count_notes=count_notes)
+    envelope = pack_envelope(
+        corpus,
+        items,
+        tied_pairs=tied_rows(resolution, kb),
+        config=config,
+        count_tokens=count_tokens,
+        count_prefixes=count_prefixes,
+        count_notes=count_notes,
+    )
     timings["packing"] = (time.perf_counter() - t) * 1e3
 
     packed = {p.fact_id for p in envelope.order}
     flags = tuple(f for f in guard.flags if f.action != ACTION_FLAGGED or f.loser in packed)
     guarded = {f.loser: f.message for f in flags}
     # where each scored fact ended and why: built when first read (a sweep never reads it)
-    outcomes = DeferredTuple(lambda: fact_outcomes(corpus, candidates, cdr, cdgr, resolution, envelope, roles,
-                                                   guarded=guarded))
+    outcomes = DeferredTuple(
+        lambda: fact_outcomes(corpus, candidates, cdr, cdgr, resolution, envelope, roles, guarded=guarded)
+    )
     warnings = tuple(recency.warnings) + tuple(f.message for f in flags)
     audit = tuple(resolution.audit) + tuple(AuditEvent(EVENT_KNOWN_CONFLICT, known_flag_data(f)) for f in flags)
     result = PipelineResult(
-        config=config, now=now, candidates=candidates, recency=recency, cdr=cdr, cdgr=cdgr,
-        resolution=resolution, fanout=fanout, envelope=envelope, outcomes=outcomes, headers={},
-        timings_ms=timings, warnings=warnings, audit=audit, coverage=coverage,
-        scenario=scenario, corpus=corpus, known_conflicts=flags,
-        clamps=data_clamps(corpus, scenario, config))
+        config=config,
+        now=now,
+        candidates=candidates,
+        recency=recency,
+        cdr=cdr,
+        cdgr=cdgr,
+        resolution=resolution,
+        fanout=fanout,
+        envelope=envelope,
+        outcomes=outcomes,
+        headers={},
+        timings_ms=timings,
+        warnings=warnings,
+        audit=audit,
+        coverage=coverage,
+        scenario=scenario,
+        corpus=corpus,
+        known_conflicts=flags,
+        clamps=data_clamps(corpus, scenario, config),
+    )
     return dataclasses.replace(result, headers=build_headers(result))

@@ -4,6 +4,7 @@ Every record keeps every factor its stage computed, so the dashboard explains an
 recomputes. Array fields are read-only numpy arrays aligned with the record's ``idx`` (fact row
 indices into ``corpus.kb.facts``). Stage modules construct these; nothing else mutates them.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -81,8 +82,7 @@ class CandidateSet:
 
 
 # ---- recency (SPEC-027 §3.2, SPEC_NOTES §2.2) -------------------------------------------------
-RecencyRule = Literal["fresh", "decay", "expired", "stale_status", "timeless", "user_provided",
-                      "unknown_age", "future"]
+RecencyRule = Literal["fresh", "decay", "expired", "stale_status", "timeless", "user_provided", "unknown_age", "future"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,12 +172,27 @@ class Authority:
     authority: float
 
     @classmethod
-    def make(cls, fact_id: str, source_type: str, source_authority: float, recency_factor: float,
-             importance_weight: float, authority: float) -> Authority:
+    def make(
+        cls,
+        fact_id: str,
+        source_type: str,
+        source_authority: float,
+        recency_factor: float,
+        importance_weight: float,
+        authority: float,
+    ) -> Authority:
         """``Authority(...)`` built for a hot path (stage 4 makes one per fact in a conflict): the same record."""
-        return _filled(cls, {"fact_id": fact_id, "source_type": source_type, "source_authority": source_authority,
-                             "recency_factor": recency_factor, "importance_weight": importance_weight,
-                             "authority": authority})
+        return _filled(
+            cls,
+            {
+                "fact_id": fact_id,
+                "source_type": source_type,
+                "source_authority": source_authority,
+                "recency_factor": recency_factor,
+                "importance_weight": importance_weight,
+                "authority": authority,
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -213,13 +228,40 @@ class ConflictPair:
     decision: str | None = None  # operator decision applied, if any
 
     @classmethod
-    def make(cls, fact_a: str, fact_b: str, similarity: float, patterns: tuple[str, ...], conflict: ValueConflict,
-             authority: Mapping[str, Authority], kept: tuple[str, ...], suppressed: str | None, tied: bool, *,
-             skipped: bool = False, margin: float = 0.0, decision: str | None = None) -> ConflictPair:
+    def make(
+        cls,
+        fact_a: str,
+        fact_b: str,
+        similarity: float,
+        patterns: tuple[str, ...],
+        conflict: ValueConflict,
+        authority: Mapping[str, Authority],
+        kept: tuple[str, ...],
+        suppressed: str | None,
+        tied: bool,
+        *,
+        skipped: bool = False,
+        margin: float = 0.0,
+        decision: str | None = None,
+    ) -> ConflictPair:
         """``ConflictPair(...)`` built for a hot path (stage 4 makes one per arbitrated pair): the same record."""
-        return _filled(cls, {"fact_a": fact_a, "fact_b": fact_b, "similarity": similarity, "patterns": patterns,
-                             "conflict": conflict, "authority": authority, "kept": kept, "suppressed": suppressed,
-                             "tied": tied, "skipped": skipped, "margin": margin, "decision": decision})
+        return _filled(
+            cls,
+            {
+                "fact_a": fact_a,
+                "fact_b": fact_b,
+                "similarity": similarity,
+                "patterns": patterns,
+                "conflict": conflict,
+                "authority": authority,
+                "kept": kept,
+                "suppressed": suppressed,
+                "tied": tied,
+                "skipped": skipped,
+                "margin": margin,
+                "decision": decision,
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -362,12 +404,17 @@ class KnownConflictFlag:
 
     @property
     def message(self) -> str:
-        what = {ACTION_FLAGGED: "is in the envelope", ACTION_WINNER_PULLED: "was replaced by its winner",
-                ACTION_LOSER_DROPPED: "was dropped from the envelope"}[self.action]
+        what = {
+            ACTION_FLAGGED: "is in the envelope",
+            ACTION_WINNER_PULLED: "was replaced by its winner",
+            ACTION_LOSER_DROPPED: "was dropped from the envelope",
+        }[self.action]
         origin = "the whole-CKF scan" if self.source == SOURCE_SCAN else "an operator decision"
         pats = f" ({', '.join(self.patterns)})" if self.patterns else ""
-        return (f"fact {self.loser!r} loses a known conflict{pats} to {self.winner!r}, which is not in the "
-                f"selection; known from {origin}; {self.loser!r} {what}")
+        return (
+            f"fact {self.loser!r} loses a known conflict{pats} to {self.winner!r}, which is not in the "
+            f"selection; known from {origin}; {self.loser!r} {what}"
+        )
 
 
 # ---- stage 5: fan-out (SPEC_NOTES §2.7) ------------------------------------------------------
@@ -449,11 +496,29 @@ class PackedFact:
     bridges_anchor: str | None = None  # connectors: the first anchor they bridge in anchor order (sets the spot)
 
     @classmethod
-    def make(cls, fact_id: str, role: str, score: float, tier: str | None, band: str, tokens: int,
-             bridges_anchor: str | None = None) -> PackedFact:
+    def make(
+        cls,
+        fact_id: str,
+        role: str,
+        score: float,
+        tier: str | None,
+        band: str,
+        tokens: int,
+        bridges_anchor: str | None = None,
+    ) -> PackedFact:
         """``PackedFact(...)`` built for a hot path (packing makes one per packed fact): the same record."""
-        return _filled(cls, {"fact_id": fact_id, "role": role, "score": score, "tier": tier, "band": band,
-                             "tokens": tokens, "bridges_anchor": bridges_anchor})
+        return _filled(
+            cls,
+            {
+                "fact_id": fact_id,
+                "role": role,
+                "score": score,
+                "tier": tier,
+                "band": band,
+                "tokens": tokens,
+                "bridges_anchor": bridges_anchor,
+            },
+        )
 
 
 DropReason = Literal["budget", "unbridged"]

@@ -5,6 +5,7 @@ with ``ensure_ascii=False, indent=2`` and keys in insertion order. Floats are pl
 numbers; NaN / infinity become ``null``. Wall-clock timings are *not* in the report so that the same
 input gives byte-identical JSON (they are on ``PipelineResult.timings_ms`` and in the CLI summary).
 """
+
 from __future__ import annotations
 
 import json
@@ -162,8 +163,7 @@ def fact_columns(result: PipelineResult) -> dict[str, list[Any]]:
         return _finite_list(vals)
 
     gate1 = np.asarray(cand.passed_gate, dtype=bool)
-    gate3 = (np.asarray(ccdr.passed_gate, dtype=bool) if ccdr is not None and ccdr.passed_gate is not None
-             else None)
+    gate3 = np.asarray(ccdr.passed_gate, dtype=bool) if ccdr is not None and ccdr.passed_gate is not None else None
     passed = np.zeros(n, dtype=bool)
     passed[one] = gate1[p1[one]]
     if three.size and gate3 is not None:
@@ -199,10 +199,13 @@ def fact_columns(result: PipelineResult) -> dict[str, list[Any]]:
         "found_by": [[str(x) for x in cand.found_by[i]] if s else ["graph"] for s, i in zip(stage1, p1_list)],
         "connector_candidate": conn_at,
         "hop_distance": _opt_finite_list(conn.hop_distance, sc, pc),
-        "touched_anchors": [[facts[a].fact_id for a in conn.touched_anchors[i]] if c else None
-                            for c, i in zip(conn_at, pc_list)],
-        "bridged_pairs": [[[facts[a].fact_id, facts[b].fact_id] for a, b in conn.bridged_pairs[i]] if c else None
-                          for c, i in zip(conn_at, pc_list)],
+        "touched_anchors": [
+            [facts[a].fact_id for a in conn.touched_anchors[i]] if c else None for c, i in zip(conn_at, pc_list)
+        ],
+        "bridged_pairs": [
+            [[facts[a].fact_id, facts[b].fact_id] for a, b in conn.bridged_pairs[i]] if c else None
+            for c, i in zip(conn_at, pc_list)
+        ],
         "mean_path_weight": _opt_finite_list(conn.mean_path_weight, sc, pc),
         "age_days": _opt_finite_list(rec.age_days, sr, pr),
         "ttl_days": _opt_finite_list(rec.ttl_days, sr, pr),
@@ -225,14 +228,24 @@ def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
 
 def authority_dict(a: Authority) -> dict[str, Any]:
     """One fact's authority components (SPEC-027 §2.3; SPEC_NOTES §4 ``authority``)."""
-    return {"source_authority": a.source_authority, "recency_factor": a.recency_factor,
-            "importance_weight": a.importance_weight, "authority": a.authority, "source_type": a.source_type}
+    return {
+        "source_authority": a.source_authority,
+        "recency_factor": a.recency_factor,
+        "importance_weight": a.importance_weight,
+        "authority": a.authority,
+        "source_type": a.source_type,
+    }
 
 
 def diff_dict(d: ValueDiff) -> dict[str, Any]:
     """One aligned value difference; ``*_a`` refer to ``fact_a``'s text."""
-    return {"pattern": d.pattern, "tokens_a": list(d.tokens_a), "tokens_b": list(d.tokens_b),
-            "span_a": list(d.span_a), "span_b": list(d.span_b)}
+    return {
+        "pattern": d.pattern,
+        "tokens_a": list(d.tokens_a),
+        "tokens_b": list(d.tokens_b),
+        "span_a": list(d.span_a),
+        "span_b": list(d.span_b),
+    }
 
 
 def pair_dict(p: ConflictPair) -> dict[str, Any]:
@@ -257,30 +270,58 @@ def sdk_agreement_dict(a: PairAgreement) -> dict[str, Any]:
     """One pair's agreement with the SDK's ``superseded_by`` (key ``sdk_agreement`` of a ``conflicts``
     pair when the CKF came from an SDK snapshot; docs/decisions/sdk-snapshots.md): the independent
     arbitration (the SDK's STALE neutralised) with its authority components, and the as-loaded one."""
+
     def judgement(j: Any) -> dict[str, Any]:
         return {"verdict": j.verdict, "reason": j.reason, "winner": j.winner}
 
-    return {"sdk_superseded": a.sdk_superseded,
-            "independent": {**judgement(a.independent), "margin": a.margin, "neutralised": list(a.neutralised),
-                            "authority": {x.fact_id: authority_dict(x) for x in (a.authority_a, a.authority_b)}},
-            "as_loaded": judgement(a.as_loaded)}
+    return {
+        "sdk_superseded": a.sdk_superseded,
+        "independent": {
+            **judgement(a.independent),
+            "margin": a.margin,
+            "neutralised": list(a.neutralised),
+            "authority": {x.fact_id: authority_dict(x) for x in (a.authority_a, a.authority_b)},
+        },
+        "as_loaded": judgement(a.as_loaded),
+    }
 
 
 def known_flag_data(flag: KnownConflictFlag) -> dict[str, Any]:
     """One finding of the known-conflict guard (report key ``known_conflicts``, audit event data)."""
-    return {"loser": flag.loser, "winner": flag.winner, "source": flag.source, "patterns": list(flag.patterns),
-            "action": flag.action, "message": flag.message}
+    return {
+        "loser": flag.loser,
+        "winner": flag.winner,
+        "source": flag.source,
+        "patterns": list(flag.patterns),
+        "action": flag.action,
+        "message": flag.message,
+    }
 
 
 def detector_quality_dict(q: DetectorQuality) -> dict[str, Any]:
     """``crp-inspect triage stats --json``: precision per pattern and the overruled pairs."""
     return {
-        "pairs": len(q.pairs), "confirmed": q.confirmed, "dismissed": q.dismissed, "precision": q.precision,
-        "per_pattern": {p.pattern: {"confirmed": p.confirmed, "dismissed": p.dismissed, "precision": p.precision}
-                        for p in q.per_pattern},
-        "overruled": [{"fact_a": p.fact_a, "fact_b": p.fact_b, "kind": p.kind, "winner": p.winner,
-                       "patterns": list(p.patterns), "note": p.note, "operator": p.operator,
-                       "decided_at": p.decided_at} for p in q.overruled],
+        "pairs": len(q.pairs),
+        "confirmed": q.confirmed,
+        "dismissed": q.dismissed,
+        "precision": q.precision,
+        "per_pattern": {
+            p.pattern: {"confirmed": p.confirmed, "dismissed": p.dismissed, "precision": p.precision}
+            for p in q.per_pattern
+        },
+        "overruled": [
+            {
+                "fact_a": p.fact_a,
+                "fact_b": p.fact_b,
+                "kind": p.kind,
+                "winner": p.winner,
+                "patterns": list(p.patterns),
+                "note": p.note,
+                "operator": p.operator,
+                "decided_at": p.decided_at,
+            }
+            for p in q.overruled
+        ],
         "unknown_pairs": list(q.unknown),
     }
 
@@ -297,32 +338,62 @@ def export_report_dict(r: ExportReport) -> dict[str, Any]:
     """The export report (``crp-inspect triage export``, ``export_report.json``; docs/decisions/triage.md
     "Export"): what the cleaned CKF carries and what it could not. Deterministic: no export time."""
     return {
-        "kind": EXPORT_REPORT_KIND, "version": EXPORT_REPORT_VERSION,
-        "ckf": r.ckf_source, "out": r.path, "format": r.fmt, "n_facts": r.n_facts,
-        "decisions_in_force": r.decisions, "changed": dict(r.changed),
-        "facts": [{"fact_id": c.fact_id, "status_before": c.status_before, "status": c.status,
-                   "superseded_by": c.superseded_by, "triage": dict(c.triage), "decision_ids": list(c.decision_ids)}
-                  for c in r.changes],
-        "dismissed": [{"fact_a": p.fact_a, "fact_b": p.fact_b, "decision_id": p.decision_id, "operator": p.operator,
-                       "decided_at": p.decided_at, "note": p.note} for p in r.dismissed],
-        "replaced": [{"fact_id": v.fact_id, "key": v.key, "old": plain(v.old), "new": plain(v.new)}
-                     for v in r.replaced],
+        "kind": EXPORT_REPORT_KIND,
+        "version": EXPORT_REPORT_VERSION,
+        "ckf": r.ckf_source,
+        "out": r.path,
+        "format": r.fmt,
+        "n_facts": r.n_facts,
+        "decisions_in_force": r.decisions,
+        "changed": dict(r.changed),
+        "facts": [
+            {
+                "fact_id": c.fact_id,
+                "status_before": c.status_before,
+                "status": c.status,
+                "superseded_by": c.superseded_by,
+                "triage": dict(c.triage),
+                "decision_ids": list(c.decision_ids),
+            }
+            for c in r.changes
+        ],
+        "dismissed": [
+            {
+                "fact_a": p.fact_a,
+                "fact_b": p.fact_b,
+                "decision_id": p.decision_id,
+                "operator": p.operator,
+                "decided_at": p.decided_at,
+                "note": p.note,
+            }
+            for p in r.dismissed
+        ],
+        "replaced": [
+            {"fact_id": v.fact_id, "key": v.key, "old": plain(v.old), "new": plain(v.new)} for v in r.replaced
+        ],
         "conflicts": [_issue_dict(i) for i in r.conflicts],
         "unknown_facts": [_issue_dict(i) for i in r.unknown],
         "inexpressible": [_issue_dict(i) for i in r.inexpressible],
     }
 
 
-def conflict_event_data(pair: ConflictPair, *, diffs: bool = True,
-                        roles: Mapping[str, str] | None = None) -> dict[str, Any]:
+def conflict_event_data(
+    pair: ConflictPair, *, diffs: bool = True, roles: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The data of a ``CONTRADICTION_RESOLVED`` / ``CONTRADICTION_DISMISSED`` audit event (SPEC-027 §2.4)."""
     winner = pair.kept[0] if (pair.suppressed is not None and pair.kept) else None
     data: dict[str, Any] = {
-        "fact_a": pair.fact_a, "fact_b": pair.fact_b, "similarity": pair.similarity,
+        "fact_a": pair.fact_a,
+        "fact_b": pair.fact_b,
+        "similarity": pair.similarity,
         "patterns": list(pair.patterns),
         "authority": {fid: authority_dict(a) for fid, a in pair.authority.items()},
-        "winner": winner, "suppressed": pair.suppressed, "kept": list(pair.kept), "tied": pair.tied,
-        "margin": pair.margin, "decision": pair.decision,
+        "winner": winner,
+        "suppressed": pair.suppressed,
+        "kept": list(pair.kept),
+        "tied": pair.tied,
+        "margin": pair.margin,
+        "decision": pair.decision,
     }
     if roles:
         data["roles"] = dict(roles)
@@ -348,8 +419,12 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
         "kind": REPORT_KIND,
         "version": REPORT_VERSION,
         "now": result.now,
-        "scenario": None if scen is None else {
-            "name": scen.name, "query": scen.query, "fanout_width": scen.fanout_width,
+        "scenario": None
+        if scen is None
+        else {
+            "name": scen.name,
+            "query": scen.query,
+            "fanout_width": scen.fanout_width,
             "sub_queries": [sq.id for sq in scen.sub_queries],
             "addressed": [a.id for a in scen.addressed],
             "residual": [sq.id for sq in scen.residual_set],
@@ -362,23 +437,38 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
             "text": env.text,
             "tokens_used": env.tokens_used,
             "token_budget": env.token_budget,
-            "packed": [{"fact_id": p.fact_id, "role": p.role, "score": p.score, "tier": p.tier, "band": p.band,
-                        "tokens": p.tokens, "bridges_anchor": p.bridges_anchor} for p in env.order],
+            "packed": [
+                {
+                    "fact_id": p.fact_id,
+                    "role": p.role,
+                    "score": p.score,
+                    "tier": p.tier,
+                    "band": p.band,
+                    "tokens": p.tokens,
+                    "bridges_anchor": p.bridges_anchor,
+                }
+                for p in env.order
+            ],
             "dropped_for_budget": list(env.dropped_for_budget),
             "notes": list(env.notes),
             "dropped_unbridged": list(env.dropped_unbridged),
-            "dropped_tied_pairs": [{"fact_a": p.fact_a, "fact_b": p.fact_b, "reason": p.reason}
-                                   for p in env.dropped_pairs],
+            "dropped_tied_pairs": [
+                {"fact_a": p.fact_a, "fact_b": p.fact_b, "reason": p.reason} for p in env.dropped_pairs
+            ],
         },
         "cdgr": {
             "anchors": ids(cdgr.anchors),
             "extra_anchors": ids(cdgr.extra_anchors),
             "selected_connectors": ids(cdgr.selected_connectors),
             "hops": cdgr.hops,
-            "near_duplicates": [{"skipped": kb.facts[r].fact_id, "anchor": kb.facts[a].fact_id, "similarity": s}
-                                for r, a, s in cdgr.near_duplicates],
-            "connector_near_duplicates": [{"skipped": kb.facts[r].fact_id, "anchor": kb.facts[a].fact_id,
-                                           "similarity": s} for r, a, s in cdgr.connector_near_duplicates],
+            "near_duplicates": [
+                {"skipped": kb.facts[r].fact_id, "anchor": kb.facts[a].fact_id, "similarity": s}
+                for r, a, s in cdgr.near_duplicates
+            ],
+            "connector_near_duplicates": [
+                {"skipped": kb.facts[r].fact_id, "anchor": kb.facts[a].fact_id, "similarity": s}
+                for r, a, s in cdgr.connector_near_duplicates
+            ],
             "edges": [[kb.facts[a].fact_id, kb.facts[b].fact_id, w] for a, b, w in cdgr.graph_edges],
         },
         "resolution": {
@@ -387,9 +477,12 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
             "deduplicated": [[kb.facts[a].fact_id, kb.facts[b].fact_id] for a, b in res.deduplicated],
             "backfilled": [[kb.facts[a].fact_id, kb.facts[b].fact_id] for a, b in res.backfilled],
         },
-        "coverage": [] if result.coverage is None else [
+        "coverage": []
+        if result.coverage is None
+        else [
             {"sub_query_id": e.sub_query_id, "depth_weight": e.depth_weight, "window": e.window}
-            for e in result.coverage],
+            for e in result.coverage
+        ],
         "audit": [{"event": e.event, **{k: v for k, v in e.data.items() if k != "event"}} for e in result.audit],
         "known_conflicts": [known_flag_data(f) for f in result.known_conflicts],
         "warnings": list(result.warnings),
@@ -399,12 +492,15 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
     if result.fanout is not None:
         fan = result.fanout
         report["fanout"] = {
-            "width": fan.width, "rule": fan.rule,
+            "width": fan.width,
+            "rule": fan.rule,
             "partitions": [list(p) for p in fan.partitioned.partitions],
             "merged": list(fan.partitioned.merged),
             "coverage_depth": fan.partitioned.coverage_depth,
-            "duplicates": [{"fact_ids": list(d.fact_ids), "branches": list(d.branches),
-                            "similarity": d.similarity} for d in fan.partitioned.duplicates],
+            "duplicates": [
+                {"fact_ids": list(d.fact_ids), "branches": list(d.branches), "similarity": d.similarity}
+                for d in fan.partitioned.duplicates
+            ],
         }
     return plain(report)
 
@@ -413,22 +509,44 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
 def _fanout_run_report(run: FanoutRun) -> dict[str, Any]:
     return {
         "partitions": [list(p) for p in run.partitions],
-        "branches": [{"branch": b.branch, "sub_queries": list(b.sub_queries), "selected": list(b.selected),
-                      # a branch chooses by CDR only (no graph walk inside a branch): every pick is an anchor
-                      "roles": {f: "anchor" for f in b.selected},
-                      "coverage_additions": list(b.coverage_additions)} for b in run.branches],
-        "fan_in": {"duplicates": [{"fact_ids": list(d.fact_ids), "branches": list(d.branches),
-                                   "similarity": float(d.similarity),
-                                   "kept": next((f for f in d.fact_ids if f in run.merged), None)}
-                                  for d in run.duplicates],
-                   "merged": list(run.merged), "coverage_depth": int(run.coverage_depth)},
+        "branches": [
+            {
+                "branch": b.branch,
+                "sub_queries": list(b.sub_queries),
+                "selected": list(b.selected),
+                # a branch chooses by CDR only (no graph walk inside a branch): every pick is an anchor
+                "roles": {f: "anchor" for f in b.selected},
+                "coverage_additions": list(b.coverage_additions),
+            }
+            for b in run.branches
+        ],
+        "fan_in": {
+            "duplicates": [
+                {
+                    "fact_ids": list(d.fact_ids),
+                    "branches": list(d.branches),
+                    "similarity": float(d.similarity),
+                    "kept": next((f for f in d.fact_ids if f in run.merged), None),
+                }
+                for d in run.duplicates
+            ],
+            "merged": list(run.merged),
+            "coverage_depth": int(run.coverage_depth),
+        },
     }
 
 
 def _step_report(step: FanoutStep) -> dict[str, Any]:
-    return {"index": step.index, "kind": step.kind, "title": step.title, "branch": step.branch,
-            "coverage": list(step.coverage), "added": list(step.added), "facts": list(step.facts),
-            "detail": plain(step.detail)}
+    return {
+        "index": step.index,
+        "kind": step.kind,
+        "title": step.title,
+        "branch": step.branch,
+        "coverage": list(step.coverage),
+        "added": list(step.added),
+        "facts": list(step.facts),
+        "detail": plain(step.detail),
+    }
 
 
 def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> dict[str, Any]:
@@ -440,22 +558,43 @@ def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> di
     """
     hdrs = {k: str(v) for k, v in headers.items() if k != headers_mod.PARTITIONS}
     if result is None:
-        return {"active": False, "width": None, "rule": None, "partitions": [], "headers": hdrs,
-                "branches": [], "fan_in": {"duplicates": [], "merged": [], "coverage_depth": None},
-                "steps": [], "naive": None}
+        return {
+            "active": False,
+            "width": None,
+            "rule": None,
+            "partitions": [],
+            "headers": hdrs,
+            "branches": [],
+            "fan_in": {"duplicates": [], "merged": [], "coverage_depth": None},
+            "steps": [],
+            "naive": None,
+        }
     hdrs = {headers_mod.PARTITIONS: str(len(result.partitioned.partitions)), **hdrs}
     part = _fanout_run_report(result.partitioned)
     naive = _fanout_run_report(result.naive)
     # the same keys for naive (SPEC_NOTES §4): the run's headers, no Coverage-Partitions (the race creates
     # no disjoint coverage partitions, SPEC-027 §1.7), Coverage-Depth of the naive shared set
-    naive = {"partitions": naive["partitions"],
-             "headers": {k: (str(int(result.naive.coverage_depth)) if k == headers_mod.COVERAGE_DEPTH else str(v))
-                         for k, v in headers.items() if k != headers_mod.PARTITIONS},
-             **{k: v for k, v in naive.items() if k != "partitions"}}
+    naive = {
+        "partitions": naive["partitions"],
+        "headers": {
+            k: (str(int(result.naive.coverage_depth)) if k == headers_mod.COVERAGE_DEPTH else str(v))
+            for k, v in headers.items()
+            if k != headers_mod.PARTITIONS
+        },
+        **{k: v for k, v in naive.items() if k != "partitions"},
+    }
     naive["steps"] = [_step_report(s) for s in result.naive_steps]
-    return {"active": True, "width": result.width, "rule": result.rule, "partitions": part["partitions"],
-            "headers": hdrs, "branches": part["branches"], "fan_in": part["fan_in"],
-            "steps": [_step_report(s) for s in result.steps], "naive": naive}
+    return {
+        "active": True,
+        "width": result.width,
+        "rule": result.rule,
+        "partitions": part["partitions"],
+        "headers": hdrs,
+        "branches": part["branches"],
+        "fan_in": part["fan_in"],
+        "steps": [_step_report(s) for s in result.steps],
+        "naive": naive,
+    }
 
 
 # ---- suites, the regression gate and tuning (docs/decisions/suites.md) ------------------------------
@@ -469,33 +608,70 @@ def scenario_metrics_dict(m: ScenarioMetrics) -> dict[str, Any]:
     return {
         "metrics": plain(m.values()),
         "details": {
-            "envelope": list(m.envelope), "tokens": m.tokens, "token_budget": m.token_budget,
-            "max_tokens": m.max_tokens, "included": list(m.included), "missing": list(m.missing),
+            "envelope": list(m.envelope),
+            "tokens": m.tokens,
+            "token_budget": m.token_budget,
+            "max_tokens": m.max_tokens,
+            "included": list(m.included),
+            "missing": list(m.missing),
             "leaks": list(m.leaks),
-            "wrong_winners": [{"loser": w.loser, "winner": w.winner, "winner_state": w.winner_state}
-                              for w in m.wrong_winners],
-            "expired": list(m.expired), "ageing": list(m.ageing), "recency": plain(dict(m.recency)),
-            "contradictions": [{"fact_a": c.fact_a, "fact_b": c.fact_b, "expected": c.expected,
-                                "detected": c.detected, "noted": c.noted} for c in m.contradictions],
+            "wrong_winners": [
+                {"loser": w.loser, "winner": w.winner, "winner_state": w.winner_state} for w in m.wrong_winners
+            ],
+            "expired": list(m.expired),
+            "ageing": list(m.ageing),
+            "recency": plain(dict(m.recency)),
+            "contradictions": [
+                {
+                    "fact_a": c.fact_a,
+                    "fact_b": c.fact_b,
+                    "expected": c.expected,
+                    "detected": c.detected,
+                    "noted": c.noted,
+                }
+                for c in m.contradictions
+            ],
             "duplicates": [list(d) for d in m.duplicates],
             "conflicts_detected": [list(p) for p in m.conflicts_detected],
             "conflicts_undetected": [list(p) for p in m.conflicts_undetected],
-            "entering": list(m.entering), "leaving": list(m.leaving),
+            "entering": list(m.entering),
+            "leaving": list(m.leaving),
         },
     }
 
 
 def suite_summary_dict(metrics: SuiteMetrics) -> dict[str, Any]:
     """metric name -> ``{mean, worst, total, worst_scenario, count}``."""
-    return {name: {"mean": plain(s.mean), "worst": plain(s.worst), "total": plain(s.total),
-                   "worst_scenario": s.worst_scenario, "count": s.count} for name, s in metrics.summary.items()}
+    return {
+        name: {
+            "mean": plain(s.mean),
+            "worst": plain(s.worst),
+            "total": plain(s.total),
+            "worst_scenario": s.worst_scenario,
+            "count": s.count,
+        }
+        for name, s in metrics.summary.items()
+    }
 
 
 def gate_dict(result: GateResult) -> dict[str, Any]:
-    return {"passed": result.passed, "checked": result.checked,
-            "failures": [{"scenario": f.scenario, "metric": f.metric, "value": plain(f.value), "bound": f.bound,
-                          "source": f.source, "kind": f.kind, "message": f.message} for f in result.failures],
-            "notes": list(result.notes)}
+    return {
+        "passed": result.passed,
+        "checked": result.checked,
+        "failures": [
+            {
+                "scenario": f.scenario,
+                "metric": f.metric,
+                "value": plain(f.value),
+                "bound": f.bound,
+                "source": f.source,
+                "kind": f.kind,
+                "message": f.message,
+            }
+            for f in result.failures
+        ],
+        "notes": list(result.notes),
+    }
 
 
 def config_changes(config: CRPConfig) -> dict[str, Any]:
@@ -505,16 +681,26 @@ def config_changes(config: CRPConfig) -> dict[str, Any]:
     return {k: [plain(a), plain(b)] for k, (a, b) in _Config().diff(config).items()}
 
 
-def suite_metrics_report(metrics: SuiteMetrics, *, config: CRPConfig, ckf_source: str = "",
-                         ckf_fingerprint: str = "", suite_source: str = "", set_args: tuple[str, ...] = (),
-                         gate: GateResult | None = None) -> dict[str, Any]:
+def suite_metrics_report(
+    metrics: SuiteMetrics,
+    *,
+    config: CRPConfig,
+    ckf_source: str = "",
+    ckf_fingerprint: str = "",
+    suite_source: str = "",
+    set_args: tuple[str, ...] = (),
+    gate: GateResult | None = None,
+) -> dict[str, Any]:
     """The ``crp-inspect check --json`` object, also the ``--write-baseline`` file (kind
     :data:`SUITE_METRICS_KIND`): the CKF, the config's changes from the defaults, the summary and
     every scenario's metrics, and the gate's verdict when one ran."""
     out: dict[str, Any] = {
-        "kind": SUITE_METRICS_KIND, "version": 1,
-        "ckf": {"source": ckf_source, "fingerprint": ckf_fingerprint}, "suite": suite_source,
-        "config_changes": config_changes(config), "set": list(set_args),
+        "kind": SUITE_METRICS_KIND,
+        "version": 1,
+        "ckf": {"source": ckf_source, "fingerprint": ckf_fingerprint},
+        "suite": suite_source,
+        "config_changes": config_changes(config),
+        "set": list(set_args),
         "summary": suite_summary_dict(metrics),
         "scenarios": {m.name: scenario_metrics_dict(m) for m in metrics.scenarios},
     }
@@ -524,9 +710,15 @@ def suite_metrics_report(metrics: SuiteMetrics, *, config: CRPConfig, ckf_source
 
 
 def trial_dict(t: TrialRecord) -> dict[str, Any]:
-    return {"number": t.number, "params": plain(dict(t.params)), "values": plain(list(t.values)),
-            "feasible": t.feasible, "violations": plain(dict(t.violations)), "metrics": plain(t.metrics.flat()),
-            "elapsed_ms": t.elapsed_ms}
+    return {
+        "number": t.number,
+        "params": plain(dict(t.params)),
+        "values": plain(list(t.values)),
+        "feasible": t.feasible,
+        "violations": plain(dict(t.violations)),
+        "metrics": plain(t.metrics.flat()),
+        "elapsed_ms": t.elapsed_ms,
+    }
 
 
 def tune_report(result: TuneResult) -> dict[str, Any]:
@@ -535,15 +727,27 @@ def tune_report(result: TuneResult) -> dict[str, Any]:
     trial's ``params`` and ``values``), every trial, the objective and the search space."""
     best = result.best
     return {
-        "kind": TUNE_KIND, "version": 1,
-        "objective": {"name": result.objective.name, "directions": list(result.objective.directions),
-                      "targets": list(result.objective.targets), "description": result.objective.description},
-        "seed": result.seed, "sampler": result.sampler,
+        "kind": TUNE_KIND,
+        "version": 1,
+        "objective": {
+            "name": result.objective.name,
+            "directions": list(result.objective.directions),
+            "targets": list(result.objective.targets),
+            "description": result.objective.description,
+        },
+        "seed": result.seed,
+        "sampler": result.sampler,
         "space": [{"key": p.key, "low": p.low, "high": p.high, "step": p.step} for p in result.space],
-        "best": {"trial": best.number, "params": plain(dict(best.params)), "values": plain(list(best.values)),
-                 "feasible": best.feasible, "config": result.best_config.to_dict(),
-                 "config_changes": config_changes(result.best_config), "metrics": plain(best.metrics.flat()),
-                 "scenarios": {m.name: plain(m.values()) for m in best.metrics.scenarios}},
+        "best": {
+            "trial": best.number,
+            "params": plain(dict(best.params)),
+            "values": plain(list(best.values)),
+            "feasible": best.feasible,
+            "config": result.best_config.to_dict(),
+            "config_changes": config_changes(result.best_config),
+            "metrics": plain(best.metrics.flat()),
+            "scenarios": {m.name: plain(m.values()) for m in best.metrics.scenarios},
+        },
         "baseline": trial_dict(result.trials[0]) if result.trials else None,
         "trials": [trial_dict(t) for t in result.trials],
     }

@@ -5,6 +5,7 @@ Pages read state only through :mod:`crp_ui.state`; this module adds the run guar
 detail (card + CDR product). Fact text is rendered escaped (``render.fact_card`` /
 ``render.md_escape`` / dataframes), never with ``unsafe_allow_html`` on raw content.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -19,11 +20,26 @@ from . import charts, render, state, tables
 
 #: number formats of the breakdown columns shown in dataframes
 NUMBER_FORMATS = {
-    "cdr_score": "%.4f", "importance_weight": "%.3f", "relevance": "%.4f", "residual_pull": "%.4f",
-    "effective_relevance": "%.4f", "coverage_score": "%.4f", "coverage_penalty": "%.4f", "novelty": "%.4f",
-    "recency_factor": "%.4f", "age_days": "%.1f", "ttl_days": "%.1f", "ngram_penalty": "%.2f",
-    "bridge_value": "%.4f", "connector_score": "%.4f", "score": "%.4f", "factor": "%.4f",
-    "multiplier": "%.4f", "running_product": "%.6f", "mean_path_weight": "%.4f", "weight": "%.4f",
+    "cdr_score": "%.4f",
+    "importance_weight": "%.3f",
+    "relevance": "%.4f",
+    "residual_pull": "%.4f",
+    "effective_relevance": "%.4f",
+    "coverage_score": "%.4f",
+    "coverage_penalty": "%.4f",
+    "novelty": "%.4f",
+    "recency_factor": "%.4f",
+    "age_days": "%.1f",
+    "ttl_days": "%.1f",
+    "ngram_penalty": "%.2f",
+    "bridge_value": "%.4f",
+    "connector_score": "%.4f",
+    "score": "%.4f",
+    "factor": "%.4f",
+    "multiplier": "%.4f",
+    "running_product": "%.6f",
+    "mean_path_weight": "%.4f",
+    "weight": "%.4f",
     "time_ms": "%.2f",
 }
 
@@ -65,9 +81,11 @@ def run_caption(result: Any) -> None:
     """One line: CKF, scenario, now, config changes."""
     name = state.get_scenario_name() or "uploaded / edited scenario"
     diff = len(result.config.diff(type(result.config)())) if hasattr(result.config, "diff") else 0
-    st.caption(f"CKF **{render.md_escape(state.get_ckf_label())}** · scenario **{render.md_escape(name)}**"
-               f"{' (edited)' if state.scenario_edited() else ''} · now {result.now.isoformat()} · "
-               f"{diff} config value(s) changed from the defaults")
+    st.caption(
+        f"CKF **{render.md_escape(state.get_ckf_label())}** · scenario **{render.md_escape(name)}**"
+        f"{' (edited)' if state.scenario_edited() else ''} · now {result.now.isoformat()} · "
+        f"{diff} config value(s) changed from the defaults"
+    )
     clamps_notice(result)
     decisions_banner(result)
 
@@ -96,12 +114,15 @@ def decisions_banner(result: Any) -> None:
     kb_run = result.corpus.kb
     lost = sorted(kb_run.facts[int(r)].fact_id for r in result.resolution.suppressed)
     here = [fid for fid in lost if fid in summary.suppressed]
-    named = "; ".join(bits[:BANNER_NAMED]) + (f"; and {len(bits) - BANNER_NAMED} more" if len(bits) > BANNER_NAMED
-                                              else "")
-    st.info(f"**{render.md_escape(decisions.applied_sentence(summary))}** (Conflicts page)"
-            + (f": {render.md_escape(named)}." if named else ".")
-            + (f" In this run: {render.md_escape(', '.join(here))} suppressed by a decision." if here else ""),
-            icon=":material/gavel:")
+    named = "; ".join(bits[:BANNER_NAMED]) + (
+        f"; and {len(bits) - BANNER_NAMED} more" if len(bits) > BANNER_NAMED else ""
+    )
+    st.info(
+        f"**{render.md_escape(decisions.applied_sentence(summary))}** (Conflicts page)"
+        + (f": {render.md_escape(named)}." if named else ".")
+        + (f" In this run: {render.md_escape(', '.join(here))} suppressed by a decision." if here else ""),
+        icon=":material/gavel:",
+    )
 
 
 def clamps_notice(result: Any) -> None:
@@ -125,8 +146,10 @@ def known_conflict_banner(result: Any) -> None:
     flags = result.known_conflicts
     if not flags:
         return
-    lines = [f"{len(flags)} fact(s) of this run lose a known conflict to a fact the run did not select "
-             f"(known_conflict_action = {render.md_escape(result.config.known_conflict_action)}):"]
+    lines = [
+        f"{len(flags)} fact(s) of this run lose a known conflict to a fact the run did not select "
+        f"(known_conflict_action = {render.md_escape(result.config.known_conflict_action)}):"
+    ]
     lines += [f"- {render.md_escape(f.message)}" for f in flags]
     st.warning("\n".join(lines), icon=":material/report:")
 
@@ -135,8 +158,9 @@ def _on_pick(key: str) -> None:
     state.select_fact(st.session_state.get(key))
 
 
-def fact_picker(ids: Sequence[str], *, label: str = "Inspect fact", key: str = "crp.page.pick",
-                help: str | None = None) -> str | None:
+def fact_picker(
+    ids: Sequence[str], *, label: str = "Inspect fact", key: str = "crp.page.pick", help: str | None = None
+) -> str | None:
     """A selectbox over ``ids`` showing (and setting) the selected fact of :mod:`crp_ui.state`.
 
     The widget key carries the current selection, so a selection made elsewhere (table click,
@@ -147,20 +171,34 @@ def fact_picker(ids: Sequence[str], *, label: str = "Inspect fact", key: str = "
     if current is not None and current not in options:
         options = [current] + options
     wkey = f"{key}.{current}"
-    st.selectbox(label, options, index=options.index(current) if current in options else None,
-                 key=wkey, on_change=_on_pick, args=(wkey,), placeholder="choose a fact", help=help,
-                 format_func=render.plain)
+    st.selectbox(
+        label,
+        options,
+        index=options.index(current) if current in options else None,
+        key=wkey,
+        on_change=_on_pick,
+        args=(wkey,),
+        placeholder="choose a fact",
+        help=help,
+        format_func=render.plain,
+    )
     return current
 
 
 def fact_meta(fact: Any) -> dict[str, Any]:
     """Source and dates of a fact, for its card."""
+
     def ts(v: Any) -> str:
         return v.isoformat() if v is not None else "unknown"
 
     ttl = fact.ttl_text if fact.ttl_text else ("none (timeless)" if fact.ttl_kind == "timeless" else "default")
-    meta = {"source_id": fact.source_id or "-", "source_location": fact.source_location or "-",
-            "ingested_at": ts(fact.ingested_at), "modified_at": ts(fact.modified_at), "ttl": ttl}
+    meta = {
+        "source_id": fact.source_id or "-",
+        "source_location": fact.source_location or "-",
+        "ingested_at": ts(fact.ingested_at),
+        "modified_at": ts(fact.modified_at),
+        "ttl": ttl,
+    }
     if fact.importance_weight is not None:
         meta["importance (explicit)"] = fact.importance_weight
     return meta
@@ -178,26 +216,38 @@ def fact_detail(result: Any, fact_id: str, frame: pd.DataFrame) -> None:
     with left:
         render.fact_card(fact, extra=fact_meta(fact))
         if not len(hit):
-            st.info("This fact was not scored in this run (not among the candidates nor the connector "
-                    "candidates).")
+            st.info("This fact was not scored in this run (not among the candidates nor the connector candidates).")
             return
         row = hit.iloc[0]
-        st.markdown(f"**{render.md_escape(row['outcome'])}** · role **{render.md_escape(row['role'])}** — "
-                    f"{render.md_escape(row['reason'])}")
+        st.markdown(
+            f"**{render.md_escape(row['outcome'])}** · role **{render.md_escape(row['role'])}** — "
+            f"{render.md_escape(row['reason'])}"
+        )
         age = "unknown" if pd.isna(row["age_days"]) else f"{row['age_days']:.1f} d"
         ttl = "no expiry" if pd.isna(row["ttl_days"]) or row["ttl_days"] == float("inf") else f"{row['ttl_days']:.1f} d"
-        st.caption(f"relevance {row['relevance']:.4f} · residual pull {row['residual_pull']:.4f} · "
-                   f"coverage score {row['coverage_score']:.4f} (penalty {row['coverage_penalty']:.4f}) · "
-                   f"age {age}, TTL {ttl} ({render.md_escape(row['ttl_source'])}), rule "
-                   f"{render.md_escape(row['recency_rule'])} · n-gram overlap {int(row['ngram_overlap'])}")
+        st.caption(
+            f"relevance {row['relevance']:.4f} · residual pull {row['residual_pull']:.4f} · "
+            f"coverage score {row['coverage_score']:.4f} (penalty {row['coverage_penalty']:.4f}) · "
+            f"age {age}, TTL {ttl} ({render.md_escape(row['ttl_source'])}), rule "
+            f"{render.md_escape(row['recency_rule'])} · n-gram overlap {int(row['ngram_overlap'])}"
+        )
         steps = tables.cdr_steps(row)
         cfg = column_config(steps)
         # the step labels are long and this column is narrow: sized so both numbers show whole
         cfg["step"] = st.column_config.TextColumn("step", width="medium")
         cfg["multiplier"] = st.column_config.NumberColumn("× multiplier", format="%.4f", width="small")
         cfg["running_product"] = st.column_config.NumberColumn("running product", format="%.6f", width="small")
-        render.dataframe(steps, hide_index=True, width="stretch", column_config=cfg,
-                     column_order=["step", "multiplier", "running_product"], key=f"crp.page.steps.{fact_id}")
+        render.dataframe(
+            steps,
+            hide_index=True,
+            width="stretch",
+            column_config=cfg,
+            column_order=["step", "multiplier", "running_product"],
+            key=f"crp.page.steps.{fact_id}",
+        )
     with right:
-        st.plotly_chart(tables.memo(result, ("waterfall", fact_id), lambda: charts.cdr_waterfall(steps, fact_id)),
-                        width="stretch", key=f"crp.page.waterfall.{fact_id}")
+        st.plotly_chart(
+            tables.memo(result, ("waterfall", fact_id), lambda: charts.cdr_waterfall(steps, fact_id)),
+            width="stretch",
+            key=f"crp.page.waterfall.{fact_id}",
+        )

@@ -16,6 +16,7 @@
   now). Results are immutable records with read-only arrays, so sessions may share them; this
   avoids unpickling a large result on every rerun (what ``st.cache_data`` would do).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -207,8 +208,7 @@ def start_preparation(kb: KnowledgeBase, kb_fingerprint: str, config: CRPConfig)
     embedder = _embedder_for_kb(kb)  # resolved here, in the script thread: the job never calls Streamlit
 
     def work(progress: EmbeddingProgress) -> Corpus:
-        return prepare_corpus(kb, embedder=embedder, config=config, progress=progress.update,
-                              cancel=progress.cancelled)
+        return prepare_corpus(kb, embedder=embedder, config=config, progress=progress.update, cancel=progress.cancelled)
 
     return jobs().get_or_start(corpus_key(kb_fingerprint, config, kb), work)
 
@@ -250,8 +250,9 @@ def format_duration(seconds: float) -> str:
     return f"{s // 3600} h {(s % 3600) // 60:02d} min"
 
 
-def prepared_corpus(kb: KnowledgeBase, kb_fingerprint: str, config: CRPConfig, *,
-                    show_progress: bool = True, label: str = "") -> Any:
+def prepared_corpus(
+    kb: KnowledgeBase, kb_fingerprint: str, config: CRPConfig, *, show_progress: bool = True, label: str = ""
+) -> Any:
     """``prepare_corpus`` once per :func:`corpus_key`: the ready corpus, or the script waits for the
     background job (with a progress bar) and returns its corpus. Raises :class:`CRPError` when the
     preparation failed or was cancelled."""
@@ -266,14 +267,23 @@ def prepared_corpus(kb: KnowledgeBase, kb_fingerprint: str, config: CRPConfig, *
     return job.result
 
 
-def wait_for_job(job: PreparationJob[object], label: str, *, show_progress: bool = True,
-                 own_embeddings: bool = False, poll_s: float = 0.3) -> None:
+def wait_for_job(
+    job: PreparationJob[object],
+    label: str,
+    *,
+    show_progress: bool = True,
+    own_embeddings: bool = False,
+    poll_s: float = 0.3,
+) -> None:
     """Block the script until ``job`` ends, with a progress bar. A rerun (a click, a page switch)
     interrupts the wait, not the job: the next run waits for the same job again."""
     if job.wait(0.05):
         return
-    bar = st.progress(0.0, text=progress_text(job.progress.snapshot(), label, own_embeddings=own_embeddings)) \
-        if show_progress else None
+    bar = (
+        st.progress(0.0, text=progress_text(job.progress.snapshot(), label, own_embeddings=own_embeddings))
+        if show_progress
+        else None
+    )
     try:
         while not job.wait(poll_s):
             if bar is not None:  # each update is also where Streamlit stops this script for a rerun
@@ -321,26 +331,48 @@ def _corpus_digest(corpus: Corpus) -> str:
     return h.hexdigest()
 
 
-def result_key(corpus: Corpus, scenario: Scenario, config: CRPConfig, now: datetime,
-               decisions_key: str = "") -> tuple[str, str, str, str, str]:
+def result_key(
+    corpus: Corpus, scenario: Scenario, config: CRPConfig, now: datetime, decisions_key: str = ""
+) -> tuple[str, str, str, str, str]:
     """(corpus digest incl. statuses, scenario JSON, config TOML, now ISO, decisions key)."""
     from crp_core.io.scenario import dump_scenario
 
-    return (corpus_digest(corpus), by_identity("scenario", scenario, lambda s: dump_scenario(s, "json")),
-            by_identity("config", config, CRPConfig.to_toml), now.isoformat(), decisions_key)
+    return (
+        corpus_digest(corpus),
+        by_identity("scenario", scenario, lambda s: dump_scenario(s, "json")),
+        by_identity("config", config, CRPConfig.to_toml),
+        now.isoformat(),
+        decisions_key,
+    )
 
 
 @st.cache_resource(show_spinner="Running the pipeline…", max_entries=MAX_RESULTS)
-def _run(_corpus: Corpus, _scenario: Scenario, _config: CRPConfig, _now: datetime, _decisions: Any,
-         _known: tuple[Any, ...], key: tuple[str, ...]) -> Any:
+def _run(
+    _corpus: Corpus,
+    _scenario: Scenario,
+    _config: CRPConfig,
+    _now: datetime,
+    _decisions: Any,
+    _known: tuple[Any, ...],
+    key: tuple[str, ...],
+) -> Any:
     embedder = embedder_for(_corpus)
-    return pipeline.run_pipeline(_corpus, _scenario, _config, now=_now, embedder=embedder,
-                                 decisions=_decisions, known_conflicts=_known)
+    return pipeline.run_pipeline(
+        _corpus, _scenario, _config, now=_now, embedder=embedder, decisions=_decisions, known_conflicts=_known
+    )
 
 
-def pipeline_result(corpus: Corpus, scenario: Scenario, config: CRPConfig, now: datetime, *,
-                    decisions: Any = None, decisions_key: str = "", known_conflicts: Any = (),
-                    known_key: str = "") -> Any:
+def pipeline_result(
+    corpus: Corpus,
+    scenario: Scenario,
+    config: CRPConfig,
+    now: datetime,
+    *,
+    decisions: Any = None,
+    decisions_key: str = "",
+    known_conflicts: Any = (),
+    known_key: str = "",
+) -> Any:
     """``run_pipeline`` once per (corpus, scenario, config, now, decisions_key).
 
     ``decisions`` (operator decisions for stage 4) are not hashed: pass a ``decisions_key`` that
@@ -348,5 +380,12 @@ def pipeline_result(corpus: Corpus, scenario: Scenario, config: CRPConfig, now: 
     """
     if decisions is not None and not decisions_key:
         raise ValueError("pass decisions_key together with decisions (it keys the cache)")
-    return _run(corpus, scenario, config, now, decisions, tuple(known_conflicts),
-                result_key(corpus, scenario, config, now, f"{decisions_key}|{known_key}"))
+    return _run(
+        corpus,
+        scenario,
+        config,
+        now,
+        decisions,
+        tuple(known_conflicts),
+        result_key(corpus, scenario, config, now, f"{decisions_key}|{known_key}"),
+    )

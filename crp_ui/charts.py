@@ -6,6 +6,7 @@ Streamlit, no score recomputed (the recency curve points come from
 CKF (fact ids, contents) is HTML-escaped (:func:`crp_ui.render.esc`) before it reaches a plotly label or
 hover text, because plotly interprets a subset of HTML in them.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,10 +24,25 @@ from .render import esc
 
 ROLE_COLOURS = {"anchor": "#1f5fa8", "connector": "#e07b00", "candidate": "#9aa5b1", "gated": "#c9ced6"}
 BAND_COLOURS = {"primacy": "#1f5fa8", "middle": "#7c8ea3", "recency": "#2e8b57"}
-OUTCOME_COLOURS = {"in envelope": "#1b7f3b", "suppressed": "#b00020", "dropped (budget)": "#a15c00",
-                   "not selected": "#7c8ea3", "gated": "#c9ced6"}
-CURVE_COLOURS = ("#1f5fa8", "#e07b00", "#2e8b57", "#b00020", "#7b4fb3", "#8c564b", "#d62790", "#17becf",
-                 "#bcbd22", "#555555")
+OUTCOME_COLOURS = {
+    "in envelope": "#1b7f3b",
+    "suppressed": "#b00020",
+    "dropped (budget)": "#a15c00",
+    "not selected": "#7c8ea3",
+    "gated": "#c9ced6",
+}
+CURVE_COLOURS = (
+    "#1f5fa8",
+    "#e07b00",
+    "#2e8b57",
+    "#b00020",
+    "#7b4fb3",
+    "#8c564b",
+    "#d62790",
+    "#17becf",
+    "#bcbd22",
+    "#555555",
+)
 HEIGHT = 380
 
 
@@ -48,9 +64,16 @@ def stage_funnel(funnel: pd.DataFrame) -> go.Figure:
         when = f"{t:.1f} ms" if isinstance(t, (int, float)) and math.isfinite(t) else "n/a"
         labels.append(f"{esc(stage)}<br><span style='font-size:10px;color:#666'>{when} · stage {esc(ps)}</span>")
     colours = ["#9aa5b1", "#7c8ea3", "#1f5fa8", "#e07b00", "#b00020", "#1b7f3b"]
-    fig = go.Figure(go.Funnel(y=labels, x=list(funnel["count"]), textinfo="value", textposition="auto",
-                              marker=dict(color=colours[: len(funnel)]),
-                              hovertemplate="%{y}: %{x}<extra></extra>"))
+    fig = go.Figure(
+        go.Funnel(
+            y=labels,
+            x=list(funnel["count"]),
+            textinfo="value",
+            textposition="auto",
+            marker=dict(color=colours[: len(funnel)]),
+            hovertemplate="%{y}: %{x}<extra></extra>",
+        )
+    )
     fig.update_yaxes(automargin=True)
     return _layout(fig, "Stage funnel (count · stage time)", height=380, showlegend=False)
 
@@ -79,13 +102,21 @@ def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
     measure.append("total")
     y.append(final)
     text.append(f"{final:.4f}")
-    fig = go.Figure(go.Waterfall(x=x, y=y, measure=measure, text=text, textposition="outside",
-                                 textfont=dict(size=13),
-                                 connector=dict(line=dict(color="#888", width=1)),
-                                 decreasing=dict(marker=dict(color="#b00020")),
-                                 increasing=dict(marker=dict(color="#1b7f3b")),
-                                 totals=dict(marker=dict(color="#1f5fa8")),
-                                 hovertemplate="%{x}<br>%{text}<extra></extra>"))
+    fig = go.Figure(
+        go.Waterfall(
+            x=x,
+            y=y,
+            measure=measure,
+            text=text,
+            textposition="outside",
+            textfont=dict(size=13),
+            connector=dict(line=dict(color="#888", width=1)),
+            decreasing=dict(marker=dict(color="#b00020")),
+            increasing=dict(marker=dict(color="#1b7f3b")),
+            totals=dict(marker=dict(color="#1f5fa8")),
+            hovertemplate="%{x}<br>%{text}<extra></extra>",
+        )
+    )
     top = max([1.0] + [float(v) for v in body["running_product"]])
     fig.update_yaxes(range=[0, top * 1.15], title="running product")
     # a plotly title does not wrap: a long id is shortened here (the fact card above shows it whole)
@@ -93,8 +124,9 @@ def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
 
 
 def _short_step(label: str) -> str:
-    return {"importance weight": "importance",
-            "recency factor": "× recency"}.get(label, "× " + label.split(" = ")[0].split(" (")[0])
+    return {"importance weight": "importance", "recency factor": "× recency"}.get(
+        label, "× " + label.split(" = ")[0].split(" (")[0]
+    )
 
 
 # ---- Breakdown: recency curves ------------------------------------------------------------------
@@ -116,12 +148,16 @@ def _ttl_text(t: float) -> str:
     return "no expiry" if math.isinf(t) else f"TTL {t:g} d"
 
 
-def recency_curve_points(ttl_days: float, ages: np.ndarray, *, stale_floor: float,
-                         fresh_fraction: float) -> np.ndarray:
+def recency_curve_points(ttl_days: float, ages: np.ndarray, *, stale_floor: float, fresh_fraction: float) -> np.ndarray:
     """``recency_factor`` (the pipeline's function) at each age, for an ACTIVE fact."""
     ttl = None if math.isinf(ttl_days) else ttl_days
-    return np.array([recency_factor(float(a), ttl, status="ACTIVE", stale_floor=stale_floor,
-                                    fresh_fraction=fresh_fraction) for a in ages], dtype=np.float64)
+    return np.array(
+        [
+            recency_factor(float(a), ttl, status="ACTIVE", stale_floor=stale_floor, fresh_fraction=fresh_fraction)
+            for a in ages
+        ],
+        dtype=np.float64,
+    )
 
 
 #: points of a recency curve across the whole axis (where it is flat they only serve the hover readout)
@@ -144,18 +180,30 @@ def _curve_ages(ttl: float, max_age: float, log_x: bool, n: int, fresh_fraction:
 
 
 #: the breakdown columns the recency chart reads
-RECENCY_COLUMNS = ("fact_id", "source_type", "status", "age_days", "ttl_days", "ttl_source", "recency_factor",
-                   "recency_rule")
+RECENCY_COLUMNS = (
+    "fact_id",
+    "source_type",
+    "status",
+    "age_days",
+    "ttl_days",
+    "ttl_source",
+    "recency_factor",
+    "recency_rule",
+)
 
 
 def recency_settings(config: Any) -> tuple[Any, ...]:
     """The settings the recency chart reads from a config: stale floor, fresh fraction, TTL per source type."""
-    return (float(config.stale_floor), float(config.fresh_fraction),
-            tuple(config.ttl_days[stype] for stype in SOURCE_TYPES))
+    return (
+        float(config.stale_floor),
+        float(config.fresh_fraction),
+        tuple(config.ttl_days[stype] for stype in SOURCE_TYPES),
+    )
 
 
-def recency_chart(frame: pd.DataFrame, config: Any, *, selected: str | None = None, log_x: bool = False,
-                  n_points: int = 48) -> go.Figure:
+def recency_chart(
+    frame: pd.DataFrame, config: Any, *, selected: str | None = None, log_x: bool = False, n_points: int = 48
+) -> go.Figure:
     """Recency factor vs age (SPEC-027 §3.2) for each TTL, scored facts as markers on their curve.
 
     ``frame``: breakdown rows (``age_days``, ``ttl_days``, ``ttl_source``, ``recency_factor``,
@@ -183,10 +231,18 @@ def recency_chart(frame: pd.DataFrame, config: Any, *, selected: str | None = No
         colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
         ages = _curve_ages(ttl, max_age, log_x, n_points, fresh_fraction)
         ys = recency_curve_points(ttl, ages, stale_floor=stale_floor, fresh_fraction=fresh_fraction)
-        traces.append(dict(type="scatter", x=ages.astype(np.float32), y=ys.astype(np.float32), mode="lines",
-                           name=esc(label), legendgroup=str(k),
-                           line=dict(color=colour, width=2),
-                           hovertemplate=f"{esc(label)}<br>age %{{x:.1f}} d → %{{y:.3f}}<extra></extra>"))
+        traces.append(
+            dict(
+                type="scatter",
+                x=ages.astype(np.float32),
+                y=ys.astype(np.float32),
+                mode="lines",
+                name=esc(label),
+                legendgroup=str(k),
+                line=dict(color=colour, width=2),
+                hovertemplate=f"{esc(label)}<br>age %{{x:.1f}} d → %{{y:.3f}}<extra></extra>",
+            )
+        )
         on = (np.isinf(ttl_col) & math.isinf(ttl)) if math.isinf(ttl) else np.isclose(ttl_col, ttl)
         if on.any():
             traces.append(_fact_markers(on_curve[on], colour, f"facts ({_ttl_text(ttl)})", str(k), log_x))
@@ -196,46 +252,91 @@ def recency_chart(frame: pd.DataFrame, config: Any, *, selected: str | None = No
         sel = known[known["fact_id"] == selected]
         if len(sel):
             x = max(float(sel["age_days"].iloc[0]), 0.5) if log_x else float(sel["age_days"].iloc[0])
-            traces.append(dict(type="scatter", x=[x], y=[float(sel["recency_factor"].iloc[0])], mode="markers",
-                               name=f"selected: {esc(selected, 40)}",
-                               marker=dict(symbol="star", size=18, color="gold", line=dict(color="black", width=1)),
-                               hovertemplate=f"{esc(selected)}<extra></extra>"))
+            traces.append(
+                dict(
+                    type="scatter",
+                    x=[x],
+                    y=[float(sel["recency_factor"].iloc[0])],
+                    mode="markers",
+                    name=f"selected: {esc(selected, 40)}",
+                    marker=dict(symbol="star", size=18, color="gold", line=dict(color="black", width=1)),
+                    hovertemplate=f"{esc(selected)}<extra></extra>",
+                )
+            )
     # the stale floor: a dotted line across the plot with its label under the right end
-    floor_line = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=stale_floor, y1=stale_floor,
-                      line=dict(color="#999", dash="dot"))
-    floor_note = dict(text=f"stale_floor {stale_floor:g}", xref="x domain", x=1, xanchor="right", yref="y",
-                      y=stale_floor, yanchor="top", showarrow=False)
-    layout = dict(LAYOUT, title=dict(text="Recency factor vs age, per TTL (markers: scored facts)", x=0.0,
-                                     xanchor="left"), height=440, shapes=[floor_line], annotations=[floor_note],
-                  # the legend's rows start below the axis title (the shared -0.18 lets the title run into them)
-                  legend=dict(orientation="h", y=-0.26, yanchor="top"),
-                  xaxis=dict(title=dict(text="age (days)" + (" — log scale" if log_x else "")),
-                             type="log" if log_x else "linear"),
-                  yaxis=dict(title=dict(text="recency factor"), range=[0, 1.08]))
+    floor_line = dict(
+        type="line",
+        xref="x domain",
+        x0=0,
+        x1=1,
+        yref="y",
+        y0=stale_floor,
+        y1=stale_floor,
+        line=dict(color="#999", dash="dot"),
+    )
+    floor_note = dict(
+        text=f"stale_floor {stale_floor:g}",
+        xref="x domain",
+        x=1,
+        xanchor="right",
+        yref="y",
+        y=stale_floor,
+        yanchor="top",
+        showarrow=False,
+    )
+    layout = dict(
+        LAYOUT,
+        title=dict(text="Recency factor vs age, per TTL (markers: scored facts)", x=0.0, xanchor="left"),
+        height=440,
+        shapes=[floor_line],
+        annotations=[floor_note],
+        # the legend's rows start below the axis title (the shared -0.18 lets the title run into them)
+        legend=dict(orientation="h", y=-0.26, yanchor="top"),
+        xaxis=dict(
+            title=dict(text="age (days)" + (" — log scale" if log_x else "")), type="log" if log_x else "linear"
+        ),
+        yaxis=dict(title=dict(text="recency factor"), range=[0, 1.08]),
+    )
     return go.Figure(data=traces, layout=layout)
 
 
-def _fact_markers(pts: pd.DataFrame, colour: str, name: str, group: str, log_x: bool,
-                  symbol: str = "circle") -> dict[str, Any]:
+def _fact_markers(
+    pts: pd.DataFrame, colour: str, name: str, group: str, log_x: bool, symbol: str = "circle"
+) -> dict[str, Any]:
     ages = pts["age_days"].to_numpy(dtype=float)
     if log_x:
         ages = np.maximum(ages, 0.5)
-    custom = [[esc(f, 60), esc(s), esc(r)] for f, s, r in zip(pts["fact_id"], pts["source_type"],
-                                                              pts["recency_rule"])]
-    return dict(type="scatter", x=ages.astype(np.float32), y=pts["recency_factor"].to_numpy(dtype=np.float32),
-                mode="markers", name=name, legendgroup=group,
-                marker=dict(color=colour, size=8, symbol=symbol, line=dict(color="white", width=0.5)),
-                customdata=custom, hovertemplate=MARKER_HOVER)
+    custom = [[esc(f, 60), esc(s), esc(r)] for f, s, r in zip(pts["fact_id"], pts["source_type"], pts["recency_rule"])]
+    return dict(
+        type="scatter",
+        x=ages.astype(np.float32),
+        y=pts["recency_factor"].to_numpy(dtype=np.float32),
+        mode="markers",
+        name=name,
+        legendgroup=group,
+        marker=dict(color=colour, size=8, symbol=symbol, line=dict(color="white", width=0.5)),
+        customdata=custom,
+        hovertemplate=MARKER_HOVER,
+    )
 
 
 #: a fact marker's hover: customdata = (escaped id, source type, recency rule)
-MARKER_HOVER = ("%{customdata[0]}<br>%{customdata[1]} · rule %{customdata[2]}<br>age %{x:.1f} d → factor "
-                "%{y:.4f}<extra></extra>")
+MARKER_HOVER = (
+    "%{customdata[0]}<br>%{customdata[1]} · rule %{customdata[2]}<br>age %{x:.1f} d → factor %{y:.4f}<extra></extra>"
+)
 
 
 # ---- Breakdown: histograms --------------------------------------------------------------------
-def score_histogram(frame: pd.DataFrame, column: str, *, threshold: float | None, threshold_label: str,
-                    colour_by: str = "outcome", title: str | None = None, nbins: int = 40) -> go.Figure:
+def score_histogram(
+    frame: pd.DataFrame,
+    column: str,
+    *,
+    threshold: float | None,
+    threshold_label: str,
+    colour_by: str = "outcome",
+    title: str | None = None,
+    nbins: int = 40,
+) -> go.Figure:
     """Stacked histogram of ``column`` coloured by ``colour_by``, a vertical line at ``threshold``."""
     fig = go.Figure()
     vals = frame[column].dropna()
@@ -248,12 +349,22 @@ def score_histogram(frame: pd.DataFrame, column: str, *, threshold: float | None
         sub = frame.loc[frame[colour_by] == g, column].dropna()
         if len(sub) == 0:
             continue
-        fig.add_trace(go.Histogram(x=sub.tolist(), name=esc(g), marker_color=OUTCOME_COLOURS.get(g),
-                                   xbins=dict(start=lo, end=hi + size, size=size),
-                                   hovertemplate=f"{esc(g)}: %{{y}} facts in %{{x}}<extra></extra>"))
+        fig.add_trace(
+            go.Histogram(
+                x=sub.tolist(),
+                name=esc(g),
+                marker_color=OUTCOME_COLOURS.get(g),
+                xbins=dict(start=lo, end=hi + size, size=size),
+                hovertemplate=f"{esc(g)}: %{{y}} facts in %{{x}}<extra></extra>",
+            )
+        )
     if threshold is not None:
-        fig.add_vline(x=threshold, line=dict(color="#b00020", dash="dash", width=2),
-                      annotation_text=esc(threshold_label), annotation_position="top right")
+        fig.add_vline(
+            x=threshold,
+            line=dict(color="#b00020", dash="dash", width=2),
+            annotation_text=esc(threshold_label),
+            annotation_position="top right",
+        )
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title=column)
     fig.update_yaxes(title="facts")
@@ -352,8 +463,9 @@ def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, iterations
     return pos
 
 
-def cdgr_elements(result: Any, *, include_candidates: bool = False,
-                  operator_statuses: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def cdgr_elements(
+    result: Any, *, include_candidates: bool = False, operator_statuses: Mapping[str, str] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Nodes and edges of the CDGR picture.
 
     Nodes: anchors (+ extra anchors), selected connectors and, with ``include_candidates``, the
@@ -384,17 +496,35 @@ def cdgr_elements(result: Any, *, include_candidates: bool = False,
     for r, kind in rows.items():
         f = kb.facts[r]
         ci = conn_pos.get(r)
-        nodes.append({
-            "row": r, "fact_id": f.fact_id, "kind": kind,
-            "cdr_score": float(cdr.cdr_score[cdr_pos[r]]) if r in cdr_pos else np.nan,
-            "bridge_value": float(conn.bridge_value[ci]) if ci is not None else np.nan,
-            "connector_score": float(conn.connector_score[ci]) if ci is not None else np.nan,
-            "in_envelope": f.fact_id in in_env, "suppressed": r in suppressed,
-            "operator_status": marked.get(f.fact_id, ""), "content": f.content,
-        })
-    node_df = pd.DataFrame(nodes, columns=["row", "fact_id", "kind", "cdr_score", "bridge_value",
-                                           "connector_score", "in_envelope", "suppressed", "operator_status",
-                                           "content"])
+        nodes.append(
+            {
+                "row": r,
+                "fact_id": f.fact_id,
+                "kind": kind,
+                "cdr_score": float(cdr.cdr_score[cdr_pos[r]]) if r in cdr_pos else np.nan,
+                "bridge_value": float(conn.bridge_value[ci]) if ci is not None else np.nan,
+                "connector_score": float(conn.connector_score[ci]) if ci is not None else np.nan,
+                "in_envelope": f.fact_id in in_env,
+                "suppressed": r in suppressed,
+                "operator_status": marked.get(f.fact_id, ""),
+                "content": f.content,
+            }
+        )
+    node_df = pd.DataFrame(
+        nodes,
+        columns=[
+            "row",
+            "fact_id",
+            "kind",
+            "cdr_score",
+            "bridge_value",
+            "connector_score",
+            "in_envelope",
+            "suppressed",
+            "operator_status",
+            "content",
+        ],
+    )
     edges: dict[tuple[int, int], float] = {}
     for a, b, w in cdgr.graph_edges:
         edges[(min(a, b), max(a, b))] = float(w)
@@ -402,9 +532,14 @@ def cdgr_elements(result: Any, *, include_candidates: bool = False,
         ra, rb, ws = result.corpus.graph(result.config).edges(np.array(sorted(rows), dtype=np.int64))
         for a, b, w in zip(ra.tolist(), rb.tolist(), np.asarray(ws).tolist()):
             edges.setdefault((min(a, b), max(a, b)), float(w))
-    edge_df = pd.DataFrame([{"a": kb.facts[a].fact_id, "b": kb.facts[b].fact_id, "weight": w}
-                            for (a, b), w in sorted(edges.items()) if a in rows and b in rows],
-                           columns=["a", "b", "weight"])
+    edge_df = pd.DataFrame(
+        [
+            {"a": kb.facts[a].fact_id, "b": kb.facts[b].fact_id, "weight": w}
+            for (a, b), w in sorted(edges.items())
+            if a in rows and b in rows
+        ],
+        columns=["a", "b", "weight"],
+    )
     return node_df, edge_df
 
 
@@ -414,8 +549,10 @@ def contradiction_edges(result: Any) -> pd.DataFrame:
     which an earlier pair already suppressed)."""
     from .conflicts_view import arbitration_label
 
-    rows = [{"a": p.fact_a, "b": p.fact_b, "outcome": "skipped" if p.skipped else arbitration_label(p)}
-            for p in result.resolution.pairs]
+    rows = [
+        {"a": p.fact_a, "b": p.fact_b, "outcome": "skipped" if p.skipped else arbitration_label(p)}
+        for p in result.resolution.pairs
+    ]
     return pd.DataFrame(rows, columns=["a", "b", "outcome"])
 
 
@@ -424,8 +561,16 @@ def given_edges_frame(kb: Any) -> pd.DataFrame:
     ``a``, ``b``, ``relation_type``, ``confidence``: not similarity edges, drawn as given."""
     from crp_core.io.ckf.sdk import given_edges
 
-    rows = [{"a": e.source_id, "b": e.target_id, "relation_type": e.relation_type, "confidence": e.confidence,
-             "edge_id": e.edge_id} for e in given_edges(kb)]
+    rows = [
+        {
+            "a": e.source_id,
+            "b": e.target_id,
+            "relation_type": e.relation_type,
+            "confidence": e.confidence,
+            "edge_id": e.edge_id,
+        }
+        for e in given_edges(kb)
+    ]
     return pd.DataFrame(rows, columns=["a", "b", "relation_type", "confidence", "edge_id"])
 
 
@@ -433,14 +578,23 @@ GIVEN_EDGE_COLOUR = "#1b7f5b"
 
 
 #: how the Graph marks a fact the run or an operator took out: (legend name, symbol, colour)
-NODE_MARKS = {"suppressed": ("suppressed (lost a contradiction)", "x-thin-open", "#b00020"),
-              "operator": ("status set by an operator", "square-open", "#a15c00")}
+NODE_MARKS = {
+    "suppressed": ("suppressed (lost a contradiction)", "x-thin-open", "#b00020"),
+    "operator": ("status set by an operator", "square-open", "#a15c00"),
+}
 CONTRADICTION_COLOUR = "#b00020"
 
 
-def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | None = None,
-                 bridged_pairs: Sequence[tuple[str, str]] = (), edge_min: float = 0.6,
-                 contradictions: pd.DataFrame | None = None, given: pd.DataFrame | None = None) -> go.Figure:
+def cdgr_network(
+    nodes: pd.DataFrame,
+    edges: pd.DataFrame,
+    *,
+    highlight: str | None = None,
+    bridged_pairs: Sequence[tuple[str, str]] = (),
+    edge_min: float = 0.6,
+    contradictions: pd.DataFrame | None = None,
+    given: pd.DataFrame | None = None,
+) -> go.Figure:
     """Network of anchors and connectors (SPEC-025): edge width and label = weight, connector
     labels carry their bridge value. ``highlight``: a connector whose ``bridged_pairs`` (anchor
     pairs with no direct edge) are drawn as dashed red gaps. ``contradictions``
@@ -450,8 +604,7 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
     between drawn facts, dash-dot green, ``relation_type`` on hover."""
     ids = list(nodes["fact_id"])
     at = {f: i for i, f in enumerate(ids)}
-    el = [(at[a], at[b], w) for a, b, w in edges[["a", "b", "weight"]].itertuples(index=False)
-          if a in at and b in at]
+    el = [(at[a], at[b], w) for a, b, w in edges[["a", "b", "weight"]].itertuples(index=False) if a in at and b in at]
     pos = spring_layout(len(ids), el)
     fig = go.Figure()
     # edges, in width classes (a line trace has one width)
@@ -464,24 +617,49 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
                 if round(wd) == cls:
                     xs += [pos[i, 0], pos[j, 0], None]
                     ys += [pos[i, 1], pos[j, 1], None]
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#9aa5b1", width=float(cls)),
-                                     hoverinfo="skip", showlegend=False))
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    line=dict(color="#9aa5b1", width=float(cls)),
+                    hoverinfo="skip",
+                    showlegend=False,
+                )
+            )
         mx = [(pos[i, 0] + pos[j, 0]) / 2 for i, j, _ in el]
         my = [(pos[i, 1] + pos[j, 1]) / 2 for i, j, _ in el]
         labels = [f"{w:.2f}" for _, _, w in el] if len(el) <= 60 else None
-        fig.add_trace(go.Scatter(x=mx, y=my, mode="text" if labels else "markers", text=labels,
-                                 textfont=dict(size=10, color="#555"), marker=dict(size=4, color="#9aa5b1"),
-                                 hovertext=[f"{esc(ids[i], 40)} — {esc(ids[j], 40)}<br>weight (cosine) {w:.4f}"
-                                            for i, j, w in el],
-                                 hoverinfo="text", name="edge weight", showlegend=False))
+        fig.add_trace(
+            go.Scatter(
+                x=mx,
+                y=my,
+                mode="text" if labels else "markers",
+                text=labels,
+                textfont=dict(size=10, color="#555"),
+                marker=dict(size=4, color="#9aa5b1"),
+                hovertext=[f"{esc(ids[i], 40)} — {esc(ids[j], 40)}<br>weight (cosine) {w:.4f}" for i, j, w in el],
+                hoverinfo="text",
+                name="edge weight",
+                showlegend=False,
+            )
+        )
     if highlight is not None and bridged_pairs:
         xs, ys = [], []
         for a, b in bridged_pairs:
             if a in at and b in at:
                 xs += [pos[at[a], 0], pos[at[b], 0], None]
                 ys += [pos[at[a], 1], pos[at[b], 1], None]
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#b00020", width=2, dash="dash"),
-                                 name=f"pairs bridged by {esc(highlight, 30)} (no direct edge)", hoverinfo="skip"))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                line=dict(color="#b00020", width=2, dash="dash"),
+                name=f"pairs bridged by {esc(highlight, 30)} (no direct edge)",
+                hoverinfo="skip",
+            )
+        )
     if contradictions is not None and len(contradictions):
         xs, ys, mx, my, hover = [], [], [], [], []
         for a, b, outcome in contradictions[["a", "b", "outcome"]].itertuples(index=False):
@@ -492,11 +670,28 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
                 my.append((pos[at[a], 1] + pos[at[b], 1]) / 2)
                 hover.append(f"contradiction {esc(a, 40)} ↔ {esc(b, 40)}<br>{esc(outcome, 80)}")
         if xs:
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", name="contradiction (stage 4)",
-                                     line=dict(color=CONTRADICTION_COLOUR, width=2.5, dash="dot")))
-            fig.add_trace(go.Scatter(x=mx, y=my, mode="markers", hovertext=hover, hoverinfo="text",
-                                     marker=dict(size=9, color=CONTRADICTION_COLOUR, symbol="diamond-wide"),
-                                     name="contradiction outcome", showlegend=False))
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    hoverinfo="skip",
+                    name="contradiction (stage 4)",
+                    line=dict(color=CONTRADICTION_COLOUR, width=2.5, dash="dot"),
+                )
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=mx,
+                    y=my,
+                    mode="markers",
+                    hovertext=hover,
+                    hoverinfo="text",
+                    marker=dict(size=9, color=CONTRADICTION_COLOUR, symbol="diamond-wide"),
+                    name="contradiction outcome",
+                    showlegend=False,
+                )
+            )
     if given is not None and len(given):
         _given_traces(fig, given, pos, at)
     names = {"anchor": "anchor", "connector": "connector (selected)", "candidate": "connector candidate"}
@@ -522,16 +717,29 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
                 bits.append(f"status {esc(op_status)} set by an operator")
             bits.append(esc(r.content, 120))
             hover.append("<br>".join(bits))
-            hl = highlight is not None and (r.fact_id == highlight
-                                            or any(r.fact_id in p for p in bridged_pairs))
+            hl = highlight is not None and (r.fact_id == highlight or any(r.fact_id in p for p in bridged_pairs))
             size.append(24 if hl else 16)
             line_w.append(3 if hl else 1)
-        fig.add_trace(go.Scatter(
-            x=pos[idx, 0], y=pos[idx, 1], mode="markers+text", text=text, textposition="top center",
-            textfont=dict(size=11), name=names[kind], hovertext=hover, hoverinfo="text",
-            customdata=list(sub["fact_id"]),
-            marker=dict(size=size, color=ROLE_COLOURS[kind], symbol="circle" if kind == "anchor" else "diamond",
-                        line=dict(color="black", width=line_w))))
+        fig.add_trace(
+            go.Scatter(
+                x=pos[idx, 0],
+                y=pos[idx, 1],
+                mode="markers+text",
+                text=text,
+                textposition="top center",
+                textfont=dict(size=11),
+                name=names[kind],
+                hovertext=hover,
+                hoverinfo="text",
+                customdata=list(sub["fact_id"]),
+                marker=dict(
+                    size=size,
+                    color=ROLE_COLOURS[kind],
+                    symbol="circle" if kind == "anchor" else "diamond",
+                    line=dict(color="black", width=line_w),
+                ),
+            )
+        )
     for mark, column in (("suppressed", "suppressed"), ("operator", "operator_status")):
         if column not in nodes.columns:  # node frames built before operator marks existed
             continue
@@ -540,11 +748,19 @@ def cdgr_network(nodes: pd.DataFrame, edges: pd.DataFrame, *, highlight: str | N
             continue
         name, symbol, colour = NODE_MARKS[mark]
         idx = [at[f] for f in sub["fact_id"]]
-        fig.add_trace(go.Scatter(
-            x=pos[idx, 0], y=pos[idx, 1], mode="markers", name=name, hoverinfo="skip",
-            customdata=list(sub["fact_id"]),
-            marker=dict(size=30 if mark == "operator" else 22, symbol=symbol, color=colour,
-                        line=dict(color=colour, width=3))))
+        fig.add_trace(
+            go.Scatter(
+                x=pos[idx, 0],
+                y=pos[idx, 1],
+                mode="markers",
+                name=name,
+                hoverinfo="skip",
+                customdata=list(sub["fact_id"]),
+                marker=dict(
+                    size=30 if mark == "operator" else 22, symbol=symbol, color=colour, line=dict(color=colour, width=3)
+                ),
+            )
+        )
     x_hi = float(pos[:, 0].max()) if len(pos) else 1.0
     fig.update_xaxes(visible=False, range=[-1.25, max(1.25, x_hi + 0.3)])
     fig.update_yaxes(visible=False, range=[-1.2, 1.25])
@@ -564,11 +780,28 @@ def _given_traces(fig: go.Figure, given: pd.DataFrame, pos: np.ndarray, at: Mapp
             c = "" if conf is None or (isinstance(conf, float) and math.isnan(conf)) else f" · confidence {conf:.2f}"
             hover.append(f"given edge {esc(a, 40)} → {esc(b, 40)}<br>{esc(rel, 60)}{c}")
     if xs:
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", name="given edge (SDK snapshot)",
-                                 line=dict(color=GIVEN_EDGE_COLOUR, width=2, dash="dashdot")))
-        fig.add_trace(go.Scatter(x=mx, y=my, mode="markers", hovertext=hover, hoverinfo="text",
-                                 marker=dict(size=8, color=GIVEN_EDGE_COLOUR, symbol="triangle-up"),
-                                 name="given edge relation", showlegend=False))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                hoverinfo="skip",
+                name="given edge (SDK snapshot)",
+                line=dict(color=GIVEN_EDGE_COLOUR, width=2, dash="dashdot"),
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=mx,
+                y=my,
+                mode="markers",
+                hovertext=hover,
+                hoverinfo="text",
+                marker=dict(size=8, color=GIVEN_EDGE_COLOUR, symbol="triangle-up"),
+                name="given edge relation",
+                showlegend=False,
+            )
+        )
 
 
 # ---- Envelope ----------------------------------------------------------------------------------
@@ -578,18 +811,40 @@ def token_budget_bar(envelope: pd.DataFrame, token_budget: int, tokens_used: int
     fig = go.Figure()
     shown: set[str] = set()
     for r in envelope.itertuples(index=False):
-        fig.add_trace(go.Bar(y=["envelope"], x=[r.tokens], orientation="h", name=r.band, legendgroup=r.band,
-                             showlegend=r.band not in shown, marker_color=BAND_COLOURS.get(r.band, "#888"),
-                             marker_line=dict(color="white", width=1),
-                             hovertext=f"#{r.position} {esc(r.fact_id, 60)} · {r.band} · {r.tokens} tokens",
-                             hoverinfo="text"))
+        fig.add_trace(
+            go.Bar(
+                y=["envelope"],
+                x=[r.tokens],
+                orientation="h",
+                name=r.band,
+                legendgroup=r.band,
+                showlegend=r.band not in shown,
+                marker_color=BAND_COLOURS.get(r.band, "#888"),
+                marker_line=dict(color="white", width=1),
+                hovertext=f"#{r.position} {esc(r.fact_id, 60)} · {r.band} · {r.tokens} tokens",
+                hoverinfo="text",
+            )
+        )
         shown.add(r.band)
     other = int(tokens_used) - int(envelope["tokens"].sum()) if len(envelope) else int(tokens_used)
     if other > 0:
-        fig.add_trace(go.Bar(y=["envelope"], x=[other], orientation="h", name="NOTE blocks",
-                             marker_color="#d9b44a", hovertext=f"{other} tokens", hoverinfo="text"))
-    fig.add_vline(x=token_budget, line=dict(color="#b00020", dash="dash", width=2),
-                  annotation_text=f"budget {token_budget}", annotation_position="top left")
+        fig.add_trace(
+            go.Bar(
+                y=["envelope"],
+                x=[other],
+                orientation="h",
+                name="NOTE blocks",
+                marker_color="#d9b44a",
+                hovertext=f"{other} tokens",
+                hoverinfo="text",
+            )
+        )
+    fig.add_vline(
+        x=token_budget,
+        line=dict(color="#b00020", dash="dash", width=2),
+        annotation_text=f"budget {token_budget}",
+        annotation_position="top left",
+    )
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="tokens", range=[0, max(token_budget, tokens_used) * 1.05])
     fig.update_yaxes(visible=False)
@@ -604,6 +859,15 @@ def legend_names(fig: go.Figure) -> list[str]:
 
 
 __all__ = [
-    "stage_funnel", "cdr_waterfall", "curve_ttls", "recency_curve_points", "recency_chart", "score_histogram",
-    "spring_layout", "cdgr_elements", "cdgr_network", "token_budget_bar", "esc",
+    "stage_funnel",
+    "cdr_waterfall",
+    "curve_ttls",
+    "recency_curve_points",
+    "recency_chart",
+    "score_histogram",
+    "spring_layout",
+    "cdgr_elements",
+    "cdgr_network",
+    "token_budget_bar",
+    "esc",
 ]

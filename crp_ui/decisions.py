@@ -19,6 +19,7 @@ how it reaches every page's pipeline run.
 * :func:`conflict_scan`: the whole-CKF scan (``crp-inspect conflicts``) for the triage queue, cached
   per (corpus, config, now, decisions).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -198,15 +199,15 @@ def applied_summary(ds: DecisionSet, kb: Any) -> AppliedSummary:
         n += 1
         if f.status != status:
             remarked[fid] = (f.status, status)
-    return AppliedSummary(decisions=n, suppressed=MappingProxyType(suppressed),
-                          remarked=MappingProxyType(remarked))
+    return AppliedSummary(decisions=n, suppressed=MappingProxyType(suppressed), remarked=MappingProxyType(remarked))
 
 
 def applied_sentence(summary: AppliedSummary) -> str:
     """The banner sentence: "N operator decisions applied; M facts suppressed or re-marked"."""
     n, m = summary.decisions, len(summary.affected)
-    return (f"{n} operator decision{'' if n == 1 else 's'} applied; "
-            f"{m} fact{'' if m == 1 else 's'} suppressed or re-marked")
+    return (
+        f"{n} operator decision{'' if n == 1 else 's'} applied; {m} fact{'' if m == 1 else 's'} suppressed or re-marked"
+    )
 
 
 # ---- the selected pair (the Conflicts page, ``?pair=``) -------------------------------------------
@@ -379,8 +380,9 @@ def conflict_scan(base: Any, config: CRPConfig, now: Any, ds: DecisionSet) -> An
     return _scan(corpus, config, now, decisions, key)
 
 
-def known_conflicts_in_force(base: Any, config: CRPConfig, now: Any,
-                              ds: DecisionSet | None = None) -> tuple[tuple[KnownConflict, ...], str]:
+def known_conflicts_in_force(
+    base: Any, config: CRPConfig, now: Any, ds: DecisionSet | None = None
+) -> tuple[tuple[KnownConflict, ...], str]:
     """``(known conflicts, key)`` for the known-conflict guard (``crp_core.analysis.known``): the
     cached whole-CKF scan of :func:`conflict_scan` plus the operators' pair decisions; nothing when
     ``known_conflict_action`` is ``off``. The key digests them (it keys the run cache)."""
@@ -391,8 +393,12 @@ def known_conflicts_in_force(base: Any, config: CRPConfig, now: Any,
     ds = decision_set() if ds is None else ds
     # once per scan (it stands for its corpus, config fields and time) and set of pair decisions: every
     # page's rerun reads this
-    return by_identity("known_conflicts", conflict_scan(base, config, now, ds), lambda scan: _known_in_force(scan, ds),
-                       extra=pair_decisions_key(ds))
+    return by_identity(
+        "known_conflicts",
+        conflict_scan(base, config, now, ds),
+        lambda scan: _known_in_force(scan, ds),
+        extra=pair_decisions_key(ds),
+    )
 
 
 def _known_in_force(scan: Any, ds: DecisionSet) -> tuple[tuple[KnownConflict, ...], str]:
@@ -442,8 +448,31 @@ def cleaned_ckf_bytes(kb: Any, ds: DecisionSet) -> tuple[bytes, str, Any]:
         return buf.getvalue(), name, info
 
 
-__all__ = ["DEFAULT_DB_FILE", "K_DB_PATH", "db_path", "db_path_origin", "set_db_path", "open_store",
-           "decision_set", "audit_log", "pair_history", "record", "set_fingerprint", "pair_decisions_key",
-           "with_statuses", "apply_decisions", "pipeline_decisions", "scan_corpus", "conflict_scan",
-           "ckf_download_name", "cleaned_ckf_bytes", "AppliedSummary", "applied_summary", "applied_sentence",
-           "K_PAIR", "parse_pair_param", "selected_pair", "select_pair"]
+__all__ = [
+    "DEFAULT_DB_FILE",
+    "K_DB_PATH",
+    "db_path",
+    "db_path_origin",
+    "set_db_path",
+    "open_store",
+    "decision_set",
+    "audit_log",
+    "pair_history",
+    "record",
+    "set_fingerprint",
+    "pair_decisions_key",
+    "with_statuses",
+    "apply_decisions",
+    "pipeline_decisions",
+    "scan_corpus",
+    "conflict_scan",
+    "ckf_download_name",
+    "cleaned_ckf_bytes",
+    "AppliedSummary",
+    "applied_summary",
+    "applied_sentence",
+    "K_PAIR",
+    "parse_pair_param",
+    "selected_pair",
+    "select_pair",
+]

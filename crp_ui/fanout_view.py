@@ -9,6 +9,7 @@ CDR tables). The only computation is presentation: the page's scenario/config ov
 Untrusted text (fact contents, sub-query ids and texts) only reaches HTML (and the partition view's
 SVG) through :func:`crp_ui.render.html_text`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,8 +33,15 @@ MIN_WIDTH, MAX_WIDTH = 1, 8
 #: PCA(n_components=2, random_state=PCA_SEED) on the ResidualSet sub-query vectors
 PCA_SEED = 0
 #: the time label of each step kind, in the style of SPEC-027 §1.1 (T0 read, T1 retrieve, T2 write, T3 merge)
-STEP_TIME = {"parent": "T0", "partition": "T0", "snapshot": "T1", "retrieval": "T1", "additions": "T2",
-             "merge": "T3", "dedup": "T3"}
+STEP_TIME = {
+    "parent": "T0",
+    "partition": "T0",
+    "snapshot": "T1",
+    "retrieval": "T1",
+    "additions": "T2",
+    "merge": "T3",
+    "dedup": "T3",
+}
 #: branch colours (partition view, chips); cycled beyond 8
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 ADDED_BG = "#fff3b0"  # highlight of the entries added at this step
@@ -60,8 +68,9 @@ def clamp_width(width: Any) -> int:
     return min(max(w, MIN_WIDTH), MAX_WIDTH)
 
 
-def page_scenario(scenario: Scenario, *, width: int, residual_ids: Iterable[str],
-                  branch_depth_weight: float) -> Scenario:
+def page_scenario(
+    scenario: Scenario, *, width: int, residual_ids: Iterable[str], branch_depth_weight: float
+) -> Scenario:
     """The scenario with the page's controls applied (``Scenario.with_residual``; this page only)."""
     return scenario.with_residual(residual_ids, fanout_width=width, depth_weight=branch_depth_weight)
 
@@ -76,12 +85,16 @@ def page_config(config: CRPConfig, branch_depth_weight: float) -> CRPConfig:
 def inactive_reason(width: int, residual_size: int) -> str:
     """Why fan-out does not run (SPEC_NOTES §1.2), '' when it does."""
     if int(width) <= 1:
-        return (f"Width {int(width)}: no fan-out (SPEC_NOTES §1.2: 0 or 1 = no fan-out). One window retrieves "
-                "sequentially, so there is nothing to partition and no "
-                f"{PARTITIONS_HEADER} header. Choose a width of 2 or more.")
+        return (
+            f"Width {int(width)}: no fan-out (SPEC_NOTES §1.2: 0 or 1 = no fan-out). One window retrieves "
+            "sequentially, so there is nothing to partition and no "
+            f"{PARTITIONS_HEADER} header. Choose a width of 2 or more."
+        )
     if residual_size == 0:
-        return ("The ResidualSet is empty (every sub-query is addressed): there is nothing left to fan out. "
-                "Put some sub-queries back into the ResidualSet.")
+        return (
+            "The ResidualSet is empty (every sub-query is addressed): there is nothing left to fan out. "
+            "Put some sub-queries back into the ResidualSet."
+        )
     return ""
 
 
@@ -89,11 +102,15 @@ def inactive_reason(width: int, residual_size: int) -> str:
 def rule_text(rule: str, residual_size: int, width: int) -> str:
     """The rule of SPEC-027 §1.4 that produced the partitions, in words."""
     if rule == RULE_ONE_EACH:
-        return (f"|ResidualSet| = {residual_size} <= width {width}: one sub-query per partition "
-                f"({residual_size} partition(s)).")
+        return (
+            f"|ResidualSet| = {residual_size} <= width {width}: one sub-query per partition "
+            f"({residual_size} partition(s))."
+        )
     if rule == RULE_KMEANS:
-        return (f"|ResidualSet| = {residual_size} > width {width}: k-means (k = {width}) on the sub-query "
-                "embeddings (L2-normalised, random_state = kmeans_seed, n_init = kmeans_n_init).")
+        return (
+            f"|ResidualSet| = {residual_size} > width {width}: k-means (k = {width}) on the sub-query "
+            "embeddings (L2-normalised, random_state = kmeans_seed, n_init = kmeans_n_init)."
+        )
     if rule == RULE_SINGLE:
         return "Width 1: a single partition (sequential behaviour)."
     return str(rule)
@@ -106,8 +123,15 @@ def partitions_frame(fan: FanoutResult, scenario: Scenario) -> pd.DataFrame:
     for b, part in enumerate(fan.partitioned.partitions):
         for sid in part:
             sq = by_id.get(sid)
-            rows.append({"partition": b, "branch": f"Branch {b}", "sub_query": sid,
-                         "label": (sq.label or "") if sq else "", "text": sq.text if sq else ""})
+            rows.append(
+                {
+                    "partition": b,
+                    "branch": f"Branch {b}",
+                    "sub_query": sid,
+                    "label": (sq.label or "") if sq else "",
+                    "text": sq.text if sq else "",
+                }
+            )
     return pd.DataFrame(rows, columns=["partition", "branch", "sub_query", "label", "text"])
 
 
@@ -122,9 +146,14 @@ class Projection:
     note: str  # how it was projected (method, seed) and any degenerate case
 
 
-def project_partitions(partitions: Sequence[Sequence[str]], vectors: Mapping[str, Any], *,
-                       scenario: Scenario | None = None, addressed_ids: Sequence[str] = (),
-                       seed: int = PCA_SEED) -> Projection:
+def project_partitions(
+    partitions: Sequence[Sequence[str]],
+    vectors: Mapping[str, Any],
+    *,
+    scenario: Scenario | None = None,
+    addressed_ids: Sequence[str] = (),
+    seed: int = PCA_SEED,
+) -> Projection:
     """PCA(n_components=2, random_state=seed) fitted on the ResidualSet sub-query vectors.
 
     The vectors are L2-normalised first (what k-means clustered). Each partition's centroid is the
@@ -146,8 +175,11 @@ def project_partitions(partitions: Sequence[Sequence[str]], vectors: Mapping[str
         return v / nrm if nrm > 0 else v
 
     x = np.stack([unit(s) for _, s in members]) if n else np.zeros((0, 0))
-    cent = np.stack([x[[i for i, (b, _) in enumerate(members) if b == p]].mean(axis=0)
-                     for p in range(len(partitions))]) if n else np.zeros((0, 0))
+    cent = (
+        np.stack([x[[i for i, (b, _) in enumerate(members) if b == p]].mean(axis=0) for p in range(len(partitions))])
+        if n
+        else np.zeros((0, 0))
+    )
     extra_ids = [s for s in addressed_ids if s in vectors]
     extra = np.stack([unit(s) for s in extra_ids]) if extra_ids else None
     distinct = int(np.unique(np.round(x, 9), axis=0).shape[0]) if n else 0
@@ -158,8 +190,12 @@ def project_partitions(partitions: Sequence[Sequence[str]], vectors: Mapping[str
         cxy = np.zeros((len(partitions), 2))
         exy = np.zeros((len(extra_ids), 2))
         explained: tuple[float, ...] = ()
-        note = (f"{n} distinct sub-query position(s) in the ResidualSet: nothing to project, shown at the "
-                "origin. The partition rule still applies as stated." if n else "The ResidualSet is empty.")
+        note = (
+            f"{n} distinct sub-query position(s) in the ResidualSet: nothing to project, shown at the "
+            "origin. The partition rule still applies as stated."
+            if n
+            else "The ResidualSet is empty."
+        )
     else:
         pca = PCA(n_components=comps, random_state=seed)
         proj = pca.fit_transform(x)
@@ -171,23 +207,50 @@ def project_partitions(partitions: Sequence[Sequence[str]], vectors: Mapping[str
         cxy = pad(pca.transform(cent))
         exy = pad(pca.transform(extra)) if extra is not None else np.zeros((0, 2))
         explained = tuple(float(v) for v in pca.explained_variance_ratio_)
-        note = (f"PCA(n_components=2, random_state={seed}) fitted on the {n} ResidualSet sub-query embeddings "
-                f"(L2-normalised); explained variance {', '.join(f'{v:.0%}' for v in explained)}.")
+        note = (
+            f"PCA(n_components=2, random_state={seed}) fitted on the {n} ResidualSet sub-query embeddings "
+            f"(L2-normalised); explained variance {', '.join(f'{v:.0%}' for v in explained)}."
+        )
         if comps < 2:
-            note = (f"Only {n} sub-queries ({distinct} distinct): one PCA component fitted "
-                    f"(random_state={seed}), shown on the x axis (y = 0).")
+            note = (
+                f"Only {n} sub-queries ({distinct} distinct): one PCA component fitted "
+                f"(random_state={seed}), shown on the x axis (y = 0)."
+            )
     rows = []
     for (b, sid), (px, py) in zip(members, xy):
         sq = by_id.get(sid)
-        rows.append({"sub_query": sid, "label": (sq.label or "") if sq else "", "text": sq.text if sq else "",
-                     "partition": b, "kind": "residual", "x": float(px), "y": float(py)})
+        rows.append(
+            {
+                "sub_query": sid,
+                "label": (sq.label or "") if sq else "",
+                "text": sq.text if sq else "",
+                "partition": b,
+                "kind": "residual",
+                "x": float(px),
+                "y": float(py),
+            }
+        )
     for sid, (px, py) in zip(extra_ids, exy):
         sq = by_id.get(sid)
-        rows.append({"sub_query": sid, "label": (sq.label or "") if sq else "", "text": sq.text if sq else "",
-                     "partition": -1, "kind": "addressed", "x": float(px), "y": float(py)})
+        rows.append(
+            {
+                "sub_query": sid,
+                "label": (sq.label or "") if sq else "",
+                "text": sq.text if sq else "",
+                "partition": -1,
+                "kind": "addressed",
+                "x": float(px),
+                "y": float(py),
+            }
+        )
     points = pd.DataFrame(rows, columns=["sub_query", "label", "text", "partition", "kind", "x", "y"])
-    centroids = pd.DataFrame([{"partition": p, "x": float(cx), "y": float(cy), "size": len(partitions[p])}
-                              for p, (cx, cy) in enumerate(cxy)], columns=["partition", "x", "y", "size"])
+    centroids = pd.DataFrame(
+        [
+            {"partition": p, "x": float(cx), "y": float(cy), "size": len(partitions[p])}
+            for p, (cx, cy) in enumerate(cxy)
+        ],
+        columns=["partition", "x", "y", "size"],
+    )
     return Projection(points=points, centroids=centroids, explained=explained, components=comps, note=note)
 
 
@@ -230,50 +293,64 @@ def partition_svg(proj: Projection) -> str:
 
     labels = ["PC1", "PC2"]
     if proj.explained:
-        labels = [f"PC{i + 1} ({v:.0%})" for i, v in enumerate(proj.explained)] + labels[len(proj.explained):]
-    out = [f'<rect x="{left - 12}" y="{top - 14}" width="{right - left + 24}" height="{bottom - top + 28}" '
-           'fill="#fafafa" stroke="#e3e3e3"/>',
-           f'<text x="{left - 12}" y="22" font-size="14" font-weight="600">Sub-query embeddings (PCA, 2-D)</text>',
-           f'<text x="{(left + right) / 2:.1f}" y="{SVG_H - 10}" font-size="12" text-anchor="middle" '
-           f'fill="#444">{attr(labels[0])}</text>',
-           f'<text x="14" y="{(top + bottom) / 2:.1f}" font-size="12" text-anchor="middle" fill="#444" '
-           f'transform="rotate(-90 14 {(top + bottom) / 2:.1f})">{attr(labels[1])}</text>']
+        labels = [f"PC{i + 1} ({v:.0%})" for i, v in enumerate(proj.explained)] + labels[len(proj.explained) :]
+    out = [
+        f'<rect x="{left - 12}" y="{top - 14}" width="{right - left + 24}" height="{bottom - top + 28}" '
+        'fill="#fafafa" stroke="#e3e3e3"/>',
+        f'<text x="{left - 12}" y="22" font-size="14" font-weight="600">Sub-query embeddings (PCA, 2-D)</text>',
+        f'<text x="{(left + right) / 2:.1f}" y="{SVG_H - 10}" font-size="12" text-anchor="middle" '
+        f'fill="#444">{attr(labels[0])}</text>',
+        f'<text x="14" y="{(top + bottom) / 2:.1f}" font-size="12" text-anchor="middle" fill="#444" '
+        f'transform="rotate(-90 14 {(top + bottom) / 2:.1f})">{attr(labels[1])}</text>',
+    ]
     for r in pts.itertuples(index=False):
         px, py = sx(float(r.x)), sy(float(r.y))
         if r.kind == "addressed":
             tip = f"{r.sub_query} (addressed): {_short(r.text, 80)}"
-            out.append(f'<g class="crp-pca-point" data-id="{attr(r.sub_query)}" data-partition="-1">'
-                       f'<title>{attr(tip)}</title><circle cx="{px:.1f}" cy="{py:.1f}" r="5" fill="none" '
-                       f'stroke="#999" stroke-width="2"/><text x="{px:.1f}" y="{py + 17:.1f}" font-size="11" '
-                       f'text-anchor="middle" fill="#888">{attr(_short(r.sub_query, 18))}</text></g>')
+            out.append(
+                f'<g class="crp-pca-point" data-id="{attr(r.sub_query)}" data-partition="-1">'
+                f'<title>{attr(tip)}</title><circle cx="{px:.1f}" cy="{py:.1f}" r="5" fill="none" '
+                f'stroke="#999" stroke-width="2"/><text x="{px:.1f}" y="{py + 17:.1f}" font-size="11" '
+                f'text-anchor="middle" fill="#888">{attr(_short(r.sub_query, 18))}</text></g>'
+            )
         else:
             colour = branch_colour(int(r.partition))
             tip = f"{r.sub_query}: {_short(r.text, 80)} (partition {int(r.partition)})"
-            out.append(f'<g class="crp-pca-point" data-id="{attr(r.sub_query)}" data-partition="{int(r.partition)}">'
-                       f'<title>{attr(tip)}</title><circle cx="{px:.1f}" cy="{py:.1f}" r="6.5" fill="{colour}" '
-                       f'stroke="#fff" stroke-width="1"/><text x="{px:.1f}" y="{py - 10:.1f}" font-size="11" '
-                       f'text-anchor="middle" fill="#333">{attr(_short(r.sub_query, 18))}</text></g>')
+            out.append(
+                f'<g class="crp-pca-point" data-id="{attr(r.sub_query)}" data-partition="{int(r.partition)}">'
+                f'<title>{attr(tip)}</title><circle cx="{px:.1f}" cy="{py:.1f}" r="6.5" fill="{colour}" '
+                f'stroke="#fff" stroke-width="1"/><text x="{px:.1f}" y="{py - 10:.1f}" font-size="11" '
+                f'text-anchor="middle" fill="#333">{attr(_short(r.sub_query, 18))}</text></g>'
+            )
     for c in cen.itertuples(index=False):
         px, py, colour = sx(float(c.x)), sy(float(c.y)), branch_colour(int(c.partition))
-        out.append(f'<g class="crp-pca-centroid" data-partition="{int(c.partition)}"><title>centroid of partition '
-                   f'{int(c.partition)} ({int(c.size)} sub-queries)</title>'
-                   f'<path d="M{px - 7:.1f},{py - 7:.1f}L{px + 7:.1f},{py + 7:.1f}M{px - 7:.1f},{py + 7:.1f}'
-                   f'L{px + 7:.1f},{py - 7:.1f}" stroke="{colour}" stroke-width="3"/></g>')
+        out.append(
+            f'<g class="crp-pca-centroid" data-partition="{int(c.partition)}"><title>centroid of partition '
+            f"{int(c.partition)} ({int(c.size)} sub-queries)</title>"
+            f'<path d="M{px - 7:.1f},{py - 7:.1f}L{px + 7:.1f},{py + 7:.1f}M{px - 7:.1f},{py + 7:.1f}'
+            f'L{px + 7:.1f},{py - 7:.1f}" stroke="{colour}" stroke-width="3"/></g>'
+        )
     parts = sorted({int(p) for p, k in zip(pts["partition"], pts["kind"]) if k == "residual"})
-    swatch = ('<span style="display:inline-block;width:.75em;height:.75em;border-radius:50%;background:{c};'
-              'margin:0 .3em 0 .9em;vertical-align:middle"></span>')
+    swatch = (
+        '<span style="display:inline-block;width:.75em;height:.75em;border-radius:50%;background:{c};'
+        'margin:0 .3em 0 .9em;vertical-align:middle"></span>'
+    )
     legend = [swatch.format(c=branch_colour(p)) + f"partition {p} (branch {p})" for p in parts]
     if (pts["kind"] == "addressed").any():
-        legend.append('<span style="display:inline-block;width:.6em;height:.6em;border-radius:50%;'
-                      'border:2px solid #999;margin:0 .3em 0 .9em;vertical-align:middle"></span>'
-                      "addressed (Coverage Set)")
+        legend.append(
+            '<span style="display:inline-block;width:.6em;height:.6em;border-radius:50%;'
+            'border:2px solid #999;margin:0 .3em 0 .9em;vertical-align:middle"></span>'
+            "addressed (Coverage Set)"
+        )
     if len(cen):
         legend.append('<span style="margin:0 .3em 0 .9em;font-weight:700">✕</span>centroids')
-    return (f'<div class="crp-partition-view"><svg viewBox="0 0 {SVG_W} {SVG_H}" width="100%" role="img" '
-            f'aria-label="Sub-query embeddings projected to 2-D (PCA), coloured by partition" '
-            f'style="max-width:{SVG_W}px;font-family:sans-serif">{"".join(out)}</svg>'
-            f'<div style="font-size:0.82em;color:#444;margin:-2px 0 4px -0.9em">'
-            f'{"".join(f"<span style=white-space:nowrap>{item}</span> " for item in legend)}</div></div>')
+    return (
+        f'<div class="crp-partition-view"><svg viewBox="0 0 {SVG_W} {SVG_H}" width="100%" role="img" '
+        f'aria-label="Sub-query embeddings projected to 2-D (PCA), coloured by partition" '
+        f'style="max-width:{SVG_W}px;font-family:sans-serif">{"".join(out)}</svg>'
+        f'<div style="font-size:0.82em;color:#444;margin:-2px 0 4px -0.9em">'
+        f"{''.join(f'<span style=white-space:nowrap>{item}</span> ' for item in legend)}</div></div>"
+    )
 
 
 # ---- stepper ----------------------------------------------------------------------------------------------
@@ -295,11 +372,11 @@ def _what(step: FanoutStep) -> str:
     t = step.title
     for p in ("T0: ", "T1: ", "T2: ", "Result: "):
         if t.startswith(p):
-            t = t[len(p):]
+            t = t[len(p) :]
     if step.branch is not None:
         for p in (f"Branch {step.branch}: ", f"branch {step.branch} "):
             if t.startswith(p):
-                t = t[len(p):]
+                t = t[len(p) :]
     return t
 
 
@@ -355,20 +432,35 @@ def coverage_frame(step: FanoutStep, scenario: Scenario, config: CRPConfig) -> p
     for sid in step.coverage:
         a = addressed.get(sid)
         sq = by_id.get(sid)
-        rows.append({"entry": sid, "label": (sq.label or "") if sq else "",
-                     "depth_weight": float(a.depth_weight) if a else float(config.branch_depth_weight),
-                     "origin": "addressed" if a else "branch addition", "added": sid in added})
+        rows.append(
+            {
+                "entry": sid,
+                "label": (sq.label or "") if sq else "",
+                "depth_weight": float(a.depth_weight) if a else float(config.branch_depth_weight),
+                "origin": "addressed" if a else "branch addition",
+                "added": sid in added,
+            }
+        )
     return pd.DataFrame(rows, columns=["entry", "label", "depth_weight", "origin", "added"])
 
 
 def coverage_tips(frame: pd.DataFrame) -> dict[str, str]:
     """Hover text of each Coverage Set chip: origin and depth weight (from :func:`coverage_frame`)."""
-    return {r.entry: f"{r.origin}, depth {r.depth_weight:g}" + (f", label {r.label}" if r.label else "")
-            for r in frame.itertuples(index=False)}
+    return {
+        r.entry: f"{r.origin}, depth {r.depth_weight:g}" + (f", label {r.label}" if r.label else "")
+        for r in frame.itertuples(index=False)
+    }
 
 
-def chips_html(ids: Sequence[str], *, highlight: Iterable[str] = (), kind: str = "cov",
-               highlight_bg: str = ADDED_BG, empty: str = "(empty)", tips: Mapping[str, str] | None = None) -> str:
+def chips_html(
+    ids: Sequence[str],
+    *,
+    highlight: Iterable[str] = (),
+    kind: str = "cov",
+    highlight_bg: str = ADDED_BG,
+    empty: str = "(empty)",
+    tips: Mapping[str, str] | None = None,
+) -> str:
     """Inline chips for ids (escaped); ``highlight`` ones get a coloured background and a marker.
 
     Each chip carries ``data-id`` (escaped) and ``data-hl`` so tests can read what is shown; ``tips``
@@ -380,19 +472,28 @@ def chips_html(ids: Sequence[str], *, highlight: Iterable[str] = (), kind: str =
     out = []
     for i in ids:
         on = i in hl
-        style = ("display:inline-block;border:1px solid #ccc;border-radius:10px;padding:0 7px;margin:1px 2px;"
-                 "font-family:monospace;font-size:0.82em;"
-                 + (f"background:{highlight_bg};border-color:#c9a400;font-weight:600;" if on
-                    else "background:#f4f4f4;"))
+        style = (
+            "display:inline-block;border:1px solid #ccc;border-radius:10px;padding:0 7px;margin:1px 2px;"
+            "font-family:monospace;font-size:0.82em;"
+            + (f"background:{highlight_bg};border-color:#c9a400;font-weight:600;" if on else "background:#f4f4f4;")
+        )
         mark = ("+ " if kind == "cov" else "⚠ ") if on else ""
         tip = f' title="{attr(tips[i])}"' if tips and i in tips else ""
-        out.append(f'<span class="crp-{kind}" data-id="{attr(i)}" data-hl="{int(on)}"{tip} '
-                   f'style="{style}">{mark}{html_text(i)}</span>')
+        out.append(
+            f'<span class="crp-{kind}" data-id="{attr(i)}" data-hl="{int(on)}"{tip} '
+            f'style="{style}">{mark}{html_text(i)}</span>'
+        )
     return "".join(out)
 
 
-def timeline_html(steps: Sequence[FanoutStep], current: int, *, duplicates: Iterable[str] = (),
-                  show_facts: bool = True, title: str = "") -> str:
+def timeline_html(
+    steps: Sequence[FanoutStep],
+    current: int,
+    *,
+    duplicates: Iterable[str] = (),
+    show_facts: bool = True,
+    title: str = "",
+) -> str:
     """The timeline of SPEC-027 §1.1 up to ``current``: one row per step, the current one emphasised.
 
     Row: ``T<n> · Branch k · what happened`` then the facts reported at that step (duplicates
@@ -403,18 +504,23 @@ def timeline_html(steps: Sequence[FanoutStep], current: int, *, duplicates: Iter
     for s in steps[: current + 1]:
         cur = s.index == current
         colour = branch_colour(s.branch)
-        style = (f"border-left:4px solid {colour};padding:3px 8px;margin:2px 0;font-size:0.86em;"
-                 + ("background:#eef4ff;" if cur else "color:#444;"))
-        head = (f'<b style="font-family:monospace">{html_text(step_time(s))}</b> · '
-                f'<b style="color:{colour}">{html_text(actor(s))}</b> · {html_text(_what(s))}')
+        style = f"border-left:4px solid {colour};padding:3px 8px;margin:2px 0;font-size:0.86em;" + (
+            "background:#eef4ff;" if cur else "color:#444;"
+        )
+        head = (
+            f'<b style="font-family:monospace">{html_text(step_time(s))}</b> · '
+            f'<b style="color:{colour}">{html_text(actor(s))}</b> · {html_text(_what(s))}'
+        )
         bits = []
         if show_facts and s.facts:
             bits.append("facts: " + chips_html(s.facts, highlight=dups, kind="fact", highlight_bg=DUP_BG))
         if s.added:
             bits.append("coverage +: " + chips_html(s.added, highlight=s.added))
         body = "".join(f'<div style="margin-top:2px">{b}</div>' for b in bits)
-        rows.append(f'<div class="crp-step{" crp-current" if cur else ""}" data-index="{s.index}" '
-                    f'style="{style}">{head}{body}</div>')
+        rows.append(
+            f'<div class="crp-step{" crp-current" if cur else ""}" data-index="{s.index}" '
+            f'style="{style}">{head}{body}</div>'
+        )
     head = f'<div style="font-weight:600;margin-bottom:4px">{html_text(title)}</div>' if title else ""
     return f'<div class="crp-timeline">{head}{"".join(rows)}</div>'
 
@@ -424,8 +530,17 @@ def step_facts_frame(
 ) -> pd.DataFrame:
     """The facts a retrieval step chose, with the branch's stored factors (partition-scoped relevance,
     residual pull, novelty against the snapshot / shared set, recency, CDR) and who else chose them."""
-    cols = ["fact_id", "also_chosen_by", "cdr_score", "relevance", "residual_pull", "novelty", "recency_factor",
-            "content", "rank"]
+    cols = [
+        "fact_id",
+        "also_chosen_by",
+        "cdr_score",
+        "relevance",
+        "residual_pull",
+        "novelty",
+        "recency_factor",
+        "content",
+        "rank",
+    ]
     scores = list(step.detail.get("scores", [])) if isinstance(step.detail, Mapping) else []
     dup = duplicates or {}
     rows = []
@@ -433,11 +548,19 @@ def step_facts_frame(
         fid = sc["fact_id"]
         fact = corpus.kb.get(fid) if corpus is not None else None
         others = [b for b in dup.get(fid, ()) if b != step.branch]
-        rows.append({"rank": rank, "fact_id": fid, "relevance": sc["relevance"],
-                     "residual_pull": sc["residual_pull"], "novelty": sc["novelty"],
-                     "recency_factor": sc["recency_factor"], "cdr_score": sc["cdr_score"],
-                     "also_chosen_by": ", ".join(f"branch {b}" for b in others),
-                     "content": fact.content if fact is not None else ""})
+        rows.append(
+            {
+                "rank": rank,
+                "fact_id": fid,
+                "relevance": sc["relevance"],
+                "residual_pull": sc["residual_pull"],
+                "novelty": sc["novelty"],
+                "recency_factor": sc["recency_factor"],
+                "cdr_score": sc["cdr_score"],
+                "also_chosen_by": ", ".join(f"branch {b}" for b in others),
+                "content": fact.content if fact is not None else "",
+            }
+        )
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -446,18 +569,32 @@ def dedup_frame(run: FanoutRun) -> pd.DataFrame:
     rows = []
     for d in run.duplicates:
         kept = next((f for f in d.fact_ids if f in run.merged), None)
-        rows.append({"fact_ids": " ~ ".join(d.fact_ids),
-                     "kind": "same fact" if len(d.fact_ids) == 1 else "near-identical (cosine)",
-                     "branches": ", ".join(str(b) for b in d.branches), "similarity": float(d.similarity),
-                     "kept": kept or "-"})
+        rows.append(
+            {
+                "fact_ids": " ~ ".join(d.fact_ids),
+                "kind": "same fact" if len(d.fact_ids) == 1 else "near-identical (cosine)",
+                "branches": ", ".join(str(b) for b in d.branches),
+                "similarity": float(d.similarity),
+                "kept": kept or "-",
+            }
+        )
     return pd.DataFrame(rows, columns=["fact_ids", "kind", "branches", "similarity", "kept"])
 
 
 def branches_frame(run: FanoutRun) -> pd.DataFrame:
     """One row per branch: its sub-queries and picks (naive: round-robin assignment)."""
-    return pd.DataFrame([{"branch": b.branch, "sub_queries": ", ".join(b.sub_queries),
-                          "selected": len(b.selected), "facts": ", ".join(b.selected)}
-                         for b in run.branches], columns=["branch", "sub_queries", "selected", "facts"])
+    return pd.DataFrame(
+        [
+            {
+                "branch": b.branch,
+                "sub_queries": ", ".join(b.sub_queries),
+                "selected": len(b.selected),
+                "facts": ", ".join(b.selected),
+            }
+            for b in run.branches
+        ],
+        columns=["branch", "sub_queries", "selected", "facts"],
+    )
 
 
 def picks(run: FanoutRun) -> int:
@@ -474,17 +611,21 @@ def comparison_frame(fan: FanoutResult) -> pd.DataFrame:
     after fan-in (``coverage_depth``); ``facts chosen`` = picks over all branches, repeats included.
     """
     rows = []
-    for name, get in ((FANOUT_DUPLICATES, lambda r: r.duplicate_count),
-                      ("distinct facts covered", lambda r: len(r.merged)),
-                      ("coverage entries after merge", lambda r: int(r.coverage_depth)),
-                      ("facts chosen (with repeats)", picks)):
+    for name, get in (
+        (FANOUT_DUPLICATES, lambda r: r.duplicate_count),
+        ("distinct facts covered", lambda r: len(r.merged)),
+        ("coverage entries after merge", lambda r: int(r.coverage_depth)),
+        ("facts chosen (with repeats)", picks),
+    ):
         rows.append({"measure": name, "naive": int(get(fan.naive)), "partitioned": int(get(fan.partitioned))})
     return pd.DataFrame(rows, columns=["measure", "naive", "partitioned"])
 
 
 def _figure(label: str, value: int) -> str:
-    return (f'<div><div style="font-size:0.75em;color:#777">{html_text(label)}</div>'
-            f'<div style="font-size:1.45em;font-weight:600;line-height:1.2">{int(value)}</div></div>')
+    return (
+        f'<div><div style="font-size:0.75em;color:#777">{html_text(label)}</div>'
+        f'<div style="font-size:1.45em;font-weight:600;line-height:1.2">{int(value)}</div></div>'
+    )
 
 
 def comparison_html(frame: pd.DataFrame) -> str:
@@ -499,9 +640,10 @@ def comparison_html(frame: pd.DataFrame) -> str:
             f'data-partitioned="{part}" style="flex:1;background:{bg};border:1px solid #ddd;border-radius:8px;'
             f'padding:6px 10px;min-width:0">'
             f'<div style="font-size:0.85em;color:#555;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">'
-            f'{html_text(row.measure)}</div>'
+            f"{html_text(row.measure)}</div>"
             f'<div style="display:flex;gap:14px">{_figure("naive", naive)}{_figure("partitioned", part)}</div>'
-            f'</div>')
+            f"</div>"
+        )
     return f'<div class="crp-compare-strip" style="display:flex;gap:10px;margin:6px 0 10px 0">{"".join(cards)}</div>'
 
 

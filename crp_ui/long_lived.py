@@ -11,6 +11,7 @@ last freeze only) and freezes the survivors, so Streamlit's own collection walks
 garbage (an evicted cache entry, a closed session) is still reclaimed: the collector's guarantee is
 kept, at most that many runs late.
 """
+
 from __future__ import annotations
 
 import gc

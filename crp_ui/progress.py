@@ -5,6 +5,7 @@ what a page hands to a ``crp_core`` function as its ``progress(done, total)`` ca
 ``<label>: 120 / 400 runs · 35 runs/s · about 8 s left``. Updates are throttled (at most one every
 :data:`MIN_UPDATE_S`, plus the last), so a callback per item costs nothing noticeable.
 """
+
 from __future__ import annotations
 
 import time
@@ -20,8 +21,7 @@ from .cache import format_duration
 MIN_UPDATE_S = 0.25
 
 
-def progress_line(label: str, done: int, total: int, elapsed_s: float, *, unit: str = "",
-                  what: str = "") -> str:
+def progress_line(label: str, done: int, total: int, elapsed_s: float, *, unit: str = "", what: str = "") -> str:
     """``label: done / total unit · rate unit/s · about N s left · what`` (rate and ETA once known)."""
     u = f" {unit}" if unit else ""
     bits = [f"{label}: {done:,} / {total:,}{u}"]

@@ -14,6 +14,7 @@ reverse the text around it, nor hide a character (docs/decisions/ui.md). Text sh
 Markdown (table cells, select-box options, code blocks) goes through :func:`plain` /
 :func:`inert_frame`, which do the same.
 """
+
 from __future__ import annotations
 
 import html
@@ -69,8 +70,12 @@ def inert_frame(df: pd.DataFrame) -> pd.DataFrame:
         if not _any_control(values):
             continue  # most columns hold no control at all
         # a categorical column comes back as object (its categories would not hold the shown texts)
-        fixed[j] = pd.Series(_visible_all(values), index=df.index,
-                             dtype=object if isinstance(dtype, pd.CategoricalDtype) else dtype, name=column.name)
+        fixed[j] = pd.Series(
+            _visible_all(values),
+            index=df.index,
+            dtype=object if isinstance(dtype, pd.CategoricalDtype) else dtype,
+            name=column.name,
+        )
     names = df.columns.tolist()
     labels = [] if isinstance(df.index, pd.RangeIndex) else df.index.tolist()  # any other index may hold text
     renamed, index_text = _any_control(names), _any_control(labels)
@@ -98,8 +103,11 @@ def _visible_all(values: list[Any]) -> list[Any]:
 
 def _text_dtype(dtype: Any) -> bool:
     """Whether a column of ``dtype`` can hold text (object, a string dtype, or categorical)."""
-    return bool(pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
-                or isinstance(dtype, pd.CategoricalDtype))
+    return bool(
+        pd.api.types.is_object_dtype(dtype)
+        or pd.api.types.is_string_dtype(dtype)
+        or isinstance(dtype, pd.CategoricalDtype)
+    )
 
 
 def table(df: pd.DataFrame, **kwargs: Any) -> Any:
@@ -109,8 +117,12 @@ def table(df: pd.DataFrame, **kwargs: Any) -> Any:
     out = df.copy()
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
-            out[col] = pd.Series([md_escape(v).replace("  \n", " ") if isinstance(v, str) else v for v in out[col]],
-                                 index=out.index, dtype=object, name=col)
+            out[col] = pd.Series(
+                [md_escape(v).replace("  \n", " ") if isinstance(v, str) else v for v in out[col]],
+                index=out.index,
+                dtype=object,
+                name=col,
+            )
     return st.table(out, **kwargs)
 
 
@@ -157,7 +169,7 @@ def md_escape(text: Any) -> str:
 def _escape_line(line: str) -> str:
     out, pos = [], 0
     for m in _AUTOLINK.finditer(line):
-        out.append(_MD_SPECIAL.sub(r"\\\1", line[pos:m.start()]))
+        out.append(_MD_SPECIAL.sub(r"\\\1", line[pos : m.start()]))
         out.append(md_code(m.group(0)))
         pos = m.end()
     out.append(_MD_SPECIAL.sub(r"\\\1", line[pos:]))
@@ -182,8 +194,17 @@ def html_text(text: Any) -> str:
     """
     s = html.escape(visible(text), quote=True)
     s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
-    for ch, ent in (("$", "&#36;"), ("*", "&#42;"), ("_", "&#95;"), ("[", "&#91;"), ("]", "&#93;"),
-                    ("`", "&#96;"), ("~", "&#126;"), (":", "&#58;"), ("\\", "&#92;")):
+    for ch, ent in (
+        ("$", "&#36;"),
+        ("*", "&#42;"),
+        ("_", "&#95;"),
+        ("[", "&#91;"),
+        ("]", "&#93;"),
+        ("`", "&#96;"),
+        ("~", "&#126;"),
+        (":", "&#58;"),
+        ("\\", "&#92;"),
+    ):
         s = s.replace(ch, ent)
     return s
 
@@ -198,16 +219,20 @@ def esc(text: Any, limit: int | None = None) -> str:
 
 def badge(text: str, colour: str = "#444") -> str:
     """A small coloured label (HTML; ``text`` is escaped)."""
-    return (f'<span style="background:{html.escape(colour)};color:#fff;border-radius:4px;'
-            f'padding:1px 6px;font-size:0.8em;margin-right:4px">{html_text(text)}</span>')
+    return (
+        f'<span style="background:{html.escape(colour)};color:#fff;border-radius:4px;'
+        f'padding:1px 6px;font-size:0.8em;margin-right:4px">{html_text(text)}</span>'
+    )
 
 
 def fact_card_html(fact: Any, *, extra: Mapping[str, Any] | None = None) -> str:
     """HTML of a fact card: id, source type, status, optional key/values, and the escaped content."""
     status = getattr(fact, "status", "ACTIVE")
-    head = (f'<code>{html_text(fact.fact_id)}</code> '
-            + badge(getattr(fact, "source_type", ""), "#3b5b92")
-            + badge(status, STATUS_COLOURS.get(status, "#444")))
+    head = (
+        f"<code>{html_text(fact.fact_id)}</code> "
+        + badge(getattr(fact, "source_type", ""), "#3b5b92")
+        + badge(status, STATUS_COLOURS.get(status, "#444"))
+    )
     bits = []
     for k, v in (extra or {}).items():
         if v is None or (isinstance(v, float) and v != v):  # no value (a connector has no tier): a dash, not "nan"
@@ -217,8 +242,10 @@ def fact_card_html(fact: Any, *, extra: Mapping[str, Any] | None = None) -> str:
         bits.append(f"<b>{html_text(k)}</b>&nbsp;{html_text(v)}")
     meta = f'<div style="font-size:0.85em;color:#555;margin-top:2px">{" · ".join(bits)}</div>' if bits else ""
     body = f'<div style="margin-top:6px;white-space:normal">{html_text(fact.content)}</div>'
-    return (f'<div class="crp-fact" style="border:1px solid #ddd;border-radius:6px;padding:8px 10px;'
-            f'margin-bottom:8px">{head}{meta}{body}</div>')
+    return (
+        f'<div class="crp-fact" style="border:1px solid #ddd;border-radius:6px;padding:8px 10px;'
+        f'margin-bottom:8px">{head}{meta}{body}</div>'
+    )
 
 
 def fact_card(fact: Any, *, extra: Mapping[str, Any] | None = None) -> None:
@@ -270,4 +297,3 @@ def remembered_expander(label: str, key: str) -> Any:
         st.session_state[keep] = bool(st.session_state.get(key))
 
     return st.expander(label, expanded=bool(st.session_state.get(keep, False)), key=key, on_change=remember)
-

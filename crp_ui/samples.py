@@ -4,6 +4,7 @@ The samples folder is ``$CRP_SAMPLE_DIR`` or the repository's ``sample_ckf/``; i
 ``scenarios/`` below it. A CKF is a ``*.jsonl`` / ``*.csv`` file, a ``*.json`` file shaped like a CKF,
 or a directory holding ``facts.jsonl``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -55,8 +56,11 @@ def list_scenarios() -> list[str]:
     d = scenarios_dir()
     if not d.is_dir():
         return []
-    return sorted(p.name for p in d.iterdir()
-                  if p.is_file() and p.suffix.lower() in SCENARIO_SUFFIXES and not p.name.startswith("."))
+    return sorted(
+        p.name
+        for p in d.iterdir()
+        if p.is_file() and p.suffix.lower() in SCENARIO_SUFFIXES and not p.name.startswith(".")
+    )
 
 
 @functools.lru_cache(maxsize=256)

@@ -12,6 +12,7 @@ editor shows and what the pipeline gets.
 A session initialises itself on the first accessor call (:func:`init_state`): defaults, then the
 view the URL describes (:mod:`crp_ui.url_codec`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -198,8 +199,9 @@ def set_sdk_map(name: str | None, data: bytes | None) -> bool:
             doc = tomllib.loads(data.decode("utf-8"))
             smap = source_map_from_dict(doc, name)
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            st.session_state[K_SDK_MAP_REFUSAL] = Refusal(name, f"source-type mapping {name} refused", (
-                Problem(0, "toml", f"not valid TOML: {exc}"),))
+            st.session_state[K_SDK_MAP_REFUSAL] = Refusal(
+                name, f"source-type mapping {name} refused", (Problem(0, "toml", f"not valid TOML: {exc}"),)
+            )
             return False
         except CKFError as exc:
             st.session_state[K_SDK_MAP_REFUSAL] = Refusal(name, exc.what, tuple(exc.problems))
@@ -258,7 +260,8 @@ def _conclude(p: PendingLoad, job: Any) -> bool:
         snap = job.progress.snapshot()
         st.session_state[K_CKF_NOTICE] = (
             f"Embedding of {p.label} cancelled at {snap.done:,} / {snap.total:,} facts. The finished chunks "
-            "are kept in the embedding cache: loading the file again continues from there.")
+            "are kept in the embedding cache: loading the file again continues from there."
+        )
         return False
     if job.state != "done":
         err = cache.job_error(job)
@@ -268,8 +271,11 @@ def _conclude(p: PendingLoad, job: Any) -> bool:
     cache.keep_corpus(job.key, job.result)
     unfit = _scenario_misfit(job.result)
     if unfit is not None:
-        return _refuse(p.source, f"CKF {p.source} refused: it does not fit the active scenario ({unfit[0]}); "
-                       "load a matching scenario first", unfit[1])
+        return _refuse(
+            p.source,
+            f"CKF {p.source} refused: it does not fit the active scenario ({unfit[0]}); load a matching scenario first",
+            unfit[1],
+        )
     st.session_state[K_KB] = p.kb
     st.session_state[K_KB_FP] = _corpus_fp(p.kb)
     st.session_state[K_KB_ID] = p.kb.fingerprint
@@ -349,7 +355,8 @@ def cancel_pending() -> None:
     snap = job.progress.snapshot()
     st.session_state[K_CKF_NOTICE] = (
         f"Embedding of {p.label} cancelled at {snap.done:,} / {snap.total:,} facts. The finished chunks "
-        "are kept in the embedding cache: loading the file again continues from there.")
+        "are kept in the embedding cache: loading the file again continues from there."
+    )
 
 
 def _drop_pending() -> None:
@@ -381,8 +388,12 @@ def load_sample(name: str) -> bool:
     path = samples_dir() / name
     lenient, limit = get_lenient(), get_config().ckf_max_bytes
     smap = _source_map()
-    return _activate_kb(lambda: cache.load_ckf_path(str(path), cache.path_stamp(path), lenient, limit, smap),
-                        name, label=name, sample=name)
+    return _activate_kb(
+        lambda: cache.load_ckf_path(str(path), cache.path_stamp(path), lenient, limit, smap),
+        name,
+        label=name,
+        sample=name,
+    )
 
 
 def upload_limit() -> int:
@@ -399,12 +410,22 @@ def load_upload(data: bytes, name: str) -> bool:
     st.session_state[K_LAST_UPLOAD] = (name, data)
     lenient, limit = get_lenient(), upload_limit()
     if len(data) > limit:
-        return _refuse(name, f"CKF {name} refused", (Problem(
-            0, "file", f"the file has {len(data):,} bytes; the upload limit is {render.limit_text(limit)} "
-            "(ckf_max_bytes, capped by the server's server.maxUploadSize)"),))
+        return _refuse(
+            name,
+            f"CKF {name} refused",
+            (
+                Problem(
+                    0,
+                    "file",
+                    f"the file has {len(data):,} bytes; the upload limit is {render.limit_text(limit)} "
+                    "(ckf_max_bytes, capped by the server's server.maxUploadSize)",
+                ),
+            ),
+        )
     smap = _source_map()
-    return _activate_kb(lambda: cache.load_ckf_upload(data, name, lenient, limit, smap), name,
-                        label=f"{name} (uploaded)", sample=None)
+    return _activate_kb(
+        lambda: cache.load_ckf_upload(data, name, lenient, limit, smap), name, label=f"{name} (uploaded)", sample=None
+    )
 
 
 def get_corpus(*, progress: bool = True, decisions: bool = True) -> Any:
@@ -421,8 +442,9 @@ def get_corpus(*, progress: bool = True, decisions: bool = True) -> Any:
     kb = get_ckf()
     if kb is None:
         return None
-    corpus = cache.prepared_corpus(kb, st.session_state[K_KB_FP], get_config(), show_progress=progress,
-                                   label=get_ckf_label())
+    corpus = cache.prepared_corpus(
+        kb, st.session_state[K_KB_FP], get_config(), show_progress=progress, label=get_ckf_label()
+    )
     if not decisions:
         return corpus
     from . import decisions as triage_decisions
@@ -570,6 +592,7 @@ def _effective(base: CRPConfig, scenario: Scenario | None, edits: Mapping[str, A
     """The dashboard's configuration: ``crp_core.config.layered_config`` with the sidebar edits as overrides."""
     return layered_config(base, scenario.config if scenario is not None else None, overrides=edits)
 
+
 def _recompute_config() -> CRPConfig:
     """Store and return the effective config; edits that no longer fit the scenario are dropped."""
     base = st.session_state.get(K_BASE) or CRPConfig()
@@ -663,10 +686,19 @@ def get_result(*, decisions: Any = None, decisions_key: str = "") -> Any:
     corpus = get_corpus()
     if decisions is None:
         decisions, decisions_key = triage_decisions.pipeline_decisions()
-    known, known_key = triage_decisions.known_conflicts_in_force(get_corpus(progress=False, decisions=False),
-                                                                 get_config(), get_now())
-    return cache.pipeline_result(corpus, s, get_config(), get_now(), decisions=decisions,
-                                 decisions_key=decisions_key, known_conflicts=known, known_key=known_key)
+    known, known_key = triage_decisions.known_conflicts_in_force(
+        get_corpus(progress=False, decisions=False), get_config(), get_now()
+    )
+    return cache.pipeline_result(
+        corpus,
+        s,
+        get_config(),
+        get_now(),
+        decisions=decisions,
+        decisions_key=decisions_key,
+        known_conflicts=known,
+        known_key=known_key,
+    )
 
 
 # ---- selection, operator -----------------------------------------------------------------------

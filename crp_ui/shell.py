@@ -15,6 +15,7 @@ file then runs the shell itself: ``st.navigation`` registers the pages (the lega
 from then on, for every session), the sidebar is drawn, and the page the URL names runs inside it.
 Only public Streamlit API is involved.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -67,8 +68,7 @@ DEFAULT_PAGE = PAGES[0]
 SIDEBAR_WIDTH = 440
 #: the sidebar starts at least SIDEBAR_WIDTH wide while expanded (it can still be dragged wider or
 #: collapsed); static CSS, no user content
-SIDEBAR_CSS = (f'<style>section[data-testid="stSidebar"][data-collapsed="false"]'
-               f'{{min-width:{SIDEBAR_WIDTH}px}}</style>')
+SIDEBAR_CSS = f'<style>section[data-testid="stSidebar"][data-collapsed="false"]{{min-width:{SIDEBAR_WIDTH}px}}</style>'
 
 #: True while :func:`run` executes the selected page (per script thread, so sessions never mix)
 _IN_SHELL: contextvars.ContextVar[bool] = contextvars.ContextVar("crp_in_shell", default=False)
@@ -101,17 +101,29 @@ def navigation_pages() -> list[st.Page]:
     gets a hidden page of the same file as well: ``/overview`` shows the Overview like ``/`` does,
     instead of Streamlit's "Page not found".
     """
-    pages = [st.Page(str(p.path), title=p.title, icon=p.icon, default=True, url_path="") if p is DEFAULT_PAGE
-             else st.Page(str(p.path), title=p.title, icon=p.icon, url_path=p.url_path) for p in PAGES]
-    pages.append(st.Page(str(DEFAULT_PAGE.path), title=DEFAULT_PAGE.title, icon=DEFAULT_PAGE.icon,
-                         url_path=DEFAULT_PAGE.url_path, visibility="hidden"))
+    pages = [
+        st.Page(str(p.path), title=p.title, icon=p.icon, default=True, url_path="")
+        if p is DEFAULT_PAGE
+        else st.Page(str(p.path), title=p.title, icon=p.icon, url_path=p.url_path)
+        for p in PAGES
+    ]
+    pages.append(
+        st.Page(
+            str(DEFAULT_PAGE.path),
+            title=DEFAULT_PAGE.title,
+            icon=DEFAULT_PAGE.icon,
+            url_path=DEFAULT_PAGE.url_path,
+            visibility="hidden",
+        )
+    )
     return pages
 
 
 def run() -> None:
     """One run of the dashboard: page config, navigation, the shared sidebar, the page, the URL."""
-    st.set_page_config(layout="wide", page_title="crp-inspect", page_icon=page_icon(),
-                       initial_sidebar_state=SIDEBAR_WIDTH)
+    st.set_page_config(
+        layout="wide", page_title="crp-inspect", page_icon=page_icon(), initial_sidebar_state=SIDEBAR_WIDTH
+    )
     st.html(SIDEBAR_CSS + sidebar.UPLOAD_CSS)
     nav = st.navigation(navigation_pages())
     sidebar.render_sidebar()

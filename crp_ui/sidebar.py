@@ -14,6 +14,7 @@ that were not drawn. Inside the Configuration editor each stage's group of input
 as well (the first, stage 1 with the relevance gate, open by default; what the user opens or closes is
 remembered for the session).
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,7 @@ UPLOAD_BOX = "crp-ckf-upload"
 #: the CKF uploader's own instruction line says "<n>MB per file" in the browser's unit (10**6 bytes, or
 #: 2**20 on Windows) with the rounded-up cap; the label states the limit in MiB and bytes instead, so
 #: that line is hidden (static CSS, no user content)
-UPLOAD_CSS = (f'<style>.st-key-{UPLOAD_BOX} [data-testid="stFileUploaderDropzoneInstructions"]'
-              '{display:none}</style>')
+UPLOAD_CSS = f'<style>.st-key-{UPLOAD_BOX} [data-testid="stFileUploaderDropzoneInstructions"]{{display:none}}</style>'
 PROJECT_MARK = " *"
 #: keys of the sidebar's lazy expanders (their open state; tests open them through these)
 SCENARIO_OPEN = "crp.w.sidebar.scenario_open"
@@ -50,19 +50,48 @@ _DEFAULTS = CRPConfig()
 
 #: scalar config keys grouped by pipeline stage (any key not listed lands in "Other")
 CONFIG_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Stage 1 · candidates (SPEC-024 §2.6)",
-     ("cdr_min_relevance", "candidate_k", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search")),
-    ("Stage 2 · CDR score (SPEC-024 §2, SPEC-027 §3)",
-     ("min_novelty_floor", "coverage_penalty_cap", "stale_floor", "fresh_fraction", "ngram_n",
-      "ngram_step_penalty", "ngram_penalty_cap")),
-    ("Stage 3 · graph / connectors (SPEC-025)",
-     ("graph_retrieval", "graph_k", "graph_edge_min", "max_hops", "connector_budget",
-      "min_connector_relevance", "envelope_fact_budget")),
-    ("Stage 4 · contradictions (SPEC-027 §2)",
-     ("contradiction_similarity", "authority_tie_tolerance", "backfill", "dedup_similarity",
-      "known_conflict_action")),
-    ("Stage 5 · fan-out (SPEC-027 §1)",
-     ("fanin_dedup_similarity", "branch_depth_weight", "kmeans_seed", "kmeans_n_init")),
+    (
+        "Stage 1 · candidates (SPEC-024 §2.6)",
+        ("cdr_min_relevance", "candidate_k", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search"),
+    ),
+    (
+        "Stage 2 · CDR score (SPEC-024 §2, SPEC-027 §3)",
+        (
+            "min_novelty_floor",
+            "coverage_penalty_cap",
+            "stale_floor",
+            "fresh_fraction",
+            "ngram_n",
+            "ngram_step_penalty",
+            "ngram_penalty_cap",
+        ),
+    ),
+    (
+        "Stage 3 · graph / connectors (SPEC-025)",
+        (
+            "graph_retrieval",
+            "graph_k",
+            "graph_edge_min",
+            "max_hops",
+            "connector_budget",
+            "min_connector_relevance",
+            "envelope_fact_budget",
+        ),
+    ),
+    (
+        "Stage 4 · contradictions (SPEC-027 §2)",
+        (
+            "contradiction_similarity",
+            "authority_tie_tolerance",
+            "backfill",
+            "dedup_similarity",
+            "known_conflict_action",
+        ),
+    ),
+    (
+        "Stage 5 · fan-out (SPEC-027 §1)",
+        ("fanin_dedup_similarity", "branch_depth_weight", "kmeans_seed", "kmeans_n_init"),
+    ),
     ("Stage 6 · packing (SPEC-003 §7)", ("token_budget",)),
     ("Input", ("ckf_max_bytes",)),
 )
@@ -163,9 +192,13 @@ def _pending_progress() -> None:
     text = cache.progress_text(snap, p.label, own_embeddings=p.kb.embeddings is not None)
     st.progress(snap.fraction, text=render.md_escape(text))
     st.caption(f"{render.md_escape(state.get_ckf_label())} stays active until {render.md_escape(p.label)} is ready.")
-    st.button("Cancel loading", key="crp.w.ckf.cancel", on_click=state.cancel_pending,
-              help="Stops the embedding; the chunks already embedded stay in the cache, so loading the same "
-                   "file again continues from there.")
+    st.button(
+        "Cancel loading",
+        key="crp.w.ckf.cancel",
+        on_click=state.cancel_pending,
+        help="Stops the embedding; the chunks already embedded stay in the cache, so loading the same "
+        "file again continues from there.",
+    )
 
 
 def _pending_section() -> None:
@@ -187,24 +220,42 @@ def _ckf_section() -> None:
     current = state.get_ckf_sample() if state.active_ckf() is not None else None
     key = widget_key("ckf", "sample")
     if samples:
-        st.selectbox("Bundled sample", samples, index=samples.index(current) if current in samples else None,
-                     placeholder="(an uploaded CKF is active)" if state.active_ckf() is not None else "(none)",
-                     key=key, on_change=_on_sample_change, args=(key,))
+        st.selectbox(
+            "Bundled sample",
+            samples,
+            index=samples.index(current) if current in samples else None,
+            placeholder="(an uploaded CKF is active)" if state.active_ckf() is not None else "(none)",
+            key=key,
+            on_change=_on_sample_change,
+            args=(key,),
+        )
     else:
         st.caption(f"No bundled sample in {render.md_escape(state.samples_dir())}.")
     limit = state.upload_limit()
     ukey = widget_key("upload", "ckf")
     with st.container(key=UPLOAD_BOX):  # its CSS class hides the uploader's own "<n>MB per file" line
-        st.file_uploader(f"…or upload a CKF (JSONL / JSON / CSV / Parquet, at most {limit_text(limit)})",
-                         type=UPLOAD_TYPES, key=ukey, max_upload_size=browser_upload_cap(limit),
-                         on_change=_on_upload, args=(ukey,))
+        st.file_uploader(
+            f"…or upload a CKF (JSONL / JSON / CSV / Parquet, at most {limit_text(limit)})",
+            type=UPLOAD_TYPES,
+            key=ukey,
+            max_upload_size=browser_upload_cap(limit),
+            on_change=_on_upload,
+            args=(ukey,),
+        )
     if limit < state.get_config().ckf_max_bytes:
-        st.caption(f"ckf_max_bytes is {state.get_config().ckf_max_bytes:,} bytes, but this server accepts "
-                   f"uploads up to {limit_text(limit)} (server.maxUploadSize).")
+        st.caption(
+            f"ckf_max_bytes is {state.get_config().ckf_max_bytes:,} bytes, but this server accepts "
+            f"uploads up to {limit_text(limit)} (server.maxUploadSize)."
+        )
     lkey = widget_key("ckf", "lenient")
-    st.toggle("Lenient loading (skip bad facts, list them)", value=state.get_lenient(), key=lkey,
-              on_change=_on_lenient_change, args=(lkey,),
-              help="Strict (off): a file with any bad fact is refused. Lenient: exactly the bad facts are skipped.")
+    st.toggle(
+        "Lenient loading (skip bad facts, list them)",
+        value=state.get_lenient(),
+        key=lkey,
+        on_change=_on_lenient_change,
+        args=(lkey,),
+        help="Strict (off): a file with any bad fact is refused. Lenient: exactly the bad facts are skipped.",
+    )
     _sdk_map_section()
     _pending_section()
     kb = state.active_ckf()
@@ -219,9 +270,11 @@ def _ckf_section() -> None:
         if state.pending_load() is None:
             st.info("No CKF loaded.")
         return
-    st.caption(f"Active: **{render.md_escape(state.get_ckf_label())}** · {len(kb)} facts"
-               + (f" · {len(kb.skipped)} skipped" if kb.skipped else "")
-               + (f" · {len(kb.warnings)} data-quality warnings" if kb.warnings else ""))
+    st.caption(
+        f"Active: **{render.md_escape(state.get_ckf_label())}** · {len(kb)} facts"
+        + (f" · {len(kb.skipped)} skipped" if kb.skipped else "")
+        + (f" · {len(kb.warnings)} data-quality warnings" if kb.warnings else "")
+    )
     if kb.skipped:
         with st.expander(f"{len(kb.skipped)} facts skipped (lenient)"):
             st.markdown(render.problems_list(kb.skipped))
@@ -247,19 +300,27 @@ def _sdk_map_section() -> None:
         return
     with st.expander("SDK snapshot: source-type mapping", expanded=current is not None or refusal is not None):
         key = widget_key("sdk_map", "upload")
-        st.file_uploader("Mapping (TOML, as crp-inspect --sdk-map)", type=["toml"], key=key,
-                         on_change=_on_sdk_map, args=(key,),
-                         help="[[rule]] tables by category / source_window_id glob / extraction_stage give a "
-                              "crprotocol SDK snapshot's facts their source types; first match wins, else default.")
+        st.file_uploader(
+            "Mapping (TOML, as crp-inspect --sdk-map)",
+            type=["toml"],
+            key=key,
+            on_change=_on_sdk_map,
+            args=(key,),
+            help="[[rule]] tables by category / source_window_id glob / extraction_stage give a "
+            "crprotocol SDK snapshot's facts their source types; first match wins, else default.",
+        )
         if refusal is not None:
             render.show_problems(f"{refusal.message}; the previous mapping stays in force", refusal.problems)
         if current is None:
             st.caption("Default mapping: every SDK fact is unverified.")
             return
-        st.caption(f"In force: {render.md_code(current[0])} · {len(current[1].rules)} rule(s), default "
-                   f"{render.md_code(current[1].default)}")
-        st.button("Use the default mapping", key=widget_key("sdk_map", "clear"),
-                  on_click=state.set_sdk_map, args=(None, None))
+        st.caption(
+            f"In force: {render.md_code(current[0])} · {len(current[1].rules)} rule(s), default "
+            f"{render.md_code(current[1].default)}"
+        )
+        st.button(
+            "Use the default mapping", key=widget_key("sdk_map", "clear"), on_click=state.set_sdk_map, args=(None, None)
+        )
 
 
 # ---- scenario ----------------------------------------------------------------------------------------
@@ -274,25 +335,49 @@ def _subquery_frame(s: Any) -> pd.DataFrame:
     rows = []
     for sq in s.sub_queries:
         a = addressed.get(sq.id)
-        rows.append({"id": sq.id, "text": sq.text, "label": sq.label or "",
-                     "addressed": a is not None,
-                     "depth_weight": a.depth_weight if a else None,
-                     "window": a.window if a else None})
+        rows.append(
+            {
+                "id": sq.id,
+                "text": sq.text,
+                "label": sq.label or "",
+                "addressed": a is not None,
+                "depth_weight": a.depth_weight if a else None,
+                "window": a.window if a else None,
+            }
+        )
     return pd.DataFrame(rows, columns=["id", "text", "label", "addressed", "depth_weight", "window"]).astype(
-        {"id": "object", "text": "object", "label": "object", "addressed": "bool",
-         "depth_weight": "float64", "window": "Int64"})
+        {
+            "id": "object",
+            "text": "object",
+            "label": "object",
+            "addressed": "bool",
+            "depth_weight": "float64",
+            "window": "Int64",
+        }
+    )
 
 
 def _blank(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA or (isinstance(v, str) and not v.strip())
 
 
-def scenario_dict_from_editors(base: dict[str, Any], s: Any, *, query: str, rows: pd.DataFrame,
-                               prior: pd.DataFrame, fanout_width: int, now_date: date | None) -> dict[str, Any]:
+def scenario_dict_from_editors(
+    base: dict[str, Any],
+    s: Any,
+    *,
+    query: str,
+    rows: pd.DataFrame,
+    prior: pd.DataFrame,
+    fanout_width: int,
+    now_date: date | None,
+) -> dict[str, Any]:
     """The scenario dict the editors describe (embeddings kept only for unchanged texts)."""
     d = dict(base)
-    d["query"] = ({"text": query, "embedding": list(s.query_embedding)}
-                  if s.query_embedding is not None and query == s.query else query)
+    d["query"] = (
+        {"text": query, "embedding": list(s.query_embedding)}
+        if s.query_embedding is not None and query == s.query
+        else query
+    )
     old = {sq.id: sq for sq in s.sub_queries}
     sqs, addressed = [], []
     for r in rows.to_dict("records"):
@@ -310,8 +395,9 @@ def scenario_dict_from_editors(base: dict[str, Any], s: Any, *, query: str, rows
         if bool(r.get("addressed")) and not _blank(r.get("addressed")):
             dw = r.get("depth_weight")
             win = r.get("window")
-            addressed.append({"id": sid, "depth_weight": 1.0 if _blank(dw) else float(dw),
-                              "window": 1 if _blank(win) else int(win)})
+            addressed.append(
+                {"id": sid, "depth_weight": 1.0 if _blank(dw) else float(dw), "window": 1 if _blank(win) else int(win)}
+            )
     d["sub_queries"] = sqs
     d["addressed"] = addressed
     d["prior_outputs"] = [str(t) for t in prior["text"].tolist() if not _blank(t)]
@@ -334,9 +420,15 @@ def _scenario_section() -> None:
         current = state.get_scenario_name()
         key = widget_key("scenario", "pick")
         if names:
-            st.selectbox("Bundled scenario", names, index=names.index(current) if current in names else None,
-                         placeholder="(uploaded / edited scenario)", key=key, on_change=_on_scenario_change,
-                         args=(key,))
+            st.selectbox(
+                "Bundled scenario",
+                names,
+                index=names.index(current) if current in names else None,
+                placeholder="(uploaded / edited scenario)",
+                key=key,
+                on_change=_on_scenario_change,
+                args=(key,),
+            )
         up = st.file_uploader("Load a scenario (JSON / TOML)", type=["json", "toml"], key="crp.w.scenario.upload")
         if up is not None and st.session_state.get("crp.scenario_upload_seen") != up.file_id:
             st.session_state["crp.scenario_upload_seen"] = up.file_id
@@ -358,56 +450,91 @@ def _scenario_section() -> None:
                 del st.session_state[k]
             st.session_state[base_key] = (
                 _subquery_frame(raw),
-                pd.DataFrame({"text": list(raw.prior_outputs)}, columns=["text"]).astype({"text": "object"}))
+                pd.DataFrame({"text": list(raw.prior_outputs)}, columns=["text"]).astype({"text": "object"}),
+            )
         sq_frame, prior_frame = st.session_state[base_key]
         query = st.text_area("Query", value=raw.query, key=widget_key("scenario", "query"), height=80)
         hidden = render.controls_in(query)
         if hidden:  # the box keeps the raw text (so an edit round-trips); say what it holds
-            st.caption(f"The query holds {', '.join(hidden)} (bidi or invisible characters): "
-                       f"{render.md_escape(query)}")
-        st.caption("Sub-queries (the task decomposition). Tick **addressed** for those an earlier window "
-                   "covered, with their depth weight and window.")
+            st.caption(f"The query holds {', '.join(hidden)} (bidi or invisible characters): {render.md_escape(query)}")
+        st.caption(
+            "Sub-queries (the task decomposition). Tick **addressed** for those an earlier window "
+            "covered, with their depth weight and window."
+        )
         rows = st.data_editor(
-            sq_frame, key=widget_key("scenario", "subqueries"), num_rows="dynamic", hide_index=True,
+            sq_frame,
+            key=widget_key("scenario", "subqueries"),
+            num_rows="dynamic",
+            hide_index=True,
             width="stretch",
             column_config={
                 "id": st.column_config.TextColumn("id", required=True, width="small"),
                 "text": st.column_config.TextColumn("text", width="medium"),
                 "label": st.column_config.TextColumn("label", width="small"),
                 "addressed": st.column_config.CheckboxColumn("addressed", default=False, width="small"),
-                "depth_weight": st.column_config.NumberColumn("depth", min_value=0.0, max_value=1.0, step=0.05,
-                                                              help="depth_weight (1.0 when left empty)"),
+                "depth_weight": st.column_config.NumberColumn(
+                    "depth", min_value=0.0, max_value=1.0, step=0.05, help="depth_weight (1.0 when left empty)"
+                ),
                 "window": st.column_config.NumberColumn("window", min_value=1, step=1, width="small"),
-            })
-        prior = st.data_editor(prior_frame, key=widget_key("scenario", "prior"), num_rows="dynamic",
-                               hide_index=True, width="stretch",
-                               column_config={"text": st.column_config.TextColumn("prior outputs (n-gram blacklist)",
-                                                                                  width="large")})
+            },
+        )
+        prior = st.data_editor(
+            prior_frame,
+            key=widget_key("scenario", "prior"),
+            num_rows="dynamic",
+            hide_index=True,
+            width="stretch",
+            column_config={"text": st.column_config.TextColumn("prior outputs (n-gram blacklist)", width="large")},
+        )
         c1, c2 = st.columns(2)
-        now_date = c1.date_input("now (time travel)", value=state.get_now().date(),
-                                 key=widget_key("scenario", "now"), format="YYYY-MM-DD",
-                                 help="The time the pipeline treats as now (time of day kept, UTC).")
-        width = c2.number_input("fan-out width", min_value=0, step=1, value=int(raw.fanout_width),
-                                key=widget_key("scenario", "fanout"), help="0 or 1 = no fan-out")
+        now_date = c1.date_input(
+            "now (time travel)",
+            value=state.get_now().date(),
+            key=widget_key("scenario", "now"),
+            format="YYYY-MM-DD",
+            help="The time the pipeline treats as now (time of day kept, UTC).",
+        )
+        width = c2.number_input(
+            "fan-out width",
+            min_value=0,
+            step=1,
+            value=int(raw.fanout_width),
+            key=widget_key("scenario", "fanout"),
+            help="0 or 1 = no fan-out",
+        )
         base = scenario_to_dict(raw)
-        d = scenario_dict_from_editors(base, raw, query=query, rows=rows, prior=prior,
-                                       fanout_width=int(width), now_date=now_date)
+        d = scenario_dict_from_editors(
+            base, raw, query=query, rows=rows, prior=prior, fanout_width=int(width), now_date=now_date
+        )
         if d != base:
             state.update_scenario(d)
             refusal = state.get_scenario_refusal()
             if refusal is not None:
                 render.show_problems(f"{refusal.message}. The last valid scenario stays active.", refusal.problems)
         if raw.config:
-            st.caption("This scenario's config table: "
-                       + render.md_escape(", ".join(f"{k}={v}" for k, v in raw.config.items())))
+            st.caption(
+                "This scenario's config table: "
+                + render.md_escape(", ".join(f"{k}={v}" for k, v in raw.config.items()))
+            )
         cur = state.get_scenario()
-        stem = ((state.get_scenario_name().rsplit(".", 1)[0] or "scenario")
-                + ("-edited" if state.scenario_edited() else ""))
+        stem = (state.get_scenario_name().rsplit(".", 1)[0] or "scenario") + (
+            "-edited" if state.scenario_edited() else ""
+        )
         c1, c2 = st.columns(2)
-        c1.download_button("Save JSON", dump_scenario(cur, "json"), file_name=f"{stem}.json",
-                           mime="application/json", key="crp.w.scenario.save_json")
-        c2.download_button("Save TOML", dump_scenario(cur, "toml"), file_name=f"{stem}.toml",
-                           mime="application/toml", key="crp.w.scenario.save_toml")
+        c1.download_button(
+            "Save JSON",
+            dump_scenario(cur, "json"),
+            file_name=f"{stem}.json",
+            mime="application/json",
+            key="crp.w.scenario.save_json",
+        )
+        c2.download_button(
+            "Save TOML",
+            dump_scenario(cur, "toml"),
+            file_name=f"{stem}.toml",
+            mime="application/toml",
+            key="crp.w.scenario.save_toml",
+        )
 
 
 # ---- config --------------------------------------------------------------------------------------------
@@ -426,19 +553,42 @@ def _config_widget(key: str, config: CRPConfig) -> None:
         st.toggle(label, value=value, key=wkey, help=help_text, on_change=_on_config_change, args=(key, wkey))
     elif isinstance(value, str):
         options = list(choices(key))
-        st.selectbox(label, options, index=options.index(value), key=wkey, help=help_text,
-                     on_change=_on_config_change, args=(key, wkey))
+        st.selectbox(
+            label,
+            options,
+            index=options.index(value),
+            key=wkey,
+            help=help_text,
+            on_change=_on_config_change,
+            args=(key, wkey),
+        )
     elif isinstance(value, int):
         lo, hi = valid_range(key) or (None, None)
-        st.number_input(label, value=value, step=_STEPS.get(key, 1), key=wkey, help=help_text,
-                        min_value=None if lo is None else int(lo), max_value=None if hi is None else int(hi),
-                        on_change=_on_config_change, args=(key, wkey))
+        st.number_input(
+            label,
+            value=value,
+            step=_STEPS.get(key, 1),
+            key=wkey,
+            help=help_text,
+            min_value=None if lo is None else int(lo),
+            max_value=None if hi is None else int(hi),
+            on_change=_on_config_change,
+            args=(key, wkey),
+        )
     else:
         lo, hi = valid_range(key) or (None, None)
-        st.number_input(label, value=float(value), step=float(_STEPS.get(key, 0.01)),
-                        min_value=None if lo is None else float(lo), max_value=None if hi is None else float(hi),
-                        format=_FORMATS.get(key, "%.3f"), key=wkey, help=help_text,
-                        on_change=_on_config_change, args=(key, wkey))
+        st.number_input(
+            label,
+            value=float(value),
+            step=float(_STEPS.get(key, 0.01)),
+            min_value=None if lo is None else float(lo),
+            max_value=None if hi is None else float(hi),
+            format=_FORMATS.get(key, "%.3f"),
+            key=wkey,
+            help=help_text,
+            on_change=_on_config_change,
+            args=(key, wkey),
+        )
 
 
 def tables_frame(config: CRPConfig) -> pd.DataFrame:
@@ -475,15 +625,16 @@ def group_open(i: int) -> bool:
 
 
 def _on_group(i: int) -> None:
-    st.session_state[CONFIG_GROUPS_KEEP] = {**st.session_state.get(CONFIG_GROUPS_KEEP, {}),
-                                            i: bool(st.session_state.get(CONFIG_GROUP_OPEN + str(i)))}
+    st.session_state[CONFIG_GROUPS_KEEP] = {
+        **st.session_state.get(CONFIG_GROUPS_KEEP, {}),
+        i: bool(st.session_state.get(CONFIG_GROUP_OPEN + str(i))),
+    }
     state.bump("config")  # its widgets are rebuilt from the configuration in force
 
 
 def _group_expander(i: int, group: str) -> Any:
     """A stage group of the config editor: an expander whose number inputs are drawn only while open."""
-    return st.expander(group, expanded=group_open(i), key=CONFIG_GROUP_OPEN + str(i), on_change=_on_group,
-                       args=(i,))
+    return st.expander(group, expanded=group_open(i), key=CONFIG_GROUP_OPEN + str(i), on_change=_on_group, args=(i,))
 
 
 def _on_reset() -> None:
@@ -502,8 +653,7 @@ def _config_section() -> None:
             st.error(f"Change refused, configuration kept: {render.md_escape(err)}")
         diff = _DEFAULTS.diff(config)
         if diff:
-            st.caption(f"{len(diff)} value(s) differ from the defaults: "
-                       + render.md_escape(", ".join(sorted(diff))))
+            st.caption(f"{len(diff)} value(s) differ from the defaults: " + render.md_escape(", ".join(sorted(diff))))
         for i, (group, keys) in enumerate(config_groups()):
             sub = _group_expander(i, group)
             if sub.open:
@@ -518,21 +668,30 @@ def _config_section() -> None:
                 del st.session_state[k]
             st.session_state[base_key] = tables_frame(config)
         edited = st.data_editor(
-            st.session_state[base_key], key=widget_key("config", "tables"), hide_index=True, width="stretch",
+            st.session_state[base_key],
+            key=widget_key("config", "tables"),
+            hide_index=True,
+            width="stretch",
             disabled=["source_type", "project defaults *"],
             column_config={
                 "TTL (days)": st.column_config.NumberColumn("TTL (days)", min_value=0.0, format="%.1f"),
                 "authority": st.column_config.NumberColumn("authority", min_value=0.0, max_value=1.0, format="%.2f"),
                 "importance": st.column_config.NumberColumn("importance", min_value=0.0, max_value=1.0, format="%.2f"),
-            })
+            },
+        )
         changes = table_edits(config, edited)
         if changes:
             if state.set_config_values(changes) is not None:
                 st.rerun()  # refused: redraw the table from the kept configuration
         c1, c2 = st.columns(2)
         c1.button("Reset to defaults", on_click=_on_reset, key="crp.w.config.reset")
-        c2.download_button("Download TOML", state.get_config().to_toml(), file_name="crp-config.toml",
-                           mime="application/toml", key="crp.w.config.download")
+        c2.download_button(
+            "Download TOML",
+            state.get_config().to_toml(),
+            file_name="crp-config.toml",
+            mime="application/toml",
+            key="crp.w.config.download",
+        )
         up = st.file_uploader("Load a config (TOML)", type=["toml"], key="crp.w.config.upload")
         if up is not None and st.session_state.get("crp.config_upload_seen") != up.file_id:
             st.session_state["crp.config_upload_seen"] = up.file_id
@@ -552,5 +711,12 @@ def _on_operator(wkey: str) -> None:
 
 def _operator_section() -> None:
     wkey = "crp.w.operator"
-    st.text_input("Operator name", value=state.get_operator(), key=wkey, on_change=_on_operator, args=(wkey,),
-                  help="Recorded with every triage decision.", placeholder="your name")
+    st.text_input(
+        "Operator name",
+        value=state.get_operator(),
+        key=wkey,
+        on_change=_on_operator,
+        args=(wkey,),
+        help="Recorded with every triage decision.",
+        placeholder="your name",
+    )

@@ -9,6 +9,7 @@ once per corpus). Numbers come from ``crp_core.analysis`` records, frames and fi
 :mod:`crp_ui.suite_view`. The widget groups both sweeps and both comparisons of the Tuning page share
 (:func:`sweep_values`, :func:`pick_point`, :func:`baseline_picker`) live here too.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -61,8 +62,13 @@ def _bundled() -> Suite | None:
     d = state.scenarios_dir()
     if not d.is_dir():
         return None
-    stamp = tuple(sorted((str(p.relative_to(d)), p.stat().st_mtime_ns, p.stat().st_size)
-                         for p in d.rglob("*") if p.is_file() and p.suffix.lower() in (".json", ".toml")))
+    stamp = tuple(
+        sorted(
+            (str(p.relative_to(d)), p.stat().st_mtime_ns, p.stat().st_size)
+            for p in d.rglob("*")
+            if p.is_file() and p.suffix.lower() in (".json", ".toml")
+        )
+    )
     return _load_bundled(str(d), stamp)
 
 
@@ -94,17 +100,20 @@ def _source_suite(source: str) -> Suite | None:
 def choose_suite(corpus: Corpus) -> Suite | None:
     """The suite picker: bundled or uploaded, then the scenarios to run. None when there is none."""
     c1, c2 = st.columns([1, 2])
-    source = c1.radio("Suite", ["bundled suite", "uploaded scenario files"], key=K + "source",
-                      help="The bundled suite is every scenario under sample_ckf/scenarios/ (sub-folders "
-                           "included), labelled for the bundled sample CKF. Upload your own labelled "
-                           "scenarios (JSON / TOML with an `expect` table) for another CKF.")
+    source = c1.radio(
+        "Suite",
+        ["bundled suite", "uploaded scenario files"],
+        key=K + "source",
+        help="The bundled suite is every scenario under sample_ckf/scenarios/ (sub-folders "
+        "included), labelled for the bundled sample CKF. Upload your own labelled "
+        "scenarios (JSON / TOML with an `expect` table) for another CKF.",
+    )
     if source == "bundled suite":
         suite = _source_suite(source)
         if suite is None:
             return None
     else:
-        ups = c2.file_uploader("Scenario files", type=["json", "toml"], accept_multiple_files=True,
-                               key=K + "upload")
+        ups = c2.file_uploader("Scenario files", type=["json", "toml"], accept_multiple_files=True, key=K + "upload")
         if ups:
             items = [(u.name, u.getvalue()) for u in ups]
             try:
@@ -118,8 +127,14 @@ def choose_suite(corpus: Corpus) -> Suite | None:
             return None
     names = list(suite.names)
     pick_key = f"{K}pick.{_digest(*names)}"
-    chosen = st.multiselect("Scenarios", names, default=names, key=pick_key, format_func=render.plain,
-                            help="Run all of the suite or a selection.")
+    chosen = st.multiselect(
+        "Scenarios",
+        names,
+        default=names,
+        key=pick_key,
+        format_func=render.plain,
+        help="Run all of the suite or a selection.",
+    )
     if not chosen:
         st.info("Pick at least one scenario.")
         return None
@@ -130,8 +145,9 @@ def prepared(corpus: Corpus, suite: Suite, decisions: Any, dkey: str) -> Prepare
     """The suite embedded once per (corpus, suite, decisions) in this session; problems shown."""
     from crp_core.io.scenario import dump_scenario
 
-    key = _digest(cache.corpus_digest(corpus), dkey, *(f"{s.name}\x01{dump_scenario(s.scenario, 'json')}"
-                                                       for s in suite))
+    key = _digest(
+        cache.corpus_digest(corpus), dkey, *(f"{s.name}\x01{dump_scenario(s.scenario, 'json')}" for s in suite)
+    )
     got = st.session_state.get(K_PREPARED)
     if got is not None and got[0] == key:
         return got[1]
@@ -148,8 +164,9 @@ def prepared(corpus: Corpus, suite: Suite, decisions: Any, dkey: str) -> Prepare
     return p
 
 
-def _ready(corpus: Corpus, suite: Suite | None, decisions: Any, dkey: str
-           ) -> tuple[PreparedSuite, CRPConfig, str] | None:
+def _ready(
+    corpus: Corpus, suite: Suite | None, decisions: Any, dkey: str
+) -> tuple[PreparedSuite, CRPConfig, str] | None:
     """The prepared suite, the suite config and the key of those inputs (None: nothing to run)."""
     if suite is None:
         return None
@@ -189,11 +206,13 @@ def _frame(df: Any, key: str, **kw: Any) -> None:
 
 # ---- Suite: evaluate and sweep ------------------------------------------------------------------
 def suite_tab(corpus: Corpus, decisions: Any, dkey: str) -> None:
-    st.caption("Every scenario of a labelled suite through the pipeline at the sidebar config (its base and "
-               "your edits; each scenario's own config table on top), measured against its `expect` table: "
-               "must_include recall, must_exclude leaks, wrong winners, expired and ageing facts packed, "
-               "contradictory pairs handed to the model, fan-out duplicates, tokens, and the overlap with the "
-               "defaults' envelopes. The definitions are in docs/decisions/suites.md.")
+    st.caption(
+        "Every scenario of a labelled suite through the pipeline at the sidebar config (its base and "
+        "your edits; each scenario's own config table on top), measured against its `expect` table: "
+        "must_include recall, must_exclude leaks, wrong winners, expired and ageing facts packed, "
+        "contradictory pairs handed to the model, fan-out duplicates, tokens, and the overlap with the "
+        "defaults' envelopes. The definitions are in docs/decisions/suites.md."
+    )
     got = _ready(corpus, choose_suite(corpus), decisions, dkey)
     if got is None:
         return
@@ -213,8 +232,11 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> SuiteRun | No
         bar, progress = _progress_bar("Running the suite:")
         try:
             run = run_suite(p, config, keep_results=True, progress=progress, embedder=cache.embedder_for(p.corpus))
-            defaults = run if config == CRPConfig() else run_suite(p, CRPConfig(), keep_results=False,
-                                                                   embedder=cache.embedder_for(p.corpus))
+            defaults = (
+                run
+                if config == CRPConfig()
+                else run_suite(p, CRPConfig(), keep_results=False, embedder=cache.embedder_for(p.corpus))
+            )
         except CRPError as exc:
             bar.empty()
             st.error(f"The suite run was refused: {render.md_escape(exc)}")
@@ -225,32 +247,59 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> SuiteRun | No
     _, run, defaults = got
     n = len(run.metrics.scenarios)
     changed = len(config.diff(CRPConfig()))
-    st.caption(f"{n} scenario(s) in {run.elapsed_ms:.0f} ms · {changed} config value(s) differ from the defaults"
-               + (" (the verdict compares with the defaults)" if changed else ""))
+    st.caption(
+        f"{n} scenario(s) in {run.elapsed_ms:.0f} ms · {changed} config value(s) differ from the defaults"
+        + (" (the verdict compares with the defaults)" if changed else "")
+    )
     summary = run.metrics.summary
     m = st.columns(5)
     rec = summary["recall"]
-    m[0].metric("recall (mean)", "n/a" if rec.mean is None else f"{rec.mean:.2f}",
-                help=f"worst {rec.worst if rec.worst is not None else 'n/a'} ({rec.worst_scenario or '-'})")
+    m[0].metric(
+        "recall (mean)",
+        "n/a" if rec.mean is None else f"{rec.mean:.2f}",
+        help=f"worst {rec.worst if rec.worst is not None else 'n/a'} ({rec.worst_scenario or '-'})",
+    )
     m[1].metric("leaks", int(summary["leaks"].total or 0), help="expect.must_exclude facts packed, over the suite")
-    m[2].metric("wrong winners", int(summary["wrong_winners"].total or 0),
-                help="packed facts that lose an expected conflict, whether or not the winner was retrieved")
-    m[3].metric("expired packed", int(summary["expired"].total or 0),
-                help=f"ageing (in the decay, not expired): {int(summary['ageing'].total or 0)}")
-    m[4].metric("contradictions", int(summary["contradictions"].total or 0),
-                help="pairs handed to the model with both facts packed (expected or detected conflicts)")
-    _frame(sv.summary_frame(run.metrics, None if defaults is run else defaults.metrics), K + "summary",
-           column_config={"definition": st.column_config.TextColumn("definition", width="large")})
+    m[2].metric(
+        "wrong winners",
+        int(summary["wrong_winners"].total or 0),
+        help="packed facts that lose an expected conflict, whether or not the winner was retrieved",
+    )
+    m[3].metric(
+        "expired packed",
+        int(summary["expired"].total or 0),
+        help=f"ageing (in the decay, not expired): {int(summary['ageing'].total or 0)}",
+    )
+    m[4].metric(
+        "contradictions",
+        int(summary["contradictions"].total or 0),
+        help="pairs handed to the model with both facts packed (expected or detected conflicts)",
+    )
+    _frame(
+        sv.summary_frame(run.metrics, None if defaults is run else defaults.metrics),
+        K + "summary",
+        column_config={"definition": st.column_config.TextColumn("definition", width="large")},
+    )
     st.markdown("**Per scenario**")
-    _frame(sv.scenario_frame(run.metrics), K + "per_scenario",
-           column_config={c: st.column_config.TextColumn(c, width="medium")
-                          for c in ("missing", "leaked", "wrong winners", "expired packed", "contradictory pairs")})
+    _frame(
+        sv.scenario_frame(run.metrics),
+        K + "per_scenario",
+        column_config={
+            c: st.column_config.TextColumn(c, width="medium")
+            for c in ("missing", "leaked", "wrong winners", "expired packed", "contradictory pairs")
+        },
+    )
     names = sv.scenario_names(run.metrics)
     pick = st.selectbox("Envelope of scenario", names, key=f"{K}eval_pick.{_digest(*names)}", format_func=render.plain)
     if pick:
-        _frame(sv.scenario_detail(run.metrics.scenario(pick)), K + "eval_detail",
-               column_config={"recency": st.column_config.NumberColumn("recency", format="%.3f"),
-                              "labels": st.column_config.TextColumn("labels", width="large")})
+        _frame(
+            sv.scenario_detail(run.metrics.scenario(pick)),
+            K + "eval_detail",
+            column_config={
+                "recency": st.column_config.NumberColumn("recency", format="%.3f"),
+                "labels": st.column_config.TextColumn("labels", width="large"),
+            },
+        )
     return run
 
 
@@ -287,8 +336,10 @@ def _compare(p: PreparedSuite, config: CRPConfig, inputs: str, run: SuiteRun) ->
     label, base = got
     diff = config.diff(base)
     if not diff:
-        st.info(f"The sidebar config equals {render.md_escape(label)}: change a value in the sidebar (or "
-                "upload another baseline) to compare.")
+        st.info(
+            f"The sidebar config equals {render.md_escape(label)}: change a value in the sidebar (or "
+            "upload another baseline) to compare."
+        )
         return
     store: dict[tuple[str, str], SuiteRun] = st.session_state.setdefault(K + "cmp_runs", {})
     key = (inputs, base.to_toml())
@@ -301,14 +352,20 @@ def _compare(p: PreparedSuite, config: CRPConfig, inputs: str, run: SuiteRun) ->
             return
         store.clear()
         store[key] = base_run
-    st.caption(f"Baseline: **{render.md_escape(label)}** · candidate: the sidebar config · {len(diff)} key(s) "
-               "differ: " + render.md_escape(", ".join(sorted(diff))))
-    _frame(sv.summary_frame(run.metrics, base_run.metrics), K + "cmp_summary",
-           column_config={"definition": st.column_config.TextColumn("definition", width="large")})
+    st.caption(
+        f"Baseline: **{render.md_escape(label)}** · candidate: the sidebar config · {len(diff)} key(s) "
+        "differ: " + render.md_escape(", ".join(sorted(diff)))
+    )
+    _frame(
+        sv.summary_frame(run.metrics, base_run.metrics),
+        K + "cmp_summary",
+        column_config={"definition": st.column_config.TextColumn("definition", width="large")},
+    )
     _frame(sv.scenario_delta_frame(run, base_run), K + "cmp_rows")
     names = sv.scenario_names(run.metrics)
-    name = st.selectbox("Envelope diff of scenario", names, key=f"{K}cmp_pick.{_digest(*names)}",
-                        format_func=render.plain)
+    name = st.selectbox(
+        "Envelope diff of scenario", names, key=f"{K}cmp_pick.{_digest(*names)}", format_func=render.plain
+    )
     if name:
         _diff_view(base_run.result(name), run.result(name), p.corpus, K + "cmp_diff")
 
@@ -318,12 +375,19 @@ def _diff_view(base: Any, cand: Any, corpus: Corpus, key: str) -> None:
     conflicts whose winner flips."""
     from crp_core.analysis.compare import compare_runs
 
-    diff = tv.envelope_diff_frame([x.fact_id for x in base.envelope.order], [x.fact_id for x in cand.envelope.order],
-                                  corpus.kb)
+    diff = tv.envelope_diff_frame(
+        [x.fact_id for x in base.envelope.order], [x.fact_id for x in cand.envelope.order], corpus.kb
+    )
     cmp = compare_runs(base, cand)
     diff.insert(2, "why", [cmp.explain(f) if ch != "kept" else "" for f, ch in zip(diff["fact_id"], diff["change"])])
-    _frame(diff, key, column_config={"content": st.column_config.TextColumn("content", width="large"),
-                                     "why": st.column_config.TextColumn("why", width="large")})
+    _frame(
+        diff,
+        key,
+        column_config={
+            "content": st.column_config.TextColumn("content", width="large"),
+            "why": st.column_config.TextColumn("why", width="large"),
+        },
+    )
     if cmp.flips:
         st.markdown("**Conflicts whose winner flips**")
         _frame(tv.flips_frame(cmp), key + ".flips")
@@ -364,28 +428,42 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
         st.session_state[K_POINT] = 0
         st.session_state.pop(K_CHART_POINT, None)
         st.session_state.pop(K_DRILL, None)
-    kept = kept_result(K_SWEEP, inputs, empty="No suite sweep yet: choose a parameter and a range, then "
-                       "**Run suite sweep**.", stale="The suite, the CKF or the sidebar config changed since this "
-                       "sweep was run: it shows the earlier inputs. Run it again to update it.")
+    kept = kept_result(
+        K_SWEEP,
+        inputs,
+        empty="No suite sweep yet: choose a parameter and a range, then **Run suite sweep**.",
+        stale="The suite, the CKF or the sidebar config changed since this "
+        "sweep was run: it shows the earlier inputs. Run it again to update it.",
+    )
     if kept is None:
         return
     res, base_value = kept
-    st.caption(f"{len(res.points)} values of **{render.md_escape(res.key)}** x {len(res.baseline.metrics.scenarios)} "
-               f"scenarios + the baseline in {res.total_ms / 1000:.2f} s")
+    st.caption(
+        f"{len(res.points)} values of **{render.md_escape(res.key)}** x {len(res.baseline.metrics.scenarios)} "
+        f"scenarios + the baseline in {res.total_ms / 1000:.2f} s"
+    )
     labels = [f"{i + 1}: {res.key} = {tv.value_label(pt.value)}" for i, pt in enumerate(res.points)]
-    point = pick_point(lambda sel: sv.suite_sweep_figure(res, selected=sel, baseline_value=base_value), labels,
-                       prefix=K, label="Per-scenario rows at")
+    point = pick_point(
+        lambda sel: sv.suite_sweep_figure(res, selected=sel, baseline_value=base_value),
+        labels,
+        prefix=K,
+        label="Per-scenario rows at",
+    )
     pt = res.points[point]
-    _frame(sv.summary_frame(pt.run.metrics, res.baseline.metrics), K + "pt_summary",
-           column_config={"definition": st.column_config.TextColumn("definition", width="large")})
+    _frame(
+        sv.summary_frame(pt.run.metrics, res.baseline.metrics),
+        K + "pt_summary",
+        column_config={"definition": st.column_config.TextColumn("definition", width="large")},
+    )
     _frame(sv.scenario_delta_frame(pt.run, res.baseline), K + "pt_rows")
     with st.expander("All values (table)"):
         _frame(sv.suite_sweep_frame(res).drop(columns=["x"]), K + "sweep_table")
     _drill(p, res, point, inputs)
 
 
-def sweep_values(key: str, current: Any, cols: Sequence[Any], *, prefix: str, count: int, max_count: int,
-                 count_key: str) -> tuple[Any, ...] | None:
+def sweep_values(
+    key: str, current: Any, cols: Sequence[Any], *, prefix: str, count: int, max_count: int, count_key: str
+) -> tuple[Any, ...] | None:
     """The values a sweep of ``key`` runs: false / true for a flag, else a range (from, to, how many) in
     the three columns ``cols``, first offered around ``current``. The range widgets are keyed by the
     parameter only, so a range is kept when the scenario or the config changes. None (with the
@@ -414,8 +492,9 @@ def pick_point(figure: Callable[[int], Any], labels: Sequence[str], *, prefix: s
     index) or picked in a select box of ``labels``; kept in the session under ``prefix``."""
     k_point, k_chart, k_pick = prefix + "point", prefix + "chart_point", prefix + "pick"
     point = min(max(int(st.session_state.get(k_point, 0) or 0), 0), len(labels) - 1)
-    event = st.plotly_chart(figure(point), key=prefix + "chart", on_select="rerun", selection_mode="points",
-                            width="stretch")
+    event = st.plotly_chart(
+        figure(point), key=prefix + "chart", on_select="rerun", selection_mode="points", width="stretch"
+    )
     picked = tv.selected_point(event)
     if picked is not None and picked != st.session_state.get(k_chart):
         st.session_state[k_chart] = picked
@@ -433,8 +512,7 @@ def pick_point(figure: Callable[[int], Any], labels: Sequence[str], *, prefix: s
 def _drill(p: PreparedSuite, res: SuiteSweep, point: int, inputs: str) -> None:
     """One scenario at the chosen value against the sweep's baseline: the envelope diff and explain-diff."""
     names = sv.scenario_names(res.baseline.metrics)
-    name = st.selectbox("Drill into scenario", names, key=f"{K}drill_pick.{_digest(*names)}",
-                        format_func=render.plain)
+    name = st.selectbox("Drill into scenario", names, key=f"{K}drill_pick.{_digest(*names)}", format_func=render.plain)
     if not name:
         return
     store: dict[tuple[str, int], SuiteRun] = st.session_state.setdefault(K_DRILL, {})
@@ -446,8 +524,12 @@ def _drill(p: PreparedSuite, res: SuiteSweep, point: int, inputs: str) -> None:
         run = store.get((inputs, point))
         if run is None:
             run = store[(inputs, point)] = run_suite(
-                p, res.baseline.config, keep_results=True, embedder=emb,
-                scenario_overrides={res.key: res.points[point].value})
+                p,
+                res.baseline.config,
+                keep_results=True,
+                embedder=emb,
+                scenario_overrides={res.key: res.points[point].value},
+            )
     except CRPError as exc:
         st.error(f"Refused: {render.md_escape(exc)}")
         return
@@ -456,18 +538,21 @@ def _drill(p: PreparedSuite, res: SuiteSweep, point: int, inputs: str) -> None:
 
 # ---- Auto-tune ---------------------------------------------------------------------------------
 def autotune_tab(corpus: Corpus, decisions: Any, dkey: str) -> None:
-    st.caption("Optuna (TPE sampler, fixed seed, a bounded number of trials) searches the TTL of every source "
-               "type the CKF uses, the relevance gate, the contradiction similarity and the stale floor, running "
-               "the whole suite at each trial. Trial 0 is the sidebar config, so the best is never worse than "
-               "where you start. The suite is the one chosen in the Suite tab.")
+    st.caption(
+        "Optuna (TPE sampler, fixed seed, a bounded number of trials) searches the TTL of every source "
+        "type the CKF uses, the relevance gate, the contradiction similarity and the stale floor, running "
+        "the whole suite at each trial. Trial 0 is the sidebar config, so the best is never worse than "
+        "where you start. The suite is the one chosen in the Suite tab."
+    )
     got = _ready(corpus, choose_suite_for_tune(corpus), decisions, dkey)
     if got is None:
         return
     p, config, inputs = got
     c1, c2, c3 = st.columns([3, 1, 1])
     names = list(OBJECTIVES)
-    obj = c1.selectbox("Objective", names, key=K + "objective", format_func=lambda n: f"{n}: "
-                       f"{OBJECTIVES[n].description}")
+    obj = c1.selectbox(
+        "Objective", names, key=K + "objective", format_func=lambda n: f"{n}: {OBJECTIVES[n].description}"
+    )
     trials = int(c2.number_input("trials", min_value=1, max_value=MAX_TRIALS, value=20, step=1, key=K + "trials"))
     seed = int(c3.number_input("seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=K + "seed"))
     try:
@@ -481,9 +566,13 @@ def autotune_tab(corpus: Corpus, decisions: Any, dkey: str) -> None:
         res = _run_tune(p, config, obj, trials, seed, space)
         if res is not None:
             st.session_state[K_TUNE] = (inputs, res)
-    res = kept_result(K_TUNE, inputs, empty="No study yet: pick an objective and the number of trials, then "
-                      "**Run auto-tune**.", stale="The suite, the CKF or the sidebar config changed since this study "
-                      "ran: it shows the earlier inputs. Run it again to update it.")
+    res = kept_result(
+        K_TUNE,
+        inputs,
+        empty="No study yet: pick an objective and the number of trials, then **Run auto-tune**.",
+        stale="The suite, the CKF or the sidebar config changed since this study "
+        "ran: it shows the earlier inputs. Run it again to update it.",
+    )
     if res is not None:
         _show_tune(res)
 
@@ -504,8 +593,9 @@ def choose_suite_for_tune(corpus: Corpus) -> Suite | None:
     return suite
 
 
-def _run_tune(p: PreparedSuite, config: CRPConfig, obj: str, trials: int, seed: int,
-              space: Sequence[Any]) -> TuneResult | None:
+def _run_tune(
+    p: PreparedSuite, config: CRPConfig, obj: str, trials: int, seed: int, space: Sequence[Any]
+) -> TuneResult | None:
     bar = Bar(f"Auto-tune, {trials} trials", unit="trials")
     table = st.empty()
     chart = st.empty()
@@ -521,8 +611,17 @@ def _run_tune(p: PreparedSuite, config: CRPConfig, obj: str, trials: int, seed: 
         chart.plotly_chart(sv.trials_figure(done, maximize=maximize, title="Trials so far"), width="stretch")
 
     try:
-        res = tune(p.corpus, p, config, obj, trials, seed, callback=callback, space=space,
-                   embedder=cache.embedder_for(p.corpus))
+        res = tune(
+            p.corpus,
+            p,
+            config,
+            obj,
+            trials,
+            seed,
+            callback=callback,
+            space=space,
+            embedder=cache.embedder_for(p.corpus),
+        )
     except CRPError as exc:
         st.error(f"Auto-tune refused: {render.md_escape(exc)}")
         return None
@@ -536,10 +635,12 @@ def _run_tune(p: PreparedSuite, config: CRPConfig, obj: str, trials: int, seed: 
 def _show_tune(res: TuneResult) -> None:
     best = res.best
     keys = [s.key for s in res.space]
-    st.success(f"Best: trial {best.number} of {len(res.trials)} ({'feasible' if best.feasible else 'INFEASIBLE'}), "
-               f"objective {', '.join(f'{v:.4g}' for v in best.values)} (trial 0: "
-               f"{', '.join(f'{v:.4g}' for v in res.baseline.values)}) · {res.elapsed_ms / 1000:.1f} s, "
-               f"seed {res.seed}, {render.md_escape(res.sampler)}")
+    st.success(
+        f"Best: trial {best.number} of {len(res.trials)} ({'feasible' if best.feasible else 'INFEASIBLE'}), "
+        f"objective {', '.join(f'{v:.4g}' for v in best.values)} (trial 0: "
+        f"{', '.join(f'{v:.4g}' for v in res.baseline.values)}) · {res.elapsed_ms / 1000:.1f} s, "
+        f"seed {res.seed}, {render.md_escape(res.sampler)}"
+    )
     left, right = st.columns(2)
     with left:
         st.markdown("**Best against trial 0 (the sidebar config)**")
@@ -549,18 +650,30 @@ def _show_tune(res: TuneResult) -> None:
         _frame(sv.params_frame(res), K + "params")
     regs = best.regressions
     if regs:
-        st.warning(f"Trial {best.number} is worse than trial 0 in {len(regs)} (scenario, metric) pair(s): "
-                   "`crp-inspect check --baseline` with a baseline recorded at the sidebar config would fail on "
-                   "them. The no_regression objective counts them as violations.")
+        st.warning(
+            f"Trial {best.number} is worse than trial 0 in {len(regs)} (scenario, metric) pair(s): "
+            "`crp-inspect check --baseline` with a baseline recorded at the sidebar config would fail on "
+            "them. The no_regression objective counts them as violations."
+        )
         render.dataframe(sv.regressions_frame(regs), hide_index=True, width="stretch", key=K + "regressions")
     elif best.number != 0:
         st.caption(f"Trial {best.number} is no worse than trial 0 in any scenario and metric.")
     toml = res.best_config.to_toml()
     b1, b2 = st.columns(2)
-    b1.download_button("Download the best config (TOML)", data=toml, file_name="crp-config-tuned.toml",
-                       mime="application/toml", key=K + "best_toml", on_click="ignore")
-    if b2.button("Apply the best config to the sidebar", key=K + "apply", type="primary",
-                 help="Sets the searched keys as sidebar edits (every page then runs with them)."):
+    b1.download_button(
+        "Download the best config (TOML)",
+        data=toml,
+        file_name="crp-config-tuned.toml",
+        mime="application/toml",
+        key=K + "best_toml",
+        on_click="ignore",
+    )
+    if b2.button(
+        "Apply the best config to the sidebar",
+        key=K + "apply",
+        type="primary",
+        help="Sets the searched keys as sidebar edits (every page then runs with them).",
+    ):
         err = state.set_config_values(dict(best.params))
         if err:
             st.error(f"Not applied: {render.md_escape(err)}")
@@ -571,9 +684,13 @@ def _show_tune(res: TuneResult) -> None:
     if st.session_state.get(K + "applied") == best.number:
         st.caption(f"Trial {best.number}'s values are applied in the sidebar.")
     maximize = res.objective.directions[0] == "maximize"
-    st.plotly_chart(sv.trials_figure(res.trials, maximize=maximize, best=best.number,
-                                     title=f"Objective {res.objective.name} by trial"),
-                    width="stretch", key=K + "trials_fig")
+    st.plotly_chart(
+        sv.trials_figure(
+            res.trials, maximize=maximize, best=best.number, title=f"Objective {res.objective.name} by trial"
+        ),
+        width="stretch",
+        key=K + "trials_fig",
+    )
     st.markdown("**Pareto front of two suite metrics**")
     flat = sv.flat_metric_keys(best.metrics)
     c1, c2 = st.columns(2)
@@ -581,7 +698,10 @@ def _show_tune(res: TuneResult) -> None:
     y = c2.selectbox("y", flat, index=flat.index("tokens.mean"), key=K + "pareto_y")
     fig, front = sv.pareto_figure(res, x, y)
     st.plotly_chart(fig, width="stretch", key=K + "pareto_fig")
-    st.caption("On the front: trials " + ", ".join(str(t.number) for t in front) if front else
-               "No feasible trial has both metrics defined.")
+    st.caption(
+        "On the front: trials " + ", ".join(str(t.number) for t in front)
+        if front
+        else "No feasible trial has both metrics defined."
+    )
     with st.expander(f"All {len(res.trials)} trials (table)"):
         _frame(sv.trials_frame(res.trials, keys), K + "trials_table")

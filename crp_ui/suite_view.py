@@ -5,6 +5,7 @@ auto-tune study (trials, best so far, the Pareto front of two metrics). Pure fun
 docs/decisions/suites.md §3 defines every metric; CKF text reaching a plotly label is escaped
 (:func:`crp_ui.render.esc`), dataframes show it as plain text.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,8 +54,16 @@ def scenario_frame(metrics: SuiteMetrics) -> pd.DataFrame:
         row["expired packed"] = ", ".join(s.expired)
         row["contradictory pairs"] = ", ".join(f"{c.fact_a} / {c.fact_b}" for c in s.contradictions)
         rows.append(row)
-    cols = ["scenario", *(m.name for m in METRICS), "max_tokens", "missing", "leaked", "wrong winners",
-            "expired packed", "contradictory pairs"]
+    cols = [
+        "scenario",
+        *(m.name for m in METRICS),
+        "max_tokens",
+        "missing",
+        "leaked",
+        "wrong winners",
+        "expired packed",
+        "contradictory pairs",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -64,9 +73,15 @@ def summary_frame(metrics: SuiteMetrics, baseline: SuiteMetrics | None = None) -
     rows = []
     for m in METRICS:
         s = metrics.summary[m.name]
-        row: dict[str, object] = {"metric": m.name, "better": m.better, "mean": _num(s.mean),
-                                  "worst": _num(s.worst), "worst scenario": s.worst_scenario or "",
-                                  "total": None if m.fraction else _num(s.total), "scenarios": s.count}
+        row: dict[str, object] = {
+            "metric": m.name,
+            "better": m.better,
+            "mean": _num(s.mean),
+            "worst": _num(s.worst),
+            "worst scenario": s.worst_scenario or "",
+            "total": None if m.fraction else _num(s.total),
+            "scenarios": s.count,
+        }
         if baseline is not None:
             b = baseline.summary[m.name]
             row["baseline mean"] = _num(b.mean)
@@ -125,8 +140,7 @@ def suite_sweep_frame(res: SuiteSweep) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def suite_sweep_figure(res: SuiteSweep, *, selected: int | None = None,
-                       baseline_value: object = None) -> go.Figure:
+def suite_sweep_figure(res: SuiteSweep, *, selected: int | None = None, baseline_value: object = None) -> go.Figure:
     """A panel per metric against the swept value: the suite mean as a line and the band between the
     mean and the worst scenario shaded; the baseline run (the sidebar config) as a dashed line, the
     point shown below as a red line. Markers carry their point index (``customdata``)."""
@@ -135,23 +149,46 @@ def suite_sweep_figure(res: SuiteSweep, *, selected: int | None = None,
     n = len(SWEEP_METRICS)
     cols = 2
     rows = math.ceil(n / cols)
-    fig = make_subplots(rows=rows, cols=cols, shared_xaxes=True, vertical_spacing=0.07, horizontal_spacing=0.08,
-                        subplot_titles=[metric_label(m.name) for m in SWEEP_METRICS])
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        shared_xaxes=True,
+        vertical_spacing=0.07,
+        horizontal_spacing=0.08,
+        subplot_titles=[metric_label(m.name) for m in SWEEP_METRICS],
+    )
     xs = [float(x) for x in finite["x"]]
     for k, m in enumerate(SWEEP_METRICS):
         r, c = k // cols + 1, k % cols + 1
         mean = [_plot(v) for v in finite[f"{m.name} mean"]]
         worst = [_plot(v) for v in finite[f"{m.name} worst"]]
         who = list(finite[f"{m.name} worst scenario"])
-        fig.add_trace(go.Scatter(x=xs, y=worst, mode="lines", line=dict(width=0), showlegend=False,
-                                 hoverinfo="skip"), row=r, col=c)
-        fig.add_trace(go.Scatter(
-            x=xs, y=mean, mode="lines+markers", fill="tonexty", fillcolor=_WORST, line=dict(color=_MEAN),
-            marker=dict(size=7), name="suite mean (band: to the worst scenario)", legendgroup="mean",
-            showlegend=k == 0, customdata=[[int(i), esc(w), _plot(v)] for i, w, v in
-                                           zip(finite["point"], who, worst)],
-            hovertemplate=(f"{esc(res.key)} = %{{x}}<br>{esc(m.name)} mean %{{y}}<br>worst %{{customdata[2]}} "
-                           f"(%{{customdata[1]}})<extra>point %{{customdata[0]}}</extra>")), row=r, col=c)
+        fig.add_trace(
+            go.Scatter(x=xs, y=worst, mode="lines", line=dict(width=0), showlegend=False, hoverinfo="skip"),
+            row=r,
+            col=c,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=mean,
+                mode="lines+markers",
+                fill="tonexty",
+                fillcolor=_WORST,
+                line=dict(color=_MEAN),
+                marker=dict(size=7),
+                name="suite mean (band: to the worst scenario)",
+                legendgroup="mean",
+                showlegend=k == 0,
+                customdata=[[int(i), esc(w), _plot(v)] for i, w, v in zip(finite["point"], who, worst)],
+                hovertemplate=(
+                    f"{esc(res.key)} = %{{x}}<br>{esc(m.name)} mean %{{y}}<br>worst %{{customdata[2]}} "
+                    f"(%{{customdata[1]}})<extra>point %{{customdata[0]}}</extra>"
+                ),
+            ),
+            row=r,
+            col=c,
+        )
         if m.fraction:
             fig.update_yaxes(range=[-0.03, 1.05], row=r, col=c)
         else:
@@ -164,13 +201,23 @@ def suite_sweep_figure(res: SuiteSweep, *, selected: int | None = None,
         fig.add_vline(x=bx, line=dict(color="#555", dash="dash", width=1))
     fig.update_xaxes(title_text=esc(res.key), row=rows, col=1)
     fig.update_xaxes(title_text=esc(res.key), row=rows - (1 if n % cols else 0), col=2)
-    fig.update_layout(height=230 * rows + 120, margin=dict(l=10, r=10, t=90, b=10), clickmode="event+select",
-                      legend=dict(orientation="h", y=-0.06), title=dict(
-                          text=(f"Suite sweep of {esc(res.key)}: {len(res.points)} values x "
-                                f"{len(res.baseline.metrics.scenarios)} scenarios<br><sup>line: suite mean · band: "
-                                f"to the worst scenario · dashed: the sidebar value "
-                                f"{esc(value_label(baseline_value))} · red: the point shown below</sup>"),
-                          x=0.0, xanchor="left", font=dict(size=14)))
+    fig.update_layout(
+        height=230 * rows + 120,
+        margin=dict(l=10, r=10, t=90, b=10),
+        clickmode="event+select",
+        legend=dict(orientation="h", y=-0.06),
+        title=dict(
+            text=(
+                f"Suite sweep of {esc(res.key)}: {len(res.points)} values x "
+                f"{len(res.baseline.metrics.scenarios)} scenarios<br><sup>line: suite mean · band: "
+                f"to the worst scenario · dashed: the sidebar value "
+                f"{esc(value_label(baseline_value))} · red: the point shown below</sup>"
+            ),
+            x=0.0,
+            xanchor="left",
+            font=dict(size=14),
+        ),
+    )
     return fig
 
 
@@ -190,8 +237,9 @@ def trial_row(t: TrialRecord, space_keys: Sequence[str]) -> dict[str, object]:
         row[k] = t.params.get(k)
     for name in ("recall", "leaks", "wrong_winners", "expired", "contradictions", "tokens"):
         s = t.metrics.summary[name]
-        row[f"{name} {'mean' if _INFO[name].fraction or name == 'tokens' else 'total'}"] = \
-            _num(s.mean if _INFO[name].fraction or name == "tokens" else s.total)
+        row[f"{name} {'mean' if _INFO[name].fraction or name == 'tokens' else 'total'}"] = _num(
+            s.mean if _INFO[name].fraction or name == "tokens" else s.total
+        )
     row["ms"] = round(t.elapsed_ms, 1)
     return row
 
@@ -201,8 +249,9 @@ def trials_frame(trials: Sequence[TrialRecord], space_keys: Sequence[str]) -> pd
     return pd.DataFrame([trial_row(t, space_keys) for t in trials])
 
 
-def trials_figure(trials: Sequence[TrialRecord], *, maximize: bool, best: int | None = None,
-                  title: str = "") -> go.Figure:
+def trials_figure(
+    trials: Sequence[TrialRecord], *, maximize: bool, best: int | None = None, title: str = ""
+) -> go.Figure:
     """The first objective value of each trial (infeasible trials hollow) and the best value so far."""
     xs = [t.number for t in trials]
     ys = [float(t.values[0]) for t in trials]
@@ -210,19 +259,36 @@ def trials_figure(trials: Sequence[TrialRecord], *, maximize: bool, best: int | 
     for y in ys:
         run.append(y if not run else (max(run[-1], y) if maximize else min(run[-1], y)))
     fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=xs, y=ys, mode="markers", name="trial", marker=dict(
-            size=9, color=_MEAN, symbol=["circle" if t.feasible else "circle-open" for t in trials]),
-        hovertemplate="trial %{x}<br>objective %{y}<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="markers",
+            name="trial",
+            marker=dict(size=9, color=_MEAN, symbol=["circle" if t.feasible else "circle-open" for t in trials]),
+            hovertemplate="trial %{x}<br>objective %{y}<extra></extra>",
+        )
+    )
     fig.add_trace(go.Scatter(x=xs, y=run, mode="lines", name="best so far", line=dict(color="#2e8b57", shape="hv")))
     if best is not None and best in xs:
         i = xs.index(best)
-        fig.add_trace(go.Scatter(x=[xs[i]], y=[ys[i]], mode="markers", name="best trial",
-                                 marker=dict(size=15, color="rgba(0,0,0,0)", line=dict(color="#b00020", width=3))))
-    fig.update_layout(height=340, margin=dict(l=10, r=10, t=60, b=10), xaxis_title="trial",
-                      yaxis_title="objective (" + ("higher" if maximize else "lower") + " is better)",
-                      legend=dict(orientation="h", y=-0.25),
-                      title=dict(text=esc(title), x=0.0, xanchor="left", font=dict(size=14)))
+        fig.add_trace(
+            go.Scatter(
+                x=[xs[i]],
+                y=[ys[i]],
+                mode="markers",
+                name="best trial",
+                marker=dict(size=15, color="rgba(0,0,0,0)", line=dict(color="#b00020", width=3)),
+            )
+        )
+    fig.update_layout(
+        height=340,
+        margin=dict(l=10, r=10, t=60, b=10),
+        xaxis_title="trial",
+        yaxis_title="objective (" + ("higher" if maximize else "lower") + " is better)",
+        legend=dict(orientation="h", y=-0.25),
+        title=dict(text=esc(title), x=0.0, xanchor="left", font=dict(size=14)),
+    )
     return fig
 
 
@@ -239,25 +305,50 @@ def pareto_figure(res: TuneResult, x: str, y: str) -> tuple[go.Figure, tuple[Tri
     ids = {t.number for t in front}
     fig = go.Figure()
     for feasible, colour, name in ((True, "#9aa5b1", "feasible trial"), (False, "#e0c0c0", "infeasible trial")):
-        pts = [t for t in res.trials if t.feasible == feasible and t.number not in ids
-               and t.metrics.get(x) is not None and t.metrics.get(y) is not None]
+        pts = [
+            t
+            for t in res.trials
+            if t.feasible == feasible
+            and t.number not in ids
+            and t.metrics.get(x) is not None
+            and t.metrics.get(y) is not None
+        ]
         if pts:
-            fig.add_trace(go.Scatter(x=[t.metrics.get(x) for t in pts], y=[t.metrics.get(y) for t in pts],
-                                     mode="markers", name=name, marker=dict(size=8, color=colour),
-                                     text=[f"trial {t.number}" for t in pts],
-                                     hovertemplate="%{text}<br>x %{x}<br>y %{y}<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=[t.metrics.get(x) for t in pts],
+                    y=[t.metrics.get(y) for t in pts],
+                    mode="markers",
+                    name=name,
+                    marker=dict(size=8, color=colour),
+                    text=[f"trial {t.number}" for t in pts],
+                    hovertemplate="%{text}<br>x %{x}<br>y %{y}<extra></extra>",
+                )
+            )
     if front:
         order = sorted(front, key=lambda t: float(t.metrics.get(x) or 0.0))
-        fig.add_trace(go.Scatter(x=[t.metrics.get(x) for t in order], y=[t.metrics.get(y) for t in order],
-                                 mode="lines+markers", name="Pareto front", line=dict(color="#b00020", shape="hv"),
-                                 marker=dict(size=11, color="#b00020"), text=[f"trial {t.number}" for t in order],
-                                 hovertemplate="%{text}<br>x %{x}<br>y %{y}<extra></extra>"))
-    fig.update_layout(height=380, margin=dict(l=10, r=10, t=60, b=10),
-                      xaxis_title=f"{esc(x)} ({'higher' if mx else 'lower'} is better)",
-                      yaxis_title=f"{esc(y)} ({'higher' if my else 'lower'} is better)",
-                      legend=dict(orientation="h", y=-0.25),
-                      title=dict(text=f"Pareto front: {len(front)} of {len(res.trials)} trials", x=0.0,
-                                 xanchor="left", font=dict(size=14)))
+        fig.add_trace(
+            go.Scatter(
+                x=[t.metrics.get(x) for t in order],
+                y=[t.metrics.get(y) for t in order],
+                mode="lines+markers",
+                name="Pareto front",
+                line=dict(color="#b00020", shape="hv"),
+                marker=dict(size=11, color="#b00020"),
+                text=[f"trial {t.number}" for t in order],
+                hovertemplate="%{text}<br>x %{x}<br>y %{y}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        height=380,
+        margin=dict(l=10, r=10, t=60, b=10),
+        xaxis_title=f"{esc(x)} ({'higher' if mx else 'lower'} is better)",
+        yaxis_title=f"{esc(y)} ({'higher' if my else 'lower'} is better)",
+        legend=dict(orientation="h", y=-0.25),
+        title=dict(
+            text=f"Pareto front: {len(front)} of {len(res.trials)} trials", x=0.0, xanchor="left", font=dict(size=14)
+        ),
+    )
     return fig, front
 
 
@@ -269,17 +360,35 @@ def best_vs_base_frame(res: TuneResult) -> pd.DataFrame:
         b, s = base.summary[m.name], best.summary[m.name]
         v0 = _num(b.mean if m.fraction or m.name == "tokens" else b.total)
         v1 = _num(s.mean if m.fraction or m.name == "tokens" else s.total)
-        rows.append({"metric": m.name, "over the suite": "mean" if m.fraction or m.name == "tokens" else "total",
-                     "base (trial 0)": v0, f"best (trial {res.best.number})": v1, "verdict": verdict(m, v1, v0),
-                     "worst scenario (best)": s.worst_scenario or ""})
+        rows.append(
+            {
+                "metric": m.name,
+                "over the suite": "mean" if m.fraction or m.name == "tokens" else "total",
+                "base (trial 0)": v0,
+                f"best (trial {res.best.number})": v1,
+                "verdict": verdict(m, v1, v0),
+                "worst scenario (best)": s.worst_scenario or "",
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def params_frame(res: TuneResult) -> pd.DataFrame:
     """The searched keys: range, base value, best value."""
     base, best = res.baseline.params, res.best.params
-    return pd.DataFrame([{"key": p.key, "from": p.low, "to": p.high, "step": p.step, "base": base.get(p.key),
-                          "best": best.get(p.key)} for p in res.space])
+    return pd.DataFrame(
+        [
+            {
+                "key": p.key,
+                "from": p.low,
+                "to": p.high,
+                "step": p.step,
+                "base": base.get(p.key),
+                "best": best.get(p.key),
+            }
+            for p in res.space
+        ]
+    )
 
 
 def flat_metric_keys(metrics: SuiteMetrics) -> list[str]:
@@ -318,11 +427,15 @@ def scenario_detail(s: ScenarioMetrics) -> pd.DataFrame:
 
 def params_space_frame(space: Sequence[Param]) -> pd.DataFrame:
     """The search space before a study: each key with its range and grid step."""
-    return pd.DataFrame([{"key": p.key, "from": p.low, "to": p.high, "step": p.step} for p in space],
-                        columns=["key", "from", "to", "step"])
+    return pd.DataFrame(
+        [{"key": p.key, "from": p.low, "to": p.high, "step": p.step} for p in space],
+        columns=["key", "from", "to", "step"],
+    )
 
 
 def regressions_frame(failures: Sequence[GateFailure]) -> pd.DataFrame:
     """The (scenario, metric) pairs a trial is worse in than trial 0: its value and trial 0's."""
-    return pd.DataFrame([{"scenario": f.scenario, "metric": f.metric, "this trial": f.value, "trial 0": f.bound}
-                         for f in failures], columns=["scenario", "metric", "this trial", "trial 0"])
+    return pd.DataFrame(
+        [{"scenario": f.scenario, "metric": f.metric, "this trial": f.value, "trial 0": f.bound} for f in failures],
+        columns=["scenario", "metric", "this trial", "trial 0"],
+    )

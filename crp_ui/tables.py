@@ -6,6 +6,7 @@ recomputed. The breakdown table is built from ``crp_core.report.run_report`` (th
 same numbers. Frames are memoised per result object (results are immutable and cached by the
 shell), so a rerun that only changes a filter does not rebuild them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,11 +22,34 @@ OUTCOMES: tuple[str, ...] = ("in envelope", "suppressed", "dropped (budget)", "n
 
 #: breakdown columns in display order (names as in the JSON report, plus ``outcome``)
 BREAKDOWN_COLUMNS: tuple[str, ...] = (
-    "fact_id", "role", "outcome", "cdr_score", "importance_weight", "relevance", "residual_pull",
-    "effective_relevance", "coverage_score", "coverage_penalty", "novelty", "recency_factor", "age_days",
-    "ttl_days", "ttl_source", "recency_rule", "ngram_overlap", "ngram_penalty", "bridge_value",
-    "connector_score", "in_envelope", "suppressed", "passed_gate", "position", "source_type", "status",
-    "reason", "content",
+    "fact_id",
+    "role",
+    "outcome",
+    "cdr_score",
+    "importance_weight",
+    "relevance",
+    "residual_pull",
+    "effective_relevance",
+    "coverage_score",
+    "coverage_penalty",
+    "novelty",
+    "recency_factor",
+    "age_days",
+    "ttl_days",
+    "ttl_source",
+    "recency_rule",
+    "ngram_overlap",
+    "ngram_penalty",
+    "bridge_value",
+    "connector_score",
+    "in_envelope",
+    "suppressed",
+    "passed_gate",
+    "position",
+    "source_type",
+    "status",
+    "reason",
+    "content",
 )
 
 #: product steps of the CDR score (SPEC_NOTES §2.4): (label, column, how the column enters)
@@ -90,8 +114,13 @@ def report_of(result: Any) -> dict:
 def outcome_of(row: dict) -> str:
     """Where a fact ended: in envelope, suppressed (contradiction loser), dropped for the token
     budget, gated (relevance below the gate), else not selected."""
-    return _outcome(row.get("in_envelope"), row.get("suppressed"), row.get("reason", ""), row.get("role"),
-                    row.get("passed_gate", True))
+    return _outcome(
+        row.get("in_envelope"),
+        row.get("suppressed"),
+        row.get("reason", ""),
+        row.get("role"),
+        row.get("passed_gate", True),
+    )
 
 
 def _outcome(in_envelope: Any, suppressed: Any, reason: Any, role: Any, passed_gate: Any) -> str:
@@ -107,9 +136,22 @@ def _outcome(in_envelope: Any, suppressed: Any, reason: Any, role: Any, passed_g
 
 
 #: the breakdown frame's float columns (None -> NaN) and its integer ones
-_FLOAT_COLUMNS = ("cdr_score", "importance_weight", "relevance", "residual_pull", "effective_relevance",
-                  "coverage_score", "coverage_penalty", "novelty", "recency_factor", "age_days", "ttl_days",
-                  "ngram_penalty", "bridge_value", "connector_score")
+_FLOAT_COLUMNS = (
+    "cdr_score",
+    "importance_weight",
+    "relevance",
+    "residual_pull",
+    "effective_relevance",
+    "coverage_score",
+    "coverage_penalty",
+    "novelty",
+    "recency_factor",
+    "age_days",
+    "ttl_days",
+    "ngram_penalty",
+    "bridge_value",
+    "connector_score",
+)
 
 
 def _floats(values: list[Any]) -> np.ndarray:
@@ -129,8 +171,12 @@ def breakdown_frame(result: Any) -> pd.DataFrame:
     from crp_core import fact_columns
 
     fields = fact_columns(result)  # the report's own columns: its rows (the JSON download) never get the outcome
-    fields["outcome"] = [_outcome(*v) for v in zip(fields["in_envelope"], fields["suppressed"], fields["reason"],
-                                                   fields["role"], fields["passed_gate"])]
+    fields["outcome"] = [
+        _outcome(*v)
+        for v in zip(
+            fields["in_envelope"], fields["suppressed"], fields["reason"], fields["role"], fields["passed_gate"]
+        )
+    ]
     empty = not fields["fact_id"]
     names = list(BREAKDOWN_COLUMNS) + ([] if empty else [c for c in fields if c not in BREAKDOWN_COLUMNS])
     cols: dict[str, Any] = {}
@@ -164,9 +210,15 @@ def _cell(v: Any) -> Any:
     return v
 
 
-def filter_breakdown(df: pd.DataFrame, *, roles: Iterable[str] | None = None,
-                     outcomes: Iterable[str] | None = None, source_types: Iterable[str] | None = None,
-                     text: str = "", min_cdr: float | None = None) -> pd.DataFrame:
+def filter_breakdown(
+    df: pd.DataFrame,
+    *,
+    roles: Iterable[str] | None = None,
+    outcomes: Iterable[str] | None = None,
+    source_types: Iterable[str] | None = None,
+    text: str = "",
+    min_cdr: float | None = None,
+) -> pd.DataFrame:
     """Rows matching every given filter (empty / None filter = no constraint). ``text`` matches
     the fact id or the content, case-insensitively, as a plain substring (never a regex)."""
     mask = np.ones(len(df), dtype=bool)
@@ -178,8 +230,10 @@ def filter_breakdown(df: pd.DataFrame, *, roles: Iterable[str] | None = None,
         mask &= df["source_type"].isin(list(source_types)).to_numpy()
     if text:
         t = text.lower()
-        mask &= (df["fact_id"].str.lower().str.contains(t, regex=False)
-                 | df["content"].str.lower().str.contains(t, regex=False)).to_numpy()
+        mask &= (
+            df["fact_id"].str.lower().str.contains(t, regex=False)
+            | df["content"].str.lower().str.contains(t, regex=False)
+        ).to_numpy()
     if min_cdr is not None:
         mask &= (df["cdr_score"] >= min_cdr).to_numpy()
     return df[mask]
@@ -189,15 +243,14 @@ def sort_breakdown(df: pd.DataFrame, column: str, descending: bool = True) -> pd
     """Stable sort over all rows (NaN last), ties by fact id."""
     if column not in df.columns:
         raise KeyError(column)
-    return df.sort_values([column, "fact_id"], ascending=[not descending, True], na_position="last",
-                          kind="mergesort")
+    return df.sort_values([column, "fact_id"], ascending=[not descending, True], na_position="last", kind="mergesort")
 
 
 def page_of(df: pd.DataFrame, page: int, page_size: int) -> pd.DataFrame:
     """Rows of 1-based ``page`` (clamped into range)."""
     n_pages = max(1, -(-len(df) // page_size))
     page = min(max(1, int(page)), n_pages)
-    return df.iloc[(page - 1) * page_size: page * page_size]
+    return df.iloc[(page - 1) * page_size : page * page_size]
 
 
 def n_pages(n_rows: int, page_size: int) -> int:
@@ -217,10 +270,22 @@ def cdr_steps(row: Any) -> pd.DataFrame:
         v = float(row[col])
         mult = 1.0 - v if kind == "one_minus" else v
         running = mult if running is None else running * mult
-        out.append({"step": label if kind != "one_minus" else f"{label} (penalty {v:.4f})",
-                     "factor": v, "multiplier": mult, "running_product": running})
-    out.append({"step": "CDR score (stored)", "factor": float(row["cdr_score"]), "multiplier": np.nan,
-                "running_product": float(row["cdr_score"])})
+        out.append(
+            {
+                "step": label if kind != "one_minus" else f"{label} (penalty {v:.4f})",
+                "factor": v,
+                "multiplier": mult,
+                "running_product": running,
+            }
+        )
+    out.append(
+        {
+            "step": "CDR score (stored)",
+            "factor": float(row["cdr_score"]),
+            "multiplier": np.nan,
+            "running_product": float(row["cdr_score"]),
+        }
+    )
     return pd.DataFrame(out)
 
 
@@ -261,11 +326,32 @@ def envelope_frame(result: Any) -> pd.DataFrame:
     rows = []
     for k, p in enumerate(result.envelope.order, start=1):
         f = kb.get(p.fact_id)
-        rows.append({"position": k, "band": p.band, "tier": p.tier, "role": p.role, "fact_id": p.fact_id,
-                     "score": float(p.score), "tokens": int(p.tokens), "bridges_anchor": p.bridges_anchor,
-                     "source_type": getattr(f, "source_type", None), "content": getattr(f, "content", "")})
-    cols = ["position", "band", "tier", "role", "fact_id", "score", "tokens", "bridges_anchor", "source_type",
-            "content"]
+        rows.append(
+            {
+                "position": k,
+                "band": p.band,
+                "tier": p.tier,
+                "role": p.role,
+                "fact_id": p.fact_id,
+                "score": float(p.score),
+                "tokens": int(p.tokens),
+                "bridges_anchor": p.bridges_anchor,
+                "source_type": getattr(f, "source_type", None),
+                "content": getattr(f, "content", ""),
+            }
+        )
+    cols = [
+        "position",
+        "band",
+        "tier",
+        "role",
+        "fact_id",
+        "score",
+        "tokens",
+        "bridges_anchor",
+        "source_type",
+        "content",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -279,19 +365,38 @@ def connectors_frame(result: Any, *, only_bridging: bool = True) -> pd.DataFrame
         bv = float(c.bridge_value[i])
         if only_bridging and not bv > 0:
             continue
-        rows.append({
-            "fact_id": kb.facts[r].fact_id, "selected": bool(c.selected[i]), "bridge_value": bv,
-            "connector_score": float(c.connector_score[i]), "hop_distance": int(c.hop_distance[i]),
-            "mean_path_weight": float(c.mean_path_weight[i]), "relevance": float(c.relevance[i]),
-            "novelty": float(c.novelty[i]), "recency_factor": float(c.recency_factor[i]),
-            "touched_anchors": [kb.facts[a].fact_id for a in c.touched_anchors[i]],
-            "bridged_pairs": [(kb.facts[a].fact_id, kb.facts[b].fact_id) for a, b in c.bridged_pairs[i]],
-        })
-    cols = ["fact_id", "selected", "bridge_value", "connector_score", "hop_distance", "mean_path_weight",
-            "relevance", "novelty", "recency_factor", "touched_anchors", "bridged_pairs"]
+        rows.append(
+            {
+                "fact_id": kb.facts[r].fact_id,
+                "selected": bool(c.selected[i]),
+                "bridge_value": bv,
+                "connector_score": float(c.connector_score[i]),
+                "hop_distance": int(c.hop_distance[i]),
+                "mean_path_weight": float(c.mean_path_weight[i]),
+                "relevance": float(c.relevance[i]),
+                "novelty": float(c.novelty[i]),
+                "recency_factor": float(c.recency_factor[i]),
+                "touched_anchors": [kb.facts[a].fact_id for a in c.touched_anchors[i]],
+                "bridged_pairs": [(kb.facts[a].fact_id, kb.facts[b].fact_id) for a, b in c.bridged_pairs[i]],
+            }
+        )
+    cols = [
+        "fact_id",
+        "selected",
+        "bridge_value",
+        "connector_score",
+        "hop_distance",
+        "mean_path_weight",
+        "relevance",
+        "novelty",
+        "recency_factor",
+        "touched_anchors",
+        "bridged_pairs",
+    ]
     df = pd.DataFrame(rows, columns=cols)
-    return df.sort_values(["selected", "connector_score", "fact_id"], ascending=[False, False, True],
-                          kind="mergesort").reset_index(drop=True)
+    return df.sort_values(
+        ["selected", "connector_score", "fact_id"], ascending=[False, False, True], kind="mergesort"
+    ).reset_index(drop=True)
 
 
 def bridged_pairs_frame(result: Any, connector_id: str) -> pd.DataFrame:
@@ -304,21 +409,36 @@ def bridged_pairs_frame(result: Any, connector_id: str) -> pd.DataFrame:
     if hits.size == 0:
         return pd.DataFrame(columns=cols)
     i = int(hits[0])
-    rows = [{"anchor_a": kb.facts[a].fact_id, "anchor_b": kb.facts[b].fact_id,
-             "content_a": kb.facts[a].content, "content_b": kb.facts[b].content}
-            for a, b in c.bridged_pairs[i]]
+    rows = [
+        {
+            "anchor_a": kb.facts[a].fact_id,
+            "anchor_b": kb.facts[b].fact_id,
+            "content_a": kb.facts[a].content,
+            "content_b": kb.facts[b].content,
+        }
+        for a, b in c.bridged_pairs[i]
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
 def warnings_frame(result: Any) -> pd.DataFrame:
     """Data-quality warnings: those of this run (recency: future timestamps, unknown ages) and
     those the loader found in the CKF."""
-    rows = [{"origin": "pipeline (recency)", "line": None, "field": None, "fact_id": None, "message": w}
-            for w in result.warnings]
+    rows = [
+        {"origin": "pipeline (recency)", "line": None, "field": None, "fact_id": None, "message": w}
+        for w in result.warnings
+    ]
     kb = result.corpus.kb
     for p in getattr(kb, "warnings", ()):
-        rows.append({"origin": "CKF loader", "line": p.line or None, "field": p.field, "fact_id": p.fact_id,
-                     "message": p.message})
+        rows.append(
+            {
+                "origin": "CKF loader",
+                "line": p.line or None,
+                "field": p.field,
+                "fact_id": p.fact_id,
+                "message": p.message,
+            }
+        )
     return pd.DataFrame(rows, columns=["origin", "line", "field", "fact_id", "message"])
 
 
@@ -335,8 +455,9 @@ def fact_marks(result: Any, operator_statuses: Mapping[str, str] | None = None) 
     return {fid: " · ".join(m) for fid, m in marks.items()}
 
 
-def with_marks(df: pd.DataFrame, marks: Mapping[str, str], *, column: str = "fact_id",
-               name: str = "mark") -> pd.DataFrame:
+def with_marks(
+    df: pd.DataFrame, marks: Mapping[str, str], *, column: str = "fact_id", name: str = "mark"
+) -> pd.DataFrame:
     """A copy of ``df`` with a ``name`` column right after ``column``: each row's mark ("" when none)."""
     out = df.copy()
     values = [marks.get(v, "") if isinstance(v, str) else "" for v in out[column]]

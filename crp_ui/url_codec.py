@@ -8,6 +8,7 @@ selected on the Conflicts page, ``a|b``). Parameters a page owns
 Tuning page's tab, bound to its ``st.tabs`` with ``bind="query-params"``: Streamlit writes and reads it,
 and refuses to let ``st.query_params`` set or delete it).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping

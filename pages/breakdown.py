@@ -1,6 +1,7 @@
 """CDR score breakdown: every scored fact with every factor, filterable and sortable over
 all rows (the table shows one page at a time); the selected fact's CDR product step by step; the
 recency curves with the scored facts on them; histograms of relevance (gate) and CDR score."""
+
 from __future__ import annotations
 
 import hashlib
@@ -14,11 +15,40 @@ PAGE_SIZES = (50, 100, 200, 500)
 #: columns shown in the table (the CSV download on the Envelope page has them all); the reason sits
 #: next to the outcome, so a gated or suppressed row says why where it is read (a gated fact can top a
 #: sort by CDR score: the gate is on relevance)
-SHOWN = ("fact_id", "role", "outcome", "reason", "cdr_score", "importance_weight", "relevance", "residual_pull",
-         "effective_relevance", "novelty", "coverage_score", "recency_factor", "age_days", "ttl_days",
-         "ngram_penalty", "bridge_value", "source_type", "content")
-SORTABLE = ("cdr_score", "relevance", "residual_pull", "effective_relevance", "novelty", "coverage_score",
-            "recency_factor", "age_days", "importance_weight", "ngram_penalty", "bridge_value", "fact_id")
+SHOWN = (
+    "fact_id",
+    "role",
+    "outcome",
+    "reason",
+    "cdr_score",
+    "importance_weight",
+    "relevance",
+    "residual_pull",
+    "effective_relevance",
+    "novelty",
+    "coverage_score",
+    "recency_factor",
+    "age_days",
+    "ttl_days",
+    "ngram_penalty",
+    "bridge_value",
+    "source_type",
+    "content",
+)
+SORTABLE = (
+    "cdr_score",
+    "relevance",
+    "residual_pull",
+    "effective_relevance",
+    "novelty",
+    "coverage_score",
+    "recency_factor",
+    "age_days",
+    "importance_weight",
+    "ngram_penalty",
+    "bridge_value",
+    "fact_id",
+)
 K = "crp.page.breakdown."
 #: keys of the histograms' and the recency curves' expanders (render.remembered_expander), and the
 #: session's memory of their open state (tests open them through these)
@@ -32,16 +62,21 @@ def _filters(result, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """Filter + sort widgets; returns the filtered, sorted frame (all rows) and a view digest."""
     c = st.columns([2, 2, 2, 3])
     roles = c[0].multiselect("role", sorted(frame["role"].dropna().unique()), key=K + "roles")
-    outcomes = c[1].multiselect("outcome", [o for o in tables.OUTCOMES if o in set(frame["outcome"].tolist())],
-                                key=K + "outcomes")
+    outcomes = c[1].multiselect(
+        "outcome", [o for o in tables.OUTCOMES if o in set(frame["outcome"].tolist())], key=K + "outcomes"
+    )
     types = c[2].multiselect("source type", sorted(frame["source_type"].dropna().unique()), key=K + "types")
     text = c[3].text_input("search id / text", key=K + "text", placeholder="substring, case-insensitive")
     c = st.columns([2, 2, 5], vertical_alignment="bottom")
     sort = c[0].selectbox("sort by (all rows)", SORTABLE, key=K + "sort")
     desc = c[1].toggle("descending", value=True, key=K + "desc")
-    view = tables.memo(result, ("view", tuple(roles), tuple(outcomes), tuple(types), text, sort, desc),
-                       lambda: tables.sort_breakdown(tables.filter_breakdown(
-                           frame, roles=roles, outcomes=outcomes, source_types=types, text=text), sort, desc))
+    view = tables.memo(
+        result,
+        ("view", tuple(roles), tuple(outcomes), tuple(types), text, sort, desc),
+        lambda: tables.sort_breakdown(
+            tables.filter_breakdown(frame, roles=roles, outcomes=outcomes, source_types=types, text=text), sort, desc
+        ),
+    )
     digest = hashlib.sha1(repr((roles, outcomes, types, text, sort, desc)).encode()).hexdigest()[:10]
     return view, digest
 
@@ -51,26 +86,38 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
     c = st.columns([1, 1, 4])
     size = c[0].selectbox("rows per page", PAGE_SIZES, index=1, key=K + "page_size")
     pages = tables.n_pages(len(view), size)
-    page = int(c[1].number_input(f"page (of {pages})", min_value=1, max_value=pages, value=1, step=1,
-                                 key=f"{K}page.{digest}.{size}"))
+    page = int(
+        c[1].number_input(
+            f"page (of {pages})", min_value=1, max_value=pages, value=1, step=1, key=f"{K}page.{digest}.{size}"
+        )
+    )
     shown = tables.page_of(view, page, size)
     current = state.selected_fact()
     table = shown[list(SHOWN)].copy()
     ids = table["fact_id"].tolist()  # one conversion (iterating the Arrow-backed column costs a scalar per cell)
     table.insert(0, "sel", ["▶" if f == current else "" for f in ids])
-    c[2].caption(f"{len(view)} of {total} scored facts match; rows "
-                 f"{(page - 1) * size + 1 if len(view) else 0}-{(page - 1) * size + len(shown)} shown. "
-                 "Click a row to inspect it.")
+    c[2].caption(
+        f"{len(view)} of {total} scored facts match; rows "
+        f"{(page - 1) * size + 1 if len(view) else 0}-{(page - 1) * size + len(shown)} shown. "
+        "Click a row to inspect it."
+    )
     cfg = breakdown.column_config(table)
     cfg["fact_id"] = st.column_config.TextColumn("fact_id", pinned=True)
     cfg["reason"] = st.column_config.TextColumn("reason", width="large")
     cfg = glossary.with_help(table.columns, cfg)
     cfg["sel"] = st.column_config.TextColumn("", width="small", pinned=True)
     pos = [i for i, f in enumerate(ids) if f == current]
-    event = render.dataframe(table, hide_index=True, width="stretch", height=420, column_config=cfg,
-                         on_select="rerun", selection_mode="single-row",
-                         selection_default={"selection": {"rows": pos[:1]}} if pos else None,
-                         key=f"{K}table.{digest}.{size}.{page}.{current}")
+    event = render.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        height=420,
+        column_config=cfg,
+        on_select="rerun",
+        selection_mode="single-row",
+        selection_default={"selection": {"rows": pos[:1]}} if pos else None,
+        key=f"{K}table.{digest}.{size}.{page}.{current}",
+    )
     rows = list(event.selection.rows) if event is not None and hasattr(event, "selection") else []
     if rows and 0 <= rows[0] < len(table):
         fid = str(table["fact_id"].iloc[rows[0]])
@@ -82,19 +129,30 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
 @st.fragment
 def _recency(result, frame: pd.DataFrame, current: str | None) -> None:
     """The recency curves with their axis toggle: a fragment, so the toggle redraws only this chart."""
-    log_x = st.toggle("log age axis", value=False, key=K + "logx",
-                      help="Spreads short TTLs (news: 30 days) and long ones (regulatory: 5 years).")
-    st.plotly_chart(cache.memo_shared(("recency", _recency_inputs(result, frame), current, log_x),
-                                       lambda: charts.recency_chart(frame, result.config, selected=current,
-                                                                    log_x=log_x)),
-                    width="stretch", key=K + "recency")
+    log_x = st.toggle(
+        "log age axis",
+        value=False,
+        key=K + "logx",
+        help="Spreads short TTLs (news: 30 days) and long ones (regulatory: 5 years).",
+    )
+    st.plotly_chart(
+        cache.memo_shared(
+            ("recency", _recency_inputs(result, frame), current, log_x),
+            lambda: charts.recency_chart(frame, result.config, selected=current, log_x=log_x),
+        ),
+        width="stretch",
+        key=K + "recency",
+    )
 
 
 def _recency_inputs(result, frame: pd.DataFrame) -> tuple:
     """What the recency chart is drawn from: the scored facts' recency columns and the recency settings.
     A config change that leaves them alone (the relevance gate, packing) reuses the figure."""
-    return tables.memo(result, "recency_inputs", lambda: (
-        tables.content_digest(frame, charts.RECENCY_COLUMNS), charts.recency_settings(result.config)))
+    return tables.memo(
+        result,
+        "recency_inputs",
+        lambda: (tables.content_digest(frame, charts.RECENCY_COLUMNS), charts.recency_settings(result.config)),
+    )
 
 
 def _histograms(result, frame: pd.DataFrame) -> None:
@@ -102,18 +160,39 @@ def _histograms(result, frame: pd.DataFrame) -> None:
     left, right = st.columns(2)
     with left:
         gate = float(result.config.cdr_min_relevance)
-        st.plotly_chart(tables.memo(result, "hist_rel", lambda: charts.score_histogram(
-                            frame, "relevance", threshold=gate, threshold_label=f"gate cdr_min_relevance {gate:g}",
-                            title="Relevance (the gate applies to it)")),
-                        width="stretch", key=K + "hist_rel")
+        st.plotly_chart(
+            tables.memo(
+                result,
+                "hist_rel",
+                lambda: charts.score_histogram(
+                    frame,
+                    "relevance",
+                    threshold=gate,
+                    threshold_label=f"gate cdr_min_relevance {gate:g}",
+                    title="Relevance (the gate applies to it)",
+                ),
+            ),
+            width="stretch",
+            key=K + "hist_rel",
+        )
     with right:
         anchors = frame.loc[frame["role"] == "anchor", "cdr_score"]
         low = float(anchors.min()) if len(anchors) else None
-        st.plotly_chart(tables.memo(result, "hist_cdr", lambda: charts.score_histogram(
-                            frame, "cdr_score", threshold=low,
-                            threshold_label=f"lowest anchor CDR {low:.3f}" if low is not None else "",
-                            title="CDR score")),
-                        width="stretch", key=K + "hist_cdr")
+        st.plotly_chart(
+            tables.memo(
+                result,
+                "hist_cdr",
+                lambda: charts.score_histogram(
+                    frame,
+                    "cdr_score",
+                    threshold=low,
+                    threshold_label=f"lowest anchor CDR {low:.3f}" if low is not None else "",
+                    title="CDR score",
+                ),
+            ),
+            width="stretch",
+            key=K + "hist_cdr",
+        )
 
 
 def main() -> None:
@@ -121,9 +200,11 @@ def main() -> None:
     result = breakdown.require_result()
     breakdown.run_caption(result)
     frame = tables.breakdown_frame(result)
-    st.caption("Every scored fact (stage-1 candidates, gated ones included, then the stage-3 connector "
-               "candidates) with every factor of CDR = importance × max(relevance, residual pull) × novelty × "
-               "recency × (1 − n-gram penalty) (SPEC_NOTES §2.4). Values are the pipeline's, never recomputed.")
+    st.caption(
+        "Every scored fact (stage-1 candidates, gated ones included, then the stage-3 connector "
+        "candidates) with every factor of CDR = importance × max(relevance, residual pull) × novelty × "
+        "recency × (1 − n-gram penalty) (SPEC_NOTES §2.4). Values are the pipeline's, never recomputed."
+    )
     view, digest = _filters(result, frame)
     current = state.selected_fact()
     view_ids = view["fact_id"].tolist()
@@ -134,8 +215,10 @@ def main() -> None:
         state.select_fact(None)
         current = None
     if not len(view):
-        st.info("No scored fact matches these filters: change or clear the search (and the role, outcome and "
-                "source type filters) to see facts again.")
+        st.info(
+            "No scored fact matches these filters: change or clear the search (and the role, outcome and "
+            "source type filters) to see facts again."
+        )
     else:
         _table(view, digest, len(frame))
 
@@ -143,8 +226,9 @@ def main() -> None:
     if not len(view):
         st.caption("No fact selected: the filters match no scored fact.")
     else:
-        current = breakdown.fact_picker(view_ids, key=K + "pick",
-                                        help="Also set by clicking a table row, or by ?fact=<id> in the URL.")
+        current = breakdown.fact_picker(
+            view_ids, key=K + "pick", help="Also set by clicking a table row, or by ?fact=<id> in the URL."
+        )
         if current is None:
             st.info("Click a row of the table (or pick a fact above) to see how its score is built.")
         else:
@@ -154,8 +238,11 @@ def main() -> None:
     # the recency chart is the page's one plotly chart: drawing it took the browser longer than the rest of
     # the page together, on every visit. It is drawn only while its expander is open; the choice is kept
     # for the session (like the histograms below), so a user tuning TTLs opens it once
-    rec = render.remembered_expander("Recency factor vs age per TTL, the scored facts on their curves (the "
-                                     "selected fact starred, the stale floor dotted)", RECENCY_OPEN)
+    rec = render.remembered_expander(
+        "Recency factor vs age per TTL, the scored facts on their curves (the "
+        "selected fact starred, the stale floor dotted)",
+        RECENCY_OPEN,
+    )
     if rec.open:
         with rec:
             _recency(result, frame, current)
@@ -167,8 +254,9 @@ def main() -> None:
     # two histograms are two more plotly charts for the browser to draw on every visit: they are built
     # only while their expander is open; the choice is remembered in the session (Streamlit drops a
     # widget's own state on a page that does not draw it), so it is still open after a visit elsewhere
-    dist = render.remembered_expander("Histograms of relevance (with the gate) and of CDR score (with the "
-                                      "lowest anchor)", DIST_OPEN)
+    dist = render.remembered_expander(
+        "Histograms of relevance (with the gate) and of CDR score (with the lowest anchor)", DIST_OPEN
+    )
     if dist.open:
         with dist:
             _histograms(result, frame)

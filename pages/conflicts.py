@@ -11,6 +11,7 @@
 * **Export**: decisions as JSON / CSV, the cleaned CKF (statuses applied, format as loaded), the
   audit log.
 """
+
 from __future__ import annotations
 
 import streamlit as st
@@ -25,22 +26,43 @@ from crp_ui import cache, decisions, render, shell, state
 from crp_ui import conflicts_view as cv
 
 K = "crp.page.conflicts."
-KIND_LABELS = {"accept": "Accept the arbitration", "override": "Override the winner",
-               "mark_status": "Mark a fact's status", "dismiss": "Dismiss: not a conflict"}
+KIND_LABELS = {
+    "accept": "Accept the arbitration",
+    "override": "Override the winner",
+    "mark_status": "Mark a fact's status",
+    "dismiss": "Dismiss: not a conflict",
+}
 KINDS = tuple(KIND_LABELS)
 #: queue columns shown by default: both facts with their text, then what decides the row's place
 QUEUE_ORDER = ("A", "B", "pattern(s)", "arbitration", "margin", "state")
 #: every column, for "all columns"
-QUEUE_ALL = ("A", "B", "pattern(s)", "arbitration", "margin", "state", "status_a", "status_b", "source_a", "source_b",
-             "similarity", "authority_a", "authority_b", "decided_by", "decided_at")
+QUEUE_ALL = (
+    "A",
+    "B",
+    "pattern(s)",
+    "arbitration",
+    "margin",
+    "state",
+    "status_a",
+    "status_b",
+    "source_a",
+    "source_b",
+    "similarity",
+    "authority_a",
+    "authority_b",
+    "decided_by",
+    "decided_at",
+)
 #: row height of the queue: five lines, so the texts wrap instead of being cut (Streamlit wraps text
 #: cells when rows are taller than one line)
 QUEUE_ROW_PX = 108
 #: what each markable status does, shown beside the choice (no status is preselected)
-STATUS_EFFECTS = {"ACTIVE": "retrievable again (undoes an earlier mark)",
-                  "STALE": "kept, retrievable, recency factor = stale_floor (least destructive)",
-                  "QUARANTINED": "never retrieved, kept in the CKF",
-                  "DELETED": "never retrieved"}
+STATUS_EFFECTS = {
+    "ACTIVE": "retrievable again (undoes an earlier mark)",
+    "STALE": "kept, retrievable, recency factor = stale_floor (least destructive)",
+    "QUARANTINED": "never retrieved, kept in the CKF",
+    "DELETED": "never retrieved",
+}
 
 
 # ---- decision database ---------------------------------------------------------------------------
@@ -51,19 +73,26 @@ def _on_db_path(wkey: str) -> None:
 
 def db_section() -> None:
     """Where the decisions live (path field: this session only; empty = the default)."""
-    with st.expander(f"Decision database: {render.md_escape(decisions.db_path())} ({decisions.db_path_origin()})",
-                     expanded=False):
+    with st.expander(
+        f"Decision database: {render.md_escape(decisions.db_path())} ({decisions.db_path_origin()})", expanded=False
+    ):
         wkey = K + "db_path"
-        st.text_input("Database file for this session (empty: $CRP_INSPECT_TRIAGE_DB or ./"
-                      f"{decisions.DEFAULT_DB_FILE})", value=st.session_state.get(decisions.K_DB_PATH, ""),
-                      key=wkey, on_change=_on_db_path, args=(wkey,),
-                      help="Every session using the same file sees the same decisions. The file is created "
-                           "with the first decision; a file that is not a crp-inspect triage database is refused.")
+        st.text_input(
+            f"Database file for this session (empty: $CRP_INSPECT_TRIAGE_DB or ./{decisions.DEFAULT_DB_FILE})",
+            value=st.session_state.get(decisions.K_DB_PATH, ""),
+            key=wkey,
+            on_change=_on_db_path,
+            args=(wkey,),
+            help="Every session using the same file sees the same decisions. The file is created "
+            "with the first decision; a file that is not a crp-inspect triage database is refused.",
+        )
         err = st.session_state.get(K + "db_error")
         if err:
             st.error(render.md_escape(err))
-        st.caption("Decisions are appended (the log is the audit trail) and survive restarts; the latest "
-                   "decision on a pair is in force.")
+        st.caption(
+            "Decisions are appended (the log is the audit trail) and survive restarts; the latest "
+            "decision on a pair is in force."
+        )
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -95,23 +124,42 @@ def sdk_block(rec, key: str) -> None:
     st.markdown(f"**{cv.SDK_LABELS[rec.independent.verdict]}** · {render.md_escape(own)}")
     st.caption(render.md_escape(loaded))
     with st.expander("Authority on its own (the SDK had not decided)"):
-        render.dataframe(cv.sdk_authority_frame(rec), hide_index=True, width="stretch", key=key + ".table",
-                         column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
-                                        ("source_authority", "recency_factor", "importance_weight", "authority")})
+        render.dataframe(
+            cv.sdk_authority_frame(rec),
+            hide_index=True,
+            width="stretch",
+            key=key + ".table",
+            column_config={
+                c: st.column_config.NumberColumn(format="%.4f")
+                for c in ("source_authority", "recency_factor", "importance_weight", "authority")
+            },
+        )
 
 
-def _build_decision(kind: str, pair, *, operator: str, winner: str | None, target: str | None,
-                    status: str | None, note: str, fingerprint: str, config) -> Decision:
+def _build_decision(
+    kind: str,
+    pair,
+    *,
+    operator: str,
+    winner: str | None,
+    target: str | None,
+    status: str | None,
+    note: str,
+    fingerprint: str,
+    config,
+) -> Decision:
     a, b = pair.fact_a, pair.fact_b
     if kind == "accept":
-        return Decision.accept(a, b, operator=operator, winner=authority_winner(pair, config), note=note,
-                               ckf_fingerprint=fingerprint)
+        return Decision.accept(
+            a, b, operator=operator, winner=authority_winner(pair, config), note=note, ckf_fingerprint=fingerprint
+        )
     if kind == "override":
         return Decision.override(a, b, winner=str(winner), operator=operator, note=note, ckf_fingerprint=fingerprint)
     if kind == "dismiss":
         return Decision.dismiss(a, b, operator=operator, note=note, ckf_fingerprint=fingerprint)
-    return Decision.mark_status(a, b, fact=str(target), status=str(status), operator=operator, note=note,
-                                ckf_fingerprint=fingerprint)
+    return Decision.mark_status(
+        a, b, fact=str(target), status=str(status), operator=operator, note=note, ckf_fingerprint=fingerprint
+    )
 
 
 def _field_keys(pk: str) -> dict[str, str]:
@@ -132,21 +180,33 @@ def _on_record(kind: str, pair, fingerprint: str, config) -> None:
     if kind == "mark_status" and not status:
         ss[K + "form_error"] = "Choose the new status: none is preselected."
         return
-    d = _build_decision(kind, pair, operator=operator, winner=winner, target=target, status=status,
-                        note=str(ss.get(keys["note"]) or ""), fingerprint=fingerprint, config=config)
+    d = _build_decision(
+        kind,
+        pair,
+        operator=operator,
+        winner=winner,
+        target=target,
+        status=status,
+        note=str(ss.get(keys["note"]) or ""),
+        fingerprint=fingerprint,
+        config=config,
+    )
     try:
         rec = decisions.record(d)
     except DecisionError as exc:
         ss[K + "form_error"] = "Decision refused:\n\n" + "\n".join(
-            f"- field `{f}`: {render.md_escape(m)}" for f, m in exc.problems)
+            f"- field `{f}`: {render.md_escape(m)}" for f, m in exc.problems
+        )
         return
     except CRPError as exc:
         ss[K + "form_error"] = f"Decision not recorded: {render.md_escape(exc)}"
         return
     for name in ("note", "status"):  # a recorded decision clears the form (the kind stays)
         ss.pop(keys[name], None)
-    ss[K + "flash"] = (f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
-                       f"{cv._decision_summary(rec)} (by {rec.operator}, {rec.decided_at}).")
+    ss[K + "flash"] = (
+        f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
+        f"{cv._decision_summary(rec)} (by {rec.operator}, {rec.decided_at})."
+    )
 
 
 def decision_form(pair, kb, config) -> None:
@@ -172,26 +232,52 @@ def decision_form(pair, kb, config) -> None:
 
     with st.form(K + "form." + pk, clear_on_submit=False, border=True):
         if kind == "accept":
-            st.caption("Accepts the arbitration as shown: "
-                       + render.md_escape(cv.outcome_text(pair)) + ". Only a note is needed.")
+            st.caption(
+                "Accepts the arbitration as shown: "
+                + render.md_escape(cv.outcome_text(pair))
+                + ". Only a note is needed."
+            )
         elif kind == "override":
-            st.selectbox("Winner", ids, index=ids.index(other), key=keys["winner"], format_func=label,
-                         help="The fact that must win this pair whatever its authority; the other is suppressed.")
+            st.selectbox(
+                "Winner",
+                ids,
+                index=ids.index(other),
+                key=keys["winner"],
+                format_func=label,
+                help="The fact that must win this pair whatever its authority; the other is suppressed.",
+            )
         elif kind == "mark_status":
             c = st.columns(2)
-            c[0].selectbox("Fact", ids, index=ids.index(loser), key=keys["target"], format_func=label,
-                           help="Preselected: the fact the arbitration suppressed (B for a tie).")
-            c[1].selectbox("New status", MARKABLE_STATUSES, index=None, key=keys["status"],
-                           placeholder="choose a status",
-                           format_func=lambda s: f"{s}: {STATUS_EFFECTS.get(s, '')}",
-                           help="No status is preselected. STALE is the least destructive (the fact stays "
-                                "retrievable with recency factor = stale_floor); QUARANTINED / DELETED take it "
-                                "out of retrieval.")
+            c[0].selectbox(
+                "Fact",
+                ids,
+                index=ids.index(loser),
+                key=keys["target"],
+                format_func=label,
+                help="Preselected: the fact the arbitration suppressed (B for a tie).",
+            )
+            c[1].selectbox(
+                "New status",
+                MARKABLE_STATUSES,
+                index=None,
+                key=keys["status"],
+                placeholder="choose a status",
+                format_func=lambda s: f"{s}: {STATUS_EFFECTS.get(s, '')}",
+                help="No status is preselected. STALE is the least destructive (the fact stays "
+                "retrievable with recency factor = stale_floor); QUARANTINED / DELETED take it "
+                "out of retrieval.",
+            )
         else:
             st.caption("Not a conflict: the pair is no longer arbitrated and both facts stay. Only a note is needed.")
         st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68)
-        st.form_submit_button("Record decision", type="primary", disabled=not operator, key=K + "submit." + pk,
-                              on_click=_on_record, args=(kind, pair, state.get_ckf_fingerprint(kb), config))
+        st.form_submit_button(
+            "Record decision",
+            type="primary",
+            disabled=not operator,
+            key=K + "submit." + pk,
+            on_click=_on_record,
+            args=(kind, pair, state.get_ckf_fingerprint(kb), config),
+        )
     err = st.session_state.pop(K + "form_error", None)
     if err:
         st.error(err)
@@ -211,8 +297,9 @@ def _display_queue(shown):
     out = shown.copy()
     out["A"] = [f"{a}: {t}" for a, t in zip(shown["fact_a"], shown["text_a"])]
     out["B"] = [f"{b}: {t}" for b, t in zip(shown["fact_b"], shown["text_b"])]
-    out["state"] = [" · ".join(x for x in (d, m) if x) or "undecided"
-                    for d, m in zip(shown["decision"], shown["marks"])]
+    out["state"] = [
+        " · ".join(x for x in (d, m) if x) or "undecided" for d, m in zip(shown["decision"], shown["marks"])
+    ]
     # "number changed" wraps between words in a narrow column; NUMBER_CHANGED would be cut mid-word
     out["pattern(s)"] = [p.lower().replace("_", " ") for p in shown["patterns"]]
     return out.drop(columns=["pair"])
@@ -228,8 +315,7 @@ def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
 
 def _queue_view(frame, pats, srcs, stats, decided):
     """(the filtered queue, its display frame with text made inert): built once per filter choice."""
-    shown = cv.filter_queue(frame, patterns=list(pats), source_types=list(srcs), statuses=list(stats),
-                            decided=decided)
+    shown = cv.filter_queue(frame, patterns=list(pats), source_types=list(srcs), statuses=list(stats), decided=decided)
     return shown, render.inert_frame(_display_queue(shown))
 
 
@@ -238,8 +324,10 @@ def _url_pair(all_keys: list[str]) -> str | None:
     want = decisions.selected_pair()
     if want is None or want in all_keys:
         return want
-    st.warning(f"pair={render.md_escape(want if len(want) <= 80 else want[:79] + '…')}: not a conflict pair "
-               "of this CKF's triage queue; showing the first pair instead.")
+    st.warning(
+        f"pair={render.md_escape(want if len(want) <= 80 else want[:79] + '…')}: not a conflict pair "
+        "of this CKF's triage queue; showing the first pair instead."
+    )
     decisions.select_pair(None)
     return None
 
@@ -254,46 +342,75 @@ def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
     view = (tuple(pats), tuple(srcs), tuple(stats), decided)
     shown, display = cache.by_identity("queue_view", frame, lambda fr: _queue_view(fr, *view), extra=view)
     wanted = _url_pair(frame["pair"].tolist())
-    st.caption(f"{len(shown)} of {len(frame)} pairs shown · ties first, then the smallest authority margin · "
-               f"scan over {scan.n_facts} retrievable facts, {scan.n_candidates} pairs with cosine > "
-               f"{scan.threshold:.2f} text-checked, {scan.timings_ms['total']:.0f} ms")
+    st.caption(
+        f"{len(shown)} of {len(frame)} pairs shown · ties first, then the smallest authority margin · "
+        f"scan over {scan.n_facts} retrievable facts, {scan.n_candidates} pairs with cosine > "
+        f"{scan.threshold:.2f} text-checked, {scan.timings_ms['total']:.0f} ms"
+    )
     keys = shown["pair"].tolist()
     st.session_state[K + "shown"] = keys
-    every = st.toggle("all columns", key=K + "all_columns",
-                      help="Also the statuses, source types, similarity, both authorities and who decided.")
-    st.dataframe(display, hide_index=True, width="stretch", row_height=QUEUE_ROW_PX,
-                     height=min(5 * QUEUE_ROW_PX, QUEUE_ROW_PX * len(shown)) + 40, key=K + "table",
-                     on_select=_on_table_select, selection_mode="single-row",
-                     column_order=_with_sdk(QUEUE_ALL if every else QUEUE_ORDER, "sdk" in shown),
-                     column_config={"A": st.column_config.TextColumn("A: fact and text", width=205),
-                                    "B": st.column_config.TextColumn("B: fact and text", width=205),
-                                    "pattern(s)": st.column_config.TextColumn(
-                                        width=100, help="the value-conflict pattern(s) the detector found"),
-                                    "arbitration": st.column_config.TextColumn(width=95),
-                                    "sdk": st.column_config.TextColumn(
-                                        "SDK", width=150, help="SPEC-027 on its own (the SDK's STALE read as "
-                                        "ACTIVE) against the SDK snapshot's superseded_by: agrees, disagrees, or "
-                                        "SDK silent; the as-loaded verdict in brackets when it differs"),
-                                    "state": st.column_config.TextColumn(
-                                        width=100, help="The decision in force and what it did: a suppressed "
-                                        "side, a status an operator set"),
-                                    "similarity": st.column_config.NumberColumn(format="%.4f"),
-                                    "authority_a": st.column_config.NumberColumn(format="%.4f"),
-                                    "authority_b": st.column_config.NumberColumn(format="%.4f"),
-                                    "margin": st.column_config.NumberColumn(
-                                        format="%.3f", width=55, help="authority difference of the two facts")})
+    every = st.toggle(
+        "all columns",
+        key=K + "all_columns",
+        help="Also the statuses, source types, similarity, both authorities and who decided.",
+    )
+    st.dataframe(
+        display,
+        hide_index=True,
+        width="stretch",
+        row_height=QUEUE_ROW_PX,
+        height=min(5 * QUEUE_ROW_PX, QUEUE_ROW_PX * len(shown)) + 40,
+        key=K + "table",
+        on_select=_on_table_select,
+        selection_mode="single-row",
+        column_order=_with_sdk(QUEUE_ALL if every else QUEUE_ORDER, "sdk" in shown),
+        column_config={
+            "A": st.column_config.TextColumn("A: fact and text", width=205),
+            "B": st.column_config.TextColumn("B: fact and text", width=205),
+            "pattern(s)": st.column_config.TextColumn(
+                width=100, help="the value-conflict pattern(s) the detector found"
+            ),
+            "arbitration": st.column_config.TextColumn(width=95),
+            "sdk": st.column_config.TextColumn(
+                "SDK",
+                width=150,
+                help="SPEC-027 on its own (the SDK's STALE read as "
+                "ACTIVE) against the SDK snapshot's superseded_by: agrees, disagrees, or "
+                "SDK silent; the as-loaded verdict in brackets when it differs",
+            ),
+            "state": st.column_config.TextColumn(
+                width=100, help="The decision in force and what it did: a suppressed side, a status an operator set"
+            ),
+            "similarity": st.column_config.NumberColumn(format="%.4f"),
+            "authority_a": st.column_config.NumberColumn(format="%.4f"),
+            "authority_b": st.column_config.NumberColumn(format="%.4f"),
+            "margin": st.column_config.NumberColumn(
+                format="%.3f", width=55, help="authority difference of the two facts"
+            ),
+        },
+    )
     if not keys:
         st.info("No pair matches the filters.")
         return
     if st.session_state.get(K + "pair") not in keys:
         st.session_state[K + "pair"] = wanted if wanted in keys else keys[0]
     # the four columns a label reads, once per shown frame (a records dict of every column cost ~10 ms at 10k)
-    labels = cache.by_identity("queue_labels", shown, lambda fr: {
-        k: cv.pair_label({"fact_a": a, "fact_b": b, "patterns": p})
-        for k, a, b, p in zip(fr["pair"].tolist(), fr["fact_a"].tolist(), fr["fact_b"].tolist(),
-                              fr["patterns"].tolist())})
-    pk = st.selectbox("Pair to triage (or select a table row)", keys, format_func=lambda k: render.plain(labels.get(k)),
-                      key=K + "pair")
+    labels = cache.by_identity(
+        "queue_labels",
+        shown,
+        lambda fr: {
+            k: cv.pair_label({"fact_a": a, "fact_b": b, "patterns": p})
+            for k, a, b, p in zip(
+                fr["pair"].tolist(), fr["fact_a"].tolist(), fr["fact_b"].tolist(), fr["patterns"].tolist()
+            )
+        },
+    )
+    pk = st.selectbox(
+        "Pair to triage (or select a table row)",
+        keys,
+        format_func=lambda k: render.plain(labels.get(k)),
+        key=K + "pair",
+    )
     decisions.select_pair(pk)
     pair = next(p for p in scan.pairs if cv.p_key(p) == pk)
     statuses = dict(ds.statuses)
@@ -306,15 +423,18 @@ def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
     if rec is not None:
         sdk_block(rec, K + "sdk")
     lead = f'<div class="crp-patterns"><b>Pattern(s):</b> {render.html_text(", ".join(pair.patterns))}</div>'
-    tail = (f'<div class="crp-outcome" style="margin:0.4em 0"><b>Outcome:</b> '
-            f"{render.html_text(cv.outcome_text(pair))}</div>" + authority_html(pair))
+    tail = (
+        f'<div class="crp-outcome" style="margin:0.4em 0"><b>Outcome:</b> '
+        f"{render.html_text(cv.outcome_text(pair))}</div>" + authority_html(pair)
+    )
     pair_case(pair, kb, statuses, now=now, config=config, lead=lead, tail=tail)
     decision_form(pair, kb, config)
     hist = decisions.pair_history(pair.fact_a, pair.fact_b)
     st.markdown(f"**Decision history of this pair** ({len(hist)})")
     if hist:
-        render.dataframe(cv.history_frame(hist).drop(columns=["pair"]), hide_index=True, width="stretch",
-                     key=K + "history")
+        render.dataframe(
+            cv.history_frame(hist).drop(columns=["pair"]), hide_index=True, width="stretch", key=K + "history"
+        )
     else:
         st.caption("No decision yet.")
 
@@ -341,36 +461,55 @@ def envelope_tab(ds, base_kb) -> None:
         st.info("No scenario: pick or upload one in the sidebar to see this run's conflicts.")
         return
     res = result.resolution
-    st.caption(f"Run at now = {result.now.isoformat()} · "
-               f"`{headers.CONFLICTS}: {result.headers.get(headers.CONFLICTS, '-')}` · "
-               f"{len(res.pairs)} pair(s), {res.detected} arbitrated, {res.unresolved} tied, "
-               f"{len(res.suppressed)} suppressed, {len(res.backfilled)} backfilled")
+    st.caption(
+        f"Run at now = {result.now.isoformat()} · "
+        f"`{headers.CONFLICTS}: {result.headers.get(headers.CONFLICTS, '-')}` · "
+        f"{len(res.pairs)} pair(s), {res.detected} arbitrated, {res.unresolved} tied, "
+        f"{len(res.suppressed)} suppressed, {len(res.backfilled)} backfilled"
+    )
     effects = cv.operator_effects_frame(result, ds, base_kb)
     if len(effects) or ds.pair_decisions:
-        with st.expander(f"Operator decisions applied to this run ({len(effects)} status mark(s), "
-                         f"{len(ds.pair_decisions)} pair decision(s) in force)", expanded=True):
+        with st.expander(
+            f"Operator decisions applied to this run ({len(effects)} status mark(s), "
+            f"{len(ds.pair_decisions)} pair decision(s) in force)",
+            expanded=True,
+        ):
             if len(effects):
                 render.dataframe(effects, hide_index=True, width="stretch", key=K + "effects")
             in_run = [p for p in res.pairs if p.decision]
             if in_run:
-                st.markdown("Pair decisions that changed this run: " + render.md_escape(
-                    "; ".join(f"{p.fact_a} ↔ {p.fact_b}: {p.decision}" for p in in_run)))
+                st.markdown(
+                    "Pair decisions that changed this run: "
+                    + render.md_escape("; ".join(f"{p.fact_a} ↔ {p.fact_b}: {p.decision}" for p in in_run))
+                )
             before = run_without_decisions()
             if before is not None:
                 left, entered = cv.envelope_change(before, result)
                 render.dataframe(cv.effect_frame(before, result), hide_index=True, width="stretch", key=K + "before")
-                st.markdown("**Left the envelope:** " + render.md_escape(", ".join(left) or "none")
-                            + " · **entered it:** " + render.md_escape(", ".join(entered) or "none"))
+                st.markdown(
+                    "**Left the envelope:** "
+                    + render.md_escape(", ".join(left) or "none")
+                    + " · **entered it:** "
+                    + render.md_escape(", ".join(entered) or "none")
+                )
     if not res.pairs:
         st.info("No contradiction among this run's selected facts.")
         return
-    render.dataframe(cv.envelope_pairs_frame(result), hide_index=True, width="stretch", key=K + "env.table",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in ("similarity", "authority_a", "authority_b")})
+    render.dataframe(
+        cv.envelope_pairs_frame(result),
+        hide_index=True,
+        width="stretch",
+        key=K + "env.table",
+        column_config={
+            c: st.column_config.NumberColumn(format="%.4f") for c in ("similarity", "authority_a", "authority_b")
+        },
+    )
     for pair in res.pairs:
         with st.container(border=True):
-            st.markdown(f"**{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}** · cosine "
-                        f"{pair.similarity:.4f} · {render.md_escape(', '.join(pair.patterns))}")
+            st.markdown(
+                f"**{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}** · cosine "
+                f"{pair.similarity:.4f} · {render.md_escape(', '.join(pair.patterns))}"
+            )
             pair_case(pair, base_kb, dict(ds.statuses), now=result.now, config=result.config)
             outcome = cv.outcome_text(pair)
             if pair.tied:
@@ -397,8 +536,10 @@ def quality_tab(ds, kb) -> None:
     """The operators' decisions as labels for the value-conflict detector (crp-inspect triage stats)."""
     quality = detector_quality(ds, kb)
     if not quality.pairs:
-        st.info("No pair decided yet. Every accepted or overridden pair counts as a true conflict, every "
-                "dismissed pair as a false positive of the detector; precision per pattern appears here.")
+        st.info(
+            "No pair decided yet. Every accepted or overridden pair counts as a true conflict, every "
+            "dismissed pair as a false positive of the detector; precision per pattern appears here."
+        )
         return
     total = quality.precision
     m = st.columns(4)
@@ -412,29 +553,56 @@ def quality_tab(ds, kb) -> None:
     if over.empty:
         st.caption("None: every decision so far agrees with the detector and the arbitration.")
     else:
-        render.dataframe(over, hide_index=True, width="stretch", key=K + "quality.overruled",
-                     column_config={"text_a": st.column_config.TextColumn("text a", width="large"),
-                                    "text_b": st.column_config.TextColumn("text b", width="large")})
+        render.dataframe(
+            over,
+            hide_index=True,
+            width="stretch",
+            key=K + "quality.overruled",
+            column_config={
+                "text_a": st.column_config.TextColumn("text a", width="large"),
+                "text_b": st.column_config.TextColumn("text b", width="large"),
+            },
+        )
 
 
 def export_tab(ds, kb) -> None:
     log = decisions.audit_log()
     c = st.columns(3)
-    c[0].download_button("Decisions as JSON", export_json(log), file_name="crp-triage-decisions.json",
-                         mime="application/json", key=K + "dl.json", on_click="ignore",
-                         help="The audit log and the decisions in force (as `crp-inspect triage decisions --json`).")
-    c[1].download_button("Decisions as CSV", export_csv(log), file_name="crp-triage-decisions.csv",
-                         mime="text/csv", key=K + "dl.csv", on_click="ignore",
-                         help="The audit log, one decision per row.")
+    c[0].download_button(
+        "Decisions as JSON",
+        export_json(log),
+        file_name="crp-triage-decisions.json",
+        mime="application/json",
+        key=K + "dl.json",
+        on_click="ignore",
+        help="The audit log and the decisions in force (as `crp-inspect triage decisions --json`).",
+    )
+    c[1].download_button(
+        "Decisions as CSV",
+        export_csv(log),
+        file_name="crp-triage-decisions.csv",
+        mime="text/csv",
+        key=K + "dl.csv",
+        on_click="ignore",
+        help="The audit log, one decision per row.",
+    )
     name, _fmt = decisions.ckf_download_name(kb.source, kb.fmt)
-    c[2].download_button("Cleaned CKF", lambda: decisions.cleaned_ckf_bytes(kb, ds)[0],
-                         file_name=name, mime="application/octet-stream", key=K + "dl.ckf", on_click="ignore",
-                         help="The CKF as loaded with the operators' statuses applied (same format; a CKF "
-                              "directory comes as a zip). Written when clicked.")
+    c[2].download_button(
+        "Cleaned CKF",
+        lambda: decisions.cleaned_ckf_bytes(kb, ds)[0],
+        file_name=name,
+        mime="application/octet-stream",
+        key=K + "dl.ckf",
+        on_click="ignore",
+        help="The CKF as loaded with the operators' statuses applied (same format; a CKF "
+        "directory comes as a zip). Written when clicked.",
+    )
     unknown = ds.unknown_facts(kb)
     applied = sum(1 for f in ds.statuses if kb.get(f) is not None)
-    st.caption(f"{len(log)} decision(s) in the log · {applied} status mark(s) apply to this CKF"
-               + (f" · {len(unknown)} decision(s) name facts this CKF lacks (ignored)" if unknown else ""))
+    st.caption(
+        f"{len(log)} decision(s) in the log · {applied} status mark(s) apply to this CKF"
+        + (f" · {len(unknown)} decision(s) name facts this CKF lacks (ignored)" if unknown else "")
+    )
     st.markdown("**Audit log** (every decision, oldest first)")
     if log:
         render.dataframe(cv.history_frame(log), hide_index=True, width="stretch", key=K + "log")
@@ -472,8 +640,9 @@ def main() -> None:
     ds_key = decisions.set_fingerprint(ds)
     # the scan object stands for its config and time: the agreement and the frame are built once per scan
     agreement = cache.by_identity("sdk_agreement", scan, lambda sc: cv.sdk_agreement_of(sc, kb, config))
-    frame = cache.by_identity("queue", scan, lambda sc: cv.with_sdk_column(cv.queue_frame(sc, kb, ds), agreement),
-                              extra=ds_key)
+    frame = cache.by_identity(
+        "queue", scan, lambda sc: cv.with_sdk_column(cv.queue_frame(sc, kb, ds), agreement), extra=ds_key
+    )
     counts = cache.by_identity("queue_counts", frame, cv.queue_counts)
     m = st.columns(6)
     m[0].metric("conflict pairs", counts["pairs"], help="Whole CKF (crp-inspect conflicts)")
@@ -482,15 +651,21 @@ def main() -> None:
     m[3].metric("decided", counts["decided"])
     m[4].metric("dismissed", counts["dismissed"])
     m[5].metric("decisions in the log", ds.count)
-    st.caption(" · ".join(f"{p}: {counts[p]}" for p in PATTERNS) + f" · operator: "
-               f"{render.md_escape(state.get_operator() or '(none: set it in the sidebar)')}")
+    st.caption(
+        " · ".join(f"{p}: {counts[p]}" for p in PATTERNS) + f" · operator: "
+        f"{render.md_escape(state.get_operator() or '(none: set it in the sidebar)')}"
+    )
     if agreement is not None:
         st.caption(render.md_escape(cv.sdk_summary(agreement)))
     # the selected tab lives in the URL (?tab=<label>, st.tabs bind="query-params", as on the Tuning page):
     # a bound tab set knows which tab is open (``.open``) and a click on another tab reruns the app, so
     # only the open tab is built; the other three cost nothing on a rerun or a page switch
-    draws = (lambda: queue_tab(scan, frame, ds, kb, config, state.get_now(), agreement),
-             lambda: envelope_tab(ds, kb), lambda: quality_tab(ds, kb), lambda: export_tab(ds, kb))
+    draws = (
+        lambda: queue_tab(scan, frame, ds, kb, config, state.get_now(), agreement),
+        lambda: envelope_tab(ds, kb),
+        lambda: quality_tab(ds, kb),
+        lambda: export_tab(ds, kb),
+    )
     for tab, draw in zip(st.tabs(list(TABS), key=TAB_PARAM, bind="query-params"), draws):
         if tab.open is not False:  # None: a Streamlit that does not track tabs draws them all
             with tab:

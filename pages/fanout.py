@@ -7,6 +7,7 @@ corpus digest, scenario JSON, config TOML and now), so stepping never recomputes
 read from the :class:`~crp_core.records.FanoutResult` records. The step index lives in the session
 state and in the URL (``?step=<1-based>``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,19 +26,27 @@ K_STEP = K + "step"  # 0-based index of the partitioned step shown
 K_URL_NOTE = K + "url_note"
 URL_STEP = "step"  # URL parameter (1-based); listed in state.PAGE_PARAMS so the shell keeps it
 
-KIND_NAMES = {"parent": "parent state", "partition": "partitioning", "snapshot": "snapshot",
-              "retrieval": "retrieval", "additions": "local additions", "merge": "fan-in union",
-              "dedup": "dedup report"}
+KIND_NAMES = {
+    "parent": "parent state",
+    "partition": "partitioning",
+    "snapshot": "snapshot",
+    "retrieval": "retrieval",
+    "additions": "local additions",
+    "merge": "fan-in union",
+    "dedup": "dedup report",
+}
 
 EXPLAIN_LOCK = (
     "**Why not a lock? (SPEC-027 §1.2)** A lock on the shared Coverage Set would stop the race, but each "
     "branch would wait for the others' updates: the branches would run one after another, and fan-out exists "
     "to run them in parallel. Instead the remaining sub-queries are split into disjoint partitions, one per "
-    "branch, so there is nothing shared to write.")
+    "branch, so there is nothing shared to write."
+)
 EXPLAIN_SNAPSHOT = (
     "**What the snapshot guarantees (SPEC-027 §1.5)** Each branch reads a read-only copy of the Coverage Set "
     "as it was at dispatch (a write raises an error) and keeps its additions locally until fan-in. No branch "
-    "sees another branch's half-finished updates, so the outcome does not depend on which branch runs first.")
+    "sees another branch's half-finished updates, so the outcome does not depend on which branch runs first."
+)
 
 
 # ---- cached pieces ------------------------------------------------------------------------------------
@@ -56,26 +65,44 @@ def _sub_query_vectors(corpus: Corpus, scenario: Any, key: tuple[str, str]) -> d
     return cache.by_identity("fanout_vectors", corpus, build, extra=key)
 
 
-def _projection(corpus: Corpus, partitions: tuple[tuple[str, ...], ...], addressed: tuple[str, ...],
-                vectors: dict[str, list[float]], scenario: Any, key: tuple[str, str]) -> fv.Projection:
-    return cache.by_identity("fanout_projection", corpus, lambda _c: fv.project_partitions(
-        partitions, vectors, scenario=scenario, addressed_ids=addressed), extra=(key, partitions, addressed))
+def _projection(
+    corpus: Corpus,
+    partitions: tuple[tuple[str, ...], ...],
+    addressed: tuple[str, ...],
+    vectors: dict[str, list[float]],
+    scenario: Any,
+    key: tuple[str, str],
+) -> fv.Projection:
+    return cache.by_identity(
+        "fanout_projection",
+        corpus,
+        lambda _c: fv.project_partitions(partitions, vectors, scenario=scenario, addressed_ids=addressed),
+        extra=(key, partitions, addressed),
+    )
 
 
 def _page_inputs(scenario: Any, config: Any, width: int, residual: list[str], depth: float) -> tuple[Any, Any]:
     """(scenario, config) with the page's controls applied, the same objects while the controls and the
     sidebar's scenario and config stay: the run cache's key (scenario JSON, config TOML) is then not
     rebuilt on every rerun."""
-    page_scen = cache.by_identity("fanout_scenario", scenario, lambda sc: fv.page_scenario(
-        sc, width=width, residual_ids=residual, branch_depth_weight=depth), extra=(width, tuple(residual), depth))
+    page_scen = cache.by_identity(
+        "fanout_scenario",
+        scenario,
+        lambda sc: fv.page_scenario(sc, width=width, residual_ids=residual, branch_depth_weight=depth),
+        extra=(width, tuple(residual), depth),
+    )
     page_cfg = cache.by_identity("fanout_config", config, lambda c: fv.page_config(c, depth), extra=depth)
     return page_scen, page_cfg
 
 
 def _coverage_tips(fan: Any, mode: str, step: Any, scenario: Any, config: Any) -> dict[str, str]:
     """The Coverage Set chips' hover text at ``step``, once per run (``fan``) and step."""
-    return cache.by_identity("fanout_tips", fan, lambda _f: fv.coverage_tips(fv.coverage_frame(
-        step, scenario, config)), extra=(mode, step.index))
+    return cache.by_identity(
+        "fanout_tips",
+        fan,
+        lambda _f: fv.coverage_tips(fv.coverage_frame(step, scenario, config)),
+        extra=(mode, step.index),
+    )
 
 
 def _scenario_key(scenario: Any) -> str:
@@ -118,33 +145,54 @@ def _write_url(idx: int) -> None:
 
 # ---- sections -------------------------------------------------------------------------------------
 def _controls(scenario: Any, config: Any) -> tuple[int, list[str], float]:
-    sig = _signature(state.gen("scenario"), scenario.name, [sq.id for sq in scenario.sub_queries],
-                     [a.id for a in scenario.addressed], scenario.fanout_width, config.branch_depth_weight)
+    sig = _signature(
+        state.gen("scenario"),
+        scenario.name,
+        [sq.id for sq in scenario.sub_queries],
+        [a.id for a in scenario.addressed],
+        scenario.fanout_width,
+        config.branch_depth_weight,
+    )
     subs = {sq.id: sq for sq in scenario.sub_queries}
     c1, c3 = st.columns(2)
-    width = c1.slider("fan-out width", fv.MIN_WIDTH, fv.MAX_WIDTH, fv.clamp_width(scenario.fanout_width),
-                      key=f"{K}w.width.{sig}",
-                      help="Branches to run in parallel (1 = no fan-out). Starts at the scenario's fanout_width.")
+    width = c1.slider(
+        "fan-out width",
+        fv.MIN_WIDTH,
+        fv.MAX_WIDTH,
+        fv.clamp_width(scenario.fanout_width),
+        key=f"{K}w.width.{sig}",
+        help="Branches to run in parallel (1 = no fan-out). Starts at the scenario's fanout_width.",
+    )
     residual = st.multiselect(
-        "ResidualSet (sub-queries still to cover)", list(subs), default=[sq.id for sq in scenario.residual_set],
+        "ResidualSet (sub-queries still to cover)",
+        list(subs),
+        default=[sq.id for sq in scenario.residual_set],
         format_func=lambda s: render.plain(f"{s} ({subs[s].label})" if subs[s].label else s),
         key=f"{K}w.residual.{sig}",
         help="Remove a sub-query to mark it addressed (it joins the Coverage Set); add one back to make it "
-             "remaining work. Starts at the scenario's sub_queries minus addressed.")
-    depth = c3.slider("branch depth weight", 0.0, 1.0, float(config.branch_depth_weight), 0.05,
-                      key=f"{K}w.depth.{sig}",
-                      help="depth_weight of the Coverage Set entry a branch writes for each sub-query of its "
-                           "partition (branch_depth_weight).")
+        "remaining work. Starts at the scenario's sub_queries minus addressed.",
+    )
+    depth = c3.slider(
+        "branch depth weight",
+        0.0,
+        1.0,
+        float(config.branch_depth_weight),
+        0.05,
+        key=f"{K}w.depth.{sig}",
+        help="depth_weight of the Coverage Set entry a branch writes for each sub-query of its "
+        "partition (branch_depth_weight).",
+    )
     return int(width), list(residual), float(depth)
-
 
 
 def _comparison(fan: Any) -> None:
     render.html_block(fv.comparison_html(fv.comparison_frame(fan)))
-    st.caption("Fan-out duplicates: cross-branch duplicates found at fan-in (the same fact, or two facts with "
-               "cosine > fanin_dedup_similarity, chosen by different branches); the same count as the Tuning "
-               "page's before / after view and its report. Distinct facts covered: facts "
-               "kept after the fan-in dedup. Coverage entries: the parent Coverage Set after the merge.")
+    st.caption(
+        "Fan-out duplicates: cross-branch duplicates found at fan-in (the same fact, or two facts with "
+        "cosine > fanin_dedup_similarity, chosen by different branches); the same count as the Tuning "
+        "page's before / after view and its report. Distinct facts covered: facts "
+        "kept after the fan-in dedup. Coverage entries: the parent Coverage Set after the merge."
+    )
 
 
 def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> None:
@@ -165,21 +213,32 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> 
             # an inline SVG, not a plotly chart: the browser lays out a few shapes instead of loading and
             # running plotly on every visit (nothing on it selects anything; hovering a point names it)
             render.html_block(cache.by_identity("partition_svg", proj, fv.partition_svg))
-            st.caption(render.md_escape(proj.note) + " Crosses: partition centroids (mean of the members); "
-                       "grey rings: addressed sub-queries, projected for context (not fitted).")
+            st.caption(
+                render.md_escape(proj.note) + " Crosses: partition centroids (mean of the members); "
+                "grey rings: addressed sub-queries, projected for context (not fitted)."
+            )
     with right:
         frame = fv.partitions_frame(fan, page_scen)
-        render.dataframe(frame, hide_index=True, width="stretch", key=f"{K}partitions",
-                     column_config={"text": st.column_config.TextColumn("text", width="large")})
-        st.caption(f"{len(fan.partitioned.partitions)} disjoint partitions covering the "
-                   f"{len(residual)} ResidualSet sub-queries; partition k is branch k's scope.")
+        render.dataframe(
+            frame,
+            hide_index=True,
+            width="stretch",
+            key=f"{K}partitions",
+            column_config={"text": st.column_config.TextColumn("text", width="large")},
+        )
+        st.caption(
+            f"{len(fan.partitioned.partitions)} disjoint partitions covering the "
+            f"{len(residual)} ResidualSet sub-queries; partition k is branch k's scope."
+        )
 
 
 def _coverage_block(fan: Any, step: Any, mode: str, caption: str, scenario: Any, config: Any) -> None:
     tips = _coverage_tips(fan, mode, step, scenario, config)
     chips = fv.chips_html(step.coverage, highlight=step.added, tips=tips)
-    render.html_block(f'<div class="crp-coverage" data-mode="{mode}" data-step="{step.index}" '
-                      f'style="margin:4px 0 2px 0"><b>Coverage Set</b> ({len(step.coverage)}): {chips}</div>')
+    render.html_block(
+        f'<div class="crp-coverage" data-mode="{mode}" data-step="{step.index}" '
+        f'style="margin:4px 0 2px 0"><b>Coverage Set</b> ({len(step.coverage)}): {chips}</div>'
+    )
     since = step.detail.get("since_step")
     added = f"{len(step.added)} entr{'y' if len(step.added) == 1 else 'ies'} added" if step.added else "nothing added"
     ref = f" since {'naive ' if mode == 'naive' else ''}step {since + 1}" if isinstance(since, int) else ""
@@ -198,34 +257,45 @@ def _partitioned_detail(fan: Any, step: Any, corpus: Corpus, page_scen: Any, con
     st.markdown(f"**{render.md_escape(fv.step_label(step))}**")
     d = step.detail
     who = "the parent" if step.branch is None else f"branch {step.branch}"
-    view = {"snapshot": "read-only snapshot", "retrieval": "read-only snapshot scored against",
-            "additions": "snapshot + this branch's local additions (invisible to other branches)",
-            "merge": "parent set after the fan-in union",
-            "dedup": "parent set after fan-in"}.get(step.kind, "parent set")
+    view = {
+        "snapshot": "read-only snapshot",
+        "retrieval": "read-only snapshot scored against",
+        "additions": "snapshot + this branch's local additions (invisible to other branches)",
+        "merge": "parent set after the fan-in union",
+        "dedup": "parent set after fan-in",
+    }.get(step.kind, "parent set")
     _coverage_block(fan, step, "partitioned", f"what {who} sees: {view}", page_scen, config)
     if step.kind == "parent":
         render.html_block("ResidualSet: " + fv.chips_html(d.get("residual_set", []), kind="sq"))
     elif step.kind == "partition":
         render.dataframe(fv.partitions_frame(fan, page_scen), hide_index=True, width="stretch", key=f"{K}step.parts")
-        st.caption(f"Each branch may choose up to {d.get('branch_fact_budget')} facts "
-                   "(max(3, envelope_fact_budget // branches)).")
+        st.caption(
+            f"Each branch may choose up to {d.get('branch_fact_budget')} facts "
+            "(max(3, envelope_fact_budget // branches))."
+        )
     elif step.kind == "snapshot":
         render.html_block("Partition: " + fv.chips_html(d.get("partition", []), kind="sq"))
-        st.caption(f"{render.md_escape(d.get('snapshot_type', ''))}: a write attempt raises "
-                   "SnapshotMutationError (SPEC-027 §1.5).")
+        st.caption(
+            f"{render.md_escape(d.get('snapshot_type', ''))}: a write attempt raises "
+            "SnapshotMutationError (SPEC-027 §1.5)."
+        )
     elif step.kind == "retrieval":
-        st.caption(f"Relevance and residual pull over partition {render.md_escape(', '.join(d.get('partition', [])))} "
-                   f"only; novelty against the snapshot. Pool {d.get('pool')}, gated out {d.get('gated_out')}, "
-                   f"scored {d.get('scored')}, chose {len(step.facts)} (budget {d.get('budget')}).")
+        st.caption(
+            f"Relevance and residual pull over partition {render.md_escape(', '.join(d.get('partition', [])))} "
+            f"only; novelty against the snapshot. Pool {d.get('pool')}, gated out {d.get('gated_out')}, "
+            f"scored {d.get('scored')}, chose {len(step.facts)} (budget {d.get('budget')})."
+        )
         _facts_table(step, corpus, fv.chosen_by_several(run), f"{K}step.facts.p")
     elif step.kind == "additions":
         added = d.get("additions", [])
-        render.html_block(f"Local additions (depth {config.branch_depth_weight:g}): "
-                          + fv.chips_html(added, highlight=added))
+        render.html_block(
+            f"Local additions (depth {config.branch_depth_weight:g}): " + fv.chips_html(added, highlight=added)
+        )
     elif step.kind == "merge":
-        render.html_block("Union of the branches' facts: "
-                          + fv.chips_html(step.facts, kind="fact", highlight=fv.duplicate_fact_ids(run),
-                                          highlight_bg=fv.DUP_BG))
+        render.html_block(
+            "Union of the branches' facts: "
+            + fv.chips_html(step.facts, kind="fact", highlight=fv.duplicate_fact_ids(run), highlight_bg=fv.DUP_BG)
+        )
         st.caption(f"Coverage depth after the merge: {d.get('coverage_depth')}.")
     elif step.kind == "dedup":
         _dedup_report(run, "partitioned")
@@ -236,24 +306,34 @@ def _dedup_report(run: Any, mode: str) -> None:
     if len(frame) == 0:
         st.success(f"Cross-branch dedup report: 0 duplicates ({len(run.merged)} facts kept).")
     else:
-        st.error(f"Cross-branch dedup report: {len(frame)} duplicate(s); each kept once "
-                 f"({len(run.merged)} facts kept).")
-        render.dataframe(frame, hide_index=True, width="stretch", key=f"{K}dedup.{mode}",
-                     column_config={"similarity": st.column_config.NumberColumn("similarity", format="%.4f")})
+        st.error(
+            f"Cross-branch dedup report: {len(frame)} duplicate(s); each kept once ({len(run.merged)} facts kept)."
+        )
+        render.dataframe(
+            frame,
+            hide_index=True,
+            width="stretch",
+            key=f"{K}dedup.{mode}",
+            column_config={"similarity": st.column_config.NumberColumn("similarity", format="%.4f")},
+        )
 
 
 def _naive_detail(fan: Any, nstep: Any, corpus: Corpus, page_scen: Any, config: Any) -> None:
     run = fan.naive
     st.markdown(f"**{render.md_escape(fv.step_label(nstep))}**")
-    _coverage_block(fan, nstep, "naive", "the one shared Coverage Set (every branch read it at T0)", page_scen,
-                    config)
+    _coverage_block(fan, nstep, "naive", "the one shared Coverage Set (every branch read it at T0)", page_scen, config)
     if nstep.kind == "parent":
-        st.caption("Round-robin assignment: "
-                   + render.md_escape("; ".join(f"branch {i}: {', '.join(p)}"
-                                                for i, p in enumerate(nstep.detail.get("assignment", [])))))
+        st.caption(
+            "Round-robin assignment: "
+            + render.md_escape(
+                "; ".join(f"branch {i}: {', '.join(p)}" for i, p in enumerate(nstep.detail.get("assignment", [])))
+            )
+        )
     elif nstep.kind == "retrieval":
-        st.caption("Relevance over its round-robin sub-queries, but residual pull over the whole ResidualSet "
-                   "and novelty against the shared set as read at T0.")
+        st.caption(
+            "Relevance over its round-robin sub-queries, but residual pull over the whole ResidualSet "
+            "and novelty against the shared set as read at T0."
+        )
         _facts_table(nstep, corpus, fv.chosen_by_several(run), f"{K}step.facts.n")
     elif nstep.kind == "dedup":
         _dedup_report(run, "naive")
@@ -269,10 +349,12 @@ def _stepper(fan: Any, corpus: Corpus, page_scen: Any, config: Any, result_sig: 
     if note:
         st.caption(f"Link parameter adjusted: {render.md_escape(note)}")
     b1, b2, b3 = st.columns([1, 1, 6])
-    b1.button("◀ Previous", key=f"{K}prev", disabled=idx <= 0, on_click=_set_step, args=(idx - 1, radio_key),
-              width="stretch")
-    b2.button("Next ▶", key=f"{K}next", disabled=idx >= n - 1, on_click=_set_step, args=(idx + 1, radio_key),
-              width="stretch")
+    b1.button(
+        "◀ Previous", key=f"{K}prev", disabled=idx <= 0, on_click=_set_step, args=(idx - 1, radio_key), width="stretch"
+    )
+    b2.button(
+        "Next ▶", key=f"{K}next", disabled=idx >= n - 1, on_click=_set_step, args=(idx + 1, radio_key), width="stretch"
+    )
     b3.markdown(f"Step **{idx + 1}** of {n}: {render.md_escape(fv.step_label(steps[idx]))}")
     _write_url(idx)
 
@@ -280,20 +362,33 @@ def _stepper(fan: Any, corpus: Corpus, page_scen: Any, config: Any, result_sig: 
     c_list, c_part, c_naive = st.columns([1.15, 2.5, 2.5], gap="medium")
     with c_list:
         st.session_state[radio_key] = idx
-        st.radio("Steps", list(range(n)), key=radio_key, on_change=_on_pick, args=(radio_key,),
-                 format_func=lambda i: render.md_escape(  # radio options are Markdown
-                     f"{i + 1}. {fv.step_time(steps[i])} · {fv.actor(steps[i])} · "
-                     f"{KIND_NAMES.get(steps[i].kind, steps[i].kind)}"))
+        st.radio(
+            "Steps",
+            list(range(n)),
+            key=radio_key,
+            on_change=_on_pick,
+            args=(radio_key,),
+            format_func=lambda i: render.md_escape(  # radio options are Markdown
+                f"{i + 1}. {fv.step_time(steps[i])} · {fv.actor(steps[i])} · "
+                f"{KIND_NAMES.get(steps[i].kind, steps[i].kind)}"
+            ),
+        )
     with c_part:
         st.markdown("##### Partitioned (SPEC-027 §1.3)")
         _partitioned_detail(fan, steps[idx], corpus, page_scen, config)
-        render.html_block(fv.timeline_html(steps, idx, duplicates=fv.duplicate_fact_ids(fan.partitioned),
-                                           title="Timeline (partitioned)"))
+        render.html_block(
+            fv.timeline_html(
+                steps, idx, duplicates=fv.duplicate_fact_ids(fan.partitioned), title="Timeline (partitioned)"
+            )
+        )
     with c_naive:
         st.markdown("##### Naive: shared Coverage Set (SPEC-027 §1.1)")
         _naive_detail(fan, nsteps[nidx], corpus, page_scen, config)
-        render.html_block(fv.timeline_html(nsteps, nidx, duplicates=fv.chosen_by_several(fan.naive).keys(),
-                                           title="Race timeline (naive)"))
+        render.html_block(
+            fv.timeline_html(
+                nsteps, nidx, duplicates=fv.chosen_by_several(fan.naive).keys(), title="Race timeline (naive)"
+            )
+        )
         st.caption("Red chips: facts chosen by more than one branch (duplicate content).")
 
 
@@ -302,16 +397,19 @@ def main() -> None:
     base = breakdown.require_result()
     breakdown.run_caption(base)
     scenario, config, corpus = state.get_scenario(), state.get_config(), state.get_corpus()
-    st.caption("How SPEC-027 §1 keeps parallel branches from retrieving the same facts: partitioned fan-out "
-               "(left) next to the naive shared-Coverage-Set fan-out (right). The controls below change this "
-               "page only.")
+    st.caption(
+        "How SPEC-027 §1 keeps parallel branches from retrieving the same facts: partitioned fan-out "
+        "(left) next to the naive shared-Coverage-Set fan-out (right). The controls below change this "
+        "page only."
+    )
     width, residual, depth = _controls(scenario, config)
     page_scen, page_cfg = _page_inputs(scenario, config, width, residual, depth)
     try:
         # operator decisions apply here as on every page (statuses come with the corpus)
         decisions, decisions_key = triage_decisions.pipeline_decisions()
-        result = cache.pipeline_result(corpus, page_scen, page_cfg, state.get_now(),
-                                       decisions=decisions, decisions_key=decisions_key)
+        result = cache.pipeline_result(
+            corpus, page_scen, page_cfg, state.get_now(), decisions=decisions, decisions_key=decisions_key
+        )
     except CRPError as exc:
         st.error(f"The pipeline refused this input: {render.md_escape(exc)}")
         st.stop()

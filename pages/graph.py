@@ -2,6 +2,7 @@
 edge weights and bridge values; selecting a connector shows which anchor pairs it bridges. The
 run's contradiction pairs are drawn as edges between their members; facts stage 4 suppressed and
 facts an operator re-marked are marked (legend), and so are they in the tables."""
+
 from __future__ import annotations
 
 import streamlit as st
@@ -38,28 +39,44 @@ def main() -> None:
     cdgr = result.cdgr
     config = result.config
     if not config.graph_retrieval:
-        st.info("Graph retrieval is off (config `graph_retrieval = false`): anchors take the whole budget, "
-                "there are no connectors.")
+        st.info(
+            "Graph retrieval is off (config `graph_retrieval = false`): anchors take the whole budget, "
+            "there are no connectors."
+        )
     conns = tables.memo(result, "connectors", lambda: tables.connectors_frame(result, only_bridging=True))
     c = st.columns(5)
-    c[0].metric("anchors", len(cdgr.anchors) + len(cdgr.extra_anchors),
-                help=f"{len(cdgr.extra_anchors)} extra anchor(s) took unused connector slots")
+    c[0].metric(
+        "anchors",
+        len(cdgr.anchors) + len(cdgr.extra_anchors),
+        help=f"{len(cdgr.extra_anchors)} extra anchor(s) took unused connector slots",
+    )
     c[1].metric("connectors selected", len(cdgr.selected_connectors))
     c[2].metric("bridging candidates", len(conns), help="connector candidates with bridge value > 0")
-    c[3].metric("walk candidates", len(cdgr.connectors.idx),
-                help=f"connector candidates: facts within max_hops = {config.max_hops} of an anchor")
-    c[4].metric("bridge score", result.headers.get(headers.BRIDGE, "-"),
-                help=f"the {headers.BRIDGE} header")
+    c[3].metric(
+        "walk candidates",
+        len(cdgr.connectors.idx),
+        help=f"connector candidates: facts within max_hops = {config.max_hops} of an anchor",
+    )
+    c[4].metric("bridge score", result.headers.get(headers.BRIDGE, "-"), help=f"the {headers.BRIDGE} header")
 
-    include = st.toggle("also draw connector candidates with bridge value > 0 (not selected)", value=False,
-                        key=K + "candidates")
+    include = st.toggle(
+        "also draw connector candidates with bridge value > 0 (not selected)", value=False, key=K + "candidates"
+    )
     current = state.selected_fact()
     ids = conns["fact_id"].tolist()
     pick = current if current in ids else None
     wkey = f"{K}connector.{current}"
-    st.selectbox("Connector", ids, index=ids.index(pick) if pick in ids else None, key=wkey, format_func=render.plain,
-                 on_change=_on_connector, args=(wkey,), placeholder="choose a connector (or click a node)",
-                 help="Connector candidates with bridge value > 0, selected ones first.")
+    st.selectbox(
+        "Connector",
+        ids,
+        index=ids.index(pick) if pick in ids else None,
+        key=wkey,
+        format_func=render.plain,
+        on_change=_on_connector,
+        args=(wkey,),
+        placeholder="choose a connector (or click a node)",
+        help="Connector candidates with bridge value > 0, selected ones first.",
+    )
     pairs: list[tuple[str, str]] = []
     if pick is not None:
         row = conns[conns["fact_id"] == pick].iloc[0]
@@ -68,18 +85,32 @@ def main() -> None:
     marked = operator_statuses()
     mkey = tuple(sorted(marked.items()))
     marks = tables.fact_marks(result, marked)
-    nodes, edges = tables.memo(result, ("cdgr", include, mkey), lambda: charts.cdgr_elements(
-        result, include_candidates=include, operator_statuses=marked))
+    nodes, edges = tables.memo(
+        result,
+        ("cdgr", include, mkey),
+        lambda: charts.cdgr_elements(result, include_candidates=include, operator_statuses=marked),
+    )
     contra = tables.memo(result, "contradictions", lambda: charts.contradiction_edges(result))
     given = tables.memo(result, "given_edges", lambda: charts.given_edges_frame(result.corpus.kb))
     if len(nodes) == 0:
         st.info("No anchors in this run.")
         st.stop()
-    fig = tables.memo(result, ("network", include, pick, mkey), lambda: charts.cdgr_network(
-        nodes, edges, highlight=pick, bridged_pairs=pairs, edge_min=config.graph_edge_min, contradictions=contra,
-        given=given))
-    event = st.plotly_chart(fig, width="stretch", key=f"{K}network.{include}.{pick}", on_select="rerun",
-                            selection_mode="points")
+    fig = tables.memo(
+        result,
+        ("network", include, pick, mkey),
+        lambda: charts.cdgr_network(
+            nodes,
+            edges,
+            highlight=pick,
+            bridged_pairs=pairs,
+            edge_min=config.graph_edge_min,
+            contradictions=contra,
+            given=given,
+        ),
+    )
+    event = st.plotly_chart(
+        fig, width="stretch", key=f"{K}network.{include}.{pick}", on_select="rerun", selection_mode="points"
+    )
     points = getattr(getattr(event, "selection", None), "points", None) or []
     for p in points:
         fid = p.get("customdata") if isinstance(p, dict) else None
@@ -88,16 +119,20 @@ def main() -> None:
         if fid and fid != current:
             state.select_fact(str(fid))
             st.rerun()
-    st.caption("Edge width and label: weight (cosine ≥ graph_edge_min "
-               f"{config.graph_edge_min:g}). Diamonds: connectors, labelled with their bridge value. "
-               "Dotted red: a contradiction pair of stage 4 (hover its midpoint for the outcome); a red "
-               "cross marks the fact it suppressed, an amber square a fact whose status an operator set. "
-               "Click a node to select its fact.")
+    st.caption(
+        "Edge width and label: weight (cosine ≥ graph_edge_min "
+        f"{config.graph_edge_min:g}). Diamonds: connectors, labelled with their bridge value. "
+        "Dotted red: a contradiction pair of stage 4 (hover its midpoint for the outcome); a red "
+        "cross marks the fact it suppressed, an amber square a fact whose status an operator set. "
+        "Click a node to select its fact."
+    )
     n_sup = int(nodes["suppressed"].sum())
     n_op = int(nodes["operator_status"].astype(bool).sum())
     if len(contra) or n_op:
-        st.caption(f"{len(contra)} contradiction pair(s) drawn, {n_sup} suppressed fact(s), "
-                   f"{n_op} operator-marked fact(s) among the nodes.")
+        st.caption(
+            f"{len(contra)} contradiction pair(s) drawn, {n_sup} suppressed fact(s), "
+            f"{n_op} operator-marked fact(s) among the nodes."
+        )
         if len(contra):
             render.dataframe(contra, hide_index=True, width="stretch", key=K + "contradictions")
 
@@ -112,40 +147,52 @@ def main() -> None:
         m[4].metric("selected", "yes" if row["selected"] else "no")
         fact = result.corpus.kb.get(pick)
         render.fact_card(fact, extra=breakdown.fact_meta(fact))
-        st.markdown(f"Touched anchors (graph distance 1 or 2): "
-                    f"{render.md_escape(', '.join(row['touched_anchors']) or '-')}")
+        st.markdown(
+            f"Touched anchors (graph distance 1 or 2): {render.md_escape(', '.join(row['touched_anchors']) or '-')}"
+        )
         st.markdown(f"**Bridged anchor pairs** (touched anchors with no direct edge): {len(pairs)}")
-        bp = tables.with_marks(tables.with_marks(tables.bridged_pairs_frame(result, pick), marks, column="anchor_a",
-                                                 name="mark_a"), marks, column="anchor_b", name="mark_b")
-        render.dataframe(bp, hide_index=True, width="stretch", column_config=breakdown.column_config(bp),
-                     key=K + "pairs")
-        st.caption("bridge value = (bridged pairs) × (mean weight of the strongest shortest paths to the "
-                   "touched anchors) (SPEC-025 §2.4); connector score = bridge value × novelty × recency × "
-                   f"max(relevance, {config.min_connector_relevance:g}).")
+        bp = tables.with_marks(
+            tables.with_marks(tables.bridged_pairs_frame(result, pick), marks, column="anchor_a", name="mark_a"),
+            marks,
+            column="anchor_b",
+            name="mark_b",
+        )
+        render.dataframe(
+            bp, hide_index=True, width="stretch", column_config=breakdown.column_config(bp), key=K + "pairs"
+        )
+        st.caption(
+            "bridge value = (bridged pairs) × (mean weight of the strongest shortest paths to the "
+            "touched anchors) (SPEC-025 §2.4); connector score = bridge value × novelty × recency × "
+            f"max(relevance, {config.min_connector_relevance:g})."
+        )
 
     st.subheader("Connector candidates (bridge value > 0)")
     if len(conns):
         shown = tables.with_marks(conns.drop(columns=["touched_anchors"]), marks)
         shown["bridged_pairs"] = [", ".join(f"{a}-{b}" for a, b in ps) for ps in shown["bridged_pairs"]]
         cfg = breakdown.column_config(shown)
-        cfg["mark"] = st.column_config.TextColumn(width=100, help="suppressed: lost a contradiction in stage 4; "
-                                                  "<STATUS> (operator): a status an operator set")
+        cfg["mark"] = st.column_config.TextColumn(
+            width=100, help="suppressed: lost a contradiction in stage 4; <STATUS> (operator): a status an operator set"
+        )
         render.dataframe(shown, hide_index=True, width="stretch", column_config=cfg, key=K + "conns")
     else:
         st.info("No connector candidate bridges two anchors in this run.")
     if len(given):  # the CKF came from an SDK snapshot: the producer's own edges
         drawn = set(nodes["fact_id"].tolist())
         shown_given = given.assign(drawn=[a in drawn and b in drawn for a, b in zip(given["a"], given["b"])])
-        st.caption(f"Dash-dot green: {int(shown_given['drawn'].sum())} of {len(given)} edge(s) the SDK snapshot "
-                   "gave (not similarity edges: drawn as given, when both facts are in this graph; hover the "
-                   "triangle for the relation type).")
+        st.caption(
+            f"Dash-dot green: {int(shown_given['drawn'].sum())} of {len(given)} edge(s) the SDK snapshot "
+            "gave (not similarity edges: drawn as given, when both facts are in this graph; hover the "
+            "triangle for the relation type)."
+        )
         with st.expander(f"Given edges (SDK snapshot, {len(given)})"):
             render.dataframe(shown_given, hide_index=True, width="stretch", key=K + "given")
     drawn_edges = render.remembered_expander(f"Edges drawn ({len(edges)})", EDGES_OPEN)
     if drawn_edges.open:  # a table the browser builds only while it is open
         with drawn_edges:
-            render.dataframe(edges, hide_index=True, width="stretch", column_config=breakdown.column_config(edges),
-                             key=K + "edges")
+            render.dataframe(
+                edges, hide_index=True, width="stretch", column_config=breakdown.column_config(edges), key=K + "edges"
+            )
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

@@ -1,6 +1,7 @@
 """Knowledge-base summary: the loaded CKF by source type and status (the statuses in force: the
 file's, then the operators' marks), the facts operators re-marked or suppressed, the import summary of a
 crprotocol SDK snapshot (mapped, defaulted, dropped, checksum, HMAC), its embedding state, the scenario."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -47,9 +48,15 @@ def marked_facts(kb, ds, summary) -> pd.DataFrame:
             d = ds.latest.get(pair_key(fid, winner))
             who.append(d.operator if d is not None else "")
         in_force = ds.statuses.get(fid, f.status)
-        rows.append({"fact_id": fid, "mark": "; ".join(marks),
-                     "status": f.status if in_force == f.status else f"{f.status} → {in_force}",
-                     "by": ", ".join(sorted(set(filter(None, who)))), "content": f.content})
+        rows.append(
+            {
+                "fact_id": fid,
+                "mark": "; ".join(marks),
+                "status": f.status if in_force == f.status else f"{f.status} → {in_force}",
+                "by": ", ".join(sorted(set(filter(None, who)))),
+                "content": f.content,
+            }
+        )
     return pd.DataFrame(rows, columns=["fact_id", "mark", "status", "by", "content"])
 
 
@@ -59,9 +66,11 @@ HMAC_FIELD = "header.hmac_signature"
 def import_frame(summary) -> pd.DataFrame:
     """An SDK snapshot's :class:`~crp_core.model.ImportSummary` items: one row per (kind, what, count), kinds
     ``mapped`` / ``defaulted`` / ``dropped`` in that order (docs/decisions/sdk-snapshots.md)."""
-    rows = [{"kind": kind, "what": what, "count": n}
-            for kind, items in (("mapped", summary.mapped), ("defaulted", summary.defaulted),
-                                ("dropped", summary.dropped)) for what, n in items]
+    rows = [
+        {"kind": kind, "what": what, "count": n}
+        for kind, items in (("mapped", summary.mapped), ("defaulted", summary.defaulted), ("dropped", summary.dropped))
+        for what, n in items
+    ]
     return pd.DataFrame(rows, columns=["kind", "what", "count"])
 
 
@@ -69,9 +78,11 @@ def import_verdicts(kb) -> list[str]:
     """The snapshot's provenance, counts, checksum verdict and HMAC state, one plain sentence each."""
     summary = kb.imported
     head, counts, checksum = summary.lines()[:3]
-    hmac = ("HMAC signature: present, NOT verified (it needs the deployment's key, which crp-inspect never asks for)"
-            if any(p.field == HMAC_FIELD for p in kb.warnings) else
-            "HMAC signature: none in the header (nothing to verify)")
+    hmac = (
+        "HMAC signature: present, NOT verified (it needs the deployment's key, which crp-inspect never asks for)"
+        if any(p.field == HMAC_FIELD for p in kb.warnings)
+        else "HMAC signature: none in the header (nothing to verify)"
+    )
     return [head, counts, checksum, hmac]
 
 
@@ -81,20 +92,34 @@ def import_section(kb) -> None:
     for line in import_verdicts(kb):
         st.markdown("- " + render.md_escape(line))
     smap = state.get_sdk_map()
-    st.caption("Source types: " + (f"the uploaded mapping {render.md_code(smap[0])}" if smap is not None else
-                                   "the default mapping (every fact unverified; upload a mapping TOML in the "
-                                   "sidebar)"))
+    st.caption(
+        "Source types: "
+        + (
+            f"the uploaded mapping {render.md_code(smap[0])}"
+            if smap is not None
+            else "the default mapping (every fact unverified; upload a mapping TOML in the sidebar)"
+        )
+    )
     frame = import_frame(kb.imported)
-    render.dataframe(frame, hide_index=True, width="stretch", key="crp.page.home.import",
-                     column_config={"kind": st.column_config.TextColumn(width=80),
-                                    "what": st.column_config.TextColumn(width=520),
-                                    "count": st.column_config.NumberColumn(width=60)})
+    render.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        key="crp.page.home.import",
+        column_config={
+            "kind": st.column_config.TextColumn(width=80),
+            "what": st.column_config.TextColumn(width=520),
+            "count": st.column_config.NumberColumn(width=60),
+        },
+    )
 
 
 def main() -> None:
     st.title("crp-inspect")
-    st.caption("Retrieval inspection for the Context Relay Protocol (CRP-SPEC-027): why each fact "
-               "was retrieved, penalised, suppressed or packed.")
+    st.caption(
+        "Retrieval inspection for the Context Relay Protocol (CRP-SPEC-027): why each fact "
+        "was retrieved, penalised, suppressed or packed."
+    )
     state.init_state()
     kb = state.get_ckf()
     if kb is None:
@@ -110,13 +135,17 @@ def main() -> None:
         ds = DecisionSet.empty()
     summary = decisions.applied_summary(ds, kb)
     # the counts change with the CKF and the statuses in force only: built once per (CKF, decision set)
-    table, retrievable = cache.by_identity("kb_status_counts", kb, lambda k: status_counts(apply_to_kb(k, ds)),
-                                           extra=decisions.set_fingerprint(ds))
+    table, retrievable = cache.by_identity(
+        "kb_status_counts", kb, lambda k: status_counts(apply_to_kb(k, ds)), extra=decisions.set_fingerprint(ds)
+    )
     c = st.columns(5)
     c[0].metric("facts", len(kb))
     c[1].metric("retrievable", retrievable, help="status in force not DELETED / QUARANTINED")
-    c[2].metric("re-marked", len(summary.remarked),
-                help="facts whose status an operator changed (Conflicts page); counted below under the new status")
+    c[2].metric(
+        "re-marked",
+        len(summary.remarked),
+        help="facts whose status an operator changed (Conflicts page); counted below under the new status",
+    )
     c[3].metric("skipped (lenient)", len(kb.skipped))
     c[4].metric("data-quality warnings", len(kb.warnings))
     if kb.imported is not None:
@@ -125,34 +154,47 @@ def main() -> None:
     st.subheader("Facts by source type and status")
     render.dataframe(table, width="content", height=35 * (len(table) + 1) + 3)
     if summary:
-        st.caption(f"Statuses in force: the CKF's, then the operators' marks. "
-                   f"{render.md_escape(decisions.applied_sentence(summary))}; "
-                   f"{len(summary.remarked)} fact(s) re-marked by operators are counted under their new status.")
+        st.caption(
+            f"Statuses in force: the CKF's, then the operators' marks. "
+            f"{render.md_escape(decisions.applied_sentence(summary))}; "
+            f"{len(summary.remarked)} fact(s) re-marked by operators are counted under their new status."
+        )
         marked = marked_facts(kb, ds, summary)
         if len(marked):
             st.markdown("**Facts the operators' decisions touch**")
-            render.dataframe(marked, hide_index=True, width="stretch", key="crp.page.home.marked", row_height=92,
-                             column_config={"fact_id": st.column_config.TextColumn(width=90),
-                                            "mark": st.column_config.TextColumn(width=200),
-                                            "status": st.column_config.TextColumn(
-                                                width=110, help="in the CKF → in force"),
-                                            "by": st.column_config.TextColumn(width=80),
-                                            "content": st.column_config.TextColumn(width=300)})
+            render.dataframe(
+                marked,
+                hide_index=True,
+                width="stretch",
+                key="crp.page.home.marked",
+                row_height=92,
+                column_config={
+                    "fact_id": st.column_config.TextColumn(width=90),
+                    "mark": st.column_config.TextColumn(width=200),
+                    "status": st.column_config.TextColumn(width=110, help="in the CKF → in force"),
+                    "by": st.column_config.TextColumn(width=80),
+                    "content": st.column_config.TextColumn(width=300),
+                },
+            )
     else:
         st.caption("Statuses as in the CKF: no operator decision applies to it.")
 
     st.subheader("Embeddings")
     if kb.embeddings is not None:
-        st.write(f"The CKF carries its own embeddings ({kb.embeddings.shape[1]} dimensions, model "
-                 f"{render.md_code(kb.embedding_model or 'unknown')}): no model needs to run.")
+        st.write(
+            f"The CKF carries its own embeddings ({kb.embeddings.shape[1]} dimensions, model "
+            f"{render.md_code(kb.embedding_model or 'unknown')}): no model needs to run."
+        )
     try:
         corpus = state.get_corpus()
     except CRPError as exc:
         st.error(f"The CKF cannot be embedded / indexed: {render.md_escape(exc)}")
         corpus = None
     if corpus is not None:
-        st.success(f"Embedding state: ready. {corpus.n} vectors of dimension {corpus.dim}, model "
-                   f"{render.md_code(corpus.model_id)}; HNSW index built (M={corpus.index.m}).")
+        st.success(
+            f"Embedding state: ready. {corpus.n} vectors of dimension {corpus.dim}, model "
+            f"{render.md_code(corpus.model_id)}; HNSW index built (M={corpus.index.m})."
+        )
 
     if kb.warnings:
         with st.expander(f"{len(kb.warnings)} data-quality warnings"):
@@ -164,9 +206,11 @@ def main() -> None:
         st.info("No scenario: pick or upload one in the sidebar.")
         return
     st.markdown(f"**Query:** {render.md_escape(s.query)}")
-    st.write(f"{len(s.sub_queries)} sub-queries, {len(s.addressed)} addressed, "
-             f"{len(s.residual_set)} in the residual set · now = {s.now.isoformat()} · "
-             f"fan-out width {s.fanout_width}")
+    st.write(
+        f"{len(s.sub_queries)} sub-queries, {len(s.addressed)} addressed, "
+        f"{len(s.residual_set)} in the residual set · now = {s.now.isoformat()} · "
+        f"fan-out width {s.fanout_width}"
+    )
     if corpus is not None:
         try:
             result = state.get_result()

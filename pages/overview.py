@@ -1,5 +1,6 @@
 """Overview of one run: the CRP headers as a copyable block, the stage funnel with each
 stage's measured time, and the data-quality warnings (future timestamps, unknown ages)."""
+
 from __future__ import annotations
 
 import streamlit as st
@@ -22,8 +23,7 @@ def main() -> None:
     c[1].metric("candidates", int(funnel.loc[funnel["stage"] == "candidates", "count"].iloc[0]))
     c[2].metric("packed facts", len(env.order))
     c[3].metric("tokens used", env.tokens_used, help=f"of a token budget of {env.token_budget}")
-    c[4].metric("conflict pairs", result.resolution.detected,
-                help=f"{result.resolution.unresolved} tied (unresolved)")
+    c[4].metric("conflict pairs", result.resolution.detected, help=f"{result.resolution.unresolved} tied (unresolved)")
     c[5].metric("warnings", len(warn), help="data-quality warnings (future timestamps, unknown ages)")
 
     st.subheader("CRP headers")
@@ -33,26 +33,44 @@ def main() -> None:
     st.subheader("Stages")
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(tables.memo(result, "funnel_fig", lambda: charts.stage_funnel(funnel)), width="stretch",
-                        key="crp.page.overview.funnel")
+        st.plotly_chart(
+            tables.memo(result, "funnel_fig", lambda: charts.stage_funnel(funnel)),
+            width="stretch",
+            key="crp.page.overview.funnel",
+        )
     with right:
-        render.dataframe(funnel, hide_index=True, width="stretch", column_config=breakdown.column_config(funnel),
-                     key="crp.page.overview.funnel_table")
-        st.caption("Measured wall time of each pipeline stage (ms); the similarity graph is corpus "
-                   "preparation and is not timed here.")
+        render.dataframe(
+            funnel,
+            hide_index=True,
+            width="stretch",
+            column_config=breakdown.column_config(funnel),
+            key="crp.page.overview.funnel_table",
+        )
+        st.caption(
+            "Measured wall time of each pipeline stage (ms); the similarity graph is corpus "
+            "preparation and is not timed here."
+        )
         timings = tables.memo(result, "timings", lambda: tables.timings_frame(result))
-        render.dataframe(timings, hide_index=True, width="stretch", column_config=breakdown.column_config(timings),
-                     key="crp.page.overview.timings")
+        render.dataframe(
+            timings,
+            hide_index=True,
+            width="stretch",
+            column_config=breakdown.column_config(timings),
+            key="crp.page.overview.timings",
+        )
         gated_out = int((~result.candidates.passed_gate).sum())
-        st.caption(f"{gated_out} candidate(s) gated out (relevance < cdr_min_relevance "
-                   f"{result.config.cdr_min_relevance:g}).")
+        st.caption(
+            f"{gated_out} candidate(s) gated out (relevance < cdr_min_relevance {result.config.cdr_min_relevance:g})."
+        )
 
     st.subheader("Data-quality warnings")
     if len(warn) == 0:
         st.success("No data-quality warnings: every scored fact has a known, past timestamp.")
     else:
-        st.warning(f"{len(warn)} data-quality warning(s): future timestamps count as age 0, unknown ages get "
-                   "recency factor 1.0 (SPEC_NOTES §2.2).")
+        st.warning(
+            f"{len(warn)} data-quality warning(s): future timestamps count as age 0, unknown ages get "
+            "recency factor 1.0 (SPEC_NOTES §2.2)."
+        )
         render.dataframe(warn, hide_index=True, width="stretch", key="crp.page.overview.warnings")
     if state.url_warnings():
         st.caption("Some link parameters were ignored (see the sidebar).")

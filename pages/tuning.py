@@ -6,6 +6,7 @@ the sidebar config. The scenario is embedded once per (corpus, scenario) for the
 the shell's result cache. Numbers come from ``crp_core.analysis.sweep`` / ``compare`` / ``baseline`` records,
 frames and figures from ``crp_ui.tuning_view``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,6 +32,7 @@ K_BA = K + "before_after"  # {key: BeforeAfter}
 #: the tabs, in order; the selected one is the URL parameter TAB_PARAM (its label verbatim)
 TABS = ("Sweep", "Suite", "Auto-tune", "Compare", "Before / after")
 TAB_PARAM = "tab"
+
 
 def _digest(*parts: str) -> str:
     h = hashlib.sha256()
@@ -62,10 +64,13 @@ def _inputs_key(corpus: Corpus, scenario: Any, config: CRPConfig, dkey: str) -> 
     from crp_core.io.scenario import dump_scenario
 
     # the scenario JSON (with its embeddings) and the TOML once per object, not on every rerun
-    return _digest(cache.corpus_digest(corpus),
-                   str(cache.by_identity("scenario", scenario, lambda sc: dump_scenario(sc, "json"))),
-                   str(cache.by_identity("config", config, CRPConfig.to_toml)),
-                   scenario.now.isoformat() if scenario.now else "", dkey)
+    return _digest(
+        cache.corpus_digest(corpus),
+        str(cache.by_identity("scenario", scenario, lambda sc: dump_scenario(sc, "json"))),
+        str(cache.by_identity("config", config, CRPConfig.to_toml)),
+        scenario.now.isoformat() if scenario.now else "",
+        dkey,
+    )
 
 
 # ---- Sweep ---------------------------------------------------------------------------------------
@@ -78,26 +83,35 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
         sweepable_keys,
     )
 
-    st.caption("Pick one parameter and a range: the pipeline runs at each value (corpus, index, graph and the "
-               "scenario's embeddings reused; only re-scored) and every measure is plotted against the value. "
-               "The baseline is the run at the current sidebar config. Click a point (or pick a value below) "
-               "to see that run's envelope diff.")
+    st.caption(
+        "Pick one parameter and a range: the pipeline runs at each value (corpus, index, graph and the "
+        "scenario's embeddings reused; only re-scored) and every measure is plotted against the value. "
+        "The baseline is the run at the current sidebar config. Click a point (or pick a value below) "
+        "to see that run's envelope diff."
+    )
     keys = sweepable_keys()
     c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
-    key = c1.selectbox("Parameter", keys, key=K + "key", help="Any configuration key (tables by source type "
-                       "as ttl_days.<type>), or the scenario's fanout_width. hnsw_m / hnsw_ef_construction "
-                       "are not offered: each value would rebuild the HNSW index.")
+    key = c1.selectbox(
+        "Parameter",
+        keys,
+        key=K + "key",
+        help="Any configuration key (tables by source type "
+        "as ttl_days.<type>), or the scenario's fanout_width. hnsw_m / hnsw_ef_construction "
+        "are not offered: each value would rebuild the HNSW index.",
+    )
     try:
         check_key(key)
         current = current_value(scenario, config, key)
     except ConfigError as exc:
         st.error(render.md_escape(exc))
         return
-    doc = "scenario field: fan-out width (0 or 1 = no fan-out)" if key == "fanout_width" else \
-        describe(key.split(".")[0])
+    doc = (
+        "scenario field: fan-out width (0 or 1 = no fan-out)" if key == "fanout_width" else describe(key.split(".")[0])
+    )
     c1.caption(f"{render.md_escape(doc)} · current value **{render.md_escape(tv.value_label(current))}**")
-    got = suite_tabs.sweep_values(key, current, (c2, c3, c4), prefix=K, count=20, max_count=60,
-                                  count_key=f"{K}count.{key}")
+    got = suite_tabs.sweep_values(
+        key, current, (c2, c3, c4), prefix=K, count=20, max_count=60, count_key=f"{K}count.{key}"
+    )
     if got is None:
         return
     values = got
@@ -111,8 +125,17 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
             bar.step(done, total, f"{key} = {tv.value_label(value)}")
 
         try:
-            res = sweep(corpus, scenario, config, key, values, vectors=vectors, decisions=decisions,
-                        progress=progress, embedder=_embedder(corpus))
+            res = sweep(
+                corpus,
+                scenario,
+                config,
+                key,
+                values,
+                vectors=vectors,
+                decisions=decisions,
+                progress=progress,
+                embedder=_embedder(corpus),
+            )
         except CRPError as exc:
             bar.empty()
             st.error(f"Sweep refused: {render.md_escape(exc)}")
@@ -121,18 +144,25 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
         st.session_state[K_SWEEP] = (inputs, res)
         st.session_state[K_POINT] = 0
         st.session_state.pop(K_CHART_POINT, None)
-    res = suite_tabs.kept_result(K_SWEEP, inputs, empty="No sweep yet: choose a parameter and a range, then "
-                                 "**Run sweep**.", stale="The CKF, scenario, sidebar config or operator decisions "
-                                 "changed since this sweep was run: it shows the earlier inputs. Run the sweep again "
-                                 "to update it.")
+    res = suite_tabs.kept_result(
+        K_SWEEP,
+        inputs,
+        empty="No sweep yet: choose a parameter and a range, then **Run sweep**.",
+        stale="The CKF, scenario, sidebar config or operator decisions "
+        "changed since this sweep was run: it shows the earlier inputs. Run the sweep again "
+        "to update it.",
+    )
     if res is None:
         return
-    st.caption(f"{len(res.points)} values of **{render.md_escape(res.key)}** + the baseline run in "
-               f"{res.total_ms / 1000:.2f} s (embedding {res.embed_ms:.0f} ms)"
-               + (" · each value built its own similarity graph" if res.rebuilds_graph else ""))
+    st.caption(
+        f"{len(res.points)} values of **{render.md_escape(res.key)}** + the baseline run in "
+        f"{res.total_ms / 1000:.2f} s (embedding {res.embed_ms:.0f} ms)"
+        + (" · each value built its own similarity graph" if res.rebuilds_graph else "")
+    )
     labels = [f"{i + 1}: {res.key} = {tv.value_label(p.value)}" for i, p in enumerate(res.points)]
-    point = suite_tabs.pick_point(lambda sel: tv.sweep_figure(res, selected=sel), labels, prefix=K,
-                                  label="Envelope diff of")
+    point = suite_tabs.pick_point(
+        lambda sel: tv.sweep_figure(res, selected=sel), labels, prefix=K, label="Envelope diff of"
+    )
     p = res.points[point]
     m = st.columns(5)
     m[0].metric("Jaccard vs baseline", f"{p.jaccard:.2f}")
@@ -144,24 +174,35 @@ def sweep_tab(corpus: Corpus, scenario: Any, config: CRPConfig, decisions: Any, 
     diff = tv.envelope_diff_frame(res.baseline.envelope, p.envelope, kb)
     if p.result is not None and res.baseline.result is not None and (p.entering or p.leaving):
         cmp = compare_runs(res.baseline.result, p.result)
-        diff.insert(2, "why", [cmp.explain(f) if ch != "kept" else ""
-                               for f, ch in zip(diff["fact_id"], diff["change"])])
-    st.dataframe(diff, hide_index=True, width="stretch", key=K + "diff",
-                 column_config={"content": st.column_config.TextColumn("content", width="large"),
-                                "why": st.column_config.TextColumn("why", width="large")})
+        diff.insert(
+            2, "why", [cmp.explain(f) if ch != "kept" else "" for f, ch in zip(diff["fact_id"], diff["change"])]
+        )
+    st.dataframe(
+        diff,
+        hide_index=True,
+        width="stretch",
+        key=K + "diff",
+        column_config={
+            "content": st.column_config.TextColumn("content", width="large"),
+            "why": st.column_config.TextColumn("why", width="large"),
+        },
+    )
     with st.expander("All points (table)"):
         frame = tv.sweep_frame(res).drop(columns=["x"])
-        st.dataframe(frame, hide_index=True, width="stretch", key=K + "table",
-                     column_config=breakdown.column_config(frame))
+        st.dataframe(
+            frame, hide_index=True, width="stretch", key=K + "table", column_config=breakdown.column_config(frame)
+        )
 
 
 # ---- Compare -------------------------------------------------------------------------------------
 def compare_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: Any, decisions: Any, dkey: str) -> None:
     from crp_core.analysis.compare import compare_runs
 
-    st.caption("Baseline: the defaults or a saved TOML (the scenario's own `config` table applies on top, as in "
-               "the sidebar). Candidate: the current sidebar config. Ranks are CDR ranks among the gated-in "
-               "candidates; the explain-diff names the factor whose change moved the fact's CDR score the most.")
+    st.caption(
+        "Baseline: the defaults or a saved TOML (the scenario's own `config` table applies on top, as in "
+        "the sidebar). Candidate: the current sidebar config. Ranks are CDR ranks among the gated-in "
+        "candidates; the explain-diff names the factor whose change moved the fact's CDR score the most."
+    )
     picked = suite_tabs.baseline_picker(K)
     if picked is None:
         return
@@ -169,8 +210,9 @@ def compare_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: Any, d
     try:
         if scenario.config:
             base = base.with_overrides(dict(scenario.config))
-        base_result = cache.pipeline_result(corpus, scenario, base, state.get_now(), decisions=decisions,
-                                            decisions_key=dkey)
+        base_result = cache.pipeline_result(
+            corpus, scenario, base, state.get_now(), decisions=decisions, decisions_key=dkey
+        )
     except CRPError as exc:
         st.error(f"The baseline run was refused: {render.md_escape(exc)}")
         return
@@ -189,10 +231,16 @@ def compare_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: Any, d
     st.dataframe(tv.envelopes_side_by_side(cmp), hide_index=True, width="stretch", key=K + "sidebyside")
     st.subheader("Per-fact rank and score deltas")
     deltas = tv.fact_delta_frame(cmp)
-    st.dataframe(deltas, hide_index=True, width="stretch", key=K + "deltas",
-                 column_config={c: st.column_config.NumberColumn(c, format="%.4f")
-                                for c in ("base score", "cand score", "score delta", "base recency",
-                                          "cand recency")})
+    st.dataframe(
+        deltas,
+        hide_index=True,
+        width="stretch",
+        key=K + "deltas",
+        column_config={
+            c: st.column_config.NumberColumn(c, format="%.4f")
+            for c in ("base score", "cand score", "score delta", "base recency", "cand recency")
+        },
+    )
     ids = list(deltas["fact_id"]) if len(deltas) else []
     if ids:
         fid = st.selectbox("Explain a fact", ids, key=f"{K}explain.{_digest(*ids[:50])}")
@@ -202,9 +250,14 @@ def compare_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: Any, d
         st.dataframe(tv.flips_frame(cmp), hide_index=True, width="stretch", key=K + "flips")
     else:
         st.caption("No contradiction pair arbitrated in both runs changes its winner.")
-    st.download_button("Download the candidate config (TOML)", data=config.to_toml(),
-                       file_name="crp-config-candidate.toml", mime="application/toml", key=K + "toml",
-                       on_click="ignore")
+    st.download_button(
+        "Download the candidate config (TOML)",
+        data=config.to_toml(),
+        file_name="crp-config-candidate.toml",
+        mime="application/toml",
+        key=K + "toml",
+        on_click="ignore",
+    )
 
 
 # ---- Before / after ------------------------------------------------------------------------------
@@ -212,11 +265,19 @@ def before_after_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: A
     from crp_core.analysis.baseline import before_after
     from crp_core.analysis.html_report import build_html_report
 
-    st.caption("The same scenario through SPEC-024-only retrieval (no recency factor, no contradiction "
-               "resolution, naive fan-out) and through the full SPEC-027 pipeline.")
-    width = st.number_input("Fan-out width for this view", min_value=0, max_value=12,
-                            value=int(scenario.fanout_width or 0), step=1, key=f"{K}ba_width.{state.gen('scenario')}",
-                            help="The scenario's width by default; 0 or 1 = no fan-out.")
+    st.caption(
+        "The same scenario through SPEC-024-only retrieval (no recency factor, no contradiction "
+        "resolution, naive fan-out) and through the full SPEC-027 pipeline."
+    )
+    width = st.number_input(
+        "Fan-out width for this view",
+        min_value=0,
+        max_value=12,
+        value=int(scenario.fanout_width or 0),
+        step=1,
+        key=f"{K}ba_width.{state.gen('scenario')}",
+        help="The scenario's width by default; 0 or 1 = no fan-out.",
+    )
     key = _inputs_key(corpus, scenario, config, dkey) + f"|w{int(width)}"
     store = st.session_state.setdefault(K_BA, {})
     ba = store.get(key)
@@ -224,8 +285,16 @@ def before_after_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: A
         try:
             with st.spinner("Running both pipelines…"):
                 full = result if int(width) == int(scenario.fanout_width or 0) else None
-                ba = before_after(corpus, scenario, config, vectors=_vectors(corpus, scenario), decisions=decisions,
-                                  fanout_width=int(width), embedder=_embedder(corpus), full=full)
+                ba = before_after(
+                    corpus,
+                    scenario,
+                    config,
+                    vectors=_vectors(corpus, scenario),
+                    decisions=decisions,
+                    fanout_width=int(width),
+                    embedder=_embedder(corpus),
+                    full=full,
+                )
         except CRPError as exc:
             st.error(f"Refused: {render.md_escape(exc)}")
             return
@@ -239,11 +308,18 @@ def before_after_tab(corpus: Corpus, scenario: Any, config: CRPConfig, result: A
         return build_html_report(ba, ckf_label=label, scenario_name=name, terms=glossary.report_terms())
 
     stem = name.rsplit(".", 1)[0] or "scenario"
-    st.download_button("Download the HTML report", data=report, file_name=f"crp-before-after-{stem}.html",
-                       mime="text/html", key=K + "ba_report", type="primary", on_click="ignore",
-                       help="One self-contained file for stakeholders: the headline per fix, what was removed and "
-                            "why, the token change, the numbers and both envelopes; its charts are inline SVG, it "
-                            "fetches nothing and stays under 1 MB.")
+    st.download_button(
+        "Download the HTML report",
+        data=report,
+        file_name=f"crp-before-after-{stem}.html",
+        mime="text/html",
+        key=K + "ba_report",
+        type="primary",
+        on_click="ignore",
+        help="One self-contained file for stakeholders: the headline per fix, what was removed and "
+        "why, the token change, the numbers and both envelopes; its charts are inline SVG, it "
+        "fetches nothing and stays under 1 MB.",
+    )
 
 
 def _wrapped(frame: Any) -> None:
@@ -265,27 +341,54 @@ def _before_after_view(ba: Any) -> None:
             st.markdown(f"**{render.md_escape(fix)}**")
             st.markdown(render.md_escape(text))
     m = st.columns(5)
-    m[0].metric("expired in envelope", len(a.expired_in_envelope),
-                delta=len(a.expired_in_envelope) - len(b.expired_in_envelope), delta_color="inverse",
-                help=f"SPEC-027; SPEC-024 only: {len(b.expired_in_envelope)}. " + glossary.help("expired vs ageing"))
-    m[1].metric("ageing in envelope", len(a.ageing_in_envelope),
-                delta=len(a.ageing_in_envelope) - len(b.ageing_in_envelope), delta_color="off",
-                help=f"SPEC-027; SPEC-024 only: {len(b.ageing_in_envelope)}. Within their TTL, partly weighted "
-                     "down: not a defect.")
-    m[2].metric("contradictory pairs", len(a.contradictory_pairs),
-                delta=len(a.contradictory_pairs) - len(b.contradictory_pairs), delta_color="inverse",
-                help=f"SPEC-027; SPEC-024 only: {len(b.contradictory_pairs)}. " + glossary.help("contradictory pair"))
+    m[0].metric(
+        "expired in envelope",
+        len(a.expired_in_envelope),
+        delta=len(a.expired_in_envelope) - len(b.expired_in_envelope),
+        delta_color="inverse",
+        help=f"SPEC-027; SPEC-024 only: {len(b.expired_in_envelope)}. " + glossary.help("expired vs ageing"),
+    )
+    m[1].metric(
+        "ageing in envelope",
+        len(a.ageing_in_envelope),
+        delta=len(a.ageing_in_envelope) - len(b.ageing_in_envelope),
+        delta_color="off",
+        help=f"SPEC-027; SPEC-024 only: {len(b.ageing_in_envelope)}. Within their TTL, partly weighted "
+        "down: not a defect.",
+    )
+    m[2].metric(
+        "contradictory pairs",
+        len(a.contradictory_pairs),
+        delta=len(a.contradictory_pairs) - len(b.contradictory_pairs),
+        delta_color="inverse",
+        help=f"SPEC-027; SPEC-024 only: {len(b.contradictory_pairs)}. " + glossary.help("contradictory pair"),
+    )
     if a.fanout_duplicates is None:
         m[3].metric(FANOUT_DUPLICATES, "no fan-out", help=glossary.help("fan-out duplicates"))
     else:
-        m[3].metric(FANOUT_DUPLICATES, a.fanout_duplicates,
-                    delta=a.fanout_duplicates - (b.fanout_duplicates or 0), delta_color="inverse",
-                    help=f"SPEC-027; SPEC-024 only: {b.fanout_duplicates}. " + glossary.help("fan-out duplicates"))
+        m[3].metric(
+            FANOUT_DUPLICATES,
+            a.fanout_duplicates,
+            delta=a.fanout_duplicates - (b.fanout_duplicates or 0),
+            delta_color="inverse",
+            help=f"SPEC-027; SPEC-024 only: {b.fanout_duplicates}. " + glossary.help("fan-out duplicates"),
+        )
     m[4].metric("overlap (Jaccard)", f"{ba.overlap:.2f}", help=glossary.help("Jaccard / overlap"))
-    st.dataframe(tv.before_after_frame(ba), hide_index=True, key=K + "ba_numbers",
-                 column_config=glossary.with_help(["measure"], {"measure": st.column_config.TextColumn(
-                     "measure", help="expired / ageing: SPEC-027 recency state (see the Glossary); the rest "
-                                     "counted in the envelope handed to the model")}))
+    st.dataframe(
+        tv.before_after_frame(ba),
+        hide_index=True,
+        key=K + "ba_numbers",
+        column_config=glossary.with_help(
+            ["measure"],
+            {
+                "measure": st.column_config.TextColumn(
+                    "measure",
+                    help="expired / ageing: SPEC-027 recency state (see the Glossary); the rest "
+                    "counted in the envelope handed to the model",
+                )
+            },
+        ),
+    )
     figs = cache.by_identity("before_after_figures", ba, tv.before_after_figures)
     c = st.columns(2)
     for i, fig in enumerate(figs):
@@ -295,8 +398,14 @@ def _before_after_view(ba: Any) -> None:
     st.subheader(f"What SPEC-027 removed, and why ({len(ba.removed)})")
     if ba.removed:
         _wrapped(tv.changes_frame(ba.removed))
-        st.caption(render.md_escape("kind: conflict loser = " + glossary.help("Fact Authority Resolution")
-                                    + " · expired / ageing = " + glossary.help("expired vs ageing")))
+        st.caption(
+            render.md_escape(
+                "kind: conflict loser = "
+                + glossary.help("Fact Authority Resolution")
+                + " · expired / ageing = "
+                + glossary.help("expired vs ageing")
+            )
+        )
     else:
         st.caption("Nothing: every fact the SPEC-024-only run packed is still packed.")
     st.subheader(f"What SPEC-027 added ({len(ba.entered)})")
@@ -324,23 +433,39 @@ def _before_after_view(ba: Any) -> None:
         for col, side in ((left, b), (right, a)):
             with col:
                 packed = len(side.packed_duplicate_facts)
-                st.markdown(f"**{render.md_escape(side.label)}**: {side.fanout_duplicates} "
-                            f"({packed} of their facts in the envelope)")
+                st.markdown(
+                    f"**{render.md_escape(side.label)}**: {side.fanout_duplicates} "
+                    f"({packed} of their facts in the envelope)"
+                )
                 if side.duplicates:
                     _wrapped(tv.duplicates_frame(ba, side))
     st.subheader("The two envelopes")
-    cc = glossary.with_help(tv.SIDE_COLUMNS, {
-        "content": st.column_config.TextColumn("content", width="large"),
-        "SPEC-027 recency": st.column_config.NumberColumn("SPEC-027 recency", format="%.3f")})
+    cc = glossary.with_help(
+        tv.SIDE_COLUMNS,
+        {
+            "content": st.column_config.TextColumn("content", width="large"),
+            "SPEC-027 recency": st.column_config.NumberColumn("SPEC-027 recency", format="%.3f"),
+        },
+    )
     left, right = st.columns(2)
     with left:
         st.markdown(f"**SPEC-024 only** ({len(b.envelope)} facts, {b.tokens_used} tokens)")
-        render.dataframe(tv.side_envelope_frame(ba, b, a.envelope), hide_index=True, width="stretch",
-                         key=K + "ba_before", column_config=cc)
+        render.dataframe(
+            tv.side_envelope_frame(ba, b, a.envelope),
+            hide_index=True,
+            width="stretch",
+            key=K + "ba_before",
+            column_config=cc,
+        )
     with right:
         st.markdown(f"**SPEC-027** ({len(a.envelope)} facts, {a.tokens_used} tokens)")
-        render.dataframe(tv.side_envelope_frame(ba, a, b.envelope), hide_index=True, width="stretch",
-                         key=K + "ba_after", column_config=cc)
+        render.dataframe(
+            tv.side_envelope_frame(ba, a, b.envelope),
+            hide_index=True,
+            width="stretch",
+            key=K + "ba_after",
+            column_config=cc,
+        )
 
 
 def main() -> None:
@@ -358,11 +483,13 @@ def main() -> None:
     # the selected tab lives in the URL (?tab=<label>): Streamlit's own binding (st.tabs bind="query-params",
     # docs/decisions/ui.md). A bound tab set knows which tab is open (``.open``) and a click on another tab
     # reruns the app, so only the open tab is drawn: the others cost nothing on a rerun or a page switch
-    draws = (lambda: sweep_tab(corpus, scenario, config, decisions, dkey),
-             lambda: suite_tabs.suite_tab(corpus, decisions, dkey),
-             lambda: suite_tabs.autotune_tab(corpus, decisions, dkey),
-             lambda: compare_tab(corpus, scenario, config, result, decisions, dkey),
-             lambda: before_after_tab(corpus, scenario, config, result, decisions, dkey))
+    draws = (
+        lambda: sweep_tab(corpus, scenario, config, decisions, dkey),
+        lambda: suite_tabs.suite_tab(corpus, decisions, dkey),
+        lambda: suite_tabs.autotune_tab(corpus, decisions, dkey),
+        lambda: compare_tab(corpus, scenario, config, result, decisions, dkey),
+        lambda: before_after_tab(corpus, scenario, config, result, decisions, dkey),
+    )
     for tab, draw in zip(st.tabs(list(TABS), key=TAB_PARAM, bind="query-params"), draws):
         if tab.open is not False:  # None: a Streamlit that does not track tabs draws them all
             with tab:

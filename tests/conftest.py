@@ -4,6 +4,7 @@ Helpers are imported from that module by name (``from support import synthetic_c
 fixtures (``sample_dir``, ``synthetic_sample_dir``, ``ui_env``) reach every test through
 ``pytest_plugins``.
 """
+
 from __future__ import annotations
 
 import os

@@ -10,6 +10,7 @@ signatures stable - other test modules import these.
                          now="2026-06-01")
     result = run_pipeline(corpus, scen)
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -46,31 +47,57 @@ def _ts(v: Any) -> datetime | None:
     return parse_timestamp(v)
 
 
-def fact(fact_id: str, content: str | None = None, *, source_type: str = "official_documentation",
-         status: str = "ACTIVE", importance_weight: float | None = None, modified_at: Any = None,
-         ingested_at: Any = None, ttl: str | None = None, line: int = 0, **extra: Any) -> Fact:
+def fact(
+    fact_id: str,
+    content: str | None = None,
+    *,
+    source_type: str = "official_documentation",
+    status: str = "ACTIVE",
+    importance_weight: float | None = None,
+    modified_at: Any = None,
+    ingested_at: Any = None,
+    ttl: str | None = None,
+    line: int = 0,
+    **extra: Any,
+) -> Fact:
     """A Fact; ``ttl`` is an ISO 8601 duration or "none"; timestamps may be ISO strings."""
     kind, secs = "default", None
     if ttl is not None:
         secs = parse_duration_seconds(ttl)
         kind = "timeless" if secs is None else "explicit"
-    return Fact(fact_id=fact_id, content=content if content is not None else f"fact {fact_id}",
-                source_type=source_type, status=status, importance_weight=importance_weight,
-                ingested_at=_ts(ingested_at), modified_at=_ts(modified_at), ttl_kind=kind,  # type: ignore[arg-type]
-                ttl_seconds=secs, ttl_text=ttl, line=line, **extra)
+    return Fact(
+        fact_id=fact_id,
+        content=content if content is not None else f"fact {fact_id}",
+        source_type=source_type,
+        status=status,
+        importance_weight=importance_weight,
+        ingested_at=_ts(ingested_at),
+        modified_at=_ts(modified_at),
+        ttl_kind=kind,  # type: ignore[arg-type]
+        ttl_seconds=secs,
+        ttl_text=ttl,
+        line=line,
+        **extra,
+    )
 
 
-def make_kb(facts: Iterable[Fact], vectors: Sequence[Sequence[float]] | np.ndarray | None = None,
-            model_id: str = MODEL_ID) -> KnowledgeBase:
+def make_kb(
+    facts: Iterable[Fact], vectors: Sequence[Sequence[float]] | np.ndarray | None = None, model_id: str = MODEL_ID
+) -> KnowledgeBase:
     facts = tuple(facts)
     emb = None if vectors is None else np.asarray(vectors, dtype=np.float32).reshape(len(facts), -1)
-    return KnowledgeBase(facts=facts, embeddings=emb, embedding_model=model_id if emb is not None else None,
-                         source="<test>", fmt="json")
+    return KnowledgeBase(
+        facts=facts, embeddings=emb, embedding_model=model_id if emb is not None else None, source="<test>", fmt="json"
+    )
 
 
-def make_corpus(facts: Iterable[Fact], vectors: Sequence[Sequence[float]] | np.ndarray,
-                config: CRPConfig | None = None, model_id: str = MODEL_ID,
-                token_counts: Sequence[int] | None = None) -> Any:
+def make_corpus(
+    facts: Iterable[Fact],
+    vectors: Sequence[Sequence[float]] | np.ndarray,
+    config: CRPConfig | None = None,
+    model_id: str = MODEL_ID,
+    token_counts: Sequence[int] | None = None,
+) -> Any:
     """A Corpus from explicit vectors (normalised by Corpus.from_vectors); index built in memory."""
     from crp_core.corpus.prepared import Corpus
 
@@ -79,19 +106,36 @@ def make_corpus(facts: Iterable[Fact], vectors: Sequence[Sequence[float]] | np.n
     return Corpus.from_vectors(kb, kb.embeddings, model_id, config or CRPConfig(), token_counts=tc)
 
 
-def make_scenario(query: Sequence[float], *, sub_queries: Sequence[tuple[str, Sequence[float]]] = (),
-                  addressed: Sequence[tuple[str, float]] = (), prior_outputs: Sequence[str] = (),
-                  now: Any = "2026-06-01T00:00:00Z", fanout_width: int = 0,
-                  config: dict[str, Any] | None = None, query_text: str = "test query",
-                  model_id: str | None = MODEL_ID) -> Scenario:
+def make_scenario(
+    query: Sequence[float],
+    *,
+    sub_queries: Sequence[tuple[str, Sequence[float]]] = (),
+    addressed: Sequence[tuple[str, float]] = (),
+    prior_outputs: Sequence[str] = (),
+    now: Any = "2026-06-01T00:00:00Z",
+    fanout_width: int = 0,
+    config: dict[str, Any] | None = None,
+    query_text: str = "test query",
+    model_id: str | None = MODEL_ID,
+) -> Scenario:
     """A Scenario whose query and sub-queries all carry embeddings (no model needed)."""
-    subs = tuple(SubQuery(id=sid, text=f"sub-query {sid}", label=sid,
-                          embedding=tuple(float(x) for x in vec)) for sid, vec in sub_queries)
+    subs = tuple(
+        SubQuery(id=sid, text=f"sub-query {sid}", label=sid, embedding=tuple(float(x) for x in vec))
+        for sid, vec in sub_queries
+    )
     adds = tuple(Addressed(id=sid, depth_weight=float(w), window=1) for sid, w in addressed)
-    return Scenario(query=query_text, query_embedding=tuple(float(x) for x in query), now=_ts(now),
-                    sub_queries=subs, addressed=adds, prior_outputs=tuple(prior_outputs),
-                    fanout_width=fanout_width, config=dict(config or {}), embedding_model=model_id,
-                    name="test")
+    return Scenario(
+        query=query_text,
+        query_embedding=tuple(float(x) for x in query),
+        now=_ts(now),
+        sub_queries=subs,
+        addressed=adds,
+        prior_outputs=tuple(prior_outputs),
+        fanout_width=fanout_width,
+        config=dict(config or {}),
+        embedding_model=model_id,
+        name="test",
+    )
 
 
 def vectors_for(scenario: Scenario, corpus: Any) -> Any:

@@ -8,6 +8,7 @@ scenario: ``crp-inspect validate`` and ``run``; a suite: ``check --suite``; a co
 boundaries and one step beyond (:func:`set_cases`, run in one bounded child by :func:`sweep_set`).
 Used by ``tests/test_hostile_corpus.py`` and ``bench/hostile.py`` (which prints the table).
 """
+
 from __future__ import annotations
 
 import io
@@ -40,8 +41,14 @@ REFUSED_RC = {"validate": 1, "run": 2, "check": 2, "decisions": 2}
 #: the kinds of input of the manifest, each a table of entries
 KINDS = ("ckf", "scenario", "suite", "config", "baseline", "triage_db")
 #: the name a made special file (fifo, symlink_loop, dangling_link) gets, by kind
-_MADE_NAME = {"ckf": "kb.jsonl", "scenario": "scenario.json", "suite": "suite.json", "config": "config.toml",
-              "baseline": "baseline.json", "triage_db": "triage.sqlite"}
+_MADE_NAME = {
+    "ckf": "kb.jsonl",
+    "scenario": "scenario.json",
+    "suite": "suite.json",
+    "config": "config.toml",
+    "baseline": "baseline.json",
+    "triage_db": "triage.sqlite",
+}
 
 
 @dataclass(frozen=True)
@@ -88,11 +95,24 @@ def _limit_child() -> None:
 
 def cli(args: list[str], *, timeout: float = TIMEOUT_S, cwd: Path | None = None) -> Done:
     """``python -m crp_core.cli ARGS`` in a child with the memory limit; a timeout is a failure."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+    }
     t = time.perf_counter()
-    got = subprocess.run([sys.executable, "-m", "crp_core.cli", *args], capture_output=True, text=True,
-                         timeout=timeout, env=env, cwd=cwd or ROOT, preexec_fn=_limit_child)
+    got = subprocess.run(
+        [sys.executable, "-m", "crp_core.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd or ROOT,
+        preexec_fn=_limit_child,
+    )
     return Done(got.returncode, got.stdout, got.stderr, time.perf_counter() - t)
 
 
@@ -167,11 +187,14 @@ def commands(entry: Entry, path: Path) -> dict[str, list[str]]:
     if entry.kind == "suite":
         return {"check": ["check", "--ckf", str(CKF_OK), "--suite", str(path), "--json"]}
     if entry.kind == "config":
-        return {"run": ["run", "--ckf", str(CKF_OK), "--scenario", str(SCENARIO_OK), "--config", str(path), "--json"],
-                "check": ["check", "--ckf", str(CKF_OK), "--suite", str(SCENARIO_OK), "--config", str(path), "--json"]}
+        return {
+            "run": ["run", "--ckf", str(CKF_OK), "--scenario", str(SCENARIO_OK), "--config", str(path), "--json"],
+            "check": ["check", "--ckf", str(CKF_OK), "--suite", str(SCENARIO_OK), "--config", str(path), "--json"],
+        }
     if entry.kind == "baseline":
-        return {"check": ["check", "--ckf", str(CKF_OK), "--suite", str(SCENARIO_OK), "--baseline", str(path),
-                          "--json"]}
+        return {
+            "check": ["check", "--ckf", str(CKF_OK), "--suite", str(SCENARIO_OK), "--baseline", str(path), "--json"]
+        }
     if entry.kind == "triage_db":
         return {"decisions": ["triage", "decisions", "--db", str(path)]}
     if entry.kind == "ckf":
@@ -228,8 +251,9 @@ def _check_validate(entry: Entry, done: Done) -> list[str]:
     if entry.outcome == "refused":
         first = report["problems"][0]
         if (first["line"], first["field"]) != where:
-            return [f"validate: first problem at {(first['line'], first['field'])}, expected {where}: "
-                    f"{first['message']}"]
+            return [
+                f"validate: first problem at {(first['line'], first['field'])}, expected {where}: {first['message']}"
+            ]
         return []
     if not report["ok"]:
         return ["validate: refused"]
@@ -256,8 +280,14 @@ def set_cases() -> list[tuple[str, str, str]]:
         if key in _INT_KEYS:
             vals = [(int(lo) - 1, "refused"), (int(lo), "accepted"), (int(hi), "accepted"), (int(hi) + 1, "refused")]
         else:
-            vals = [(lo - 1, "refused"), (math.nextafter(lo, -math.inf), "refused"), (lo, "accepted"),
-                    (hi, "accepted"), (math.nextafter(hi, math.inf), "refused"), (hi + 1, "refused")]
+            vals = [
+                (lo - 1, "refused"),
+                (math.nextafter(lo, -math.inf), "refused"),
+                (lo, "accepted"),
+                (hi, "accepted"),
+                (math.nextafter(hi, math.inf), "refused"),
+                (hi + 1, "refused"),
+            ]
         for v, want in vals:
             if key == "fresh_fraction" and v == hi:
                 want = "refused"  # also must be below 1.0: a fresh window as long as the TTL
@@ -266,13 +296,27 @@ def set_cases() -> list[tuple[str, str, str]]:
         out.append((key, "inf" if key not in _INT_KEYS else "1e400", "refused"))
         out.append((key, "1" + "0" * 400, "refused"))  # float(10**400) raised OverflowError: a traceback
     st = SOURCE_TYPES[6]
-    for v, want in (("0", "refused"), ("-1", "refused"), ("1e-9", "accepted"), ("1e308", "accepted"),
-                    ("inf", "refused"), ('"none"', "accepted"), ("1" + "0" * 400, "refused"),
-                    ("1" + "0" * 5000, "refused")):
+    for v, want in (
+        ("0", "refused"),
+        ("-1", "refused"),
+        ("1e-9", "accepted"),
+        ("1e308", "accepted"),
+        ("inf", "refused"),
+        ('"none"', "accepted"),
+        ("1" + "0" * 400, "refused"),
+        ("1" + "0" * 5000, "refused"),
+    ):
         out.append((f"ttl_days.{st}", v, want))
     for table in ("source_authority", "importance"):
-        for v, want in (("-1", "refused"), ("0", "accepted"), ("1", "accepted"), ("1.0000000000000002", "refused"),
-                        ("2", "refused"), ("nan", "refused"), ("1" + "0" * 400, "refused")):
+        for v, want in (
+            ("-1", "refused"),
+            ("0", "accepted"),
+            ("1", "accepted"),
+            ("1.0000000000000002", "refused"),
+            ("2", "refused"),
+            ("nan", "refused"),
+            ("1" + "0" * 400, "refused"),
+        ):
             out.append((f"{table}.{st}", v, want))
     for action in KNOWN_CONFLICT_ACTIONS:
         out.append(("known_conflict_action", f'"{action}"', "accepted"))
@@ -313,25 +357,53 @@ def _sweep_child(per_case_s: float) -> Iterator[dict[str, Any]]:
             rc = f"crash {type(exc).__name__}: {str(exc)[:200]}"
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        yield {"key": key, "value": value, "expected": want, "rc": rc, "seconds": round(time.perf_counter() - t, 3),
-               "stderr": err.getvalue().strip().splitlines()[:3]}
+        yield {
+            "key": key,
+            "value": value,
+            "expected": want,
+            "rc": rc,
+            "seconds": round(time.perf_counter() - t, 3),
+            "stderr": err.getvalue().strip().splitlines()[:3],
+        }
 
 
 def sweep_set(per_case_s: float = 60.0, timeout: float = 900.0) -> list[dict[str, Any]]:
     """Run :func:`set_cases` in one child process with the memory limit; its rows, each with ``ok``."""
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}", "HF_HUB_OFFLINE": "1",
-           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}",
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+    }
     code = f"import hostile, json\nfor r in hostile._sweep_child({per_case_s!r}): print(json.dumps(r), flush=True)"
-    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env,
-                         cwd=ROOT, preexec_fn=_limit_child)
+    got = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+        preexec_fn=_limit_child,
+    )
     rows = [json.loads(x) for x in got.stdout.splitlines() if x.startswith("{")]
     for r in rows:
         if r["expected"] == "accepted":
-            r["ok"] = r["rc"] == 0 or (r["rc"] == 2 and r["key"] == "ckf_max_bytes"
-                                       and "over the limit" in " ".join(r["stderr"]))
+            r["ok"] = r["rc"] == 0 or (
+                r["rc"] == 2 and r["key"] == "ckf_max_bytes" and "over the limit" in " ".join(r["stderr"])
+            )
         else:
             r["ok"] = r["rc"] == 2 and f"'{r['key']}'" in " ".join(r["stderr"])
     if got.returncode != 0 or len(rows) != len(set_cases()):
-        rows.append({"key": "(child)", "value": "", "expected": "all cases", "rc": got.returncode, "ok": False,
-                     "seconds": 0, "stderr": got.stderr.strip().splitlines()[-3:]})
+        rows.append(
+            {
+                "key": "(child)",
+                "value": "",
+                "expected": "all cases",
+                "rc": got.returncode,
+                "ok": False,
+                "seconds": 0,
+                "stderr": got.stderr.strip().splitlines()[-3:],
+            }
+        )
     return rows

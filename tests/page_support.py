@@ -1,6 +1,7 @@
 """Helpers of the page tests (test_page_*.py): run a dashboard page with AppTest, compute the run
 the page must show straight from crp_core, find sidebar widgets, write a sample whose graph has a
 connector bridging two anchors."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,22 @@ from support import APP, REPO_ROOT, TEST_MODEL
 
 from crp_core.config import CRPConfig
 
-__all__ = ["APP", "REPO_ROOT", "TEST_MODEL", "expected_result", "figures", "frame_with", "frames_with", "metric",
-           "open_sidebar", "run_page", "sidebar_input", "unit", "widget", "write_bridge_sample"]
+__all__ = [
+    "APP",
+    "REPO_ROOT",
+    "TEST_MODEL",
+    "expected_result",
+    "figures",
+    "frame_with",
+    "frames_with",
+    "metric",
+    "open_sidebar",
+    "run_page",
+    "sidebar_input",
+    "unit",
+    "widget",
+    "write_bridge_sample",
+]
 
 
 def open_sidebar(at: AppTest) -> AppTest:
@@ -42,8 +57,13 @@ def run_page(page: str, *, params: Mapping[str, str] | None = None, timeout: flo
     return at
 
 
-def expected_result(sample_dir: Path, *, ckf: str = "knowledge_base.jsonl", scenario: str | None = None,
-                    edits: Mapping[str, Any] | None = None) -> Any:
+def expected_result(
+    sample_dir: Path,
+    *,
+    ckf: str = "knowledge_base.jsonl",
+    scenario: str | None = None,
+    edits: Mapping[str, Any] | None = None,
+) -> Any:
     """``run_pipeline`` on the files the dashboard shows, with the dashboard's config precedence
     (defaults < the scenario's config < edits)."""
     from crp_core.corpus.prepared import prepare_corpus
@@ -136,11 +156,29 @@ def write_bridge_sample(d: Path) -> Path:
     ]
     with open(d / "knowledge_base.jsonl", "w", encoding="utf-8") as fh:
         for fid, text, stype, vec in facts:
-            fh.write(json.dumps({"fact_id": fid, "content": text, "source_type": stype,
-                                 "ingested_at": "2026-01-01T00:00:00Z", "embedding": unit(vec),
-                                 "embedding_model": TEST_MODEL}) + "\n")
-    scen = {"name": "bridge", "query": {"text": "etcd ports", "embedding": unit((1, 0, -0.6))},
-            "now": "2026-03-01T00:00:00Z", "sub_queries": [], "addressed": [], "prior_outputs": [],
-            "fanout_width": 0, "embedding_model": TEST_MODEL, "config": {"envelope_fact_budget": 4}}
+            fh.write(
+                json.dumps(
+                    {
+                        "fact_id": fid,
+                        "content": text,
+                        "source_type": stype,
+                        "ingested_at": "2026-01-01T00:00:00Z",
+                        "embedding": unit(vec),
+                        "embedding_model": TEST_MODEL,
+                    }
+                )
+                + "\n"
+            )
+    scen = {
+        "name": "bridge",
+        "query": {"text": "etcd ports", "embedding": unit((1, 0, -0.6))},
+        "now": "2026-03-01T00:00:00Z",
+        "sub_queries": [],
+        "addressed": [],
+        "prior_outputs": [],
+        "fanout_width": 0,
+        "embedding_model": TEST_MODEL,
+        "config": {"envelope_fact_budget": 4},
+    }
     (d / "scenarios" / "bridge.json").write_text(json.dumps(scen), encoding="utf-8")
     return d

@@ -16,6 +16,7 @@ G     etcd defragmentation runs one member ...    official, 2024-01-01          
 H1/H2 checkout retries 3 / 5 times                internal, 2026-01-01 (tie)    0.70, 0.69 / fresh
 ====  ==========================================  ===========================  ======================
 """
+
 from __future__ import annotations
 
 import json
@@ -31,32 +32,74 @@ E = np.eye(4)
 def vectors() -> dict[str, np.ndarray]:
     h1 = 0.7 * E[0] - np.sqrt(1 - 0.49) * E[3]
     return {
-        "A": E[0], "B": at_cos(E[0], E[1], 0.97), "C": at_cos(E[0], E[2], 0.62), "D": E[2],
-        "E": 0.7 * E[0] + np.sqrt(1 - 0.49) * E[3], "F": E[1], "G": at_cos(E[0], -E[2], 0.75),
-        "H1": h1, "H2": at_cos(h1, E[1], 0.98),
+        "A": E[0],
+        "B": at_cos(E[0], E[1], 0.97),
+        "C": at_cos(E[0], E[2], 0.62),
+        "D": E[2],
+        "E": 0.7 * E[0] + np.sqrt(1 - 0.49) * E[3],
+        "F": E[1],
+        "G": at_cos(E[0], -E[2], 0.75),
+        "H1": h1,
+        "H2": at_cos(h1, E[1], 0.98),
     }
 
 
 def facts() -> list:
     return [
-        fact("A", "The etcd default client port is 2379.", source_type="official_documentation",
-             modified_at="2026-05-01T00:00:00Z"),
-        fact("B", "The etcd default client port is 4001.", source_type="version_specific",
-             modified_at="2021-01-01T00:00:00Z"),
-        fact("C", "etcd members talk to each other over peer port 2380.", source_type="official_documentation",
-             modified_at="2025-10-01T00:00:00Z"),
-        fact("D", "The etcd data directory is /var/lib/etcd.", source_type="official_documentation",
-             modified_at="2026-05-01T00:00:00Z"),
-        fact("E", "etcd is a graduated project of the Apache Software Foundation.", source_type="unverified",
-             modified_at="2026-05-20T00:00:00Z"),
-        fact("F", "etcd is a graduated project of the Cloud Native Computing Foundation.",
-             source_type="official_documentation", modified_at="2026-05-01T00:00:00Z"),
-        fact("G", "etcd defragmentation should run on one member at a time.", source_type="official_documentation",
-             modified_at="2024-01-01T00:00:00Z"),
-        fact("H1", "The checkout service retries failed calls 3 times.", source_type="internal",
-             modified_at="2026-01-01T00:00:00Z"),
-        fact("H2", "The checkout service retries failed calls 5 times.", source_type="internal",
-             modified_at="2026-01-01T00:00:00Z"),
+        fact(
+            "A",
+            "The etcd default client port is 2379.",
+            source_type="official_documentation",
+            modified_at="2026-05-01T00:00:00Z",
+        ),
+        fact(
+            "B",
+            "The etcd default client port is 4001.",
+            source_type="version_specific",
+            modified_at="2021-01-01T00:00:00Z",
+        ),
+        fact(
+            "C",
+            "etcd members talk to each other over peer port 2380.",
+            source_type="official_documentation",
+            modified_at="2025-10-01T00:00:00Z",
+        ),
+        fact(
+            "D",
+            "The etcd data directory is /var/lib/etcd.",
+            source_type="official_documentation",
+            modified_at="2026-05-01T00:00:00Z",
+        ),
+        fact(
+            "E",
+            "etcd is a graduated project of the Apache Software Foundation.",
+            source_type="unverified",
+            modified_at="2026-05-20T00:00:00Z",
+        ),
+        fact(
+            "F",
+            "etcd is a graduated project of the Cloud Native Computing Foundation.",
+            source_type="official_documentation",
+            modified_at="2026-05-01T00:00:00Z",
+        ),
+        fact(
+            "G",
+            "etcd defragmentation should run on one member at a time.",
+            source_type="official_documentation",
+            modified_at="2024-01-01T00:00:00Z",
+        ),
+        fact(
+            "H1",
+            "The checkout service retries failed calls 3 times.",
+            source_type="internal",
+            modified_at="2026-01-01T00:00:00Z",
+        ),
+        fact(
+            "H2",
+            "The checkout service retries failed calls 5 times.",
+            source_type="internal",
+            modified_at="2026-01-01T00:00:00Z",
+        ),
     ]
 
 
@@ -69,15 +112,30 @@ def corpus():
 def scenario_docs() -> dict[str, dict]:
     """``s1`` (query e1) and ``s2`` (query e3, no must_include), as scenario documents."""
     return {
-        "s1": {"name": "s1", "query": {"text": "etcd ports and foundation", "embedding": [1.0, 0.0, 0.0, 0.0]},
-               "now": NOW, "embedding_model": "test-model",
-               "expect": {"must_include": ["A", "C", "D"], "must_exclude": ["B", "E"],
-                          "conflicts": [{"fact_a": "A", "fact_b": "B", "winner": "A"},
-                                        {"fact_a": "E", "fact_b": "F", "winner": "F"},
-                                        {"fact_a": "H1", "fact_b": "H2", "winner": "tie"}],
-                          "max_leaks": 1, "max_wrong_winners": 1}},
-        "s2": {"name": "s2", "query": {"text": "etcd peer traffic and data", "embedding": [0.0, 0.0, 1.0, 0.0]},
-               "now": NOW, "embedding_model": "test-model", "expect": {"must_exclude": ["B"], "max_leaks": 0}},
+        "s1": {
+            "name": "s1",
+            "query": {"text": "etcd ports and foundation", "embedding": [1.0, 0.0, 0.0, 0.0]},
+            "now": NOW,
+            "embedding_model": "test-model",
+            "expect": {
+                "must_include": ["A", "C", "D"],
+                "must_exclude": ["B", "E"],
+                "conflicts": [
+                    {"fact_a": "A", "fact_b": "B", "winner": "A"},
+                    {"fact_a": "E", "fact_b": "F", "winner": "F"},
+                    {"fact_a": "H1", "fact_b": "H2", "winner": "tie"},
+                ],
+                "max_leaks": 1,
+                "max_wrong_winners": 1,
+            },
+        },
+        "s2": {
+            "name": "s2",
+            "query": {"text": "etcd peer traffic and data", "embedding": [0.0, 0.0, 1.0, 0.0]},
+            "now": NOW,
+            "embedding_model": "test-model",
+            "expect": {"must_exclude": ["B"], "max_leaks": 0},
+        },
     }
 
 
@@ -93,8 +151,15 @@ def write_ckf(path: Path) -> Path:
     v = vectors()
     rows = []
     for f in facts():
-        rows.append({"fact_id": f.fact_id, "content": f.content, "source_type": f.source_type,
-                     "modified_at": f.modified_at.isoformat().replace("+00:00", "Z"),
-                     "embedding": [float(x) for x in v[f.fact_id]], "embedding_model": "test-model"})
+        rows.append(
+            {
+                "fact_id": f.fact_id,
+                "content": f.content,
+                "source_type": f.source_type,
+                "modified_at": f.modified_at.isoformat().replace("+00:00", "Z"),
+                "embedding": [float(x) for x in v[f.fact_id]],
+                "embedding_model": "test-model",
+            }
+        )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path

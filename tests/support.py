@@ -19,6 +19,7 @@ Browser helpers of the e2e tests (a real ``streamlit run`` driven by Playwright,
 ``tests/e2e/conftest.py``): :func:`open_page`, :func:`wait_idle`, :func:`assert_no_exception`,
 :func:`screenshot`, :func:`main_text`, :func:`sidebar_text`, :func:`session_page`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -46,15 +47,17 @@ def synthetic_ckf_rows(n: int = 24, dim: int = 8, seed: int = 0) -> list[dict]:
     rows = []
     for i in range(n):
         vec = topics[i % 3] + 0.3 * rng.normal(size=dim)
-        rows.append({
-            "fact_id": f"f{i:03d}",
-            "content": f"Fact {i} about topic {i % 3}: port {2379 + i} is used by service {i % 5}.",
-            "source_type": SOURCE_CYCLE[i % len(SOURCE_CYCLE)],
-            "status": STATUS_CYCLE[i % len(STATUS_CYCLE)],
-            "ingested_at": f"2025-0{1 + i % 9}-15T00:00:00Z",
-            "embedding": [round(float(x), 6) for x in vec],
-            "embedding_model": TEST_MODEL,
-        })
+        rows.append(
+            {
+                "fact_id": f"f{i:03d}",
+                "content": f"Fact {i} about topic {i % 3}: port {2379 + i} is used by service {i % 5}.",
+                "source_type": SOURCE_CYCLE[i % len(SOURCE_CYCLE)],
+                "status": STATUS_CYCLE[i % len(STATUS_CYCLE)],
+                "ingested_at": f"2025-0{1 + i % 9}-15T00:00:00Z",
+                "embedding": [round(float(x), 6) for x in vec],
+                "embedding_model": TEST_MODEL,
+            }
+        )
     return rows
 
 
@@ -119,9 +122,15 @@ def ui_env(sample_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 # ---- browser helpers (e2e) -----------------------------------------------------------------------------
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 VIEWPORT = {"width": 1400, "height": 900}
 #: where :func:`screenshot` writes (git-ignored); ``$CRP_E2E_SCREENSHOTS`` overrides
 SCREENSHOTS = Path(os.environ.get("CRP_E2E_SCREENSHOTS") or REPO_ROOT / "screenshots")
@@ -143,8 +152,7 @@ def wait_idle(page: Any, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
             break
     else:
         page.wait_for_selector(IDLE, state="attached", timeout=timeout_ms)
-    page.wait_for_function(f"() => document.querySelectorAll({SKELETONS!r}).length === 0",
-                           timeout=timeout_ms)
+    page.wait_for_function(f"() => document.querySelectorAll({SKELETONS!r}).length === 0", timeout=timeout_ms)
 
 
 def assert_no_exception(page: Any) -> None:

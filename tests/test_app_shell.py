@@ -3,6 +3,7 @@
 Uses the synthetic samples folder of tests/support.py (24 facts with their own 8-d embeddings,
 model "test-model"; scenario "demo.json"), so no embedding model is loaded.
 """
+
 from __future__ import annotations
 
 import html
@@ -152,8 +153,15 @@ def test_invalid_config_value_is_refused_and_config_kept(ui_env):
 
 
 def test_deep_link_reproduces_the_view(ui_env):
-    at = _app(**{"cfg.token_budget": "1000", "cfg.ttl_days.news": "none", "fact": "f003",
-                 "ckf": "second.jsonl", "now": "2025-12-24"})
+    at = _app(
+        **{
+            "cfg.token_budget": "1000",
+            "cfg.ttl_days.news": "none",
+            "fact": "f003",
+            "ckf": "second.jsonl",
+            "now": "2025-12-24",
+        }
+    )
     _ok(at)
     c = at.session_state["crp.config"]
     assert c.token_budget == 1000 and c.ttl_days.news is None
@@ -161,8 +169,14 @@ def test_deep_link_reproduces_the_view(ui_env):
     assert len(at.session_state["crp.kb"]) == 9
     assert at.session_state["crp.scenario"].now.isoformat() == "2025-12-24T00:00:00+00:00"
     assert _widget(at.sidebar.number_input, "token_budget *").value == 1000
-    assert at.query_params == {"ckf": "second.jsonl", "scenario": "demo.json", "now": "2025-12-24",
-                               "cfg.token_budget": "1000", "cfg.ttl_days.news": "none", "fact": "f003"}
+    assert at.query_params == {
+        "ckf": "second.jsonl",
+        "scenario": "demo.json",
+        "now": "2025-12-24",
+        "cfg.token_budget": "1000",
+        "cfg.ttl_days.news": "none",
+        "fact": "f003",
+    }
 
 
 def test_bad_link_parameters_warn_and_are_ignored(ui_env):
@@ -183,8 +197,7 @@ def test_config_toml_upload_good_and_bad(ui_env):
     assert at.session_state["crp.config"] == CRPConfig()
     assert any("not valid TOML" in e.value for e in at.sidebar.error)
     up = at.sidebar.get("file_uploader")[2]
-    up.set_value(("good.toml", CRPConfig(token_budget=512, backfill=False).to_toml().encode(),
-                  "application/toml"))
+    up.set_value(("good.toml", CRPConfig(token_budget=512, backfill=False).to_toml().encode(), "application/toml"))
     at.run()
     _ok(at)
     assert at.session_state["crp.config"].token_budget == 512
@@ -248,8 +261,7 @@ def test_editing_query_and_time_travel(ui_env):
     s = at.session_state["crp.scenario"]
     assert s.query == "Which metrics ports?" and s.query_embedding is None  # text changed: embedding dropped
     assert at.session_state["crp.scenario_edited"] is True
-    _widget(at.sidebar.date_input, "now (time travel)").set_value(
-        __import__("datetime").date(2024, 2, 29)).run()
+    _widget(at.sidebar.date_input, "now (time travel)").set_value(__import__("datetime").date(2024, 2, 29)).run()
     _ok(at)
     assert at.session_state["crp.scenario"].now.isoformat() == "2024-02-29T00:00:00+00:00"
     assert at.query_params["now"] == "2024-02-29"
@@ -266,13 +278,16 @@ def test_scenario_editor_dict_keeps_embeddings_of_unchanged_texts(ui_env):
     rows.loc[2, "addressed"] = True  # sq3 addressed, depth and window left empty
     rows.loc[3] = [None, None, None, False, None, None]  # a fresh empty row is ignored
     prior = pd.DataFrame({"text": ["one", "", None]})
-    d = sidebar.scenario_dict_from_editors(scenario_to_dict(s), s, query=s.query, rows=rows, prior=prior,
-                                           fanout_width=3, now_date=None)
+    d = sidebar.scenario_dict_from_editors(
+        scenario_to_dict(s), s, query=s.query, rows=rows, prior=prior, fanout_width=3, now_date=None
+    )
     sqs = {q["id"]: q for q in d["sub_queries"]}
     assert list(sqs) == ["sq1", "sq2", "sq3"]
     assert "embedding" in sqs["sq1"] and "embedding" not in sqs["sq2"] and "embedding" in sqs["sq3"]
-    assert d["addressed"] == [{"id": "sq1", "depth_weight": 0.7, "window": 1},
-                              {"id": "sq3", "depth_weight": 1.0, "window": 1}]
+    assert d["addressed"] == [
+        {"id": "sq1", "depth_weight": 0.7, "window": 1},
+        {"id": "sq3", "depth_weight": 1.0, "window": 1},
+    ]
     assert d["prior_outputs"] == ["one"] and d["fanout_width"] == 3
     assert d["query"]["embedding"] == list(s.query_embedding)  # query text unchanged: kept
 
@@ -285,8 +300,11 @@ def test_table_edits_give_dotted_keys():
     df.loc[df.source_type == "news", "TTL (days)"] = 60.0
     df.loc[df.source_type == "web", "authority"] = 0.65
     df.loc[df.source_type == "regulatory", "TTL (days)"] = float("nan")  # emptied: no expiry
-    assert sidebar.table_edits(c, df) == {"ttl_days.news": 60.0, "source_authority.web": 0.65,
-                                          "ttl_days.regulatory": "none"}
+    assert sidebar.table_edits(c, df) == {
+        "ttl_days.news": 60.0,
+        "source_authority.web": 0.65,
+        "ttl_days.regulatory": "none",
+    }
     assert sidebar.table_edits(c, sidebar.tables_frame(c)) == {}
 
 
@@ -336,9 +354,17 @@ def test_navigation_serves_the_default_page_under_its_own_path_too(ui_env):
     assert "Knowledge base (CKF)" in [h.value for h in at.sidebar.subheader]
 
 
-PAGE_TITLES = {"overview.py": "Overview", "breakdown.py": "Score breakdown", "graph.py": "Graph (CDGR)",
-               "envelope.py": "Envelope", "conflicts.py": "Conflict triage", "fanout.py": "Fan-out simulator",
-               "tuning.py": "Tuning", "glossary.py": "Glossary", "home.py": "crp-inspect"}
+PAGE_TITLES = {
+    "overview.py": "Overview",
+    "breakdown.py": "Score breakdown",
+    "graph.py": "Graph (CDGR)",
+    "envelope.py": "Envelope",
+    "conflicts.py": "Conflict triage",
+    "fanout.py": "Fan-out simulator",
+    "tuning.py": "Tuning",
+    "glossary.py": "Glossary",
+    "home.py": "crp-inspect",
+}
 
 
 def test_every_page_runs_inside_the_shell_on_every_run(ui_env):
@@ -401,7 +427,7 @@ def _active_punctuation(md: str) -> list[str]:
             i += 2
         elif c == "`":
             run = re.match(r"`+", md[i:]).group(0)
-            close = re.search(rf"(?<!`){run}(?!`)", md[i + len(run):])
+            close = re.search(rf"(?<!`){run}(?!`)", md[i + len(run) :])
             if close is None:
                 found.append(run)
                 i += len(run)
@@ -429,12 +455,23 @@ def test_esc_is_inert_and_shortens(text, limit):
 
 
 @settings(max_examples=300, deadline=None)
-@given(hst.text(alphabet=hst.sampled_from("ab \u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-                                         "\u200e\u200f\u061c\u200b\u2060\ufeff")))
+@given(
+    hst.text(
+        alphabet=hst.sampled_from(
+            "ab \u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u2060\ufeff"
+        )
+    )
+)
 def test_no_bidi_control_or_invisible_character_survives_any_renderer(text):
     controls = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u2060\ufeff")
-    for out in (render.md_escape(text), render.md_code(text), render.html_text(text), render.esc(text),
-                render.plain(text), render.inert_frame(pd.DataFrame({text: [text]}, index=[text])).to_csv()):
+    for out in (
+        render.md_escape(text),
+        render.md_code(text),
+        render.html_text(text),
+        render.esc(text),
+        render.plain(text),
+        render.inert_frame(pd.DataFrame({text: [text]}, index=[text])).to_csv(),
+    ):
         assert not controls & set(out), repr(out)
     assert render.visible("id\u202eab") == "id⟨U+202E⟩ab"
 
@@ -443,8 +480,7 @@ def test_inert_frame_rebuilds_only_what_holds_a_control():
     """A frame with no control anywhere is handed on as it is (no copy on every rerun); otherwise the
     columns that hold one are rebuilt in their own dtype (Arrow-backed strings included), the others and
     ``df`` itself left alone."""
-    clean = pd.DataFrame({"id": pd.array(["F1", "F2"], dtype="string[pyarrow]"), "x": [0.5, 1.5],
-                          "note": ["ok", None]})
+    clean = pd.DataFrame({"id": pd.array(["F1", "F2"], dtype="string[pyarrow]"), "x": [0.5, 1.5], "note": ["ok", None]})
     assert render.inert_frame(clean) is clean
     dirty = clean.assign(id=pd.array(["F1", "F\u202e2"], dtype="string[pyarrow]"))
     out = render.inert_frame(dirty)
@@ -491,8 +527,10 @@ def test_problems_list_names_line_and_field():
     from crp_core.errors import Problem
 
     text = render.problems_list([Problem(3, "ttl", "not a duration: 'P3X'", "f9"), Problem(0, "file", "empty")])
-    assert text.splitlines() == ["- **line 3**, field `ttl` (fact f9): not a duration\\: \\'P3X\\'",
-                                 "- **file**, field `file`: empty"]
+    assert text.splitlines() == [
+        "- **line 3**, field `ttl` (fact f9): not a duration\\: \\'P3X\\'",
+        "- **file**, field `file`: empty",
+    ]
 
 
 def test_lenient_toggle_rereads_the_sample_not_an_old_upload(ui_env):

@@ -1,5 +1,6 @@
 """The package tree is the one docs/ARCHITECTURE.md draws: every module listed, none over 600 lines,
 at most 12 modules directly in crp_core/, and no Streamlit anywhere in the library."""
+
 from __future__ import annotations
 
 import ast
@@ -37,6 +38,11 @@ def test_the_library_never_imports_streamlit():
     for rel in sorted(_modules()):
         tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             assert not any(n == "streamlit" or n.startswith("streamlit.") for n in names), rel

@@ -4,6 +4,7 @@ Numbers from ``tiny_case`` (test_sweep): with recency, S (expired, .30) scores .
 P1/P2 conflict and P2 (authority .60 < .64) is suppressed. Without recency S scores .72 (rank 1) and
 no pair is arbitrated: the SPEC-024-only envelope is {S, P1, P2}.
 """
+
 from __future__ import annotations
 
 import math
@@ -57,11 +58,13 @@ def test_before_after_numbers():
 
 def test_status_stale_counts_and_tied_pair_counts_on_the_after_side():
     # X is STALE (factor = stale_floor), T1/T2 an exact authority tie: both stay, with a NOTE, in SPEC-027 too
-    facts = [fact("X", "Queue mode legacy applies to the scheduler.", status="STALE", modified_at="2026-05-20"),
-             fact("T1", "The etcd peer port is 2380.", modified_at="2026-05-01"),
-             fact("T2", "The etcd peer port is 2381.", modified_at="2026-05-01")]
-    t2 = [0.85, math.sqrt(1 - 0.85 ** 2), 0, 0]
-    vecs = [[0.9, 0, 0, math.sqrt(1 - 0.81)], [0.86, math.sqrt(1 - 0.86 ** 2), 0, 0], t2]
+    facts = [
+        fact("X", "Queue mode legacy applies to the scheduler.", status="STALE", modified_at="2026-05-20"),
+        fact("T1", "The etcd peer port is 2380.", modified_at="2026-05-01"),
+        fact("T2", "The etcd peer port is 2381.", modified_at="2026-05-01"),
+    ]
+    t2 = [0.85, math.sqrt(1 - 0.85**2), 0, 0]
+    vecs = [[0.9, 0, 0, math.sqrt(1 - 0.81)], [0.86, math.sqrt(1 - 0.86**2), 0, 0], t2]
     config = CRPConfig(graph_retrieval=False, envelope_fact_budget=3)
     corpus = make_corpus(facts, vecs, config)
     ba = before_after(corpus, make_scenario([1, 0, 0, 0]), config)
@@ -118,7 +121,8 @@ def test_sample_scenario_baseline_omits_the_fixes():
     assert demoted, "a stale fact SPEC-027 demotes is in the SPEC-024-only envelope"
     suppressed = {p.suppressed for p in ba.full.resolution.pairs if p.suppressed}
     assert suppressed and suppressed <= set(ba.before.envelope) | set(
-        f for p in ba.baseline.conflict_pairs for f in (p.fact_a, p.fact_b))
+        f for p in ba.baseline.conflict_pairs for f in (p.fact_a, p.fact_b)
+    )
     assert any(s in ba.before.envelope for s in suppressed)
     assert len(ba.before.contradictory_pairs) > len(ba.after.contradictory_pairs)
     # the STALE gov-0154 (sample README) is scored at recency 1.0 by the baseline, at stale_floor by SPEC-027

@@ -10,6 +10,7 @@ Token counts: the test corpora use the word estimate ceil(words * 1.3) (SPEC_NOT
   F1 "Snapshots are taken every six hours on atlas."            8 words -> 11, line 13
   F2 "Defragmentation runs weekly during the maintenance window." 7 words -> 10, line 12
 """
+
 from __future__ import annotations
 
 import math
@@ -29,7 +30,8 @@ from crp_core.pipeline import run_pipeline
 #: tiny_case with a 180-day TTL for official documentation: F1 (135 days old) is then ageing,
 #: 1 - 0.7 * (135 - 90) / (180 - 90) = 0.65; P1 / P2 / F2 (31 days) stay fresh, S (882 days) expired
 AGEING = CRPConfig(graph_retrieval=False, envelope_fact_budget=3).with_overrides(
-    {"ttl_days.official_documentation": 180})
+    {"ttl_days.official_documentation": 180}
+)
 
 
 def test_expired_and_ageing_are_counted_apart():
@@ -55,8 +57,13 @@ def test_one_definition_of_expired_and_ageing_with_the_suite_metrics():
     m = scenario_metrics(full, Expectations())
     ba = before_after(corpus, scen, config, full=full)
     assert m.expired == ba.after.expired_in_envelope and m.ageing == ba.after.ageing_in_envelope
-    assert [recency_state(r) for r in ("expired", "stale_status", "decay", "fresh", "timeless")] == \
-        ["expired", "expired", "ageing", "fresh", "fresh"]
+    assert [recency_state(r) for r in ("expired", "stale_status", "decay", "fresh", "timeless")] == [
+        "expired",
+        "expired",
+        "ageing",
+        "fresh",
+        "fresh",
+    ]
 
 
 def test_what_spec027_removed_and_why():
@@ -86,20 +93,25 @@ def test_the_token_change_adds_up():
     assert (t.kept_before, t.kept_after, t.n_kept) == (12, 12, 1)
     assert (t.notes_before, t.notes_after) == (0, 0)
     assert t.delta == (t.added - t.removed) + (t.kept_after - t.kept_before) + (t.notes_after - t.notes_before)
-    assert t.sentence() == ("SPEC-027 uses 1 fewer token (38 → 37) with the same number of facts (3 → 3): the 2 "
-                            "facts it removed cost 26 tokens (13 a fact); the 2 facts it added cost 25 (12 a fact). "
-                            "Net: -1 from the facts that changed.")
+    assert t.sentence() == (
+        "SPEC-027 uses 1 fewer token (38 → 37) with the same number of facts (3 → 3): the 2 "
+        "facts it removed cost 26 tokens (13 a fact); the 2 facts it added cost 25 (12 a fact). "
+        "Net: -1 from the facts that changed."
+    )
 
 
 def _tie_case():
     """T1 / T2 tie exactly (same source, dates, importance), cosine .9999 (> .85), NUMBER_CHANGED; L is an
     expired, longer fact (official_documentation, 2024) the baseline packs in their place."""
-    facts = [fact("L", "The legacy scheduler queue mode stays enabled on every node of the cluster.",
-                  modified_at="2024-01-01"),
-             fact("T1", "The etcd peer port is 2380.", modified_at="2026-05-01"),
-             fact("T2", "The etcd peer port is 2381.", modified_at="2026-05-01")]
-    t2 = [0.85, math.sqrt(1 - 0.85 ** 2), 0, 0]
-    vecs = [[0.9, 0, 0, math.sqrt(1 - 0.81)], [0.86, math.sqrt(1 - 0.86 ** 2), 0, 0], t2]
+    facts = [
+        fact(
+            "L", "The legacy scheduler queue mode stays enabled on every node of the cluster.", modified_at="2024-01-01"
+        ),
+        fact("T1", "The etcd peer port is 2380.", modified_at="2026-05-01"),
+        fact("T2", "The etcd peer port is 2381.", modified_at="2026-05-01"),
+    ]
+    t2 = [0.85, math.sqrt(1 - 0.85**2), 0, 0]
+    vecs = [[0.9, 0, 0, math.sqrt(1 - 0.81)], [0.86, math.sqrt(1 - 0.86**2), 0, 0], t2]
     config = CRPConfig(graph_retrieval=False, envelope_fact_budget=2)
     return make_corpus(facts, vecs, config), make_scenario([1, 0, 0, 0]), config
 
@@ -124,8 +136,10 @@ def test_a_note_block_is_in_the_token_change():
     assert t.sentence().endswith("Net: -9 from the facts that changed, +42 from NOTE blocks.")
     assert ba.removed[0].kind == "expired" and ba.removed[0].fact_id == "L"
     heads = dict(ba.headlines())
-    assert "With SPEC-027: 1 (1 tied, each flagged to the model by a NOTE block)" in \
-        heads["Contradictions → pairs handed to the model"]
+    assert (
+        "With SPEC-027: 1 (1 tied, each flagged to the model by a NOTE block)"
+        in heads["Contradictions → pairs handed to the model"]
+    )
 
 
 def test_token_change_of_an_envelope_with_itself_is_zero():
@@ -138,16 +152,21 @@ def test_token_change_of_an_envelope_with_itself_is_zero():
 def test_headlines_name_the_three_fixes():
     corpus, scen, config = tiny_case()
     heads = before_after(corpus, scen, config).headlines()
-    assert [h for h, _ in heads] == ["Fan-out race → duplicates", "Contradictions → pairs handed to the model",
-                                     "Stale facts → expired facts packed"]
+    assert [h for h, _ in heads] == [
+        "Fan-out race → duplicates",
+        "Contradictions → pairs handed to the model",
+        "Stale facts → expired facts packed",
+    ]
     text = dict(heads)
     assert text["Fan-out race → duplicates"].startswith("This scenario does not fan out (width 0)")
     assert text["Contradictions → pairs handed to the model"] == (
         "Without SPEC-027, 1 contradictory pair reached the model with no warning. With SPEC-027: 0; "
-        "1 losing fact removed by Fact Authority Resolution.")
+        "1 losing fact removed by Fact Authority Resolution."
+    )
     assert text["Stale facts → expired facts packed"] == (
         "Without SPEC-027, 1 expired fact (past the TTL, or marked STALE) counted at full weight. With SPEC-027: 0. "
-        "Ageing facts (still within the TTL, partly weighted down): 0 → 0.")
+        "Ageing facts (still within the TTL, partly weighted down): 0 → 0."
+    )
 
 
 def test_one_duplicate_count_everywhere():
@@ -161,8 +180,9 @@ def test_one_duplicate_count_everywhere():
 
     facts, vecs, subs, topics = _topic_vectors()
     corpus = make_corpus(facts, vecs)
-    scen = make_scenario(topics.sum(axis=0), sub_queries=subs + [("done", np.eye(DIM)[4])],
-                         addressed=[("done", 0.9)], fanout_width=3)
+    scen = make_scenario(
+        topics.sum(axis=0), sub_queries=subs + [("done", np.eye(DIM)[4])], addressed=[("done", 0.9)], fanout_width=3
+    )
     ba = before_after(corpus, scen, CRPConfig())
     before_fan, after_fan = ba.baseline.result.fanout, ba.full.fanout
     assert before_fan is not None and after_fan is not None
@@ -170,16 +190,20 @@ def test_one_duplicate_count_everywhere():
     assert ba.before.fanout_duplicates == naive.duplicate_count == len(naive.duplicates) > 0
     assert ba.after.fanout_duplicates == after_fan.partitioned.duplicate_count == 0
     # the same record gives the same number on the Fan-out page's comparison strip
-    assert comparison_frame(before_fan).set_index("measure").loc["fan-out duplicates", "naive"] == \
-        ba.before.fanout_duplicates
+    assert (
+        comparison_frame(before_fan).set_index("measure").loc["fan-out duplicates", "naive"]
+        == ba.before.fanout_duplicates
+    )
     rows = {r["measure"]: r["SPEC-024 only"] for r in ba.rows()}
     assert rows["fan-out duplicates"] == naive.duplicate_count
     named = naive.duplicate_fact_ids
     assert set(named) == {f for d in naive.duplicates for f in d.fact_ids} and len(named) == len(set(named))
     assert ba.before.packed_duplicate_facts == tuple(f for f in ba.before.envelope if f in set(named))
     heads = dict(ba.headlines())
-    assert (f"{_plural(naive.duplicate_count, 'duplicate')} ({len(ba.before.packed_duplicate_facts)} of those facts "
-            "reached the envelope)") in heads["Fan-out race → duplicates"]
+    assert (
+        f"{_plural(naive.duplicate_count, 'duplicate')} ({len(ba.before.packed_duplicate_facts)} of those facts "
+        "reached the envelope)"
+    ) in heads["Fan-out race → duplicates"]
 
 
 def _plural(k: int, word: str) -> str:

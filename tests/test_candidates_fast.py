@@ -1,6 +1,7 @@
 """Stage 1's fast union (one sort, per-row bit masks of the finders) and the index's one-pass deletion
 marks give exactly what the plain computations give: same rows, same relevance bits, same order, same
 ``found_by``; the same index answers as a fresh index queried with the mask once."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,9 @@ def gather_reference(corpus, vectors, config):
     relevance from the query's product with the sorted distinct rows, a Python sort."""
     queries = np.vstack([vectors.query[None, :], vectors.sub_queries.reshape(-1, corpus.dim)])
     labels = ("query",) + tuple(vectors.ids)
-    ids, _ = corpus.index_for(config).query(queries, config.candidate_k, corpus.retrievable,
-                                            ef_search=config.hnsw_ef_search)
+    ids, _ = corpus.index_for(config).query(
+        queries, config.candidate_k, corpus.retrievable, ef_search=config.hnsw_ef_search
+    )
     finders: dict[int, list[str]] = {}
     for j, found in enumerate(ids.tolist()):
         for r in found:
@@ -33,8 +35,12 @@ def gather_reference(corpus, vectors, config):
     rows = np.array(sorted(finders), dtype=np.int64)
     rel = (corpus.vectors[rows] @ np.asarray(vectors.query, dtype=np.float32)).astype(np.float64)
     order = sorted(range(rows.size), key=lambda i: (-rel[i], rows[i]))
-    return ([int(rows[i]) for i in order], [float(rel[i]) for i in order],
-            [bool(rel[i] >= config.cdr_min_relevance) for i in order], [tuple(finders[int(rows[i])]) for i in order])
+    return (
+        [int(rows[i]) for i in order],
+        [float(rel[i]) for i in order],
+        [bool(rel[i] >= config.cdr_min_relevance) for i in order],
+        [tuple(finders[int(rows[i])]) for i in order],
+    )
 
 
 def random_case(seed, n, d, n_subs, dup_frac):
@@ -47,14 +53,22 @@ def random_case(seed, n, d, n_subs, dup_frac):
     q = x[rng.integers(0, n)] + 0.3 * rng.normal(size=d)
     subs = x[rng.integers(0, n, n_subs)] + 0.3 * rng.normal(size=(n_subs, d))
     unit = lambda a: (a / np.linalg.norm(a, axis=-1, keepdims=True)).astype(np.float32)  # noqa: E731
-    vectors = ScenarioVectors(unit(q), unit(subs).reshape(n_subs, d), tuple(f"sq{i}" for i in range(n_subs)),
-                              "test-model")
+    vectors = ScenarioVectors(
+        unit(q), unit(subs).reshape(n_subs, d), tuple(f"sq{i}" for i in range(n_subs)), "test-model"
+    )
     return corpus, vectors
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 10_000), st.integers(5, 300), st.sampled_from([4, 16]), st.integers(0, 70),
-       st.integers(1, 60), st.sampled_from([0.0, 0.2]), st.sampled_from([-1.0, 0.0, 0.3]))
+@given(
+    st.integers(0, 10_000),
+    st.integers(5, 300),
+    st.sampled_from([4, 16]),
+    st.integers(0, 70),
+    st.integers(1, 60),
+    st.sampled_from([0.0, 0.2]),
+    st.sampled_from([-1.0, 0.0, 0.3]),
+)
 def test_gather_candidates_equals_the_plain_computation(seed, n, d, n_subs, k, dup_frac, gate):
     corpus, vectors = random_case(seed, n, d, n_subs, dup_frac)
     config = CRPConfig(candidate_k=k, cdr_min_relevance=gate, hnsw_ef_search=40)
@@ -83,7 +97,11 @@ def test_gather_candidates_hnsw_path_with_exclusions(monkeypatch):
         got = gather_candidates(corpus, vectors, config)
         rows, rel, passed, finders = gather_reference(corpus, vectors, config)
         assert (got.idx.tolist(), got.relevance.tolist(), got.passed_gate.tolist(), got.found_by) == (
-            rows, rel, passed, tuple(finders))
+            rows,
+            rel,
+            passed,
+            tuple(finders),
+        )
 
 
 def test_union_masks_by_hand():
@@ -121,8 +139,10 @@ def unit_vectors():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(0, 10_000), st.lists(st.sampled_from(["none", "all", "few", "half", "most", "same"]),
-                                        min_size=1, max_size=6))
+@given(
+    st.integers(0, 10_000),
+    st.lists(st.sampled_from(["none", "all", "few", "half", "most", "same"]), min_size=1, max_size=6),
+)
 def test_deletion_marks_follow_every_mask(unit_vectors, seed, kinds):
     """A sequence of masks on one index (the HNSW path forced, no search kept): after each query its
     marks are exactly ~allowed, and it answers as a fresh index (same deterministic graph) queried with
@@ -155,10 +175,17 @@ def test_deletion_marks_follow_every_mask(unit_vectors, seed, kinds):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(0, 10_000), st.lists(st.tuples(st.sampled_from(["none", "a", "b"]), st.integers(0, 5),
-                                                  st.sampled_from([5, 10]), st.sampled_from([20, 40])),
-                                        min_size=1, max_size=8),
-       st.sampled_from([0, 1, 3, 1024]))
+@given(
+    st.integers(0, 10_000),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["none", "a", "b"]), st.integers(0, 5), st.sampled_from([5, 10]), st.sampled_from([20, 40])
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from([0, 1, 3, 1024]),
+)
 def test_kept_searches_answer_as_fresh_searches(unit_vectors, seed, asks, cache_size):
     """Searches kept by the index (query vector, k, ef and mask all equal; some rows of a batch kept,
     others not; a small cache evicting) give exactly the ids a fresh index returns for that search."""

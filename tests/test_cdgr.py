@@ -1,4 +1,5 @@
 """Stage 3 CDGR (SPEC-025 §2; SPEC_NOTES §2.5): bridge values by hand on a tiny graph."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -17,8 +18,18 @@ NOW = datetime(2026, 6, 1, tzinfo=UTC)
 NAMES = ["A", "D", "B", "C", "E"]
 # Pairwise cosines. Edges (cos >= graph_edge_min 0.60): A-B .70, B-D .75, B-C .80, C-E .65, E-A .62.
 # No edge: A-D .50, A-C .55, C-D .30, E-B .35, E-D -.20.
-COS = {("A", "D"): .50, ("A", "B"): .70, ("B", "D"): .75, ("B", "C"): .80, ("C", "E"): .65, ("E", "A"): .62,
-       ("C", "D"): .30, ("E", "B"): .35, ("E", "D"): -.20, ("A", "C"): .55}
+COS = {
+    ("A", "D"): 0.50,
+    ("A", "B"): 0.70,
+    ("B", "D"): 0.75,
+    ("B", "C"): 0.80,
+    ("C", "E"): 0.65,
+    ("E", "A"): 0.62,
+    ("C", "D"): 0.30,
+    ("E", "B"): 0.35,
+    ("E", "D"): -0.20,
+    ("A", "C"): 0.55,
+}
 
 
 def gram_vectors() -> np.ndarray:
@@ -48,16 +59,32 @@ def build(config: CRPConfig, statuses=None, extra=None):
 def anchors_cdr(corpus, rows, relevance, config):
     idx = np.asarray(rows)
     rec = compute_recency(corpus.kb, idx, NOW, config)
-    return score_cdr(corpus, idx, np.asarray(relevance, dtype=float), coverage=CoverageSet(dim=6),
-                     residual_vectors=None, blacklist=frozenset(), recency=rec, config=config,
-                     passed_gate=np.ones(idx.size, dtype=bool))
+    return score_cdr(
+        corpus,
+        idx,
+        np.asarray(relevance, dtype=float),
+        coverage=CoverageSet(dim=6),
+        residual_vectors=None,
+        blacklist=frozenset(),
+        recency=rec,
+        config=config,
+        passed_gate=np.ones(idx.size, dtype=bool),
+    )
 
 
 def run(config, statuses=None, rows=(0, 1), relevance=(0.9, 0.8), extra=None):
     corpus = build(config, statuses, extra)
     cdr = anchors_cdr(corpus, list(rows), list(relevance), config)
-    res = expand_graph(corpus, cdr, query_vector=QUERY, coverage=CoverageSet(dim=6), residual_vectors=None,
-                       blacklist=frozenset(), now=NOW, config=config)
+    res = expand_graph(
+        corpus,
+        cdr,
+        query_vector=QUERY,
+        coverage=CoverageSet(dim=6),
+        residual_vectors=None,
+        blacklist=frozenset(),
+        now=NOW,
+        config=config,
+    )
     return corpus, res
 
 
@@ -151,8 +178,16 @@ def test_near_duplicate_anchor_skipped_unless_values_conflict():
     corpus = make_corpus(facts, vecs, config)
     rel = corpus.vectors @ corpus.vectors[0]
     cdr = anchors_cdr(corpus, [0, 1, 2, 3], rel, config)
-    res = expand_graph(corpus, cdr, query_vector=corpus.vectors[0], coverage=CoverageSet(dim=4),
-                       residual_vectors=None, blacklist=frozenset(), now=NOW, config=config)
+    res = expand_graph(
+        corpus,
+        cdr,
+        query_vector=corpus.vectors[0],
+        coverage=CoverageSet(dim=4),
+        residual_vectors=None,
+        blacklist=frozenset(),
+        now=NOW,
+        config=config,
+    )
     # cos(P1, P2) = cos(P1, P3) = 1 / sqrt(1.04) = 0.9806 > 0.95
     assert res.anchors.tolist() == [0, 2, 3]
     assert [(r, a) for r, a, _ in res.near_duplicates] == [(1, 0)]

@@ -4,6 +4,7 @@ the bridged-pair index and the edge listing give exactly what the straightforwar
 The references below are written independently of the module (plain Python over an adjacency dict),
 on random symmetric CSR graphs with DELETED-like non-retrievable rows, for every ``max_hops`` 0-4.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -62,8 +63,13 @@ def ref_paths(adj, anchors, cands):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(2, 40), p=st.floats(0.02, 0.4), n_anchors=st.integers(1, 6),
-       max_hops=st.integers(0, 4))
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(2, 40),
+    p=st.floats(0.02, 0.4),
+    n_anchors=st.integers(1, 6),
+    max_hops=st.integers(0, 4),
+)
 def test_walk_with_paths_matches_the_separate_walk_and_paths(seed, n, p, n_anchors, max_hops):
     m = random_graph(seed, n, p)
     rng = np.random.default_rng(seed + 1)
@@ -100,8 +106,11 @@ def test_bridged_pairs_are_the_non_adjacent_touched_pairs_in_row_major_order(see
     for i in range(cands.size):
         t = [k for k in range(anchors.size) if hops[i, k] > 0]
         assert touched[i] == tuple(int(anchors[k]) for k in t)
-        expect = tuple((int(anchors[a]), int(anchors[b])) for a, b in itertools.combinations(t, 2)
-                       if int(anchors[b]) not in adj[int(anchors[a])])
+        expect = tuple(
+            (int(anchors[a]), int(anchors[b]))
+            for a, b in itertools.combinations(t, 2)
+            if int(anchors[b]) not in adj[int(anchors[a])]
+        )
         assert pairs[i] == expect
         assert len(expect) == count[i]
 
@@ -111,8 +120,9 @@ def test_edges_among_lists_each_edge_once_sorted_with_its_weight(seed):
     m = random_graph(seed, 25, 0.3)
     rows = np.array([3, 17, 5, 0, 22, 9], dtype=np.int64)
     adj = adjacency(m)
-    expect = sorted((min(a, b), max(a, b), float(adj[a][b])) for a, b in itertools.combinations(rows.tolist(), 2)
-                    if b in adj[a])
+    expect = sorted(
+        (min(a, b), max(a, b), float(adj[a][b])) for a, b in itertools.combinations(rows.tolist(), 2) if b in adj[a]
+    )
     got = edges_among(m, rows)
     assert list(got) == expect
     assert all(type(a) is int and type(b) is int and type(w) is float for a, b, w in got)
@@ -121,8 +131,7 @@ def test_edges_among_lists_each_edge_once_sorted_with_its_weight(seed):
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "bit masks"])
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10_000), density=st.floats(0.05, 0.6), step=st.integers(1, 6))
-def test_bridged_anchors_are_the_anchors_of_the_bridged_pairs_in_first_appearance_order(seed, density, step,
-                                                                                        compiled):
+def test_bridged_anchors_are_the_anchors_of_the_bridged_pairs_in_first_appearance_order(seed, density, step, compiled):
     """Both listings: the compiled one (up to 62 anchors, where the extension is built) and the Python
     bit-mask one (no extension, more anchors)."""
     from crp_core.stages import graph_walk
@@ -163,18 +172,25 @@ def test_the_compiled_walk_is_built_where_a_compiler_is():
     import shutil
 
     from crp_core.stages import graph_walk as cdgr
+
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler here: the extension is optional")
     assert cdgr._kernel is not None
 
 
 @settings(max_examples=80, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(2, 120), p=st.floats(0.01, 0.5), n_anchors=st.integers(1, 14),
-       hidden=st.floats(0.0, 0.5))
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(2, 120),
+    p=st.floats(0.01, 0.5),
+    n_anchors=st.integers(1, 14),
+    hidden=st.floats(0.0, 0.5),
+)
 def test_the_compiled_walk_equals_the_numpy_walk_to_the_bit(seed, n, p, n_anchors, hidden):
     """Unrounded weights (no ties to hide a wrong maximum), non-retrievable rows on the paths: the five
     arrays of the compiled walk and of the numpy path are identical, dtypes included."""
     from crp_core.stages import graph_walk as cdgr
+
     if cdgr._kernel is None:
         pytest.skip("the compiled walk is not built here")
     rng = np.random.default_rng(seed)
@@ -196,12 +212,18 @@ def test_the_compiled_walk_equals_the_numpy_walk_to_the_bit(seed, n, p, n_anchor
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(2, 80), p=st.floats(0.02, 0.6), k=st.integers(0, 30),
-       repeat=st.booleans())
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(2, 80),
+    p=st.floats(0.02, 0.6),
+    k=st.integers(0, 30),
+    repeat=st.booleans(),
+)
 def test_the_compiled_edge_listing_equals_the_numpy_one(seed, n, p, k, repeat):
     """Distinct rows take the compiled listing, rows given twice the numpy one; both list the same
     (a < b, weight) triples, sorted, as plain ints and floats."""
     from crp_core.stages import graph_walk
+
     rng = np.random.default_rng(seed)
     upper = np.triu(rng.random((n, n)) < p, k=1)
     w = rng.uniform(0.6, 1.0, (n, n)).astype(np.float32)
@@ -217,8 +239,13 @@ def test_the_compiled_edge_listing_equals_the_numpy_one(seed, n, p, k, repeat):
     finally:
         graph_walk._kernel = saved
     adj = adjacency(m)
-    expect = sorted({(min(a, b), max(a, b), float(adj[a][b])) for a, b in itertools.combinations(set(rows.tolist()), 2)
-                     if b in adj[a]})
+    expect = sorted(
+        {
+            (min(a, b), max(a, b), float(adj[a][b]))
+            for a, b in itertools.combinations(set(rows.tolist()), 2)
+            if b in adj[a]
+        }
+    )
     if not repeat:
         assert list(got) == list(plain) == expect
     assert sorted(set(got)) == expect
@@ -232,6 +259,7 @@ def test_the_compiled_bridge_counts_equal_the_numpy_ones_to_the_bit(seed, s, m, 
     and bridge value arrays, dtypes and NaNs included, and the count is the number of touched anchor
     pairs with no direct edge, the mean the summed weights over the path edges (a plain loop here)."""
     from crp_core.stages import graph_walk
+
     rng = np.random.default_rng(seed)
     aa = np.triu(rng.random((s, s)) < density, k=1)
     aa = aa | aa.T
@@ -268,6 +296,7 @@ def test_the_edge_listing_is_sorted_when_a_graph_stores_its_columns_out_of_order
     stores them); a CSR with the columns of each row shuffled lists the same sorted triples (the kernel
     says it cannot, and the triples are sorted instead)."""
     from crp_core.stages import graph_walk
+
     if graph_walk._kernel is None:
         pytest.skip("the compiled walk was not built here")
     _graph_walk = graph_walk._kernel
@@ -292,8 +321,13 @@ def test_the_edge_listing_is_sorted_when_a_graph_stores_its_columns_out_of_order
 
 
 @settings(max_examples=80, deadline=None)
-@given(seed=st.integers(0, 10_000), n_cands=st.integers(0, 40), n_anchors=st.integers(0, 6), slots=st.integers(0, 12),
-       spread=st.floats(0.0, 0.4))
+@given(
+    seed=st.integers(0, 10_000),
+    n_cands=st.integers(0, 40),
+    n_anchors=st.integers(0, 6),
+    slots=st.integers(0, 12),
+    spread=st.floats(0.0, 0.4),
+)
 def test_connectors_screened_lazily_are_the_ones_a_full_screen_chooses(seed, n_cands, n_anchors, slots, spread):
     """``choose_connectors`` screens only as far down the ranking as the slots need: its selection is the
     first ``slots`` ranked candidates that are not near-duplicates of an anchor (as when every candidate is
@@ -320,8 +354,9 @@ def test_connectors_screened_lazily_are_the_ones_a_full_screen_chooses(seed, n_c
     from crp_core.stages.contradictions.values import values_conflict
 
     config = CRPConfig()
-    taken, near = choose_connectors(corpus, anchors, cands, order, slots, config=config,
-                                    values_conflict=values_conflict)
+    taken, near = choose_connectors(
+        corpus, anchors, cands, order, slots, config=config, values_conflict=values_conflict
+    )
     full = connector_near_duplicates(corpus, anchors, cands, order, config=config, values_conflict=values_conflict)
     dropped = {r for r, _, _ in full}
     expected = [p for p in order.tolist() if int(cands[p]) not in dropped][:slots]

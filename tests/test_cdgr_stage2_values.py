@@ -1,6 +1,7 @@
 """Stage 3 scores its connector candidates with stage 2's values where stage 2 scored the fact (one value
 per fact across the breakdown), and with the same formulas from the fact's vector where it did not
 (SPEC_NOTES §2.4, §2.5): relevance = cos(fact, query), the coverage score and residual pull as stage 2."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,16 +16,24 @@ from crp_core.pipeline import run_pipeline
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n=st.integers(12, 40), m=st.integers(1, 6), n_addressed=st.integers(0, 3),
-       k=st.integers(1, 6), gate=st.sampled_from([-1.0, 0.0, 0.55]))
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(12, 40),
+    m=st.integers(1, 6),
+    n_addressed=st.integers(0, 3),
+    k=st.integers(1, 6),
+    gate=st.sampled_from([-1.0, 0.0, 0.55]),
+)
 def test_connector_candidates_carry_stage2_values_or_their_own(seed, n, m, n_addressed, k, gate):
     n_addressed = min(n_addressed, m - 1)
     kb, fvec, subs, addressed, topics = _world(seed, n, m, n_addressed)
-    config = CRPConfig().replace(candidate_k=k, cdr_min_relevance=gate, graph_edge_min=0.0, graph_k=6,
-                                 envelope_fact_budget=6)
+    config = CRPConfig().replace(
+        candidate_k=k, cdr_min_relevance=gate, graph_edge_min=0.0, graph_k=6, envelope_fact_budget=6
+    )
     corpus = Corpus.from_vectors(kb, fvec, "test", config)
-    scenario = Scenario(query="q", query_embedding=tuple(map(float, topics[0])), now=NOW, sub_queries=subs,
-                        addressed=addressed)
+    scenario = Scenario(
+        query="q", query_embedding=tuple(map(float, topics[0])), now=NOW, sub_queries=subs, addressed=addressed
+    )
     vectors = embed_scenario(scenario, corpus)
     result = run_pipeline(corpus, scenario, config, vectors=vectors)
     stage2 = {int(r): i for i, r in reversed(list(enumerate(result.cdr.idx.tolist())))}

@@ -1,4 +1,5 @@
 """Stage 2 CDR score (SPEC-024 §2.2 + SPEC-027 §3.3; SPEC_NOTES §2.4): hand-computed products."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -39,9 +40,13 @@ def test_full_cdr_product_by_hand():
     other = fact("G", "unrelated words only here", modified_at="2026-05-01T00:00:00Z")
     corpus = make_corpus([f, other], [E[0], E[5]])
     now = f.modified_at + timedelta(days=300)
-    scen = make_scenario(combo(0.62, 4), sub_queries=[("s1", combo(0.6, 1)), ("s2", combo(0.3, 2)),
-                                                      ("s3", combo(0.7, 3))],
-                         addressed=[("s1", 0.9), ("s2", 0.4)], prior_outputs=["a b c d e f g h"], now=now)
+    scen = make_scenario(
+        combo(0.62, 4),
+        sub_queries=[("s1", combo(0.6, 1)), ("s2", combo(0.3, 2)), ("s3", combo(0.7, 3))],
+        addressed=[("s1", 0.9), ("s2", 0.4)],
+        prior_outputs=["a b c d e f g h"],
+        now=now,
+    )
     result = run_pipeline(corpus, scen)
     t = result.cdr
     i = t.position(0)
@@ -64,8 +69,16 @@ def _table(vecs, coverage, residual, config=CRPConfig(), facts=None, rel=None, p
     idx = np.arange(len(vecs))
     rec = compute_recency(corpus.kb, idx, facts[0].modified_at + timedelta(days=1), config)
     rel = np.ones(len(vecs)) * 0.8 if rel is None else np.asarray(rel)
-    return score_cdr(corpus, idx, rel, coverage=coverage, residual_vectors=residual,
-                     blacklist=build_blacklist(prior, config.ngram_n), recency=rec, config=config)
+    return score_cdr(
+        corpus,
+        idx,
+        rel,
+        coverage=coverage,
+        residual_vectors=residual,
+        blacklist=build_blacklist(prior, config.ngram_n),
+        recency=rec,
+        config=config,
+    )
 
 
 def test_empty_coverage_window_one_behaviour():

@@ -2,6 +2,7 @@
 what the plain formulas give: the CDR factors a run leaves neutral (empty Coverage Set, empty
 blacklist), the n-gram overlap counts kept per blacklist, the identity hits for the resolved
 importance column and the run's fact attributes, and the recency tables joined by gathers."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -25,11 +26,16 @@ SOURCES = ["official_documentation", "internal", "user_provided", "web"]
 
 def corpus_for(seed: int, n: int, d: int = 8):
     rng = np.random.default_rng(seed)
-    facts = [fact(f"F{i:02d}", " ".join(rng.choice(WORDS, int(rng.integers(3, 12))).tolist()),
-                  source_type=SOURCES[i % len(SOURCES)],
-                  importance_weight=None if i % 3 else float(rng.uniform(0.1, 1.0)),
-                  modified_at=(NOW - timedelta(days=float(rng.uniform(0, 900)))).isoformat())
-             for i in range(n)]
+    facts = [
+        fact(
+            f"F{i:02d}",
+            " ".join(rng.choice(WORDS, int(rng.integers(3, 12))).tolist()),
+            source_type=SOURCES[i % len(SOURCES)],
+            importance_weight=None if i % 3 else float(rng.uniform(0.1, 1.0)),
+            modified_at=(NOW - timedelta(days=float(rng.uniform(0, 900)))).isoformat(),
+        )
+        for i in range(n)
+    ]
     return make_corpus(facts, rng.normal(size=(n, d))), rng
 
 
@@ -43,33 +49,59 @@ def plain_cdr(corpus, idx, relevance, coverage, residual, blacklist, recency, co
     novelty = np.maximum(1.0 - penalty, config.min_novelty_floor)
     rec = recency.factor
     imp = resolved_importance(corpus.kb, idx, config)
-    overlap = np.array([count_overlap(corpus.kb.facts[r].content, blacklist, config.ngram_n) for r in idx.tolist()],
-                       dtype=np.int64)
+    overlap = np.array(
+        [count_overlap(corpus.kb.facts[r].content, blacklist, config.ngram_n) for r in idx.tolist()], dtype=np.int64
+    )
     ngram_penalty = np.minimum(config.ngram_penalty_cap, config.ngram_step_penalty * overlap)
     score = imp * eff * novelty * rec * (1.0 - ngram_penalty)
-    return dict(residual_pull=pull, effective_relevance=eff, coverage_score=cov, coverage_penalty=penalty,
-                novelty=novelty, recency_factor=rec, importance_weight=imp, ngram_overlap=overlap,
-                ngram_penalty=ngram_penalty, cdr_score=score)
+    return dict(
+        residual_pull=pull,
+        effective_relevance=eff,
+        coverage_score=cov,
+        coverage_penalty=penalty,
+        novelty=novelty,
+        recency_factor=rec,
+        importance_weight=imp,
+        ngram_overlap=overlap,
+        ngram_penalty=ngram_penalty,
+        cdr_score=score,
+    )
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(1, 25), n_cov=st.integers(0, 3), n_res=st.integers(0, 3),
-       prior=st.sampled_from(["", "alpha beta gamma delta eps zeta", "beta gamma delta eps zeta eta alpha beta"]),
-       floor=st.sampled_from([0.0, 0.2, 1.0]))
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(1, 25),
+    n_cov=st.integers(0, 3),
+    n_res=st.integers(0, 3),
+    prior=st.sampled_from(["", "alpha beta gamma delta eps zeta", "beta gamma delta eps zeta eta alpha beta"]),
+    floor=st.sampled_from([0.0, 0.2, 1.0]),
+)
 def test_score_cdr_matches_the_plain_formulas_bit_for_bit(seed, n, n_cov, n_res, prior, floor):
     corpus, rng = corpus_for(seed, n)
     config = CRPConfig(min_novelty_floor=floor)
-    idx = rng.permutation(n)[:max(1, n // 2 + 1)].astype(np.int64)
+    idx = rng.permutation(n)[: max(1, n // 2 + 1)].astype(np.int64)
     relevance = corpus.vectors[idx] @ corpus.vectors[0]
-    entries = [CoverageEntry(f"s{k}", None, corpus.vectors[int(rng.integers(n))], float(rng.uniform(0.1, 1.0)))
-               for k in range(n_cov)]
+    entries = [
+        CoverageEntry(f"s{k}", None, corpus.vectors[int(rng.integers(n))], float(rng.uniform(0.1, 1.0)))
+        for k in range(n_cov)
+    ]
     coverage = CoverageSet(entries, dim=corpus.dim) if n_cov else None
     residual = corpus.vectors[rng.integers(0, n, n_res)] if n_res else None
     blacklist = build_blacklist([prior] if prior else [], config.ngram_n)
     recency = fact_attributes(corpus.kb, NOW, config).recency(idx)
     gate = relevance >= config.cdr_min_relevance
-    got = score_cdr(corpus, idx, relevance, coverage=coverage, residual_vectors=residual, blacklist=blacklist,
-                    recency=recency, config=config, passed_gate=gate)
+    got = score_cdr(
+        corpus,
+        idx,
+        relevance,
+        coverage=coverage,
+        residual_vectors=residual,
+        blacklist=blacklist,
+        recency=recency,
+        config=config,
+        passed_gate=gate,
+    )
     want = plain_cdr(corpus, idx, relevance.astype(np.float64), coverage, residual, blacklist, recency, config)
     for name, value in want.items():
         col = getattr(got, name)
@@ -122,8 +154,9 @@ def test_resolved_importance_and_attributes_follow_the_config_not_a_stale_hit():
 
 def plain_concat(*tables: RecencyTable) -> dict[str, list]:
     seen: set[int] = set()
-    out: dict[str, list] = {k: [] for k in ("idx", "age_days", "ttl_days", "ttl_source", "fresh_days", "factor",
-                                            "rule")}
+    out: dict[str, list] = {
+        k: [] for k in ("idx", "age_days", "ttl_days", "ttl_source", "fresh_days", "factor", "rule")
+    }
     for t in tables:
         for i, r in enumerate(t.idx.tolist()):
             if r in seen:
@@ -148,7 +181,8 @@ def test_concat_recency_matches_the_plain_first_occurrence_join(seed, parts):
             assert isinstance(col, DeferredTuple) and col == tuple(v), k
         else:
             assert col.tolist() == np.asarray(v, dtype=col.dtype).tolist() or np.array_equal(
-                col, np.asarray(v, dtype=col.dtype), equal_nan=True), k
+                col, np.asarray(v, dtype=col.dtype), equal_nan=True
+            ), k
             assert not col.flags.writeable
 
 
@@ -186,8 +220,14 @@ def test_coverage_score_is_the_depth_weighted_mean_cosine(seed, n, k, d):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(1, 40), m=st.integers(1, 12), n_cov=st.integers(0, 4),
-       n_res=st.integers(0, 12), d=st.sampled_from([8, 384]))
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(1, 40),
+    m=st.integers(1, 12),
+    n_cov=st.integers(0, 4),
+    n_res=st.integers(0, 12),
+    d=st.sampled_from([8, 384]),
+)
 def test_factors_read_off_the_sub_query_cosines_match_the_vector_formulas(seed, n, m, n_cov, n_res, d):
     """Stage 2 reads the coverage score and residual pull off stage 1's (fact, sub-query) cosines: the
     values of coverage_scores / residual_pulls to float32 rounding; None for an empty Coverage Set or a
@@ -202,8 +242,9 @@ def test_factors_read_off_the_sub_query_cosines_match_the_vector_formulas(seed, 
     ids = [f"s{j}" for j in range(m)]
     covered = rng.choice(m, size=min(n_cov, m), replace=False).tolist()
     residual = [ids[j] for j in rng.choice(m, size=min(n_res, m), replace=False).tolist()]
-    coverage = CoverageSet([CoverageEntry(ids[j], None, subs[j].astype(np.float32), float(rng.uniform(0.1, 1.0)))
-                            for j in covered])
+    coverage = CoverageSet(
+        [CoverageEntry(ids[j], None, subs[j].astype(np.float32), float(rng.uniform(0.1, 1.0))) for j in covered]
+    )
     v32 = unit.astype(np.float32)
     cosines = v32 @ subs.astype(np.float32).T
     got = factors_from_cosines(cosines, ids, coverage, residual)

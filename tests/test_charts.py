@@ -1,4 +1,5 @@
 """crp_ui.charts and crp_ui.tables: pure builders over pipeline records (no Streamlit)."""
+
 from __future__ import annotations
 
 import io
@@ -35,19 +36,27 @@ def result():
     ]
     vecs = [[1, 0.1, 0], [1, 0.2, 0.1], [1, -0.1, 0.2], [1, 0.3, -0.1], [1, 0, 0.3], [1, -0.2, -0.2], [1, 0.1, 0.3]]
     corpus = make_corpus(facts, vecs)
-    scen = make_scenario([1, 0, 0], sub_queries=[("s1", [1, 0.2, 0]), ("s2", [1, 0, 0.2])], addressed=[("s1", 0.8)],
-                         prior_outputs=["the etcd client port is 2379 for all client requests"], now="2026-06-01")
+    scen = make_scenario(
+        [1, 0, 0],
+        sub_queries=[("s1", [1, 0.2, 0]), ("s2", [1, 0, 0.2])],
+        addressed=[("s1", 0.8)],
+        prior_outputs=["the etcd client port is 2379 for all client requests"],
+        now="2026-06-01",
+    )
     return run_pipeline(corpus, scen)
 
 
 def test_recency_curve_points_match_the_spec_examples():
     # SPEC_NOTES §2.2, ttl 365 d: fresh = 182.5 d; 273.75 d -> 1 - 0.7 * 91.25 / 182.5 = 0.65;
     # 300 d -> 1 - 0.7 * 117.5 / 182.5 = 0.549315; >= 365 d -> 0.30
-    ys = charts.recency_curve_points(365.0, np.array([100, 182.5, 273.75, 300, 365, 500]), stale_floor=0.3,
-                                     fresh_fraction=0.5)
+    ys = charts.recency_curve_points(
+        365.0, np.array([100, 182.5, 273.75, 300, 365, 500]), stale_floor=0.3, fresh_fraction=0.5
+    )
     assert ys.tolist() == pytest.approx([1.0, 1.0, 0.65, 1 - 0.7 * 117.5 / 182.5, 0.3, 0.3], abs=1e-12)
-    assert charts.recency_curve_points(math.inf, np.array([0, 1e6]), stale_floor=0.3,
-                                       fresh_fraction=0.5).tolist() == [1.0, 1.0]
+    assert charts.recency_curve_points(math.inf, np.array([0, 1e6]), stale_floor=0.3, fresh_fraction=0.5).tolist() == [
+        1.0,
+        1.0,
+    ]
 
 
 def test_curve_ttls_group_source_types_and_add_explicit_ttls():
@@ -68,14 +77,20 @@ def test_recency_chart_markers_lie_on_their_curves(result):
     for t in fig.data:
         if t.mode != "markers" or not t.name.startswith("facts ("):
             continue
-        label = t.name[len("facts ("):-1]
+        label = t.name[len("facts (") : -1]
         ttl = math.inf if label == "no expiry" else float(label.split()[1])
         assert t.hovertemplate == charts.MARKER_HOVER and t.hovertext is None
         for x, y, c in zip(t.x, t.y, t.customdata):
             # the stored factor equals the pipeline's formula at the fact's age on its curve (float32 sent)
-            assert y == pytest.approx(recency_factor(float(x), None if math.isinf(ttl) else ttl,
-                                                     stale_floor=cfg.stale_floor, fresh_fraction=cfg.fresh_fraction),
-                                      rel=1e-6)
+            assert y == pytest.approx(
+                recency_factor(
+                    float(x),
+                    None if math.isinf(ttl) else ttl,
+                    stale_floor=cfg.stale_floor,
+                    fresh_fraction=cfg.fresh_fraction,
+                ),
+                rel=1e-6,
+            )
             drawn.add(c[0])
     stale = [t for t in fig.data if t.name == "status STALE → floor"]
     assert len(stale) == 1 and list(stale[0].y) == [cfg.stale_floor]
@@ -88,8 +103,16 @@ def test_recency_chart_markers_lie_on_their_curves(result):
 
 
 def test_cdr_steps_by_hand():
-    row = pd.Series({"importance_weight": 0.8, "effective_relevance": 0.9, "novelty": 0.5, "recency_factor": 0.65,
-                     "ngram_penalty": 0.15, "cdr_score": 0.1989})
+    row = pd.Series(
+        {
+            "importance_weight": 0.8,
+            "effective_relevance": 0.9,
+            "novelty": 0.5,
+            "recency_factor": 0.65,
+            "ngram_penalty": 0.15,
+            "cdr_score": 0.1989,
+        }
+    )
     steps = tables.cdr_steps(row)
     # 0.8 -> * 0.9 = 0.72 -> * 0.5 = 0.36 -> * 0.65 = 0.234 -> * (1 - 0.15) = 0.1989
     assert steps["running_product"].tolist() == pytest.approx([0.8, 0.72, 0.36, 0.234, 0.1989, 0.1989], abs=1e-12)
@@ -145,19 +168,28 @@ def test_breakdown_csv_round_trips_the_floats(result):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["anchor", "gated", "candidate", "connector"]), min_size=1, max_size=40),
-       st.text(max_size=3), st.integers(1, 7), st.integers(1, 9))
+@given(
+    st.lists(st.sampled_from(["anchor", "gated", "candidate", "connector"]), min_size=1, max_size=40),
+    st.text(max_size=3),
+    st.integers(1, 7),
+    st.integers(1, 9),
+)
 def test_filter_sort_page_invariants(roles, text, page, size):
     n = len(roles)
-    df = pd.DataFrame({"fact_id": [f"F{i}" for i in range(n)], "role": roles,
-                       "outcome": ["gated" if r == "gated" else "not selected" for r in roles],
-                       "source_type": ["news"] * n, "content": [f"text {i} (x)" for i in range(n)],
-                       "cdr_score": np.linspace(0, 1, n)})
+    df = pd.DataFrame(
+        {
+            "fact_id": [f"F{i}" for i in range(n)],
+            "role": roles,
+            "outcome": ["gated" if r == "gated" else "not selected" for r in roles],
+            "source_type": ["news"] * n,
+            "content": [f"text {i} (x)" for i in range(n)],
+            "cdr_score": np.linspace(0, 1, n),
+        }
+    )
     sub = tables.filter_breakdown(df, roles=["anchor", "gated"], text=text)
     assert set(sub["role"]) <= {"anchor", "gated"}
     t = text.lower()
-    want = [i for i in range(n) if roles[i] in ("anchor", "gated")
-            and (t in f"f{i}" or t in f"text {i} (x)")]
+    want = [i for i in range(n) if roles[i] in ("anchor", "gated") and (t in f"f{i}" or t in f"text {i} (x)")]
     assert sub.index.tolist() == want  # exactly the matching rows (a literal substring, never a regex)
     srt = tables.sort_breakdown(sub, "cdr_score", True)
     assert srt["cdr_score"].tolist() == sorted(sub["cdr_score"].tolist(), reverse=True)
@@ -169,10 +201,14 @@ def test_filter_sort_page_invariants(roles, text, page, size):
 
 def test_funnel_and_token_bar(result):
     funnel = tables.funnel_frame(result)
-    assert funnel["count"].tolist() == [len(result.candidates.idx), int(result.candidates.passed_gate.sum()),
-                                        len(result.cdgr.anchors) + len(result.cdgr.extra_anchors),
-                                        len(result.cdgr.selected_connectors), len(result.resolution.suppressed),
-                                        len(result.envelope.order)]
+    assert funnel["count"].tolist() == [
+        len(result.candidates.idx),
+        int(result.candidates.passed_gate.sum()),
+        len(result.cdgr.anchors) + len(result.cdgr.extra_anchors),
+        len(result.cdgr.selected_connectors),
+        len(result.resolution.suppressed),
+        len(result.envelope.order),
+    ]
     assert funnel["time_ms"].iloc[0] == result.timings_ms["candidates"]
     fig = charts.stage_funnel(funnel)
     assert list(fig.data[0].x) == funnel["count"].tolist()
@@ -202,12 +238,32 @@ def test_spring_layout_is_deterministic_and_bounded():
 
 
 def test_network_labels_escape_fact_text():
-    nodes = pd.DataFrame([
-        {"row": 0, "fact_id": "<i>A</i>", "kind": "anchor", "cdr_score": 0.5, "bridge_value": np.nan,
-         "connector_score": np.nan, "in_envelope": True, "suppressed": False, "content": "<script>x</script>"},
-        {"row": 1, "fact_id": "C", "kind": "connector", "cdr_score": np.nan, "bridge_value": 1.25,
-         "connector_score": 0.4, "in_envelope": True, "suppressed": False, "content": "<a href='javascript:1'>l</a>"},
-    ])
+    nodes = pd.DataFrame(
+        [
+            {
+                "row": 0,
+                "fact_id": "<i>A</i>",
+                "kind": "anchor",
+                "cdr_score": 0.5,
+                "bridge_value": np.nan,
+                "connector_score": np.nan,
+                "in_envelope": True,
+                "suppressed": False,
+                "content": "<script>x</script>",
+            },
+            {
+                "row": 1,
+                "fact_id": "C",
+                "kind": "connector",
+                "cdr_score": np.nan,
+                "bridge_value": 1.25,
+                "connector_score": 0.4,
+                "in_envelope": True,
+                "suppressed": False,
+                "content": "<a href='javascript:1'>l</a>",
+            },
+        ]
+    )
     edges = pd.DataFrame([{"a": "<i>A</i>", "b": "C", "weight": 0.8}])
     fig = charts.cdgr_network(nodes, edges)
     text = " ".join(str(v) for t in fig.data for v in list(t.hovertext or []) + list(t.text or []))
@@ -227,8 +283,9 @@ def test_recency_curves_are_exact_at_their_kinks_and_points(result, log_x):
     assert 15.0 in xs and 30.0 in xs  # fresh_fraction 0.5 x 30 d, and the TTL
     assert len(xs) <= 10 + 2 + charts.CURVE_SPAN_POINTS
     for x, y in zip(news.x, news.y):
-        assert float(y) == pytest.approx(recency_factor(float(x), 30.0, stale_floor=cfg.stale_floor,
-                                                        fresh_fraction=cfg.fresh_fraction), rel=1e-6)
+        assert float(y) == pytest.approx(
+            recency_factor(float(x), 30.0, stale_floor=cfg.stale_floor, fresh_fraction=cfg.fresh_fraction), rel=1e-6
+        )
     flat = [t for t in curves if t.name.startswith("no expiry")][0]
     assert len(flat.x) == charts.CURVE_SPAN_POINTS and set(float(y) for y in flat.y) == {1.0}
 
@@ -238,7 +295,13 @@ def test_recency_chart_draws_the_stale_floor_line_with_its_label(result):
     floor = result.config.stale_floor
     (line,) = fig["layout"]["shapes"]
     assert (line["type"], line["xref"], line["x0"], line["x1"], line["y0"], line["y1"]) == (
-        "line", "x domain", 0, 1, floor, floor)
+        "line",
+        "x domain",
+        0,
+        1,
+        floor,
+        floor,
+    )
     (note,) = fig["layout"]["annotations"]
     assert note["text"] == f"stale_floor {floor:g}" and note["y"] == floor
     assert (note["x"], note["xanchor"], note["yanchor"], note["showarrow"]) == (1, "right", "top", False)

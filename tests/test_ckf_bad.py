@@ -5,6 +5,7 @@ loading keeps (fact ids) or None when the problem is file-level (refused even wh
 The corpus is made by tests/data/bad/_make_corpus.py; good facts are g1, g2, g3 and the bad one is g2
 (line 2) unless the row says otherwise.
 """
+
 from __future__ import annotations
 
 import os
@@ -116,14 +117,16 @@ def test_problem_names_fact_id_when_known():
 
 def test_every_problem_is_reported_not_just_the_first(tmp_path):
     p = tmp_path / "many.jsonl"
-    p.write_text('{"fact_id": "a", "content": "", "status": "X", "ttl": "P", "importance_weight": -1}\n'
-                 'oops\n'
-                 '{"fact_id": "a", "content": "dup"}\n', encoding="utf-8")
+    p.write_text(
+        '{"fact_id": "a", "content": "", "status": "X", "ttl": "P", "importance_weight": -1}\n'
+        "oops\n"
+        '{"fact_id": "a", "content": "dup"}\n',
+        encoding="utf-8",
+    )
     with pytest.raises(CKFError) as ei:
         load_ckf(p)
     got = [(q.line, q.field) for q in ei.value.problems]
-    assert got == [(1, "content"), (1, "status"), (1, "importance_weight"), (1, "ttl"), (2, "json"),
-                   (3, "fact_id")]
+    assert got == [(1, "content"), (1, "status"), (1, "importance_weight"), (1, "ttl"), (2, "json"), (3, "fact_id")]
     assert "first at line 1" in ei.value.problems[-1].message
 
 

@@ -1,4 +1,5 @@
 """CKF formats, the records they build, hostile text and the write/load round trip (SPEC_NOTES §1.1)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,8 +19,13 @@ from crp_core.io.ckf.facts import _visible
 from crp_core.model import Fact, KnowledgeBase
 
 GOOD = os.path.join(os.path.dirname(__file__), "data", "good")
-FORMATS = [("facts.jsonl", "jsonl"), ("facts_list.json", "json"), ("facts_wrapper.json", "json"),
-           ("facts.csv", "csv"), ("facts_dir", "dir")]
+FORMATS = [
+    ("facts.jsonl", "jsonl"),
+    ("facts_list.json", "json"),
+    ("facts_wrapper.json", "json"),
+    ("facts.csv", "csv"),
+    ("facts_dir", "dir"),
+]
 E = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.25], [0.5, 0.5, -1.0]], dtype=np.float32)
 
 
@@ -73,8 +79,19 @@ def test_warnings_unknown_field_and_unknown_age():
 
 
 def test_known_spec009_fields_are_accepted_silently_and_content_hash_checked():
-    data = (json.dumps({"fact_id": "a", "content": "x", "access_count": 3, "last_accessed_at": "2025-01-01",
-                        "content_hash": "0" * 64, "ingested_at": "2025-01-01"}) + "\n").encode()
+    data = (
+        json.dumps(
+            {
+                "fact_id": "a",
+                "content": "x",
+                "access_count": 3,
+                "last_accessed_at": "2025-01-01",
+                "content_hash": "0" * 64,
+                "ingested_at": "2025-01-01",
+            }
+        )
+        + "\n"
+    ).encode()
     kb = load_ckf_bytes(data, "k.jsonl")
     assert [(p.field, "does not match" in p.message) for p in kb.warnings] == [("content_hash", True)]
 
@@ -117,12 +134,14 @@ def test_write_then_load_round_trips_the_good_corpus(tmp_path, ext):
 _text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(lambda s: s.strip())
 # ids hold no control character (Cc) and the other string fields no NUL: the loader refuses them
 _id_text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(
-    lambda s: s.strip())
+    lambda s: s.strip()
+)
 _label = _text.filter(lambda s: "\x00" not in s)
 # content of only invisible characters (zero-width, soft hyphen) is empty to the loader
 _content = _text.filter(_visible)
-_stamp = st.none() | st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1),
-                                  timezones=st.just(UTC))
+_stamp = st.none() | st.datetimes(
+    min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
+)
 _ttl = st.sampled_from([None, "none", "P30D", "P6M", "P1Y", "PT12H", "P1Y2M3DT4H5M6S", "P2W", "P0.5D"])
 _meta = st.dictionaries(st.text(max_size=5), st.integers(-5, 5) | st.text(max_size=5) | st.booleans(), max_size=3)
 
@@ -136,14 +155,25 @@ def _kbs(draw):
         ttl = draw(_ttl)
         kind = "default" if ttl is None else ("timeless" if ttl == "none" else "explicit")
         from crp_core.io.timeparse import parse_duration_seconds
-        facts.append(Fact(
-            fact_id=fid, content=draw(_content), source_type=draw(st.sampled_from(SOURCE_TYPES)),
-            status=draw(st.sampled_from(STATUSES)),
-            importance_weight=draw(st.none() | st.floats(0.0, 1.0)),
-            ingested_at=draw(_stamp), modified_at=draw(_stamp), ttl_kind=kind,
-            ttl_seconds=None if ttl in (None, "none") else parse_duration_seconds(ttl), ttl_text=ttl,
-            source_id=draw(st.none() | _label), source_location=draw(st.none() | _label),
-            community_label=draw(st.none() | _label), metadata=draw(_meta)))
+
+        facts.append(
+            Fact(
+                fact_id=fid,
+                content=draw(_content),
+                source_type=draw(st.sampled_from(SOURCE_TYPES)),
+                status=draw(st.sampled_from(STATUSES)),
+                importance_weight=draw(st.none() | st.floats(0.0, 1.0)),
+                ingested_at=draw(_stamp),
+                modified_at=draw(_stamp),
+                ttl_kind=kind,
+                ttl_seconds=None if ttl in (None, "none") else parse_duration_seconds(ttl),
+                ttl_text=ttl,
+                source_id=draw(st.none() | _label),
+                source_location=draw(st.none() | _label),
+                community_label=draw(st.none() | _label),
+                metadata=draw(_meta),
+            )
+        )
     emb = None
     model = None
     if draw(st.booleans()):
@@ -171,8 +201,9 @@ def test_round_trip_property(tmp_path, kb, ext):
 
 
 # ---- fuzz: any mutation of a good file is loaded or refused with CKFError, never a traceback --------
-_GOOD_FILES = sorted(n for n in os.listdir(GOOD) if os.path.isfile(os.path.join(GOOD, n))
-                     and not n.startswith("scenario"))
+_GOOD_FILES = sorted(
+    n for n in os.listdir(GOOD) if os.path.isfile(os.path.join(GOOD, n)) and not n.startswith("scenario")
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -181,9 +212,12 @@ def test_mutated_files_never_crash(name, data, lenient):
     raw = bytearray(open(os.path.join(GOOD, name), "rb").read())
     for _ in range(data.draw(st.integers(1, 4))):
         i = data.draw(st.integers(0, len(raw) - 1))
-        insert = data.draw(st.sampled_from([b"", b'"', b"{", b"]", b",", b"\n", b"NaN", b"null", b"1e999",
-                                            b"\\ud800", b'"x": 1, ', b"\xff", b"-1"]))
-        raw[i:i + data.draw(st.integers(0, 3))] = insert
+        insert = data.draw(
+            st.sampled_from(
+                [b"", b'"', b"{", b"]", b",", b"\n", b"NaN", b"null", b"1e999", b"\\ud800", b'"x": 1, ', b"\xff", b"-1"]
+            )
+        )
+        raw[i : i + data.draw(st.integers(0, 3))] = insert
     try:
         kb = load_ckf_bytes(bytes(raw), name, lenient=lenient)
     except CKFError as exc:

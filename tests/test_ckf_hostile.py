@@ -1,4 +1,5 @@
 """Hostile CKF files: refused whole with the line and field, never loaded half-read."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -50,16 +51,22 @@ def test_a_self_linking_facts_file_says_what_it_is(tmp_path):
     with pytest.raises(CKFError) as got:
         load_ckf(d)
     msg = got.value.problems[0].message
-    assert msg == f"{d / 'facts.jsonl'} is a symlink loop (a symbolic link that leads back to itself, directly or " \
-                  "through other links); refusing to read it"
+    assert (
+        msg == f"{d / 'facts.jsonl'} is a symlink loop (a symbolic link that leads back to itself, directly or "
+        "through other links); refusing to read it"
+    )
 
 
 def _jsonl(tmp_path, vectors):
     import json
 
     path = tmp_path / "kb.jsonl"
-    path.write_text("".join(json.dumps({"fact_id": f"f{i}", "content": f"fact {i}", "embedding": v,
-                                        "embedding_model": "test"}) + "\n" for i, v in enumerate(vectors)))
+    path.write_text(
+        "".join(
+            json.dumps({"fact_id": f"f{i}", "content": f"fact {i}", "embedding": v, "embedding_model": "test"}) + "\n"
+            for i, v in enumerate(vectors)
+        )
+    )
     return path
 
 
@@ -98,9 +105,17 @@ def test_a_key_given_twice_in_one_fact_is_a_warning_naming_line_and_key(tmp_path
 
 
 def test_ids_equal_after_normalisation_are_a_warning(tmp_path):
-    kb = load_ckf(_write(tmp_path, ['{"fact_id": "caf\\u00e9", "content": "one"}',
-                                    '{"fact_id": "cafe\\u0301", "content": "two"}',
-                                    '{"fact_id": "x ", "content": "three"}', '{"fact_id": "x", "content": "four"}']))
+    kb = load_ckf(
+        _write(
+            tmp_path,
+            [
+                '{"fact_id": "caf\\u00e9", "content": "one"}',
+                '{"fact_id": "cafe\\u0301", "content": "two"}',
+                '{"fact_id": "x ", "content": "three"}',
+                '{"fact_id": "x", "content": "four"}',
+            ],
+        )
+    )
     assert len(kb) == 4
     assert {(w.line, w.field) for w in kb.warnings if w.field == "fact_id"} == {(2, "fact_id"), (4, "fact_id")}
 
@@ -120,8 +135,10 @@ def test_a_looping_symlink_as_the_ckf_path_says_symlink_loop_whatever_its_name(t
             load_ckf(link)
         (p,) = got.value.problems
         assert (p.line, p.field) == (0, "file")
-        assert p.message == (f"{link} is a symlink loop (a symbolic link that leads back to itself, directly or "
-                             "through other links); refusing to read it")
+        assert p.message == (
+            f"{link} is a symlink loop (a symbolic link that leads back to itself, directly or "
+            "through other links); refusing to read it"
+        )
 
 
 def test_links_in_a_ckf_folder_are_said_not_skipped(tmp_path):
@@ -138,20 +155,29 @@ def test_links_in_a_ckf_folder_are_said_not_skipped(tmp_path):
         load_ckf(d)
     (p,) = got.value.problems
     assert p.field == "embeddings.npy"
-    assert p.message == f"{d / 'embeddings.npy'} is a broken symbolic link (its target " \
-                        f"{str(tmp_path / 'gone.npy')!r} does not exist)"
+    assert (
+        p.message == f"{d / 'embeddings.npy'} is a broken symbolic link (its target "
+        f"{str(tmp_path / 'gone.npy')!r} does not exist)"
+    )
 
 
 def test_a_nul_or_other_control_character_in_an_id_is_refused_with_line_and_field(tmp_path):
-    path = _write(tmp_path, ['{"fact_id": "ok", "content": "fine"}', '{"fact_id": "a\\u0000b", "content": "x"}',
-                             '{"fact_id": "c\\nd", "content": "y"}', '{"fact_id": "e", "content": "z", '
-                             '"source_id": "s\\u0000"}'])
+    path = _write(
+        tmp_path,
+        [
+            '{"fact_id": "ok", "content": "fine"}',
+            '{"fact_id": "a\\u0000b", "content": "x"}',
+            '{"fact_id": "c\\nd", "content": "y"}',
+            '{"fact_id": "e", "content": "z", "source_id": "s\\u0000"}',
+        ],
+    )
     with pytest.raises(CKFError) as got:
         load_ckf(path)
     assert [(p.line, p.field, p.message.split(":")[0]) for p in got.value.problems] == [
         (2, "fact_id", "contains the control character U+0000 at position 1"),
         (3, "fact_id", "contains the control character U+000A at position 1"),
-        (4, "source_id", "contains a NUL character (U+0000) at position 1")]
+        (4, "source_id", "contains a NUL character (U+0000) at position 1"),
+    ]
 
 
 def test_a_nul_in_content_is_kept_with_a_warning(tmp_path):

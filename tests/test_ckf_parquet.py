@@ -1,5 +1,6 @@
 """Parquet CKFs: the same KnowledgeBase as JSONL, row + field errors, batches across row groups
 (SPEC_NOTES §1.1; docs/decisions/loader.md, Parquet)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -36,8 +37,10 @@ def _refused(path, **kw) -> list[tuple[int, str, str]]:
 
 
 def _base(n=3):
-    return {"fact_id": [f"f{i}" for i in range(n)], "content": [f"The port of service {i} is {2379 + i}."
-                                                                for i in range(n)]}
+    return {
+        "fact_id": [f"f{i}" for i in range(n)],
+        "content": [f"The port of service {i} is {2379 + i}." for i in range(n)],
+    }
 
 
 # ---- round trip ---------------------------------------------------------------------------------
@@ -88,6 +91,7 @@ def test_several_row_groups_are_read_in_batches_with_global_row_numbers(tmp_path
     assert pq.ParquetFile(path).metadata.num_row_groups == 5
     seen = []
     import crp_core.io.ckf.parquet as mod
+
     real = mod._batches
 
     def spy(pf, batch_rows):
@@ -109,11 +113,15 @@ def test_several_row_groups_are_read_in_batches_with_global_row_numbers(tmp_path
 def test_types_that_arrow_gives_are_read_as_their_fields(tmp_path):
     import datetime as dt
 
-    cols = {**_base(2), "importance_weight": pa.array([0.5, None], type=pa.float64()),
-            "modified_at": pa.array([dt.datetime(2025, 3, 1, 12, tzinfo=dt.UTC), None], type=pa.timestamp("s", "UTC")),
-            "metadata": pa.array([{"a": 1}, None], type=pa.struct([("a", pa.int64())])),
-            "embedding": pa.array([[1, 0, 0], [0, 2, 0]], type=pa.list_(pa.int32(), 3)),
-            "embedding_model": ["col-model", "col-model"], "source_id": pa.array([None, None], type=pa.null())}
+    cols = {
+        **_base(2),
+        "importance_weight": pa.array([0.5, None], type=pa.float64()),
+        "modified_at": pa.array([dt.datetime(2025, 3, 1, 12, tzinfo=dt.UTC), None], type=pa.timestamp("s", "UTC")),
+        "metadata": pa.array([{"a": 1}, None], type=pa.struct([("a", pa.int64())])),
+        "embedding": pa.array([[1, 0, 0], [0, 2, 0]], type=pa.list_(pa.int32(), 3)),
+        "embedding_model": ["col-model", "col-model"],
+        "source_id": pa.array([None, None], type=pa.null()),
+    }
     kb = load_ckf(_write(tmp_path / "t.parquet", cols))
     a, b = kb.facts
     assert a.importance_weight == 0.5 and b.importance_weight is None
@@ -123,14 +131,17 @@ def test_types_that_arrow_gives_are_read_as_their_fields(tmp_path):
     np.testing.assert_array_equal(kb.embeddings, [[1, 0, 0], [0, 2, 0]])
 
 
-@pytest.mark.parametrize("column,array,expected", [
-    ("content", pa.array([1, 2, 3]), "has type int64, expected a string column"),
-    ("importance_weight", pa.array(["0.5", "x", "y"]), "has type string, expected a numeric column"),
-    ("embedding", pa.array(["[1]", "[2]", "[3]"]), "has type string, expected a list column of numbers"),
-    ("embedding", pa.array([["a"], ["b"], ["c"]]), "has type list<element: string>, expected a list column"),
-    ("modified_at", pa.array([1, 2, 3]), "has type int64, expected a string (ISO 8601) or timestamp column"),
-    ("metadata", pa.array([[1], [2], [3]]), "expected a JSON-object string or a struct column"),
-])
+@pytest.mark.parametrize(
+    "column,array,expected",
+    [
+        ("content", pa.array([1, 2, 3]), "has type int64, expected a string column"),
+        ("importance_weight", pa.array(["0.5", "x", "y"]), "has type string, expected a numeric column"),
+        ("embedding", pa.array(["[1]", "[2]", "[3]"]), "has type string, expected a list column of numbers"),
+        ("embedding", pa.array([["a"], ["b"], ["c"]]), "has type list<element: string>, expected a list column"),
+        ("modified_at", pa.array([1, 2, 3]), "has type int64, expected a string (ISO 8601) or timestamp column"),
+        ("metadata", pa.array([[1], [2], [3]]), "expected a JSON-object string or a struct column"),
+    ],
+)
 def test_a_wrong_column_type_is_named(tmp_path, column, array, expected):
     cols = {**_base(), column: array}
     problems = _refused(_write(tmp_path / "w.parquet", cols), lenient=True)  # a schema problem refuses in lenient too
@@ -146,14 +157,22 @@ def test_missing_required_columns(tmp_path):
 
 
 def test_bad_rows_are_named_by_row_and_field(tmp_path):
-    cols = {"fact_id": ["a", None, "c", "d", "e", "a"],
-            "content": ["x one", "x two", "x three", "x four", "x five", "x six"],
-            "status": ["ACTIVE", "ACTIVE", "NOPE", "ACTIVE", "ACTIVE", "ACTIVE"],
-            "metadata": [None, None, None, "{not json", "[1]", None],
-            "embedding": pa.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 2.0], [float("nan"), 1.0], [2.0, 2.0]])}
+    cols = {
+        "fact_id": ["a", None, "c", "d", "e", "a"],
+        "content": ["x one", "x two", "x three", "x four", "x five", "x six"],
+        "status": ["ACTIVE", "ACTIVE", "NOPE", "ACTIVE", "ACTIVE", "ACTIVE"],
+        "metadata": [None, None, None, "{not json", "[1]", None],
+        "embedding": pa.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 2.0], [float("nan"), 1.0], [2.0, 2.0]]),
+    }
     problems = _refused(_write(tmp_path / "b.parquet", cols))
     assert [(line, field) for line, field, _ in problems] == [
-        (2, "fact_id"), (3, "status"), (4, "metadata"), (5, "metadata"), (5, "embedding"), (6, "fact_id")]
+        (2, "fact_id"),
+        (3, "status"),
+        (4, "metadata"),
+        (5, "metadata"),
+        (5, "embedding"),
+        (6, "fact_id"),
+    ]
     msgs = dict(((line, field), m) for line, field, m in problems)
     assert "Parquet cell is not valid JSON" in msgs[(4, "metadata")]
     assert "element 0 is nan (NaN or infinite)" in msgs[(5, "embedding")]
@@ -163,8 +182,9 @@ def test_bad_rows_are_named_by_row_and_field(tmp_path):
 
 
 def test_bad_embedding_rows(tmp_path):
-    emb = pa.array([[1.0, 0.0], None, [], [1.0, None], [1.0, 2.0, 3.0], [1e39, 1.0], [0.5, 0.5]],
-                   type=pa.list_(pa.float64()))
+    emb = pa.array(
+        [[1.0, 0.0], None, [], [1.0, None], [1.0, 2.0, 3.0], [1e39, 1.0], [0.5, 0.5]], type=pa.list_(pa.float64())
+    )
     cols = {"fact_id": [f"f{i}" for i in range(7)], "content": [f"text {i}" for i in range(7)], "embedding": emb}
     kb = load_ckf(_write(tmp_path / "e.parquet", cols), lenient=True)
     got = {(p.line, p.field): p.message for p in kb.skipped}
@@ -200,8 +220,12 @@ def test_expected_model_mismatch_is_refused(tmp_path):
 # ---- broken files and limits ---------------------------------------------------------------------
 def test_truncated_and_non_parquet_files_are_refused(tmp_path):
     good = parquet_bytes(load_ckf(os.path.join(GOOD, "facts_wrapper.json")))
-    for name, data in [("trunc.parquet", good[: len(good) // 2]), ("tail.parquet", good[:-3]),
-                       ("text.parquet", b'{"fact_id": "a"}\n'), ("empty.parquet", b"")]:
+    for name, data in [
+        ("trunc.parquet", good[: len(good) // 2]),
+        ("tail.parquet", good[:-3]),
+        ("text.parquet", b'{"fact_id": "a"}\n'),
+        ("empty.parquet", b""),
+    ]:
         (tmp_path / name).write_bytes(data)
         problems = _refused(tmp_path / name)
         assert [(p[0], p[1]) for p in problems] == [(0, "parquet")], name
@@ -216,7 +240,7 @@ def test_a_corrupt_row_group_names_the_row_it_starts_at(tmp_path):
     md = pq.ParquetFile(path).metadata
     start = md.row_group(1).column(1).data_page_offset
     raw = bytearray(path.read_bytes())
-    raw[start:start + 40] = b"\xff" * 40
+    raw[start : start + 40] = b"\xff" * 40
     path.write_bytes(bytes(raw))
     problems = _refused(path)
     assert problems and problems[0][1] == "parquet" and problems[0][0] in (1, 11)
@@ -265,12 +289,13 @@ def test_unknown_columns_warn_once(tmp_path):
 @given(data=st.data(), lenient=st.booleans())
 def test_mutated_parquet_never_crashes(data, lenient):
     kb = load_ckf(os.path.join(GOOD, "facts_wrapper.json"))
-    kb = dataclasses.replace(kb, facts=tuple(dataclasses.replace(f, metadata={"k": json.dumps(i)})
-                                             for i, f in enumerate(kb.facts)))
+    kb = dataclasses.replace(
+        kb, facts=tuple(dataclasses.replace(f, metadata={"k": json.dumps(i)}) for i, f in enumerate(kb.facts))
+    )
     raw = bytearray(parquet_bytes(kb))
     for _ in range(data.draw(st.integers(1, 4))):
         i = data.draw(st.integers(0, len(raw) - 1))
-        raw[i:i + data.draw(st.integers(1, 8))] = data.draw(st.binary(min_size=0, max_size=8))
+        raw[i : i + data.draw(st.integers(1, 8))] = data.draw(st.binary(min_size=0, max_size=8))
     try:
         got = load_ckf_bytes(bytes(raw), "m.parquet", lenient=lenient)
     except CKFError as exc:
@@ -298,8 +323,9 @@ def test_a_damaged_string_page_is_a_problem_not_a_traceback():
     """Bytes that are not UTF-8 in a string column (a damaged page that still decodes) are refused with
     the rows of the batch and the field ``parquet`` (found by the mutation test above)."""
     kb = load_ckf(os.path.join(GOOD, "facts_wrapper.json"))
-    kb = dataclasses.replace(kb, facts=tuple(dataclasses.replace(f, metadata={"k": json.dumps(i)})
-                                             for i, f in enumerate(kb.facts)))
+    kb = dataclasses.replace(
+        kb, facts=tuple(dataclasses.replace(f, metadata={"k": json.dumps(i)}) for i, f in enumerate(kb.facts))
+    )
     raw = bytearray(parquet_bytes(kb))
     raw[102:105] = b"\x00\x00\x80"  # the example hypothesis found
     with pytest.raises(CKFError) as exc:

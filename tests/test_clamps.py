@@ -1,5 +1,6 @@
 """Settings clamped to the data are said (issue 12; docs/decisions/hardening.md, "Clamping to the data"):
 ``PipelineResult.clamps``, the report's ``clamps`` key and one stderr warning each from the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -34,19 +35,30 @@ def test_values_above_the_data_are_listed_with_what_was_used(files, tmp_path):
     corpus = prepare_corpus(load_ckf(ckf), cache_dir=tmp_path / "cache", config=config)
     scenario = load_scenario(sc)
     assert data_clamps(corpus, scenario, config) == (
-        Clamp("candidate_k", 10_000, RETRIEVABLE, "only 20 retrievable fact(s) (DELETED and QUARANTINED are never "
-                                                  "retrieved)"),
-        Clamp("hnsw_ef_search", 5, RETRIEVABLE, "the HNSW search needs ef_search >= the K it returns "
-                                                "(candidate_k, 20 here)"),
+        Clamp(
+            "candidate_k",
+            10_000,
+            RETRIEVABLE,
+            "only 20 retrievable fact(s) (DELETED and QUARANTINED are never retrieved)",
+        ),
+        Clamp(
+            "hnsw_ef_search",
+            5,
+            RETRIEVABLE,
+            "the HNSW search needs ef_search >= the K it returns (candidate_k, 20 here)",
+        ),
         Clamp("graph_k", 1_000, 19, "a fact has at most 19 other retrievable fact(s) as neighbours"),
-        Clamp("fanout_width", 5, 2, "the ResidualSet holds 2 sub-queries: one partition each, no k-means "
-                                    "(SPEC-027 §1.4)"))
+        Clamp(
+            "fanout_width", 5, 2, "the ResidualSet holds 2 sub-queries: one partition each, no k-means (SPEC-027 §1.4)"
+        ),
+    )
     result = run_pipeline(corpus, scenario, config)
     assert [c.key for c in result.clamps] == ["candidate_k", "hnsw_ef_search", "graph_k", "fanout_width"]
     assert result.fanout is not None and len(result.fanout.partitioned.partitions) == 2  # what the clamp says
     assert len(result.candidates.idx) <= RETRIEVABLE
-    assert result.clamps[1].message == ("hnsw_ef_search 5 raised to 20: the HNSW search needs ef_search >= the K "
-                                        "it returns (candidate_k, 20 here)")
+    assert result.clamps[1].message == (
+        "hnsw_ef_search 5 raised to 20: the HNSW search needs ef_search >= the K it returns (candidate_k, 20 here)"
+    )
 
 
 def test_values_within_the_data_are_not_clamped(files, tmp_path):
@@ -62,17 +74,27 @@ def test_values_within_the_data_are_not_clamped(files, tmp_path):
 
 def test_the_cli_warns_on_stderr_and_the_report_carries_them(files, capsys):
     ckf, sc = files
-    assert main(["run", "--ckf", ckf, "--scenario", sc, "--json", "--set", "candidate_k=10000",
-                 "--known-conflicts", "none"]) == 0
+    assert (
+        main(
+            ["run", "--ckf", ckf, "--scenario", sc, "--json", "--set", "candidate_k=10000", "--known-conflicts", "none"]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     report = json.loads(out)
     assert [(c["key"], c["asked"], c["used"]) for c in report["clamps"]] == [
-        ("candidate_k", 10_000, RETRIEVABLE), ("graph_k", 20, 19), ("fanout_width", 5, 2)]
+        ("candidate_k", 10_000, RETRIEVABLE),
+        ("graph_k", 20, 19),
+        ("fanout_width", 5, 2),
+    ]
     assert report["config"]["candidate_k"] == 10_000  # the report keeps what was asked
     assert err.splitlines() == [f"crp-inspect: warning: {c['message']}" for c in report["clamps"]]
     assert main(["fanout", "--ckf", ckf, "--scenario", sc, "--width", "9", "--json"]) == 0
     out, err = capsys.readouterr()
     fan = json.loads(out)
     assert [(c["key"], c["asked"], c["used"]) for c in fan["clamps"]] == [
-        ("candidate_k", 50, RETRIEVABLE), ("graph_k", 20, 19), ("fanout_width", 9, 2)]
+        ("candidate_k", 50, RETRIEVABLE),
+        ("graph_k", 20, 19),
+        ("fanout_width", 9, 2),
+    ]
     assert "crp-inspect: warning: fanout_width 9 clamped to 2: the ResidualSet holds 2 sub-queries" in err

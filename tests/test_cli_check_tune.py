@@ -1,6 +1,7 @@
 """``crp-inspect check`` (exit 0 on its own baseline, 1 on a planted regression or a broken threshold,
 2 on bad input) and ``crp-inspect tune`` / ``tune()`` (the best trial equals a separate run at its
 values; seeded, deterministic) on the tiny suite of ``suite_support``."""
+
 from __future__ import annotations
 
 import json
@@ -44,15 +45,17 @@ def test_check_passes_on_its_baseline_and_fails_on_a_planted_regression(files, c
     assert rc == 1
     assert "FAIL" in out and "s1: leaks 2 breaks expect.max_leaks" in out
     assert "worse than the baseline" in out
-    rc, out, _ = _check(capsys, ckf, suite, "--baseline", str(base), "--set", "ttl_days.version_specific=3650",
-                        "--json")
+    rc, out, _ = _check(
+        capsys, ckf, suite, "--baseline", str(base), "--set", "ttl_days.version_specific=3650", "--json"
+    )
     rep = json.loads(out)
     assert rc == 1 and rep["gate"]["passed"] is False
     fails = {(f["scenario"], f["metric"], f["kind"]) for f in rep["gate"]["failures"]}
     assert ("s1", "leaks", "threshold") in fails and ("s1", "wrong_winners", "baseline") in fails
     assert rep["scenarios"]["s1"]["details"]["wrong_winners"] == [
         {"loser": "B", "winner": "A", "winner_state": "suppressed"},
-        {"loser": "E", "winner": "F", "winner_state": "gated"}]
+        {"loser": "E", "winner": "F", "winner_state": "gated"},
+    ]
     assert rep["config_changes"] == {"ttl_days.version_specific": [180.0, 3650.0]}
 
 
@@ -65,11 +68,14 @@ def test_check_fails_on_a_threshold_without_a_baseline(files, capsys, tmp_path):
     assert rc == 1 and "recall 0.666667 breaks expect.min_recall (must be >= 1)" in out
 
 
-@pytest.mark.parametrize("extra, needle", [
-    (("--set", "no_such_key=1"), "unknown configuration key"),
-    (("--baseline", "/nonexistent/metrics.json"), "cannot read it"),
-    (("--now", "yesterday"), "--now"),
-])
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (("--set", "no_such_key=1"), "unknown configuration key"),
+        (("--baseline", "/nonexistent/metrics.json"), "cannot read it"),
+        (("--now", "yesterday"), "--now"),
+    ],
+)
 def test_check_bad_input_exits_2_without_traceback(files, capsys, extra, needle):
     ckf, suite = files
     rc, out, err = _check(capsys, ckf, suite, *extra)
@@ -89,8 +95,11 @@ def test_check_refuses_a_bad_suite_and_a_bad_baseline(files, capsys, tmp_path):
 
 
 # ---- tuning ----------------------------------------------------------------------------------------
-SPACE = (Param("ttl_days.version_specific", 45.0, 3650.0, 1.0), Param("cdr_min_relevance", 0.35, 0.75, 0.005),
-         Param("stale_floor", 0.05, 0.6, 0.005))
+SPACE = (
+    Param("ttl_days.version_specific", 45.0, 3650.0, 1.0),
+    Param("cdr_min_relevance", 0.35, 0.75, 0.005),
+    Param("stale_floor", 0.05, 0.6, 0.005),
+)
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +111,11 @@ def test_default_space_follows_the_corpus_and_the_valid_ranges(prepared):
     space = {p.key: p for p in default_space(prepared.corpus, CRPConfig(), pinned=["stale_floor"])}
     # source types of the tiny corpus with a default TTL: official, version_specific, unverified, internal
     assert {k for k in space if k.startswith("ttl_days.")} == {
-        "ttl_days.official_documentation", "ttl_days.version_specific", "ttl_days.unverified", "ttl_days.internal"}
+        "ttl_days.official_documentation",
+        "ttl_days.version_specific",
+        "ttl_days.unverified",
+        "ttl_days.internal",
+    }
     official = space["ttl_days.official_documentation"]
     assert (official.low, official.high) == (91.0, 1095.0)
     assert "stale_floor" not in space and space["cdr_min_relevance"].low == 0.35
@@ -110,13 +123,20 @@ def test_default_space_follows_the_corpus_and_the_valid_ranges(prepared):
 
 def test_best_trial_equals_a_separate_run_at_its_values(prepared):
     seen = []
-    res = tune(prepared.corpus, prepared, CRPConfig(), "recall", trials=8, seed=3, space=SPACE,
-               callback=lambda t, done, total: seen.append((t.number, done, total)))
+    res = tune(
+        prepared.corpus,
+        prepared,
+        CRPConfig(),
+        "recall",
+        trials=8,
+        seed=3,
+        space=SPACE,
+        callback=lambda t, done, total: seen.append((t.number, done, total)),
+    )
     assert [s[1] for s in seen] == list(range(1, 9)) and all(s[2] == 8 for s in seen)
     assert res.trials[0].params == {"ttl_days.version_specific": 180.0, "cdr_min_relevance": 0.55, "stale_floor": 0.3}
     best = res.best
-    assert best.value == max(t.value for t in res.trials if t.feasible) if any(
-        t.feasible for t in res.trials) else True
+    assert best.value == max(t.value for t in res.trials if t.feasible) if any(t.feasible for t in res.trials) else True
     again = run_suite(prepare_suite(corpus(), prepared.suite), res.best_config)
     assert again.metrics.flat() == best.metrics.flat()
     assert [s.envelope for s in again.metrics.scenarios] == [s.envelope for s in best.metrics.scenarios]
@@ -135,14 +155,31 @@ def test_pareto_front_of_two_metrics(prepared):
         r, k = t.metrics.get("recall.mean"), t.metrics.get("tokens.mean")
         assert not any(r2 >= r and k2 <= k and (r2 > r or k2 < k) for r2, k2 in pts)
     assert [t.metrics.get("recall.mean") for t in front] == sorted(
-        [t.metrics.get("recall.mean") for t in front], reverse=True)
+        [t.metrics.get("recall.mean") for t in front], reverse=True
+    )
 
 
 def test_tune_cli_json_and_out(files, capsys, tmp_path):
     ckf, suite = files
     out_toml = tmp_path / "best.toml"
-    rc = main(["tune", "--ckf", str(ckf), "--suite", str(suite), "--trials", "4", "--seed", "1", "--json",
-               "--out", str(out_toml), "--set", "stale_floor=0.3"])
+    rc = main(
+        [
+            "tune",
+            "--ckf",
+            str(ckf),
+            "--suite",
+            str(suite),
+            "--trials",
+            "4",
+            "--seed",
+            "1",
+            "--json",
+            "--out",
+            str(out_toml),
+            "--set",
+            "stale_floor=0.3",
+        ]
+    )
     rep = json.loads(capsys.readouterr().out)
     assert rc == 0 and set(rep) >= {"best", "trials", "objective", "space"}
     assert len(rep["trials"]) == 4 and rep["best"]["config"]["stale_floor"] == 0.3
@@ -221,9 +258,11 @@ def _bad_targets(tmp_path):
     fifo = tmp_path / "fifo.toml"
     os.mkfifo(fifo)
     (tmp_path / "adir").mkdir()
-    return {"missing folder": (tmp_path / "nodir" / "x", "the folder"),
-            "a folder": (tmp_path / "adir", "it is a folder"),
-            "a fifo": (fifo, "not a regular file")}
+    return {
+        "missing folder": (tmp_path / "nodir" / "x", "the folder"),
+        "a folder": (tmp_path / "adir", "it is a folder"),
+        "a fifo": (fifo, "not a regular file"),
+    }
 
 
 def test_tune_out_is_checked_before_the_first_trial(files, capsys, tmp_path, monkeypatch):
@@ -259,8 +298,20 @@ def test_a_failed_write_at_the_end_prints_the_result_first(files, capsys, tmp_pa
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(w, "write_text_atomic", full)
-    rc = main(["tune", "--ckf", str(ckf), "--suite", str(suite), "--trials", "2", "--json", "--out",
-               str(tmp_path / "best.toml")])
+    rc = main(
+        [
+            "tune",
+            "--ckf",
+            str(ckf),
+            "--suite",
+            str(suite),
+            "--trials",
+            "2",
+            "--json",
+            "--out",
+            str(tmp_path / "best.toml"),
+        ]
+    )
     out = capsys.readouterr()
     assert rc == 2 and len(json.loads(out.out)["trials"]) == 2  # the study is printed, then the error
     assert "--out: cannot write" in out.err and "No space left on device" in out.err
@@ -290,8 +341,22 @@ def test_trial_zero_is_the_base_config_outside_the_search_space(files, capsys, t
     hi = tmp_path / "hi.toml"
     hi.write_text("cdr_min_relevance = 0.9\nstale_floor = 0.01\n")
     out_toml = tmp_path / "best.toml"
-    rc = main(["tune", "--ckf", str(ckf), "--suite", str(suite), "--config", str(hi), "--trials", "1", "--json",
-               "--out", str(out_toml)])
+    rc = main(
+        [
+            "tune",
+            "--ckf",
+            str(ckf),
+            "--suite",
+            str(suite),
+            "--config",
+            str(hi),
+            "--trials",
+            "1",
+            "--json",
+            "--out",
+            str(out_toml),
+        ]
+    )
     rep = json.loads(capsys.readouterr().out)
     assert rc == 0 and rep["trials"][0]["params"]["cdr_min_relevance"] == 0.9
     assert rep["trials"][0]["params"]["stale_floor"] == 0.01
@@ -321,8 +386,11 @@ def test_trial_zero_runs_the_base_config_exactly_off_the_grid(prepared):
     base = CRPConfig().with_overrides({"cdr_min_relevance": 0.55137, "stale_floor": 0.9})
     res = tune(prepared.corpus, prepared, base, "recall", trials=3, seed=0, space=SPACE)
     assert res.trials[0].config == base
-    assert res.trials[0].params == {"ttl_days.version_specific": 180.0, "cdr_min_relevance": 0.55137,
-                                    "stale_floor": 0.9}
+    assert res.trials[0].params == {
+        "ttl_days.version_specific": 180.0,
+        "cdr_min_relevance": 0.55137,
+        "stale_floor": 0.9,
+    }
     assert run_suite(prepared, base).metrics.flat() == res.trials[0].metrics.flat()
 
 
@@ -333,8 +401,9 @@ def test_write_baseline_records_and_exits_0_even_when_the_gate_fails(files, caps
     rc, out, _ = _check(capsys, ckf, suite, "--set", "ttl_days.version_specific=3650", "--write-baseline", str(base))
     assert rc == 0 and "NOT GATED: 2 of 3 bound(s) broken" in out and "s1: leaks 2 breaks expect.max_leaks" in out
     assert "baseline written to" in out and base.is_file()
-    rc, out, _ = _check(capsys, ckf, suite, "--set", "ttl_days.version_specific=3650", "--write-baseline", str(base),
-                        "--json")
+    rc, out, _ = _check(
+        capsys, ckf, suite, "--set", "ttl_days.version_specific=3650", "--write-baseline", str(base), "--json"
+    )
     rep = json.loads(out)
     assert rc == 0 and rep["gate"]["passed"] is False and rep["baseline_written"] == str(base)
     # the same run without recording is gated: exit 1
@@ -383,8 +452,13 @@ def test_recall_may_regress_a_scenario_no_regression_may_not(files, capsys, tmp_
     assert rc == 1 and "s1: recall 0.333333 is worse than the baseline's 0.666667" in out
     # no_regression from the defaults: the same trial costs 1 more, nothing is feasible
     nr = tune(p.corpus, p, CRPConfig(), "no_regression", trials=12, seed=0, space=SPACE)
-    assert dict(nr.trials[3].violations) == {"leaks": 0.0, "wrong_winners": 0.0, "over_tokens": 0.0,
-                                             "thresholds": 0.0, "regressions": 1.0}
+    assert dict(nr.trials[3].violations) == {
+        "leaks": 0.0,
+        "wrong_winners": 0.0,
+        "over_tokens": 0.0,
+        "thresholds": 0.0,
+        "regressions": 1.0,
+    }
     assert nr.trials[3].values == (1 / 3 - 1,) and not any(t.feasible for t in nr.trials)
     # from the tuned config, with its baseline: every feasible trial passes check against that baseline
     tuned = tmp_path / "tuned.json"

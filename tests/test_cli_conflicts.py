@@ -1,4 +1,5 @@
 """``crp-inspect conflicts``: JSON / CSV / summary output of the whole-CKF scan."""
+
 from __future__ import annotations
 
 import csv
@@ -14,24 +15,39 @@ NOW = "2026-06-01T00:00:00Z"
 
 
 def fact(fid, content, vec, **kw):
-    row = {"fact_id": fid, "content": content, "embedding": vec, "embedding_model": "test-model",
-           "modified_at": "2026-05-01T00:00:00Z"}
+    row = {
+        "fact_id": fid,
+        "content": content,
+        "embedding": vec,
+        "embedding_model": "test-model",
+        "modified_at": "2026-05-01T00:00:00Z",
+    }
     row.update(kw)
     return row
 
 
 ROWS = [
     # etcd ports: official docs (fresh) vs community legacy post (old): F1 wins
-    fact("F1", "The etcd default client port is 2379", [1, 0.33, 0, 0, 0, 0, 0, 0],
-         source_type="official_documentation"),
-    fact("F2", "The etcd default client port is 4001", [1, 0, 0.33, 0, 0, 0, 0, 0],
-         source_type="community", modified_at="2024-01-01T00:00:00Z"),
+    fact(
+        "F1", "The etcd default client port is 2379", [1, 0.33, 0, 0, 0, 0, 0, 0], source_type="official_documentation"
+    ),
+    fact(
+        "F2",
+        "The etcd default client port is 4001",
+        [1, 0, 0.33, 0, 0, 0, 0, 0],
+        source_type="community",
+        modified_at="2024-01-01T00:00:00Z",
+    ),
     # the same source, importance and age: a tie
     fact("G1", "The backup job runs every 30 minutes", [0, 0, 0, 1, 0.33, 0, 0, 0], source_type="internal"),
     fact("G2", "The backup job runs every 60 minutes", [0, 0, 0, 1, 0, 0.33, 0, 0], source_type="internal"),
     # a paraphrase (no conflict) and an unrelated fact
-    fact("F3", "etcd uses 2379 as its default client port", [1, 0, 0, 0, 0, 0, 0.33, 0],
-         source_type="official_documentation"),
+    fact(
+        "F3",
+        "etcd uses 2379 as its default client port",
+        [1, 0, 0, 0, 0, 0, 0.33, 0],
+        source_type="official_documentation",
+    ),
     fact("Z", "Pods are scheduled onto nodes by the scheduler", [0, 0, 0, 0, 0, 0, 0, 1]),
     # a deleted fact is never scanned
     fact("D", "The etcd default client port is 5000", [1, 0, 0, 0, 0, 0, 0, 0.2], status="DELETED"),
@@ -62,12 +78,24 @@ def test_json_lists_pairs_in_triage_order(ckf, tmp_path, capsys):
     assert won["kept"] == ["F1"] and won["suppressed"] == "F2" and won["tied"] is False
     # F1: 0.80 x 1.0 x 0.80 = 0.64 ; F2: community 0.75 x 0.30 (past its 365-day ttl) x 0.60 = 0.135
     assert won["authority"]["F1"]["authority"] == pytest.approx(0.64)
-    assert won["authority"]["F2"] == {"source_type": "community", "source_authority": 0.75, "recency_factor": 0.3,
-                                      "importance_weight": 0.6, "authority": pytest.approx(0.135)}
+    assert won["authority"]["F2"] == {
+        "source_type": "community",
+        "source_authority": 0.75,
+        "recency_factor": 0.3,
+        "importance_weight": 0.6,
+        "authority": pytest.approx(0.135),
+    }
     assert won["margin"] == pytest.approx(0.505)
     assert won["content_a"] == ROWS[0]["content"] and won["content_b"] == ROWS[1]["content"]
-    assert won["diffs"] == [{"pattern": "NUMBER_CHANGED", "tokens_a": ["2379"], "tokens_b": ["4001"],
-                             "span_a": [32, 36], "span_b": [32, 36]}]
+    assert won["diffs"] == [
+        {
+            "pattern": "NUMBER_CHANGED",
+            "tokens_a": ["2379"],
+            "tokens_b": ["4001"],
+            "span_a": [32, 36],
+            "span_b": [32, 36],
+        }
+    ]
     for key in ("fact_a", "fact_b", "similarity", "patterns", "authority", "kept", "suppressed", "tied", "margin"):
         assert key in won  # SPEC_NOTES §4 conflict fields + margin
     assert won2["suppressed"] == "F2"  # each pair arbitrated on its own
@@ -106,8 +134,18 @@ def test_summary_counts_and_top_pairs(ckf, tmp_path, capsys):
 
 
 def test_set_changes_the_threshold(ckf, tmp_path, capsys):
-    status, out, _ = run(capsys, "--ckf", ckf, "--now", NOW, "--cache-dir", str(tmp_path / "c"),
-                         "--set", "contradiction_similarity=0.95", "--json")
+    status, out, _ = run(
+        capsys,
+        "--ckf",
+        ckf,
+        "--now",
+        NOW,
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--set",
+        "contradiction_similarity=0.95",
+        "--json",
+    )
     assert status == 0 and json.loads(out) == []
 
 

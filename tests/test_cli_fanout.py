@@ -1,5 +1,6 @@
 """``crp-inspect fanout`` end to end (SPEC_NOTES §4): JSON report, summary, errors. No model is loaded:
 every CKF and scenario here carries its own embeddings."""
+
 from __future__ import annotations
 
 import json
@@ -34,17 +35,37 @@ def topic_files(tmp_path: Path) -> tuple[str, str]:
     ckf = tmp_path / "topics.jsonl"
     with open(ckf, "w", encoding="utf-8") as fh:
         for fid, (v, text) in FACTS.items():
-            fh.write(json.dumps({"fact_id": fid, "content": text, "source_type": "official_documentation",
-                                 "importance_weight": 1.0, "ttl": "none", "ingested_at": "2026-05-01T00:00:00Z",
-                                 "embedding": _vec(v), "embedding_model": MODEL}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "fact_id": fid,
+                        "content": text,
+                        "source_type": "official_documentation",
+                        "importance_weight": 1.0,
+                        "ttl": "none",
+                        "ingested_at": "2026-05-01T00:00:00Z",
+                        "embedding": _vec(v),
+                        "embedding_model": MODEL,
+                    }
+                )
+                + "\n"
+            )
     scen = tmp_path / "topics.json"
-    scen.write_text(json.dumps({
-        "name": "two-topics", "query": {"text": "network and backups", "embedding": _vec(E[0] + E[1])},
-        "now": "2026-06-01T00:00:00Z",
-        "sub_queries": [{"id": k, "text": f"sub-query {k}", "embedding": _vec(v)} for k, v in SUBS.items()],
-        "addressed": [{"id": "C", "depth_weight": 0.9, "window": 1}],
-        "fanout_width": 2, "embedding_model": MODEL,
-        "config": {"graph_retrieval": False}}), encoding="utf-8")
+    scen.write_text(
+        json.dumps(
+            {
+                "name": "two-topics",
+                "query": {"text": "network and backups", "embedding": _vec(E[0] + E[1])},
+                "now": "2026-06-01T00:00:00Z",
+                "sub_queries": [{"id": k, "text": f"sub-query {k}", "embedding": _vec(v)} for k, v in SUBS.items()],
+                "addressed": [{"id": "C", "depth_weight": 0.9, "window": 1}],
+                "fanout_width": 2,
+                "embedding_model": MODEL,
+                "config": {"graph_retrieval": False},
+            }
+        ),
+        encoding="utf-8",
+    )
     return str(ckf), str(scen)
 
 
@@ -56,8 +77,18 @@ def _run(capsys, argv):
 
 def test_json_report_naive_vs_partitioned(capsys, topic_files, tmp_path):
     ckf, scen = topic_files
-    argv = ["fanout", "--ckf", ckf, "--scenario", scen, "--set", "envelope_fact_budget=6", "--json",
-            "--cache-dir", str(tmp_path / "cache")]
+    argv = [
+        "fanout",
+        "--ckf",
+        ckf,
+        "--scenario",
+        scen,
+        "--set",
+        "envelope_fact_budget=6",
+        "--json",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    ]
     status, out, _ = _run(capsys, argv)
     assert status == 0
     rep = json.loads(out)
@@ -78,8 +109,20 @@ def test_json_report_naive_vs_partitioned(capsys, topic_files, tmp_path):
 
 def test_summary_text(capsys, topic_files, tmp_path):
     ckf, scen = topic_files
-    status, out, _ = _run(capsys, ["fanout", "--ckf", ckf, "--scenario", scen, "--set", "envelope_fact_budget=6",
-                                   "--cache-dir", str(tmp_path / "cache")])
+    status, out, _ = _run(
+        capsys,
+        [
+            "fanout",
+            "--ckf",
+            ckf,
+            "--scenario",
+            scen,
+            "--set",
+            "envelope_fact_budget=6",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
     assert status == 0
     assert "CRP-Context-Coverage-Partitions: 2   (width 2, rule: k-means)" in out
     assert "branch 0: sub-queries [q0, q1]" in out and "selected: x1, x3, x2" in out
@@ -103,16 +146,31 @@ def test_width_and_config_file(capsys, topic_files, tmp_path):
     assert status == 0 and rep["active"] is False and rep["naive"] is None
     assert "CRP-Context-Coverage-Partitions" not in rep["headers"]
     assert "CRP-Context-Coverage-Depth" in rep["headers"]
-    status, out, _ = _run(capsys, ["fanout", "--ckf", ckf, "--scenario", scen, "--width", "1",
-                                   "--cache-dir", str(tmp_path / "c")])
+    status, out, _ = _run(
+        capsys, ["fanout", "--ckf", ckf, "--scenario", scen, "--width", "1", "--cache-dir", str(tmp_path / "c")]
+    )
     assert "fan-out inactive (fanout_width 1" in out
 
 
 def test_sample_dir_scenario(capsys, sample_dir, tmp_path):
     # conftest's demo: sq1 addressed, ResidualSet sq2, sq3 -> one sub-query per partition
-    status, out, _ = _run(capsys, ["fanout", "--ckf", str(sample_dir / "knowledge_base.jsonl"), "--scenario",
-                                   str(sample_dir / "scenarios" / "demo.json"), "--width", "3", "--json",
-                                   "--now", "2025-10-01T00:00:00Z", "--cache-dir", str(tmp_path / "c")])
+    status, out, _ = _run(
+        capsys,
+        [
+            "fanout",
+            "--ckf",
+            str(sample_dir / "knowledge_base.jsonl"),
+            "--scenario",
+            str(sample_dir / "scenarios" / "demo.json"),
+            "--width",
+            "3",
+            "--json",
+            "--now",
+            "2025-10-01T00:00:00Z",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+    )
     assert status == 0
     rep = json.loads(out)
     assert rep["partitions"] == [["sq2"], ["sq3"]] and rep["width"] == 3
@@ -121,16 +179,20 @@ def test_sample_dir_scenario(capsys, sample_dir, tmp_path):
         assert 0 < len(b["selected"]) <= 10  # max(3, 20 // 2)
 
 
-@pytest.mark.parametrize("extra, needle", [
-    (["--now", "yesterday"], "now"),
-    (["--set", "no_such_key=1"], "no_such_key"),
-    (["--set", "fanin_dedup_similarity=high"], "fanin_dedup_similarity"),
-    (["--width", "-2"], "fanout_width"),
-])
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--now", "yesterday"], "now"),
+        (["--set", "no_such_key=1"], "no_such_key"),
+        (["--set", "fanin_dedup_similarity=high"], "fanin_dedup_similarity"),
+        (["--width", "-2"], "fanout_width"),
+    ],
+)
 def test_bad_input_is_a_clear_error(capsys, topic_files, tmp_path, extra, needle):
     ckf, scen = topic_files
-    status, out, err = _run(capsys, ["fanout", "--ckf", ckf, "--scenario", scen, "--cache-dir",
-                                     str(tmp_path / "c"), *extra])
+    status, out, err = _run(
+        capsys, ["fanout", "--ckf", ckf, "--scenario", scen, "--cache-dir", str(tmp_path / "c"), *extra]
+    )
     assert status == 2 and out == ""
     assert err.startswith("crp-inspect: error:") and needle in err and "Traceback" not in err
 

@@ -1,4 +1,5 @@
 """CLI progress on a terminal only (crp_core.cli.common.TerminalProgress, prepare_corpus's index notice)."""
+
 from __future__ import annotations
 
 import io
@@ -38,10 +39,12 @@ def test_counts_rate_and_eta_on_a_terminal():
     clock.t = 105.18
     p(1000, 1000)
     lines = out.getvalue().split("\r")[1:]
-    assert lines == ["embedding 100/1,000 texts (10%)\x1b[K",  # no rate before this run's second reading
-                     "embedding 164/1,000 texts (16%)\x1b[K",
-                     "embedding 564/1,000 texts (56%) 200/s ETA 2 s\x1b[K",  # 436 left at 200/s: 2.18 s
-                     "embedding 1,000/1,000 texts (100%) 200/s in 5.2 s\x1b[K\n"]  # 836 in 4.18 s; 5.18 s in all
+    assert lines == [
+        "embedding 100/1,000 texts (10%)\x1b[K",  # no rate before this run's second reading
+        "embedding 164/1,000 texts (16%)\x1b[K",
+        "embedding 564/1,000 texts (56%) 200/s ETA 2 s\x1b[K",  # 436 left at 200/s: 2.18 s
+        "embedding 1,000/1,000 texts (100%) 200/s in 5.2 s\x1b[K\n",
+    ]  # 836 in 4.18 s; 5.18 s in all
 
 
 def test_redraws_at_most_every_interval():
@@ -94,18 +97,34 @@ def test_index_build_over_a_second_is_announced(monkeypatch):
 
 
 def test_cli_json_run_prints_nothing_on_a_non_terminal_stderr(capsys, tmp_path):
-    rc = main(["run", "--ckf", "sample_ckf/knowledge_base.jsonl", "--scenario",
-               "sample_ckf/scenarios/etcd_upgrade.json", "--json", "--cache-dir", str(tmp_path)])
+    rc = main(
+        [
+            "run",
+            "--ckf",
+            "sample_ckf/knowledge_base.jsonl",
+            "--scenario",
+            "sample_ckf/scenarios/etcd_upgrade.json",
+            "--json",
+            "--cache-dir",
+            str(tmp_path),
+        ]
+    )
     assert rc == 0
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out.startswith("{")
 
 
-@pytest.mark.parametrize(("argv", "label"), [
-    (["conflicts", "--json"], "conflict scan"),
-    (["check", "--suite", "sample_ckf/scenarios", "--json"], "suite"),  # 12 scenarios: a one-run suite draws nothing
-    (["tune", "--suite", "sample_ckf/scenarios/etcd_upgrade.json", "--trials", "2", "--json"], "tuning"),
-])
+@pytest.mark.parametrize(
+    ("argv", "label"),
+    [
+        (["conflicts", "--json"], "conflict scan"),
+        (
+            ["check", "--suite", "sample_ckf/scenarios", "--json"],
+            "suite",
+        ),  # 12 scenarios: a one-run suite draws nothing
+        (["tune", "--suite", "sample_ckf/scenarios/etcd_upgrade.json", "--trials", "2", "--json"], "tuning"),
+    ],
+)
 def test_long_commands_show_counts_on_a_terminal_stderr(monkeypatch, capsys, tmp_path, argv, label):
     """The whole-CKF scan, a suite run and a tuning study report progress on a terminal's stderr
     (their --json output on stdout is unchanged); the final line says how many in how long."""

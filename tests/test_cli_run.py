@@ -1,4 +1,5 @@
 """``crp-inspect run`` (SPEC_NOTES §4): JSON report, summary, config precedence, clear errors."""
+
 from __future__ import annotations
 
 import json
@@ -8,20 +9,42 @@ import pytest
 from crp_core.cli import main
 
 FACTS = [
-    {"fact_id": "etcd-2379", "content": "etcd default client port is 2379", "source_type": "official_documentation",
-     "modified_at": "2026-03-01T00:00:00Z", "embedding": [1.0, 0.05, 0.0, 0.0, 0.0]},
-    {"fact_id": "etcd-4001", "content": "etcd default client port is 4001", "source_type": "official_documentation",
-     "modified_at": "2019-01-01T00:00:00Z", "embedding": [1.0, 0.0, 0.05, 0.0, 0.0]},
-    {"fact_id": "etcd-peer", "content": "etcd peers talk to each other on port 2380",
-     "modified_at": "2026-03-01T00:00:00Z", "embedding": [0.75, 0.0, 0.0, 0.66, 0.0]},
-    {"fact_id": "gone", "content": "etcd default client port is 1234", "status": "DELETED",
-     "embedding": [1.0, 0.0, 0.0, 0.0, 0.0]},
+    {
+        "fact_id": "etcd-2379",
+        "content": "etcd default client port is 2379",
+        "source_type": "official_documentation",
+        "modified_at": "2026-03-01T00:00:00Z",
+        "embedding": [1.0, 0.05, 0.0, 0.0, 0.0],
+    },
+    {
+        "fact_id": "etcd-4001",
+        "content": "etcd default client port is 4001",
+        "source_type": "official_documentation",
+        "modified_at": "2019-01-01T00:00:00Z",
+        "embedding": [1.0, 0.0, 0.05, 0.0, 0.0],
+    },
+    {
+        "fact_id": "etcd-peer",
+        "content": "etcd peers talk to each other on port 2380",
+        "modified_at": "2026-03-01T00:00:00Z",
+        "embedding": [0.75, 0.0, 0.0, 0.66, 0.0],
+    },
+    {
+        "fact_id": "gone",
+        "content": "etcd default client port is 1234",
+        "status": "DELETED",
+        "embedding": [1.0, 0.0, 0.0, 0.0, 0.0],
+    },
 ]
-SCENARIO = {"name": "etcd ports", "query": {"text": "Which port does an etcd client use?",
-                                            "embedding": [1, 0, 0, 0, 0]},
-            "now": "2026-06-01T00:00:00Z", "embedding_model": "test-model",
-            "sub_queries": [{"id": "s1", "text": "client port", "embedding": [1, 0.1, 0, 0, 0]}],
-            "addressed": [], "prior_outputs": []}
+SCENARIO = {
+    "name": "etcd ports",
+    "query": {"text": "Which port does an etcd client use?", "embedding": [1, 0, 0, 0, 0]},
+    "now": "2026-06-01T00:00:00Z",
+    "embedding_model": "test-model",
+    "sub_queries": [{"id": "s1", "text": "client port", "embedding": [1, 0.1, 0, 0, 0]}],
+    "addressed": [],
+    "prior_outputs": [],
+}
 
 
 @pytest.fixture()
@@ -82,19 +105,32 @@ def test_config_precedence(files, capsys, tmp_path):
 
 def test_now_overrides_the_scenario(files, capsys):
     tmp, ckf, scen = files
-    code, out, _ = run(capsys, "--ckf", ckf, "--scenario", scen, "--cache-dir", tmp / "cache", "--json",
-                       "--now", "2019-01-02T00:00:00Z")
+    code, out, _ = run(
+        capsys,
+        "--ckf",
+        ckf,
+        "--scenario",
+        scen,
+        "--cache-dir",
+        tmp / "cache",
+        "--json",
+        "--now",
+        "2019-01-02T00:00:00Z",
+    )
     rep = json.loads(out)
     assert code == 0 and rep["now"] == "2019-01-02T00:00:00Z"
     # in 2019 the legacy fact is fresh and the 2026 one lies in the future (age 0, a warning)
     assert any("after now" in w for w in rep["warnings"])
 
 
-@pytest.mark.parametrize("extra, needle", [
-    (["--set", "no_such_key=1"], "unknown configuration key 'no_such_key'"),
-    (["--set", "envelope_fact_budget=many"], "envelope_fact_budget"),
-    (["--now", "yesterday"], "--now"),
-])
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--set", "no_such_key=1"], "unknown configuration key 'no_such_key'"),
+        (["--set", "envelope_fact_budget=many"], "envelope_fact_budget"),
+        (["--now", "yesterday"], "--now"),
+    ],
+)
 def test_bad_arguments_are_clear_errors(files, capsys, extra, needle):
     tmp, ckf, scen = files
     code, out, err = run(capsys, "--ckf", ckf, "--scenario", scen, "--cache-dir", tmp / "cache", *extra)
@@ -108,7 +144,6 @@ def test_bad_ckf_names_line_and_field(files, capsys):
     bad.write_text(json.dumps({"embedding_model": "test-model", "facts": rows}), encoding="utf-8")
     code, _, err = run(capsys, "--ckf", bad, "--scenario", scen, "--cache-dir", tmp / "cache")
     assert code == 2 and "line 2" in err and "importance_weight" in err
-    code, out, err = run(capsys, "--ckf", bad, "--scenario", scen, "--cache-dir", tmp / "cache", "--lenient",
-                         "--json")
+    code, out, err = run(capsys, "--ckf", bad, "--scenario", scen, "--cache-dir", tmp / "cache", "--lenient", "--json")
     assert code == 0, err
     assert [f["fact_id"] for f in json.loads(out)["facts"]] == ["etcd-2379"]

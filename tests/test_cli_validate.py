@@ -1,4 +1,5 @@
 """``crp-inspect validate`` (exit codes and output) via crp_core.cli.main."""
+
 from __future__ import annotations
 
 import json
@@ -75,8 +76,9 @@ def test_json_output(capsys):
     assert rc == 1
     doc = json.loads(out)
     assert doc["ckf"]["ok"] is False
-    assert doc["ckf"]["problems"] == [{"line": 3, "field": "fact_id", "fact_id": "g1",
-                                       "message": "duplicate id 'g1' (first at line 1)"}]
+    assert doc["ckf"]["problems"] == [
+        {"line": 3, "field": "fact_id", "fact_id": "g1", "message": "duplicate id 'g1' (first at line 1)"}
+    ]
 
 
 @pytest.mark.parametrize("name", ["scenario.json", "scenario.toml"])
@@ -95,8 +97,9 @@ def test_bad_scenario(capsys):
 
 
 def test_ckf_and_scenario_together_fail_if_either_fails(capsys):
-    rc, out, _ = run(capsys, "validate", os.path.join(GOOD, "facts.jsonl"), "--scenario",
-                     os.path.join(BAD, "scenario_bad_now.json"))
+    rc, out, _ = run(
+        capsys, "validate", os.path.join(GOOD, "facts.jsonl"), "--scenario", os.path.join(BAD, "scenario_bad_now.json")
+    )
     assert rc == 1
     assert "OK (jsonl), 3 fact(s)" in out and "field now" in out
 

@@ -1,5 +1,6 @@
 """Compare two configs: per-fact rank / score deltas, winner flips, and an explain-diff that
 names the factor (and the config change) that moved a fact. Numbers from ``tiny_case`` (test_sweep)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """The one configuration object (SPEC_NOTES §5)."""
+
 from __future__ import annotations
 
 import math
@@ -15,24 +16,49 @@ from crp_core.errors import ConfigError
 def test_defaults_match_spec_notes():
     c = CRPConfig()
     expected = {
-        "cdr_min_relevance": 0.55, "min_novelty_floor": 0.20, "coverage_penalty_cap": 0.80,
-        "stale_floor": 0.30, "fresh_fraction": 0.5, "ngram_n": 6, "ngram_step_penalty": 0.15,
-        "ngram_penalty_cap": 0.80, "candidate_k": 50, "hnsw_m": 16, "hnsw_ef_construction": 200,
-        "hnsw_ef_search": 100, "graph_retrieval": True, "graph_k": 20, "graph_edge_min": 0.60,
-        "max_hops": 2, "connector_budget": 0.30, "min_connector_relevance": 0.30,
-        "envelope_fact_budget": 20, "token_budget": 2048, "contradiction_similarity": 0.85,
-        "authority_tie_tolerance": 1e-9, "backfill": True, "dedup_similarity": 0.95,
-        "fanin_dedup_similarity": 0.92, "branch_depth_weight": 0.70, "kmeans_seed": 0,
+        "cdr_min_relevance": 0.55,
+        "min_novelty_floor": 0.20,
+        "coverage_penalty_cap": 0.80,
+        "stale_floor": 0.30,
+        "fresh_fraction": 0.5,
+        "ngram_n": 6,
+        "ngram_step_penalty": 0.15,
+        "ngram_penalty_cap": 0.80,
+        "candidate_k": 50,
+        "hnsw_m": 16,
+        "hnsw_ef_construction": 200,
+        "hnsw_ef_search": 100,
+        "graph_retrieval": True,
+        "graph_k": 20,
+        "graph_edge_min": 0.60,
+        "max_hops": 2,
+        "connector_budget": 0.30,
+        "min_connector_relevance": 0.30,
+        "envelope_fact_budget": 20,
+        "token_budget": 2048,
+        "contradiction_similarity": 0.85,
+        "authority_tie_tolerance": 1e-9,
+        "backfill": True,
+        "dedup_similarity": 0.95,
+        "fanin_dedup_similarity": 0.92,
+        "branch_depth_weight": 0.70,
+        "kmeans_seed": 0,
         "kmeans_n_init": 10,
     }
     for key, value in expected.items():
         assert getattr(c, key) == value, key
     # SPEC_NOTES §2.3 table, row by row (ttl days / authority / importance)
     table = {
-        "regulatory": (1825, 0.90, 0.90), "official_documentation": (365, 0.80, 0.80),
-        "version_specific": (180, 0.80, 0.85), "peer_reviewed": (365, 0.80, 0.75),
-        "internal": (365, 0.75, 0.70), "community": (365, 0.75, 0.60), "news": (30, 0.75, 0.50),
-        "web": (365, 0.70, 0.50), "user_provided": (None, 0.80, 0.60), "unverified": (365, 0.70, 0.50),
+        "regulatory": (1825, 0.90, 0.90),
+        "official_documentation": (365, 0.80, 0.80),
+        "version_specific": (180, 0.80, 0.85),
+        "peer_reviewed": (365, 0.80, 0.75),
+        "internal": (365, 0.75, 0.70),
+        "community": (365, 0.75, 0.60),
+        "news": (30, 0.75, 0.50),
+        "web": (365, 0.70, 0.50),
+        "user_provided": (None, 0.80, 0.60),
+        "unverified": (365, 0.70, 0.50),
     }
     for st_name, (ttl, auth, imp) in table.items():
         assert c.ttl_days[st_name] == ttl
@@ -67,7 +93,7 @@ def test_all_keys_expands_tables():
 
 
 def test_toml_round_trip_including_no_expiry():
-    c = CRPConfig().with_set_args(["ttl_days.news=60", "ttl_days.web=\"none\"", "graph_retrieval=false"])
+    c = CRPConfig().with_set_args(["ttl_days.news=60", 'ttl_days.web="none"', "graph_retrieval=false"])
     text = c.to_toml()
     assert 'user_provided = "none"' in text
     back = CRPConfig.from_toml(text)
@@ -78,15 +104,17 @@ def test_toml_round_trip_including_no_expiry():
 def test_set_args_parse_types_and_reject_unknown_or_wrong_type():
     c = CRPConfig().with_set_args(["cdr_min_relevance=0.6", "candidate_k=80", "backfill=off"])
     assert (c.cdr_min_relevance, c.candidate_k, c.backfill) == (0.6, 80, False)
-    for bad, needle in [("bogus=1", "unknown configuration key 'bogus'"),
-                        ("candidate_k=1.5", "whole number"),
-                        ("graph_retrieval=3", "true/false"),
-                        ("ttl_days.martian=3", "unknown source type 'martian'"),
-                        ("tables.news=3", "unknown configuration table"),
-                        ("importance.news=1.5", "between 0 and 1"),
-                        ("ttl_days.news=0", "positive"),
-                        ("cdr_min_relevance=\"high\"", "expects a number"),
-                        ("noequals", "key=value")]:
+    for bad, needle in [
+        ("bogus=1", "unknown configuration key 'bogus'"),
+        ("candidate_k=1.5", "whole number"),
+        ("graph_retrieval=3", "true/false"),
+        ("ttl_days.martian=3", "unknown source type 'martian'"),
+        ("tables.news=3", "unknown configuration table"),
+        ("importance.news=1.5", "between 0 and 1"),
+        ("ttl_days.news=0", "positive"),
+        ('cdr_min_relevance="high"', "expects a number"),
+        ("noequals", "key=value"),
+    ]:
         with pytest.raises(ConfigError, match=needle.replace("(", r"\(")):
             CRPConfig().with_set_args([bad])
 
@@ -120,8 +148,12 @@ def test_kb_data_fingerprint_covers_every_fact_field():
 
     from crp_core.model import Fact, KnowledgeBase
 
-    base = Fact("f1", "etcd default client port is 2379", source_type="official_documentation",
-                modified_at=datetime(2026, 1, 1, tzinfo=UTC))
+    base = Fact(
+        "f1",
+        "etcd default client port is 2379",
+        source_type="official_documentation",
+        modified_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
     fp = KnowledgeBase((base,)).data_fingerprint
     variants = [
         replace(base, modified_at=datetime(2025, 1, 1, tzinfo=UTC)),
@@ -155,8 +187,18 @@ def test_layered_config_precedence(tmp_path):
 
 
 # ---- valid ranges: one place, every entry point ----------------------------------------------------
-@pytest.mark.parametrize("assignment", ["candidate_k=1000000000", "graph_k=300000000", "kmeans_n_init=100000000",
-                                        "token_budget=0", "max_hops=99", "hnsw_ef_search=-1", "stale_floor=1.5"])
+@pytest.mark.parametrize(
+    "assignment",
+    [
+        "candidate_k=1000000000",
+        "graph_k=300000000",
+        "kmeans_n_init=100000000",
+        "token_budget=0",
+        "max_hops=99",
+        "hnsw_ef_search=-1",
+        "stale_floor=1.5",
+    ],
+)
 def test_out_of_range_values_are_refused_with_the_range(assignment):
     key = assignment.split("=")[0]
     with pytest.raises(ConfigError, match=rf"'{key}' must be .*between"):

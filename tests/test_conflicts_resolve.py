@@ -1,5 +1,6 @@
 """authority_of and resolve_contradictions on tiny corpora built from explicit vectors
 (SPEC-027 §2.3-2.5, SPEC-003 §6.6, SPEC_NOTES §2.6)."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -45,10 +46,18 @@ def topic_vec(topic: int, k: int, eps: float = EPS, extra: tuple[int, float] | N
 
 
 def make_corpus(specs: list[dict]) -> Corpus:
-    facts = tuple(Fact(fact_id=s["id"], content=s["text"], source_type=s.get("source", "official_documentation"),
-                       importance_weight=s.get("importance"), modified_at=s.get("modified_at"),
-                       status=s.get("status", "ACTIVE"), line=i + 1)
-                  for i, s in enumerate(specs))
+    facts = tuple(
+        Fact(
+            fact_id=s["id"],
+            content=s["text"],
+            source_type=s.get("source", "official_documentation"),
+            importance_weight=s.get("importance"),
+            modified_at=s.get("modified_at"),
+            status=s.get("status", "ACTIVE"),
+            line=i + 1,
+        )
+        for i, s in enumerate(specs)
+    )
     kb = KnowledgeBase(facts=facts)
     return Corpus.from_vectors(kb, np.array([s["vec"] for s in specs], dtype=np.float32), "test", CFG)
 
@@ -91,11 +100,13 @@ def test_authority_explicit_importance_and_other_source_types():
 
 # ---- winner, loser, audit ------------------------------------------------------------------------------
 def test_higher_authority_wins_and_loser_is_suppressed():
-    corpus = make_corpus([
-        {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
-        {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1), "source": "community"},
-        {"id": "Z", "text": "Pods are scheduled onto nodes by the scheduler", "vec": topic_vec(1, 2)},
-    ])
+    corpus = make_corpus(
+        [
+            {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1), "source": "community"},
+            {"id": "Z", "text": "Pods are scheduled onto nodes by the scheduler", "vec": topic_vec(1, 2)},
+        ]
+    )
     assert cos(corpus, 0, 1) > 0.85
     res = run(corpus, [0, 1, 2], {0: 1.0, 1: 0.30, 2: 1.0})
     assert res.selected.tolist() == [0, 2]
@@ -109,22 +120,28 @@ def test_higher_authority_wins_and_loser_is_suppressed():
     assert pair.authority["F1"].authority == pytest.approx(0.64)
     assert pair.authority["F2"].authority == pytest.approx(0.135)
     assert pair.margin == pytest.approx(0.505)
-    assert pair.similarity == pytest.approx(1 / (1 + EPS ** 2), abs=1e-6)
+    assert pair.similarity == pytest.approx(1 / (1 + EPS**2), abs=1e-6)
     (ev,) = res.audit
     assert ev.event == EVENT_RESOLVED
     assert ev.data["winner"] == "F1" and ev.data["suppressed"] == "F2" and ev.data["tied"] is False
     assert ev.data["patterns"] == [NUMBER_CHANGED]
-    assert ev.data["authority"]["F2"] == {"source_type": "community", "source_authority": 0.75,
-                                          "recency_factor": 0.30, "importance_weight": 0.60,
-                                          "authority": pytest.approx(0.135)}
+    assert ev.data["authority"]["F2"] == {
+        "source_type": "community",
+        "source_authority": 0.75,
+        "recency_factor": 0.30,
+        "importance_weight": 0.60,
+        "authority": pytest.approx(0.135),
+    }
     assert res.notes == () and res.deduplicated == () and res.backfilled == ()
 
 
 def test_similar_but_below_threshold_is_not_a_pair():
-    corpus = make_corpus([
-        {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0, eps=0.8)},
-        {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1, eps=0.8)},
-    ])
+    corpus = make_corpus(
+        [
+            {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0, eps=0.8)},
+            {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1, eps=0.8)},
+        ]
+    )
     assert cos(corpus, 0, 1) < 0.85  # 1 / 1.64 = 0.61
     res = run(corpus, [0, 1], {0: 1.0, 1: 0.3})
     assert res.pairs == () and res.selected.tolist() == [0, 1]
@@ -132,14 +149,16 @@ def test_similar_but_below_threshold_is_not_a_pair():
 
 # ---- backfill ----------------------------------------------------------------------------------------
 def test_backfill_takes_the_next_non_conflicting_candidate():
-    corpus = make_corpus([
-        {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
-        {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1)},
-        {"id": "X", "text": PORT_5000, "vec": topic_vec(0, 2)},  # conflicts with the kept F1
-        {"id": "Y", "text": PARA_2379, "vec": topic_vec(0, 0, extra=(4 + 3, 0.05))},  # near-duplicate of F1
-        {"id": "Z", "text": "Pods are scheduled onto nodes by the scheduler", "vec": topic_vec(1, 4)},
-        {"id": "W", "text": "The API server validates requests", "vec": topic_vec(2, 5)},
-    ])
+    corpus = make_corpus(
+        [
+            {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1)},
+            {"id": "X", "text": PORT_5000, "vec": topic_vec(0, 2)},  # conflicts with the kept F1
+            {"id": "Y", "text": PARA_2379, "vec": topic_vec(0, 0, extra=(4 + 3, 0.05))},  # near-duplicate of F1
+            {"id": "Z", "text": "Pods are scheduled onto nodes by the scheduler", "vec": topic_vec(1, 4)},
+            {"id": "W", "text": "The API server validates requests", "vec": topic_vec(2, 5)},
+        ]
+    )
     assert cos(corpus, 0, 3) > 0.95 and cos(corpus, 0, 2) > 0.85
     res = run(corpus, [0, 1], {0: 1.0, 1: 0.3}, pool=[1, 2, 3, 4, 5])
     assert res.suppressed.tolist() == [1]
@@ -162,14 +181,16 @@ def test_backfill_off_and_deleted_candidates():
 
 
 def test_backfill_candidate_is_checked_against_earlier_backfills():
-    corpus = make_corpus([
-        {"id": "A1", "text": PORT_2379, "vec": topic_vec(0, 0)},
-        {"id": "A2", "text": PORT_4001, "vec": topic_vec(0, 1)},
-        {"id": "B1", "text": "The scheduler retries a pod 3 times", "vec": topic_vec(1, 2)},
-        {"id": "B2", "text": "The scheduler retries a pod 5 times", "vec": topic_vec(1, 3)},
-        {"id": "P1", "text": "The API server timeout is 60 seconds", "vec": topic_vec(2, 4)},
-        {"id": "P2", "text": "The API server timeout is 30 seconds", "vec": topic_vec(2, 5)},
-    ])
+    corpus = make_corpus(
+        [
+            {"id": "A1", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "A2", "text": PORT_4001, "vec": topic_vec(0, 1)},
+            {"id": "B1", "text": "The scheduler retries a pod 3 times", "vec": topic_vec(1, 2)},
+            {"id": "B2", "text": "The scheduler retries a pod 5 times", "vec": topic_vec(1, 3)},
+            {"id": "P1", "text": "The API server timeout is 60 seconds", "vec": topic_vec(2, 4)},
+            {"id": "P2", "text": "The API server timeout is 30 seconds", "vec": topic_vec(2, 5)},
+        ]
+    )
     res = run(corpus, [0, 1, 2, 3], {0: 1.0, 1: 0.3, 2: 1.0, 3: 0.3}, pool=[4, 5])
     # A2 and B2 lose; P1 fills A2's slot; P2 conflicts with the backfilled P1, so B2's slot stays empty
     assert res.suppressed.tolist() == [1, 3]
@@ -179,18 +200,22 @@ def test_backfill_candidate_is_checked_against_earlier_backfills():
 
 # ---- ties --------------------------------------------------------------------------------------------
 def test_tie_keeps_both_with_the_note_block():
-    corpus = make_corpus([
-        {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
-        {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1)},
-    ])
+    corpus = make_corpus(
+        [
+            {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1)},
+        ]
+    )
     res = run(corpus, [1, 0], {0: 1.0, 1: 1.0})
     (pair,) = res.pairs
     assert pair.tied and pair.suppressed is None and pair.kept == ("F1", "F2") and pair.margin == 0.0
     assert res.suppressed.size == 0 and res.selected.tolist() == [1, 0]
     assert res.detected == 1 and res.unresolved == 1
-    expected = ("NOTE: The following two facts conflict and could not be automatically\n"
-                "arbitrated. Treat with caution and prefer the more specific:\n"
-                f"  [{PORT_2379}]\n  [{PORT_4001}]")
+    expected = (
+        "NOTE: The following two facts conflict and could not be automatically\n"
+        "arbitrated. Treat with caution and prefer the more specific:\n"
+        f"  [{PORT_2379}]\n  [{PORT_4001}]"
+    )
     assert res.notes == (expected,) == (note_block(PORT_2379, PORT_4001),)
     (ev,) = res.audit
     assert ev.event == EVENT_RESOLVED and ev.data["tied"] is True and ev.data["suppressed"] is None
@@ -199,10 +224,12 @@ def test_tie_keeps_both_with_the_note_block():
 
 
 def test_tie_tolerance_comes_from_the_config():
-    corpus = make_corpus([
-        {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
-        {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1)},
-    ])
+    corpus = make_corpus(
+        [
+            {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1)},
+        ]
+    )
     # 0.64 vs 0.80 x 0.99 x 0.80 = 0.6336: margin 0.0064
     strict = run(corpus, [0, 1], {0: 1.0, 1: 0.99})
     assert strict.pairs[0].suppressed == "F2"
@@ -212,11 +239,13 @@ def test_tie_tolerance_comes_from_the_config():
 
 # ---- skipped pairs, processing order ----------------------------------------------------------------------
 def test_pair_with_an_already_suppressed_fact_is_skipped_and_not_counted():
-    corpus = make_corpus([
-        {"id": "A", "text": PORT_2379, "vec": topic_vec(0, 0)},
-        {"id": "B", "text": PORT_4001, "vec": topic_vec(0, 1)},
-        {"id": "C", "text": PARA_2379, "vec": topic_vec(0, 2)},  # agrees with A
-    ])
+    corpus = make_corpus(
+        [
+            {"id": "A", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "B", "text": PORT_4001, "vec": topic_vec(0, 1)},
+            {"id": "C", "text": PARA_2379, "vec": topic_vec(0, 2)},  # agrees with A
+        ]
+    )
     # A 0.64, B 0.80 x 0.5 x 0.80 = 0.32, C 0.80 x 0.2 x 0.80 = 0.128
     res = run(corpus, [0, 1, 2], {0: 1.0, 1: 0.5, 2: 0.2})
     assert [(p.fact_a, p.fact_b, p.skipped) for p in res.pairs] == [("A", "B", False), ("B", "C", True)]
@@ -228,17 +257,22 @@ def test_pair_with_an_already_suppressed_fact_is_skipped_and_not_counted():
 
 
 def test_processing_order_is_by_higher_authority_then_ids():
-    corpus = make_corpus([
-        {"id": "a", "text": PORT_2379, "vec": topic_vec(0, 0)},
-        {"id": "b", "text": PORT_4001, "vec": topic_vec(0, 1)},
-        {"id": "c", "text": PORT_5000, "vec": topic_vec(0, 2)},
-        {"id": "d", "text": "The etcd default client port is 6000", "vec": topic_vec(0, 3)},
-    ])
+    corpus = make_corpus(
+        [
+            {"id": "a", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "b", "text": PORT_4001, "vec": topic_vec(0, 1)},
+            {"id": "c", "text": PORT_5000, "vec": topic_vec(0, 2)},
+            {"id": "d", "text": "The etcd default client port is 6000", "vec": topic_vec(0, 3)},
+        ]
+    )
     factors = {0: 0.5, 1: 1.0, 2: 0.4, 3: 0.45}  # authority = 0.64 x factor: b > a > d > c
     res = run(corpus, [3, 2, 1, 0], factors)
     assert [(p.fact_a, p.fact_b) for p in res.pairs] == [
-        ("a", "b"), ("b", "c"), ("b", "d"),  # max authority 0.64 (b), then by ids
-        ("a", "c"), ("a", "d"),  # max 0.32 (a): both skipped (a suppressed)
+        ("a", "b"),
+        ("b", "c"),
+        ("b", "d"),  # max authority 0.64 (b), then by ids
+        ("a", "c"),
+        ("a", "d"),  # max 0.32 (a): both skipped (a suppressed)
         ("c", "d"),  # max 0.288 (d): skipped
     ]
     assert [p.skipped for p in res.pairs] == [False, False, False, True, True, True]
@@ -248,11 +282,13 @@ def test_processing_order_is_by_higher_authority_then_ids():
 
 # ---- SPEC-003 §6.6 dedup only for non-conflicting pairs -------------------------------------------------
 def test_dedup_only_applies_to_pairs_that_do_not_conflict():
-    corpus = make_corpus([
-        {"id": "A", "text": PORT_2379, "vec": topic_vec(0, 0)},
-        {"id": "A2", "text": PARA_2379, "vec": topic_vec(0, 0, extra=(4 + 3, 0.05))},
-        {"id": "B", "text": PORT_4001, "vec": topic_vec(0, 0, extra=(4 + 4, 0.04))},
-    ])
+    corpus = make_corpus(
+        [
+            {"id": "A", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "A2", "text": PARA_2379, "vec": topic_vec(0, 0, extra=(4 + 3, 0.05))},
+            {"id": "B", "text": PORT_4001, "vec": topic_vec(0, 0, extra=(4 + 4, 0.04))},
+        ]
+    )
     assert cos(corpus, 0, 1) > 0.95 and cos(corpus, 0, 2) > 0.95 and cos(corpus, 1, 2) > 0.95
     scores = {0: 0.5, 1: 0.9, 2: 0.99}
     res = run(corpus, [0, 1, 2], {0: 1.0, 1: 1.0, 2: 0.3}, scores=scores)
@@ -265,10 +301,12 @@ def test_dedup_only_applies_to_pairs_that_do_not_conflict():
 
 # ---- operator decisions ---------------------------------------------------------------------
 def two_facts():
-    return make_corpus([
-        {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
-        {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1)},
-    ])
+    return make_corpus(
+        [
+            {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1)},
+        ]
+    )
 
 
 def test_dismissed_pair_is_listed_not_arbitrated():
@@ -301,10 +339,13 @@ def test_bad_decision_is_refused():
 # ---- recency from the pipeline table, or computed for missing rows ----------------------------------------------
 def test_missing_recency_rows_are_computed_at_now():
     from crp_core.factors.recency import compute_recency
-    corpus = make_corpus([
-        {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0), "modified_at": NOW - timedelta(days=30)},
-        {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1), "modified_at": NOW - timedelta(days=400)},
-    ])
+
+    corpus = make_corpus(
+        [
+            {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0), "modified_at": NOW - timedelta(days=30)},
+            {"id": "F2", "text": PORT_4001, "vec": topic_vec(0, 1), "modified_at": NOW - timedelta(days=400)},
+        ]
+    )
     table = compute_recency(corpus.kb, np.array([0]), NOW, CFG)
     res = run(corpus, [0, 1], table, now=NOW)
     pair = res.pairs[0]
@@ -328,10 +369,15 @@ def tiny_corpora(draw):
     specs, factors = [], {}
     for i in range(n):
         value = draw(st.sampled_from(VALUES))
-        specs.append({"id": f"f{draw(st.integers(0, 99)):02d}_{i}",
-                      "text": f"The etcd default client port is {value}",
-                      "vec": topic_vec(0, i), "source": draw(st.sampled_from(SOURCES)),
-                      "importance": draw(st.sampled_from((None, 0.5, 0.8)))})
+        specs.append(
+            {
+                "id": f"f{draw(st.integers(0, 99)):02d}_{i}",
+                "text": f"The etcd default client port is {value}",
+                "vec": topic_vec(0, i),
+                "source": draw(st.sampled_from(SOURCES)),
+                "importance": draw(st.sampled_from((None, 0.5, 0.8))),
+            }
+        )
         factors[i] = draw(st.sampled_from(FACTORS))
     perm = draw(st.permutations(list(range(n))))
     return specs, factors, perm
@@ -375,32 +421,44 @@ def test_property_resolution_invariants(data):
 
 def test_audit_event_carries_roles_and_a_triage_decision_set_is_accepted():
     from crp_core.triage import Decision, DecisionSet
+
     corpus = two_facts()
-    res = resolve_contradictions(corpus, [0, 1], {0: "anchor", 1: "connector"}, {0: 0.5, 1: 0.4}, [],
-                                 {0: 1.0, 1: 0.3}, CFG)
+    res = resolve_contradictions(
+        corpus, [0, 1], {0: "anchor", 1: "connector"}, {0: 0.5, 1: 0.4}, [], {0: 1.0, 1: 0.3}, CFG
+    )
     assert res.audit[0].data["roles"] == {"F1": "anchor", "F2": "connector"}
-    ds = DecisionSet.from_decisions([Decision.override("F2", "F1", winner="F2", operator="ops"),
-                                     Decision.override("F2", "F1", winner="F1", operator="ops"),  # latest wins
-                                     Decision.dismiss("F1", "F2", operator="ops")])
-    res2 = resolve_contradictions(corpus, [0, 1], {0: "anchor", 1: "anchor"}, {0: 0.5, 1: 0.4}, [],
-                                  {0: 1.0, 1: 0.3}, CFG, ds)
+    ds = DecisionSet.from_decisions(
+        [
+            Decision.override("F2", "F1", winner="F2", operator="ops"),
+            Decision.override("F2", "F1", winner="F1", operator="ops"),  # latest wins
+            Decision.dismiss("F1", "F2", operator="ops"),
+        ]
+    )
+    res2 = resolve_contradictions(
+        corpus, [0, 1], {0: "anchor", 1: "anchor"}, {0: 0.5, 1: 0.4}, [], {0: 1.0, 1: 0.3}, CFG, ds
+    )
     assert res2.pairs[0].decision == "dismiss" and res2.selected.tolist() == [0, 1]
 
 
 # ---- diffs describe fact_a's text; pair order ignores float noise ---------------------------------------
 def test_diffs_are_computed_against_fact_a_when_ids_sort_against_selection_order():
     # "z-first" is selected first but fact_a is "a-second" (ids sort the other way)
-    texts = {"z-first": "In every release, the etcd default client port is 2379",
-             "a-second": "The etcd default client port is 4001"}
-    corpus = make_corpus([{"id": "z-first", "text": texts["z-first"], "vec": topic_vec(0, 0)},
-                          {"id": "a-second", "text": texts["a-second"], "vec": topic_vec(0, 1),
-                           "source": "community"}])
+    texts = {
+        "z-first": "In every release, the etcd default client port is 2379",
+        "a-second": "The etcd default client port is 4001",
+    }
+    corpus = make_corpus(
+        [
+            {"id": "z-first", "text": texts["z-first"], "vec": topic_vec(0, 0)},
+            {"id": "a-second", "text": texts["a-second"], "vec": topic_vec(0, 1), "source": "community"},
+        ]
+    )
     res = run(corpus, [0, 1], {0: 1.0, 1: 1.0})
     (pair,) = res.pairs
     assert (pair.fact_a, pair.fact_b) == ("a-second", "z-first")
     (d,) = [d for d in pair.conflict.diffs if d.pattern == NUMBER_CHANGED]
-    assert texts[pair.fact_a][d.span_a[0]:d.span_a[1]] == "4001"
-    assert texts[pair.fact_b][d.span_b[0]:d.span_b[1]] == "2379"
+    assert texts[pair.fact_a][d.span_a[0] : d.span_a[1]] == "4001"
+    assert texts[pair.fact_b][d.span_b[0] : d.span_b[1]] == "2379"
     assert d.tokens_a == ("4001",) and d.tokens_b == ("2379",)
 
 
@@ -413,8 +471,9 @@ def test_pair_order_uses_authority_rounded_to_twelve_decimals():
 
     def pair(a: str, b: str, margin: float) -> ConflictPair:
         auth = {a: Authority(a, "web", 0.7, 1.0, 0.5, 0.35), b: Authority(b, "web", 0.7, 1.0, 0.5, 0.35 - margin)}
-        return ConflictPair(a, b, 0.9, (NUMBER_CHANGED,), ValueConflict((NUMBER_CHANGED,), ()), auth, (a,), b,
-                            False, margin=margin)
+        return ConflictPair(
+            a, b, 0.9, (NUMBER_CHANGED,), ValueConflict((NUMBER_CHANGED,), ()), auth, (a,), b, False, margin=margin
+        )
 
     noisy = pair("b1", "b2", abs(0.8 * 0.65 * 0.9 - 0.9 * 0.65 * 0.8) + 0.1)
     clean = pair("a1", "a2", 0.1)

@@ -1,4 +1,5 @@
 """scan_ckf: the whole-CKF conflict scan equals a brute-force check (SPEC-027 §2)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -48,11 +49,16 @@ def cluster_corpus(seed: int, n_topics: int = 5, per_topic: int = 7, config: CRP
             vecs[r, t] = 1.0
             vecs[r, n_topics + r] = rng.choice([0.2, 0.33, 0.33, 0.45, 0.8])
             value = VALUES[int(rng.integers(len(VALUES)))]
-            facts.append(Fact(
-                fact_id=f"t{t}-f{i}", content=f"The default port of {SERVICES[t]} is {value}",
-                source_type=SOURCES[int(rng.integers(len(SOURCES)))],
-                status="DELETED" if rng.random() < 0.1 else "ACTIVE",
-                modified_at=datetime(2025, int(rng.integers(1, 13)), 1, tzinfo=UTC), line=r + 1))
+            facts.append(
+                Fact(
+                    fact_id=f"t{t}-f{i}",
+                    content=f"The default port of {SERVICES[t]} is {value}",
+                    source_type=SOURCES[int(rng.integers(len(SOURCES)))],
+                    status="DELETED" if rng.random() < 0.1 else "ACTIVE",
+                    modified_at=datetime(2025, int(rng.integers(1, 13)), 1, tzinfo=UTC),
+                    line=r + 1,
+                )
+            )
     return Corpus.from_vectors(KnowledgeBase(facts=tuple(facts)), vecs.astype(np.float32), "test", config)
 
 
@@ -94,8 +100,12 @@ def test_candidate_pairs_equal_brute_force_pairs_above_threshold():
     v = corpus.vectors
     gram = v @ v.T
     ok = corpus.retrievable
-    expected = {(i, j) for i in range(corpus.n) for j in range(i + 1, corpus.n)
-                if ok[i] and ok[j] and gram[i, j] > config.contradiction_similarity}
+    expected = {
+        (i, j)
+        for i in range(corpus.n)
+        for j in range(i + 1, corpus.n)
+        if ok[i] and ok[j] and gram[i, j] > config.contradiction_similarity
+    }
     assert {tuple(p) for p in pairs.tolist()} == expected
     # k: the most partners of one fact, the depth a neighbour search would have needed
     assert k == max(np.bincount(np.array(sorted(expected)).reshape(-1)))
@@ -149,8 +159,10 @@ def test_scan_decisions_dismiss_and_override():
     decided = [p for p in base.pairs if not p.tied][:2]
     first, second = decided
     loser = second.suppressed
-    decisions = {pair_key(first.fact_a, first.fact_b): {"kind": "dismiss", "winner": None},
-                 pair_key(second.fact_a, second.fact_b): {"kind": "override", "winner": loser}}
+    decisions = {
+        pair_key(first.fact_a, first.fact_b): {"kind": "dismiss", "winner": None},
+        pair_key(second.fact_a, second.fact_b): {"kind": "override", "winner": loser},
+    }
     scan = scan_ckf(corpus, config, NOW, decisions)
     by = {(p.fact_a, p.fact_b): p for p in scan.pairs}
     d = by[(first.fact_a, first.fact_b)]
@@ -164,13 +176,17 @@ def test_scan_decisions_dismiss_and_override():
 
 def test_scan_of_tiny_or_conflict_free_ckf():
     config = CRPConfig()
-    one = Corpus.from_vectors(KnowledgeBase(facts=(Fact("a", "The etcd port is 2379"),)),
-                              np.ones((1, 4), dtype=np.float32), "test", config)
+    one = Corpus.from_vectors(
+        KnowledgeBase(facts=(Fact("a", "The etcd port is 2379"),)), np.ones((1, 4), dtype=np.float32), "test", config
+    )
     scan = scan_ckf(one, config, NOW)
     assert scan.pairs == () and scan.n_candidates == 0 and scan.recency is None
     same = Corpus.from_vectors(
         KnowledgeBase(facts=(Fact("a", "The etcd port is 2379"), Fact("b", "etcd uses port 2379"))),
-        np.array([[1, 0.1, 0], [1, 0, 0.1]], dtype=np.float32), "test", config)
+        np.array([[1, 0.1, 0], [1, 0, 0.1]], dtype=np.float32),
+        "test",
+        config,
+    )
     scan2 = scan_ckf(same, config, NOW)
     assert scan2.n_candidates == 1 and scan2.pairs == ()
 
@@ -209,20 +225,41 @@ def small_blocks(facts_per_centroid: int = 3, shell_rows: int = 2, tile: int = 6
     cached searches are dropped on entry and exit (they were made with other constants)."""
     clear_search_cache()
     try:
-        with mock.patch.multiple(scan_module, FACTS_PER_CENTROID=facts_per_centroid, SHELL_ROWS=shell_rows,
-                                 TILE_ELEMENTS=tile, GRAM_BAND_ROWS=3):
+        with mock.patch.multiple(
+            scan_module,
+            FACTS_PER_CENTROID=facts_per_centroid,
+            SHELL_ROWS=shell_rows,
+            TILE_ELEMENTS=tile,
+            GRAM_BAND_ROWS=3,
+        ):
             yield
     finally:
         clear_search_cache()
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 90), dim=st.integers(2, 24),
-       n_clusters=st.integers(1, 6), spread=st.sampled_from([0.05, 0.3, 1.0, 3.0]),
-       duplicates=st.integers(0, 4), threshold=st.floats(-0.95, 0.995),
-       method=st.sampled_from(["gram", "centroid-pruned"]), tiny=st.booleans())
-def test_exact_pairs_equal_brute_force(seed: int, n: int, dim: int, n_clusters: int, spread: float, duplicates: int,
-                                       threshold: float, method: SearchMethod, tiny: bool) -> None:
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(0, 90),
+    dim=st.integers(2, 24),
+    n_clusters=st.integers(1, 6),
+    spread=st.sampled_from([0.05, 0.3, 1.0, 3.0]),
+    duplicates=st.integers(0, 4),
+    threshold=st.floats(-0.95, 0.995),
+    method=st.sampled_from(["gram", "centroid-pruned"]),
+    tiny=st.booleans(),
+)
+def test_exact_pairs_equal_brute_force(
+    seed: int,
+    n: int,
+    dim: int,
+    n_clusters: int,
+    spread: float,
+    duplicates: int,
+    threshold: float,
+    method: SearchMethod,
+    tiny: bool,
+) -> None:
     v = clustered(seed, n, dim, n_clusters, spread, duplicates)
     if tiny:
         with small_blocks():
@@ -239,10 +276,17 @@ def test_exact_pairs_equal_brute_force(seed: int, n: int, dim: int, n_clusters: 
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 60), spread=st.sampled_from([0.1, 0.4, 1.5]),
-       threshold=st.floats(0.3, 0.99), deleted=st.floats(0.0, 0.5), pruned=st.booleans())
-def test_scan_candidates_equal_brute_force_pairs_above_threshold(seed: int, n: int, spread: float, threshold: float,
-                                                                 deleted: float, pruned: bool) -> None:
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 60),
+    spread=st.sampled_from([0.1, 0.4, 1.5]),
+    threshold=st.floats(0.3, 0.99),
+    deleted=st.floats(0.0, 0.5),
+    pruned=st.booleans(),
+)
+def test_scan_candidates_equal_brute_force_pairs_above_threshold(
+    seed: int, n: int, spread: float, threshold: float, deleted: float, pruned: bool
+) -> None:
     """The scan's candidate pairs are exactly the retrievable pairs above the threshold, on either path."""
     rng = np.random.default_rng(seed)
     v = clustered(seed, n, 12, 4, spread)
@@ -264,8 +308,7 @@ def test_scan_candidates_equal_brute_force_pairs_above_threshold(seed: int, n: i
 
 
 @settings(max_examples=200, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), dim=st.integers(2, 64), cut=st.floats(-0.99, 0.999),
-       spread=st.floats(0.0, 4.0))
+@given(seed=st.integers(0, 2**32 - 1), dim=st.integers(2, 64), cut=st.floats(-0.99, 0.999), spread=st.floats(0.0, 4.0))
 def test_guest_cutoff_is_a_valid_bound(seed: int, dim: int, cut: float, spread: float) -> None:
     """If cos(x, y) > cut then cos(x, c) exceeds the cutoff of any shell whose farthest row is at
     least as far from c as y: the triangle inequality of angles that makes the pruning exact."""
@@ -315,8 +358,9 @@ def test_scan_reports_the_search_method() -> None:
     with mock.patch.multiple(scan_module, GRAM_MAX_FACTS=1, PRUNED_MAX_SHARE=float("inf")), small_blocks():
         pruned = scan_ckf(corpus, config, NOW)
     assert pruned.method == "centroid-pruned"
-    assert [(p.fact_a, p.fact_b, p.patterns) for p in pruned.pairs] == [(p.fact_a, p.fact_b, p.patterns)
-                                                                         for p in scan.pairs]
+    assert [(p.fact_a, p.fact_b, p.patterns) for p in pruned.pairs] == [
+        (p.fact_a, p.fact_b, p.patterns) for p in scan.pairs
+    ]
 
 
 def test_a_rescan_with_other_statuses_reuses_the_search_and_filters_it() -> None:

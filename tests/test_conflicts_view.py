@@ -2,6 +2,7 @@
 crp_ui.decisions that needs no script run: highlighting (escaping, spans, gaps; hypothesis
 round-trip), authority arithmetic by hand, queue frame / filters / counts, outcomes, cleaned CKF
 export, fingerprints and pipeline decisions."""
+
 from __future__ import annotations
 
 import html
@@ -44,8 +45,10 @@ def test_script_tag_is_escaped_and_diff_marked():
     out = cv.highlight_html(text, [(start, start + 3, "NUMBER_CHANGED")])
     assert "<script>" not in out and "</script>" not in out
     assert out.startswith("&lt;script&gt;alert(1)&lt;/script&gt; The API rate limit is ")
-    assert ('<mark class="crp-diff" title="NUMBER_CHANGED" style="background:#ffd866;padding:0 2px;'
-            'border-radius:3px">100</mark> requests.') in out
+    assert (
+        '<mark class="crp-diff" title="NUMBER_CHANGED" style="background:#ffd866;padding:0 2px;'
+        'border-radius:3px">100</mark> requests.'
+    ) in out
 
 
 def test_highlighted_slice_is_escaped_too():
@@ -63,8 +66,10 @@ def test_pattern_title_is_escaped():
 def test_zero_width_span_is_a_gap_mark():
     text = "etcd supports v2"
     out = cv.highlight_html(text, [(5, 5, "NEGATION_FLIP")])
-    assert out == ('etcd <mark class="crp-gap" title="NEGATION_FLIP: the other fact has a token here" '
-                   'style="background:#c9b6ff;padding:0 2px;border-radius:3px">∅</mark>supports v2')
+    assert out == (
+        'etcd <mark class="crp-gap" title="NEGATION_FLIP: the other fact has a token here" '
+        'style="background:#c9b6ff;padding:0 2px;border-radius:3px">∅</mark>supports v2'
+    )
 
 
 def test_merge_spans_overlap_clamp_and_patterns():
@@ -80,9 +85,13 @@ def test_markdown_and_newlines_are_neutralised():
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=hs.text(alphabet=hs.sampled_from(list("ab <>&\"'*_$[]\n\\`:x1")), max_size=40),
-       spans=hs.lists(hs.tuples(hs.integers(-3, 45), hs.integers(-3, 45),
-                                hs.sampled_from(["NUMBER_CHANGED", "NEGATION_FLIP"])), max_size=5))
+@given(
+    text=hs.text(alphabet=hs.sampled_from(list("ab <>&\"'*_$[]\n\\`:x1")), max_size=40),
+    spans=hs.lists(
+        hs.tuples(hs.integers(-3, 45), hs.integers(-3, 45), hs.sampled_from(["NUMBER_CHANGED", "NEGATION_FLIP"])),
+        max_size=5,
+    ),
+)
 def test_highlight_round_trip_and_no_raw_markup(text, spans):
     spans = [(min(a, b), max(a, b), p) for a, b, p in spans]
     out = cv.highlight_html(text, spans)
@@ -96,16 +105,35 @@ def _auth(fid, src, sa, rf, iw):
     return Authority(fid, src, sa, rf, iw, sa * rf * iw)
 
 
-def _pair(a, b, *, tied=False, suppressed=None, kept=None, decision=None, margin=None, sim=0.97,
-          texts=("port 2379", "port 4001")):
+def _pair(
+    a,
+    b,
+    *,
+    tied=False,
+    suppressed=None,
+    kept=None,
+    decision=None,
+    margin=None,
+    sim=0.97,
+    texts=("port 2379", "port 4001"),
+):
     A = _auth(a, "official_documentation", 0.80, 1.0, 0.80)  # 0.64
     B = _auth(b, "community", 0.75, 0.30, 0.60)  # 0.135
     vc = values_conflict(*texts)
     assert vc is not None
-    return ConflictPair(a, b, sim, vc.patterns, vc, {a: A, b: B},
-                        kept if kept is not None else ((a,) if suppressed else (a, b)),
-                        suppressed, tied, margin=abs(A.authority - B.authority) if margin is None else margin,
-                        decision=decision)
+    return ConflictPair(
+        a,
+        b,
+        sim,
+        vc.patterns,
+        vc,
+        {a: A, b: B},
+        kept if kept is not None else ((a,) if suppressed else (a, b)),
+        suppressed,
+        tied,
+        margin=abs(A.authority - B.authority) if margin is None else margin,
+        decision=decision,
+    )
 
 
 def test_authority_frame_and_arithmetic_by_hand():
@@ -124,9 +152,13 @@ def test_authority_table_html_holds_every_component_and_escapes_ids():
     rows = re.findall(r"<tr data-fact=.*?</tr>", out)
     assert len(rows) == 2
     cells = [html.unescape(re.sub(r"<[^>]+>", "|", r)) for r in rows]
-    for text, (sa, rf, iw, au, arith, role) in zip(cells, (
+    for text, (sa, rf, iw, au, arith, role) in zip(
+        cells,
+        (
             ("0.8000", "1.0000", "0.8000", "0.6400", "0.8 × 1.0000 × 0.8 = 0.6400", "winner"),
-            ("0.7500", "0.3000", "0.6000", "0.1350", "0.75 × 0.3000 × 0.6 = 0.1350", "suppressed"))):
+            ("0.7500", "0.3000", "0.6000", "0.1350", "0.75 × 0.3000 × 0.6 = 0.1350", "suppressed"),
+        ),
+    ):
         for v in (sa, rf, iw, au, arith, role):
             assert f"|{v}|" in text, (v, text)
     assert 'class="crp-authority-bars"' in out  # the bars follow the table in the same block
@@ -190,18 +222,27 @@ def _corpus():
     ]
     from crp_core.io.timeparse import parse_timestamp
 
-    facts = tuple(Fact(fact_id=f, content=c, source_type=s, modified_at=parse_timestamp(m),
-                       ingested_at=parse_timestamp(m), line=i + 1) for i, (f, c, s, m, _v) in enumerate(rows))
+    facts = tuple(
+        Fact(
+            fact_id=f,
+            content=c,
+            source_type=s,
+            modified_at=parse_timestamp(m),
+            ingested_at=parse_timestamp(m),
+            line=i + 1,
+        )
+        for i, (f, c, s, m, _v) in enumerate(rows)
+    )
     kb = KnowledgeBase(facts=facts)
     return Corpus.from_vectors(kb, np.array([r[4] for r in rows], dtype=np.float32))
 
 
 def test_queue_frame_order_decided_and_filters():
     corpus = _corpus()
-    ds = DecisionSet.from_decisions([
-        Decision.mark_status("P1", "P2", fact="P2", status="QUARANTINED", operator="alice")])
-    scan = scan_ckf(corpus, CRPConfig(), NOW,
-                    decisions=ds.pair_decisions)
+    ds = DecisionSet.from_decisions(
+        [Decision.mark_status("P1", "P2", fact="P2", status="QUARANTINED", operator="alice")]
+    )
+    scan = scan_ckf(corpus, CRPConfig(), NOW, decisions=ds.pair_decisions)
     f = cv.queue_frame(scan, corpus.kb, ds)
     assert list(zip(f.fact_a, f.fact_b)) == [("T1", "T2"), ("P1", "P2")]  # the tie first
     assert f.pair.tolist() == ["T1|T2", "P1|P2"]
@@ -212,7 +253,13 @@ def test_queue_frame_order_decided_and_filters():
     assert f.decided_by.tolist() == ["", "alice"]
     counts = cv.queue_counts(f)
     assert {k: counts[k] for k in ("pairs", "ties", "undecided", "decided", "dismissed", "NUMBER_CHANGED")} == {
-        "pairs": 2, "ties": 1, "undecided": 1, "decided": 1, "dismissed": 0, "NUMBER_CHANGED": 2}
+        "pairs": 2,
+        "ties": 1,
+        "undecided": 1,
+        "decided": 1,
+        "dismissed": 0,
+        "NUMBER_CHANGED": 2,
+    }
     assert cv.filter_queue(f, decided="undecided").pair.tolist() == ["T1|T2"]
     assert cv.filter_queue(f, decided="decided").pair.tolist() == ["P1|P2"]
     assert cv.filter_queue(f, source_types=["community"]).pair.tolist() == ["P1|P2"]
@@ -237,9 +284,12 @@ def test_empty_scan_gives_an_empty_queue_with_zero_counts():
 
 def test_quarantined_fact_stays_in_the_scan_but_not_in_the_applied_corpus():
     corpus = _corpus()
-    ds = DecisionSet.from_decisions([
-        Decision.mark_status("P1", "P2", fact="P2", status="QUARANTINED", operator="a"),
-        Decision.mark_status("T1", "T2", fact="T2", status="STALE", operator="a")])
+    ds = DecisionSet.from_decisions(
+        [
+            Decision.mark_status("P1", "P2", fact="P2", status="QUARANTINED", operator="a"),
+            Decision.mark_status("T1", "T2", fact="T2", status="STALE", operator="a"),
+        ]
+    )
     applied = dmod.apply_decisions(corpus, ds)
     assert applied.retrievable.tolist() == [True, False, True, True, True]
     assert applied.kb.get("T2").status == "STALE"
@@ -261,8 +311,12 @@ def test_applied_corpus_cache_tells_apart_ckfs_differing_only_in_a_timestamp():
     import dataclasses
 
     c1 = _corpus()
-    kb2 = KnowledgeBase(facts=tuple(dataclasses.replace(f, modified_at=datetime(2020, 1, 1, tzinfo=UTC))
-                                    if f.fact_id == "P1" else f for f in c1.kb.facts))
+    kb2 = KnowledgeBase(
+        facts=tuple(
+            dataclasses.replace(f, modified_at=datetime(2020, 1, 1, tzinfo=UTC)) if f.fact_id == "P1" else f
+            for f in c1.kb.facts
+        )
+    )
     c2 = Corpus.from_vectors(kb2, np.asarray(c1.vectors))
     ds = DecisionSet.from_decisions([Decision.mark_status("T1", "T2", fact="T2", status="STALE", operator="a")])
     a1, a2 = dmod.apply_decisions(c1, ds), dmod.apply_decisions(c2, ds)
@@ -279,8 +333,9 @@ def test_pipeline_decisions_and_fingerprints():
     decs, key = dmod.pipeline_decisions(d1)
     assert decs == {"a|b": {"kind": "override", "winner": "b"}} and len(key) == 20
     # the same decisions in force by another path (an earlier dismiss overridden) -> same key
-    d2 = DecisionSet.from_decisions([Decision.dismiss("a", "b", operator="y"),
-                                     Decision.override("a", "b", winner="b", operator="x")])
+    d2 = DecisionSet.from_decisions(
+        [Decision.dismiss("a", "b", operator="y"), Decision.override("a", "b", winner="b", operator="x")]
+    )
     assert dmod.pipeline_decisions(d2)[1] == key and dmod.set_fingerprint(d2) == dmod.set_fingerprint(d1)
     d3 = DecisionSet.from_decisions([Decision.override("a", "b", winner="a", operator="x")])
     assert dmod.pipeline_decisions(d3)[1] != key
@@ -289,14 +344,17 @@ def test_pipeline_decisions_and_fingerprints():
     assert dmod.pipeline_decisions(d4) == (None, "") and dmod.set_fingerprint(d4) != ""
 
 
-@pytest.mark.parametrize("source,fmt,expected", [
-    ("/x/knowledge_base.jsonl", "jsonl", ("knowledge_base.cleaned.jsonl", ".jsonl")),
-    ("facts.csv", "csv", ("facts.cleaned.csv", ".csv")),
-    ("/x/kb.json", "", ("kb.cleaned.json", ".json")),
-    ("upload.ndjson", "jsonl", ("upload.cleaned.jsonl", ".jsonl")),
-    ("/data/synth10k", "dir", ("synth10k.cleaned.zip", "dir")),
-    ("/data/synth10k", "", ("synth10k.cleaned.zip", "dir")),
-])
+@pytest.mark.parametrize(
+    "source,fmt,expected",
+    [
+        ("/x/knowledge_base.jsonl", "jsonl", ("knowledge_base.cleaned.jsonl", ".jsonl")),
+        ("facts.csv", "csv", ("facts.cleaned.csv", ".csv")),
+        ("/x/kb.json", "", ("kb.cleaned.json", ".json")),
+        ("upload.ndjson", "jsonl", ("upload.cleaned.jsonl", ".jsonl")),
+        ("/data/synth10k", "dir", ("synth10k.cleaned.zip", "dir")),
+        ("/data/synth10k", "", ("synth10k.cleaned.zip", "dir")),
+    ],
+)
 def test_download_names(source, fmt, expected):
     assert dmod.ckf_download_name(source, fmt) == expected
 
@@ -305,9 +363,12 @@ def test_cleaned_ckf_bytes_jsonl_and_dir(tmp_path):
     from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
 
     corpus = _corpus()
-    ds = DecisionSet.from_decisions([
-        Decision.mark_status("P1", "P2", fact="P2", status="QUARANTINED", operator="a"),
-        Decision.mark_status("x", "y", fact="x", status="DELETED", operator="a")])  # not in this CKF
+    ds = DecisionSet.from_decisions(
+        [
+            Decision.mark_status("P1", "P2", fact="P2", status="QUARANTINED", operator="a"),
+            Decision.mark_status("x", "y", fact="x", status="DELETED", operator="a"),
+        ]
+    )  # not in this CKF
     src = write_ckf(corpus.kb, tmp_path / "kb.jsonl")
     kb = load_ckf(src)
     data, name, info = dmod.cleaned_ckf_bytes(kb, ds)
@@ -327,9 +388,19 @@ def test_cleaned_ckf_bytes_jsonl_and_dir(tmp_path):
 def test_history_frame_columns():
     d = Decision.override("a", "b", winner="b", operator="x", note="n")
     f = cv.history_frame([d])
-    assert f.to_dict("records") == [{"id": None, "decided_at": None, "operator": "x", "kind": "override",
-                                     "winner": "b", "target_fact": "", "new_status": "", "note": "n",
-                                     "pair": "a|b"}]
+    assert f.to_dict("records") == [
+        {
+            "id": None,
+            "decided_at": None,
+            "operator": "x",
+            "kind": "override",
+            "winner": "b",
+            "target_fact": "",
+            "new_status": "",
+            "note": "n",
+            "pair": "a|b",
+        }
+    ]
 
 
 # ---- the deciding fields of a pair (pair cards) ---------------------------------------------------
@@ -337,11 +408,24 @@ def _evidence_kb():
     from crp_core.io.ckf import load_ckf_bytes
 
     rows = [
-        {"fact_id": "A", "content": "port 2379", "source_type": "official_documentation", "source_id": "docs",
-         "source_location": "<b>ports</b>", "modified_at": "2026-09-01T00:00:00Z",
-         "ingested_at": "2026-09-02T00:00:00Z"},
-        {"fact_id": "B", "content": "port 4001", "source_type": "community", "source_id": "docs", "ttl": "P2Y",
-         "modified_at": "2026-09-01T00:00:00Z", "ingested_at": "2026-09-02T00:00:00Z"},
+        {
+            "fact_id": "A",
+            "content": "port 2379",
+            "source_type": "official_documentation",
+            "source_id": "docs",
+            "source_location": "<b>ports</b>",
+            "modified_at": "2026-09-01T00:00:00Z",
+            "ingested_at": "2026-09-02T00:00:00Z",
+        },
+        {
+            "fact_id": "B",
+            "content": "port 4001",
+            "source_type": "community",
+            "source_id": "docs",
+            "ttl": "P2Y",
+            "modified_at": "2026-09-01T00:00:00Z",
+            "ingested_at": "2026-09-02T00:00:00Z",
+        },
     ]
     return load_ckf_bytes("".join(json.dumps(r) + "\n" for r in rows).encode(), "kb.jsonl")
 
@@ -383,8 +467,10 @@ def test_pair_case_html_has_both_sides_the_evidence_and_the_differing_fields():
 def test_ttl_origin_for_timeless_and_no_default():
     f = Fact("T", "x", ttl_kind="timeless")
     assert cv.ttl_origin(f, float("inf"), "web") == "none: timeless (the fact's own ttl)"
-    assert cv.ttl_origin(Fact("U", "x", source_type="user_provided"), float("inf"), "user_provided") == \
-        "no expiry (no default TTL for user_provided)"
+    assert (
+        cv.ttl_origin(Fact("U", "x", source_type="user_provided"), float("inf"), "user_provided")
+        == "no expiry (no default TTL for user_provided)"
+    )
 
 
 def test_pair_marks_name_the_loser_and_operator_statuses():
@@ -397,12 +483,14 @@ def test_pair_marks_name_the_loser_and_operator_statuses():
 # ---- what decisions do to a CKF, the pair parameter -----------------------------------------------
 def test_applied_summary_counts_decisions_on_this_ckf_only():
     kb = _evidence_kb()
-    ds = DecisionSet.from_decisions([
-        Decision.override("A", "B", winner="B", operator="o"),
-        Decision.dismiss("A", "ghost", operator="o"),  # names a fact this CKF lacks: left out
-        Decision.mark_status("A", "B", fact="A", status="STALE", operator="o"),
-        Decision.mark_status("B", "ghost", fact="B", status="ACTIVE", operator="o"),  # no change
-    ])
+    ds = DecisionSet.from_decisions(
+        [
+            Decision.override("A", "B", winner="B", operator="o"),
+            Decision.dismiss("A", "ghost", operator="o"),  # names a fact this CKF lacks: left out
+            Decision.mark_status("A", "B", fact="A", status="STALE", operator="o"),
+            Decision.mark_status("B", "ghost", fact="B", status="ACTIVE", operator="o"),  # no change
+        ]
+    )
     s = dmod.applied_summary(ds, kb)
     assert s.decisions == 3
     assert dict(s.suppressed) == {"A": "B"}
@@ -412,8 +500,9 @@ def test_applied_summary_counts_decisions_on_this_ckf_only():
     assert not dmod.applied_summary(DecisionSet.empty(), kb)
 
 
-@pytest.mark.parametrize("value, want", [
-    ("b|a", "a|b"), ("a|b", "a|b"), ("x\\|y|z", "x\\|y|z"), ("", None), (None, None)])
+@pytest.mark.parametrize(
+    "value, want", [("b|a", "a|b"), ("a|b", "a|b"), ("x\\|y|z", "x\\|y|z"), ("", None), (None, None)]
+)
 def test_parse_pair_param_accepts_either_order(value, want):
     assert dmod.parse_pair_param(value) == (want, "")
 

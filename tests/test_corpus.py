@@ -1,4 +1,5 @@
 """The prepared Corpus: prepare_corpus, persistence and reuse, with_statuses, scenario vectors."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -102,8 +103,9 @@ def test_minilm_model_id_counts_tokens_with_the_tokenizer(tmp_path):
     from crp_core.corpus.embedding import minilm_model_path
 
     tok = AutoTokenizer.from_pretrained(minilm_model_path())
-    assert c.token_counts.tolist() == [len(tok(t, add_special_tokens=False)["input_ids"])
-                                      for t in ["hello world", "etcd listens on 2379 (clients)"]]
+    assert c.token_counts.tolist() == [
+        len(tok(t, add_special_tokens=False)["input_ids"]) for t in ["hello world", "etcd listens on 2379 (clients)"]
+    ]
     # a warm load reads the persisted counts: no tokenizer, no model
     from crp_core.corpus.embedding import MiniLMEmbedder
 
@@ -116,8 +118,9 @@ def test_minilm_model_id_counts_tokens_with_the_tokenizer(tmp_path):
     with pytest.warns(RuntimeWarning, match="recounting"):
         third = prepare_corpus(kb, embedder=m, cache_dir=tmp_path)
     assert third.token_counts.tolist() == c.token_counts.tolist() and m.tokenizer_load_count == 1
-    other = prepare_corpus(kb_from(["hello world", "a b c d e f g h i j"], embeddings=x, model="other"),
-                           cache_dir=tmp_path)
+    other = prepare_corpus(
+        kb_from(["hello world", "a b c d e f g h i j"], embeddings=x, model="other"), cache_dir=tmp_path
+    )
     assert other.token_counts.tolist() == [3, 13]  # ceil(2 * 1.3) = 3, ceil(10 * 1.3) = 13
 
 
@@ -162,10 +165,15 @@ def _corpus(model="test-hashing", dim=64):
 
 
 def _scenario(q_emb=None, sq_embs=(None, None), model=None):
-    return Scenario(query="etcd port setting", query_embedding=q_emb,
-                    sub_queries=(SubQuery("a", "postgres vacuum", embedding=sq_embs[0]),
-                                 SubQuery("b", "dns resolver", embedding=sq_embs[1])),
-                    embedding_model=model)
+    return Scenario(
+        query="etcd port setting",
+        query_embedding=q_emb,
+        sub_queries=(
+            SubQuery("a", "postgres vacuum", embedding=sq_embs[0]),
+            SubQuery("b", "dns resolver", embedding=sq_embs[1]),
+        ),
+        embedding_model=model,
+    )
 
 
 def test_scenario_with_all_embeddings_uses_no_model():

@@ -1,6 +1,7 @@
 """What a run builds on first read: an audit event's data (``records.DeferredData``, the plain dict
 ``report.conflict_event_data`` gives) and the per-fact outcomes (``records.DeferredTuple``, the tuple
 ``outcomes.fact_outcomes`` gives). Both read, compare, copy and pickle as what they stand for."""
+
 from __future__ import annotations
 
 import copy
@@ -90,8 +91,16 @@ def test_pipeline_outcomes_are_fact_outcomes_built_when_read(tmp_path):
     assert isinstance(r.outcomes, DeferredTuple) and r.outcomes._value is None  # not built by the run
     roles = {int(a): "anchor" for a in np.concatenate([r.cdgr.anchors, r.cdgr.extra_anchors]).tolist()}
     roles.update({int(c): "connector" for c in r.cdgr.selected_connectors.tolist()})
-    want = fact_outcomes(corpus, r.candidates, r.cdr, r.cdgr, r.resolution, r.envelope, roles,
-                         guarded={f.loser: f.message for f in r.known_conflicts})
+    want = fact_outcomes(
+        corpus,
+        r.candidates,
+        r.cdr,
+        r.cdgr,
+        r.resolution,
+        r.envelope,
+        roles,
+        guarded={f.loser: f.message for f in r.known_conflicts},
+    )
     assert r.outcomes == want and len(r.outcomes) == len(want) > 0
     assert pickle.loads(pickle.dumps(r.outcomes)) == want
 

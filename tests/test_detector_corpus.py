@@ -7,6 +7,7 @@ conflict / no-conflict answer matches and, for a conflict, the expected patterns
 the patterns found. Scoring is strict: a conflict found with a missing pattern is both a miss and a
 false alarm. Every category must reach F1 >= 0.90 (dev and holdout together), the whole corpus 0.97.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,18 @@ import pytest
 from crp_core.stages.contradictions.values import values_conflict
 
 DATA = Path(__file__).resolve().parent / "data" / "conflict_pairs"
-CATEGORIES = ("number_changed", "entity_substituted", "negation_flip", "date_shifted", "magnitude_altered",
-              "paraphrase", "unit_forms", "different_attributes", "swapped_values", "multi_sentence")
+CATEGORIES = (
+    "number_changed",
+    "entity_substituted",
+    "negation_flip",
+    "date_shifted",
+    "magnitude_altered",
+    "paraphrase",
+    "unit_forms",
+    "different_attributes",
+    "swapped_values",
+    "multi_sentence",
+)
 PATTERNS = {"NUMBER_CHANGED", "ENTITY_SUBSTITUTED", "NEGATION_FLIP", "DATE_SHIFTED", "MAGNITUDE_ALTERED"}
 
 

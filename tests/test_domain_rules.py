@@ -1,5 +1,6 @@
 """Domain rules the dashboard reads from crp_core instead of re-implementing them: the authority
 winner an operator's "accept" records, the statuses a whole-CKF scan applies, a residual what-if."""
+
 from __future__ import annotations
 
 from crp_core import CRPConfig
@@ -12,8 +13,9 @@ from crp_core.triage import Decision, DecisionSet
 def _pair(auth_a: float, auth_b: float) -> ConflictPair:
     a = Authority("A", "official_documentation", 0.8, auth_a / (0.8 * 0.8), 0.8, auth_a)
     b = Authority("B", "community", 0.75, auth_b / (0.75 * 0.6), 0.6, auth_b)
-    return ConflictPair("A", "B", 0.9, ("NUMBER_CHANGED",), ValueConflict(("NUMBER_CHANGED",), ()),
-                        {"A": a, "B": b}, ("A",), "B", False)
+    return ConflictPair(
+        "A", "B", 0.9, ("NUMBER_CHANGED",), ValueConflict(("NUMBER_CHANGED",), ()), {"A": a, "B": b}, ("A",), "B", False
+    )
 
 
 def test_authority_winner_is_the_higher_authority():
@@ -29,18 +31,24 @@ def test_authority_winner_is_none_within_the_tie_tolerance():
 
 
 def test_scan_statuses_keep_active_and_stale_marks_only():
-    ds = DecisionSet.from_decisions([
-        Decision.mark_status("A", "B", fact="A", status="STALE", operator="op"),
-        Decision.mark_status("C", "D", fact="C", status="QUARANTINED", operator="op"),
-        Decision.mark_status("E", "F", fact="E", status="DELETED", operator="op"),
-        Decision.mark_status("G", "H", fact="G", status="ACTIVE", operator="op"),
-    ])
+    ds = DecisionSet.from_decisions(
+        [
+            Decision.mark_status("A", "B", fact="A", status="STALE", operator="op"),
+            Decision.mark_status("C", "D", fact="C", status="QUARANTINED", operator="op"),
+            Decision.mark_status("E", "F", fact="E", status="DELETED", operator="op"),
+            Decision.mark_status("G", "H", fact="G", status="ACTIVE", operator="op"),
+        ]
+    )
     assert ds.scan_statuses() == {"A": "STALE", "G": "ACTIVE"}
 
 
 def test_with_residual_addresses_what_leaves_the_residual_set():
-    s = Scenario(query="q", sub_queries=(SubQuery("s1", "one"), SubQuery("s2", "two"), SubQuery("s3", "three")),
-                 addressed=(Addressed("s1", 0.5, 2),), fanout_width=0)
+    s = Scenario(
+        query="q",
+        sub_queries=(SubQuery("s1", "one"), SubQuery("s2", "two"), SubQuery("s3", "three")),
+        addressed=(Addressed("s1", 0.5, 2),),
+        fanout_width=0,
+    )
     out = s.with_residual(["s3"], fanout_width=2, depth_weight=0.7)
     assert out.fanout_width == 2
     assert out.addressed == (Addressed("s1", 0.5, 2), Addressed("s2", 0.7, 2))

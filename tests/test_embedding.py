@@ -1,4 +1,5 @@
 """Embedding layer: token counting, normalisation, the persistent cache."""
+
 from __future__ import annotations
 
 import os
@@ -120,8 +121,12 @@ def test_corrupt_shard_is_ignored_removed_and_rebuilt(tmp_path, damage):
     elif damage == "truncate":
         shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
     else:
-        np.savez(shard, keys=np.zeros((3, 32), np.uint8), vectors=np.zeros((2, 64), np.float32),
-                 model_id=np.array(e.model_id))
+        np.savez(
+            shard,
+            keys=np.zeros((3, 32), np.uint8),
+            vectors=np.zeros((2, 64), np.float32),
+            model_id=np.array(e.model_id),
+        )
     e2 = HashingEmbedder()
     cache = EmbeddingCache(tmp_path)
     with pytest.warns(RuntimeWarning, match="ignored and removed"):
@@ -155,7 +160,7 @@ def test_killed_write_leaves_no_shard_and_no_temp(tmp_path, monkeypatch):
 def test_many_shards_are_compacted(tmp_path, monkeypatch):
     e = HashingEmbedder()
     for i in range(6):
-        embed_texts(TEXTS[i * 10:(i + 1) * 10], e, EmbeddingCache(tmp_path))
+        embed_texts(TEXTS[i * 10 : (i + 1) * 10], e, EmbeddingCache(tmp_path))
     cache = EmbeddingCache(tmp_path)
     assert len(_shards(cache, e.model_id)) == 6
     monkeypatch.setattr(embedding_cache, "CACHE_MAX_SHARDS", 3)  # read where the cache merges
@@ -193,8 +198,11 @@ def test_minilm_token_count_uses_tokenizer_only():
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(emb.minilm_model_path())
-    want = [len(tok("hello world", add_special_tokens=False)["input_ids"]),
-            len(tok("etcd listens on 2379", add_special_tokens=False)["input_ids"]), 0]
+    want = [
+        len(tok("hello world", add_special_tokens=False)["input_ids"]),
+        len(tok("etcd listens on 2379", add_special_tokens=False)["input_ids"]),
+        0,
+    ]
     assert counts.tolist() == want
     assert counts[0] == 2  # "hello", "world": no [CLS]/[SEP]
 
@@ -203,8 +211,7 @@ def test_minilm_token_count_uses_tokenizer_only():
 def test_real_minilm_embeds_normalised_and_cache_hit_loads_nothing(tmp_path):
     m = MiniLMEmbedder()
     assert m.load_count == 0  # lazy
-    texts = ["The etcd client port is 2379.", "etcd serves clients on port 2379.",
-             "Bananas are rich in potassium."]
+    texts = ["The etcd client port is 2379.", "etcd serves clients on port 2379.", "Bananas are rich in potassium."]
     seen = []
     v = embed_texts(texts, m, EmbeddingCache(tmp_path), progress=lambda d, t: seen.append((d, t)))
     assert m.load_count == 1 and m.texts_encoded == 3

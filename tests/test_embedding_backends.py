@@ -9,6 +9,7 @@ back to torch with a warning. The opt-in ``onnx-int8`` backend carries its own m
 are within the measured bound of fp32, not within 1e-4), is built once into the cache, atomically,
 rebuilt when damaged, never falls back to torch, and a corpus of one id refuses the other's queries.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,16 +29,26 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_ckf"
 
 HARD_TEXTS = [
-    "", "   ", "hello world", "etcd listens on 2379/2380 (IANA)", "Zürich, São Paulo, naïve café, ÅÄÖ",
-    "数据保护 und Datenschutz", "emoji 🙂 and ™ ® symbols", "tab\tseparated\nnew line", "x" * 300,
+    "",
+    "   ",
+    "hello world",
+    "etcd listens on 2379/2380 (IANA)",
+    "Zürich, São Paulo, naïve café, ÅÄÖ",
+    "数据保护 und Datenschutz",
+    "emoji 🙂 and ™ ® symbols",
+    "tab\tseparated\nnew line",
+    "x" * 300,
     "The etcd default client port is 2379. " * 80,  # far beyond 512 tokens: counted without truncation
-    "[k8s-0001]", "NOTE: the two facts below disagree; both are kept.",
+    "[k8s-0001]",
+    "NOTE: the two facts below disagree; both are kept.",
 ]
 
 
 def _sample_texts() -> list[str]:
-    texts = [json.loads(line)["content"] for line in
-             (SAMPLE / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()]
+    texts = [
+        json.loads(line)["content"]
+        for line in (SAMPLE / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     for p in sorted([*SAMPLE.glob("scenarios/*.json"), *SAMPLE.glob("scenarios/workload/*.json")]):
         doc = json.loads(p.read_text(encoding="utf-8"))
         texts.append(doc["query"]["text"] if isinstance(doc["query"], dict) else doc["query"])
@@ -62,14 +73,17 @@ def test_token_counts_equal_the_transformers_tokenizer_on_every_sample_text():
 
 
 def test_token_counting_imports_neither_torch_nor_transformers():
-    code = ("import sys\n"
-            "from crp_core.corpus.embedding import count_tokens, MODEL_ID\n"
-            "n = count_tokens(['etcd serves clients on port 2379'], MODEL_ID).tolist()\n"
-            "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers', 'onnxruntime')\n"
-            "         if m in sys.modules]\n"
-            "print(n, heavy)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                         check=True).stdout
+    code = (
+        "import sys\n"
+        "from crp_core.corpus.embedding import count_tokens, MODEL_ID\n"
+        "n = count_tokens(['etcd serves clients on port 2379'], MODEL_ID).tolist()\n"
+        "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers', 'onnxruntime')\n"
+        "         if m in sys.modules]\n"
+        "print(n, heavy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300, check=True
+    ).stdout
     assert out.strip() == "[8] []"  # et ##cd serves clients on port 237 ##9
 
 
@@ -100,8 +114,10 @@ def test_export_location_is_keyed_by_the_weights_digest(tmp_path):
     got = onnx_backend.onnx_model_file(str(weights), tmp_path / "cache")
     assert got == tmp_path / "cache" / "onnx" / want[:24] / "model.onnx"
     (weights / "model.safetensors").write_bytes(b"weights-22")  # other weights (size changed): another file
-    assert onnx_backend.onnx_model_file(str(weights), tmp_path / "cache").parent.name == hashlib.sha256(
-        b"weights-22{}").hexdigest()[:24]
+    assert (
+        onnx_backend.onnx_model_file(str(weights), tmp_path / "cache").parent.name
+        == hashlib.sha256(b"weights-22{}").hexdigest()[:24]
+    )
 
 
 def test_threads_default_and_env(monkeypatch):
@@ -166,7 +182,10 @@ def test_int8_backend_has_its_own_model_id_without_loading(monkeypatch):
     m = MiniLMEmbedder()
     assert (m.backend, m.model_id, m.load_count, m.builds) == ("onnx-int8", INT8_MODEL_ID, 0, 0)
     assert INT8_MODEL_ID != MODEL_ID and emb.BACKEND_MODEL_IDS == {
-        "onnx": MODEL_ID, "torch": MODEL_ID, "onnx-int8": INT8_MODEL_ID}
+        "onnx": MODEL_ID,
+        "torch": MODEL_ID,
+        "onnx-int8": INT8_MODEL_ID,
+    }
     assert MiniLMEmbedder(backend="onnx").model_id == MiniLMEmbedder(backend="torch").model_id == MODEL_ID
     assert MiniLMEmbedder.model_id == MODEL_ID  # the class default stays the fp32 model
 
@@ -203,8 +222,11 @@ def test_the_int8_model_id_changed_with_the_recipe_and_the_retired_id_is_refused
     assert emb.INT8_V1_MODEL_ID in emb.MINILM_IDS and emb.INT8_V1_MODEL_ID not in emb.BACKEND_MODEL_IDS.values()
     np.testing.assert_array_equal(emb.count_tokens(["etcd listens on 2379"], emb.INT8_V1_MODEL_ID), [7])
     int8 = MiniLMEmbedder(backend="onnx-int8")
-    with pytest.raises(EmbeddingModelMismatch, match="embedded with 'crp-inspect/all-MiniLM-L6-v2-onnx-int8' but "
-                       "the active model is 'crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2'"):
+    with pytest.raises(
+        EmbeddingModelMismatch,
+        match="embedded with 'crp-inspect/all-MiniLM-L6-v2-onnx-int8' but "
+        "the active model is 'crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2'",
+    ):
         embed_scenario(Scenario(query="etcd port"), _corpus_of(emb.INT8_V1_MODEL_ID), embedder=int8)
     assert int8.load_count == 0
 
@@ -231,8 +253,9 @@ def _corpus_of(model_id: str):
     from crp_core.model import Fact, KnowledgeBase
 
     vecs = np.eye(3, 384, dtype=np.float32)
-    kb = KnowledgeBase(tuple(Fact(f"f{i}", f"fact {i}", line=i + 1) for i in range(3)), embeddings=vecs,
-                       embedding_model=model_id)
+    kb = KnowledgeBase(
+        tuple(Fact(f"f{i}", f"fact {i}", line=i + 1) for i in range(3)), embeddings=vecs, embedding_model=model_id
+    )
     return Corpus.from_vectors(kb, vecs, model_id=model_id)
 
 
@@ -260,8 +283,12 @@ def test_embed_cli_backend_choices_are_the_backends():
 
     parser = argparse.ArgumentParser()
     embed_cli.register(parser.add_subparsers())
-    action = next(a for sp in parser._subparsers._group_actions  # type: ignore[union-attr]
-                  for a in sp.choices["embed"]._actions if a.dest == "backend")
+    action = next(
+        a
+        for sp in parser._subparsers._group_actions  # type: ignore[union-attr]
+        for a in sp.choices["embed"]._actions
+        if a.dest == "backend"
+    )
     assert tuple(action.choices) == emb.BACKENDS and action.default is None
 
 
@@ -277,8 +304,10 @@ def int8_cache(tmp_path_factory):
 
 @pytest.mark.model
 def test_int8_vectors_are_unit_and_within_the_measured_bound_of_fp32(int8_cache):
-    texts = [json.loads(line)["content"] for line in
-             (SAMPLE / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()]
+    texts = [
+        json.loads(line)["content"]
+        for line in (SAMPLE / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     m = MiniLMEmbedder(backend="onnx-int8", cache_dir=int8_cache)
     a = m.encode(texts)
     assert a.shape == (len(texts), 384) and a.dtype == np.float32 and m.model_id == INT8_MODEL_ID
@@ -346,9 +375,14 @@ def test_quantize_rows_gives_each_row_its_own_scale(tmp_path):
     w = rng.normal(size=(16, 8)).astype(np.float32)
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("MatMul", ["h", "h2"], ["y"])],
-        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", "t", 16]),
-              helper.make_tensor_value_info("h2", TensorProto.FLOAT, [8, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["b", "t", 3])], [numpy_helper.from_array(w, "w")])
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", "t", 16]),
+            helper.make_tensor_value_info("h2", TensorProto.FLOAT, [8, 3]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["b", "t", 3])],
+        [numpy_helper.from_array(w, "w")],
+    )
     src, out = tmp_path / "f.onnx", tmp_path / "q.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(src))
     assert onnx_backend.quantize_rows(src, out) == 1  # the weight's MatMul; the MatMul of two inputs stays

@@ -6,6 +6,7 @@
 a signed bucket, so texts sharing words have a higher cosine. It counts its calls like
 ``MiniLMEmbedder`` so tests can prove a cache hit embeds nothing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -74,7 +75,7 @@ class GatedEmbedder(HashingEmbedder):
             if self.batches >= 1:
                 self.gate.wait(self.timeout)
             self.batches += 1
-            out[s:s + batch_size] = super().encode(texts[s:s + batch_size], batch_size=batch_size)
+            out[s : s + batch_size] = super().encode(texts[s : s + batch_size], batch_size=batch_size)
             if progress is not None:
                 progress(min(s + batch_size, len(texts)), len(texts))
         return out

@@ -1,5 +1,6 @@
 """Resumable, cancellable embedding (crp_core.corpus.embedding.embed_texts with chunks and a cancel
 flag) and the background jobs around it (crp_core.corpus.jobs), with a fake embedder: no model loads."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,8 +34,7 @@ def test_cancel_midway_then_restart_embeds_only_the_remainder(tmp_path):
     # a new process: a fresh cache object reads the three persisted chunks
     e2 = HashingEmbedder()
     seen: list[tuple[int, int]] = []
-    got = embed_texts(TEXTS, e2, EmbeddingCache(tmp_path), progress=lambda d, t: seen.append((d, t)),
-                      chunk_rows=100)
+    got = embed_texts(TEXTS, e2, EmbeddingCache(tmp_path), progress=lambda d, t: seen.append((d, t)), chunk_rows=100)
     assert e2.texts_encoded == 700  # only the remainder went to the model
     assert seen[0] == (300, 1000) and seen[-1] == (1000, 1000)
     np.testing.assert_allclose(got, HashingEmbedder().encode(TEXTS), atol=1e-6)
@@ -44,8 +44,7 @@ def test_cancel_inside_a_chunk_drops_only_that_chunk(tmp_path):
     e = HashingEmbedder()
     # the flag turns True after the first batch of the second chunk: that chunk is not stored
     with pytest.raises(EmbeddingCancelled) as info:
-        embed_texts(TEXTS[:400], e, EmbeddingCache(tmp_path), cancel=CancelAfter(e, 250), chunk_rows=200,
-                    batch_size=50)
+        embed_texts(TEXTS[:400], e, EmbeddingCache(tmp_path), cancel=CancelAfter(e, 250), chunk_rows=200, batch_size=50)
     assert info.value.done == 200
     e2 = HashingEmbedder()
     embed_texts(TEXTS[:400], e2, EmbeddingCache(tmp_path), chunk_rows=200)
@@ -55,8 +54,14 @@ def test_cancel_inside_a_chunk_drops_only_that_chunk(tmp_path):
 def test_duplicate_texts_count_in_progress(tmp_path):
     texts = ["same text"] * 5 + TEXTS[:5]
     seen: list[tuple[int, int]] = []
-    embed_texts(texts, HashingEmbedder(), EmbeddingCache(tmp_path), progress=lambda d, t: seen.append((d, t)),
-                chunk_rows=3, batch_size=1)
+    embed_texts(
+        texts,
+        HashingEmbedder(),
+        EmbeddingCache(tmp_path),
+        progress=lambda d, t: seen.append((d, t)),
+        chunk_rows=3,
+        batch_size=1,
+    )
     dones = [d for d, _ in seen]
     assert dones == sorted(dones) and dones[-1] == 10
     assert seen[1][0] == 5  # the first embedded text resolves its five copies
@@ -111,8 +116,9 @@ def test_job_runs_prepare_corpus_in_the_background_and_can_be_cancelled(tmp_path
     assert emb.texts_encoded == 2 * batch  # chunk 2 was under way at the cancel: it finished, then the run stopped
     # asking again after a cancel starts a new run, which resumes from the cache
     emb2 = HashingEmbedder()
-    job2 = reg.get_or_start("kb", lambda p: prepare_corpus(kb, embedder=emb2, cache_dir=tmp_path,
-                                                          progress=p.update, cancel=p.cancelled))
+    job2 = reg.get_or_start(
+        "kb", lambda p: prepare_corpus(kb, embedder=emb2, cache_dir=tmp_path, progress=p.update, cancel=p.cancelled)
+    )
     assert job2 is not job and job2.wait(30) and job2.state == "done", job2.error
     assert reg.started == 2
     assert emb2.texts_encoded == 600 - 2 * batch  # resumed: the two stored chunks are not embedded again

@@ -9,6 +9,7 @@ fp32 and int8, and a call from several threads at once gives each caller its own
 int8-v2 vector is the same bits alone, in batches of any size, with any batch-mates, on 1 or 2 threads,
 in either schedule.
 """
+
 from __future__ import annotations
 
 import json
@@ -111,8 +112,14 @@ def test_a_cancel_between_batches_stops_the_parallel_encoder(tmp_path, monkeypat
         stop["now"] = done >= 8
 
     with pytest.raises(EmbeddingCancelled):
-        embed_texts([f"text {i}" for i in range(64)], m, progress=progress, batch_size=4,
-                    cancel=lambda: stop["now"], chunk_rows=64)
+        embed_texts(
+            [f"text {i}" for i in range(64)],
+            m,
+            progress=progress,
+            batch_size=4,
+            cancel=lambda: stop["now"],
+            chunk_rows=64,
+        )
     assert probe.running == 0 and len(probe.calls) <= 5  # of 16: stopped after the third, two ahead at most
 
 
@@ -128,8 +135,10 @@ def test_schedule_env(monkeypatch):
 
 # ---- with the real model ---------------------------------------------------------------------------
 def _facts() -> list[str]:
-    return [json.loads(line)["content"] for line in
-            (SAMPLE / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(line)["content"]
+        for line in (SAMPLE / "knowledge_base.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
 
 
 @pytest.fixture(scope="module")

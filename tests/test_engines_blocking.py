@@ -1,5 +1,6 @@
 """The centroid-block units of the pair search cover every pair the local scan keeps (SPEC-027 §2.2;
 the argument is in crp_core/engines/blocking.py), and the engine switch without Ray."""
+
 from __future__ import annotations
 
 import subprocess
@@ -76,7 +77,7 @@ def _clouds(draw):
     v = centres[rng.integers(0, k, size=n)] + spread * rng.normal(size=(n, d))
     if draw(st.booleans()):  # exact duplicates and antipodes
         v[: n // 4] = v[0]
-        v[n // 4: n // 3] = -v[0]
+        v[n // 4 : n // 3] = -v[0]
     return _unit(v + 1e-9)
 
 
@@ -109,9 +110,10 @@ def test_unknown_engine_is_refused():
 def test_without_ray_the_ray_engine_says_to_install_the_extra(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
     monkeypatch.setitem(sys.modules, "ray.data", None)
-    for argv in (["conflicts", "--ckf", "sample_ckf/knowledge_base.jsonl", "--engine", "ray"],
-                 ["embed", "--ckf", "sample_ckf/knowledge_base.jsonl", "--out", str(tmp_path / "o"),
-                  "--engine", "ray"]):
+    for argv in (
+        ["conflicts", "--ckf", "sample_ckf/knowledge_base.jsonl", "--engine", "ray"],
+        ["embed", "--ckf", "sample_ckf/knowledge_base.jsonl", "--out", str(tmp_path / "o"), "--engine", "ray"],
+    ):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert "pip install -e '.[ray]'" in err and "Traceback" not in err
@@ -119,8 +121,10 @@ def test_without_ray_the_ray_engine_says_to_install_the_extra(monkeypatch, capsy
 
 
 def test_crp_core_imports_without_ray():
-    code = ("import sys; sys.modules['ray'] = None; import crp_core, crp_core.engines, crp_core.engines.ray_engine, "
-            "crp_core.cli; from crp_core.engines.ray_engine import ray_available; assert not ray_available()")
+    code = (
+        "import sys; sys.modules['ray'] = None; import crp_core, crp_core.engines, crp_core.engines.ray_engine, "
+        "crp_core.cli; from crp_core.engines.ray_engine import ray_available; assert not ray_available()"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO_ROOT, timeout=120)
 
 

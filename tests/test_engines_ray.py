@@ -1,6 +1,7 @@
 """The Ray engine gives the local engine's results: the same pairs, winners and JSON report on the
 bundled sample and the 10k synthetic CKF; Ray Data embedding equals the local embedding path.
 One local 2-CPU cluster serves every test of this module (marker ``ray``; skipped without Ray)."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,9 @@ NOW = datetime(2026, 6, 1, tzinfo=UTC)
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
     """One private local cluster: 2 CPUs, loopback only, no dashboard, worker logs off the terminal."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1",
-             logging_level="ERROR")
+    ray.init(
+        num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1", logging_level="ERROR"
+    )
     yield ray
     ray.shutdown()
 
@@ -42,8 +44,9 @@ def synth_corpus(synth10k, tmp_path_factory):  # noqa: F811
 
 def _same_scans(a, b):
     assert [(p.fact_a, p.fact_b) for p in a.pairs] == [(p.fact_a, p.fact_b) for p in b.pairs]
-    assert [(p.kept, p.suppressed, p.tied, p.decision) for p in a.pairs] == \
-        [(p.kept, p.suppressed, p.tied, p.decision) for p in b.pairs]
+    assert [(p.kept, p.suppressed, p.tied, p.decision) for p in a.pairs] == [
+        (p.kept, p.suppressed, p.tied, p.decision) for p in b.pairs
+    ]
     assert (a.n_candidates, a.k, dict(a.counts)) == (b.n_candidates, b.k, dict(b.counts))
 
 
@@ -66,8 +69,16 @@ def test_ray_scan_equals_the_local_scan_on_the_10k_ckf(synth_corpus):
 
 
 def test_cli_json_is_identical_on_either_engine(synth10k, capsys, tmp_path):  # noqa: F811
-    args = ["conflicts", "--ckf", str(synth10k), "--now", "2026-06-01T00:00:00Z", "--json",
-            "--cache-dir", str(tmp_path)]
+    args = [
+        "conflicts",
+        "--ckf",
+        str(synth10k),
+        "--now",
+        "2026-06-01T00:00:00Z",
+        "--json",
+        "--cache-dir",
+        str(tmp_path),
+    ]
     assert main(args) == 0
     local = capsys.readouterr().out
     assert main(args + ["--engine", "ray", "--workers", "2"]) == 0
@@ -82,16 +93,39 @@ def test_ray_scan_equals_the_local_scan_with_test_vectors():
     """A small CKF whose own vectors put conflicts, a tie and a paraphrase above the threshold."""
     from crp_core.model import Fact, KnowledgeBase
 
-    texts = ["The etcd default client port is 2379", "The etcd default client port is 4001",
-             "The backup job runs every 30 minutes", "The backup job runs every 60 minutes",
-             "etcd uses 2379 as its default client port", "Pods are scheduled onto nodes"]
+    texts = [
+        "The etcd default client port is 2379",
+        "The etcd default client port is 4001",
+        "The backup job runs every 30 minutes",
+        "The backup job runs every 60 minutes",
+        "etcd uses 2379 as its default client port",
+        "Pods are scheduled onto nodes",
+    ]
     srcs = ["official_documentation", "community", "internal", "internal", "official_documentation", "web"]
-    facts = tuple(Fact(fact_id=f"F{i}", content=t, source_type=s, status="ACTIVE", importance_weight=None,
-                       ingested_at=None, modified_at=NOW, ttl_kind="default", ttl_seconds=None, ttl_text=None,
-                       source_id=None, source_location=None, community_label=None, metadata={}, line=i + 1)
-                  for i, (t, s) in enumerate(zip(texts, srcs)))
-    vec = np.array([[1, .33, 0, 0], [1, 0, .33, 0], [0, 0, 1, .33], [0, .1, 1, 0], [1, 0, 0, .33], [0, 1, 0, 0]],
-                   dtype=np.float32)
+    facts = tuple(
+        Fact(
+            fact_id=f"F{i}",
+            content=t,
+            source_type=s,
+            status="ACTIVE",
+            importance_weight=None,
+            ingested_at=None,
+            modified_at=NOW,
+            ttl_kind="default",
+            ttl_seconds=None,
+            ttl_text=None,
+            source_id=None,
+            source_location=None,
+            community_label=None,
+            metadata={},
+            line=i + 1,
+        )
+        for i, (t, s) in enumerate(zip(texts, srcs))
+    )
+    vec = np.array(
+        [[1, 0.33, 0, 0], [1, 0, 0.33, 0], [0, 0, 1, 0.33], [0, 0.1, 1, 0], [1, 0, 0, 0.33], [0, 1, 0, 0]],
+        dtype=np.float32,
+    )
     kb = KnowledgeBase(facts=facts, embeddings=vec, embedding_model="test-model")
     corpus = Corpus.from_vectors(kb, vec / np.linalg.norm(vec, axis=1, keepdims=True))
     local = scan_ckf(corpus, CRPConfig(), NOW)
@@ -124,8 +158,22 @@ def test_embed_command_on_ray_writes_a_loadable_ckf(tmp_path, capsys):
     lines = open("sample_ckf/knowledge_base.jsonl", encoding="utf-8").read().splitlines()[:30]
     src.write_text("\n".join(lines) + "\n", encoding="utf-8")
     for out, engine in ((tmp_path / "out.parquet", "ray"), (tmp_path / "outdir", "local")):
-        assert main(["embed", "--ckf", str(src), "--out", str(out), "--engine", engine,
-                     "--cache-dir", str(tmp_path / f"cache-{out.name}")]) == 0
+        assert (
+            main(
+                [
+                    "embed",
+                    "--ckf",
+                    str(src),
+                    "--out",
+                    str(out),
+                    "--engine",
+                    engine,
+                    "--cache-dir",
+                    str(tmp_path / f"cache-{out.name}"),
+                ]
+            )
+            == 0
+        )
         said = capsys.readouterr().out
         assert "embedded 30 of 30 text(s) (0 from the cache)" in said and f"{engine} engine" in said
         back = load_ckf(out)

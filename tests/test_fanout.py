@@ -3,6 +3,7 @@
 Tiny corpora with explicit vectors over an orthonormal basis e0..e5 (every fact: importance 1.0,
 ttl "none" so recency 1.0, no prior outputs so n-gram penalty 0; CDR = relevance-ish x novelty).
 """
+
 from __future__ import annotations
 
 import json
@@ -27,20 +28,34 @@ E = np.eye(6)
 
 
 def _kb(facts: dict[str, np.ndarray]) -> tuple[KnowledgeBase, np.ndarray]:
-    kb = KnowledgeBase(facts=tuple(
-        Fact(fact_id=fid, content=f"fact {fid} text", source_type="official_documentation",
-             importance_weight=1.0, ttl_kind="timeless", ingested_at=NOW, modified_at=NOW)
-        for fid in facts))
+    kb = KnowledgeBase(
+        facts=tuple(
+            Fact(
+                fact_id=fid,
+                content=f"fact {fid} text",
+                source_type="official_documentation",
+                importance_weight=1.0,
+                ttl_kind="timeless",
+                ingested_at=NOW,
+                modified_at=NOW,
+            )
+            for fid in facts
+        )
+    )
     return kb, np.stack(list(facts.values())).astype(np.float32)
 
 
 def _scenario(subs: dict[str, np.ndarray], addressed: dict[str, float], width: int) -> Scenario:
     return Scenario(
-        query="q", query_embedding=tuple(float(x) for x in E[0] + E[1]), now=NOW,
-        sub_queries=tuple(SubQuery(id=k, text=f"sub-query {k}", embedding=tuple(float(x) for x in v))
-                          for k, v in subs.items()),
+        query="q",
+        query_embedding=tuple(float(x) for x in E[0] + E[1]),
+        now=NOW,
+        sub_queries=tuple(
+            SubQuery(id=k, text=f"sub-query {k}", embedding=tuple(float(x) for x in v)) for k, v in subs.items()
+        ),
         addressed=tuple(Addressed(id=k, depth_weight=w, window=1) for k, w in addressed.items()),
-        fanout_width=width)
+        fanout_width=width,
+    )
 
 
 def _run(facts, subs, addressed, width, config, **kw):
@@ -205,8 +220,7 @@ def test_branches_receive_a_read_only_snapshot(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(cdr_module, "score_cdr", spy)
-    _run(TOPIC_FACTS, TOPIC_SUBS, {"C": 0.9}, 2, TOPIC_CFG,
-         branch_probe=lambda b, snap: received.append((b, snap)))
+    _run(TOPIC_FACTS, TOPIC_SUBS, {"C": 0.9}, 2, TOPIC_CFG, branch_probe=lambda b, snap: received.append((b, snap)))
     assert [b for b, _ in received] == [0, 1]
     snaps = [s for _, s in received]
     assert all(isinstance(s, CoverageSnapshot) for s in snaps)
@@ -219,14 +233,24 @@ def test_branches_receive_a_read_only_snapshot(monkeypatch):
     entry = snap.entries[0]
     attempts = [
         lambda: setattr(snap, "entries", ()),
-        lambda: snap.append(entry), lambda: snap.extend([entry]), lambda: snap.insert(0, entry),
-        lambda: snap.remove(entry), lambda: snap.pop(), lambda: snap.clear(),
-        lambda: snap.__setitem__(0, entry), lambda: snap.__delitem__(0), lambda: snap.__iadd__([entry]),
+        lambda: snap.append(entry),
+        lambda: snap.extend([entry]),
+        lambda: snap.insert(0, entry),
+        lambda: snap.remove(entry),
+        lambda: snap.pop(),
+        lambda: snap.clear(),
+        lambda: snap.__setitem__(0, entry),
+        lambda: snap.__delitem__(0),
+        lambda: snap.__iadd__([entry]),
         lambda: delattr(snap, "entries"),
-        lambda: snap.embeddings.__setitem__((0, 0), 0.5), lambda: snap.embeddings.fill(0.0),
-        lambda: snap.depth_weights.__setitem__(0, 0.1), lambda: snap.embeddings.setflags(write=True),
-        lambda: np.copyto(snap.embeddings, 0.0), lambda: np.add(snap.embeddings, 1, out=snap.embeddings),
-        lambda: setattr(entry, "depth_weight", 0.1), lambda: entry.embedding.__setitem__(0, 9.0),
+        lambda: snap.embeddings.__setitem__((0, 0), 0.5),
+        lambda: snap.embeddings.fill(0.0),
+        lambda: snap.depth_weights.__setitem__(0, 0.1),
+        lambda: snap.embeddings.setflags(write=True),
+        lambda: np.copyto(snap.embeddings, 0.0),
+        lambda: np.add(snap.embeddings, 1, out=snap.embeddings),
+        lambda: setattr(entry, "depth_weight", 0.1),
+        lambda: entry.embedding.__setitem__(0, 9.0),
     ]
     for attempt in attempts:
         with pytest.raises(SnapshotMutationError):
@@ -238,12 +262,19 @@ def test_inactive_fanout_returns_none():
     kb, vecs = _kb(TOPIC_FACTS)
     corpus = Corpus.from_vectors(kb, vecs, "test", TOPIC_CFG)
     pool = np.arange(len(kb))
-    for width, addressed in ((1, {"C": 0.9}), (0, {"C": 0.9}),
-                             (3, {k: 0.9 for k in TOPIC_SUBS})):  # all addressed: empty ResidualSet
+    for width, addressed in (
+        (1, {"C": 0.9}),
+        (0, {"C": 0.9}),
+        (3, {k: 0.9 for k in TOPIC_SUBS}),
+    ):  # all addressed: empty ResidualSet
         scenario = _scenario(TOPIC_SUBS, addressed, width)
         vectors = embed_scenario(scenario, corpus)
-        assert run_fanout(corpus, scenario, vectors, pool, compute_recency(kb, pool, NOW, TOPIC_CFG),
-                          frozenset(), TOPIC_CFG) is None
+        assert (
+            run_fanout(
+                corpus, scenario, vectors, pool, compute_recency(kb, pool, NOW, TOPIC_CFG), frozenset(), TOPIC_CFG
+            )
+            is None
+        )
     report = fanout_report(None, {"CRP-Context-Coverage-Depth": "1", PARTITIONS_HEADER: "2"})
     assert report["active"] is False and PARTITIONS_HEADER not in report["headers"]
 
@@ -256,8 +287,9 @@ def test_width_argument_overrides_scenario_and_pool_filters_unretrievable():
     vectors = embed_scenario(scenario, corpus)
     pool = np.arange(len(kb))
     # recency given for part of the pool only: the rest is computed with `now`
-    res = run_fanout(corpus, scenario, vectors, pool, compute_recency(kb, pool[:2], NOW, TOPIC_CFG),
-                     frozenset(), TOPIC_CFG, width=2)
+    res = run_fanout(
+        corpus, scenario, vectors, pool, compute_recency(kb, pool[:2], NOW, TOPIC_CFG), frozenset(), TOPIC_CFG, width=2
+    )
     assert res is not None and res.width == 2
     assert all("x1" not in b.selected for b in res.partitioned.branches + res.naive.branches)
     assert res.partitioned.branches[0].selected == ("x3", "x2", "z")
@@ -267,8 +299,18 @@ def test_width_argument_overrides_scenario_and_pool_filters_unretrievable():
 def test_partitioned_steps(topics):
     _, res = topics
     steps = res.steps
-    assert [s.kind for s in steps] == ["parent", "partition", "snapshot", "snapshot", "retrieval", "retrieval",
-                                       "additions", "additions", "merge", "dedup"]
+    assert [s.kind for s in steps] == [
+        "parent",
+        "partition",
+        "snapshot",
+        "snapshot",
+        "retrieval",
+        "retrieval",
+        "additions",
+        "additions",
+        "merge",
+        "dedup",
+    ]
     assert [s.branch for s in steps] == [None, None, 0, 1, 0, 1, 0, 1, None, None]
     assert [s.index for s in steps] == list(range(10))
     assert steps[0].coverage == ("C",) and steps[0].added == ("C",)
@@ -297,8 +339,13 @@ def test_naive_steps_mirror_the_race(topics):
     _, res = topics
     steps = res.naive_steps
     assert [(s.kind, s.branch, s.detail["time"]) for s in steps] == [
-        ("parent", None, "T0"), ("retrieval", 0, "T1"), ("retrieval", 1, "T1"),
-        ("additions", 0, "T2"), ("additions", 1, "T2"), ("dedup", None, "Result")]
+        ("parent", None, "T0"),
+        ("retrieval", 0, "T1"),
+        ("retrieval", 1, "T1"),
+        ("additions", 0, "T2"),
+        ("additions", 1, "T2"),
+        ("dedup", None, "Result"),
+    ]
     assert steps[1].coverage == steps[2].coverage == ("C",)  # both read the same shared set
     assert steps[1].detail["chosen_by_other_branches"] == {"x1": [1], "y1": [1], "x3": [1]}
     assert steps[3].coverage == ("C", "q0", "q2") and steps[4].coverage == ("C", "q0", "q2", "q1", "q3")
@@ -315,9 +362,13 @@ def test_report(topics):
     assert rep["headers"] == {PARTITIONS_HEADER: "2", "CRP-Context-Coverage-Depth": "1"}
     assert list(rep["headers"])[0] == PARTITIONS_HEADER
     assert rep["partitions"] == [["q0", "q1"], ["q2", "q3"]]
-    assert rep["branches"][1] == {"branch": 1, "sub_queries": ["q2", "q3"], "selected": ["y1", "y2", "z"],
-                                  "roles": {"y1": "anchor", "y2": "anchor", "z": "anchor"},
-                                  "coverage_additions": ["q2", "q3"]}
+    assert rep["branches"][1] == {
+        "branch": 1,
+        "sub_queries": ["q2", "q3"],
+        "selected": ["y1", "y2", "z"],
+        "roles": {"y1": "anchor", "y2": "anchor", "z": "anchor"},
+        "coverage_additions": ["q2", "q3"],
+    }
     assert rep["fan_in"] == {"duplicates": [], "merged": ["x1", "x3", "x2", "y1", "y2", "z"], "coverage_depth": 5}
     naive = rep["naive"]
     assert naive["partitions"] == [["q0", "q2"], ["q1", "q3"]]

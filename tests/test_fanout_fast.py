@@ -2,6 +2,7 @@
 vectors gathered once, relevance shared between branches with the same sub-queries, the recency table
 checked once) equals the public ``run_branch`` called on its own; the fan-in dedup equals a plain pairwise
 loop; coverage ids equal ``CoverageSet.extend``'s; the stepper's scores equal a lookup by fact id."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -65,32 +66,64 @@ def as_tuples(dups):
 
 def branch_fields(b: BranchResult):
     cdr = b.cdr
-    cols = ("idx", "relevance", "residual_pull", "effective_relevance", "coverage_score", "coverage_penalty",
-            "novelty", "recency_factor", "importance_weight", "ngram_overlap", "ngram_penalty", "cdr_score")
-    return (b.branch, b.sub_queries, b.selected, b.coverage_additions,
-            tuple((np.asarray(getattr(cdr, c)).dtype.str, np.asarray(getattr(cdr, c)).tobytes()) for c in cols))
+    cols = (
+        "idx",
+        "relevance",
+        "residual_pull",
+        "effective_relevance",
+        "coverage_score",
+        "coverage_penalty",
+        "novelty",
+        "recency_factor",
+        "importance_weight",
+        "ngram_overlap",
+        "ngram_penalty",
+        "cdr_score",
+    )
+    return (
+        b.branch,
+        b.sub_queries,
+        b.selected,
+        b.coverage_additions,
+        tuple((np.asarray(getattr(cdr, c)).dtype.str, np.asarray(getattr(cdr, c)).tobytes()) for c in cols),
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n=st.integers(4, 40), m=st.integers(1, 9), n_addressed=st.integers(0, 3),
-       width=st.integers(2, 6), budget=st.integers(1, 12), gate=st.sampled_from([-1.0, 0.0, 0.3, 0.55]),
-       dedup=st.sampled_from([0.5, 0.9, 0.97]), partial=st.booleans(), prior=st.booleans())
-def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width, budget, gate, dedup, partial,
-                                                  prior):
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(4, 40),
+    m=st.integers(1, 9),
+    n_addressed=st.integers(0, 3),
+    width=st.integers(2, 6),
+    budget=st.integers(1, 12),
+    gate=st.sampled_from([-1.0, 0.0, 0.3, 0.55]),
+    dedup=st.sampled_from([0.5, 0.9, 0.97]),
+    partial=st.booleans(),
+    prior=st.booleans(),
+)
+def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width, budget, gate, dedup, partial, prior):
     n_addressed = min(n_addressed, m - 1)
     kb, fvec, subs, addressed, topics = _world(seed, n, m, n_addressed)
     config = CRPConfig().replace(envelope_fact_budget=budget, cdr_min_relevance=gate, fanin_dedup_similarity=dedup)
     corpus = Corpus.from_vectors(kb, fvec, "test", config)
-    scenario = Scenario(query="q", query_embedding=tuple(map(float, topics[0])), now=NOW, sub_queries=subs,
-                        addressed=addressed, fanout_width=width)
+    scenario = Scenario(
+        query="q",
+        query_embedding=tuple(map(float, topics[0])),
+        now=NOW,
+        sub_queries=subs,
+        addressed=addressed,
+        fanout_width=width,
+    )
     vectors = embed_scenario(scenario, corpus)
     pool_rows = np.random.default_rng(seed).permutation(np.concatenate([np.arange(n), np.arange(0, n, 3)]))
     full = compute_recency(kb, np.arange(n), NOW, config)
     # a recency table lacking some pool rows: run_fanout computes them, as the full table has them
     recency = compute_recency(kb, np.arange(0, n, 2), NOW, config) if partial else full
     # a prior output repeating two facts' texts: their n-gram overlaps are counted (else the blacklist is empty)
-    blacklist = build_blacklist([kb.facts[0].content, kb.facts[n // 2].content], config.ngram_n) if prior \
-        else frozenset()
+    blacklist = (
+        build_blacklist([kb.facts[0].content, kb.facts[n // 2].content], config.ngram_n) if prior else frozenset()
+    )
     res = run_fanout(corpus, scenario, vectors, pool_rows, recency, blacklist, config)
     assert res is not None
     pool = np.array(sorted({int(r) for r in pool_rows if kb.facts[int(r)].retrievable}), dtype=np.int64)
@@ -102,10 +135,19 @@ def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width
         for b, subs_b in zip(run.branches, run.partitions):
             own = np.stack([vec[s] for s in subs_b])
             pull_vecs = own if run.mode == "partitioned" else np.stack([vec[s] for s in residual])
-            alone = run_branch(corpus, branch=b.branch, sub_queries=subs_b, relevance_vectors=own,
-                               residual_vectors=pull_vecs,
-                               coverage=CoverageSnapshot(parent) if run.mode == "partitioned" else parent,
-                               pool_rows=pool, recency=full, blacklist=blacklist, budget=k, config=config)
+            alone = run_branch(
+                corpus,
+                branch=b.branch,
+                sub_queries=subs_b,
+                relevance_vectors=own,
+                residual_vectors=pull_vecs,
+                coverage=CoverageSnapshot(parent) if run.mode == "partitioned" else parent,
+                pool_rows=pool,
+                recency=full,
+                blacklist=blacklist,
+                budget=k,
+                config=config,
+            )
             assert branch_fields(b) == branch_fields(alone)
         dups, merged = dedup_reference(corpus, run.branches, config)
         assert as_tuples(run.duplicates) == dups and run.merged == merged
@@ -117,10 +159,17 @@ def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width
         for step in (s for s in steps if s.kind == "retrieval"):
             b = run.branches[step.branch]
             pos = {kb.facts[int(r)].fact_id: p for p, r in enumerate(b.cdr.idx)}
-            want = [{"fact_id": f, "relevance": float(b.cdr.relevance[pos[f]]),
-                     "residual_pull": float(b.cdr.residual_pull[pos[f]]), "novelty": float(b.cdr.novelty[pos[f]]),
-                     "recency_factor": float(b.cdr.recency_factor[pos[f]]),
-                     "cdr_score": float(b.cdr.cdr_score[pos[f]])} for f in b.selected]
+            want = [
+                {
+                    "fact_id": f,
+                    "relevance": float(b.cdr.relevance[pos[f]]),
+                    "residual_pull": float(b.cdr.residual_pull[pos[f]]),
+                    "novelty": float(b.cdr.novelty[pos[f]]),
+                    "recency_factor": float(b.cdr.recency_factor[pos[f]]),
+                    "cdr_score": float(b.cdr.cdr_score[pos[f]]),
+                }
+                for f in b.selected
+            ]
             assert step.detail["scores"] == want
     for step in (s for s in res.steps if s.kind == "additions"):
         assert step.coverage == parent.ids + res.partitioned.partitions[step.branch]
@@ -138,13 +187,21 @@ def test_cross_branch_dedup_equals_the_pairwise_loop(seed, n_branches, dedup):
     for b in range(n_branches):
         rows = rng.choice(30, int(rng.integers(0, 10)), replace=False)
         rel = rng.choice([0.2, 0.5, 0.5, 0.9], rows.size)  # ties in the CDR score
-        cdr = score_cdr(corpus, rows, rel, coverage=None, residual_vectors=None, blacklist=frozenset(),
-                        recency=rec, config=config)
+        cdr = score_cdr(
+            corpus, rows, rel, coverage=None, residual_vectors=None, blacklist=frozenset(), recency=rec, config=config
+        )
         chosen = [kb.facts[int(r)].fact_id for r in rows[: int(rng.integers(0, rows.size + 1))]]
         if rng.random() < 0.3:  # a chosen fact absent from the branch's table scores -inf
             chosen.append(kb.facts[int(rng.integers(0, 30))].fact_id)
-        branches.append(BranchResult(branch=b, sub_queries=(f"s{b}",), cdr=cdr, selected=tuple(dict.fromkeys(chosen)),
-                                     coverage_additions=(f"s{b}",)))
+        branches.append(
+            BranchResult(
+                branch=b,
+                sub_queries=(f"s{b}",),
+                cdr=cdr,
+                selected=tuple(dict.fromkeys(chosen)),
+                coverage_additions=(f"s{b}",),
+            )
+        )
     dups, merged = cross_branch_dedup(corpus, branches, config)
     want_dups, want_merged = dedup_reference(corpus, branches, config)
     assert as_tuples(dups) == want_dups
@@ -155,15 +212,24 @@ def test_missing_recency_needs_a_time():
     kb, fvec, subs, addressed, topics = _world(1, 12, 4, 1)
     config = CRPConfig()
     corpus = Corpus.from_vectors(kb, fvec, "test", config)
-    scenario = Scenario(query="q", query_embedding=tuple(map(float, topics[0])), sub_queries=subs,
-                        addressed=addressed, fanout_width=2)
+    scenario = Scenario(
+        query="q", query_embedding=tuple(map(float, topics[0])), sub_queries=subs, addressed=addressed, fanout_width=2
+    )
     vectors = embed_scenario(scenario, corpus)
     partial = compute_recency(kb, np.arange(0, 12, 2), NOW, config)
     with pytest.raises(ValueError, match="lacks some pool rows"):
         run_fanout(corpus, scenario, vectors, np.arange(12), partial, frozenset(), config)
     got = run_fanout(corpus, scenario, vectors, np.arange(12), partial, frozenset(), config, now=NOW)
-    want = run_fanout(corpus, scenario, vectors, np.arange(12), compute_recency(kb, np.arange(12), NOW, config),
-                      frozenset(), config, now=NOW + timedelta(days=400))  # now only fills the missing rows
+    want = run_fanout(
+        corpus,
+        scenario,
+        vectors,
+        np.arange(12),
+        compute_recency(kb, np.arange(12), NOW, config),
+        frozenset(),
+        config,
+        now=NOW + timedelta(days=400),
+    )  # now only fills the missing rows
     assert got is not None and want is not None
     assert [branch_fields(b) for b in got.partitioned.branches] == [branch_fields(b) for b in want.partitioned.branches]
 
@@ -187,8 +253,16 @@ def test_pipeline_fanout_reads_stages_1_and_2(name, tmp_path):
     at = {int(r): p for p, r in enumerate(stage2.idx.tolist())}
     col = {sid: j for j, sid in enumerate(vectors.ids)}
     pool_rows = cand.idx[~np.isin(cand.idx, result.resolution.suppressed)]
-    own = run_fanout(corpus, scenario, vectors, pool_rows, result.recency,
-                     build_blacklist(scenario.prior_outputs, config.ngram_n), config, now=result.now)
+    own = run_fanout(
+        corpus,
+        scenario,
+        vectors,
+        pool_rows,
+        result.recency,
+        build_blacklist(scenario.prior_outputs, config.ngram_n),
+        config,
+        now=result.now,
+    )
     assert own is not None
     checked = 0
     for run, alone in ((result.fanout.partitioned, own.partitioned), (result.fanout.naive, own.naive)):

@@ -1,5 +1,6 @@
 """run_fanout invariants on random corpora (SPEC-027 §1, SPEC_NOTES §2.7), checked against numpy
 recomputations of the branch-scoped relevance and residual pull."""
+
 from __future__ import annotations
 
 import json
@@ -28,10 +29,16 @@ def _world(seed: int, n: int, m: int, n_addressed: int, dim: int = 8):
         fvec[1] = fvec[0]
         fvec[3] = fvec[2] + 0.01 * rng.normal(size=dim)
     svec = topics[rng.integers(0, 3, m)] + 0.3 * rng.normal(size=(m, dim))
-    facts = tuple(Fact(fact_id=f"f{i}", content=f"statement {i} of topic", source_type=SOURCES[i % 5],
-                       status="DELETED" if i % 11 == 10 else "ACTIVE",
-                       ingested_at=NOW - timedelta(days=int(rng.integers(0, 500))))
-                  for i in range(n))
+    facts = tuple(
+        Fact(
+            fact_id=f"f{i}",
+            content=f"statement {i} of topic",
+            source_type=SOURCES[i % 5],
+            status="DELETED" if i % 11 == 10 else "ACTIVE",
+            ingested_at=NOW - timedelta(days=int(rng.integers(0, 500))),
+        )
+        for i in range(n)
+    )
     kb = KnowledgeBase(facts=facts)
     subs = tuple(SubQuery(id=f"s{j}", text=f"sub {j}", embedding=tuple(map(float, svec[j]))) for j in range(m))
     addressed = tuple(Addressed(id=f"s{j}", depth_weight=0.5 + 0.1 * j, window=1) for j in range(n_addressed))
@@ -39,15 +46,28 @@ def _world(seed: int, n: int, m: int, n_addressed: int, dim: int = 8):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10_000), n=st.integers(4, 30), m=st.integers(1, 8), n_addressed=st.integers(0, 3),
-       width=st.integers(2, 5), budget=st.integers(1, 12), gate=st.sampled_from([0.0, 0.3, 0.55]))
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(4, 30),
+    m=st.integers(1, 8),
+    n_addressed=st.integers(0, 3),
+    width=st.integers(2, 5),
+    budget=st.integers(1, 12),
+    gate=st.sampled_from([0.0, 0.3, 0.55]),
+)
 def test_run_fanout_invariants(seed, n, m, n_addressed, width, budget, gate):
     n_addressed = min(n_addressed, m - 1)
     kb, fvec, subs, addressed, topics = _world(seed, n, m, n_addressed)
     config = CRPConfig().replace(envelope_fact_budget=budget, cdr_min_relevance=gate)
     corpus = Corpus.from_vectors(kb, fvec, "test", config)
-    scenario = Scenario(query="q", query_embedding=tuple(map(float, topics[0])), now=NOW, sub_queries=subs,
-                        addressed=addressed, fanout_width=width)
+    scenario = Scenario(
+        query="q",
+        query_embedding=tuple(map(float, topics[0])),
+        now=NOW,
+        sub_queries=subs,
+        addressed=addressed,
+        fanout_width=width,
+    )
     vectors = embed_scenario(scenario, corpus)
     pool = np.arange(n)
     res = run_fanout(corpus, scenario, vectors, pool, compute_recency(kb, pool, NOW, config), frozenset(), config)
@@ -67,13 +87,19 @@ def test_run_fanout_invariants(seed, n, m, n_addressed, width, budget, gate):
             rows = np.asarray(b.cdr.idx)
             assert all(corpus.kb.facts[r].retrievable for r in rows.tolist())
             own = np.stack([sub_vec[s] for s in b.sub_queries])
-            rel = (corpus.vectors[rows].astype(np.float64) @ own.T.astype(np.float64)).max(axis=1) if rows.size \
+            rel = (
+                (corpus.vectors[rows].astype(np.float64) @ own.T.astype(np.float64)).max(axis=1)
+                if rows.size
                 else np.zeros(0)
+            )
             np.testing.assert_allclose(b.cdr.relevance, rel, atol=1e-5)
             assert np.all(np.asarray(b.cdr.relevance) >= gate - 1e-6)  # the gate, per branch
             pull_vecs = own if run.mode == "partitioned" else res_vecs
-            pull = (corpus.vectors[rows].astype(np.float64) @ pull_vecs.T.astype(np.float64)).max(axis=1) \
-                if (rows.size and covered) else np.zeros(rows.size)
+            pull = (
+                (corpus.vectors[rows].astype(np.float64) @ pull_vecs.T.astype(np.float64)).max(axis=1)
+                if (rows.size and covered)
+                else np.zeros(rows.size)
+            )
             np.testing.assert_allclose(b.cdr.residual_pull, pull, atol=1e-5)
             assert len(b.selected) == min(k, rows.size)
             scores = [float(b.cdr.cdr_score[b.cdr.position(corpus.kb.index_of(f))]) for f in b.selected]

@@ -1,4 +1,5 @@
 """partition_residual_for_fanout (SPEC-027 §1.4, SPEC_NOTES §2.7): invariants and exact cases."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,13 @@ def _vectors(n: int, distinct: int, dim: int, seed: int) -> np.ndarray:
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(0, 40), width=st.integers(1, 8), distinct=st.integers(1, 12),
-       dim=st.integers(2, 6), seed=st.integers(0, 10_000))
+@given(
+    n=st.integers(0, 40),
+    width=st.integers(1, 8),
+    distinct=st.integers(1, 12),
+    dim=st.integers(2, 6),
+    seed=st.integers(0, 10_000),
+)
 def test_partitions_disjoint_covering_nonempty_ordered_deterministic(n, width, distinct, dim, seed):
     ids = tuple(f"sq{i}" for i in range(n))
     vecs = _vectors(n, distinct, dim, seed)
@@ -180,7 +186,9 @@ def test_seeded_labels_are_used_and_a_damaged_seed_table_falls_back_to_kmeans(tm
     partitions._seed_table.cache_clear()
     try:
         assert partitions.partition_residual_for_fanout(ids, x, 2, CRPConfig()) == (
-            ("sq0", "sq1", "sq2"), ("sq3", "sq4", "sq5"))
+            ("sq0", "sq1", "sq2"),
+            ("sq3", "sq4", "sq5"),
+        )
         assert not partitions.needs_kmeans(x, 2, CRPConfig(), tmp_path / "cache")
         assert partitions.needs_kmeans(x, 3, CRPConfig(), tmp_path / "cache")  # not seeded
         # ... while an implausible entry (another length, a label >= k) or a damaged file is ignored

@@ -1,4 +1,5 @@
 """crp_ui.fanout_view: the Fan-out page's pure helpers (no Streamlit runtime, no model)."""
+
 from __future__ import annotations
 
 import html
@@ -27,8 +28,9 @@ def _topic_vectors():
     facts, vecs = [], []
     for t in range(3):
         for j in range(6):
-            facts.append(fact(f"t{t}-{j}", f"topic {t} fact {j} <script>x</script>",
-                              modified_at="2026-01-01T00:00:00Z"))
+            facts.append(
+                fact(f"t{t}-{j}", f"topic {t} fact {j} <script>x</script>", modified_at="2026-01-01T00:00:00Z")
+            )
             vecs.append(topics[t] + 0.2 * rng.normal(size=DIM))
     subs = [(f"s{t}{k}", topics[t] + 0.05 * rng.normal(size=DIM)) for t in range(3) for k in "ab"]
     return facts, np.asarray(vecs), subs, topics
@@ -38,8 +40,9 @@ def _topic_vectors():
 def run():
     facts, vecs, subs, topics = _topic_vectors()
     corpus = make_corpus(facts, vecs)
-    scen = make_scenario(topics.sum(axis=0), sub_queries=subs + [("done", np.eye(DIM)[4])],
-                         addressed=[("done", 0.9)], fanout_width=3)
+    scen = make_scenario(
+        topics.sum(axis=0), sub_queries=subs + [("done", np.eye(DIM)[4])], addressed=[("done", 0.9)], fanout_width=3
+    )
     res = run_pipeline(corpus, scen, CRPConfig())
     assert res.fanout is not None
     return corpus, scen, res
@@ -63,8 +66,7 @@ def test_page_scenario_moves_sub_queries_between_residual_set_and_coverage(run):
     assert s2.fanout_width == 2
     assert [sq.id for sq in s2.residual_set] == ["s0a", "s2b", "done"]
     # 'done' left the Coverage Set; the others joined it with depth 0.55, window = latest window (1)
-    assert s2.addressed == tuple(Addressed(id=i, depth_weight=0.55, window=1)
-                                 for i in ("s0b", "s1a", "s1b", "s2a"))
+    assert s2.addressed == tuple(Addressed(id=i, depth_weight=0.55, window=1) for i in ("s0b", "s1a", "s1b", "s2a"))
     assert scen.fanout_width == 3 and len(scen.addressed) == 1  # the original is untouched
     s3 = fv.page_scenario(scen, width=3, residual_ids=["s0a"], branch_depth_weight=0.2)
     # an entry addressed in the scenario keeps its own depth and window, and comes first
@@ -86,10 +88,20 @@ def test_inactive_reason():
     assert fv.inactive_reason(2, 1) == ""
 
 
-@pytest.mark.parametrize("value, n, want", [
-    (None, 5, (0, False)), ("", 5, (0, False)), ("1", 5, (0, False)), ("5", 5, (4, False)),
-    (" 3 ", 5, (2, False)), ("6", 5, (4, True)), ("0", 5, (0, True)), ("-4", 5, (0, True)), ("abc", 5, (0, True)),
-])
+@pytest.mark.parametrize(
+    "value, n, want",
+    [
+        (None, 5, (0, False)),
+        ("", 5, (0, False)),
+        ("1", 5, (0, False)),
+        ("5", 5, (4, False)),
+        (" 3 ", 5, (2, False)),
+        ("6", 5, (4, True)),
+        ("0", 5, (0, True)),
+        ("-4", 5, (0, True)),
+        ("abc", 5, (0, True)),
+    ],
+)
 def test_parse_step_param(value, n, want):
     idx, note = fv.parse_step_param(value, n)
     assert (idx, bool(note)) == want
@@ -185,8 +197,12 @@ def test_partition_svg_draws_every_point_and_centroid_escaped():
     assert [(html.unescape(i), int(p)) for i, p in points] == [("<b>a</b>", 0), ("b", 0), ("c", 1), ("d", -1)]
     assert re.findall(r'class="crp-pca-centroid" data-partition="(\d+)"', out) == ["0", "1"]
     # where each point is drawn follows the projection: the x order of the circles is the PCA's
-    cx = {html.unescape(i): float(x) for i, x in re.findall(
-        r'data-id="([^"]*)" data-partition="-?\d+"><title>[^<]*</title><circle cx="([-\d.]+)"', out)}
+    cx = {
+        html.unescape(i): float(x)
+        for i, x in re.findall(
+            r'data-id="([^"]*)" data-partition="-?\d+"><title>[^<]*</title><circle cx="([-\d.]+)"', out
+        )
+    }
     order = proj.points.sort_values("x")["sub_query"].tolist()
     assert sorted(cx, key=cx.get) == order
     legend = html.unescape(re.sub(r"<[^>]+>", "", out.split("</svg>")[1]))
@@ -272,16 +288,26 @@ def test_step_facts_frame_shows_the_stored_factors(run):
 def _run_with(branches_selected, duplicates, merged, depth=5):
     from crp_core.records import BranchResult
 
-    branches = tuple(BranchResult(branch=i, sub_queries=(f"s{i}",), cdr=None, selected=tuple(sel),
-                                  coverage_additions=(f"s{i}",)) for i, sel in enumerate(branches_selected))
-    return FanoutRun(mode="naive", partitions=tuple((f"s{i}",) for i in range(len(branches))), branches=branches,
-                     duplicates=tuple(duplicates), merged=tuple(merged), coverage_depth=depth)
+    branches = tuple(
+        BranchResult(branch=i, sub_queries=(f"s{i}",), cdr=None, selected=tuple(sel), coverage_additions=(f"s{i}",))
+        for i, sel in enumerate(branches_selected)
+    )
+    return FanoutRun(
+        mode="naive",
+        partitions=tuple((f"s{i}",) for i in range(len(branches))),
+        branches=branches,
+        duplicates=tuple(duplicates),
+        merged=tuple(merged),
+        coverage_depth=depth,
+    )
 
 
 def test_duplicates_helpers_and_dedup_frame():
-    run_ = _run_with([["a", "b"], ["b", "c"], ["a", "d"]],
-                     [Duplicate(("a",), (0, 2), 1.0), Duplicate(("b",), (0, 1), 1.0),
-                      Duplicate(("c", "d"), (1, 2), 0.97)], ["a", "b", "c"])
+    run_ = _run_with(
+        [["a", "b"], ["b", "c"], ["a", "d"]],
+        [Duplicate(("a",), (0, 2), 1.0), Duplicate(("b",), (0, 1), 1.0), Duplicate(("c", "d"), (1, 2), 0.97)],
+        ["a", "b", "c"],
+    )
     assert fv.chosen_by_several(run_) == {"a": (0, 2), "b": (0, 1)}
     assert fv.duplicate_fact_ids(run_) == frozenset("abcd")
     assert fv.picks(run_) == 6
@@ -299,15 +325,15 @@ def test_comparison_frame_and_strip(run):
     comp = fv.comparison_frame(fan).set_index("measure")
     assert tuple(comp.loc["fan-out duplicates"]) == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
     assert tuple(comp.loc["distinct facts covered"]) == (len(fan.naive.merged), len(fan.partitioned.merged))
-    assert tuple(comp.loc["coverage entries after merge"]) == (fan.naive.coverage_depth,
-                                                              fan.partitioned.coverage_depth)
+    assert tuple(comp.loc["coverage entries after merge"]) == (fan.naive.coverage_depth, fan.partitioned.coverage_depth)
     assert comp.loc["facts chosen (with repeats)", "naive"] == sum(len(b.selected) for b in fan.naive.branches)
     # three topics, round-robin branches mix them: the naive run repeats facts, the partitioned one does not
     assert comp.loc["fan-out duplicates", "naive"] > 0 and comp.loc["fan-out duplicates", "partitioned"] == 0
     strip = fv.comparison_html(fv.comparison_frame(fan))
     found = re.findall(r'data-measure="([^"]*)" data-naive="(\d+)" data-partitioned="(\d+)"', strip)
     assert [(m, int(a), int(b)) for m, a, b in found] == [
-        (m, int(r.naive), int(r.partitioned)) for m, r in zip(comp.index, comp.itertuples())]
+        (m, int(r.naive), int(r.partitioned)) for m, r in zip(comp.index, comp.itertuples())
+    ]
 
 
 # ---- HTML (escaping, highlights) ---------------------------------------------------------------------
@@ -316,7 +342,7 @@ NASTY = ['<img src=x onerror="alert(1)">', "a&b", "x*y_z", "line\nbreak", "$e=mc
 
 def test_chips_escape_and_mark_highlights():
     out = fv.chips_html(NASTY + ["plain"], highlight=["plain", NASTY[0]], tips={"plain": "<i>tip</i>"})
-    assert "<img" not in out and "<i>" not in out and "onerror=\"" not in out
+    assert "<img" not in out and "<i>" not in out and 'onerror="' not in out
     chips = re.findall(r'<span class="crp-cov" data-id="([^"]*)" data-hl="([01])"', out)
     assert [html.unescape(c[0]) for c in chips] == [s.replace("\n", " ") for s in NASTY] + ["plain"]
     assert [c[1] for c in chips] == ["1", "0", "0", "0", "0", "0", "1"]
@@ -343,8 +369,9 @@ def test_timeline_rows_up_to_the_current_step(run):
     assert [int(i) for _, i in rows] == [0, 1, 2, 3]
     assert [bool(c) for c, _ in rows] == [False, False, False, True]
     assert "Race &lt;timeline&gt;" in out
-    hl = {html.unescape(i) for i, h in re.findall(r'class="crp-fact" data-id="([^"]*)" data-hl="([01])"', out)
-          if h == "1"}
+    hl = {
+        html.unescape(i) for i, h in re.findall(r'class="crp-fact" data-id="([^"]*)" data-hl="([01])"', out) if h == "1"
+    }
     shown = {f for s in fan.naive_steps[:4] for f in s.facts}
     assert hl == shown & set(dups)
     assert "T1" in out and "Branch 2" in out
@@ -359,6 +386,7 @@ def test_rule_text():
 def test_partitions_frame(run):
     _, scen, res = run
     frame = fv.partitions_frame(res.fanout, scen)
-    assert [tuple(frame.loc[frame["partition"] == p, "sub_query"]) for p in range(3)] == \
-        [tuple(p) for p in res.fanout.partitioned.partitions]
+    assert [tuple(frame.loc[frame["partition"] == p, "sub_query"]) for p in range(3)] == [
+        tuple(p) for p in res.fanout.partitioned.partitions
+    ]
     assert set(frame["text"]) == {f"sub-query {s}" for s in frame["sub_query"]}

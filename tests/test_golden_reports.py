@@ -2,6 +2,7 @@
 exactly: the same facts, scores, conflicts and envelope). A report is re-recorded only when a change of
 arithmetic moves its floats at the float32 rounding level with every fact, pair, selection and order
 unchanged; docs/decisions/pipeline.md names each such change and its largest float difference."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,16 @@ pytestmark = pytest.mark.model
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_report_identical_to_the_recorded_one(command, scenario, capsys, tmp_path):
     golden = GOLDEN / f"{command}_{scenario}.json"
-    rc = main([command, "--ckf", str(ROOT / "sample_ckf" / "knowledge_base.jsonl"),
-               "--scenario", str(ROOT / "sample_ckf" / "scenarios" / f"{scenario}.json"), "--json"])
+    rc = main(
+        [
+            command,
+            "--ckf",
+            str(ROOT / "sample_ckf" / "knowledge_base.jsonl"),
+            "--scenario",
+            str(ROOT / "sample_ckf" / "scenarios" / f"{scenario}.json"),
+            "--json",
+        ]
+    )
     assert rc == 0
     got = json.loads(capsys.readouterr().out)
     assert got == json.loads(golden.read_text(encoding="utf-8"))

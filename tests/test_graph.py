@@ -1,4 +1,5 @@
 """Similarity graph (SPEC-009 §5.2) and the walks CDGR uses (SPEC-025 §2.3-2.4)."""
+
 from __future__ import annotations
 
 import math
@@ -191,7 +192,8 @@ def test_hop_paths_match_reference_bfs(seed, hops, edge_min):
             p = hp.path(a, v)
             assert len(p) == hp.dist[a, v] + 1 and p[0] == s and p[-1] == v
             assert sum(g.weight(p[i], p[i + 1]) for i in range(len(p) - 1)) == pytest.approx(
-                hp.weight_sum[a, v], abs=1e-5)
+                hp.weight_sum[a, v], abs=1e-5
+            )
     d = np.where(hp.dist >= 0, hp.dist, 99).min(axis=0)
     assert np.array_equal(np.where(d == 99, -1, d), nearest)
 
@@ -205,8 +207,7 @@ def test_edges_among_rows():
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), k=st.integers(1, 12), edge_min=st.floats(-0.2, 0.95),
-       dead=st.floats(0.0, 0.6))
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 12), edge_min=st.floats(-0.2, 0.95), dead=st.floats(0.0, 0.6))
 def test_graph_invariants(seed, k, edge_min, dead):
     rng = np.random.default_rng(seed)
     n = 80

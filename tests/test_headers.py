@@ -1,4 +1,5 @@
 """Response headers (SPEC_NOTES §3): exact names, order and value strings on a hand-built run."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,11 +20,16 @@ def corpus_and_scenario(fanout_width=0):
         fact("F4", "etcd 3.6 was released with new defaults", source_type="news", modified_at="2026-02-21"),
         fact("F5", "etcd default client port is 1234", status="DELETED", modified_at="2026-03-01"),
     ]
-    vecs = [E[0], E[0] + 0.1 * E[1], 0.8 * E[0] + 0.6 * E[2], 0.58 * E[0] + np.sqrt(1 - 0.58 ** 2) * E[3], E[0]]
+    vecs = [E[0], E[0] + 0.1 * E[1], 0.8 * E[0] + 0.6 * E[2], 0.58 * E[0] + np.sqrt(1 - 0.58**2) * E[3], E[0]]
     corpus = make_corpus(facts, np.array(vecs))
-    scen = make_scenario(E[0], sub_queries=[("s1", E[2]), ("s2", E[3]), ("s3", E[4])], addressed=[("s1", 1.0)],
-                         prior_outputs=["As noted, etcd peers use port 2380 for peer traffic."], now=NOW,
-                         fanout_width=fanout_width)
+    scen = make_scenario(
+        E[0],
+        sub_queries=[("s1", E[2]), ("s2", E[3]), ("s3", E[4])],
+        addressed=[("s1", 1.0)],
+        prior_outputs=["As noted, etcd peers use port 2380 for peer traffic."],
+        now=NOW,
+        fanout_width=fanout_width,
+    )
     return corpus, scen
 
 

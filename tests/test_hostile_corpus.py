@@ -2,6 +2,7 @@
 read it (``crp-inspect validate`` and ``run``; ``check`` for suites, configs and baselines; ``triage
 decisions`` for a database) as bounded child processes, and every numeric setting at its range boundaries
 through ``run --set`` (issue 12; docs/decisions/hardening.md). Harness: tests/hostile.py."""
+
 from __future__ import annotations
 
 import pytest

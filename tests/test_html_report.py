@@ -2,6 +2,7 @@
 charts), under 1 MB, every CKF text escaped; what it tells (a headline per fix, what was removed and
 why, the token change) and the numbers of the BeforeAfter record; and (needing /usr/bin/chromium) it
 opens from a file:// URL offline with its charts drawn."""
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,9 @@ def test_report_is_self_contained_and_carries_the_numbers():
     # the numbers: expired 1 -> 0, ageing 0 -> 0, pairs 1 -> 0
     assert "<td>expired facts in the envelope</td><td class='num'>1</td><td class='num better'>0</td>" in html
     assert "<td>ageing facts in the envelope</td><td class='num'>0</td><td class='num '>0</td>" in html
-    assert ("<td>contradictory pairs handed to the model</td><td class='num'>1</td>"
-            "<td class='num better'>0</td>") in html
+    assert (
+        "<td>contradictory pairs handed to the model</td><td class='num'>1</td><td class='num better'>0</td>"
+    ) in html
     assert "envelope overlap (Jaccard)</td><td class='num' colspan='2'>0.20</td>" in html
     assert "generated 2026-06-01 12:00 UTC" in html and "tiny.json" in html
     # both envelopes, with the expired flag on S (SPEC-027 recency .30) and the pair flag on P1 / P2
@@ -59,15 +61,17 @@ def test_report_tells_the_story():
         assert f"<h3>{fix.replace('>', '&gt;')}</h3><p>{sentence.replace('>', '&gt;')}</p>" in html
     assert html.index("class='headline'") < html.index("<table")
     # what SPEC-027 removed, with the text and the reason
-    removed = html[html.index("What SPEC-027 removed"):html.index("What SPEC-027 added")]
+    removed = html[html.index("What SPEC-027 removed") : html.index("What SPEC-027 added")]
     assert "<code>S</code></td><td>The scheduler runs with the legacy queue mode enabled.</td>" in removed
     assert "<span class='kind'>expired</span><br>expired (882 days old, TTL 365 days)" in removed
-    assert ("<span class='kind'>conflict loser</span><br>suppressed as the conflict loser to P1 (authority "
-            "0.6000 &lt; 0.6400 (NUMBER_CHANGED))") in removed
-    added = html[html.index("What SPEC-027 added"):html.index("Why the token count changed")]
+    assert (
+        "<span class='kind'>conflict loser</span><br>suppressed as the conflict loser to P1 (authority "
+        "0.6000 &lt; 0.6400 (NUMBER_CHANGED))"
+    ) in removed
+    added = html[html.index("What SPEC-027 added") : html.index("Why the token count changed")]
     assert "backfill: took the slot of P2" in added and "Snapshots are taken every six hours on atlas." in added
     # the token change, explained from the records (38 -> 37: removed 26, added 25)
-    tokens = html[html.index("Why the token count changed"):html.index("<h2>The numbers")]
+    tokens = html[html.index("Why the token count changed") : html.index("<h2>The numbers")]
     assert "SPEC-027 uses 1 fewer token (38 → 37) with the same number of facts (3 → 3)" in tokens
     assert "<td class='num'>2</td><td class='num'>-26</td>" in tokens
     assert "<td class='num'>2</td><td class='num'>+25" in tokens
@@ -95,16 +99,18 @@ def test_report_stays_small_on_a_large_envelope():
 def test_bar_chart_svg_draws_one_rect_per_value_and_escapes_labels():
     svg = bar_chart_svg("a <b> chart", ["x", "y\nz"], [("one", "#111", [1, 0]), ("<two>", "#222", [3, 2])])
     assert svg.startswith("<svg ") and svg.endswith("</svg>")
-    assert svg.count("<rect class=\"bar\"") == 4
+    assert svg.count('<rect class="bar"') == 4
     assert 'data-series="&lt;two&gt;" data-category="x" data-value="3"' in svg
     assert "<b>" not in svg and "&lt;two&gt;" in svg
     stacked = bar_chart_svg("s", ["a"], [("p", "#111", [2]), ("q", "#222", [3])], stacked=True)
-    assert stacked.count("<rect class=\"bar\"") == 2
+    assert stacked.count('<rect class="bar"') == 2
 
 
 def test_ckf_text_is_escaped():
-    facts = [fact("<x>", "<script>alert(1)</script> & the port is 2379", modified_at="2026-05-01"),
-             fact("y", "plain text", modified_at="2026-05-01")]
+    facts = [
+        fact("<x>", "<script>alert(1)</script> & the port is 2379", modified_at="2026-05-01"),
+        fact("y", "plain text", modified_at="2026-05-01"),
+    ]
     config = CRPConfig(graph_retrieval=False, envelope_fact_budget=2)
     corpus = make_corpus(facts, [[1, 0], [0.8, 0.6]], config)
     ba = before_after(corpus, make_scenario([1, 0], query_text="<b>q</b>"), config)
@@ -125,8 +131,9 @@ def test_report_renders_its_plots_in_chromium_offline(tmp_path):
     shots = Path(__file__).resolve().parent.parent / "screenshots"
     shots.mkdir(exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+        )
         try:
             ctx = browser.new_context(viewport={"width": 1400, "height": 900}, offline=True)
             page = ctx.new_page()

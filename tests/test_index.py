@@ -1,4 +1,5 @@
 """HNSW fact index (SPEC-009 §3.2): recall, exclusion of DELETED/QUARANTINED, persistence."""
+
 from __future__ import annotations
 
 import hashlib

@@ -2,6 +2,7 @@
 every reader refuses a FIFO, link loop or dangling link by name instead of blocking; problems are
 located in O(log n) each and capped per file; huge integers are refused as ConfigError / located
 problems, never an OverflowError; suite discovery refuses what it cannot read instead of skipping it."""
+
 from __future__ import annotations
 
 import json
@@ -30,6 +31,7 @@ OVER_LIMIT = "1" + "0" * 5000  # beyond Python's int-str conversion limit (4300 
 @pytest.fixture(autouse=True)
 def no_hang():
     """A reader that blocks fails the test after 20 s instead of hanging the run."""
+
     def boom(signum, frame):
         raise AssertionError("blocked: a reader waited on a special file")
 
@@ -144,9 +146,13 @@ def test_200k_unknown_ids_are_located_and_capped_per_file(tmp_path):
 
 def test_many_conflicts_against_many_exclusions_are_linear():
     n = 30_000
-    doc = {"query": "q", "expect": {"must_exclude": [f"w{i}" for i in range(n)],
-                                    "conflicts": [{"fact_a": f"w{i}", "fact_b": f"l{i}", "winner": f"w{i}"}
-                                                  for i in range(n)]}}
+    doc = {
+        "query": "q",
+        "expect": {
+            "must_exclude": [f"w{i}" for i in range(n)],
+            "conflicts": [{"fact_a": f"w{i}", "fact_b": f"l{i}", "winner": f"w{i}"} for i in range(n)],
+        },
+    }
     with pytest.raises(ScenarioError) as ei:
         load_scenario_bytes(json.dumps(doc).encode(), "s.json")
     assert len(ei.value.problems) == MAX_PROBLEMS + 1
@@ -154,14 +160,17 @@ def test_many_conflicts_against_many_exclusions_are_linear():
 
 
 # ---- D3: huge integers -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("item, key", [
-    (f"cdr_min_relevance={HUGE_TEXT}", "cdr_min_relevance"),
-    (f"ttl_days.news={HUGE_TEXT}", "ttl_days.news"),
-    (f"source_authority.news={HUGE_TEXT}", "source_authority.news"),
-    (f"candidate_k={HUGE_TEXT}", "candidate_k"),
-    (f"cdr_min_relevance={OVER_LIMIT}", "cdr_min_relevance"),
-    (f"candidate_k={OVER_LIMIT}", "candidate_k"),
-])
+@pytest.mark.parametrize(
+    "item, key",
+    [
+        (f"cdr_min_relevance={HUGE_TEXT}", "cdr_min_relevance"),
+        (f"ttl_days.news={HUGE_TEXT}", "ttl_days.news"),
+        (f"source_authority.news={HUGE_TEXT}", "source_authority.news"),
+        (f"candidate_k={HUGE_TEXT}", "candidate_k"),
+        (f"cdr_min_relevance={OVER_LIMIT}", "cdr_min_relevance"),
+        (f"candidate_k={OVER_LIMIT}", "candidate_k"),
+    ],
+)
 def test_huge_integers_in_set_args_are_config_errors(item, key):
     with pytest.raises(ConfigError) as ei:
         CRPConfig().with_set_args([item])
@@ -187,8 +196,10 @@ def test_huge_integers_through_every_config_path(tmp_path):
 
 def test_huge_integers_in_a_scenario_are_located_problems():
     h = HUGE_TEXT
-    text = (f'{{\n "query": "q",\n "config": {{"cdr_min_relevance": {h}}},\n'
-            f' "expect": {{"must_include": ["a"],\n  "max_leaks": {h},\n  "min_recall": {h}}}\n}}\n')
+    text = (
+        f'{{\n "query": "q",\n "config": {{"cdr_min_relevance": {h}}},\n'
+        f' "expect": {{"must_include": ["a"],\n  "max_leaks": {h},\n  "min_recall": {h}}}\n}}\n'
+    )
     with pytest.raises(ScenarioError) as ei:
         load_scenario_bytes(text.encode(), "s.json")
     got = {(p.line, p.field): p.message for p in ei.value.problems}
@@ -203,8 +214,9 @@ def test_a_5000_digit_integer_is_located_in_json_and_toml():
         load_scenario_bytes(text.encode(), "s.json")
     (p,) = ei.value.problems
     assert (p.line, p.field) == (3, "json")
-    assert p.message == ("invalid JSON: a number of more than 4300 digits (no setting or label needs one) "
-                         "at line 3, column 18")
+    assert p.message == (
+        "invalid JSON: a number of more than 4300 digits (no setting or label needs one) at line 3, column 18"
+    )
     with pytest.raises(ScenarioError) as ei:
         load_scenario_bytes(f'query = "q"\nfanout_width = {OVER_LIMIT}\n'.encode(), "s.toml")
     (p,) = ei.value.problems
@@ -223,8 +235,9 @@ def test_thresholds_say_one_message_whatever_is_wrong():
     assert msg("max_tokens", 0).startswith("must be a whole number between 1 and 2^53")
     for bad in ("0.5", -0.1, 1.5, False):
         assert msg("min_recall", bad).startswith("must be a number between 0 and 1, got ")
-    s = load_scenario_bytes(json.dumps({"query": "q", "expect": {"max_leaks": 2.0, "max_tokens": 2**53}}).encode(),
-                            "s.json")
+    s = load_scenario_bytes(
+        json.dumps({"query": "q", "expect": {"max_leaks": 2.0, "max_tokens": 2**53}}).encode(), "s.json"
+    )
     assert dict(s.expect.thresholds) == {"max_leaks": 2, "max_tokens": 2**53}
 
 
@@ -260,14 +273,18 @@ def test_duplicate_scenario_names_name_the_line_of_the_name(tmp_path):
 
 
 def test_baseline_problems_name_their_line(tmp_path):
-    doc = {"kind": SUITE_METRICS_KIND, "scenarios": {"s1": {"metrics": {"recall": 1.0, "leaks": "x"}},
-                                                      "s2": {"metrics": [1]}}}
+    doc = {
+        "kind": SUITE_METRICS_KIND,
+        "scenarios": {"s1": {"metrics": {"recall": 1.0, "leaks": "x"}}, "s2": {"metrics": [1]}},
+    }
     p = tmp_path / "b.json"
     p.write_text(json.dumps(doc, indent=1))
     with pytest.raises(ValidationError) as ei:
         read_baseline(p)
-    assert [(q.line, q.field) for q in ei.value.problems] == [(7, "scenarios.s1.metrics.leaks"),
-                                                              (11, "scenarios.s2.metrics")]
+    assert [(q.line, q.field) for q in ei.value.problems] == [
+        (7, "scenarios.s1.metrics.leaks"),
+        (11, "scenarios.s2.metrics"),
+    ]
     p.write_text('{"kind": "other"}')
     with pytest.raises(ValidationError) as ei:
         read_baseline(p)

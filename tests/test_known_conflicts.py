@@ -1,5 +1,6 @@
 """The known-conflict guard (beyond SPEC-027): conflicts known from the whole-CKF scan and operator
 decisions, checked against a run's selection (flag, pull the winner in, drop the loser)."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,10 @@ from crp_core.triage import Decision, DecisionSet
 ROOT = Path(__file__).resolve().parents[1]
 KB = make_kb([fact("win"), fact("lose"), fact("other"), fact("gone", status="DELETED")])
 RETR = [True, True, True, False]
-KNOWN = (KnownConflict(winner="win", loser="lose", source=SOURCE_SCAN, patterns=("NUMBER_CHANGED",)),
-         KnownConflict(winner="gone", loser="other", source=SOURCE_SCAN))
+KNOWN = (
+    KnownConflict(winner="win", loser="lose", source=SOURCE_SCAN, patterns=("NUMBER_CHANGED",)),
+    KnownConflict(winner="gone", loser="other", source=SOURCE_SCAN),
+)
 
 
 def test_flag_keeps_the_selection_and_names_the_loser():
@@ -49,8 +52,12 @@ def test_pull_winner_takes_the_losers_slot_and_drop_loser_removes_it():
 
 
 def test_operator_decisions_override_and_dismiss_scan_knowledge():
-    ds = DecisionSet.from_decisions([Decision.override("win", "lose", winner="lose", operator="op"),
-                                     Decision.dismiss("other", "gone", operator="op")])
+    ds = DecisionSet.from_decisions(
+        [
+            Decision.override("win", "lose", winner="lose", operator="op"),
+            Decision.dismiss("other", "gone", operator="op"),
+        ]
+    )
     got = known_conflicts(None, ds)
     assert got == (KnownConflict(winner="lose", loser="win", source=SOURCE_OPERATOR),)
 
@@ -59,9 +66,16 @@ def test_operator_decisions_override_and_dismiss_scan_knowledge():
 def test_a_shorter_official_ttl_no_longer_lets_the_loser_through_silently(capsys):
     """etcd_upgrade with official documentation at 180 days: the unverified k8s-0069 ("Apache Software
     Foundation") is packed while k8s-0068, which wins their conflict, is not retrieved."""
-    args = ["run", "--ckf", str(ROOT / "sample_ckf" / "knowledge_base.jsonl"), "--scenario",
-            str(ROOT / "sample_ckf" / "scenarios" / "etcd_upgrade.json"), "--set",
-            "ttl_days.official_documentation=180", "--json"]
+    args = [
+        "run",
+        "--ckf",
+        str(ROOT / "sample_ckf" / "knowledge_base.jsonl"),
+        "--scenario",
+        str(ROOT / "sample_ckf" / "scenarios" / "etcd_upgrade.json"),
+        "--set",
+        "ttl_days.official_documentation=180",
+        "--json",
+    ]
     assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
     flags = [(f["loser"], f["winner"], f["action"]) for f in report["known_conflicts"]]

@@ -1,5 +1,6 @@
 """The install is locked: requirements.lock pins every dependency pyproject.toml declares (all extras),
 within its declared range, with torch held to the CPU build (README "Set-up", Makefile `lock`)."""
+
 from __future__ import annotations
 
 import re
@@ -42,7 +43,8 @@ def test_every_declared_dependency_is_pinned_within_its_range() -> None:
         name = canonicalize_name(req.name)
         assert name in pins, f"{req} is declared in pyproject.toml but not in requirements.lock: run `make lock`"
         assert req.specifier.contains(pins[name], prereleases=True), (
-            f"requirements.lock pins {name}=={pins[name]}, outside pyproject.toml's {req}: run `make lock`")
+            f"requirements.lock pins {name}=={pins[name]}, outside pyproject.toml's {req}: run `make lock`"
+        )
 
 
 def test_torch_is_the_cpu_build_and_no_cuda_wheels() -> None:

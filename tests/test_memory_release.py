@@ -1,6 +1,7 @@
 """A knowledge base is freed once nobody holds it: the per-KB caches (recency attributes, resolved
 columns, n-grams, carried decisions) key it weakly, and no cached value may point back at it, or a
 long-lived dashboard would keep every CKF it ever loaded (docs/decisions/pipeline.md, "Caches")."""
+
 from __future__ import annotations
 
 import gc

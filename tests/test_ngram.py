@@ -1,4 +1,5 @@
 """N-gram output guard (SPEC-024 §5; SPEC_NOTES §2.4)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,7 @@
 """``fact_outcomes``'s short path (candidates that are gated out, ranked below the anchor budget or
 unchosen connector candidates) words every outcome exactly as the general per-row ``_reason`` does:
 compared on random small corpora (Hypothesis) with the short path off (every row through ``_reason``)."""
+
 from __future__ import annotations
 
 import pytest

@@ -3,6 +3,7 @@
 Unit costs below use ``word_counter`` (``ceil(words * 1.3)``): a fact line ``[<id>] content of <id>``
 costs its ``token_counts`` entry plus ``ceil(1 * 1.3) = 2`` for ``[<id>]``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,8 +38,9 @@ def connector(key, score, *bridged):
 def pack(items, ties=(), budget=2048, tokens=None):
     corpus = corpus_with(tokens or [5] * len(IDS))
     pairs = [(ROW[a], ROW[b]) for a, b in ties]
-    return pack_envelope(corpus, items, tied_pairs=pairs, config=CRPConfig(token_budget=budget),
-                         count_tokens=word_counter)
+    return pack_envelope(
+        corpus, items, tied_pairs=pairs, config=CRPConfig(token_budget=budget), count_tokens=word_counter
+    )
 
 
 def ids(env):
@@ -79,13 +81,12 @@ def test_best_anchor_opens_and_connector_scores_never_enter_a_tier():
     a (pos 1), both in the primacy block -> one spot after it, in score order x, y.
     """
     items = [connector("x", 1.03, "b", "c"), connector("y", 1.004, "a", "d")] + anchors(
-        b=0.491, a=0.575, c=0.434, d=0.401, e=0.39)
+        b=0.491, a=0.575, c=0.434, d=0.401, e=0.39
+    )
     env = pack(items)
     assert ids(env) == ["a", "b", "x", "y", "c", "d", "e"]
-    assert [p.tier for p in env.order] == ["critical", "critical", None, None, "important", "important",
-                                           "important"]
-    assert [p.band for p in env.order] == ["primacy", "primacy", "middle", "middle", "middle", "middle",
-                                           "middle"]
+    assert [p.tier for p in env.order] == ["critical", "critical", None, None, "important", "important", "important"]
+    assert [p.band for p in env.order] == ["primacy", "primacy", "middle", "middle", "middle", "middle", "middle"]
     assert [p.bridges_anchor for p in env.order[2:4]] == ["b", "a"]
 
 
@@ -101,14 +102,31 @@ def test_connectors_after_their_anchor_and_before_the_recency_block():
     The gap after e holds w, z, x in score order.
     """
     items = anchors(a=1.0, b=0.95, c=0.9, d=0.85, e=0.6, f=0.3) + [
-        connector("x", 0.5, "b", "c"), connector("y", 2.0, "f", "c"), connector("z", 0.7, "e", "b"),
-        connector("w", 0.9, "c", "e")]
+        connector("x", 0.5, "b", "c"),
+        connector("y", 2.0, "f", "c"),
+        connector("z", 0.7, "e", "b"),
+        connector("w", 0.9, "c", "e"),
+    ]
     env = pack(items)
     assert ids(env) == ["a", "d", "f", "y", "e", "w", "z", "x", "b", "c"]
-    assert [p.band for p in env.order] == ["primacy", "primacy", "middle", "middle", "middle", "middle",
-                                           "middle", "middle", "recency", "recency"]
+    assert [p.band for p in env.order] == [
+        "primacy",
+        "primacy",
+        "middle",
+        "middle",
+        "middle",
+        "middle",
+        "middle",
+        "middle",
+        "recency",
+        "recency",
+    ]
     assert {p.fact_id: p.bridges_anchor for p in env.order if p.role == "connector"} == {
-        "y": "f", "w": "e", "z": "e", "x": "b"}
+        "y": "f",
+        "w": "e",
+        "z": "e",
+        "x": "b",
+    }
 
 
 def test_one_critical_anchor_primacy_block_is_positions_1_and_2():
@@ -167,9 +185,11 @@ def test_tied_pair_note_in_text_and_tokens():
     assert ids(env) == ["a", "b", "c"]
     assert env.notes == (block,)
     assert env.text.endswith("[c] content of c\n" + block)
-    assert block == ("NOTE: The following two facts conflict and could not be automatically\n"
-                     "arbitrated. Treat with caution and prefer the more specific:\n"
-                     "  [content of b]\n  [content of c]")
+    assert block == (
+        "NOTE: The following two facts conflict and could not be automatically\n"
+        "arbitrated. Treat with caution and prefer the more specific:\n"
+        "  [content of b]\n  [content of c]"
+    )
     assert env.tokens_used == 3 * LINE + note_tokens("b", "c")
 
 
@@ -211,13 +231,17 @@ def test_ties_sharing_a_fact_form_one_unit():
     assert env.notes == (ab, cb)
     assert env.text.endswith("[b] content of b\n" + ab + "\n" + cb)
     small = pack(anchors(a=0.9, b=0.9, c=0.9), ties=[("a", "b"), ("b", "c")], budget=3 * LINE + 60)
-    assert ids(small) == [] and small.dropped_pairs == (DroppedPair("a", "b", "budget"),
-                                                        DroppedPair("b", "c", "budget"))
+    assert ids(small) == [] and small.dropped_pairs == (
+        DroppedPair("a", "b", "budget"),
+        DroppedPair("b", "c", "budget"),
+    )
 
 
 def test_note_header_is_the_spec_text():
-    assert NOTE_HEADER == ("NOTE: The following two facts conflict and could not be automatically\n"
-                           "arbitrated. Treat with caution and prefer the more specific:")
+    assert NOTE_HEADER == (
+        "NOTE: The following two facts conflict and could not be automatically\n"
+        "arbitrated. Treat with caution and prefer the more specific:"
+    )
 
 
 def test_empty_envelope():
@@ -236,10 +260,12 @@ def tied_etcd_corpus():
     CDR (importance .8, recency 1): .7990, .7990, .6006, .48. Costs (words * 1.3 + 2): ports 10 each,
     peer 14, store 12, NOTE 32 words -> 42: the unit costs 62.
     """
-    facts = [fact("etcd-2379", "etcd default client port is 2379", modified_at="2026-03-01"),
-             fact("etcd-4001", "etcd default client port is 4001", modified_at="2026-03-01"),
-             fact("etcd-peer", "etcd peers talk to each other on port 2380", modified_at="2026-03-01"),
-             fact("k8s-store", "Kubernetes keeps all cluster state in etcd", modified_at="2026-03-01")]
+    facts = [
+        fact("etcd-2379", "etcd default client port is 2379", modified_at="2026-03-01"),
+        fact("etcd-4001", "etcd default client port is 4001", modified_at="2026-03-01"),
+        fact("etcd-peer", "etcd peers talk to each other on port 2380", modified_at="2026-03-01"),
+        fact("k8s-store", "Kubernetes keeps all cluster state in etcd", modified_at="2026-03-01"),
+    ]
     vecs = [E[0] + 0.05 * E[1], E[0] + 0.05 * E[2], 0.75 * E[0] + 0.66 * E[3], 0.6 * E[0] + 0.8 * E[4]]
     return make_corpus(facts, np.array(vecs))
 
@@ -273,15 +299,17 @@ def chain_with_near_duplicate():
     (2 hops via B, .6269 + .6462): bridge = 1 * (.9701 + .6269 + .6462) / 3 = .7478, score
     .7478 * .5433 = .4062 > B's .6462 * .30 = .1939. One connector slot (budget 3: 2 anchors).
     """
-    g = np.array([[1, .3, .78], [.3, 1, .78], [.78, .78, 1]])
+    g = np.array([[1, 0.3, 0.78], [0.3, 1, 0.78], [0.78, 0.78, 1]])
     low = np.linalg.cholesky(g)
     b = 0.56
     a = np.sqrt(1 - b * b)
     vec_a, vec_d, vec_b = np.r_[a * low[0], b, 0], np.r_[a * low[1], b, 0], np.r_[low[2], 0, 0]
-    facts = [fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
-             fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
-             fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01"),
-             fact("X", "pods get new IPs whenever they are rescheduled", modified_at="2026-05-01")]
+    facts = [
+        fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
+        fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
+        fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01"),
+        fact("X", "pods get new IPs whenever they are rescheduled", modified_at="2026-05-01"),
+    ]
     return make_corpus(facts, np.array([vec_a, vec_d, vec_b, vec_a + 0.25 * np.eye(5)[4]]))
 
 
@@ -301,12 +329,16 @@ def test_connector_near_duplicate_of_an_anchor_is_dropped_and_the_next_takes_the
 
 def test_connector_near_duplicate_with_a_value_conflict_stays():
     """Same cosine .9701 but a changed number: not a duplicate, stage 4 arbitrates it."""
-    facts = [fact("A", "the etcd client port is 2379"), fact("X", "the etcd client port is 4001"),
-             fact("Y", "the etcd client port is 2379 by default")]
+    facts = [
+        fact("A", "the etcd client port is 2379"),
+        fact("X", "the etcd client port is 4001"),
+        fact("Y", "the etcd client port is 2379 by default"),
+    ]
     corpus = make_corpus(facts, np.array([[1, 0, 0], [1, 0.25, 0], [1, 0, 0.25]]))
     assert values_conflict(facts[0].content, facts[1].content) is not None
-    got = connector_near_duplicates(corpus, np.array([0]), np.array([1, 2]), np.array([0, 1]),
-                                    config=CRPConfig(), values_conflict=values_conflict)
+    got = connector_near_duplicates(
+        corpus, np.array([0]), np.array([1, 2]), np.array([0, 1]), config=CRPConfig(), values_conflict=values_conflict
+    )
     assert [g[:2] for g in got] == [(2, 0)]
 
 
@@ -314,11 +346,16 @@ def test_stage_4_dedup_keeps_the_anchor_and_refills_the_slot():
     """Anchor A and connector C at cos .9701 with no value conflict: SPEC-003 §6.6 keeps the anchor (a
     connector score, 9.0, is on another scale than A's CDR .5); the freed slot goes to the next pool
     fact that conflicts with nothing kept: P1 is a near-duplicate of A (skipped), P2 fits."""
-    facts = [fact("A", "pods receive new IPs when rescheduled"), fact("C", "pods get new IPs when rescheduled"),
-             fact("P1", "pods obtain new IPs on rescheduling"), fact("P2", "services select pods by label")]
+    facts = [
+        fact("A", "pods receive new IPs when rescheduled"),
+        fact("C", "pods get new IPs when rescheduled"),
+        fact("P1", "pods obtain new IPs on rescheduling"),
+        fact("P2", "services select pods by label"),
+    ]
     corpus = make_corpus(facts, np.array([[1, 0, 0, 0], [1, 0.25, 0, 0], [1, 0, 0.25, 0], [0, 0, 0, 1]]))
-    res = resolve_contradictions(corpus, [0, 1], {0: "anchor", 1: "connector"}, {0: 0.5, 1: 9.0}, [2, 3],
-                                 {0: 1.0, 1: 1.0}, CRPConfig())
+    res = resolve_contradictions(
+        corpus, [0, 1], {0: "anchor", 1: "connector"}, {0: 0.5, 1: 9.0}, [2, 3], {0: 1.0, 1: 1.0}, CRPConfig()
+    )
     assert res.deduplicated == ((1, 0),)
     assert res.backfilled == ((3, 1),)
     assert res.selected.tolist() == [0, 3]

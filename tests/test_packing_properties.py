@@ -7,6 +7,7 @@ at positions 1-2, nor last when at least three anchors are packed (with two, pos
 theirs and the connectors follow); NOTE blocks in the text == tied pairs packed == the header's
 unresolved count; tied pairs wholly in or wholly out; tokens within the budget; determinism.
 """
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -24,12 +25,25 @@ from crp_core.report import dumps, run_report
 from crp_core.stages.packing import NOTE_HEADER, PackItem, note_block, pack_envelope, tier_of, word_counter
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
-WORDS = ["etcd", "port", "client", "peer", "cluster", "state", "default", "is", "the", "uses", "on", "kubernetes",
-         "api", "server"]
+WORDS = [
+    "etcd",
+    "port",
+    "client",
+    "peer",
+    "cluster",
+    "state",
+    "default",
+    "is",
+    "the",
+    "uses",
+    "on",
+    "kubernetes",
+    "api",
+    "server",
+]
 
 
-def check_layout(env: Envelope, role: dict[str, str], score: dict[str, float],
-                 bridges: dict[str, set[str]]) -> None:
+def check_layout(env: Envelope, role: dict[str, str], score: dict[str, float], bridges: dict[str, set[str]]) -> None:
     """The order rules of SPEC_NOTES §2.8 on one envelope (ids -> role / score / bridged anchor ids)."""
     order = [p.fact_id for p in env.order]
     packed_anchors = [f for f in order if role[f] == "anchor"]
@@ -76,7 +90,7 @@ def check_ties(env: Envelope, ties: list[tuple[str, str]]) -> None:
 # ---- random PackItem lists --------------------------------------------------------------------------
 @st.composite
 def pack_inputs(draw):
-    seed = draw(st.integers(0, 2 ** 32 - 1))
+    seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     n_anchor = draw(st.integers(0, 9))
     n_conn = draw(st.integers(0, 6))
@@ -119,8 +133,9 @@ def test_pack_envelope_properties(inp):
 
     role = {fid(it.row): it.role for it in items}
     score = {fid(it.row): it.score for it in items}
-    bridges = {fid(it.row): {fid(b) for b in it.bridges if b < len(items) and items[b].role == "anchor"}
-               for it in items}
+    bridges = {
+        fid(it.row): {fid(b) for b in it.bridges if b < len(items) and items[b].role == "anchor"} for it in items
+    }
     check_layout(env, role, score, bridges)
     distinct = [tuple(p) for p in dict.fromkeys(frozenset((fid(a), fid(b))) for a, b in ties)]
     check_ties(env, distinct)
@@ -135,8 +150,7 @@ def test_pack_envelope_properties(inp):
     left = list(env.dropped_for_budget) + list(env.dropped_unbridged)
     assert sorted(left + [p.fact_id for p in env.order]) == sorted(role)
     # deterministic, and independent of the order the items are offered in
-    again = pack_envelope(corpus, [items[i] for i in perm], tied_pairs=ties, config=cfg,
-                          count_tokens=word_counter)
+    again = pack_envelope(corpus, [items[i] for i in perm], tied_pairs=ties, config=cfg, count_tokens=word_counter)
     assert again == env
 
 
@@ -145,7 +159,7 @@ def test_pack_envelope_properties(inp):
 def worlds(draw):
     """Facts on 2-4 orthogonal topics: one topic (anchor material) or a mix of two (bridges between
     topics with no direct edge), plus near-twins with a changed number and equal authority (ties)."""
-    seed = draw(st.integers(0, 2 ** 32 - 1))
+    seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     dim = 8
     k = int(rng.integers(2, 5))
@@ -160,19 +174,34 @@ def worlds(draw):
             v = topics[a] + topics[b]
         vecs.append(v / np.linalg.norm(v) + float(rng.uniform(0.05, 0.4)) * rng.normal(size=dim) / np.sqrt(dim))
         words = " ".join(rng.choice(WORDS, size=int(rng.integers(4, 10))))
-        facts.append(fact(f"f{i}", f"{words} value {int(rng.integers(1, 9))}",
-                          modified_at=NOW - timedelta(days=float(rng.uniform(0, 800))),
-                          source_type=str(rng.choice(["official_documentation", "community", "regulatory"]))))
+        facts.append(
+            fact(
+                f"f{i}",
+                f"{words} value {int(rng.integers(1, 9))}",
+                modified_at=NOW - timedelta(days=float(rng.uniform(0, 800))),
+                source_type=str(rng.choice(["official_documentation", "community", "regulatory"])),
+            )
+        )
     for t in range(int(rng.integers(0, 4))):
         src = int(rng.integers(0, n))
         f0 = facts[src]
-        facts.append(fact(f"t{t}", f0.content.rsplit(" ", 1)[0] + f" {int(rng.integers(10, 99))}",
-                          modified_at=f0.modified_at, source_type=f0.source_type))
+        facts.append(
+            fact(
+                f"t{t}",
+                f0.content.rsplit(" ", 1)[0] + f" {int(rng.integers(10, 99))}",
+                modified_at=f0.modified_at,
+                source_type=f0.source_type,
+            )
+        )
         vecs.append(vecs[src] + 0.15 * rng.normal(size=dim) / np.sqrt(dim))
     query = topics[: int(rng.integers(1, k + 1))].sum(axis=0)
-    cfg = CRPConfig(envelope_fact_budget=int(rng.integers(3, 12)), token_budget=int(rng.integers(20, 400)),
-                    graph_retrieval=bool(rng.random() < 0.85), graph_edge_min=float(rng.uniform(0.4, 0.7)),
-                    cdr_min_relevance=float(rng.uniform(0.0, 0.6)))
+    cfg = CRPConfig(
+        envelope_fact_budget=int(rng.integers(3, 12)),
+        token_budget=int(rng.integers(20, 400)),
+        graph_retrieval=bool(rng.random() < 0.85),
+        graph_edge_min=float(rng.uniform(0.4, 0.7)),
+        cdr_min_relevance=float(rng.uniform(0.0, 0.6)),
+    )
     return facts, np.array(vecs), query, cfg
 
 

@@ -1,5 +1,6 @@
 """Score breakdown page: the table holds the pipeline's factors, filters/sorts over all
 rows, follows the sidebar config, and the selected fact's CDR product is shown step by step."""
+
 from __future__ import annotations
 
 import math
@@ -83,9 +84,13 @@ def test_selected_fact_shows_its_cdr_product(ui_env):
     steps = frame_with(at, "step", "factor", "multiplier", "running_product")
     i = exp.cdr.position(kb.index_of(fid))
     c = exp.cdr
-    assert list(steps["factor"].iloc[:5]) == [float(c.importance_weight[i]), float(c.effective_relevance[i]),
-                                              float(c.novelty[i]), float(c.recency_factor[i]),
-                                              float(c.ngram_penalty[i])]
+    assert list(steps["factor"].iloc[:5]) == [
+        float(c.importance_weight[i]),
+        float(c.effective_relevance[i]),
+        float(c.novelty[i]),
+        float(c.recency_factor[i]),
+        float(c.ngram_penalty[i]),
+    ]
     # importance * eff. relevance * novelty * recency * (1 - ngram penalty) = the stored CDR
     assert math.isclose(steps["running_product"].iloc[4], float(c.cdr_score[i]), rel_tol=1e-6)
     assert steps["running_product"].iloc[5] == float(c.cdr_score[i])
@@ -178,8 +183,18 @@ def test_reason_sits_next_to_the_outcome_and_columns_have_help(ui_env):
     gated = table[table["outcome"] == "gated"]
     assert len(gated) and all(r.startswith("gated: relevance") for r in gated["reason"])
     helps = _column_help(at, "sel", "fact_id", "cdr_score", "outcome")
-    for col in ("cdr_score", "relevance", "residual_pull", "novelty", "recency_factor", "ttl_days", "bridge_value",
-                "ngram_penalty", "coverage_score", "importance_weight"):
+    for col in (
+        "cdr_score",
+        "relevance",
+        "residual_pull",
+        "novelty",
+        "recency_factor",
+        "ttl_days",
+        "bridge_value",
+        "ngram_penalty",
+        "coverage_score",
+        "importance_weight",
+    ):
         assert helps.get(col) == glossary.column_help(col), col
     assert "ResidualSet" in helps["residual_pull"] and "SPEC-024" in helps["residual_pull"]
 

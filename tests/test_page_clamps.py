@@ -1,6 +1,7 @@
 """Settings the run brought to the data are said on the pages (docs/decisions/hardening.md, clamping):
 a value the user set (here from a shared link) as a warning naming asked and used values, a default
 that meets a small CKF as a quiet caption."""
+
 from __future__ import annotations
 
 from page_support import run_page

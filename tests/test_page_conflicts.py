@@ -10,6 +10,7 @@ different pairs: 1 / 2 = 0.5 (first/first) or 1.04 / 2.04 = 0.5098 (second/secon
 relevance = 1 / sqrt 2 = 0.7071 (first) or 1 / sqrt 2.04 = 0.7001 (second) >= 0.55, so all six
 are anchors (budget 20 -> 14 anchors).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,13 @@ FACTS = [
     # community, modified 2021 (age > 365 d: stale_floor 0.30): 0.75 * 0.30 * 0.60 = 0.135
     ("E2", "The etcd client port is 4001.", "community", "2021-01-01T00:00:00Z", _vec(0, True)),
     # T: two internal pages, same date (age 31 d: 1.0): 0.75 * 1.0 * 0.70 = 0.525 each -> tie
-    ("T1", "Internal wiki: the build cache holds 40 GB per runner.", "internal", "2026-10-01T00:00:00Z",
-     _vec(1, False)),
+    (
+        "T1",
+        "Internal wiki: the build cache holds 40 GB per runner.",
+        "internal",
+        "2026-10-01T00:00:00Z",
+        _vec(1, False),
+    ),
     ("T2", "Internal wiki: the build cache holds 80 GB per runner.", "internal", "2026-10-01T00:00:00Z", _vec(1, True)),
     # X: web, fresh: 0.70 * 1.0 * 0.50 = 0.35; web, age 549 d > 365 d: 0.70 * 0.30 * 0.50 = 0.105
     ("X1", f"{SCRIPT} The API rate limit is 100 requests per minute.", "web", "2026-10-01T00:00:00Z", _vec(2, False)),
@@ -56,12 +62,30 @@ def write_conflict_sample(d: Path) -> Path:
     (d / "scenarios").mkdir(parents=True)
     with open(d / "knowledge_base.jsonl", "w", encoding="utf-8") as fh:
         for fid, content, src, modified, vec in FACTS:
-            fh.write(json.dumps({"fact_id": fid, "content": content, "source_type": src, "modified_at": modified,
-                                 "ingested_at": modified, "embedding": vec, "embedding_model": TEST_MODEL}) + "\n")
-    scen = {"name": "conflicts", "query": {"text": "ports, cache sizes and rate limits",
-                                           "embedding": [0.0, 0.0, 0.0, 0.0, 1.0]},
-            "now": "2026-11-01T00:00:00Z", "sub_queries": [], "addressed": [], "prior_outputs": [],
-            "fanout_width": 0, "embedding_model": TEST_MODEL}
+            fh.write(
+                json.dumps(
+                    {
+                        "fact_id": fid,
+                        "content": content,
+                        "source_type": src,
+                        "modified_at": modified,
+                        "ingested_at": modified,
+                        "embedding": vec,
+                        "embedding_model": TEST_MODEL,
+                    }
+                )
+                + "\n"
+            )
+    scen = {
+        "name": "conflicts",
+        "query": {"text": "ports, cache sizes and rate limits", "embedding": [0.0, 0.0, 0.0, 0.0, 1.0]},
+        "now": "2026-11-01T00:00:00Z",
+        "sub_queries": [],
+        "addressed": [],
+        "prior_outputs": [],
+        "fanout_width": 0,
+        "embedding_model": TEST_MODEL,
+    }
     (d / "scenarios" / "conflicts.json").write_text(json.dumps(scen), encoding="utf-8")
     return d
 
@@ -86,8 +110,12 @@ def open_page(page: str = "conflicts") -> AppTest:
     return at
 
 
-QUEUE, ENV, QUALITY, EXPORT = ("Triage queue (whole CKF)", "Envelope conflicts (current run)", "Detector quality",
-                                "Export & audit log")
+QUEUE, ENV, QUALITY, EXPORT = (
+    "Triage queue (whole CKF)",
+    "Envelope conflicts (current run)",
+    "Detector quality",
+    "Export & audit log",
+)
 
 
 def show_tab(at: AppTest, label: str) -> AppTest:
@@ -126,8 +154,16 @@ def set_operator(at: AppTest, name: str) -> None:
     at.text_input(key="crp.w.operator").input(name).run()
 
 
-def decide(at: AppTest, pair: str, kind: str, *, winner: str | None = None, target: str | None = None,
-           status: str | None = None, note: str = "") -> None:
+def decide(
+    at: AppTest,
+    pair: str,
+    kind: str,
+    *,
+    winner: str | None = None,
+    target: str | None = None,
+    status: str | None = None,
+    note: str = "",
+) -> None:
     show_tab(at, QUEUE)  # the decision form is in the queue tab
     at.selectbox(key=K + "pair").set_value(pair).run()
     at.radio(key=K + "kind." + pair).set_value(kind).run()  # the form then holds that kind's fields
@@ -212,7 +248,11 @@ def test_decisions_apply_update_queue_and_every_view(triage_env):
     q = queue(at)
     row = q[q.fact_a == "E1"].iloc[0]
     assert (row.arbitration, row.decision, row.decided_by, bool(row.decided)) == (
-        "override: E2 wins", "override: E2 wins", "alice", True)
+        "override: E2 wins",
+        "override: E2 wins",
+        "alice",
+        True,
+    )
     env = env_pairs(show_tab(at, ENV))
     e = env[env.fact_a == "E1"].iloc[0]
     assert (e.outcome, e.suppressed, e.decision) == ("override: E2 wins", "E1", "override")
@@ -234,8 +274,15 @@ def test_decisions_apply_update_queue_and_every_view(triage_env):
     assert changes == ["**Left the envelope:** E1 · **entered it:** E2"]
     effects = [d.value for d in at.dataframe if "operator status" in d.value.columns][0]
     assert effects.to_dict("records")[0] == {
-        "fact_id": "X2", "status in CKF": "ACTIVE", "operator status": "QUARANTINED", "effect": "never retrieved",
-        "scored in this run": False, "in envelope": False, "by": "alice", "at": effects.at[0, "at"]}
+        "fact_id": "X2",
+        "status in CKF": "ACTIVE",
+        "operator status": "QUARANTINED",
+        "effect": "never retrieved",
+        "scored in this run": False,
+        "in envelope": False,
+        "by": "alice",
+        "at": effects.at[0, "at"],
+    }
     # 3. dismiss the tie: no NOTE block any more, the pair goes last
     decide(at, "T1|T2", "dismiss")
     q = queue(at)
@@ -293,8 +340,10 @@ def test_foreign_database_is_refused_with_a_clear_error(triage_env):
     at.switch_page("pages/conflicts.py")
     at.run()
     assert not at.exception
-    assert any("operator decision database" in unmd(e.value) and "not a crp-inspect triage database" in unmd(e.value)
-               for e in at.error)
+    assert any(
+        "operator decision database" in unmd(e.value) and "not a crp-inspect triage database" in unmd(e.value)
+        for e in at.error
+    )
     # a session-local path to a fresh file works again
     at.text_input(key=K + "db_path").input(str(triage_env.parent / "mine.sqlite")).run()
     assert not at.error

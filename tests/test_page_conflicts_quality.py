@@ -1,6 +1,7 @@
 """The Conflicts page's Detector quality tab (the operators' decisions as labels for the
 value-conflict detector) and the known-conflict banner on Overview and Envelope, with AppTest on
 the hand-computed sample of test_page_conflicts."""
+
 from __future__ import annotations
 
 import pytest
@@ -56,5 +57,10 @@ def test_known_conflict_banner_when_the_winner_is_not_selected():
         at2.run()
         assert not at2.exception, [e.value for e in at2.exception]
         texts = [unmd(w.value) for w in at2.warning]
-        assert any("lose a known conflict" in t and "fact 'E1' loses a known conflict" in t
-                   and "'E2'" in t and "operator decision" in t for t in texts), texts
+        assert any(
+            "lose a known conflict" in t
+            and "fact 'E1' loses a known conflict" in t
+            and "'E2'" in t
+            and "operator decision" in t
+            for t in texts
+        ), texts

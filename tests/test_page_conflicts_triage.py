@@ -14,6 +14,7 @@ its second = e_k + c + 0.2 e3: cos = 0.9901 > contradiction_similarity; differen
   0.80 x 1.0 x 0.80 = 0.64; D2 community with its own ``ttl: P2Y`` and modified 2023-11-01 (1096 d
   > 730 d: stale_floor 0.30): 0.75 x 0.30 x 0.60 = 0.135. D1 wins, D2 suppressed.
 """
+
 from __future__ import annotations
 
 import html
@@ -43,18 +44,48 @@ def _vec(k: int, second: bool) -> list[float]:
 
 
 FACTS = [
-    {"fact_id": "S1", "content": "The backup job takes a snapshot every 30 minutes.", "source_type": "internal",
-     "source_id": "wiki/platform/backups", "importance_weight": 0.7, "ttl": "P1Y",
-     "modified_at": "2026-10-01T00:00:00Z", "ingested_at": "2026-10-02T00:00:00Z", "embedding": _vec(0, False)},
-    {"fact_id": "S2", "content": "The backup job takes a snapshot every 60 minutes.", "source_type": "internal",
-     "source_id": "wiki/platform/backups-old", "importance_weight": 0.7, "ttl": "P1Y",
-     "modified_at": "2026-10-01T00:00:00Z", "ingested_at": "2026-10-02T00:00:00Z", "embedding": _vec(0, True)},
-    {"fact_id": "D1", "content": "The etcd client port is 2379.", "source_type": "official_documentation",
-     "source_id": "etcd-docs", "source_location": "op-guide#ports", "modified_at": "2026-09-01T00:00:00Z",
-     "ingested_at": "2026-09-01T00:00:00Z", "embedding": _vec(1, False)},
-    {"fact_id": "D2", "content": "The etcd client port is 4001.", "source_type": "community", "ttl": "P2Y",
-     "source_id": "forum", "modified_at": "2023-11-01T00:00:00Z", "ingested_at": "2023-11-02T00:00:00Z",
-     "embedding": _vec(1, True)},
+    {
+        "fact_id": "S1",
+        "content": "The backup job takes a snapshot every 30 minutes.",
+        "source_type": "internal",
+        "source_id": "wiki/platform/backups",
+        "importance_weight": 0.7,
+        "ttl": "P1Y",
+        "modified_at": "2026-10-01T00:00:00Z",
+        "ingested_at": "2026-10-02T00:00:00Z",
+        "embedding": _vec(0, False),
+    },
+    {
+        "fact_id": "S2",
+        "content": "The backup job takes a snapshot every 60 minutes.",
+        "source_type": "internal",
+        "source_id": "wiki/platform/backups-old",
+        "importance_weight": 0.7,
+        "ttl": "P1Y",
+        "modified_at": "2026-10-01T00:00:00Z",
+        "ingested_at": "2026-10-02T00:00:00Z",
+        "embedding": _vec(0, True),
+    },
+    {
+        "fact_id": "D1",
+        "content": "The etcd client port is 2379.",
+        "source_type": "official_documentation",
+        "source_id": "etcd-docs",
+        "source_location": "op-guide#ports",
+        "modified_at": "2026-09-01T00:00:00Z",
+        "ingested_at": "2026-09-01T00:00:00Z",
+        "embedding": _vec(1, False),
+    },
+    {
+        "fact_id": "D2",
+        "content": "The etcd client port is 4001.",
+        "source_type": "community",
+        "ttl": "P2Y",
+        "source_id": "forum",
+        "modified_at": "2023-11-01T00:00:00Z",
+        "ingested_at": "2023-11-02T00:00:00Z",
+        "embedding": _vec(1, True),
+    },
 ]
 
 
@@ -66,9 +97,16 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     with open(d / "knowledge_base.jsonl", "w", encoding="utf-8") as fh:
         for f in FACTS:
             fh.write(json.dumps(dict(f, embedding_model=TEST_MODEL)) + "\n")
-    scen = {"name": "triage", "query": {"text": "backups and ports", "embedding": [0.0, 0.0, 0.0, 0.0, 1.0]},
-            "now": "2026-11-01T00:00:00Z", "sub_queries": [], "addressed": [], "prior_outputs": [],
-            "fanout_width": 0, "embedding_model": TEST_MODEL}
+    scen = {
+        "name": "triage",
+        "query": {"text": "backups and ports", "embedding": [0.0, 0.0, 0.0, 0.0, 1.0]},
+        "now": "2026-11-01T00:00:00Z",
+        "sub_queries": [],
+        "addressed": [],
+        "prior_outputs": [],
+        "fanout_width": 0,
+        "embedding_model": TEST_MODEL,
+    }
     (d / "scenarios" / "triage.json").write_text(json.dumps(scen), encoding="utf-8")
     monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
     monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
@@ -122,8 +160,18 @@ def test_pair_card_shows_every_deciding_field_and_highlights_the_difference(env)
     at = open_page("conflicts")
     assert at.selectbox(key=K + "pair").value == "S1|S2"  # the tie comes first
     page_html = evidence(at)
-    for field in ("source_id", "source_location", "modified_at", "ingested_at", "TTL", "status in force",
-                  "source authority", "recency factor", "importance", "authority"):
+    for field in (
+        "source_id",
+        "source_location",
+        "modified_at",
+        "ingested_at",
+        "TTL",
+        "status in force",
+        "source authority",
+        "recency factor",
+        "importance",
+        "authority",
+    ):
         assert f">{field}</td>" in page_html, field
     # S1 and S2 differ only by their source: that row, and only it, is flagged
     assert differing_rows(page_html) == ["source_id"]
@@ -144,8 +192,11 @@ def test_queue_rows_carry_both_texts(env):
     assert q["A"].tolist()[0] == "S1: The backup job takes a snapshot every 30 minutes."
     assert q["B"].tolist()[0] == "S2: The backup job takes a snapshot every 60 minutes."
     row = q[q["fact_a"] == "D1"].iloc[0]
-    assert (row["text_b"], row["marks"], row["state"]) == ("The etcd client port is 4001.", "B suppressed",
-                                                          "B suppressed")
+    assert (row["text_b"], row["marks"], row["state"]) == (
+        "The etcd client port is 4001.",
+        "B suppressed",
+        "B suppressed",
+    )
 
 
 # ---- the decision form ---------------------------------------------------------------------------
@@ -154,8 +205,12 @@ def test_the_form_holds_only_the_chosen_kinds_fields(env):
     at.text_input(key="crp.w.operator").input("dana").run()
     pk = "D1|D2"
     at.selectbox(key=K + "pair").set_value(pk).run()
-    want = {"accept": {"note"}, "override": {"winner", "note"}, "mark_status": {"target", "status", "note"},
-            "dismiss": {"note"}}
+    want = {
+        "accept": {"note"},
+        "override": {"winner", "note"},
+        "mark_status": {"target", "status", "note"},
+        "dismiss": {"note"},
+    }
     for kind, fields in want.items():
         at.radio(key=K + "kind." + pk).set_value(kind).run()
         assert not at.exception
@@ -227,8 +282,11 @@ def _banner(at: AppTest) -> list[str]:
 def test_every_run_page_says_which_decisions_apply(env):
     for page in RUN_PAGES[:1]:
         assert _banner(open_page(page)) == [], page  # nothing while the database is empty
-    record(env, Decision.override("S1", "S2", winner="S1", operator="fay"),
-           Decision.mark_status("D1", "D2", fact="D2", status="STALE", operator="fay"))
+    record(
+        env,
+        Decision.override("S1", "S2", winner="S1", operator="fay"),
+        Decision.mark_status("D1", "D2", fact="D2", status="STALE", operator="fay"),
+    )
     for page in RUN_PAGES:
         got = _banner(open_page(page))
         assert len(got) == 1, (page, got)
@@ -238,8 +296,11 @@ def test_every_run_page_says_which_decisions_apply(env):
 
 
 def test_knowledge_base_counts_statuses_after_decisions(env):
-    record(env, Decision.mark_status("D1", "D2", fact="D2", status="QUARANTINED", operator="gus"),
-           Decision.mark_status("S1", "S2", fact="S2", status="STALE", operator="gus"))
+    record(
+        env,
+        Decision.mark_status("D1", "D2", fact="D2", status="QUARANTINED", operator="gus"),
+        Decision.mark_status("S1", "S2", fact="S2", status="STALE", operator="gus"),
+    )
     at = open_page("home")
     table = [d.value for d in at.dataframe if "total" in d.value.columns][0]
     assert int(table.loc["total", "ACTIVE"]) == 2
@@ -250,8 +311,10 @@ def test_knowledge_base_counts_statuses_after_decisions(env):
     marked = frame_with(at, "fact_id", "mark", "status", "by")
     assert dict(zip(marked["fact_id"], marked["status"])) == {"D2": "ACTIVE → QUARANTINED", "S2": "ACTIVE → STALE"}
     assert set(marked["by"]) == {"gus"}
-    assert dict(zip(marked["fact_id"], marked["mark"])) == {"D2": "re-marked QUARANTINED (was ACTIVE)",
-                                                            "S2": "re-marked STALE (was ACTIVE)"}
+    assert dict(zip(marked["fact_id"], marked["mark"])) == {
+        "D2": "re-marked QUARANTINED (was ACTIVE)",
+        "S2": "re-marked STALE (was ACTIVE)",
+    }
     assert any("2 fact(s) re-marked by operators" in unmd(c.value) for c in at.caption)
 
 
@@ -280,7 +343,9 @@ def test_graph_draws_contradiction_edges_and_marks_suppressed_and_operator_facts
     # S1 STALE: 0.75 x 0.30 x 0.7 = 0.1575 < S2's 0.525, so S1 now loses its pair; D2 loses to D1
     assert sorted(traces["suppressed (lost a contradiction)"]["customdata"]) == ["D2", "S1"]
     assert traces["status set by an operator"]["customdata"] == ["S1"]
-    assert all(traces[n].get("showlegend") is not False for n in
-               ("contradiction (stage 4)", "suppressed (lost a contradiction)", "status set by an operator"))
+    assert all(
+        traces[n].get("showlegend") is not False
+        for n in ("contradiction (stage 4)", "suppressed (lost a contradiction)", "status set by an operator")
+    )
     pairs = frame_with(at, "a", "b", "outcome")
     assert sorted(zip(pairs["a"], pairs["b"])) == [("D1", "D2"), ("S1", "S2")]

@@ -1,5 +1,6 @@
 """Envelope page: packed order, bands, connectors next to the anchors they bridge, NOTE blocks,
 tokens, downloads."""
+
 from __future__ import annotations
 
 from page_support import expected_result, frame_with, metric, run_page, write_bridge_sample
@@ -67,8 +68,12 @@ def test_token_bar_html_is_escaped_and_scaled():
 
     from pages.envelope import token_bar_html
 
-    frame = pd.DataFrame([{"position": 1, "fact_id": '<b>"x"</b>', "band": "primacy", "tokens": 30},
-                          {"position": 2, "fact_id": "y", "band": "middle", "tokens": 10}])
+    frame = pd.DataFrame(
+        [
+            {"position": 1, "fact_id": '<b>"x"</b>', "band": "primacy", "tokens": 30},
+            {"position": 2, "fact_id": "y", "band": "middle", "tokens": 10},
+        ]
+    )
     html = token_bar_html(frame, 100, 50)  # 10 NOTE tokens
     assert "<b>" not in html and "&lt;b&gt;&quot;x&quot;&lt;/b&gt;" in html
     assert "width:30.000%" in html and "width:10.000%" in html

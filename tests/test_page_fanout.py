@@ -5,6 +5,7 @@ Synthetic tests use their own samples folder (30 facts around 3 topics with 8-d 
 ``crp_core.pipeline.run_pipeline`` over the same files, never from the page. The bundled-sample tests
 (marker ``model``) load MiniLM and check every sample scenario step by step.
 """
+
 from __future__ import annotations
 
 import html
@@ -50,9 +51,16 @@ def _fact_rows() -> list[dict]:
     for t in range(3):
         for j in range(10):
             v = _topics()[t] + 0.25 * rng.normal(size=DIM)
-            rows.append({"fact_id": f"t{t}-{j:02d}", "content": f"Topic {t} fact {j} <b>not bold</b>",
-                         "source_type": "official_documentation", "modified_at": "2026-01-01T00:00:00Z",
-                         "embedding": [round(float(x), 6) for x in v], "embedding_model": MODEL})
+            rows.append(
+                {
+                    "fact_id": f"t{t}-{j:02d}",
+                    "content": f"Topic {t} fact {j} <b>not bold</b>",
+                    "source_type": "official_documentation",
+                    "modified_at": "2026-01-01T00:00:00Z",
+                    "embedding": [round(float(x), 6) for x in v],
+                    "embedding_model": MODEL,
+                }
+            )
     return rows
 
 
@@ -63,13 +71,25 @@ def _scenario(width: int = 3, **over: Any) -> dict:
     subs = []
     for t in range(3):
         for k in "ab":
-            subs.append({"id": f"sq{t}{k}", "text": f"topic {t} question {k}", "label": f"topic{t}",
-                         "embedding": [float(x) for x in tp[t] + 0.1 * rng.normal(size=DIM)]})
+            subs.append(
+                {
+                    "id": f"sq{t}{k}",
+                    "text": f"topic {t} question {k}",
+                    "label": f"topic{t}",
+                    "embedding": [float(x) for x in tp[t] + 0.1 * rng.normal(size=DIM)],
+                }
+            )
     subs.append({"id": "done", "text": "already covered", "embedding": [float(x) for x in tp[3]]})
-    d = {"name": "fan", "query": {"text": "all topics", "embedding": [float(x) for x in tp[:3].sum(axis=0)]},
-         "now": "2026-06-01T00:00:00Z", "sub_queries": subs,
-         "addressed": [{"id": "done", "depth_weight": 0.9, "window": 2}], "prior_outputs": [],
-         "fanout_width": width, "embedding_model": MODEL}
+    d = {
+        "name": "fan",
+        "query": {"text": "all topics", "embedding": [float(x) for x in tp[:3].sum(axis=0)]},
+        "now": "2026-06-01T00:00:00Z",
+        "sub_queries": subs,
+        "addressed": [{"id": "done", "depth_weight": 0.9, "window": 2}],
+        "prior_outputs": [],
+        "fanout_width": width,
+        "embedding_model": MODEL,
+    }
     d.update(over)
     return d
 
@@ -131,8 +151,12 @@ def _coverage(at: AppTest, mode: str) -> tuple[int, list[str], list[str], list[s
         hit = COV.search(m.value)
         if hit and hit.group(1) == mode:
             chips = CHIP.findall(hit.group(3))
-            return (int(hit.group(2)), [html.unescape(c[0]) for c in chips],
-                    [html.unescape(c[0]) for c in chips if c[1] == "1"], [html.unescape(c[2]) for c in chips])
+            return (
+                int(hit.group(2)),
+                [html.unescape(c[0]) for c in chips],
+                [html.unescape(c[0]) for c in chips if c[1] == "1"],
+                [html.unescape(c[2]) for c in chips],
+            )
     raise AssertionError(f"no {mode} Coverage Set block on the page")
 
 
@@ -350,16 +374,16 @@ def test_residual_set_control_moves_sub_queries_into_the_coverage_set(fan_env, t
     assert fan.steps[0].coverage == ("done", "sq0b", "sq1b")
     _step_all_the_way(at, fan)
     _, _, _, tips = _coverage(at, "partitioned")
-    assert tips == ["addressed, depth 0.9", "addressed, depth 0.7, label topic0",
-                    "addressed, depth 0.7, label topic1"]
+    assert tips == ["addressed, depth 0.9", "addressed, depth 0.7, label topic0", "addressed, depth 0.7, label topic1"]
 
 
 def test_branch_depth_weight_control(fan_env, tmp_path):
     at = _open(scenario=SCENARIO)
     _widget(at.slider, "branch depth weight").set_value(0.5).run()
     _ok(at)
-    fan = _expected(fan_env, SCENARIO, tmp_path / "c2",
-                    config_change=lambda c: c.replace(branch_depth_weight=0.5)).fanout
+    fan = _expected(
+        fan_env, SCENARIO, tmp_path / "c2", config_change=lambda c: c.replace(branch_depth_weight=0.5)
+    ).fanout
     idx = next(s.index for s in fan.steps if s.kind == "additions")
     _widget(at.radio, "Steps").set_value(idx).run()
     _ok(at)
@@ -400,8 +424,9 @@ def test_untrusted_ids_and_texts_are_escaped(fan_env):
 
 # ---- bundled samples (MiniLM) -----------------------------------------------------------------------
 SAMPLES = REPO / "sample_ckf"
-SAMPLE_SCENARIOS = (sorted(p.name for p in (SAMPLES / "scenarios").glob("*.json"))
-                    if (SAMPLES / "scenarios").is_dir() else [])
+SAMPLE_SCENARIOS = (
+    sorted(p.name for p in (SAMPLES / "scenarios").glob("*.json")) if (SAMPLES / "scenarios").is_dir() else []
+)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """Glossary page and the shared glossary accessor: every term with a definition and its spec section,
 a search with an empty state, and the one-line help other views put on their columns."""
+
 from __future__ import annotations
 
 import html
@@ -12,11 +13,38 @@ from crp_ui import glossary, render
 
 K = "crp.page.glossary."
 #: the terms the dashboard must explain (the demo's and the tables' vocabulary)
-REQUIRED = ("CDR", "relevance gate", "residual pull", "ResidualSet", "novelty", "coverage penalty", "n-gram penalty",
-            "recency factor", "TTL", "stale floor", "anchor", "connector", "bridge value", "CDGR",
-            "Fact Authority Resolution", "source authority", "importance", "tie / NOTE block", "fan-out", "partition",
-            "snapshot", "fan-in dedup", "Jaccard / overlap", "envelope", "primacy/recency bands",
-            "must_include/must_exclude", "leak", "wrong winner", "expired vs ageing", "fan-out duplicates")
+REQUIRED = (
+    "CDR",
+    "relevance gate",
+    "residual pull",
+    "ResidualSet",
+    "novelty",
+    "coverage penalty",
+    "n-gram penalty",
+    "recency factor",
+    "TTL",
+    "stale floor",
+    "anchor",
+    "connector",
+    "bridge value",
+    "CDGR",
+    "Fact Authority Resolution",
+    "source authority",
+    "importance",
+    "tie / NOTE block",
+    "fan-out",
+    "partition",
+    "snapshot",
+    "fan-in dedup",
+    "Jaccard / overlap",
+    "envelope",
+    "primacy/recency bands",
+    "must_include/must_exclude",
+    "leak",
+    "wrong winner",
+    "expired vs ageing",
+    "fan-out duplicates",
+)
 
 
 def test_every_required_term_is_defined_with_its_spec_section():
@@ -42,9 +70,13 @@ def test_help_accessor_and_column_help():
 def test_with_help_keeps_the_column_config():
     import streamlit as st
 
-    cfg = glossary.with_help(["relevance", "content", "zz"], {
-        "relevance": st.column_config.NumberColumn("relevance", format="%.4f"),
-        "content": st.column_config.TextColumn("content", width="large", help="mine")})
+    cfg = glossary.with_help(
+        ["relevance", "content", "zz"],
+        {
+            "relevance": st.column_config.NumberColumn("relevance", format="%.4f"),
+            "content": st.column_config.TextColumn("content", width="large", help="mine"),
+        },
+    )
     assert cfg["relevance"]["help"] == glossary.help("relevance")
     assert cfg["relevance"]["type_config"]["format"] == "%.4f"
     assert cfg["content"]["help"] == "mine" and cfg["content"]["width"] == "large"
@@ -53,8 +85,9 @@ def test_with_help_keeps_the_column_config():
 
 def shown_terms(at) -> list[str]:
     """The names of the terms the page lists (in its one HTML element of cards), unescaped."""
-    return [html.unescape(n) for m in at.main.html for n in re.findall(r"<b>(.+?)</b> — ", m.value)
-            if "crp-term" in m.value]
+    return [
+        html.unescape(n) for m in at.main.html for n in re.findall(r"<b>(.+?)</b> — ", m.value) if "crp-term" in m.value
+    ]
 
 
 def test_glossary_page_lists_every_term(ui_env):
@@ -72,7 +105,7 @@ def test_glossary_page_lists_every_term(ui_env):
     bridge = glossary.term("bridge value")
     assert re.search(r'<p class="crp-source" style="[^"]*color:[^"]*">Source: SPEC-025 §2\.4', cards.value)
     assert cards.value.count('class="crp-source"') == len(glossary.TERMS)
-    assert f"{render.html_text(bridge.definition)}</p><p class=\"crp-source\"" in cards.value
+    assert f'{render.html_text(bridge.definition)}</p><p class="crp-source"' in cards.value
     assert not any(c.value.startswith("Source:") for c in at.caption)
 
 

@@ -1,5 +1,6 @@
 """Graph (CDGR) page: anchors, connectors, edge weights, bridge values; selecting a
 connector shows the anchor pairs it bridges."""
+
 from __future__ import annotations
 
 import math

@@ -6,6 +6,7 @@ The synthetic samples of tests/support.py carry their own 8-d embeddings (model 
 a CKF uploaded *without* embeddings is embedded by a fake ``test-model`` embedder
 (``crp_ui.cache.EMBEDDER_OVERRIDE``), gated so the test decides when the "model" makes progress.
 """
+
 from __future__ import annotations
 
 import json

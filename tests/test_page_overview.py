@@ -1,4 +1,5 @@
 """Overview page: headers block, stage funnel and warnings equal the pipeline's output."""
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,13 @@ def test_overview_shows_the_runs_headers_and_funnel(ui_env):
     funnel = frame_with(at, "stage", "count", "time_ms")
     assert list(funnel["stage"]) == ["candidates", "passed gate", "anchors", "connectors", "suppressed", "packed"]
     assert list(funnel["count"]) == [
-        len(exp.candidates.idx), int(np.count_nonzero(exp.candidates.passed_gate)),
-        len(exp.cdgr.anchors) + len(exp.cdgr.extra_anchors), len(exp.cdgr.selected_connectors),
-        len(exp.resolution.suppressed), len(exp.envelope.order)]
+        len(exp.candidates.idx),
+        int(np.count_nonzero(exp.candidates.passed_gate)),
+        len(exp.cdgr.anchors) + len(exp.cdgr.extra_anchors),
+        len(exp.cdgr.selected_connectors),
+        len(exp.resolution.suppressed),
+        len(exp.envelope.order),
+    ]
     assert metric(at, "packed facts") == str(len(exp.envelope.order))
     assert metric(at, "tokens used") == str(exp.envelope.tokens_used)
     assert metric(at, "conflict pairs") == str(exp.resolution.detected)

@@ -3,6 +3,7 @@ snapshot's given edges, the Conflicts queue says per pair whether SPEC-027 agree
 
 The snapshot carries no vectors of ours: a hashing bag-of-words embedder stands in for MiniLM (the page
 logic is what is tested; ``test_sdk_agreement`` runs the real model)."""
+
 from __future__ import annotations
 
 import json
@@ -26,9 +27,12 @@ def sdk_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "samples"
     (d / "scenarios").mkdir(parents=True)
     shutil.copy(SDK / "supersessions.json", d / "supersessions.json")
-    scen = {"name": "sdk", "query": {"text": "etcd client port, api gateway rate limit, nightly backup snapshots"},
-            "now": "2026-06-01T00:00:00Z",
-            "config": {"cdr_min_relevance": -1.0, "envelope_fact_budget": 9, "graph_edge_min": 0.0}}
+    scen = {
+        "name": "sdk",
+        "query": {"text": "etcd client port, api gateway rate limit, nightly backup snapshots"},
+        "now": "2026-06-01T00:00:00Z",
+        "config": {"cdr_min_relevance": -1.0, "envelope_fact_budget": 9, "graph_edge_min": 0.0},
+    }
     (d / "scenarios" / "sdk.json").write_text(json.dumps(scen), encoding="utf-8")
     monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
     monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
@@ -41,8 +45,11 @@ def _ready(page: str) -> AppTest:
     """The page once the background embedding of the snapshot finished."""
     at = run_page(page)
     end = time.monotonic() + 60
-    while "crp.ckf_pending" in at.session_state and at.session_state["crp.ckf_pending"] is not None \
-            and time.monotonic() < end:
+    while (
+        "crp.ckf_pending" in at.session_state
+        and at.session_state["crp.ckf_pending"] is not None
+        and time.monotonic() < end
+    ):
         time.sleep(0.2)
         at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -60,7 +67,11 @@ def test_graph_draws_the_given_edges(sdk_env):
     assert "given edge f-retention → f-backup<br>CONTRAST · confidence 0.60" in texts
     given = frame_with(at, "a", "b", "relation_type", "confidence", "drawn")
     assert sorted(zip(given["edge_id"], given["relation_type"])) == [
-        ("e-1", "ELABORATION"), ("e-2", "CONTRAST"), ("e-3", "SUPERSEDES"), ("e-4", "RELATED")]
+        ("e-1", "ELABORATION"),
+        ("e-2", "CONTRAST"),
+        ("e-3", "SUPERSEDES"),
+        ("e-4", "RELATED"),
+    ]
     assert len(texts) == int(given["drawn"].sum())
 
 
@@ -76,8 +87,10 @@ def test_conflicts_queue_shows_sdk_agreement(sdk_env):
         assert by_pair[frozenset(("f-port-new", "f-port-old"))] == "SDK silent"
     captions = " ".join(c.value for c in at.caption).replace("\\", "")
     n_silent = list(frame["sdk"]).count("SDK silent")
-    assert (f"SPEC-027 on its own (the SDK's STALE read as ACTIVE): 0 agree · 1 disagree · {n_silent} SDK silent — "
-            f"as loaded (STALE in force, stale-floor recency): 1 agree · 0 disagree") in captions
+    assert (
+        f"SPEC-027 on its own (the SDK's STALE read as ACTIVE): 0 agree · 1 disagree · {n_silent} SDK silent — "
+        f"as loaded (STALE in force, stale-floor recency): 1 agree · 0 disagree"
+    ) in captions
 
 
 def test_sidebar_uploader_takes_a_snapshot(sdk_env):
@@ -103,8 +116,12 @@ def dis_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "samples"
     (d / "scenarios").mkdir(parents=True)
     shutil.copy(SDK / "disagreement.json", d / "disagreement.json")
-    scen = {"name": "dis", "query": {"text": "how long are audit logs of customer accounts kept"},
-            "now": "2026-05-28T20:26:40Z", "config": {"cdr_min_relevance": -1.0}}
+    scen = {
+        "name": "dis",
+        "query": {"text": "how long are audit logs of customer accounts kept"},
+        "now": "2026-05-28T20:26:40Z",
+        "config": {"cdr_min_relevance": -1.0},
+    }
     (d / "scenarios" / "dis.json").write_text(json.dumps(scen), encoding="utf-8")
     monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
     monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
@@ -115,8 +132,11 @@ def dis_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _settle(at: AppTest) -> AppTest:
     end = time.monotonic() + 60
-    while "crp.ckf_pending" in at.session_state and at.session_state["crp.ckf_pending"] is not None \
-            and time.monotonic() < end:
+    while (
+        "crp.ckf_pending" in at.session_state
+        and at.session_state["crp.ckf_pending"] is not None
+        and time.monotonic() < end
+    ):
         time.sleep(0.2)
         at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -147,14 +167,20 @@ def test_mapping_upload_rereads_the_snapshot_and_conflicts_shows_the_disagreemen
     frame = frame_with(at, "A", "B", "arbitration")
     assert list(frame["sdk"]) == ["SDK: disagrees (as loaded: agrees)"]
     text = " ".join(m.value for m in at.markdown).replace("\\", "")
-    assert ("SPEC-027 on its own (g-retention-new 0.3500 vs g-retention-old 0.8100; g-retention-old read as "
-            "ACTIVE): prefers g-retention-old — SDK superseded g-retention-old by g-retention-new: disagrees") in text
+    assert (
+        "SPEC-027 on its own (g-retention-new 0.3500 vs g-retention-old 0.8100; g-retention-old read as "
+        "ACTIVE): prefers g-retention-old — SDK superseded g-retention-old by g-retention-new: disagrees"
+    ) in text
     captions = " ".join(c.value for c in at.caption).replace("\\", "")
-    assert ("As loaded (the SDK's STALE in force, operator decisions applied): prefers g-retention-new — SDK "
-            "superseded g-retention-old by g-retention-new: agrees") in captions
+    assert (
+        "As loaded (the SDK's STALE in force, operator decisions applied): prefers g-retention-new — SDK "
+        "superseded g-retention-old by g-retention-new: agrees"
+    ) in captions
     auth = frame_with(at, "fact_id", "recency_factor", "status read as")
-    assert dict(zip(auth["fact_id"], auth["authority"])) == {"g-retention-new": 0.7 * 1.0 * 0.5,
-                                                             "g-retention-old": 0.9 * 1.0 * 0.9}
+    assert dict(zip(auth["fact_id"], auth["authority"])) == {
+        "g-retention-new": 0.7 * 1.0 * 0.5,
+        "g-retention-old": 0.9 * 1.0 * 0.9,
+    }
     assert "In force:" in " ".join(c.value for c in at.sidebar.caption)
 
 
@@ -220,22 +246,39 @@ def test_sdk_view_texts_by_hand():
 
     a = Authority("new", "unverified", 0.7, 1.0, 0.5, 0.35)
     b = Authority("old", "unverified", 0.7, 1.0, 0.5, 0.35)
-    rec = PairAgreement("new", "old", "old",
-                        Judgement("disagrees", "SPEC-027 on its own ties (both kept with a NOTE); the SDK superseded "
-                                               "old by new", None),
-                        Judgement("agrees", "both keep new and drop old", "new"), a, b, ("old",))
+    rec = PairAgreement(
+        "new",
+        "old",
+        "old",
+        Judgement("disagrees", "SPEC-027 on its own ties (both kept with a NOTE); the SDK superseded old by new", None),
+        Judgement("agrees", "both keep new and drop old", "new"),
+        a,
+        b,
+        ("old",),
+    )
     assert cv.sdk_label(rec) == "SDK: disagrees (as loaded: agrees)"
     own, loaded = cv.sdk_verdict_lines(rec)
-    assert own == ("SPEC-027 on its own (new 0.3500 vs old 0.3500; old read as ACTIVE): a tie (both kept) — SDK "
-                   "superseded old by new: disagrees")
-    assert loaded == ("As loaded (the SDK's STALE in force, operator decisions applied): prefers new — SDK "
-                      "superseded old by new: agrees")
+    assert own == (
+        "SPEC-027 on its own (new 0.3500 vs old 0.3500; old read as ACTIVE): a tie (both kept) — SDK "
+        "superseded old by new: disagrees"
+    )
+    assert loaded == (
+        "As loaded (the SDK's STALE in force, operator decisions applied): prefers new — SDK "
+        "superseded old by new: agrees"
+    )
     frame = cv.sdk_authority_frame(rec)
     assert list(frame["status read as"]) == ["as loaded", "ACTIVE (the SDK's STALE neutralised)"]
     assert list(frame["authority"]) == [0.35, 0.35]
-    outside = PairAgreement("p", "q", None, Judgement("silent", "the SDK superseded p by z, outside this pair", "p"),
-                            Judgement("silent", "the SDK superseded p by z, outside this pair", "p"),
-                            Authority("p", "web", 0.7, 1.0, 0.5, 0.35), Authority("q", "news", 0.75, 0.3, 0.5, 0.1125),
-                            ("p",))
+    outside = PairAgreement(
+        "p",
+        "q",
+        None,
+        Judgement("silent", "the SDK superseded p by z, outside this pair", "p"),
+        Judgement("silent", "the SDK superseded p by z, outside this pair", "p"),
+        Authority("p", "web", 0.7, 1.0, 0.5, 0.35),
+        Authority("q", "news", 0.75, 0.3, 0.5, 0.1125),
+        ("p",),
+    )
     assert cv.sdk_verdict_lines(outside)[0].endswith(
-        "prefers p — SDK superseded neither fact by the other: silent (the SDK superseded p by z, outside this pair)")
+        "prefers p — SDK superseded neither fact by the other: silent (the SDK superseded p by z, outside this pair)"
+    )

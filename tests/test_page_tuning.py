@@ -1,6 +1,7 @@
 """Tuning page with AppTest: a sweep run from the page shows the same points as crp_core's
 sweep on the same inputs; picking a point shows its envelope diff; Compare reads the sidebar config
 against the defaults; Before / after shows crp_core.analysis.baseline's numbers and offers the HTML report."""
+
 from __future__ import annotations
 
 import json
@@ -119,8 +120,9 @@ def test_before_after_numbers_and_report_button(ui_env):
     at = run_page("tuning", params={"tab": "Before / after"})
     ba = before_after(exp.corpus, exp.scenario, exp.config)
     numbers = frame_with(at, "measure", "SPEC-024 only", "SPEC-027")
-    assert [tuple(r) for r in numbers.astype(str).itertuples(index=False)] == \
-        [(r["measure"], str(r["SPEC-024 only"]), str(r["SPEC-027"])) for r in ba.rows()]
+    assert [tuple(r) for r in numbers.astype(str).itertuples(index=False)] == [
+        (r["measure"], str(r["SPEC-024 only"]), str(r["SPEC-027"])) for r in ba.rows()
+    ]
     assert metric(at, "contradictory pairs") == str(len(ba.after.contradictory_pairs))
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Download the HTML report" in labels

@@ -3,6 +3,7 @@ same inputs (per scenario and over the suite), the suite sweep plots crp_core's 
 worst cases, Auto-tune shows the trials of crp_core's tune at the same seed, its best config is
 offered as TOML and applied to the sidebar in one click; a refused suite file names file, line and
 field; the single-scenario sweep keeps its range when the scenario changes."""
+
 from __future__ import annotations
 
 import json
@@ -151,8 +152,8 @@ def test_a_refused_suite_upload_names_file_line_and_field(ui_env):
 
 def test_single_sweep_range_is_kept_when_the_scenario_changes(ui_env):
     (ui_env / "scenarios" / "other.json").write_text(
-        (ui_env / "scenarios" / "demo.json").read_text(encoding="utf-8").replace('"demo"', '"other"'),
-        encoding="utf-8")
+        (ui_env / "scenarios" / "demo.json").read_text(encoding="utf-8").replace('"demo"', '"other"'), encoding="utf-8"
+    )
     at = run_page("tuning")
     key = "crp.tuning.start.cdr_min_relevance"
     at.selectbox(key="crp.tuning.key").set_value("cdr_min_relevance").run()

@@ -1,4 +1,5 @@
 """run_pipeline end to end (SPEC-027 §4) on tiny hand-built corpora, and the JSON report."""
+
 from __future__ import annotations
 
 import json
@@ -18,10 +19,20 @@ NOW = "2026-06-01T00:00:00Z"
 def etcd_corpus(f2_source="official_documentation", f2_modified="2019-01-01", extra=()):
     """SPEC-027 §2.1: F1 current official docs (v3.5), F2 the stale legacy value (v2.x)."""
     facts = [
-        fact("etcd-2379", "etcd default client port is 2379", source_type="official_documentation",
-             modified_at="2026-03-01", source_id="etcd docs v3.5"),
-        fact("etcd-4001", "etcd default client port is 4001", source_type=f2_source,
-             modified_at=f2_modified, source_id="etcd docs v2.x"),
+        fact(
+            "etcd-2379",
+            "etcd default client port is 2379",
+            source_type="official_documentation",
+            modified_at="2026-03-01",
+            source_id="etcd docs v3.5",
+        ),
+        fact(
+            "etcd-4001",
+            "etcd default client port is 4001",
+            source_type=f2_source,
+            modified_at=f2_modified,
+            source_id="etcd docs v2.x",
+        ),
         fact("etcd-peer", "etcd peers talk to each other on port 2380", modified_at="2026-03-01"),
         fact("k8s-store", "Kubernetes keeps all cluster state in etcd", modified_at="2026-03-01"),
     ]
@@ -52,9 +63,13 @@ def test_spec_027_etcd_example_end_to_end():
     rep = run_report(r)
     (c,) = [c for c in rep["conflicts"] if not c["skipped"]]
     assert c["kept"] == ["etcd-2379"] and c["suppressed"] == "etcd-4001" and c["tied"] is False
-    assert c["authority"]["etcd-4001"] == {"source_authority": 0.8, "recency_factor": 0.3,
-                                           "importance_weight": 0.8, "authority": pytest.approx(0.192),
-                                           "source_type": "official_documentation"}
+    assert c["authority"]["etcd-4001"] == {
+        "source_authority": 0.8,
+        "recency_factor": 0.3,
+        "importance_weight": 0.8,
+        "authority": pytest.approx(0.192),
+        "source_type": "official_documentation",
+    }
     assert "NOTE:" not in r.envelope.text
 
 
@@ -74,10 +89,12 @@ def test_tie_keeps_both_with_a_note():
 
 
 def test_deleted_and_quarantined_never_in_the_envelope():
-    extra = [(fact("del", "etcd default client port is 2379 per deleted doc", status="DELETED"), E[0]),
-             (fact("quar", "etcd client port is 2379 per quarantined doc", status="QUARANTINED"), E[0]),
-             # a would-be connector between etcd-peer and k8s-store, quarantined
-             (fact("quar-bridge", "bridge fact", status="QUARANTINED"), 0.7 * E[3] + 0.7 * E[4])]
+    extra = [
+        (fact("del", "etcd default client port is 2379 per deleted doc", status="DELETED"), E[0]),
+        (fact("quar", "etcd client port is 2379 per quarantined doc", status="QUARANTINED"), E[0]),
+        # a would-be connector between etcd-peer and k8s-store, quarantined
+        (fact("quar-bridge", "bridge fact", status="QUARANTINED"), 0.7 * E[3] + 0.7 * E[4]),
+    ]
     corpus = etcd_corpus(extra=extra)
     r = run_pipeline(corpus, make_scenario(E[0], now=NOW))
     never = {"del", "quar", "quar-bridge"}
@@ -162,15 +179,17 @@ def test_connector_chain_anchor_connector_anchor():
     = 0.519520 (no edge). relevance: A, D 0.56 (gated in), B 0 (gated out, a connector candidate).
     bridge(B) = 1 pair * (0.646225 + 0.646225) / 2 = 0.646225; score = 0.646225 * 1 * 1 * max(0, 0.30).
     """
-    g = np.array([[1, .3, .78], [.3, 1, .78], [.78, .78, 1]])
+    g = np.array([[1, 0.3, 0.78], [0.3, 1, 0.78], [0.78, 0.78, 1]])
     low = np.linalg.cholesky(g)
     b = 0.56
     a = np.sqrt(1 - b * b)
     q = np.array([0, 0, 0, 1.0])
     vec = {"A": np.append(a * low[0], b), "D": np.append(a * low[1], b), "B": np.append(low[2], 0.0)}
-    facts = [fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
-             fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
-             fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01")]
+    facts = [
+        fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
+        fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
+        fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01"),
+    ]
     corpus = make_corpus(facts, np.array([vec["A"], vec["D"], vec["B"]]))
     r = run_pipeline(corpus, make_scenario(q, now=NOW))
     assert [p.fact_id for p in r.envelope.order] == ["A", "D", "B"]
@@ -202,17 +221,20 @@ def test_unchosen_connector_candidate_is_a_candidate_not_gated():
     """
     from crp_core.config import CRPConfig
 
-    g = np.array([[1, .3, .78], [.3, 1, .78], [.78, .78, 1]])
+    g = np.array([[1, 0.3, 0.78], [0.3, 1, 0.78], [0.78, 0.78, 1]])
     low = np.linalg.cholesky(g)
     b = 0.56
     a = np.sqrt(1 - b * b)
     q = np.array([0, 0, 0, 1.0])
-    vecs = np.array([np.append(a * low[0], b), np.append(a * low[1], b), np.append(low[2], 0.0),
-                     np.append(low[0], 0.0)])
-    facts = [fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
-             fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
-             fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01"),
-             fact("C", "rescheduled pods are placed on another node", modified_at="2026-05-01")]
+    vecs = np.array(
+        [np.append(a * low[0], b), np.append(a * low[1], b), np.append(low[2], 0.0), np.append(low[0], 0.0)]
+    )
+    facts = [
+        fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
+        fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
+        fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01"),
+        fact("C", "rescheduled pods are placed on another node", modified_at="2026-05-01"),
+    ]
     corpus = make_corpus(facts, vecs)
     r = run_pipeline(corpus, make_scenario(q, now=NOW), CRPConfig(candidate_k=2, envelope_fact_budget=3))
     assert sorted(corpus.kb.facts[int(i)].fact_id for i in r.candidates.idx) == ["A", "D"]
@@ -233,20 +255,28 @@ def test_report_fact_columns_read_each_fact_from_its_own_stage_table():
     Checked against plain per-fact lookups on the chain geometry (A, D from stage 1; B, C from the walk)."""
     from crp_core.report import fact_columns
 
-    g = np.array([[1, .3, .78], [.3, 1, .78], [.78, .78, 1]])
+    g = np.array([[1, 0.3, 0.78], [0.3, 1, 0.78], [0.78, 0.78, 1]])
     low = np.linalg.cholesky(g)
     b = 0.56
     a = np.sqrt(1 - b * b)
-    vecs = np.array([np.append(a * low[0], b), np.append(a * low[1], b), np.append(low[2], 0.0),
-                     np.append(low[0], 0.0)])
-    facts = [fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
-             fact("D", "stale DNS caches delay endpoint propagation", modified_at="2025-01-01"),
-             fact("B", "services track pod endpoints through label selectors", modified_at="2026-05-01",
-                  source_type="community_forum"),
-             fact("C", "rescheduled pods are placed on another node", modified_at="2024-05-01")]
+    vecs = np.array(
+        [np.append(a * low[0], b), np.append(a * low[1], b), np.append(low[2], 0.0), np.append(low[0], 0.0)]
+    )
+    facts = [
+        fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
+        fact("D", "stale DNS caches delay endpoint propagation", modified_at="2025-01-01"),
+        fact(
+            "B",
+            "services track pod endpoints through label selectors",
+            modified_at="2026-05-01",
+            source_type="community_forum",
+        ),
+        fact("C", "rescheduled pods are placed on another node", modified_at="2024-05-01"),
+    ]
     corpus = make_corpus(facts, vecs)
-    r = run_pipeline(corpus, make_scenario(np.array([0, 0, 0, 1.0]), now=NOW),
-                     CRPConfig(candidate_k=2, envelope_fact_budget=3))
+    r = run_pipeline(
+        corpus, make_scenario(np.array([0, 0, 0, 1.0]), now=NOW), CRPConfig(candidate_k=2, envelope_fact_budget=3)
+    )
     cols = fact_columns(r)
     rows = run_report(r)["facts"]
     assert list(rows[0]) == list(cols)  # the rows are the columns read across, in the same field order

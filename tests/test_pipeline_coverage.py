@@ -1,4 +1,5 @@
 """Coverage Set and its read-only snapshot (SPEC-024 §2.1, SPEC-027 §1.5)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,35 +33,58 @@ def test_empty_set_keeps_its_dimension():
 
 
 def test_from_scenario_one_entry_per_addressed_sub_query():
-    scen = make_scenario([1, 0, 0], sub_queries=[("s1", [0, 1, 0]), ("s2", [0, 0, 1]), ("s3", [1, 1, 0])],
-                         addressed=[("s2", 0.7), ("s1", 0.15)])
+    scen = make_scenario(
+        [1, 0, 0],
+        sub_queries=[("s1", [0, 1, 0]), ("s2", [0, 0, 1]), ("s3", [1, 1, 0])],
+        addressed=[("s2", 0.7), ("s1", 0.15)],
+    )
     vecs = np.array([[0, 1, 0], [0, 0, 1], [1, 1, 0]], dtype=np.float32)
     cs = CoverageSet.from_scenario(scen, vecs, ("s1", "s2", "s3"))
     assert cs.ids == ("s2", "s1") and cs.depth_weights.tolist() == pytest.approx([0.7, 0.15])
     assert cs.embeddings[0].tolist() == [0, 0, 1]
 
 
-@pytest.mark.parametrize("attempt", [
-    lambda s: setattr(s, "x", 1),
-    lambda s: s.append(CoverageEntry("z", None, [1, 0, 0], 0.5)),
-    lambda s: s.extend([]),
-    lambda s: s.insert(0, None),
-    lambda s: s.remove(s[0]),
-    lambda s: s.pop(),
-    lambda s: s.clear(),
-    lambda s: s.__setitem__(0, None),
-    lambda s: s.__delitem__(0),
-    lambda s: s.embeddings.__setitem__((0, 0), 2.0),
-    lambda s: s.depth_weights.__setitem__(0, 2.0),
-    lambda s: s.embeddings.fill(0),
-    lambda s: np.add(s.embeddings, 1, out=s.embeddings),
-    lambda s: np.copyto(s.embeddings, 0),
-    lambda s: s.embeddings.setflags(write=True),
-    lambda s: setattr(s[0], "depth_weight", 1.0),
-    lambda s: s[0].embedding.__setitem__(0, 3.0),
-], ids=["setattr", "append", "extend", "insert", "remove", "pop", "clear", "setitem", "delitem",
-        "array-write", "weights-write", "fill", "ufunc-out", "copyto", "setflags", "entry-setattr",
-        "entry-array-write"])
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        lambda s: setattr(s, "x", 1),
+        lambda s: s.append(CoverageEntry("z", None, [1, 0, 0], 0.5)),
+        lambda s: s.extend([]),
+        lambda s: s.insert(0, None),
+        lambda s: s.remove(s[0]),
+        lambda s: s.pop(),
+        lambda s: s.clear(),
+        lambda s: s.__setitem__(0, None),
+        lambda s: s.__delitem__(0),
+        lambda s: s.embeddings.__setitem__((0, 0), 2.0),
+        lambda s: s.depth_weights.__setitem__(0, 2.0),
+        lambda s: s.embeddings.fill(0),
+        lambda s: np.add(s.embeddings, 1, out=s.embeddings),
+        lambda s: np.copyto(s.embeddings, 0),
+        lambda s: s.embeddings.setflags(write=True),
+        lambda s: setattr(s[0], "depth_weight", 1.0),
+        lambda s: s[0].embedding.__setitem__(0, 3.0),
+    ],
+    ids=[
+        "setattr",
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "pop",
+        "clear",
+        "setitem",
+        "delitem",
+        "array-write",
+        "weights-write",
+        "fill",
+        "ufunc-out",
+        "copyto",
+        "setflags",
+        "entry-setattr",
+        "entry-array-write",
+    ],
+)
 def test_every_snapshot_mutation_raises(attempt):
     snap = two_entries().snapshot()
     with pytest.raises(SnapshotMutationError):

@@ -1,6 +1,7 @@
 """The latency work on the pipeline stages keeps every answer: each fast path is checked against the
 plain computation it replaces (candidate ``found_by``, the unsorted index answer, anchor screening,
 backfill screening, packing ranks, the per-corpus ``[id]`` prefix counts, BLAS on one thread)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -122,12 +123,22 @@ def test_pick_anchors_screening_decides_as_the_per_row_check(seed, count, n_chos
 
     cfg = CRPConfig()
     near_ref: list = []
-    want = pick_anchors_reference(corpus.vectors, texts, ranked, count, list(chosen0), n_chosen, exclude,
-                                  cfg.dedup_similarity, conflict, near_ref)
+    want = pick_anchors_reference(
+        corpus.vectors, texts, ranked, count, list(chosen0), n_chosen, exclude, cfg.dedup_similarity, conflict, near_ref
+    )
     near: list = []
     chosen = list(chosen0)
-    got = pick_anchors(corpus, ranked, count, chosen, start=n_chosen, exclude=exclude, config=cfg,
-                       values_conflict=lambda a, b: conflict(a, b) or None, near_duplicates=near)
+    got = pick_anchors(
+        corpus,
+        ranked,
+        count,
+        chosen,
+        start=n_chosen,
+        exclude=exclude,
+        config=cfg,
+        values_conflict=lambda a, b: conflict(a, b) or None,
+        near_duplicates=near,
+    )
     assert got == want
     assert near == near_ref
     assert chosen == chosen0 + want[0]
@@ -180,8 +191,13 @@ def rank_reference(rows, score):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 50), st.sampled_from([0.5, 0.25, 0.0, -0.0, 1.0, 0.7, float("nan")])),
-                max_size=12, unique_by=lambda t: t[0]))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 50), st.sampled_from([0.5, 0.25, 0.0, -0.0, 1.0, 0.7, float("nan")])),
+        max_size=12,
+        unique_by=lambda t: t[0],
+    )
+)
 def test_rank_equals_the_numpy_order(items):
     score = dict(items)
     rows = [r for r, _ in items]

@@ -1,4 +1,5 @@
 """Invariants of the pipeline under random small corpora (Hypothesis)."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -20,7 +21,7 @@ STATUSES = ["ACTIVE"] * 6 + ["STALE", "DELETED", "QUARANTINED"]
 
 @st.composite
 def worlds(draw):
-    seed = draw(st.integers(0, 2 ** 32 - 1))
+    seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     n = draw(st.integers(2, 24))
     dim = 6
@@ -32,18 +33,28 @@ def worlds(draw):
         words = " ".join(rng.choice(WORDS, size=k))
         content = f"{words} value {int(rng.integers(1, 4))}"
         age = rng.uniform(-30, 3000) if rng.random() > 0.1 else None
-        facts.append(fact(
-            f"f{i}", content, source_type=str(rng.choice(SOURCE_TYPES)), status=str(rng.choice(STATUSES)),
-            importance_weight=None if rng.random() < 0.5 else float(rng.uniform(0, 1)),
-            modified_at=None if age is None else NOW - timedelta(days=float(age)),
-            ttl=str(rng.choice(["P30D", "P1Y", "none"])) if rng.random() < 0.3 else None))
+        facts.append(
+            fact(
+                f"f{i}",
+                content,
+                source_type=str(rng.choice(SOURCE_TYPES)),
+                status=str(rng.choice(STATUSES)),
+                importance_weight=None if rng.random() < 0.5 else float(rng.uniform(0, 1)),
+                modified_at=None if age is None else NOW - timedelta(days=float(age)),
+                ttl=str(rng.choice(["P30D", "P1Y", "none"])) if rng.random() < 0.3 else None,
+            )
+        )
     m = int(rng.integers(0, 4))
     subs = [(f"s{j}", centre + rng.normal(size=dim)) for j in range(m)]
     addressed = [(s, float(rng.uniform(0, 1))) for s, _ in subs if rng.random() < 0.5]
     prior = [" ".join(rng.choice(WORDS, size=12)) for _ in range(int(rng.integers(0, 3)))]
-    cfg = CRPConfig(envelope_fact_budget=int(rng.integers(1, 10)), token_budget=int(rng.integers(10, 120)),
-                    graph_retrieval=bool(rng.random() < 0.8), max_hops=int(rng.integers(1, 4)),
-                    cdr_min_relevance=float(rng.uniform(0.0, 0.8)))
+    cfg = CRPConfig(
+        envelope_fact_budget=int(rng.integers(1, 10)),
+        token_budget=int(rng.integers(10, 120)),
+        graph_retrieval=bool(rng.random() < 0.8),
+        max_hops=int(rng.integers(1, 4)),
+        cdr_min_relevance=float(rng.uniform(0.0, 0.8)),
+    )
     return facts, vecs, centre, subs, addressed, prior, cfg
 
 
@@ -85,9 +96,13 @@ def test_pipeline_invariants(world):
     assert dumps(run_report(again)) == dumps(run_report(r))
 
 
-@given(age=st.one_of(st.none(), st.floats(-1e4, 1e5)), ttl=st.one_of(st.none(), st.floats(0.01, 1e4)),
-       floor=st.floats(0.0, 1.0), fresh=st.floats(0.0, 0.99),
-       status=st.sampled_from(["ACTIVE", "STALE"]))
+@given(
+    age=st.one_of(st.none(), st.floats(-1e4, 1e5)),
+    ttl=st.one_of(st.none(), st.floats(0.01, 1e4)),
+    floor=st.floats(0.0, 1.0),
+    fresh=st.floats(0.0, 0.99),
+    status=st.sampled_from(["ACTIVE", "STALE"]),
+)
 def test_recency_factor_bounds(age, ttl, floor, fresh, status):
     f = recency_factor(age, ttl, status=status, stale_floor=floor, fresh_fraction=fresh)
     assert floor - 1e-12 <= f <= 1.0

@@ -2,6 +2,7 @@
 no private (``_``-prefixed) module or attribute of a Streamlit object, in the app, the libraries or
 the tests. Internals change between Streamlit releases without notice (the reason the page shell
 is built on ``st.navigation`` / ``st.Page`` alone)."""
+
 from __future__ import annotations
 
 import ast
@@ -53,8 +54,9 @@ def private_uses(source: str) -> list[str]:
     aliases = streamlit_aliases(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "streamlit":
-            hits += [f"line {node.lineno}: from {node.module} import {a.name}" for a in node.names
-                     if a.name.startswith("_")]
+            hits += [
+                f"line {node.lineno}: from {node.module} import {a.name}" for a in node.names if a.name.startswith("_")
+            ]
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
             root = node.value
             while isinstance(root, ast.Attribute):
@@ -64,28 +66,34 @@ def private_uses(source: str) -> list[str]:
     return hits
 
 
-@pytest.mark.parametrize("bad", [
-    "from streamlit.runtime.pages_manager import PagesManager",
-    "import streamlit.runtime.scriptrunner as sr",
-    "from streamlit.web.server import Server",
-    "from streamlit import runtime",
-    "importlib.import_module('streamlit.runtime.pages_manager')",
-    "import streamlit as st\nst._main.text('x')",
-    "import streamlit as st\nst.session_state._state",
-    "from streamlit.testing.v1 import AppTest\nAppTest._tree",
-    "at = None\nat._tree",
-    "from streamlit.elements import _private",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "from streamlit.runtime.pages_manager import PagesManager",
+        "import streamlit.runtime.scriptrunner as sr",
+        "from streamlit.web.server import Server",
+        "from streamlit import runtime",
+        "importlib.import_module('streamlit.runtime.pages_manager')",
+        "import streamlit as st\nst._main.text('x')",
+        "import streamlit as st\nst.session_state._state",
+        "from streamlit.testing.v1 import AppTest\nAppTest._tree",
+        "at = None\nat._tree",
+        "from streamlit.elements import _private",
+    ],
+)
 def test_the_check_catches_private_use(bad):
     assert private_uses(bad), bad
 
 
-@pytest.mark.parametrize("fine", [
-    "import streamlit as st\nst.navigation([st.Page('pages/a.py')]).run()",
-    "from streamlit.testing.v1 import AppTest\nAppTest.from_file('app.py').switch_page('pages/a.py')",
-    "import streamlit as st\nst.session_state.__class__",
-    "import streamlit as st\nx._private = st.sidebar",
-])
+@pytest.mark.parametrize(
+    "fine",
+    [
+        "import streamlit as st\nst.navigation([st.Page('pages/a.py')]).run()",
+        "from streamlit.testing.v1 import AppTest\nAppTest.from_file('app.py').switch_page('pages/a.py')",
+        "import streamlit as st\nst.session_state.__class__",
+        "import streamlit as st\nx._private = st.sidebar",
+    ],
+)
 def test_the_check_lets_public_use_pass(fine):
     assert private_uses(fine) == []
 

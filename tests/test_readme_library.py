@@ -1,4 +1,5 @@
 """The README's "Use it as a library" example runs as written, through the public API only."""
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,19 @@ def test_example_imports_only_the_public_api():
 def test_public_api_names_resolve():
     missing = [n for n in crp_core.__all__ if not hasattr(crp_core, n)]
     assert not missing
-    for needed in ("load_ckf", "load_scenario", "prepare_corpus", "run_pipeline", "scan_ckf", "CRPConfig",
-                   "DecisionStore", "PipelineResult", "Resolution", "Envelope", "ConflictPair"):
+    for needed in (
+        "load_ckf",
+        "load_scenario",
+        "prepare_corpus",
+        "run_pipeline",
+        "scan_ckf",
+        "CRPConfig",
+        "DecisionStore",
+        "PipelineResult",
+        "Resolution",
+        "Envelope",
+        "ConflictPair",
+    ):
         assert needed in crp_core.__all__
 
 

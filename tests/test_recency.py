@@ -1,4 +1,5 @@
 """Recency factor (SPEC-027 §3.2, §3.5; SPEC_NOTES §2.2): exact values and every edge case."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -20,14 +21,17 @@ def ago(days: float) -> datetime:
 
 
 # ---- the scalar formula: SPEC_NOTES §2.2 examples, ttl = 365 days ------------------------------
-@pytest.mark.parametrize("age, expected", [
-    (100.0, 1.0),  # 100 <= fresh = 0.5 * 365 = 182.5
-    (182.5, 1.0),  # exactly the fresh threshold
-    # 1 - 0.7 * (273.75 - 182.5) / (365 - 182.5) = 1 - 0.7 * 0.5 = 0.65
-    (273.75, 0.65),
-    (365.0, 0.30),  # age >= ttl: the floor
-    (1000.0, 0.30),
-])
+@pytest.mark.parametrize(
+    "age, expected",
+    [
+        (100.0, 1.0),  # 100 <= fresh = 0.5 * 365 = 182.5
+        (182.5, 1.0),  # exactly the fresh threshold
+        # 1 - 0.7 * (273.75 - 182.5) / (365 - 182.5) = 1 - 0.7 * 0.5 = 0.65
+        (273.75, 0.65),
+        (365.0, 0.30),  # age >= ttl: the floor
+        (1000.0, 0.30),
+    ],
+)
 def test_spec_notes_examples(age, expected):
     assert recency_factor(age, 365.0) == pytest.approx(expected, abs=1e-12)
 
@@ -108,8 +112,12 @@ def test_timeless_and_user_provided():
 
 
 def test_stale_status_wins_in_the_table():
-    facts = [fact("s1", status="STALE", modified_at=ago(1)), fact("s2", status="STALE", ttl="none"),
-             fact("s3", status="STALE", source_type="user_provided"), fact("s4", status="STALE")]
+    facts = [
+        fact("s1", status="STALE", modified_at=ago(1)),
+        fact("s2", status="STALE", ttl="none"),
+        fact("s3", status="STALE", source_type="user_provided"),
+        fact("s4", status="STALE"),
+    ]
     t = _table(facts)
     assert list(t.factor) == [0.30] * 4
     assert set(t.rule) == {"stale_status"}
@@ -135,8 +143,7 @@ def test_modified_at_defaults_to_ingested_at():
 def test_vectorised_matches_scalar():
     rng = np.random.default_rng(3)
     types = ["official_documentation", "news", "regulatory", "version_specific", "web"]
-    facts = [fact(f"f{i}", source_type=types[i % 5], modified_at=ago(float(rng.uniform(0, 2500))))
-             for i in range(60)]
+    facts = [fact(f"f{i}", source_type=types[i % 5], modified_at=ago(float(rng.uniform(0, 2500)))) for i in range(60)]
     cfg = CRPConfig()
     t = _table(facts, cfg)
     for i, f in enumerate(facts):
@@ -161,9 +168,13 @@ def test_concat_and_lookup():
 def test_fact_attributes_once_per_kb_now_and_config():
     from crp_core.factors.recency import fact_attributes
 
-    kb = make_kb([fact("a", modified_at=ago(273.75)), fact("b", source_type="community", importance_weight=0.4,
-                                                          modified_at=ago(10)),
-                  fact("c", source_type="news", modified_at=ago(31))])
+    kb = make_kb(
+        [
+            fact("a", modified_at=ago(273.75)),
+            fact("b", source_type="community", importance_weight=0.4, modified_at=ago(10)),
+            fact("c", source_type="news", modified_at=ago(31)),
+        ]
+    )
     attrs = fact_attributes(kb, NOW, CRPConfig())
     assert fact_attributes(kb, NOW, CRPConfig()) is attrs  # cached: computed once
     assert fact_attributes(kb, NOW, CRPConfig(stale_floor=0.2)) is not attrs
@@ -190,8 +201,11 @@ def test_lookup_realigns_sorted_and_unsorted_tables_as_a_dict_would(data, rows, 
 
 
 @settings(max_examples=200, deadline=None)
-@given(table=st.lists(st.integers(0, 40), max_size=30), rows=st.lists(st.integers(0, 40), max_size=30),
-       ascending=st.booleans())
+@given(
+    table=st.lists(st.integers(0, 40), max_size=30),
+    rows=st.lists(st.integers(0, 40), max_size=30),
+    ascending=st.booleans(),
+)
 def test_row_positions_finds_the_first_table_position_of_each_row(table, rows, ascending):
     """Every path of ``row_positions`` (an ascending table, distinct ascending rows, the sorted fallback,
     a row in the table twice): the first table position holding each row, and whether there is one."""

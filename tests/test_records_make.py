@@ -1,5 +1,6 @@
 """The records a run builds by the dozen have a ``make`` class method (no frozen ``__init__`` per-field
 ``object.__setattr__``): it must build the very record the constructor builds, for every field."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,16 +11,39 @@ import pytest
 
 from crp_core.records import Authority, ConflictPair, PackedFact, ValueConflict
 
-AUTH = {"fact_id": "F1", "source_type": "internal", "source_authority": 0.8, "recency_factor": 0.5,
-        "importance_weight": 0.9, "authority": 0.8 * 0.5 * 0.9}
+AUTH = {
+    "fact_id": "F1",
+    "source_type": "internal",
+    "source_authority": 0.8,
+    "recency_factor": 0.5,
+    "importance_weight": 0.9,
+    "authority": 0.8 * 0.5 * 0.9,
+}
 CASES = {
     Authority: AUTH,
-    ConflictPair: {"fact_a": "F1", "fact_b": "F2", "similarity": 0.91, "patterns": ("port",),
-                   "conflict": ValueConflict(patterns=("port",), diffs=()),
-                   "authority": {"F1": Authority(**AUTH)}, "kept": ("F1",), "suppressed": "F2", "tied": False,
-                   "skipped": True, "margin": 0.25, "decision": "override"},
-    PackedFact: {"fact_id": "F1", "role": "connector", "score": 1.5, "tier": None, "band": "middle", "tokens": 12,
-                 "bridges_anchor": "F0"},
+    ConflictPair: {
+        "fact_a": "F1",
+        "fact_b": "F2",
+        "similarity": 0.91,
+        "patterns": ("port",),
+        "conflict": ValueConflict(patterns=("port",), diffs=()),
+        "authority": {"F1": Authority(**AUTH)},
+        "kept": ("F1",),
+        "suppressed": "F2",
+        "tied": False,
+        "skipped": True,
+        "margin": 0.25,
+        "decision": "override",
+    },
+    PackedFact: {
+        "fact_id": "F1",
+        "role": "connector",
+        "score": 1.5,
+        "tier": None,
+        "band": "middle",
+        "tokens": 12,
+        "bridges_anchor": "F0",
+    },
 }
 
 

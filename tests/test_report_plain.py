@@ -1,4 +1,5 @@
 """report.plain: JSON-plain values (SPEC_NOTES §4), the exact-type fast path included."""
+
 from __future__ import annotations
 
 import json
@@ -23,11 +24,24 @@ def test_exact_values_by_hand():
     assert plain({2, 1}) == [1, 2]
 
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.text(max_size=5), st.integers(-2**40, 2**40), st.floats(),
-                    st.floats().map(np.float64), st.integers(-2**40, 2**40).map(np.int64))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.lists(inner, max_size=4).map(tuple),
-    st.dictionaries(st.text(max_size=3), inner, max_size=4)), max_leaves=20)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.text(max_size=5),
+    st.integers(-(2**40), 2**40),
+    st.floats(),
+    st.floats().map(np.float64),
+    st.integers(-(2**40), 2**40).map(np.int64),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    ),
+    max_leaves=20,
+)
 
 
 def _only_builtins(v):

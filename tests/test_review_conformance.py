@@ -2,6 +2,7 @@
 
 Each test pins one sentence of SPEC_NOTES with hand-computed values (arithmetic in comments).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,12 @@ def test_packing_tiers_use_the_best_anchor_score_connectors_never_enter_a_tier()
     (positions 1-2): x goes right after that block, before c.
     """
     corpus = _pack_corpus()
-    items = [PackItem(0, "anchor", 0.50), PackItem(1, "anchor", 0.45), PackItem(2, "anchor", 0.20),
-             PackItem(3, "connector", 1.00, (0, 1))]
+    items = [
+        PackItem(0, "anchor", 0.50),
+        PackItem(1, "anchor", 0.45),
+        PackItem(2, "anchor", 0.20),
+        PackItem(3, "connector", 1.00, (0, 1)),
+    ]
     env = pack_envelope(corpus, items, config=CRPConfig(), count_tokens=word_counter)
     assert [p.fact_id for p in env.order] == ["a", "b", "x", "c"]
     tiers = {p.fact_id: p.tier for p in env.order}
@@ -51,8 +56,12 @@ def test_fanout_report_naive_carries_the_same_keys_headers_included():
 
     facts = [fact("f1", "alpha one", ttl="none"), fact("f2", "beta two", ttl="none")]
     corpus = make_corpus(facts, [[1, 0, 0], [0, 1, 0]])
-    scen = make_scenario([1, 1, 0], sub_queries=[("c", [0, 0, 1]), ("s1", [1, 0, 0]), ("s2", [0, 1, 0])],
-                         addressed=[("c", 0.5)], fanout_width=2)
+    scen = make_scenario(
+        [1, 1, 0],
+        sub_queries=[("c", [0, 0, 1]), ("s1", [1, 0, 0]), ("s2", [0, 1, 0])],
+        addressed=[("c", 0.5)],
+        fanout_width=2,
+    )
     result = run_pipeline(corpus, scen)
     rep = fanout_report(result.fanout, result.headers)
     for key in ("partitions", "headers", "branches", "fan_in"):
@@ -78,10 +87,17 @@ def test_three_way_conflict_order_skip_and_count():
     A suppresses B, A suppresses C, (B,C) is skipped: listed, not arbitrated, not counted -> header "2".
     """
     e = np.eye(3)
-    facts = [fact("A", "etcd default client port is 2379", modified_at="2026-05-01"),
-             fact("B", "etcd default client port is 4001", source_type="version_specific", status="STALE",
-                  modified_at="2026-05-01"),
-             fact("C", "etcd default client port is 2380", source_type="community", modified_at="2026-05-01")]
+    facts = [
+        fact("A", "etcd default client port is 2379", modified_at="2026-05-01"),
+        fact(
+            "B",
+            "etcd default client port is 4001",
+            source_type="version_specific",
+            status="STALE",
+            modified_at="2026-05-01",
+        ),
+        fact("C", "etcd default client port is 2380", source_type="community", modified_at="2026-05-01"),
+    ]
     corpus = make_corpus(facts, [e[0], e[0] + 0.2 * e[1], e[0] + 0.2 * e[2]])
     result = run_pipeline(corpus, make_scenario([1, 0, 0]))
     pairs = [(p.fact_a, p.fact_b, p.suppressed, p.tied, p.skipped) for p in result.resolution.pairs]
@@ -92,7 +108,9 @@ def test_three_way_conflict_order_skip_and_count():
     assert result.headers["CRP-Context-Conflicts-Resolved"] == "2"
     events = [e for e in result.audit if e.event == "CONTRADICTION_RESOLVED"]
     assert [(ev.data["fact_a"], ev.data["fact_b"], ev.data["winner"]) for ev in events] == [
-        ("A", "B", "A"), ("A", "C", "A")]
+        ("A", "B", "A"),
+        ("A", "C", "A"),
+    ]
     assert [p.fact_id for p in result.envelope.order] == ["A"]
 
 
@@ -108,8 +126,10 @@ def test_sub_query_only_candidate_keeps_query_relevance():
     scen = make_scenario([1, 0.5, 0], sub_queries=[("s1", [0, 1, 0])])
     result = run_pipeline(corpus, scen, CRPConfig(candidate_k=1))
     cand = result.candidates
-    got = {corpus.kb.facts[int(r)].fact_id: (float(rel), bool(ok))
-           for r, rel, ok in zip(cand.idx, cand.relevance, cand.passed_gate)}
+    got = {
+        corpus.kb.facts[int(r)].fact_id: (float(rel), bool(ok))
+        for r, rel, ok in zip(cand.idx, cand.relevance, cand.passed_gate)
+    }
     assert set(got) == {"Q", "S"}
     assert got["S"][0] == pytest.approx(0.5 / np.sqrt(1.25), abs=1e-6) and got["S"][1] is False
     assert got["Q"][0] == pytest.approx(1 / np.sqrt(1.25), abs=1e-6) and got["Q"][1] is True
@@ -154,15 +174,17 @@ def test_recency_penalised_counts_connector_candidates_not_gated_out_facts():
     E: modified 2019-01-01 (expired, 0.30) but gated out and no connector candidate -> not counted.
     Recency-Penalised = |{B}| = 1.
     """
-    g = np.array([[1, .3, .78], [.3, 1, .78], [.78, .78, 1]])
+    g = np.array([[1, 0.3, 0.78], [0.3, 1, 0.78], [0.78, 0.78, 1]])
     low = np.linalg.cholesky(g)
     b = 0.56
     a = np.sqrt(1 - b * b)
     vec = [np.r_[a * low[0], b, 0], np.r_[a * low[1], b, 0], np.r_[low[2], 0, 0], np.r_[0, 0, 0, 0, 1.0]]
-    facts = [fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
-             fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
-             fact("B", "services track pod endpoints through label selectors", modified_at="2025-09-01"),
-             fact("E", "an unrelated and very old remark", modified_at="2019-01-01")]
+    facts = [
+        fact("A", "pods receive new IPs when rescheduled", modified_at="2026-05-01"),
+        fact("D", "stale DNS caches delay endpoint propagation", modified_at="2026-05-01"),
+        fact("B", "services track pod endpoints through label selectors", modified_at="2025-09-01"),
+        fact("E", "an unrelated and very old remark", modified_at="2019-01-01"),
+    ]
     corpus = make_corpus(facts, np.array(vec))
     r = run_pipeline(corpus, make_scenario([0, 0, 0, 1.0, 0]))
     conn = r.cdgr.connectors
@@ -177,13 +199,35 @@ def test_recency_penalised_counts_connector_candidates_not_gated_out_facts():
 
 # ---- SPEC_NOTES §5: every key with its default, literally as listed ------------------------------------
 SPEC_NOTES_5 = dict(
-    cdr_min_relevance=0.55, min_novelty_floor=0.20, coverage_penalty_cap=0.80, stale_floor=0.30,
-    fresh_fraction=0.5, ngram_n=6, ngram_step_penalty=0.15, ngram_penalty_cap=0.80, candidate_k=50,
-    hnsw_m=16, hnsw_ef_construction=200, hnsw_ef_search=100, graph_retrieval=True, graph_k=20,
-    graph_edge_min=0.60, max_hops=2, connector_budget=0.30, min_connector_relevance=0.30,
-    envelope_fact_budget=20, token_budget=2048, contradiction_similarity=0.85, authority_tie_tolerance=1e-9,
-    backfill=True, dedup_similarity=0.95, fanin_dedup_similarity=0.92, branch_depth_weight=0.70, kmeans_seed=0,
-    kmeans_n_init=10)
+    cdr_min_relevance=0.55,
+    min_novelty_floor=0.20,
+    coverage_penalty_cap=0.80,
+    stale_floor=0.30,
+    fresh_fraction=0.5,
+    ngram_n=6,
+    ngram_step_penalty=0.15,
+    ngram_penalty_cap=0.80,
+    candidate_k=50,
+    hnsw_m=16,
+    hnsw_ef_construction=200,
+    hnsw_ef_search=100,
+    graph_retrieval=True,
+    graph_k=20,
+    graph_edge_min=0.60,
+    max_hops=2,
+    connector_budget=0.30,
+    min_connector_relevance=0.30,
+    envelope_fact_budget=20,
+    token_budget=2048,
+    contradiction_similarity=0.85,
+    authority_tie_tolerance=1e-9,
+    backfill=True,
+    dedup_similarity=0.95,
+    fanin_dedup_similarity=0.92,
+    branch_depth_weight=0.70,
+    kmeans_seed=0,
+    kmeans_n_init=10,
+)
 
 
 def test_every_spec_notes_5_key_has_its_default_and_type():
@@ -192,27 +236,57 @@ def test_every_spec_notes_5_key_has_its_default_and_type():
         got = getattr(c, key)
         assert got == want and type(got) is type(want), (key, got, want)
     # tables (SPEC_NOTES §2.3), ttl in days, None = no expiry
-    assert c.ttl_days.as_dict() == dict(regulatory=1825.0, official_documentation=365.0, version_specific=180.0,
-                                        peer_reviewed=365.0, internal=365.0, community=365.0, news=30.0,
-                                        web=365.0, user_provided=None, unverified=365.0)
-    assert c.source_authority.as_dict() == dict(regulatory=0.90, official_documentation=0.80, version_specific=0.80,
-                                                peer_reviewed=0.80, internal=0.75, community=0.75, news=0.75,
-                                                web=0.70, user_provided=0.80, unverified=0.70)
-    assert c.importance.as_dict() == dict(regulatory=0.90, official_documentation=0.80, version_specific=0.85,
-                                          peer_reviewed=0.75, internal=0.70, community=0.60, news=0.50, web=0.50,
-                                          user_provided=0.60, unverified=0.50)
+    assert c.ttl_days.as_dict() == dict(
+        regulatory=1825.0,
+        official_documentation=365.0,
+        version_specific=180.0,
+        peer_reviewed=365.0,
+        internal=365.0,
+        community=365.0,
+        news=30.0,
+        web=365.0,
+        user_provided=None,
+        unverified=365.0,
+    )
+    assert c.source_authority.as_dict() == dict(
+        regulatory=0.90,
+        official_documentation=0.80,
+        version_specific=0.80,
+        peer_reviewed=0.80,
+        internal=0.75,
+        community=0.75,
+        news=0.75,
+        web=0.70,
+        user_provided=0.80,
+        unverified=0.70,
+    )
+    assert c.importance.as_dict() == dict(
+        regulatory=0.90,
+        official_documentation=0.80,
+        version_specific=0.85,
+        peer_reviewed=0.75,
+        internal=0.70,
+        community=0.60,
+        news=0.50,
+        web=0.50,
+        user_provided=0.60,
+        unverified=0.50,
+    )
     # anchors = floor(0.7 * 20) = 14 (SPEC_NOTES §2.5)
     assert c.anchor_budget == 14
 
 
-@pytest.mark.parametrize("assignment, fragment", [
-    ("no_such_key=1", "unknown configuration key"),
-    ("candidate_k=2.5", "whole number"),
-    ("graph_retrieval=1", "true/false"),
-    ("ttl_days.gossip=3", "unknown source type"),
-    ("importance.news=none", "expects a number"),
-    ("stale_floor=abc", "expects a number"),
-])
+@pytest.mark.parametrize(
+    "assignment, fragment",
+    [
+        ("no_such_key=1", "unknown configuration key"),
+        ("candidate_k=2.5", "whole number"),
+        ("graph_retrieval=1", "true/false"),
+        ("ttl_days.gossip=3", "unknown source type"),
+        ("importance.news=none", "expects a number"),
+        ("stale_floor=abc", "expects a number"),
+    ],
+)
 def test_set_unknown_key_or_wrong_type_is_a_clear_error(assignment, fragment):
     from crp_core.errors import ConfigError
 

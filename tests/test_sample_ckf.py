@@ -10,6 +10,7 @@ the whole-CKF scan finds exactly the planted conflicts, and every scenario shows
 effects with the default configuration (resolved contradiction, tie + NOTE, stale-vs-fresh
 ranking change, n-gram guard, partitioned fan-out with 0 cross-branch duplicates vs naive > 0).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -145,8 +146,13 @@ def test_expected_winners_and_ties_by_authority(kb, planted):
         if c["expected_winner"] == "tie":
             # an exact tie: identical inputs, so identical authority (not merely within tolerance)
             fa, fb = kb.get(a), kb.get(b)
-            assert (fa.source_type, fa.importance_weight, fa.effective_modified_at, fa.ttl_kind, fa.ttl_seconds) == \
-                   (fb.source_type, fb.importance_weight, fb.effective_modified_at, fb.ttl_kind, fb.ttl_seconds)
+            assert (fa.source_type, fa.importance_weight, fa.effective_modified_at, fa.ttl_kind, fa.ttl_seconds) == (
+                fb.source_type,
+                fb.importance_weight,
+                fb.effective_modified_at,
+                fb.ttl_kind,
+                fb.ttl_seconds,
+            )
             assert auth[a].authority == auth[b].authority, c["pair_id"]
         else:
             loser = b if c["expected_winner"] == a else a

@@ -9,6 +9,7 @@ a prepared sample corpus and its scenario vectors are those vectors exactly.
 With the real model (``-m model``): a few facts and a scenario's query and sub-queries, embedded
 again, agree with the shipped vectors within 1e-5.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -133,7 +134,8 @@ def test_a_text_edited_without_a_rebuild_is_caught(tmp_path):
     kb_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert stale_items(root) == [
         f"knowledge_base.jsonl: {row['fact_id']} (text changed since the embeddings were built)",
-        "scenarios/etcd_upgrade.json: sub_queries[1] (text changed since the embeddings were built)"]
+        "scenarios/etcd_upgrade.json: sub_queries[1] (text changed since the embeddings were built)",
+    ]
     # and the builder does not reuse the stale vectors: both groups would be embedded again
     mod = _builder()
     reuse = mod.committed_vectors(root)
@@ -142,8 +144,11 @@ def test_a_text_edited_without_a_rebuild_is_caught(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(hnp.arrays(np.float32, st.integers(1, 64),
-                  elements=st.floats(-_BIG, _BIG, width=32, allow_nan=False, allow_infinity=False)))
+@given(
+    hnp.arrays(
+        np.float32, st.integers(1, 64), elements=st.floats(-_BIG, _BIG, width=32, allow_nan=False, allow_infinity=False)
+    )
+)
 def test_float_text_reads_back_bit_for_bit(v):
     text = _builder().floats_json(v)
     back = np.asarray(json.loads(text), dtype=np.float64).astype(np.float32)

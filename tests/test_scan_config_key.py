@@ -4,6 +4,7 @@ A cached scan is keyed by these fields only, so they must be every field ``scan_
 records each attribute the scan reads from the configuration, another changes only the other fields and
 expects the same scan.
 """
+
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -53,15 +54,29 @@ class Recording:
 
 
 def _summary(scan: Any) -> tuple:
-    return (tuple((p.fact_a, p.fact_b, p.kept, p.suppressed, p.tied, p.margin, p.decision, p.patterns,
-                   round(p.similarity, 6)) for p in scan.pairs),
-            dict(scan.counts), scan.n_candidates, scan.n_facts, scan.threshold)
+    return (
+        tuple(
+            (p.fact_a, p.fact_b, p.kept, p.suppressed, p.tied, p.margin, p.decision, p.patterns, round(p.similarity, 6))
+            for p in scan.pairs
+        ),
+        dict(scan.counts),
+        scan.n_candidates,
+        scan.n_facts,
+        scan.threshold,
+    )
 
 
 def test_the_key_of_the_defaults_by_hand():
     key = scan_config_key(CRPConfig())
-    assert [name for name, _ in key] == ["contradiction_similarity", "ttl_days", "stale_floor", "fresh_fraction",
-                                        "source_authority", "importance", "authority_tie_tolerance"]
+    assert [name for name, _ in key] == [
+        "contradiction_similarity",
+        "ttl_days",
+        "stale_floor",
+        "fresh_fraction",
+        "source_authority",
+        "importance",
+        "authority_tie_tolerance",
+    ]
     assert key[0] == ("contradiction_similarity", 0.85)
     assert key[1] == ("ttl_days", DEFAULT_TTL_DAYS)
     assert key[2] == ("stale_floor", 0.30)
@@ -89,25 +104,29 @@ def test_a_scan_field_changes_the_key_and_the_scan():
     tied = CRPConfig(authority_tie_tolerance=0.5)
     assert scan_config_key(tied) != scan_config_key(CRPConfig())
     assert sum(p.tied for p in scan_ckf(corpus, tied, NOW).pairs) > sum(
-        p.tied for p in scan_ckf(corpus, CRPConfig(), NOW).pairs)
+        p.tied for p in scan_ckf(corpus, CRPConfig(), NOW).pairs
+    )
 
 
-OTHER_FIELDS = st.fixed_dictionaries({}, optional={
-    "cdr_min_relevance": st.floats(0.0, 1.0),
-    "candidate_k": st.integers(1, 500),
-    "hnsw_ef_search": st.integers(10, 400),
-    "min_novelty_floor": st.floats(0.0, 1.0),
-    "graph_retrieval": st.booleans(),
-    "graph_k": st.integers(1, 50),
-    "graph_edge_min": st.floats(0.0, 1.0),
-    "max_hops": st.integers(1, 3),
-    "envelope_fact_budget": st.integers(1, 60),
-    "token_budget": st.integers(64, 8192),
-    "backfill": st.booleans(),
-    "dedup_similarity": st.floats(0.5, 1.0),
-    "known_conflict_action": st.sampled_from(["off", "flag", "pull_winner", "drop_loser"]),
-    "branch_depth_weight": st.floats(0.0, 1.0),
-})
+OTHER_FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "cdr_min_relevance": st.floats(0.0, 1.0),
+        "candidate_k": st.integers(1, 500),
+        "hnsw_ef_search": st.integers(10, 400),
+        "min_novelty_floor": st.floats(0.0, 1.0),
+        "graph_retrieval": st.booleans(),
+        "graph_k": st.integers(1, 50),
+        "graph_edge_min": st.floats(0.0, 1.0),
+        "max_hops": st.integers(1, 3),
+        "envelope_fact_budget": st.integers(1, 60),
+        "token_budget": st.integers(64, 8192),
+        "backfill": st.booleans(),
+        "dedup_similarity": st.floats(0.5, 1.0),
+        "known_conflict_action": st.sampled_from(["off", "flag", "pull_winner", "drop_loser"]),
+        "branch_depth_weight": st.floats(0.0, 1.0),
+    },
+)
 
 
 @settings(max_examples=40, deadline=None)

@@ -1,4 +1,5 @@
 """Scenario loading and validation (SPEC_NOTES §1.2): good files, the malformed corpus, round trips."""
+
 from __future__ import annotations
 
 import json
@@ -17,11 +18,15 @@ DATA = os.path.join(os.path.dirname(__file__), "data")
 BAD = os.path.join(DATA, "bad")
 
 EXPECTED = Scenario(
-    query="Which ports does etcd use?", now=datetime(2025, 6, 1, tzinfo=UTC),
+    query="Which ports does etcd use?",
+    now=datetime(2025, 6, 1, tzinfo=UTC),
     sub_queries=(SubQuery("sq1", "client port", "clients"), SubQuery("sq2", "peer port")),
     addressed=(Addressed("sq1", 0.7, 1),),
-    prior_outputs=("etcd listens for clients on port 2379 by default.",), fanout_width=2,
-    config={"cdr_min_relevance": 0.5, "ttl_days": {"news": 60}}, name="etcd ports")
+    prior_outputs=("etcd listens for clients on port 2379 by default.",),
+    fanout_width=2,
+    config={"cdr_min_relevance": 0.5, "ttl_days": {"news": 60}},
+    name="etcd ports",
+)
 
 
 @pytest.mark.parametrize("name", ["scenario.json", "scenario.toml"])
@@ -35,16 +40,26 @@ def test_good_json_and_toml_give_the_same_scenario(name):
 
 def test_defaults():
     s = scenario_from_dict({"query": "q"})
-    assert (s.now, s.sub_queries, s.addressed, s.prior_outputs, s.fanout_width, dict(s.config),
-            s.embedding_model, s.name) == (None, (), (), (), 0, {}, None, "")
-    s = scenario_from_dict({"query": "q", "sub_queries": [{"id": "a", "text": "t"}],
-                            "addressed": [{"id": "a", "depth_weight": 1}]})
+    assert (
+        s.now,
+        s.sub_queries,
+        s.addressed,
+        s.prior_outputs,
+        s.fanout_width,
+        dict(s.config),
+        s.embedding_model,
+        s.name,
+    ) == (None, (), (), (), 0, {}, None, "")
+    s = scenario_from_dict(
+        {"query": "q", "sub_queries": [{"id": "a", "text": "t"}], "addressed": [{"id": "a", "depth_weight": 1}]}
+    )
     assert s.addressed == (Addressed("a", 1.0, 1),)  # window defaults to 1
 
 
 def test_query_object_with_embedding():
-    s = scenario_from_dict({"query": {"text": "q", "embedding": [1, 0.5]},
-                            "sub_queries": [{"id": "a", "text": "t", "embedding": [0, 1]}]})
+    s = scenario_from_dict(
+        {"query": {"text": "q", "embedding": [1, 0.5]}, "sub_queries": [{"id": "a", "text": "t", "embedding": [0, 1]}]}
+    )
     assert s.query == "q" and s.query_embedding == (1.0, 0.5)
     assert s.sub_queries[0].embedding == (0.0, 1.0)
 
@@ -89,8 +104,9 @@ def test_bad_scenario_names_line_and_field(name, line, field, fragment):
     p = ei.value.problems[0]
     assert (p.line, p.field) == (line, field), str(ei.value)
     assert fragment in p.message
-    if line and name.endswith(".json") and field != "json" and "missing" not in p.message \
-            and not field.endswith("]"):  # a list item: its own line
+    if (
+        line and name.endswith(".json") and field != "json" and "missing" not in p.message and not field.endswith("]")
+    ):  # a list item: its own line
         # the reported line really holds the offending key (a missing key: the line of its object)
         key = field.split(".")[-1].split("[")[0]
         assert f'"{key}"' in open(path, encoding="utf-8").read().splitlines()[line - 1]
@@ -107,11 +123,26 @@ def test_model_mismatch_refused_only_against_another_model():
 
 def test_every_problem_is_reported():
     with pytest.raises(ScenarioError) as ei:
-        scenario_from_dict({"query": "", "fanout_width": 1.5, "config": {"bogus": 1, "stale_floor": "x"},
-                            "addressed": [{"id": "x", "depth_weight": -0.1, "window": True}]})
+        scenario_from_dict(
+            {
+                "query": "",
+                "fanout_width": 1.5,
+                "config": {"bogus": 1, "stale_floor": "x"},
+                "addressed": [{"id": "x", "depth_weight": -0.1, "window": True}],
+            }
+        )
     fields = sorted(p.field for p in ei.value.problems)
-    assert fields == sorted(["query", "fanout_width", "config.bogus", "config.stale_floor",
-                             "addressed[0].id", "addressed[0].depth_weight", "addressed[0].window"])
+    assert fields == sorted(
+        [
+            "query",
+            "fanout_width",
+            "config.bogus",
+            "config.stale_floor",
+            "addressed[0].id",
+            "addressed[0].depth_weight",
+            "addressed[0].window",
+        ]
+    )
     assert all(p.line == 0 for p in ei.value.problems)  # a dict has no lines
 
 
@@ -139,15 +170,20 @@ _vec = st.lists(st.floats(-10, 10, allow_nan=False), min_size=3, max_size=3).fil
 def _scenarios(draw):
     ids = draw(st.lists(_txt, max_size=5, unique=True))
     subs = tuple(SubQuery(i, draw(_txt), draw(st.none() | _txt), draw(st.none() | _vec)) for i in ids)
-    addressed = tuple(Addressed(i, draw(st.floats(0, 1)), draw(st.integers(1, 9)))
-                      for i in ids if draw(st.booleans()))
+    addressed = tuple(Addressed(i, draw(st.floats(0, 1)), draw(st.integers(1, 9))) for i in ids if draw(st.booleans()))
     return Scenario(
-        query=draw(_txt), query_embedding=draw(st.none() | _vec),
+        query=draw(_txt),
+        query_embedding=draw(st.none() | _vec),
         now=draw(st.none() | st.datetimes(min_value=datetime(1971, 1, 1), timezones=st.just(UTC))),
-        sub_queries=subs, addressed=addressed, prior_outputs=tuple(draw(st.lists(st.text(max_size=30), max_size=3))),
+        sub_queries=subs,
+        addressed=addressed,
+        prior_outputs=tuple(draw(st.lists(st.text(max_size=30), max_size=3))),
         fanout_width=draw(st.integers(0, 8)),
         config=draw(st.sampled_from([{}, {"stale_floor": 0.25}, {"ttl_days": {"news": 10.0}}])),
-        embedding_model=draw(st.none() | _txt), name=draw(st.just("") | _txt), description=draw(st.just("") | _txt))
+        embedding_model=draw(st.none() | _txt),
+        name=draw(st.just("") | _txt),
+        description=draw(st.just("") | _txt),
+    )
 
 
 @settings(max_examples=80, deadline=None)
@@ -171,8 +207,9 @@ def test_mutated_scenarios_never_crash(name, data):
     raw = bytearray(open(os.path.join(DATA, "good", name), "rb").read())
     for _ in range(data.draw(st.integers(1, 4))):
         i = data.draw(st.integers(0, len(raw) - 1))
-        raw[i:i + data.draw(st.integers(0, 3))] = data.draw(
-            st.sampled_from([b"", b'"', b"{", b"]", b",", b"\n", b"NaN", b"null", b"-1", b"\xff", b"=", b"1e999"]))
+        raw[i : i + data.draw(st.integers(0, 3))] = data.draw(
+            st.sampled_from([b"", b'"', b"{", b"]", b",", b"\n", b"NaN", b"null", b"-1", b"\xff", b"=", b"1e999"])
+        )
     try:
         load_scenario_bytes(bytes(raw), name)
     except ScenarioError as exc:

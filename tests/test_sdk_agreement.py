@@ -1,6 +1,7 @@
 """SPEC-027 arbitration against the crprotocol SDK's superseded_by (crp_core.analysis.sdk_agreement): the
 independent arbitration (the SDK's STALE read as ACTIVE) and the as-loaded one, with hand-computed
 authorities (SPEC_NOTES §2.3 table; recency SPEC-027 §3.2)."""
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,14 @@ def _fact(fid: str, source_type: str, days: float, *, by: str | None = None, sta
     """A fact modified ``days`` before NOW; ``by``: superseded by that fact (the SDK's STALE)."""
     meta = {"superseded_by": by} if by is not None else {}
     st_ = status or ("STALE" if by is not None else "ACTIVE")
-    return Fact(fid, f"text of {fid}", source_type=source_type, status=st_, modified_at=NOW - timedelta(days=days),
-                metadata=meta)
+    return Fact(
+        fid,
+        f"text of {fid}",
+        source_type=source_type,
+        status=st_,
+        modified_at=NOW - timedelta(days=days),
+        metadata=meta,
+    )
 
 
 def _scanned(kb: KnowledgeBase, a: str, b: str, decision: str | None = None) -> ConflictPair:
@@ -49,25 +56,40 @@ def _scanned(kb: KnowledgeBase, a: str, b: str, decision: str | None = None) -> 
     factor = fact_attributes(kb, NOW, CFG).factor
     aa, ab = (authority_of(kb.get(x), float(factor[kb.index_of(x)]), CFG) for x in (a, b))  # type: ignore[arg-type]
     arb = arbitrate(aa, ab, CFG, decision, None)
-    return ConflictPair(a, b, 0.9, ("NUMBER_CHANGED",), ValueConflict(("NUMBER_CHANGED",), ()), {a: aa, b: ab},
-                        arb.kept, arb.suppressed, arb.tied, margin=abs(aa.authority - ab.authority),
-                        decision=arb.decision)
+    return ConflictPair(
+        a,
+        b,
+        0.9,
+        ("NUMBER_CHANGED",),
+        ValueConflict(("NUMBER_CHANGED",), ()),
+        {a: aa, b: ab},
+        arb.kept,
+        arb.suppressed,
+        arb.tied,
+        margin=abs(aa.authority - ab.authority),
+        decision=arb.decision,
+    )
 
 
 def test_judge_by_hand():
     sup = {"old": "new", "x": "elsewhere"}
     assert judge("old", "new", "new", "old", sup) == (Judgement("agrees", "both keep new and drop old", "new"), "old")
     assert judge("new", "old", "old", "new", sup) == (
-        Judgement("disagrees", "SPEC-027 keeps old; the SDK superseded it by new", "old"), "old")
+        Judgement("disagrees", "SPEC-027 keeps old; the SDK superseded it by new", "old"),
+        "old",
+    )
     assert judge("old", "new", None, None, sup, who="SPEC-027 on its own") == (
-        Judgement("disagrees", "SPEC-027 on its own ties (both kept with a NOTE); the SDK superseded old by new",
-                  None), "old")
+        Judgement("disagrees", "SPEC-027 on its own ties (both kept with a NOTE); the SDK superseded old by new", None),
+        "old",
+    )
     assert judge("p", "q", "p", "q", sup) == (Judgement("silent", "the SDK superseded neither fact", "p"), None)
     assert judge("x", "q", "q", "x", sup)[0].reason == "the SDK superseded x by elsewhere, outside this pair"
     assert judge("a", "b", "a", "b", {"a": "b", "b": "a"})[0] == Judgement(
-        "disagrees", "the SDK superseded each fact by the other", "a")
+        "disagrees", "the SDK superseded each fact by the other", "a"
+    )
     assert judge("old", "new", None, None, sup, dismissed=True)[0] == Judgement(
-        "disagrees", "an operator dismissed the pair (not a conflict); the SDK superseded old by new", None)
+        "disagrees", "an operator dismissed the pair (not a conflict); the SDK superseded old by new", None
+    )
 
 
 def test_sdk_supersedes_the_fact_spec027_prefers():
@@ -79,26 +101,55 @@ def test_sdk_supersedes_the_fact_spec027_prefers():
     assert pair.authority["old"].authority == 0.9 * 0.3 * 0.9 and pair.kept == ("new",)
     (rec,) = sdk_agreement([pair], kb, CFG, NOW).pairs
     assert rec.sdk_superseded == "old" and rec.neutralised == ("old",)
-    assert rec.independent == Judgement("disagrees", "SPEC-027 on its own keeps old; the SDK superseded it by new",
-                                        "old")
+    assert rec.independent == Judgement(
+        "disagrees", "SPEC-027 on its own keeps old; the SDK superseded it by new", "old"
+    )
     assert rec.as_loaded == Judgement("agrees", "both keep new and drop old", "new")
     assert rec.verdict == "disagrees"
     a, b = rec.authority_a, rec.authority_b
     assert (a.fact_id, a.source_authority, a.recency_factor, a.importance_weight, a.authority) == (
-        "new", 0.7, 1.0, 0.5, 0.7 * 1.0 * 0.5)
+        "new",
+        0.7,
+        1.0,
+        0.5,
+        0.7 * 1.0 * 0.5,
+    )
     assert (b.fact_id, b.source_authority, b.recency_factor, b.importance_weight, b.authority) == (
-        "old", 0.9, 1.0, 0.9, 0.9 * 1.0 * 0.9)
+        "old",
+        0.9,
+        1.0,
+        0.9,
+        0.9 * 1.0 * 0.9,
+    )
     assert rec.margin == 0.9 * 1.0 * 0.9 - 0.7 * 1.0 * 0.5
     d = sdk_agreement_dict(rec)
     assert d == {
         "sdk_superseded": "old",
-        "independent": {"verdict": "disagrees", "reason": "SPEC-027 on its own keeps old; the SDK superseded it by "
-                        "new", "winner": "old", "margin": rec.margin, "neutralised": ["old"],
-                        "authority": {"new": {"source_authority": 0.7, "recency_factor": 1.0, "importance_weight": 0.5,
-                                              "authority": 0.7 * 1.0 * 0.5, "source_type": "web"},
-                                      "old": {"source_authority": 0.9, "recency_factor": 1.0, "importance_weight": 0.9,
-                                              "authority": 0.9 * 1.0 * 0.9, "source_type": "regulatory"}}},
-        "as_loaded": {"verdict": "agrees", "reason": "both keep new and drop old", "winner": "new"}}
+        "independent": {
+            "verdict": "disagrees",
+            "reason": "SPEC-027 on its own keeps old; the SDK superseded it by new",
+            "winner": "old",
+            "margin": rec.margin,
+            "neutralised": ["old"],
+            "authority": {
+                "new": {
+                    "source_authority": 0.7,
+                    "recency_factor": 1.0,
+                    "importance_weight": 0.5,
+                    "authority": 0.7 * 1.0 * 0.5,
+                    "source_type": "web",
+                },
+                "old": {
+                    "source_authority": 0.9,
+                    "recency_factor": 1.0,
+                    "importance_weight": 0.9,
+                    "authority": 0.9 * 1.0 * 0.9,
+                    "source_type": "regulatory",
+                },
+            },
+        },
+        "as_loaded": {"verdict": "agrees", "reason": "both keep new and drop old", "winner": "new"},
+    }
     with pytest.raises(FrozenInstanceError):
         rec.independent = rec.as_loaded  # type: ignore[misc]
 
@@ -119,8 +170,14 @@ def test_neutral_recency_is_the_facts_own_age():
 def test_tie_on_its_own_and_statuses_not_the_sdks():
     """Both unverified and fresh: 0.7 * 1.0 * 0.5 each, a tie on its own (disagrees); as loaded the STALE one
     loses. A STALE without superseded_by is the CKF's own status: kept at the floor, not neutralised."""
-    kb = KnowledgeBase((_fact("a", "unverified", 10, by="b"), _fact("b", "unverified", 5),
-                        _fact("c", "unverified", 3, status="STALE"), _fact("d", "unverified", 3)))
+    kb = KnowledgeBase(
+        (
+            _fact("a", "unverified", 10, by="b"),
+            _fact("b", "unverified", 5),
+            _fact("c", "unverified", 3, status="STALE"),
+            _fact("d", "unverified", 3),
+        )
+    )
     ag = sdk_agreement([_scanned(kb, "a", "b"), _scanned(kb, "c", "d")], kb, CFG, NOW)
     ab, cd = ag.pairs
     assert ab.independent.verdict == "disagrees" and ab.independent.winner is None
@@ -133,11 +190,17 @@ def test_tie_on_its_own_and_statuses_not_the_sdks():
 
 
 def test_dismissed_pair_and_unpaired():
-    kb = KnowledgeBase((_fact("a", "regulatory", 30, by="b"), _fact("b", "web", 1), _fact("c", "web", 1, by="d"),
-                        _fact("d", "web", 1), _fact("e", "web", 1, by="gone")))
+    kb = KnowledgeBase(
+        (
+            _fact("a", "regulatory", 30, by="b"),
+            _fact("b", "web", 1),
+            _fact("c", "web", 1, by="d"),
+            _fact("d", "web", 1),
+            _fact("e", "web", 1, by="gone"),
+        )
+    )
     dismissed = _scanned(kb, "a", "b", decision="dismiss")
-    skipped = ConflictPair("c", "d", 0.9, (), ValueConflict((), ()), dismissed.authority, (), None, False,
-                           skipped=True)
+    skipped = ConflictPair("c", "d", 0.9, (), ValueConflict((), ()), dismissed.authority, (), None, False, skipped=True)
     ag = sdk_agreement([dismissed, skipped], kb, CFG, NOW)
     (rec,) = ag.pairs  # the skipped pair is left out
     assert rec.as_loaded.verdict == "disagrees" and rec.as_loaded.reason.startswith("an operator dismissed")
@@ -148,8 +211,9 @@ def test_dismissed_pair_and_unpaired():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(SOURCE_TYPES), st.sampled_from(SOURCE_TYPES), st.floats(0, 3000), st.floats(0, 3000),
-       st.booleans())
+@given(
+    st.sampled_from(SOURCE_TYPES), st.sampled_from(SOURCE_TYPES), st.floats(0, 3000), st.floats(0, 3000), st.booleans()
+)
 def test_neutralising_only_raises_the_superseded_facts_authority(st_old, st_new, age_old, age_new, old_is_a):
     """The stale floor is the least recency factor, so the SDK-superseded fact's independent authority is >=
     its as-loaded one, the other fact's is unchanged; hence an as-loaded "SPEC-027 keeps the superseded
@@ -193,8 +257,11 @@ def test_conflicts_json_on_the_real_snapshots(capsys):
     got = _json(capsys, "--ckf", str(SUP), *now)
     assert got[("f-port-new", "f-port-old")]["independent"]["verdict"] == "silent"
     rate = got[("f-rate-new", "f-rate-old")]
-    assert rate["as_loaded"] == {"verdict": "agrees", "reason": "both keep f-rate-new and drop f-rate-old",
-                                 "winner": "f-rate-new"}
+    assert rate["as_loaded"] == {
+        "verdict": "agrees",
+        "reason": "both keep f-rate-new and drop f-rate-old",
+        "winner": "f-rate-new",
+    }
     assert (rate["independent"]["verdict"], rate["independent"]["winner"]) == ("disagrees", None)
     assert rate["independent"]["authority"]["f-rate-old"]["authority"] == 0.7 * 1.0 * 0.5
     mapped = _json(capsys, "--ckf", str(SUP), "--sdk-map", str(SDK / "mapping.toml"), *now)
@@ -203,8 +270,9 @@ def test_conflicts_json_on_the_real_snapshots(capsys):
     assert ind["authority"]["f-rate-old"]["authority"] == 0.8 * 1.0 * 0.8
     assert ind["authority"]["f-rate-new"]["authority"] == 0.8 * 1.0 * 0.6
     assert mapped[("f-rate-new", "f-rate-old")]["as_loaded"]["winner"] == "f-rate-new"
-    dis = _json(capsys, "--ckf", str(DIS), "--sdk-map", str(SDK / "disagreement_mapping.toml"),
-                "--now", "2026-05-28T20:26:40Z")
+    dis = _json(
+        capsys, "--ckf", str(DIS), "--sdk-map", str(SDK / "disagreement_mapping.toml"), "--now", "2026-05-28T20:26:40Z"
+    )
     (rec,) = dis.values()
     assert rec["sdk_superseded"] == "g-retention-old"
     assert rec["independent"]["winner"] == "g-retention-old" and rec["independent"]["verdict"] == "disagrees"
@@ -215,5 +283,7 @@ def test_conflicts_json_on_the_real_snapshots(capsys):
 
     assert main(["conflicts", "--ckf", str(SUP), *now]) == 0
     out = capsys.readouterr().out
-    assert ("SDK supersessions vs SPEC-027 on its own (the SDK's STALE read as ACTIVE): 0 pair(s) agree, 1 disagree, "
-            "1 SDK silent; as loaded (STALE in force): 1 agree, 0 disagree; 1 SDK supersession(s) in no pair") in out
+    assert (
+        "SDK supersessions vs SPEC-027 on its own (the SDK's STALE read as ACTIVE): 0 pair(s) agree, 1 disagree, "
+        "1 SDK silent; as loaded (STALE in force): 1 agree, 0 disagree; 1 SDK supersession(s) in no pair"
+    ) in out

@@ -1,6 +1,7 @@
 """crprotocol SDK snapshots read as a CKF (crp_core.io.ckf.sdk; docs/decisions/sdk-snapshots.md).
 
 The fixtures of tests/data/sdk/ were written by crprotocol 6.2.5 itself (tests/data/sdk/_make_fixtures.py)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -32,7 +33,8 @@ def _doc(name: str = "supersessions.json") -> dict:
 def _bytes(doc: dict, *, rehash: bool = True) -> bytes:
     if rehash:
         doc["header"]["checksum"] = hashlib.sha256(
-            json.dumps(doc["payload"], sort_keys=True, default=str).encode()).hexdigest()
+            json.dumps(doc["payload"], sort_keys=True, default=str).encode()
+        ).hexdigest()
     return json.dumps(doc).encode()
 
 
@@ -52,9 +54,19 @@ def test_superseded_fact_maps_exactly():
     assert f.ingested_at == f.modified_at == datetime(2026, 1, 28, 20, 26, 40, tzinfo=UTC)
     assert f.status == "STALE" and f.source_type == "unverified" and f.community_label == "sdk-community-1"
     assert dict(f.metadata) == {
-        "category": "policy", "confidence": 0.81, "source_window_id": "win-001", "extraction_stage": 1,
-        "age_in_windows": 2, "seen_count": 0, "consumed_by_windows": [], "graph_edges": [],
-        "supersession_confidence": 0.7169, "tier": 2, "has_embedding": False, "superseded_by": "f-rate-new"}
+        "category": "policy",
+        "confidence": 0.81,
+        "source_window_id": "win-001",
+        "extraction_stage": 1,
+        "age_in_windows": 2,
+        "seen_count": 0,
+        "consumed_by_windows": [],
+        "graph_edges": [],
+        "supersession_confidence": 0.7169,
+        "tier": 2,
+        "has_embedding": False,
+        "superseded_by": "f-rate-new",
+    }
     assert kb.get("f-backup").metadata["consumed_by_windows"] == ["win-003"]
     assert {x.fact_id for x in kb.facts if x.status == "STALE"} == {"f-rate-old", "f-owner-old"}
     assert kb.get("f-owner-old").metadata["superseded_by"] == "f-owner-new"
@@ -68,7 +80,8 @@ def test_edges_kept_as_given():
         GivenEdge("e-1", "f-backup", "f-restore", "ELABORATION", 0.8, 5),
         GivenEdge("e-2", "f-retention", "f-backup", "CONTRAST", 0.6, 5),
         GivenEdge("e-3", "f-rate-new", "f-rate-old", "SUPERSEDES", 0.55, 6),
-        GivenEdge("e-4", "f-port-new", "f-restore", "RELATED", 0.3, 2))
+        GivenEdge("e-4", "f-port-new", "f-restore", "RELATED", 0.3, 2),
+    )
 
 
 def test_summary_says_what_was_mapped_defaulted_dropped():
@@ -98,9 +111,17 @@ def test_mapping_file_rules_first_match_wins():
     smap = load_source_map(SDK / "mapping.toml")
     kb = read_snapshot(SUP.read_bytes(), "s.json", source_map=smap)
     got = {f.fact_id: f.source_type for f in kb.facts}
-    assert got == {"f-port-old": "internal", "f-rate-old": "official_documentation", "f-backup": "internal",
-                   "f-owner-old": "internal", "f-port-new": "internal", "f-rate-new": "user_provided",
-                   "f-restore": "internal", "f-retention": "user_provided", "f-owner-new": "internal"}
+    assert got == {
+        "f-port-old": "internal",
+        "f-rate-old": "official_documentation",
+        "f-backup": "internal",
+        "f-owner-old": "internal",
+        "f-port-new": "internal",
+        "f-rate-new": "user_provided",
+        "f-restore": "internal",
+        "f-retention": "user_provided",
+        "f-owner-new": "internal",
+    }
     mapped = dict(kb.imported.mapped)
     assert mapped["source_type -> user_provided (rule 1: source_window_id = 'chat-*')"] == 2
     assert mapped["source_type -> official_documentation (rule 2: category = 'policy')"] == 1
@@ -111,8 +132,12 @@ def test_mapping_file_rules_first_match_wins():
 
 def test_mapping_errors_name_the_key():
     with pytest.raises(CKFError) as ei:
-        source_map_from_dict({"rule": [{"category": 3, "source_type": "blog"}, {"extraction_stage": [1, "x"],
-                                                                                 "source_type": "web"}], "x": 1})
+        source_map_from_dict(
+            {
+                "rule": [{"category": 3, "source_type": "blog"}, {"extraction_stage": [1, "x"], "source_type": "web"}],
+                "x": 1,
+            }
+        )
     fields = sorted(p.field for p in ei.value.problems)
     assert fields == ["rule[1].category", "rule[1].source_type", "rule[2].extraction_stage", "x"]
     assert SourceTypeMap(default="news").source_type_for("a", "b", 1) == ("news", None)
@@ -146,8 +171,9 @@ def test_bad_checksum_with_blake3_is_a_mismatch_warning(monkeypatch):
 def test_blake3_checksum_verified_when_blake3_importable(monkeypatch):
     _fake_blake3(monkeypatch)
     doc = _doc()
-    doc["header"]["checksum"] = hashlib.blake2b(json.dumps(doc["payload"], sort_keys=True, default=str).encode(),
-                                                digest_size=32).hexdigest()
+    doc["header"]["checksum"] = hashlib.blake2b(
+        json.dumps(doc["payload"], sort_keys=True, default=str).encode(), digest_size=32
+    ).hexdigest()
     kb = read_snapshot(json.dumps(doc).encode(), "s.json")
     assert (kb.imported.integrity, kb.imported.algorithm) == ("ok", "blake3") and kb.warnings == ()
 
@@ -161,7 +187,8 @@ def test_count_mismatch_warns():
     kb = load_ckf(SDK / "count_mismatch.json")
     assert [(w.field, w.message) for w in kb.warnings] == [
         ("header.fact_count", "says 12 but the payload holds 9 facts: the header and the payload disagree"),
-        ("header.edge_count", "says 3 but the payload holds 4 edges: the header and the payload disagree")]
+        ("header.edge_count", "says 3 but the payload holds 4 edges: the header and the payload disagree"),
+    ]
 
 
 # ---- refusals -----------------------------------------------------------------------------------
@@ -206,20 +233,27 @@ def test_wrong_types_lenient_keeps_the_good_facts():
     assert sorted(f.fact_id for f in kb.facts) == ["f-owner-new", "f-owner-old", "f-port-old", "f-rate-old"]
     assert kb.edges == ()  # e-3/e-4 name skipped facts; e-1/e-2 are malformed
     assert len(kb.skipped) == 7
-    assert any(w.field == 'payload.warm_store.facts["f-rate-old"].superseded_by' and "skipped" in w.message
-               for w in kb.warnings)
+    assert any(
+        w.field == 'payload.warm_store.facts["f-rate-old"].superseded_by' and "skipped" in w.message
+        for w in kb.warnings
+    )
     assert any(w.field == "header.fact_count" for w in kb.warnings)
 
 
-@pytest.mark.parametrize("doc, field", [
-    ([1, 2], "file"),
-    ({"header": {}, "payload": 3}, "payload"),
-    ({"header": {"schema_version": "1"}, "payload": {"warm_store": {"facts": {"a": {"text": "x"}}}}},
-     "header.schema_version"),
-    ({"header": {}, "payload": {"warm_store": []}}, "payload.warm_store"),
-    ({"header": {}, "payload": {"warm_store": {"facts": []}}}, "payload.warm_store.facts"),
-    ({"header": {}, "payload": {"warm_store": {"facts": {}}}}, "payload.warm_store.facts"),
-])
+@pytest.mark.parametrize(
+    "doc, field",
+    [
+        ([1, 2], "file"),
+        ({"header": {}, "payload": 3}, "payload"),
+        (
+            {"header": {"schema_version": "1"}, "payload": {"warm_store": {"facts": {"a": {"text": "x"}}}}},
+            "header.schema_version",
+        ),
+        ({"header": {}, "payload": {"warm_store": []}}, "payload.warm_store"),
+        ({"header": {}, "payload": {"warm_store": {"facts": []}}}, "payload.warm_store.facts"),
+        ({"header": {}, "payload": {"warm_store": {"facts": {}}}}, "payload.warm_store.facts"),
+    ],
+)
 def test_hostile_shapes_are_clear_errors(doc, field):
     problems = _refused(json.dumps(doc).encode())
     assert field in [p.field for p in problems]
@@ -235,9 +269,13 @@ def test_deep_nesting_and_huge_are_clear_errors():
 
 
 @settings(max_examples=60, deadline=None)
-@given(hs.recursive(hs.none() | hs.booleans() | hs.integers() | hs.floats() | hs.text(max_size=5),
-                    lambda c: hs.lists(c, max_size=3) | hs.dictionaries(hs.text(max_size=5), c, max_size=3),
-                    max_leaves=12))
+@given(
+    hs.recursive(
+        hs.none() | hs.booleans() | hs.integers() | hs.floats() | hs.text(max_size=5),
+        lambda c: hs.lists(c, max_size=3) | hs.dictionaries(hs.text(max_size=5), c, max_size=3),
+        max_leaves=12,
+    )
+)
 def test_any_value_in_a_fact_field_is_a_clear_error_or_a_load(value):
     for field in ("text", "created_at", "superseded_by", "category", "tier", "consumed_by_windows"):
         doc = _doc("plain.json")
@@ -266,7 +304,8 @@ def test_edges_travel_in_metadata_and_back(tmp_path):
     back = load_ckf(out)
     assert back.edges == () and sorted(given_edges(back), key=lambda e: e.edge_id) == list(kb.edges)  # fact order
     assert back.get("f-backup").metadata["sdk_edges"] == [
-        {"id": "e-1", "target_id": "f-restore", "relation_type": "ELABORATION", "confidence": 0.8, "source_stage": 5}]
+        {"id": "e-1", "target_id": "f-restore", "relation_type": "ELABORATION", "confidence": 0.8, "source_stage": 5}
+    ]
 
 
 def test_import_sdk_round_trip(tmp_path, capsys):
@@ -277,8 +316,9 @@ def test_import_sdk_round_trip(tmp_path, capsys):
     assert "defaulted: source_type -> internal (no mapping rule matched) (6)" in printed
     back = load_ckf(out)
     kb = read_snapshot(SUP.read_bytes(), "x", source_map=load_source_map(SDK / "mapping.toml"))
-    assert [(f.fact_id, f.content, f.status, f.source_type, f.ingested_at) for f in back.facts] == \
-        [(f.fact_id, f.content, f.status, f.source_type, f.ingested_at) for f in kb.facts]
+    assert [(f.fact_id, f.content, f.status, f.source_type, f.ingested_at) for f in back.facts] == [
+        (f.fact_id, f.content, f.status, f.source_type, f.ingested_at) for f in kb.facts
+    ]
     assert sorted(given_edges(back), key=lambda e: e.edge_id) == list(kb.edges)
 
 
@@ -316,8 +356,10 @@ def test_hmac_unknown_successor_duplicate_key_are_warnings():
     kb = read_snapshot(data, "s.json")
     by_field = {w.field: w.message for w in kb.warnings}
     assert "not verified" in by_field["header.hmac_signature"]
-    assert by_field['payload.warm_store.facts["p-1"].superseded_by'] == \
-        "names 'p-99', which is not a fact of the snapshot: status STALE kept, no successor to show"
+    assert (
+        by_field['payload.warm_store.facts["p-1"].superseded_by']
+        == "names 'p-99', which is not a fact of the snapshot: status STALE kept, no successor to show"
+    )
     assert by_field['payload.warm_store.facts["p-3"].superseded_by'] == "names the fact itself"
     assert by_field["json"].startswith("key 'category' given more than once")
     assert kb.get("p-1").status == "STALE" and kb.get("p-3").metadata["category"] == "ops2"
@@ -350,8 +392,10 @@ def test_input_source_map_and_load(tmp_path, capsys):
     ckf.write_text('{"fact_id": "a", "content": "x", "source_type": "internal"}\n', encoding="utf-8")
     kb = load_input_ckf(str(ckf), lenient=False, max_bytes=1 << 20, source_map=smap)
     assert kb.get("a").source_type == "internal"
-    assert ("--sdk-map / --source-type ignored: " + str(ckf) + " is not a crprotocol SDK snapshot"
-            in capsys.readouterr().err)
+    assert (
+        "--sdk-map / --source-type ignored: " + str(ckf) + " is not a crprotocol SDK snapshot"
+        in capsys.readouterr().err
+    )
 
 
 def test_bad_sdk_map_exit_2_names_the_key(tmp_path, capsys):
@@ -376,8 +420,28 @@ def test_validate_and_triage_take_the_source_type_mapping(tmp_path, capsys):
     assert main(["validate", str(snap), "--source-type", "news", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["ckf"]["by_source_type"] == {"news": 4}
     db = str(tmp_path / "t.sqlite")
-    assert main(["triage", "record", "--db", db, "--pair", "g-retention-new", "g-retention-old", "--kind",
-                 "dismiss", "--operator", "ann", "--ckf", str(snap), "--sdk-map", str(mapping)]) == 0
+    assert (
+        main(
+            [
+                "triage",
+                "record",
+                "--db",
+                db,
+                "--pair",
+                "g-retention-new",
+                "g-retention-old",
+                "--kind",
+                "dismiss",
+                "--operator",
+                "ann",
+                "--ckf",
+                str(snap),
+                "--sdk-map",
+                str(mapping),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()  # the recorded decision
     assert main(["triage", "stats", "--db", db, "--ckf", str(snap), "--sdk-map", str(mapping), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pairs"] == 1  # the decided pair, on this mapping's CKF
@@ -387,6 +451,6 @@ def test_validate_and_triage_take_the_source_type_mapping(tmp_path, capsys):
         assert {f.source_type for f in load_ckf(out).facts} == want
     capsys.readouterr()
     bad = tmp_path / "m.toml"
-    bad.write_text('[[rule]]\nbogus = 1\n', encoding="utf-8")
+    bad.write_text("[[rule]]\nbogus = 1\n", encoding="utf-8")
     assert main(["validate", str(snap), "--sdk-map", str(bad)]) == 2
     assert "rule[1].bogus" in capsys.readouterr().err

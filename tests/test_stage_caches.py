@@ -2,6 +2,7 @@
 the straightforward versions give: the memoised gated ranking, the stage-2 position lookup, the
 NOTE-block token counts kept per corpus and counter, the compiled CSR row gather of the walk and the
 recency warnings skipped for a knowledge base without unknown or future timestamps."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,11 +23,21 @@ from crp_core.stages.packing import cached_note_counter, note_block, note_counts
 
 def table(rows: list[int], scores: list[float], gate: list[bool]) -> CDRTable:
     z = frozen_array(np.zeros(len(rows)))
-    return CDRTable(idx=frozen_array(np.array(rows, dtype=np.int64)), relevance=z, residual_pull=z,
-                    effective_relevance=z, coverage_score=z, coverage_penalty=z, novelty=z, recency_factor=z,
-                    importance_weight=z, ngram_overlap=frozen_array(np.zeros(len(rows), dtype=np.int64)),
-                    ngram_penalty=z, cdr_score=frozen_array(np.array(scores, dtype=np.float64)),
-                    passed_gate=frozen_array(np.array(gate, dtype=bool)))
+    return CDRTable(
+        idx=frozen_array(np.array(rows, dtype=np.int64)),
+        relevance=z,
+        residual_pull=z,
+        effective_relevance=z,
+        coverage_score=z,
+        coverage_penalty=z,
+        novelty=z,
+        recency_factor=z,
+        importance_weight=z,
+        ngram_overlap=frozen_array(np.zeros(len(rows), dtype=np.int64)),
+        ngram_penalty=z,
+        cdr_score=frozen_array(np.array(scores, dtype=np.float64)),
+        passed_gate=frozen_array(np.array(gate, dtype=bool)),
+    )
 
 
 def ref_ranking(t: CDRTable, mask: np.ndarray) -> list[int]:
@@ -97,12 +108,10 @@ def test_recency_warnings_only_where_the_kb_has_unknown_or_future_ages():
     from datetime import UTC, datetime
 
     now = datetime(2026, 6, 1, tzinfo=UTC)
-    plain = make_corpus([fact("a", "x", modified_at="2026-05-01"), fact("b", "y", modified_at="2026-04-01")],
-                        np.eye(2))
+    plain = make_corpus([fact("a", "x", modified_at="2026-05-01"), fact("b", "y", modified_at="2026-04-01")], np.eye(2))
     attrs = fact_attributes(plain.kb, now, CRPConfig())
     assert attrs.any_warning is False and attrs.recency(np.array([0, 1])).warnings == ()
-    odd = make_corpus([fact("a", "x", modified_at="2026-05-01"), fact("b", "y", modified_at="2026-07-01")],
-                      np.eye(2))
+    odd = make_corpus([fact("a", "x", modified_at="2026-05-01"), fact("b", "y", modified_at="2026-07-01")], np.eye(2))
     attrs = fact_attributes(odd.kb, now, CRPConfig())
     assert attrs.any_warning is True
     assert attrs.recency(np.array([0])).warnings == ()

@@ -2,6 +2,7 @@
 torch, sentence-transformers, transformers nor ONNX Runtime on the sample (its facts and scenarios
 ship their embeddings; token counts come from ``tokenizer.json``), checked in a fresh interpreter with
 ``-X importtime`` and an empty ``CRP_CACHE_DIR``; ``--help`` imports no pipeline at all."""
+
 from __future__ import annotations
 
 import json
@@ -41,10 +42,17 @@ def test_run_on_the_sample_loads_no_model_and_reports_the_golden_result(tmp_path
     assert not (tmp_path / "empty-cache" / "embeddings").exists()  # nothing was embedded
 
 
-@pytest.mark.parametrize("args", [
-    ["--help"], ["run", "--help"], ["check", "--help"], ["tune", "--help"],
-    ["validate", KB, "--scenario", SCENARIO],
-], ids=["help", "run-help", "check-help", "tune-help", "validate"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["run", "--help"],
+        ["check", "--help"],
+        ["tune", "--help"],
+        ["validate", KB, "--scenario", SCENARIO],
+    ],
+    ids=["help", "run-help", "check-help", "tune-help", "validate"],
+)
 def test_light_paths_import_no_pipeline(tmp_path, args):
     names, _, rc = _imported(args, tmp_path)
     assert rc == 0
@@ -52,11 +60,15 @@ def test_light_paths_import_no_pipeline(tmp_path, args):
     assert not heavy, sorted(heavy)
 
 
-@pytest.mark.parametrize("args", [
-    ["conflicts", "--ckf", KB, "--json", "--top", "3"],
-    ["check", "--ckf", KB, "--suite", "sample_ckf/scenarios/workload", "--json"],
-    ["tune", "--ckf", KB, "--suite", "sample_ckf/scenarios/workload", "--trials", "2", "--json"],
-], ids=["conflicts", "check", "tune"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["conflicts", "--ckf", KB, "--json", "--top", "3"],
+        ["check", "--ckf", KB, "--suite", "sample_ckf/scenarios/workload", "--json"],
+        ["tune", "--ckf", KB, "--suite", "sample_ckf/scenarios/workload", "--trials", "2", "--json"],
+    ],
+    ids=["conflicts", "check", "tune"],
+)
 def test_corpus_paths_load_no_model(tmp_path, args):
     names, out, rc = _imported(args, tmp_path / "cache")
     assert rc in (0, 1)  # check / tune exit 1 when a threshold breaks (the sample's defaults do, on purpose)
@@ -65,10 +77,12 @@ def test_corpus_paths_load_no_model(tmp_path, args):
 
 
 def test_the_dashboards_import_of_crp_core_loads_no_model(tmp_path):
-    code = ("import crp_core, crp_core.cli\n"
-            "from crp_core import CRPConfig, load_ckf, load_scenario, prepare_corpus, run_pipeline, scan_ckf\n"
-            "from crp_core.corpus.embedding import default_embedder, embedder_for\n"
-            "embedder_for(crp_core.MODEL_ID)\n")
+    code = (
+        "import crp_core, crp_core.cli\n"
+        "from crp_core import CRPConfig, load_ckf, load_scenario, prepare_corpus, run_pipeline, scan_ckf\n"
+        "from crp_core.corpus.embedding import default_embedder, embedder_for\n"
+        "embedder_for(crp_core.MODEL_ID)\n"
+    )
     names, _, rc = _imported(["-c", code], tmp_path, module=False)
     assert rc == 0
     assert not names & set(MODEL_MODULES), sorted(names & set(MODEL_MODULES))

@@ -1,5 +1,6 @@
 """Suite loading: order, names, the expect table's strict validation (file, line, field), unknown ids
 checked against a CKF, and the invariants of the metrics (docs/decisions/suites.md §1-§3)."""
+
 from __future__ import annotations
 
 import json
@@ -44,14 +45,25 @@ def test_bad_files_are_refused_with_file_line_and_field(tmp_path):
     d = tmp_path / "bad"
     d.mkdir()
     good = scenario_docs()["s1"]
-    bad_expect = dict(good, name="b1", expect={"must_include": ["A", 3], "must_exclude": ["A"],
-                                              "conflicts": [{"fact_a": "A", "fact_b": "B", "winner": "C"}],
-                                              "max_leaks": -1, "min_recall": 2, "surprise": True})
+    bad_expect = dict(
+        good,
+        name="b1",
+        expect={
+            "must_include": ["A", 3],
+            "must_exclude": ["A"],
+            "conflicts": [{"fact_a": "A", "fact_b": "B", "winner": "C"}],
+            "max_leaks": -1,
+            "min_recall": 2,
+            "surprise": True,
+        },
+    )
     (d / "b1.json").write_text(json.dumps(bad_expect, indent=1))
     (d / "b2.json").write_text(json.dumps(dict(good, name="b2", expect=["A"]), indent=1))
     (d / "b3.json").write_text('{"query": "q",\n "expect": {"must_include": [\n')  # invalid JSON, line 3
-    (d / "b4.toml").write_text('query = "q"\nname = "b4"\n[expect]\nmax_tokens = 0\n'
-                               '[[expect.conflicts]]\nfact_a = "A"\nfact_b = "A"\nwinner = "A"\n')
+    (d / "b4.toml").write_text(
+        'query = "q"\nname = "b4"\n[expect]\nmax_tokens = 0\n'
+        '[[expect.conflicts]]\nfact_a = "A"\nfact_b = "A"\nwinner = "A"\n'
+    )
     (d / "b5.json").write_text(json.dumps(dict(good, name="s1")))  # fine on its own
     (d / "b6.json").write_text(json.dumps(dict(good, name="s1")))  # ... but its name is taken
     with pytest.raises(SuiteError) as ei:
@@ -59,8 +71,13 @@ def test_bad_files_are_refused_with_file_line_and_field(tmp_path):
     got = _problems(ei.value)
     lines = {(f, fld): line for f, line, fld in got}
     assert ("b1.json", "expect.must_include[1]") in lines and lines[("b1.json", "expect.must_include[1]")] > 1
-    for fld in ("expect.must_exclude[0]", "expect.conflicts[0].winner", "expect.max_leaks", "expect.min_recall",
-                "expect.surprise"):
+    for fld in (
+        "expect.must_exclude[0]",
+        "expect.conflicts[0].winner",
+        "expect.max_leaks",
+        "expect.min_recall",
+        "expect.surprise",
+    ):
         assert ("b1.json", fld) in lines, fld
     assert ("b2.json", "expect") in lines
     assert ("b3.json", "json") in lines and lines[("b3.json", "json")] == 3
@@ -72,13 +89,17 @@ def test_bad_files_are_refused_with_file_line_and_field(tmp_path):
 
 def test_unknown_ids_are_reported_against_the_ckf(tmp_path):
     docs = scenario_docs()
-    docs["s2"]["expect"] = {"must_exclude": ["B", "NOPE"], "conflicts": [{"fact_a": "A", "fact_b": "ZZ",
-                                                                        "winner": "A"}]}
+    docs["s2"]["expect"] = {
+        "must_exclude": ["B", "NOPE"],
+        "conflicts": [{"fact_a": "A", "fact_b": "ZZ", "winner": "A"}],
+    }
     suite = load_suite(write_suite(tmp_path / "s", docs))
     c = corpus()
     problems = check_suite(suite, c.kb)
     assert [(Path(p.file).name, p.field, p.fact_id) for p in problems] == [
-        ("s2.json", "expect.must_exclude[1]", "NOPE"), ("s2.json", "expect.conflicts[0].fact_b", "ZZ")]
+        ("s2.json", "expect.must_exclude[1]", "NOPE"),
+        ("s2.json", "expect.conflicts[0].fact_b", "ZZ"),
+    ]
     assert all(p.line > 1 for p in problems)
     with pytest.raises(SuiteError, match="NOPE"):
         prepare_suite(c, suite)
@@ -123,8 +144,11 @@ IDS = ["A", "B", "C", "D", "E", "F", "G", "H1", "H2"]
 
 
 @settings(max_examples=60, deadline=None)
-@given(include=st.lists(st.sampled_from(IDS), unique=True), exclude=st.lists(st.sampled_from(IDS), unique=True),
-       pairs=st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(IDS), st.booleans()), max_size=4))
+@given(
+    include=st.lists(st.sampled_from(IDS), unique=True),
+    exclude=st.lists(st.sampled_from(IDS), unique=True),
+    pairs=st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(IDS), st.booleans()), max_size=4),
+)
 def test_metric_invariants(include, exclude, pairs):
     run = _run()
     exclude = [f for f in exclude if f not in include]
@@ -134,8 +158,10 @@ def test_metric_invariants(include, exclude, pairs):
             seen.add(frozenset((a, b)))
             conflicts.append(ExpectedConflict(a, b, a if a_wins else b))
     e = Expectations(must_include=tuple(include), must_exclude=tuple(exclude), conflicts=tuple(conflicts))
-    per = [scenario_metrics(r, e, name=n, reference=ref) for n, r, ref in
-           zip(("x", "y"), run.results, (None, run.metrics.scenarios[0].envelope))]
+    per = [
+        scenario_metrics(r, e, name=n, reference=ref)
+        for n, r, ref in zip(("x", "y"), run.results, (None, run.metrics.scenarios[0].envelope))
+    ]
     for m in per:
         assert m.recall is None if not include else 0.0 <= m.recall <= 1.0
         assert set(m.included) | set(m.missing) == set(include) and not set(m.included) & set(m.missing)

@@ -1,4 +1,5 @@
 """Suite metrics hand-checked on the tiny suite of ``suite_support`` (docs/decisions/suites.md §3)."""
+
 from __future__ import annotations
 
 import pytest
@@ -104,8 +105,10 @@ def test_noted_reads_the_envelopes_note_blocks(run):
     assert got.contradictions == (Contradiction("H1", "H2", expected=True, detected=True, noted=False),)
     assert measured.contradictions[0].noted is True
     # a NOTE block of another pair does not note this one
-    other = dataclasses.replace(result, envelope=dataclasses.replace(
-        result.envelope, notes=(note_block(kb.get("A").content, kb.get("C").content),)))
+    other = dataclasses.replace(
+        result,
+        envelope=dataclasses.replace(result.envelope, notes=(note_block(kb.get("A").content, kb.get("C").content),)),
+    )
     assert scenario_metrics(other, prepared_expect(run, "s1"), name="s1").contradictions[0].noted is False
     # integrity counts contradictions without a NOTE: one more without it
     from crp_core.analysis.metrics import suite_metrics

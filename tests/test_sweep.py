@@ -1,6 +1,7 @@
 """What-if sweeps: every point equals a separate pipeline run at that value; the metrics and
 the envelope diff are those of that run. ``tiny_case`` (also used by test_compare / test_baseline)
 is a 6-d corpus whose cosines and CDR scores are computed by hand below."""
+
 from __future__ import annotations
 
 import math
@@ -56,12 +57,17 @@ def tiny_case(config: CRPConfig | None = None):
     facts = [
         fact("S", "The scheduler runs with the legacy queue mode enabled.", modified_at="2024-01-01T00:00:00Z"),
         fact("P1", "The etcd default client port is 2379.", modified_at="2026-05-01T00:00:00Z"),
-        fact("P2", "The etcd default client port is 2380.", source_type="community", importance_weight=0.8,
-             modified_at="2026-05-01T00:00:00Z"),
+        fact(
+            "P2",
+            "The etcd default client port is 2380.",
+            source_type="community",
+            importance_weight=0.8,
+            modified_at="2026-05-01T00:00:00Z",
+        ),
         fact("F1", "Snapshots are taken every six hours on atlas.", modified_at="2026-01-17T00:00:00Z"),
         fact("F2", "Defragmentation runs weekly during the maintenance window.", modified_at="2026-05-01T00:00:00Z"),
     ]
-    p2 = [0.87, math.sqrt(1 - 0.87 ** 2), 0, 0, 0, 0]
+    p2 = [0.87, math.sqrt(1 - 0.87**2), 0, 0, 0, 0]
     vecs = [_v(0.90, 5), _v(0.88, 1), p2, _v(0.80, 3), _v(0.78, 4)]
     config = config or CRPConfig(graph_retrieval=False, envelope_fact_budget=3)
     corpus = make_corpus(facts, vecs, config)
@@ -81,8 +87,9 @@ def assert_same_run(a, b) -> None:
     np.testing.assert_array_equal(a.cdr.idx, b.cdr.idx)
     for name in ("relevance", "novelty", "recency_factor", "importance_weight", "ngram_penalty", "cdr_score"):
         np.testing.assert_array_equal(getattr(a.cdr, name), getattr(b.cdr, name))
-    assert [(p.fact_a, p.fact_b, p.suppressed, p.tied) for p in a.resolution.pairs] == \
-        [(p.fact_a, p.fact_b, p.suppressed, p.tied) for p in b.resolution.pairs]
+    assert [(p.fact_a, p.fact_b, p.suppressed, p.tied) for p in a.resolution.pairs] == [
+        (p.fact_a, p.fact_b, p.suppressed, p.tied) for p in b.resolution.pairs
+    ]
     assert (a.fanout is None) == (b.fanout is None)
     if a.fanout is not None:
         for mode in ("partitioned", "naive"):
@@ -105,8 +112,9 @@ def test_ttl_sweep_points_equal_separate_runs_and_carry_the_diff():
     corpus, scen, config = tiny_case()
     values = [100.0, 365.0, 1000.0, 2000.0]
     seen = []
-    res = sweep(corpus, scen, config, "ttl_days.official_documentation", values,
-                progress=lambda d, t, v: seen.append((d, t, v)))
+    res = sweep(
+        corpus, scen, config, "ttl_days.official_documentation", values, progress=lambda d, t, v: seen.append((d, t, v))
+    )
     assert seen == [(1, 5, 365.0), (2, 5, 100.0), (3, 5, 365.0), (4, 5, 1000.0), (5, 5, 2000.0)]
     assert res.baseline.value == 365.0 and sorted(res.baseline.envelope) == ["F1", "F2", "P1"]
     for v, p in zip(values, res.points):
@@ -232,11 +240,11 @@ def test_sample_scenario_sweep_equals_separate_runs():
     corpus = prepare_corpus(kb, embedder=embedder, config=config)
     vectors = embed_scenario(scen, corpus, embedder)
     values = [30.0, 180.0, 730.0]
-    res = sweep(corpus, scen, config, "ttl_days.official_documentation", values, vectors=vectors,
-                embedder=embedder)
+    res = sweep(corpus, scen, config, "ttl_days.official_documentation", values, vectors=vectors, embedder=embedder)
     for v, p in zip(values, res.points):
-        separate = run_pipeline(corpus, scen, config.with_overrides({"ttl_days.official_documentation": v}),
-                                embedder=embedder)
+        separate = run_pipeline(
+            corpus, scen, config.with_overrides({"ttl_days.official_documentation": v}), embedder=embedder
+        )
         assert_same_run(p.result, separate)
     assert res.points[0].recency_penalised >= res.points[2].recency_penalised
     assert datetime(2026, 1, 1, tzinfo=UTC) < res.baseline.result.now

@@ -11,6 +11,7 @@ recency_factor 1.0 unless STALE, then the floor 0.30):
   F3 official_documentation, unrelated (cosine 0 to the others)
 {F1, F2} and {G1, G2} are conflict pairs (NUMBER_CHANGED, cosine ~0.999); by authority F1 and G1 win.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,8 +55,13 @@ FACTS = [
     fact("G2", "Backups are kept for 14 days.", source_type="community", modified_at=MOD),
     fact("F3", "Kubernetes schedules pods onto nodes.", modified_at=MOD),
 ]
-VECTORS = [unit([1, 0.3, 0, 0, 0, 0]), unit([1, 0.3, 0.05, 0, 0, 0]), unit([0, 0, 0, 1, 0.3, 0]),
-           unit([0, 0, 0, 1, 0.3, 0.05]), unit([0, 0, 1, 0, 0, 1])]
+VECTORS = [
+    unit([1, 0.3, 0, 0, 0, 0]),
+    unit([1, 0.3, 0.05, 0, 0, 0]),
+    unit([0, 0, 0, 1, 0.3, 0]),
+    unit([0, 0, 0, 1, 0.3, 0.05]),
+    unit([0, 0, 1, 0, 0, 1]),
+]
 BY_AUTHORITY = {("F1", "F2"): (("F1",), "F2", None), ("G1", "G2"): (("G1",), "G2", None)}
 
 
@@ -79,8 +85,9 @@ def export(store: DecisionStore, source: Path, out: Path) -> tuple[KnowledgeBase
 
 def scan(kb: KnowledgeBase, decisions=None) -> dict[tuple[str, str], tuple[tuple[str, ...], str | None, str | None]]:
     corpus = Corpus.from_vectors(kb, kb.embeddings, MODEL_ID, CONFIG)
-    return {(p.fact_a, p.fact_b): (p.kept, p.suppressed, p.decision)
-            for p in scan_ckf(corpus, CONFIG, NOW, decisions).pairs}
+    return {
+        (p.fact_a, p.fact_b): (p.kept, p.suppressed, p.decision) for p in scan_ckf(corpus, CONFIG, NOW, decisions).pairs
+    }
 
 
 def state(kb: KnowledgeBase) -> dict[str, tuple[str, dict]]:
@@ -96,8 +103,9 @@ def test_override_writes_the_loser_stale_with_superseded_by_and_the_triage_recor
     kb, done = export(store, source, tmp_path / "clean.jsonl")
     record = {"operator": "ann", "decided_at": d.decided_at, "kind": "override", "note": "2380 since v3.4"}
     assert state(kb)["F1"] == ("STALE", {"url": "https://example.invalid/e", "superseded_by": "F2", "triage": record})
-    assert {f: s for f, s in state(kb).items() if f != "F1"} == {f: s for f, s in state(load_ckf(source)).items()
-                                                                 if f != "F1"}
+    assert {f: s for f, s in state(kb).items() if f != "F1"} == {
+        f: s for f, s in state(load_ckf(source)).items() if f != "F1"
+    }
     # no store: a plain re-scan arbitrates with the decisions the file carries (the override itself)
     carried = {("F1", "F2"): (("F2",), "F1", "override"), ("G1", "G2"): (("G1",), "G2", None)}
     assert scan(kb) == carried
@@ -123,23 +131,36 @@ def test_the_pipeline_on_the_exported_ckf_packs_the_operators_winner(store, sour
 def test_accept_writes_the_arbitrations_loser(store, source, tmp_path):
     d = store.record(Decision.accept("G1", "G2", winner="G1", operator="bob"))
     kb, done = export(store, source, tmp_path / "clean.jsonl")
-    assert state(kb)["G2"] == ("STALE", {"superseded_by": "G1", "triage": {
-        "operator": "bob", "decided_at": d.decided_at, "kind": "accept", "note": ""}})
+    assert state(kb)["G2"] == (
+        "STALE",
+        {
+            "superseded_by": "G1",
+            "triage": {"operator": "bob", "decided_at": d.decided_at, "kind": "accept", "note": ""},
+        },
+    )
     assert scan(kb) == {**BY_AUTHORITY, ("G1", "G2"): (("G1",), "G2", "accept")}  # the carried decision
     assert scan(kb, carried_decisions(kb))[("G1", "G2")] == (("G1",), "G2", "accept")
     assert done.report.issues == ()
 
 
-@pytest.mark.parametrize("status, pairs", [
-    ("STALE", {("F1", "F2"): (("F2",), "F1", None), ("G1", "G2"): (("G1",), "G2", None)}),
-    ("QUARANTINED", {("G1", "G2"): (("G1",), "G2", None)}),  # F1 is never retrieved: no pair left
-    ("DELETED", {("G1", "G2"): (("G1",), "G2", None)}),
-])
+@pytest.mark.parametrize(
+    "status, pairs",
+    [
+        ("STALE", {("F1", "F2"): (("F2",), "F1", None), ("G1", "G2"): (("G1",), "G2", None)}),
+        ("QUARANTINED", {("G1", "G2"): (("G1",), "G2", None)}),  # F1 is never retrieved: no pair left
+        ("DELETED", {("G1", "G2"): (("G1",), "G2", None)}),
+    ],
+)
 def test_a_status_mark_writes_the_status_and_the_triage_record(store, source, tmp_path, status, pairs):
     d = store.record(Decision.mark_status("F1", "F2", fact="F1", status=status, operator="cy", note="outdated"))
     kb, done = export(store, source, tmp_path / "clean.jsonl")
-    assert state(kb)["F1"] == (status, {"url": "https://example.invalid/e", "triage": {
-        "operator": "cy", "decided_at": d.decided_at, "kind": "mark_status", "note": "outdated"}})
+    assert state(kb)["F1"] == (
+        status,
+        {
+            "url": "https://example.invalid/e",
+            "triage": {"operator": "cy", "decided_at": d.decided_at, "kind": "mark_status", "note": "outdated"},
+        },
+    )
     assert [f.status for f in kb.facts] == [status, "ACTIVE", "ACTIVE", "ACTIVE", "ACTIVE"]
     assert scan(kb) == pairs
     assert (done.report.issues, dict(done.report.changed), done.applied) == ((), {status: 1}, 1)
@@ -156,24 +177,37 @@ def test_a_dismissed_pair_changes_no_fact_and_is_kept_in_the_report(store, sourc
     assert done.report.issues == ()
     assert scan(kb) == BY_AUTHORITY  # the file alone does not say "dismissed"
     doc = load_export_report(tmp_path / "clean.export_report.json")
-    assert doc["dismissed"] == [{"fact_a": "G1", "fact_b": "G2", "decision_id": d.id, "operator": "ann",
-                                 "decided_at": d.decided_at, "note": "different backup tiers"}]
-    assert scan(kb, carried_decisions(kb, doc)) == {("F1", "F2"): (("F1",), "F2", None),
-                                                    ("G1", "G2"): (("G1", "G2"), None, "dismiss")}
+    assert doc["dismissed"] == [
+        {
+            "fact_a": "G1",
+            "fact_b": "G2",
+            "decision_id": d.id,
+            "operator": "ann",
+            "decided_at": d.decided_at,
+            "note": "different backup tiers",
+        }
+    ]
+    assert scan(kb, carried_decisions(kb, doc)) == {
+        ("F1", "F2"): (("F1",), "F2", None),
+        ("G1", "G2"): (("G1", "G2"), None, "dismiss"),
+    }
 
 
 def test_conflicting_unknown_and_inexpressible_decisions_are_listed_exactly(store, source, tmp_path):
-    rec = [store.record(d) for d in (
-        Decision.override("F1", "F2", winner="F2", operator="ann"),                  # 1: F1 loses
-        Decision.mark_status("F1", "F2", fact="F1", status="ACTIVE", operator="ann"),  # 2: ... but marked ACTIVE
-        Decision.override("G1", "G2", winner="G1", operator="bob"),                  # 3: G2 loses
-        Decision.mark_status("G1", "G2", fact="G1", status="STALE", operator="bob"),   # 4: the winner marked STALE
-        Decision.accept("F3", "G1", operator="cy"),                                  # 5: an accepted tie
-        Decision.override("F3", "ZZ", winner="F3", operator="cy"),                   # 6: ZZ is not in the CKF
-        Decision.mark_status("F2", "ZZ", fact="ZZ", status="DELETED", operator="cy"),  # 7: nor here
-        Decision.override("F2", "F3", winner="F3", operator="dee"),                  # 8: F2 (winner of 1) loses
-        Decision.override("F2", "G2", winner="G2", operator="dee"),                  # 9: F2 loses twice; G2 won
-    )]
+    rec = [
+        store.record(d)
+        for d in (
+            Decision.override("F1", "F2", winner="F2", operator="ann"),  # 1: F1 loses
+            Decision.mark_status("F1", "F2", fact="F1", status="ACTIVE", operator="ann"),  # 2: ... but marked ACTIVE
+            Decision.override("G1", "G2", winner="G1", operator="bob"),  # 3: G2 loses
+            Decision.mark_status("G1", "G2", fact="G1", status="STALE", operator="bob"),  # 4: the winner marked STALE
+            Decision.accept("F3", "G1", operator="cy"),  # 5: an accepted tie
+            Decision.override("F3", "ZZ", winner="F3", operator="cy"),  # 6: ZZ is not in the CKF
+            Decision.mark_status("F2", "ZZ", fact="ZZ", status="DELETED", operator="cy"),  # 7: nor here
+            Decision.override("F2", "F3", winner="F3", operator="dee"),  # 8: F2 (winner of 1) loses
+            Decision.override("F2", "G2", winner="G2", operator="dee"),  # 9: F2 loses twice; G2 won
+        )
+    ]
     ids = [d.id for d in rec]
     assert ids == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     kb, done = export(store, source, tmp_path / "clean.jsonl")
@@ -191,28 +225,38 @@ def test_conflicting_unknown_and_inexpressible_decisions_are_listed_exactly(stor
     ]
     assert r.conflicts[0].message == (
         "F1 loses decision #1 (override: F2 wins over F1) but decision #2 (mark F1 ACTIVE) is in force: written "
-        "ACTIVE (superseded_by and triage written), so a re-scan arbitrates by authority")
+        "ACTIVE (superseded_by and triage written), so a re-scan arbitrates by authority"
+    )
     assert r.inexpressible[1].message == (
         "F2 loses to F3, G2; metadata.superseded_by holds one id: written G2 (the newest decision), the others "
-        "are in metadata.triage_history only")
+        "are in metadata.triage_history only"
+    )
     assert done.unknown_facts == ("ZZ",)
     t = {d.id: triage_record(d) for d in rec}
     assert state(kb) == {
-        "F1": ("ACTIVE", {"url": "https://example.invalid/e", "superseded_by": "F2", "triage": t[2],
-                          "triage_history": [t[1]]}),
+        "F1": (
+            "ACTIVE",
+            {"url": "https://example.invalid/e", "superseded_by": "F2", "triage": t[2], "triage_history": [t[1]]},
+        ),
         "F2": ("STALE", {"superseded_by": "G2", "triage": t[9], "triage_history": [t[8]]}),
         "G1": ("STALE", {"triage": t[4]}),
         "G2": ("STALE", {"superseded_by": "G1", "triage": t[3]}),
         "F3": ("ACTIVE", {}),
     }
     assert [(c.fact_id, c.status_before, c.status, c.decision_ids) for c in r.changes] == [
-        ("F1", "ACTIVE", "ACTIVE", (1, 2)), ("F2", "ACTIVE", "STALE", (8, 9)), ("G1", "ACTIVE", "STALE", (4,)),
-        ("G2", "ACTIVE", "STALE", (3,))]
+        ("F1", "ACTIVE", "ACTIVE", (1, 2)),
+        ("F2", "ACTIVE", "STALE", (8, 9)),
+        ("G1", "ACTIVE", "STALE", (4,)),
+        ("G2", "ACTIVE", "STALE", (3,)),
+    ]
     doc = json.loads((tmp_path / "clean.export_report.json").read_text(encoding="utf-8"))
     assert doc == json.loads(json.dumps(export_report_dict(r)))
     assert [(i["code"], i["fact_ids"]) for i in doc["conflicts"]] == [
-        ("loser_marked_active", ["F1"]), ("winner_stale", ["F2", "F1"]), ("winner_stale", ["G1", "G2"]),
-        ("winner_stale", ["G2", "F2"])]
+        ("loser_marked_active", ["F1"]),
+        ("winner_stale", ["F2", "F1"]),
+        ("winner_stale", ["G1", "G2"]),
+        ("winner_stale", ["G2", "F2"]),
+    ]
     assert [i["decision_ids"] for i in doc["unknown_facts"]] == [[6], [7]]
     assert [i["code"] for i in doc["inexpressible"]] == ["accept_without_winner", "several_winners"]
 
@@ -230,7 +274,9 @@ def test_a_loser_already_deleted_keeps_its_status(tmp_path):
     ds = DecisionSet.from_decisions([Decision.override("A", "B", winner="A", operator="ann")])
     cleaned, report = carry_decisions(kb, ds)
     assert [(f.fact_id, f.status, f.metadata.get("superseded_by")) for f in cleaned.facts] == [
-        ("A", "ACTIVE", None), ("B", "DELETED", "A")]
+        ("A", "ACTIVE", None),
+        ("B", "DELETED", "A"),
+    ]
     assert report.issues == () and dict(report.changed) == {}
 
 
@@ -240,8 +286,12 @@ def test_existing_triage_metadata_becomes_history_and_a_replaced_superseded_by_i
     ds = DecisionSet.from_decisions([Decision.override("A", "B", winner="A", operator="ann", note="n")])
     cleaned, report = carry_decisions(kb, ds)
     new = {"operator": "ann", "decided_at": None, "kind": "override", "note": "n"}
-    assert dict(cleaned.facts[1].metadata) == {"domain": "k8s", "superseded_by": "A", "triage": new,
-                                               "triage_history": [old]}
+    assert dict(cleaned.facts[1].metadata) == {
+        "domain": "k8s",
+        "superseded_by": "A",
+        "triage": new,
+        "triage_history": [old],
+    }
     assert report.replaced == (ReplacedValue("B", "superseded_by", "OLD", "A"),)
     # exporting the export again with the same decisions changes nothing more
     again, report2 = carry_decisions(cleaned, ds)
@@ -263,12 +313,20 @@ def test_every_format_carries_the_decisions(store, source, tmp_path, name):
     d1 = store.record(Decision.override("F1", "F2", winner="F2", operator="ann", note='a "quoted", note'))
     d2 = store.record(Decision.mark_status("F1", "F2", fact="F1", status="QUARANTINED", operator="bob"))
     kb, done = export(store, source, tmp_path / name)
-    assert state(kb)["F1"] == ("QUARANTINED", {"url": "https://example.invalid/e", "superseded_by": "F2",
-                                               "triage": triage_record(d2), "triage_history": [triage_record(d1)]})
+    assert state(kb)["F1"] == (
+        "QUARANTINED",
+        {
+            "url": "https://example.invalid/e",
+            "superseded_by": "F2",
+            "triage": triage_record(d2),
+            "triage_history": [triage_record(d1)],
+        },
+    )
     assert scan(kb) == {("G1", "G2"): (("G1",), "G2", None)}
     assert done.report.inexpressible == ()
-    expected_report = (tmp_path / name / "export_report.json" if name == "clean_dir"
-                       else tmp_path / "clean.export_report.json")
+    expected_report = (
+        tmp_path / name / "export_report.json" if name == "clean_dir" else tmp_path / "clean.export_report.json"
+    )
     assert done.report_path == str(expected_report) and expected_report.is_file()
     fmts = {"clean.jsonl": "jsonl", "clean.json": "json", "clean.csv": "csv", "clean_dir": "dir"}
     assert done.report.fmt == fmts[name]
@@ -298,13 +356,26 @@ def test_the_sample_override_travels_with_the_file(tmp_path):
     """The bundled sample: gov-0148 wins over gov-0149 (a tie by authority: same source and dates)."""
     src = ROOT / "sample_ckf" / "knowledge_base.jsonl"
     with DecisionStore(tmp_path / "d.sqlite") as store:
-        d = store.record(Decision.override("gov-0148", "gov-0149", winner="gov-0148", operator="ann",
-                                           note="legal confirmed the FRIA is required"))
+        d = store.record(
+            Decision.override(
+                "gov-0148", "gov-0149", winner="gov-0148", operator="ann", note="legal confirmed the FRIA is required"
+            )
+        )
         done = export_cleaned_ckf(load_ckf(src), store.current(), tmp_path / "clean.jsonl")
     before, after = load_ckf(src), load_ckf(done.path)
-    assert state(after)["gov-0149"] == ("STALE", {"domain": "gov", "superseded_by": "gov-0148", "triage": {
-        "operator": "ann", "decided_at": d.decided_at, "kind": "override",
-        "note": "legal confirmed the FRIA is required"}})
+    assert state(after)["gov-0149"] == (
+        "STALE",
+        {
+            "domain": "gov",
+            "superseded_by": "gov-0148",
+            "triage": {
+                "operator": "ann",
+                "decided_at": d.decided_at,
+                "kind": "override",
+                "note": "legal confirmed the FRIA is required",
+            },
+        },
+    )
     changed = {f for f, s in state(after).items() if s != state(before)[f]}
     assert changed == {"gov-0149"}
     assert done.report.issues == ()
@@ -320,8 +391,11 @@ def test_the_sample_override_is_arbitrated_the_operators_way_on_a_rescan(tmp_pat
     now = parse_timestamp("2026-11-01T00:00:00Z")
 
     def pair(kb: KnowledgeBase):
-        found = [p for p in scan_ckf(prepare_corpus(kb, config=CONFIG), CONFIG, now).pairs
-                 if (p.fact_a, p.fact_b) == ("gov-0148", "gov-0149")]
+        found = [
+            p
+            for p in scan_ckf(prepare_corpus(kb, config=CONFIG), CONFIG, now).pairs
+            if (p.fact_a, p.fact_b) == ("gov-0148", "gov-0149")
+        ]
         return [(p.kept, p.suppressed, p.tied) for p in found]
 
     assert pair(load_ckf(src)) == [(("gov-0148", "gov-0149"), None, True)]
@@ -332,9 +406,10 @@ def test_a_rescan_sides_with_the_operator_even_where_authority_favours_the_loser
     """H1 official, fresh: 0.80 * 1.0 * 0.80 = 0.64, still 0.192 once STALE; H2 unverified and past its
     TTL (modified 2025-01-01, 516 days before now): 0.30 * 0.30 * 0.30 = 0.027. The operator makes H2
     win; the exported file alone must keep that, authority notwithstanding."""
-    facts = [fact("H1", "The etcd default peer port is 2380.", modified_at=MOD),
-             fact("H2", "The etcd default peer port is 2381.", source_type="unverified",
-                  modified_at="2025-01-01T00:00:00Z")]
+    facts = [
+        fact("H1", "The etcd default peer port is 2380.", modified_at=MOD),
+        fact("H2", "The etcd default peer port is 2381.", source_type="unverified", modified_at="2025-01-01T00:00:00Z"),
+    ]
     vectors = [unit([1, 0.3, 0, 0, 0, 0]), unit([1, 0.3, 0.05, 0, 0, 0])]
     src = Path(write_ckf(make_kb(facts, vectors), tmp_path / "kb.jsonl"))
     assert scan(load_ckf(src)) == {("H1", "H2"): (("H1",), "H2", None)}

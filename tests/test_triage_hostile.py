@@ -1,5 +1,6 @@
 """Hostile input to the triage CLI and exports: clear refusals, never a traceback; spreadsheet
 formulas neutralised in the CSV export."""
+
 from __future__ import annotations
 
 import csv
@@ -30,15 +31,35 @@ def test_export_onto_a_folder_named_like_a_file_is_a_clear_error(capsys, tmp_pat
 def test_a_pair_id_that_is_not_utf8_is_refused(capsys, tmp_path):
     # what Python makes of the argv bytes a\xffb: a lone surrogate, which cannot be stored or printed
     bad = b"a\xffb".decode("utf-8", "surrogateescape")
-    code, out, err = cli(capsys, "record", "--db", str(tmp_path / "t.sqlite"), "--pair", bad, "F2", "--kind",
-                         "dismiss", "--operator", "ann")
+    code, out, err = cli(
+        capsys,
+        "record",
+        "--db",
+        str(tmp_path / "t.sqlite"),
+        "--pair",
+        bad,
+        "F2",
+        "--kind",
+        "dismiss",
+        "--operator",
+        "ann",
+    )
     assert code == 2 and "field 'fact_" in err and "UTF-8" in err and "a\\udcffb" in err and out == ""
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():
     assert [csv_cell(v) for v in ("=1+1", "+cmd", "-2", "@SUM(A1)", "\tx", "\rx", "plain", None, 3)] == [
-        "'=1+1", "'+cmd", "'-2", "'@SUM(A1)", "'\tx", "'\rx", "plain", "", "3"]
-    d = Decision.dismiss("=HYPERLINK(\"http://x\")", "F2", operator="@admin", note="=1+1")
+        "'=1+1",
+        "'+cmd",
+        "'-2",
+        "'@SUM(A1)",
+        "'\tx",
+        "'\rx",
+        "plain",
+        "",
+        "3",
+    ]
+    d = Decision.dismiss('=HYPERLINK("http://x")', "F2", operator="@admin", note="=1+1")
     rows = list(csv.DictReader(io.StringIO(export_csv([d]))))
     assert rows[0]["fact_a"].startswith("'=") and rows[0]["operator"] == "'@admin" and rows[0]["note"] == "'=1+1"
 
@@ -55,4 +76,8 @@ def test_export_into_a_folder_that_is_not_a_ckf_folder_is_refused(capsys, tmp_pa
     assert sorted(os.listdir(other)) == ["notes.txt"]
     code, out, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(tmp_path / "fresh"))
     assert code == 0 and sorted(os.listdir(tmp_path / "fresh")) == [
-        "embeddings.npy", "export_report.json", "facts.jsonl", "manifest.json"]
+        "embeddings.npy",
+        "export_report.json",
+        "facts.jsonl",
+        "manifest.json",
+    ]

@@ -10,6 +10,7 @@ Tiny corpus (4-d vectors, no model), query e1, now 2026-06-01, all facts modifie
   F3 official_documentation, unrelated text, cos(F1, F3) ~ 0.75: no conflict, always in the envelope
 cos(F1, F2) ~ 0.999 > 0.85 and NUMBER_CHANGED, so {F1, F2} is a conflict pair; by authority F1 wins.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -170,8 +171,24 @@ def test_latest_decision_wins_and_accept_undoes_an_override(corpus, scenario, st
 
 def test_decisions_recorded_by_another_process_apply_after_restart(corpus, scenario, tmp_path):
     db = tmp_path / "d.sqlite"
-    cmd = [sys.executable, "-m", "crp_core.cli", "triage", "record", "--db", str(db), "--pair", "F1", "F2",
-           "--kind", "override", "--winner", "F2", "--operator", "ann"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "crp_core.cli",
+        "triage",
+        "record",
+        "--db",
+        str(db),
+        "--pair",
+        "F1",
+        "F2",
+        "--kind",
+        "override",
+        "--winner",
+        "F2",
+        "--operator",
+        "ann",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     with DecisionStore(db, create=False) as s:  # a fresh connection in this process
@@ -182,8 +199,9 @@ def test_decisions_recorded_by_another_process_apply_after_restart(corpus, scena
 def test_conflict_scan_shows_the_decisions(corpus, store):
     store.record(Decision.dismiss("F1", "F2", operator="ann"))
     ds = store.current()
-    scan = scan_ckf(apply_to_corpus(corpus, ds), CRPConfig(), parse_timestamp("2026-06-01T00:00:00Z"),
-                    decisions=ds.pair_decisions)
+    scan = scan_ckf(
+        apply_to_corpus(corpus, ds), CRPConfig(), parse_timestamp("2026-06-01T00:00:00Z"), decisions=ds.pair_decisions
+    )
     (pair,) = scan.pairs
     assert (pair.fact_a, pair.fact_b, pair.decision, pair.suppressed) == ("F1", "F2", "dismiss", None)
     assert scan.counts["NUMBER_CHANGED"] == 0  # a dismissed pair is not counted

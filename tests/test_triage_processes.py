@@ -1,5 +1,6 @@
 """Decision store across real OS processes: persistence, two concurrent writers, a writer
 killed with SIGKILL mid-run. Each child is a fresh ``python -c`` process using the public API."""
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,9 @@ with DecisionStore(sys.argv[1], create=False, readonly=True) as s:
 
 
 def _spawn(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=ENV, cwd=ROOT)
+    return subprocess.Popen(
+        [sys.executable, "-c", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT
+    )
 
 
 def test_decisions_persist_across_processes(tmp_path):
@@ -69,8 +71,10 @@ def test_decisions_persist_across_processes(tmp_path):
     assert r.returncode == 0, err
     rows = json.loads(out)
     assert [(d["id"], d["fact_a"], d["kind"], d["operator"], d["note"]) for d in rows] == [
-        (1, "ann-0", "dismiss", "ann", "ann:0"), (2, "ann-1", "dismiss", "ann", "ann:1"),
-        (3, "ann-2", "dismiss", "ann", "ann:2")]
+        (1, "ann-0", "dismiss", "ann", "ann:0"),
+        (2, "ann-1", "dismiss", "ann", "ann:1"),
+        (3, "ann-2", "dismiss", "ann", "ann:2"),
+    ]
     with DecisionStore(db) as s:  # and this process sees the same thing
         assert [d.to_dict() for d in s.all()] == rows
 

@@ -1,5 +1,6 @@
 """Decision store: schema, validation, audit log, decisions in force, exports, refusal of
 corrupt and foreign files. Multi-process guarantees are in test_triage_processes.py."""
+
 from __future__ import annotations
 
 import csv
@@ -124,11 +125,15 @@ def test_decisions_table_is_append_only(store):
 def test_schema_checks_refuse_bad_rows_written_by_other_tools(store):
     con = sqlite3.connect(store.path)
     with pytest.raises(sqlite3.IntegrityError):
-        con.execute("INSERT INTO decisions (pair_key, fact_a, fact_b, kind, operator, decided_at) "
-                    "VALUES ('A|B', 'A', 'B', 'delete_everything', 'x', 't')")
+        con.execute(
+            "INSERT INTO decisions (pair_key, fact_a, fact_b, kind, operator, decided_at) "
+            "VALUES ('A|B', 'A', 'B', 'delete_everything', 'x', 't')"
+        )
     with pytest.raises(sqlite3.IntegrityError):
-        con.execute("INSERT INTO decisions (pair_key, fact_a, fact_b, kind, winner, operator, decided_at) "
-                    "VALUES ('A|B', 'A', 'B', 'override', 'C', 'x', 't')")
+        con.execute(
+            "INSERT INTO decisions (pair_key, fact_a, fact_b, kind, winner, operator, decided_at) "
+            "VALUES ('A|B', 'A', 'B', 'override', 'C', 'x', 't')"
+        )
     con.close()
 
 
@@ -203,7 +208,7 @@ def test_damaged_pages_of_our_database_are_refused_and_untouched(tmp_path):
     data = bytearray(path.read_bytes())
     assert len(data) > 12 * 4096
     for page in (3, 7, 12):  # smash the b-tree page headers
-        data[4096 * (page - 1): 4096 * (page - 1) + 12] = b"\xff" * 12
+        data[4096 * (page - 1) : 4096 * (page - 1) + 12] = b"\xff" * 12
     path.write_bytes(bytes(data))
     _refused(str(path), "malformed|integrity")
 
@@ -250,26 +255,36 @@ def test_closed_store_raises(store):
 
 
 # ---- validation ------------------------------------------------------------------------------
-@pytest.mark.parametrize("decision, field, message", [
-    (Decision.new("A", "B", "approve", "ann"), "kind", "unknown kind 'approve'"),
-    (Decision.mark_status("A", "B", fact="A", status="ARCHIVED", operator="ann"), "new_status",
-     "unknown status 'ARCHIVED'"),
-    (Decision.mark_status("A", "B", fact="C", status="STALE", operator="ann"), "target_fact", "'C' is not in the pair"),
-    (Decision.new("A", "B", "mark_status", "ann", target_fact="A"), "new_status", "needs a status"),
-    (Decision.new("A", "B", "mark_status", "ann", new_status="STALE"), "target_fact", "names the fact"),
-    (Decision.override("A", "B", winner="C", operator="ann"), "winner", "'C' is not in the pair"),
-    (Decision.accept("A", "B", winner="Z", operator="ann"), "winner", "'Z' is not in the pair"),
-    (Decision.new("A", "B", "override", "ann"), "winner", "names the fact that must win"),
-    (Decision.new("A", "B", "dismiss", "ann", winner="A"), "winner", "takes no winner"),
-    (Decision.new("A", "B", "accept", "ann", new_status="STALE"), "new_status", "only a mark_status"),
-    (Decision.dismiss("A", "B", operator=""), "operator", "required"),
-    (Decision.dismiss("A", "B", operator="   "), "operator", "required"),
-    (Decision.dismiss("A", "B", operator="ann\nbob"), "operator", "single line"),
-    (Decision.dismiss("A", "B", operator="x" * 201), "operator", "longer than 200"),
-    (Decision.dismiss("A", "B", operator="ann", note="n" * 10_001), "note", "longer than 10000"),
-    (Decision.dismiss("A", "A", operator="ann"), "fact_b", "two different facts"),
-    (Decision.dismiss("", "B", operator="ann"), "fact_a", "non-empty string"),
-])
+@pytest.mark.parametrize(
+    "decision, field, message",
+    [
+        (Decision.new("A", "B", "approve", "ann"), "kind", "unknown kind 'approve'"),
+        (
+            Decision.mark_status("A", "B", fact="A", status="ARCHIVED", operator="ann"),
+            "new_status",
+            "unknown status 'ARCHIVED'",
+        ),
+        (
+            Decision.mark_status("A", "B", fact="C", status="STALE", operator="ann"),
+            "target_fact",
+            "'C' is not in the pair",
+        ),
+        (Decision.new("A", "B", "mark_status", "ann", target_fact="A"), "new_status", "needs a status"),
+        (Decision.new("A", "B", "mark_status", "ann", new_status="STALE"), "target_fact", "names the fact"),
+        (Decision.override("A", "B", winner="C", operator="ann"), "winner", "'C' is not in the pair"),
+        (Decision.accept("A", "B", winner="Z", operator="ann"), "winner", "'Z' is not in the pair"),
+        (Decision.new("A", "B", "override", "ann"), "winner", "names the fact that must win"),
+        (Decision.new("A", "B", "dismiss", "ann", winner="A"), "winner", "takes no winner"),
+        (Decision.new("A", "B", "accept", "ann", new_status="STALE"), "new_status", "only a mark_status"),
+        (Decision.dismiss("A", "B", operator=""), "operator", "required"),
+        (Decision.dismiss("A", "B", operator="   "), "operator", "required"),
+        (Decision.dismiss("A", "B", operator="ann\nbob"), "operator", "single line"),
+        (Decision.dismiss("A", "B", operator="x" * 201), "operator", "longer than 200"),
+        (Decision.dismiss("A", "B", operator="ann", note="n" * 10_001), "note", "longer than 10000"),
+        (Decision.dismiss("A", "A", operator="ann"), "fact_b", "two different facts"),
+        (Decision.dismiss("", "B", operator="ann"), "fact_a", "non-empty string"),
+    ],
+)
 def test_invalid_decisions_are_refused_naming_the_field(store, decision, field, message):
     with pytest.raises(DecisionError) as exc:
         store.record(decision)
@@ -293,8 +308,9 @@ def test_a_recorded_decision_cannot_be_recorded_again(store):
 
 # ---- recording, history, decisions in force --------------------------------------------------
 def test_record_stamps_id_time_and_normalises(store):
-    d = store.record(Decision.override("B", "A", winner="B", operator="  ann ", note="vendor doc is newer",
-                                       ckf_fingerprint="abc"))
+    d = store.record(
+        Decision.override("B", "A", winner="B", operator="  ann ", note="vendor doc is newer", ckf_fingerprint="abc")
+    )
     assert (d.id, d.decided_at) == (1, "2026-01-01T00:00:00Z")
     assert (d.fact_a, d.fact_b, d.pair_key, d.operator) == ("A", "B", "A|B", "ann")
     assert store.all() == [d]
@@ -309,7 +325,10 @@ def test_history_is_per_pair_oldest_first(store):
     assert store.history(("B", "A")) == [d1, d3, d4]
     assert [d.id for d in store.fact_history("C")] == [2]
     assert [d.decided_at for d in store.history("A|B")] == [
-        "2026-01-01T00:00:00Z", "2026-01-01T00:00:02Z", "2026-01-01T00:00:03Z"]
+        "2026-01-01T00:00:00Z",
+        "2026-01-01T00:00:02Z",
+        "2026-01-01T00:00:03Z",
+    ]
 
 
 def test_current_latest_decision_per_pair_and_latest_status_per_fact(store):
@@ -348,17 +367,33 @@ def test_current_filtered_by_fingerprint(store):
 _kinds = st.sampled_from(["accept", "override", "dismiss", "mark_status"])
 
 
-@given(st.lists(st.tuples(st.sampled_from("ABCD"), st.sampled_from("ABCD"), _kinds, st.booleans(),
-                          st.sampled_from(["STALE", "QUARANTINED", "DELETED", "ACTIVE"])), max_size=40))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from("ABCD"),
+            st.sampled_from("ABCD"),
+            _kinds,
+            st.booleans(),
+            st.sampled_from(["STALE", "QUARANTINED", "DELETED", "ACTIVE"]),
+        ),
+        max_size=40,
+    )
+)
 def test_decision_set_is_the_last_write_per_pair_and_per_fact(ops):
     log = []
     for i, (a, b, kind, first, status) in enumerate(ops):
         if a == b:
             continue
         pick = a if first else b
-        d = Decision.new(a, b, kind, "op", winner=pick if kind in ("override", "accept") else None,
-                         target_fact=pick if kind == "mark_status" else None,
-                         new_status=status if kind == "mark_status" else None)
+        d = Decision.new(
+            a,
+            b,
+            kind,
+            "op",
+            winner=pick if kind in ("override", "accept") else None,
+            target_fact=pick if kind == "mark_status" else None,
+            new_status=status if kind == "mark_status" else None,
+        )
         log.append(replace_id(validate_decision(d), i))
     cur = DecisionSet.from_decisions(log)
     for key, pd in cur.pair_decisions.items():  # a naive reverse scan agrees
@@ -373,6 +408,7 @@ def test_decision_set_is_the_last_write_per_pair_and_per_fact(ops):
 
 def replace_id(d: Decision, i: int) -> Decision:
     from dataclasses import replace
+
     return replace(d, id=i + 1, decided_at="2026-01-01T00:00:00Z")
 
 
@@ -401,17 +437,42 @@ def test_export_json_contents(store):
     _two_decisions(store)
     doc = json.loads(store.export_json())
     assert doc == {
-        "application": "crp-inspect triage", "schema_version": 1,
+        "application": "crp-inspect triage",
+        "schema_version": 1,
         "decisions": [
-            {"id": 1, "pair_key": "F1|F2", "fact_a": "F1", "fact_b": "F2", "kind": "override", "winner": "F2",
-             "target_fact": None, "new_status": None, "note": 'newer, "v2" doc', "operator": "ann",
-             "decided_at": "2026-01-01T00:00:00Z", "ckf_fingerprint": None},
-            {"id": 2, "pair_key": "F1|F2", "fact_a": "F1", "fact_b": "F2", "kind": "mark_status", "winner": None,
-             "target_fact": "F1", "new_status": "QUARANTINED", "note": "", "operator": "bob",
-             "decided_at": "2026-01-01T00:00:01Z", "ckf_fingerprint": None},
+            {
+                "id": 1,
+                "pair_key": "F1|F2",
+                "fact_a": "F1",
+                "fact_b": "F2",
+                "kind": "override",
+                "winner": "F2",
+                "target_fact": None,
+                "new_status": None,
+                "note": 'newer, "v2" doc',
+                "operator": "ann",
+                "decided_at": "2026-01-01T00:00:00Z",
+                "ckf_fingerprint": None,
+            },
+            {
+                "id": 2,
+                "pair_key": "F1|F2",
+                "fact_a": "F1",
+                "fact_b": "F2",
+                "kind": "mark_status",
+                "winner": None,
+                "target_fact": "F1",
+                "new_status": "QUARANTINED",
+                "note": "",
+                "operator": "bob",
+                "decided_at": "2026-01-01T00:00:01Z",
+                "ckf_fingerprint": None,
+            },
         ],
-        "current": {"statuses": {"F1": "QUARANTINED"},
-                    "pair_decisions": {"F1|F2": {"kind": "override", "winner": "F2"}}},
+        "current": {
+            "statuses": {"F1": "QUARANTINED"},
+            "pair_decisions": {"F1|F2": {"kind": "override", "winner": "F2"}},
+        },
     }
     assert store.export_json() == store.export_json()  # deterministic
 
@@ -419,16 +480,39 @@ def test_export_json_contents(store):
 def test_export_csv_contents(store):
     _two_decisions(store)
     text = store.export_csv()
-    assert text.splitlines()[0] == ("id,pair_key,fact_a,fact_b,kind,winner,target_fact,new_status,note,"
-                                    "operator,decided_at,ckf_fingerprint")
+    assert text.splitlines()[0] == (
+        "id,pair_key,fact_a,fact_b,kind,winner,target_fact,new_status,note,operator,decided_at,ckf_fingerprint"
+    )
     rows = list(csv.DictReader(io.StringIO(text)))
     assert rows == [
-        {"id": "1", "pair_key": "F1|F2", "fact_a": "F1", "fact_b": "F2", "kind": "override", "winner": "F2",
-         "target_fact": "", "new_status": "", "note": 'newer, "v2" doc', "operator": "ann",
-         "decided_at": "2026-01-01T00:00:00Z", "ckf_fingerprint": ""},
-        {"id": "2", "pair_key": "F1|F2", "fact_a": "F1", "fact_b": "F2", "kind": "mark_status", "winner": "",
-         "target_fact": "F1", "new_status": "QUARANTINED", "note": "", "operator": "bob",
-         "decided_at": "2026-01-01T00:00:01Z", "ckf_fingerprint": ""},
+        {
+            "id": "1",
+            "pair_key": "F1|F2",
+            "fact_a": "F1",
+            "fact_b": "F2",
+            "kind": "override",
+            "winner": "F2",
+            "target_fact": "",
+            "new_status": "",
+            "note": 'newer, "v2" doc',
+            "operator": "ann",
+            "decided_at": "2026-01-01T00:00:00Z",
+            "ckf_fingerprint": "",
+        },
+        {
+            "id": "2",
+            "pair_key": "F1|F2",
+            "fact_a": "F1",
+            "fact_b": "F2",
+            "kind": "mark_status",
+            "winner": "",
+            "target_fact": "F1",
+            "new_status": "QUARANTINED",
+            "note": "",
+            "operator": "bob",
+            "decided_at": "2026-01-01T00:00:01Z",
+            "ckf_fingerprint": "",
+        },
     ]
 
 
@@ -439,8 +523,11 @@ def test_empty_exports(store):
 
 # ---- applying decisions to a knowledge base ---------------------------------------------------
 def test_apply_to_kb_sets_statuses_and_leaves_the_rest(store):
-    kb = KnowledgeBase(facts=(Fact("F1", "port 2379", status="ACTIVE"), Fact("F2", "port 2380", status="STALE"),
-                              Fact("F3", "other")), source="mem", fmt="jsonl")
+    kb = KnowledgeBase(
+        facts=(Fact("F1", "port 2379", status="ACTIVE"), Fact("F2", "port 2380", status="STALE"), Fact("F3", "other")),
+        source="mem",
+        fmt="jsonl",
+    )
     store.record(Decision.mark_status("F1", "F2", fact="F1", status="QUARANTINED", operator="ann"))
     store.record(Decision.mark_status("F1", "F2", fact="F2", status="ACTIVE", operator="ann"))
     store.record(Decision.mark_status("F3", "GONE", fact="GONE", status="DELETED", operator="ann"))
@@ -479,11 +566,13 @@ def test_export_cleaned_ckf_summary(tmp_path):
     from crp_core.triage import export_cleaned_ckf
 
     kb = KnowledgeBase(facts=(Fact("F1", "a"), Fact("F2", "b", status="STALE"), Fact("F3", "c")), fmt="jsonl")
-    ds = DecisionSet.from_decisions([
-        Decision.mark_status("F1", "F2", fact="F1", status="QUARANTINED", operator="x"),
-        Decision.mark_status("F1", "F2", fact="F2", status="STALE", operator="x"),  # already STALE: no change
-        Decision.mark_status("F3", "NOPE", fact="NOPE", status="DELETED", operator="x"),
-    ])
+    ds = DecisionSet.from_decisions(
+        [
+            Decision.mark_status("F1", "F2", fact="F1", status="QUARANTINED", operator="x"),
+            Decision.mark_status("F1", "F2", fact="F2", status="STALE", operator="x"),  # already STALE: no change
+            Decision.mark_status("F3", "NOPE", fact="NOPE", status="DELETED", operator="x"),
+        ]
+    )
     done = export_cleaned_ckf(kb, ds, tmp_path / "out.jsonl")
     assert (done.n_facts, done.applied, dict(done.changed), done.unknown_facts) == (3, 2, {"QUARANTINED": 1}, ("NOPE",))
     assert [f.status for f in load_ckf(done.path).facts] == ["QUARANTINED", "STALE", "ACTIVE"]

@@ -1,6 +1,7 @@
 """The decision store where the disk says no (issue 12 item 8; docs/decisions/triage.md, "Read-only
 locations and full disks"): reads work from a location that cannot be written, writes are refused
 saying why, and a full disk is reported as a full disk, never as a corrupt file."""
+
 from __future__ import annotations
 
 import os
@@ -42,8 +43,10 @@ def test_a_location_that_cannot_be_written_is_read_and_writes_are_refused(tmp_pa
             assert s.integrity_check() == "ok"
             with pytest.raises(TriageStoreError) as got:
                 s.record(_decision("c"))
-            assert str(got.value) == (f"{db}: writes refused: the location is read-only (the file is not "
-                                      "writable); decisions can be read but not recorded")
+            assert str(got.value) == (
+                f"{db}: writes refused: the location is read-only (the file is not "
+                "writable); decisions can be read but not recorded"
+            )
     assert not os.path.exists(f"{db}-wal") and not os.path.exists(f"{db}-shm")  # read as immutable
     with pytest.raises(TriageStoreError, match="cannot create the decision database: the location is read-only"):
         DecisionStore(tmp_path / "new.sqlite")
@@ -90,7 +93,8 @@ def test_a_really_read_only_folder_is_read(tmp_path):
         assert done.stdout.splitlines() == [
             "1 the location is read-only (the file is not writable)",
             f"{db}: writes refused: the location is read-only (the file is not writable); decisions can be "
-            "read but not recorded"]
+            "read but not recorded",
+        ]
         assert sorted(os.listdir(folder)) == ["t.sqlite"]
     finally:
         os.chmod(base / "ro", 0o755) if (base / "ro").exists() else None
@@ -109,8 +113,10 @@ def test_a_full_disk_is_reported_as_a_full_disk_and_loses_nothing(tmp_path):
             for i in range(1, 200):
                 acknowledged.append(s.record(_decision(f"b{i}", note="n" * 3000)).id)
     msg = str(got.value)
-    assert msg.startswith(f"{db}: cannot record the decision: disk full (SQLite: database or disk is full); "
-                          "nothing was written and the database file is not damaged")
+    assert msg.startswith(
+        f"{db}: cannot record the decision: disk full (SQLite: database or disk is full); "
+        "nothing was written and the database file is not damaged"
+    )
     assert "corrupt" not in msg and "unreadable" not in msg
     with DecisionStore(db, create=False) as s:  # the file is intact: every acknowledged decision is there
         assert [d.id for d in s.all()] == acknowledged and len(acknowledged) >= 2
@@ -128,9 +134,11 @@ def test_a_full_disk_while_opening_is_not_called_corrupt(tmp_path, monkeypatch):
     monkeypatch.setattr(DecisionStore, "_connect_ro", full)
     with pytest.raises(TriageStoreError) as got:
         DecisionStore(db, create=False)
-    assert str(got.value) == (f"{db}: cannot read the decision database: disk full (SQLite: database or disk is "
-                              "full); nothing was written and the database file is not damaged; free some "
-                              "space and retry")
+    assert str(got.value) == (
+        f"{db}: cannot read the decision database: disk full (SQLite: database or disk is "
+        "full); nothing was written and the database file is not damaged; free some "
+        "space and retry"
+    )
 
 
 def test_a_damaged_file_is_still_called_corrupt(tmp_path):

@@ -1,5 +1,6 @@
 """What keeps the dashboard quick: the shipped server config, the lazy sidebar editors, the
 per-object memo of run-cache keys, and the progress reports of long work (counts, rate, time left)."""
+
 from __future__ import annotations
 
 import tomllib
@@ -75,8 +76,10 @@ def test_progress_line_counts_rate_and_time_left():
     # 100 in 4 s: 25 pairs/s, 300 left -> 12 s
     assert progress_line("Scan", 100, 400, 4.0, unit="pairs") == "Scan: 100 / 400 pairs · 25 pairs/s · about 12 s left"
     # slow work keeps a decimal: 3 in 2 s = 1.5 runs/s, 7 left -> 4.67 s -> "5 s"
-    assert progress_line("Sweep", 3, 10, 2.0, unit="runs", what="x = 1") == \
-        "Sweep: 3 / 10 runs · 1.5 runs/s · about 5 s left · x = 1"
+    assert (
+        progress_line("Sweep", 3, 10, 2.0, unit="runs", what="x = 1")
+        == "Sweep: 3 / 10 runs · 1.5 runs/s · about 5 s left · x = 1"
+    )
     # done: no time left shown; 1,200 in 60 s = 20/s; thousands separated
     assert progress_line("Tune", 1200, 1200, 60.0) == "Tune: 1,200 / 1,200 · 20/s"
     # 10 of 100 in 60 s: 90 left at 1/6 per s = 540 s -> 9 min
@@ -187,15 +190,23 @@ def test_closed_sidebar_editors_draw_nothing_and_open_ones_draw_every_key(ui_env
     at.run()
 
     def config_keys():
-        return {str(w.key).rsplit(".", 1)[0] for w in (*at.sidebar.number_input, *at.sidebar.toggle,
-                                                       *at.sidebar.selectbox) if str(w.key).startswith("crp.w.config.")}
+        return {
+            str(w.key).rsplit(".", 1)[0]
+            for w in (*at.sidebar.number_input, *at.sidebar.toggle, *at.sidebar.selectbox)
+            if str(w.key).startswith("crp.w.config.")
+        }
 
     # opened: the stage groups are expanders of their own, and only the first (stage 1) is open
     groups = sidebar.config_groups()
     assert [e.label for e in at.sidebar.expander][2:] == [g for g, _ in groups]
     assert config_keys() == {f"crp.w.config.{k}" for k in groups[0][1]}
-    assert config_keys() == {"crp.w.config.cdr_min_relevance", "crp.w.config.candidate_k", "crp.w.config.hnsw_m",
-                             "crp.w.config.hnsw_ef_construction", "crp.w.config.hnsw_ef_search"}
+    assert config_keys() == {
+        "crp.w.config.cdr_min_relevance",
+        "crp.w.config.candidate_k",
+        "crp.w.config.hnsw_m",
+        "crp.w.config.hnsw_ef_construction",
+        "crp.w.config.hnsw_ef_search",
+    }
     at.session_state[sidebar.CONFIG_GROUPS_KEEP] = {i: True for i in range(len(groups))}
     at.run()
     from crp_core.config import SCALAR_KEYS

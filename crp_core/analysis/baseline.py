@@ -22,6 +22,7 @@ for both sides); contradictory pairs with both facts packed; the fan-out duplica
 ``FanoutRun.duplicate_count``; and, read off the records, why each fact left or entered the envelope
 (:class:`EnvelopeChange`) and where the token difference comes from (:class:`TokenChange`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
@@ -88,17 +89,35 @@ class BaselineRun:
         return self.result.headers
 
 
-def run_spec024_baseline(corpus: Corpus, scenario: Scenario, config: CRPConfig, *,
-                         vectors: ScenarioVectors | None = None, now: datetime | None = None,
-                         embedder: Embedder | None = None) -> BaselineRun:
+def run_spec024_baseline(
+    corpus: Corpus,
+    scenario: Scenario,
+    config: CRPConfig,
+    *,
+    vectors: ScenarioVectors | None = None,
+    now: datetime | None = None,
+    embedder: Embedder | None = None,
+) -> BaselineRun:
     """The scenario through SPEC-024-only retrieval (see the module docstring)."""
     from crp_core.pipeline import run_pipeline
 
-    result = run_pipeline(corpus, scenario, spec024_config(config), vectors=vectors, now=now, embedder=embedder,
-                          decisions=DismissEveryPair())
+    result = run_pipeline(
+        corpus,
+        scenario,
+        spec024_config(config),
+        vectors=vectors,
+        now=now,
+        embedder=embedder,
+        decisions=DismissEveryPair(),
+    )
     pairs = tuple(p for p in result.resolution.pairs if not p.skipped)
-    return BaselineRun(result=result, config=config, envelope=envelope_ids(result), conflict_pairs=pairs,
-                       fanout=result.fanout.naive if result.fanout is not None else None)
+    return BaselineRun(
+        result=result,
+        config=config,
+        envelope=envelope_ids(result),
+        conflict_pairs=pairs,
+        fanout=result.fanout.naive if result.fanout is not None else None,
+    )
 
 
 # ---- the side-by-side numbers ---------------------------------------------------------------------
@@ -177,23 +196,34 @@ class TokenChange:
         n_before, n_after = self.n_removed + self.n_kept, self.n_added + self.n_kept
         move = "more" if d > 0 else "fewer"
         facts = n_after - n_before
-        fact_part = ("the same number of facts" if facts == 0 else
-                     f"{abs(facts)} {'more' if facts > 0 else 'fewer'} fact{'s' if abs(facts) != 1 else ''}")
+        fact_part = (
+            "the same number of facts"
+            if facts == 0
+            else f"{abs(facts)} {'more' if facts > 0 else 'fewer'} fact{'s' if abs(facts) != 1 else ''}"
+        )
         if d == 0:
             head = f"Both envelopes use {self.after} tokens, with {fact_part} on the SPEC-027 side"
         else:
-            head = (f"SPEC-027 uses {abs(d)} {move} token{'s' if abs(d) != 1 else ''} ({self.before} → "
-                    f"{self.after}) with {fact_part} ({n_before} → {n_after})")
-        parts = [f"the {_n(self.n_removed, 'fact')} it removed cost {self.removed} tokens"
-                 + (f" ({_per(self.removed, self.n_removed)} a fact)" if self.n_removed else ""),
-                 f"the {_n(self.n_added, 'fact')} it added cost {self.added}"
-                 + (f" ({_per(self.added, self.n_added)} a fact)" if self.n_added else "")]
+            head = (
+                f"SPEC-027 uses {abs(d)} {move} token{'s' if abs(d) != 1 else ''} ({self.before} → "
+                f"{self.after}) with {fact_part} ({n_before} → {n_after})"
+            )
+        parts = [
+            f"the {_n(self.n_removed, 'fact')} it removed cost {self.removed} tokens"
+            + (f" ({_per(self.removed, self.n_removed)} a fact)" if self.n_removed else ""),
+            f"the {_n(self.n_added, 'fact')} it added cost {self.added}"
+            + (f" ({_per(self.added, self.n_added)} a fact)" if self.n_added else ""),
+        ]
         if self.notes_after or self.notes_before:
-            parts.append(f"NOTE blocks telling the model about tied conflicts cost {self.notes_after} tokens "
-                         f"({_n(self.n_notes_after, 'block')}; before: {self.notes_before})")
+            parts.append(
+                f"NOTE blocks telling the model about tied conflicts cost {self.notes_after} tokens "
+                f"({_n(self.n_notes_after, 'block')}; before: {self.notes_before})"
+            )
         if (self.n_connectors_before, self.connectors_before) != (self.n_connectors_after, self.connectors_after):
-            parts.append(f"connector lines: {_n(self.n_connectors_before, 'line')}, {self.connectors_before} "
-                         f"tokens before; {_n(self.n_connectors_after, 'line')}, {self.connectors_after} after")
+            parts.append(
+                f"connector lines: {_n(self.n_connectors_before, 'line')}, {self.connectors_before} "
+                f"tokens before; {_n(self.n_connectors_after, 'line')}, {self.connectors_after} after"
+            )
         net = [f"{self.added - self.removed:+d} from the facts that changed"]
         if self.notes_after != self.notes_before:
             net.append(f"{self.notes_after - self.notes_before:+d} from NOTE blocks")
@@ -232,20 +262,33 @@ class BeforeAfter:
 
     def rows(self) -> list[dict[str, Any]]:
         """The numbers side by side (one row per measure) for tables and the HTML report."""
+
         def dup(x: int | None) -> int | str:
             return "no fan-out" if x is None else x
 
         b, a = self.before, self.after
         return [
             {"measure": "facts in the envelope", "SPEC-024 only": len(b.envelope), "SPEC-027": len(a.envelope)},
-            {"measure": "expired facts in the envelope", "SPEC-024 only": len(b.expired_in_envelope),
-             "SPEC-027": len(a.expired_in_envelope)},
-            {"measure": "ageing facts in the envelope", "SPEC-024 only": len(b.ageing_in_envelope),
-             "SPEC-027": len(a.ageing_in_envelope)},
-            {"measure": "contradictory pairs handed to the model", "SPEC-024 only": len(b.contradictory_pairs),
-             "SPEC-027": len(a.contradictory_pairs)},
-            {"measure": FANOUT_DUPLICATES, "SPEC-024 only": dup(b.fanout_duplicates),
-             "SPEC-027": dup(a.fanout_duplicates)},
+            {
+                "measure": "expired facts in the envelope",
+                "SPEC-024 only": len(b.expired_in_envelope),
+                "SPEC-027": len(a.expired_in_envelope),
+            },
+            {
+                "measure": "ageing facts in the envelope",
+                "SPEC-024 only": len(b.ageing_in_envelope),
+                "SPEC-027": len(a.ageing_in_envelope),
+            },
+            {
+                "measure": "contradictory pairs handed to the model",
+                "SPEC-024 only": len(b.contradictory_pairs),
+                "SPEC-027": len(a.contradictory_pairs),
+            },
+            {
+                "measure": FANOUT_DUPLICATES,
+                "SPEC-024 only": dup(b.fanout_duplicates),
+                "SPEC-027": dup(a.fanout_duplicates),
+            },
             {"measure": "tokens used", "SPEC-024 only": b.tokens_used, "SPEC-027": a.tokens_used},
         ]
 
@@ -253,36 +296,55 @@ class BeforeAfter:
         """One (fix, sentence) per SPEC-027 defect, in plain words, from the numbers above."""
         b, a = self.before, self.after
         if b.fanout_duplicates is None or a.fanout_duplicates is None:
-            fan = (f"This scenario does not fan out (width {self.fanout_width}), so the race between parallel "
-                   "branches does not arise here.")
+            fan = (
+                f"This scenario does not fan out (width {self.fanout_width}), so the race between parallel "
+                "branches does not arise here."
+            )
         else:
             packed = len(b.packed_duplicate_facts)
-            fan = (f"Without SPEC-027 the {self.fanout_width} parallel branches raced on one shared Coverage Set "
-                   f"and picked the same material twice: {_n(b.fanout_duplicates, 'duplicate')} "
-                   f"({packed} of those facts reached the envelope). With partitioned sub-queries and read-only "
-                   f"snapshots: {_n(a.fanout_duplicates, 'duplicate')}.")
+            fan = (
+                f"Without SPEC-027 the {self.fanout_width} parallel branches raced on one shared Coverage Set "
+                f"and picked the same material twice: {_n(b.fanout_duplicates, 'duplicate')} "
+                f"({packed} of those facts reached the envelope). With partitioned sub-queries and read-only "
+                f"snapshots: {_n(a.fanout_duplicates, 'duplicate')}."
+            )
         losers = [c for c in self.removed if c.kind == "conflict loser"]
         ties = len(a.noted_pairs)
-        con = (f"Without SPEC-027, {_n(len(b.contradictory_pairs), 'contradictory pair')} reached the model "
-               f"with no warning. With SPEC-027: {len(a.contradictory_pairs)}")
+        con = (
+            f"Without SPEC-027, {_n(len(b.contradictory_pairs), 'contradictory pair')} reached the model "
+            f"with no warning. With SPEC-027: {len(a.contradictory_pairs)}"
+        )
         if a.contradictory_pairs:
-            con += (f" ({ties} tied, each flagged to the model by a NOTE block)" if ties == len(a.contradictory_pairs)
-                    else f" ({ties} flagged by a NOTE block)")
-        con += (f"; {_n(len(losers), 'losing fact')} removed by Fact Authority Resolution." if losers else ".")
-        stale = (f"Without SPEC-027, {_n(len(b.expired_in_envelope), 'expired fact')} (past the TTL, or marked "
-                 f"STALE) counted at full weight. With SPEC-027: {len(a.expired_in_envelope)}"
-                 + (f", each weighted down to the stale floor {self.full.config.stale_floor:g}"
-                    if a.expired_in_envelope else "")
-                 + f". Ageing facts (still within the TTL, partly weighted down): {len(b.ageing_in_envelope)} → "
-                   f"{len(a.ageing_in_envelope)}.")
-        return [("Fan-out race → duplicates", fan), ("Contradictions → pairs handed to the model", con),
-                ("Stale facts → expired facts packed", stale)]
+            con += (
+                f" ({ties} tied, each flagged to the model by a NOTE block)"
+                if ties == len(a.contradictory_pairs)
+                else f" ({ties} flagged by a NOTE block)"
+            )
+        con += f"; {_n(len(losers), 'losing fact')} removed by Fact Authority Resolution." if losers else "."
+        stale = (
+            f"Without SPEC-027, {_n(len(b.expired_in_envelope), 'expired fact')} (past the TTL, or marked "
+            f"STALE) counted at full weight. With SPEC-027: {len(a.expired_in_envelope)}"
+            + (
+                f", each weighted down to the stale floor {self.full.config.stale_floor:g}"
+                if a.expired_in_envelope
+                else ""
+            )
+            + f". Ageing facts (still within the TTL, partly weighted down): {len(b.ageing_in_envelope)} → "
+            f"{len(a.ageing_in_envelope)}."
+        )
+        return [
+            ("Fan-out race → duplicates", fan),
+            ("Contradictions → pairs handed to the model", con),
+            ("Stale facts → expired facts packed", stale),
+        ]
 
 
 def _recency_split(ids: tuple[str, ...], rule: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     states = [recency_state(rule.get(f, "fresh")) for f in ids]
-    return (tuple(f for f, s in zip(ids, states) if s == "expired"),
-            tuple(f for f, s in zip(ids, states) if s == "ageing"))
+    return (
+        tuple(f for f, s in zip(ids, states) if s == "expired"),
+        tuple(f for f, s in zip(ids, states) if s == "ageing"),
+    )
 
 
 def _packed_pairs(pairs: Iterable[ConflictPair], packed: set[str]) -> tuple[tuple[str, str], ...]:
@@ -299,17 +361,36 @@ def _note_tokens(env: Envelope) -> int:
     return int(env.tokens_used) - sum(int(p.tokens) for p in env.order)
 
 
-def _side(label: str, result: PipelineResult, env_ids: tuple[str, ...], pairs: Iterable[ConflictPair],
-          rule: Mapping[str, str], run: FanoutRun | None) -> SideNumbers:
+def _side(
+    label: str,
+    result: PipelineResult,
+    env_ids: tuple[str, ...],
+    pairs: Iterable[ConflictPair],
+    rule: Mapping[str, str],
+    run: FanoutRun | None,
+) -> SideNumbers:
     packed = set(env_ids)
     expired, ageing = _recency_split(env_ids, rule)
     pair_list = tuple(pairs)
     n_dups, dups, dup_ids = _dups(run)
-    return SideNumbers(label, env_ids, expired, ageing, _packed_pairs(pair_list, packed),
-                       tuple((p.fact_a, p.fact_b) for p in pair_list
-                             if not p.skipped and p.tied and p.fact_a in packed and p.fact_b in packed),
-                       n_dups, dups, dup_ids, int(result.envelope.tokens_used), _note_tokens(result.envelope),
-                       dict(result.headers))
+    return SideNumbers(
+        label,
+        env_ids,
+        expired,
+        ageing,
+        _packed_pairs(pair_list, packed),
+        tuple(
+            (p.fact_a, p.fact_b)
+            for p in pair_list
+            if not p.skipped and p.tied and p.fact_a in packed and p.fact_b in packed
+        ),
+        n_dups,
+        dups,
+        dup_ids,
+        int(result.envelope.tokens_used),
+        _note_tokens(result.envelope),
+        dict(result.headers),
+    )
 
 
 def token_change(before: Envelope, after: Envelope) -> TokenChange:
@@ -322,14 +403,24 @@ def token_change(before: Envelope, after: Envelope) -> TokenChange:
     b_conn = [p for p in before.order if p.role == "connector"]
     a_conn = [p for p in after.order if p.role == "connector"]
     return TokenChange(
-        before=int(before.tokens_used), after=int(after.tokens_used),
-        removed=sum(b_cost[f] for f in removed), n_removed=len(removed),
-        added=sum(a_cost[f] for f in added), n_added=len(added),
-        kept_before=sum(b_cost[f] for f in kept), kept_after=sum(a_cost[f] for f in kept), n_kept=len(kept),
-        notes_before=_note_tokens(before), notes_after=_note_tokens(after),
-        n_notes_before=len(before.notes), n_notes_after=len(after.notes),
-        connectors_before=sum(int(p.tokens) for p in b_conn), connectors_after=sum(int(p.tokens) for p in a_conn),
-        n_connectors_before=len(b_conn), n_connectors_after=len(a_conn))
+        before=int(before.tokens_used),
+        after=int(after.tokens_used),
+        removed=sum(b_cost[f] for f in removed),
+        n_removed=len(removed),
+        added=sum(a_cost[f] for f in added),
+        n_added=len(added),
+        kept_before=sum(b_cost[f] for f in kept),
+        kept_after=sum(a_cost[f] for f in kept),
+        n_kept=len(kept),
+        notes_before=_note_tokens(before),
+        notes_after=_note_tokens(after),
+        n_notes_before=len(before.notes),
+        n_notes_after=len(after.notes),
+        connectors_before=sum(int(p.tokens) for p in b_conn),
+        connectors_after=sum(int(p.tokens) for p in a_conn),
+        n_connectors_before=len(b_conn),
+        n_connectors_after=len(a_conn),
+    )
 
 
 def _removal(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
@@ -343,27 +434,38 @@ def _removal(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
         if p.suppressed == fid and not p.skipped:
             winner = p.kept[0] if p.kept else None
             said = said.removeprefix(f"suppressed by {winner}: ")
-            return EnvelopeChange(fid, content, "conflict loser", f"suppressed as the conflict loser to {winner} "
-                                  f"({said})", winner, tokens)
+            return EnvelopeChange(
+                fid, content, "conflict loser", f"suppressed as the conflict loser to {winner} ({said})", winner, tokens
+            )
     row = kb.index_of(fid)
     for dropped, kept in full.resolution.deduplicated:
         if int(dropped) == row:
             other = kb.facts[int(kept)].fact_id
-            return EnvelopeChange(fid, content, "duplicate", f"dropped as a duplicate of {other}: {said}", other,
-                                  tokens)
+            return EnvelopeChange(
+                fid, content, "duplicate", f"dropped as a duplicate of {other}: {said}", other, tokens
+            )
     attrs = fact_attributes(kb, full.now, full.config)
     factor, age, ttl = float(attrs.factor[row]), float(attrs.age_days[row]), float(attrs.ttl_days[row])
     state = recency_state(RULES[int(attrs.rule[row])])
     if state == "expired":
-        why = ("status STALE" if fact is not None and fact.status == "STALE"
-               else f"{age:.0f} days old, TTL {ttl:.0f} days")
-        return EnvelopeChange(fid, content, "expired", f"expired ({why}): recency {factor:.2f} lowered its "
-                              f"score; {said}", None, tokens)
+        why = (
+            "status STALE" if fact is not None and fact.status == "STALE" else f"{age:.0f} days old, TTL {ttl:.0f} days"
+        )
+        return EnvelopeChange(
+            fid, content, "expired", f"expired ({why}): recency {factor:.2f} lowered its score; {said}", None, tokens
+        )
     if state == "ageing":
-        return EnvelopeChange(fid, content, "ageing", f"ageing ({age:.0f} of {ttl:.0f} days of its TTL): recency "
-                              f"{factor:.2f} lowered its score; {said}", None, tokens)
-    return EnvelopeChange(fid, content, "outranked", f"outranked by fresher or more relevant facts: {said}", None,
-                          tokens)
+        return EnvelopeChange(
+            fid,
+            content,
+            "ageing",
+            f"ageing ({age:.0f} of {ttl:.0f} days of its TTL): recency {factor:.2f} lowered its score; {said}",
+            None,
+            tokens,
+        )
+    return EnvelopeChange(
+        fid, content, "outranked", f"outranked by fresher or more relevant facts: {said}", None, tokens
+    )
 
 
 def _entry(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
@@ -376,9 +478,17 @@ def _entry(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
     return EnvelopeChange(fid, fact.content if fact is not None else "", "entered", said, slot, tokens)
 
 
-def before_after(corpus: Corpus, scenario: Scenario, config: CRPConfig, *, vectors: ScenarioVectors | None = None,
-                 decisions: Decisions = None, fanout_width: int | None = None, embedder: Embedder | None = None,
-                 full: PipelineResult | None = None) -> BeforeAfter:
+def before_after(
+    corpus: Corpus,
+    scenario: Scenario,
+    config: CRPConfig,
+    *,
+    vectors: ScenarioVectors | None = None,
+    decisions: Decisions = None,
+    fanout_width: int | None = None,
+    embedder: Embedder | None = None,
+    full: PipelineResult | None = None,
+) -> BeforeAfter:
     """Run both sides and count. ``fanout_width`` overrides the scenario's for both sides;
     ``decisions`` (operator pair decisions) apply to the SPEC-027 side; ``full`` reuses an existing
     SPEC-027 PipelineResult of exactly (corpus, scenario, config)."""
@@ -394,8 +504,7 @@ def before_after(corpus: Corpus, scenario: Scenario, config: CRPConfig, *, vecto
 
         vectors = embed_scenario(scenario, corpus, embedder)
     if full is None:
-        full = run_pipeline(corpus, scenario, config, vectors=vectors, now=now, embedder=embedder,
-                            decisions=decisions)
+        full = run_pipeline(corpus, scenario, config, vectors=vectors, now=now, embedder=embedder, decisions=decisions)
     base = run_spec024_baseline(corpus, scenario, config, vectors=vectors, now=now, embedder=embedder)
     kb = corpus.kb
     before_env, after_env = base.envelope, envelope_ids(full)
@@ -405,17 +514,31 @@ def before_after(corpus: Corpus, scenario: Scenario, config: CRPConfig, *, vecto
     factor = {f: float(x) for f, x in zip(ids, rec.factor.tolist())}
     rule = dict(zip(ids, rec.rule))
     before = _side("SPEC-024 only", base.result, before_env, base.conflict_pairs, rule, base.fanout)
-    after = _side("SPEC-027", full, after_env, full.resolution.pairs, rule,
-                  full.fanout.partitioned if full.fanout is not None else None)
+    after = _side(
+        "SPEC-027",
+        full,
+        after_env,
+        full.resolution.pairs,
+        rule,
+        full.fanout.partitioned if full.fanout is not None else None,
+    )
     after_set, before_set = set(after_env), set(before_env)
     only_before = tuple(f for f in before_env if f not in after_set)
     only_after = tuple(f for f in after_env if f not in before_set)
     b_cost = {p.fact_id: int(p.tokens) for p in base.result.envelope.order}
     a_cost = {p.fact_id: int(p.tokens) for p in full.envelope.order}
-    return BeforeAfter(before=before, after=after, overlap=jaccard(before_env, after_env),
-                       only_before=only_before, only_after=only_after,
-                       spec027_recency=factor, recency_rule=rule, baseline=base, full=full,
-                       fanout_width=int(scenario.fanout_width or 0),
-                       removed=tuple(_removal(full, f, b_cost.get(f, 0)) for f in only_before),
-                       entered=tuple(_entry(full, f, a_cost.get(f, 0)) for f in only_after),
-                       tokens=token_change(base.result.envelope, full.envelope))
+    return BeforeAfter(
+        before=before,
+        after=after,
+        overlap=jaccard(before_env, after_env),
+        only_before=only_before,
+        only_after=only_after,
+        spec027_recency=factor,
+        recency_rule=rule,
+        baseline=base,
+        full=full,
+        fanout_width=int(scenario.fanout_width or 0),
+        removed=tuple(_removal(full, f, b_cost.get(f, 0)) for f in only_before),
+        entered=tuple(_entry(full, f, a_cost.get(f, 0)) for f in only_after),
+        tokens=token_change(base.result.envelope, full.envelope),
+    )

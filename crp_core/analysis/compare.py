@@ -9,6 +9,7 @@ the change is ``|log(new / old)|``) and the configuration change behind it, e.g.
 ``ranked lower because recency 1.00 -> 0.55 after ttl_days.official_documentation 365 -> 180``.
 Only stored factors are read; nothing is recomputed.
 """
+
 from __future__ import annotations
 
 import math
@@ -165,11 +166,17 @@ def fact_views(result: PipelineResult) -> dict[str, FactView]:
 
     def cdr_factors(table: CDRTable, i: int) -> dict[str, float]:
         pen = float(table.ngram_penalty[i])
-        return {"relevance": float(table.relevance[i]), "residual_pull": float(table.residual_pull[i]),
-                "effective_relevance": float(table.effective_relevance[i]), "novelty": float(table.novelty[i]),
-                "recency_factor": float(table.recency_factor[i]),
-                "importance_weight": float(table.importance_weight[i]), "ngram_penalty": pen,
-                "ngram_multiplier": 1.0 - pen, "cdr_score": float(table.cdr_score[i])}
+        return {
+            "relevance": float(table.relevance[i]),
+            "residual_pull": float(table.residual_pull[i]),
+            "effective_relevance": float(table.effective_relevance[i]),
+            "novelty": float(table.novelty[i]),
+            "recency_factor": float(table.recency_factor[i]),
+            "importance_weight": float(table.importance_weight[i]),
+            "ngram_penalty": pen,
+            "ngram_multiplier": 1.0 - pen,
+            "cdr_score": float(table.cdr_score[i]),
+        }
 
     def add(row: int, stage: str, factors: dict[str, float], passed: bool) -> None:
         f = facts[row]
@@ -181,16 +188,24 @@ def fact_views(result: PipelineResult) -> dict[str, FactView]:
         k = rec_pos.get(row)
         o = outcome.get(f.fact_id)
         out[f.fact_id] = FactView(
-            fact_id=f.fact_id, source_type=f.source_type, row=row, stage=stage, cdr_rank=rank.get(row),
-            passed_gate=bool(passed), factors=factors,
+            fact_id=f.fact_id,
+            source_type=f.source_type,
+            row=row,
+            stage=stage,
+            cdr_rank=rank.get(row),
+            passed_gate=bool(passed),
+            factors=factors,
             ttl_days=float(rec.ttl_days[k]) if k is not None else math.nan,
             ttl_source=rec.ttl_source[k] if k is not None else "",
             age_days=float(rec.age_days[k]) if k is not None else math.nan,
             recency_rule=rec.rule[k] if k is not None else "",
             importance_explicit=not math.isnan(float(imp_explicit[row])),
-            role=o.role if o else "candidate", in_envelope=f.fact_id in env_pos,
-            envelope_position=env_pos.get(f.fact_id), suppressed=bool(o.suppressed) if o else False,
-            reason=o.reason if o else "")
+            role=o.role if o else "candidate",
+            in_envelope=f.fact_id in env_pos,
+            envelope_position=env_pos.get(f.fact_id),
+            suppressed=bool(o.suppressed) if o else False,
+            reason=o.reason if o else "",
+        )
 
     for i, r in enumerate(cdr.idx.tolist()):
         add(int(r), "candidate", cdr_factors(cdr, i), bool(gate[i]))
@@ -223,8 +238,9 @@ def compare_runs(base: PipelineResult, cand: PipelineResult) -> Comparison:
     """Line up two PipelineResults of the same scenario (compare two configs)."""
     bv, cv = fact_views(base), fact_views(cand)
     order = sorted(bv, key=lambda f: (bv[f].cdr_rank is None, bv[f].cdr_rank or 0, bv[f].row))
-    order += sorted((f for f in cv if f not in bv), key=lambda f: (cv[f].cdr_rank is None, cv[f].cdr_rank or 0,
-                                                                    cv[f].row))
+    order += sorted(
+        (f for f in cv if f not in bv), key=lambda f: (cv[f].cdr_rank is None, cv[f].cdr_rank or 0, cv[f].row)
+    )
     deltas = tuple(FactDelta(f, bv.get(f), cv.get(f)) for f in order)
     be, ce = envelope_ids(base), envelope_ids(cand)
     bp, cp = _pairs(base), _pairs(cand)
@@ -233,15 +249,31 @@ def compare_runs(base: PipelineResult, cand: PipelineResult) -> Comparison:
         a, b = bp[key], cp[key]
         oa, ob = _pair_outcome(a), _pair_outcome(b)
         if oa != ob:
-            flips.append(WinnerFlip(key[0], key[1], oa, ob,
-                                    {k: float(v.authority) for k, v in a.authority.items()},
-                                    {k: float(v.authority) for k, v in b.authority.items()}))
+            flips.append(
+                WinnerFlip(
+                    key[0],
+                    key[1],
+                    oa,
+                    ob,
+                    {k: float(v.authority) for k, v in a.authority.items()},
+                    {k: float(v.authority) for k, v in b.authority.items()},
+                )
+            )
     return Comparison(
-        base=base, cand=cand, config_diff=base.config.diff(cand.config), facts=deltas,
-        base_envelope=be, cand_envelope=ce, entering=tuple(f for f in ce if f not in set(be)),
-        leaving=tuple(f for f in be if f not in set(ce)), jaccard=jaccard(be, ce), flips=tuple(flips),
-        pairs_only_base=tuple(sorted(set(bp) - set(cp))), pairs_only_cand=tuple(sorted(set(cp) - set(bp))),
-        _by_id={d.fact_id: d for d in deltas})
+        base=base,
+        cand=cand,
+        config_diff=base.config.diff(cand.config),
+        facts=deltas,
+        base_envelope=be,
+        cand_envelope=ce,
+        entering=tuple(f for f in ce if f not in set(be)),
+        leaving=tuple(f for f in be if f not in set(ce)),
+        jaccard=jaccard(be, ce),
+        flips=tuple(flips),
+        pairs_only_base=tuple(sorted(set(bp) - set(cp))),
+        pairs_only_cand=tuple(sorted(set(cp) - set(bp))),
+        _by_id={d.fact_id: d for d in deltas},
+    )
 
 
 # ---- explaining ----------------------------------------------------------------------------------
@@ -283,8 +315,9 @@ def _causes(factor: str, view: FactView, diff: Mapping[str, tuple[Any, Any]]) ->
     return out
 
 
-def factor_effects(base: FactView, cand: FactView, factors: tuple[tuple[str, str], ...] = CDR_FACTORS
-                   ) -> list[tuple[str, str, float, float, float]]:
+def factor_effects(
+    base: FactView, cand: FactView, factors: tuple[tuple[str, str], ...] = CDR_FACTORS
+) -> list[tuple[str, str, float, float, float]]:
     """(factor, display name, base value, cand value, |log(cand / base)|) of every changed factor,
     largest effect first. A factor going to or from 0 has an infinite effect."""
     out = []
@@ -301,8 +334,9 @@ def factor_effects(base: FactView, cand: FactView, factors: tuple[tuple[str, str
     return out
 
 
-def _factor_phrase(name: str, label: str, a: float, b: float, base: FactView, cand: FactView,
-                   diff: Mapping[str, tuple[Any, Any]]) -> str:
+def _factor_phrase(
+    name: str, label: str, a: float, b: float, base: FactView, cand: FactView, diff: Mapping[str, tuple[Any, Any]]
+) -> str:
     short = label.split(" (")[0]
     text = f"{short} {_pair_text(a, b)}"
     causes = _causes(name, cand, diff)
@@ -319,8 +353,12 @@ def _factor_phrase(name: str, label: str, a: float, b: float, base: FactView, ca
     return text + (f" after {', '.join(causes)}" if causes else "")
 
 
-def explain_delta(d: FactDelta, diff: Mapping[str, tuple[Any, Any]], base_result: PipelineResult | None = None,
-                  cand_result: PipelineResult | None = None) -> str:
+def explain_delta(
+    d: FactDelta,
+    diff: Mapping[str, tuple[Any, Any]],
+    base_result: PipelineResult | None = None,
+    cand_result: PipelineResult | None = None,
+) -> str:
     """The explain-diff sentence of one fact (see :meth:`Comparison.explain`)."""
     b, c = d.base, d.cand
     if b is None or c is None:
@@ -330,21 +368,45 @@ def explain_delta(d: FactDelta, diff: Mapping[str, tuple[Any, Any]], base_result
         assert v is not None
         why = ""
         if v.stage == "connector":
-            keys = [f"{k} {fmt_value(x)} -> {fmt_value(y)}" for k, (x, y) in diff.items()
-                    if k in ("graph_retrieval", "graph_k", "graph_edge_min", "max_hops", "envelope_fact_budget",
-                             "connector_budget", "hnsw_ef_search")]
-            why = (" (found by the graph walk from the anchors, which differ"
-                   + (f" after {', '.join(keys)}" if keys else "") + ")")
-        return (f"{d.fact_id}: scored only in the {only} run{why}; the {other} run did not reach it. "
-                f"{only.capitalize()} outcome: {v.role}, {'in' if v.in_envelope else 'not in'} the envelope"
-                f"{' (' + v.reason + ')' if v.reason else ''}.")
+            keys = [
+                f"{k} {fmt_value(x)} -> {fmt_value(y)}"
+                for k, (x, y) in diff.items()
+                if k
+                in (
+                    "graph_retrieval",
+                    "graph_k",
+                    "graph_edge_min",
+                    "max_hops",
+                    "envelope_fact_budget",
+                    "connector_budget",
+                    "hnsw_ef_search",
+                )
+            ]
+            why = (
+                " (found by the graph walk from the anchors, which differ"
+                + (f" after {', '.join(keys)}" if keys else "")
+                + ")"
+            )
+        return (
+            f"{d.fact_id}: scored only in the {only} run{why}; the {other} run did not reach it. "
+            f"{only.capitalize()} outcome: {v.role}, {'in' if v.in_envelope else 'not in'} the envelope"
+            f"{' (' + v.reason + ')' if v.reason else ''}."
+        )
 
     same_outcome = b.in_envelope == c.in_envelope and b.role == c.role and b.suppressed == c.suppressed
-    if (b.cdr_rank == c.cdr_rank and b.cdr_score == c.cdr_score and b.passed_gate == c.passed_gate
-            and same_outcome and not factor_effects(b, c) and not factor_effects(b, c, CONNECTOR_FACTORS)):
+    if (
+        b.cdr_rank == c.cdr_rank
+        and b.cdr_score == c.cdr_score
+        and b.passed_gate == c.passed_gate
+        and same_outcome
+        and not factor_effects(b, c)
+        and not factor_effects(b, c, CONNECTOR_FACTORS)
+    ):
         rank = f"CDR rank {b.cdr_rank}, " if b.cdr_rank is not None else ""
-        return (f"{b.fact_id}: unchanged ({rank}score {b.cdr_score:.4f}, {b.role}"
-                f"{', in the envelope' if b.in_envelope else ''})")
+        return (
+            f"{b.fact_id}: unchanged ({rank}score {b.cdr_score:.4f}, {b.role}"
+            f"{', in the envelope' if b.in_envelope else ''})"
+        )
     head = _movement(b, c)
     parts = [head]
     gate_key = diff.get("cdr_min_relevance")
@@ -364,12 +426,16 @@ def explain_delta(d: FactDelta, diff: Mapping[str, tuple[Any, Any]], base_result
         if rest:
             parts.append("(also " + "; ".join(rest) + ")")
     elif b.passed_gate == c.passed_gate:
-        parts.append(f"although its own CDR factors did not change (score {c.cdr_score:.4f}): "
-                     "other facts' scores or the selection around it changed")
+        parts.append(
+            f"although its own CDR factors did not change (score {c.cdr_score:.4f}): "
+            "other facts' scores or the selection around it changed"
+        )
     text = " ".join(parts)
     if b.in_envelope != c.in_envelope or b.role != c.role or b.suppressed != c.suppressed:
-        text += (f". Outcome: {b.role}{' (in envelope)' if b.in_envelope else ''} -> {c.role}"
-                 f"{' (in envelope)' if c.in_envelope else ''}; {c.reason}")
+        text += (
+            f". Outcome: {b.role}{' (in envelope)' if b.in_envelope else ''} -> {c.role}"
+            f"{' (in envelope)' if c.in_envelope else ''}; {c.reason}"
+        )
     return text
 
 
@@ -385,6 +451,8 @@ def _movement(b: FactView, c: FactView) -> str:
         word = "unchanged score"
     rank = ""
     if b.cdr_rank is not None or c.cdr_rank is not None:
-        rank = f"CDR rank {b.cdr_rank if b.cdr_rank is not None else '-'} -> " \
-               f"{c.cdr_rank if c.cdr_rank is not None else '-'}, "
+        rank = (
+            f"CDR rank {b.cdr_rank if b.cdr_rank is not None else '-'} -> "
+            f"{c.cdr_rank if c.cdr_rank is not None else '-'}, "
+        )
     return f"{b.fact_id}: {word} ({rank}score {b.cdr_score:.4f} -> {c.cdr_score:.4f})"

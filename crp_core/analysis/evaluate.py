@@ -18,6 +18,7 @@ so every metric is the same with or without it. ``known="scan"`` always computes
 appear in the kept results, as ``crp-inspect run`` shows them); ``known="none"`` never does. Scans
 are cached per (now, config).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -41,8 +42,18 @@ if TYPE_CHECKING:
     from crp_core.records import KnownConflict, PipelineResult
     from crp_core.triage.decisions import DecisionSet
 
-__all__ = ["PreparedSuite", "prepare_suite", "SuiteRun", "run_suite", "SuitePoint", "SuiteSweep", "sweep_suite",
-           "KnownMode", "Progress", "Reference"]
+__all__ = [
+    "PreparedSuite",
+    "prepare_suite",
+    "SuiteRun",
+    "run_suite",
+    "SuitePoint",
+    "SuiteSweep",
+    "sweep_suite",
+    "KnownMode",
+    "Progress",
+    "Reference",
+]
 
 KnownMode = Literal["auto", "scan", "none"]
 #: ``progress(done, total, label)`` after each scenario run (``label``: "<scenario>" or "<value>: <scenario>")
@@ -72,8 +83,14 @@ class PreparedSuite:
         """The prepared sub-suite of ``names`` (vectors shared, suite order kept)."""
         sub = self.suite.select(names)
         keep = [i for i, s in enumerate(self.suite) if s.name in set(sub.names)]
-        return PreparedSuite(self.corpus, sub, tuple(self.vectors[i] for i in keep),
-                             tuple(self.nows[i] for i in keep), self.embed_ms, self.decisions)
+        return PreparedSuite(
+            self.corpus,
+            sub,
+            tuple(self.vectors[i] for i in keep),
+            tuple(self.nows[i] for i in keep),
+            self.embed_ms,
+            self.decisions,
+        )
 
     def known_for(self, config: CRPConfig, now: datetime) -> tuple[KnownConflict, ...]:
         """The known conflicts of the whole-CKF scan at ``config`` and ``now`` (cached)."""
@@ -91,8 +108,15 @@ class PreparedSuite:
         return got
 
 
-def prepare_suite(corpus: Corpus, suite: Suite, *, embedder: Embedder | None = None, now: datetime | None = None,
-                  decisions: DecisionSet | None = None, check_ids: bool = True) -> PreparedSuite:
+def prepare_suite(
+    corpus: Corpus,
+    suite: Suite,
+    *,
+    embedder: Embedder | None = None,
+    now: datetime | None = None,
+    decisions: DecisionSet | None = None,
+    check_ids: bool = True,
+) -> PreparedSuite:
     """Embed every scenario of ``suite`` once (its given embeddings, else the corpus's model, cached).
 
     ``now`` overrides every scenario's ``now`` (the CLI's ``--now``); a scenario without one runs at
@@ -142,27 +166,43 @@ def _resolve(item: SuiteScenario, config: CRPConfig, set_args: Sequence[str]) ->
         raise ConfigError(f"scenario {item.name}: {exc}") from None
 
 
-def _run_one(prepared: PreparedSuite, i: int, scenario: Scenario, config: CRPConfig, known: KnownMode,
-             embedder: Embedder | None) -> PipelineResult:
+def _run_one(
+    prepared: PreparedSuite, i: int, scenario: Scenario, config: CRPConfig, known: KnownMode, embedder: Embedder | None
+) -> PipelineResult:
     from crp_core.pipeline import run_pipeline
 
     now = prepared.nows[i]
     guard = config.known_conflict_action != "off" and (
-        known == "scan" or (known == "auto" and config.known_conflict_action in _GUARD_ACTIONS))
+        known == "scan" or (known == "auto" and config.known_conflict_action in _GUARD_ACTIONS)
+    )
     kc = prepared.known_for(config, now) if guard else ()
-    return run_pipeline(prepared.corpus, scenario, config, vectors=prepared.vectors[i], now=now,
-                        embedder=embedder, decisions=prepared.decisions, known_conflicts=kc)
+    return run_pipeline(
+        prepared.corpus,
+        scenario,
+        config,
+        vectors=prepared.vectors[i],
+        now=now,
+        embedder=embedder,
+        decisions=prepared.decisions,
+        known_conflicts=kc,
+    )
 
 
-def _reference_envelopes(prepared: PreparedSuite, reference: CRPConfig, known: KnownMode,
-                         embedder: Embedder | None) -> tuple[tuple[str, ...], ...]:
+def _reference_envelopes(
+    prepared: PreparedSuite, reference: CRPConfig, known: KnownMode, embedder: Embedder | None
+) -> tuple[tuple[str, ...], ...]:
     key = (reference.to_toml(), known)
     got = prepared._references.get(key)
     if got is None:
         got = tuple(
-            tuple(p.fact_id for p in _run_one(prepared, i, item.scenario, _resolve(item, reference, ()), known,
-                                              embedder).envelope.order)
-            for i, item in enumerate(prepared.suite))
+            tuple(
+                p.fact_id
+                for p in _run_one(
+                    prepared, i, item.scenario, _resolve(item, reference, ()), known, embedder
+                ).envelope.order
+            )
+            for i, item in enumerate(prepared.suite)
+        )
         prepared._references[key] = got
     return got
 
@@ -179,10 +219,19 @@ def _reference_config(reference: Reference) -> CRPConfig | None:
     return CRPConfig() if reference is None else reference
 
 
-def run_suite(prepared: PreparedSuite, config: CRPConfig, *, set_args: Sequence[str] = (),
-              reference: Reference = None, known: KnownMode = "auto", keep_results: bool = True,
-              progress: Progress | None = None, embedder: Embedder | None = None,
-              scenario_overrides: Mapping[str, Any] | None = None, blas_threads: int | None = 1) -> SuiteRun:
+def run_suite(
+    prepared: PreparedSuite,
+    config: CRPConfig,
+    *,
+    set_args: Sequence[str] = (),
+    reference: Reference = None,
+    known: KnownMode = "auto",
+    keep_results: bool = True,
+    progress: Progress | None = None,
+    embedder: Embedder | None = None,
+    scenario_overrides: Mapping[str, Any] | None = None,
+    blas_threads: int | None = 1,
+) -> SuiteRun:
     """Run every scenario at ``config`` (under its own config table and ``set_args``) and measure it.
 
     ``reference``: the config whose envelopes ``overlap`` compares with (None, the default: the defaults;
@@ -201,8 +250,18 @@ def run_suite(prepared: PreparedSuite, config: CRPConfig, *, set_args: Sequence[
             results.append(_run_one(prepared, i, item.scenario, c, known, embedder))
             if progress is not None:
                 progress(i + 1, len(configs), item.name)
-        return _measure(prepared, config, set_args, configs, results, _reference_config(reference), known,
-                        keep_results, embedder, t0)
+        return _measure(
+            prepared,
+            config,
+            set_args,
+            configs,
+            results,
+            _reference_config(reference),
+            known,
+            keep_results,
+            embedder,
+            t0,
+        )
 
 
 def _blas_limit(threads: int | None) -> AbstractContextManager[object]:
@@ -216,24 +275,45 @@ def _blas_limit(threads: int | None) -> AbstractContextManager[object]:
     return threadpool_limits(limits=int(threads), user_api="blas")
 
 
-def _measure(prepared: PreparedSuite, config: CRPConfig, set_args: tuple[str, ...], configs: tuple[CRPConfig, ...],
-             results: Sequence[PipelineResult], reference: CRPConfig | None, known: KnownMode, keep: bool,
-             embedder: Embedder | None, t0: float) -> SuiteRun:
+def _measure(
+    prepared: PreparedSuite,
+    config: CRPConfig,
+    set_args: tuple[str, ...],
+    configs: tuple[CRPConfig, ...],
+    results: Sequence[PipelineResult],
+    reference: CRPConfig | None,
+    known: KnownMode,
+    keep: bool,
+    embedder: Embedder | None,
+    t0: float,
+) -> SuiteRun:
     refs: Sequence[tuple[str, ...] | None]
     if reference is None:
         refs = [None] * len(results)
     else:
         key = (reference.to_toml(), known)
-        if key not in prepared._references and not set_args and config.to_toml() == key[0] \
-                and all(c == _resolve(item, reference, ()) for item, c in zip(prepared.suite, configs)):
+        if (
+            key not in prepared._references
+            and not set_args
+            and config.to_toml() == key[0]
+            and all(c == _resolve(item, reference, ()) for item, c in zip(prepared.suite, configs))
+        ):
             # this run is the reference run itself: its envelopes serve (no second run)
             prepared._references[key] = tuple(tuple(p.fact_id for p in r.envelope.order) for r in results)
         refs = _reference_envelopes(prepared, reference, known, embedder)
-    per = [scenario_metrics(r, item.expect, name=item.name, reference=ref)
-           for item, r, ref in zip(prepared.suite, results, refs)]
-    return SuiteRun(config=config, set_args=set_args, configs=configs, metrics=suite_metrics(per),
-                    results=tuple(results) if keep else None, reference=reference,
-                    elapsed_ms=(time.perf_counter() - t0) * 1e3)
+    per = [
+        scenario_metrics(r, item.expect, name=item.name, reference=ref)
+        for item, r, ref in zip(prepared.suite, results, refs)
+    ]
+    return SuiteRun(
+        config=config,
+        set_args=set_args,
+        configs=configs,
+        metrics=suite_metrics(per),
+        results=tuple(results) if keep else None,
+        reference=reference,
+        elapsed_ms=(time.perf_counter() - t0) * 1e3,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,10 +333,19 @@ class SuiteSweep:
     total_ms: float
 
 
-def sweep_suite(prepared: PreparedSuite, config: CRPConfig, key: str, values: Sequence[Any], *,
-                set_args: Sequence[str] = (), reference: Reference = None, known: KnownMode = "auto",
-                keep_results: bool = False, progress: Progress | None = None,
-                embedder: Embedder | None = None) -> SuiteSweep:
+def sweep_suite(
+    prepared: PreparedSuite,
+    config: CRPConfig,
+    key: str,
+    values: Sequence[Any],
+    *,
+    set_args: Sequence[str] = (),
+    reference: Reference = None,
+    known: KnownMode = "auto",
+    keep_results: bool = False,
+    progress: Progress | None = None,
+    embedder: Embedder | None = None,
+) -> SuiteSweep:
     """Run the suite at ``config`` and at each ``key = value`` (the value applied to every scenario's
     resolved config, above its config table and ``set_args``, as :func:`crp_core.analysis.sweep.sweep`
     applies it to one). ``fanout_width`` is refused here (a scenario field, not a config key).
@@ -283,13 +372,30 @@ def sweep_suite(prepared: PreparedSuite, config: CRPConfig, key: str, values: Se
             return None
         return lambda done, _t, name: progress(offset + done, total, f"{label}: {name}")
 
-    baseline = run_suite(prepared, config, set_args=set_args, reference=reference, known=known,
-                         keep_results=keep_results, progress=stepped(0, "baseline"), embedder=embedder)
+    baseline = run_suite(
+        prepared,
+        config,
+        set_args=set_args,
+        reference=reference,
+        known=known,
+        keep_results=keep_results,
+        progress=stepped(0, "baseline"),
+        embedder=embedder,
+    )
     points = []
     for j, v in enumerate(values):
-        run = run_suite(prepared, config, set_args=set_args, reference=reference, known=known,
-                        keep_results=keep_results, progress=stepped(n * (j + 1), repr(v)), embedder=embedder,
-                        scenario_overrides={key: v})
+        run = run_suite(
+            prepared,
+            config,
+            set_args=set_args,
+            reference=reference,
+            known=known,
+            keep_results=keep_results,
+            progress=stepped(n * (j + 1), repr(v)),
+            embedder=embedder,
+            scenario_overrides={key: v},
+        )
         points.append(SuitePoint(value=v, run=run))
-    return SuiteSweep(key=key, values=values, baseline=baseline, points=tuple(points),
-                      total_ms=(time.perf_counter() - t0) * 1e3)
+    return SuiteSweep(
+        key=key, values=values, baseline=baseline, points=tuple(points), total_ms=(time.perf_counter() - t0) * 1e3
+    )

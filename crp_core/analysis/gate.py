@@ -9,6 +9,7 @@ metrics file written by ``crp-inspect check --write-baseline`` (the shape of
 same scenario (recall lower, a count higher; ``tolerance`` absorbs float noise). A scenario of the
 baseline missing from the suite, or one new to it, is a note, not a failure.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,15 @@ from crp_core.io.scenario import json_error_message, json_with_lines
 from crp_core.model import GATE_THRESHOLDS
 from crp_core.report import SUITE_METRICS_KIND
 
-__all__ = ["GateFailure", "GateResult", "MetricsBaseline", "gate", "read_baseline", "baseline_from_report",
-           "BASELINE_KIND"]
+__all__ = [
+    "GateFailure",
+    "GateResult",
+    "MetricsBaseline",
+    "gate",
+    "read_baseline",
+    "baseline_from_report",
+    "BASELINE_KIND",
+]
 
 #: ``kind`` of the metrics file (crp_core.report.suite_metrics_report)
 BASELINE_KIND = SUITE_METRICS_KIND
@@ -76,8 +84,14 @@ class GateResult:
         return not self.failures
 
 
-def gate(metrics: SuiteMetrics, suite: Suite, baseline: MetricsBaseline | None = None, *,
-         ckf_fingerprint: str | None = None, tolerance: float = 1e-9) -> GateResult:
+def gate(
+    metrics: SuiteMetrics,
+    suite: Suite,
+    baseline: MetricsBaseline | None = None,
+    *,
+    ckf_fingerprint: str | None = None,
+    tolerance: float = 1e-9,
+) -> GateResult:
     """Check every scenario's metrics against its thresholds and against ``baseline``."""
     failures: list[GateFailure] = []
     notes: list[str] = []
@@ -95,8 +109,10 @@ def gate(metrics: SuiteMetrics, suite: Suite, baseline: MetricsBaseline | None =
                 failures.append(GateFailure(sm.name, metric, value, bound, key, "threshold"))
     if baseline is not None:
         if ckf_fingerprint and baseline.ckf_fingerprint and ckf_fingerprint != baseline.ckf_fingerprint:
-            notes.append(f"the baseline {baseline.source} was recorded over another CKF (fingerprint "
-                         f"{baseline.ckf_fingerprint[:12]}, this one {ckf_fingerprint[:12]})")
+            notes.append(
+                f"the baseline {baseline.source} was recorded over another CKF (fingerprint "
+                f"{baseline.ckf_fingerprint[:12]}, this one {ckf_fingerprint[:12]})"
+            )
         names = {sm.name for sm in metrics.scenarios}
         for name in baseline.scenarios:
             if name not in names:
@@ -112,8 +128,9 @@ def gate(metrics: SuiteMetrics, suite: Suite, baseline: MetricsBaseline | None =
                 bound = float(base[m.name])  # type: ignore[arg-type]  # None excluded above
                 value = sm.value(m.name)
                 checked += 1
-                worse = value is None or (value < bound - tolerance if m.better == "higher"
-                                          else value > bound + tolerance)
+                worse = value is None or (
+                    value < bound - tolerance if m.better == "higher" else value > bound + tolerance
+                )
                 if worse:
                     failures.append(GateFailure(sm.name, m.name, value, bound, "baseline", "baseline"))
     return GateResult(tuple(failures), tuple(notes), checked)
@@ -123,8 +140,9 @@ def _number(v: Any) -> bool:
     return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)))
 
 
-def baseline_from_report(doc: Any, source: str = "", *,
-                         locate: Callable[[tuple[str | int, ...]], int] | None = None) -> MetricsBaseline:
+def baseline_from_report(
+    doc: Any, source: str = "", *, locate: Callable[[tuple[str | int, ...]], int] | None = None
+) -> MetricsBaseline:
     """The :class:`MetricsBaseline` of a metrics report (a parsed JSON document); a bad document
     raises :class:`ValidationError` naming the field (and its line, given ``locate(path) -> line``
     over the document's text; at most :data:`crp_core.io.files.MAX_PROBLEMS` listed)."""
@@ -132,12 +150,29 @@ def baseline_from_report(doc: Any, source: str = "", *,
     line = locate or _no_line
     if not isinstance(doc, Mapping) or doc.get("kind") != BASELINE_KIND:
         where = line(("kind",)) if isinstance(doc, Mapping) else 0
-        raise ValidationError(what, [Problem(where, "kind", f"not a metrics file of crp-inspect check (expected kind "
-                                                            f"{BASELINE_KIND!r}; write one with --write-baseline)")])
+        raise ValidationError(
+            what,
+            [
+                Problem(
+                    where,
+                    "kind",
+                    f"not a metrics file of crp-inspect check (expected kind "
+                    f"{BASELINE_KIND!r}; write one with --write-baseline)",
+                )
+            ],
+        )
     scen = doc.get("scenarios")
     if not isinstance(scen, Mapping):
-        raise ValidationError(what, [Problem(line(("scenarios",)) if "scenarios" in doc else 0, "scenarios",
-                                             "must be an object: scenario name -> its metrics")])
+        raise ValidationError(
+            what,
+            [
+                Problem(
+                    line(("scenarios",)) if "scenarios" in doc else 0,
+                    "scenarios",
+                    "must be an object: scenario name -> its metrics",
+                )
+            ],
+        )
     problems: list[Problem] = []
     total = 0
 
@@ -159,8 +194,11 @@ def baseline_from_report(doc: Any, source: str = "", *,
             if k not in _BY_NAME:
                 continue  # metrics added later are ignored by an older gate, and vice versa
             if not _number(v):
-                bad(("scenarios", name, "metrics", k), f"scenarios.{name}.metrics.{k}",
-                    f"must be a number or null, got {show_value(v)}")
+                bad(
+                    ("scenarios", name, "metrics", k),
+                    f"scenarios.{name}.metrics.{k}",
+                    f"must be a number or null, got {show_value(v)}",
+                )
                 continue
             row[k] = None if v is None else float(v)
         out[str(name)] = row
@@ -194,8 +232,7 @@ def read_baseline(path: str | os.PathLike[str]) -> MetricsBaseline:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValidationError(what, [Problem(exc.lineno, "json", f"invalid JSON: {json_error_message(exc)}")]
-                              ) from None
+        raise ValidationError(what, [Problem(exc.lineno, "json", f"invalid JSON: {json_error_message(exc)}")]) from None
     except (ValueError, RecursionError) as exc:  # too deep, or an integer beyond 4300 digits
         raise ValidationError(what, [Problem(0, "json", f"invalid JSON: {str(exc)[:200]}")]) from None
     located: list[Callable[[tuple[str | int, ...]], int]] = []

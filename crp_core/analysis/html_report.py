@@ -8,6 +8,7 @@ SVG drawn here (no script at all), so the file is small (well under 1 MB) and op
 from the CKF or the scenario is HTML-escaped. ``terms`` (term -> one-line definition) adds a short
 glossary of the words the report uses.
 """
+
 from __future__ import annotations
 
 import html
@@ -64,8 +65,15 @@ def _content(kb: KnowledgeBase, fid: str) -> str:
 
 
 # ---- charts: inline SVG --------------------------------------------------------------------------
-def bar_chart_svg(title: str, categories: Sequence[str], series: Sequence[tuple[str, str, Sequence[float]]], *,
-                  stacked: bool = False, width: int = 540, height: int = 280) -> str:
+def bar_chart_svg(
+    title: str,
+    categories: Sequence[str],
+    series: Sequence[tuple[str, str, Sequence[float]]],
+    *,
+    stacked: bool = False,
+    width: int = 540,
+    height: int = 280,
+) -> str:
     """A bar chart as an inline ``<svg>``: ``series`` = (name, colour, one value per category); grouped
     bars, or ``stacked``. Values are written on the bars; every label is escaped."""
     left, right, top, bottom = 40, 10, 34, 58
@@ -75,17 +83,21 @@ def bar_chart_svg(title: str, categories: Sequence[str], series: Sequence[tuple[
     else:
         top_value = max([v for s in series for v in s[2]] + [1])
     scale = plot_h / (top_value * 1.15)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" aria-label="{esc(title)}">',
-           f'<title>{esc(title)}</title>',
-           f'<text x="{left}" y="18" font-size="14" font-weight="600" fill="#222">{esc(title)}</text>',
-           f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="#999"/>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" aria-label="{esc(title)}">',
+        f"<title>{esc(title)}</title>",
+        f'<text x="{left}" y="18" font-size="14" font-weight="600" fill="#222">{esc(title)}</text>',
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="#999"/>',
+    ]
     step = 1 if top_value <= 10 else max(1, round(top_value / 5))
     tick = 0
     while tick <= top_value * 1.15:
         y = top + plot_h - tick * scale
-        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="#eee"/>'
-                   f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end" fill="#555">{tick}</text>')
+        out.append(
+            f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="#eee"/>'
+            f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end" fill="#555">{tick}</text>'
+        )
         tick += step
     group_w = plot_w / max(len(categories), 1)
     n = 1 if stacked else max(len(series), 1)
@@ -98,23 +110,31 @@ def bar_chart_svg(title: str, categories: Sequence[str], series: Sequence[tuple[
             h = v * scale
             x = x0 if stacked else x0 + si * bar_w
             y = top + plot_h - (base * scale if stacked else 0) - h
-            out.append(f'<rect class="bar" data-series="{esc(name)}" data-category="{esc(cat)}" data-value="{v:g}" '
-                       f'x="{x:.1f}" y="{y:.1f}" width="{bar_w:.1f}" height="{max(h, 0):.1f}" fill="{colour}">'
-                       f'<title>{esc(name)}: {v:g}</title></rect>')
+            out.append(
+                f'<rect class="bar" data-series="{esc(name)}" data-category="{esc(cat)}" data-value="{v:g}" '
+                f'x="{x:.1f}" y="{y:.1f}" width="{bar_w:.1f}" height="{max(h, 0):.1f}" fill="{colour}">'
+                f"<title>{esc(name)}: {v:g}</title></rect>"
+            )
             if v and (not stacked or h >= 14):
                 ty = y + h / 2 + 4 if stacked else y - 4
                 fill = "#fff" if stacked else "#222"
-                out.append(f'<text x="{x + bar_w / 2:.1f}" y="{ty:.1f}" font-size="11" text-anchor="middle" '
-                           f'fill="{fill}">{v:g}</text>')
+                out.append(
+                    f'<text x="{x + bar_w / 2:.1f}" y="{ty:.1f}" font-size="11" text-anchor="middle" '
+                    f'fill="{fill}">{v:g}</text>'
+                )
             base += v
         lines = cat.split("\n")
         for li, line in enumerate(lines):
-            out.append(f'<text x="{left + ci * group_w + group_w / 2:.1f}" y="{top + plot_h + 16 + li * 13}" '
-                       f'font-size="11" text-anchor="middle" fill="#333">{esc(line)}</text>')
+            out.append(
+                f'<text x="{left + ci * group_w + group_w / 2:.1f}" y="{top + plot_h + 16 + li * 13}" '
+                f'font-size="11" text-anchor="middle" fill="#333">{esc(line)}</text>'
+            )
     lx = left
     for name, colour, _values in series:
-        out.append(f'<rect x="{lx}" y="{height - 14}" width="10" height="10" fill="{colour}"/>'
-                   f'<text x="{lx + 14}" y="{height - 5}" font-size="11" fill="#333">{esc(name)}</text>')
+        out.append(
+            f'<rect x="{lx}" y="{height - 14}" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{lx + 14}" y="{height - 5}" font-size="11" fill="#333">{esc(name)}</text>'
+        )
         lx += 24 + 7 * len(name)
     out.append("</svg>")
     return "".join(out)
@@ -124,14 +144,28 @@ def charts_svg(ba: BeforeAfter) -> list[str]:
     """The report's two charts: what reaches the model (grouped), and each envelope by recency state."""
     b, a = ba.before, ba.after
     cats = ["expired facts", "ageing facts", "contradictory\npairs", "fan-out\nduplicates"]
-    values = {s.label: [len(s.expired_in_envelope), len(s.ageing_in_envelope), len(s.contradictory_pairs),
-                        s.fanout_duplicates or 0] for s in (b, a)}
-    what = bar_chart_svg("What reaches the model" + ("" if b.fanout_duplicates is not None else " (no fan-out)"),
-                         cats, [(k, SIDE_COLOURS[k], v) for k, v in values.items()])
+    values = {
+        s.label: [
+            len(s.expired_in_envelope),
+            len(s.ageing_in_envelope),
+            len(s.contradictory_pairs),
+            s.fanout_duplicates or 0,
+        ]
+        for s in (b, a)
+    }
+    what = bar_chart_svg(
+        "What reaches the model" + ("" if b.fanout_duplicates is not None else " (no fan-out)"),
+        cats,
+        [(k, SIDE_COLOURS[k], v) for k, v in values.items()],
+    )
     states = ("fresh", "ageing", "expired")
     mix = {st: [sum(1 for f in s.envelope if ba.recency_state(f) == st) for s in (b, a)] for st in states}
-    recency = bar_chart_svg("The envelopes' facts by age", [b.label, a.label],
-                            [(st, STATE_COLOURS[st], mix[st]) for st in states], stacked=True)
+    recency = bar_chart_svg(
+        "The envelopes' facts by age",
+        [b.label, a.label],
+        [(st, STATE_COLOURS[st], mix[st]) for st in states],
+        stacked=True,
+    )
     return [what, recency]
 
 
@@ -149,34 +183,44 @@ def _numbers_table(ba: BeforeAfter) -> str:
         cls = ""
         if isinstance(b, int) and isinstance(a, int) and r["measure"] not in neutral:
             cls = "better" if a < b else ("worse" if a > b else "")
-        rows.append(f"<tr><td>{esc(r['measure'])}</td><td class='num'>{esc(b)}</td>"
-                    f"<td class='num {cls}'>{esc(a)}</td></tr>")
+        rows.append(
+            f"<tr><td>{esc(r['measure'])}</td><td class='num'>{esc(b)}</td><td class='num {cls}'>{esc(a)}</td></tr>"
+        )
     rows.append(f"<tr><td>envelope overlap (Jaccard)</td><td class='num' colspan='2'>{ba.overlap:.2f}</td></tr>")
-    return ("<table><tr><th>measure</th><th>SPEC-024 only</th><th>SPEC-027</th></tr>" + "".join(rows)
-            + "</table>")
+    return "<table><tr><th>measure</th><th>SPEC-024 only</th><th>SPEC-027</th></tr>" + "".join(rows) + "</table>"
 
 
 def _changes_table(changes: Sequence[EnvelopeChange], empty: str) -> str:
     if not changes:
         return f"<p>{esc(empty)}</p>"
-    rows = "".join(f"<tr><td><code>{esc(c.fact_id)}</code></td><td>{esc(c.content)}</td>"
-                   f"<td><span class='kind'>{esc(c.kind)}</span><br>{esc(c.reason)}</td>"
-                   f"<td class='num'>{c.tokens}</td></tr>" for c in changes)
-    return ("<table><tr><th>fact</th><th>text</th><th>why</th><th>tokens</th></tr>" + rows + "</table>")
+    rows = "".join(
+        f"<tr><td><code>{esc(c.fact_id)}</code></td><td>{esc(c.content)}</td>"
+        f"<td><span class='kind'>{esc(c.kind)}</span><br>{esc(c.reason)}</td>"
+        f"<td class='num'>{c.tokens}</td></tr>"
+        for c in changes
+    )
+    return "<table><tr><th>fact</th><th>text</th><th>why</th><th>tokens</th></tr>" + rows + "</table>"
 
 
 def _tokens_section(ba: BeforeAfter) -> str:
     t = ba.tokens
     if t is None:
         return "<p>(no token figures)</p>"
-    rows = [("facts only the SPEC-024-only envelope packs (removed)", t.n_removed, -t.removed),
-            ("facts only the SPEC-027 envelope packs (added)", t.n_added, t.added),
-            ("NOTE blocks (tied conflicts explained to the model)", t.n_notes_after - t.n_notes_before,
-             t.notes_after - t.notes_before),
-            ("facts both pack", t.n_kept, t.kept_after - t.kept_before)]
+    rows = [
+        ("facts only the SPEC-024-only envelope packs (removed)", t.n_removed, -t.removed),
+        ("facts only the SPEC-027 envelope packs (added)", t.n_added, t.added),
+        (
+            "NOTE blocks (tied conflicts explained to the model)",
+            t.n_notes_after - t.n_notes_before,
+            t.notes_after - t.notes_before,
+        ),
+        ("facts both pack", t.n_kept, t.kept_after - t.kept_before),
+    ]
     body = "".join(f"<tr><td>{esc(w)}</td><td class='num'>{n}</td><td class='num'>{d:+d}</td></tr>" for w, n, d in rows)
-    return (f"<p>{esc(t.sentence())}</p><table><tr><th>part</th><th>count</th><th>token change</th></tr>{body}"
-            f"<tr><th>total</th><th></th><th class='num'>{t.delta:+d} ({t.before} -&gt; {t.after})</th></tr></table>")
+    return (
+        f"<p>{esc(t.sentence())}</p><table><tr><th>part</th><th>count</th><th>token change</th></tr>{body}"
+        f"<tr><th>total</th><th></th><th class='num'>{t.delta:+d} ({t.before} -&gt; {t.after})</th></tr></table>"
+    )
 
 
 def _envelope_table(ba: BeforeAfter, side: SideNumbers, other_env: Sequence[str], kb: KnowledgeBase) -> str:
@@ -197,8 +241,10 @@ def _envelope_table(ba: BeforeAfter, side: SideNumbers, other_env: Sequence[str]
         if fid not in other:
             flags.append("<span class='flag only'>only here</span>")
         meta = f"{f.source_type} · {f.status}" if f is not None else ""
-        rows.append(f"<tr><td class='num'>{i + 1}</td><td><code>{esc(fid)}</code><br><span class='small'>"
-                    f"{esc(meta)}</span><br>{''.join(flags)}</td><td>{esc(f.content if f else '')}</td></tr>")
+        rows.append(
+            f"<tr><td class='num'>{i + 1}</td><td><code>{esc(fid)}</code><br><span class='small'>"
+            f"{esc(meta)}</span><br>{''.join(flags)}</td><td>{esc(f.content if f else '')}</td></tr>"
+        )
     if not rows:
         rows.append("<tr><td colspan='3'>(empty envelope)</td></tr>")
     return "<table><tr><th>#</th><th>fact</th><th>text</th></tr>" + "".join(rows) + "</table>"
@@ -211,8 +257,10 @@ def _pairs_list(pairs: Sequence[tuple[str, str]], noted: Sequence[tuple[str, str
     items = []
     for a, b in pairs:
         note = " <span class='small'>(the model is told, with a NOTE block)</span>" if (a, b) in flagged else ""
-        items.append(f"<li><code>{esc(a)}</code>: {esc(_content(kb, a))}<br>"
-                     f"<code>{esc(b)}</code>: {esc(_content(kb, b))}{note}</li>")
+        items.append(
+            f"<li><code>{esc(a)}</code>: {esc(_content(kb, a))}<br>"
+            f"<code>{esc(b)}</code>: {esc(_content(kb, b))}{note}</li>"
+        )
     return "<ul>" + "".join(items) + "</ul>"
 
 
@@ -226,9 +274,11 @@ def _duplicates_list(side: SideNumbers, kb: KnowledgeBase) -> str:
     for d in side.duplicates:
         branches = ", ".join(str(b) for b in d.branches)
         what = "chosen by branches" if len(d.fact_ids) == 1 else f"near-identical (cosine {d.similarity:.3f}), branches"
-        facts = "<br>".join(f"<code>{esc(f)}</code>: {esc(_content(kb, f))}"
-                            + (" <span class='small'>(in the envelope)</span>" if f in packed else "")
-                            for f in d.fact_ids)
+        facts = "<br>".join(
+            f"<code>{esc(f)}</code>: {esc(_content(kb, f))}"
+            + (" <span class='small'>(in the envelope)</span>" if f in packed else "")
+            for f in d.fact_ids
+        )
         items.append(f"<li>{facts}<br><span class='small'>{esc(what)} {esc(branches)}</span></li>")
     return "<ul>" + "".join(items) + "</ul>"
 
@@ -239,8 +289,11 @@ def _dup_label(side: SideNumbers) -> str:
 
 def _headers_table(ba: BeforeAfter) -> str:
     names = list(dict.fromkeys(list(ba.before.headers) + list(ba.after.headers)))
-    rows = "".join(f"<tr><td><code>{esc(n)}</code></td><td>{esc(ba.before.headers.get(n, ''))}</td>"
-                   f"<td>{esc(ba.after.headers.get(n, ''))}</td></tr>" for n in names)
+    rows = "".join(
+        f"<tr><td><code>{esc(n)}</code></td><td>{esc(ba.before.headers.get(n, ''))}</td>"
+        f"<td>{esc(ba.after.headers.get(n, ''))}</td></tr>"
+        for n in names
+    )
     return "<table><tr><th>header</th><th>SPEC-024 only</th><th>SPEC-027</th></tr>" + rows + "</table>"
 
 
@@ -251,9 +304,15 @@ def _terms(terms: Mapping[str, str]) -> str:
     return f"<h2>Words used in this report</h2><dl class='terms'>{items}</dl>"
 
 
-def build_html_report(ba: BeforeAfter, *, title: str = "Before / after SPEC-027", ckf_label: str = "",
-                      scenario_name: str = "", generated_at: datetime | None = None,
-                      terms: Mapping[str, str] | None = None) -> str:
+def build_html_report(
+    ba: BeforeAfter,
+    *,
+    title: str = "Before / after SPEC-027",
+    ckf_label: str = "",
+    scenario_name: str = "",
+    generated_at: datetime | None = None,
+    terms: Mapping[str, str] | None = None,
+) -> str:
     """One self-contained HTML document of the before / after view (see the module docstring)."""
     full = ba.full
     kb = full.corpus.kb
@@ -264,8 +323,11 @@ def build_html_report(ba: BeforeAfter, *, title: str = "Before / after SPEC-027"
     query = getattr(scen, "query", "") if scen is not None else ""
     scen_label = esc(scenario_name or getattr(scen, "name", ""))
     charts = "".join(f"<div>{svg}</div>" for svg in charts_svg(ba))
-    fan = (f"fan-out width {ba.fanout_width}" if ba.before.fanout_duplicates is not None
-           else "no fan-out in this scenario (width 0 or 1, or an empty ResidualSet)")
+    fan = (
+        f"fan-out width {ba.fanout_width}"
+        if ba.before.fanout_duplicates is not None
+        else "no fan-out in this scenario (width 0 or 1, or an empty ResidualSet)"
+    )
     b, a = ba.before, ba.after
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>

@@ -8,6 +8,7 @@ a winner). :func:`known_conflicts` collects them; :func:`guard_selection` checks
 against them, and the pipeline flags, pulls the winner in or drops the loser as
 ``known_conflict_action`` says.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -43,8 +44,12 @@ def known_conflicts(
             if p.skipped or p.tied or p.suppressed is None or p.decision == "dismiss" or not p.kept:
                 continue
             by_pair[frozenset((p.fact_a, p.fact_b))] = KnownConflict(
-                winner=p.kept[0], loser=p.suppressed, source=SOURCE_OPERATOR if p.decision else SOURCE_SCAN,
-                patterns=tuple(p.patterns), margin=float(p.margin))
+                winner=p.kept[0],
+                loser=p.suppressed,
+                source=SOURCE_OPERATOR if p.decision else SOURCE_SCAN,
+                patterns=tuple(p.patterns),
+                margin=float(p.margin),
+            )
     if decisions is not None:
         for key, d in decisions.pair_decisions.items():
             a, b = split_pair_key(key)
@@ -55,8 +60,9 @@ def known_conflicts(
             elif winner in (a, b):
                 loser = b if winner == a else a
                 patterns = by_pair[pair].patterns if pair in by_pair else ()
-                by_pair[pair] = KnownConflict(winner=str(winner), loser=loser, source=SOURCE_OPERATOR,
-                                              patterns=patterns)
+                by_pair[pair] = KnownConflict(
+                    winner=str(winner), loser=loser, source=SOURCE_OPERATOR, patterns=patterns
+                )
     return tuple(sorted(by_pair.values(), key=lambda k: (k.loser, k.winner)))
 
 
@@ -69,8 +75,13 @@ class GuardResult:
     pulled: tuple[tuple[int, int], ...]  # (winner row, loser row) for pull_winner
 
 
-def guard_selection(kb: KnowledgeBase, selected: Sequence[int] | np.ndarray, retrievable: Sequence[bool] | np.ndarray,
-                    known: Iterable[KnownConflict], action: str) -> GuardResult:
+def guard_selection(
+    kb: KnowledgeBase,
+    selected: Sequence[int] | np.ndarray,
+    retrievable: Sequence[bool] | np.ndarray,
+    known: Iterable[KnownConflict],
+    action: str,
+) -> GuardResult:
     """Check the selected rows against ``known``: a selected loser whose retrievable winner is not
     selected is flagged; ``pull_winner`` puts the winner in the loser's slot (once; a winner already
     pulled for another loser drops that loser), ``drop_loser`` takes the loser out, ``flag`` changes
@@ -91,13 +102,20 @@ def guard_selection(kb: KnowledgeBase, selected: Sequence[int] | np.ndarray, ret
     act = {"flag": ACTION_FLAGGED, "pull_winner": ACTION_WINNER_PULLED, "drop_loser": ACTION_LOSER_DROPPED}[action]
     for r in rows:
         fid = kb.facts[r].fact_id
-        hit = next((k for k in beaten.get(fid, ()) if k.winner not in chosen and kb.get(k.winner) is not None
-                    and bool(retrievable[kb.index_of(k.winner)])), None)
+        hit = next(
+            (
+                k
+                for k in beaten.get(fid, ())
+                if k.winner not in chosen and kb.get(k.winner) is not None and bool(retrievable[kb.index_of(k.winner)])
+            ),
+            None,
+        )
         if hit is None:
             out.append(r)
             continue
-        flags.append(KnownConflictFlag(loser=fid, winner=hit.winner, source=hit.source, patterns=hit.patterns,
-                                       action=act))
+        flags.append(
+            KnownConflictFlag(loser=fid, winner=hit.winner, source=hit.source, patterns=hit.patterns, action=act)
+        )
         if action == "flag":
             out.append(r)
         elif action == "pull_winner" and hit.winner not in taken:

@@ -7,6 +7,7 @@ every count, the fact ids that caused it, so a view can drill down. ``suite_metr
 summarises them: mean and worst of every metric over the scenarios where it is defined, and the
 total of every count. Nothing here runs the pipeline (``crp_core.analysis.evaluate`` does).
 """
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,19 @@ from crp_core.model import Expectations, KnowledgeBase
 from crp_core.records import PipelineResult
 from crp_core.stages.packing import note_block
 
-__all__ = ["MetricInfo", "METRICS", "METRIC_NAMES", "WrongWinner", "Contradiction", "ScenarioMetrics",
-           "MetricSummary", "SuiteMetrics", "scenario_metrics", "suite_metrics", "WINNER_STATES"]
+__all__ = [
+    "MetricInfo",
+    "METRICS",
+    "METRIC_NAMES",
+    "WrongWinner",
+    "Contradiction",
+    "ScenarioMetrics",
+    "MetricSummary",
+    "SuiteMetrics",
+    "scenario_metrics",
+    "suite_metrics",
+    "WINNER_STATES",
+]
 
 Better = Literal["higher", "lower"]
 
@@ -42,13 +54,28 @@ class MetricInfo:
 METRICS: tuple[MetricInfo, ...] = (
     MetricInfo("recall", "higher", True, True, "share of expect.must_include packed in the envelope"),
     MetricInfo("leaks", "lower", False, True, "expect.must_exclude facts packed"),
-    MetricInfo("wrong_winners", "lower", False, True,
-               "packed facts that lose an expected conflict (whether or not the winner was retrieved)"),
-    MetricInfo("expired", "lower", False, True,
-               "packed facts at the recency floor: age >= TTL, or status STALE (SPEC_NOTES §2.2)"),
+    MetricInfo(
+        "wrong_winners",
+        "lower",
+        False,
+        True,
+        "packed facts that lose an expected conflict (whether or not the winner was retrieved)",
+    ),
+    MetricInfo(
+        "expired",
+        "lower",
+        False,
+        True,
+        "packed facts at the recency floor: age >= TTL, or status STALE (SPEC_NOTES §2.2)",
+    ),
     MetricInfo("ageing", "lower", False, False, "packed facts in the recency decay (stale_floor < factor < 1)"),
-    MetricInfo("contradictions", "lower", False, True,
-               "pairs handed to the model: both facts of an expected conflict, or of a detected pair, packed"),
+    MetricInfo(
+        "contradictions",
+        "lower",
+        False,
+        True,
+        "pairs handed to the model: both facts of an expected conflict, or of a detected pair, packed",
+    ),
     MetricInfo("duplicates", "lower", False, True, "cross-branch duplicates of the partitioned fan-out"),
     MetricInfo("conflicts_detected", "higher", False, False, "expected conflicts stage 4 detected"),
     MetricInfo("tokens", "lower", False, False, "envelope tokens used"),
@@ -58,8 +85,15 @@ METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
 _INFO = {m.name: m for m in METRICS}
 
 #: where the winner of a wrong-winner finding was (the first that applies, in this order)
-WINNER_STATES: tuple[str, ...] = ("packed", "suppressed", "dropped_for_budget", "selected", "scored", "gated",
-                                  "not_retrieved")
+WINNER_STATES: tuple[str, ...] = (
+    "packed",
+    "suppressed",
+    "dropped_for_budget",
+    "selected",
+    "scored",
+    "gated",
+    "not_retrieved",
+)
 
 
 @dataclass(frozen=True)
@@ -186,8 +220,9 @@ def _pair(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
-def _winner_state(result: PipelineResult, fact_id: str, packed: set[str], suppressed: set[str],
-                  selected: set[str]) -> str:
+def _winner_state(
+    result: PipelineResult, fact_id: str, packed: set[str], suppressed: set[str], selected: set[str]
+) -> str:
     if fact_id in packed:
         return "packed"
     if fact_id in suppressed:
@@ -216,8 +251,9 @@ def _noted(kb: KnowledgeBase, a: str, b: str, notes: set[str]) -> bool:
     return note_block(fa.content, fb.content) in notes or note_block(fb.content, fa.content) in notes
 
 
-def scenario_metrics(result: PipelineResult, expect: Expectations, *, name: str = "",
-                     reference: Sequence[str] | None = None) -> ScenarioMetrics:
+def scenario_metrics(
+    result: PipelineResult, expect: Expectations, *, name: str = "", reference: Sequence[str] | None = None
+) -> ScenarioMetrics:
     """The metrics of one run against ``expect`` (docs/decisions/suites.md §3); ``reference`` is the
     reference config's envelope (fact ids) for ``overlap``."""
     kb = result.corpus.kb
@@ -236,17 +272,27 @@ def scenario_metrics(result: PipelineResult, expect: Expectations, *, name: str 
     for p in res.pairs:
         if not p.skipped and p.decision != "dismiss":
             detected.add(_pair(p.fact_a, p.fact_b))
-    wrong = tuple(WrongWinner(loser=c.loser, winner=c.winner,
-                              winner_state=_winner_state(result, c.winner, packed, suppressed, selected))
-                  for c in expect.conflicts
-                  if c.loser is not None and c.winner is not None and c.loser in packed)
+    wrong = tuple(
+        WrongWinner(
+            loser=c.loser, winner=c.winner, winner_state=_winner_state(result, c.winner, packed, suppressed, selected)
+        )
+        for c in expect.conflicts
+        if c.loser is not None and c.winner is not None and c.loser in packed
+    )
     # contradictory pairs handed to the model
     expected_pairs = {_pair(c.fact_a, c.fact_b) for c in expect.conflicts}
     both = sorted(k for k in expected_pairs | set(detected) if k[0] in packed and k[1] in packed)
     notes = set(result.envelope.notes)
-    contradictions = tuple(Contradiction(fact_a=a, fact_b=b, expected=(a, b) in expected_pairs,
-                                         detected=(a, b) in detected, noted=_noted(kb, a, b, notes))
-                           for a, b in both)
+    contradictions = tuple(
+        Contradiction(
+            fact_a=a,
+            fact_b=b,
+            expected=(a, b) in expected_pairs,
+            detected=(a, b) in detected,
+            noted=_noted(kb, a, b, notes),
+        )
+        for a, b in both
+    )
     found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) in detected)
     not_found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) not in detected)
     # recency of the packed facts at the run's now and config (SPEC_NOTES §2.2)
@@ -269,12 +315,28 @@ def scenario_metrics(result: PipelineResult, expect: Expectations, *, name: str 
         entering = tuple(f for f in envelope if f not in ref_set)
         leaving = tuple(f for f in ref if f not in packed)
     return ScenarioMetrics(
-        name=name or result.scenario.name, envelope=envelope, tokens=int(result.envelope.tokens_used),
-        token_budget=int(result.envelope.token_budget), recall=recall, included=included, missing=missing,
-        leaks=leaks, wrong_winners=wrong, expired=expired, ageing=ageing,
-        recency=dict(zip(envelope, (float(x) for x in factors))), contradictions=contradictions,
-        duplicates=duplicates, conflicts_detected=found, conflicts_undetected=not_found,
-        max_tokens=expect.max_tokens, overlap=overlap, reference=ref, entering=entering, leaving=leaving)
+        name=name or result.scenario.name,
+        envelope=envelope,
+        tokens=int(result.envelope.tokens_used),
+        token_budget=int(result.envelope.token_budget),
+        recall=recall,
+        included=included,
+        missing=missing,
+        leaks=leaks,
+        wrong_winners=wrong,
+        expired=expired,
+        ageing=ageing,
+        recency=dict(zip(envelope, (float(x) for x in factors))),
+        contradictions=contradictions,
+        duplicates=duplicates,
+        conflicts_detected=found,
+        conflicts_undetected=not_found,
+        max_tokens=expect.max_tokens,
+        overlap=overlap,
+        reference=ref,
+        entering=entering,
+        leaving=leaving,
+    )
 
 
 def suite_metrics(per_scenario: Sequence[ScenarioMetrics]) -> SuiteMetrics:
@@ -291,6 +353,12 @@ def suite_metrics(per_scenario: Sequence[ScenarioMetrics]) -> SuiteMetrics:
         worst_name = next(n for n, v in got if v == worst)
         # counts stay whole numbers (worst, total); the mean is a float
         total = None if m.fraction else int(sum(int(v) for v in vals))
-        summary[m.name] = MetricSummary(m.name, float(math.fsum(vals) / len(vals)),
-                                        float(worst) if m.fraction else int(worst), total, worst_name, len(vals))
+        summary[m.name] = MetricSummary(
+            m.name,
+            float(math.fsum(vals) / len(vals)),
+            float(worst) if m.fraction else int(worst),
+            total,
+            worst_name,
+            len(vals),
+        )
     return SuiteMetrics(scenarios=scenarios, summary=summary)

@@ -6,6 +6,7 @@ Gram matrix in bounded tiles for small CKFs, and above ``GRAM_MAX_FACTS`` facts 
 restricted by centroid blocks, where the triangle inequality of angles on the unit sphere proves
 that every skipped product is below the threshold (:func:`exact_pairs`).
 """
+
 from __future__ import annotations
 
 import math
@@ -112,7 +113,7 @@ class PairSearch:
 
 def _slack(dim: int) -> float:
     """``COSINE_SLACK``, or more when the float32 rounding bound of a ``dim``-term dot product is larger."""
-    return max(COSINE_SLACK, 4.0 * dim * 2.0 ** -24)
+    return max(COSINE_SLACK, 4.0 * dim * 2.0**-24)
 
 
 @contextmanager
@@ -165,10 +166,10 @@ def _nearest(v: np.ndarray, centroids: np.ndarray) -> tuple[np.ndarray, np.ndarr
     sim = np.empty(m, dtype=np.float32)
     band = max(1, TILE_ELEMENTS // c)
     for s in range(0, m, band):
-        block = v[s:s + band] @ centroids.T
+        block = v[s : s + band] @ centroids.T
         best = np.argmax(block, axis=1)
-        home[s:s + band] = best
-        sim[s:s + band] = block[np.arange(best.size), best]
+        home[s : s + band] = best
+        sim[s : s + band] = block[np.arange(best.size), best]
     return home, sim
 
 
@@ -228,13 +229,14 @@ def _blocks(v: np.ndarray, cut: float, slack: float) -> _Blocks:
     shell_rows: list[np.ndarray] = []
     shell_block: list[int] = []
     for c in range(n_centroids):
-        members = order[starts[c]:starts[c + 1]]
+        members = order[starts[c] : starts[c + 1]]
         for s in range(0, members.size, SHELL_ROWS):
-            shell_rows.append(members[s:s + SHELL_ROWS])
+            shell_rows.append(members[s : s + SHELL_ROWS])
             shell_block.append(c)
     farthest = np.array([home_sim[r[-1]] for r in shell_rows], dtype=np.float32)
-    return _Blocks(centroids, home, tuple(shell_rows), np.asarray(shell_block, dtype=np.int64),
-                   guest_cutoffs(farthest, cut, slack))
+    return _Blocks(
+        centroids, home, tuple(shell_rows), np.asarray(shell_block, dtype=np.int64), guest_cutoffs(farthest, cut, slack)
+    )
 
 
 def _estimated_products(v: np.ndarray, blocks: _Blocks) -> float:
@@ -245,7 +247,7 @@ def _estimated_products(v: np.ndarray, blocks: _Blocks) -> float:
     guests = np.zeros(blocks.shell_block.size, dtype=np.int64)  # probe rows that are guests of each shell
     band = max(1, TILE_ELEMENTS // max(1, blocks.shell_block.size))
     for s in range(0, probe.size, band):
-        rows = probe[s:s + band]
+        rows = probe[s : s + band]
         sims = (v[rows] @ blocks.centroids.T)[:, blocks.shell_block]  # (rows, shells)
         later = blocks.home[rows][:, None] >= blocks.shell_block[None, :]
         guests += np.count_nonzero((sims > blocks.cutoffs[None, :]) & later, axis=0)
@@ -253,8 +255,9 @@ def _estimated_products(v: np.ndarray, blocks: _Blocks) -> float:
     return float(np.sum(sizes * guests) * m / probe.size)
 
 
-def _block_pairs(v: np.ndarray, blocks: _Blocks, block: int, col: np.ndarray,
-                 cut: float) -> tuple[list[np.ndarray], int]:
+def _block_pairs(
+    v: np.ndarray, blocks: _Blocks, block: int, col: np.ndarray, cut: float
+) -> tuple[list[np.ndarray], int]:
     """Pairs above ``cut`` of one block's shells with their guests (``col``: every row's cosine to
     the block's centroid). Guests are rows of this block or a later one, most similar first, so
     each shell's guests are a prefix."""
@@ -273,7 +276,7 @@ def _block_pairs(v: np.ndarray, blocks: _Blocks, block: int, col: np.ndarray,
         band = max(1, TILE_ELEMENTS // max(rows.size, v.shape[1]))  # bounds the product and the gathered guests
         a = v[rows]
         for t in range(0, n_guests, band):
-            cols = guests[t:min(n_guests, t + band)]
+            cols = guests[t : min(n_guests, t + band)]
             i, j = _hits(a, v[cols], cut)
             src, dst = rows[i], cols[j]
             keep = src != dst
@@ -282,8 +285,9 @@ def _block_pairs(v: np.ndarray, blocks: _Blocks, block: int, col: np.ndarray,
     return found, products
 
 
-def _pruned_pairs(v: np.ndarray, cut: float, slack: float,
-                  estimate: bool = True) -> tuple[list[np.ndarray], int] | None:
+def _pruned_pairs(
+    v: np.ndarray, cut: float, slack: float, estimate: bool = True
+) -> tuple[list[np.ndarray], int] | None:
     """Products restricted by centroid blocks, or None when (``estimate``) the estimated products say
     the Gram triangle is cheaper.
 
@@ -363,8 +367,9 @@ def candidate_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None =
 PairSearcher = Callable[[np.ndarray, float], PairSearch]
 
 
-def search_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None = None,
-                 searcher: PairSearcher | None = None) -> PairSearch:
+def search_pairs(
+    corpus: Corpus, config: CRPConfig, threshold: float | None = None, searcher: PairSearcher | None = None
+) -> PairSearch:
     """The pairs above the threshold among the retrievable facts, as corpus rows (SPEC-027 §2.2).
 
     One :func:`exact_pairs` over every fact per (vectors, threshold), kept in a small per-process
@@ -400,8 +405,7 @@ def clear_search_cache() -> None:
 def triage_order(pair: ConflictPair) -> tuple[bool, bool, float, str, str]:
     """Ties first, then the smallest authority margin (rounded to ``AUTHORITY_DECIMALS``), then ids;
     dismissed pairs last."""
-    return (pair.decision == "dismiss", not pair.tied, round(pair.margin, AUTHORITY_DECIMALS), pair.fact_a,
-            pair.fact_b)
+    return (pair.decision == "dismiss", not pair.tied, round(pair.margin, AUTHORITY_DECIMALS), pair.fact_a, pair.fact_b)
 
 
 #: the configuration fields :func:`scan_ckf` reads: the candidate threshold (SPEC-027 §2.2), the recency
@@ -409,7 +413,12 @@ def triage_order(pair: ConflictPair) -> tuple[bool, bool, float, str, str]:
 #: authority and importance tables, SPEC-009 §4.4) and the tie tolerance of arbitration (§2.3); no other
 #: field changes a scan (tests/test_scan_config_key.py records every field a scan reads)
 SCAN_CONFIG_FIELDS: tuple[str, ...] = (
-    "contradiction_similarity", "ttl_days", "stale_floor", "fresh_fraction", "source_authority", "importance",
+    "contradiction_similarity",
+    "ttl_days",
+    "stale_floor",
+    "fresh_fraction",
+    "source_authority",
+    "importance",
     "authority_tie_tolerance",
 )
 
@@ -429,9 +438,15 @@ def scan_config_key(config: CRPConfig) -> ScanConfigKey:
 PROGRESS_STEPS = 100
 
 
-def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
-             decisions: Decisions = None, progress: Callable[[int, int], None] | None = None, *,
-             searcher: PairSearcher | None = None) -> ConflictScan:
+def scan_ckf(
+    corpus: Corpus,
+    config: CRPConfig,
+    now: datetime,
+    decisions: Decisions = None,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    searcher: PairSearcher | None = None,
+) -> ConflictScan:
     """Whole-CKF conflict scan (SPEC-027 §2 applied to every retrievable pair).
 
     Candidate pairs are every retrievable pair above ``contradiction_similarity``, found exactly
@@ -479,9 +494,22 @@ def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
         a, b = auth[i], auth[j]
         kind, winner = decision_for(decisions, a.fact_id, b.fact_id)
         arb = arbitrate(a, b, config, kind, winner)
-        pairs.append(ConflictPair(a.fact_id, b.fact_id, float(v[i] @ v[j]), vc.patterns, vc,
-                                  {a.fact_id: a, b.fact_id: b}, arb.kept, arb.suppressed, arb.tied,
-                                  skipped=False, margin=abs(a.authority - b.authority), decision=arb.decision))
+        pairs.append(
+            ConflictPair(
+                a.fact_id,
+                b.fact_id,
+                float(v[i] @ v[j]),
+                vc.patterns,
+                vc,
+                {a.fact_id: a, b.fact_id: b},
+                arb.kept,
+                arb.suppressed,
+                arb.tied,
+                skipped=False,
+                margin=abs(a.authority - b.authority),
+                decision=arb.decision,
+            )
+        )
     pairs.sort(key=triage_order)
     counts = {pat: 0 for pat in PATTERNS}
     for p in pairs:
@@ -490,12 +518,21 @@ def scan_ckf(corpus: Corpus, config: CRPConfig, now: datetime,
                 counts[pat] += 1
     t3 = time.perf_counter()
     return ConflictScan(
-        pairs=tuple(pairs), counts=counts, n_facts=int(np.count_nonzero(corpus.retrievable)),
-        n_candidates=int(cand.shape[0]), k=search.max_partners, threshold=float(config.contradiction_similarity),
-        now=now, recency=rec,
-        timings_ms={"neighbours": (t1 - t0) * 1e3, "text_check": (t2 - t1) * 1e3,
-                    "arbitration": (t3 - t2) * 1e3, "total": (t3 - t0) * 1e3},
+        pairs=tuple(pairs),
+        counts=counts,
+        n_facts=int(np.count_nonzero(corpus.retrievable)),
+        n_candidates=int(cand.shape[0]),
+        k=search.max_partners,
+        threshold=float(config.contradiction_similarity),
+        now=now,
+        recency=rec,
+        timings_ms={
+            "neighbours": (t1 - t0) * 1e3,
+            "text_check": (t2 - t1) * 1e3,
+            "arbitration": (t3 - t2) * 1e3,
+            "total": (t3 - t0) * 1e3,
+        },
         rows={facts[r].fact_id: r for r in involved.tolist()},
-        method=search.method, products=search.products,
+        method=search.method,
+        products=search.products,
     )
-

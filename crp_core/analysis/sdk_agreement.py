@@ -17,6 +17,7 @@ dismissed), or superseded each fact by the other; ``silent`` when the SDK supers
 the pair by the other. SDK supersessions between two facts that no arbitrated pair holds are listed
 apart (``unpaired``): SPEC-027 did not see a value conflict there.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -111,8 +112,9 @@ def sdk_stale(fact: Fact) -> bool:
     return fact.status == "STALE" and isinstance(fact.metadata.get("superseded_by"), str)
 
 
-def neutral_authorities(fact_ids: Iterable[str], kb: KnowledgeBase, config: CRPConfig,
-                        now: datetime) -> dict[str, Authority]:
+def neutral_authorities(
+    fact_ids: Iterable[str], kb: KnowledgeBase, config: CRPConfig, now: datetime
+) -> dict[str, Authority]:
     """Fact id -> SPEC-027 §2.3 authority at ``now`` with the fact read at status ACTIVE, for each fact
     of ``fact_ids`` whose STALE is the SDK's (:func:`sdk_stale`); other facts are left out. The recency
     is SPEC-027 §3.2's of the fact's own age and TTL (one vectorised pass over those facts)."""
@@ -124,8 +126,16 @@ def neutral_authorities(fact_ids: Iterable[str], kb: KnowledgeBase, config: CRPC
     return {f.fact_id: authority_of(f, r, config) for f, r in zip(neutral, factor)}
 
 
-def judge(fact_a: str, fact_b: str, winner: str | None, loser: str | None, sup: dict[str, str], *,
-          dismissed: bool = False, who: str = "SPEC-027") -> tuple[Judgement, str | None]:
+def judge(
+    fact_a: str,
+    fact_b: str,
+    winner: str | None,
+    loser: str | None,
+    sup: dict[str, str],
+    *,
+    dismissed: bool = False,
+    who: str = "SPEC-027",
+) -> tuple[Judgement, str | None]:
     """(judgement, the fact of the pair the SDK superseded by the other) of one arbitration outcome
     (module docstring); ``winner`` / ``loser`` None for a tie; ``sup`` from :func:`sdk_supersessions`."""
     a, b = fact_a, fact_b
@@ -135,11 +145,15 @@ def judge(fact_a: str, fact_b: str, winner: str | None, loser: str | None, sup: 
         return Judgement("silent", "; ".join(out) if out else "the SDK superseded neither fact", winner), None
     sdk_new = b if sdk_old == a else a
     if dismissed:
-        return Judgement("disagrees", f"an operator dismissed the pair (not a conflict); the SDK superseded "
-                                      f"{sdk_old} by {sdk_new}", None), sdk_old
+        return Judgement(
+            "disagrees",
+            f"an operator dismissed the pair (not a conflict); the SDK superseded {sdk_old} by {sdk_new}",
+            None,
+        ), sdk_old
     if winner is None or loser is None:
-        return Judgement("disagrees", f"{who} ties (both kept with a NOTE); the SDK superseded {sdk_old} by "
-                                      f"{sdk_new}", None), sdk_old
+        return Judgement(
+            "disagrees", f"{who} ties (both kept with a NOTE); the SDK superseded {sdk_old} by {sdk_new}", None
+        ), sdk_old
     if sup.get(sdk_new) == sdk_old:
         return Judgement("disagrees", "the SDK superseded each fact by the other", winner), sdk_old
     if sdk_old == loser:
@@ -147,25 +161,27 @@ def judge(fact_a: str, fact_b: str, winner: str | None, loser: str | None, sup: 
     return Judgement("disagrees", f"{who} keeps {winner}; the SDK superseded it by {loser}", winner), sdk_old
 
 
-def pair_agreement(pair: ConflictPair, sup: dict[str, str], neutral: dict[str, Authority],
-                   config: CRPConfig) -> PairAgreement:
+def pair_agreement(
+    pair: ConflictPair, sup: dict[str, str], neutral: dict[str, Authority], config: CRPConfig
+) -> PairAgreement:
     """Both judgements of one pair; ``neutral`` from :func:`neutral_authorities` (facts it lacks keep
     the scan's authority)."""
     a, b = pair.fact_a, pair.fact_b
     dismissed = pair.decision == "dismiss"
     loaded_winner = None if pair.tied or dismissed or not pair.kept else pair.kept[0]
-    as_loaded, sdk_old = judge(a, b, loaded_winner, None if loaded_winner is None else pair.suppressed, sup,
-                               dismissed=dismissed)
+    as_loaded, sdk_old = judge(
+        a, b, loaded_winner, None if loaded_winner is None else pair.suppressed, sup, dismissed=dismissed
+    )
     auth_a, auth_b = neutral.get(a, pair.authority[a]), neutral.get(b, pair.authority[b])
     arb = arbitrate(auth_a, auth_b, config, None, None)  # authority alone: no operator decision
     winner = None if arb.tied else arb.kept[0]
     independent, _ = judge(a, b, winner, arb.suppressed, sup, who="SPEC-027 on its own")
-    return PairAgreement(a, b, sdk_old, independent, as_loaded, auth_a, auth_b,
-                         tuple(x for x in (a, b) if x in neutral))
+    return PairAgreement(
+        a, b, sdk_old, independent, as_loaded, auth_a, auth_b, tuple(x for x in (a, b) if x in neutral)
+    )
 
 
-def sdk_agreement(pairs: Sequence[ConflictPair], kb: KnowledgeBase, config: CRPConfig,
-                  now: datetime) -> SdkAgreement:
+def sdk_agreement(pairs: Sequence[ConflictPair], kb: KnowledgeBase, config: CRPConfig, now: datetime) -> SdkAgreement:
     """Each arbitrated pair (skipped ones left out) against the SDK's supersessions of ``kb``; ``config``
     and ``now`` must be the scan's (the independent recency is computed at ``now``)."""
     sup = sdk_supersessions(kb)
@@ -173,6 +189,9 @@ def sdk_agreement(pairs: Sequence[ConflictPair], kb: KnowledgeBase, config: CRPC
     neutral = neutral_authorities((x for p in live for x in (p.fact_a, p.fact_b)), kb, config, now)
     recs = tuple(pair_agreement(p, sup, neutral, config) for p in live)
     seen = {frozenset((r.fact_a, r.fact_b)) for r in recs}
-    unpaired = tuple(SdkSupersession(old, new) for old, new in sup.items()
-                     if frozenset((old, new)) not in seen and kb.get(new) is not None)
+    unpaired = tuple(
+        SdkSupersession(old, new)
+        for old, new in sup.items()
+        if frozenset((old, new)) not in seen and kb.get(new) is not None
+    )
     return SdkAgreement(recs, unpaired)

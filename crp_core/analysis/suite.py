@@ -13,6 +13,7 @@ unique in a suite.
 ``check_suite(suite, kb)`` lists the fact ids the ``expect`` tables name that the CKF does not hold
 (with file, line and field); ``require_known_ids`` raises them as a :class:`SuiteError`.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,9 +27,17 @@ from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
 from crp_core.io.scenario import field_locator, format_path, load_scenario, load_scenario_bytes
 from crp_core.model import Expectations, KnowledgeBase, Scenario
 
-__all__ = ["SuiteScenario", "Suite", "load_suite", "suite_from_files", "suite_from_scenarios", "check_suite",
-           "require_known_ids",
-           "SUITE_SUFFIXES", "NO_EXPECTATIONS"]
+__all__ = [
+    "SuiteScenario",
+    "Suite",
+    "load_suite",
+    "suite_from_files",
+    "suite_from_scenarios",
+    "check_suite",
+    "require_known_ids",
+    "SUITE_SUFFIXES",
+    "NO_EXPECTATIONS",
+]
 
 SUITE_SUFFIXES: tuple[str, ...] = (".json", ".toml")
 #: a scenario file is read again only to locate problems; the scenario loader's own limit
@@ -116,9 +125,15 @@ def _discover(folder: Path) -> tuple[list[Path], list[FileProblem]]:
             if sub is not None and stat.S_ISDIR(sub.st_mode):
                 key = (sub.st_dev, sub.st_ino)
                 if key in visited:
-                    problems.append(FileProblem(0, "suite", "leads to a folder already in the suite (a symlink loop "
-                                                            "or a second link to it); refusing to walk it twice",
-                                                file=str(p)))
+                    problems.append(
+                        FileProblem(
+                            0,
+                            "suite",
+                            "leads to a folder already in the suite (a symlink loop "
+                            "or a second link to it); refusing to walk it twice",
+                            file=str(p),
+                        )
+                    )
                     continue
                 visited.add(key)
                 walk(p)
@@ -135,8 +150,11 @@ def _files(source: SuiteSource) -> tuple[list[Path], str, list[FileProblem]]:
         if path.is_dir():
             files, problems = _discover(path)
             if not files and not problems:
-                return [], str(path), [FileProblem(0, "suite", "no scenario files (*.json, *.toml) in this folder",
-                                                   file=str(path))]
+                return (
+                    [],
+                    str(path),
+                    [FileProblem(0, "suite", "no scenario files (*.json, *.toml) in this folder", file=str(path))],
+                )
             return files, str(path), problems
         if not os.path.lexists(path):
             return [], str(path), [FileProblem(0, "suite", "no such file or folder", file=str(path))]
@@ -159,28 +177,45 @@ def load_suite(source: SuiteSource, *, expected_model: str | None = None) -> Sui
 
     Raises :class:`SuiteError` listing every problem of every file (file, line, field)."""
     files, label, problems = _files(source)
-    items = [(str(path), path.stem, lambda path=path: load_scenario(path, expected_model=expected_model),
-              lambda path=path: _locator(str(path))) for path in files]
+    items = [
+        (
+            str(path),
+            path.stem,
+            lambda path=path: load_scenario(path, expected_model=expected_model),
+            lambda path=path: _locator(str(path)),
+        )
+        for path in files
+    ]
     return _collect(items, label, problems)
 
 
-def suite_from_files(files: Sequence[tuple[str, bytes]], *, expected_model: str | None = None,
-                     source: str = "uploaded files") -> Suite:
+def suite_from_files(
+    files: Sequence[tuple[str, bytes]], *, expected_model: str | None = None, source: str = "uploaded files"
+) -> Suite:
     """A suite from (file name, content) pairs, e.g. uploads, in the order given; validated and
     reported like :func:`load_suite` (a ``.toml`` name is TOML, anything else JSON)."""
     if not files:
         raise SuiteError(f"suite {source} refused", [FileProblem(0, "suite", "no scenario files given")])
-    items = [(name, Path(name).stem,
-              lambda name=name, data=data: load_scenario_bytes(data, name, expected_model=expected_model),
-              lambda name=name, data=data: field_locator(data, name)) for name, data in files]
+    items = [
+        (
+            name,
+            Path(name).stem,
+            lambda name=name, data=data: load_scenario_bytes(data, name, expected_model=expected_model),
+            lambda name=name, data=data: field_locator(data, name),
+        )
+        for name, data in files
+    ]
     return _collect(items, source, [])
 
 
 Locator = Callable[[tuple[str | int, ...]], int]
 
 
-def _collect(items: Sequence[tuple[str, str, Callable[[], Scenario], Callable[[], Locator]]], label: str,
-             problems: list[FileProblem]) -> Suite:
+def _collect(
+    items: Sequence[tuple[str, str, Callable[[], Scenario], Callable[[], Locator]]],
+    label: str,
+    problems: list[FileProblem],
+) -> Suite:
     """Load each (file, default name, loader, locator factory), collecting every problem (at most
     :data:`MAX_PROBLEMS` per file, the scenario loader caps its own); names unique in the suite."""
     loaded: list[SuiteScenario] = []
@@ -195,8 +230,14 @@ def _collect(items: Sequence[tuple[str, str, Callable[[], Scenario], Callable[[]
         if name in first:
             # the line of the name field (a name from the file stem has none)
             line = locator()(("name",)) if scenario.name else 0
-            problems.append(FileProblem(line, "name", f"scenario name {name!r} is also the name of {first[name]}; "
-                                                      "names are unique in a suite", file=file))
+            problems.append(
+                FileProblem(
+                    line,
+                    "name",
+                    f"scenario name {name!r} is also the name of {first[name]}; names are unique in a suite",
+                    file=file,
+                )
+            )
             continue
         first[name] = file
         loaded.append(SuiteScenario(name=name, path=file, scenario=scenario))
@@ -233,15 +274,19 @@ def check_suite(suite: Suite, kb: KnowledgeBase) -> tuple[FileProblem, ...]:
         paths += [(("expect", "must_include", i), f) for i, f in enumerate(e.must_include)]
         paths += [(("expect", "must_exclude", i), f) for i, f in enumerate(e.must_exclude)]
         for i, c in enumerate(e.conflicts):
-            paths += [(("expect", "conflicts", i, "fact_a"), c.fact_a),
-                      (("expect", "conflicts", i, "fact_b"), c.fact_b)]
+            paths += [
+                (("expect", "conflicts", i, "fact_a"), c.fact_a),
+                (("expect", "conflicts", i, "fact_b"), c.fact_b),
+            ]
         unknown = [(p, f) for p, f in paths if kb.get(f) is None]
         if not unknown:
             continue
         locate = _locator(item.path)
         file = item.path or item.name
-        listed = [FileProblem(locate(p), format_path(p), f"no fact with id {f!r} in the CKF {kb.source}", f, file=file)
-                  for p, f in unknown[:MAX_PROBLEMS]]
+        listed = [
+            FileProblem(locate(p), format_path(p), f"no fact with id {f!r} in the CKF {kb.source}", f, file=file)
+            for p, f in unknown[:MAX_PROBLEMS]
+        ]
         problems.extend(_located(p, file) for p in capped(list(listed), len(unknown)))
     return tuple(problems)
 

@@ -18,6 +18,7 @@ or the pseudo-key ``fanout_width`` (a scenario field). Keys that need a new HNSW
 change the similarity graph (``graph_k``, ``graph_edge_min``, ``hnsw_ef_search``) are accepted and the
 corpus builds (and caches) one graph per value (``SweepResult.rebuilds_graph``).
 """
+
 from __future__ import annotations
 
 import math
@@ -52,8 +53,14 @@ REFUSED_KEYS: Mapping[str, str] = {
 GRAPH_KEYS: frozenset[str] = frozenset({"graph_k", "graph_edge_min", "hnsw_ef_search"})
 #: the parameters the issue names, first in the Tuning page's list
 FEATURED_KEYS: tuple[str, ...] = (
-    "ttl_days.official_documentation", "cdr_min_relevance", "contradiction_similarity", "stale_floor",
-    "min_novelty_floor", FANOUT_WIDTH, "envelope_fact_budget")
+    "ttl_days.official_documentation",
+    "cdr_min_relevance",
+    "contradiction_similarity",
+    "stale_floor",
+    "min_novelty_floor",
+    FANOUT_WIDTH,
+    "envelope_fact_budget",
+)
 
 #: ``progress(done, total, value)`` (a swept value: a number, a bool, None / "none" for a TTL)
 Progress = Callable[[int, int, Any], None]
@@ -72,16 +79,22 @@ def check_key(key: str) -> None:
     if key in REFUSED_KEYS:
         raise ConfigError(f"cannot sweep {key!r}: {REFUSED_KEYS[key]}")
     if key not in all_keys():
-        raise ConfigError(f"cannot sweep {key!r}: unknown configuration key (expected a key of SPEC_NOTES §5, "
-                          f"a dotted table key such as 'ttl_days.news', or {FANOUT_WIDTH!r})")
+        raise ConfigError(
+            f"cannot sweep {key!r}: unknown configuration key (expected a key of SPEC_NOTES §5, "
+            f"a dotted table key such as 'ttl_days.news', or {FANOUT_WIDTH!r})"
+        )
 
 
 def point_inputs(scenario: Scenario, config: CRPConfig, key: str, value: Any) -> tuple[Scenario, CRPConfig]:
     """(scenario, config) of the run at ``key = value``; a bad value raises :class:`ConfigError`."""
     check_key(key)
     if key == FANOUT_WIDTH:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value) \
-                or int(value) < 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or float(value) != int(value)
+            or int(value) < 0
+        ):
             raise ConfigError(f"fanout_width expects a whole number >= 0, got {value!r}")
         return scenario.replace(fanout_width=int(value)), config
     return scenario, config.with_overrides({key: value})
@@ -152,11 +165,19 @@ class SweepPoint:
 
     def metrics(self) -> dict[str, Any]:
         """The plotted numbers of this point, by name."""
-        return {"value": self.value, "jaccard": self.jaccard, "conflicts_resolved": self.conflicts_resolved,
-                "conflicts_unresolved": self.conflicts_unresolved, "recency_penalised": self.recency_penalised,
-                "mean_recency": self.mean_recency, "entering": len(self.entering), "leaving": len(self.leaving),
-                "envelope_size": len(self.envelope), "tokens_used": self.tokens_used,
-                "elapsed_ms": self.elapsed_ms}
+        return {
+            "value": self.value,
+            "jaccard": self.jaccard,
+            "conflicts_resolved": self.conflicts_resolved,
+            "conflicts_unresolved": self.conflicts_unresolved,
+            "recency_penalised": self.recency_penalised,
+            "mean_recency": self.mean_recency,
+            "entering": len(self.entering),
+            "leaving": len(self.leaving),
+            "envelope_size": len(self.envelope),
+            "tokens_used": self.tokens_used,
+            "elapsed_ms": self.elapsed_ms,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,8 +197,9 @@ class SweepResult:
         raise KeyError(value)
 
 
-def make_point(result: PipelineResult, base_env: Sequence[str] | None, value: Any, elapsed_ms: float,
-               fanout_width: int) -> SweepPoint:
+def make_point(
+    result: PipelineResult, base_env: Sequence[str] | None, value: Any, elapsed_ms: float, fanout_width: int
+) -> SweepPoint:
     """A :class:`SweepPoint` from a run (``base_env`` None: the run is the baseline itself)."""
     env = envelope_ids(result)
     base = env if base_env is None else tuple(base_env)
@@ -187,17 +209,37 @@ def make_point(result: PipelineResult, base_env: Sequence[str] | None, value: An
     from crp_core.headers import RECENCY
 
     return SweepPoint(
-        value=value, config=result.config, fanout_width=fanout_width, envelope=env, jaccard=jaccard(env, base),
-        entering=tuple(f for f in env if f not in base_set), leaving=tuple(f for f in base if f not in env_set),
-        conflicts_resolved=resolved, conflicts_unresolved=tied,
+        value=value,
+        config=result.config,
+        fanout_width=fanout_width,
+        envelope=env,
+        jaccard=jaccard(env, base),
+        entering=tuple(f for f in env if f not in base_set),
+        leaving=tuple(f for f in base if f not in env_set),
+        conflicts_resolved=resolved,
+        conflicts_unresolved=tied,
         recency_penalised=int(result.headers.get(RECENCY, "0")),
-        mean_recency=float(np.mean(rec)) if rec else math.nan, tokens_used=int(result.envelope.tokens_used),
-        headers=dict(result.headers), elapsed_ms=elapsed_ms, result=result)
+        mean_recency=float(np.mean(rec)) if rec else math.nan,
+        tokens_used=int(result.envelope.tokens_used),
+        headers=dict(result.headers),
+        elapsed_ms=elapsed_ms,
+        result=result,
+    )
 
 
-def sweep(corpus: Corpus, scenario: Scenario, config: CRPConfig, key: str, values: Sequence[Any], *,
-          vectors: ScenarioVectors | None = None, decisions: Decisions = None, progress: Progress | None = None,
-          embedder: Embedder | None = None, keep_results: bool = True) -> SweepResult:
+def sweep(
+    corpus: Corpus,
+    scenario: Scenario,
+    config: CRPConfig,
+    key: str,
+    values: Sequence[Any],
+    *,
+    vectors: ScenarioVectors | None = None,
+    decisions: Decisions = None,
+    progress: Progress | None = None,
+    embedder: Embedder | None = None,
+    keep_results: bool = True,
+) -> SweepResult:
     """Run the pipeline at ``config`` and at each ``key = value``.
 
     The scenario is embedded once (``vectors``: pass the ``ScenarioVectors`` to skip even that); the
@@ -249,9 +291,15 @@ def sweep(corpus: Corpus, scenario: Scenario, config: CRPConfig, key: str, value
             progress(i + 2, total, v)
     if not keep_results:
         baseline = _without_result(baseline)
-    return SweepResult(key=key, values=values, baseline=baseline, points=tuple(points),
-                       rebuilds_graph=key in GRAPH_KEYS, embed_ms=embed_ms,
-                       total_ms=(time.perf_counter() - t0) * 1e3)
+    return SweepResult(
+        key=key,
+        values=values,
+        baseline=baseline,
+        points=tuple(points),
+        rebuilds_graph=key in GRAPH_KEYS,
+        embed_ms=embed_ms,
+        total_ms=(time.perf_counter() - t0) * 1e3,
+    )
 
 
 def _without_result(p: SweepPoint) -> SweepPoint:

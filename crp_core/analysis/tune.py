@@ -19,6 +19,7 @@ mean recall as a tie-break below one failure), and ``recall_tokens`` (two object
 mean tokens down, leaks / wrong winners / over-budget scenarios / broken bounds as Optuna constraints)
 for a Pareto front (:meth:`TuneResult.pareto`).
 """
+
 from __future__ import annotations
 
 import math
@@ -43,9 +44,25 @@ if TYPE_CHECKING:
     from crp_core.corpus.embedding import Embedder
     from crp_core.corpus.prepared import Corpus
 
-__all__ = ["Param", "Objective", "OBJECTIVES", "objective_named", "TrialRecord", "TuneResult", "tune",
-           "default_space", "TUNING_RANGES", "TTL_SCALE", "Direction", "SEED_MAX", "gate_vs_start",
-           "thresholds_broken", "regressions", "start_baseline", "space_including"]
+__all__ = [
+    "Param",
+    "Objective",
+    "OBJECTIVES",
+    "objective_named",
+    "TrialRecord",
+    "TuneResult",
+    "tune",
+    "default_space",
+    "TUNING_RANGES",
+    "TTL_SCALE",
+    "Direction",
+    "SEED_MAX",
+    "gate_vs_start",
+    "thresholds_broken",
+    "regressions",
+    "start_baseline",
+    "space_including",
+]
 
 #: the seeds the TPE sampler accepts (numpy's RandomState): 0 .. 2**32 - 1
 SEED_MAX = 2**32 - 1
@@ -135,8 +152,9 @@ def default_space(corpus: Corpus, config: CRPConfig, *, pinned: Sequence[str] = 
 
     pinned_set = set(pinned)
     out: list[Param] = []
-    used = {f.source_type for f, ok in zip(corpus.kb.facts, corpus.retrievable.tolist())
-            if ok and f.ttl_kind == "default"}
+    used = {
+        f.source_type for f, ok in zip(corpus.kb.facts, corpus.retrievable.tolist()) if ok and f.ttl_kind == "default"
+    }
     for st in SOURCE_TYPES:
         key = f"ttl_days.{st}"
         days = config.ttl_days[st]
@@ -187,9 +205,11 @@ def regressions(g: GateResult | None) -> float:
 
 
 def _violations(m: SuiteMetrics, g: GateResult | None, *, no_regression: bool = False) -> dict[str, float]:
-    v = {"leaks": float(m.summary["leaks"].total or 0.0),
-         "wrong_winners": float(m.summary["wrong_winners"].total or 0.0),
-         "over_tokens": float(sum(1 for s in m.scenarios if s.over_tokens))}
+    v = {
+        "leaks": float(m.summary["leaks"].total or 0.0),
+        "wrong_winners": float(m.summary["wrong_winners"].total or 0.0),
+        "over_tokens": float(sum(1 for s in m.scenarios if s.over_tokens)),
+    }
     if g is not None:
         v["thresholds"] = thresholds_broken(g)
         if no_regression:
@@ -206,25 +226,30 @@ def _recall_objective(m: SuiteMetrics, g: GateResult | None = None) -> tuple[tup
     return (_recall(m) - sum(v.values()),), v
 
 
-def _no_regression_objective(m: SuiteMetrics, g: GateResult | None = None) -> tuple[tuple[float, ...],
-                                                                                    Mapping[str, float]]:
+def _no_regression_objective(
+    m: SuiteMetrics, g: GateResult | None = None
+) -> tuple[tuple[float, ...], Mapping[str, float]]:
     v = _violations(m, g, no_regression=True)
     return (_recall(m) - sum(v.values()),), v
 
 
-def _integrity_objective(m: SuiteMetrics, g: GateResult | None = None) -> tuple[tuple[float, ...],
-                                                                                Mapping[str, float]]:
+def _integrity_objective(m: SuiteMetrics, g: GateResult | None = None) -> tuple[tuple[float, ...], Mapping[str, float]]:
     v = {"over_tokens": float(sum(1 for s in m.scenarios if s.over_tokens))}
     if g is not None:
         v["thresholds"] = thresholds_broken(g)
     unnoted = sum(1 for s in m.scenarios for c in s.contradictions if not c.noted)
-    failures = (float(m.summary["leaks"].total or 0.0) + float(m.summary["wrong_winners"].total or 0.0)
-                + float(m.summary["expired"].total or 0.0) + unnoted)
+    failures = (
+        float(m.summary["leaks"].total or 0.0)
+        + float(m.summary["wrong_winners"].total or 0.0)
+        + float(m.summary["expired"].total or 0.0)
+        + unnoted
+    )
     return (failures - _recall(m) + sum(v.values()),), v
 
 
-def _recall_tokens_objective(m: SuiteMetrics, g: GateResult | None = None) -> tuple[tuple[float, ...],
-                                                                                   Mapping[str, float]]:
+def _recall_tokens_objective(
+    m: SuiteMetrics, g: GateResult | None = None
+) -> tuple[tuple[float, ...], Mapping[str, float]]:
     return (_recall(m), float(m.summary["tokens"].mean or 0.0)), _violations(m, g)
 
 
@@ -241,22 +266,41 @@ def gate_vs_start(metrics: SuiteMetrics, suite: Suite, start: SuiteMetrics | Non
 
 
 OBJECTIVES: Mapping[str, Objective] = {
-    "recall": Objective("recall", "maximise mean must_include recall; each must_exclude leak, wrong winner, "
-                        "scenario over its max_tokens and other broken expect bound subtracts 1",
-                        ("maximize",), ("recall.mean",), _recall_objective),
-    "no_regression": Objective("no_regression", "as recall, and each scenario metric the regression gate compares "
-                               "that is worse than at trial 0 subtracts 1: a feasible trial passes check against "
-                               "a baseline recorded at the starting config", ("maximize",), ("recall.mean",),
-                               _no_regression_objective),
-    "integrity": Objective("integrity", "minimise leaks + wrong winners + expired facts packed + contradictions "
-                           "without a NOTE (+1 per scenario over max_tokens and per other broken expect bound), "
-                           "minus the mean recall as a tie-break",
-                           ("minimize",), ("leaks.total", "wrong_winners.total", "expired.total",
-                                           "contradictions.total"), _integrity_objective),
-    "recall_tokens": Objective("recall_tokens", "maximise mean recall and minimise mean tokens (a Pareto front); "
-                               "leaks, wrong winners, scenarios over max_tokens and broken expect bounds are "
-                               "constraints", ("maximize", "minimize"), ("recall.mean", "tokens.mean"),
-                               _recall_tokens_objective),
+    "recall": Objective(
+        "recall",
+        "maximise mean must_include recall; each must_exclude leak, wrong winner, "
+        "scenario over its max_tokens and other broken expect bound subtracts 1",
+        ("maximize",),
+        ("recall.mean",),
+        _recall_objective,
+    ),
+    "no_regression": Objective(
+        "no_regression",
+        "as recall, and each scenario metric the regression gate compares "
+        "that is worse than at trial 0 subtracts 1: a feasible trial passes check against "
+        "a baseline recorded at the starting config",
+        ("maximize",),
+        ("recall.mean",),
+        _no_regression_objective,
+    ),
+    "integrity": Objective(
+        "integrity",
+        "minimise leaks + wrong winners + expired facts packed + contradictions "
+        "without a NOTE (+1 per scenario over max_tokens and per other broken expect bound), "
+        "minus the mean recall as a tie-break",
+        ("minimize",),
+        ("leaks.total", "wrong_winners.total", "expired.total", "contradictions.total"),
+        _integrity_objective,
+    ),
+    "recall_tokens": Objective(
+        "recall_tokens",
+        "maximise mean recall and minimise mean tokens (a Pareto front); "
+        "leaks, wrong winners, scenarios over max_tokens and broken expect bounds are "
+        "constraints",
+        ("maximize", "minimize"),
+        ("recall.mean", "tokens.mean"),
+        _recall_tokens_objective,
+    ),
 }
 
 
@@ -326,8 +370,9 @@ class TuneResult:
         """Trial 0: the base configuration."""
         return self.trials[0]
 
-    def pareto(self, x: str, y: str, *, maximize: tuple[bool, bool] = (True, False),
-               feasible_only: bool = True) -> tuple[TrialRecord, ...]:
+    def pareto(
+        self, x: str, y: str, *, maximize: tuple[bool, bool] = (True, False), feasible_only: bool = True
+    ) -> tuple[TrialRecord, ...]:
         """The trials no other trial beats on both suite metrics ``x`` and ``y`` (keys of
         :meth:`SuiteMetrics.flat`, e.g. ``"recall.mean"`` and ``"tokens.mean"``), ordered by ``x``
         best first. Trials where either is undefined are left out."""
@@ -356,8 +401,15 @@ def _pick_best(objective: Objective, trials: Sequence[TrialRecord]) -> TrialReco
         key = lambda t: tuple(v if dd == "maximize" else -v for v, dd in zip(t.values, d))  # noqa: E731
         return max(pool, key=lambda t: (key(t), -t.number))
     sign = 1.0 if objective.directions[0] == "maximize" else -1.0
-    return max(pool, key=lambda t: (round(sign * t.value, 9), -_failures(t.metrics),
-                                    -float(t.metrics.summary["tokens"].mean or 0.0), -t.number))
+    return max(
+        pool,
+        key=lambda t: (
+            round(sign * t.value, 9),
+            -_failures(t.metrics),
+            -float(t.metrics.summary["tokens"].mean or 0.0),
+            -t.number,
+        ),
+    )
 
 
 #: the counts of facts that should not reach the model, summed for the tie-break between equal trials
@@ -376,8 +428,9 @@ def space_including(params: Sequence[Param], config: CRPConfig) -> tuple[Param, 
     out = []
     for p in params:
         bounds = valid_range(p.key) if "." not in p.key else None
-        out.append(p.including(_current(config, p.key), None if bounds is None else
-                               (float(bounds[0]), float(bounds[1]))))
+        out.append(
+            p.including(_current(config, p.key), None if bounds is None else (float(bounds[0]), float(bounds[1])))
+        )
     return tuple(out)
 
 
@@ -387,10 +440,22 @@ def _check_seed(seed: object) -> int:
     return int(seed)
 
 
-def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, objective: str | Objective = "recall",
-         trials: int = 20, seed: int = 0, *, callback: Callback | None = None, space: Sequence[Param] | None = None,
-         set_args: Sequence[str] = (), reference: Reference = None, known: KnownMode = "auto",
-         startup_trials: int | None = None, embedder: Embedder | None = None) -> TuneResult:
+def tune(
+    corpus: Corpus,
+    suite: Suite | PreparedSuite,
+    base_config: CRPConfig,
+    objective: str | Objective = "recall",
+    trials: int = 20,
+    seed: int = 0,
+    *,
+    callback: Callback | None = None,
+    space: Sequence[Param] | None = None,
+    set_args: Sequence[str] = (),
+    reference: Reference = None,
+    known: KnownMode = "auto",
+    startup_trials: int | None = None,
+    embedder: Embedder | None = None,
+) -> TuneResult:
     """Search ``space`` (default :func:`default_space`) for ``objective`` with TPE (``seed``, 0 .. 2**32 - 1),
     ``trials`` trials in all, trial 0 being exactly ``base_config`` (each parameter's range widened to
     hold its value, :func:`space_including`). ``suite`` may be a :class:`PreparedSuite` (reused).
@@ -423,8 +488,10 @@ def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, o
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         sampler = optuna.samplers.TPESampler(
-            seed=int(seed), n_startup_trials=startup_trials if startup_trials is not None else min(10, trials),
-            constraints_func=constraints if obj.multi and not per_trial else None)
+            seed=int(seed),
+            n_startup_trials=startup_trials if startup_trials is not None else min(10, trials),
+            constraints_func=constraints if obj.multi and not per_trial else None,
+        )
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
@@ -436,17 +503,31 @@ def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, o
             suggested = {p.key: p.round(trial.suggest_float(p.key, p.low, p.high, step=p.step)) for p in params}
             values_ = dict(start_values) if not records else suggested  # trial 0: exactly the base config
             config = base_config.with_overrides(values_) if records else base_config
-            run = run_suite(prepared, config, set_args=set_args, reference=reference, known=known,
-                            keep_results=False, embedder=embedder)
+            run = run_suite(
+                prepared,
+                config,
+                set_args=set_args,
+                reference=reference,
+                known=known,
+                keep_results=False,
+                embedder=embedder,
+            )
             verdict = gate_vs_start(run.metrics, prepared.suite, records[0].metrics if records else None)
             vals, viol = obj.evaluate(run.metrics, verdict)
             trial.set_user_attr("violations", [float(v) for v in viol.values()])
             if obj.multi and per_trial:
                 for name, amount in viol.items():
                     trial.set_constraint(name, float(amount))
-            rec = TrialRecord(number=trial.number, params=values_, config=config, values=tuple(vals),
-                              violations=dict(viol), metrics=run.metrics, elapsed_ms=(time.perf_counter() - t) * 1e3,
-                              gate=verdict)
+            rec = TrialRecord(
+                number=trial.number,
+                params=values_,
+                config=config,
+                values=tuple(vals),
+                violations=dict(viol),
+                metrics=run.metrics,
+                elapsed_ms=(time.perf_counter() - t) * 1e3,
+                gate=verdict,
+            )
             records.append(rec)
             if callback is not None:
                 callback(rec, len(records), trials)
@@ -458,9 +539,17 @@ def tune(corpus: Corpus, suite: Suite | PreparedSuite, base_config: CRPConfig, o
     finally:
         optuna.logging.set_verbosity(verbosity)
     done = tuple(records)
-    return TuneResult(objective=obj, space=params, seed=seed, sampler="TPESampler", base_config=base_config,
-                      set_args=tuple(set_args), trials=done, best=_pick_best(obj, done),
-                      elapsed_ms=(time.perf_counter() - t0) * 1e3)
+    return TuneResult(
+        objective=obj,
+        space=params,
+        seed=seed,
+        sampler="TPESampler",
+        base_config=base_config,
+        set_args=tuple(set_args),
+        trials=done,
+        best=_pick_best(obj, done),
+        elapsed_ms=(time.perf_counter() - t0) * 1e3,
+    )
 
 
 def _current(config: CRPConfig, key: str) -> float:

@@ -5,6 +5,7 @@ Each sub-command lives in its own module (``crp_core/cli/<name>.py``) exposing
 Errors derived from :class:`crp_core.errors.CRPError` are printed as plain messages on stderr
 (exit status 2), never as tracebacks.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,8 @@ from crp_core.errors import CRPError
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="crp-inspect",
-        description="Inspect CRP-SPEC-027 retrieval over a CKF knowledge base.")
+        prog="crp-inspect", description="Inspect CRP-SPEC-027 retrieval over a CKF knowledge base."
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in (validate, run, fanout, conflicts, embed, triage, check, tune, import_sdk):
@@ -34,11 +35,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"crp-inspect: error: {exc}", file=sys.stderr)
         return 2
     except MemoryError:
-        print("crp-inspect: error: out of memory; lower the settings that size the work (candidate_k, "
-              "graph_k, ckf_max_bytes) or give the process more memory", file=sys.stderr)
+        print(
+            "crp-inspect: error: out of memory; lower the settings that size the work (candidate_k, "
+            "graph_k, ckf_max_bytes) or give the process more memory",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
-

@@ -1,4 +1,5 @@
 """``python -m crp_core.cli``."""
+
 import sys
 
 from crp_core.cli import main

@@ -9,6 +9,7 @@ baseline (checked writable before the run, written atomically); a recording exit
 written, the gate's verdict printed but not applied. Bad input (CKF, suite, config, baseline, an
 output path that cannot be written) exits 2 with the problems listed, no traceback.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,34 +40,56 @@ if TYPE_CHECKING:
 
 #: columns of the metrics table: (metric, header, width)
 TABLE: tuple[tuple[str, str, int], ...] = (
-    ("recall", "recall", 6), ("leaks", "leaks", 5), ("wrong_winners", "wrong", 5), ("expired", "expired", 7),
-    ("ageing", "ageing", 6), ("contradictions", "contra", 6), ("duplicates", "dups", 4), ("tokens", "tokens", 6),
-    ("overlap", "overlap", 7))
+    ("recall", "recall", 6),
+    ("leaks", "leaks", 5),
+    ("wrong_winners", "wrong", 5),
+    ("expired", "expired", 7),
+    ("ageing", "ageing", 6),
+    ("contradictions", "contra", 6),
+    ("duplicates", "dups", 4),
+    ("tokens", "tokens", 6),
+    ("overlap", "overlap", 7),
+)
 
 
 def add_suite_args(p: argparse.ArgumentParser) -> None:
     """``--ckf --suite --config --set --now --lenient --cache-dir --known-conflicts`` (check and tune)."""
     add_input_args(p, scenario=False, now_help="the current time of every scenario (overrides each scenario's now)")
-    p.add_argument("--suite", required=True, metavar="DIR", nargs="+",
-                   help="a folder of scenarios (sub-folders included) or scenario files")
-    p.add_argument("--known-conflicts", choices=("auto", "scan", "none"), default="auto",
-                   help="the known-conflict guard's whole-CKF scan: auto (only where known_conflict_action is "
-                        "pull_winner or drop_loser, the actions that change the envelope), scan, none")
+    p.add_argument(
+        "--suite",
+        required=True,
+        metavar="DIR",
+        nargs="+",
+        help="a folder of scenarios (sub-folders included) or scenario files",
+    )
+    p.add_argument(
+        "--known-conflicts",
+        choices=("auto", "scan", "none"),
+        default="auto",
+        help="the known-conflict guard's whole-CKF scan: auto (only where known_conflict_action is "
+        "pull_winner or drop_loser, the actions that change the envelope), scan, none",
+    )
 
 
 def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
-        "check", help="run a suite of labelled scenarios and fail on a regression",
+        "check",
+        help="run a suite of labelled scenarios and fail on a regression",
         description="Run every scenario of a suite, print the metrics (must_include recall, must_exclude leaks, "
-                    "wrong winners, expired facts packed, contradictions, fan-out duplicates, tokens, overlap with "
-                    "the defaults) and exit 1 when a metric breaks its scenario's expect threshold or is worse "
-                    "than the baseline. Configuration precedence: defaults < --config < the scenario's config < "
-                    "--set.")
+        "wrong winners, expired facts packed, contradictions, fan-out duplicates, tokens, overlap with "
+        "the defaults) and exit 1 when a metric breaks its scenario's expect threshold or is worse "
+        "than the baseline. Configuration precedence: defaults < --config < the scenario's config < "
+        "--set.",
+    )
     add_suite_args(p)
     p.add_argument("--baseline", metavar="JSON", default=None, help="metrics file of an earlier check to compare with")
-    p.add_argument("--write-baseline", metavar="JSON", default=None,
-                   help="record this run's metrics file here (written atomically; exit 0 once written, the "
-                        "gate's verdict printed but not applied)")
+    p.add_argument(
+        "--write-baseline",
+        metavar="JSON",
+        default=None,
+        help="record this run's metrics file here (written atomically; exit 0 once written, the "
+        "gate's verdict printed but not applied)",
+    )
     p.add_argument("--json", action="store_true", help="print the metrics report (one JSON object)")
     p.set_defaults(handler=_handle)
 
@@ -98,8 +121,9 @@ def load_inputs(args: argparse.Namespace) -> SuiteInputs:
     set_args = tuple(args.set_args)
     config.with_set_args(set_args)  # a bad --set is refused before the CKF is read
     suite = load_suite(args.suite[0] if len(args.suite) == 1 else args.suite)
-    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes,
-                        source_map=input_source_map(args))
+    kb = load_input_ckf(
+        args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
+    )
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     prepared = prepare_suite(corpus, suite, now=now)
@@ -118,13 +142,19 @@ def metrics_table(metrics: SuiteMetrics) -> str:
     head = f"{'scenario':<{name_w}} " + " ".join(f"{h:>{w}}" for _, h, w in TABLE)
     lines = [head, "-" * len(head)]
     for s in metrics.scenarios:
-        lines.append(f"{visible(s.name):<{name_w}} " + " ".join(
-            _cell(s.value(m), w, m in ("recall", "overlap")) for m, _, w in TABLE))
+        lines.append(
+            f"{visible(s.name):<{name_w}} "
+            + " ".join(_cell(s.value(m), w, m in ("recall", "overlap")) for m, _, w in TABLE)
+        )
     lines.append("-" * len(head))
     for row in ("mean", "worst"):
-        lines.append(f"{row:<{name_w}} " + " ".join(
-            _cell(getattr(metrics.summary[m], row), w, row == "mean" or m in ("recall", "overlap"))
-            for m, _, w in TABLE))
+        lines.append(
+            f"{row:<{name_w}} "
+            + " ".join(
+                _cell(getattr(metrics.summary[m], row), w, row == "mean" or m in ("recall", "overlap"))
+                for m, _, w in TABLE
+            )
+        )
     return "\n".join(lines)
 
 
@@ -138,15 +168,27 @@ def _handle(args: argparse.Namespace) -> int:
     baseline = read_baseline(args.baseline) if args.baseline else None
     inp = load_inputs(args)
     shown = TerminalProgress("suite", "scenario runs")  # on a terminal only
-    run = run_suite(inp.prepared, inp.config, set_args=inp.set_args, known=inp.known, keep_results=False,
-                    progress=lambda done, total, _name: shown(done, total))
+    run = run_suite(
+        inp.prepared,
+        inp.config,
+        set_args=inp.set_args,
+        known=inp.known,
+        keep_results=False,
+        progress=lambda done, total, _name: shown(done, total),
+    )
     verdict = gate(run.metrics, inp.prepared.suite, baseline, ckf_fingerprint=inp.kb.fingerprint)
     effective = inp.config.with_set_args(inp.set_args)
 
     def report(with_gate: bool) -> dict[str, object]:
-        return suite_metrics_report(run.metrics, config=effective, ckf_source=inp.kb.source,
-                                    ckf_fingerprint=inp.kb.fingerprint, suite_source=inp.prepared.suite.source,
-                                    set_args=inp.set_args, gate=verdict if with_gate else None)
+        return suite_metrics_report(
+            run.metrics,
+            config=effective,
+            ckf_source=inp.kb.source,
+            ckf_fingerprint=inp.kb.fingerprint,
+            suite_source=inp.prepared.suite.source,
+            set_args=inp.set_args,
+            gate=verdict if with_gate else None,
+        )
 
     # writing a baseline is recording: exit 0 once written; the gate's verdict is still printed
     write_error: ConfigError | None = None
@@ -163,21 +205,26 @@ def _handle(args: argparse.Namespace) -> int:
         sys.stdout.write(dumps(doc) + "\n")
     else:
         out = sys.stdout.write
-        out(f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
-            f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n\n")
+        out(
+            f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
+            f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n\n"
+        )
         out(metrics_table(run.metrics) + "\n\n")
         for note in verdict.notes:
             out(f"note: {visible(note)}\n")
         if verdict.passed:
             out(f"PASS: {verdict.checked} bound(s) checked\n")
         else:
-            out(f"{'NOT GATED' if recorded else 'FAIL'}: {len(verdict.failures)} of {verdict.checked} bound(s) "
-                "broken\n")
+            out(
+                f"{'NOT GATED' if recorded else 'FAIL'}: {len(verdict.failures)} of {verdict.checked} bound(s) broken\n"
+            )
             for f in verdict.failures:
                 out(f"  - {visible(f.message)}\n")
         if recorded:
-            out(f"baseline written to {visible(os.fspath(args.write_baseline))} (recording: exit 0 whatever "
-                "the gate says)\n")
+            out(
+                f"baseline written to {visible(os.fspath(args.write_baseline))} (recording: exit 0 whatever "
+                "the gate says)\n"
+            )
     if write_error is not None:
         sys.stdout.flush()
         raise write_error

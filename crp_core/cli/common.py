@@ -3,6 +3,7 @@ CKF (``run``, ``fanout``, ``conflicts``, ``check``, ``tune``) and :func:`load_in
 snapshot's source-type mapping), up-front checks of the paths a command
 writes to (``--cache-dir``, ``--out``, ``--write-baseline``), atomic writes, and :func:`visible` for
 printing data (ids, names, notes) without letting its control characters drive the terminal."""
+
 from __future__ import annotations
 
 import argparse
@@ -40,11 +41,13 @@ def cache_dir_arg(value: str) -> str:
         while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
             ancestor = os.path.dirname(ancestor)
         if not os.path.isdir(ancestor):
-            raise argparse.ArgumentTypeError(f"{value}: {ancestor} is not a folder, so the cache folder cannot "
-                                             "be created there")
+            raise argparse.ArgumentTypeError(
+                f"{value}: {ancestor} is not a folder, so the cache folder cannot be created there"
+            )
         if not os.access(ancestor, os.W_OK | os.X_OK):
-            raise argparse.ArgumentTypeError(f"{value}: the folder {ancestor} is not writable, so the cache "
-                                             "folder cannot be created there")
+            raise argparse.ArgumentTypeError(
+                f"{value}: the folder {ancestor} is not writable, so the cache folder cannot be created there"
+            )
     return value
 
 
@@ -122,24 +125,43 @@ def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str)
     if scenario:
         p.add_argument("--scenario", required=True, metavar="PATH", help="scenario file (.json or .toml)")
     p.add_argument("--config", metavar="TOML", default=None, help="configuration file (keys of SPEC_NOTES §5)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_args",
-                   help="override one configuration key (repeatable; dotted keys for tables, "
-                        "e.g. ttl_days.news=60)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="set_args",
+        help="override one configuration key (repeatable; dotted keys for tables, e.g. ttl_days.news=60)",
+    )
     p.add_argument("--now", metavar="ISO", default=None, help=now_help)
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
-    p.add_argument("--cache-dir", metavar="DIR", default=None, type=cache_dir_arg,
-                   help="embedding / index cache directory (created if missing; must not be a file)")
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        default=None,
+        type=cache_dir_arg,
+        help="embedding / index cache directory (created if missing; must not be a file)",
+    )
     add_sdk_map_args(p)
 
 
 def add_sdk_map_args(p: argparse.ArgumentParser, what: str = "--ckf") -> None:
     """``--sdk-map`` ``--source-type``: the source types of an SDK snapshot's facts (:func:`input_source_map`)."""
-    p.add_argument("--sdk-map", metavar="TOML", default=None,
-                   help=f"when {what} is a crprotocol SDK snapshot: the source-type mapping ([[rule]] tables by "
-                        "category / source_window_id glob / extraction_stage, first match wins; as import-sdk --map)")
-    p.add_argument("--source-type", choices=SOURCE_TYPES, default=None, metavar="TYPE",
-                   help=f"when {what} is an SDK snapshot: the source type of the facts no mapping rule matches "
-                        "(default: the mapping's default, else unverified)")
+    p.add_argument(
+        "--sdk-map",
+        metavar="TOML",
+        default=None,
+        help=f"when {what} is a crprotocol SDK snapshot: the source-type mapping ([[rule]] tables by "
+        "category / source_window_id glob / extraction_stage, first match wins; as import-sdk --map)",
+    )
+    p.add_argument(
+        "--source-type",
+        choices=SOURCE_TYPES,
+        default=None,
+        metavar="TYPE",
+        help=f"when {what} is an SDK snapshot: the source type of the facts no mapping rule matches "
+        "(default: the mapping's default, else unverified)",
+    )
 
 
 def input_source_map(args: argparse.Namespace) -> SourceTypeMap | None:
@@ -153,16 +175,20 @@ def input_source_map(args: argparse.Namespace) -> SourceTypeMap | None:
     return (load_source_map(path) if path else SourceTypeMap()).with_default(default)
 
 
-def load_input_ckf(path: str, *, lenient: bool, max_bytes: int | None,
-                   source_map: SourceTypeMap | None) -> KnowledgeBase:
+def load_input_ckf(
+    path: str, *, lenient: bool, max_bytes: int | None, source_map: SourceTypeMap | None
+) -> KnowledgeBase:
     """``load_ckf`` of a command's ``--ckf``; a mapping given for a CKF that is not an SDK snapshot is
     said on stderr (it has no effect there)."""
     from crp_core.io.ckf import load_ckf
 
     kb = load_ckf(path, lenient=lenient, max_bytes=max_bytes, source_map=source_map)
     if source_map is not None and kb.fmt != "sdk":
-        print(f"crp-inspect: warning: --sdk-map / --source-type ignored: {visible(path)} is not a crprotocol SDK "
-              "snapshot (a CKF carries its own source_type)", file=sys.stderr)
+        print(
+            f"crp-inspect: warning: --sdk-map / --source-type ignored: {visible(path)} is not a crprotocol SDK "
+            "snapshot (a CKF carries its own source_type)",
+            file=sys.stderr,
+        )
     return kb
 
 
@@ -183,8 +209,15 @@ class TerminalProgress:
     :class:`crp_core.corpus.jobs.EmbeddingProgress`'s (this run's own work, cache hits excluded).
     """
 
-    def __init__(self, label: str = "embedding", unit: str = "texts", *, stream: TextIO | None = None,
-                 interval: float = 0.2, clock: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self,
+        label: str = "embedding",
+        unit: str = "texts",
+        *,
+        stream: TextIO | None = None,
+        interval: float = 0.2,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         import time
 
         from crp_core.corpus.jobs import EmbeddingProgress

@@ -7,6 +7,7 @@ Output, in triage order (ties first, then the smallest authority margin, then id
 byte-identical for the same input and ``--now``), ``--csv`` one flat row per pair, otherwise a
 readable summary. Configuration precedence: defaults < ``--config`` < each ``--set``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,20 +33,40 @@ if TYPE_CHECKING:
 
 #: flat CSV columns, in order
 CSV_COLUMNS: tuple[str, ...] = (
-    "fact_a", "fact_b", "similarity", "patterns", "tied", "kept", "suppressed", "margin", "decision",
-    "source_type_a", "source_authority_a", "recency_factor_a", "importance_weight_a", "authority_a",
-    "source_type_b", "source_authority_b", "recency_factor_b", "importance_weight_b", "authority_b",
-    "changes", "content_a", "content_b",
+    "fact_a",
+    "fact_b",
+    "similarity",
+    "patterns",
+    "tied",
+    "kept",
+    "suppressed",
+    "margin",
+    "decision",
+    "source_type_a",
+    "source_authority_a",
+    "recency_factor_a",
+    "importance_weight_a",
+    "authority_a",
+    "source_type_b",
+    "source_authority_b",
+    "recency_factor_b",
+    "importance_weight_b",
+    "authority_b",
+    "changes",
+    "content_a",
+    "content_b",
 )
 
 
 def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
-        "conflicts", help="scan the whole CKF for contradictory facts and arbitrate each pair",
+        "conflicts",
+        help="scan the whole CKF for contradictory facts and arbitrate each pair",
         description="Scan every retrievable fact of a CKF for contradictions (cosine > "
-                    "contradiction_similarity and a value conflict: NUMBER_CHANGED, DATE_SHIFTED, "
-                    "MAGNITUDE_ALTERED, ENTITY_SUBSTITUTED, NEGATION_FLIP) and arbitrate each pair by "
-                    "authority (SPEC-027 §2). Configuration precedence: defaults < --config < --set.")
+        "contradiction_similarity and a value conflict: NUMBER_CHANGED, DATE_SHIFTED, "
+        "MAGNITUDE_ALTERED, ENTITY_SUBSTITUTED, NEGATION_FLIP) and arbitrate each pair by "
+        "authority (SPEC-027 §2). Configuration precedence: defaults < --config < --set.",
+    )
     add_input_args(p, scenario=False, now_help="the current time used for recency (default: wall clock)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print a JSON list of pairs (triage order)")
@@ -71,12 +92,20 @@ def _handle(args: argparse.Namespace) -> int:
         from crp_core.engines.ray_engine import require_ray
 
         require_ray()  # before loading anything: say at once how to install the extra
-    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes,
-                        source_map=input_source_map(args))
+    kb = load_input_ckf(
+        args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
+    )
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
-    scan = scan_with_engine(corpus, config, now, engine=args.engine, address=args.address, workers=args.workers,
-                            progress=TerminalProgress("conflict scan", "candidate pairs"))
+    scan = scan_with_engine(
+        corpus,
+        config,
+        now,
+        engine=args.engine,
+        address=args.address,
+        workers=args.workers,
+        progress=TerminalProgress("conflict scan", "candidate pairs"),
+    )
     if args.json:
         sys.stdout.write(json_text(scan, kb, config) + "\n")
     elif args.csv:
@@ -116,8 +145,10 @@ def json_text(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> str:
 
 
 def _changes(p: ConflictPair) -> str:
-    return "; ".join(f"{d.pattern}: {' '.join(d.tokens_a) or '(none)'} -> {' '.join(d.tokens_b) or '(none)'}"
-                     for d in p.conflict.diffs)
+    return "; ".join(
+        f"{d.pattern}: {' '.join(d.tokens_a) or '(none)'} -> {' '.join(d.tokens_b) or '(none)'}"
+        for d in p.conflict.diffs
+    )
 
 
 def csv_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
@@ -126,20 +157,38 @@ def csv_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
     w.writerow(CSV_COLUMNS)
     for p in scan.pairs:
         a, b = p.authority[p.fact_a], p.authority[p.fact_b]
-        w.writerow([
-            p.fact_a, p.fact_b, repr(p.similarity), ";".join(p.patterns), str(p.tied).lower(),
-            ";".join(p.kept), p.suppressed or "", repr(p.margin), p.decision or "",
-            a.source_type, repr(a.source_authority), repr(a.recency_factor), repr(a.importance_weight),
-            repr(a.authority),
-            b.source_type, repr(b.source_authority), repr(b.recency_factor), repr(b.importance_weight),
-            repr(b.authority),
-            _changes(p), _content(kb, p.fact_a), _content(kb, p.fact_b),
-        ])
+        w.writerow(
+            [
+                p.fact_a,
+                p.fact_b,
+                repr(p.similarity),
+                ";".join(p.patterns),
+                str(p.tied).lower(),
+                ";".join(p.kept),
+                p.suppressed or "",
+                repr(p.margin),
+                p.decision or "",
+                a.source_type,
+                repr(a.source_authority),
+                repr(a.recency_factor),
+                repr(a.importance_weight),
+                repr(a.authority),
+                b.source_type,
+                repr(b.source_authority),
+                repr(b.recency_factor),
+                repr(b.importance_weight),
+                repr(b.authority),
+                _changes(p),
+                _content(kb, p.fact_a),
+                _content(kb, p.fact_b),
+            ]
+        )
     return buf.getvalue()
 
 
-def _print_summary(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, path: str, top: int,
-                   engine: str = "local") -> None:
+def _print_summary(
+    scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, path: str, top: int, engine: str = "local"
+) -> None:
     out = sys.stdout.write
     out(f"CKF {path}: {scan.n_facts} retrievable fact(s) scanned at {format_timestamp(scan.now)}\n")
     if kb.skipped:
@@ -151,8 +200,10 @@ def _print_summary(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, pat
     _print_sdk_agreement(scan, kb, config)
     if scan.pairs:
         shown = scan.pairs[:top]
-        out(f"\npairs in triage order (ties first, then smallest authority margin)"
-            f"{'' if len(shown) == len(scan.pairs) else f'; first {len(shown)}'}\n")
+        out(
+            f"\npairs in triage order (ties first, then smallest authority margin)"
+            f"{'' if len(shown) == len(scan.pairs) else f'; first {len(shown)}'}\n"
+        )
         for i, p in enumerate(shown, 1):
             a, b = p.authority[p.fact_a], p.authority[p.fact_b]
             if p.tied:
@@ -161,8 +212,10 @@ def _print_summary(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, pat
                 verdict = "dismissed by the operator"
             else:
                 verdict = f"winner {p.kept[0]}, suppress {p.suppressed}"
-            out(f"{i:>4}. {p.fact_a} vs {p.fact_b}  cos={p.similarity:.3f}  {'/'.join(p.patterns)}  "
-                f"authority {a.authority:.4f} vs {b.authority:.4f} (margin {p.margin:.4f})  {verdict}\n")
+            out(
+                f"{i:>4}. {p.fact_a} vs {p.fact_b}  cos={p.similarity:.3f}  {'/'.join(p.patterns)}  "
+                f"authority {a.authority:.4f} vs {b.authority:.4f} (margin {p.margin:.4f})  {verdict}\n"
+            )
             out(f"      {_changes(p)}\n")
             out(f"      A: {_short(_content(kb, p.fact_a))}\n")
             out(f"      B: {_short(_content(kb, p.fact_b))}\n")
@@ -179,14 +232,18 @@ def _print_sdk_agreement(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfi
         return
     ag = sdk_agreement(scan.pairs, kb, config, scan.now)
     out = sys.stdout.write
-    out(f"SDK supersessions vs SPEC-027 on its own (the SDK's STALE read as ACTIVE): {ag.count('agrees')} pair(s) "
+    out(
+        f"SDK supersessions vs SPEC-027 on its own (the SDK's STALE read as ACTIVE): {ag.count('agrees')} pair(s) "
         f"agree, {ag.count('disagrees')} disagree, {ag.count('silent')} SDK silent; as loaded (STALE in force): "
         f"{ag.count('agrees', as_loaded=True)} agree, {ag.count('disagrees', as_loaded=True)} disagree; "
-        f"{len(ag.unpaired)} SDK supersession(s) in no pair\n")
+        f"{len(ag.unpaired)} SDK supersession(s) in no pair\n"
+    )
     for r in ag.pairs:
         if r.verdict == "disagrees" or r.as_loaded.verdict == "disagrees":
-            out(f"  {visible(r.fact_a)} vs {visible(r.fact_b)}: on its own {r.independent.verdict} "
-                f"({visible(r.independent.reason)}); as loaded {r.as_loaded.verdict}\n")
+            out(
+                f"  {visible(r.fact_a)} vs {visible(r.fact_b)}: on its own {r.independent.verdict} "
+                f"({visible(r.independent.reason)}); as loaded {r.as_loaded.verdict}\n"
+            )
 
 
 def _short(text: str, n: int = 110) -> str:

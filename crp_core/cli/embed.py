@@ -3,6 +3,7 @@
 ``--out`` ending in ``.parquet``, a Parquet CKF. ``--engine ray`` embeds on a Ray cluster (Ray Data
 actors loading the model once each); the local engine is the dashboard's own embedding path.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,12 +21,25 @@ def add_engine_args(p: argparse.ArgumentParser, what: str) -> None:
     """``--engine local|ray``, ``--address``, ``--workers`` (shared with ``conflicts``)."""
     from crp_core.engines import ENGINES
 
-    p.add_argument("--engine", choices=ENGINES, default="local",
-                   help=f"where {what} runs: this process (local, default) or Ray (needs the [ray] extra)")
-    p.add_argument("--address", default=None, metavar="ADDR",
-                   help="an existing Ray cluster (ray://host:port or auto); default: a private local one")
-    p.add_argument("--workers", type=_positive, default=2, metavar="N",
-                   help="Ray workers (CPUs of the local cluster, embedding actors); default 2")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help=f"where {what} runs: this process (local, default) or Ray (needs the [ray] extra)",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        metavar="ADDR",
+        help="an existing Ray cluster (ray://host:port or auto); default: a private local one",
+    )
+    p.add_argument(
+        "--workers",
+        type=_positive,
+        default=2,
+        metavar="N",
+        help="Ray workers (CPUs of the local cluster, embedding actors); default 2",
+    )
 
 
 def _positive(value: str) -> int:
@@ -42,22 +56,38 @@ def register(subparsers: Subparsers) -> None:
     from crp_core.cli.common import cache_dir_arg
 
     p = subparsers.add_parser(
-        "embed", help="embed every fact of a CKF with MiniLM and write the CKF with its embeddings",
+        "embed",
+        help="embed every fact of a CKF with MiniLM and write the CKF with its embeddings",
         description="Embed every fact's content with MiniLM (through the embedding cache) and write the CKF "
-                    "with its embeddings: a directory CKF, or a Parquet CKF when --out ends in .parquet.")
+        "with its embeddings: a directory CKF, or a Parquet CKF when --out ends in .parquet.",
+    )
     p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv/.parquet) or directory")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory CKF, or a .parquet file")
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
     from crp_core.corpus.embedding import DEFAULT_BATCH
 
-    p.add_argument("--batch-size", type=_positive, default=DEFAULT_BATCH, metavar="N",
-                   help=f"texts per model batch ({DEFAULT_BATCH})")
-    p.add_argument("--cache-dir", metavar="DIR", default=None, type=cache_dir_arg,
-                   help="embedding cache directory (created if missing)")
-    p.add_argument("--backend", choices=("onnx", "torch", "onnx-int8"), default=None,
-                   help="MiniLM backend (default: $CRP_EMBED_BACKEND, else onnx when installed); onnx-int8 is "
-                        "faster but lossy and writes the model id crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2, "
-                        "which never mixes with the fp32 MiniLM vectors")
+    p.add_argument(
+        "--batch-size",
+        type=_positive,
+        default=DEFAULT_BATCH,
+        metavar="N",
+        help=f"texts per model batch ({DEFAULT_BATCH})",
+    )
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        default=None,
+        type=cache_dir_arg,
+        help="embedding cache directory (created if missing)",
+    )
+    p.add_argument(
+        "--backend",
+        choices=("onnx", "torch", "onnx-int8"),
+        default=None,
+        help="MiniLM backend (default: $CRP_EMBED_BACKEND, else onnx when installed); onnx-int8 is "
+        "faster but lossy and writes the model id crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2, "
+        "which never mixes with the fp32 MiniLM vectors",
+    )
     add_engine_args(p, "the embedding")
     p.set_defaults(handler=_handle)
 
@@ -93,18 +123,28 @@ def _handle(args: argparse.Namespace) -> int:
     kb = load_ckf(args.ckf, lenient=args.lenient)
     if kb.skipped:
         print(f"lenient load: {len(kb.skipped)} bad fact(s) skipped", file=sys.stderr)
-    done, run = embed_kb(kb, engine=args.engine, address=args.address, workers=args.workers,
-                         batch_size=args.batch_size, cache_dir=args.cache_dir)
+    done, run = embed_kb(
+        kb,
+        engine=args.engine,
+        address=args.address,
+        workers=args.workers,
+        batch_size=args.batch_size,
+        cache_dir=args.cache_dir,
+    )
     write_ckf(done, out)
     embedded = run.texts - run.cached
     rate = f", {run.texts_per_second:.1f} texts/s" if embedded else ""
-    print(f"embedded {embedded} of {run.texts} text(s) ({run.cached} from the cache) in {run.seconds:.1f} s"
-          f"{rate} on the {run.engine} engine ({run.workers} worker(s)); wrote {out}")
+    print(
+        f"embedded {embedded} of {run.texts} text(s) ({run.cached} from the cache) in {run.seconds:.1f} s"
+        f"{rate} on the {run.engine} engine ({run.workers} worker(s)); wrote {out}"
+    )
     if run.engine == "local" and embedded:
         from crp_core.corpus.embedding import default_embedder
 
         embedder = default_embedder()
         if embedder.builds:
-            print(f"(that time includes making the {embedder.backend} model from the bundled weights, once: "
-                  "it is kept in the cache, so the next run encodes at once)")
+            print(
+                f"(that time includes making the {embedder.backend} model from the bundled weights, once: "
+                "it is kept in the cache, so the next run encodes at once)"
+            )
     return 0

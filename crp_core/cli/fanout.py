@@ -8,6 +8,7 @@ partitioned. Configuration precedence (lowest first): defaults, ``--config`` TOM
 Exit status 0 on success; bad input raises a :class:`crp_core.errors.CRPError` (printed by the
 dispatcher, status 2).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,14 +29,22 @@ if TYPE_CHECKING:
 
 def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
-        "fanout", help="partitioned vs naive fan-out of a scenario (SPEC-027 §1)",
+        "fanout",
+        help="partitioned vs naive fan-out of a scenario (SPEC-027 §1)",
         description="Run the pipeline for a scenario and show the fan-out partitions, each branch's "
-                    "picks, and the cross-branch duplicates of the naive shared-coverage run versus the "
-                    "partitioned run.")
-    add_input_args(p, scenario=True,
-                   now_help="the time the pipeline treats as now (ISO 8601; replaces the scenario's now)")
-    p.add_argument("--width", type=int, default=None, metavar="N",
-                   help="fan-out width (replaces the scenario's fanout_width; 0 or 1 = no fan-out)")
+        "picks, and the cross-branch duplicates of the naive shared-coverage run versus the "
+        "partitioned run.",
+    )
+    add_input_args(
+        p, scenario=True, now_help="the time the pipeline treats as now (ISO 8601; replaces the scenario's now)"
+    )
+    p.add_argument(
+        "--width",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fan-out width (replaces the scenario's fanout_width; 0 or 1 = no fan-out)",
+    )
     p.add_argument("--json", action="store_true", help="print the JSON report (SPEC_NOTES §4)")
     p.set_defaults(handler=_handle)
 
@@ -61,9 +70,18 @@ def _scenario_overrides(scenario: Scenario, width: int | None, now_text: str | N
     return scenario.replace(**changes) if changes else scenario
 
 
-def fanout_cli_report(ckf: str, scenario_path: str, *, width: int | None = None, config_path: str | None = None,
-                      set_args: list[str] | None = None, now: str | None = None, lenient: bool = False,
-                      cache_dir: str | None = None, source_map: SourceTypeMap | None = None) -> dict[str, Any]:
+def fanout_cli_report(
+    ckf: str,
+    scenario_path: str,
+    *,
+    width: int | None = None,
+    config_path: str | None = None,
+    set_args: list[str] | None = None,
+    now: str | None = None,
+    lenient: bool = False,
+    cache_dir: str | None = None,
+    source_map: SourceTypeMap | None = None,
+) -> dict[str, Any]:
     """Load, run the pipeline and return ``fanout_report`` plus the run's identification (``source_map``:
     an SDK snapshot's source types, :func:`~crp_core.cli.common.input_source_map`)."""
     from crp_core.corpus.prepared import prepare_corpus
@@ -79,17 +97,30 @@ def fanout_cli_report(ckf: str, scenario_path: str, *, width: int | None = None,
     result = run_pipeline(corpus, scenario, config)
     report = fanout_report(result.fanout, result.headers)
     residual = [sq.id for sq in scenario.residual_set]
-    return {"scenario": scenario.name or scenario_path, "fanout_width": scenario.fanout_width,
-            "residual_set": residual, "addressed": [a.id for a in scenario.addressed], **report,
-            "clamps": [clamp_dict(c) for c in result.clamps]}
+    return {
+        "scenario": scenario.name or scenario_path,
+        "fanout_width": scenario.fanout_width,
+        "residual_set": residual,
+        "addressed": [a.id for a in scenario.addressed],
+        **report,
+        "clamps": [clamp_dict(c) for c in result.clamps],
+    }
 
 
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.report import dumps
 
-    report = fanout_cli_report(args.ckf, args.scenario, width=args.width, config_path=args.config,
-                               set_args=args.set_args, now=args.now, lenient=args.lenient, cache_dir=args.cache_dir,
-                               source_map=input_source_map(args))
+    report = fanout_cli_report(
+        args.ckf,
+        args.scenario,
+        width=args.width,
+        config_path=args.config,
+        set_args=args.set_args,
+        now=args.now,
+        lenient=args.lenient,
+        cache_dir=args.cache_dir,
+        source_map=input_source_map(args),
+    )
     for c in report["clamps"]:
         print(f"crp-inspect: warning: {c['message']}", file=sys.stderr)
     if args.json:
@@ -101,15 +132,20 @@ def _handle(args: argparse.Namespace) -> int:
 
 def render_summary(report: dict[str, Any]) -> str:
     """Readable summary: partitions, per-branch picks, duplicates naive vs partitioned."""
-    lines = [f"scenario: {report['scenario']}",
-             f"ResidualSet ({len(report['residual_set'])}): {', '.join(report['residual_set']) or '-'}"
-             f"   addressed: {', '.join(report['addressed']) or '-'}"]
+    lines = [
+        f"scenario: {report['scenario']}",
+        f"ResidualSet ({len(report['residual_set'])}): {', '.join(report['residual_set']) or '-'}"
+        f"   addressed: {', '.join(report['addressed']) or '-'}",
+    ]
     if not report["active"]:
-        lines.append(f"fan-out inactive (fanout_width {report['fanout_width']}; needs width >= 2 and a "
-                     "non-empty ResidualSet)")
+        lines.append(
+            f"fan-out inactive (fanout_width {report['fanout_width']}; needs width >= 2 and a non-empty ResidualSet)"
+        )
         return "\n".join(lines)
-    lines.append(f"{headers.PARTITIONS}: {report['headers'][headers.PARTITIONS]}"
-                 f"   (width {report['width']}, rule: {report['rule']})")
+    lines.append(
+        f"{headers.PARTITIONS}: {report['headers'][headers.PARTITIONS]}"
+        f"   (width {report['width']}, rule: {report['rule']})"
+    )
     for mode, run in (("partitioned", report), ("naive (shared Coverage Set, round-robin)", report["naive"])):
         lines.append("")
         lines.append(f"== {mode}")
@@ -118,14 +154,21 @@ def render_summary(report: dict[str, Any]) -> str:
             lines.append(f"    selected: {', '.join(b['selected']) or '-'}")
             lines.append(f"    coverage additions: {', '.join(b['coverage_additions'])}")
         fan = run["fan_in"]
-        lines.append(f"  fan-in: coverage depth {fan['coverage_depth']}, merged {len(fan['merged'])} fact(s), "
-                     f"{len(fan['duplicates'])} duplicate(s)")
+        lines.append(
+            f"  fan-in: coverage depth {fan['coverage_depth']}, merged {len(fan['merged'])} fact(s), "
+            f"{len(fan['duplicates'])} duplicate(s)"
+        )
         for d in fan["duplicates"]:
-            what = (f"{d['fact_ids'][0]} chosen by branches {d['branches']}" if len(d["fact_ids"]) == 1 else
-                    f"{d['fact_ids'][0]} ~ {d['fact_ids'][1]} (cos {d['similarity']:.4f}) across branches "
-                    f"{d['branches']}")
+            what = (
+                f"{d['fact_ids'][0]} chosen by branches {d['branches']}"
+                if len(d["fact_ids"]) == 1
+                else f"{d['fact_ids'][0]} ~ {d['fact_ids'][1]} (cos {d['similarity']:.4f}) across branches "
+                f"{d['branches']}"
+            )
             lines.append(f"    - {what}; kept {d['kept'] or '-'}")
     lines.append("")
-    lines.append(f"duplicates: naive {len(report['naive']['fan_in']['duplicates'])} vs partitioned "
-                 f"{len(report['fan_in']['duplicates'])}")
+    lines.append(
+        f"duplicates: naive {len(report['naive']['fan_in']['duplicates'])} vs partitioned "
+        f"{len(report['fan_in']['duplicates'])}"
+    )
     return "\n".join(lines)

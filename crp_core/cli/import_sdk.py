@@ -7,6 +7,7 @@ snapshot is read as every ``--ckf`` reads it (:mod:`crp_core.io.ckf.sdk`), the S
 ``--out``'s extension, and the summary (mapped, defaulted, dropped) and every warning are printed.
 Exit status 0 when written, 2 on bad input (the snapshot, the mapping or the output path).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,20 +22,36 @@ if TYPE_CHECKING:
 
 def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
-        "import-sdk", help="convert a crprotocol SDK snapshot (ContextualKnowledgeFabric.persist) into a CKF",
+        "import-sdk",
+        help="convert a crprotocol SDK snapshot (ContextualKnowledgeFabric.persist) into a CKF",
         description="Convert a crprotocol SDK cold-storage snapshot into a CKF file (.jsonl, .json or .csv by "
-                    "the extension of --out), printing what was mapped, defaulted and dropped.")
+        "the extension of --out), printing what was mapped, defaulted and dropped.",
+    )
     p.add_argument("snapshot", metavar="SNAPSHOT", help="the SDK snapshot (.json)")
     p.add_argument("--out", required=True, metavar="PATH", help="the CKF to write (.jsonl, .json or .csv)")
-    p.add_argument("--map", metavar="TOML", default=None, dest="mapping",
-                   help="source-type mapping: [[rule]] tables by category / source_window_id glob / "
-                        "extraction_stage, first match wins")
-    p.add_argument("--source-type", choices=SOURCE_TYPES, default=None, metavar="TYPE",
-                   help="source type of the facts no mapping rule matches (default: the mapping's default, "
-                        "else unverified)")
+    p.add_argument(
+        "--map",
+        metavar="TOML",
+        default=None,
+        dest="mapping",
+        help="source-type mapping: [[rule]] tables by category / source_window_id glob / "
+        "extraction_stage, first match wins",
+    )
+    p.add_argument(
+        "--source-type",
+        choices=SOURCE_TYPES,
+        default=None,
+        metavar="TYPE",
+        help="source type of the facts no mapping rule matches (default: the mapping's default, else unverified)",
+    )
     p.add_argument("--lenient", action="store_true", help="skip bad facts and edges instead of refusing")
-    p.add_argument("--max-bytes", type=int, default=None, metavar="N",
-                   help="largest snapshot accepted (default: ckf_max_bytes of the configuration)")
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="largest snapshot accepted (default: ckf_max_bytes of the configuration)",
+    )
     p.set_defaults(handler=_handle)
 
 
@@ -58,8 +75,10 @@ def _handle(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ConfigError(f"--out: cannot write {out}: {exc.strerror or exc}") from None
     assert kb.imported is not None
-    print(f"{visible(args.snapshot)} -> {visible(out)}: {len(kb)} fact(s), {len(kb.edges)} edge(s) "
-          f"(in metadata.sdk_edges)")
+    print(
+        f"{visible(args.snapshot)} -> {visible(out)}: {len(kb)} fact(s), {len(kb.edges)} edge(s) "
+        f"(in metadata.sdk_edges)"
+    )
     for line in kb.imported.lines():
         print("  " + visible(line))
     for p in kb.skipped:

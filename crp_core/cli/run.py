@@ -5,6 +5,7 @@ the scenario's ``config`` table < each ``--set key=value`` (in command-line orde
 ``--now`` overrides the scenario's ``now``. ``--json`` prints the report of
 :func:`crp_core.report.run_report`; without it, a readable summary.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,17 +26,27 @@ if TYPE_CHECKING:
 
 def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
-        "run", help="run the retrieval pipeline and print headers, envelope and conflicts",
+        "run",
+        help="run the retrieval pipeline and print headers, envelope and conflicts",
         description="Run the CRP-SPEC-027 retrieval pipeline (candidates, CDR, CDGR, contradiction "
-                    "resolution, fan-out, packing) over a CKF for one scenario. Configuration precedence: "
-                    "defaults < --config < the scenario's config < --set.")
+        "resolution, fan-out, packing) over a CKF for one scenario. Configuration precedence: "
+        "defaults < --config < the scenario's config < --set.",
+    )
     add_input_args(p, scenario=True, now_help="the current time the pipeline uses (overrides the scenario's)")
     p.add_argument("--json", action="store_true", help="print the machine-readable report (one JSON object)")
-    p.add_argument("--known-conflicts", choices=("scan", "none"), default="scan",
-                   help="where the known-conflict guard (config known_conflict_action) learns conflicts: the "
-                        "whole-CKF scan (default; seconds at 100k facts) or nowhere")
-    p.add_argument("--triage-db", metavar="PATH", default=None,
-                   help="apply the operator decisions of this triage database (read-only) to the run")
+    p.add_argument(
+        "--known-conflicts",
+        choices=("scan", "none"),
+        default="scan",
+        help="where the known-conflict guard (config known_conflict_action) learns conflicts: the "
+        "whole-CKF scan (default; seconds at 100k facts) or nowhere",
+    )
+    p.add_argument(
+        "--triage-db",
+        metavar="PATH",
+        default=None,
+        help="apply the operator decisions of this triage database (read-only) to the run",
+    )
     p.set_defaults(handler=_handle)
 
 
@@ -58,8 +69,9 @@ def _handle(args: argparse.Namespace) -> int:
             raise ConfigError(f"--now: {exc}") from None
     scenario = load_scenario(args.scenario)
     config = build_config(args.config, scenario, args.set_args)
-    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes,
-                        source_map=input_source_map(args))
+    kb = load_input_ckf(
+        args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
+    )
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     vectors = embed_scenario(scenario, corpus)
@@ -77,11 +89,11 @@ def _handle(args: argparse.Namespace) -> int:
         from crp_core.analysis.known import known_conflicts
         from crp_core.analysis.scan import scan_ckf
 
-        scan = (scan_ckf(corpus, config, now, decisions=decisions)
-                if args.known_conflicts == "scan" else None)
+        scan = scan_ckf(corpus, config, now, decisions=decisions) if args.known_conflicts == "scan" else None
         known = known_conflicts(scan, decisions)
-    result = run_pipeline(corpus, scenario, config, vectors=vectors, now=now, decisions=decisions,
-                          known_conflicts=known)
+    result = run_pipeline(
+        corpus, scenario, config, vectors=vectors, now=now, decisions=decisions, known_conflicts=known
+    )
     warn_clamps(result.clamps)
     if args.json:
         sys.stdout.write(dumps(run_report(result)) + "\n")
@@ -102,8 +114,7 @@ def _print_summary(result: PipelineResult, kb: KnowledgeBase) -> None:
     for i, p in enumerate(result.envelope.order, 1):
         extra = f" bridges {p.bridges_anchor}" if p.bridges_anchor else ""
         tier = p.tier or "no tier"  # connectors: their score never enters a tier (SPEC_NOTES §2.8)
-        out(f"  {i:>3}. {p.fact_id:<20} {p.role:<9} score={p.score:.4f} {tier}/{p.band} "
-            f"tokens={p.tokens}{extra}\n")
+        out(f"  {i:>3}. {p.fact_id:<20} {p.role:<9} score={p.score:.4f} {tier}/{p.band} tokens={p.tokens}{extra}\n")
     env = result.envelope
     out(f"  tokens {env.tokens_used}/{env.token_budget}")
     if env.dropped_for_budget:
@@ -123,8 +134,10 @@ def _print_summary(result: PipelineResult, kb: KnowledgeBase) -> None:
         else:
             verdict = f"kept {', '.join(pair.kept)}, suppressed {pair.suppressed}"
         auth = ", ".join(f"{fid}={a.authority:.4f}" for fid, a in pair.authority.items())
-        out(f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {'/'.join(pair.patterns)}; "
-            f"authority {auth}; {verdict}\n")
+        out(
+            f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {'/'.join(pair.patterns)}; "
+            f"authority {auth}; {verdict}\n"
+        )
     n_gated = sum(1 for o in result.outcomes if o.role == "gated")
     out(f"\nscored facts: {len(result.outcomes)} ({n_gated} gated out)\n")
     if result.known_conflicts:

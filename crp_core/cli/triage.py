@@ -16,6 +16,7 @@ the text exactly.
 Exit status: 0 done, 2 refused (bad input, unusable database: one clear message on stderr);
 ``export --strict``: 1 when the export report lists something the CKF does not carry.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,34 +48,50 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: Subparsers) -> None:
-    p = subparsers.add_parser("triage", help="operator decisions on conflict pairs (record, list, export)",
-                              description="Operator decisions on conflict pairs, stored in SQLite: record "
-                                          "them, list the audit log, export a cleaned CKF.")
+    p = subparsers.add_parser(
+        "triage",
+        help="operator decisions on conflict pairs (record, list, export)",
+        description="Operator decisions on conflict pairs, stored in SQLite: record "
+        "them, list the audit log, export a cleaned CKF.",
+    )
     sub = p.add_subparsers(dest="triage_command", metavar="ACTION")
     sub.required = True
     db_help = f"decision database (SQLite file; default ${DB_PATH_ENV})"
 
-    e = sub.add_parser("export", help="write the cleaned CKF carrying every operator decision, and its report",
-                       description="Load a CKF, write every decision in force into its facts (an override's or "
-                                   "accepted arbitration's loser STALE with metadata.superseded_by and "
-                                   "metadata.triage; status marks with metadata.triage; dismissals in the report "
-                                   "only) in the format of --out (.jsonl, .json, .csv, or a directory), and an "
-                                   "export report (JSON) of what the file carries and what it cannot.")
+    e = sub.add_parser(
+        "export",
+        help="write the cleaned CKF carrying every operator decision, and its report",
+        description="Load a CKF, write every decision in force into its facts (an override's or "
+        "accepted arbitration's loser STALE with metadata.superseded_by and "
+        "metadata.triage; status marks with metadata.triage; dismissals in the report "
+        "only) in the format of --out (.jsonl, .json, .csv, or a directory), and an "
+        "export report (JSON) of what the file carries and what it cannot.",
+    )
     e.add_argument("--db", metavar="PATH", default=None, help=db_help)
     e.add_argument("--ckf", metavar="PATH", required=True, help="the CKF the decisions were taken on")
     e.add_argument("--out", metavar="PATH", required=True, help="where to write the cleaned CKF")
-    e.add_argument("--report", metavar="PATH", default=None,
-                   help="where to write the export report (default: <out stem>.export_report.json next to "
-                        "--out, or export_report.json inside a CKF folder)")
+    e.add_argument(
+        "--report",
+        metavar="PATH",
+        default=None,
+        help="where to write the export report (default: <out stem>.export_report.json next to "
+        "--out, or export_report.json inside a CKF folder)",
+    )
     e.add_argument("--json", action="store_true", help="print the export report as JSON instead of text")
-    e.add_argument("--strict", action="store_true",
-                   help="exit 1 when the report lists conflicts, unknown facts or what the CKF cannot express")
+    e.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when the report lists conflicts, unknown facts or what the CKF cannot express",
+    )
     e.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
     add_sdk_map_args(e)
     e.set_defaults(handler=_export)
 
-    d = sub.add_parser("decisions", help="print the decisions (the audit log)",
-                       description="Print the recorded decisions, oldest first.")
+    d = sub.add_parser(
+        "decisions",
+        help="print the decisions (the audit log)",
+        description="Print the recorded decisions, oldest first.",
+    )
     d.add_argument("--db", metavar="PATH", default=None, help=db_help)
     fmt = d.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON export (audit log + decisions in force)")
@@ -82,10 +99,13 @@ def register(subparsers: Subparsers) -> None:
     d.add_argument("--pair", nargs=2, metavar=("A", "B"), help="only the history of this pair")
     d.set_defaults(handler=_decisions)
 
-    q = sub.add_parser("stats", help="the conflict detector's precision per pattern, judged by the decisions",
-                       description="Operator decisions are labels for the value-conflict detector: a dismissed "
-                                   "pair is a false positive, an accepted or overridden pair a true conflict. "
-                                   "Prints precision per pattern and the pairs operators overruled.")
+    q = sub.add_parser(
+        "stats",
+        help="the conflict detector's precision per pattern, judged by the decisions",
+        description="Operator decisions are labels for the value-conflict detector: a dismissed "
+        "pair is a false positive, an accepted or overridden pair a true conflict. "
+        "Prints precision per pattern and the pairs operators overruled.",
+    )
     q.add_argument("--db", metavar="PATH", default=None, help=db_help)
     q.add_argument("--ckf", metavar="PATH", required=True, help="the CKF the decisions were taken on")
     q.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
@@ -93,8 +113,9 @@ def register(subparsers: Subparsers) -> None:
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.set_defaults(handler=_stats)
 
-    r = sub.add_parser("record", help="record one decision",
-                       description="Record one operator decision on the conflict pair A, B.")
+    r = sub.add_parser(
+        "record", help="record one decision", description="Record one operator decision on the conflict pair A, B."
+    )
     r.add_argument("--db", metavar="PATH", default=None, help=db_help + "; created if missing")
     r.add_argument("--pair", nargs=2, metavar=("A", "B"), required=True, help="the two facts of the pair")
     r.add_argument("--kind", required=True, choices=KINDS, help="the decision")
@@ -135,14 +156,17 @@ def _export(args: argparse.Namespace) -> int:
     if not os.path.isdir(out_dir):
         raise _UsageError(f"--out {args.out}: the folder {out_dir} does not exist")
     if args.report and not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
-        raise _UsageError(f"--report {args.report}: the folder {os.path.dirname(os.path.abspath(args.report))} "
-                          "does not exist")
+        raise _UsageError(
+            f"--report {args.report}: the folder {os.path.dirname(os.path.abspath(args.report))} does not exist"
+        )
     if os.path.isdir(args.out) and os.path.splitext(args.out)[1]:
         raise _UsageError(f"--out {args.out} is a folder; name a file (.jsonl, .json, .csv) or a new folder")
     if os.path.isdir(args.out) and os.listdir(args.out) and not os.path.lexists(os.path.join(args.out, "facts.jsonl")):
         # a folder CKF is written into the folder: never into one that holds other things (--out /tmp)
-        raise _UsageError(f"--out {args.out} is a folder that holds other files and no facts.jsonl; name a file "
-                          "(.jsonl, .json, .csv), a new folder or an existing CKF folder")
+        raise _UsageError(
+            f"--out {args.out} is a folder that holds other files and no facts.jsonl; name a file "
+            "(.jsonl, .json, .csv), a new folder or an existing CKF folder"
+        )
     try:
         done = export_cleaned_ckf(kb, decisions, args.out, report_path=report_path)
     except OSError as exc:
@@ -155,30 +179,40 @@ def _export(args: argparse.Namespace) -> int:
         _print_report(report)
     if done.unknown_facts:
         shown = ", ".join(done.unknown_facts[:10]) + (", ..." if len(done.unknown_facts) > 10 else "")
-        print(f"warning: {len(done.unknown_facts)} fact id(s) named by decisions are not in {args.ckf}: "
-              f"{visible(shown)}",
-              file=sys.stderr)
+        print(
+            f"warning: {len(done.unknown_facts)} fact id(s) named by decisions are not in {args.ckf}: {visible(shown)}",
+            file=sys.stderr,
+        )
     if kb.skipped:
-        print(f"warning: {len(kb.skipped)} bad fact(s) of {args.ckf} were skipped (--lenient) and are not "
-              f"in {args.out}", file=sys.stderr)
+        print(
+            f"warning: {len(kb.skipped)} bad fact(s) of {args.ckf} were skipped (--lenient) and are not in {args.out}",
+            file=sys.stderr,
+        )
     return 1 if args.strict and report.issues else 0
 
 
 def _print_report(report: ExportReport) -> None:
     """The export report as text: what was written, then every item the CKF does not carry."""
     parts = ", ".join(f"{n} {s}" for s, n in report.changed.items()) or "no status changed"
-    print(f"wrote {report.path}: {report.n_facts} facts; {len(report.changes)} fact(s) carry operator "
-          f"decisions ({parts})")
+    print(
+        f"wrote {report.path}: {report.n_facts} facts; {len(report.changes)} fact(s) carry operator decisions ({parts})"
+    )
     superseded = sum(1 for c in report.changes if c.superseded_by is not None)
-    print(f"carried: {superseded} superseded fact(s) (status, metadata.superseded_by, metadata.triage), "
-          f"{len(report.changes) - superseded} status mark(s) only; {len(report.dismissed)} dismissed pair(s), "
-          "listed in the report only")
+    print(
+        f"carried: {superseded} superseded fact(s) (status, metadata.superseded_by, metadata.triage), "
+        f"{len(report.changes) - superseded} status mark(s) only; {len(report.dismissed)} dismissed pair(s), "
+        "listed in the report only"
+    )
     for v in report.replaced:
-        print(f"replaced: {visible(v.fact_id)} metadata.{visible(v.key)} was {json.dumps(v.old, ensure_ascii=False)}, "
-              f"now {json.dumps(v.new, ensure_ascii=False)}")
-    for title, items in (("conflicting decisions", report.conflicts),
-                         ("decisions naming unknown facts", report.unknown),
-                         ("not expressible in the CKF", report.inexpressible)):
+        print(
+            f"replaced: {visible(v.fact_id)} metadata.{visible(v.key)} was {json.dumps(v.old, ensure_ascii=False)}, "
+            f"now {json.dumps(v.new, ensure_ascii=False)}"
+        )
+    for title, items in (
+        ("conflicting decisions", report.conflicts),
+        ("decisions naming unknown facts", report.unknown),
+        ("not expressible in the CKF", report.inexpressible),
+    ):
         if items:
             print(f"{title} ({len(items)}):")
             for i in items:
@@ -199,10 +233,12 @@ def _decisions(args: argparse.Namespace) -> int:
             print("no decisions")
         for d in rows:  # data drawn visibly: an escape in a name or note cannot drive the terminal
             v = visible
-            what = {"accept": f"accept (winner {v(d.winner)})" if d.winner else "accept",
-                    "override": f"override: {v(d.winner)} wins",
-                    "dismiss": "dismiss: not a conflict",
-                    "mark_status": f"mark {v(d.target_fact)} {v(d.new_status)}"}.get(d.kind, v(d.kind))
+            what = {
+                "accept": f"accept (winner {v(d.winner)})" if d.winner else "accept",
+                "override": f"override: {v(d.winner)} wins",
+                "dismiss": "dismiss: not a conflict",
+                "mark_status": f"mark {v(d.target_fact)} {v(d.new_status)}",
+            }.get(d.kind, v(d.kind))
             note = f"  note: {v(d.note)}" if d.note else ""
             print(f"#{d.id} {v(d.decided_at)} {v(d.operator)}: [{v(d.fact_a)} | {v(d.fact_b)}] {what}{note}")
     return 0
@@ -219,8 +255,10 @@ def _stats(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(detector_quality_dict(quality), ensure_ascii=False, indent=2) + "\n")
         return 0
     total = quality.precision
-    print(f"decided pairs: {len(quality.pairs)} ({quality.confirmed} confirmed, {quality.dismissed} dismissed); "
-          f"precision {'-' if total is None else f'{total:.3f}'}")
+    print(
+        f"decided pairs: {len(quality.pairs)} ({quality.confirmed} confirmed, {quality.dismissed} dismissed); "
+        f"precision {'-' if total is None else f'{total:.3f}'}"
+    )
     for q in quality.per_pattern:
         prec = "-" if q.precision is None else f"{q.precision:.3f}"
         print(f"  {visible(q.pattern):<20} confirmed {q.confirmed:>4}  dismissed {q.dismissed:>4}  precision {prec}")
@@ -228,8 +266,10 @@ def _stats(args: argparse.Namespace) -> int:
         print("overruled by operators:")
         for p in quality.overruled:
             what = "dismissed (not a conflict)" if p.kind == "dismiss" else f"override: {p.winner} wins"
-            print(f"  [{visible(p.fact_a)} | {visible(p.fact_b)}] {'/'.join(p.patterns) or 'no pattern today'}: "
-                  f"{visible(what)}" + (f"  note: {visible(p.note)}" if p.note else ""))
+            print(
+                f"  [{visible(p.fact_a)} | {visible(p.fact_b)}] {'/'.join(p.patterns) or 'no pattern today'}: "
+                f"{visible(what)}" + (f"  note: {visible(p.note)}" if p.note else "")
+            )
     if quality.unknown:
         print(f"{len(quality.unknown)} decided pair(s) name facts this CKF does not hold")
     return 0
@@ -244,8 +284,17 @@ def _record(args: argparse.Namespace) -> int:
         if missing:
             raise _UsageError(f"fact(s) {', '.join(map(repr, missing))} not in CKF {args.ckf}")
         fingerprint = kb.fingerprint
-    decision = Decision.new(a, b, args.kind, args.operator, winner=args.winner, target_fact=args.fact,
-                            new_status=args.status, note=args.note, ckf_fingerprint=fingerprint)
+    decision = Decision.new(
+        a,
+        b,
+        args.kind,
+        args.operator,
+        winner=args.winner,
+        target_fact=args.fact,
+        new_status=args.status,
+        note=args.note,
+        ckf_fingerprint=fingerprint,
+    )
     with DecisionStore(_db(args)) as store:
         done = store.record(decision)
     print(json.dumps(done.to_dict(), ensure_ascii=False), flush=True)

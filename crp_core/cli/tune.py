@@ -10,6 +10,7 @@ checked writable before the first trial, written atomically; if the write still 
 result is printed first, then the error (exit 2). ``--seed`` outside 0 .. 2**32 - 1 is refused by
 argparse (exit 2).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,7 @@ if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
     from crp_core.config import CRPConfig
 
-_COLS = ("recall.mean", "leaks.total", "wrong_winners.total", "expired.total", "contradictions.total",
-         "tokens.mean")
+_COLS = ("recall.mean", "leaks.total", "wrong_winners.total", "expired.total", "contradictions.total", "tokens.mean")
 
 
 #: the seeds Optuna's TPE sampler (numpy's RandomState) accepts
@@ -49,18 +49,24 @@ def register(subparsers: Subparsers) -> None:
     from crp_core.analysis.tune import OBJECTIVES
 
     p = subparsers.add_parser(
-        "tune", help="search TTLs, the relevance gate, contradiction similarity and stale floor over a suite",
+        "tune",
+        help="search TTLs, the relevance gate, contradiction similarity and stale floor over a suite",
         description="Auto-tune the configuration over a suite of labelled scenarios with Optuna (TPE, fixed "
-                    "seed). Objectives: " + "; ".join(f"{o.name}: {o.description}" for o in OBJECTIVES.values()))
+        "seed). Objectives: " + "; ".join(f"{o.name}: {o.description}" for o in OBJECTIVES.values()),
+    )
     add_suite_args(p)
     p.add_argument("--objective", default="recall", choices=tuple(OBJECTIVES), help="what to optimise (default recall)")
     p.add_argument("--trials", type=int, required=True, metavar="N", help="number of trials, the start included")
-    p.add_argument("--seed", type=seed_arg, default=0, metavar="S",
-                   help=f"TPE sampler seed, 0 to {SEED_MAX} (default 0)")
+    p.add_argument(
+        "--seed", type=seed_arg, default=0, metavar="S", help=f"TPE sampler seed, 0 to {SEED_MAX} (default 0)"
+    )
     p.add_argument("--json", action="store_true", help="print the tuning report (one JSON object)")
-    p.add_argument("--out", metavar="TOML", default=None,
-                   help="save the best configuration as TOML (checked writable before the first trial, written "
-                        "atomically)")
+    p.add_argument(
+        "--out",
+        metavar="TOML",
+        default=None,
+        help="save the best configuration as TOML (checked writable before the first trial, written atomically)",
+    )
     p.set_defaults(handler=_handle)
 
 
@@ -82,9 +88,12 @@ def _handle(args: argparse.Namespace) -> int:
     out = sys.stdout.write
     live = not args.json
     if live:
-        out(f"tuning {args.objective} over {len(inp.prepared.suite)} scenario(s), {args.trials} trial(s), "
+        out(
+            f"tuning {args.objective} over {len(inp.prepared.suite)} scenario(s), {args.trials} trial(s), "
             f"seed {args.seed}\n\n{'trial':>5} {'value':>16} {'feasible':>8} "
-            + " ".join(f"{c:>12}" for c in _COLS) + "\n")
+            + " ".join(f"{c:>12}" for c in _COLS)
+            + "\n"
+        )
 
     shown = TerminalProgress("tuning", "trials")  # with --json: counts and an ETA on a terminal's stderr
 
@@ -95,8 +104,17 @@ def _handle(args: argparse.Namespace) -> int:
         else:
             shown(done, total)
 
-    result = tune(inp.prepared.corpus, inp.prepared, inp.config, args.objective, args.trials, args.seed,
-                  callback=progress, set_args=inp.set_args, known=inp.known)
+    result = tune(
+        inp.prepared.corpus,
+        inp.prepared,
+        inp.config,
+        args.objective,
+        args.trials,
+        args.seed,
+        callback=progress,
+        set_args=inp.set_args,
+        known=inp.known,
+    )
     write_error: ConfigError | None = None
     if args.out:
         try:
@@ -126,9 +144,11 @@ def _regression_dict(f: GateFailure) -> dict[str, object]:
 def _print_result(result: TuneResult, base: CRPConfig, *, saved: str | None) -> None:
     out = sys.stdout.write
     best = result.best
-    out(f"\nbest: trial {best.number} (value {'/'.join(f'{v:.4f}' for v in best.values)}, "
+    out(
+        f"\nbest: trial {best.number} (value {'/'.join(f'{v:.4f}' for v in best.values)}, "
         f"{'feasible' if best.feasible else 'NOT feasible: ' + str(dict(best.violations))}); "
-        f"the start was {'/'.join(f'{v:.4f}' for v in result.baseline.values)}\n")
+        f"the start was {'/'.join(f'{v:.4f}' for v in result.baseline.values)}\n"
+    )
     changes = base.diff(result.best_config)
     for k, (a, b) in changes.items():
         out(f"  {k}: {a} -> {b}\n")
@@ -136,8 +156,10 @@ def _print_result(result: TuneResult, base: CRPConfig, *, saved: str | None) -> 
         out("  (no change from the starting configuration)\n")
     out("\n" + metrics_table(best.metrics) + "\n")
     if best.regressions:
-        out(f"\nworse than at the start in {len(best.regressions)} scenario metric(s) (check --baseline with a "
-            "baseline recorded at the starting config would fail; --objective no_regression avoids them):\n")
+        out(
+            f"\nworse than at the start in {len(best.regressions)} scenario metric(s) (check --baseline with a "
+            "baseline recorded at the starting config would fail; --objective no_regression avoids them):\n"
+        )
         for f in best.regressions:
             out(f"  - {visible(f.scenario)}: {f.metric} {_num(f.value)} (start {_num(f.bound)})\n")
     if saved:

@@ -3,6 +3,7 @@
 Exit status 0 when the input loads (a summary is printed), 1 when it is refused (every problem is
 printed, one per line: ``line N, field F: message``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,14 +23,22 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: Subparsers) -> None:
-    p = subparsers.add_parser("validate", help="validate a CKF file/directory or a scenario",
-                              description="Validate a CKF (.jsonl, .json, .csv or a directory with "
-                                          "facts.jsonl) and print a summary, or every problem found.")
+    p = subparsers.add_parser(
+        "validate",
+        help="validate a CKF file/directory or a scenario",
+        description="Validate a CKF (.jsonl, .json, .csv or a directory with "
+        "facts.jsonl) and print a summary, or every problem found.",
+    )
     p.add_argument("path", nargs="?", help="CKF file or directory")
     p.add_argument("--scenario", metavar="PATH", help="validate a scenario file (.json or .toml)")
     p.add_argument("--lenient", action="store_true", help="skip bad facts instead of refusing the file")
-    p.add_argument("--max-bytes", type=int, default=None, metavar="N",
-                   help="largest CKF file accepted (default: ckf_max_bytes of the configuration)")
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="largest CKF file accepted (default: ckf_max_bytes of the configuration)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     add_sdk_map_args(p, "PATH")
     p.set_defaults(handler=_handle)
@@ -97,15 +106,22 @@ def _kb_summary(kb: KnowledgeBase, path: str) -> dict[str, Any]:
         n, d = kb.embeddings.shape
         emb = f"{n} x {d} from {kb.embedding_model or 'an unnamed model'}"
     return {
-        "ok": True, "path": path, "format": kb.fmt, "facts": len(kb),
+        "ok": True,
+        "path": path,
+        "format": kb.fmt,
+        "facts": len(kb),
         "by_source_type": {st: by_type[st] for st in SOURCE_TYPES if by_type[st]},
         "by_status": {s: by_status[s] for s in STATUSES if by_status[s]},
-        "embeddings": emb, "embedding_model": kb.embedding_model,
+        "embeddings": emb,
+        "embedding_model": kb.embedding_model,
         "warnings": [_problem_json(p) for p in kb.warnings],
         "skipped": [_problem_json(p) for p in kb.skipped],
         "skipped_facts": len({p.line for p in kb.skipped}),
-        **({"import": {"lines": list(kb.imported.lines()), "edges": len(kb.edges),
-                       "integrity": kb.imported.integrity}} if kb.imported is not None else {}),
+        **(
+            {"import": {"lines": list(kb.imported.lines()), "edges": len(kb.edges), "integrity": kb.imported.integrity}}
+            if kb.imported is not None
+            else {}
+        ),
     }
 
 
@@ -129,11 +145,18 @@ def _print_kb(s: dict[str, Any]) -> None:
 def _scenario_summary(sc: Scenario, path: str) -> dict[str, Any]:
     with_emb = sum(sq.embedding is not None for sq in sc.sub_queries) + (sc.query_embedding is not None)
     return {
-        "ok": True, "path": path, "name": sc.name, "query": sc.query,
-        "now": sc.now.isoformat() if sc.now else None, "sub_queries": len(sc.sub_queries),
-        "addressed": len(sc.addressed), "residual": len(sc.residual_set),
-        "prior_outputs": len(sc.prior_outputs), "fanout_width": sc.fanout_width,
-        "config_overrides": sorted(sc.config), "embedded_texts": with_emb,
+        "ok": True,
+        "path": path,
+        "name": sc.name,
+        "query": sc.query,
+        "now": sc.now.isoformat() if sc.now else None,
+        "sub_queries": len(sc.sub_queries),
+        "addressed": len(sc.addressed),
+        "residual": len(sc.residual_set),
+        "prior_outputs": len(sc.prior_outputs),
+        "fanout_width": sc.fanout_width,
+        "config_overrides": sorted(sc.config),
+        "embedded_texts": with_emb,
         "embedding_model": sc.embedding_model,
     }
 
@@ -145,5 +168,7 @@ def _print_scenario(s: dict[str, Any]) -> None:
     print(f"  sub-queries: {s['sub_queries']} ({s['addressed']} addressed, {s['residual']} residual)")
     print(f"  prior outputs: {s['prior_outputs']}; fan-out width: {s['fanout_width']}")
     print(f"  config overrides: {', '.join(s['config_overrides']) or 'none'}")
-    print(f"  texts with embeddings: {s['embedded_texts']}"
-          + (f" from {s['embedding_model']}" if s['embedding_model'] else ""))
+    print(
+        f"  texts with embeddings: {s['embedded_texts']}"
+        + (f" from {s['embedding_model']}" if s["embedding_model"] else "")
+    )

@@ -4,6 +4,7 @@ Every vector leaving this module is float32 and L2-normalised, so a dot product 
 The model is loaded lazily (only when a text actually needs embedding) and fully offline.
 The cache is keyed by (model id, sha256(text)): loading the same CKF twice embeds nothing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -74,8 +75,7 @@ class Embedder(Protocol):
     model_id: str
     dim: int
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = ...,
-               progress: Progress | None = None) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, batch_size: int = ..., progress: Progress | None = None) -> np.ndarray:
         """(n, dim) float32, each row L2-normalised."""
         ...
 
@@ -179,8 +179,13 @@ class MiniLMEmbedder:
     model_id: str = MODEL_ID
     dim: int = DIM
 
-    def __init__(self, model_path: str | None = None, *, backend: str | None = None,
-                 cache_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        model_path: str | None = None,
+        *,
+        backend: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         self._path = model_path
         if backend is not None and backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -238,8 +243,11 @@ class MiniLMEmbedder:
         try:
             return open_session()
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types for a bad file
-            warnings.warn(f"cached ONNX model {model_file} cannot be loaded ({type(exc).__name__}); "
-                          "making it again", RuntimeWarning, stacklevel=4)
+            warnings.warn(
+                f"cached ONNX model {model_file} cannot be loaded ({type(exc).__name__}); making it again",
+                RuntimeWarning,
+                stacklevel=4,
+            )
             build()
             return open_session()
 
@@ -254,8 +262,11 @@ class MiniLMEmbedder:
                         self._model = self._load_onnx()
                     except Exception as exc:  # noqa: BLE001 - any failure of the fast path falls back
                         self.fallback_reason = f"{type(exc).__name__}: {exc}"
-                        warnings.warn(f"ONNX embedding backend unavailable ({self.fallback_reason}); "
-                                      "using torch", RuntimeWarning, stacklevel=3)
+                        warnings.warn(
+                            f"ONNX embedding backend unavailable ({self.fallback_reason}); using torch",
+                            RuntimeWarning,
+                            stacklevel=3,
+                        )
                         self.backend = "torch"
                 if self._model is None:
                     from sentence_transformers import SentenceTransformer
@@ -264,8 +275,9 @@ class MiniLMEmbedder:
                 self.load_count += 1
         return self._model
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = DEFAULT_BATCH,
-               progress: Progress | None = None) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], *, batch_size: int = DEFAULT_BATCH, progress: Progress | None = None
+    ) -> np.ndarray:
         texts = list(texts)
         n = len(texts)
         self.encode_calls += 1
@@ -280,13 +292,21 @@ class MiniLMEmbedder:
         # padding tokens, by tokens 2-7%); torch tokenises inside sentence-transformers: by characters
         ids = model.tokenize(texts) if isinstance(model, OnnxEncoder) else []
         order = sorted(range(n), key=(lambda i: len(ids[i])) if ids else (lambda i: len(texts[i])))
-        batches = [order[start:start + batch_size] for start in range(0, n, batch_size)]
+        batches = [order[start : start + batch_size] for start in range(0, n, batch_size)]
         results: Generator[np.ndarray, None, None]
         if isinstance(model, OnnxEncoder):  # the encoder may run several batches at once, in order
             results = model.encode_batches([[ids[i] for i in rows] for rows in batches])
         else:
-            results = (model.encode([texts[i] for i in rows], batch_size=batch_size, convert_to_numpy=True,
-                                    normalize_embeddings=False, show_progress_bar=False) for rows in batches)
+            results = (
+                model.encode(
+                    [texts[i] for i in rows],
+                    batch_size=batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=False,
+                    show_progress_bar=False,
+                )
+                for rows in batches
+            )
         done = 0
         with closing(results):  # a cancel raised by ``progress`` stops the batches not yet started
             for rows, emb in zip(batches, results):
@@ -320,8 +340,8 @@ class MiniLMEmbedder:
         tok = self._get_tokenizer()
         step = 4096
         for start in range(0, len(texts), step):
-            enc = tok.encode_batch(texts[start:start + step], add_special_tokens=False)
-            counts[start:start + len(enc)] = [len(e.ids) for e in enc]
+            enc = tok.encode_batch(texts[start : start + step], add_special_tokens=False)
+            counts[start : start + len(enc)] = [len(e.ids) for e in enc]
         return counts
 
 
@@ -374,8 +394,7 @@ def word_token_estimate(texts: Sequence[str]) -> np.ndarray:
     Words are whitespace-separated runs. ``(w * 13 + 9) // 10`` avoids the float artefact
     ``10 * 1.3 = 13.000000000000002`` that a float ``ceil`` would round up to 14.
     """
-    return np.fromiter(((len(_WORD.findall(t)) * 13 + 9) // 10 for t in texts), dtype=np.int64,
-                       count=len(texts))
+    return np.fromiter(((len(_WORD.findall(t)) * 13 + 9) // 10 for t in texts), dtype=np.int64, count=len(texts))
 
 
 def count_tokens(texts: Sequence[str], model_id: str, embedder: Embedder | None = None) -> np.ndarray:
@@ -390,7 +409,7 @@ def count_tokens(texts: Sequence[str], model_id: str, embedder: Embedder | None 
 #: a float32 row whose norm is within this of 1 (a few float32 roundings) is already unit length: a CKF's
 #: or a scenario's embedding like that is kept bit for bit (normalising it again would move a few values
 #: by one ulp), so the sample's shipped embeddings are exactly the vectors the model path gives
-UNIT_TOLERANCE = 2.0 ** -20
+UNIT_TOLERANCE = 2.0**-20
 
 
 def already_unit(x32: np.ndarray) -> np.ndarray:
@@ -420,9 +439,16 @@ def text_digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
-def embed_texts(texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache | None = None,
-                progress: Progress | None = None, *, batch_size: int = DEFAULT_BATCH,
-                cancel: CancelFlag | None = None, chunk_rows: int | None = None) -> np.ndarray:
+def embed_texts(
+    texts: Sequence[str],
+    embedder: Embedder,
+    cache: EmbeddingCache | None = None,
+    progress: Progress | None = None,
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    cancel: CancelFlag | None = None,
+    chunk_rows: int | None = None,
+) -> np.ndarray:
     """(n, d) float32 normalised vectors; only cache misses go to the model.
 
     The misses are embedded in chunks of ``chunk_rows`` (default :data:`CACHE_SHARD_ROWS`), each
@@ -464,7 +490,7 @@ def embed_texts(texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache 
     for start in range(0, len(uniq), rows_per_chunk):
         if cancel is not None and cancel():
             raise EmbeddingCancelled(done, n)
-        chunk = uniq[start:start + rows_per_chunk]
+        chunk = uniq[start : start + rows_per_chunk]
         chunk_digests = [digests[i] for i in chunk]
         weights = np.cumsum([copies[dg] for dg in chunk_digests])
 
@@ -474,11 +500,13 @@ def embed_texts(texts: Sequence[str], embedder: Embedder, cache: EmbeddingCache 
             if progress is not None and d > 0:
                 progress(min(n, base + int(weights[min(d, len(weights)) - 1])), n)
 
-        vecs = normalise_rows(embedder.encode([texts[i] for i in chunk], batch_size=batch_size,
-                                              progress=chunk_progress))
+        vecs = normalise_rows(
+            embedder.encode([texts[i] for i in chunk], batch_size=batch_size, progress=chunk_progress)
+        )
         if vecs.shape != (len(chunk), embedder.dim):
-            raise ValueError(f"embedder {embedder.model_id!r} returned shape {vecs.shape}, "
-                             f"expected {(len(chunk), embedder.dim)}")
+            raise ValueError(
+                f"embedder {embedder.model_id!r} returned shape {vecs.shape}, expected {(len(chunk), embedder.dim)}"
+            )
         if cache is not None:
             cache.store(embedder.model_id, chunk_digests, vecs)
         for dg, v in zip(chunk_digests, vecs):

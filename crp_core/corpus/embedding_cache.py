@@ -2,6 +2,7 @@
 atomic ``.npz`` shards per model; a damaged shard is dropped with a warning and its texts embedded again.
 Decisions: ``docs/decisions/embedding-index.md`` ("Embedding cache").
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -74,7 +75,7 @@ class _ModelShelf:
         raw = keys.tobytes()
         rows = self.rows
         for r in range(keys.shape[0]):
-            rows[raw[r * _DIGEST_BYTES:(r + 1) * _DIGEST_BYTES]] = (b, r)
+            rows[raw[r * _DIGEST_BYTES : (r + 1) * _DIGEST_BYTES]] = (b, r)
         if self.dim is None and vectors.ndim == 2:
             self.dim = vectors.shape[1]
 
@@ -110,9 +111,16 @@ class EmbeddingCache:
         except Exception as exc:  # noqa: BLE001 - any unreadable file is a corrupt shard
             self._drop(path, f"unreadable ({type(exc).__name__}: {exc})")
             return None
-        ok = (mid == model_id and keys.dtype == np.uint8 and keys.ndim == 2
-              and keys.shape[1] == _DIGEST_BYTES and vectors.dtype == np.float32 and vectors.ndim == 2
-              and vectors.shape[0] == keys.shape[0] and bool(np.isfinite(vectors).all()))
+        ok = (
+            mid == model_id
+            and keys.dtype == np.uint8
+            and keys.ndim == 2
+            and keys.shape[1] == _DIGEST_BYTES
+            and vectors.dtype == np.float32
+            and vectors.ndim == 2
+            and vectors.shape[0] == keys.shape[0]
+            and bool(np.isfinite(vectors).all())
+        )
         if not ok:
             self._drop(path, "wrong model, shape, dtype or non-finite values")
             return None

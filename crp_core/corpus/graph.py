@@ -8,6 +8,7 @@
 
 DELETED / QUARANTINED facts have no edges (they are never retrieved, not even as connectors).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -43,8 +44,9 @@ class NeighbourTable:
         return int(self.ids.shape[1])
 
     @classmethod
-    def from_index(cls, index: FactIndex, vectors: np.ndarray, k: int, retrievable: np.ndarray, *,
-                   ef_search: int | None = None) -> NeighbourTable:
+    def from_index(
+        cls, index: FactIndex, vectors: np.ndarray, k: int, retrievable: np.ndarray, *, ef_search: int | None = None
+    ) -> NeighbourTable:
         """One batched query for every retrievable fact (k + 1 results), then self is dropped."""
         n = vectors.shape[0]
         retrievable = np.asarray(retrievable, dtype=bool)
@@ -105,8 +107,9 @@ class SimilarityGraph:
     _reach: sp.csr_matrix = field(repr=False, default=None)  # boolean structure (0/1 float32)
 
     @classmethod
-    def build(cls, table: NeighbourTable, vectors: np.ndarray, retrievable: np.ndarray,
-              config: CRPConfig = CRPConfig()) -> SimilarityGraph:
+    def build(
+        cls, table: NeighbourTable, vectors: np.ndarray, retrievable: np.ndarray, config: CRPConfig = CRPConfig()
+    ) -> SimilarityGraph:
         n = vectors.shape[0]
         retrievable = freeze_owned(np.asarray(retrievable, dtype=bool).copy())
         src = np.repeat(np.arange(n, dtype=np.int64), table.k)
@@ -220,7 +223,7 @@ class SimilarityGraph:
         for a in range(s):
             dist[a, src[a]] = 0
             wsum[a, src[a]] = 0.0
-            frontier = src[a:a + 1]
+            frontier = src[a : a + 1]
             for h in range(1, max_hops + 1):
                 starts, ends = indptr[frontier], indptr[frontier + 1]
                 counts = ends - starts

@@ -11,6 +11,7 @@ the deletion marks: each index keeps the found ids of its last :data:`QUERY_CACH
 exactly those (the vector's bytes, k, ef, the mask's digest), so a scenario run again (the dashboard's
 reruns, a sweep, a suite) searches only for vectors it has not seen under that mask.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -91,8 +92,9 @@ class FactIndex:
 
     # ---- construction ----------------------------------------------------------------------
     @classmethod
-    def build(cls, vectors: np.ndarray, config: CRPConfig = CRPConfig(), *,
-              fingerprint: str | None = None) -> FactIndex:
+    def build(
+        cls, vectors: np.ndarray, config: CRPConfig = CRPConfig(), *, fingerprint: str | None = None
+    ) -> FactIndex:
         """Insert every vector (label = row), single-threaded so the graph is deterministic."""
         vectors = _readonly(vectors)
         n, d = vectors.shape
@@ -100,8 +102,9 @@ class FactIndex:
         index = None
         if n > 0:
             index = hnswlib.Index(space="cosine", dim=d)
-            index.init_index(max_elements=n, M=config.hnsw_m, ef_construction=config.hnsw_ef_construction,
-                             random_seed=HNSW_SEED)
+            index.init_index(
+                max_elements=n, M=config.hnsw_m, ef_construction=config.hnsw_ef_construction, random_seed=HNSW_SEED
+            )
             index.add_items(vectors, np.arange(n, dtype=np.int64), num_threads=1)
         FactIndex.builds += 1
         return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "built", config.hnsw_ef_search, index)
@@ -119,13 +122,26 @@ class FactIndex:
             tmp.write_bytes(b"")
         digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
         os.replace(tmp, path)
-        meta = {"n": self.n, "dim": self.dim, "m": self.m, "ef_construction": self.ef_construction,
-                "fingerprint": self.fingerprint, "file_sha256": digest, "space": "cosine"}
+        meta = {
+            "n": self.n,
+            "dim": self.dim,
+            "m": self.m,
+            "ef_construction": self.ef_construction,
+            "fingerprint": self.fingerprint,
+            "file_sha256": digest,
+            "space": "cosine",
+        }
         atomic_write(Path(str(path) + ".json"), lambda fh: fh.write(json.dumps(meta).encode("utf-8")))
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], vectors: np.ndarray, config: CRPConfig = CRPConfig(), *,
-             fingerprint: str | None = None) -> FactIndex | None:
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        vectors: np.ndarray,
+        config: CRPConfig = CRPConfig(),
+        *,
+        fingerprint: str | None = None,
+    ) -> FactIndex | None:
         """The index persisted at ``path`` if it matches these vectors and build parameters, else
         None (a damaged or mismatching file is reported with a warning and ignored)."""
         path = Path(path)
@@ -138,16 +154,23 @@ class FactIndex:
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             raw = path.read_bytes()
-            ok = (meta.get("n") == n and meta.get("dim") == d and meta.get("m") == config.hnsw_m
-                  and meta.get("ef_construction") == config.hnsw_ef_construction
-                  and meta.get("fingerprint") == fp
-                  and meta.get("file_sha256") == hashlib.sha256(raw).hexdigest())
+            ok = (
+                meta.get("n") == n
+                and meta.get("dim") == d
+                and meta.get("m") == config.hnsw_m
+                and meta.get("ef_construction") == config.hnsw_ef_construction
+                and meta.get("fingerprint") == fp
+                and meta.get("file_sha256") == hashlib.sha256(raw).hexdigest()
+            )
         except (OSError, ValueError) as exc:
             ok = False
             meta = {"error": str(exc)}
         if not ok:
-            warnings.warn(f"persisted HNSW index {path} does not match the vectors or is damaged; "
-                          "rebuilding it", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"persisted HNSW index {path} does not match the vectors or is damaged; rebuilding it",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             return None
         index = None
         if n > 0:
@@ -155,8 +178,11 @@ class FactIndex:
             try:
                 index.load_index(str(path), max_elements=n)
             except RuntimeError as exc:
-                warnings.warn(f"persisted HNSW index {path} could not be read ({exc}); rebuilding it",
-                              RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"persisted HNSW index {path} could not be read ({exc}); rebuilding it",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
                 return None
         return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "loaded", config.hnsw_ef_search, index)
 
@@ -197,8 +223,15 @@ class FactIndex:
             self._marked = ~allowed
             self._marks_key = hashlib.blake2b(np.packbits(self._marked).tobytes(), digest_size=16).digest()
 
-    def query(self, vectors: np.ndarray, k: int, allowed: np.ndarray | None = None, *,
-              ef_search: int | None = None, num_threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def query(
+        self,
+        vectors: np.ndarray,
+        k: int,
+        allowed: np.ndarray | None = None,
+        *,
+        ef_search: int | None = None,
+        num_threads: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k facts per query vector: ``(ids (q, k) int64, sims (q, k) float32)``.
 
         Rows are sorted by cosine, descending (ties by fact row). Facts whose ``allowed`` is False
@@ -216,15 +249,23 @@ class FactIndex:
             sims[:, :k_eff] = got_sims
         return ids, sims
 
-    def query_ids(self, vectors: np.ndarray, k: int, allowed: np.ndarray | None = None, *,
-                  ef_search: int | None = None, num_threads: int | None = None) -> np.ndarray:
+    def query_ids(
+        self,
+        vectors: np.ndarray,
+        k: int,
+        allowed: np.ndarray | None = None,
+        *,
+        ef_search: int | None = None,
+        num_threads: int | None = None,
+    ) -> np.ndarray:
         """The same facts as :meth:`query` without their cosines: ``(q, min(k, allowed))`` int64,
         each row in no particular order (no similarity recomputation, no sort: candidate gathering
         only needs the sets)."""
         return self._labels(vectors, k, allowed, ef_search, num_threads)[1]
 
-    def _labels(self, vectors: np.ndarray, k: int, allowed: np.ndarray | None, ef_search: int | None,
-                num_threads: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    def _labels(
+        self, vectors: np.ndarray, k: int, allowed: np.ndarray | None, ef_search: int | None, num_threads: int | None
+    ) -> tuple[np.ndarray, np.ndarray, int]:
         """(unit queries, found ids (q, k_eff) unsorted, k) for :meth:`query` / :meth:`query_ids`."""
         q = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         if q.ndim != 2 or (q.shape[0] and q.shape[1] != self.dim):
@@ -304,12 +345,12 @@ class FactIndex:
         cand = self.vectors[rows]
         out = np.empty((q.shape[0], k), dtype=np.int64)
         for s in range(0, q.shape[0], QUERY_CHUNK):
-            sim = q[s:s + QUERY_CHUNK] @ cand.T
+            sim = q[s : s + QUERY_CHUNK] @ cand.T
             if k < sim.shape[1]:
                 part = np.argpartition(-sim, k - 1, axis=1)[:, :k]
             else:
                 part = np.broadcast_to(np.arange(sim.shape[1]), sim.shape)
-            out[s:s + QUERY_CHUNK] = rows[part]
+            out[s : s + QUERY_CHUNK] = rows[part]
         return out
 
 

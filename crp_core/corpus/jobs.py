@@ -11,6 +11,7 @@ Resuming is the embedding cache's part (``embed_texts`` persists every finished 
 started again after a cancel, a failure or a restart of the process embeds only the texts that no
 finished chunk holds.
 """
+
 from __future__ import annotations
 
 import threading
@@ -116,8 +117,9 @@ class PreparationJob(Generic[T]):
     other exception ``"failed"`` (kept in ``error``), a return ``"done"`` (kept in ``result``).
     """
 
-    def __init__(self, key: Hashable, work: Callable[[EmbeddingProgress], T], *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, key: Hashable, work: Callable[[EmbeddingProgress], T], *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.key = key
         self.progress = EmbeddingProgress(clock)
         self.result: T | None = None
@@ -125,8 +127,7 @@ class PreparationJob(Generic[T]):
         self._work = work
         self._state: JobState = "running"
         self._finished = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"crp-prepare-{abs(hash(key)) % 10**8}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"crp-prepare-{abs(hash(key)) % 10**8}", daemon=True)
 
     def start(self) -> PreparationJob[T]:
         self._thread.start()

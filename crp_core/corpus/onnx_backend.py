@@ -17,6 +17,7 @@ Scheduling: by default each of the embedder's threads runs whole batches on a on
 threads. Both give the same vectors bit for bit (a batch's rows are computed the same way whatever the
 thread count); measured in docs/decisions/embedding-index.md.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -108,18 +109,27 @@ def export_onnx(model_path: str, out: Path, *, eager_attention: bool = False) ->
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                    token_type_ids: torch.Tensor) -> torch.Tensor:
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
+        def forward(
+            self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+        ) -> torch.Tensor:
+            return self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
     dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in _ONNX_INPUTS)
     axes = {name: {0: "batch", 1: "tokens"} for name in (*_ONNX_INPUTS, "last_hidden_state")}
     with replaced_atomically(out, ".onnx") as tmp, torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(_Hidden(model), dummy, tmp, input_names=list(_ONNX_INPUTS),
-                          output_names=["last_hidden_state"], dynamic_axes=axes,
-                          opset_version=_ONNX_OPSET, dynamo=False)
+        torch.onnx.export(
+            _Hidden(model),
+            dummy,
+            tmp,
+            input_names=list(_ONNX_INPUTS),
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=_ONNX_OPSET,
+            dynamo=False,
+        )
     return out
 
 
@@ -135,8 +145,9 @@ def build_int8(model_path: str, out: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix=".int8-", dir=str(out.parent)) as work:
         fp32 = Path(work) / "eager.onnx"
         export_onnx(model_path, fp32, eager_attention=True)
-        fused = optimizer.optimize_model(str(fp32), model_type="bert", num_heads=_HEADS, hidden_size=_HIDDEN,
-                                         opt_level=1, use_gpu=False)
+        fused = optimizer.optimize_model(
+            str(fp32), model_type="bert", num_heads=_HEADS, hidden_size=_HIDDEN, opt_level=1, use_gpu=False
+        )
         fused_file = Path(work) / "fused.onnx"
         fused.save_model_to_file(str(fused_file))
         with replaced_atomically(out, ".onnx") as tmp:
@@ -161,9 +172,14 @@ def quantize_rows(src: Path, out: Path) -> int:
     graph = model.graph
     weights = {t.name: t for t in graph.initializer}
     consts: dict[str, np.ndarray] = {
-        "rq.127": np.array(127.0, np.float32), "rq.tiny": np.array(1e-30, np.float32),
-        "rq.zp": np.array(128, np.uint8), "rq.flat": np.array([-1], np.int64), "rq.col": np.array([-1, 1], np.int64),
-        "rq.start": np.array([0], np.int64), "rq.stop": np.array([-1], np.int64)}
+        "rq.127": np.array(127.0, np.float32),
+        "rq.tiny": np.array(1e-30, np.float32),
+        "rq.zp": np.array(128, np.uint8),
+        "rq.flat": np.array([-1], np.int64),
+        "rq.col": np.array([-1, 1], np.int64),
+        "rq.start": np.array([0], np.int64),
+        "rq.stop": np.array([-1], np.int64),
+    }
     added = [numpy_helper.from_array(v, k) for k, v in consts.items()]
     nodes: list[onnx.NodeProto] = []
     done: dict[str, tuple[str, str, str]] = {}  # activation -> (its uint8 rows, their scales, its leading shape)
@@ -176,32 +192,44 @@ def quantize_rows(src: Path, out: Path) -> int:
             p = f"{x}.rq"
             added.append(numpy_helper.from_array(np.array([-1, w.shape[0]], np.int64), f"{p}.rows"))
             zp = numpy_helper.from_array(np.array([128], np.uint8))
-            nodes.extend([helper.make_node("Abs", [x], [f"{p}.abs"]),
-                          helper.make_node("ReduceMax", [f"{p}.abs"], [f"{p}.max"], axes=[-1], keepdims=1),
-                          helper.make_node("Div", [f"{p}.max", "rq.127"], [f"{p}.s0"]),
-                          helper.make_node("Max", [f"{p}.s0", "rq.tiny"], [f"{p}.s"]),
-                          helper.make_node("Reshape", [f"{p}.s", "rq.flat"], [f"{p}.sf"]),
-                          helper.make_node("Reshape", [f"{p}.s", "rq.col"], [f"{p}.sc"]),
-                          helper.make_node("Shape", [f"{p}.sf"], [f"{p}.n"]),
-                          helper.make_node("ConstantOfShape", [f"{p}.n"], [f"{p}.zp"], value=zp),
-                          helper.make_node("Reshape", [x, f"{p}.rows"], [f"{p}.x2"]),
-                          helper.make_node("QuantizeLinear", [f"{p}.x2", f"{p}.sf", f"{p}.zp"], [f"{p}.u8"], axis=0),
-                          helper.make_node("Shape", [x], [f"{p}.shape"]),
-                          helper.make_node("Slice", [f"{p}.shape", "rq.start", "rq.stop"], [f"{p}.lead"])])
+            nodes.extend(
+                [
+                    helper.make_node("Abs", [x], [f"{p}.abs"]),
+                    helper.make_node("ReduceMax", [f"{p}.abs"], [f"{p}.max"], axes=[-1], keepdims=1),
+                    helper.make_node("Div", [f"{p}.max", "rq.127"], [f"{p}.s0"]),
+                    helper.make_node("Max", [f"{p}.s0", "rq.tiny"], [f"{p}.s"]),
+                    helper.make_node("Reshape", [f"{p}.s", "rq.flat"], [f"{p}.sf"]),
+                    helper.make_node("Reshape", [f"{p}.s", "rq.col"], [f"{p}.sc"]),
+                    helper.make_node("Shape", [f"{p}.sf"], [f"{p}.n"]),
+                    helper.make_node("ConstantOfShape", [f"{p}.n"], [f"{p}.zp"], value=zp),
+                    helper.make_node("Reshape", [x, f"{p}.rows"], [f"{p}.x2"]),
+                    helper.make_node("QuantizeLinear", [f"{p}.x2", f"{p}.sf", f"{p}.zp"], [f"{p}.u8"], axis=0),
+                    helper.make_node("Shape", [x], [f"{p}.shape"]),
+                    helper.make_node("Slice", [f"{p}.shape", "rq.start", "rq.stop"], [f"{p}.lead"]),
+                ]
+            )
             done[x] = (f"{p}.u8", f"{p}.sc", f"{p}.lead")
         xq, xs, lead = done[x]
         w_scale = (np.maximum(np.abs(w).max(axis=0), 1e-30) / _WEIGHT_QMAX).astype(np.float32)
         w_q = np.clip(np.round(w / w_scale), -_WEIGHT_QMAX, _WEIGHT_QMAX).astype(np.int8)
-        added.extend([numpy_helper.from_array(w_q, f"{w_name}.s8"),
-                      numpy_helper.from_array(w_scale, f"{w_name}.scale"),
-                      numpy_helper.from_array(np.array([w.shape[1]], np.int64), f"{w_name}.cols")])
+        added.extend(
+            [
+                numpy_helper.from_array(w_q, f"{w_name}.s8"),
+                numpy_helper.from_array(w_scale, f"{w_name}.scale"),
+                numpy_helper.from_array(np.array([w.shape[1]], np.int64), f"{w_name}.cols"),
+            ]
+        )
         dropped.add(w_name)
-        nodes.extend([helper.make_node("MatMulInteger", [xq, f"{w_name}.s8", "rq.zp"], [f"{y}.i32"]),
-                      helper.make_node("Cast", [f"{y}.i32"], [f"{y}.f"], to=TensorProto.FLOAT),
-                      helper.make_node("Mul", [f"{y}.f", xs], [f"{y}.fs"]),
-                      helper.make_node("Mul", [f"{y}.fs", f"{w_name}.scale"], [f"{y}.2d"]),
-                      helper.make_node("Concat", [lead, f"{w_name}.cols"], [f"{y}.shape"], axis=0),
-                      helper.make_node("Reshape", [f"{y}.2d", f"{y}.shape"], [y])])
+        nodes.extend(
+            [
+                helper.make_node("MatMulInteger", [xq, f"{w_name}.s8", "rq.zp"], [f"{y}.i32"]),
+                helper.make_node("Cast", [f"{y}.i32"], [f"{y}.f"], to=TensorProto.FLOAT),
+                helper.make_node("Mul", [f"{y}.f", xs], [f"{y}.fs"]),
+                helper.make_node("Mul", [f"{y}.fs", f"{w_name}.scale"], [f"{y}.2d"]),
+                helper.make_node("Concat", [lead, f"{w_name}.cols"], [f"{y}.shape"], axis=0),
+                helper.make_node("Reshape", [f"{y}.2d", f"{y}.shape"], [y]),
+            ]
+        )
 
     for node in graph.node:
         w_name = node.input[1] if node.op_type in ("MatMul", "Attention") and len(node.input) > 1 else ""
@@ -216,9 +244,19 @@ def quantize_rows(src: Path, out: Path) -> int:
             product(node.input[0], w_name, f"{y}.qkv")
             split = numpy_helper.from_array(np.array([width] * 3, np.int64), f"{y}.split")
             added.append(split)
-            nodes.extend([helper.make_node("Split", [f"{y}.qkv", split.name], [f"{y}.q", f"{y}.k", f"{y}.v"], axis=2),
-                          helper.make_node("MultiHeadAttention", [f"{y}.q", f"{y}.k", f"{y}.v", *node.input[2:4]],
-                                           [y], name=node.name, domain="com.microsoft", num_heads=heads)])
+            nodes.extend(
+                [
+                    helper.make_node("Split", [f"{y}.qkv", split.name], [f"{y}.q", f"{y}.k", f"{y}.v"], axis=2),
+                    helper.make_node(
+                        "MultiHeadAttention",
+                        [f"{y}.q", f"{y}.k", f"{y}.v", *node.input[2:4]],
+                        [y],
+                        name=node.name,
+                        domain="com.microsoft",
+                        num_heads=heads,
+                    ),
+                ]
+            )
     kept = [t for t in graph.initializer if t.name not in dropped]
     del graph.initializer[:]
     graph.initializer.extend(kept + added)
@@ -251,8 +289,15 @@ class OnnxEncoder:
     activation scale was the whole batch's), so a call of a single batch may be split over the threads
     without changing a bit."""
 
-    def __init__(self, model_file: Path, model_path: str, threads: int, *, schedule: str = "batches",
-                 rows_independent: bool = False) -> None:
+    def __init__(
+        self,
+        model_file: Path,
+        model_path: str,
+        threads: int,
+        *,
+        schedule: str = "batches",
+        rows_independent: bool = False,
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -288,8 +333,8 @@ class OnnxEncoder:
         ids = np.zeros((len(rows), width), dtype=np.int64)
         mask = np.zeros((len(rows), width), dtype=np.int64)
         for r, row in enumerate(rows):
-            ids[r, :len(row)] = row
-            mask[r, :len(row)] = 1
+            ids[r, : len(row)] = row
+            mask[r, : len(row)] = 1
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden = self.session.run(["last_hidden_state"], {k: v for k, v in feed.items() if k in self._inputs})[0]
         m = mask[:, :, None].astype(np.float32)
@@ -305,7 +350,7 @@ class OnnxEncoder:
     def _encode_split(self, rows: list[list[int]]) -> np.ndarray:
         """One batch of rows-independent output over the workers: its rows in ``workers`` slices at once."""
         step = -(-len(rows) // self.workers)
-        parts = [self._executor().submit(self.encode_ids, rows[i:i + step]) for i in range(0, len(rows), step)]
+        parts = [self._executor().submit(self.encode_ids, rows[i : i + step]) for i in range(0, len(rows), step)]
         return np.concatenate([f.result() for f in parts])
 
     def encode_batches(self, batches: Sequence[list[list[int]]]) -> Generator[np.ndarray, None, None]:

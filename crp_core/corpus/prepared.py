@@ -6,6 +6,7 @@ the neighbour table are persisted next to the embedding cache, keyed by a finger
 vectors and the parameters, and reused while the CKF is unchanged. Embeddings of two different
 models never mix (SPEC-024 §2.5): ``EmbeddingModelMismatch``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -61,14 +62,24 @@ def _normalise_checked(emb: np.ndarray, kb: KnowledgeBase) -> np.ndarray:
     """Normalise the CKF's own embeddings; a zero or non-finite row is refused by line and field."""
     emb = np.asarray(emb, dtype=np.float32)
     if emb.ndim != 2 or emb.shape[0] != len(kb):
-        raise CKFError(f"CKF {kb.source}", [Problem(0, "embedding",
-                       f"embeddings have shape {emb.shape}, expected ({len(kb)}, d)")])
+        raise CKFError(
+            f"CKF {kb.source}", [Problem(0, "embedding", f"embeddings have shape {emb.shape}, expected ({len(kb)}, d)")]
+        )
     norms = np.linalg.norm(emb.astype(np.float64), axis=1)  # float64: values near 3e38 square without overflow
     bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
     if bad.size:
-        raise CKFError(f"CKF {kb.source}", [
-            Problem(kb.facts[i].line, "embedding", "embedding is all zeros or not finite; it has no direction",
-                    kb.facts[i].fact_id) for i in bad])
+        raise CKFError(
+            f"CKF {kb.source}",
+            [
+                Problem(
+                    kb.facts[i].line,
+                    "embedding",
+                    "embedding is all zeros or not finite; it has no direction",
+                    kb.facts[i].fact_id,
+                )
+                for i in bad
+            ],
+        )
     out = np.ascontiguousarray(emb.astype(np.float64) / norms[:, None], dtype=np.float32)
     keep = already_unit(emb)  # unit rows kept bit for bit: normalising is idempotent
     out[keep] = emb[keep]
@@ -94,7 +105,8 @@ class Corpus:
     cache_dir: Path | None = None  # where index / neighbour tables persist (None: memory only)
     # ("index", m, ef_construction) -> FactIndex, ("nbr", k, ...) -> NeighbourTable, ("graph", ...) -> SimilarityGraph
     _cache: dict[tuple[str | int | float, ...], FactIndex | NeighbourTable | SimilarityGraph] = field(
-        default_factory=dict, repr=False)
+        default_factory=dict, repr=False
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _derived: dict[Hashable, Any] = field(default_factory=dict, repr=False)  # see derived()
 
@@ -120,8 +132,14 @@ class Corpus:
 
     # ---- construction ---------------------------------------------------------------------------
     @classmethod
-    def from_vectors(cls, kb: KnowledgeBase, vectors: np.ndarray, model_id: str = "test",
-                     config: CRPConfig = CRPConfig(), token_counts: np.ndarray | None = None) -> Corpus:
+    def from_vectors(
+        cls,
+        kb: KnowledgeBase,
+        vectors: np.ndarray,
+        model_id: str = "test",
+        config: CRPConfig = CRPConfig(),
+        token_counts: np.ndarray | None = None,
+    ) -> Corpus:
         """A corpus from given vectors (normalised here), index built in memory (tests, benches)."""
         from crp_core.corpus.index import FactIndex
 
@@ -129,8 +147,16 @@ class Corpus:
         if token_counts is None:
             token_counts = word_token_estimate([f.content for f in kb.facts])
         index = FactIndex.build(vecs, config)
-        return cls(kb, index.vectors, model_id, np.asarray(token_counts, dtype=np.int64),
-                   retrievable_mask(kb), index, config, None)
+        return cls(
+            kb,
+            index.vectors,
+            model_id,
+            np.asarray(token_counts, dtype=np.int64),
+            retrievable_mask(kb),
+            index,
+            config,
+            None,
+        )
 
     def with_statuses(self, mapping: Mapping[str, str]) -> Corpus:
         """Operator decisions: new statuses, same vectors and index; graph recomputed."""
@@ -139,13 +165,22 @@ class Corpus:
             if self.kb.get(fid) is None:
                 problems.append(Problem(0, "fact_id", f"no fact with id {fid!r} in this CKF", fid))
             elif st not in STATUSES:
-                problems.append(Problem(0, "status", f"unknown status {st!r}; expected one of "
-                                        f"{', '.join(STATUSES)}", fid))
+                problems.append(
+                    Problem(0, "status", f"unknown status {st!r}; expected one of {', '.join(STATUSES)}", fid)
+                )
         if problems:
             raise ValidationError("status decisions refused", problems)
         kb = self.kb.with_statuses(mapping)
-        return Corpus(kb, self.vectors, self.model_id, self.token_counts, retrievable_mask(kb), self.index,
-                      self.config, self.cache_dir)
+        return Corpus(
+            kb,
+            self.vectors,
+            self.model_id,
+            self.token_counts,
+            retrievable_mask(kb),
+            self.index,
+            self.config,
+            self.cache_dir,
+        )
 
     # ---- per-corpus derived data (the pipeline stages' caches) -------------------------------------------
     def derived(self, key: Hashable, build: Callable[[], _D]) -> _D:
@@ -198,12 +233,14 @@ class Corpus:
         path = None
         if self.cache_dir is not None:
             stem = index_key(index.fingerprint, index.m, index.ef_construction)
-            path = (Path(self.cache_dir) / "index" /
-                    f"{stem}-nbr-k{k}-ef{config.hnsw_ef_search}-{mask_digest(self.retrievable)}.npz")
+            path = (
+                Path(self.cache_dir)
+                / "index"
+                / f"{stem}-nbr-k{k}-ef{config.hnsw_ef_search}-{mask_digest(self.retrievable)}.npz"
+            )
             got = _load_neighbours(path, self.n, k)
         if got is None:
-            got = NeighbourTable.from_index(index, self.vectors, k, self.retrievable,
-                                            ef_search=config.hnsw_ef_search)
+            got = NeighbourTable.from_index(index, self.vectors, k, self.retrievable, ef_search=config.hnsw_ef_search)
             if path is not None:
                 _save_neighbours(path, got)
         with self._lock:
@@ -215,8 +252,14 @@ class Corpus:
         from crp_core.corpus.graph import SimilarityGraph
 
         config = config or self.config
-        key = ("graph", config.graph_k, float(config.graph_edge_min), config.hnsw_m,
-               config.hnsw_ef_construction, config.hnsw_ef_search)
+        key = (
+            "graph",
+            config.graph_k,
+            float(config.graph_edge_min),
+            config.hnsw_m,
+            config.hnsw_ef_construction,
+            config.hnsw_ef_search,
+        )
         with self._lock:
             cached = self._cache.get(key)
         got = cached if isinstance(cached, SimilarityGraph) else None  # a "graph" key holds only graphs
@@ -253,8 +296,13 @@ def _build_index(vectors: np.ndarray, config: CRPConfig, fp: str, notify: Notify
             notify(f"HNSW index for {n:,} facts built in {time.monotonic() - t0:.1f} s")
 
 
-def _load_or_build_index(vectors: np.ndarray, config: CRPConfig, cache_dir: Path | None,
-                         fingerprint: str | None = None, notify: Notify | None = None) -> FactIndex:
+def _load_or_build_index(
+    vectors: np.ndarray,
+    config: CRPConfig,
+    cache_dir: Path | None,
+    fingerprint: str | None = None,
+    notify: Notify | None = None,
+) -> FactIndex:
     from crp_core.corpus.index import FactIndex, index_key, vectors_fingerprint
 
     fp = fingerprint or vectors_fingerprint(vectors)
@@ -294,8 +342,7 @@ def _save_neighbours(path: Path, table: NeighbourTable) -> None:
         warnings.warn(f"could not persist the neighbour table to {path}: {exc}", RuntimeWarning, stacklevel=3)
 
 
-def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | None,
-                         cache_dir: Path) -> np.ndarray:
+def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | None, cache_dir: Path) -> np.ndarray:
     """Tokenizer counts, persisted per (model, exact list of texts) so a warm load needs no tokenizer."""
     h = hashlib.sha256(model_id.encode("utf-8") + b"\x00")
     for t in texts:
@@ -317,10 +364,16 @@ def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | N
     return counts
 
 
-def prepare_corpus(kb: KnowledgeBase, *, embedder: Embedder | None = None,
-                   cache_dir: str | Path | None = None, config: CRPConfig = CRPConfig(),
-                   progress: Progress | None = None, cancel: CancelFlag | None = None,
-                   notify: Notify | None = None) -> Corpus:
+def prepare_corpus(
+    kb: KnowledgeBase,
+    *,
+    embedder: Embedder | None = None,
+    cache_dir: str | Path | None = None,
+    config: CRPConfig = CRPConfig(),
+    progress: Progress | None = None,
+    cancel: CancelFlag | None = None,
+    notify: Notify | None = None,
+) -> Corpus:
     """Vectors, token counts and index for a CKF (SPEC-009 §3).
 
     If the CKF carries embeddings they are used (normalised; no model is loaded; model id =
@@ -374,8 +427,9 @@ class ScenarioVectors:
         if missing:
             raise KeyError(f"unknown sub-query id(s): {', '.join(map(repr, missing))}")
         if not ids:
-            return np.zeros((0, self.sub_queries.shape[1] if self.sub_queries.ndim == 2 else self.query.shape[0]),
-                            dtype=np.float32)
+            return np.zeros(
+                (0, self.sub_queries.shape[1] if self.sub_queries.ndim == 2 else self.query.shape[0]), dtype=np.float32
+            )
         return self.sub_queries[[pos[i] for i in ids]]
 
 
@@ -389,13 +443,17 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
     if scenario.embedding_model is not None and scenario.embedding_model != corpus.model_id:
         raise EmbeddingModelMismatch(
             f"the scenario's embeddings come from {scenario.embedding_model!r} but the CKF was embedded "
-            f"with {corpus.model_id!r}; embeddings of two models cannot be compared (SPEC-024 §2.5)")
+            f"with {corpus.model_id!r}; embeddings of two models cannot be compared (SPEC-024 §2.5)"
+        )
     fields_ = ["query.embedding"] + [f"sub_queries[{i}].embedding" for i in range(len(scenario.sub_queries))]
     texts = [scenario.query] + [sq.text for sq in scenario.sub_queries]
     given = [scenario.query_embedding] + [sq.embedding for sq in scenario.sub_queries]
     d = corpus.dim
-    problems = [Problem(0, f, f"embedding has dimension {len(g)}, the CKF's vectors have {d}")
-                for f, g in zip(fields_, given) if g is not None and len(g) != d]
+    problems = [
+        Problem(0, f, f"embedding has dimension {len(g)}, the CKF's vectors have {d}")
+        for f, g in zip(fields_, given)
+        if g is not None and len(g) != d
+    ]
     out = np.zeros((len(texts), d), dtype=np.float32)
     have = [g is not None for g in given]
     if any(have):
@@ -406,8 +464,11 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
         arr = arr / np.where(peak > 0, peak, 1.0)
         norms = np.linalg.norm(arr, axis=1)
         good = [f for f, g in zip(fields_, given) if g is not None and len(g) == d]
-        problems += [Problem(0, f, "embedding is all zeros or not finite") for f, nm in zip(good, norms)
-                     if not (np.isfinite(nm) and nm > 0)]
+        problems += [
+            Problem(0, f, "embedding is all zeros or not finite")
+            for f, nm in zip(good, norms)
+            if not (np.isfinite(nm) and nm > 0)
+        ]
         if problems:
             raise ScenarioError(f"scenario {scenario.name or ''}".strip(), problems)
         rows = [i for i, g in enumerate(given) if g is not None and len(g) == d]  # have[i]: g is not None
@@ -427,20 +488,28 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
             if embedder is None:
                 raise ScenarioError(
                     f"scenario {scenario.name or ''}".strip(),
-                    [Problem(0, fields_[i], f"no embedding given, and the CKF's model {corpus.model_id!r} is "
-                             "not available here to embed this text; give embeddings in the scenario")
-                     for i in missing])
+                    [
+                        Problem(
+                            0,
+                            fields_[i],
+                            f"no embedding given, and the CKF's model {corpus.model_id!r} is "
+                            "not available here to embed this text; give embeddings in the scenario",
+                        )
+                        for i in missing
+                    ],
+                )
         if embedder.model_id != corpus.model_id:
             raise EmbeddingModelMismatch(
                 f"the CKF was embedded with {corpus.model_id!r} but the active model is "
                 f"{embedder.model_id!r}; embeddings of two models cannot be compared (SPEC-024 §2.5). "
-                "Give the scenario's embeddings, or load a CKF embedded with the active model")
+                "Give the scenario's embeddings, or load a CKF embedded with the active model"
+            )
         if embedder.dim != d:
-            raise EmbeddingModelMismatch(f"model {embedder.model_id!r} has dimension {embedder.dim}, "
-                                         f"the CKF's vectors have {d}")
+            raise EmbeddingModelMismatch(
+                f"model {embedder.model_id!r} has dimension {embedder.dim}, the CKF's vectors have {d}"
+            )
         cache = shared_cache(corpus.cache_dir) if corpus.cache_dir is not None else None
         out[missing] = embed_texts([texts[i] for i in missing], embedder, cache)
     model_id = corpus.model_id
     ids = tuple(sq.id for sq in scenario.sub_queries)
     return ScenarioVectors(out[0].copy(), out[1:].copy(), ids, model_id)
-

@@ -3,6 +3,7 @@ whole-CKF conflict scan (SPEC-027 §2). ``local`` runs in this process; ``ray`` 
 optional ``[ray]`` extra, imported lazily). Both give the same pairs, winners and report
 (:mod:`crp_core.engines.blocking` states why). Decisions: ``docs/scaling.md``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,8 +50,15 @@ def _engine(engine: str) -> Engine:
     return "ray" if engine == "ray" else "local"
 
 
-def embed_kb(kb: KnowledgeBase, *, engine: str = "local", address: str | None = None, workers: int = 2,
-             batch_size: int | None = None, cache_dir: str | Path | None = None) -> tuple[KnowledgeBase, EmbedRun]:
+def embed_kb(
+    kb: KnowledgeBase,
+    *,
+    engine: str = "local",
+    address: str | None = None,
+    workers: int = 2,
+    batch_size: int | None = None,
+    cache_dir: str | Path | None = None,
+) -> tuple[KnowledgeBase, EmbedRun]:
     """``kb`` with MiniLM embeddings of every fact's content (the process-wide embedder's model id,
     ``MODEL_ID`` unless ``CRP_EMBED_BACKEND=onnx-int8``; embeddings it carried are replaced). The
     persistent cache answers first; the misses are embedded by ``engine`` and stored. ``batch_size``: texts
@@ -62,8 +70,10 @@ def embed_kb(kb: KnowledgeBase, *, engine: str = "local", address: str | None = 
     batch_size = DEFAULT_BATCH if batch_size is None else batch_size
     model_id = default_embedder().model_id  # the vectors' id: the one the local path embeds with
     if which == "ray" and model_id != MODEL_ID:
-        raise ConfigError(f"the Ray engine embeds with {MODEL_ID!r} only; unset CRP_EMBED_BACKEND "
-                          f"(or --backend onnx / torch) for --engine ray")
+        raise ConfigError(
+            f"the Ray engine embeds with {MODEL_ID!r} only; unset CRP_EMBED_BACKEND "
+            f"(or --backend onnx / torch) for --engine ray"
+        )
     texts = [f.content for f in kb.facts]
     t0 = time.perf_counter()
     cache = embedding_cache(cache_dir)
@@ -90,9 +100,16 @@ def embed_kb(kb: KnowledgeBase, *, engine: str = "local", address: str | None = 
     return out, EmbedRun(len(texts), n_cached, time.perf_counter() - t0, which, used)
 
 
-def scan_with_engine(corpus: Corpus, config: CRPConfig, now: datetime, *, engine: str = "local",
-                     address: str | None = None, workers: int = 2,
-                     progress: Callable[[int, int], None] | None = None) -> ConflictScan:
+def scan_with_engine(
+    corpus: Corpus,
+    config: CRPConfig,
+    now: datetime,
+    *,
+    engine: str = "local",
+    address: str | None = None,
+    workers: int = 2,
+    progress: Callable[[int, int], None] | None = None,
+) -> ConflictScan:
     """The whole-CKF conflict scan (``crp_core.analysis.scan.scan_ckf``) with its pair search on ``engine``:
     the same pairs, winners and report on either. ``progress(done, total)`` counts candidate pairs checked."""
     from crp_core.analysis.scan import scan_ckf

@@ -16,6 +16,7 @@ Units return raw candidates; :func:`merge_pairs` deduplicates them and keeps exa
 per-pair float32 dot product is above tau: the same arithmetic and the same set as the local scan
 (``exact_pairs`` also filters its candidates that way), whatever the centroids, units or engine.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
@@ -103,8 +104,9 @@ def run_in_process(plan: BlockPlan, units: Sequence[tuple[int, int]]) -> Iterabl
     return [unit_pairs(plan, g0, g1) for g0, g1 in units]
 
 
-def blocked_pairs(vectors: np.ndarray, threshold: float, runner: UnitRunner = run_in_process,
-                  n_units: int = UNITS_PER_WORKER) -> PairSearch:
+def blocked_pairs(
+    vectors: np.ndarray, threshold: float, runner: UnitRunner = run_in_process, n_units: int = UNITS_PER_WORKER
+) -> PairSearch:
     """Every pair (i, j), i < j, with float32 cosine above ``threshold``, found block unit by block unit
     (``runner`` may run them anywhere): the pair set of ``exact_pairs(vectors, threshold)``."""
     v = np.ascontiguousarray(vectors, dtype=np.float32)

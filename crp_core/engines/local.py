@@ -1,4 +1,5 @@
 """The local engine: this process's embedding path and pair search, the reference the Ray engine matches."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -22,7 +23,12 @@ def embedding_cache(cache_dir: str | Path | None) -> EmbeddingCache:
     return shared_cache(Path(cache_dir) if cache_dir is not None else default_cache_dir())
 
 
-def local_embed(texts: Sequence[str], cache_dir: str | Path | None = None, progress: Progress | None = None,
-                *, batch_size: int = DEFAULT_BATCH) -> np.ndarray:
+def local_embed(
+    texts: Sequence[str],
+    cache_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    *,
+    batch_size: int = DEFAULT_BATCH,
+) -> np.ndarray:
     """(n, 384) unit MiniLM vectors through the persistent cache: only misses reach the model (SPEC-009 §3)."""
     return embed_texts(texts, default_embedder(), embedding_cache(cache_dir), progress, batch_size=batch_size)

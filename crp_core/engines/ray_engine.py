@@ -5,6 +5,7 @@ Ray is an optional extra (``pip install -e .[ray]``) and is imported inside thes
 Without ``--address`` a private local cluster is started: ``num_cpus`` = the workers, no dashboard,
 bound to the loopback address, worker logs kept off the terminal.
 """
+
 from __future__ import annotations
 
 import logging
@@ -62,8 +63,12 @@ def ray_session(address: str | None = None, workers: int = 2) -> Iterator[Any]:
     ray = require_ray()
     started = False
     if not ray.is_initialized():
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                  "logging_level": logging.ERROR, "configure_logging": True}
+        kwargs: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "logging_level": logging.ERROR,
+            "configure_logging": True,
+        }
         if address:
             ray.init(address=address, **kwargs)
         else:
@@ -124,12 +129,19 @@ class EmbedActor:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         texts = [str(t) for t in batch["text"]]
-        return {"row": np.asarray(batch["row"], dtype=np.int64),
-                "embedding": self.embedder.encode(texts, batch_size=self.batch_size)}
+        return {
+            "row": np.asarray(batch["row"], dtype=np.int64),
+            "embedding": self.embedder.encode(texts, batch_size=self.batch_size),
+        }
 
 
-def ray_embed(texts: Sequence[str], workers: int | None = None, *, batch_size: int = DEFAULT_BATCH,
-              block_rows: int = EMBED_BLOCK_ROWS) -> np.ndarray:
+def ray_embed(
+    texts: Sequence[str],
+    workers: int | None = None,
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    block_rows: int = EMBED_BLOCK_ROWS,
+) -> np.ndarray:
     """(n, 384) float32 unit MiniLM vectors of ``texts`` in their order, embedded by ``workers`` actors
     (default: the cluster's CPUs) each loading the model once (Ray must be connected: :func:`ray_session`)."""
     import pyarrow as pa
@@ -143,14 +155,29 @@ def ray_embed(texts: Sequence[str], workers: int | None = None, *, batch_size: i
         return out
     n_workers = max(1, workers if workers is not None else _cluster_cpus(ray))
     step = max(1, int(block_rows))
-    tables = [pa.table({"row": pa.array(np.arange(s, min(n, s + step), dtype=np.int64)),
-                        "text": pa.array(list(texts[s:s + step]), type=pa.string())}) for s in range(0, n, step)]
+    tables = [
+        pa.table(
+            {
+                "row": pa.array(np.arange(s, min(n, s + step), dtype=np.int64)),
+                "text": pa.array(list(texts[s : s + step]), type=pa.string()),
+            }
+        )
+        for s in range(0, n, step)
+    ]
     # a pool of n_workers actors (``concurrency=`` before Ray 2.51, ``compute=`` since)
-    pool: dict[str, Any] = ({"compute": ray.data.ActorPoolStrategy(size=n_workers)}
-                            if hasattr(ray.data, "ActorPoolStrategy") else {"concurrency": n_workers})
+    pool: dict[str, Any] = (
+        {"compute": ray.data.ActorPoolStrategy(size=n_workers)}
+        if hasattr(ray.data, "ActorPoolStrategy")
+        else {"concurrency": n_workers}
+    )
     ds = ray.data.from_arrow(tables).map_batches(
-        EmbedActor, fn_constructor_kwargs={"batch_size": batch_size}, num_cpus=1,
-        batch_size=min(step, 512), batch_format="numpy", **pool)
+        EmbedActor,
+        fn_constructor_kwargs={"batch_size": batch_size},
+        num_cpus=1,
+        batch_size=min(step, 512),
+        batch_format="numpy",
+        **pool,
+    )
     seen = np.zeros(n, dtype=bool)
     for b in ds.iter_batches(batch_format="numpy", batch_size=None):
         rows = np.asarray(b["row"], dtype=np.int64)

@@ -5,6 +5,7 @@ fan-out branch receives: every mutation attempt (attribute assignment, ``append`
 ``insert`` / ``remove`` / ``pop`` / ``clear``, item assignment or deletion, writing into its
 arrays) raises :class:`crp_core.errors.SnapshotMutationError`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -69,7 +70,8 @@ class CoverageSet:
             for e in ents:
                 if e.embedding.shape[0] != d:
                     raise ValueError(
-                        f"coverage entry {e.sub_query_id!r} has dimension {e.embedding.shape[0]}, expected {d}")
+                        f"coverage entry {e.sub_query_id!r} has dimension {e.embedding.shape[0]}, expected {d}"
+                    )
             emb = np.stack([e.embedding for e in ents]).astype(np.float32, copy=False)
         else:
             d = int(dim or 0)
@@ -95,8 +97,9 @@ class CoverageSet:
 
     # construction ------------------------------------------------------------------------
     @classmethod
-    def from_scenario(cls, scenario: Scenario, sub_query_vectors: np.ndarray, sub_query_ids: Sequence[str],
-                      dim: int | None = None) -> CoverageSet:
+    def from_scenario(
+        cls, scenario: Scenario, sub_query_vectors: np.ndarray, sub_query_ids: Sequence[str], dim: int | None = None
+    ) -> CoverageSet:
         """One entry per addressed sub-query, in ``scenario.addressed`` order (SPEC_NOTES §1.2).
 
         ``sub_query_vectors`` (m, d) are aligned with ``sub_query_ids`` (the scenario's sub-queries).
@@ -190,8 +193,9 @@ class SnapshotArray(np.ndarray):
             raise SnapshotMutationError("the Coverage Set snapshot is read-only (SPEC-027 §1.5)")
         return getattr(ufunc, method)(*_plain(inputs), **kwargs)
 
-    def __array_function__(self, func: Callable[..., Any], types: Iterable[type], args: Iterable[Any],
-                           kwargs: Mapping[str, Any]) -> Any:
+    def __array_function__(
+        self, func: Callable[..., Any], types: Iterable[type], args: Iterable[Any], kwargs: Mapping[str, Any]
+    ) -> Any:
         # numpy passes args as a tuple: its first item is the array an in-place function writes into
         if func in _INPLACE_FUNCTIONS and isinstance(next(iter(args), None), SnapshotArray):
             raise SnapshotMutationError("the Coverage Set snapshot is read-only (SPEC-027 §1.5)")
@@ -209,6 +213,7 @@ class SnapshotArray(np.ndarray):
 def _make_inplace_blocker(name: str) -> Callable[..., NoReturn]:
     def blocked(self: SnapshotArray, *args: object, **kwargs: object) -> NoReturn:
         raise SnapshotMutationError(f"the Coverage Set snapshot is read-only: {name}() refused (SPEC-027 §1.5)")
+
     blocked.__name__ = name
     return blocked
 

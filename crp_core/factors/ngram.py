@@ -4,6 +4,7 @@ Tokens are the lower-cased ``\\w+`` runs of a text. The blacklist holds the dist
 n-grams (n = ``ngram_n``, 6) of each prior output taken separately (no n-gram spans two texts).
 A fact's overlap is the number of its *distinct* n-grams found in the blacklist.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,7 +28,7 @@ def tokens(text: str) -> list[str]:
 def ngrams(text: str, n: int) -> frozenset[NGram]:
     """Distinct word n-grams of one text (empty when it has fewer than n tokens)."""
     t = tokens(text)
-    return frozenset(tuple(t[i:i + n]) for i in range(len(t) - n + 1))
+    return frozenset(tuple(t[i : i + n]) for i in range(len(t) - n + 1))
 
 
 def build_blacklist(prior_outputs: Iterable[str], n: int) -> frozenset[NGram]:
@@ -47,15 +48,18 @@ def count_overlap(text: str, blacklist: frozenset[NGram] | set[NGram], n: int) -
 
 # per-KB caches: each fact's n-gram set (lazily, for the rows actually scored), and per blacklist the
 # overlap count of every fact scored so far (-1 = not yet computed), so a repeated run is pure numpy
-_FACT_NGRAMS: weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, int], frozenset[NGram]]] = \
+_FACT_NGRAMS: weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, int], frozenset[NGram]]] = (
     weakref.WeakKeyDictionary()
-_OVERLAPS: weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, frozenset[NGram]], np.ndarray]] = \
+)
+_OVERLAPS: weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, frozenset[NGram]], np.ndarray]] = (
     weakref.WeakKeyDictionary()
+)
 _MAX_BLACKLISTS_PER_KB = 8
 
 
-def fact_overlaps(kb: KnowledgeBase, idx: Sequence[int] | np.ndarray, blacklist: frozenset[NGram],
-                  n: int) -> np.ndarray:
+def fact_overlaps(
+    kb: KnowledgeBase, idx: Sequence[int] | np.ndarray, blacklist: frozenset[NGram], n: int
+) -> np.ndarray:
     """(len(idx),) int64 overlap counts of the facts ``idx`` with the blacklist.
 
     Each fact's n-gram set is computed once per (KnowledgeBase, n), and each fact's count once per

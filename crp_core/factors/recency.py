@@ -7,6 +7,7 @@ gives ``stale_floor`` whatever the age (it wins over every other rule); timeless
 explicit ttl get 1.0; an unknown age gives 1.0 and a warning; a future timestamp counts as age 0
 and gives a warning.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -27,8 +28,16 @@ from crp_core.records import DeferredTuple, RecencyRule, RecencyTable, freeze_ow
 
 _T = TypeVar("_T")
 
-RULES: tuple[RecencyRule, ...] = ("fresh", "decay", "expired", "stale_status", "timeless", "user_provided",
-                                  "unknown_age", "future")
+RULES: tuple[RecencyRule, ...] = (
+    "fresh",
+    "decay",
+    "expired",
+    "stale_status",
+    "timeless",
+    "user_provided",
+    "unknown_age",
+    "future",
+)
 _R = {name: i for i, name in enumerate(RULES)}
 TTL_SOURCES: tuple[str, ...] = ("explicit", "default", "timeless")
 
@@ -49,8 +58,14 @@ def recency_state(rule: str) -> RecencyState:
     return "fresh"
 
 
-def recency_factor(age_days: float | None, ttl_days: float | None, *, status: str = "ACTIVE",
-                   stale_floor: float = 0.30, fresh_fraction: float = 0.5) -> float:
+def recency_factor(
+    age_days: float | None,
+    ttl_days: float | None,
+    *,
+    status: str = "ACTIVE",
+    stale_floor: float = 0.30,
+    fresh_fraction: float = 0.5,
+) -> float:
     """The SPEC-027 §3.2 formula for one fact.
 
     ``age_days`` None/NaN = unknown (1.0); negative = future timestamp (counted as 0);
@@ -137,8 +152,13 @@ _K = TypeVar("_K")
 _V = TypeVar("_V")
 
 
-def _per_kb(store: weakref.WeakKeyDictionary[KnowledgeBase, dict[_K, _V]], kb: KnowledgeBase, key: _K, limit: int,
-            build: Callable[[], _V]) -> _V:
+def _per_kb(
+    store: weakref.WeakKeyDictionary[KnowledgeBase, dict[_K, _V]],
+    kb: KnowledgeBase,
+    key: _K,
+    limit: int,
+    build: Callable[[], _V],
+) -> _V:
     """``store[kb][key]``, built once; at most ``limit`` keys per knowledge base (oldest dropped)."""
     per_kb = store.get(kb)
     if per_kb is None:
@@ -155,8 +175,9 @@ def _per_kb(store: weakref.WeakKeyDictionary[KnowledgeBase, dict[_K, _V]], kb: K
 
 #: per KB and column name: the config table object last resolved and its column, so a run that
 #: passes the same table again finds the column by identity (no hashing of the table's cells)
-_LAST_RESOLVED: weakref.WeakKeyDictionary[KnowledgeBase, dict[str, tuple[SourceTable, np.ndarray]]] = \
+_LAST_RESOLVED: weakref.WeakKeyDictionary[KnowledgeBase, dict[str, tuple[SourceTable, np.ndarray]]] = (
     weakref.WeakKeyDictionary()
+)
 
 
 def _resolved(kb: KnowledgeBase, key: _ResolvedKey, build: Callable[[], np.ndarray]) -> np.ndarray:
@@ -180,14 +201,18 @@ def resolved_ttl_days(kb: KnowledgeBase, config: CRPConfig) -> np.ndarray:
 
     def build() -> np.ndarray:
         defaults = default_ttl_days(config)
-        return np.where(a.ttl_kind == 0, a.ttl_explicit_s / SECONDS_PER_DAY,
-                        np.where(a.ttl_kind == 2, np.inf, defaults[a.source_code]))
+        return np.where(
+            a.ttl_kind == 0,
+            a.ttl_explicit_s / SECONDS_PER_DAY,
+            np.where(a.ttl_kind == 2, np.inf, defaults[a.source_code]),
+        )
 
     return _resolved(kb, ("ttl", config.ttl_days), build)  # SourceTable: frozen, hashable by value
 
 
 def resolved_importance(kb: KnowledgeBase, idx: np.ndarray, config: CRPConfig) -> np.ndarray:
     """Explicit importance_weight, else ``config.importance[source_type]`` (SPEC-009 §4.4)."""
+
     def build() -> np.ndarray:
         a = kb_arrays(kb)
         table = _numbers(config.importance)
@@ -225,15 +250,18 @@ class FactAttributes:
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         warnings: list[str] = []
         facts = self.facts
-        for r in (idx[self.unknown_age[idx]].tolist() if self.any_warning else ()):
+        for r in idx[self.unknown_age[idx]].tolist() if self.any_warning else ():
             f = facts[r]
-            warnings.append(f"fact {f.fact_id!r} (line {f.line}): no modified_at or ingested_at; age unknown, "
-                            "recency factor 1.0")
-        for r in (idx[self.future[idx]].tolist() if self.any_warning else ()):
+            warnings.append(
+                f"fact {f.fact_id!r} (line {f.line}): no modified_at or ingested_at; age unknown, recency factor 1.0"
+            )
+        for r in idx[self.future[idx]].tolist() if self.any_warning else ():
             f = facts[r]
-            warnings.append(f"fact {f.fact_id!r} (line {f.line}): modified_at "
-                            f"{format_timestamp(f.effective_modified_at)} is after now "
-                            f"{format_timestamp(self.now)}; age counted as 0")
+            warnings.append(
+                f"fact {f.fact_id!r} (line {f.line}): modified_at "
+                f"{format_timestamp(f.effective_modified_at)} is after now "
+                f"{format_timestamp(self.now)}; age counted as 0"
+            )
         kinds, rules = self.ttl_kind[idx], self.rule[idx]
         # the names are read by the report and the dashboard, never by a stage: built when first read
         return RecencyTable(
@@ -250,8 +278,9 @@ class FactAttributes:
 
 # (now, ttl_days, importance, source_authority, stale_floor, fresh_fraction)
 _AttributesKey = tuple[float, SourceTable, SourceTable, SourceTable, float, float]
-_ATTRIBUTES: weakref.WeakKeyDictionary[KnowledgeBase, dict[_AttributesKey, FactAttributes]] = \
+_ATTRIBUTES: weakref.WeakKeyDictionary[KnowledgeBase, dict[_AttributesKey, FactAttributes]] = (
     weakref.WeakKeyDictionary()
+)
 _MAX_ATTRIBUTES_PER_KB = 8
 
 
@@ -267,15 +296,22 @@ def fact_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> Fact
 
 #: per KB: the (now, config) objects of the last call and its attributes: the pipeline and stage 3
 #: ask with the very same objects, found by identity (no hashing of the config tables)
-_LAST_ATTRIBUTES: weakref.WeakKeyDictionary[KnowledgeBase, tuple[datetime, CRPConfig, FactAttributes]] = \
+_LAST_ATTRIBUTES: weakref.WeakKeyDictionary[KnowledgeBase, tuple[datetime, CRPConfig, FactAttributes]] = (
     weakref.WeakKeyDictionary()
+)
 
 
 def _attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttributes:
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    key: _AttributesKey = (now.timestamp(), config.ttl_days, config.importance, config.source_authority,
-                           config.stale_floor, config.fresh_fraction)
+    key: _AttributesKey = (
+        now.timestamp(),
+        config.ttl_days,
+        config.importance,
+        config.source_authority,
+        config.stale_floor,
+        config.fresh_fraction,
+    )
     return _per_kb(_ATTRIBUTES, kb, key, _MAX_ATTRIBUTES_PER_KB, lambda: _build_attributes(kb, now, config))
 
 
@@ -307,12 +343,20 @@ def _build_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> Fa
     authority = _numbers(config.source_authority)[code]
     everyone = np.arange(len(kb), dtype=np.int64)
     return FactAttributes(
-        facts=kb.facts, now=now, age_days=frozen_array(age), ttl_days=frozen_array(np.asarray(ttl, dtype=np.float64)),
-        ttl_kind=frozen_array(np.asarray(kind, dtype=np.int8)), fresh_days=frozen_array(fresh),
-        factor=frozen_array(factor.astype(np.float64)), rule=frozen_array(rule.astype(np.int8)),
+        facts=kb.facts,
+        now=now,
+        age_days=frozen_array(age),
+        ttl_days=frozen_array(np.asarray(ttl, dtype=np.float64)),
+        ttl_kind=frozen_array(np.asarray(kind, dtype=np.int8)),
+        fresh_days=frozen_array(fresh),
+        factor=frozen_array(factor.astype(np.float64)),
+        rule=frozen_array(rule.astype(np.int8)),
         importance=frozen_array(resolved_importance(kb, everyone, config)),
-        source_authority=frozen_array(authority), unknown_age=frozen_array(unknown),
-        future=frozen_array(future), any_warning=bool(unknown.any() or future.any()))
+        source_authority=frozen_array(authority),
+        unknown_age=frozen_array(unknown),
+        future=frozen_array(future),
+        any_warning=bool(unknown.any() or future.any()),
+    )
 
 
 def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: CRPConfig) -> RecencyTable:
@@ -363,8 +407,16 @@ def concat_recency(*tables: RecencyTable) -> RecencyTable:
         return DeferredTuple(build)
 
     warnings = tuple(dict.fromkeys(w for t in tables for w in t.warnings))
-    return RecencyTable(cat("idx"), cat("age_days"), cat("ttl_days"), cat_t(t.ttl_source for t in tables),
-                        cat("fresh_days"), cat("factor"), cat_t(t.rule for t in tables), warnings)
+    return RecencyTable(
+        cat("idx"),
+        cat("age_days"),
+        cat("ttl_days"),
+        cat_t(t.ttl_source for t in tables),
+        cat("fresh_days"),
+        cat("factor"),
+        cat_t(t.rule for t in tables),
+        warnings,
+    )
 
 
 def row_positions(table_idx: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

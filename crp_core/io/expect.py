@@ -8,6 +8,7 @@ callback with its path (``expect.conflicts[1].winner``) so it carries the scenar
 Fact ids are only checked for shape here; whether they exist is a question for a CKF
 (``crp_core.analysis.suite.check_suite``).
 """
+
 from __future__ import annotations
 
 import json
@@ -178,8 +179,9 @@ def parse_expect(v: Any, err: Err) -> Expectations | None:
     thresholds = _thresholds(err, v)
     if "min_recall" in thresholds and not include:
         err(("expect", "min_recall"), "bounds the recall of expect.must_include, which is empty or missing")
-    return Expectations(must_include=include, must_exclude=exclude, conflicts=conflicts,
-                        thresholds=MappingProxyType(thresholds))
+    return Expectations(
+        must_include=include, must_exclude=exclude, conflicts=conflicts, thresholds=MappingProxyType(thresholds)
+    )
 
 
 def expect_to_dict(e: Expectations) -> dict[str, Any]:
@@ -190,8 +192,7 @@ def expect_to_dict(e: Expectations) -> dict[str, Any]:
     if e.must_exclude:
         d["must_exclude"] = list(e.must_exclude)
     if e.conflicts:
-        d["conflicts"] = [{"fact_a": c.fact_a, "fact_b": c.fact_b, "winner": c.winner or TIE}
-                          for c in e.conflicts]
+        d["conflicts"] = [{"fact_a": c.fact_a, "fact_b": c.fact_b, "winner": c.winner or TIE} for c in e.conflicts]
     for key, _, _ in GATE_THRESHOLDS:
         if key in e.thresholds:
             d[key] = e.thresholds[key]

@@ -8,6 +8,7 @@ caller's limit; the file is then opened non-blocking (a FIFO swapped in after th
 and read in chunks up to the limit. :func:`regular_or_absent` is the check of a path that may not
 exist yet (the triage database).
 """
+
 from __future__ import annotations
 
 import errno
@@ -28,8 +29,10 @@ _CHUNK = 1 << 20
 def link_reason(path: str, exc: OSError) -> str | None:
     """What a failed ``stat`` of ``path`` means when links are involved: a loop, or a dangling link."""
     if exc.errno == errno.ELOOP:
-        return (f"{path} is a symlink loop (a symbolic link that leads back to itself, directly or through "
-                "other links); refusing to read it")
+        return (
+            f"{path} is a symlink loop (a symbolic link that leads back to itself, directly or through "
+            "other links); refusing to read it"
+        )
     if exc.errno == errno.ENOENT and os.path.islink(path):
         return f"{path} is a broken symbolic link (its target {os.readlink(path)!r} does not exist)"
     return None
@@ -40,8 +43,15 @@ def _kind_reason(path: str, mode: int) -> str | None:
         return None
     if stat.S_ISDIR(mode):
         return f"{path} is a folder, not a file"
-    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    kind = (
+        "a FIFO (named pipe)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
     return f"{path} is {kind}, not a regular file; refusing to read it (a reader would block or never end)"
 
 
@@ -69,8 +79,9 @@ def regular_or_absent(path: str | os.PathLike[str]) -> str | None:
     return _kind_reason(p, st.st_mode)
 
 
-def read_regular_file(path: str | os.PathLike[str], *, max_bytes: int, what: str,
-                      error: type[ValidationError] = ValidationError) -> bytes:
+def read_regular_file(
+    path: str | os.PathLike[str], *, max_bytes: int, what: str, error: type[ValidationError] = ValidationError
+) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes`` of them.
 
     Refused with ``error(f"{what} {path} refused", [Problem(0, "file", reason)])`` (the reason names
@@ -122,5 +133,11 @@ def capped(problems: list[Problem], total: int, *, field: str = "problems") -> l
     problem counting the others (line 0; it comes after the listed ones)."""
     if total <= len(problems):
         return problems
-    return problems + [Problem(0, field, f"... and {total - len(problems)} more problem(s) not listed "
-                                         f"({total} in all; the first {len(problems)} are listed)")]
+    return problems + [
+        Problem(
+            0,
+            field,
+            f"... and {total - len(problems)} more problem(s) not listed "
+            f"({total} in all; the first {len(problems)} are listed)",
+        )
+    ]

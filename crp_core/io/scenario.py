@@ -6,6 +6,7 @@ A scenario is a JSON or TOML document: ``query`` (string or ``{"text", "embeddin
 docs/decisions/suites.md). Every problem is reported at once
 (:class:`ScenarioError`), located by JSON path (``sub_queries[3].text``) and, for JSON, by line.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,11 +31,32 @@ from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 from crp_core.model import Addressed, Scenario, SubQuery
 
-__all__ = ["load_scenario", "load_scenario_bytes", "scenario_from_dict", "scenario_to_dict", "dump_scenario",
-           "SCENARIO_KEYS", "field_locator", "format_path", "json_with_lines", "json_error_message"]
+__all__ = [
+    "load_scenario",
+    "load_scenario_bytes",
+    "scenario_from_dict",
+    "scenario_to_dict",
+    "dump_scenario",
+    "SCENARIO_KEYS",
+    "field_locator",
+    "format_path",
+    "json_with_lines",
+    "json_error_message",
+]
 
-SCENARIO_KEYS: tuple[str, ...] = ("name", "description", "query", "now", "sub_queries", "addressed",
-                                  "prior_outputs", "fanout_width", "config", "embedding_model", "expect")
+SCENARIO_KEYS: tuple[str, ...] = (
+    "name",
+    "description",
+    "query",
+    "now",
+    "sub_queries",
+    "addressed",
+    "prior_outputs",
+    "fanout_width",
+    "config",
+    "embedding_model",
+    "expect",
+)
 _SUBQ_KEYS = ("id", "text", "label", "embedding")
 _ADDR_KEYS = ("id", "depth_weight", "window")
 _QUERY_KEYS = ("text", "embedding")
@@ -75,26 +97,29 @@ def load_scenario_bytes(data: bytes, name: str, expected_model: str | None = Non
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             m = re.search(r"line (\d+)", str(exc))
-            raise ScenarioError(what, [Problem(int(m.group(1)) if m else 0, "toml",
-                                               f"invalid TOML: {exc}")]) from None
+            raise ScenarioError(what, [Problem(int(m.group(1)) if m else 0, "toml", f"invalid TOML: {exc}")]) from None
         except ValueError as exc:  # an integer beyond Python's int-str conversion limit (4300 digits)
             line, col = _long_number_at(text)
-            raise ScenarioError(what, [Problem(line, "toml", f"invalid TOML: {_long_number_message(exc, line, col)}")]
-                                ) from None
+            raise ScenarioError(
+                what, [Problem(line, "toml", f"invalid TOML: {_long_number_message(exc, line, col)}")]
+            ) from None
         locate: Callable[[Path], int] = _no_line
     else:
         try:
             doc, locate = _json_with_lines(text)
         except json.JSONDecodeError as exc:
-            raise ScenarioError(what, [Problem(exc.lineno, "json", f"invalid JSON: {json_error_message(exc)}")]
-                                ) from None
+            raise ScenarioError(
+                what, [Problem(exc.lineno, "json", f"invalid JSON: {json_error_message(exc)}")]
+            ) from None
         except RecursionError:
-            raise ScenarioError(what, [Problem(0, "json", "invalid JSON: nested too deeply (maximum recursion "
-                                                          "depth exceeded)")]) from None
+            raise ScenarioError(
+                what, [Problem(0, "json", "invalid JSON: nested too deeply (maximum recursion depth exceeded)")]
+            ) from None
         except ValueError as exc:  # a top-level number beyond the int-str conversion limit
             line, col = _long_number_at(text)
-            raise ScenarioError(what, [Problem(line, "json", f"invalid JSON: {_long_number_message(exc, line, col)}")]
-                                ) from None
+            raise ScenarioError(
+                what, [Problem(line, "json", f"invalid JSON: {_long_number_message(exc, line, col)}")]
+            ) from None
     return _build(doc, name, expected_model, locate)
 
 
@@ -135,8 +160,7 @@ def scenario_to_dict(s: Scenario) -> dict[str, Any]:
         d["name"] = s.name
     if s.description:
         d["description"] = s.description
-    d["query"] = s.query if s.query_embedding is None else {"text": s.query,
-                                                            "embedding": list(s.query_embedding)}
+    d["query"] = s.query if s.query_embedding is None else {"text": s.query, "embedding": list(s.query_embedding)}
     if s.now is not None:
         d["now"] = format_timestamp(s.now)
     sqs = []
@@ -199,8 +223,9 @@ ScanOnce = Callable[[str, int], tuple[Any, int]]
 ObjectHook = Callable[[dict[str, Any]], Any] | None
 PairsHook = Callable[[list[tuple[str, Any]]], Any] | None
 #: ``parse_object((text, index after "{"), strict, scan_once, object_hook, object_pairs_hook, memo)``
-ObjectParser = Callable[[tuple[str, int], bool, ScanOnce, ObjectHook, PairsHook, dict[str, str] | None],
-                        tuple[Any, int]]
+ObjectParser = Callable[
+    [tuple[str, int], bool, ScanOnce, ObjectHook, PairsHook, dict[str, str] | None], tuple[Any, int]
+]
 #: ``parse_array((text, index after "["), scan_once)``
 ArrayParser = Callable[[tuple[str, int], ScanOnce], tuple[list[Any], int]]
 
@@ -236,8 +261,14 @@ def _json_with_lines(text: str) -> tuple[Any, Callable[[Path], int]]:
     where: dict[int, dict[Any, int]] = {}  # id(container) -> key/index -> offset of its value
     keep: list[Any] = []  # keep containers alive so ids stay unique
 
-    def parse_object(s_and_end: tuple[str, int], strict: bool, scan_once: ScanOnce, object_hook: ObjectHook,
-                     object_pairs_hook: PairsHook, memo: dict[str, str] | None = None) -> tuple[Any, int]:
+    def parse_object(
+        s_and_end: tuple[str, int],
+        strict: bool,
+        scan_once: ScanOnce,
+        object_hook: ObjectHook,
+        object_pairs_hook: PairsHook,
+        memo: dict[str, str] | None = None,
+    ) -> tuple[Any, int]:
         starts: list[int] = []
 
         def scan(s: str, idx: int) -> tuple[Any, int]:
@@ -318,8 +349,15 @@ class _Check:
 
 
 def _tname(v: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
-            int: "a number", float: "a number"}.get(type(v), type(v).__name__)
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+        int: "a number",
+        float: "a number",
+    }.get(type(v), type(v).__name__)
 
 
 def _text(c: _Check, v: Any, path: Path, *, required: bool) -> str | None:
@@ -457,8 +495,12 @@ def _build(doc: Any, source: str, expected_model: str | None, locate: Callable[[
         if sid is not None and text is not None:
             subs.append(SubQuery(id=sid, text=text, label=label, embedding=emb))
     # embedding dimensions must agree
-    dims = [(p, len(e)) for p, e in [(("query", "embedding"), q_emb)] +
-            [(("sub_queries", ids.get(s.id, 0), "embedding"), s.embedding) for s in subs] if e is not None]
+    dims = [
+        (p, len(e))
+        for p, e in [(("query", "embedding"), q_emb)]
+        + [(("sub_queries", ids.get(s.id, 0), "embedding"), s.embedding) for s in subs]
+        if e is not None
+    ]
     if dims:
         d0 = dims[0][1]
         for p, d in dims[1:]:
@@ -521,8 +563,10 @@ def _build(doc: Any, source: str, expected_model: str | None, locate: Callable[[
     fw = doc.get("fanout_width", 0)
     fanout = 0
     if isinstance(fw, bool) or not isinstance(fw, int) or fw < 0:
-        c.err(("fanout_width",), f"must be a whole number >= 0 (0 or 1 = no fan-out), "
-                                 f"got {json.dumps(fw, default=str)[:40]}")
+        c.err(
+            ("fanout_width",),
+            f"must be a whole number >= 0 (0 or 1 = no fan-out), got {json.dumps(fw, default=str)[:40]}",
+        )
     else:
         fanout = fw
     config = _config(c, doc.get("config"))
@@ -531,17 +575,31 @@ def _build(doc: Any, source: str, expected_model: str | None, locate: Callable[[
         c.err(("embedding_model",), "empty; omit it or name the model")
         model = None
     if model is not None and expected_model is not None and model != expected_model:
-        c.err(("embedding_model",), f"scenario embeddings are from {model!r} but the active model is "
-                                    f"{expected_model!r}; embeddings never mix models (SPEC-024 §2.5)")
+        c.err(
+            ("embedding_model",),
+            f"scenario embeddings are from {model!r} but the active model is "
+            f"{expected_model!r}; embeddings never mix models (SPEC-024 §2.5)",
+        )
     name = _text(c, doc.get("name"), ("name",), required=False) or ""
     description = _text(c, doc.get("description"), ("description",), required=False) or ""
     expect = parse_expect(doc.get("expect"), c.err)
     if c.problems:
         raise ScenarioError(what, c.listed())
     assert query is not None
-    return Scenario(query=query, query_embedding=q_emb, now=now, sub_queries=tuple(subs),
-                    addressed=tuple(addressed), prior_outputs=tuple(prior), fanout_width=fanout,
-                    config=config, embedding_model=model, name=name, description=description, expect=expect)
+    return Scenario(
+        query=query,
+        query_embedding=q_emb,
+        now=now,
+        sub_queries=tuple(subs),
+        addressed=tuple(addressed),
+        prior_outputs=tuple(prior),
+        fanout_width=fanout,
+        config=config,
+        embedding_model=model,
+        name=name,
+        description=description,
+        expect=expect,
+    )
 
 
 def _plain(v: Any) -> Any:

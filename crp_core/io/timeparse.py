@@ -4,6 +4,7 @@ Timestamps: ``2025-03-01``, ``2025-03-01T12:00:00Z``, ``...+02:00``; a naive tim
 Durations: ``P30D``, ``P6M``, ``P1Y``, ``P2W``, ``PT12H``, ``P1Y2M3DT4H5M6S`` (Y = 365 days, M = 30 days,
 W = 7 days) or the string ``"none"`` (timeless).
 """
+
 from __future__ import annotations
 
 import math
@@ -15,8 +16,15 @@ _DURATION = re.compile(
     r"(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?=\d)(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<mi>\d+(?:\.\d+)?)M)?"
     r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
 )
-_UNIT_SECONDS = {"y": 365 * 86400.0, "mo": 30 * 86400.0, "w": 7 * 86400.0, "d": 86400.0,
-                 "h": 3600.0, "mi": 60.0, "s": 1.0}
+_UNIT_SECONDS = {
+    "y": 365 * 86400.0,
+    "mo": 30 * 86400.0,
+    "w": 7 * 86400.0,
+    "d": 86400.0,
+    "h": 3600.0,
+    "mi": 60.0,
+    "s": 1.0,
+}
 
 
 def parse_timestamp(text: str) -> datetime:
@@ -46,13 +54,13 @@ def parse_duration_seconds(text: str) -> float | None:
     Raises ValueError for anything else, including a zero duration.
     """
     if not isinstance(text, str):
-        raise ValueError(f"expected an ISO 8601 duration string or \"none\", got {type(text).__name__}")
+        raise ValueError(f'expected an ISO 8601 duration string or "none", got {type(text).__name__}')
     s = text.strip()
     if s.lower() == "none":
         return None
     m = _DURATION.match(s.upper())
     if not m:
-        raise ValueError(f"not an ISO 8601 duration (e.g. P30D, P6M, P1Y, PT12H) or \"none\": {text!r}")
+        raise ValueError(f'not an ISO 8601 duration (e.g. P30D, P6M, P1Y, PT12H) or "none": {text!r}')
     total = sum(float(v) * _UNIT_SECONDS[k] for k, v in m.groupdict().items() if v is not None)
     if not math.isfinite(total):
         raise ValueError(f"duration too large: {text[:40]!r}")

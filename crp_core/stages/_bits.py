@@ -1,5 +1,6 @@
 """Rows of a 2-D bool array as Python ints (bit j = column j): the bit masks stages 3 and 4 test with
 integer ``&`` instead of per-element Python loops."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -9,6 +9,7 @@ All searches go to the index in one batched call; the union is one plain sort of
 (row, search), and who found a row is a bit mask per row (one bit per search) OR-reduced over its
 hits, so no per-hit Python runs.
 """
+
 from __future__ import annotations
 
 from itertools import compress
@@ -32,8 +33,9 @@ def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfi
     # the facts each search found, unsorted (Corpus.search's facts without recomputing and sorting
     # their cosines: only the union and who found what matter here)
     # one thread: a thread team for a handful of searches costs more CPU than it saves on the 2-core box
-    ids = corpus.index_for(config).query_ids(queries, config.candidate_k, corpus.retrievable,
-                                             ef_search=config.hnsw_ef_search, num_threads=1)
+    ids = corpus.index_for(config).query_ids(
+        queries, config.candidate_k, corpus.retrievable, ef_search=config.hnsw_ef_search, num_threads=1
+    )
     flat = ids.reshape(-1)
     owner = np.repeat(np.arange(queries.shape[0], dtype=np.int64), ids.shape[1])
     # no padding, and belt and braces: never a DELETED / QUARANTINED fact, whatever the index returned
@@ -97,8 +99,9 @@ def found_by_masks(masks: np.ndarray, labels: tuple[str, ...]) -> tuple[tuple[st
     return tuple(map(patterns.__getitem__, codes))
 
 
-def found_by(at: np.ndarray, owner: np.ndarray, n: int, labels: tuple[str, ...],
-             order: np.ndarray) -> tuple[tuple[str, ...], ...]:
+def found_by(
+    at: np.ndarray, owner: np.ndarray, n: int, labels: tuple[str, ...], order: np.ndarray
+) -> tuple[tuple[str, ...], ...]:
     """Per candidate (``order`` of the ``n`` unique rows): the labels of the searches that returned it,
     in search order. ``at[i]`` is the unique row of hit i and ``owner[i]`` its search. Candidates
     found by the same searches share one tuple (a handful of distinct patterns, built once each)."""

@@ -20,6 +20,7 @@ The walk over the similarity graph, the bridge values and the edge listing are
 matrix). A connector candidate stage 2 already scored keeps stage 2's relevance, coverage score and
 residual pull (one value per fact).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -48,7 +49,6 @@ from crp_core.stages.contradictions.values import values_conflict as default_val
 from crp_core.stages.graph_walk import bridge_values, bridged_anchor_positions, edges_among, walk_with_paths
 
 if TYPE_CHECKING:
-
     from crp_core.factors.coverage import CoverageView
 
 #: ``values_conflict(text_a, text_b)``: the value conflict between two texts, or None
@@ -64,9 +64,18 @@ _U = TypeVar("_U")
 COSINE_SLACK = 1e-4
 
 
-def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: list[int], *, start: int,
-                 exclude: set[int], config: CRPConfig, values_conflict: ConflictFn,
-                 near_duplicates: list[tuple[int, int, float]]) -> tuple[list[int], int]:
+def pick_anchors(
+    corpus: Corpus,
+    ranked_rows: np.ndarray,
+    count: int,
+    chosen: list[int],
+    *,
+    start: int,
+    exclude: set[int],
+    config: CRPConfig,
+    values_conflict: ConflictFn,
+    near_duplicates: list[tuple[int, int, float]],
+) -> tuple[list[int], int]:
     """Take up to ``count`` rows from ``ranked_rows[start:]`` (CDR order), skipping SPEC-003 §6.6
     near-duplicates of rows in ``chosen`` that do not value-conflict with them.
 
@@ -84,7 +93,7 @@ def pick_anchors(corpus: Corpus, ranked_rows: np.ndarray, count: int, chosen: li
     p = start
     while len(picked) < count and p < ranked_rows.size:
         need = count - len(picked)
-        window = ranked_rows[p:p + need + WINDOW_SPARE]
+        window = ranked_rows[p : p + need + WINDOW_SPARE]
         w = window.size
         n0 = len(chosen)
         free = ~np.isin(window, excluded) if excluded else None
@@ -142,17 +151,20 @@ def _strictly_lower(w: int) -> np.ndarray:
     return got
 
 
-def _near_duplicate_of(corpus: Corpus, chosen: list[int], row: int, config: CRPConfig,
-                       values_conflict: ConflictFn) -> tuple[int, float] | None:
+def _near_duplicate_of(
+    corpus: Corpus, chosen: list[int], row: int, config: CRPConfig, values_conflict: ConflictFn
+) -> tuple[int, float] | None:
     """The closest row of ``chosen`` whose cosine with ``row`` exceeds ``dedup_similarity`` and that
     does not value-conflict with it, with that cosine; None when there is none (SPEC-003 §6.6)."""
     vecs = corpus.vectors
-    return _closest_kept(vecs[chosen] @ vecs[row], chosen, corpus.kb.facts, row, config.dedup_similarity,
-                         values_conflict)
+    return _closest_kept(
+        vecs[chosen] @ vecs[row], chosen, corpus.kb.facts, row, config.dedup_similarity, values_conflict
+    )
 
 
-def _closest_kept(sims: np.ndarray, others: list[int], facts: Sequence[Fact], row: int, dedup: float,
-                  values_conflict: ConflictFn) -> tuple[int, float] | None:
+def _closest_kept(
+    sims: np.ndarray, others: list[int], facts: Sequence[Fact], row: int, dedup: float, values_conflict: ConflictFn
+) -> tuple[int, float] | None:
     """Of ``others`` (cosines ``sims`` with ``row``), the closest above ``dedup`` (ties by position) that
     does not value-conflict with ``row``, with its cosine; None when there is none."""
     close = np.flatnonzero(sims > dedup)
@@ -164,9 +176,16 @@ def _closest_kept(sims: np.ndarray, others: list[int], facts: Sequence[Fact], ro
     return None
 
 
-def connector_near_duplicates(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, pos: np.ndarray, *,
-                              config: CRPConfig, values_conflict: ConflictFn,
-                              cand_vectors: np.ndarray | None = None) -> list[tuple[int, int, float]]:
+def connector_near_duplicates(
+    corpus: Corpus,
+    anchors: np.ndarray,
+    cands: np.ndarray,
+    pos: np.ndarray,
+    *,
+    config: CRPConfig,
+    values_conflict: ConflictFn,
+    cand_vectors: np.ndarray | None = None,
+) -> list[tuple[int, int, float]]:
     """Connector candidates ``cands[pos]`` that are SPEC-003 §6.6 near-duplicates of an anchor (cosine
     > ``dedup_similarity``) and do not value-conflict with it: dropped before the connectors are chosen
     (SPEC_NOTES §2.8), so the next candidate takes the slot. A candidate that value-conflicts with every
@@ -211,14 +230,22 @@ class _DuplicateScreen:
         """(row, anchor row, cosine) for the closest anchor above ``dedup_similarity`` that does not
         value-conflict with ``row`` (ties by anchor order); None when there is none. One product of the
         anchors with this row alone, so the cosine does not depend on which rows were screened with it."""
-        got = _closest_kept(self.anchor_vecs @ self.vecs[row], self.anchor_list, self.texts, row, self.dedup,
-                            self.values_conflict)
+        got = _closest_kept(
+            self.anchor_vecs @ self.vecs[row], self.anchor_list, self.texts, row, self.dedup, self.values_conflict
+        )
         return None if got is None else (row, got[0], got[1])
 
 
-def choose_connectors(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, order: np.ndarray, slots: int, *,
-                      config: CRPConfig, values_conflict: ConflictFn
-                      ) -> tuple[np.ndarray, Sequence[tuple[int, int, float]]]:
+def choose_connectors(
+    corpus: Corpus,
+    anchors: np.ndarray,
+    cands: np.ndarray,
+    order: np.ndarray,
+    slots: int,
+    *,
+    config: CRPConfig,
+    values_conflict: ConflictFn,
+) -> tuple[np.ndarray, Sequence[tuple[int, int, float]]]:
     """The selected connector positions (the first ``slots`` of ``order``, best first, that are not
     near-duplicates of an anchor) and every near-duplicate among ``order`` (:func:`connector_near_duplicates`,
     by row).
@@ -235,7 +262,7 @@ def choose_connectors(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, or
     found: list[tuple[int, int, float]] = []
     p = 0
     while len(taken) < slots and p < order.size:
-        window = order[p:p + slots - len(taken) + WINDOW_SPARE]
+        window = order[p : p + slots - len(taken) + WINDOW_SPARE]
         for at, flagged in zip(window.tolist(), screen.flags(cands[window]).tolist()):
             p += 1
             dup = screen.duplicate_of(int(cands[at])) if flagged else None
@@ -248,8 +275,7 @@ def choose_connectors(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, or
     rest = order[p:]
 
     def listing() -> list[tuple[int, int, float]]:
-        later = connector_near_duplicates(corpus, anchors, cands, rest, config=config,
-                                          values_conflict=values_conflict)
+        later = connector_near_duplicates(corpus, anchors, cands, rest, config=config, values_conflict=values_conflict)
         return sorted(found + later)
 
     near: Sequence[tuple[int, int, float]] = DeferredTuple(listing) if rest.size else tuple(sorted(found))
@@ -257,19 +283,34 @@ def choose_connectors(corpus: Corpus, anchors: np.ndarray, cands: np.ndarray, or
 
 
 # ---- the stage ----------------------------------------------------------------------------------
-def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray,
-                              coverage: CoverageView | None,
-                              residual_vectors: np.ndarray | None, blacklist: frozenset[NGram],
-                              now: datetime, config: CRPConfig,
-                              values_conflict: ConflictFn = default_values_conflict,
-                              ) -> tuple[CDGRResult, RecencyTable]:
+def expand_graph_with_recency(
+    corpus: Corpus,
+    cdr: CDRTable,
+    *,
+    query_vector: np.ndarray,
+    coverage: CoverageView | None,
+    residual_vectors: np.ndarray | None,
+    blacklist: frozenset[NGram],
+    now: datetime,
+    config: CRPConfig,
+    values_conflict: ConflictFn = default_values_conflict,
+) -> tuple[CDGRResult, RecencyTable]:
     """Stage 3; also returns the recency table of the connector candidates (for the run's record)."""
     gate = cdr.passed_gate if cdr.passed_gate is not None else np.ones(cdr.idx.size, dtype=bool)
     ranked = cdr.idx[cdr_ranking(cdr, gate)]
     near: list[tuple[int, int, float]] = []
     chosen: list[int] = []
-    anchors_l, next_pos = pick_anchors(corpus, ranked, config.anchor_budget, chosen, start=0, exclude=set(),
-                                       config=config, values_conflict=values_conflict, near_duplicates=near)
+    anchors_l, next_pos = pick_anchors(
+        corpus,
+        ranked,
+        config.anchor_budget,
+        chosen,
+        start=0,
+        exclude=set(),
+        config=config,
+        values_conflict=values_conflict,
+        near_duplicates=near,
+    )
     anchors = np.asarray(anchors_l, dtype=np.int64)
     conn_near: Sequence[tuple[int, int, float]] = ()
     slots = config.envelope_fact_budget - config.anchor_budget
@@ -282,47 +323,88 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
         count, mean_w, bridge, non_adj = bridge_values(aa, hops, wsum)
         relevance, cov, pull = _scored_in_stage2(corpus, cdr, cands, query_vector, coverage, residual_vectors)
         recency = compute_recency(corpus.kb, cands, now, config)
-        ccdr = score_cdr(corpus, cands, relevance, coverage=coverage, residual_vectors=residual_vectors,
-                         blacklist=blacklist, recency=recency, config=config,
-                         passed_gate=relevance >= config.cdr_min_relevance, coverage_score=cov,
-                         residual_pull=pull)
+        ccdr = score_cdr(
+            corpus,
+            cands,
+            relevance,
+            coverage=coverage,
+            residual_vectors=residual_vectors,
+            blacklist=blacklist,
+            recency=recency,
+            config=config,
+            passed_gate=relevance >= config.cdr_min_relevance,
+            coverage_score=cov,
+            residual_pull=pull,
+        )
         score = bridge * ccdr.novelty * ccdr.recency_factor * np.maximum(relevance, config.min_connector_relevance)
         eligible = np.flatnonzero(bridge > 0)
         order = eligible[np.lexsort((cands[eligible], -score[eligible]))]
-        sel_pos, conn_near = choose_connectors(corpus, anchors, cands, order, max(slots, 0), config=config,
-                                               values_conflict=values_conflict)
+        sel_pos, conn_near = choose_connectors(
+            corpus, anchors, cands, order, max(slots, 0), config=config, values_conflict=values_conflict
+        )
         selected = np.zeros(cands.size, dtype=bool)
         selected[sel_pos] = True
         selected_rows = cands[sel_pos]
         touched_tuples, pair_tuples = _touched_and_pairs(anchors, hops, count, non_adj)
         # the lazy rows stand in for the record's tuples (same items, equality, slicing and pickling)
         table = ConnectorTable(
-            idx=frozen_array(cands), hop_distance=frozen_array(dist),
+            idx=frozen_array(cands),
+            hop_distance=frozen_array(dist),
             touched_anchors=cast("tuple[tuple[int, ...], ...]", touched_tuples),
             bridged_pairs=cast("tuple[tuple[tuple[int, int], ...], ...]", pair_tuples),
-            mean_path_weight=frozen_array(mean_w), bridge_value=frozen_array(bridge),
-            relevance=frozen_array(relevance), novelty=ccdr.novelty, recency_factor=ccdr.recency_factor,
-            connector_score=frozen_array(score), selected=frozen_array(selected))
+            mean_path_weight=frozen_array(mean_w),
+            bridge_value=frozen_array(bridge),
+            relevance=frozen_array(relevance),
+            novelty=ccdr.novelty,
+            recency_factor=ccdr.recency_factor,
+            connector_score=frozen_array(score),
+            selected=frozen_array(selected),
+        )
         hop_count = config.max_hops
     else:
         matrix = None
         recency = compute_recency(corpus.kb, empty_i, now, config)
-        ccdr = score_cdr(corpus, empty_i, empty_f, coverage=coverage, residual_vectors=residual_vectors,
-                         blacklist=blacklist, recency=recency, config=config, passed_gate=np.zeros(0, dtype=bool))
+        ccdr = score_cdr(
+            corpus,
+            empty_i,
+            empty_f,
+            coverage=coverage,
+            residual_vectors=residual_vectors,
+            blacklist=blacklist,
+            recency=recency,
+            config=config,
+            passed_gate=np.zeros(0, dtype=bool),
+        )
         table = ConnectorTable(
-            idx=frozen_array(empty_i), hop_distance=frozen_array(empty_i), touched_anchors=(), bridged_pairs=(),
-            mean_path_weight=frozen_array(empty_f), bridge_value=frozen_array(empty_f),
-            relevance=frozen_array(empty_f), novelty=frozen_array(empty_f), recency_factor=frozen_array(empty_f),
-            connector_score=frozen_array(empty_f), selected=frozen_array(np.zeros(0, dtype=bool)))
+            idx=frozen_array(empty_i),
+            hop_distance=frozen_array(empty_i),
+            touched_anchors=(),
+            bridged_pairs=(),
+            mean_path_weight=frozen_array(empty_f),
+            bridge_value=frozen_array(empty_f),
+            relevance=frozen_array(empty_f),
+            novelty=frozen_array(empty_f),
+            recency_factor=frozen_array(empty_f),
+            connector_score=frozen_array(empty_f),
+            selected=frozen_array(np.zeros(0, dtype=bool)),
+        )
         selected_rows = empty_i
         hop_count = config.max_hops if config.graph_retrieval else 0
 
     unused = max(slots, 0) - selected_rows.size if config.graph_retrieval else 0
     extra_l: list[int] = []
     if unused > 0:
-        extra_l, _ = pick_anchors(corpus, ranked, unused, chosen, start=next_pos,
-                                  exclude=set(selected_rows.tolist()), config=config,
-                                  values_conflict=values_conflict, near_duplicates=near)
+        extra_l, _ = pick_anchors(
+            corpus,
+            ranked,
+            unused,
+            chosen,
+            start=next_pos,
+            exclude=set(selected_rows.tolist()),
+            config=config,
+            values_conflict=values_conflict,
+            near_duplicates=near,
+        )
     extra = np.asarray(extra_l, dtype=np.int64)
 
     # the edges among the selected facts are for drawing (the report and the graph page): listed when
@@ -333,17 +415,27 @@ def expand_graph_with_recency(corpus: Corpus, cdr: CDRTable, *, query_vector: np
         edges = DeferredTuple(lambda: edges_among(graph, drawn))
 
     result = CDGRResult(
-        anchors=frozen_array(anchors), connectors=table, selected_connectors=frozen_array(selected_rows),
-        extra_anchors=frozen_array(extra), graph_edges=cast("tuple[tuple[int, int, float], ...]", edges),
+        anchors=frozen_array(anchors),
+        connectors=table,
+        selected_connectors=frozen_array(selected_rows),
+        extra_anchors=frozen_array(extra),
+        graph_edges=cast("tuple[tuple[int, int, float], ...]", edges),
         hops=hop_count,
-        near_duplicates=tuple(near), connector_cdr=ccdr,
-        connector_near_duplicates=cast("tuple[tuple[int, int, float], ...]", conn_near))
+        near_duplicates=tuple(near),
+        connector_cdr=ccdr,
+        connector_near_duplicates=cast("tuple[tuple[int, int, float], ...]", conn_near),
+    )
     return result, recency
 
 
-def _scored_in_stage2(corpus: Corpus, cdr: CDRTable, cands: np.ndarray, query_vector: np.ndarray,
-                      coverage: CoverageView | None, residual_vectors: np.ndarray | None
-                      ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+def _scored_in_stage2(
+    corpus: Corpus,
+    cdr: CDRTable,
+    cands: np.ndarray,
+    query_vector: np.ndarray,
+    coverage: CoverageView | None,
+    residual_vectors: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """The connector candidates' relevance, coverage score and residual pull (float64, aligned with
     ``cands``; the last two None when the Coverage Set is empty, as stage 2 then fills them without
     arithmetic). A candidate stage 2 scored keeps stage 2's values (the same formulas on the same
@@ -371,23 +463,44 @@ def _scored_in_stage2(corpus: Corpus, cdr: CDRTable, cands: np.ndarray, query_ve
             # one product with the query, the Coverage Set entries and the residual sub-queries (these
             # rows have no stage-2 value to agree with), read by stage 2's formulas
             entries = np.asarray(coverage.embeddings, dtype=np.float32).reshape(len(coverage), -1)
-            res = (np.zeros((0, query.shape[1]), dtype=np.float32) if residual_vectors is None
-                   else np.asarray(residual_vectors, dtype=np.float32).reshape(-1, query.shape[1]))
+            res = (
+                np.zeros((0, query.shape[1]), dtype=np.float32)
+                if residual_vectors is None
+                else np.asarray(residual_vectors, dtype=np.float32).reshape(-1, query.shape[1])
+            )
             cos = vecs @ np.concatenate([query, entries, res]).T
             c = entries.shape[0]
             relevance[new] = cos[:, 0]
-            cov[new], pull[new] = factors_from_columns(cos, range(1, 1 + c), range(1 + c, 1 + c + res.shape[0]),
-                                                       coverage)
+            cov[new], pull[new] = factors_from_columns(
+                cos, range(1, 1 + c), range(1 + c, 1 + c + res.shape[0]), coverage
+            )
     return relevance, cov, pull
 
 
-def expand_graph(corpus: Corpus, cdr: CDRTable, *, query_vector: np.ndarray, coverage: CoverageView | None,
-                 residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], now: datetime,
-                 config: CRPConfig, values_conflict: ConflictFn = default_values_conflict) -> CDGRResult:
+def expand_graph(
+    corpus: Corpus,
+    cdr: CDRTable,
+    *,
+    query_vector: np.ndarray,
+    coverage: CoverageView | None,
+    residual_vectors: np.ndarray | None,
+    blacklist: frozenset[NGram],
+    now: datetime,
+    config: CRPConfig,
+    values_conflict: ConflictFn = default_values_conflict,
+) -> CDGRResult:
     """Stage 3 (SPEC_NOTES §2.5). ``cdr`` is the stage-2 table (with ``passed_gate``)."""
-    return expand_graph_with_recency(corpus, cdr, query_vector=query_vector, coverage=coverage,
-                                     residual_vectors=residual_vectors, blacklist=blacklist, now=now,
-                                     config=config, values_conflict=values_conflict)[0]
+    return expand_graph_with_recency(
+        corpus,
+        cdr,
+        query_vector=query_vector,
+        coverage=coverage,
+        residual_vectors=residual_vectors,
+        blacklist=blacklist,
+        now=now,
+        config=config,
+        values_conflict=values_conflict,
+    )[0]
 
 
 class LazyRows(Sequence[_T]):
@@ -452,8 +565,9 @@ class BridgedPairs(LazyRows[tuple[tuple[int, int], ...]]):
 
     __slots__ = ("_anchors_of", "_anchor_cache")
 
-    def __init__(self, n: int, item: Callable[[int], tuple[tuple[int, int], ...]],
-                 anchors_of: Callable[[int], tuple[int, ...]]):
+    def __init__(
+        self, n: int, item: Callable[[int], tuple[tuple[int, int], ...]], anchors_of: Callable[[int], tuple[int, ...]]
+    ):
         super().__init__(n, item)
         self._anchors_of = anchors_of
         self._anchor_cache: dict[int, tuple[int, ...]] = {}
@@ -464,8 +578,9 @@ class BridgedPairs(LazyRows[tuple[tuple[int, int], ...]]):
         return self._memo(self._anchor_cache, self._anchors_of, i)
 
 
-def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
-                       non_adj: np.ndarray) -> tuple[LazyRows[tuple[int, ...]], BridgedPairs]:
+def _touched_and_pairs(
+    anchors: np.ndarray, hops: np.ndarray, count: np.ndarray, non_adj: np.ndarray
+) -> tuple[LazyRows[tuple[int, ...]], BridgedPairs]:
     anchor_list = anchors.tolist()
     # a connector's bridged pairs: its touched anchors' non-adjacent pairs (a < b in anchor order),
     # row-major; the (s, s) adjacency as nested lists, so a row costs one numpy call and a few
@@ -488,7 +603,7 @@ def _touched_and_pairs(anchors: np.ndarray, hops: np.ndarray, count: np.ndarray,
         if not apart:
             apart.extend(non_adj.tolist())
         ts = touched_positions(i)
-        return tuple((anchor_list[a], anchor_list[b]) for k, a in enumerate(ts) for b in ts[k + 1:] if apart[a][b])
+        return tuple((anchor_list[a], anchor_list[b]) for k, a in enumerate(ts) for b in ts[k + 1 :] if apart[a][b])
 
     def bridged(i: int) -> tuple[int, ...]:
         if count[i] == 0:

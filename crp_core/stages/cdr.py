@@ -12,6 +12,7 @@ Vectorised over all candidates: one matrix-vector product for the coverage score
 mean of cosines equals the dot product with the depth-weighted sum of entries) and one matrix
 product for the residual pull.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -46,12 +47,12 @@ def coverage_scores(vectors: np.ndarray, coverage: CoverageView | None) -> np.nd
     return _depth_mean(lambda j: vectors @ entries[j], w, vectors.shape[0])
 
 
-def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
-                   residual_vectors: np.ndarray | None) -> np.ndarray:
+def residual_pulls(
+    vectors: np.ndarray, coverage: CoverageView | None, residual_vectors: np.ndarray | None
+) -> np.ndarray:
     """max cosine to the ResidualSet; 0 when the Coverage Set or the ResidualSet is empty (SPEC-024 §2.7)."""
     n = vectors.shape[0]
-    if (coverage is None or len(coverage) == 0 or residual_vectors is None
-            or np.asarray(residual_vectors).size == 0):
+    if coverage is None or len(coverage) == 0 or residual_vectors is None or np.asarray(residual_vectors).size == 0:
         return np.zeros(n)
     r = np.asarray(residual_vectors, dtype=np.float32).reshape(-1, vectors.shape[1])
     if r.shape[0] < SMALL_GEMM:
@@ -62,8 +63,9 @@ def residual_pulls(vectors: np.ndarray, coverage: CoverageView | None,
     return (r @ vectors.T).max(axis=0).astype(np.float64)
 
 
-def factors_from_cosines(cosines: np.ndarray, ids: Sequence[str], coverage: CoverageView | None,
-                         residual_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
+def factors_from_cosines(
+    cosines: np.ndarray, ids: Sequence[str], coverage: CoverageView | None, residual_ids: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray] | None:
     """(coverage score, residual pull) read off each fact's cosine with each sub-query (``cosines`` (c, m),
     columns in ``ids`` order: stage 1's product), by the formulas of :func:`coverage_scores` and
     :func:`residual_pulls`; None when the Coverage Set is empty (:func:`score_cdr` then fills them without
@@ -76,8 +78,9 @@ def factors_from_cosines(cosines: np.ndarray, ids: Sequence[str], coverage: Cove
     return factors_from_columns(cosines, [col[e] for e in coverage.ids], [col[r] for r in residual_ids], coverage)
 
 
-def factors_from_columns(cosines: np.ndarray, entry_cols: Sequence[int], res_cols: Sequence[int],
-                         coverage: CoverageView) -> tuple[np.ndarray, np.ndarray]:
+def factors_from_columns(
+    cosines: np.ndarray, entry_cols: Sequence[int], res_cols: Sequence[int], coverage: CoverageView
+) -> tuple[np.ndarray, np.ndarray]:
     """(coverage score, residual pull) of each row of ``cosines`` (float32, (n, columns)): the depth-weighted
     mean of the Coverage Set entries' columns ``entry_cols`` (in entry order) and the maximum of the
     residual sub-queries' columns ``res_cols`` (0 without any), the formulas of :func:`coverage_scores`
@@ -110,11 +113,21 @@ def _max_of(columns: Sequence[np.ndarray]) -> np.ndarray:
     return out.astype(np.float64)
 
 
-def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverage: CoverageView | None,
-              residual_vectors: np.ndarray | None, blacklist: frozenset[NGram], recency: RecencyTable,
-              config: CRPConfig, passed_gate: np.ndarray | None = None,
-              fact_columns: FactColumns | None = None, coverage_score: np.ndarray | None = None,
-              residual_pull: np.ndarray | None = None) -> CDRTable:
+def score_cdr(
+    corpus: Corpus,
+    idx: np.ndarray,
+    relevance: np.ndarray,
+    *,
+    coverage: CoverageView | None,
+    residual_vectors: np.ndarray | None,
+    blacklist: frozenset[NGram],
+    recency: RecencyTable,
+    config: CRPConfig,
+    passed_gate: np.ndarray | None = None,
+    fact_columns: FactColumns | None = None,
+    coverage_score: np.ndarray | None = None,
+    residual_pull: np.ndarray | None = None,
+) -> CDRTable:
     """Every factor of the CDR product for the facts ``idx`` (SPEC_NOTES §2.4).
 
     ``relevance`` is cos(fact, query) aligned with ``idx``; ``recency`` must cover every row.
@@ -146,14 +159,16 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
         eff = np.maximum(relevance, pull)
         penalty = np.minimum(np.maximum(cov, 0.0), config.coverage_penalty_cap)  # = clip(cov, 0, cap)
         novelty = np.maximum(1.0 - penalty, config.min_novelty_floor)
-    rec, imp, given_overlap = (fact_columns if fact_columns is not None
-                               else fact_columns_of(corpus, idx, recency, blacklist, config))
+    rec, imp, given_overlap = (
+        fact_columns if fact_columns is not None else fact_columns_of(corpus, idx, recency, blacklist, config)
+    )
     score = imp * eff
     score *= novelty
     score *= rec
     if blacklist:
-        overlap = given_overlap if given_overlap is not None else fact_overlaps(corpus.kb, idx, blacklist,
-                                                                                config.ngram_n)
+        overlap = (
+            given_overlap if given_overlap is not None else fact_overlaps(corpus.kb, idx, blacklist, config.ngram_n)
+        )
         ngram_penalty = np.minimum(config.ngram_penalty_cap, config.ngram_step_penalty * overlap)
         score *= 1.0 - ngram_penalty
     else:
@@ -164,9 +179,17 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
     # here on, so each is set read-only in place
     own = freeze_owned
     return CDRTable(
-        idx=own(idx.copy()), relevance=own(relevance), residual_pull=own(pull), effective_relevance=own(eff),
-        coverage_score=own(cov), coverage_penalty=own(penalty), novelty=own(novelty), recency_factor=own(rec),
-        importance_weight=own(imp), ngram_overlap=own(overlap), ngram_penalty=own(ngram_penalty),
+        idx=own(idx.copy()),
+        relevance=own(relevance),
+        residual_pull=own(pull),
+        effective_relevance=own(eff),
+        coverage_score=own(cov),
+        coverage_penalty=own(penalty),
+        novelty=own(novelty),
+        recency_factor=own(rec),
+        importance_weight=own(imp),
+        ngram_overlap=own(overlap),
+        ngram_penalty=own(ngram_penalty),
         cdr_score=own(score),
         passed_gate=None if passed_gate is None else own(np.array(passed_gate, dtype=bool).reshape(-1)),
     )
@@ -177,8 +200,9 @@ def score_cdr(corpus: Corpus, idx: np.ndarray, relevance: np.ndarray, *, coverag
 FactColumns = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
 
 
-def fact_columns_of(corpus: Corpus, idx: np.ndarray, recency: RecencyTable, blacklist: frozenset[NGram],
-                    config: CRPConfig) -> FactColumns:
+def fact_columns_of(
+    corpus: Corpus, idx: np.ndarray, recency: RecencyTable, blacklist: frozenset[NGram], config: CRPConfig
+) -> FactColumns:
     """The recency factor (from ``recency``), importance weight (SPEC-009 §4.4) and n-gram overlap
     (SPEC-024 §5.2; None for an empty blacklist) of the facts ``idx``: what :func:`score_cdr` reads per
     row, aligned with ``idx`` (``column[mask]`` is the column of ``idx[mask]``)."""

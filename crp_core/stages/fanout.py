@@ -15,6 +15,7 @@ Branch scoring reuses stage 2 (:func:`crp_core.stages.cdr.score_cdr`): only the 
 over the branch's sub-queries), the residual vectors and the coverage object change.
 Decisions where the spec is silent: ``docs/decisions/fanout.md``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -55,9 +56,18 @@ if TYPE_CHECKING:
     from crp_core.stages.cdr import FactColumns
 
 __all__ = [
-    "MIN_BRANCH_FACTS", "RULE_ONE_EACH", "RULE_KMEANS", "RULE_SINGLE",
-    "RULE_ROUND_ROBIN", "fanout_active", "partition_rule", "partition_residual_for_fanout",
-    "round_robin_partitions", "branch_fact_budget", "run_branch", "cross_branch_dedup",
+    "MIN_BRANCH_FACTS",
+    "RULE_ONE_EACH",
+    "RULE_KMEANS",
+    "RULE_SINGLE",
+    "RULE_ROUND_ROBIN",
+    "fanout_active",
+    "partition_rule",
+    "partition_residual_for_fanout",
+    "round_robin_partitions",
+    "branch_fact_budget",
+    "run_branch",
+    "cross_branch_dedup",
     "run_fanout",
 ]
 
@@ -96,10 +106,21 @@ class _BranchTrace:
     local_coverage: tuple[str, ...] = ()  # partitioned: the branch's view after its local additions
 
 
-def run_branch(corpus: Corpus, *, branch: int, sub_queries: Sequence[str], relevance_vectors: np.ndarray,
-               residual_vectors: np.ndarray, coverage: CoverageView, pool_rows: np.ndarray, recency: RecencyTable,
-               blacklist: frozenset[NGram], budget: int, config: CRPConfig,
-               coverage_additions: Sequence[str] | None = None) -> BranchResult:
+def run_branch(
+    corpus: Corpus,
+    *,
+    branch: int,
+    sub_queries: Sequence[str],
+    relevance_vectors: np.ndarray,
+    residual_vectors: np.ndarray,
+    coverage: CoverageView,
+    pool_rows: np.ndarray,
+    recency: RecencyTable,
+    blacklist: frozenset[NGram],
+    budget: int,
+    config: CRPConfig,
+    coverage_additions: Sequence[str] | None = None,
+) -> BranchResult:
     """One branch's retrieval (SPEC-027 §1.3 step 3, SPEC_NOTES §2.7).
 
     ``relevance_b`` = max cosine over ``relevance_vectors`` (the branch's sub-queries); the gate
@@ -113,14 +134,23 @@ def run_branch(corpus: Corpus, *, branch: int, sub_queries: Sequence[str], relev
     rows = np.asarray(pool_rows, dtype=np.int64)
     rel = np.asarray(relevance_vectors, dtype=np.float32).reshape(len(sub_queries), -1)
     res = np.asarray(residual_vectors, dtype=np.float32).reshape(-1, corpus.dim)
-    pool = _Pool.of(corpus, rows, np.concatenate([rel, res]), coverage,
-                    fact_columns_of(corpus, rows, recency, blacklist, config))
-    return _run_branch(corpus, pool, branch=branch, sub_queries=tuple(sub_queries),
-                       relevance_cols=tuple(range(rel.shape[0])),
-                       residual_cols=tuple(range(rel.shape[0], rel.shape[0] + res.shape[0])),
-                       coverage=coverage, recency=recency, blacklist=blacklist, budget=budget, config=config,
-                       coverage_additions=tuple(sub_queries if coverage_additions is None
-                                                else coverage_additions)).result
+    pool = _Pool.of(
+        corpus, rows, np.concatenate([rel, res]), coverage, fact_columns_of(corpus, rows, recency, blacklist, config)
+    )
+    return _run_branch(
+        corpus,
+        pool,
+        branch=branch,
+        sub_queries=tuple(sub_queries),
+        relevance_cols=tuple(range(rel.shape[0])),
+        residual_cols=tuple(range(rel.shape[0], rel.shape[0] + res.shape[0])),
+        coverage=coverage,
+        recency=recency,
+        blacklist=blacklist,
+        budget=budget,
+        config=config,
+        coverage_additions=tuple(sub_queries if coverage_additions is None else coverage_additions),
+    ).result
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,8 +171,14 @@ class _Pool:
     memo: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, corpus: Corpus, rows: np.ndarray, sub_query_vectors: np.ndarray, coverage: CoverageView,
-           columns: FactColumns) -> _Pool:
+    def of(
+        cls,
+        corpus: Corpus,
+        rows: np.ndarray,
+        sub_query_vectors: np.ndarray,
+        coverage: CoverageView,
+        columns: FactColumns,
+    ) -> _Pool:
         from crp_core.stages.cdr import coverage_scores
 
         vecs = corpus.vectors[rows]
@@ -154,8 +190,16 @@ class _Pool:
         return cls(rows=rows, cosines=cos, coverage_score=cov, columns=columns)
 
     @classmethod
-    def from_stages(cls, rows: np.ndarray, candidates: CandidateSet, cdr: CDRTable, residual_ids: Sequence[str],
-                    vector_ids: Sequence[str], coverage: CoverageView, blacklist: frozenset[NGram]) -> _Pool | None:
+    def from_stages(
+        cls,
+        rows: np.ndarray,
+        candidates: CandidateSet,
+        cdr: CDRTable,
+        residual_ids: Sequence[str],
+        vector_ids: Sequence[str],
+        coverage: CoverageView,
+        blacklist: frozenset[NGram],
+    ) -> _Pool | None:
         """The pool's values read off stages 1-2 of the same run (a pipeline's pool is its candidates
         less the suppressed losers): stage 1's cosines with the residual sub-queries, stage 2's coverage
         score against the same parent Coverage Set and its per-fact columns, so a fact carries one value
@@ -164,8 +208,7 @@ class _Pool:
 
         cosines = candidates.sub_query_cosines
         col = {sid: j for j, sid in enumerate(vector_ids)}
-        if (cosines is None or not np.array_equal(cdr.idx, candidates.idx)
-                or not all(s in col for s in residual_ids)):
+        if cosines is None or not np.array_equal(cdr.idx, candidates.idx) or not all(s in col for s in residual_ids):
             return None
         pos, found = row_positions(cdr.idx, rows)
         if not found.all():
@@ -174,24 +217,41 @@ class _Pool:
         cols = np.array([col[s] for s in residual_ids], dtype=np.intp)
         cos = np.asarray(cosines, dtype=np.float32)[np.ix_(pos, cols)]
         cov = cdr.coverage_score[pos] if len(coverage) and rows.size else None
-        columns: FactColumns = (cdr.recency_factor[pos], cdr.importance_weight[pos],
-                                cdr.ngram_overlap[pos] if blacklist else None)
+        columns: FactColumns = (
+            cdr.recency_factor[pos],
+            cdr.importance_weight[pos],
+            cdr.ngram_overlap[pos] if blacklist else None,
+        )
         return cls(rows=rows, cosines=cos, coverage_score=cov, columns=columns)
 
     def max_cosine(self, cols: tuple[int, ...]) -> np.ndarray:
         """float64 max over the sub-query columns ``cols`` (memoised per column group)."""
         got = self.memo.get(cols)
         if got is None:
-            got = self.cosines[:, list(cols)].max(axis=1).astype(np.float64) if self.rows.size and cols \
+            got = (
+                self.cosines[:, list(cols)].max(axis=1).astype(np.float64)
+                if self.rows.size and cols
                 else np.zeros(self.rows.size, dtype=np.float64)
+            )
             self.memo[cols] = got
         return got
 
 
-def _run_branch(corpus: Corpus, pool: _Pool, *, branch: int, sub_queries: tuple[str, ...],
-                relevance_cols: tuple[int, ...], residual_cols: tuple[int, ...], coverage: CoverageView,
-                recency: RecencyTable, blacklist: frozenset[NGram], budget: int, config: CRPConfig,
-                coverage_additions: tuple[str, ...]) -> _BranchTrace:
+def _run_branch(
+    corpus: Corpus,
+    pool: _Pool,
+    *,
+    branch: int,
+    sub_queries: tuple[str, ...],
+    relevance_cols: tuple[int, ...],
+    residual_cols: tuple[int, ...],
+    coverage: CoverageView,
+    recency: RecencyTable,
+    blacklist: frozenset[NGram],
+    budget: int,
+    config: CRPConfig,
+    coverage_additions: tuple[str, ...],
+) -> _BranchTrace:
     """:func:`run_branch` over a :class:`_Pool`: the branch's relevance is the max over ``relevance_cols``,
     its residual pull the max over ``residual_cols`` (SPEC-024 §2.7: 0 with an empty Coverage Set)."""
     from crp_core.stages.cdr import cdr_ranking, score_cdr
@@ -207,22 +267,34 @@ def _run_branch(corpus: Corpus, pool: _Pool, *, branch: int, sub_queries: tuple[
     idx = take(pool.rows)
     cov = None if pool.coverage_score is None else take(pool.coverage_score)
     pull = None if cov is None else take(pool.max_cosine(residual_cols))
-    cdr = score_cdr(corpus, frozen_array(idx), frozen_array(take(relevance_b)), coverage=coverage,
-                    residual_vectors=None, blacklist=blacklist, recency=recency, config=config,
-                    fact_columns=(take(cols[0]), take(cols[1]), None if cols[2] is None else take(cols[2])),
-                    coverage_score=cov, residual_pull=pull)
-    order = cdr_ranking(cdr)[:max(budget, 0)]
+    cdr = score_cdr(
+        corpus,
+        frozen_array(idx),
+        frozen_array(take(relevance_b)),
+        coverage=coverage,
+        residual_vectors=None,
+        blacklist=blacklist,
+        recency=recency,
+        config=config,
+        fact_columns=(take(cols[0]), take(cols[1]), None if cols[2] is None else take(cols[2])),
+        coverage_score=cov,
+        residual_pull=pull,
+    )
+    order = cdr_ranking(cdr)[: max(budget, 0)]
     facts = corpus.kb.facts
     selected = tuple(facts[r].fact_id for r in cdr.idx[order].tolist())
-    result = BranchResult(branch=branch, sub_queries=sub_queries, cdr=cdr, selected=selected,
-                          coverage_additions=coverage_additions)
-    return _BranchTrace(result=result, pool_size=int(pool.rows.size), gated_out=int(pool.rows.size - idx.size),
-                        chosen=order)
+    result = BranchResult(
+        branch=branch, sub_queries=sub_queries, cdr=cdr, selected=selected, coverage_additions=coverage_additions
+    )
+    return _BranchTrace(
+        result=result, pool_size=int(pool.rows.size), gated_out=int(pool.rows.size - idx.size), chosen=order
+    )
 
 
 # ---- fan-in dedup (SPEC-027 §1.6, SPEC-005 §9.2) -----------------------------------------------
-def cross_branch_dedup(corpus: Corpus, branches: Sequence[BranchResult],
-                       config: CRPConfig) -> tuple[tuple[Duplicate, ...], tuple[str, ...]]:
+def cross_branch_dedup(
+    corpus: Corpus, branches: Sequence[BranchResult], config: CRPConfig
+) -> tuple[tuple[Duplicate, ...], tuple[str, ...]]:
     """Cross-branch duplicates and the fan-in union with each duplicate kept once.
 
     A duplicate is the same fact chosen by two or more branches (``similarity`` 1.0), or two distinct
@@ -239,8 +311,9 @@ def cross_branch_dedup(corpus: Corpus, branches: Sequence[BranchResult],
     return _dedup(corpus, branches, scores, config)
 
 
-def _dedup(corpus: Corpus, branches: Sequence[BranchResult], scores: Sequence[Sequence[float]],
-           config: CRPConfig) -> tuple[tuple[Duplicate, ...], tuple[str, ...]]:
+def _dedup(
+    corpus: Corpus, branches: Sequence[BranchResult], scores: Sequence[Sequence[float]], config: CRPConfig
+) -> tuple[tuple[Duplicate, ...], tuple[str, ...]]:
     """:func:`cross_branch_dedup` given each branch's CDR score per chosen fact (``scores[b][i]`` for
     ``branches[b].selected[i]``)."""
     chose: dict[str, set[int]] = {}  # insertion order: branch then rank order
@@ -256,7 +329,9 @@ def _dedup(corpus: Corpus, branches: Sequence[BranchResult], scores: Sequence[Se
     u = len(order_ids)
     duplicates: list[Duplicate] = [
         Duplicate(fact_ids=(fid,), branches=tuple(sorted(chose[fid])), similarity=1.0)
-        for fid in order_ids if len(chose[fid]) > 1]
+        for fid in order_ids
+        if len(chose[fid]) > 1
+    ]
     if u == 0:
         return (), ()
     rows = np.array([corpus.kb.index_of(f) for f in order_ids], dtype=np.int64)
@@ -270,8 +345,11 @@ def _dedup(corpus: Corpus, branches: Sequence[BranchResult], scores: Sequence[Se
         if bi == bj and len(bi) == 1:
             continue  # both chosen by the same single branch: not a cross-branch duplicate
         linked[i, j] = linked[j, i] = True
-        duplicates.append(Duplicate(fact_ids=(order_ids[i], order_ids[j]),
-                                    branches=tuple(sorted(bi | bj)), similarity=float(sims[i, j])))
+        duplicates.append(
+            Duplicate(
+                fact_ids=(order_ids[i], order_ids[j]), branches=tuple(sorted(bi | bj)), similarity=float(sims[i, j])
+            )
+        )
     if not linked.any():  # nothing linked: every chosen fact is kept
         return tuple(duplicates), tuple(order_ids)
     kept = np.zeros(u, dtype=bool)
@@ -283,10 +361,21 @@ def _dedup(corpus: Corpus, branches: Sequence[BranchResult], scores: Sequence[Se
 
 
 # ---- the two runs ---------------------------------------------------------------------------------
-def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, pool_rows: npt.ArrayLike,
-               recency: RecencyTable, blacklist: frozenset[NGram], config: CRPConfig, width: int | None = None, *,
-               now: datetime | None = None, branch_probe: BranchProbe | None = None,
-               candidates: CandidateSet | None = None, cdr: CDRTable | None = None) -> FanoutResult | None:
+def run_fanout(
+    corpus: Corpus,
+    scenario: Scenario,
+    vectors: ScenarioVectors,
+    pool_rows: npt.ArrayLike,
+    recency: RecencyTable,
+    blacklist: frozenset[NGram],
+    config: CRPConfig,
+    width: int | None = None,
+    *,
+    now: datetime | None = None,
+    branch_probe: BranchProbe | None = None,
+    candidates: CandidateSet | None = None,
+    cdr: CDRTable | None = None,
+) -> FanoutResult | None:
     """Stage 5 (SPEC-027 §1, SPEC_NOTES §2.7): partitioned and naive fan-out plus their timelines.
 
     ``pool_rows``: stage-1 candidate rows (before the gate) minus suppressed contradiction losers;
@@ -318,15 +407,20 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
     budget = branch_fact_budget(config, n_branches)
     # shared by the 2 x branches scorings: the pool's cosines to every residual sub-query, its coverage
     # score against the parent's entries and its per-fact columns
-    shared = None if candidates is None or cdr is None else _Pool.from_stages(
-        pool, candidates, cdr, residual_ids, vectors.ids, parent, blacklist)
+    shared = (
+        None
+        if candidates is None or cdr is None
+        else _Pool.from_stages(pool, candidates, cdr, residual_ids, vectors.ids, parent, blacklist)
+    )
     if shared is None:
-        recency, columns = _pool_columns(corpus, recency, pool, blacklist,
-                                         now if now is not None else scenario.now, config)
+        recency, columns = _pool_columns(
+            corpus, recency, pool, blacklist, now if now is not None else scenario.now, config
+        )
         shared = _Pool.of(corpus, pool, residual_vecs, parent, columns)
     position = {sid: j for j, sid in enumerate(residual_ids)}
-    score_branch = functools.partial(_run_branch, corpus, shared, recency=recency, blacklist=blacklist,
-                                     budget=budget, config=config)
+    score_branch = functools.partial(
+        _run_branch, corpus, shared, recency=recency, blacklist=blacklist, budget=budget, config=config
+    )
 
     # partitioned: snapshot + own partition only (SPEC-027 §1.3 step 3)
     traces: list[_BranchTrace] = []
@@ -337,36 +431,63 @@ def run_fanout(corpus: Corpus, scenario: Scenario, vectors: ScenarioVectors, poo
         if branch_probe is not None:
             branch_probe(b, snapshot)
         own = tuple(position[s] for s in part)
-        trace = score_branch(branch=b, sub_queries=part, relevance_cols=own, residual_cols=own, coverage=snapshot,
-                             coverage_additions=part)
+        trace = score_branch(
+            branch=b,
+            sub_queries=part,
+            relevance_cols=own,
+            residual_cols=own,
+            coverage=snapshot,
+            coverage_additions=part,
+        )
         # local additions (one entry per partition sub-query) extend the snapshot's set for this branch
         # alone: its view is the snapshot's ids followed by its partition's
         traces.append(replace(trace, local_coverage=parent_ids + part))
     merged_ids = _merged_ids(parent_ids, partitions)  # fan-in: union of the branch additions (SPEC-027 §1.6)
     p_branches = tuple(t.result for t in traces)
     p_dups, p_merged = _dedup(corpus, p_branches, [t.result.cdr.cdr_score[t.chosen].tolist() for t in traces], config)
-    partitioned = FanoutRun(mode="partitioned", partitions=partitions, branches=p_branches,
-                            duplicates=p_dups, merged=p_merged, coverage_depth=len(merged_ids))
+    partitioned = FanoutRun(
+        mode="partitioned",
+        partitions=partitions,
+        branches=p_branches,
+        duplicates=p_dups,
+        merged=p_merged,
+        coverage_depth=len(merged_ids),
+    )
 
     # naive: round-robin relevance, whole-ResidualSet residual pull, shared coverage read at T0
     rr = round_robin_partitions(residual_ids, n_branches)
     every = tuple(range(len(residual_ids)))
-    n_traces = [score_branch(branch=b, sub_queries=subs, relevance_cols=tuple(position[s] for s in subs),
-                             residual_cols=every, coverage=parent, coverage_additions=subs)
-                for b, subs in enumerate(rr)]
+    n_traces = [
+        score_branch(
+            branch=b,
+            sub_queries=subs,
+            relevance_cols=tuple(position[s] for s in subs),
+            residual_cols=every,
+            coverage=parent,
+            coverage_additions=subs,
+        )
+        for b, subs in enumerate(rr)
+    ]
     # T2: every branch writes into the one shared Coverage Set
     shared_ids = _merged_ids(parent_ids, [t.result.coverage_additions for t in n_traces])
     n_branches_r = tuple(t.result for t in n_traces)
-    n_dups, n_merged = _dedup(corpus, n_branches_r, [t.result.cdr.cdr_score[t.chosen].tolist() for t in n_traces],
-                              config)
-    naive = FanoutRun(mode="naive", partitions=rr, branches=n_branches_r, duplicates=n_dups,
-                      merged=n_merged, coverage_depth=len(shared_ids))
+    n_dups, n_merged = _dedup(
+        corpus, n_branches_r, [t.result.cdr.cdr_score[t.chosen].tolist() for t in n_traces], config
+    )
+    naive = FanoutRun(
+        mode="naive",
+        partitions=rr,
+        branches=n_branches_r,
+        duplicates=n_dups,
+        merged=n_merged,
+        coverage_depth=len(shared_ids),
+    )
 
-    steps = _partitioned_steps(parent_ids, residual_ids, partitions, rule, w, budget, traces,
-                               partitioned, merged_ids, snapshots)
+    steps = _partitioned_steps(
+        parent_ids, residual_ids, partitions, rule, w, budget, traces, partitioned, merged_ids, snapshots
+    )
     naive_steps = _naive_steps(parent_ids, residual_ids, rr, budget, n_traces, naive)
-    return FanoutResult(width=w, rule=rule, partitioned=partitioned, naive=naive, steps=steps,
-                        naive_steps=naive_steps)
+    return FanoutResult(width=w, rule=rule, partitioned=partitioned, naive=naive, steps=steps, naive_steps=naive_steps)
 
 
 # ---- helpers: coverage and inputs ------------------------------------------------------------------
@@ -402,8 +523,14 @@ def _merged_ids(parent_ids: tuple[str, ...], additions: Sequence[Sequence[str]])
     return tuple(ids)
 
 
-def _pool_columns(corpus: Corpus, recency: RecencyTable, pool: np.ndarray, blacklist: frozenset[NGram],
-                  now: datetime | None, config: CRPConfig) -> tuple[RecencyTable, FactColumns]:
+def _pool_columns(
+    corpus: Corpus,
+    recency: RecencyTable,
+    pool: np.ndarray,
+    blacklist: frozenset[NGram],
+    now: datetime | None,
+    config: CRPConfig,
+) -> tuple[RecencyTable, FactColumns]:
     """The pool's :func:`~crp_core.stages.cdr.fact_columns_of` (recency factor, importance, n-gram overlap),
     taken once for every branch, and ``recency`` extended with the pool rows it lacks (computed by
     stage 2's recency, SPEC-027 §3.2)."""
@@ -434,8 +561,15 @@ class _Timeline:
         self.lane_of = lane_of
         self.last: dict[_Lane, tuple[int, tuple[str, ...]]] = {}
 
-    def add(self, kind: str, title: str, branch: int | None, coverage: Sequence[str],
-            facts: Sequence[str] = (), **detail: Any) -> None:
+    def add(
+        self,
+        kind: str,
+        title: str,
+        branch: int | None,
+        coverage: Sequence[str],
+        facts: Sequence[str] = (),
+        **detail: Any,
+    ) -> None:
         lane = self.lane_of(branch)
         parent_lane = self.lane_of(None)
         prev_index, prev_cov = self.last.get(lane, self.last.get(parent_lane, (None, ())))
@@ -444,24 +578,48 @@ class _Timeline:
         added = tuple(c for c in cov if c not in seen)
         detail["since_step"] = prev_index
         index = len(self.steps)
-        self.steps.append(FanoutStep(index=index, kind=kind, title=title, branch=branch, coverage=cov,
-                                     added=added, facts=tuple(facts), detail=detail))
+        self.steps.append(
+            FanoutStep(
+                index=index,
+                kind=kind,
+                title=title,
+                branch=branch,
+                coverage=cov,
+                added=added,
+                facts=tuple(facts),
+                detail=detail,
+            )
+        )
         self.last[lane] = (index, cov)
 
 
 def _fact_scores(trace: _BranchTrace) -> list[dict[str, Any]]:
     cdr: CDRTable = trace.result.cdr
     p = trace.chosen
-    return [{"fact_id": fid, "relevance": rel, "residual_pull": pull, "novelty": nov, "recency_factor": rec,
-             "cdr_score": score}
-            for fid, rel, pull, nov, rec, score in zip(
-                trace.result.selected, cdr.relevance[p].tolist(), cdr.residual_pull[p].tolist(),
-                cdr.novelty[p].tolist(), cdr.recency_factor[p].tolist(), cdr.cdr_score[p].tolist())]
+    return [
+        {
+            "fact_id": fid,
+            "relevance": rel,
+            "residual_pull": pull,
+            "novelty": nov,
+            "recency_factor": rec,
+            "cdr_score": score,
+        }
+        for fid, rel, pull, nov, rec, score in zip(
+            trace.result.selected,
+            cdr.relevance[p].tolist(),
+            cdr.residual_pull[p].tolist(),
+            cdr.novelty[p].tolist(),
+            cdr.recency_factor[p].tolist(),
+            cdr.cdr_score[p].tolist(),
+        )
+    ]
 
 
 def _dup_detail(dups: Sequence[Duplicate]) -> list[dict[str, Any]]:
-    return [{"fact_ids": list(d.fact_ids), "branches": list(d.branches), "similarity": float(d.similarity)}
-            for d in dups]
+    return [
+        {"fact_ids": list(d.fact_ids), "branches": list(d.branches), "similarity": float(d.similarity)} for d in dups
+    ]
 
 
 def _chosen_by_several(results: Sequence[BranchResult]) -> dict[str, list[int]]:
@@ -472,65 +630,155 @@ def _chosen_by_several(results: Sequence[BranchResult]) -> dict[str, list[int]]:
     return {fid: bs for fid, bs in by.items() if len(bs) > 1}
 
 
-def _partitioned_steps(parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
-                       partitions: tuple[tuple[str, ...], ...], rule: str, width: int, budget: int,
-                       traces: Sequence[_BranchTrace], run: FanoutRun, merged_cov: tuple[str, ...],
-                       snapshots: Sequence[CoverageSnapshot]) -> tuple[FanoutStep, ...]:
+def _partitioned_steps(
+    parent_ids: tuple[str, ...],
+    residual_ids: tuple[str, ...],
+    partitions: tuple[tuple[str, ...], ...],
+    rule: str,
+    width: int,
+    budget: int,
+    traces: Sequence[_BranchTrace],
+    run: FanoutRun,
+    merged_cov: tuple[str, ...],
+    snapshots: Sequence[CoverageSnapshot],
+) -> tuple[FanoutStep, ...]:
     tl = _Timeline(lambda b: ("branch", b) if b is not None else "parent")
-    tl.add("parent", "T0: parent Coverage Set (addressed sub-queries)", None, parent_ids,
-           residual_set=list(residual_ids), addressed=list(parent_ids))
-    tl.add("partition", f"ResidualSet split into {len(partitions)} disjoint partitions ({rule})", None,
-           parent_ids, partitions=[list(p) for p in partitions], rule=rule, width=width,
-           branch_fact_budget=budget)
+    tl.add(
+        "parent",
+        "T0: parent Coverage Set (addressed sub-queries)",
+        None,
+        parent_ids,
+        residual_set=list(residual_ids),
+        addressed=list(parent_ids),
+    )
+    tl.add(
+        "partition",
+        f"ResidualSet split into {len(partitions)} disjoint partitions ({rule})",
+        None,
+        parent_ids,
+        partitions=[list(p) for p in partitions],
+        rule=rule,
+        width=width,
+        branch_fact_budget=budget,
+    )
     for t, snap in zip(traces, snapshots):
         b = t.result.branch
-        tl.add("snapshot", f"Branch {b}: read-only snapshot of the Coverage Set", b, tuple(snap.ids),
-               partition=list(t.result.sub_queries), read_only=True, snapshot_type=type(snap).__name__)
+        tl.add(
+            "snapshot",
+            f"Branch {b}: read-only snapshot of the Coverage Set",
+            b,
+            tuple(snap.ids),
+            partition=list(t.result.sub_queries),
+            read_only=True,
+            snapshot_type=type(snap).__name__,
+        )
     for t in traces:
         r = t.result
-        tl.add("retrieval", f"Branch {r.branch}: retrieves for its own partition only", r.branch,
-               parent_ids, r.selected, partition=list(r.sub_queries), pool=t.pool_size,
-               gated_out=t.gated_out, scored=int(np.asarray(r.cdr.idx).size), budget=budget,
-               scores=_fact_scores(t))
+        tl.add(
+            "retrieval",
+            f"Branch {r.branch}: retrieves for its own partition only",
+            r.branch,
+            parent_ids,
+            r.selected,
+            partition=list(r.sub_queries),
+            pool=t.pool_size,
+            gated_out=t.gated_out,
+            scored=int(np.asarray(r.cdr.idx).size),
+            budget=budget,
+            scores=_fact_scores(t),
+        )
     for t in traces:
         r = t.result
-        tl.add("additions", f"Branch {r.branch}: local coverage additions (not visible to other branches)",
-               r.branch, t.local_coverage, additions=list(r.coverage_additions))
+        tl.add(
+            "additions",
+            f"Branch {r.branch}: local coverage additions (not visible to other branches)",
+            r.branch,
+            t.local_coverage,
+            additions=list(r.coverage_additions),
+        )
     union: list[str] = []
     for r in run.branches:
         union.extend(f for f in r.selected if f not in union)
-    tl.add("merge", "Fan-in: union of branch additions into the parent Coverage Set", None, merged_cov,
-           union, coverage_depth=run.coverage_depth,
-           branch_additions={str(r.branch): list(r.coverage_additions) for r in run.branches})
-    tl.add("dedup", f"Cross-branch dedup: {len(run.duplicates)} duplicate(s)", None, merged_cov,
-           run.merged, duplicates=_dup_detail(run.duplicates),
-           dropped=[f for f in union if f not in run.merged])
+    tl.add(
+        "merge",
+        "Fan-in: union of branch additions into the parent Coverage Set",
+        None,
+        merged_cov,
+        union,
+        coverage_depth=run.coverage_depth,
+        branch_additions={str(r.branch): list(r.coverage_additions) for r in run.branches},
+    )
+    tl.add(
+        "dedup",
+        f"Cross-branch dedup: {len(run.duplicates)} duplicate(s)",
+        None,
+        merged_cov,
+        run.merged,
+        duplicates=_dup_detail(run.duplicates),
+        dropped=[f for f in union if f not in run.merged],
+    )
     return tuple(tl.steps)
 
 
-def _naive_steps(parent_ids: tuple[str, ...], residual_ids: tuple[str, ...],
-                 rr: tuple[tuple[str, ...], ...], budget: int, traces: Sequence[_BranchTrace],
-                 run: FanoutRun) -> tuple[FanoutStep, ...]:
+def _naive_steps(
+    parent_ids: tuple[str, ...],
+    residual_ids: tuple[str, ...],
+    rr: tuple[tuple[str, ...], ...],
+    budget: int,
+    traces: Sequence[_BranchTrace],
+    run: FanoutRun,
+) -> tuple[FanoutStep, ...]:
     tl = _Timeline(lambda b: "shared")
-    tl.add("parent", f"T0: shared Coverage Set = {{{', '.join(parent_ids)}}}", None, parent_ids,
-           time="T0", residual_set=list(residual_ids), assignment=[list(p) for p in rr],
-           rule=RULE_ROUND_ROBIN, branch_fact_budget=budget)
+    tl.add(
+        "parent",
+        f"T0: shared Coverage Set = {{{', '.join(parent_ids)}}}",
+        None,
+        parent_ids,
+        time="T0",
+        residual_set=list(residual_ids),
+        assignment=[list(p) for p in rr],
+        rule=RULE_ROUND_ROBIN,
+        branch_fact_budget=budget,
+    )
     several = _chosen_by_several(run.branches)
     for t in traces:
         r = t.result
-        tl.add("retrieval", f"T1: branch {r.branch} reads the shared Coverage Set and retrieves", r.branch,
-               parent_ids, r.selected, time="T1", sub_queries=list(r.sub_queries), pool=t.pool_size,
-               gated_out=t.gated_out, scored=int(np.asarray(r.cdr.idx).size), budget=budget,
-               scores=_fact_scores(t),
-               chosen_by_other_branches={f: [x for x in several[f] if x != r.branch]
-                                         for f in r.selected if f in several})
+        tl.add(
+            "retrieval",
+            f"T1: branch {r.branch} reads the shared Coverage Set and retrieves",
+            r.branch,
+            parent_ids,
+            r.selected,
+            time="T1",
+            sub_queries=list(r.sub_queries),
+            pool=t.pool_size,
+            gated_out=t.gated_out,
+            scored=int(np.asarray(r.cdr.idx).size),
+            budget=budget,
+            scores=_fact_scores(t),
+            chosen_by_other_branches={f: [x for x in several[f] if x != r.branch] for f in r.selected if f in several},
+        )
     shared = list(parent_ids)
     for t in traces:
         r = t.result
         shared.extend(s for s in r.coverage_additions if s not in shared)
-        tl.add("additions", f"T2: branch {r.branch} writes into the shared Coverage Set", r.branch,
-               tuple(shared), r.selected, time="T2", additions=list(r.coverage_additions))
-    tl.add("dedup", f"Result: {len(run.duplicates)} duplicate(s) across branches", None, tuple(shared),
-           run.merged, time="Result", duplicates=_dup_detail(run.duplicates),
-           coverage_depth=run.coverage_depth)
+        tl.add(
+            "additions",
+            f"T2: branch {r.branch} writes into the shared Coverage Set",
+            r.branch,
+            tuple(shared),
+            r.selected,
+            time="T2",
+            additions=list(r.coverage_additions),
+        )
+    tl.add(
+        "dedup",
+        f"Result: {len(run.duplicates)} duplicate(s) across branches",
+        None,
+        tuple(shared),
+        run.merged,
+        time="Result",
+        duplicates=_dup_detail(run.duplicates),
+        coverage_depth=run.coverage_depth,
+    )
     return tuple(tl.steps)

@@ -7,6 +7,7 @@ Everything is vectorised over the sparse graph: the walk only touches the anchor
 (CSR row slices), never the whole matrix. With ``max_hops == 2`` the walk and the paths are one compiled
 pass (``_graph_walk.pyx``, an optional extension) where it was built; the numpy path gives the same arrays.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -32,8 +33,9 @@ def compiled() -> bool:
     return _kernel is not None
 
 
-def _expand_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
-                 frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _expand_rows(
+    indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, frontier: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row of ``frontier`` (duplicates allowed): (entry owner position, neighbour, weight)."""
     w, nb, counts = _second_layer(indptr, indices, data, frontier)
     return np.repeat(np.arange(frontier.size), counts), nb, w  # the CSR's float32 weights: callers widen
@@ -69,8 +71,9 @@ def _extend_layers(matrix: sp.csr_matrix, dist: np.ndarray, frontier: np.ndarray
             frontier = np.flatnonzero(dist == h)  # this layer, each row once, ascending
 
 
-def anchor_paths(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def anchor_paths(
+    matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per (candidate, anchor): hops of the shortest path if it is 1 or 2 (else 0), and the total
     weight of the strongest such path (SPEC-025 §2.4; see docs/decisions/pipeline.md); plus the
     anchors' own adjacency (s, s) bool.
@@ -84,8 +87,9 @@ def anchor_paths(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray
     return _paths_from(matrix, anchors, cands, own1, x, w1, _second_layer(indptr, indices, data, x))
 
 
-def _second_layer(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _second_layer(
+    indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The CSR slices of every row of ``x`` (duplicates kept), concatenated: (weights, neighbour rows
     as ``intp``, per-x entry counts). The rows are widened once because numpy gathers and scatters
     through ``intp`` indices several times faster than through the CSR's int32."""
@@ -100,9 +104,15 @@ def _second_layer(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: 
     return data[at], indices[at].astype(np.intp, copy=False), counts
 
 
-def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, own1: np.ndarray, x: np.ndarray,
-                w1: np.ndarray, layer2: tuple[np.ndarray, np.ndarray, np.ndarray]
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _paths_from(
+    matrix: sp.csr_matrix,
+    anchors: np.ndarray,
+    cands: np.ndarray,
+    own1: np.ndarray,
+    x: np.ndarray,
+    w1: np.ndarray,
+    layer2: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``anchor_paths`` from the anchors' expansion (own1, x, w1) and the expansion of x (``layer2``)."""
     s, m = anchors.size, cands.size
     hops = np.zeros((m, s), dtype=np.int8)
@@ -134,7 +144,7 @@ def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, o
         # two-hop walks: the strongest total per (candidate, anchor) ...
         best2 = np.full((m + s + 1) * s, -np.inf)
         np.maximum.at(best2, key2, val2)
-        best2 = best2[:m * s]
+        best2 = best2[: m * s]
         has2 = best2 > -np.inf
         flat_h[has2] = 2
         flat_w[has2] = best2[has2]
@@ -146,8 +156,9 @@ def _paths_from(matrix: sp.csr_matrix, anchors: np.ndarray, cands: np.ndarray, o
     return hops, wsum, aa
 
 
-def walk_with_paths(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, retrievable: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def walk_with_paths(
+    matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, retrievable: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``walk`` (retrievable rows only) and ``anchor_paths`` over its rows, sharing the two CSR
     expansions both need: the anchors' rows give hop 1, their neighbours' rows give hop 2 and the
     2-hop paths. Returns (cands, hop distance, hops, weight_sum, aa).
@@ -162,11 +173,18 @@ def walk_with_paths(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, r
         hops, wsum, aa = anchor_paths(matrix, anchors, cands)
         return cands, dist, hops, wsum, aa
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
-    if (max_hops == 2 and _kernel is not None and _compiled_graph(matrix) and anchors.dtype == np.int64
-            and retrievable.dtype == np.bool_ and len(set(anchors.tolist())) == anchors.size):
+    if (
+        max_hops == 2
+        and _kernel is not None
+        and _compiled_graph(matrix)
+        and anchors.dtype == np.int64
+        and retrievable.dtype == np.bool_
+        and len(set(anchors.tolist())) == anchors.size
+    ):
         # the compiled walk: the same five arrays, to the bit (tests/test_cdgr_fastpaths.py)
-        return _kernel.walk_two_hops(indptr, indices, data, np.ascontiguousarray(anchors),
-                                     np.ascontiguousarray(retrievable))
+        return _kernel.walk_two_hops(
+            indptr, indices, data, np.ascontiguousarray(anchors), np.ascontiguousarray(retrievable)
+        )
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
     layer2 = _second_layer(indptr, indices, data, x)
     # three scatters, nearest last: every neighbour of a hop-1 row is 2 hops away unless it is a hop-1
@@ -185,8 +203,9 @@ def walk_with_paths(matrix: sp.csr_matrix, anchors: np.ndarray, max_hops: int, r
     return cands, cdist, hops, wsum, aa
 
 
-def bridge_values(aa: np.ndarray, hops: np.ndarray,
-                  wsum: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def bridge_values(
+    aa: np.ndarray, hops: np.ndarray, wsum: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(bridge_count, mean_path_weight, bridge_value, non_adjacent (s, s) bool) per candidate.
 
     bridge_count = touched-anchor pairs with no direct edge; mean_path_weight = total weight of the
@@ -196,8 +215,14 @@ def bridge_values(aa: np.ndarray, hops: np.ndarray,
     """
     s = aa.shape[0]
     non_adj = ~aa & ~np.eye(s, dtype=bool)
-    if (_kernel is not None and 0 < s <= BRIDGE_BITS and hops.dtype == np.int8 and wsum.dtype == np.float64
-            and hops.flags.c_contiguous and wsum.flags.c_contiguous):
+    if (
+        _kernel is not None
+        and 0 < s <= BRIDGE_BITS
+        and hops.dtype == np.int8
+        and wsum.dtype == np.float64
+        and hops.flags.c_contiguous
+        and wsum.flags.c_contiguous
+    ):
         count, mean_w, bridge = _kernel.bridge_counts(hops, wsum, non_adj.view(np.uint8))
         return count, mean_w, bridge, non_adj
     t = (hops > 0).astype(np.float64)
@@ -220,8 +245,14 @@ def bridged_anchor_positions(hops: np.ndarray, non_adj: np.ndarray, i: int) -> l
     """The anchor positions row ``i``'s bridged pairs name, each once in order of first appearance (the
     compiled listing); None where it does not apply (no extension, more than :data:`BRIDGE_BITS` anchors,
     other layouts): the caller then reads them off its bit masks."""
-    if (_kernel is None or not 0 < hops.shape[1] <= BRIDGE_BITS or hops.dtype != np.int8
-            or not hops.flags.c_contiguous or non_adj.dtype != np.bool_ or not non_adj.flags.c_contiguous):
+    if (
+        _kernel is None
+        or not 0 < hops.shape[1] <= BRIDGE_BITS
+        or hops.dtype != np.int8
+        or not hops.flags.c_contiguous
+        or non_adj.dtype != np.bool_
+        or not non_adj.flags.c_contiguous
+    ):
         return None
     return _kernel.bridged_order(hops, non_adj.view(np.uint8), i)
 
@@ -250,6 +281,11 @@ def edges_among(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[tuple[int, int
 
 def _compiled_graph(matrix: sp.csr_matrix) -> bool:
     """Whether the compiled kernels read this CSR as it is (int32 indices, float32 weights, contiguous)."""
-    return (matrix.indptr.dtype == np.int32 and matrix.indices.dtype == np.int32 and matrix.data.dtype == np.float32
-            and matrix.indptr.flags.c_contiguous and matrix.indices.flags.c_contiguous
-            and matrix.data.flags.c_contiguous)
+    return (
+        matrix.indptr.dtype == np.int32
+        and matrix.indices.dtype == np.int32
+        and matrix.data.dtype == np.float32
+        and matrix.indptr.flags.c_contiguous
+        and matrix.indices.flags.c_contiguous
+        and matrix.data.flags.c_contiguous
+    )

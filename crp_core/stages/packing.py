@@ -28,6 +28,7 @@
    tokens of ``[<fact_id>]``; a NOTE block costs its own count (the larger of its two line orders
    is reserved during the fill, so the envelope never exceeds its budget).
 """
+
 from __future__ import annotations
 
 import math
@@ -42,8 +43,10 @@ from crp_core.model import KnowledgeBase
 from crp_core.records import DroppedPair, DropReason, Envelope, PackedFact
 
 #: the NOTE block of SPEC-027 §2.5 (header lines; one indented ``[content]`` line per fact follows)
-NOTE_HEADER = ("NOTE: The following two facts conflict and could not be automatically\n"
-               "arbitrated. Treat with caution and prefer the more specific:")
+NOTE_HEADER = (
+    "NOTE: The following two facts conflict and could not be automatically\n"
+    "arbitrated. Treat with caution and prefer the more specific:"
+)
 #: tier thresholds on CDR / best anchor CDR (SPEC-003 §7.4, SPEC_NOTES §2.8)
 CRITICAL_RATIO = 0.80
 IMPORTANT_RATIO = 0.50
@@ -126,8 +129,9 @@ def note_counts(kb: KnowledgeBase, pairs: Sequence[tuple[int, int]], count_token
     if not len(pairs):
         return np.zeros(0, dtype=np.int64)
     facts = kb.facts
-    return np.asarray(count_tokens([note_block(facts[a].content, facts[b].content) for a, b in pairs]),
-                      dtype=np.int64).reshape(-1)
+    return np.asarray(
+        count_tokens([note_block(facts[a].content, facts[b].content) for a, b in pairs]), dtype=np.int64
+    ).reshape(-1)
 
 
 def cached_note_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, counter_key: Hashable) -> NoteCounter:
@@ -205,13 +209,19 @@ class _Fill:
     dropped_pairs: list[tuple[int, int, DropReason]]
 
 
-def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cost: Mapping[int, int],
-                 note_cost: Mapping[tuple[int, int], int], budget: int) -> _Fill:
+def _greedy_fill(
+    items: Sequence[PackItem],
+    ties: Sequence[tuple[int, int]],
+    cost: Mapping[int, int],
+    note_cost: Mapping[tuple[int, int], int],
+    budget: int,
+) -> _Fill:
     """SPEC_NOTES §2.8 fill: anchors (CDR order) then connectors (score order), tie units whole."""
     by_row = {it.row: it for it in items}
     scores = {r: it.score for r, it in by_row.items()}
-    order = (_rank([r for r, it in by_row.items() if it.role == "anchor"], scores)
-             + _rank([r for r, it in by_row.items() if it.role == "connector"], scores))
+    order = _rank([r for r, it in by_row.items() if it.role == "anchor"], scores) + _rank(
+        [r for r, it in by_row.items() if it.role == "connector"], scores
+    )
     if not ties:
         return _fill_alone(order, by_row, cost, budget)
     unit_of = _tie_units(list(by_row), ties)
@@ -242,8 +252,10 @@ def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cos
             unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
             need = sum(cost[r] for r in rows) + sum(note_cost[p] for p in pairs)
         # a connector needs two of the anchors it bridges packed (so far, its own unit's included)
-        unbridged = any(it.role == "connector" and len((packed_anchors | unit_anchors).intersection(it.bridges)) < 2
-                        for it in map(by_row.__getitem__, rows))
+        unbridged = any(
+            it.role == "connector" and len((packed_anchors | unit_anchors).intersection(it.bridges)) < 2
+            for it in map(by_row.__getitem__, rows)
+        )
         if unbridged:
             out.unbridged.extend(rows)
             if pairs:
@@ -261,8 +273,7 @@ def _greedy_fill(items: Sequence[PackItem], ties: Sequence[tuple[int, int]], cos
     return out
 
 
-def _fill_alone(order: Sequence[int], by_row: Mapping[int, PackItem], cost: Mapping[int, int],
-                budget: int) -> _Fill:
+def _fill_alone(order: Sequence[int], by_row: Mapping[int, PackItem], cost: Mapping[int, int], budget: int) -> _Fill:
     """:func:`_greedy_fill` when no fact is tied: every fact is a unit alone (the usual run), so each is
     one budget test and, for a connector, one count of its packed bridged anchors."""
     packed: list[int] = []
@@ -303,7 +314,7 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem], *, ranked_fil
     fill without tie units packs them so), and neither is sorted again."""
     scores = {r: by_row[r].score for r in packed}
     anchors = [r for r in packed if by_row[r].role == "anchor"]
-    connectors = packed[len(anchors):] if ranked_fill else [r for r in packed if by_row[r].role == "connector"]
+    connectors = packed[len(anchors) :] if ranked_fill else [r for r in packed if by_row[r].role == "connector"]
     ranked = anchors if ranked_fill else _rank(anchors, scores)
     best = scores[ranked[0]] if ranked else 0.0
     tier: dict[int, Tier | None] = {}
@@ -320,14 +331,16 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem], *, ranked_fil
     anchor_order = head + supporting + important + tail
     n, t = len(anchor_order), len(tail)
     last_block = n - t  # first index of the recency block (n when there is none)
-    band = {r: ("primacy" if i < PRIMACY_SIZE else "recency" if i >= last_block else "middle")
-            for i, r in enumerate(anchor_order)}
+    band = {
+        r: ("primacy" if i < PRIMACY_SIZE else "recency" if i >= last_block else "middle")
+        for i, r in enumerate(anchor_order)
+    }
     band.update(dict.fromkeys(connectors, "middle"))
 
     position = {r: i for i, r in enumerate(anchor_order)}
     spots: dict[int, list[int]] = {}
     bridged: dict[int, int] = {}
-    for c in (connectors if ranked_fill else _rank(connectors, scores)):
+    for c in connectors if ranked_fill else _rank(connectors, scores):
         first = min(map(position.__getitem__, position.keys() & by_row[c].bridges))  # the fill kept >= 2
         bridged[c] = anchor_order[first]
         if first < PRIMACY_SIZE:
@@ -355,9 +368,16 @@ def _note_costs(ties: Sequence[tuple[int, int]], count_notes: NoteCounter) -> di
     return dict(zip(ties, counts.tolist(), strict=True))
 
 
-def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: Sequence[tuple[int, int]] = (),
-                  config: CRPConfig, count_tokens: TokenCounter,
-                  count_prefixes: PrefixCounter | None = None, count_notes: NoteCounter | None = None) -> Envelope:
+def pack_envelope(
+    corpus: PackCorpus,
+    items: Sequence[PackItem],
+    *,
+    tied_pairs: Sequence[tuple[int, int]] = (),
+    config: CRPConfig,
+    count_tokens: TokenCounter,
+    count_prefixes: PrefixCounter | None = None,
+    count_notes: NoteCounter | None = None,
+) -> Envelope:
     """Greedy fill with tie units, then the anchor sandwich and the connectors' spots (SPEC_NOTES §2.8).
 
     ``count_prefixes`` (rows -> token counts of their ``[<fact_id>]`` prefixes) defaults to counting
@@ -372,8 +392,11 @@ def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: 
     for it in items:
         by_row.setdefault(int(it.row), it)
     rows = list(by_row)
-    prefix = (count_prefixes(rows) if count_prefixes is not None else prefix_counts(kb, rows, count_tokens)) \
-        if rows else np.zeros(0, dtype=np.int64)
+    prefix = (
+        (count_prefixes(rows) if count_prefixes is not None else prefix_counts(kb, rows, count_tokens))
+        if rows
+        else np.zeros(0, dtype=np.int64)
+    )
     line_cost = np.asarray(corpus.token_counts, dtype=np.int64)[np.asarray(rows, dtype=np.int64)] + prefix
     cost = dict(zip(rows, line_cost.tolist(), strict=True))
     ties: list[tuple[int, int]] = []
@@ -383,8 +406,10 @@ def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: 
             ties.append(p)
     ties.sort(key=lambda p: (min(p), max(p)))  # the same ties in any order give the same envelope
     if count_notes is None:
+
         def count_notes(pairs: Sequence[tuple[int, int]]) -> np.ndarray:
             return note_counts(kb, pairs, count_tokens)
+
     note_cost = _note_costs(ties, count_notes)
 
     fill = _greedy_fill(list(by_row.values()), ties, cost, note_cost, budget)
@@ -392,8 +417,7 @@ def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: 
 
     # text: NOTE blocks after the later fact of each packed tie, earlier-placed fact listed first
     pos = {r: i for i, r in enumerate(lay.order)}
-    placed = sorted((sorted(p, key=pos.__getitem__) for p in fill.packed_ties),
-                    key=lambda p: (pos[p[1]], pos[p[0]]))
+    placed = sorted((sorted(p, key=pos.__getitem__) for p in fill.packed_ties), key=lambda p: (pos[p[1]], pos[p[0]]))
     notes_after: dict[int, list[str]] = {}
     notes: list[str] = []
     for first, second in placed:
@@ -408,18 +432,30 @@ def pack_envelope(corpus: PackCorpus, items: Sequence[PackItem], *, tied_pairs: 
     used = sum(cost[r] for r in lay.order) + note_tokens
 
     packed_facts = tuple(
-        PackedFact.make(fact_id=facts[r].fact_id, role=by_row[r].role, score=float(by_row[r].score),
-                        tier=lay.tier[r], band=lay.band[r], tokens=cost[r],
-                        bridges_anchor=facts[lay.bridged[r]].fact_id if r in lay.bridged else None)
-        for r in lay.order)
+        PackedFact.make(
+            fact_id=facts[r].fact_id,
+            role=by_row[r].role,
+            score=float(by_row[r].score),
+            tier=lay.tier[r],
+            band=lay.band[r],
+            tokens=cost[r],
+            bridges_anchor=facts[lay.bridged[r]].fact_id if r in lay.bridged else None,
+        )
+        for r in lay.order
+    )
     scores = {r: it.score for r, it in by_row.items()}
     return Envelope(
-        order=packed_facts, text="\n".join(lines), tokens_used=int(used), token_budget=budget,
+        order=packed_facts,
+        text="\n".join(lines),
+        tokens_used=int(used),
+        token_budget=budget,
         dropped_for_budget=tuple(facts[r].fact_id for r in _rank(fill.over_budget, scores)),
         notes=tuple(notes),
         dropped_unbridged=tuple(facts[r].fact_id for r in _rank(fill.unbridged, scores)),
-        dropped_pairs=tuple(DroppedPair(facts[a].fact_id, facts[b].fact_id, reason)
-                            for a, b, reason in fill.dropped_pairs))
+        dropped_pairs=tuple(
+            DroppedPair(facts[a].fact_id, facts[b].fact_id, reason) for a, b, reason in fill.dropped_pairs
+        ),
+    )
 
 
 def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[str, str]:
@@ -447,5 +483,3 @@ def word_counter(texts: Sequence[str]) -> np.ndarray:
     from crp_core.corpus.embedding import word_token_estimate
 
     return word_token_estimate(list(texts))
-
-

@@ -7,6 +7,7 @@ scenarios, in the package's seed table ``crp_core/data/kmeans_seeds.json`` (writ
 ``sample_ckf/_build.py`` with the real KMeans): a run that finds its labels there imports no
 scikit-learn, whose import is most of a cold ``crp-inspect run`` (docs/decisions/fanout.md).
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,8 +24,15 @@ import numpy.typing as npt
 from crp_core.config import CRPConfig
 
 __all__ = [
-    "RULE_ONE_EACH", "RULE_KMEANS", "RULE_SINGLE", "SEED_FILE", "fanout_active", "partition_rule",
-    "partition_residual_for_fanout", "needs_kmeans", "kmeans_seed_entries",
+    "RULE_ONE_EACH",
+    "RULE_KMEANS",
+    "RULE_SINGLE",
+    "SEED_FILE",
+    "fanout_active",
+    "partition_rule",
+    "partition_residual_for_fanout",
+    "needs_kmeans",
+    "kmeans_seed_entries",
 ]
 
 RULE_ONE_EACH = "one sub-query per partition"
@@ -50,9 +58,14 @@ def partition_rule(residual_size: int, width: int) -> str:
     return RULE_KMEANS
 
 
-def partition_residual_for_fanout(residual_ids: Sequence[str], residual_vectors: npt.ArrayLike, width: int,
-                                  config: CRPConfig, *, cache_dir: str | os.PathLike[str] | None = None,
-                                  ) -> tuple[tuple[str, ...], ...]:
+def partition_residual_for_fanout(
+    residual_ids: Sequence[str],
+    residual_vectors: npt.ArrayLike,
+    width: int,
+    config: CRPConfig,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> tuple[tuple[str, ...], ...]:
     """Disjoint, covering partitions of the ResidualSet (SPEC-027 §1.4, SPEC_NOTES §2.7).
 
     ``|ResidualSet| <= width``: one sub-query per partition. Otherwise scikit-learn KMeans
@@ -90,8 +103,9 @@ def partition_residual_for_fanout(residual_ids: Sequence[str], residual_vectors:
     return tuple(tuple(ids[p] for p in g) for g in parts)
 
 
-def needs_kmeans(residual_vectors: npt.ArrayLike, width: int, config: CRPConfig,
-                 cache_dir: str | os.PathLike[str] | None = None) -> bool:
+def needs_kmeans(
+    residual_vectors: npt.ArrayLike, width: int, config: CRPConfig, cache_dir: str | os.PathLike[str] | None = None
+) -> bool:
     """True when partitioning this ResidualSet runs scikit-learn KMeans: the k-means rule applies and
     its labels are neither in ``cache_dir`` nor in the seed table (the pipeline imports scikit-learn
     ahead of the stage timings only then)."""
@@ -104,8 +118,9 @@ def needs_kmeans(residual_vectors: npt.ArrayLike, width: int, config: CRPConfig,
     return _known_labels(key, n, w, cache_dir)[0] is None
 
 
-def kmeans_seed_entries(residual_vectors: npt.ArrayLike, widths: Iterable[int],
-                        config: CRPConfig) -> dict[str, list[int]]:
+def kmeans_seed_entries(
+    residual_vectors: npt.ArrayLike, widths: Iterable[int], config: CRPConfig
+) -> dict[str, list[int]]:
     """Seed-table entries (key -> labels, computed with scikit-learn) for one ResidualSet at each
     width the k-means rule applies to (``sample_ckf/_build.py`` writes them into :data:`SEED_FILE`)."""
     x0 = np.asarray(residual_vectors, dtype=np.float64)
@@ -123,14 +138,16 @@ def _unit_rows(residual_vectors: npt.ArrayLike, n: int) -> np.ndarray:
     """The ``n`` sub-query embeddings as float64 unit rows (a zero row stays zero)."""
     x = np.asarray(residual_vectors, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] != n:
-        raise ValueError(f"partition_residual_for_fanout: expected {n} sub-query embeddings, "
-                         f"got an array of shape {x.shape}")
+        raise ValueError(
+            f"partition_residual_for_fanout: expected {n} sub-query embeddings, got an array of shape {x.shape}"
+        )
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
 
 
-def _kmeans_labels(x: np.ndarray, k: int, config: CRPConfig,
-                   cache_dir: str | os.PathLike[str] | None = None) -> np.ndarray:
+def _kmeans_labels(
+    x: np.ndarray, k: int, config: CRPConfig, cache_dir: str | os.PathLike[str] | None = None
+) -> np.ndarray:
     """KMeans labels, single-threaded: the ResidualSet is tiny, and one OpenMP thread makes the result
     independent of the machine's core count (and ~20x faster than spinning up a thread team).
 
@@ -157,6 +174,7 @@ def _kmeans_labels(x: np.ndarray, k: int, config: CRPConfig,
             _ON_DISK.add(path)
         else:
             from crp_core.corpus.embedding_cache import atomic_write
+
             kept = labels
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -238,8 +256,7 @@ def _remember(key: str, labels: np.ndarray) -> None:
     _KNOWN[key] = kept
 
 
-def _known_labels(key: str, n: int, k: int, cache_dir: str | os.PathLike[str] | None
-                  ) -> tuple[np.ndarray | None, str]:
+def _known_labels(key: str, n: int, k: int, cache_dir: str | os.PathLike[str] | None) -> tuple[np.ndarray | None, str]:
     """(labels, where found: "seed", "memo", "file" or "") under ``key`` without fitting: the seed
     table, the process memo, then the cache file (a file hit is remembered, so the pipeline's check
     and the stage read it once per process)."""

@@ -1,6 +1,7 @@
 """Operator triage of flagged conflicts (SPEC-027 §2): the pure decision model
 (:mod:`crp_core.triage.decisions`), its SQLite store (:mod:`crp_core.triage.store`) and the
 cleaned-CKF export that carries the decisions (:mod:`crp_core.triage.export`)."""
+
 from crp_core.triage.decisions import (
     COLUMNS,
     KINDS,
@@ -40,12 +41,42 @@ from crp_core.triage.export import (
 from crp_core.triage.store import APPLICATION_ID, DB_PATH_ENV, DEFAULT_BUSY_TIMEOUT_S, DecisionStore, default_db_path
 
 __all__ = [
-    "APPLICATION_ID", "COLUMNS", "DB_PATH_ENV", "DEFAULT_BUSY_TIMEOUT_S", "KINDS", "MARKABLE_STATUSES",
-    "MAX_NOTE_CHARS", "MAX_OPERATOR_CHARS", "PAIR_KINDS", "SCHEMA_VERSION", "CleanedExport", "Decision",
-    "DecisionError", "DecisionSet", "DecisionStore", "TriageStoreError", "apply_to_corpus", "apply_to_kb",
-    "default_db_path", "export_cleaned_ckf", "export_csv", "export_json", "pair_key", "split_pair_key",
+    "APPLICATION_ID",
+    "COLUMNS",
+    "DB_PATH_ENV",
+    "DEFAULT_BUSY_TIMEOUT_S",
+    "KINDS",
+    "MARKABLE_STATUSES",
+    "MAX_NOTE_CHARS",
+    "MAX_OPERATOR_CHARS",
+    "PAIR_KINDS",
+    "SCHEMA_VERSION",
+    "CleanedExport",
+    "Decision",
+    "DecisionError",
+    "DecisionSet",
+    "DecisionStore",
+    "TriageStoreError",
+    "apply_to_corpus",
+    "apply_to_kb",
+    "default_db_path",
+    "export_cleaned_ckf",
+    "export_csv",
+    "export_json",
+    "pair_key",
+    "split_pair_key",
     "validate_decision",
     # the cleaned-CKF export (docs/decisions/triage.md "Export")
-    "REPORT_FILE", "DismissedPair", "ExportError", "ExportIssue", "ExportReport", "FactChange", "ReplacedValue",
-    "carried_decisions", "carry_decisions", "load_export_report", "report_path_for", "triage_record",
+    "REPORT_FILE",
+    "DismissedPair",
+    "ExportError",
+    "ExportIssue",
+    "ExportReport",
+    "FactChange",
+    "ReplacedValue",
+    "carried_decisions",
+    "carry_decisions",
+    "load_export_report",
+    "report_path_for",
+    "triage_record",
 ]

@@ -5,6 +5,7 @@ pair, latest status per fact), :func:`pair_key` (the canonical key of an unorder
 ids), :func:`apply_to_kb` and the audit-log exports. The SQLite store is :mod:`crp_core.triage.store`;
 the cleaned-CKF export is :mod:`crp_core.triage.export`.
 """
+
 from __future__ import annotations
 
 import csv
@@ -35,8 +36,20 @@ MAX_NOTE_CHARS = 10_000
 #: the only control characters a note may hold (a multi-line note); the operator's name holds none
 NOTE_ALLOWED_CONTROLS = "\t\n"
 #: the columns of a decision row: the CSV export header and the store's table
-COLUMNS = ("id", "pair_key", "fact_a", "fact_b", "kind", "winner", "target_fact", "new_status", "note",
-           "operator", "decided_at", "ckf_fingerprint")
+COLUMNS = (
+    "id",
+    "pair_key",
+    "fact_a",
+    "fact_b",
+    "kind",
+    "winner",
+    "target_fact",
+    "new_status",
+    "note",
+    "operator",
+    "decided_at",
+    "ckf_fingerprint",
+)
 
 
 # ---- errors ----------------------------------------------------------------------------------
@@ -130,29 +143,54 @@ class Decision:
         return cls(fact_a=a, fact_b=b, kind=kind, operator=operator, **kw)
 
     @classmethod
-    def accept(cls, a: str, b: str, *, operator: str, winner: str | None = None, note: str = "",
-               ckf_fingerprint: str | None = None) -> Decision:
+    def accept(
+        cls,
+        a: str,
+        b: str,
+        *,
+        operator: str,
+        winner: str | None = None,
+        note: str = "",
+        ckf_fingerprint: str | None = None,
+    ) -> Decision:
         """Accept the arbitration as shown (``winner``: the winner it showed; None for a tie)."""
         return cls.new(a, b, "accept", operator, winner=winner, note=note, ckf_fingerprint=ckf_fingerprint)
 
     @classmethod
-    def override(cls, a: str, b: str, *, winner: str, operator: str, note: str = "",
-                 ckf_fingerprint: str | None = None) -> Decision:
+    def override(
+        cls, a: str, b: str, *, winner: str, operator: str, note: str = "", ckf_fingerprint: str | None = None
+    ) -> Decision:
         """Override the arbitration: ``winner`` wins the pair whatever its authority."""
         return cls.new(a, b, "override", operator, winner=winner, note=note, ckf_fingerprint=ckf_fingerprint)
 
     @classmethod
-    def dismiss(cls, a: str, b: str, *, operator: str, note: str = "",
-                ckf_fingerprint: str | None = None) -> Decision:
+    def dismiss(cls, a: str, b: str, *, operator: str, note: str = "", ckf_fingerprint: str | None = None) -> Decision:
         """Not a conflict: the pair is not arbitrated (both facts stay)."""
         return cls.new(a, b, "dismiss", operator, note=note, ckf_fingerprint=ckf_fingerprint)
 
     @classmethod
-    def mark_status(cls, a: str, b: str, *, fact: str, status: str, operator: str, note: str = "",
-                    ckf_fingerprint: str | None = None) -> Decision:
+    def mark_status(
+        cls,
+        a: str,
+        b: str,
+        *,
+        fact: str,
+        status: str,
+        operator: str,
+        note: str = "",
+        ckf_fingerprint: str | None = None,
+    ) -> Decision:
         """Set the lifecycle status (SPEC-009 §8) of ``fact``, one of the pair's facts."""
-        return cls.new(a, b, "mark_status", operator, target_fact=fact, new_status=status, note=note,
-                       ckf_fingerprint=ckf_fingerprint)
+        return cls.new(
+            a,
+            b,
+            "mark_status",
+            operator,
+            target_fact=fact,
+            new_status=status,
+            note=note,
+            ckf_fingerprint=ckf_fingerprint,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, keys in the export's column order (``pair_key`` included)."""
@@ -224,8 +262,13 @@ def validate_decision(d: Decision, *, new: bool = True) -> Decision:
     elif not new and any(ch in operator for ch in "\r\n\t\x00"):  # what every version refused
         problems.append(("operator", "must be a single line without control characters"))
     elif new and (bad := _bad_char(operator)) is not None:
-        problems.append(("operator", f"must be a single line without control characters (found {bad}; "
-                                     "no tab, newline, escape or bidi control)"))
+        problems.append(
+            (
+                "operator",
+                f"must be a single line without control characters (found {bad}; "
+                "no tab, newline, escape or bidi control)",
+            )
+        )
     if not isinstance(d.note, str):
         problems.append(("note", f"must be a string, got {type(d.note).__name__}"))
     elif has_unpaired_surrogate(d.note):
@@ -233,8 +276,13 @@ def validate_decision(d: Decision, *, new: bool = True) -> Decision:
     elif len(d.note) > MAX_NOTE_CHARS:
         problems.append(("note", f"longer than {MAX_NOTE_CHARS} characters ({len(d.note)})"))
     elif new and (bad := _bad_char(d.note, allow=NOTE_ALLOWED_CONTROLS)) is not None:
-        problems.append(("note", f"must not hold control characters other than tab and newline (found {bad}; "
-                                 "an escape sequence could clear or recolour the terminal that prints it)"))
+        problems.append(
+            (
+                "note",
+                f"must not hold control characters other than tab and newline (found {bad}; "
+                "an escape sequence could clear or recolour the terminal that prints it)",
+            )
+        )
     if d.ckf_fingerprint is not None and not isinstance(d.ckf_fingerprint, str):
         problems.append(("ckf_fingerprint", "must be a string or None"))
     if kind == "override" and d.winner is None:
@@ -251,8 +299,9 @@ def validate_decision(d: Decision, *, new: bool = True) -> Decision:
         if d.new_status is None:
             problems.append(("new_status", f"mark_status needs a status ({', '.join(MARKABLE_STATUSES)})"))
         elif d.new_status not in MARKABLE_STATUSES:
-            problems.append(("new_status", f"unknown status {d.new_status!r} (expected one of "
-                                           f"{', '.join(MARKABLE_STATUSES)})"))
+            problems.append(
+                ("new_status", f"unknown status {d.new_status!r} (expected one of {', '.join(MARKABLE_STATUSES)})")
+            )
     elif kind in KINDS:
         for name in ("target_fact", "new_status"):
             if getattr(d, name) is not None:
@@ -303,9 +352,14 @@ class DecisionSet:
             else:
                 pairs[key] = MappingProxyType({"kind": d.kind, "winner": d.winner})
                 pair_records[key] = d
-        return cls(statuses=MappingProxyType(statuses), pair_decisions=MappingProxyType(pairs),
-                   latest=MappingProxyType(latest), status_decisions=MappingProxyType(status_decisions),
-                   count=n, pair_records=MappingProxyType(pair_records))
+        return cls(
+            statuses=MappingProxyType(statuses),
+            pair_decisions=MappingProxyType(pairs),
+            latest=MappingProxyType(latest),
+            status_decisions=MappingProxyType(status_decisions),
+            count=n,
+            pair_records=MappingProxyType(pair_records),
+        )
 
     @classmethod
     def empty(cls) -> DecisionSet:
@@ -314,14 +368,18 @@ class DecisionSet:
     def overlaid_on(self, base: DecisionSet) -> DecisionSet:
         """``base``'s pair decisions with this set's on top (this set wins on a pair both decide);
         statuses and records likewise. The decisions an exported CKF carries under the store's."""
+
         def over(a: Mapping[str, Any], b: Mapping[str, Any]) -> Mapping[str, Any]:
             return MappingProxyType({**a, **b})
 
-        return DecisionSet(statuses=over(base.statuses, self.statuses),
-                           pair_decisions=over(base.pair_decisions, self.pair_decisions),
-                           latest=over(base.latest, self.latest),
-                           status_decisions=over(base.status_decisions, self.status_decisions),
-                           count=base.count + self.count, pair_records=over(base.pair_records, self.pair_records))
+        return DecisionSet(
+            statuses=over(base.statuses, self.statuses),
+            pair_decisions=over(base.pair_decisions, self.pair_decisions),
+            latest=over(base.latest, self.latest),
+            status_decisions=over(base.status_decisions, self.status_decisions),
+            count=base.count + self.count,
+            pair_records=over(base.pair_records, self.pair_records),
+        )
 
     def __bool__(self) -> bool:
         return bool(self.statuses) or bool(self.pair_decisions)
@@ -344,8 +402,10 @@ class DecisionSet:
         return tuple(sorted(f for f in named if kb.get(f) is None))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"statuses": dict(sorted(self.statuses.items())),
-                "pair_decisions": {k: dict(v) for k, v in sorted(self.pair_decisions.items())}}
+        return {
+            "statuses": dict(sorted(self.statuses.items())),
+            "pair_decisions": {k: dict(v) for k, v in sorted(self.pair_decisions.items())},
+        }
 
 
 def apply_to_kb(kb: KnowledgeBase, decision_set: DecisionSet) -> KnowledgeBase:
@@ -362,9 +422,12 @@ def apply_to_corpus(corpus: Corpus, decision_set: DecisionSet) -> Corpus:
 def export_json(decisions: Iterable[Decision]) -> str:
     """JSON export: ``{"application", "schema_version", "decisions": [...], "current": {...}}``."""
     decisions = list(decisions)
-    doc = {"application": "crp-inspect triage", "schema_version": SCHEMA_VERSION,
-           "decisions": [d.to_dict() for d in decisions],
-           "current": DecisionSet.from_decisions(decisions).to_dict()}
+    doc = {
+        "application": "crp-inspect triage",
+        "schema_version": SCHEMA_VERSION,
+        "decisions": [d.to_dict() for d in decisions],
+        "current": DecisionSet.from_decisions(decisions).to_dict(),
+    }
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
@@ -377,4 +440,3 @@ def export_csv(decisions: Iterable[Decision]) -> str:
         row = d.to_dict()
         w.writerow([csv_cell(row[c]) for c in COLUMNS])
     return buf.getvalue()
-

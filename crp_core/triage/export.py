@@ -7,6 +7,7 @@ both: the CKF in the format of its path (:func:`crp_core.io.ckf.write_ckf`) and 
 next to it (:func:`report_path_for`). What is written per decision kind, and why, is
 docs/decisions/triage.md, section "Export".
 """
+
 from __future__ import annotations
 
 import json
@@ -213,17 +214,27 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
         a, b = split_pair_key(key)
         missing = [f for f in (a, b) if kb.get(f) is None]
         if missing:
-            issue(UNKNOWN_FACT, "unknown_fact", missing, [d],
-                  f"{_what(d)} names {', '.join(missing)}, not in the CKF; not written")
+            issue(
+                UNKNOWN_FACT,
+                "unknown_fact",
+                missing,
+                [d],
+                f"{_what(d)} names {', '.join(missing)}, not in the CKF; not written",
+            )
             continue
         if d.kind == "dismiss":
             dismissed.append(DismissedPair(a, b, d.id, d.operator, d.decided_at, d.note))
             continue
         if d.winner is None:  # an accepted tie: both facts stay, with a NOTE (SPEC-027 §2.5)
             ref = f"#{d.id} " if d.id is not None else ""
-            issue(INEXPRESSIBLE, "accept_without_winner", (a, b), [d],
-                  f"decision {ref}(accept {a} | {b}, no winner) accepts a tie: there is no loser to mark, the "
-                  "facts are unchanged and a re-scan shows the pair undecided")
+            issue(
+                INEXPRESSIBLE,
+                "accept_without_winner",
+                (a, b),
+                [d],
+                f"decision {ref}(accept {a} | {b}, no winner) accepts a tie: there is no loser to mark, the "
+                "facts are unchanged and a re-scan shows the pair undecided",
+            )
             continue
         loser = b if d.winner == a else a
         losses.setdefault(loser, []).append((d.winner, d))
@@ -240,17 +251,27 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
     for fid, lost in losses.items():
         if fid in marks:  # the mark decides the status (set below)
             if marks[fid].new_status == "ACTIVE":
-                issue(CONFLICT, "loser_marked_active", (fid,), [marks[fid]] + [d for _, d in lost],
-                      f"{fid} loses {', '.join(_what(d) for _, d in lost)} but {_what(marks[fid])} is in force: "
-                      f"written ACTIVE (superseded_by and triage written), so a re-scan arbitrates by authority")
+                issue(
+                    CONFLICT,
+                    "loser_marked_active",
+                    (fid,),
+                    [marks[fid]] + [d for _, d in lost],
+                    f"{fid} loses {', '.join(_what(d) for _, d in lost)} but {_what(marks[fid])} is in force: "
+                    f"written ACTIVE (superseded_by and triage written), so a re-scan arbitrates by authority",
+                )
         elif status_after[fid] not in NEVER_RETRIEVED:
             status_after[fid] = "STALE"
             why_stale[fid] = f"as the loser of {_what(lost[-1][1])}"
         winners = list(dict.fromkeys(w for w, _ in lost))
         if len(winners) > 1:
-            issue(INEXPRESSIBLE, "several_winners", (fid, *winners), [d for _, d in lost],
-                  f"{fid} loses to {', '.join(winners)}; metadata.superseded_by holds one id: written "
-                  f"{lost[-1][0]} (the newest decision), the others are in metadata.triage_history only")
+            issue(
+                INEXPRESSIBLE,
+                "several_winners",
+                (fid, *winners),
+                [d for _, d in lost],
+                f"{fid} loses to {', '.join(winners)}; metadata.superseded_by holds one id: written "
+                f"{lost[-1][0]} (the newest decision), the others are in metadata.triage_history only",
+            )
     for fid, d in marks.items():
         assert d.new_status is not None  # validated
         status_after[fid] = d.new_status
@@ -261,13 +282,23 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
             continue
         if winner in why_stale:
             cause = [marks[winner]] if winner in marks else [x for _, x in losses[winner]]
-            issue(CONFLICT, "winner_stale", (winner, loser), [d, *cause],
-                  f"{winner} wins {_what(d)} but is written STALE {why_stale[winner]}: both facts are STALE, "
-                  "so a re-scan may arbitrate the pair against the decision")
+            issue(
+                CONFLICT,
+                "winner_stale",
+                (winner, loser),
+                [d, *cause],
+                f"{winner} wins {_what(d)} but is written STALE {why_stale[winner]}: both facts are STALE, "
+                "so a re-scan may arbitrate the pair against the decision",
+            )
         else:
-            issue(INEXPRESSIBLE, "winner_stale", (winner, loser), [d],
-                  f"{winner} wins {_what(d)} but is STALE in the CKF: both facts are STALE, so a re-scan may "
-                  "arbitrate the pair against the decision")
+            issue(
+                INEXPRESSIBLE,
+                "winner_stale",
+                (winner, loser),
+                [d],
+                f"{winner} wins {_what(d)} but is STALE in the CKF: both facts are STALE, so a re-scan may "
+                "arbitrate the pair against the decision",
+            )
 
     facts: list[Fact] = []
     changes: list[FactChange] = []
@@ -290,15 +321,22 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
         if hist or META_TRIAGE_HISTORY in meta:
             meta[META_TRIAGE_HISTORY] = hist
         facts.append(replace(f, status=status_after[fid], metadata=meta))
-        changes.append(FactChange(fid, f.status, status_after[fid], superseded, MappingProxyType(dict(newest)),
-                                  _ids(on_fact)))
+        changes.append(
+            FactChange(fid, f.status, status_after[fid], superseded, MappingProxyType(dict(newest)), _ids(on_fact))
+        )
 
     rank = {CONFLICT: 0, UNKNOWN_FACT: 1, INEXPRESSIBLE: 2}
     issues.sort(key=lambda ki: (rank[ki[1].category], ki[0]))
     report = ExportReport(
-        ckf_source=kb.source, n_facts=len(kb), decisions=len(decision_set.pair_records) + len(decision_set.statuses),
-        changes=tuple(changes), dismissed=tuple(sorted(dismissed, key=lambda p: (p.fact_a, p.fact_b))),
-        replaced=tuple(replaced), issues=tuple(i for _, i in issues), fmt=kb.fmt)
+        ckf_source=kb.source,
+        n_facts=len(kb),
+        decisions=len(decision_set.pair_records) + len(decision_set.statuses),
+        changes=tuple(changes),
+        dismissed=tuple(sorted(dismissed, key=lambda p: (p.fact_a, p.fact_b))),
+        replaced=tuple(replaced),
+        issues=tuple(i for _, i in issues),
+        fmt=kb.fmt,
+    )
     return replace(kb, facts=tuple(facts)), report
 
 
@@ -311,8 +349,14 @@ def report_path_for(path: str | os.PathLike[str]) -> str:
     return os.path.join(path, REPORT_FILE) if ext == "" else f"{stem}.{REPORT_FILE}"
 
 
-def export_cleaned_ckf(kb: KnowledgeBase, decision_set: DecisionSet, path: str | os.PathLike[str], *,
-                       report_path: str | os.PathLike[str] | None = None, write_report: bool = True) -> CleanedExport:
+def export_cleaned_ckf(
+    kb: KnowledgeBase,
+    decision_set: DecisionSet,
+    path: str | os.PathLike[str],
+    *,
+    report_path: str | os.PathLike[str] | None = None,
+    write_report: bool = True,
+) -> CleanedExport:
     """Write ``kb`` with every decision in force carried (:func:`carry_decisions`) in the format of
     ``path`` (``crp_core.io.ckf.write_ckf``), and the export report as JSON at ``report_path``
     (default :func:`report_path_for`; ``write_report=False`` writes no report file). Both writes are
@@ -330,9 +374,14 @@ def export_cleaned_ckf(kb: KnowledgeBase, decision_set: DecisionSet, path: str |
     if rpath is not None:
         write_text_atomic(rpath, dumps(export_report_dict(report)) + "\n")
     unknown = decision_set.unknown_facts(kb)
-    return CleanedExport(path=written, n_facts=len(cleaned),
-                         applied=sum(1 for f in decision_set.statuses if kb.get(f) is not None),
-                         changed=report.changed, unknown_facts=unknown, report=report)
+    return CleanedExport(
+        path=written,
+        n_facts=len(cleaned),
+        applied=sum(1 for f in decision_set.statuses if kb.get(f) is not None),
+        changed=report.changed,
+        unknown_facts=unknown,
+        report=report,
+    )
 
 
 #: largest export report read back (one record per decision and fact change: small)
@@ -348,8 +397,9 @@ def load_export_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:  # a regular file only (a FIFO would block): as every input, docs/decisions/hardening.md
         doc = json.loads(read_regular_file(path, max_bytes=_MAX_REPORT_BYTES, what="export report").decode("utf-8"))
     except ValidationError as exc:
-        raise ExportError(f"{os.fspath(path)}: cannot read the export report: "
-                          f"{'; '.join(p.message for p in exc.problems) or exc}") from None
+        raise ExportError(
+            f"{os.fspath(path)}: cannot read the export report: {'; '.join(p.message for p in exc.problems) or exc}"
+        ) from None
     except ValueError as exc:
         raise ExportError(f"{os.fspath(path)}: cannot read the export report: {exc}") from None
     if not isinstance(doc, dict) or doc.get("kind") != EXPORT_REPORT_KIND:
@@ -382,12 +432,29 @@ def carried_decisions(kb: KnowledgeBase, report: Mapping[str, Any] | None = None
         winner, rec = f.metadata.get(META_SUPERSEDED_BY), _pair_record(f.metadata)
         if rec is None or not isinstance(winner, str) or winner == f.fact_id or kb.get(winner) is None:
             continue
-        found.append(Decision.new(f.fact_id, winner, str(rec["kind"]), str(rec.get("operator") or "?"), winner=winner,
-                                  note=str(rec.get("note") or ""), decided_at=_text(rec.get("decided_at"))))
+        found.append(
+            Decision.new(
+                f.fact_id,
+                winner,
+                str(rec["kind"]),
+                str(rec.get("operator") or "?"),
+                winner=winner,
+                note=str(rec.get("note") or ""),
+                decided_at=_text(rec.get("decided_at")),
+            )
+        )
     for p in (report or {}).get("dismissed", ()):
         if isinstance(p, Mapping) and isinstance(p.get("fact_a"), str) and isinstance(p.get("fact_b"), str):
-            found.append(Decision.new(p["fact_a"], p["fact_b"], "dismiss", str(p.get("operator") or "?"),
-                                      note=str(p.get("note") or ""), decided_at=_text(p.get("decided_at"))))
+            found.append(
+                Decision.new(
+                    p["fact_a"],
+                    p["fact_b"],
+                    "dismiss",
+                    str(p.get("operator") or "?"),
+                    note=str(p.get("note") or ""),
+                    decided_at=_text(p.get("decided_at")),
+                )
+            )
     found.sort(key=lambda d: d.decided_at or "")
     valid: list[Decision] = []
     for d in found:
@@ -406,8 +473,9 @@ def _text(v: Any) -> str | None:
 _CARRIED: weakref.WeakKeyDictionary[KnowledgeBase, DecisionSet] = weakref.WeakKeyDictionary()
 
 
-def with_carried_decisions(kb: KnowledgeBase, decisions: DecisionSet | Mapping[str, Mapping[str, Any]] | None
-                           ) -> DecisionSet | Mapping[str, Mapping[str, Any]] | None:
+def with_carried_decisions(
+    kb: KnowledgeBase, decisions: DecisionSet | Mapping[str, Mapping[str, Any]] | None
+) -> DecisionSet | Mapping[str, Mapping[str, Any]] | None:
     """``decisions`` with the pair decisions ``kb`` carries from an export underneath
     (:func:`carried_decisions`; the given ones win on a pair both decide). What ``run_pipeline`` and
     ``scan_ckf`` arbitrate with, so an exported CKF loaded without its decision store is arbitrated the

@@ -1,6 +1,7 @@
 """Detector quality from operators: the triage decisions are labels for ``values_conflict``
 (SPEC-027 §2.2, SPEC-005 §5.3). A dismissed pair ("not a conflict") is a false positive; an accepted
 or overridden pair is a true conflict. Precision is counted per pattern the detector names today."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -87,9 +88,20 @@ def detector_quality(decisions: DecisionSet, kb: KnowledgeBase) -> DetectorQuali
         for pat in patterns:
             (dismissed if kind == "dismiss" else confirmed)[pat] += 1
         latest = decisions.latest.get(key)
-        pairs.append(LabelledPair(fact_a=a, fact_b=b, kind=kind, winner=d.get("winner"), patterns=patterns,
-                                  note=latest.note if latest else "", operator=latest.operator if latest else "",
-                                  decided_at=(latest.decided_at or "") if latest else ""))
+        pairs.append(
+            LabelledPair(
+                fact_a=a,
+                fact_b=b,
+                kind=kind,
+                winner=d.get("winner"),
+                patterns=patterns,
+                note=latest.note if latest else "",
+                operator=latest.operator if latest else "",
+                decided_at=(latest.decided_at or "") if latest else "",
+            )
+        )
     return DetectorQuality(
         per_pattern=tuple(PatternQuality(p, confirmed[p], dismissed[p]) for p in PATTERNS),
-        pairs=tuple(pairs), unknown=tuple(unknown))
+        pairs=tuple(pairs),
+        unknown=tuple(unknown),
+    )

@@ -14,6 +14,7 @@ Store guarantees (decisions: ``docs/decisions/triage.md``):
   database raises :class:`TriageStoreError` and is never written to. Only a missing, zero-byte or
   table-less SQLite file is initialised.
 """
+
 from __future__ import annotations
 
 import errno
@@ -85,7 +86,6 @@ CREATE TRIGGER decisions_append_only_delete BEFORE DELETE ON decisions
 """
 
 
-
 #: SQLite result codes that mean the file itself is damaged or not a database
 _DAMAGED = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
 
@@ -101,8 +101,10 @@ def sqlite_reason(exc: sqlite3.Error) -> str:
     such; anything else is SQLite's own message with its result code."""
     name = sqlite_error_name(exc)
     if name == "SQLITE_FULL" or getattr(exc, "errno", None) == errno.ENOSPC:
-        return ("disk full (SQLite: database or disk is full); nothing was written and the database file is "
-                "not damaged; free some space and retry")
+        return (
+            "disk full (SQLite: database or disk is full); nothing was written and the database file is "
+            "not damaged; free some space and retry"
+        )
     if name.startswith("SQLITE_READONLY"):
         return f"the location is read-only ({exc}; {name})"
     return f"{exc} ({name})" if name else str(exc)
@@ -139,8 +141,15 @@ class DecisionStore:
     connection is opened ``mode=ro``); :meth:`record` raises.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, create: bool = True, readonly: bool = False,
-                 busy_timeout: float = DEFAULT_BUSY_TIMEOUT_S, clock: Callable[[], datetime] = _utcnow):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        create: bool = True,
+        readonly: bool = False,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT_S,
+        clock: Callable[[], datetime] = _utcnow,
+    ):
         self.path = os.fspath(path)
         self.readonly = readonly
         self.busy_timeout = float(busy_timeout)
@@ -202,7 +211,8 @@ class DecisionStore:
         if len(head) < 100 or not head.startswith(_SQLITE_MAGIC):
             raise TriageStoreError(
                 f"{p}: not an SQLite database (bad file header): corrupt, or some other kind of file; "
-                "refusing to open or overwrite it")
+                "refusing to open or overwrite it"
+            )
         # no WAL file: nothing to recover, read the main file as immutable (creates no -shm/-wal).
         # If that read fails while a WAL file has appeared meanwhile (another process is creating
         # the database right now), read it again through the WAL.
@@ -220,16 +230,16 @@ class DecisionStore:
                     immutable = False
                     continue
                 if sqlite_error_name(exc) in _DAMAGED:
-                    raise TriageStoreError(f"{p}: unreadable SQLite database ({exc}); corrupt? refusing to "
-                                           "modify it") from None
+                    raise TriageStoreError(
+                        f"{p}: unreadable SQLite database ({exc}); corrupt? refusing to modify it"
+                    ) from None
                 # a full disk, an I/O error or a location we may not write is not a damaged file
                 raise TriageStoreError(f"{p}: cannot read the decision database: {sqlite_reason(exc)}") from None
         if immutable and check is not None and check != "ok" and os.path.exists(p + "-wal"):
             return self._inspect(create=create)  # same race, seen by the integrity check
         return self._classify(app_id, version, names, check, create=create)
 
-    def _classify(self, app_id: int, version: int, names: list[str], check: str | None, *,
-                  create: bool) -> str:
+    def _classify(self, app_id: int, version: int, names: list[str], check: str | None, *, create: bool) -> str:
         p = self.path
         if check is not None and check != "ok":
             raise TriageStoreError(f"{p}: database integrity check failed ({check}); refusing to use it")
@@ -241,22 +251,28 @@ class DecisionStore:
             shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
             raise TriageStoreError(
                 f"{p}: not a crp-inspect triage database (application_id {app_id:#010x}, expected "
-                f"{APPLICATION_ID:#010x}; holds: {shown or 'nothing'}); refusing to modify it")
+                f"{APPLICATION_ID:#010x}; holds: {shown or 'nothing'}); refusing to modify it"
+            )
         if version > SCHEMA_VERSION:
-            raise TriageStoreError(f"{p}: decision database schema {version} is newer than this "
-                                   f"crp-inspect supports ({SCHEMA_VERSION}); upgrade crp-inspect")
+            raise TriageStoreError(
+                f"{p}: decision database schema {version} is newer than this "
+                f"crp-inspect supports ({SCHEMA_VERSION}); upgrade crp-inspect"
+            )
         missing = [t for t in _TABLES if t not in names]
         if version < 1 or missing:
-            raise TriageStoreError(f"{p}: damaged decision database (schema version {version}, missing "
-                                   f"tables: {', '.join(missing) or 'none'}); refusing to modify it")
+            raise TriageStoreError(
+                f"{p}: damaged decision database (schema version {version}, missing "
+                f"tables: {', '.join(missing) or 'none'}); refusing to modify it"
+            )
         return "ours"
 
     @staticmethod
     def _read_identity(con: sqlite3.Connection, *, quick_check: bool) -> tuple[int, int, list[str], str | None]:
         app_id = int(con.execute("PRAGMA application_id").fetchone()[0])
         version = int(con.execute("PRAGMA user_version").fetchone()[0])
-        names = [r[0] for r in con.execute(
-            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")]
+        names = [
+            r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
+        ]
         check = None
         if quick_check:
             rows = [r[0] for r in con.execute("PRAGMA quick_check")]
@@ -268,8 +284,13 @@ class DecisionStore:
         return uri + "&immutable=1" if immutable else uri
 
     def _connect_ro(self, *, immutable: bool = False) -> sqlite3.Connection:
-        con = sqlite3.connect(self._uri("ro", immutable=immutable), uri=True, timeout=self.busy_timeout,
-                              isolation_level=None, check_same_thread=False)
+        con = sqlite3.connect(
+            self._uri("ro", immutable=immutable),
+            uri=True,
+            timeout=self.busy_timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
         con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         return con
 
@@ -278,8 +299,11 @@ class DecisionStore:
         its folder is not (WAL mode creates ``-wal`` and ``-shm`` files next to it)."""
         if self._memory or not os.path.exists(self.path):
             folder = os.path.dirname(os.path.abspath(self.path))
-            return None if self._memory or os.access(folder, os.W_OK) else \
-                f"the location is read-only (folder {folder} is not writable)"
+            return (
+                None
+                if self._memory or os.access(folder, os.W_OK)
+                else f"the location is read-only (folder {folder} is not writable)"
+            )
         if not os.access(self.path, os.W_OK):
             return "the location is read-only (the file is not writable)"
         folder = os.path.dirname(os.path.abspath(self.path))
@@ -304,8 +328,9 @@ class DecisionStore:
     def _open_rw(self, *, new: bool) -> sqlite3.Connection:
         target = ":memory:" if self._memory else self._uri("rwc" if new else "rw")
         try:
-            con = sqlite3.connect(target, uri=not self._memory, timeout=self.busy_timeout,
-                                  isolation_level=None, check_same_thread=False)
+            con = sqlite3.connect(
+                target, uri=not self._memory, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+            )
         except sqlite3.Error as exc:
             raise TriageStoreError(f"{self.path}: cannot open for writing: {sqlite_reason(exc)}") from None
         try:
@@ -313,8 +338,10 @@ class DecisionStore:
             if not self._memory:
                 mode = self._while_busy(lambda: con.execute("PRAGMA journal_mode = WAL").fetchone()[0])
                 if str(mode).lower() != "wal":
-                    raise TriageStoreError(f"{self.path}: cannot switch to WAL journal mode (got {mode!r}); "
-                                           "is the file on a network file system?")
+                    raise TriageStoreError(
+                        f"{self.path}: cannot switch to WAL journal mode (got {mode!r}); "
+                        "is the file on a network file system?"
+                    )
             con.execute("PRAGMA synchronous = FULL")
             if not new:
                 return con  # classified read-only as ours: no write lock needed to open it
@@ -335,8 +362,9 @@ class DecisionStore:
             raise
         except sqlite3.Error as exc:
             con.close()
-            raise TriageStoreError(f"{self.path}: cannot open the decision database for writing: "
-                                   f"{sqlite_reason(exc)}") from None
+            raise TriageStoreError(
+                f"{self.path}: cannot open the decision database for writing: {sqlite_reason(exc)}"
+            ) from None
         return con
 
     def _while_busy(self, step: Callable[[], Any]) -> Any:
@@ -357,8 +385,10 @@ class DecisionStore:
         for stmt in _SCHEMA_SQL.split(";\n"):
             if stmt.strip():
                 con.execute(stmt)
-        con.execute("INSERT INTO crp_triage_schema (version, applied_at, note) VALUES (?, ?, ?)",
-                    (SCHEMA_VERSION, format_timestamp(self._clock()), "crp-inspect triage decisions"))
+        con.execute(
+            "INSERT INTO crp_triage_schema (version, applied_at, note) VALUES (?, ?, ?)",
+            (SCHEMA_VERSION, format_timestamp(self._clock()), "crp-inspect triage decisions"),
+        )
         con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -384,8 +414,9 @@ class DecisionStore:
         d = validate_decision(decision)
         if self.readonly:
             if self.readonly_reason is not None:
-                raise TriageStoreError(f"{self.path}: writes refused: {self.readonly_reason}; decisions can be "
-                                       "read but not recorded")
+                raise TriageStoreError(
+                    f"{self.path}: writes refused: {self.readonly_reason}; decisions can be read but not recorded"
+                )
             raise TriageStoreError(f"{self.path}: decision store opened read-only")
         with self._lock:
             con = self._conn()
@@ -395,9 +426,20 @@ class DecisionStore:
                     stamped = replace(d, decided_at=format_timestamp(self._clock().astimezone(UTC)))
                     cur = con.execute(
                         f"INSERT INTO decisions ({', '.join(COLUMNS[1:])}) VALUES ({', '.join('?' * 11)})",
-                        (stamped.pair_key, stamped.fact_a, stamped.fact_b, stamped.kind, stamped.winner,
-                         stamped.target_fact, stamped.new_status, stamped.note, stamped.operator,
-                         stamped.decided_at, stamped.ckf_fingerprint))
+                        (
+                            stamped.pair_key,
+                            stamped.fact_a,
+                            stamped.fact_b,
+                            stamped.kind,
+                            stamped.winner,
+                            stamped.target_fact,
+                            stamped.new_status,
+                            stamped.note,
+                            stamped.operator,
+                            stamped.decided_at,
+                            stamped.ckf_fingerprint,
+                        ),
+                    )
                     rid = cur.lastrowid  # set by every INSERT
                     assert rid is not None
                     con.execute("COMMIT")
@@ -414,8 +456,10 @@ class DecisionStore:
     def _explain(self, exc: sqlite3.Error, what: str) -> str:
         msg = str(exc)
         if "locked" in msg or "busy" in msg:
-            return (f"{self.path}: cannot {what}: the database stayed locked by another writer for more "
-                    f"than {self.busy_timeout:g} s")
+            return (
+                f"{self.path}: cannot {what}: the database stayed locked by another writer for more "
+                f"than {self.busy_timeout:g} s"
+            )
         return f"{self.path}: cannot {what}: {sqlite_reason(exc)}"
 
     # -- reading -------------------------------------------------------------------------------
@@ -459,7 +503,8 @@ class DecisionStore:
         if ckf_fingerprint is None:
             return DecisionSet.from_decisions(self._select())
         return DecisionSet.from_decisions(
-            self._select("WHERE ckf_fingerprint IS NULL OR ckf_fingerprint = ?", (ckf_fingerprint,)))
+            self._select("WHERE ckf_fingerprint IS NULL OR ckf_fingerprint = ?", (ckf_fingerprint,))
+        )
 
     def __len__(self) -> int:
         return int(self._read("SELECT count(*) FROM decisions", (), "count decisions")[0][0])
@@ -493,6 +538,6 @@ class DecisionStore:
         self.close()
 
     def __repr__(self) -> str:
-        return (f"DecisionStore({self.path!r}{', readonly' if self.readonly else ''}"
-                f"{', closed' if self._closed else ''})")
-
+        return (
+            f"DecisionStore({self.path!r}{', readonly' if self.readonly else ''}{', closed' if self._closed else ''})"
+        )

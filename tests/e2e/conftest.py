@@ -13,6 +13,7 @@ its own session). The browser helpers (``open_page``, ``wait_idle``, ``assert_no
 The server reads the bundled ``sample_ckf/`` when it holds ``knowledge_base.jsonl``; otherwise the
 synthetic samples of tests/support.py (with their own embeddings). ``CRP_E2E_SAMPLE_DIR`` overrides.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -74,15 +75,40 @@ def _healthy(url: str) -> bool:
 def serve(sample_dir: Path, log_path: Path) -> Iterator[str]:
     """Run ``streamlit run app.py`` headless on a free port for the block; yield its base URL."""
     port = _free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               CRP_SAMPLE_DIR=str(sample_dir), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
-               # a throw-away triage store per server: never the repo's ./.crp_triage.sqlite
-               CRP_INSPECT_TRIAGE_DB=str(log_path.parent / "triage.sqlite"))
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        CRP_SAMPLE_DIR=str(sample_dir),
+        STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+        # a throw-away triage store per server: never the repo's ./.crp_triage.sqlite
+        CRP_INSPECT_TRIAGE_DB=str(log_path.parent / "triage.sqlite"),
+    )
     log = open(log_path, "w", encoding="utf-8")
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT
@@ -90,8 +116,9 @@ def serve(sample_dir: Path, log_path: Path) -> Iterator[str]:
             if proc.poll() is not None:
                 pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
             if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not answer within {SERVER_START_TIMEOUT:.0f} s:\n"
-                            f"{log_path.read_text()[-4000:]}")
+                pytest.fail(
+                    f"streamlit did not answer within {SERVER_START_TIMEOUT:.0f} s:\n{log_path.read_text()[-4000:]}"
+                )
             time.sleep(0.3)
         yield url
     finally:
@@ -162,8 +189,7 @@ class _Chromium:
 
             self._pw = sync_playwright().start()
             try:
-                self._browser = self._pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                                         args=CHROMIUM_ARGS)
+                self._browser = self._pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             except BaseException:
                 self.close()
                 raise

@@ -1,6 +1,7 @@
 """The Conflict triage page in a real browser: the queue with its counts, a decision
 recorded through the form (to a temporary database chosen in the page, so no shared database is
 touched), the queue and the envelope conflicts view after it, the exports; screenshots at 1400x900."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,8 @@ from support import assert_no_exception, open_page, screenshot, session_page, wa
 def _metric(page, label: str) -> str:
     """The value of the metric labelled ``label``."""
     box = page.get_by_test_id("stMetric").filter(
-        has=page.get_by_test_id("stMetricLabel").filter(has_text=re.compile(rf"^{re.escape(label)}$")))
+        has=page.get_by_test_id("stMetricLabel").filter(has_text=re.compile(rf"^{re.escape(label)}$"))
+    )
     return box.first.get_by_test_id("stMetricValue").inner_text().strip()
 
 
@@ -76,7 +78,10 @@ def test_conflicts_queue_decide_and_views(page, tmp_path):
     text = main.inner_text()
     assert "Recorded decision #1" in text and "dismissed (not a conflict)" in text and "e2e-operator" in text
     assert (_metric(page, "decided"), _metric(page, "dismissed"), _metric(page, "decisions in the log")) == (
-        "1", "1", "1")
+        "1",
+        "1",
+        "1",
+    )
     assert _metric(page, "ties") == str(ties - 1)
     assert _metric(page, "undecided") == str(pairs - 1)
     screenshot(page, "conflicts_decided")

@@ -3,6 +3,7 @@ after tab reached and kept through ``?tab=``, its headline, removed facts with t
 sentence; the HTML report downloaded and opened offline (small, no script, its SVG charts drawn, nothing
 fetched); the Glossary page and its search; a first visit straight to the Envelope page painting as soon
 as its run ends."""
+
 from __future__ import annotations
 
 import re
@@ -108,8 +109,10 @@ def test_a_first_visit_to_the_envelope_paints_when_its_run_ends(browser, streaml
         pg.get_by_role("heading", name="Envelope", level=1).wait_for()
         pg.wait_for_selector(IDLE, state="attached")
         t0 = time.monotonic()
-        pg.wait_for_function(f"() => document.querySelectorAll({SKELETONS!r}).length === 0 && "
-                             "document.querySelectorAll('[data-testid=\"stMetric\"]').length >= 5")
+        pg.wait_for_function(
+            f"() => document.querySelectorAll({SKELETONS!r}).length === 0 && "
+            "document.querySelectorAll('[data-testid=\"stMetric\"]').length >= 5"
+        )
         waited = time.monotonic() - t0
         assert waited < 3.0, f"the page stayed unpainted {waited:.1f} s after the run ended"
         assert pg.locator(".crp-token-bar").count() == 1

@@ -1,4 +1,5 @@
 """The Fan-out simulator page in a real browser (1400x900): step to the end, see the dedup report."""
+
 from __future__ import annotations
 
 import re

@@ -11,6 +11,7 @@ hostile text shown literally
 where the page shows it, and no request left localhost. Screenshots go to ``$CRP_E2E_SCREENSHOTS``
 (``hostile_<page>.png``).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -75,8 +76,14 @@ def test_hostile_ids_render_inert_on_every_page(browser, hostile_server, hostile
         dialogs: list[str] = []
         outside: list[str] = []
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.on("request", lambda r: None if urlparse(r.url).scheme in ("data", "blob")
-                or urlparse(r.url).netloc == host else outside.append(r.url))
+        page.on(
+            "request",
+            lambda r: (
+                None
+                if urlparse(r.url).scheme in ("data", "blob") or urlparse(r.url).netloc == host
+                else outside.append(r.url)
+            ),
+        )
         for path, heading in PAGES.items():
             page.goto(f"{path}?fact={quote(h.MD_ID, safe='')}")
             wait_idle(page)
@@ -102,8 +109,9 @@ def test_hostile_ids_render_inert_on_every_page(browser, hostile_server, hostile
         page.get_by_test_id("stSidebar").get_by_text("Scenario", exact=True).click()
         wait_idle(page)
         sidebar = page.get_by_test_id("stSidebar").inner_text()
-        assert "hostile scenario **desc** <script>alert('c1')</script> [d](http://evil.example/d) ⟨U+202E⟩RTL" \
-            in sidebar
+        assert (
+            "hostile scenario **desc** <script>alert('c1')</script> [d](http://evil.example/d) ⟨U+202E⟩RTL" in sidebar
+        )
         assert "The query holds U+202E" in sidebar  # the raw query in its text box, named
         assert page.evaluate(DOM_PROBE)["evilLinks"] == 0
         screenshot(page, "hostile_sidebar_scenario")

@@ -1,6 +1,7 @@
 """The run pages in a real browser (streamlit run app.py + headless Chromium, 1400x900): every page
 loads without an exception, the headers block and the breakdown table are visible, selecting a fact
 writes ?fact= into the URL and that link reproduces the same selected fact in a new session."""
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
 """The app shell in a real browser: deep links as a fresh server's very first request, the shared
 sidebar on every page, the CKF summary, the config and scenario editors."""
+
 from __future__ import annotations
 
 import re

@@ -4,6 +4,7 @@ override recorded through the form (only the winner field shown) is counted on t
 after it; the decisions banner on the Overview, the Graph's contradiction edges and marks, the
 Knowledge base counts after decisions; a hostile ``?pair=`` value is ignored with a warning.
 Screenshots at 1400x900 in ``$CRP_E2E_SCREENSHOTS``."""
+
 from __future__ import annotations
 
 import re
@@ -38,8 +39,18 @@ def test_pair_link_card_decision_banner_graph_and_kb(page, tmp_path):
     assert "pair=" + PAIR in page.url.replace("%7C", "|")
     # the pair card: every deciding field, the only differing one (the source) highlighted
     table = page.locator("table.crp-evidence").first
-    for field in ("source_id", "source_location", "modified_at", "ingested_at", "TTL", "status in force",
-                  "source authority", "recency factor", "importance", "authority"):
+    for field in (
+        "source_id",
+        "source_location",
+        "modified_at",
+        "ingested_at",
+        "TTL",
+        "status in force",
+        "source authority",
+        "recency factor",
+        "importance",
+        "authority",
+    ):
         assert table.get_by_text(field, exact=True).count() >= 1, field
     differs = table.locator("tr.crp-differs")
     assert differs.count() == 1 and "source_id" in differs.inner_text()

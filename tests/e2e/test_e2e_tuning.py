@@ -1,5 +1,6 @@
 """The Tuning page in a real browser (1400x900): run a sweep, click a point of the plot, look at Compare,
 download the before / after HTML report and open it offline (file://) with its charts drawn."""
+
 from __future__ import annotations
 
 import re
@@ -27,7 +28,8 @@ def _sweep_marker(plot, trace_name: str, point: int):
     Plotly draws markers as unlabelled SVG paths; each one is found by the data plotly bound to it
     (its trace's name and its point's customdata), never by its position on screen.
     """
-    handle = plot.evaluate_handle("""(gd, [name, point]) => {
+    handle = plot.evaluate_handle(
+        """(gd, [name, point]) => {
         for (const g of gd.querySelectorAll('g.trace.scatter')) {
             const cd = g.__data__;
             if (!cd || !cd[0] || !cd[0].trace || cd[0].trace.name !== name) continue;
@@ -36,7 +38,9 @@ def _sweep_marker(plot, trace_name: str, point: int):
             }
         }
         return null;
-    }""", [trace_name, point])
+    }""",
+        [trace_name, point],
+    )
     marker = handle.as_element()
     assert marker is not None, f"no marker of point {point} on the trace {trace_name!r}"
     return marker

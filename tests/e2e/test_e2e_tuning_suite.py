@@ -2,6 +2,7 @@
 measures the 12 labelled scenarios, a suite sweep draws every metric with its worst-case band, Auto-tune
 runs an Optuna study with its trials plot and Pareto front, and "Apply" puts the best config in the
 sidebar, which every page then runs with."""
+
 from __future__ import annotations
 
 import re

@@ -3,6 +3,7 @@
 :mod:`.read` reads the formats (JSONL, JSON, CSV, a directory with ``embeddings.npy``), :mod:`.facts`
 checks each fact and the whole file, :mod:`.write` writes a CKF back. Decisions: ``docs/decisions/loader.md``.
 """
+
 from crp_core.io.ckf.facts import FACT_FIELDS, IGNORED_FIELDS
 from crp_core.io.ckf.read import load_ckf, load_ckf_bytes
 from crp_core.io.ckf.write import write_ckf

@@ -3,6 +3,7 @@
 Every problem carries its line and field; :func:`_finish` builds the :class:`KnowledgeBase` or
 refuses the file (strict), or skips exactly the bad facts (lenient).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,11 +42,22 @@ class _Rec:
     errors: list[Problem] = field(default_factory=list)
 
 
-
 #: fact fields this loader reads (SPEC_NOTES §1.1 table, plus an optional per-fact ``embedding_model``)
 FACT_FIELDS: tuple[str, ...] = (
-    "fact_id", "content", "source_type", "status", "importance_weight", "ingested_at", "modified_at",
-    "ttl", "source_id", "source_location", "community_label", "metadata", "embedding", "embedding_model",
+    "fact_id",
+    "content",
+    "source_type",
+    "status",
+    "importance_weight",
+    "ingested_at",
+    "modified_at",
+    "ttl",
+    "source_id",
+    "source_location",
+    "community_label",
+    "metadata",
+    "embedding",
+    "embedding_model",
 )
 #: SPEC-009 §2 fields the pipeline does not use: accepted without a warning and not kept
 #: (``content_hash`` is checked against the content; a mismatch is a warning)
@@ -58,10 +70,11 @@ _DIR_FACTS, _DIR_NPY, _DIR_MANIFEST = "facts.jsonl", "embeddings.npy", "manifest
 _FILE = "file"
 
 
-
 def _format_message(name: str) -> str:
-    return (f"unknown CKF format {os.path.splitext(name)[1] or '(no extension)'!r}: expected .jsonl, "
-            f".json, .csv, .parquet or a directory holding {_DIR_FACTS}")
+    return (
+        f"unknown CKF format {os.path.splitext(name)[1] or '(no extension)'!r}: expected .jsonl, "
+        f".json, .csv, .parquet or a directory holding {_DIR_FACTS}"
+    )
 
 
 def _refuse(source: str, problems: list[Problem]) -> NoReturn:
@@ -88,10 +101,16 @@ class _State:
     npy: np.ndarray | None = None
 
 
-
 def _tname(v: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
-            int: "a number", float: "a number"}.get(type(v), type(v).__name__)
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+        int: "a number",
+        float: "a number",
+    }.get(type(v), type(v).__name__)
 
 
 def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
@@ -120,8 +139,11 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
     elif has_unpaired_surrogate(fid):
         err("fact_id", "contains an unpaired surrogate (not valid Unicode)")
     elif (ctl := _control_char(fid)) is not None:
-        err("fact_id", f"contains the control character {ctl}: an id is a key shown in headers, tables and "
-                       "command lines, and a control character there cuts or reshapes it")
+        err(
+            "fact_id",
+            f"contains the control character {ctl}: an id is a key shown in headers, tables and "
+            "command lines, and a control character there cuts or reshapes it",
+        )
     else:
         rec.fact_id = fid
     # content
@@ -138,9 +160,16 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
     else:
         text = content
         if "\x00" in content:
-            st.warnings.append(Problem(line, "content", f"holds {content.count(chr(0))} NUL character(s) "
-                                                        "(U+0000); kept as given, but a C tool or terminal may "
-                                                        "cut the text there", rec.fact_id))
+            st.warnings.append(
+                Problem(
+                    line,
+                    "content",
+                    f"holds {content.count(chr(0))} NUL character(s) "
+                    "(U+0000); kept as given, but a C tool or terminal may "
+                    "cut the text there",
+                    rec.fact_id,
+                )
+            )
     # enums
     source_type = _enum(obj, "source_type", SOURCE_TYPES, DEFAULT_SOURCE_TYPE, err)
     status = _enum(obj, "status", STATUSES, DEFAULT_STATUS, err)
@@ -235,16 +264,26 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
     ch = obj.get("content_hash")
     if isinstance(ch, str) and isinstance(content, str) and not has_unpaired_surrogate(content):
         if ch.lower() != hashlib.sha256(content.encode("utf-8")).hexdigest():
-            st.warnings.append(Problem(line, "content_hash", "does not match sha256(content); ignored",
-                                       rec.fact_id))
+            st.warnings.append(Problem(line, "content_hash", "does not match sha256(content); ignored", rec.fact_id))
     if errs or rec.fact_id is None or text is None:  # without errors, both the id and the content are set
         return rec
     rec.fact = Fact(
-        fact_id=rec.fact_id, content=text, source_type=source_type, status=status, importance_weight=weight,
-        ingested_at=stamps["ingested_at"], modified_at=stamps["modified_at"], ttl_kind=ttl_kind,
-        ttl_seconds=ttl_seconds, ttl_text=ttl_text, source_id=strings["source_id"],
-        source_location=strings["source_location"], community_label=strings["community_label"],
-        metadata=meta, line=line)
+        fact_id=rec.fact_id,
+        content=text,
+        source_type=source_type,
+        status=status,
+        importance_weight=weight,
+        ingested_at=stamps["ingested_at"],
+        modified_at=stamps["modified_at"],
+        ttl_kind=ttl_kind,
+        ttl_seconds=ttl_seconds,
+        ttl_text=ttl_text,
+        source_id=strings["source_id"],
+        source_location=strings["source_location"],
+        community_label=strings["community_label"],
+        metadata=meta,
+        line=line,
+    )
     return rec
 
 
@@ -325,8 +364,13 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
     # unknown fields: one warning per field name
     for name, lines in st.unknown.items():
         more = f" and {len(lines) - 1} more fact(s)" if len(lines) > 1 else ""
-        st.warnings.append(Problem(lines[0], name, f"unknown field, ignored (first at line {lines[0]}{more}); "
-                                                   f"known fields: {', '.join(FACT_FIELDS)}"))
+        st.warnings.append(
+            Problem(
+                lines[0],
+                name,
+                f"unknown field, ignored (first at line {lines[0]}{more}); known fields: {', '.join(FACT_FIELDS)}",
+            )
+        )
     # duplicate ids: the first occurrence is kept
     first: dict[str, int] = {}
     looks: dict[str, tuple[str, int]] = {}  # normalised id -> (first id, its line)
@@ -336,12 +380,20 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
         norm = unicodedata.normalize("NFC", r.fact_id).strip()
         seen = looks.setdefault(norm, (r.fact_id, r.line))
         if seen[0] != r.fact_id:
-            st.warnings.append(Problem(r.line, "fact_id", f"id {r.fact_id!r} differs from {seen[0]!r} (line "
-                                                          f"{seen[1]}) only by Unicode normalisation or spaces: "
-                                                          "two facts, but a reader sees one id", r.fact_id))
+            st.warnings.append(
+                Problem(
+                    r.line,
+                    "fact_id",
+                    f"id {r.fact_id!r} differs from {seen[0]!r} (line "
+                    f"{seen[1]}) only by Unicode normalisation or spaces: "
+                    "two facts, but a reader sees one id",
+                    r.fact_id,
+                )
+            )
         if r.fact_id in first:
-            r.errors.append(Problem(r.line, "fact_id", f"duplicate id {r.fact_id!r} (first at line "
-                                                       f"{first[r.fact_id]})", r.fact_id))
+            r.errors.append(
+                Problem(r.line, "fact_id", f"duplicate id {r.fact_id!r} (first at line {first[r.fact_id]})", r.fact_id)
+            )
         else:
             first[r.fact_id] = r.line
     # embeddings
@@ -349,11 +401,18 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
     dim: int | None = None
     if st.npy is not None:
         if any(r.has_embedding for r in recs):
-            fp.append(Problem(0, _DIR_NPY, f"both {_DIR_NPY} and per-fact \"embedding\" fields given; "
-                                           f"use one or the other"))
+            fp.append(
+                Problem(0, _DIR_NPY, f'both {_DIR_NPY} and per-fact "embedding" fields given; use one or the other')
+            )
         if st.npy.shape[0] != len(recs):
-            fp.append(Problem(0, _DIR_NPY, f"{st.npy.shape[0]} rows but {_DIR_FACTS} holds {len(recs)} fact "
-                                           f"record(s); one row per record, same order"))
+            fp.append(
+                Problem(
+                    0,
+                    _DIR_NPY,
+                    f"{st.npy.shape[0]} rows but {_DIR_FACTS} holds {len(recs)} fact "
+                    f"record(s); one row per record, same order",
+                )
+            )
         dim = int(st.npy.shape[1])
         if st.dim is not None and st.dim != dim:
             fp.append(Problem(0, "manifest.dim", f"manifest says dim {st.dim} but {_DIR_NPY} has {dim} columns"))
@@ -362,11 +421,18 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
             nonzero: np.ndarray = np.any(st.npy != 0, axis=1)
             for i, r in enumerate(recs):
                 if not finite[i]:
-                    r.errors.append(Problem(r.line, "embedding", f"{_DIR_NPY} row {i} holds NaN or infinite "
-                                                                 f"values", r.fact_id))
+                    r.errors.append(
+                        Problem(r.line, "embedding", f"{_DIR_NPY} row {i} holds NaN or infinite values", r.fact_id)
+                    )
                 elif not nonzero[i]:
-                    r.errors.append(Problem(r.line, "embedding", f"{_DIR_NPY} row {i} is all zeros: an embedding "
-                                                                 "needs a direction", r.fact_id))
+                    r.errors.append(
+                        Problem(
+                            r.line,
+                            "embedding",
+                            f"{_DIR_NPY} row {i} is all zeros: an embedding needs a direction",
+                            r.fact_id,
+                        )
+                    )
                 rows[i] = st.npy[i]
     else:
         with_e = [r for r in recs if r.has_embedding]
@@ -376,8 +442,10 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
             if without:
                 minority_has = len(with_e) < len(without)
                 bad = with_e if minority_has else without
-                msg = (f"{len(with_e)} of {len(objs)} facts carry an embedding; all or none must "
-                       f"({'this fact has one' if minority_has else 'this fact has none'})")
+                msg = (
+                    f"{len(with_e)} of {len(objs)} facts carry an embedding; all or none must "
+                    f"({'this fact has one' if minority_has else 'this fact has none'})"
+                )
                 for r in bad:
                     r.errors.append(Problem(r.line, "embedding", msg, r.fact_id))
             dims = Counter(len(r.embedding) for r in with_e if r.embedding is not None)
@@ -386,8 +454,11 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
                 why = "the declared dim" if st.dim is not None else "the most common dimension"
                 for r in with_e:
                     if r.embedding is not None and len(r.embedding) != dim:
-                        r.errors.append(Problem(r.line, "embedding", f"dimension {len(r.embedding)}, expected "
-                                                                     f"{dim} ({why})", r.fact_id))
+                        r.errors.append(
+                            Problem(
+                                r.line, "embedding", f"dimension {len(r.embedding)}, expected {dim} ({why})", r.fact_id
+                            )
+                        )
             for i, r in enumerate(recs):
                 rows[i] = r.embedding
         elif st.dim is not None:
@@ -401,14 +472,25 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
         for r in recs:
             if r.model is not None and r.model != model:
                 where = st.model_where or "most facts"
-                r.errors.append(Problem(r.line, "embedding_model", f"{r.model!r} differs from {model!r} "
-                                                                   f"({where}); embeddings never mix models",
-                                        r.fact_id))
+                r.errors.append(
+                    Problem(
+                        r.line,
+                        "embedding_model",
+                        f"{r.model!r} differs from {model!r} ({where}); embeddings never mix models",
+                        r.fact_id,
+                    )
+                )
     has_emb = dim is not None
     if expected_model is not None and model is not None and has_emb and model != expected_model:
-        fp.append(Problem(0, "embedding_model", f"embeddings are from {model!r} but the active model is "
-                                                f"{expected_model!r}; embeddings never mix models "
-                                                f"(SPEC-024 §2.5)"))
+        fp.append(
+            Problem(
+                0,
+                "embedding_model",
+                f"embeddings are from {model!r} but the active model is "
+                f"{expected_model!r}; embeddings never mix models "
+                f"(SPEC-024 §2.5)",
+            )
+        )
     # outcome
     bad_recs = [r for r in recs if r.errors or r.fact is None]
     fact_problems = [p for r in bad_recs for p in r.errors]
@@ -424,17 +506,39 @@ def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model:
         # np.stack turns each row into an array with asanyarray; np.asarray does the same here
         emb = np.stack([np.asarray(rows[i]) for i in keep]).astype(np.float32, copy=False)  # a fresh array
     elif model is not None:
-        st.warnings.append(Problem(0, "embedding_model", f"embedding_model {model!r} named but no embeddings "
-                                                         f"given; the active model will embed"))
+        st.warnings.append(
+            Problem(
+                0,
+                "embedding_model",
+                f"embedding_model {model!r} named but no embeddings given; the active model will embed",
+            )
+        )
         model = None
     if has_emb and model is None:
-        st.warnings.append(Problem(0, "embedding_model", "embeddings carry no embedding_model; they will be "
-                                                         "used only if their dimension matches the active model"))
+        st.warnings.append(
+            Problem(
+                0,
+                "embedding_model",
+                "embeddings carry no embedding_model; they will be "
+                "used only if their dimension matches the active model",
+            )
+        )
     for f in facts:
         if f.effective_modified_at is None:
-            st.warnings.append(Problem(f.line, "modified_at", "neither ingested_at nor modified_at given: "
-                                                              "age unknown, recency factor 1.0", f.fact_id))
-    return KnowledgeBase(facts=facts, embeddings=emb, embedding_model=model, source=source, fmt=fmt,
-                         skipped=tuple(fact_problems), warnings=tuple(st.warnings))
-
-
+            st.warnings.append(
+                Problem(
+                    f.line,
+                    "modified_at",
+                    "neither ingested_at nor modified_at given: age unknown, recency factor 1.0",
+                    f.fact_id,
+                )
+            )
+    return KnowledgeBase(
+        facts=facts,
+        embeddings=emb,
+        embedding_model=model,
+        source=source,
+        fmt=fmt,
+        skipped=tuple(fact_problems),
+        warnings=tuple(st.warnings),
+    )

@@ -8,6 +8,7 @@ timestamps strings or Arrow timestamps; ``embedding_model`` (and ``dim``) may be
 file's key-value metadata instead of a column. A column whose Arrow type cannot hold its field is a
 file-level problem naming the column and its type. Decisions: ``docs/decisions/loader.md``.
 """
+
 from __future__ import annotations
 
 import io
@@ -40,8 +41,18 @@ ROW_GROUP_ROWS = 65536
 #: key-value metadata keys of the file read as the declared model and dimension
 META_MODEL, META_DIM = b"embedding_model", b"dim"
 
-_STRING_COLUMNS = ("fact_id", "content", "source_type", "status", "ttl", "source_id", "source_location",
-                   "community_label", "embedding_model", "content_hash")
+_STRING_COLUMNS = (
+    "fact_id",
+    "content",
+    "source_type",
+    "status",
+    "ttl",
+    "source_id",
+    "source_location",
+    "community_label",
+    "embedding_model",
+    "content_hash",
+)
 _TIME_COLUMNS = ("ingested_at", "modified_at", "last_accessed_at")
 _NUMBER_COLUMNS = ("importance_weight", "access_count")
 
@@ -176,6 +187,7 @@ def _read_batch(batch: pa.RecordBatch, first: int, st: _State) -> None:
             rec.has_embedding = True
             rec.embedding = vectors[k]
             if rec.embedding is None:  # the per-fact parser's check says what is wrong
+
                 def err(fieldname: str, msg: str, line: int = line, rec: _Rec = rec) -> None:
                     rec.errors.append(Problem(line, fieldname, msg, rec.fact_id))
 
@@ -208,14 +220,20 @@ def _read_parquet(source: str | io.BytesIO, st: _State, batch_rows: int) -> None
         except StopIteration:
             break
         except (pa.ArrowException, OSError, ValueError) as exc:
-            st.file_problems.append(Problem(done + 1, "parquet", f"unreadable Parquet data from row {done + 1} "
-                                                                 f"on: {str(exc)[:200]}"))
+            st.file_problems.append(
+                Problem(done + 1, "parquet", f"unreadable Parquet data from row {done + 1} on: {str(exc)[:200]}")
+            )
             return
         try:
             _read_batch(batch, done + 1, st)
         except UnicodeDecodeError as exc:  # a damaged page: a string column that is not UTF-8
-            st.file_problems.append(Problem(done + 1, "parquet", f"rows {done + 1}-{done + batch.num_rows}: a text "
-                                                                 f"value is not valid UTF-8 ({exc.reason})"))
+            st.file_problems.append(
+                Problem(
+                    done + 1,
+                    "parquet",
+                    f"rows {done + 1}-{done + batch.num_rows}: a text value is not valid UTF-8 ({exc.reason})",
+                )
+            )
             return
         done += batch.num_rows
     if done == 0:
@@ -231,8 +249,14 @@ def _checked_file(path: str, limit: int) -> None:
     except OSError as exc:
         _refuse(path, [Problem(0, _FILE, link_reason(path, exc) or f"cannot read {path}: {exc.strerror or exc}")])
     if not stat.S_ISREG(st_.st_mode):
-        _refuse(path, [Problem(0, _FILE, f"{path} is not a regular file (a folder, FIFO, socket or device); "
-                                         "refusing to read it")])
+        _refuse(
+            path,
+            [
+                Problem(
+                    0, _FILE, f"{path} is not a regular file (a folder, FIFO, socket or device); refusing to read it"
+                )
+            ],
+        )
     if st_.st_size > limit:
         _refuse(path, [Problem(0, _FILE, _too_large(st_.st_size, limit))])
 
@@ -248,12 +272,22 @@ def _unpacked_limit(source: str | io.BytesIO, name: str, limit: int) -> None:
         return  # said by the reader with its reason
     total = sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
     if total > limit:
-        _refuse(name, [Problem(0, _FILE, f"Parquet row groups unpack to {total} bytes, over the limit of {limit} "
-                                         "bytes (ckf_max_bytes / --max-bytes)")])
+        _refuse(
+            name,
+            [
+                Problem(
+                    0,
+                    _FILE,
+                    f"Parquet row groups unpack to {total} bytes, over the limit of {limit} "
+                    "bytes (ckf_max_bytes / --max-bytes)",
+                )
+            ],
+        )
 
 
-def load_parquet(path: str, *, lenient: bool, limit: int, expected_model: str | None,
-                 batch_rows: int = BATCH_ROWS) -> KnowledgeBase:
+def load_parquet(
+    path: str, *, lenient: bool, limit: int, expected_model: str | None, batch_rows: int = BATCH_ROWS
+) -> KnowledgeBase:
     """Load and validate a ``.parquet`` CKF file (SPEC_NOTES §1.1): see :func:`crp_core.io.ckf.load_ckf`."""
     _checked_file(path, limit)
     _unpacked_limit(path, path, limit)
@@ -262,8 +296,9 @@ def load_parquet(path: str, *, lenient: bool, limit: int, expected_model: str | 
     return _finish(st, source=path, fmt="parquet", lenient=lenient, expected_model=expected_model)
 
 
-def load_parquet_bytes(data: bytes, name: str, *, lenient: bool, limit: int, expected_model: str | None,
-                       batch_rows: int = BATCH_ROWS) -> KnowledgeBase:
+def load_parquet_bytes(
+    data: bytes, name: str, *, lenient: bool, limit: int, expected_model: str | None, batch_rows: int = BATCH_ROWS
+) -> KnowledgeBase:
     """An uploaded ``.parquet`` CKF (already within the size limit)."""
     _unpacked_limit(io.BytesIO(data), name, limit)
     st = _State()
@@ -298,7 +333,8 @@ def parquet_bytes(kb: KnowledgeBase, *, row_group_rows: int = ROW_GROUP_ROWS) ->
         emb = np.ascontiguousarray(kb.embeddings, dtype=np.float32)
         flat = pa.array(emb.reshape(-1), type=pa.float32())
         cols["embedding"] = pa.ListArray.from_arrays(
-            pa.array(np.arange(0, emb.size + 1, emb.shape[1], dtype=np.int32)), flat)
+            pa.array(np.arange(0, emb.size + 1, emb.shape[1], dtype=np.int32)), flat
+        )
         meta[META_DIM] = str(int(emb.shape[1])).encode()
     if kb.embedding_model is not None:
         meta[META_MODEL] = kb.embedding_model.encode("utf-8")

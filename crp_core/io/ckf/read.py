@@ -11,6 +11,7 @@ position; 0 = whole file) and field. Strict loading raises :class:`CKFError` lis
 returns nothing; lenient loading skips exactly the bad facts (``KnowledgeBase.skipped``) but still
 refuses the file on file-level problems. Decisions: ``docs/decisions/loader.md``.
 """
+
 from __future__ import annotations
 
 import csv
@@ -50,8 +51,14 @@ if TYPE_CHECKING:
 
 
 # ---- public API ------------------------------------------------------------------------------
-def load_ckf(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: int | None = None,
-             expected_model: str | None = None, source_map: SourceTypeMap | None = None) -> KnowledgeBase:
+def load_ckf(
+    path: str | os.PathLike[str],
+    *,
+    lenient: bool = False,
+    max_bytes: int | None = None,
+    expected_model: str | None = None,
+    source_map: SourceTypeMap | None = None,
+) -> KnowledgeBase:
     """Load and validate a CKF file or directory (SPEC_NOTES §1.1). Raises :class:`CKFError`.
     ``source_map`` gives an SDK snapshot's facts their source types (unused for other formats)."""
     path = os.fspath(path)
@@ -64,16 +71,25 @@ def load_ckf(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: 
         _refuse(path, [Problem(0, _FILE, _format_message(path))])
     if fmt == "parquet":  # read in row batches by pyarrow (crp_core.io.ckf.parquet)
         from crp_core.io.ckf.parquet import load_parquet
+
         return load_parquet(path, lenient=lenient, limit=limit, expected_model=expected_model)
     data = _read_limited(path, limit, _FILE)
     if fmt == "json" and _is_sdk_snapshot(data):
         from crp_core.io.ckf.sdk import read_snapshot
+
         return read_snapshot(data, path, lenient=lenient, source_map=source_map)
     return _load_data(data, path, fmt, lenient=lenient, expected_model=expected_model)
 
 
-def load_ckf_bytes(data: bytes, name: str, *, lenient: bool = False, max_bytes: int | None = None,
-                   expected_model: str | None = None, source_map: SourceTypeMap | None = None) -> KnowledgeBase:
+def load_ckf_bytes(
+    data: bytes,
+    name: str,
+    *,
+    lenient: bool = False,
+    max_bytes: int | None = None,
+    expected_model: str | None = None,
+    source_map: SourceTypeMap | None = None,
+) -> KnowledgeBase:
     """Load an uploaded CKF; the format comes from ``name``'s extension (SPEC_NOTES §1.1); ``source_map``
     as in :func:`load_ckf`."""
     limit = _limit(max_bytes)
@@ -86,9 +102,11 @@ def load_ckf_bytes(data: bytes, name: str, *, lenient: bool = False, max_bytes: 
         _refuse(name, [Problem(0, _FILE, _too_large(len(data), limit))])
     if fmt == "parquet":
         from crp_core.io.ckf.parquet import load_parquet_bytes
+
         return load_parquet_bytes(bytes(data), name, lenient=lenient, limit=limit, expected_model=expected_model)
     if fmt == "json" and _is_sdk_snapshot(data):
         from crp_core.io.ckf.sdk import read_snapshot
+
         return read_snapshot(bytes(data), name, lenient=lenient, source_map=source_map)
     return _load_data(bytes(data), name, fmt, lenient=lenient, expected_model=expected_model)
 
@@ -97,6 +115,7 @@ def _is_sdk_snapshot(data: bytes | bytearray | memoryview) -> bool:
     """A crprotocol SDK snapshot (``{"header": ..., "payload": ...}``), recognised by shape: read by
     :mod:`crp_core.io.ckf.sdk` (docs/decisions/sdk-snapshots.md)."""
     from crp_core.io.ckf.sdk import looks_like_snapshot
+
     return looks_like_snapshot(bytes(data[:4096]))
 
 
@@ -129,15 +148,20 @@ def _read_limited(path: str, limit: int, fieldname: str) -> bytes:
             _refuse(path, [Problem(0, fieldname, f"{path} is a folder, not a file")])
         if not stat.S_ISREG(st_.st_mode):
             # a FIFO, socket or device would block or never end: only regular files are read
-            _refuse(path, [Problem(0, fieldname, f"{path} is not a regular file (a FIFO, socket or device); "
-                                                 "refusing to read it")])
+            _refuse(
+                path,
+                [
+                    Problem(
+                        0, fieldname, f"{path} is not a regular file (a FIFO, socket or device); refusing to read it"
+                    )
+                ],
+            )
         if st_.st_size > limit:
             _refuse(path, [Problem(0, fieldname, _too_large(st_.st_size, limit))])
         with open(path, "rb") as fh:
             data = _read_upto(fh, limit + 1)
     except OSError as exc:
-        _refuse(path, [Problem(0, fieldname, link_reason(path, exc) or f"cannot read {path}: "
-                                                                          f"{exc.strerror or exc}")])
+        _refuse(path, [Problem(0, fieldname, link_reason(path, exc) or f"cannot read {path}: {exc.strerror or exc}")])
     if len(data) > limit:  # grew meanwhile, or a special file
         _refuse(path, [Problem(0, fieldname, _too_large(len(data), limit))])
     return data
@@ -162,12 +186,12 @@ def _decode(data: bytes, fieldname: str = _FILE) -> tuple[str | None, Problem | 
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return None, Problem(0, fieldname, f"not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, "
-                                           f"offset {exc.start}")
+        return None, Problem(
+            0, fieldname, f"not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, offset {exc.start}"
+        )
 
 
-def _load_data(data: bytes, source: str, fmt: str, *, lenient: bool,
-               expected_model: str | None) -> KnowledgeBase:
+def _load_data(data: bytes, source: str, fmt: str, *, lenient: bool, expected_model: str | None) -> KnowledgeBase:
     text, bad = _decode(data)
     if bad is not None:
         _refuse(source, [bad])
@@ -240,10 +264,11 @@ def _read_json(text: str, st: _State) -> None:
     if isinstance(doc, dict):
         for k in doc:
             if k not in _WRAPPER_KEYS:
-                st.warnings.append(Problem(0, k, "unknown top-level key, ignored (expected embedding_model, "
-                                                 "facts, dim)"))
+                st.warnings.append(
+                    Problem(0, k, "unknown top-level key, ignored (expected embedding_model, facts, dim)")
+                )
         if "facts" not in doc:
-            st.file_problems.append(Problem(0, "facts", "a JSON object CKF needs a \"facts\" list"))
+            st.file_problems.append(Problem(0, "facts", 'a JSON object CKF needs a "facts" list'))
             return
         _declared_model(doc.get("embedding_model"), "embedding_model", st, "the JSON wrapper")
         _declared_dim(doc.get("dim"), "dim", st)
@@ -289,16 +314,25 @@ def _read_csv(text: str, st: _State) -> None:
             except StopIteration:
                 break
             except csv.Error as exc:
-                hint = ("; a quoted cell that starts on this row is never closed"
-                        if "unexpected end of data" in str(exc) else "")
+                hint = (
+                    "; a quoted cell that starts on this row is never closed"
+                    if "unexpected end of data" in str(exc)
+                    else ""
+                )
                 st.file_problems.append(Problem(start, "csv", f"unreadable CSV from here on: {exc}{hint}"))
                 return
             line, start = start, reader.line_num + 1
             if not any(c.strip() for c in row):
                 continue
             if len(row) > len(header):
-                st.recs.append(_Rec(line, errors=[Problem(line, "csv", f"row has {len(row)} cells but the "
-                                                                       f"header has {len(header)} columns")]))
+                st.recs.append(
+                    _Rec(
+                        line,
+                        errors=[
+                            Problem(line, "csv", f"row has {len(row)} cells but the header has {len(header)} columns")
+                        ],
+                    )
+                )
                 continue
             obj = {h: c for h, c in zip(header, row) if c != ""}
             st.recs.append(_parse_fact(obj, line, st, cells=True))
@@ -363,5 +397,3 @@ def _read_npy(data: bytes, st: _State) -> None:
         st.file_problems.append(Problem(0, _DIR_NPY, f"shape must be (facts, dim), got {arr.shape}"))
         return
     st.npy = arr
-
-

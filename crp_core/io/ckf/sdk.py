@@ -14,6 +14,7 @@ The header's checksum (SHA-256, or BLAKE3 when the ``blake3`` module is importab
 ``schema_version`` newer than this reader knows is refused. Every problem names the JSON path and
 the fact id, with the fact's 1-based position in ``facts`` as its line (0 for the rest of the file).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,15 +42,23 @@ PRODUCER = "crprotocol SDK snapshot"
 FMT = "sdk"
 #: SDK fact fields kept in ``metadata`` as given, with the JSON type each must have
 META_FIELDS: tuple[tuple[str, str], ...] = (
-    ("category", "string"), ("confidence", "number"), ("source_window_id", "string"),
-    ("extraction_stage", "integer"), ("age_in_windows", "integer"), ("seen_count", "integer"),
-    ("consumed_by_windows", "strings"), ("graph_edges", "strings"), ("supersession_confidence", "number"),
-    ("tier", "integer"), ("has_embedding", "boolean"),
+    ("category", "string"),
+    ("confidence", "number"),
+    ("source_window_id", "string"),
+    ("extraction_stage", "integer"),
+    ("age_in_windows", "integer"),
+    ("seen_count", "integer"),
+    ("consumed_by_windows", "strings"),
+    ("graph_edges", "strings"),
+    ("supersession_confidence", "number"),
+    ("tier", "integer"),
+    ("has_embedding", "boolean"),
 )
 _FACT_KEYS = frozenset({"fact_id", "text", "created_at", "superseded_by", "embedding"} | {k for k, _ in META_FIELDS})
 _PAYLOAD_KEYS = frozenset({"warm_store", "event_log", "community_map"})
-_STORE_KEYS = frozenset({"schema_version", "facts", "edges", "critical_state", "structural_state", "window_count",
-                         "current_window_id"})
+_STORE_KEYS = frozenset(
+    {"schema_version", "facts", "edges", "critical_state", "structural_state", "window_count", "current_window_id"}
+)
 #: a ``.json`` whose first key is ``header`` or ``payload`` (the SDK writes header first; sorted keys too)
 _SNIFF = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"(?:header|payload)"')
 _FACTS = "payload.warm_store.facts"
@@ -60,8 +69,13 @@ def looks_like_snapshot(data: bytes) -> bool:
     return _SNIFF.match(bytes(data[:4096])) is not None
 
 
-def load_sdk_snapshot(path: str | os.PathLike[str], *, lenient: bool = False, max_bytes: int | None = None,
-                      source_map: SourceTypeMap | None = None) -> KnowledgeBase:
+def load_sdk_snapshot(
+    path: str | os.PathLike[str],
+    *,
+    lenient: bool = False,
+    max_bytes: int | None = None,
+    source_map: SourceTypeMap | None = None,
+) -> KnowledgeBase:
     """Read an SDK snapshot file (module docstring). Raises :class:`CKFError`."""
     from crp_core.io.ckf.read import _check_resolves, _limit, _read_limited
 
@@ -70,8 +84,14 @@ def load_sdk_snapshot(path: str | os.PathLike[str], *, lenient: bool = False, ma
     return read_snapshot(_read_limited(p, _limit(max_bytes), _FILE), p, lenient=lenient, source_map=source_map)
 
 
-def load_sdk_snapshot_bytes(data: bytes, name: str, *, lenient: bool = False, max_bytes: int | None = None,
-                            source_map: SourceTypeMap | None = None) -> KnowledgeBase:
+def load_sdk_snapshot_bytes(
+    data: bytes,
+    name: str,
+    *,
+    lenient: bool = False,
+    max_bytes: int | None = None,
+    source_map: SourceTypeMap | None = None,
+) -> KnowledgeBase:
     """Read an uploaded SDK snapshot. Raises :class:`CKFError`."""
     from crp_core.io.ckf.read import _limit, _too_large
 
@@ -137,18 +157,29 @@ def _pairs(pairs: list[tuple[str, Any]], dupes: list[str]) -> dict[str, Any]:
 def _checksum(payload: Any, given: Any, warnings: list[Problem]) -> tuple[str, str]:
     """(integrity, algorithm) of ``header.checksum`` against the payload (module docstring)."""
     if given is None or given == "":
-        warnings.append(Problem(0, "header.checksum", "no checksum in the header: the payload's integrity is "
-                                                      "not checked"))
+        warnings.append(
+            Problem(0, "header.checksum", "no checksum in the header: the payload's integrity is not checked")
+        )
         return "absent", ""
     if not isinstance(given, str):
-        warnings.append(Problem(0, "header.checksum", f"must be a hex string, got {_shown(given)}; the payload's "
-                                                      "integrity is not checked"))
+        warnings.append(
+            Problem(
+                0,
+                "header.checksum",
+                f"must be a hex string, got {_shown(given)}; the payload's integrity is not checked",
+            )
+        )
         return "absent", ""
     try:
         text = json.dumps(payload, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
     except (ValueError, RecursionError):
-        warnings.append(Problem(0, "header.checksum", "the payload cannot be re-serialised (nested too deeply): "
-                                                      "the checksum cannot be verified"))
+        warnings.append(
+            Problem(
+                0,
+                "header.checksum",
+                "the payload cannot be re-serialised (nested too deeply): the checksum cannot be verified",
+            )
+        )
         return "unverifiable", ""
     want = given.strip().lower()
     if hashlib.sha256(text).hexdigest() == want:
@@ -156,16 +187,28 @@ def _checksum(payload: Any, given: Any, warnings: list[Problem]) -> tuple[str, s
     try:
         b3 = importlib.import_module("blake3")
     except ImportError:
-        warnings.append(Problem(0, "header.checksum", "does not match the SHA-256 of the payload and the blake3 "
-                                                      "module is not installed: the checksum cannot be verified "
-                                                      "(the SDK writes BLAKE3 when blake3 is installed; otherwise "
-                                                      "the file was changed after it was written)"))
+        warnings.append(
+            Problem(
+                0,
+                "header.checksum",
+                "does not match the SHA-256 of the payload and the blake3 "
+                "module is not installed: the checksum cannot be verified "
+                "(the SDK writes BLAKE3 when blake3 is installed; otherwise "
+                "the file was changed after it was written)",
+            )
+        )
         return "unverifiable", ""
     if b3.blake3(text).hexdigest() == want:
         return "ok", "blake3"
-    warnings.append(Problem(0, "header.checksum", "does not match the payload (neither its SHA-256 nor its BLAKE3): "
-                                                  "the snapshot was changed or damaged after it was written; loaded "
-                                                  "anyway, check it"))
+    warnings.append(
+        Problem(
+            0,
+            "header.checksum",
+            "does not match the payload (neither its SHA-256 nor its BLAKE3): "
+            "the snapshot was changed or damaged after it was written; loaded "
+            "anyway, check it",
+        )
+    )
     return "mismatch", ""
 
 
@@ -177,8 +220,14 @@ def _schema(value: Any, field: str, known: tuple[int, ...], fp: list[Problem], w
         fp.append(Problem(0, field, f"must be a whole number, got {_shown(value)}"))
         return known[0]
     if value > known[-1]:
-        fp.append(Problem(0, field, f"schema version {value} is newer than this reader knows ({known[-1]}); "
-                                    "refusing to guess at a newer format: upgrade crp-inspect"))
+        fp.append(
+            Problem(
+                0,
+                field,
+                f"schema version {value} is newer than this reader knows ({known[-1]}); "
+                "refusing to guess at a newer format: upgrade crp-inspect",
+            )
+        )
     elif value not in known:
         fp.append(Problem(0, field, f"unknown schema version {value}; known: {', '.join(map(str, known))}"))
     return value
@@ -193,8 +242,9 @@ class _Tally:
         self.dropped: Counter[str] = Counter()
 
 
-def read_snapshot(data: bytes, source: str, *, lenient: bool = False,
-                  source_map: SourceTypeMap | None = None) -> KnowledgeBase:
+def read_snapshot(
+    data: bytes, source: str, *, lenient: bool = False, source_map: SourceTypeMap | None = None
+) -> KnowledgeBase:
     """Parse and check the bytes of a snapshot (module docstring). Raises :class:`CKFError`."""
     from crp_core.io.ckf.read import _decode
 
@@ -213,8 +263,10 @@ def read_snapshot(data: bytes, source: str, *, lenient: bool = False,
         _refuse(source, [Problem(line, "json", f"invalid JSON: {_json_reason(exc)}{hint}")])
     fp: list[Problem] = []
     header_given = isinstance(doc, dict) and isinstance(doc.get("header"), dict)
-    warnings: list[Problem] = [Problem(0, "json", f"key {k!r} given more than once in an object; the last value "
-                                                  "is used") for k in dict.fromkeys(dupes)]
+    warnings: list[Problem] = [
+        Problem(0, "json", f"key {k!r} given more than once in an object; the last value is used")
+        for k in dict.fromkeys(dupes)
+    ]
     if not isinstance(doc, dict):
         _refuse(source, [Problem(0, _FILE, f"an SDK snapshot is a JSON object, got {_tname(doc)}")])
     header, payload = doc.get("header"), doc.get("payload")
@@ -222,25 +274,54 @@ def read_snapshot(data: bytes, source: str, *, lenient: bool = False,
         if k not in ("header", "payload"):
             warnings.append(Problem(0, str(k), "unknown top-level key, ignored (expected header, payload)"))
     if not isinstance(header, dict):
-        fp.append(Problem(0, "header", "missing: an SDK snapshot starts with a header object (schema_version, "
-                                       "checksum, counts)" if header is None else
-                          f"must be an object, got {_tname(header)}"))
+        fp.append(
+            Problem(
+                0,
+                "header",
+                "missing: an SDK snapshot starts with a header object (schema_version, checksum, counts)"
+                if header is None
+                else f"must be an object, got {_tname(header)}",
+            )
+        )
         header = {}
     if not isinstance(payload, dict):
-        _refuse(source, fp + [Problem(0, "payload", "missing (required)" if payload is None else
-                                      f"must be an object, got {_tname(payload)}")])
+        _refuse(
+            source,
+            fp
+            + [
+                Problem(
+                    0,
+                    "payload",
+                    "missing (required)" if payload is None else f"must be an object, got {_tname(payload)}",
+                )
+            ],
+        )
     version = SNAPSHOT_SCHEMA
     if header_given:
         version = _schema(header.get("schema_version"), "header.schema_version", (SNAPSHOT_SCHEMA,), fp, warnings)
     store = payload.get("warm_store")
     if not isinstance(store, dict):
-        _refuse(source, fp + [Problem(0, "payload.warm_store", "missing (required)" if store is None else
-                                      f"must be an object, got {_tname(store)}")])
+        _refuse(
+            source,
+            fp
+            + [
+                Problem(
+                    0,
+                    "payload.warm_store",
+                    "missing (required)" if store is None else f"must be an object, got {_tname(store)}",
+                )
+            ],
+        )
     _schema(store.get("schema_version"), "payload.warm_store.schema_version", STORE_SCHEMAS, fp, warnings)
     facts = store.get("facts")
     if not isinstance(facts, dict):
-        fp.append(Problem(0, _FACTS, "missing (required)" if facts is None else
-                          f"must be an object of facts by id, got {_tname(facts)}"))
+        fp.append(
+            Problem(
+                0,
+                _FACTS,
+                "missing (required)" if facts is None else f"must be an object of facts by id, got {_tname(facts)}",
+            )
+        )
         facts = {}
     elif not facts:
         fp.append(Problem(0, _FACTS, "the snapshot holds no facts"))
@@ -290,19 +371,31 @@ def read_snapshot(data: bytes, source: str, *, lenient: bool = False,
     if len(kb) < len(facts):
         tally.dropped["facts skipped (lenient: see the skipped problems)"] += len(facts) - len(kb)
     summary = ImportSummary(
-        producer=PRODUCER, schema_version=version, facts_in=len(facts), facts_loaded=len(kb),
-        edges_in=len(raw_edges), edges_kept=len(edges), superseded=superseded, integrity=integrity,
-        algorithm=algorithm, session_id=sid if isinstance(sid := header.get("session_id"), str) else "",
+        producer=PRODUCER,
+        schema_version=version,
+        facts_in=len(facts),
+        facts_loaded=len(kb),
+        edges_in=len(raw_edges),
+        edges_kept=len(edges),
+        superseded=superseded,
+        integrity=integrity,
+        algorithm=algorithm,
+        session_id=sid if isinstance(sid := header.get("session_id"), str) else "",
         created_at=_epoch_iso(header.get("created_at")) or "",
-        mapped=tuple(tally.mapped.items()), defaulted=tuple(tally.defaulted.items()),
-        dropped=tuple(tally.dropped.items()))
-    return replace(kb, edges=edges, imported=summary,
-                   warnings=tuple(_sdk_problem(p, ids) for p in kb.warnings) + tuple(warnings_out),
-                   skipped=tuple(_sdk_problem(p, ids) for p in kb.skipped) + (tuple(edge_problems) if lenient else ()))
+        mapped=tuple(tally.mapped.items()),
+        defaulted=tuple(tally.defaulted.items()),
+        dropped=tuple(tally.dropped.items()),
+    )
+    return replace(
+        kb,
+        edges=edges,
+        imported=summary,
+        warnings=tuple(_sdk_problem(p, ids) for p in kb.warnings) + tuple(warnings_out),
+        skipped=tuple(_sdk_problem(p, ids) for p in kb.skipped) + (tuple(edge_problems) if lenient else ()),
+    )
 
 
-def _header_checks(header: dict[str, Any], n_facts: int, n_edges: int, warnings: list[Problem],
-                   tally: _Tally) -> None:
+def _header_checks(header: dict[str, Any], n_facts: int, n_edges: int, warnings: list[Problem], tally: _Tally) -> None:
     for field, actual, what in (("fact_count", n_facts, "facts"), ("edge_count", n_edges, "edges")):
         v = header.get(field)
         if v is None:
@@ -310,16 +403,27 @@ def _header_checks(header: dict[str, Any], n_facts: int, n_edges: int, warnings:
         if isinstance(v, bool) or not isinstance(v, int):
             warnings.append(Problem(0, f"header.{field}", f"must be a whole number, got {_shown(v)}; not checked"))
         elif v != actual:
-            warnings.append(Problem(0, f"header.{field}", f"says {v} but the payload holds {actual} {what}: the "
-                                                          "header and the payload disagree"))
+            warnings.append(
+                Problem(
+                    0,
+                    f"header.{field}",
+                    f"says {v} but the payload holds {actual} {what}: the header and the payload disagree",
+                )
+            )
     created = header.get("created_at")
     if created is not None and _epoch_iso(created) is None:
         warnings.append(Problem(0, "header.created_at", f"must be epoch seconds, got {_shown(created)}; ignored"))
     sig = header.get("hmac_signature")
     if isinstance(sig, str) and sig:
         tally.dropped["header.hmac_signature (not verified: it needs the deployment's key)"] += 1
-        warnings.append(Problem(0, "header.hmac_signature", "present but not verified: checking it needs the "
-                                                            "deployment's HMAC key, which crp-inspect never asks for"))
+        warnings.append(
+            Problem(
+                0,
+                "header.hmac_signature",
+                "present but not verified: checking it needs the "
+                "deployment's HMAC key, which crp-inspect never asks for",
+            )
+        )
 
 
 def _communities(cmap: Any, warnings: list[Problem]) -> dict[str, str]:
@@ -336,13 +440,20 @@ def _communities(cmap: Any, warnings: list[Problem]) -> dict[str, str]:
         elif isinstance(v, str) and v.strip() and v.isprintable():
             out[fid] = v
         else:
-            warnings.append(Problem(0, f"payload.community_map[{json.dumps(fid)[:60]}]",
-                                    f"must be a community number, got {_shown(v)}; ignored", fid))
+            warnings.append(
+                Problem(
+                    0,
+                    f"payload.community_map[{json.dumps(fid)[:60]}]",
+                    f"must be a community number, got {_shown(v)}; ignored",
+                    fid,
+                )
+            )
     return out
 
 
-def _fact_rec(key: str, obj: Any, line: int, st: _State, smap: SourceTypeMap, communities: dict[str, str],
-              tally: _Tally) -> Any:
+def _fact_rec(
+    key: str, obj: Any, line: int, st: _State, smap: SourceTypeMap, communities: dict[str, str], tally: _Tally
+) -> Any:
     """One SDK fact as a CKF record: its CKF fields built, checked by the CKF fact checks, plus the SDK
     field checks (every problem located by :func:`fact_path`)."""
     if not isinstance(obj, dict):
@@ -409,8 +520,15 @@ def _fact_rec(key: str, obj: Any, line: int, st: _State, smap: SourceTypeMap, co
     return rec
 
 
-def _tally_fact(ckf: dict[str, Any], meta: dict[str, Any], stype: str, rule: int | None, smap: SourceTypeMap,
-                community: bool, tally: _Tally) -> None:
+def _tally_fact(
+    ckf: dict[str, Any],
+    meta: dict[str, Any],
+    stype: str,
+    rule: int | None,
+    smap: SourceTypeMap,
+    community: bool,
+    tally: _Tally,
+) -> None:
     tally.mapped["text -> content"] += 1
     if "ingested_at" in ckf:
         tally.mapped["created_at -> ingested_at, modified_at (epoch seconds -> UTC)"] += 1
@@ -428,8 +546,14 @@ def _tally_fact(ckf: dict[str, Any], meta: dict[str, Any], stype: str, rule: int
 
 
 #: CKF field -> SDK field, to locate the CKF fact checks' problems in the snapshot
-_SDK_FIELD = {"content": "text", "ingested_at": "created_at", "modified_at": "created_at",
-              "status": "superseded_by", "fact_id": "fact_id", "metadata": None}
+_SDK_FIELD = {
+    "content": "text",
+    "ingested_at": "created_at",
+    "modified_at": "created_at",
+    "status": "superseded_by",
+    "fact_id": "fact_id",
+    "metadata": None,
+}
 
 
 def _sdk_problem(p: Problem, ids: dict[int, str]) -> Problem:
@@ -454,13 +578,23 @@ def _successors(kb: KnowledgeBase, facts: dict[str, Any], warnings: list[Problem
         if not isinstance(succ, str):
             continue
         if succ == f.fact_id:
-            warnings.append(Problem(f.line, fact_path(f.fact_id, "superseded_by"), "names the fact itself",
-                                    f.fact_id))
+            warnings.append(Problem(f.line, fact_path(f.fact_id, "superseded_by"), "names the fact itself", f.fact_id))
         elif kb.get(succ) is None:
-            what = ("an empty id" if not succ else f"{succ[:60]!r}, which was skipped (lenient)" if succ in facts
-                    else f"{succ[:60]!r}, which is not a fact of the snapshot")
-            warnings.append(Problem(f.line, fact_path(f.fact_id, "superseded_by"),
-                                    f"names {what}: status STALE kept, no successor to show", f.fact_id))
+            what = (
+                "an empty id"
+                if not succ
+                else f"{succ[:60]!r}, which was skipped (lenient)"
+                if succ in facts
+                else f"{succ[:60]!r}, which is not a fact of the snapshot"
+            )
+            warnings.append(
+                Problem(
+                    f.line,
+                    fact_path(f.fact_id, "superseded_by"),
+                    f"names {what}: status STALE kept, no successor to show",
+                    f.fact_id,
+                )
+            )
 
 
 def _edges(raw: list[Any], facts: dict[str, Any], tally: _Tally) -> tuple[tuple[GivenEdge, ...], list[Problem]]:
@@ -478,25 +612,39 @@ def _edges(raw: list[Any], facts: dict[str, Any], tally: _Tally) -> tuple[tuple[
         for name in ("source_id", "target_id"):
             v = e.get(name)
             if not isinstance(v, str):
-                problems.append(Problem(0, f"{at}.{name}", "missing (required)" if v is None else
-                                        f"must be a string, got {_shown(v)}"))
+                problems.append(
+                    Problem(
+                        0, f"{at}.{name}", "missing (required)" if v is None else f"must be a string, got {_shown(v)}"
+                    )
+                )
             elif v not in facts:
                 problems.append(Problem(0, f"{at}.{name}", f"names {v[:60]!r}, which is not a fact of the snapshot"))
             else:
                 ends.append(v)
         eid, rel = e.get("id", ""), e.get("relation_type")
         conf, stage = e.get("confidence"), e.get("source_stage")
-        for name, v, kind in (("id", eid, "string"), ("relation_type", rel, "string"),
-                              ("confidence", conf, "number"), ("source_stage", stage, "integer")):
+        for name, v, kind in (
+            ("id", eid, "string"),
+            ("relation_type", rel, "string"),
+            ("confidence", conf, "number"),
+            ("source_stage", stage, "integer"),
+        ):
             if v is not None and (why := _type_error(v, kind)) is not None:
                 problems.append(Problem(0, f"{at}.{name}", why))
         if len(problems) > n:
             continue
         if rel is None:
             tally.defaulted["edge relation_type -> RELATED (the SDK's default)"] += 1
-        out.append(GivenEdge(edge_id=eid or f"edge-{i}", source_id=ends[0], target_id=ends[1],
-                             relation_type=rel or "RELATED", confidence=None if conf is None else float(conf),
-                             source_stage=stage))
+        out.append(
+            GivenEdge(
+                edge_id=eid or f"edge-{i}",
+                source_id=ends[0],
+                target_id=ends[1],
+                relation_type=rel or "RELATED",
+                confidence=None if conf is None else float(conf),
+                source_stage=stage,
+            )
+        )
     return tuple(out), problems
 
 
@@ -510,13 +658,20 @@ def with_edges_in_metadata(kb: KnowledgeBase) -> KnowledgeBase:
     place for edges; :func:`given_edges` reads them back)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for e in kb.edges:
-        out.setdefault(e.source_id, []).append({"id": e.edge_id, "target_id": e.target_id,
-                                                "relation_type": e.relation_type, "confidence": e.confidence,
-                                                "source_stage": e.source_stage})
+        out.setdefault(e.source_id, []).append(
+            {
+                "id": e.edge_id,
+                "target_id": e.target_id,
+                "relation_type": e.relation_type,
+                "confidence": e.confidence,
+                "source_stage": e.source_stage,
+            }
+        )
     if not out:
         return kb
-    facts = tuple(replace(f, metadata={**f.metadata, EDGES_KEY: out[f.fact_id]}) if f.fact_id in out else f
-                  for f in kb.facts)
+    facts = tuple(
+        replace(f, metadata={**f.metadata, EDGES_KEY: out[f.fact_id]}) if f.fact_id in out else f for f in kb.facts
+    )
     return replace(kb, facts=facts)
 
 
@@ -540,8 +695,14 @@ def given_edges(kb: KnowledgeBase) -> tuple[GivenEdge, ...]:
             ok_conf = conf is None or _type_error(conf, "number") is None
             ok_stage = stage is None or _type_error(stage, "integer") is None
             eid = d.get("id")
-            out.append(GivenEdge(edge_id=eid if isinstance(eid, str) and eid else f"{f.fact_id}-edge-{i}",
-                                 source_id=f.fact_id, target_id=tgt, relation_type=rel,
-                                 confidence=float(conf) if ok_conf and conf is not None else None,
-                                 source_stage=stage if ok_stage else None))
+            out.append(
+                GivenEdge(
+                    edge_id=eid if isinstance(eid, str) and eid else f"{f.fact_id}-edge-{i}",
+                    source_id=f.fact_id,
+                    target_id=tgt,
+                    relation_type=rel,
+                    confidence=float(conf) if ok_conf and conf is not None else None,
+                    source_stage=stage if ok_stage else None,
+                )
+            )
     return tuple(out)

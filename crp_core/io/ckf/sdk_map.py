@@ -16,6 +16,7 @@ The TOML file::
     extraction_stage = [5, 6]
     source_type = "user_provided"
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -45,14 +46,18 @@ class MapRule:
     def matches(self, category: str | None, window: str | None, stage: int | None) -> bool:
         if self.category is not None and category != self.category:
             return False
-        if self.source_window_id is not None and (window is None
-                                                  or not fnmatch.fnmatchcase(window, self.source_window_id)):
+        if self.source_window_id is not None and (
+            window is None or not fnmatch.fnmatchcase(window, self.source_window_id)
+        ):
             return False
         return self.extraction_stage is None or stage in self.extraction_stage
 
     def describe(self) -> str:
-        conds = [f"{k} = {v!r}" for k, v in (("category", self.category), ("source_window_id", self.source_window_id))
-                 if v is not None]
+        conds = [
+            f"{k} = {v!r}"
+            for k, v in (("category", self.category), ("source_window_id", self.source_window_id))
+            if v is not None
+        ]
         if self.extraction_stage is not None:
             conds.append(f"extraction_stage in {list(self.extraction_stage)}")
         return " and ".join(conds) or "any fact"
@@ -65,8 +70,7 @@ class SourceTypeMap:
     rules: tuple[MapRule, ...] = ()
     default: str = DEFAULT_SOURCE_TYPE
 
-    def source_type_for(self, category: str | None, window: str | None,
-                        stage: int | None) -> tuple[str, int | None]:
+    def source_type_for(self, category: str | None, window: str | None, stage: int | None) -> tuple[str, int | None]:
         """(source type, 1-based number of the rule that gave it, None for the default)."""
         for i, rule in enumerate(self.rules, start=1):
             if rule.matches(category, window, stage):
@@ -83,8 +87,10 @@ class SourceTypeMap:
 
 def _check_type(value: Any, where: str) -> None:
     if not isinstance(value, str) or value not in SOURCE_TYPES:
-        raise CKFError("source-type mapping refused", [Problem(0, where, f"unknown source type {value!r}; "
-                                                                         f"allowed: {', '.join(SOURCE_TYPES)}")])
+        raise CKFError(
+            "source-type mapping refused",
+            [Problem(0, where, f"unknown source type {value!r}; allowed: {', '.join(SOURCE_TYPES)}")],
+        )
 
 
 def source_map_from_dict(doc: Mapping[str, Any], where: str = "mapping") -> SourceTypeMap:
@@ -115,8 +121,9 @@ def source_map_from_dict(doc: Mapping[str, Any], where: str = "mapping") -> Sour
         if st is None:
             problems.append(Problem(0, f"{at}.source_type", "missing (required)"))
         elif not isinstance(st, str) or st not in SOURCE_TYPES:
-            problems.append(Problem(0, f"{at}.source_type", f"unknown source type {st!r}; allowed: "
-                                                            f"{', '.join(SOURCE_TYPES)}"))
+            problems.append(
+                Problem(0, f"{at}.source_type", f"unknown source type {st!r}; allowed: {', '.join(SOURCE_TYPES)}")
+            )
         for k in ("category", "source_window_id"):
             if k in r and not isinstance(r[k], str):
                 problems.append(Problem(0, f"{at}.{k}", f"must be a string, got {r[k]!r}"))
@@ -125,13 +132,22 @@ def source_map_from_dict(doc: Mapping[str, Any], where: str = "mapping") -> Sour
             v = r["extraction_stage"]
             vals = v if isinstance(v, list) else [v]
             if not vals or any(isinstance(x, bool) or not isinstance(x, int) for x in vals):
-                problems.append(Problem(0, f"{at}.extraction_stage", f"must be a whole number or a non-empty list "
-                                                                     f"of them, got {v!r}"))
+                problems.append(
+                    Problem(
+                        0, f"{at}.extraction_stage", f"must be a whole number or a non-empty list of them, got {v!r}"
+                    )
+                )
             else:
                 stages = tuple(vals)
         if len(problems) == bad:
-            rules.append(MapRule(source_type=str(st), category=r.get("category"),
-                                 source_window_id=r.get("source_window_id"), extraction_stage=stages))
+            rules.append(
+                MapRule(
+                    source_type=str(st),
+                    category=r.get("category"),
+                    source_window_id=r.get("source_window_id"),
+                    extraction_stage=stages,
+                )
+            )
     if problems:
         raise CKFError(f"source-type mapping {where} refused", problems)
     return SourceTypeMap(tuple(rules), default)

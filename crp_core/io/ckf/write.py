@@ -1,4 +1,5 @@
 """Writing a CKF in the format of its path (SPEC_NOTES §1.1): the inverse of :func:`load_ckf`."""
+
 from __future__ import annotations
 
 import contextlib
@@ -38,12 +39,17 @@ def write_ckf(kb: KnowledgeBase, path: str | os.PathLike[str]) -> str:
         raise CKFError(f"cannot write CKF {path}", [Problem(0, _FILE, _format_message(path))])
     if fmt == "parquet":
         from crp_core.io.ckf.parquet import write_parquet
+
         return write_parquet(kb, path)
     emb = None if kb.embeddings is None else np.asarray(kb.embeddings, dtype=np.float32)
     if fmt == "dir":
         os.makedirs(path, exist_ok=True)
-        _write_atomic(os.path.join(path, _DIR_FACTS), "".join(
-            json.dumps(_fact_to_dict(f, None, None), ensure_ascii=False) + "\n" for f in kb.facts).encode("utf-8"))
+        _write_atomic(
+            os.path.join(path, _DIR_FACTS),
+            "".join(json.dumps(_fact_to_dict(f, None, None), ensure_ascii=False) + "\n" for f in kb.facts).encode(
+                "utf-8"
+            ),
+        )
         npy, manifest = os.path.join(path, _DIR_NPY), os.path.join(path, _DIR_MANIFEST)
         if emb is not None:
             buf = io.BytesIO()
@@ -105,16 +111,27 @@ def _write_atomic(path: str, data: bytes) -> None:
         raise
 
 
-
 # ---- writing ---------------------------------------------------------------------------------
-_WRITE_ORDER = ("fact_id", "content", "source_type", "status", "importance_weight", "ingested_at",
-                "modified_at", "ttl", "source_id", "source_location", "community_label", "metadata",
-                "embedding", "embedding_model")
+_WRITE_ORDER = (
+    "fact_id",
+    "content",
+    "source_type",
+    "status",
+    "importance_weight",
+    "ingested_at",
+    "modified_at",
+    "ttl",
+    "source_id",
+    "source_location",
+    "community_label",
+    "metadata",
+    "embedding",
+    "embedding_model",
+)
 
 
 def _fact_to_dict(f: Fact, emb: np.ndarray | None, model: str | None) -> dict[str, Any]:
-    d: dict[str, Any] = {"fact_id": f.fact_id, "content": f.content, "source_type": f.source_type,
-                         "status": f.status}
+    d: dict[str, Any] = {"fact_id": f.fact_id, "content": f.content, "source_type": f.source_type, "status": f.status}
     if f.importance_weight is not None:
         d["importance_weight"] = f.importance_weight
     if f.ingested_at is not None:

@@ -1,5 +1,6 @@
 """Arbitration of one conflicting pair (SPEC-027 §2.3-§2.5): higher authority wins, a tie keeps
 both behind a NOTE block, an operator decision dismisses or overrides; the audit event it logs."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -33,8 +34,9 @@ def decision_for(decisions: Decisions, a: str, b: str) -> tuple[str | None, str 
         return None, None
     kind, winner = d.get("kind"), d.get("winner")
     if kind not in DECISION_KINDS:
-        raise ValueError(f"decision on pair {a!r}/{b!r}: unknown kind {kind!r}; expected one of "
-                         f"{', '.join(DECISION_KINDS)}")
+        raise ValueError(
+            f"decision on pair {a!r}/{b!r}: unknown kind {kind!r}; expected one of {', '.join(DECISION_KINDS)}"
+        )
     if kind == "override" and winner not in (a, b):
         raise ValueError(f"decision on pair {a!r}/{b!r}: override winner {winner!r} is not one of the pair")
     return kind, winner
@@ -43,6 +45,7 @@ def decision_for(decisions: Decisions, a: str, b: str) -> tuple[str | None, str 
 # ================================================================================================
 # Arbitration of one pair
 # ================================================================================================
+
 
 @dataclass(frozen=True)
 class Arbitration:
@@ -53,8 +56,7 @@ class Arbitration:
     dismissed: bool
 
 
-def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None,
-               winner: str | None) -> Arbitration:
+def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None, winner: str | None) -> Arbitration:
     """Higher authority wins; |a1 - a2| <= authority_tie_tolerance is a tie (SPEC-027 §2.3, §2.5).
     An operator ``dismiss`` leaves the pair alone; an ``override`` names the winner."""
     if kind == "dismiss":
@@ -76,13 +78,17 @@ def conflict_event(pair: ConflictPair, diffs: bool = True, roles: Mapping[str, s
 
 def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:
     """(row_a, row_b) of every tied, arbitrated pair: what the packer needs for NOTE blocks."""
-    return tuple((kb.index_of(p.fact_a), kb.index_of(p.fact_b)) for p in resolution.pairs
-                 if p.tied and not p.skipped and p.decision != "dismiss")
+    return tuple(
+        (kb.index_of(p.fact_a), kb.index_of(p.fact_b))
+        for p in resolution.pairs
+        if p.tied and not p.skipped and p.decision != "dismiss"
+    )
 
 
 def note_for(fact_a: Fact, fact_b: Fact) -> str:
     """The SPEC-027 §2.5 NOTE block for a tied pair, in the packer's exact format."""
     from crp_core.stages.packing import note_block
+
     return note_block(fact_a.content, fact_b.content)
 
 

@@ -1,4 +1,5 @@
 """Fact Authority (SPEC-027 §2.3): ``source_authority * recency_factor * importance_weight``."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -20,20 +21,29 @@ def authority_of(fact: Fact, recency_factor: float, config: CRPConfig) -> Author
     explicit ``importance_weight`` or ``config.importance[source_type]`` (SPEC-009 §4.4).
     """
     source_authority = float(config.source_authority[fact.source_type])  # type: ignore[arg-type]
-    importance = (float(fact.importance_weight) if fact.importance_weight is not None
-                  else float(config.importance[fact.source_type]))  # type: ignore[arg-type]
+    importance = (
+        float(fact.importance_weight)
+        if fact.importance_weight is not None
+        else float(config.importance[fact.source_type])  # type: ignore[arg-type]
+    )
     recency = float(recency_factor)
-    return Authority.make(fact_id=fact.fact_id, source_type=fact.source_type, source_authority=source_authority,
-                          recency_factor=recency, importance_weight=importance,
-                          authority=source_authority * recency * importance)
+    return Authority.make(
+        fact_id=fact.fact_id,
+        source_type=fact.source_type,
+        source_authority=source_authority,
+        recency_factor=recency,
+        importance_weight=importance,
+        authority=source_authority * recency * importance,
+    )
 
 
 #: where stage 4 reads recency factors: the run's per-fact attributes, a recency table, or row -> factor
 RecencySource = FactAttributes | RecencyTable | Mapping[int, float] | None
 
 
-def recency_factors(corpus: Corpus, rows: np.ndarray, recency: RecencySource, now: datetime | None,
-                    config: CRPConfig) -> dict[int, float]:
+def recency_factors(
+    corpus: Corpus, rows: np.ndarray, recency: RecencySource, now: datetime | None, config: CRPConfig
+) -> dict[int, float]:
     """row -> recency factor of ``rows``: from the run's :class:`FactAttributes`, a RecencyTable or a
     mapping; rows a table or mapping lacks are read off :func:`fact_attributes` at ``now``."""
     rows = np.asarray(rows, dtype=np.int64).reshape(-1)
@@ -47,8 +57,9 @@ def recency_factors(corpus: Corpus, rows: np.ndarray, recency: RecencySource, no
     missing = np.array(sorted(set(rows.tolist()) - set(out)), dtype=np.int64)
     if missing.size:
         if now is None:
-            raise ValueError(f"recency factors missing for {missing.size} fact row(s) and no `now` given "
-                             "to compute them")
+            raise ValueError(
+                f"recency factors missing for {missing.size} fact row(s) and no `now` given to compute them"
+            )
         attrs = fact_attributes(corpus.kb, now, config)
         out.update(zip(missing.tolist(), attrs.factor[missing].tolist()))
     return out

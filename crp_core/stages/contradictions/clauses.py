@@ -1,5 +1,6 @@
 """Per-text analysis for value-conflict detection: :func:`tokenize` (memoised), then clauses, their
 attribute contexts and the values they state."""
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -15,13 +16,28 @@ def _merge_names(toks: list[Token], text: str) -> list[Token]:
     possessive ends a run ("Lumen's Frankfurt region")."""
     out: list[Token] = []
     for t in toks:
-        if t.kind == ENTITY and t.sub in ("name", "acro", "lex", "weak", "name+poss", "acro+poss", "lex+poss",
-                                          "weak+poss") and t.text[0].isupper() and out:
+        if (
+            t.kind == ENTITY
+            and t.sub in ("name", "acro", "lex", "weak", "name+poss", "acro+poss", "lex+poss", "weak+poss")
+            and t.text[0].isupper()
+            and out
+        ):
             p = out[-1]
-            if p.kind == ENTITY and p.sub in ("name", "acro", "lex", "weak") and p.text[0].isupper() and \
-                    text[p.end:t.start] == " ":
-                out[-1] = Token(text[p.start:t.end], p.start, t.end, ENTITY, p.key + " " + t.key,
-                                parts=p.parts + t.parts, sub=t.sub)
+            if (
+                p.kind == ENTITY
+                and p.sub in ("name", "acro", "lex", "weak")
+                and p.text[0].isupper()
+                and text[p.end : t.start] == " "
+            ):
+                out[-1] = Token(
+                    text[p.start : t.end],
+                    p.start,
+                    t.end,
+                    ENTITY,
+                    p.key + " " + t.key,
+                    parts=p.parts + t.parts,
+                    sub=t.sub,
+                )
                 continue
         out.append(t)
     return out
@@ -33,16 +49,36 @@ def _demote_weak(toks: list[Token]) -> list[Token]:
     lower = {t.text.lower() for t in toks if t.kind in (WORD, FUNC) and t.text[:1].islower()}
     if not any(t.sub.startswith("weak") for t in toks):
         return toks
-    return [Token(t.text, t.start, t.end, WORD, _word_key(t.text.lower())) if t.sub.startswith("weak")
-            and t.text.lower() in lower and t.kind == ENTITY else t for t in toks]
+    return [
+        Token(t.text, t.start, t.end, WORD, _word_key(t.text.lower()))
+        if t.sub.startswith("weak") and t.text.lower() in lower and t.kind == ENTITY
+        else t
+        for t in toks
+    ]
 
 
-_COMPARATIVES = frozenset(["more", "less", "longer", "later", "greater", "fewer", "shorter", "earlier", "higher",
-                           "lower", "larger", "smaller", "older", "newer"])
+_COMPARATIVES = frozenset(
+    [
+        "more",
+        "less",
+        "longer",
+        "later",
+        "greater",
+        "fewer",
+        "shorter",
+        "earlier",
+        "higher",
+        "lower",
+        "larger",
+        "smaller",
+        "older",
+        "newer",
+    ]
+)
 
 
 def _absorb_comparative_negation(toks: list[Token]) -> list[Token]:
-    """"must not be kept longer than necessary" says what "kept no longer than necessary" says:
+    """ "must not be kept longer than necessary" says what "kept no longer than necessary" says:
     a negation whose clause holds a comparative bound ("longer than") turns the bound around
     (a number after it becomes an upper bound) and is no polarity flip of its own."""
     out = list(toks)
@@ -96,6 +132,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
 # ================================================================================================
 # Per-text analysis: clauses, attribute contexts, values
 # ================================================================================================
+
 
 class _Clause(NamedTuple):
     sent: int
@@ -201,8 +238,9 @@ def _analyse(text: str) -> _Doc:
             if toks[k].kind in (NUMBER, DATE, ENTITY):
                 cls = _value_class(toks[k])
                 ctx = bag | (ents - {toks[k].key}) if toks[k].kind == ENTITY else bag | ents
-                plain_stems = frozenset(_stem(part[1].lower()) for part in toks[k].parts) if cls == "ent" \
-                    else frozenset()
+                plain_stems = (
+                    frozenset(_stem(part[1].lower()) for part in toks[k].parts) if cls == "ent" else frozenset()
+                )
                 values.append(_Value(k, ci, cls, ranks.get(cls, 0), ctx, plain_stems))
                 ranks[cls] = ranks.get(cls, 0) + 1
     words: set[str] = set()
@@ -218,11 +256,27 @@ def _analyse(text: str) -> _Doc:
     n_sent = (max(sent_words) + 1) if sent_words else 0
     sent_bags = tuple(frozenset(sent_words.get(s, ())) for s in range(n_sent))
     polar_or_neg = any(t.kind in (NEG, POLAR) for t in toks) or any(
-        t.qty is not None and t.qty.bound != 0 for t in toks)
+        t.qty is not None and t.qty.bound != 0 for t in toks
+    )
     groups: dict[str, list[int]] = {}
     for x, v in enumerate(values):
         groups.setdefault(v.cls, []).append(x)
-    years = tuple(x for x, v in enumerate(values) if v.cls == "date" and toks[v.tok].date is not None
-                  and toks[v.tok].date.bare_year)  # type: ignore[union-attr]
-    return _Doc(text, toks, tuple(clauses), tuple(values), frozenset(words), frozenset(entity_keys), plain, sent_bags,
-                bool(values) or polar_or_neg, polar_or_neg, {k: tuple(v) for k, v in groups.items()}, years)
+    years = tuple(
+        x
+        for x, v in enumerate(values)
+        if v.cls == "date" and toks[v.tok].date is not None and toks[v.tok].date.bare_year  # type: ignore[union-attr]
+    )
+    return _Doc(
+        text,
+        toks,
+        tuple(clauses),
+        tuple(values),
+        frozenset(words),
+        frozenset(entity_keys),
+        plain,
+        sent_bags,
+        bool(values) or polar_or_neg,
+        polar_or_neg,
+        {k: tuple(v) for k, v in groups.items()},
+        years,
+    )

@@ -1,5 +1,6 @@
 """The value-conflict lexer's state and its date and time readers (ISO dates, day/month/year,
 clock times, month names, quarters): :class:`_LexerBase`, extended by :class:`_Lexer`."""
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,10 @@ class _LexerBase:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.raw = [_Raw(m.lastgroup or "", m.group(), m.start(), m.end(), m.group().lower().replace("’", "'"))
-                    for m in _RAW_RE.finditer(text)]
+        self.raw = [
+            _Raw(m.lastgroup or "", m.group(), m.start(), m.end(), m.group().lower().replace("’", "'"))
+            for m in _RAW_RE.finditer(text)
+        ]
         self.out: list[Token] = []
         self.forced_func: set[int] = set()  # raw indices consumed as a rate's "per second"
 
@@ -44,7 +47,7 @@ class _LexerBase:
         """Is raw token ``j`` right after character ``end`` (only a space or hyphen between)?"""
         if j >= len(self.raw):
             return False
-        g = self.text[end:self.raw[j].start]
+        g = self.text[end : self.raw[j].start]
         return len(g) <= 1 and all(c in allow for c in g)
 
     def bound_before(self, i: int) -> tuple[int, int]:
@@ -53,8 +56,11 @@ class _LexerBase:
             if i - n < 0:
                 continue
             words = tuple(self.low(j) for j in range(i - n, i))
-            if all(words) and words in _BOUNDS and all(self.adjacent(j + 1, self.raw[j].end, " ")
-                                                       for j in range(i - n, i)):
+            if (
+                all(words)
+                and words in _BOUNDS
+                and all(self.adjacent(j + 1, self.raw[j].end, " ") for j in range(i - n, i))
+            ):
                 return _BOUNDS[words], self.raw[i - n].start
         return 0, -1
 
@@ -76,10 +82,11 @@ class _LexerBase:
         if not (1 <= m <= 12 and 0 <= d <= 31):
             for pm in re.finditer(r"\d+", r.text):
                 v = float(pm.group())
-                self.push_qty(r.start + pm.start(), r.start + pm.end(),
-                              Quantity("", "", v, 1.0, pm.group(), _one(v), -1, 0, -1))
+                self.push_qty(
+                    r.start + pm.start(), r.start + pm.end(), Quantity("", "", v, 1.0, pm.group(), _one(v), -1, 0, -1)
+                )
             return i + 1
-        parts = tuple((c, r.text, r.start, r.end) for c in ("y", "m", "d")[:len(ymd)])
+        parts = tuple((c, r.text, r.start, r.end) for c in ("y", "m", "d")[: len(ymd)])
         self.out.append(Token(r.text, r.start, r.end, DATE, "#d", date=DateValue(((y, m, d, 0),), False), parts=parts))
         return i + 1
 
@@ -119,9 +126,16 @@ class _LexerBase:
         parts: list[tuple[str, str, int, int]] = [("m", r.text, r.start, r.end)]
         day = year = 0
         # a day before: "5 March", "5th of March" (the number was already emitted)
-        if out and out[-1].kind == NUMBER and out[-1].qty is not None and out[-1].qty.dim == "" and \
-                out[-1].qty.scale == 1.0 and 1 <= out[-1].qty.base <= 31 and out[-1].qty.base == int(out[-1].qty.base):
-            between = self.text[out[-1].end:r.start].strip().lower()
+        if (
+            out
+            and out[-1].kind == NUMBER
+            and out[-1].qty is not None
+            and out[-1].qty.dim == ""
+            and out[-1].qty.scale == 1.0
+            and 1 <= out[-1].qty.base <= 31
+            and out[-1].qty.base == int(out[-1].qty.base)
+        ):
+            between = self.text[out[-1].end : r.start].strip().lower()
             if between in ("", "of", "of the"):
                 prev = out.pop()
                 day, start = int(prev.qty.base), prev.start  # type: ignore[union-attr]
@@ -130,7 +144,7 @@ class _LexerBase:
         n = len(raw)
         if not day and j < n and raw[j].group in ("num", "numw") and self.adjacent(j, end, " "):
             m = _NUM_RE.match(raw[j].text)
-            suffix = raw[j].text[m.end():].lower() if m else "x"
+            suffix = raw[j].text[m.end() :].lower() if m else "x"
             if m and suffix in ("", "st", "nd", "rd", "th") and "." not in m.group() and 1 <= int(m.group()) <= 31:
                 day, end = int(m.group()), raw[j].end
                 parts.append(("d", raw[j].text, raw[j].start, raw[j].end))
@@ -138,13 +152,27 @@ class _LexerBase:
         k = j
         if k < n and raw[k].text == ",":
             k += 1
-        if k < n and raw[k].group == "num" and re.fullmatch(r"\d{4}", raw[k].text) and \
-                YEAR_MIN <= int(raw[k].text) <= YEAR_MAX and len(self.text[end:raw[k].start].strip(" ,")) == 0:
+        if (
+            k < n
+            and raw[k].group == "num"
+            and re.fullmatch(r"\d{4}", raw[k].text)
+            and YEAR_MIN <= int(raw[k].text) <= YEAR_MAX
+            and len(self.text[end : raw[k].start].strip(" ,")) == 0
+        ):
             year, end = int(raw[k].text), raw[k].end
             parts.append(("y", raw[k].text, raw[k].start, raw[k].end))
             j = k + 1
-        out.append(Token(self.text[start:end], start, end, DATE, "#d", date=DateValue(((year, month, day, 0),), False),
-                         parts=tuple(parts)))
+        out.append(
+            Token(
+                self.text[start:end],
+                start,
+                end,
+                DATE,
+                "#d",
+                date=DateValue(((year, month, day, 0),), False),
+                parts=tuple(parts),
+            )
+        )
         return j
 
     def quarter(self, i: int, q: int, half: bool) -> int:
@@ -152,11 +180,24 @@ class _LexerBase:
         months = range(1, 7) if half and q == 1 else range(7, 13) if half else range(3 * q - 2, 3 * q + 1)
         end, j, year = r.end, i + 1, 0
         parts: list[tuple[str, str, int, int]] = [("m", r.text, r.start, r.end)]
-        if j < len(self.raw) and self.raw[j].group == "num" and re.fullmatch(r"\d{4}", self.raw[j].text) and \
-                self.adjacent(j, end, " "):
+        if (
+            j < len(self.raw)
+            and self.raw[j].group == "num"
+            and re.fullmatch(r"\d{4}", self.raw[j].text)
+            and self.adjacent(j, end, " ")
+        ):
             year, end = int(self.raw[j].text), self.raw[j].end
             parts.append(("y", self.raw[j].text, self.raw[j].start, self.raw[j].end))
             j += 1
-        self.out.append(Token(self.text[r.start:end], r.start, end, DATE, "#d",
-                              date=DateValue(tuple((year, m, 0, 0) for m in months), False), parts=tuple(parts)))
+        self.out.append(
+            Token(
+                self.text[r.start : end],
+                r.start,
+                end,
+                DATE,
+                "#d",
+                date=DateValue(tuple((year, m, 0, 0) for m in months), False),
+                parts=tuple(parts),
+            )
+        )
         return j

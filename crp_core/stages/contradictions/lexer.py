@@ -1,5 +1,6 @@
 """The lexer of value-conflict detection: one text read into tokens with normalised values
 (numbers with units folded in, dates, percentages, money, rates, entities, polarity, negation)."""
+
 from __future__ import annotations
 
 import re
@@ -82,8 +83,9 @@ class _Lexer(_LexerBase):
                 i += 1
                 continue
             if g in ("url", "email", "flag", "path", "ver", "ip"):
-                out.append(Token(r.text, r.start, r.end, ENTITY, r.low, parts=((r.low, r.text, r.start, r.end),),
-                                 sub="ident"))
+                out.append(
+                    Token(r.text, r.start, r.end, ENTITY, r.low, parts=((r.low, r.text, r.start, r.end),), sub="ident")
+                )
                 i += 1
             elif g == "iso":
                 i = self.iso_date(i)
@@ -123,8 +125,18 @@ class _Lexer(_LexerBase):
             return "label"  # "Minor infringements: up to 2%": the label is the value's attribute
         return "clause"
 
-    def number(self, i: int, base: float, exact: str, start: int, end: int, j: int,
-               currency: str = "", scale: float = 1.0, first: int = -1) -> int:
+    def number(
+        self,
+        i: int,
+        base: float,
+        exact: str,
+        start: int,
+        end: int,
+        j: int,
+        currency: str = "",
+        scale: float = 1.0,
+        first: int = -1,
+    ) -> int:
         """Finish a number whose digits end at raw ``j - 1``: percent, multiplier, scale word,
         currency, unit, rate ("per second"), bound ("at least"). Returns the next raw index."""
         raw, n = self.raw, len(self.raw)
@@ -139,8 +151,12 @@ class _Lexer(_LexerBase):
         if w in _SCALE_WORDS and scale == 1.0 and self.adjacent(j, end, " "):
             scale, end, j = _SCALE_WORDS[w], raw[j].end, j + 1
             w = self.low(j)
-        if not currency and j < n and self.adjacent(j, end, " ") and (w in _CURRENCY_WORDS
-                                                                      or raw[j].text in _CURRENCY_CODES):
+        if (
+            not currency
+            and j < n
+            and self.adjacent(j, end, " ")
+            and (w in _CURRENCY_WORDS or raw[j].text in _CURRENCY_CODES)
+        ):
             currency, end, j = _CURRENCY_WORDS.get(w, raw[j].text), raw[j].end, j + 1  # "35 million euros"
             w = self.low(j)
         v = base * scale
@@ -152,8 +168,11 @@ class _Lexer(_LexerBase):
             return j + 1
         if w in ("per", "percentage", "basis") and self.low(j + 1) in ("cent", "point", "points"):
             factor = 0.01 if w == "basis" else 1.0
-            self.push_qty(start, raw[j + 1].end, Quantity("pct", "%" if factor == 1.0 else "bp", v, 1.0, exact,
-                                                          _one(v * factor), -1, bound, bstart))
+            self.push_qty(
+                start,
+                raw[j + 1].end,
+                Quantity("pct", "%" if factor == 1.0 else "bp", v, 1.0, exact, _one(v * factor), -1, bound, bstart),
+            )
             return j + 2
         if w == "fold" and self.adjacent(j, end):  # "10-fold", "10 fold"
             self.push_qty(start, raw[j].end, Quantity("x", "x", v, 1.0, exact, _one(v), -1, bound, bstart))
@@ -173,30 +192,62 @@ class _Lexer(_LexerBase):
             unit_word, unit_end_j = self.low(j + 1), j + 1
         u = UNITS.get(unit_word)
         if u is not None and u.spaced and self.adjacent(j, end):
-            return self.unit_qty(start, raw[unit_end_j].end, unit_end_j + 1, base, scale, exact, u, bound, bstart,
-                                 first)
+            return self.unit_qty(
+                start, raw[unit_end_j].end, unit_end_j + 1, base, scale, exact, u, bound, bstart, first
+            )
         if w in ("am", "pm", "a.m", "p.m") and base <= 12 and base == int(base) and scale == 1.0:
             minutes = (int(base) % 12 + (12 if w.startswith("p") else 0)) * 60
-            self.push_qty(start, raw[j].end, Quantity("clock", "clock", float(minutes), 1.0, str(minutes),
-                                                      _one(float(minutes)), -1, bound, bstart))
+            self.push_qty(
+                start,
+                raw[j].end,
+                Quantity("clock", "clock", float(minutes), 1.0, str(minutes), _one(float(minutes)), -1, bound, bstart),
+            )
             return j + 1
-        if (scale == 1.0 and re.fullmatch(r"\d{4}", exact) and YEAR_MIN <= base <= YEAR_MAX and bound == 0):
-            self.out.append(Token(self.text[start:end], start, end, DATE, "#d",
-                                  date=DateValue(((int(base), 0, 0, 0),), True),
-                                  parts=(("y", self.text[start:end], start, end),)))
+        if scale == 1.0 and re.fullmatch(r"\d{4}", exact) and YEAR_MIN <= base <= YEAR_MAX and bound == 0:
+            self.out.append(
+                Token(
+                    self.text[start:end],
+                    start,
+                    end,
+                    DATE,
+                    "#d",
+                    date=DateValue(((int(base), 0, 0, 0),), True),
+                    parts=(("y", self.text[start:end], start, end),),
+                )
+            )
             return j
         q = Quantity("", "", base, scale, exact if scale == 1.0 else "", _one(v), -1, bound, bstart)
         return self.rate_or_push(start, end, j, q, first)
 
-    def unit_qty(self, start: int, end: int, j: int, base: float, scale: float, exact: str, u: _Unit,
-                 bound: int, bstart: int, first: int) -> int:
+    def unit_qty(
+        self,
+        start: int,
+        end: int,
+        j: int,
+        base: float,
+        scale: float,
+        exact: str,
+        u: _Unit,
+        bound: int,
+        bstart: int,
+        first: int,
+    ) -> int:
         """A number with its unit; "every 30 minutes" becomes a rate of one per 30 minutes."""
         b = base * scale
         if u.dim in ("time", "cal"):
             readings = _time_readings(b, u)
             if self.every_before(first):
-                q = Quantity("rate", "1/" + u.name, b, 1.0, exact, tuple((1 / hi, 1 / lo) for lo, hi in readings),
-                             -1, bound, bstart)
+                q = Quantity(
+                    "rate",
+                    "1/" + u.name,
+                    b,
+                    1.0,
+                    exact,
+                    tuple((1 / hi, 1 / lo) for lo, hi in readings),
+                    -1,
+                    bound,
+                    bstart,
+                )
                 self.push_qty(start, end, q)
                 return j
             q = Quantity("time", u.name, base, scale, exact, readings, -1, bound, bstart)
@@ -213,7 +264,7 @@ class _Lexer(_LexerBase):
         return j
 
     def rate_or_push(self, start: int, end: int, j: int, q: Quantity, first: int) -> int:
-        """"150 requests per second", "EUR 20 per month", "2 GB a day": a rate of the quantity."""
+        """ "150 requests per second", "EUR 20 per month", "2 GB a day": a rate of the quantity."""
         raw, n = self.raw, len(self.raw)
         k = j
         skipped = 0
@@ -260,17 +311,18 @@ class _Lexer(_LexerBase):
         body = r.text[1:].strip()
         m = _NUM_RE.match(body)
         base = _fnum(m.group()) if m else 0.0
-        suffix = body[m.end():].strip() if m else ""
+        suffix = body[m.end() :].strip() if m else ""
         scale = _SCALE_SUFFIX.get(suffix, 1e9 if suffix == "B" else 1.0)
-        return self.number(i, base, m.group().replace(",", "") if m else "", r.start, r.end, i + 1, currency=cur,
-                           scale=scale)
+        return self.number(
+            i, base, m.group().replace(",", "") if m else "", r.start, r.end, i + 1, currency=cur, scale=scale
+        )
 
     def glued_number(self, i: int) -> int:
         """Digits glued to letters: "30s", "500ms", "2GiB", "10x", "5th", "10k", "2pm", or an identifier."""
         r = self.raw[i]
         m = _NUM_RE.match(r.text)
         assert m is not None
-        base, exact, suffix = _fnum(m.group()), m.group().replace(",", ""), r.text[m.end():]
+        base, exact, suffix = _fnum(m.group()), m.group().replace(",", ""), r.text[m.end() :]
         low = suffix.lower()
         if low == "x":
             bound, bstart = self.bound_before(i)
@@ -283,15 +335,19 @@ class _Lexer(_LexerBase):
             return self.number(i, base, exact, r.start, r.end, i + 1)
         if low in ("am", "pm") and base <= 12:
             minutes = (int(base) % 12 + (12 if low == "pm" else 0)) * 60
-            self.push_qty(r.start, r.end, Quantity("clock", "clock", float(minutes), 1.0, str(minutes),
-                                                   _one(float(minutes)), -1, 0, -1))
+            self.push_qty(
+                r.start,
+                r.end,
+                Quantity("clock", "clock", float(minutes), 1.0, str(minutes), _one(float(minutes)), -1, 0, -1),
+            )
             return i + 1
         u = UNITS.get(low) or UNITS.get(suffix)
         if u is not None and u.glued:
             bound, bstart = self.bound_before(i)
             return self.unit_qty(r.start, r.end, i + 1, base, 1.0, exact, u, bound, bstart, i)
-        self.out.append(Token(r.text, r.start, r.end, ENTITY, r.low, parts=((r.low, r.text, r.start, r.end),),
-                              sub="ident"))
+        self.out.append(
+            Token(r.text, r.start, r.end, ENTITY, r.low, parts=((r.low, r.text, r.start, r.end),), sub="ident")
+        )
         return i + 1
 
     # ---- words ----------------------------------------------------------------------------------
@@ -332,8 +388,12 @@ class _Lexer(_LexerBase):
             out.append(Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
         if low in NEGATION_CUES:
-            if (low, nxt) in _NEG_IDIOMS or (self.low(i - 1), low) in _NEG_IDIOMS or \
-                    (low, nxt, self.low(i + 2)) in _BOUNDS or (low, nxt) in _BOUNDS:
+            if (
+                (low, nxt) in _NEG_IDIOMS
+                or (self.low(i - 1), low) in _NEG_IDIOMS
+                or (low, nxt, self.low(i + 2)) in _BOUNDS
+                or (low, nxt) in _BOUNDS
+            ):
                 out.append(Token(s, r.start, r.end, FUNC, low))
             else:
                 out.append(Token(s, r.start, r.end, NEG, "#neg"))
@@ -347,8 +407,11 @@ class _Lexer(_LexerBase):
             s_case = s
         # numbers written as words
         head, _, tail = low.partition("-")
-        if head in _NUMBER_WORDS and not (low == "one" and nxt in ("another", "of")) and \
-                not (low == "one" and self.low(i - 1) in ("no", "any", "each", "every", "the", "this", "that")):
+        if (
+            head in _NUMBER_WORDS
+            and not (low == "one" and nxt in ("another", "of"))
+            and not (low == "one" and self.low(i - 1) in ("no", "any", "each", "every", "the", "this", "that"))
+        ):
             if tail and tail.split("-")[0] not in _NUMBER_WORDS:
                 return self.number_word_compound(i, float(_NUMBER_WORDS[head]), len(head), tail)
             value, j = self.number_words(i)
@@ -367,9 +430,32 @@ class _Lexer(_LexerBase):
                 out.append(Token(s, r.start, r.end, FUNC, low))
                 out.append(Token(raw[i + 1].text, raw[i + 1].start, raw[i + 1].end, FUNC, "a"))
                 return self.unit_qty(raw[i + 2].start, raw[i + 2].end, i + 3, 0.5, 1.0, "", u, 0, -1, i)
-        if low in ("a", "an") and nxt in ("second", "minute", "hour", "day", "week", "month", "year", "fortnight") and \
-                self.low(i - 1) in ("within", "for", "after", "in", "than", "over", "under", "about", "least", "most",
-                                    "to", "once", "every", "each", "past", "last", "takes", "take", "lasts"):
+        if (
+            low in ("a", "an")
+            and nxt in ("second", "minute", "hour", "day", "week", "month", "year", "fortnight")
+            and self.low(i - 1)
+            in (
+                "within",
+                "for",
+                "after",
+                "in",
+                "than",
+                "over",
+                "under",
+                "about",
+                "least",
+                "most",
+                "to",
+                "once",
+                "every",
+                "each",
+                "past",
+                "last",
+                "takes",
+                "take",
+                "lasts",
+            )
+        ):
             if self.low(i - 1) in ("once",):
                 out.append(Token(s, r.start, r.end, FUNC, low))
                 return i + 1
@@ -382,8 +468,12 @@ class _Lexer(_LexerBase):
             return self.unit_qty(raw[i + 1].start, raw[i + 1].end, i + 2, 1.0, 1.0, "1", u, 0, -1, i)
         if low in _FREQ_ADVERBS or low in ("monthly", "yearly", "annually", "quarterly"):
             following = raw[i + 1] if i + 1 < len(raw) else None
-            attributive = following is not None and following.group == "word" and \
-                following.low not in FUNCTION_WORDS and following.low not in _CLAUSE_WORDS
+            attributive = (
+                following is not None
+                and following.group == "word"
+                and following.low not in FUNCTION_WORDS
+                and following.low not in _CLAUSE_WORDS
+            )
             if not attributive:
                 if low in _FREQ_ADVERBS:
                     secs = _FREQ_ADVERBS[low]
@@ -397,13 +487,25 @@ class _Lexer(_LexerBase):
         # dates
         month = _MONTHS.get(low) or _MONTH_ABBR.get(low.rstrip("."))
         if month and s[0].isupper():
-            near_number = (i + 1 < len(raw) and raw[i + 1].group in ("num", "numw")) or (
-                i > 0 and raw[i - 1].group in ("num", "numw")) or self.low(i - 1) == "of"
+            near_number = (
+                (i + 1 < len(raw) and raw[i + 1].group in ("num", "numw"))
+                or (i > 0 and raw[i - 1].group in ("num", "numw"))
+                or self.low(i - 1) == "of"
+            )
             if (low in _MONTHS and low != "may") or near_number:
                 return self.month(i, month)
         if low.rstrip("s") in _WEEKDAYS and s[0].isupper():
-            out.append(Token(s, r.start, r.end, DATE, "#d", date=DateValue(((0, 0, 0, _WEEKDAYS[low.rstrip("s")]),),
-                                                                           False), parts=(("w", s, r.start, r.end),)))
+            out.append(
+                Token(
+                    s,
+                    r.start,
+                    r.end,
+                    DATE,
+                    "#d",
+                    date=DateValue(((0, 0, 0, _WEEKDAYS[low.rstrip("s")]),), False),
+                    parts=(("w", s, r.start, r.end),),
+                )
+            )
             return i + 1
         if re.fullmatch(r"[qh][1-4]", low) and s[0].isupper() and (low[0] == "q" or low[1] in "12"):
             return self.quarter(i, int(low[1]), low[0] == "h")
@@ -412,12 +514,17 @@ class _Lexer(_LexerBase):
             self.push_qty(r.start, r.end, Quantity("clock", "clock", v, 1.0, str(v), _one(v), -1, 0, -1))
             return i + 1
         # currency code before a number: "EUR 35 million"
-        if s in _CURRENCY_CODES and i + 1 < len(raw) and raw[i + 1].group in ("num", "money") and \
-                self.adjacent(i + 1, r.end, " "):
+        if (
+            s in _CURRENCY_CODES
+            and i + 1 < len(raw)
+            and raw[i + 1].group in ("num", "money")
+            and self.adjacent(i + 1, r.end, " ")
+        ):
             nr = raw[i + 1]
             if nr.group == "num":
-                return self.number(i + 1, _fnum(nr.text), nr.text.replace(",", ""), r.start, nr.end, i + 2,
-                                   currency=s, first=i)
+                return self.number(
+                    i + 1, _fnum(nr.text), nr.text.replace(",", ""), r.start, nr.end, i + 2, currency=s, first=i
+                )
         # polarity words ("enabled" / "disabled")
         pol = POLARITY.get(low)
         if pol is not None and (not pol.predicative or self.predicative(i)):
@@ -427,8 +534,17 @@ class _Lexer(_LexerBase):
         sub = _entity_sub(s_case, low, sent_start, poss)
         if sub:
             key = _entity_key(low, sub)
-            out.append(Token(s, r.start, r.end, ENTITY, key, parts=((key, s, r.start, r.end),),
-                             sub=sub + ("+poss" if poss else "")))
+            out.append(
+                Token(
+                    s,
+                    r.start,
+                    r.end,
+                    ENTITY,
+                    key,
+                    parts=((key, s, r.start, r.end),),
+                    sub=sub + ("+poss" if poss else ""),
+                )
+            )
             return i + 1
         if low in FUNCTION_WORDS or low in _CLAUSE_WORDS:
             kind = BREAK if low in _CLAUSE_WORDS else FUNC
@@ -438,7 +554,7 @@ class _Lexer(_LexerBase):
         return i + 1
 
     def number_word_compound(self, i: int, value: float, head_len: int, tail: str) -> int:
-        """"three-node" is the number 3 and the word "node"; "three-day" is 3 days."""
+        """ "three-node" is the number 3 and the word "node"; "three-day" is 3 days."""
         r = self.raw[i]
         u = UNITS.get(tail)
         if u is not None and u.spaced:
@@ -446,11 +562,11 @@ class _Lexer(_LexerBase):
             return self.unit_qty(r.start, r.end, i + 1, value, 1.0, "", u, bound, bstart, i)
         split = r.start + head_len
         self.push_qty(r.start, split, Quantity("", "", value, 1.0, "", _one(value), -1, 0, -1))
-        self.out.append(Token(self.text[split + 1:r.end], split + 1, r.end, WORD, _word_key(tail)))
+        self.out.append(Token(self.text[split + 1 : r.end], split + 1, r.end, WORD, _word_key(tail)))
         return i + 1
 
     def times_word(self, i: int, low: str) -> int:
-        """"twice as fast" (multiplier), "retries twice" (a count), "twice a day" (a rate)."""
+        """ "twice as fast" (multiplier), "retries twice" (a count), "twice a day" (a rate)."""
         r = self.raw[i]
         nxt = self.low(i + 1)
         bound, bstart = self.bound_before(i)

@@ -1,5 +1,6 @@
 """The lexicons of value-conflict detection (SPEC_NOTES §2.6): pattern names, token kinds, the
 data files under ``crp_core/data/lexicon/`` (read once) and the small closed tables of English."""
+
 from __future__ import annotations
 
 import re
@@ -23,8 +24,16 @@ YEAR_MIN, YEAR_MAX = 1900, 2099
 ALIGN_MIN = 0.5
 
 # token kinds
-WORD, FUNC, ENTITY, NUMBER, DATE, POLAR, NEG, BREAK = ("word", "func", "entity", "number", "date", "polar",
-                                                       "neg", "break")
+WORD, FUNC, ENTITY, NUMBER, DATE, POLAR, NEG, BREAK = (
+    "word",
+    "func",
+    "entity",
+    "number",
+    "date",
+    "polar",
+    "neg",
+    "break",
+)
 
 
 # ================================================================================================
@@ -58,7 +67,7 @@ def _stem(w: str) -> str:
         w = w[:-1]
     for suffix, min_len in (("ation", 8), ("ion", 6), ("ing", 6), ("ed", 5), ("ly", 6), ("ence", 7), ("ance", 7)):
         if w.endswith(suffix) and len(w) >= min_len:
-            w = w[:-len(suffix)]
+            w = w[: -len(suffix)]
             break
     if len(w) > 3 and w.endswith("e"):
         w = w[:-1]
@@ -75,10 +84,57 @@ FUNCTION_WORDS = _load_words("function_words.txt")
 _COMMON_WORDS = _load_words("common_words.txt")
 _COMMON_STEMS = frozenset(_stem(w) for w in _COMMON_WORDS)
 #: suffixes of derived common words ("Encryption", "Deployers", "Retention"): never names
-_COMMON_SUFFIXES = ("tion", "sion", "ment", "ments", "ness", "ity", "ities", "ing", "ings", "ed", "ly", "able",
-                    "ible", "ance", "ence", "ive", "ives", "ous", "ism", "ist", "ists", "ize", "ise", "ify", "ure",
-                    "ures", "age", "ship", "er", "ers", "or", "ors", "al", "als", "ic", "ics", "ary", "ory", "ies",
-                    "ant", "ants", "ent", "ents", "ate", "ates", "ful", "less", "ency", "ancy")
+_COMMON_SUFFIXES = (
+    "tion",
+    "sion",
+    "ment",
+    "ments",
+    "ness",
+    "ity",
+    "ities",
+    "ing",
+    "ings",
+    "ed",
+    "ly",
+    "able",
+    "ible",
+    "ance",
+    "ence",
+    "ive",
+    "ives",
+    "ous",
+    "ism",
+    "ist",
+    "ists",
+    "ize",
+    "ise",
+    "ify",
+    "ure",
+    "ures",
+    "age",
+    "ship",
+    "er",
+    "ers",
+    "or",
+    "ors",
+    "al",
+    "als",
+    "ic",
+    "ics",
+    "ary",
+    "ory",
+    "ies",
+    "ant",
+    "ants",
+    "ent",
+    "ents",
+    "ate",
+    "ates",
+    "ful",
+    "less",
+    "ency",
+    "ancy",
+)
 
 
 class _LexEntity(NamedTuple):
@@ -118,9 +174,32 @@ def _load_polarity() -> dict[str, _Polar]:
 
 
 POLARITY = _load_polarity()
-_PREDICATIVE_BEFORE = frozenset(["is", "are", "was", "were", "be", "been", "being", "turned", "turn", "turns",
-                                 "switched", "switch", "set", "stays", "stay", "remains", "remain", "left", "keep",
-                                 "keeps", "kept", "toggled"])
+_PREDICATIVE_BEFORE = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "turned",
+        "turn",
+        "turns",
+        "switched",
+        "switch",
+        "set",
+        "stays",
+        "stay",
+        "remains",
+        "remain",
+        "left",
+        "keep",
+        "keeps",
+        "kept",
+        "toggled",
+    ]
+)
 
 
 def _load_synonyms() -> dict[str, str]:
@@ -148,8 +227,14 @@ class _Unit(NamedTuple):
 def _load_units() -> dict[str, _Unit]:
     out: dict[str, _Unit] = {}
     for surface, dim, factor, name, place, power in _rows("units.tsv"):
-        out[surface] = _Unit(dim, float(factor), name, place in ("glued", "both"), place in ("spaced", "both"),
-                             -1 if power == "-" else int(power))
+        out[surface] = _Unit(
+            dim,
+            float(factor),
+            name,
+            place in ("glued", "both"),
+            place in ("spaced", "both"),
+            -1 if power == "-" else int(power),
+        )
     return out
 
 
@@ -176,43 +261,210 @@ _BOUND_LENGTHS = sorted({len(k) for k in _BOUNDS}, reverse=True)
 _NEG_CONTRACTIONS = frozenset({"can't", "won't", "shan't", "ain't", "cannot"})
 
 # ---- small closed tables (language, not domain knowledge: kept in code) ------------------------
-_MONTHS = {"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
-           "september": 9, "october": 10, "november": 11, "december": 12}
-_MONTH_ABBR = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
-               "oct": 10, "nov": 11, "dec": 12}
+_MONTHS = {
+    "january": 1,
+    "february": 2,
+    "march": 3,
+    "april": 4,
+    "may": 5,
+    "june": 6,
+    "july": 7,
+    "august": 8,
+    "september": 9,
+    "october": 10,
+    "november": 11,
+    "december": 12,
+}
+_MONTH_ABBR = {
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "sept": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
+}
 _WEEKDAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 7}
 _NUMBER_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
-    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "dozen": 12,
 }
 _NUMBER_MULT = {"hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "mn": 1e6}
 _SCALE_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "bn": 1e9, "mn": 1e6, "T": 1e12}
 #: multiplier words (MAGNITUDE_ALTERED) and their factor
-_MULT_WORDS = {"twice": 2.0, "double": 2.0, "doubled": 2.0, "doubles": 2.0, "thrice": 3.0, "triple": 3.0,
-               "tripled": 3.0, "triples": 3.0, "quadruple": 4.0, "quadrupled": 4.0, "halved": 0.5, "halves": 0.5}
+_MULT_WORDS = {
+    "twice": 2.0,
+    "double": 2.0,
+    "doubled": 2.0,
+    "doubles": 2.0,
+    "thrice": 3.0,
+    "triple": 3.0,
+    "tripled": 3.0,
+    "triples": 3.0,
+    "quadruple": 4.0,
+    "quadrupled": 4.0,
+    "halved": 0.5,
+    "halves": 0.5,
+}
 _TIMES_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
 #: "N times" is a multiplier before these words ("3 times faster"), otherwise a count ("retries 3 times")
-_COMPARATIVE_NEXT = frozenset(["more", "less", "fewer", "as", "the", "larger", "smaller", "faster", "slower", "higher",
-                               "lower", "bigger", "greater", "longer", "shorter", "cheaper", "quicker"])
+_COMPARATIVE_NEXT = frozenset(
+    [
+        "more",
+        "less",
+        "fewer",
+        "as",
+        "the",
+        "larger",
+        "smaller",
+        "faster",
+        "slower",
+        "higher",
+        "lower",
+        "bigger",
+        "greater",
+        "longer",
+        "shorter",
+        "cheaper",
+        "quicker",
+    ]
+)
 _CURRENCY_SYMBOL = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
-_CURRENCY_CODES = frozenset(["USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "CNY", "INR", "SEK", "NOK", "DKK",
-                             "PLN", "CZK", "HUF", "BRL", "MXN", "SGD", "HKD", "ZAR", "KRW"])
-_CURRENCY_WORDS = {"dollar": "USD", "dollars": "USD", "euro": "EUR", "euros": "EUR", "pound": "GBP",
-                   "pounds": "GBP", "yen": "JPY"}
+_CURRENCY_CODES = frozenset(
+    [
+        "USD",
+        "EUR",
+        "GBP",
+        "JPY",
+        "CHF",
+        "CAD",
+        "AUD",
+        "NZD",
+        "CNY",
+        "INR",
+        "SEK",
+        "NOK",
+        "DKK",
+        "PLN",
+        "CZK",
+        "HUF",
+        "BRL",
+        "MXN",
+        "SGD",
+        "HKD",
+        "ZAR",
+        "KRW",
+    ]
+)
+_CURRENCY_WORDS = {
+    "dollar": "USD",
+    "dollars": "USD",
+    "euro": "EUR",
+    "euros": "EUR",
+    "pound": "GBP",
+    "pounds": "GBP",
+    "yen": "JPY",
+}
 #: frequency adverbs: a rate of one per unit ("backups run daily")
 _FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
 _RATE_MARKERS = frozenset({"per", "a", "an", "each", "every"})
-_ABBREVIATIONS = frozenset(["e.g", "i.e", "etc", "vs", "approx", "incl", "art", "sec", "no", "fig", "eq", "cf", "inc",
-                            "ltd", "corp", "dr", "mr", "ms", "st", "para", "ca", "resp", "viz"])
+_ABBREVIATIONS = frozenset(
+    [
+        "e.g",
+        "i.e",
+        "etc",
+        "vs",
+        "approx",
+        "incl",
+        "art",
+        "sec",
+        "no",
+        "fig",
+        "eq",
+        "cf",
+        "inc",
+        "ltd",
+        "corp",
+        "dr",
+        "mr",
+        "ms",
+        "st",
+        "para",
+        "ca",
+        "resp",
+        "viz",
+    ]
+)
 #: ALL-CAPS words that are ordinary words (RFC 2119 keywords, admonitions), not acronyms
-_CAPS_WORDS = frozenset(["must", "shall", "should", "may", "required", "recommended", "optional", "not", "note",
-                         "warning", "important", "tip", "caution", "info"])
+_CAPS_WORDS = frozenset(
+    [
+        "must",
+        "shall",
+        "should",
+        "may",
+        "required",
+        "recommended",
+        "optional",
+        "not",
+        "note",
+        "warning",
+        "important",
+        "tip",
+        "caution",
+        "info",
+    ]
+)
 #: clause-opening words: a new clause starts here (the word itself is a break token)
-_CLAUSE_WORDS = frozenset(["and", "or", "but", "while", "whereas", "although", "though", "unless", "which", "where",
-                           "when", "whenever", "because"])
+_CLAUSE_WORDS = frozenset(
+    [
+        "and",
+        "or",
+        "but",
+        "while",
+        "whereas",
+        "although",
+        "though",
+        "unless",
+        "which",
+        "where",
+        "when",
+        "whenever",
+        "because",
+    ]
+)
 #: words skipped when looking for the word a negation governs ("does not always apply")
 _SCOPE_SKIP = FUNCTION_WORDS | {"yet", "necessarily", "currently", "longer"}
 _IDENT_RE = re.compile(r"\d.*[^\W\d_]|[^\W\d_].*\d|_|[^\W\d_][./][^\W\d_]")

@@ -4,6 +4,7 @@ Detects the conflicting pairs (cosine above ``contradiction_similarity`` and :fu
 applies SPEC-003 §6.6 dedup to the pairs that do not conflict, arbitrates by authority, suppresses
 the losers and backfills their slots. Pure: no I/O, every constant from :class:`CRPConfig`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,10 +41,18 @@ def _unique_rows(rows: Iterable[int]) -> np.ndarray:
     return np.fromiter(seen, dtype=np.int64, count=len(seen))
 
 
-def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.ndarray, roles: Mapping[int, str],
-                           scores: Mapping[int, float], ranked_pool: Sequence[int] | np.ndarray, recency: RecencySource,
-                           config: CRPConfig, decisions: Decisions = None, *,
-                           now: datetime | None = None) -> Resolution:
+def resolve_contradictions(
+    corpus: Corpus,
+    selected_rows: Sequence[int] | np.ndarray,
+    roles: Mapping[int, str],
+    scores: Mapping[int, float],
+    ranked_pool: Sequence[int] | np.ndarray,
+    recency: RecencySource,
+    config: CRPConfig,
+    decisions: Decisions = None,
+    *,
+    now: datetime | None = None,
+) -> Resolution:
     """Contradiction resolution over the selected facts (SPEC-027 §2, SPEC_NOTES §2.6).
 
     1. One Gram matrix of the selected vectors; pairs above ``min(contradiction_similarity,
@@ -140,17 +149,44 @@ def resolve_contradictions(corpus: Corpus, selected_rows: Sequence[int] | np.nda
         sim = float(G[p, q])
         margin = abs(a.authority - b.authority)
         if p in suppressed_set or q in suppressed_set:
-            pairs.append(ConflictPair.make(ids[p], ids[q], sim, vc.patterns, vc, {ids[p]: a, ids[q]: b},
-                                           tuple(i for k, i in ((p, ids[p]), (q, ids[q])) if k not in suppressed_set),
-                                           None, False, skipped=True, margin=margin))
+            pairs.append(
+                ConflictPair.make(
+                    ids[p],
+                    ids[q],
+                    sim,
+                    vc.patterns,
+                    vc,
+                    {ids[p]: a, ids[q]: b},
+                    tuple(i for k, i in ((p, ids[p]), (q, ids[q])) if k not in suppressed_set),
+                    None,
+                    False,
+                    skipped=True,
+                    margin=margin,
+                )
+            )
             continue
         kind, winner = decision_for(decisions, ids[p], ids[q])
         arb = arbitrate(a, b, config, kind, winner)
-        pair = ConflictPair.make(ids[p], ids[q], sim, vc.patterns, vc, {ids[p]: a, ids[q]: b}, arb.kept,
-                                 arb.suppressed, arb.tied, skipped=False, margin=margin, decision=arb.decision)
+        pair = ConflictPair.make(
+            ids[p],
+            ids[q],
+            sim,
+            vc.patterns,
+            vc,
+            {ids[p]: a, ids[q]: b},
+            arb.kept,
+            arb.suppressed,
+            arb.tied,
+            skipped=False,
+            margin=margin,
+            decision=arb.decision,
+        )
         pairs.append(pair)
-        audit.append(conflict_event(pair, roles={ids[p]: str(roles.get(sel_rows[p], "")),
-                                                  ids[q]: str(roles.get(sel_rows[q], ""))}))
+        audit.append(
+            conflict_event(
+                pair, roles={ids[p]: str(roles.get(sel_rows[p], "")), ids[q]: str(roles.get(sel_rows[q], ""))}
+            )
+        )
         if arb.suppressed is not None:
             loser = p if arb.suppressed == ids[p] else q
             suppressed_pos.append(loser)
@@ -229,7 +265,7 @@ class _Screen:
 
     def _block(self, i: int) -> None:
         self.start = i
-        block = self.pool[i:i + _SCREEN_ROWS]
+        block = self.pool[i : i + _SCREEN_ROWS]
         self.n0 = len(self.kept_rows)
         self.basis = self.kept_rows + block.tolist()
         basis = np.asarray(self.basis, dtype=np.int64)
@@ -238,7 +274,7 @@ class _Screen:
         near = (np.abs(cos - self.dedup) <= _SLACK) | (np.abs(cos - self.close) <= _SLACK)
         r = cos.shape[0]
         bits = row_bits(np.concatenate([near, cos > self.dedup, cos > self.close]))  # one packing for the three
-        self.near, self.dup, self.closer = bits[:r], bits[r:2 * r], bits[2 * r:]
+        self.near, self.dup, self.closer = bits[:r], bits[r : 2 * r], bits[2 * r :]
         self.cols = (1 << self.n0) - 1
 
     def fits(self, i: int, kb: Any, config: CRPConfig) -> bool:
@@ -284,4 +320,3 @@ def _fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, config: CRPCo
         if values_conflict(text, kb.facts[kept_rows[int(k)]].content) is not None:
             return False
     return True
-

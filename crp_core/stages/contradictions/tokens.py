@@ -1,4 +1,5 @@
 """Token records of value-conflict detection: quantities, dates and tokens with character spans."""
+
 from __future__ import annotations
 
 import math
@@ -24,6 +25,7 @@ from crp_core.stages.contradictions.lexicon import (
 # ================================================================================================
 # Tokens
 # ================================================================================================
+
 
 class Quantity(NamedTuple):
     """A number in normalised form. Two quantities in the same canonical unit are compared exactly
@@ -117,7 +119,7 @@ def _size_readings(base: float, unit: _Unit) -> tuple[tuple[float, float], ...]:
     KiB/MiB/GiB are strictly binary."""
     v = base * unit.factor
     if unit.power > 0 and "i" not in unit.name:
-        alt = base * 1024.0 ** unit.power
+        alt = base * 1024.0**unit.power
         return ((v, v), (alt, alt))
     return _one(v)
 

@@ -23,6 +23,7 @@ How it works (every rule is documented with examples in ``docs/decisions/detecto
 
 The lexicons are data files under ``crp_core/data/lexicon/``, read once at import.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -46,12 +47,22 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.tokens import DateValue, Quantity, Token
 
-__all__ = ["DATE_SHIFTED", "ENTITY_SUBSTITUTED", "MAGNITUDE_ALTERED", "NEGATION_FLIP", "NUMBER_CHANGED", "PATTERNS",
-           "Token", "tokenize", "values_conflict"]
+__all__ = [
+    "DATE_SHIFTED",
+    "ENTITY_SUBSTITUTED",
+    "MAGNITUDE_ALTERED",
+    "NEGATION_FLIP",
+    "NUMBER_CHANGED",
+    "PATTERNS",
+    "Token",
+    "tokenize",
+    "values_conflict",
+]
 
 # ================================================================================================
 # Comparing values
 # ================================================================================================
+
 
 def _close(x: float, y: float) -> bool:
     return x == y or abs(x - y) <= 1e-9 * max(abs(x), abs(y))
@@ -119,13 +130,17 @@ def _value_diffs(ta: Token, tb: Token, text_a: str, text_b: str) -> list[ValueDi
     out: list[ValueDiff] = []
     if ta.qty is not None and tb.qty is not None:
         if not _same_quantity(ta.qty, tb.qty):
-            out.append(ValueDiff(_quantity_pattern(ta.qty, tb.qty), (ta.text,), (tb.text,), (ta.start, ta.end),
-                                 (tb.start, tb.end)))
+            out.append(
+                ValueDiff(
+                    _quantity_pattern(ta.qty, tb.qty), (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)
+                )
+            )
         if ta.qty.bound * tb.qty.bound < 0:  # "at least 6 months" / "at most 6 months"
             sa = ta.qty.bound_start if ta.qty.bound_start >= 0 else ta.start
             sb = tb.qty.bound_start if tb.qty.bound_start >= 0 else tb.start
-            out.append(ValueDiff(NEGATION_FLIP, (text_a[sa:ta.end],), (text_b[sb:tb.end],), (sa, ta.end),
-                                 (sb, tb.end)))
+            out.append(
+                ValueDiff(NEGATION_FLIP, (text_a[sa : ta.end],), (text_b[sb : tb.end],), (sa, ta.end), (sb, tb.end))
+            )
         return out
     if ta.date is not None and tb.date is not None:
         if not _same_date(ta.date, tb.date):
@@ -160,13 +175,19 @@ def _entity_diff(ta: Token, tb: Token) -> ValueDiff:
         pa, pb = pa[1:], pb[1:]
     while len(pa) > 1 and len(pb) > 1 and pa[-1][0] == pb[-1][0]:
         pa, pb = pa[:-1], pb[:-1]
-    return ValueDiff(ENTITY_SUBSTITUTED, tuple(p[1] for p in pa), tuple(p[1] for p in pb), (pa[0][2], pa[-1][3]),
-                     (pb[0][2], pb[-1][3]))
+    return ValueDiff(
+        ENTITY_SUBSTITUTED,
+        tuple(p[1] for p in pa),
+        tuple(p[1] for p in pb),
+        (pa[0][2], pa[-1][3]),
+        (pb[0][2], pb[-1][3]),
+    )
 
 
 # ================================================================================================
 # Pairing
 # ================================================================================================
+
 
 class _Pair:
     """One comparison of two analysed texts (short-lived: caches clause alignment)."""
@@ -206,8 +227,7 @@ class _Pair:
             s = -1.0  # both sentences carry words the other text lacks: they talk about different things
         elif not (ca.bag <= db.words and cb.bag <= da.words):
             s = -1.0  # an inserted or substituted qualifier next to the value
-        elif ca.owner and cb.owner and ca.owner != cb.owner and not (_present(ca.owner, db)
-                                                                   and _present(cb.owner, da)):
+        elif ca.owner and cb.owner and ca.owner != cb.owner and not (_present(ca.owner, db) and _present(cb.owner, da)):
             s = -1.0  # about another thing: "The kubelet listens on 10250" / "The kube-proxy listens on 10249"
         elif ca.bag - cb.bag and cb.bag - ca.bag:
             s = -1.0  # each clause has a qualifier the other lacks ("client port" / "peer port")
@@ -333,8 +353,9 @@ def _find_key(toks: tuple[Token, ...], c: _Clause, governed: Token) -> int:
     """Where the other clause states what the negation governs (zero-width NEGATION_FLIP span)."""
     for j in range(c.first, c.last):
         t = toks[j]
-        if t.kind == governed.kind and (t.key == governed.key if t.kind in (WORD, POLAR, ENTITY)
-                                        else _same_value(t, governed)):
+        if t.kind == governed.kind and (
+            t.key == governed.key if t.kind in (WORD, POLAR, ENTITY) else _same_value(t, governed)
+        ):
             return t.start
     for j in range(c.first, c.last):
         if toks[j].kind not in (FUNC, NEG):
@@ -360,8 +381,13 @@ def _flip_diff(da: _Doc, ca: _Clause, db: _Doc, cb: _Clause) -> ValueDiff | None
     for ka in ca.polars:
         for kb in cb.polars:
             if ta[ka].key == tb[kb].key and ta[ka].sign != tb[kb].sign:
-                return ValueDiff(NEGATION_FLIP, (ta[ka].text,), (tb[kb].text,), (ta[ka].start, ta[ka].end),
-                                 (tb[kb].start, tb[kb].end))
+                return ValueDiff(
+                    NEGATION_FLIP,
+                    (ta[ka].text,),
+                    (tb[kb].text,),
+                    (ta[ka].start, ta[ka].end),
+                    (tb[kb].start, tb[kb].end),
+                )
     return None
 
 

@@ -4,6 +4,7 @@ The files are committed; this script documents how each was made. Every bad file
 problem, named by the file name; the expected line/field live in tests/test_ckf_bad.py and
 tests/test_scenario_bad.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,13 +18,31 @@ GOOD = os.path.join(os.path.dirname(HERE), "good")
 
 # three good facts used everywhere: g1, g2, g3
 G = [
-    {"fact_id": "g1", "content": "etcd listens for clients on port 2379.", "source_type": "official_documentation",
-     "ingested_at": "2025-01-10T08:00:00Z", "ttl": "P1Y", "importance_weight": 0.9,
-     "source_id": "etcd-docs", "metadata": {"section": "ports"}},
-    {"fact_id": "g2", "content": "etcd peers talk on port 2380.", "source_type": "community", "status": "STALE",
-     "modified_at": "2025-03-01T12:00:00+02:00", "community_label": "etcd"},
-    {"fact_id": "g3", "content": "User note: <script>alert(1)</script> keep\u0007 as data.",
-     "source_type": "user_provided", "ttl": "none", "ingested_at": "2025-02-01"},
+    {
+        "fact_id": "g1",
+        "content": "etcd listens for clients on port 2379.",
+        "source_type": "official_documentation",
+        "ingested_at": "2025-01-10T08:00:00Z",
+        "ttl": "P1Y",
+        "importance_weight": 0.9,
+        "source_id": "etcd-docs",
+        "metadata": {"section": "ports"},
+    },
+    {
+        "fact_id": "g2",
+        "content": "etcd peers talk on port 2380.",
+        "source_type": "community",
+        "status": "STALE",
+        "modified_at": "2025-03-01T12:00:00+02:00",
+        "community_label": "etcd",
+    },
+    {
+        "fact_id": "g3",
+        "content": "User note: <script>alert(1)</script> keep\u0007 as data.",
+        "source_type": "user_provided",
+        "ttl": "none",
+        "ingested_at": "2025-02-01",
+    },
 ]
 E = [[1.0, 0.0, 0.5], [0.0, 1.0, 0.25], [0.5, 0.5, -1.0]]
 MODEL = "test-model"
@@ -74,13 +93,27 @@ def write_dir(name: str, facts: list, npy: np.ndarray | None, manifest: dict | N
 def csv_text(rows: list[list[str]]) -> str:
     import csv
     import io
+
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
     return buf.getvalue()
 
 
-CSV_HEADER = ["fact_id", "content", "source_type", "status", "importance_weight", "ingested_at",
-              "modified_at", "ttl", "source_id", "community_label", "metadata", "embedding", "embedding_model"]
+CSV_HEADER = [
+    "fact_id",
+    "content",
+    "source_type",
+    "status",
+    "importance_weight",
+    "ingested_at",
+    "modified_at",
+    "ttl",
+    "source_id",
+    "community_label",
+    "metadata",
+    "embedding",
+    "embedding_model",
+]
 
 
 def csv_row(i: int, e: bool = False, **kw) -> list[str]:
@@ -117,21 +150,27 @@ def good() -> None:
         json.dump({"embedding_model": MODEL, "dim": 3}, fh)
     with open(os.path.join(GOOD, "no_embeddings.jsonl"), "w", encoding="utf-8") as fh:
         fh.write(jl(G + [{"fact_id": "g4", "content": "no age", "extra_field": 1}]))
-    sc = {"name": "etcd ports", "query": "Which ports does etcd use?", "now": "2025-06-01T00:00:00Z",
-          "sub_queries": [{"id": "sq1", "text": "client port", "label": "clients"},
-                          {"id": "sq2", "text": "peer port"}],
-          "addressed": [{"id": "sq1", "depth_weight": 0.7, "window": 1}],
-          "prior_outputs": ["etcd listens for clients on port 2379 by default."],
-          "fanout_width": 2, "config": {"cdr_min_relevance": 0.5, "ttl_days": {"news": 60}}}
+    sc = {
+        "name": "etcd ports",
+        "query": "Which ports does etcd use?",
+        "now": "2025-06-01T00:00:00Z",
+        "sub_queries": [{"id": "sq1", "text": "client port", "label": "clients"}, {"id": "sq2", "text": "peer port"}],
+        "addressed": [{"id": "sq1", "depth_weight": 0.7, "window": 1}],
+        "prior_outputs": ["etcd listens for clients on port 2379 by default."],
+        "fanout_width": 2,
+        "config": {"cdr_min_relevance": 0.5, "ttl_days": {"news": 60}},
+    }
     with open(os.path.join(GOOD, "scenario.json"), "w", encoding="utf-8") as fh:
         json.dump(sc, fh, indent=2)
     with open(os.path.join(GOOD, "scenario.toml"), "w", encoding="utf-8") as fh:
-        fh.write('name = "etcd ports"\nquery = "Which ports does etcd use?"\nnow = 2025-06-01T00:00:00Z\n'
-                 'prior_outputs = ["etcd listens for clients on port 2379 by default."]\nfanout_width = 2\n\n'
-                 '[[sub_queries]]\nid = "sq1"\ntext = "client port"\nlabel = "clients"\n\n'
-                 '[[sub_queries]]\nid = "sq2"\ntext = "peer port"\n\n'
-                 '[[addressed]]\nid = "sq1"\ndepth_weight = 0.7\nwindow = 1\n\n'
-                 '[config]\ncdr_min_relevance = 0.5\n\n[config.ttl_days]\nnews = 60\n')
+        fh.write(
+            'name = "etcd ports"\nquery = "Which ports does etcd use?"\nnow = 2025-06-01T00:00:00Z\n'
+            'prior_outputs = ["etcd listens for clients on port 2379 by default."]\nfanout_width = 2\n\n'
+            '[[sub_queries]]\nid = "sq1"\ntext = "client port"\nlabel = "clients"\n\n'
+            '[[sub_queries]]\nid = "sq2"\ntext = "peer port"\n\n'
+            '[[addressed]]\nid = "sq1"\ndepth_weight = 0.7\nwindow = 1\n\n'
+            "[config]\ncdr_min_relevance = 0.5\n\n[config.ttl_days]\nnews = 60\n"
+        )
 
 
 def bad_ckf() -> None:
@@ -160,11 +199,17 @@ def bad_ckf() -> None:
     write("fact_not_object.jsonl", jl([G[0], "[1, 2, 3]", G[2]]))
     write("metadata_not_object.jsonl", jl([G[0], with_(1, metadata=["x"]), G[2]]))
     write("non_string_source_id.jsonl", jl([G[0], with_(1, source_id={"a": 1}), G[2]]))
-    write("embedding_model_conflict.jsonl",
-          jl([emb(0) | {"embedding_model": MODEL}, emb(1) | {"embedding_model": "other-model"},
-              emb(2) | {"embedding_model": MODEL}]))
-    write("unpaired_surrogate_content.jsonl",
-          jl([G[0], '{"fact_id": "g2", "content": "bad \\ud800 text"}', G[2]]))
+    write(
+        "embedding_model_conflict.jsonl",
+        jl(
+            [
+                emb(0) | {"embedding_model": MODEL},
+                emb(1) | {"embedding_model": "other-model"},
+                emb(2) | {"embedding_model": MODEL},
+            ]
+        ),
+    )
+    write("unpaired_surrogate_content.jsonl", jl([G[0], '{"fact_id": "g2", "content": "bad \\ud800 text"}', G[2]]))
     write("bad_after_blank_lines.jsonl", jl([G[0], "", "", with_(1, status="GONE"), G[2]]))  # line 4
     # whole-file problems (refused even in lenient mode)
     write("not_utf8.jsonl", jl([G[0]]).encode() + b'{"fact_id": "x", "content": "caf\xe9"}\n')
@@ -175,13 +220,12 @@ def bad_ckf() -> None:
     # JSON list: the "line" is the list position
     write("json_list_bad_item.json", json.dumps([G[0], with_(1, source_type="rumour"), G[2]], indent=1))
     # CSV: header is line 1, facts on lines 2-4
-    write("csv_bad_weight.csv", csv_text([CSV_HEADER, csv_row(0), csv_row(1, importance_weight="lots"),
-                                          csv_row(2)]))
-    write("csv_bad_embedding_cell.csv", csv_text([CSV_HEADER, csv_row(0, e=True),
-                                                  csv_row(1, e=True)[:11] + ["[0.1, 0.2", MODEL],
-                                                  csv_row(2, e=True)]))
-    write("csv_bad_metadata_cell.csv", csv_text([CSV_HEADER, csv_row(0), csv_row(1, metadata="{oops"),
-                                                 csv_row(2)]))
+    write("csv_bad_weight.csv", csv_text([CSV_HEADER, csv_row(0), csv_row(1, importance_weight="lots"), csv_row(2)]))
+    write(
+        "csv_bad_embedding_cell.csv",
+        csv_text([CSV_HEADER, csv_row(0, e=True), csv_row(1, e=True)[:11] + ["[0.1, 0.2", MODEL], csv_row(2, e=True)]),
+    )
+    write("csv_bad_metadata_cell.csv", csv_text([CSV_HEADER, csv_row(0), csv_row(1, metadata="{oops"), csv_row(2)]))
     write("csv_too_many_cells.csv", csv_text([CSV_HEADER, csv_row(0), csv_row(1) + ["extra"], csv_row(2)]))
     write("csv_missing_content_column.csv", csv_text([["fact_id", "source_type"], ["g1", "web"]]))
     write("csv_duplicate_column.csv", csv_text([["fact_id", "content", "content"], ["g1", "a", "b"]]))
@@ -204,9 +248,11 @@ def bad_ckf() -> None:
 
 
 def bad_scenarios() -> None:
-    base = {"query": "Which ports does etcd use?",
-            "sub_queries": [{"id": "sq1", "text": "client port"}, {"id": "sq2", "text": "peer port"}],
-            "addressed": [{"id": "sq1", "depth_weight": 0.7, "window": 1}]}
+    base = {
+        "query": "Which ports does etcd use?",
+        "sub_queries": [{"id": "sq1", "text": "client port"}, {"id": "sq2", "text": "peer port"}],
+        "addressed": [{"id": "sq1", "depth_weight": 0.7, "window": 1}],
+    }
 
     def sc(name: str, **kw) -> None:
         d = json.loads(json.dumps(base))
@@ -234,13 +280,18 @@ def bad_scenarios() -> None:
     sc("scenario_config_wrong_type.json", config={"candidate_k": "fifty"})
     sc("scenario_config_unknown_source_type.json", config={"ttl_days": {"blog": 10}})
     sc("scenario_nan_query_embedding.json", query={"text": "q", "embedding": [0.1, float("nan")]})
-    sc("scenario_embedding_dim_mismatch.json", query={"text": "q", "embedding": [0.1, 0.2, 0.3]},
-       sub_queries=[sq[0], {"id": "sq2", "text": "peer port", "embedding": [0.1, 0.2]}])
+    sc(
+        "scenario_embedding_dim_mismatch.json",
+        query={"text": "q", "embedding": [0.1, 0.2, 0.3]},
+        sub_queries=[sq[0], {"id": "sq2", "text": "peer port", "embedding": [0.1, 0.2]}],
+    )
     write("scenario_invalid_json.json", '{\n  "query": "q",\n  "sub_queries": [,]\n}\n')
     write("scenario_not_object.json", "[1, 2]\n")
     write("scenario_invalid.toml", 'query = "q"\nfanout_width = = 2\n')
-    write("scenario_bad_window.toml", 'query = "q"\n[[sub_queries]]\nid = "a"\ntext = "t"\n'
-                                      '[[addressed]]\nid = "a"\ndepth_weight = 0.5\nwindow = 0\n')
+    write(
+        "scenario_bad_window.toml",
+        'query = "q"\n[[sub_queries]]\nid = "a"\ntext = "t"\n[[addressed]]\nid = "a"\ndepth_weight = 0.5\nwindow = 0\n',
+    )
     write("scenario_model_mismatch.json", json.dumps(dict(base, embedding_model="other-model"), indent=2))
 
 

@@ -6,6 +6,7 @@
 Every file that should load carries 8-d embeddings from ``test-model`` so ``crp-inspect run`` needs
 no model; ``scenario_ok.json`` is the matching scenario.
 """
+
 from __future__ import annotations
 
 import io
@@ -30,9 +31,15 @@ def vec(i: int) -> list[float]:
 
 
 def fact(i: int, **extra: object) -> dict[str, object]:
-    return {"fact_id": f"f{i}", "content": f"Fact {i}: port {2379 + i} serves service {i % 4}.",
-            "source_type": "official_documentation", "ingested_at": "2025-03-01T00:00:00Z",
-            "embedding": vec(i), "embedding_model": MODEL, **extra}
+    return {
+        "fact_id": f"f{i}",
+        "content": f"Fact {i}: port {2379 + i} serves service {i % 4}.",
+        "source_type": "official_documentation",
+        "ingested_at": "2025-03-01T00:00:00Z",
+        "embedding": vec(i),
+        "embedding_model": MODEL,
+        **extra,
+    }
 
 
 def line(obj: object) -> str:
@@ -52,15 +59,17 @@ def build_ckfs() -> None:
     g = good()
     jsonl("bom_crlf.jsonl", g, eol="\r\n", bom=True)
     csv_rows = ["fact_id,source_type,content,embedding,embedding_model"] + [
-        f'f{i},web,"Fact {i}, quoted ""here""","{json.dumps(vec(i))}",{MODEL}' for i in range(4)]
+        f'f{i},web,"Fact {i}, quoted ""here""","{json.dumps(vec(i))}",{MODEL}' for i in range(4)
+    ]
     (HERE / "bom_crlf.csv").write_bytes(b"\xef\xbb\xbf" + ("\r\n".join(csv_rows) + "\r\n").encode("utf-8"))
     (HERE / "csv_extra_cells.csv").write_text("fact_id,content\nf0,one\nf1,two,three\n", encoding="utf-8")
     (HERE / "csv_duplicate_column.csv").write_text("fact_id,content,content\nf0,a,b\n", encoding="utf-8")
     (HERE / "csv_header_only.csv").write_text("fact_id,content\n", encoding="utf-8")
-    jsonl("deep_nesting.jsonl", g[:1] + ['{"fact_id": "deep", "content": "x", "metadata": '
-                                          + "[" * 100_000 + "]" * 100_000 + "}"])
-    jsonl("huge_integer.jsonl", g[:1] + ['{"fact_id": "big", "content": "x", "importance_weight": '
-                                          + "9" * 5000 + "}"])
+    jsonl(
+        "deep_nesting.jsonl",
+        g[:1] + ['{"fact_id": "deep", "content": "x", "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}"],
+    )
+    jsonl("huge_integer.jsonl", g[:1] + ['{"fact_id": "big", "content": "x", "importance_weight": ' + "9" * 5000 + "}"])
     jsonl("nan_weight.jsonl", g[:1] + [line(fact(1, importance_weight=math.nan))])  # json writes NaN
     inf = line({**fact(1), "embedding": [math.inf] + vec(1)[1:]})  # json writes Infinity
     jsonl("infinity_embedding.jsonl", g[:1] + [inf])
@@ -79,41 +88,69 @@ def build_ckfs() -> None:
     jsonl("unpaired_surrogate.jsonl", g[:1] + [line(fact(1, content="CONTENT")).replace("CONTENT", "half \\ud800")])
     jsonl("mixed_dims.jsonl", g[:3] + [line({**fact(3), "embedding": vec(3)[:7]})])
     jsonl("zero_embedding.jsonl", g[:1] + [line({**fact(1), "embedding": [0.0] * DIM})])
-    jsonl("overflowing_norm.jsonl", [line({**fact(i), "embedding": [3e38] * (DIM - 1) + [(-1) ** i * 3e38]})
-                                     for i in range(2)])
+    jsonl(
+        "overflowing_norm.jsonl",
+        [line({**fact(i), "embedding": [3e38] * (DIM - 1) + [(-1) ** i * 3e38]}) for i in range(2)],
+    )
     jsonl("mixed_models.jsonl", g[:2] + [line({**fact(2), "embedding_model": "other-model"})])
     jsonl("duplicate_ids.jsonl", g[:2] + [line({**fact(5), "fact_id": "f0"})])
     jsonl("duplicate_key.jsonl", [g[0][:-1] + ', "content": "second text"}'] + g[1:])
-    jsonl("nfc_equal_ids.jsonl", [line({**fact(0), "fact_id": "caf\u00e9"}),
-                                  line({**fact(1), "fact_id": "cafe\u0301"}),
-                                  line({**fact(2), "fact_id": "x "}), line({**fact(3), "fact_id": "x"})])
+    jsonl(
+        "nfc_equal_ids.jsonl",
+        [
+            line({**fact(0), "fact_id": "caf\u00e9"}),
+            line({**fact(1), "fact_id": "cafe\u0301"}),
+            line({**fact(2), "fact_id": "x "}),
+            line({**fact(3), "fact_id": "x"}),
+        ],
+    )
     jsonl("invisible_content.jsonl", g[:1] + [line(fact(1, content="\u200b\u200d \ufeff"))])
     jsonl("nul_in_id.jsonl", g[:1] + [line({**fact(1), "fact_id": "a\u0000b"})])
     jsonl("newline_in_id.jsonl", g[:1] + [line({**fact(1), "fact_id": "a\nCRP-Context-Injected: 1"})])
     jsonl("nul_in_content.jsonl", g[:1] + [line(fact(1, content="before\u0000after"))])
-    jsonl("bidi_and_markup_ids.jsonl", [line({**fact(0), "fact_id": "abc\u202edef"}),
-                                        line({**fact(1), "fact_id": "<script>alert(1)</script>"}),
-                                        line({**fact(2), "fact_id": "[x](javascript:alert(1)) :red[$x^2$]"}),
-                                        line({**fact(3), "fact_id": "=HYPERLINK(\"http://x\")"})])
+    jsonl(
+        "bidi_and_markup_ids.jsonl",
+        [
+            line({**fact(0), "fact_id": "abc\u202edef"}),
+            line({**fact(1), "fact_id": "<script>alert(1)</script>"}),
+            line({**fact(2), "fact_id": "[x](javascript:alert(1)) :red[$x^2$]"}),
+            line({**fact(3), "fact_id": '=HYPERLINK("http://x")'}),
+        ],
+    )
     jsonl("line_separators.jsonl", [line(fact(0, content="one\u2028two\u0085three\x1cfour"))] + g[1:])
     jsonl("not_an_object.jsonl", g[:1] + ["[1, 2, 3]"])
     jsonl("invalid_json_line.jsonl", g[:1] + ['{"fact_id": "x", "content": '])
     jsonl("unknown_field.jsonl", [line(fact(0, colour="blue"))] + g[1:])
     jsonl("empty.jsonl", [""] * 3)
     (HERE / "top_level_scalar.json").write_text("42\n", encoding="utf-8")
-    (HERE / "wrapper_bad_dim.json").write_text(json.dumps({"embedding_model": MODEL, "dim": -1, "facts": [
-        fact(0)]}), encoding="utf-8")
+    (HERE / "wrapper_bad_dim.json").write_text(
+        json.dumps({"embedding_model": MODEL, "dim": -1, "facts": [fact(0)]}), encoding="utf-8"
+    )
     (HERE / "wrapper_no_facts.json").write_text('{"embedding_model": "m"}', encoding="utf-8")
     (HERE / "unknown_extension.txt").write_text(g[0] + "\n", encoding="utf-8")
     # the knowledge base the --set sweep runs over: 300 facts, 3 topics, some STALE / DELETED
-    jsonl("sweep_kb.jsonl", [line(fact(i, status=("ACTIVE", "STALE", "DELETED")[i % 7 // 3 if i % 7 < 9 else 0],
-                                       source_type=("news", "web", "regulatory", "community")[i % 4]))
-                             for i in range(300)])
+    jsonl(
+        "sweep_kb.jsonl",
+        [
+            line(
+                fact(
+                    i,
+                    status=("ACTIVE", "STALE", "DELETED")[i % 7 // 3 if i % 7 < 9 else 0],
+                    source_type=("news", "web", "regulatory", "community")[i % 4],
+                )
+            )
+            for i in range(300)
+        ],
+    )
 
 
 def build_dirs() -> None:
-    plain = "\n".join(line({k: v for k, v in fact(i).items() if k not in ("embedding", "embedding_model")})
-                      for i in range(3)) + "\n"
+    plain = (
+        "\n".join(
+            line({k: v for k, v in fact(i).items() if k not in ("embedding", "embedding_model")}) for i in range(3)
+        )
+        + "\n"
+    )
     arr = np.array([vec(i) for i in range(3)], dtype=np.float32)
 
     def folder(name: str, npy: bytes | None, manifest: object | None) -> None:
@@ -123,8 +160,9 @@ def build_dirs() -> None:
         if npy is not None:
             (d / "embeddings.npy").write_bytes(npy)
         if manifest is not None:
-            (d / "manifest.json").write_text(manifest if isinstance(manifest, str) else json.dumps(manifest),
-                                             encoding="utf-8")
+            (d / "manifest.json").write_text(
+                manifest if isinstance(manifest, str) else json.dumps(manifest), encoding="utf-8"
+            )
 
     def npy_bytes(a: np.ndarray, *, allow_pickle: bool = False) -> bytes:
         buf = io.BytesIO()
@@ -132,13 +170,19 @@ def build_dirs() -> None:
         return buf.getvalue()
 
     folder("dir_ok", npy_bytes(arr), {"embedding_model": MODEL, "dim": DIM})
-    folder("dir_npy_object_dtype", npy_bytes(np.array([object()] * 3, dtype=object), allow_pickle=True),
-           {"embedding_model": MODEL})
+    folder(
+        "dir_npy_object_dtype",
+        npy_bytes(np.array([object()] * 3, dtype=object), allow_pickle=True),
+        {"embedding_model": MODEL},
+    )
     folder("dir_npy_is_a_pickle", pickle.dumps(arr), {"embedding_model": MODEL})
     folder("dir_npy_float64", npy_bytes(arr.astype(np.float64)), {"embedding_model": MODEL})
     folder("dir_npy_rows_mismatch", npy_bytes(arr[:2]), {"embedding_model": MODEL})
-    folder("dir_npy_nan_row", npy_bytes(np.vstack([arr[:2], np.full((1, DIM), math.nan, np.float32)])),
-           {"embedding_model": MODEL})
+    folder(
+        "dir_npy_nan_row",
+        npy_bytes(np.vstack([arr[:2], np.full((1, DIM), math.nan, np.float32)])),
+        {"embedding_model": MODEL},
+    )
     folder("dir_npy_truncated", npy_bytes(arr)[:-7], {"embedding_model": MODEL})
     folder("dir_manifest_lies_dim", npy_bytes(arr), {"embedding_model": MODEL, "dim": 16})
     folder("dir_manifest_not_json", npy_bytes(arr), "{embedding_model: test-model")
@@ -149,8 +193,11 @@ def build_dirs() -> None:
 
 def build_scenarios() -> None:
     ok = {
-        "name": "hostile-ok", "query": {"text": "Which ports?", "embedding": vec(0)},
-        "now": "2025-10-01T00:00:00Z", "embedding_model": MODEL, "fanout_width": 2,
+        "name": "hostile-ok",
+        "query": {"text": "Which ports?", "embedding": vec(0)},
+        "now": "2025-10-01T00:00:00Z",
+        "embedding_model": MODEL,
+        "fanout_width": 2,
         "sub_queries": [{"id": f"sq{i}", "text": f"ports {i}", "embedding": vec(i)} for i in range(4)],
         "addressed": [{"id": "sq0", "depth_weight": 0.7, "window": 1}],
     }
@@ -172,8 +219,12 @@ def build_scenarios() -> None:
     sc("scenario_embedding_wrong_dim.json", query={"text": "q", "embedding": vec(0)[:5]})
     sc("scenario_embedding_zero.json", query={"text": "q", "embedding": [0.0] * DIM})
     sc("scenario_embedding_3e38.json", query={"text": "q", "embedding": [3e38] * (DIM - 1) + [1e300]})
-    sc("scenario_many_sub_queries.json", sub_queries=[{"id": f"s{i}", "text": f"t {i}", "embedding": vec(i)}
-                                                     for i in range(2000)], addressed=[], fanout_width=50)
+    sc(
+        "scenario_many_sub_queries.json",
+        sub_queries=[{"id": f"s{i}", "text": f"t {i}", "embedding": vec(i)} for i in range(2000)],
+        addressed=[],
+        fanout_width=50,
+    )
     (HERE / "scenario_not_utf8.json").write_bytes(b'{"name": "caf\xe9", "query": "q"}')
     (HERE / "scenario_deep.json").write_bytes(b'{"query": "q", "config": ' + b"[" * 50_000 + b"]" * 50_000 + b"}")
     (HERE / "scenario_bad.toml").write_text('query = "q"\n[config\ncandidate_k = 5\n', encoding="utf-8")
@@ -181,17 +232,22 @@ def build_scenarios() -> None:
     # digits raises ValueError inside the JSON parser
     big = "1" + "0" * 400
     (HERE / "scenario_config_int_400_digits.json").write_text(
-        json.dumps({**ok, "config": {"cdr_min_relevance": 0.5}}, indent=1).replace("0.5", big), encoding="utf-8")
+        json.dumps({**ok, "config": {"cdr_min_relevance": 0.5}}, indent=1).replace("0.5", big), encoding="utf-8"
+    )
     (HERE / "scenario_max_leaks_400_digits.json").write_text(
-        json.dumps({**ok, "expect": {"max_leaks": 7}}, indent=1).replace(": 7", f": {big}"), encoding="utf-8")
+        json.dumps({**ok, "expect": {"max_leaks": 7}}, indent=1).replace(": 7", f": {big}"), encoding="utf-8"
+    )
     (HERE / "scenario_min_recall_400_digits.json").write_text(
         json.dumps({**ok, "expect": {"must_include": ["f0"], "min_recall": 7}}, indent=1).replace(": 7", f": {big}"),
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (HERE / "scenario_int_5000_digits.json").write_text(
-        json.dumps({**ok, "fanout_width": 7}, indent=1).replace(": 7", ": 1" + "0" * 5000), encoding="utf-8")
+        json.dumps({**ok, "fanout_width": 7}, indent=1).replace(": 7", ": 1" + "0" * 5000), encoding="utf-8"
+    )
     sc("scenario_max_leaks_a_string.json", expect={"max_leaks": "0"})
-    (HERE / "scenario_unterminated_string.json").write_text('{\n "query": "q",\n "name": "never closed\n}\n',
-                                                           encoding="utf-8")
+    (HERE / "scenario_unterminated_string.json").write_text(
+        '{\n "query": "q",\n "name": "never closed\n}\n', encoding="utf-8"
+    )
 
 
 def build_suites() -> None:
@@ -199,16 +255,22 @@ def build_suites() -> None:
     d = HERE / "suite_duplicate_names"
     d.mkdir(exist_ok=True)
     (d / "a.json").write_text(json.dumps({"name": "same", "query": "q"}, indent=1), encoding="utf-8")
-    (d / "b.json").write_text(json.dumps({"query": "q", "description": "the other", "name": "same"}, indent=1),
-                              encoding="utf-8")
-    (HERE / "config_int_400_digits.toml").write_text("candidate_k = 5\ncdr_min_relevance = 1" + "0" * 400 + "\n",
-                                                     encoding="utf-8")
+    (d / "b.json").write_text(
+        json.dumps({"query": "q", "description": "the other", "name": "same"}, indent=1), encoding="utf-8"
+    )
+    (HERE / "config_int_400_digits.toml").write_text(
+        "candidate_k = 5\ncdr_min_relevance = 1" + "0" * 400 + "\n", encoding="utf-8"
+    )
     (HERE / "config_int_5000_digits.toml").write_text("cdr_min_relevance = 1" + "0" * 5000 + "\n", encoding="utf-8")
-    metrics = {"kind": "crp-inspect/suite-metrics", "version": 1,
-               "scenarios": {"hostile-ok": {"metrics": {"recall": None, "leaks": "none"}}}}
+    metrics = {
+        "kind": "crp-inspect/suite-metrics",
+        "version": 1,
+        "scenarios": {"hostile-ok": {"metrics": {"recall": None, "leaks": "none"}}},
+    }
     (HERE / "baseline_bad_metric.json").write_text(json.dumps(metrics, indent=1), encoding="utf-8")
-    (HERE / "baseline_unterminated.json").write_text('{"kind": "crp-inspect/suite-metrics",\n "scenarios": {"a',
-                                                     encoding="utf-8")
+    (HERE / "baseline_unterminated.json").write_text(
+        '{"kind": "crp-inspect/suite-metrics",\n "scenarios": {"a', encoding="utf-8"
+    )
 
 
 def build_parquet() -> None:
@@ -219,9 +281,13 @@ def build_parquet() -> None:
     rows = [fact(i) for i in range(4)]
 
     def table(embeddings: list[object], content: object = None) -> pa.Table:
-        cols = {"fact_id": [r["fact_id"] for r in rows], "content": content or [r["content"] for r in rows],
-                "source_type": [r["source_type"] for r in rows], "ingested_at": [r["ingested_at"] for r in rows],
-                "embedding": pa.array(embeddings, type=pa.list_(pa.float32()))}
+        cols = {
+            "fact_id": [r["fact_id"] for r in rows],
+            "content": content or [r["content"] for r in rows],
+            "source_type": [r["source_type"] for r in rows],
+            "ingested_at": [r["ingested_at"] for r in rows],
+            "embedding": pa.array(embeddings, type=pa.list_(pa.float32())),
+        }
         return pa.table(cols).replace_schema_metadata({b"embedding_model": MODEL.encode()})
 
     good_table = table([vec(i) for i in range(4)])
@@ -229,10 +295,14 @@ def build_parquet() -> None:
     buf = io.BytesIO()
     pq.write_table(good_table, buf)
     (HERE / "parquet_truncated.parquet").write_bytes(buf.getvalue()[:-40])
-    pq.write_table(table([vec(i) for i in range(4)], content=pa.array([1, 2, 3, 4])),
-                   HERE / "parquet_wrong_type.parquet")
-    pq.write_table(table([vec(0), vec(1), [1.0, None] + [0.0] * (DIM - 2), vec(3)]),
-                   HERE / "parquet_bad_embedding_row.parquet", row_group_size=2)
+    pq.write_table(
+        table([vec(i) for i in range(4)], content=pa.array([1, 2, 3, 4])), HERE / "parquet_wrong_type.parquet"
+    )
+    pq.write_table(
+        table([vec(0), vec(1), [1.0, None] + [0.0] * (DIM - 2), vec(3)]),
+        HERE / "parquet_bad_embedding_row.parquet",
+        row_group_size=2,
+    )
 
 
 if __name__ == "__main__":
