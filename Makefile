@@ -2,7 +2,8 @@
 #
 #   make run    create .venv if missing, install, start the dashboard on the bundled sample CKF
 #   make test   same install plus the test extra, then ruff + mypy, then the whole pytest suite (e2e included)
-#   make lint   ruff (the whole tree) and mypy (crp_core) only
+#   make lint   ruff check and ruff format --check (the whole tree), mypy (crp_core, crp_ui, pages),
+#               lint-imports (the layer contracts of .importlinter)
 #   make bench  run every bench/*.py script (each prints a table)
 #   make lock   re-resolve requirements.lock (pip-tools) from pyproject.toml; commit the result
 #
@@ -47,7 +48,7 @@ EXT_SOURCES := $(wildcard crp_core/stages/*.pyx)
 help:
 	@echo "make run    - install into $(VENV) and start the dashboard (http://localhost:$(PORT))"
 	@echo "make test   - install with the test extra, run ruff + mypy, then the whole pytest suite"
-	@echo "make lint   - ruff and mypy only"
+	@echo "make lint   - ruff (lint and format), mypy and the import contracts only"
 	@echo "make bench  - run the bench/ scripts"
 	@echo "make lock   - re-resolve $(LOCK) from pyproject.toml (pip-tools), then commit it"
 
@@ -72,10 +73,12 @@ install-test: $(STAMP_TEST)
 run: $(STAMP_RUN)
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT)
 
-# static checks first (ruff, then mypy on crp_core), then the whole suite
+# static checks first, then the whole suite
 lint: $(STAMP_TEST)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)

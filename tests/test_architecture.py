@@ -46,3 +46,49 @@ def test_the_library_never_imports_streamlit():
                 else []
             )
             assert not any(n == "streamlit" or n.startswith("streamlit.") for n in names), rel
+
+
+def _imports(path: Path) -> list[tuple[str, str, int]]:
+    """(module, name, line) of every ``from module import name`` in one file, relative imports resolved."""
+    rel = path.relative_to(ROOT).with_suffix("")
+    package = rel.parts[:-1] if rel.name != "__init__" else rel.parts[:-1]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = list(package[: len(package) - node.level + 1]) if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            out.extend((module, a.name, node.lineno) for a in node.names)
+    return out
+
+
+def _tree_files() -> list[Path]:
+    files = [ROOT / "app.py"]
+    for top in ("crp_core", "crp_ui", "pages"):
+        files.extend(p for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts)
+    return sorted(files)
+
+
+def test_no_private_name_crosses_a_module():
+    crossings = [
+        f"{p.relative_to(ROOT)}:{line} imports {name} from {module}"
+        for p in _tree_files()
+        for module, name, line in _imports(p)
+        if name.startswith("_")
+        and not name.startswith("__")
+        and module.split(".")[0] in {"crp_core", "crp_ui", "pages"}
+    ]
+    assert crossings == []
+
+
+def test_the_dashboard_uses_only_the_public_api_of_crp_core():
+    import crp_core
+
+    public = set(crp_core.__all__)
+    outside = [
+        f"{p.relative_to(ROOT)}:{line} {module}.{name}"
+        for p in _tree_files()
+        if p.parts[len(ROOT.parts)] in {"crp_ui", "pages", "app.py"}
+        for module, name, line in _imports(p)
+        if module.startswith("crp_core") and (module != "crp_core" or name not in public)
+    ]
+    assert outside == []
