@@ -92,3 +92,59 @@ def test_the_dashboard_uses_only_the_public_api_of_crp_core():
         if module.startswith("crp_core") and (module != "crp_core" or name not in public)
     ]
     assert outside == []
+
+
+def _import_cycles() -> list[list[str]]:
+    """Strongly connected groups of two or more modules in the import graph of the whole tree (grimp)."""
+    import grimp
+
+    graph = grimp.build_graph("crp_core", "crp_ui", "pages")
+    modules = sorted(graph.modules)
+    succ = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in modules}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(root: str) -> None:
+        # iterative Tarjan: (module, position in its successor list)
+        work = [(root, 0)]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, i = work[-1]
+            if i < len(succ[node]):
+                work[-1] = (node, i + 1)
+                nxt = succ[node][i]
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    group.append(m)
+                    if m == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+
+    for m in modules:
+        if m not in index:
+            visit(m)
+    return groups
+
+
+def test_no_import_cycles():
+    assert _import_cycles() == []
