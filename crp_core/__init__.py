@@ -1,7 +1,7 @@
 """crp_core: the CRP-SPEC-027 retrieval pipeline over a CKF knowledge base.
 
 Pure library code: no Streamlit, no I/O hidden in scoring. The package tree reads as the pipeline
-(docs/ARCHITECTURE.md): ``io`` (CKF, scenario), ``corpus`` (embeddings, HNSW index, graph),
+(docs/architecture.md): ``io`` (CKF, scenario), ``corpus`` (embeddings, HNSW index, graph),
 ``factors`` (recency, n-gram guard, Coverage Set), ``stages`` (the six stages of SPEC-027 §4),
 ``pipeline`` (the stages end to end), ``report`` (every JSON shape), ``analysis`` (whole-CKF scan,
 sweeps, comparisons, the SPEC-024 baseline), ``triage`` (operator decisions) and ``cli``.

@@ -1,4 +1,4 @@
-"""The package tree is the one docs/ARCHITECTURE.md draws: every module listed, none over 600 lines,
+"""The package tree is the one docs/architecture.md draws: every module listed, none over 600 lines,
 at most 12 modules directly in crp_core/, and no Streamlit anywhere in the library."""
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ def _modules() -> set[str]:
 
 
 def test_module_table_matches_the_package():
-    doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"^\| `(crp_core/[\w/]+\.py)` \|", doc, flags=re.M))
     actual = _modules()
-    assert listed - actual == set(), "listed in docs/ARCHITECTURE.md but not in the package"
-    assert actual - listed == set(), "in the package but missing from docs/ARCHITECTURE.md"
+    assert listed - actual == set(), "listed in docs/architecture.md but not in the package"
+    assert actual - listed == set(), "in the package but missing from docs/architecture.md"
 
 
 def test_at_most_twelve_modules_at_the_top():
