@@ -95,55 +95,24 @@ def test_the_dashboard_uses_only_the_public_api_of_crp_core():
 
 
 def _import_cycles() -> list[list[str]]:
-    """Strongly connected groups of two or more modules in the import graph of the whole tree (grimp)."""
+    """Strongly connected groups of two or more modules in the import graph of the whole tree (grimp's
+    graph, function-level imports included; scipy's strong components)."""
     import grimp
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
 
     graph = grimp.build_graph("crp_core", "crp_ui", "pages")
     modules = sorted(graph.modules)
-    succ = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in modules}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-
-    def visit(root: str) -> None:
-        # iterative Tarjan: (module, position in its successor list)
-        work = [(root, 0)]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, i = work[-1]
-            if i < len(succ[node]):
-                work[-1] = (node, i + 1)
-                nxt = succ[node][i]
-                if nxt not in index:
-                    index[nxt] = low[nxt] = len(index)
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, 0))
-                elif nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                group = []
-                while True:
-                    m = stack.pop()
-                    on_stack.discard(m)
-                    group.append(m)
-                    if m == node:
-                        break
-                if len(group) > 1:
-                    groups.append(sorted(group))
-
-    for m in modules:
-        if m not in index:
-            visit(m)
-    return groups
+    at = {m: i for i, m in enumerate(modules)}
+    edges = [(at[m], at[t]) for m in modules for t in graph.find_modules_directly_imported_by(m)]
+    rows, cols = (np.array(x, dtype=np.int64) for x in zip(*edges)) if edges else (np.zeros(0), np.zeros(0))
+    adjacency = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(modules), len(modules)))
+    _, labels = connected_components(adjacency, directed=True, connection="strong")
+    groups: dict[int, list[str]] = {}
+    for module, label in zip(modules, labels):
+        groups.setdefault(int(label), []).append(module)
+    return sorted(g for g in groups.values() if len(g) > 1)
 
 
 def test_no_import_cycles():
