@@ -157,6 +157,16 @@ def pick(rng, table, n):
     return rng.choice(len(names), size=n, p=p / p.sum()), names
 
 
+def vary(i: int, val: int, org: int, value: float) -> tuple[int, str, str]:
+    """A variant of an earlier fact changes one thing: its number, its organisation or its polarity."""
+    mode = i % 3
+    if mode == 0:
+        return val + 1 + int(value * 50), ORGS[org], ""
+    if mode == 1:
+        return val, ORGS[(org + 1 + i % 5) % len(ORGS)], ""
+    return val, ORGS[org], "not "
+
+
 def generate(n: int, seed: int = 0, clusters: int | None = None):
     rng = np.random.default_rng(seed)
     k = clusters or int(min(500, max(100, n // 40)))
@@ -217,14 +227,8 @@ def generate(n: int, seed: int = 0, clusters: int | None = None):
         ver = int(version[seed_i])
         who = ORGS[org[seed_i]]
         neg = ""
-        if b >= 0:  # a variant: change one value (number / entity / negation)
-            mode = i % 3
-            if mode == 0:
-                val = val + 1 + int(values[i] * 50)
-            elif mode == 1:
-                who = ORGS[(org[seed_i] + 1 + i % 5) % len(ORGS)]
-            else:
-                neg = "not "
+        if b >= 0:
+            val, who, neg = vary(i, val, int(org[seed_i]), float(values[i]))
         u = f" {unit_s}" if unit_s else ""
         cid = f"c{c:03d}"
         content = f"In {dom} {ver}.x the {comp} {attr} is {neg}{val}{u}, as documented by {who} for cluster {cid}."

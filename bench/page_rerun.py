@@ -53,7 +53,7 @@ def main() -> int:
     return 0
 
 
-def bench_one(name: str, sample_dir: Path | None, params: dict[str, str], repeat: int) -> None:
+def bench_one(name: str, sample_dir: Path | None, params: dict[str, str], repeat: int) -> None:  # noqa: C901  one straight script of timed page actions, read top to bottom
     if sample_dir is None:
         os.environ.pop("CRP_SAMPLE_DIR", None)
     else:

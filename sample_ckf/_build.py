@@ -86,7 +86,7 @@ def _ts(d: str, hour: int) -> str:
     return f"{d}T{hour:02d}:00:00Z"
 
 
-def fact(
+def fact(  # noqa: PLR0913  one keyword per CKF field the sample sets
     st: str,
     modified: str,
     content: str,
