@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import synthetic_ckf_rows, synthetic_scenario
 
 from crp_core.cli import main
 from crp_core.config import CRPConfig
@@ -15,6 +14,7 @@ from crp_core.io.ckf import load_ckf
 from crp_core.io.scenario import load_scenario
 from crp_core.pipeline import data_clamps, run_pipeline
 from crp_core.records import Clamp
+from tests.support.samples import synthetic_ckf_rows, synthetic_scenario
 
 # 24 facts, 4 of them DELETED: 20 retrievable; the scenario's ResidualSet holds sq2 and sq3
 RETRIEVABLE = 20

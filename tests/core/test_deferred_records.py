@@ -9,6 +9,7 @@ import json
 import pickle
 
 from crp_core.records import DeferredData, DeferredTuple
+from tests.support.paths import REPO_ROOT
 
 
 def test_deferred_data_builds_once_on_first_read_and_behaves_as_its_dict():
@@ -32,7 +33,6 @@ def test_deferred_data_builds_once_on_first_read_and_behaves_as_its_dict():
 
 
 def test_pipeline_audit_events_equal_the_report_shape(tmp_path):
-    from pathlib import Path
 
     from crp_core.config import CRPConfig
     from crp_core.corpus.prepared import embed_scenario, prepare_corpus
@@ -41,7 +41,7 @@ def test_pipeline_audit_events_equal_the_report_shape(tmp_path):
     from crp_core.pipeline import run_pipeline
     from crp_core.report import conflict_event_data
 
-    sample = Path(__file__).resolve().parent.parent / "sample_ckf"
+    sample = REPO_ROOT / "sample_ckf"
     corpus = prepare_corpus(load_ckf(sample / "knowledge_base.jsonl"), config=CRPConfig(), cache_dir=tmp_path)
     scenario = load_scenario(sample / "scenarios" / "etcd_upgrade.json")
     result = run_pipeline(corpus, scenario, CRPConfig(), vectors=embed_scenario(scenario, corpus))
@@ -73,7 +73,6 @@ def test_deferred_tuple_builds_once_on_first_read_and_behaves_as_its_tuple():
 
 
 def test_pipeline_outcomes_are_fact_outcomes_built_when_read(tmp_path):
-    from pathlib import Path
 
     import numpy as np
 
@@ -84,7 +83,7 @@ def test_pipeline_outcomes_are_fact_outcomes_built_when_read(tmp_path):
     from crp_core.outcomes import fact_outcomes
     from crp_core.pipeline import run_pipeline
 
-    sample = Path(__file__).resolve().parent.parent / "sample_ckf"
+    sample = REPO_ROOT / "sample_ckf"
     corpus = prepare_corpus(load_ckf(sample / "knowledge_base.jsonl"), config=CRPConfig(), cache_dir=tmp_path)
     scenario = load_scenario(sample / "scenarios" / "gdpr_breach_response.json")
     r = run_pipeline(corpus, scenario, CRPConfig(), vectors=embed_scenario(scenario, corpus))
@@ -108,7 +107,6 @@ def test_pipeline_outcomes_are_fact_outcomes_built_when_read(tmp_path):
 def test_pipeline_graph_edges_are_listed_when_read(tmp_path):
     """Stage 3's edges among the selected facts are for drawing: the run leaves them unbuilt, and read they
     are ``edges_among`` of the anchors, extra anchors and selected connectors."""
-    from pathlib import Path
 
     import numpy as np
 
@@ -119,7 +117,7 @@ def test_pipeline_graph_edges_are_listed_when_read(tmp_path):
     from crp_core.pipeline import run_pipeline
     from crp_core.stages.graph_walk import edges_among
 
-    sample = Path(__file__).resolve().parent.parent / "sample_ckf"
+    sample = REPO_ROOT / "sample_ckf"
     corpus = prepare_corpus(load_ckf(sample / "knowledge_base.jsonl"), config=CRPConfig(), cache_dir=tmp_path)
     scenario = load_scenario(sample / "scenarios" / "etcd_upgrade.json")
     r = run_pipeline(corpus, scenario, CRPConfig(), vectors=embed_scenario(scenario, corpus))

@@ -6,13 +6,13 @@ unchanged; docs/decisions/pipeline.md names each such change and its largest flo
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from crp_core.cli import main
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 GOLDEN = ROOT / "tests" / "data" / "golden"
 SCENARIOS = sorted(p.stem for p in (ROOT / "sample_ckf" / "scenarios").glob("*.json"))
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from factories import fact, make_corpus, make_scenario
 
 from crp_core.headers import HEADER_ORDER, conflicts_value
 from crp_core.pipeline import run_pipeline
+from tests.support.factories import fact, make_corpus, make_scenario
 
 E = np.eye(6)
 NOW = "2026-06-01T00:00:00Z"

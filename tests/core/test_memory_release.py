@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import gc
 import weakref
-from pathlib import Path
 
 from crp_core import CRPConfig, embed_scenario, load_ckf, load_scenario, prepare_corpus, run_pipeline, run_report
 from crp_core.factors.recency import fact_attributes
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 SAMPLE = ROOT / "sample_ckf"
 
 

@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
-from factories import fact, make_corpus, make_scenario
 
 from crp_core.config import CRPConfig
 from crp_core.pipeline import STAGES, run_pipeline
 from crp_core.report import dumps, run_report
+from tests.support.factories import fact, make_corpus, make_scenario
 
 E = np.eye(8)
 NOW = "2026-06-01T00:00:00Z"

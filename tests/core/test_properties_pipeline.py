@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-from factories import fact, make_corpus, make_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +12,7 @@ from crp_core.config import SOURCE_TYPES, CRPConfig
 from crp_core.factors.recency import recency_factor
 from crp_core.pipeline import run_pipeline
 from crp_core.report import dumps, run_report
+from tests.support.factories import fact, make_corpus, make_scenario
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 WORDS = "etcd port client peer cluster state default is the uses on kubernetes api server".split()

@@ -8,7 +8,7 @@ import json
 import os
 import re
 
-from support import assert_no_exception, open_page, screenshot, session_page, wait_idle
+from tests.support.browser import assert_no_exception, open_page, screenshot, session_page, wait_idle
 
 
 def _metric(page, label: str) -> str:

@@ -11,8 +11,9 @@ import re
 from urllib.parse import quote
 
 import pytest
-from support import assert_no_exception, main_text, open_page, screenshot, session_page, wait_idle
 from test_e2e_conflicts import _metric, _set_operator, _until, _use_database
+
+from tests.support.browser import assert_no_exception, main_text, open_page, screenshot, session_page, wait_idle
 
 PAIR = "k8s-0026|k8s-0027"
 

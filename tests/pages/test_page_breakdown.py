@@ -6,7 +6,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from page_support import expected_result, figures, frame_with, run_page, sidebar_input, widget, write_bridge_sample
+
+from tests.support.pages import (
+    expected_result,
+    figures,
+    frame_with,
+    run_page,
+    sidebar_input,
+    widget,
+    write_bridge_sample,
+)
 
 K = "crp.page.breakdown."
 

@@ -4,7 +4,7 @@ that meets a small CKF as a quiet caption."""
 
 from __future__ import annotations
 
-from page_support import run_page
+from tests.support.pages import run_page
 
 PAGES = ("overview", "envelope", "breakdown", "graph")
 

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO_ROOT
+
 APP = str(REPO_ROOT / "app.py")
 K = "crp.page.conflicts."
 TEST_MODEL = "test-model"

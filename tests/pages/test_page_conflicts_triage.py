@@ -24,10 +24,11 @@ from pathlib import Path
 
 import pytest
 import streamlit
-from page_support import APP, figures, frame_with, metric
 from streamlit.testing.v1 import AppTest
 
 from crp_core.triage import Decision, DecisionStore
+from tests.support.pages import figures, frame_with, metric
+from tests.support.paths import APP
 
 K = "crp.page.conflicts."
 TEST_MODEL = "test-model"

@@ -3,7 +3,7 @@ tokens, downloads."""
 
 from __future__ import annotations
 
-from page_support import expected_result, frame_with, metric, run_page, write_bridge_sample
+from tests.support.pages import expected_result, frame_with, metric, run_page, write_bridge_sample
 
 
 def _open_table(at):

@@ -24,8 +24,9 @@ from crp_core.io.ckf import load_ckf
 from crp_core.io.scenario import load_scenario
 from crp_core.pipeline import run_pipeline
 from crp_ui import fanout_view as fv
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = REPO_ROOT
 APP = str(REPO / "app.py")
 PAGE = "pages/fanout.py"
 TIMEOUT = 120

@@ -7,9 +7,9 @@ import html
 import re
 
 import pytest
-from page_support import run_page, widget
 
 from crp_ui import glossary, render
+from tests.support.pages import run_page, widget
 
 K = "crp.page.glossary."
 #: the terms the dashboard must explain (the demo's and the tables' vocabulary)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from page_support import expected_result, figures, frame_with, metric, run_page, widget, write_bridge_sample
+
+from tests.support.pages import expected_result, figures, frame_with, metric, run_page, widget, write_bridge_sample
 
 K = "crp.page.graph."
 

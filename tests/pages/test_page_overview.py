@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from page_support import expected_result, frame_with, frames_with, metric, run_page, sidebar_input
-from support import synthetic_ckf_rows, synthetic_scenario
 
 from crp_ui.render import headers_text
+from tests.support.pages import expected_result, frame_with, frames_with, metric, run_page, sidebar_input
+from tests.support.samples import synthetic_ckf_rows, synthetic_scenario
 
 
 def test_overview_shows_the_runs_headers_and_funnel(ui_env):

@@ -13,13 +13,14 @@ import time
 from pathlib import Path
 
 import pytest
-from page_support import figures, frame_with, run_page
 from streamlit.testing.v1 import AppTest
 from test_embedding_doubles import HashingEmbedder
 
 from crp_ui import cache
+from tests.support.pages import figures, frame_with, run_page
+from tests.support.paths import REPO_ROOT, TEST_DATA
 
-SDK = Path(__file__).parent / "data" / "sdk"
+SDK = TEST_DATA / "sdk"
 
 
 @pytest.fixture
@@ -94,7 +95,7 @@ def test_conflicts_queue_shows_sdk_agreement(sdk_env):
 
 
 def test_sidebar_uploader_takes_a_snapshot(sdk_env):
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=120)
     at.run()
     up = at.sidebar.get("file_uploader")[0]
     assert "json" in up.proto.type or ".json" in up.proto.type

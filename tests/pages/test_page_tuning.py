@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from page_support import expected_result, figures, frame_with, metric, run_page, sidebar_input, widget
 
 from crp_core.analysis.baseline import before_after
 from crp_core.analysis.compare import compare_runs
 from crp_core.analysis.sweep import linspace_values, sweep
 from crp_core.config import CRPConfig
+from tests.support.pages import expected_result, figures, frame_with, metric, run_page, sidebar_input, widget
 
 K = "crp.tuning."
 

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from page_support import figures, frame_with, run_page, widget
 
 from crp_core.analysis.evaluate import prepare_suite, run_suite, sweep_suite
 from crp_core.analysis.suite import load_suite
@@ -19,6 +18,7 @@ from crp_core.analysis.tune import tune
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import prepare_corpus
 from crp_core.io.ckf import load_ckf
+from tests.support.pages import figures, frame_with, run_page, widget
 
 K = "crp.tuning.suite."
 

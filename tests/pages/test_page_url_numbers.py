@@ -4,9 +4,8 @@ app opens on the defaults with a warning naming the key (docs/decisions/hardenin
 
 from __future__ import annotations
 
-from page_support import run_page
-
 from crp_core.config import CRPConfig
+from tests.support.pages import run_page
 
 
 def test_a_link_with_a_400_digit_number_warns_and_keeps_the_defaults(ui_env):

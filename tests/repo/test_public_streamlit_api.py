@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 
 import pytest
-from support import REPO_ROOT
+
+from tests.support.paths import REPO_ROOT
 
 #: what is checked: the entry point, the dashboard and core libraries, the pages and the tests
 SCOPE = ("app.py", "crp_ui", "pages", "tests", "crp_core", "bench")

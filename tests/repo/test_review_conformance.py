@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from factories import fact, make_corpus, make_scenario
 
 from crp_core.config import CRPConfig
 from crp_core.pipeline import run_pipeline
 from crp_core.stages.packing import PackItem, pack_envelope, word_counter
+from tests.support.factories import fact, make_corpus, make_scenario
 
 IDS = ["a", "b", "c", "x"]
 

@@ -17,7 +17,6 @@ import importlib.util
 import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,8 +28,9 @@ from crp_core.factors.recency import compute_recency
 from crp_core.io.ckf import load_ckf
 from crp_core.io.scenario import load_scenario
 from crp_core.stages.contradictions import authority_of, values_conflict
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 SAMPLE = ROOT / "sample_ckf"
 KB_PATH = SAMPLE / "knowledge_base.jsonl"
 PLANTED_PATH = SAMPLE / "planted_conflicts.json"

@@ -27,8 +27,9 @@ from hypothesis.extra import numpy as hnp
 from crp_core.corpus.embedding import DIM, MODEL_ID
 from crp_core.io.ckf import load_ckf
 from crp_core.io.scenario import load_scenario
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 SAMPLE = ROOT / "sample_ckf"
 _BIG = float(np.float32(1e30))  # hypothesis wants float32 bounds exactly representable
 SCENARIOS = sorted([*SAMPLE.glob("scenarios/*.json"), *SAMPLE.glob("scenarios/workload/*.json")])

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
 KB = "sample_ckf/knowledge_base.jsonl"
 SCENARIO = "sample_ckf/scenarios/etcd_upgrade.json"
 MODEL_MODULES = ("torch", "sentence_transformers", "transformers", "onnxruntime")

@@ -6,7 +6,7 @@ scenario: ``crp-inspect validate`` and ``run``; a suite: ``check --suite``; a co
 :func:`commands`) as child processes, each with a wall-clock timeout and an address-space limit
 (``RLIMIT_AS``), and every numeric configuration key goes through ``run --set`` at its range
 boundaries and one step beyond (:func:`set_cases`, run in one bounded child by :func:`sweep_set`).
-Used by ``tests/test_hostile_corpus.py`` and ``bench/hostile.py`` (which prints the table).
+Used by ``tests/core/cli/test_hostile_corpus.py`` and ``bench/hostile.py`` (which prints the table).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-HOSTILE = ROOT / "tests" / "data" / "hostile"
+from tests.support.paths import REPO_ROOT, TEST_DATA
+
+HOSTILE = TEST_DATA / "hostile"
 SCENARIO_OK = HOSTILE / "scenario_ok.json"
 CKF_OK = HOSTILE / "dir_ok"
 SWEEP_KB = HOSTILE / "sweep_kb.jsonl"
@@ -97,7 +98,7 @@ def cli(args: list[str], *, timeout: float = TIMEOUT_S, cwd: Path | None = None)
     """``python -m crp_core.cli ARGS`` in a child with the memory limit; a timeout is a failure."""
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(REPO_ROOT),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "OMP_NUM_THREADS": "1",
@@ -110,7 +111,7 @@ def cli(args: list[str], *, timeout: float = TIMEOUT_S, cwd: Path | None = None)
         text=True,
         timeout=timeout,
         env=env,
-        cwd=cwd or ROOT,
+        cwd=cwd or REPO_ROOT,
         preexec_fn=_limit_child,
     )
     return Done(got.returncode, got.stdout, got.stderr, time.perf_counter() - t)
@@ -335,7 +336,7 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise _Alarm()
 
 
-def _sweep_child(per_case_s: float) -> Iterator[dict[str, Any]]:
+def sweep_child(per_case_s: float) -> Iterator[dict[str, Any]]:
     """In the bounded child: every case through ``crp_core.cli.main`` in turn (one process: the imports
     are paid once), each under an alarm; a crash, hang or MemoryError is a row, not the end."""
     from crp_core.cli import main
@@ -371,19 +372,22 @@ def sweep_set(per_case_s: float = 60.0, timeout: float = 900.0) -> list[dict[str
     """Run :func:`set_cases` in one child process with the memory limit; its rows, each with ``ok``."""
     env = {
         **os.environ,
-        "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}",
+        "PYTHONPATH": str(REPO_ROOT),
         "HF_HUB_OFFLINE": "1",
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
     }
-    code = f"import hostile, json\nfor r in hostile._sweep_child({per_case_s!r}): print(json.dumps(r), flush=True)"
+    code = (
+        "import json\nfrom tests.support.hostile import sweep_child\n"
+        f"for r in sweep_child({per_case_s!r}): print(json.dumps(r), flush=True)"
+    )
     got = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=timeout,
         env=env,
-        cwd=ROOT,
+        cwd=REPO_ROOT,
         preexec_fn=_limit_child,
     )
     rows = [json.loads(x) for x in got.stdout.splitlines() if x.startswith("{")]

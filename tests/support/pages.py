@@ -11,14 +11,12 @@ from typing import Any
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
-from support import APP, REPO_ROOT, TEST_MODEL
 
 from crp_core.config import CRPConfig
+from tests.support.paths import APP
+from tests.support.samples import TEST_MODEL
 
 __all__ = [
-    "APP",
-    "REPO_ROOT",
-    "TEST_MODEL",
     "expected_result",
     "figures",
     "frame_with",

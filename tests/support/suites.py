@@ -23,7 +23,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-from factories import at_cos, fact, make_corpus
+
+from tests.support.factories import at_cos, fact, make_corpus
 
 NOW = "2026-06-01T00:00:00Z"
 E = np.eye(4)

@@ -13,12 +13,13 @@ import re
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as hst
-from page_support import open_sidebar
 from streamlit.testing.v1 import AppTest
-from support import APP, REPO_ROOT, synthetic_ckf_rows
 
 from crp_core.config import SCALAR_KEYS, CRPConfig
 from crp_ui import render, shell, sidebar
+from tests.support.pages import open_sidebar
+from tests.support.paths import APP, REPO_ROOT
+from tests.support.samples import synthetic_ckf_rows
 
 HOME = str(REPO_ROOT / "pages" / "home.py")
 TIMEOUT = 60

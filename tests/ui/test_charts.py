@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from factories import fact, make_corpus, make_scenario
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +18,7 @@ from crp_core.pipeline import run_pipeline
 from crp_core.report import fact_rows_report, run_report
 from crp_ui import cache, charts, tables
 from crp_ui.cache import Registry
+from tests.support.factories import fact, make_corpus, make_scenario
 
 
 @pytest.fixture(scope="module")

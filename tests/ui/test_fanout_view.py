@@ -8,7 +8,6 @@ import re
 
 import numpy as np
 import pytest
-from factories import fact, make_corpus, make_scenario
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
@@ -17,6 +16,7 @@ from crp_core.model import Addressed
 from crp_core.pipeline import run_pipeline
 from crp_core.records import Duplicate, FanoutRun
 from crp_ui import fanout_view as fv
+from tests.support.factories import fact, make_corpus, make_scenario
 
 DIM = 6
 

@@ -10,9 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 from streamlit.testing.v1 import AppTest
-from suite_support import corpus as suite_corpus
-from suite_support import write_suite
-from support import APP, REPO_ROOT
 from test_conflicts_scan import NOW, cluster_corpus
 
 from crp_core.analysis.evaluate import prepare_suite, run_suite, sweep_suite
@@ -21,6 +18,9 @@ from crp_core.analysis.suite import load_suite
 from crp_core.config import CRPConfig
 from crp_ui import cache, render, sidebar
 from crp_ui.progress import progress_line
+from tests.support.paths import APP, REPO_ROOT
+from tests.support.suites import corpus as suite_corpus
+from tests.support.suites import write_suite
 
 
 # ---- server config ---------------------------------------------------------------------------------

@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from factories import fact, make_corpus, make_scenario
 from test_sweep import tiny_case
 
 from crp_core.analysis.baseline import DismissEveryPair, before_after, run_spec024_baseline, spec024_config
 from crp_core.config import CRPConfig
 from crp_core.pipeline import run_pipeline
+from tests.support.factories import fact, make_corpus, make_scenario
+from tests.support.paths import REPO_ROOT
 
 
 def test_baseline_keeps_the_stale_fact_and_both_facts_of_the_pair():
@@ -101,14 +102,13 @@ def test_dismiss_every_pair_mapping():
 def test_sample_scenario_baseline_omits_the_fixes():
     """ai_act_compliance (sample_ckf/README): stale facts and a planted conflict (C07: a 2025 web summary
     suppressed by SPEC-027) reach the SPEC-024-only envelope."""
-    from pathlib import Path
 
     from crp_core.corpus.embedding import default_embedder
     from crp_core.corpus.prepared import embed_scenario, prepare_corpus
     from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
 
-    root = Path(__file__).resolve().parent.parent / "sample_ckf"
+    root = REPO_ROOT / "sample_ckf"
     kb = load_ckf(str(root / "knowledge_base.jsonl"))
     scen = load_scenario(str(root / "scenarios" / "ai_act_compliance.json"))
     config = CRPConfig().with_overrides(dict(scen.config or {}))

@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 import pytest
-from factories import fact, make_corpus, make_scenario
 from test_sweep import tiny_case
 
 from crp_core.analysis.baseline import before_after, token_change
@@ -26,6 +25,7 @@ from crp_core.config import CRPConfig
 from crp_core.factors.recency import recency_state
 from crp_core.model import Expectations
 from crp_core.pipeline import run_pipeline
+from tests.support.factories import fact, make_corpus, make_scenario
 
 #: tiny_case with a 180-day TTL for official documentation: F1 (135 days old) is then ageing,
 #: 1 - 0.7 * (135 - 90) / (180 - 90) = 0.65; P1 / P2 / F2 (31 days) stay fresh, S (882 days) expired

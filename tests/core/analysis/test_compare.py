@@ -85,9 +85,8 @@ def test_union_of_scored_facts_and_unknown_fact():
 
 
 def test_fact_scored_by_one_run_only():
-    from factories import fact, make_corpus, make_scenario
-
     from crp_core.config import CRPConfig
+    from tests.support.factories import fact, make_corpus, make_scenario
 
     # A is the anchor; C is reachable only through the graph (relevance .30, gated out and not a stage-1
     # candidate when candidate_k = 1). With max_hops 1 vs 2 nothing changes here, but graph retrieval off

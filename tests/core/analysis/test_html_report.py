@@ -8,17 +8,17 @@ from __future__ import annotations
 import os
 import re
 from datetime import UTC, datetime
-from pathlib import Path
 
 import numpy as np
 import pytest
-from factories import fact, make_corpus, make_scenario
 from test_sweep import tiny_case
 
 from crp_core.analysis.baseline import before_after
 from crp_core.analysis.html_report import MAX_REPORT_BYTES, bar_chart_svg, build_html_report
 from crp_core.config import CRPConfig
 from crp_ui.glossary import report_terms
+from tests.support.factories import fact, make_corpus, make_scenario
+from tests.support.paths import REPO_ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 WHEN = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -128,7 +128,7 @@ def test_report_renders_its_plots_in_chromium_offline(tmp_path):
     ba = before_after(corpus, scen, config)
     path = tmp_path / "report.html"
     path.write_text(_report(ba), encoding="utf-8")
-    shots = Path(__file__).resolve().parent.parent / "screenshots"
+    shots = REPO_ROOT / "screenshots"
     shots.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(

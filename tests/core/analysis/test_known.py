@@ -4,10 +4,8 @@ decisions, checked against a run's selection (flag, pull the winner in, drop the
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from factories import fact, make_kb
 
 from crp_core.analysis.known import guard_selection, known_conflicts
 from crp_core.cli import main
@@ -20,8 +18,10 @@ from crp_core.records import (
     KnownConflict,
 )
 from crp_core.triage import Decision, DecisionSet
+from tests.support.factories import fact, make_kb
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 KB = make_kb([fact("win"), fact("lose"), fact("other"), fact("gone", status="DELETED")])
 RETR = [True, True, True, False]
 KNOWN = (

@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from factories import fact, make_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.analysis.scan import SCAN_CONFIG_FIELDS, clear_search_cache, scan_ckf, scan_config_key
 from crp_core.config import DEFAULT_TTL_DAYS, CRPConfig
+from tests.support.factories import fact, make_corpus
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from dataclasses import FrozenInstanceError
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -29,8 +28,9 @@ from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import ConflictPair, ValueConflict
 from crp_core.report import sdk_agreement_dict
 from crp_core.stages.contradictions import arbitrate, authority_of
+from tests.support.paths import TEST_DATA
 
-SDK = Path(__file__).parent / "data" / "sdk"
+SDK = TEST_DATA / "sdk"
 SUP = SDK / "supersessions.json"
 DIS = SDK / "disagreement.json"
 NOW = datetime(2026, 6, 1, tzinfo=UTC)

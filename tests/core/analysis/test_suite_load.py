@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from suite_support import corpus, scenario_docs, write_suite
 
 from crp_core.analysis.evaluate import prepare_suite, run_suite
 from crp_core.analysis.metrics import METRICS, scenario_metrics, suite_metrics
@@ -18,8 +17,10 @@ from crp_core.config import CRPConfig
 from crp_core.errors import FileProblem, SuiteError
 from crp_core.io.scenario import dump_scenario, load_scenario_bytes, scenario_from_dict, scenario_to_dict
 from crp_core.model import Expectations, ExpectedConflict
+from tests.support.paths import REPO_ROOT
+from tests.support.suites import corpus, scenario_docs, write_suite
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 
 
 def _problems(exc: SuiteError) -> list[tuple[str, int, str]]:

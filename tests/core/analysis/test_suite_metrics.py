@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from suite_support import corpus, write_suite
 
 from crp_core.analysis.evaluate import prepare_suite, run_suite, sweep_suite
 from crp_core.analysis.metrics import METRIC_NAMES, Contradiction, WrongWinner
 from crp_core.analysis.suite import load_suite
 from crp_core.config import CRPConfig
+from tests.support.suites import corpus, write_suite
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from factories import fact, make_corpus, make_scenario, vectors_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,8 @@ from crp_core.analysis.sweep import (
 from crp_core.config import CRPConfig
 from crp_core.errors import ConfigError
 from crp_core.pipeline import run_pipeline
+from tests.support.factories import fact, make_corpus, make_scenario, vectors_for
+from tests.support.paths import REPO_ROOT
 
 NOW = "2026-06-01T00:00:00Z"
 
@@ -225,14 +226,13 @@ def test_diff_invariants(floor, budget):
 
 @pytest.mark.model
 def test_sample_scenario_sweep_equals_separate_runs():
-    from pathlib import Path
 
     from crp_core.corpus.embedding import default_embedder
     from crp_core.corpus.prepared import embed_scenario, prepare_corpus
     from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
 
-    root = Path(__file__).resolve().parent.parent / "sample_ckf"
+    root = REPO_ROOT / "sample_ckf"
     kb = load_ckf(str(root / "knowledge_base.jsonl"))
     scen = load_scenario(str(root / "scenarios" / "etcd_upgrade.json"))
     config = CRPConfig().with_overrides(dict(scen.config or {}))

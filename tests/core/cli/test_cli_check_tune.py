@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
-from suite_support import corpus, scenario_docs, write_ckf, write_suite
 
 from crp_core.analysis.evaluate import prepare_suite, run_suite
 from crp_core.analysis.suite import load_suite
 from crp_core.analysis.tune import OBJECTIVES, Param, default_space, gate_vs_start, tune
 from crp_core.cli import main
 from crp_core.config import CRPConfig
+from tests.support.paths import REPO_ROOT
+from tests.support.suites import corpus, scenario_docs, write_ckf, write_suite
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 
 
 @pytest.fixture

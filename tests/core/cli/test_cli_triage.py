@@ -17,8 +17,9 @@ import pytest
 from crp_core.cli import main
 from crp_core.io.ckf import load_ckf
 from crp_core.triage import DB_PATH_ENV, DecisionStore
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 
 FACTS = [
     {

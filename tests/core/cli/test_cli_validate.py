@@ -8,8 +8,9 @@ import os
 import pytest
 
 from crp_core.cli import main
+from tests.support.paths import TEST_DATA
 
-DATA = os.path.join(os.path.dirname(__file__), "data")
+DATA = os.path.join(TEST_DATA)
 GOOD = os.path.join(DATA, "good")
 BAD = os.path.join(DATA, "bad")
 

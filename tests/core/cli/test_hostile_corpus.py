@@ -6,7 +6,8 @@ through ``run --set`` (issue 12; docs/decisions/hardening.md). Harness: tests/ho
 from __future__ import annotations
 
 import pytest
-from hostile import HOSTILE, check, manifest, set_cases, sweep_set
+
+from tests.support.hostile import HOSTILE, check, manifest, set_cases, sweep_set
 
 ENTRIES = manifest()
 _ROWS: dict[str, dict] = {}  # label -> row: each input runs once, the agreement test reads the rows

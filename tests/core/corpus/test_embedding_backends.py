@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,8 +23,9 @@ import crp_core.corpus.embedding as emb
 import crp_core.corpus.onnx_backend as onnx_backend
 from crp_core.corpus.embedding import BACKEND_ENV, INT8_MODEL_ID, MODEL_ID, MiniLMEmbedder, default_backend
 from crp_core.errors import ConfigError, EmbeddingModelMismatch
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 SAMPLE = ROOT / "sample_ckf"
 
 HARD_TEXTS = [

@@ -16,7 +16,6 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,8 +24,9 @@ import crp_core.corpus.embedding as emb
 from crp_core.corpus.embedding import EmbeddingCancelled, MiniLMEmbedder, embed_texts
 from crp_core.corpus.onnx_backend import OnnxEncoder
 from crp_core.errors import ConfigError
+from tests.support.paths import REPO_ROOT
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_ckf"
+SAMPLE = REPO_ROOT / "sample_ckf"
 
 
 class _Probe:

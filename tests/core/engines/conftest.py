@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import REPO_ROOT
+
+from tests.support.paths import REPO_ROOT
 
 
 @pytest.fixture(scope="session")

@@ -8,10 +8,8 @@ import sys
 
 import numpy as np
 import pytest
-from engine_support import synth10k  # noqa: F401  (fixture)
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import REPO_ROOT
 
 from crp_core.analysis.scan import exact_pairs
 from crp_core.cli import main
@@ -19,6 +17,7 @@ from crp_core.engines import embed_kb, scan_with_engine
 from crp_core.engines.blocking import blocked_pairs, merge_pairs, plan_blocks, run_in_process, unit_pairs
 from crp_core.errors import ConfigError
 from crp_core.io.ckf import load_ckf
+from tests.support.paths import REPO_ROOT
 
 
 def _unit(a):

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from engine_support import synth10k  # noqa: F401  (fixture)
 
 ray = pytest.importorskip("ray")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from factories import make_scenario
 
 from crp_core.errors import SnapshotMutationError
 from crp_core.factors.coverage import CoverageEntry, CoverageSet, CoverageSnapshot
+from tests.support.factories import make_scenario
 
 
 def two_entries():

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from factories import fact, make_kb
 
 from crp_core.factors.ngram import build_blacklist, count_overlap, fact_overlaps, ngrams, tokens
+from tests.support.factories import fact, make_kb
 
 
 def test_tokens_are_lowercased_word_runs():

@@ -6,12 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from factories import fact, make_kb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
 from crp_core.factors.recency import compute_recency, concat_recency, lookup, recency_factor
+from tests.support.factories import fact, make_kb
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 

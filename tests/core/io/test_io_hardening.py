@@ -11,7 +11,6 @@ import signal
 from pathlib import Path
 
 import pytest
-from suite_support import corpus, scenario_docs, write_suite
 
 from crp_core.analysis.gate import baseline_from_report, read_baseline
 from crp_core.analysis.suite import check_suite, load_suite, suite_from_files
@@ -22,6 +21,7 @@ from crp_core.io.scenario import load_scenario, load_scenario_bytes
 from crp_core.report import SUITE_METRICS_KIND
 from crp_core.triage.decisions import TriageStoreError
 from crp_core.triage.store import DecisionStore
+from tests.support.suites import corpus, scenario_docs, write_suite
 
 HUGE = 10**400
 HUGE_TEXT = "1" + "0" * 400

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from crp_core.errors import ScenarioError
 from crp_core.io.scenario import dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict, scenario_to_dict
 from crp_core.model import Addressed, Scenario, SubQuery
+from tests.support.paths import TEST_DATA
 
-DATA = os.path.join(os.path.dirname(__file__), "data")
+DATA = os.path.join(TEST_DATA)
 BAD = os.path.join(DATA, "bad")
 
 EXPECTED = Scenario(

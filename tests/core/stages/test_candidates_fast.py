@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from factories import fact, make_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.index import FactIndex
 from crp_core.corpus.prepared import ScenarioVectors
 from crp_core.stages.candidates import MASK_SEARCHES, found_by_masks, gather_candidates, union_masks
+from tests.support.factories import fact, make_corpus
 
 STATUSES = ("ACTIVE", "ACTIVE", "ACTIVE", "DELETED", "QUARANTINED", "SUPERSEDED")
 

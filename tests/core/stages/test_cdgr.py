@@ -6,13 +6,13 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from factories import fact, make_corpus
 
 from crp_core.config import CRPConfig
 from crp_core.factors.coverage import CoverageSet
 from crp_core.factors.recency import compute_recency
 from crp_core.stages.cdgr import expand_graph
 from crp_core.stages.cdr import score_cdr
+from tests.support.factories import fact, make_corpus
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 NAMES = ["A", "D", "B", "C", "E"]

@@ -333,11 +333,10 @@ def test_connectors_screened_lazily_are_the_ones_a_full_screen_chooses(seed, n_c
     first ``slots`` ranked candidates that are not near-duplicates of an anchor (as when every candidate is
     screened first), and its listing, built when first read, is every near-duplicate among the ranked
     candidates (``connector_near_duplicates`` over all of them), the conflicting ones kept out."""
-    from factories import fact, make_corpus
-
     from crp_core.config import CRPConfig
     from crp_core.records import DeferredTuple
     from crp_core.stages.cdgr import choose_connectors, connector_near_duplicates
+    from tests.support.factories import fact, make_corpus
 
     rng = np.random.default_rng(seed)
     n = n_anchors + n_cands

@@ -6,7 +6,6 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from factories import fact, make_corpus, make_scenario
 
 from crp_core.config import CRPConfig
 from crp_core.factors.coverage import CoverageEntry, CoverageSet
@@ -14,6 +13,7 @@ from crp_core.factors.ngram import build_blacklist
 from crp_core.factors.recency import compute_recency
 from crp_core.pipeline import run_pipeline
 from crp_core.stages.cdr import cdr_ranking, coverage_scores, score_cdr
+from tests.support.factories import fact, make_corpus, make_scenario
 
 D = 6
 E = np.eye(D)

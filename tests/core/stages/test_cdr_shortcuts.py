@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-from factories import fact, make_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +17,7 @@ from crp_core.factors.ngram import build_blacklist, count_overlap, fact_overlaps
 from crp_core.factors.recency import concat_recency, fact_attributes, resolved_importance
 from crp_core.records import DeferredTuple, RecencyTable
 from crp_core.stages.cdr import coverage_scores, residual_pulls, score_cdr
+from tests.support.factories import fact, make_corpus
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta"]

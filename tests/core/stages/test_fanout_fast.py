@@ -6,7 +6,6 @@ loop; coverage ids equal ``CoverageSet.extend``'s; the stepper's scores equal a 
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,6 +25,7 @@ from crp_core.pipeline import run_pipeline
 from crp_core.records import BranchResult
 from crp_core.stages.cdr import score_cdr
 from crp_core.stages.fanout import cross_branch_dedup, run_branch, run_fanout
+from tests.support.paths import REPO_ROOT
 
 
 def dedup_reference(corpus, branches, config):
@@ -234,7 +234,7 @@ def test_missing_recency_needs_a_time():
     assert [branch_fields(b) for b in got.partitioned.branches] == [branch_fields(b) for b in want.partitioned.branches]
 
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_ckf"
+SAMPLE = REPO_ROOT / "sample_ckf"
 
 
 @pytest.mark.parametrize("name", ["etcd_upgrade", "payments_api_migration", "gdpr_breach_response"])

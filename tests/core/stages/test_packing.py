@@ -7,7 +7,6 @@ costs its ``token_counts`` entry plus ``ceil(1 * 1.3) = 2`` for ``[<id>]``.
 from __future__ import annotations
 
 import numpy as np
-from factories import fact, make_corpus, make_scenario
 
 from crp_core.config import CRPConfig
 from crp_core.pipeline import run_pipeline
@@ -16,6 +15,7 @@ from crp_core.report import run_report
 from crp_core.stages.cdgr import connector_near_duplicates
 from crp_core.stages.contradictions import resolve_contradictions, values_conflict
 from crp_core.stages.packing import NOTE_HEADER, PackItem, note_block, pack_envelope, word_counter
+from tests.support.factories import fact, make_corpus, make_scenario
 
 IDS = ["a", "b", "c", "d", "e", "f", "g", "w", "x", "y", "z"]
 ROW = {k: i for i, k in enumerate(IDS)}

@@ -13,7 +13,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-from factories import fact, make_corpus, make_scenario
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +22,7 @@ from crp_core.pipeline import run_pipeline
 from crp_core.records import Envelope
 from crp_core.report import dumps, run_report
 from crp_core.stages.packing import NOTE_HEADER, PackItem, note_block, pack_envelope, tier_of, word_counter
+from tests.support.factories import fact, make_corpus, make_scenario
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 WORDS = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,9 +20,10 @@ from crp_core.stages.fanout import (
     partition_rule,
     round_robin_partitions,
 )
+from tests.support.paths import REPO_ROOT
 
 CFG = CRPConfig()
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 
 
 def _vectors(n: int, distinct: int, dim: int, seed: int) -> np.ndarray:

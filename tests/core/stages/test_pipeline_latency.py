@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from factories import fact, make_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +17,7 @@ from crp_core.stages._bits import bits_of, row_bits
 from crp_core.stages.candidates import found_by
 from crp_core.stages.cdgr import COSINE_SLACK, pick_anchors
 from crp_core.stages.contradictions.resolve import _fits, _Screen
+from tests.support.factories import fact, make_corpus
 
 
 # ---- stage 1 --------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from factories import fact, make_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +18,7 @@ from crp_core.pipeline import _cdr_positions
 from crp_core.records import CDRTable, frozen_array
 from crp_core.stages.cdr import cdr_ranking
 from crp_core.stages.packing import cached_note_counter, note_block, note_counts, word_counter
+from tests.support.factories import fact, make_corpus
 
 
 def table(rows: list[int], scores: list[float], gate: list[bool]) -> CDRTable:

@@ -18,7 +18,6 @@ import json
 from pathlib import Path
 
 import pytest
-from factories import MODEL_ID, fact, make_kb, make_scenario, unit
 
 from crp_core.analysis.scan import scan_ckf
 from crp_core.config import CRPConfig
@@ -43,8 +42,10 @@ from crp_core.triage import (
     report_path_for,
     triage_record,
 )
+from tests.support.factories import MODEL_ID, fact, make_kb, make_scenario, unit
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 MOD = "2026-05-01T00:00:00Z"
 NOW = parse_timestamp("2026-06-01T00:00:00Z")
 CONFIG = CRPConfig()

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from crp_core.triage import Decision, DecisionStore, TriageStoreError
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 
 
 def _decision(b: str = "b", note: str = "") -> Decision:

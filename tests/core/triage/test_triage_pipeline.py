@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from factories import MODEL_ID, fact, make_corpus, make_scenario, unit
 
 from crp_core.analysis.scan import scan_ckf
 from crp_core.config import CRPConfig
@@ -29,8 +27,10 @@ from crp_core.io.timeparse import parse_timestamp
 from crp_core.pipeline import run_pipeline
 from crp_core.stages.contradictions import EVENT_DISMISSED, EVENT_RESOLVED
 from crp_core.triage import Decision, DecisionSet, DecisionStore, apply_to_corpus, pair_key
+from tests.support.factories import MODEL_ID, fact, make_corpus, make_scenario, unit
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 MOD = "2026-05-01T00:00:00Z"
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from crp_core.triage import Decision, DecisionStore
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 #: writer: waits for GO file (unless "-"), records N decisions (N < 0: forever; pair <writer>-<i>|zz,

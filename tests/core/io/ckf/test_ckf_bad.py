@@ -14,8 +14,9 @@ import pytest
 
 from crp_core.errors import CKFError
 from crp_core.io.ckf import load_ckf, load_ckf_bytes
+from tests.support.paths import TEST_DATA
 
-BAD = os.path.join(os.path.dirname(__file__), "data", "bad")
+BAD = os.path.join(TEST_DATA, "bad")
 KEEP13 = ("g1", "g3")
 
 CASES = [
@@ -164,7 +165,7 @@ def test_size_limit_on_uploads_and_default_from_config():
 
 
 def test_expected_model_mismatch_is_file_level():
-    path = os.path.join(os.path.dirname(__file__), "data", "good", "facts.jsonl")
+    path = os.path.join(TEST_DATA, "good", "facts.jsonl")
     for lenient in (False, True):
         with pytest.raises(CKFError) as ei:
             load_ckf(path, expected_model="other-model", lenient=lenient)

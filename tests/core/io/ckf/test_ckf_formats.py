@@ -17,8 +17,9 @@ from crp_core.errors import CKFError
 from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
 from crp_core.io.ckf.facts import _visible
 from crp_core.model import Fact, KnowledgeBase
+from tests.support.paths import TEST_DATA
 
-GOOD = os.path.join(os.path.dirname(__file__), "data", "good")
+GOOD = os.path.join(TEST_DATA, "good")
 FORMATS = [
     ("facts.jsonl", "jsonl"),
     ("facts_list.json", "json"),

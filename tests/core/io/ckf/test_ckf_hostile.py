@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from crp_core.cli import main
 from crp_core.errors import CKFError
 from crp_core.io.ckf import load_ckf
+from tests.support.paths import TEST_DATA
 
-HOSTILE = Path(__file__).resolve().parent / "data" / "hostile"
+HOSTILE = TEST_DATA / "hostile"
 
 
 def test_csv_with_an_unclosed_quote_is_refused_at_the_row_where_the_quote_opens():

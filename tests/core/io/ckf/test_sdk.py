@@ -9,7 +9,6 @@ import json
 import sys
 import types
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -21,8 +20,9 @@ from crp_core.io.ckf import load_ckf, load_ckf_bytes
 from crp_core.io.ckf.sdk import given_edges, read_snapshot, with_edges_in_metadata
 from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_dict
 from crp_core.model import GivenEdge
+from tests.support.paths import TEST_DATA
 
-SDK = Path(__file__).parent / "data" / "sdk"
+SDK = TEST_DATA / "sdk"
 SUP = SDK / "supersessions.json"
 
 

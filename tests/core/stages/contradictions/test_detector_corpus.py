@@ -11,14 +11,14 @@ false alarm. Every category must reach F1 >= 0.90 (dev and holdout together), th
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 
 from crp_core.stages.contradictions.values import values_conflict
+from tests.support.paths import TEST_DATA
 
-DATA = Path(__file__).resolve().parent / "data" / "conflict_pairs"
+DATA = TEST_DATA / "conflict_pairs"
 CATEGORIES = (
     "number_changed",
     "entity_substituted",

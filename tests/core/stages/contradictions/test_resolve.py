@@ -486,9 +486,8 @@ def test_the_screened_backfill_check_is_the_exact_one(seed, n_kept, n_pool, spre
     """``_Screen.fits`` (bit masks of one product per block of pool rows, the exact check near a threshold)
     decides every pool row as ``_fits`` does, as the backfill walks the pool and keeps what fits (blocks
     of 32 rows: pools longer than a block, kept rows added mid-block)."""
-    from factories import fact, make_corpus
-
     from crp_core.stages.contradictions.resolve import _fits, _Screen
+    from tests.support.factories import fact, make_corpus
 
     rng = np.random.default_rng(seed)
     n = n_kept + n_pool
