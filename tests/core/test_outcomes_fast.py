@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from test_properties_pipeline import run_world, worlds
 
 from crp_core import outcomes as outcomes_mod
 from crp_core.outcomes import fact_outcomes
+from tests.support.pipeline_worlds import run_world, worlds
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,16 +6,9 @@ from __future__ import annotations
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_page_conflicts import (
-    APP,
-    QUALITY,
-    decide,
-    open_page,
-    set_operator,
-    show_tab,
-    triage_env,  # noqa: F401  (the fixture, registered by importing it)
-    unmd,
-)
+
+from tests.support.conflicts_page import QUALITY, decide, open_page, set_operator, show_tab, unmd
+from tests.support.paths import APP
 
 
 def _frames(at: AppTest, column: str):

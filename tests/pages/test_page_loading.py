@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_embedding_doubles import GatedEmbedder
 
 from crp_core.corpus import embedding
 from crp_ui import cache
 from crp_ui.session import QUICK_WAIT_S
+from tests.support.embedders import GatedEmbedder
 from tests.support.pages import open_sidebar
 from tests.support.paths import APP, REPO_ROOT
 from tests.support.samples import TEST_MODEL, synthetic_ckf_rows

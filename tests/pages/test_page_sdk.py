@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_embedding_doubles import HashingEmbedder
 
 from crp_ui import cache
+from tests.support.embedders import HashingEmbedder
 from tests.support.pages import figures, frame_with, run_page
 from tests.support.paths import REPO_ROOT, TEST_DATA
 

@@ -16,29 +16,15 @@ from crp_core.model import Addressed
 from crp_core.pipeline import run_pipeline
 from crp_core.records import Duplicate, FanoutRun
 from crp_ui import fanout_view as fv
-from tests.support.factories import fact, make_corpus, make_scenario
-
-DIM = 6
-
+from tests.support.factories import make_corpus, make_scenario
+from tests.support.fanout_topics import DIM, topic_vectors
 
 # ---- a small fan-out run (3 topics, 2 sub-queries each, width 3) -----------------------------------
-def _topic_vectors():
-    rng = np.random.default_rng(3)
-    topics = np.eye(DIM)[:3]
-    facts, vecs = [], []
-    for t in range(3):
-        for j in range(6):
-            facts.append(
-                fact(f"t{t}-{j}", f"topic {t} fact {j} <script>x</script>", modified_at="2026-01-01T00:00:00Z")
-            )
-            vecs.append(topics[t] + 0.2 * rng.normal(size=DIM))
-    subs = [(f"s{t}{k}", topics[t] + 0.05 * rng.normal(size=DIM)) for t in range(3) for k in "ab"]
-    return facts, np.asarray(vecs), subs, topics
 
 
 @pytest.fixture(scope="module")
 def run():
-    facts, vecs, subs, topics = _topic_vectors()
+    facts, vecs, subs, topics = topic_vectors()
     corpus = make_corpus(facts, vecs)
     scen = make_scenario(
         topics.sum(axis=0), sub_queries=subs + [("done", np.eye(DIM)[4])], addressed=[("done", 0.9)], fanout_width=3

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 from streamlit.testing.v1 import AppTest
-from test_conflicts_scan import NOW, cluster_corpus
 
 from crp_core.analysis.evaluate import prepare_suite, run_suite, sweep_suite
 from crp_core.analysis.scan import PROGRESS_STEPS, scan_ckf
@@ -19,6 +18,7 @@ from crp_core.config import CRPConfig
 from crp_ui import cache, render, sidebar
 from crp_ui.progress import progress_line
 from tests.support.paths import APP, REPO_ROOT
+from tests.support.scan_worlds import NOW, cluster_corpus
 from tests.support.suites import corpus as suite_corpus
 from tests.support.suites import write_suite
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_sweep import tiny_case
 
 from crp_core.analysis.baseline import DismissEveryPair, before_after, run_spec024_baseline, spec024_config
 from crp_core.config import CRPConfig
 from crp_core.pipeline import run_pipeline
 from tests.support.factories import fact, make_corpus, make_scenario
 from tests.support.paths import REPO_ROOT
+from tests.support.sweep_case import tiny_case
 
 
 def test_baseline_keeps_the_stale_fact_and_both_facts_of_the_pair():

@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 import pytest
-from test_sweep import tiny_case
 
 from crp_core.analysis.baseline import before_after, token_change
 from crp_core.analysis.metrics import scenario_metrics
@@ -26,6 +25,7 @@ from crp_core.factors.recency import recency_state
 from crp_core.model import Expectations
 from crp_core.pipeline import run_pipeline
 from tests.support.factories import fact, make_corpus, make_scenario
+from tests.support.sweep_case import tiny_case
 
 #: tiny_case with a 180-day TTL for official documentation: F1 (135 days old) is then ageing,
 #: 1 - 0.7 * (135 - 90) / (180 - 90) = 0.65; P1 / P2 / F2 (31 days) stay fresh, S (882 days) expired
@@ -174,11 +174,10 @@ def test_one_duplicate_count_everywhere():
     the same run; the facts flagged in an envelope are the packed ones among its duplicates' facts.
     Case: the Fan-out view tests' three topics, two sub-queries each, width 3 (round-robin branches mix the
     topics, so the naive race repeats facts)."""
-    from test_fanout_view import DIM, _topic_vectors
-
     from crp_ui.fanout_view import comparison_frame
+    from tests.support.fanout_topics import DIM, topic_vectors
 
-    facts, vecs, subs, topics = _topic_vectors()
+    facts, vecs, subs, topics = topic_vectors()
     corpus = make_corpus(facts, vecs)
     scen = make_scenario(
         topics.sum(axis=0), sub_queries=subs + [("done", np.eye(DIM)[4])], addressed=[("done", 0.9)], fanout_width=3

@@ -4,10 +4,10 @@ names the factor (and the config change) that moved a fact. Numbers from ``tiny_
 from __future__ import annotations
 
 import pytest
-from test_sweep import tiny_case
 
 from crp_core.analysis.compare import compare_runs, factor_effects, fmt_value
 from crp_core.pipeline import run_pipeline
+from tests.support.sweep_case import tiny_case
 
 
 def _runs(**changes):

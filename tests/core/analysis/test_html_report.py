@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from test_sweep import tiny_case
 
 from crp_core.analysis.baseline import before_after
 from crp_core.analysis.html_report import MAX_REPORT_BYTES, bar_chart_svg, build_html_report
@@ -19,6 +18,7 @@ from crp_core.config import CRPConfig
 from crp_ui.glossary import report_terms
 from tests.support.factories import fact, make_corpus, make_scenario
 from tests.support.paths import REPO_ROOT
+from tests.support.sweep_case import tiny_case
 
 CHROMIUM = "/usr/bin/chromium"
 WHEN = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

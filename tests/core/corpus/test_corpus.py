@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_embedding_doubles import HashingEmbedder
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.embedding import MODEL_ID, word_token_estimate
@@ -12,6 +11,7 @@ from crp_core.corpus.index import FactIndex
 from crp_core.corpus.prepared import Corpus, embed_scenario, prepare_corpus
 from crp_core.errors import CKFError, EmbeddingModelMismatch, ScenarioError, ValidationError
 from crp_core.model import Fact, KnowledgeBase, Scenario, SubQuery
+from tests.support.embedders import HashingEmbedder
 
 TOPICS = ["etcd port", "kubernetes pod", "postgres vacuum", "tls certificate", "dns resolver", "kafka topic"]
 

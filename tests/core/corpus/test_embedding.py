@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_embedding_doubles import HashingEmbedder
 
 import crp_core.corpus.embedding as emb
 import crp_core.corpus.embedding_cache as embedding_cache
@@ -24,6 +23,7 @@ from crp_core.corpus.embedding import (
     text_digest,
     word_token_estimate,
 )
+from tests.support.embedders import HashingEmbedder
 
 TEXTS = [f"fact number {i} about etcd port {2379 + i % 7} and cluster {i % 13}" for i in range(300)]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_embedding_doubles import GatedEmbedder, HashingEmbedder
 
 from crp_core.corpus.embedding import EmbeddingCache, EmbeddingCancelled, embed_texts
 from crp_core.corpus.jobs import EmbeddingProgress, JobRegistry, PreparationJob
 from crp_core.corpus.prepared import prepare_corpus
 from crp_core.model import Fact, KnowledgeBase
+from tests.support.embedders import GatedEmbedder, HashingEmbedder
 
 TEXTS = [f"fact number {i} about service {i % 7} on port {2000 + i}" for i in range(1000)]
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_fanout_invariants import NOW, _world
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, embed_scenario
 from crp_core.model import Scenario
 from crp_core.pipeline import run_pipeline
+from tests.support.fanout_worlds import NOW, fanout_world
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -26,7 +26,7 @@ from crp_core.pipeline import run_pipeline
 )
 def test_connector_candidates_carry_stage2_values_or_their_own(seed, n, m, n_addressed, k, gate):
     n_addressed = min(n_addressed, m - 1)
-    kb, fvec, subs, addressed, topics = _world(seed, n, m, n_addressed)
+    kb, fvec, subs, addressed, topics = fanout_world(seed, n, m, n_addressed)
     config = CRPConfig().replace(
         candidate_k=k, cdr_min_relevance=gate, graph_edge_min=0.0, graph_k=6, envelope_fact_budget=6
     )

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_fanout_invariants import NOW, _world
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, embed_scenario, prepare_corpus
@@ -25,6 +24,7 @@ from crp_core.pipeline import run_pipeline
 from crp_core.records import BranchResult
 from crp_core.stages.cdr import score_cdr
 from crp_core.stages.fanout import cross_branch_dedup, run_branch, run_fanout
+from tests.support.fanout_worlds import NOW, fanout_world
 from tests.support.paths import REPO_ROOT
 
 
@@ -104,7 +104,7 @@ def branch_fields(b: BranchResult):
 )
 def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width, budget, gate, dedup, partial, prior):
     n_addressed = min(n_addressed, m - 1)
-    kb, fvec, subs, addressed, topics = _world(seed, n, m, n_addressed)
+    kb, fvec, subs, addressed, topics = fanout_world(seed, n, m, n_addressed)
     config = CRPConfig().replace(envelope_fact_budget=budget, cdr_min_relevance=gate, fanin_dedup_similarity=dedup)
     corpus = Corpus.from_vectors(kb, fvec, "test", config)
     scenario = Scenario(
@@ -179,7 +179,7 @@ def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width
 @given(seed=st.integers(0, 10_000), n_branches=st.integers(1, 5), dedup=st.sampled_from([0.0, 0.6, 0.95]))
 def test_cross_branch_dedup_equals_the_pairwise_loop(seed, n_branches, dedup):
     rng = np.random.default_rng(seed)
-    kb, fvec, _, _, _ = _world(seed, 30, 1, 0)
+    kb, fvec, _, _, _ = fanout_world(seed, 30, 1, 0)
     config = CRPConfig().replace(fanin_dedup_similarity=dedup)
     corpus = Corpus.from_vectors(kb, fvec, "test", config)
     rec = compute_recency(kb, np.arange(30), NOW, config)
@@ -209,7 +209,7 @@ def test_cross_branch_dedup_equals_the_pairwise_loop(seed, n_branches, dedup):
 
 
 def test_missing_recency_needs_a_time():
-    kb, fvec, subs, addressed, topics = _world(1, 12, 4, 1)
+    kb, fvec, subs, addressed, topics = fanout_world(1, 12, 4, 1)
     config = CRPConfig()
     corpus = Corpus.from_vectors(kb, fvec, "test", config)
     scenario = Scenario(

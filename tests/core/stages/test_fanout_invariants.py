@@ -4,7 +4,6 @@ recomputations of the branch-scoped relevance and residual pull."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -13,36 +12,10 @@ from hypothesis import strategies as st
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, embed_scenario
 from crp_core.factors.recency import compute_recency
-from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
+from crp_core.model import Scenario
 from crp_core.report import fanout_report
 from crp_core.stages.fanout import branch_fact_budget, round_robin_partitions, run_fanout
-
-NOW = datetime(2026, 6, 1, tzinfo=UTC)
-SOURCES = ("official_documentation", "news", "community", "regulatory", "user_provided")
-
-
-def _world(seed: int, n: int, m: int, n_addressed: int, dim: int = 8):
-    rng = np.random.default_rng(seed)
-    topics = rng.normal(size=(3, dim))
-    fvec = topics[rng.integers(0, 3, n)] + 0.4 * rng.normal(size=(n, dim))
-    if n > 3:  # a few exact and near copies so that duplicates can occur
-        fvec[1] = fvec[0]
-        fvec[3] = fvec[2] + 0.01 * rng.normal(size=dim)
-    svec = topics[rng.integers(0, 3, m)] + 0.3 * rng.normal(size=(m, dim))
-    facts = tuple(
-        Fact(
-            fact_id=f"f{i}",
-            content=f"statement {i} of topic",
-            source_type=SOURCES[i % 5],
-            status="DELETED" if i % 11 == 10 else "ACTIVE",
-            ingested_at=NOW - timedelta(days=int(rng.integers(0, 500))),
-        )
-        for i in range(n)
-    )
-    kb = KnowledgeBase(facts=facts)
-    subs = tuple(SubQuery(id=f"s{j}", text=f"sub {j}", embedding=tuple(map(float, svec[j]))) for j in range(m))
-    addressed = tuple(Addressed(id=f"s{j}", depth_weight=0.5 + 0.1 * j, window=1) for j in range(n_addressed))
-    return kb, fvec.astype(np.float32), subs, addressed, topics
+from tests.support.fanout_worlds import NOW, fanout_world
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -57,7 +30,7 @@ def _world(seed: int, n: int, m: int, n_addressed: int, dim: int = 8):
 )
 def test_run_fanout_invariants(seed, n, m, n_addressed, width, budget, gate):
     n_addressed = min(n_addressed, m - 1)
-    kb, fvec, subs, addressed, topics = _world(seed, n, m, n_addressed)
+    kb, fvec, subs, addressed, topics = fanout_world(seed, n, m, n_addressed)
     config = CRPConfig().replace(envelope_fact_budget=budget, cdr_min_relevance=gate)
     corpus = Corpus.from_vectors(kb, fvec, "test", config)
     scenario = Scenario(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from datetime import UTC, datetime
@@ -12,14 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import CKFError
 from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
-from crp_core.io.ckf.facts import _visible
 from crp_core.model import Fact, KnowledgeBase
-from tests.support.paths import TEST_DATA
+from tests.support.ckf_formats import GOOD, kbs, strip_line
 
-GOOD = os.path.join(TEST_DATA, "good")
 FORMATS = [
     ("facts.jsonl", "jsonl"),
     ("facts_list.json", "json"),
@@ -30,16 +26,12 @@ FORMATS = [
 E = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.25], [0.5, 0.5, -1.0]], dtype=np.float32)
 
 
-def _strip_line(kb: KnowledgeBase) -> list[Fact]:
-    return [dataclasses.replace(f, line=0) for f in kb.facts]
-
-
 @pytest.mark.parametrize("name,fmt", FORMATS)
 def test_every_good_format_gives_the_same_facts(name, fmt):
     kb = load_ckf(os.path.join(GOOD, name))
     ref = load_ckf(os.path.join(GOOD, "facts_dir"))
     assert kb.fmt == fmt
-    assert _strip_line(kb) == _strip_line(ref)
+    assert strip_line(kb) == strip_line(ref)
     assert [dict(f.metadata) for f in kb.facts] == [{"section": "ports"}, {}, {}]
     assert kb.embedding_model == "test-model"
     assert kb.embeddings.dtype == np.float32 and kb.embeddings.shape == (3, 3)
@@ -126,72 +118,18 @@ def test_write_then_load_round_trips_the_good_corpus(tmp_path, ext):
     kb = load_ckf(os.path.join(GOOD, "facts_wrapper.json"))
     out = write_ckf(kb, tmp_path / (f"out.{ext}" if ext else "outdir"))
     back = load_ckf(out)
-    assert _strip_line(back) == _strip_line(kb)
+    assert strip_line(back) == strip_line(kb)
     assert [dict(f.metadata) for f in back.facts] == [dict(f.metadata) for f in kb.facts]
     np.testing.assert_array_equal(back.embeddings, kb.embeddings)
     assert back.embedding_model == kb.embedding_model
 
 
-_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30).filter(lambda s: s.strip())
-# ids hold no control character (Cc) and the other string fields no NUL: the loader refuses them
-_id_text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(
-    lambda s: s.strip()
-)
-_label = _text.filter(lambda s: "\x00" not in s)
-# content of only invisible characters (zero-width, soft hyphen) is empty to the loader
-_content = _text.filter(_visible)
-_stamp = st.none() | st.datetimes(
-    min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
-)
-_ttl = st.sampled_from([None, "none", "P30D", "P6M", "P1Y", "PT12H", "P1Y2M3DT4H5M6S", "P2W", "P0.5D"])
-_meta = st.dictionaries(st.text(max_size=5), st.integers(-5, 5) | st.text(max_size=5) | st.booleans(), max_size=3)
-
-
-@st.composite
-def _kbs(draw):
-    n = draw(st.integers(1, 6))
-    ids = draw(st.lists(_id_text, min_size=n, max_size=n, unique=True))
-    facts = []
-    for _i, fid in enumerate(ids):
-        ttl = draw(_ttl)
-        kind = "default" if ttl is None else ("timeless" if ttl == "none" else "explicit")
-        from crp_core.io.timeparse import parse_duration_seconds
-
-        facts.append(
-            Fact(
-                fact_id=fid,
-                content=draw(_content),
-                source_type=draw(st.sampled_from(SOURCE_TYPES)),
-                status=draw(st.sampled_from(STATUSES)),
-                importance_weight=draw(st.none() | st.floats(0.0, 1.0)),
-                ingested_at=draw(_stamp),
-                modified_at=draw(_stamp),
-                ttl_kind=kind,
-                ttl_seconds=None if ttl in (None, "none") else parse_duration_seconds(ttl),
-                ttl_text=ttl,
-                source_id=draw(st.none() | _label),
-                source_location=draw(st.none() | _label),
-                community_label=draw(st.none() | _label),
-                metadata=draw(_meta),
-            )
-        )
-    emb = None
-    model = None
-    if draw(st.booleans()):
-        d = draw(st.integers(1, 5))
-        # an embedding needs a direction: all-zero rows are refused by the loader
-        row = st.lists(st.floats(-1e6, 1e6, width=32), min_size=d, max_size=d).filter(lambda r: any(r))
-        emb = np.array(draw(st.lists(row, min_size=n, max_size=n)), dtype=np.float32)
-        model = draw(_text)
-    return KnowledgeBase(facts=tuple(facts), embeddings=emb, embedding_model=model)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(kb=_kbs(), ext=st.sampled_from(["jsonl", "json", "csv", ""]))
+@given(kb=kbs(), ext=st.sampled_from(["jsonl", "json", "csv", ""]))
 def test_round_trip_property(tmp_path, kb, ext):
     out = write_ckf(kb, tmp_path / (f"rt.{ext}" if ext else f"rtdir{abs(hash(kb.fingerprint))}"))
     back = load_ckf(out)
-    assert _strip_line(back) == _strip_line(kb)
+    assert strip_line(back) == strip_line(kb)
     assert [dict(f.metadata) for f in back.facts] == [dict(f.metadata) for f in kb.facts]
     assert back.embedding_model == kb.embedding_model
     if kb.embeddings is None:

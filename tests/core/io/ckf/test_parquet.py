@@ -14,12 +14,12 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_ckf_formats import GOOD, _kbs, _strip_line
 
 from crp_core.errors import CKFError
 from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
 from crp_core.io.ckf.parquet import load_parquet, parquet_bytes, write_parquet
 from crp_core.io.ckf.write import ckf_format
+from tests.support.ckf_formats import GOOD, kbs, strip_line
 
 
 def _write(path, cols: dict, metadata: dict | None = None, row_group_size: int | None = None):
@@ -51,7 +51,7 @@ def test_parquet_round_trip_gives_the_knowledge_base_of_the_jsonl(tmp_path):
     assert ckf_format(out) == "parquet"
     back = load_ckf(out)
     assert back.fmt == "parquet"
-    assert _strip_line(back) == _strip_line(jsonl)
+    assert strip_line(back) == strip_line(jsonl)
     assert [f.line for f in back.facts] == [1, 2, 3]  # the line of a Parquet fact is its 1-based row
     assert [dict(f.metadata) for f in back.facts] == [{"section": "ports"}, {}, {}]
     np.testing.assert_array_equal(back.embeddings, jsonl.embeddings)
@@ -63,17 +63,17 @@ def test_parquet_round_trip_gives_the_knowledge_base_of_the_jsonl(tmp_path):
 def test_the_bundled_sample_round_trips(tmp_path):
     kb = load_ckf("sample_ckf/knowledge_base.jsonl")
     back = load_ckf(write_ckf(kb, tmp_path / "s.parquet"))
-    assert _strip_line(back) == _strip_line(kb) and back.fingerprint == kb.fingerprint
+    assert strip_line(back) == strip_line(kb) and back.fingerprint == kb.fingerprint
     assert kb.embeddings is not None and back.embeddings is not None  # the sample ships its MiniLM vectors
     np.testing.assert_array_equal(back.embeddings, kb.embeddings)
     assert back.embedding_model == kb.embedding_model
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(kb=_kbs())
+@given(kb=kbs())
 def test_round_trip_property(tmp_path, kb):
     back = load_ckf_bytes(parquet_bytes(kb), "rt.parquet")
-    assert _strip_line(back) == _strip_line(kb)
+    assert strip_line(back) == strip_line(kb)
     assert [dict(f.metadata) for f in back.facts] == [dict(f.metadata) for f in kb.facts]
     assert back.embedding_model == kb.embedding_model
     assert back.fingerprint == kb.fingerprint
