@@ -14,9 +14,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hostile import check, commands, manifest, sweep_set  # noqa: E402
+from tests.support.hostile import check, commands, manifest, sweep_set  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -1,15 +1,44 @@
-"""Root test configuration: offline model hubs, and the shared fixtures of ``tests/support.py``.
+"""Root test configuration: offline model hubs, and the fixtures every folder may use.
 
-Helpers are imported from that module by name (``from support import synthetic_ckf_rows``); its
-fixtures (``sample_dir``, ``synthetic_sample_dir``, ``ui_env``) reach every test through
-``pytest_plugins``.
+Fixtures: ``sample_dir`` (a fresh synthetic samples folder per test), ``synthetic_sample_dir``
+(session-wide, read-only by convention), ``ui_env`` (the dashboard pointed at ``sample_dir`` with a
+throw-away embedding cache and triage store, offline). The samples themselves are written by
+:mod:`tests.support.samples`; helpers are imported from the modules of ``tests/support/``.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.samples import write_sample_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-pytest_plugins = ("support",)
+
+@pytest.fixture
+def sample_dir(tmp_path: Path) -> Path:
+    """A fresh synthetic samples folder for this test."""
+    return write_sample_dir(tmp_path / "samples")
+
+
+@pytest.fixture(scope="session")
+def synthetic_sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Session-wide copy of the synthetic samples folder (read-only by convention)."""
+    return write_sample_dir(tmp_path_factory.mktemp("synthetic") / "samples")
+
+
+@pytest.fixture
+def ui_env(sample_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the dashboard at ``sample_dir`` with a throw-away cache and triage store; returns the folder."""
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(sample_dir))
+    monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
+    # operator decisions go to a throw-away store: a ./.crp_triage.sqlite left in the repo must
+    # never feed its decisions into the page tests
+    monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", str(tmp_path / "triage.sqlite"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    return sample_dir

@@ -7,11 +7,11 @@ Fixtures: ``e2e_sample_dir``, ``streamlit_server`` (session: base URL of a serve
 (Playwright Chromium at ``/usr/bin/chromium``, shared by this folder's tests and closed when the run
 leaves the folder; never ``playwright install``), ``page`` (a fresh 1400x900 context per test, i.e.
 its own session). The browser helpers (``open_page``, ``wait_idle``, ``assert_no_exception``,
-``screenshot``, ...) are plain functions of ``tests/support.py``. Every test in this folder is marked
+``screenshot``, ...) are plain functions of ``tests/support/browser.py``. Every test in this folder is marked
 ``e2e``.
 
 The server reads the bundled ``sample_ckf/`` when it holds ``knowledge_base.jsonl``; otherwise the
-synthetic samples of tests/support.py (with their own embeddings). ``CRP_E2E_SAMPLE_DIR`` overrides.
+synthetic samples of tests/support/samples.py (with their own embeddings). ``CRP_E2E_SAMPLE_DIR`` overrides.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import CHROMIUM, CHROMIUM_ARGS, REPO_ROOT, session_page
+
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, session_page
+from tests.support.paths import REPO_ROOT
 
 HERE = Path(__file__).resolve().parent
 SERVER_START_TIMEOUT = 90.0

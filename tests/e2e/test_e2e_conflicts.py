@@ -8,34 +8,8 @@ import json
 import os
 import re
 
-from support import assert_no_exception, open_page, screenshot, session_page, wait_idle
-
-
-def _metric(page, label: str) -> str:
-    """The value of the metric labelled ``label``."""
-    box = page.get_by_test_id("stMetric").filter(
-        has=page.get_by_test_id("stMetricLabel").filter(has_text=re.compile(rf"^{re.escape(label)}$"))
-    )
-    return box.first.get_by_test_id("stMetricValue").inner_text().strip()
-
-
-def _until(page, cond, what: str, timeout_ms: int = 60_000) -> None:
-    """Poll ``cond()`` (a rerun starts a moment after the click that queued it)."""
-    for _ in range(timeout_ms // 250):
-        if cond():
-            return
-        page.wait_for_timeout(250)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def _set_operator(page, name: str) -> None:
-    """Type the operator name into the sidebar and wait until the page accepts decisions."""
-    op = page.get_by_role("textbox", name="Operator name")
-    op.fill(name)
-    op.press("Enter")
-    btn = page.get_by_role("button", name="Record decision")
-    _until(page, btn.is_enabled, "the Record decision button to be enabled")
-    wait_idle(page)
+from tests.support.browser import assert_no_exception, open_page, screenshot, session_page, wait_idle
+from tests.support.e2e_conflicts import metric, set_operator, until, use_database
 
 
 def _record(page, kind_label: str) -> None:
@@ -47,43 +21,32 @@ def _record(page, kind_label: str) -> None:
     assert_no_exception(page)
 
 
-def _use_database(page, path: str) -> None:
-    """Point this session at the decision database ``path``."""
-    page.get_by_text("Decision database:", exact=False).first.click()
-    box = page.get_by_role("textbox", name=re.compile(r"^Database file for this session"))
-    box.fill(path)
-    box.press("Enter")
-    wait_idle(page)
-    assert_no_exception(page)
-    page.get_by_text(f"Decision database: {path} (this session)").wait_for(timeout=30_000)
-
-
 def test_conflicts_queue_decide_and_views(page, tmp_path):
     open_page(page, "/conflicts")
     db = str(tmp_path / "e2e-triage.sqlite")
-    _use_database(page, db)
+    use_database(page, db)
     main = page.get_by_test_id("stMain")
     assert "Conflict triage" in main.inner_text()
-    pairs, ties = int(_metric(page, "conflict pairs")), int(_metric(page, "ties"))
+    pairs, ties = int(metric(page, "conflict pairs")), int(metric(page, "ties"))
     assert pairs >= 1 and ties >= 1
-    assert (_metric(page, "decided"), _metric(page, "decisions in the log")) == ("0", "0")
-    assert _metric(page, "undecided") == str(pairs)
+    assert (metric(page, "decided"), metric(page, "decisions in the log")) == ("0", "0")
+    assert metric(page, "undecided") == str(pairs)
     # the first pair of the queue is a tie (ties first) and is selected
     assert "Outcome: tie: neither fact suppressed" in main.inner_text()
     screenshot(page, "conflicts_queue")
 
     # record a decision: operator in the sidebar, then dismiss the selected (tied) pair
-    _set_operator(page, "e2e-operator")
+    set_operator(page, "e2e-operator")
     _record(page, "Dismiss: not a conflict")
     text = main.inner_text()
     assert "Recorded decision #1" in text and "dismissed (not a conflict)" in text and "e2e-operator" in text
-    assert (_metric(page, "decided"), _metric(page, "dismissed"), _metric(page, "decisions in the log")) == (
+    assert (metric(page, "decided"), metric(page, "dismissed"), metric(page, "decisions in the log")) == (
         "1",
         "1",
         "1",
     )
-    assert _metric(page, "ties") == str(ties - 1)
-    assert _metric(page, "undecided") == str(pairs - 1)
+    assert metric(page, "ties") == str(ties - 1)
+    assert metric(page, "undecided") == str(pairs - 1)
     screenshot(page, "conflicts_decided")
 
     # this run's envelope conflicts: both texts highlighted, authority arithmetic, the audit event
@@ -125,14 +88,14 @@ def test_decisions_reach_a_second_session(browser, streamlit_server, tmp_path):
     with session_page(browser, streamlit_server) as a, session_page(browser, streamlit_server) as b:
         for p in (a, b):
             open_page(p, "/conflicts")
-            _use_database(p, db)
-        _set_operator(a, "first")
+            use_database(p, db)
+        set_operator(a, "first")
         _record(a, "Accept the arbitration")
-        assert _metric(a, "decisions in the log") == "1"
-        assert _metric(b, "decisions in the log") == "0"
+        assert metric(a, "decisions in the log") == "1"
+        assert metric(b, "decisions in the log") == "0"
         b.get_by_test_id("stRadio").get_by_text("undecided", exact=True).click()  # a rerun of b
-        _until(b, lambda: _metric(b, "decisions in the log") == "1", "session b to see the decision")
+        until(b, lambda: metric(b, "decisions in the log") == "1", "session b to see the decision")
         wait_idle(b)
         assert_no_exception(b)
-        assert _metric(b, "decisions in the log") == "1"
-        assert _metric(b, "decided") == "1"
+        assert metric(b, "decisions in the log") == "1"
+        assert metric(b, "decided") == "1"

@@ -10,7 +10,7 @@ import re
 import time
 from urllib.parse import parse_qs, urlparse
 
-from support import (
+from tests.support.browser import (
     IDLE,
     SCREENSHOTS,
     SKELETONS,

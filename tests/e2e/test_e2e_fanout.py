@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from support import assert_no_exception, main_text, open_page, screenshot, wait_idle
+from tests.support.browser import assert_no_exception, main_text, open_page, screenshot, wait_idle
 
 SCENARIO = "etcd_upgrade.json"
 

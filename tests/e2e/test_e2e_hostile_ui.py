@@ -18,7 +18,8 @@ from typing import Any
 from urllib.parse import quote, urlparse
 
 import pytest
-from support import assert_no_exception, screenshot, session_page, wait_idle
+
+from tests.support.browser import assert_no_exception, screenshot, session_page, wait_idle
 
 #: url path -> the page's heading
 PAGES = {

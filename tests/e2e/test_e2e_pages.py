@@ -8,7 +8,8 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from support import assert_no_exception, main_text, open_page, screenshot, session_page, wait_idle
+
+from tests.support.browser import assert_no_exception, main_text, open_page, screenshot, session_page, wait_idle
 
 PAGES = {"overview": "Overview", "breakdown": "Score breakdown", "graph": "Graph (CDGR)", "envelope": "Envelope"}
 

@@ -6,7 +6,16 @@ from __future__ import annotations
 import re
 
 import pytest
-from support import assert_no_exception, main_text, open_page, screenshot, session_page, sidebar_text, wait_idle
+
+from tests.support.browser import (
+    assert_no_exception,
+    main_text,
+    open_page,
+    screenshot,
+    session_page,
+    sidebar_text,
+    wait_idle,
+)
 
 #: first requests to a fresh server: URL -> (the page's heading, a text of the page's content)
 FIRST_REQUESTS = {

@@ -11,8 +11,9 @@ import re
 from urllib.parse import quote
 
 import pytest
-from support import assert_no_exception, main_text, open_page, screenshot, session_page, wait_idle
-from test_e2e_conflicts import _metric, _set_operator, _until, _use_database
+
+from tests.support.browser import assert_no_exception, main_text, open_page, screenshot, session_page, wait_idle
+from tests.support.e2e_conflicts import metric, set_operator, until, use_database
 
 PAIR = "k8s-0026|k8s-0027"
 
@@ -31,7 +32,7 @@ def _go(page, title: str) -> None:
 
 def test_pair_link_card_decision_banner_graph_and_kb(page, tmp_path):
     open_page(page, f"/conflicts?scenario=etcd_upgrade.json&pair={quote(PAIR)}")
-    _use_database(page, str(tmp_path / "triage-e2e.sqlite"))
+    use_database(page, str(tmp_path / "triage-e2e.sqlite"))
     main = page.get_by_test_id("stMain")
     text = main.inner_text()
     _needs_bundled_sample(text)
@@ -60,7 +61,7 @@ def test_pair_link_card_decision_banner_graph_and_kb(page, tmp_path):
     screenshot(page, "triage_pair_card", full_page=False)
 
     # the form: a status mark asks for the status (none preselected); an override shows only the winner
-    _set_operator(page, "e2e-triage")
+    set_operator(page, "e2e-triage")
     page.get_by_text("Mark a fact's status", exact=True).click()
     wait_idle(page)
     form = page.get_by_test_id("stForm")
@@ -77,17 +78,17 @@ def test_pair_link_card_decision_banner_graph_and_kb(page, tmp_path):
     page.get_by_role("button", name="Record decision").click()
     page.get_by_text(re.compile(r"^Recorded decision #1 on k8s-0026 ↔ k8s-0027: override: k8s-0026 wins")).wait_for()
     # the run that shows the confirmation already counts the decision
-    assert _metric(page, "decisions in the log") == "1"
+    assert metric(page, "decisions in the log") == "1"
     wait_idle(page)
     assert_no_exception(page)
-    assert _metric(page, "decisions in the log") == "1"
+    assert metric(page, "decisions in the log") == "1"
     assert "override: k8s-0026 wins" in main.inner_text()
     screenshot(page, "triage_recorded")
 
     # another page of the same session says the decision applies
     _go(page, "Overview")
     banner = "1 operator decision applied; 1 fact suppressed or re-marked"
-    _until(page, lambda: banner in main_text(page), "the decisions banner on the Overview")
+    until(page, lambda: banner in main_text(page), "the decisions banner on the Overview")
     assert "k8s-0027 suppressed wherever it meets k8s-0026" in main_text(page)
     screenshot(page, "triage_overview_banner", full_page=False)
 

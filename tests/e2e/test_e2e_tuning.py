@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from support import SCREENSHOTS, assert_no_exception, open_page, screenshot, wait_idle
+from tests.support.browser import SCREENSHOTS, assert_no_exception, open_page, screenshot, wait_idle
 
 SCENARIO = "ai_act_compliance.json"
 #: the first trace of the sweep figure (its markers carry their point index as customdata)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from support import assert_no_exception, open_page, screenshot, wait_idle
+
+from tests.support.browser import assert_no_exception, open_page, screenshot, wait_idle
 
 
 def _main(page):

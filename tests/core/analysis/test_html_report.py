@@ -1,0 +1,151 @@
+"""The self-contained before / after HTML report: no external resource and no script (inline SVG
+charts), under 1 MB, every CKF text escaped; what it tells (a headline per fix, what was removed and
+why, the token change) and the numbers of the BeforeAfter record; and (needing /usr/bin/chromium) it
+opens from a file:// URL offline with its charts drawn."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from crp_core.analysis.baseline import before_after
+from crp_core.analysis.html_report import MAX_REPORT_BYTES, bar_chart_svg, build_html_report
+from crp_core.config import CRPConfig
+from crp_ui.glossary import report_terms
+from tests.support.factories import fact, make_corpus, make_scenario
+from tests.support.paths import REPO_ROOT
+from tests.support.sweep_case import tiny_case
+
+CHROMIUM = "/usr/bin/chromium"
+WHEN = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def _report(ba, **kw):
+    return build_html_report(ba, generated_at=WHEN, ckf_label="tiny", **kw)
+
+
+def test_report_is_self_contained_and_carries_the_numbers():
+    corpus, scen, config = tiny_case()
+    ba = before_after(corpus, scen, config)
+    html = _report(ba, scenario_name="tiny.json")
+    assert html.startswith("<!DOCTYPE html>")
+    # no external resource and no script at all: the charts are inline SVG
+    assert "<script" not in html and "<link" not in html
+    assert not re.search(r"""(src|href)\s*=\s*["']https?://""", html)
+    assert "plotly" not in html.lower()
+    assert html.count("<svg ") == 2
+    assert len(html.encode("utf-8")) < MAX_REPORT_BYTES
+    # the numbers: expired 1 -> 0, ageing 0 -> 0, pairs 1 -> 0
+    assert "<td>expired facts in the envelope</td><td class='num'>1</td><td class='num better'>0</td>" in html
+    assert "<td>ageing facts in the envelope</td><td class='num'>0</td><td class='num '>0</td>" in html
+    assert (
+        "<td>contradictory pairs handed to the model</td><td class='num'>1</td><td class='num better'>0</td>"
+    ) in html
+    assert "envelope overlap (Jaccard)</td><td class='num' colspan='2'>0.20</td>" in html
+    assert "generated 2026-06-01 12:00 UTC" in html and "tiny.json" in html
+    # both envelopes, with the expired flag on S (SPEC-027 recency .30) and the pair flag on P1 / P2
+    assert "<span class='flag expired'>expired 0.30</span>" in html
+    assert html.count("<span class='flag pair'>contradiction</span>") == 2
+
+
+def test_report_tells_the_story():
+    corpus, scen, config = tiny_case()
+    ba = before_after(corpus, scen, config)
+    html = _report(ba, terms=report_terms())
+    # a headline per fix, before any table
+    for fix, sentence in ba.headlines():
+        assert f"<h3>{fix.replace('>', '&gt;')}</h3><p>{sentence.replace('>', '&gt;')}</p>" in html
+    assert html.index("class='headline'") < html.index("<table")
+    # what SPEC-027 removed, with the text and the reason
+    removed = html[html.index("What SPEC-027 removed") : html.index("What SPEC-027 added")]
+    assert "<code>S</code></td><td>The scheduler runs with the legacy queue mode enabled.</td>" in removed
+    assert "<span class='kind'>expired</span><br>expired (882 days old, TTL 365 days)" in removed
+    assert (
+        "<span class='kind'>conflict loser</span><br>suppressed as the conflict loser to P1 (authority "
+        "0.6000 &lt; 0.6400 (NUMBER_CHANGED))"
+    ) in removed
+    added = html[html.index("What SPEC-027 added") : html.index("Why the token count changed")]
+    assert "backfill: took the slot of P2" in added and "Snapshots are taken every six hours on atlas." in added
+    # the token change, explained from the records (38 -> 37: removed 26, added 25)
+    tokens = html[html.index("Why the token count changed") : html.index("<h2>The numbers")]
+    assert "SPEC-027 uses 1 fewer token (38 → 37) with the same number of facts (3 → 3)" in tokens
+    assert "<td class='num'>2</td><td class='num'>-26</td>" in tokens
+    assert "<td class='num'>2</td><td class='num'>+25" in tokens
+    assert "-1 (38 -&gt; 37)" in tokens
+    # a short glossary for a non-engineer
+    assert "<dt>TTL</dt>" in html and "<dt>tie / NOTE block</dt>" in html
+
+
+def test_report_stays_small_on_a_large_envelope():
+    """200 facts in each envelope: still far under 1 MB (no embedded library)."""
+    n = 200
+    rng = np.random.default_rng(7)
+    names = [chr(97 + i % 26) + chr(97 + i // 26) for i in range(n)]  # no digits: no NUMBER_CHANGED pairs
+    facts = [fact(f"f{i:03d}", f"Fact {names[i]}: " + "word " * 60, modified_at="2026-05-01") for i in range(n)]
+    other = rng.normal(size=(n, 15))
+    other /= np.linalg.norm(other, axis=1, keepdims=True)
+    vecs = np.hstack([np.full((n, 1), 0.8), 0.6 * other])  # relevance .8, pairwise cosine well below .85
+    config = CRPConfig(graph_retrieval=False, envelope_fact_budget=n, token_budget=100_000, candidate_k=n)
+    corpus = make_corpus(facts, vecs, config)
+    ba = before_after(corpus, make_scenario([1] + [0] * 15), config)
+    assert len(ba.after.envelope) > 100
+    assert len(_report(ba).encode("utf-8")) < MAX_REPORT_BYTES
+
+
+def test_bar_chart_svg_draws_one_rect_per_value_and_escapes_labels():
+    svg = bar_chart_svg("a <b> chart", ["x", "y\nz"], [("one", "#111", [1, 0]), ("<two>", "#222", [3, 2])])
+    assert svg.startswith("<svg ") and svg.endswith("</svg>")
+    assert svg.count('<rect class="bar"') == 4
+    assert 'data-series="&lt;two&gt;" data-category="x" data-value="3"' in svg
+    assert "<b>" not in svg and "&lt;two&gt;" in svg
+    stacked = bar_chart_svg("s", ["a"], [("p", "#111", [2]), ("q", "#222", [3])], stacked=True)
+    assert stacked.count('<rect class="bar"') == 2
+
+
+def test_ckf_text_is_escaped():
+    facts = [
+        fact("<x>", "<script>alert(1)</script> & the port is 2379", modified_at="2026-05-01"),
+        fact("y", "plain text", modified_at="2026-05-01"),
+    ]
+    config = CRPConfig(graph_retrieval=False, envelope_fact_budget=2)
+    corpus = make_corpus(facts, [[1, 0], [0.8, 0.6]], config)
+    ba = before_after(corpus, make_scenario([1, 0], query_text="<b>q</b>"), config)
+    html = _report(ba)
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; the port is 2379" in html
+    assert "<code>&lt;x&gt;</code>" in html and "&lt;b&gt;q&lt;/b&gt;" in html
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} missing")
+def test_report_renders_its_plots_in_chromium_offline(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    corpus, scen, config = tiny_case()
+    ba = before_after(corpus, scen, config)
+    path = tmp_path / "report.html"
+    path.write_text(_report(ba), encoding="utf-8")
+    shots = REPO_ROOT / "screenshots"
+    shots.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+        )
+        try:
+            ctx = browser.new_context(viewport={"width": 1400, "height": 900}, offline=True)
+            page = ctx.new_page()
+            requests = []
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(path.as_uri())
+            page.wait_for_selector("svg rect.bar", timeout=30_000)
+            assert page.locator("svg").count() >= 2
+            # bars drawn: 2 sides x 4 measures in the first chart (a zero is a zero-height bar)
+            assert page.locator("svg").first.locator("rect.bar").count() == 8
+            assert page.get_by_role("heading", name="What SPEC-027 removed from the context, and why").count() == 1
+            assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
+            page.screenshot(path=str(shots / "tuning_html_report.png"), full_page=True)
+        finally:
+            browser.close()

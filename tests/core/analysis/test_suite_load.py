@@ -1,0 +1,177 @@
+"""Suite loading: order, names, the expect table's strict validation (file, line, field), unknown ids
+checked against a CKF, and the invariants of the metrics (docs/decisions/suites.md §1-§3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crp_core.analysis.evaluate import prepare_suite, run_suite
+from crp_core.analysis.metrics import METRICS, scenario_metrics, suite_metrics
+from crp_core.analysis.suite import check_suite, load_suite
+from crp_core.config import CRPConfig
+from crp_core.errors import FileProblem, SuiteError
+from crp_core.io.scenario import dump_scenario, load_scenario_bytes, scenario_from_dict, scenario_to_dict
+from crp_core.model import Expectations, ExpectedConflict
+from tests.support.paths import REPO_ROOT
+from tests.support.suites import corpus, scenario_docs, write_suite
+
+ROOT = REPO_ROOT
+
+
+def _problems(exc: SuiteError) -> list[tuple[str, int, str]]:
+    return [(Path(p.file).name, p.line, p.field) for p in exc.problems if isinstance(p, FileProblem)]
+
+
+def test_folder_order_names_and_subfolders(tmp_path):
+    d = write_suite(tmp_path / "suite")
+    (d / "more").mkdir()
+    (d / "more" / "a.json").write_text(json.dumps({"query": "q", "now": "2026-06-01T00:00:00Z"}))
+    (d / "_draft.json").write_text("{not json")  # skipped: leading underscore
+    (d / ".hidden").mkdir()
+    (d / ".hidden" / "x.json").write_text("{")
+    suite = load_suite(d)
+    assert suite.names == ("a", "s1", "s2")  # more/a.json sorts before s1.json; a is named by its stem
+    assert suite.get("s1").expect.must_include == ("A", "C", "D")
+    assert suite.get("a").expect == Expectations()
+    assert load_suite([d / "s2.json", d / "s1.json", d / "s2.json"]).names == ("s2", "s1")
+    assert suite.select(["s2", "a"]).names == ("a", "s2")
+
+
+def test_bad_files_are_refused_with_file_line_and_field(tmp_path):
+    d = tmp_path / "bad"
+    d.mkdir()
+    good = scenario_docs()["s1"]
+    bad_expect = dict(
+        good,
+        name="b1",
+        expect={
+            "must_include": ["A", 3],
+            "must_exclude": ["A"],
+            "conflicts": [{"fact_a": "A", "fact_b": "B", "winner": "C"}],
+            "max_leaks": -1,
+            "min_recall": 2,
+            "surprise": True,
+        },
+    )
+    (d / "b1.json").write_text(json.dumps(bad_expect, indent=1))
+    (d / "b2.json").write_text(json.dumps(dict(good, name="b2", expect=["A"]), indent=1))
+    (d / "b3.json").write_text('{"query": "q",\n "expect": {"must_include": [\n')  # invalid JSON, line 3
+    (d / "b4.toml").write_text(
+        'query = "q"\nname = "b4"\n[expect]\nmax_tokens = 0\n'
+        '[[expect.conflicts]]\nfact_a = "A"\nfact_b = "A"\nwinner = "A"\n'
+    )
+    (d / "b5.json").write_text(json.dumps(dict(good, name="s1")))  # fine on its own
+    (d / "b6.json").write_text(json.dumps(dict(good, name="s1")))  # ... but its name is taken
+    with pytest.raises(SuiteError) as ei:
+        load_suite(d)
+    got = _problems(ei.value)
+    lines = {(f, fld): line for f, line, fld in got}
+    assert ("b1.json", "expect.must_include[1]") in lines and lines[("b1.json", "expect.must_include[1]")] > 1
+    for fld in (
+        "expect.must_exclude[0]",
+        "expect.conflicts[0].winner",
+        "expect.max_leaks",
+        "expect.min_recall",
+        "expect.surprise",
+    ):
+        assert ("b1.json", fld) in lines, fld
+    assert ("b2.json", "expect") in lines
+    assert ("b3.json", "json") in lines and lines[("b3.json", "json")] == 3
+    assert ("b4.toml", "expect.max_tokens") in lines and ("b4.toml", "expect.conflicts[0].fact_b") in lines
+    assert ("b6.json", "name") in lines and not any(f == "b5.json" for f, _, _ in got)
+    text = str(ei.value)
+    assert "b1.json: line" in text and "field 'expect.conflicts[0].winner'" in text
+
+
+def test_unknown_ids_are_reported_against_the_ckf(tmp_path):
+    docs = scenario_docs()
+    docs["s2"]["expect"] = {
+        "must_exclude": ["B", "NOPE"],
+        "conflicts": [{"fact_a": "A", "fact_b": "ZZ", "winner": "A"}],
+    }
+    suite = load_suite(write_suite(tmp_path / "s", docs))
+    c = corpus()
+    problems = check_suite(suite, c.kb)
+    assert [(Path(p.file).name, p.field, p.fact_id) for p in problems] == [
+        ("s2.json", "expect.must_exclude[1]", "NOPE"),
+        ("s2.json", "expect.conflicts[0].fact_b", "ZZ"),
+    ]
+    assert all(p.line > 1 for p in problems)
+    with pytest.raises(SuiteError, match="NOPE"):
+        prepare_suite(c, suite)
+
+
+def test_expect_round_trips_through_json_and_toml():
+    s = scenario_from_dict(scenario_docs()["s1"])
+    assert s.expect.conflicts[2] == ExpectedConflict("H1", "H2", None)
+    assert s.expect.conflicts[1].loser == "E" and s.expect.max_tokens is None
+    for fmt in ("json", "toml"):
+        assert load_scenario_bytes(dump_scenario(s, fmt).encode(), f"x.{fmt}") == s
+    assert scenario_from_dict(scenario_to_dict(s)) == s
+
+
+def test_the_sample_suite_loads_and_matches_the_sample_ckf():
+    from crp_core.io.ckf import load_ckf
+
+    suite = load_suite(ROOT / "sample_ckf" / "scenarios")
+    assert len(suite) >= 12
+    assert {"etcd_upgrade", "ai_act_compliance", "payments_api_migration", "gdpr_breach_response"} <= set(suite.names)
+    domains = {fid.split("-")[0] for s in suite for fid in s.expect.fact_ids()}
+    assert domains == {"k8s", "gov", "lum"}
+    assert all(s.expect.must_include and s.expect.conflicts for s in suite)
+    assert check_suite(suite, load_ckf(str(ROOT / "sample_ckf" / "knowledge_base.jsonl"))) == ()
+
+
+# ---- invariants -------------------------------------------------------------------------------------
+_RUN = None
+
+
+def _run():
+    global _RUN
+    if _RUN is None:
+        import tempfile
+
+        d = Path(tempfile.mkdtemp())
+        _RUN = run_suite(prepare_suite(corpus(), load_suite(write_suite(d))), CRPConfig())
+    return _RUN
+
+
+IDS = ["A", "B", "C", "D", "E", "F", "G", "H1", "H2"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    include=st.lists(st.sampled_from(IDS), unique=True),
+    exclude=st.lists(st.sampled_from(IDS), unique=True),
+    pairs=st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(IDS), st.booleans()), max_size=4),
+)
+def test_metric_invariants(include, exclude, pairs):
+    run = _run()
+    exclude = [f for f in exclude if f not in include]
+    conflicts, seen = [], set()
+    for a, b, a_wins in pairs:
+        if a != b and frozenset((a, b)) not in seen:
+            seen.add(frozenset((a, b)))
+            conflicts.append(ExpectedConflict(a, b, a if a_wins else b))
+    e = Expectations(must_include=tuple(include), must_exclude=tuple(exclude), conflicts=tuple(conflicts))
+    per = [
+        scenario_metrics(r, e, name=n, reference=ref)
+        for n, r, ref in zip(("x", "y"), run.results, (None, run.metrics.scenarios[0].envelope))
+    ]
+    for m in per:
+        assert m.recall is None if not include else 0.0 <= m.recall <= 1.0
+        assert set(m.included) | set(m.missing) == set(include) and not set(m.included) & set(m.missing)
+        assert set(m.leaks) <= set(m.envelope) and set(m.expired).isdisjoint(m.ageing)
+        assert all(w.loser in m.envelope for w in m.wrong_winners)
+        assert all(c.fact_a in m.envelope and c.fact_b in m.envelope for c in m.contradictions)
+    summary = suite_metrics(per).summary
+    for info in METRICS:
+        s = summary[info.name]
+        if s.mean is None:
+            continue
+        assert (s.worst <= s.mean + 1e-12) if info.better == "higher" else (s.worst >= s.mean - 1e-12)

@@ -1,0 +1,118 @@
+"""``crp-inspect validate`` (exit codes and output) via crp_core.cli.main."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from crp_core.cli import main
+from tests.support.paths import TEST_DATA
+
+DATA = os.path.join(TEST_DATA)
+GOOD = os.path.join(DATA, "good")
+BAD = os.path.join(DATA, "bad")
+
+
+def run(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_good_ckf_summary(capsys):
+    rc, out, _ = run(capsys, "validate", os.path.join(GOOD, "facts_dir"))
+    assert rc == 0
+    assert "OK (dir), 3 fact(s)" in out
+    assert "by source type: official_documentation 1, community 1, user_provided 1" in out
+    assert "by status: ACTIVE 2, STALE 1" in out
+    assert "embeddings: 3 x 3 from test-model" in out
+
+
+def test_ckf_without_embeddings_and_warnings(capsys):
+    rc, out, _ = run(capsys, "validate", os.path.join(GOOD, "no_embeddings.jsonl"))
+    assert rc == 0
+    assert "embeddings: none (model will embed)" in out
+    assert "warnings: 2" in out
+    assert "line 4, field modified_at (fact 'g4'): neither ingested_at nor modified_at given" in out
+
+
+def test_bad_ckf_prints_every_problem_and_exits_1(capsys):
+    rc, out, _ = run(capsys, "validate", os.path.join(BAD, "csv_bad_weight.csv"))
+    assert rc == 1
+    lines = out.strip().splitlines()
+    assert lines[0].endswith("refused, 1 problem(s)")
+    assert lines[1] == "line 3, field importance_weight (fact 'g2'): not a number: 'lots'"
+
+
+def test_lenient_lists_skipped_facts(capsys):
+    rc, out, _ = run(capsys, "validate", "--lenient", os.path.join(BAD, "unknown_status.jsonl"))
+    assert rc == 0
+    assert "2 fact(s)" in out
+    assert "skipped 1 bad fact(s) (lenient):" in out
+    assert "line 2, field status (fact 'g2'): unknown status 'active'" in out
+
+
+def test_lenient_still_refuses_file_level_problems(capsys):
+    rc, out, _ = run(capsys, "validate", "--lenient", os.path.join(BAD, "dir_npy_row_count"))
+    assert rc == 1
+    assert "line 0, field embeddings.npy: 2 rows but facts.jsonl holds 3" in out
+
+
+def test_max_bytes(capsys):
+    rc, out, _ = run(capsys, "validate", "--max-bytes", "10", os.path.join(GOOD, "facts.jsonl"))
+    assert rc == 1 and "over the limit of 10 bytes" in out
+    rc, _, err = run(capsys, "validate", "--max-bytes", "0", os.path.join(GOOD, "facts.jsonl"))
+    assert rc == 2 and "--max-bytes" in err
+
+
+def test_json_output(capsys):
+    rc, out, _ = run(capsys, "validate", "--json", os.path.join(GOOD, "facts.csv"))
+    assert rc == 0
+    doc = json.loads(out)
+    assert doc["ckf"]["facts"] == 3 and doc["ckf"]["format"] == "csv"
+    assert doc["ckf"]["by_status"] == {"ACTIVE": 2, "STALE": 1}
+    rc, out, _ = run(capsys, "validate", "--json", os.path.join(BAD, "duplicate_fact_id.jsonl"))
+    assert rc == 1
+    doc = json.loads(out)
+    assert doc["ckf"]["ok"] is False
+    assert doc["ckf"]["problems"] == [
+        {"line": 3, "field": "fact_id", "fact_id": "g1", "message": "duplicate id 'g1' (first at line 1)"}
+    ]
+
+
+@pytest.mark.parametrize("name", ["scenario.json", "scenario.toml"])
+def test_good_scenario(capsys, name):
+    rc, out, _ = run(capsys, "validate", "--scenario", os.path.join(GOOD, name))
+    assert rc == 0
+    assert "OK (etcd ports)" in out
+    assert "sub-queries: 2 (1 addressed, 1 residual)" in out
+    assert "config overrides: cdr_min_relevance, ttl_days" in out
+
+
+def test_bad_scenario(capsys):
+    rc, out, _ = run(capsys, "validate", "--scenario", os.path.join(BAD, "scenario_window_zero.json"))
+    assert rc == 1
+    assert "line 17, field addressed[0].window: must be a whole number >= 1, got 0" in out
+
+
+def test_ckf_and_scenario_together_fail_if_either_fails(capsys):
+    rc, out, _ = run(
+        capsys, "validate", os.path.join(GOOD, "facts.jsonl"), "--scenario", os.path.join(BAD, "scenario_bad_now.json")
+    )
+    assert rc == 1
+    assert "OK (jsonl), 3 fact(s)" in out and "field now" in out
+
+
+def test_no_path_is_a_usage_error(capsys):
+    rc, _, err = run(capsys, "validate")
+    assert rc == 2 and "give a CKF PATH" in err
+
+
+def test_hostile_file_never_tracebacks(capsys, tmp_path):
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(b"\x00\xff\xfe garbage\n")
+    rc, out, err = run(capsys, "validate", str(p))
+    assert rc == 1 and "Traceback" not in out + err
+    assert "line 0, field file: not UTF-8 text" in out

@@ -1,0 +1,232 @@
+"""AppTest of the Conflict triage page: queue order and counts, authority arithmetic by
+hand, decisions recorded through the page (override, quarantine, dismiss) and their effect on the
+queue, on this run's envelope conflicts and on the other pages; decisions visible to a second
+session; escaping of a fact holding a <script> tag; the decision database path refusals.
+
+The sample is written here: 3 conflicting pairs whose vectors and authorities are known by hand.
+5-d vectors, c = e5 the common direction: pair k's first fact = e_k + c, its second = e_k + c + 0.2 e4.
+cos(first, second) = 2 / (sqrt 2 * sqrt 2.04) = 0.9901 > 0.85 (contradiction_similarity); facts of
+different pairs: 1 / 2 = 0.5 (first/first) or 1.04 / 2.04 = 0.5098 (second/second); query = c:
+relevance = 1 / sqrt 2 = 0.7071 (first) or 1 / sqrt 2.04 = 0.7001 (second) >= 0.55, so all six
+are anchors (budget 20 -> 14 anchors).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.support.conflicts_page import ENV, EXPORT, QUEUE, K, decide, open_page, set_operator, show_tab, unmd
+from tests.support.paths import APP
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def queue(at: AppTest):
+    hits = [d.value for d in at.dataframe if "arbitration" in d.value.columns and "fact_a" in d.value.columns]
+    assert len(hits) == 1
+    return hits[0]
+
+
+def env_pairs(at: AppTest):
+    hits = [d.value for d in at.dataframe if "outcome" in d.value.columns]
+    return hits[0] if hits else None
+
+
+def html_blocks(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if "crp-conflict-side" in m.value]
+
+
+def test_queue_order_counts_and_authority_by_hand(triage_env):
+    at = open_page()
+    m = metrics(at)
+    assert (m["conflict pairs"], m["ties"], m["undecided"], m["decided"]) == ("3", "1", "3", "0")
+    q = queue(at)
+    assert list(zip(q.fact_a, q.fact_b)) == [("T1", "T2"), ("X1", "X2"), ("E1", "E2")]  # tie, then margin
+    assert q.authority_a.tolist() == pytest.approx([0.525, 0.35, 0.64], abs=1e-12)
+    assert q.authority_b.tolist() == pytest.approx([0.525, 0.105, 0.135], abs=1e-12)
+    assert q.margin.tolist() == pytest.approx([0.0, 0.245, 0.505], abs=1e-12)
+    assert q.arbitration.tolist() == ["tie", "X1 wins", "E1 wins"]
+    assert q.similarity.tolist() == pytest.approx([2 / (math.sqrt(2) * math.sqrt(2.04))] * 3, abs=1e-6)
+    assert q.patterns.tolist() == ["NUMBER_CHANGED"] * 3
+    assert not q.decided.any()
+    # the first pair (the tie) is selected; its authority table shows the arithmetic
+    assert at.selectbox(key=K + "pair").value == "T1|T2"
+    auth = [m.value for m in at.markdown if 'class="crp-authority"' in m.value]
+    assert len(auth) == 1
+    rows = re.findall(r"<tr data-fact=.*?</tr>", auth[0])
+    assert len(rows) == 2 and all(">0.75 × 1.0000 × 0.7 = 0.5250<" in r and ">tied<" in r for r in rows)
+    assert [re.search(r'data-fact="([^"]*)"', r).group(1) for r in rows] == ["T1", "T2"]
+    # the heading block: both ids, the figures and the arbitration
+    head = [m.value for m in at.markdown if "crp-pair-head" in m.value]
+    assert len(head) == 1 and "T1 ↔ T2" in head[0] and ">0.0000<" in head[0] and ">tie<" in head[0]
+    # a form cannot be submitted without an operator name
+    assert at.button(key=K + "submit.T1|T2").disabled
+    assert any("Operator name" in w.value for w in at.warning)
+
+
+def test_envelope_view_winner_tie_note_and_audit_event(triage_env):
+    at = show_tab(open_page(), ENV)
+    env = env_pairs(at)
+    got = {(r.fact_a, r.fact_b): (r.outcome, r.suppressed) for r in env.itertuples()}
+    assert got == {("E1", "E2"): ("E1 wins", "E2"), ("T1", "T2"): ("tie", ""), ("X1", "X2"): ("X1 wins", "X2")}
+    notes = [c.value for c in at.code if c.value.startswith("NOTE:")]
+    assert len(notes) == 1
+    assert "  [Internal wiki: the build cache holds 40 GB per runner.]" in notes[0]
+    assert "  [Internal wiki: the build cache holds 80 GB per runner.]" in notes[0]
+    events = [j.value for j in at.json]
+    events = [json.loads(e) if isinstance(e, str) else e for e in events]
+    e_pair = [e for e in events if e.get("fact_a") == "E1"]
+    assert e_pair and e_pair[0]["winner"] == "E1" and e_pair[0]["suppressed"] == "E2"
+    assert e_pair[0]["authority"]["E2"]["authority"] == pytest.approx(0.135, abs=1e-12)
+    assert [e for e in events if e.get("fact_a") == "T1"][0]["tied"] is True
+    assert any(ex.label.startswith("CONTRADICTION_RESOLVED") for ex in at.expander)
+
+
+def test_fact_text_is_escaped_and_highlighted(triage_env):
+    at = open_page()
+    at.selectbox(key=K + "pair").set_value("X1|X2").run()
+    blocks = html_blocks(at)
+    assert blocks, "no conflict side rendered"
+    joined = "\n".join(m.value for m in at.markdown)
+    assert "<script>" not in joined
+    assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in b for b in blocks)
+    # the differing tokens are marked: 100 on X1's side, 200 on X2's
+    assert any('<mark class="crp-diff" title="NUMBER_CHANGED"' in b and ">100<" in b for b in blocks)
+    assert any(">200<" in b for b in blocks)
+
+
+def test_decisions_apply_update_queue_and_every_view(triage_env):
+    at = open_page()
+    set_operator(at, "alice")
+    # 1. override: E2 wins over the higher-authority E1
+    decide(at, "E1|E2", "override", winner="E2", note="legacy port still used in prod")
+    assert any("Recorded decision #1 on E1 ↔ E2: override: E2 wins (by alice" in unmd(s.value) for s in at.success)
+    q = queue(at)
+    row = q[q.fact_a == "E1"].iloc[0]
+    assert (row.arbitration, row.decision, row.decided_by, bool(row.decided)) == (
+        "override: E2 wins",
+        "override: E2 wins",
+        "alice",
+        True,
+    )
+    env = env_pairs(show_tab(at, ENV))
+    e = env[env.fact_a == "E1"].iloc[0]
+    assert (e.outcome, e.suppressed, e.decision) == ("override: E2 wins", "E1", "override")
+    assert metrics(at)["decided"] == "1"
+    # 2. quarantine X2: the pair leaves this run, the queue shows the status
+    decide(at, "X1|X2", "mark_status", target="X2", status="QUARANTINED")
+    q = queue(at)
+    row = q[q.fact_a == "X1"].iloc[0]
+    assert (row.status_b, row.decision, bool(row.decided)) == ("QUARANTINED", "X2 marked QUARANTINED", True)
+    env = env_pairs(show_tab(at, ENV))
+    assert ("X1", "X2") not in set(zip(env.fact_a, env.fact_b))
+    before = [d.value for d in at.dataframe if "without operator decisions" in d.value.columns][0]
+    rows = {r[""]: (r["without operator decisions"], r["with them (this run)"]) for r in before.to_dict("records")}
+    # without decisions: E2 and X2 suppressed, T tied; with them: E1 suppressed (override), X2 never retrieved
+    assert rows["CRP-Context-Conflicts-Resolved"] == ("3; unresolved=1", "2; unresolved=1")
+    assert rows["suppressed facts"] == ("E2, X2", "E1")
+    assert rows["facts in the envelope"] == ("4", "4")
+    changes = [unmd(m.value) for m in at.markdown if "Left the envelope" in m.value]
+    assert changes == ["**Left the envelope:** E1 · **entered it:** E2"]
+    effects = [d.value for d in at.dataframe if "operator status" in d.value.columns][0]
+    assert effects.to_dict("records")[0] == {
+        "fact_id": "X2",
+        "status in CKF": "ACTIVE",
+        "operator status": "QUARANTINED",
+        "effect": "never retrieved",
+        "scored in this run": False,
+        "in envelope": False,
+        "by": "alice",
+        "at": effects.at[0, "at"],
+    }
+    # 3. dismiss the tie: no NOTE block any more, the pair goes last
+    decide(at, "T1|T2", "dismiss")
+    q = queue(at)
+    assert list(zip(q.fact_a, q.fact_b))[-1] == ("T1", "T2")
+    assert q.arbitration.tolist()[-1] == "dismissed"
+    assert not [c.value for c in show_tab(at, ENV).code if c.value.startswith("NOTE:")]
+    m = metrics(at)
+    assert (m["decided"], m["undecided"], m["dismissed"], m["decisions in the log"]) == ("3", "0", "1", "3")
+    # filters: undecided -> nothing; decided + status QUARANTINED -> the X pair
+    show_tab(at, QUEUE).radio(key=K + "f.decided").set_value("undecided").run()
+    assert len(queue(at)) == 0
+    at.radio(key=K + "f.decided").set_value("decided").run()
+    at.multiselect(key=K + "f.statuses").set_value(["QUARANTINED"]).run()
+    assert queue(at).fact_a.tolist() == ["X1"]
+    # the pair's history (audit log) is shown with who and the note
+    hist = [d.value for d in at.dataframe if "operator" in d.value.columns and "kind" in d.value.columns]
+    assert hist and hist[0].kind.tolist() == ["mark_status"] and hist[0].operator.tolist() == ["alice"]
+
+    # another session sees the same decisions, and the other pages run with them
+    at2 = open_page("envelope")
+    text = "\n".join(m.value for m in at2.markdown)
+    assert "<code>E2</code>" in text and "<code>T1</code>" in text
+    assert "<code>E1</code>" not in text and "<code>X2</code>" not in text
+    assert not [c.value for c in at2.code if c.value.startswith("NOTE:")]
+    at2.switch_page("pages/conflicts.py")
+    at2.run()
+    assert metrics(at2)["decisions in the log"] == "3"
+
+
+def test_accept_after_override_restores_authority_winner(triage_env):
+    at = open_page()
+    set_operator(at, "bob")
+    decide(at, "E1|E2", "override", winner="E2")
+    decide(at, "E1|E2", "accept")
+    q = queue(at)
+    row = q[q.fact_a == "E1"].iloc[0]
+    assert (row.arbitration, row.decision) == ("E1 wins", "accepted (E1 wins)")
+    from crp_core.triage import DecisionStore
+
+    with DecisionStore(str(triage_env), create=False) as store:
+        log = store.all()
+    assert [(d.kind, d.winner, d.operator) for d in log] == [("override", "E2", "bob"), ("accept", "E1", "bob")]
+    assert all(d.ckf_fingerprint for d in log)
+
+
+def test_foreign_database_is_refused_with_a_clear_error(triage_env):
+    import sqlite3
+
+    con = sqlite3.connect(triage_env)
+    con.execute("CREATE TABLE other (x)")
+    con.commit()
+    con.close()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/conflicts.py")
+    at.run()
+    assert not at.exception
+    assert any(
+        "operator decision database" in unmd(e.value) and "not a crp-inspect triage database" in unmd(e.value)
+        for e in at.error
+    )
+    # a session-local path to a fresh file works again
+    at.text_input(key=K + "db_path").input(str(triage_env.parent / "mine.sqlite")).run()
+    assert not at.error
+    assert metrics(at)["conflict pairs"] == "3"
+
+
+def test_db_path_field_refuses_a_directory(triage_env):
+    at = open_page()
+    at.text_input(key=K + "db_path").input(str(triage_env.parent)).run()
+    assert any("is a directory" in unmd(e.value) for e in at.error)
+    # the path in force did not change
+    assert unmd(at.expander[0].label) == f"Decision database: {triage_env} ($CRP_INSPECT_TRIAGE_DB)"
+
+
+def test_exports_json_csv_and_cleaned_ckf(triage_env):
+    at = open_page()
+    set_operator(at, "carol")
+    decide(at, "X1|X2", "mark_status", target="X2", status="QUARANTINED")
+    show_tab(at, EXPORT)
+    labels = [b.proto.label for b in at.get("download_button") if b.proto.id and K in b.proto.id]
+    assert labels == ["Decisions as JSON", "Decisions as CSV", "Cleaned CKF"]
+    log = [d.value for d in at.dataframe if "pair" in d.value.columns and "kind" in d.value.columns]
+    assert log and log[0].pair.tolist() == ["X1|X2"]

@@ -1,0 +1,101 @@
+"""Envelope page: packed order, bands, connectors next to the anchors they bridge, NOTE blocks,
+tokens, downloads."""
+
+from __future__ import annotations
+
+from tests.support.pages import expected_result, frame_with, metric, run_page, write_bridge_sample
+
+
+def _open_table(at):
+    """Open the packed-order table's expander and rerun, as a user clicking it would; the table is not
+    built before (a closed expander's table would cost the browser a grid on every visit)."""
+    from pages.envelope import TABLE_OPEN
+
+    assert not [d for d in at.dataframe if "tokens" in d.value.columns]
+    at.session_state[TABLE_OPEN + ".keep"] = True
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_envelope_order_tokens_and_note_block(ui_env):
+    exp = expected_result(ui_env)
+    at = _open_table(run_page("envelope"))
+    table = frame_with(at, "position", "band", "tier", "tokens")
+    assert list(table["fact_id"]) == [p.fact_id for p in exp.envelope.order]
+    assert list(table["band"]) == [p.band for p in exp.envelope.order]
+    assert list(table["tokens"]) == [p.tokens for p in exp.envelope.order]
+    assert metric(at, f"tokens (budget {exp.envelope.token_budget})") == str(exp.envelope.tokens_used)
+    assert metric(at, "NOTE blocks (ties)") == str(len(exp.envelope.notes))
+    assert exp.envelope.notes, "the synthetic sample has one tied conflict"
+    texts = [t.value for t in at.text]
+    for note in exp.envelope.notes:
+        assert note in texts  # shown on its own, right after the later fact of the tied pair
+    assert exp.envelope.text in texts  # the exact envelope text
+    # no element of the frontend's large lazily loaded components (plotly, the code highlighter): a first
+    # visit straight to the page paints as soon as the run ends
+    assert not at.get("plotly_chart") and not at.code
+    bar = [m.value for m in at.markdown if "crp-token-bar" in m.value]
+    assert len(bar) == 1
+    assert f'data-used="{exp.envelope.tokens_used}" data-budget="{exp.envelope.token_budget}"' in bar[0]
+    assert bar[0].count('class="crp-tok" data-band="') == len(exp.envelope.order) + (1 if exp.envelope.notes else 0)
+    table_cfg = [d for d in at.dataframe if "tokens" in d.value.columns]
+    assert table_cfg, "the packed-order table"
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download JSON report" in labels and "Download breakdown CSV" in labels
+    assert [s.value for s in at.subheader][:1] == ["Primacy band (start)"]
+
+
+def test_connector_is_shown_with_its_anchor(tmp_path, monkeypatch):
+    d = write_bridge_sample(tmp_path / "samples")
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
+    monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
+    exp = expected_result(d)
+    at = _open_table(run_page("envelope"))
+    table = frame_with(at, "position", "band", "tier", "tokens")
+    # A1 and A2 are the anchors (tied CDR): the primacy block (positions 1-2); C, the connector
+    # bridging them, follows that block (SPEC_NOTES §2.8)
+    assert list(table["fact_id"]) == [p.fact_id for p in exp.envelope.order] == ["A1", "A2", "C"]
+    assert table.loc[table["fact_id"] == "C", "bridges_anchor"].iloc[0] == "A1"
+    # the connector's card sits under its arrow and anchor line, in the element of its band's cards
+    (held,) = [m.value for m in at.markdown if 'class="crp-connector"' in m.value]
+    assert "connector bridging anchor A1" in held and "<code>C</code>" in held
+    assert metric(at, "connectors") == "1"
+
+
+def test_token_bar_html_is_escaped_and_scaled():
+    import pandas as pd
+
+    from pages.envelope import token_bar_html
+
+    frame = pd.DataFrame(
+        [
+            {"position": 1, "fact_id": '<b>"x"</b>', "band": "primacy", "tokens": 30},
+            {"position": 2, "fact_id": "y", "band": "middle", "tokens": 10},
+        ]
+    )
+    html = token_bar_html(frame, 100, 50)  # 10 NOTE tokens
+    assert "<b>" not in html and "&lt;b&gt;&quot;x&quot;&lt;/b&gt;" in html
+    assert "width:30.000%" in html and "width:10.000%" in html
+    assert 'data-band="note" title="NOTE blocks · 10 tokens" style="width:10.000%' in html
+    assert "budget 100" in html
+
+
+def test_consecutive_fact_cards_are_one_markdown_element(ui_env):
+    # each Markdown element costs the browser a render: the cards of one band between two NOTE blocks,
+    # connectors included, are drawn as one element, in packed order, every card once
+    from pages.envelope import notes_after
+
+    exp = expected_result(ui_env)
+    at = run_page("envelope")
+    holders = [m.value for m in at.markdown if 'class="crp-fact"' in m.value]
+    order = [p.fact_id for p in exp.envelope.order]
+    shown = [fid for v in holders for fid in order if f"<code>{fid}</code>" in v]
+    assert sorted(shown) == sorted(order) and sum(v.count('class="crp-fact"') for v in holders) == len(order)
+    followed = {fid for fid in notes_after(exp) if fid}
+    runs, band = 0, None
+    for i, p in enumerate(exp.envelope.order):
+        if p.band != band or i == 0 or order[i - 1] in followed:
+            runs += 1
+        band = p.band
+    assert len(holders) == runs < len(order)

@@ -1,0 +1,131 @@
+"""Glossary page and the shared glossary accessor: every term with a definition and its spec section,
+a search with an empty state, and the one-line help other views put on their columns."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from crp_ui import glossary, render
+from tests.support.pages import run_page, widget
+
+K = "crp.page.glossary."
+#: the terms the dashboard must explain (the demo's and the tables' vocabulary)
+REQUIRED = (
+    "CDR",
+    "relevance gate",
+    "residual pull",
+    "ResidualSet",
+    "novelty",
+    "coverage penalty",
+    "n-gram penalty",
+    "recency factor",
+    "TTL",
+    "stale floor",
+    "anchor",
+    "connector",
+    "bridge value",
+    "CDGR",
+    "Fact Authority Resolution",
+    "source authority",
+    "importance",
+    "tie / NOTE block",
+    "fan-out",
+    "partition",
+    "snapshot",
+    "fan-in dedup",
+    "Jaccard / overlap",
+    "envelope",
+    "primacy/recency bands",
+    "must_include/must_exclude",
+    "leak",
+    "wrong winner",
+    "expired vs ageing",
+    "fan-out duplicates",
+)
+
+
+def test_every_required_term_is_defined_with_its_spec_section():
+    names = [t.name for t in glossary.TERMS]
+    assert len(names) == len(set(names))
+    for name in REQUIRED:
+        t = glossary.term(name)
+        assert t is not None, name
+        assert len(t.definition) > 60 and t.short and ("SPEC" in t.cite or "docs/decisions" in t.cite), name
+
+
+def test_help_accessor_and_column_help():
+    assert glossary.help("residual pull") == glossary.help("Residual_Pull")  # alias, any case
+    assert glossary.help("residual pull").endswith("(SPEC-024 §2.2, §2.7; SPEC_NOTES §2.4; see the Glossary page)")
+    with pytest.raises(KeyError):
+        glossary.help("no such term")
+    for column, name in glossary.COLUMN_TERMS.items():
+        assert glossary.column_help(column) == glossary.help(name), column
+    assert glossary.column_help("content") == "The fact's text, as in the CKF."
+    assert glossary.column_help("zz unknown") is None
+
+
+def test_with_help_keeps_the_column_config():
+    import streamlit as st
+
+    cfg = glossary.with_help(
+        ["relevance", "content", "zz"],
+        {
+            "relevance": st.column_config.NumberColumn("relevance", format="%.4f"),
+            "content": st.column_config.TextColumn("content", width="large", help="mine"),
+        },
+    )
+    assert cfg["relevance"]["help"] == glossary.help("relevance")
+    assert cfg["relevance"]["type_config"]["format"] == "%.4f"
+    assert cfg["content"]["help"] == "mine" and cfg["content"]["width"] == "large"
+    assert "zz" not in cfg
+
+
+def shown_terms(at) -> list[str]:
+    """The names of the terms the page lists (in its one HTML element of cards), unescaped."""
+    return [
+        html.unescape(n) for m in at.main.html for n in re.findall(r"<b>(.+?)</b> — ", m.value) if "crp-term" in m.value
+    ]
+
+
+def test_glossary_page_lists_every_term(ui_env):
+    at = run_page("glossary")
+    assert [t.value for t in at.title] == ["Glossary"]
+    # all terms in one HTML element (each element costs the browser a render, and HTML is not re-parsed as
+    # Markdown), each in its card: the name in bold, the one-line form, the paragraph, the source a small
+    # grey line under the definition; every text escaped
+    (cards,) = [m for m in at.main.html if "crp-term" in m.value]
+    assert not [m for m in at.main.markdown if "crp-term" in m.value]
+    assert cards.value.count('<div class="crp-term"') == len(glossary.TERMS) == cards.value.count("</div>")
+    for t in glossary.TERMS:
+        assert f"<b>{render.html_text(t.name)}</b> — {render.html_text(t.short)}</p>" in cards.value
+        assert f">{render.html_text(t.definition)}</p>" in cards.value
+    bridge = glossary.term("bridge value")
+    assert re.search(r'<p class="crp-source" style="[^"]*color:[^"]*">Source: SPEC-025 §2\.4', cards.value)
+    assert cards.value.count('class="crp-source"') == len(glossary.TERMS)
+    assert f'{render.html_text(bridge.definition)}</p><p class="crp-source"' in cards.value
+    assert not any(c.value.startswith("Source:") for c in at.caption)
+
+
+def test_glossary_text_holds_no_markup():
+    # the glossary's static text must not open a tag or an entity (the cards escape it anyway), and its
+    # sources and other names hold no square brackets (``help`` puts the source into widgets' Markdown help)
+    for t in glossary.TERMS:
+        for text in (t.name, t.short, t.definition, t.cite, *t.aliases):
+            assert not re.search(r"<[A-Za-z/!?]|&[#A-Za-z]", text), (t.name, text)
+        assert "[" not in t.cite + "".join(t.aliases) and "]" not in t.cite + "".join(t.aliases), t.name
+
+
+def test_glossary_search_and_its_empty_state(ui_env):
+    at = run_page("glossary")
+    widget(at, "text_input", K + "search").set_value("bridge").run()
+    names = shown_terms(at)
+    assert "bridge value" in names and "connector" in names and "TTL" not in names
+    assert any("terms match" in c.value for c in at.caption)
+    widget(at, "text_input", K + "search").set_value("<b>zzq</b>").run()
+    assert not at.exception
+    info = [i.value for i in at.info]
+    assert len(info) == 1 and "No term matches" in info[0] and "<b>" not in info[0]
+    assert shown_terms(at) == []
