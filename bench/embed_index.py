@@ -1,6 +1,6 @@
 """Benchmark: model load, embedding throughput, embedding cache, HNSW build / query / recall, graph.
 
-    .venv/bin/python bench/embed_index.py              # everything (first 10k MiniLM embed: 1-3 min)
+    .venv/bin/python bench/embed_index.py              # everything (the first 10k MiniLM embedding takes a while)
     .venv/bin/python bench/embed_index.py --skip-model # vectors only
     .venv/bin/python bench/embed_index.py --sizes 10000
     .venv/bin/python bench/embed_index.py --backends-only  # the MiniLM backends on the sample's texts
