@@ -1,4 +1,4 @@
-"""Benchmark: the value-conflict detector on the labelled corpus (SPEC_NOTES §2.6, SPEC-005 §5.3).
+"""Benchmark: the value-conflict detector on the labelled corpus (SPEC-005 §5.3; docs/decisions/detector.md).
 
     python bench/detector.py            # from the repository root
 

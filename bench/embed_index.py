@@ -201,7 +201,7 @@ def bench_backends(
                 "bit for bit" if same else "DIFFERENT",
                 f"{len(texts)} facts and {len(queries)} queries",
             )
-        if backend != "torch":  # SPEC_NOTES §1.2: a text's vector must not depend on its batch-mates
+        if backend != "torch":  # one model id, one function of the text: a vector must not depend on its batch-mates
             alone = m.encode(texts, batch_size=1)
             cos1 = (alone.astype(np.float64) * facts[backend]).sum(axis=1)
             row(
