@@ -20,7 +20,7 @@ took against the N(N-1)/2 of the whole Gram triangle, and recall:
 
 The scan runs twice; the second run must give the same pairs (determinism) and reuses the cached
 pair search, as a re-scan after an operator decision does. The load average is printed per row and
-for the whole run: the reference machine has 2 cores shared with others.
+for the whole run (a shared machine's figures move with its load).
 The sample CKF (no embeddings) is embedded with MiniLM through the cache. Caches go to a fresh
 temporary directory removed at the end, unless ``--cache-dir`` names a persistent one.
 Target: scan <= 60 s at 100k facts, candidate recall >= 99.5 %.

@@ -1,4 +1,4 @@
-"""Benchmark: the value-conflict detector on the labelled corpus (SPEC_NOTES §2.6, SPEC-005 §5.3).
+"""Benchmark: the value-conflict detector on the labelled corpus (SPEC-005 §5.3; docs/decisions/detector.md).
 
     python bench/detector.py            # from the repository root
 
@@ -12,7 +12,7 @@ conflict found with a missing pattern is both a miss and a false alarm), then th
 * cold - tokenising and analysing both texts too.
 
 Times are CPU time per pair (best of several rounds) and wall time next to the machine's load
-average: on a shared 2-core machine wall time grows with the load, CPU time much less.
+average: on a busy machine wall time grows with the load, CPU time much less.
 """
 
 from __future__ import annotations

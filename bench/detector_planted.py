@@ -1,4 +1,4 @@
-"""Check the sample CKF's planted pairs against the new detector (SPEC_NOTES §2.6).
+"""Check the sample CKF's planted pairs against the value-conflict detector (docs/decisions/detector.md).
 
     python bench/detector_planted.py
 

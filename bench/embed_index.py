@@ -1,6 +1,6 @@
 """Benchmark: model load, embedding throughput, embedding cache, HNSW build / query / recall, graph.
 
-    .venv/bin/python bench/embed_index.py              # everything (first 10k MiniLM embed: 1-3 min)
+    .venv/bin/python bench/embed_index.py              # everything (the first 10k MiniLM embedding takes a while)
     .venv/bin/python bench/embed_index.py --skip-model # vectors only
     .venv/bin/python bench/embed_index.py --sizes 10000
     .venv/bin/python bench/embed_index.py --backends-only  # the MiniLM backends on the sample's texts
@@ -201,7 +201,7 @@ def bench_backends(
                 "bit for bit" if same else "DIFFERENT",
                 f"{len(texts)} facts and {len(queries)} queries",
             )
-        if backend != "torch":  # SPEC_NOTES §1.2: a text's vector must not depend on its batch-mates
+        if backend != "torch":  # one model id, one function of the text: a vector must not depend on its batch-mates
             alone = m.encode(texts, batch_size=1)
             cos1 = (alone.astype(np.float64) * facts[backend]).sum(axis=1)
             row(

@@ -1,4 +1,4 @@
-"""Prints the hostile-input table (issue 12): every input of tests/data/hostile/hostile.toml through
+"""Prints the hostile-input table: every input of tests/data/hostile/hostile.toml through
 the commands that read it (``validate`` and ``run``; ``check`` for suites, configs, baselines; ``triage
 decisions`` for a database; bounded child processes), then every numeric setting at its
 range boundaries through ``run --set``, with the counts the closing note needs.

@@ -5,9 +5,9 @@ machine's load, for saying "better" about a change of a few percent.
     python bench/instructions.py --sets synth10k --runs 80
     python bench/instructions.py --repo ../other-checkout        # the same workload on another tree's crp_core
 
-On the shared 2-CPU box the wall-clock p50 of one tree moves by 30-50 % from one ``bench/pipeline.py`` run
-to the next (other tenants, a shared L3), which hides any change smaller than that. Counted instructions
-do not: the same tree, data and runs give the same count within ~0.1 %, busy machine or not.
+On a shared machine the wall-clock p50 of one tree moves from one ``bench/pipeline.py`` run to the next
+(other tenants, a shared cache), which hides a change of a few percent. Counted instructions do not: the
+same tree, data and runs give the same count within about 0.1 %, busy machine or not.
 
 What is counted: the child process (this script with ``--child``) loads the CKF, prepares the corpus
 (graph and HNSW index from the corpus cache when present), embeds nothing (the synthetic scenarios carry
@@ -16,7 +16,7 @@ cycling the scenarios with fan-out off, as ``bench/pipeline.py``'s stage 2-6 tab
 by the index's search memo, as on a rerun; the headers included). The same child with 0 runs is counted
 too, in parallel, and subtracted: the difference / runs is the instructions of one run. Counts are taken
 with ``PYTHONHASHSEED=0`` and one BLAS thread (a thread team's spinning is not work). callgrind runs the
-child ~50x slower: a case takes 2-4 minutes.
+child far slower than natively, so a case takes minutes.
 
 Data: ``bench/make_synthetic_ckf.py`` directories (``bench/pipeline.py`` writes the dense one when missing).
 Needs ``valgrind`` (Debian package ``valgrind``); prints a clear message when it is missing.

@@ -10,7 +10,7 @@ finds the text checks' caches alike: total and pair-search seconds, pairs, dot p
 the JSON report is identical. Then MiniLM embedding texts/s of ``--embed-texts`` texts of the first
 CKF, local (this process, torch's own threads, model loaded before timing) and Ray Data actors (1 CPU
 and 1 torch thread each, the model loaded once per actor inside the time). Each row prints the
-1-minute load average when it finished: the reference machine has 2 cores shared with others. Ray is
+1-minute load average when it finished (a shared machine's figures move with its load). Ray is
 needed (the [ray] extra). Caches go to ``--cache-dir`` (default a temporary folder; the embedding runs
 always use a fresh one).
 """

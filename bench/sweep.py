@@ -6,7 +6,7 @@ and scenario embedded before timing (target: under 10 s for the 20 points).
     python bench/sweep.py --data bench/data/synth100k --values 20
 
 Data: ``bench/make_synthetic_ckf.py --facts 10000 --out bench/data/synth10k`` (facts + embeddings + scenarios);
-no model is loaded. Prints the per-point table (ms), the totals and the load average (the box is shared).
+no model is loaded. Prints the per-point table (ms), the totals and the load average.
 """
 
 from __future__ import annotations

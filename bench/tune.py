@@ -8,7 +8,7 @@ one-off process costs (tokenizer load) paid before timing; the tables show where
     python bench/tune.py --trials 40 --objective integrity
 
 Synthetic data: ``bench/make_synthetic_ckf.py --facts 10000 --scenarios 10 --out bench/data/synth10k-s10``
-(run here when missing; no model). Prints the load average (the box is shared).
+(run here when missing; no model). Prints the load average.
 """
 
 from __future__ import annotations
