@@ -5,12 +5,12 @@ regenerating fails here), and it must name every configuration key, table cells 
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 from crp_core.config import RANGES, all_keys
+from tests.support.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 DOC = ROOT / "docs" / "reference" / "config.md"
 
 
