@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from crp_core.analysis.evaluate import PreparedSuite, SuiteRun, SuiteSweep, prepare_suite, run_suite, sweep_suite
     from crp_core.analysis.gate import GateResult, gate, read_baseline
     from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics, scenario_metrics, suite_metrics
+    from crp_core.analysis.reports import suite_metrics_report, tune_report
     from crp_core.analysis.scan import ConflictScan, scan_ckf
     from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, sdk_agreement
     from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
     from crp_core.corpus.embedding import MODEL_ID, Embedder, MiniLMEmbedder
     from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
+    from crp_core.decisions import Decision, DecisionSet, carried_decisions
     from crp_core.engines import ENGINES, EmbedRun, embed_kb, scan_with_engine
     from crp_core.errors import (
         CKFError,
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
         SuiteError,
         ValidationError,
     )
+    from crp_core.factors.recency import RecencyTable
     from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
     from crp_core.io.ckf.sdk import load_sdk_snapshot, load_sdk_snapshot_bytes
     from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map
@@ -81,32 +84,19 @@ if TYPE_CHECKING:
         FanoutResult,
         PackedFact,
         PipelineResult,
-        RecencyTable,
         Resolution,
         ValueConflict,
         ValueDiff,
     )
-    from crp_core.report import (
-        dumps,
-        export_report_dict,
-        fact_columns,
-        fact_rows_report,
-        fanout_report,
-        pair_dict,
-        run_report,
-        suite_metrics_report,
-        tune_report,
-    )
+    from crp_core.report import dumps, fact_columns, fact_rows_report, fanout_report, pair_dict, run_report
     from crp_core.stages.contradictions import authority_of, values_conflict
     from crp_core.triage import (
-        Decision,
-        DecisionSet,
         DecisionStore,
         ExportReport,
         apply_to_corpus,
         apply_to_kb,
-        carried_decisions,
         export_cleaned_ckf,
+        export_report_dict,
     )
 
 #: module of each public name (resolved lazily by ``__getattr__``)
@@ -123,6 +113,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "crp_core.analysis.gate": ("GateResult", "gate", "read_baseline"),
     "crp_core.analysis.metrics": ("ScenarioMetrics", "SuiteMetrics", "scenario_metrics", "suite_metrics"),
+    "crp_core.analysis.reports": ("suite_metrics_report", "tune_report"),
     "crp_core.analysis.scan": ("ConflictScan", "scan_ckf"),
     "crp_core.analysis.sdk_agreement": ("PairAgreement", "SdkAgreement", "sdk_agreement"),
     "crp_core.analysis.suite": ("Suite", "SuiteScenario", "check_suite", "load_suite", "suite_from_files"),
@@ -131,6 +122,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.config": ("SOURCE_TYPES", "STATUSES", "CRPConfig", "SourceTable", "layered_config"),
     "crp_core.corpus.embedding": ("MODEL_ID", "Embedder", "MiniLMEmbedder"),
     "crp_core.corpus.prepared": ("Corpus", "ScenarioVectors", "embed_scenario", "prepare_corpus"),
+    "crp_core.decisions": ("Decision", "DecisionSet", "carried_decisions"),
     "crp_core.engines": ("ENGINES", "EmbedRun", "embed_kb", "scan_with_engine"),
     "crp_core.errors": (
         "CKFError",
@@ -143,6 +135,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "SuiteError",
         "ValidationError",
     ),
+    "crp_core.factors.recency": ("RecencyTable",),
     "crp_core.io.ckf": ("load_ckf", "load_ckf_bytes", "write_ckf"),
     "crp_core.io.ckf.sdk": ("load_sdk_snapshot", "load_sdk_snapshot_bytes"),
     "crp_core.io.ckf.sdk_map": ("SourceTypeMap", "load_source_map"),
@@ -173,32 +166,19 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "FanoutResult",
         "PackedFact",
         "PipelineResult",
-        "RecencyTable",
         "Resolution",
         "ValueConflict",
         "ValueDiff",
     ),
-    "crp_core.report": (
-        "dumps",
-        "export_report_dict",
-        "fact_columns",
-        "fact_rows_report",
-        "fanout_report",
-        "pair_dict",
-        "run_report",
-        "suite_metrics_report",
-        "tune_report",
-    ),
+    "crp_core.report": ("dumps", "fact_columns", "fact_rows_report", "fanout_report", "pair_dict", "run_report"),
     "crp_core.stages.contradictions": ("authority_of", "values_conflict"),
     "crp_core.triage": (
-        "Decision",
-        "DecisionSet",
         "DecisionStore",
         "ExportReport",
         "apply_to_corpus",
         "apply_to_kb",
-        "carried_decisions",
         "export_cleaned_ckf",
+        "export_report_dict",
     ),
 }
 _WHERE: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}

@@ -19,32 +19,22 @@ from typing import Any
 
 import numpy as np
 
-from crp_core.analysis.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection
 from crp_core.config import CRPConfig, layered_config
 from crp_core.corpus.embedding import Embedder
 from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario
+from crp_core.decisions import Decisions, with_carried_decisions
 from crp_core.factors.coverage import CoverageSet
 from crp_core.factors.ngram import NGram, build_blacklist
 from crp_core.factors.recency import FactAttributes, concat_recency, fact_attributes
 from crp_core.headers import build_headers
 from crp_core.model import Scenario
 from crp_core.outcomes import fact_outcomes
-from crp_core.records import (
-    ACTION_FLAGGED,
-    AuditEvent,
-    CDRTable,
-    Clamp,
-    DeferredTuple,
-    KnownConflict,
-    PipelineResult,
-    frozen_array,
-)
-from crp_core.report import known_flag_data
+from crp_core.records import ACTION_FLAGGED, AuditEvent, CDRTable, Clamp, KnownConflict, PipelineResult
 from crp_core.stages.candidates import gather_candidates
 from crp_core.stages.cdgr import BridgedPairs, expand_graph_with_recency
 from crp_core.stages.cdr import cdr_ranking, factors_from_cosines, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions, tied_rows
-from crp_core.stages.contradictions.arbitration import Decisions
+from crp_core.stages.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection, known_flag_data
 from crp_core.stages.packing import (
     PackItem,
     TokenCounter,
@@ -53,7 +43,7 @@ from crp_core.stages.packing import (
     pack_envelope,
     word_counter,
 )
-from crp_core.triage.export import with_carried_decisions
+from crp_core.support.frozen import DeferredTuple, frozen_array
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
 

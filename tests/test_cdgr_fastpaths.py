@@ -336,8 +336,8 @@ def test_connectors_screened_lazily_are_the_ones_a_full_screen_chooses(seed, n_c
     from factories import fact, make_corpus
 
     from crp_core.config import CRPConfig
-    from crp_core.records import DeferredTuple
     from crp_core.stages.cdgr import choose_connectors, connector_near_duplicates
+    from crp_core.support.frozen import DeferredTuple
 
     rng = np.random.default_rng(seed)
     n = n_anchors + n_cands

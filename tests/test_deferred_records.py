@@ -8,7 +8,7 @@ import copy
 import json
 import pickle
 
-from crp_core.records import DeferredData, DeferredTuple
+from crp_core.support.frozen import DeferredData, DeferredTuple
 
 
 def test_deferred_data_builds_once_on_first_read_and_behaves_as_its_dict():
@@ -39,7 +39,7 @@ def test_pipeline_audit_events_equal_the_report_shape(tmp_path):
     from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
     from crp_core.pipeline import run_pipeline
-    from crp_core.report import conflict_event_data
+    from crp_core.stages.contradictions.audit import conflict_event_data
 
     sample = Path(__file__).resolve().parent.parent / "sample_ckf"
     corpus = prepare_corpus(load_ckf(sample / "knowledge_base.jsonl"), config=CRPConfig(), cache_dir=tmp_path)

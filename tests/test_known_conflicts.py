@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from factories import fact, make_kb
 
-from crp_core.analysis.known import guard_selection, known_conflicts
+from crp_core.analysis.known import known_conflicts
 from crp_core.cli import main
 from crp_core.records import (
     ACTION_FLAGGED,
@@ -19,6 +19,7 @@ from crp_core.records import (
     SOURCE_SCAN,
     KnownConflict,
 )
+from crp_core.stages.known import guard_selection
 from crp_core.triage import Decision, DecisionSet
 
 ROOT = Path(__file__).resolve().parents[1]

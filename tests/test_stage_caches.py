@@ -16,9 +16,10 @@ import crp_core.stages.graph_walk as graph_walk
 from crp_core.config import CRPConfig
 from crp_core.factors.recency import fact_attributes
 from crp_core.pipeline import _cdr_positions
-from crp_core.records import CDRTable, frozen_array
+from crp_core.records import CDRTable
 from crp_core.stages.cdr import cdr_ranking
 from crp_core.stages.packing import cached_note_counter, note_block, note_counts, word_counter
+from crp_core.support.frozen import frozen_array
 
 
 def table(rows: list[int], scores: list[float], gate: list[bool]) -> CDRTable:

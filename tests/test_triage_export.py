@@ -27,7 +27,6 @@ from crp_core.io.ckf import load_ckf, write_ckf
 from crp_core.io.timeparse import parse_timestamp
 from crp_core.model import KnowledgeBase
 from crp_core.pipeline import run_pipeline
-from crp_core.report import export_report_dict
 from crp_core.triage import (
     Decision,
     DecisionSet,
@@ -43,6 +42,7 @@ from crp_core.triage import (
     report_path_for,
     triage_record,
 )
+from crp_core.triage.export import export_report_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 MOD = "2026-05-01T00:00:00Z"

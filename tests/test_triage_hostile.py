@@ -10,7 +10,7 @@ import os
 from test_cli_triage import ckf, cli, record  # noqa: F401  (ckf: the fixture, registered by importing it)
 
 from crp_core.triage import Decision, export_csv
-from crp_core.triage.decisions import csv_cell
+from crp_core.triage.log import csv_cell
 
 
 def test_export_into_a_missing_folder_is_a_clear_error(capsys, tmp_path, ckf):  # noqa: F811

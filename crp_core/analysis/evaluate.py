@@ -39,8 +39,8 @@ from crp_core.model import Scenario
 if TYPE_CHECKING:
     from crp_core.analysis.scan import ScanConfigKey
     from crp_core.corpus.embedding import Embedder
+    from crp_core.decisions import DecisionSet
     from crp_core.records import KnownConflict, PipelineResult
-    from crp_core.triage.decisions import DecisionSet
 
 __all__ = [
     "PreparedSuite",

@@ -26,7 +26,6 @@ from crp_core.errors import Problem, ValidationError
 from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
 from crp_core.io.scenario import json_error_message, json_with_lines
 from crp_core.model import GATE_THRESHOLDS
-from crp_core.report import SUITE_METRICS_KIND
 
 __all__ = [
     "GateFailure",
@@ -38,7 +37,9 @@ __all__ = [
     "BASELINE_KIND",
 ]
 
-#: ``kind`` of the metrics file (crp_core.report.suite_metrics_report)
+#: ``kind`` of the metrics report of ``crp-inspect check --json``, also its ``--write-baseline`` file
+#: (:func:`crp_core.analysis.reports.suite_metrics_report`): the baseline the gate reads
+SUITE_METRICS_KIND = "crp-inspect/suite-metrics"
 BASELINE_KIND = SUITE_METRICS_KIND
 _BY_NAME = {m.name: m for m in METRICS}
 

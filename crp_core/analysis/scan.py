@@ -28,11 +28,12 @@ from threadpoolctl import threadpool_limits
 from crp_core.config import CRPConfig
 from crp_core.corpus.index import QUERY_THREADS
 from crp_core.corpus.prepared import Corpus
-from crp_core.records import ConflictPair, RecencyTable, ValueConflict
-from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, Decisions, arbitrate, decision_for
+from crp_core.decisions import Decisions, with_carried_decisions
+from crp_core.factors.recency import RecencyTable
+from crp_core.records import ConflictPair, ValueConflict
+from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
-from crp_core.triage.export import with_carried_decisions
 
 SearchMethod = Literal["gram", "centroid-pruned"]
 

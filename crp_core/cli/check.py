@@ -161,7 +161,8 @@ def metrics_table(metrics: SuiteMetrics) -> str:
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.analysis.evaluate import run_suite
     from crp_core.analysis.gate import gate, read_baseline
-    from crp_core.report import dumps, suite_metrics_report
+    from crp_core.analysis.reports import suite_metrics_report
+    from crp_core.report import dumps
 
     if args.write_baseline:  # refused before the suite runs, not after
         check_writable(args.write_baseline, "--write-baseline")

@@ -77,8 +77,9 @@ def _line(t: TrialRecord) -> str:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from crp_core.analysis.reports import tune_report
     from crp_core.analysis.tune import tune
-    from crp_core.report import dumps, tune_report
+    from crp_core.report import dumps
 
     if not 1 <= args.trials <= 10_000:
         raise ConfigError(f"--trials must be between 1 and 10000, got {args.trials}")

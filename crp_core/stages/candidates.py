@@ -18,7 +18,8 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, ScenarioVectors
-from crp_core.records import CandidateSet, DeferredTuple, freeze_owned
+from crp_core.records import CandidateSet
+from crp_core.support.frozen import DeferredTuple, freeze_owned
 
 #: up to this many searches (query + sub-queries) a row's finders fit in one int64 bit mask (and owners in 6 bits)
 MASK_SEARCHES = 62

@@ -32,21 +32,14 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram
-from crp_core.factors.recency import compute_recency, row_positions
+from crp_core.factors.recency import RecencyTable, compute_recency, row_positions
 from crp_core.model import Fact
-from crp_core.records import (
-    CDGRResult,
-    CDRTable,
-    ConnectorTable,
-    DeferredTuple,
-    RecencyTable,
-    ValueConflict,
-    frozen_array,
-)
+from crp_core.records import CDGRResult, CDRTable, ConnectorTable, ValueConflict
 from crp_core.stages._bits import bits_of, row_bits
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
 from crp_core.stages.graph_walk import bridge_values, bridged_anchor_positions, edges_among, walk_with_paths
+from crp_core.support.frozen import DeferredTuple, frozen_array
 
 if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageView

@@ -24,8 +24,9 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram, fact_overlaps
-from crp_core.factors.recency import lookup, resolved_importance
-from crp_core.records import CDRTable, RecencyTable, freeze_owned, frozen_array
+from crp_core.factors.recency import RecencyTable, lookup, resolved_importance
+from crp_core.records import CDRTable
+from crp_core.support.frozen import freeze_owned, frozen_array
 
 if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageView

@@ -29,17 +29,8 @@ import numpy.typing as npt
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, ScenarioVectors
-from crp_core.records import (
-    BranchResult,
-    CandidateSet,
-    CDRTable,
-    Duplicate,
-    FanoutResult,
-    FanoutRun,
-    FanoutStep,
-    RecencyTable,
-    frozen_array,
-)
+from crp_core.factors.recency import RecencyTable
+from crp_core.records import BranchResult, CandidateSet, CDRTable, Duplicate, FanoutResult, FanoutRun, FanoutStep
 from crp_core.stages.partitions import (
     RULE_KMEANS,
     RULE_ONE_EACH,
@@ -48,6 +39,7 @@ from crp_core.stages.partitions import (
     partition_residual_for_fanout,
     partition_rule,
 )
+from crp_core.support.frozen import frozen_array
 
 if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageSet, CoverageSnapshot, CoverageView

@@ -12,21 +12,24 @@ from __future__ import annotations
 
 import json
 import os
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
 from crp_core.config import NEVER_RETRIEVED
+from crp_core.decisions import (
+    META_SUPERSEDED_BY,
+    META_TRIAGE,
+    META_TRIAGE_HISTORY,
+    Decision,
+    DecisionSet,
+    split_pair_key,
+)
 from crp_core.errors import CRPError
 from crp_core.model import Fact, KnowledgeBase
-from crp_core.triage.decisions import Decision, DecisionError, DecisionSet, split_pair_key, validate_decision
+from crp_core.report import dumps, plain
 
-#: the metadata keys the export writes on a fact
-META_SUPERSEDED_BY = "superseded_by"
-META_TRIAGE = "triage"
-META_TRIAGE_HISTORY = "triage_history"
 #: the keys of one triage record (``metadata.triage`` and each ``metadata.triage_history`` item)
 TRIAGE_RECORD_KEYS = ("operator", "decided_at", "kind", "note")
 #: the report's file name next to a CKF folder; next to a CKF file it is ``<stem>.export_report.json``
@@ -92,7 +95,7 @@ class ExportIssue:
 
 @dataclass(frozen=True)
 class ExportReport:
-    """What an export wrote and what it could not write (``crp_core.report.export_report_dict``)."""
+    """What an export wrote and what it could not write (:func:`export_report_dict`)."""
 
     ckf_source: str  # the CKF the decisions were applied to
     n_facts: int
@@ -340,6 +343,58 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
     return replace(kb, facts=tuple(facts)), report
 
 
+# ---- the report --------------------------------------------------------------------------------
+EXPORT_REPORT_KIND = "crp-inspect.triage-export"
+EXPORT_REPORT_VERSION = 1
+
+
+def _issue_dict(i: ExportIssue) -> dict[str, Any]:
+    return {"code": i.code, "fact_ids": list(i.fact_ids), "decision_ids": list(i.decision_ids), "message": i.message}
+
+
+def export_report_dict(r: ExportReport) -> dict[str, Any]:
+    """The export report (``crp-inspect triage export``, ``export_report.json``; docs/decisions/triage.md
+    "Export"): what the cleaned CKF carries and what it could not. Deterministic: no export time."""
+    return {
+        "kind": EXPORT_REPORT_KIND,
+        "version": EXPORT_REPORT_VERSION,
+        "ckf": r.ckf_source,
+        "out": r.path,
+        "format": r.fmt,
+        "n_facts": r.n_facts,
+        "decisions_in_force": r.decisions,
+        "changed": dict(r.changed),
+        "facts": [
+            {
+                "fact_id": c.fact_id,
+                "status_before": c.status_before,
+                "status": c.status,
+                "superseded_by": c.superseded_by,
+                "triage": dict(c.triage),
+                "decision_ids": list(c.decision_ids),
+            }
+            for c in r.changes
+        ],
+        "dismissed": [
+            {
+                "fact_a": p.fact_a,
+                "fact_b": p.fact_b,
+                "decision_id": p.decision_id,
+                "operator": p.operator,
+                "decided_at": p.decided_at,
+                "note": p.note,
+            }
+            for p in r.dismissed
+        ],
+        "replaced": [
+            {"fact_id": v.fact_id, "key": v.key, "old": plain(v.old), "new": plain(v.new)} for v in r.replaced
+        ],
+        "conflicts": [_issue_dict(i) for i in r.conflicts],
+        "unknown_facts": [_issue_dict(i) for i in r.unknown],
+        "inexpressible": [_issue_dict(i) for i in r.inexpressible],
+    }
+
+
 # ---- writing -----------------------------------------------------------------------------------
 def report_path_for(path: str | os.PathLike[str]) -> str:
     """Where the report of an export to ``path`` goes: ``<dir>/export_report.json`` for a CKF folder
@@ -362,7 +417,6 @@ def export_cleaned_ckf(
     (default :func:`report_path_for`; ``write_report=False`` writes no report file). Both writes are
     atomic; the CKF is written first."""
     from crp_core.io.ckf.write import ckf_format, write_ckf, write_text_atomic
-    from crp_core.report import dumps, export_report_dict
 
     out = os.fspath(path)
     rpath = None if not write_report else os.fspath(report_path) if report_path is not None else report_path_for(out)
@@ -392,7 +446,6 @@ def load_export_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON of an export report written by :func:`export_cleaned_ckf` (ExportError if it is not one)."""
     from crp_core.errors import ValidationError
     from crp_core.io.files import read_regular_file
-    from crp_core.report import EXPORT_REPORT_KIND
 
     try:  # a regular file only (a FIFO would block): as every input, docs/decisions/hardening.md
         doc = json.loads(read_regular_file(path, max_bytes=_MAX_REPORT_BYTES, what="export report").decode("utf-8"))
@@ -405,90 +458,3 @@ def load_export_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("kind") != EXPORT_REPORT_KIND:
         raise ExportError(f"{os.fspath(path)}: not a crp-inspect export report")
     return doc
-
-
-def _pair_record(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The newest override / accept triage record of a fact's metadata, or None."""
-    hist = meta.get(META_TRIAGE_HISTORY)
-    records = [*(hist if isinstance(hist, list) else ()), meta.get(META_TRIAGE)]
-    for r in reversed(records):
-        if isinstance(r, Mapping) and r.get("kind") in ("override", "accept"):
-            return r
-    return None
-
-
-def carried_decisions(kb: KnowledgeBase, report: Mapping[str, Any] | None = None) -> DecisionSet:
-    """The pair decisions an exported CKF carries, rebuilt without the decision store.
-
-    A fact with ``metadata.superseded_by`` naming a fact of ``kb`` and an override / accept triage
-    record gives that decision (the superseding fact wins); the dismissed pairs of ``report`` (the
-    export report's JSON, :func:`load_export_report`) give dismissals. Statuses are in the file
-    already, so the set holds no status marks. Give it to ``scan_ckf(decisions=)`` or
-    ``run_pipeline(decisions=)`` so that a re-scan elsewhere arbitrates as the operators did.
-    Malformed records (not written by this export) are skipped.
-    """
-    found: list[Decision] = []
-    for f in kb.facts:
-        winner, rec = f.metadata.get(META_SUPERSEDED_BY), _pair_record(f.metadata)
-        if rec is None or not isinstance(winner, str) or winner == f.fact_id or kb.get(winner) is None:
-            continue
-        found.append(
-            Decision.new(
-                f.fact_id,
-                winner,
-                str(rec["kind"]),
-                str(rec.get("operator") or "?"),
-                winner=winner,
-                note=str(rec.get("note") or ""),
-                decided_at=_text(rec.get("decided_at")),
-            )
-        )
-    for p in (report or {}).get("dismissed", ()):
-        if isinstance(p, Mapping) and isinstance(p.get("fact_a"), str) and isinstance(p.get("fact_b"), str):
-            found.append(
-                Decision.new(
-                    p["fact_a"],
-                    p["fact_b"],
-                    "dismiss",
-                    str(p.get("operator") or "?"),
-                    note=str(p.get("note") or ""),
-                    decided_at=_text(p.get("decided_at")),
-                )
-            )
-    found.sort(key=lambda d: d.decided_at or "")
-    valid: list[Decision] = []
-    for d in found:
-        try:
-            valid.append(validate_decision(d, new=False))  # text rules of the version that wrote it
-        except DecisionError:
-            continue
-    return DecisionSet.from_decisions(valid)
-
-
-def _text(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
-
-
-#: the pair decisions each loaded knowledge base carries (built once per KnowledgeBase)
-_CARRIED: weakref.WeakKeyDictionary[KnowledgeBase, DecisionSet] = weakref.WeakKeyDictionary()
-
-
-def with_carried_decisions(
-    kb: KnowledgeBase, decisions: DecisionSet | Mapping[str, Mapping[str, Any]] | None
-) -> DecisionSet | Mapping[str, Mapping[str, Any]] | None:
-    """``decisions`` with the pair decisions ``kb`` carries from an export underneath
-    (:func:`carried_decisions`; the given ones win on a pair both decide). What ``run_pipeline`` and
-    ``scan_ckf`` arbitrate with, so an exported CKF loaded without its decision store is arbitrated the
-    operators' way (docs/decisions/triage.md, "Export"). ``decisions`` itself when ``kb`` carries none."""
-    carried = _CARRIED.get(kb)
-    if carried is None:
-        has = any(META_SUPERSEDED_BY in f.metadata for f in kb.facts if f.metadata)
-        carried = carried_decisions(kb) if has else DecisionSet.empty()
-        _CARRIED[kb] = carried
-    if not carried.pair_decisions:
-        return decisions
-    if decisions is None:
-        return carried
-    if isinstance(decisions, DecisionSet):
-        return decisions.overlaid_on(carried)
-    return MappingProxyType({**carried.pair_decisions, **decisions})

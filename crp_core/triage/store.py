@@ -1,7 +1,7 @@
 """The SQLite store of operator decisions (SPEC-027 §2, SPEC-009 §8).
 
 This module does I/O, explicitly, behind :class:`DecisionStore`; the decision model it stores is
-the pure :mod:`crp_core.triage.decisions`.
+the pure :mod:`crp_core.decisions`.
 
 Store guarantees (decisions: ``docs/decisions/triage.md``):
 
@@ -28,22 +28,20 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from crp_core.io.files import regular_or_absent
-from crp_core.io.timeparse import format_timestamp
-from crp_core.triage.decisions import (
+from crp_core.decisions import (
     COLUMNS,
     KINDS,
     MARKABLE_STATUSES,
-    SCHEMA_VERSION,
     Decision,
     DecisionError,
     DecisionSet,
     TriageStoreError,
-    export_csv,
-    export_json,
     pair_key,
     validate_decision,
 )
+from crp_core.io.files import regular_or_absent
+from crp_core.io.timeparse import format_timestamp
+from crp_core.triage.log import SCHEMA_VERSION, export_csv, export_json
 
 #: ``PRAGMA application_id`` of a crp-inspect triage database: the bytes "CRPT" (0x43525054)
 APPLICATION_ID = 0x43525054
