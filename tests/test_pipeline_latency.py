@@ -14,7 +14,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.index import FactIndex
 from crp_core.pipeline import one_blas_thread
 from crp_core.stages import packing
-from crp_core.stages._bits import bits_of, row_bits
+from crp_core.stages.bits import bits_of, row_bits
 from crp_core.stages.candidates import found_by
 from crp_core.stages.cdgr import COSINE_SLACK, pick_anchors
 from crp_core.stages.contradictions.resolve import _fits, _Screen

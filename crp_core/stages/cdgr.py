@@ -35,7 +35,7 @@ from crp_core.factors.ngram import NGram
 from crp_core.factors.recency import RecencyTable, compute_recency, row_positions
 from crp_core.model import Fact
 from crp_core.records import CDGRResult, CDRTable, ConnectorTable, ValueConflict
-from crp_core.stages._bits import bits_of, row_bits
+from crp_core.stages.bits import bits_of, row_bits
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
 from crp_core.stages.graph_walk import bridge_values, bridged_anchor_positions, edges_among, walk_with_paths

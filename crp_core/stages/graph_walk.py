@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 try:  # the compiled walk: an optional extension, pyproject.toml builds it where a C compiler is
-    from crp_core.stages import _graph_walk as _kernel
+    import crp_core.stages._graph_walk as _kernel
 except ImportError:  # pragma: no cover - a build without the extension takes the numpy paths
     _kernel = None  # type: ignore[assignment]
 #: what this module calls in the extension: one built from an older ``.pyx`` (an editable install not

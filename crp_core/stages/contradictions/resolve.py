@@ -17,7 +17,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.decisions import Decisions
 from crp_core.records import AuditEvent, ConflictPair, Resolution, ValueConflict
-from crp_core.stages._bits import row_bits
+from crp_core.stages.bits import row_bits
 from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for, note_for
 from crp_core.stages.contradictions.audit import conflict_event
 from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors

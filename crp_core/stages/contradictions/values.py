@@ -29,9 +29,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from crp_core.records import ValueConflict, ValueDiff
-from crp_core.stages.contradictions.clauses import _analyse, _Clause, _Doc, tokenize
+from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
 from crp_core.stages.contradictions.lexicon import (
-    _SCOPE_SKIP,
     ALIGN_MIN,
     DATE_SHIFTED,
     ENTITY,
@@ -43,6 +42,7 @@ from crp_core.stages.contradictions.lexicon import (
     NUMBER_CHANGED,
     PATTERNS,
     POLAR,
+    SCOPE_SKIP,
     WORD,
 )
 from crp_core.stages.contradictions.tokens import DateValue, Quantity, Token
@@ -194,7 +194,7 @@ class _Pair:
 
     __slots__ = ("_lone_a", "_lone_b", "_matching", "da", "db", "foreign_a", "foreign_b", "scores")
 
-    def __init__(self, da: _Doc, db: _Doc) -> None:
+    def __init__(self, da: Doc, db: Doc) -> None:
         self.da, self.db = da, db
         self.foreign_a = tuple(bool(bag - db.words) for bag in da.sent_bags)
         self.foreign_b = tuple(bool(bag - da.words) for bag in db.sent_bags)
@@ -267,12 +267,12 @@ class _Pair:
         return out
 
 
-def _present(e: str, other: _Doc) -> bool:
+def _present(e: str, other: Doc) -> bool:
     """Is the name ``e`` (an entity key) mentioned anywhere in the other text?"""
     return e in other.entity_keys or e in other.words or all(p in other.words for p in e.split(" "))
 
 
-def _one_sided_entity(c: _Clause, other: _Doc) -> bool:
+def _one_sided_entity(c: Clause, other: Doc) -> bool:
     return any(not _present(e, other) for e in c.entities)
 
 
@@ -343,13 +343,13 @@ def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
     """The token a negation at ``k`` governs: the next token that is not a function word."""
     for j in range(k + 1, last):
         t = toks[j]
-        if t.kind in (FUNC, NEG) or (t.kind == WORD and t.key in _SCOPE_SKIP):
+        if t.kind in (FUNC, NEG) or (t.kind == WORD and t.key in SCOPE_SKIP):
             continue
         return j
     return -1
 
 
-def _find_key(toks: tuple[Token, ...], c: _Clause, governed: Token) -> int:
+def _find_key(toks: tuple[Token, ...], c: Clause, governed: Token) -> int:
     """Where the other clause states what the negation governs (zero-width NEGATION_FLIP span)."""
     for j in range(c.first, c.last):
         t = toks[j]
@@ -363,7 +363,7 @@ def _find_key(toks: tuple[Token, ...], c: _Clause, governed: Token) -> int:
     return toks[c.first].start
 
 
-def _flip_diff(da: _Doc, ca: _Clause, db: _Doc, cb: _Clause) -> ValueDiff | None:
+def _flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
     """NEGATION_FLIP between two aligned clauses of opposite polarity, or None."""
     if ca.parity == cb.parity:
         return None
@@ -408,7 +408,7 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
 
 
 def _compare(text_a: str, text_b: str) -> ValueConflict | None:
-    da, db = _analyse(text_a), _analyse(text_b)
+    da, db = analyse(text_a), analyse(text_b)
     if not (da.signal or db.signal):
         return None
     p = _Pair(da, db)
