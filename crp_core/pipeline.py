@@ -30,8 +30,9 @@ from crp_core.headers import build_headers
 from crp_core.model import Scenario
 from crp_core.outcomes import fact_outcomes
 from crp_core.records import ACTION_FLAGGED, AuditEvent, CDRTable, Clamp, KnownConflict, PipelineResult
+from crp_core.stages.bridges import BridgedPairs
 from crp_core.stages.candidates import gather_candidates
-from crp_core.stages.cdgr import BridgedPairs, expand_graph_with_recency
+from crp_core.stages.cdgr import expand_graph_with_recency
 from crp_core.stages.cdr import cdr_ranking, factors_from_cosines, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions, tied_rows
 from crp_core.stages.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection, known_flag_data

@@ -24,8 +24,9 @@ from crp_core.io.scenario import load_scenario
 from crp_core.model import Scenario
 from crp_core.pipeline import run_pipeline
 from crp_core.records import BranchResult
+from crp_core.stages.branches import run_branch
 from crp_core.stages.cdr import score_cdr
-from crp_core.stages.fanout import cross_branch_dedup, run_branch, run_fanout
+from crp_core.stages.fanout import cross_branch_dedup, run_fanout
 
 
 def dedup_reference(corpus, branches, config):

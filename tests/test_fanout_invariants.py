@@ -15,7 +15,8 @@ from crp_core.corpus.prepared import Corpus, embed_scenario
 from crp_core.factors.recency import compute_recency
 from crp_core.model import Addressed, Fact, KnowledgeBase, Scenario, SubQuery
 from crp_core.report import fanout_report
-from crp_core.stages.fanout import branch_fact_budget, round_robin_partitions, run_fanout
+from crp_core.stages.branches import branch_fact_budget
+from crp_core.stages.fanout import round_robin_partitions, run_fanout
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 SOURCES = ("official_documentation", "news", "community", "regulatory", "user_provided")

@@ -16,8 +16,8 @@ from crp_core.pipeline import one_blas_thread
 from crp_core.stages import packing
 from crp_core.stages.bits import bits_of, row_bits
 from crp_core.stages.candidates import found_by
-from crp_core.stages.cdgr import COSINE_SLACK, pick_anchors
 from crp_core.stages.contradictions.resolve import _fits, _Screen
+from crp_core.stages.near_duplicates import COSINE_SLACK, AnchorPicker
 
 
 # ---- stage 1 --------------------------------------------------------------------------------------
@@ -69,8 +69,9 @@ def test_query_ids_holds_the_facts_query_returns():
 
 
 # ---- stage 3: anchors ------------------------------------------------------------------------------
-def pick_anchors_reference(vecs, texts, ranked, count, chosen, start, exclude, dedup, conflict, near):
-    """The per-row check the screening replaces."""
+def pick_anchors_reference(world, ranked, count, chosen, start, exclude, near):
+    """The per-row check the screening replaces; ``world`` = (vectors, texts, dedup_similarity, conflict)."""
+    vecs, texts, dedup, conflict = world
     picked, p = [], start
     while len(picked) < count and p < ranked.size:
         row = int(ranked[p])
@@ -110,7 +111,7 @@ def near_duplicate_corpus(seed, n=60, d=16):
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 20), st.integers(0, 5))
-def test_pick_anchors_screening_decides_as_the_per_row_check(seed, count, n_chosen):
+def test_anchor_screening_decides_as_the_per_row_check(seed, count, n_chosen):
     corpus = near_duplicate_corpus(seed)
     rng = np.random.default_rng(seed + 1)
     ranked = rng.permutation(corpus.n)
@@ -123,25 +124,15 @@ def test_pick_anchors_screening_decides_as_the_per_row_check(seed, count, n_chos
 
     cfg = CRPConfig()
     near_ref: list = []
-    want = pick_anchors_reference(
-        corpus.vectors, texts, ranked, count, list(chosen0), n_chosen, exclude, cfg.dedup_similarity, conflict, near_ref
+    world = (corpus.vectors, texts, cfg.dedup_similarity, conflict)
+    want = pick_anchors_reference(world, ranked, count, list(chosen0), n_chosen, exclude, near_ref)
+    picker = AnchorPicker(
+        corpus, ranked, config=cfg, values_conflict=lambda a, b: conflict(a, b) or None, chosen=list(chosen0)
     )
-    near: list = []
-    chosen = list(chosen0)
-    got = pick_anchors(
-        corpus,
-        ranked,
-        count,
-        chosen,
-        start=n_chosen,
-        exclude=exclude,
-        config=cfg,
-        values_conflict=lambda a, b: conflict(a, b) or None,
-        near_duplicates=near,
-    )
+    got = picker.take(count, start=n_chosen, exclude=exclude)
     assert got == want
-    assert near == near_ref
-    assert chosen == chosen0 + want[0]
+    assert picker.near_duplicates == near_ref
+    assert picker.chosen == chosen0 + want[0]
 
 
 def test_cosine_slack_bounds_float32_rounding():

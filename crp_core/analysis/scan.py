@@ -34,6 +34,7 @@ from crp_core.records import ConflictPair, ValueConflict
 from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
+from crp_core.stages.near_duplicates import COSINE_SLACK
 
 SearchMethod = Literal["gram", "centroid-pruned"]
 
@@ -45,10 +46,6 @@ TILE_ELEMENTS = 1 << 24
 #: rows of one band of the Gram triangle at most, and bands at least (a band also computes its own square)
 GRAM_BAND_ROWS = 512
 GRAM_MIN_BANDS = 8
-#: slack on float32 cosines, so a pair near the threshold is never lost between a tile product and
-#: the per-pair dot product: their worst-case rounding is d * 2^-24 each (2.3e-5 at d = 384; measured
-#: < 1e-6); dimensions above 1600 widen it (:func:`_slack`)
-COSINE_SLACK = 1e-4
 #: facts per centroid (the number of centroid blocks is n / this, at most KMEANS_SAMPLE / 4)
 FACTS_PER_CENTROID = 200
 #: spherical k-means for the centroids: facts sampled, Lloyd iterations, fixed seed (the pair set does
@@ -113,7 +110,9 @@ class PairSearch:
 
 
 def _slack(dim: int) -> float:
-    """``COSINE_SLACK``, or more when the float32 rounding bound of a ``dim``-term dot product is larger."""
+    """The slack on float32 cosines, so a pair near the threshold is never lost between a tile product and
+    the per-pair dot product: ``COSINE_SLACK`` (each one's worst-case rounding is d * 2^-24), or more
+    when the float32 rounding bound of a ``dim``-term dot product is larger."""
     return max(COSINE_SLACK, 4.0 * dim * 2.0**-24)
 
 

@@ -10,6 +10,8 @@ pass (``_graph_walk.pyx``, an optional extension) where it was built; the numpy 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,6 +33,19 @@ if _kernel is not None and not all(hasattr(_kernel, name) for name in _KERNEL_AP
 def compiled() -> bool:
     """Whether the optional compiled walk (``_graph_walk.pyx``) was built and is used here."""
     return _kernel is not None
+
+
+@contextmanager
+def numpy_paths() -> Iterator[None]:
+    """Inside, every function here takes its numpy path, the compiled walk set aside: the reference the
+    compiled twin is compared with (not for concurrent use: it swaps the module's kernel)."""
+    global _kernel
+    saved = _kernel
+    _kernel = None
+    try:
+        yield
+    finally:
+        _kernel = saved
 
 
 def _expand_rows(

@@ -22,6 +22,7 @@ from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbit
 from crp_core.stages.contradictions.audit import conflict_event
 from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
+from crp_core.stages.near_duplicates import COSINE_SLACK
 from crp_core.support.frozen import frozen_array
 
 
@@ -233,8 +234,6 @@ def resolve_contradictions(
     )
 
 
-#: bound on the difference of two float32 evaluations of one cosine (see cdgr.COSINE_SLACK)
-_SLACK = 1e-4
 #: pool rows screened per product
 _SCREEN_ROWS = 32
 
@@ -243,7 +242,7 @@ class _Screen:
     """Screening cosines of the backfill pool against the kept rows, one product per block of pool
     rows (the kept rows at the block's start, plus the block itself for the rows it backfills).
 
-    Each block row's three threshold tests (within ``_SLACK`` of a threshold, above
+    Each block row's three threshold tests (within ``COSINE_SLACK`` of a threshold, above
     ``dedup_similarity``, above ``contradiction_similarity``) are bit masks over the block's columns,
     and the kept columns are one more mask, so screening a pool row is a few integer ``&``s and only
     the close kept facts go to :func:`values_conflict`."""
@@ -267,7 +266,7 @@ class _Screen:
         basis = np.asarray(self.basis, dtype=np.int64)
         # float32 products compared in float64, as Python compares the floats ``tolist`` gives
         cos = (self.vecs[block] @ self.vecs[basis].T).astype(np.float64)
-        near = (np.abs(cos - self.dedup) <= _SLACK) | (np.abs(cos - self.close) <= _SLACK)
+        near = (np.abs(cos - self.dedup) <= COSINE_SLACK) | (np.abs(cos - self.close) <= COSINE_SLACK)
         r = cos.shape[0]
         bits = row_bits(np.concatenate([near, cos > self.dedup, cos > self.close]))  # one packing for the three
         self.near, self.dup, self.closer = bits[:r], bits[r : 2 * r], bits[2 * r :]
@@ -275,7 +274,7 @@ class _Screen:
 
     def fits(self, i: int, kb: Any, config: CRPConfig) -> bool:
         """:func:`_fits` for pool position ``i``, decided on the screening cosines; a cosine within
-        ``_SLACK`` of a threshold takes the exact check."""
+        ``COSINE_SLACK`` of a threshold takes the exact check."""
         if self.start < 0 or not self.start <= i < self.start + _SCREEN_ROWS:
             self._block(i)
         j = i - self.start
