@@ -200,10 +200,9 @@ def _value_class(t: Token) -> str:
     return "ent"
 
 
-@lru_cache(maxsize=65536)
-def analyse(text: str) -> Doc:
-    toks = tokenize(text)
-    spans: list[tuple[int, int, int]] = []  # (sentence, first, last)
+def _clause_spans(toks: tuple[Token, ...]) -> list[tuple[int, int, int]]:
+    """(sentence, first, last) of each clause: the tokens between two breaks (a label's colon is none)."""
+    spans: list[tuple[int, int, int]] = []
     sent, first = 0, 0
     for k, t in enumerate(toks):
         if t.kind == BREAK and t.key != "label":
@@ -214,9 +213,15 @@ def analyse(text: str) -> Doc:
                 sent += 1
     if len(toks) > first:
         spans.append((sent, first, len(toks)))
-    own: list[frozenset[str]] = []
-    for _, a, b in spans:
-        own.append(frozenset(t.key for t in toks[a:b] if t.kind in (WORD, POLAR)))
+    return spans
+
+
+def _clauses_and_values(
+    toks: tuple[Token, ...], spans: list[tuple[int, int, int]]
+) -> tuple[list[Clause], list[_Value], dict[int, set[str]]]:
+    """Each clause with its attribute context, each value (number, date, name) with its own, and each
+    sentence's content keys."""
+    own = [frozenset(t.key for t in toks[a:b] if t.kind in (WORD, POLAR)) for _, a, b in spans]
     clauses: list[Clause] = []
     values: list[_Value] = []
     ranks: dict[str, int] = {}
@@ -243,6 +248,11 @@ def analyse(text: str) -> Doc:
                 )
                 values.append(_Value(k, ci, cls, ranks.get(cls, 0), ctx, plain_stems))
                 ranks[cls] = ranks.get(cls, 0) + 1
+    return clauses, values, sent_words
+
+
+def _word_sets(toks: tuple[Token, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """(every content key, polarity group and entity part of the text; its entity keys)."""
     words: set[str] = set()
     entity_keys: set[str] = set()
     for t in toks:
@@ -252,6 +262,15 @@ def analyse(text: str) -> Doc:
             entity_keys.add(t.key)
             words.update(p[0] for p in t.parts)
             words.add(t.key)
+    return frozenset(words), frozenset(entity_keys)
+
+
+@lru_cache(maxsize=65536)
+def analyse(text: str) -> Doc:
+    """One text's clauses, values and word sets, what every comparison of it reads (memoised)."""
+    toks = tokenize(text)
+    clauses, values, sent_words = _clauses_and_values(toks, _clause_spans(toks))
+    words, entity_keys = _word_sets(toks)
     plain = frozenset(stem(t.text.lower()) for t in toks if t.kind in (WORD, FUNC))
     n_sent = (max(sent_words) + 1) if sent_words else 0
     sent_bags = tuple(frozenset(sent_words.get(s, ())) for s in range(n_sent))
@@ -271,8 +290,8 @@ def analyse(text: str) -> Doc:
         toks,
         tuple(clauses),
         tuple(values),
-        frozenset(words),
-        frozenset(entity_keys),
+        words,
+        entity_keys,
         plain,
         sent_bags,
         bool(values) or polar_or_neg,

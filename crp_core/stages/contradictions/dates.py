@@ -1,5 +1,6 @@
 """The value-conflict lexer's state and its date and time readers (ISO dates, day/month/year,
-clock times, month names, quarters): :class:`LexerBase`, extended by :class:`Lexer`."""
+clock times, month names, quarters): :class:`LexerBase`, extended by the number readers
+(:mod:`.quantities`) and the lexer (:mod:`.lexer`)."""
 
 from __future__ import annotations
 

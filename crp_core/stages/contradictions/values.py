@@ -280,6 +280,40 @@ def _equal_pair(a: Token, b: Token) -> bool:
     return _same_value(a, b) and (a.qty is None or b.qty is None or a.qty.bound * b.qty.bound >= 0)
 
 
+#: a candidate value pair: (-context overlap, unequal, rank distance, rank sum, token a, token b, value a, value b)
+_Candidate = tuple[float, int, int, int, int, int, int, int]
+
+
+def _value_candidates(p: _Pair, xs: tuple[int, ...], ys: tuple[int, ...], out: list[_Candidate]) -> None:
+    """The pairs of values ``xs`` of text a and ``ys`` of text b in aligned clauses with overlapping
+    attribute contexts, appended to ``out``."""
+    da, db = p.da, p.db
+    ta, tb = da.tokens, db.tokens
+    va_all, vb_all = da.values, db.values
+    for x in xs:
+        va = va_all[x]
+        # a name the other text writes as ordinary words ("Pod" / "Pods are ...") is present there
+        if va.plain and ta[va.tok].key not in db.entity_keys and va.plain <= db.plain:
+            continue
+        a_tok, ctx_a = ta[va.tok], va.ctx
+        for y in ys:
+            vb = vb_all[y]
+            if vb.plain and tb[vb.tok].key not in da.entity_keys and vb.plain <= da.plain:
+                continue
+            if p.value_score(va.clause, vb.clause) < 0:
+                continue
+            ctx_b = vb.ctx
+            if ctx_a or ctx_b:
+                s = len(ctx_a & ctx_b) / len(ctx_a | ctx_b)
+                if s < ALIGN_MIN:
+                    continue
+            else:
+                s = 1.0
+            b_tok = tb[vb.tok]
+            eq = 0 if _equal_pair(a_tok, b_tok) else 1
+            out.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
+
+
 def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
     """Pair the values of the two texts and record the pairs that differ. A pair needs aligned
     clauses (no qualifier on one side only) and overlapping attribute contexts; the best context
@@ -287,43 +321,16 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
     ("client 2379, peer 2380" / "client 2380, peer 2379") is two changed pairs, a list in another
     order is none, and values of different attributes are never compared."""
     da, db = p.da, p.db
-    ta, tb = da.tokens, db.tokens
-    va_all, vb_all = da.values, db.values
-    cands: list[tuple[float, int, int, int, int, int, int, int]] = []
-
-    def collect(xs: tuple[int, ...], ys: tuple[int, ...]) -> None:
-        for x in xs:
-            va = va_all[x]
-            # a name the other text writes as ordinary words ("Pod" / "Pods are ...") is present there
-            if va.plain and ta[va.tok].key not in db.entity_keys and va.plain <= db.plain:
-                continue
-            a_tok, ctx_a = ta[va.tok], va.ctx
-            for y in ys:
-                vb = vb_all[y]
-                if vb.plain and tb[vb.tok].key not in da.entity_keys and vb.plain <= da.plain:
-                    continue
-                if p.value_score(va.clause, vb.clause) < 0:
-                    continue
-                ctx_b = vb.ctx
-                if ctx_a or ctx_b:
-                    s = len(ctx_a & ctx_b) / len(ctx_a | ctx_b)
-                    if s < ALIGN_MIN:
-                        continue
-                else:
-                    s = 1.0
-                b_tok = tb[vb.tok]
-                eq = 0 if _equal_pair(a_tok, b_tok) else 1
-                cands.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
-
+    cands: list[_Candidate] = []
     for cls, xs in da.groups.items():
         ys = db.groups.get(cls)
         if ys:
-            collect(xs, ys)
+            _value_candidates(p, xs, ys, cands)
     # a lone year against a plain number ("the default port is 2000" / "... 2379"): NUMBER_CHANGED
     if da.years and "q:" in db.groups:
-        collect(da.years, db.groups["q:"])
+        _value_candidates(p, da.years, db.groups["q:"], cands)
     if db.years and "q:" in da.groups:
-        collect(da.groups["q:"], db.years)
+        _value_candidates(p, da.groups["q:"], db.years, cands)
     if not cands:
         return
     cands.sort()
@@ -336,7 +343,7 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
         used_a.add(x)
         used_b.add(y)
         if c[1]:
-            diffs.extend(_value_diffs(ta[va_all[x].tok], tb[vb_all[y].tok], da.text, db.text))
+            diffs.extend(_value_diffs(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok], da.text, db.text))
 
 
 def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
