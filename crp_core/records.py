@@ -184,7 +184,7 @@ class ConflictPair:
     decision: str | None = None  # operator decision applied, if any
 
     @classmethod
-    def make(
+    def make(  # noqa: PLR0913  the record's fields, as its dataclass __init__ takes them
         cls,
         fact_a: str,
         fact_b: str,

@@ -41,7 +41,12 @@ def plain(obj: Any) -> Any:
         return {str(k): plain(v) for k, v in obj.items()}
     if kind is list or kind is tuple:
         return [plain(x) for x in obj]
-    if obj is None or isinstance(obj, (bool, str)):
+    return _plain_other(obj)
+
+
+def _plain_other(obj: Any) -> Any:
+    """:func:`plain` of a value of any other type, by what it is an instance of."""
+    if isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, (bool, np.bool_)):
         return bool(obj)

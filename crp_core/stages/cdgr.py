@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 
 # ---- the stage ----------------------------------------------------------------------------------
-def expand_graph_with_recency(
+def expand_graph_with_recency(  # noqa: PLR0913  stage 3's inputs: stage 2's table and, keyword-only, the run's
     corpus: Corpus,
     cdr: CDRTable,
     *,
@@ -219,7 +219,7 @@ def _scored_in_stage2(
     return relevance, cov, pull
 
 
-def expand_graph(
+def expand_graph(  # noqa: PLR0913  stage 3's inputs: stage 2's table and, keyword-only, the run's
     corpus: Corpus,
     cdr: CDRTable,
     *,

@@ -114,7 +114,7 @@ def _max_of(columns: Sequence[np.ndarray]) -> np.ndarray:
     return out.astype(np.float64)
 
 
-def score_cdr(
+def score_cdr(  # noqa: PLR0913  stage 2's inputs keyword-only, and the columns a caller already holds
     corpus: Corpus,
     idx: np.ndarray,
     relevance: np.ndarray,

@@ -203,144 +203,171 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
     ``metadata.triage_history`` (oldest first); a different ``superseded_by`` the file held is
     overwritten and listed in ``report.replaced``. Other metadata keys are kept as they were.
     """
-    issues: list[tuple[tuple[bool, int, str], ExportIssue]] = []
-
-    def issue(category: str, code: str, facts: Iterable[str], ds: list[Decision], message: str) -> None:
-        ds = sorted(ds, key=_order)
-        key = _order(ds[0]) if ds else (True, 0, "")
-        issues.append((key, ExportIssue(category, code, tuple(facts), _ids(ds), message)))
-
-    losses: dict[str, list[tuple[str, Decision]]] = {}  # loser -> [(winner, decision)], oldest first
-    wins: list[tuple[str, str, Decision]] = []  # (winner, loser, decision)
-    dismissed: list[DismissedPair] = []
-    for key, d in sorted(decision_set.pair_records.items(), key=lambda kv: _order(kv[1])):
-        a, b = split_pair_key(key)
-        missing = [f for f in (a, b) if kb.get(f) is None]
-        if missing:
-            issue(
-                UNKNOWN_FACT,
-                "unknown_fact",
-                missing,
-                [d],
-                f"{_what(d)} names {', '.join(missing)}, not in the CKF; not written",
-            )
-            continue
-        if d.kind == "dismiss":
-            dismissed.append(DismissedPair(a, b, d.id, d.operator, d.decided_at, d.note))
-            continue
-        if d.winner is None:  # an accepted tie: both facts stay, with a NOTE (SPEC-027 §2.5)
-            ref = f"#{d.id} " if d.id is not None else ""
-            issue(
-                INEXPRESSIBLE,
-                "accept_without_winner",
-                (a, b),
-                [d],
-                f"decision {ref}(accept {a} | {b}, no winner) accepts a tie: there is no loser to mark, the "
-                "facts are unchanged and a re-scan shows the pair undecided",
-            )
-            continue
-        loser = b if d.winner == a else a
-        losses.setdefault(loser, []).append((d.winner, d))
-        wins.append((d.winner, loser, d))
-    marks: dict[str, Decision] = {}
-    for fid, d in sorted(decision_set.status_decisions.items(), key=lambda kv: _order(kv[1])):
-        if kb.get(fid) is None:
-            issue(UNKNOWN_FACT, "unknown_fact", (fid,), [d], f"{_what(d)} names {fid}, not in the CKF; not written")
-        else:
-            marks[fid] = d
-
-    status_after = {f.fact_id: f.status for f in kb.facts}
-    why_stale: dict[str, str] = {}  # fact -> what made it STALE in the export
-    for fid, lost in losses.items():
-        if fid in marks:  # the mark decides the status (set below)
-            if marks[fid].new_status == "ACTIVE":
-                issue(
-                    CONFLICT,
-                    "loser_marked_active",
-                    (fid,),
-                    [marks[fid]] + [d for _, d in lost],
-                    f"{fid} loses {', '.join(_what(d) for _, d in lost)} but {_what(marks[fid])} is in force: "
-                    f"written ACTIVE (superseded_by and triage written), so a re-scan arbitrates by authority",
-                )
-        elif status_after[fid] not in NEVER_RETRIEVED:
-            status_after[fid] = "STALE"
-            why_stale[fid] = f"as the loser of {_what(lost[-1][1])}"
-        winners = list(dict.fromkeys(w for w, _ in lost))
-        if len(winners) > 1:
-            issue(
-                INEXPRESSIBLE,
-                "several_winners",
-                (fid, *winners),
-                [d for _, d in lost],
-                f"{fid} loses to {', '.join(winners)}; metadata.superseded_by holds one id: written "
-                f"{lost[-1][0]} (the newest decision), the others are in metadata.triage_history only",
-            )
-    for fid, d in marks.items():
-        assert d.new_status is not None  # validated
-        status_after[fid] = d.new_status
-        if d.new_status == "STALE":
-            why_stale[fid] = f"by {_what(d)}"
-    for winner, loser, d in wins:
-        if status_after[winner] != "STALE":
-            continue
-        if winner in why_stale:
-            cause = [marks[winner]] if winner in marks else [x for _, x in losses[winner]]
-            issue(
-                CONFLICT,
-                "winner_stale",
-                (winner, loser),
-                [d, *cause],
-                f"{winner} wins {_what(d)} but is written STALE {why_stale[winner]}: both facts are STALE, "
-                "so a re-scan may arbitrate the pair against the decision",
-            )
-        else:
-            issue(
-                INEXPRESSIBLE,
-                "winner_stale",
-                (winner, loser),
-                [d],
-                f"{winner} wins {_what(d)} but is STALE in the CKF: both facts are STALE, so a re-scan may "
-                "arbitrate the pair against the decision",
-            )
-
-    facts: list[Fact] = []
-    changes: list[FactChange] = []
-    replaced: list[ReplacedValue] = []
-    for f in kb.facts:
-        fid = f.fact_id
-        on_fact = sorted([d for _, d in losses.get(fid, ())] + ([marks[fid]] if fid in marks else []), key=_order)
-        if not on_fact:
-            facts.append(f)
-            continue
-        meta = dict(f.metadata)
-        superseded = losses[fid][-1][0] if fid in losses else None
-        if superseded is not None:
-            old = meta.get(META_SUPERSEDED_BY)
-            if META_SUPERSEDED_BY in meta and old != superseded:
-                replaced.append(ReplacedValue(fid, META_SUPERSEDED_BY, old, superseded))
-            meta[META_SUPERSEDED_BY] = superseded
-        newest, hist = _history(meta, [triage_record(d) for d in on_fact])
-        meta[META_TRIAGE] = newest
-        if hist or META_TRIAGE_HISTORY in meta:
-            meta[META_TRIAGE_HISTORY] = hist
-        facts.append(replace(f, status=status_after[fid], metadata=meta))
-        changes.append(
-            FactChange(fid, f.status, status_after[fid], superseded, MappingProxyType(dict(newest)), _ids(on_fact))
-        )
-
+    carry = _Carry(kb)
+    carry.read_pairs(decision_set)
+    carry.read_marks(decision_set)
+    carry.settle_statuses()
+    carry.check_winners()
+    facts, changes, replaced = carry.write_facts()
     rank = {CONFLICT: 0, UNKNOWN_FACT: 1, INEXPRESSIBLE: 2}
-    issues.sort(key=lambda ki: (rank[ki[1].category], ki[0]))
+    issues = sorted(carry.issues, key=lambda ki: (rank[ki[1].category], ki[0]))
     report = ExportReport(
         ckf_source=kb.source,
         n_facts=len(kb),
         decisions=len(decision_set.pair_records) + len(decision_set.statuses),
         changes=tuple(changes),
-        dismissed=tuple(sorted(dismissed, key=lambda p: (p.fact_a, p.fact_b))),
+        dismissed=tuple(sorted(carry.dismissed, key=lambda p: (p.fact_a, p.fact_b))),
         replaced=tuple(replaced),
         issues=tuple(i for _, i in issues),
         fmt=kb.fmt,
     )
     return replace(kb, facts=tuple(facts)), report
+
+
+class _Carry:
+    """:func:`carry_decisions`' working state: the decisions read (losses, wins, dismissals, status
+    marks), each fact's status after the export and the issues found, in the order found."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.issues: list[tuple[tuple[bool, int, str], ExportIssue]] = []
+        self.losses: dict[str, list[tuple[str, Decision]]] = {}  # loser -> [(winner, decision)], oldest first
+        self.wins: list[tuple[str, str, Decision]] = []  # (winner, loser, decision)
+        self.dismissed: list[DismissedPair] = []
+        self.marks: dict[str, Decision] = {}
+        self.status_after = {f.fact_id: f.status for f in kb.facts}
+        self.why_stale: dict[str, str] = {}  # fact -> what made it STALE in the export
+
+    def issue(self, category: str, code: str, facts: Iterable[str], ds: list[Decision], message: str) -> None:
+        ds = sorted(ds, key=_order)
+        key = _order(ds[0]) if ds else (True, 0, "")
+        self.issues.append((key, ExportIssue(category, code, tuple(facts), _ids(ds), message)))
+
+    def read_pairs(self, decision_set: DecisionSet) -> None:
+        """The pair decisions in recording order: losses and wins, dismissals, what cannot be written."""
+        for key, d in sorted(decision_set.pair_records.items(), key=lambda kv: _order(kv[1])):
+            a, b = split_pair_key(key)
+            missing = [f for f in (a, b) if self.kb.get(f) is None]
+            if missing:
+                self.issue(
+                    UNKNOWN_FACT,
+                    "unknown_fact",
+                    missing,
+                    [d],
+                    f"{_what(d)} names {', '.join(missing)}, not in the CKF; not written",
+                )
+            elif d.kind == "dismiss":
+                self.dismissed.append(DismissedPair(a, b, d.id, d.operator, d.decided_at, d.note))
+            elif d.winner is None:  # an accepted tie: both facts stay, with a NOTE (SPEC-027 §2.5)
+                ref = f"#{d.id} " if d.id is not None else ""
+                self.issue(
+                    INEXPRESSIBLE,
+                    "accept_without_winner",
+                    (a, b),
+                    [d],
+                    f"decision {ref}(accept {a} | {b}, no winner) accepts a tie: there is no loser to mark, the "
+                    "facts are unchanged and a re-scan shows the pair undecided",
+                )
+            else:
+                loser = b if d.winner == a else a
+                self.losses.setdefault(loser, []).append((d.winner, d))
+                self.wins.append((d.winner, loser, d))
+
+    def read_marks(self, decision_set: DecisionSet) -> None:
+        """The status marks in recording order (a mark naming a fact the CKF lacks is an issue)."""
+        for fid, d in sorted(decision_set.status_decisions.items(), key=lambda kv: _order(kv[1])):
+            if self.kb.get(fid) is None:
+                self.issue(
+                    UNKNOWN_FACT, "unknown_fact", (fid,), [d], f"{_what(d)} names {fid}, not in the CKF; not written"
+                )
+            else:
+                self.marks[fid] = d
+
+    def settle_statuses(self) -> None:
+        """A loser becomes STALE (unless DELETED / QUARANTINED already), a mark sets its status."""
+        marks, status_after, why_stale = self.marks, self.status_after, self.why_stale
+        for fid, lost in self.losses.items():
+            if fid in marks:  # the mark decides the status (set below)
+                if marks[fid].new_status == "ACTIVE":
+                    self.issue(
+                        CONFLICT,
+                        "loser_marked_active",
+                        (fid,),
+                        [marks[fid]] + [d for _, d in lost],
+                        f"{fid} loses {', '.join(_what(d) for _, d in lost)} but {_what(marks[fid])} is in force: "
+                        f"written ACTIVE (superseded_by and triage written), so a re-scan arbitrates by authority",
+                    )
+            elif status_after[fid] not in NEVER_RETRIEVED:
+                status_after[fid] = "STALE"
+                why_stale[fid] = f"as the loser of {_what(lost[-1][1])}"
+            winners = list(dict.fromkeys(w for w, _ in lost))
+            if len(winners) > 1:
+                self.issue(
+                    INEXPRESSIBLE,
+                    "several_winners",
+                    (fid, *winners),
+                    [d for _, d in lost],
+                    f"{fid} loses to {', '.join(winners)}; metadata.superseded_by holds one id: written "
+                    f"{lost[-1][0]} (the newest decision), the others are in metadata.triage_history only",
+                )
+        for fid, d in marks.items():
+            assert d.new_status is not None  # validated
+            status_after[fid] = d.new_status
+            if d.new_status == "STALE":
+                why_stale[fid] = f"by {_what(d)}"
+
+    def check_winners(self) -> None:
+        """A winner written STALE: both facts of its pair are STALE, a re-scan may decide otherwise."""
+        for winner, loser, d in self.wins:
+            if self.status_after[winner] != "STALE":
+                continue
+            if winner in self.why_stale:
+                cause = [self.marks[winner]] if winner in self.marks else [x for _, x in self.losses[winner]]
+                self.issue(
+                    CONFLICT,
+                    "winner_stale",
+                    (winner, loser),
+                    [d, *cause],
+                    f"{winner} wins {_what(d)} but is written STALE {self.why_stale[winner]}: both facts are "
+                    "STALE, so a re-scan may arbitrate the pair against the decision",
+                )
+            else:
+                self.issue(
+                    INEXPRESSIBLE,
+                    "winner_stale",
+                    (winner, loser),
+                    [d],
+                    f"{winner} wins {_what(d)} but is STALE in the CKF: both facts are STALE, so a re-scan may "
+                    "arbitrate the pair against the decision",
+                )
+
+    def write_facts(self) -> tuple[list[Fact], list[FactChange], list[ReplacedValue]]:
+        """The facts with the decisions written (status, superseded_by, triage records), in CKF order."""
+        facts: list[Fact] = []
+        changes: list[FactChange] = []
+        replaced: list[ReplacedValue] = []
+        losses, marks = self.losses, self.marks
+        for f in self.kb.facts:
+            fid = f.fact_id
+            on_fact = sorted([d for _, d in losses.get(fid, ())] + ([marks[fid]] if fid in marks else []), key=_order)
+            if not on_fact:
+                facts.append(f)
+                continue
+            meta = dict(f.metadata)
+            superseded = losses[fid][-1][0] if fid in losses else None
+            if superseded is not None:
+                old = meta.get(META_SUPERSEDED_BY)
+                if META_SUPERSEDED_BY in meta and old != superseded:
+                    replaced.append(ReplacedValue(fid, META_SUPERSEDED_BY, old, superseded))
+                meta[META_SUPERSEDED_BY] = superseded
+            newest, hist = _history(meta, [triage_record(d) for d in on_fact])
+            meta[META_TRIAGE] = newest
+            if hist or META_TRIAGE_HISTORY in meta:
+                meta[META_TRIAGE_HISTORY] = hist
+            status = self.status_after[fid]
+            facts.append(replace(f, status=status, metadata=meta))
+            changes.append(FactChange(fid, f.status, status, superseded, MappingProxyType(dict(newest)), _ids(on_fact)))
+        return facts, changes, replaced
 
 
 # ---- the report --------------------------------------------------------------------------------
