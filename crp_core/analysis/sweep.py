@@ -227,7 +227,7 @@ def make_point(
     )
 
 
-def sweep(
+def sweep(  # noqa: PLR0913  the corpus, scenario, config and swept key, then the run's options keyword-only
     corpus: Corpus,
     scenario: Scenario,
     config: CRPConfig,

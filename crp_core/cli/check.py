@@ -34,6 +34,7 @@ from crp_core.io.timeparse import parse_timestamp
 
 if TYPE_CHECKING:
     from crp_core.analysis.evaluate import KnownMode, PreparedSuite
+    from crp_core.analysis.gate import GateResult
     from crp_core.analysis.metrics import SuiteMetrics
     from crp_core.cli.common import Subparsers
     from crp_core.model import KnowledgeBase
@@ -158,6 +159,26 @@ def metrics_table(metrics: SuiteMetrics) -> str:
     return "\n".join(lines)
 
 
+def _print_verdict(inp: SuiteInputs, metrics: SuiteMetrics, verdict: GateResult, recorded_to: str | None) -> None:
+    """The readable summary: the metrics table, the gate's notes and verdict, where a baseline went."""
+    out = sys.stdout.write
+    out(
+        f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
+        f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n\n"
+    )
+    out(metrics_table(metrics) + "\n\n")
+    for note in verdict.notes:
+        out(f"note: {visible(note)}\n")
+    if verdict.passed:
+        out(f"PASS: {verdict.checked} bound(s) checked\n")
+    else:
+        out(f"{'NOT GATED' if recorded_to else 'FAIL'}: {len(verdict.failures)} of {verdict.checked} bound(s) broken\n")
+        for f in verdict.failures:
+            out(f"  - {visible(f.message)}\n")
+    if recorded_to:
+        out(f"baseline written to {visible(recorded_to)} (recording: exit 0 whatever the gate says)\n")
+
+
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.analysis.evaluate import run_suite
     from crp_core.analysis.gate import gate, read_baseline
@@ -205,27 +226,7 @@ def _handle(args: argparse.Namespace) -> int:
             doc["baseline_written"] = os.fspath(args.write_baseline)
         sys.stdout.write(dumps(doc) + "\n")
     else:
-        out = sys.stdout.write
-        out(
-            f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
-            f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n\n"
-        )
-        out(metrics_table(run.metrics) + "\n\n")
-        for note in verdict.notes:
-            out(f"note: {visible(note)}\n")
-        if verdict.passed:
-            out(f"PASS: {verdict.checked} bound(s) checked\n")
-        else:
-            out(
-                f"{'NOT GATED' if recorded else 'FAIL'}: {len(verdict.failures)} of {verdict.checked} bound(s) broken\n"
-            )
-            for f in verdict.failures:
-                out(f"  - {visible(f.message)}\n")
-        if recorded:
-            out(
-                f"baseline written to {visible(os.fspath(args.write_baseline))} (recording: exit 0 whatever "
-                "the gate says)\n"
-            )
+        _print_verdict(inp, run.metrics, verdict, os.fspath(args.write_baseline) if recorded else None)
     if write_error is not None:
         sys.stdout.flush()
         raise write_error
