@@ -70,7 +70,7 @@ class CDRTable:
     ngram_overlap: np.ndarray  # int: distinct blacklisted n-grams in the fact
     ngram_penalty: np.ndarray
     cdr_score: np.ndarray
-    passed_gate: np.ndarray | None = None  # (added) bool: relevance >= cdr_min_relevance (None: all passed)
+    passed_gate: np.ndarray | None = None  # bool: relevance >= cdr_min_relevance (None: all passed)
 
     def position(self, fact_row: int) -> int:
         hits = np.flatnonzero(self.idx == fact_row)
@@ -105,12 +105,12 @@ class CDGRResult:
     extra_anchors: np.ndarray  # rows that took unused connector slots (CDR order)
     graph_edges: tuple[tuple[int, int, float], ...]  # edges among anchors + selected connectors (for drawing)
     hops: int
-    # (added) candidates skipped as anchors: (skipped row, anchor row, cosine) - SPEC-003 §6.6 near-duplicates
+    # candidates skipped as anchors: (skipped row, anchor row, cosine) - SPEC-003 §6.6 near-duplicates
     near_duplicates: tuple[tuple[int, int, float], ...] = ()
-    # (added) the stage-2 factors (novelty, recency, n-gram, ...) of every connector candidate, aligned with
+    # the stage-2 factors (novelty, recency, n-gram, ...) of every connector candidate, aligned with
     # ``connectors.idx``
     connector_cdr: CDRTable | None = None
-    # (added) connector candidates dropped before the connectors were chosen: (row, anchor row, cosine),
+    # connector candidates dropped before the connectors were chosen: (row, anchor row, cosine),
     # SPEC-003 §6.6 near-duplicates of an anchor with no value conflict (SPEC_NOTES §2.8)
     connector_near_duplicates: tuple[tuple[int, int, float], ...] = ()
 
@@ -419,10 +419,10 @@ class Envelope:
     token_budget: int
     dropped_for_budget: tuple[str, ...]  # selected facts whose unit did not fit the budget
     notes: tuple[str, ...]  # NOTE blocks included in the text, one per packed tied pair
-    # (added) connectors left out because fewer than two of the anchors they bridge are packed, and the
+    # connectors left out because fewer than two of the anchors they bridge are packed, and the
     # facts tied to such a connector (a tied pair is packed as a unit)
     dropped_unbridged: tuple[str, ...] = ()
-    # (added) tied pairs left out whole; they count neither in the envelope nor in the header
+    # tied pairs left out whole; they count neither in the envelope nor in the header
     dropped_pairs: tuple[DroppedPair, ...] = ()
 
 
@@ -476,5 +476,5 @@ class PipelineResult:
     coverage: CoverageSet  # the Coverage Set scored against
     scenario: Scenario  # the Scenario that was run
     corpus: Corpus  # the Corpus the run read (fact texts, vectors, token counts)
-    known_conflicts: tuple[KnownConflictFlag, ...] = ()  # (added) the known-conflict guard's findings
-    clamps: tuple[Clamp, ...] = ()  # (added) settings used at a value other than asked, to fit the data
+    known_conflicts: tuple[KnownConflictFlag, ...] = ()  # the known-conflict guard's findings
+    clamps: tuple[Clamp, ...] = ()  # settings used at a value other than asked, to fit the data

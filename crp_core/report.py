@@ -208,7 +208,7 @@ def fact_columns(result: PipelineResult) -> dict[str, list[Any]]:
 
 def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
     """One JSON-plain row per scored fact: :func:`fact_columns` read across (the per-fact table does not
-    walk every value: a connector's bridged pairs are hundreds of small lists at 10k facts)."""
+    walk every value again: a connector's bridged pairs are many small lists)."""
     cols = fact_columns(result)
     names = tuple(cols)
     return [dict(zip(names, values)) for values in zip(*cols.values())]

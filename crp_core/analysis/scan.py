@@ -38,8 +38,8 @@ from crp_core.stages.near_duplicates import COSINE_SLACK
 
 SearchMethod = Literal["gram", "centroid-pruned"]
 
-#: at or below this many facts the whole upper triangle of the Gram matrix is computed (about 0.3 s
-#: at 8k facts on 2 cores, where the pruned search is no faster); above it the pruned search is tried
+#: at or below this many facts the whole upper triangle of the Gram matrix is computed (the pruned
+#: search gains nothing at this size); above it the pruned search is tried
 GRAM_MAX_FACTS = 8192
 #: float32 elements of one product tile (64 MB): every matrix product is tiled to this size
 TILE_ELEMENTS = 1 << 24
@@ -60,7 +60,7 @@ SHELL_ROWS = 128
 PRUNED_MAX_SHARE = 0.5
 #: facts in the sample that estimates the pruned search's products
 ESTIMATE_SAMPLE = 4096
-#: worker threads of the pair search (the target machine has 2 cores)
+#: worker threads of the pair search (as many as the index's batched queries use)
 SEARCH_THREADS = QUERY_THREADS
 #: pair searches kept per process (one per vectors fingerprint and threshold, most recent last)
 SEARCH_CACHE_SIZE = 4

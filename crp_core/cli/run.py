@@ -39,7 +39,7 @@ def register(subparsers: Subparsers) -> None:
         choices=("scan", "none"),
         default="scan",
         help="where the known-conflict guard (config known_conflict_action) learns conflicts: the "
-        "whole-CKF scan (default; seconds at 100k facts) or nowhere",
+        "whole-CKF scan (default) or nowhere",
     )
     p.add_argument(
         "--triage-db",

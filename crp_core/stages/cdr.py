@@ -57,7 +57,7 @@ def residual_pulls(
         return np.zeros(n)
     r = np.asarray(residual_vectors, dtype=np.float32).reshape(-1, vectors.shape[1])
     if r.shape[0] < SMALL_GEMM:
-        # one matrix-vector product per residual sub-query: for a few sub-queries as fast as one gemm
+        # one matrix-vector product per residual sub-query: for a few sub-queries no gemm is needed
         return _max_of([vectors @ row for row in r])
     # one (r, c) product, reduced over its rows (elementwise maxima of contiguous rows, not a max along
     # each short row); inside a run numpy's BLAS has one thread (crp_core.pipeline.one_blas_thread)

@@ -106,8 +106,8 @@ def _second_layer(
     indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The CSR slices of every row of ``x`` (duplicates kept), concatenated: (weights, neighbour rows
-    as ``intp``, per-x entry counts). The rows are widened once because numpy gathers and scatters
-    through ``intp`` indices several times faster than through the CSR's int32."""
+    as ``intp``, per-x entry counts). The rows are widened once: ``intp`` is the index type numpy gathers
+    and scatters through natively (the CSR holds int32)."""
     starts = indptr[x]
     counts = indptr[x + 1] - starts
     total = int(counts.sum())
