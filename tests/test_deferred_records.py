@@ -1,6 +1,6 @@
-"""What a run builds on first read: an audit event's data (``records.DeferredData``, the plain dict
-``report.conflict_event_data`` gives) and the per-fact outcomes (``records.DeferredTuple``, the tuple
-``outcomes.fact_outcomes`` gives). Both read, compare, copy and pickle as what they stand for."""
+"""What a run builds on first read: an audit event's data (``support.frozen.DeferredData``, the plain
+dict ``stages.contradictions.audit.conflict_event_data`` gives) and the per-fact outcomes
+(``support.frozen.DeferredTuple``, the tuple ``outcomes.fact_outcomes`` gives). Both read, compare, copy and pickle as what they stand for."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ baseline (docs/decisions/suites.md §5; ``crp-inspect check``).
 A **threshold** is a bound in a scenario's ``expect`` table (:data:`crp_core.model.GATE_THRESHOLDS`:
 ``min_recall``, ``max_leaks``, ..., ``max_tokens``); a metric beyond it fails. A **baseline** is a
 metrics file written by ``crp-inspect check --write-baseline`` (the shape of
-:func:`crp_core.report.suite_metrics_report`); every metric marked ``vs_baseline`` in
+:func:`crp_core.analysis.reports.suite_metrics_report`); every metric marked ``vs_baseline`` in
 :data:`crp_core.analysis.metrics.METRICS` fails when it is worse than the baseline's value for the
 same scenario (recall lower, a count higher; ``tolerance`` absorbs float noise). A scenario of the
 baseline missing from the suite, or one new to it, is a note, not a failure.

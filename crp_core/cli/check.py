@@ -2,7 +2,7 @@
 
 Runs every scenario of ``--suite`` (a folder or scenario files) over the CKF at the configuration
 (defaults < ``--config`` < the scenario's ``config`` < ``--set``), prints the metrics table (or, with
-``--json``, the :func:`crp_core.report.suite_metrics_report` object with the gate's verdict), and exits
+``--json``, the :func:`crp_core.analysis.reports.suite_metrics_report` object with the gate's verdict), and exits
 1 when a metric breaks a threshold of its scenario's ``expect`` table or is worse than the
 ``--baseline`` metrics file, 0 otherwise. ``--write-baseline PATH`` records this run's metrics as a
 baseline (checked writable before the run, written atomically); a recording exits 0 once the file is

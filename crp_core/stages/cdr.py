@@ -60,7 +60,7 @@ def residual_pulls(
         # one matrix-vector product per residual sub-query: for a few sub-queries no gemm is needed
         return _max_of([vectors @ row for row in r])
     # one (r, c) product, reduced over its rows (elementwise maxima of contiguous rows, not a max along
-    # each short row); inside a run numpy's BLAS has one thread (crp_core.pipeline.one_blas_thread)
+    # each short row); inside a run numpy's BLAS has one thread (the pipeline's BLAS guard)
     return (r @ vectors.T).max(axis=0).astype(np.float64)
 
 
