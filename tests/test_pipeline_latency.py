@@ -16,7 +16,7 @@ from crp_core.pipeline import one_blas_thread
 from crp_core.stages import packing
 from crp_core.stages.bits import bits_of, row_bits
 from crp_core.stages.candidates import found_by
-from crp_core.stages.contradictions.resolve import _fits, _Screen
+from crp_core.stages.contradictions.resolve import BackfillScreen, backfill_fits
 from crp_core.stages.near_duplicates import COSINE_SLACK, AnchorPicker
 
 
@@ -157,9 +157,9 @@ def test_backfill_screening_decides_as_the_exact_check(seed, n_kept, p_keep):
     kept = [int(r) for r in rng.choice(corpus.n, n_kept, replace=False)]
     pool = np.array([r for r in rng.permutation(corpus.n).tolist() if r not in kept], dtype=np.int64)
     vecs = corpus.vectors
-    screen = _Screen(vecs, pool, kept, cfg)
+    screen = BackfillScreen(vecs, pool, kept, cfg)
     for i, c in enumerate(pool.tolist()):
-        want = _fits(c, kept, vecs, corpus.kb, cfg)
+        want = backfill_fits(c, kept, vecs, corpus.kb, cfg)
         assert screen.fits(i, corpus.kb, cfg) == want
         if want and rng.random() < p_keep:
             kept.append(c)
@@ -192,13 +192,13 @@ def rank_reference(rows, score):
 def test_rank_equals_the_numpy_order(items):
     score = dict(items)
     rows = [r for r, _ in items]
-    assert packing._rank(rows, score) == rank_reference(rows, score)
+    assert packing.rank_by_score(rows, score) == rank_reference(rows, score)
 
 
 def test_rank_by_hand():
-    assert packing._rank([5, 2, 9, 7], {5: 0.5, 2: 0.9, 9: 0.5, 7: 0.1}) == [2, 5, 9, 7]
-    assert packing._rank([], {}) == []
-    assert packing._rank([4], {4: 0.0}) == [4]
+    assert packing.rank_by_score([5, 2, 9, 7], {5: 0.5, 2: 0.9, 9: 0.5, 7: 0.1}) == [2, 5, 9, 7]
+    assert packing.rank_by_score([], {}) == []
+    assert packing.rank_by_score([4], {4: 0.0}) == [4]
 
 
 def test_cached_prefix_counts_equal_the_per_call_counts_and_are_counted_once():

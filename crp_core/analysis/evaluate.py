@@ -79,6 +79,11 @@ class PreparedSuite:
     def __len__(self) -> int:
         return len(self.suite)
 
+    @property
+    def reference_runs(self) -> tuple[tuple[str, KnownMode], ...]:
+        """(reference config TOML, known mode) of each reference run whose envelopes are kept."""
+        return tuple(self._references)
+
     def select(self, names: Sequence[str]) -> PreparedSuite:
         """The prepared sub-suite of ``names`` (vectors shared, suite order kept)."""
         sub = self.suite.select(names)

@@ -16,7 +16,7 @@ product for the residual pull.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -219,6 +219,22 @@ def _int_rows(idx: np.ndarray) -> np.ndarray:
     if isinstance(idx, np.ndarray) and idx.dtype == np.int64 and idx.ndim == 1:
         return idx
     return np.asarray(idx, dtype=np.int64).reshape(-1)
+
+
+def cdr_positions(cdr: CDRTable, ranked: Mapping[int, int], rows: list[int]) -> np.ndarray:
+    """Positions of ``rows`` in the stage-2 table ``cdr``: a gated-in row's from ``ranked`` (row -> its
+    position, the first when a row is there twice), any other row's searched in the whole table;
+    a KeyError for a row the table lacks."""
+    out: list[int] = []
+    for row in rows:
+        p = ranked.get(row)
+        if p is None:
+            got = np.flatnonzero(cdr.idx == row)
+            if got.size == 0:
+                raise KeyError(row)
+            p = int(got[0])
+        out.append(p)
+    return np.array(out, dtype=np.int64)
 
 
 def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:

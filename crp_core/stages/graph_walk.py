@@ -52,7 +52,7 @@ def _expand_rows(
     indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, frontier: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row of ``frontier`` (duplicates allowed): (entry owner position, neighbour, weight)."""
-    w, nb, counts = _second_layer(indptr, indices, data, frontier)
+    w, nb, counts = row_slices(indptr, indices, data, frontier)
     return np.repeat(np.arange(frontier.size), counts), nb, w  # the CSR's float32 weights: callers widen
 
 
@@ -99,10 +99,10 @@ def anchor_paths(
     """
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
-    return _paths_from(matrix, anchors, cands, own1, x, w1, _second_layer(indptr, indices, data, x))
+    return _paths_from(matrix, anchors, cands, own1, x, w1, row_slices(indptr, indices, data, x))
 
 
-def _second_layer(
+def row_slices(
     indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The CSR slices of every row of ``x`` (duplicates kept), concatenated: (weights, neighbour rows
@@ -201,7 +201,7 @@ def walk_with_paths(
             indptr, indices, data, np.ascontiguousarray(anchors), np.ascontiguousarray(retrievable)
         )
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
-    layer2 = _second_layer(indptr, indices, data, x)
+    layer2 = row_slices(indptr, indices, data, x)
     # three scatters, nearest last: every neighbour of a hop-1 row is 2 hops away unless it is a hop-1
     # row itself or an anchor (no gather and filter of every 2-hop walk)
     dist = np.full(matrix.shape[0], -1, dtype=np.int8)

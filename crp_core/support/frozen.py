@@ -50,6 +50,11 @@ class _Deferred(Generic[_V]):
         self._build: Callable[[], _V] | None = build
         self._value: _V | None = None
 
+    @property
+    def built(self) -> bool:
+        """Whether the value was built (read at least once)."""
+        return self._build is None
+
     def _get(self) -> _V:
         if self._value is None:
             assert self._build is not None

@@ -273,7 +273,7 @@ def _backfill(
     taken = set(sel_rows)
     retrievable = np.asarray(corpus.retrievable, dtype=bool)
     pool = np.asarray(ranked_pool, dtype=np.int64).reshape(-1)
-    screen = _Screen(np.asarray(corpus.vectors, dtype=np.float32), pool, kept_rows, config)
+    screen = BackfillScreen(np.asarray(corpus.vectors, dtype=np.float32), pool, kept_rows, config)
     cursor = 0
     for loser in freed:
         while cursor < pool.size:
@@ -294,7 +294,7 @@ def _backfill(
 _SCREEN_ROWS = 32
 
 
-class _Screen:
+class BackfillScreen:
     """Screening cosines of the backfill pool against the kept rows, one product per block of pool
     rows (the kept rows at the block's start, plus the block itself for the rows it backfills).
 
@@ -329,7 +329,7 @@ class _Screen:
         self.cols = (1 << self.n0) - 1
 
     def fits(self, i: int, kb: Any, config: CRPConfig) -> bool:
-        """:func:`_fits` for pool position ``i``, decided on the screening cosines; a cosine within
+        """:func:`backfill_fits` for pool position ``i``, decided on the screening cosines; a cosine within
         ``COSINE_SLACK`` of a threshold takes the exact check."""
         if self.start < 0 or not self.start <= i < self.start + _SCREEN_ROWS:
             self._block(i)
@@ -339,7 +339,7 @@ class _Screen:
             return True
         c = int(self.pool[i])
         if self.near[j] & cols:
-            return _fits(c, self.kept_rows, self.vecs, kb, config)
+            return backfill_fits(c, self.kept_rows, self.vecs, kb, config)
         if self.dup[j] & cols:
             return False
         close = self.closer[j] & cols
@@ -359,7 +359,7 @@ class _Screen:
         self.cols |= 1 << (self.n0 + (i - self.start))
 
 
-def _fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, config: CRPConfig) -> bool:
+def backfill_fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, config: CRPConfig) -> bool:
     """A backfill candidate: no near-duplicate of a kept fact, no value conflict with one."""
     if not kept_rows:
         return True
