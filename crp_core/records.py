@@ -249,7 +249,7 @@ class Resolution:
         return sum(1 for p in self.pairs if p.tied and not p.skipped and p.decision != "dismiss")
 
 
-# ---- the known-conflict guard (beyond SPEC-027: crp_core.analysis.known) -------------------------
+# ---- the known-conflict guard (beyond SPEC-027: crp_core.stages.known) ----------------------------
 #: where a known conflict came from
 SOURCE_SCAN = "scan"
 SOURCE_OPERATOR = "operator"
