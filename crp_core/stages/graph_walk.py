@@ -41,7 +41,7 @@ def numpy_paths() -> Iterator[None]:
     compiled twin is compared with (not for concurrent use: it swaps the module's kernel)."""
     global _kernel
     saved = _kernel
-    _kernel = None
+    _kernel = None  # type: ignore[assignment]  # the module or None, as at import
     try:
         yield
     finally:
