@@ -2,9 +2,10 @@
 
 Pure library code: no Streamlit, no I/O hidden in scoring. The package tree reads as the pipeline
 (docs/architecture.md): ``io`` (CKF, scenario), ``corpus`` (embeddings, HNSW index, graph),
-``factors`` (recency, n-gram guard, Coverage Set), ``stages`` (the six stages of SPEC-027 §4),
-``pipeline`` (the stages end to end), ``report`` (every JSON shape), ``analysis`` (whole-CKF scan,
-sweeps, comparisons, the SPEC-024 baseline), ``triage`` (operator decisions) and ``cli``.
+``factors`` (recency, n-gram guard, Coverage Set), ``records`` and ``decisions`` (what the stages read
+and build), ``stages`` (the six stages of SPEC-027 §4), ``pipeline`` (the stages end to end, with
+``outcomes`` and ``headers``), ``report`` (a run's JSON), ``analysis`` (whole-CKF scan, sweeps,
+comparisons, the SPEC-024 baseline, suites), ``triage`` (operator decisions) and ``cli``.
 
 A typical use::
 
@@ -26,19 +27,73 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    # every public name, for type checkers (at run time each is imported on first use, below)
+    from crp_core import headers
     from crp_core.analysis.baseline import BeforeAfter, before_after, run_spec024_baseline
     from crp_core.analysis.compare import Comparison, compare_runs
     from crp_core.analysis.evaluate import PreparedSuite, SuiteRun, SuiteSweep, prepare_suite, run_suite, sweep_suite
-    from crp_core.analysis.gate import GateResult, gate, read_baseline
-    from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics, scenario_metrics, suite_metrics
-    from crp_core.analysis.scan import ConflictScan, scan_ckf
-    from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, sdk_agreement
+    from crp_core.analysis.gate import GateFailure, GateResult, gate, read_baseline
+    from crp_core.analysis.html_report import build_html_report
+    from crp_core.analysis.known import known_conflicts
+    from crp_core.analysis.metrics import (
+        METRICS,
+        MetricInfo,
+        ScenarioMetrics,
+        SuiteMetrics,
+        scenario_metrics,
+        suite_metrics,
+    )
+    from crp_core.analysis.reports import suite_metrics_report, tune_report
+    from crp_core.analysis.scan import ConflictScan, scan_ckf, scan_config_key
+    from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, has_sdk_data, sdk_agreement
     from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
-    from crp_core.analysis.sweep import SweepPoint, SweepResult, sweep
-    from crp_core.analysis.tune import OBJECTIVES, TrialRecord, TuneResult, tune
-    from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
-    from crp_core.corpus.embedding import MODEL_ID, Embedder, MiniLMEmbedder
+    from crp_core.analysis.sweep import (
+        SweepPoint,
+        SweepResult,
+        check_key,
+        current_value,
+        is_bool_key,
+        is_integer_key,
+        linspace_values,
+        sweep,
+        sweepable_keys,
+    )
+    from crp_core.analysis.tune import OBJECTIVES, Param, TrialRecord, TuneResult, default_space, tune
+    from crp_core.config import (
+        NEVER_RETRIEVED,
+        SCALAR_KEYS,
+        SOURCE_TYPES,
+        STATUSES,
+        TABLE_KEYS,
+        CRPConfig,
+        SourceTable,
+        choices,
+        describe,
+        layered_config,
+        origin,
+        valid_range,
+    )
+    from crp_core.corpus.embedding import (
+        MODEL_ID,
+        Embedder,
+        EmbeddingCancelled,
+        MiniLMEmbedder,
+        default_embedder,
+        embedder_for,
+    )
+    from crp_core.corpus.jobs import EmbeddingProgress, JobRegistry, PreparationJob, ProgressSnapshot
     from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
+    from crp_core.decisions import (
+        MARKABLE_STATUSES,
+        MAX_NOTE_CHARS,
+        Decision,
+        DecisionError,
+        DecisionSet,
+        TriageStoreError,
+        carried_decisions,
+        pair_key,
+        split_pair_key,
+    )
     from crp_core.engines import ENGINES, EmbedRun, embed_kb, scan_with_engine
     from crp_core.errors import (
         CKFError,
@@ -51,10 +106,18 @@ if TYPE_CHECKING:
         SuiteError,
         ValidationError,
     )
+    from crp_core.factors.recency import RULES, RecencyTable, fact_attributes, recency_factor
     from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
-    from crp_core.io.ckf.sdk import load_sdk_snapshot, load_sdk_snapshot_bytes
-    from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map
-    from crp_core.io.scenario import dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict
+    from crp_core.io.ckf.sdk import given_edges, load_sdk_snapshot, load_sdk_snapshot_bytes
+    from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_dict
+    from crp_core.io.scenario import (
+        dump_scenario,
+        load_scenario,
+        load_scenario_bytes,
+        scenario_from_dict,
+        scenario_to_dict,
+    )
+    from crp_core.io.timeparse import format_timestamp
     from crp_core.model import (
         Addressed,
         Expectations,
@@ -68,6 +131,7 @@ if TYPE_CHECKING:
     )
     from crp_core.pipeline import STAGES, run_pipeline
     from crp_core.records import (
+        FANOUT_DUPLICATES,
         AuditEvent,
         Authority,
         CandidateSet,
@@ -79,35 +143,38 @@ if TYPE_CHECKING:
         Envelope,
         FactOutcome,
         FanoutResult,
+        FanoutRun,
+        FanoutStep,
+        KnownConflict,
         PackedFact,
         PipelineResult,
-        RecencyTable,
         Resolution,
         ValueConflict,
         ValueDiff,
     )
-    from crp_core.report import (
-        dumps,
-        export_report_dict,
-        fact_columns,
-        fact_rows_report,
-        fanout_report,
-        pair_dict,
-        run_report,
-        suite_metrics_report,
-        tune_report,
+    from crp_core.report import dumps, fact_columns, fact_rows_report, fanout_report, pair_dict, run_report
+    from crp_core.stages.contradictions import (
+        EVENT_DISMISSED,
+        EVENT_RESOLVED,
+        PATTERNS,
+        authority_of,
+        authority_winner,
+        values_conflict,
     )
-    from crp_core.stages.contradictions import authority_of, values_conflict
+    from crp_core.stages.packing import fact_line, note_block
+    from crp_core.stages.partitions import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
     from crp_core.triage import (
-        Decision,
-        DecisionSet,
         DecisionStore,
         ExportReport,
         apply_to_corpus,
         apply_to_kb,
-        carried_decisions,
+        default_db_path,
         export_cleaned_ckf,
+        export_csv,
+        export_json,
+        export_report_dict,
     )
+    from crp_core.triage.quality import DetectorQuality, detector_quality
 
 #: module of each public name (resolved lazily by ``__getattr__``)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -123,6 +190,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "crp_core.analysis.gate": ("GateResult", "gate", "read_baseline"),
     "crp_core.analysis.metrics": ("ScenarioMetrics", "SuiteMetrics", "scenario_metrics", "suite_metrics"),
+    "crp_core.analysis.reports": ("suite_metrics_report", "tune_report"),
     "crp_core.analysis.scan": ("ConflictScan", "scan_ckf"),
     "crp_core.analysis.sdk_agreement": ("PairAgreement", "SdkAgreement", "sdk_agreement"),
     "crp_core.analysis.suite": ("Suite", "SuiteScenario", "check_suite", "load_suite", "suite_from_files"),
@@ -131,6 +199,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.config": ("SOURCE_TYPES", "STATUSES", "CRPConfig", "SourceTable", "layered_config"),
     "crp_core.corpus.embedding": ("MODEL_ID", "Embedder", "MiniLMEmbedder"),
     "crp_core.corpus.prepared": ("Corpus", "ScenarioVectors", "embed_scenario", "prepare_corpus"),
+    "crp_core.decisions": ("Decision", "DecisionSet", "carried_decisions"),
     "crp_core.engines": ("ENGINES", "EmbedRun", "embed_kb", "scan_with_engine"),
     "crp_core.errors": (
         "CKFError",
@@ -143,6 +212,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "SuiteError",
         "ValidationError",
     ),
+    "crp_core.factors.recency": ("RecencyTable",),
     "crp_core.io.ckf": ("load_ckf", "load_ckf_bytes", "write_ckf"),
     "crp_core.io.ckf.sdk": ("load_sdk_snapshot", "load_sdk_snapshot_bytes"),
     "crp_core.io.ckf.sdk_map": ("SourceTypeMap", "load_source_map"),
@@ -173,35 +243,117 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "FanoutResult",
         "PackedFact",
         "PipelineResult",
-        "RecencyTable",
         "Resolution",
         "ValueConflict",
         "ValueDiff",
     ),
-    "crp_core.report": (
-        "dumps",
-        "export_report_dict",
-        "fact_columns",
-        "fact_rows_report",
-        "fanout_report",
-        "pair_dict",
-        "run_report",
-        "suite_metrics_report",
-        "tune_report",
-    ),
+    "crp_core.report": ("dumps", "fact_columns", "fact_rows_report", "fanout_report", "pair_dict", "run_report"),
     "crp_core.stages.contradictions": ("authority_of", "values_conflict"),
     "crp_core.triage": (
-        "Decision",
-        "DecisionSet",
         "DecisionStore",
         "ExportReport",
         "apply_to_corpus",
         "apply_to_kb",
-        "carried_decisions",
         "export_cleaned_ckf",
+        "export_report_dict",
     ),
 }
-_WHERE: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
+#: the names the dashboard reads (crp_ui and pages import crp_core through this package only)
+_DASHBOARD: dict[str, tuple[str, ...]] = {
+    "crp_core.analysis.gate": ("GateFailure",),
+    "crp_core.analysis.html_report": ("build_html_report",),
+    "crp_core.analysis.known": ("known_conflicts",),
+    "crp_core.analysis.metrics": (
+        "METRICS",
+        "MetricInfo",
+    ),
+    "crp_core.analysis.scan": ("scan_config_key",),
+    "crp_core.analysis.sdk_agreement": ("has_sdk_data",),
+    "crp_core.analysis.sweep": (
+        "check_key",
+        "current_value",
+        "is_bool_key",
+        "is_integer_key",
+        "linspace_values",
+        "sweepable_keys",
+    ),
+    "crp_core.analysis.tune": (
+        "Param",
+        "default_space",
+    ),
+    "crp_core.config": (
+        "NEVER_RETRIEVED",
+        "SCALAR_KEYS",
+        "TABLE_KEYS",
+        "choices",
+        "describe",
+        "origin",
+        "valid_range",
+    ),
+    "crp_core.corpus.embedding": (
+        "EmbeddingCancelled",
+        "default_embedder",
+        "embedder_for",
+    ),
+    "crp_core.corpus.jobs": (
+        "EmbeddingProgress",
+        "JobRegistry",
+        "PreparationJob",
+        "ProgressSnapshot",
+    ),
+    "crp_core.decisions": (
+        "DecisionError",
+        "MARKABLE_STATUSES",
+        "MAX_NOTE_CHARS",
+        "TriageStoreError",
+        "pair_key",
+        "split_pair_key",
+    ),
+    "crp_core.factors.recency": (
+        "RULES",
+        "fact_attributes",
+        "recency_factor",
+    ),
+    "crp_core.io.ckf.sdk": ("given_edges",),
+    "crp_core.io.ckf.sdk_map": ("source_map_from_dict",),
+    "crp_core.io.scenario": ("scenario_to_dict",),
+    "crp_core.io.timeparse": ("format_timestamp",),
+    "crp_core.records": (
+        "FANOUT_DUPLICATES",
+        "FanoutRun",
+        "FanoutStep",
+        "KnownConflict",
+    ),
+    "crp_core.stages.contradictions": (
+        "EVENT_DISMISSED",
+        "EVENT_RESOLVED",
+        "PATTERNS",
+        "authority_winner",
+    ),
+    "crp_core.stages.packing": (
+        "fact_line",
+        "note_block",
+    ),
+    "crp_core.stages.partitions": (
+        "RULE_KMEANS",
+        "RULE_ONE_EACH",
+        "RULE_SINGLE",
+    ),
+    "crp_core.triage": (
+        "default_db_path",
+        "export_csv",
+        "export_json",
+    ),
+    "crp_core.triage.quality": (
+        "DetectorQuality",
+        "detector_quality",
+    ),
+}
+#: public submodules: namespaces of constants (``headers.CONFLICTS``, ...)
+_SUBMODULES = ("headers",)
+_WHERE: dict[str, str] = {
+    name: module for table in (_MODULES, _DASHBOARD) for module, names in table.items() for name in names
+}
 
 __all__ = [
     # configuration and errors
@@ -332,17 +484,78 @@ __all__ = [
     "sdk_agreement",
     "SdkAgreement",
     "PairAgreement",
-    # engines of the whole-CKF work: local or Ray (docs/scaling.md)
-    "ENGINES",
-    "EmbedRun",
-    "embed_kb",
-    "scan_with_engine",
+    # read by the dashboard (crp_ui, pages): header names, views' inputs, triage, suites
+    "headers",
+    "GateFailure",
+    "build_html_report",
+    "known_conflicts",
+    "METRICS",
+    "MetricInfo",
+    "scan_config_key",
+    "has_sdk_data",
+    "check_key",
+    "current_value",
+    "is_bool_key",
+    "is_integer_key",
+    "linspace_values",
+    "sweepable_keys",
+    "Param",
+    "default_space",
+    "NEVER_RETRIEVED",
+    "SCALAR_KEYS",
+    "TABLE_KEYS",
+    "choices",
+    "describe",
+    "origin",
+    "valid_range",
+    "EmbeddingCancelled",
+    "default_embedder",
+    "embedder_for",
+    "EmbeddingProgress",
+    "JobRegistry",
+    "PreparationJob",
+    "ProgressSnapshot",
+    "DecisionError",
+    "MARKABLE_STATUSES",
+    "MAX_NOTE_CHARS",
+    "TriageStoreError",
+    "pair_key",
+    "split_pair_key",
+    "RULES",
+    "fact_attributes",
+    "recency_factor",
+    "given_edges",
+    "source_map_from_dict",
+    "scenario_to_dict",
+    "format_timestamp",
+    "FANOUT_DUPLICATES",
+    "FanoutRun",
+    "FanoutStep",
+    "KnownConflict",
+    "EVENT_DISMISSED",
+    "EVENT_RESOLVED",
+    "PATTERNS",
+    "authority_winner",
+    "fact_line",
+    "note_block",
+    "RULE_KMEANS",
+    "RULE_ONE_EACH",
+    "RULE_SINGLE",
+    "default_db_path",
+    "export_csv",
+    "export_json",
+    "DetectorQuality",
+    "detector_quality",
 ]
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
     """A public name, imported from its module on first use and kept in the package namespace."""
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"crp_core.{name}")
+        globals()[name] = value
+        return value
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'crp_core' has no attribute {name!r}")

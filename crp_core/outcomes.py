@@ -163,8 +163,7 @@ def fact_outcomes(
 
 def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
     """One line saying why fact row ``r`` ended where it did."""
-    facts, conn, conn_pos, rank, n_gated_in = v.facts, v.conn, v.conn_pos, v.rank, v.n_gated_in
-    fid = facts[r].fact_id
+    fid = v.facts[r].fact_id
     if fid in v.suppressed_by:
         p = v.suppressed_by[fid]
         winner = p.kept[0] if p.kept else "?"
@@ -174,48 +173,62 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
             f"({', '.join(p.patterns)})"
         )
     if r in v.dedup:
-        return f"near-duplicate of {facts[v.dedup[r]].fact_id} (SPEC-003 §6.6), dropped in stage 4"
+        return f"near-duplicate of {v.facts[v.dedup[r]].fact_id} (SPEC-003 §6.6), dropped in stage 4"
     if fid in v.guarded:
         return v.guarded[fid]
     if fid in v.dropped:
         return v.dropped[fid]
     if role == "connector":
-        i = conn_pos[r]
-        pairs = ", ".join(f"{facts[a].fact_id}-{facts[b].fact_id}" for a, b in conn.bridged_pairs[i])
-        return f"connector: bridge value {conn.bridge_value[i]:.3f} (bridges {pairs})"
+        i = v.conn_pos[r]
+        pairs = ", ".join(f"{v.facts[a].fact_id}-{v.facts[b].fact_id}" for a, b in v.conn.bridged_pairs[i])
+        return f"connector: bridge value {v.conn.bridge_value[i]:.3f} (bridges {pairs})"
     if role == "anchor":
-        if r in v.backfill:
-            return f"backfill: took the slot of {facts[v.backfill[r]].fact_id}"
-        if r in v.extra:
-            return f"extra anchor: unused connector slot (CDR rank {rank.get(r, 0)} of {n_gated_in})"
-        return f"anchor: CDR rank {rank.get(r, 0)} of {n_gated_in}"
-    parts = []
+        return _anchor_reason(v, r)
+    parts = [_candidate_reason(v, r, passed)] + [_connector_candidate_reason(v, r)]
+    parts = [p for p in parts if p]
+    return "; ".join(parts) if parts else "not selected"
+
+
+def _anchor_reason(v: _RunView, r: int) -> str:
+    """A selected anchor: backfill, extra anchor or anchor, with its CDR rank."""
+    if r in v.backfill:
+        return f"backfill: took the slot of {v.facts[v.backfill[r]].fact_id}"
+    if r in v.extra:
+        return f"extra anchor: unused connector slot (CDR rank {v.rank.get(r, 0)} of {v.n_gated_in})"
+    return f"anchor: CDR rank {v.rank.get(r, 0)} of {v.n_gated_in}"
+
+
+def _candidate_reason(v: _RunView, r: int, passed: bool) -> str:
+    """Why a scored fact that was not selected is no anchor: the gate, a near-duplicate, its CDR rank
+    ('' when none of these)."""
     if not passed:
         if r in v.gate_pos:
-            parts.append("gated: " + v.candidates.gate_reason(v.gate_pos[r]))
-        else:
-            i = conn_pos[r]
-            parts.append(
-                f"gated: relevance {conn.relevance[i]:.3f} < cdr_min_relevance {v.candidates.gate_threshold:.2f}"
-            )
-    elif r in v.near:
+            return "gated: " + v.candidates.gate_reason(v.gate_pos[r])
+        i = v.conn_pos[r]
+        return f"gated: relevance {v.conn.relevance[i]:.3f} < cdr_min_relevance {v.candidates.gate_threshold:.2f}"
+    if r in v.near:
         anchor, cos = v.near[r]
-        parts.append(f"near-duplicate of anchor {facts[anchor].fact_id} (cos {cos:.3f}), not an anchor")
-    elif r in rank:
-        parts.append(f"not selected: CDR rank {rank[r]} of {n_gated_in}, below the anchor budget")
-    if r in conn_pos:
-        i = conn_pos[r]
-        if conn.bridge_value[i] <= 0:
-            parts.append(f"connector candidate ({int(conn.hop_distance[i])} hop(s)): bridge value 0")
-        elif r in v.conn_near:
-            anchor, cos = v.conn_near[r]
-            parts.append(
-                f"connector candidate dropped: near-duplicate of anchor {facts[anchor].fact_id} "
-                f"(cos {cos:.3f}, SPEC-003 §6.6)"
-            )
-        else:
-            parts.append(
-                f"connector candidate: bridge value {conn.bridge_value[i]:.3f}, "
-                f"score {conn.connector_score[i]:.4f} below the connector budget"
-            )
-    return "; ".join(parts) if parts else "not selected"
+        return f"near-duplicate of anchor {v.facts[anchor].fact_id} (cos {cos:.3f}), not an anchor"
+    if r in v.rank:
+        return f"not selected: CDR rank {v.rank[r]} of {v.n_gated_in}, below the anchor budget"
+    return ""
+
+
+def _connector_candidate_reason(v: _RunView, r: int) -> str:
+    """Why a connector candidate was not chosen ('' for a fact that is none)."""
+    if r not in v.conn_pos:
+        return ""
+    i = v.conn_pos[r]
+    conn = v.conn
+    if conn.bridge_value[i] <= 0:
+        return f"connector candidate ({int(conn.hop_distance[i])} hop(s)): bridge value 0"
+    if r in v.conn_near:
+        anchor, cos = v.conn_near[r]
+        return (
+            f"connector candidate dropped: near-duplicate of anchor {v.facts[anchor].fact_id} "
+            f"(cos {cos:.3f}, SPEC-003 §6.6)"
+        )
+    return (
+        f"connector candidate: bridge value {conn.bridge_value[i]:.3f}, "
+        f"score {conn.connector_score[i]:.4f} below the connector budget"
+    )

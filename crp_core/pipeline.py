@@ -12,39 +12,30 @@ import dataclasses
 import itertools
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
-from crp_core.analysis.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection
 from crp_core.config import CRPConfig, layered_config
 from crp_core.corpus.embedding import Embedder
 from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario
+from crp_core.decisions import Decisions, with_carried_decisions
 from crp_core.factors.coverage import CoverageSet
 from crp_core.factors.ngram import NGram, build_blacklist
 from crp_core.factors.recency import FactAttributes, concat_recency, fact_attributes
 from crp_core.headers import build_headers
 from crp_core.model import Scenario
 from crp_core.outcomes import fact_outcomes
-from crp_core.records import (
-    ACTION_FLAGGED,
-    AuditEvent,
-    CDRTable,
-    Clamp,
-    DeferredTuple,
-    KnownConflict,
-    PipelineResult,
-    frozen_array,
-)
-from crp_core.report import known_flag_data
+from crp_core.records import ACTION_FLAGGED, AuditEvent, Clamp, KnownConflict, PipelineResult
+from crp_core.stages.bridges import BridgedPairs
 from crp_core.stages.candidates import gather_candidates
-from crp_core.stages.cdgr import BridgedPairs, expand_graph_with_recency
-from crp_core.stages.cdr import cdr_ranking, factors_from_cosines, score_cdr
+from crp_core.stages.cdgr import expand_graph_with_recency
+from crp_core.stages.cdr import cdr_positions, cdr_ranking, factors_from_cosines, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions, tied_rows
-from crp_core.stages.contradictions.arbitration import Decisions
+from crp_core.stages.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection, known_flag_data
 from crp_core.stages.packing import (
     PackItem,
     TokenCounter,
@@ -53,7 +44,7 @@ from crp_core.stages.packing import (
     pack_envelope,
     word_counter,
 )
-from crp_core.triage.export import with_carried_decisions
+from crp_core.support.frozen import DeferredTuple, frozen_array
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
 
@@ -137,22 +128,6 @@ def _counter_key(corpus: Corpus, embedder: Embedder | None) -> tuple[str, ...]:
     if corpus.model_id not in MINILM_IDS:
         return ("words",)
     return ("tokenizer", corpus.model_id, "default" if embedder is None else type(embedder).__qualname__)
-
-
-def _cdr_positions(cdr: CDRTable, ranked: Mapping[int, int], rows: list[int]) -> np.ndarray:
-    """Positions of ``rows`` in the stage-2 table: a gated-in row's from ``ranked`` (row -> its
-    position, the first when a row is there twice), any other row's searched in the whole table;
-    a KeyError for a row the table lacks."""
-    out: list[int] = []
-    for row in rows:
-        p = ranked.get(row)
-        if p is None:
-            got = np.flatnonzero(cdr.idx == row)
-            if got.size == 0:
-                raise KeyError(row)
-            p = int(got[0])
-        out.append(p)
-    return np.array(out, dtype=np.int64)
 
 
 def _score_pulled(
@@ -378,11 +353,11 @@ def _run(
     rank_pos = cdr_ranking(cdr, gate)
     ranked_list = cdr.idx[rank_pos].tolist()
     ranked = dict(zip(reversed(ranked_list), reversed(rank_pos.tolist())))
-    anchor_pos = _cdr_positions(cdr, ranked, anchor_list)
+    anchor_pos = cdr_positions(cdr, ranked, anchor_list)
     scores = dict(zip(anchor_list, cdr.cdr_score[anchor_pos].tolist()))
     scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
     # the backfill pool: the gated-in candidates in CDR order, less the selection and the near-duplicates
-    # of anchors stage 3 skipped (set lookups: np.isin costs ~4x more at the usual ~50 gated-in rows)
+    # of anchors stage 3 skipped (set lookups: the gated-in rows are a few dozen)
     skipped = {d[0] for d in cdgr.near_duplicates}
     taken = set(selected.tolist())
     ranked_pool = np.array([r for r in ranked_list if r not in taken and r not in skipped], dtype=np.int64)
@@ -420,7 +395,7 @@ def _run(
     t = time.perf_counter()
     final_rows = list(guard.rows)
     plain = [r for r in final_rows if roles.get(r) != "connector" and r not in pulled]
-    plain_cdr = cdr.cdr_score[_cdr_positions(cdr, ranked, plain)].tolist() if plain else []
+    plain_cdr = cdr.cdr_score[cdr_positions(cdr, ranked, plain)].tolist() if plain else []
     plain += list(pulled)
     plain_cdr += list(pulled.values())
     items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]

@@ -7,51 +7,23 @@ indices into ``corpus.kb.facts``). Stage modules construct these; nothing else m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Generic, Literal, SupportsIndex, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-if TYPE_CHECKING:  # the prepared corpus a result refers to (no import cycle at run time)
+from crp_core.support.frozen import frozen_instance
+
+if TYPE_CHECKING:  # what a result refers to: annotations only, so importing the records stays light
     from crp_core.config import CRPConfig
     from crp_core.corpus.prepared import Corpus
     from crp_core.factors.coverage import CoverageSet
+    from crp_core.factors.recency import RecencyTable
     from crp_core.model import Scenario
 
 Role = Literal["anchor", "connector", "candidate", "gated"]
-_T = TypeVar("_T")
-_V = TypeVar("_V")
-
-
-def frozen_array(a: Any, dtype: Any = None) -> np.ndarray:
-    """A read-only copy-free view (copies only when the dtype changes)."""
-    arr = np.asarray(a, dtype=dtype)
-    if arr.flags.writeable:
-        arr = arr.view()
-        arr.setflags(write=False)
-    return arr
-
-
-def freeze_owned(a: np.ndarray) -> np.ndarray:
-    """``a``, an array the caller has just made (a gather, a copy, a product), set read-only in place
-    and returned: :func:`frozen_array` without the view, for a record's columns on hot paths."""
-    a.setflags(write=False)
-    return a
-
-
-_R = TypeVar("_R")
-
-
-def _filled(cls: type[_R], fields: dict[str, Any]) -> _R:
-    """An instance of the frozen dataclass ``cls`` whose ``__dict__`` is ``fields`` (every field, in
-    field order): what the generated ``__init__`` builds, without its ``object.__setattr__`` per field.
-    Only for records with no ``__post_init__`` and no slots; the ``make`` class methods below use it on
-    the records a run builds by the dozen."""
-    obj = object.__new__(cls)
-    obj.__dict__.update(fields)
-    return obj
 
 
 # ---- stage 1: candidate gathering (SPEC_NOTES §2.1) -------------------------------------------
@@ -81,22 +53,6 @@ class CandidateSet:
         return f"relevance {self.relevance[pos]:.3f} < cdr_min_relevance {self.gate_threshold:.2f}"
 
 
-# ---- recency (SPEC-027 §3.2, SPEC_NOTES §2.2) -------------------------------------------------
-RecencyRule = Literal["fresh", "decay", "expired", "stale_status", "timeless", "user_provided", "unknown_age", "future"]
-
-
-@dataclass(frozen=True, eq=False)
-class RecencyTable:
-    idx: np.ndarray  # (c,) fact rows
-    age_days: np.ndarray  # (c,) float; NaN = age unknown; negative ages are clamped to 0 (see rule "future")
-    ttl_days: np.ndarray  # (c,) float; inf = no expiry
-    ttl_source: Sequence[str]  # "explicit" | "default" | "timeless" (a DeferredTuple: built on first read)
-    fresh_days: np.ndarray  # (c,) fresh_fraction * ttl (inf when no expiry)
-    factor: np.ndarray  # (c,) recency_factor in [stale_floor, 1]
-    rule: Sequence[RecencyRule]  # which branch of the formula applied (a DeferredTuple: built on first read)
-    warnings: tuple[str, ...] = ()  # data-quality warnings (future timestamps, unknown ages), one line each
-
-
 # ---- stage 2: CDR (SPEC_NOTES §2.4) ----------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class CDRTable:
@@ -114,7 +70,7 @@ class CDRTable:
     ngram_overlap: np.ndarray  # int: distinct blacklisted n-grams in the fact
     ngram_penalty: np.ndarray
     cdr_score: np.ndarray
-    passed_gate: np.ndarray | None = None  # (added) bool: relevance >= cdr_min_relevance (None: all passed)
+    passed_gate: np.ndarray | None = None  # bool: relevance >= cdr_min_relevance (None: all passed)
 
     def position(self, fact_row: int) -> int:
         hits = np.flatnonzero(self.idx == fact_row)
@@ -149,12 +105,12 @@ class CDGRResult:
     extra_anchors: np.ndarray  # rows that took unused connector slots (CDR order)
     graph_edges: tuple[tuple[int, int, float], ...]  # edges among anchors + selected connectors (for drawing)
     hops: int
-    # (added) candidates skipped as anchors: (skipped row, anchor row, cosine) - SPEC-003 §6.6 near-duplicates
+    # candidates skipped as anchors: (skipped row, anchor row, cosine) - SPEC-003 §6.6 near-duplicates
     near_duplicates: tuple[tuple[int, int, float], ...] = ()
-    # (added) the stage-2 factors (novelty, recency, n-gram, ...) of every connector candidate, aligned with
+    # the stage-2 factors (novelty, recency, n-gram, ...) of every connector candidate, aligned with
     # ``connectors.idx``
     connector_cdr: CDRTable | None = None
-    # (added) connector candidates dropped before the connectors were chosen: (row, anchor row, cosine),
+    # connector candidates dropped before the connectors were chosen: (row, anchor row, cosine),
     # SPEC-003 §6.6 near-duplicates of an anchor with no value conflict (SPEC_NOTES §2.8)
     connector_near_duplicates: tuple[tuple[int, int, float], ...] = ()
 
@@ -182,7 +138,7 @@ class Authority:
         authority: float,
     ) -> Authority:
         """``Authority(...)`` built for a hot path (stage 4 makes one per fact in a conflict): the same record."""
-        return _filled(
+        return frozen_instance(
             cls,
             {
                 "fact_id": fact_id,
@@ -228,7 +184,7 @@ class ConflictPair:
     decision: str | None = None  # operator decision applied, if any
 
     @classmethod
-    def make(
+    def make(  # noqa: PLR0913  the record's fields, as its dataclass __init__ takes them
         cls,
         fact_a: str,
         fact_b: str,
@@ -245,7 +201,7 @@ class ConflictPair:
         decision: str | None = None,
     ) -> ConflictPair:
         """``ConflictPair(...)`` built for a hot path (stage 4 makes one per arbitrated pair): the same record."""
-        return _filled(
+        return frozen_instance(
             cls,
             {
                 "fact_a": fact_a,
@@ -268,84 +224,6 @@ class ConflictPair:
 class AuditEvent:
     event: str  # e.g. "CONTRADICTION_RESOLVED"
     data: Mapping[str, Any]
-
-
-class _Deferred(Generic[_V]):
-    """A value built by ``build()`` on first read, then kept (the build dropped); pickles and deep-copies
-    as the value itself. The base of :class:`DeferredData` and :class:`DeferredTuple`."""
-
-    __slots__ = ("_build", "_value")
-
-    def __init__(self, build: Callable[[], _V]) -> None:
-        self._build: Callable[[], _V] | None = build
-        self._value: _V | None = None
-
-    def _get(self) -> _V:
-        if self._value is None:
-            assert self._build is not None
-            self._value, self._build = self._build(), None
-        return self._value
-
-    def __reduce__(self) -> tuple[Callable[[_V], _V], tuple[_V]]:
-        value = self._get()
-        return (type(value), (value,))  # the plain dict / tuple it stands for
-
-    def __repr__(self) -> str:
-        return repr(self._get())
-
-
-class DeferredData(_Deferred[dict[str, Any]], Mapping[str, Any]):
-    """An audit event's data built from its (immutable) record on first read, then kept: a run logs an
-    event per arbitrated pair, and most runs never read their events. Reads, equality, ``dict()`` and
-    pickling behave as the plain dict it stands for."""
-
-    __slots__ = ()
-
-    def __getitem__(self, key: str) -> Any:
-        return self._get()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
-
-    def __len__(self) -> int:
-        return len(self._get())
-
-    def __eq__(self, other: object) -> bool:
-        return self._get() == (other._get() if isinstance(other, DeferredData) else other)
-
-    __hash__ = None  # type: ignore[assignment]  # a mapping: unhashable, as a dict
-
-
-class DeferredTuple(_Deferred[tuple[_T, ...]], Sequence[_T]):
-    """A tuple built on first read, then kept: a run's per-fact outcomes, which a sweep or a tuning
-    evaluation never reads. Reads, equality with a tuple and pickling behave as the tuple it stands for."""
-
-    __slots__ = ()
-
-    def __init__(self, build: Callable[[], Sequence[_T]]) -> None:
-        super().__init__(lambda: tuple(build()))
-
-    @overload
-    def __getitem__(self, i: SupportsIndex) -> _T: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> tuple[_T, ...]: ...
-
-    def __getitem__(self, i: SupportsIndex | slice) -> _T | tuple[_T, ...]:
-        return self._get()[i]
-
-    def __len__(self) -> int:
-        return len(self._get())
-
-    def __iter__(self) -> Iterator[_T]:
-        return iter(self._get())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, DeferredTuple):
-            return self._get() == other._get()
-        return self._get() == other if isinstance(other, tuple) else NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # a cache of a pure build: compared by value, not hashed
 
 
 @dataclass(frozen=True, eq=False)
@@ -371,7 +249,7 @@ class Resolution:
         return sum(1 for p in self.pairs if p.tied and not p.skipped and p.decision != "dismiss")
 
 
-# ---- the known-conflict guard (beyond SPEC-027: crp_core.analysis.known) -------------------------
+# ---- the known-conflict guard (beyond SPEC-027: crp_core.stages.known) ----------------------------
 #: where a known conflict came from
 SOURCE_SCAN = "scan"
 SOURCE_OPERATOR = "operator"
@@ -507,7 +385,7 @@ class PackedFact:
         bridges_anchor: str | None = None,
     ) -> PackedFact:
         """``PackedFact(...)`` built for a hot path (packing makes one per packed fact): the same record."""
-        return _filled(
+        return frozen_instance(
             cls,
             {
                 "fact_id": fact_id,
@@ -541,10 +419,10 @@ class Envelope:
     token_budget: int
     dropped_for_budget: tuple[str, ...]  # selected facts whose unit did not fit the budget
     notes: tuple[str, ...]  # NOTE blocks included in the text, one per packed tied pair
-    # (added) connectors left out because fewer than two of the anchors they bridge are packed, and the
+    # connectors left out because fewer than two of the anchors they bridge are packed, and the
     # facts tied to such a connector (a tied pair is packed as a unit)
     dropped_unbridged: tuple[str, ...] = ()
-    # (added) tied pairs left out whole; they count neither in the envelope nor in the header
+    # tied pairs left out whole; they count neither in the envelope nor in the header
     dropped_pairs: tuple[DroppedPair, ...] = ()
 
 
@@ -598,5 +476,5 @@ class PipelineResult:
     coverage: CoverageSet  # the Coverage Set scored against
     scenario: Scenario  # the Scenario that was run
     corpus: Corpus  # the Corpus the run read (fact texts, vectors, token counts)
-    known_conflicts: tuple[KnownConflictFlag, ...] = ()  # (added) the known-conflict guard's findings
-    clamps: tuple[Clamp, ...] = ()  # (added) settings used at a value other than asked, to fit the data
+    known_conflicts: tuple[KnownConflictFlag, ...] = ()  # the known-conflict guard's findings
+    clamps: tuple[Clamp, ...] = ()  # settings used at a value other than asked, to fit the data

@@ -12,33 +12,16 @@ import json
 import math
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from crp_core import headers as headers_mod
 from crp_core.factors.recency import row_positions
 from crp_core.io.timeparse import format_timestamp
-from crp_core.records import (
-    Authority,
-    Clamp,
-    ConflictPair,
-    FanoutResult,
-    FanoutRun,
-    FanoutStep,
-    KnownConflictFlag,
-    PipelineResult,
-    ValueDiff,
-)
-
-if TYPE_CHECKING:  # annotation only: the triage quality module imports stage 4
-    from crp_core.analysis.gate import GateResult
-    from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics
-    from crp_core.analysis.sdk_agreement import PairAgreement
-    from crp_core.analysis.tune import TrialRecord, TuneResult
-    from crp_core.config import CRPConfig
-    from crp_core.triage.export import ExportIssue, ExportReport
-    from crp_core.triage.quality import DetectorQuality
+from crp_core.records import Clamp, ConflictPair, FanoutResult, FanoutRun, FanoutStep, PipelineResult
+from crp_core.stages.contradictions.audit import authority_dict, diff_dict
+from crp_core.stages.known import known_flag_data
 
 REPORT_KIND = "crp-inspect.run"
 REPORT_VERSION = 1
@@ -58,7 +41,12 @@ def plain(obj: Any) -> Any:
         return {str(k): plain(v) for k, v in obj.items()}
     if kind is list or kind is tuple:
         return [plain(x) for x in obj]
-    if obj is None or isinstance(obj, (bool, str)):
+    return _plain_other(obj)
+
+
+def _plain_other(obj: Any) -> Any:
+    """:func:`plain` of a value of any other type, by what it is an instance of."""
+    if isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, (bool, np.bool_)):
         return bool(obj)
@@ -220,32 +208,10 @@ def fact_columns(result: PipelineResult) -> dict[str, list[Any]]:
 
 def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
     """One JSON-plain row per scored fact: :func:`fact_columns` read across (the per-fact table does not
-    walk every value: a connector's bridged pairs are hundreds of small lists at 10k facts)."""
+    walk every value again: a connector's bridged pairs are many small lists)."""
     cols = fact_columns(result)
     names = tuple(cols)
     return [dict(zip(names, values)) for values in zip(*cols.values())]
-
-
-def authority_dict(a: Authority) -> dict[str, Any]:
-    """One fact's authority components (SPEC-027 §2.3; SPEC_NOTES §4 ``authority``)."""
-    return {
-        "source_authority": a.source_authority,
-        "recency_factor": a.recency_factor,
-        "importance_weight": a.importance_weight,
-        "authority": a.authority,
-        "source_type": a.source_type,
-    }
-
-
-def diff_dict(d: ValueDiff) -> dict[str, Any]:
-    """One aligned value difference; ``*_a`` refer to ``fact_a``'s text."""
-    return {
-        "pattern": d.pattern,
-        "tokens_a": list(d.tokens_a),
-        "tokens_b": list(d.tokens_b),
-        "span_a": list(d.span_a),
-        "span_b": list(d.span_b),
-    }
 
 
 def pair_dict(p: ConflictPair) -> dict[str, Any]:
@@ -264,142 +230,6 @@ def pair_dict(p: ConflictPair) -> dict[str, Any]:
         "decision": p.decision,
         "diffs": [diff_dict(d) for d in p.conflict.diffs],
     }
-
-
-def sdk_agreement_dict(a: PairAgreement) -> dict[str, Any]:
-    """One pair's agreement with the SDK's ``superseded_by`` (key ``sdk_agreement`` of a ``conflicts``
-    pair when the CKF came from an SDK snapshot; docs/decisions/sdk-snapshots.md): the independent
-    arbitration (the SDK's STALE neutralised) with its authority components, and the as-loaded one."""
-
-    def judgement(j: Any) -> dict[str, Any]:
-        return {"verdict": j.verdict, "reason": j.reason, "winner": j.winner}
-
-    return {
-        "sdk_superseded": a.sdk_superseded,
-        "independent": {
-            **judgement(a.independent),
-            "margin": a.margin,
-            "neutralised": list(a.neutralised),
-            "authority": {x.fact_id: authority_dict(x) for x in (a.authority_a, a.authority_b)},
-        },
-        "as_loaded": judgement(a.as_loaded),
-    }
-
-
-def known_flag_data(flag: KnownConflictFlag) -> dict[str, Any]:
-    """One finding of the known-conflict guard (report key ``known_conflicts``, audit event data)."""
-    return {
-        "loser": flag.loser,
-        "winner": flag.winner,
-        "source": flag.source,
-        "patterns": list(flag.patterns),
-        "action": flag.action,
-        "message": flag.message,
-    }
-
-
-def detector_quality_dict(q: DetectorQuality) -> dict[str, Any]:
-    """``crp-inspect triage stats --json``: precision per pattern and the overruled pairs."""
-    return {
-        "pairs": len(q.pairs),
-        "confirmed": q.confirmed,
-        "dismissed": q.dismissed,
-        "precision": q.precision,
-        "per_pattern": {
-            p.pattern: {"confirmed": p.confirmed, "dismissed": p.dismissed, "precision": p.precision}
-            for p in q.per_pattern
-        },
-        "overruled": [
-            {
-                "fact_a": p.fact_a,
-                "fact_b": p.fact_b,
-                "kind": p.kind,
-                "winner": p.winner,
-                "patterns": list(p.patterns),
-                "note": p.note,
-                "operator": p.operator,
-                "decided_at": p.decided_at,
-            }
-            for p in q.overruled
-        ],
-        "unknown_pairs": list(q.unknown),
-    }
-
-
-EXPORT_REPORT_KIND = "crp-inspect.triage-export"
-EXPORT_REPORT_VERSION = 1
-
-
-def _issue_dict(i: ExportIssue) -> dict[str, Any]:
-    return {"code": i.code, "fact_ids": list(i.fact_ids), "decision_ids": list(i.decision_ids), "message": i.message}
-
-
-def export_report_dict(r: ExportReport) -> dict[str, Any]:
-    """The export report (``crp-inspect triage export``, ``export_report.json``; docs/decisions/triage.md
-    "Export"): what the cleaned CKF carries and what it could not. Deterministic: no export time."""
-    return {
-        "kind": EXPORT_REPORT_KIND,
-        "version": EXPORT_REPORT_VERSION,
-        "ckf": r.ckf_source,
-        "out": r.path,
-        "format": r.fmt,
-        "n_facts": r.n_facts,
-        "decisions_in_force": r.decisions,
-        "changed": dict(r.changed),
-        "facts": [
-            {
-                "fact_id": c.fact_id,
-                "status_before": c.status_before,
-                "status": c.status,
-                "superseded_by": c.superseded_by,
-                "triage": dict(c.triage),
-                "decision_ids": list(c.decision_ids),
-            }
-            for c in r.changes
-        ],
-        "dismissed": [
-            {
-                "fact_a": p.fact_a,
-                "fact_b": p.fact_b,
-                "decision_id": p.decision_id,
-                "operator": p.operator,
-                "decided_at": p.decided_at,
-                "note": p.note,
-            }
-            for p in r.dismissed
-        ],
-        "replaced": [
-            {"fact_id": v.fact_id, "key": v.key, "old": plain(v.old), "new": plain(v.new)} for v in r.replaced
-        ],
-        "conflicts": [_issue_dict(i) for i in r.conflicts],
-        "unknown_facts": [_issue_dict(i) for i in r.unknown],
-        "inexpressible": [_issue_dict(i) for i in r.inexpressible],
-    }
-
-
-def conflict_event_data(
-    pair: ConflictPair, *, diffs: bool = True, roles: Mapping[str, str] | None = None
-) -> dict[str, Any]:
-    """The data of a ``CONTRADICTION_RESOLVED`` / ``CONTRADICTION_DISMISSED`` audit event (SPEC-027 §2.4)."""
-    winner = pair.kept[0] if (pair.suppressed is not None and pair.kept) else None
-    data: dict[str, Any] = {
-        "fact_a": pair.fact_a,
-        "fact_b": pair.fact_b,
-        "similarity": pair.similarity,
-        "patterns": list(pair.patterns),
-        "authority": {fid: authority_dict(a) for fid, a in pair.authority.items()},
-        "winner": winner,
-        "suppressed": pair.suppressed,
-        "kept": list(pair.kept),
-        "tied": pair.tied,
-        "margin": pair.margin,
-        "decision": pair.decision,
-    }
-    if roles:
-        data["roles"] = dict(roles)
-    if diffs:
-        data["diffs"] = [diff_dict(d) for d in pair.conflict.diffs]
-    return data
 
 
 def clamp_dict(c: Clamp) -> dict[str, Any]:
@@ -594,160 +424,4 @@ def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> di
         "fan_in": part["fan_in"],
         "steps": [_step_report(s) for s in result.steps],
         "naive": naive,
-    }
-
-
-# ---- suites, the regression gate and tuning (docs/decisions/suites.md) ------------------------------
-#: ``kind`` of the metrics report of ``crp-inspect check --json`` (also its ``--write-baseline`` file)
-SUITE_METRICS_KIND = "crp-inspect/suite-metrics"
-TUNE_KIND = "crp-inspect/tune"
-
-
-def scenario_metrics_dict(m: ScenarioMetrics) -> dict[str, Any]:
-    """One scenario's metrics (``metrics``: name -> number or null) and the fact ids behind them."""
-    return {
-        "metrics": plain(m.values()),
-        "details": {
-            "envelope": list(m.envelope),
-            "tokens": m.tokens,
-            "token_budget": m.token_budget,
-            "max_tokens": m.max_tokens,
-            "included": list(m.included),
-            "missing": list(m.missing),
-            "leaks": list(m.leaks),
-            "wrong_winners": [
-                {"loser": w.loser, "winner": w.winner, "winner_state": w.winner_state} for w in m.wrong_winners
-            ],
-            "expired": list(m.expired),
-            "ageing": list(m.ageing),
-            "recency": plain(dict(m.recency)),
-            "contradictions": [
-                {
-                    "fact_a": c.fact_a,
-                    "fact_b": c.fact_b,
-                    "expected": c.expected,
-                    "detected": c.detected,
-                    "noted": c.noted,
-                }
-                for c in m.contradictions
-            ],
-            "duplicates": [list(d) for d in m.duplicates],
-            "conflicts_detected": [list(p) for p in m.conflicts_detected],
-            "conflicts_undetected": [list(p) for p in m.conflicts_undetected],
-            "entering": list(m.entering),
-            "leaving": list(m.leaving),
-        },
-    }
-
-
-def suite_summary_dict(metrics: SuiteMetrics) -> dict[str, Any]:
-    """metric name -> ``{mean, worst, total, worst_scenario, count}``."""
-    return {
-        name: {
-            "mean": plain(s.mean),
-            "worst": plain(s.worst),
-            "total": plain(s.total),
-            "worst_scenario": s.worst_scenario,
-            "count": s.count,
-        }
-        for name, s in metrics.summary.items()
-    }
-
-
-def gate_dict(result: GateResult) -> dict[str, Any]:
-    return {
-        "passed": result.passed,
-        "checked": result.checked,
-        "failures": [
-            {
-                "scenario": f.scenario,
-                "metric": f.metric,
-                "value": plain(f.value),
-                "bound": f.bound,
-                "source": f.source,
-                "kind": f.kind,
-                "message": f.message,
-            }
-            for f in result.failures
-        ],
-        "notes": list(result.notes),
-    }
-
-
-def config_changes(config: CRPConfig) -> dict[str, Any]:
-    """Flat keys where ``config`` differs from the defaults: key -> ``[default, value]``."""
-    from crp_core.config import CRPConfig as _Config
-
-    return {k: [plain(a), plain(b)] for k, (a, b) in _Config().diff(config).items()}
-
-
-def suite_metrics_report(
-    metrics: SuiteMetrics,
-    *,
-    config: CRPConfig,
-    ckf_source: str = "",
-    ckf_fingerprint: str = "",
-    suite_source: str = "",
-    set_args: tuple[str, ...] = (),
-    gate: GateResult | None = None,
-) -> dict[str, Any]:
-    """The ``crp-inspect check --json`` object, also the ``--write-baseline`` file (kind
-    :data:`SUITE_METRICS_KIND`): the CKF, the config's changes from the defaults, the summary and
-    every scenario's metrics, and the gate's verdict when one ran."""
-    out: dict[str, Any] = {
-        "kind": SUITE_METRICS_KIND,
-        "version": 1,
-        "ckf": {"source": ckf_source, "fingerprint": ckf_fingerprint},
-        "suite": suite_source,
-        "config_changes": config_changes(config),
-        "set": list(set_args),
-        "summary": suite_summary_dict(metrics),
-        "scenarios": {m.name: scenario_metrics_dict(m) for m in metrics.scenarios},
-    }
-    if gate is not None:
-        out["gate"] = gate_dict(gate)
-    return out
-
-
-def trial_dict(t: TrialRecord) -> dict[str, Any]:
-    return {
-        "number": t.number,
-        "params": plain(dict(t.params)),
-        "values": plain(list(t.values)),
-        "feasible": t.feasible,
-        "violations": plain(dict(t.violations)),
-        "metrics": plain(t.metrics.flat()),
-        "elapsed_ms": t.elapsed_ms,
-    }
-
-
-def tune_report(result: TuneResult) -> dict[str, Any]:
-    """The ``crp-inspect tune --json`` object: ``best`` (``config``: the full configuration as its TOML
-    holds it, ``metrics``: the suite summary flattened, ``scenarios``: each scenario's metrics, the
-    trial's ``params`` and ``values``), every trial, the objective and the search space."""
-    best = result.best
-    return {
-        "kind": TUNE_KIND,
-        "version": 1,
-        "objective": {
-            "name": result.objective.name,
-            "directions": list(result.objective.directions),
-            "targets": list(result.objective.targets),
-            "description": result.objective.description,
-        },
-        "seed": result.seed,
-        "sampler": result.sampler,
-        "space": [{"key": p.key, "low": p.low, "high": p.high, "step": p.step} for p in result.space],
-        "best": {
-            "trial": best.number,
-            "params": plain(dict(best.params)),
-            "values": plain(list(best.values)),
-            "feasible": best.feasible,
-            "config": result.best_config.to_dict(),
-            "config_changes": config_changes(result.best_config),
-            "metrics": plain(best.metrics.flat()),
-            "scenarios": {m.name: plain(m.values()) for m in best.metrics.scenarios},
-        },
-        "baseline": trial_dict(result.trials[0]) if result.trials else None,
-        "trials": [trial_dict(t) for t in result.trials],
     }

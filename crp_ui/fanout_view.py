@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from crp_core import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.headers import PARTITIONS as PARTITIONS_HEADER
 from crp_core.model import Scenario
 from crp_core.records import FANOUT_DUPLICATES, FanoutResult, FanoutRun, FanoutStep
-from crp_core.stages.fanout import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
 
 from .render import html_text
 

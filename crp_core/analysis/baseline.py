@@ -41,9 +41,9 @@ from crp_core.records import FANOUT_DUPLICATES, Duplicate
 if TYPE_CHECKING:
     from crp_core.corpus.embedding import Embedder
     from crp_core.corpus.prepared import ScenarioVectors
+    from crp_core.decisions import Decisions
     from crp_core.model import Scenario
     from crp_core.records import ConflictPair, Envelope, FanoutRun, PipelineResult
-    from crp_core.stages.contradictions.arbitration import Decisions
 
 #: the recency floor that turns the SPEC-027 §3.2 factor into a constant 1.0
 NO_RECENCY_FLOOR = 1.0

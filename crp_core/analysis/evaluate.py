@@ -39,8 +39,8 @@ from crp_core.model import Scenario
 if TYPE_CHECKING:
     from crp_core.analysis.scan import ScanConfigKey
     from crp_core.corpus.embedding import Embedder
+    from crp_core.decisions import DecisionSet
     from crp_core.records import KnownConflict, PipelineResult
-    from crp_core.triage.decisions import DecisionSet
 
 __all__ = [
     "PreparedSuite",
@@ -78,6 +78,11 @@ class PreparedSuite:
 
     def __len__(self) -> int:
         return len(self.suite)
+
+    @property
+    def reference_runs(self) -> tuple[tuple[str, KnownMode], ...]:
+        """(reference config TOML, known mode) of each reference run whose envelopes are kept."""
+        return tuple(self._references)
 
     def select(self, names: Sequence[str]) -> PreparedSuite:
         """The prepared sub-suite of ``names`` (vectors shared, suite order kept)."""
@@ -219,7 +224,7 @@ def _reference_config(reference: Reference) -> CRPConfig | None:
     return CRPConfig() if reference is None else reference
 
 
-def run_suite(
+def run_suite(  # noqa: PLR0913  the suite and its config, then the run's options keyword-only
     prepared: PreparedSuite,
     config: CRPConfig,
     *,
@@ -250,17 +255,20 @@ def run_suite(
             results.append(_run_one(prepared, i, item.scenario, c, known, embedder))
             if progress is not None:
                 progress(i + 1, len(configs), item.name)
-        return _measure(
-            prepared,
-            config,
-            set_args,
-            configs,
-            results,
-            _reference_config(reference),
-            known,
-            keep_results,
-            embedder,
-            t0,
+        ref_config = _reference_config(reference)
+        refs = _envelopes_to_compare(prepared, ref_config, known, embedder, (config, set_args, configs, results))
+        per = [
+            scenario_metrics(r, item.expect, name=item.name, reference=ref)
+            for item, r, ref in zip(prepared.suite, results, refs)
+        ]
+        return SuiteRun(
+            config=config,
+            set_args=set_args,
+            configs=configs,
+            metrics=suite_metrics(per),
+            results=tuple(results) if keep_results else None,
+            reference=ref_config,
+            elapsed_ms=(time.perf_counter() - t0) * 1e3,
         )
 
 
@@ -275,45 +283,28 @@ def _blas_limit(threads: int | None) -> AbstractContextManager[object]:
     return threadpool_limits(limits=int(threads), user_api="blas")
 
 
-def _measure(
+def _envelopes_to_compare(
     prepared: PreparedSuite,
-    config: CRPConfig,
-    set_args: tuple[str, ...],
-    configs: tuple[CRPConfig, ...],
-    results: Sequence[PipelineResult],
     reference: CRPConfig | None,
     known: KnownMode,
-    keep: bool,
     embedder: Embedder | None,
-    t0: float,
-) -> SuiteRun:
-    refs: Sequence[tuple[str, ...] | None]
+    this_run: tuple[CRPConfig, tuple[str, ...], tuple[CRPConfig, ...], Sequence[PipelineResult]],
+) -> Sequence[tuple[str, ...] | None]:
+    """Each scenario's envelope at the ``reference`` config (None: no overlap measured), for ``this_run``
+    (its config, ``set_args``, resolved configs and results) to be compared with."""
+    config, set_args, configs, results = this_run
     if reference is None:
-        refs = [None] * len(results)
-    else:
-        key = (reference.to_toml(), known)
-        if (
-            key not in prepared._references
-            and not set_args
-            and config.to_toml() == key[0]
-            and all(c == _resolve(item, reference, ()) for item, c in zip(prepared.suite, configs))
-        ):
-            # this run is the reference run itself: its envelopes serve (no second run)
-            prepared._references[key] = tuple(tuple(p.fact_id for p in r.envelope.order) for r in results)
-        refs = _reference_envelopes(prepared, reference, known, embedder)
-    per = [
-        scenario_metrics(r, item.expect, name=item.name, reference=ref)
-        for item, r, ref in zip(prepared.suite, results, refs)
-    ]
-    return SuiteRun(
-        config=config,
-        set_args=set_args,
-        configs=configs,
-        metrics=suite_metrics(per),
-        results=tuple(results) if keep else None,
-        reference=reference,
-        elapsed_ms=(time.perf_counter() - t0) * 1e3,
-    )
+        return [None] * len(results)
+    key = (reference.to_toml(), known)
+    if (
+        key not in prepared._references
+        and not set_args
+        and config.to_toml() == key[0]
+        and all(c == _resolve(item, reference, ()) for item, c in zip(prepared.suite, configs))
+    ):
+        # this run is the reference run itself: its envelopes serve (no second run)
+        prepared._references[key] = tuple(tuple(p.fact_id for p in r.envelope.order) for r in results)
+    return _reference_envelopes(prepared, reference, known, embedder)
 
 
 @dataclass(frozen=True, eq=False)
@@ -333,7 +324,7 @@ class SuiteSweep:
     total_ms: float
 
 
-def sweep_suite(
+def sweep_suite(  # noqa: PLR0913  the suite, its config and the swept key, then run_suite's options keyword-only
     prepared: PreparedSuite,
     config: CRPConfig,
     key: str,

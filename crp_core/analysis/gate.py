@@ -4,7 +4,7 @@ baseline (docs/decisions/suites.md §5; ``crp-inspect check``).
 A **threshold** is a bound in a scenario's ``expect`` table (:data:`crp_core.model.GATE_THRESHOLDS`:
 ``min_recall``, ``max_leaks``, ..., ``max_tokens``); a metric beyond it fails. A **baseline** is a
 metrics file written by ``crp-inspect check --write-baseline`` (the shape of
-:func:`crp_core.report.suite_metrics_report`); every metric marked ``vs_baseline`` in
+:func:`crp_core.analysis.reports.suite_metrics_report`); every metric marked ``vs_baseline`` in
 :data:`crp_core.analysis.metrics.METRICS` fails when it is worse than the baseline's value for the
 same scenario (recall lower, a count higher; ``tolerance`` absorbs float noise). A scenario of the
 baseline missing from the suite, or one new to it, is a note, not a failure.
@@ -26,7 +26,6 @@ from crp_core.errors import Problem, ValidationError
 from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
 from crp_core.io.scenario import json_error_message, json_with_lines
 from crp_core.model import GATE_THRESHOLDS
-from crp_core.report import SUITE_METRICS_KIND
 
 __all__ = [
     "GateFailure",
@@ -38,7 +37,9 @@ __all__ = [
     "BASELINE_KIND",
 ]
 
-#: ``kind`` of the metrics file (crp_core.report.suite_metrics_report)
+#: ``kind`` of the metrics report of ``crp-inspect check --json``, also its ``--write-baseline`` file
+#: (:func:`crp_core.analysis.reports.suite_metrics_report`): the baseline the gate reads
+SUITE_METRICS_KIND = "crp-inspect/suite-metrics"
 BASELINE_KIND = SUITE_METRICS_KIND
 _BY_NAME = {m.name: m for m in METRICS}
 
@@ -95,6 +96,23 @@ def gate(
     """Check every scenario's metrics against its thresholds and against ``baseline``."""
     failures: list[GateFailure] = []
     notes: list[str] = []
+    checked = _threshold_failures(metrics, suite, tolerance, failures)
+    if baseline is not None:
+        if ckf_fingerprint and baseline.ckf_fingerprint and ckf_fingerprint != baseline.ckf_fingerprint:
+            notes.append(
+                f"the baseline {baseline.source} was recorded over another CKF (fingerprint "
+                f"{baseline.ckf_fingerprint[:12]}, this one {ckf_fingerprint[:12]})"
+            )
+        names = {sm.name for sm in metrics.scenarios}
+        for name in baseline.scenarios:
+            if name not in names:
+                notes.append(f"scenario {name!r} of the baseline is not in the suite")
+        checked += _baseline_failures(metrics, baseline, tolerance, failures, notes)
+    return GateResult(tuple(failures), tuple(notes), checked)
+
+
+def _threshold_failures(metrics: SuiteMetrics, suite: Suite, tolerance: float, failures: list[GateFailure]) -> int:
+    """Each scenario's metrics against its ``expect`` thresholds: failures appended, checks counted."""
     checked = 0
     for sm in metrics.scenarios:
         expect = suite.get(sm.name).expect
@@ -107,33 +125,33 @@ def gate(
             bad = value is None or (value < bound - tolerance if how == "min" else value > bound + tolerance)
             if bad:
                 failures.append(GateFailure(sm.name, metric, value, bound, key, "threshold"))
-    if baseline is not None:
-        if ckf_fingerprint and baseline.ckf_fingerprint and ckf_fingerprint != baseline.ckf_fingerprint:
-            notes.append(
-                f"the baseline {baseline.source} was recorded over another CKF (fingerprint "
-                f"{baseline.ckf_fingerprint[:12]}, this one {ckf_fingerprint[:12]})"
-            )
-        names = {sm.name for sm in metrics.scenarios}
-        for name in baseline.scenarios:
-            if name not in names:
-                notes.append(f"scenario {name!r} of the baseline is not in the suite")
-        for sm in metrics.scenarios:
-            base = baseline.scenarios.get(sm.name)
-            if base is None:
-                notes.append(f"scenario {sm.name!r} is new (not in the baseline)")
+    return checked
+
+
+def _baseline_failures(
+    metrics: SuiteMetrics,
+    baseline: MetricsBaseline,
+    tolerance: float,
+    failures: list[GateFailure],
+    notes: list[str],
+) -> int:
+    """Each scenario's metrics against the baseline's: failures and new scenarios appended, checks counted."""
+    checked = 0
+    for sm in metrics.scenarios:
+        base = baseline.scenarios.get(sm.name)
+        if base is None:
+            notes.append(f"scenario {sm.name!r} is new (not in the baseline)")
+            continue
+        for m in METRICS:
+            if not m.vs_baseline or base.get(m.name) is None:
                 continue
-            for m in METRICS:
-                if not m.vs_baseline or base.get(m.name) is None:
-                    continue
-                bound = float(base[m.name])  # type: ignore[arg-type]  # None excluded above
-                value = sm.value(m.name)
-                checked += 1
-                worse = value is None or (
-                    value < bound - tolerance if m.better == "higher" else value > bound + tolerance
-                )
-                if worse:
-                    failures.append(GateFailure(sm.name, m.name, value, bound, "baseline", "baseline"))
-    return GateResult(tuple(failures), tuple(notes), checked)
+            bound = float(base[m.name])  # type: ignore[arg-type]  # None excluded above
+            value = sm.value(m.name)
+            checked += 1
+            worse = value is None or (value < bound - tolerance if m.better == "higher" else value > bound + tolerance)
+            if worse:
+                failures.append(GateFailure(sm.name, m.name, value, bound, "baseline", "baseline"))
+    return checked
 
 
 def _number(v: Any) -> bool:

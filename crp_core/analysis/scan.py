@@ -28,26 +28,24 @@ from threadpoolctl import threadpool_limits
 from crp_core.config import CRPConfig
 from crp_core.corpus.index import QUERY_THREADS
 from crp_core.corpus.prepared import Corpus
-from crp_core.records import ConflictPair, RecencyTable, ValueConflict
-from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, Decisions, arbitrate, decision_for
+from crp_core.decisions import Decisions, with_carried_decisions
+from crp_core.factors.recency import RecencyTable
+from crp_core.records import ConflictPair, ValueConflict
+from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
-from crp_core.triage.export import with_carried_decisions
+from crp_core.stages.near_duplicates import COSINE_SLACK
 
 SearchMethod = Literal["gram", "centroid-pruned"]
 
-#: at or below this many facts the whole upper triangle of the Gram matrix is computed (about 0.3 s
-#: at 8k facts on 2 cores, where the pruned search is no faster); above it the pruned search is tried
+#: at or below this many facts the whole upper triangle of the Gram matrix is computed (the pruned
+#: search gains nothing at this size); above it the pruned search is tried
 GRAM_MAX_FACTS = 8192
 #: float32 elements of one product tile (64 MB): every matrix product is tiled to this size
 TILE_ELEMENTS = 1 << 24
 #: rows of one band of the Gram triangle at most, and bands at least (a band also computes its own square)
 GRAM_BAND_ROWS = 512
 GRAM_MIN_BANDS = 8
-#: slack on float32 cosines, so a pair near the threshold is never lost between a tile product and
-#: the per-pair dot product: their worst-case rounding is d * 2^-24 each (2.3e-5 at d = 384; measured
-#: < 1e-6); dimensions above 1600 widen it (:func:`_slack`)
-COSINE_SLACK = 1e-4
 #: facts per centroid (the number of centroid blocks is n / this, at most KMEANS_SAMPLE / 4)
 FACTS_PER_CENTROID = 200
 #: spherical k-means for the centroids: facts sampled, Lloyd iterations, fixed seed (the pair set does
@@ -62,7 +60,7 @@ SHELL_ROWS = 128
 PRUNED_MAX_SHARE = 0.5
 #: facts in the sample that estimates the pruned search's products
 ESTIMATE_SAMPLE = 4096
-#: worker threads of the pair search (the target machine has 2 cores)
+#: worker threads of the pair search (as many as the index's batched queries use)
 SEARCH_THREADS = QUERY_THREADS
 #: pair searches kept per process (one per vectors fingerprint and threshold, most recent last)
 SEARCH_CACHE_SIZE = 4
@@ -112,7 +110,9 @@ class PairSearch:
 
 
 def _slack(dim: int) -> float:
-    """``COSINE_SLACK``, or more when the float32 rounding bound of a ``dim``-term dot product is larger."""
+    """The slack on float32 cosines, so a pair near the threshold is never lost between a tile product and
+    the per-pair dot product: ``COSINE_SLACK`` (each one's worst-case rounding is d * 2^-24), or more
+    when the float32 rounding bound of a ``dim``-term dot product is larger."""
     return max(COSINE_SLACK, 4.0 * dim * 2.0**-24)
 
 

@@ -37,9 +37,9 @@ from crp_core.errors import ConfigError
 if TYPE_CHECKING:
     from crp_core.corpus.embedding import Embedder
     from crp_core.corpus.prepared import ScenarioVectors
+    from crp_core.decisions import Decisions
     from crp_core.model import Scenario
     from crp_core.records import PipelineResult
-    from crp_core.stages.contradictions.arbitration import Decisions
 
 #: the scenario field a sweep may change besides the configuration keys
 FANOUT_WIDTH = "fanout_width"
@@ -227,7 +227,7 @@ def make_point(
     )
 
 
-def sweep(
+def sweep(  # noqa: PLR0913  the corpus, scenario, config and swept key, then the run's options keyword-only
     corpus: Corpus,
     scenario: Scenario,
     config: CRPConfig,

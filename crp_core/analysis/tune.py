@@ -440,7 +440,7 @@ def _check_seed(seed: object) -> int:
     return int(seed)
 
 
-def tune(
+def tune(  # noqa: PLR0913  the study's inputs, then its options and run_suite's keyword-only
     corpus: Corpus,
     suite: Suite | PreparedSuite,
     base_config: CRPConfig,

@@ -2,7 +2,7 @@
 
 Runs every scenario of ``--suite`` (a folder or scenario files) over the CKF at the configuration
 (defaults < ``--config`` < the scenario's ``config`` < ``--set``), prints the metrics table (or, with
-``--json``, the :func:`crp_core.report.suite_metrics_report` object with the gate's verdict), and exits
+``--json``, the :func:`crp_core.analysis.reports.suite_metrics_report` object with the gate's verdict), and exits
 1 when a metric breaks a threshold of its scenario's ``expect`` table or is worse than the
 ``--baseline`` metrics file, 0 otherwise. ``--write-baseline PATH`` records this run's metrics as a
 baseline (checked writable before the run, written atomically); a recording exits 0 once the file is
@@ -34,6 +34,7 @@ from crp_core.io.timeparse import parse_timestamp
 
 if TYPE_CHECKING:
     from crp_core.analysis.evaluate import KnownMode, PreparedSuite
+    from crp_core.analysis.gate import GateResult
     from crp_core.analysis.metrics import SuiteMetrics
     from crp_core.cli.common import Subparsers
     from crp_core.model import KnowledgeBase
@@ -158,10 +159,31 @@ def metrics_table(metrics: SuiteMetrics) -> str:
     return "\n".join(lines)
 
 
+def _print_verdict(inp: SuiteInputs, metrics: SuiteMetrics, verdict: GateResult, recorded_to: str | None) -> None:
+    """The readable summary: the metrics table, the gate's notes and verdict, where a baseline went."""
+    out = sys.stdout.write
+    out(
+        f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
+        f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n\n"
+    )
+    out(metrics_table(metrics) + "\n\n")
+    for note in verdict.notes:
+        out(f"note: {visible(note)}\n")
+    if verdict.passed:
+        out(f"PASS: {verdict.checked} bound(s) checked\n")
+    else:
+        out(f"{'NOT GATED' if recorded_to else 'FAIL'}: {len(verdict.failures)} of {verdict.checked} bound(s) broken\n")
+        for f in verdict.failures:
+            out(f"  - {visible(f.message)}\n")
+    if recorded_to:
+        out(f"baseline written to {visible(recorded_to)} (recording: exit 0 whatever the gate says)\n")
+
+
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.analysis.evaluate import run_suite
     from crp_core.analysis.gate import gate, read_baseline
-    from crp_core.report import dumps, suite_metrics_report
+    from crp_core.analysis.reports import suite_metrics_report
+    from crp_core.report import dumps
 
     if args.write_baseline:  # refused before the suite runs, not after
         check_writable(args.write_baseline, "--write-baseline")
@@ -204,27 +226,7 @@ def _handle(args: argparse.Namespace) -> int:
             doc["baseline_written"] = os.fspath(args.write_baseline)
         sys.stdout.write(dumps(doc) + "\n")
     else:
-        out = sys.stdout.write
-        out(
-            f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
-            f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n\n"
-        )
-        out(metrics_table(run.metrics) + "\n\n")
-        for note in verdict.notes:
-            out(f"note: {visible(note)}\n")
-        if verdict.passed:
-            out(f"PASS: {verdict.checked} bound(s) checked\n")
-        else:
-            out(
-                f"{'NOT GATED' if recorded else 'FAIL'}: {len(verdict.failures)} of {verdict.checked} bound(s) broken\n"
-            )
-            for f in verdict.failures:
-                out(f"  - {visible(f.message)}\n")
-        if recorded:
-            out(
-                f"baseline written to {visible(os.fspath(args.write_baseline))} (recording: exit 0 whatever "
-                "the gate says)\n"
-            )
+        _print_verdict(inp, run.metrics, verdict, os.fspath(args.write_baseline) if recorded else None)
     if write_error is not None:
         sys.stdout.flush()
         raise write_error

@@ -123,8 +123,9 @@ def _content(kb: KnowledgeBase, fact_id: str) -> str:
 def pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> list[dict[str, Any]]:
     """One JSON-ready dict per pair: SPEC_NOTES §4 fields + margin, decision, diffs and both texts (and
     ``sdk_agreement`` for a CKF from an SDK snapshot; ``config`` is the scan's)."""
+    from crp_core.analysis.reports import sdk_agreement_dict
     from crp_core.analysis.sdk_agreement import has_sdk_data, sdk_agreement
-    from crp_core.report import pair_dict, sdk_agreement_dict
+    from crp_core.report import pair_dict
 
     agreement = sdk_agreement(scan.pairs, kb, config, scan.now) if has_sdk_data(kb) else None
     rows = []

@@ -23,7 +23,6 @@ from crp_core.errors import Problem, ScenarioError
 
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
-    from crp_core.io.ckf.sdk_map import SourceTypeMap
     from crp_core.model import Scenario
 
 
@@ -70,35 +69,26 @@ def _scenario_overrides(scenario: Scenario, width: int | None, now_text: str | N
     return scenario.replace(**changes) if changes else scenario
 
 
-def fanout_cli_report(
-    ckf: str,
-    scenario_path: str,
-    *,
-    width: int | None = None,
-    config_path: str | None = None,
-    set_args: list[str] | None = None,
-    now: str | None = None,
-    lenient: bool = False,
-    cache_dir: str | None = None,
-    source_map: SourceTypeMap | None = None,
-) -> dict[str, Any]:
-    """Load, run the pipeline and return ``fanout_report`` plus the run's identification (``source_map``:
-    an SDK snapshot's source types, :func:`~crp_core.cli.common.input_source_map`)."""
+def fanout_cli_report(args: argparse.Namespace) -> dict[str, Any]:
+    """Load, run the pipeline and return ``fanout_report`` plus the run's identification, for the parsed
+    arguments of ``crp-inspect fanout`` (an SDK snapshot's source types by
+    :func:`~crp_core.cli.common.input_source_map`)."""
     from crp_core.corpus.prepared import prepare_corpus
     from crp_core.io.scenario import load_scenario
     from crp_core.pipeline import run_pipeline
     from crp_core.report import clamp_dict, fanout_report
 
-    scenario = _scenario_overrides(load_scenario(scenario_path), width, now)
-    config = build_config(scenario, config_path, list(set_args or []))
-    kb = load_input_ckf(ckf, lenient=lenient, max_bytes=config.ckf_max_bytes, source_map=source_map)
+    source_map = input_source_map(args)
+    scenario = _scenario_overrides(load_scenario(args.scenario), args.width, args.now)
+    config = build_config(scenario, args.config, list(args.set_args or []))
+    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=source_map)
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
-    corpus = prepare_corpus(kb, cache_dir=cache_dir, config=config, progress=shown, notify=shown.note)
+    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     result = run_pipeline(corpus, scenario, config)
     report = fanout_report(result.fanout, result.headers)
     residual = [sq.id for sq in scenario.residual_set]
     return {
-        "scenario": scenario.name or scenario_path,
+        "scenario": scenario.name or args.scenario,
         "fanout_width": scenario.fanout_width,
         "residual_set": residual,
         "addressed": [a.id for a in scenario.addressed],
@@ -110,17 +100,7 @@ def fanout_cli_report(
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.report import dumps
 
-    report = fanout_cli_report(
-        args.ckf,
-        args.scenario,
-        width=args.width,
-        config_path=args.config,
-        set_args=args.set_args,
-        now=args.now,
-        lenient=args.lenient,
-        cache_dir=args.cache_dir,
-        source_map=input_source_map(args),
-    )
+    report = fanout_cli_report(args)
     for c in report["clamps"]:
         print(f"crp-inspect: warning: {c['message']}", file=sys.stderr)
     if args.json:

@@ -39,7 +39,7 @@ def register(subparsers: Subparsers) -> None:
         choices=("scan", "none"),
         default="scan",
         help="where the known-conflict guard (config known_conflict_action) learns conflicts: the "
-        "whole-CKF scan (default; seconds at 100k facts) or nowhere",
+        "whole-CKF scan (default) or nowhere",
     )
     p.add_argument(
         "--triage-db",
@@ -110,6 +110,25 @@ def _print_summary(result: PipelineResult, kb: KnowledgeBase) -> None:
     out("\nheaders\n")
     for k, v in result.headers.items():
         out(f"  {k}: {v}\n")
+    _print_envelope(result)
+    _print_conflicts(result)
+    n_gated = sum(1 for o in result.outcomes if o.role == "gated")
+    out(f"\nscored facts: {len(result.outcomes)} ({n_gated} gated out)\n")
+    if result.known_conflicts:
+        out(f"\nknown-conflict guard ({len(result.known_conflicts)})\n")
+        for f in result.known_conflicts:
+            out(f"  {f.message}\n")
+    if result.warnings:
+        out(f"\nwarnings ({len(result.warnings)})\n")
+        for w in result.warnings[:20]:
+            out(f"  {w}\n")
+        if len(result.warnings) > 20:
+            out(f"  ... and {len(result.warnings) - 20} more\n")
+    out("\ntimings (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in result.timings_ms.items()) + "\n")
+
+
+def _print_envelope(result: PipelineResult) -> None:
+    out = sys.stdout.write
     out("\nenvelope (packed order)\n")
     for i, p in enumerate(result.envelope.order, 1):
         extra = f" bridges {p.bridges_anchor}" if p.bridges_anchor else ""
@@ -124,6 +143,10 @@ def _print_summary(result: PipelineResult, kb: KnowledgeBase) -> None:
     if env.dropped_pairs:
         out(f"; tied pairs dropped whole: {', '.join(f'{p.fact_a}/{p.fact_b}' for p in env.dropped_pairs)}")
     out("\n")
+
+
+def _print_conflicts(result: PipelineResult) -> None:
+    out = sys.stdout.write
     pairs = result.resolution.pairs
     out(f"\nconflicts ({len(pairs)})\n")
     for pair in pairs:
@@ -138,16 +161,3 @@ def _print_summary(result: PipelineResult, kb: KnowledgeBase) -> None:
             f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {'/'.join(pair.patterns)}; "
             f"authority {auth}; {verdict}\n"
         )
-    n_gated = sum(1 for o in result.outcomes if o.role == "gated")
-    out(f"\nscored facts: {len(result.outcomes)} ({n_gated} gated out)\n")
-    if result.known_conflicts:
-        out(f"\nknown-conflict guard ({len(result.known_conflicts)})\n")
-        for f in result.known_conflicts:
-            out(f"  {f.message}\n")
-    if result.warnings:
-        out(f"\nwarnings ({len(result.warnings)})\n")
-        for w in result.warnings[:20]:
-            out(f"  {w}\n")
-        if len(result.warnings) > 20:
-            out(f"  ... and {len(result.warnings) - 20} more\n")
-    out("\ntimings (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in result.timings_ms.items()) + "\n")

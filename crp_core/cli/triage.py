@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from crp_core.cli.common import add_sdk_map_args, input_source_map, load_input_ckf, visible
 from crp_core.config import STATUSES
 from crp_core.errors import CRPError
-from crp_core.report import dumps, export_report_dict
+from crp_core.report import dumps
 from crp_core.triage import (
     DB_PATH_ENV,
     KINDS,
@@ -42,6 +42,7 @@ from crp_core.triage import (
     pair_key,
     report_path_for,
 )
+from crp_core.triage.export import export_report_dict
 
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
@@ -245,8 +246,7 @@ def _decisions(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from crp_core.report import detector_quality_dict
-    from crp_core.triage.quality import detector_quality
+    from crp_core.triage.quality import detector_quality, detector_quality_dict
 
     kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=None, source_map=input_source_map(args))
     with DecisionStore(_db(args), create=False, readonly=True) as store:

@@ -3,7 +3,7 @@
 Searches the TTL per source type, ``cdr_min_relevance``, ``contradiction_similarity`` and
 ``stale_floor`` (keys given with ``--set`` stay fixed) for ``--objective`` with TPE at ``--seed``,
 ``--trials`` trials in all (trial 0 is the starting configuration). ``--json`` prints
-:func:`crp_core.report.tune_report` (``{"best": {"config", "metrics", ...}, "trials": [...]}``);
+:func:`crp_core.analysis.reports.tune_report` (``{"best": {"config", "metrics", ...}, "trials": [...]}``);
 otherwise one line per trial as it finishes, then the best trial's configuration changes.
 ``--out best.toml`` saves the best configuration (a full config: ``crp-inspect check --config best.toml``):
 checked writable before the first trial, written atomically; if the write still fails at the end, the
@@ -77,8 +77,9 @@ def _line(t: TrialRecord) -> str:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from crp_core.analysis.reports import tune_report
     from crp_core.analysis.tune import tune
-    from crp_core.report import dumps, tune_report
+    from crp_core.report import dumps
 
     if not 1 <= args.trials <= 10_000:
         raise ConfigError(f"--trials must be between 1 and 10000, got {args.trials}")

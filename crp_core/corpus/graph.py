@@ -19,7 +19,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from crp_core.config import CRPConfig
-from crp_core.records import freeze_owned
+from crp_core.support.frozen import freeze_owned
 
 if TYPE_CHECKING:
     from crp_core.corpus.index import FactIndex

@@ -24,9 +24,26 @@ import numpy as np
 from crp_core.config import SECONDS_PER_DAY, SOURCE_TYPES, CRPConfig, SourceTable
 from crp_core.io.timeparse import format_timestamp
 from crp_core.model import Fact, KnowledgeBase
-from crp_core.records import DeferredTuple, RecencyRule, RecencyTable, freeze_owned, frozen_array
+from crp_core.support.frozen import DeferredTuple, freeze_owned, frozen_array
 
 _T = TypeVar("_T")
+
+RecencyRule = Literal["fresh", "decay", "expired", "stale_status", "timeless", "user_provided", "unknown_age", "future"]
+
+
+@dataclass(frozen=True, eq=False)
+class RecencyTable:
+    """Every fact's recency factor and how it was reached, aligned with ``idx`` (fact rows)."""
+
+    idx: np.ndarray  # (c,) fact rows
+    age_days: np.ndarray  # (c,) float; NaN = age unknown; negative ages are clamped to 0 (see rule "future")
+    ttl_days: np.ndarray  # (c,) float; inf = no expiry
+    ttl_source: Sequence[str]  # "explicit" | "default" | "timeless" (a DeferredTuple: built on first read)
+    fresh_days: np.ndarray  # (c,) fresh_fraction * ttl (inf when no expiry)
+    factor: np.ndarray  # (c,) recency_factor in [stale_floor, 1]
+    rule: Sequence[RecencyRule]  # which branch of the formula applied (a DeferredTuple: built on first read)
+    warnings: tuple[str, ...] = ()  # data-quality warnings (future timestamps, unknown ages), one line each
+
 
 RULES: tuple[RecencyRule, ...] = (
     "fresh",

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
 """Stage 3's 2-hop walk and anchor paths in one compiled pass over the anchors' CSR neighbourhood
 (SPEC-025 §2.3-2.4; SPEC_NOTES §2.5). The same result as the numpy path of
-:func:`crp_core.stages.cdgr.walk_with_paths` for ``max_hops == 2`` and distinct anchors, to the bit: hop-1
+:func:`crp_core.stages.graph_walk.walk_with_paths` for ``max_hops == 2`` and distinct anchors, to the bit: hop-1
 weights are the edge's float32 weight widened, 2-hop totals the float64 sum of the two float32 weights,
 the strongest shortest path wins, a direct edge makes an anchor 1 hop away whatever the 2-hop totals.
 """
@@ -278,7 +278,7 @@ def edge_triples(const int32_t[::1] indptr, const int32_t[::1] indices, const fl
 def bridged_order(const int8_t[:, ::1] hops, const uint8_t[:, ::1] non_adj, Py_ssize_t i):
     """The anchor positions named by row ``i``'s bridged pairs (its touched anchors' pairs with no direct
     edge, a < b, row-major), each once in order of first appearance; at most 62 anchors. What
-    :meth:`crp_core.stages.cdgr.BridgedPairs.anchors` lists (as positions)."""
+    :meth:`crp_core.stages.bridges.BridgedPairs.anchors` lists (as positions)."""
     cdef Py_ssize_t s = hops.shape[1], a, b
     cdef uint64_t touched = 0, seen = 0, partners, new
     for a in range(s):

@@ -18,7 +18,8 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, ScenarioVectors
-from crp_core.records import CandidateSet, DeferredTuple, freeze_owned
+from crp_core.records import CandidateSet
+from crp_core.support.frozen import DeferredTuple, freeze_owned
 
 #: up to this many searches (query + sub-queries) a row's finders fit in one int64 bit mask (and owners in 6 bits)
 MASK_SEARCHES = 62
@@ -32,7 +33,7 @@ def gather_candidates(corpus: Corpus, vectors: ScenarioVectors, config: CRPConfi
     labels = ("query",) + tuple(vectors.ids)
     # the facts each search found, unsorted (Corpus.search's facts without recomputing and sorting
     # their cosines: only the union and who found what matter here)
-    # one thread: a thread team for a handful of searches costs more CPU than it saves on the 2-core box
+    # one thread: a handful of small searches, whose results do not depend on a thread team
     ids = corpus.index_for(config).query_ids(
         queries, config.candidate_k, corpus.retrievable, ef_search=config.hnsw_ef_search, num_threads=1
     )
@@ -75,8 +76,8 @@ def union_masks(flat: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.nda
     """``(rows, masks)``: the distinct rows of ``flat`` (int64, 0 <= row < 2**57), ascending, and per row
     the OR of ``1 << owner`` over its hits (bit j set: search j found it). ``owner`` < 64.
 
-    One plain sort of ``row << 6 | owner`` (the OR needs no order among a row's hits, so no stable
-    argsort: at 15 searches x 500 hits the stable argsort alone was 4x this whole union)."""
+    One plain sort of ``row << 6 | owner``: the OR needs no order among a row's hits, so no stable
+    argsort."""
     key = np.sort((flat << 6) | owner)
     s = key >> 6
     start = np.empty(s.size, dtype=bool)

@@ -16,7 +16,7 @@ product for the residual pull.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,8 +24,9 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram, fact_overlaps
-from crp_core.factors.recency import lookup, resolved_importance
-from crp_core.records import CDRTable, RecencyTable, freeze_owned, frozen_array
+from crp_core.factors.recency import RecencyTable, lookup, resolved_importance
+from crp_core.records import CDRTable
+from crp_core.support.frozen import freeze_owned, frozen_array
 
 if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageView
@@ -56,10 +57,10 @@ def residual_pulls(
         return np.zeros(n)
     r = np.asarray(residual_vectors, dtype=np.float32).reshape(-1, vectors.shape[1])
     if r.shape[0] < SMALL_GEMM:
-        # one matrix-vector product per residual sub-query: for a few sub-queries as fast as one gemm
+        # one matrix-vector product per residual sub-query: for a few sub-queries no gemm is needed
         return _max_of([vectors @ row for row in r])
     # one (r, c) product, reduced over its rows (elementwise maxima of contiguous rows, not a max along
-    # each short row); inside a run numpy's BLAS has one thread (crp_core.pipeline.one_blas_thread)
+    # each short row); inside a run numpy's BLAS has one thread (the pipeline's BLAS guard)
     return (r @ vectors.T).max(axis=0).astype(np.float64)
 
 
@@ -113,7 +114,7 @@ def _max_of(columns: Sequence[np.ndarray]) -> np.ndarray:
     return out.astype(np.float64)
 
 
-def score_cdr(
+def score_cdr(  # noqa: PLR0913  stage 2's inputs keyword-only, and the columns a caller already holds
     corpus: Corpus,
     idx: np.ndarray,
     relevance: np.ndarray,
@@ -218,6 +219,22 @@ def _int_rows(idx: np.ndarray) -> np.ndarray:
     if isinstance(idx, np.ndarray) and idx.dtype == np.int64 and idx.ndim == 1:
         return idx
     return np.asarray(idx, dtype=np.int64).reshape(-1)
+
+
+def cdr_positions(cdr: CDRTable, ranked: Mapping[int, int], rows: list[int]) -> np.ndarray:
+    """Positions of ``rows`` in the stage-2 table ``cdr``: a gated-in row's from ``ranked`` (row -> its
+    position, the first when a row is there twice), any other row's searched in the whole table;
+    a KeyError for a row the table lacks."""
+    out: list[int] = []
+    for row in rows:
+        p = ranked.get(row)
+        if p is None:
+            got = np.flatnonzero(cdr.idx == row)
+            if got.size == 0:
+                raise KeyError(row)
+            p = int(got[0])
+        out.append(p)
+    return np.array(out, dtype=np.int64)
 
 
 def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:

@@ -10,6 +10,8 @@ pass (``_graph_walk.pyx``, an optional extension) where it was built; the numpy 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 try:  # the compiled walk: an optional extension, pyproject.toml builds it where a C compiler is
-    from crp_core.stages import _graph_walk as _kernel
+    import crp_core.stages._graph_walk as _kernel
 except ImportError:  # pragma: no cover - a build without the extension takes the numpy paths
     _kernel = None  # type: ignore[assignment]
 #: what this module calls in the extension: one built from an older ``.pyx`` (an editable install not
@@ -33,11 +35,24 @@ def compiled() -> bool:
     return _kernel is not None
 
 
+@contextmanager
+def numpy_paths() -> Iterator[None]:
+    """Inside, every function here takes its numpy path, the compiled walk set aside: the reference the
+    compiled twin is compared with (not for concurrent use: it swaps the module's kernel)."""
+    global _kernel
+    saved = _kernel
+    _kernel = None  # type: ignore[assignment]  # the module or None, as at import
+    try:
+        yield
+    finally:
+        _kernel = saved
+
+
 def _expand_rows(
     indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, frontier: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row of ``frontier`` (duplicates allowed): (entry owner position, neighbour, weight)."""
-    w, nb, counts = _second_layer(indptr, indices, data, frontier)
+    w, nb, counts = row_slices(indptr, indices, data, frontier)
     return np.repeat(np.arange(frontier.size), counts), nb, w  # the CSR's float32 weights: callers widen
 
 
@@ -84,15 +99,15 @@ def anchor_paths(
     """
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
-    return _paths_from(matrix, anchors, cands, own1, x, w1, _second_layer(indptr, indices, data, x))
+    return _paths_from(matrix, anchors, cands, own1, x, w1, row_slices(indptr, indices, data, x))
 
 
-def _second_layer(
+def row_slices(
     indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, x: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The CSR slices of every row of ``x`` (duplicates kept), concatenated: (weights, neighbour rows
-    as ``intp``, per-x entry counts). The rows are widened once because numpy gathers and scatters
-    through ``intp`` indices several times faster than through the CSR's int32."""
+    as ``intp``, per-x entry counts). The rows are widened once: ``intp`` is the index type numpy gathers
+    and scatters through natively (the CSR holds int32)."""
     starts = indptr[x]
     counts = indptr[x + 1] - starts
     total = int(counts.sum())
@@ -186,7 +201,7 @@ def walk_with_paths(
             indptr, indices, data, np.ascontiguousarray(anchors), np.ascontiguousarray(retrievable)
         )
     own1, x, w1 = _expand_rows(indptr, indices, data, anchors)
-    layer2 = _second_layer(indptr, indices, data, x)
+    layer2 = row_slices(indptr, indices, data, x)
     # three scatters, nearest last: every neighbour of a hop-1 row is 2 hops away unless it is a hop-1
     # row itself or an anchor (no gather and filter of every 2-hop walk)
     dist = np.full(matrix.shape[0], -1, dtype=np.int8)

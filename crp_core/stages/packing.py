@@ -167,7 +167,7 @@ def tier_of(ratio: float) -> Tier:
     return "supporting"
 
 
-def _rank(rows: Sequence[int], score: Mapping[int, float]) -> list[int]:
+def rank_by_score(rows: Sequence[int], score: Mapping[int, float]) -> list[int]:
     """``rows`` by score descending, then row ascending."""
     if len(rows) <= 1:
         return [int(x) for x in rows]
@@ -219,7 +219,7 @@ def _greedy_fill(
     """SPEC_NOTES §2.8 fill: anchors (CDR order) then connectors (score order), tie units whole."""
     by_row = {it.row: it for it in items}
     scores = {r: it.score for r, it in by_row.items()}
-    order = _rank([r for r, it in by_row.items() if it.role == "anchor"], scores) + _rank(
+    order = rank_by_score([r for r, it in by_row.items() if it.role == "anchor"], scores) + rank_by_score(
         [r for r, it in by_row.items() if it.role == "connector"], scores
     )
     if not ties:
@@ -248,7 +248,7 @@ def _greedy_fill(
             unit_anchors = {row} if by_row[row].role == "anchor" else set()
             need = cost[row]
         else:
-            rows = _rank(members[u], scores)
+            rows = rank_by_score(members[u], scores)
             unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
             need = sum(cost[r] for r in rows) + sum(note_cost[p] for p in pairs)
         # a connector needs two of the anchors it bridges packed (so far, its own unit's included)
@@ -315,7 +315,7 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem], *, ranked_fil
     scores = {r: by_row[r].score for r in packed}
     anchors = [r for r in packed if by_row[r].role == "anchor"]
     connectors = packed[len(anchors) :] if ranked_fill else [r for r in packed if by_row[r].role == "connector"]
-    ranked = anchors if ranked_fill else _rank(anchors, scores)
+    ranked = anchors if ranked_fill else rank_by_score(anchors, scores)
     best = scores[ranked[0]] if ranked else 0.0
     tier: dict[int, Tier | None] = {}
     crit: list[int] = []
@@ -340,7 +340,7 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem], *, ranked_fil
     position = {r: i for i, r in enumerate(anchor_order)}
     spots: dict[int, list[int]] = {}
     bridged: dict[int, int] = {}
-    for c in connectors if ranked_fill else _rank(connectors, scores):
+    for c in connectors if ranked_fill else rank_by_score(connectors, scores):
         first = min(map(position.__getitem__, position.keys() & by_row[c].bridges))  # the fill kept >= 2
         bridged[c] = anchor_order[first]
         if first < PRIMACY_SIZE:
@@ -449,9 +449,9 @@ def pack_envelope(
         text="\n".join(lines),
         tokens_used=int(used),
         token_budget=budget,
-        dropped_for_budget=tuple(facts[r].fact_id for r in _rank(fill.over_budget, scores)),
+        dropped_for_budget=tuple(facts[r].fact_id for r in rank_by_score(fill.over_budget, scores)),
         notes=tuple(notes),
-        dropped_unbridged=tuple(facts[r].fact_id for r in _rank(fill.unbridged, scores)),
+        dropped_unbridged=tuple(facts[r].fact_id for r in rank_by_score(fill.unbridged, scores)),
         dropped_pairs=tuple(
             DroppedPair(facts[a].fact_id, facts[b].fact_id, reason) for a, b, reason in fill.dropped_pairs
         ),

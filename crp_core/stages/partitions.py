@@ -149,7 +149,7 @@ def _kmeans_labels(
     x: np.ndarray, k: int, config: CRPConfig, cache_dir: str | os.PathLike[str] | None = None
 ) -> np.ndarray:
     """KMeans labels, single-threaded: the ResidualSet is tiny, and one OpenMP thread makes the result
-    independent of the machine's core count (and ~20x faster than spinning up a thread team).
+    independent of the machine's core count.
 
     Kept by the exact input (the embeddings' bytes, k, seed, restarts, scikit-learn version): a suite
     evaluation or a sweep re-runs the same scenario under many configurations whose partitions cannot
@@ -187,7 +187,7 @@ def _kmeans_labels(
 
 @functools.cache
 def _sklearn_version() -> str:
-    """The installed scikit-learn's version, read once per process (the metadata lookup is ~0.5 ms)."""
+    """The installed scikit-learn's version, read once per process (a package metadata lookup)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -1,23 +1,22 @@
-"""Operator triage of flagged conflicts (SPEC-027 §2): the pure decision model
-(:mod:`crp_core.triage.decisions`), its SQLite store (:mod:`crp_core.triage.store`) and the
-cleaned-CKF export that carries the decisions (:mod:`crp_core.triage.export`)."""
+"""Operator triage of flagged conflicts (SPEC-027 §2): the decisions' SQLite store
+(:mod:`crp_core.triage.store`), the audit log's exports (:mod:`crp_core.triage.log`), the cleaned-CKF
+export that carries the decisions (:mod:`crp_core.triage.export`) and the detector's quality as the
+operators judged it (:mod:`crp_core.triage.quality`). The decision model itself is
+:mod:`crp_core.decisions` (stage 4 reads it); its names are re-exported here, the triage workflow's
+public face."""
 
-from crp_core.triage.decisions import (
+from crp_core.decisions import (
     COLUMNS,
     KINDS,
     MARKABLE_STATUSES,
     MAX_NOTE_CHARS,
     MAX_OPERATOR_CHARS,
     PAIR_KINDS,
-    SCHEMA_VERSION,
     Decision,
     DecisionError,
     DecisionSet,
     TriageStoreError,
-    apply_to_corpus,
-    apply_to_kb,
-    export_csv,
-    export_json,
+    carried_decisions,
     pair_key,
     split_pair_key,
     validate_decision,
@@ -31,13 +30,14 @@ from crp_core.triage.export import (
     ExportReport,
     FactChange,
     ReplacedValue,
-    carried_decisions,
     carry_decisions,
     export_cleaned_ckf,
+    export_report_dict,
     load_export_report,
     report_path_for,
     triage_record,
 )
+from crp_core.triage.log import SCHEMA_VERSION, apply_to_corpus, apply_to_kb, export_csv, export_json
 from crp_core.triage.store import APPLICATION_ID, DB_PATH_ENV, DEFAULT_BUSY_TIMEOUT_S, DecisionStore, default_db_path
 
 __all__ = [
@@ -76,6 +76,7 @@ __all__ = [
     "ReplacedValue",
     "carried_decisions",
     "carry_decisions",
+    "export_report_dict",
     "load_export_report",
     "report_path_for",
     "triage_record",

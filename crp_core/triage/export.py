@@ -12,21 +12,24 @@ from __future__ import annotations
 
 import json
 import os
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
 from crp_core.config import NEVER_RETRIEVED
+from crp_core.decisions import (
+    META_SUPERSEDED_BY,
+    META_TRIAGE,
+    META_TRIAGE_HISTORY,
+    Decision,
+    DecisionSet,
+    split_pair_key,
+)
 from crp_core.errors import CRPError
 from crp_core.model import Fact, KnowledgeBase
-from crp_core.triage.decisions import Decision, DecisionError, DecisionSet, split_pair_key, validate_decision
+from crp_core.report import dumps, plain
 
-#: the metadata keys the export writes on a fact
-META_SUPERSEDED_BY = "superseded_by"
-META_TRIAGE = "triage"
-META_TRIAGE_HISTORY = "triage_history"
 #: the keys of one triage record (``metadata.triage`` and each ``metadata.triage_history`` item)
 TRIAGE_RECORD_KEYS = ("operator", "decided_at", "kind", "note")
 #: the report's file name next to a CKF folder; next to a CKF file it is ``<stem>.export_report.json``
@@ -92,7 +95,7 @@ class ExportIssue:
 
 @dataclass(frozen=True)
 class ExportReport:
-    """What an export wrote and what it could not write (``crp_core.report.export_report_dict``)."""
+    """What an export wrote and what it could not write (:func:`export_report_dict`)."""
 
     ckf_source: str  # the CKF the decisions were applied to
     n_facts: int
@@ -200,144 +203,223 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
     ``metadata.triage_history`` (oldest first); a different ``superseded_by`` the file held is
     overwritten and listed in ``report.replaced``. Other metadata keys are kept as they were.
     """
-    issues: list[tuple[tuple[bool, int, str], ExportIssue]] = []
-
-    def issue(category: str, code: str, facts: Iterable[str], ds: list[Decision], message: str) -> None:
-        ds = sorted(ds, key=_order)
-        key = _order(ds[0]) if ds else (True, 0, "")
-        issues.append((key, ExportIssue(category, code, tuple(facts), _ids(ds), message)))
-
-    losses: dict[str, list[tuple[str, Decision]]] = {}  # loser -> [(winner, decision)], oldest first
-    wins: list[tuple[str, str, Decision]] = []  # (winner, loser, decision)
-    dismissed: list[DismissedPair] = []
-    for key, d in sorted(decision_set.pair_records.items(), key=lambda kv: _order(kv[1])):
-        a, b = split_pair_key(key)
-        missing = [f for f in (a, b) if kb.get(f) is None]
-        if missing:
-            issue(
-                UNKNOWN_FACT,
-                "unknown_fact",
-                missing,
-                [d],
-                f"{_what(d)} names {', '.join(missing)}, not in the CKF; not written",
-            )
-            continue
-        if d.kind == "dismiss":
-            dismissed.append(DismissedPair(a, b, d.id, d.operator, d.decided_at, d.note))
-            continue
-        if d.winner is None:  # an accepted tie: both facts stay, with a NOTE (SPEC-027 §2.5)
-            ref = f"#{d.id} " if d.id is not None else ""
-            issue(
-                INEXPRESSIBLE,
-                "accept_without_winner",
-                (a, b),
-                [d],
-                f"decision {ref}(accept {a} | {b}, no winner) accepts a tie: there is no loser to mark, the "
-                "facts are unchanged and a re-scan shows the pair undecided",
-            )
-            continue
-        loser = b if d.winner == a else a
-        losses.setdefault(loser, []).append((d.winner, d))
-        wins.append((d.winner, loser, d))
-    marks: dict[str, Decision] = {}
-    for fid, d in sorted(decision_set.status_decisions.items(), key=lambda kv: _order(kv[1])):
-        if kb.get(fid) is None:
-            issue(UNKNOWN_FACT, "unknown_fact", (fid,), [d], f"{_what(d)} names {fid}, not in the CKF; not written")
-        else:
-            marks[fid] = d
-
-    status_after = {f.fact_id: f.status for f in kb.facts}
-    why_stale: dict[str, str] = {}  # fact -> what made it STALE in the export
-    for fid, lost in losses.items():
-        if fid in marks:  # the mark decides the status (set below)
-            if marks[fid].new_status == "ACTIVE":
-                issue(
-                    CONFLICT,
-                    "loser_marked_active",
-                    (fid,),
-                    [marks[fid]] + [d for _, d in lost],
-                    f"{fid} loses {', '.join(_what(d) for _, d in lost)} but {_what(marks[fid])} is in force: "
-                    f"written ACTIVE (superseded_by and triage written), so a re-scan arbitrates by authority",
-                )
-        elif status_after[fid] not in NEVER_RETRIEVED:
-            status_after[fid] = "STALE"
-            why_stale[fid] = f"as the loser of {_what(lost[-1][1])}"
-        winners = list(dict.fromkeys(w for w, _ in lost))
-        if len(winners) > 1:
-            issue(
-                INEXPRESSIBLE,
-                "several_winners",
-                (fid, *winners),
-                [d for _, d in lost],
-                f"{fid} loses to {', '.join(winners)}; metadata.superseded_by holds one id: written "
-                f"{lost[-1][0]} (the newest decision), the others are in metadata.triage_history only",
-            )
-    for fid, d in marks.items():
-        assert d.new_status is not None  # validated
-        status_after[fid] = d.new_status
-        if d.new_status == "STALE":
-            why_stale[fid] = f"by {_what(d)}"
-    for winner, loser, d in wins:
-        if status_after[winner] != "STALE":
-            continue
-        if winner in why_stale:
-            cause = [marks[winner]] if winner in marks else [x for _, x in losses[winner]]
-            issue(
-                CONFLICT,
-                "winner_stale",
-                (winner, loser),
-                [d, *cause],
-                f"{winner} wins {_what(d)} but is written STALE {why_stale[winner]}: both facts are STALE, "
-                "so a re-scan may arbitrate the pair against the decision",
-            )
-        else:
-            issue(
-                INEXPRESSIBLE,
-                "winner_stale",
-                (winner, loser),
-                [d],
-                f"{winner} wins {_what(d)} but is STALE in the CKF: both facts are STALE, so a re-scan may "
-                "arbitrate the pair against the decision",
-            )
-
-    facts: list[Fact] = []
-    changes: list[FactChange] = []
-    replaced: list[ReplacedValue] = []
-    for f in kb.facts:
-        fid = f.fact_id
-        on_fact = sorted([d for _, d in losses.get(fid, ())] + ([marks[fid]] if fid in marks else []), key=_order)
-        if not on_fact:
-            facts.append(f)
-            continue
-        meta = dict(f.metadata)
-        superseded = losses[fid][-1][0] if fid in losses else None
-        if superseded is not None:
-            old = meta.get(META_SUPERSEDED_BY)
-            if META_SUPERSEDED_BY in meta and old != superseded:
-                replaced.append(ReplacedValue(fid, META_SUPERSEDED_BY, old, superseded))
-            meta[META_SUPERSEDED_BY] = superseded
-        newest, hist = _history(meta, [triage_record(d) for d in on_fact])
-        meta[META_TRIAGE] = newest
-        if hist or META_TRIAGE_HISTORY in meta:
-            meta[META_TRIAGE_HISTORY] = hist
-        facts.append(replace(f, status=status_after[fid], metadata=meta))
-        changes.append(
-            FactChange(fid, f.status, status_after[fid], superseded, MappingProxyType(dict(newest)), _ids(on_fact))
-        )
-
+    carry = _Carry(kb)
+    carry.read_pairs(decision_set)
+    carry.read_marks(decision_set)
+    carry.settle_statuses()
+    carry.check_winners()
+    facts, changes, replaced = carry.write_facts()
     rank = {CONFLICT: 0, UNKNOWN_FACT: 1, INEXPRESSIBLE: 2}
-    issues.sort(key=lambda ki: (rank[ki[1].category], ki[0]))
+    issues = sorted(carry.issues, key=lambda ki: (rank[ki[1].category], ki[0]))
     report = ExportReport(
         ckf_source=kb.source,
         n_facts=len(kb),
         decisions=len(decision_set.pair_records) + len(decision_set.statuses),
         changes=tuple(changes),
-        dismissed=tuple(sorted(dismissed, key=lambda p: (p.fact_a, p.fact_b))),
+        dismissed=tuple(sorted(carry.dismissed, key=lambda p: (p.fact_a, p.fact_b))),
         replaced=tuple(replaced),
         issues=tuple(i for _, i in issues),
         fmt=kb.fmt,
     )
     return replace(kb, facts=tuple(facts)), report
+
+
+class _Carry:
+    """:func:`carry_decisions`' working state: the decisions read (losses, wins, dismissals, status
+    marks), each fact's status after the export and the issues found, in the order found."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.issues: list[tuple[tuple[bool, int, str], ExportIssue]] = []
+        self.losses: dict[str, list[tuple[str, Decision]]] = {}  # loser -> [(winner, decision)], oldest first
+        self.wins: list[tuple[str, str, Decision]] = []  # (winner, loser, decision)
+        self.dismissed: list[DismissedPair] = []
+        self.marks: dict[str, Decision] = {}
+        self.status_after = {f.fact_id: f.status for f in kb.facts}
+        self.why_stale: dict[str, str] = {}  # fact -> what made it STALE in the export
+
+    def issue(self, category: str, code: str, facts: Iterable[str], ds: list[Decision], message: str) -> None:
+        ds = sorted(ds, key=_order)
+        key = _order(ds[0]) if ds else (True, 0, "")
+        self.issues.append((key, ExportIssue(category, code, tuple(facts), _ids(ds), message)))
+
+    def read_pairs(self, decision_set: DecisionSet) -> None:
+        """The pair decisions in recording order: losses and wins, dismissals, what cannot be written."""
+        for key, d in sorted(decision_set.pair_records.items(), key=lambda kv: _order(kv[1])):
+            a, b = split_pair_key(key)
+            missing = [f for f in (a, b) if self.kb.get(f) is None]
+            if missing:
+                self.issue(
+                    UNKNOWN_FACT,
+                    "unknown_fact",
+                    missing,
+                    [d],
+                    f"{_what(d)} names {', '.join(missing)}, not in the CKF; not written",
+                )
+            elif d.kind == "dismiss":
+                self.dismissed.append(DismissedPair(a, b, d.id, d.operator, d.decided_at, d.note))
+            elif d.winner is None:  # an accepted tie: both facts stay, with a NOTE (SPEC-027 §2.5)
+                ref = f"#{d.id} " if d.id is not None else ""
+                self.issue(
+                    INEXPRESSIBLE,
+                    "accept_without_winner",
+                    (a, b),
+                    [d],
+                    f"decision {ref}(accept {a} | {b}, no winner) accepts a tie: there is no loser to mark, the "
+                    "facts are unchanged and a re-scan shows the pair undecided",
+                )
+            else:
+                loser = b if d.winner == a else a
+                self.losses.setdefault(loser, []).append((d.winner, d))
+                self.wins.append((d.winner, loser, d))
+
+    def read_marks(self, decision_set: DecisionSet) -> None:
+        """The status marks in recording order (a mark naming a fact the CKF lacks is an issue)."""
+        for fid, d in sorted(decision_set.status_decisions.items(), key=lambda kv: _order(kv[1])):
+            if self.kb.get(fid) is None:
+                self.issue(
+                    UNKNOWN_FACT, "unknown_fact", (fid,), [d], f"{_what(d)} names {fid}, not in the CKF; not written"
+                )
+            else:
+                self.marks[fid] = d
+
+    def settle_statuses(self) -> None:
+        """A loser becomes STALE (unless DELETED / QUARANTINED already), a mark sets its status."""
+        marks, status_after, why_stale = self.marks, self.status_after, self.why_stale
+        for fid, lost in self.losses.items():
+            if fid in marks:  # the mark decides the status (set below)
+                if marks[fid].new_status == "ACTIVE":
+                    self.issue(
+                        CONFLICT,
+                        "loser_marked_active",
+                        (fid,),
+                        [marks[fid]] + [d for _, d in lost],
+                        f"{fid} loses {', '.join(_what(d) for _, d in lost)} but {_what(marks[fid])} is in force: "
+                        f"written ACTIVE (superseded_by and triage written), so a re-scan arbitrates by authority",
+                    )
+            elif status_after[fid] not in NEVER_RETRIEVED:
+                status_after[fid] = "STALE"
+                why_stale[fid] = f"as the loser of {_what(lost[-1][1])}"
+            winners = list(dict.fromkeys(w for w, _ in lost))
+            if len(winners) > 1:
+                self.issue(
+                    INEXPRESSIBLE,
+                    "several_winners",
+                    (fid, *winners),
+                    [d for _, d in lost],
+                    f"{fid} loses to {', '.join(winners)}; metadata.superseded_by holds one id: written "
+                    f"{lost[-1][0]} (the newest decision), the others are in metadata.triage_history only",
+                )
+        for fid, d in marks.items():
+            assert d.new_status is not None  # validated
+            status_after[fid] = d.new_status
+            if d.new_status == "STALE":
+                why_stale[fid] = f"by {_what(d)}"
+
+    def check_winners(self) -> None:
+        """A winner written STALE: both facts of its pair are STALE, a re-scan may decide otherwise."""
+        for winner, loser, d in self.wins:
+            if self.status_after[winner] != "STALE":
+                continue
+            if winner in self.why_stale:
+                cause = [self.marks[winner]] if winner in self.marks else [x for _, x in self.losses[winner]]
+                self.issue(
+                    CONFLICT,
+                    "winner_stale",
+                    (winner, loser),
+                    [d, *cause],
+                    f"{winner} wins {_what(d)} but is written STALE {self.why_stale[winner]}: both facts are "
+                    "STALE, so a re-scan may arbitrate the pair against the decision",
+                )
+            else:
+                self.issue(
+                    INEXPRESSIBLE,
+                    "winner_stale",
+                    (winner, loser),
+                    [d],
+                    f"{winner} wins {_what(d)} but is STALE in the CKF: both facts are STALE, so a re-scan may "
+                    "arbitrate the pair against the decision",
+                )
+
+    def write_facts(self) -> tuple[list[Fact], list[FactChange], list[ReplacedValue]]:
+        """The facts with the decisions written (status, superseded_by, triage records), in CKF order."""
+        facts: list[Fact] = []
+        changes: list[FactChange] = []
+        replaced: list[ReplacedValue] = []
+        losses, marks = self.losses, self.marks
+        for f in self.kb.facts:
+            fid = f.fact_id
+            on_fact = sorted([d for _, d in losses.get(fid, ())] + ([marks[fid]] if fid in marks else []), key=_order)
+            if not on_fact:
+                facts.append(f)
+                continue
+            meta = dict(f.metadata)
+            superseded = losses[fid][-1][0] if fid in losses else None
+            if superseded is not None:
+                old = meta.get(META_SUPERSEDED_BY)
+                if META_SUPERSEDED_BY in meta and old != superseded:
+                    replaced.append(ReplacedValue(fid, META_SUPERSEDED_BY, old, superseded))
+                meta[META_SUPERSEDED_BY] = superseded
+            newest, hist = _history(meta, [triage_record(d) for d in on_fact])
+            meta[META_TRIAGE] = newest
+            if hist or META_TRIAGE_HISTORY in meta:
+                meta[META_TRIAGE_HISTORY] = hist
+            status = self.status_after[fid]
+            facts.append(replace(f, status=status, metadata=meta))
+            changes.append(FactChange(fid, f.status, status, superseded, MappingProxyType(dict(newest)), _ids(on_fact)))
+        return facts, changes, replaced
+
+
+# ---- the report --------------------------------------------------------------------------------
+EXPORT_REPORT_KIND = "crp-inspect.triage-export"
+EXPORT_REPORT_VERSION = 1
+
+
+def _issue_dict(i: ExportIssue) -> dict[str, Any]:
+    return {"code": i.code, "fact_ids": list(i.fact_ids), "decision_ids": list(i.decision_ids), "message": i.message}
+
+
+def export_report_dict(r: ExportReport) -> dict[str, Any]:
+    """The export report (``crp-inspect triage export``, ``export_report.json``; docs/decisions/triage.md
+    "Export"): what the cleaned CKF carries and what it could not. Deterministic: no export time."""
+    return {
+        "kind": EXPORT_REPORT_KIND,
+        "version": EXPORT_REPORT_VERSION,
+        "ckf": r.ckf_source,
+        "out": r.path,
+        "format": r.fmt,
+        "n_facts": r.n_facts,
+        "decisions_in_force": r.decisions,
+        "changed": dict(r.changed),
+        "facts": [
+            {
+                "fact_id": c.fact_id,
+                "status_before": c.status_before,
+                "status": c.status,
+                "superseded_by": c.superseded_by,
+                "triage": dict(c.triage),
+                "decision_ids": list(c.decision_ids),
+            }
+            for c in r.changes
+        ],
+        "dismissed": [
+            {
+                "fact_a": p.fact_a,
+                "fact_b": p.fact_b,
+                "decision_id": p.decision_id,
+                "operator": p.operator,
+                "decided_at": p.decided_at,
+                "note": p.note,
+            }
+            for p in r.dismissed
+        ],
+        "replaced": [
+            {"fact_id": v.fact_id, "key": v.key, "old": plain(v.old), "new": plain(v.new)} for v in r.replaced
+        ],
+        "conflicts": [_issue_dict(i) for i in r.conflicts],
+        "unknown_facts": [_issue_dict(i) for i in r.unknown],
+        "inexpressible": [_issue_dict(i) for i in r.inexpressible],
+    }
 
 
 # ---- writing -----------------------------------------------------------------------------------
@@ -362,7 +444,6 @@ def export_cleaned_ckf(
     (default :func:`report_path_for`; ``write_report=False`` writes no report file). Both writes are
     atomic; the CKF is written first."""
     from crp_core.io.ckf.write import ckf_format, write_ckf, write_text_atomic
-    from crp_core.report import dumps, export_report_dict
 
     out = os.fspath(path)
     rpath = None if not write_report else os.fspath(report_path) if report_path is not None else report_path_for(out)
@@ -392,7 +473,6 @@ def load_export_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON of an export report written by :func:`export_cleaned_ckf` (ExportError if it is not one)."""
     from crp_core.errors import ValidationError
     from crp_core.io.files import read_regular_file
-    from crp_core.report import EXPORT_REPORT_KIND
 
     try:  # a regular file only (a FIFO would block): as every input, docs/decisions/hardening.md
         doc = json.loads(read_regular_file(path, max_bytes=_MAX_REPORT_BYTES, what="export report").decode("utf-8"))
@@ -405,90 +485,3 @@ def load_export_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("kind") != EXPORT_REPORT_KIND:
         raise ExportError(f"{os.fspath(path)}: not a crp-inspect export report")
     return doc
-
-
-def _pair_record(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The newest override / accept triage record of a fact's metadata, or None."""
-    hist = meta.get(META_TRIAGE_HISTORY)
-    records = [*(hist if isinstance(hist, list) else ()), meta.get(META_TRIAGE)]
-    for r in reversed(records):
-        if isinstance(r, Mapping) and r.get("kind") in ("override", "accept"):
-            return r
-    return None
-
-
-def carried_decisions(kb: KnowledgeBase, report: Mapping[str, Any] | None = None) -> DecisionSet:
-    """The pair decisions an exported CKF carries, rebuilt without the decision store.
-
-    A fact with ``metadata.superseded_by`` naming a fact of ``kb`` and an override / accept triage
-    record gives that decision (the superseding fact wins); the dismissed pairs of ``report`` (the
-    export report's JSON, :func:`load_export_report`) give dismissals. Statuses are in the file
-    already, so the set holds no status marks. Give it to ``scan_ckf(decisions=)`` or
-    ``run_pipeline(decisions=)`` so that a re-scan elsewhere arbitrates as the operators did.
-    Malformed records (not written by this export) are skipped.
-    """
-    found: list[Decision] = []
-    for f in kb.facts:
-        winner, rec = f.metadata.get(META_SUPERSEDED_BY), _pair_record(f.metadata)
-        if rec is None or not isinstance(winner, str) or winner == f.fact_id or kb.get(winner) is None:
-            continue
-        found.append(
-            Decision.new(
-                f.fact_id,
-                winner,
-                str(rec["kind"]),
-                str(rec.get("operator") or "?"),
-                winner=winner,
-                note=str(rec.get("note") or ""),
-                decided_at=_text(rec.get("decided_at")),
-            )
-        )
-    for p in (report or {}).get("dismissed", ()):
-        if isinstance(p, Mapping) and isinstance(p.get("fact_a"), str) and isinstance(p.get("fact_b"), str):
-            found.append(
-                Decision.new(
-                    p["fact_a"],
-                    p["fact_b"],
-                    "dismiss",
-                    str(p.get("operator") or "?"),
-                    note=str(p.get("note") or ""),
-                    decided_at=_text(p.get("decided_at")),
-                )
-            )
-    found.sort(key=lambda d: d.decided_at or "")
-    valid: list[Decision] = []
-    for d in found:
-        try:
-            valid.append(validate_decision(d, new=False))  # text rules of the version that wrote it
-        except DecisionError:
-            continue
-    return DecisionSet.from_decisions(valid)
-
-
-def _text(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
-
-
-#: the pair decisions each loaded knowledge base carries (built once per KnowledgeBase)
-_CARRIED: weakref.WeakKeyDictionary[KnowledgeBase, DecisionSet] = weakref.WeakKeyDictionary()
-
-
-def with_carried_decisions(
-    kb: KnowledgeBase, decisions: DecisionSet | Mapping[str, Mapping[str, Any]] | None
-) -> DecisionSet | Mapping[str, Mapping[str, Any]] | None:
-    """``decisions`` with the pair decisions ``kb`` carries from an export underneath
-    (:func:`carried_decisions`; the given ones win on a pair both decide). What ``run_pipeline`` and
-    ``scan_ckf`` arbitrate with, so an exported CKF loaded without its decision store is arbitrated the
-    operators' way (docs/decisions/triage.md, "Export"). ``decisions`` itself when ``kb`` carries none."""
-    carried = _CARRIED.get(kb)
-    if carried is None:
-        has = any(META_SUPERSEDED_BY in f.metadata for f in kb.facts if f.metadata)
-        carried = carried_decisions(kb) if has else DecisionSet.empty()
-        _CARRIED[kb] = carried
-    if not carried.pair_decisions:
-        return decisions
-    if decisions is None:
-        return carried
-    if isinstance(decisions, DecisionSet):
-        return decisions.overlaid_on(carried)
-    return MappingProxyType({**carried.pair_decisions, **decisions})

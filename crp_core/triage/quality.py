@@ -5,10 +5,11 @@ or overridden pair is a true conflict. Precision is counted per pattern the dete
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from crp_core.decisions import DecisionSet, split_pair_key
 from crp_core.model import KnowledgeBase
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
-from crp_core.triage.decisions import DecisionSet, split_pair_key
 
 
 @dataclass(frozen=True)
@@ -105,3 +106,31 @@ def detector_quality(decisions: DecisionSet, kb: KnowledgeBase) -> DetectorQuali
         pairs=tuple(pairs),
         unknown=tuple(unknown),
     )
+
+
+def detector_quality_dict(q: DetectorQuality) -> dict[str, Any]:
+    """``crp-inspect triage stats --json``: precision per pattern and the overruled pairs."""
+    return {
+        "pairs": len(q.pairs),
+        "confirmed": q.confirmed,
+        "dismissed": q.dismissed,
+        "precision": q.precision,
+        "per_pattern": {
+            p.pattern: {"confirmed": p.confirmed, "dismissed": p.dismissed, "precision": p.precision}
+            for p in q.per_pattern
+        },
+        "overruled": [
+            {
+                "fact_a": p.fact_a,
+                "fact_b": p.fact_b,
+                "kind": p.kind,
+                "winner": p.winner,
+                "patterns": list(p.patterns),
+                "note": p.note,
+                "operator": p.operator,
+                "decided_at": p.decided_at,
+            }
+            for p in q.overruled
+        ],
+        "unknown_pairs": list(q.unknown),
+    }

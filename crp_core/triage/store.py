@@ -1,7 +1,7 @@
 """The SQLite store of operator decisions (SPEC-027 §2, SPEC-009 §8).
 
 This module does I/O, explicitly, behind :class:`DecisionStore`; the decision model it stores is
-the pure :mod:`crp_core.triage.decisions`.
+the pure :mod:`crp_core.decisions`.
 
 Store guarantees (decisions: ``docs/decisions/triage.md``):
 
@@ -28,22 +28,20 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from crp_core.io.files import regular_or_absent
-from crp_core.io.timeparse import format_timestamp
-from crp_core.triage.decisions import (
+from crp_core.decisions import (
     COLUMNS,
     KINDS,
     MARKABLE_STATUSES,
-    SCHEMA_VERSION,
     Decision,
     DecisionError,
     DecisionSet,
     TriageStoreError,
-    export_csv,
-    export_json,
     pair_key,
     validate_decision,
 )
+from crp_core.io.files import regular_or_absent
+from crp_core.io.timeparse import format_timestamp
+from crp_core.triage.log import SCHEMA_VERSION, export_csv, export_json
 
 #: ``PRAGMA application_id`` of a crp-inspect triage database: the bytes "CRPT" (0x43525054)
 APPLICATION_ID = 0x43525054
@@ -184,6 +182,16 @@ class DecisionStore:
     # -- opening -------------------------------------------------------------------------------
     def _inspect(self, *, create: bool) -> str:
         """Classify the file read-only: "new" (may be initialised) or "ours". Raises otherwise."""
+        if self._inspect_file(create=create) == "new":
+            return "new"
+        immutable, (app_id, version, names, check) = self._identity_read_only()
+        if immutable and check is not None and check != "ok" and os.path.exists(self.path + "-wal"):
+            return self._inspect(create=create)  # same race, seen by the integrity check
+        return self._classify(app_id, version, names, check, create=create)
+
+    def _inspect_file(self, *, create: bool) -> str:
+        """ "new" for a missing or empty file that may be initialised, "sqlite" for an SQLite file to read;
+        raises for anything else."""
         p = self.path
         if os.path.isdir(p):
             raise TriageStoreError(f"{p}: is a directory, not a decision database file")
@@ -213,6 +221,11 @@ class DecisionStore:
                 f"{p}: not an SQLite database (bad file header): corrupt, or some other kind of file; "
                 "refusing to open or overwrite it"
             )
+        return "sqlite"
+
+    def _identity_read_only(self) -> tuple[bool, tuple[int, int, list[str], str | None]]:
+        """(read as immutable, the database's identity and quick check), read without writing anything."""
+        p = self.path
         # no WAL file: nothing to recover, read the main file as immutable (creates no -shm/-wal).
         # If that read fails while a WAL file has appeared meanwhile (another process is creating
         # the database right now), read it again through the WAL.
@@ -221,10 +234,9 @@ class DecisionStore:
             try:
                 con = self._connect_ro(immutable=immutable)
                 try:
-                    app_id, version, names, check = self._read_identity(con, quick_check=True)
+                    return immutable, self._read_identity(con, quick_check=True)
                 finally:
                     con.close()
-                break
             except sqlite3.DatabaseError as exc:
                 if immutable and os.path.exists(p + "-wal"):
                     immutable = False
@@ -235,9 +247,6 @@ class DecisionStore:
                     ) from None
                 # a full disk, an I/O error or a location we may not write is not a damaged file
                 raise TriageStoreError(f"{p}: cannot read the decision database: {sqlite_reason(exc)}") from None
-        if immutable and check is not None and check != "ok" and os.path.exists(p + "-wal"):
-            return self._inspect(create=create)  # same race, seen by the integrity check
-        return self._classify(app_id, version, names, check, create=create)
 
     def _classify(self, app_id: int, version: int, names: list[str], check: str | None, *, create: bool) -> str:
         p = self.path

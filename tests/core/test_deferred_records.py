@@ -1,6 +1,7 @@
-"""What a run builds on first read: an audit event's data (``records.DeferredData``, the plain dict
-``report.conflict_event_data`` gives) and the per-fact outcomes (``records.DeferredTuple``, the tuple
-``outcomes.fact_outcomes`` gives). Both read, compare, copy and pickle as what they stand for."""
+"""What a run builds on first read: an audit event's data (``support.frozen.DeferredData``, the plain
+dict ``stages.contradictions.audit.conflict_event_data`` gives) and the per-fact outcomes
+(``support.frozen.DeferredTuple``, the tuple ``outcomes.fact_outcomes`` gives). Both read, compare, copy
+and pickle as what they stand for."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import copy
 import json
 import pickle
 
-from crp_core.records import DeferredData, DeferredTuple
+from crp_core.support.frozen import DeferredData, DeferredTuple
 from tests.support.paths import REPO_ROOT
 
 
@@ -39,7 +40,7 @@ def test_pipeline_audit_events_equal_the_report_shape(tmp_path):
     from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
     from crp_core.pipeline import run_pipeline
-    from crp_core.report import conflict_event_data
+    from crp_core.stages.contradictions.audit import conflict_event_data
 
     sample = REPO_ROOT / "sample_ckf"
     corpus = prepare_corpus(load_ckf(sample / "knowledge_base.jsonl"), config=CRPConfig(), cache_dir=tmp_path)
@@ -87,7 +88,7 @@ def test_pipeline_outcomes_are_fact_outcomes_built_when_read(tmp_path):
     corpus = prepare_corpus(load_ckf(sample / "knowledge_base.jsonl"), config=CRPConfig(), cache_dir=tmp_path)
     scenario = load_scenario(sample / "scenarios" / "gdpr_breach_response.json")
     r = run_pipeline(corpus, scenario, CRPConfig(), vectors=embed_scenario(scenario, corpus))
-    assert isinstance(r.outcomes, DeferredTuple) and r.outcomes._value is None  # not built by the run
+    assert isinstance(r.outcomes, DeferredTuple) and not r.outcomes.built  # not built by the run
     roles = {int(a): "anchor" for a in np.concatenate([r.cdgr.anchors, r.cdgr.extra_anchors]).tolist()}
     roles.update({int(c): "connector" for c in r.cdgr.selected_connectors.tolist()})
     want = fact_outcomes(
@@ -122,7 +123,7 @@ def test_pipeline_graph_edges_are_listed_when_read(tmp_path):
     scenario = load_scenario(sample / "scenarios" / "etcd_upgrade.json")
     r = run_pipeline(corpus, scenario, CRPConfig(), vectors=embed_scenario(scenario, corpus))
     edges = r.cdgr.graph_edges
-    assert isinstance(edges, DeferredTuple) and edges._value is None  # not built by the run
+    assert isinstance(edges, DeferredTuple) and not edges.built  # not built by the run
     rows = np.concatenate([r.cdgr.anchors, r.cdgr.extra_anchors, r.cdgr.selected_connectors])
     want = edges_among(corpus.graph(CRPConfig()).matrix, rows)
     assert edges == want and len(edges) > 0

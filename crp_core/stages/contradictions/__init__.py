@@ -2,21 +2,27 @@
 
 * :mod:`.values`: :func:`values_conflict`, the SPEC-005 §5.3 patterns applied pairwise;
 * :mod:`.authority`: :func:`authority_of` (SPEC-027 §2.3);
-* :mod:`.arbitration`: one pair arbitrated (ties, operator decisions) and its audit event;
+* :mod:`.arbitration`: one pair arbitrated (ties, operator decisions);
+* :mod:`.audit`: the audit event of an arbitrated pair and its data;
 * :mod:`.resolve`: :func:`resolve_contradictions` over an envelope's selected facts.
 """
 
 from crp_core.stages.contradictions.arbitration import (
     DECISION_KINDS,
-    EVENT_DISMISSED,
-    EVENT_RESOLVED,
     Arbitration,
     arbitrate,
     authority_winner,
-    conflict_event,
     decision_for,
     note_for,
     tied_rows,
+)
+from crp_core.stages.contradictions.audit import (
+    EVENT_DISMISSED,
+    EVENT_RESOLVED,
+    authority_dict,
+    conflict_event,
+    conflict_event_data,
+    diff_dict,
 )
 from crp_core.stages.contradictions.authority import authority_of, recency_factors
 from crp_core.stages.contradictions.resolve import resolve_contradictions
@@ -45,10 +51,13 @@ __all__ = [
     "Arbitration",
     "Token",
     "arbitrate",
+    "authority_dict",
     "authority_of",
     "authority_winner",
     "conflict_event",
+    "conflict_event_data",
     "decision_for",
+    "diff_dict",
     "note_for",
     "recency_factors",
     "resolve_contradictions",

@@ -1,27 +1,20 @@
 """Arbitration of one conflicting pair (SPEC-027 §2.3-§2.5): higher authority wins, a tie keeps
-both behind a NOTE block, an operator decision dismisses or overrides; the audit event it logs."""
+both behind a NOTE block, an operator decision dismisses or overrides (its audit event is
+:mod:`.audit`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from crp_core.config import CRPConfig
+from crp_core.decisions import Decisions, DecisionSet, pair_key
 from crp_core.model import Fact
-from crp_core.records import AuditEvent, Authority, ConflictPair, DeferredData, Resolution
-from crp_core.report import conflict_event_data
-from crp_core.triage.decisions import DecisionSet, pair_key
+from crp_core.records import Authority, ConflictPair, Resolution
 
-EVENT_RESOLVED = "CONTRADICTION_RESOLVED"
-EVENT_DISMISSED = "CONTRADICTION_DISMISSED"
 DECISION_KINDS = ("dismiss", "override", "accept")
 #: authorities and margins are ordered on this many decimals, so float noise never decides an order
 AUTHORITY_DECIMALS = 12
-
-#: operator decisions handed to stage 4: the triage ``DecisionSet`` in force, or a plain mapping of
-#: pair key -> ``{"kind", "winner"}``
-Decisions = DecisionSet | Mapping[str, Mapping[str, Any]] | None
 
 
 def decision_for(decisions: Decisions, a: str, b: str) -> tuple[str | None, str | None]:
@@ -68,12 +61,6 @@ def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None, w
         return Arbitration((a.fact_id, b.fact_id), None, True, kind, False)
     win, lose = (a, b) if a.authority > b.authority else (b, a)
     return Arbitration((win.fact_id,), lose.fact_id, False, kind, False)
-
-
-def conflict_event(pair: ConflictPair, diffs: bool = True, roles: Mapping[str, str] | None = None) -> AuditEvent:
-    """The audit event that logs one arbitrated pair (SPEC-027 §2.4)."""
-    event = EVENT_DISMISSED if pair.decision == "dismiss" else EVENT_RESOLVED
-    return AuditEvent(event, DeferredData(lambda: conflict_event_data(pair, diffs=diffs, roles=roles)))
 
 
 def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:

@@ -9,9 +9,9 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
-from crp_core.factors.recency import FactAttributes, fact_attributes
+from crp_core.factors.recency import FactAttributes, RecencyTable, fact_attributes
 from crp_core.model import Fact
-from crp_core.records import Authority, RecencyTable
+from crp_core.records import Authority
 
 
 def authority_of(fact: Fact, recency_factor: float, config: CRPConfig) -> Authority:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
-from crp_core.stages.contradictions.lexer import _Lexer
-from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, _stem
-from crp_core.stages.contradictions.tokens import Token, _word_key
+from crp_core.stages.contradictions.lexer import Lexer
+from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
+from crp_core.stages.contradictions.tokens import Token, word_key
 
 
 def _merge_names(toks: list[Token], text: str) -> list[Token]:
@@ -50,7 +50,7 @@ def _demote_weak(toks: list[Token]) -> list[Token]:
     if not any(t.sub.startswith("weak") for t in toks):
         return toks
     return [
-        Token(t.text, t.start, t.end, WORD, _word_key(t.text.lower()))
+        Token(t.text, t.start, t.end, WORD, word_key(t.text.lower()))
         if t.sub.startswith("weak") and t.text.lower() in lower and t.kind == ENTITY
         else t
         for t in toks
@@ -115,7 +115,7 @@ def _attributive_polarity(toks: list[Token]) -> list[Token]:
             for j in range(first, k - 1):
                 if out[j].kind == POLAR and out[j + 1].kind in (WORD, ENTITY):
                     t = out[j]
-                    out[j] = Token(t.text, t.start, t.end, WORD, _word_key(t.text.lower()))
+                    out[j] = Token(t.text, t.start, t.end, WORD, word_key(t.text.lower()))
         first = k + 1
     return out
 
@@ -125,7 +125,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
     """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
     units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
-    toks = _Lexer(text).run()
+    toks = Lexer(text).run()
     return tuple(_merge_names(_attributive_polarity(_absorb_comparative_negation(_demote_weak(toks))), text))
 
 
@@ -134,7 +134,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
 # ================================================================================================
 
 
-class _Clause(NamedTuple):
+class Clause(NamedTuple):
     sent: int
     first: int  # token index range [first, last)
     last: int
@@ -155,10 +155,10 @@ class _Value(NamedTuple):
     plain: frozenset[str]  # entity: stems of its words (to find it written as ordinary words)
 
 
-class _Doc(NamedTuple):
+class Doc(NamedTuple):
     text: str
     tokens: tuple[Token, ...]
-    clauses: tuple[_Clause, ...]
+    clauses: tuple[Clause, ...]
     values: tuple[_Value, ...]
     words: frozenset[str]  # every content key, polarity group and entity part of the text
     entity_keys: frozenset[str]
@@ -200,10 +200,9 @@ def _value_class(t: Token) -> str:
     return "ent"
 
 
-@lru_cache(maxsize=65536)
-def _analyse(text: str) -> _Doc:
-    toks = tokenize(text)
-    spans: list[tuple[int, int, int]] = []  # (sentence, first, last)
+def _clause_spans(toks: tuple[Token, ...]) -> list[tuple[int, int, int]]:
+    """(sentence, first, last) of each clause: the tokens between two breaks (a label's colon is none)."""
+    spans: list[tuple[int, int, int]] = []
     sent, first = 0, 0
     for k, t in enumerate(toks):
         if t.kind == BREAK and t.key != "label":
@@ -214,10 +213,16 @@ def _analyse(text: str) -> _Doc:
                 sent += 1
     if len(toks) > first:
         spans.append((sent, first, len(toks)))
-    own: list[frozenset[str]] = []
-    for _, a, b in spans:
-        own.append(frozenset(t.key for t in toks[a:b] if t.kind in (WORD, POLAR)))
-    clauses: list[_Clause] = []
+    return spans
+
+
+def _clauses_and_values(
+    toks: tuple[Token, ...], spans: list[tuple[int, int, int]]
+) -> tuple[list[Clause], list[_Value], dict[int, set[str]]]:
+    """Each clause with its attribute context, each value (number, date, name) with its own, and each
+    sentence's content keys."""
+    own = [frozenset(t.key for t in toks[a:b] if t.kind in (WORD, POLAR)) for _, a, b in spans]
+    clauses: list[Clause] = []
     values: list[_Value] = []
     ranks: dict[str, int] = {}
     sent_words: dict[int, set[str]] = {}
@@ -232,17 +237,22 @@ def _analyse(text: str) -> _Doc:
         polars = tuple(k for k in range(a, b) if toks[k].kind == POLAR)
         parity = (len(negs) + sum(1 for k in polars if toks[k].sign < 0)) % 2
         ents = frozenset(toks[k].key for k in range(a, b) if toks[k].kind == ENTITY)
-        clauses.append(_Clause(s, a, b, bag, ents, negs, polars, parity, _owner(toks, a, b)))
+        clauses.append(Clause(s, a, b, bag, ents, negs, polars, parity, _owner(toks, a, b)))
         sent_words.setdefault(s, set()).update(own[ci])
         for k in range(a, b):
             if toks[k].kind in (NUMBER, DATE, ENTITY):
                 cls = _value_class(toks[k])
                 ctx = bag | (ents - {toks[k].key}) if toks[k].kind == ENTITY else bag | ents
                 plain_stems = (
-                    frozenset(_stem(part[1].lower()) for part in toks[k].parts) if cls == "ent" else frozenset()
+                    frozenset(stem(part[1].lower()) for part in toks[k].parts) if cls == "ent" else frozenset()
                 )
                 values.append(_Value(k, ci, cls, ranks.get(cls, 0), ctx, plain_stems))
                 ranks[cls] = ranks.get(cls, 0) + 1
+    return clauses, values, sent_words
+
+
+def _word_sets(toks: tuple[Token, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """(every content key, polarity group and entity part of the text; its entity keys)."""
     words: set[str] = set()
     entity_keys: set[str] = set()
     for t in toks:
@@ -252,7 +262,16 @@ def _analyse(text: str) -> _Doc:
             entity_keys.add(t.key)
             words.update(p[0] for p in t.parts)
             words.add(t.key)
-    plain = frozenset(_stem(t.text.lower()) for t in toks if t.kind in (WORD, FUNC))
+    return frozenset(words), frozenset(entity_keys)
+
+
+@lru_cache(maxsize=65536)
+def analyse(text: str) -> Doc:
+    """One text's clauses, values and word sets, what every comparison of it reads (memoised)."""
+    toks = tokenize(text)
+    clauses, values, sent_words = _clauses_and_values(toks, _clause_spans(toks))
+    words, entity_keys = _word_sets(toks)
+    plain = frozenset(stem(t.text.lower()) for t in toks if t.kind in (WORD, FUNC))
     n_sent = (max(sent_words) + 1) if sent_words else 0
     sent_bags = tuple(frozenset(sent_words.get(s, ())) for s in range(n_sent))
     polar_or_neg = any(t.kind in (NEG, POLAR) for t in toks) or any(
@@ -266,13 +285,13 @@ def _analyse(text: str) -> _Doc:
         for x, v in enumerate(values)
         if v.cls == "date" and toks[v.tok].date is not None and toks[v.tok].date.bare_year  # type: ignore[union-attr]
     )
-    return _Doc(
+    return Doc(
         text,
         toks,
         tuple(clauses),
         tuple(values),
-        frozenset(words),
-        frozenset(entity_keys),
+        words,
+        entity_keys,
         plain,
         sent_bags,
         bool(values) or polar_or_neg,

@@ -1,37 +1,38 @@
 """The value-conflict lexer's state and its date and time readers (ISO dates, day/month/year,
-clock times, month names, quarters): :class:`_LexerBase`, extended by :class:`_Lexer`."""
+clock times, month names, quarters): :class:`LexerBase`, extended by the number readers
+(:mod:`.quantities`) and the lexer (:mod:`.lexer`)."""
 
 from __future__ import annotations
 
 import re
 
 from crp_core.stages.contradictions.lexicon import (
-    _BOUND_LENGTHS,
-    _BOUNDS,
+    BOUND_LENGTHS,
+    BOUNDS,
     DATE,
     NUMBER,
     YEAR_MAX,
     YEAR_MIN,
 )
 from crp_core.stages.contradictions.tokens import (
-    _NUM_RE,
-    _RAW_RE,
+    NUM_RE,
+    RAW_RE,
     DateValue,
     Quantity,
+    RawToken,
     Token,
-    _one,
-    _Raw,
+    exact_reading,
 )
 
 
-class _LexerBase:
+class LexerBase:
     """The lexer's state and its date and time readers (one instance per text)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.raw = [
-            _Raw(m.lastgroup or "", m.group(), m.start(), m.end(), m.group().lower().replace("’", "'"))
-            for m in _RAW_RE.finditer(text)
+            RawToken(m.lastgroup or "", m.group(), m.start(), m.end(), m.group().lower().replace("’", "'"))
+            for m in RAW_RE.finditer(text)
         ]
         self.out: list[Token] = []
         self.forced_func: set[int] = set()  # raw indices consumed as a rate's "per second"
@@ -52,16 +53,16 @@ class _LexerBase:
 
     def bound_before(self, i: int) -> tuple[int, int]:
         """A bound phrase ("at least", "up to", "no more than") ending right before raw ``i``."""
-        for n in _BOUND_LENGTHS:
+        for n in BOUND_LENGTHS:
             if i - n < 0:
                 continue
             words = tuple(self.low(j) for j in range(i - n, i))
             if (
                 all(words)
-                and words in _BOUNDS
+                and words in BOUNDS
                 and all(self.adjacent(j + 1, self.raw[j].end, " ") for j in range(i - n, i))
             ):
-                return _BOUNDS[words], self.raw[i - n].start
+                return BOUNDS[words], self.raw[i - n].start
         return 0, -1
 
     def every_before(self, i: int) -> bool:
@@ -83,7 +84,9 @@ class _LexerBase:
             for pm in re.finditer(r"\d+", r.text):
                 v = float(pm.group())
                 self.push_qty(
-                    r.start + pm.start(), r.start + pm.end(), Quantity("", "", v, 1.0, pm.group(), _one(v), -1, 0, -1)
+                    r.start + pm.start(),
+                    r.start + pm.end(),
+                    Quantity("", "", v, 1.0, pm.group(), exact_reading(v), -1, 0, -1),
                 )
             return i + 1
         parts = tuple((c, r.text, r.start, r.end) for c in ("y", "m", "d")[: len(ymd)])
@@ -114,7 +117,9 @@ class _LexerBase:
         elif low.endswith("am") and hh == 12:
             hh = 0
         minutes = float(hh * 60 + mm)
-        self.push_qty(r.start, r.end, Quantity("clock", "clock", minutes, 1.0, str(minutes), _one(minutes), -1, 0, -1))
+        self.push_qty(
+            r.start, r.end, Quantity("clock", "clock", minutes, 1.0, str(minutes), exact_reading(minutes), -1, 0, -1)
+        )
         return i + 1
 
     def month(self, i: int, month: int) -> int:
@@ -143,7 +148,7 @@ class _LexerBase:
         j = i + 1
         n = len(raw)
         if not day and j < n and raw[j].group in ("num", "numw") and self.adjacent(j, end, " "):
-            m = _NUM_RE.match(raw[j].text)
+            m = NUM_RE.match(raw[j].text)
             suffix = raw[j].text[m.end() :].lower() if m else "x"
             if m and suffix in ("", "st", "nd", "rd", "th") and "." not in m.group() and 1 <= int(m.group()) <= 31:
                 day, end = int(m.group()), raw[j].end

@@ -53,7 +53,7 @@ def _rows(name: str) -> Iterator[list[str]]:
 
 
 @cache
-def _stem(w: str) -> str:
+def stem(w: str) -> str:
     """A small suffix stripper so inflections share a key (uses/use, retries/retried/retry,
     encryption/encrypted, caches/cache, running/run). Not a linguistic stemmer: only equality of
     stems matters."""
@@ -81,10 +81,10 @@ def _load_words(name: str) -> frozenset[str]:
 
 
 FUNCTION_WORDS = _load_words("function_words.txt")
-_COMMON_WORDS = _load_words("common_words.txt")
-_COMMON_STEMS = frozenset(_stem(w) for w in _COMMON_WORDS)
+COMMON_WORDS = _load_words("common_words.txt")
+COMMON_STEMS = frozenset(stem(w) for w in COMMON_WORDS)
 #: suffixes of derived common words ("Encryption", "Deployers", "Retention"): never names
-_COMMON_SUFFIXES = (
+COMMON_SUFFIXES = (
     "tion",
     "sion",
     "ment",
@@ -174,7 +174,7 @@ def _load_polarity() -> dict[str, _Polar]:
 
 
 POLARITY = _load_polarity()
-_PREDICATIVE_BEFORE = frozenset(
+PREDICATIVE_BEFORE = frozenset(
     [
         "is",
         "are",
@@ -206,16 +206,16 @@ def _load_synonyms() -> dict[str, str]:
     out: dict[str, str] = {}
     for row in _rows("synonyms.tsv"):
         words = [w.strip().lower() for w in ",".join(row).split(",") if w.strip()]
-        head = _stem(words[0])
+        head = stem(words[0])
         for w in words:
-            out.setdefault(_stem(w), head)
+            out.setdefault(stem(w), head)
     return out
 
 
-_SYNONYMS = _load_synonyms()
+SYNONYMS = _load_synonyms()
 
 
-class _Unit(NamedTuple):
+class Unit(NamedTuple):
     dim: str
     factor: float
     name: str
@@ -224,10 +224,10 @@ class _Unit(NamedTuple):
     power: int  # data-size prefix power; -1 when not a data-size unit
 
 
-def _load_units() -> dict[str, _Unit]:
-    out: dict[str, _Unit] = {}
+def _load_units() -> dict[str, Unit]:
+    out: dict[str, Unit] = {}
     for surface, dim, factor, name, place, power in _rows("units.tsv"):
-        out[surface] = _Unit(
+        out[surface] = Unit(
             dim,
             float(factor),
             name,
@@ -256,12 +256,12 @@ def _load_negations() -> tuple[frozenset[str], frozenset[tuple[str, ...]], dict[
     return frozenset(cues), frozenset(idioms), bounds
 
 
-NEGATION_CUES, _NEG_IDIOMS, _BOUNDS = _load_negations()
-_BOUND_LENGTHS = sorted({len(k) for k in _BOUNDS}, reverse=True)
-_NEG_CONTRACTIONS = frozenset({"can't", "won't", "shan't", "ain't", "cannot"})
+NEGATION_CUES, NEG_IDIOMS, BOUNDS = _load_negations()
+BOUND_LENGTHS = sorted({len(k) for k in BOUNDS}, reverse=True)
+NEG_CONTRACTIONS = frozenset({"can't", "won't", "shan't", "ain't", "cannot"})
 
 # ---- small closed tables (language, not domain knowledge: kept in code) ------------------------
-_MONTHS = {
+MONTHS = {
     "january": 1,
     "february": 2,
     "march": 3,
@@ -275,7 +275,7 @@ _MONTHS = {
     "november": 11,
     "december": 12,
 }
-_MONTH_ABBR = {
+MONTH_ABBR = {
     "jan": 1,
     "feb": 2,
     "mar": 3,
@@ -289,8 +289,8 @@ _MONTH_ABBR = {
     "nov": 11,
     "dec": 12,
 }
-_WEEKDAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 7}
-_NUMBER_WORDS = {
+WEEKDAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 7}
+NUMBER_WORDS = {
     "zero": 0,
     "one": 1,
     "two": 2,
@@ -321,11 +321,11 @@ _NUMBER_WORDS = {
     "ninety": 90,
     "dozen": 12,
 }
-_NUMBER_MULT = {"hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "mn": 1e6}
-_SCALE_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "bn": 1e9, "mn": 1e6, "T": 1e12}
+NUMBER_MULT = {"hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "mn": 1e6}
+SCALE_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "bn": 1e9, "mn": 1e6, "T": 1e12}
 #: multiplier words (MAGNITUDE_ALTERED) and their factor
-_MULT_WORDS = {
+MULT_WORDS = {
     "twice": 2.0,
     "double": 2.0,
     "doubled": 2.0,
@@ -339,9 +339,9 @@ _MULT_WORDS = {
     "halved": 0.5,
     "halves": 0.5,
 }
-_TIMES_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
+TIMES_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
 #: "N times" is a multiplier before these words ("3 times faster"), otherwise a count ("retries 3 times")
-_COMPARATIVE_NEXT = frozenset(
+COMPARATIVE_NEXT = frozenset(
     [
         "more",
         "less",
@@ -362,8 +362,8 @@ _COMPARATIVE_NEXT = frozenset(
         "quicker",
     ]
 )
-_CURRENCY_SYMBOL = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
-_CURRENCY_CODES = frozenset(
+CURRENCY_SYMBOL = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
+CURRENCY_CODES = frozenset(
     [
         "USD",
         "EUR",
@@ -389,7 +389,7 @@ _CURRENCY_CODES = frozenset(
         "KRW",
     ]
 )
-_CURRENCY_WORDS = {
+CURRENCY_WORDS = {
     "dollar": "USD",
     "dollars": "USD",
     "euro": "EUR",
@@ -399,9 +399,9 @@ _CURRENCY_WORDS = {
     "yen": "JPY",
 }
 #: frequency adverbs: a rate of one per unit ("backups run daily")
-_FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
-_RATE_MARKERS = frozenset({"per", "a", "an", "each", "every"})
-_ABBREVIATIONS = frozenset(
+FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
+RATE_MARKERS = frozenset({"per", "a", "an", "each", "every"})
+ABBREVIATIONS = frozenset(
     [
         "e.g",
         "i.e",
@@ -429,7 +429,7 @@ _ABBREVIATIONS = frozenset(
     ]
 )
 #: ALL-CAPS words that are ordinary words (RFC 2119 keywords, admonitions), not acronyms
-_CAPS_WORDS = frozenset(
+CAPS_WORDS = frozenset(
     [
         "must",
         "shall",
@@ -448,7 +448,7 @@ _CAPS_WORDS = frozenset(
     ]
 )
 #: clause-opening words: a new clause starts here (the word itself is a break token)
-_CLAUSE_WORDS = frozenset(
+CLAUSE_WORDS = frozenset(
     [
         "and",
         "or",
@@ -466,5 +466,5 @@ _CLAUSE_WORDS = frozenset(
     ]
 )
 #: words skipped when looking for the word a negation governs ("does not always apply")
-_SCOPE_SKIP = FUNCTION_WORDS | {"yet", "necessarily", "currently", "longer"}
-_IDENT_RE = re.compile(r"\d.*[^\W\d_]|[^\W\d_].*\d|_|[^\W\d_][./][^\W\d_]")
+SCOPE_SKIP = FUNCTION_WORDS | {"yet", "necessarily", "currently", "longer"}
+IDENT_RE = re.compile(r"\d.*[^\W\d_]|[^\W\d_].*\d|_|[^\W\d_][./][^\W\d_]")

@@ -8,6 +8,7 @@ the losers and backfills their slots. Pure: no I/O, every constant from :class:`
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -15,18 +16,15 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
-from crp_core.records import AuditEvent, ConflictPair, Resolution, ValueConflict, frozen_array
-from crp_core.stages._bits import row_bits
-from crp_core.stages.contradictions.arbitration import (
-    AUTHORITY_DECIMALS,
-    Decisions,
-    arbitrate,
-    conflict_event,
-    decision_for,
-    note_for,
-)
+from crp_core.decisions import Decisions
+from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution, ValueConflict
+from crp_core.stages.bits import row_bits
+from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for, note_for
+from crp_core.stages.contradictions.audit import conflict_event
 from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
+from crp_core.stages.near_duplicates import COSINE_SLACK
+from crp_core.support.frozen import frozen_array
 
 
 def _score_of(scores: Any, row: int) -> float:
@@ -41,7 +39,7 @@ def _unique_rows(rows: Iterable[int]) -> np.ndarray:
     return np.fromiter(seen, dtype=np.int64, count=len(seen))
 
 
-def resolve_contradictions(
+def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection, its roles, scores and backfill pool, the run's inputs
     corpus: Corpus,
     selected_rows: Sequence[int] | np.ndarray,
     roles: Mapping[int, str],
@@ -73,181 +71,234 @@ def resolve_contradictions(
     ``scores`` (row -> CDR or connector score) orders the dedup. ``decisions``: pair key ->
     ``{"kind", "winner"}`` (or a triage ``DecisionSet``).
     """
-    kb = corpus.kb
-    sel = _unique_rows(selected_rows)
-    sel_rows = sel.tolist()
-    ids = [kb.facts[r].fact_id for r in sel_rows]
-    vecs = np.asarray(corpus.vectors, dtype=np.float32)
-    V = vecs[sel]
-    G = V @ V.T if sel.size else np.zeros((0, 0), dtype=np.float32)
-    low = min(config.contradiction_similarity, config.dedup_similarity)
-    iu, ju = np.nonzero(G > low)  # row-major: the upper triangle's pairs in the order triu gives them
-    upper = iu < ju
-    iu, ju = iu[upper], ju[upper]
-
-    conflicts: dict[tuple[int, int], ValueConflict] = {}  # positions (p, q), p < q
-    near_dups: list[tuple[int, int]] = []
-    # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
-    pair_sims = G[iu, ju]
-    above_close = (pair_sims > config.contradiction_similarity).tolist()
-    above_dedup = (pair_sims > config.dedup_similarity).tolist()
-    contents = [kb.facts[r].content for r in sel_rows]
-    for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
-        vc = values_conflict(contents[p], contents[q])
-        if vc is not None:
-            if close:
-                conflicts[(p, q)] = vc
-        elif dup:
-            near_dups.append((p, q))
-
-    # --- 2. SPEC-003 §6.6 dedup (non-conflicting pairs only) --------------------------------------
-    dup_of: dict[int, list[int]] = {}
-    for p, q in near_dups:
-        dup_of.setdefault(p, []).append(q)
-        dup_of.setdefault(q, []).append(p)
-    # the dedup order's key of each position: anchors first, higher score first, then fact id
-    keep_keys = [(roles.get(r) == "connector", -_score_of(scores, r), ids[p]) for p, r in enumerate(sel_rows)]
-    keep_key = keep_keys.__getitem__
-    order = sorted(range(sel.size), key=keep_key)
-    alive: set[int] = set()
-    deduplicated: list[tuple[int, int]] = []
-    dropped: set[int] = set()
-    for p in order:
-        keepers = [q for q in dup_of.get(p, ()) if q in alive]
-        if keepers:
-            best = min(keepers, key=keep_key)
-            deduplicated.append((sel_rows[p], sel_rows[best]))
-            dropped.add(p)
-        else:
-            alive.add(p)
-
-    # --- 3. arbitration ------------------------------------------------------------------------
+    sel = _Selection(corpus, _unique_rows(selected_rows), roles)
+    conflicts, near_dups = sel.detect(config)
+    dropped, deduplicated = sel.dedup(near_dups, scores)
     live_pairs = [(p, q) for (p, q) in conflicts if p not in dropped and q not in dropped]
     involved = sorted({p for pq in live_pairs for p in pq})
-    factors = recency_factors(corpus, sel[involved] if involved else np.zeros(0, np.int64), recency, now, config)
-    auth = {p: authority_of(kb.facts[sel_rows[p]], factors[sel_rows[p]], config) for p in involved}
-
-    def order_key(pq: tuple[int, int]) -> tuple:
-        p, q = pq
-        lo, hi = sorted((ids[p], ids[q]))
-        # authority rounded to AUTHORITY_DECIMALS: 0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp,
-        # and float noise must not decide which pair is arbitrated first
-        return (-round(max(auth[p].authority, auth[q].authority), AUTHORITY_DECIMALS), lo, hi)
-
-    suppressed_pos: list[int] = []
-    suppressed_set: set[int] = set()
-    pairs: list[ConflictPair] = []
-    audit: list[AuditEvent] = []
-    notes: list[str] = []
-    for p, q in sorted(live_pairs, key=order_key):
-        if ids[q] < ids[p]:
-            p, q = q, p  # fact_a is the smaller id
-        a, b = auth[p], auth[q]
-        vc = conflicts[(min(p, q), max(p, q))]
-        if p > q:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
-            vc = values_conflict(contents[p], contents[q]) or vc
-        sim = float(G[p, q])
-        margin = abs(a.authority - b.authority)
-        if p in suppressed_set or q in suppressed_set:
-            pairs.append(
-                ConflictPair.make(
-                    ids[p],
-                    ids[q],
-                    sim,
-                    vc.patterns,
-                    vc,
-                    {ids[p]: a, ids[q]: b},
-                    tuple(i for k, i in ((p, ids[p]), (q, ids[q])) if k not in suppressed_set),
-                    None,
-                    False,
-                    skipped=True,
-                    margin=margin,
-                )
-            )
-            continue
-        kind, winner = decision_for(decisions, ids[p], ids[q])
-        arb = arbitrate(a, b, config, kind, winner)
-        pair = ConflictPair.make(
-            ids[p],
-            ids[q],
-            sim,
-            vc.patterns,
-            vc,
-            {ids[p]: a, ids[q]: b},
-            arb.kept,
-            arb.suppressed,
-            arb.tied,
-            skipped=False,
-            margin=margin,
-            decision=arb.decision,
-        )
-        pairs.append(pair)
-        audit.append(
-            conflict_event(
-                pair, roles={ids[p]: str(roles.get(sel_rows[p], "")), ids[q]: str(roles.get(sel_rows[q], ""))}
-            )
-        )
-        if arb.suppressed is not None:
-            loser = p if arb.suppressed == ids[p] else q
-            suppressed_pos.append(loser)
-            suppressed_set.add(loser)
-        if arb.tied:
-            notes.append(note_for(kb.facts[sel_rows[p]], kb.facts[sel_rows[q]]))
-
-    # --- 4. backfill -----------------------------------------------------------------------------
-    kept_rows = [r for p, r in enumerate(sel_rows) if p not in dropped and p not in suppressed_set]
-    backfilled: list[tuple[int, int]] = []
-    freed = suppressed_pos + sorted(dropped)
-    if config.backfill and freed:
-        taken = set(sel_rows)
-        retrievable = np.asarray(corpus.retrievable, dtype=bool)
-        pool = np.asarray(ranked_pool, dtype=np.int64).reshape(-1)
-        screen = _Screen(vecs, pool, kept_rows, config)
-        cursor = 0
-        for loser in freed:
-            while cursor < pool.size:
-                c = int(pool[cursor])
-                cursor += 1
-                if c in taken or not retrievable[c]:
-                    continue
-                taken.add(c)
-                if screen.fits(cursor - 1, kb, config):
-                    backfilled.append((c, sel_rows[loser]))
-                    kept_rows.append(c)
-                    screen.kept(cursor - 1)
-                    break
-
-    # --- final selection: selection order, a backfill in its loser's slot -------------------------
+    rows = sel.rows[involved] if involved else np.zeros(0, np.int64)
+    factors = recency_factors(corpus, rows, recency, now, config)
+    auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
+    arbitrated = sel.arbitrate(live_pairs, conflicts, auth, decisions, config)
+    suppressed = set(arbitrated.suppressed_pos)
+    kept_rows = [r for p, r in enumerate(sel.row_list) if p not in dropped and p not in suppressed]
+    freed = arbitrated.suppressed_pos + sorted(dropped)
+    backfilled = _backfill(corpus, sel.row_list, freed, kept_rows, ranked_pool, config) if config.backfill else []
+    # the final selection: selection order, a backfill in its loser's slot
     fill_for = {old: new for new, old in backfilled}
     final: list[int] = []
-    for p, r in enumerate(sel_rows):
-        if p in dropped or p in suppressed_set:
+    for p, r in enumerate(sel.row_list):
+        if p in dropped or p in suppressed:
             if r in fill_for:
                 final.append(fill_for[r])
             continue
         final.append(r)
     return Resolution(
         selected=frozen_array(np.array(final, dtype=np.int64)),
-        pairs=tuple(pairs),
-        suppressed=frozen_array(np.array([sel_rows[p] for p in suppressed_pos], dtype=np.int64)),
+        pairs=tuple(arbitrated.pairs),
+        suppressed=frozen_array(np.array([sel.row_list[p] for p in arbitrated.suppressed_pos], dtype=np.int64)),
         deduplicated=tuple(deduplicated),
         backfilled=tuple(backfilled),
-        notes=tuple(notes),
-        audit=tuple(audit),
+        notes=tuple(arbitrated.notes),
+        audit=tuple(arbitrated.audit),
     )
 
 
-#: bound on the difference of two float32 evaluations of one cosine (see cdgr.COSINE_SLACK)
-_SLACK = 1e-4
+@dataclass
+class _Arbitrated:
+    """Step 3's output: the pairs in processing order, their audit events and NOTE blocks, and the
+    positions of the suppressed losers in processing order."""
+
+    pairs: list[ConflictPair] = field(default_factory=list)
+    audit: list[AuditEvent] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    suppressed_pos: list[int] = field(default_factory=list)
+
+
+class _Selection:
+    """The selected facts by position (``rows``: unique fact rows, selection order): their ids, texts,
+    roles and Gram matrix, read by steps 1-3."""
+
+    def __init__(self, corpus: Corpus, rows: np.ndarray, roles: Mapping[int, str]) -> None:
+        kb = corpus.kb
+        self.facts = kb.facts
+        self.rows = rows
+        self.row_list: list[int] = rows.tolist()
+        self.ids = [kb.facts[r].fact_id for r in self.row_list]
+        self.contents = [kb.facts[r].content for r in self.row_list]
+        self.roles = roles
+        v = np.asarray(corpus.vectors, dtype=np.float32)[rows]
+        self.gram = v @ v.T if rows.size else np.zeros((0, 0), dtype=np.float32)
+
+    def detect(self, config: CRPConfig) -> tuple[dict[tuple[int, int], ValueConflict], list[tuple[int, int]]]:
+        """Step 1: the value conflicts among pairs above ``contradiction_similarity`` (positions (p, q),
+        p < q) and the near-duplicates (above ``dedup_similarity``, no value conflict)."""
+        g = self.gram
+        low = min(config.contradiction_similarity, config.dedup_similarity)
+        iu, ju = np.nonzero(g > low)  # row-major: the upper triangle's pairs in the order triu gives them
+        upper = iu < ju
+        iu, ju = iu[upper], ju[upper]
+        conflicts: dict[tuple[int, int], ValueConflict] = {}
+        near_dups: list[tuple[int, int]] = []
+        # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
+        pair_sims = g[iu, ju]
+        above_close = (pair_sims > config.contradiction_similarity).tolist()
+        above_dedup = (pair_sims > config.dedup_similarity).tolist()
+        contents = self.contents
+        for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
+            vc = values_conflict(contents[p], contents[q])
+            if vc is not None:
+                if close:
+                    conflicts[(p, q)] = vc
+            elif dup:
+                near_dups.append((p, q))
+        return conflicts, near_dups
+
+    def dedup(
+        self, near_dups: list[tuple[int, int]], scores: Mapping[int, float]
+    ) -> tuple[set[int], list[tuple[int, int]]]:
+        """Step 2, SPEC-003 §6.6 over the non-conflicting pairs: (dropped positions, (dropped row, kept
+        row) in dedup order)."""
+        dup_of: dict[int, list[int]] = {}
+        for p, q in near_dups:
+            dup_of.setdefault(p, []).append(q)
+            dup_of.setdefault(q, []).append(p)
+        # the dedup order's key of each position: anchors first, higher score first, then fact id
+        keep_keys = [
+            (self.roles.get(r) == "connector", -_score_of(scores, r), self.ids[p]) for p, r in enumerate(self.row_list)
+        ]
+        keep_key = keep_keys.__getitem__
+        alive: set[int] = set()
+        deduplicated: list[tuple[int, int]] = []
+        dropped: set[int] = set()
+        for p in sorted(range(len(self.row_list)), key=keep_key):
+            keepers = [q for q in dup_of.get(p, ()) if q in alive]
+            if keepers:
+                best = min(keepers, key=keep_key)
+                deduplicated.append((self.row_list[p], self.row_list[best]))
+                dropped.add(p)
+            else:
+                alive.add(p)
+        return dropped, deduplicated
+
+    def arbitrate(
+        self,
+        live_pairs: list[tuple[int, int]],
+        conflicts: Mapping[tuple[int, int], ValueConflict],
+        auth: Mapping[int, Authority],
+        decisions: Decisions,
+        config: CRPConfig,
+    ) -> _Arbitrated:
+        """Step 3: the conflicting pairs among the survivors, the higher authority first."""
+        ids = self.ids
+
+        def order_key(pq: tuple[int, int]) -> tuple[float, str, str]:
+            p, q = pq
+            lo, hi = sorted((ids[p], ids[q]))
+            # authority rounded to AUTHORITY_DECIMALS: 0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp,
+            # and float noise must not decide which pair is arbitrated first
+            return (-round(max(auth[p].authority, auth[q].authority), AUTHORITY_DECIMALS), lo, hi)
+
+        out = _Arbitrated()
+        suppressed: set[int] = set()
+        for p, q in sorted(live_pairs, key=order_key):
+            if ids[q] < ids[p]:
+                p, q = q, p  # fact_a is the smaller id
+            vc = conflicts[(min(p, q), max(p, q))]
+            if p > q:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
+                vc = values_conflict(self.contents[p], self.contents[q]) or vc
+            if p in suppressed or q in suppressed:
+                kept = tuple(i for k, i in ((p, ids[p]), (q, ids[q])) if k not in suppressed)
+                out.pairs.append(self._pair(p, q, vc, auth, kept, None, False, skipped=True))
+                continue
+            kind, winner = decision_for(decisions, ids[p], ids[q])
+            arb = arbitrate(auth[p], auth[q], config, kind, winner)
+            pair = self._pair(p, q, vc, auth, arb.kept, arb.suppressed, arb.tied, decision=arb.decision)
+            out.pairs.append(pair)
+            out.audit.append(
+                conflict_event(pair, roles={ids[k]: str(self.roles.get(self.row_list[k], "")) for k in (p, q)})
+            )
+            if arb.suppressed is not None:
+                loser = p if arb.suppressed == ids[p] else q
+                out.suppressed_pos.append(loser)
+                suppressed.add(loser)
+            if arb.tied:
+                out.notes.append(note_for(self.facts[self.row_list[p]], self.facts[self.row_list[q]]))
+        return out
+
+    def _pair(  # noqa: PLR0913  the fields of one ConflictPair, read off the positions p and q
+        self,
+        p: int,
+        q: int,
+        vc: ValueConflict,
+        auth: Mapping[int, Authority],
+        kept: tuple[str, ...],
+        suppressed: str | None,
+        tied: bool,
+        *,
+        skipped: bool = False,
+        decision: str | None = None,
+    ) -> ConflictPair:
+        a, b = auth[p], auth[q]
+        return ConflictPair.make(
+            self.ids[p],
+            self.ids[q],
+            float(self.gram[p, q]),
+            vc.patterns,
+            vc,
+            {self.ids[p]: a, self.ids[q]: b},
+            kept,
+            suppressed,
+            tied,
+            skipped=skipped,
+            margin=abs(a.authority - b.authority),
+            decision=decision,
+        )
+
+
+def _backfill(
+    corpus: Corpus,
+    sel_rows: list[int],
+    freed: list[int],
+    kept_rows: list[int],
+    ranked_pool: Sequence[int] | np.ndarray,
+    config: CRPConfig,
+) -> list[tuple[int, int]]:
+    """Step 4: (new row, row whose slot it took) for each freed position, in order, while the pool lasts;
+    ``kept_rows`` is extended with the backfilled rows."""
+    if not freed:
+        return []
+    kb = corpus.kb
+    backfilled: list[tuple[int, int]] = []
+    taken = set(sel_rows)
+    retrievable = np.asarray(corpus.retrievable, dtype=bool)
+    pool = np.asarray(ranked_pool, dtype=np.int64).reshape(-1)
+    screen = BackfillScreen(np.asarray(corpus.vectors, dtype=np.float32), pool, kept_rows, config)
+    cursor = 0
+    for loser in freed:
+        while cursor < pool.size:
+            c = int(pool[cursor])
+            cursor += 1
+            if c in taken or not retrievable[c]:
+                continue
+            taken.add(c)
+            if screen.fits(cursor - 1, kb, config):
+                backfilled.append((c, sel_rows[loser]))
+                kept_rows.append(c)
+                screen.kept(cursor - 1)
+                break
+    return backfilled
+
+
 #: pool rows screened per product
 _SCREEN_ROWS = 32
 
 
-class _Screen:
+class BackfillScreen:
     """Screening cosines of the backfill pool against the kept rows, one product per block of pool
     rows (the kept rows at the block's start, plus the block itself for the rows it backfills).
 
-    Each block row's three threshold tests (within ``_SLACK`` of a threshold, above
+    Each block row's three threshold tests (within ``COSINE_SLACK`` of a threshold, above
     ``dedup_similarity``, above ``contradiction_similarity``) are bit masks over the block's columns,
     and the kept columns are one more mask, so screening a pool row is a few integer ``&``s and only
     the close kept facts go to :func:`values_conflict`."""
@@ -271,15 +322,15 @@ class _Screen:
         basis = np.asarray(self.basis, dtype=np.int64)
         # float32 products compared in float64, as Python compares the floats ``tolist`` gives
         cos = (self.vecs[block] @ self.vecs[basis].T).astype(np.float64)
-        near = (np.abs(cos - self.dedup) <= _SLACK) | (np.abs(cos - self.close) <= _SLACK)
+        near = (np.abs(cos - self.dedup) <= COSINE_SLACK) | (np.abs(cos - self.close) <= COSINE_SLACK)
         r = cos.shape[0]
         bits = row_bits(np.concatenate([near, cos > self.dedup, cos > self.close]))  # one packing for the three
         self.near, self.dup, self.closer = bits[:r], bits[r : 2 * r], bits[2 * r :]
         self.cols = (1 << self.n0) - 1
 
     def fits(self, i: int, kb: Any, config: CRPConfig) -> bool:
-        """:func:`_fits` for pool position ``i``, decided on the screening cosines; a cosine within
-        ``_SLACK`` of a threshold takes the exact check."""
+        """:func:`backfill_fits` for pool position ``i``, decided on the screening cosines; a cosine within
+        ``COSINE_SLACK`` of a threshold takes the exact check."""
         if self.start < 0 or not self.start <= i < self.start + _SCREEN_ROWS:
             self._block(i)
         j = i - self.start
@@ -288,7 +339,7 @@ class _Screen:
             return True
         c = int(self.pool[i])
         if self.near[j] & cols:
-            return _fits(c, self.kept_rows, self.vecs, kb, config)
+            return backfill_fits(c, self.kept_rows, self.vecs, kb, config)
         if self.dup[j] & cols:
             return False
         close = self.closer[j] & cols
@@ -308,7 +359,7 @@ class _Screen:
         self.cols |= 1 << (self.n0 + (i - self.start))
 
 
-def _fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, config: CRPConfig) -> bool:
+def backfill_fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, config: CRPConfig) -> bool:
     """A backfill candidate: no near-duplicate of a kept fact, no value conflict with one."""
     if not kept_rows:
         return True

@@ -7,19 +7,19 @@ import re
 from typing import NamedTuple
 
 from crp_core.stages.contradictions.lexicon import (
-    _ABBREVIATIONS,
-    _COMMON_STEMS,
-    _COMMON_SUFFIXES,
-    _COMMON_WORDS,
-    _IDENT_RE,
-    _NUMBER_WORDS,
-    _SYNONYMS,
+    ABBREVIATIONS,
+    COMMON_STEMS,
+    COMMON_SUFFIXES,
+    COMMON_WORDS,
     ENTITY_LEXICON,
     FUNCTION_WORDS,
+    IDENT_RE,
+    NUMBER_WORDS,
     POLARITY,
+    SYNONYMS,
     UNITS,
-    _stem,
-    _Unit,
+    Unit,
+    stem,
 )
 
 # ================================================================================================
@@ -66,7 +66,7 @@ class Token(NamedTuple):
     sub: str = ""  # entity: name | acro | ident | lex | weak; word: possessive flag "poss"
 
 
-class _Raw(NamedTuple):
+class RawToken(NamedTuple):
     group: str
     text: str
     start: int
@@ -75,7 +75,7 @@ class _Raw(NamedTuple):
 
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
-_RAW_RE = re.compile(
+RAW_RE = re.compile(
     r"(?P<url>\b(?:https?|wss?|grpcs?)://[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]])"
     r"|(?P<email>\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
     r"|(?P<flag>(?<![\w-])--?[^\W\d_][\w-]*(?:=[\w./:-]+)?)"
@@ -93,62 +93,62 @@ _RAW_RE = re.compile(
     r"|(?P<word>[^\W\d][\w]*(?:['’][^\W\d_]+)?(?:[-./+][\w]+(?:['’][^\W\d_]+)?)*\+*)"
     r"|(?P<brk>[.!?]+(?=[\s\"'”’)\]]|$)|[;:,()\[\]]|(?<=\s)[-–—](?=\s)|[–—])"
 )
-_NUM_RE = re.compile(_NUM)
+NUM_RE = re.compile(_NUM)
 
 
-def _fnum(s: str) -> float:
+def parse_number(s: str) -> float:
     return float(s.replace(",", "").replace("−", "-"))
 
 
-def _one(v: float) -> tuple[tuple[float, float], ...]:
+def exact_reading(v: float) -> tuple[tuple[float, float], ...]:
     return ((v, v),)
 
 
-def _time_readings(base: float, unit: _Unit) -> tuple[tuple[float, float], ...]:
+def time_readings(base: float, unit: Unit) -> tuple[tuple[float, float], ...]:
     """Seconds; calendar units become day ranges (a month is 28-31 days, a year 365-366)."""
     if unit.dim != "cal":
-        return _one(base * unit.factor)
+        return exact_reading(base * unit.factor)
     months = base * unit.factor
     years = math.floor(months / 12 + 1e-9)
     rest = months - 12 * years
     return (((years * 365 + rest * 28) * 86400.0, (years * 366 + rest * 31) * 86400.0),)
 
 
-def _size_readings(base: float, unit: _Unit) -> tuple[tuple[float, float], ...]:
+def size_readings(base: float, unit: Unit) -> tuple[tuple[float, float], ...]:
     """Bytes. KB/MB/GB/TB read both as powers of 1000 and of 1024 (operational text uses both);
     KiB/MiB/GiB are strictly binary."""
     v = base * unit.factor
     if unit.power > 0 and "i" not in unit.name:
         alt = base * 1024.0**unit.power
         return ((v, v), (alt, alt))
-    return _one(v)
+    return exact_reading(v)
 
 
-def _word_key(low: str) -> str:
+def word_key(low: str) -> str:
     """Comparison key of a content word: stem, then synonym group."""
-    st = _stem(low)
-    return _SYNONYMS.get(st, st)
+    st = stem(low)
+    return SYNONYMS.get(st, st)
 
 
 def _is_common(low: str) -> bool:
     """An ordinary English word (a capitalised sentence-initial word that is not a name)."""
-    if low in _COMMON_WORDS or low in FUNCTION_WORDS or low in POLARITY or low in _NUMBER_WORDS or low in UNITS:
+    if low in COMMON_WORDS or low in FUNCTION_WORDS or low in POLARITY or low in NUMBER_WORDS or low in UNITS:
         return True
-    if _stem(low) in _COMMON_STEMS or (low.endswith("s") and low[:-1] in _COMMON_WORDS):
+    if stem(low) in COMMON_STEMS or (low.endswith("s") and low[:-1] in COMMON_WORDS):
         return True
-    return low.endswith(_COMMON_SUFFIXES) and len(low) > 4
+    return low.endswith(COMMON_SUFFIXES) and len(low) > 4
 
 
-def _entity_sub(s: str, low: str, sent_start: bool, poss: bool) -> str:
+def entity_sub(s: str, low: str, sent_start: bool, poss: bool) -> str:
     """Which kind of entity a word is ("" = not an entity): a lexicon name, an identifier, an
     acronym, a proper noun (capitalised inside a sentence), or a capitalised sentence-initial word
     that is no common English word ("weak")."""
     lex = ENTITY_LEXICON.get(low)
     if lex is not None and (lex.any_case or s[0].isupper()):
         return "lex"
-    if low in _ABBREVIATIONS and not s[0].isupper():
+    if low in ABBREVIATIONS and not s[0].isupper():
         return ""  # "e.g", "i.e" (a capitalised "Corp", "Inc" is part of a name)
-    if _IDENT_RE.search(s):
+    if IDENT_RE.search(s):
         return "ident"
     letters = [c for c in s if c.isalpha()]
     if len(letters) >= 2 and all(c.isupper() for c in letters):
@@ -164,9 +164,9 @@ def _entity_sub(s: str, low: str, sent_start: bool, poss: bool) -> str:
     return "" if _is_common(low) else "weak"
 
 
-def _entity_key(low: str, sub: str) -> str:
+def entity_key(low: str, sub: str) -> str:
     if sub == "lex":
         return ENTITY_LEXICON[low].canonical
     if sub in ("name", "weak"):
-        return _stem(low)
+        return stem(low)
     return low

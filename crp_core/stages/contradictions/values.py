@@ -29,9 +29,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from crp_core.records import ValueConflict, ValueDiff
-from crp_core.stages.contradictions.clauses import _analyse, _Clause, _Doc, tokenize
+from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
 from crp_core.stages.contradictions.lexicon import (
-    _SCOPE_SKIP,
     ALIGN_MIN,
     DATE_SHIFTED,
     ENTITY,
@@ -43,6 +42,7 @@ from crp_core.stages.contradictions.lexicon import (
     NUMBER_CHANGED,
     PATTERNS,
     POLAR,
+    SCOPE_SKIP,
     WORD,
 )
 from crp_core.stages.contradictions.tokens import DateValue, Quantity, Token
@@ -194,7 +194,7 @@ class _Pair:
 
     __slots__ = ("_lone_a", "_lone_b", "_matching", "da", "db", "foreign_a", "foreign_b", "scores")
 
-    def __init__(self, da: _Doc, db: _Doc) -> None:
+    def __init__(self, da: Doc, db: Doc) -> None:
         self.da, self.db = da, db
         self.foreign_a = tuple(bool(bag - db.words) for bag in da.sent_bags)
         self.foreign_b = tuple(bool(bag - da.words) for bag in db.sent_bags)
@@ -267,17 +267,51 @@ class _Pair:
         return out
 
 
-def _present(e: str, other: _Doc) -> bool:
+def _present(e: str, other: Doc) -> bool:
     """Is the name ``e`` (an entity key) mentioned anywhere in the other text?"""
     return e in other.entity_keys or e in other.words or all(p in other.words for p in e.split(" "))
 
 
-def _one_sided_entity(c: _Clause, other: _Doc) -> bool:
+def _one_sided_entity(c: Clause, other: Doc) -> bool:
     return any(not _present(e, other) for e in c.entities)
 
 
 def _equal_pair(a: Token, b: Token) -> bool:
     return _same_value(a, b) and (a.qty is None or b.qty is None or a.qty.bound * b.qty.bound >= 0)
+
+
+#: a candidate value pair: (-context overlap, unequal, rank distance, rank sum, token a, token b, value a, value b)
+_Candidate = tuple[float, int, int, int, int, int, int, int]
+
+
+def _value_candidates(p: _Pair, xs: tuple[int, ...], ys: tuple[int, ...], out: list[_Candidate]) -> None:
+    """The pairs of values ``xs`` of text a and ``ys`` of text b in aligned clauses with overlapping
+    attribute contexts, appended to ``out``."""
+    da, db = p.da, p.db
+    ta, tb = da.tokens, db.tokens
+    va_all, vb_all = da.values, db.values
+    for x in xs:
+        va = va_all[x]
+        # a name the other text writes as ordinary words ("Pod" / "Pods are ...") is present there
+        if va.plain and ta[va.tok].key not in db.entity_keys and va.plain <= db.plain:
+            continue
+        a_tok, ctx_a = ta[va.tok], va.ctx
+        for y in ys:
+            vb = vb_all[y]
+            if vb.plain and tb[vb.tok].key not in da.entity_keys and vb.plain <= da.plain:
+                continue
+            if p.value_score(va.clause, vb.clause) < 0:
+                continue
+            ctx_b = vb.ctx
+            if ctx_a or ctx_b:
+                s = len(ctx_a & ctx_b) / len(ctx_a | ctx_b)
+                if s < ALIGN_MIN:
+                    continue
+            else:
+                s = 1.0
+            b_tok = tb[vb.tok]
+            eq = 0 if _equal_pair(a_tok, b_tok) else 1
+            out.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
 
 
 def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
@@ -287,43 +321,16 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
     ("client 2379, peer 2380" / "client 2380, peer 2379") is two changed pairs, a list in another
     order is none, and values of different attributes are never compared."""
     da, db = p.da, p.db
-    ta, tb = da.tokens, db.tokens
-    va_all, vb_all = da.values, db.values
-    cands: list[tuple[float, int, int, int, int, int, int, int]] = []
-
-    def collect(xs: tuple[int, ...], ys: tuple[int, ...]) -> None:
-        for x in xs:
-            va = va_all[x]
-            # a name the other text writes as ordinary words ("Pod" / "Pods are ...") is present there
-            if va.plain and ta[va.tok].key not in db.entity_keys and va.plain <= db.plain:
-                continue
-            a_tok, ctx_a = ta[va.tok], va.ctx
-            for y in ys:
-                vb = vb_all[y]
-                if vb.plain and tb[vb.tok].key not in da.entity_keys and vb.plain <= da.plain:
-                    continue
-                if p.value_score(va.clause, vb.clause) < 0:
-                    continue
-                ctx_b = vb.ctx
-                if ctx_a or ctx_b:
-                    s = len(ctx_a & ctx_b) / len(ctx_a | ctx_b)
-                    if s < ALIGN_MIN:
-                        continue
-                else:
-                    s = 1.0
-                b_tok = tb[vb.tok]
-                eq = 0 if _equal_pair(a_tok, b_tok) else 1
-                cands.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
-
+    cands: list[_Candidate] = []
     for cls, xs in da.groups.items():
         ys = db.groups.get(cls)
         if ys:
-            collect(xs, ys)
+            _value_candidates(p, xs, ys, cands)
     # a lone year against a plain number ("the default port is 2000" / "... 2379"): NUMBER_CHANGED
     if da.years and "q:" in db.groups:
-        collect(da.years, db.groups["q:"])
+        _value_candidates(p, da.years, db.groups["q:"], cands)
     if db.years and "q:" in da.groups:
-        collect(da.groups["q:"], db.years)
+        _value_candidates(p, da.groups["q:"], db.years, cands)
     if not cands:
         return
     cands.sort()
@@ -336,20 +343,20 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
         used_a.add(x)
         used_b.add(y)
         if c[1]:
-            diffs.extend(_value_diffs(ta[va_all[x].tok], tb[vb_all[y].tok], da.text, db.text))
+            diffs.extend(_value_diffs(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok], da.text, db.text))
 
 
 def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
     """The token a negation at ``k`` governs: the next token that is not a function word."""
     for j in range(k + 1, last):
         t = toks[j]
-        if t.kind in (FUNC, NEG) or (t.kind == WORD and t.key in _SCOPE_SKIP):
+        if t.kind in (FUNC, NEG) or (t.kind == WORD and t.key in SCOPE_SKIP):
             continue
         return j
     return -1
 
 
-def _find_key(toks: tuple[Token, ...], c: _Clause, governed: Token) -> int:
+def _find_key(toks: tuple[Token, ...], c: Clause, governed: Token) -> int:
     """Where the other clause states what the negation governs (zero-width NEGATION_FLIP span)."""
     for j in range(c.first, c.last):
         t = toks[j]
@@ -363,7 +370,7 @@ def _find_key(toks: tuple[Token, ...], c: _Clause, governed: Token) -> int:
     return toks[c.first].start
 
 
-def _flip_diff(da: _Doc, ca: _Clause, db: _Doc, cb: _Clause) -> ValueDiff | None:
+def _flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
     """NEGATION_FLIP between two aligned clauses of opposite polarity, or None."""
     if ca.parity == cb.parity:
         return None
@@ -408,7 +415,7 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
 
 
 def _compare(text_a: str, text_b: str) -> ValueConflict | None:
-    da, db = _analyse(text_a), _analyse(text_b)
+    da, db = analyse(text_a), analyse(text_b)
     if not (da.signal or db.signal):
         return None
     p = _Pair(da, db)

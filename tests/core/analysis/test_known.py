@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from crp_core.analysis.known import guard_selection, known_conflicts
+from crp_core.analysis.known import known_conflicts
 from crp_core.cli import main
 from crp_core.records import (
     ACTION_FLAGGED,
@@ -17,6 +17,7 @@ from crp_core.records import (
     SOURCE_SCAN,
     KnownConflict,
 )
+from crp_core.stages.known import guard_selection
 from crp_core.triage import Decision, DecisionSet
 from tests.support.factories import fact, make_kb
 from tests.support.paths import REPO_ROOT

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crp_core.analysis.reports import sdk_agreement_dict
 from crp_core.analysis.sdk_agreement import (
     Judgement,
     SdkSupersession,
@@ -26,7 +27,6 @@ from crp_core.factors.recency import fact_attributes
 from crp_core.io.ckf import load_ckf
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import ConflictPair, ValueConflict
-from crp_core.report import sdk_agreement_dict
 from crp_core.stages.contradictions import arbitrate, authority_of
 from tests.support.paths import TEST_DATA
 

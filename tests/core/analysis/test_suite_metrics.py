@@ -138,8 +138,8 @@ def test_reference_envelopes_are_cached_per_known_mode(prepared):
     fresh = ev.PreparedSuite(prepared.corpus, prepared.suite, prepared.vectors, prepared.nows, 0.0)
     a = run_suite(fresh, CRPConfig().with_overrides({"stale_floor": 0.1}), known="none")
     b = run_suite(fresh, CRPConfig().with_overrides({"stale_floor": 0.1}), known="scan")
-    assert sorted(mode for _, mode in fresh._references) == ["none", "scan"]
-    assert {toml for toml, _ in fresh._references} == {CRPConfig().to_toml()}
+    assert sorted(mode for _, mode in fresh.reference_runs) == ["none", "scan"]
+    assert {toml for toml, _ in fresh.reference_runs} == {CRPConfig().to_toml()}
     assert a.metrics.flat() == b.metrics.flat()  # flag: the guard never changes the envelope
 
 

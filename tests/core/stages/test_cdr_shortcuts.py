@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from crp_core.config import CRPConfig
 from crp_core.factors.coverage import CoverageEntry, CoverageSet
 from crp_core.factors.ngram import build_blacklist, count_overlap, fact_overlaps
-from crp_core.factors.recency import concat_recency, fact_attributes, resolved_importance
-from crp_core.records import DeferredTuple, RecencyTable
+from crp_core.factors.recency import RecencyTable, concat_recency, fact_attributes, resolved_importance
 from crp_core.stages.cdr import coverage_scores, residual_pulls, score_cdr
+from crp_core.support.frozen import DeferredTuple
 from tests.support.factories import fact, make_corpus
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-import crp_core.stages.cdr as cdr_module
+import crp_core.stages.branches as branches_module
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus, embed_scenario
 from crp_core.errors import SnapshotMutationError
@@ -213,13 +213,13 @@ def test_threshold_comes_from_config():
 # ---- snapshot discipline (SPEC-027 §1.5) -----------------------------------------------------------------
 def test_branches_receive_a_read_only_snapshot(monkeypatch):
     received, scored_with = [], []
-    real = cdr_module.score_cdr
+    real = branches_module.score_cdr  # what a branch scores with (stage 2)
 
     def spy(*args, **kwargs):
         scored_with.append(kwargs["coverage"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cdr_module, "score_cdr", spy)
+    monkeypatch.setattr(branches_module, "score_cdr", spy)
     _run(TOPIC_FACTS, TOPIC_SUBS, {"C": 0.9}, 2, TOPIC_CFG, branch_probe=lambda b, snap: received.append((b, snap)))
     assert [b for b, _ in received] == [0, 1]
     snaps = [s for _, s in received]

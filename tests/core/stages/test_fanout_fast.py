@@ -22,8 +22,9 @@ from crp_core.io.scenario import load_scenario
 from crp_core.model import Scenario
 from crp_core.pipeline import run_pipeline
 from crp_core.records import BranchResult
+from crp_core.stages.branches import run_branch
 from crp_core.stages.cdr import score_cdr
-from crp_core.stages.fanout import cross_branch_dedup, run_branch, run_fanout
+from crp_core.stages.fanout import cross_branch_dedup, run_fanout
 from tests.support.fanout_worlds import NOW, fanout_world
 from tests.support.paths import REPO_ROOT
 
@@ -102,7 +103,9 @@ def branch_fields(b: BranchResult):
     partial=st.booleans(),
     prior=st.booleans(),
 )
-def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width, budget, gate, dedup, partial, prior):
+def test_run_fanout_equals_its_branches_run_alone(  # noqa: PLR0913  hypothesis draws each input as an argument
+    seed, n, m, n_addressed, width, budget, gate, dedup, partial, prior
+):
     n_addressed = min(n_addressed, m - 1)
     kb, fvec, subs, addressed, topics = fanout_world(seed, n, m, n_addressed)
     config = CRPConfig().replace(envelope_fact_budget=budget, cdr_min_relevance=gate, fanin_dedup_similarity=dedup)

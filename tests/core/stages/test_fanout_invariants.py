@@ -14,7 +14,8 @@ from crp_core.corpus.prepared import Corpus, embed_scenario
 from crp_core.factors.recency import compute_recency
 from crp_core.model import Scenario
 from crp_core.report import fanout_report
-from crp_core.stages.fanout import branch_fact_budget, round_robin_partitions, run_fanout
+from crp_core.stages.branches import branch_fact_budget
+from crp_core.stages.fanout import round_robin_partitions, run_fanout
 from tests.support.fanout_worlds import NOW, fanout_world
 
 

@@ -12,8 +12,8 @@ from crp_core.config import CRPConfig
 from crp_core.pipeline import run_pipeline
 from crp_core.records import DroppedPair
 from crp_core.report import run_report
-from crp_core.stages.cdgr import connector_near_duplicates
 from crp_core.stages.contradictions import resolve_contradictions, values_conflict
+from crp_core.stages.near_duplicates import connector_near_duplicates
 from crp_core.stages.packing import NOTE_HEADER, PackItem, note_block, pack_envelope, word_counter
 from tests.support.factories import fact, make_corpus, make_scenario
 

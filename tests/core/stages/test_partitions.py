@@ -10,15 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
-from crp_core.stages.fanout import (
+from crp_core.stages.branches import branch_fact_budget
+from crp_core.stages.fanout import round_robin_partitions
+from crp_core.stages.partitions import (
     RULE_KMEANS,
     RULE_ONE_EACH,
     RULE_SINGLE,
-    branch_fact_budget,
     fanout_active,
     partition_residual_for_fanout,
     partition_rule,
-    round_robin_partitions,
 )
 from tests.support.paths import REPO_ROOT
 

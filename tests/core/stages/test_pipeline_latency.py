@@ -13,10 +13,10 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.index import FactIndex
 from crp_core.pipeline import one_blas_thread
 from crp_core.stages import packing
-from crp_core.stages._bits import bits_of, row_bits
+from crp_core.stages.bits import bits_of, row_bits
 from crp_core.stages.candidates import found_by
-from crp_core.stages.cdgr import COSINE_SLACK, pick_anchors
-from crp_core.stages.contradictions.resolve import _fits, _Screen
+from crp_core.stages.contradictions.resolve import BackfillScreen, backfill_fits
+from crp_core.stages.near_duplicates import COSINE_SLACK, AnchorPicker
 from tests.support.factories import fact, make_corpus
 
 
@@ -69,8 +69,9 @@ def test_query_ids_holds_the_facts_query_returns():
 
 
 # ---- stage 3: anchors ------------------------------------------------------------------------------
-def pick_anchors_reference(vecs, texts, ranked, count, chosen, start, exclude, dedup, conflict, near):
-    """The per-row check the screening replaces."""
+def pick_anchors_reference(world, ranked, count, chosen, start, exclude, near):
+    """The per-row check the screening replaces; ``world`` = (vectors, texts, dedup_similarity, conflict)."""
+    vecs, texts, dedup, conflict = world
     picked, p = [], start
     while len(picked) < count and p < ranked.size:
         row = int(ranked[p])
@@ -110,7 +111,7 @@ def near_duplicate_corpus(seed, n=60, d=16):
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10_000), st.integers(1, 20), st.integers(0, 5))
-def test_pick_anchors_screening_decides_as_the_per_row_check(seed, count, n_chosen):
+def test_anchor_screening_decides_as_the_per_row_check(seed, count, n_chosen):
     corpus = near_duplicate_corpus(seed)
     rng = np.random.default_rng(seed + 1)
     ranked = rng.permutation(corpus.n)
@@ -123,25 +124,15 @@ def test_pick_anchors_screening_decides_as_the_per_row_check(seed, count, n_chos
 
     cfg = CRPConfig()
     near_ref: list = []
-    want = pick_anchors_reference(
-        corpus.vectors, texts, ranked, count, list(chosen0), n_chosen, exclude, cfg.dedup_similarity, conflict, near_ref
+    world = (corpus.vectors, texts, cfg.dedup_similarity, conflict)
+    want = pick_anchors_reference(world, ranked, count, list(chosen0), n_chosen, exclude, near_ref)
+    picker = AnchorPicker(
+        corpus, ranked, config=cfg, values_conflict=lambda a, b: conflict(a, b) or None, chosen=list(chosen0)
     )
-    near: list = []
-    chosen = list(chosen0)
-    got = pick_anchors(
-        corpus,
-        ranked,
-        count,
-        chosen,
-        start=n_chosen,
-        exclude=exclude,
-        config=cfg,
-        values_conflict=lambda a, b: conflict(a, b) or None,
-        near_duplicates=near,
-    )
+    got = picker.take(count, start=n_chosen, exclude=exclude)
     assert got == want
-    assert near == near_ref
-    assert chosen == chosen0 + want[0]
+    assert picker.near_duplicates == near_ref
+    assert picker.chosen == chosen0 + want[0]
 
 
 def test_cosine_slack_bounds_float32_rounding():
@@ -166,9 +157,9 @@ def test_backfill_screening_decides_as_the_exact_check(seed, n_kept, p_keep):
     kept = [int(r) for r in rng.choice(corpus.n, n_kept, replace=False)]
     pool = np.array([r for r in rng.permutation(corpus.n).tolist() if r not in kept], dtype=np.int64)
     vecs = corpus.vectors
-    screen = _Screen(vecs, pool, kept, cfg)
+    screen = BackfillScreen(vecs, pool, kept, cfg)
     for i, c in enumerate(pool.tolist()):
-        want = _fits(c, kept, vecs, corpus.kb, cfg)
+        want = backfill_fits(c, kept, vecs, corpus.kb, cfg)
         assert screen.fits(i, corpus.kb, cfg) == want
         if want and rng.random() < p_keep:
             kept.append(c)
@@ -201,13 +192,13 @@ def rank_reference(rows, score):
 def test_rank_equals_the_numpy_order(items):
     score = dict(items)
     rows = [r for r, _ in items]
-    assert packing._rank(rows, score) == rank_reference(rows, score)
+    assert packing.rank_by_score(rows, score) == rank_reference(rows, score)
 
 
 def test_rank_by_hand():
-    assert packing._rank([5, 2, 9, 7], {5: 0.5, 2: 0.9, 9: 0.5, 7: 0.1}) == [2, 5, 9, 7]
-    assert packing._rank([], {}) == []
-    assert packing._rank([4], {4: 0.0}) == [4]
+    assert packing.rank_by_score([5, 2, 9, 7], {5: 0.5, 2: 0.9, 9: 0.5, 7: 0.1}) == [2, 5, 9, 7]
+    assert packing.rank_by_score([], {}) == []
+    assert packing.rank_by_score([4], {4: 0.0}) == [4]
 
 
 def test_cached_prefix_counts_equal_the_per_call_counts_and_are_counted_once():

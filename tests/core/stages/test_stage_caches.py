@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 import crp_core.stages.graph_walk as graph_walk
 from crp_core.config import CRPConfig
 from crp_core.factors.recency import fact_attributes
-from crp_core.pipeline import _cdr_positions
-from crp_core.records import CDRTable, frozen_array
-from crp_core.stages.cdr import cdr_ranking
+from crp_core.records import CDRTable
+from crp_core.stages.cdr import cdr_positions, cdr_ranking
 from crp_core.stages.packing import cached_note_counter, note_block, note_counts, word_counter
+from crp_core.support.frozen import frozen_array
 from tests.support.factories import fact, make_corpus
 
 
@@ -63,9 +63,9 @@ def test_gated_ranking_and_positions_match_the_plain_versions(data, n):
     for p, r in zip(rank_pos.tolist(), ranked_rows.tolist()):
         ranked.setdefault(r, p)
     wanted = data.draw(st.lists(st.sampled_from(rows), max_size=8)) if rows else []
-    assert _cdr_positions(t, ranked, wanted).tolist() == [rows.index(r) for r in wanted]
+    assert cdr_positions(t, ranked, wanted).tolist() == [rows.index(r) for r in wanted]
     with pytest.raises(KeyError):
-        _cdr_positions(t, ranked, [*wanted, 999])
+        cdr_positions(t, ranked, [*wanted, 999])
 
 
 def test_note_counts_are_kept_per_corpus_and_counter():
@@ -92,12 +92,12 @@ def test_note_counts_are_kept_per_corpus_and_counter():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_the_second_layer_is_every_row_slice_of_x_in_order(seed):
-    """``_second_layer`` = the CSR rows of ``x`` (duplicates kept) as scipy's public row indexing gives them."""
+    """``row_slices`` = the CSR rows of ``x`` (duplicates kept) as scipy's public row indexing gives them."""
     rng = np.random.default_rng(seed)
     dense = np.where(rng.random((40, 40)) < 0.2, rng.uniform(0.5, 1.0, (40, 40)), 0).astype(np.float32)
     m = sp.csr_matrix(dense)
     x = rng.integers(0, 40, 25)
-    w, nb, counts = graph_walk._second_layer(m.indptr, m.indices, m.data, x)
+    w, nb, counts = graph_walk.row_slices(m.indptr, m.indices, m.data, x)
     sub = m[x]
     assert nb.dtype == np.intp and w.dtype == np.float32
     assert np.array_equal(nb, sub.indices) and np.array_equal(w, sub.data)

@@ -26,7 +26,6 @@ from crp_core.io.ckf import load_ckf, write_ckf
 from crp_core.io.timeparse import parse_timestamp
 from crp_core.model import KnowledgeBase
 from crp_core.pipeline import run_pipeline
-from crp_core.report import export_report_dict
 from crp_core.triage import (
     Decision,
     DecisionSet,
@@ -42,6 +41,7 @@ from crp_core.triage import (
     report_path_for,
     triage_record,
 )
+from crp_core.triage.export import export_report_dict
 from tests.support.factories import MODEL_ID, fact, make_kb, make_scenario, unit
 from tests.support.paths import REPO_ROOT
 

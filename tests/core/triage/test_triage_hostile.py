@@ -8,7 +8,7 @@ import io
 import os
 
 from crp_core.triage import Decision, export_csv
-from crp_core.triage.decisions import csv_cell
+from crp_core.triage.log import csv_cell
 from tests.support.triage_cli import cli, record
 
 

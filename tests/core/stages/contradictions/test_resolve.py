@@ -483,10 +483,10 @@ def test_pair_order_uses_authority_rounded_to_twelve_decimals():
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10_000), n_kept=st.integers(0, 12), n_pool=st.integers(1, 70), spread=st.floats(0.02, 0.5))
 def test_the_screened_backfill_check_is_the_exact_one(seed, n_kept, n_pool, spread):
-    """``_Screen.fits`` (bit masks of one product per block of pool rows, the exact check near a threshold)
-    decides every pool row as ``_fits`` does, as the backfill walks the pool and keeps what fits (blocks
+    """``BackfillScreen.fits`` (bit masks of one product per block of pool rows, the exact check near a threshold)
+    decides every pool row as ``backfill_fits`` does, as the backfill walks the pool and keeps what fits (blocks
     of 32 rows: pools longer than a block, kept rows added mid-block)."""
-    from crp_core.stages.contradictions.resolve import _fits, _Screen
+    from crp_core.stages.contradictions.resolve import BackfillScreen, backfill_fits
     from tests.support.factories import fact, make_corpus
 
     rng = np.random.default_rng(seed)
@@ -498,9 +498,9 @@ def test_the_screened_backfill_check_is_the_exact_one(seed, n_kept, n_pool, spre
     config = CRPConfig()
     kept = list(range(n_kept))
     pool = np.arange(n_kept, n, dtype=np.int64)
-    screen = _Screen(corpus.vectors, pool, kept, config)
+    screen = BackfillScreen(corpus.vectors, pool, kept, config)
     for i in range(pool.size):
-        want = _fits(int(pool[i]), kept, corpus.vectors, corpus.kb, config)
+        want = backfill_fits(int(pool[i]), kept, corpus.vectors, corpus.kb, config)
         assert screen.fits(i, corpus.kb, config) == want
         if want:
             kept.append(int(pool[i]))

@@ -1,29 +1,25 @@
-"""Operator decisions on conflict pairs, the pure part (SPEC-027 §2, SPEC-009 §8).
+"""Operator decisions on conflict pairs, the pure model (SPEC-027 §2, SPEC-009 §8).
 
-:class:`Decision` (one audit-log row), :class:`DecisionSet` (the decisions in force: latest per
-pair, latest status per fact), :func:`pair_key` (the canonical key of an unordered pair of fact
-ids), :func:`apply_to_kb` and the audit-log exports. The SQLite store is :mod:`crp_core.triage.store`;
-the cleaned-CKF export is :mod:`crp_core.triage.export`.
+:class:`Decision` (one audit-log row, :func:`validate_decision`), :class:`DecisionSet` (the decisions
+in force: latest per pair, latest status per fact), :func:`pair_key` (the canonical key of an
+unordered pair of fact ids) and the decisions a cleaned CKF carries in its facts' metadata
+(:func:`carried_decisions`, :func:`with_carried_decisions`). Stage 4 arbitrates with them
+(:data:`Decisions`); the triage workflow (:mod:`crp_core.triage`) records, exports and reports them.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import unicodedata
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from crp_core.config import NEVER_RETRIEVED, STATUSES
-from crp_core.corpus.prepared import Corpus
 from crp_core.errors import CRPError
 from crp_core.model import KnowledgeBase, has_unpaired_surrogate
 
-#: ``PRAGMA user_version`` / ``crp_triage_schema.version`` this code writes and reads
-SCHEMA_VERSION = 1
 #: decision kinds
 KINDS: tuple[str, ...] = ("accept", "override", "mark_status", "dismiss")
 #: the kinds that decide how a pair is arbitrated (``DecisionSet.pair_decisions``)
@@ -50,6 +46,12 @@ COLUMNS = (
     "decided_at",
     "ckf_fingerprint",
 )
+
+
+#: the metadata keys a cleaned CKF carries a decision in (docs/decisions/triage.md "Export")
+META_SUPERSEDED_BY = "superseded_by"
+META_TRIAGE = "triage"
+META_TRIAGE_HISTORY = "triage_history"
 
 
 # ---- errors ----------------------------------------------------------------------------------
@@ -199,17 +201,6 @@ class Decision:
         return {c: d[c] for c in COLUMNS}
 
 
-#: a CSV cell starting with one of these is read as a formula by spreadsheet programs
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: object) -> str:
-    """A CSV cell that a spreadsheet shows as text: a value starting with ``= + - @``, a tab or a CR
-    is prefixed with an apostrophe (formula injection); None is an empty cell."""
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
 #: bidi embedding / override / isolate controls: they reorder what a terminal or a page draws after them
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
@@ -224,67 +215,57 @@ def _bad_char(text: str, *, allow: str = "") -> str | None:
     return None
 
 
-def validate_decision(d: Decision, *, new: bool = True) -> Decision:
-    """Check ``d`` and return it normalised (operator stripped, pair in canonical order).
-
-    Raises :class:`DecisionError` listing every problem (field and message). ``new`` (a decision being
-    recorded, the default) also refuses control characters in the fact ids, the operator's name (any
-    control or bidi character) and the note (any but tab and newline). ``new=False`` (a decision read
-    back: the audit log, a cleaned CKF) keeps the text rules of the version that wrote it: such text is
-    data, drawn visibly where printed, never a reason to drop a decision an operator took.
-    """
+def _id_problems(d: Decision, new: bool) -> list[tuple[str, str]]:
+    """Problems of the pair's two fact ids, each a non-empty string of valid text."""
     problems: list[tuple[str, str]] = []
-    ids_ok = True
     for name in ("fact_a", "fact_b"):
         v = getattr(d, name)
         if not isinstance(v, str) or v == "":
             problems.append((name, f"a fact id must be a non-empty string, got {v!r}"))
-            ids_ok = False
         elif has_unpaired_surrogate(v):
             problems.append((name, f"a fact id must be valid UTF-8 text, got bytes that are not: {v!r}"))
-            ids_ok = False
         elif new and (bad := _bad_char(v)) is not None:  # as the CKF loader refuses them in fact_id
             problems.append((name, f"a fact id must not hold control characters (found {bad}): {v!r}"))
-            ids_ok = False
-    if ids_ok and d.fact_a == d.fact_b:
-        problems.append(("fact_b", f"a pair needs two different facts, got {d.fact_a!r} twice"))
-    pair = (d.fact_a, d.fact_b)
-    kind = d.kind
-    if kind not in KINDS:
-        problems.append(("kind", f"unknown kind {kind!r} (expected one of {', '.join(KINDS)})"))
-    operator = d.operator.strip() if isinstance(d.operator, str) else d.operator
+    return problems
+
+
+def _operator_problem(operator: Any, new: bool) -> str | None:
+    """Why the (stripped) operator's name is refused, or None."""
     if not isinstance(operator, str) or operator == "":
-        problems.append(("operator", "the operator's name is required (got an empty value)"))
-    elif len(operator) > MAX_OPERATOR_CHARS:
-        problems.append(("operator", f"longer than {MAX_OPERATOR_CHARS} characters"))
-    elif has_unpaired_surrogate(operator):
-        problems.append(("operator", "must be valid UTF-8 text"))
-    elif not new and any(ch in operator for ch in "\r\n\t\x00"):  # what every version refused
-        problems.append(("operator", "must be a single line without control characters"))
-    elif new and (bad := _bad_char(operator)) is not None:
-        problems.append(
-            (
-                "operator",
-                f"must be a single line without control characters (found {bad}; "
-                "no tab, newline, escape or bidi control)",
-            )
+        return "the operator's name is required (got an empty value)"
+    if len(operator) > MAX_OPERATOR_CHARS:
+        return f"longer than {MAX_OPERATOR_CHARS} characters"
+    if has_unpaired_surrogate(operator):
+        return "must be valid UTF-8 text"
+    if not new and any(ch in operator for ch in "\r\n\t\x00"):  # what every version refused
+        return "must be a single line without control characters"
+    if new and (bad := _bad_char(operator)) is not None:
+        return (
+            f"must be a single line without control characters (found {bad}; no tab, newline, escape or bidi control)"
         )
-    if not isinstance(d.note, str):
-        problems.append(("note", f"must be a string, got {type(d.note).__name__}"))
-    elif has_unpaired_surrogate(d.note):
-        problems.append(("note", "must be valid UTF-8 text"))
-    elif len(d.note) > MAX_NOTE_CHARS:
-        problems.append(("note", f"longer than {MAX_NOTE_CHARS} characters ({len(d.note)})"))
-    elif new and (bad := _bad_char(d.note, allow=NOTE_ALLOWED_CONTROLS)) is not None:
-        problems.append(
-            (
-                "note",
-                f"must not hold control characters other than tab and newline (found {bad}; "
-                "an escape sequence could clear or recolour the terminal that prints it)",
-            )
+    return None
+
+
+def _note_problem(note: Any, new: bool) -> str | None:
+    """Why the note is refused, or None."""
+    if not isinstance(note, str):
+        return f"must be a string, got {type(note).__name__}"
+    if has_unpaired_surrogate(note):
+        return "must be valid UTF-8 text"
+    if len(note) > MAX_NOTE_CHARS:
+        return f"longer than {MAX_NOTE_CHARS} characters ({len(note)})"
+    if new and (bad := _bad_char(note, allow=NOTE_ALLOWED_CONTROLS)) is not None:
+        return (
+            f"must not hold control characters other than tab and newline (found {bad}; "
+            "an escape sequence could clear or recolour the terminal that prints it)"
         )
-    if d.ckf_fingerprint is not None and not isinstance(d.ckf_fingerprint, str):
-        problems.append(("ckf_fingerprint", "must be a string or None"))
+    return None
+
+
+def _kind_problems(d: Decision, ids_ok: bool) -> list[tuple[str, str]]:
+    """Problems of the fields each kind takes or refuses (winner, target_fact, new_status)."""
+    problems: list[tuple[str, str]] = []
+    kind, pair = d.kind, (d.fact_a, d.fact_b)
     if kind == "override" and d.winner is None:
         problems.append(("winner", "an override names the fact that must win"))
     if kind in ("accept", "override") and d.winner is not None and ids_ok and d.winner not in pair:
@@ -306,6 +287,32 @@ def validate_decision(d: Decision, *, new: bool = True) -> Decision:
         for name in ("target_fact", "new_status"):
             if getattr(d, name) is not None:
                 problems.append((name, f"only a mark_status decision takes {name} (kind is {kind!r})"))
+    return problems
+
+
+def validate_decision(d: Decision, *, new: bool = True) -> Decision:
+    """Check ``d`` and return it normalised (operator stripped, pair in canonical order).
+
+    Raises :class:`DecisionError` listing every problem (field and message). ``new`` (a decision being
+    recorded, the default) also refuses control characters in the fact ids, the operator's name (any
+    control or bidi character) and the note (any but tab and newline). ``new=False`` (a decision read
+    back: the audit log, a cleaned CKF) keeps the text rules of the version that wrote it: such text is
+    data, drawn visibly where printed, never a reason to drop a decision an operator took.
+    """
+    problems = _id_problems(d, new)
+    ids_ok = not problems
+    if ids_ok and d.fact_a == d.fact_b:
+        problems.append(("fact_b", f"a pair needs two different facts, got {d.fact_a!r} twice"))
+    if d.kind not in KINDS:
+        problems.append(("kind", f"unknown kind {d.kind!r} (expected one of {', '.join(KINDS)})"))
+    operator = d.operator.strip() if isinstance(d.operator, str) else d.operator
+    if (why := _operator_problem(operator, new)) is not None:
+        problems.append(("operator", why))
+    if (why := _note_problem(d.note, new)) is not None:
+        problems.append(("note", why))
+    if d.ckf_fingerprint is not None and not isinstance(d.ckf_fingerprint, str):
+        problems.append(("ckf_fingerprint", "must be a string or None"))
+    problems += _kind_problems(d, ids_ok)
     if problems:
         raise DecisionError(problems)
     a, b = (d.fact_a, d.fact_b) if d.fact_a < d.fact_b else (d.fact_b, d.fact_a)
@@ -408,35 +415,92 @@ class DecisionSet:
         }
 
 
-def apply_to_kb(kb: KnowledgeBase, decision_set: DecisionSet) -> KnowledgeBase:
-    """``kb`` with the operators' statuses applied (ids the CKF does not hold are ignored)."""
-    return kb.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
+#: operator decisions handed to stage 4: the :class:`DecisionSet` in force, or a plain mapping of
+#: pair key -> ``{"kind", "winner"}``
+Decisions = DecisionSet | Mapping[str, Mapping[str, Any]] | None
 
 
-def apply_to_corpus(corpus: Corpus, decision_set: DecisionSet) -> Corpus:
-    """A prepared ``Corpus`` with the statuses applied (shares vectors and index; ``Corpus.with_statuses``)."""
-    kb = corpus.kb
-    return corpus.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
+# ---- the decisions a cleaned CKF carries ------------------------------------------------------
+def _pair_record(meta: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The newest override / accept triage record of a fact's metadata, or None."""
+    hist = meta.get(META_TRIAGE_HISTORY)
+    records = [*(hist if isinstance(hist, list) else ()), meta.get(META_TRIAGE)]
+    for r in reversed(records):
+        if isinstance(r, Mapping) and r.get("kind") in ("override", "accept"):
+            return r
+    return None
 
 
-def export_json(decisions: Iterable[Decision]) -> str:
-    """JSON export: ``{"application", "schema_version", "decisions": [...], "current": {...}}``."""
-    decisions = list(decisions)
-    doc = {
-        "application": "crp-inspect triage",
-        "schema_version": SCHEMA_VERSION,
-        "decisions": [d.to_dict() for d in decisions],
-        "current": DecisionSet.from_decisions(decisions).to_dict(),
-    }
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+def carried_decisions(kb: KnowledgeBase, report: Mapping[str, Any] | None = None) -> DecisionSet:
+    """The pair decisions an exported CKF carries, rebuilt without the decision store.
+
+    A fact with ``metadata.superseded_by`` naming a fact of ``kb`` and an override / accept triage
+    record gives that decision (the superseding fact wins); the dismissed pairs of ``report`` (the
+    export report's JSON, :func:`crp_core.triage.export.load_export_report`) give dismissals. Statuses are in the file
+    already, so the set holds no status marks. Give it to ``scan_ckf(decisions=)`` or
+    ``run_pipeline(decisions=)`` so that a re-scan elsewhere arbitrates as the operators did.
+    Malformed records (not written by this export) are skipped.
+    """
+    found: list[Decision] = []
+    for f in kb.facts:
+        winner, rec = f.metadata.get(META_SUPERSEDED_BY), _pair_record(f.metadata)
+        if rec is None or not isinstance(winner, str) or winner == f.fact_id or kb.get(winner) is None:
+            continue
+        found.append(
+            Decision.new(
+                f.fact_id,
+                winner,
+                str(rec["kind"]),
+                str(rec.get("operator") or "?"),
+                winner=winner,
+                note=str(rec.get("note") or ""),
+                decided_at=_text(rec.get("decided_at")),
+            )
+        )
+    for p in (report or {}).get("dismissed", ()):
+        if isinstance(p, Mapping) and isinstance(p.get("fact_a"), str) and isinstance(p.get("fact_b"), str):
+            found.append(
+                Decision.new(
+                    p["fact_a"],
+                    p["fact_b"],
+                    "dismiss",
+                    str(p.get("operator") or "?"),
+                    note=str(p.get("note") or ""),
+                    decided_at=_text(p.get("decided_at")),
+                )
+            )
+    found.sort(key=lambda d: d.decided_at or "")
+    valid: list[Decision] = []
+    for d in found:
+        try:
+            valid.append(validate_decision(d, new=False))  # text rules of the version that wrote it
+        except DecisionError:
+            continue
+    return DecisionSet.from_decisions(valid)
 
 
-def export_csv(decisions: Iterable[Decision]) -> str:
-    """CSV export: header ``id,pair_key,fact_a,...``; one row per decision, oldest first."""
-    buf = io.StringIO(newline="")
-    w = csv.writer(buf, lineterminator="\r\n")
-    w.writerow(COLUMNS)
-    for d in decisions:
-        row = d.to_dict()
-        w.writerow([csv_cell(row[c]) for c in COLUMNS])
-    return buf.getvalue()
+def _text(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+#: the pair decisions each loaded knowledge base carries (built once per KnowledgeBase)
+_CARRIED: weakref.WeakKeyDictionary[KnowledgeBase, DecisionSet] = weakref.WeakKeyDictionary()
+
+
+def with_carried_decisions(kb: KnowledgeBase, decisions: Decisions) -> Decisions:
+    """``decisions`` with the pair decisions ``kb`` carries from an export underneath
+    (:func:`carried_decisions`; the given ones win on a pair both decide). What ``run_pipeline`` and
+    ``scan_ckf`` arbitrate with, so an exported CKF loaded without its decision store is arbitrated the
+    operators' way (docs/decisions/triage.md, "Export"). ``decisions`` itself when ``kb`` carries none."""
+    carried = _CARRIED.get(kb)
+    if carried is None:
+        has = any(META_SUPERSEDED_BY in f.metadata for f in kb.facts if f.metadata)
+        carried = carried_decisions(kb) if has else DecisionSet.empty()
+        _CARRIED[kb] = carried
+    if not carried.pair_decisions:
+        return decisions
+    if decisions is None:
+        return carried
+    if isinstance(decisions, DecisionSet):
+        return decisions.overlaid_on(carried)
+    return MappingProxyType({**carried.pair_decisions, **decisions})

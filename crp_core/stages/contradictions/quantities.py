@@ -1,0 +1,344 @@
+"""The value-conflict lexer's number readers: a number with what follows it (percent, multiplier,
+scale word, currency, unit, rate, bound), money, numbers glued to a unit, numbers written as words:
+:class:`NumberLexer`, extended by :class:`~crp_core.stages.contradictions.lexer.Lexer`."""
+
+from __future__ import annotations
+
+import re
+
+from crp_core.stages.contradictions.dates import LexerBase
+from crp_core.stages.contradictions.lexicon import (
+    COMPARATIVE_NEXT,
+    CURRENCY_CODES,
+    CURRENCY_SYMBOL,
+    CURRENCY_WORDS,
+    DATE,
+    ENTITY,
+    FUNC,
+    FUNCTION_WORDS,
+    MULT_WORDS,
+    NUMBER_MULT,
+    NUMBER_WORDS,
+    RATE_MARKERS,
+    SCALE_SUFFIX,
+    SCALE_WORDS,
+    TIMES_WORDS,
+    UNITS,
+    WORD,
+    YEAR_MAX,
+    YEAR_MIN,
+    Unit,
+)
+from crp_core.stages.contradictions.tokens import (
+    NUM_RE,
+    DateValue,
+    Quantity,
+    Token,
+    exact_reading,
+    parse_number,
+    size_readings,
+    time_readings,
+    word_key,
+)
+
+
+class NumberLexer(LexerBase):
+    """The lexer's number and quantity readers (one instance per text)."""
+
+    def plain_number(self, i: int) -> int:
+        r = self.raw[i]
+        return self.number(i, parse_number(r.text), r.text.replace(",", ""), r.start, r.end, i + 1)
+
+    def number(  # noqa: C901, PLR0913  the suffixes a number takes, in priority order; its parts as matched
+        self,
+        i: int,
+        base: float,
+        exact: str,
+        start: int,
+        end: int,
+        j: int,
+        currency: str = "",
+        scale: float = 1.0,
+        first: int = -1,
+    ) -> int:
+        """Finish a number whose digits end at raw ``j - 1``: percent, multiplier, scale word,
+        currency, unit, rate ("per second"), bound ("at least"). Returns the next raw index."""
+        raw, n = self.raw, len(self.raw)
+        first = i if first < 0 else first
+        bound, bstart = self.bound_before(first)
+        if j < n and raw[j].group == "sym" and raw[j].start - end <= 1:
+            dim = "pct" if raw[j].text == "%" else "x"
+            q = Quantity(dim, dim, base, 1.0, exact, exact_reading(base), -1, bound, bstart)
+            self.push_qty(start, raw[j].end, q)
+            return j + 1
+        w = self.low(j)
+        if w in SCALE_WORDS and scale == 1.0 and self.adjacent(j, end, " "):
+            scale, end, j = SCALE_WORDS[w], raw[j].end, j + 1
+            w = self.low(j)
+        if (
+            not currency
+            and j < n
+            and self.adjacent(j, end, " ")
+            and (w in CURRENCY_WORDS or raw[j].text in CURRENCY_CODES)
+        ):
+            currency, end, j = CURRENCY_WORDS.get(w, raw[j].text), raw[j].end, j + 1  # "35 million euros"
+            w = self.low(j)
+        v = base * scale
+        if currency:
+            q = Quantity("money", currency, base, scale, exact, exact_reading(v), -1, bound, bstart)
+            return self.rate_or_push(start, end, j, q, first)
+        if w in ("percent", "pct") and self.adjacent(j, end, " "):
+            self.push_qty(start, raw[j].end, Quantity("pct", "%", v, 1.0, exact, exact_reading(v), -1, bound, bstart))
+            return j + 1
+        if w in ("per", "percentage", "basis") and self.low(j + 1) in ("cent", "point", "points"):
+            factor = 0.01 if w == "basis" else 1.0
+            self.push_qty(
+                start,
+                raw[j + 1].end,
+                Quantity(
+                    "pct", "%" if factor == 1.0 else "bp", v, 1.0, exact, exact_reading(v * factor), -1, bound, bstart
+                ),
+            )
+            return j + 2
+        if w == "fold" and self.adjacent(j, end):  # "10-fold", "10 fold"
+            self.push_qty(start, raw[j].end, Quantity("x", "x", v, 1.0, exact, exact_reading(v), -1, bound, bstart))
+            return j + 1
+        if w == "times" and self.adjacent(j, end, " "):
+            nxt = self.low(j + 1)
+            if nxt in COMPARATIVE_NEXT or (nxt.endswith("er") and len(nxt) > 4 and nxt not in FUNCTION_WORDS):
+                self.push_qty(start, raw[j].end, Quantity("x", "x", v, 1.0, exact, exact_reading(v), -1, bound, bstart))
+                return j + 1
+            q = Quantity("times", "times", base, scale, exact, exact_reading(v), -1, bound, bstart)
+            return self.rate_or_push(start, raw[j].end, j + 1, q, first)
+        unit_word = w
+        unit_end_j = j
+        if w in ("business", "working") and self.low(j + 1) in ("day", "days"):
+            unit_word, unit_end_j = w + "-" + self.low(j + 1), j + 1
+        elif w == "calendar" and self.low(j + 1) in ("day", "days", "month", "months", "year", "years"):
+            unit_word, unit_end_j = self.low(j + 1), j + 1
+        u = UNITS.get(unit_word)
+        if u is not None and u.spaced and self.adjacent(j, end):
+            return self.unit_qty(
+                start, raw[unit_end_j].end, unit_end_j + 1, base, scale, exact, u, bound, bstart, first
+            )
+        if w in ("am", "pm", "a.m", "p.m") and base <= 12 and base == int(base) and scale == 1.0:
+            minutes = (int(base) % 12 + (12 if w.startswith("p") else 0)) * 60
+            self.push_qty(
+                start,
+                raw[j].end,
+                Quantity(
+                    "clock",
+                    "clock",
+                    float(minutes),
+                    1.0,
+                    str(minutes),
+                    exact_reading(float(minutes)),
+                    -1,
+                    bound,
+                    bstart,
+                ),
+            )
+            return j + 1
+        if scale == 1.0 and re.fullmatch(r"\d{4}", exact) and YEAR_MIN <= base <= YEAR_MAX and bound == 0:
+            self.out.append(
+                Token(
+                    self.text[start:end],
+                    start,
+                    end,
+                    DATE,
+                    "#d",
+                    date=DateValue(((int(base), 0, 0, 0),), True),
+                    parts=(("y", self.text[start:end], start, end),),
+                )
+            )
+            return j
+        q = Quantity("", "", base, scale, exact if scale == 1.0 else "", exact_reading(v), -1, bound, bstart)
+        return self.rate_or_push(start, end, j, q, first)
+
+    def unit_qty(  # noqa: PLR0913  a quantity's parts as the number reader matched them
+        self,
+        start: int,
+        end: int,
+        j: int,
+        base: float,
+        scale: float,
+        exact: str,
+        u: Unit,
+        bound: int,
+        bstart: int,
+        first: int,
+    ) -> int:
+        """A number with its unit; "every 30 minutes" becomes a rate of one per 30 minutes."""
+        b = base * scale
+        if u.dim in ("time", "cal"):
+            readings = time_readings(b, u)
+            if self.every_before(first):
+                q = Quantity(
+                    "rate",
+                    "1/" + u.name,
+                    b,
+                    1.0,
+                    exact,
+                    tuple((1 / hi, 1 / lo) for lo, hi in readings),
+                    -1,
+                    bound,
+                    bstart,
+                )
+                self.push_qty(start, end, q)
+                return j
+            q = Quantity("time", u.name, base, scale, exact, readings, -1, bound, bstart)
+            self.push_qty(start, end, q)
+            return j
+        if u.dim == "size":
+            q = Quantity("size", u.name, base, scale, exact, size_readings(b, u), u.power, bound, bstart)
+            return self.rate_or_push(start, end, j, q, first)
+        if u.dim == "pct":
+            q = Quantity("pct", "%", b, 1.0, exact, exact_reading(b), -1, bound, bstart)
+        else:
+            q = Quantity(u.dim, u.name, base, scale, exact, exact_reading(b * u.factor), u.power, bound, bstart)
+        self.push_qty(start, end, q)
+        return j
+
+    def rate_or_push(self, start: int, end: int, j: int, q: Quantity, first: int) -> int:
+        """ "150 requests per second", "EUR 20 per month", "2 GB a day": a rate of the quantity."""
+        raw, n = self.raw, len(self.raw)
+        k = j
+        skipped = 0
+        while k < n and raw[k].group == "word" and skipped <= 3:
+            w = raw[k].low
+            if w in RATE_MARKERS:
+                break
+            if "/" in w:
+                head, _, tail = w.rpartition("/")
+                u = UNITS.get(tail)
+                if u is not None and u.dim in ("time", "cal") and head:
+                    self.push_qty(start, end, self.as_rate(q, 1.0, u))
+                    return j
+            if w in FUNCTION_WORDS or w in UNITS:
+                k = n
+                break
+            k += 1
+            skipped += 1
+        if k < n and raw[k].group == "word" and raw[k].low in RATE_MARKERS:
+            m = k + 1
+            count = 1.0
+            if m < n and raw[m].group == "num" and raw[k].low == "per":
+                count, m = parse_number(raw[m].text), m + 1
+            u = UNITS.get(self.low(m))
+            singular = self.low(m) in ("second", "minute", "hour", "day", "week", "month", "year", "sec", "min")
+            if u is not None and u.dim in ("time", "cal") and u.spaced and (raw[k].low == "per" or singular):
+                self.forced_func.update(range(k, m + 1))
+                self.push_qty(start, end, self.as_rate(q, count, u))
+                return j
+        self.push_qty(start, end, q)
+        return j
+
+    @staticmethod
+    def as_rate(q: Quantity, count: float, u: Unit) -> Quantity:
+        den = time_readings(count, u)
+        readings = tuple((lo / dhi, hi / dlo) for lo, hi in q.readings for dlo, dhi in den)
+        dim = "rate" if q.dim in ("", "times") else "rate:" + q.dim
+        unit = f"{q.unit}/{'' if count == 1.0 else format(count, 'g')}{u.name}"
+        return q._replace(dim=dim, unit=unit, readings=readings)
+
+    def money(self, i: int) -> int:
+        r = self.raw[i]
+        cur = CURRENCY_SYMBOL[r.text[0]]
+        body = r.text[1:].strip()
+        m = NUM_RE.match(body)
+        base = parse_number(m.group()) if m else 0.0
+        suffix = body[m.end() :].strip() if m else ""
+        scale = SCALE_SUFFIX.get(suffix, 1e9 if suffix == "B" else 1.0)
+        return self.number(
+            i, base, m.group().replace(",", "") if m else "", r.start, r.end, i + 1, currency=cur, scale=scale
+        )
+
+    def glued_number(self, i: int) -> int:
+        """Digits glued to letters: "30s", "500ms", "2GiB", "10x", "5th", "10k", "2pm", or an identifier."""
+        r = self.raw[i]
+        m = NUM_RE.match(r.text)
+        assert m is not None
+        base, exact, suffix = parse_number(m.group()), m.group().replace(",", ""), r.text[m.end() :]
+        low = suffix.lower()
+        if low == "x":
+            bound, bstart = self.bound_before(i)
+            self.push_qty(r.start, r.end, Quantity("x", "x", base, 1.0, exact, exact_reading(base), -1, bound, bstart))
+            return i + 1
+        if suffix in SCALE_SUFFIX or (suffix == "B" and "." in exact):
+            scale = SCALE_SUFFIX.get(suffix, 1e9)
+            return self.number(i, base, "", r.start, r.end, i + 1, scale=scale)
+        if low in ("st", "nd", "rd", "th"):
+            return self.number(i, base, exact, r.start, r.end, i + 1)
+        if low in ("am", "pm") and base <= 12:
+            minutes = (int(base) % 12 + (12 if low == "pm" else 0)) * 60
+            self.push_qty(
+                r.start,
+                r.end,
+                Quantity("clock", "clock", float(minutes), 1.0, str(minutes), exact_reading(float(minutes)), -1, 0, -1),
+            )
+            return i + 1
+        u = UNITS.get(low) or UNITS.get(suffix)
+        if u is not None and u.glued:
+            bound, bstart = self.bound_before(i)
+            return self.unit_qty(r.start, r.end, i + 1, base, 1.0, exact, u, bound, bstart, i)
+        self.out.append(
+            Token(r.text, r.start, r.end, ENTITY, r.low, parts=((r.low, r.text, r.start, r.end),), sub="ident")
+        )
+        return i + 1
+
+    # ---- words ----------------------------------------------------------------------------------
+    def number_words(self, i: int) -> tuple[float, int]:
+        """Value of a run of number words ("twenty-five", "two hundred and fifty") and the raw
+        index after it."""
+        total, current, j = 0.0, 0.0, i
+        n = len(self.raw)
+        while j < n and self.raw[j].group == "word":
+            w = self.raw[j].low
+            pieces = w.split("-")
+            if all(p in NUMBER_WORDS for p in pieces) and len(pieces) <= 2:
+                current += sum(NUMBER_WORDS[p] for p in pieces)
+            elif w in NUMBER_MULT and (current or total):
+                mult = NUMBER_MULT[w]
+                if mult == 100.0:
+                    current *= 100.0
+                else:
+                    total += current * mult
+                    current = 0.0
+            elif w == "and" and j + 1 < n and self.raw[j + 1].low in NUMBER_WORDS and (current >= 100 or total):
+                pass
+            else:
+                break
+            j += 1
+        return total + current, j
+
+    def number_word_compound(self, i: int, value: float, head_len: int, tail: str) -> int:
+        """ "three-node" is the number 3 and the word "node"; "three-day" is 3 days."""
+        r = self.raw[i]
+        u = UNITS.get(tail)
+        if u is not None and u.spaced:
+            bound, bstart = self.bound_before(i)
+            return self.unit_qty(r.start, r.end, i + 1, value, 1.0, "", u, bound, bstart, i)
+        split = r.start + head_len
+        self.push_qty(r.start, split, Quantity("", "", value, 1.0, "", exact_reading(value), -1, 0, -1))
+        self.out.append(Token(self.text[split + 1 : r.end], split + 1, r.end, WORD, word_key(tail)))
+        return i + 1
+
+    def times_word(self, i: int, low: str) -> int:
+        """ "twice as fast" (multiplier), "retries twice" (a count), "twice a day" (a rate)."""
+        r = self.raw[i]
+        nxt = self.low(i + 1)
+        bound, bstart = self.bound_before(i)
+        if low in MULT_WORDS and (low not in TIMES_WORDS or nxt in COMPARATIVE_NEXT or nxt.endswith("er")):
+            v = MULT_WORDS[low]
+            self.push_qty(r.start, r.end, Quantity("x", "x", v, 1.0, "", exact_reading(v), -1, bound, bstart))
+            return i + 1
+        if low in TIMES_WORDS:
+            q = Quantity(
+                "times", "times", TIMES_WORDS[low], 1.0, "", exact_reading(TIMES_WORDS[low]), -1, bound, bstart
+            )
+            if low == "once" and self.low(i + 1) not in RATE_MARKERS:
+                self.out.append(Token(r.text, r.start, r.end, FUNC, low))
+                return i + 1
+            return self.rate_or_push(r.start, r.end, i + 1, q, i)
+        self.out.append(Token(r.text, r.start, r.end, WORD, word_key(low)))
+        return i + 1

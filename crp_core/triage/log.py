@@ -1,0 +1,62 @@
+"""The operator decisions outside the store: the audit log's JSON and CSV exports, and the statuses
+the decisions in force set, applied to a knowledge base or a prepared corpus. The decision model is
+:mod:`crp_core.decisions`; the SQLite store is :mod:`crp_core.triage.store`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+
+from crp_core.corpus.prepared import Corpus
+from crp_core.decisions import COLUMNS, Decision, DecisionSet
+from crp_core.model import KnowledgeBase
+
+#: ``PRAGMA user_version`` / ``crp_triage_schema.version`` this code writes and reads
+SCHEMA_VERSION = 1
+
+
+#: a CSV cell starting with one of these is read as a formula by spreadsheet programs
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> str:
+    """A CSV cell that a spreadsheet shows as text: a value starting with ``= + - @``, a tab or a CR
+    is prefixed with an apostrophe (formula injection); None is an empty cell."""
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def apply_to_kb(kb: KnowledgeBase, decision_set: DecisionSet) -> KnowledgeBase:
+    """``kb`` with the operators' statuses applied (ids the CKF does not hold are ignored)."""
+    return kb.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
+
+
+def apply_to_corpus(corpus: Corpus, decision_set: DecisionSet) -> Corpus:
+    """A prepared ``Corpus`` with the statuses applied (shares vectors and index; ``Corpus.with_statuses``)."""
+    kb = corpus.kb
+    return corpus.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
+
+
+def export_json(decisions: Iterable[Decision]) -> str:
+    """JSON export: ``{"application", "schema_version", "decisions": [...], "current": {...}}``."""
+    decisions = list(decisions)
+    doc = {
+        "application": "crp-inspect triage",
+        "schema_version": SCHEMA_VERSION,
+        "decisions": [d.to_dict() for d in decisions],
+        "current": DecisionSet.from_decisions(decisions).to_dict(),
+    }
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def export_csv(decisions: Iterable[Decision]) -> str:
+    """CSV export: header ``id,pair_key,fact_a,...``; one row per decision, oldest first."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(COLUMNS)
+    for d in decisions:
+        row = d.to_dict()
+        w.writerow([csv_cell(row[c]) for c in COLUMNS])
+    return buf.getvalue()
