@@ -21,6 +21,7 @@ from typing import Any
 import tomli_w
 
 from crp_core.errors import ConfigError, ValidationError
+from crp_core.support.files import read_regular_file
 
 SOURCE_TYPES: tuple[str, ...] = (
     "regulatory",
@@ -317,8 +318,6 @@ class CRPConfig:
     def load(cls, path: str | os.PathLike[str]) -> CRPConfig:
         """A TOML config file: only a regular file is read (a FIFO, socket, device or link loop is
         refused at once), at most :data:`MAX_CONFIG_BYTES` of it."""
-        from crp_core.io.files import read_regular_file
-
         try:
             data = read_regular_file(path, max_bytes=MAX_CONFIG_BYTES, what="config")
         except ValidationError as exc:

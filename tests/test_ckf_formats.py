@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import CKFError
 from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
-from crp_core.io.ckf.facts import _visible
+from crp_core.io.ckf.facts import has_visible_char
 from crp_core.model import Fact, KnowledgeBase
 
 GOOD = os.path.join(os.path.dirname(__file__), "data", "good")
@@ -138,7 +138,7 @@ _id_text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1,
 )
 _label = _text.filter(lambda s: "\x00" not in s)
 # content of only invisible characters (zero-width, soft hyphen) is empty to the loader
-_content = _text.filter(_visible)
+_content = _text.filter(has_visible_char)
 _stamp = st.none() | st.datetimes(
     min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
 )

@@ -22,11 +22,11 @@ from typing import Any, Literal
 from crp_core.analysis.metrics import METRICS, SuiteMetrics
 from crp_core.analysis.suite import Suite
 from crp_core.config import show_value
-from crp_core.errors import Problem, ValidationError
-from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
+from crp_core.errors import MAX_PROBLEMS, Problem, ValidationError, capped
 from crp_core.io.scenario import json_error_message, json_with_lines
 from crp_core.model import GATE_THRESHOLDS
 from crp_core.report import SUITE_METRICS_KIND
+from crp_core.support.files import read_regular_file
 
 __all__ = [
     "GateFailure",

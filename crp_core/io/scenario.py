@@ -25,11 +25,11 @@ from typing import Any
 import tomli_w
 
 from crp_core.config import CRPConfig
-from crp_core.errors import ConfigError, Problem, ScenarioError
+from crp_core.errors import MAX_PROBLEMS, ConfigError, Problem, ScenarioError, capped
 from crp_core.io.expect import expect_to_dict, parse_expect
-from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 from crp_core.model import Addressed, Scenario, SubQuery
+from crp_core.support.files import read_regular_file
 
 __all__ = [
     "load_scenario",

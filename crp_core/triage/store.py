@@ -28,8 +28,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from crp_core.io.files import regular_or_absent
 from crp_core.io.timeparse import format_timestamp
+from crp_core.support.files import regular_or_absent
 from crp_core.triage.decisions import (
     COLUMNS,
     KINDS,

@@ -28,7 +28,7 @@ from typing import Any
 
 from crp_core.config import DEFAULT_SOURCE_TYPE, SOURCE_TYPES
 from crp_core.errors import CKFError, Problem
-from crp_core.io.files import read_regular_file
+from crp_core.support.files import read_regular_file
 
 _RULE_KEYS = ("category", "source_window_id", "extraction_stage", "source_type")
 _MAX_MAP_BYTES = 1 << 20
