@@ -436,16 +436,9 @@ def _coerce(key: str, value: Any) -> Any:
     if want is SourceTable:
         raise ConfigError(f"configuration key {key!r} is a table; set its cells as {key}.<source_type>")
     if want is str:
-        choices = next(f.metadata["choices"] for f in fields(CRPConfig) if f.name == key)
-        if isinstance(value, str) and value in choices:
-            return value
-        raise ConfigError(f"configuration key {key!r} expects one of {', '.join(choices)}, got {show_value(value)}")
+        return _as_choice(key, value)
     if want is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false", "on", "off"):
-            return value.lower() in ("true", "on")
-        raise ConfigError(f"configuration key {key!r} expects true/false, got {show_value(value)}")
+        return _as_bool(key, value)
     if isinstance(value, bool):
         raise ConfigError(f"configuration key {key!r} expects a number, got {show_value(value)}")
     if want is int:
@@ -457,6 +450,23 @@ def _coerce(key: str, value: Any) -> Any:
     if isinstance(value, (int, float)):
         return _as_float(key, value)
     raise ConfigError(f"configuration key {key!r} expects a number, got {show_value(value)}")
+
+
+def _as_choice(key: str, value: Any) -> str:
+    """``value`` when it is one of the key's choices."""
+    choices = next(f.metadata["choices"] for f in fields(CRPConfig) if f.name == key)
+    if isinstance(value, str) and value in choices:
+        return value
+    raise ConfigError(f"configuration key {key!r} expects one of {', '.join(choices)}, got {show_value(value)}")
+
+
+def _as_bool(key: str, value: Any) -> bool:
+    """A boolean, or its words ``true`` / ``false`` / ``on`` / ``off``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "on", "off"):
+        return value.lower() in ("true", "on")
+    raise ConfigError(f"configuration key {key!r} expects true/false, got {show_value(value)}")
 
 
 def _as_float(key: str, value: int | float) -> float:

@@ -219,56 +219,64 @@ def _read_csv(text: str, st: LoadState) -> None:
     try:
         # strict: a quoted cell that is never closed is an error, not a cell that swallows every later row
         reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-        try:
-            header = next(reader)
-        except StopIteration:
-            st.file_problems.append(Problem(0, FILE_FIELD, "file holds no facts (empty CSV)"))
+        header = _csv_header(reader, st)
+        if header is None:
             return
-        except csv.Error as exc:
-            st.file_problems.append(Problem(1, "csv", f"unreadable CSV header: {exc}"))
-            return
-        header = [h.strip() for h in header]
-        seen: dict[str, int] = {}
-        for i, h in enumerate(header):
-            if h in seen:
-                st.file_problems.append(Problem(1, h or "(empty)", f"duplicate CSV column (also column {seen[h] + 1})"))
-            seen.setdefault(h, i)
-        for need in ("fact_id", "content"):
-            if need not in seen:
-                st.file_problems.append(Problem(1, need, f"CSV header lacks the required column {need!r}"))
-        start = reader.line_num + 1
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                hint = (
-                    "; a quoted cell that starts on this row is never closed"
-                    if "unexpected end of data" in str(exc)
-                    else ""
-                )
-                st.file_problems.append(Problem(start, "csv", f"unreadable CSV from here on: {exc}{hint}"))
-                return
-            line, start = start, reader.line_num + 1
-            if not any(c.strip() for c in row):
-                continue
-            if len(row) > len(header):
-                st.recs.append(
-                    FactRecord(
-                        line,
-                        errors=[
-                            Problem(line, "csv", f"row has {len(row)} cells but the header has {len(header)} columns")
-                        ],
-                    )
-                )
-                continue
-            obj = {h: c for h, c in zip(header, row) if c != ""}
-            st.recs.append(parse_fact(obj, line, st, cells=True))
+        _csv_rows(reader, header, st)
         if not st.recs and not st.file_problems:
             st.file_problems.append(Problem(0, FILE_FIELD, "file holds no facts (header only)"))
     finally:
         csv.field_size_limit(old)
+
+
+def _csv_header(reader: Any, st: LoadState) -> list[str] | None:
+    """The CSV header's column names (duplicates and missing required columns are file problems);
+    None when the file has no readable header."""
+    try:
+        header = next(reader)
+    except StopIteration:
+        st.file_problems.append(Problem(0, FILE_FIELD, "file holds no facts (empty CSV)"))
+        return None
+    except csv.Error as exc:
+        st.file_problems.append(Problem(1, "csv", f"unreadable CSV header: {exc}"))
+        return None
+    header = [h.strip() for h in header]
+    seen: dict[str, int] = {}
+    for i, h in enumerate(header):
+        if h in seen:
+            st.file_problems.append(Problem(1, h or "(empty)", f"duplicate CSV column (also column {seen[h] + 1})"))
+        seen.setdefault(h, i)
+    for need in ("fact_id", "content"):
+        if need not in seen:
+            st.file_problems.append(Problem(1, need, f"CSV header lacks the required column {need!r}"))
+    return header
+
+
+def _csv_rows(reader: Any, header: list[str], st: LoadState) -> None:
+    """Every row after the header as a fact record, located at the line where the row starts."""
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            hint = (
+                "; a quoted cell that starts on this row is never closed"
+                if "unexpected end of data" in str(exc)
+                else ""
+            )
+            st.file_problems.append(Problem(start, "csv", f"unreadable CSV from here on: {exc}{hint}"))
+            return
+        line, start = start, reader.line_num + 1
+        if not any(c.strip() for c in row):
+            continue
+        if len(row) > len(header):
+            why = f"row has {len(row)} cells but the header has {len(header)} columns"
+            st.recs.append(FactRecord(line, errors=[Problem(line, "csv", why)]))
+            continue
+        obj = {h: c for h, c in zip(header, row) if c != ""}
+        st.recs.append(parse_fact(obj, line, st, cells=True))
 
 
 def _read_manifest(data: bytes, st: LoadState) -> None:

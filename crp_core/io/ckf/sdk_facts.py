@@ -151,16 +151,7 @@ def _ckf_fields(key: str, obj: dict[str, Any], err: ErrFn, tally: Tally) -> tupl
     fid = obj.get("fact_id", key)
     if fid != key:
         err("fact_id", f"{shown(fid)} differs from its key in facts; the SDK keys facts by their id")
-    ckf: dict[str, Any] = {"fact_id": key}
-    body = obj.get("text")
-    if body is None:
-        err("text", "missing (required)")
-    elif (why := type_error(body, "string")) is not None:
-        err("text", why)
-    else:
-        ckf["content"] = body
-    if "content" not in ckf:
-        ckf["content"] = "(invalid)"  # the fact is in error already: no second "content missing"
+    ckf: dict[str, Any] = {"fact_id": key, "content": _text(obj.get("text"), err)}
     created = obj.get("created_at")
     if created is None:
         tally.defaulted["created_at missing: age unknown (recency factor 1.0)"] += 1
@@ -170,12 +161,11 @@ def _ckf_fields(key: str, obj: dict[str, Any], err: ErrFn, tally: Tally) -> tupl
         ckf["ingested_at"] = ckf["modified_at"] = iso
     meta = _meta_fields(obj, err)
     sup = obj.get("superseded_by")
-    if sup is not None:
-        if not isinstance(sup, str):
-            err("superseded_by", f"must be a fact id (a string) or null, got {shown(sup)}")
-        else:
-            meta["superseded_by"] = sup
-            ckf["status"] = "STALE"
+    if sup is not None and not isinstance(sup, str):
+        err("superseded_by", f"must be a fact id (a string) or null, got {shown(sup)}")
+    elif sup is not None:
+        meta["superseded_by"] = sup
+        ckf["status"] = "STALE"
     if "embedding" in obj:
         tally.dropped["embedding (the SDK's own vectors; the active model embeds the text)"] += 1
     for k in obj:
@@ -184,6 +174,18 @@ def _ckf_fields(key: str, obj: dict[str, Any], err: ErrFn, tally: Tally) -> tupl
     if meta:
         ckf["metadata"] = meta
     return ckf, meta
+
+
+def _text(body: Any, err: ErrFn) -> str:
+    """The SDK fact's ``text`` as the CKF content; a placeholder when it is missing or not a string
+    (the fact is in error already: no second "content missing")."""
+    if body is None:
+        err("text", "missing (required)")
+    elif (why := type_error(body, "string")) is not None:
+        err("text", why)
+    else:
+        return str(body)
+    return "(invalid)"
 
 
 def _meta_fields(obj: dict[str, Any], err: ErrFn) -> dict[str, Any]:
