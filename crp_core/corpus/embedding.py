@@ -7,7 +7,6 @@ The cache is keyed by (model id, sha256(text)): loading the same CKF twice embed
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import re
@@ -23,9 +22,9 @@ import numpy as np
 # the persistent cache lives in its own module; re-exported here, the one import path for callers
 from crp_core.corpus.embedding_cache import CACHE_MAX_SHARDS as CACHE_MAX_SHARDS
 from crp_core.corpus.embedding_cache import EmbeddingCache as EmbeddingCache
-from crp_core.corpus.embedding_cache import atomic_write as atomic_write
 from crp_core.corpus.embedding_cache import default_cache_dir as default_cache_dir
 from crp_core.corpus.embedding_cache import shared_cache as shared_cache
+from crp_core.support.digest import content_digest_bytes
 
 if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model or the tokenizer)
     from sentence_transformers import SentenceTransformer
@@ -105,11 +104,6 @@ SCHEDULE_ENV = "CRP_EMBED_SCHEDULE"
 #: vectors are the same bit for bit at any batch size (a row does not depend on its batch-mates); torch
 #: runs as fast at 16 as at 64 (docs/decisions/embedding-index.md)
 DEFAULT_BATCH = 16
-
-
-def _set_offline() -> None:
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 
 def minilm_model_path() -> str:
@@ -254,7 +248,9 @@ class MiniLMEmbedder:
     def _load(self) -> SentenceTransformer | OnnxEncoder:
         with self._lock:
             if self._model is None:
-                _set_offline()
+                from crp_core.corpus.onnx_backend import set_offline
+
+                set_offline()
                 if self.backend == "onnx-int8":
                     self._model = self._load_onnx()  # no fallback: torch is another model's vectors
                 elif self.backend == "onnx":
@@ -436,7 +432,35 @@ def normalise_rows(x: np.ndarray) -> np.ndarray:
 
 def text_digest(text: str) -> bytes:
     """sha256 of the UTF-8 text: the cache key within one model."""
-    return hashlib.sha256(text.encode("utf-8")).digest()
+    return content_digest_bytes(text)
+
+
+def _from_cache(cache: EmbeddingCache | None, embedder: Embedder, digests: list[bytes], out: np.ndarray) -> np.ndarray:
+    """Which texts (by digest) the cache holds for this model, their vectors written into ``out``."""
+    found = np.zeros(len(digests), dtype=bool)
+    if cache is None:
+        return found
+    cached, found = cache.lookup(embedder.model_id, digests)
+    if cached is not None and cached.shape[1] == embedder.dim:
+        out[found] = cached[found]
+    else:
+        found[:] = False
+    return found
+
+
+def _chunk_progress(
+    progress: Progress | None, cancel: CancelFlag | None, base: int, weights: np.ndarray, n: int
+) -> Progress:
+    """The progress callback of one chunk: texts resolved so far (``base``, then each batch's texts
+    with their duplicates, ``weights``); a set cancel flag stops the chunk unless it is finished."""
+
+    def chunk_progress(d: int, _t: int) -> None:
+        if cancel is not None and d < len(weights) and cancel():  # a finished chunk is still stored
+            raise EmbeddingCancelled(base, n)
+        if progress is not None and d > 0:
+            progress(min(n, base + int(weights[min(d, len(weights)) - 1])), n)
+
+    return chunk_progress
 
 
 def embed_texts(
@@ -468,13 +492,7 @@ def embed_texts(
             progress(0, 0)
         return out
     digests = [text_digest(t) for t in texts]
-    found = np.zeros(n, dtype=bool)
-    if cache is not None:
-        cached, found = cache.lookup(embedder.model_id, digests)
-        if cached is not None and cached.shape[1] == embedder.dim:
-            out[found] = cached[found]
-        else:
-            found[:] = False
+    found = _from_cache(cache, embedder, digests, out)
     hits = int(found.sum())
     if progress is not None:
         progress(hits, n)
@@ -493,15 +511,12 @@ def embed_texts(
         chunk = uniq[start : start + rows_per_chunk]
         chunk_digests = [digests[i] for i in chunk]
         weights = np.cumsum([copies[dg] for dg in chunk_digests])
-
-        def chunk_progress(d: int, _t: int, base: int = done, weights: np.ndarray = weights) -> None:
-            if cancel is not None and d < len(weights) and cancel():  # a finished chunk is still stored
-                raise EmbeddingCancelled(base, n)
-            if progress is not None and d > 0:
-                progress(min(n, base + int(weights[min(d, len(weights)) - 1])), n)
-
         vecs = normalise_rows(
-            embedder.encode([texts[i] for i in chunk], batch_size=batch_size, progress=chunk_progress)
+            embedder.encode(
+                [texts[i] for i in chunk],
+                batch_size=batch_size,
+                progress=_chunk_progress(progress, cancel, done, weights, n),
+            )
         )
         if vecs.shape != (len(chunk), embedder.dim):
             raise ValueError(

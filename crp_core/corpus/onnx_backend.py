@@ -20,7 +20,6 @@ thread count); measured in docs/decisions/embedding-index.md.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -33,8 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-from crp_core.corpus.embedding import _set_offline, default_cache_dir
-from crp_core.corpus.embedding_cache import replaced_atomically
+from crp_core.corpus.embedding_cache import default_cache_dir
+from crp_core.support.digest import file_digest
+from crp_core.support.files import replaced_atomically
+from crp_core.support.memo import LRU
 
 #: the ONNX export's opset and the graph's input names
 _ONNX_OPSET = 17
@@ -52,7 +53,14 @@ SCHEDULES: tuple[str, ...] = ("batches", "intra")
 #: MiniLM-L6's attention heads and hidden size (the transformer optimizer's fusion needs them)
 _HEADS, _HIDDEN = 12, 384
 
-_digest_memo: dict[tuple[str, int, int], str] = {}
+#: weights digests by (weights file, size, modification time)
+_WEIGHTS_DIGESTS: LRU[tuple[str, int, int], str] = LRU(64, locked=True)
+
+
+def set_offline() -> None:
+    """Keep the Hugging Face libraries from reaching the network: the model is the bundled copy."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 
 def weights_digest(model_path: str) -> str:
@@ -60,16 +68,9 @@ def weights_digest(model_path: str) -> str:
     Memoised per (path, size, mtime) within the process."""
     weights = Path(model_path) / "model.safetensors"
     st = weights.stat()
-    memo_key = (str(weights), st.st_size, st.st_mtime_ns)
-    got = _digest_memo.get(memo_key)
-    if got is None:
-        h = hashlib.sha256()
-        for part in (weights, Path(model_path) / "config.json"):
-            with part.open("rb") as fh:
-                while block := fh.read(1 << 20):
-                    h.update(block)
-        got = _digest_memo[memo_key] = h.hexdigest()
-    return got
+    return _WEIGHTS_DIGESTS.get_or_build(
+        (str(weights), st.st_size, st.st_mtime_ns), lambda: file_digest(weights, Path(model_path) / "config.json")
+    )
 
 
 def onnx_model_file(model_path: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -89,7 +90,7 @@ def export_onnx(model_path: str, out: Path, *, eager_attention: bool = False) ->
     and the ``onnx`` package; only run when no export exists for these weights' digest.
     ``eager_attention``: trace the plain attention (matmul, softmax) instead of the fused SDPA call, the
     pattern ONNX Runtime's transformer optimizer recognises (the int8 build uses it)."""
-    _set_offline()
+    set_offline()
     import torch
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
@@ -118,7 +119,7 @@ def export_onnx(model_path: str, out: Path, *, eager_attention: bool = False) ->
 
     dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in _ONNX_INPUTS)
     axes = {name: {0: "batch", 1: "tokens"} for name in (*_ONNX_INPUTS, "last_hidden_state")}
-    with replaced_atomically(out, ".onnx") as tmp, torch.no_grad(), warnings.catch_warnings():
+    with replaced_atomically(out, ".onnx", parents=True) as tmp, torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
             _Hidden(model),
@@ -150,7 +151,7 @@ def build_int8(model_path: str, out: Path) -> Path:
         )
         fused_file = Path(work) / "fused.onnx"
         fused.save_model_to_file(str(fused_file))
-        with replaced_atomically(out, ".onnx") as tmp:
+        with replaced_atomically(out, ".onnx", parents=True) as tmp:
             quantize_rows(fused_file, Path(tmp))
     return out
 

@@ -9,7 +9,6 @@ the inverse of :func:`parse_fact`: the fact object every writer emits.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import unicodedata
@@ -25,6 +24,7 @@ from crp_core.errors import Problem
 from crp_core.io.ckf.source import json_reason, type_name
 from crp_core.io.timeparse import format_timestamp, parse_duration_seconds, parse_timestamp
 from crp_core.model import Fact, TTLKind, has_unpaired_surrogate
+from crp_core.support.digest import content_digest
 
 #: ``err(field, message)``: records one problem of the fact being parsed
 ErrFn = Callable[[str, str], None]
@@ -131,7 +131,7 @@ def parse_fact(obj: Any, line: int, st: LoadState, *, cells: bool) -> FactRecord
     # content_hash: checked, not kept
     ch = obj.get("content_hash")
     if isinstance(ch, str) and isinstance(content, str) and not has_unpaired_surrogate(content):
-        if ch.lower() != hashlib.sha256(content.encode("utf-8")).hexdigest():
+        if ch.lower() != content_digest(content):
             st.warnings.append(Problem(line, "content_hash", "does not match sha256(content); ignored", rec.fact_id))
     if errs or rec.fact_id is None or text is None:  # without errors, both the id and the content are set
         return rec

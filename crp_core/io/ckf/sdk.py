@@ -17,7 +17,6 @@ the fact id, with the fact's 1-based position in ``facts`` as its line (0 for th
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import os
@@ -54,6 +53,7 @@ from crp_core.io.ckf.source import (
     type_name,
 )
 from crp_core.model import GivenEdge, ImportSummary, KnowledgeBase
+from crp_core.support.digest import content_digest
 
 #: the newest ``header.schema_version`` known (the SDK's cold-storage schema)
 SNAPSHOT_SCHEMA = 1
@@ -137,7 +137,7 @@ def _checksum(payload: Any, given: Any, warnings: list[Problem]) -> tuple[str, s
         )
         return "unverifiable", ""
     want = given.strip().lower()
-    if hashlib.sha256(text).hexdigest() == want:
+    if content_digest(text) == want:
         return "ok", "sha256"
     try:
         b3 = importlib.import_module("blake3")
