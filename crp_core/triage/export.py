@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -21,6 +20,7 @@ from typing import Any
 from crp_core.config import NEVER_RETRIEVED
 from crp_core.errors import CRPError
 from crp_core.model import Fact, KnowledgeBase
+from crp_core.support.memo import WeakMemo
 from crp_core.triage.decisions import Decision, DecisionError, DecisionSet, split_pair_key, validate_decision
 
 #: the metadata keys the export writes on a fact
@@ -471,7 +471,12 @@ def _text(v: Any) -> str | None:
 
 
 #: the pair decisions each loaded knowledge base carries (built once per KnowledgeBase)
-_CARRIED: weakref.WeakKeyDictionary[KnowledgeBase, DecisionSet] = weakref.WeakKeyDictionary()
+_CARRIED: WeakMemo[KnowledgeBase, None, DecisionSet] = WeakMemo(1)
+
+
+def _carried_by(kb: KnowledgeBase) -> DecisionSet:
+    has = any(META_SUPERSEDED_BY in f.metadata for f in kb.facts if f.metadata)
+    return carried_decisions(kb) if has else DecisionSet.empty()
 
 
 def with_carried_decisions(
@@ -481,11 +486,7 @@ def with_carried_decisions(
     (:func:`carried_decisions`; the given ones win on a pair both decide). What ``run_pipeline`` and
     ``scan_ckf`` arbitrate with, so an exported CKF loaded without its decision store is arbitrated the
     operators' way (docs/decisions/triage.md, "Export"). ``decisions`` itself when ``kb`` carries none."""
-    carried = _CARRIED.get(kb)
-    if carried is None:
-        has = any(META_SUPERSEDED_BY in f.metadata for f in kb.facts if f.metadata)
-        carried = carried_decisions(kb) if has else DecisionSet.empty()
-        _CARRIED[kb] = carried
+    carried = _CARRIED.get_or_build(kb, None, lambda: _carried_by(kb))
     if not carried.pair_decisions:
         return decisions
     if decisions is None:
