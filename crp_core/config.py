@@ -544,7 +544,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "kmeans_seed": (0, 2**32 - 1),
     "ckf_max_bytes": (1, 8 * 1024**3),
 }
-_INT_KEYS = frozenset(f.name for f in fields(CRPConfig) if str(f.type) == "int")
+#: the configuration keys that take a whole number
+INT_KEYS = frozenset(f.name for f in fields(CRPConfig) if str(f.type) == "int")
 
 
 def valid_range(key: str) -> tuple[float, float] | None:
@@ -557,7 +558,7 @@ def valid_range(key: str) -> tuple[float, float] | None:
 def _validate(c: CRPConfig) -> None:
     for name, (lo, hi) in RANGES.items():
         v = getattr(c, name)
-        if name in _INT_KEYS:
+        if name in INT_KEYS:
             if not (isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi):
                 raise ConfigError(
                     f"configuration key {name!r} must be a whole number between {lo:g} and {hi:g}, got {show_value(v)}"

@@ -122,11 +122,11 @@ def test_export_location_is_keyed_by_the_weights_digest(tmp_path):
 
 def test_threads_default_and_env(monkeypatch):
     monkeypatch.delenv(emb.THREADS_ENV, raising=False)
-    assert 1 <= emb._threads() <= 2
+    assert 1 <= emb.embed_threads() <= 2
     monkeypatch.setenv(emb.THREADS_ENV, "3")
-    assert emb._threads() == 3
+    assert emb.embed_threads() == 3
     monkeypatch.setenv(emb.THREADS_ENV, "zero")
-    assert 1 <= emb._threads() <= 2
+    assert 1 <= emb.embed_threads() <= 2
 
 
 # ---- with the real model ---------------------------------------------------------------------------
@@ -297,7 +297,7 @@ def int8_cache(tmp_path_factory):
     """One int8 build for the module's model tests (it takes ~20 s of CPU)."""
     cache = tmp_path_factory.mktemp("int8cache")
     m = MiniLMEmbedder(backend="onnx-int8", cache_dir=cache)
-    m._load()
+    m.load()
     assert m.builds == 1 and m.backend == "onnx-int8"
     return cache
 

@@ -132,7 +132,7 @@ def _fp32_backend() -> str:
     return "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch"
 
 
-def _schedule() -> str:
+def embed_schedule() -> str:
     """``$CRP_EMBED_SCHEDULE`` (``batches`` / ``intra``), default ``batches``; another value is a
     :class:`ConfigError` naming the variable."""
     from crp_core.corpus.onnx_backend import SCHEDULES
@@ -147,7 +147,8 @@ def _schedule() -> str:
     return env
 
 
-def _threads() -> int:
+def embed_threads() -> int:
+    """``$CRP_EMBED_THREADS`` when a whole number above 0, else the machine's cores (at most 2)."""
     env = os.environ.get(THREADS_ENV, "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
@@ -202,6 +203,11 @@ class MiniLMEmbedder:
     def loaded(self) -> bool:
         return self._model is not None
 
+    @property
+    def encoder(self) -> SentenceTransformer | OnnxEncoder | None:
+        """The loaded model (an ONNX encoder or a sentence-transformers model), None before the first load."""
+        return self._model
+
     def _model_path(self) -> str:
         return self._path if self._path is not None else minilm_model_path()
 
@@ -229,7 +235,7 @@ class MiniLMEmbedder:
 
         def open_session() -> OnnxEncoder:
             # neither model's rows depend on their batch-mates (int8-v2 scales each token row on its own)
-            return OnnxEncoder(model_file, path, _threads(), schedule=_schedule(), rows_independent=True)
+            return OnnxEncoder(model_file, path, embed_threads(), schedule=embed_schedule(), rows_independent=True)
 
         if not model_file.is_file():
             build()
@@ -245,7 +251,8 @@ class MiniLMEmbedder:
             build()
             return open_session()
 
-    def _load(self) -> SentenceTransformer | OnnxEncoder:
+    def load(self) -> SentenceTransformer | OnnxEncoder:
+        """The model, loaded now if it is not yet (:meth:`encode` loads it on first use)."""
         with self._lock:
             if self._model is None:
                 from crp_core.corpus.onnx_backend import set_offline
@@ -280,7 +287,7 @@ class MiniLMEmbedder:
         out = np.zeros((n, self.dim), dtype=np.float32)
         if n == 0:
             return out
-        model = self._load()
+        model = self.load()
         from crp_core.corpus.onnx_backend import OnnxEncoder  # numpy only; onnxruntime is imported on load
 
         # sort by length so each batch pads only to its own longest text; results go back in input order.

@@ -26,7 +26,7 @@ import tempfile
 import threading
 import warnings
 from collections import deque
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
@@ -320,8 +320,7 @@ class OnnxEncoder:
         tok.enable_truncation(max_length=_max_seq_length(model_path))
         self.tokenizer = tok
         self._inputs = frozenset(i.name for i in self.session.get_inputs())
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        self.runner = BatchRunner(self.encode_ids, self.workers, rows_independent)
 
     def tokenize(self, texts: list[str]) -> list[list[int]]:
         """Token ids per text with special tokens, truncated as the model is: what :meth:`encode_ids` takes
@@ -342,6 +341,26 @@ class OnnxEncoder:
         summed = (np.asarray(hidden, dtype=np.float32) * m).sum(axis=1)
         return summed / np.maximum(m.sum(axis=1), 1e-9)
 
+    def encode_batches(self, batches: Sequence[list[list[int]]]) -> Generator[np.ndarray, None, None]:
+        """:meth:`encode_ids` of each batch, yielded in order (:class:`BatchRunner`)."""
+        return self.runner.encode_batches(batches)
+
+
+class BatchRunner:
+    """Runs ``encode_ids(rows)`` over a sequence of batches, handing the results back in batch order:
+    up to ``workers`` batches at once from a small thread pool (made on first use), or, for a lone
+    batch whose rows do not depend on each other (``rows_independent``), its rows in ``workers``
+    slices at once."""
+
+    def __init__(
+        self, encode_ids: Callable[[list[list[int]]], np.ndarray], workers: int, rows_independent: bool
+    ) -> None:
+        self.encode_ids = encode_ids
+        self.workers = max(1, workers)
+        self.rows_independent = rows_independent
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
@@ -355,7 +374,7 @@ class OnnxEncoder:
         return np.concatenate([f.result() for f in parts])
 
     def encode_batches(self, batches: Sequence[list[list[int]]]) -> Generator[np.ndarray, None, None]:
-        """:meth:`encode_ids` of each batch, yielded in order; with the ``batches`` schedule up to
+        """``encode_ids`` of each batch, yielded in order; with the ``batches`` schedule up to
         ``workers`` of them run at once (the next one is started before a result is handed back).
         Closing the iterator early (the caller's cancel) drops the batches not started and waits for the
         running ones, so no model work outlives the call."""

@@ -205,7 +205,7 @@ class Corpus:
         with self._lock:
             got = self._cache.get(key)
             if not isinstance(got, FactIndex):  # not built yet (an "index" key holds only FactIndex)
-                got = _load_or_build_index(self.vectors, config, self.cache_dir, self.index.fingerprint)
+                got = load_or_build_index(self.vectors, config, self.cache_dir, self.index.fingerprint)
                 self._cache[key] = got
             return got
 
@@ -296,13 +296,15 @@ def _build_index(vectors: np.ndarray, config: CRPConfig, fp: str, notify: Notify
             notify(f"HNSW index for {n:,} facts built in {time.monotonic() - t0:.1f} s")
 
 
-def _load_or_build_index(
+def load_or_build_index(
     vectors: np.ndarray,
     config: CRPConfig,
     cache_dir: Path | None,
     fingerprint: str | None = None,
     notify: Notify | None = None,
 ) -> FactIndex:
+    """The HNSW index of ``vectors``: the one persisted under ``cache_dir`` when it matches, else built
+    (and persisted there); a build slower than :data:`INDEX_NOTICE_AFTER_S` is said through ``notify``."""
     from crp_core.corpus.index import FactIndex, index_key, vectors_fingerprint
 
     fp = fingerprint or vectors_fingerprint(vectors)
@@ -400,7 +402,7 @@ def prepare_corpus(
     else:
         tokens = word_token_estimate(texts)
     vectors = _ro(np.ascontiguousarray(vectors, dtype=np.float32))
-    index = _load_or_build_index(vectors, config, cache_path, notify=notify)
+    index = load_or_build_index(vectors, config, cache_path, notify=notify)
     return Corpus(kb, index.vectors, model_id, tokens, retrievable_mask(kb), index, config, cache_path)
 
 

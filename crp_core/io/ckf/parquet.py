@@ -133,7 +133,8 @@ def _row_object(row: dict[str, Any], rec_errors: list[Problem], line: int) -> di
     return obj
 
 
-def _batches(pf: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
+def record_batches(pf: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """The record batches of the open ``ParquetFile`` ``pf``, ``batch_rows`` rows each (the last fewer)."""
     yield from pf.iter_batches(batch_size=batch_rows)
 
 
@@ -212,7 +213,7 @@ def _read_parquet(source: str | io.BytesIO, st: LoadState, batch_rows: int) -> N
         return
     _declared(schema, st)
     done = 0
-    batches = _batches(pf, max(1, int(batch_rows)))
+    batches = record_batches(pf, max(1, int(batch_rows)))
     while True:
         try:
             batch = next(batches)
