@@ -34,13 +34,13 @@ if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 #: the int8-quantised MiniLM (backend ``onnx-int8``, recipe ``int8-v2``: activations quantised per token, so a
-#: text's vector does not depend on its batch): another model as far as vectors go (min cosine to the fp32
-#: vectors about 0.993 on the sample), so its own id and cache, never mixed with MODEL_ID (SPEC_NOTES §1.2)
+#: text's vector does not depend on its batch): another model as far as vectors go (not within 1e-4 cosine
+#: of the fp32 vectors), so its own id and cache, never mixed with MODEL_ID (SPEC_NOTES §1.2)
 INT8_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2"
-#: the retired first int8 recipe's id (``int8-v1``: a text's vector depended on its batch-mates, so its cached
-#: rows were not one function of the text). Never produced again; a CKF embedded under it keeps its MiniLM
-#: token counts, but its query vectors would come from the v2 model, so embedding a scenario against it is
-#: refused (``EmbeddingModelMismatch``): re-embed such a CKF (``crp-inspect embed --backend onnx-int8``)
+#: the id of the int8 recipe ``int8-v1``, whose vectors depend on their batch-mates (not one function of the
+#: text): no backend produces it. A CKF embedded under it keeps its MiniLM token counts, but embedding a
+#: scenario against it is refused (``EmbeddingModelMismatch``): re-embed such a CKF
+#: (``crp-inspect embed --backend onnx-int8``)
 INT8_V1_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8"
 #: the MiniLM model ids: the same tokenizer, so the same token counts (SPEC_NOTES §2.8)
 MINILM_IDS: frozenset[str] = frozenset({MODEL_ID, INT8_MODEL_ID, INT8_V1_MODEL_ID})
@@ -52,7 +52,6 @@ CancelFlag = Callable[[], bool]
 
 #: rows per cache shard, i.e. per chunk embedded and persisted in one go: a killed or cancelled run
 #: loses at most one chunk of work, and a restart embeds only what no finished chunk holds
-#: (256 rows are about 2-4 s of MiniLM work on two cores)
 CACHE_SHARD_ROWS = 256
 
 
@@ -85,7 +84,7 @@ class Embedder(Protocol):
 
 #: MiniLM's inference backends. ``onnx`` and ``torch`` give the vectors of one model (they agree within 1e-4
 #: cosine, tests/test_embedding_backends.py), so they share the model id and the cache (SPEC_NOTES §1.2);
-#: ``onnx-int8`` (opt-in, faster, lossy) has its own model id, :data:`INT8_MODEL_ID`.
+#: ``onnx-int8`` (opt-in, lossy) has its own model id, :data:`INT8_MODEL_ID`.
 BACKENDS: tuple[str, ...] = ("onnx", "torch", "onnx-int8")
 #: the model id of each backend's vectors
 BACKEND_MODEL_IDS: dict[str, str] = {"onnx": MODEL_ID, "torch": MODEL_ID, "onnx-int8": INT8_MODEL_ID}
@@ -95,14 +94,11 @@ BACKEND_ENV = "CRP_EMBED_BACKEND"
 THREADS_ENV = "CRP_EMBED_THREADS"
 #: how the ONNX backends use those threads: ``batches`` (default: each thread runs whole batches on a
 #: one-thread session, data parallelism) or ``intra`` (one batch at a time over ONNX Runtime's intra-op
-#: threads); the same vectors bit for bit, measured in docs/decisions/embedding-index.md
+#: threads); the same vectors bit for bit
 SCHEDULE_ENV = "CRP_EMBED_SCHEDULE"
-#: texts per model call (texts sorted by length first). On the two-core box, measured quiet, 16 is the
-#: fastest of 16 / 32 / 64 for both ONNX backends, short texts and long (int8: the sample's 455 facts
-#: 348-354 texts/s at 16 against 246-274 at 64; fp32 255-260 against 198-210; 4x longer texts +25-45 %):
-#: the two workers' batches end closer together and a batch's activations stay in cache. The ONNX
-#: vectors are the same bit for bit at any batch size (a row does not depend on its batch-mates); torch
-#: runs as fast at 16 as at 64 (docs/decisions/embedding-index.md)
+#: texts per model call (texts sorted by length first): small batches let the workers' batches end
+#: closer together and keep a batch's activations in cache. The ONNX vectors are the same bit for bit at
+#: any batch size (a row does not depend on its batch-mates)
 DEFAULT_BATCH = 16
 
 
@@ -291,8 +287,8 @@ class MiniLMEmbedder:
         from crp_core.corpus.onnx_backend import OnnxEncoder  # numpy only; onnxruntime is imported on load
 
         # sort by length so each batch pads only to its own longest text; results go back in input order.
-        # ONNX: by token count (tokenised once here; by characters, the sample's batches carried 29-39%
-        # padding tokens, by tokens 2-7%); torch tokenises inside sentence-transformers: by characters
+        # ONNX: by token count (tokenised once here: characters are a poor proxy for the padding);
+        # torch tokenises inside sentence-transformers: by characters
         ids = model.tokenize(texts) if isinstance(model, OnnxEncoder) else []
         order = sorted(range(n), key=(lambda i: len(ids[i])) if ids else (lambda i: len(texts[i])))
         batches = [order[start : start + batch_size] for start in range(0, n, batch_size)]

@@ -29,7 +29,7 @@ from crp_core.support.digest import Digest, content_digest, content_digest_bytes
 from crp_core.support.files import replaced_atomically, write_atomic
 from crp_core.support.memo import LRU
 
-#: worker threads for batched queries (the target machine has 2 cores)
+#: worker threads for batched queries (the machine's cores, at most 2)
 QUERY_THREADS = max(1, min(2, os.cpu_count() or 1))
 #: batched queries use QUERY_THREADS only from this much work (queries x ef) on
 PARALLEL_QUERY_WORK = 4096
@@ -212,7 +212,7 @@ class FactIndex:
         """Bring the index's deletion marks to ``~allowed`` (call with ``self._lock`` held).
 
         Only the difference to the current marks is applied (``mark_deleted`` / ``unmark_deleted``),
-        so alternating status sets costs microseconds per changed fact and no copy of the index. The
+        so alternating status sets costs one call per changed fact and no copy of the index. The
         marks' digest (the search memo's mask key) is recomputed only when the marks change.
         """
         marked = self._marked

@@ -15,7 +15,7 @@ vector is a function of the text alone, whatever its batch-mates (the embedding 
 Scheduling: by default each of the embedder's threads runs whole batches on a one-thread session
 (data parallelism, ``batches``); ``intra`` runs one batch at a time split over ONNX Runtime's intra-op
 threads. Both give the same vectors bit for bit (a batch's rows are computed the same way whatever the
-thread count); measured in docs/decisions/embedding-index.md.
+thread count).
 """
 
 from __future__ import annotations
@@ -286,9 +286,8 @@ class OnnxEncoder:
     ``threads`` batches in ``session.run`` at once from a small thread pool (ONNX Runtime's run is
     thread-safe and releases the GIL); ``"intra"``: one batch at a time over ``threads`` intra-op threads.
     ``rows_independent``: a row's output does not depend on its batch-mates (true of the fp32 export and
-    of the int8-v2 model, whose activations are scaled per token; it was not of the retired int8-v1, whose
-    activation scale was the whole batch's), so a call of a single batch may be split over the threads
-    without changing a bit."""
+    of the int8-v2 model, whose activations are scaled per token; not of a model whose activation scale
+    is the whole batch's), so a call of a single batch may be split over the threads without changing a bit."""
 
     def __init__(
         self,

@@ -176,7 +176,7 @@ def parse_expect(v: Any, err: Err) -> Expectations | None:
             err(("expect", str(k)), f"unknown key; allowed: {', '.join(EXPECT_KEYS)}")
     include = _id_list(err, v, "must_include")
     exclude = _id_list(err, v, "must_exclude")
-    included, excluded = set(include), set(exclude)  # sets: a list test per item was quadratic
+    included, excluded = set(include), set(exclude)  # sets: one membership test per item
     for i, fid in enumerate(exclude):
         if fid in included:
             err(("expect", "must_exclude", i), f"{fid!r} is also in expect.must_include")

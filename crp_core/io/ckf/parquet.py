@@ -30,7 +30,7 @@ from crp_core.support.files import write_atomic
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# pyarrow's default allocator (mimalloc) reserves about 1 GB of address space when it starts: a process
+# pyarrow's default allocator (mimalloc) reserves a large address space when it starts: a process
 # under an address-space limit (RLIMIT_AS, as the hostile-input harness runs) then cannot start a thread.
 # The system allocator, unless the environment chose one; it only matters before pyarrow's first use.
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
