@@ -143,7 +143,7 @@ def _facts() -> list[str]:
 def model_cache(tmp_path_factory):
     cache = tmp_path_factory.mktemp("onnxcache")
     for backend in ("onnx", "onnx-int8"):
-        MiniLMEmbedder(backend=backend, cache_dir=cache)._load()
+        MiniLMEmbedder(backend=backend, cache_dir=cache).load()
     return cache
 
 
