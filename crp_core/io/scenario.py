@@ -35,7 +35,7 @@ from crp_core.io.located import (
 )
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 from crp_core.model import Addressed, Scenario, SubQuery
-from crp_core.support.files import read_regular_file
+from crp_core.support.files import read_regular_file, too_large_reason
 
 __all__ = [
     "load_scenario",
@@ -81,7 +81,9 @@ def load_scenario_bytes(data: bytes, name: str, expected_model: str | None = Non
     """Load a scenario from bytes; ``.toml`` names are TOML, anything else JSON."""
     what = f"scenario {name} refused"
     if len(data) > _MAX_SCENARIO_BYTES:
-        raise ScenarioError(what, [Problem(0, "file", f"{len(data)} bytes; at most {_MAX_SCENARIO_BYTES}")])
+        raise ScenarioError(
+            what, [Problem(0, "file", too_large_reason(name, len(data), _MAX_SCENARIO_BYTES, "scenario"))]
+        )
     try:
         text = bytes(data).decode("utf-8-sig")
     except UnicodeDecodeError as exc:

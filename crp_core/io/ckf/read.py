@@ -1,4 +1,4 @@
-"""CKF loading, validation and export (SPEC_NOTES §1.1, SPEC-009 §2).
+"""CKF loading and validation: the entry points and the text formats (SPEC_NOTES §1.1, SPEC-009 §2).
 
 Formats: ``.jsonl`` (one fact per line, blank lines allowed), ``.json`` (a list of facts or
 ``{"embedding_model": ..., "facts": [...]}``), ``.csv`` (one fact per row; ``embedding`` holds a JSON

@@ -13,6 +13,7 @@ The header's checksum (SHA-256, or BLAKE3 when the ``blake3`` module is importab
 ``json.dumps(payload, sort_keys=True, default=str)``) and counts are checked (warnings); a
 ``schema_version`` newer than this reader knows is refused. Every problem names the JSON path and
 the fact id, with the fact's 1-based position in ``facts`` as its line (0 for the rest of the file).
+Each fact, the communities and the edges are mapped by :mod:`crp_core.io.ckf.sdk_facts`.
 """
 
 from __future__ import annotations
