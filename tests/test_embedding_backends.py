@@ -200,8 +200,7 @@ def test_int8_file_sits_beside_the_fp32_export(tmp_path):
 
 
 def test_embedder_for_follows_the_corpus_model_id(monkeypatch):
-    monkeypatch.setattr(emb, "_default_embedder", None)
-    monkeypatch.setattr(emb, "_other_embedders", {})
+    monkeypatch.setattr(emb, "EMBEDDERS", emb.EmbedderRegistry())
     monkeypatch.setenv(BACKEND_ENV, "onnx-int8")
     got = emb.embedder_for(INT8_MODEL_ID)
     assert got is emb.default_embedder() and got.model_id == INT8_MODEL_ID
@@ -232,8 +231,7 @@ def test_the_int8_model_id_changed_with_the_recipe_and_the_retired_id_is_refused
 
 
 def test_the_retired_int8_id_gets_the_current_int8_embedder(monkeypatch):
-    monkeypatch.setattr(emb, "_default_embedder", None)
-    monkeypatch.setattr(emb, "_other_embedders", {})
+    monkeypatch.setattr(emb, "EMBEDDERS", emb.EmbedderRegistry())
     monkeypatch.setenv(BACKEND_ENV, "onnx")
     got = emb.embedder_for(emb.INT8_V1_MODEL_ID)
     assert got is not None and got.model_id == INT8_MODEL_ID and got is emb.embedder_for(INT8_MODEL_ID)

@@ -344,22 +344,37 @@ class MiniLMEmbedder:
         return counts
 
 
-_default_embedder: MiniLMEmbedder | None = None
-_default_lock = threading.Lock()
+class EmbedderRegistry:
+    """The process-wide MiniLM embedders, so each model loads at most once per process: the default
+    one (backend :func:`default_backend`) and one per other MiniLM model id (:func:`embedder_for`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._default: MiniLMEmbedder | None = None
+        self._others: dict[str, MiniLMEmbedder] = {}
+
+    def default(self) -> MiniLMEmbedder:
+        with self._lock:
+            if self._default is None:
+                self._default = MiniLMEmbedder()
+            return self._default
+
+    def other(self, model_id: str, backend: Callable[[], str]) -> MiniLMEmbedder:
+        """The embedder of ``model_id``, made on first use with the backend ``backend()`` names."""
+        with self._lock:
+            if model_id not in self._others:
+                self._others[model_id] = MiniLMEmbedder(backend=backend())
+            return self._others[model_id]
 
 
-#: process-wide embedders of the MiniLM model id the default embedder does not give (see embedder_for)
-_other_embedders: dict[str, MiniLMEmbedder] = {}
+#: the embedders of this process (a test swaps in a fresh registry)
+EMBEDDERS = EmbedderRegistry()
 
 
 def default_embedder() -> MiniLMEmbedder:
     """One process-wide MiniLM embedder (backend :func:`default_backend`), so the model loads at most
     once per process."""
-    global _default_embedder
-    with _default_lock:
-        if _default_embedder is None:
-            _default_embedder = MiniLMEmbedder()
-        return _default_embedder
+    return EMBEDDERS.default()
 
 
 def embedder_for(model_id: str) -> MiniLMEmbedder | None:
@@ -377,11 +392,7 @@ def embedder_for(model_id: str) -> MiniLMEmbedder | None:
     default = default_embedder()
     if model_id == default.model_id:
         return default
-    with _default_lock:
-        if model_id not in _other_embedders:
-            backend = "onnx-int8" if model_id == INT8_MODEL_ID else _fp32_backend()
-            _other_embedders[model_id] = MiniLMEmbedder(backend=backend)
-        return _other_embedders[model_id]
+    return EMBEDDERS.other(model_id, (lambda: "onnx-int8") if model_id == INT8_MODEL_ID else _fp32_backend)
 
 
 _WORD = re.compile(r"\S+")
