@@ -21,6 +21,7 @@ from typing import Any
 import tomli_w
 
 from crp_core.errors import ConfigError, ValidationError
+from crp_core.support.files import read_regular_file
 
 SOURCE_TYPES: tuple[str, ...] = (
     "regulatory",
@@ -317,8 +318,6 @@ class CRPConfig:
     def load(cls, path: str | os.PathLike[str]) -> CRPConfig:
         """A TOML config file: only a regular file is read (a FIFO, socket, device or link loop is
         refused at once), at most :data:`MAX_CONFIG_BYTES` of it."""
-        from crp_core.io.files import read_regular_file
-
         try:
             data = read_regular_file(path, max_bytes=MAX_CONFIG_BYTES, what="config")
         except ValidationError as exc:
@@ -437,16 +436,9 @@ def _coerce(key: str, value: Any) -> Any:
     if want is SourceTable:
         raise ConfigError(f"configuration key {key!r} is a table; set its cells as {key}.<source_type>")
     if want is str:
-        choices = next(f.metadata["choices"] for f in fields(CRPConfig) if f.name == key)
-        if isinstance(value, str) and value in choices:
-            return value
-        raise ConfigError(f"configuration key {key!r} expects one of {', '.join(choices)}, got {show_value(value)}")
+        return _as_choice(key, value)
     if want is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false", "on", "off"):
-            return value.lower() in ("true", "on")
-        raise ConfigError(f"configuration key {key!r} expects true/false, got {show_value(value)}")
+        return _as_bool(key, value)
     if isinstance(value, bool):
         raise ConfigError(f"configuration key {key!r} expects a number, got {show_value(value)}")
     if want is int:
@@ -458,6 +450,23 @@ def _coerce(key: str, value: Any) -> Any:
     if isinstance(value, (int, float)):
         return _as_float(key, value)
     raise ConfigError(f"configuration key {key!r} expects a number, got {show_value(value)}")
+
+
+def _as_choice(key: str, value: Any) -> str:
+    """``value`` when it is one of the key's choices."""
+    choices = next(f.metadata["choices"] for f in fields(CRPConfig) if f.name == key)
+    if isinstance(value, str) and value in choices:
+        return value
+    raise ConfigError(f"configuration key {key!r} expects one of {', '.join(choices)}, got {show_value(value)}")
+
+
+def _as_bool(key: str, value: Any) -> bool:
+    """A boolean, or its words ``true`` / ``false`` / ``on`` / ``off``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "on", "off"):
+        return value.lower() in ("true", "on")
+    raise ConfigError(f"configuration key {key!r} expects true/false, got {show_value(value)}")
 
 
 def _as_float(key: str, value: int | float) -> float:
@@ -535,7 +544,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "kmeans_seed": (0, 2**32 - 1),
     "ckf_max_bytes": (1, 8 * 1024**3),
 }
-_INT_KEYS = frozenset(f.name for f in fields(CRPConfig) if str(f.type) == "int")
+#: the configuration keys that take a whole number
+INT_KEYS = frozenset(f.name for f in fields(CRPConfig) if str(f.type) == "int")
 
 
 def valid_range(key: str) -> tuple[float, float] | None:
@@ -548,7 +558,7 @@ def valid_range(key: str) -> tuple[float, float] | None:
 def _validate(c: CRPConfig) -> None:
     for name, (lo, hi) in RANGES.items():
         v = getattr(c, name)
-        if name in _INT_KEYS:
+        if name in INT_KEYS:
             if not (isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi):
                 raise ConfigError(
                     f"configuration key {name!r} must be a whole number between {lo:g} and {hi:g}, got {show_value(v)}"

@@ -10,7 +10,6 @@ unordered pair of fact ids) and the decisions a cleaned CKF carries in its facts
 from __future__ import annotations
 
 import unicodedata
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
@@ -19,6 +18,7 @@ from typing import Any
 from crp_core.config import NEVER_RETRIEVED, STATUSES
 from crp_core.errors import CRPError
 from crp_core.model import KnowledgeBase, has_unpaired_surrogate
+from crp_core.support.memo import WeakMemo
 
 #: decision kinds
 KINDS: tuple[str, ...] = ("accept", "override", "mark_status", "dismiss")
@@ -484,7 +484,12 @@ def _text(v: Any) -> str | None:
 
 
 #: the pair decisions each loaded knowledge base carries (built once per KnowledgeBase)
-_CARRIED: weakref.WeakKeyDictionary[KnowledgeBase, DecisionSet] = weakref.WeakKeyDictionary()
+_CARRIED: WeakMemo[KnowledgeBase, None, DecisionSet] = WeakMemo(1)
+
+
+def _carried_by(kb: KnowledgeBase) -> DecisionSet:
+    has = any(META_SUPERSEDED_BY in f.metadata for f in kb.facts if f.metadata)
+    return carried_decisions(kb) if has else DecisionSet.empty()
 
 
 def with_carried_decisions(kb: KnowledgeBase, decisions: Decisions) -> Decisions:
@@ -492,11 +497,7 @@ def with_carried_decisions(kb: KnowledgeBase, decisions: Decisions) -> Decisions
     (:func:`carried_decisions`; the given ones win on a pair both decide). What ``run_pipeline`` and
     ``scan_ckf`` arbitrate with, so an exported CKF loaded without its decision store is arbitrated the
     operators' way (docs/decisions/triage.md, "Export"). ``decisions`` itself when ``kb`` carries none."""
-    carried = _CARRIED.get(kb)
-    if carried is None:
-        has = any(META_SUPERSEDED_BY in f.metadata for f in kb.facts if f.metadata)
-        carried = carried_decisions(kb) if has else DecisionSet.empty()
-        _CARRIED[kb] = carried
+    carried = _CARRIED.get_or_build(kb, None, lambda: _carried_by(kb))
     if not carried.pair_decisions:
         return decisions
     if decisions is None:

@@ -31,6 +31,26 @@ class FileProblem(Problem):
         return f"{self.file}: {Problem.__str__(self)}" if self.file else Problem.__str__(self)
 
 
+#: problems listed per file (scenario, suite file, baseline): the rest are counted in one last problem
+#: (with it, a file's problems stay within the 200 a ValidationError prints)
+MAX_PROBLEMS = 100
+
+
+def capped(problems: list[Problem], total: int, *, field: str = "problems") -> list[Problem]:
+    """``problems`` (the first :data:`MAX_PROBLEMS` found) plus, when ``total`` is larger, one last
+    problem counting the others (line 0; it comes after the listed ones)."""
+    if total <= len(problems):
+        return problems
+    return problems + [
+        Problem(
+            0,
+            field,
+            f"... and {total - len(problems)} more problem(s) not listed "
+            f"({total} in all; the first {len(problems)} are listed)",
+        )
+    ]
+
+
 class CRPError(Exception):
     """Base class of every error crp_core raises on purpose."""
 

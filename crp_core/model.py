@@ -7,7 +7,6 @@ config change never requires reloading a CKF.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -18,6 +17,7 @@ import numpy as np
 
 from crp_core.config import NEVER_RETRIEVED
 from crp_core.errors import Problem
+from crp_core.support.digest import Digest, content_digest
 
 TTLKind = Literal["default", "explicit", "timeless"]
 
@@ -68,7 +68,8 @@ class Fact:
 
     @property
     def content_hash(self) -> str:
-        return hashlib.sha256(self.content.encode("utf-8")).hexdigest()
+        """SHA-256 of the content (hex), the ``content_hash`` of SPEC-009 §2."""
+        return content_digest(self.content)
 
 
 @dataclass(frozen=True)
@@ -166,18 +167,18 @@ class KnowledgeBase:
         Stable under status / metadata edits, so operator decisions stamped with it still
         match a cleaned export of the same CKF. Not a cache key for scores: see ``data_fingerprint``.
         """
-        h = hashlib.sha256()
+        h = Digest()
         for f in self.facts:
             h.update(f.fact_id.encode("utf-8") + b"\x00" + f.content.encode("utf-8") + b"\x01")
         self._hash_embeddings(h)
-        return h.hexdigest()
+        return h.hex()
 
     @property
     def data_fingerprint(self) -> str:
         """Digest of every fact field (ids, contents, source types, statuses, weights, timestamps,
         TTLs, provenance, metadata) and of the given embeddings: the cache key for anything scored
         from the CKF. Two CKFs that differ only in a timestamp or a TTL differ here."""
-        h = hashlib.sha256()
+        h = Digest()
         for f in self.facts:
             fields_ = (
                 f.fact_id,
@@ -197,9 +198,9 @@ class KnowledgeBase:
             )
             h.update("\x00".join(fields_).encode("utf-8", "surrogatepass") + b"\x01")
         self._hash_embeddings(h)
-        return h.hexdigest()
+        return h.hex()
 
-    def _hash_embeddings(self, h: hashlib._Hash) -> None:
+    def _hash_embeddings(self, h: Digest) -> None:
         if self.embeddings is not None:
             h.update(np.ascontiguousarray(self.embeddings, dtype=np.float32).tobytes())
         h.update((self.embedding_model or "").encode("utf-8"))

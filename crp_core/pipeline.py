@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 import numpy as np
 
@@ -44,67 +41,10 @@ from crp_core.stages.packing import (
     pack_envelope,
     word_counter,
 )
+from crp_core.support.blas import one_blas_thread
 from crp_core.support.frozen import DeferredTuple, frozen_array
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
-
-
-class _BlasThreads:
-    """numpy's BLAS pinned to one thread while at least one pipeline run is inside (reference counted).
-
-    The stages' products are small (hundreds of rows by a few to tens of columns): OpenBLAS splits
-    those above its threading threshold over its threads, and on a loaded 2-CPU machine handing the
-    work to a descheduled thread costs milliseconds for microseconds of arithmetic. One thread also
-    makes those products' rounding independent of the machine's core count (a threaded sgemm of,
-    e.g., 182 x 384 by 384 x 14 rounds differently with 1 and 2 threads); products below the
-    threshold run single-threaded either way, so their values are unchanged.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._inside = 0
-        self._saved: list[tuple[Any, int]] = []
-        # threadpoolctl controllers of the BLAS libraries loaded at the first run (numpy's among them: the
-        # package imports numpy; a BLAS another package loads later is not the stages' and is left alone)
-        self._libs: list[Any] | None = None
-
-    def _controllers(self) -> list[Any]:
-        if self._libs is None:
-            try:
-                from threadpoolctl import ThreadpoolController
-
-                self._libs = list(ThreadpoolController().select(user_api="blas").lib_controllers)
-            except Exception:  # noqa: BLE001 - no threadpoolctl / unknown BLAS: leave the threads alone
-                self._libs = []
-        return self._libs
-
-    @contextmanager
-    def one(self) -> Iterator[None]:
-        with self._lock:
-            if self._inside == 0:
-                self._saved = [(lib, int(lib.get_num_threads())) for lib in self._controllers()]
-                for lib, n in self._saved:
-                    if n != 1:
-                        lib.set_num_threads(1)
-            self._inside += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._inside -= 1
-                if self._inside == 0:
-                    for lib, n in self._saved:
-                        if n != 1:
-                            lib.set_num_threads(n)
-                    self._saved = []
-
-
-_BLAS = _BlasThreads()
-
-
-def one_blas_thread() -> Any:
-    """Context manager: numpy's BLAS runs on one thread inside (nested and concurrent runs share it)."""
-    return _BLAS.one()
 
 
 def resolve_config(scenario: Scenario, config: CRPConfig | None) -> CRPConfig:

@@ -21,10 +21,8 @@ are cached per (now, config).
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,6 +33,7 @@ from crp_core.config import CRPConfig, layered_config
 from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario
 from crp_core.errors import ConfigError
 from crp_core.model import Scenario
+from crp_core.support.blas import blas_threads as limit_blas_threads
 
 if TYPE_CHECKING:
     from crp_core.analysis.scan import ScanConfigKey
@@ -242,15 +241,16 @@ def run_suite(  # noqa: PLR0913  the suite and its config, then the run's option
     ``reference``: the config whose envelopes ``overlap`` compares with (None, the default: the defaults;
     False: no overlap), run once per prepared suite and known mode, and cached. ``scenario_overrides``:
     changes applied to every resolved config after the layering (a sweep value). ``blas_threads``: BLAS
-    threads while the suite runs (1 by default, :func:`_blas_limit`; None: unchanged). Every config is
-    resolved before anything runs: a bad ``set_args`` item raises :class:`ConfigError` naming the scenario."""
+    threads while the suite runs (1 by default, :func:`crp_core.support.blas.blas_threads`; None:
+    unchanged). Every config is resolved before anything runs: a bad ``set_args`` item raises
+    :class:`ConfigError` naming the scenario."""
     t0 = time.perf_counter()
     set_args = tuple(set_args)
     configs = tuple(_resolve(item, config, set_args) for item in prepared.suite)
     if scenario_overrides:
         configs = tuple(c.with_overrides(dict(scenario_overrides)) for c in configs)
     results = []
-    with _blas_limit(blas_threads):
+    with limit_blas_threads(blas_threads):
         for i, (item, c) in enumerate(zip(prepared.suite, configs)):
             results.append(_run_one(prepared, i, item.scenario, c, known, embedder))
             if progress is not None:
@@ -270,17 +270,6 @@ def run_suite(  # noqa: PLR0913  the suite and its config, then the run's option
             reference=ref_config,
             elapsed_ms=(time.perf_counter() - t0) * 1e3,
         )
-
-
-def _blas_limit(threads: int | None) -> AbstractContextManager[object]:
-    """One BLAS thread for the many small matrix products of a suite run: on a small corpus the
-    thread team costs more than the products (measured 3x on the 455-fact sample on 2 cores).
-    Process-wide while it lasts (threadpoolctl); ``None`` leaves BLAS alone."""
-    if threads is None:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=int(threads), user_api="blas")
 
 
 def _envelopes_to_compare(

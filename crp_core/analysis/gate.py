@@ -22,10 +22,10 @@ from typing import Any, Literal
 from crp_core.analysis.metrics import METRICS, SuiteMetrics
 from crp_core.analysis.suite import Suite
 from crp_core.config import show_value
-from crp_core.errors import Problem, ValidationError
-from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
-from crp_core.io.scenario import json_error_message, json_with_lines
+from crp_core.errors import MAX_PROBLEMS, Problem, ValidationError, capped
+from crp_core.io.located import json_error_message, json_with_lines
 from crp_core.model import GATE_THRESHOLDS
+from crp_core.support.files import read_regular_file
 
 __all__ = [
     "GateFailure",
@@ -163,7 +163,7 @@ def baseline_from_report(
 ) -> MetricsBaseline:
     """The :class:`MetricsBaseline` of a metrics report (a parsed JSON document); a bad document
     raises :class:`ValidationError` naming the field (and its line, given ``locate(path) -> line``
-    over the document's text; at most :data:`crp_core.io.files.MAX_PROBLEMS` listed)."""
+    over the document's text; at most :data:`crp_core.errors.MAX_PROBLEMS` listed)."""
     what = f"baseline {source} refused" if source else "baseline refused"
     line = locate or _no_line
     if not isinstance(doc, Mapping) or doc.get("kind") != BASELINE_KIND:

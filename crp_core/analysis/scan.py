@@ -10,12 +10,9 @@ that every skipped product is below the threshold (:func:`exact_pairs`).
 from __future__ import annotations
 
 import math
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -23,7 +20,6 @@ from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.index import QUERY_THREADS
@@ -35,6 +31,8 @@ from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbit
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
 from crp_core.stages.near_duplicates import COSINE_SLACK
+from crp_core.support.blas import one_blas_thread
+from crp_core.support.memo import LRU
 
 SearchMethod = Literal["gram", "centroid-pruned"]
 
@@ -64,7 +62,6 @@ ESTIMATE_SAMPLE = 4096
 SEARCH_THREADS = QUERY_THREADS
 #: pair searches kept per process (one per vectors fingerprint and threshold, most recent last)
 SEARCH_CACHE_SIZE = 4
-_BLAS_LIMIT_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,15 +113,6 @@ def _slack(dim: int) -> float:
     return max(COSINE_SLACK, 4.0 * dim * 2.0**-24)
 
 
-@contextmanager
-def _one_blas_thread() -> Iterator[None]:
-    """The BLAS limited to one thread per call while the worker threads share the cores (the limit is
-    process-wide: other threads' products run single-threaded meanwhile). Serialised, so two scans in
-    two threads cannot restore each other's limit out of order."""
-    with _BLAS_LIMIT_LOCK, threadpool_limits(limits=1, user_api="blas"):
-        yield
-
-
 def _hits(a: np.ndarray, b: np.ndarray, cut: float) -> tuple[np.ndarray, np.ndarray]:
     """(row in a, row in b) of the products ``a @ b.T`` above ``cut``."""
     i, j = np.nonzero(a @ b.T > cut)
@@ -147,7 +135,7 @@ def _gram_pairs(v: np.ndarray, cut: float) -> tuple[list[np.ndarray], int]:
     found: list[np.ndarray] = []
     products = 0
     starts = range(0, m, band)
-    with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool, _one_blas_thread():
+    with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool, one_blas_thread():
         for got, n in pool.map(lambda s: _band_pairs(v, s, min(m, s + band), cut), starts):
             found.append(got)
             products += n
@@ -312,7 +300,7 @@ def _pruned_pairs(
         for g0 in range(0, n_centroids, group):
             g1 = min(n_centroids, g0 + group)
             col_sims = blocks.centroids[g0:g1] @ v.T  # (group, m), rows contiguous
-            with _one_blas_thread():
+            with one_blas_thread():
                 for got, n in pool.map(partial(_block_pairs, v, blocks, cut=cut), range(g0, g1), col_sims):
                     found.extend(got)
                     products += n
@@ -348,8 +336,7 @@ def exact_pairs(vectors: np.ndarray, threshold: float, method: SearchMethod | No
     return PairSearch(pairs.astype(np.int64), used, products)
 
 
-_SEARCHES: OrderedDict[tuple[str, int, float], PairSearch] = OrderedDict()
-_SEARCHES_LOCK = threading.Lock()
+_SEARCHES: LRU[tuple[str, int, float], PairSearch] = LRU(SEARCH_CACHE_SIZE, locked=True)
 
 
 def candidate_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None = None) -> tuple[np.ndarray, int]:
@@ -379,18 +366,10 @@ def search_pairs(
     """
     thr = config.contradiction_similarity if threshold is None else float(threshold)
     key = (corpus.fingerprint, corpus.dim, thr)
-    with _SEARCHES_LOCK:
-        got = _SEARCHES.get(key) if searcher is None else None
-        if got is not None:
-            _SEARCHES.move_to_end(key)
     if searcher is not None:
         got = searcher(corpus.vectors, thr)
-    if got is None:
-        got = exact_pairs(corpus.vectors, thr)
-        with _SEARCHES_LOCK:
-            _SEARCHES[key] = got
-            while len(_SEARCHES) > SEARCH_CACHE_SIZE:
-                _SEARCHES.popitem(last=False)
+    else:
+        got = _SEARCHES.get_or_build(key, lambda: exact_pairs(corpus.vectors, thr))
     ok = np.asarray(corpus.retrievable, dtype=bool)
     keep = ok[got.pairs[:, 0]] & ok[got.pairs[:, 1]]
     return PairSearch(got.pairs[keep], got.method, got.products)
@@ -398,8 +377,7 @@ def search_pairs(
 
 def clear_search_cache() -> None:
     """Forget the cached pair searches (tests that change the search constants)."""
-    with _SEARCHES_LOCK:
-        _SEARCHES.clear()
+    _SEARCHES.clear()
 
 
 def triage_order(pair: ConflictPair) -> tuple[bool, bool, float, str, str]:

@@ -22,10 +22,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crp_core.errors import FileProblem, Problem, ScenarioError, SuiteError, ValidationError
-from crp_core.io.files import MAX_PROBLEMS, capped, read_regular_file
-from crp_core.io.scenario import field_locator, format_path, load_scenario, load_scenario_bytes
+from crp_core.errors import MAX_PROBLEMS, FileProblem, Problem, ScenarioError, SuiteError, ValidationError, capped
+from crp_core.io.located import field_locator, format_path
+from crp_core.io.scenario import load_scenario, load_scenario_bytes
 from crp_core.model import Expectations, KnowledgeBase, Scenario
+from crp_core.support.files import read_regular_file
 
 __all__ = [
     "SuiteScenario",

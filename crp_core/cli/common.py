@@ -78,10 +78,10 @@ def check_writable(path: str | os.PathLike[str], flag: str) -> str:
 
 def write_output(path: str, text: str, flag: str) -> None:
     """Write ``text`` to ``path`` whole or not at all (a temporary file in the same folder, then
-    ``os.replace``; :func:`crp_core.io.ckf.write.write_text_atomic`); a failure is a
+    ``os.replace``; :func:`crp_core.support.files.write_text_atomic`); a failure is a
     :class:`ConfigError` naming ``flag``. The path is checked again first (it may have changed since
     :func:`check_writable` ran, e.g. during a long study)."""
-    from crp_core.io.ckf.write import write_text_atomic
+    from crp_core.support.files import write_text_atomic
 
     check_writable(path, flag)
     try:

@@ -7,7 +7,6 @@ The cache is keyed by (model id, sha256(text)): loading the same CKF twice embed
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import re
@@ -23,9 +22,9 @@ import numpy as np
 # the persistent cache lives in its own module; re-exported here, the one import path for callers
 from crp_core.corpus.embedding_cache import CACHE_MAX_SHARDS as CACHE_MAX_SHARDS
 from crp_core.corpus.embedding_cache import EmbeddingCache as EmbeddingCache
-from crp_core.corpus.embedding_cache import atomic_write as atomic_write
 from crp_core.corpus.embedding_cache import default_cache_dir as default_cache_dir
 from crp_core.corpus.embedding_cache import shared_cache as shared_cache
+from crp_core.support.digest import content_digest_bytes
 
 if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model or the tokenizer)
     from sentence_transformers import SentenceTransformer
@@ -35,13 +34,13 @@ if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 #: the int8-quantised MiniLM (backend ``onnx-int8``, recipe ``int8-v2``: activations quantised per token, so a
-#: text's vector does not depend on its batch): another model as far as vectors go (min cosine to the fp32
-#: vectors about 0.993 on the sample), so its own id and cache, never mixed with MODEL_ID (SPEC_NOTES §1.2)
+#: text's vector does not depend on its batch): another model as far as vectors go (not within 1e-4 cosine
+#: of the fp32 vectors), so its own id and cache, never mixed with MODEL_ID (SPEC_NOTES §1.2)
 INT8_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2"
-#: the retired first int8 recipe's id (``int8-v1``: a text's vector depended on its batch-mates, so its cached
-#: rows were not one function of the text). Never produced again; a CKF embedded under it keeps its MiniLM
-#: token counts, but its query vectors would come from the v2 model, so embedding a scenario against it is
-#: refused (``EmbeddingModelMismatch``): re-embed such a CKF (``crp-inspect embed --backend onnx-int8``)
+#: the id of the int8 recipe ``int8-v1``, whose vectors depend on their batch-mates (not one function of the
+#: text): no backend produces it. A CKF embedded under it keeps its MiniLM token counts, but embedding a
+#: scenario against it is refused (``EmbeddingModelMismatch``): re-embed such a CKF
+#: (``crp-inspect embed --backend onnx-int8``)
 INT8_V1_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8"
 #: the MiniLM model ids: the same tokenizer, so the same token counts (SPEC_NOTES §2.8)
 MINILM_IDS: frozenset[str] = frozenset({MODEL_ID, INT8_MODEL_ID, INT8_V1_MODEL_ID})
@@ -53,7 +52,6 @@ CancelFlag = Callable[[], bool]
 
 #: rows per cache shard, i.e. per chunk embedded and persisted in one go: a killed or cancelled run
 #: loses at most one chunk of work, and a restart embeds only what no finished chunk holds
-#: (256 rows are about 2-4 s of MiniLM work on two cores)
 CACHE_SHARD_ROWS = 256
 
 
@@ -86,7 +84,7 @@ class Embedder(Protocol):
 
 #: MiniLM's inference backends. ``onnx`` and ``torch`` give the vectors of one model (they agree within 1e-4
 #: cosine, tests/test_embedding_backends.py), so they share the model id and the cache (SPEC_NOTES §1.2);
-#: ``onnx-int8`` (opt-in, faster, lossy) has its own model id, :data:`INT8_MODEL_ID`.
+#: ``onnx-int8`` (opt-in, lossy) has its own model id, :data:`INT8_MODEL_ID`.
 BACKENDS: tuple[str, ...] = ("onnx", "torch", "onnx-int8")
 #: the model id of each backend's vectors
 BACKEND_MODEL_IDS: dict[str, str] = {"onnx": MODEL_ID, "torch": MODEL_ID, "onnx-int8": INT8_MODEL_ID}
@@ -96,20 +94,12 @@ BACKEND_ENV = "CRP_EMBED_BACKEND"
 THREADS_ENV = "CRP_EMBED_THREADS"
 #: how the ONNX backends use those threads: ``batches`` (default: each thread runs whole batches on a
 #: one-thread session, data parallelism) or ``intra`` (one batch at a time over ONNX Runtime's intra-op
-#: threads); the same vectors bit for bit, measured in docs/decisions/embedding-index.md
+#: threads); the same vectors bit for bit
 SCHEDULE_ENV = "CRP_EMBED_SCHEDULE"
-#: texts per model call (texts sorted by length first). On the two-core box, measured quiet, 16 is the
-#: fastest of 16 / 32 / 64 for both ONNX backends, short texts and long (int8: the sample's 455 facts
-#: 348-354 texts/s at 16 against 246-274 at 64; fp32 255-260 against 198-210; 4x longer texts +25-45 %):
-#: the two workers' batches end closer together and a batch's activations stay in cache. The ONNX
-#: vectors are the same bit for bit at any batch size (a row does not depend on its batch-mates); torch
-#: runs as fast at 16 as at 64 (docs/decisions/embedding-index.md)
+#: texts per model call (texts sorted by length first): small batches let the workers' batches end
+#: closer together and keep a batch's activations in cache. The ONNX vectors are the same bit for bit at
+#: any batch size (a row does not depend on its batch-mates)
 DEFAULT_BATCH = 16
-
-
-def _set_offline() -> None:
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 
 def minilm_model_path() -> str:
@@ -138,7 +128,7 @@ def _fp32_backend() -> str:
     return "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch"
 
 
-def _schedule() -> str:
+def embed_schedule() -> str:
     """``$CRP_EMBED_SCHEDULE`` (``batches`` / ``intra``), default ``batches``; another value is a
     :class:`ConfigError` naming the variable."""
     from crp_core.corpus.onnx_backend import SCHEDULES
@@ -153,7 +143,8 @@ def _schedule() -> str:
     return env
 
 
-def _threads() -> int:
+def embed_threads() -> int:
+    """``$CRP_EMBED_THREADS`` when a whole number above 0, else the machine's cores (at most 2)."""
     env = os.environ.get(THREADS_ENV, "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
@@ -208,6 +199,11 @@ class MiniLMEmbedder:
     def loaded(self) -> bool:
         return self._model is not None
 
+    @property
+    def encoder(self) -> SentenceTransformer | OnnxEncoder | None:
+        """The loaded model (an ONNX encoder or a sentence-transformers model), None before the first load."""
+        return self._model
+
     def _model_path(self) -> str:
         return self._path if self._path is not None else minilm_model_path()
 
@@ -235,7 +231,7 @@ class MiniLMEmbedder:
 
         def open_session() -> OnnxEncoder:
             # neither model's rows depend on their batch-mates (int8-v2 scales each token row on its own)
-            return OnnxEncoder(model_file, path, _threads(), schedule=_schedule(), rows_independent=True)
+            return OnnxEncoder(model_file, path, embed_threads(), schedule=embed_schedule(), rows_independent=True)
 
         if not model_file.is_file():
             build()
@@ -251,10 +247,13 @@ class MiniLMEmbedder:
             build()
             return open_session()
 
-    def _load(self) -> SentenceTransformer | OnnxEncoder:
+    def load(self) -> SentenceTransformer | OnnxEncoder:
+        """The model, loaded now if it is not yet (:meth:`encode` loads it on first use)."""
         with self._lock:
             if self._model is None:
-                _set_offline()
+                from crp_core.corpus.onnx_backend import set_offline
+
+                set_offline()
                 if self.backend == "onnx-int8":
                     self._model = self._load_onnx()  # no fallback: torch is another model's vectors
                 elif self.backend == "onnx":
@@ -284,12 +283,12 @@ class MiniLMEmbedder:
         out = np.zeros((n, self.dim), dtype=np.float32)
         if n == 0:
             return out
-        model = self._load()
+        model = self.load()
         from crp_core.corpus.onnx_backend import OnnxEncoder  # numpy only; onnxruntime is imported on load
 
         # sort by length so each batch pads only to its own longest text; results go back in input order.
-        # ONNX: by token count (tokenised once here; by characters, the sample's batches carried 29-39%
-        # padding tokens, by tokens 2-7%); torch tokenises inside sentence-transformers: by characters
+        # ONNX: by token count (tokenised once here: characters are a poor proxy for the padding);
+        # torch tokenises inside sentence-transformers: by characters
         ids = model.tokenize(texts) if isinstance(model, OnnxEncoder) else []
         order = sorted(range(n), key=(lambda i: len(ids[i])) if ids else (lambda i: len(texts[i])))
         batches = [order[start : start + batch_size] for start in range(0, n, batch_size)]
@@ -345,22 +344,37 @@ class MiniLMEmbedder:
         return counts
 
 
-_default_embedder: MiniLMEmbedder | None = None
-_default_lock = threading.Lock()
+class EmbedderRegistry:
+    """The process-wide MiniLM embedders, so each model loads at most once per process: the default
+    one (backend :func:`default_backend`) and one per other MiniLM model id (:func:`embedder_for`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._default: MiniLMEmbedder | None = None
+        self._others: dict[str, MiniLMEmbedder] = {}
+
+    def default(self) -> MiniLMEmbedder:
+        with self._lock:
+            if self._default is None:
+                self._default = MiniLMEmbedder()
+            return self._default
+
+    def other(self, model_id: str, backend: Callable[[], str]) -> MiniLMEmbedder:
+        """The embedder of ``model_id``, made on first use with the backend ``backend()`` names."""
+        with self._lock:
+            if model_id not in self._others:
+                self._others[model_id] = MiniLMEmbedder(backend=backend())
+            return self._others[model_id]
 
 
-#: process-wide embedders of the MiniLM model id the default embedder does not give (see embedder_for)
-_other_embedders: dict[str, MiniLMEmbedder] = {}
+#: the embedders of this process (a test swaps in a fresh registry)
+EMBEDDERS = EmbedderRegistry()
 
 
 def default_embedder() -> MiniLMEmbedder:
     """One process-wide MiniLM embedder (backend :func:`default_backend`), so the model loads at most
     once per process."""
-    global _default_embedder
-    with _default_lock:
-        if _default_embedder is None:
-            _default_embedder = MiniLMEmbedder()
-        return _default_embedder
+    return EMBEDDERS.default()
 
 
 def embedder_for(model_id: str) -> MiniLMEmbedder | None:
@@ -378,11 +392,7 @@ def embedder_for(model_id: str) -> MiniLMEmbedder | None:
     default = default_embedder()
     if model_id == default.model_id:
         return default
-    with _default_lock:
-        if model_id not in _other_embedders:
-            backend = "onnx-int8" if model_id == INT8_MODEL_ID else _fp32_backend()
-            _other_embedders[model_id] = MiniLMEmbedder(backend=backend)
-        return _other_embedders[model_id]
+    return EMBEDDERS.other(model_id, (lambda: "onnx-int8") if model_id == INT8_MODEL_ID else _fp32_backend)
 
 
 _WORD = re.compile(r"\S+")
@@ -436,7 +446,35 @@ def normalise_rows(x: np.ndarray) -> np.ndarray:
 
 def text_digest(text: str) -> bytes:
     """sha256 of the UTF-8 text: the cache key within one model."""
-    return hashlib.sha256(text.encode("utf-8")).digest()
+    return content_digest_bytes(text)
+
+
+def _from_cache(cache: EmbeddingCache | None, embedder: Embedder, digests: list[bytes], out: np.ndarray) -> np.ndarray:
+    """Which texts (by digest) the cache holds for this model, their vectors written into ``out``."""
+    found = np.zeros(len(digests), dtype=bool)
+    if cache is None:
+        return found
+    cached, found = cache.lookup(embedder.model_id, digests)
+    if cached is not None and cached.shape[1] == embedder.dim:
+        out[found] = cached[found]
+    else:
+        found[:] = False
+    return found
+
+
+def _chunk_progress(
+    progress: Progress | None, cancel: CancelFlag | None, base: int, weights: np.ndarray, n: int
+) -> Progress:
+    """The progress callback of one chunk: texts resolved so far (``base``, then each batch's texts
+    with their duplicates, ``weights``); a set cancel flag stops the chunk unless it is finished."""
+
+    def chunk_progress(d: int, _t: int) -> None:
+        if cancel is not None and d < len(weights) and cancel():  # a finished chunk is still stored
+            raise EmbeddingCancelled(base, n)
+        if progress is not None and d > 0:
+            progress(min(n, base + int(weights[min(d, len(weights)) - 1])), n)
+
+    return chunk_progress
 
 
 def embed_texts(
@@ -468,13 +506,7 @@ def embed_texts(
             progress(0, 0)
         return out
     digests = [text_digest(t) for t in texts]
-    found = np.zeros(n, dtype=bool)
-    if cache is not None:
-        cached, found = cache.lookup(embedder.model_id, digests)
-        if cached is not None and cached.shape[1] == embedder.dim:
-            out[found] = cached[found]
-        else:
-            found[:] = False
+    found = _from_cache(cache, embedder, digests, out)
     hits = int(found.sum())
     if progress is not None:
         progress(hits, n)
@@ -493,15 +525,12 @@ def embed_texts(
         chunk = uniq[start : start + rows_per_chunk]
         chunk_digests = [digests[i] for i in chunk]
         weights = np.cumsum([copies[dg] for dg in chunk_digests])
-
-        def chunk_progress(d: int, _t: int, base: int = done, weights: np.ndarray = weights) -> None:
-            if cancel is not None and d < len(weights) and cancel():  # a finished chunk is still stored
-                raise EmbeddingCancelled(base, n)
-            if progress is not None and d > 0:
-                progress(min(n, base + int(weights[min(d, len(weights)) - 1])), n)
-
         vecs = normalise_rows(
-            embedder.encode([texts[i] for i in chunk], batch_size=batch_size, progress=chunk_progress)
+            embedder.encode(
+                [texts[i] for i in chunk],
+                batch_size=batch_size,
+                progress=_chunk_progress(progress, cancel, done, weights, n),
+            )
         )
         if vecs.shape != (len(chunk), embedder.dim):
             raise ValueError(

@@ -5,19 +5,19 @@ Decisions: ``docs/decisions/embedding-index.md`` ("Embedding cache").
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import tempfile
 import threading
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+
+from crp_core.support.digest import content_digest
+from crp_core.support.files import write_atomic
 
 #: when a model's cache directory holds more shards than this, they are merged into one on load
 CACHE_MAX_SHARDS = 32
@@ -32,33 +32,7 @@ def default_cache_dir() -> Path:
 
 def _slug(model_id: str) -> str:
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)[:60]
-    return f"{safe}-{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:12]}"
-
-
-@contextmanager
-def replaced_atomically(path: Path, suffix: str = "") -> Iterator[str]:
-    """A temp file path in ``path``'s folder for the block to fill; renamed over ``path`` when the block
-    ends, removed when it raises (a reader never sees a half-written file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=str(path.parent))
-    os.close(fd)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Write through ``write(fh)`` into a temp file in the same directory, then rename over ``path``."""
-    with replaced_atomically(path) as tmp, open(tmp, "wb") as fh:
-        write(fh)
-        fh.flush()
-        os.fsync(fh.fileno())
+    return f"{safe}-{content_digest(model_id, length=12)}"
 
 
 class _ModelShelf:
@@ -173,7 +147,7 @@ class EmbeddingCache:
         def write(fh: BinaryIO) -> None:
             np.savez(fh, keys=keys, vectors=vectors, model_id=np.array(model_id))
 
-        atomic_write(path, write)
+        write_atomic(path, write, parents=True)
         return path
 
     def lookup(self, model_id: str, digests: Sequence[bytes]) -> tuple[np.ndarray | None, np.ndarray]:

@@ -14,12 +14,10 @@ reruns, a sweep, a suite) searches only for vectors it has not seen under that m
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,9 +25,11 @@ import hnswlib
 import numpy as np
 
 from crp_core.config import CRPConfig
-from crp_core.corpus.embedding import atomic_write
+from crp_core.support.digest import Digest, content_digest, content_digest_bytes, file_digest
+from crp_core.support.files import replaced_atomically, write_atomic
+from crp_core.support.memo import LRU
 
-#: worker threads for batched queries (the target machine has 2 cores)
+#: worker threads for batched queries (the machine's cores, at most 2)
 QUERY_THREADS = max(1, min(2, os.cpu_count() or 1))
 #: batched queries use QUERY_THREADS only from this much work (queries x ef) on
 PARALLEL_QUERY_WORK = 4096
@@ -46,9 +46,9 @@ HNSW_SEED = 100
 def vectors_fingerprint(vectors: np.ndarray) -> str:
     """sha256 of the float32 vector bytes and shape."""
     v = np.ascontiguousarray(vectors, dtype=np.float32)
-    h = hashlib.sha256(f"{v.shape[0]}x{v.shape[1] if v.ndim == 2 else 0}".encode())
+    h = Digest(f"{v.shape[0]}x{v.shape[1] if v.ndim == 2 else 0}")
     h.update(v.tobytes() if v.size == 0 else v.data.cast("B"))  # v.data: the memoryview of its buffer
-    return h.hexdigest()
+    return h.hex()
 
 
 def index_key(fingerprint: str, m: int, ef_construction: int) -> str:
@@ -59,7 +59,7 @@ def index_key(fingerprint: str, m: int, ef_construction: int) -> str:
 def mask_digest(mask: np.ndarray | None) -> str:
     if mask is None:
         return "all"
-    return hashlib.sha256(np.packbits(np.asarray(mask, dtype=bool)).tobytes()).hexdigest()[:16]
+    return content_digest(np.packbits(np.asarray(mask, dtype=bool)).tobytes(), length=16)
 
 
 @dataclass(eq=False)
@@ -76,8 +76,10 @@ class FactIndex:
     _marked: np.ndarray | None = field(default=None, repr=False)  # labels currently mark_deleted
     _marks_key: bytes = field(default=b"", repr=False)  # digest of _marked (b"": none marked), kept with it
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    # (unit query bytes, k, ef, mask digest) -> found ids (k,) int64, read-only; least recently used first
-    _found: OrderedDict[tuple[bytes, int, int, bytes], np.ndarray] = field(default_factory=OrderedDict, repr=False)
+    # (unit query bytes, k, ef, mask digest) -> found ids (k,) int64, read-only
+    _found: LRU[tuple[bytes, int, int, bytes], np.ndarray] = field(
+        default_factory=lambda: LRU(QUERY_CACHE_SIZE), repr=False
+    )
 
     #: how many indexes this process has built (tests prove reuse with it)
     builds = 0
@@ -89,6 +91,22 @@ class FactIndex:
     @property
     def dim(self) -> int:
         return int(self.vectors.shape[1])
+
+    @property
+    def marked(self) -> np.ndarray | None:
+        """A copy of the deletion marks in force (True: excluded from searches), None before any mask."""
+        return None if self._marked is None else self._marked.copy()
+
+    @property
+    def marks_digest(self) -> bytes:
+        """The digest of the deletion marks in force (b"" when none is marked): the mask part of the
+        search memo's key."""
+        return self._marks_key
+
+    @property
+    def kept_searches(self) -> int:
+        """How many searches the index keeps (at most :data:`QUERY_CACHE_SIZE`)."""
+        return len(self._found)
 
     # ---- construction ----------------------------------------------------------------------
     @classmethod
@@ -112,16 +130,12 @@ class FactIndex:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write ``<path>`` (hnswlib binary) and ``<path>.json`` (parameters + file digest), atomically."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{path.name}")
-        if self._index is not None:
-            with self._lock:  # the file never carries deletion marks
-                self._apply_mask(None)
-                self._index.save_index(str(tmp))
-        else:
-            tmp.write_bytes(b"")
-        digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
-        os.replace(tmp, path)
+        with replaced_atomically(path, parents=True) as tmp:
+            if self._index is not None:
+                with self._lock:  # the file never carries deletion marks
+                    self._apply_mask(None)
+                    self._index.save_index(tmp)
+            digest = file_digest(tmp)
         meta = {
             "n": self.n,
             "dim": self.dim,
@@ -131,7 +145,7 @@ class FactIndex:
             "file_sha256": digest,
             "space": "cosine",
         }
-        atomic_write(Path(str(path) + ".json"), lambda fh: fh.write(json.dumps(meta).encode("utf-8")))
+        write_atomic(Path(str(path) + ".json"), json.dumps(meta).encode("utf-8"))
 
     @classmethod
     def load(
@@ -160,7 +174,7 @@ class FactIndex:
                 and meta.get("m") == config.hnsw_m
                 and meta.get("ef_construction") == config.hnsw_ef_construction
                 and meta.get("fingerprint") == fp
-                and meta.get("file_sha256") == hashlib.sha256(raw).hexdigest()
+                and meta.get("file_sha256") == content_digest(raw)
             )
         except (OSError, ValueError) as exc:
             ok = False
@@ -198,7 +212,7 @@ class FactIndex:
         """Bring the index's deletion marks to ``~allowed`` (call with ``self._lock`` held).
 
         Only the difference to the current marks is applied (``mark_deleted`` / ``unmark_deleted``),
-        so alternating status sets costs microseconds per changed fact and no copy of the index. The
+        so alternating status sets costs one call per changed fact and no copy of the index. The
         marks' digest (the search memo's mask key) is recomputed only when the marks change.
         """
         marked = self._marked
@@ -221,7 +235,7 @@ class FactIndex:
             self._marked, self._marks_key = np.zeros(self.n, dtype=bool), b""
         else:
             self._marked = ~allowed
-            self._marks_key = hashlib.blake2b(np.packbits(self._marked).tobytes(), digest_size=16).digest()
+            self._marks_key = content_digest_bytes(np.packbits(self._marked).tobytes())
 
     def query(
         self,
@@ -285,7 +299,7 @@ class FactIndex:
         k_eff = min(k, n_allowed)
         if nq == 0 or k_eff == 0:
             return q, np.zeros((nq, 0), dtype=np.int64), k
-        q = _unit(q)
+        q = unit_rows(q)
         if allowed is not None and n_allowed <= BRUTE_FORCE_MAX_ALLOWED:
             return q, self._brute(q, k_eff, allowed), k
         ef = max(ef_search if ef_search is not None else self.ef_search, k_eff)
@@ -309,6 +323,7 @@ class FactIndex:
                 index.set_ef(ef)
                 return _as_rows(index.knn_query(q, k=k, num_threads=threads)[0])
             found = self._found
+            found.size = size  # the bound as it is at this search (the constant may change while an index lives)
             keys = [(row.tobytes(), k, ef, self._marks_key) for row in q]
             out = np.empty((q.shape[0], k), dtype=np.int64)
             missing = []
@@ -317,7 +332,6 @@ class FactIndex:
                 if got is None:
                     missing.append(i)
                 else:
-                    found.move_to_end(key)
                     out[i] = got
             if missing:
                 index.set_ef(ef)
@@ -326,9 +340,7 @@ class FactIndex:
                 for i in missing:
                     row = out[i].copy()
                     row.setflags(write=False)
-                    found[keys[i]] = row
-                while len(found) > size:
-                    found.popitem(last=False)
+                    found.put(keys[i], row)
             return out
 
     def _exact_sorted(self, q: np.ndarray, got: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -371,7 +383,7 @@ def _as_rows(labels: np.ndarray) -> np.ndarray:
     return labels.view(np.int64) if labels.dtype == np.uint64 else labels.astype(np.int64)
 
 
-def _unit(q: np.ndarray) -> np.ndarray:
+def unit_rows(q: np.ndarray) -> np.ndarray:
     """Rows of ``q`` (float32) divided by their L2 norm (zero rows kept): ``np.linalg.norm``'s own
     formula for real rows (``sqrt`` of the pairwise ``add.reduce`` of the squares), without its
     dispatch, so the unit rows are bit for bit those of ``q / np.linalg.norm(q, axis=1)``."""

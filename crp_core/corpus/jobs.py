@@ -167,7 +167,9 @@ class JobRegistry:
 
     :meth:`get_or_start` re-attaches to a running or successfully finished job of the key and
     starts a new one only when there is none, or the last one was cancelled or failed (the new run
-    resumes from the cache). At most :data:`MAX_FINISHED_JOBS` finished jobs are kept.
+    resumes from the cache). At most :data:`MAX_FINISHED_JOBS` finished jobs are kept. Not a memo
+    (:mod:`crp_core.support.memo`): a running job is never dropped, whatever the bound, since callers
+    re-attach to it; only finished ones beyond the bound are, oldest first.
     """
 
     def __init__(self, max_finished: int = MAX_FINISHED_JOBS) -> None:

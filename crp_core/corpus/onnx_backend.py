@@ -15,26 +15,27 @@ vector is a function of the text alone, whatever its batch-mates (the embedding 
 Scheduling: by default each of the embedder's threads runs whole batches on a one-thread session
 (data parallelism, ``batches``); ``intra`` runs one batch at a time split over ONNX Runtime's intra-op
 threads. Both give the same vectors bit for bit (a batch's rows are computed the same way whatever the
-thread count); measured in docs/decisions/embedding-index.md.
+thread count).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
 import threading
 import warnings
 from collections import deque
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import numpy as np
 
-from crp_core.corpus.embedding import _set_offline, default_cache_dir
-from crp_core.corpus.embedding_cache import replaced_atomically
+from crp_core.corpus.embedding_cache import default_cache_dir
+from crp_core.support.digest import file_digest
+from crp_core.support.files import replaced_atomically
+from crp_core.support.memo import LRU
 
 #: the ONNX export's opset and the graph's input names
 _ONNX_OPSET = 17
@@ -52,7 +53,14 @@ SCHEDULES: tuple[str, ...] = ("batches", "intra")
 #: MiniLM-L6's attention heads and hidden size (the transformer optimizer's fusion needs them)
 _HEADS, _HIDDEN = 12, 384
 
-_digest_memo: dict[tuple[str, int, int], str] = {}
+#: weights digests by (weights file, size, modification time)
+_WEIGHTS_DIGESTS: LRU[tuple[str, int, int], str] = LRU(64, locked=True)
+
+
+def set_offline() -> None:
+    """Keep the Hugging Face libraries from reaching the network: the model is the bundled copy."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 
 def weights_digest(model_path: str) -> str:
@@ -60,16 +68,9 @@ def weights_digest(model_path: str) -> str:
     Memoised per (path, size, mtime) within the process."""
     weights = Path(model_path) / "model.safetensors"
     st = weights.stat()
-    memo_key = (str(weights), st.st_size, st.st_mtime_ns)
-    got = _digest_memo.get(memo_key)
-    if got is None:
-        h = hashlib.sha256()
-        for part in (weights, Path(model_path) / "config.json"):
-            with part.open("rb") as fh:
-                while block := fh.read(1 << 20):
-                    h.update(block)
-        got = _digest_memo[memo_key] = h.hexdigest()
-    return got
+    return _WEIGHTS_DIGESTS.get_or_build(
+        (str(weights), st.st_size, st.st_mtime_ns), lambda: file_digest(weights, Path(model_path) / "config.json")
+    )
 
 
 def onnx_model_file(model_path: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -89,7 +90,7 @@ def export_onnx(model_path: str, out: Path, *, eager_attention: bool = False) ->
     and the ``onnx`` package; only run when no export exists for these weights' digest.
     ``eager_attention``: trace the plain attention (matmul, softmax) instead of the fused SDPA call, the
     pattern ONNX Runtime's transformer optimizer recognises (the int8 build uses it)."""
-    _set_offline()
+    set_offline()
     import torch
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
@@ -118,7 +119,7 @@ def export_onnx(model_path: str, out: Path, *, eager_attention: bool = False) ->
 
     dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in _ONNX_INPUTS)
     axes = {name: {0: "batch", 1: "tokens"} for name in (*_ONNX_INPUTS, "last_hidden_state")}
-    with replaced_atomically(out, ".onnx") as tmp, torch.no_grad(), warnings.catch_warnings():
+    with replaced_atomically(out, ".onnx", parents=True) as tmp, torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
             _Hidden(model),
@@ -150,7 +151,7 @@ def build_int8(model_path: str, out: Path) -> Path:
         )
         fused_file = Path(work) / "fused.onnx"
         fused.save_model_to_file(str(fused_file))
-        with replaced_atomically(out, ".onnx") as tmp:
+        with replaced_atomically(out, ".onnx", parents=True) as tmp:
             quantize_rows(fused_file, Path(tmp))
     return out
 
@@ -285,9 +286,8 @@ class OnnxEncoder:
     ``threads`` batches in ``session.run`` at once from a small thread pool (ONNX Runtime's run is
     thread-safe and releases the GIL); ``"intra"``: one batch at a time over ``threads`` intra-op threads.
     ``rows_independent``: a row's output does not depend on its batch-mates (true of the fp32 export and
-    of the int8-v2 model, whose activations are scaled per token; it was not of the retired int8-v1, whose
-    activation scale was the whole batch's), so a call of a single batch may be split over the threads
-    without changing a bit."""
+    of the int8-v2 model, whose activations are scaled per token; not of a model whose activation scale
+    is the whole batch's), so a call of a single batch may be split over the threads without changing a bit."""
 
     def __init__(
         self,
@@ -319,8 +319,7 @@ class OnnxEncoder:
         tok.enable_truncation(max_length=_max_seq_length(model_path))
         self.tokenizer = tok
         self._inputs = frozenset(i.name for i in self.session.get_inputs())
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        self.runner = BatchRunner(self.encode_ids, self.workers, rows_independent)
 
     def tokenize(self, texts: list[str]) -> list[list[int]]:
         """Token ids per text with special tokens, truncated as the model is: what :meth:`encode_ids` takes
@@ -341,6 +340,26 @@ class OnnxEncoder:
         summed = (np.asarray(hidden, dtype=np.float32) * m).sum(axis=1)
         return summed / np.maximum(m.sum(axis=1), 1e-9)
 
+    def encode_batches(self, batches: Sequence[list[list[int]]]) -> Generator[np.ndarray, None, None]:
+        """:meth:`encode_ids` of each batch, yielded in order (:class:`BatchRunner`)."""
+        return self.runner.encode_batches(batches)
+
+
+class BatchRunner:
+    """Runs ``encode_ids(rows)`` over a sequence of batches, handing the results back in batch order:
+    up to ``workers`` batches at once from a small thread pool (made on first use), or, for a lone
+    batch whose rows do not depend on each other (``rows_independent``), its rows in ``workers``
+    slices at once."""
+
+    def __init__(
+        self, encode_ids: Callable[[list[list[int]]], np.ndarray], workers: int, rows_independent: bool
+    ) -> None:
+        self.encode_ids = encode_ids
+        self.workers = max(1, workers)
+        self.rows_independent = rows_independent
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
@@ -354,7 +373,7 @@ class OnnxEncoder:
         return np.concatenate([f.result() for f in parts])
 
     def encode_batches(self, batches: Sequence[list[list[int]]]) -> Generator[np.ndarray, None, None]:
-        """:meth:`encode_ids` of each batch, yielded in order; with the ``batches`` schedule up to
+        """``encode_ids`` of each batch, yielded in order; with the ``batches`` schedule up to
         ``workers`` of them run at once (the next one is started before a result is handed back).
         Closing the iterator early (the caller's cancel) drops the batches not started and waits for the
         running ones, so no model work outlives the call."""

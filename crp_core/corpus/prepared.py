@@ -9,7 +9,6 @@ models never mix (SPEC-024 §2.5): ``EmbeddingModelMismatch``.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 import warnings
@@ -27,7 +26,6 @@ from crp_core.corpus.embedding import (
     Embedder,
     Progress,
     already_unit,
-    atomic_write,
     count_tokens,
     default_cache_dir,
     default_embedder,
@@ -38,6 +36,8 @@ from crp_core.corpus.embedding import (
 )
 from crp_core.errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
 from crp_core.model import KnowledgeBase, Scenario
+from crp_core.support.digest import Digest, content_digest_bytes
+from crp_core.support.files import write_atomic
 
 if TYPE_CHECKING:  # imported where used: hnswlib and scipy only load when an index or a graph is needed
     from crp_core.corpus.graph import NeighbourTable, SimilarityGraph
@@ -205,7 +205,7 @@ class Corpus:
         with self._lock:
             got = self._cache.get(key)
             if not isinstance(got, FactIndex):  # not built yet (an "index" key holds only FactIndex)
-                got = _load_or_build_index(self.vectors, config, self.cache_dir, self.index.fingerprint)
+                got = load_or_build_index(self.vectors, config, self.cache_dir, self.index.fingerprint)
                 self._cache[key] = got
             return got
 
@@ -296,13 +296,15 @@ def _build_index(vectors: np.ndarray, config: CRPConfig, fp: str, notify: Notify
             notify(f"HNSW index for {n:,} facts built in {time.monotonic() - t0:.1f} s")
 
 
-def _load_or_build_index(
+def load_or_build_index(
     vectors: np.ndarray,
     config: CRPConfig,
     cache_dir: Path | None,
     fingerprint: str | None = None,
     notify: Notify | None = None,
 ) -> FactIndex:
+    """The HNSW index of ``vectors``: the one persisted under ``cache_dir`` when it matches, else built
+    (and persisted there); a build slower than :data:`INDEX_NOTICE_AFTER_S` is said through ``notify``."""
     from crp_core.corpus.index import FactIndex, index_key, vectors_fingerprint
 
     fp = fingerprint or vectors_fingerprint(vectors)
@@ -337,17 +339,17 @@ def _load_neighbours(path: Path, n: int, k: int) -> NeighbourTable | None:
 
 def _save_neighbours(path: Path, table: NeighbourTable) -> None:
     try:
-        atomic_write(path, lambda fh: np.savez(fh, ids=table.ids, sims=table.sims))
+        write_atomic(path, lambda fh: np.savez(fh, ids=table.ids, sims=table.sims), parents=True)
     except OSError as exc:
         warnings.warn(f"could not persist the neighbour table to {path}: {exc}", RuntimeWarning, stacklevel=3)
 
 
 def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | None, cache_dir: Path) -> np.ndarray:
     """Tokenizer counts, persisted per (model, exact list of texts) so a warm load needs no tokenizer."""
-    h = hashlib.sha256(model_id.encode("utf-8") + b"\x00")
+    h = Digest(model_id, b"\x00")
     for t in texts:
-        h.update(hashlib.sha256(t.encode("utf-8")).digest())
-    path = cache_dir / "tokens" / f"tokens-{h.hexdigest()[:32]}.npy"
+        h.update(content_digest_bytes(t))
+    path = cache_dir / "tokens" / f"tokens-{h.hex(32)}.npy"
     if path.exists():
         try:
             got = np.load(path, allow_pickle=False)
@@ -358,7 +360,7 @@ def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | N
             warnings.warn(f"token count cache {path} ignored ({exc}); recounting", RuntimeWarning, stacklevel=3)
     counts = np.asarray(count_tokens(texts, model_id, embedder), dtype=np.int64)
     try:
-        atomic_write(path, lambda fh: np.save(fh, counts))
+        write_atomic(path, lambda fh: np.save(fh, counts), parents=True)
     except OSError as exc:
         warnings.warn(f"could not persist token counts to {path}: {exc}", RuntimeWarning, stacklevel=3)
     return counts
@@ -400,7 +402,7 @@ def prepare_corpus(
     else:
         tokens = word_token_estimate(texts)
     vectors = _ro(np.ascontiguousarray(vectors, dtype=np.float32))
-    index = _load_or_build_index(vectors, config, cache_path, notify=notify)
+    index = load_or_build_index(vectors, config, cache_path, notify=notify)
     return Corpus(kb, index.vectors, model_id, tokens, retrievable_mask(kb), index, config, cache_path)
 
 

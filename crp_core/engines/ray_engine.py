@@ -20,6 +20,7 @@ from crp_core.analysis.scan import PairSearch, PairSearcher
 from crp_core.corpus.embedding import DEFAULT_BATCH
 from crp_core.engines.blocking import UNITS_PER_WORKER, BlockPlan, UnitResult, blocked_pairs, unit_pairs
 from crp_core.errors import ConfigError
+from crp_core.support.blas import one_blas_thread
 
 #: what to say when Ray is missing
 INSTALL_HINT = "the Ray engine needs Ray: install the extra with  pip install -e '.[ray]'  (or pip install 'ray[data]')"
@@ -89,9 +90,7 @@ def _cluster_cpus(ray: Any) -> int:
 
 # ---- the pair search -------------------------------------------------------------------------------
 def _unit_task(plan: BlockPlan, g0: int, g1: int) -> UnitResult:
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):  # one core per task: the tasks share the node
+    with one_blas_thread():  # one core per task: the tasks share the node
         return unit_pairs(plan, g0, g1)
 
 

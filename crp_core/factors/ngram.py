@@ -8,12 +8,12 @@ A fact's overlap is the number of its *distinct* n-grams found in the blacklist.
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from crp_core.model import KnowledgeBase
+from crp_core.support.memo import WeakMemo
 
 _WORD = re.compile(r"\w+")
 
@@ -48,13 +48,9 @@ def count_overlap(text: str, blacklist: frozenset[NGram] | set[NGram], n: int) -
 
 # per-KB caches: each fact's n-gram set (lazily, for the rows actually scored), and per blacklist the
 # overlap count of every fact scored so far (-1 = not yet computed), so a repeated run is pure numpy
-_FACT_NGRAMS: weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, int], frozenset[NGram]]] = (
-    weakref.WeakKeyDictionary()
-)
-_OVERLAPS: weakref.WeakKeyDictionary[KnowledgeBase, dict[tuple[int, frozenset[NGram]], np.ndarray]] = (
-    weakref.WeakKeyDictionary()
-)
 _MAX_BLACKLISTS_PER_KB = 8
+_FACT_NGRAMS: WeakMemo[KnowledgeBase, tuple[int, int], frozenset[NGram]] = WeakMemo()
+_OVERLAPS: WeakMemo[KnowledgeBase, tuple[int, frozenset[NGram]], np.ndarray] = WeakMemo(_MAX_BLACKLISTS_PER_KB)
 
 
 def fact_overlaps(
@@ -68,29 +64,16 @@ def fact_overlaps(
     idx = np.asarray(idx, dtype=np.int64).reshape(-1)
     if not blacklist or idx.size == 0:
         return np.zeros(idx.size, dtype=np.int64)
-    per_kb = _OVERLAPS.get(kb)
-    if per_kb is None:
-        per_kb = {}
-        _OVERLAPS[kb] = per_kb
     key = (n, blacklist if type(blacklist) is frozenset else frozenset(blacklist))
-    counts = per_kb.get(key)
-    if counts is None:
-        if len(per_kb) >= _MAX_BLACKLISTS_PER_KB:
-            per_kb.pop(next(iter(per_kb)))
-        counts = np.full(len(kb), -1, dtype=np.int64)
-        per_kb[key] = counts
+    counts = _OVERLAPS.get_or_build(kb, key, lambda: np.full(len(kb), -1, dtype=np.int64))
     got = counts[idx]  # a new array (fancy indexing): the caller owns it
     if got.min() >= 0:  # every row counted before: no per-fact work
         return got
-    grams_of = _FACT_NGRAMS.get(kb)
-    if grams_of is None:
-        grams_of = {}
-        _FACT_NGRAMS[kb] = grams_of
+    grams_of = _FACT_NGRAMS.memo(kb)
     facts = kb.facts
     for row in np.unique(idx[got < 0]).tolist():
         grams = grams_of.get((row, n))
         if grams is None:
-            grams = ngrams(facts[row].content, n)
-            grams_of[(row, n)] = grams
+            grams = grams_of.put((row, n), ngrams(facts[row].content, n))
         counts[row] = len(grams & blacklist)
     return counts[idx]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from crp_core.config import SECONDS_PER_DAY, SOURCE_TYPES, CRPConfig, SourceTabl
 from crp_core.io.timeparse import format_timestamp
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.support.frozen import DeferredTuple, freeze_owned, frozen_array
+from crp_core.support.memo import WeakMemo
 
 _T = TypeVar("_T")
 
@@ -115,16 +115,17 @@ class _KBArrays:
     importance_explicit: np.ndarray  # (n,) float, NaN = default by source type
 
 
-_KB_CACHE: weakref.WeakKeyDictionary[KnowledgeBase, _KBArrays] = weakref.WeakKeyDictionary()
+_KB_CACHE: WeakMemo[KnowledgeBase, None, _KBArrays] = WeakMemo(1)
 _ST_CODE = {st: i for i, st in enumerate(SOURCE_TYPES)}
 _KIND_CODE = {"explicit": 0, "default": 1, "timeless": 2}
 
 
 def kb_arrays(kb: KnowledgeBase) -> _KBArrays:
     """Column arrays of the fields scoring needs, computed once per KnowledgeBase (cached weakly)."""
-    got = _KB_CACHE.get(kb)
-    if got is not None:
-        return got
+    return _KB_CACHE.get_or_build(kb, None, lambda: _kb_arrays(kb))
+
+
+def _kb_arrays(kb: KnowledgeBase) -> _KBArrays:
     n = len(kb)
     mod = np.full(n, np.nan)
     kind = np.ones(n, dtype=np.int8)
@@ -147,9 +148,7 @@ def kb_arrays(kb: KnowledgeBase) -> _KBArrays:
         stale[i] = f.status == "STALE"
         if f.importance_weight is not None:
             imp[i] = f.importance_weight
-    got = _KBArrays(*(frozen_array(a) for a in (mod, kind, ttl, code, stale, imp)))
-    _KB_CACHE[kb] = got
-    return got
+    return _KBArrays(*(frozen_array(a) for a in (mod, kind, ttl, code, stale, imp)))
 
 
 def default_ttl_days(config: CRPConfig) -> np.ndarray:
@@ -161,54 +160,22 @@ def default_ttl_days(config: CRPConfig) -> np.ndarray:
 # per-KB resolved columns, one per table of defaults (the config's ttl_days / importance tables): the
 # per-call work is then one gather instead of a table build and nested ``where`` over the rows
 _ResolvedKey = tuple[str, SourceTable]  # (column name, the config table it is resolved from)
-_RESOLVED: weakref.WeakKeyDictionary[KnowledgeBase, dict[_ResolvedKey, np.ndarray]] = weakref.WeakKeyDictionary()
 _MAX_RESOLVED_PER_KB = 16
-
-
-_K = TypeVar("_K")
-_V = TypeVar("_V")
-
-
-def _per_kb(
-    store: weakref.WeakKeyDictionary[KnowledgeBase, dict[_K, _V]],
-    kb: KnowledgeBase,
-    key: _K,
-    limit: int,
-    build: Callable[[], _V],
-) -> _V:
-    """``store[kb][key]``, built once; at most ``limit`` keys per knowledge base (oldest dropped)."""
-    per_kb = store.get(kb)
-    if per_kb is None:
-        per_kb = {}
-        store[kb] = per_kb
-    got = per_kb.get(key)
-    if got is None:
-        if len(per_kb) >= limit:
-            per_kb.pop(next(iter(per_kb)))
-        got = build()
-        per_kb[key] = got
-    return got
+_RESOLVED: WeakMemo[KnowledgeBase, _ResolvedKey, np.ndarray] = WeakMemo(_MAX_RESOLVED_PER_KB)
 
 
 #: per KB and column name: the config table object last resolved and its column, so a run that
 #: passes the same table again finds the column by identity (no hashing of the table's cells)
-_LAST_RESOLVED: weakref.WeakKeyDictionary[KnowledgeBase, dict[str, tuple[SourceTable, np.ndarray]]] = (
-    weakref.WeakKeyDictionary()
-)
+_LAST_RESOLVED: WeakMemo[KnowledgeBase, str, tuple[SourceTable, np.ndarray]] = WeakMemo()
 
 
 def _resolved(kb: KnowledgeBase, key: _ResolvedKey, build: Callable[[], np.ndarray]) -> np.ndarray:
     name, table = key
-    last = _LAST_RESOLVED.get(kb)
-    if last is not None:
-        hit = last.get(name)
-        if hit is not None and hit[0] is table:
-            return hit[1]
-    else:
-        last = {}
-        _LAST_RESOLVED[kb] = last
-    got = _per_kb(_RESOLVED, kb, key, _MAX_RESOLVED_PER_KB, lambda: frozen_array(build()))
-    last[name] = (table, got)
+    hit = _LAST_RESOLVED.get(kb, name)
+    if hit is not None and hit[0] is table:
+        return hit[1]
+    got = _RESOLVED.get_or_build(kb, key, lambda: frozen_array(build()))
+    _LAST_RESOLVED.put(kb, name, (table, got))
     return got
 
 
@@ -295,27 +262,21 @@ class FactAttributes:
 
 # (now, ttl_days, importance, source_authority, stale_floor, fresh_fraction)
 _AttributesKey = tuple[float, SourceTable, SourceTable, SourceTable, float, float]
-_ATTRIBUTES: weakref.WeakKeyDictionary[KnowledgeBase, dict[_AttributesKey, FactAttributes]] = (
-    weakref.WeakKeyDictionary()
-)
 _MAX_ATTRIBUTES_PER_KB = 8
+_ATTRIBUTES: WeakMemo[KnowledgeBase, _AttributesKey, FactAttributes] = WeakMemo(_MAX_ATTRIBUTES_PER_KB)
 
 
 def fact_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttributes:
     """The :class:`FactAttributes` of ``kb`` at ``now`` (cached per KB, now and the config keys they read)."""
-    last = _LAST_ATTRIBUTES.get(kb)
+    last = _LAST_ATTRIBUTES.get(kb, None)
     if last is not None and last[0] is now and last[1] is config:
         return last[2]
-    got = _attributes(kb, now, config)
-    _LAST_ATTRIBUTES[kb] = (now, config, got)
-    return got
+    return _LAST_ATTRIBUTES.put(kb, None, (now, config, _attributes(kb, now, config)))[2]
 
 
 #: per KB: the (now, config) objects of the last call and its attributes: the pipeline and stage 3
 #: ask with the very same objects, found by identity (no hashing of the config tables)
-_LAST_ATTRIBUTES: weakref.WeakKeyDictionary[KnowledgeBase, tuple[datetime, CRPConfig, FactAttributes]] = (
-    weakref.WeakKeyDictionary()
-)
+_LAST_ATTRIBUTES: WeakMemo[KnowledgeBase, None, tuple[datetime, CRPConfig, FactAttributes]] = WeakMemo(1)
 
 
 def _attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttributes:
@@ -329,7 +290,7 @@ def _attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttr
         config.stale_floor,
         config.fresh_fraction,
     )
-    return _per_kb(_ATTRIBUTES, kb, key, _MAX_ATTRIBUTES_PER_KB, lambda: _build_attributes(kb, now, config))
+    return _ATTRIBUTES.get_or_build(kb, key, lambda: _build_attributes(kb, now, config))
 
 
 def _build_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> FactAttributes:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from crp_core.io.located import DocPath
 from crp_core.model import GATE_THRESHOLDS, Expectations, ExpectedConflict
 
 __all__ = ["EXPECT_KEYS", "TIE", "parse_expect", "expect_to_dict"]
@@ -30,8 +31,7 @@ _CONFLICT_KEYS = ("fact_a", "fact_b", "winner")
 _FRACTIONS = frozenset({"min_recall", "min_overlap"})
 EXPECT_KEYS: tuple[str, ...] = _LIST_KEYS + ("conflicts",) + tuple(t for t, _, _ in GATE_THRESHOLDS)
 
-Path = tuple[str | int, ...]
-Err = Callable[[Path, str], None]
+Err = Callable[[DocPath, str], None]
 
 
 def _show(v: Any) -> str:
@@ -49,7 +49,7 @@ def _big_int(v: int) -> str:
     return f"an integer of {n} digits"
 
 
-def _fact_id(err: Err, v: Any, path: Path) -> str | None:
+def _fact_id(err: Err, v: Any, path: DocPath) -> str | None:
     if not isinstance(v, str) or not v.strip():
         err(path, f"must be a non-empty fact id (a string), got {_show(v)}")
         return None
@@ -91,36 +91,46 @@ def _conflicts(err: Err, raw: Any) -> tuple[ExpectedConflict, ...]:
     out: list[ExpectedConflict] = []
     seen: dict[frozenset[str], int] = {}
     for i, item in enumerate(raw):
-        p: Path = ("expect", "conflicts", i)
-        if not isinstance(item, Mapping):
-            err(p, f"must be an object {{fact_a, fact_b, winner}}, got {_show(item)}")
+        p: DocPath = ("expect", "conflicts", i)
+        got = _conflict(err, item, p)
+        if got is None:
             continue
-        for k in item:
-            if k not in _CONFLICT_KEYS:
-                err(p + (str(k),), f"unknown key; allowed: {', '.join(_CONFLICT_KEYS)}")
-        a = _fact_id(err, item.get("fact_a"), p + ("fact_a",))
-        b = _fact_id(err, item.get("fact_b"), p + ("fact_b",))
-        w = item.get("winner")
-        if a is None or b is None:
-            if w is None:
-                err(p + ("winner",), f"missing (required: fact_a, fact_b or {TIE!r})")
-            continue
-        if a == b:
-            err(p + ("fact_b",), f"a conflict needs two different facts, got {a!r} twice")
-            continue
-        if w is None:
-            err(p + ("winner",), f"missing (required: {a!r}, {b!r} or {TIE!r})")
-            continue
-        if w not in (a, b, TIE):
-            err(p + ("winner",), f"must be {a!r}, {b!r} or {TIE!r}, got {_show(w)}")
-            continue
-        pair = frozenset((a, b))
+        pair = frozenset((got.fact_a, got.fact_b))
         if pair in seen:
-            err(p, f"the pair {a!r} / {b!r} is listed twice (first at expect.conflicts[{seen[pair]}])")
+            err(
+                p, f"the pair {got.fact_a!r} / {got.fact_b!r} is listed twice (first at expect.conflicts[{seen[pair]}])"
+            )
             continue
         seen[pair] = i
-        out.append(ExpectedConflict(fact_a=a, fact_b=b, winner=None if w == TIE else str(w)))
+        out.append(got)
     return tuple(out)
+
+
+def _conflict(err: Err, item: Any, p: DocPath) -> ExpectedConflict | None:
+    """One ``{fact_a, fact_b, winner}`` at ``p``, or None when it is not well-formed (said through ``err``)."""
+    if not isinstance(item, Mapping):
+        err(p, f"must be an object {{fact_a, fact_b, winner}}, got {_show(item)}")
+        return None
+    for k in item:
+        if k not in _CONFLICT_KEYS:
+            err(p + (str(k),), f"unknown key; allowed: {', '.join(_CONFLICT_KEYS)}")
+    a = _fact_id(err, item.get("fact_a"), p + ("fact_a",))
+    b = _fact_id(err, item.get("fact_b"), p + ("fact_b",))
+    w = item.get("winner")
+    if a is None or b is None:
+        if w is None:
+            err(p + ("winner",), f"missing (required: fact_a, fact_b or {TIE!r})")
+        return None
+    if a == b:
+        err(p + ("fact_b",), f"a conflict needs two different facts, got {a!r} twice")
+        return None
+    if w is None:
+        err(p + ("winner",), f"missing (required: {a!r}, {b!r} or {TIE!r})")
+        return None
+    if w not in (a, b, TIE):
+        err(p + ("winner",), f"must be {a!r}, {b!r} or {TIE!r}, got {_show(w)}")
+        return None
+    return ExpectedConflict(fact_a=a, fact_b=b, winner=None if w == TIE else str(w))
 
 
 #: the largest whole-number threshold: every integer up to it is exact as a float (the gate compares
@@ -136,7 +146,7 @@ def _thresholds(err: Err, doc: Mapping[str, Any]) -> dict[str, float]:
         if key not in doc:
             continue
         v = doc[key]
-        p: Path = ("expect", key)
+        p: DocPath = ("expect", key)
         number = isinstance(v, (int, float)) and not isinstance(v, bool)
         if key in _FRACTIONS:
             # ints compare exactly (float() of a 400-digit int overflows); NaN fails the comparison
@@ -166,7 +176,7 @@ def parse_expect(v: Any, err: Err) -> Expectations | None:
             err(("expect", str(k)), f"unknown key; allowed: {', '.join(EXPECT_KEYS)}")
     include = _id_list(err, v, "must_include")
     exclude = _id_list(err, v, "must_exclude")
-    included, excluded = set(include), set(exclude)  # sets: a list test per item was quadratic
+    included, excluded = set(include), set(exclude)  # sets: one membership test per item
     for i, fid in enumerate(exclude):
         if fid in included:
             err(("expect", "must_exclude", i), f"{fid!r} is also in expect.must_include")

@@ -15,7 +15,6 @@ product for the residual pull.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -27,6 +26,7 @@ from crp_core.factors.ngram import NGram, fact_overlaps
 from crp_core.factors.recency import RecencyTable, lookup, resolved_importance
 from crp_core.records import CDRTable
 from crp_core.support.frozen import freeze_owned, frozen_array
+from crp_core.support.memo import WeakMemo
 
 if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageView
@@ -246,7 +246,7 @@ def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:
     """
     gated = mask is not None and mask is cdr.passed_gate
     if gated:
-        got = _GATED_RANKING.get(cdr)
+        got = _GATED_RANKING.get(cdr, None)
         if got is not None:
             return got
     pos = np.arange(cdr.idx.size) if mask is None else np.flatnonzero(mask)
@@ -254,8 +254,8 @@ def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:
     ranked = pos[order]
     if gated:
         ranked = frozen_array(ranked)
-        _GATED_RANKING[cdr] = ranked
+        _GATED_RANKING.put(cdr, None, ranked)
     return ranked
 
 
-_GATED_RANKING: weakref.WeakKeyDictionary[CDRTable, np.ndarray] = weakref.WeakKeyDictionary()
+_GATED_RANKING: WeakMemo[CDRTable, None, np.ndarray] = WeakMemo(1)

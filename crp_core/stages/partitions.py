@@ -11,7 +11,6 @@ scikit-learn, whose import is most of a cold ``crp-inspect run`` (docs/decisions
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import warnings
@@ -22,6 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from crp_core.config import CRPConfig
+from crp_core.support.digest import content_digest
+from crp_core.support.files import write_atomic
+from crp_core.support.memo import LRU
 
 __all__ = [
     "RULE_ONE_EACH",
@@ -173,12 +175,9 @@ def _kmeans_labels(
         if source == "memo" and path.exists():
             _ON_DISK.add(path)
         else:
-            from crp_core.corpus.embedding_cache import atomic_write
-
             kept = labels
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(path, lambda fh: np.save(fh, kept, allow_pickle=False))
+                write_atomic(path, lambda fh: np.save(fh, kept, allow_pickle=False), parents=True)
                 _ON_DISK.add(path)
             except OSError:  # a read-only or full cache: the labels are simply not kept
                 pass
@@ -199,9 +198,7 @@ def _sklearn_version() -> str:
 def _labels_key(x: np.ndarray, k: int, seed: int, n_init: int) -> str:
     """The labels' key: sha256 of the scikit-learn version, the shape, k, seed, restarts and the
     unit rows' bytes (32 hex digits)."""
-    h = hashlib.sha256(f"kmeans|{_sklearn_version()}|{x.shape}|{k}|{seed}|{n_init}|".encode())
-    h.update(x.tobytes())
-    return h.hexdigest()[:32]
+    return content_digest(f"kmeans|{_sklearn_version()}|{x.shape}|{k}|{seed}|{n_init}|", x.tobytes(), length=32)
 
 
 def _labels_path(cache_dir: Path, key: str) -> Path:
@@ -244,16 +241,13 @@ def _seeded_labels(key: str, n: int, k: int) -> np.ndarray | None:
 #: label files of ``<cache>/partitions/`` this process wrote or read (not looked for again)
 _ON_DISK: set[Path] = set()
 #: labels found (seed table, cache file) or fitted in this process, by key (read-only arrays)
-_KNOWN: dict[str, np.ndarray] = {}
-_KNOWN_MAX = 512
+_KNOWN: LRU[str, np.ndarray] = LRU(512)
 
 
-def _remember(key: str, labels: np.ndarray) -> None:
-    if len(_KNOWN) >= _KNOWN_MAX:
-        _KNOWN.clear()
+def _remember(key: str, labels: np.ndarray) -> np.ndarray:
     kept = np.array(labels, dtype=np.int64)
     kept.setflags(write=False)
-    _KNOWN[key] = kept
+    return _KNOWN.put(key, kept)
 
 
 def _known_labels(key: str, n: int, k: int, cache_dir: str | os.PathLike[str] | None) -> tuple[np.ndarray | None, str]:
@@ -269,8 +263,7 @@ def _known_labels(key: str, n: int, k: int, cache_dir: str | os.PathLike[str] | 
     if cache_dir is not None:
         got = _read_labels(_labels_path(Path(cache_dir), key), n, k)
         if got is not None:
-            _remember(key, got)
-            return _KNOWN[key], "file"
+            return _remember(key, got), "file"
     return None, ""
 
 

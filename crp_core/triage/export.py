@@ -443,7 +443,8 @@ def export_cleaned_ckf(
     ``path`` (``crp_core.io.ckf.write_ckf``), and the export report as JSON at ``report_path``
     (default :func:`report_path_for`; ``write_report=False`` writes no report file). Both writes are
     atomic; the CKF is written first."""
-    from crp_core.io.ckf.write import ckf_format, write_ckf, write_text_atomic
+    from crp_core.io.ckf.write import ckf_format, write_ckf
+    from crp_core.support.files import write_text_atomic
 
     out = os.fspath(path)
     rpath = None if not write_report else os.fspath(report_path) if report_path is not None else report_path_for(out)
@@ -472,7 +473,7 @@ _MAX_REPORT_BYTES = 64 * 1024 * 1024
 def load_export_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON of an export report written by :func:`export_cleaned_ckf` (ExportError if it is not one)."""
     from crp_core.errors import ValidationError
-    from crp_core.io.files import read_regular_file
+    from crp_core.support.files import read_regular_file
 
     try:  # a regular file only (a FIFO would block): as every input, docs/decisions/hardening.md
         doc = json.loads(read_regular_file(path, max_bytes=_MAX_REPORT_BYTES, what="export report").decode("utf-8"))

@@ -39,8 +39,8 @@ from crp_core.decisions import (
     pair_key,
     validate_decision,
 )
-from crp_core.io.files import regular_or_absent
 from crp_core.io.timeparse import format_timestamp
+from crp_core.support.files import regular_or_absent
 from crp_core.triage.log import SCHEMA_VERSION, export_csv, export_json
 
 #: ``PRAGMA application_id`` of a crp-inspect triage database: the bytes "CRPT" (0x43525054)

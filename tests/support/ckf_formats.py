@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from crp_core.config import SOURCE_TYPES, STATUSES
-from crp_core.io.ckf.facts import _visible
+from crp_core.io.ckf.facts import has_visible_char
 from crp_core.model import Fact, KnowledgeBase
 from tests.support.paths import TEST_DATA
 
@@ -36,7 +36,7 @@ _label = _text.filter(lambda s: "\x00" not in s)
 
 
 # content of only invisible characters (zero-width, soft hyphen) is empty to the loader
-_content = _text.filter(_visible)
+_content = _text.filter(has_visible_char)
 
 
 _stamp = st.none() | st.datetimes(

@@ -274,11 +274,11 @@ def set_cases() -> list[tuple[str, str, str]]:
     """``(key, value as TOML, expected)`` for every numeric key at each end of its range (expected
     "accepted") and one step beyond (expected "refused"): 1 for whole numbers; for real numbers 1 and
     the next representable float. Also each table cell's type of bound, each choice and flag."""
-    from crp_core.config import _INT_KEYS, KNOWN_CONFLICT_ACTIONS, RANGES, SOURCE_TYPES
+    from crp_core.config import INT_KEYS, KNOWN_CONFLICT_ACTIONS, RANGES, SOURCE_TYPES
 
     out: list[tuple[str, str, str]] = []
     for key, (lo, hi) in RANGES.items():
-        if key in _INT_KEYS:
+        if key in INT_KEYS:
             vals = [(int(lo) - 1, "refused"), (int(lo), "accepted"), (int(hi), "accepted"), (int(hi) + 1, "refused")]
         else:
             vals = [
@@ -294,7 +294,7 @@ def set_cases() -> list[tuple[str, str, str]]:
                 want = "refused"  # also must be below 1.0: a fresh window as long as the TTL
             out.append((key, _toml(v), want))
         out.append((key, "nan", "refused"))
-        out.append((key, "inf" if key not in _INT_KEYS else "1e400", "refused"))
+        out.append((key, "inf" if key not in INT_KEYS else "1e400", "refused"))
         out.append((key, "1" + "0" * 400, "refused"))  # float(10**400) raised OverflowError: a traceback
     st = SOURCE_TYPES[6]
     for v, want in (

@@ -1,7 +1,9 @@
 """CKF loading, validation and export (SPEC_NOTES §1.1, SPEC-009 §2).
 
-:mod:`.read` reads the formats (JSONL, JSON, CSV, a directory with ``embeddings.npy``), :mod:`.facts`
-checks each fact and the whole file, :mod:`.write` writes a CKF back. Decisions: ``docs/decisions/loader.md``.
+:mod:`.read` reads the formats (JSONL, JSON, CSV, a directory with ``embeddings.npy``; Parquet in
+:mod:`.parquet`, SDK snapshots in :mod:`.sdk`), :mod:`.source` holds what they share at the level of
+the file, :mod:`.facts` checks each fact, :mod:`.assemble` the whole file, :mod:`.write` writes a CKF
+back. Decisions: ``docs/decisions/loader.md``.
 """
 
 from crp_core.io.ckf.facts import FACT_FIELDS, IGNORED_FIELDS

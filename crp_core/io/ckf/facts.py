@@ -1,35 +1,37 @@
-"""One CKF fact's fields parsed and checked, then the cross-fact checks (SPEC_NOTES §1.1, SPEC-009 §2).
+"""One CKF fact's fields parsed and checked, and written back (SPEC_NOTES §1.1, SPEC-009 §2).
 
-Every problem carries its line and field; :func:`_finish` builds the :class:`KnowledgeBase` or
-refuses the file (strict), or skips exactly the bad facts (lenient).
+Every format reader turns its rows into fact objects and hands each to :func:`parse_fact`, which
+records every problem with its line and field in the fact's :class:`FactRecord`; what a reader
+learns about the whole file goes into the :class:`LoadState`, which
+:func:`crp_core.io.ckf.assemble.finish_load` turns into the KnowledgeBase. :func:`fact_to_dict` is
+the inverse of :func:`parse_fact`: the fact object every writer emits.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 import unicodedata
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
 from crp_core.config import DEFAULT_SOURCE_TYPE, DEFAULT_STATUS, SOURCE_TYPES, STATUSES
-from crp_core.errors import CKFError, Problem
-from crp_core.io.timeparse import parse_duration_seconds, parse_timestamp
-from crp_core.model import Fact, KnowledgeBase, TTLKind, has_unpaired_surrogate
+from crp_core.errors import Problem
+from crp_core.io.ckf.source import json_reason, type_name
+from crp_core.io.timeparse import format_timestamp, parse_duration_seconds, parse_timestamp
+from crp_core.model import Fact, TTLKind, has_unpaired_surrogate
+from crp_core.support.digest import content_digest
 
 #: ``err(field, message)``: records one problem of the fact being parsed
 ErrFn = Callable[[str, str], None]
 
 
 @dataclass
-class _Rec:
+class FactRecord:
     """One fact record as parsed: the Fact (None if unusable) and its problems."""
 
     line: int
@@ -63,35 +65,14 @@ FACT_FIELDS: tuple[str, ...] = (
 #: (``content_hash`` is checked against the content; a mismatch is a warning)
 IGNORED_FIELDS: tuple[str, ...] = ("content_hash", "access_count", "last_accessed_at")
 _KNOWN = frozenset(FACT_FIELDS) | frozenset(IGNORED_FIELDS)
-_WRAPPER_KEYS = frozenset({"embedding_model", "facts", "dim"})
-_MANIFEST_KEYS = frozenset({"embedding_model", "dim"})
-_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
-_DIR_FACTS, _DIR_NPY, _DIR_MANIFEST = "facts.jsonl", "embeddings.npy", "manifest.json"
-_FILE = "file"
-
-
-def _format_message(name: str) -> str:
-    return (
-        f"unknown CKF format {os.path.splitext(name)[1] or '(no extension)'!r}: expected .jsonl, "
-        f".json, .csv, .parquet or a directory holding {_DIR_FACTS}"
-    )
-
-
-def _refuse(source: str, problems: list[Problem]) -> NoReturn:
-    raise CKFError(f"CKF {source} refused", problems)
-
-
-def _json_reason(exc: BaseException) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at column {exc.colno}"
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    return str(exc)[:200]
 
 
 @dataclass
-class _State:
-    recs: list[_Rec] = field(default_factory=list)
+class LoadState:
+    """What a reader found in one file: the fact records, the problems of the whole file, the
+    warnings, the unknown fields, and the model, dimension and embeddings the file declares."""
+
+    recs: list[FactRecord] = field(default_factory=list)
     file_problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     unknown: dict[str, list[int]] = field(default_factory=dict)  # unknown field -> lines
@@ -100,24 +81,32 @@ class _State:
     dim: int | None = None  # declared by the wrapper or manifest
     npy: np.ndarray | None = None
 
+    def declare_model(self, value: Any, fieldname: str, where: str) -> None:
+        """The embedding model the file declares in ``where`` (a wrapper, a manifest, a key-value table)."""
+        if value is None:
+            return
+        if not isinstance(value, str) or not value.strip():
+            self.file_problems.append(
+                Problem(0, fieldname, f"embedding_model must be a non-empty string, got {value!r}")
+            )
+            return
+        self.model, self.model_where = value, where
 
-def _tname(v: Any) -> str:
-    return {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        type(None): "null",
-        int: "a number",
-        float: "a number",
-    }.get(type(v), type(v).__name__)
+    def declare_dim(self, value: Any, fieldname: str) -> None:
+        """The embedding dimension the file declares."""
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            self.file_problems.append(Problem(0, fieldname, f"dim must be a whole number >= 1, got {value!r}"))
+            return
+        self.dim = value
 
 
-def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
+def parse_fact(obj: Any, line: int, st: LoadState, *, cells: bool) -> FactRecord:
     """Validate one fact object; ``cells``: values are CSV cell strings (numbers, JSON to decode)."""
-    rec = _Rec(line)
+    rec = FactRecord(line)
     if not isinstance(obj, dict):
-        rec.errors.append(Problem(line, "fact", f"a fact must be a JSON object, got {_tname(obj)}"))
+        rec.errors.append(Problem(line, "fact", f"a fact must be a JSON object, got {type_name(obj)}"))
         return rec
     rec.is_object = True
     errs = rec.errors
@@ -128,142 +117,21 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
     for k in obj:
         if k not in _KNOWN:
             st.unknown.setdefault(str(k), []).append(line)
-    # fact_id
-    fid = obj.get("fact_id")
-    if fid is None:
-        err("fact_id", "missing (required)")
-    elif not isinstance(fid, str):
-        err("fact_id", f"must be a string, got {_tname(fid)} {json.dumps(fid)[:60]}")
-    elif not fid.strip():
-        err("fact_id", "empty (required)")
-    elif has_unpaired_surrogate(fid):
-        err("fact_id", "contains an unpaired surrogate (not valid Unicode)")
-    elif (ctl := _control_char(fid)) is not None:
-        err(
-            "fact_id",
-            f"contains the control character {ctl}: an id is a key shown in headers, tables and "
-            "command lines, and a control character there cuts or reshapes it",
-        )
-    else:
-        rec.fact_id = fid
-    # content
+    rec.fact_id = _fact_id(obj.get("fact_id"), err)
     content = obj.get("content")
-    text: str | None = None  # the content once checked
-    if content is None:
-        err("content", "missing (required)")
-    elif not isinstance(content, str):
-        err("content", f"must be a string, got {_tname(content)}")
-    elif not _visible(content):
-        err("content", "empty (required, non-empty text; only spaces or invisible characters here)")
-    elif has_unpaired_surrogate(content):
-        err("content", "contains an unpaired surrogate (not valid Unicode)")
-    else:
-        text = content
-        if "\x00" in content:
-            st.warnings.append(
-                Problem(
-                    line,
-                    "content",
-                    f"holds {content.count(chr(0))} NUL character(s) "
-                    "(U+0000); kept as given, but a C tool or terminal may "
-                    "cut the text there",
-                    rec.fact_id,
-                )
-            )
-    # enums
+    text = _content(content, err, st, line, rec.fact_id)
     source_type = _enum(obj, "source_type", SOURCE_TYPES, DEFAULT_SOURCE_TYPE, err)
     status = _enum(obj, "status", STATUSES, DEFAULT_STATUS, err)
-    # weight
-    weight = None
-    w = obj.get("importance_weight")
-    if w is not None:
-        if cells:
-            try:
-                w = float(w)
-            except ValueError:
-                err("importance_weight", f"not a number: {w!r}")
-                w = None
-        if w is not None:
-            if isinstance(w, bool) or not isinstance(w, (int, float)):
-                err("importance_weight", f"must be a number between 0 and 1, got {_tname(w)} {json.dumps(w)[:60]}")
-            elif not (w == w and -math.inf < w < math.inf) or not 0.0 <= w <= 1.0:
-                err("importance_weight", f"must be between 0 and 1, got {w!r}")
-            else:
-                weight = float(w)
-    # timestamps
-    stamps: dict[str, datetime | None] = {}
-    for name in ("ingested_at", "modified_at"):
-        v = obj.get(name)
-        stamps[name] = None
-        if v is not None:
-            try:
-                stamps[name] = parse_timestamp(v)
-            except ValueError as exc:
-                err(name, str(exc))
-    # ttl
-    ttl_kind: TTLKind = "default"
-    ttl_seconds: float | None = None
-    ttl_text: str | None = None
-    t = obj.get("ttl")
-    if t is not None:
-        try:
-            secs = parse_duration_seconds(t)
-        except ValueError as exc:
-            err("ttl", str(exc))
-        else:
-            ttl_text = t
-            if secs is None:
-                ttl_kind, ttl_seconds = "timeless", None
-            else:
-                ttl_kind, ttl_seconds = "explicit", secs
-    # plain strings
-    strings: dict[str, str | None] = {}
-    for name in ("source_id", "source_location", "community_label"):
-        v = obj.get(name)
-        strings[name] = None
-        if v is None:
-            continue
-        if not isinstance(v, str):
-            err(name, f"must be a string, got {_tname(v)}")
-        elif has_unpaired_surrogate(v):
-            err(name, "contains an unpaired surrogate (not valid Unicode)")
-        elif "\x00" in v:
-            err(name, f"contains a NUL character (U+0000) at position {v.index(chr(0))}")
-        else:
-            strings[name] = v
-    # metadata
-    meta: dict[str, Any] = {}
-    m = obj.get("metadata")
-    if m is not None:
-        if cells:
-            m = _cell_json(m, "metadata", err)
-        if m is not None:
-            if not isinstance(m, dict):
-                err("metadata", f"must be a JSON object, got {_tname(m)}")
-            else:
-                try:
-                    json.dumps(m, ensure_ascii=False).encode("utf-8")
-                    meta = m
-                except (UnicodeEncodeError, ValueError, RecursionError):
-                    err("metadata", "holds text that is not valid Unicode")
-    # embedding
-    e = obj.get("embedding")
-    if e is not None:
-        rec.has_embedding = True
-        if cells:
-            e = _cell_json(e, "embedding", err)
-        if e is not None:
-            rec.embedding = _embedding(e, err)
-    em = obj.get("embedding_model")
-    if em is not None:
-        if not isinstance(em, str) or not em.strip():
-            err("embedding_model", f"must be a non-empty string, got {em!r}")
-        else:
-            rec.model = em
+    weight = _weight(obj.get("importance_weight"), cells, err)
+    stamps = {name: _stamp(obj.get(name), name, err) for name in ("ingested_at", "modified_at")}
+    ttl_kind, ttl_seconds, ttl_text = _ttl(obj.get("ttl"), err)
+    strings = {name: _plain(obj.get(name), name, err) for name in ("source_id", "source_location", "community_label")}
+    meta = _metadata(obj.get("metadata"), cells, err)
+    _embedding_fields(obj, rec, cells, err)
     # content_hash: checked, not kept
     ch = obj.get("content_hash")
     if isinstance(ch, str) and isinstance(content, str) and not has_unpaired_surrogate(content):
-        if ch.lower() != hashlib.sha256(content.encode("utf-8")).hexdigest():
+        if ch.lower() != content_digest(content):
             st.warnings.append(Problem(line, "content_hash", "does not match sha256(content); ignored", rec.fact_id))
     if errs or rec.fact_id is None or text is None:  # without errors, both the id and the content are set
         return rec
@@ -287,6 +155,148 @@ def _parse_fact(obj: Any, line: int, st: _State, *, cells: bool) -> _Rec:
     return rec
 
 
+def _fact_id(fid: Any, err: ErrFn) -> str | None:
+    """The fact's id once checked (a non-empty string without control characters), else None."""
+    if fid is None:
+        err("fact_id", "missing (required)")
+    elif not isinstance(fid, str):
+        err("fact_id", f"must be a string, got {type_name(fid)} {json.dumps(fid)[:60]}")
+    elif not fid.strip():
+        err("fact_id", "empty (required)")
+    elif has_unpaired_surrogate(fid):
+        err("fact_id", "contains an unpaired surrogate (not valid Unicode)")
+    elif (ctl := _control_char(fid)) is not None:
+        err(
+            "fact_id",
+            f"contains the control character {ctl}: an id is a key shown in headers, tables and "
+            "command lines, and a control character there cuts or reshapes it",
+        )
+    else:
+        return fid
+    return None
+
+
+def _content(content: Any, err: ErrFn, st: LoadState, line: int, fact_id: str | None) -> str | None:
+    """The fact's content once checked (visible text, valid Unicode), else None; NUL characters are
+    kept with a warning."""
+    if content is None:
+        err("content", "missing (required)")
+    elif not isinstance(content, str):
+        err("content", f"must be a string, got {type_name(content)}")
+    elif not has_visible_char(content):
+        err("content", "empty (required, non-empty text; only spaces or invisible characters here)")
+    elif has_unpaired_surrogate(content):
+        err("content", "contains an unpaired surrogate (not valid Unicode)")
+    else:
+        if "\x00" in content:
+            st.warnings.append(
+                Problem(
+                    line,
+                    "content",
+                    f"holds {content.count(chr(0))} NUL character(s) "
+                    "(U+0000); kept as given, but a C tool or terminal may "
+                    "cut the text there",
+                    fact_id,
+                )
+            )
+        return content
+    return None
+
+
+def _weight(w: Any, cells: bool, err: ErrFn) -> float | None:
+    """``importance_weight`` in [0, 1], else None (absent or refused)."""
+    if w is None:
+        return None
+    if cells:
+        try:
+            w = float(w)
+        except ValueError:
+            err("importance_weight", f"not a number: {w!r}")
+            return None
+    if isinstance(w, bool) or not isinstance(w, (int, float)):
+        err("importance_weight", f"must be a number between 0 and 1, got {type_name(w)} {json.dumps(w)[:60]}")
+    elif not (w == w and -math.inf < w < math.inf) or not 0.0 <= w <= 1.0:
+        err("importance_weight", f"must be between 0 and 1, got {w!r}")
+    else:
+        return float(w)
+    return None
+
+
+def _stamp(v: Any, name: str, err: ErrFn) -> datetime | None:
+    if v is None:
+        return None
+    try:
+        return parse_timestamp(v)
+    except ValueError as exc:
+        err(name, str(exc))
+        return None
+
+
+def _ttl(t: Any, err: ErrFn) -> tuple[TTLKind, float | None, str | None]:
+    """``(kind, seconds, text as given)`` of the ``ttl`` field."""
+    if t is None:
+        return "default", None, None
+    try:
+        secs = parse_duration_seconds(t)
+    except ValueError as exc:
+        err("ttl", str(exc))
+        return "default", None, None
+    if secs is None:
+        return "timeless", None, t
+    return "explicit", secs, t
+
+
+def _plain(v: Any, name: str, err: ErrFn) -> str | None:
+    """A plain string field (valid Unicode, no NUL), else None."""
+    if v is None:
+        return None
+    if not isinstance(v, str):
+        err(name, f"must be a string, got {type_name(v)}")
+    elif has_unpaired_surrogate(v):
+        err(name, "contains an unpaired surrogate (not valid Unicode)")
+    elif "\x00" in v:
+        err(name, f"contains a NUL character (U+0000) at position {v.index(chr(0))}")
+    else:
+        return v
+    return None
+
+
+def _metadata(m: Any, cells: bool, err: ErrFn) -> dict[str, Any]:
+    """``metadata``: a JSON object of valid Unicode (a CSV cell holds it as JSON), else empty."""
+    if m is None:
+        return {}
+    if cells:
+        m = _cell_json(m, "metadata", err)
+        if m is None:
+            return {}
+    if not isinstance(m, dict):
+        err("metadata", f"must be a JSON object, got {type_name(m)}")
+        return {}
+    try:
+        json.dumps(m, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, ValueError, RecursionError):
+        err("metadata", "holds text that is not valid Unicode")
+        return {}
+    return m
+
+
+def _embedding_fields(obj: dict[str, Any], rec: FactRecord, cells: bool, err: ErrFn) -> None:
+    """``embedding`` (checked by :func:`check_embedding`) and ``embedding_model`` into ``rec``."""
+    e = obj.get("embedding")
+    if e is not None:
+        rec.has_embedding = True
+        if cells:
+            e = _cell_json(e, "embedding", err)
+        if e is not None:
+            rec.embedding = check_embedding(e, err)
+    em = obj.get("embedding_model")
+    if em is not None:
+        if not isinstance(em, str) or not em.strip():
+            err("embedding_model", f"must be a non-empty string, got {em!r}")
+        else:
+            rec.model = em
+
+
 def _enum(obj: dict[str, Any], name: str, allowed: tuple[str, ...], default: str, err: ErrFn) -> str:
     v = obj.get(name)
     if v is None:
@@ -301,7 +311,7 @@ def _cell_json(cell: str, name: str, err: ErrFn) -> Any:
     try:
         return json.loads(cell)
     except (ValueError, RecursionError) as exc:
-        err(name, f"CSV cell is not valid JSON: {_json_reason(exc)}")
+        err(name, f"CSV cell is not valid JSON: {json_reason(exc)}")
         return None
 
 
@@ -318,7 +328,7 @@ def _control_char(text: str) -> str | None:
 _INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
 
 
-def _visible(text: str) -> bool:
+def has_visible_char(text: str) -> bool:
     """Does ``text`` hold a character that draws something (not space, not zero-width)?"""
     return any(not ch.isspace() and ch not in _INVISIBLE for ch in text)
 
@@ -327,9 +337,11 @@ def _visible(text: str) -> bool:
 _NUMBER_TYPES = frozenset((float, int))
 
 
-def _embedding(e: Any, err: ErrFn) -> np.ndarray | None:
+def check_embedding(e: Any, err: ErrFn) -> np.ndarray | None:
+    """A per-fact embedding as float32, or None with the problem said through ``err`` (not a list of
+    numbers, NaN or infinite, beyond float32, all zeros)."""
     if not isinstance(e, list) or not e:
-        err("embedding", f"must be a non-empty list of numbers, got {_tname(e)}")
+        err("embedding", f"must be a non-empty list of numbers, got {type_name(e)}")
         return None
     if not _NUMBER_TYPES.issuperset(map(type, e)):  # one C-level pass; the loop below only names the culprit
         for i, x in enumerate(e):
@@ -357,188 +369,28 @@ def _embedding(e: Any, err: ErrFn) -> np.ndarray | None:
     return f32
 
 
-# ---- cross-fact checks -----------------------------------------------------------------------
-def _finish(st: _State, *, source: str, fmt: str, lenient: bool, expected_model: str | None) -> KnowledgeBase:
-    recs = st.recs
-    fp = st.file_problems
-    # unknown fields: one warning per field name
-    for name, lines in st.unknown.items():
-        more = f" and {len(lines) - 1} more fact(s)" if len(lines) > 1 else ""
-        st.warnings.append(
-            Problem(
-                lines[0],
-                name,
-                f"unknown field, ignored (first at line {lines[0]}{more}); known fields: {', '.join(FACT_FIELDS)}",
-            )
-        )
-    # duplicate ids: the first occurrence is kept
-    first: dict[str, int] = {}
-    looks: dict[str, tuple[str, int]] = {}  # normalised id -> (first id, its line)
-    for r in recs:
-        if r.fact_id is None:
-            continue
-        norm = unicodedata.normalize("NFC", r.fact_id).strip()
-        seen = looks.setdefault(norm, (r.fact_id, r.line))
-        if seen[0] != r.fact_id:
-            st.warnings.append(
-                Problem(
-                    r.line,
-                    "fact_id",
-                    f"id {r.fact_id!r} differs from {seen[0]!r} (line "
-                    f"{seen[1]}) only by Unicode normalisation or spaces: "
-                    "two facts, but a reader sees one id",
-                    r.fact_id,
-                )
-            )
-        if r.fact_id in first:
-            r.errors.append(
-                Problem(r.line, "fact_id", f"duplicate id {r.fact_id!r} (first at line {first[r.fact_id]})", r.fact_id)
-            )
-        else:
-            first[r.fact_id] = r.line
-    # embeddings
-    rows: list[np.ndarray | None] = [None] * len(recs)
-    dim: int | None = None
-    if st.npy is not None:
-        if any(r.has_embedding for r in recs):
-            fp.append(
-                Problem(0, _DIR_NPY, f'both {_DIR_NPY} and per-fact "embedding" fields given; use one or the other')
-            )
-        if st.npy.shape[0] != len(recs):
-            fp.append(
-                Problem(
-                    0,
-                    _DIR_NPY,
-                    f"{st.npy.shape[0]} rows but {_DIR_FACTS} holds {len(recs)} fact "
-                    f"record(s); one row per record, same order",
-                )
-            )
-        dim = int(st.npy.shape[1])
-        if st.dim is not None and st.dim != dim:
-            fp.append(Problem(0, "manifest.dim", f"manifest says dim {st.dim} but {_DIR_NPY} has {dim} columns"))
-        if st.npy.shape[0] == len(recs):
-            finite = np.isfinite(st.npy).all(axis=1)
-            nonzero: np.ndarray = np.any(st.npy != 0, axis=1)
-            for i, r in enumerate(recs):
-                if not finite[i]:
-                    r.errors.append(
-                        Problem(r.line, "embedding", f"{_DIR_NPY} row {i} holds NaN or infinite values", r.fact_id)
-                    )
-                elif not nonzero[i]:
-                    r.errors.append(
-                        Problem(
-                            r.line,
-                            "embedding",
-                            f"{_DIR_NPY} row {i} is all zeros: an embedding needs a direction",
-                            r.fact_id,
-                        )
-                    )
-                rows[i] = st.npy[i]
-    else:
-        with_e = [r for r in recs if r.has_embedding]
-        if with_e:
-            objs = [r for r in recs if r.is_object]
-            without = [r for r in objs if not r.has_embedding]
-            if without:
-                minority_has = len(with_e) < len(without)
-                bad = with_e if minority_has else without
-                msg = (
-                    f"{len(with_e)} of {len(objs)} facts carry an embedding; all or none must "
-                    f"({'this fact has one' if minority_has else 'this fact has none'})"
-                )
-                for r in bad:
-                    r.errors.append(Problem(r.line, "embedding", msg, r.fact_id))
-            dims = Counter(len(r.embedding) for r in with_e if r.embedding is not None)
-            if dims:
-                dim = st.dim if st.dim is not None else dims.most_common(1)[0][0]
-                why = "the declared dim" if st.dim is not None else "the most common dimension"
-                for r in with_e:
-                    if r.embedding is not None and len(r.embedding) != dim:
-                        r.errors.append(
-                            Problem(
-                                r.line, "embedding", f"dimension {len(r.embedding)}, expected {dim} ({why})", r.fact_id
-                            )
-                        )
-            for i, r in enumerate(recs):
-                rows[i] = r.embedding
-        elif st.dim is not None:
-            st.warnings.append(Problem(0, "dim", f"dim {st.dim} declared but no fact carries an embedding"))
-    # embedding model: the declared one, else the most common per-fact one
-    models = Counter(r.model for r in recs if r.model is not None)
-    model = st.model
-    if model is None and models:
-        model = models.most_common(1)[0][0]
+def fact_to_dict(f: Fact, emb: np.ndarray | None, model: str | None) -> dict[str, Any]:
+    """The fact object of ``f`` in :data:`FACT_FIELDS` order, absent values left out (what
+    :func:`parse_fact` reads back to an equal fact)."""
+    d: dict[str, Any] = {"fact_id": f.fact_id, "content": f.content, "source_type": f.source_type, "status": f.status}
+    if f.importance_weight is not None:
+        d["importance_weight"] = f.importance_weight
+    if f.ingested_at is not None:
+        d["ingested_at"] = format_timestamp(f.ingested_at)
+    if f.modified_at is not None:
+        d["modified_at"] = format_timestamp(f.modified_at)
+    if f.ttl_kind == "timeless":
+        d["ttl"] = f.ttl_text or "none"
+    elif f.ttl_kind == "explicit":
+        d["ttl"] = f.ttl_text if f.ttl_text else f"PT{f.ttl_seconds:f}S"
+    for name in ("source_id", "source_location", "community_label"):
+        v = getattr(f, name)
+        if v is not None:
+            d[name] = v
+    if f.metadata:
+        d["metadata"] = dict(f.metadata)
+    if emb is not None:
+        d["embedding"] = [float(x) for x in emb]
     if model is not None:
-        for r in recs:
-            if r.model is not None and r.model != model:
-                where = st.model_where or "most facts"
-                r.errors.append(
-                    Problem(
-                        r.line,
-                        "embedding_model",
-                        f"{r.model!r} differs from {model!r} ({where}); embeddings never mix models",
-                        r.fact_id,
-                    )
-                )
-    has_emb = dim is not None
-    if expected_model is not None and model is not None and has_emb and model != expected_model:
-        fp.append(
-            Problem(
-                0,
-                "embedding_model",
-                f"embeddings are from {model!r} but the active model is "
-                f"{expected_model!r}; embeddings never mix models "
-                f"(SPEC-024 §2.5)",
-            )
-        )
-    # outcome
-    bad_recs = [r for r in recs if r.errors or r.fact is None]
-    fact_problems = [p for r in bad_recs for p in r.errors]
-    if fp or (bad_recs and not lenient):
-        _refuse(source, sorted(fp, key=lambda p: p.line) + fact_problems)
-    kept = [(i, r.fact) for i, r in enumerate(recs) if not r.errors and r.fact is not None]
-    keep = [i for i, _ in kept]
-    if not keep:
-        _refuse(source, fact_problems + [Problem(0, _FILE, "no valid fact left to load")])
-    facts = tuple(f for _, f in kept)
-    emb = None
-    if has_emb:
-        # np.stack turns each row into an array with asanyarray; np.asarray does the same here
-        emb = np.stack([np.asarray(rows[i]) for i in keep]).astype(np.float32, copy=False)  # a fresh array
-    elif model is not None:
-        st.warnings.append(
-            Problem(
-                0,
-                "embedding_model",
-                f"embedding_model {model!r} named but no embeddings given; the active model will embed",
-            )
-        )
-        model = None
-    if has_emb and model is None:
-        st.warnings.append(
-            Problem(
-                0,
-                "embedding_model",
-                "embeddings carry no embedding_model; they will be "
-                "used only if their dimension matches the active model",
-            )
-        )
-    for f in facts:
-        if f.effective_modified_at is None:
-            st.warnings.append(
-                Problem(
-                    f.line,
-                    "modified_at",
-                    "neither ingested_at nor modified_at given: age unknown, recency factor 1.0",
-                    f.fact_id,
-                )
-            )
-    return KnowledgeBase(
-        facts=facts,
-        embeddings=emb,
-        embedding_model=model,
-        source=source,
-        fmt=fmt,
-        skipped=tuple(fact_problems),
-        warnings=tuple(st.warnings),
-    )
+        d["embedding_model"] = model
+    return d

@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import stat
 from collections.abc import Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -22,14 +21,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from crp_core.errors import CKFError, Problem
-from crp_core.io.ckf.facts import _FILE, _embedding, _finish, _json_reason, _parse_fact, _Rec, _refuse, _State
-from crp_core.io.files import link_reason
+from crp_core.io.ckf.assemble import finish_load
+from crp_core.io.ckf.facts import FACT_FIELDS, FactRecord, LoadState, check_embedding, fact_to_dict, parse_fact
+from crp_core.io.ckf.source import FILE_FIELD, LIMIT_SETTING, check_ckf_file, json_reason, refuse
 from crp_core.model import KnowledgeBase
+from crp_core.support.files import write_atomic
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# pyarrow's default allocator (mimalloc) reserves about 1 GB of address space when it starts: a process
+# pyarrow's default allocator (mimalloc) reserves a large address space when it starts: a process
 # under an address-space limit (RLIMIT_AS, as the hostile-input harness runs) then cannot start a thread.
 # The system allocator, unless the environment chose one; it only matters before pyarrow's first use.
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
@@ -101,18 +102,16 @@ def _type_problems(schema: pa.Schema) -> list[Problem]:
     return problems
 
 
-def _declared(schema: pa.Schema, st: _State) -> None:
+def _declared(schema: pa.Schema, st: LoadState) -> None:
     """``embedding_model`` / ``dim`` from the file's key-value metadata (the manifest of a Parquet CKF)."""
-    from crp_core.io.ckf.read import _declared_dim, _declared_model
-
     meta = schema.metadata or {}
     if META_MODEL in meta:
         model = meta[META_MODEL].decode("utf-8", "replace")
-        _declared_model(model, "parquet.embedding_model", st, "the Parquet key-value metadata")
+        st.declare_model(model, "parquet.embedding_model", "the Parquet key-value metadata")
     if META_DIM in meta:
         raw = meta[META_DIM].decode("utf-8", "replace").strip()
         value: Any = int(raw) if raw.isdigit() else raw
-        _declared_dim(value, "parquet.dim", st)
+        st.declare_dim(value, "parquet.dim")
 
 
 def _row_object(row: dict[str, Any], rec_errors: list[Problem], line: int) -> dict[str, Any]:
@@ -130,11 +129,12 @@ def _row_object(row: dict[str, Any], rec_errors: list[Problem], line: int) -> di
         except (ValueError, RecursionError) as exc:
             del obj["metadata"]
             fid = obj.get("fact_id") if isinstance(obj.get("fact_id"), str) else None
-            rec_errors.append(Problem(line, "metadata", f"Parquet cell is not valid JSON: {_json_reason(exc)}", fid))
+            rec_errors.append(Problem(line, "metadata", f"Parquet cell is not valid JSON: {json_reason(exc)}", fid))
     return obj
 
 
-def _batches(pf: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
+def record_batches(pf: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """The record batches of the open ``ParquetFile`` ``pf``, ``batch_rows`` rows each (the last fewer)."""
     yield from pf.iter_batches(batch_size=batch_rows)
 
 
@@ -166,7 +166,7 @@ def _batch_embeddings(col: pa.Array) -> tuple[np.ndarray, list[np.ndarray | None
     return present, [f32[a:b] if good else None for a, b, good in zip(lo.tolist(), hi.tolist(), ok.tolist())]
 
 
-def _read_batch(batch: pa.RecordBatch, first: int, st: _State) -> None:
+def _read_batch(batch: pa.RecordBatch, first: int, st: LoadState) -> None:
     """Parse the rows of one batch (rows ``first``, ``first + 1``, ...) into ``st.recs``."""
     names = batch.schema.names
     col = None
@@ -180,7 +180,7 @@ def _read_batch(batch: pa.RecordBatch, first: int, st: _State) -> None:
         line = first + k
         pre: list[Problem] = []
         obj = _row_object(row, pre, line)
-        rec = _parse_fact(obj, line, st, cells=False)
+        rec = parse_fact(obj, line, st, cells=False)
         if pre:
             rec.errors[:0] = pre
         if col is not None and present is not None and present[k]:
@@ -188,16 +188,16 @@ def _read_batch(batch: pa.RecordBatch, first: int, st: _State) -> None:
             rec.embedding = vectors[k]
             if rec.embedding is None:  # the per-fact parser's check says what is wrong
 
-                def err(fieldname: str, msg: str, line: int = line, rec: _Rec = rec) -> None:
+                def err(fieldname: str, msg: str, line: int = line, rec: FactRecord = rec) -> None:
                     rec.errors.append(Problem(line, fieldname, msg, rec.fact_id))
 
-                rec.embedding = _embedding(col[k].as_py(), err)
+                rec.embedding = check_embedding(col[k].as_py(), err)
         if rec.errors:
             rec.fact = None
         st.recs.append(rec)
 
 
-def _read_parquet(source: str | io.BytesIO, st: _State, batch_rows: int) -> None:
+def _read_parquet(source: str | io.BytesIO, st: LoadState, batch_rows: int) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -213,7 +213,7 @@ def _read_parquet(source: str | io.BytesIO, st: _State, batch_rows: int) -> None
         return
     _declared(schema, st)
     done = 0
-    batches = _batches(pf, max(1, int(batch_rows)))
+    batches = record_batches(pf, max(1, int(batch_rows)))
     while True:
         try:
             batch = next(batches)
@@ -237,28 +237,7 @@ def _read_parquet(source: str | io.BytesIO, st: _State, batch_rows: int) -> None
             return
         done += batch.num_rows
     if done == 0:
-        st.file_problems.append(Problem(0, _FILE, "file holds no facts (no Parquet rows)"))
-
-
-def _checked_file(path: str, limit: int) -> None:
-    """The file checks of every CKF read (a regular file within the size limit) before pyarrow opens it."""
-    from crp_core.io.ckf.read import _too_large
-
-    try:
-        st_ = os.stat(path)
-    except OSError as exc:
-        _refuse(path, [Problem(0, _FILE, link_reason(path, exc) or f"cannot read {path}: {exc.strerror or exc}")])
-    if not stat.S_ISREG(st_.st_mode):
-        _refuse(
-            path,
-            [
-                Problem(
-                    0, _FILE, f"{path} is not a regular file (a folder, FIFO, socket or device); refusing to read it"
-                )
-            ],
-        )
-    if st_.st_size > limit:
-        _refuse(path, [Problem(0, _FILE, _too_large(st_.st_size, limit))])
+        st.file_problems.append(Problem(0, FILE_FIELD, "file holds no facts (no Parquet rows)"))
 
 
 def _unpacked_limit(source: str | io.BytesIO, name: str, limit: int) -> None:
@@ -272,14 +251,13 @@ def _unpacked_limit(source: str | io.BytesIO, name: str, limit: int) -> None:
         return  # said by the reader with its reason
     total = sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
     if total > limit:
-        _refuse(
+        refuse(
             name,
             [
                 Problem(
                     0,
-                    _FILE,
-                    f"Parquet row groups unpack to {total} bytes, over the limit of {limit} "
-                    "bytes (ckf_max_bytes / --max-bytes)",
+                    FILE_FIELD,
+                    f"Parquet row groups unpack to {total} bytes, over the limit of {limit} bytes ({LIMIT_SETTING})",
                 )
             ],
         )
@@ -289,11 +267,11 @@ def load_parquet(
     path: str, *, lenient: bool, limit: int, expected_model: str | None, batch_rows: int = BATCH_ROWS
 ) -> KnowledgeBase:
     """Load and validate a ``.parquet`` CKF file (SPEC_NOTES §1.1): see :func:`crp_core.io.ckf.load_ckf`."""
-    _checked_file(path, limit)
+    check_ckf_file(path, limit)
     _unpacked_limit(path, path, limit)
-    st = _State()
+    st = LoadState()
     _read_parquet(path, st, batch_rows)
-    return _finish(st, source=path, fmt="parquet", lenient=lenient, expected_model=expected_model)
+    return finish_load(st, source=path, fmt="parquet", lenient=lenient, expected_model=expected_model)
 
 
 def load_parquet_bytes(
@@ -301,9 +279,9 @@ def load_parquet_bytes(
 ) -> KnowledgeBase:
     """An uploaded ``.parquet`` CKF (already within the size limit)."""
     _unpacked_limit(io.BytesIO(data), name, limit)
-    st = _State()
+    st = LoadState()
     _read_parquet(io.BytesIO(data), st, batch_rows)
-    return _finish(st, source=name, fmt="parquet", lenient=lenient, expected_model=expected_model)
+    return finish_load(st, source=name, fmt="parquet", lenient=lenient, expected_model=expected_model)
 
 
 # ---- writing ---------------------------------------------------------------------------------
@@ -314,11 +292,9 @@ def parquet_bytes(kb: KnowledgeBase, *, row_group_rows: int = ROW_GROUP_ROWS) ->
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from crp_core.io.ckf.write import _WRITE_ORDER, _fact_to_dict
-
-    rows = [_fact_to_dict(f, None, None) for f in kb.facts]
+    rows = [fact_to_dict(f, None, None) for f in kb.facts]
     cols: dict[str, pa.Array] = {}
-    for name in _WRITE_ORDER:
+    for name in FACT_FIELDS:
         if name in ("embedding", "embedding_model"):
             continue
         values = [r.get(name) for r in rows]
@@ -348,14 +324,12 @@ def parquet_bytes(kb: KnowledgeBase, *, row_group_rows: int = ROW_GROUP_ROWS) ->
 
 def write_parquet(kb: KnowledgeBase, path: str, *, row_group_rows: int = ROW_GROUP_ROWS) -> str:
     """Write ``kb`` as a Parquet CKF at ``path`` whole or not at all; returns the path."""
-    from crp_core.io.ckf.write import _write_atomic
-
     try:
         data = parquet_bytes(kb, row_group_rows=row_group_rows)
     except ImportError as exc:  # pyarrow is a dependency; a broken install is said plainly
-        why = Problem(0, _FILE, f"pyarrow is needed for .parquet: {exc}")
+        why = Problem(0, FILE_FIELD, f"pyarrow is needed for .parquet: {exc}")
         raise CKFError(f"cannot write CKF {path}", [why]) from None
-    _write_atomic(path, data)
+    write_atomic(path, data)
     return path
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from crp_core.config import DEFAULT_SOURCE_TYPE, SOURCE_TYPES
 from crp_core.errors import CKFError, Problem
-from crp_core.io.files import read_regular_file
+from crp_core.support.files import read_regular_file
 
 _RULE_KEYS = ("category", "source_window_id", "extraction_stage", "source_type")
 _MAX_MAP_BYTES = 1 << 20
@@ -109,48 +109,51 @@ def source_map_from_dict(doc: Mapping[str, Any], where: str = "mapping") -> Sour
         problems.append(Problem(0, "rule", "must be an array of tables ([[rule]])"))
         raw_rules = []
     for i, r in enumerate(raw_rules, start=1):
-        at = f"rule[{i}]"
-        if not isinstance(r, dict):
-            problems.append(Problem(0, at, "must be a table"))
-            continue
-        bad = len(problems)
-        for k in r:
-            if k not in _RULE_KEYS:
-                problems.append(Problem(0, f"{at}.{k}", f"unknown key; known: {', '.join(_RULE_KEYS)}"))
-        st = r.get("source_type")
-        if st is None:
-            problems.append(Problem(0, f"{at}.source_type", "missing (required)"))
-        elif not isinstance(st, str) or st not in SOURCE_TYPES:
-            problems.append(
-                Problem(0, f"{at}.source_type", f"unknown source type {st!r}; allowed: {', '.join(SOURCE_TYPES)}")
-            )
-        for k in ("category", "source_window_id"):
-            if k in r and not isinstance(r[k], str):
-                problems.append(Problem(0, f"{at}.{k}", f"must be a string, got {r[k]!r}"))
-        stages: tuple[int, ...] | None = None
-        if "extraction_stage" in r:
-            v = r["extraction_stage"]
-            vals = v if isinstance(v, list) else [v]
-            if not vals or any(isinstance(x, bool) or not isinstance(x, int) for x in vals):
-                problems.append(
-                    Problem(
-                        0, f"{at}.extraction_stage", f"must be a whole number or a non-empty list of them, got {v!r}"
-                    )
-                )
-            else:
-                stages = tuple(vals)
-        if len(problems) == bad:
-            rules.append(
-                MapRule(
-                    source_type=str(st),
-                    category=r.get("category"),
-                    source_window_id=r.get("source_window_id"),
-                    extraction_stage=stages,
-                )
-            )
+        rule = _rule(r, f"rule[{i}]", problems)
+        if rule is not None:
+            rules.append(rule)
     if problems:
         raise CKFError(f"source-type mapping {where} refused", problems)
     return SourceTypeMap(tuple(rules), default)
+
+
+def _rule(r: Any, at: str, problems: list[Problem]) -> MapRule | None:
+    """The rule table ``r`` (named ``at`` in its problems), or None when it has a problem."""
+    if not isinstance(r, dict):
+        problems.append(Problem(0, at, "must be a table"))
+        return None
+    bad = len(problems)
+    for k in r:
+        if k not in _RULE_KEYS:
+            problems.append(Problem(0, f"{at}.{k}", f"unknown key; known: {', '.join(_RULE_KEYS)}"))
+    st = r.get("source_type")
+    if st is None:
+        problems.append(Problem(0, f"{at}.source_type", "missing (required)"))
+    elif not isinstance(st, str) or st not in SOURCE_TYPES:
+        problems.append(
+            Problem(0, f"{at}.source_type", f"unknown source type {st!r}; allowed: {', '.join(SOURCE_TYPES)}")
+        )
+    for k in ("category", "source_window_id"):
+        if k in r and not isinstance(r[k], str):
+            problems.append(Problem(0, f"{at}.{k}", f"must be a string, got {r[k]!r}"))
+    stages: tuple[int, ...] | None = None
+    if "extraction_stage" in r:
+        v = r["extraction_stage"]
+        vals = v if isinstance(v, list) else [v]
+        if not vals or any(isinstance(x, bool) or not isinstance(x, int) for x in vals):
+            problems.append(
+                Problem(0, f"{at}.extraction_stage", f"must be a whole number or a non-empty list of them, got {v!r}")
+            )
+        else:
+            stages = tuple(vals)
+    if len(problems) > bad:
+        return None
+    return MapRule(
+        source_type=str(st),
+        category=r.get("category"),
+        source_window_id=r.get("source_window_id"),
+        extraction_stage=stages,
+    )
 
 
 def load_source_map(path: str | os.PathLike[str]) -> SourceTypeMap:

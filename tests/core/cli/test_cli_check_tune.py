@@ -290,7 +290,7 @@ def test_check_write_baseline_is_checked_before_the_run(files, capsys, tmp_path,
 def test_a_failed_write_at_the_end_prints_the_result_first(files, capsys, tmp_path, monkeypatch):
     import errno
 
-    import crp_core.io.ckf.write as w
+    import crp_core.support.files as w
 
     ckf, suite = files
 

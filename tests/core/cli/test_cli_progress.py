@@ -87,12 +87,12 @@ def test_index_build_over_a_second_is_announced(monkeypatch):
     heard: list[str] = []
     x = np.random.default_rng(0).standard_normal((20, 8)).astype(np.float32)
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    prepared._load_or_build_index(x, CRPConfig(), None, notify=heard.append)
+    prepared.load_or_build_index(x, CRPConfig(), None, notify=heard.append)
     assert heard[0] == "building the HNSW index for 20 facts ..."
     assert heard[1].startswith("HNSW index for 20 facts built in ") and heard[1].endswith(" s")
     monkeypatch.setattr(prepared, "INDEX_NOTICE_AFTER_S", 5.0)
     heard.clear()
-    prepared._load_or_build_index(x, CRPConfig(), None, notify=heard.append)
+    prepared.load_or_build_index(x, CRPConfig(), None, notify=heard.append)
     assert heard == []  # a build under the threshold says nothing
 
 

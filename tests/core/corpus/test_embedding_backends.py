@@ -122,11 +122,11 @@ def test_export_location_is_keyed_by_the_weights_digest(tmp_path):
 
 def test_threads_default_and_env(monkeypatch):
     monkeypatch.delenv(emb.THREADS_ENV, raising=False)
-    assert 1 <= emb._threads() <= 2
+    assert 1 <= emb.embed_threads() <= 2
     monkeypatch.setenv(emb.THREADS_ENV, "3")
-    assert emb._threads() == 3
+    assert emb.embed_threads() == 3
     monkeypatch.setenv(emb.THREADS_ENV, "zero")
-    assert 1 <= emb._threads() <= 2
+    assert 1 <= emb.embed_threads() <= 2
 
 
 # ---- with the real model ---------------------------------------------------------------------------
@@ -200,8 +200,7 @@ def test_int8_file_sits_beside_the_fp32_export(tmp_path):
 
 
 def test_embedder_for_follows_the_corpus_model_id(monkeypatch):
-    monkeypatch.setattr(emb, "_default_embedder", None)
-    monkeypatch.setattr(emb, "_other_embedders", {})
+    monkeypatch.setattr(emb, "EMBEDDERS", emb.EmbedderRegistry())
     monkeypatch.setenv(BACKEND_ENV, "onnx-int8")
     got = emb.embedder_for(INT8_MODEL_ID)
     assert got is emb.default_embedder() and got.model_id == INT8_MODEL_ID
@@ -232,8 +231,7 @@ def test_the_int8_model_id_changed_with_the_recipe_and_the_retired_id_is_refused
 
 
 def test_the_retired_int8_id_gets_the_current_int8_embedder(monkeypatch):
-    monkeypatch.setattr(emb, "_default_embedder", None)
-    monkeypatch.setattr(emb, "_other_embedders", {})
+    monkeypatch.setattr(emb, "EMBEDDERS", emb.EmbedderRegistry())
     monkeypatch.setenv(BACKEND_ENV, "onnx")
     got = emb.embedder_for(emb.INT8_V1_MODEL_ID)
     assert got is not None and got.model_id == INT8_MODEL_ID and got is emb.embedder_for(INT8_MODEL_ID)
@@ -297,7 +295,7 @@ def int8_cache(tmp_path_factory):
     """One int8 build for the module's model tests (it takes ~20 s of CPU)."""
     cache = tmp_path_factory.mktemp("int8cache")
     m = MiniLMEmbedder(backend="onnx-int8", cache_dir=cache)
-    m._load()
+    m.load()
     assert m.builds == 1 and m.backend == "onnx-int8"
     return cache
 

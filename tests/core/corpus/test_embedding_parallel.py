@@ -22,7 +22,7 @@ import pytest
 
 import crp_core.corpus.embedding as emb
 from crp_core.corpus.embedding import EmbeddingCancelled, MiniLMEmbedder, embed_texts
-from crp_core.corpus.onnx_backend import OnnxEncoder
+from crp_core.corpus.onnx_backend import BatchRunner, OnnxEncoder
 from crp_core.errors import ConfigError
 from tests.support.paths import REPO_ROOT
 
@@ -59,9 +59,7 @@ def _encoder(workers: int, rows_independent: bool, probe: _Probe) -> OnnxEncoder
     enc = object.__new__(OnnxEncoder)  # the scheduling alone: no session, no tokenizer
     enc.workers = workers
     enc.rows_independent = rows_independent
-    enc._pool = None
-    enc._pool_lock = threading.Lock()
-    enc.encode_ids = probe  # type: ignore[method-assign]
+    enc.runner = BatchRunner(probe, workers, rows_independent)
     return enc
 
 
@@ -104,7 +102,7 @@ def test_a_cancel_between_batches_stops_the_parallel_encoder(tmp_path, monkeypat
     enc = _encoder(2, False, probe)
     enc.tokenize = lambda texts: [[i] for i in range(len(texts))]  # type: ignore[method-assign]
     m = MiniLMEmbedder(cache_dir=tmp_path)
-    monkeypatch.setattr(m, "_load", lambda: enc)
+    monkeypatch.setattr(m, "load", lambda: enc)
     m.dim = 3
     stop = {"now": False}
 
@@ -125,12 +123,12 @@ def test_a_cancel_between_batches_stops_the_parallel_encoder(tmp_path, monkeypat
 
 def test_schedule_env(monkeypatch):
     monkeypatch.delenv(emb.SCHEDULE_ENV, raising=False)
-    assert emb._schedule() == "batches"
+    assert emb.embed_schedule() == "batches"
     monkeypatch.setenv(emb.SCHEDULE_ENV, " Intra ")
-    assert emb._schedule() == "intra"
+    assert emb.embed_schedule() == "intra"
     monkeypatch.setenv(emb.SCHEDULE_ENV, "pipeline")
     with pytest.raises(ConfigError, match="CRP_EMBED_SCHEDULE='pipeline': expected one of batches, intra"):
-        emb._schedule()
+        emb.embed_schedule()
 
 
 # ---- with the real model ---------------------------------------------------------------------------
@@ -145,7 +143,7 @@ def _facts() -> list[str]:
 def model_cache(tmp_path_factory):
     cache = tmp_path_factory.mktemp("onnxcache")
     for backend in ("onnx", "onnx-int8"):
-        MiniLMEmbedder(backend=backend, cache_dir=cache)._load()
+        MiniLMEmbedder(backend=backend, cache_dir=cache).load()
     return cache
 
 
@@ -159,7 +157,7 @@ def test_schedules_and_thread_counts_give_the_same_vectors_bit_for_bit(backend, 
         monkeypatch.setenv(emb.THREADS_ENV, threads)
         m = MiniLMEmbedder(backend=backend, cache_dir=model_cache)
         got[sched, threads] = (m.encode(texts, batch_size=32), m.encode(texts[:40]))  # 5 batches; one batch
-        assert m._model is not None and m._model.schedule == sched  # type: ignore[union-attr]
+        assert m.encoder is not None and m.encoder.schedule == sched  # type: ignore[union-attr]
     first = got["intra", "2"]
     for key, (many, one) in got.items():
         assert np.array_equal(many, first[0]) and np.array_equal(one, first[1]), key
@@ -186,7 +184,7 @@ def test_an_int8_vector_is_a_function_of_its_text_alone(model_cache, monkeypatch
     one = MiniLMEmbedder(backend="onnx-int8", cache_dir=model_cache)
     for t in texts:
         alone[t] = one.encode([t])[0]
-    assert one._model is not None and one._model.rows_independent  # type: ignore[union-attr]
+    assert one.encoder is not None and one.encoder.rows_independent  # type: ignore[union-attr]
     rng = np.random.default_rng(7)
     longest = max(facts, key=len)
     for sched, threads in (("intra", "1"), ("intra", "2"), ("batches", "1"), ("batches", "2")):

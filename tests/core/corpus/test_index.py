@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +10,7 @@ from hypothesis import strategies as st
 import crp_core.corpus.index as index_mod
 from crp_core.config import CRPConfig
 from crp_core.corpus.index import FactIndex, vectors_fingerprint
+from crp_core.support.digest import content_digest_bytes
 
 
 def clustered(n, d=384, clusters=40, spread=0.06, seed=0):
@@ -204,12 +203,12 @@ def test_unit_rows_are_those_of_linalg_norm_bit_for_bit(seed, nq, d, strided):
         q[2, 0] = np.nan
     norms = np.linalg.norm(q, axis=1, keepdims=True)
     want = q / np.where(norms > 0, norms, 1.0)
-    got = index_mod._unit(q)
+    got = index_mod.unit_rows(q)
     assert got.dtype == np.float32 and got.flags.c_contiguous
     assert got.tobytes() == want.tobytes()
     qf = np.asfortranarray(q)  # a column-major input still gives C-ordered rows (its sums round as numpy's do)
     norms_f = np.linalg.norm(qf, axis=1, keepdims=True)
-    fortran = index_mod._unit(qf)
+    fortran = index_mod.unit_rows(qf)
     assert fortran.flags.c_contiguous and fortran.tobytes() == (qf / np.where(norms_f > 0, norms_f, 1.0)).tobytes()
 
 
@@ -223,15 +222,16 @@ def test_memo_key_follows_the_marks_not_the_mask_object(monkeypatch):
     mask = np.ones(300, dtype=bool)
     mask[::7] = False
     index.query_ids(q, 5, mask)
-    assert index._marks_key == hashlib.blake2b(np.packbits(~mask).tobytes(), digest_size=16).digest()
-    assert len(index._found) == 2
+    assert index.marks_digest == content_digest_bytes(np.packbits(~mask).tobytes())
+    assert index.kept_searches == 2
     index.query_ids(q, 5, mask.copy())  # same marks: both rows kept, nothing searched again
-    assert len(index._found) == 2
+    assert index.kept_searches == 2
     other = mask.copy()
     other[1] = False
     index.query_ids(q, 5, other)
-    assert len(index._found) == 4
+    assert index.kept_searches == 4
     index.query_ids(q, 5, None)  # no marks: its own key
-    assert index._marks_key == b"" and not index._marked.any() and len(index._found) == 6
+    marked = index.marked
+    assert index.marks_digest == b"" and marked is not None and not marked.any() and index.kept_searches == 6
     index.query_ids(q, 5, mask)
-    assert len(index._found) == 6  # the first mask's searches are still kept
+    assert index.kept_searches == 6  # the first mask's searches are still kept

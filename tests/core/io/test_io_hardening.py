@@ -16,9 +16,9 @@ from crp_core.analysis.gate import SUITE_METRICS_KIND, baseline_from_report, rea
 from crp_core.analysis.suite import check_suite, load_suite, suite_from_files
 from crp_core.config import CRPConfig
 from crp_core.decisions import TriageStoreError
-from crp_core.errors import ConfigError, FileProblem, ScenarioError, SuiteError, ValidationError
-from crp_core.io.files import MAX_PROBLEMS, read_regular_file, regular_or_absent
+from crp_core.errors import MAX_PROBLEMS, ConfigError, FileProblem, ScenarioError, SuiteError, ValidationError
 from crp_core.io.scenario import load_scenario, load_scenario_bytes
+from crp_core.support.files import read_regular_file, regular_or_absent
 from crp_core.triage.store import DecisionStore
 from tests.support.suites import corpus, scenario_docs, write_suite
 

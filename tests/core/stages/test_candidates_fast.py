@@ -168,9 +168,9 @@ def test_deletion_marks_follow_every_mask(unit_vectors, seed, kinds):
             want = FactIndex.build(x, config).query_ids(q, 10, mask, ef_search=30, num_threads=1)
             assert [sorted(r) for r in got.tolist()] == [sorted(r) for r in want.tolist()]
             if mask is None or mask.all():
-                assert index._marked is None or not index._marked.any()
+                assert index.marked is None or not index.marked.any()
             else:
-                assert np.array_equal(index._marked, ~mask)
+                assert np.array_equal(index.marked, ~mask)
                 assert mask[got].all()
 
 
@@ -206,7 +206,7 @@ def test_kept_searches_answer_as_fresh_searches(unit_vectors, seed, asks, cache_
                 fresh.setattr(index_mod, "QUERY_CACHE_SIZE", 0)
                 want = FactIndex.build(x, config).query_ids(q, k, mask, ef_search=ef, num_threads=1)
             assert got.tolist() == want.tolist()
-            assert len(index._found) <= cache_size
+            assert index.kept_searches <= cache_size
 
 
 @settings(max_examples=40, deadline=None)

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.index import FactIndex
-from crp_core.pipeline import one_blas_thread
 from crp_core.stages import packing
 from crp_core.stages.bits import bits_of, row_bits
 from crp_core.stages.candidates import found_by
 from crp_core.stages.contradictions.resolve import BackfillScreen, backfill_fits
 from crp_core.stages.near_duplicates import COSINE_SLACK, AnchorPicker
+from crp_core.support.blas import blas_libraries, one_blas_thread
 from tests.support.factories import fact, make_corpus
 
 
@@ -238,9 +238,7 @@ def test_corpus_derived_builds_once_per_key():
 # ---- BLAS threads -------------------------------------------------------------------------------------
 def test_one_blas_thread_is_reference_counted_and_restores():
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from crp_core import pipeline
-
-    libs = pipeline._BLAS._controllers()  # the BLAS libraries loaded with numpy (numpy's own among them)
+    libs = blas_libraries()  # the BLAS libraries loaded with numpy (numpy's own among them)
     if not libs:
         pytest.skip("no BLAS library visible to threadpoolctl")
 

@@ -92,14 +92,14 @@ def test_several_row_groups_are_read_in_batches_with_global_row_numbers(tmp_path
     seen = []
     import crp_core.io.ckf.parquet as mod
 
-    real = mod._batches
+    real = mod.record_batches
 
     def spy(pf, batch_rows):
         for b in real(pf, batch_rows):
             seen.append(b.num_rows)
             yield b
 
-    monkeypatch.setattr(mod, "_batches", spy)
+    monkeypatch.setattr(mod, "record_batches", spy)
     kb = load_parquet(path, lenient=True, limit=1 << 30, expected_model=None, batch_rows=3)
     assert seen and max(seen) <= 3 and sum(seen) == n and len(seen) >= 8
     assert [f.line for f in kb.facts] == [i for i in range(1, n + 1) if i != 18]
