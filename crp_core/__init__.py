@@ -109,6 +109,24 @@ if TYPE_CHECKING:
         export_cleaned_ckf,
     )
 
+if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
+    from crp_core.analysis.baseline import EnvelopeChange, SideNumbers
+    from crp_core.analysis.gate import GateFailure
+    from crp_core.analysis.metrics import METRICS, MetricInfo
+    from crp_core.analysis.sdk_agreement import has_sdk_data
+    from crp_core.analysis.tune import Param
+    from crp_core.config import NEVER_RETRIEVED
+    from crp_core.factors.recency import compute_recency, recency_factor
+    from crp_core.headers import CONFLICTS, PARTITIONS
+    from crp_core.io.ckf.sdk import given_edges
+    from crp_core.io.timeparse import format_timestamp
+    from crp_core.records import FANOUT_DUPLICATES, FanoutRun, FanoutStep
+    from crp_core.stages.contradictions import PATTERNS
+    from crp_core.stages.packing import note_block
+    from crp_core.stages.partitions import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
+    from crp_core.triage import pair_key
+    from crp_core.triage.quality import DetectorQuality
+
 #: module of each public name (resolved lazily by ``__getattr__``)
 _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.baseline": ("BeforeAfter", "before_after", "run_spec024_baseline"),
@@ -202,6 +220,28 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
 }
 _WHERE: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
+
+#: what the dashboard (crp_ui) reads besides the names above: record types of its views, the constants
+#: it names (header names, partition rules, patterns) and the functions it explains a run with
+_DASHBOARD: dict[str, tuple[str, ...]] = {
+    "crp_core.analysis.baseline": ("EnvelopeChange", "SideNumbers"),
+    "crp_core.analysis.gate": ("GateFailure",),
+    "crp_core.analysis.metrics": ("METRICS", "MetricInfo"),
+    "crp_core.analysis.sdk_agreement": ("has_sdk_data",),
+    "crp_core.analysis.tune": ("Param",),
+    "crp_core.config": ("NEVER_RETRIEVED",),
+    "crp_core.factors.recency": ("compute_recency", "recency_factor"),
+    "crp_core.headers": ("CONFLICTS", "PARTITIONS"),
+    "crp_core.io.ckf.sdk": ("given_edges",),
+    "crp_core.io.timeparse": ("format_timestamp",),
+    "crp_core.records": ("FANOUT_DUPLICATES", "FanoutRun", "FanoutStep"),
+    "crp_core.stages.contradictions": ("PATTERNS",),
+    "crp_core.stages.packing": ("note_block",),
+    "crp_core.stages.partitions": ("RULE_KMEANS", "RULE_ONE_EACH", "RULE_SINGLE"),
+    "crp_core.triage": ("pair_key",),
+    "crp_core.triage.quality": ("DetectorQuality",),
+}
+_WHERE.update({name: module for module, names in _DASHBOARD.items() for name in names})
 
 __all__ = [
     # configuration and errors
@@ -337,6 +377,31 @@ __all__ = [
     "EmbedRun",
     "embed_kb",
     "scan_with_engine",
+    # what the dashboard (crp_ui) reads besides the names above
+    "EnvelopeChange",
+    "SideNumbers",
+    "GateFailure",
+    "METRICS",
+    "MetricInfo",
+    "has_sdk_data",
+    "Param",
+    "NEVER_RETRIEVED",
+    "compute_recency",
+    "recency_factor",
+    "CONFLICTS",
+    "PARTITIONS",
+    "given_edges",
+    "format_timestamp",
+    "FANOUT_DUPLICATES",
+    "FanoutRun",
+    "FanoutStep",
+    "PATTERNS",
+    "note_block",
+    "RULE_KMEANS",
+    "RULE_ONE_EACH",
+    "RULE_SINGLE",
+    "pair_key",
+    "DetectorQuality",
 ]
 __version__ = "0.1.0"
 
