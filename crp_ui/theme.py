@@ -73,11 +73,6 @@ def branch_colour(branch: int | None) -> str:
     return PARENT_COLOUR if branch is None else BRANCH_COLOURS[int(branch) % len(BRANCH_COLOURS)]
 
 
-def branch_class(branch: int | None) -> str:
-    """The CSS class that colours a timeline row of ``branch`` (cycled like :func:`branch_colour`)."""
-    return "crp-parent" if branch is None else f"crp-branch-{int(branch) % len(BRANCH_COLOURS)}"
-
-
 _BASE = """
 .crp-badge{color:#fff;border-radius:4px;padding:1px 6px;font-size:0.8em;margin-right:4px;background:#444}
 div.crp-fact{border:1px solid rgba(49,51,63,0.2);border-radius:0.5rem;padding:8px 10px;margin-bottom:8px}
@@ -112,11 +107,11 @@ def _rules() -> str:
         for p, c in PATTERN_COLOURS.items()
     )
     branches = "".join(
-        f".crp-step.crp-branch-{i}{{border-left-color:{c}}}\n.crp-branch-{i} .crp-step-actor{{color:{c}}}\n"
-        for i, c in enumerate(BRANCH_COLOURS)
+        f'.crp-step[data-colour="{key}"]{{border-left-color:{c}}}\n'
+        f'.crp-step[data-colour="{key}"] .crp-step-actor{{color:{c}}}\n'
+        for key, c in [*((str(i), c) for i, c in enumerate(BRANCH_COLOURS)), ("parent", PARENT_COLOUR)]
     )
-    parent = f".crp-step.crp-parent{{border-left-color:{PARENT_COLOUR}}}\n"
-    return _BASE.lstrip() + tones + marks + branches + parent
+    return _BASE.lstrip() + tones + marks + branches
 
 
 #: the stylesheet (static text: class rules only)
