@@ -5,7 +5,8 @@ score recomputed. Every text that comes from a CKF (fact ids, contents) is HTML-
 (:func:`crp_ui.render.esc`) before it reaches a plotly label or hover text, because plotly interprets a
 subset of HTML in them. This module draws the Overview's funnel, the Score breakdown's CDR waterfall and
 histograms and the envelope's token bar; the recency chart (:mod:`crp_ui.recency_chart`) and the Graph's
-network (:mod:`crp_ui.graph_chart`, :mod:`crp_ui.graph_layout`) have modules of their own, re-exported here.
+network (:mod:`crp_ui.graph_frames`, :mod:`crp_ui.graph_chart`, :mod:`crp_ui.graph_layout`) have modules
+of their own, re-exported here.
 """
 
 from __future__ import annotations
@@ -26,15 +27,8 @@ from .chart_style import (
     legend_names,
     titled,
 )
-from .graph_chart import (
-    CONTRADICTION_COLOUR,
-    GIVEN_EDGE_COLOUR,
-    NODE_MARKS,
-    cdgr_elements,
-    cdgr_network,
-    contradiction_edges,
-    given_edges_frame,
-)
+from .graph_chart import CONTRADICTION_COLOUR, GIVEN_EDGE_COLOUR, NODE_MARKS, cdgr_network
+from .graph_frames import cdgr_elements, contradiction_edges, given_edges_frame
 from .graph_layout import components, spring_layout
 from .recency_chart import (
     CURVE_SPAN_POINTS,
