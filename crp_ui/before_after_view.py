@@ -107,7 +107,7 @@ def duplicates_frame(ba: BeforeAfter, side: SideNumbers) -> pd.DataFrame:
     packed = set(side.envelope)
     rows = []
     for d in side.duplicates:
-        texts = [kb.get(f).content if kb.get(f) else "" for f in d.fact_ids]
+        texts = [f.content if (f := kb.get(fid)) else "" for fid in d.fact_ids]
         rows.append(
             {
                 "facts": " ~ ".join(d.fact_ids),

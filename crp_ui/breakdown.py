@@ -58,6 +58,10 @@ def column_config(df: pd.DataFrame) -> dict[str, Any]:
     return cfg
 
 
+#: the key of the inspected fact's card (its container has the class ``st-key-crp-fact-card``)
+FACT_CARD = "crp-fact-card"
+
+
 def require_result() -> PipelineResult:
     """The pipeline result of the current CKF / scenario / config, or stop the page with a message."""
     state.init_state()
@@ -68,7 +72,7 @@ def require_result() -> PipelineResult:
         st.info("No scenario: pick or upload one in the sidebar (Scenario).")
         st.stop()
     try:
-        result = state.get_result()
+        result: PipelineResult | None = state.get_result()
     except CRPError as exc:
         st.error(f"The pipeline refused this input: {render.md_escape(exc)}")
         st.stop()
@@ -186,14 +190,14 @@ def fact_picker(
     return current
 
 
-def fact_meta(fact: Fact) -> dict[str, Any]:
+def fact_meta(fact: Fact) -> dict[str, str | float]:
     """Source and dates of a fact, for its card."""
 
     def ts(v: datetime | None) -> str:
         return v.isoformat() if v is not None else "unknown"
 
     ttl = fact.ttl_text if fact.ttl_text else ("none (timeless)" if fact.ttl_kind == "timeless" else "default")
-    meta = {
+    meta: dict[str, str | float] = {
         "source_id": fact.source_id or "-",
         "source_location": fact.source_location or "-",
         "ingested_at": ts(fact.ingested_at),
@@ -215,7 +219,7 @@ def fact_detail(result: PipelineResult, fact_id: str, frame: pd.DataFrame) -> No
     hit = frame[frame["fact_id"] == fact_id]
     left, right = st.columns([5, 6])
     with left:
-        render.fact_card(fact, extra=fact_meta(fact))
+        render.fact_card(fact, extra=fact_meta(fact), key=FACT_CARD)
         if not len(hit):
             st.info("This fact was not scored in this run (not among the candidates nor the connector candidates).")
             return

@@ -149,7 +149,8 @@ def apply_stylesheet() -> None:
 
 def dataframe(df: pd.DataFrame, **kwargs: Any) -> DeltaGenerator | DataframeState:
     """``st.dataframe`` of :func:`inert_frame` (row positions, and so selections, are unchanged)."""
-    return st.dataframe(inert_frame(df), **kwargs)
+    shown: DeltaGenerator | DataframeState = st.dataframe(inert_frame(df), **kwargs)
+    return shown
 
 
 #: the unit the dashboard states upload limits in: MiB (2**20 bytes), with the exact byte count
@@ -271,9 +272,10 @@ def fact_head_md(fact: Fact, *more: tuple[str, str], status: str | None = None) 
     return md_code(fact.fact_id) + " " + " ".join(badge_md(t, tone) for t, tone in badges if t)
 
 
-def fact_card(fact: Fact, *, extra: Mapping[str, Any] | None = None) -> None:
-    """One fact in a bordered container: heading, optional key/values, the content (all escaped)."""
-    with st.container(border=True):
+def fact_card(fact: Fact, *, extra: Mapping[str, Any] | None = None, key: str | None = None) -> None:
+    """One fact in a bordered container: heading, optional key/values, the content (all escaped). ``key``
+    names the container (the browser sees it as the class ``st-key-<key>``)."""
+    with st.container(border=True, key=key):
         st.markdown(fact_head_md(fact))
         items = _meta_items(extra or {})
         if items:
@@ -314,7 +316,7 @@ def show_problems(title: str, problems: Iterable[Problem], *, kind: str = "error
     (st.error if kind == "error" else st.warning)(body)
 
 
-def remembered_expander(label: str, key: str) -> Any:
+def remembered_expander(label: str, key: str) -> Any:  # Streamlit's expander type (with ``.open``) is not public
     """``st.expander`` closed at first whose open state is kept for the session under ``key + ".keep"``
     (Streamlit drops an expander's own state on a page that does not draw it). The caller builds the
     contents only while it is open (``.open``), so a closed one costs the browser nothing on a visit;

@@ -150,7 +150,7 @@ def bridged_pairs_frame(result: PipelineResult, connector_id: str) -> pd.DataFra
 def warnings_frame(result: PipelineResult) -> pd.DataFrame:
     """Data-quality warnings: those of this run (recency: future timestamps, unknown ages) and
     those the loader found in the CKF."""
-    rows = [
+    rows: list[dict[str, object]] = [
         {"origin": "pipeline (recency)", "line": None, "field": None, "fact_id": None, "message": w}
         for w in result.warnings
     ]

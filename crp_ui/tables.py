@@ -216,7 +216,7 @@ def breakdown_csv(result: PipelineResult) -> str:
     for col in df.columns:
         if df[col].dtype == object:
             df[col] = df[col].map(_cell)
-    return df.to_csv(index=False)
+    return str(df.to_csv(index=False))
 
 
 def _cell(v: object) -> object:

@@ -62,7 +62,7 @@ SWEEP_RANGES = {
 def default_range(key: str, current: object) -> tuple[float, float]:
     """The sweep range offered first for ``key`` (its current value ``current``)."""
     if key.startswith("ttl_days."):
-        base = 365.0 if current is None else float(current)
+        base = float(current) if isinstance(current, (int, float)) else 365.0
         return max(1.0, round(base * 0.1, 1)), round(base * 2.0, 1)
     if key.startswith(("source_authority.", "importance.")):
         return 0.1, 1.0
