@@ -265,7 +265,7 @@ def partition_figure(proj: Projection) -> go.Figure:
         title={"text": "Sub-query embeddings (PCA, 2-D)", "x": 0.0, "xanchor": "left"},
         height=400,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "y": -0.15},
+        legend={"orientation": "h", "y": -0.2, "yanchor": "top"},
         xaxis={"title": {"text": labels[0]}, "zeroline": False},
         yaxis={"title": {"text": labels[1]}, "zeroline": False},
     )

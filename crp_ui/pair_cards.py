@@ -108,9 +108,8 @@ def authority_table(pair: ConflictPair, *, key: str) -> None:
     """The SPEC-027 §2.3 components of both facts, one row per fact: each component (all in [0, 1]) as a
     number and a bar, the product, the arithmetic and the role."""
     frame = authority_frame(pair)
-    frame.insert(0, "side", ["A", "B"])
     config: dict[str, object] = {
-        part: st.column_config.ProgressColumn(label, format="%.4f", min_value=0.0, max_value=1.0)
+        part: st.column_config.ProgressColumn(label, format="%.4f", min_value=0.0, max_value=1.0, width="small")
         for part, label in AUTHORITY_PARTS
     }
     config["arithmetic"] = st.column_config.TextColumn("arithmetic", width="medium")
