@@ -176,6 +176,11 @@ if TYPE_CHECKING:
     )
     from crp_core.triage.quality import DetectorQuality, detector_quality
 
+if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
+    from crp_core.analysis.baseline import EnvelopeChange, SideNumbers
+    from crp_core.factors.recency import compute_recency
+    from crp_core.headers import CONFLICTS, PARTITIONS
+
 #: module of each public name (resolved lazily by ``__getattr__``)
 _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.baseline": ("BeforeAfter", "before_after", "run_spec024_baseline"),
@@ -311,6 +316,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     ),
     "crp_core.factors.recency": (
         "RULES",
+        "compute_recency",
         "fact_attributes",
         "recency_factor",
     ),
@@ -348,12 +354,17 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "DetectorQuality",
         "detector_quality",
     ),
+    "crp_core.analysis.baseline": ("EnvelopeChange", "SideNumbers"),
+    "crp_core.headers": ("CONFLICTS", "PARTITIONS"),
 }
 #: public submodules: namespaces of constants (``headers.CONFLICTS``, ...)
 _SUBMODULES = ("headers",)
 _WHERE: dict[str, str] = {
     name: module for table in (_MODULES, _DASHBOARD) for module, names in table.items() for name in names
 }
+
+#: what the dashboard (crp_ui) reads besides the names above: record types of its views, the constants
+#: it names (header names, partition rules, patterns) and the functions it explains a run with
 
 __all__ = [
     # configuration and errors
@@ -527,6 +538,11 @@ __all__ = [
     "given_edges",
     "source_map_from_dict",
     "scenario_to_dict",
+    "EnvelopeChange",
+    "SideNumbers",
+    "compute_recency",
+    "CONFLICTS",
+    "PARTITIONS",
     "format_timestamp",
     "FANOUT_DUPLICATES",
     "FanoutRun",

@@ -9,12 +9,13 @@ detail (card + CDR product). Fact text is rendered escaped (``render.fact_card``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from crp_core.errors import CRPError
+from crp_core import CRPError, Fact, PipelineResult
 
 from . import charts, render, state, tables
 
@@ -57,7 +58,11 @@ def column_config(df: pd.DataFrame) -> dict[str, Any]:
     return cfg
 
 
-def require_result() -> Any:
+#: the key of the inspected fact's card (its container has the class ``st-key-crp-fact-card``)
+FACT_CARD = "crp-fact-card"
+
+
+def require_result() -> PipelineResult:
     """The pipeline result of the current CKF / scenario / config, or stop the page with a message."""
     state.init_state()
     if state.get_ckf() is None:
@@ -67,7 +72,7 @@ def require_result() -> Any:
         st.info("No scenario: pick or upload one in the sidebar (Scenario).")
         st.stop()
     try:
-        result = state.get_result()
+        result: PipelineResult | None = state.get_result()
     except CRPError as exc:
         st.error(f"The pipeline refused this input: {render.md_escape(exc)}")
         st.stop()
@@ -77,10 +82,10 @@ def require_result() -> Any:
     return result
 
 
-def run_caption(result: Any) -> None:
+def run_caption(result: PipelineResult) -> None:
     """One line: CKF, scenario, now, config changes."""
     name = state.get_scenario_name() or "uploaded / edited scenario"
-    diff = len(result.config.diff(type(result.config)())) if hasattr(result.config, "diff") else 0
+    diff = len(result.config.diff(type(result.config)()))
     st.caption(
         f"CKF **{render.md_escape(state.get_ckf_label())}** · scenario **{render.md_escape(name)}**"
         f"{' (edited)' if state.scenario_edited() else ''} · now {result.now.isoformat()} · "
@@ -94,7 +99,7 @@ def run_caption(result: Any) -> None:
 BANNER_NAMED = 6
 
 
-def decisions_banner(result: Any) -> None:
+def decisions_banner(result: PipelineResult) -> None:
     """The banner "N operator decisions applied; M facts suppressed or re-marked" on every page that shows a run,
     when the triage database holds decisions on facts of this CKF (they shape the run: statuses reach
     the corpus, pair decisions stage 4). Nothing when there are none."""
@@ -125,13 +130,13 @@ def decisions_banner(result: Any) -> None:
     )
 
 
-def clamps_notice(result: Any) -> None:
+def clamps_notice(result: PipelineResult) -> None:
     """The settings this run used at another value than asked because the data holds less (or a search
     needs more): said on every page that shows a run (docs/decisions/hardening.md, clamping)."""
-    clamps = getattr(result, "clamps", ())
+    clamps = result.clamps
     if not clamps:
         return
-    changed = set(result.config.diff(type(result.config)())) if hasattr(result.config, "diff") else set()
+    changed = set(result.config.diff(type(result.config)()))
     asked = [c for c in clamps if c.key in changed or c.key == "fanout_width"]
     text = "; ".join(render.md_escape(c.message) for c in clamps)
     if asked:  # a value the user set was brought to the data: a visible warning
@@ -140,7 +145,7 @@ def clamps_notice(result: Any) -> None:
         st.caption(f"Adjusted to the data: {text}")
 
 
-def known_conflict_banner(result: Any) -> None:
+def known_conflict_banner(result: PipelineResult) -> None:
     """A data-quality warning when the envelope holds a fact that loses a known conflict (from the
     whole-CKF scan or an operator decision) to a fact outside it: beyond SPEC-027."""
     flags = result.known_conflicts
@@ -185,14 +190,14 @@ def fact_picker(
     return current
 
 
-def fact_meta(fact: Any) -> dict[str, Any]:
+def fact_meta(fact: Fact) -> dict[str, str | float]:
     """Source and dates of a fact, for its card."""
 
-    def ts(v: Any) -> str:
+    def ts(v: datetime | None) -> str:
         return v.isoformat() if v is not None else "unknown"
 
     ttl = fact.ttl_text if fact.ttl_text else ("none (timeless)" if fact.ttl_kind == "timeless" else "default")
-    meta = {
+    meta: dict[str, str | float] = {
         "source_id": fact.source_id or "-",
         "source_location": fact.source_location or "-",
         "ingested_at": ts(fact.ingested_at),
@@ -204,7 +209,7 @@ def fact_meta(fact: Any) -> dict[str, Any]:
     return meta
 
 
-def fact_detail(result: Any, fact_id: str, frame: pd.DataFrame) -> None:
+def fact_detail(result: PipelineResult, fact_id: str, frame: pd.DataFrame) -> None:
     """Card (escaped text, source, dates), where it ended and why, and the CDR product step by step."""
     kb = result.corpus.kb
     fact = kb.get(fact_id)
@@ -214,7 +219,7 @@ def fact_detail(result: Any, fact_id: str, frame: pd.DataFrame) -> None:
     hit = frame[frame["fact_id"] == fact_id]
     left, right = st.columns([5, 6])
     with left:
-        render.fact_card(fact, extra=fact_meta(fact))
+        render.fact_card(fact, extra=fact_meta(fact), key=FACT_CARD)
         if not len(hit):
             st.info("This fact was not scored in this run (not among the candidates nor the connector candidates).")
             return

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from . import render
 from .cache import format_duration
@@ -44,7 +44,7 @@ class Bar:
         self._clock = clock
         self._t0 = clock()
         self._last = -1e9
-        self._bar: Any = st.progress(0.0, text=f"{label}…")
+        self._bar: DeltaGenerator = st.progress(0.0, text=f"{label}…")
 
     def __call__(self, done: int, total: int) -> None:
         self.step(done, total)

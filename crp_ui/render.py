@@ -24,12 +24,14 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.typing import DataframeState
 
-from crp_core.errors import Problem
+from crp_core import Fact, Problem
+
+from .theme import CSS, SOURCE_TONE, STATUS_TONES
 
 _MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character (CommonMark escapable)
-
-STATUS_COLOURS = {"ACTIVE": "#1b7f3b", "STALE": "#a15c00", "DELETED": "#6b6b6b", "QUARANTINED": "#b00020"}
 
 
 #: bidirectional formatting controls (embeddings, overrides, isolates, marks) and invisible characters
@@ -37,18 +39,18 @@ STATUS_COLOURS = {"ACTIVE": "#1b7f3b", "STALE": "#a15c00", "DELETED": "#6b6b6b",
 _CONTROLS = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
-def visible(text: Any) -> str:
+def visible(text: object) -> str:
     """``text`` with every bidi control and invisible character shown as ``⟨U+XXXX⟩`` (plain text)."""
     s = "" if text is None else str(text)
     return _CONTROLS.sub(lambda m: f"⟨U+{ord(m.group(0)):04X}⟩", s)
 
 
-def controls_in(text: Any) -> list[str]:
+def controls_in(text: object) -> list[str]:
     """The bidi controls and invisible characters ``text`` holds, as ``U+XXXX`` (sorted, once each)."""
     return sorted({f"U+{ord(c):04X}" for c in _CONTROLS.findall("" if text is None else str(text))})
 
 
-def plain(text: Any) -> str:
+def plain(text: object) -> str:
     """Text for places that show it literally (table cells, select-box options, code blocks)."""
     return visible(text)
 
@@ -60,8 +62,8 @@ def inert_frame(df: pd.DataFrame) -> pd.DataFrame:
     A text column is read once as a Python list (``tolist``: one conversion, where iterating an
     Arrow-backed column costs a scalar object per cell) and screened with one regex pass over its joined
     strings; only a column with a hit is rebuilt."""
-    fixed: dict[int, pd.Series] = {}
-    by_name = df.columns.is_unique  # a column by its label is ~2x cheaper than by position (pandas 3)
+    fixed: dict[int, pd.Series[Any]] = {}
+    by_name = df.columns.is_unique  # a column by its label when labels are unique, else by position
     for j, (name, dtype) in enumerate(df.dtypes.items()):
         if not _text_dtype(dtype):
             continue
@@ -91,17 +93,17 @@ def inert_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _any_control(values: list[Any]) -> bool:
+def _any_control(values: list[object]) -> bool:
     """Whether a string among ``values`` holds a control character (one regex pass over them joined)."""
     return bool(_CONTROLS.search("\n".join([v for v in values if isinstance(v, str)])))
 
 
-def _visible_all(values: list[Any]) -> list[Any]:
+def _visible_all(values: list[object]) -> list[object]:
     """``values`` with each string through :func:`visible`, anything else as it is."""
     return [visible(v) if isinstance(v, str) else v for v in values]
 
 
-def _text_dtype(dtype: Any) -> bool:
+def _text_dtype(dtype: object) -> bool:
     """Whether a column of ``dtype`` can hold text (object, a string dtype, or categorical)."""
     return bool(
         pd.api.types.is_object_dtype(dtype)
@@ -110,10 +112,10 @@ def _text_dtype(dtype: Any) -> bool:
     )
 
 
-def table(df: pd.DataFrame, **kwargs: Any) -> Any:
-    """``st.table`` of ``df`` with every text cell Markdown-escaped (:func:`md_escape`): ``st.table``
-    renders its cells as Markdown, where a dataframe shows them literally. Column names are the
-    caller's own (not data) and kept as they are."""
+def table_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` with every text cell Markdown-escaped (:func:`md_escape`), for ``st.table``, which
+    renders its cells as Markdown where a dataframe shows them literally. Column names are the caller's
+    own (not data) and kept as they are."""
     out = df.copy()
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
@@ -123,22 +125,32 @@ def table(df: pd.DataFrame, **kwargs: Any) -> Any:
                 dtype=object,
                 name=col,
             )
-    return st.table(out, **kwargs)
+    return out
+
+
+def table(df: pd.DataFrame, **kwargs: Any) -> DeltaGenerator:
+    """``st.table`` of :func:`table_frame` (every text cell Markdown-escaped)."""
+    return st.table(table_frame(df), **kwargs)
 
 
 def html_block(body: str) -> None:
     """A block of HTML built by the dashboard (every value drawn from data through :func:`html_text`, or
     an attribute escaper built on it) as one ``st.html`` element: Streamlit's frontend sanitises it
-    (DOMPurify) and the browser parses it as HTML, never as Markdown. For a large block that is far
-    cheaper to draw than ``st.markdown(..., unsafe_allow_html=True)``, whose Markdown pipeline re-parses
-    the HTML (the Glossary's cards, ~18 KB: page switch ~205 -> ~165-180 ms idle on the two-core box). The
-    block gets no Markdown styling: it carries its own inline styles."""
+    (DOMPurify) and the browser parses it as HTML, never as Markdown. The block carries classes only;
+    its look is the dashboard's stylesheet (:func:`apply_stylesheet`)."""
     st.html(body)
 
 
-def dataframe(df: pd.DataFrame, **kwargs: Any) -> Any:
+def apply_stylesheet() -> None:
+    """Give the browser the dashboard's one stylesheet (:data:`crp_ui.theme.CSS`): once per run, before
+    the page draws. A ``st.html`` element holding only a ``<style>`` takes no room on the page."""
+    st.html(f"<style>{CSS}</style>")
+
+
+def dataframe(df: pd.DataFrame, **kwargs: Any) -> DeltaGenerator | DataframeState:
     """``st.dataframe`` of :func:`inert_frame` (row positions, and so selections, are unchanged)."""
-    return st.dataframe(inert_frame(df), **kwargs)
+    shown: DeltaGenerator | DataframeState = st.dataframe(inert_frame(df), **kwargs)
+    return shown
 
 
 #: the unit the dashboard states upload limits in: MiB (2**20 bytes), with the exact byte count
@@ -158,7 +170,7 @@ def limit_text(limit: int) -> str:
 _AUTOLINK = re.compile(r"(?i)(?:\b(?:https?|ftp|mailto|xmpp):|\bwww\.)\S*|[\w.+-]+@[\w-]+\.\w[\w.-]*")
 
 
-def md_escape(text: Any) -> str:
+def md_escape(text: object) -> str:
     """Text safe to embed in ``st.markdown``: punctuation escaped, newlines kept as hard breaks, and
     anything Markdown would link by itself (a URL, ``www.``, an e-mail address) as a code span."""
     s = visible(text)
@@ -176,7 +188,7 @@ def _escape_line(line: str) -> str:
     return "".join(out)
 
 
-def md_code(text: Any) -> str:
+def md_code(text: object) -> str:
     """Text as an inline code span: shown literally (no escapes inside a code span), the fence one
     backtick longer than any run of backticks in the text, newlines folded to spaces."""
     t = visible(text).replace("\r", " ").replace("\n", " ")
@@ -186,7 +198,7 @@ def md_code(text: Any) -> str:
     return f"{fence}{pad}{t}{pad}{fence}"
 
 
-def html_text(text: Any) -> str:
+def html_text(text: object) -> str:
     """Text safe to embed in HTML given to ``st.markdown(unsafe_allow_html=True)`` / ``st.html``.
 
     ``html.escape`` (quotes too), newlines as ``<br>`` so the HTML block never ends early (a blank
@@ -209,7 +221,7 @@ def html_text(text: Any) -> str:
     return s
 
 
-def esc(text: Any, limit: int | None = None) -> str:
+def esc(text: object, limit: int | None = None) -> str:
     """Text for plotly labels and hover text: HTML-escaped, optionally shortened to ``limit`` characters."""
     s = visible(text)
     if limit is not None and len(s) > limit:
@@ -217,40 +229,58 @@ def esc(text: Any, limit: int | None = None) -> str:
     return html.escape(s, quote=True)
 
 
-def badge(text: str, colour: str = "#444") -> str:
-    """A small coloured label (HTML; ``text`` is escaped)."""
-    return (
-        f'<span style="background:{html.escape(colour)};color:#fff;border-radius:4px;'
-        f'padding:1px 6px;font-size:0.8em;margin-right:4px">{html_text(text)}</span>'
-    )
+def badge(text: str, tone: str = "gray") -> str:
+    """A small coloured label (HTML; ``text`` is escaped, ``tone`` one of :data:`crp_ui.theme.TONES`)."""
+    return f'<span class="crp-badge crp-badge-{html.escape(tone, quote=True)}">{html_text(text)}</span>'
 
 
-def fact_card_html(fact: Any, *, extra: Mapping[str, Any] | None = None) -> str:
-    """HTML of a fact card: id, source type, status, optional key/values, and the escaped content."""
-    status = getattr(fact, "status", "ACTIVE")
-    head = (
-        f"<code>{html_text(fact.fact_id)}</code> "
-        + badge(getattr(fact, "source_type", ""), "#3b5b92")
-        + badge(status, STATUS_COLOURS.get(status, "#444"))
-    )
-    bits = []
-    for k, v in (extra or {}).items():
+def badge_md(text: str, tone: str = "gray") -> str:
+    """The same label as Streamlit Markdown (``:green-badge[...]``); ``text`` is Markdown-escaped."""
+    return f":{tone}-badge[{md_escape(text)}]"
+
+
+def _meta_items(extra: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``extra`` as (key, shown value): a missing value (None, NaN) as a dash, floats to four places."""
+    out = []
+    for k, v in extra.items():
         if v is None or (isinstance(v, float) and v != v):  # no value (a connector has no tier): a dash, not "nan"
             v = "—"
         elif isinstance(v, float):
             v = f"{v:.4f}"
-        bits.append(f"<b>{html_text(k)}</b>&nbsp;{html_text(v)}")
-    meta = f'<div style="font-size:0.85em;color:#555;margin-top:2px">{" · ".join(bits)}</div>' if bits else ""
-    body = f'<div style="margin-top:6px;white-space:normal">{html_text(fact.content)}</div>'
-    return (
-        f'<div class="crp-fact" style="border:1px solid #ddd;border-radius:6px;padding:8px 10px;'
-        f'margin-bottom:8px">{head}{meta}{body}</div>'
+        out.append((str(k), str(v)))
+    return out
+
+
+def fact_card_html(fact: Fact, *, extra: Mapping[str, Any] | None = None) -> str:
+    """HTML of a fact card (for a larger HTML block): id, source type, status, optional key/values, and the
+    escaped content; its look is the stylesheet's ``div.crp-fact``."""
+    head = (
+        f"<code>{html_text(fact.fact_id)}</code> "
+        + badge(fact.source_type, SOURCE_TONE)
+        + badge(fact.status, STATUS_TONES.get(fact.status, "gray"))
     )
+    bits = [f"<b>{html_text(k)}</b>&nbsp;{html_text(v)}" for k, v in _meta_items(extra or {})]
+    meta = f'<div class="crp-fact-meta">{" · ".join(bits)}</div>' if bits else ""
+    return f'<div class="crp-fact">{head}{meta}<div class="crp-fact-body">{html_text(fact.content)}</div></div>'
 
 
-def fact_card(fact: Any, *, extra: Mapping[str, Any] | None = None) -> None:
-    """Render one fact (its content escaped)."""
-    st.markdown(fact_card_html(fact, extra=extra), unsafe_allow_html=True)
+def fact_head_md(fact: Fact, *more: tuple[str, str], status: str | None = None) -> str:
+    """A fact's heading as Markdown: its id as code, its source type and status (``status``: the one in force,
+    by default the fact's own) as badges, then ``more`` (text, tone) badges."""
+    shown = status or fact.status
+    badges = [(fact.source_type, SOURCE_TONE), (shown, STATUS_TONES.get(shown, "gray")), *more]
+    return md_code(fact.fact_id) + " " + " ".join(badge_md(t, tone) for t, tone in badges if t)
+
+
+def fact_card(fact: Fact, *, extra: Mapping[str, Any] | None = None, key: str | None = None) -> None:
+    """One fact in a bordered container: heading, optional key/values, the content (all escaped). ``key``
+    names the container (the browser sees it as the class ``st-key-<key>``)."""
+    with st.container(border=True, key=key):
+        st.markdown(fact_head_md(fact))
+        items = _meta_items(extra or {})
+        if items:
+            st.caption(" · ".join(f"**{md_escape(k)}** {md_escape(v)}" for k, v in items))
+        st.markdown(md_escape(fact.content))
 
 
 def headers_block(headers: Mapping[str, str]) -> None:
@@ -258,7 +288,7 @@ def headers_block(headers: Mapping[str, str]) -> None:
     st.code(plain(headers_text(headers)), language=None)
 
 
-def code(text: Any, **kwargs: Any) -> None:
+def code(text: object, **kwargs: Any) -> None:
     """``st.code`` of :func:`plain` text (a code block shows text literally, but applies bidi controls)."""
     st.code(plain(text), language=None, **kwargs)
 
@@ -286,7 +316,7 @@ def show_problems(title: str, problems: Iterable[Problem], *, kind: str = "error
     (st.error if kind == "error" else st.warning)(body)
 
 
-def remembered_expander(label: str, key: str) -> Any:
+def remembered_expander(label: str, key: str) -> Any:  # Streamlit's expander type (with ``.open``) is not public
     """``st.expander`` closed at first whose open state is kept for the session under ``key + ".keep"``
     (Streamlit drops an expander's own state on a page that does not draw it). The caller builds the
     contents only while it is open (``.open``), so a closed one costs the browser nothing on a visit;

@@ -1,21 +1,37 @@
-"""Pipeline records -> pandas DataFrames for the dashboard pages.
+"""Pipeline records -> pandas DataFrames for the dashboard pages, one name space for the pages.
 
-Pure functions of a :class:`crp_core.records.PipelineResult`: no Streamlit, no score is
-recomputed. The breakdown table is built from ``crp_core.report.run_report`` (the CLI's
-``--json`` rows, SPEC_NOTES §4), so the dashboard, its CSV download and the CLI report show the
-same numbers. Frames are memoised per result object (results are immutable and cached by the
-shell), so a rerun that only changes a filter does not rebuild them.
+Pure functions of a :class:`~crp_core.PipelineResult`: no Streamlit, no score is recomputed. The breakdown
+table is built from the report's columns (:func:`crp_core.fact_columns`, the CLI's ``--json`` rows,
+SPEC_NOTES §4), so the dashboard, its CSV download and the CLI report show the same numbers. Frames are
+memoised per result object (results are immutable and cached by the shell), so a rerun that only changes a
+filter does not rebuild them. The frames of a run's other views live in :mod:`crp_ui.run_frames`,
+re-exported here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import weakref
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+
+from crp_core import PipelineResult, fact_columns, run_report
+
+from .run_frames import (
+    bridged_pairs_frame,
+    connectors_frame,
+    envelope_frame,
+    fact_marks,
+    funnel_frame,
+    timings_frame,
+    warnings_frame,
+    with_marks,
+)
+
+_T = TypeVar("_T")
 
 #: outcome labels (the "in envelope / suppressed / gated" column of the breakdown table)
 OUTCOMES: tuple[str, ...] = ("in envelope", "suppressed", "dropped (budget)", "not selected", "gated")
@@ -61,12 +77,12 @@ CDR_STEPS: tuple[tuple[str, str, str], ...] = (
     ("1 - n-gram penalty", "ngram_penalty", "one_minus"),
 )
 
-_REPORTS: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
-_MEMO: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
+_REPORTS: weakref.WeakKeyDictionary[PipelineResult, dict[str, Any]] = weakref.WeakKeyDictionary()
+_MEMO: weakref.WeakKeyDictionary[PipelineResult, dict[Hashable, Any]] = weakref.WeakKeyDictionary()
 MEMO_PER_RESULT = 32
 
 
-def memo(result: Any, key: Any, build: Callable[[], Any]) -> Any:
+def memo(result: PipelineResult, key: Hashable, build: Callable[[], _T]) -> _T:
     """``build()`` once per (result object, key): figures and frames derived from an immutable
     result are rebuilt only when their parameters change (at most ``MEMO_PER_RESULT`` per result).
     Callers must not mutate what they get back."""
@@ -75,7 +91,8 @@ def memo(result: Any, key: Any, build: Callable[[], Any]) -> Any:
         store = {}
         _MEMO[result] = store
     if key in store:
-        return store[key]
+        got: _T = store[key]
+        return got
     value = build()
     if len(store) >= MEMO_PER_RESULT:
         store.pop(next(iter(store)))
@@ -97,21 +114,19 @@ def content_digest(frame: pd.DataFrame, columns: Iterable[str]) -> str:
     return h.hexdigest()
 
 
-_FRAMES: weakref.WeakKeyDictionary[Any, pd.DataFrame] = weakref.WeakKeyDictionary()
+_FRAMES: weakref.WeakKeyDictionary[PipelineResult, pd.DataFrame] = weakref.WeakKeyDictionary()
 
 
-def report_of(result: Any) -> dict:
-    """``crp_core.report.run_report(result)``, computed once per result object."""
+def report_of(result: PipelineResult) -> dict[str, Any]:
+    """:func:`crp_core.run_report` of ``result``, computed once per result object."""
     got = _REPORTS.get(result)
     if got is None:
-        from crp_core.report import run_report
-
         got = run_report(result)
         _REPORTS[result] = got
     return got
 
 
-def outcome_of(row: dict) -> str:
+def outcome_of(row: dict[str, Any]) -> str:
     """Where a fact ended: in envelope, suppressed (contradiction loser), dropped for the token
     budget, gated (relevance below the gate), else not selected."""
     return _outcome(
@@ -123,7 +138,7 @@ def outcome_of(row: dict) -> str:
     )
 
 
-def _outcome(in_envelope: Any, suppressed: Any, reason: Any, role: Any, passed_gate: Any) -> str:
+def _outcome(in_envelope: object, suppressed: object, reason: object, role: object, passed_gate: object) -> str:
     if in_envelope:
         return "in envelope"
     if suppressed:
@@ -135,8 +150,8 @@ def _outcome(in_envelope: Any, suppressed: Any, reason: Any, role: Any, passed_g
     return "not selected"
 
 
-#: the breakdown frame's float columns (None -> NaN) and its integer ones
-_FLOAT_COLUMNS = (
+#: the breakdown frame's float columns (None -> NaN)
+FLOAT_COLUMNS = (
     "cdr_score",
     "importance_weight",
     "relevance",
@@ -158,18 +173,20 @@ def _floats(values: list[Any]) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
-def breakdown_frame(result: Any) -> pd.DataFrame:
+def breakdown_frame(result: PipelineResult) -> pd.DataFrame:
     """One row per scored fact (stage-1 candidates, then stage-3 connector candidates) with every
-    factor, as in the JSON report (``facts``), plus ``outcome``. Read-only: do not mutate it.
-
-    Built from the report's columns (``crp_core.report.fact_columns``), each in its final dtype, in one
-    ``DataFrame`` call: no per-fact row dicts (a frame from a list of dicts, then converted column by
-    column, cost most of a config change's table time)."""
+    factor, as in the JSON report (``facts``), plus ``outcome`` (:func:`build_breakdown_frame`), built once
+    per result object. Read-only: do not mutate it."""
     got = _FRAMES.get(result)
-    if got is not None:
-        return got
-    from crp_core import fact_columns
+    if got is None:
+        got = build_breakdown_frame(result)
+        _FRAMES[result] = got
+    return got
 
+
+def build_breakdown_frame(result: PipelineResult) -> pd.DataFrame:
+    """The breakdown frame of ``result``, built from the report's columns (:func:`crp_core.fact_columns`),
+    each in its final dtype, in one ``DataFrame`` call (no per-fact row dicts)."""
     fields = fact_columns(result)  # the report's own columns: its rows (the JSON download) never get the outcome
     fields["outcome"] = [
         _outcome(*v)
@@ -182,7 +199,7 @@ def breakdown_frame(result: Any) -> pd.DataFrame:
     cols: dict[str, Any] = {}
     for col in names:
         values = fields[col]
-        if col in _FLOAT_COLUMNS:
+        if col in FLOAT_COLUMNS:
             cols[col] = _floats(values)
         elif col == "ngram_overlap":
             cols[col] = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").fillna(0).astype("int64")
@@ -190,21 +207,19 @@ def breakdown_frame(result: Any) -> pd.DataFrame:
             cols[col] = pd.array([np.nan if v is None else v for v in values], dtype="Int64")
         else:
             cols[col] = pd.Series(values, dtype=object) if empty else values
-    df = pd.DataFrame(cols, columns=names)
-    _FRAMES[result] = df
-    return df
+    return pd.DataFrame(cols, columns=names)
 
 
-def breakdown_csv(result: Any) -> str:
+def breakdown_csv(result: PipelineResult) -> str:
     """The breakdown table as CSV text (lists joined with ';', floats unrounded)."""
     df = breakdown_frame(result).copy()
     for col in df.columns:
         if df[col].dtype == object:
             df[col] = df[col].map(_cell)
-    return df.to_csv(index=False)
+    return str(df.to_csv(index=False))
 
 
-def _cell(v: Any) -> Any:
+def _cell(v: object) -> object:
     if isinstance(v, (list, tuple)):
         return ";".join("-".join(map(str, x)) if isinstance(x, (list, tuple)) else str(x) for x in v)
     return v
@@ -257,7 +272,7 @@ def n_pages(n_rows: int, page_size: int) -> int:
     return max(1, -(-int(n_rows) // int(page_size)))
 
 
-def cdr_steps(row: Any) -> pd.DataFrame:
+def cdr_steps(row: pd.Series[Any]) -> pd.DataFrame:
     """The CDR product of one breakdown row, factor by factor (SPEC_NOTES §2.4).
 
     Columns: ``step``, ``factor`` (the stored factor value), ``multiplier`` (what the running
@@ -289,177 +304,30 @@ def cdr_steps(row: Any) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def funnel_frame(result: Any) -> pd.DataFrame:
-    """Stage funnel for the Overview: stage, count, pipeline stage, measured time (ms).
-
-    candidates = stage-1 union; passed gate = relevance >= cdr_min_relevance; anchors = CDR anchors
-    plus extra anchors; connectors = selected connectors; suppressed = contradiction losers;
-    packed = facts in the envelope. The time is the measured wall time of the pipeline stage that
-    produces the count.
-    """
-    t = dict(result.timings_ms)
-    cand = result.candidates
-    cdgr = result.cdgr
-    rows = [
-        ("candidates", int(len(cand.idx)), "1 candidates", t.get("candidates", np.nan)),
-        ("passed gate", int(np.count_nonzero(cand.passed_gate)), "2 cdr", t.get("cdr", np.nan)),
-        ("anchors", int(len(cdgr.anchors) + len(cdgr.extra_anchors)), "3 cdgr", t.get("cdgr", np.nan)),
-        ("connectors", int(len(cdgr.selected_connectors)), "3 cdgr", t.get("cdgr", np.nan)),
-        ("suppressed", int(len(result.resolution.suppressed)), "4 contradictions", t.get("contradictions", np.nan)),
-        ("packed", int(len(result.envelope.order)), "6 packing", t.get("packing", np.nan)),
-    ]
-    return pd.DataFrame(rows, columns=["stage", "count", "pipeline stage", "time_ms"])
-
-
-def timings_frame(result: Any) -> pd.DataFrame:
-    """Every measured stage time, plus the total."""
-    items = [(k, float(v)) for k, v in result.timings_ms.items()]
-    items.append(("total", float(sum(v for _, v in items))))
-    return pd.DataFrame(items, columns=["stage", "time_ms"])
-
-
-def envelope_frame(result: Any) -> pd.DataFrame:
-    """The packed envelope in order: position, band, tier (anchors only), role, fact, score, tokens,
-    the first anchor a connector bridges (its placement reference, SPEC_NOTES §2.8), source type and
-    content."""
-    kb = result.corpus.kb
-    rows = []
-    for k, p in enumerate(result.envelope.order, start=1):
-        f = kb.get(p.fact_id)
-        rows.append(
-            {
-                "position": k,
-                "band": p.band,
-                "tier": p.tier,
-                "role": p.role,
-                "fact_id": p.fact_id,
-                "score": float(p.score),
-                "tokens": int(p.tokens),
-                "bridges_anchor": p.bridges_anchor,
-                "source_type": getattr(f, "source_type", None),
-                "content": getattr(f, "content", ""),
-            }
-        )
-    cols = [
-        "position",
-        "band",
-        "tier",
-        "role",
-        "fact_id",
-        "score",
-        "tokens",
-        "bridges_anchor",
-        "source_type",
-        "content",
-    ]
-    return pd.DataFrame(rows, columns=cols)
-
-
-def connectors_frame(result: Any, *, only_bridging: bool = True) -> pd.DataFrame:
-    """Connector candidates of stage 3 (SPEC-025 §2.4): bridge value, score, hops, touched anchors,
-    bridged pairs, selected. ``only_bridging`` keeps those with bridge value > 0."""
-    kb = result.corpus.kb
-    c = result.cdgr.connectors
-    rows = []
-    for i, r in enumerate(c.idx.tolist()):
-        bv = float(c.bridge_value[i])
-        if only_bridging and not bv > 0:
-            continue
-        rows.append(
-            {
-                "fact_id": kb.facts[r].fact_id,
-                "selected": bool(c.selected[i]),
-                "bridge_value": bv,
-                "connector_score": float(c.connector_score[i]),
-                "hop_distance": int(c.hop_distance[i]),
-                "mean_path_weight": float(c.mean_path_weight[i]),
-                "relevance": float(c.relevance[i]),
-                "novelty": float(c.novelty[i]),
-                "recency_factor": float(c.recency_factor[i]),
-                "touched_anchors": [kb.facts[a].fact_id for a in c.touched_anchors[i]],
-                "bridged_pairs": [(kb.facts[a].fact_id, kb.facts[b].fact_id) for a, b in c.bridged_pairs[i]],
-            }
-        )
-    cols = [
-        "fact_id",
-        "selected",
-        "bridge_value",
-        "connector_score",
-        "hop_distance",
-        "mean_path_weight",
-        "relevance",
-        "novelty",
-        "recency_factor",
-        "touched_anchors",
-        "bridged_pairs",
-    ]
-    df = pd.DataFrame(rows, columns=cols)
-    return df.sort_values(
-        ["selected", "connector_score", "fact_id"], ascending=[False, False, True], kind="mergesort"
-    ).reset_index(drop=True)
-
-
-def bridged_pairs_frame(result: Any, connector_id: str) -> pd.DataFrame:
-    """The anchor pairs one connector bridges (no direct edge between them), with the anchors' texts."""
-    kb = result.corpus.kb
-    c = result.cdgr.connectors
-    row = kb.index_of(connector_id)
-    hits = np.flatnonzero(c.idx == row)
-    cols = ["anchor_a", "anchor_b", "content_a", "content_b"]
-    if hits.size == 0:
-        return pd.DataFrame(columns=cols)
-    i = int(hits[0])
-    rows = [
-        {
-            "anchor_a": kb.facts[a].fact_id,
-            "anchor_b": kb.facts[b].fact_id,
-            "content_a": kb.facts[a].content,
-            "content_b": kb.facts[b].content,
-        }
-        for a, b in c.bridged_pairs[i]
-    ]
-    return pd.DataFrame(rows, columns=cols)
-
-
-def warnings_frame(result: Any) -> pd.DataFrame:
-    """Data-quality warnings: those of this run (recency: future timestamps, unknown ages) and
-    those the loader found in the CKF."""
-    rows = [
-        {"origin": "pipeline (recency)", "line": None, "field": None, "fact_id": None, "message": w}
-        for w in result.warnings
-    ]
-    kb = result.corpus.kb
-    for p in getattr(kb, "warnings", ()):
-        rows.append(
-            {
-                "origin": "CKF loader",
-                "line": p.line or None,
-                "field": p.field,
-                "fact_id": p.fact_id,
-                "message": p.message,
-            }
-        )
-    return pd.DataFrame(rows, columns=["origin", "line", "field", "fact_id", "message"])
-
-
-def fact_marks(result: Any, operator_statuses: Mapping[str, str] | None = None) -> dict[str, str]:
-    """fact id -> how a table marks it: "suppressed" (a stage-4 loser of this run) and / or
-    "<STATUS> (operator)" (a status an operator set; ``operator_statuses`` holds only those that
-    differ from the CKF). Facts with neither are absent."""
-    kb = result.corpus.kb
-    marks: dict[str, list[str]] = {}
-    for r in np.asarray(result.resolution.suppressed).tolist():
-        marks.setdefault(kb.facts[int(r)].fact_id, []).append("suppressed")
-    for fid, status in sorted((operator_statuses or {}).items()):
-        marks.setdefault(fid, []).append(f"{status} (operator)")
-    return {fid: " · ".join(m) for fid, m in marks.items()}
-
-
-def with_marks(
-    df: pd.DataFrame, marks: Mapping[str, str], *, column: str = "fact_id", name: str = "mark"
-) -> pd.DataFrame:
-    """A copy of ``df`` with a ``name`` column right after ``column``: each row's mark ("" when none)."""
-    out = df.copy()
-    values = [marks.get(v, "") if isinstance(v, str) else "" for v in out[column]]
-    out.insert(list(out.columns).index(column) + 1, name, pd.Series(values, index=out.index, dtype=object))
-    return out
+__all__ = [
+    "BREAKDOWN_COLUMNS",
+    "CDR_STEPS",
+    "FLOAT_COLUMNS",
+    "MEMO_PER_RESULT",
+    "OUTCOMES",
+    "breakdown_csv",
+    "breakdown_frame",
+    "bridged_pairs_frame",
+    "build_breakdown_frame",
+    "cdr_steps",
+    "connectors_frame",
+    "content_digest",
+    "envelope_frame",
+    "fact_marks",
+    "filter_breakdown",
+    "funnel_frame",
+    "memo",
+    "n_pages",
+    "outcome_of",
+    "page_of",
+    "report_of",
+    "sort_breakdown",
+    "timings_frame",
+    "warnings_frame",
+    "with_marks",
+]

@@ -1,19 +1,34 @@
-"""Frames and figures of the Tuning page: sweep plots, envelope diffs, config comparison and
-the before / after SPEC-027 view. Pure functions of crp_core records (no Streamlit), so the HTML report
-and the tests build exactly what the page shows. CKF text reaching a plotly label is escaped
-(:func:`crp_ui.render.esc`); dataframes show it as plain text.
+"""Frames and figures of the Tuning page: sweep plots, envelope diffs and the comparison of two configs;
+the before / after SPEC-027 view (:mod:`crp_ui.before_after_view`) is re-exported here. Pure functions of
+crp_core records (no Streamlit), so the HTML report and the tests build exactly what the page shows. CKF
+text reaching a plotly label is escaped (:func:`crp_ui.render.esc`); dataframes show it as plain text.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from crp_core import Comparison, KnowledgeBase, SweepResult
+
+from .before_after_view import (
+    RULE_COLOURS,
+    RULE_ORDER,
+    SIDE_COLOURS,
+    SIDE_COLUMNS,
+    before_after_bars,
+    before_after_figures,
+    before_after_frame,
+    changes_frame,
+    duplicates_frame,
+    pairs_frame,
+    recency_mix_figure,
+    side_envelope_frame,
+)
 from .render import esc
 
 #: sweep series: (column, legend name, subplot row, colour)
@@ -26,20 +41,6 @@ SWEEP_SERIES: tuple[tuple[str, str, int, str], ...] = (
     ("entering", "facts entering the envelope", 3, "#7b4fb3"),
     ("leaving", "facts leaving the envelope", 3, "#8c564b"),
 )
-SIDE_COLOURS = {"SPEC-024 only": "#9aa5b1", "SPEC-027": "#1f5fa8"}
-RULE_ORDER = ("fresh", "decay", "expired", "stale_status", "timeless", "user_provided", "unknown_age", "future")
-RULE_COLOURS = {
-    "fresh": "#2e8b57",
-    "decay": "#e0b000",
-    "expired": "#b00020",
-    "stale_status": "#a15c00",
-    "timeless": "#1f5fa8",
-    "user_provided": "#7b4fb3",
-    "unknown_age": "#9aa5b1",
-    "future": "#555555",
-}
-
-
 #: default ranges by key: (start, stop)
 SWEEP_RANGES = {
     "cdr_min_relevance": (0.30, 0.80),
@@ -58,10 +59,10 @@ SWEEP_RANGES = {
 }
 
 
-def default_range(key: str, current: Any) -> tuple[float, float]:
+def default_range(key: str, current: object) -> tuple[float, float]:
     """The sweep range offered first for ``key`` (its current value ``current``)."""
     if key.startswith("ttl_days."):
-        base = 365.0 if current is None else float(current)
+        base = float(current) if isinstance(current, (int, float)) else 365.0
         return max(1.0, round(base * 0.1, 1)), round(base * 2.0, 1)
     if key.startswith(("source_authority.", "importance.")):
         return 0.1, 1.0
@@ -71,7 +72,8 @@ def default_range(key: str, current: Any) -> tuple[float, float]:
     return (0.0, 1.0) if 0.0 <= c <= 1.0 else (max(1.0, c / 2), c * 2)
 
 
-def value_label(v: Any) -> str:
+def value_label(v: object) -> str:
+    """A configuration value as the page writes it: true / false, none, a float without trailing zeros."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if v is None:
@@ -82,7 +84,7 @@ def value_label(v: Any) -> str:
 
 
 # ---- sweep -------------------------------------------------------------------------------------
-def sweep_frame(res: Any) -> pd.DataFrame:
+def sweep_frame(res: SweepResult) -> pd.DataFrame:
     """One row per sweep point (the values in the order given), the plotted metrics as columns."""
     rows = []
     for i, p in enumerate(res.points):
@@ -109,7 +111,7 @@ def sweep_frame(res: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def _x(v: Any) -> Any:
+def _x(v: object) -> object:
     if isinstance(v, bool):
         return int(v)
     if v is None:
@@ -117,7 +119,7 @@ def _x(v: Any) -> Any:
     return v
 
 
-def sweep_figure(res: Any, *, selected: int | None = None) -> go.Figure:
+def sweep_figure(res: SweepResult, *, selected: int | None = None) -> go.Figure:
     """Three stacked panels against the swept value: rates (Jaccard, mean recency), counts (conflicts,
     recency-penalised), envelope churn (entering / leaving). The baseline value is a dashed line;
     each marker carries its point index (``customdata``) for click selection."""
@@ -176,7 +178,7 @@ def sweep_figure(res: Any, *, selected: int | None = None) -> go.Figure:
     return fig
 
 
-def selected_point(event: Any) -> int | None:
+def selected_point(event: object) -> int | None:
     """The sweep point index a ``st.plotly_chart(on_select=...)`` event selected (first point), if any."""
     if not event:
         return None
@@ -196,7 +198,7 @@ def selected_point(event: Any) -> int | None:
     return None
 
 
-def envelope_diff_frame(baseline_env: Sequence[str], env: Sequence[str], kb: Any) -> pd.DataFrame:
+def envelope_diff_frame(baseline_env: Sequence[str], env: Sequence[str], kb: KnowledgeBase) -> pd.DataFrame:
     """Every fact of either envelope: its change (entered / left / kept) and positions, then content."""
     b_pos = {f: i + 1 for i, f in enumerate(baseline_env)}
     e_pos = {f: i + 1 for i, f in enumerate(env)}
@@ -220,7 +222,7 @@ def envelope_diff_frame(baseline_env: Sequence[str], env: Sequence[str], kb: Any
 
 
 # ---- compare -----------------------------------------------------------------------------------
-def envelopes_side_by_side(cmp: Any) -> pd.DataFrame:
+def envelopes_side_by_side(cmp: Comparison) -> pd.DataFrame:
     """Packed position -> the baseline's and the candidate's fact at that position."""
     n = max(len(cmp.base_envelope), len(cmp.cand_envelope))
     cand, base = set(cmp.cand_envelope), set(cmp.base_envelope)
@@ -242,7 +244,7 @@ def envelopes_side_by_side(cmp: Any) -> pd.DataFrame:
     )
 
 
-def fact_delta_frame(cmp: Any) -> pd.DataFrame:
+def fact_delta_frame(cmp: Comparison) -> pd.DataFrame:
     """Per scored fact: CDR rank and score in both runs, the deltas, the envelope change, the roles;
     rows that changed first (largest |score delta| first)."""
     rows = []
@@ -277,7 +279,8 @@ def fact_delta_frame(cmp: Any) -> pd.DataFrame:
     return df.sort_values(["_changed", "_abs"], kind="stable").drop(columns=["_changed", "_abs"]).reset_index(drop=True)
 
 
-def flips_frame(cmp: Any) -> pd.DataFrame:
+def flips_frame(cmp: Comparison) -> pd.DataFrame:
+    """The contradiction pairs whose outcome differs between the two runs, with both authorities."""
     rows = [
         {
             "fact_a": f.fact_a,
@@ -302,187 +305,37 @@ def flips_frame(cmp: Any) -> pd.DataFrame:
     )
 
 
-def config_diff_frame(diff: Mapping[str, tuple[Any, Any]]) -> pd.DataFrame:
+def config_diff_frame(diff: Mapping[str, tuple[object, object]]) -> pd.DataFrame:
+    """The keys the two configs set differently: the baseline's value and the candidate's."""
     return pd.DataFrame(
         [{"key": k, "baseline": value_label(a), "candidate": value_label(b)} for k, (a, b) in diff.items()],
         columns=["key", "baseline", "candidate"],
     )
 
 
-# ---- before / after ----------------------------------------------------------------------------
-def before_after_frame(ba: Any) -> pd.DataFrame:
-    df = pd.DataFrame(ba.rows())
-    return df.astype({"SPEC-024 only": str, "SPEC-027": str})
-
-
-def side_envelope_frame(ba: Any, side: Any, other_env: Sequence[str]) -> pd.DataFrame:
-    """One side's envelope in packed order: each fact's text, its SPEC-027 recency state and factor, and
-    whether it is in a contradictory pair, named by a fan-out duplicate, or only on this side."""
-    kb = ba.full.corpus.kb
-    in_pair = {f for p in side.contradictory_pairs for f in p}
-    dups = set(side.packed_duplicate_facts)
-    other = set(other_env)
-    rows = []
-    for i, fid in enumerate(side.envelope):
-        f = kb.get(fid)
-        rows.append(
-            {
-                "#": i + 1,
-                "fact_id": fid,
-                "content": f.content if f else "",
-                "recency": ba.recency_state(fid),
-                "SPEC-027 recency": ba.spec027_recency.get(fid, 1.0),
-                "in a contradictory pair": fid in in_pair,
-                "fan-out duplicate": fid in dups,
-                "only on this side": fid not in other,
-                "status": f.status if f else "",
-            }
-        )
-    return pd.DataFrame(rows, columns=SIDE_COLUMNS)
-
-
-SIDE_COLUMNS = [
-    "#",
-    "fact_id",
-    "content",
-    "recency",
-    "SPEC-027 recency",
-    "in a contradictory pair",
-    "fan-out duplicate",
-    "only on this side",
-    "status",
+__all__ = [
+    "RULE_COLOURS",
+    "RULE_ORDER",
+    "SIDE_COLOURS",
+    "SIDE_COLUMNS",
+    "SWEEP_RANGES",
+    "SWEEP_SERIES",
+    "before_after_bars",
+    "before_after_figures",
+    "before_after_frame",
+    "changes_frame",
+    "config_diff_frame",
+    "default_range",
+    "duplicates_frame",
+    "envelope_diff_frame",
+    "envelopes_side_by_side",
+    "fact_delta_frame",
+    "flips_frame",
+    "pairs_frame",
+    "recency_mix_figure",
+    "selected_point",
+    "side_envelope_frame",
+    "sweep_figure",
+    "sweep_frame",
+    "value_label",
 ]
-
-
-def changes_frame(changes: Sequence[Any]) -> pd.DataFrame:
-    """Facts that left (or entered) the envelope: id, text, kind, why, tokens."""
-    return pd.DataFrame(
-        [
-            {"fact_id": c.fact_id, "content": c.content, "kind": c.kind, "why": c.reason, "tokens": c.tokens}
-            for c in changes
-        ],
-        columns=["fact_id", "content", "kind", "why", "tokens"],
-    )
-
-
-def pairs_frame(ba: Any, side: Any) -> pd.DataFrame:
-    """One side's contradictory pairs handed to the model, with both texts."""
-    kb = ba.full.corpus.kb
-    noted = set(side.noted_pairs)
-
-    def text(fid: str) -> str:
-        f = kb.get(fid)
-        return f.content if f else ""
-
-    return pd.DataFrame(
-        [
-            {"fact_a": a, "text a": text(a), "fact_b": b, "text b": text(b), "NOTE block": (a, b) in noted}
-            for a, b in side.contradictory_pairs
-        ],
-        columns=["fact_a", "text a", "fact_b", "text b", "NOTE block"],
-    )
-
-
-def duplicates_frame(ba: Any, side: Any) -> pd.DataFrame:
-    """One side's fan-out duplicates: the facts (with text), the branches, whether packed."""
-    kb = ba.full.corpus.kb
-    packed = set(side.envelope)
-    rows = []
-    for d in side.duplicates:
-        texts = [kb.get(f).content if kb.get(f) else "" for f in d.fact_ids]
-        rows.append(
-            {
-                "facts": " ~ ".join(d.fact_ids),
-                "content": " / ".join(texts),
-                "branches": ", ".join(str(b) for b in d.branches),
-                "similarity": float(d.similarity),
-                "in the envelope": ", ".join(f for f in d.fact_ids if f in packed),
-            }
-        )
-    return pd.DataFrame(rows, columns=["facts", "content", "branches", "similarity", "in the envelope"])
-
-
-def before_after_bars(ba: Any) -> go.Figure:
-    """Grouped bars: expired facts, ageing facts, contradictory pairs and fan-out duplicates, SPEC-024 only
-    vs SPEC-027 (the same numbers as ``BeforeAfter.rows``)."""
-    measures = [
-        "expired facts<br>in the envelope",
-        "ageing facts<br>in the envelope",
-        "contradictory pairs<br>handed to the model",
-        "fan-out<br>duplicates",
-    ]
-    b, a = ba.before, ba.after
-    vals = {
-        s.label: [
-            len(s.expired_in_envelope),
-            len(s.ageing_in_envelope),
-            len(s.contradictory_pairs),
-            s.fanout_duplicates or 0,
-        ]
-        for s in (b, a)
-    }
-    fig = go.Figure()
-    for side, ys in vals.items():
-        fig.add_trace(
-            go.Bar(
-                x=measures,
-                y=ys,
-                name=side,
-                marker_color=SIDE_COLOURS[side],
-                text=ys,
-                textposition="outside",
-                hovertemplate="%{y}<extra>" + side + "</extra>",
-            )
-        )
-    top = max([1] + vals["SPEC-024 only"] + vals["SPEC-027"])
-    fig.update_yaxes(
-        range=[0, top * 1.25 + 0.5], title_text="count", dtick=1 if top <= 10 else None, tickformat="d", automargin=True
-    )
-    note = "" if b.fanout_duplicates is not None else " (no fan-out in this scenario)"
-    fig.update_xaxes(tickangle=0)
-    fig.update_layout(
-        barmode="group",
-        height=380,
-        margin=dict(l=60, r=10, t=50, b=10),
-        legend=dict(orientation="h", y=-0.18),
-        title=dict(text="What reaches the model" + note, x=0.0, xanchor="left"),
-    )
-    return fig
-
-
-def recency_mix_figure(ba: Any) -> go.Figure:
-    """Stacked bars: the envelope's facts by the SPEC-027 §3.2 recency rule that applies to them."""
-    fig = go.Figure()
-    sides = [("SPEC-024 only", ba.before.envelope), ("SPEC-027", ba.after.envelope)]
-    kb = ba.full.corpus.kb
-    for rule in RULE_ORDER:
-        ys = []
-        for _side, env in sides:
-            ys.append(sum(1 for f in env if ba.recency_rule.get(f) == rule))
-        if not any(ys):
-            continue
-        fig.add_trace(
-            go.Bar(
-                x=[s for s, _ in sides],
-                y=ys,
-                name=rule,
-                marker_color=RULE_COLOURS[rule],
-                hovertemplate="%{x}: %{y} fact(s)<extra>" + rule + "</extra>",
-            )
-        )
-    del kb
-    n = max(len(ba.before.envelope), len(ba.after.envelope), 1)
-    fig.update_yaxes(dtick=1 if n <= 10 else None, tickformat="d", automargin=True)
-    fig.update_layout(
-        barmode="stack",
-        height=380,
-        margin=dict(l=60, r=10, t=50, b=10),
-        legend=dict(orientation="h", y=-0.18),
-        yaxis_title="facts in the envelope",
-        title=dict(text="Envelope facts by SPEC-027 recency rule", x=0.0, xanchor="left"),
-    )
-    return fig
-
-
-def before_after_figures(ba: Any) -> list[go.Figure]:
-    return [before_after_bars(ba), recency_mix_figure(ba)]

@@ -96,28 +96,6 @@ def db_section() -> None:
 
 
 # ---- helpers -------------------------------------------------------------------------------------
-def pair_case(pair, kb, statuses, *, now, config, lead: str = "", tail: str = "") -> None:
-    """Both texts side by side, differing tokens highlighted, with role and authority arithmetic;
-    below them every field that decides the case, the fields that differ highlighted (SPEC-027 §2.3):
-    one HTML element (``lead`` / ``tail``: more escaped HTML before / after it in the same element).
-    ``kb`` is the CKF as loaded, ``statuses`` the operators' statuses in force."""
-    from crp_core.factors.recency import fact_attributes
-
-    body = cv.pair_case_html(pair, kb, fact_attributes(kb, now, config), statuses)
-    st.markdown(lead + body + tail, unsafe_allow_html=True)
-
-
-def authority_html(pair) -> str:
-    """The SPEC-027 §2.3 components as numbers (a table) and as bars, HTML built once per pair object.
-    Neither is interactive, so both are one Markdown element rather than a data grid and a chart."""
-    return str(cache.by_identity("authority_html", pair, cv.authority_html))
-
-
-def authority_block(pair) -> None:
-    """The authority table and bars of ``pair`` (one element)."""
-    st.markdown(authority_html(pair), unsafe_allow_html=True)
-
-
 def sdk_block(rec, key: str) -> None:
     """The SDK's supersession against SPEC-027: on its own (the fair comparison) and as loaded."""
     own, loaded = cv.sdk_verdict_lines(rec)
@@ -205,7 +183,7 @@ def _on_record(kind: str, pair, fingerprint: str, config) -> None:
         ss.pop(keys[name], None)
     ss[K + "flash"] = (
         f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
-        f"{cv._decision_summary(rec)} (by {rec.operator}, {rec.decided_at})."
+        f"{cv.decision_summary(rec)} (by {rec.operator}, {rec.decided_at})."
     )
 
 
@@ -415,19 +393,14 @@ def queue_tab(scan, frame, ds, kb, config, now, agreement=None) -> None:
     pair = next(p for p in scan.pairs if cv.p_key(p) == pk)
     statuses = dict(ds.statuses)
 
-    # the pair's heading, figures and arbitration in one element, its case (patterns, both sides, the
-    # evidence, the outcome, the authority table and bars) in another: a few HTML blocks instead of ~15
-    # elements (subheader, captions, metrics in columns, a data grid) for the browser to lay out
-    st.markdown(cache.by_identity("pair_head", pair, cv.pair_head_html), unsafe_allow_html=True)
+    cv.pair_head(pair)
     rec = agreement.of(pair.fact_a, pair.fact_b) if agreement is not None else None
     if rec is not None:
         sdk_block(rec, K + "sdk")
-    lead = f'<div class="crp-patterns"><b>Pattern(s):</b> {render.html_text(", ".join(pair.patterns))}</div>'
-    tail = (
-        f'<div class="crp-outcome" style="margin:0.4em 0"><b>Outcome:</b> '
-        f"{render.html_text(cv.outcome_text(pair))}</div>" + authority_html(pair)
-    )
-    pair_case(pair, kb, statuses, now=now, config=config, lead=lead, tail=tail)
+    cv.patterns_line(pair)
+    cv.pair_case(pair, kb, statuses, now=now, config=config)
+    cv.outcome_line(pair)
+    cv.authority_table(pair, key=K + "authority")
     decision_form(pair, kb, config)
     hist = decisions.pair_history(pair.fact_a, pair.fact_b)
     st.markdown(f"**Decision history of this pair** ({len(hist)})")
@@ -504,13 +477,13 @@ def envelope_tab(ds, base_kb) -> None:
             c: st.column_config.NumberColumn(format="%.4f") for c in ("similarity", "authority_a", "authority_b")
         },
     )
-    for pair in res.pairs:
+    for i, pair in enumerate(res.pairs):
         with st.container(border=True):
             st.markdown(
                 f"**{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}** · cosine "
                 f"{pair.similarity:.4f} · {render.md_escape(', '.join(pair.patterns))}"
             )
-            pair_case(pair, base_kb, dict(ds.statuses), now=result.now, config=result.config)
+            cv.pair_case(pair, base_kb, dict(ds.statuses), now=result.now, config=result.config)
             outcome = cv.outcome_text(pair)
             if pair.tied:
                 st.warning(render.md_escape(outcome))
@@ -524,7 +497,7 @@ def envelope_tab(ds, base_kb) -> None:
                 st.info(render.md_escape(outcome))
             else:
                 st.success(render.md_escape(outcome))
-            authority_block(pair)
+            cv.authority_table(pair, key=f"{K}env.authority.{i}")
             ev = cv.audit_event_for(result, pair)
             if ev is not None:
                 with st.expander(f"{ev.event} audit event"):

@@ -186,7 +186,7 @@ def _controls(scenario: Any, config: Any) -> tuple[int, list[str], float]:
 
 
 def _comparison(fan: Any) -> None:
-    render.html_block(fv.comparison_html(fv.comparison_frame(fan)))
+    fv.comparison_strip(fv.comparison_frame(fan))
     st.caption(
         "Fan-out duplicates: cross-branch duplicates found at fan-in (the same fact, or two facts with "
         "cosine > fanin_dedup_similarity, chosen by different branches); the same count as the Tuning "
@@ -210,9 +210,9 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> 
         if vectors is not None:
             parts = tuple(tuple(p) for p in fan.partitioned.partitions)
             proj = _projection(corpus, parts, tuple(a.id for a in page_scen.addressed), vectors, page_scen, key)
-            # an inline SVG, not a plotly chart: the browser lays out a few shapes instead of loading and
-            # running plotly on every visit (nothing on it selects anything; hovering a point names it)
-            render.html_block(cache.by_identity("partition_svg", proj, fv.partition_svg))
+            st.plotly_chart(
+                cache.by_identity("partition_figure", proj, fv.partition_figure), width="stretch", key=f"{K}pca"
+            )
             st.caption(
                 render.md_escape(proj.note) + " Crosses: partition centroids (mean of the members); "
                 "grey rings: addressed sub-queries, projected for context (not fitted)."
@@ -234,11 +234,7 @@ def _partition_view(fan: Any, scenario: Any, page_scen: Any, corpus: Corpus) -> 
 
 def _coverage_block(fan: Any, step: Any, mode: str, caption: str, scenario: Any, config: Any) -> None:
     tips = _coverage_tips(fan, mode, step, scenario, config)
-    chips = fv.chips_html(step.coverage, highlight=step.added, tips=tips)
-    render.html_block(
-        f'<div class="crp-coverage" data-mode="{mode}" data-step="{step.index}" '
-        f'style="margin:4px 0 2px 0"><b>Coverage Set</b> ({len(step.coverage)}): {chips}</div>'
-    )
+    render.html_block(fv.coverage_html(step, mode, tips))
     since = step.detail.get("since_step")
     added = f"{len(step.added)} entr{'y' if len(step.added) == 1 else 'ies'} added" if step.added else "nothing added"
     ref = f" since {'naive ' if mode == 'naive' else ''}step {since + 1}" if isinstance(since, int) else ""
@@ -294,7 +290,7 @@ def _partitioned_detail(fan: Any, step: Any, corpus: Corpus, page_scen: Any, con
     elif step.kind == "merge":
         render.html_block(
             "Union of the branches' facts: "
-            + fv.chips_html(step.facts, kind="fact", highlight=fv.duplicate_fact_ids(run), highlight_bg=fv.DUP_BG)
+            + fv.chips_html(step.facts, kind="fact", highlight=fv.duplicate_fact_ids(run))
         )
         st.caption(f"Coverage depth after the merge: {d.get('coverage_depth')}.")
     elif step.kind == "dedup":

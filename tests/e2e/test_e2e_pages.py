@@ -52,7 +52,7 @@ def test_breakdown_table_visible_and_row_selection_selects(page):
     wait_idle(page)
     assert_no_exception(page)
     fid = _selected_fact(page)
-    card = page.locator(".crp-fact").first
+    card = page.locator(".st-key-crp-fact-card").first
     card.wait_for(state="visible")
     assert fid in card.inner_text()
     assert page.get_by_role("combobox", name="Inspect fact").input_value() == fid
@@ -80,11 +80,11 @@ def test_deep_link_reproduces_the_selected_fact(page, browser, streamlit_server)
     assert_no_exception(page)
     assert _selected_fact(page) == chosen
     link = "/breakdown?" + urlparse(page.url).query
-    first_card = page.locator(".crp-fact").first.inner_text()
+    first_card = page.locator(".st-key-crp-fact-card").first.inner_text()
 
     with session_page(browser, streamlit_server) as other:
         open_page(other, link)
-        card = other.locator(".crp-fact").first
+        card = other.locator(".st-key-crp-fact-card").first
         card.wait_for(state="visible")
         assert card.inner_text() == first_card  # same fact, same text, source and dates
         assert chosen in card.inner_text()

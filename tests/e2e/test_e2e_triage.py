@@ -39,7 +39,7 @@ def test_pair_link_card_decision_banner_graph_and_kb(page, tmp_path):
     assert "k8s-0026 ↔ k8s-0027" in text
     assert "pair=" + PAIR in page.url.replace("%7C", "|")
     # the pair card: every deciding field, the only differing one (the source) highlighted
-    table = page.locator("table.crp-evidence").first
+    table = page.get_by_test_id("stTable").filter(has_text="status in force").first
     for field in (
         "source_id",
         "source_location",
@@ -53,7 +53,7 @@ def test_pair_link_card_decision_banner_graph_and_kb(page, tmp_path):
         "authority",
     ):
         assert table.get_by_text(field, exact=True).count() >= 1, field
-    differs = table.locator("tr.crp-differs")
+    differs = table.locator("tr").filter(has_text="≠")
     assert differs.count() == 1 and "source_id" in differs.inner_text()
     assert "wiki/platform/atlas-prod/backups-old" in differs.inner_text()
     assert "P1Y = 365.0 d (the fact's own ttl)" in table.inner_text()

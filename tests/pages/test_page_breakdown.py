@@ -121,7 +121,8 @@ def test_deep_link_selects_the_fact(ui_env):
     steps = frame_with(at, "step", "factor", "multiplier", "running_product")
     i = exp.cdr.position(exp.corpus.kb.index_of(fid))
     assert steps["running_product"].iloc[-1] == float(exp.cdr.cdr_score[i])
-    assert any(fid in m.value for m in at.markdown if "crp-fact" in m.value)
+    # the fact card: its id as code, then its badges
+    assert any(m.value.startswith(f"`{fid}` :blue-badge[") for m in at.markdown)
 
 
 def test_recency_chart_and_histograms(ui_env):
@@ -161,10 +162,11 @@ def test_fact_text_is_escaped(tmp_path, monkeypatch):
     monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
     at = _open_recency(run_page("breakdown", params={"fact": "D"}))
     at.run()
-    cards = [m.value for m in at.markdown if "crp-fact" in m.value]
-    assert len(cards) == 1
-    assert "<b>markup</b>" not in cards[0] and "&lt;b&gt;markup&lt;/b&gt;" in cards[0]
-    assert "javascript&#58;" in cards[0] and "](javascript" not in cards[0]
+    # the card's text is escaped Markdown: no tag, no link can form
+    texts = [m.value for m in at.markdown if "markup" in m.value]
+    assert len(texts) == 1
+    assert "<b>markup</b>" not in texts[0] and "\\<b\\>markup\\<\\/b\\>" in texts[0]
+    assert "javascript\\:" in texts[0] and "](javascript" not in texts[0]
     for f in figures(at):
         for t in f["data"]:
             for h in np.ravel([t.get("hovertext") or []]).tolist() + np.ravel([t.get("customdata") or []]).tolist():

@@ -40,7 +40,8 @@ def env_pairs(at: AppTest):
 
 
 def html_blocks(at: AppTest) -> list[str]:
-    return [m.value for m in at.markdown if "crp-conflict-side" in m.value]
+    """The fact texts of the pair cards (the one piece of HTML in them)."""
+    return [m.value for m in at.html if "crp-fact-text" in m.value]
 
 
 def test_queue_order_counts_and_authority_by_hand(triage_env):
@@ -58,14 +59,14 @@ def test_queue_order_counts_and_authority_by_hand(triage_env):
     assert not q.decided.any()
     # the first pair (the tie) is selected; its authority table shows the arithmetic
     assert at.selectbox(key=K + "pair").value == "T1|T2"
-    auth = [m.value for m in at.markdown if 'class="crp-authority"' in m.value]
-    assert len(auth) == 1
-    rows = re.findall(r"<tr data-fact=.*?</tr>", auth[0])
-    assert len(rows) == 2 and all(">0.75 × 1.0000 × 0.7 = 0.5250<" in r and ">tied<" in r for r in rows)
-    assert [re.search(r'data-fact="([^"]*)"', r).group(1) for r in rows] == ["T1", "T2"]
-    # the heading block: both ids, the figures and the arbitration
-    head = [m.value for m in at.markdown if "crp-pair-head" in m.value]
-    assert len(head) == 1 and "T1 ↔ T2" in head[0] and ">0.0000<" in head[0] and ">tie<" in head[0]
+    m = metrics(at)
+    (auth,) = [d.value for d in at.dataframe if "arithmetic" in d.value.columns]
+    assert auth.fact_id.tolist() == ["T1", "T2"] and auth.role.tolist() == ["tied", "tied"]
+    assert auth.arithmetic.tolist() == ["0.75 × 1.0000 × 0.7 = 0.5250"] * 2
+    assert auth.authority.tolist() == pytest.approx([0.525, 0.525], abs=1e-12)
+    # the heading: both ids, the figures and the arbitration
+    assert any(h.value == "T1 ↔ T2" for h in at.subheader)
+    assert (m["authority margin"], m["arbitration"]) == ("0.0000", "tie")
     # a form cannot be submitted without an operator name
     assert at.button(key=K + "submit.T1|T2").disabled
     assert any("Operator name" in w.value for w in at.warning)

@@ -17,7 +17,6 @@ its second = e_k + c + 0.2 e3: cos = 0.9901 > contradiction_similarity; differen
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from pathlib import Path
@@ -138,16 +137,17 @@ def record(db: Path, *decisions: Decision) -> None:
             store.record(d)
 
 
-def evidence(at: AppTest) -> str:
-    """The evidence table of the queue's selected pair (the first tab; the envelope tab has its own)."""
-    hits = [m.value for m in at.markdown if "crp-evidence" in m.value]
+def evidence(at: AppTest) -> dict[str, tuple[str, str, bool]]:
+    """The evidence table of the queue's selected pair (the first tab; the envelope tab has its own):
+    field -> (A, B, flagged as differing), the Markdown escapes undone."""
+    hits = [t.value for t in at.table if list(t.value.columns) == ["field", "A", "B", "differs"]]
     assert hits
-    return html.unescape(hits[0])
+    return {unmd(r.field): (unmd(r.A), unmd(r.B), r.differs == "≠") for r in hits[0].itertuples(index=False)}
 
 
-def differing_rows(table: str) -> list[str]:
+def differing_rows(table: dict[str, tuple[str, str, bool]]) -> list[str]:
     """The field names of the rows the evidence table flags as differing."""
-    return re.findall(r'<tr class="crp-differs"[^>]*><td[^>]*>([^<]*)</td>', table)
+    return [field for field, (_a, _b, differs) in table.items() if differs]
 
 
 def form_widgets(at: AppTest, pk: str) -> set[str]:
@@ -160,7 +160,7 @@ def form_widgets(at: AppTest, pk: str) -> set[str]:
 def test_pair_card_shows_every_deciding_field_and_highlights_the_difference(env):
     at = open_page("conflicts")
     assert at.selectbox(key=K + "pair").value == "S1|S2"  # the tie comes first
-    page_html = evidence(at)
+    table = evidence(at)
     for field in (
         "source_id",
         "source_location",
@@ -173,18 +173,18 @@ def test_pair_card_shows_every_deciding_field_and_highlights_the_difference(env)
         "importance",
         "authority",
     ):
-        assert f">{field}</td>" in page_html, field
+        assert field in table, field
     # S1 and S2 differ only by their source: that row, and only it, is flagged
-    assert differing_rows(page_html) == ["source_id"]
-    assert "<mark" in page_html and "wiki/platform/backups-old</mark>" in page_html
-    assert "P1Y = 365.0 d (the fact's own ttl)" in page_html
-    assert 'class="crp-differ-note"' in page_html and "Fields that differ (highlighted): source_id<" in page_html
+    assert differing_rows(table) == ["source_id"]
+    assert "wiki/platform/backups-old" in table["source_id"]
+    assert table["TTL"][0] == "P1Y = 365.0 d (the fact's own ttl)"
+    notes = [unmd(c.value) for c in at.caption if c.value.startswith("Fields that differ")]
+    assert notes[0] == "Fields that differ (highlighted): source_id"
     # D1 / D2: TTL from the source type's default vs the fact's own ttl
     at.selectbox(key=K + "pair").set_value("D1|D2").run()
-    page_html = evidence(at)
-    assert "365.0 d (default for official_documentation)" in page_html
-    assert "P2Y = 730.0 d (the fact's own ttl)" in page_html
-    assert {"source_type", "source_id", "TTL", "authority"} <= set(differing_rows(page_html))
+    table = evidence(at)
+    assert table["TTL"][:2] == ("365.0 d (default for official_documentation)", "P2Y = 730.0 d (the fact's own ttl)")
+    assert {"source_type", "source_id", "TTL", "authority"} <= set(differing_rows(table))
 
 
 def test_queue_rows_carry_both_texts(env):

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from page_support import figures
 from streamlit.testing.v1 import AppTest
 
 from crp_core.config import CRPConfig
@@ -37,7 +38,6 @@ SCENARIO = "a_fan.json"
 
 COV = re.compile(r'<div class="crp-coverage" data-mode="(\w+)" data-step="(\d+)"[^>]*>(.*?)</div>', re.S)
 CHIP = re.compile(r'<span class="crp-cov" data-id="([^"]*)" data-hl="([01])"(?: title="([^"]*)")?')
-COMPARE = re.compile(r'data-measure="([^"]*)" data-naive="(\d+)" data-partitioned="(\d+)"')
 
 
 # ---- synthetic samples -------------------------------------------------------------------------------
@@ -177,10 +177,12 @@ def _widget(elements, label: str):
 
 
 def _comparison(at: AppTest) -> dict[str, tuple[int, int]]:
-    for m in at.html:
-        if "crp-compare-strip" in m.value:
-            return {html.unescape(k): (int(n), int(p)) for k, n, p in COMPARE.findall(m.value)}
-    raise AssertionError("no comparison strip")
+    """The comparison strip's metrics: measure -> (naive, partitioned); each metric shows the partitioned
+    value and its difference from the naive one."""
+    measures = {"fan-out duplicates", "distinct facts covered", "coverage entries after merge"}
+    got = {m.label: (int(m.value) - int(m.delta), int(m.value)) for m in at.metric if m.label in measures}
+    assert got, "no comparison strip"
+    return got
 
 
 def _check_step(at: AppTest, fan: Any, idx: int) -> None:
@@ -244,15 +246,15 @@ def test_partitions_table_and_comparison_strip_come_from_the_records(fan_env, tm
     assert sorted(shown) == [("sq0a", "sq0b"), ("sq1a", "sq1b"), ("sq2a", "sq2b")]
     assert _shown(at.markdown, "k-means (k = 3)")
     # the partition view: one point per ResidualSet sub-query in its partition's colour, one cross per
-    # partition, drawn as an inline SVG (no plotly chart on this page)
-    svg = [m.value for m in at.html if "crp-partition-view" in m.value]
-    assert len(svg) == 1 and not at.get("plotly_chart")
-    drawn = re.findall(r'class="crp-pca-point" data-id="([^"]*)" data-partition="(-?\d+)"', svg[0])
-    want = [(sid, str(p)) for p, part in enumerate(fan.partitioned.partitions) for sid in part]
-    assert sorted(d for d in drawn if d[1] != "-1") == sorted(want)
+    # partition (a plotly scatter)
+    (fig,) = figures(at)
+    drawn = [(c[0], c[1]) for t in fig["data"] if t["name"] != "centroids" for c in t["customdata"]]
+    want = [(sid, p) for p, part in enumerate(fan.partitioned.partitions) for sid in part]
+    assert sorted(d for d in drawn if d[1] != -1) == sorted(want)
     # the addressed sub-queries (the Coverage Set) as grey rings, for context
-    assert [d[0] for d in drawn if d[1] == "-1"] == ["done"]
-    assert len(re.findall(r'class="crp-pca-centroid"', svg[0])) == len(fan.partitioned.partitions)
+    assert [d[0] for d in drawn if d[1] == -1] == ["done"]
+    (centroids,) = [t for t in fig["data"] if t["name"] == "centroids"]
+    assert len(centroids["x"]) == len(fan.partitioned.partitions)
     comp = _comparison(at)
     assert comp["fan-out duplicates"] == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
     assert comp["distinct facts covered"] == (len(fan.naive.merged), len(fan.partitioned.merged))

@@ -499,11 +499,11 @@ def test_inert_frame_rebuilds_only_what_holds_a_control():
 
 
 def test_views_share_one_esc():
-    from crp_ui import charts, fanout_view, tuning_view
+    from crp_ui import charts, fanout_blocks, fanout_partitions, tuning_view
 
-    assert charts.esc is tuning_view.esc is render.esc
-    # the Fan-out view's partition view is SVG: it escapes through render.html_text, with no esc of its own
-    assert getattr(fanout_view, "esc", render.esc) is render.esc and fanout_view.html_text is render.html_text
+    assert charts.esc is tuning_view.esc is fanout_partitions.esc is render.esc
+    # the Fan-out page's chips and timeline are HTML: they escape through render.html_text
+    assert fanout_blocks.html_text is render.html_text
 
 
 def test_fact_card_escapes_content():

@@ -45,10 +45,8 @@ def test_script_tag_is_escaped_and_diff_marked():
     out = cv.highlight_html(text, [(start, start + 3, "NUMBER_CHANGED")])
     assert "<script>" not in out and "</script>" not in out
     assert out.startswith("&lt;script&gt;alert(1)&lt;/script&gt; The API rate limit is ")
-    assert (
-        '<mark class="crp-diff" title="NUMBER_CHANGED" style="background:#ffd866;padding:0 2px;'
-        'border-radius:3px">100</mark> requests.'
-    ) in out
+    assert '<mark class="crp-diff" title="NUMBER_CHANGED" data-pattern="NUMBER_CHANGED">100</mark> requests.' in out
+    assert "style=" not in out  # the look is the stylesheet's
 
 
 def test_highlighted_slice_is_escaped_too():
@@ -61,6 +59,7 @@ def test_highlighted_slice_is_escaped_too():
 def test_pattern_title_is_escaped():
     out = cv.highlight_html("abc", [(0, 1, '"><script>')])
     assert "<script>" not in out and 'title="&quot;&gt;&lt;script&gt;"' in out
+    assert 'data-pattern="&quot;&gt;&lt;script&gt;"' in out
 
 
 def test_zero_width_span_is_a_gap_mark():
@@ -68,7 +67,7 @@ def test_zero_width_span_is_a_gap_mark():
     out = cv.highlight_html(text, [(5, 5, "NEGATION_FLIP")])
     assert out == (
         'etcd <mark class="crp-gap" title="NEGATION_FLIP: the other fact has a token here" '
-        'style="background:#c9b6ff;padding:0 2px;border-radius:3px">∅</mark>supports v2'
+        'data-pattern="NEGATION_FLIP">∅</mark>supports v2'
     )
 
 
@@ -105,7 +104,7 @@ def _auth(fid, src, sa, rf, iw):
     return Authority(fid, src, sa, rf, iw, sa * rf * iw)
 
 
-def _pair(
+def _pair(  # noqa: PLR0913  a test builder: each field of the pair can be given
     a,
     b,
     *,
@@ -143,42 +142,6 @@ def test_authority_frame_and_arithmetic_by_hand():
     assert f.authority.tolist() == pytest.approx([0.64, 0.135], abs=1e-15)
     assert f.arithmetic.tolist() == ["0.8 × 1.0000 × 0.8 = 0.6400", "0.75 × 0.3000 × 0.6 = 0.1350"]
     assert f.role.tolist() == ["winner", "suppressed"]
-
-
-def test_authority_table_html_holds_every_component_and_escapes_ids():
-    p = _pair(SCRIPT, "E2", suppressed="E2")
-    out = cv.authority_html(p)
-    assert "<script>" not in out and "&lt;script&gt;" in out
-    rows = re.findall(r"<tr data-fact=.*?</tr>", out)
-    assert len(rows) == 2
-    cells = [html.unescape(re.sub(r"<[^>]+>", "|", r)) for r in rows]
-    for text, (sa, rf, iw, au, arith, role) in zip(
-        cells,
-        (
-            ("0.8000", "1.0000", "0.8000", "0.6400", "0.8 × 1.0000 × 0.8 = 0.6400", "winner"),
-            ("0.7500", "0.3000", "0.6000", "0.1350", "0.75 × 0.3000 × 0.6 = 0.1350", "suppressed"),
-        ),
-    ):
-        for v in (sa, rf, iw, au, arith, role):
-            assert f"|{v}|" in text, (v, text)
-    assert 'class="crp-authority-bars"' in out  # the bars follow the table in the same block
-
-
-def test_pair_head_html_shows_the_figures_and_escapes_ids():
-    p = _pair(SCRIPT, "E2", suppressed="E2", sim=0.9712345)
-    out = cv.pair_head_html(p)
-    assert "<script>" not in out and "&lt;script&gt;alert(1)&lt;/script&gt; ↔ E2" in out
-    assert ">0.9712<" in out and ">0.5050<" in out and ">A wins<" in out
-    assert "Arbitration: " in out and html.unescape(out).count("alert(1)") == 3
-
-
-def test_authority_figure_is_grouped_with_one_trace_per_fact():
-    p = _pair("E1", "E2", suppressed="E2")
-    fig = cv.authority_figure(p).to_dict()
-    assert fig["layout"]["barmode"] == "group"
-    assert [t["name"] for t in fig["data"]] == ["E1 (winner)", "E2 (suppressed)"]
-    assert list(fig["data"][0]["x"]) == ["source authority", "recency factor", "importance", "authority"]
-    assert list(fig["data"][1]["y"]) == pytest.approx([0.75, 0.30, 0.60, 0.135])
 
 
 def test_roles_and_outcomes():
@@ -431,11 +394,9 @@ def _evidence_kb():
 
 
 def test_pair_evidence_fields_ttl_origin_and_differences():
-    from crp_core.factors.recency import fact_attributes
-
     kb = _evidence_kb()
     now = datetime(2026, 11, 1, tzinfo=UTC)
-    ev = cv.pair_evidence(_pair("A", "B"), kb, fact_attributes(kb, now, CRPConfig()), {"B": "STALE"})
+    ev = cv.pair_evidence(_pair("A", "B"), kb, {"B": "STALE"}, now=now, config=CRPConfig())
     rows = {r.field: (r.a, r.b, r.differs) for r in ev.itertuples(index=False)}
     assert list(ev["field"]) == list(cv.EVIDENCE_FIELDS)
     assert rows["source_id"] == ("docs", "docs", False)
@@ -444,24 +405,63 @@ def test_pair_evidence_fields_ttl_origin_and_differences():
     assert rows["age at now"] == ("61.0 d", "61.0 d", False)
     assert rows["TTL"] == ("365.0 d (default for official_documentation)", "P2Y = 730.0 d (the fact's own ttl)", True)
     assert rows["status in force"] == ("ACTIVE", "STALE (operator)", True)
-    assert rows["recency rule"][1] == "stale_status (operator mark)"
+    assert rows["recency rule"] == ("fresh", "stale_status (operator mark)", True)
     assert rows["authority"] == ("0.6400", "0.1350", True)
     assert cv.differing_fields(ev)[:2] == ["source_type", "source_location"]
-    out = cv.evidence_html(ev, "A", "<i>B</i>")
-    assert "<b>" not in out and "<i>" not in out and "&lt;b&gt;ports&lt;/b&gt;" in out
-    assert out.count('class="crp-differs"') == sum(ev["differs"])
 
 
-def test_pair_case_html_has_both_sides_the_evidence_and_the_differing_fields():
-    from crp_core.factors.recency import fact_attributes
-
+def test_pair_evidence_of_a_fact_the_ckf_lacks_is_dashes():
     kb = _evidence_kb()
-    now = datetime(2026, 11, 1, tzinfo=UTC)
-    out = cv.pair_case_html(_pair("A", "B"), kb, fact_attributes(kb, now, CRPConfig()), {"B": "STALE"})
-    assert out.count('class="crp-conflict-side"') == 2 and out.count('class="crp-evidence"') == 1
-    assert "<b>ports</b>" not in out and "&lt;b&gt;ports&lt;/b&gt;" in out
-    note = html.unescape(re.search(r'class="crp-differ-note"[^>]*>(.*?)</div>', out).group(1))
-    assert note.startswith("Fields that differ (highlighted): source_type, source_location, ")
+    ev = cv.pair_evidence(_pair("A", "GONE"), kb, {}, now=datetime(2026, 11, 1, tzinfo=UTC), config=CRPConfig())
+    assert set(ev["b"]) == {"-"} and ev["a"].tolist()[0] == "official_documentation"
+
+
+def _draw_pair(pair_a: str, pair_b: str) -> None:
+    """The selected pair's views, drawn in an AppTest script (the records built as the tests above do)."""
+    import json
+    from datetime import UTC, datetime
+
+    from crp_core import Authority, ConflictPair, CRPConfig, load_ckf_bytes, values_conflict
+    from crp_ui import conflicts_view as cv
+
+    rows = [
+        {"fact_id": pair_a, "content": "<script>x</script> port 2379", "source_type": "web"},
+        {"fact_id": pair_b, "content": "<script>x</script> port 4001", "source_type": "community", "status": "STALE"},
+    ]
+    kb = load_ckf_bytes("".join(json.dumps(r) + "\n" for r in rows).encode(), "kb.jsonl")
+    vc = values_conflict(rows[0]["content"], rows[1]["content"])
+    auth = {
+        pair_a: Authority(pair_a, "web", 0.5, 1.0, 0.5, 0.25),
+        pair_b: Authority(pair_b, "community", 0.4, 0.3, 0.6, 0.072),
+    }
+    pair = ConflictPair(pair_a, pair_b, 0.97, vc.patterns, vc, auth, (pair_a,), pair_b, False, margin=0.178)
+    cv.pair_head(pair)
+    cv.pair_case(pair, kb, {}, now=datetime(2026, 11, 1, tzinfo=UTC), config=CRPConfig())
+    cv.authority_table(pair, key="auth")
+
+
+def test_the_pair_views_are_streamlit_elements_with_every_text_escaped():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_draw_pair, args=(SCRIPT, "E2")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {m.label: m.value for m in at.metric} == {
+        "cosine similarity": "0.9700",
+        "authority margin": "0.1780",
+        "arbitration": "A wins",
+    }
+    texts = [h.value for h in at.html if "crp-fact-text" in h.value]
+    assert len(texts) == 2 and all("<script>" not in t for t in texts)
+    assert "&lt;script&gt;x&lt;/script&gt;" in texts[0] and '<mark class="crp-diff"' in texts[0]
+    shown = "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
+    # the ids are escaped Markdown, or code spans (shown literally)
+    assert "<script>" not in re.sub(r"`[^`]*`", "", shown) and "\\<script\\>alert" in shown
+    (evidence,) = [t.value for t in at.table]
+    assert list(evidence.columns) == ["field", "A", "B", "differs"] and len(evidence) == len(cv.EVIDENCE_FIELDS)
+    assert evidence.loc[evidence["field"] == "source\\_type", "differs"].tolist() == ["≠"]
+    (authority,) = [d.value for d in at.dataframe]
+    assert authority["fact_id"].tolist() == [SCRIPT, "E2"] and authority["role"].tolist() == ["winner", "suppressed"]
+    assert authority["authority"].tolist() == pytest.approx([0.25, 0.072])
 
 
 def test_ttl_origin_for_timeless_and_no_default():

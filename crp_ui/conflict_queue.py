@@ -1,0 +1,256 @@
+"""The triage queue of the Conflicts page: one row per conflict pair of the whole-CKF scan, its filters
+and counts, the operators' decision log and what their labels say of the detector.
+
+Pure functions of crp_core records (no Streamlit): the pairs of a :class:`~crp_core.ConflictScan`, the
+decisions in force (:class:`~crp_core.DecisionSet`) and the CKF as loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from crp_core import (
+    NEVER_RETRIEVED,
+    PATTERNS,
+    ConflictPair,
+    ConflictScan,
+    Decision,
+    DecisionSet,
+    DetectorQuality,
+    Fact,
+    KnowledgeBase,
+    pair_key,
+)
+
+from .conflict_case import arbitration_label
+
+DECIDED_CHOICES = ("all", "undecided", "decided")
+QUEUE_COLUMNS = (
+    "pair",
+    "fact_a",
+    "fact_b",
+    "patterns",
+    "similarity",
+    "authority_a",
+    "authority_b",
+    "margin",
+    "arbitration",
+    "source_a",
+    "source_b",
+    "status_a",
+    "status_b",
+    "decision",
+    "decided_by",
+    "decided_at",
+    "decided",
+    "text_a",
+    "text_b",
+    "marks",
+)
+
+
+def decision_summary(d: Decision | None) -> str:
+    """A decision in a few words ("" for none): "override: X wins", "accepted", "X marked STALE"..."""
+    if d is None:
+        return ""
+    if d.kind == "override":
+        return f"override: {d.winner} wins"
+    if d.kind == "accept":
+        return "accepted" + (f" ({d.winner} wins)" if d.winner else "")
+    if d.kind == "dismiss":
+        return "dismissed (not a conflict)"
+    if d.kind == "mark_status":
+        return f"{d.target_fact} marked {d.new_status}"
+    return str(d.kind)
+
+
+def p_key(pair: ConflictPair) -> str:
+    """The triage store's key of the pair (:func:`crp_core.pair_key`)."""
+    return pair_key(pair.fact_a, pair.fact_b)
+
+
+def pair_marks(pair: ConflictPair, fa: Fact | None, fb: Fact | None, statuses: Mapping[str, str]) -> str:
+    """What happens to the pair's facts, by side: "B suppressed", "A STALE (operator)", ... ("" when
+    nothing): the stage-4 loser and every fact whose status an operator changed."""
+    bits = []
+    for side, fid, f in (("A", pair.fact_a, fa), ("B", pair.fact_b, fb)):
+        if pair.suppressed == fid:
+            bits.append(f"{side} suppressed")
+        s = statuses.get(fid)
+        if f is not None and s is not None and s != f.status:
+            bits.append(f"{side} {s} (operator)")
+    return " · ".join(bits)
+
+
+def _decision_cell(
+    pair: ConflictPair, latest: Decision | None, removed: Sequence[str], statuses: Mapping[str, str]
+) -> str:
+    """The queue's decision text: the pair's own decision, then the facts an operator took out of retrieval
+    (unless that decision is the mark itself)."""
+    summary = decision_summary(latest)
+    if removed and (latest is None or latest.kind != "mark_status" or latest.target_fact not in removed):
+        extra = ", ".join(f"{fid} {statuses[fid]}" for fid in removed)
+        summary = f"{summary}; {extra}" if summary else extra
+    return summary
+
+
+def _queue_row(
+    pair: ConflictPair, kb: KnowledgeBase, ds: DecisionSet, statuses: Mapping[str, str]
+) -> dict[str, object]:
+    fa, fb = kb.get(pair.fact_a), kb.get(pair.fact_b)
+    key = p_key(pair)
+    latest = ds.latest.get(key)
+    removed = [fid for fid in (pair.fact_a, pair.fact_b) if statuses.get(fid) in NEVER_RETRIEVED]
+    auth_a, auth_b = pair.authority[pair.fact_a], pair.authority[pair.fact_b]
+    return {
+        "pair": key,
+        "fact_a": pair.fact_a,
+        "fact_b": pair.fact_b,
+        "patterns": ", ".join(pair.patterns),
+        "similarity": pair.similarity,
+        "authority_a": auth_a.authority,
+        "authority_b": auth_b.authority,
+        "margin": pair.margin,
+        "arbitration": arbitration_label(pair),
+        "source_a": auth_a.source_type,
+        "source_b": auth_b.source_type,
+        "status_a": statuses.get(pair.fact_a, fa.status if fa is not None else ""),
+        "status_b": statuses.get(pair.fact_b, fb.status if fb is not None else ""),
+        "decision": _decision_cell(pair, latest, removed, statuses),
+        "decided_by": latest.operator if latest is not None else "",
+        "decided_at": latest.decided_at if latest is not None else "",
+        "decided": latest is not None or bool(removed),
+        "text_a": fa.content if fa is not None else "",
+        "text_b": fb.content if fb is not None else "",
+        "marks": pair_marks(pair, fa, fb, statuses),
+    }
+
+
+def queue_frame(scan: ConflictScan, kb: KnowledgeBase, ds: DecisionSet) -> pd.DataFrame:
+    """The triage queue: one row per conflict pair of the whole-CKF scan, in triage order (ties
+    first, then the smallest authority margin; dismissed pairs last).
+
+    ``status_a`` / ``status_b`` are the statuses in force (the CKF's, then the operators'); a pair
+    is ``decided`` when it has a decision of its own or an operator took one of its facts out of
+    retrieval (QUARANTINED / DELETED: the conflict can no longer reach an envelope).
+    """
+    statuses = dict(ds.statuses)
+    rows = [_queue_row(p, kb, ds, statuses) for p in scan.pairs]
+    frame = pd.DataFrame(rows, columns=list(QUEUE_COLUMNS))
+    return frame.astype(
+        {
+            "similarity": "float64",
+            "authority_a": "float64",
+            "authority_b": "float64",
+            "margin": "float64",
+            "decided": "bool",
+        }
+    )
+
+
+def filter_queue(
+    frame: pd.DataFrame,
+    *,
+    patterns: Sequence[str] = (),
+    source_types: Sequence[str] = (),
+    statuses: Sequence[str] = (),
+    decided: str = "all",
+) -> pd.DataFrame:
+    """Rows showing any of ``patterns``, with a fact of any of ``source_types`` / ``statuses``
+    (an empty selection does not filter), and ``decided`` in "all" / "undecided" / "decided"."""
+    if decided not in DECIDED_CHOICES:
+        raise ValueError(f"decided must be one of {DECIDED_CHOICES}, got {decided!r}")
+    mask = pd.Series(True, index=frame.index)
+    if patterns:
+        want = set(patterns)
+        mask &= frame["patterns"].map(lambda s: bool(want & set(filter(None, s.split(", ")))))
+    if source_types:
+        mask &= frame["source_a"].isin(source_types) | frame["source_b"].isin(source_types)
+    if statuses:
+        mask &= frame["status_a"].isin(statuses) | frame["status_b"].isin(statuses)
+    if decided == "undecided":
+        mask &= ~frame["decided"]
+    elif decided == "decided":
+        mask &= frame["decided"]
+    return frame[mask]
+
+
+def queue_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Counts at the top of the queue: pairs, ties, undecided, decided, dismissed, and per pattern."""
+    out = {
+        "pairs": int(len(frame)),
+        "ties": int((frame["arbitration"] == "tie").sum()),
+        "undecided": int((~frame["decided"]).sum()),
+        "decided": int(frame["decided"].sum()),
+        "dismissed": int((frame["arbitration"] == "dismissed").sum()),
+    }
+    for pat in PATTERNS:
+        out[pat] = int(frame["patterns"].map(lambda s, p=pat: p in s.split(", ")).sum())
+    return out
+
+
+def pair_label(row: Mapping[str, object]) -> str:
+    """Selectbox label of a queue row: the pair and its pattern(s) (its state is shown beside it)."""
+    return f"{row['fact_a']} ↔ {row['fact_b']} · {row['patterns']}"
+
+
+# ---- the decision log and the detector's quality -------------------------------------------------
+def history_frame(decisions: Sequence[Decision]) -> pd.DataFrame:
+    """Audit log rows (oldest first): id, when, who, kind, winner, target, status, note."""
+    rows = [
+        {
+            "id": d.id,
+            "decided_at": d.decided_at,
+            "operator": d.operator,
+            "kind": d.kind,
+            "winner": d.winner or "",
+            "target_fact": d.target_fact or "",
+            "new_status": d.new_status or "",
+            "note": d.note,
+            "pair": d.pair_key,
+        }
+        for d in decisions
+    ]
+    return pd.DataFrame(
+        rows, columns=["id", "decided_at", "operator", "kind", "winner", "target_fact", "new_status", "note", "pair"]
+    )
+
+
+def quality_frame(quality: DetectorQuality) -> pd.DataFrame:
+    """Precision of the detector per pattern, as the operators' decisions judge it."""
+    return pd.DataFrame(
+        [
+            {
+                "pattern": q.pattern,
+                "confirmed": q.confirmed,
+                "dismissed": q.dismissed,
+                "labelled": q.labelled,
+                "precision": "-" if q.precision is None else f"{q.precision:.2f}",
+            }
+            for q in quality.per_pattern
+        ]
+    )
+
+
+def overruled_frame(quality: DetectorQuality, kb: KnowledgeBase) -> pd.DataFrame:
+    """The pairs operators dismissed or overrode, with both texts (shown as plain text cells)."""
+    rows = []
+    for p in quality.overruled:
+        fa, fb = kb.get(p.fact_a), kb.get(p.fact_b)
+        rows.append(
+            {
+                "fact_a": p.fact_a,
+                "fact_b": p.fact_b,
+                "decision": "dismissed" if p.kind == "dismiss" else f"override: {p.winner} wins",
+                "patterns": ", ".join(p.patterns) or "(none today)",
+                "text_a": fa.content if fa else "",
+                "text_b": fb.content if fb else "",
+                "operator": p.operator,
+                "note": p.note,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["fact_a", "fact_b", "decision", "patterns", "text_a", "text_b", "operator", "note"]
+    )

@@ -1,0 +1,98 @@
+"""The crprotocol SDK's supersessions against SPEC-027's arbitration, in the Conflicts page's words
+(docs/decisions/sdk-snapshots.md). Pure functions of the :class:`~crp_core.SdkAgreement` records."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from crp_core import ConflictScan, CRPConfig, KnowledgeBase, PairAgreement, SdkAgreement, has_sdk_data, sdk_agreement
+
+#: the queue's SDK column text by verdict (:func:`crp_core.sdk_agreement`)
+SDK_LABELS = {"agrees": "SDK: agrees", "disagrees": "SDK: disagrees", "silent": "SDK silent"}
+
+
+def sdk_agreement_of(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> SdkAgreement | None:
+    """The agreement of the scan's pairs with the SDK's ``superseded_by`` (independent and as loaded, at the
+    scan's time and with its ``config``); None for a CKF without SDK data."""
+    return sdk_agreement(scan.pairs, kb, config, scan.now) if has_sdk_data(kb) else None
+
+
+def sdk_label(rec: PairAgreement) -> str:
+    """The queue cell: the independent verdict, and the as-loaded one when it differs."""
+    label = SDK_LABELS[rec.independent.verdict]
+    if rec.as_loaded.verdict != rec.independent.verdict:
+        label += f" (as loaded: {rec.as_loaded.verdict})"
+    return label
+
+
+def with_sdk_column(frame: pd.DataFrame, agreement: SdkAgreement | None) -> pd.DataFrame:
+    """The queue with an ``sdk`` column (:func:`sdk_label`) when the CKF came from an SDK snapshot."""
+    if agreement is None:
+        return frame
+    out = frame.copy()
+    labels = []
+    for a, b in zip(frame["fact_a"], frame["fact_b"]):
+        rec = agreement.of(a, b)
+        labels.append(sdk_label(rec) if rec is not None else "")
+    out["sdk"] = labels
+    return out
+
+
+def sdk_summary(agreement: SdkAgreement) -> str:
+    """One line: the independent counts, the as-loaded ones, and the unpaired supersessions."""
+    return (
+        f"SDK supersessions vs SPEC-027 on its own (the SDK's STALE read as ACTIVE): "
+        f"{agreement.count('agrees')} agree · {agreement.count('disagrees')} disagree · "
+        f"{agreement.count('silent')} SDK silent — as loaded (STALE in force, stale-floor recency): "
+        f"{agreement.count('agrees', as_loaded=True)} agree · {agreement.count('disagrees', as_loaded=True)} "
+        f"disagree · {len(agreement.unpaired)} SDK supersession(s) in no conflict pair"
+    )
+
+
+def _preferred(winner: str | None, reason: str) -> str:
+    """What one arbitration preferred, from its winner and the reason it gives."""
+    if winner is not None:
+        return f"prefers {winner}"
+    return "dismissed by an operator" if reason.startswith("an operator dismissed") else "a tie (both kept)"
+
+
+def sdk_verdict_lines(rec: PairAgreement) -> tuple[str, str]:
+    """The selected pair's two judgements in words (plain text; the page escapes them):
+    ``SPEC-027 on its own: prefers X — SDK superseded Y: disagrees (...)`` and the as-loaded line."""
+    a, b = rec.authority_a, rec.authority_b
+    if rec.sdk_superseded is not None:
+        by = b.fact_id if rec.sdk_superseded == a.fact_id else a.fact_id
+        sdk = f"SDK superseded {rec.sdk_superseded} by {by}"
+    else:
+        sdk = "SDK superseded neither fact by the other"
+    ind, loaded = rec.independent, rec.as_loaded
+    why = (
+        f" ({ind.reason})" if ind.verdict == "silent" and rec.sdk_superseded is None and "outside" in ind.reason else ""
+    )
+    own = (
+        f"SPEC-027 on its own ({a.fact_id} {a.authority:.4f} vs {b.fact_id} {b.authority:.4f}"
+        + (f"; {', '.join(rec.neutralised)} read as ACTIVE" if rec.neutralised else "")
+        + f"): {_preferred(ind.winner, ind.reason)} — {sdk}: {ind.verdict}{why}"
+    )
+    as_loaded = (
+        f"As loaded (the SDK's STALE in force, operator decisions applied): "
+        f"{_preferred(loaded.winner, loaded.reason)} — {sdk}: {loaded.verdict}"
+    )
+    return own, as_loaded
+
+
+def sdk_authority_frame(rec: PairAgreement) -> pd.DataFrame:
+    """The independent arbitration's SPEC-027 §2.3 components, one row per fact of the pair."""
+    rows = [
+        {
+            "fact_id": x.fact_id,
+            "source_type": x.source_type,
+            "source_authority": x.source_authority,
+            "recency_factor": x.recency_factor,
+            "importance_weight": x.importance_weight,
+            "authority": x.authority,
+            "status read as": "ACTIVE (the SDK's STALE neutralised)" if x.fact_id in rec.neutralised else "as loaded",
+        }
+        for x in (rec.authority_a, rec.authority_b)
+    ]
+    return pd.DataFrame(rows)

@@ -1,0 +1,117 @@
+"""A conflict pair drawn with Streamlit's own elements (SPEC-027 §2.3-2.5): its heading and figures
+(``st.metric``), both facts side by side in bordered containers with the differing tokens marked, the
+fields the case is decided on (a table, the differing rows highlighted) and the authority components
+(a dataframe whose progress bars draw each component in [0, 1]).
+
+Fact texts are the one piece of HTML here (:func:`crp_ui.conflict_text.fact_text_html`, escaped, classes
+only); every other text goes through :func:`crp_ui.render.md_escape` / ``md_code`` or is a table cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+import pandas as pd
+import streamlit as st
+
+from crp_core import ConflictPair, CRPConfig, Fact, KnowledgeBase
+
+from . import render
+from .conflict_case import (
+    AUTHORITY_PARTS,
+    arbitration_label,
+    arbitration_short,
+    authority_arithmetic,
+    authority_frame,
+    differing_fields,
+    outcome_text,
+    pair_evidence,
+    role_of,
+)
+from .conflict_text import fact_text_html, side_spans
+from .theme import DIFFERS_BACKGROUND, ROLE_TONES
+
+
+def pair_head(pair: ConflictPair) -> None:
+    """The pair's heading: both ids (which is A, which B), the cosine similarity, the authority margin and
+    the arbitration as metrics, then the arbitration in full."""
+    st.subheader(f"{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}", anchor=False)
+    st.caption(f"A = {render.md_code(pair.fact_a)} · B = {render.md_code(pair.fact_b)}")
+    figures = st.columns(3)
+    figures[0].metric("cosine similarity", f"{pair.similarity:.4f}")
+    figures[1].metric("authority margin", f"{pair.margin:.4f}")
+    figures[2].metric("arbitration", arbitration_short(pair))
+    st.caption(f"Arbitration: {render.md_escape(arbitration_label(pair))}")
+
+
+def patterns_line(pair: ConflictPair) -> None:
+    """The value-conflict pattern(s) the detector found in the pair (SPEC-005 §5.3 names)."""
+    st.markdown(f"**Pattern(s):** {render.md_escape(', '.join(pair.patterns))}")
+
+
+def outcome_line(pair: ConflictPair) -> None:
+    """The arbitration's outcome in one line (:func:`crp_ui.conflict_case.outcome_text`)."""
+    st.markdown(f"**Outcome:** {render.md_escape(outcome_text(pair))}")
+
+
+def _side(pair: ConflictPair, fact: Fact, side: str, status: str) -> None:
+    """One fact of the pair in a bordered container: heading with badges, marked text, authority."""
+    role = role_of(pair, fact.fact_id)
+    with st.container(border=True):
+        st.markdown(render.fact_head_md(fact, (role, ROLE_TONES.get(role, "gray")), status=status))
+        render.html_block(fact_text_html(fact.content, side_spans(pair, side)))
+        auth = pair.authority.get(fact.fact_id)
+        if auth is not None:
+            st.caption(f"authority = {render.md_escape(authority_arithmetic(auth))}")
+
+
+def _row_style(differs: bool, width: int) -> list[str]:
+    """The Styler properties of one evidence row: a background when the two facts differ in it."""
+    return [f"background-color: {DIFFERS_BACKGROUND}" if differs else ""] * width
+
+
+def evidence_table(frame: pd.DataFrame) -> None:
+    """The evidence (:func:`crp_ui.conflict_case.pair_evidence`) as a table: field | A | B | ≠, the rows
+    whose values differ highlighted and flagged (cells Markdown-escaped: ``st.table`` renders Markdown)."""
+    flags = [bool(d) for d in frame["differs"]]
+    shown = render.table_frame(frame.assign(differs=["≠" if d else "" for d in flags]))
+    shown.columns = pd.Index(["field", "A", "B", "differs"])
+    styled = shown.style.apply(lambda row: _row_style(flags[int(row.name)], len(row)), axis=1)
+    st.table(styled, border="horizontal", hide_index=True)
+
+
+def pair_case(
+    pair: ConflictPair, kb: KnowledgeBase, statuses: Mapping[str, str], *, now: datetime, config: CRPConfig
+) -> None:
+    """Both facts side by side (texts with the differing tokens marked, role, authority arithmetic), then
+    every field that decides the case, the fields that differ highlighted. ``kb`` is the CKF as loaded,
+    read at ``now`` under ``config``; ``statuses`` the operators' statuses in force."""
+    for column, fid, side in zip(st.columns(2), (pair.fact_a, pair.fact_b), ("a", "b")):
+        with column:
+            fact = kb.get(fid)
+            if fact is None:
+                st.markdown(f"{render.md_code(fid)}: not in this CKF")
+            else:
+                _side(pair, fact, side, statuses.get(fid, fact.status))
+    evidence = pair_evidence(pair, kb, statuses, now=now, config=config)
+    evidence_table(evidence)
+    differ = differing_fields(evidence)
+    st.caption(
+        f"Fields that differ (highlighted): {render.md_escape(', '.join(differ))}"
+        if differ
+        else "No deciding field differs: only the texts do."
+    )
+
+
+def authority_table(pair: ConflictPair, *, key: str) -> None:
+    """The SPEC-027 §2.3 components of both facts, one row per fact: each component (all in [0, 1]) as a
+    number and a bar, the product, the arithmetic and the role."""
+    frame = authority_frame(pair)
+    config: dict[str, object] = {
+        part: st.column_config.ProgressColumn(label, format="%.4f", min_value=0.0, max_value=1.0, width="small")
+        for part, label in AUTHORITY_PARTS
+    }
+    config["arithmetic"] = st.column_config.TextColumn("arithmetic", width="medium")
+    st.caption("authority = source authority × recency factor × importance")
+    render.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=config)
