@@ -1,6 +1,6 @@
-"""The one configuration object (SPEC_NOTES §5).
+"""The one configuration object (docs/reference/config.md).
 
-Every constant of SPEC_NOTES lives here. ``CRPConfig`` is a frozen dataclass (a plain parameter
+Every constant of docs/reference/ lives here. ``CRPConfig`` is a frozen dataclass (a plain parameter
 object in the scikit-learn style): build it with keyword arguments, derive changed copies with
 :meth:`CRPConfig.replace` / :meth:`CRPConfig.with_overrides`, load and save it as TOML. Each key
 records where its default comes from (``ORIGIN``): ``"spec"`` (a CRP spec fixes it) or
@@ -45,7 +45,7 @@ SECONDS_PER_DAY = 86400.0
 
 @dataclass(frozen=True)
 class SourceTable:
-    """A value per source type (SPEC_NOTES §2.3). For ``ttl_days`` a value of ``None`` means no expiry."""
+    """A value per source type (docs/reference/pipeline.md §2). For ``ttl_days`` a value of ``None`` means no expiry."""
 
     regulatory: float | None
     official_documentation: float | None
@@ -70,7 +70,7 @@ class SourceTable:
         return dataclasses.replace(self, **changes)
 
 
-#: default TTLs in days (SPEC-027 §3.5; None = no expiry). Cells marked * in SPEC_NOTES are ours.
+#: default TTLs in days (SPEC-027 §3.5; None = no expiry). Cells marked * in docs/reference/ are ours.
 DEFAULT_TTL_DAYS = SourceTable(
     regulatory=1825.0,
     official_documentation=365.0,
@@ -109,7 +109,7 @@ DEFAULT_IMPORTANCE = SourceTable(
     user_provided=0.60,
     unverified=0.50,
 )
-#: table cells that are this project's defaults, not the specs' (the ``*`` of SPEC_NOTES §2.3)
+#: table cells that are this project's defaults, not the specs' (the ``*`` of docs/reference/pipeline.md §2)
 PROJECT_TABLE_CELLS: dict[str, frozenset[str]] = {
     "ttl_days": frozenset({"peer_reviewed", "internal", "community", "web", "unverified"}),
     "source_authority": frozenset({"peer_reviewed", "internal", "news", "web", "user_provided"}),
@@ -130,7 +130,7 @@ def _origin(kind: str, doc: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class CRPConfig:
-    """Every tunable constant of the pipeline. Defaults follow SPEC_NOTES §5."""
+    """Every tunable constant of the pipeline. Defaults follow docs/reference/config.md."""
 
     # stage 1 - candidate gathering (SPEC-024 §2.6, SPEC-003 §5, SPEC-009 §3.2)
     cdr_min_relevance: float = field(default=0.55, metadata=_origin("spec", "relevance gate, SPEC-024 §2.6"))
@@ -193,7 +193,7 @@ class CRPConfig:
     )
     kmeans_seed: int = field(default=0, metadata=_origin("project", "k-means random_state"))
     kmeans_n_init: int = field(default=10, metadata=_origin("project", "k-means restarts"))
-    # tables by source type (SPEC_NOTES §2.3)
+    # tables by source type (docs/reference/pipeline.md §2)
     ttl_days: SourceTable = field(
         default=DEFAULT_TTL_DAYS, metadata=_origin("spec", "default TTL in days by source type, SPEC-027 §3.5")
     )

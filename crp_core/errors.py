@@ -56,7 +56,7 @@ class CRPError(Exception):
 
 
 class ValidationError(CRPError):
-    """Input refused; ``problems`` lists every problem found (SPEC_NOTES §1.1)."""
+    """Input refused; ``problems`` lists every problem found (docs/reference/ckf.md)."""
 
     def __init__(self, what: str, problems: Sequence[Problem]):
         self.what = what
@@ -79,7 +79,7 @@ class SuiteError(ValidationError):
 
 
 class ConfigError(CRPError):
-    """Unknown configuration key or a value of the wrong type (SPEC_NOTES §5)."""
+    """Unknown configuration key or a value of the wrong type (docs/reference/config.md)."""
 
 
 class EmbeddingModelMismatch(CRPError):

@@ -1,4 +1,4 @@
-"""Response headers of a pipeline run (SPEC_NOTES §3; SPEC-024 §8, SPEC-025 §5, SPEC-027 §1.7,
+"""Response headers of a pipeline run (docs/reference/reports.md; SPEC-024 §8, SPEC-025 §5, SPEC-027 §1.7,
 §2.4-2.5, §3.6, SPEC-003 §15), exact spelling, in this order.
 
 Definitions where the specs leave room (docs/decisions/pipeline.md):
@@ -12,7 +12,7 @@ Definitions where the specs leave room (docs/decisions/pipeline.md):
   empty or the envelope is empty.
 * ``Coverage-Depth``: Coverage Set size at packing time (after the fan-in merge when fan-out ran).
 * ``Conflicts-Resolved: N; unresolved=U``: U = tied pairs in the envelope = NOTE blocks in its text;
-  a tied pair left out of the envelope (SPEC_NOTES §2.8: packed as a unit, dropped by the budget)
+  a tied pair left out of the envelope (docs/reference/pipeline.md §6: packed as a unit, dropped by the budget)
   counts in neither N nor U, so the header and the envelope text always agree.
 """
 
@@ -58,7 +58,7 @@ def conflicts_value(detected: int, unresolved: int) -> str:
 
 
 def conflict_counts(resolution: Resolution, envelope: Envelope) -> tuple[int, int]:
-    """(N, U) of ``CRP-Context-Conflicts-Resolved`` (SPEC_NOTES §3, §2.8): the pairs stage 4 counts,
+    """(N, U) of ``CRP-Context-Conflicts-Resolved`` (docs/reference/reports.md, §2.8): the pairs stage 4 counts,
     minus the tied pairs whose NOTE block is not in the envelope; U = the NOTE blocks in it."""
     unresolved = len(envelope.notes)
     return resolution.detected - (resolution.unresolved - unresolved), unresolved
@@ -97,7 +97,7 @@ def _envelope_rows(result: Any) -> np.ndarray:
 
 
 def build_headers(result: Any) -> dict[str, str]:
-    """All headers of SPEC_NOTES §3, in order, for a PipelineResult (``headers`` not yet needed)."""
+    """All headers of docs/reference/reports.md, in order, for a PipelineResult (``headers`` not yet needed)."""
     h: dict[str, str] = {}
     fan = result.fanout
     if fan is not None:

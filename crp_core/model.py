@@ -1,4 +1,4 @@
-"""Immutable input records: facts, knowledge bases (CKF) and scenarios (SPEC_NOTES §1).
+"""Immutable input records: facts, knowledge bases (CKF) and scenarios (docs/reference/ckf.md).
 
 These hold the data *as loaded*. Values that depend on the configuration (default TTL,
 importance and authority by source type) are resolved by the pipeline stages, never here, so a
@@ -58,7 +58,7 @@ class Fact:
 
     @property
     def effective_modified_at(self) -> datetime | None:
-        """``modified_at``, defaulting to ``ingested_at``; None means age unknown (SPEC_NOTES §1.1)."""
+        """``modified_at``, defaulting to ``ingested_at``; None means age unknown (docs/reference/ckf.md)."""
         return self.modified_at if self.modified_at is not None else self.ingested_at
 
     @property
@@ -298,7 +298,7 @@ class Expectations:
 
 @dataclass(frozen=True)
 class Scenario:
-    """The retrieval session being inspected (SPEC_NOTES §1.2)."""
+    """The retrieval session being inspected (docs/reference/scenarios.md)."""
 
     query: str
     query_embedding: tuple[float, ...] | None = None

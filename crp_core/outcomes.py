@@ -1,5 +1,5 @@
 """Where each scored fact ended and why: the ``role`` and ``reason`` of every fact of a run
-(SPEC_NOTES §4 ``facts``), read off the stage records, never recomputed."""
+(docs/reference/reports.md ``facts``), read off the stage records, never recomputed."""
 
 from __future__ import annotations
 

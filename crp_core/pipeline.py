@@ -1,7 +1,7 @@
-"""The SPEC-027 §4 retrieval pipeline, end to end (SPEC_NOTES §2).
+"""The SPEC-027 §4 retrieval pipeline, end to end (docs/reference/pipeline.md).
 
 1 candidates (stage 1) -> 2 CDR (+ recency) -> 3 CDGR -> 4 contradiction resolution ->
-5 fan-out (only when ``scenario.fanout_width > 1``) -> 6 packing, then the headers of SPEC_NOTES §3.
+5 fan-out (only when ``scenario.fanout_width > 1``) -> 6 packing, then the headers of docs/reference/reports.md.
 Each stage is timed with ``time.perf_counter`` into ``timings_ms``. Deterministic: the same
 corpus, scenario, config and ``now`` give the same result.
 """
@@ -160,7 +160,7 @@ def run_pipeline(
     decisions: Decisions = None,
     known_conflicts: Sequence[KnownConflict] = (),
 ) -> PipelineResult:
-    """Run SPEC-027 §4 over a prepared corpus for one scenario (SPEC_NOTES §2).
+    """Run SPEC-027 §4 over a prepared corpus for one scenario (docs/reference/pipeline.md).
 
     ``config`` defaults to ``CRPConfig().with_overrides(scenario.config)``; ``now`` to
     ``scenario.now``, else the wall clock; ``vectors`` (ScenarioVectors) to
@@ -331,7 +331,7 @@ def _run(
     timings["fanout"] = (time.perf_counter() - t) * 1e3
 
     # 6. packing: anchors (extra anchors and backfills included) carry their stage-2 CDR, connectors
-    # their connector score and the anchors of the pairs they bridge (SPEC_NOTES §2.8)
+    # their connector score and the anchors of the pairs they bridge (docs/reference/pipeline.md §6)
     t = time.perf_counter()
     final_rows = list(guard.rows)
     plain = [r for r in final_rows if roles.get(r) != "connector" and r not in pulled]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # what a result refers to: annotations only, so importing the
 Role = Literal["anchor", "connector", "candidate", "gated"]
 
 
-# ---- stage 1: candidate gathering (SPEC_NOTES §2.1) -------------------------------------------
+# ---- stage 1: candidate gathering (docs/reference/pipeline.md §1) -------------------------------------------
 @dataclass(frozen=True, eq=False)
 class CandidateSet:
     """Union of the HNSW top-K of the query and of every sub-query, DELETED/QUARANTINED removed."""
@@ -53,7 +53,7 @@ class CandidateSet:
         return f"relevance {self.relevance[pos]:.3f} < cdr_min_relevance {self.gate_threshold:.2f}"
 
 
-# ---- stage 2: CDR (SPEC_NOTES §2.4) ----------------------------------------------------------
+# ---- stage 2: CDR (docs/reference/pipeline.md §2) ----------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class CDRTable:
     """Every factor of the CDR product for each scored fact."""
@@ -79,7 +79,7 @@ class CDRTable:
         return int(hits[0])
 
 
-# ---- stage 3: CDGR (SPEC_NOTES §2.5) ---------------------------------------------------------
+# ---- stage 3: CDGR (docs/reference/pipeline.md §3) ---------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class ConnectorTable:
     """Connector candidates: facts within max_hops of an anchor, not anchors, retrievable."""
@@ -111,11 +111,11 @@ class CDGRResult:
     # ``connectors.idx``
     connector_cdr: CDRTable | None = None
     # connector candidates dropped before the connectors were chosen: (row, anchor row, cosine),
-    # SPEC-003 §6.6 near-duplicates of an anchor with no value conflict (SPEC_NOTES §2.8)
+    # SPEC-003 §6.6 near-duplicates of an anchor with no value conflict (docs/reference/pipeline.md §6)
     connector_near_duplicates: tuple[tuple[int, int, float], ...] = ()
 
 
-# ---- stage 4: contradiction resolution (SPEC_NOTES §2.6) -------------------------------------
+# ---- stage 4: contradiction resolution (docs/reference/pipeline.md §4) -------------------------------------
 @dataclass(frozen=True)
 class Authority:
     """authority = source_authority * recency_factor * importance_weight (SPEC-027 §2.3)."""
@@ -295,7 +295,7 @@ class KnownConflictFlag:
         )
 
 
-# ---- stage 5: fan-out (SPEC_NOTES §2.7) ------------------------------------------------------
+# ---- stage 5: fan-out (docs/reference/pipeline.md §5) ------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class BranchResult:
     branch: int
@@ -362,7 +362,7 @@ class FanoutResult:
     naive_steps: tuple[FanoutStep, ...]
 
 
-# ---- stage 6: packing (SPEC_NOTES §2.8) -----------------------------------------------------
+# ---- stage 6: packing (docs/reference/pipeline.md §6) -----------------------------------------------------
 @dataclass(frozen=True)
 class PackedFact:
     fact_id: str
@@ -404,7 +404,7 @@ DropReason = Literal["budget", "unbridged"]
 
 @dataclass(frozen=True)
 class DroppedPair:
-    """A tied pair (SPEC_NOTES §2.6) left out of the envelope whole: no fact of it, no NOTE block."""
+    """A tied pair (docs/reference/pipeline.md §4) left out of the envelope whole: no fact of it, no NOTE block."""
 
     fact_a: str
     fact_b: str

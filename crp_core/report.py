@@ -1,4 +1,4 @@
-"""Machine-readable report of a pipeline run (SPEC_NOTES §4): ``crp-inspect run --json``.
+"""Machine-readable report of a pipeline run (docs/reference/reports.md): ``crp-inspect run --json``.
 
 ``run_report(result)`` is a plain dict (keys may be added, never renamed); ``dumps`` renders it
 with ``ensure_ascii=False, indent=2`` and keys in insertion order. Floats are plain, unrounded JSON
@@ -70,12 +70,12 @@ def _plain_other(obj: Any) -> Any:
 
 
 def dumps(obj: Any) -> str:
-    """Deterministic JSON text (SPEC_NOTES §4)."""
+    """Deterministic JSON text (docs/reference/reports.md)."""
     return json.dumps(plain(obj), sort_keys=False, ensure_ascii=False, indent=2, allow_nan=False)
 
 
 def fact_rows_report(result: PipelineResult) -> list[dict[str, Any]]:
-    """The ``facts`` rows of :func:`run_report` (SPEC_NOTES §4), JSON-plain, without building the rest
+    """The ``facts`` rows of :func:`run_report` (docs/reference/reports.md), JSON-plain, without building the rest
     of the report (its graph edges, conflicts and envelope): what a per-fact table needs. The rows are
     built plain (:func:`fact_columns`), so no :func:`plain` pass over every value is needed."""
     return _fact_rows(result)
@@ -115,7 +115,7 @@ def _opt_finite_list(values: np.ndarray, where: np.ndarray, pos: np.ndarray) -> 
 
 
 def fact_columns(result: PipelineResult) -> dict[str, list[Any]]:
-    """The report's ``facts`` rows (SPEC_NOTES §4) as columns: field name -> one JSON-plain value per
+    """The report's ``facts`` rows (docs/reference/reports.md) as columns: field name -> one JSON-plain value per
     scored fact (stage-1 candidates, then stage-3 connector candidates), in the rows' field order.
 
     Each factor column is one gather from the CDR table of the fact's stage (stage 2's, or stage 3's for
@@ -215,7 +215,7 @@ def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
 
 
 def pair_dict(p: ConflictPair) -> dict[str, Any]:
-    """One conflict pair (SPEC_NOTES §4 ``conflicts`` fields plus skipped, margin, decision, diffs)."""
+    """One conflict pair (docs/reference/reports.md ``conflicts`` fields plus skipped, margin, decision, diffs)."""
     return {
         "fact_a": p.fact_a,
         "fact_b": p.fact_b,
@@ -238,7 +238,7 @@ def clamp_dict(c: Clamp) -> dict[str, Any]:
 
 
 def run_report(result: PipelineResult) -> dict[str, Any]:
-    """The SPEC_NOTES §4 JSON object for one run."""
+    """The docs/reference/reports.md JSON object for one run."""
     kb = result.corpus.kb
     ids = lambda rows: [kb.facts[int(r)].fact_id for r in np.asarray(rows).tolist()]  # noqa: E731
     env = result.envelope
@@ -335,7 +335,7 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
     return plain(report)
 
 
-# ---- crp-inspect fanout (SPEC_NOTES §4) ----------------------------------------------------------
+# ---- crp-inspect fanout (docs/reference/reports.md) ----------------------------------------------------------
 def _fanout_run_report(run: FanoutRun) -> dict[str, Any]:
     return {
         "partitions": [list(p) for p in run.partitions],
@@ -380,7 +380,7 @@ def _step_report(step: FanoutStep) -> dict[str, Any]:
 
 
 def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> dict[str, Any]:
-    """The ``crp-inspect fanout`` JSON (SPEC_NOTES §4).
+    """The ``crp-inspect fanout`` JSON (docs/reference/reports.md).
 
     Keys: ``active``, ``width``, ``rule``, ``partitions``, ``headers`` (with
     ``CRP-Context-Coverage-Partitions`` when fan-out is active, removed otherwise), ``branches``,
@@ -402,7 +402,7 @@ def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> di
     hdrs = {headers_mod.PARTITIONS: str(len(result.partitioned.partitions)), **hdrs}
     part = _fanout_run_report(result.partitioned)
     naive = _fanout_run_report(result.naive)
-    # the same keys for naive (SPEC_NOTES §4): the run's headers, no Coverage-Partitions (the race creates
+    # the same keys for naive (docs/reference/reports.md): the run's headers, no Coverage-Partitions (the race creates
     # no disjoint coverage partitions, SPEC-027 §1.7), Coverage-Depth of the naive shared set
     naive = {
         "partitions": naive["partitions"],

@@ -94,7 +94,7 @@ def coverage_frame(step: FanoutStep, scenario: Scenario, config: CRPConfig) -> p
     """The Coverage Set visible at ``step``: one row per entry, ``added`` = new since the previous step.
 
     Depth and window are looked up, not computed: an addressed entry has the scenario's values, a branch
-    addition has ``branch_depth_weight`` (what the branch writes, SPEC_NOTES §2.7).
+    addition has ``branch_depth_weight`` (what the branch writes, docs/reference/pipeline.md §5).
     """
     by_id = {sq.id: sq for sq in scenario.sub_queries}
     addressed = {a.id: a for a in scenario.addressed}

@@ -75,10 +75,10 @@ def page_config(config: CRPConfig, branch_depth_weight: float) -> CRPConfig:
 
 
 def inactive_reason(width: int, residual_size: int) -> str:
-    """Why fan-out does not run (SPEC_NOTES §1.2), '' when it does."""
+    """Why fan-out does not run (docs/reference/scenarios.md), '' when it does."""
     if int(width) <= 1:
         return (
-            f"Width {int(width)}: no fan-out (SPEC_NOTES §1.2: 0 or 1 = no fan-out). One window retrieves "
+            f"Width {int(width)}: no fan-out (docs/reference/scenarios.md: 0 or 1 = no fan-out). One window retrieves "
             "sequentially, so there is nothing to partition and no "
             f"{PARTITIONS_HEADER} header. Choose a width of 2 or more."
         )

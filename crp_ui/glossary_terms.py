@@ -31,7 +31,7 @@ TERMS: tuple[Term, ...] = (
         "still to do (residual pull), that add something not already covered (novelty), that are not out of date "
         "(recency factor) and that do not repeat earlier answers (n-gram penalty), weighted by the fact's "
         "importance. The anchors of the envelope are the facts with the best CDR scores.",
-        "SPEC-024 §2.2, SPEC-027 §3.3; SPEC_NOTES §2.4",
+        "SPEC-024 §2.2, SPEC-027 §3.3; docs/reference/pipeline.md §2",
         ("cdr_score", "CDR score"),
     ),
     Term(
@@ -39,7 +39,7 @@ TERMS: tuple[Term, ...] = (
         "Cosine similarity between the fact and the query (0-1).",
         "How close a fact's embedding is to the query's embedding (cosine similarity). Stage 1 gathers the "
         "nearest facts for the query and each sub-query; relevance is always measured against the query.",
-        "SPEC_NOTES §2.1",
+        "docs/reference/pipeline.md §1",
     ),
     Term(
         "relevance gate",
@@ -47,7 +47,7 @@ TERMS: tuple[Term, ...] = (
         "A minimum relevance: a candidate whose relevance is below cdr_min_relevance (default 0.55) is gated "
         "out and never becomes an anchor. The dashboard still lists gated facts with the reason (their "
         "relevance and the threshold).",
-        "SPEC-024 §2.6; SPEC_NOTES §2.1",
+        "SPEC-024 §2.6; docs/reference/pipeline.md §1",
         ("gated", "gate"),
     ),
     Term(
@@ -64,7 +64,7 @@ TERMS: tuple[Term, ...] = (
         "How strongly a fact serves the remaining work: its highest cosine with any sub-query still in the "
         "ResidualSet. CDR uses max(relevance, residual pull), so a fact off the main query but needed later "
         "still scores. It is 0 when the Coverage Set or the ResidualSet is empty.",
-        "SPEC-024 §2.2, §2.7; SPEC_NOTES §2.4",
+        "SPEC-024 §2.2, §2.7; docs/reference/pipeline.md §2",
         ("residual_pull",),
     ),
     Term(
@@ -102,7 +102,7 @@ TERMS: tuple[Term, ...] = (
         "min(0.80, 0.15 x the fact's word 6-grams found in earlier outputs).",
         "A guard against repeating what the model already wrote: each distinct six-word sequence the fact shares "
         "with a prior output costs 0.15, up to 0.80. CDR multiplies by (1 - penalty).",
-        "SPEC-024 §5; SPEC_NOTES §2.4",
+        "SPEC-024 §5; docs/reference/pipeline.md §2",
         ("ngram_penalty", "n-gram overlap"),
     ),
     Term(
@@ -111,7 +111,7 @@ TERMS: tuple[Term, ...] = (
         "How current a fact is: 1.0 until half its TTL (the fresh part), then a straight decay down to the stale "
         "floor at the TTL, and the stale floor once it is older than its TTL or marked STALE. Timeless and "
         "user-provided facts without a TTL keep 1.0. It multiplies CDR and authority.",
-        "SPEC-027 §3.2; SPEC_NOTES §2.2",
+        "SPEC-027 §3.2; docs/reference/pipeline.md §2",
         ("recency_factor", "recency"),
     ),
     Term(
@@ -119,7 +119,7 @@ TERMS: tuple[Term, ...] = (
         "Time to live: how long a fact stays current (explicit, or its source type's default).",
         "The age at which a fact counts as expired: the fact's own ttl, or the default of its source type "
         "(news 30 days, official documentation 1 year, regulatory 5 years...). 'none' means it never expires.",
-        "SPEC-027 §3.5; SPEC_NOTES §2.3",
+        "SPEC-027 §3.5; docs/reference/pipeline.md §2",
         ("ttl_days", "ttl"),
     ),
     Term(
@@ -127,7 +127,7 @@ TERMS: tuple[Term, ...] = (
         "Days between the fact's modified_at (else ingested_at) and the run's now.",
         "How old a fact is at the time the run treats as now; a future timestamp counts as 0 (with a warning), "
         "an unknown one leaves the recency factor at 1.0.",
-        "SPEC-027 §3.2; SPEC_NOTES §2.2",
+        "SPEC-027 §3.2; docs/reference/pipeline.md §2",
         ("age_days",),
     ),
     Term(
@@ -152,7 +152,7 @@ TERMS: tuple[Term, ...] = (
         "The fact's importance_weight, else its source type's default.",
         "How much a fact matters regardless of the query: an explicit importance_weight, or the default of its "
         "source type (regulatory 0.90, official documentation 0.80...). It multiplies CDR and authority.",
-        "SPEC-009 §4.4; SPEC_NOTES §2.3",
+        "SPEC-009 §4.4; docs/reference/pipeline.md §2",
         ("importance_weight",),
     ),
     Term(
@@ -160,7 +160,7 @@ TERMS: tuple[Term, ...] = (
         "A fact chosen by CDR rank: the core of the envelope.",
         "The top floor(0.7 x envelope_fact_budget) facts by CDR score. Graph expansion starts from them and "
         "packing orders them in the primacy-recency sandwich.",
-        "SPEC-025 §2.2; SPEC_NOTES §2.5",
+        "SPEC-025 §2.2; docs/reference/pipeline.md §3",
     ),
     Term(
         "connector",
@@ -175,7 +175,7 @@ TERMS: tuple[Term, ...] = (
         "What a connector adds to the graph: the number of pairs of its nearby anchors (1-2 hops) that are not "
         "directly connected, times the mean edge weight of its strongest paths to them; 0 if it touches fewer "
         "than two anchors.",
-        "SPEC-025 §2.4; SPEC_NOTES §2.5",
+        "SPEC-025 §2.4; docs/reference/pipeline.md §3",
         ("bridge_value",),
     ),
     Term(
@@ -191,7 +191,7 @@ TERMS: tuple[Term, ...] = (
         "SPEC-027's fix for contradictions: when two selected facts are very similar (cosine > 0.85) but give "
         "different values, the fact with the lower authority is suppressed and the decision is logged. Equal "
         "authority is a tie: both stay, with a NOTE block.",
-        "SPEC-027 §2.3-2.5; SPEC_NOTES §2.6",
+        "SPEC-027 §2.3-2.5; docs/reference/pipeline.md §4",
         ("authority resolution", "conflict loser"),
     ),
     Term(
@@ -204,7 +204,7 @@ TERMS: tuple[Term, ...] = (
         "source authority",
         "A weight per source type (regulatory 0.90 ... unverified 0.70).",
         "How much a kind of source is trusted when facts disagree; a component of authority.",
-        "SPEC-027 §2.3; SPEC_NOTES §2.3",
+        "SPEC-027 §2.3; docs/reference/pipeline.md §2",
         ("source_authority",),
     ),
     Term(
@@ -221,7 +221,7 @@ TERMS: tuple[Term, ...] = (
         "Equal authority: both facts stay, with a NOTE telling the model they conflict.",
         "When two contradicting facts have the same authority, neither is suppressed; the envelope carries a "
         "NOTE block naming both so the model treats them with caution. A tied pair is packed as a unit.",
-        "SPEC-027 §2.5; SPEC_NOTES §2.6, §2.8",
+        "SPEC-027 §2.5; docs/reference/pipeline.md §4, §2.8",
         ("tie", "NOTE block", "tied"),
     ),
     Term(
@@ -238,7 +238,7 @@ TERMS: tuple[Term, ...] = (
         "The disjoint group of ResidualSet sub-queries one fan-out branch is given.",
         "One sub-query per branch when there are no more sub-queries than branches, else k-means clusters of "
         "their embeddings. Partitions never overlap and cover the whole ResidualSet.",
-        "SPEC-027 §1.3-1.4; SPEC_NOTES §2.7",
+        "SPEC-027 §1.3-1.4; docs/reference/pipeline.md §5",
     ),
     Term(
         "snapshot",
@@ -252,7 +252,7 @@ TERMS: tuple[Term, ...] = (
         "At fan-in, the same fact (or a cosine > 0.92 twin) picked by two branches is kept once.",
         "The merge step after fan-out: the branches' facts are united and cross-branch duplicates are reported "
         "and kept once.",
-        "SPEC-027 §1.6; SPEC_NOTES §2.7",
+        "SPEC-027 §1.6; docs/reference/pipeline.md §5",
         ("fan-in", "dedup", "similarity"),
     ),
     Term(
@@ -277,7 +277,7 @@ TERMS: tuple[Term, ...] = (
         "The packed context handed to the model: facts in order, within the token budget.",
         "The output of retrieval: the chosen facts, one line each, ordered so the most important sit at the "
         "start and end, with NOTE blocks for ties, within token_budget.",
-        "SPEC-003 §7; SPEC_NOTES §2.8",
+        "SPEC-003 §7; docs/reference/pipeline.md §6",
         ("tokens",),
     ),
     Term(
@@ -285,7 +285,7 @@ TERMS: tuple[Term, ...] = (
         "The first two positions (primacy) and the final block (recency) of the envelope.",
         "Models attend most to the start and end of a context, so packing puts the best anchors there (the "
         "primacy-recency sandwich); supporting facts and connectors go in the middle.",
-        "SPEC-003 §7.4; SPEC_NOTES §2.8",
+        "SPEC-003 §7.4; docs/reference/pipeline.md §6",
         ("band", "primacy", "recency band", "tier"),
     ),
     Term(

@@ -46,7 +46,7 @@ def timings_frame(result: PipelineResult) -> pd.DataFrame:
 
 def envelope_frame(result: PipelineResult) -> pd.DataFrame:
     """The packed envelope in order: position, band, tier (anchors only), role, fact, score, tokens,
-    the first anchor a connector bridges (its placement reference, SPEC_NOTES §2.8), source type and
+    the first anchor a connector bridges (its placement reference, docs/reference/pipeline.md §6), source type and
     content."""
     kb = result.corpus.kb
     rows = []

@@ -2,7 +2,7 @@
 
 Pure functions of a :class:`~crp_core.PipelineResult`: no Streamlit, no score is recomputed. The breakdown
 table is built from the report's columns (:func:`crp_core.fact_columns`, the CLI's ``--json`` rows,
-SPEC_NOTES §4), so the dashboard, its CSV download and the CLI report show the same numbers. Frames are
+docs/reference/reports.md), so the dashboard, its CSV download and the CLI report show the same numbers. Frames are
 memoised per result object (results are immutable and cached by the shell), so a rerun that only changes a
 filter does not rebuild them. The frames of a run's other views live in :mod:`crp_ui.run_frames`,
 re-exported here.
@@ -68,7 +68,7 @@ BREAKDOWN_COLUMNS: tuple[str, ...] = (
     "content",
 )
 
-#: product steps of the CDR score (SPEC_NOTES §2.4): (label, column, how the column enters)
+#: product steps of the CDR score (docs/reference/pipeline.md §2): (label, column, how the column enters)
 CDR_STEPS: tuple[tuple[str, str, str], ...] = (
     ("importance weight", "importance_weight", "start"),
     ("effective relevance = max(relevance, residual pull)", "effective_relevance", "times"),
@@ -273,7 +273,7 @@ def n_pages(n_rows: int, page_size: int) -> int:
 
 
 def cdr_steps(row: pd.Series[Any]) -> pd.DataFrame:
-    """The CDR product of one breakdown row, factor by factor (SPEC_NOTES §2.4).
+    """The CDR product of one breakdown row, factor by factor (docs/reference/pipeline.md §2).
 
     Columns: ``step``, ``factor`` (the stored factor value), ``multiplier`` (what the running
     product is multiplied by), ``running_product``. The last row is the stored ``cdr_score``;

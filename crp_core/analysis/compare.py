@@ -4,7 +4,7 @@
 included, plus stage-3 connector candidates) with its CDR rank and score, its stored factors and its
 outcome in each run; puts the two envelopes side by side; lists the contradiction pairs whose
 winner flips. :meth:`Comparison.explain` says in one line why a fact moved, naming the factor whose
-change moved its CDR score the most (SPEC_NOTES §2.4: the score is a product, so a factor's weight in
+change moved its CDR score the most (docs/reference/pipeline.md §2: the score is a product, so a factor's weight in
 the change is ``|log(new / old)|``) and the configuration change behind it, e.g.
 ``ranked lower because recency 1.00 -> 0.55 after ttl_days.official_documentation 365 -> 180``.
 Only stored factors are read; nothing is recomputed.
@@ -22,7 +22,7 @@ from crp_core.analysis.sweep import envelope_ids, jaccard
 if TYPE_CHECKING:
     from crp_core.records import CDRTable, ConflictPair, PipelineResult
 
-#: the multiplicative factors of the CDR score (SPEC_NOTES §2.4), in formula order, with display names
+#: the multiplicative factors of the CDR score (docs/reference/pipeline.md §2), in formula order, with display names
 CDR_FACTORS: tuple[tuple[str, str], ...] = (
     ("importance_weight", "importance"),
     ("effective_relevance", "relevance (max of relevance, residual pull)"),
@@ -30,7 +30,7 @@ CDR_FACTORS: tuple[tuple[str, str], ...] = (
     ("recency_factor", "recency"),
     ("ngram_multiplier", "n-gram factor (1 - ngram_penalty)"),
 )
-#: connector-score factors (SPEC_NOTES §2.5) compared for connector candidates
+#: connector-score factors (docs/reference/pipeline.md §3) compared for connector candidates
 CONNECTOR_FACTORS: tuple[tuple[str, str], ...] = (
     ("bridge_value", "bridge value"),
     ("novelty", "novelty"),

@@ -66,7 +66,7 @@ METRICS: tuple[MetricInfo, ...] = (
         "lower",
         False,
         True,
-        "packed facts at the recency floor: age >= TTL, or status STALE (SPEC_NOTES §2.2)",
+        "packed facts at the recency floor: age >= TTL, or status STALE (docs/reference/pipeline.md §2)",
     ),
     MetricInfo("ageing", "lower", False, False, "packed facts in the recency decay (stale_floor < factor < 1)"),
     MetricInfo(
@@ -295,7 +295,7 @@ def scenario_metrics(
     )
     found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) in detected)
     not_found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) not in detected)
-    # recency of the packed facts at the run's now and config (SPEC_NOTES §2.2)
+    # recency of the packed facts at the run's now and config (docs/reference/pipeline.md §2)
     rows = np.array([kb.index_of(f) for f in envelope], dtype=np.int64)
     attrs = fact_attributes(kb, result.now, result.config)
     rules = [RULES[int(c)] for c in attrs.rule[rows].tolist()] if rows.size else []

@@ -5,7 +5,7 @@ folder's sub-folders included, in the order of their relative paths; names start
 ``_`` are skipped; symlinked sub-folders are followed, a folder reached twice is a problem; an entry
 with a scenario suffix that is not a regular file (a FIFO, a link loop, a dangling link) is refused by
 name, never skipped - or the files given, in the order given. Each scenario is validated by the scenario
-loader (SPEC_NOTES §1.2, the ``expect`` table included); every problem of every file is collected
+loader (docs/reference/scenarios.md, the ``expect`` table included); every problem of every file is collected
 and reported at once (:class:`crp_core.errors.SuiteError`, one :class:`FileProblem` per problem with
 its file, line and field). Scenario names are the scenario's ``name``, else the file stem, and are
 unique in a suite.

@@ -8,11 +8,11 @@ the metrics the Tuning page plots against the value and its envelope diff agains
 * ``jaccard``: |E_v ∩ E_0| / |E_v ∪ E_0| over envelope fact ids (1.0 when both are empty);
 * ``conflicts_resolved``: arbitrated pairs with a winner (a fact suppressed), ``conflicts_unresolved``:
   tied pairs (SPEC-027 §2.5); skipped pairs count in neither;
-* ``recency_penalised``: the ``CRP-Context-Recency-Penalised`` header value (SPEC_NOTES §3);
+* ``recency_penalised``: the ``CRP-Context-Recency-Penalised`` header value (docs/reference/reports.md);
 * ``mean_recency``: mean SPEC-027 §3.2 recency factor of the envelope facts (NaN for an empty envelope);
 * ``entering`` / ``leaving``: envelope fact ids present only at this value / only at the baseline.
 
-``key`` is any configuration key (SPEC_NOTES §5; dotted keys for the tables, e.g. ``ttl_days.news``)
+``key`` is any configuration key (docs/reference/config.md; dotted keys for the tables, e.g. ``ttl_days.news``)
 or the pseudo-key ``fanout_width`` (a scenario field). Keys that need a new HNSW index
 (``hnsw_m``, ``hnsw_ef_construction``) and ``ckf_max_bytes`` (loading only) are refused; keys that
 change the similarity graph (``graph_k``, ``graph_edge_min``, ``hnsw_ef_search``) are accepted and the
@@ -80,7 +80,7 @@ def check_key(key: str) -> None:
         raise ConfigError(f"cannot sweep {key!r}: {REFUSED_KEYS[key]}")
     if key not in all_keys():
         raise ConfigError(
-            f"cannot sweep {key!r}: unknown configuration key (expected a key of SPEC_NOTES §5, "
+            f"cannot sweep {key!r}: unknown configuration key (expected a key of docs/reference/config.md, "
             f"a dotted table key such as 'ttl_days.news', or {FANOUT_WIDTH!r})"
         )
 

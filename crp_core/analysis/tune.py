@@ -1,7 +1,7 @@
 """Auto-tuning over a suite with Optuna (docs/decisions/suites.md §6).
 
 ``tune(corpus, suite, base_config, objective, trials, seed)`` searches the TTL of each source type,
-the relevance gate (``cdr_min_relevance``), the contradiction similarity and the stale floor (SPEC_NOTES
+the relevance gate (``cdr_min_relevance``), the contradiction similarity and the stale floor (docs/reference/
 §5 keys; :func:`default_space`) with Optuna's TPE sampler at a fixed seed for a bounded number of
 trials. Trial 0 is exactly the base configuration (each range widened to hold the base value,
 :func:`space_including`), so the best trial is never worse than where the search started. Every trial

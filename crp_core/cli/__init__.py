@@ -1,4 +1,4 @@
-"""``crp-inspect`` command line (SPEC_NOTES §4).
+"""``crp-inspect`` command line (docs/reference/reports.md).
 
 Each sub-command lives in its own module (``crp_core/cli/<name>.py``) exposing
 ``register(subparsers)``; the handler it registers returns the process exit status.

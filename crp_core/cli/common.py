@@ -124,7 +124,9 @@ def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str)
     p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv) or directory")
     if scenario:
         p.add_argument("--scenario", required=True, metavar="PATH", help="scenario file (.json or .toml)")
-    p.add_argument("--config", metavar="TOML", default=None, help="configuration file (keys of SPEC_NOTES §5)")
+    p.add_argument(
+        "--config", metavar="TOML", default=None, help="configuration file (keys of docs/reference/config.md)"
+    )
     p.add_argument(
         "--set",
         action="append",

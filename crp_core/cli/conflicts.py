@@ -3,7 +3,7 @@
 Every retrievable pair with cosine > ``contradiction_similarity`` (found through the HNSW
 neighbours) whose texts value-conflict is listed and arbitrated on its own by authority.
 Output, in triage order (ties first, then the smallest authority margin, then ids):
-``--json`` a JSON list of pairs (SPEC_NOTES §4 conflict fields + margin, diffs and both texts;
+``--json`` a JSON list of pairs (docs/reference/reports.md conflict fields + margin, diffs and both texts;
 byte-identical for the same input and ``--now``), ``--csv`` one flat row per pair, otherwise a
 readable summary. Configuration precedence: defaults < ``--config`` < each ``--set``.
 """
@@ -121,7 +121,7 @@ def _content(kb: KnowledgeBase, fact_id: str) -> str:
 
 
 def pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> list[dict[str, Any]]:
-    """One JSON-ready dict per pair: SPEC_NOTES §4 fields + margin, decision, diffs and both texts (and
+    """One JSON-ready dict per pair: docs/reference/reports.md fields + margin, decision, diffs and both texts (and
     ``sdk_agreement`` for a CKF from an SDK snapshot; ``config`` is the scan's)."""
     from crp_core.analysis.reports import sdk_agreement_dict
     from crp_core.analysis.sdk_agreement import has_sdk_data, sdk_agreement

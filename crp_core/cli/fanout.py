@@ -1,4 +1,4 @@
-"""``crp-inspect fanout``: partitioned vs naive fan-out for a scenario (SPEC-027 §1, SPEC_NOTES §2.7, §4).
+"""``crp-inspect fanout``: partitioned vs naive fan-out for a scenario (SPEC-027 §1, docs/reference/pipeline.md §5, §4).
 
 Runs the whole pipeline (``crp_core.pipeline.run_pipeline``, whose stage 5 is
 ``crp_core.stages.fanout.run_fanout``) and prints ``fanout_report`` as JSON (``--json``, byte-identical for
@@ -44,7 +44,7 @@ def register(subparsers: Subparsers) -> None:
         metavar="N",
         help="fan-out width (replaces the scenario's fanout_width; 0 or 1 = no fan-out)",
     )
-    p.add_argument("--json", action="store_true", help="print the JSON report (SPEC_NOTES §4)")
+    p.add_argument("--json", action="store_true", help="print the JSON report (docs/reference/reports.md)")
     p.set_defaults(handler=_handle)
 
 

@@ -1,4 +1,4 @@
-"""``crp-inspect run``: the SPEC-027 §4 pipeline over a CKF and a scenario (SPEC_NOTES §4).
+"""``crp-inspect run``: the SPEC-027 §4 pipeline over a CKF and a scenario (docs/reference/reports.md).
 
 Configuration precedence (lowest to highest): built-in defaults < ``--config`` TOML file <
 the scenario's ``config`` table < each ``--set key=value`` (in command-line order).
@@ -132,7 +132,7 @@ def _print_envelope(result: PipelineResult) -> None:
     out("\nenvelope (packed order)\n")
     for i, p in enumerate(result.envelope.order, 1):
         extra = f" bridges {p.bridges_anchor}" if p.bridges_anchor else ""
-        tier = p.tier or "no tier"  # connectors: their score never enters a tier (SPEC_NOTES §2.8)
+        tier = p.tier or "no tier"  # connectors: their score never enters a tier (docs/reference/pipeline.md §6)
         out(f"  {i:>3}. {p.fact_id:<20} {p.role:<9} score={p.score:.4f} {tier}/{p.band} tokens={p.tokens}{extra}\n")
     env = result.envelope
     out(f"  tokens {env.tokens_used}/{env.token_budget}")

@@ -1,4 +1,4 @@
-"""``crp-inspect validate``: check a CKF (or a scenario) and summarise it (SPEC_NOTES §1.1, §1.2).
+"""``crp-inspect validate``: check a CKF (or a scenario) and summarise it (docs/reference/ckf.md, §1.2).
 
 Exit status 0 when the input loads (a summary is printed), 1 when it is refused (every problem is
 printed, one per line: ``line N, field F: message``).

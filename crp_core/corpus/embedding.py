@@ -35,14 +35,14 @@ if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 #: the int8-quantised MiniLM (backend ``onnx-int8``, recipe ``int8-v2``: activations quantised per token, so a
 #: text's vector does not depend on its batch): another model as far as vectors go (not within 1e-4 cosine
-#: of the fp32 vectors), so its own id and cache, never mixed with MODEL_ID (SPEC_NOTES §1.2)
+#: of the fp32 vectors), so its own id and cache, never mixed with MODEL_ID (docs/reference/scenarios.md)
 INT8_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2"
 #: the id of the int8 recipe ``int8-v1``, whose vectors depend on their batch-mates (not one function of the
 #: text): no backend produces it. A CKF embedded under it keeps its MiniLM token counts, but embedding a
 #: scenario against it is refused (``EmbeddingModelMismatch``): re-embed such a CKF
 #: (``crp-inspect embed --backend onnx-int8``)
 INT8_V1_MODEL_ID = "crp-inspect/all-MiniLM-L6-v2-onnx-int8"
-#: the MiniLM model ids: the same tokenizer, so the same token counts (SPEC_NOTES §2.8)
+#: the MiniLM model ids: the same tokenizer, so the same token counts (docs/reference/pipeline.md §6)
 MINILM_IDS: frozenset[str] = frozenset({MODEL_ID, INT8_MODEL_ID, INT8_V1_MODEL_ID})
 DIM = 384
 
@@ -83,7 +83,7 @@ class Embedder(Protocol):
 
 
 #: MiniLM's inference backends. ``onnx`` and ``torch`` give the vectors of one model (they agree within 1e-4
-#: cosine, tests/test_embedding_backends.py), so they share the model id and the cache (SPEC_NOTES §1.2);
+#: cosine, tests/test_embedding_backends.py), so they share the model id and the cache (docs/reference/scenarios.md);
 #: ``onnx-int8`` (opt-in, lossy) has its own model id, :data:`INT8_MODEL_ID`.
 BACKENDS: tuple[str, ...] = ("onnx", "torch", "onnx-int8")
 #: the model id of each backend's vectors
@@ -331,7 +331,7 @@ class MiniLMEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
         """Tokens per text with the model's own tokenizer, special tokens excluded, no truncation
-        (SPEC_NOTES §2.8; the same counts as ``AutoTokenizer(...)(text, add_special_tokens=False)``)."""
+        (docs/reference/pipeline.md §6; the same counts as ``AutoTokenizer(...)(text, add_special_tokens=False)``)."""
         texts = list(texts)
         counts = np.zeros(len(texts), dtype=np.int64)
         if not texts:
@@ -382,7 +382,7 @@ def embedder_for(model_id: str) -> MiniLMEmbedder | None:
     process-wide MiniLM when its model id is ``model_id``, else one process-wide embedder of that
     MiniLM id (``onnx-int8`` for :data:`INT8_MODEL_ID`; ONNX Runtime or torch for :data:`MODEL_ID`), so
     the corpus's vectors decide the model; None for any other model (then every text must carry its
-    own embedding: SPEC_NOTES §1.2, embeddings of two models never mix). The retired
+    own embedding: docs/reference/scenarios.md, embeddings of two models never mix). The retired
     :data:`INT8_V1_MODEL_ID` gets the current int8 embedder, whose other id the caller refuses
     (``EmbeddingModelMismatch``), never an embedder claiming the retired id."""
     if model_id not in MINILM_IDS:
@@ -399,7 +399,7 @@ _WORD = re.compile(r"\S+")
 
 
 def word_token_estimate(texts: Sequence[str]) -> np.ndarray:
-    """Fallback token count ``ceil(words * 1.3)`` (SPEC_NOTES §2.8), in exact integer arithmetic.
+    """Fallback token count ``ceil(words * 1.3)`` (docs/reference/pipeline.md §6), in exact integer arithmetic.
 
     Words are whitespace-separated runs. ``(w * 13 + 9) // 10`` avoids the float artefact
     ``10 * 1.3 = 13.000000000000002`` that a float ``ceil`` would round up to 14.

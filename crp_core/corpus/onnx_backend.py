@@ -5,11 +5,11 @@ directory; the encoder tokenises with the model's ``tokenizer.json`` and mean-po
 output over the attention mask, as sentence-transformers' MiniLM pipeline does (Transformer ->
 Pooling(mean) -> Normalize, the normalisation done by the caller). docs/decisions/embedding-index.md.
 
-The int8 variant (its own model id: its vectors are not within 1e-4 cosine of fp32, SPEC_NOTES §1.2) is
+The int8 variant (its own model id: its vectors are not within 1e-4 cosine of fp32, docs/reference/scenarios.md) is
 made locally from a second export of the same weights (eager attention, so ONNX Runtime's transformer
 optimizer can fuse attention, LayerNorm and GELU), then int8 weights per output channel (7-bit range for
 CPUs without VNNI) and activations quantised per token, each token row with its own scale, so a text's
-vector is a function of the text alone, whatever its batch-mates (the embedding cache's key, SPEC_NOTES
+vector is a function of the text alone, whatever its batch-mates (the embedding cache's key, docs/reference/
 §1.2); cached next to the fp32 export, atomically.
 
 Scheduling: by default each of the embedder's threads runs whole batches on a one-thread session
@@ -157,7 +157,7 @@ def build_int8(model_path: str, out: Path) -> Path:
 
 
 def quantize_rows(src: Path, out: Path) -> int:
-    """Rewrite the weight products of ``src`` as int8 arithmetic whose rows are independent (SPEC_NOTES
+    """Rewrite the weight products of ``src`` as int8 arithmetic whose rows are independent (docs/reference/
     §1.2: one text, one vector): each weight symmetric int8 per output column (+-63); each activation
     quantised per row of its last axis (one token's hidden vector) with its own scale ``max|x| / 127`` to
     uint8 around 128 (one per-axis ``QuantizeLinear`` over the rows, flattened to 2-D); ``MatMulInteger``

@@ -436,7 +436,7 @@ class ScenarioVectors:
 
 
 def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None = None) -> ScenarioVectors:
-    """Vectors for the scenario's query and sub-queries (SPEC_NOTES §1.2, SPEC-024 §2.5).
+    """Vectors for the scenario's query and sub-queries (docs/reference/scenarios.md, SPEC-024 §2.5).
 
     Embeddings given in the scenario are used as they are (normalised); texts without one are
     embedded with ``embedder`` (default: MiniLM, cached), which must be the corpus's model.

@@ -100,7 +100,7 @@ class CoverageSet:
     def from_scenario(
         cls, scenario: Scenario, sub_query_vectors: np.ndarray, sub_query_ids: Sequence[str], dim: int | None = None
     ) -> CoverageSet:
-        """One entry per addressed sub-query, in ``scenario.addressed`` order (SPEC_NOTES §1.2).
+        """One entry per addressed sub-query, in ``scenario.addressed`` order (docs/reference/scenarios.md).
 
         ``sub_query_vectors`` (m, d) are aligned with ``sub_query_ids`` (the scenario's sub-queries).
         """

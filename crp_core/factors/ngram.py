@@ -1,4 +1,4 @@
-"""The n-gram output guard (SPEC-024 §5; SPEC_NOTES §2.4).
+"""The n-gram output guard (SPEC-024 §5; docs/reference/pipeline.md §2).
 
 Tokens are the lower-cased ``\\w+`` runs of a text. The blacklist holds the distinct word
 n-grams (n = ``ngram_n``, 6) of each prior output taken separately (no n-gram spans two texts).
@@ -21,7 +21,7 @@ NGram = tuple[str, ...]
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased ``\\w+`` tokens (SPEC_NOTES §2.4)."""
+    """Lower-cased ``\\w+`` tokens (docs/reference/pipeline.md §2)."""
     return _WORD.findall(text.lower())
 
 

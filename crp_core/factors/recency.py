@@ -1,4 +1,4 @@
-"""Recency factor (SPEC-027 §3.2, §3.5; SPEC_NOTES §2.2).
+"""Recency factor (SPEC-027 §3.2, §3.5; docs/reference/pipeline.md §2).
 
 ``factor = 1.0`` while ``age <= fresh_fraction * ttl``; linear decay from 1.0 to ``stale_floor``
 between the fresh threshold and the TTL; ``stale_floor`` at or past the TTL. ``status = STALE``
@@ -338,7 +338,7 @@ def _build_attributes(kb: KnowledgeBase, now: datetime, config: CRPConfig) -> Fa
 
 
 def compute_recency(kb: KnowledgeBase, idx: np.ndarray, now: datetime, config: CRPConfig) -> RecencyTable:
-    """The recency factor of the facts ``idx`` at time ``now`` (SPEC_NOTES §2.2): a view of the run's
+    """The recency factor of the facts ``idx`` at time ``now`` (docs/reference/pipeline.md §2): a view of the run's
     :func:`fact_attributes`."""
     return fact_attributes(kb, now, config).recency(idx)
 

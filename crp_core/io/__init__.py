@@ -1,1 +1,1 @@
-"""Reading and writing the inputs: CKF knowledge bases (SPEC_NOTES §1.1), scenarios (§1.2), ISO 8601."""
+"""Reading and writing the inputs: CKF knowledge bases (docs/reference/ckf.md), scenarios (§1.2), ISO 8601."""

@@ -1,7 +1,7 @@
-"""Scenario loading and validation (SPEC_NOTES §1.2).
+"""Scenario loading and validation (docs/reference/scenarios.md).
 
 A scenario is a JSON or TOML document: ``query`` (string or ``{"text", "embedding"}``), ``now``,
-``sub_queries``, ``addressed``, ``prior_outputs``, ``fanout_width``, ``config`` (overrides, SPEC_NOTES §5),
+``sub_queries``, ``addressed``, ``prior_outputs``, ``fanout_width``, ``config`` (overrides, docs/reference/config.md),
 ``embedding_model``, ``name``, ``description`` and ``expect`` (suite labels, :mod:`crp_core.io.expect`,
 docs/decisions/suites.md). Every problem is reported at once
 (:class:`ScenarioError`), located by JSON path (``sub_queries[3].text``) and, for JSON, by line.
@@ -68,7 +68,7 @@ _MAX_SCENARIO_BYTES = 64 * 1024 * 1024
 
 # ---- public API ------------------------------------------------------------------------------
 def load_scenario(path: str | os.PathLike[str], *, expected_model: str | None = None) -> Scenario:
-    """Load a ``.json`` or ``.toml`` scenario file (SPEC_NOTES §1.2). Raises :class:`ScenarioError`.
+    """Load a ``.json`` or ``.toml`` scenario file (docs/reference/scenarios.md). Raises :class:`ScenarioError`.
 
     Only a regular file is read (a FIFO, socket, device, link loop or dangling link is refused at
     once, :func:`crp_core.support.files.read_regular_file`), at most ``_MAX_SCENARIO_BYTES`` of it."""

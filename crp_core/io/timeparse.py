@@ -1,4 +1,4 @@
-"""ISO 8601 timestamps and durations (SPEC_NOTES §1.1).
+"""ISO 8601 timestamps and durations (docs/reference/ckf.md).
 
 Timestamps: ``2025-03-01``, ``2025-03-01T12:00:00Z``, ``...+02:00``; a naive timestamp is UTC.
 Durations: ``P30D``, ``P6M``, ``P1Y``, ``P2W``, ``PT12H``, ``P1Y2M3DT4H5M6S`` (Y = 365 days, M = 30 days,

@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
 """Stage 3's 2-hop walk and anchor paths in one compiled pass over the anchors' CSR neighbourhood
-(SPEC-025 §2.3-2.4; SPEC_NOTES §2.5). The same result as the numpy path of
+(SPEC-025 §2.3-2.4; docs/reference/pipeline.md §3). The same result as the numpy path of
 :func:`crp_core.stages.graph_walk.walk_with_paths` for ``max_hops == 2`` and distinct anchors, to the bit: hop-1
 weights are the edge's float32 weight widened, 2-hop totals the float64 sum of the two float32 weights,
 the strongest shortest path wins, a direct edge makes an anchor 1 hop away whatever the 2-hop totals.

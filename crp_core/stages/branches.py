@@ -1,4 +1,4 @@
-"""One fan-out branch's retrieval (SPEC-027 §1.3 step 3, SPEC_NOTES §2.7): the branch's relevance is
+"""One fan-out branch's retrieval (SPEC-027 §1.3 step 3, docs/reference/pipeline.md §5): the branch's relevance is
 the max cosine over its sub-queries, the gate applies, the gated-in pool rows are scored by stage 2
 (:func:`crp_core.stages.cdr.score_cdr`) against the branch's coverage object and the best by CDR are
 chosen. The per-row values of a run's pool (cosines, coverage score, per-fact columns) are computed
@@ -23,12 +23,12 @@ if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageView
     from crp_core.factors.ngram import NGram
 
-#: the floor of the per-branch fact budget ``max(3, envelope_fact_budget // branches)`` (SPEC_NOTES §2.7)
+#: the floor of the per-branch fact budget ``max(3, envelope_fact_budget // branches)`` (docs/reference/pipeline.md §5)
 MIN_BRANCH_FACTS = 3
 
 
 def branch_fact_budget(config: CRPConfig, branches: int) -> int:
-    """Facts each branch may choose: ``max(3, envelope_fact_budget // branches)`` (SPEC_NOTES §2.7)."""
+    """Facts each branch may choose: ``max(3, envelope_fact_budget // branches)`` (docs/reference/pipeline.md §5)."""
     return max(MIN_BRANCH_FACTS, config.envelope_fact_budget // max(int(branches), 1))
 
 
@@ -184,7 +184,7 @@ class BranchScorer:
         )
 
 
-def run_branch(  # noqa: PLR0913  one branch on its own: every input SPEC_NOTES §2.7 names, keyword-only
+def run_branch(  # noqa: PLR0913  one branch on its own: every input docs/reference/pipeline.md §5 names, keyword-only
     corpus: Corpus,
     *,
     branch: int,
@@ -199,7 +199,7 @@ def run_branch(  # noqa: PLR0913  one branch on its own: every input SPEC_NOTES 
     config: CRPConfig,
     coverage_additions: Sequence[str] | None = None,
 ) -> BranchResult:
-    """One branch's retrieval (SPEC-027 §1.3 step 3, SPEC_NOTES §2.7).
+    """One branch's retrieval (SPEC-027 §1.3 step 3, docs/reference/pipeline.md §5).
 
     ``relevance_b`` = max cosine over ``relevance_vectors`` (the branch's sub-queries); the gate
     ``relevance_b >= cdr_min_relevance`` applies; the gated-in pool rows are scored by stage 2 with

@@ -1,4 +1,4 @@
-"""The connectors' ``touched_anchors`` and ``bridged_pairs`` (SPEC-025 §2.4; SPEC_NOTES §2.5), built per
+"""The connectors' ``touched_anchors`` and ``bridged_pairs`` (SPEC-025 §2.4; docs/reference/pipeline.md §3), built per
 row on first read from the walk's hop matrix and the anchors' non-adjacency: a run scores hundreds of
 connector candidates and reads the rows of a handful (the packed connectors' bridged anchors)."""
 

@@ -1,4 +1,4 @@
-"""Stage 1: candidate gathering (SPEC-003 §5.2, SPEC-024 §2.6; SPEC_NOTES §2.1).
+"""Stage 1: candidate gathering (SPEC-003 §5.2, SPEC-024 §2.6; docs/reference/pipeline.md §1).
 
 HNSW top-``candidate_k`` for the query and for each sub-query, union by fact, DELETED /
 QUARANTINED never returned (the index's ``allowed`` mask). ``relevance`` = exact

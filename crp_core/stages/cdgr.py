@@ -1,4 +1,4 @@
-"""Stage 3: coverage-differential graph retrieval, CDGR (SPEC-025 §2; SPEC_NOTES §2.5).
+"""Stage 3: coverage-differential graph retrieval, CDGR (SPEC-025 §2; docs/reference/pipeline.md §3).
 
 Phase A (seed): anchors = the top ``config.anchor_budget`` gated-in candidates by CDR, skipping a
 candidate whose cosine with an already chosen anchor exceeds ``dedup_similarity`` (SPEC-003 §6.6)
@@ -11,7 +11,7 @@ anchor (shortest in hops; among those, the one with the highest total weight).
 ``connector_score = bridge_value * novelty * recency_factor * max(relevance, min_connector_relevance)``
 (SPEC-027 §3.3). Connectors with bridge value 0 are dropped, and so is a connector candidate that
 is a near-duplicate of an anchor (cosine > ``dedup_similarity``, SPEC-003 §6.6) with no value conflict
-with it (SPEC_NOTES §2.8: before the connectors are chosen, so the next candidate takes the slot);
+with it (docs/reference/pipeline.md §6: before the connectors are chosen, so the next candidate takes the slot);
 the best fill the connector slots (``envelope_fact_budget - anchor_budget``); unused slots go to the
 next CDR candidates (``extra_anchors``). With graph retrieval off, anchors take the whole budget.
 
@@ -231,7 +231,7 @@ def expand_graph(  # noqa: PLR0913  stage 3's inputs: stage 2's table and, keywo
     config: CRPConfig,
     values_conflict: ConflictFn = default_values_conflict,
 ) -> CDGRResult:
-    """Stage 3 (SPEC_NOTES §2.5). ``cdr`` is the stage-2 table (with ``passed_gate``)."""
+    """Stage 3 (docs/reference/pipeline.md §3). ``cdr`` is the stage-2 table (with ``passed_gate``)."""
     return expand_graph_with_recency(
         corpus,
         cdr,

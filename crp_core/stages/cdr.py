@@ -1,4 +1,4 @@
-"""Stage 2: the CDR score (SPEC-024 §2.2, §5.2 + SPEC-027 §3.3; SPEC_NOTES §2.4).
+"""Stage 2: the CDR score (SPEC-024 §2.2, §5.2 + SPEC-027 §3.3; docs/reference/pipeline.md §2).
 
 ```
 coverage_score   = sum(depth_i * cos(fact, entry_i)) / sum(depth_i)    (0 when the Coverage Set is empty)
@@ -129,7 +129,7 @@ def score_cdr(  # noqa: PLR0913  stage 2's inputs keyword-only, and the columns 
     coverage_score: np.ndarray | None = None,
     residual_pull: np.ndarray | None = None,
 ) -> CDRTable:
-    """Every factor of the CDR product for the facts ``idx`` (SPEC_NOTES §2.4).
+    """Every factor of the CDR product for the facts ``idx`` (docs/reference/pipeline.md §2).
 
     ``relevance`` is cos(fact, query) aligned with ``idx``; ``recency`` must cover every row.
     ``passed_gate`` (optional) marks the facts that passed the stage-1 relevance gate; the others

@@ -1,4 +1,4 @@
-"""Stage 5: parallel coverage isolation for fan-out (SPEC-027 §1, SPEC_NOTES §2.7).
+"""Stage 5: parallel coverage isolation for fan-out (SPEC-027 §1, docs/reference/pipeline.md §5).
 
 Two runs over the same branches, so the dashboard can put the race next to its fix:
 
@@ -48,7 +48,7 @@ BranchProbe = Callable[[int, CoverageSnapshot], None]
 
 # ---- the naive run's assignment ---------------------------------------------------------------
 def round_robin_partitions(residual_ids: Sequence[str], branches: int) -> tuple[tuple[str, ...], ...]:
-    """The naive run's assignment: branch i gets sub-queries i, i+N, i+2N, ... (SPEC_NOTES §2.7)."""
+    """The naive run's assignment: branch i gets sub-queries i, i+N, i+2N, ... (docs/reference/pipeline.md §5)."""
     ids = tuple(residual_ids)
     n = max(int(branches), 1)
     return tuple(ids[i::n] for i in range(min(n, len(ids))))
@@ -139,7 +139,7 @@ def run_fanout(  # noqa: PLR0913  stage 5's signature: the run's inputs and, key
     candidates: CandidateSet | None = None,
     cdr: CDRTable | None = None,
 ) -> FanoutResult | None:
-    """Stage 5 (SPEC-027 §1, SPEC_NOTES §2.7): partitioned and naive fan-out plus their timelines.
+    """Stage 5 (SPEC-027 §1, docs/reference/pipeline.md §5): partitioned and naive fan-out plus their timelines.
 
     ``pool_rows``: stage-1 candidate rows (before the gate) minus suppressed contradiction losers;
     non-retrievable rows are dropped here as well. ``recency`` should cover the pool; rows it lacks are
@@ -262,7 +262,7 @@ def _clean_pool(corpus: Corpus, pool_rows: npt.ArrayLike) -> np.ndarray:
 
 
 def _parent_coverage(scenario: Scenario, vectors: ScenarioVectors) -> CoverageSet:
-    """The parent Coverage Set: one entry per addressed sub-query (SPEC_NOTES §1.2)."""
+    """The parent Coverage Set: one entry per addressed sub-query (docs/reference/scenarios.md)."""
     subs = np.asarray(vectors.sub_queries, dtype=np.float32)
     dim = subs.shape[1] if subs.ndim == 2 else int(np.asarray(vectors.query).shape[0])
     return CoverageSet.from_scenario(scenario, subs, tuple(vectors.ids), dim=dim)

@@ -1,4 +1,4 @@
-"""Stage 5's timelines for the dashboard's stepper (SPEC-027 §1; SPEC_NOTES §2.7): one
+"""Stage 5's timelines for the dashboard's stepper (SPEC-027 §1; docs/reference/pipeline.md §5): one
 :class:`~crp_core.records.FanoutStep` per state of the partitioned run and of the naive race, each with
 the Coverage Set entries visible at that step and those added since the step before it in its lane."""
 
@@ -16,7 +16,7 @@ from crp_core.stages.branches import BranchTrace
 if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageSnapshot
 
-RULE_ROUND_ROBIN = "round-robin"  # the naive run's assignment (SPEC_NOTES §2.7)
+RULE_ROUND_ROBIN = "round-robin"  # the naive run's assignment (docs/reference/pipeline.md §5)
 #: a lane of the stepper's timeline: "parent", ("branch", b) or "shared"
 _Lane = str | tuple[str, int]
 

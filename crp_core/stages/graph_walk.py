@@ -1,4 +1,4 @@
-"""Stage 3's walk over the similarity graph (SPEC-025 §2.3-2.4; SPEC_NOTES §2.5): the connector
+"""Stage 3's walk over the similarity graph (SPEC-025 §2.3-2.4; docs/reference/pipeline.md §3): the connector
 candidates within ``max_hops`` of the anchors, each one's hop distance to each anchor and the total weight
 of its strongest shortest path, the anchors' own adjacency, the bridge values, and the edges among the
 selected facts.

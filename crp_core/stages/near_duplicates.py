@@ -1,4 +1,4 @@
-"""SPEC-003 §6.6 near-duplicates in stage 3 (SPEC_NOTES §2.5, §2.8): anchors are picked in CDR order
+"""SPEC-003 §6.6 near-duplicates in stage 3 (docs/reference/pipeline.md §3, §2.8): anchors are picked in CDR order
 skipping a near-duplicate of an already chosen one (:class:`AnchorPicker`), connectors are chosen
 skipping a near-duplicate of an anchor (:func:`choose_connectors`); a pair that value-conflicts is
 never a near-duplicate (both stay, stage 4 arbitrates).
@@ -167,7 +167,7 @@ def connector_near_duplicates(
 ) -> list[tuple[int, int, float]]:
     """Connector candidates ``cands[pos]`` that are SPEC-003 §6.6 near-duplicates of an anchor (cosine
     > ``dedup_similarity``) and do not value-conflict with it: dropped before the connectors are chosen
-    (SPEC_NOTES §2.8), so the next candidate takes the slot. A candidate that value-conflicts with every
+    (docs/reference/pipeline.md §6), so the next candidate takes the slot. A candidate that value-conflicts with every
     such anchor stays (stage 4 arbitrates).
 
     Returns (candidate row, anchor row, cosine), the closest non-conflicting anchor for each, by row.
@@ -185,7 +185,7 @@ def connector_near_duplicates(
 
 
 class _DuplicateScreen:
-    """The connector candidates' near-duplicate check against the anchors (SPEC-003 §6.6, SPEC_NOTES
+    """The connector candidates' near-duplicate check against the anchors (SPEC-003 §6.6, docs/reference/
     §2.8): :meth:`flags` screens rows with one product (a row whose cosine with every anchor stays
     :data:`COSINE_SLACK` below ``dedup_similarity`` cannot be a near-duplicate), :meth:`duplicate_of`
     decides a flagged row exactly."""

@@ -1,6 +1,6 @@
-"""Stage 6: packing (SPEC-003 §7.3-7.4, SPEC-025 §2.6, SPEC-027 §2.5; SPEC_NOTES §2.8).
+"""Stage 6: packing (SPEC-003 §7.3-7.4, SPEC-025 §2.6, SPEC-027 §2.5; docs/reference/pipeline.md §6).
 
-1. Units. A tied contradiction pair (SPEC_NOTES §2.6) is packed as a unit: both facts and their
+1. Units. A tied contradiction pair (docs/reference/pipeline.md §4) is packed as a unit: both facts and their
    NOTE block, or neither. Tied pairs that share a fact form one unit (their connected component),
    so every tied pair is wholly in the envelope or wholly out. Every other fact is a unit alone.
 2. Greedy fill up to ``token_budget`` (SPEC-003 §7.3): anchors in CDR order, then connectors in
@@ -47,10 +47,10 @@ NOTE_HEADER = (
     "NOTE: The following two facts conflict and could not be automatically\n"
     "arbitrated. Treat with caution and prefer the more specific:"
 )
-#: tier thresholds on CDR / best anchor CDR (SPEC-003 §7.4, SPEC_NOTES §2.8)
+#: tier thresholds on CDR / best anchor CDR (SPEC-003 §7.4, docs/reference/pipeline.md §6)
 CRITICAL_RATIO = 0.80
 IMPORTANT_RATIO = 0.50
-#: size of the primacy block (SPEC_NOTES §2.8: positions 1-2)
+#: size of the primacy block (docs/reference/pipeline.md §6: positions 1-2)
 PRIMACY_SIZE = 2
 
 TokenCounter = Callable[[Sequence[str]], np.ndarray]
@@ -216,7 +216,7 @@ def _greedy_fill(
     note_cost: Mapping[tuple[int, int], int],
     budget: int,
 ) -> _Fill:
-    """SPEC_NOTES §2.8 fill: anchors (CDR order) then connectors (score order), tie units whole."""
+    """docs/reference/pipeline.md §6 fill: anchors (CDR order) then connectors (score order), tie units whole."""
     by_row = {it.row: it for it in items}
     scores = {r: it.score for r, it in by_row.items()}
     order = rank_by_score([r for r, it in by_row.items() if it.role == "anchor"], scores) + rank_by_score(
@@ -378,7 +378,7 @@ def pack_envelope(
     count_prefixes: PrefixCounter | None = None,
     count_notes: NoteCounter | None = None,
 ) -> Envelope:
-    """Greedy fill with tie units, then the anchor sandwich and the connectors' spots (SPEC_NOTES §2.8).
+    """Greedy fill with tie units, then the anchor sandwich and the connectors' spots (docs/reference/pipeline.md §6).
 
     ``count_prefixes`` (rows -> token counts of their ``[<fact_id>]`` prefixes) defaults to counting
     them with ``count_tokens`` (:func:`prefix_counts`); the pipeline passes :func:`cached_prefix_counter`.
@@ -479,7 +479,7 @@ def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[s
 
 
 def word_counter(texts: Sequence[str]) -> np.ndarray:
-    """Fallback token counter ``ceil(words * 1.3)`` (SPEC_NOTES §2.8)."""
+    """Fallback token counter ``ceil(words * 1.3)`` (docs/reference/pipeline.md §6)."""
     from crp_core.corpus.embedding import word_token_estimate
 
     return word_token_estimate(list(texts))

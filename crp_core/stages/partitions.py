@@ -1,4 +1,4 @@
-"""Stage 5's coverage scopes: disjoint partitions of the ResidualSet (SPEC-027 §1.4, SPEC_NOTES §2.7).
+"""Stage 5's coverage scopes: disjoint partitions of the ResidualSet (SPEC-027 §1.4, docs/reference/pipeline.md §5).
 
 ``|ResidualSet| <= width`` gives one sub-query per partition; otherwise scikit-learn KMeans on the
 L2-normalised sub-query embeddings. The labels are kept by their exact input (embeddings, k, seed,
@@ -46,7 +46,7 @@ SEED_FILE = Path(__file__).resolve().parent.parent / "data" / "kmeans_seeds.json
 
 
 def fanout_active(width: int | None, residual_size: int) -> bool:
-    """Fan-out is active when the width is at least 2 and the ResidualSet is not empty (SPEC_NOTES §1.2)."""
+    """Fan-out is active when the width is at least 2 and the ResidualSet is not empty (docs/reference/scenarios.md)."""
     return width is not None and int(width) > 1 and residual_size > 0
 
 
@@ -68,7 +68,7 @@ def partition_residual_for_fanout(
     *,
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[tuple[str, ...], ...]:
-    """Disjoint, covering partitions of the ResidualSet (SPEC-027 §1.4, SPEC_NOTES §2.7).
+    """Disjoint, covering partitions of the ResidualSet (SPEC-027 §1.4, docs/reference/pipeline.md §5).
 
     ``|ResidualSet| <= width``: one sub-query per partition. Otherwise scikit-learn KMeans
     (k = width, ``random_state = kmeans_seed``, ``n_init = kmeans_n_init``) on the L2-normalised

@@ -1,5 +1,5 @@
 """The cleaned-CKF export: every operator decision in force written into the facts (SPEC-027 §2,
-SPEC-009 §2.2 and §8; SPEC_NOTES §1.1: ``metadata`` is carried through and shown).
+SPEC-009 §2.2 and §8; docs/reference/ckf.md: ``metadata`` is carried through and shown).
 
 :func:`carry_decisions` is the pure part: the knowledge base with the decisions written into it and
 an :class:`ExportReport` of what was written and what could not be. :func:`export_cleaned_ckf` writes

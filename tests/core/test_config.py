@@ -1,4 +1,4 @@
-"""The one configuration object (SPEC_NOTES §5)."""
+"""The one configuration object (docs/reference/config.md)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_defaults_match_spec_notes():
     }
     for key, value in expected.items():
         assert getattr(c, key) == value, key
-    # SPEC_NOTES §2.3 table, row by row (ttl days / authority / importance)
+    # docs/reference/pipeline.md §2 table, row by row (ttl days / authority / importance)
     table = {
         "regulatory": (1825, 0.90, 0.90),
         "official_documentation": (365, 0.80, 0.80),

@@ -1,4 +1,4 @@
-"""Response headers (SPEC_NOTES §3): exact names, order and value strings on a hand-built run."""
+"""Response headers (docs/reference/reports.md): exact names, order and value strings on a hand-built run."""
 
 from __future__ import annotations
 

@@ -170,7 +170,7 @@ def test_result_pickles_and_deep_copies():
 
 
 def test_connector_chain_anchor_connector_anchor():
-    """SPEC-025 §2.6 / §4: A and D are anchors with no edge; B bridges them. SPEC_NOTES §2.8: connectors
+    """SPEC-025 §2.6 / §4: A and D are anchors with no edge; B bridges them. docs/reference/pipeline.md §6: connectors
     never take positions 1-2; A and D (equal CDR, both critical) are the primacy block, B follows it.
 
     Vectors: A = a*A' + b*q, D = a*D' + b*q, B = B' with b = 0.56, a = sqrt(1 - 0.56^2) = 0.828493;
@@ -212,7 +212,7 @@ def test_connector_chain_anchor_connector_anchor():
 
 
 def test_unchosen_connector_candidate_is_a_candidate_not_gated():
-    """The relevance gate applies to stage-1 candidates only (SPEC_NOTES §2.1); a connector candidate
+    """The relevance gate applies to stage-1 candidates only (docs/reference/pipeline.md §1); a connector candidate
     that only the graph walk found, and that was not chosen, has role "candidate" (SPEC-025 §2.5).
 
     Same geometry as the chain test plus C = A' (an edge to A and to B, none to D). candidate_k = 2

@@ -1,4 +1,4 @@
-"""report.plain: JSON-plain values (SPEC_NOTES §4), the exact-type fast path included."""
+"""report.plain: JSON-plain values (docs/reference/reports.md), the exact-type fast path included."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ def test_connector_is_shown_with_its_anchor(tmp_path, monkeypatch):
     at = _open_table(run_page("envelope"))
     table = frame_with(at, "position", "band", "tier", "tokens")
     # A1 and A2 are the anchors (tied CDR): the primacy block (positions 1-2); C, the connector
-    # bridging them, follows that block (SPEC_NOTES §2.8)
+    # bridging them, follows that block (docs/reference/pipeline.md §6)
     assert list(table["fact_id"]) == [p.fact_id for p in exp.envelope.order] == ["A1", "A2", "C"]
     assert table.loc[table["fact_id"] == "C", "bridges_anchor"].iloc[0] == "A1"
     # the connector's card sits under its arrow and anchor line, in the element of its band's cards

@@ -58,7 +58,9 @@ def test_every_required_term_is_defined_with_its_spec_section():
 
 def test_help_accessor_and_column_help():
     assert glossary.help("residual pull") == glossary.help("Residual_Pull")  # alias, any case
-    assert glossary.help("residual pull").endswith("(SPEC-024 §2.2, §2.7; SPEC_NOTES §2.4; see the Glossary page)")
+    assert glossary.help("residual pull").endswith(
+        "(SPEC-024 §2.2, §2.7; docs/reference/pipeline.md §2; see the Glossary page)"
+    )
     with pytest.raises(KeyError):
         glossary.help("no such term")
     for column, name in glossary.COLUMN_TERMS.items():

@@ -1,6 +1,6 @@
-"""Independent spec-conformance review of crp_core against SPEC_NOTES §1-§5.
+"""Independent spec-conformance review of crp_core against the project reference (docs/reference/).
 
-Each test pins one sentence of SPEC_NOTES with hand-computed values (arithmetic in comments).
+Each test pins one sentence of docs/reference/ with hand-computed values (arithmetic in comments).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def _pack_corpus():
     return make_corpus(facts, np.eye(len(IDS)), token_counts=[5] * len(IDS))
 
 
-# ---- SPEC_NOTES §2.8: tiers on each anchor's CDR / the best *anchor* CDR; connectors never enter a tier ----
+# ---- docs/reference/pipeline.md §6: tiers on each anchor's CDR / the best *anchor* CDR; connectors never enter a tier
 def test_packing_tiers_use_the_best_anchor_score_connectors_never_enter_a_tier():
     """Envelope scores: anchors a .50, b .45, c .20; connector x 1.00 (bridges a-b).
 
@@ -43,7 +43,8 @@ def test_packing_tiers_use_the_best_anchor_score_connectors_never_enter_a_tier()
     assert tiers == {"a": "critical", "b": "critical", "c": "supporting", "x": None}
 
 
-# ---- SPEC_NOTES §4: `crp-inspect fanout` prints partitions, headers, branches, fan_in "and the same for naive"
+# ---- docs/reference/reports.md: `crp-inspect fanout` prints partitions, headers, branches, fan_in
+# "and the same for naive"
 def test_fanout_report_naive_carries_the_same_keys_headers_included():
     """Two residual sub-queries, width 2 -> fan-out active (one sub-query per partition).
 
@@ -75,7 +76,7 @@ def test_fanout_report_naive_carries_the_same_keys_headers_included():
     assert {k: v for k, v in rep["naive"]["headers"].items() if k != "CRP-Context-Coverage-Depth"} == others
 
 
-# ---- SPEC_NOTES §2.6: processing order, skipped pairs, count -------------------------------------------
+# ---- docs/reference/pipeline.md §4: processing order, skipped pairs, count -------------------------------------------
 def test_three_way_conflict_order_skip_and_count():
     """A, B, C pairwise cos > 0.85 and NUMBER_CHANGED (2379 / 4001 / 2380); ``now`` 2026-06-01.
 
@@ -114,7 +115,7 @@ def test_three_way_conflict_order_skip_and_count():
     assert [p.fact_id for p in result.envelope.order] == ["A"]
 
 
-# ---- SPEC_NOTES §2.1: K per query AND per sub-query, relevance = cos(fact, QUERY) -------------------------
+# ---- docs/reference/pipeline.md §1: K per query AND per sub-query, relevance = cos(fact, QUERY) ----------------------
 def test_sub_query_only_candidate_keeps_query_relevance():
     """candidate_k = 1: the query's top-1 is Q (e0), the sub-query's top-1 is S (e1).
 
@@ -135,7 +136,7 @@ def test_sub_query_only_candidate_keeps_query_relevance():
     assert got["Q"][0] == pytest.approx(1 / np.sqrt(1.25), abs=1e-6) and got["Q"][1] is True
 
 
-# ---- SPEC_NOTES §2.4: clamp from below, residual pull zero cases ----------------------------------------
+# ---- docs/reference/pipeline.md §2: clamp from below, residual pull zero cases ---------------------------------------
 def test_negative_coverage_score_clamps_to_zero_penalty_and_pull_needs_both_sets():
     """Coverage Set = {c: e0 reversed, depth .9}; fact F = e0: coverage_score = .9 * -1 / .9 = -1.0,
     penalty = clamp(-1, 0, .8) = 0, novelty = 1.0. ResidualSet {r: e1}: pull = cos(F, e1) = 0.
@@ -163,7 +164,7 @@ def test_negative_coverage_score_clamps_to_zero_penalty_and_pull_needs_both_sets
     assert np.all(all_done.cdr.residual_pull == 0.0)
 
 
-# ---- SPEC_NOTES §3 Recency-Penalised + §2.5 connector score with recency ---------------------------------
+# ---- docs/reference/reports.md (Recency-Penalised) + docs/reference/pipeline.md §3 (connector score, recency) ----
 def test_recency_penalised_counts_connector_candidates_not_gated_out_facts():
     """Geometry of test_pipeline's A-B-D chain plus E, orthogonal to everything (no edge, relevance 0).
 
@@ -193,12 +194,12 @@ def test_recency_penalised_counts_connector_candidates_not_gated_out_facts():
     assert conn.connector_score[i] == pytest.approx(0.646225 * 0.652877 * 0.30, abs=1e-5)
     assert 3 not in conn.idx.tolist()
     assert r.headers["CRP-Context-Recency-Penalised"] == "1"
-    # two anchors form the primacy block; the connector follows it (SPEC_NOTES §2.8)
+    # two anchors form the primacy block; the connector follows it (docs/reference/pipeline.md §6)
     assert [p.fact_id for p in r.envelope.order] == ["A", "D", "B"]
 
 
-# ---- SPEC_NOTES §5: every key with its default, literally as listed ------------------------------------
-SPEC_NOTES_5 = dict(
+# ---- docs/reference/config.md: every key with its default, literally as listed ------------------------------------
+DOCUMENTED_DEFAULTS = dict(
     cdr_min_relevance=0.55,
     min_novelty_floor=0.20,
     coverage_penalty_cap=0.80,
@@ -232,10 +233,10 @@ SPEC_NOTES_5 = dict(
 
 def test_every_spec_notes_5_key_has_its_default_and_type():
     c = CRPConfig()
-    for key, want in SPEC_NOTES_5.items():
+    for key, want in DOCUMENTED_DEFAULTS.items():
         got = getattr(c, key)
         assert got == want and type(got) is type(want), (key, got, want)
-    # tables (SPEC_NOTES §2.3), ttl in days, None = no expiry
+    # tables (docs/reference/pipeline.md §2), ttl in days, None = no expiry
     assert c.ttl_days.as_dict() == dict(
         regulatory=1825.0,
         official_documentation=365.0,
@@ -272,7 +273,7 @@ def test_every_spec_notes_5_key_has_its_default_and_type():
         user_provided=0.60,
         unverified=0.50,
     )
-    # anchors = floor(0.7 * 20) = 14 (SPEC_NOTES §2.5)
+    # anchors = floor(0.7 * 20) = 14 (docs/reference/pipeline.md §3)
     assert c.anchor_budget == 14
 
 

@@ -1,4 +1,4 @@
-"""The sample's shipped MiniLM embeddings (docs/decisions/sample-ckf.md, SPEC_NOTES §1.1 / §1.2).
+"""The sample's shipped MiniLM embeddings (docs/decisions/sample-ckf.md, docs/reference/ckf.md / §1.2).
 
 Without the model: every fact of ``sample_ckf/knowledge_base.jsonl`` and every text item of each
 bundled scenario carries a 384-float embedding of the declared model; ``embedding_digests.json``

@@ -47,7 +47,7 @@ def result():
 
 
 def test_recency_curve_points_match_the_spec_examples():
-    # SPEC_NOTES §2.2, ttl 365 d: fresh = 182.5 d; 273.75 d -> 1 - 0.7 * 91.25 / 182.5 = 0.65;
+    # docs/reference/pipeline.md §2, ttl 365 d: fresh = 182.5 d; 273.75 d -> 1 - 0.7 * 91.25 / 182.5 = 0.65;
     # 300 d -> 1 - 0.7 * 117.5 / 182.5 = 0.549315; >= 365 d -> 0.30
     ys = charts.recency_curve_points(
         365.0, np.array([100, 182.5, 273.75, 300, 365, 500]), stale_floor=0.3, fresh_fraction=0.5

@@ -1,4 +1,4 @@
-"""CKF loading, validation and export (SPEC_NOTES §1.1, SPEC-009 §2).
+"""CKF loading, validation and export (docs/reference/ckf.md, SPEC-009 §2).
 
 :mod:`.read` reads the formats (JSONL, JSON, CSV, a directory with ``embeddings.npy``; Parquet in
 :mod:`.parquet`, SDK snapshots in :mod:`.sdk`), :mod:`.source` holds what they share at the level of

@@ -1,4 +1,4 @@
-"""The checks across a CKF's facts and the KnowledgeBase they build (SPEC_NOTES §1.1, SPEC-024 §2.5).
+"""The checks across a CKF's facts and the KnowledgeBase they build (docs/reference/ckf.md, SPEC-024 §2.5).
 
 :func:`finish_load` takes what a reader found (:class:`~crp_core.io.ckf.facts.LoadState`): one
 warning per unknown field, duplicate and look-alike ids, embeddings all-or-none with one dimension

@@ -1,4 +1,4 @@
-"""One CKF fact's fields parsed and checked, and written back (SPEC_NOTES §1.1, SPEC-009 §2).
+"""One CKF fact's fields parsed and checked, and written back (docs/reference/ckf.md, SPEC-009 §2).
 
 Every format reader turns its rows into fact objects and hands each to :func:`parse_fact`, which
 records every problem with its line and field in the fact's :class:`FactRecord`; what a reader
@@ -44,7 +44,7 @@ class FactRecord:
     errors: list[Problem] = field(default_factory=list)
 
 
-#: fact fields this loader reads (SPEC_NOTES §1.1 table, plus an optional per-fact ``embedding_model``)
+#: fact fields this loader reads (docs/reference/ckf.md table, plus an optional per-fact ``embedding_model``)
 FACT_FIELDS: tuple[str, ...] = (
     "fact_id",
     "content",

@@ -1,4 +1,4 @@
-"""Parquet CKFs: one row per fact, the columns of the JSONL/CSV CKF (SPEC_NOTES §1.1, SPEC-009 §2).
+"""Parquet CKFs: one row per fact, the columns of the JSONL/CSV CKF (docs/reference/ckf.md, SPEC-009 §2).
 
 Read with pyarrow in batches of :data:`BATCH_ROWS` rows (``ParquetFile.iter_batches``): the decoded
 Arrow data of one batch at a time, each row checked by the same per-fact parser as JSONL, so every
@@ -266,7 +266,7 @@ def _unpacked_limit(source: str | io.BytesIO, name: str, limit: int) -> None:
 def load_parquet(
     path: str, *, lenient: bool, limit: int, expected_model: str | None, batch_rows: int = BATCH_ROWS
 ) -> KnowledgeBase:
-    """Load and validate a ``.parquet`` CKF file (SPEC_NOTES §1.1): see :func:`crp_core.io.ckf.load_ckf`."""
+    """Load and validate a ``.parquet`` CKF file (docs/reference/ckf.md): see :func:`crp_core.io.ckf.load_ckf`."""
     check_ckf_file(path, limit)
     _unpacked_limit(path, path, limit)
     st = LoadState()

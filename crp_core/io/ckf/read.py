@@ -1,4 +1,4 @@
-"""CKF loading and validation: the entry points and the text formats (SPEC_NOTES §1.1, SPEC-009 §2).
+"""CKF loading and validation: the entry points and the text formats (docs/reference/ckf.md, SPEC-009 §2).
 
 Formats: ``.jsonl`` (one fact per line, blank lines allowed), ``.json`` (a list of facts or
 ``{"embedding_model": ..., "facts": [...]}``), ``.csv`` (one fact per row; ``embedding`` holds a JSON
@@ -60,7 +60,7 @@ def load_ckf(
     expected_model: str | None = None,
     source_map: SourceTypeMap | None = None,
 ) -> KnowledgeBase:
-    """Load and validate a CKF file or directory (SPEC_NOTES §1.1). Raises :class:`CKFError`.
+    """Load and validate a CKF file or directory (docs/reference/ckf.md). Raises :class:`CKFError`.
     ``source_map`` gives an SDK snapshot's facts their source types (unused for other formats)."""
     path = os.fspath(path)
     limit = byte_limit(max_bytes)
@@ -91,7 +91,7 @@ def load_ckf_bytes(
     expected_model: str | None = None,
     source_map: SourceTypeMap | None = None,
 ) -> KnowledgeBase:
-    """Load an uploaded CKF; the format comes from ``name``'s extension (SPEC_NOTES §1.1); ``source_map``
+    """Load an uploaded CKF; the format comes from ``name``'s extension (docs/reference/ckf.md); ``source_map``
     as in :func:`load_ckf`."""
     limit = byte_limit(max_bytes)
     fmt = FORMATS.get(os.path.splitext(name)[1].lower())

@@ -1,4 +1,4 @@
-"""What every CKF reader shares at the level of the whole file (SPEC_NOTES §1.1): the formats by
+"""What every CKF reader shares at the level of the whole file (docs/reference/ckf.md): the formats by
 extension and the directory layout, the size limit (``ckf_max_bytes``), reading and decoding the
 bytes, the words for a JSON value and a JSON error, and the refusal of a file (:class:`CKFError`
 listing its problems, each with its line and field)."""

@@ -1,4 +1,4 @@
-"""Writing a CKF in the format of its path (SPEC_NOTES §1.1): the inverse of :func:`load_ckf`.
+"""Writing a CKF in the format of its path (docs/reference/ckf.md): the inverse of :func:`load_ckf`.
 
 Every file is written whole or not at all (:func:`crp_core.support.files.write_atomic`).
 """

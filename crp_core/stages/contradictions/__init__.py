@@ -1,4 +1,4 @@
-"""Stage 4: contradiction detection and Fact Authority Resolution (SPEC-027 §2, SPEC_NOTES §2.6).
+"""Stage 4: contradiction detection and Fact Authority Resolution (SPEC-027 §2, docs/reference/pipeline.md §4).
 
 * :mod:`.values`: :func:`values_conflict`, the SPEC-005 §5.3 patterns applied pairwise;
 * :mod:`.authority`: :func:`authority_of` (SPEC-027 §2.3);

@@ -15,7 +15,7 @@ EVENT_DISMISSED = "CONTRADICTION_DISMISSED"
 
 
 def authority_dict(a: Authority) -> dict[str, Any]:
-    """One fact's authority components (SPEC-027 §2.3; SPEC_NOTES §4 ``authority``)."""
+    """One fact's authority components (SPEC-027 §2.3; docs/reference/reports.md ``authority``)."""
     return {
         "source_authority": a.source_authority,
         "recency_factor": a.recency_factor,

@@ -1,4 +1,4 @@
-"""The lexicons of value-conflict detection (SPEC_NOTES §2.6): pattern names, token kinds, the
+"""The lexicons of value-conflict detection (docs/reference/pipeline.md §4): pattern names, token kinds, the
 data files under ``crp_core/data/lexicon/`` (read once) and the small closed tables of English."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ MAGNITUDE_ALTERED = "MAGNITUDE_ALTERED"
 #: the SPEC-005 §5.3 patterns, sorted
 PATTERNS: tuple[str, ...] = (DATE_SHIFTED, ENTITY_SUBSTITUTED, MAGNITUDE_ALTERED, NEGATION_FLIP, NUMBER_CHANGED)
 
-#: a bare 4-digit integer in this range is a year (SPEC_NOTES §2.6); etcd's 2379 is a number
+#: a bare 4-digit integer in this range is a year (docs/reference/pipeline.md §4); etcd's 2379 is a number
 YEAR_MIN, YEAR_MAX = 1900, 2099
 #: two clauses state the same attribute when their contexts overlap at least this much (Jaccard)
 ALIGN_MIN = 0.5

@@ -1,4 +1,4 @@
-"""Stage 4: contradiction resolution over the selected facts (SPEC-027 §2, SPEC_NOTES §2.6).
+"""Stage 4: contradiction resolution over the selected facts (SPEC-027 §2, docs/reference/pipeline.md §4).
 
 Detects the conflicting pairs (cosine above ``contradiction_similarity`` and :func:`values_conflict`),
 applies SPEC-003 §6.6 dedup to the pairs that do not conflict, arbitrates by authority, suppresses
@@ -51,20 +51,20 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     *,
     now: datetime | None = None,
 ) -> Resolution:
-    """Contradiction resolution over the selected facts (SPEC-027 §2, SPEC_NOTES §2.6).
+    """Contradiction resolution over the selected facts (SPEC-027 §2, docs/reference/pipeline.md §4).
 
     1. One Gram matrix of the selected vectors; pairs above ``min(contradiction_similarity,
        dedup_similarity)`` go to :func:`values_conflict`.
     2. SPEC-003 §6.6 dedup over the pairs that do NOT value-conflict (cos > dedup_similarity):
        greedy in score order (ties by fact id), the higher score is kept; an anchor is always kept
-       over a connector (a connector score is on another scale than a CDR, SPEC_NOTES §2.8).
+       over a connector (a connector score is on another scale than a CDR, docs/reference/pipeline.md §6).
     3. Conflicting pairs (cos > contradiction_similarity) among the survivors, ordered by the pair's
        higher authority (descending) then fact ids; a pair with an already-suppressed fact is
        ``skipped``; otherwise the higher authority wins, a tie keeps both (NOTE block), an operator
        decision (``decisions[pair_key]``) dismisses or overrides.
     4. Backfill (``config.backfill``): each slot freed by suppression (losers, in processing order)
        or by dedup (in selection order) goes to the next fact of ``ranked_pool`` that is not
-       selected, conflicts with no kept fact and is no near-duplicate of one (SPEC_NOTES §2.6, §2.8).
+       selected, conflicts with no kept fact and is no near-duplicate of one (docs/reference/pipeline.md §4, §2.8).
 
     ``recency``: the run's :class:`FactAttributes` (or a RecencyTable, or a row -> factor mapping; rows
     it lacks are read at ``now``). ``roles`` (row -> "anchor"/"connector") goes into the audit events;

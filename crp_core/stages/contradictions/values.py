@@ -1,4 +1,4 @@
-"""Value-conflict detection between two fact texts (SPEC_NOTES §2.6, SPEC-027 §2.2, SPEC-005 §5.3).
+"""Value-conflict detection between two fact texts (docs/reference/pipeline.md §4, SPEC-027 §2.2, SPEC-005 §5.3).
 
 :func:`values_conflict` answers one question: do two texts assert *different values for the same
 attribute*? It names the SPEC-005 §5.3 pattern of every changed value and keeps character spans
@@ -442,7 +442,7 @@ def _mirror(vc: ValueConflict | None) -> ValueConflict | None:
 
 @lru_cache(maxsize=131072)
 def values_conflict(text_a: str, text_b: str) -> ValueConflict | None:
-    """Do the two texts assert different values for the same attribute? (SPEC_NOTES §2.6,
+    """Do the two texts assert different values for the same attribute? (docs/reference/pipeline.md §4,
     SPEC-027 §2.2, SPEC-005 §5.3 patterns applied pairwise.)
 
     Returns None for a paraphrase with no changed value, else the distinct sorted patterns and one

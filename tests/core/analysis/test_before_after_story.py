@@ -2,7 +2,7 @@
 apart from ageing ones, why each fact left or entered the envelope, where the token change comes from,
 the headline per fix, and one fan-out duplicate count.
 
-Token counts: the test corpora use the word estimate ceil(words * 1.3) (SPEC_NOTES §2.8); a fact line
+Token counts: the test corpora use the word estimate ceil(words * 1.3) (docs/reference/pipeline.md §6); a fact line
 ``[<id>] <content>`` costs its content's count plus that of ``[<id>]`` (one word: 2 tokens).
   S  "The scheduler runs with the legacy queue mode enabled."  9 words -> 12, line 14
   P1 "The etcd default client port is 2379."                    7 words -> 10, line 12

@@ -1,6 +1,6 @@
 """SPEC-027 arbitration against the crprotocol SDK's superseded_by (crp_core.analysis.sdk_agreement): the
 independent arbitration (the SDK's STALE read as ACTIVE) and the as-loaded one, with hand-computed
-authorities (SPEC_NOTES §2.3 table; recency SPEC-027 §3.2)."""
+authorities (docs/reference/pipeline.md §2 table; recency SPEC-027 §3.2)."""
 
 from __future__ import annotations
 

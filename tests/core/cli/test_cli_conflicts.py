@@ -97,7 +97,7 @@ def test_json_lists_pairs_in_triage_order(ckf, tmp_path, capsys):
         }
     ]
     for key in ("fact_a", "fact_b", "similarity", "patterns", "authority", "kept", "suppressed", "tied", "margin"):
-        assert key in won  # SPEC_NOTES §4 conflict fields + margin
+        assert key in won  # docs/reference/reports.md conflict fields + margin
     assert won2["suppressed"] == "F2"  # each pair arbitrated on its own
 
 

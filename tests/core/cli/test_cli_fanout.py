@@ -1,4 +1,4 @@
-"""``crp-inspect fanout`` end to end (SPEC_NOTES §4): JSON report, summary, errors. No model is loaded:
+"""``crp-inspect fanout`` end to end (docs/reference/reports.md): JSON report, summary, errors. No model is loaded:
 every CKF and scenario here carries its own embeddings."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``crp-inspect run`` (SPEC_NOTES §4): JSON report, summary, config precedence, clear errors."""
+"""``crp-inspect run`` (docs/reference/reports.md): JSON report, summary, config precedence, clear errors."""
 
 from __future__ import annotations
 

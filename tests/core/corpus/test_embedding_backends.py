@@ -1,7 +1,7 @@
 """MiniLM backends and token counting without the model (docs/decisions/embedding-index.md).
 
 Token counts come from the model's ``tokenizer.json`` through the ``tokenizers`` library: the same
-counts as ``transformers.AutoTokenizer`` (SPEC_NOTES §2.8) on every sample text and on hard cases,
+counts as ``transformers.AutoTokenizer`` (docs/reference/pipeline.md §6) on every sample text and on hard cases,
 with neither torch nor transformers imported. The backend is chosen by ``CRP_EMBED_BACKEND`` (default
 ``onnx`` when ONNX Runtime is installed); with the real model (``-m model``) the ONNX vectors agree with
 torch's within 1e-4 cosine, the export lives under the weights' digest, and a failing ONNX start falls
@@ -140,7 +140,7 @@ def test_onnx_agrees_with_torch_within_1e4_cosine():
     cos = (a.astype(np.float64) * b).sum(axis=1)
     assert cos.min() >= 1 - 1e-4
     np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, rtol=1e-5)
-    assert onnx.model_id == MODEL_ID  # within the bound: one model id, one cache (SPEC_NOTES §1.2)
+    assert onnx.model_id == MODEL_ID  # within the bound: one model id, one cache (docs/reference/scenarios.md)
 
 
 @pytest.mark.model
@@ -170,7 +170,7 @@ def test_failed_export_leaves_nothing_behind(tmp_path, monkeypatch):
     assert not out.exists() and list(out.parent.iterdir()) == []
 
 
-# ---- the int8 backend: its own model id (SPEC_NOTES §1.2) --------------------------------------------------
+# ---- the int8 backend: its own model id (docs/reference/scenarios.md) ------------------------------------------------
 #: int8-v2, measured on the sample's 455 facts: min cosine to fp32 0.9929, mean 0.9964 (the bound leaves room
 #: for ONNX Runtime's kernel choice); retrieval agreement is in bench/embed_index.py
 INT8_MIN_COSINE = 0.99
@@ -211,7 +211,7 @@ def test_embedder_for_follows_the_corpus_model_id(monkeypatch):
 
 
 def test_the_int8_model_id_changed_with_the_recipe_and_the_retired_id_is_refused():
-    """int8-v1 vectors depended on their batch-mates; v2's do not: another id (SPEC_NOTES §1.2). A corpus
+    """int8-v1 vectors depended on their batch-mates; v2's do not: another id (docs/reference/scenarios.md). A corpus
     embedded under the v1 id keeps MiniLM token counts, but its query vectors are refused, not mixed."""
     from crp_core.corpus.prepared import embed_scenario
     from crp_core.model import Scenario
@@ -346,7 +346,7 @@ def test_int8_failure_is_raised_never_replaced_by_torch(tmp_path, monkeypatch):
 
 
 def test_an_int8_corpus_counts_tokens_with_the_minilm_tokenizer(tmp_path):
-    """A CKF whose vectors are the int8 model's (SPEC_NOTES §2.8): the MiniLM tokenizer counts its
+    """A CKF whose vectors are the int8 model's (docs/reference/pipeline.md §6): the MiniLM tokenizer counts its
     tokens, as for the fp32 id (the words * 1.3 estimate is for other models only)."""
     import dataclasses
 

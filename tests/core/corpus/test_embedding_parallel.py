@@ -173,7 +173,7 @@ def test_fp32_rows_do_not_depend_on_their_batch_mates(model_cache):
 
 @pytest.mark.model
 def test_an_int8_vector_is_a_function_of_its_text_alone(model_cache, monkeypatch):
-    """SPEC_NOTES §1.2: the cache keys a vector by (model id, text), so the int8-v2 vector of a text must be
+    """docs/reference/scenarios.md: the cache keys a vector by (model id, text), so the int8-v2 vector of a text must be
     the same bits whatever it is batched with: alone, in batches of 1 / 3 / 16 / 64 / 128, among other
     texts (shuffled, the longest fact, short queries), over 1 or 2 threads, in either schedule."""
     facts = _facts()

@@ -1,4 +1,4 @@
-"""N-gram output guard (SPEC-024 §5; SPEC_NOTES §2.4)."""
+"""N-gram output guard (SPEC-024 §5; docs/reference/pipeline.md §2)."""
 
 from __future__ import annotations
 

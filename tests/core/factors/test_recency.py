@@ -1,4 +1,4 @@
-"""Recency factor (SPEC-027 §3.2, §3.5; SPEC_NOTES §2.2): exact values and every edge case."""
+"""Recency factor (SPEC-027 §3.2, §3.5; docs/reference/pipeline.md §2): exact values and every edge case."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def ago(days: float) -> datetime:
     return NOW - timedelta(days=days)
 
 
-# ---- the scalar formula: SPEC_NOTES §2.2 examples, ttl = 365 days ------------------------------
+# ---- the scalar formula: docs/reference/pipeline.md §2 examples, ttl = 365 days ------------------------------
 @pytest.mark.parametrize(
     "age, expected",
     [

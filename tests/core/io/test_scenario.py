@@ -1,4 +1,4 @@
-"""Scenario loading and validation (SPEC_NOTES §1.2): good files, the malformed corpus, round trips."""
+"""Scenario loading and validation (docs/reference/scenarios.md): good files, the malformed corpus, round trips."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ISO 8601 timestamp and duration parsing edge cases (crp_core.io.timeparse; SPEC_NOTES §1.1)."""
+"""ISO 8601 timestamp and duration parsing edge cases (crp_core.io.timeparse; docs/reference/ckf.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stage 3 CDGR (SPEC-025 §2; SPEC_NOTES §2.5): bridge values by hand on a tiny graph."""
+"""Stage 3 CDGR (SPEC-025 §2; docs/reference/pipeline.md §3): bridge values by hand on a tiny graph."""
 
 from __future__ import annotations
 

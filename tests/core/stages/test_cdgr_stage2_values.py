@@ -1,6 +1,6 @@
 """Stage 3 scores its connector candidates with stage 2's values where stage 2 scored the fact (one value
 per fact across the breakdown), and with the same formulas from the fact's vector where it did not
-(SPEC_NOTES §2.4, §2.5): relevance = cos(fact, query), the coverage score and residual pull as stage 2."""
+(docs/reference/pipeline.md §2, §2.5): relevance = cos(fact, query), the coverage score and residual pull as stage 2."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stage 2 CDR score (SPEC-024 §2.2 + SPEC-027 §3.3; SPEC_NOTES §2.4): hand-computed products."""
+"""Stage 2 CDR score (SPEC-024 §2.2 + SPEC-027 §3.3; docs/reference/pipeline.md §2): hand-computed products."""
 
 from __future__ import annotations
 

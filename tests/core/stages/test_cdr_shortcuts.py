@@ -40,7 +40,7 @@ def corpus_for(seed: int, n: int, d: int = 8):
 
 
 def plain_cdr(corpus, idx, relevance, coverage, residual, blacklist, recency, config):
-    """The SPEC_NOTES §2.4 product term by term, each factor by its general formula."""
+    """The docs/reference/pipeline.md §2 product term by term, each factor by its general formula."""
     v = corpus.vectors[idx]
     cov = coverage_scores(v, coverage)
     pull = residual_pulls(v, coverage, residual)

@@ -1,4 +1,4 @@
-"""Stage 5 fan-out (SPEC-027 §1, SPEC_NOTES §2.7): branch isolation, naive race, fan-in, steps, report.
+"""Stage 5 fan-out (SPEC-027 §1, docs/reference/pipeline.md §5): branch isolation, naive race, fan-in, steps, report.
 
 Tiny corpora with explicit vectors over an orthonormal basis e0..e5 (every fact: importance 1.0,
 ttl "none" so recency 1.0, no prior outputs so n-gram penalty 0; CDR = relevance-ish x novelty).
@@ -355,7 +355,7 @@ def test_naive_steps_mirror_the_race(topics):
         assert set(s.added) == set(s.coverage) - prev
 
 
-# ---- report (SPEC_NOTES §4) --------------------------------------------------------------------------------
+# ---- report (docs/reference/reports.md) ------------------------------------------------------------------------------
 def test_report(topics):
     _, res = topics
     rep = fanout_report(res, {"CRP-Context-Coverage-Depth": "1"})

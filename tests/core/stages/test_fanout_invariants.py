@@ -1,4 +1,4 @@
-"""run_fanout invariants on random corpora (SPEC-027 §1, SPEC_NOTES §2.7), checked against numpy
+"""run_fanout invariants on random corpora (SPEC-027 §1, docs/reference/pipeline.md §5), checked against numpy
 recomputations of the branch-scoped relevance and residual pull."""
 
 from __future__ import annotations

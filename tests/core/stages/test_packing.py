@@ -1,4 +1,4 @@
-"""Stage 6 packing (SPEC-003 §7.3-7.4, SPEC-025 §2.6, SPEC-027 §2.5; SPEC_NOTES §2.8).
+"""Stage 6 packing (SPEC-003 §7.3-7.4, SPEC-025 §2.6, SPEC-027 §2.5; docs/reference/pipeline.md §6).
 
 Unit costs below use ``word_counter`` (``ceil(words * 1.3)``): a fact line ``[<id>] content of <id>``
 costs its ``token_counts`` entry plus ``ceil(1 * 1.3) = 2`` for ``[<id>]``.
@@ -51,7 +51,7 @@ def note_tokens(a, b):
     return int(word_counter([note_block(f"content of {a}", f"content of {b}")])[0])
 
 
-# ---- the anchor sandwich (SPEC-003 §7.4, SPEC_NOTES §2.8 step 1) ----------------------------------
+# ---- the anchor sandwich (SPEC-003 §7.4, docs/reference/pipeline.md §6 step 1) ----------------------------------
 def test_primacy_recency_sandwich_and_connector_placement():
     """CDR / best anchor CDR (1.0): a 1.0, b .9, c .85 critical; d .6, e .55 important; f .3, g .2 supporting.
 
@@ -144,7 +144,7 @@ def test_two_anchors_connector_after_the_primacy_block():
     assert ids(env) == ["a", "b", "x"]
 
 
-# ---- the greedy fill (SPEC-003 §7.3, SPEC_NOTES §2.8) ---------------------------------------------
+# ---- the greedy fill (SPEC-003 §7.3, docs/reference/pipeline.md §6) ---------------------------------------------
 def test_greedy_skips_what_does_not_fit_and_smaller_facts_enter():
     # budget 30: a (20+2) fits; b (20+2) does not; c (5+2) fits -> 29
     tokens = [20, 20] + [5] * (len(IDS) - 2)
@@ -176,7 +176,7 @@ def test_connector_loses_its_place_when_the_budget_drops_an_anchor():
     assert env.dropped_for_budget == ("d",) and env.dropped_unbridged == ("x",)
 
 
-# ---- tied pairs: one unit, both facts and the NOTE or neither (SPEC_NOTES §2.8 step 3) --------------
+# ---- tied pairs: one unit, both facts and the NOTE or neither (docs/reference/pipeline.md §6 step 3) --------------
 def test_tied_pair_note_in_text_and_tokens():
     # all three critical (.9/.9, .85/.9, .8/.9 >= .8): [crit[0], crit[-1], crit[1:-1]] = [a, b, c];
     # the NOTE lists b (placed first) then c, right after c's line
@@ -249,7 +249,7 @@ def test_empty_envelope():
     assert env.order == () and env.text == "" and env.tokens_used == 0
 
 
-# ---- header and text agree, through the pipeline (SPEC_NOTES §2.8 step 3, §3) -----------------------
+# ---- header and text agree, through the pipeline (docs/reference/pipeline.md §6 step 3, §3) -----------------------
 E = np.eye(5)
 
 
@@ -289,7 +289,7 @@ def test_pipeline_header_counts_only_packed_ties():
     assert reason == "selected but dropped: token budget (tied with etcd-2379: a tied pair is packed as a unit)"
 
 
-# ---- before the connectors are chosen (SPEC_NOTES §2.8 last paragraph) -------------------------------
+# ---- before the connectors are chosen (docs/reference/pipeline.md §6 last paragraph) -------------------------------
 def chain_with_near_duplicate():
     """test_pipeline's A-B-D chain plus X = A + 0.25 e5 (normalised).
 

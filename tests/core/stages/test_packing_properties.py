@@ -1,4 +1,4 @@
-"""Properties of stage 6 packing (SPEC_NOTES §2.8) under random inputs (Hypothesis).
+"""Properties of stage 6 packing (docs/reference/pipeline.md §6) under random inputs (Hypothesis).
 
 Two levels: random ``PackItem`` lists straight into ``pack_envelope``, and random small pipelines
 (corpora with random vectors, near-twin facts with a changed number and equal authority so that
@@ -44,7 +44,7 @@ WORDS = [
 
 
 def check_layout(env: Envelope, role: dict[str, str], score: dict[str, float], bridges: dict[str, set[str]]) -> None:
-    """The order rules of SPEC_NOTES §2.8 on one envelope (ids -> role / score / bridged anchor ids)."""
+    """The order rules of docs/reference/pipeline.md §6 on one envelope (ids -> role / score / bridged anchor ids)."""
     order = [p.fact_id for p in env.order]
     packed_anchors = [f for f in order if role[f] == "anchor"]
     if not order:

@@ -1,4 +1,4 @@
-"""partition_residual_for_fanout (SPEC-027 §1.4, SPEC_NOTES §2.7): invariants and exact cases."""
+"""partition_residual_for_fanout (SPEC-027 §1.4, docs/reference/pipeline.md §5): invariants and exact cases."""
 
 from __future__ import annotations
 

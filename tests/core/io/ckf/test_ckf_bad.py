@@ -1,4 +1,4 @@
-"""The malformed CKF corpus (tests/data/bad, one file per problem kind; SPEC_NOTES §1.1).
+"""The malformed CKF corpus (tests/data/bad, one file per problem kind; docs/reference/ckf.md).
 
 Each row: file, expected line, expected field, a word the message must contain, and what lenient
 loading keeps (fact ids) or None when the problem is file-level (refused even when lenient).

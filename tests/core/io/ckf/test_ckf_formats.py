@@ -1,4 +1,4 @@
-"""CKF formats, the records they build, hostile text and the write/load round trip (SPEC_NOTES §1.1)."""
+"""CKF formats, the records they build, hostile text and the write/load round trip (docs/reference/ckf.md)."""
 
 from __future__ import annotations
 

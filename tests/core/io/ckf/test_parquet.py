@@ -1,5 +1,5 @@
 """Parquet CKFs: the same KnowledgeBase as JSONL, row + field errors, batches across row groups
-(SPEC_NOTES §1.1; docs/decisions/loader.md, Parquet)."""
+(docs/reference/ckf.md; docs/decisions/loader.md, Parquet)."""
 
 from __future__ import annotations
 

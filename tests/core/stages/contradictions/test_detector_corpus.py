@@ -1,4 +1,4 @@
-"""The value-conflict detector on the labelled corpus (SPEC_NOTES §2.6, SPEC-005 §5.3 patterns).
+"""The value-conflict detector on the labelled corpus (docs/reference/pipeline.md §4, SPEC-005 §5.3 patterns).
 
 ``tests/data/conflict_pairs/dev.jsonl`` (the rules were developed on it) and ``holdout.jsonl``
 (written after the rules were frozen, never tuned on) hold one labelled pair a line:

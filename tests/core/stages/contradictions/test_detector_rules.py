@@ -1,5 +1,5 @@
 """The documented rules of the value-conflict detector, one focused case each
-(SPEC_NOTES §2.6, SPEC-005 §5.3; docs/decisions/detector.md)."""
+(docs/reference/pipeline.md §4, SPEC-005 §5.3; docs/decisions/detector.md)."""
 
 from __future__ import annotations
 

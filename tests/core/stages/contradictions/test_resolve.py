@@ -1,5 +1,5 @@
 """authority_of and resolve_contradictions on tiny corpora built from explicit vectors
-(SPEC-027 §2.3-2.5, SPEC-003 §6.6, SPEC_NOTES §2.6)."""
+(SPEC-027 §2.3-2.5, SPEC-003 §6.6, docs/reference/pipeline.md §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""values_conflict: the SPEC-005 §5.3 patterns applied pairwise (SPEC-027 §2.2, SPEC_NOTES §2.6)."""
+"""values_conflict: the SPEC-005 §5.3 patterns applied pairwise (SPEC-027 §2.2, docs/reference/pipeline.md §4)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_number_changed(a, b, ta, tb):
 
 
 def test_etcd_ports_are_numbers_not_years():
-    # 2379 and 4001 are 4-digit numbers outside 1900-2099: NUMBER_CHANGED (SPEC_NOTES §2.6)
+    # 2379 and 4001 are 4-digit numbers outside 1900-2099: NUMBER_CHANGED (docs/reference/pipeline.md §4)
     vc = values_conflict("The default client port of etcd is 2379.", "The default client port of etcd is 4001.")
     assert vc is not None and vc.patterns == (NUMBER_CHANGED,)
     d = vc.diffs[0]
