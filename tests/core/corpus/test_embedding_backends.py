@@ -292,7 +292,7 @@ def test_embed_cli_backend_choices_are_the_backends():
 
 @pytest.fixture(scope="module")
 def int8_cache(tmp_path_factory):
-    """One int8 build for the module's model tests (it takes ~20 s of CPU)."""
+    """One int8 build shared by the module's model tests."""
     cache = tmp_path_factory.mktemp("int8cache")
     m = MiniLMEmbedder(backend="onnx-int8", cache_dir=cache)
     m.load()
