@@ -26,18 +26,52 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    # the dashboard's names (crp_ui, pages): the config schema, jobs, triage and sweep helpers
+    from crp_core import headers
     from crp_core.analysis.baseline import BeforeAfter, before_after, run_spec024_baseline
     from crp_core.analysis.compare import Comparison, compare_runs
     from crp_core.analysis.evaluate import PreparedSuite, SuiteRun, SuiteSweep, prepare_suite, run_suite, sweep_suite
     from crp_core.analysis.gate import GateResult, gate, read_baseline
+    from crp_core.analysis.html_report import build_html_report
+    from crp_core.analysis.known import known_conflicts
     from crp_core.analysis.metrics import ScenarioMetrics, SuiteMetrics, scenario_metrics, suite_metrics
-    from crp_core.analysis.scan import ConflictScan, scan_ckf
+    from crp_core.analysis.scan import ConflictScan, scan_ckf, scan_config_key
     from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, sdk_agreement
     from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
-    from crp_core.analysis.sweep import SweepPoint, SweepResult, sweep
-    from crp_core.analysis.tune import OBJECTIVES, TrialRecord, TuneResult, tune
-    from crp_core.config import SOURCE_TYPES, STATUSES, CRPConfig, SourceTable, layered_config
-    from crp_core.corpus.embedding import MODEL_ID, Embedder, MiniLMEmbedder
+    from crp_core.analysis.sweep import (
+        SweepPoint,
+        SweepResult,
+        check_key,
+        current_value,
+        is_bool_key,
+        is_integer_key,
+        linspace_values,
+        sweep,
+        sweepable_keys,
+    )
+    from crp_core.analysis.tune import OBJECTIVES, Param, TrialRecord, TuneResult, default_space, tune
+    from crp_core.config import (
+        SCALAR_KEYS,
+        SOURCE_TYPES,
+        STATUSES,
+        TABLE_KEYS,
+        CRPConfig,
+        SourceTable,
+        choices,
+        describe,
+        layered_config,
+        origin,
+        valid_range,
+    )
+    from crp_core.corpus.embedding import (
+        MODEL_ID,
+        Embedder,
+        EmbeddingCancelled,
+        MiniLMEmbedder,
+        default_embedder,
+        embedder_for,
+    )
+    from crp_core.corpus.jobs import EmbeddingProgress, JobRegistry, PreparationJob, ProgressSnapshot
     from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
     from crp_core.engines import ENGINES, EmbedRun, embed_kb, scan_with_engine
     from crp_core.errors import (
@@ -51,10 +85,17 @@ if TYPE_CHECKING:
         SuiteError,
         ValidationError,
     )
+    from crp_core.factors.recency import fact_attributes
     from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
     from crp_core.io.ckf.sdk import load_sdk_snapshot, load_sdk_snapshot_bytes
-    from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map
-    from crp_core.io.scenario import dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict
+    from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_dict
+    from crp_core.io.scenario import (
+        dump_scenario,
+        load_scenario,
+        load_scenario_bytes,
+        scenario_from_dict,
+        scenario_to_dict,
+    )
     from crp_core.model import (
         Addressed,
         Expectations,
@@ -68,6 +109,7 @@ if TYPE_CHECKING:
     )
     from crp_core.pipeline import STAGES, run_pipeline
     from crp_core.records import (
+        FANOUT_DUPLICATES,
         AuditEvent,
         Authority,
         CandidateSet,
@@ -79,6 +121,9 @@ if TYPE_CHECKING:
         Envelope,
         FactOutcome,
         FanoutResult,
+        FanoutRun,
+        FanoutStep,
+        KnownConflict,
         PackedFact,
         PipelineResult,
         RecencyTable,
@@ -97,17 +142,29 @@ if TYPE_CHECKING:
         suite_metrics_report,
         tune_report,
     )
-    from crp_core.stages.contradictions import authority_of, values_conflict
+    from crp_core.stages.contradictions import PATTERNS, authority_of, authority_winner, values_conflict
+    from crp_core.stages.packing import fact_line
     from crp_core.triage import (
+        MARKABLE_STATUSES,
+        MAX_NOTE_CHARS,
+        CleanedExport,
         Decision,
+        DecisionError,
         DecisionSet,
         DecisionStore,
         ExportReport,
+        TriageStoreError,
         apply_to_corpus,
         apply_to_kb,
         carried_decisions,
+        default_db_path,
         export_cleaned_ckf,
+        export_csv,
+        export_json,
+        pair_key,
+        split_pair_key,
     )
+    from crp_core.triage.quality import DetectorQuality, detector_quality
 
 #: module of each public name (resolved lazily by ``__getattr__``)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -202,6 +259,45 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
 }
 _WHERE: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
+
+#: module of each name the dashboard (crp_ui, pages) reaches besides the ones above
+_DASHBOARD_MODULES: dict[str, tuple[str, ...]] = {
+    "crp_core.analysis.html_report": ("build_html_report",),
+    "crp_core.analysis.known": ("known_conflicts",),
+    "crp_core.analysis.scan": ("scan_config_key",),
+    "crp_core.analysis.sweep": (
+        "check_key",
+        "current_value",
+        "is_bool_key",
+        "is_integer_key",
+        "linspace_values",
+        "sweepable_keys",
+    ),
+    "crp_core.analysis.tune": ("Param", "default_space"),
+    "crp_core.config": ("SCALAR_KEYS", "TABLE_KEYS", "choices", "describe", "origin", "valid_range"),
+    "crp_core.corpus.embedding": ("EmbeddingCancelled", "default_embedder", "embedder_for"),
+    "crp_core.corpus.jobs": ("EmbeddingProgress", "JobRegistry", "PreparationJob", "ProgressSnapshot"),
+    "crp_core.factors.recency": ("fact_attributes",),
+    "crp_core.io.ckf.sdk_map": ("source_map_from_dict",),
+    "crp_core.io.scenario": ("scenario_to_dict",),
+    "crp_core.records": ("FANOUT_DUPLICATES", "FanoutRun", "FanoutStep", "KnownConflict"),
+    "crp_core.stages.contradictions": ("PATTERNS", "authority_winner"),
+    "crp_core.stages.packing": ("fact_line",),
+    "crp_core.triage": (
+        "MARKABLE_STATUSES",
+        "MAX_NOTE_CHARS",
+        "CleanedExport",
+        "DecisionError",
+        "TriageStoreError",
+        "default_db_path",
+        "export_csv",
+        "export_json",
+        "pair_key",
+        "split_pair_key",
+    ),
+    "crp_core.triage.quality": ("DetectorQuality", "detector_quality"),
+}
+_WHERE.update({name: module for module, names in _DASHBOARD_MODULES.items() for name in names})
 
 __all__ = [
     # configuration and errors
@@ -337,6 +433,54 @@ __all__ = [
     "EmbedRun",
     "embed_kb",
     "scan_with_engine",
+    # what the dashboard (crp_ui, pages) reaches besides the names above
+    "headers",
+    "SCALAR_KEYS",
+    "TABLE_KEYS",
+    "choices",
+    "describe",
+    "origin",
+    "valid_range",
+    "scenario_to_dict",
+    "source_map_from_dict",
+    "EmbeddingCancelled",
+    "default_embedder",
+    "embedder_for",
+    "EmbeddingProgress",
+    "JobRegistry",
+    "PreparationJob",
+    "ProgressSnapshot",
+    "fact_attributes",
+    "fact_line",
+    "PATTERNS",
+    "authority_winner",
+    "FANOUT_DUPLICATES",
+    "FanoutRun",
+    "FanoutStep",
+    "KnownConflict",
+    "known_conflicts",
+    "scan_config_key",
+    "sweepable_keys",
+    "check_key",
+    "current_value",
+    "is_bool_key",
+    "is_integer_key",
+    "linspace_values",
+    "Param",
+    "default_space",
+    "build_html_report",
+    "MARKABLE_STATUSES",
+    "MAX_NOTE_CHARS",
+    "CleanedExport",
+    "DecisionError",
+    "TriageStoreError",
+    "default_db_path",
+    "export_csv",
+    "export_json",
+    "pair_key",
+    "split_pair_key",
+    "DetectorQuality",
+    "detector_quality",
 ]
 __version__ = "0.1.0"
 

@@ -22,7 +22,7 @@ from test_embedding_doubles import GatedEmbedder
 
 from crp_core.corpus import embedding
 from crp_ui import cache
-from crp_ui.session import QUICK_WAIT_S
+from crp_ui.ckf_state import QUICK_WAIT_S
 
 TIMEOUT = 60
 
