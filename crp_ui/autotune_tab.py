@@ -6,8 +6,7 @@ downloaded or applied to the sidebar.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import streamlit as st
 
@@ -17,6 +16,7 @@ from crp_core import (
     Corpus,
     CRPConfig,
     CRPError,
+    DecisionSet,
     Param,
     PreparedSuite,
     TrialRecord,
@@ -37,7 +37,7 @@ K_APPLIED = K + "applied"  # the number of the trial whose values were applied t
 MAX_TRIALS = 200
 
 
-def autotune_tab(corpus: Corpus, decisions: Mapping[str, Any] | None, dkey: str) -> None:
+def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> None:
     """The Auto-tune tab over ``corpus`` with the pair ``decisions`` in force (``dkey``: their digest)."""
     st.caption(
         "Optuna (TPE sampler, fixed seed, a bounded number of trials) searches the TTL of every source "

@@ -211,6 +211,9 @@ def _sdk_map_section() -> None:
         st.caption(
             f"In force: {render.md_code(name)} · {len(smap.rules)} rule(s), default {render.md_code(smap.default)}"
         )
-        st.button(
-            "Use the default mapping", key=widget_key("sdk_map", "clear"), on_click=state.set_sdk_map, args=(None, None)
-        )
+        st.button("Use the default mapping", key=widget_key("sdk_map", "clear"), on_click=_default_map)
+
+
+def _default_map() -> None:
+    """Back to the default mapping (the active SDK snapshot is read again with it)."""
+    state.set_sdk_map(None, None)

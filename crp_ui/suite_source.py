@@ -8,15 +8,16 @@ edits; each scenario's own ``config`` table applies on top, as ``crp-inspect che
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, cast
+from typing import cast
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from crp_core import (
     Corpus,
     CRPConfig,
     CRPError,
+    DecisionSet,
     PreparedSuite,
     Suite,
     ValidationError,
@@ -87,7 +88,7 @@ def _source_suite(source: str) -> Suite | None:
     return suite
 
 
-def _upload_suite(col: Any) -> Suite | None:
+def _upload_suite(col: DeltaGenerator) -> Suite | None:
     """The suite of the uploaded scenario files (kept for the session), None with a message."""
     ups = col.file_uploader("Scenario files", type=["json", "toml"], accept_multiple_files=True, key=K + "upload")
     if ups:
@@ -153,7 +154,7 @@ def chosen_suite() -> Suite | None:
 
 
 def prepared(
-    corpus: Corpus, suite: Suite, decisions: Mapping[str, Any] | None, dkey: str
+    corpus: Corpus, suite: Suite, decisions: DecisionSet | None, dkey: str
 ) -> tuple[str, PreparedSuite] | None:
     """(its key, the suite embedded once per (corpus, suite, decisions) in this session); problems shown."""
     key = digest(
@@ -176,7 +177,7 @@ def prepared(
 
 
 def ready(
-    corpus: Corpus, suite: Suite | None, decisions: Mapping[str, Any] | None, dkey: str
+    corpus: Corpus, suite: Suite | None, decisions: DecisionSet | None, dkey: str
 ) -> tuple[PreparedSuite, CRPConfig, str] | None:
     """The prepared suite, the suite config and the key of those inputs (None: nothing to run)."""
     if suite is None:

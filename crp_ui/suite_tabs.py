@@ -9,7 +9,6 @@ suite records, frames and figures from :mod:`crp_ui.suite_view`. Auto-tuning ove
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
@@ -19,6 +18,7 @@ from crp_core import (
     Corpus,
     CRPConfig,
     CRPError,
+    DecisionSet,
     PreparedSuite,
     SuiteRun,
     SuiteSweep,
@@ -52,7 +52,7 @@ K_DRILL = K + "drill"  # {(inputs key, point): SuiteRun at the point; point -1: 
 K_CMP_RUNS = K + "cmp_runs"  # {(inputs key, baseline TOML): SuiteRun at the baseline}
 
 
-def suite_tab(corpus: Corpus, decisions: Mapping[str, Any] | None, dkey: str) -> None:
+def suite_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> None:
     """The Suite tab over ``corpus`` with the pair ``decisions`` in force (``dkey``: their digest)."""
     st.caption(
         "Every scenario of a labelled suite through the pipeline at the sidebar config (its base and "

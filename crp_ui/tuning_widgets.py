@@ -12,6 +12,7 @@ from typing import Any, cast
 import pandas as pd
 import streamlit as st
 from plotly.graph_objects import Figure
+from streamlit.delta_generator import DeltaGenerator
 
 from crp_core import (
     ConfigError,
@@ -124,7 +125,14 @@ def baseline_picker(prefix: str, *, label: str = "Baseline config") -> tuple[str
 
 
 def sweep_values(
-    key: str, current: object, cols: Sequence[Any], *, prefix: str, count: int, max_count: int, count_key: str
+    key: str,
+    current: object,
+    cols: Sequence[DeltaGenerator],
+    *,
+    prefix: str,
+    count: int,
+    max_count: int,
+    count_key: str,
 ) -> tuple[Any, ...] | None:
     """The values a sweep of ``key`` runs: false / true for a flag, else a range (from, to, how many) in
     the three columns ``cols``, first offered around ``current``. The range widgets are keyed by the

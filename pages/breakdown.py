@@ -149,10 +149,12 @@ def _recency(result: PipelineResult, frame: pd.DataFrame, current: str | None) -
 def _recency_inputs(result: PipelineResult, frame: pd.DataFrame) -> tuple[object, ...]:
     """What the recency chart is drawn from: the scored facts' recency columns and the recency settings.
     A config change that leaves them alone (the relevance gate, packing) reuses the figure."""
-    return tables.memo(
-        result,
-        "recency_inputs",
-        lambda: (tables.content_digest(frame, charts.RECENCY_COLUMNS), charts.recency_settings(result.config)),
+    return tuple(
+        tables.memo(
+            result,
+            "recency_inputs",
+            lambda: (tables.content_digest(frame, charts.RECENCY_COLUMNS), charts.recency_settings(result.config)),
+        )
     )
 
 

@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from crp_core import (
@@ -288,7 +290,7 @@ def main() -> None:
     # the selected tab lives in the URL (?tab=<label>, st.tabs bind="query-params", as on the Tuning page):
     # a bound tab set knows which tab is open (``.open``) and a click on another tab reruns the app, so
     # only the open tab is built
-    draws = (
+    draws: tuple[Callable[[], None], ...] = (
         lambda: triage_queue.queue_tab(scan, frame, ds, kb, config, state.get_now(), agreement),
         lambda: envelope_tab(ds, kb),
         lambda: quality_tab(ds, kb),

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from crp_core import Envelope, PipelineResult, dumps, fact_line
+from crp_core import Envelope, Fact, PipelineResult, dumps, fact_line
 from crp_ui import breakdown, glossary, render, shell, state, tables
 
 K = "crp.page.envelope."
@@ -68,7 +68,7 @@ def token_use(frame: pd.DataFrame, token_budget: int, tokens_used: int) -> None:
             st.progress(min(tokens / budget, 1.0), text=f"{what}: {tokens} tokens{count}")
 
 
-def connector_card_html(fact: Any, anchor: str | None, extra: dict[str, Any]) -> str:
+def connector_card_html(fact: Fact | None, anchor: str | None, extra: dict[str, Any]) -> str:
     """A connector's card, indented under an arrow with the anchor it bridges above it: one HTML block
     (escaped ids and text; its look from the stylesheet's ``crp-connector`` classes), so it joins the
     Markdown element of the cards around it."""

@@ -13,7 +13,7 @@ import hashlib
 
 import streamlit as st
 
-from crp_core import Corpus, CRPConfig, CRPError, FanoutResult, Scenario, dump_scenario, embed_scenario
+from crp_core import Corpus, CRPConfig, CRPError, FanoutResult, Scenario, dump_scenario, embed_scenario, headers
 from crp_ui import breakdown, cache, render, shell, state
 from crp_ui import decisions as triage_decisions
 from crp_ui import fanout_view as fv
@@ -199,7 +199,7 @@ def main() -> None:
         st.error(f"The pipeline refused this input: {render.md_escape(exc)}")
         st.stop()
     fan = result.fanout
-    header = {k: v for k, v in result.headers.items() if k == fv.PARTITIONS_HEADER}
+    header = {k: v for k, v in result.headers.items() if k == headers.PARTITIONS}
     if fan is None:
         st.info(render.md_escape(fv.inactive_reason(width, len(page_scen.residual_set))))
         st.markdown(EXPLAIN_LOCK)

@@ -12,10 +12,11 @@ frames and figures from ``crp_ui.tuning_view``; the Suite, Auto-tune and Before 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from crp_core import (
     ConfigError,
@@ -57,7 +58,7 @@ TAB_PARAM = "tab"
 
 
 # ---- Sweep ---------------------------------------------------------------------------------------
-def _sweep_key(c1: Any, scenario: Scenario, config: CRPConfig) -> tuple[str, Any] | None:
+def _sweep_key(c1: DeltaGenerator, scenario: Scenario, config: CRPConfig) -> tuple[str, Any] | None:
     """The parameter picked in column ``c1`` and its current value (None, with the reason shown, when
     refused)."""
     key = c1.selectbox(
@@ -269,7 +270,7 @@ def main() -> None:
     breakdown.run_caption(result)
     try:
         corpus = state.get_corpus()
-        decisions, dkey = triage_decisions.pipeline_decisions()
+        ds = triage_decisions.decision_set()
     except CRPError as exc:
         st.error(render.md_escape(exc))
         st.stop()
@@ -277,13 +278,17 @@ def main() -> None:
     config = state.get_config()
     if corpus is None or scenario is None:
         st.stop()
+    # the pair decisions in force: as run_pipeline's mapping for the single runs, as the decision set for
+    # the suite (its known-conflict guard reads the set)
+    decisions, dkey = triage_decisions.pipeline_decisions(ds)
+    suite_decisions = ds if ds.pair_decisions else None
     # the selected tab lives in the URL (?tab=<label>): Streamlit's own binding (st.tabs bind="query-params").
     # A bound tab set knows which tab is open (``.open``) and a click on another tab reruns the app, so
     # only the open tab is drawn
-    draws = (
+    draws: tuple[Callable[[], None], ...] = (
         lambda: sweep_tab(corpus, scenario, config, decisions, dkey),
-        lambda: suite_tabs.suite_tab(corpus, decisions, dkey),
-        lambda: autotune_tab.autotune_tab(corpus, decisions, dkey),
+        lambda: suite_tabs.suite_tab(corpus, suite_decisions, dkey),
+        lambda: autotune_tab.autotune_tab(corpus, suite_decisions, dkey),
         lambda: compare_tab(corpus, scenario, config, result, decisions, dkey),
         lambda: before_after_tab.before_after_tab(corpus, scenario, config, result, decisions, dkey),
     )
