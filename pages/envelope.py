@@ -73,10 +73,9 @@ def connector_card_html(fact: Fact | None, anchor: str | None, extra: dict[str, 
     (escaped ids and text; its look from the stylesheet's ``crp-connector`` classes), so it joins the
     Markdown element of the cards around it."""
     return (
-        '<div class="crp-connector"><div class="crp-connector-arrow">↳</div><div class="crp-connector-body">'
-        '<div class="crp-connector-note">connector bridging anchor '
+        '<div class="crp-connector"><div class="crp-connector-note">↳ connector bridging anchor '
         f"{render.html_text(anchor or '-')} (placed next to it, outside positions 1-2 and the recency "
-        f"block)</div>{render.fact_card_html(fact, extra=extra)}</div></div>"
+        f"block)</div>{render.fact_card_html(fact, extra=extra)}</div>"
     )
 
 
