@@ -164,6 +164,7 @@ if TYPE_CHECKING:
     from crp_core.stages.packing import fact_line, note_block
     from crp_core.stages.partitions import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
     from crp_core.triage import (
+        CleanedExport,
         DecisionStore,
         ExportReport,
         apply_to_corpus,
@@ -346,6 +347,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "RULE_SINGLE",
     ),
     "crp_core.triage": (
+        "CleanedExport",
         "default_db_path",
         "export_csv",
         "export_json",
@@ -557,6 +559,7 @@ __all__ = [
     "RULE_KMEANS",
     "RULE_ONE_EACH",
     "RULE_SINGLE",
+    "CleanedExport",
     "default_db_path",
     "export_csv",
     "export_json",

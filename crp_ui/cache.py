@@ -6,7 +6,7 @@
 * The embedder: one ``st.cache_resource`` (the model loads at most once per process).
 * Prepared corpora (vectors + HNSW index): a ``st.cache_resource`` registry keyed by the KB
   fingerprint, the embedder and the index parameters. They are built by background jobs
-  (:class:`crp_core.corpus.jobs.JobRegistry`, also one ``st.cache_resource``, same key): the job's
+  (``crp_core.JobRegistry``, also one ``st.cache_resource``, same key): the job's
   thread never calls Streamlit, it only updates a plain progress object; a rerun, a page switch or
   another session asking for the same key re-attaches to the running job. The embedding is
   resumable (finished chunks are in the embedding cache), so a cancelled or killed job started
@@ -21,23 +21,38 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
-import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from crp_core import pipeline
-from crp_core.config import CRPConfig
-from crp_core.corpus.embedding import EmbeddingCancelled
-from crp_core.corpus.jobs import EmbeddingProgress, JobRegistry, PreparationJob, ProgressSnapshot
-from crp_core.corpus.prepared import Corpus
-from crp_core.errors import CRPError
-from crp_core.model import KnowledgeBase, Scenario
+from crp_core import (
+    Corpus,
+    CRPConfig,
+    CRPError,
+    Embedder,
+    EmbeddingCancelled,
+    EmbeddingProgress,
+    JobRegistry,
+    KnowledgeBase,
+    KnownConflict,
+    PipelineResult,
+    PreparationJob,
+    ProgressSnapshot,
+    Scenario,
+    SourceTypeMap,
+    default_embedder,
+    dump_scenario,
+    load_ckf,
+    load_ckf_bytes,
+    prepare_corpus,
+    run_pipeline,
+)
+from crp_core import embedder_for as core_embedder_for
+
+from .memo import Registry, by_identity
 
 #: prepared corpora kept per process (each holds vectors + index; a few hundred MB at most)
 MAX_CORPORA = 4
@@ -46,7 +61,10 @@ MAX_RESULTS = 64
 
 
 # ---- CKF loading ---------------------------------------------------------------------------------
-def path_stamp(path: str | os.PathLike[str]) -> tuple:
+Stamp = tuple[tuple[str, int, int], ...]
+
+
+def path_stamp(path: str | os.PathLike[str]) -> Stamp:
     """(name, mtime_ns, size) of a file, or of each file of a CKF directory: the cache key part."""
     p = Path(path)
     try:
@@ -59,89 +77,56 @@ def path_stamp(path: str | os.PathLike[str]) -> tuple:
 
 
 @st.cache_data(show_spinner="Loading the CKF…", max_entries=8)
-def load_ckf_path(path: str, stamp: tuple, lenient: bool, max_bytes: int, source_map: Any = None) -> KnowledgeBase:
-    """``crp_core.io.ckf.load_ckf`` (raises :class:`CKFError`; refusals are not cached); ``source_map``: an
-    SDK snapshot's source types (a ``SourceTypeMap``, None for the default)."""
-    from crp_core.io.ckf import load_ckf
-
+def load_ckf_path(
+    path: str, stamp: Stamp, lenient: bool, max_bytes: int, source_map: SourceTypeMap | None = None
+) -> KnowledgeBase:
+    """``crp_core.load_ckf`` (raises ``CKFError``; refusals are not cached); ``source_map``: an SDK
+    snapshot's source types (None for the default)."""
     del stamp  # cache key only: a changed file is reloaded
     return load_ckf(path, lenient=lenient, max_bytes=max_bytes, source_map=source_map)
 
 
 @st.cache_data(show_spinner="Loading the uploaded CKF…", max_entries=4)
-def load_ckf_upload(data: bytes, name: str, lenient: bool, max_bytes: int, source_map: Any = None) -> KnowledgeBase:
-    """``crp_core.io.ckf.load_ckf_bytes`` (raises :class:`CKFError`; refusals are not cached); ``source_map``
-    as in :func:`load_ckf_path`."""
-    from crp_core.io.ckf import load_ckf_bytes
-
+def load_ckf_upload(
+    data: bytes, name: str, lenient: bool, max_bytes: int, source_map: SourceTypeMap | None = None
+) -> KnowledgeBase:
+    """``crp_core.load_ckf_bytes`` (raises ``CKFError``; refusals are not cached); ``source_map`` as in
+    :func:`load_ckf_path`."""
     return load_ckf_bytes(data, name, lenient=lenient, max_bytes=max_bytes, source_map=source_map)
 
 
 # ---- embedder ------------------------------------------------------------------------------------
 #: an embedder used instead of MiniLM for CKFs without embeddings (tests set a small fake one; its
 #: ``model_id`` is then the corpus's model). None: the process-wide MiniLM.
-EMBEDDER_OVERRIDE: Any = None
+EMBEDDER_OVERRIDE: Embedder | None = None
 
 
 @st.cache_resource(show_spinner=False)
-def _minilm() -> Any:
-    from crp_core.corpus.embedding import default_embedder
-
+def _minilm() -> Embedder:
     return default_embedder()
 
 
-def get_embedder() -> Any:
+def get_embedder() -> Embedder:
     """The embedder for CKF contents: :data:`EMBEDDER_OVERRIDE`, else the process-wide MiniLM
     (loaded lazily, offline, on first use)."""
     return EMBEDDER_OVERRIDE if EMBEDDER_OVERRIDE is not None else _minilm()
 
 
-def embedder_for(corpus: Corpus) -> Any:
+def embedder_for(corpus: Corpus) -> Embedder | None:
     """The embedder for new texts of ``corpus``: the override when it is the corpus's model, else
-    ``crp_core.corpus.embedding.embedder_for`` (the process-wide MiniLM, loaded once, or None)."""
-    from crp_core.corpus.embedding import embedder_for as core_embedder_for
-
+    ``crp_core.embedder_for`` (the process-wide MiniLM, loaded once, or None)."""
     if EMBEDDER_OVERRIDE is not None and EMBEDDER_OVERRIDE.model_id == corpus.model_id:
         return EMBEDDER_OVERRIDE
     return core_embedder_for(corpus.model_id)
 
 
-# ---- a small LRU registry shared by all sessions ---------------------------------------------------
-class _Registry:
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> Any:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-            return None
-
-    def __contains__(self, key: Hashable) -> bool:
-        with self._lock:
-            return key in self._items
-
-    def put(self, key: Hashable, value: Any) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-
-#: the registry, for other modules' process-wide caches
-Registry = _Registry
-
-
+# ---- figures shared by every session ---------------------------------------------------------------
 SHARED_ENTRIES = 32
 #: the process-wide store of :func:`memo_shared` (the shared, locked LRU registry every session reads)
 _SHARED = Registry(SHARED_ENTRIES)
 
 
-def memo_shared(key: Any, build: Callable[[], Any]) -> Any:
+def memo_shared(key: Hashable, build: Callable[[], Any]) -> Any:
     """``build()`` once per ``key`` across results and sessions (the ``SHARED_ENTRIES`` last used are
     kept): for a figure whose inputs survive a config change, keyed by those inputs' content
     (:func:`crp_ui.tables.content_digest`). Callers must not mutate what they get back."""
@@ -153,8 +138,8 @@ def memo_shared(key: Any, build: Callable[[], Any]) -> Any:
 
 
 @st.cache_resource(show_spinner=False)
-def _corpora() -> _Registry:
-    return _Registry(MAX_CORPORA)
+def _corpora() -> Registry:
+    return Registry(MAX_CORPORA)
 
 
 @st.cache_resource(show_spinner=False)
@@ -163,12 +148,12 @@ def jobs() -> JobRegistry:
     return JobRegistry()
 
 
-def _embedder_for_kb(kb: KnowledgeBase) -> Any:
+def _embedder_for_kb(kb: KnowledgeBase) -> Embedder | None:
     """None for a CKF with its own embeddings (no model runs), else :func:`get_embedder`."""
     return None if kb.embeddings is not None else get_embedder()
 
 
-def corpus_key(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | None = None) -> tuple:
+def corpus_key(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | None = None) -> tuple[str, str, int, int]:
     """KB fingerprint + the model that embeds it + the index parameters ``prepare_corpus`` builds with."""
     if kb is not None and kb.embeddings is not None:
         model = "ckf:" + (kb.embedding_model or "unknown")
@@ -178,6 +163,7 @@ def corpus_key(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | None 
 
 
 def corpus_cached(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | None = None) -> bool:
+    """Whether the corpus of this key is ready (built, or its job finished)."""
     return ready_corpus(kb_fingerprint, config, kb) is not None
 
 
@@ -185,7 +171,7 @@ def ready_corpus(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | Non
     """The prepared corpus when it is ready (built, or its job finished), else None. Starts nothing."""
     key = corpus_key(kb_fingerprint, config, kb)
     hit = _corpora().get(key)
-    if hit is not None:
+    if isinstance(hit, Corpus):
         return hit
     job = jobs().get(key)
     if job is not None and job.state == "done" and isinstance(job.result, Corpus):
@@ -194,7 +180,7 @@ def ready_corpus(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | Non
     return None
 
 
-def keep_corpus(key: Hashable, corpus: Any) -> None:
+def keep_corpus(key: Hashable, corpus: object) -> None:
     """Put a finished job's corpus in the registry of prepared corpora."""
     if isinstance(corpus, Corpus):
         _corpora().put(key, corpus)
@@ -203,8 +189,6 @@ def keep_corpus(key: Hashable, corpus: Any) -> None:
 def start_preparation(kb: KnowledgeBase, kb_fingerprint: str, config: CRPConfig) -> PreparationJob[object]:
     """The background job preparing ``kb`` (re-attached when one runs or finished for this key; a
     new one, resuming from the embedding cache, after a cancel or a failure). Never blocks."""
-    from crp_core.corpus.prepared import prepare_corpus
-
     embedder = _embedder_for_kb(kb)  # resolved here, in the script thread: the job never calls Streamlit
 
     def work(progress: EmbeddingProgress) -> Corpus:
@@ -252,7 +236,7 @@ def format_duration(seconds: float) -> str:
 
 def prepared_corpus(
     kb: KnowledgeBase, kb_fingerprint: str, config: CRPConfig, *, show_progress: bool = True, label: str = ""
-) -> Any:
+) -> Corpus:
     """``prepare_corpus`` once per :func:`corpus_key`: the ready corpus, or the script waits for the
     background job (with a progress bar) and returns its corpus. Raises :class:`CRPError` when the
     preparation failed or was cancelled."""
@@ -295,30 +279,6 @@ def wait_for_job(
 
 
 # ---- pipeline -----------------------------------------------------------------------------------
-#: derived keys memoised per object identity (a weak reference guards against a reused id)
-_IDENTITY_MEMO: OrderedDict[tuple[str, int, Hashable], tuple[Any, Any]] = OrderedDict()
-_IDENTITY_LOCK = threading.Lock()
-_IDENTITY_MEMO_SIZE = 64
-
-
-def by_identity(kind: str, obj: Any, build: Any, extra: Hashable = ()) -> Any:
-    """``build(obj)`` once per live object ``obj`` and ``extra`` key (corpora, scenarios, configs and
-    scans are immutable): the digests that key the run cache, and frames derived from a scan, are not
-    recomputed on every rerun."""
-    key = (kind, id(obj), extra)
-    with _IDENTITY_LOCK:
-        hit = _IDENTITY_MEMO.get(key)
-        if hit is not None and hit[0]() is obj:
-            _IDENTITY_MEMO.move_to_end(key)
-            return hit[1]
-    value = build(obj)
-    with _IDENTITY_LOCK:
-        _IDENTITY_MEMO[key] = (weakref.ref(obj), value)
-        while len(_IDENTITY_MEMO) > _IDENTITY_MEMO_SIZE:
-            _IDENTITY_MEMO.popitem(last=False)
-    return value
-
-
 def corpus_digest(corpus: Corpus) -> str:
     """The corpus's vectors fingerprint + model id + every fact's status (operator decisions change it)."""
     return str(by_identity("corpus", corpus, _corpus_digest))
@@ -335,8 +295,6 @@ def result_key(
     corpus: Corpus, scenario: Scenario, config: CRPConfig, now: datetime, decisions_key: str = ""
 ) -> tuple[str, str, str, str, str]:
     """(corpus digest incl. statuses, scenario JSON, config TOML, now ISO, decisions key)."""
-    from crp_core.io.scenario import dump_scenario
-
     return (
         corpus_digest(corpus),
         by_identity("scenario", scenario, lambda s: dump_scenario(s, "json")),
@@ -352,12 +310,12 @@ def _run(
     _scenario: Scenario,
     _config: CRPConfig,
     _now: datetime,
-    _decisions: Any,
-    _known: tuple[Any, ...],
+    _decisions: Mapping[str, Any] | None,
+    _known: tuple[KnownConflict, ...],
     key: tuple[str, ...],
-) -> Any:
+) -> PipelineResult:
     embedder = embedder_for(_corpus)
-    return pipeline.run_pipeline(
+    return run_pipeline(
         _corpus, _scenario, _config, now=_now, embedder=embedder, decisions=_decisions, known_conflicts=_known
     )
 
@@ -368,11 +326,11 @@ def pipeline_result(
     config: CRPConfig,
     now: datetime,
     *,
-    decisions: Any = None,
+    decisions: Mapping[str, Any] | None = None,
     decisions_key: str = "",
-    known_conflicts: Any = (),
+    known_conflicts: Iterable[KnownConflict] = (),
     known_key: str = "",
-) -> Any:
+) -> PipelineResult:
     """``run_pipeline`` once per (corpus, scenario, config, now, decisions_key).
 
     ``decisions`` (operator decisions for stage 4) are not hashed: pass a ``decisions_key`` that
@@ -389,3 +347,33 @@ def pipeline_result(
         tuple(known_conflicts),
         result_key(corpus, scenario, config, now, f"{decisions_key}|{known_key}"),
     )
+
+
+__all__ = [
+    "MAX_CORPORA",
+    "MAX_RESULTS",
+    "SHARED_ENTRIES",
+    "EMBEDDER_OVERRIDE",
+    "Registry",
+    "by_identity",
+    "memo_shared",
+    "path_stamp",
+    "load_ckf_path",
+    "load_ckf_upload",
+    "get_embedder",
+    "embedder_for",
+    "jobs",
+    "corpus_key",
+    "corpus_cached",
+    "ready_corpus",
+    "keep_corpus",
+    "start_preparation",
+    "job_error",
+    "progress_text",
+    "format_duration",
+    "prepared_corpus",
+    "wait_for_job",
+    "corpus_digest",
+    "result_key",
+    "pipeline_result",
+]

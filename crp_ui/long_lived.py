@@ -1,15 +1,14 @@
 """The dashboard's long-lived objects kept out of the cyclic garbage collector's way (Python's
-documented ``gc.freeze``; docs/decisions/ui.md, "Where a rerun's wait went").
+documented ``gc.freeze``; docs/decisions/ui.md).
 
-Streamlit runs a full ``gc.collect(2)`` after every script run. The server process holds a few hundred
-thousand tracked objects that live as long as it does (imported modules, plotly's figure classes, the
-embedding model, prepared corpora and their facts, contradiction tokens of a scan); walking them all
-took 0.14-0.4 s of every rerun on this machine, holding the GIL so the rerun's last messages waited.
-After each run :func:`after_run` collects what that run left (a walk of the objects created since the
-last freeze only) and freezes the survivors, so Streamlit's own collection walks almost nothing. Every
-:data:`FULL_EVERY` runs the frozen objects are unfrozen first, so a cycle among them that has become
-garbage (an evicted cache entry, a closed session) is still reclaimed: the collector's guarantee is
-kept, at most that many runs late.
+Streamlit runs a full ``gc.collect(2)`` after every script run. The server process holds many tracked
+objects that live as long as it does (imported modules, plotly's figure classes, the embedding model,
+prepared corpora and their facts, contradiction tokens of a scan); a full collection walks them all
+while holding the GIL. After each run :func:`after_run` collects what that run left (a walk of the
+objects created since the last freeze only) and freezes the survivors, so Streamlit's own collection
+walks almost nothing. Every :data:`FULL_EVERY` runs the frozen objects are unfrozen first, so a cycle
+among them that has become garbage (an evicted cache entry, a closed session) is still reclaimed: the
+collector's guarantee is kept, at most that many runs late.
 """
 
 from __future__ import annotations

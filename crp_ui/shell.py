@@ -27,7 +27,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from . import long_lived, sidebar, state
+from . import long_lived, render, sidebar, state
+from .theme import SIDEBAR_WIDTH
 
 PAGES_DIR = Path(__file__).resolve().parent.parent / "pages"
 
@@ -64,11 +65,6 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("home.py", "Knowledge base", ":material/database:"),
 )
 DEFAULT_PAGE = PAGES[0]
-#: sidebar width in pixels: room for the scenario and config editors
-SIDEBAR_WIDTH = 440
-#: the sidebar starts at least SIDEBAR_WIDTH wide while expanded (it can still be dragged wider or
-#: collapsed); static CSS, no user content
-SIDEBAR_CSS = f'<style>section[data-testid="stSidebar"][data-collapsed="false"]{{min-width:{SIDEBAR_WIDTH}px}}</style>'
 
 #: True while :func:`run` executes the selected page (per script thread, so sessions never mix)
 _IN_SHELL: contextvars.ContextVar[bool] = contextvars.ContextVar("crp_in_shell", default=False)
@@ -124,7 +120,7 @@ def run() -> None:
     st.set_page_config(
         layout="wide", page_title="crp-inspect", page_icon=page_icon(), initial_sidebar_state=SIDEBAR_WIDTH
     )
-    st.html(SIDEBAR_CSS + sidebar.UPLOAD_CSS)
+    render.apply_stylesheet()
     nav = st.navigation(navigation_pages())
     sidebar.render_sidebar()
     token = _IN_SHELL.set(True)

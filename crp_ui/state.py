@@ -1,17 +1,63 @@
 """What pages import: the per-user dashboard state, in one namespace.
 
 Pages call :func:`get_ckf`, :func:`get_corpus`, :func:`get_scenario`, :func:`get_config`,
-:func:`get_now`, :func:`get_result`, :func:`selected_fact` / :func:`select_fact` and
-:func:`get_operator`; they never touch the session-state keys directly. The names come from three
-modules, each with one concern:
+:func:`get_now`, :func:`get_result`, :func:`selected_fact` / :func:`select_fact`, :func:`get_operator`,
+and keep their own values with :func:`recall` / :func:`remember` / :func:`forget`; they never touch
+``st.session_state`` or ``st.query_params`` directly. The names come from the modules below, each with
+one concern:
 
 * :mod:`crp_ui.samples` - which bundled CKFs and scenarios exist;
-* :mod:`crp_ui.session` - the session-state accessors (CKF, scenario, config, run, selection);
+* :mod:`crp_ui.session` - the session-state keys and the small values (selection, operator, ...);
+* :mod:`crp_ui.config_state`, :mod:`crp_ui.scenario_state`, :mod:`crp_ui.ckf_state` - the inputs;
+* :mod:`crp_ui.results` - the prepared corpus and the pipeline run of those inputs;
 * :mod:`crp_ui.url_codec` - the view mirrored in the URL (deep links).
+
+A session starts on the first read through this module (:func:`init_state`): defaults, then the
+view the URL describes. The readers exported here start it; the modules behind them never do, so
+none of them depends on the URL codec.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+import streamlit as st
+
+from . import ckf_state, config_state, results, scenario_state, session
+from .ckf_state import (
+    QUICK_WAIT_S,
+    PendingLoad,
+    cancel_pending,
+    get_ckf_fingerprint,
+    get_ckf_label,
+    get_ckf_notice,
+    get_ckf_refusal,
+    get_ckf_sample,
+    get_sdk_map,
+    get_sdk_map_refusal,
+    last_load_attempt,
+    last_upload,
+    load_sample,
+    load_upload,
+    pending_load,
+    pending_progress,
+    poll_pending,
+    reload_last,
+    set_sdk_map,
+    upload_limit,
+)
+from .config_state import (
+    config_edits,
+    get_config_error,
+    load_config_toml,
+    recompute_config,
+    reset_config,
+    set_config_error,
+    set_config_value,
+    set_config_values,
+)
 from .samples import (
     CKF_SUFFIXES,
     DEFAULT_SAMPLE,
@@ -22,88 +68,99 @@ from .samples import (
     samples_dir,
     scenarios_dir,
 )
-from .session import (
-    EDITED_SCENARIO,
-    K_BASE,
-    K_CKF_LABEL,
-    K_CKF_NOTICE,
-    K_CKF_REFUSAL,
-    K_CKF_SAMPLE,
-    K_CONFIG,
-    K_CONFIG_ERROR,
-    K_EDITS,
-    K_FACT,
-    K_GEN,
-    K_INIT,
-    K_KB,
-    K_KB_FP,
-    K_LAST_ATTEMPT,
-    K_LAST_UPLOAD,
-    K_LENIENT,
-    K_NOW_DEFAULT,
-    K_OPERATOR,
-    K_PENDING,
-    K_SCENARIO,
-    K_SCENARIO_EDITED,
-    K_SCENARIO_NAME,
-    K_SCENARIO_REFUSAL,
-    K_URL_WARNINGS,
-    PendingLoad,
-    Refusal,
-    active_ckf,
-    base_with_edits,
-    bump,
-    cancel_pending,
-    config_edits,
-    corpus_ready,
-    gen,
-    get_ckf,
-    get_ckf_fingerprint,
-    get_ckf_label,
-    get_ckf_notice,
-    get_ckf_refusal,
-    get_ckf_sample,
-    get_config,
-    get_config_error,
-    get_corpus,
-    get_lenient,
+from .scenario_state import (
     get_now,
-    get_operator,
-    get_result,
-    get_scenario,
     get_scenario_name,
     get_scenario_refusal,
-    get_sdk_map,
-    get_sdk_map_refusal,
-    init_state,
-    last_load_attempt,
-    last_upload,
-    load_config_toml,
-    load_sample,
     load_scenario_file,
     load_scenario_upload,
-    load_upload,
-    pending_load,
-    pending_progress,
-    poll_pending,
-    reset_config,
     scenario_edited,
-    select_fact,
-    selected_fact,
-    set_config_value,
-    set_config_values,
-    set_lenient,
     set_now,
-    set_operator,
     set_scenario,
-    set_sdk_map,
+    stored_scenario,
     update_scenario,
-    upload_limit,
+)
+from .session import (
+    DEFAULT_DB_FILE,
+    EDITED_SCENARIO,
+    K_EDITS,
+    K_INIT,
+    K_LENIENT,
+    K_OPERATOR,
+    K_URL_WARNINGS,
+    Refusal,
+    bump,
+    db_choice,
+    db_path,
+    db_path_origin,
+    forget,
+    gen,
+    get_lenient,
+    get_operator,
+    holds,
+    kept_dict,
+    recall,
+    remember,
+    select_fact,
+    select_pair,
+    selected_pair,
+    set_db_path,
+    set_lenient,
+    set_operator,
     url_warnings,
 )
-from .url_codec import PAGE_PARAMS, apply_query_params, format_value, query_params_for_state, sync_query_params
+from .url_codec import (
+    PAGE_PARAMS,
+    apply_query_params,
+    current_params,
+    format_value,
+    page_param,
+    query_params_for_state,
+    set_page_param,
+    sync_query_params,
+)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def init_state() -> None:
+    """First run of a session: defaults, then the URL (or the default sample CKF and scenario)."""
+    if st.session_state.get(K_INIT):
+        return
+    st.session_state[K_INIT] = True
+    st.session_state.setdefault(K_LENIENT, False)
+    st.session_state.setdefault(K_OPERATOR, "")
+    st.session_state.setdefault(K_EDITS, {})
+    recompute_config()
+    st.session_state[K_URL_WARNINGS] = apply_query_params(current_params())
+
+
+def _started(read: Callable[P, R]) -> Callable[P, R]:
+    """``read``, starting the session first (:func:`init_state`) when this is its first read."""
+
+    @functools.wraps(read)
+    def reader(*args: P.args, **kwargs: P.kwargs) -> R:
+        init_state()
+        return read(*args, **kwargs)
+
+    return reader
+
+
+# ---- the readers that start a session ------------------------------------------------------------
+get_ckf = _started(ckf_state.get_ckf)
+active_ckf = _started(ckf_state.active_ckf)
+get_scenario = _started(scenario_state.get_scenario)
+get_config = _started(config_state.get_config)
+base_with_edits = _started(config_state.base_with_edits)
+selected_fact = _started(session.selected_fact)
+get_corpus = _started(results.get_corpus)
+corpus_ready = _started(results.corpus_ready)
+get_result = _started(results.get_result)
 
 __all__ = [
+    # the start of a session
+    "init_state",
     # samples
     "CKF_SUFFIXES",
     "DEFAULT_SAMPLE",
@@ -113,90 +170,86 @@ __all__ = [
     "list_scenarios",
     "samples_dir",
     "scenarios_dir",
-    # session keys (crp_ui modules only) and accessors
-    "EDITED_SCENARIO",
-    "K_BASE",
-    "K_CKF_LABEL",
-    "K_CKF_REFUSAL",
-    "K_CKF_SAMPLE",
-    "K_CONFIG",
-    "K_CONFIG_ERROR",
-    "K_EDITS",
-    "K_FACT",
-    "K_GEN",
-    "K_INIT",
-    "K_KB",
-    "K_KB_FP",
-    "K_LAST_ATTEMPT",
-    "K_LENIENT",
-    "K_NOW_DEFAULT",
-    "K_OPERATOR",
-    "K_SCENARIO",
-    "K_SCENARIO_EDITED",
-    "K_SCENARIO_NAME",
-    "K_SCENARIO_REFUSAL",
-    "K_URL_WARNINGS",
-    "Refusal",
-    "base_with_edits",
-    "bump",
-    "config_edits",
-    "corpus_ready",
+    # a page's own values, widget generations
+    "recall",
+    "remember",
+    "forget",
+    "holds",
+    "kept_dict",
     "gen",
+    "bump",
+    # the CKF
+    "EDITED_SCENARIO",
+    "Refusal",
+    "QUICK_WAIT_S",
+    "PendingLoad",
     "get_ckf",
+    "active_ckf",
     "get_ckf_fingerprint",
     "get_ckf_label",
+    "get_ckf_notice",
     "get_ckf_refusal",
     "get_ckf_sample",
-    "get_config",
-    "get_config_error",
-    "get_corpus",
     "get_lenient",
-    "get_now",
-    "get_operator",
-    "get_result",
-    "get_scenario",
-    "get_scenario_name",
-    "get_scenario_refusal",
-    "init_state",
-    "last_load_attempt",
-    "load_config_toml",
-    "load_sample",
-    "load_scenario_file",
-    "load_scenario_upload",
-    "load_upload",
-    "reset_config",
-    "scenario_edited",
-    "select_fact",
-    "selected_fact",
-    "set_config_value",
-    "set_config_values",
     "set_lenient",
-    "set_now",
-    "set_operator",
-    "set_scenario",
-    "update_scenario",
-    "url_warnings",
-    # loading in the background
-    "K_CKF_NOTICE",
-    "K_LAST_UPLOAD",
-    "K_PENDING",
-    "PendingLoad",
-    "active_ckf",
-    "cancel_pending",
-    "get_ckf_notice",
+    "last_load_attempt",
     "last_upload",
+    "load_sample",
+    "load_upload",
+    "reload_last",
+    "upload_limit",
     "pending_load",
     "pending_progress",
     "poll_pending",
-    "upload_limit",
-    # a crprotocol SDK snapshot's source-type mapping
+    "cancel_pending",
     "get_sdk_map",
     "get_sdk_map_refusal",
     "set_sdk_map",
-    # URL codec
+    # the scenario
+    "get_scenario",
+    "stored_scenario",
+    "get_scenario_name",
+    "get_scenario_refusal",
+    "scenario_edited",
+    "get_now",
+    "set_now",
+    "set_scenario",
+    "load_scenario_file",
+    "load_scenario_upload",
+    "update_scenario",
+    # the configuration
+    "get_config",
+    "get_config_error",
+    "set_config_error",
+    "config_edits",
+    "base_with_edits",
+    "set_config_value",
+    "set_config_values",
+    "reset_config",
+    "load_config_toml",
+    # what the inputs give
+    "get_corpus",
+    "corpus_ready",
+    "get_result",
+    # selection, operator, triage database
+    "selected_fact",
+    "select_fact",
+    "selected_pair",
+    "select_pair",
+    "get_operator",
+    "set_operator",
+    "DEFAULT_DB_FILE",
+    "db_choice",
+    "db_path",
+    "db_path_origin",
+    "set_db_path",
+    # the URL
+    "url_warnings",
     "PAGE_PARAMS",
     "apply_query_params",
     "format_value",
+    "page_param",
+    "set_page_param",
     "query_params_for_state",
     "sync_query_params",
 ]

@@ -97,7 +97,23 @@ margin-bottom:0.75rem}
 .crp-term p{margin:0.5rem 0;line-height:1.6}
 .crp-term p.crp-source{margin:0.25rem 0;font-size:0.875rem;color:rgba(49,51,63,0.6)}
 .crp-connector{display:flex;gap:0.6em;margin-left:0.8em}
+.crp-connector-note{font-size:0.85em;color:#6b6b6b;margin-bottom:2px}
+.crp-outcome{margin:0.4em 0}
+.crp-patterns{margin:0.2em 0}
 """
+
+
+#: sidebar width in pixels: room for the scenario and config editors
+SIDEBAR_WIDTH = 440
+#: the key of the container around the CKF uploader (the browser sees the class ``st-key-<key>``)
+UPLOAD_BOX = "crp-ckf-upload"
+
+#: layout rules: the sidebar starts at least SIDEBAR_WIDTH wide while expanded (it can still be dragged
+#: wider or collapsed); the uploader's own "<n>MB per file" line is hidden (the sidebar states the limit)
+_LAYOUT = (
+    f'section[data-testid="stSidebar"][data-collapsed="false"]{{min-width:{SIDEBAR_WIDTH}px}}\n'
+    f'.st-key-{UPLOAD_BOX} [data-testid="stFileUploaderDropzoneInstructions"]{{display:none}}\n'
+)
 
 
 def _rules() -> str:
@@ -111,7 +127,7 @@ def _rules() -> str:
         f'.crp-step[data-colour="{key}"] .crp-step-actor{{color:{c}}}\n'
         for key, c in [*((str(i), c) for i, c in enumerate(BRANCH_COLOURS)), ("parent", PARENT_COLOUR)]
     )
-    return _BASE.lstrip() + tones + marks + branches
+    return _LAYOUT + _BASE.lstrip() + tones + marks + branches
 
 
 #: the stylesheet (static text: class rules only)

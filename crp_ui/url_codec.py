@@ -3,26 +3,35 @@
 Parameters: ``ckf`` (bundled sample name, when not the default sample), ``scenario`` (bundled
 scenario name), ``now`` (date, when it differs from the scenario's), ``cfg.<key>=value`` for every
 config key that differs from the defaults, ``fact`` (selected fact id), ``pair`` (the conflict pair
-selected on the Conflicts page, ``a|b``). Parameters a page owns
-(:data:`PAGE_PARAMS`) are left alone by the shell: ``step`` (the Fan-out stepper) and ``tab`` (the
-Tuning page's tab, bound to its ``st.tabs`` with ``bind="query-params"``: Streamlit writes and reads it,
-and refuses to let ``st.query_params`` set or delete it).
+selected on the Conflicts page, ``a|b``). Parameters a page owns (:data:`PAGE_PARAMS`) are left alone
+by the shell: ``step`` (the Fan-out stepper, read and written through :func:`page_param` /
+:func:`set_page_param`) and ``tab`` (the tabs of the Tuning and Conflicts pages, bound to their
+``st.tabs`` with ``bind="query-params"``: Streamlit writes and reads it, and refuses to let
+``st.query_params`` set or delete it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date
-from typing import Any
 
 import streamlit as st
 
-from crp_core.config import CRPConfig
-from crp_core.errors import ConfigError
+from crp_core import ConfigError, CRPConfig
 
-from . import session
-from .decisions import K_PAIR, parse_pair_param
+from .ckf_state import active_ckf, clear_ckf_refusal, get_ckf_sample, load_sample, pending_load
+from .config_state import get_config, set_config_error, set_config_values
+from .decisions import parse_pair_param
 from .samples import DEFAULT_SAMPLE, list_samples, list_scenarios
+from .scenario_state import (
+    clear_scenario_refusal,
+    get_scenario_name,
+    load_scenario_file,
+    scenario_edited,
+    set_now,
+    stored_scenario,
+)
+from .session import select_fact, select_pair, selected_fact, selected_pair
 
 #: URL parameters owned by a page (e.g. the Fan-out stepper's ``step``): the shell never deletes them
 PAGE_PARAMS: frozenset[str] = frozenset({"step", "tab"})
@@ -30,7 +39,7 @@ PAGE_PARAMS: frozenset[str] = frozenset({"step", "tab"})
 _DEFAULTS = CRPConfig()
 
 
-def format_value(v: Any) -> str:
+def format_value(v: object) -> str:
     """A config value as it appears in a ``cfg.*`` parameter (the CLI's ``--set`` syntax)."""
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -44,23 +53,23 @@ def format_value(v: Any) -> str:
 def query_params_for_state() -> dict[str, str]:
     """The URL parameters that reproduce the current view (only what differs from defaults)."""
     out: dict[str, str] = {}
-    sample = session.get_ckf_sample()
+    sample = get_ckf_sample()
     if sample and sample != DEFAULT_SAMPLE:
         out["ckf"] = sample
-    name = session.get_scenario_name()
+    name = get_scenario_name()
     if name:
         out["scenario"] = name
-    s = st.session_state.get(session.K_SCENARIO)
-    if s is not None and (session.scenario_edited() or not name) and s.now is not None:
+    s = stored_scenario()
+    if s is not None and (scenario_edited() or not name) and s.now is not None:
         out["now"] = s.now.date().isoformat()
-    for key, (_mine, theirs) in _DEFAULTS.diff(session.get_config()).items():
+    for key, (_mine, theirs) in _DEFAULTS.diff(get_config()).items():
         out[f"cfg.{key}"] = format_value(theirs)
-    fid = session.selected_fact()
+    fid = selected_fact()
     if fid:
         out["fact"] = fid
-    pair = st.session_state.get(K_PAIR)
+    pair = selected_pair()
     if pair:
-        out["pair"] = str(pair)
+        out["pair"] = pair
     return out
 
 
@@ -79,54 +88,84 @@ def sync_query_params() -> None:
             qp[k] = v
 
 
+def current_params() -> dict[str, str]:
+    """The URL parameters of this run (the last value of a repeated one)."""
+    qp = st.query_params
+    return {k: str(qp.get(k)) for k in qp.keys()}
+
+
+def page_param(name: str) -> str | None:
+    """A parameter a page owns (one of :data:`PAGE_PARAMS`), None when the URL has none."""
+    got = st.query_params.get(name)
+    return None if got is None else str(got)
+
+
+def set_page_param(name: str, value: str) -> None:
+    """Write a parameter a page owns into the URL (only when it changed)."""
+    if st.query_params.get(name) != value:
+        st.query_params[name] = value
+
+
 def apply_query_params(params: Mapping[str, str]) -> list[str]:
     """Restore a view from URL parameters; returns a warning per parameter that could not apply.
 
     Order: the CKF and scenario first (``ckf``, ``scenario``; the defaults when absent), then
-    what refines them (``now``, ``cfg.*``, ``fact``).
+    what refines them (``now``, ``cfg.*``, ``fact``, ``pair``).
     """
-    warnings: list[str] = []
-    ckf = params.get("ckf")
-    if ckf and not session.load_sample(ckf):
-        warnings.append(f"ckf={ckf}: no such bundled CKF (or it was refused)")
-        st.session_state[session.K_CKF_REFUSAL] = None
-    name = params.get("scenario")
-    if name and not session.load_scenario_file(name):
-        warnings.append(f"scenario={name}: no such bundled scenario (or it was refused)")
-        st.session_state[session.K_SCENARIO_REFUSAL] = None
-    if session.active_ckf() is None and session.pending_load() is None:
-        samples = list_samples()
-        if samples:
-            session.load_sample(samples[0])
-    if st.session_state.get(session.K_SCENARIO) is None:
-        scen = list_scenarios()
-        if scen:
-            session.load_scenario_file(scen[0])
-    now = params.get("now")
-    if now:
-        try:
-            session.set_now(date.fromisoformat(now))
-        except ValueError:
-            warnings.append(f"now={now}: not a date (YYYY-MM-DD)")
+    warnings = _apply_inputs(params)
+    warnings += _apply_now(params.get("now"))
     for k, v in params.items():
-        if not k.startswith("cfg."):
-            continue
-        item = f"{k[4:]}={v}"
-        try:
-            parsed = CRPConfig().with_set_args([item]).diff(CRPConfig())
-        except ConfigError as exc:
-            warnings.append(f"{k}={v}: {exc}")
-            continue
-        values = {key: mine for key, (mine, _default) in parsed.items()}
-        err = session.set_config_values(values) if values else None
-        if err:
-            warnings.append(f"{k}={v}: {err}")
-    st.session_state[session.K_CONFIG_ERROR] = None
+        if k.startswith("cfg."):
+            warnings += _apply_config_item(k, v)
+    set_config_error(None)
     fid = params.get("fact")
     if fid:
-        session.select_fact(fid)
+        select_fact(fid)
     pair, note = parse_pair_param(params.get("pair"))
     if note:
         warnings.append(note)
-    st.session_state[K_PAIR] = pair
+    select_pair(pair)
     return warnings
+
+
+def _apply_inputs(params: Mapping[str, str]) -> list[str]:
+    """The linked CKF and scenario, else the first bundled ones; a warning per link that failed."""
+    warnings: list[str] = []
+    ckf = params.get("ckf")
+    if ckf and not load_sample(ckf):
+        warnings.append(f"ckf={ckf}: no such bundled CKF (or it was refused)")
+        clear_ckf_refusal()
+    name = params.get("scenario")
+    if name and not load_scenario_file(name):
+        warnings.append(f"scenario={name}: no such bundled scenario (or it was refused)")
+        clear_scenario_refusal()
+    if active_ckf() is None and pending_load() is None:
+        samples = list_samples()
+        if samples:
+            load_sample(samples[0])
+    if stored_scenario() is None:
+        scen = list_scenarios()
+        if scen:
+            load_scenario_file(scen[0])
+    return warnings
+
+
+def _apply_now(now: str | None) -> list[str]:
+    if not now:
+        return []
+    try:
+        set_now(date.fromisoformat(now))
+    except ValueError:
+        return [f"now={now}: not a date (YYYY-MM-DD)"]
+    return []
+
+
+def _apply_config_item(k: str, v: str) -> list[str]:
+    """One ``cfg.<key>=value`` parameter, parsed like the CLI's ``--set``."""
+    try:
+        parsed = CRPConfig().with_set_args([f"{k[4:]}={v}"]).diff(CRPConfig())
+    except ConfigError as exc:
+        return [f"{k}={v}: {exc}"]
+    values = {key: mine for key, (mine, _default) in parsed.items()}
+    err = set_config_values(values) if values else None
+    return [f"{k}={v}: {err}"] if err else []

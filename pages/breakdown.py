@@ -9,6 +9,7 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
+from crp_core import PipelineResult
 from crp_ui import breakdown, cache, charts, glossary, render, shell, state, tables
 
 PAGE_SIZES = (50, 100, 200, 500)
@@ -58,7 +59,7 @@ RECENCY_OPEN = K + "recency_open"
 RECENCY_KEEP = RECENCY_OPEN + ".keep"
 
 
-def _filters(result, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+def _filters(result: PipelineResult, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """Filter + sort widgets; returns the filtered, sorted frame (all rows) and a view digest."""
     c = st.columns([2, 2, 2, 3])
     roles = c[0].multiselect("role", sorted(frame["role"].dropna().unique()), key=K + "roles")
@@ -94,7 +95,7 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
     shown = tables.page_of(view, page, size)
     current = state.selected_fact()
     table = shown[list(SHOWN)].copy()
-    ids = table["fact_id"].tolist()  # one conversion (iterating the Arrow-backed column costs a scalar per cell)
+    ids = table["fact_id"].tolist()  # one conversion of the column, not a scalar per cell
     table.insert(0, "sel", ["▶" if f == current else "" for f in ids])
     c[2].caption(
         f"{len(view)} of {total} scored facts match; rows "
@@ -127,7 +128,7 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
 
 
 @st.fragment
-def _recency(result, frame: pd.DataFrame, current: str | None) -> None:
+def _recency(result: PipelineResult, frame: pd.DataFrame, current: str | None) -> None:
     """The recency curves with their axis toggle: a fragment, so the toggle redraws only this chart."""
     log_x = st.toggle(
         "log age axis",
@@ -145,17 +146,19 @@ def _recency(result, frame: pd.DataFrame, current: str | None) -> None:
     )
 
 
-def _recency_inputs(result, frame: pd.DataFrame) -> tuple:
+def _recency_inputs(result: PipelineResult, frame: pd.DataFrame) -> tuple[object, ...]:
     """What the recency chart is drawn from: the scored facts' recency columns and the recency settings.
     A config change that leaves them alone (the relevance gate, packing) reuses the figure."""
-    return tables.memo(
-        result,
-        "recency_inputs",
-        lambda: (tables.content_digest(frame, charts.RECENCY_COLUMNS), charts.recency_settings(result.config)),
+    return tuple(
+        tables.memo(
+            result,
+            "recency_inputs",
+            lambda: (tables.content_digest(frame, charts.RECENCY_COLUMNS), charts.recency_settings(result.config)),
+        )
     )
 
 
-def _histograms(result, frame: pd.DataFrame) -> None:
+def _histograms(result: PipelineResult, frame: pd.DataFrame) -> None:
     """Relevance (the gate applies to it) and CDR score, stacked by outcome."""
     left, right = st.columns(2)
     with left:
@@ -235,9 +238,8 @@ def main() -> None:
             breakdown.fact_detail(result, current, frame)
 
     st.subheader("Recency curves")
-    # the recency chart is the page's one plotly chart: drawing it took the browser longer than the rest of
-    # the page together, on every visit. It is drawn only while its expander is open; the choice is kept
-    # for the session (like the histograms below), so a user tuning TTLs opens it once
+    # the recency chart is the page's one plotly chart: it is drawn only while its expander is open; the
+    # choice is kept for the session (like the histograms below), so a user tuning TTLs opens it once
     rec = render.remembered_expander(
         "Recency factor vs age per TTL, the scored facts on their curves (the "
         "selected fact starred, the stale floor dotted)",
@@ -251,9 +253,9 @@ def main() -> None:
         st.caption(f"{unknown} scored fact(s) of unknown age are not drawn (recency factor 1.0).")
 
     st.subheader("Score distributions")
-    # two histograms are two more plotly charts for the browser to draw on every visit: they are built
-    # only while their expander is open; the choice is remembered in the session (Streamlit drops a
-    # widget's own state on a page that does not draw it), so it is still open after a visit elsewhere
+    # the two histograms are built only while their expander is open; the choice is remembered in the
+    # session (Streamlit drops a widget's own state on a page that does not draw it), so it is still open
+    # after a visit elsewhere
     dist = render.remembered_expander(
         "Histograms of relevance (with the gate) and of CDR score (with the lowest anchor)", DIST_OPEN
     )

@@ -3,34 +3,36 @@ primacy / middle / recency band, connectors beside the anchor they follow, NOTE 
 conflicts, token use vs budget; downloads of the full JSON report (the CLI's format) and of the
 breakdown table as CSV.
 
-Nothing here needs one of the frontend's large lazily loaded components (the plotly chart, ~4.7 MB of
-JavaScript, and the code block's syntax highlighter, ~1.5 MB): on a first visit straight to this page
-their download and parse kept the whole page as skeletons for seconds after the run had finished. The
-token bar is plain HTML drawn here, NOTE blocks and the envelope text are ``st.text``, and the
-downloads build their data only when clicked."""
+Nothing here needs one of the frontend's large lazily loaded components (the plotly chart, the code
+block's syntax highlighter): the token use is drawn with progress bars, NOTE blocks and the envelope
+text are ``st.text``, and the downloads build their data only when clicked."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
-from crp_core.report import dumps
-from crp_core.stages.packing import fact_line
+from crp_core import Envelope, Fact, PipelineResult, dumps, fact_line
 from crp_ui import breakdown, glossary, render, shell, state, tables
-from crp_ui.charts import BAND_COLOURS
 
 K = "crp.page.envelope."
 #: key of the packed-order table expander (closed at first, kept for the session; tests open it)
 TABLE_OPEN = K + "table_open"
+#: key of the container of the token-use bars (Streamlit gives it the CSS class ``st-key-<key>``)
+TOKEN_BOX = "crp-token-bar"
 BAND_TITLES = {"primacy": "Primacy band (start)", "middle": "Middle band", "recency": "Recency band (end)"}
+BANDS = ("primacy", "middle", "recency")
 
 
-def notes_after(result) -> dict[str, list[str]]:
+def notes_after(result: PipelineResult) -> dict[str, list[str]]:
     """NOTE blocks keyed by the fact they follow in the envelope text (the later fact of the tied pair)."""
     env = result.envelope
     kb = result.corpus.kb
-    starts = sorted((env.text.find(fact_line(p.fact_id, kb.get(p.fact_id).content)), p.fact_id) for p in env.order)
+    starts = sorted(
+        (env.text.find(fact_line(p.fact_id, getattr(kb.get(p.fact_id), "content", ""))), p.fact_id) for p in env.order
+    )
     out: dict[str, list[str]] = {}
     for note in env.notes:
         at = env.text.find(note)
@@ -39,69 +41,45 @@ def notes_after(result) -> dict[str, list[str]]:
     return out
 
 
-NOTE_COLOUR = "#d9b44a"
-
-
-def token_bar_html(frame: Any, token_budget: int, tokens_used: int) -> str:
-    """One stacked bar of the envelope's tokens: a segment per packed fact (in packed order, coloured by
-    band, its id and tokens as hover text), one for the NOTE blocks, against the budget (a red mark).
-    Widths are percentages of max(budget, used); every text is escaped."""
-    scale = max(int(token_budget), int(tokens_used), 1)
-    segs = []
-    for r in frame.itertuples(index=False):
-        tip = render.html_text(f"#{r.position} {r.fact_id} · {r.band} · {r.tokens} tokens")
-        segs.append(
-            f'<div class="crp-tok" data-band="{render.html_text(r.band)}" title="{tip}" style="width:'
-            f"{100 * int(r.tokens) / scale:.3f}%;background:{BAND_COLOURS.get(str(r.band), '#888')};"
-            'border-right:1px solid #fff"></div>'
-        )
+def band_tokens(frame: pd.DataFrame, tokens_used: int) -> list[tuple[str, int, int]]:
+    """(what, facts, tokens) of each band present in packed order, then of the NOTE blocks (the tokens
+    the envelope uses beyond its facts) when there are any."""
+    out = []
+    for band in BANDS:
+        rows = frame[frame["band"] == band] if len(frame) else frame
+        if len(rows):
+            out.append((f"{band} band", len(rows), int(rows["tokens"].sum())))
     notes = int(tokens_used) - (int(frame["tokens"].sum()) if len(frame) else 0)
     if notes > 0:
-        segs.append(
-            f'<div class="crp-tok" data-band="note" title="NOTE blocks · {notes} tokens" '
-            f'style="width:{100 * notes / scale:.3f}%;background:{NOTE_COLOUR}"></div>'
-        )
-    mark = 100 * int(token_budget) / scale
-    legend = " ".join(
-        f'<span style="display:inline-block;width:10px;height:10px;background:{c};margin:0 3px 0 10px">'
-        f"</span>{render.html_text(b)}"
-        for b, c in (*BAND_COLOURS.items(), ("NOTE blocks", NOTE_COLOUR))
-    )
-    return (
-        f'<div class="crp-token-bar" data-used="{int(tokens_used)}" data-budget="{int(token_budget)}" '
-        'style="margin:4px 0 12px 0"><div style="font-weight:600;font-size:0.95em;margin-bottom:4px">'
-        f"Token use: {int(tokens_used)} / {int(token_budget)}</div>"
-        '<div style="position:relative;height:26px;background:#f1f3f5;border-radius:4px;display:flex;'
-        f'overflow:hidden">{"".join(segs)}</div>'
-        f'<div style="position:relative;height:14px"><div style="position:absolute;left:calc({mark:.3f}% - 1px);'
-        'top:-30px;height:34px;border-left:2px dashed #b00020"></div>'
-        f'<div style="position:absolute;left:calc({min(mark, 88):.3f}%);top:2px;font-size:0.75em;color:#b00020">'
-        f"&nbsp;budget {int(token_budget)}</div></div>"
-        f'<div style="font-size:0.8em;color:#555">{legend}</div></div>'
-    )
+        out.append(("NOTE blocks", 0, notes))
+    return out
 
 
-def connector_card_html(fact: Any, anchor: str | None, extra: dict[str, Any]) -> str:
+def token_use(frame: pd.DataFrame, token_budget: int, tokens_used: int) -> None:
+    """Token use against the budget (a progress bar; over the budget it is full and says so), then the
+    tokens of each band and of the NOTE blocks as a share of the budget."""
+    budget = max(int(token_budget), 1)
+    used = int(tokens_used)
+    with st.container(key=TOKEN_BOX):
+        over = f" (over the budget by {used - budget})" if used > budget else ""
+        st.progress(min(used / budget, 1.0), text=f"Token use: {used} / {int(token_budget)}{over}")
+        for what, facts, tokens in band_tokens(frame, used):
+            count = f", {facts} fact{'' if facts == 1 else 's'}" if facts else ""
+            st.progress(min(tokens / budget, 1.0), text=f"{what}: {tokens} tokens{count}")
+
+
+def connector_card_html(fact: Fact, anchor: str | None, extra: dict[str, Any]) -> str:
     """A connector's card, indented under an arrow with the anchor it bridges above it: one HTML block
-    (escaped ids and text, static styles), so it joins the Markdown element of the cards around it
-    instead of costing a row of columns, an arrow, a caption and a card element of its own."""
+    (escaped ids and text; its look from the stylesheet's ``crp-connector`` classes), so it joins the
+    Markdown element of the cards around it."""
     return (
-        '<div class="crp-connector" style="display:flex;gap:0.6em;margin-left:0.8em">'
-        '<div style="font-size:1.2em;line-height:1.6">↳</div><div style="flex:1;min-width:0">'
-        '<div style="font-size:0.85em;color:#6b6b6b;margin-bottom:2px">connector bridging anchor '
+        '<div class="crp-connector"><div class="crp-connector-note">↳ connector bridging anchor '
         f"{render.html_text(anchor or '-')} (placed next to it, outside positions 1-2 and the recency "
-        f"block)</div>{render.fact_card_html(fact, extra=extra)}</div></div>"
+        f"block)</div>{render.fact_card_html(fact, extra=extra)}</div>"
     )
 
 
-def main() -> None:
-    st.title("Envelope")
-    result = breakdown.require_result()
-    breakdown.run_caption(result)
-    breakdown.known_conflict_banner(result)
-    env = result.envelope
-    frame = tables.memo(result, "envelope", lambda: tables.envelope_frame(result))
-
+def _metrics(env: Envelope, frame: pd.DataFrame) -> None:
     c = st.columns(5)
     c[0].metric("facts packed", len(env.order))
     c[1].metric(f"tokens (budget {env.token_budget})", env.tokens_used)
@@ -110,8 +88,9 @@ def main() -> None:
     c[4].metric(
         "dropped (budget)", len(env.dropped_for_budget), help="selected facts that did not fit the token budget"
     )
-    st.markdown(token_bar_html(frame, env.token_budget, env.tokens_used), unsafe_allow_html=True)
 
+
+def _downloads(result: PipelineResult) -> None:
     d = st.columns([1, 1, 2])
     stem = state.get_scenario_name().rsplit(".", 1)[0] or "run"
 
@@ -142,30 +121,32 @@ def main() -> None:
         help="Every scored fact with every factor.",
     )
 
-    if not len(frame):
-        st.info("The envelope is empty.")
-        st.stop()
+
+def _cards(result: PipelineResult, frame: pd.DataFrame) -> None:
+    """The facts in packed order under their band's heading, a tied pair's NOTE block after its later
+    fact; consecutive cards are drawn as one Markdown element (escaped HTML blocks)."""
     notes = notes_after(result)
     band = None
-    cards: list[str] = []  # consecutive plain cards, drawn as one Markdown element (each element costs a render)
+    cards: list[str] = []
 
     def flush() -> None:
         if cards:
-            st.markdown("\n\n".join(cards), unsafe_allow_html=True)  # escaped HTML blocks (render.fact_card_html)
+            st.markdown("\n\n".join(cards), unsafe_allow_html=True)
             cards.clear()
 
     for r in frame.itertuples(index=False):
         if r.band != band:
             flush()
             band = r.band
-            st.subheader(BAND_TITLES.get(band, band))
+            st.subheader(BAND_TITLES.get(str(band), str(band)))
         extra = {"#": r.position, "role": r.role, "tier": r.tier, "score": r.score, "tokens": r.tokens}
-        fact = result.corpus.kb.get(r.fact_id)
+        fact = result.corpus.kb.get(str(r.fact_id))
+        assert fact is not None  # a packed fact of this run's corpus
         if r.role == "connector":  # indented under its arrow, in the same element as the cards around it
-            cards.append(connector_card_html(fact, r.bridges_anchor, extra))
+            cards.append(connector_card_html(fact, None if r.bridges_anchor is None else str(r.bridges_anchor), extra))
         else:
             cards.append(render.fact_card_html(fact, extra=extra))
-        for note in notes.get(r.fact_id, []):
+        for note in notes.get(str(r.fact_id), []):
             flush()
             st.caption("NOTE block (tied conflict, SPEC-027 §2.5), exact envelope text:")
             st.text(render.plain(note))
@@ -173,6 +154,8 @@ def main() -> None:
     for note in notes.get("", []):
         st.text(render.plain(note))
 
+
+def _dropped(env: Envelope) -> None:
     if env.dropped_for_budget:
         st.subheader("Dropped for the token budget")
         st.markdown(render.md_escape(", ".join(env.dropped_for_budget)))
@@ -184,6 +167,9 @@ def main() -> None:
     if env.dropped_unbridged:
         st.subheader("Dropped: fewer than two bridged anchors packed")
         st.markdown(render.md_escape(", ".join(env.dropped_unbridged)))
+
+
+def _text_and_table(env: Envelope, frame: pd.DataFrame) -> None:
     with st.expander("Envelope text"):
         hidden = render.controls_in(env.text)
         if hidden:
@@ -202,6 +188,24 @@ def main() -> None:
                 column_config=glossary.with_help(frame.columns, breakdown.column_config(frame)),
                 key=K + "table",
             )
+
+
+def main() -> None:
+    st.title("Envelope")
+    result = breakdown.require_result()
+    breakdown.run_caption(result)
+    breakdown.known_conflict_banner(result)
+    env = result.envelope
+    frame = tables.memo(result, "envelope", lambda: tables.envelope_frame(result))
+    _metrics(env, frame)
+    token_use(frame, env.token_budget, env.tokens_used)
+    _downloads(result)
+    if not len(frame):
+        st.info("The envelope is empty.")
+        st.stop()
+    _cards(result, frame)
+    _dropped(env)
+    _text_and_table(env, frame)
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

@@ -5,10 +5,10 @@ facts an operator re-marked are marked (legend), and so are they in the tables."
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
-from crp_core import headers
-from crp_core.errors import CRPError
+from crp_core import CRPError, PipelineResult, headers
 from crp_ui import breakdown, charts, decisions, render, shell, state, tables
 
 K = "crp.page.graph."
@@ -17,7 +17,7 @@ EDGES_OPEN = K + "edges_open"
 
 
 def _on_connector(key: str) -> None:
-    state.select_fact(st.session_state.get(key))
+    state.select_fact(state.recall(key))
 
 
 def operator_statuses() -> dict[str, str]:
@@ -32,18 +32,8 @@ def operator_statuses() -> dict[str, str]:
     return {fid: new for fid, (_old, new) in decisions.applied_summary(ds, kb).remarked.items()}
 
 
-def main() -> None:
-    st.title("Graph (CDGR)")
-    result = breakdown.require_result()
-    breakdown.run_caption(result)
-    cdgr = result.cdgr
-    config = result.config
-    if not config.graph_retrieval:
-        st.info(
-            "Graph retrieval is off (config `graph_retrieval = false`): anchors take the whole budget, "
-            "there are no connectors."
-        )
-    conns = tables.memo(result, "connectors", lambda: tables.connectors_frame(result, only_bridging=True))
+def _metrics(result: PipelineResult, conns: pd.DataFrame) -> None:
+    cdgr, config = result.cdgr, result.config
     c = st.columns(5)
     c[0].metric(
         "anchors",
@@ -59,11 +49,9 @@ def main() -> None:
     )
     c[4].metric("bridge score", result.headers.get(headers.BRIDGE, "-"), help=f"the {headers.BRIDGE} header")
 
-    include = st.toggle(
-        "also draw connector candidates with bridge value > 0 (not selected)", value=False, key=K + "candidates"
-    )
-    current = state.selected_fact()
-    ids = conns["fact_id"].tolist()
+
+def _connector_picker(ids: list[str], current: str | None) -> str | None:
+    """The connector select box (a click on a node selects too); the selected fact when it is one."""
     pick = current if current in ids else None
     wkey = f"{K}connector.{current}"
     st.selectbox(
@@ -77,11 +65,113 @@ def main() -> None:
         placeholder="choose a connector (or click a node)",
         help="Connector candidates with bridge value > 0, selected ones first.",
     )
-    pairs: list[tuple[str, str]] = []
-    if pick is not None:
-        row = conns[conns["fact_id"] == pick].iloc[0]
-        pairs = list(row["bridged_pairs"])
-        include = include or not bool(row["selected"])
+    return pick
+
+
+def _clicked(event: object, current: str | None) -> None:
+    """A node clicked on the network becomes the selected fact (the app reruns)."""
+    points = getattr(getattr(event, "selection", None), "points", None) or []
+    for p in points:
+        fid = p.get("customdata") if isinstance(p, dict) else None
+        if isinstance(fid, list):
+            fid = fid[0] if fid else None
+        if fid and fid != current:
+            state.select_fact(str(fid))
+            st.rerun()
+
+
+def _contradictions(nodes: pd.DataFrame, contra: pd.DataFrame) -> None:
+    n_sup = int(nodes["suppressed"].sum())
+    n_op = int(nodes["operator_status"].astype(bool).sum())
+    if len(contra) or n_op:
+        st.caption(
+            f"{len(contra)} contradiction pair(s) drawn, {n_sup} suppressed fact(s), "
+            f"{n_op} operator-marked fact(s) among the nodes."
+        )
+        if len(contra):
+            render.dataframe(contra, hide_index=True, width="stretch", key=K + "contradictions")
+
+
+def _selected_connector(result: PipelineResult, row: pd.Series, pick: str, marks: dict[str, str]) -> None:
+    config = result.config
+    st.subheader("Selected connector")
+    m = st.columns(5)
+    m[0].metric("bridge value", f"{row['bridge_value']:.4f}")
+    m[1].metric("connector score", f"{row['connector_score']:.4f}")
+    m[2].metric("hops to nearest anchor", int(row["hop_distance"]))
+    m[3].metric("mean path weight", f"{row['mean_path_weight']:.4f}")
+    m[4].metric("selected", "yes" if row["selected"] else "no")
+    fact = result.corpus.kb.get(pick)
+    assert fact is not None  # an id of this run's corpus
+    render.fact_card(fact, extra=breakdown.fact_meta(fact))
+    st.markdown(
+        f"Touched anchors (graph distance 1 or 2): {render.md_escape(', '.join(row['touched_anchors']) or '-')}"
+    )
+    pairs = list(row["bridged_pairs"])
+    st.markdown(f"**Bridged anchor pairs** (touched anchors with no direct edge): {len(pairs)}")
+    bp = tables.with_marks(
+        tables.with_marks(tables.bridged_pairs_frame(result, pick), marks, column="anchor_a", name="mark_a"),
+        marks,
+        column="anchor_b",
+        name="mark_b",
+    )
+    render.dataframe(bp, hide_index=True, width="stretch", column_config=breakdown.column_config(bp), key=K + "pairs")
+    st.caption(
+        "bridge value = (bridged pairs) × (mean weight of the strongest shortest paths to the "
+        "touched anchors) (SPEC-025 §2.4); connector score = bridge value × novelty × recency × "
+        f"max(relevance, {config.min_connector_relevance:g})."
+    )
+
+
+def _candidates(conns: pd.DataFrame, marks: dict[str, str]) -> None:
+    st.subheader("Connector candidates (bridge value > 0)")
+    if not len(conns):
+        st.info("No connector candidate bridges two anchors in this run.")
+        return
+    shown = tables.with_marks(conns.drop(columns=["touched_anchors"]), marks)
+    shown["bridged_pairs"] = [", ".join(f"{a}-{b}" for a, b in ps) for ps in shown["bridged_pairs"]]
+    cfg = breakdown.column_config(shown)
+    cfg["mark"] = st.column_config.TextColumn(
+        width=100, help="suppressed: lost a contradiction in stage 4; <STATUS> (operator): a status an operator set"
+    )
+    render.dataframe(shown, hide_index=True, width="stretch", column_config=cfg, key=K + "conns")
+
+
+def _given_edges(given: pd.DataFrame, nodes: pd.DataFrame) -> None:
+    """The edges an SDK snapshot gave (the producer's own edges, not similarity edges)."""
+    if not len(given):
+        return
+    drawn = set(nodes["fact_id"].tolist())
+    shown_given = given.assign(drawn=[a in drawn and b in drawn for a, b in zip(given["a"], given["b"])])
+    st.caption(
+        f"Dash-dot green: {int(shown_given['drawn'].sum())} of {len(given)} edge(s) the SDK snapshot "
+        "gave (not similarity edges: drawn as given, when both facts are in this graph; hover the "
+        "triangle for the relation type)."
+    )
+    with st.expander(f"Given edges (SDK snapshot, {len(given)})"):
+        render.dataframe(shown_given, hide_index=True, width="stretch", key=K + "given")
+
+
+def main() -> None:
+    st.title("Graph (CDGR)")
+    result = breakdown.require_result()
+    breakdown.run_caption(result)
+    config = result.config
+    if not config.graph_retrieval:
+        st.info(
+            "Graph retrieval is off (config `graph_retrieval = false`): anchors take the whole budget, "
+            "there are no connectors."
+        )
+    conns = tables.memo(result, "connectors", lambda: tables.connectors_frame(result, only_bridging=True))
+    _metrics(result, conns)
+    include = st.toggle(
+        "also draw connector candidates with bridge value > 0 (not selected)", value=False, key=K + "candidates"
+    )
+    current = state.selected_fact()
+    pick = _connector_picker(conns["fact_id"].tolist(), current)
+    row = conns[conns["fact_id"] == pick].iloc[0] if pick is not None else None
+    pairs: list[tuple[str, str]] = list(row["bridged_pairs"]) if row is not None else []
+    include = include or (row is not None and not bool(row["selected"]))
     marked = operator_statuses()
     mkey = tuple(sorted(marked.items()))
     marks = tables.fact_marks(result, marked)
@@ -111,14 +201,7 @@ def main() -> None:
     event = st.plotly_chart(
         fig, width="stretch", key=f"{K}network.{include}.{pick}", on_select="rerun", selection_mode="points"
     )
-    points = getattr(getattr(event, "selection", None), "points", None) or []
-    for p in points:
-        fid = p.get("customdata") if isinstance(p, dict) else None
-        if isinstance(fid, list):
-            fid = fid[0] if fid else None
-        if fid and fid != current:
-            state.select_fact(str(fid))
-            st.rerun()
+    _clicked(event, current)
     st.caption(
         "Edge width and label: weight (cosine ≥ graph_edge_min "
         f"{config.graph_edge_min:g}). Diamonds: connectors, labelled with their bridge value. "
@@ -126,67 +209,11 @@ def main() -> None:
         "cross marks the fact it suppressed, an amber square a fact whose status an operator set. "
         "Click a node to select its fact."
     )
-    n_sup = int(nodes["suppressed"].sum())
-    n_op = int(nodes["operator_status"].astype(bool).sum())
-    if len(contra) or n_op:
-        st.caption(
-            f"{len(contra)} contradiction pair(s) drawn, {n_sup} suppressed fact(s), "
-            f"{n_op} operator-marked fact(s) among the nodes."
-        )
-        if len(contra):
-            render.dataframe(contra, hide_index=True, width="stretch", key=K + "contradictions")
-
-    if pick is not None:
-        st.subheader("Selected connector")
-        row = conns[conns["fact_id"] == pick].iloc[0]
-        m = st.columns(5)
-        m[0].metric("bridge value", f"{row['bridge_value']:.4f}")
-        m[1].metric("connector score", f"{row['connector_score']:.4f}")
-        m[2].metric("hops to nearest anchor", int(row["hop_distance"]))
-        m[3].metric("mean path weight", f"{row['mean_path_weight']:.4f}")
-        m[4].metric("selected", "yes" if row["selected"] else "no")
-        fact = result.corpus.kb.get(pick)
-        render.fact_card(fact, extra=breakdown.fact_meta(fact))
-        st.markdown(
-            f"Touched anchors (graph distance 1 or 2): {render.md_escape(', '.join(row['touched_anchors']) or '-')}"
-        )
-        st.markdown(f"**Bridged anchor pairs** (touched anchors with no direct edge): {len(pairs)}")
-        bp = tables.with_marks(
-            tables.with_marks(tables.bridged_pairs_frame(result, pick), marks, column="anchor_a", name="mark_a"),
-            marks,
-            column="anchor_b",
-            name="mark_b",
-        )
-        render.dataframe(
-            bp, hide_index=True, width="stretch", column_config=breakdown.column_config(bp), key=K + "pairs"
-        )
-        st.caption(
-            "bridge value = (bridged pairs) × (mean weight of the strongest shortest paths to the "
-            "touched anchors) (SPEC-025 §2.4); connector score = bridge value × novelty × recency × "
-            f"max(relevance, {config.min_connector_relevance:g})."
-        )
-
-    st.subheader("Connector candidates (bridge value > 0)")
-    if len(conns):
-        shown = tables.with_marks(conns.drop(columns=["touched_anchors"]), marks)
-        shown["bridged_pairs"] = [", ".join(f"{a}-{b}" for a, b in ps) for ps in shown["bridged_pairs"]]
-        cfg = breakdown.column_config(shown)
-        cfg["mark"] = st.column_config.TextColumn(
-            width=100, help="suppressed: lost a contradiction in stage 4; <STATUS> (operator): a status an operator set"
-        )
-        render.dataframe(shown, hide_index=True, width="stretch", column_config=cfg, key=K + "conns")
-    else:
-        st.info("No connector candidate bridges two anchors in this run.")
-    if len(given):  # the CKF came from an SDK snapshot: the producer's own edges
-        drawn = set(nodes["fact_id"].tolist())
-        shown_given = given.assign(drawn=[a in drawn and b in drawn for a, b in zip(given["a"], given["b"])])
-        st.caption(
-            f"Dash-dot green: {int(shown_given['drawn'].sum())} of {len(given)} edge(s) the SDK snapshot "
-            "gave (not similarity edges: drawn as given, when both facts are in this graph; hover the "
-            "triangle for the relation type)."
-        )
-        with st.expander(f"Given edges (SDK snapshot, {len(given)})"):
-            render.dataframe(shown_given, hide_index=True, width="stretch", key=K + "given")
+    _contradictions(nodes, contra)
+    if pick is not None and row is not None:
+        _selected_connector(result, row, pick, marks)
+    _candidates(conns, marks)
+    _given_edges(given, nodes)
     drawn_edges = render.remembered_expander(f"Edges drawn ({len(edges)})", EDGES_OPEN)
     if drawn_edges.open:  # a table the browser builds only while it is open
         with drawn_edges:

@@ -115,6 +115,6 @@ def test_a_first_visit_to_the_envelope_paints_when_its_run_ends(browser, streaml
         )
         waited = time.monotonic() - t0
         assert waited < 3.0, f"the page stayed unpainted {waited:.1f} s after the run ended"
-        assert pg.locator(".crp-token-bar").count() == 1
+        assert pg.locator(".st-key-crp-token-bar").count() == 1  # the token-use bars' container
         assert pg.locator('[data-testid="stPlotlyChart"]').count() == 0
         screenshot(pg, "demo_envelope_first_visit", full_page=False)

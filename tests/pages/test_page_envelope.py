@@ -35,10 +35,17 @@ def test_envelope_order_tokens_and_note_block(ui_env):
     # no element of the frontend's large lazily loaded components (plotly, the code highlighter): a first
     # visit straight to the page paints as soon as the run ends
     assert not at.get("plotly_chart") and not at.code
-    bar = [m.value for m in at.markdown if "crp-token-bar" in m.value]
-    assert len(bar) == 1
-    assert f'data-used="{exp.envelope.tokens_used}" data-budget="{exp.envelope.token_budget}"' in bar[0]
-    assert bar[0].count('class="crp-tok" data-band="') == len(exp.envelope.order) + (1 if exp.envelope.notes else 0)
+    # token use as Streamlit progress bars: the whole envelope against the budget, then each band and the
+    # NOTE blocks (their tokens as a share of the budget)
+    bars = [e.proto for e in at.get("progress")]
+    used, budget = exp.envelope.tokens_used, exp.envelope.token_budget
+    assert bars[0].text == f"Token use: {used} / {budget}" and bars[0].value == int(100 * used / budget)
+    packed = sum(p.tokens for p in exp.envelope.order)
+    bands = sorted({p.band for p in exp.envelope.order}, key=["primacy", "middle", "recency"].index)
+    assert [b.text.split(":")[0] for b in bars[1:]] == [f"{b} band" for b in bands] + (
+        ["NOTE blocks"] if used > packed else []
+    )
+    assert bars[-1].text == f"NOTE blocks: {used - packed} tokens"
     table_cfg = [d for d in at.dataframe if "tokens" in d.value.columns]
     assert table_cfg, "the packed-order table"
     labels = [b.proto.label for b in at.get("download_button")]
@@ -63,22 +70,21 @@ def test_connector_is_shown_with_its_anchor(tmp_path, monkeypatch):
     assert metric(at, "connectors") == "1"
 
 
-def test_token_bar_html_is_escaped_and_scaled():
+def test_band_tokens_per_band_then_the_note_blocks():
     import pandas as pd
 
-    from pages.envelope import token_bar_html
+    from pages.envelope import band_tokens
 
     frame = pd.DataFrame(
         [
             {"position": 1, "fact_id": '<b>"x"</b>', "band": "primacy", "tokens": 30},
-            {"position": 2, "fact_id": "y", "band": "middle", "tokens": 10},
+            {"position": 2, "fact_id": "y", "band": "recency", "tokens": 10},
+            {"position": 3, "fact_id": "z", "band": "recency", "tokens": 5},
         ]
     )
-    html = token_bar_html(frame, 100, 50)  # 10 NOTE tokens
-    assert "<b>" not in html and "&lt;b&gt;&quot;x&quot;&lt;/b&gt;" in html
-    assert "width:30.000%" in html and "width:10.000%" in html
-    assert 'data-band="note" title="NOTE blocks · 10 tokens" style="width:10.000%' in html
-    assert "budget 100" in html
+    assert band_tokens(frame, 55) == [("primacy band", 1, 30), ("recency band", 2, 15), ("NOTE blocks", 0, 10)]
+    assert band_tokens(frame, 45) == [("primacy band", 1, 30), ("recency band", 2, 15)]
+    assert band_tokens(frame.iloc[0:0], 0) == []
 
 
 def test_consecutive_fact_cards_are_one_markdown_element(ui_env):

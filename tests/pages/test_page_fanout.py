@@ -287,7 +287,7 @@ def test_step_list_click_and_url_deep_link(fan_env, tmp_path):
 
 
 def test_stepping_never_reruns_the_pipeline(fan_env, tmp_path, monkeypatch):
-    import crp_core.pipeline as pipeline
+    from crp_ui import cache as pipeline  # the dashboard's one call of crp_core.run_pipeline
 
     calls: list[int] = []
     real = pipeline.run_pipeline
@@ -313,8 +313,8 @@ def test_stepping_never_reruns_the_pipeline(fan_env, tmp_path, monkeypatch):
 
 def test_operator_decisions_reach_this_pages_run(fan_env, tmp_path, monkeypatch):
     """The page's own run gets the triage decisions in force, like every other page."""
-    import crp_core.pipeline as pipeline
     import crp_ui.decisions as triage_decisions
+    from crp_ui import cache as pipeline  # the dashboard's one call of crp_core.run_pipeline
 
     seen: list[Any] = []
     real = pipeline.run_pipeline

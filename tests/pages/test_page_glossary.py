@@ -3,7 +3,6 @@ a search with an empty state, and the one-line help other views put on their col
 
 from __future__ import annotations
 
-import html
 import re
 
 import pytest
@@ -85,30 +84,37 @@ def test_with_help_keeps_the_column_config():
     assert "zz" not in cfg
 
 
+def _unmd(text: str) -> str:
+    """Markdown-escaped text as shown (backslash escapes removed)."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def cards(at) -> list[str]:
+    """The Markdown of the term cards on the page (name line and paragraph), in order."""
+    return [m.value for m in at.main.markdown if re.match(r"\*\*.+?\*\* — ", m.value)]
+
+
 def shown_terms(at) -> list[str]:
-    """The names of the terms the page lists (in its one HTML element of cards), unescaped."""
-    return [
-        html.unescape(n) for m in at.main.html for n in re.findall(r"<b>(.+?)</b> — ", m.value) if "crp-term" in m.value
-    ]
+    """The names of the terms the page lists, unescaped."""
+    return [_unmd(re.match(r"\*\*(.+?)\*\* — ", v).group(1)) for v in cards(at)]
 
 
 def test_glossary_page_lists_every_term(ui_env):
     at = run_page("glossary")
     assert [t.value for t in at.title] == ["Glossary"]
-    # all terms in one HTML element (each element costs the browser a render, and HTML is not re-parsed as
-    # Markdown), each in its card: the name in bold, the one-line form, the paragraph, the source a small
-    # grey line under the definition; every text escaped
-    (cards,) = [m for m in at.main.html if "crp-term" in m.value]
-    assert not [m for m in at.main.markdown if "crp-term" in m.value]
-    assert cards.value.count('<div class="crp-term"') == len(glossary.TERMS) == cards.value.count("</div>")
-    for t in glossary.TERMS:
-        assert f"<b>{render.html_text(t.name)}</b> — {render.html_text(t.short)}</p>" in cards.value
-        assert f">{render.html_text(t.definition)}</p>" in cards.value
+    # each term in its own bordered card (Streamlit's container): the name in bold and the one-line form,
+    # the paragraph, then the source as a caption; every text Markdown-escaped, no HTML
+    assert not at.main.html
+    values = cards(at)
+    assert len(values) == len(glossary.TERMS) == len(shown_terms(at))
+    for t, v in zip(glossary.TERMS, values):
+        assert v == f"**{render.md_escape(t.name)}** — {render.md_escape(t.short)}\n\n{render.md_escape(t.definition)}"
     bridge = glossary.term("bridge value")
-    assert re.search(r'<p class="crp-source" style="[^"]*color:[^"]*">Source: SPEC-025 §2\.4', cards.value)
-    assert cards.value.count('class="crp-source"') == len(glossary.TERMS)
-    assert f'{render.html_text(bridge.definition)}</p><p class="crp-source"' in cards.value
-    assert not any(c.value.startswith("Source:") for c in at.caption)
+    sources = [c.value for c in at.caption if c.value.startswith("Source:")]
+    assert len(sources) == len(glossary.TERMS)
+    assert any(_unmd(c).startswith("Source: SPEC-025 §2.4") for c in sources)
+    i = [t.name for t in glossary.TERMS].index(bridge.name)
+    assert _unmd(sources[i]).startswith(f"Source: {bridge.cite}")
 
 
 def test_glossary_text_holds_no_markup():

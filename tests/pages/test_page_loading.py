@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from crp_core.corpus import embedding
 from crp_ui import cache
-from crp_ui.session import QUICK_WAIT_S
+from crp_ui.ckf_state import QUICK_WAIT_S
 from tests.support.embedders import GatedEmbedder
 from tests.support.pages import open_sidebar
 from tests.support.paths import APP, REPO_ROOT

@@ -198,3 +198,19 @@ def test_autotune_lists_the_best_trials_regressions_against_trial_0(ui_env):
     assert [(r.scenario, r.metric) for r in table.itertuples()] == [(f.scenario, f.metric) for f in best.regressions]
     assert list(table["trial 0"]) == pytest.approx([f.bound for f in best.regressions])
     assert any(f"Trial {best.number} is worse than trial 0" in w.value for w in at.warning)
+
+
+def test_suite_runs_with_a_pair_decision_and_a_guard_that_acts(ui_env):
+    """With an operator's pair decision in force and a known-conflict guard that acts, the suite tab
+    runs: the suite gets the decision set, whose pair decisions the guard reads."""
+    import os
+
+    from crp_core import Decision, DecisionStore
+
+    _label_suite(ui_env)
+    a, b = (f.fact_id for f in load_ckf(str(ui_env / "knowledge_base.jsonl")).facts[:2])
+    with DecisionStore(os.environ["CRP_INSPECT_TRIAGE_DB"], create=True) as store:
+        store.record(Decision.override(a, b, winner=a, operator="tester"))
+    at = run_page("tuning", params={"tab": "Suite", "cfg.known_conflict_action": "drop_loser"})
+    per = frame_with(at, "scenario", "recall", "leaks", "wrong_winners", "missing", "leaked")
+    assert list(per["scenario"]) == ["demo", "demo_topic1"]

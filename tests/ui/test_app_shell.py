@@ -274,7 +274,7 @@ def test_scenario_editor_dict_keeps_embeddings_of_unchanged_texts(ui_env):
     from crp_core.io.scenario import load_scenario, scenario_to_dict
 
     s = load_scenario(str(ui_env / "scenarios" / "demo.json"))
-    rows = sidebar._subquery_frame(s)
+    rows = sidebar.subquery_frame(s)
     rows.loc[1, "text"] = "peer and raft ports"  # sq2 edited
     rows.loc[2, "addressed"] = True  # sq3 addressed, depth and window left empty
     rows.loc[3] = [None, None, None, False, None, None]  # a fresh empty row is ignored

@@ -1,0 +1,201 @@
+"""The Tuning page's Auto-tune tab: Optuna (``crp_core.tune``: TPE sampler, fixed seed, a bounded
+number of trials) over the suite chosen in the Suite tab, the best trial against trial 0 (the sidebar
+config), its regressions, the trials and a Pareto front of two suite metrics; the best config can be
+downloaded or applied to the sidebar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from crp_core import (
+    OBJECTIVES,
+    ConfigError,
+    Corpus,
+    CRPConfig,
+    CRPError,
+    DecisionSet,
+    Param,
+    PreparedSuite,
+    TrialRecord,
+    TuneResult,
+    default_space,
+    tune,
+)
+
+from . import cache, render, state
+from . import suite_view as sv
+from .progress import Bar
+from .suite_source import K, chosen_suite, ready
+from .tuning_widgets import frame, kept_result
+
+K_TUNE = K + "tune"  # (inputs key, TuneResult)
+K_APPLIED = K + "applied"  # the number of the trial whose values were applied to the sidebar
+#: most trials one auto-tune run may ask for from the page
+MAX_TRIALS = 200
+
+
+def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> None:
+    """The Auto-tune tab over ``corpus`` with the pair ``decisions`` in force (``dkey``: their digest)."""
+    st.caption(
+        "Optuna (TPE sampler, fixed seed, a bounded number of trials) searches the TTL of every source "
+        "type the CKF uses, the relevance gate, the contradiction similarity and the stale floor, running "
+        "the whole suite at each trial. Trial 0 is the sidebar config, so the best is never worse than "
+        "where you start. The suite is the one chosen in the Suite tab."
+    )
+    got = ready(corpus, chosen_suite(), decisions, dkey)
+    if got is None:
+        return
+    p, config, inputs = got
+    c1, c2, c3 = st.columns([3, 1, 1])
+    names = list(OBJECTIVES)
+    obj = c1.selectbox(
+        "Objective", names, key=K + "objective", format_func=lambda n: f"{n}: {OBJECTIVES[n].description}"
+    )
+    trials = int(c2.number_input("trials", min_value=1, max_value=MAX_TRIALS, value=20, step=1, key=K + "trials"))
+    seed = int(c3.number_input("seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=K + "seed"))
+    try:
+        space = default_space(p.corpus, config)
+    except ConfigError as exc:
+        st.error(render.md_escape(exc))
+        return
+    with st.expander(f"Search space ({len(space)} keys)"):
+        frame(sv.params_space_frame(space), K + "space")
+    if st.button(f"Run auto-tune ({trials} trials)", type="primary", key=K + "tune_run"):
+        res = _run_tune(p, config, obj, trials, seed, space)
+        if res is not None:
+            state.remember(K_TUNE, (inputs, res))
+    res = kept_result(
+        K_TUNE,
+        inputs,
+        empty="No study yet: pick an objective and the number of trials, then **Run auto-tune**.",
+        stale="The suite, the CKF or the sidebar config changed since this study "
+        "ran: it shows the earlier inputs. Run it again to update it.",
+    )
+    if res is not None:
+        _show_tune(res)
+
+
+def _run_tune(
+    p: PreparedSuite, config: CRPConfig, obj: str, trials: int, seed: int, space: Sequence[Param]
+) -> TuneResult | None:
+    """The study, with its trials drawn as they finish (a table and the objective chart)."""
+    bar = Bar(f"Auto-tune, {trials} trials", unit="trials")
+    table = st.empty()
+    chart = st.empty()
+    done: list[TrialRecord] = []
+    keys = [s.key for s in space]
+    maximize = OBJECTIVES[obj].directions[0] == "maximize"
+
+    def callback(t: TrialRecord, n: int, total: int) -> None:
+        done.append(t)
+        bar.step(n, total, f"objective {t.values[0]:.4g}")
+        with table.container():
+            render.dataframe(sv.trials_frame(done, keys), hide_index=True, width="stretch")
+        chart.plotly_chart(sv.trials_figure(done, maximize=maximize, title="Trials so far"), width="stretch")
+
+    try:
+        return tune(
+            p.corpus,
+            p,
+            config,
+            obj,
+            trials,
+            seed,
+            callback=callback,
+            space=space,
+            embedder=cache.embedder_for(p.corpus),
+        )
+    except CRPError as exc:
+        st.error(f"Auto-tune refused: {render.md_escape(exc)}")
+        return None
+    finally:
+        bar.empty()
+        table.empty()
+        chart.empty()
+
+
+def _best(res: TuneResult) -> None:
+    """The best trial against trial 0: its numbers, the searched values, its regressions."""
+    best = res.best
+    st.success(
+        f"Best: trial {best.number} of {len(res.trials)} ({'feasible' if best.feasible else 'INFEASIBLE'}), "
+        f"objective {', '.join(f'{v:.4g}' for v in best.values)} (trial 0: "
+        f"{', '.join(f'{v:.4g}' for v in res.baseline.values)}) · {res.elapsed_ms / 1000:.1f} s, "
+        f"seed {res.seed}, {render.md_escape(res.sampler)}"
+    )
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Best against trial 0 (the sidebar config)**")
+        frame(sv.best_vs_base_frame(res), K + "best_vs_base")
+    with right:
+        st.markdown("**Searched values**")
+        frame(sv.params_frame(res), K + "params")
+    regs = best.regressions
+    if regs:
+        st.warning(
+            f"Trial {best.number} is worse than trial 0 in {len(regs)} (scenario, metric) pair(s): "
+            "`crp-inspect check --baseline` with a baseline recorded at the sidebar config would fail on "
+            "them. The no_regression objective counts them as violations."
+        )
+        render.dataframe(sv.regressions_frame(regs), hide_index=True, width="stretch", key=K + "regressions")
+    elif best.number != 0:
+        st.caption(f"Trial {best.number} is no worse than trial 0 in any scenario and metric.")
+
+
+def _apply_best(res: TuneResult) -> None:
+    """Download the best config, or apply its searched values to the sidebar."""
+    best = res.best
+    b1, b2 = st.columns(2)
+    b1.download_button(
+        "Download the best config (TOML)",
+        data=res.best_config.to_toml(),
+        file_name="crp-config-tuned.toml",
+        mime="application/toml",
+        key=K + "best_toml",
+        on_click="ignore",
+    )
+    if b2.button(
+        "Apply the best config to the sidebar",
+        key=K + "apply",
+        type="primary",
+        help="Sets the searched keys as sidebar edits (every page then runs with them).",
+    ):
+        err = state.set_config_values(dict(best.params))
+        if err:
+            st.error(f"Not applied: {render.md_escape(err)}")
+        else:
+            state.bump("config")  # the sidebar's widgets are rebuilt showing the applied values
+            state.remember(K_APPLIED, best.number)
+            st.rerun()
+    if state.recall(K_APPLIED) == best.number:
+        st.caption(f"Trial {best.number}'s values are applied in the sidebar.")
+
+
+def _show_tune(res: TuneResult) -> None:
+    _best(res)
+    _apply_best(res)
+    maximize = res.objective.directions[0] == "maximize"
+    st.plotly_chart(
+        sv.trials_figure(
+            res.trials, maximize=maximize, best=res.best.number, title=f"Objective {res.objective.name} by trial"
+        ),
+        width="stretch",
+        key=K + "trials_fig",
+    )
+    st.markdown("**Pareto front of two suite metrics**")
+    flat = sv.flat_metric_keys(res.best.metrics)
+    c1, c2 = st.columns(2)
+    x = c1.selectbox("x", flat, index=flat.index("recall.mean"), key=K + "pareto_x")
+    y = c2.selectbox("y", flat, index=flat.index("tokens.mean"), key=K + "pareto_y")
+    fig, front = sv.pareto_figure(res, x, y)
+    st.plotly_chart(fig, width="stretch", key=K + "pareto_fig")
+    st.caption(
+        "On the front: trials " + ", ".join(str(t.number) for t in front)
+        if front
+        else "No feasible trial has both metrics defined."
+    )
+    with st.expander(f"All {len(res.trials)} trials (table)"):
+        frame(sv.trials_frame(res.trials, [s.key for s in res.space]), K + "trials_table")

@@ -1,0 +1,257 @@
+"""The Tuning page's Before / after tab: the same scenario through SPEC-024-only retrieval (no recency
+factor, no contradiction resolution, naive fan-out) and through the full SPEC-027 pipeline
+(``crp_core.before_after``), shown as one sentence per fix, the numbers, what SPEC-027 removed and
+added and why, the token change, the contradictory pairs and fan-out duplicates of each side and both
+envelopes; downloadable as a self-contained HTML report (``crp_core.build_html_report``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+import pandas as pd
+import streamlit as st
+
+from crp_core import (
+    FANOUT_DUPLICATES,
+    BeforeAfter,
+    Corpus,
+    CRPConfig,
+    CRPError,
+    PipelineResult,
+    Scenario,
+    before_after,
+    build_html_report,
+)
+
+from . import cache, glossary, render, state
+from . import tuning_view as tv
+from .tuning_widgets import inputs_key, scenario_vectors
+
+K = "crp.tuning."
+K_BA = K + "before_after"  # {inputs key: BeforeAfter}
+
+
+def before_after_tab(
+    corpus: Corpus,
+    scenario: Scenario,
+    config: CRPConfig,
+    result: PipelineResult,
+    decisions: Mapping[str, Any] | None,
+    dkey: str,
+) -> None:
+    """The tab: a fan-out width for this view, both runs (kept for the last inputs), the report."""
+    st.caption(
+        "The same scenario through SPEC-024-only retrieval (no recency factor, no contradiction "
+        "resolution, naive fan-out) and through the full SPEC-027 pipeline."
+    )
+    width = int(
+        st.number_input(
+            "Fan-out width for this view",
+            min_value=0,
+            max_value=12,
+            value=int(scenario.fanout_width or 0),
+            step=1,
+            key=f"{K}ba_width.{state.gen('scenario')}",
+            help="The scenario's width by default; 0 or 1 = no fan-out.",
+        )
+    )
+    key = inputs_key(corpus, scenario, config, dkey) + f"|w{width}"
+    store = state.kept_dict(K_BA)
+    ba = store.get(key)
+    if ba is None:
+        try:
+            with st.spinner("Running both pipelines…"):
+                ba = before_after(
+                    corpus,
+                    scenario,
+                    config,
+                    vectors=scenario_vectors(corpus, scenario),
+                    decisions=decisions,
+                    fanout_width=width,
+                    embedder=cache.embedder_for(corpus),
+                    full=result if width == int(scenario.fanout_width or 0) else None,
+                )
+        except CRPError as exc:
+            st.error(f"Refused: {render.md_escape(exc)}")
+            return
+        store.clear()
+        store[key] = ba
+    before_after_view(cast(BeforeAfter, ba))
+    _report_button(cast(BeforeAfter, ba))
+
+
+def _report_button(ba: BeforeAfter) -> None:
+    name = state.get_scenario_name() or "scenario"
+    label = state.get_ckf_label()
+
+    def report() -> str:
+        return build_html_report(ba, ckf_label=label, scenario_name=name, terms=glossary.report_terms())
+
+    stem = name.rsplit(".", 1)[0] or "scenario"
+    st.download_button(
+        "Download the HTML report",
+        data=report,
+        file_name=f"crp-before-after-{stem}.html",
+        mime="text/html",
+        key=K + "ba_report",
+        type="primary",
+        on_click="ignore",
+        help="One self-contained file for stakeholders: the headline per fix, what was removed and "
+        "why, the token change, the numbers and both envelopes; its charts are inline SVG, it "
+        "fetches nothing and stays under 1 MB.",
+    )
+
+
+def _wrapped(frame: pd.DataFrame) -> None:
+    """A short list shown whole: ``st.table`` wraps long cells and sizes to its content; it renders
+    cells as Markdown, so the text goes through ``render.table`` (escaped)."""
+    render.table(frame, hide_index=True)
+
+
+def _metrics(ba: BeforeAfter) -> None:
+    b, a = ba.before, ba.after
+    m = st.columns(5)
+    m[0].metric(
+        "expired in envelope",
+        len(a.expired_in_envelope),
+        delta=len(a.expired_in_envelope) - len(b.expired_in_envelope),
+        delta_color="inverse",
+        help=f"SPEC-027; SPEC-024 only: {len(b.expired_in_envelope)}. " + glossary.help("expired vs ageing"),
+    )
+    m[1].metric(
+        "ageing in envelope",
+        len(a.ageing_in_envelope),
+        delta=len(a.ageing_in_envelope) - len(b.ageing_in_envelope),
+        delta_color="off",
+        help=f"SPEC-027; SPEC-024 only: {len(b.ageing_in_envelope)}. Within their TTL, partly weighted "
+        "down: not a defect.",
+    )
+    m[2].metric(
+        "contradictory pairs",
+        len(a.contradictory_pairs),
+        delta=len(a.contradictory_pairs) - len(b.contradictory_pairs),
+        delta_color="inverse",
+        help=f"SPEC-027; SPEC-024 only: {len(b.contradictory_pairs)}. " + glossary.help("contradictory pair"),
+    )
+    if a.fanout_duplicates is None:
+        m[3].metric(FANOUT_DUPLICATES, "no fan-out", help=glossary.help("fan-out duplicates"))
+    else:
+        m[3].metric(
+            FANOUT_DUPLICATES,
+            a.fanout_duplicates,
+            delta=a.fanout_duplicates - (b.fanout_duplicates or 0),
+            delta_color="inverse",
+            help=f"SPEC-027; SPEC-024 only: {b.fanout_duplicates}. " + glossary.help("fan-out duplicates"),
+        )
+    m[4].metric("overlap (Jaccard)", f"{ba.overlap:.2f}", help=glossary.help("Jaccard / overlap"))
+
+
+def _numbers(ba: BeforeAfter) -> None:
+    st.dataframe(
+        tv.before_after_frame(ba),
+        hide_index=True,
+        key=K + "ba_numbers",
+        column_config=glossary.with_help(
+            ["measure"],
+            {
+                "measure": st.column_config.TextColumn(
+                    "measure",
+                    help="expired / ageing: SPEC-027 recency state (see the Glossary); the rest "
+                    "counted in the envelope handed to the model",
+                )
+            },
+        ),
+    )
+    figs = cache.by_identity("before_after_figures", ba, tv.before_after_figures)
+    c = st.columns(2)
+    for i, fig in enumerate(figs):
+        c[i % 2].plotly_chart(fig, width="stretch", key=f"{K}ba_fig{i}")
+
+
+def _changes(ba: BeforeAfter) -> None:
+    """What SPEC-027 removed and added (with why), and why the token count changed."""
+    st.subheader(f"What SPEC-027 removed, and why ({len(ba.removed)})")
+    if ba.removed:
+        _wrapped(tv.changes_frame(ba.removed))
+        st.caption(
+            render.md_escape(
+                "kind: conflict loser = "
+                + glossary.help("Fact Authority Resolution")
+                + " · expired / ageing = "
+                + glossary.help("expired vs ageing")
+            )
+        )
+    else:
+        st.caption("Nothing: every fact the SPEC-024-only run packed is still packed.")
+    st.subheader(f"What SPEC-027 added ({len(ba.entered)})")
+    if ba.entered:
+        _wrapped(tv.changes_frame(ba.entered))
+    else:
+        st.caption("Nothing new.")
+    if ba.tokens is not None:
+        st.subheader("Why the token count changed")
+        st.markdown(render.md_escape(ba.tokens.sentence()))
+
+
+def _pairs_and_duplicates(ba: BeforeAfter) -> None:
+    b, a = ba.before, ba.after
+    st.subheader("Contradictory pairs handed to the model")
+    for col, side in zip(st.columns(2), (b, a)):
+        with col:
+            st.markdown(f"**{render.md_escape(side.label)}** ({len(side.contradictory_pairs)})")
+            if side.contradictory_pairs:
+                _wrapped(tv.pairs_frame(ba, side))
+            else:
+                st.caption("None.")
+    if b.fanout_duplicates is None:
+        return
+    st.subheader(f"{FANOUT_DUPLICATES.capitalize()} (one count everywhere: cross-branch duplicates at fan-in)")
+    st.caption(render.md_escape(glossary.help("fan-out duplicates")))
+    for col, side in zip(st.columns(2), (b, a)):
+        with col:
+            packed = len(side.packed_duplicate_facts)
+            st.markdown(
+                f"**{render.md_escape(side.label)}**: {side.fanout_duplicates} "
+                f"({packed} of their facts in the envelope)"
+            )
+            if side.duplicates:
+                _wrapped(tv.duplicates_frame(ba, side))
+
+
+def _envelopes(ba: BeforeAfter) -> None:
+    b, a = ba.before, ba.after
+    st.subheader("The two envelopes")
+    cc = glossary.with_help(
+        tv.SIDE_COLUMNS,
+        {
+            "content": st.column_config.TextColumn("content", width="large"),
+            "SPEC-027 recency": st.column_config.NumberColumn("SPEC-027 recency", format="%.3f"),
+        },
+    )
+    sides = (("SPEC-024 only", b, a, "ba_before"), ("SPEC-027", a, b, "ba_after"))
+    for col, (title, side, other, key) in zip(st.columns(2), sides):
+        with col:
+            st.markdown(f"**{title}** ({len(side.envelope)} facts, {side.tokens_used} tokens)")
+            render.dataframe(
+                tv.side_envelope_frame(ba, side, other.envelope),
+                hide_index=True,
+                width="stretch",
+                key=K + key,
+                column_config=cc,
+            )
+
+
+def before_after_view(ba: BeforeAfter) -> None:
+    """The before / after numbers, headline, removed facts, token change and both envelopes."""
+    st.subheader("In one sentence per fix")
+    for col, (fix, text) in zip(st.columns(3), ba.headlines()):
+        with col.container(border=True):
+            st.markdown(f"**{render.md_escape(fix)}**")
+            st.markdown(render.md_escape(text))
+    _metrics(ba)
+    _numbers(ba)
+    _changes(ba)
+    _pairs_and_duplicates(ba)
+    _envelopes(ba)

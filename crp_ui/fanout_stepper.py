@@ -1,0 +1,238 @@
+"""The Fan-out page's stepper (SPEC-027 §1): the partitioned fan-out step by step beside the naive
+shared-Coverage-Set race, each step's Coverage Set as its branch sees it, and the timelines.
+
+The step index lives in the session and in the URL (``?step=<1-based>``, a page parameter the shell
+leaves alone); every number shown is read from the run's ``crp_core.FanoutResult``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+from crp_core import Corpus, CRPConfig, FanoutResult, FanoutRun, FanoutStep, Scenario
+
+from . import breakdown, cache, render, state
+from . import fanout_view as fv
+
+K = "crp.fanout."
+K_STEP = K + "step"  # 0-based index of the partitioned step shown
+K_URL_NOTE = K + "url_note"
+URL_STEP = "step"  # URL parameter (1-based); one of state.PAGE_PARAMS, so the shell keeps it
+
+KIND_NAMES = {
+    "parent": "parent state",
+    "partition": "partitioning",
+    "snapshot": "snapshot",
+    "retrieval": "retrieval",
+    "additions": "local additions",
+    "merge": "fan-in union",
+    "dedup": "dedup report",
+}
+#: what each kind of partitioned step shows of the Coverage Set
+VIEWS = {
+    "snapshot": "read-only snapshot",
+    "retrieval": "read-only snapshot scored against",
+    "additions": "snapshot + this branch's local additions (invisible to other branches)",
+    "merge": "parent set after the fan-in union",
+    "dedup": "parent set after fan-in",
+}
+
+
+# ---- step state -----------------------------------------------------------------------------------
+def current_step(n_steps: int) -> int:
+    """The step index: session state, else the URL's ``step`` (first visit), clamped to the steps."""
+    if not state.holds(K_STEP):
+        idx, note = fv.parse_step_param(state.page_param(URL_STEP), n_steps)
+        state.remember(K_STEP, idx)
+        state.remember(K_URL_NOTE, note)
+    idx = min(max(int(state.recall(K_STEP)), 0), max(n_steps - 1, 0))
+    state.remember(K_STEP, idx)
+    return idx
+
+
+def _set_step(idx: int, radio_key: str) -> None:
+    state.remember(K_STEP, idx)
+    state.remember(radio_key, idx)
+
+
+def _on_pick(radio_key: str) -> None:
+    state.remember(K_STEP, int(state.recall(radio_key)))
+
+
+# ---- one step -------------------------------------------------------------------------------------
+def _coverage_block(
+    fan: FanoutResult, step: FanoutStep, mode: str, caption: str, scenario: Scenario, config: CRPConfig
+) -> None:
+    """The Coverage Set at ``step`` as chips (the entries added at this step highlighted, their hover text
+    once per run and step), with a caption saying whose view it is."""
+    tips = cache.by_identity(
+        "fanout_tips",
+        fan,
+        lambda _f: fv.coverage_tips(fv.coverage_frame(step, scenario, config)),
+        extra=(mode, step.index),
+    )
+    render.html_block(fv.coverage_html(step, mode, tips))
+    since = step.detail.get("since_step")
+    added = f"{len(step.added)} entr{'y' if len(step.added) == 1 else 'ies'} added" if step.added else "nothing added"
+    ref = f" since {'naive ' if mode == 'naive' else ''}step {since + 1}" if isinstance(since, int) else ""
+    st.caption(f"{render.md_escape(caption)} · {added}{ref} (highlighted).")
+
+
+def _facts_table(step: FanoutStep, corpus: Corpus, several: Mapping[str, tuple[int, ...]], key: str) -> None:
+    frame = fv.step_facts_frame(step, corpus, duplicates=several)
+    cfg = breakdown.column_config(frame)
+    cfg["content"] = st.column_config.TextColumn("content", width="medium")
+    render.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=cfg)
+
+
+def _dedup_report(run: FanoutRun, mode: str) -> None:
+    frame = fv.dedup_frame(run)
+    if len(frame) == 0:
+        st.success(f"Cross-branch dedup report: 0 duplicates ({len(run.merged)} facts kept).")
+        return
+    st.error(f"Cross-branch dedup report: {len(frame)} duplicate(s); each kept once ({len(run.merged)} facts kept).")
+    render.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        key=f"{K}dedup.{mode}",
+        column_config={"similarity": st.column_config.NumberColumn("similarity", format="%.4f")},
+    )
+
+
+def _partitioned_body(
+    fan: FanoutResult, step: FanoutStep, corpus: Corpus, scenario: Scenario, config: CRPConfig
+) -> None:
+    """What one partitioned step did, by its kind."""
+    run, d = fan.partitioned, step.detail
+    if step.kind == "parent":
+        render.html_block("ResidualSet: " + fv.chips_html(d.get("residual_set", []), kind="sq"))
+    elif step.kind == "partition":
+        render.dataframe(fv.partitions_frame(fan, scenario), hide_index=True, width="stretch", key=f"{K}step.parts")
+        st.caption(
+            f"Each branch may choose up to {d.get('branch_fact_budget')} facts "
+            "(max(3, envelope_fact_budget // branches))."
+        )
+    elif step.kind == "snapshot":
+        render.html_block("Partition: " + fv.chips_html(d.get("partition", []), kind="sq"))
+        st.caption(
+            f"{render.md_escape(d.get('snapshot_type', ''))}: a write attempt raises "
+            "SnapshotMutationError (SPEC-027 §1.5)."
+        )
+    elif step.kind == "retrieval":
+        st.caption(
+            f"Relevance and residual pull over partition {render.md_escape(', '.join(d.get('partition', [])))} "
+            f"only; novelty against the snapshot. Pool {d.get('pool')}, gated out {d.get('gated_out')}, "
+            f"scored {d.get('scored')}, chose {len(step.facts)} (budget {d.get('budget')})."
+        )
+        _facts_table(step, corpus, fv.chosen_by_several(run), f"{K}step.facts.p")
+    elif step.kind == "additions":
+        added = d.get("additions", [])
+        render.html_block(
+            f"Local additions (depth {config.branch_depth_weight:g}): " + fv.chips_html(added, highlight=added)
+        )
+    elif step.kind == "merge":
+        render.html_block(
+            "Union of the branches' facts: "
+            + fv.chips_html(step.facts, kind="fact", highlight=fv.duplicate_fact_ids(run))
+        )
+        st.caption(f"Coverage depth after the merge: {d.get('coverage_depth')}.")
+    elif step.kind == "dedup":
+        _dedup_report(run, "partitioned")
+
+
+def _partitioned_detail(
+    fan: FanoutResult, step: FanoutStep, corpus: Corpus, scenario: Scenario, config: CRPConfig
+) -> None:
+    st.markdown(f"**{render.md_escape(fv.step_label(step))}**")
+    who = "the parent" if step.branch is None else f"branch {step.branch}"
+    view = VIEWS.get(step.kind, "parent set")
+    _coverage_block(fan, step, "partitioned", f"what {who} sees: {view}", scenario, config)
+    _partitioned_body(fan, step, corpus, scenario, config)
+
+
+def _naive_detail(fan: FanoutResult, nstep: FanoutStep, corpus: Corpus, scenario: Scenario, config: CRPConfig) -> None:
+    run = fan.naive
+    st.markdown(f"**{render.md_escape(fv.step_label(nstep))}**")
+    _coverage_block(fan, nstep, "naive", "the one shared Coverage Set (every branch read it at T0)", scenario, config)
+    if nstep.kind == "parent":
+        st.caption(
+            "Round-robin assignment: "
+            + render.md_escape(
+                "; ".join(f"branch {i}: {', '.join(p)}" for i, p in enumerate(nstep.detail.get("assignment", [])))
+            )
+        )
+    elif nstep.kind == "retrieval":
+        st.caption(
+            "Relevance over its round-robin sub-queries, but residual pull over the whole ResidualSet "
+            "and novelty against the shared set as read at T0."
+        )
+        _facts_table(nstep, corpus, fv.chosen_by_several(run), f"{K}step.facts.n")
+    elif nstep.kind == "dedup":
+        _dedup_report(run, "naive")
+
+
+# ---- the stepper ----------------------------------------------------------------------------------
+def _step_buttons(steps: tuple[FanoutStep, ...], idx: int, radio_key: str) -> None:
+    n = len(steps)
+    note = state.recall(K_URL_NOTE)
+    if note:
+        st.caption(f"Link parameter adjusted: {render.md_escape(note)}")
+    b1, b2, b3 = st.columns([1, 1, 6])
+    b1.button(
+        "◀ Previous", key=f"{K}prev", disabled=idx <= 0, on_click=_set_step, args=(idx - 1, radio_key), width="stretch"
+    )
+    b2.button(
+        "Next ▶", key=f"{K}next", disabled=idx >= n - 1, on_click=_set_step, args=(idx + 1, radio_key), width="stretch"
+    )
+    b3.markdown(f"Step **{idx + 1}** of {n}: {render.md_escape(fv.step_label(steps[idx]))}")
+    state.set_page_param(URL_STEP, str(idx + 1))
+
+
+def _step_list(steps: tuple[FanoutStep, ...], idx: int, radio_key: str) -> None:
+    state.remember(radio_key, idx)
+    st.radio(
+        "Steps",
+        list(range(len(steps))),
+        key=radio_key,
+        on_change=_on_pick,
+        args=(radio_key,),
+        format_func=lambda i: render.md_escape(  # radio options are Markdown
+            f"{i + 1}. {fv.step_time(steps[i])} · {fv.actor(steps[i])} · {KIND_NAMES.get(steps[i].kind, steps[i].kind)}"
+        ),
+    )
+
+
+def stepper(fan: FanoutResult, corpus: Corpus, scenario: Scenario, config: CRPConfig, result_sig: str) -> None:
+    """Step through the partitioned fan-out (left) beside the naive race at the same moment (right)."""
+    st.subheader("Step through the fan-out")
+    steps, nsteps = tuple(fan.steps), tuple(fan.naive_steps)
+    idx = current_step(len(steps))
+    radio_key = f"{K}w.steps.{result_sig}"
+    _step_buttons(steps, idx, radio_key)
+    nidx = fv.naive_step_for(steps[idx], nsteps)
+    c_list, c_part, c_naive = st.columns([1.15, 2.5, 2.5], gap="medium")
+    with c_list:
+        _step_list(steps, idx, radio_key)
+    with c_part:
+        st.markdown("##### Partitioned (SPEC-027 §1.3)")
+        _partitioned_detail(fan, steps[idx], corpus, scenario, config)
+        render.html_block(
+            fv.timeline_html(
+                steps, idx, duplicates=fv.duplicate_fact_ids(fan.partitioned), title="Timeline (partitioned)"
+            )
+        )
+    with c_naive:
+        st.markdown("##### Naive: shared Coverage Set (SPEC-027 §1.1)")
+        _naive_detail(fan, nsteps[nidx], corpus, scenario, config)
+        render.html_block(
+            fv.timeline_html(
+                nsteps, nidx, duplicates=fv.chosen_by_several(fan.naive).keys(), title="Race timeline (naive)"
+            )
+        )
+        st.caption("Red chips: facts chosen by more than one branch (duplicate content).")
+
+
+__all__ = ["K", "K_STEP", "KIND_NAMES", "URL_STEP", "current_step", "stepper"]
