@@ -3,7 +3,7 @@
     python bench/detector_planted.py
 
 Every planted conflict must be detected with its planted pattern; every planted paraphrase and
-near-duplicate must give None. Mirrors tests/test_sample_ckf.py's text checks without the model.
+near-duplicate must give None. Mirrors tests/repo/test_sample_ckf.py's text checks without the model.
 """
 
 from __future__ import annotations

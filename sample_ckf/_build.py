@@ -3467,7 +3467,7 @@ NEAR_DUPLICATES = [  # cosine > 0.95, same value: dedup (SPEC-003 §6.6), never 
 ]
 
 # What each bundled scenario must show with the default configuration and the real MiniLM model
-# (checked by tests/test_sample_ckf.py; described in README.md).
+# (checked by tests/repo/test_sample_ckf.py; described in README.md).
 SCENARIO_EFFECTS = {
     "etcd_upgrade": {
         # C04 is resolved too, but through a graph connector; only anchor-level effects are asserted

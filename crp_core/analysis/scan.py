@@ -389,7 +389,7 @@ def triage_order(pair: ConflictPair) -> tuple[bool, bool, float, str, str]:
 #: the configuration fields :func:`scan_ckf` reads: the candidate threshold (SPEC-027 §2.2), the recency
 #: factor of each side (SPEC-027 §3: TTL tables, stale floor, fresh fraction), its authority (source
 #: authority and importance tables, SPEC-009 §4.4) and the tie tolerance of arbitration (§2.3); no other
-#: field changes a scan (tests/test_scan_config_key.py records every field a scan reads)
+#: field changes a scan (tests/core/analysis/test_scan_config_key.py records every field a scan reads)
 SCAN_CONFIG_FIELDS: tuple[str, ...] = (
     "contradiction_similarity",
     "ttl_days",

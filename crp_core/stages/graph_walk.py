@@ -196,7 +196,7 @@ def walk_with_paths(
         and retrievable.dtype == np.bool_
         and len(set(anchors.tolist())) == anchors.size
     ):
-        # the compiled walk: the same five arrays, to the bit (tests/test_cdgr_fastpaths.py)
+        # the compiled walk: the same five arrays, to the bit (tests/core/stages/test_cdgr_fastpaths.py)
         return _kernel.walk_two_hops(
             indptr, indices, data, np.ascontiguousarray(anchors), np.ascontiguousarray(retrievable)
         )

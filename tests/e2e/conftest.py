@@ -161,7 +161,7 @@ def hostile_samples() -> Any:
 
 @pytest.fixture(scope="module")
 def hostile_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server of its own on the hostile-id samples of tests/data/hostile_ui/build.py."""
+    """A server of its own on the hostile-id samples of tests/data/hostile_ui/hostile_samples.py."""
     hostile = load_hostile_samples()
     d = tmp_path_factory.mktemp("hostile_ui")
     with serve(hostile.write_hostile_samples(d / "samples"), d / "streamlit.log") as url:

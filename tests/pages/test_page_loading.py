@@ -2,7 +2,7 @@
 and a CKF that needs embedding is prepared in the background (progress, cancel, resume) while the
 previous one stays active.
 
-The synthetic samples of tests/support.py carry their own 8-d embeddings (model ``test-model``), so
+The synthetic samples of tests/support/ carry their own 8-d embeddings (model ``test-model``), so
 a CKF uploaded *without* embeddings is embedded by a fake ``test-model`` embedder
 (``crp_ui.cache.EMBEDDER_OVERRIDE``), gated so the test decides when the "model" makes progress.
 """

@@ -61,7 +61,7 @@ def _pairs(planted, group):
 # ---- the knowledge base itself ----------------------------------------------------------------
 def test_size_domains_and_shipped_embeddings(kb, raw_rows):
     assert len(kb) >= 400
-    # every fact ships its MiniLM embedding (tests/test_sample_embeddings.py checks them in detail)
+    # every fact ships its MiniLM embedding (tests/repo/test_sample_embeddings.py checks them in detail)
     assert kb.embeddings is not None and kb.embeddings.shape == (len(kb), 384)
     assert kb.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
     assert all(len(r["embedding"]) == 384 for r in raw_rows)

@@ -1,6 +1,6 @@
 """The app shell: app.py + page registration + shared sidebar + home page, driven by Streamlit's AppTest.
 
-Uses the synthetic samples folder of tests/support.py (24 facts with their own 8-d embeddings,
+Uses the synthetic samples folder of tests/support/ (24 facts with their own 8-d embeddings,
 model "test-model"; scenario "demo.json"), so no embedding model is loaded.
 """
 

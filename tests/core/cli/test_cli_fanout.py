@@ -13,7 +13,7 @@ from crp_core.cli import main
 
 MODEL = "test-model"
 E = np.eye(6)
-# the two-topic corpus of tests/test_fanout.py; plain lowercase sentences so that no pair value-conflicts
+# the two-topic corpus of tests/core/stages/test_fanout.py; plain lowercase sentences so that no pair value-conflicts
 FACTS = {
     "x1": (E[0], "pods on one node share the bridge interface for local traffic"),
     "x2": (E[0] + 0.2 * E[5], "the overlay tunnel wraps frames between hosts"),

@@ -1,7 +1,7 @@
 """Every input of the hostile-input corpus (tests/data/hostile/hostile.toml) through the commands that
 read it (``crp-inspect validate`` and ``run``; ``check`` for suites, configs and baselines; ``triage
 decisions`` for a database) as bounded child processes, and every numeric setting at its range boundaries
-through ``run --set`` (issue 12; docs/decisions/hardening.md). Harness: tests/hostile.py."""
+through ``run --set`` (issue 12; docs/decisions/hardening.md). Harness: tests/support/hostile.py."""
 
 from __future__ import annotations
 

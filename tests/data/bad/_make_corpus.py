@@ -1,8 +1,8 @@
 """Regenerate the good and bad loader corpora: ``python tests/data/bad/_make_corpus.py``.
 
 The files are committed; this script documents how each was made. Every bad file holds exactly one
-problem, named by the file name; the expected line/field live in tests/test_ckf_bad.py and
-tests/test_scenario_bad.py.
+problem, named by the file name; the expected line/field live in tests/core/io/ckf/test_ckf_bad.py and
+tests/core/io/test_scenario.py.
 """
 
 from __future__ import annotations

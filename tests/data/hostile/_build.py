@@ -1,7 +1,7 @@
 """Writes the hostile-input corpus of this folder (issue 12). Run from the repository root:
 ``python tests/data/hostile/_build.py``. What each file is and what must happen to it is in
 ``hostile.toml`` next to it; inputs that git cannot hold (a FIFO, link loops) are made at test time
-(``make = ...`` entries, see ``tests/hostile.py``).
+(``make = ...`` entries, see ``tests/support/hostile.py``).
 
 Every file that should load carries 8-d embeddings from ``test-model`` so ``crp-inspect run`` needs
 no model; ``scenario_ok.json`` is the matching scenario.
