@@ -3,8 +3,8 @@
     python bench/detector.py            # from the repository root
 
 Prints one table of precision / recall / F1 per category and overall for the dev set, the
-held-out set and both (scoring as in tests/core/stages/contradictions/test_detector_corpus.py: a pair is correct when the
-conflict / no-conflict answer matches and the expected patterns are a subset of those found; a
+held-out set and both (scoring as in tests/core/stages/contradictions/test_detector_corpus.py: a pair is
+correct when the conflict / no-conflict answer matches and the expected patterns are a subset of those found; a
 conflict found with a missing pattern is both a miss and a false alarm), then the cost per pair:
 
 * warm - each text already analysed (as in the whole-CKF scan, where a text meets many

@@ -83,8 +83,8 @@ class Embedder(Protocol):
 
 
 #: MiniLM's inference backends. ``onnx`` and ``torch`` give the vectors of one model (they agree within 1e-4
-#: cosine, tests/core/corpus/test_embedding_backends.py), so they share the model id and the cache (docs/reference/scenarios.md);
-#: ``onnx-int8`` (opt-in, lossy) has its own model id, :data:`INT8_MODEL_ID`.
+#: cosine, tests/core/corpus/test_embedding_backends.py), so they share the model id and the cache
+#: (docs/reference/scenarios.md); ``onnx-int8`` (opt-in, lossy) has its own model id, :data:`INT8_MODEL_ID`.
 BACKENDS: tuple[str, ...] = ("onnx", "torch", "onnx-int8")
 #: the model id of each backend's vectors
 BACKEND_MODEL_IDS: dict[str, str] = {"onnx": MODEL_ID, "torch": MODEL_ID, "onnx-int8": INT8_MODEL_ID}

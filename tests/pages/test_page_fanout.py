@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from page_support import figures
 from streamlit.testing.v1 import AppTest
 
 from crp_core.config import CRPConfig
@@ -25,6 +24,7 @@ from crp_core.io.ckf import load_ckf
 from crp_core.io.scenario import load_scenario
 from crp_core.pipeline import run_pipeline
 from crp_ui import fanout_view as fv
+from tests.support.pages import figures
 from tests.support.paths import REPO_ROOT
 
 REPO = REPO_ROOT
