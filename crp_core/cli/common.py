@@ -121,7 +121,9 @@ def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str)
     ``--lenient`` ``--cache-dir`` ``--sdk-map`` ``--source-type`` (:func:`input_source_map`).
     Configuration precedence: defaults < --config < the scenario's
     config < --set (``crp_core.config.layered_config``)."""
-    p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv) or directory")
+    p.add_argument(
+        "--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.ndjson/.json/.csv/.parquet) or directory"
+    )
     if scenario:
         p.add_argument("--scenario", required=True, metavar="PATH", help="scenario file (.json or .toml)")
     p.add_argument(

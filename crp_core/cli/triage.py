@@ -51,9 +51,9 @@ if TYPE_CHECKING:
 def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "triage",
-        help="operator decisions on conflict pairs (record, list, export)",
+        help="operator decisions on conflict pairs (record, decisions, stats, export)",
         description="Operator decisions on conflict pairs, stored in SQLite: record "
-        "them, list the audit log, export a cleaned CKF.",
+        "them, print the audit log, judge the detector by them, export a cleaned CKF.",
     )
     sub = p.add_subparsers(dest="triage_command", metavar="ACTION")
     sub.required = True

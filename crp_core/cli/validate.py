@@ -26,8 +26,8 @@ def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "validate",
         help="validate a CKF file/directory or a scenario",
-        description="Validate a CKF (.jsonl, .json, .csv or a directory with "
-        "facts.jsonl) and print a summary, or every problem found.",
+        description="Validate a CKF (.jsonl, .ndjson, .json, .csv, .parquet, a crprotocol SDK snapshot or a "
+        "directory with facts.jsonl) and print a summary, or every problem found.",
     )
     p.add_argument("path", nargs="?", help="CKF file or directory")
     p.add_argument("--scenario", metavar="PATH", help="validate a scenario file (.json or .toml)")
