@@ -181,6 +181,8 @@ if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.analysis.baseline import EnvelopeChange, SideNumbers
     from crp_core.factors.recency import compute_recency
     from crp_core.headers import CONFLICTS, PARTITIONS
+    from crp_core.support.digest import Digest, content_digest
+    from crp_core.support.memo import LRU, WeakMemo
 
 #: module of each public name (resolved lazily by ``__getattr__``)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -358,6 +360,9 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     ),
     "crp_core.analysis.baseline": ("EnvelopeChange", "SideNumbers"),
     "crp_core.headers": ("CONFLICTS", "PARTITIONS"),
+    # the one content digest and the one memo mechanism (the dashboard keeps none of its own)
+    "crp_core.support.digest": ("Digest", "content_digest"),
+    "crp_core.support.memo": ("LRU", "WeakMemo"),
 }
 #: public submodules: namespaces of constants (``headers.CONFLICTS``, ...)
 _SUBMODULES = ("headers",)
@@ -565,6 +570,10 @@ __all__ = [
     "export_json",
     "DetectorQuality",
     "detector_quality",
+    "Digest",
+    "content_digest",
+    "LRU",
+    "WeakMemo",
 ]
 __version__ = "0.1.0"
 

@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from datetime import datetime
@@ -29,6 +28,7 @@ from typing import Any
 import streamlit as st
 
 from crp_core import (
+    LRU,
     Corpus,
     CRPConfig,
     CRPError,
@@ -43,6 +43,7 @@ from crp_core import (
     ProgressSnapshot,
     Scenario,
     SourceTypeMap,
+    content_digest,
     default_embedder,
     dump_scenario,
     load_ckf,
@@ -52,7 +53,7 @@ from crp_core import (
 )
 from crp_core import embedder_for as core_embedder_for
 
-from .memo import Registry, by_identity
+from .memo import by_identity
 
 #: prepared corpora kept per process (each holds vectors + index; a few hundred MB at most)
 MAX_CORPORA = 4
@@ -123,23 +124,20 @@ def embedder_for(corpus: Corpus) -> Embedder | None:
 # ---- figures shared by every session ---------------------------------------------------------------
 SHARED_ENTRIES = 32
 #: the process-wide store of :func:`memo_shared` (the shared, locked LRU registry every session reads)
-_SHARED = Registry(SHARED_ENTRIES)
+_SHARED: LRU[Hashable, Any] = LRU(SHARED_ENTRIES, locked=True)
 
 
 def memo_shared(key: Hashable, build: Callable[[], Any]) -> Any:
     """``build()`` once per ``key`` across results and sessions (the ``SHARED_ENTRIES`` last used are
     kept): for a figure whose inputs survive a config change, keyed by those inputs' content
-    (:func:`crp_ui.tables.content_digest`). Callers must not mutate what they get back."""
-    value = _SHARED.get(key)
-    if value is None:
-        value = build()
-        _SHARED.put(key, value)
-    return value
+    (:func:`crp_ui.tables.frame_digest`). Callers must not mutate what they get back."""
+    return _SHARED.get_or_build(key, build)
 
 
 @st.cache_resource(show_spinner=False)
-def _corpora() -> Registry:
-    return Registry(MAX_CORPORA)
+def _corpora() -> LRU[Hashable, Corpus]:
+    """The prepared corpora of this process, shared by every session (a locked LRU registry)."""
+    return LRU(MAX_CORPORA, locked=True)
 
 
 @st.cache_resource(show_spinner=False)
@@ -171,7 +169,7 @@ def ready_corpus(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | Non
     """The prepared corpus when it is ready (built, or its job finished), else None. Starts nothing."""
     key = corpus_key(kb_fingerprint, config, kb)
     hit = _corpora().get(key)
-    if isinstance(hit, Corpus):
+    if hit is not None:
         return hit
     job = jobs().get(key)
     if job is not None and job.state == "done" and isinstance(job.result, Corpus):
@@ -285,10 +283,7 @@ def corpus_digest(corpus: Corpus) -> str:
 
 
 def _corpus_digest(corpus: Corpus) -> str:
-    h = hashlib.sha256()
-    h.update(f"{corpus.fingerprint}|{corpus.model_id}|".encode())
-    h.update("\x00".join(f.status for f in corpus.kb.facts).encode())
-    return h.hexdigest()
+    return content_digest(f"{corpus.fingerprint}|{corpus.model_id}|", "\x00".join(f.status for f in corpus.kb.facts))
 
 
 def result_key(
@@ -354,7 +349,6 @@ __all__ = [
     "MAX_RESULTS",
     "SHARED_ENTRIES",
     "EMBEDDER_OVERRIDE",
-    "Registry",
     "by_identity",
     "memo_shared",
     "path_stamp",

@@ -15,12 +15,10 @@ every page's pipeline run.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
 import tempfile
-import weakref
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +30,7 @@ from typing import Any
 import streamlit as st
 
 from crp_core import (
+    LRU,
     CleanedExport,
     ConflictScan,
     Corpus,
@@ -39,6 +38,8 @@ from crp_core import (
     DecisionSet,
     KnowledgeBase,
     KnownConflict,
+    WeakMemo,
+    content_digest,
     export_cleaned_ckf,
     known_conflicts,
     pair_key,
@@ -47,7 +48,7 @@ from crp_core import (
     split_pair_key,
 )
 
-from .cache import Registry, by_identity, corpus_digest
+from .cache import by_identity, corpus_digest
 from .decision_store import audit_log, decision_set, open_store, pair_history, record
 from .progress import Bar
 from .session import DEFAULT_DB_FILE
@@ -133,7 +134,8 @@ def parse_pair_param(value: object) -> tuple[str | None, str]:
 
 # ---- fingerprints --------------------------------------------------------------------------------
 def _digest(obj: object) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:20]
+    """20 hex digits of the SHA-256 of ``obj``'s JSON (keys sorted): a cache key of this process."""
+    return content_digest(json.dumps(obj, sort_keys=True, ensure_ascii=False), length=20)
 
 
 def set_fingerprint(ds: DecisionSet) -> str:
@@ -159,22 +161,13 @@ def _statuses_known(corpus: Corpus, statuses: Mapping[str, str]) -> tuple[tuple[
     return tuple(out)
 
 
-_KB_DIGESTS: weakref.WeakKeyDictionary[KnowledgeBase, str] = weakref.WeakKeyDictionary()
+_KB_DIGESTS: WeakMemo[KnowledgeBase, None, str] = WeakMemo(1)
 
 
 def kb_digest(kb: KnowledgeBase) -> str:
     """``kb.data_fingerprint`` (every fact field: timestamps, TTLs, ... change scores), computed once
     per KnowledgeBase object."""
-    try:
-        return _KB_DIGESTS[kb]
-    except (KeyError, TypeError):
-        pass
-    d = kb.data_fingerprint
-    try:
-        _KB_DIGESTS[kb] = d
-    except TypeError:  # not weak-referenceable
-        pass
-    return d
+    return _KB_DIGESTS.get_or_build(kb, None, lambda: kb.data_fingerprint)
 
 
 CorpusId = tuple[str, str, int, int]
@@ -227,10 +220,10 @@ def scan_corpus(base: Corpus, ds: DecisionSet) -> Corpus:
 
 
 @st.cache_resource(show_spinner=False)
-def _scans() -> Registry:
-    """The finished whole-CKF scans of this process, shared by every session (an LRU registry
+def _scans() -> LRU[tuple[object, ...], ConflictScan]:
+    """The finished whole-CKF scans of this process, shared by every session (a locked LRU registry
     rather than a cached function, so the scan can draw its progress bar where it is called)."""
-    return Registry(MAX_SCANS)
+    return LRU(MAX_SCANS, locked=True)
 
 
 def _scan(
@@ -238,7 +231,7 @@ def _scan(
 ) -> ConflictScan:
     """``scan_ckf`` once per ``key``, with a progress bar (pairs text-checked, rate, time left)."""
     hit = _scans().get(key)
-    if isinstance(hit, ConflictScan):
+    if hit is not None:
         return hit
     bar = Bar("Scanning the whole CKF for conflicts", unit="pairs")
     try:

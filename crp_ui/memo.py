@@ -1,53 +1,38 @@
-"""Process-wide memos of the dashboard, shared by every session: a locked LRU registry, and values
-derived once per live immutable object (:func:`by_identity`: corpora, scenarios, configs, scans and
-runs are immutable records).
+"""Values derived once per live immutable object, shared by every session (:func:`by_identity`: corpora,
+scenarios, configs, scans and runs are immutable records).
+
+The memo mechanism is crp_core's (``crp_core.LRU``, ``crp_core.WeakMemo``): a process-wide registry every
+session reads is an ``LRU(size, locked=True)``, values kept per result object a ``WeakMemo``.
+:func:`by_identity` is a thin user of ``LRU``, because its keying genuinely differs from ``WeakMemo``'s:
+
+* it keys by the object's identity (``id`` guarded by a weak reference against a reused id), not by the
+  object: what it memoises is often unhashable (pandas DataFrames, scenarios holding lists) or hashed and
+  compared field by field (frozen dataclasses such as ``CRPConfig``), which would cost on every rerun
+  about what the memo saves;
+* it keeps at most :data:`IDENTITY_ENTRIES` values over all objects (one bound for the process), where a
+  ``WeakMemo`` keeps up to its bound per live object, and the dashboard keeps many objects alive (cached
+  results, scans, corpora).
 
 Callers must not mutate what they get back.
 """
 
 from __future__ import annotations
 
-import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar, cast
+
+from crp_core import LRU
 
 T = TypeVar("T")
 R = TypeVar("R")
 
+#: values kept by :func:`by_identity`, over all objects and kinds
+IDENTITY_ENTRIES = 64
 
-class Registry:
-    """A locked LRU mapping of at most ``size`` entries, for a process-wide cache every session reads."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> Any:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-            return None
-
-    def __contains__(self, key: Hashable) -> bool:
-        with self._lock:
-            return key in self._items
-
-    def put(self, key: Hashable, value: Any) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-
-#: derived keys memoised per object identity (a weak reference guards against a reused id)
-_IDENTITY_MEMO: OrderedDict[tuple[str, int, Hashable], tuple[Any, Any]] = OrderedDict()
-_IDENTITY_LOCK = threading.Lock()
-_IDENTITY_MEMO_SIZE = 64
+#: (kind, id(obj), extra) -> (a weak reference to obj, the value): the reference tells a live object from a
+#: later one given the same id
+_IDENTITY: LRU[tuple[str, int, Hashable], tuple[weakref.ref[Any], Any]] = LRU(IDENTITY_ENTRIES, locked=True)
 
 
 def by_identity(kind: str, obj: T, build: Callable[[T], R], extra: Hashable = ()) -> R:
@@ -55,14 +40,12 @@ def by_identity(kind: str, obj: T, build: Callable[[T], R], extra: Hashable = ()
     scans are immutable): the digests that key the run cache, and frames derived from a scan, are not
     recomputed on every rerun."""
     key = (kind, id(obj), extra)
-    with _IDENTITY_LOCK:
-        hit = _IDENTITY_MEMO.get(key)
-        if hit is not None and hit[0]() is obj:
-            _IDENTITY_MEMO.move_to_end(key)
-            return cast(R, hit[1])
-    value = build(obj)
-    with _IDENTITY_LOCK:
-        _IDENTITY_MEMO[key] = (weakref.ref(obj), value)
-        while len(_IDENTITY_MEMO) > _IDENTITY_MEMO_SIZE:
-            _IDENTITY_MEMO.popitem(last=False)
+    hit = _IDENTITY.get(key)
+    if hit is not None and hit[0]() is obj:
+        return cast(R, hit[1])
+    value = build(obj)  # outside the lock, as LRU.get_or_build builds
+    _IDENTITY.put(key, (weakref.ref(obj), value))
     return value
+
+
+__all__ = ["IDENTITY_ENTRIES", "by_identity"]

@@ -10,15 +10,13 @@ re-exported here.
 
 from __future__ import annotations
 
-import hashlib
-import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from crp_core import PipelineResult, fact_columns, run_report
+from crp_core import Digest, PipelineResult, WeakMemo, fact_columns, run_report
 
 from .run_frames import (
     bridged_pairs_frame,
@@ -77,53 +75,40 @@ CDR_STEPS: tuple[tuple[str, str, str], ...] = (
     ("1 - n-gram penalty", "ngram_penalty", "one_minus"),
 )
 
-_REPORTS: weakref.WeakKeyDictionary[PipelineResult, dict[str, Any]] = weakref.WeakKeyDictionary()
-_MEMO: weakref.WeakKeyDictionary[PipelineResult, dict[Hashable, Any]] = weakref.WeakKeyDictionary()
+#: values derived from one result object, held as long as the result lives (results are immutable): its
+#: report, its breakdown frame, and the figures and frames of :func:`memo` (at most ``MEMO_PER_RESULT``)
 MEMO_PER_RESULT = 32
+_REPORTS: WeakMemo[PipelineResult, None, dict[str, Any]] = WeakMemo(1)
+_FRAMES: WeakMemo[PipelineResult, None, pd.DataFrame] = WeakMemo(1)
+_MEMO: WeakMemo[PipelineResult, Hashable, Any] = WeakMemo(MEMO_PER_RESULT)
 
 
 def memo(result: PipelineResult, key: Hashable, build: Callable[[], _T]) -> _T:
     """``build()`` once per (result object, key): figures and frames derived from an immutable
-    result are rebuilt only when their parameters change (at most ``MEMO_PER_RESULT`` per result).
-    Callers must not mutate what they get back."""
-    store = _MEMO.get(result)
-    if store is None:
-        store = {}
-        _MEMO[result] = store
-    if key in store:
-        got: _T = store[key]
-        return got
-    value = build()
-    if len(store) >= MEMO_PER_RESULT:
-        store.pop(next(iter(store)))
-    store[key] = value
-    return value
+    result are rebuilt only when their parameters change (the ``MEMO_PER_RESULT`` last used are kept per
+    result; a ``None`` value is not kept). Callers must not mutate what they get back."""
+    got: _T = _MEMO.get_or_build(result, key, build)
+    return got
 
 
-def content_digest(frame: pd.DataFrame, columns: Iterable[str]) -> str:
-    """A digest of ``frame[columns]``'s values in row order (names, dtypes and row count included)."""
+def frame_digest(frame: pd.DataFrame, columns: Iterable[str]) -> str:
+    """A digest of ``frame[columns]``'s values in row order (names, dtypes and row count included): a key
+    of the process-wide figure memo (``cache.memo_shared``), never stored."""
     cols = list(columns)
-    h = hashlib.sha1(repr((cols, [str(frame[c].dtype) for c in cols], len(frame))).encode())
+    d = Digest(repr((cols, [str(frame[c].dtype) for c in cols], len(frame))))
     for c in cols:
         col = frame[c]
         if isinstance(col.dtype, np.dtype) and col.dtype.kind in "biuf":  # plain numbers: their bytes
-            h.update(np.ascontiguousarray(col.to_numpy()).tobytes())
+            d.update(np.ascontiguousarray(col.to_numpy()).data)  # the memoryview of its buffer
         else:  # text, objects, nullable numbers: each value's repr (None, NaN and "None" stay apart)
-            h.update("\x1f".join(map(repr, col.tolist())).encode("utf-8", "surrogatepass"))
-        h.update(b"\x1e")
-    return h.hexdigest()
-
-
-_FRAMES: weakref.WeakKeyDictionary[PipelineResult, pd.DataFrame] = weakref.WeakKeyDictionary()
+            d.update("\x1f".join(map(repr, col.tolist())).encode("utf-8", "surrogatepass"))
+        d.update(b"\x1e")
+    return d.hex()
 
 
 def report_of(result: PipelineResult) -> dict[str, Any]:
     """:func:`crp_core.run_report` of ``result``, computed once per result object."""
-    got = _REPORTS.get(result)
-    if got is None:
-        got = run_report(result)
-        _REPORTS[result] = got
-    return got
+    return _REPORTS.get_or_build(result, None, lambda: run_report(result))
 
 
 def outcome_of(row: dict[str, Any]) -> str:
@@ -177,11 +162,7 @@ def breakdown_frame(result: PipelineResult) -> pd.DataFrame:
     """One row per scored fact (stage-1 candidates, then stage-3 connector candidates) with every
     factor, as in the JSON report (``facts``), plus ``outcome`` (:func:`build_breakdown_frame`), built once
     per result object. Read-only: do not mutate it."""
-    got = _FRAMES.get(result)
-    if got is None:
-        got = build_breakdown_frame(result)
-        _FRAMES[result] = got
-    return got
+    return _FRAMES.get_or_build(result, None, lambda: build_breakdown_frame(result))
 
 
 def build_breakdown_frame(result: PipelineResult) -> pd.DataFrame:
@@ -316,7 +297,7 @@ __all__ = [
     "build_breakdown_frame",
     "cdr_steps",
     "connectors_frame",
-    "content_digest",
+    "frame_digest",
     "envelope_frame",
     "fact_marks",
     "filter_breakdown",

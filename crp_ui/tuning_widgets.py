@@ -5,7 +5,6 @@ a result kept in the session for the inputs it was made for.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -18,6 +17,7 @@ from crp_core import (
     ConfigError,
     Corpus,
     CRPConfig,
+    Digest,
     PipelineResult,
     Scenario,
     ScenarioVectors,
@@ -36,12 +36,11 @@ from .progress import Bar
 
 def digest(*parts: str) -> str:
     """A short digest of ``parts`` (in order): a widget key part or a session key of the inputs a
-    result was made for."""
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode("utf-8", "surrogatepass"))
-        h.update(b"\x00")
-    return h.hexdigest()[:24]
+    result was made for; kept in this session only."""
+    d = Digest()
+    for p in parts:  # a scenario read from JSON may hold a lone surrogate: its bytes as they are
+        d.update(p.encode("utf-8", "surrogatepass")).update(b"\x00")
+    return d.hex(24)
 
 
 #: session key of the scenario's vectors: (inputs key, ScenarioVectors)

@@ -4,12 +4,10 @@ recency curves with the scored facts on them; histograms of relevance (gate) and
 
 from __future__ import annotations
 
-import hashlib
-
 import pandas as pd
 import streamlit as st
 
-from crp_core import PipelineResult
+from crp_core import PipelineResult, content_digest
 from crp_ui import breakdown, cache, charts, glossary, render, shell, state, tables
 
 PAGE_SIZES = (50, 100, 200, 500)
@@ -78,7 +76,8 @@ def _filters(result: PipelineResult, frame: pd.DataFrame) -> tuple[pd.DataFrame,
             tables.filter_breakdown(frame, roles=roles, outcomes=outcomes, source_types=types, text=text), sort, desc
         ),
     )
-    digest = hashlib.sha1(repr((roles, outcomes, types, text, sort, desc)).encode()).hexdigest()[:10]
+    # a widget key part (the page number restarts when the view changes), never stored
+    digest = content_digest(repr((roles, outcomes, types, text, sort, desc)), length=10)
     return view, digest
 
 
@@ -153,7 +152,7 @@ def _recency_inputs(result: PipelineResult, frame: pd.DataFrame) -> tuple[object
         tables.memo(
             result,
             "recency_inputs",
-            lambda: (tables.content_digest(frame, charts.RECENCY_COLUMNS), charts.recency_settings(result.config)),
+            lambda: (tables.frame_digest(frame, charts.RECENCY_COLUMNS), charts.recency_settings(result.config)),
         )
     )
 

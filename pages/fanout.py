@@ -9,11 +9,19 @@ from the run's ``crp_core.FanoutResult``. The stepper is :mod:`crp_ui.fanout_ste
 
 from __future__ import annotations
 
-import hashlib
-
 import streamlit as st
 
-from crp_core import Corpus, CRPConfig, CRPError, FanoutResult, Scenario, dump_scenario, embed_scenario, headers
+from crp_core import (
+    Corpus,
+    CRPConfig,
+    CRPError,
+    FanoutResult,
+    Scenario,
+    content_digest,
+    dump_scenario,
+    embed_scenario,
+    headers,
+)
 from crp_ui import breakdown, cache, render, shell, state
 from crp_ui import decisions as triage_decisions
 from crp_ui import fanout_view as fv
@@ -84,7 +92,9 @@ def _scenario_key(scenario: Scenario) -> str:
 
 
 def _signature(*parts: object) -> str:
-    return hashlib.sha1(repr(parts).encode("utf-8")).hexdigest()[:12]
+    """A short digest of ``parts``: a widget key part (the controls restart when the scenario changes), never
+    stored."""
+    return content_digest(repr(parts), length=12)
 
 
 # ---- sections -------------------------------------------------------------------------------------

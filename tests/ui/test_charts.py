@@ -16,8 +16,8 @@ from crp_core.config import CRPConfig
 from crp_core.factors.recency import recency_factor
 from crp_core.pipeline import run_pipeline
 from crp_core.report import fact_rows_report, run_report
+from crp_core.support.memo import LRU
 from crp_ui import cache, charts, tables
-from crp_ui.cache import Registry
 from tests.support.factories import fact, make_corpus, make_scenario
 
 
@@ -307,30 +307,30 @@ def test_recency_chart_draws_the_stale_floor_line_with_its_label(result):
     assert fig["layout"]["yaxis"]["range"] == (0, 1.08) or list(fig["layout"]["yaxis"]["range"]) == [0, 1.08]
 
 
-def test_content_digest_follows_the_values_not_the_object(result):
+def test_frame_digest_follows_the_values_not_the_object(result):
     frame = tables.breakdown_frame(result)
     cols = charts.RECENCY_COLUMNS
-    d = tables.content_digest(frame, cols)
-    assert tables.content_digest(frame.copy(), cols) == d  # another object, the same values
+    d = tables.frame_digest(frame, cols)
+    assert tables.frame_digest(frame.copy(), cols) == d  # another object, the same values
     other = frame.copy()
     other.loc[0, "recency_factor"] = other.loc[0, "recency_factor"] + 1e-9
-    assert tables.content_digest(other, cols) != d
-    assert tables.content_digest(frame.iloc[::-1], cols) != d  # row order counts
-    assert tables.content_digest(frame.iloc[:-1], cols) != d
+    assert tables.frame_digest(other, cols) != d
+    assert tables.frame_digest(frame.iloc[::-1], cols) != d  # row order counts
+    assert tables.frame_digest(frame.iloc[:-1], cols) != d
     # a column outside the digest's list does not change it
     gated = frame.copy()
     gated["relevance"] = 0.0
-    assert tables.content_digest(gated, cols) == d
+    assert tables.frame_digest(gated, cols) == d
     # text columns count too: a changed rule, a missing value against the text "None"
     ruled = frame.copy()
     ruled.loc[0, "recency_rule"] = str(ruled.loc[0, "recency_rule"]) + "x"
-    assert tables.content_digest(ruled, cols) != d
+    assert tables.frame_digest(ruled, cols) != d
     a = pd.DataFrame({"t": pd.Series([None, "b"], dtype=object)})
     b = pd.DataFrame({"t": pd.Series(["None", "b"], dtype=object)})
-    assert tables.content_digest(a, ["t"]) != tables.content_digest(b, ["t"])
+    assert tables.frame_digest(a, ["t"]) != tables.frame_digest(b, ["t"])
     joined = pd.DataFrame({"t": pd.Series(["a\x1fb"], dtype=object)})
     split = pd.DataFrame({"t": pd.Series(["a", "b"], dtype=object)})
-    assert tables.content_digest(joined, ["t"]) != tables.content_digest(split.iloc[:1], ["t"])
+    assert tables.frame_digest(joined, ["t"]) != tables.frame_digest(split.iloc[:1], ["t"])
 
 
 def test_recency_settings_name_what_the_chart_reads():
@@ -341,7 +341,7 @@ def test_recency_settings_name_what_the_chart_reads():
 
 
 def test_memo_shared_builds_once_per_key_and_keeps_the_last_used(monkeypatch):
-    monkeypatch.setattr(cache, "_SHARED", Registry(2))
+    monkeypatch.setattr(cache, "_SHARED", LRU(2, locked=True))
     built: list[str] = []
 
     def build(k: str):
@@ -352,7 +352,7 @@ def test_memo_shared_builds_once_per_key_and_keeps_the_last_used(monkeypatch):
     cache.memo_shared("b", build("b"))
     cache.memo_shared("a", build("a"))  # "a" used last: "b" is the oldest now
     cache.memo_shared("c", build("c"))
-    assert list(cache._SHARED._items) == ["a", "c"]
+    assert "a" in cache._SHARED and "c" in cache._SHARED and "b" not in cache._SHARED
     cache.memo_shared("b", build("b"))
     assert built == ["a", "b", "c", "b"]
 
