@@ -41,8 +41,10 @@ def pair_head(pair: ConflictPair) -> None:
     figures = st.columns(3)
     figures[0].metric("cosine similarity", f"{pair.similarity:.4f}")
     figures[1].metric("authority margin", f"{pair.margin:.4f}")
-    figures[2].metric("arbitration", arbitration_short(pair))
-    st.caption(f"Arbitration: {render.md_escape(arbitration_label(pair))}")
+    short, full = arbitration_short(pair), arbitration_label(pair)
+    figures[2].metric("arbitration", short)
+    if full != short:  # the metric holds the short form: say the rest once
+        st.caption(f"Arbitration: {render.md_escape(full)}")
 
 
 def patterns_line(pair: ConflictPair) -> None:
@@ -109,7 +111,7 @@ def authority_table(pair: ConflictPair, *, key: str) -> None:
     number and a bar, the product, the arithmetic and the role."""
     frame = authority_frame(pair)
     config: dict[str, object] = {
-        part: st.column_config.ProgressColumn(label, format="%.4f", min_value=0.0, max_value=1.0, width="small")
+        part: st.column_config.ProgressColumn(label, format="%.4f", min_value=0.0, max_value=1.0)
         for part, label in AUTHORITY_PARTS
     }
     config["arithmetic"] = st.column_config.TextColumn("arithmetic", width="medium")
