@@ -155,7 +155,7 @@ def _time_column_overflows(col: pa.Array, t: pa.TimestampType) -> dict[int, str]
         try:
             col[k].as_py()
         except (OverflowError, ValueError):
-            zone = f" (in UTC and in its time zone {t.tz})" if t.tz else ""
+            zone = f" (in UTC and in its time zone {t.tz})" if t.tz and t.tz not in ("UTC", "+00:00") else ""
             out[k] = (
                 f"Arrow timestamp {int(raw[k])} ({t}: {t.unit} since 1970-01-01) is out of range: a timestamp "
                 f"holds the years 1 to 9999{zone}"
