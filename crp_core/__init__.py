@@ -109,7 +109,7 @@ if TYPE_CHECKING:
     from crp_core.factors.recency import RULES, RecencyTable, fact_attributes, recency_factor
     from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
     from crp_core.io.ckf.sdk import given_edges, load_sdk_snapshot, load_sdk_snapshot_bytes
-    from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_dict
+    from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_bytes, source_map_from_dict
     from crp_core.io.scenario import (
         dump_scenario,
         load_scenario,
@@ -324,7 +324,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "recency_factor",
     ),
     "crp_core.io.ckf.sdk": ("given_edges",),
-    "crp_core.io.ckf.sdk_map": ("source_map_from_dict",),
+    "crp_core.io.ckf.sdk_map": ("source_map_from_bytes", "source_map_from_dict"),
     "crp_core.io.scenario": ("scenario_to_dict",),
     "crp_core.io.timeparse": ("format_timestamp",),
     "crp_core.records": (
@@ -543,6 +543,7 @@ __all__ = [
     "fact_attributes",
     "recency_factor",
     "given_edges",
+    "source_map_from_bytes",
     "source_map_from_dict",
     "scenario_to_dict",
     "EnvelopeChange",

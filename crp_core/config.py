@@ -13,7 +13,6 @@ import dataclasses
 import math
 import os
 import sys
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -22,6 +21,7 @@ import tomli_w
 
 from crp_core.errors import ConfigError, ValidationError
 from crp_core.support.files import read_regular_file
+from crp_core.support.parsing import MAX_TOML_DEPTH, TOMLRefusal, parse_toml
 
 SOURCE_TYPES: tuple[str, ...] = (
     "regulatory",
@@ -272,14 +272,19 @@ class CRPConfig:
             key = key.strip()
             raw = raw.strip()
             try:
-                value = tomllib.loads(f"v = {raw}")["v"]
-            except tomllib.TOMLDecodeError:
-                value = raw
-            except ValueError:  # an integer beyond Python's int-str conversion limit (4300 digits)
-                raise ConfigError(
-                    f"configuration key {key!r}: a number of more than {sys.get_int_max_str_digits()} "
-                    "digits; no setting takes one"
-                ) from None
+                value = parse_toml(f"v = {raw}")["v"]
+            except TOMLRefusal as exc:
+                if exc.kind == "number":
+                    raise ConfigError(
+                        f"configuration key {key!r}: a number of more than {sys.get_int_max_str_digits()} "
+                        "digits; no setting takes one"
+                    ) from None
+                if exc.kind == "nesting":
+                    raise ConfigError(
+                        f"configuration key {key!r}: a value nested too deeply (more than {MAX_TOML_DEPTH} "
+                        "levels of arrays and tables); no setting takes one"
+                    ) from None
+                value = raw  # not TOML: the text itself
             parsed[key] = value
         return self.with_overrides(parsed)
 
@@ -305,13 +310,16 @@ class CRPConfig:
     @classmethod
     def from_toml(cls, text: str) -> CRPConfig:
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"config TOML is not valid TOML: {exc}") from None
-        except ValueError:  # an integer beyond Python's int-str conversion limit (4300 digits)
-            raise ConfigError(
-                f"config TOML holds a number of more than {sys.get_int_max_str_digits()} digits; no setting takes one"
-            ) from None
+            data = parse_toml(text)
+        except TOMLRefusal as exc:
+            if exc.kind == "number":
+                raise ConfigError(
+                    f"config TOML holds a number of more than {sys.get_int_max_str_digits()} digits; "
+                    "no setting takes one"
+                ) from None
+            if exc.kind == "nesting":
+                raise ConfigError(f"config TOML refused: {exc.reason}") from None
+            raise ConfigError(f"config TOML is not valid TOML: {exc.reason}") from None
         return cls.from_dict(data)
 
     @classmethod

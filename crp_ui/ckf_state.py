@@ -11,7 +11,6 @@ mapping (:func:`set_sdk_map`).
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import cast
@@ -29,7 +28,7 @@ from crp_core import (
     SourceTypeMap,
     ValidationError,
     embed_scenario,
-    source_map_from_dict,
+    source_map_from_bytes,
 )
 
 from . import cache, render
@@ -160,10 +159,7 @@ def _source_map() -> SourceTypeMap | None:
 def _read_source_map(name: str, data: bytes) -> SourceTypeMap | None:
     """The mapping of an uploaded TOML, or None with the refusal recorded."""
     try:
-        return source_map_from_dict(tomllib.loads(data.decode("utf-8")), name)
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        problem = Problem(0, "toml", f"not valid TOML: {exc}")
-        st.session_state[K_SDK_MAP_REFUSAL] = Refusal(name, f"source-type mapping {name} refused", (problem,))
+        return source_map_from_bytes(data, name)
     except CKFError as exc:
         st.session_state[K_SDK_MAP_REFUSAL] = Refusal(name, exc.what, tuple(exc.problems))
     return None

@@ -10,10 +10,11 @@ import json
 import json.decoder
 import json.scanner
 import re
-import sys
 from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any
+
+from crp_core.support.parsing import long_number_message
 
 __all__ = [
     "DocPath",
@@ -23,8 +24,6 @@ __all__ = [
     "json_with_lines",
     "format_path",
     "json_error_message",
-    "long_number_at",
-    "long_number_message",
 ]
 
 #: a path into a document: object keys and list positions
@@ -43,24 +42,6 @@ def json_error_message(exc: json.JSONDecodeError) -> str:
     stdlib message alone stops at "... starting at")."""
     msg = exc.msg.rstrip()
     return f"{msg}{'' if msg.endswith(' at') else ' at'} line {exc.lineno}, column {exc.colno}"
-
-
-def long_number_at(text: str) -> tuple[int, int]:
-    """(line, column) of the first run of digits too long for ``int()`` (0, 0 when there is none)."""
-    limit = sys.get_int_max_str_digits() or 4300
-    m = re.search(rf"[0-9_]{{{limit + 1},}}", text)
-    if m is None:
-        return 0, 0
-    line = text.count("\n", 0, m.start()) + 1
-    return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-
-
-def long_number_message(exc: ValueError, line: int, col: int) -> str:
-    where = f" at line {line}, column {col}" if line else ""
-    if "integer string conversion" in str(exc):
-        limit = sys.get_int_max_str_digits() or 4300
-        return f"a number of more than {limit} digits{where} (no setting or label needs one)"
-    return f"{str(exc)[:200]}{where}"
 
 
 def field_locator(data: bytes, name: str) -> Locate:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
-import tomllib
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from typing import Any
@@ -29,13 +27,12 @@ from crp_core.io.located import (
     format_path,
     json_error_message,
     json_with_lines,
-    long_number_at,
-    long_number_message,
     no_line,
 )
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 from crp_core.model import Addressed, Scenario, SubQuery
 from crp_core.support.files import read_regular_file, too_large_reason
+from crp_core.support.parsing import TOMLRefusal, long_number_at, long_number_message, parse_toml
 
 __all__ = [
     "load_scenario",
@@ -91,15 +88,9 @@ def load_scenario_bytes(data: bytes, name: str, expected_model: str | None = Non
         raise ScenarioError(what, [Problem(0, "file", f"not UTF-8 text (line {line}, offset {exc.start})")]) from None
     if name.lower().endswith(".toml"):
         try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            m = re.search(r"line (\d+)", str(exc))
-            raise ScenarioError(what, [Problem(int(m.group(1)) if m else 0, "toml", f"invalid TOML: {exc}")]) from None
-        except ValueError as exc:  # an integer beyond Python's int-str conversion limit (4300 digits)
-            line, col = long_number_at(text)
-            raise ScenarioError(
-                what, [Problem(line, "toml", f"invalid TOML: {long_number_message(exc, line, col)}")]
-            ) from None
+            doc = parse_toml(text)
+        except TOMLRefusal as exc:
+            raise ScenarioError(what, [Problem(exc.line, "toml", f"invalid TOML: {exc.reason}")]) from None
         locate: Locate = no_line
     else:
         try:
@@ -251,7 +242,11 @@ def _now(c: _Check, v: Any) -> datetime | None:
     if v is None:
         return None
     if isinstance(v, datetime):  # TOML datetime
-        return (v if v.tzinfo else v.replace(tzinfo=UTC)).astimezone(UTC)
+        try:
+            return (v if v.tzinfo else v.replace(tzinfo=UTC)).astimezone(UTC)
+        except OverflowError:  # before year 1 or after 9999 once in UTC: what parse_timestamp says of the text
+            c.err(("now",), f"timestamp out of range once converted to UTC: {v.isoformat()!r}")
+            return None
     if isinstance(v, date):  # TOML local date
         return datetime.combine(v, time(), tzinfo=UTC)
     try:

@@ -119,8 +119,33 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _row_to_decision(row: tuple[Any, ...]) -> Decision:
+#: the columns of a decision row that hold text (the schema: NOT NULL), and those that may be NULL
+_TEXT_COLUMNS = ("pair_key", "fact_a", "fact_b", "kind", "note", "operator", "decided_at")
+_NULLABLE_TEXT_COLUMNS = ("winner", "target_fact", "new_status", "ckf_fingerprint")
+
+
+def _column_problems(d: dict[str, Any]) -> list[str]:
+    """What in one decision row has a type the schema does not allow (a NULL fact id, a number for a
+    kind, a blob): each "field 'f': ..."."""
+    said = [f"field 'id': must be a whole number, got {d['id']!r:.60}"] if type(d["id"]) is not int else []
+    for c in _TEXT_COLUMNS + _NULLABLE_TEXT_COLUMNS:
+        v = d[c]
+        if not isinstance(v, str) and (v is not None or c in _TEXT_COLUMNS):
+            said.append(f"field '{c}': must be text{'' if c in _TEXT_COLUMNS else ' or NULL'}, got {v!r:.60}")
+    return said
+
+
+def _row_to_decision(row: tuple[Any, ...], path: str) -> Decision:
+    """The decision of one row of ``path``'s decisions table, as stored. A row whose values the schema
+    refuses (written by another tool: a NULL fact id, a number for a kind) raises
+    :class:`TriageStoreError` naming the decision and the fields, so no reader meets it as a TypeError."""
     d = dict(zip(COLUMNS, row))
+    said = _column_problems(d)
+    if said:
+        raise TriageStoreError(
+            f"{path}: decision #{d['id']!r:.30} cannot be read ({'; '.join(said)}); the schema refuses such a "
+            "row: the database was written or altered by another tool; refusing to read it"
+        )
     d.pop("pair_key")
     return Decision(**d)
 
@@ -474,7 +499,7 @@ class DecisionStore:
     # -- reading -------------------------------------------------------------------------------
     def _select(self, where: str = "", params: tuple[Any, ...] = ()) -> list[Decision]:
         sql = f"SELECT {', '.join(COLUMNS)} FROM decisions {where} ORDER BY id"
-        return [_row_to_decision(r) for r in self._read(sql, params, "read decisions")]
+        return [_row_to_decision(r, self.path) for r in self._read(sql, params, "read decisions")]
 
     def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
         """Rows of one query, through the store's connection, or through a fresh immutable one in a

@@ -194,6 +194,24 @@ def test_bad_mapping_upload_is_refused_naming_the_key(dis_env):
     assert at.session_state["crp.kb"].get("g-retention-old").source_type == "unverified"
 
 
+@pytest.mark.parametrize(
+    "data,says",
+    [
+        (b"a = " + b"[" * 1000 + b"]" * 1000 + b"\n", "nested too deeply"),
+        (b'[[rule]]\nsource_type = "web"\nextraction_stage = ' + b"9" * 5000 + b"\n", "more than 4300 digits"),
+    ],
+    ids=["nested_1000_deep", "int_5000_digits"],
+)
+def test_a_hostile_mapping_upload_is_refused_not_a_traceback(dis_env, data, says):
+    """Issue 32: a RecursionError / ValueError of the TOML parser was the whole page as a traceback."""
+    at = _ready("home")
+    at = _upload_map(at, "hostile.toml", data)
+    assert not at.exception
+    errors = " ".join(e.value for e in at.sidebar.error).replace("\\", "")
+    assert "source-type mapping hostile.toml refused" in errors and says in errors
+    assert "crp.sdk_map" not in at.session_state
+
+
 def test_knowledge_base_page_shows_the_import_summary(dis_env):
     at = _ready("home")
     text = " ".join(m.value for m in at.markdown).replace("\\", "")

@@ -2,7 +2,8 @@
 
 Each input of ``tests/data/hostile/hostile.toml`` goes through the commands that read it (a CKF or a
 scenario: ``crp-inspect validate`` and ``run``; a suite: ``check --suite``; a config TOML: ``run`` and
-``check --config``; a baseline: ``check --baseline``; a triage database: ``triage decisions --db``;
+``check --config``; a baseline: ``check --baseline``; a triage database: ``triage decisions --db``; an
+SDK source-type mapping: ``run --sdk-map``;
 :func:`commands`) as child processes, each with a wall-clock timeout and an address-space limit
 (``RLIMIT_AS``), and every numeric configuration key goes through ``run --set`` at its range
 boundaries and one step beyond (:func:`set_cases`, run in one bounded child by :func:`sweep_set`).
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.paths import REPO_ROOT, TEST_DATA
+from tests.support.triage_cli import NULL_FACT_ROW, forge_db
 
 HOSTILE = TEST_DATA / "hostile"
 SCENARIO_OK = HOSTILE / "scenario_ok.json"
@@ -40,7 +42,7 @@ TIMEOUT_S = 120.0
 #: the exit status of a refusal: validate says "refused" with 1, every other command fails with 2
 REFUSED_RC = {"validate": 1, "run": 2, "check": 2, "decisions": 2}
 #: the kinds of input of the manifest, each a table of entries
-KINDS = ("ckf", "scenario", "suite", "config", "baseline", "triage_db")
+KINDS = ("ckf", "scenario", "suite", "config", "baseline", "triage_db", "sdk_map")
 #: the name a made special file (fifo, symlink_loop, dangling_link) gets, by kind
 _MADE_NAME = {
     "ckf": "kb.jsonl",
@@ -49,6 +51,7 @@ _MADE_NAME = {
     "config": "config.toml",
     "baseline": "baseline.json",
     "triage_db": "triage.sqlite",
+    "sdk_map": "map.toml",
 }
 
 
@@ -143,6 +146,8 @@ def materialise(entry: Entry, tmp: Path) -> Path:
         (path / "facts.jsonl").mkdir(parents=True)
     elif make is not None and make.startswith("suite_dir_"):
         path = _suite_dir(make, tmp)
+    elif make == "triage_null_fact_id":
+        path = Path(forge_db(tmp / "forged.sqlite", [NULL_FACT_ROW]))
     elif make == "scenario_150k_listed_twice":
         path = tmp / "twice.json"
         _write_scenario(path, expect={"must_include": ["f0"] * 150_000})
@@ -198,6 +203,8 @@ def commands(entry: Entry, path: Path) -> dict[str, list[str]]:
         }
     if entry.kind == "triage_db":
         return {"decisions": ["triage", "decisions", "--db", str(path)]}
+    if entry.kind == "sdk_map":
+        return {"run": ["run", "--ckf", str(CKF_OK), "--scenario", str(SCENARIO_OK), "--sdk-map", str(path), "--json"]}
     if entry.kind == "ckf":
         validate = ["validate", "--json", str(path)]
         run = ["run", "--ckf", str(path), "--scenario", str(SCENARIO_OK), "--json"]

@@ -50,3 +50,27 @@ def record(capsys, db, *argv: str) -> dict:
     code, out, err = cli(capsys, "record", "--db", db, *argv)
     assert code == 0, err
     return json.loads(out)
+
+
+def forge_db(path, rows: list[tuple]) -> str:
+    """A decision database another tool wrote: the store's identity (application_id, schema version,
+    tables) but a ``decisions`` table without its constraints, holding ``rows`` (the columns of
+    ``crp_core.decisions.COLUMNS``, in order) as given: NULL ids, a kind no version wrote, ..."""
+    import sqlite3
+
+    from crp_core.decisions import COLUMNS
+    from crp_core.triage import APPLICATION_ID, SCHEMA_VERSION
+
+    con = sqlite3.connect(path)
+    con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    con.execute("CREATE TABLE crp_triage_schema (version INTEGER PRIMARY KEY, applied_at TEXT, note TEXT)")
+    con.execute(f"CREATE TABLE decisions ({', '.join(COLUMNS)})")
+    con.executemany(f"INSERT INTO decisions VALUES ({', '.join('?' * len(COLUMNS))})", rows)
+    con.commit()
+    con.close()
+    return str(path)
+
+
+#: a decision row with a NULL fact id (``fact_a``), otherwise a plain dismissal
+NULL_FACT_ROW = (1, "|F2", None, "F2", "dismiss", None, None, None, "", "ann", "2026-01-01T00:00:00Z", None)

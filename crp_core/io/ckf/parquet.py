@@ -55,6 +55,12 @@ _STRING_COLUMNS = (
     "content_hash",
 )
 _TIME_COLUMNS = ("ingested_at", "modified_at", "last_accessed_at")
+#: seconds from 1970-01-01 to the first instant a Python datetime holds (year 1) and to the first past it
+#: (year 10000); an Arrow timestamp outside has no datetime
+_DATETIME_SPAN_S = (-62_135_596_800, 253_402_300_800)
+#: an Arrow timestamp's units per second (``ns`` is left out: int64 nanoseconds span 1677 to 2262 only)
+_UNITS_PER_S = {"s": 1, "ms": 10**3, "us": 10**6}
+_DAY_S = 86_400
 _NUMBER_COLUMNS = ("importance_weight", "access_count")
 
 
@@ -133,6 +139,53 @@ def _row_object(row: dict[str, Any], rec_errors: list[Problem], line: int) -> di
     return obj
 
 
+def _time_column_overflows(col: pa.Array, t: pa.TimestampType) -> dict[int, str]:
+    """The rows of the timestamp column ``col`` (type ``t``) whose value has no Python datetime (outside
+    the years 1 to 9999, in the column's time zone when it has one), each with its problem's message."""
+    import pyarrow as pa
+
+    per_s = _UNITS_PER_S.get(t.unit)
+    if per_s is None:
+        return {}
+    raw = np.asarray(col.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    # only values within a day of either end can fail (a time zone moves an instant by less than a day)
+    lo, hi = (_DATETIME_SPAN_S[0] + _DAY_S) * per_s, (_DATETIME_SPAN_S[1] - _DAY_S) * per_s
+    out: dict[int, str] = {}
+    for k in np.flatnonzero((raw < lo) | (raw > hi)).tolist():
+        try:
+            col[k].as_py()
+        except (OverflowError, ValueError):
+            zone = f" (in UTC and in its time zone {t.tz})" if t.tz and t.tz not in ("UTC", "+00:00") else ""
+            out[k] = (
+                f"Arrow timestamp {int(raw[k])} ({t}: {t.unit} since 1970-01-01) is out of range: a timestamp "
+                f"holds the years 1 to 9999{zone}"
+            )
+    return out
+
+
+def _times_out_of_range(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, dict[int, list[tuple[str, str]]]]:
+    """``batch`` with every timestamp cell that has no Python datetime made null, and the (field, message)
+    of each such cell by row (0-based in the batch)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    bad: dict[int, list[tuple[str, str]]] = {}
+    columns = list(batch.columns)
+    for i, f in enumerate(batch.schema):
+        if f.name not in _TIME_COLUMNS or not pa.types.is_timestamp(f.type):
+            continue
+        over = _time_column_overflows(columns[i], f.type)
+        if not over:
+            continue
+        for k, msg in over.items():
+            bad.setdefault(k, []).append((f.name, msg))
+        keep = pa.array([k not in over for k in range(len(columns[i]))])
+        columns[i] = pc.if_else(keep, columns[i], pa.nulls(len(columns[i]), f.type))
+    if not bad:
+        return batch, bad
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema), bad
+
+
 def record_batches(pf: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
     """The record batches of the open ``ParquetFile`` ``pf``, ``batch_rows`` rows each (the last fewer)."""
     yield from pf.iter_batches(batch_size=batch_rows)
@@ -176,10 +229,14 @@ def _read_batch(batch: pa.RecordBatch, first: int, st: LoadState) -> None:
         col = batch.column(names.index("embedding"))
         present, vectors = _batch_embeddings(col)
         batch = batch.select([i for i, n in enumerate(names) if n != "embedding"])
+    batch, out_of_range = _times_out_of_range(batch)
     for k, row in enumerate(batch.to_pylist()):
         line = first + k
         pre: list[Problem] = []
         obj = _row_object(row, pre, line)
+        if k in out_of_range:
+            fid = obj.get("fact_id") if isinstance(obj.get("fact_id"), str) else None
+            pre += [Problem(line, name, msg, fid) for name, msg in out_of_range[k]]
         rec = parse_fact(obj, line, st, cells=False)
         if pre:
             rec.errors[:0] = pre

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from crp_core.config import DEFAULT_SOURCE_TYPE, SOURCE_TYPES
 from crp_core.errors import CKFError, Problem
 from crp_core.support.files import read_regular_file
+from crp_core.support.parsing import TOMLRefusal, parse_toml
 
 _RULE_KEYS = ("category", "source_window_id", "extraction_stage", "source_type")
 _MAX_MAP_BYTES = 1 << 20
@@ -160,8 +160,18 @@ def load_source_map(path: str | os.PathLike[str]) -> SourceTypeMap:
     """Read a mapping TOML file (:func:`source_map_from_dict`); a bad file is a :class:`CKFError`."""
     p = os.fspath(path)
     data = read_regular_file(p, max_bytes=_MAX_MAP_BYTES, what="source-type mapping", error=CKFError)
+    return source_map_from_bytes(data, p)
+
+
+def source_map_from_bytes(data: bytes, name: str) -> SourceTypeMap:
+    """The mapping of a TOML file's bytes (a file read, an upload) named ``name``; a bad file is a
+    :class:`CKFError` whose problem names the line when the TOML says it, or the key."""
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise CKFError(f"source-type mapping {p} refused", [Problem(0, "toml", f"not valid TOML: {exc}")]) from None
-    return source_map_from_dict(doc, p)
+        doc = parse_toml(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CKFError(f"source-type mapping {name} refused", [Problem(0, "toml", f"not valid TOML: {exc}")]) from None
+    except TOMLRefusal as exc:
+        raise CKFError(
+            f"source-type mapping {name} refused", [Problem(exc.line, "toml", f"not valid TOML: {exc.reason}")]
+        ) from None
+    return source_map_from_dict(doc, name)

@@ -632,3 +632,15 @@ def test_a_decision_read_back_keeps_the_text_rules_of_its_writer():
     ds = DecisionSet.from_decisions([old])
     assert dict(ds.pair_decisions["A|B"]) == {"kind": "dismiss", "winner": None}
     assert validate_decision(old, new=False).operator == ESC_OPERATOR
+
+
+@pytest.mark.parametrize("fmt", [[], ["--json"], ["--csv"]])
+def test_decisions_of_a_forged_database_are_refused_with_the_row(capsys, tmp_path, fmt):
+    """A NULL fact id in a database another tool wrote: exit 2 naming the decision and its field, not a
+    TypeError (issue 32)."""
+    from tests.support.triage_cli import NULL_FACT_ROW, forge_db
+
+    db = forge_db(tmp_path / "forged.sqlite", [NULL_FACT_ROW])
+    code, out, err = cli(capsys, "decisions", "--db", db, *fmt)
+    assert code == 2 and out == ""
+    assert db in err and "decision #1" in err and "field 'fact_a'" in err

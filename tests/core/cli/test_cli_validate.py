@@ -116,3 +116,22 @@ def test_hostile_file_never_tracebacks(capsys, tmp_path):
     rc, out, err = run(capsys, "validate", str(p))
     assert rc == 1 and "Traceback" not in out + err
     assert "line 0, field file: not UTF-8 text" in out
+
+
+def test_toml_nested_1000_deep_is_refused_by_every_command_that_reads_toml(capsys, tmp_path):
+    """Scenario, suite file, --config and --sdk-map (issue 32): exit 1 from validate, 2 from the others,
+    a message naming the file and its line, no RecursionError."""
+    ckf, scenario = os.path.join(DATA, "hostile", "dir_ok"), os.path.join(DATA, "hostile", "scenario_ok.json")
+    deep = tmp_path / "deep.toml"
+    deep.write_text('query = "q"\na = ' + "[" * 1000 + "]" * 1000 + "\n")
+    calls = {
+        "scenario": (1, ["validate", "--scenario", str(deep)]),
+        "suite": (2, ["check", "--ckf", ckf, "--suite", str(deep)]),
+        "config": (2, ["run", "--ckf", ckf, "--scenario", scenario, "--config", str(deep)]),
+        "sdk map": (2, ["validate", ckf, "--sdk-map", str(deep)]),
+    }
+    for what, (want, argv) in calls.items():
+        rc, out, err = run(capsys, *argv)
+        text = out + err
+        assert rc == want and "Traceback" not in text, (what, text[-500:])
+        assert str(deep) in text and "nested too deeply" in text and "line 2" in text, (what, text[-500:])

@@ -333,3 +333,60 @@ def test_a_folder_of_only_special_files_is_not_empty(tmp_path):
     with pytest.raises(SuiteError) as ei:
         load_suite(d)
     assert "FIFO" in ei.value.problems[0].message
+
+
+# ---- D6: TOML nested too deeply (issue 32, "Tracebacks") -------------------------------------------------
+#: about 2 kB each: past the depth the recursive TOML parser can reach
+DEEP_TOML = {
+    "arrays": "a = " + "[" * 1000 + "]" * 1000 + "\n",
+    "inline_tables": "a = " + "{b = " * 1000 + "1" + "}" * 1000 + "\n",
+    "arrays_of_tables": "a = " + "[{b = " * 500 + "1" + "}]" * 500 + "\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP_TOML))
+def test_toml_nested_1000_deep_is_a_problem_of_its_file_in_every_reader(tmp_path, shape):
+    from crp_core.errors import CKFError
+    from crp_core.io.ckf.sdk_map import load_source_map
+
+    p = tmp_path / "deep.toml"
+    p.write_text('query = "q"\n' + DEEP_TOML[shape], encoding="utf-8")
+    readers = {
+        "scenario": (ScenarioError, lambda: load_scenario(p)),
+        "scenario bytes": (ScenarioError, lambda: load_scenario_bytes(p.read_bytes(), str(p))),
+        "suite": (SuiteError, lambda: load_suite([p])),
+        "suite upload": (SuiteError, lambda: suite_from_files([(str(p), p.read_bytes())])),
+        "sdk map": (CKFError, lambda: load_source_map(p)),
+    }
+    for what, (error, read) in readers.items():
+        with pytest.raises(error) as ei:
+            read()
+        (prob,) = ei.value.problems
+        assert (prob.line, prob.field) == (2, "toml"), what
+        assert "nested too deeply" in prob.message and str(p) in str(ei.value), what
+        if error is SuiteError:
+            assert prob.file == str(p)
+    p.write_text(DEEP_TOML[shape], encoding="utf-8")
+    with pytest.raises(ConfigError, match="nested too deeply") as ei:
+        CRPConfig.load(p)
+    assert str(p) in str(ei.value) and "line 1" in str(ei.value)
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        CRPConfig.from_toml(DEEP_TOML[shape])
+    with pytest.raises(ConfigError, match="nested too deeply") as ei:
+        CRPConfig().with_set_args(["candidate_k=" + DEEP_TOML[shape].removeprefix("a = ").strip()])
+    assert "'candidate_k'" in str(ei.value)
+
+
+def test_toml_nesting_is_bounded_whatever_the_parser_reaches():
+    """A document the parser reads without running out of stack (dotted keys nest without recursion) is
+    refused the same way past :data:`MAX_TOML_DEPTH` levels; a shallow one reads as before."""
+    from crp_core.support.parsing import MAX_TOML_DEPTH, TOMLRefusal, parse_toml
+
+    with pytest.raises(TOMLRefusal) as ei:
+        parse_toml("a" + ".b" * 5000 + " = 1\n")
+    assert "nested too deeply" in ei.value.reason
+    ok = "a = " + "[" * MAX_TOML_DEPTH + "]" * MAX_TOML_DEPTH + "\n"
+    assert isinstance(parse_toml(ok)["a"], list)
+    with pytest.raises(TOMLRefusal):
+        parse_toml("a = " + "[" * (MAX_TOML_DEPTH + 1) + "]" * (MAX_TOML_DEPTH + 1) + "\n")
+    assert parse_toml('x = "[[[[" # ]]]\n') == {"x": "[[[["}

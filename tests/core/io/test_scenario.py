@@ -161,6 +161,19 @@ def test_toml_datetime_now_is_accepted():
     assert s.now == datetime(2025, 6, 1, tzinfo=UTC)
 
 
+@pytest.mark.parametrize("now", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:30:00-01:00"])
+def test_a_toml_now_out_of_range_in_utc_is_the_problem_json_gives(now):
+    """A TOML datetime that falls before year 1 or after 9999 once in UTC: the JSON scenario's problem,
+    not an OverflowError (issue 32)."""
+    got = {}
+    for name, text in (("s.json", f'{{"query": "q", "now": "{now}"}}'), ("s.toml", f'query = "q"\nnow = {now}\n')):
+        with pytest.raises(ScenarioError) as ei:
+            load_scenario_bytes(text.encode(), name)
+        (p,) = ei.value.problems
+        got[name] = (p.field, p.message)
+    assert got["s.toml"] == got["s.json"] == ("now", f"timestamp out of range once converted to UTC: {now!r}")
+
+
 # ---- round trips -----------------------------------------------------------------------------
 _txt = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20).filter(lambda s: s.strip())
 # an embedding needs a direction: the loader refuses all-zero vectors (issue 12)

@@ -213,6 +213,30 @@ def test_damaged_pages_of_our_database_are_refused_and_untouched(tmp_path):
     _refused(str(path), "malformed|integrity")
 
 
+def test_a_forged_row_is_refused_naming_the_row_and_field(tmp_path):
+    """A database with our identity whose rows the schema would refuse (written by another tool): every
+    read refuses it with the decision's id and field, never a TypeError later (issue 32)."""
+    from tests.support.triage_cli import NULL_FACT_ROW, forge_db
+
+    good = (2, "F1|F2", "F1", "F2", "dismiss", None, None, None, "", "ann", "2026-01-01T00:00:01Z", None)
+    path = forge_db(tmp_path / "forged.sqlite", [good, NULL_FACT_ROW])
+    with DecisionStore(path, create=False, readonly=True) as s:
+        for read in (s.all, s.current, lambda: s.fact_history("F2"), s.export_json, s.export_csv):
+            with pytest.raises(TriageStoreError) as ei:
+                read()
+            msg = str(ei.value)
+            assert path in msg and "decision #1" in msg and "field 'fact_a'" in msg and "None" in msg, msg
+        assert len(s) == 2
+    numeric_kind = (3, "A|B", "A", "B", 7, None, None, None, "", "ann", "2026-01-01T00:00:00Z", None)
+    no_time = (4, "A|B", "A", "B", "dismiss", None, None, None, "", "ann", None, None)
+    blob_winner = (5, "A|B", "A", "B", "accept", b"A", None, None, "", "ann", "2026-01-01T00:00:00Z", None)
+    for row, field in ((numeric_kind, "kind"), (no_time, "decided_at"), (blob_winner, "winner")):
+        path = forge_db(tmp_path / f"{field}.sqlite", [row])
+        with DecisionStore(path, create=False, readonly=True) as s, pytest.raises(TriageStoreError) as ei:
+            s.all()
+        assert f"decision #{row[0]}" in str(ei.value) and f"field '{field}'" in str(ei.value)
+
+
 def test_empty_files_are_initialised(tmp_path):
     zero = tmp_path / "zero.sqlite"
     zero.write_bytes(b"")

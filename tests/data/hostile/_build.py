@@ -305,7 +305,34 @@ def build_parquet() -> None:
     )
 
 
+def build_tracebacks() -> None:
+    """Issue 32, "Tracebacks": TOML nested 1,000 deep (every TOML reader), a TOML scenario ``now`` before
+    year 1 in UTC, an SDK map with a 5,000-digit integer, a Parquet timestamp in year 10000 (row 2). The
+    triage database with a NULL fact id is made at test time (git ignores ``*.sqlite``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    deep = "a = " + "[" * 1000 + "]" * 1000 + "\n"
+    (HERE / "scenario_deep.toml").write_text('query = "q"\n' + deep, encoding="utf-8")
+    (HERE / "scenario_now_before_year_1.toml").write_text(
+        'query = "q"\nnow = 0001-01-01T00:00:00+01:00\n', encoding="utf-8"
+    )
+    (HERE / "config_deep.toml").write_text("candidate_k = 5\n" + deep, encoding="utf-8")
+    (HERE / "sdk_map_deep.toml").write_text('default = "web"\n' + deep, encoding="utf-8")
+    (HERE / "sdk_map_int_5000_digits.toml").write_text(
+        '[[rule]]\nsource_type = "web"\nextraction_stage = ' + "9" * 5000 + "\n", encoding="utf-8"
+    )
+    year_10000_us = 253402300800 * 10**6
+    cols = {
+        "fact_id": ["f0", "f1"],
+        "content": ["Fact 0.", "Fact 1."],
+        "ingested_at": pa.array([0, year_10000_us], pa.int64()).cast(pa.timestamp("us", "UTC")),
+    }
+    pq.write_table(pa.table(cols), HERE / "parquet_year_10000.parquet")
+
+
 if __name__ == "__main__":
+    build_tracebacks()
     build_parquet()
     build_ckfs()
     build_dirs()

@@ -331,3 +331,29 @@ def test_a_damaged_string_page_is_a_problem_not_a_traceback():
     with pytest.raises(CKFError) as exc:
         load_ckf_bytes(bytes(raw), "m.parquet")
     assert any(p.field == "parquet" for p in exc.value.problems), exc.value.problems
+
+
+@pytest.mark.parametrize(
+    "unit,tz,beyond",
+    [
+        ("us", "UTC", 253402300800 * 10**6),  # 10000-01-01T00:00:00Z
+        ("s", None, 253402300800 * 7),
+        ("ms", "+01:00", -62135596800 * 10**3 - 1),  # one millisecond before year 1
+        ("s", "-01:00", -62135596800 + 1800),  # year 1 in UTC, year 0 in the column's time zone
+    ],
+)
+def test_a_timestamp_beyond_years_1_to_9999_is_a_problem_of_its_row(tmp_path, unit, tz, beyond):
+    """An Arrow timestamp Python's datetime cannot hold: a problem at its row and field, not an
+    OverflowError (issue 32), from a path and from an upload's bytes; the other rows load (lenient)."""
+    ts = pa.timestamp(unit, tz)
+    cols = {**_base(3), "modified_at": pa.array([0, beyond, None], pa.int64()).cast(ts)}
+    path = _write(tmp_path / "y.parquet", cols)
+    (problem,) = _refused(path)
+    line, field, msg = problem
+    assert (line, field) == (2, "modified_at")
+    assert "out of range" in msg and "years 1 to 9999" in msg and str(beyond) in msg
+    with pytest.raises(CKFError) as ei:
+        load_ckf_bytes(open(path, "rb").read(), "uploaded.parquet")
+    assert [(p.line, p.field, p.fact_id) for p in ei.value.problems] == [(2, "modified_at", "f1")]
+    kb = load_ckf(path, lenient=True)
+    assert [f.fact_id for f in kb.facts] == ["f0", "f2"]

@@ -454,3 +454,20 @@ def test_validate_and_triage_take_the_source_type_mapping(tmp_path, capsys):
     bad.write_text("[[rule]]\nbogus = 1\n", encoding="utf-8")
     assert main(["validate", str(snap), "--sdk-map", str(bad)]) == 2
     assert "rule[1].bogus" in capsys.readouterr().err
+
+
+def test_a_mapping_with_a_5000_digit_integer_is_a_clear_error(tmp_path, capsys):
+    """int() refuses more than 4300 digits with a ValueError tomllib lets through (issue 32)."""
+    from crp_core.io.ckf.sdk_map import source_map_from_bytes
+
+    bad = tmp_path / "m.toml"
+    bad.write_text('[[rule]]\nsource_type = "web"\nextraction_stage = ' + "9" * 5000 + "\n")
+    for read in (lambda: load_source_map(bad), lambda: source_map_from_bytes(bad.read_bytes(), str(bad))):
+        with pytest.raises(CKFError) as ei:
+            read()
+        (p,) = ei.value.problems
+        assert (p.line, p.field) == (3, "toml") and "more than 4300 digits at line 3, column 20" in p.message
+        assert str(bad) in str(ei.value)
+    assert main(["import-sdk", str(SUP), "--out", str(tmp_path / "o.jsonl"), "--map", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "line 3, field 'toml'" in err and "more than 4300 digits" in err and "Traceback" not in err
