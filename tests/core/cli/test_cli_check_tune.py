@@ -94,6 +94,21 @@ def test_check_refuses_a_bad_suite_and_a_bad_baseline(files, capsys, tmp_path):
     assert rc == 2 and "scenarios.s1.metrics.leaks" in err
 
 
+def test_check_takes_several_suite_folders_as_its_help_says(files, capsys, tmp_path):
+    """``--suite PATH [PATH ...]`` (issue 32, hostile item 7): each folder is walked, files are taken as they are."""
+    ckf, _ = files
+    docs = scenario_docs()
+    one = write_suite(tmp_path / "one", {"s1": docs["s1"]})
+    two = write_suite(tmp_path / "two", {"s2": docs["s2"]})
+    rc = main(["check", "--ckf", str(ckf), "--suite", str(one), str(two), "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert sorted(json.loads(out)["scenarios"]) == ["s1", "s2"]
+    rc = main(["check", "--ckf", str(ckf), "--suite", str(one), str(two / "s2.json"), "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and sorted(json.loads(out)["scenarios"]) == ["s1", "s2"], err
+
+
 # ---- tuning ----------------------------------------------------------------------------------------
 SPACE = (
     Param("ttl_days.version_specific", 45.0, 3650.0, 1.0),
