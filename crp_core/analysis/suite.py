@@ -159,15 +159,15 @@ def _files(source: SuiteSource) -> tuple[list[Path], str, list[FileProblem]]:
     if not paths:
         return [], "", [FileProblem(0, "suite", "no scenario files given")]
     found: list[Path] = []
-    problems: list[FileProblem] = []
+    walk_problems: list[FileProblem] = []
     for p in paths:  # a folder of the list is walked like a folder given alone; a file is taken as it is
         files, more = _folder(p) if p.is_dir() else ([p], [])
         found += files
-        problems += more
+        walk_problems += more
     seen: dict[str, Path] = {}
     for p in found:
         seen.setdefault(os.path.realpath(p), p)  # the same file given (or reached) twice is loaded once
-    return list(seen.values()), ", ".join(str(p) for p in paths), problems
+    return list(seen.values()), ", ".join(str(p) for p in paths), walk_problems
 
 
 def _folder(path: Path) -> tuple[list[Path], list[FileProblem]]:
