@@ -74,6 +74,11 @@ def test_check_fails_on_a_threshold_without_a_baseline(files, capsys, tmp_path):
         (("--set", "no_such_key=1"), "unknown configuration key"),
         (("--baseline", "/nonexistent/metrics.json"), "cannot read it"),
         (("--now", "yesterday"), "--now"),
+        # issue 32, hostile item 7: a line break ended the TOML value and the rest was dropped in silence
+        (
+            ("--set", "token_budget=1500\nfoo=2"),
+            "--set 'token_budget=1500\\nfoo=2': holds the control character U+000A",
+        ),
     ],
 )
 def test_check_bad_input_exits_2_without_traceback(files, capsys, extra, needle):
