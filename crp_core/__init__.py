@@ -183,6 +183,7 @@ if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.headers import CONFLICTS, PARTITIONS
     from crp_core.support.digest import Digest, content_digest
     from crp_core.support.memo import LRU, WeakMemo
+    from crp_core.support.spreadsheet import csv_cell
 
 #: module of each public name (resolved lazily by ``__getattr__``)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -363,6 +364,8 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     # the one content digest and the one memo mechanism (the dashboard keeps none of its own)
     "crp_core.support.digest": ("Digest", "content_digest"),
     "crp_core.support.memo": ("LRU", "WeakMemo"),
+    # the one CSV formula-injection rule (every CSV export, the dashboard's downloads too)
+    "crp_core.support.spreadsheet": ("csv_cell",),
 }
 #: public submodules: namespaces of constants (``headers.CONFLICTS``, ...)
 _SUBMODULES = ("headers",)
@@ -575,6 +578,7 @@ __all__ = [
     "content_digest",
     "LRU",
     "WeakMemo",
+    "csv_cell",
 ]
 __version__ = "0.1.0"
 

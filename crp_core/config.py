@@ -22,6 +22,7 @@ import tomli_w
 from crp_core.errors import ConfigError, ValidationError
 from crp_core.support.files import read_regular_file
 from crp_core.support.parsing import MAX_TOML_DEPTH, TOMLRefusal, parse_toml
+from crp_core.support.text import control_char
 
 SOURCE_TYPES: tuple[str, ...] = (
     "regulatory",
@@ -263,11 +264,16 @@ class CRPConfig:
         return dataclasses.replace(self, **changes)
 
     def with_set_args(self, assignments: Iterable[str]) -> CRPConfig:
-        """Apply CLI ``--set key=value`` strings (values parsed as TOML scalars, else as strings)."""
+        """Apply CLI ``--set key=value`` strings (values parsed as TOML scalars, else as strings); an item
+        holding a control character is refused whole (a line break would end the TOML value there)."""
         parsed: dict[str, Any] = {}
         for item in assignments:
             if "=" not in item:
                 raise ConfigError(f"--set expects key=value, got {item!r}")
+            if (ctl := control_char(item)) is not None:  # TOML would end the value at a line break
+                raise ConfigError(
+                    f"--set {item!r}: holds the control character {ctl}; a setting is one key=value on one line"
+                )
             key, raw = item.split("=", 1)
             key = key.strip()
             raw = raw.strip()

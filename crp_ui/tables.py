@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from crp_core import Digest, PipelineResult, WeakMemo, fact_columns, run_report
+from crp_core import Digest, PipelineResult, WeakMemo, csv_cell, fact_columns, run_report
 
 from .run_frames import (
     bridged_pairs_frame,
@@ -192,11 +192,12 @@ def build_breakdown_frame(result: PipelineResult) -> pd.DataFrame:
 
 
 def breakdown_csv(result: PipelineResult) -> str:
-    """The breakdown table as CSV text (lists joined with ';', floats unrounded)."""
+    """The breakdown table as CSV text (lists joined with ';', floats unrounded; text cells a spreadsheet
+    would read as a formula neutralised by :func:`crp_core.csv_cell`, numbers kept as numbers)."""
     df = breakdown_frame(result).copy()
     for col in df.columns:
-        if df[col].dtype == object:
-            df[col] = df[col].map(_cell)
+        if not pd.api.types.is_numeric_dtype(df[col]):  # text and list columns (object or str dtype)
+            df[col] = df[col].map(lambda v: csv_cell(_cell(v)))
     return str(df.to_csv(index=False))
 
 

@@ -165,7 +165,7 @@ def _apply_config_item(k: str, v: str) -> list[str]:
     try:
         parsed = CRPConfig().with_set_args([f"{k[4:]}={v}"]).diff(CRPConfig())
     except ConfigError as exc:
-        return [f"{k}={v}: {exc}"]
+        return [f"{k}={v if v.isprintable() else repr(v)}: {exc}"]  # a line break is shown, not drawn
     values = {key: mine for key, (mine, _default) in parsed.items()}
     err = set_config_values(values) if values else None
     return [f"{k}={v}: {err}"] if err else []

@@ -46,7 +46,8 @@ commands that take no scenario (`conflicts`) skip that layer.
 text (`--set known_conflict_action=flag`). A whole number is accepted for a real-valued key; a real
 number with a fraction is not accepted for a whole-number key. Flags also take `on` / `off`. A
 `ttl_days` cell takes a number of days or the text `none` (no expiry; TOML has no null). NaN and
-infinity are refused for every key.
+infinity are refused for every key. A `--set` item (or a dashboard link's `cfg.` value) holding a
+control character - a line break, a tab, an escape - is refused whole, never cut at it.
 
 **Errors.** An unknown key, an unknown source type in a dotted key, a value of the wrong type or
 outside its valid range is refused with a message naming the key and what it accepts (for example

@@ -4,7 +4,8 @@
 folder's sub-folders included, in the order of their relative paths; names starting with ``.`` or
 ``_`` are skipped; symlinked sub-folders are followed, a folder reached twice is a problem; an entry
 with a scenario suffix that is not a regular file (a FIFO, a link loop, a dangling link) is refused by
-name, never skipped - or the files given, in the order given. Each scenario is validated by the scenario
+name, never skipped - or the files and folders given, in the order given (each folder walked as above,
+a file reached twice loaded once). Each scenario is validated by the scenario
 loader (docs/reference/scenarios.md, the ``expect`` table included); every problem of every file is collected
 and reported at once (:class:`crp_core.errors.SuiteError`, one :class:`FileProblem` per problem with
 its file, line and field). Scenario names are the scenario's ``name``, else the file stem, and are
@@ -149,13 +150,7 @@ def _files(source: SuiteSource) -> tuple[list[Path], str, list[FileProblem]]:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir():
-            files, problems = _discover(path)
-            if not files and not problems:
-                return (
-                    [],
-                    str(path),
-                    [FileProblem(0, "suite", "no scenario files (*.json, *.toml) in this folder", file=str(path))],
-                )
+            files, problems = _folder(path)
             return files, str(path), problems
         if not os.path.lexists(path):
             return [], str(path), [FileProblem(0, "suite", "no such file or folder", file=str(path))]
@@ -163,10 +158,24 @@ def _files(source: SuiteSource) -> tuple[list[Path], str, list[FileProblem]]:
     paths = [Path(p) for p in source]
     if not paths:
         return [], "", [FileProblem(0, "suite", "no scenario files given")]
+    found: list[Path] = []
+    walk_problems: list[FileProblem] = []
+    for p in paths:  # a folder of the list is walked like a folder given alone; a file is taken as it is
+        files, more = _folder(p) if p.is_dir() else ([p], [])
+        found += files
+        walk_problems += more
     seen: dict[str, Path] = {}
-    for p in paths:
-        seen.setdefault(os.path.realpath(p), p)  # the same file given twice is loaded once
-    return list(seen.values()), ", ".join(str(p) for p in paths), []
+    for p in found:
+        seen.setdefault(os.path.realpath(p), p)  # the same file given (or reached) twice is loaded once
+    return list(seen.values()), ", ".join(str(p) for p in paths), walk_problems
+
+
+def _folder(path: Path) -> tuple[list[Path], list[FileProblem]]:
+    """The scenario files of one folder, and the problems of its walk (an empty folder is one)."""
+    files, problems = _discover(path)
+    if not files and not problems:
+        problems = [FileProblem(0, "suite", "no scenario files (*.json, *.toml) in this folder", file=str(path))]
+    return files, problems
 
 
 def _located(p: Problem, file: str) -> FileProblem:

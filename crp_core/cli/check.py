@@ -59,9 +59,9 @@ def add_suite_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--suite",
         required=True,
-        metavar="DIR",
+        metavar="PATH",
         nargs="+",
-        help="a folder of scenarios (sub-folders included) or scenario files",
+        help="folders of scenarios (sub-folders included) and / or scenario files, one suite",
     )
     p.add_argument(
         "--known-conflicts",

@@ -23,6 +23,7 @@ from crp_core.cli.embed import add_engine_args
 from crp_core.config import layered_config
 from crp_core.errors import ConfigError
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
+from crp_core.support.spreadsheet import csv_cell
 
 if TYPE_CHECKING:
     from crp_core.analysis.scan import ConflictScan
@@ -153,37 +154,38 @@ def _changes(p: ConflictPair) -> str:
 
 
 def csv_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
+    """One flat row per pair (``CSV_COLUMNS``); floats unrounded (``repr``), text cells a spreadsheet
+    would read as a formula neutralised (:func:`~crp_core.support.spreadsheet.csv_cell`)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for p in scan.pairs:
         a, b = p.authority[p.fact_a], p.authority[p.fact_b]
-        w.writerow(
-            [
-                p.fact_a,
-                p.fact_b,
-                repr(p.similarity),
-                ";".join(p.patterns),
-                str(p.tied).lower(),
-                ";".join(p.kept),
-                p.suppressed or "",
-                repr(p.margin),
-                p.decision or "",
-                a.source_type,
-                repr(a.source_authority),
-                repr(a.recency_factor),
-                repr(a.importance_weight),
-                repr(a.authority),
-                b.source_type,
-                repr(b.source_authority),
-                repr(b.recency_factor),
-                repr(b.importance_weight),
-                repr(b.authority),
-                _changes(p),
-                _content(kb, p.fact_a),
-                _content(kb, p.fact_b),
-            ]
-        )
+        row: list[object] = [
+            p.fact_a,
+            p.fact_b,
+            p.similarity,
+            ";".join(p.patterns),
+            str(p.tied).lower(),
+            ";".join(p.kept),
+            p.suppressed or "",
+            p.margin,
+            p.decision or "",
+            a.source_type,
+            a.source_authority,
+            a.recency_factor,
+            a.importance_weight,
+            a.authority,
+            b.source_type,
+            b.source_authority,
+            b.recency_factor,
+            b.importance_weight,
+            b.authority,
+            _changes(p),
+            _content(kb, p.fact_a),
+            _content(kb, p.fact_b),
+        ]
+        w.writerow([csv_cell(v) for v in row])
     return buf.getvalue()
 
 

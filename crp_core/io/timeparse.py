@@ -2,7 +2,7 @@
 
 Timestamps: ``2025-03-01``, ``2025-03-01T12:00:00Z``, ``...+02:00``; a naive timestamp is UTC.
 Durations: ``P30D``, ``P6M``, ``P1Y``, ``P2W``, ``PT12H``, ``P1Y2M3DT4H5M6S`` (Y = 365 days, M = 30 days,
-W = 7 days) or the string ``"none"`` (timeless).
+W = 7 days) or the string ``"none"`` (timeless). Both are ASCII text: ISO 8601 digits are 0-9.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import math
 import re
 from datetime import UTC, datetime
 
+#: ISO 8601 digits are ASCII ``[0-9]`` (``\d`` would take any Unicode digit: Arabic-Indic, fullwidth, ...)
 _DURATION = re.compile(
-    r"^P(?!$)(?:(?P<y>\d+(?:\.\d+)?)Y)?(?:(?P<mo>\d+(?:\.\d+)?)M)?(?:(?P<w>\d+(?:\.\d+)?)W)?"
-    r"(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?=\d)(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<mi>\d+(?:\.\d+)?)M)?"
-    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
+    r"^P(?!$)(?:(?P<y>[0-9]+(?:\.[0-9]+)?)Y)?(?:(?P<mo>[0-9]+(?:\.[0-9]+)?)M)?(?:(?P<w>[0-9]+(?:\.[0-9]+)?)W)?"
+    r"(?:(?P<d>[0-9]+(?:\.[0-9]+)?)D)?(?:T(?=[0-9])(?:(?P<h>[0-9]+(?:\.[0-9]+)?)H)?(?:(?P<mi>[0-9]+(?:\.[0-9]+)?)M)?"
+    r"(?:(?P<s>[0-9]+(?:\.[0-9]+)?)S)?)?$"
 )
 _UNIT_SECONDS = {
     "y": 365 * 86400.0,
@@ -36,6 +37,8 @@ def parse_timestamp(text: str) -> datetime:
         raise ValueError("empty timestamp")
     if s.endswith(("Z", "z")):
         s = s[:-1] + "+00:00"
+    if not (s.isascii() and s.isprintable()):  # fromisoformat takes any one character between date and time
+        raise ValueError(f"not an ISO 8601 timestamp: {text!r}")
     try:
         dt = datetime.fromisoformat(s)
     except ValueError:
@@ -58,7 +61,7 @@ def parse_duration_seconds(text: str) -> float | None:
     s = text.strip()
     if s.lower() == "none":
         return None
-    m = _DURATION.match(s.upper())
+    m = _DURATION.match(s.upper()) if s.isascii() else None  # upper() makes U+017F (long s) an ASCII S
     if not m:
         raise ValueError(f'not an ISO 8601 duration (e.g. P30D, P6M, P1Y, PT12H) or "none": {text!r}')
     total = sum(float(v) * _UNIT_SECONDS[k] for k, v in m.groupdict().items() if v is not None)

@@ -12,20 +12,10 @@ from collections.abc import Iterable
 from crp_core.corpus.prepared import Corpus
 from crp_core.decisions import COLUMNS, Decision, DecisionSet
 from crp_core.model import KnowledgeBase
+from crp_core.support.spreadsheet import csv_cell
 
 #: ``PRAGMA user_version`` / ``crp_triage_schema.version`` this code writes and reads
 SCHEMA_VERSION = 1
-
-
-#: a CSV cell starting with one of these is read as a formula by spreadsheet programs
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: object) -> str:
-    """A CSV cell that a spreadsheet shows as text: a value starting with ``= + - @``, a tab or a CR
-    is prefixed with an apostrophe (formula injection); None is an empty cell."""
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def apply_to_kb(kb: KnowledgeBase, decision_set: DecisionSet) -> KnowledgeBase:

@@ -119,6 +119,19 @@ def test_set_args_parse_types_and_reject_unknown_or_wrong_type():
             CRPConfig().with_set_args([bad])
 
 
+@pytest.mark.parametrize(
+    "assignment",
+    ["token_budget=1500\nfoo=2", "token_budget=1500\nfoo", "token_budget=1500\r", "source_type_map.x=a\x1bb"],
+)
+def test_set_value_with_a_control_character_is_refused_not_cut(assignment):
+    """Issue 32, hostile item 7: TOML read ``1500\nfoo=2`` as 1500 and dropped the rest in silence."""
+    with pytest.raises(ConfigError) as err:
+        CRPConfig().with_set_args([assignment])
+    msg = str(err.value)
+    assert "--set" in msg and repr(assignment) in msg and "control character U+00" in msg
+    assert "\n" not in msg and "\r" not in msg and "\x1b" not in msg  # shown escaped, never raw
+
+
 def test_bad_toml_is_a_config_error():
     with pytest.raises(ConfigError, match="not valid TOML"):
         CRPConfig.from_toml("cdr_min_relevance = [")

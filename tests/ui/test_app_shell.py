@@ -189,6 +189,15 @@ def test_bad_link_parameters_warn_and_are_ignored(ui_env):
     assert len(at.session_state["crp.kb"]) == 24  # fell back to the default sample
 
 
+def test_a_link_value_with_a_line_break_warns_and_applies_nothing(ui_env):
+    """Issue 32, hostile item 7: ``cfg.token_budget=1500%0Afoo=2`` applied 1500 and dropped the rest."""
+    at = _app(**{"cfg.token_budget": "1500\nfoo=2", "cfg.candidate_k": "8\x1b[2J"})
+    _ok(at)
+    warnings = " ".join(w.value for w in at.sidebar.warning)
+    assert "token\\_budget" in warnings and "candidate\\_k" in warnings and "control character" in warnings
+    assert at.session_state["crp.config"] == CRPConfig()
+
+
 def test_config_toml_upload_good_and_bad(ui_env):
     at = _app()
     up = at.sidebar.get("file_uploader")[2]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -164,6 +165,27 @@ def test_breakdown_csv_round_trips_the_floats(result):
     assert list(back["fact_id"]) == list(frame["fact_id"])
     assert back["cdr_score"].tolist() == frame["cdr_score"].tolist()  # unrounded
     assert list(back.columns) == list(frame.columns)
+
+
+def test_breakdown_csv_writes_formula_like_text_as_text_and_numbers_as_numbers():
+    """Issue 32, hostile item 6: ids and texts a spreadsheet would run get an apostrophe; a negative
+    number in a numeric column (a fact pointing away from the query: negative relevance) stays a number."""
+    facts = [
+        fact("=cmd|' /C calc'!A0", "@SUM(1+1) etcd port", modified_at="2026-05-22"),
+        fact("+1", '=HYPERLINK("http://x","y") etcd', modified_at="2026-05-01"),
+        fact("-1+1", "\tetcd note", source_type="news", modified_at="2026-05-12"),
+    ]
+    corpus = make_corpus(facts, [[1, 0.1, 0], [1, 0.2, 0.1], [-1, 0.1, 0.2]])
+    result = run_pipeline(corpus, make_scenario([1, 0, 0], now="2026-06-01"))
+    text = tables.breakdown_csv(result)
+    back = pd.read_csv(io.StringIO(text), dtype={"fact_id": str})
+    assert set(back["fact_id"]) == {"'=cmd|' /C calc'!A0", "'+1", "'-1+1"}
+    for row in list(csv.reader(io.StringIO(text)))[1:]:
+        for cell in row:
+            assert not cell.startswith(("=", "+", "@", "\t", "\r")), cell
+    frame = tables.breakdown_frame(result)
+    assert (frame["relevance"] < 0).any()
+    assert back["relevance"].tolist() == frame["relevance"].tolist()  # a negative number stays a number
 
 
 @settings(max_examples=60, deadline=None)

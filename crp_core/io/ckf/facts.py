@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +24,7 @@ from crp_core.io.ckf.source import json_reason, type_name
 from crp_core.io.timeparse import format_timestamp, parse_duration_seconds, parse_timestamp
 from crp_core.model import Fact, TTLKind, has_unpaired_surrogate
 from crp_core.support.digest import content_digest
+from crp_core.support.text import control_char
 
 #: ``err(field, message)``: records one problem of the fact being parsed
 ErrFn = Callable[[str, str], None]
@@ -165,7 +165,7 @@ def _fact_id(fid: Any, err: ErrFn) -> str | None:
         err("fact_id", "empty (required)")
     elif has_unpaired_surrogate(fid):
         err("fact_id", "contains an unpaired surrogate (not valid Unicode)")
-    elif (ctl := _control_char(fid)) is not None:
+    elif (ctl := control_char(fid)) is not None:
         err(
             "fact_id",
             f"contains the control character {ctl}: an id is a key shown in headers, tables and "
@@ -313,15 +313,6 @@ def _cell_json(cell: str, name: str, err: ErrFn) -> Any:
     except (ValueError, RecursionError) as exc:
         err(name, f"CSV cell is not valid JSON: {json_reason(exc)}")
         return None
-
-
-def _control_char(text: str) -> str | None:
-    """The first control character (Unicode category Cc: U+0000-U+001F, U+007F-U+009F) of ``text``,
-    shown as ``U+XXXX at position N``; None when there is none."""
-    for i, ch in enumerate(text):
-        if unicodedata.category(ch) == "Cc":
-            return f"U+{ord(ch):04X} at position {i}"
-    return None
 
 
 #: characters that draw nothing: a content made only of these is empty

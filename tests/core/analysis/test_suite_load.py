@@ -42,6 +42,21 @@ def test_folder_order_names_and_subfolders(tmp_path):
     assert suite.select(["s2", "a"]).names == ("a", "s2")
 
 
+def test_a_list_of_folders_and_files_is_one_suite(tmp_path):
+    docs = scenario_docs()
+    one = write_suite(tmp_path / "one", {"s1": docs["s1"]})
+    two = write_suite(tmp_path / "two", {"s2": docs["s2"]})
+    (two / "sub").mkdir()
+    (two / "sub" / "a.json").write_text(json.dumps({"query": "q", "now": "2026-06-01T00:00:00Z"}))
+    assert load_suite([one, two]).names == ("s1", "s2", "a")  # each folder walked in path order (s2.json, sub/a.json)
+    assert load_suite([two / "s2.json", one]).names == ("s2", "s1")
+    assert load_suite([one, one / "s1.json", one]).names == ("s1",)  # a file reached twice is loaded once
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SuiteError) as err:
+        load_suite([one, tmp_path / "empty"])
+    assert [p.message for p in err.value.problems] == ["no scenario files (*.json, *.toml) in this folder"]
+
+
 def test_bad_files_are_refused_with_file_line_and_field(tmp_path):
     d = tmp_path / "bad"
     d.mkdir()

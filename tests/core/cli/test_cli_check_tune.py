@@ -74,6 +74,11 @@ def test_check_fails_on_a_threshold_without_a_baseline(files, capsys, tmp_path):
         (("--set", "no_such_key=1"), "unknown configuration key"),
         (("--baseline", "/nonexistent/metrics.json"), "cannot read it"),
         (("--now", "yesterday"), "--now"),
+        # issue 32, hostile item 7: a line break ended the TOML value and the rest was dropped in silence
+        (
+            ("--set", "token_budget=1500\nfoo=2"),
+            "--set 'token_budget=1500\\nfoo=2': holds the control character U+000A",
+        ),
     ],
 )
 def test_check_bad_input_exits_2_without_traceback(files, capsys, extra, needle):
@@ -92,6 +97,21 @@ def test_check_refuses_a_bad_suite_and_a_bad_baseline(files, capsys, tmp_path):
     bad.write_text(json.dumps({"kind": "crp-inspect/suite-metrics", "scenarios": {"s1": {"metrics": {"leaks": "x"}}}}))
     rc, _, err = _check(capsys, ckf, suite, "--baseline", str(bad))
     assert rc == 2 and "scenarios.s1.metrics.leaks" in err
+
+
+def test_check_takes_several_suite_folders_as_its_help_says(files, capsys, tmp_path):
+    """``--suite PATH [PATH ...]`` (issue 32, hostile item 7): each folder is walked, files are taken as they are."""
+    ckf, _ = files
+    docs = scenario_docs()
+    one = write_suite(tmp_path / "one", {"s1": docs["s1"]})
+    two = write_suite(tmp_path / "two", {"s2": docs["s2"]})
+    rc = main(["check", "--ckf", str(ckf), "--suite", str(one), str(two), "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert sorted(json.loads(out)["scenarios"]) == ["s1", "s2"]
+    rc = main(["check", "--ckf", str(ckf), "--suite", str(one), str(two / "s2.json"), "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and sorted(json.loads(out)["scenarios"]) == ["s1", "s2"], err
 
 
 # ---- tuning ----------------------------------------------------------------------------------------

@@ -160,3 +160,23 @@ def test_bad_inputs_are_clear_errors(ckf, tmp_path, capsys):
     assert status == 2 and "line 1" in err and "source_type" in err
     with pytest.raises(SystemExit):
         main(["conflicts", "--ckf", ckf, "--json", "--csv"])
+
+
+def test_csv_cells_that_look_like_formulas_are_written_as_text(tmp_path, capsys):
+    """Ids and contents a spreadsheet would run as a formula get an apostrophe (issue 32, hostile item 6)."""
+    rows = [
+        fact("=cmd|' /C calc'!A0", '=HYPERLINK("http://x") etcd port is 2379', [1, 0.3, 0, 0, 0, 0, 0, 0]),
+        fact("@SUM(1+1)", "-1+1 etcd port is 4001", [1, 0, 0.3, 0, 0, 0, 0, 0], source_type="community"),
+    ]
+    path = tmp_path / "kb.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    status, out, err = run(capsys, "--ckf", str(path), "--now", NOW, "--cache-dir", str(tmp_path / "c"), "--csv")
+    assert status == 0, err
+    body = [dict(zip(CSV_COLUMNS, r)) for r in list(csv.reader(io.StringIO(out)))[1:]]
+    assert len(body) == 1
+    row = body[0]
+    assert {row["fact_a"], row["fact_b"]} == {"'=cmd|' /C calc'!A0", "'@SUM(1+1)"}
+    assert row["content_a"].startswith("'") and row["content_b"].startswith("'")
+    for cell in row.values():
+        assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell
+    assert float(row["similarity"]) > 0 and float(row["authority_a"]) > 0  # numbers stay numbers

@@ -129,3 +129,45 @@ def test_parse_duration_rejects(bad):
 def test_parse_duration_rejects_non_strings(bad):
     with pytest.raises(ValueError, match="duration string"):
         parse_duration_seconds(bad)
+
+
+# issue 32, hostile item 7: ISO 8601 takes ASCII digits only; `\d` matched any Unicode digit
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "P\u0663D",  # Arabic-Indic 3
+        "P\uff13D",  # fullwidth 3
+        "PT\u0663H",
+        "P1.\u0665D",  # Arabic-Indic 5 after the decimal point
+        "P\u09e9W",  # Bengali 3
+        "PT3\u017f",  # LATIN SMALL LETTER LONG S: upper() makes it an ASCII S
+    ],
+)
+def test_parse_duration_takes_ascii_only(bad):
+    with pytest.raises(ValueError, match="not an ISO 8601 duration"):
+        parse_duration_seconds(bad)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "\u0662\u0660\u0662\u0666-01-01",
+        "\uff12\uff10\uff12\uff16-01-01T00:00:00Z",
+        "2026-01-01T00:00:00.\u0661\u0662\u0663",
+        "2026-01-01T00:00:00+\u0660\u0661:00",
+        # any one character passed as the date-time separator
+        "2026-01-01\u017f00:00:00",
+        "2026-01-01\u00a000:00:00",
+        "2026-01-01\u202e00:00:00",
+        "2026-01-01\x0000:00:00",
+        "2026-01-01\n00:00:00",
+    ],
+)
+def test_parse_timestamp_takes_printable_ascii_only(bad):
+    with pytest.raises(ValueError, match="not an ISO 8601 timestamp"):
+        parse_timestamp(bad)
+
+
+def test_the_ascii_forms_still_parse():
+    assert parse_duration_seconds("p3d") == parse_duration_seconds(" P3D ") == 3 * DAY
+    assert parse_timestamp("2026-01-01 00:00:00") == parse_timestamp("2026-01-01t00:00:00Z")

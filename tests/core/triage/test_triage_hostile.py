@@ -7,8 +7,8 @@ import csv
 import io
 import os
 
+from crp_core.support.spreadsheet import csv_cell
 from crp_core.triage import Decision, export_csv
-from crp_core.triage.log import csv_cell
 from tests.support.triage_cli import cli, record
 
 
@@ -47,7 +47,8 @@ def test_a_pair_id_that_is_not_utf8_is_refused(capsys, tmp_path):
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():
-    assert [csv_cell(v) for v in ("=1+1", "+cmd", "-2", "@SUM(A1)", "\tx", "\rx", "plain", None, 3)] == [
+    values = ("=1+1", "+cmd", "-2", "@SUM(A1)", "\tx", "\rx", "plain", None, 3, -1, -1.5)
+    assert [csv_cell(v) for v in values] == [
         "'=1+1",
         "'+cmd",
         "'-2",
@@ -56,7 +57,9 @@ def test_csv_cells_that_look_like_formulas_are_neutralised():
         "'\rx",
         "plain",
         "",
-        "3",
+        3,  # a number stays a number, a negative one too: only text is neutralised
+        -1,
+        -1.5,
     ]
     d = Decision.dismiss('=HYPERLINK("http://x")', "F2", operator="@admin", note="=1+1")
     rows = list(csv.DictReader(io.StringIO(export_csv([d]))))

@@ -1,0 +1,14 @@
+"""Text checks with no CRP meaning, one home each."""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def control_char(text: str) -> str | None:
+    """The first control character (Unicode category Cc: U+0000-U+001F, U+007F-U+009F) of ``text``,
+    shown as ``U+XXXX at position N``; None when there is none."""
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) == "Cc":
+            return f"U+{ord(ch):04X} at position {i}"
+    return None
