@@ -1,11 +1,7 @@
 """crp_core: the CRP-SPEC-027 retrieval pipeline over a CKF knowledge base.
 
-Pure library code: no Streamlit, no I/O hidden in scoring. The package tree reads as the pipeline
-(docs/architecture.md): ``io`` (CKF, scenario), ``corpus`` (embeddings, HNSW index, graph),
-``factors`` (recency, n-gram guard, Coverage Set), ``records`` and ``decisions`` (what the stages read
-and build), ``stages`` (the six stages of SPEC-027 §4), ``pipeline`` (the stages end to end, with
-``outcomes`` and ``headers``), ``report`` (a run's JSON), ``analysis`` (whole-CKF scan, sweeps,
-comparisons, the SPEC-024 baseline, suites), ``triage`` (operator decisions) and ``cli``.
+Pure library code: no Streamlit, no I/O hidden in scoring. The package tree reads as the pipeline;
+its layers and modules are in docs/architecture.md.
 
 A typical use::
 

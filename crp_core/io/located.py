@@ -169,3 +169,16 @@ def json_with_lines(text: str) -> tuple[Any, Locate]:
         return bisect_left(newlines, pos) + 1  # the newlines before pos: O(log n) per problem, not O(size)
 
     return doc, locate
+
+
+def type_name(v: Any) -> str:
+    """A JSON value's kind in words: "an object", "a list", "a string", "a number", "null"..."""
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+        int: "a number",
+        float: "a number",
+    }.get(type(v), type(v).__name__)

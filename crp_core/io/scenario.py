@@ -28,6 +28,7 @@ from crp_core.io.located import (
     json_error_message,
     json_with_lines,
     no_line,
+    type_name,
 )
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 from crp_core.model import Addressed, Scenario, SubQuery
@@ -176,25 +177,13 @@ class _Check:
         return capped(sorted(self.problems, key=lambda pr: pr.line), self.total)
 
 
-def _tname(v: Any) -> str:
-    return {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        type(None): "null",
-        int: "a number",
-        float: "a number",
-    }.get(type(v), type(v).__name__)
-
-
 def _text(c: _Check, v: Any, path: DocPath, *, required: bool) -> str | None:
     if v is None:
         if required:
             c.err(path, "missing (required)")
         return None
     if not isinstance(v, str):
-        c.err(path, f"must be a string, got {_tname(v)}")
+        c.err(path, f"must be a string, got {type_name(v)}")
         return None
     if required and not v.strip():
         c.err(path, "empty (required, non-empty text)")
@@ -211,7 +200,7 @@ def _vector(c: _Check, v: Any, path: DocPath) -> tuple[float, ...] | None:
     if v is None:
         return None
     if not isinstance(v, (list, tuple)) or not v:
-        c.err(path, f"must be a non-empty list of numbers, got {_tname(v)}")
+        c.err(path, f"must be a non-empty list of numbers, got {type_name(v)}")
         return None
     out = []
     for i, x in enumerate(v):
@@ -260,7 +249,7 @@ def _config(c: _Check, v: Any) -> dict[str, Any]:
     if v is None:
         return {}
     if not isinstance(v, Mapping):
-        c.err(("config",), f"must be an object of configuration overrides, got {_tname(v)}")
+        c.err(("config",), f"must be an object of configuration overrides, got {type_name(v)}")
         return {}
     flat: dict[str, tuple[DocPath, Any]] = {}
     for k, x in v.items():
@@ -289,7 +278,7 @@ def _build(doc: Any, source: str, expected_model: str | None, locate: Locate) ->
     c = _Check(locate)
     what = f"scenario {source} refused" if source else "scenario refused"
     if not isinstance(doc, Mapping):
-        raise ScenarioError(what, [Problem(0, "scenario", f"a scenario must be an object, got {_tname(doc)}")])
+        raise ScenarioError(what, [Problem(0, "scenario", f"a scenario must be an object, got {type_name(doc)}")])
     _unknown_keys(c, doc, SCENARIO_KEYS, ())
     query, q_emb = _query(c, doc.get("query"))
     now = _now(c, doc.get("now"))
@@ -346,12 +335,12 @@ def _sub_queries(c: _Check, raw: Any) -> tuple[list[SubQuery], dict[str, int], b
     subs: list[SubQuery] = []
     ids: dict[str, int] = {}
     if raw is not None and not isinstance(raw, list):
-        c.err(("sub_queries",), f"must be a list of {{id, text, label?, embedding?}}, got {_tname(raw)}")
+        c.err(("sub_queries",), f"must be a list of {{id, text, label?, embedding?}}, got {type_name(raw)}")
         return subs, ids, False
     for i, item in enumerate(raw or []):
         p: DocPath = ("sub_queries", i)
         if not isinstance(item, Mapping):
-            c.err(p, f"must be an object {{id, text, label?, embedding?}}, got {_tname(item)}")
+            c.err(p, f"must be an object {{id, text, label?, embedding?}}, got {type_name(item)}")
             continue
         _unknown_keys(c, item, _SUBQ_KEYS, p)
         sid = _text(c, item.get("id"), p + ("id",), required=True)
@@ -388,12 +377,12 @@ def _addressed(c: _Check, raw: Any, ids: dict[str, int] | None) -> list[Addresse
     addressed: list[Addressed] = []
     seen: dict[str, int] = {}
     if raw is not None and not isinstance(raw, list):
-        c.err(("addressed",), f"must be a list of {{id, depth_weight, window}}, got {_tname(raw)}")
+        c.err(("addressed",), f"must be a list of {{id, depth_weight, window}}, got {type_name(raw)}")
         return addressed
     for i, item in enumerate(raw or []):
         p: DocPath = ("addressed", i)
         if not isinstance(item, Mapping):
-            c.err(p, f"must be an object {{id, depth_weight, window}}, got {_tname(item)}")
+            c.err(p, f"must be an object {{id, depth_weight, window}}, got {type_name(item)}")
             continue
         _unknown_keys(c, item, _ADDR_KEYS, p)
         aid = _text(c, item.get("id"), p + ("id",), required=True)
@@ -422,7 +411,7 @@ def _depth_weight(c: _Check, dw: Any, path: DocPath) -> float | None:
     if dw is None:
         c.err(path, "missing (required, 0-1)")
     elif isinstance(dw, bool) or not isinstance(dw, (int, float)):
-        c.err(path, f"must be a number between 0 and 1, got {_tname(dw)}")
+        c.err(path, f"must be a number between 0 and 1, got {type_name(dw)}")
     elif not (0.0 <= dw <= 1.0):  # NaN fails this too
         c.err(path, f"must be between 0 and 1, got {dw!r}")
     else:
@@ -433,7 +422,7 @@ def _depth_weight(c: _Check, dw: Any, path: DocPath) -> float | None:
 def _prior_outputs(c: _Check, raw: Any) -> list[str]:
     prior: list[str] = []
     if raw is not None and not isinstance(raw, list):
-        c.err(("prior_outputs",), f"must be a list of texts, got {_tname(raw)}")
+        c.err(("prior_outputs",), f"must be a list of texts, got {type_name(raw)}")
         return prior
     for i, t in enumerate(raw or []):
         v = _text(c, t, ("prior_outputs", i), required=False)

@@ -20,7 +20,8 @@ import numpy as np
 
 from crp_core.config import DEFAULT_SOURCE_TYPE, DEFAULT_STATUS, SOURCE_TYPES, STATUSES
 from crp_core.errors import Problem
-from crp_core.io.ckf.source import json_reason, type_name
+from crp_core.io.ckf.source import json_reason
+from crp_core.io.located import type_name
 from crp_core.io.timeparse import format_timestamp, parse_duration_seconds, parse_timestamp
 from crp_core.model import Fact, TTLKind, has_unpaired_surrogate
 from crp_core.support.digest import content_digest

@@ -39,9 +39,9 @@ from crp_core.io.ckf.source import (
     json_reason,
     read_ckf_file,
     refuse,
-    type_name,
     unknown_format_message,
 )
+from crp_core.io.located import type_name
 from crp_core.model import KnowledgeBase
 
 if TYPE_CHECKING:

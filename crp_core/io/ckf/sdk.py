@@ -51,8 +51,8 @@ from crp_core.io.ckf.source import (
     json_reason,
     read_ckf_file,
     refuse,
-    type_name,
 )
+from crp_core.io.located import type_name
 from crp_core.model import GivenEdge, ImportSummary, KnowledgeBase
 from crp_core.support.digest import content_digest
 

@@ -18,7 +18,7 @@ from typing import Any
 from crp_core.errors import Problem
 from crp_core.io.ckf.facts import ErrFn, FactRecord, LoadState, parse_fact
 from crp_core.io.ckf.sdk_map import SourceTypeMap
-from crp_core.io.ckf.source import type_name
+from crp_core.io.located import type_name
 from crp_core.model import GivenEdge, KnowledgeBase
 
 #: SDK fact fields kept in ``metadata`` as given, with the JSON type each must have

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from crp_core.config import CRPConfig
 from crp_core.errors import CKFError, Problem
@@ -44,19 +44,6 @@ def json_reason(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "nested too deeply"
     return str(exc)[:200]
-
-
-def type_name(v: Any) -> str:
-    """A JSON value's kind in words: "an object", "a list", "a string", "a number", "null"..."""
-    return {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        type(None): "null",
-        int: "a number",
-        float: "a number",
-    }.get(type(v), type(v).__name__)
 
 
 def byte_limit(max_bytes: int | None) -> int:
