@@ -19,104 +19,36 @@ from typing import Any
 
 import tomli_w
 
+# the tables' names are part of this module's API (crp_core.config.SOURCE_TYPES, ...)
+from crp_core.config.tables import (
+    DEFAULT_IMPORTANCE,
+    DEFAULT_SOURCE_AUTHORITY,
+    DEFAULT_TTL_DAYS,
+    PROJECT_TABLE_CELLS,
+    SOURCE_TYPES,
+    TABLE_KEYS,
+    SourceTable,
+)
+from crp_core.config.tables import (
+    DEFAULT_SOURCE_TYPE as DEFAULT_SOURCE_TYPE,
+)
+from crp_core.config.tables import (
+    DEFAULT_STATUS as DEFAULT_STATUS,
+)
+from crp_core.config.tables import (
+    NEVER_RETRIEVED as NEVER_RETRIEVED,
+)
+from crp_core.config.tables import (
+    SECONDS_PER_DAY as SECONDS_PER_DAY,
+)
+from crp_core.config.tables import (
+    STATUSES as STATUSES,
+)
 from crp_core.errors import ConfigError, ValidationError
 from crp_core.support.files import read_regular_file
 from crp_core.support.parsing import MAX_TOML_DEPTH, TOMLRefusal, parse_toml
 from crp_core.support.text import control_char
 
-SOURCE_TYPES: tuple[str, ...] = (
-    "regulatory",
-    "official_documentation",
-    "version_specific",
-    "peer_reviewed",
-    "internal",
-    "community",
-    "news",
-    "web",
-    "user_provided",
-    "unverified",
-)
-STATUSES: tuple[str, ...] = ("ACTIVE", "STALE", "DELETED", "QUARANTINED")
-#: statuses that are never retrieved, not even as connectors (SPEC-009 §2.2)
-NEVER_RETRIEVED: frozenset[str] = frozenset({"DELETED", "QUARANTINED"})
-DEFAULT_SOURCE_TYPE = "unverified"
-DEFAULT_STATUS = "ACTIVE"
-SECONDS_PER_DAY = 86400.0
-
-
-@dataclass(frozen=True)
-class SourceTable:
-    """A value per source type (docs/reference/pipeline.md §2). For ``ttl_days`` a value of ``None`` means no expiry."""
-
-    regulatory: float | None
-    official_documentation: float | None
-    version_specific: float | None
-    peer_reviewed: float | None
-    internal: float | None
-    community: float | None
-    news: float | None
-    web: float | None
-    user_provided: float | None
-    unverified: float | None
-
-    def __getitem__(self, source_type: str) -> float | None:
-        if source_type not in SOURCE_TYPES:
-            raise KeyError(source_type)
-        return getattr(self, source_type)
-
-    def as_dict(self) -> dict[str, float | None]:
-        return {st: getattr(self, st) for st in SOURCE_TYPES}
-
-    def replace(self, **changes: float | None) -> SourceTable:
-        return dataclasses.replace(self, **changes)
-
-
-#: default TTLs in days (SPEC-027 §3.5; None = no expiry). Cells marked * in docs/reference/ are ours.
-DEFAULT_TTL_DAYS = SourceTable(
-    regulatory=1825.0,
-    official_documentation=365.0,
-    version_specific=180.0,
-    peer_reviewed=365.0,
-    internal=365.0,
-    community=365.0,
-    news=30.0,
-    web=365.0,
-    user_provided=None,
-    unverified=365.0,
-)
-#: source authority weights (SPEC-027 §2.3 / SPEC-009 §4.4)
-DEFAULT_SOURCE_AUTHORITY = SourceTable(
-    regulatory=0.90,
-    official_documentation=0.80,
-    version_specific=0.80,
-    peer_reviewed=0.80,
-    internal=0.75,
-    community=0.75,
-    news=0.75,
-    web=0.70,
-    user_provided=0.80,
-    unverified=0.70,
-)
-#: default importance weights (SPEC-009 §4.4)
-DEFAULT_IMPORTANCE = SourceTable(
-    regulatory=0.90,
-    official_documentation=0.80,
-    version_specific=0.85,
-    peer_reviewed=0.75,
-    internal=0.70,
-    community=0.60,
-    news=0.50,
-    web=0.50,
-    user_provided=0.60,
-    unverified=0.50,
-)
-#: table cells that are this project's defaults, not the specs' (the ``*`` of docs/reference/pipeline.md §2)
-PROJECT_TABLE_CELLS: dict[str, frozenset[str]] = {
-    "ttl_days": frozenset({"peer_reviewed", "internal", "community", "web", "unverified"}),
-    "source_authority": frozenset({"peer_reviewed", "internal", "news", "web", "user_provided"}),
-    "importance": frozenset({"community", "news", "unverified"}),
-}
-TABLE_KEYS: tuple[str, ...] = ("ttl_days", "source_authority", "importance")
 #: largest config TOML file read (a config is a few hundred bytes)
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
