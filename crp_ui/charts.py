@@ -53,7 +53,9 @@ def stage_funnel(funnel: pd.DataFrame) -> go.Figure:
     labels = []
     for stage, t, ps in zip(funnel["stage"], funnel["time_ms"], funnel["pipeline stage"]):
         when = f"{t:.1f} ms" if isinstance(t, (int, float)) and math.isfinite(t) else "n/a"
-        labels.append(f"{esc(stage)}<br><sub>{when} · stage {esc(ps)}</sub>")
+        # plotly's own label markup (drawn as SVG text, not page HTML); a <sub> would make plotly insert
+        # zero-width spaces, which the page must never carry
+        labels.append(f"{esc(stage)}<br><span style='font-size:10px;color:#666'>{when} · stage {esc(ps)}</span>")
     fig = go.Figure(
         go.Funnel(
             y=labels,
