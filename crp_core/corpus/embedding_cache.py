@@ -17,7 +17,7 @@ from typing import BinaryIO
 import numpy as np
 
 from crp_core.support.digest import content_digest
-from crp_core.support.files import write_atomic
+from crp_core.support.files import PRIVATE_FILE_MODE, write_atomic
 
 #: when a model's cache directory holds more shards than this, they are merged into one on load
 CACHE_MAX_SHARDS = 32
@@ -147,7 +147,7 @@ class EmbeddingCache:
         def write(fh: BinaryIO) -> None:
             np.savez(fh, keys=keys, vectors=vectors, model_id=np.array(model_id))
 
-        write_atomic(path, write, parents=True)
+        write_atomic(path, write, parents=True, mode=PRIVATE_FILE_MODE)
         return path
 
     def lookup(self, model_id: str, digests: Sequence[bytes]) -> tuple[np.ndarray | None, np.ndarray]:

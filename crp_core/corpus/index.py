@@ -26,7 +26,7 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.support.digest import Digest, content_digest, content_digest_bytes, file_digest
-from crp_core.support.files import replaced_atomically, write_atomic
+from crp_core.support.files import PRIVATE_FILE_MODE, replaced_atomically, write_atomic
 from crp_core.support.memo import LRU
 
 #: worker threads for batched queries (the machine's cores, at most 2)
@@ -145,7 +145,7 @@ class FactIndex:
             "file_sha256": digest,
             "space": "cosine",
         }
-        write_atomic(Path(str(path) + ".json"), json.dumps(meta).encode("utf-8"))
+        write_atomic(Path(str(path) + ".json"), json.dumps(meta).encode("utf-8"), mode=PRIVATE_FILE_MODE)
 
     @classmethod
     def load(

@@ -34,7 +34,7 @@ import numpy as np
 
 from crp_core.corpus.embedding_cache import default_cache_dir
 from crp_core.support.digest import file_digest
-from crp_core.support.files import replaced_atomically
+from crp_core.support.files import PRIVATE_FILE_MODE, replaced_atomically
 from crp_core.support.memo import LRU
 
 #: the ONNX export's opset and the graph's input names
@@ -119,7 +119,11 @@ def export_onnx(model_path: str, out: Path, *, eager_attention: bool = False) ->
 
     dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in _ONNX_INPUTS)
     axes = {name: {0: "batch", 1: "tokens"} for name in (*_ONNX_INPUTS, "last_hidden_state")}
-    with replaced_atomically(out, ".onnx", parents=True) as tmp, torch.no_grad(), warnings.catch_warnings():
+    with (
+        replaced_atomically(out, ".onnx", parents=True, mode=PRIVATE_FILE_MODE) as tmp,
+        torch.no_grad(),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             _Hidden(model),
@@ -151,7 +155,7 @@ def build_int8(model_path: str, out: Path) -> Path:
         )
         fused_file = Path(work) / "fused.onnx"
         fused.save_model_to_file(str(fused_file))
-        with replaced_atomically(out, ".onnx", parents=True) as tmp:
+        with replaced_atomically(out, ".onnx", parents=True, mode=PRIVATE_FILE_MODE) as tmp:
             quantize_rows(fused_file, Path(tmp))
     return out
 

@@ -37,7 +37,7 @@ from crp_core.corpus.embedding import (
 from crp_core.errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
 from crp_core.model import KnowledgeBase, Scenario
 from crp_core.support.digest import Digest, content_digest_bytes
-from crp_core.support.files import write_atomic
+from crp_core.support.files import PRIVATE_FILE_MODE, write_atomic
 
 if TYPE_CHECKING:  # imported where used: hnswlib and scipy only load when an index or a graph is needed
     from crp_core.corpus.graph import NeighbourTable, SimilarityGraph
@@ -339,7 +339,9 @@ def _load_neighbours(path: Path, n: int, k: int) -> NeighbourTable | None:
 
 def _save_neighbours(path: Path, table: NeighbourTable) -> None:
     try:
-        write_atomic(path, lambda fh: np.savez(fh, ids=table.ids, sims=table.sims), parents=True)
+        write_atomic(
+            path, lambda fh: np.savez(fh, ids=table.ids, sims=table.sims), parents=True, mode=PRIVATE_FILE_MODE
+        )
     except OSError as exc:
         warnings.warn(f"could not persist the neighbour table to {path}: {exc}", RuntimeWarning, stacklevel=3)
 
@@ -360,7 +362,7 @@ def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | N
             warnings.warn(f"token count cache {path} ignored ({exc}); recounting", RuntimeWarning, stacklevel=3)
     counts = np.asarray(count_tokens(texts, model_id, embedder), dtype=np.int64)
     try:
-        write_atomic(path, lambda fh: np.save(fh, counts), parents=True)
+        write_atomic(path, lambda fh: np.save(fh, counts), parents=True, mode=PRIVATE_FILE_MODE)
     except OSError as exc:
         warnings.warn(f"could not persist token counts to {path}: {exc}", RuntimeWarning, stacklevel=3)
     return counts

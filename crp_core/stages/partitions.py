@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from crp_core.config import CRPConfig
 from crp_core.support.digest import content_digest
-from crp_core.support.files import write_atomic
+from crp_core.support.files import PRIVATE_FILE_MODE, write_atomic
 from crp_core.support.memo import LRU
 
 __all__ = [
@@ -177,7 +177,9 @@ def _kmeans_labels(
         else:
             kept = labels
             try:
-                write_atomic(path, lambda fh: np.save(fh, kept, allow_pickle=False), parents=True)
+                write_atomic(
+                    path, lambda fh: np.save(fh, kept, allow_pickle=False), parents=True, mode=PRIVATE_FILE_MODE
+                )
                 _ON_DISK.add(path)
             except OSError:  # a read-only or full cache: the labels are simply not kept
                 pass

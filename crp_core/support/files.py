@@ -205,12 +205,19 @@ def _read_open(fd: int, max_bytes: int, refuse: _Refusal) -> bytes:
 
 
 # ---- writing -------------------------------------------------------------------------------------
+#: a file the user writes (an export, a report, a configuration): readable by others, as files usually are
+SHARED_FILE_MODE = 0o644
+#: a cache file (embeddings, neighbour tables, models built from the user's texts): the owner's only
+PRIVATE_FILE_MODE = 0o600
+
+
 @contextlib.contextmanager
-def replaced_atomically(path: str | os.PathLike[str], suffix: str = ".tmp", *, parents: bool = False) -> Iterator[str]:
+def replaced_atomically(
+    path: str | os.PathLike[str], suffix: str = ".tmp", *, parents: bool = False, mode: int = SHARED_FILE_MODE
+) -> Iterator[str]:
     """A temporary file path beside ``path`` for the block to fill (by name: a library that writes to
-    a path); when the block ends the file is flushed to disk, made readable like any written file
-    (mode 0644) and renamed over ``path``; when the block raises it is removed. ``parents``: create
-    ``path``'s missing folders first."""
+    a path); when the block ends the file is flushed to disk, given ``mode`` and renamed over ``path``;
+    when the block raises it is removed. ``parents``: create ``path``'s missing folders first."""
     folder = os.path.dirname(os.path.abspath(os.fspath(path)))
     if parents:
         os.makedirs(folder, exist_ok=True)
@@ -220,7 +227,7 @@ def replaced_atomically(path: str | os.PathLike[str], suffix: str = ".tmp", *, p
         yield tmp
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -229,11 +236,15 @@ def replaced_atomically(path: str | os.PathLike[str], suffix: str = ".tmp", *, p
 
 
 def write_atomic(
-    path: str | os.PathLike[str], content: bytes | Callable[[BinaryIO], object], *, parents: bool = False
+    path: str | os.PathLike[str],
+    content: bytes | Callable[[BinaryIO], object],
+    *,
+    parents: bool = False,
+    mode: int = SHARED_FILE_MODE,
 ) -> None:
     """Write ``content`` to ``path`` whole or not at all (:func:`replaced_atomically`): the bytes, or
     what ``content(fh)`` writes to the open temporary file."""
-    with replaced_atomically(path, parents=parents) as tmp, open(tmp, "wb") as fh:
+    with replaced_atomically(path, parents=parents, mode=mode) as tmp, open(tmp, "wb") as fh:
         if isinstance(content, (bytes, bytearray, memoryview)):
             fh.write(content)
         else:

@@ -1,0 +1,32 @@
+"""The one atomic write keeps each kind of file's permissions: what the user writes (an export, a CKF)
+is readable by others; what the cache keeps from the user's texts is the owner's only."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import numpy as np
+
+from crp_core.corpus.embedding_cache import EmbeddingCache
+from crp_core.support.files import PRIVATE_FILE_MODE, SHARED_FILE_MODE, write_atomic, write_text_atomic
+
+
+def _mode(path: os.PathLike[str] | str) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_a_written_file_is_readable_by_others_and_a_private_one_is_not(tmp_path):
+    write_text_atomic(tmp_path / "report.json", "{}")
+    write_atomic(tmp_path / "cache.npy", b"x", mode=PRIVATE_FILE_MODE)
+    assert _mode(tmp_path / "report.json") == SHARED_FILE_MODE == 0o644
+    assert _mode(tmp_path / "cache.npy") == PRIVATE_FILE_MODE == 0o600
+    assert (tmp_path / "cache.npy").read_bytes() == b"x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache.npy", "report.json"]  # no temporary left
+
+
+def test_embedding_cache_shards_are_the_owners_only(tmp_path):
+    cache = EmbeddingCache(tmp_path)
+    cache.store("some-model", [b"k" * 32], np.ones((1, 4), dtype=np.float32))
+    shards = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert shards and all(_mode(p) == 0o600 for p in shards), [(p.name, oct(_mode(p))) for p in shards]
