@@ -141,7 +141,12 @@ def check_regular_file(
         st = os.stat(p)
     except OSError as exc:
         raise refuse(_os_reason(p, exc)) from None
-    why = _kind_reason(p, st.st_mode)
+    _refuse_unless_regular(st, max_bytes, refuse)
+
+
+def _refuse_unless_regular(st: os.stat_result, max_bytes: int, refuse: _Refusal) -> None:
+    """Refuse a path whose status is not a regular file's, or whose size is over ``max_bytes``."""
+    why = _kind_reason(refuse.path, st.st_mode)
     if why is not None:
         raise refuse(why)
     if st.st_size > max_bytes:
@@ -186,12 +191,7 @@ def read_regular_file(
 def _read_open(fd: int, max_bytes: int, refuse: _Refusal) -> bytes:
     """Up to ``max_bytes + 1`` bytes of the open file ``fd``, once it is known to be a regular file
     within the limit."""
-    st = os.fstat(fd)
-    why = _kind_reason(refuse.path, st.st_mode)
-    if why is not None:
-        raise refuse(why)
-    if st.st_size > max_bytes:
-        raise refuse.too_large(st.st_size, max_bytes)
+    _refuse_unless_regular(os.fstat(fd), max_bytes, refuse)
     os.set_blocking(fd, True)
     parts: list[bytes] = []
     got = 0
