@@ -58,7 +58,16 @@ from .conflict_sdk import (
     with_sdk_column,
 )
 from .conflict_text import GAP_MARK, fact_text_html, highlight_html, merge_spans, side_spans
-from .pair_cards import authority_table, evidence_table, outcome_line, pair_case, pair_head, patterns_line
+from .pair_cards import (
+    authority_table,
+    evidence_table,
+    outcome_line,
+    pair_case,
+    pair_head,
+    patterns_line,
+    queue_case,
+    sdk_block,
+)
 
 __all__ = [
     "AUTHORITY_PARTS",
@@ -97,11 +106,13 @@ __all__ = [
     "pair_marks",
     "patterns_line",
     "quality_frame",
+    "queue_case",
     "queue_counts",
     "queue_frame",
     "role_of",
     "sdk_agreement_of",
     "sdk_authority_frame",
+    "sdk_block",
     "sdk_label",
     "sdk_summary",
     "sdk_verdict_lines",

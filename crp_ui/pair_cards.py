@@ -15,7 +15,7 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from crp_core import ConflictPair, CRPConfig, Fact, KnowledgeBase
+from crp_core import ConflictPair, CRPConfig, Fact, KnowledgeBase, PairAgreement
 
 from . import render
 from .conflict_case import (
@@ -29,6 +29,7 @@ from .conflict_case import (
     pair_evidence,
     role_of,
 )
+from .conflict_sdk import SDK_LABELS, sdk_authority_frame, sdk_verdict_lines
 from .conflict_text import fact_text_html, side_spans
 from .theme import DIFFERS_BACKGROUND, ROLE_TONES
 
@@ -117,3 +118,39 @@ def authority_table(pair: ConflictPair, *, key: str) -> None:
     config["arithmetic"] = st.column_config.TextColumn("arithmetic", width="medium")
     st.caption("authority = source authority × recency factor × importance")
     render.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=config)
+
+
+def queue_case(
+    pair: ConflictPair,
+    kb: KnowledgeBase,
+    statuses: dict[str, str],
+    *,
+    now: datetime,
+    config: CRPConfig,
+    key: str,
+) -> None:
+    """The pair's case as the triage queue shows it: patterns, both sides and the evidence, the outcome,
+    then the authority components (``key`` names the table's element)."""
+    patterns_line(pair)
+    pair_case(pair, kb, statuses, now=now, config=config)
+    outcome_line(pair)
+    authority_table(pair, key=key)
+
+
+def sdk_block(rec: PairAgreement, key: str) -> None:
+    """For a CKF read from a crprotocol SDK snapshot, the SDK's supersession against SPEC-027: on its own
+    (the fair comparison) and as loaded."""
+    own, loaded = sdk_verdict_lines(rec)
+    st.markdown(f"**{SDK_LABELS[rec.independent.verdict]}** · {render.md_escape(own)}")
+    st.caption(render.md_escape(loaded))
+    with st.expander("Authority on its own (the SDK had not decided)"):
+        render.dataframe(
+            sdk_authority_frame(rec),
+            hide_index=True,
+            width="stretch",
+            key=key + ".table",
+            column_config={
+                c: st.column_config.NumberColumn(format="%.4f")
+                for c in ("source_authority", "recency_factor", "importance_weight", "authority")
+            },
+        )

@@ -13,7 +13,7 @@ import streamlit as st
 
 from crp_core import PATTERNS, STATUSES, ConflictScan, CRPConfig, DecisionSet, KnowledgeBase, SdkAgreement
 
-from . import cache, decisions, pair_card, render, state
+from . import cache, decisions, render, state
 from . import conflicts_view as cv
 from .triage_form import K, decision_form
 
@@ -205,8 +205,8 @@ def queue_tab(
     cv.pair_head(pair)
     rec = agreement.of(pair.fact_a, pair.fact_b) if agreement is not None else None
     if rec is not None:
-        pair_card.sdk_block(rec, K + "sdk")
-    pair_card.queue_case(pair, kb, dict(ds.statuses), now=now, config=config, key=K + "authority")
+        cv.sdk_block(rec, K + "sdk")
+    cv.queue_case(pair, kb, dict(ds.statuses), now=now, config=config, key=K + "authority")
     decision_form(pair, kb, config)
     hist = decisions.pair_history(pair.fact_a, pair.fact_b)
     st.markdown(f"**Decision history of this pair** ({len(hist)})")
