@@ -129,16 +129,7 @@ def before_after_bars(ba: BeforeAfter) -> go.Figure:
         "contradictory pairs<br>handed to the model",
         "fan-out<br>duplicates",
     ]
-    b, a = ba.before, ba.after
-    vals = {
-        s.label: [
-            len(s.expired_in_envelope),
-            len(s.ageing_in_envelope),
-            len(s.contradictory_pairs),
-            s.fanout_duplicates or 0,
-        ]
-        for s in (b, a)
-    }
+    vals = {s.label: list(s.reaching_model) for s in (ba.before, ba.after)}
     fig = go.Figure()
     for side, ys in vals.items():
         fig.add_trace(
@@ -156,7 +147,7 @@ def before_after_bars(ba: BeforeAfter) -> go.Figure:
     fig.update_yaxes(
         range=[0, top * 1.25 + 0.5], title_text="count", dtick=1 if top <= 10 else None, tickformat="d", automargin=True
     )
-    note = "" if b.fanout_duplicates is not None else " (no fan-out in this scenario)"
+    note = "" if ba.before.fanout_duplicates is not None else " (no fan-out in this scenario)"
     fig.update_xaxes(tickangle=0)
     fig.update_layout(
         barmode="group",

@@ -139,6 +139,17 @@ class SideNumbers:
     headers: Mapping[str, str]
 
     @property
+    def reaching_model(self) -> tuple[int, int, int, int]:
+        """What reaches the model, as both before / after charts draw it: expired facts and ageing facts
+        in the envelope, contradictory pairs handed over, fan-out duplicates (0 without a fan-out)."""
+        return (
+            len(self.expired_in_envelope),
+            len(self.ageing_in_envelope),
+            len(self.contradictory_pairs),
+            self.fanout_duplicates or 0,
+        )
+
+    @property
     def packed_duplicate_facts(self) -> tuple[str, ...]:
         """The facts named by a fan-out duplicate that are in this side's envelope (envelope order)."""
         named = set(self.duplicate_facts)

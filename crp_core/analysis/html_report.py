@@ -144,15 +144,7 @@ def charts_svg(ba: BeforeAfter) -> list[str]:
     """The report's two charts: what reaches the model (grouped), and each envelope by recency state."""
     b, a = ba.before, ba.after
     cats = ["expired facts", "ageing facts", "contradictory\npairs", "fan-out\nduplicates"]
-    values = {
-        s.label: [
-            len(s.expired_in_envelope),
-            len(s.ageing_in_envelope),
-            len(s.contradictory_pairs),
-            s.fanout_duplicates or 0,
-        ]
-        for s in (b, a)
-    }
+    values = {s.label: list(s.reaching_model) for s in (b, a)}
     what = bar_chart_svg(
         "What reaches the model" + ("" if b.fanout_duplicates is not None else " (no fan-out)"),
         cats,
