@@ -80,25 +80,34 @@ _COMPARATIVES = frozenset(
 def _absorb_comparative_negation(toks: list[Token]) -> list[Token]:
     """ "must not be kept longer than necessary" says what "kept no longer than necessary" says:
     a negation whose clause holds a comparative bound ("longer than") turns the bound around
-    (a number after it becomes an upper bound) and is no polarity flip of its own."""
+    (a number after it becomes an upper bound) and is no polarity flip of its own.
+
+    Each negation takes the first comparative after it in its clause, and each comparative turns the
+    first bounded number after it (before any break) once per negation that took it: two negations
+    turn it back. Nearest-to-the-right tables keep this linear in the clause's length."""
     out = list(toks)
-    for k, t in enumerate(out):
-        if t.kind != NEG:
-            continue
-        for j in range(k + 1, len(out) - 1):
-            u = out[j]
-            if u.kind == BREAK and u.key != "label":
-                break
-            if u.text.lower() in _COMPARATIVES and out[j + 1].text.lower() == "than":
-                out[k] = Token(t.text, t.start, t.end, FUNC, "not")
-                for m in range(j + 2, len(out)):
-                    q = out[m].qty
-                    if out[m].kind == BREAK:
-                        break
-                    if q is not None and q.bound != 0:
-                        out[m] = out[m]._replace(qty=q._replace(bound=-q.bound))
-                        break
-                break
+    n = len(out)
+    comparative: list[int | None] = [None] * (n + 1)  # the first comparative at or after k, within the clause
+    bounded: list[int | None] = [None] * (n + 1)  # the first bounded number at or after k, before any break
+    for j in range(n - 1, -1, -1):
+        u = out[j]
+        clause_end = u.kind == BREAK and u.key != "label"
+        is_cmp = j < n - 1 and u.text.lower() in _COMPARATIVES and out[j + 1].text.lower() == "than"
+        comparative[j] = None if clause_end else (j if is_cmp else comparative[j + 1])
+        q = u.qty
+        bounded[j] = None if u.kind == BREAK else (j if q is not None and q.bound != 0 else bounded[j + 1])
+    turns: dict[int, int] = {}
+    for k, t in enumerate(toks):
+        taken = comparative[k + 1] if t.kind == NEG and k + 1 < n else None
+        if taken is not None:
+            out[k] = Token(t.text, t.start, t.end, FUNC, "not")
+            turns[taken] = turns.get(taken, 0) + 1
+    for j, count in turns.items():
+        m = bounded[j + 2] if j + 2 < n else None
+        if m is not None and count % 2:
+            q = out[m].qty
+            assert q is not None
+            out[m] = out[m]._replace(qty=q._replace(bound=-q.bound))
     return out
 
 
@@ -216,33 +225,54 @@ def _clause_spans(toks: tuple[Token, ...]) -> list[tuple[int, int, int]]:
     return spans
 
 
+def _shared_bags(spans: list[tuple[int, int, int]], own: list[frozenset[str]]) -> list[frozenset[str]]:
+    """Each clause's attribute words: its own, or for a clause without any ("ports 2379 and 2380", "in
+    eu-west-1 and us-east-1": the list item shares the attribute) those of the nearest earlier clause of
+    its sentence that has some, else of the nearest later one. Two linear passes."""
+    before: list[frozenset[str]] = []
+    last: tuple[int, frozenset[str]] = (-1, frozenset())
+    for (s, _, _), bag in zip(spans, own):
+        if last[0] != s:
+            last = (s, frozenset())
+        before.append(last[1])
+        if bag:
+            last = (s, bag)
+    after: list[frozenset[str]] = [frozenset()] * len(spans)
+    last = (-1, frozenset())
+    for ci in range(len(spans) - 1, -1, -1):
+        s = spans[ci][0]
+        if last[0] != s:
+            last = (s, frozenset())
+        after[ci] = last[1]
+        if own[ci]:
+            last = (s, own[ci])
+    return [bag or before[ci] or after[ci] for ci, bag in enumerate(own)]
+
+
 def _clauses_and_values(
     toks: tuple[Token, ...], spans: list[tuple[int, int, int]]
 ) -> tuple[list[Clause], list[_Value], dict[int, set[str]]]:
     """Each clause with its attribute context, each value (number, date, name) with its own, and each
     sentence's content keys."""
     own = [frozenset(t.key for t in toks[a:b] if t.kind in (WORD, POLAR)) for _, a, b in spans]
+    shared = _shared_bags(spans, own)
     clauses: list[Clause] = []
     values: list[_Value] = []
     ranks: dict[str, int] = {}
     sent_words: dict[int, set[str]] = {}
     for ci, (s, a, b) in enumerate(spans):
-        bag = own[ci]
-        if not bag:  # "ports 2379 and 2380", "in eu-west-1 and us-east-1": the list item shares the attribute
-            for cj in list(range(ci - 1, -1, -1)) + list(range(ci + 1, len(spans))):
-                if spans[cj][0] == s and own[cj]:
-                    bag = own[cj]
-                    break
+        bag = shared[ci]
         negs = tuple(k for k in range(a, b) if toks[k].kind == NEG)
         polars = tuple(k for k in range(a, b) if toks[k].kind == POLAR)
         parity = (len(negs) + sum(1 for k in polars if toks[k].sign < 0)) % 2
         ents = frozenset(toks[k].key for k in range(a, b) if toks[k].kind == ENTITY)
         clauses.append(Clause(s, a, b, bag, ents, negs, polars, parity, _owner(toks, a, b)))
         sent_words.setdefault(s, set()).update(own[ci])
+        clause_ctx = bag | ents  # one object for the clause's numbers and dates: pairing memoises on it
         for k in range(a, b):
             if toks[k].kind in (NUMBER, DATE, ENTITY):
                 cls = _value_class(toks[k])
-                ctx = bag | (ents - {toks[k].key}) if toks[k].kind == ENTITY else bag | ents
+                ctx = bag | (ents - {toks[k].key}) if toks[k].kind == ENTITY else clause_ctx
                 plain_stems = (
                     frozenset(stem(part[1].lower()) for part in toks[k].parts) if cls == "ent" else frozenset()
                 )

@@ -22,6 +22,11 @@ PATTERNS: tuple[str, ...] = (DATE_SHIFTED, ENTITY_SUBSTITUTED, MAGNITUDE_ALTERED
 YEAR_MIN, YEAR_MAX = 1900, 2099
 #: two clauses state the same attribute when their contexts overlap at least this much (Jaccard)
 ALIGN_MIN = 0.5
+#: pairing two texts compares clauses, values of one class and polarity words pairwise, so each side is
+#: bounded: the first this many of each in text order (a fact is a claim, not a table; beyond this the
+#: comparison of two long texts would grow with the product of their lengths)
+PAIR_MAX_CLAUSES = 64
+PAIR_MAX_VALUES = 128
 
 # token kinds
 WORD, FUNC, ENTITY, NUMBER, DATE, POLAR, NEG, BREAK = (
@@ -467,4 +472,36 @@ CLAUSE_WORDS = frozenset(
 )
 #: words skipped when looking for the word a negation governs ("does not always apply")
 SCOPE_SKIP = FUNCTION_WORDS | {"yet", "necessarily", "currently", "longer"}
-IDENT_RE = re.compile(r"\d.*[^\W\d_]|[^\W\d_].*\d|_|[^\W\d_][./][^\W\d_]")
+#: a letter, a dot or slash, a letter ("a.b", "x/y"): fixed width, so linear in the word
+_DOTTED_RE = re.compile(r"[^\W\d_][./][^\W\d_]")
+
+
+def _is_letter(c: str) -> bool:
+    """A word character that is neither a decimal digit nor ``_`` (the regex class ``[^\\W\\d_]``)."""
+    return c.isalnum() and not c.isdecimal()
+
+
+def _digit_and_letter(line: str) -> bool:
+    """A decimal digit somewhere before a letter, or a letter before a digit, in one pass."""
+    seen_digit = seen_letter = False
+    for c in line:
+        if c.isdecimal():
+            if seen_letter:
+                return True
+            seen_digit = True
+        elif _is_letter(c):
+            if seen_digit:
+                return True
+            seen_letter = True
+    return False
+
+
+def is_identifier(word: str) -> bool:
+    """A word shaped like an identifier: letters and digits mixed on one line ("v2", "x86", "2fa"), an
+    underscore, or letters joined by a dot or slash ("a.b"). Linear in the word's length, whatever its
+    shape: a backtracking pattern for "digit, anything, letter" is quadratic on a long word."""
+    if "_" in word:
+        return True
+    if any(_digit_and_letter(line) for line in word.split("\n")):
+        return True
+    return _DOTTED_RE.search(word) is not None

@@ -13,12 +13,12 @@ from crp_core.stages.contradictions.lexicon import (
     COMMON_WORDS,
     ENTITY_LEXICON,
     FUNCTION_WORDS,
-    IDENT_RE,
     NUMBER_WORDS,
     POLARITY,
     SYNONYMS,
     UNITS,
     Unit,
+    is_identifier,
     stem,
 )
 
@@ -148,7 +148,7 @@ def entity_sub(s: str, low: str, sent_start: bool, poss: bool) -> str:
         return "lex"
     if low in ABBREVIATIONS and not s[0].isupper():
         return ""  # "e.g", "i.e" (a capitalised "Corp", "Inc" is part of a name)
-    if IDENT_RE.search(s):
+    if is_identifier(s):
         return "ident"
     letters = [c for c in s if c.isalpha()]
     if len(letters) >= 2 and all(c.isupper() for c in letters):

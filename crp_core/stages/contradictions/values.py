@@ -40,6 +40,8 @@ from crp_core.stages.contradictions.lexicon import (
     NEG,
     NEGATION_FLIP,
     NUMBER_CHANGED,
+    PAIR_MAX_CLAUSES,
+    PAIR_MAX_VALUES,
     PATTERNS,
     POLAR,
     SCOPE_SKIP,
@@ -192,13 +194,14 @@ def _entity_diff(ta: Token, tb: Token) -> ValueDiff:
 class _Pair:
     """One comparison of two analysed texts (short-lived: caches clause alignment)."""
 
-    __slots__ = ("_lone_a", "_lone_b", "_matching", "da", "db", "foreign_a", "foreign_b", "scores")
+    __slots__ = ("_lone_a", "_lone_b", "_matching", "da", "db", "foreign_a", "foreign_b", "overlaps", "scores")
 
     def __init__(self, da: Doc, db: Doc) -> None:
         self.da, self.db = da, db
         self.foreign_a = tuple(bool(bag - db.words) for bag in da.sent_bags)
         self.foreign_b = tuple(bool(bag - da.words) for bag in db.sent_bags)
         self.scores: dict[tuple[int, int], tuple[float, bool]] = {}
+        self.overlaps: dict[tuple[int, int], float] = {}
         self._matching: list[tuple[int, int]] | None = None
         self._lone_a: dict[int, bool] = {}
         self._lone_b: dict[int, bool] = {}
@@ -239,6 +242,16 @@ class _Pair:
         self.scores[key] = got
         return got
 
+    def context_overlap(self, ctx_a: frozenset[str], ctx_b: frozenset[str]) -> float:
+        """Jaccard overlap of two values' attribute contexts (1 when both are empty), memoised: the
+        values of one clause share one context object. Keyed on identity (the Docs hold the sets alive
+        while the pair lives): equal sets of different values would cost a full comparison per lookup."""
+        key = (id(ctx_a), id(ctx_b))
+        got = self.overlaps.get(key)
+        if got is None:
+            got = self.overlaps[key] = len(ctx_a & ctx_b) / len(ctx_a | ctx_b) if ctx_a or ctx_b else 1.0
+        return got
+
     def value_score(self, ia: int, ib: int) -> float:
         s, entity_qualified = self.score(ia, ib)
         return -1.0 if entity_qualified else s
@@ -249,8 +262,8 @@ class _Pair:
         if self._matching is not None:
             return self._matching
         cands: list[tuple[float, int, int, int]] = []
-        for ia in range(len(self.da.clauses)):
-            for ib in range(len(self.db.clauses)):
+        for ia in range(min(len(self.da.clauses), PAIR_MAX_CLAUSES)):
+            for ib in range(min(len(self.db.clauses), PAIR_MAX_CLAUSES)):
                 s = self.score(ia, ib)[0]
                 if s >= ALIGN_MIN:
                     cands.append((-s, abs(ia - ib), ia, ib))
@@ -290,7 +303,8 @@ def _value_candidates(p: _Pair, xs: tuple[int, ...], ys: tuple[int, ...], out: l
     da, db = p.da, p.db
     ta, tb = da.tokens, db.tokens
     va_all, vb_all = da.values, db.values
-    for x in xs:
+    ys = ys[:PAIR_MAX_VALUES]
+    for x in xs[:PAIR_MAX_VALUES]:
         va = va_all[x]
         # a name the other text writes as ordinary words ("Pod" / "Pods are ...") is present there
         if va.plain and ta[va.tok].key not in db.entity_keys and va.plain <= db.plain:
@@ -302,13 +316,9 @@ def _value_candidates(p: _Pair, xs: tuple[int, ...], ys: tuple[int, ...], out: l
                 continue
             if p.value_score(va.clause, vb.clause) < 0:
                 continue
-            ctx_b = vb.ctx
-            if ctx_a or ctx_b:
-                s = len(ctx_a & ctx_b) / len(ctx_a | ctx_b)
-                if s < ALIGN_MIN:
-                    continue
-            else:
-                s = 1.0
+            s = p.context_overlap(ctx_a, vb.ctx)
+            if s < ALIGN_MIN:
+                continue
             b_tok = tb[vb.tok]
             eq = 0 if _equal_pair(a_tok, b_tok) else 1
             out.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
@@ -385,8 +395,8 @@ def _flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
         g = _governed(tb, k, cb.last)
         pos = _find_key(ta, ca, tb[g]) if g >= 0 else ta[ca.first].start
         return ValueDiff(NEGATION_FLIP, (), (tb[k].text,), (pos, pos), (tb[k].start, tb[k].end))
-    for ka in ca.polars:
-        for kb in cb.polars:
+    for ka in ca.polars[:PAIR_MAX_VALUES]:
+        for kb in cb.polars[:PAIR_MAX_VALUES]:
             if ta[ka].key == tb[kb].key and ta[ka].sign != tb[kb].sign:
                 return ValueDiff(
                     NEGATION_FLIP,
