@@ -166,8 +166,9 @@ def limit_text(limit: int) -> str:
 
 
 #: what GitHub-flavoured Markdown turns into a link by itself, escapes or not (its "autolink literals":
-#: URLs, www. names, e-mail addresses): shown as code spans instead, which are never linked
-_AUTOLINK = re.compile(r"(?i)(?:\b(?:https?|ftp|mailto|xmpp):|\bwww\.)\S*|[\w.+-]+@[\w-]+\.\w[\w.-]*")
+#: URLs, www. names, e-mail addresses): shown as code spans instead, which are never linked. An address
+#: is tried only where a run of its characters starts (the lookbehind), so a long word is scanned once
+AUTOLINK = re.compile(r"(?i)(?:\b(?:https?|ftp|mailto|xmpp):|\bwww\.)\S*|(?<![\w.+-])[\w.+-]+@[\w-]+\.\w[\w.-]*")
 
 
 def md_escape(text: object) -> str:
@@ -180,7 +181,7 @@ def md_escape(text: object) -> str:
 
 def _escape_line(line: str) -> str:
     out, pos = [], 0
-    for m in _AUTOLINK.finditer(line):
+    for m in AUTOLINK.finditer(line):
         out.append(_MD_SPECIAL.sub(r"\\\1", line[pos : m.start()]))
         out.append(md_code(m.group(0)))
         pos = m.end()

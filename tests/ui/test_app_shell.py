@@ -626,3 +626,20 @@ def test_md_code_shows_text_literally():
     assert md_code("sentence-transformers/all-MiniLM-L6-v2") == "`sentence-transformers/all-MiniLM-L6-v2`"
     assert md_code("a`b") == "``a`b``" and md_code("`x") == "`` `x ``"
     assert md_code("two\nlines") == "`two lines`"
+
+
+#: the definition of what GitHub-flavoured Markdown links by itself, as a plain pattern (quadratic on a long
+#: word, so only an oracle for short texts)
+_AUTOLINK_DEFINITION = re.compile(r"(?i)(?:\b(?:https?|ftp|mailto|xmpp):|\bwww\.)\S*|[\w.+-]+@[\w-]+\.\w[\w.-]*")
+
+
+@settings(max_examples=3000)
+@given(hst.text(alphabet=list("ab1.+-@_ :/wWhtps"), max_size=20))
+def test_autolinks_are_found_where_the_definition_finds_them(text: str) -> None:
+    assert [m.span() for m in render.AUTOLINK.finditer(text)] == [m.span() for m in _AUTOLINK_DEFINITION.finditer(text)]
+
+
+def test_a_long_word_is_escaped_whole() -> None:
+    word = "a" * 200_000
+    assert render.md_escape(word) == word
+    assert render.md_escape("x" * 100_000 + "@example.com").startswith("`x")
