@@ -254,13 +254,41 @@ def _read_batch(batch: pa.RecordBatch, first: int, st: LoadState) -> None:
         st.recs.append(rec)
 
 
-def _read_parquet(source: str | io.BytesIO, st: LoadState, batch_rows: int) -> None:
+def _text_columns(pf: Any) -> list[str]:
+    """The paths of the file's byte-array (text) leaf columns, nested ones included (``metadata.key``)."""
+    return [c.path for c in pf.schema if c.physical_type == "BYTE_ARRAY"]
+
+
+def _decoded_bytes(arr: pa.Array) -> int:
+    """What ``arr`` takes once decoded: a dictionary-encoded text column counted per row (the values'
+    lengths taken by the indices), not once per dictionary as the file's footer counts it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        lengths = np.asarray(pc.fill_null(pc.binary_length(arr.dictionary), 0).to_numpy(zero_copy_only=False))
+        indices = np.asarray(pc.fill_null(arr.indices, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        taken = int(lengths[indices].sum(dtype=np.int64)) if len(lengths) else 0
+        return taken + 4 * len(arr)
+    if pa.types.is_struct(t):
+        return sum(_decoded_bytes(child) for child in arr.flatten()) + len(arr)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _decoded_bytes(arr.flatten()) + 8 * len(arr)
+    return int(arr.nbytes)
+
+
+def _read_parquet(source: str | io.BytesIO, st: LoadState, batch_rows: int, limit: int) -> None:
+    """Read every batch into ``st``. Text columns are read dictionary-encoded and each batch's decoded
+    size is added up *before* it is decoded: over ``limit``, the read stops with a file problem (a
+    dictionary page repeats one long value into every row at no cost in the file)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
         pf = pq.ParquetFile(source)
         schema = pf.schema_arrow
+        encoded = pq.ParquetFile(source, read_dictionary=_text_columns(pf))
     except (pa.ArrowException, OSError, ValueError) as exc:
         st.file_problems.append(Problem(0, "parquet", f"not a readable Parquet file: {str(exc)[:200]}"))
         return
@@ -269,16 +297,29 @@ def _read_parquet(source: str | io.BytesIO, st: LoadState, batch_rows: int) -> N
         st.file_problems.extend(bad)
         return
     _declared(schema, st)
-    done = 0
-    batches = record_batches(pf, max(1, int(batch_rows)))
+    done = decoded = 0
+    batches = record_batches(encoded, max(1, int(batch_rows)))
     while True:
         try:
             batch = next(batches)
+            decoded += sum(_decoded_bytes(col) for col in batch.columns)
+            if decoded <= limit:
+                batch = batch.cast(schema)
         except StopIteration:
             break
         except (pa.ArrowException, OSError, ValueError) as exc:
             st.file_problems.append(
                 Problem(done + 1, "parquet", f"unreadable Parquet data from row {done + 1} on: {str(exc)[:200]}")
+            )
+            return
+        if decoded > limit:
+            st.file_problems.append(
+                Problem(
+                    done + 1,
+                    FILE_FIELD,
+                    f"Parquet data unpacks to more than {limit} bytes by row {done + batch.num_rows} "
+                    f"(the limit, {LIMIT_SETTING}): refused before decoding",
+                )
             )
             return
         try:
@@ -297,6 +338,21 @@ def _read_parquet(source: str | io.BytesIO, st: LoadState, batch_rows: int) -> N
         st.file_problems.append(Problem(0, FILE_FIELD, "file holds no facts (no Parquet rows)"))
 
 
+#: bytes per value of the fixed-width Parquet physical types
+_VALUE_BYTES = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
+
+
+def _chunk_bytes(chunk: Any) -> int:
+    """A column chunk's size once decoded, from the footer: its uncompressed pages, or for a fixed-width
+    column its number of values times their width when that is more (a run-length-encoded run of one
+    dictionary index decodes to many values). Text columns are checked as they decode (``_read_parquet``)."""
+    width = _VALUE_BYTES.get(chunk.physical_type)
+    if chunk.physical_type == "FIXED_LEN_BYTE_ARRAY":
+        width = None
+    size = int(chunk.total_uncompressed_size)
+    return max(size, int(chunk.num_values) * width) if width else size
+
+
 def _unpacked_limit(source: str | io.BytesIO, name: str, limit: int) -> None:
     """Refuse a file whose decoded row groups exceed the size limit (a small file can unpack to far more)."""
     import pyarrow as pa
@@ -306,7 +362,9 @@ def _unpacked_limit(source: str | io.BytesIO, name: str, limit: int) -> None:
         md = pq.ParquetFile(source).metadata
     except (pa.ArrowException, OSError, ValueError):
         return  # said by the reader with its reason
-    total = sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
+    total = sum(
+        _chunk_bytes(md.row_group(i).column(j)) for i in range(md.num_row_groups) for j in range(md.num_columns)
+    )
     if total > limit:
         refuse(
             name,
@@ -327,7 +385,7 @@ def load_parquet(
     check_ckf_file(path, limit)
     _unpacked_limit(path, path, limit)
     st = LoadState()
-    _read_parquet(path, st, batch_rows)
+    _read_parquet(path, st, batch_rows, limit)
     return finish_load(st, source=path, fmt="parquet", lenient=lenient, expected_model=expected_model)
 
 
@@ -337,7 +395,7 @@ def load_parquet_bytes(
     """An uploaded ``.parquet`` CKF (already within the size limit)."""
     _unpacked_limit(io.BytesIO(data), name, limit)
     st = LoadState()
-    _read_parquet(io.BytesIO(data), st, batch_rows)
+    _read_parquet(io.BytesIO(data), st, batch_rows, limit)
     return finish_load(st, source=name, fmt="parquet", lenient=lenient, expected_model=expected_model)
 
 

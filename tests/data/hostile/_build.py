@@ -331,7 +331,19 @@ def build_tracebacks() -> None:
     pq.write_table(pa.table(cols), HERE / "parquet_year_10000.parquet")
 
 
+def build_bombs() -> None:
+    """Issue 32, "Parquet decompression bomb": one 5 MiB text on a dictionary page, repeated by 100 rows
+    (about 1.7 kB on disk, 500 MiB decoded; the footer counts the dictionary once)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 100
+    cols = {"fact_id": [f"f{i}" for i in range(n)], "content": pa.array(["a" * (5 << 20)] * n)}
+    pq.write_table(pa.table(cols), HERE / "parquet_dictionary_bomb.parquet", compression="zstd")
+
+
 if __name__ == "__main__":
+    build_bombs()
     build_tracebacks()
     build_parquet()
     build_ckfs()

@@ -265,6 +265,42 @@ def test_size_limits_on_the_file_and_on_what_it_unpacks_to(tmp_path):
     assert "over the limit" in ei.value.problems[0].message
 
 
+def test_a_dictionary_page_repeating_one_long_value_is_counted_per_row(tmp_path):
+    """A dictionary page stores a value once however many rows repeat it: the footer counts it once, so
+    the decoded size is counted as the rows decode, and the read stops before decoding past the limit."""
+    n, long = 60, "z" * 100_000
+    path = _write(tmp_path / "bomb.parquet", {**_base(n), "content": [long] * n})
+    footer = sum(pq.ParquetFile(path).metadata.row_group(0).column(j).total_uncompressed_size for j in range(2))
+    assert footer < 200_000 < n * len(long)  # the footer sees one copy
+    problems = _refused(path, max_bytes=1_000_000)
+    assert problems == [
+        (1, "file", "Parquet data unpacks to more than 1000000 bytes by row 60 (the limit, "
+         "ckf_max_bytes / --max-bytes): refused before decoding")
+    ]  # fmt: skip
+    with pytest.raises(CKFError) as ei:
+        load_ckf_bytes(open(path, "rb").read(), "bomb.parquet", max_bytes=1_000_000)
+    assert "refused before decoding" in ei.value.problems[0].message
+    assert len(load_ckf(path, max_bytes=n * len(long) + 100_000)) == n  # within the limit it loads as ever
+
+
+def test_a_nested_text_column_is_counted_as_decoded_too(tmp_path):
+    n, long = 40, "m" * 50_000
+    path = _write(tmp_path / "nested.parquet", {**_base(n), "metadata": [{"note": long, "tags": [long]}] * n})
+    problems = _refused(path, max_bytes=1_000_000)
+    assert problems[0][:2] == (1, "file") and "refused before decoding" in problems[0][2]
+
+
+def test_a_run_of_one_repeated_number_is_counted_by_its_values(tmp_path):
+    """Fixed-width values (an embedding's floats) run-length encoded: the footer's page sizes are small, its
+    count of values is not."""
+    n, dim = 4, 200_000
+    path = _write(tmp_path / "floats.parquet", {**_base(n), "embedding": [[0.5] * dim] * n})
+    pages = sum(pq.ParquetFile(path).metadata.row_group(0).column(j).total_uncompressed_size for j in range(3))
+    assert pages < 100_000
+    problems = _refused(path, max_bytes=1_000_000)
+    assert problems[0][:2] == (0, "file") and "unpack to" in problems[0][2]
+
+
 def test_a_folder_named_parquet_is_refused(tmp_path):
     (tmp_path / "f.parquet").mkdir()
     problems = _refused(tmp_path / "f.parquet")
