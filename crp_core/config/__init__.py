@@ -51,6 +51,10 @@ from crp_core.support.text import control_char
 
 #: largest config TOML file read (a config is a few hundred bytes)
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
+#: characters of a fact's content handed to the tokenizer (embedding and token counting): a tokenizer holds
+#: hundreds of bytes per character of its input, and the model reads only its first 256 tokens
+#: (docs/reference/pipeline.md §1); a longer content is cut here, with a load warning
+TOKENIZED_CHARS_MAX = 100_000
 
 
 #: what the known-conflict guard does (``known_conflict_action``)

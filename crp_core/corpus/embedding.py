@@ -284,7 +284,9 @@ class MiniLMEmbedder:
         if n == 0:
             return out
         model = self.load()
-        from crp_core.corpus.onnx_backend import OnnxEncoder  # numpy only; onnxruntime is imported on load
+        from crp_core.corpus.onnx_backend import OnnxEncoder, tokenizer_input  # numpy only; onnxruntime on load
+
+        texts = tokenizer_input(texts)  # the model reads its first tokens only: a huge text is cut first
 
         # sort by length so each batch pads only to its own longest text; results go back in input order.
         # ONNX: by token count (tokenised once here: characters are a poor proxy for the padding);
@@ -331,16 +333,23 @@ class MiniLMEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
         """Tokens per text with the model's own tokenizer, special tokens excluded, no truncation
-        (docs/reference/pipeline.md §6; the same counts as ``AutoTokenizer(...)(text, add_special_tokens=False)``)."""
-        texts = list(texts)
-        counts = np.zeros(len(texts), dtype=np.int64)
-        if not texts:
+        (docs/reference/pipeline.md §6; the same counts as ``AutoTokenizer(...)(text, add_special_tokens=False)``).
+        A text over :data:`~crp_core.config.TOKENIZED_CHARS_MAX` characters is counted on that prefix and
+        the count scaled by its length."""
+        from crp_core.corpus.onnx_backend import char_bounded_groups, tokenizer_input
+
+        full = list(texts)
+        counts = np.zeros(len(full), dtype=np.int64)
+        if not full:
             return counts
         tok = self._get_tokenizer()
-        step = 4096
-        for start in range(0, len(texts), step):
-            enc = tok.encode_batch(texts[start : start + step], add_special_tokens=False)
-            counts[start : start + len(enc)] = [len(e.ids) for e in enc]
+        cut = tokenizer_input(full)
+        for a, b in char_bounded_groups(cut):
+            enc = tok.encode_batch(cut[a:b], add_special_tokens=False)
+            counts[a:b] = [len(e.ids) for e in enc]
+        for i, (whole, read) in enumerate(zip(full, cut)):
+            if len(whole) > len(read):  # a cut text: its count scaled to the whole length, rounded up
+                counts[i] = (int(counts[i]) * len(whole) + len(read) - 1) // len(read)
         return counts
 
 
@@ -404,7 +413,9 @@ def word_token_estimate(texts: Sequence[str]) -> np.ndarray:
     Words are whitespace-separated runs. ``(w * 13 + 9) // 10`` avoids the float artefact
     ``10 * 1.3 = 13.000000000000002`` that a float ``ceil`` would round up to 14.
     """
-    return np.fromiter(((len(_WORD.findall(t)) * 13 + 9) // 10 for t in texts), dtype=np.int64, count=len(texts))
+    return np.fromiter(
+        ((sum(1 for _ in _WORD.finditer(t)) * 13 + 9) // 10 for t in texts), dtype=np.int64, count=len(texts)
+    )
 
 
 def count_tokens(texts: Sequence[str], model_id: str, embedder: Embedder | None = None) -> np.ndarray:

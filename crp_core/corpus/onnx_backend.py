@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from crp_core.config import TOKENIZED_CHARS_MAX
 from crp_core.corpus.embedding_cache import default_cache_dir
 from crp_core.support.digest import file_digest
 from crp_core.support.files import PRIVATE_FILE_MODE, replaced_atomically
@@ -281,6 +282,30 @@ def _max_seq_length(model_path: str) -> int:
         return 256
 
 
+#: characters handed to the tokenizer in one call: it holds hundreds of bytes per character of its input
+TOKENIZE_GROUP_CHARS = 1_000_000
+
+
+def tokenizer_input(texts: Sequence[str]) -> list[str]:
+    """The texts as the tokenizer takes them: each cut to :data:`~crp_core.config.TOKENIZED_CHARS_MAX`."""
+    return [t if len(t) <= TOKENIZED_CHARS_MAX else t[:TOKENIZED_CHARS_MAX] for t in texts]
+
+
+def char_bounded_groups(texts: Sequence[str], max_chars: int = TOKENIZE_GROUP_CHARS) -> list[tuple[int, int]]:
+    """``[start, end)`` runs of ``texts`` of at most ``max_chars`` characters together (a longer text alone):
+    tokenizing one run at a time bounds the tokenizer's memory by the run, not by the batch."""
+    runs: list[tuple[int, int]] = []
+    start, size = 0, 0
+    for i, t in enumerate(texts):
+        if i > start and size + len(t) > max_chars:
+            runs.append((start, i))
+            start, size = i, 0
+        size += len(t)
+    if start < len(texts):
+        runs.append((start, len(texts)))
+    return runs
+
+
 class OnnxEncoder:
     """The exported transformer in ONNX Runtime, the model's own tokenizer (``tokenizer.json``
     through the ``tokenizers`` library) and mean pooling over the attention mask, as
@@ -328,7 +353,11 @@ class OnnxEncoder:
     def tokenize(self, texts: list[str]) -> list[list[int]]:
         """Token ids per text with special tokens, truncated as the model is: what :meth:`encode_ids` takes
         (the caller sorts by their length, so each batch pads only to its own longest text)."""
-        return [e.ids for e in self.tokenizer.encode_batch(texts)]
+        texts = tokenizer_input(texts)
+        ids: list[list[int]] = []
+        for a, b in char_bounded_groups(texts):
+            ids.extend(e.ids for e in self.tokenizer.encode_batch(texts[a:b]))
+        return ids
 
     def encode_ids(self, rows: list[list[int]]) -> np.ndarray:
         """Mean-pooled (not normalised) transformer output of token id rows, padded to the longest row."""

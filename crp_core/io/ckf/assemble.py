@@ -12,6 +12,7 @@ from collections import Counter
 
 import numpy as np
 
+from crp_core.config import TOKENIZED_CHARS_MAX
 from crp_core.errors import Problem
 from crp_core.io.ckf.facts import FACT_FIELDS, FactRecord, LoadState
 from crp_core.io.ckf.source import DIR_FACTS, DIR_NPY, FILE_FIELD, refuse
@@ -220,6 +221,16 @@ def _outcome(
             )
         )
     for f in facts:
+        if len(f.content) > TOKENIZED_CHARS_MAX:
+            st.warnings.append(
+                Problem(
+                    f.line,
+                    "content",
+                    f"{len(f.content):,} characters: the model reads the first {TOKENIZED_CHARS_MAX:,} "
+                    "(embedding and token count, the count scaled to the whole text)",
+                    f.fact_id,
+                )
+            )
         if f.effective_modified_at is None:
             st.warnings.append(
                 Problem(

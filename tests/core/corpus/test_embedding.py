@@ -227,3 +227,35 @@ def test_real_minilm_embeds_normalised_and_cache_hit_loads_nothing(tmp_path):
     assert m2.load_count == 0 and m2.encode_calls == 0
     assert np.array_equal(v, v2)
     assert m.model_id == MODEL_ID
+
+
+# ---- long texts: the tokenizer's input bounded (docs/reference/pipeline.md §1) ----------------------------
+def test_char_bounded_groups_cut_runs_by_total_characters():
+    from crp_core.corpus.onnx_backend import char_bounded_groups
+
+    texts = ["a" * 4, "b" * 4, "c" * 10, "d", "e" * 3]
+    assert char_bounded_groups(texts, max_chars=8) == [(0, 2), (2, 3), (3, 5)]
+    assert char_bounded_groups([], max_chars=8) == []
+    assert char_bounded_groups(["x" * 20], max_chars=8) == [(0, 1)]  # a longer text alone
+
+
+@given(st.lists(st.integers(0, 30), max_size=30), st.integers(1, 40))
+def test_char_bounded_groups_cover_every_text_once_in_order(lengths, max_chars):
+    from crp_core.corpus.onnx_backend import char_bounded_groups
+
+    texts = ["x" * n for n in lengths]
+    runs = char_bounded_groups(texts, max_chars=max_chars)
+    assert [i for a, b in runs for i in range(a, b)] == list(range(len(texts)))
+    assert all(b - a == 1 or sum(lengths[a:b]) <= max_chars for a, b in runs)
+
+
+def test_a_text_over_the_bound_is_counted_on_its_prefix_scaled_to_its_length(monkeypatch):
+    import crp_core.corpus.onnx_backend as onnx_backend
+
+    m = MiniLMEmbedder()
+    short = "etcd listens on 2379"  # 7 tokens
+    assert m.count_tokens([short]).tolist() == [7]
+    monkeypatch.setattr(onnx_backend, "TOKENIZED_CHARS_MAX", len(short))
+    # read as its first 20 characters (7 tokens), counted as ceil(7 * 60 / 20) = 21
+    assert m.count_tokens([short * 3, short]).tolist() == [21, 7]
+    assert onnx_backend.tokenizer_input([short * 3, "x"]) == [short, "x"]

@@ -204,3 +204,21 @@ def test_a_failed_write_leaves_the_previous_ckf_whole(tmp_path, monkeypatch):
     monkeypatch.undo()
     write_ckf(kb, path)
     assert [f.content for f in load_ckf(path).facts] == ["new"]
+
+
+def test_a_content_over_the_tokenizer_bound_loads_with_a_warning_naming_it(tmp_path, monkeypatch):
+    import json
+
+    import crp_core.io.ckf.assemble as assemble
+
+    monkeypatch.setattr(assemble, "TOKENIZED_CHARS_MAX", 30)
+    path = tmp_path / "long.jsonl"
+    rows = [{"fact_id": "short", "content": "Port 2379."}, {"fact_id": "long", "content": "x" * 31}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    kb = load_ckf(str(path))
+    assert len(kb) == 2 and kb.get("long").content == "x" * 31  # the content itself is kept whole
+    long_warnings = [(w.line, w.field, w.fact_id, w.message) for w in kb.warnings if w.field == "content"]
+    assert long_warnings == [
+        (2, "content", "long", "31 characters: the model reads the first 30 (embedding and token count, "
+         "the count scaled to the whole text)")
+    ]  # fmt: skip
