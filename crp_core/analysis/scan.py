@@ -106,7 +106,7 @@ class PairSearch:
         return int(np.bincount(self.pairs.reshape(-1)).max())
 
 
-def _slack(dim: int) -> float:
+def float32_slack(dim: int) -> float:
     """The slack on float32 cosines, so a pair near the threshold is never lost between a tile product and
     the per-pair dot product: ``COSINE_SLACK`` (each one's worst-case rounding is d * 2^-24), or more
     when the float32 rounding bound of a ``dim``-term dot product is larger."""
@@ -192,7 +192,7 @@ def guest_cutoffs(farthest: np.ndarray, cut: float, slack: float) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class _Blocks:
+class CentroidBlocks:
     """Rows grouped by their most similar centroid, each block cut into shells (consecutive by angle)."""
 
     centroids: np.ndarray  # (c, d) unit
@@ -206,7 +206,7 @@ class _Blocks:
         return range(int(lo), int(hi))
 
 
-def _blocks(v: np.ndarray, cut: float, slack: float) -> _Blocks:
+def centroid_blocks(v: np.ndarray, cut: float, slack: float) -> CentroidBlocks:
     """Centroids (:func:`_centroids`), each row's home block, its shells and their guest cutoffs."""
     m = v.shape[0]
     n_centroids = max(2, min(m // FACTS_PER_CENTROID, KMEANS_SAMPLE // 4))
@@ -222,12 +222,12 @@ def _blocks(v: np.ndarray, cut: float, slack: float) -> _Blocks:
             shell_rows.append(members[s : s + SHELL_ROWS])
             shell_block.append(c)
     farthest = np.array([home_sim[r[-1]] for r in shell_rows], dtype=np.float32)
-    return _Blocks(
+    return CentroidBlocks(
         centroids, home, tuple(shell_rows), np.asarray(shell_block, dtype=np.int64), guest_cutoffs(farthest, cut, slack)
     )
 
 
-def _estimated_products(v: np.ndarray, blocks: _Blocks) -> float:
+def _estimated_products(v: np.ndarray, blocks: CentroidBlocks) -> float:
     """The pruned search's products, estimated on a fixed sample of rows before computing any."""
     m = v.shape[0]
     rng = np.random.default_rng(KMEANS_SEED)
@@ -243,8 +243,8 @@ def _estimated_products(v: np.ndarray, blocks: _Blocks) -> float:
     return float(np.sum(sizes * guests) * m / probe.size)
 
 
-def _block_pairs(
-    v: np.ndarray, blocks: _Blocks, block: int, col: np.ndarray, cut: float
+def block_pairs(
+    v: np.ndarray, blocks: CentroidBlocks, block: int, col: np.ndarray, cut: float
 ) -> tuple[list[np.ndarray], int]:
     """Pairs above ``cut`` of one block's shells with their guests (``col``: every row's cosine to
     the block's centroid). Guests are rows of this block or a later one, most similar first, so
@@ -289,7 +289,7 @@ def _pruned_pairs(
     on small products only contend on a shared machine); results are gathered in block order.
     """
     m = v.shape[0]
-    blocks = _blocks(v, cut, slack)
+    blocks = centroid_blocks(v, cut, slack)
     if estimate and _estimated_products(v, blocks) > PRUNED_MAX_SHARE * m * (m - 1) / 2:
         return None
     n_centroids = blocks.centroids.shape[0]
@@ -301,7 +301,7 @@ def _pruned_pairs(
             g1 = min(n_centroids, g0 + group)
             col_sims = blocks.centroids[g0:g1] @ v.T  # (group, m), rows contiguous
             with one_blas_thread():
-                for got, n in pool.map(partial(_block_pairs, v, blocks, cut=cut), range(g0, g1), col_sims):
+                for got, n in pool.map(partial(block_pairs, v, blocks, cut=cut), range(g0, g1), col_sims):
                     found.extend(got)
                     products += n
     return found, products
@@ -314,14 +314,14 @@ def exact_pairs(vectors: np.ndarray, threshold: float, method: SearchMethod | No
     ``method`` None chooses by cost: up to ``GRAM_MAX_FACTS`` rows the Gram triangle, above them the
     centroid-pruned search (:func:`_pruned_pairs`) unless its estimated products exceed
     ``PRUNED_MAX_SHARE`` of the triangle's; "gram" / "centroid-pruned" force one (both are exact).
-    Candidates are taken at ``threshold`` minus a float32 slack (:func:`_slack`) and then filtered with
+    Candidates are taken at ``threshold`` minus a float32 slack (:func:`float32_slack`) and then filtered with
     one einsum dot per pair, so the pair set does not depend on which product found it.
     """
     v = np.ascontiguousarray(vectors, dtype=np.float32)
     m = v.shape[0]
     if m < 2:
         return PairSearch(np.zeros((0, 2), dtype=np.int64), method or "gram", 0)
-    slack = _slack(v.shape[1])
+    slack = float32_slack(v.shape[1])
     cut = float(threshold) - slack
     got = None
     if method == "centroid-pruned" or (method is None and m > GRAM_MAX_FACTS):
@@ -331,9 +331,20 @@ def exact_pairs(vectors: np.ndarray, threshold: float, method: SearchMethod | No
     raw = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
     pairs = np.unique(np.sort(raw, axis=1), axis=0) if raw.size else np.zeros((0, 2), dtype=np.int64)
     if pairs.size:  # one exact cosine per pair, the same arithmetic as the brute-force check
-        exact = np.einsum("ij,ij->i", v[pairs[:, 0]], v[pairs[:, 1]])
-        pairs = pairs[exact > threshold]
+        pairs = pairs[pair_cosines(v, pairs) > threshold]
     return PairSearch(pairs.astype(np.int64), used, products)
+
+
+def pair_cosines(v: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """``v[i] @ v[j]`` of each pair ``(i, j)``, one einsum dot per pair (the brute-force check's arithmetic),
+    gathered a tile of pairs at a time: both sides of every pair at once would take ``2 * d`` floats per
+    pair, and near-duplicates make the pairs quadratic in the facts."""
+    out = np.empty(pairs.shape[0], dtype=np.float32)
+    step = max(1, TILE_ELEMENTS // (2 * max(1, v.shape[1])))
+    for a in range(0, pairs.shape[0], step):
+        part = pairs[a : a + step]
+        out[a : a + part.shape[0]] = np.einsum("ij,ij->i", v[part[:, 0]], v[part[:, 1]])
+    return out
 
 
 _SEARCHES: LRU[tuple[str, int, float], PairSearch] = LRU(SEARCH_CACHE_SIZE, locked=True)

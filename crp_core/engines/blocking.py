@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crp_core.analysis import scan as _scan
+from crp_core.analysis import scan
 from crp_core.analysis.scan import PairSearch
 
 #: block groups per worker: more, smaller units balance uneven blocks
@@ -39,7 +39,7 @@ class BlockPlan:
     """The unit vectors, their centroid blocks and the cut, shared read-only by every unit."""
 
     vectors: np.ndarray  # (m, d) float32 unit rows
-    blocks: _scan._Blocks
+    blocks: scan.CentroidBlocks
     cut: float  # threshold minus the float32 slack
     threshold: float
 
@@ -59,9 +59,9 @@ class BlockPlan:
 def plan_blocks(vectors: np.ndarray, threshold: float) -> BlockPlan:
     """Centroids, home blocks, shells and guest cutoffs of the local scan's pruned search."""
     v = np.ascontiguousarray(vectors, dtype=np.float32)
-    slack = _scan._slack(v.shape[1])
+    slack = scan.float32_slack(v.shape[1])
     cut = float(threshold) - slack
-    return BlockPlan(v, _scan._blocks(v, cut, slack), cut, float(threshold))
+    return BlockPlan(v, scan.centroid_blocks(v, cut, slack), cut, float(threshold))
 
 
 def unit_pairs(plan: BlockPlan, g0: int, g1: int) -> UnitResult:
@@ -71,7 +71,7 @@ def unit_pairs(plan: BlockPlan, g0: int, g1: int) -> UnitResult:
     found: list[np.ndarray] = []
     products = 0
     for k, block in enumerate(range(g0, g1)):
-        got, n = _scan._block_pairs(v, blocks, block, col_sims[k], plan.cut)
+        got, n = scan.block_pairs(v, blocks, block, col_sims[k], plan.cut)
         found.extend(got)
         products += n
     raw = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
@@ -90,8 +90,7 @@ def merge_pairs(vectors: np.ndarray, threshold: float, results: Iterable[UnitRes
     raw = np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.int64)
     pairs = np.unique(np.sort(raw, axis=1), axis=0) if raw.size else np.zeros((0, 2), dtype=np.int64)
     if pairs.size:
-        exact = np.einsum("ij,ij->i", v[pairs[:, 0]], v[pairs[:, 1]])
-        pairs = pairs[exact > threshold]
+        pairs = pairs[scan.pair_cosines(v, pairs) > threshold]
     return PairSearch(pairs.astype(np.int64), "centroid-pruned", products)
 
 

@@ -361,3 +361,22 @@ def test_the_blas_thread_limit_is_restored_after_concurrent_searches() -> None:
         got = list(pool.map(lambda v: exact_pairs(v, 0.85, "centroid-pruned"), vs))
     assert blas_threads() == before
     assert all(np.array_equal(g.pairs, exact_pairs(v, 0.85, "gram").pairs) for g, v in zip(got, vs))
+
+
+def test_pair_cosines_tiled_are_the_per_pair_dots_bit_for_bit():
+    rng = np.random.default_rng(7)
+    v = rng.standard_normal((40, 24)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    pairs = np.array([(i, j) for i in range(40) for j in range(i + 1, 40)], dtype=np.int64)
+    whole = np.einsum("ij,ij->i", v[pairs[:, 0]], v[pairs[:, 1]])
+    with mock.patch.object(scan_module, "TILE_ELEMENTS", 100):  # two pairs' worth of floats per tile
+        tiled = scan_module.pair_cosines(v, pairs)
+    assert tiled.dtype == np.float32 and np.array_equal(tiled, whole)
+    assert scan_module.pair_cosines(v, np.zeros((0, 2), dtype=np.int64)).shape == (0,)
+
+
+def test_identical_facts_give_every_pair_once():
+    v = np.tile(np.eye(1, 16, 3, dtype=np.float32), (60, 1))
+    with small_blocks():
+        got = exact_pairs(v, 0.85)
+    assert len(got.pairs) == 60 * 59 // 2 and (got.pairs[:, 0] < got.pairs[:, 1]).all()
