@@ -19,6 +19,8 @@ from . import glossary, render
 SHOWN_CHARS = 60
 #: the fields that hold a fact or window id: shown as code
 ID_FIELDS = frozenset({"source_window_id", "superseded_by"})
+#: the fields shown on a line of their own, with what follows their label
+LINE_FIELDS = {"superseded_by": "", "invalid": ":"}
 #: what the caption starts with (tests find it by this)
 PREFIX = "SDK ·"
 
@@ -29,14 +31,19 @@ def _cut(text: str) -> str:
 
 def provenance_md(prov: SdkProvenance) -> str:
     """``SDK · window `win-1` · category config · confidence 0.72 · tier 2 (warm) · ...`` as inert
-    Markdown (the fields present, then those of the wrong type)."""
-    parts = [PREFIX.removesuffix(" ·")]
+    Markdown: where the fact came from on the first line; its successor, then the fields of the wrong
+    type, each on a line of its own (statements of another kind, and ids wrap badly mid-line)."""
+    head = [PREFIX.removesuffix(" ·")]
+    tail: list[str] = []
     for name, label, text in prov.labelled():
         shown = render.md_code(_cut(text)) if name in ID_FIELDS else render.md_escape(_cut(text))
-        parts.append(f"{render.md_escape(label)} {shown}")
-    if len(parts) == 1:
-        parts.append("no field set")
-    return " · ".join(parts)
+        if name in LINE_FIELDS:
+            tail.append(f"{render.md_escape(label + LINE_FIELDS[name])} {shown}")
+        else:
+            head.append(f"{render.md_escape(label)} {shown}")
+    if len(head) == 1 and not tail:
+        head.append("no field set")
+    return "  \n".join([" · ".join(head), *tail])
 
 
 def provenance_caption(fact: Fact) -> None:

@@ -22,7 +22,7 @@ SHOWN = {
     "f-rate-new": "SDK · window `chat-002` · category policy · confidence 0.55 · tier 2 (warm) · "
     "extraction stage 6 (LLM-assisted)",
     "f-rate-old": "SDK · window `win-001` · category policy · confidence 0.81 · tier 2 (warm) · "
-    "extraction stage 1 (regex) · superseded by `f-rate-new`",
+    "extraction stage 1 (regex)  \nsuperseded by `f-rate-new`",
     "f-port-new": "SDK · window `win-002` · category config · confidence 0.88 · tier 2 (warm) · "
     "extraction stage 2 (statistical)",
     "f-backup": "SDK · window `win-001` · category ops · confidence 0.9 · tier 2 (warm) · extraction stage 1 (regex)",
@@ -110,7 +110,7 @@ def test_hostile_provenance_is_inert(tmp_path, monkeypatch):
     rest = cap[: m.start()] + cap[m.end() :]
     assert re.search(r"(?<!\\)[<*\[\]]", rest) is None  # every <, *, [ and ] outside the code span escaped
     assert "category \\*\\*bold\\*\\* \\<b\\>x\\<\\/b\\> \\:red\\[y\\]" in rest
-    assert unmd(rest).endswith("extraction stage 6 (LLM-assisted) · wrong type, ignored confidence")
+    assert unmd(rest).endswith("extraction stage 6 (LLM-assisted)  \nwrong type, ignored: confidence")
     assert "0.99" not in unmd(rest)
 
 
