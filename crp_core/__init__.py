@@ -104,6 +104,7 @@ if TYPE_CHECKING:
     )
     from crp_core.factors.recency import RULES, RecencyTable, fact_attributes, recency_factor
     from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
+    from crp_core.io.ckf.provenance import SdkProvenance, sdk_provenance
     from crp_core.io.ckf.sdk import given_edges, load_sdk_snapshot, load_sdk_snapshot_bytes
     from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_bytes, source_map_from_dict
     from crp_core.io.scenario import (
@@ -219,6 +220,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "crp_core.factors.recency": ("RecencyTable",),
     "crp_core.io.ckf": ("load_ckf", "load_ckf_bytes", "write_ckf"),
+    "crp_core.io.ckf.provenance": ("SdkProvenance", "sdk_provenance"),
     "crp_core.io.ckf.sdk": ("load_sdk_snapshot", "load_sdk_snapshot_bytes"),
     "crp_core.io.ckf.sdk_map": ("SourceTypeMap", "load_source_map"),
     "crp_core.io.scenario": ("dump_scenario", "load_scenario", "load_scenario_bytes", "scenario_from_dict"),
@@ -268,10 +270,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.gate": ("GateFailure",),
     "crp_core.analysis.html_report": ("build_html_report",),
     "crp_core.analysis.known": ("known_conflicts",),
-    "crp_core.analysis.metrics": (
-        "METRICS",
-        "MetricInfo",
-    ),
+    "crp_core.analysis.metrics": ("METRICS", "MetricInfo"),
     "crp_core.analysis.scan": ("scan_config_key",),
     "crp_core.analysis.sdk_agreement": ("has_sdk_data",),
     "crp_core.analysis.sweep": (
@@ -282,10 +281,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "linspace_values",
         "sweepable_keys",
     ),
-    "crp_core.analysis.tune": (
-        "Param",
-        "default_space",
-    ),
+    "crp_core.analysis.tune": ("Param", "default_space"),
     "crp_core.config": (
         "NEVER_RETRIEVED",
         "SCALAR_KEYS",
@@ -501,6 +497,8 @@ __all__ = [
     "sdk_agreement",
     "SdkAgreement",
     "PairAgreement",
+    "sdk_provenance",
+    "SdkProvenance",
     # read by the dashboard (crp_ui, pages): header names, views' inputs, triage, suites
     "headers",
     "GateFailure",

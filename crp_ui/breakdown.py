@@ -18,6 +18,7 @@ import streamlit as st
 from crp_core import CRPError, Fact, PipelineResult
 
 from . import charts, render, state, tables
+from .provenance import provenance_caption
 
 #: number formats of the breakdown columns shown in dataframes
 NUMBER_FORMATS = {
@@ -209,8 +210,16 @@ def fact_meta(fact: Fact) -> dict[str, str | float]:
     return meta
 
 
+def fact_card(fact: Fact, *, key: str | None = None) -> None:
+    """The selected fact's card: id, badges, source and dates (:func:`fact_meta`), the text, and the SDK
+    provenance of a fact from a crprotocol snapshot (:mod:`crp_ui.provenance`)."""
+    with render.fact_card(fact, extra=fact_meta(fact), key=key):
+        provenance_caption(fact)
+
+
 def fact_detail(result: PipelineResult, fact_id: str, frame: pd.DataFrame) -> None:
-    """Card (escaped text, source, dates), where it ended and why, and the CDR product step by step."""
+    """Card (escaped text, source, dates, SDK provenance), where it ended and why, and the CDR product step
+    by step."""
     kb = result.corpus.kb
     fact = kb.get(fact_id)
     if fact is None:
@@ -219,7 +228,7 @@ def fact_detail(result: PipelineResult, fact_id: str, frame: pd.DataFrame) -> No
     hit = frame[frame["fact_id"] == fact_id]
     left, right = st.columns([5, 6])
     with left:
-        render.fact_card(fact, extra=fact_meta(fact), key=FACT_CARD)
+        fact_card(fact, key=FACT_CARD)
         if not len(hit):
             st.info("This fact was not scored in this run (not among the candidates nor the connector candidates).")
             return

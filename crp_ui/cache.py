@@ -278,12 +278,14 @@ def wait_for_job(
 
 # ---- pipeline -----------------------------------------------------------------------------------
 def corpus_digest(corpus: Corpus) -> str:
-    """The corpus's vectors fingerprint + model id + every fact's status (operator decisions change it)."""
+    """The corpus's vectors fingerprint + model id + every field of every fact (``kb.data_fingerprint``:
+    statuses, which operator decisions change, and source types, timestamps and metadata, which a
+    source-type mapping or another file with the same texts change)."""
     return str(by_identity("corpus", corpus, _corpus_digest))
 
 
 def _corpus_digest(corpus: Corpus) -> str:
-    return content_digest(f"{corpus.fingerprint}|{corpus.model_id}|", "\x00".join(f.status for f in corpus.kb.facts))
+    return content_digest(f"{corpus.fingerprint}|{corpus.model_id}|", corpus.kb.data_fingerprint)
 
 
 def result_key(

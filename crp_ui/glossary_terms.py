@@ -225,6 +225,65 @@ TERMS: tuple[Term, ...] = (
         ("tie", "NOTE block", "tied"),
     ),
     Term(
+        "SDK provenance",
+        "Where a fact came from in a crprotocol SDK deployment: window, category, confidence, tier, stage.",
+        "The SDK's own fields of a fact, kept in its metadata when a snapshot is read (and in a CKF exported from "
+        "one), shown under each fact of a conflict pair, on the selected fact and by the conflicts command. They "
+        "say who wrote a fact and how, not whether it is true: SPEC-027 arbitrates on the source type, which a "
+        "mapping file can derive from them. A field of the wrong type is named and left out.",
+        "docs/decisions/sdk-snapshots.md; docs/reference/ckf.md",
+        ("sdk_provenance",),
+    ),
+    Term(
+        "source window",
+        "The SDK window (one dispatch of a session) whose text the fact was extracted from.",
+        "The SDK runs a session as a series of windows, each a context handed to the model and its answer. A "
+        "fact the SDK extracted from a model's answer carries that window's id: an answer written back as a "
+        "fact shows here. Facts of one window share one origin.",
+        "docs/decisions/sdk-snapshots.md; docs/reference/ckf.md",
+        ("source_window_id",),
+    ),
+    Term(
+        "SDK category",
+        "The kind of fact the SDK's extractor said it is (config, policy, ...): free text, as recorded.",
+        "A label chosen by the SDK's extraction or by the application that stored the fact. crp-inspect does not "
+        "interpret it; a source-type mapping rule can match it exactly, and so set the fact's authority.",
+        "docs/decisions/sdk-snapshots.md; docs/reference/ckf.md",
+    ),
+    Term(
+        "SDK confidence",
+        "How sure the SDK's extraction was of the fact: a number from 0 to 1, as recorded.",
+        "The extractor's own score of its reading of the text. It is not SPEC-027 authority and no stage uses "
+        "it: a confidently extracted fact can still be stale, or an earlier answer written back.",
+        "docs/decisions/sdk-snapshots.md; docs/reference/ckf.md",
+        ("extraction confidence",),
+    ),
+    Term(
+        "SDK tier",
+        "The SDK's memory tier of the fact: 0 critical, 1 hot, 2 warm, 3 cold.",
+        "Where the SDK kept the fact in its state store, which decides what it keeps close at hand, not what is "
+        "true. Shown as recorded; never scored.",
+        "docs/decisions/sdk-snapshots.md; docs/reference/ckf.md",
+    ),
+    Term(
+        "extraction stage",
+        "The SDK extraction stage that produced the fact: 1 regex, 2 statistical, 3 named entities, "
+        "4 relation triples, 5 discourse, 6 LLM-assisted.",
+        "The SDK extracts facts in up to six stages, from patterns to a language model. 0 means none was "
+        "recorded (a fact stored directly). A source-type mapping rule can match it.",
+        "docs/decisions/sdk-snapshots.md; docs/reference/ckf.md",
+        ("extraction_stage",),
+    ),
+    Term(
+        "superseded_by",
+        "The fact that replaced this one in the SDK; such a fact is loaded STALE.",
+        "The SDK marks a fact it replaced with its successor's id. crp-inspect loads it STALE (stale-floor "
+        "recency) and compares the SDK's choice with SPEC-027's arbitration (the Conflicts page's SDK column). "
+        "In a CKF crp-inspect exported, it can be an operator's decision: the fact's metadata.triage says.",
+        "docs/decisions/sdk-snapshots.md; docs/reference/ckf.md",
+        ("superseded by",),
+    ),
+    Term(
         "fan-out",
         "Running several retrieval branches in parallel, each on part of the remaining work.",
         "Splitting the ResidualSet between parallel branches. Done naively, the branches race on one shared "

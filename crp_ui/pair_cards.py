@@ -31,6 +31,7 @@ from .conflict_case import (
 )
 from .conflict_sdk import SDK_LABELS, sdk_authority_frame, sdk_verdict_lines
 from .conflict_text import fact_text_html, side_spans
+from .provenance import provenance_caption
 from .theme import DIFFERS_BACKGROUND, ROLE_TONES
 
 
@@ -59,11 +60,13 @@ def outcome_line(pair: ConflictPair) -> None:
 
 
 def _side(pair: ConflictPair, fact: Fact, side: str, status: str) -> None:
-    """One fact of the pair in a bordered container: heading with badges, marked text, authority."""
+    """One fact of the pair in a bordered container: heading with badges, marked text, the SDK provenance
+    of a fact from a crprotocol snapshot, authority."""
     role = role_of(pair, fact.fact_id)
     with st.container(border=True):
         st.markdown(render.fact_head_md(fact, (role, ROLE_TONES.get(role, "gray")), status=status))
         render.html_block(fact_text_html(fact.content, side_spans(pair, side)))
+        provenance_caption(fact)
         auth = pair.authority.get(fact.fact_id)
         if auth is not None:
             st.caption(f"authority = {render.md_escape(authority_arithmetic(auth))}")

@@ -273,15 +273,18 @@ def fact_head_md(fact: Fact, *more: tuple[str, str], status: str | None = None) 
     return md_code(fact.fact_id) + " " + " ".join(badge_md(t, tone) for t, tone in badges if t)
 
 
-def fact_card(fact: Fact, *, extra: Mapping[str, Any] | None = None, key: str | None = None) -> None:
+def fact_card(fact: Fact, *, extra: Mapping[str, Any] | None = None, key: str | None = None) -> DeltaGenerator:
     """One fact in a bordered container: heading, optional key/values, the content (all escaped). ``key``
-    names the container (the browser sees it as the class ``st-key-<key>``)."""
-    with st.container(border=True, key=key):
+    names the container (the browser sees it as the class ``st-key-<key>``); it is returned, for a
+    caller to add to the card."""
+    card = st.container(border=True, key=key)
+    with card:
         st.markdown(fact_head_md(fact))
         items = _meta_items(extra or {})
         if items:
             st.caption(" · ".join(f"**{md_escape(k)}** {md_escape(v)}" for k, v in items))
         st.markdown(md_escape(fact.content))
+    return card
 
 
 def headers_block(headers: Mapping[str, str]) -> None:

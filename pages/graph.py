@@ -103,7 +103,7 @@ def _selected_connector(result: PipelineResult, row: pd.Series, pick: str, marks
     m[4].metric("selected", "yes" if row["selected"] else "no")
     fact = result.corpus.kb.get(pick)
     assert fact is not None  # an id of this run's corpus
-    render.fact_card(fact, extra=breakdown.fact_meta(fact))
+    breakdown.fact_card(fact)
     st.markdown(
         f"Touched anchors (graph distance 1 or 2): {render.md_escape(', '.join(row['touched_anchors']) or '-')}"
     )
@@ -121,6 +121,17 @@ def _selected_connector(result: PipelineResult, row: pd.Series, pick: str, marks
         "touched anchors) (SPEC-025 §2.4); connector score = bridge value × novelty × recency × "
         f"max(relevance, {config.min_connector_relevance:g})."
     )
+
+
+def _selected_node(result: PipelineResult, nodes: pd.DataFrame, fid: str) -> None:
+    """A drawn fact that is not a connector candidate (an anchor): its card."""
+    node = nodes[nodes["fact_id"] == fid].iloc[0]
+    st.subheader("Selected fact")
+    score = "" if pd.isna(node["cdr_score"]) else f" · CDR score {node['cdr_score']:.4f}"
+    st.caption(f"{render.md_escape(node['kind'])}{score}; its score step by step is on the Score breakdown page.")
+    fact = result.corpus.kb.get(fid)
+    assert fact is not None  # a node of this run's corpus
+    breakdown.fact_card(fact)
 
 
 def _candidates(conns: pd.DataFrame, marks: dict[str, str]) -> None:
@@ -212,6 +223,8 @@ def main() -> None:
     _contradictions(nodes, contra)
     if pick is not None and row is not None:
         _selected_connector(result, row, pick, marks)
+    elif current is not None and current in set(nodes["fact_id"].tolist()):
+        _selected_node(result, nodes, current)
     _candidates(conns, marks)
     _given_edges(given, nodes)
     drawn_edges = render.remembered_expander(f"Edges drawn ({len(edges)})", EDGES_OPEN)

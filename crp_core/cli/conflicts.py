@@ -22,6 +22,7 @@ from crp_core.cli.common import TerminalProgress, add_input_args, input_source_m
 from crp_core.cli.embed import add_engine_args
 from crp_core.config import layered_config
 from crp_core.errors import ConfigError
+from crp_core.io.ckf.provenance import sdk_provenance
 from crp_core.io.timeparse import format_timestamp, parse_timestamp
 from crp_core.support.spreadsheet import csv_cell
 
@@ -123,7 +124,7 @@ def _content(kb: KnowledgeBase, fact_id: str) -> str:
 
 def pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> list[dict[str, Any]]:
     """One JSON-ready dict per pair: docs/reference/reports.md fields + margin, decision, diffs and both texts (and
-    ``sdk_agreement`` for a CKF from an SDK snapshot; ``config`` is the scan's)."""
+    ``sdk_agreement`` and ``sdk_provenance`` for a CKF from an SDK snapshot; ``config`` is the scan's)."""
     from crp_core.analysis.reports import sdk_agreement_dict
     from crp_core.analysis.sdk_agreement import has_sdk_data, sdk_agreement
     from crp_core.report import pair_dict
@@ -137,8 +138,27 @@ def pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> list[
         verdict = agreement.of(p.fact_a, p.fact_b) if agreement is not None else None
         if verdict is not None:  # a CKF from an SDK snapshot: SPEC-027 against its superseded_by
             d["sdk_agreement"] = sdk_agreement_dict(verdict)
+        prov = _provenance(kb, p)
+        if prov is not None:  # facts of an SDK snapshot: where each came from in the deployment
+            d["sdk_provenance"] = prov
         rows.append(d)
     return rows
+
+
+def _provenance(kb: KnowledgeBase, p: ConflictPair) -> dict[str, Any] | None:
+    """Fact id -> its SDK provenance (``null`` for a fact without), None when neither fact has any."""
+    provs = {fid: sdk_provenance(kb.facts[kb.index_of(fid)]) for fid in sorted((p.fact_a, p.fact_b))}
+    if all(v is None for v in provs.values()):
+        return None
+    return {fid: None if v is None else v.as_dict() for fid, v in provs.items()}
+
+
+def _provenance_line(kb: KnowledgeBase, fact_id: str) -> str | None:
+    """``window win-1 · category config · ...`` for an SDK fact (inert text), None for another fact."""
+    prov = sdk_provenance(kb.facts[kb.index_of(fact_id)])
+    if prov is None:
+        return None
+    return " · ".join(f"{label} {_short(visible(text), 80)}" for _name, label, text in prov.labelled()) or "none set"
 
 
 def json_text(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> str:
@@ -220,8 +240,11 @@ def _print_summary(
                 f"authority {a.authority:.4f} vs {b.authority:.4f} (margin {p.margin:.4f})  {verdict}\n"
             )
             out(f"      {_changes(p)}\n")
-            out(f"      A: {_short(_content(kb, p.fact_a))}\n")
-            out(f"      B: {_short(_content(kb, p.fact_b))}\n")
+            for side, fid in (("A", p.fact_a), ("B", p.fact_b)):
+                out(f"      {side}: {_short(_content(kb, fid))}\n")
+                prov = _provenance_line(kb, fid)
+                if prov is not None:
+                    out(f"         SDK: {prov}\n")
     t = scan.timings_ms
     out("\ntimings (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + "\n")
     out(f"engine: {engine}\n")

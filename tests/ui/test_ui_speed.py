@@ -178,6 +178,29 @@ def test_result_key_is_stable_and_follows_the_config():
     assert cache.result_key(corpus, s, c.with_overrides({"stale_floor": 0.31}), NOW) != k1
 
 
+def test_result_key_follows_every_fact_field():
+    """The same vectors and statuses with another source type (a source-type mapping uploaded) or other
+    metadata (another export of the same texts): another run, never the first CKF's result."""
+    from dataclasses import replace
+
+    from crp_core.corpus.prepared import Corpus
+    from crp_core.model import KnowledgeBase, Scenario
+
+    corpus = cluster_corpus(0)
+    s = Scenario(query="port of etcd", now=datetime(2026, 1, 1, tzinfo=UTC))
+    c = CRPConfig()
+    key = cache.result_key(corpus, s, c, NOW)
+    f0 = corpus.kb.facts[0]
+    for changed in (
+        replace(f0, source_type="regulatory" if f0.source_type != "regulatory" else "web"),
+        replace(f0, metadata={"source_window_id": "win-9"}),
+        replace(f0, modified_at=datetime(2020, 1, 1, tzinfo=UTC)),
+    ):
+        other = Corpus.from_vectors(KnowledgeBase(facts=(changed, *corpus.kb.facts[1:])), corpus.vectors, "test", c)
+        assert other.fingerprint == corpus.fingerprint  # the same vectors
+        assert cache.result_key(other, s, c, NOW) != key
+
+
 # ---- the lazy sidebar editors ------------------------------------------------------------------------------
 def test_closed_sidebar_editors_draw_nothing_and_open_ones_draw_every_key(ui_env):
     at = AppTest.from_file(APP, default_timeout=60)
