@@ -25,8 +25,9 @@ Written here:
   two windows whose stub answers give stale values (telemetry enabled, port 8080, a 60-minute
   timeout), which the SDK extracts and writes back as new facts;
 - derived from ``multi.audit.jsonl`` by this recipe: ``tampered.audit.jsonl`` (the data of the entry
-  on line 3, the first window's packed context, edited; its hashes left), ``deleted.audit.jsonl`` (the entry on line 8 removed),
-  ``truncated.audit.jsonl`` (cut in the middle of line 10).
+  on line 3, the first window's packed context, edited; its hashes left), ``deleted.audit.jsonl`` (the
+  entry on line 8 removed),
+  ``truncated.audit.jsonl`` (cut in the middle of line 10), each beside a copy of the session's anchor.
 
 Reproducible: before the SDK is imported, the wall clock (``time.time``) and the monotonic clocks are
 replaced by counters that advance on the main thread only, ``os.urandom`` by a seeded generator (so
@@ -132,10 +133,26 @@ KB: tuple[tuple[str, str, str, str, float, float, str | None], ...] = (
         None,
     ),
     ("kb-owner-new", "The billing service is owned by the platform team.", "org", "org-2025", 15, 0.88, None),
-    ("kb-owner-old", "The billing service is owned by the payments team.", "org", "org-2024", 200, 0.80, "kb-owner-new"),
+    (
+        "kb-owner-old",
+        "The billing service is owned by the payments team.",
+        "org",
+        "org-2024",
+        200,
+        0.80,
+        "kb-owner-new",
+    ),
     ("kb-retention-new", "Audit logs are retained for 400 days.", "policy", "docs-2025", 25, 0.90, None),
     ("kb-retention-old", "Audit logs are retained for 90 days.", "policy", "docs-2023", 500, 0.85, "kb-retention-new"),
-    ("kb-tls", "TLS 1.2 is the minimum protocol version for client connections.", "security", "docs-2025", 60, 0.9, None),
+    (
+        "kb-tls",
+        "TLS 1.2 is the minimum protocol version for client connections.",
+        "security",
+        "docs-2025",
+        60,
+        0.9,
+        None,
+    ),
     (
         "kb-tls-old",
         "TLS 1.0 is the minimum protocol version for client connections.",
@@ -305,6 +322,8 @@ def derive_damaged(base: Path) -> None:
     (HERE / "deleted.audit.jsonl").write_text("\n".join(lines[:7] + lines[8:]), encoding="utf-8")
     cut = "\n".join(lines[:9]) + "\n" + lines[9][: len(lines[9]) // 2]
     (HERE / "truncated.audit.jsonl").write_text(cut, encoding="utf-8")
+    for name in ("tampered", "deleted", "truncated"):  # the session's anchor, left in place beside each
+        shutil.copyfile(f"{base}.anchor.json", HERE / f"{name}.audit.jsonl.anchor.json")
 
 
 def main() -> None:
