@@ -14,6 +14,7 @@ line and a chain break; reading goes on with the next line, so nothing read befo
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -66,6 +67,8 @@ class AuditTrail:
     model: str  # compliance.session_created's model ("" when absent)
     protocol_version: str
     closing: Mapping[str, Any]  # compliance.session_closed's numeric data (windows_completed, audit_entries, ...)
+    first_timestamp: float | None  # the session's earliest entry (POSIX seconds)
+    last_timestamp: float | None  # its latest
 
 
 def _lines(fh: IO[bytes], limit: int) -> Iterator[tuple[int, bytes | None, int, bool]]:
@@ -122,6 +125,8 @@ class _Reader:
     unknown_total: int = 0
     model: str = ""
     protocol_version: str = ""
+    first_ts: float | None = None
+    last_ts: float | None = None
 
     def __post_init__(self) -> None:
         self.problems: list[Problem] = []
@@ -186,6 +191,10 @@ class _Reader:
                 self.unknown.append(UnknownEvent(n, obj["sequence"], event))
         if not own:
             return
+        ts = float(obj["timestamp"])
+        if math.isfinite(ts):
+            self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
+            self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
         data = obj["data"]
         if event == _CREATED:
             self.model = str(data.get("model", "")) if isinstance(data.get("model"), str) else ""
@@ -214,6 +223,8 @@ class _Reader:
             model=self.model,
             protocol_version=self.protocol_version,
             closing=self.closing,
+            first_timestamp=self.first_ts,
+            last_timestamp=self.last_ts,
         )
 
 

@@ -192,10 +192,10 @@ KB: tuple[tuple[str, str, str, str, float, float, str | None], ...] = (
 
 # the stub model: the first answer whose key words all occur in the user's question
 ANSWERS: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("stale", "telemetry"), "Anonymous usage telemetry is enabled by default in every workspace."),
+    (("stale", "telemetry"), "Anonymous usage telemetry is now enabled by default."),
     (
         ("stale", "port"),
-        "The admin console now listens on port 8080. Idle admin sessions now time out after 60 minutes.",
+        "The admin console listens on port 8080 now. Idle admin sessions now time out after 60 minutes.",
     ),
     (
         ("port", "telemetry"),
