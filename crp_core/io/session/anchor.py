@@ -114,7 +114,10 @@ def check_anchor(path: str, entries_read: int, root_read: str) -> AnchorCheck:
             root_read,
         )
     if count > entries_read:
-        why = f"the anchor commits to {count} entries, the trail has {entries_read}: entries were removed after the anchor was written"
+        why = (
+            f"the anchor commits to {count} entries, the trail has {entries_read}: "
+            "entries were removed after the anchor was written"
+        )
     elif count < entries_read:
         why = (
             f"the anchor commits to {count} entries, the trail has {entries_read}: entries were added after the anchor"
