@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from crp_core.analysis.reports import suite_metrics_report, tune_report
     from crp_core.analysis.scan import ConflictScan, scan_ckf, scan_config_key
     from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, has_sdk_data, sdk_agreement
+    from crp_core.analysis.session import SessionReport, analyse_session
+    from crp_core.analysis.session_report import session_report_dict
     from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
     from crp_core.analysis.sweep import (
         SweepPoint,
@@ -114,6 +116,7 @@ if TYPE_CHECKING:
         scenario_from_dict,
         scenario_to_dict,
     )
+    from crp_core.io.session import AuditTrail, read_audit
     from crp_core.io.timeparse import format_timestamp
     from crp_core.model import (
         Addressed,
@@ -199,6 +202,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.reports": ("suite_metrics_report", "tune_report"),
     "crp_core.analysis.scan": ("ConflictScan", "scan_ckf"),
     "crp_core.analysis.sdk_agreement": ("PairAgreement", "SdkAgreement", "sdk_agreement"),
+    "crp_core.analysis.session": ("SessionReport", "analyse_session"),
+    "crp_core.analysis.session_report": ("session_report_dict",),
     "crp_core.analysis.suite": ("Suite", "SuiteScenario", "check_suite", "load_suite", "suite_from_files"),
     "crp_core.analysis.sweep": ("SweepPoint", "SweepResult", "sweep"),
     "crp_core.analysis.tune": ("OBJECTIVES", "TrialRecord", "TuneResult", "tune"),
@@ -223,6 +228,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.io.ckf.provenance": ("SdkProvenance", "sdk_provenance"),
     "crp_core.io.ckf.sdk": ("load_sdk_snapshot", "load_sdk_snapshot_bytes"),
     "crp_core.io.ckf.sdk_map": ("SourceTypeMap", "load_source_map"),
+    "crp_core.io.session": ("AuditTrail", "read_audit"),
     "crp_core.io.scenario": ("dump_scenario", "load_scenario", "load_scenario_bytes", "scenario_from_dict"),
     "crp_core.model": (
         "Addressed",
@@ -282,15 +288,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "sweepable_keys",
     ),
     "crp_core.analysis.tune": ("Param", "default_space"),
-    "crp_core.config": (
-        "NEVER_RETRIEVED",
-        "SCALAR_KEYS",
-        "TABLE_KEYS",
-        "choices",
-        "describe",
-        "origin",
-        "valid_range",
-    ),
+    "crp_core.config": ("NEVER_RETRIEVED", "SCALAR_KEYS", "TABLE_KEYS", "choices", "describe", "origin", "valid_range"),
     "crp_core.corpus.embedding": (
         "EmbeddingCancelled",
         "default_embedder",
@@ -573,6 +571,12 @@ __all__ = [
     "LRU",
     "WeakMemo",
     "csv_cell",
+    # crprotocol sessions: the audit trail and its analysis
+    "AuditTrail",
+    "read_audit",
+    "SessionReport",
+    "analyse_session",
+    "session_report_dict",
 ]
 __version__ = "0.1.0"
 
