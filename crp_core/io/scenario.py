@@ -16,10 +16,12 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from typing import Any
 
+import numpy as np
 import tomli_w
 
 from crp_core.config import CRPConfig
 from crp_core.errors import MAX_PROBLEMS, ConfigError, Problem, ScenarioError, capped
+from crp_core.io.ckf.facts import TINY_FOR_FLOAT32
 from crp_core.io.expect import expect_to_dict, parse_expect
 from crp_core.io.located import (
     DocPath,
@@ -217,6 +219,9 @@ def _vector(c: _Check, v: Any, path: DocPath) -> tuple[float, ...] | None:
         out.append(fx)
     if not any(out):  # as the CKF loader: validate refuses what run would
         c.err(path, "is all zeros: an embedding needs a direction (cosine is undefined)")
+        return None
+    if not np.any(np.asarray(out, dtype=np.float32)):
+        c.err(path, f"is all zeros as float32: {TINY_FOR_FLOAT32}")
         return None
     return tuple(out)
 

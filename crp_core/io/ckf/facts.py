@@ -329,6 +329,10 @@ def has_visible_char(text: str) -> bool:
 _NUMBER_TYPES = frozenset((float, int))
 
 
+#: why a vector of non-zero numbers can still have no direction once stored (embeddings are float32)
+TINY_FOR_FLOAT32 = "every value is below float32's smallest (about 1.4e-45), so the stored vector has no direction"
+
+
 def check_embedding(e: Any, err: ErrFn) -> np.ndarray | None:
     """A per-fact embedding as float32, or None with the problem said through ``err`` (not a list of
     numbers, NaN or infinite, beyond float32, all zeros)."""
@@ -357,6 +361,9 @@ def check_embedding(e: Any, err: ErrFn) -> np.ndarray | None:
         return None
     if not arr.any():
         err("embedding", "is all zeros: an embedding needs a direction (cosine is undefined)")
+        return None
+    if not f32.any():
+        err("embedding", f"is all zeros as float32: {TINY_FOR_FLOAT32}")
         return None
     return f32
 

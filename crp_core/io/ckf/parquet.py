@@ -211,7 +211,9 @@ def _batch_embeddings(col: pa.Array) -> tuple[np.ndarray, list[np.ndarray | None
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(vals) | (np.abs(vals) > _F32_MAX)
     bad_c = np.concatenate([[0], np.cumsum(bad)])
-    nz_c = np.concatenate([[0], np.cumsum(vals != 0)])
+    with np.errstate(over="ignore", invalid="ignore"):  # a value below float32's range is stored as 0
+        stored_nonzero = vals.astype(np.float32) != 0
+    nz_c = np.concatenate([[0], np.cumsum(stored_nonzero)])
     lo, hi = offsets[:-1], offsets[1:]
     ok = present & (hi > lo) & (bad_c[hi] == bad_c[lo]) & (nz_c[hi] > nz_c[lo])
     with np.errstate(over="ignore"):  # rows with a value over float32's range are not ok: their own check says it

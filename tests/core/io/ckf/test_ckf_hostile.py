@@ -222,3 +222,51 @@ def test_a_content_over_the_tokenizer_bound_loads_with_a_warning_naming_it(tmp_p
         (2, "content", "long", "31 characters: the model reads the first 30 (embedding and token count, "
          "the count scaled to the whole text)")
     ]  # fmt: skip
+
+
+def _tiny_rows() -> list[dict]:
+    unit = [1.0] + [0.0] * 3
+    return [
+        {"fact_id": "ok", "content": "Port 2379.", "embedding": unit},
+        {"fact_id": "tiny", "content": "Port 2380.", "embedding": [1e-50] * 4},
+    ]
+
+
+def _tiny_problems(kind: str, tmp_path) -> list[tuple[int, str, str | None, str]]:
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = _tiny_rows()
+    if kind == "jsonl":
+        path = tmp_path / "tiny.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    else:  # parquet (a folder's embeddings.npy must be float32 already: 1e-50 cannot be written there)
+        path = tmp_path / "tiny.parquet"
+        cols = {k: [r[k] for r in rows] for k in ("fact_id", "content")}
+        cols["embedding"] = pa.array([r["embedding"] for r in rows], pa.list_(pa.float64()))
+        pq.write_table(pa.table(cols), path)
+    with pytest.raises(CKFError) as ei:
+        load_ckf(str(path))
+    return [(p.line, p.field, p.fact_id, p.message) for p in ei.value.problems]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_an_embedding_below_float32s_range_is_refused_where_it_is_read(kind, tmp_path):
+    """1e-50 is not zero as a float64 but is as float32, which the run reads: refused at load (validate), by line."""
+    problems = _tiny_problems(kind, tmp_path)
+    assert [(line, field, fid) for line, field, fid, _ in problems] == [(2, "embedding", "tiny")]
+    assert "zeros" in problems[0][3] and ("float32" in problems[0][3])
+
+
+def test_a_scenario_embedding_below_float32s_range_is_refused():
+    from crp_core.errors import ScenarioError
+    from crp_core.io.scenario import scenario_from_dict
+
+    with pytest.raises(ScenarioError) as ei:
+        scenario_from_dict({"query": {"text": "port?", "embedding": [1e-50] * 4}})
+    assert [(p.field, p.message) for p in ei.value.problems] == [
+        ("query.embedding", "is all zeros as float32: every value is below float32's smallest (about 1.4e-45), "
+         "so the stored vector has no direction")
+    ]  # fmt: skip
