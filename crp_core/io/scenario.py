@@ -62,8 +62,11 @@ SCENARIO_KEYS: tuple[str, ...] = (
 _SUBQ_KEYS = ("id", "text", "label", "embedding")
 _ADDR_KEYS = ("id", "depth_weight", "window")
 _QUERY_KEYS = ("text", "embedding")
-#: largest scenario file read (a scenario is small; this guards the dashboard upload path)
-_MAX_SCENARIO_BYTES = 64 * 1024 * 1024
+#: largest scenario file read (a scenario is small: a query, sub-queries and their embeddings, a few
+#: hundred kB at most; this also bounds the memory its parse takes on the dashboard's upload path)
+_MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+#: most numbers in one scenario embedding (the largest embedding models give a few thousand)
+MAX_EMBEDDING_DIM = 8192
 
 
 # ---- public API ------------------------------------------------------------------------------
@@ -203,6 +206,9 @@ def _vector(c: _Check, v: Any, path: DocPath) -> tuple[float, ...] | None:
         return None
     if not isinstance(v, (list, tuple)) or not v:
         c.err(path, f"must be a non-empty list of numbers, got {type_name(v)}")
+        return None
+    if len(v) > MAX_EMBEDDING_DIM:
+        c.err(path, f"{len(v):,} numbers: an embedding has at most {MAX_EMBEDDING_DIM:,}")
         return None
     out = []
     for i, x in enumerate(v):

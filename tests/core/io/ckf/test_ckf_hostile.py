@@ -270,3 +270,16 @@ def test_a_scenario_embedding_below_float32s_range_is_refused():
         ("query.embedding", "is all zeros as float32: every value is below float32's smallest (about 1.4e-45), "
          "so the stored vector has no direction")
     ]  # fmt: skip
+
+
+def test_a_scenario_embedding_of_more_numbers_than_any_model_gives_is_refused():
+    from crp_core.errors import ScenarioError
+    from crp_core.io.scenario import MAX_EMBEDDING_DIM, scenario_from_dict
+
+    assert MAX_EMBEDDING_DIM == 8192
+    scenario_from_dict({"query": {"text": "q", "embedding": [0.5] * 8192}})
+    with pytest.raises(ScenarioError) as ei:
+        scenario_from_dict({"query": {"text": "q", "embedding": [0.5] * 8193}})
+    assert [(p.field, p.message) for p in ei.value.problems] == [
+        ("query.embedding", "8,193 numbers: an embedding has at most 8,192")
+    ]
