@@ -89,6 +89,7 @@ class Tally:
 
     def __init__(self) -> None:
         self.mapped: Counter[str] = Counter()
+        self.kept: Counter[str] = Counter()
         self.defaulted: Counter[str] = Counter()
         self.dropped: Counter[str] = Counter()
 
@@ -167,10 +168,10 @@ def _ckf_fields(key: str, obj: dict[str, Any], err: ErrFn, tally: Tally) -> tupl
         meta["superseded_by"] = sup
         ckf["status"] = "STALE"
     if "embedding" in obj:
-        tally.dropped["embedding (the SDK's own vectors; the active model embeds the text)"] += 1
+        tally.kept["embedding (the SDK's own vectors: kept for the SDK export, never scored)"] += 1
     for k in obj:
         if k not in _FACT_KEYS:
-            tally.dropped[f"fact field {str(k)[:40]!r} (unknown)"] += 1
+            tally.kept[f"fact field {str(k)[:40]!r} (unknown, kept as given)"] += 1
     if meta:
         ckf["metadata"] = meta
     return ckf, meta
@@ -279,11 +280,15 @@ def check_successors(kb: KnowledgeBase, facts: dict[str, Any], warnings: list[Pr
             )
 
 
-def parse_edges(raw: list[Any], facts: dict[str, Any], tally: Tally) -> tuple[tuple[GivenEdge, ...], list[Problem]]:
-    """The SDK's edges between facts of the snapshot; bad ones are problems (refused, or skipped when
-    lenient). Whether both ends were loaded is checked by the caller."""
+def parse_edges(
+    raw: list[Any], facts: dict[str, Any], tally: Tally
+) -> tuple[tuple[GivenEdge, ...], list[Problem], tuple[int, ...]]:
+    """The SDK's edges between facts of the snapshot, the problems of the bad ones (refused, or skipped
+    when lenient) and the position in ``raw`` of each edge. Whether both ends were loaded is checked by
+    the caller."""
     out: list[GivenEdge] = []
     problems: list[Problem] = []
+    positions: list[int] = []
     for i, e in enumerate(raw):
         at = f"payload.warm_store.edges[{i}]"
         if not isinstance(e, dict):
@@ -317,6 +322,7 @@ def parse_edges(raw: list[Any], facts: dict[str, Any], tally: Tally) -> tuple[tu
             continue
         if rel is None:
             tally.defaulted["edge relation_type -> RELATED (the SDK's default)"] += 1
+        positions.append(i)
         out.append(
             GivenEdge(
                 edge_id=eid or f"edge-{i}",
@@ -327,4 +333,4 @@ def parse_edges(raw: list[Any], facts: dict[str, Any], tally: Tally) -> tuple[tu
                 source_stage=stage,
             )
         )
-    return tuple(out), problems
+    return tuple(out), problems, tuple(positions)
