@@ -21,6 +21,12 @@ from crp_core.support.digest import Digest, content_digest
 
 TTLKind = Literal["default", "explicit", "timeless"]
 
+#: the metadata key naming who set a fact's ``metadata.superseded_by`` when it was not the CKF's producer
+#: (the crprotocol SDK, or whoever wrote the CKF): :data:`ORIGIN_OPERATOR` for an operator's triage
+#: decision carried by an export (docs/decisions/triage.md, "Export"); absent: the producer's own
+META_SUPERSEDED_BY_ORIGIN = "superseded_by_origin"
+ORIGIN_OPERATOR = "operator"
+
 
 def _iso(dt: datetime | None) -> str:
     return "" if dt is None else dt.isoformat()

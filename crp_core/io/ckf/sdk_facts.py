@@ -38,6 +38,9 @@ META_FIELDS: tuple[tuple[str, str], ...] = (
 _FACT_KEYS = frozenset({"fact_id", "text", "created_at", "superseded_by", "embedding"} | {k for k, _ in META_FIELDS})
 #: the JSON path of the snapshot's facts
 FACTS_PATH = "payload.warm_store.facts"
+#: the event payload key an event appended by crp-inspect's SDK export carries, with
+#: :data:`crp_core.model.ORIGIN_OPERATOR` (the SDK's own events have none): docs/decisions/sdk-snapshots.md
+EVENT_ORIGIN = "origin"
 
 
 def fact_path(fid: str, field: str | None = None) -> str:
