@@ -477,9 +477,12 @@ def export_cleaned_ckf(
     write_report: bool = True,
 ) -> CleanedExport:
     """Write ``kb`` with every decision in force carried (:func:`carry_decisions`) in the format of
-    ``path`` (``crp_core.io.ckf.write_ckf``), and the export report as JSON at ``report_path``
+    ``path`` (``crp_core.io.ckf.write_ckf``; the producer's given edges, an SDK snapshot's, in
+    ``metadata.sdk_edges`` of their source fact as ``import-sdk`` writes them), and the export report
+    as JSON at ``report_path``
     (default :func:`report_path_for`; ``write_report=False`` writes no report file). Both writes are
     atomic; the CKF is written first."""
+    from crp_core.io.ckf.sdk import with_edges_in_metadata
     from crp_core.io.ckf.write import ckf_format, write_ckf
 
     out = os.fspath(path)
@@ -487,7 +490,7 @@ def export_cleaned_ckf(
     if rpath is not None and os.path.abspath(rpath) == os.path.abspath(out):
         raise ExportError(f"the export report {rpath} would overwrite the cleaned CKF; name another report path")
     cleaned, report = carry_decisions(kb, decision_set)
-    written = write_ckf(cleaned, out)
+    written = write_ckf(with_edges_in_metadata(cleaned), out)  # a snapshot's edges too (import-sdk's way)
     report = replace(report, path=written, report_path=rpath, fmt=ckf_format(written) or "")
     if rpath is not None:
         write_export_report(rpath, report)

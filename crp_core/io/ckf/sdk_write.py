@@ -66,7 +66,10 @@ _LOST_FIELDS: tuple[tuple[str, Callable[[Fact], bool]], ...] = (
     ("importance_weight", lambda f: f.importance_weight is not None),
     ("ttl", lambda f: f.ttl_kind != "default"),
     ("source_id / source_location", lambda f: f.source_id is not None or f.source_location is not None),
-    ("ingested_at (created_at is the last modification)", lambda f: f.ingested_at not in (None, f.modified_at)),
+    (
+        "ingested_at (created_at is the last modification)",
+        lambda f: None not in (f.ingested_at, f.modified_at) and f.ingested_at != f.modified_at,
+    ),
     ("metadata keys with no SDK field", lambda f: any(k not in _CARRIED_META for k in f.metadata)),
 )
 

@@ -26,9 +26,10 @@ from crp.state.warm_store import WarmStateStore
 
 from crp_core.cli import main
 from crp_core.io.ckf import load_ckf
+from crp_core.io.ckf.sdk import given_edges
 from crp_core.io.ckf.sdk_write import sdk_document
 from crp_core.io.timeparse import parse_timestamp
-from crp_core.triage import Decision, DecisionSet, DecisionStore
+from crp_core.triage import Decision, DecisionSet, DecisionStore, export_cleaned_ckf
 from crp_core.triage.export import ExportError
 from crp_core.triage.sdk_export import export_sdk_snapshot, plan_sdk_export
 from tests.support.factories import fact, make_kb
@@ -358,3 +359,26 @@ def test_cli_refusals_are_clear(store, tmp_path, capsys):
     assert main([*base, "--out", str(tmp_path / "x.jsonl"), "--checksum", "sha256"]) == 2
     assert "--checksum applies to --format sdk only" in capsys.readouterr().err
     assert not list(tmp_path.glob("x.*"))
+
+
+# ---- every CKF export keeps the SDK's edges ----------------------------------------------------
+@pytest.mark.parametrize("name", ["out.jsonl", "out.json", "out.csv", "out.parquet", "outdir"])
+def test_every_ckf_export_of_a_snapshot_keeps_its_edges(store, tmp_path, name):
+    three_decisions(store)
+    kb = load_ckf(SUP)
+    done = export_cleaned_ckf(kb, store.current(), tmp_path / name)
+    back = load_ckf(done.path)
+    assert back.fmt != "sdk" and back.edges == ()  # a CKF file has no place for edges ...
+    assert sorted(given_edges(back), key=lambda e: e.edge_id) == list(kb.edges)  # ... metadata.sdk_edges has
+    assert back.get("f-retention").metadata["sdk_edges"] == [
+        {"id": "e-2", "target_id": "f-backup", "relation_type": "CONTRAST", "confidence": 0.6, "source_stage": 5}
+    ]
+    again = export_cleaned_ckf(back, store.current(), tmp_path / ("again-" + name))  # an export of the export
+    assert sorted(given_edges(load_ckf(again.path)), key=lambda e: e.edge_id) == list(kb.edges)
+
+
+def test_the_cli_ckf_export_of_a_snapshot_keeps_its_edges(store, tmp_path, capsys):
+    three_decisions(store)
+    out = tmp_path / "cleaned.jsonl"
+    assert main(["triage", "export", "--db", str(store.path), "--ckf", str(SUP), "--out", str(out)]) == 0
+    assert len(given_edges(load_ckf(out))) == 4
