@@ -21,9 +21,14 @@ from crp_core.support.digest import Digest, content_digest
 
 TTLKind = Literal["default", "explicit", "timeless"]
 
-#: the metadata key naming who set a fact's ``metadata.superseded_by`` when it was not the CKF's producer
-#: (the crprotocol SDK, or whoever wrote the CKF): :data:`ORIGIN_OPERATOR` for an operator's triage
-#: decision carried by an export (docs/decisions/triage.md, "Export"); absent: the producer's own
+#: the metadata keys a fact carries a supersession and the operators' decisions in: the fact that
+#: superseded it (an SDK snapshot's, or an operator's carried by an export), the newest triage record
+#: and the earlier ones (docs/decisions/triage.md, "Export")
+META_SUPERSEDED_BY = "superseded_by"
+META_TRIAGE = "triage"
+META_TRIAGE_HISTORY = "triage_history"
+#: who set ``metadata.superseded_by`` when it was not the CKF's producer (the crprotocol SDK, or whoever
+#: wrote the CKF): :data:`ORIGIN_OPERATOR` for an operator's triage decision; absent: the producer's own
 META_SUPERSEDED_BY_ORIGIN = "superseded_by_origin"
 ORIGIN_OPERATOR = "operator"
 

@@ -27,7 +27,7 @@ from crp_core.decisions import (
     split_pair_key,
 )
 from crp_core.errors import CRPError
-from crp_core.model import Fact, KnowledgeBase
+from crp_core.model import META_SUPERSEDED_BY_ORIGIN, ORIGIN_OPERATOR, Fact, KnowledgeBase
 from crp_core.report import dumps, plain
 
 if TYPE_CHECKING:
@@ -198,8 +198,10 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
     """``kb`` with every decision in force written into its facts, and the report of it (no I/O).
 
     * override, or accept naming a winner: the loser gets ``status: STALE`` (a loser already DELETED or
-      QUARANTINED in the CKF keeps that status), ``metadata.superseded_by`` = the winner and
-      ``metadata.triage`` = ``{operator, decided_at, kind, note}``;
+      QUARANTINED in the CKF keeps that status), ``metadata.superseded_by`` = the winner,
+      ``metadata.superseded_by_origin`` = ``"operator"`` (unless the CKF's producer had superseded it
+      by the same fact already: that supersession stays the producer's) and ``metadata.triage`` =
+      ``{operator, decided_at, kind, note}``;
     * mark_status: the fact gets the status and the triage record (the mark decides the status even
       on a loser: it is the status the dashboard applies);
     * dismiss: nothing in the facts; listed in ``report.dismissed``.
@@ -371,6 +373,8 @@ class _Carry:
                 old = meta.get(META_SUPERSEDED_BY)
                 if META_SUPERSEDED_BY in meta and old != superseded:
                     replaced.append(ReplacedValue(fid, META_SUPERSEDED_BY, old, superseded))
+                if old != superseded:  # the operator's; the producer's own (the SDK's) is kept unmarked
+                    meta[META_SUPERSEDED_BY_ORIGIN] = ORIGIN_OPERATOR
                 meta[META_SUPERSEDED_BY] = superseded
             newest, hist = _history(meta, [triage_record(d) for d in on_fact])
             meta[META_TRIAGE] = newest

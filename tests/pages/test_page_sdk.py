@@ -252,9 +252,11 @@ def test_import_summary_is_inert(tmp_path, monkeypatch):
     assert re.search(r"(?<!\\)[<*\[\]]", line) is None  # every <, *, [ and ] escaped
     assert "\\<img" in line and "\\*\\*bold" in line and "`http://evil.example" in line
     assert any("HMAC signature: present, NOT verified" in v.replace("\\", "") for v in md)
-    frame = frame_with(at, "kind", "what", "count")
-    (what,) = [w for w in frame["what"] if "unknown" in w and "fact field" in w]
-    assert "\u202e" not in what and "\\u202e" in what  # the loader's repr drew the control as an escape
+    kb = at.session_state["crp.kb"]
+    (kept,) = [line for line in kb.imported.lines() if line.startswith("kept: ")]  # kept on kb.sdk_state
+    assert "\u202e" not in kept and "\\u202e" in kept  # the loader's repr drew the control as an escape
+    frame = frame_with(at, "kind", "what", "count")  # the page's table: mapped, defaulted, dropped
+    assert not [w for w in frame["what"] if "\u202e" in w or "<b>" in w]
 
 
 def test_sdk_view_texts_by_hand():

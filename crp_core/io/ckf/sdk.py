@@ -43,6 +43,7 @@ from crp_core.io.ckf.sdk_facts import (
     epoch_iso,
     fact_record,
     located_problem,
+    operator_origins,
     parse_edges,
     shown,
     type_error,
@@ -271,6 +272,7 @@ def read_snapshot(
         tally.dropped["edges to a fact not loaded (lenient)"] += len(edges) - len(kept)
     if kept:
         tally.mapped["edges -> given edges (relation_type, confidence)"] += len(kept)
+    kb = operator_origins(kb, parts.payload.get("event_log"), tally)
     warnings_out: list[Problem] = []
     check_successors(kb, parts.facts, warnings_out)
     if len(kb) < len(parts.facts):

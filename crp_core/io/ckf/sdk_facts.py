@@ -19,7 +19,14 @@ from crp_core.errors import Problem
 from crp_core.io.ckf.facts import ErrFn, FactRecord, LoadState, parse_fact
 from crp_core.io.ckf.sdk_map import SourceTypeMap
 from crp_core.io.located import type_name
-from crp_core.model import GivenEdge, KnowledgeBase
+from crp_core.model import (
+    META_SUPERSEDED_BY,
+    META_SUPERSEDED_BY_ORIGIN,
+    META_TRIAGE,
+    ORIGIN_OPERATOR,
+    GivenEdge,
+    KnowledgeBase,
+)
 
 #: SDK fact fields kept in ``metadata`` as given, with the JSON type each must have
 META_FIELDS: tuple[tuple[str, str], ...] = (
@@ -281,6 +288,46 @@ def check_successors(kb: KnowledgeBase, facts: dict[str, Any], warnings: list[Pr
                     f.fact_id,
                 )
             )
+
+
+def operator_origins(kb: KnowledgeBase, events: Any, tally: Tally) -> KnowledgeBase:
+    """``kb`` with each supersession an operator made marked so (a re-scan never credits the SDK with
+    it): a fact whose ``superseded_by`` a ``superseded`` event of crp-inspect's SDK export names
+    (``payload.origin`` = ``"operator"``) and no event of the SDK's own does gets
+    ``metadata.superseded_by_origin`` = ``"operator"`` and ``metadata.triage`` = the newest such
+    event's ``{operator, decided_at, kind, note}`` (what a cleaned CKF carries)."""
+    if not isinstance(events, list):
+        return kb
+    sdk_made: set[tuple[str, str]] = set()
+    operator: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in events:
+        p = e.get("payload") if isinstance(e, dict) and e.get("event_type") == "superseded" else None
+        if isinstance(p, dict) and isinstance(e.get("fact_id"), str) and isinstance(p.get("superseded_by"), str):
+            key = (e["fact_id"], p["superseded_by"])
+            if p.get(EVENT_ORIGIN) == ORIGIN_OPERATOR:
+                operator[key] = p
+            else:
+                sdk_made.add(key)
+    facts = list(kb.facts)
+    for i, f in enumerate(facts):
+        key = (f.fact_id, f.metadata.get(META_SUPERSEDED_BY))
+        p = operator.get(key) if key not in sdk_made else None
+        if p is None:
+            continue
+        record = {
+            "operator": _text_or(p.get("operator"), "?"),
+            "decided_at": p.get("decided_at") if isinstance(p.get("decided_at"), str) else None,
+            "kind": _text_or(p.get("decision"), "override"),
+            "note": _text_or(p.get("note"), ""),
+        }
+        meta = {**f.metadata, META_SUPERSEDED_BY_ORIGIN: ORIGIN_OPERATOR, META_TRIAGE: record}
+        facts[i] = replace(f, metadata=meta)
+        tally.mapped["superseded_by set by an operator ('superseded' event of origin operator) -> metadata"] += 1
+    return replace(kb, facts=tuple(facts))
+
+
+def _text_or(v: Any, default: str) -> str:
+    return v if isinstance(v, str) else default
 
 
 def parse_edges(

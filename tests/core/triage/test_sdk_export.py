@@ -382,3 +382,96 @@ def test_the_cli_ckf_export_of_a_snapshot_keeps_its_edges(store, tmp_path, capsy
     out = tmp_path / "cleaned.jsonl"
     assert main(["triage", "export", "--db", str(store.path), "--ckf", str(SUP), "--out", str(out)]) == 0
     assert len(given_edges(load_ckf(out))) == 4
+
+
+# ---- a decision's origin is kept: a re-scan never credits the SDK -------------------------------
+def _pair(kb, a: str, b: str):
+    """The pair as the whole-CKF scan arbitrates it: authorities as loaded, the decision the file carries."""
+    from crp_core.config import CRPConfig
+    from crp_core.decisions import with_carried_decisions
+    from crp_core.factors.recency import fact_attributes
+    from crp_core.records import ConflictPair, ValueConflict
+    from crp_core.stages.contradictions import arbitrate, authority_of
+
+    cfg = CRPConfig()
+    factor = fact_attributes(kb, NOW, cfg).factor
+    aa, ab = (authority_of(kb.get(x), float(factor[kb.index_of(x)]), cfg) for x in (a, b))
+    carried = with_carried_decisions(kb, None)
+    dec = carried.for_pair(a, b) if isinstance(carried, DecisionSet) else None
+    arb = arbitrate(aa, ab, cfg, dec["kind"] if dec else None, dec["winner"] if dec else None)
+    vc = ValueConflict(("NUMBER_CHANGED",), ())
+    return ConflictPair(
+        a, b, 0.9, ("NUMBER_CHANGED",), vc, {a: aa, b: ab}, arb.kept, arb.suppressed, arb.tied, decision=arb.decision
+    )
+
+
+NOW = parse_timestamp("2026-06-01T00:00:00Z")
+PAIRS = (
+    ("f-port-new", "f-port-old"),
+    ("f-owner-new", "f-owner-old"),
+    ("f-backup", "f-retention"),
+    ("f-rate-new", "f-rate-old"),
+)
+
+
+@pytest.mark.parametrize("name", ["cleaned.json", "cleaned.jsonl"])
+def test_a_rescan_of_an_export_never_credits_the_sdk_with_an_operators_decision(store, tmp_path, name):
+    from crp_core.analysis.sdk_agreement import operator_supersessions, sdk_agreement, sdk_supersessions
+    from crp_core.config import CRPConfig
+    from crp_ui.conflict_sdk import sdk_verdict_lines
+
+    port, owner, backup = three_decisions(store)
+    kb = load_ckf(SUP)
+    out = tmp_path / name
+    if name.endswith(".json"):
+        export_sdk_snapshot(kb, store.current(), out)
+    else:
+        export_cleaned_ckf(kb, store.current(), out)
+    back = load_ckf(out)  # another machine: no decision store
+    sdk_own = {"f-rate-old": "f-rate-new"}
+    if name.endswith(".jsonl"):  # a CKF export keeps the SDK's supersession of a winner (the decision rules it)
+        sdk_own["f-owner-old"] = "f-owner-new"
+    assert sdk_supersessions(back) == sdk_own  # the SDK's only
+    ops = operator_supersessions(back)
+    assert {k: (o.new, o.operator, o.decided_at, o.kind, o.note) for k, o in ops.items()} == {
+        "f-port-old": ("f-port-new", "alice", port.decided_at, "override", "4001 is legacy"),
+        "f-backup": ("f-retention", "alice", backup.decided_at, "accept", ""),
+        "f-owner-new": ("f-owner-old", "bob", owner.decided_at, "override", "reverted"),
+    }
+    ag = sdk_agreement([_pair(back, a, b) for a, b in PAIRS], back, CRPConfig(), NOW)
+    port_rec = ag.of("f-port-old", "f-port-new")
+    assert port_rec.sdk_superseded is None and port_rec.operator_superseded == ops["f-port-old"]
+    assert port_rec.independent.verdict == port_rec.as_loaded.verdict == "silent"
+    said = f"operator superseded f-port-old by f-port-new (alice, {port.decided_at})"
+    assert port_rec.as_loaded.reason == f"the SDK superseded neither fact ({said}: not the SDK's)"
+    own, loaded = sdk_verdict_lines(port_rec)
+    assert "SDK superseded f-port-old" not in own + loaded and "agrees" not in own + loaded
+    assert loaded == (
+        "As loaded (the SDK's STALE in force, operator decisions applied): prefers f-port-new — "
+        f"{said}; the SDK superseded neither fact: SDK silent"
+    )
+    assert port_rec.neutralised == ("f-port-old",)  # on its own: authority alone, as before the export
+    rate = ag.of("f-rate-old", "f-rate-new")  # the SDK's own supersession is still the SDK's
+    assert rate.sdk_superseded == "f-rate-old" and rate.operator_superseded is None
+    assert rate.as_loaded.verdict == "agrees"
+    if name.endswith(".jsonl"):  # the CKF export: the SDK's supersession of f-owner-old stays the SDK's
+        owner_rec = ag.of("f-owner-old", "f-owner-new")
+        assert owner_rec.sdk_superseded == "f-owner-old" and owner_rec.operator_superseded == ops["f-owner-new"]
+
+
+def test_an_operator_agreeing_with_the_sdk_leaves_the_supersession_the_sdks(store, tmp_path):
+    store.record(Decision.accept("f-rate-old", "f-rate-new", winner="f-rate-new", operator="alice"))
+    for out in (tmp_path / "a.jsonl", tmp_path / "a.json"):
+        fmt = export_sdk_snapshot if out.suffix == ".json" else export_cleaned_ckf
+        fmt(load_ckf(SUP), store.current(), out)
+        f = load_ckf(out).get("f-rate-old")
+        assert f.metadata["superseded_by"] == "f-rate-new" and "superseded_by_origin" not in f.metadata
+
+
+def test_a_plain_ckf_export_with_an_operators_supersession_has_no_sdk_data(tmp_path):
+    from crp_core.analysis.sdk_agreement import has_sdk_data
+
+    kb = make_kb([fact("A", "port 2379"), fact("B", "port 2380")])
+    ds = DecisionSet.from_decisions([Decision.override("A", "B", winner="A", operator="ann")])
+    back = load_ckf(export_cleaned_ckf(kb, ds, tmp_path / "k.jsonl").path)
+    assert back.get("B").metadata["superseded_by_origin"] == "operator" and not has_sdk_data(back)
