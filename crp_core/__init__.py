@@ -123,6 +123,7 @@ if TYPE_CHECKING:
         ImportSummary,
         KnowledgeBase,
         Scenario,
+        SdkState,
         SubQuery,
     )
     from crp_core.pipeline import STAGES, run_pipeline
@@ -172,6 +173,7 @@ if TYPE_CHECKING:
         export_report_dict,
     )
     from crp_core.triage.quality import DetectorQuality, detector_quality
+    from crp_core.triage.sdk_export import SDK_CHECKSUMS, checksum_algorithm, export_sdk_snapshot
 
 if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.analysis.baseline import EnvelopeChange, SideNumbers
@@ -231,6 +233,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "ImportSummary",
         "KnowledgeBase",
         "Scenario",
+        "SdkState",
         "SubQuery",
     ),
     "crp_core.pipeline": ("STAGES", "run_pipeline"),
@@ -262,16 +265,14 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "export_cleaned_ckf",
         "export_report_dict",
     ),
+    "crp_core.triage.sdk_export": ("export_sdk_snapshot",),
 }
 #: the names the dashboard reads (crp_ui and pages import crp_core through this package only)
 _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.gate": ("GateFailure",),
     "crp_core.analysis.html_report": ("build_html_report",),
     "crp_core.analysis.known": ("known_conflicts",),
-    "crp_core.analysis.metrics": (
-        "METRICS",
-        "MetricInfo",
-    ),
+    "crp_core.analysis.metrics": ("METRICS", "MetricInfo"),
     "crp_core.analysis.scan": ("scan_config_key",),
     "crp_core.analysis.sdk_agreement": ("has_sdk_data",),
     "crp_core.analysis.sweep": (
@@ -282,10 +283,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "linspace_values",
         "sweepable_keys",
     ),
-    "crp_core.analysis.tune": (
-        "Param",
-        "default_space",
-    ),
+    "crp_core.analysis.tune": ("Param", "default_space"),
     "crp_core.config": (
         "NEVER_RETRIEVED",
         "SCALAR_KEYS",
@@ -336,10 +334,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "PATTERNS",
         "authority_winner",
     ),
-    "crp_core.stages.packing": (
-        "fact_line",
-        "note_block",
-    ),
+    "crp_core.stages.packing": ("fact_line", "note_block"),
     "crp_core.stages.partitions": (
         "RULE_KMEANS",
         "RULE_ONE_EACH",
@@ -351,10 +346,8 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "export_csv",
         "export_json",
     ),
-    "crp_core.triage.quality": (
-        "DetectorQuality",
-        "detector_quality",
-    ),
+    "crp_core.triage.quality": ("DetectorQuality", "detector_quality"),
+    "crp_core.triage.sdk_export": ("SDK_CHECKSUMS", "checksum_algorithm"),
     "crp_core.analysis.baseline": ("EnvelopeChange", "SideNumbers"),
     "crp_core.headers": ("CONFLICTS", "PARTITIONS"),
     # the one content digest and the one memo mechanism (the dashboard keeps none of its own)
@@ -489,6 +482,7 @@ __all__ = [
     "apply_to_kb",
     "apply_to_corpus",
     "export_cleaned_ckf",
+    "export_sdk_snapshot",
     "ExportReport",
     "carried_decisions",
     # crprotocol SDK snapshots (docs/decisions/sdk-snapshots.md)
@@ -498,6 +492,7 @@ __all__ = [
     "load_source_map",
     "GivenEdge",
     "ImportSummary",
+    "SdkState",
     "sdk_agreement",
     "SdkAgreement",
     "PairAgreement",
@@ -570,6 +565,8 @@ __all__ = [
     "export_json",
     "DetectorQuality",
     "detector_quality",
+    "SDK_CHECKSUMS",
+    "checksum_algorithm",
     "Digest",
     "content_digest",
     "LRU",

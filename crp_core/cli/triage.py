@@ -45,7 +45,7 @@ from crp_core.triage import (
     report_path_for,
 )
 from crp_core.triage.export import export_report_dict
-from crp_core.triage.sdk_export import CHECKSUMS, export_sdk_snapshot
+from crp_core.triage.sdk_export import SDK_CHECKSUMS, export_sdk_snapshot
 
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
@@ -86,7 +86,7 @@ def register(subparsers: Subparsers) -> None:
     )
     e.add_argument(
         "--checksum",
-        choices=CHECKSUMS,
+        choices=SDK_CHECKSUMS,
         default=None,
         help="--format sdk: the header checksum's algorithm; auto (default): the snapshot's own when --ckf is "
         "one whose checksum verified, else sha256 (the SDK checks BLAKE3 where blake3 is installed)",

@@ -52,7 +52,7 @@ from crp_core.triage.export import (
 )
 
 #: ``--checksum`` choices: ``auto`` is the algorithm of the snapshot read (when it verified), else SHA-256
-CHECKSUMS = ("auto", "sha256", "blake3")
+SDK_CHECKSUMS = ("auto", "sha256", "blake3")
 #: the SDK's event types the export appends
 EVENT_SUPERSEDED, EVENT_RESTORED, EVENT_ARCHIVED = "superseded", "restored", "archived"
 
@@ -212,8 +212,8 @@ def checksum_algorithm(kb: KnowledgeBase, checksum: str) -> str:
     snapshot read (a deployment that wrote BLAKE3 checks BLAKE3): its verified one, BLAKE3 when its
     checksum is not SHA-256 and could not be checked here, else ``sha256``. Raises
     :class:`ExportError` for BLAKE3 without the ``blake3`` module."""
-    if checksum not in CHECKSUMS:
-        raise ExportError(f"unknown checksum {checksum!r} (expected one of {', '.join(CHECKSUMS)})")
+    if checksum not in SDK_CHECKSUMS:
+        raise ExportError(f"unknown checksum {checksum!r} (expected one of {', '.join(SDK_CHECKSUMS)})")
     algorithm, why = checksum, ""
     imp = kb.imported
     if checksum == "auto":
