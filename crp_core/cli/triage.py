@@ -235,9 +235,8 @@ def _export(args: argparse.Namespace) -> int:
 def _print_report(report: ExportReport) -> None:
     """The export report as text: what was written, then every item the CKF does not carry."""
     parts = ", ".join(f"{n} {s}" for s, n in report.changed.items()) or "no status changed"
-    print(
-        f"wrote {report.path}: {report.n_facts} facts; {len(report.changes)} fact(s) carry operator decisions ({parts})"
-    )
+    n = report.n_facts if report.sdk is None else report.sdk.facts  # a snapshot leaves DELETED / QUARANTINED out
+    print(f"wrote {report.path}: {n} facts; {len(report.changes)} fact(s) carry operator decisions ({parts})")
     superseded = sum(1 for c in report.changes if c.superseded_by is not None)
     if report.sdk is not None:
         restored = sum(1 for c in report.changes if c.superseded_by is None and c.status_before == "STALE")
