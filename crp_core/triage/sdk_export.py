@@ -35,7 +35,14 @@ from crp_core.decisions import META_SUPERSEDED_BY, Decision, DecisionSet, split_
 from crp_core.io.ckf.sdk_facts import EVENT_ORIGIN
 from crp_core.io.ckf.sdk_write import SdkEvent, SdkWritten, write_sdk_snapshot
 from crp_core.io.timeparse import parse_timestamp
-from crp_core.model import META_SUPERSEDED_BY_ORIGIN, ORIGIN_OPERATOR, Fact, KnowledgeBase, thawed_json
+from crp_core.model import (
+    META_SUPERSEDED_BY_ORIGIN,
+    ORIGIN_OPERATOR,
+    Fact,
+    FrozenObject,
+    KnowledgeBase,
+    thawed_json,
+)
 from crp_core.triage.export import (
     INEXPRESSIBLE,
     CleanedExport,
@@ -100,7 +107,7 @@ class _Plan:
 
     def event(self, d: Decision, kind: str, fact_id: str, payload: dict[str, Any]) -> None:
         self.events.append(
-            SdkEvent(kind, fact_id, _when(d, self.now), MappingProxyType({**payload, **_operator_fields(d)}))
+            SdkEvent(kind, fact_id, _when(d, self.now), FrozenObject({**payload, **_operator_fields(d)}))
         )
 
     def issue(self, code: str, facts: Iterable[str], d: Decision, message: str) -> None:

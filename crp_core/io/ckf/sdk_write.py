@@ -30,7 +30,6 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 from typing import Any
 
 from crp_core.config import NEVER_RETRIEVED
@@ -38,7 +37,7 @@ from crp_core.errors import CKFError, Problem
 from crp_core.io.ckf.sdk import SNAPSHOT_SCHEMA, canonical_payload, given_edges, payload_checksum
 from crp_core.io.ckf.sdk_facts import META_FIELDS, type_error
 from crp_core.io.ckf.source import FILE_FIELD
-from crp_core.model import META_SUPERSEDED_BY_ORIGIN, Fact, KnowledgeBase, SdkState, thawed_json
+from crp_core.model import META_SUPERSEDED_BY_ORIGIN, Fact, FrozenObject, KnowledgeBase, SdkState, thawed_json
 from crp_core.support.files import write_atomic
 
 #: the warm store schema written for a knowledge base not read from a snapshot (crprotocol 6.2.5's)
@@ -95,7 +94,7 @@ class SdkEvent:
     event_type: str  # the SDK's vocabulary: "superseded", "restored", "archived", ...
     fact_id: str
     timestamp: float  # epoch seconds
-    payload: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    payload: Mapping[str, Any] = field(default_factory=FrozenObject)
     window_id: str = ""  # "" for an event outside any session window (as the SDK's edge events)
 
     def to_dict(self, event_id: int) -> dict[str, Any]:
@@ -267,7 +266,7 @@ def _payload(kb: KnowledgeBase, events: Sequence[SdkEvent]) -> tuple[dict[str, A
         else:
             payload[k] = thawed_json(given[k])
     info = SdkWritten(
-        header=MappingProxyType({}),
+        header=FrozenObject(),
         algorithm="",
         facts=len(keep),
         edges=len(edges),
@@ -286,6 +285,18 @@ def _window_count(state: SdkState | None) -> Any:
         if type_error(v, "integer") is None:
             return v
     return 0
+
+
+def _unchanged(kb: KnowledgeBase, canonical: bytes) -> bool:
+    """Is the payload the one the snapshot read carried (its verified checksum, recomputed, matches)?"""
+    imp, state = kb.imported, kb.sdk_state
+    if state is None or imp is None or imp.integrity != "ok":
+        return False
+    try:
+        again = payload_checksum(canonical, imp.algorithm)
+    except ImportError:  # read where blake3 was importable, written where it is not
+        return False
+    return again == str(state.header.get("checksum", "")).strip().lower()
 
 
 def sdk_document(
@@ -313,12 +324,7 @@ def sdk_document(
     state = kb.sdk_state
     given = dict(thawed_json(state.header)) if state is not None else {}
     signed = (
-        state is not None
-        and kb.imported is not None
-        and kb.imported.integrity == "ok"
-        and isinstance(given.get("hmac_signature"), str)
-        and bool(given["hmac_signature"])
-        and payload_checksum(canonical, kb.imported.algorithm) == str(given.get("checksum", "")).strip().lower()
+        _unchanged(kb, canonical) and isinstance(given.get("hmac_signature"), str) and bool(given["hmac_signature"])
     )
     header: dict[str, Any] = {
         "schema_version": SNAPSHOT_SCHEMA,
@@ -331,7 +337,7 @@ def sdk_document(
         "hmac_signature": given["hmac_signature"] if signed else "",
     }
     header.update({k: v for k, v in given.items() if k not in HEADER_KEYS})
-    done = replace(info, header=MappingProxyType(header), algorithm=algorithm, signature_kept=signed)
+    done = replace(info, header=FrozenObject(header), algorithm=algorithm, signature_kept=signed)
     return {"header": header, "payload": payload}, done
 
 
