@@ -22,7 +22,7 @@ from crp_core.errors import CKFError
 from crp_core.io.ckf import load_ckf, load_ckf_bytes
 from crp_core.io.ckf.sdk import given_edges, read_snapshot, with_edges_in_metadata
 from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_dict
-from crp_core.model import FrozenObject, GivenEdge, KnowledgeBase, thawed_json
+from crp_core.model import FrozenObject, GivenEdge, KnowledgeBase, frozen_json, thawed_json
 from tests.support.paths import TEST_DATA
 
 SDK = TEST_DATA / "sdk"
@@ -572,3 +572,44 @@ def test_a_mapping_with_a_5000_digit_integer_is_a_clear_error(tmp_path, capsys):
     assert main(["import-sdk", str(SUP), "--out", str(tmp_path / "o.jsonl"), "--map", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "line 3, field 'toml'" in err and "more than 4300 digits" in err and "Traceback" not in err
+
+
+_JSON = hs.recursive(
+    hs.none() | hs.booleans() | hs.integers() | hs.floats(allow_nan=False) | hs.text(max_size=5),
+    lambda c: hs.lists(c, max_size=4) | hs.dictionaries(hs.text(max_size=5), c, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_JSON)
+def test_frozen_json_is_immutable_and_thaws_back_exactly(value):
+    frozen = frozen_json(value)
+    assert thawed_json(frozen) == value
+    assert json.dumps(thawed_json(frozen), sort_keys=True) == json.dumps(value, sort_keys=True)
+    assert pickle.loads(pickle.dumps(frozen)) == frozen
+    stack = [frozen]
+    while stack:  # no list or dict is left anywhere inside
+        v = stack.pop()
+        assert not isinstance(v, (list, dict))
+        stack.extend(v.values() if isinstance(v, FrozenObject) else v if isinstance(v, tuple) else ())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    hs.dictionaries(hs.text(min_size=1, max_size=6).filter(lambda k: k not in ("fact_id", "text")), _JSON, max_size=3)
+)
+def test_a_snapshot_exported_without_decisions_keeps_its_payload(extra):
+    """Whatever a fact carries besides the CKF fields, the SDK export writes it back unchanged."""
+    from crp_core.io.ckf.sdk_write import sdk_document
+
+    doc = _doc("plain.json")
+    doc["payload"]["warm_store"]["facts"]["p-1"].update(extra)
+    try:
+        kb = read_snapshot(_bytes(doc), "s.json", lenient=True)
+    except CKFError:
+        return
+    if kb.get("p-1") is None:
+        return  # a value the fact checks refuse (lenient: skipped)
+    out, _ = sdk_document(kb)
+    assert out["payload"] == doc["payload"] and out["header"]["checksum"] == doc["header"]["checksum"]
