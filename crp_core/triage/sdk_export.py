@@ -33,14 +33,14 @@ from typing import Any
 from crp_core.config import NEVER_RETRIEVED
 from crp_core.decisions import META_SUPERSEDED_BY, Decision, DecisionSet, split_pair_key
 from crp_core.io.ckf.sdk_facts import EVENT_ORIGIN
-from crp_core.io.ckf.sdk_write import SdkEvent, SdkWritten, write_sdk_snapshot
+from crp_core.io.ckf.sdk_write import SdkEvent, SdkWritten, sdk_fact, write_sdk_snapshot
 from crp_core.io.timeparse import parse_timestamp
 from crp_core.model import (
     META_SUPERSEDED_BY_ORIGIN,
     ORIGIN_OPERATOR,
     Fact,
-    FrozenObject,
     KnowledgeBase,
+    frozen_json,
     thawed_json,
 )
 from crp_core.triage.export import (
@@ -106,9 +106,7 @@ class _Plan:
         self.now = now
 
     def event(self, d: Decision, kind: str, fact_id: str, payload: dict[str, Any]) -> None:
-        self.events.append(
-            SdkEvent(kind, fact_id, _when(d, self.now), FrozenObject({**payload, **_operator_fields(d)}))
-        )
+        self.events.append(SdkEvent(kind, fact_id, _when(d, self.now), frozen_json({**payload, **_operator_fields(d)})))
 
     def issue(self, code: str, facts: Iterable[str], d: Decision, message: str) -> None:
         self.issues.append(ExportIssue(INEXPRESSIBLE, code, tuple(facts), (d.id,), message))
@@ -184,9 +182,9 @@ class _Plan:
             status = d.new_status
             if status in NEVER_RETRIEVED:
                 payload: dict[str, Any] = {"status": status}
-                raw = self.kb.sdk_state.facts.get(fid) if self.kb.sdk_state is not None else None
-                if status == "QUARANTINED" and raw is not None:
-                    payload["fact"] = thawed_json(raw)
+                if status == "QUARANTINED":  # the fact's SDK object, so a deployment can restore it
+                    raw = self.kb.sdk_state.facts.get(fid) if self.kb.sdk_state is not None else None
+                    payload["fact"] = thawed_json(raw) if raw is not None else sdk_fact(self.facts[fid])
                 self.event(d, EVENT_ARCHIVED, fid, payload)
             elif status == "ACTIVE" and self.successor(fid) is not None:
                 self.restore(fid, d)
