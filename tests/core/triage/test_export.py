@@ -249,7 +249,6 @@ def test_conflicting_unknown_and_inexpressible_decisions_are_listed_exactly(stor
             {
                 "url": "https://example.invalid/e",
                 "superseded_by_origin": "operator",
-                "superseded_by_origin": "operator",
                 "superseded_by": "F2",
                 "triage": t[2],
                 "triage_history": [t[1]],
