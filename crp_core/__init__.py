@@ -127,6 +127,7 @@ if TYPE_CHECKING:
         ImportSummary,
         KnowledgeBase,
         Scenario,
+        SdkState,
         SubQuery,
     )
     from crp_core.pipeline import STAGES, run_pipeline
@@ -176,6 +177,7 @@ if TYPE_CHECKING:
         export_report_dict,
     )
     from crp_core.triage.quality import DetectorQuality, detector_quality
+    from crp_core.triage.sdk_export import SDK_CHECKSUMS, checksum_algorithm, export_sdk_snapshot
 
 if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.analysis.baseline import EnvelopeChange, SideNumbers
@@ -239,6 +241,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "ImportSummary",
         "KnowledgeBase",
         "Scenario",
+        "SdkState",
         "SubQuery",
     ),
     "crp_core.pipeline": ("STAGES", "run_pipeline"),
@@ -270,6 +273,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "export_cleaned_ckf",
         "export_report_dict",
     ),
+    "crp_core.triage.sdk_export": ("export_sdk_snapshot",),
 }
 #: the names the dashboard reads (crp_ui and pages import crp_core through this package only)
 _DASHBOARD: dict[str, tuple[str, ...]] = {
@@ -330,10 +334,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "PATTERNS",
         "authority_winner",
     ),
-    "crp_core.stages.packing": (
-        "fact_line",
-        "note_block",
-    ),
+    "crp_core.stages.packing": ("fact_line", "note_block"),
     "crp_core.stages.partitions": (
         "RULE_KMEANS",
         "RULE_ONE_EACH",
@@ -345,10 +346,8 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "export_csv",
         "export_json",
     ),
-    "crp_core.triage.quality": (
-        "DetectorQuality",
-        "detector_quality",
-    ),
+    "crp_core.triage.quality": ("DetectorQuality", "detector_quality"),
+    "crp_core.triage.sdk_export": ("SDK_CHECKSUMS", "checksum_algorithm"),
     "crp_core.analysis.baseline": ("EnvelopeChange", "SideNumbers"),
     "crp_core.headers": ("CONFLICTS", "PARTITIONS"),
     # the one content digest and the one memo mechanism (the dashboard keeps none of its own)
@@ -395,10 +394,10 @@ __all__ = [
     "SuiteMetrics", "gate", "GateResult", "read_baseline", "tune", "TuneResult", "TrialRecord", "OBJECTIVES",
     # operator triage
     "DecisionStore", "Decision", "DecisionSet", "apply_to_kb", "apply_to_corpus", "export_cleaned_ckf",
-    "ExportReport", "carried_decisions",
+    "ExportReport", "carried_decisions", "export_sdk_snapshot", "SDK_CHECKSUMS", "checksum_algorithm",
     # crprotocol SDK snapshots (docs/decisions/sdk-snapshots.md)
     "load_sdk_snapshot", "load_sdk_snapshot_bytes", "SourceTypeMap", "load_source_map", "GivenEdge", "ImportSummary",
-    "sdk_agreement", "SdkAgreement", "PairAgreement", "sdk_provenance", "SdkProvenance",
+    "sdk_agreement", "SdkAgreement", "PairAgreement", "sdk_provenance", "SdkProvenance", "SdkState",
     # read by the dashboard (crp_ui, pages): header names, views' inputs, triage, suites
     "headers", "GateFailure", "build_html_report", "known_conflicts", "METRICS", "MetricInfo", "scan_config_key",
     "has_sdk_data", "check_key", "current_value", "is_bool_key", "is_integer_key", "linspace_values",

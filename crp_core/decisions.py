@@ -17,7 +17,13 @@ from typing import Any
 
 from crp_core.config import NEVER_RETRIEVED, STATUSES
 from crp_core.errors import CRPError
-from crp_core.model import KnowledgeBase, has_unpaired_surrogate
+from crp_core.model import (  # the metadata keys a cleaned CKF carries a decision in, defined beside the facts
+    META_SUPERSEDED_BY,
+    META_TRIAGE,
+    META_TRIAGE_HISTORY,
+    KnowledgeBase,
+    has_unpaired_surrogate,
+)
 from crp_core.support.memo import WeakMemo
 
 #: decision kinds
@@ -46,12 +52,6 @@ COLUMNS = (
     "decided_at",
     "ckf_fingerprint",
 )
-
-
-#: the metadata keys a cleaned CKF carries a decision in (docs/decisions/triage.md "Export")
-META_SUPERSEDED_BY = "superseded_by"
-META_TRIAGE = "triage"
-META_TRIAGE_HISTORY = "triage_history"
 
 
 # ---- errors ----------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ config change never requires reloading a CKF.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -20,6 +20,17 @@ from crp_core.errors import Problem
 from crp_core.support.digest import Digest, content_digest
 
 TTLKind = Literal["default", "explicit", "timeless"]
+
+#: the metadata keys a fact carries a supersession and the operators' decisions in: the fact that
+#: superseded it (an SDK snapshot's, or an operator's carried by an export), the newest triage record
+#: and the earlier ones (docs/decisions/triage.md, "Export")
+META_SUPERSEDED_BY = "superseded_by"
+META_TRIAGE = "triage"
+META_TRIAGE_HISTORY = "triage_history"
+#: who set ``metadata.superseded_by`` when it was not the CKF's producer (the crprotocol SDK, or whoever
+#: wrote the CKF): :data:`ORIGIN_OPERATOR` for an operator's triage decision; absent: the producer's own
+META_SUPERSEDED_BY_ORIGIN = "superseded_by_origin"
+ORIGIN_OPERATOR = "operator"
 
 
 def _iso(dt: datetime | None) -> str:
@@ -89,8 +100,9 @@ class GivenEdge:
 class ImportSummary:
     """What reading a foreign format mapped, defaulted and dropped (docs/decisions/sdk-snapshots.md).
 
-    Each of ``mapped`` / ``defaulted`` / ``dropped`` is ``(what, number of facts or items)``, in a
-    fixed order; ``integrity`` says how the checksum was checked (``ok``, ``mismatch``,
+    Each of ``mapped`` / ``kept`` / ``defaulted`` / ``dropped`` is ``(what, number of facts or items)``,
+    in a fixed order (``kept``: what the CKF fields do not carry, held unchanged on
+    ``KnowledgeBase.sdk_state``); ``integrity`` says how the checksum was checked (``ok``, ``mismatch``,
     ``unverifiable``, ``absent``) and ``algorithm`` with what (``sha256``, ``blake3`` or empty)."""
 
     producer: str
@@ -107,6 +119,7 @@ class ImportSummary:
     mapped: tuple[tuple[str, int], ...] = ()
     defaulted: tuple[tuple[str, int], ...] = ()
     dropped: tuple[tuple[str, int], ...] = ()
+    kept: tuple[tuple[str, int], ...] = ()  # kept as given on KnowledgeBase.sdk_state, not scored
 
     def lines(self) -> tuple[str, ...]:
         """The summary as text lines (the CLI, ``validate`` and the dashboard show these)."""
@@ -124,10 +137,192 @@ class ImportSummary:
                 "absent": "none in the header",
             }.get(self.integrity, self.integrity),
         ]
-        for title, items in (("mapped", self.mapped), ("defaulted", self.defaulted), ("dropped", self.dropped)):
+        for title, items in (
+            ("mapped", self.mapped),
+            ("kept", self.kept),
+            ("defaulted", self.defaulted),
+            ("dropped", self.dropped),
+        ):
             if items:
                 out.append(f"{title}: " + "; ".join(f"{what} ({n})" for what, n in items))
         return tuple(out)
+
+
+# ---- a crprotocol snapshot's state beyond the facts ---------------------------------------------
+class FrozenObject(Mapping[str, Any]):
+    """A JSON object that cannot be changed (what :func:`frozen_json` makes of a dict): a read-only
+    mapping in the object's key order, equal to a dict of the same items; it pickles (a cached or
+    shipped KnowledgeBase carries it), unlike ``types.MappingProxyType``."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> None:
+        self._items: dict[str, Any] = dict(items)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"FrozenObject({self._items!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenObject, (self._items,))
+
+
+_EMPTY: Mapping[str, Any] = FrozenObject()
+
+
+def _walk_json(
+    value: Any,
+    is_obj: Callable[[Any], bool],
+    is_arr: Callable[[Any], bool],
+    obj: Callable[[list[Any]], Any],
+    arr: Callable[[list[Any]], Any],
+) -> Any:
+    """``value`` with every object rebuilt by ``obj`` (from its ``(key, value)`` pairs) and every array by
+    ``arr`` (from its items), children first; iterative, so no nesting depth overflows the stack."""
+    if not (is_obj(value) or is_arr(value)):
+        return value
+
+    def opened(node: Any) -> tuple[Any, Any, list[Any]]:
+        return node, iter(node.items()) if is_obj(node) else iter(node), []
+
+    stack = [opened(value)]
+    while True:
+        node, items, done = stack[-1]
+        for item in items:
+            child = item[1] if is_obj(node) else item
+            if is_obj(child) or is_arr(child):
+                done.append(item)  # a placeholder, replaced when the child is built
+                stack.append(opened(child))
+                break
+            done.append(item)
+        else:
+            stack.pop()
+            built = obj(done) if is_obj(node) else arr(done)
+            if not stack:
+                return built
+            parent, _, parent_done = stack[-1]
+            parent_done[-1] = (parent_done[-1][0], built) if is_obj(parent) else built
+
+
+def frozen_json(value: Any) -> Any:
+    """A parsed JSON value made immutable: each object a :class:`FrozenObject` (its key order kept), each
+    array a tuple, scalars as they are. :func:`thawed_json` gives the plain value back."""
+    return _walk_json(
+        value,
+        lambda v: isinstance(v, dict),
+        lambda v: isinstance(v, list),
+        FrozenObject,
+        tuple,
+    )
+
+
+def thawed_json(value: Any) -> Any:
+    """The plain JSON value (dicts, lists) of a :func:`frozen_json` one; a numpy array becomes the list
+    of its numbers (Python floats, whose JSON text is the one they were read from)."""
+
+    def plain(v: Any) -> Any:
+        return v.tolist() if isinstance(v, np.ndarray) else v
+
+    return plain(
+        _walk_json(
+            value,
+            lambda v: isinstance(v, Mapping),
+            lambda v: isinstance(v, (tuple, list)),
+            lambda pairs: {k: plain(v) for k, v in pairs},
+            lambda items: [plain(v) for v in items],
+        )
+    )
+
+
+#: the payload keys of a crprotocol snapshot (the rest are kept as unknown) ...
+SDK_PAYLOAD_KEYS = frozenset({"warm_store", "event_log", "community_map"})
+#: ... and those of its ``warm_store``
+SDK_STORE_KEYS = frozenset(
+    {"schema_version", "facts", "edges", "critical_state", "structural_state", "window_count", "current_window_id"}
+)
+
+
+@dataclass(frozen=True, eq=False)
+class SdkState:
+    """What a crprotocol SDK snapshot holds besides its facts' CKF fields, kept unchanged
+    (docs/decisions/sdk-snapshots.md): the header, the payload's event log, the session state and
+    every key the reader does not know, and each loaded fact's and edge's SDK object. Never scored;
+    the SDK export (``crp_core.io.ckf.sdk_write``) writes it back. JSON objects are
+    :class:`FrozenObject` and arrays tuples (:func:`frozen_json`); a fact's ``embedding`` is a read-only float array.
+
+    ``payload`` is the snapshot's payload as given without ``warm_store.facts`` and
+    ``warm_store.edges`` (those are ``facts`` and ``edges``); the properties read it, ``None`` (or
+    empty) where the snapshot has no such key."""
+
+    header: Mapping[str, Any]  # the header object as given (schema_version, created_at, session_id, counts, ...)
+    payload: Mapping[str, Any]  # the payload as given but the store's facts and edges
+    facts: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=lambda: _EMPTY
+    )  # fact id -> the SDK fact object, for each loaded fact
+    edges: tuple[Mapping[str, Any], ...] = ()  # the SDK edge object of each of KnowledgeBase.edges, in order
+    digest: str = ""  # content digest of the whole snapshot (set by the reader; computed when not given)
+
+    def __post_init__(self) -> None:
+        if not self.digest:
+            doc = {"header": self.header, "payload": self.payload, "facts": self.facts, "edges": self.edges}
+            text = json.dumps(thawed_json(doc), sort_keys=True, default=str)
+            object.__setattr__(self, "digest", content_digest(text.encode("utf-8", "surrogatepass")))
+
+    @property
+    def store(self) -> Mapping[str, Any]:
+        """``payload.warm_store`` without its facts and edges."""
+        got = self.payload.get("warm_store")
+        return got if isinstance(got, Mapping) else _EMPTY
+
+    @property
+    def event_log(self) -> tuple[Mapping[str, Any], ...]:
+        """``payload.event_log``: the SDK's fact lifecycle events (``event_id``, ``timestamp``,
+        ``window_id``, ``event_type``, ``fact_id``, ``payload``), in order; () when absent."""
+        got = self.payload.get("event_log")
+        return got if isinstance(got, tuple) else ()
+
+    @property
+    def critical_state(self) -> Any:
+        return self.store.get("critical_state")
+
+    @property
+    def structural_state(self) -> Any:
+        return self.store.get("structural_state")
+
+    @property
+    def window_count(self) -> Any:
+        return self.store.get("window_count")
+
+    @property
+    def current_window_id(self) -> Any:
+        return self.store.get("current_window_id")
+
+    @property
+    def store_schema_version(self) -> Any:
+        return self.store.get("schema_version")
+
+    @property
+    def community_map(self) -> Any:
+        """``payload.community_map`` (fact id -> community number) as given, None when absent."""
+        return self.payload.get("community_map")
+
+    @property
+    def unknown_payload(self) -> Mapping[str, Any]:
+        """The payload's keys the reader does not know, as given."""
+        return FrozenObject((k, v) for k, v in self.payload.items() if k not in SDK_PAYLOAD_KEYS)
+
+    @property
+    def unknown_store(self) -> Mapping[str, Any]:
+        """The warm store's keys the reader does not know, as given."""
+        return FrozenObject((k, v) for k, v in self.store.items() if k not in SDK_STORE_KEYS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,6 +338,7 @@ class KnowledgeBase:
     warnings: tuple[Problem, ...] = ()  # data-quality warnings found at load time (e.g. unknown age)
     edges: tuple[GivenEdge, ...] = ()  # edges the producer gave (an SDK snapshot's), not similarity edges
     imported: ImportSummary | None = None  # set when read from a foreign format (an SDK snapshot)
+    sdk_state: SdkState | None = None  # an SDK snapshot's event log, session state, ... as given (never scored)
     _ids: dict[str, int] = field(init=False, repr=False, compare=False)  # fact id -> row, set below
 
     def __post_init__(self) -> None:
@@ -176,8 +372,10 @@ class KnowledgeBase:
     @property
     def data_fingerprint(self) -> str:
         """Digest of every fact field (ids, contents, source types, statuses, weights, timestamps,
-        TTLs, provenance, metadata) and of the given embeddings: the cache key for anything scored
-        from the CKF. Two CKFs that differ only in a timestamp or a TTL differ here."""
+        TTLs, provenance, metadata), of the given embeddings and, when there are any, of the given
+        edges and the SDK state: the cache key for anything built from the CKF (a prepared corpus
+        carries its knowledge base, whose edges the Graph page draws). Two CKFs that differ only in a
+        timestamp or a TTL differ here."""
         h = Digest()
         for f in self.facts:
             fields_ = (
@@ -198,6 +396,9 @@ class KnowledgeBase:
             )
             h.update("\x00".join(fields_).encode("utf-8", "surrogatepass") + b"\x01")
         self._hash_embeddings(h)
+        if self.edges or self.sdk_state is not None:  # what a producer gave beyond the facts (the Graph page)
+            h.update(b"\x02" + repr(self.edges).encode("utf-8", "surrogatepass"))
+            h.update(b"\x03" + (self.sdk_state.digest if self.sdk_state is not None else "").encode("ascii"))
         return h.hex()
 
     def _hash_embeddings(self, h: Digest) -> None:

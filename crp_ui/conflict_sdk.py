@@ -18,10 +18,13 @@ def sdk_agreement_of(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -
 
 
 def sdk_label(rec: PairAgreement) -> str:
-    """The queue cell: the independent verdict, and the as-loaded one when it differs."""
+    """The queue cell: the independent verdict, the as-loaded one when it differs, and whether an
+    operator's decision (carried by an export) superseded a fact of the pair: never the SDK's."""
     label = SDK_LABELS[rec.independent.verdict]
     if rec.as_loaded.verdict != rec.independent.verdict:
         label += f" (as loaded: {rec.as_loaded.verdict})"
+    if rec.operator_superseded is not None:
+        label += f" · operator superseded {rec.operator_superseded.old}"
     return label
 
 
@@ -56,29 +59,44 @@ def _preferred(winner: str | None, reason: str) -> str:
     return "dismissed by an operator" if reason.startswith("an operator dismissed") else "a tie (both kept)"
 
 
+def _verdict(verdict: str, operator: bool) -> str:
+    """A verdict in a line; ``SDK silent`` beside an operator's supersession (the silence is the SDK's)."""
+    return "SDK silent" if verdict == "silent" and operator else verdict
+
+
 def sdk_verdict_lines(rec: PairAgreement) -> tuple[str, str]:
     """The selected pair's two judgements in words (plain text; the page escapes them):
-    ``SPEC-027 on its own: prefers X — SDK superseded Y: disagrees (...)`` and the as-loaded line."""
+    ``SPEC-027 on its own: prefers X — SDK superseded Y: disagrees (...)`` and the as-loaded line. A
+    supersession an operator made is said as the operator's (``operator superseded Y by X (alice,
+    2026-...)``), never as the SDK's."""
     a, b = rec.authority_a, rec.authority_b
+    op = rec.operator_superseded
     if rec.sdk_superseded is not None:
         by = b.fact_id if rec.sdk_superseded == a.fact_id else a.fact_id
         sdk = f"SDK superseded {rec.sdk_superseded} by {by}"
+    elif op is not None:  # the operator's decision, carried by an export: the SDK made no supersession here
+        sdk = f"{op.describe()}; the SDK superseded neither fact"
     else:
         sdk = "SDK superseded neither fact by the other"
     ind, loaded = rec.independent, rec.as_loaded
+    also = f"; {op.describe()}" if op is not None and rec.sdk_superseded is not None else ""
     why = (
         f" ({ind.reason})" if ind.verdict == "silent" and rec.sdk_superseded is None and "outside" in ind.reason else ""
     )
     own = (
         f"SPEC-027 on its own ({a.fact_id} {a.authority:.4f} vs {b.fact_id} {b.authority:.4f}"
         + (f"; {', '.join(rec.neutralised)} read as ACTIVE" if rec.neutralised else "")
-        + f"): {_preferred(ind.winner, ind.reason)} — {sdk}: {ind.verdict}{why}"
+        + f"): {_preferred(ind.winner, ind.reason)} — {sdk}: {_verdict(ind.verdict, op is not None)}{why}{also}"
     )
     as_loaded = (
         f"As loaded (the SDK's STALE in force, operator decisions applied): "
-        f"{_preferred(loaded.winner, loaded.reason)} — {sdk}: {loaded.verdict}"
+        f"{_preferred(loaded.winner, loaded.reason)} — {sdk}: {_verdict(loaded.verdict, op is not None)}{also}"
     )
     return own, as_loaded
+
+
+def _operator_old(rec: PairAgreement, fact_id: str) -> bool:
+    return rec.operator_superseded is not None and rec.operator_superseded.old == fact_id
 
 
 def sdk_authority_frame(rec: PairAgreement) -> pd.DataFrame:
@@ -91,7 +109,15 @@ def sdk_authority_frame(rec: PairAgreement) -> pd.DataFrame:
             "recency_factor": x.recency_factor,
             "importance_weight": x.importance_weight,
             "authority": x.authority,
-            "status read as": "ACTIVE (the SDK's STALE neutralised)" if x.fact_id in rec.neutralised else "as loaded",
+            "status read as": (
+                (
+                    "ACTIVE (the operator's STALE neutralised)"
+                    if _operator_old(rec, x.fact_id)
+                    else "ACTIVE (the SDK's STALE neutralised)"
+                )
+                if x.fact_id in rec.neutralised
+                else "as loaded"
+            ),
         }
         for x in (rec.authority_a, rec.authority_b)
     ]

@@ -10,7 +10,8 @@ every page's pipeline run.
 * :func:`conflict_scan`: the whole-CKF scan (``crp-inspect conflicts``) for the triage queue, cached
   per (corpus, config, now, decisions); :func:`known_conflicts_in_force` feeds the known-conflict
   guard from it.
-* :func:`cleaned_ckf_bytes`: the CKF as loaded with the statuses in force, in its own format.
+* :func:`cleaned_ckf_bytes`: the CKF as loaded with the statuses in force, in its own format;
+  :func:`sdk_snapshot_bytes`: the same decisions as a crprotocol SDK snapshot (``crp_core.export_sdk_snapshot``).
 """
 
 from __future__ import annotations
@@ -35,12 +36,15 @@ from crp_core import (
     ConflictScan,
     Corpus,
     CRPConfig,
+    CRPError,
     DecisionSet,
     KnowledgeBase,
     KnownConflict,
     WeakMemo,
+    checksum_algorithm,
     content_digest,
     export_cleaned_ckf,
+    export_sdk_snapshot,
     known_conflicts,
     pair_key,
     scan_ckf,
@@ -311,6 +315,31 @@ def cleaned_ckf_bytes(kb: KnowledgeBase, ds: DecisionSet) -> tuple[bytes, str, C
         return buf.getvalue(), name, info
 
 
+def sdk_download_name(source: str) -> str:
+    """The SDK snapshot's file name: the loaded file's stem, ``.crprotocol.json``."""
+    name = Path(str(source or "knowledge_base")).name
+    return f"{os.path.splitext(name)[0] or name or 'knowledge_base'}.crprotocol.json"
+
+
+def sdk_checksum_refusal(kb: KnowledgeBase, checksum: str) -> str | None:
+    """Why an SDK snapshot with this checksum cannot be written here (BLAKE3 without the blake3
+    module), or None (``crp_core.checksum_algorithm``)."""
+    try:
+        checksum_algorithm(kb, checksum)
+    except CRPError as exc:
+        return str(exc)
+    return None
+
+
+def sdk_snapshot_bytes(kb: KnowledgeBase, ds: DecisionSet, checksum: str = "auto") -> tuple[bytes, str, CleanedExport]:
+    """The CKF with the decisions in force as a crprotocol SDK snapshot (``crp_core.export_sdk_snapshot``:
+    the decisions as supersessions with operator events, the SDK's edges, event log and session state as
+    read): ``(bytes, file name, CleanedExport)``."""
+    with tempfile.TemporaryDirectory(prefix="crp-sdk-") as tmp:
+        info = export_sdk_snapshot(kb, ds, os.path.join(tmp, "snapshot.json"), checksum=checksum, write_report=False)
+        return Path(info.path).read_bytes(), sdk_download_name(kb.source), info
+
+
 __all__ = [
     "DEFAULT_DB_FILE",
     "MAX_APPLIED",
@@ -337,4 +366,7 @@ __all__ = [
     "known_conflicts_in_force",
     "ckf_download_name",
     "cleaned_ckf_bytes",
+    "sdk_download_name",
+    "sdk_checksum_refusal",
+    "sdk_snapshot_bytes",
 ]

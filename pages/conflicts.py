@@ -19,9 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from crp_core import (
     PATTERNS,
+    SDK_CHECKSUMS,
     ConflictPair,
     CRPError,
     DecisionSet,
@@ -210,9 +212,35 @@ def quality_tab(ds: DecisionSet, kb: KnowledgeBase) -> None:
         )
 
 
+def _sdk_download(ds: DecisionSet, kb: KnowledgeBase, where: DeltaGenerator) -> None:
+    """The crprotocol snapshot download and its checksum choice (``crp-inspect triage export --format sdk``)."""
+    checksum = where.selectbox(
+        "SDK checksum",
+        SDK_CHECKSUMS,
+        key=K + "sdk.checksum",
+        help="auto: the checksum of the snapshot loaded (the SDK checks BLAKE3 where the blake3 module is "
+        "installed, else SHA-256), SHA-256 for any other CKF.",
+    )
+    refusal = decisions.sdk_checksum_refusal(kb, checksum)
+    where.download_button(
+        "crprotocol snapshot",
+        lambda: decisions.sdk_snapshot_bytes(kb, ds, checksum)[0],
+        file_name=decisions.sdk_download_name(kb.source),
+        mime="application/json",
+        key=K + "dl.sdk",
+        on_click="ignore",
+        disabled=refusal is not None,
+        help="The CKF as a crprotocol SDK snapshot that ContextualKnowledgeFabric.restore loads: the "
+        "operators' decisions as supersessions, each with an event naming the operator; the SDK's edges, "
+        "event log and session state as loaded. Written when clicked.",
+    )
+    if refusal is not None:
+        where.caption(render.md_escape(refusal))
+
+
 def export_tab(ds: DecisionSet, kb: KnowledgeBase) -> None:
     log = decisions.audit_log()
-    c = st.columns(3)
+    c = st.columns(4)
     c[0].download_button(
         "Decisions as JSON",
         export_json(log),
@@ -240,8 +268,9 @@ def export_tab(ds: DecisionSet, kb: KnowledgeBase) -> None:
         key=K + "dl.ckf",
         on_click="ignore",
         help="The CKF as loaded with the operators' statuses applied (same format; a CKF "
-        "directory comes as a zip). Written when clicked.",
+        "directory comes as a zip; an SDK snapshot's edges in metadata.sdk_edges). Written when clicked.",
     )
+    _sdk_download(ds, kb, c[3])
     unknown = ds.unknown_facts(kb)
     applied = sum(1 for f in ds.statuses if kb.get(f) is not None)
     st.caption(

@@ -75,12 +75,14 @@ HMAC_FIELD = "header.hmac_signature"
 
 def import_frame(summary: ImportSummary) -> pd.DataFrame:
     """An SDK snapshot's ``crp_core.ImportSummary`` items: one row per (kind, what, count), kinds
-    ``mapped`` / ``defaulted`` / ``dropped`` in that order (docs/decisions/sdk-snapshots.md)."""
-    rows = [
-        {"kind": kind, "what": what, "count": n}
-        for kind, items in (("mapped", summary.mapped), ("defaulted", summary.defaulted), ("dropped", summary.dropped))
-        for what, n in items
-    ]
+    ``mapped`` / ``kept`` / ``defaulted`` / ``dropped`` in that order (docs/decisions/sdk-snapshots.md)."""
+    kinds = (
+        ("mapped", summary.mapped),
+        ("kept", summary.kept),
+        ("defaulted", summary.defaulted),
+        ("dropped", summary.dropped),
+    )
+    rows = [{"kind": kind, "what": what, "count": n} for kind, items in kinds for what, n in items]
     return pd.DataFrame(rows, columns=["kind", "what", "count"])
 
 

@@ -16,18 +16,31 @@ superseded the winner by the loser, superseded one fact of a pair SPEC-027 ties 
 dismissed), or superseded each fact by the other; ``silent`` when the SDK superseded neither fact of
 the pair by the other. SDK supersessions between two facts that no arbitrated pair holds are listed
 apart (``unpaired``): SPEC-027 did not see a value conflict there.
+
+A supersession an operator made (``metadata.superseded_by_origin`` = ``"operator"``: a triage
+decision carried by a cleaned CKF or an SDK export) is never the SDK's: it is
+:func:`operator_supersessions`, named on the pair (``operator_superseded``) and in the reasons, and
+the SDK is silent on it. Its STALE is read as ACTIVE in the independent arbitration too (authority
+alone, no operator decision), so a re-scan of an export judges the pair as the scan before it did.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
 from crp_core.config import DEFAULT_STATUS, CRPConfig
 from crp_core.factors.recency import fact_attributes
-from crp_core.model import Fact, KnowledgeBase
+from crp_core.model import (
+    META_SUPERSEDED_BY,
+    META_SUPERSEDED_BY_ORIGIN,
+    META_TRIAGE,
+    ORIGIN_OPERATOR,
+    Fact,
+    KnowledgeBase,
+)
 from crp_core.records import Authority, ConflictPair
 from crp_core.stages.contradictions import arbitrate, authority_of
 
@@ -46,6 +59,23 @@ class Judgement:
 
 
 @dataclass(frozen=True)
+class OperatorSupersession:
+    """``old`` superseded by ``new`` by an operator's decision (who, when, which kind, why)."""
+
+    old: str
+    new: str
+    operator: str
+    decided_at: str | None
+    kind: str
+    note: str
+
+    def describe(self) -> str:
+        """``operator superseded A by B (alice, 2026-06-01T10:00:00Z)``."""
+        when = f", {self.decided_at}" if self.decided_at else ""
+        return f"operator superseded {self.old} by {self.new} ({self.operator}{when})"
+
+
+@dataclass(frozen=True)
 class PairAgreement:
     """One arbitrated pair against the SDK: the independent and the as-loaded judgements, and the
     authority components of the independent arbitration (SPEC-027 §2.3)."""
@@ -57,7 +87,8 @@ class PairAgreement:
     as_loaded: Judgement  # the scan's arbitration (the SDK's STALE in force, operator decisions applied)
     authority_a: Authority  # the independent arbitration's components of fact_a
     authority_b: Authority
-    neutralised: tuple[str, ...] = ()  # facts of the pair whose SDK STALE was read as ACTIVE
+    neutralised: tuple[str, ...] = ()  # facts of the pair whose supersession's STALE was read as ACTIVE
+    operator_superseded: OperatorSupersession | None = None  # an operator's supersession within the pair
 
     @property
     def margin(self) -> float:
@@ -95,28 +126,70 @@ class SdkAgreement:
         return next((p for p in self.pairs if frozenset((p.fact_a, p.fact_b)) == key), None)
 
 
+def operator_made(fact: Fact) -> bool:
+    """Did an operator set the fact's ``superseded_by`` (a triage decision an export carries)?"""
+    return fact.metadata.get(META_SUPERSEDED_BY_ORIGIN) == ORIGIN_OPERATOR
+
+
 def sdk_supersessions(kb: KnowledgeBase) -> dict[str, str]:
-    """Fact id -> the id that superseded it, from ``metadata.superseded_by`` (strings only)."""
-    return {f.fact_id: s for f in kb.facts if isinstance(s := f.metadata.get("superseded_by"), str)}
+    """Fact id -> the id that superseded it, from ``metadata.superseded_by`` (strings only), the
+    producer's own: an operator's (:func:`operator_made`) is not the SDK's."""
+    return {
+        f.fact_id: s
+        for f in kb.facts
+        if isinstance(s := f.metadata.get(META_SUPERSEDED_BY), str) and not operator_made(f)
+    }
+
+
+def operator_supersessions(kb: KnowledgeBase) -> dict[str, OperatorSupersession]:
+    """Fact id -> the operator's supersession of it (:func:`operator_made`), with the triage record's
+    operator, time, kind and note ("?" / empty where the record lacks them)."""
+    out: dict[str, OperatorSupersession] = {}
+    for f in kb.facts:
+        new = f.metadata.get(META_SUPERSEDED_BY)
+        if not operator_made(f) or not isinstance(new, str):
+            continue
+        rec = f.metadata.get(META_TRIAGE)
+        rec = rec if isinstance(rec, Mapping) else {}
+
+        def text(key: str, default: str, r: Mapping[str, object] = rec) -> str:
+            v = r.get(key)
+            return v if isinstance(v, str) and v else default
+
+        when = rec.get("decided_at")
+        out[f.fact_id] = OperatorSupersession(
+            f.fact_id,
+            new,
+            text("operator", "?"),
+            when if isinstance(when, str) else None,
+            text("kind", "override"),
+            text("note", ""),
+        )
+    return out
 
 
 def has_sdk_data(kb: KnowledgeBase) -> bool:
-    """Was ``kb`` read from an SDK snapshot, or exported from one (facts carrying the SDK's fields)?"""
+    """Was ``kb`` read from an SDK snapshot, or exported from one (facts carrying the SDK's fields or
+    supersessions; an operator's supersession alone is not the SDK's)?"""
     if kb.imported is not None:
         return True
-    return any("superseded_by" in f.metadata or "extraction_stage" in f.metadata for f in kb.facts)
+    return any(
+        (META_SUPERSEDED_BY in f.metadata and not operator_made(f)) or "extraction_stage" in f.metadata
+        for f in kb.facts
+    )
 
 
 def sdk_stale(fact: Fact) -> bool:
-    """Is the fact's ``STALE`` the SDK's (a ``superseded_by`` string set), so its own status is ACTIVE?"""
-    return fact.status == "STALE" and isinstance(fact.metadata.get("superseded_by"), str)
+    """Is the fact's ``STALE`` a supersession's (a ``superseded_by`` string set: the SDK's, or an
+    operator's carried by an export), so its own status is ACTIVE?"""
+    return fact.status == "STALE" and isinstance(fact.metadata.get(META_SUPERSEDED_BY), str)
 
 
 def neutral_authorities(
     fact_ids: Iterable[str], kb: KnowledgeBase, config: CRPConfig, now: datetime
 ) -> dict[str, Authority]:
     """Fact id -> SPEC-027 §2.3 authority at ``now`` with the fact read at status ACTIVE, for each fact
-    of ``fact_ids`` whose STALE is the SDK's (:func:`sdk_stale`); other facts are left out. The recency
+    of ``fact_ids`` whose STALE is a supersession's (:func:`sdk_stale`); other facts are left out. The recency
     is SPEC-027 §3.2's of the fact's own age and TTL (one vectorised pass over those facts)."""
     facts = [f for fid in dict.fromkeys(fact_ids) if (f := kb.get(fid)) is not None and sdk_stale(f)]
     if not facts:
@@ -135,14 +208,19 @@ def judge(
     *,
     dismissed: bool = False,
     who: str = "SPEC-027",
+    operator: OperatorSupersession | None = None,
 ) -> tuple[Judgement, str | None]:
     """(judgement, the fact of the pair the SDK superseded by the other) of one arbitration outcome
-    (module docstring); ``winner`` / ``loser`` None for a tie; ``sup`` from :func:`sdk_supersessions`."""
+    (module docstring); ``winner`` / ``loser`` None for a tie; ``sup`` from :func:`sdk_supersessions`;
+    ``operator``: an operator's supersession within the pair, named in a silent verdict's reason."""
     a, b = fact_a, fact_b
     sdk_old = a if sup.get(a) == b else b if sup.get(b) == a else None
     if sdk_old is None:
         out = [f"the SDK superseded {x} by {sup[x]}, outside this pair" for x in (a, b) if x in sup]
-        return Judgement("silent", "; ".join(out) if out else "the SDK superseded neither fact", winner), None
+        said = "; ".join(out) if out else "the SDK superseded neither fact"
+        if operator is not None:
+            said += f" ({operator.describe()}: not the SDK's)"
+        return Judgement("silent", said, winner), None
     sdk_new = b if sdk_old == a else a
     if dismissed:
         return Judgement(
@@ -162,32 +240,38 @@ def judge(
 
 
 def pair_agreement(
-    pair: ConflictPair, sup: dict[str, str], neutral: dict[str, Authority], config: CRPConfig
+    pair: ConflictPair,
+    sup: dict[str, str],
+    neutral: dict[str, Authority],
+    config: CRPConfig,
+    operator: dict[str, OperatorSupersession] | None = None,
 ) -> PairAgreement:
     """Both judgements of one pair; ``neutral`` from :func:`neutral_authorities` (facts it lacks keep
-    the scan's authority)."""
+    the scan's authority); ``operator`` from :func:`operator_supersessions`."""
     a, b = pair.fact_a, pair.fact_b
+    ops = operator or {}
+    op = next((ops[x] for x in (a, b) if x in ops and ops[x].new in (a, b)), None)
     dismissed = pair.decision == "dismiss"
     loaded_winner = None if pair.tied or dismissed or not pair.kept else pair.kept[0]
     as_loaded, sdk_old = judge(
-        a, b, loaded_winner, None if loaded_winner is None else pair.suppressed, sup, dismissed=dismissed
+        a, b, loaded_winner, None if loaded_winner is None else pair.suppressed, sup, dismissed=dismissed, operator=op
     )
     auth_a, auth_b = neutral.get(a, pair.authority[a]), neutral.get(b, pair.authority[b])
     arb = arbitrate(auth_a, auth_b, config, None, None)  # authority alone: no operator decision
     winner = None if arb.tied else arb.kept[0]
-    independent, _ = judge(a, b, winner, arb.suppressed, sup, who="SPEC-027 on its own")
+    independent, _ = judge(a, b, winner, arb.suppressed, sup, who="SPEC-027 on its own", operator=op)
     return PairAgreement(
-        a, b, sdk_old, independent, as_loaded, auth_a, auth_b, tuple(x for x in (a, b) if x in neutral)
+        a, b, sdk_old, independent, as_loaded, auth_a, auth_b, tuple(x for x in (a, b) if x in neutral), op
     )
 
 
 def sdk_agreement(pairs: Sequence[ConflictPair], kb: KnowledgeBase, config: CRPConfig, now: datetime) -> SdkAgreement:
     """Each arbitrated pair (skipped ones left out) against the SDK's supersessions of ``kb``; ``config``
     and ``now`` must be the scan's (the independent recency is computed at ``now``)."""
-    sup = sdk_supersessions(kb)
+    sup, ops = sdk_supersessions(kb), operator_supersessions(kb)
     live = [p for p in pairs if not p.skipped]
     neutral = neutral_authorities((x for p in live for x in (p.fact_a, p.fact_b)), kb, config, now)
-    recs = tuple(pair_agreement(p, sup, neutral, config) for p in live)
+    recs = tuple(pair_agreement(p, sup, neutral, config, ops) for p in live)
     seen = {frozenset((r.fact_a, r.fact_b)) for r in recs}
     unpaired = tuple(
         SdkSupersession(old, new)

@@ -1,8 +1,10 @@
 """``crp-inspect triage``: operator decisions on conflict pairs.
 
-* ``triage export --db PATH --ckf PATH --out PATH [--report PATH] [--json] [--strict] [--lenient]``:
-  write the cleaned CKF carrying every decision in force (docs/decisions/triage.md "Export") in the
-  format of ``--out`` (extension, or a directory), and the export report as JSON next to it;
+* ``triage export --db PATH --ckf PATH --out PATH [--format ckf|sdk] [--checksum auto|sha256|blake3]
+  [--report PATH] [--json] [--strict] [--lenient]``: write the cleaned CKF carrying every decision in
+  force (docs/decisions/triage.md "Export") in the format of ``--out`` (extension, or a directory), or
+  with ``--format sdk`` a crprotocol SDK snapshot (``.json``; "The SDK export"), and the export report
+  as JSON next to it;
 * ``triage decisions --db PATH [--json|--csv] [--pair A B]``: print the audit log;
 * ``triage stats --db PATH --ckf PATH [--json]``: the detector's precision per pattern as the
   operators' decisions judge it (dismissed = false positive; accepted / overridden = true conflict);
@@ -43,9 +45,11 @@ from crp_core.triage import (
     report_path_for,
 )
 from crp_core.triage.export import export_report_dict
+from crp_core.triage.sdk_export import SDK_CHECKSUMS, export_sdk_snapshot
 
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
+    from crp_core.io.ckf.sdk_write import SdkWritten
 
 
 def register(subparsers: Subparsers) -> None:
@@ -61,16 +65,32 @@ def register(subparsers: Subparsers) -> None:
 
     e = sub.add_parser(
         "export",
-        help="write the cleaned CKF carrying every operator decision, and its report",
+        help="write the cleaned CKF (or a crprotocol SDK snapshot) carrying every operator decision, and its report",
         description="Load a CKF, write every decision in force into its facts (an override's or "
         "accepted arbitration's loser STALE with metadata.superseded_by and "
         "metadata.triage; status marks with metadata.triage; dismissals in the report "
-        "only) in the format of --out (.jsonl, .json, .csv, or a directory), and an "
-        "export report (JSON) of what the file carries and what it cannot.",
+        "only) in the format of --out (.jsonl, .json, .csv, .parquet, or a directory; the SDK's edges in "
+        "metadata.sdk_edges), or with --format sdk as a crprotocol SDK snapshot the SDK loads (the "
+        "decisions as supersessions with operator events), and an export report (JSON) of what the file "
+        "carries and what it cannot.",
     )
     e.add_argument("--db", metavar="PATH", default=None, help=db_help)
     e.add_argument("--ckf", metavar="PATH", required=True, help="the CKF the decisions were taken on")
-    e.add_argument("--out", metavar="PATH", required=True, help="where to write the cleaned CKF")
+    e.add_argument("--out", metavar="PATH", required=True, help="where to write the cleaned CKF (or snapshot)")
+    e.add_argument(
+        "--format",
+        choices=("ckf", "sdk"),
+        default="ckf",
+        help="ckf (default): a CKF in the format of --out's extension; sdk: a crprotocol SDK snapshot (.json) "
+        "that ContextualKnowledgeFabric.restore loads",
+    )
+    e.add_argument(
+        "--checksum",
+        choices=SDK_CHECKSUMS,
+        default=None,
+        help="--format sdk: the header checksum's algorithm; auto (default): the snapshot's own when --ckf is "
+        "one whose checksum verified, else sha256 (the SDK checks BLAKE3 where blake3 is installed)",
+    )
     e.add_argument(
         "--report",
         metavar="PATH",
@@ -141,18 +161,25 @@ def _db(args: argparse.Namespace) -> str:
     return path
 
 
-def _export(args: argparse.Namespace) -> int:
-    db = _db(args)
+def _export_paths(args: argparse.Namespace) -> str:
+    """The export report's path, once ``--out`` / ``--report`` are checked (nothing overwrites the input,
+    the format fits the extension)."""
+    if args.format == "sdk" and os.path.splitext(args.out)[1].lower() != ".json":
+        raise _UsageError(f"--out {args.out}: a crprotocol SDK snapshot (--format sdk) is a .json file")
+    if args.checksum is not None and args.format != "sdk":
+        raise _UsageError("--checksum applies to --format sdk only (a CKF file has no checksum)")
     if os.path.exists(args.out) and os.path.exists(args.ckf) and os.path.samefile(args.out, args.ckf):
         raise _UsageError(f"--out {args.out} is the input CKF; refusing to overwrite it")
-    report_path = args.report or report_path_for(args.out)
+    report_path: str = args.report or report_path_for(args.out)
     if os.path.exists(report_path) and os.path.exists(args.ckf) and os.path.samefile(report_path, args.ckf):
         raise _UsageError(f"--report {report_path} is the input CKF; refusing to overwrite it")
     if os.path.isdir(report_path):
         raise _UsageError(f"--report {report_path} is a folder; name a file")
-    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=None, source_map=input_source_map(args))
-    with DecisionStore(db, create=False, readonly=True) as store:
-        decisions = store.current()
+    return report_path
+
+
+def _export_target(args: argparse.Namespace) -> None:
+    """``--out`` and ``--report`` name places that can be written."""
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
         raise _UsageError(f"--out {args.out}: the folder {out_dir} does not exist")
@@ -168,8 +195,21 @@ def _export(args: argparse.Namespace) -> int:
             f"--out {args.out} is a folder that holds other files and no facts.jsonl; name a file "
             "(.jsonl, .json, .csv), a new folder or an existing CKF folder"
         )
+
+
+def _export(args: argparse.Namespace) -> int:
+    db = _db(args)
+    report_path = _export_paths(args)
+    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=None, source_map=input_source_map(args))
+    with DecisionStore(db, create=False, readonly=True) as store:
+        decisions = store.current()
+    _export_target(args)
     try:
-        done = export_cleaned_ckf(kb, decisions, args.out, report_path=report_path)
+        if args.format == "sdk":
+            checksum = args.checksum or "auto"
+            done = export_sdk_snapshot(kb, decisions, args.out, checksum=checksum, report_path=report_path)
+        else:
+            done = export_cleaned_ckf(kb, decisions, args.out, report_path=report_path)
     except OSError as exc:
         where = exc.filename or args.out
         raise _UsageError(f"cannot write {where}: {exc.strerror or exc}") from None
@@ -195,15 +235,23 @@ def _export(args: argparse.Namespace) -> int:
 def _print_report(report: ExportReport) -> None:
     """The export report as text: what was written, then every item the CKF does not carry."""
     parts = ", ".join(f"{n} {s}" for s, n in report.changed.items()) or "no status changed"
-    print(
-        f"wrote {report.path}: {report.n_facts} facts; {len(report.changes)} fact(s) carry operator decisions ({parts})"
-    )
+    n = report.n_facts if report.sdk is None else report.sdk.facts  # a snapshot leaves DELETED / QUARANTINED out
+    print(f"wrote {report.path}: {n} facts; {len(report.changes)} fact(s) carry operator decisions ({parts})")
     superseded = sum(1 for c in report.changes if c.superseded_by is not None)
-    print(
-        f"carried: {superseded} superseded fact(s) (status, metadata.superseded_by, metadata.triage), "
-        f"{len(report.changes) - superseded} status mark(s) only; {len(report.dismissed)} dismissed pair(s), "
-        "listed in the report only"
-    )
+    if report.sdk is not None:
+        restored = sum(1 for c in report.changes if c.superseded_by is None and c.status_before == "STALE")
+        print(
+            f"carried: {superseded} supersession(s) (superseded_by and a 'superseded' event with the operator), "
+            f"{restored} restored fact(s); {len(report.dismissed)} dismissed pair(s), listed in the report only"
+        )
+    else:
+        print(
+            f"carried: {superseded} superseded fact(s) (status, metadata.superseded_by, metadata.triage), "
+            f"{len(report.changes) - superseded} status mark(s) only; {len(report.dismissed)} dismissed pair(s), "
+            "listed in the report only"
+        )
+    if report.sdk is not None:
+        _print_sdk(report.sdk)
     for v in report.replaced:
         print(
             f"replaced: {visible(v.fact_id)} metadata.{visible(v.key)} was {json.dumps(v.old, ensure_ascii=False)}, "
@@ -220,6 +268,23 @@ def _print_report(report: ExportReport) -> None:
                 print(f"  {i.code}: {visible(i.message)}")
     if report.report_path:
         print(f"report: {visible(report.report_path)}")
+
+
+def _print_sdk(w: SdkWritten) -> None:
+    """What an SDK export's snapshot holds (the report's ``sdk`` section) as text."""
+    print(
+        f"crprotocol snapshot: {w.facts} fact(s), {w.edges} edge(s), {w.events_added} operator event(s) appended; "
+        f"checksum {w.algorithm} {w.header.get('checksum')}"
+        + ("; the snapshot's HMAC signature kept (payload unchanged)" if w.signature_kept else "")
+    )
+    if w.left_out:
+        shown = ", ".join(w.left_out[:10]) + (", ..." if len(w.left_out) > 10 else "")
+        print(
+            f"left out of the SDK's store: {len(w.left_out)} DELETED / QUARANTINED fact(s) ({visible(shown)}), "
+            f"{w.edges_left_out} edge(s) touching them"
+        )
+    for what, n in w.lost:
+        print(f"not in the SDK format: {visible(what)} ({n} fact(s))")
 
 
 def _decisions(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crp_core.config import NEVER_RETRIEVED
 from crp_core.decisions import (
@@ -27,8 +27,11 @@ from crp_core.decisions import (
     split_pair_key,
 )
 from crp_core.errors import CRPError
-from crp_core.model import Fact, KnowledgeBase
+from crp_core.model import META_SUPERSEDED_BY_ORIGIN, ORIGIN_OPERATOR, Fact, KnowledgeBase
 from crp_core.report import dumps, plain
+
+if TYPE_CHECKING:
+    from crp_core.io.ckf.sdk_write import SdkWritten
 
 #: the keys of one triage record (``metadata.triage`` and each ``metadata.triage_history`` item)
 TRIAGE_RECORD_KEYS = ("operator", "decided_at", "kind", "note")
@@ -106,7 +109,8 @@ class ExportReport:
     issues: tuple[ExportIssue, ...]  # by category, then in decision order
     path: str | None = None  # the CKF written (None: not written, see carry_decisions)
     report_path: str | None = None  # the report's JSON file (None: not written)
-    fmt: str = ""  # "jsonl" | "json" | "csv" | "dir"
+    fmt: str = ""  # "jsonl" | "json" | "csv" | "parquet" | "dir" | "sdk" (a crprotocol snapshot)
+    sdk: SdkWritten | None = None  # what an SDK export's snapshot holds (crp_core.triage.sdk_export)
 
     def of(self, category: str) -> tuple[ExportIssue, ...]:
         return tuple(i for i in self.issues if i.category == category)
@@ -155,7 +159,7 @@ def triage_record(d: Decision) -> dict[str, Any]:
     return {"operator": d.operator, "decided_at": d.decided_at, "kind": d.kind, "note": d.note}
 
 
-def _order(d: Decision) -> tuple[bool, int, str]:
+def decision_order(d: Decision) -> tuple[bool, int, str]:
     """Recording order: the store's id (commit order), else the stamp; unrecorded decisions last."""
     return (d.id is None, d.id if d.id is not None else 0, d.decided_at or "")
 
@@ -164,7 +168,8 @@ def _ids(ds: Iterable[Decision]) -> tuple[int | None, ...]:
     return tuple(d.id for d in ds)
 
 
-def _what(d: Decision) -> str:
+def describe_decision(d: Decision) -> str:
+    """``decision #3 (override: F1 wins over F2)``: a decision as the report names it."""
     ref = f"#{d.id} " if d.id is not None else ""
     if d.kind == "mark_status":
         return f"decision {ref}(mark {d.target_fact} {d.new_status})"
@@ -193,8 +198,10 @@ def carry_decisions(kb: KnowledgeBase, decision_set: DecisionSet) -> tuple[Knowl
     """``kb`` with every decision in force written into its facts, and the report of it (no I/O).
 
     * override, or accept naming a winner: the loser gets ``status: STALE`` (a loser already DELETED or
-      QUARANTINED in the CKF keeps that status), ``metadata.superseded_by`` = the winner and
-      ``metadata.triage`` = ``{operator, decided_at, kind, note}``;
+      QUARANTINED in the CKF keeps that status), ``metadata.superseded_by`` = the winner,
+      ``metadata.superseded_by_origin`` = ``"operator"`` (unless the CKF's producer had superseded it
+      by the same fact already: that supersession stays the producer's) and ``metadata.triage`` =
+      ``{operator, decided_at, kind, note}``;
     * mark_status: the fact gets the status and the triage record (the mark decides the status even
       on a loser: it is the status the dashboard applies);
     * dismiss: nothing in the facts; listed in ``report.dismissed``.
@@ -239,13 +246,13 @@ class _Carry:
         self.why_stale: dict[str, str] = {}  # fact -> what made it STALE in the export
 
     def issue(self, category: str, code: str, facts: Iterable[str], ds: list[Decision], message: str) -> None:
-        ds = sorted(ds, key=_order)
-        key = _order(ds[0]) if ds else (True, 0, "")
+        ds = sorted(ds, key=decision_order)
+        key = decision_order(ds[0]) if ds else (True, 0, "")
         self.issues.append((key, ExportIssue(category, code, tuple(facts), _ids(ds), message)))
 
     def read_pairs(self, decision_set: DecisionSet) -> None:
         """The pair decisions in recording order: losses and wins, dismissals, what cannot be written."""
-        for key, d in sorted(decision_set.pair_records.items(), key=lambda kv: _order(kv[1])):
+        for key, d in sorted(decision_set.pair_records.items(), key=lambda kv: decision_order(kv[1])):
             a, b = split_pair_key(key)
             missing = [f for f in (a, b) if self.kb.get(f) is None]
             if missing:
@@ -254,7 +261,7 @@ class _Carry:
                     "unknown_fact",
                     missing,
                     [d],
-                    f"{_what(d)} names {', '.join(missing)}, not in the CKF; not written",
+                    f"{describe_decision(d)} names {', '.join(missing)}, not in the CKF; not written",
                 )
             elif d.kind == "dismiss":
                 self.dismissed.append(DismissedPair(a, b, d.id, d.operator, d.decided_at, d.note))
@@ -275,10 +282,14 @@ class _Carry:
 
     def read_marks(self, decision_set: DecisionSet) -> None:
         """The status marks in recording order (a mark naming a fact the CKF lacks is an issue)."""
-        for fid, d in sorted(decision_set.status_decisions.items(), key=lambda kv: _order(kv[1])):
+        for fid, d in sorted(decision_set.status_decisions.items(), key=lambda kv: decision_order(kv[1])):
             if self.kb.get(fid) is None:
                 self.issue(
-                    UNKNOWN_FACT, "unknown_fact", (fid,), [d], f"{_what(d)} names {fid}, not in the CKF; not written"
+                    UNKNOWN_FACT,
+                    "unknown_fact",
+                    (fid,),
+                    [d],
+                    f"{describe_decision(d)} names {fid}, not in the CKF; not written",
                 )
             else:
                 self.marks[fid] = d
@@ -294,12 +305,13 @@ class _Carry:
                         "loser_marked_active",
                         (fid,),
                         [marks[fid]] + [d for _, d in lost],
-                        f"{fid} loses {', '.join(_what(d) for _, d in lost)} but {_what(marks[fid])} is in force: "
-                        f"written ACTIVE (superseded_by and triage written), so a re-scan arbitrates by authority",
+                        f"{fid} loses {', '.join(describe_decision(d) for _, d in lost)} but "
+                        f"{describe_decision(marks[fid])} is in force: written ACTIVE (superseded_by and triage "
+                        "written), so a re-scan arbitrates by authority",
                     )
             elif status_after[fid] not in NEVER_RETRIEVED:
                 status_after[fid] = "STALE"
-                why_stale[fid] = f"as the loser of {_what(lost[-1][1])}"
+                why_stale[fid] = f"as the loser of {describe_decision(lost[-1][1])}"
             winners = list(dict.fromkeys(w for w, _ in lost))
             if len(winners) > 1:
                 self.issue(
@@ -314,7 +326,7 @@ class _Carry:
             assert d.new_status is not None  # validated
             status_after[fid] = d.new_status
             if d.new_status == "STALE":
-                why_stale[fid] = f"by {_what(d)}"
+                why_stale[fid] = f"by {describe_decision(d)}"
 
     def check_winners(self) -> None:
         """A winner written STALE: both facts of its pair are STALE, a re-scan may decide otherwise."""
@@ -328,8 +340,8 @@ class _Carry:
                     "winner_stale",
                     (winner, loser),
                     [d, *cause],
-                    f"{winner} wins {_what(d)} but is written STALE {self.why_stale[winner]}: both facts are "
-                    "STALE, so a re-scan may arbitrate the pair against the decision",
+                    f"{winner} wins {describe_decision(d)} but is written STALE {self.why_stale[winner]}: both "
+                    "facts are STALE, so a re-scan may arbitrate the pair against the decision",
                 )
             else:
                 self.issue(
@@ -337,8 +349,8 @@ class _Carry:
                     "winner_stale",
                     (winner, loser),
                     [d],
-                    f"{winner} wins {_what(d)} but is STALE in the CKF: both facts are STALE, so a re-scan may "
-                    "arbitrate the pair against the decision",
+                    f"{winner} wins {describe_decision(d)} but is STALE in the CKF: both facts are STALE, so a "
+                    "re-scan may arbitrate the pair against the decision",
                 )
 
     def write_facts(self) -> tuple[list[Fact], list[FactChange], list[ReplacedValue]]:
@@ -349,7 +361,9 @@ class _Carry:
         losses, marks = self.losses, self.marks
         for f in self.kb.facts:
             fid = f.fact_id
-            on_fact = sorted([d for _, d in losses.get(fid, ())] + ([marks[fid]] if fid in marks else []), key=_order)
+            on_fact = sorted(
+                [d for _, d in losses.get(fid, ())] + ([marks[fid]] if fid in marks else []), key=decision_order
+            )
             if not on_fact:
                 facts.append(f)
                 continue
@@ -359,6 +373,8 @@ class _Carry:
                 old = meta.get(META_SUPERSEDED_BY)
                 if META_SUPERSEDED_BY in meta and old != superseded:
                     replaced.append(ReplacedValue(fid, META_SUPERSEDED_BY, old, superseded))
+                if old != superseded:  # the operator's; the producer's own (the SDK's) is kept unmarked
+                    meta[META_SUPERSEDED_BY_ORIGIN] = ORIGIN_OPERATOR
                 meta[META_SUPERSEDED_BY] = superseded
             newest, hist = _history(meta, [triage_record(d) for d in on_fact])
             meta[META_TRIAGE] = newest
@@ -419,7 +435,32 @@ def export_report_dict(r: ExportReport) -> dict[str, Any]:
         "conflicts": [_issue_dict(i) for i in r.conflicts],
         "unknown_facts": [_issue_dict(i) for i in r.unknown],
         "inexpressible": [_issue_dict(i) for i in r.inexpressible],
+        **({} if r.sdk is None else {"sdk": sdk_written_dict(r.sdk)}),
     }
+
+
+def sdk_written_dict(w: SdkWritten) -> dict[str, Any]:
+    """The ``sdk`` section of an SDK export's report: what the snapshot holds (its header's time left
+    out, so the report is the same for the same decisions)."""
+    return {
+        "algorithm": w.algorithm,
+        "checksum": w.header.get("checksum"),
+        "facts": w.facts,
+        "edges": w.edges,
+        "events_added": w.events_added,
+        "left_out": list(w.left_out),
+        "edges_left_out": w.edges_left_out,
+        "from_snapshot": w.from_snapshot,
+        "signature_kept": w.signature_kept,
+        "lost": [{"what": what, "facts": n} for what, n in w.lost],
+    }
+
+
+def write_export_report(path: str | os.PathLike[str], report: ExportReport) -> str:
+    """Write the report's JSON (:func:`export_report_dict`) to ``path``, whole or not at all."""
+    from crp_core.support.files import write_text_atomic
+
+    return write_text_atomic(path, dumps(export_report_dict(report)) + "\n")
 
 
 # ---- writing -----------------------------------------------------------------------------------
@@ -440,21 +481,23 @@ def export_cleaned_ckf(
     write_report: bool = True,
 ) -> CleanedExport:
     """Write ``kb`` with every decision in force carried (:func:`carry_decisions`) in the format of
-    ``path`` (``crp_core.io.ckf.write_ckf``), and the export report as JSON at ``report_path``
+    ``path`` (``crp_core.io.ckf.write_ckf``; the producer's given edges, an SDK snapshot's, in
+    ``metadata.sdk_edges`` of their source fact as ``import-sdk`` writes them), and the export report
+    as JSON at ``report_path``
     (default :func:`report_path_for`; ``write_report=False`` writes no report file). Both writes are
     atomic; the CKF is written first."""
+    from crp_core.io.ckf.sdk import with_edges_in_metadata
     from crp_core.io.ckf.write import ckf_format, write_ckf
-    from crp_core.support.files import write_text_atomic
 
     out = os.fspath(path)
     rpath = None if not write_report else os.fspath(report_path) if report_path is not None else report_path_for(out)
     if rpath is not None and os.path.abspath(rpath) == os.path.abspath(out):
         raise ExportError(f"the export report {rpath} would overwrite the cleaned CKF; name another report path")
     cleaned, report = carry_decisions(kb, decision_set)
-    written = write_ckf(cleaned, out)
+    written = write_ckf(with_edges_in_metadata(cleaned), out)  # a snapshot's edges too (import-sdk's way)
     report = replace(report, path=written, report_path=rpath, fmt=ckf_format(written) or "")
     if rpath is not None:
-        write_text_atomic(rpath, dumps(export_report_dict(report)) + "\n")
+        write_export_report(rpath, report)
     unknown = decision_set.unknown_facts(kb)
     return CleanedExport(
         path=written,

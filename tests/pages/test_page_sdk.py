@@ -252,9 +252,11 @@ def test_import_summary_is_inert(tmp_path, monkeypatch):
     assert re.search(r"(?<!\\)[<*\[\]]", line) is None  # every <, *, [ and ] escaped
     assert "\\<img" in line and "\\*\\*bold" in line and "`http://evil.example" in line
     assert any("HMAC signature: present, NOT verified" in v.replace("\\", "") for v in md)
-    frame = frame_with(at, "kind", "what", "count")
-    (what,) = [w for w in frame["what"] if "unknown" in w and "fact field" in w]
-    assert "\u202e" not in what and "\\u202e" in what  # the loader's repr drew the control as an escape
+    kb = at.session_state["crp.kb"]
+    (kept,) = [line for line in kb.imported.lines() if line.startswith("kept: ")]  # kept on kb.sdk_state
+    assert "\u202e" not in kept and "\\u202e" in kept  # the loader's repr drew the control as an escape
+    frame = frame_with(at, "kind", "what", "count")  # the page's table: mapped, defaulted, dropped
+    assert not [w for w in frame["what"] if "\u202e" in w or "<b>" in w]
 
 
 def test_sdk_view_texts_by_hand():
@@ -301,3 +303,32 @@ def test_sdk_view_texts_by_hand():
     assert cv.sdk_verdict_lines(outside)[0].endswith(
         "prefers p — SDK superseded neither fact by the other: silent (the SDK superseded p by z, outside this pair)"
     )
+
+
+# ---- the export tab: the crprotocol snapshot ---------------------------------------------------------
+def test_export_tab_offers_the_crprotocol_snapshot_the_sdk_loads(sdk_env, tmp_path, monkeypatch):
+    """Decisions recorded in the page's store, the Export tab's snapshot bytes loaded by the real SDK."""
+    from crp.ckf.fabric import ContextualKnowledgeFabric
+
+    from crp_core.triage import Decision, DecisionStore
+    from crp_ui import decisions
+    from tests.support.conflicts_page import EXPORT, show_tab
+
+    with DecisionStore(tmp_path / "triage.sqlite") as store:
+        store.record(Decision.override("f-port-old", "f-port-new", winner="f-port-new", operator="alice", note="n"))
+    at = show_tab(_ready("conflicts"), EXPORT)
+    (button,) = [b for b in at.get("download_button") if b.proto.label == "crprotocol snapshot"]
+    assert not button.proto.disabled
+    assert at.selectbox(key="crp.page.conflicts.sdk.checksum").value == "auto"
+    kb, ds = at.session_state["crp.kb"], decisions.decision_set()
+    data, name, info = decisions.sdk_snapshot_bytes(kb, ds)
+    assert name == "supersessions.crprotocol.json" and info.report.sdk.algorithm == "sha256"
+    out = tmp_path / name
+    out.write_bytes(data)
+    monkeypatch.setitem(__import__("sys").modules, "blake3", None)  # a deployment without blake3: SHA-256
+    assert decisions.sdk_checksum_refusal(kb, "auto") is None
+    assert "pip install blake3" in (decisions.sdk_checksum_refusal(kb, "blake3") or "")  # the button is disabled
+    fab = ContextualKnowledgeFabric()
+    assert fab.restore(out) == [] and fab.health().fact_count == 9 and fab.health().edge_count == 4
+    cleaned, _, _ = decisions.cleaned_ckf_bytes(kb, ds)  # the cleaned CKF keeps the SDK's edges too
+    assert cleaned.count(b'"sdk_edges"') == 4

@@ -6,7 +6,10 @@
 (epoch seconds) -> ``ingested_at`` and ``modified_at`` (UTC), a set ``superseded_by`` -> status
 ``STALE`` plus ``metadata.superseded_by``, the other SDK fields -> ``metadata``, ``community_map`` ->
 ``community_label``, ``source_type`` from a :class:`~crp_core.io.ckf.sdk_map.SourceTypeMap`. The
-SDK's edges are kept as :class:`~crp_core.model.GivenEdge` records; what was mapped, defaulted and
+SDK's edges are kept as :class:`~crp_core.model.GivenEdge` records. Everything else the snapshot
+holds (the header, the event log, the session state, unknown keys, each fact's and edge's SDK
+object) is kept unchanged on ``KnowledgeBase.sdk_state`` (:class:`~crp_core.model.SdkState`), which
+the SDK export writes back (:mod:`crp_core.io.ckf.sdk_write`); what was mapped, kept, defaulted and
 dropped is the :class:`~crp_core.model.ImportSummary` on the KnowledgeBase.
 
 The header's checksum (SHA-256, or BLAKE3 when the ``blake3`` module is importable, of
@@ -20,11 +23,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
+
+import numpy as np
 
 from crp_core.errors import CKFError, Problem
 from crp_core.io.ckf.assemble import finish_load
@@ -37,6 +43,7 @@ from crp_core.io.ckf.sdk_facts import (
     epoch_iso,
     fact_record,
     located_problem,
+    operator_origins,
     parse_edges,
     shown,
     type_error,
@@ -53,7 +60,16 @@ from crp_core.io.ckf.source import (
     refuse,
 )
 from crp_core.io.located import type_name
-from crp_core.model import GivenEdge, ImportSummary, KnowledgeBase
+from crp_core.model import (
+    SDK_PAYLOAD_KEYS,
+    SDK_STORE_KEYS,
+    FrozenObject,
+    GivenEdge,
+    ImportSummary,
+    KnowledgeBase,
+    SdkState,
+    frozen_json,
+)
 from crp_core.support.digest import content_digest
 
 #: the newest ``header.schema_version`` known (the SDK's cold-storage schema)
@@ -62,10 +78,6 @@ SNAPSHOT_SCHEMA = 1
 STORE_SCHEMAS = (1, 2)
 PRODUCER = "crprotocol SDK snapshot"
 FMT = "sdk"
-_PAYLOAD_KEYS = frozenset({"warm_store", "event_log", "community_map"})
-_STORE_KEYS = frozenset(
-    {"schema_version", "facts", "edges", "critical_state", "structural_state", "window_count", "current_window_id"}
-)
 #: a ``.json`` whose first key is ``header`` or ``payload`` (the SDK writes header first; sorted keys too)
 _SNIFF = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"(?:header|payload)"')
 
@@ -110,8 +122,34 @@ def _pairs(pairs: list[tuple[str, Any]], dupes: list[str]) -> dict[str, Any]:
     return out
 
 
-def _checksum(payload: Any, given: Any, warnings: list[Problem]) -> tuple[str, str]:
-    """(integrity, algorithm) of ``header.checksum`` against the payload (module docstring)."""
+def canonical_payload(payload: Any) -> bytes | None:
+    """The text the SDK's checksum is taken of: ``json.dumps(payload, sort_keys=True, default=str)``
+    (ASCII: non-ASCII characters escaped), as bytes; None when the payload is nested too deeply to
+    serialise."""
+    try:
+        return json.dumps(payload, sort_keys=True, default=str).encode("ascii")
+    except (ValueError, RecursionError):
+        return None
+
+
+#: the algorithms of ``header.checksum`` the SDK writes (BLAKE3 when ``blake3`` is importable where it
+#: writes, else SHA-256)
+CHECKSUM_ALGORITHMS = ("sha256", "blake3")
+
+
+def payload_checksum(canonical: bytes, algorithm: str) -> str:
+    """The hex digest the SDK writes in ``header.checksum`` for a payload whose canonical text
+    (:func:`canonical_payload`) is ``canonical``. ``blake3`` needs the ``blake3`` module (ImportError)."""
+    if algorithm == "sha256":
+        return content_digest(canonical)
+    if algorithm != "blake3":
+        raise ValueError(f"unknown checksum algorithm {algorithm!r} (expected one of {', '.join(CHECKSUM_ALGORITHMS)})")
+    b3 = importlib.import_module("blake3")
+    return str(b3.blake3(canonical).hexdigest())
+
+
+def _checksum(canonical: bytes | None, given: Any, warnings: list[Problem]) -> tuple[str, str]:
+    """(integrity, algorithm) of ``header.checksum`` against the payload's canonical text (module docstring)."""
     if given is None or given == "":
         warnings.append(
             Problem(0, "header.checksum", "no checksum in the header: the payload's integrity is not checked")
@@ -126,9 +164,7 @@ def _checksum(payload: Any, given: Any, warnings: list[Problem]) -> tuple[str, s
             )
         )
         return "absent", ""
-    try:
-        text = json.dumps(payload, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
-    except (ValueError, RecursionError):
+    if canonical is None:
         warnings.append(
             Problem(
                 0,
@@ -138,10 +174,10 @@ def _checksum(payload: Any, given: Any, warnings: list[Problem]) -> tuple[str, s
         )
         return "unverifiable", ""
     want = given.strip().lower()
-    if content_digest(text) == want:
+    if payload_checksum(canonical, "sha256") == want:
         return "ok", "sha256"
     try:
-        b3 = importlib.import_module("blake3")
+        got = payload_checksum(canonical, "blake3")
     except ImportError:
         warnings.append(
             Problem(
@@ -154,7 +190,7 @@ def _checksum(payload: Any, given: Any, warnings: list[Problem]) -> tuple[str, s
             )
         )
         return "unverifiable", ""
-    if b3.blake3(text).hexdigest() == want:
+    if got == want:
         return "ok", "blake3"
     warnings.append(
         Problem(
@@ -211,40 +247,75 @@ def read_snapshot(
     fp: list[Problem] = []
     parts = _parts(doc, source, fp, warnings)
     tally = Tally()
+    canonical = canonical_payload(parts.payload)
     integrity, algorithm = (
-        _checksum(parts.payload, parts.header.get("checksum"), warnings) if parts.header_given else ("absent", "")
+        _checksum(canonical, parts.header.get("checksum"), warnings) if parts.header_given else ("absent", "")
     )
     _header_checks(parts.header, len(parts.facts), len(parts.raw_edges), warnings, tally)
-    _tally_dropped_parts(parts, tally)
+    _tally_kept_parts(parts, tally, warnings)
     communities = communities_of(parts.payload.get("community_map"), warnings)
     st = LoadState(file_problems=fp, warnings=warnings)
     ids: dict[int, str] = {}
     for line, (key, obj) in enumerate(parts.facts.items(), start=1):
         ids[line] = key
         st.recs.append(fact_record(key, obj, line, st, smap, communities, tally))
-    edges, edge_problems = parse_edges(parts.raw_edges, parts.facts, tally)
+    edges, edge_problems, positions = parse_edges(parts.raw_edges, parts.facts, tally)
     if not lenient:
         fp.extend(edge_problems)
     try:
         kb = finish_load(st, source=source, fmt=FMT, lenient=lenient, expected_model=None)
     except CKFError as exc:
         raise CKFError(exc.what, [located_problem(p, ids) for p in exc.problems]) from None
-    kept = tuple(e for e in edges if kb.get(e.source_id) is not None and kb.get(e.target_id) is not None)
+    kept_at = [i for i, e in enumerate(edges) if kb.get(e.source_id) is not None and kb.get(e.target_id) is not None]
+    kept = tuple(edges[i] for i in kept_at)
     if len(kept) < len(edges):
         tally.dropped["edges to a fact not loaded (lenient)"] += len(edges) - len(kept)
     if kept:
         tally.mapped["edges -> given edges (relation_type, confidence)"] += len(kept)
+    kb = operator_origins(kb, parts.payload.get("event_log"), tally)
     warnings_out: list[Problem] = []
     check_successors(kb, parts.facts, warnings_out)
     if len(kb) < len(parts.facts):
         tally.dropped["facts skipped (lenient: see the skipped problems)"] += len(parts.facts) - len(kb)
     summary = _summary(kb, parts, kept, tally, integrity, algorithm)
+    digest = (
+        content_digest(canonical_payload(parts.header) or b"", b"\x00", canonical)
+        if canonical is not None
+        else content_digest(data)
+    )
+    state = _sdk_state(parts, kb, tuple(parts.raw_edges[positions[i]] for i in kept_at), digest)
     return replace(
         kb,
         edges=kept,
         imported=summary,
+        sdk_state=state,
         warnings=tuple(located_problem(p, ids) for p in kb.warnings) + tuple(warnings_out),
         skipped=tuple(located_problem(p, ids) for p in kb.skipped) + (tuple(edge_problems) if lenient else ()),
+    )
+
+
+def _frozen_fact(obj: dict[str, Any]) -> Any:
+    """An SDK fact object kept as given (:func:`frozen_json`); its ``embedding``, when a list of floats,
+    as a read-only float64 array (the same numbers, in a fraction of the memory)."""
+    emb = obj.get("embedding")
+    if isinstance(emb, list) and emb and all(type(x) is float and math.isfinite(x) for x in emb):
+        arr = np.array(emb, dtype=np.float64)
+        arr.setflags(write=False)
+        rest = frozen_json({k: v for k, v in obj.items() if k != "embedding"})
+        return FrozenObject((k, arr if k == "embedding" else rest[k]) for k in obj)
+    return frozen_json(obj)
+
+
+def _sdk_state(parts: _Parts, kb: KnowledgeBase, edge_objects: tuple[Any, ...], digest: str) -> SdkState:
+    """What the snapshot holds beyond the CKF fields of its loaded facts and edges, kept as given."""
+    store = {k: v for k, v in parts.store.items() if k not in ("facts", "edges")}
+    payload = {k: (store if k == "warm_store" else v) for k, v in parts.payload.items()}
+    return SdkState(
+        header=frozen_json(parts.header),
+        payload=frozen_json(payload),
+        facts=FrozenObject((f.fact_id, _frozen_fact(parts.facts[f.fact_id])) for f in kb.facts),
+        edges=tuple(frozen_json(e) for e in edge_objects),
+        digest=digest,
     )
 
 
@@ -326,20 +397,32 @@ def _parts(doc: dict[str, Any], source: str, fp: list[Problem], warnings: list[P
     return _Parts(header, header_given, payload, store, version, facts, raw_edges)
 
 
-def _tally_dropped_parts(parts: _Parts, tally: Tally) -> None:
-    """The parts of the snapshot that are not facts or edges, counted as dropped."""
+def _tally_kept_parts(parts: _Parts, tally: Tally, warnings: list[Problem]) -> None:
+    """The parts of the snapshot that are not facts or edges: kept as given (``KnowledgeBase.sdk_state``)."""
     for k in parts.payload:
-        if k not in _PAYLOAD_KEYS:
-            tally.dropped[f"payload.{k} (unknown)"] += 1
+        if k not in SDK_PAYLOAD_KEYS:
+            tally.kept[f"payload.{k} (unknown, kept as given)"] += 1
     for k in parts.store:
-        if k not in _STORE_KEYS:
-            tally.dropped[f"payload.warm_store.{k} (unknown)"] += 1
-    events = parts.payload.get("event_log")
-    if isinstance(events, list) and events:
-        tally.dropped["event_log events (the SDK's audit trail; the facts carry its outcome)"] += len(events)
+        if k not in SDK_STORE_KEYS:
+            tally.kept[f"payload.warm_store.{k} (unknown, kept as given)"] += 1
+    _check_event_log(parts.payload.get("event_log"), tally, warnings)
     for k in ("critical_state", "structural_state"):
         if parts.store.get(k):
-            tally.dropped[f"warm_store.{k} (session state, not facts)"] += 1
+            tally.kept[f"warm_store.{k} (session state, kept as given)"] += 1
+    if any(parts.store.get(k) is not None for k in ("window_count", "current_window_id")):
+        tally.kept["warm_store.window_count, current_window_id (session state, kept as given)"] += 1
+
+
+def _check_event_log(events: Any, tally: Tally, warnings: list[Problem]) -> None:
+    """``payload.event_log`` is a list of event objects (kept as given either way; warnings otherwise)."""
+    if isinstance(events, list):
+        if events:
+            tally.kept["event_log events (the SDK's fact lifecycle log, kept as given)"] += len(events)
+        for i, e in enumerate(events):
+            if not isinstance(e, dict):
+                warnings.append(Problem(0, f"payload.event_log[{i}]", f"an event is a JSON object, got {shown(e)}"))
+    elif events is not None:
+        warnings.append(Problem(0, "payload.event_log", f"must be a list of events, got {shown(events)}"))
 
 
 def _summary(
@@ -362,6 +445,7 @@ def _summary(
         mapped=tuple(tally.mapped.items()),
         defaulted=tuple(tally.defaulted.items()),
         dropped=tuple(tally.dropped.items()),
+        kept=tuple(tally.kept.items()),
     )
 
 
@@ -385,7 +469,7 @@ def _header_checks(header: dict[str, Any], n_facts: int, n_edges: int, warnings:
         warnings.append(Problem(0, "header.created_at", f"must be epoch seconds, got {shown(created)}; ignored"))
     sig = header.get("hmac_signature")
     if isinstance(sig, str) and sig:
-        tally.dropped["header.hmac_signature (not verified: it needs the deployment's key)"] += 1
+        tally.kept["header.hmac_signature (not verified: it needs the deployment's key)"] += 1
         warnings.append(
             Problem(
                 0,

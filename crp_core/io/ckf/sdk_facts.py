@@ -19,7 +19,14 @@ from crp_core.errors import Problem
 from crp_core.io.ckf.facts import ErrFn, FactRecord, LoadState, parse_fact
 from crp_core.io.ckf.sdk_map import SourceTypeMap
 from crp_core.io.located import type_name
-from crp_core.model import GivenEdge, KnowledgeBase
+from crp_core.model import (
+    META_SUPERSEDED_BY,
+    META_SUPERSEDED_BY_ORIGIN,
+    META_TRIAGE,
+    ORIGIN_OPERATOR,
+    GivenEdge,
+    KnowledgeBase,
+)
 
 #: SDK fact fields kept in ``metadata`` as given, with the JSON type each must have
 META_FIELDS: tuple[tuple[str, str], ...] = (
@@ -38,6 +45,9 @@ META_FIELDS: tuple[tuple[str, str], ...] = (
 _FACT_KEYS = frozenset({"fact_id", "text", "created_at", "superseded_by", "embedding"} | {k for k, _ in META_FIELDS})
 #: the JSON path of the snapshot's facts
 FACTS_PATH = "payload.warm_store.facts"
+#: the event payload key an event appended by crp-inspect's SDK export carries, with
+#: :data:`crp_core.model.ORIGIN_OPERATOR` (the SDK's own events have none): docs/decisions/sdk-snapshots.md
+EVENT_ORIGIN = "origin"
 
 
 def fact_path(fid: str, field: str | None = None) -> str:
@@ -89,6 +99,7 @@ class Tally:
 
     def __init__(self) -> None:
         self.mapped: Counter[str] = Counter()
+        self.kept: Counter[str] = Counter()
         self.defaulted: Counter[str] = Counter()
         self.dropped: Counter[str] = Counter()
 
@@ -167,10 +178,10 @@ def _ckf_fields(key: str, obj: dict[str, Any], err: ErrFn, tally: Tally) -> tupl
         meta["superseded_by"] = sup
         ckf["status"] = "STALE"
     if "embedding" in obj:
-        tally.dropped["embedding (the SDK's own vectors; the active model embeds the text)"] += 1
+        tally.kept["embedding (the SDK's own vectors: kept for the SDK export, never scored)"] += 1
     for k in obj:
         if k not in _FACT_KEYS:
-            tally.dropped[f"fact field {str(k)[:40]!r} (unknown)"] += 1
+            tally.kept[f"fact field {str(k)[:40]!r} (unknown, kept as given)"] += 1
     if meta:
         ckf["metadata"] = meta
     return ckf, meta
@@ -279,11 +290,55 @@ def check_successors(kb: KnowledgeBase, facts: dict[str, Any], warnings: list[Pr
             )
 
 
-def parse_edges(raw: list[Any], facts: dict[str, Any], tally: Tally) -> tuple[tuple[GivenEdge, ...], list[Problem]]:
-    """The SDK's edges between facts of the snapshot; bad ones are problems (refused, or skipped when
-    lenient). Whether both ends were loaded is checked by the caller."""
+def operator_origins(kb: KnowledgeBase, events: Any, tally: Tally) -> KnowledgeBase:
+    """``kb`` with each supersession an operator made marked so (a re-scan never credits the SDK with
+    it): a fact whose ``superseded_by`` a ``superseded`` event of crp-inspect's SDK export names
+    (``payload.origin`` = ``"operator"``) and no event of the SDK's own does gets
+    ``metadata.superseded_by_origin`` = ``"operator"`` and ``metadata.triage`` = the newest such
+    event's ``{operator, decided_at, kind, note}`` (what a cleaned CKF carries)."""
+    if not isinstance(events, list):
+        return kb
+    sdk_made: set[tuple[str, str]] = set()
+    operator: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in events:
+        p = e.get("payload") if isinstance(e, dict) and e.get("event_type") == "superseded" else None
+        if isinstance(p, dict) and isinstance(e.get("fact_id"), str) and isinstance(p.get("superseded_by"), str):
+            key = (e["fact_id"], p["superseded_by"])
+            if p.get(EVENT_ORIGIN) == ORIGIN_OPERATOR:
+                operator[key] = p
+            else:
+                sdk_made.add(key)
+    facts = list(kb.facts)
+    for i, f in enumerate(facts):
+        key = (f.fact_id, f.metadata.get(META_SUPERSEDED_BY))
+        p = operator.get(key) if key not in sdk_made else None
+        if p is None:
+            continue
+        record = {
+            "operator": _text_or(p.get("operator"), "?"),
+            "decided_at": p.get("decided_at") if isinstance(p.get("decided_at"), str) else None,
+            "kind": _text_or(p.get("decision"), "override"),
+            "note": _text_or(p.get("note"), ""),
+        }
+        meta = {**f.metadata, META_SUPERSEDED_BY_ORIGIN: ORIGIN_OPERATOR, META_TRIAGE: record}
+        facts[i] = replace(f, metadata=meta)
+        tally.mapped["superseded_by set by an operator ('superseded' event of origin operator) -> metadata"] += 1
+    return replace(kb, facts=tuple(facts))
+
+
+def _text_or(v: Any, default: str) -> str:
+    return v if isinstance(v, str) else default
+
+
+def parse_edges(
+    raw: list[Any], facts: dict[str, Any], tally: Tally
+) -> tuple[tuple[GivenEdge, ...], list[Problem], tuple[int, ...]]:
+    """The SDK's edges between facts of the snapshot, the problems of the bad ones (refused, or skipped
+    when lenient) and the position in ``raw`` of each edge. Whether both ends were loaded is checked by
+    the caller."""
     out: list[GivenEdge] = []
     problems: list[Problem] = []
+    positions: list[int] = []
     for i, e in enumerate(raw):
         at = f"payload.warm_store.edges[{i}]"
         if not isinstance(e, dict):
@@ -317,6 +372,7 @@ def parse_edges(raw: list[Any], facts: dict[str, Any], tally: Tally) -> tuple[tu
             continue
         if rel is None:
             tally.defaulted["edge relation_type -> RELATED (the SDK's default)"] += 1
+        positions.append(i)
         out.append(
             GivenEdge(
                 edge_id=eid or f"edge-{i}",
@@ -327,4 +383,4 @@ def parse_edges(raw: list[Any], facts: dict[str, Any], tally: Tally) -> tuple[tu
                 source_stage=stage,
             )
         )
-    return tuple(out), problems
+    return tuple(out), problems, tuple(positions)

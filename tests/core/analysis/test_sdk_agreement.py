@@ -15,10 +15,12 @@ from hypothesis import strategies as st
 from crp_core.analysis.reports import sdk_agreement_dict
 from crp_core.analysis.sdk_agreement import (
     Judgement,
+    OperatorSupersession,
     SdkSupersession,
     has_sdk_data,
     judge,
     neutral_authorities,
+    operator_supersessions,
     sdk_agreement,
     sdk_supersessions,
 )
@@ -287,3 +289,31 @@ def test_conflicts_json_on_the_real_snapshots(capsys):
         "SDK supersessions vs SPEC-027 on its own (the SDK's STALE read as ACTIVE): 0 pair(s) agree, 1 disagree, "
         "1 SDK silent; as loaded (STALE in force): 1 agree, 0 disagree; 1 SDK supersession(s) in no pair"
     ) in out
+
+
+def test_an_operators_supersession_is_never_the_sdks():
+    """``old`` superseded by ``new`` by an operator (a cleaned CKF's metadata): the SDK is silent on it,
+    the reason names the operator, and its STALE is read as ACTIVE on its own (authority alone)."""
+    record = {"operator": "alice", "decided_at": "2026-05-30T10:00:00Z", "kind": "override", "note": "moved"}
+    old = Fact(
+        "old",
+        "text of old",
+        source_type="regulatory",
+        status="STALE",
+        modified_at=NOW - timedelta(days=30),
+        metadata={"superseded_by": "new", "superseded_by_origin": "operator", "triage": record},
+    )
+    kb = KnowledgeBase((_fact("new", "web", 1), old))
+    assert sdk_supersessions(kb) == {} and not has_sdk_data(kb)
+    (op,) = operator_supersessions(kb).values()
+    assert op == OperatorSupersession("old", "new", "alice", "2026-05-30T10:00:00Z", "override", "moved")
+    assert op.describe() == "operator superseded old by new (alice, 2026-05-30T10:00:00Z)"
+    (rec,) = sdk_agreement([_scanned(kb, "new", "old")], kb, CFG, NOW).pairs  # as loaded: 0.243 vs 0.35
+    assert rec.sdk_superseded is None and rec.operator_superseded == op and rec.neutralised == ("old",)
+    said = (
+        "the SDK superseded neither fact (operator superseded old by new (alice, 2026-05-30T10:00:00Z): not the SDK's)"
+    )
+    assert rec.independent == Judgement("silent", said, "old")  # on its own: regulatory 0.81 vs web 0.35
+    assert rec.as_loaded.verdict == "silent" and rec.as_loaded.winner == "new"
+    both = KnowledgeBase((_fact("new", "web", 1), _fact("old", "regulatory", 30, by="new")))  # the SDK's own
+    assert sdk_supersessions(both) == {"old": "new"} and operator_supersessions(both) == {} and has_sdk_data(both)

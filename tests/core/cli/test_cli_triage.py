@@ -426,6 +426,7 @@ def test_export_carries_overrides_prints_and_writes_the_report(capsys, tmp_path,
         {
             "url": "https://example.invalid/etcd",
             "tags": ["ports"],
+            "superseded_by_origin": "operator",
             "superseded_by": "F2",
             "triage": {
                 "operator": "ann",

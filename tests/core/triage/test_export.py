@@ -103,7 +103,15 @@ def test_override_writes_the_loser_stale_with_superseded_by_and_the_triage_recor
     d = store.record(Decision.override("F1", "F2", winner="F2", operator="ann", note="2380 since v3.4"))
     kb, done = export(store, source, tmp_path / "clean.jsonl")
     record = {"operator": "ann", "decided_at": d.decided_at, "kind": "override", "note": "2380 since v3.4"}
-    assert state(kb)["F1"] == ("STALE", {"url": "https://example.invalid/e", "superseded_by": "F2", "triage": record})
+    assert state(kb)["F1"] == (
+        "STALE",
+        {
+            "url": "https://example.invalid/e",
+            "superseded_by_origin": "operator",
+            "superseded_by": "F2",
+            "triage": record,
+        },
+    )
     assert {f: s for f, s in state(kb).items() if f != "F1"} == {
         f: s for f, s in state(load_ckf(source)).items() if f != "F1"
     }
@@ -135,6 +143,7 @@ def test_accept_writes_the_arbitrations_loser(store, source, tmp_path):
     assert state(kb)["G2"] == (
         "STALE",
         {
+            "superseded_by_origin": "operator",
             "superseded_by": "G1",
             "triage": {"operator": "bob", "decided_at": d.decided_at, "kind": "accept", "note": ""},
         },
@@ -237,11 +246,20 @@ def test_conflicting_unknown_and_inexpressible_decisions_are_listed_exactly(stor
     assert state(kb) == {
         "F1": (
             "ACTIVE",
-            {"url": "https://example.invalid/e", "superseded_by": "F2", "triage": t[2], "triage_history": [t[1]]},
+            {
+                "url": "https://example.invalid/e",
+                "superseded_by_origin": "operator",
+                "superseded_by": "F2",
+                "triage": t[2],
+                "triage_history": [t[1]],
+            },
         ),
-        "F2": ("STALE", {"superseded_by": "G2", "triage": t[9], "triage_history": [t[8]]}),
+        "F2": (
+            "STALE",
+            {"superseded_by_origin": "operator", "superseded_by": "G2", "triage": t[9], "triage_history": [t[8]]},
+        ),
         "G1": ("STALE", {"triage": t[4]}),
-        "G2": ("STALE", {"superseded_by": "G1", "triage": t[3]}),
+        "G2": ("STALE", {"superseded_by_origin": "operator", "superseded_by": "G1", "triage": t[3]}),
         "F3": ("ACTIVE", {}),
     }
     assert [(c.fact_id, c.status_before, c.status, c.decision_ids) for c in r.changes] == [
@@ -289,6 +307,7 @@ def test_existing_triage_metadata_becomes_history_and_a_replaced_superseded_by_i
     new = {"operator": "ann", "decided_at": None, "kind": "override", "note": "n"}
     assert dict(cleaned.facts[1].metadata) == {
         "domain": "k8s",
+        "superseded_by_origin": "operator",
         "superseded_by": "A",
         "triage": new,
         "triage_history": [old],
@@ -318,6 +337,7 @@ def test_every_format_carries_the_decisions(store, source, tmp_path, name):
         "QUARANTINED",
         {
             "url": "https://example.invalid/e",
+            "superseded_by_origin": "operator",
             "superseded_by": "F2",
             "triage": triage_record(d2),
             "triage_history": [triage_record(d1)],
@@ -368,6 +388,7 @@ def test_the_sample_override_travels_with_the_file(tmp_path):
         "STALE",
         {
             "domain": "gov",
+            "superseded_by_origin": "operator",
             "superseded_by": "gov-0148",
             "triage": {
                 "operator": "ann",

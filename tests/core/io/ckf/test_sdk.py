@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import sys
 import types
+from dataclasses import replace
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
@@ -19,7 +22,7 @@ from crp_core.errors import CKFError
 from crp_core.io.ckf import load_ckf, load_ckf_bytes
 from crp_core.io.ckf.sdk import given_edges, read_snapshot, with_edges_in_metadata
 from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_dict
-from crp_core.model import GivenEdge
+from crp_core.model import FrozenObject, GivenEdge, KnowledgeBase, frozen_json, thawed_json
 from tests.support.paths import TEST_DATA
 
 SDK = TEST_DATA / "sdk"
@@ -94,17 +97,114 @@ def test_summary_says_what_was_mapped_defaulted_dropped():
     assert mapped["community_map -> community_label"] == 9
     assert mapped["edges -> given edges (relation_type, confidence)"] == 4
     assert dict(s.defaulted) == {"source_type -> unverified (no mapping rule matched)": 9}
-    dropped = dict(s.dropped)
-    assert dropped["event_log events (the SDK's audit trail; the facts carry its outcome)"] == 15
+    assert dict(s.kept) == {
+        "event_log events (the SDK's fact lifecycle log, kept as given)": 15,
+        "warm_store.critical_state (session state, kept as given)": 1,
+        "warm_store.structural_state (session state, kept as given)": 1,
+        "warm_store.window_count, current_window_id (session state, kept as given)": 1,
+    }
+    assert s.dropped == ()
     assert s.lines()[2] == "checksum: verified (sha256)"
+    assert s.lines()[4].startswith("kept: event_log events (the SDK's fact lifecycle log, kept as given) (15); ")
 
 
-def test_plain_snapshot_drops_the_sdk_embedding():
+def test_plain_snapshot_keeps_the_sdk_embedding_apart():
     kb = load_ckf(SDK / "plain.json")
-    assert len(kb) == 4 and kb.edges == () and kb.embeddings is None
+    assert len(kb) == 4 and kb.edges == () and kb.embeddings is None  # never scored: the active model embeds
     assert all(f.status == "ACTIVE" for f in kb.facts)
     assert kb.get("p-2").metadata["has_embedding"] is True and "embedding" not in kb.get("p-2").metadata
-    assert dict(kb.imported.dropped)["embedding (the SDK's own vectors; the active model embeds the text)"] == 1
+    assert dict(kb.imported.kept)["embedding (the SDK's own vectors: kept for the SDK export, never scored)"] == 1
+    given = _doc("plain.json")["payload"]["warm_store"]["facts"]["p-2"]["embedding"]
+    kept = kb.sdk_state.facts["p-2"]["embedding"]
+    assert kept.dtype == np.float64 and not kept.flags.writeable and kept.tolist() == given
+
+
+# ---- the snapshot's state beyond the facts (KnowledgeBase.sdk_state) ------------------------------
+def test_sdk_state_keeps_event_log_and_session_state_as_given():
+    kb = load_ckf(SUP)
+    doc = _doc()
+    store = doc["payload"]["warm_store"]
+    state = kb.sdk_state
+    assert thawed_json(state.header) == doc["header"]
+    assert thawed_json(state.event_log) == doc["payload"]["event_log"] and len(state.event_log) == 15
+    assert state.event_log[8]["event_type"] == "superseded" and state.event_log[8]["payload"]["superseded_by"] == (
+        "f-rate-new"
+    )
+    assert thawed_json(state.critical_state) == store["critical_state"]
+    assert thawed_json(state.structural_state) == store["structural_state"]
+    assert (state.window_count, state.current_window_id, state.store_schema_version) == (2, "win-003", 2)
+    assert thawed_json(state.community_map) == doc["payload"]["community_map"]
+    assert thawed_json(state.facts) == store["facts"] and list(state.facts) == list(store["facts"])
+    assert thawed_json(state.edges) == store["edges"]
+    assert "facts" not in state.store and "edges" not in state.store
+    assert state.unknown_payload == {} and state.unknown_store == {}
+
+
+def test_sdk_state_is_immutable():
+    state = load_ckf(SUP).sdk_state
+    with pytest.raises(TypeError):
+        state.header["checksum"] = "x"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        state.event_log[0]["payload"]["text"] = "x"  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        state.critical_state["blockers"].append("x")  # a tuple
+    with pytest.raises(Exception):  # noqa: B017 (dataclasses.FrozenInstanceError)
+        state.digest = "x"  # type: ignore[misc]
+
+
+def test_sdk_state_pickles():  # the dashboard's st.cache_data and the Ray engine pickle a KnowledgeBase
+    kb = load_ckf(SDK / "plain.json")
+    back = pickle.loads(pickle.dumps(kb))
+    assert thawed_json(back.sdk_state.payload) == thawed_json(kb.sdk_state.payload)
+    assert thawed_json(back.sdk_state.facts) == thawed_json(kb.sdk_state.facts)
+    assert back.data_fingerprint == kb.data_fingerprint and isinstance(back.sdk_state.header, FrozenObject)
+
+
+def test_sdk_state_keeps_unknown_keys_and_counts_them_kept():
+    doc = _doc()
+    doc["payload"]["audit_extra"] = {"a": [1, 2]}
+    doc["payload"]["warm_store"]["tenant"] = "acme"
+    doc["payload"]["warm_store"]["facts"]["f-backup"]["owner_team"] = "ops"
+    kb = read_snapshot(_bytes(doc), "s.json")
+    state = kb.sdk_state
+    assert thawed_json(state.unknown_payload) == {"audit_extra": {"a": [1, 2]}}
+    assert state.unknown_store == {"tenant": "acme"} and state.facts["f-backup"]["owner_team"] == "ops"
+    assert "owner_team" not in kb.get("f-backup").metadata
+    kept = dict(kb.imported.kept)
+    assert kept["payload.audit_extra (unknown, kept as given)"] == 1
+    assert kept["payload.warm_store.tenant (unknown, kept as given)"] == 1
+    assert kept["fact field 'owner_team' (unknown, kept as given)"] == 1
+
+
+def test_sdk_state_is_part_of_the_data_fingerprint_not_the_identity():
+    doc = _doc()
+    base = read_snapshot(_bytes(doc), "s.json")
+    doc["payload"]["event_log"].pop()
+    fewer_events = read_snapshot(_bytes(doc), "s.json")
+    doc = _doc()
+    doc["payload"]["warm_store"]["edges"].pop()
+    fewer_edges = read_snapshot(_bytes(doc), "s.json")
+    assert len({base.data_fingerprint, fewer_events.data_fingerprint, fewer_edges.data_fingerprint}) == 3
+    assert base.fingerprint == fewer_events.fingerprint == fewer_edges.fingerprint  # the same knowledge
+    assert read_snapshot(_bytes(_doc()), "t.json").data_fingerprint == base.data_fingerprint
+    plain = replace(base, edges=(), sdk_state=None, imported=None)
+    assert plain.data_fingerprint == KnowledgeBase(base.facts).data_fingerprint  # other CKFs: as before
+
+
+def test_bad_event_log_shapes_are_warnings():
+    doc = _doc()
+    doc["payload"]["event_log"][3] = "not an event"
+    kb = read_snapshot(_bytes(doc), "s.json")
+    assert [(w.field, w.message) for w in kb.warnings] == [
+        ("payload.event_log[3]", 'an event is a JSON object, got a string "not an event"')
+    ]
+    assert kb.sdk_state.event_log[3] == "not an event"
+    doc["payload"]["event_log"] = {"a": 1}
+    kb = read_snapshot(_bytes(doc), "s.json")
+    assert [(w.field, w.message) for w in kb.warnings] == [
+        ("payload.event_log", "must be a list of events, got an object")
+    ]
+    assert kb.sdk_state.event_log == ()
 
 
 def test_mapping_file_rules_first_match_wins():
@@ -363,7 +463,8 @@ def test_hmac_unknown_successor_duplicate_key_are_warnings():
     assert by_field['payload.warm_store.facts["p-3"].superseded_by'] == "names the fact itself"
     assert by_field["json"].startswith("key 'category' given more than once")
     assert kb.get("p-1").status == "STALE" and kb.get("p-3").metadata["category"] == "ops2"
-    assert dict(kb.imported.dropped)["header.hmac_signature (not verified: it needs the deployment's key)"] == 1
+    assert dict(kb.imported.kept)["header.hmac_signature (not verified: it needs the deployment's key)"] == 1
+    assert kb.sdk_state.header["hmac_signature"] == "ab" * 32
 
 
 # ---- --sdk-map / --source-type on the commands that take --ckf ---------------------------------
@@ -471,3 +572,44 @@ def test_a_mapping_with_a_5000_digit_integer_is_a_clear_error(tmp_path, capsys):
     assert main(["import-sdk", str(SUP), "--out", str(tmp_path / "o.jsonl"), "--map", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "line 3, field 'toml'" in err and "more than 4300 digits" in err and "Traceback" not in err
+
+
+_JSON = hs.recursive(
+    hs.none() | hs.booleans() | hs.integers() | hs.floats(allow_nan=False) | hs.text(max_size=5),
+    lambda c: hs.lists(c, max_size=4) | hs.dictionaries(hs.text(max_size=5), c, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_JSON)
+def test_frozen_json_is_immutable_and_thaws_back_exactly(value):
+    frozen = frozen_json(value)
+    assert thawed_json(frozen) == value
+    assert json.dumps(thawed_json(frozen), sort_keys=True) == json.dumps(value, sort_keys=True)
+    assert pickle.loads(pickle.dumps(frozen)) == frozen
+    stack = [frozen]
+    while stack:  # no list or dict is left anywhere inside
+        v = stack.pop()
+        assert not isinstance(v, (list, dict))
+        stack.extend(v.values() if isinstance(v, FrozenObject) else v if isinstance(v, tuple) else ())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    hs.dictionaries(hs.text(min_size=1, max_size=6).filter(lambda k: k not in ("fact_id", "text")), _JSON, max_size=3)
+)
+def test_a_snapshot_exported_without_decisions_keeps_its_payload(extra):
+    """Whatever a fact carries besides the CKF fields, the SDK export writes it back unchanged."""
+    from crp_core.io.ckf.sdk_write import sdk_document
+
+    doc = _doc("plain.json")
+    doc["payload"]["warm_store"]["facts"]["p-1"].update(extra)
+    try:
+        kb = read_snapshot(_bytes(doc), "s.json", lenient=True)
+    except CKFError:
+        return
+    if kb.get("p-1") is None:
+        return  # a value the fact checks refuse (lenient: skipped)
+    out, _ = sdk_document(kb)
+    assert out["payload"] == doc["payload"] and out["header"]["checksum"] == doc["header"]["checksum"]
