@@ -255,8 +255,10 @@ def test_import_summary_is_inert(tmp_path, monkeypatch):
     kb = at.session_state["crp.kb"]
     (kept,) = [line for line in kb.imported.lines() if line.startswith("kept: ")]  # kept on kb.sdk_state
     assert "\u202e" not in kept and "\\u202e" in kept  # the loader's repr drew the control as an escape
-    frame = frame_with(at, "kind", "what", "count")  # the page's table: mapped, defaulted, dropped
-    assert not [w for w in frame["what"] if "\u202e" in w or "<b>" in w]
+    frame = frame_with(at, "kind", "what", "count")  # the page's table: mapped, kept, defaulted, dropped
+    assert not [w for w in frame["what"] if "\u202e" in w]  # the control drawn as an escape
+    # the field's name is a dataframe cell: text, never rendered as markup
+    assert ["kept"] == [k for k, w in zip(frame["kind"], frame["what"]) if "<b>x</b>\\u202e" in w]
 
 
 def test_sdk_view_texts_by_hand():
