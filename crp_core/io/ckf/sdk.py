@@ -160,10 +160,11 @@ def _checksum(canonical: bytes | None, given: Any, warnings: list[Problem]) -> t
             Problem(
                 0,
                 "header.checksum",
-                f"must be a hex string, got {shown(given)}; the payload's integrity is not checked",
+                f"must be a hex string, got {shown(given)}: the SDK never writes that, so the header was "
+                "changed or damaged (MISMATCH)",
             )
         )
-        return "absent", ""
+        return "mismatch", ""
     if canonical is None:
         warnings.append(
             Problem(

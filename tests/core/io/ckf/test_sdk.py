@@ -252,6 +252,18 @@ def test_bad_checksum_without_blake3_cannot_be_verified(monkeypatch):
     assert w.field == "header.checksum" and "cannot be verified" in w.message
 
 
+@pytest.mark.parametrize("given", [12345, ["ab"], {"sha256": "ab"}, True])
+def test_a_checksum_of_the_wrong_type_is_a_mismatch_not_an_absence(given):
+    """The SDK only ever writes a hex string: any other type means the header was edited, and must not dodge
+    the MISMATCH verdict by reading as "no checksum"."""
+    doc = _doc()
+    doc["header"]["checksum"] = given
+    kb = load_ckf_bytes(json.dumps(doc).encode(), "wrong.json")
+    assert kb.imported.integrity == "mismatch" and "MISMATCH" in kb.imported.lines()[2]
+    (w,) = [w for w in kb.warnings if w.field == "header.checksum"]
+    assert "must be a hex string" in w.message and "changed or damaged" in w.message
+
+
 def _fake_blake3(monkeypatch):
     """A stand-in ``blake3`` module (BLAKE2b-256 under the name): the branch is what is tested."""
     mod = types.ModuleType("blake3")
