@@ -58,6 +58,17 @@ def fact_path(fid: str, field: str | None = None) -> str:
     return f"{FACTS_PATH}[{key}]" + (f".{field}" if field else "")
 
 
+def is_finite_number(v: Any) -> bool:
+    """A JSON number a float holds: not a boolean, not NaN or infinite, and an integer within float's range
+    (JSON integers have no bound: ``10**400`` is valid JSON and overflows a float)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
+
+
 def type_error(value: Any, kind: str) -> str | None:
     """Why ``value`` is not of the JSON ``kind``, or None."""
     if kind == "string":
@@ -67,7 +78,7 @@ def type_error(value: Any, kind: str) -> str | None:
     elif kind == "integer":
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif kind == "number":
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        ok = is_finite_number(value)
     else:  # a list of strings
         ok = isinstance(value, list) and all(isinstance(x, str) for x in value)
         if not ok:
@@ -75,7 +86,8 @@ def type_error(value: Any, kind: str) -> str | None:
     if ok:
         return None
     article = "an" if kind[0] in "aeiou" else "a"
-    return f"must be {article} {kind}{' (finite)' if kind == 'number' else ''}, got {shown(value)}"
+    bound = " (finite, within a float's range)" if kind == "number" else ""
+    return f"must be {article} {kind}{bound}, got {shown(value)}"
 
 
 def shown(v: Any) -> str:
@@ -86,7 +98,7 @@ def shown(v: Any) -> str:
 
 def epoch_iso(v: Any) -> str | None:
     """Epoch seconds as ISO 8601 UTC, None when not a finite number in datetime's range."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+    if not is_finite_number(v):
         return None
     try:
         return datetime.fromtimestamp(v, UTC).isoformat().replace("+00:00", "Z")

@@ -264,6 +264,16 @@ def test_a_checksum_of_the_wrong_type_is_a_mismatch_not_an_absence(given):
     assert "must be a hex string" in w.message and "changed or damaged" in w.message
 
 
+def test_a_number_beyond_floats_range_is_a_problem_of_its_fact_not_a_traceback():
+    raw = json.dumps(_doc()).replace('"confidence": 0.72', '"confidence": 1' + "0" * 400, 1)
+    assert "0" * 400 in raw
+    with pytest.raises(CKFError) as ei:
+        load_ckf_bytes(raw.encode(), "huge.json")
+    (p,) = ei.value.problems
+    assert (p.field, p.fact_id) == ('payload.warm_store.facts["f-port-old"].confidence', "f-port-old")
+    assert p.message.startswith("must be a number (finite, within a float's range), got a number 1000")
+
+
 def _fake_blake3(monkeypatch):
     """A stand-in ``blake3`` module (BLAKE2b-256 under the name): the branch is what is tested."""
     mod = types.ModuleType("blake3")
