@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -56,6 +57,46 @@ def _quiet(ray: Any) -> None:
     ctx.verbose_stats_logs = False
 
 
+#: seconds to wait for a cluster's address to accept a connection before Ray is asked to join it
+CONNECT_TIMEOUT_S = 5.0
+
+
+def _reachable(address: str) -> str | None:
+    """Why ``host:port`` does not accept a TCP connection within :data:`CONNECT_TIMEOUT_S`, or None
+    (Ray itself retries an unreachable address for minutes). ``auto`` and ``ray://`` are left to Ray."""
+    host, sep, port = address.rpartition(":")
+    if address == "auto" or address.startswith("ray://") or not sep or not port.isdigit():
+        return None
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=CONNECT_TIMEOUT_S):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+
+
+def _connect(ray: Any, address: str | None, workers: int, kwargs: dict[str, Any]) -> None:
+    """``ray.init`` for a cluster at ``address`` or a private local one; any failure becomes a
+    :class:`ConfigError` saying what was tried, and whatever Ray had started is shut down."""
+    if address:
+        why = _reachable(address)
+        if why is not None:
+            raise ConfigError(f"no Ray cluster answers at {address} ({why}); start one or leave out --address")
+    try:
+        if address:
+            ray.init(address=address, **kwargs)
+        else:
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            ray.init(num_cpus=max(1, int(workers)), _node_ip_address="127.0.0.1", **kwargs)
+    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, TimeoutError, ValueError, its own types
+        try:
+            ray.shutdown()  # stops whatever part of a local cluster had started
+        except Exception:  # noqa: S110  best effort: the first failure is the one to report
+            pass
+        what = f"connect to the Ray cluster at {address}" if address else "start a local Ray cluster"
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise ConfigError(f"could not {what}: {reason}") from None
+
+
 @contextmanager
 def ray_session(address: str | None = None, workers: int = 2) -> Iterator[Any]:
     """A connected Ray: the one already initialised in this process, the cluster at ``address``, or a
@@ -70,11 +111,7 @@ def ray_session(address: str | None = None, workers: int = 2) -> Iterator[Any]:
             "logging_level": logging.ERROR,
             "configure_logging": True,
         }
-        if address:
-            ray.init(address=address, **kwargs)
-        else:
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            ray.init(num_cpus=max(1, int(workers)), _node_ip_address="127.0.0.1", **kwargs)
+        _connect(ray, address, workers, kwargs)
         started = True
     _quiet(ray)
     try:
