@@ -469,14 +469,25 @@ def carried_decisions(kb: KnowledgeBase, report: Mapping[str, Any] | None = None
                     decided_at=_text(p.get("decided_at")),
                 )
             )
-    found.sort(key=lambda d: d.decided_at or "")
     valid: list[Decision] = []
-    for d in found:
+    for d in _without_standoffs(found):
         try:
             valid.append(validate_decision(d, new=False))  # text rules of the version that wrote it
         except DecisionError:
             continue
     return DecisionSet.from_decisions(valid)
+
+
+def _without_standoffs(found: list[Decision]) -> list[Decision]:
+    """``found`` in a fixed order (time, pair, winner, kind: never the file's line order), without the
+    decisions of a pair that name different winners at the same time: two facts each recorded as
+    superseding the other cannot both be carried, and neither is chosen by where it sits in the file
+    (the loader warns about the cycle they make)."""
+    winners: dict[tuple[str, str], set[str | None]] = {}
+    for d in found:
+        winners.setdefault((d.pair_key, d.decided_at or ""), set()).add(d.winner)
+    kept = [d for d in found if len(winners[(d.pair_key, d.decided_at or "")]) == 1]
+    return sorted(kept, key=lambda d: (d.decided_at or "", d.pair_key, d.winner or "", d.kind))
 
 
 def _text(v: Any) -> str | None:

@@ -16,7 +16,7 @@ from crp_core.config import TOKENIZED_CHARS_MAX
 from crp_core.errors import Problem
 from crp_core.io.ckf.facts import FACT_FIELDS, FactRecord, LoadState
 from crp_core.io.ckf.source import DIR_FACTS, DIR_NPY, FILE_FIELD, refuse
-from crp_core.model import KnowledgeBase
+from crp_core.model import META_SUPERSEDED_BY, Fact, KnowledgeBase
 
 
 def finish_load(st: LoadState, *, source: str, fmt: str, lenient: bool, expected_model: str | None) -> KnowledgeBase:
@@ -220,6 +220,7 @@ def _outcome(
                 "used only if their dimension matches the active model",
             )
         )
+    st.warnings.extend(supersession_cycles(facts))
     for f in facts:
         if len(f.content) > TOKENIZED_CHARS_MAX:
             st.warnings.append(
@@ -249,3 +250,41 @@ def _outcome(
         skipped=tuple(fact_problems),
         warnings=tuple(st.warnings),
     )
+
+
+def supersession_cycles(facts: tuple[Fact, ...] | list[Fact]) -> list[Problem]:
+    """One warning per cycle of ``metadata.superseded_by`` (a -> b -> a): every fact of it is superseded
+    by another of it, so none is the one in force. Said at the cycle's first fact in file order."""
+    succ: dict[str, str] = {}
+    line: dict[str, int] = {}
+    for f in facts:
+        nxt = f.metadata.get(META_SUPERSEDED_BY) if f.metadata else None
+        line.setdefault(f.fact_id, f.line)
+        if isinstance(nxt, str) and nxt and nxt != f.fact_id:
+            succ[f.fact_id] = nxt
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    found: list[Problem] = []
+    for start in succ:
+        path: list[str] = []
+        node: str | None = start
+        while node is not None and node in succ and state.get(node) is None:
+            state[node] = 1
+            path.append(node)
+            node = succ[node]
+        if node is not None and state.get(node) == 1:  # back on this walk's own path: a cycle
+            cycle = path[path.index(node) :]
+            first = min(cycle, key=lambda i: line[i])
+            k = cycle.index(first)
+            ring = cycle[k:] + cycle[:k] + [first]
+            found.append(
+                Problem(
+                    line[first],
+                    f"metadata.{META_SUPERSEDED_BY}",
+                    f"supersession cycle {' -> '.join(repr(i[:40]) for i in ring)}: each is superseded by another "
+                    "of them, so none is in force; mark the one that is ACTIVE",
+                    first,
+                )
+            )
+        for visited in path:
+            state[visited] = 2
+    return found

@@ -452,3 +452,49 @@ def test_an_export_report_that_is_a_fifo_is_refused_at_once(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(ExportError, match="FIFO"):
         load_export_report(fifo)
+
+
+# ---- carried decisions that cannot both hold (docs/decisions/triage.md, "Export") ------------------------
+def _override_rec(at: str) -> dict:
+    return {"kind": "override", "operator": "ops", "note": "", "decided_at": at}
+
+
+def _standoff(first: str, at_a: str, at_b: str) -> KnowledgeBase:
+    """F1 superseded by F2 and F2 by F1, each with an override record, F1's line first or F2's."""
+    rows = {
+        "F1": fact("F1", "Port 2379.", metadata={"superseded_by": "F2", "triage": _override_rec(at_a)}),
+        "F2": fact("F2", "Port 2380.", metadata={"superseded_by": "F1", "triage": _override_rec(at_b)}),
+    }
+    order = ["F1", "F2"] if first == "F1" else ["F2", "F1"]
+    return KnowledgeBase(facts=tuple(rows[i] for i in order))
+
+
+@pytest.mark.parametrize("first", ["F1", "F2"])
+def test_two_overrides_superseding_each_other_at_one_time_carry_no_decision(first):
+    carried = carried_decisions(_standoff(first, "2026-05-02T00:00:00Z", "2026-05-02T00:00:00Z"))
+    assert carried.for_pair("F1", "F2") is None  # neither chosen by its line
+
+
+@pytest.mark.parametrize("first", ["F1", "F2"])
+def test_of_two_overrides_at_different_times_the_later_is_in_force_whatever_the_line_order(first):
+    carried = carried_decisions(_standoff(first, "2026-05-03T00:00:00Z", "2026-05-02T00:00:00Z"))
+    assert carried.for_pair("F1", "F2") == {"kind": "override", "winner": "F2"}  # F1's record is the later
+
+
+def test_a_supersession_cycle_is_a_load_warning_at_its_first_fact(tmp_path):
+    rows = [
+        {"fact_id": "a", "content": "x 1", "metadata": {"superseded_by": "b"}},
+        {"fact_id": "b", "content": "x 2", "metadata": {"superseded_by": "a"}},
+        {"fact_id": "c", "content": "y 1", "metadata": {"superseded_by": "d"}},
+        {"fact_id": "d", "content": "y 2", "metadata": {"superseded_by": "e"}},
+        {"fact_id": "e", "content": "y 3", "metadata": {"superseded_by": "c"}},
+        {"fact_id": "f", "content": "z", "metadata": {"superseded_by": "c"}},  # into a cycle, not on it
+    ]
+    path = tmp_path / "cycles.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    cycles = [(w.line, w.field, w.fact_id, w.message) for w in load_ckf(str(path)).warnings if "cycle" in w.message]
+    tail = ": each is superseded by another of them, so none is in force; mark the one that is ACTIVE"
+    assert cycles == [
+        (1, "metadata.superseded_by", "a", "supersession cycle 'a' -> 'b' -> 'a'" + tail),
+        (3, "metadata.superseded_by", "c", "supersession cycle 'c' -> 'd' -> 'e' -> 'c'" + tail),
+    ]
