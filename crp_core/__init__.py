@@ -149,6 +149,7 @@ if TYPE_CHECKING:
         PackedFact,
         PipelineResult,
         Resolution,
+        TieGroup,
         ValueConflict,
         ValueDiff,
     )
@@ -257,6 +258,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "PackedFact",
         "PipelineResult",
         "Resolution",
+        "TieGroup",
         "ValueConflict",
         "ValueDiff",
     ),
@@ -380,7 +382,7 @@ __all__ = [
     # the pipeline and its records
     "STAGES", "run_pipeline", "PipelineResult", "Clamp", "CandidateSet", "RecencyTable", "CDRTable", "ConnectorTable",
     "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",
-    "FanoutResult", "PackedFact", "Envelope", "FactOutcome", "values_conflict", "authority_of",
+    "FanoutResult", "PackedFact", "Envelope", "TieGroup", "FactOutcome", "values_conflict", "authority_of",
     # JSON reports
     "run_report", "fact_rows_report", "fact_columns", "fanout_report", "pair_dict", "dumps", "suite_metrics_report",
     "tune_report", "export_report_dict",

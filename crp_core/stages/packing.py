@@ -1,15 +1,18 @@
 """Stage 6: packing (SPEC-003 §7.3-7.4, SPEC-025 §2.6, SPEC-027 §2.5; docs/reference/pipeline.md §6).
 
-1. Units. A tied contradiction pair (docs/reference/pipeline.md §4) is packed as a unit: both facts and their
-   NOTE block, or neither. Tied pairs that share a fact form one unit (their connected component),
-   so every tied pair is wholly in the envelope or wholly out. Every other fact is a unit alone.
+1. Units. The facts connected by tied contradiction pairs (docs/reference/pipeline.md §4) form a **tie
+   group** (a connected component of the tied pairs): it is packed with one NOTE block that lists its
+   packed facts. Every other fact is a unit alone.
 2. Greedy fill up to ``token_budget`` (SPEC-003 §7.3): anchors in CDR order, then connectors in
-   connector-score order (ties by fact row). A unit is decided at its first fact in that order and
-   costs its fact lines plus its NOTE blocks; a unit that does not fit is left out and smaller ones
-   may still enter. A connector enters only while at least two of the anchors it bridges are
-   packed (so far, the anchors of its own unit included); otherwise it is left out as unbridged,
-   with its tie unit if it has one. A tied pair left out is reported in ``Envelope.dropped_pairs``
-   and counts in no header (``headers.conflict_counts``): the header and the text always agree.
+   connector-score order (ties by fact row). A unit is decided at its first fact in that order. A fact
+   alone costs its line; a fact that does not fit is left out and smaller ones may still enter. A tie
+   group enters whole when its lines and its NOTE fit; otherwise its members are taken in fill order,
+   each kept while the lines kept so far and a NOTE listing them and naming every other member as left
+   out still fit, so its highest-CDR members that fit are packed with a NOTE that says which were left
+   out. A connector enters only while at least two of the anchors it bridges are packed (so far, its
+   own group's included); otherwise it is left out as unbridged. A tied pair not wholly packed is
+   reported in ``Envelope.dropped_pairs`` and counts in no header (``headers.conflict_counts``): the
+   header counts the tied pairs whose two facts are packed, the pairs the group NOTEs cover.
 3. Anchor order: the primacy-recency sandwich of SPEC-003 §7.4,
    ``[critical[0], critical[-1], supporting..., important..., critical[1:-1]...]``, each tier in
    CDR order, tiers on each anchor's CDR / the best packed anchor CDR (critical >= 0.80,
@@ -23,30 +26,47 @@
    connector bridges at least two packed anchors, so its first one is never the last anchor: no
    connector is ever last, except with exactly two anchors packed (both in the primacy block, the
    connectors after them).
-5. Text: one line ``[<fact_id>] <content>`` per fact; each NOTE block right after the later of its
-   two facts, the fact placed first listed first. A fact line costs ``token_counts[row]`` + the
-   tokens of ``[<fact_id>]``; a NOTE block costs its own count (the larger of its two line orders
-   is reserved during the fill, so the envelope never exceeds its budget).
+5. Text: one line ``[<fact_id>] <content>`` per fact; each group's NOTE block right after the last
+   of its packed facts, listing them in envelope order (for a group of two, SPEC-027 §2.5's block
+   verbatim). A fact line costs ``token_counts[row]`` + the tokens of ``[<fact_id>]``. A NOTE block
+   costs its own count: during the fill a whole group reserves the larger of its NOTE in fill order and
+   in reverse, a group cut by the budget the sum of its NOTE's parts (header, fact lines, left-out ids),
+   which no counter of this project undercounts; ``tokens_used`` holds the NOTE as placed, so the
+   envelope never exceeds its budget.
+6. An envelope left empty although facts were offered says why (``Envelope.empty_reason``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.model import KnowledgeBase
-from crp_core.records import DroppedPair, DropReason, Envelope, PackedFact
+from crp_core.records import DroppedPair, DropReason, Envelope, PackedFact, TieGroup
 
 #: the NOTE block of SPEC-027 §2.5 (header lines; one indented ``[content]`` line per fact follows)
 NOTE_HEADER = (
     "NOTE: The following two facts conflict and could not be automatically\n"
     "arbitrated. Treat with caution and prefer the more specific:"
 )
+#: the header of a tie group's NOTE listing one packed fact (the rest of its group left out)
+NOTE_HEADER_ONE = (
+    "NOTE: The following fact conflicts with facts of equal authority left out of this\n"
+    "envelope, and could not be automatically arbitrated. Treat with caution:"
+)
+#: the start of every NOTE header (every NOTE block of an envelope begins with it)
+NOTE_START = "NOTE: The following "
+#: the last line of a group NOTE with members left out: this lead, then their ids
+LEFT_OUT_LEAD = "  Also in this conflict, of equal authority, left out of this envelope:"
+#: left-out ids a NOTE names before it counts the rest ("and 3 more"): every one with the default budget of
+#: 20 facts, a bounded line with any budget (the report lists them all)
+LEFT_OUT_SHOWN = 20
 #: tier thresholds on CDR / best anchor CDR (SPEC-003 §7.4, docs/reference/pipeline.md §6)
 CRITICAL_RATIO = 0.80
 IMPORTANT_RATIO = 0.50
@@ -70,9 +90,43 @@ class PackCorpus(Protocol):
     def token_counts(self) -> np.ndarray: ...
 
 
+def note_header(listed: int) -> str:
+    """The header lines of a NOTE listing ``listed`` facts: SPEC-027 §2.5's for two, its count for more."""
+    if listed == 2:
+        return NOTE_HEADER
+    if listed == 1:
+        return NOTE_HEADER_ONE
+    return NOTE_HEADER.replace("two facts", f"{listed} facts", 1)
+
+
+def note_line(content: str) -> str:
+    """A fact's line in a NOTE block."""
+    return f"  [{content}]"
+
+
+def left_out_tail(fact_ids: Sequence[str]) -> str:
+    """The last line of a group NOTE: the ids of its members left out, the first :data:`LEFT_OUT_SHOWN`
+    named and the rest counted."""
+    shown = list(fact_ids[:LEFT_OUT_SHOWN])
+    more = len(fact_ids) - len(shown)
+    if more:
+        shown.append(f"and {more} more")
+    return f"{LEFT_OUT_LEAD} {', '.join(shown)}."
+
+
+def group_note(contents: Sequence[str], left_out: Sequence[str] = ()) -> str:
+    """The NOTE block of a tie group: its packed facts' contents (envelope order) and the ids of its
+    members left out (docs/reference/pipeline.md §6). Two facts and none left out: SPEC-027 §2.5's block."""
+    lines = [note_header(len(contents)), *map(note_line, contents)]
+    if left_out:
+        lines.append(left_out_tail(left_out))
+    return "\n".join(lines)
+
+
 def note_block(content_a: str, content_b: str) -> str:
-    """The SPEC-027 §2.5 annotation for a tied pair (A = the fact placed first in the envelope)."""
-    return f"{NOTE_HEADER}\n  [{content_a}]\n  [{content_b}]"
+    """The SPEC-027 §2.5 annotation for a tied pair (A = the fact placed first in the envelope): the NOTE
+    of a tie group of two, both packed."""
+    return group_note((content_a, content_b))
 
 
 def fact_line(fact_id: str, content: str) -> str:
@@ -120,33 +174,54 @@ def cached_prefix_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, 
     return prefix
 
 
-#: token counts of the NOTE blocks of ordered fact-row pairs (a, b) (see :func:`cached_note_counter`)
-NoteCounter = Callable[[Sequence[tuple[int, int]]], np.ndarray]
+#: a NOTE block by its rows: (the rows it lists, in listed order; the rows it names as left out, fill order)
+NoteSpec = tuple[tuple[int, ...], tuple[int, ...]]
+#: token counts of the NOTE blocks of :data:`NoteSpec` s (see :func:`cached_note_counter`)
+NoteCounter = Callable[[Sequence[NoteSpec]], np.ndarray]
 
 
-def note_counts(kb: KnowledgeBase, pairs: Sequence[tuple[int, int]], count_tokens: TokenCounter) -> np.ndarray:
-    """(len(pairs),) int64 token counts of ``note_block`` of each ordered pair's contents, counted now."""
-    if not len(pairs):
-        return np.zeros(0, dtype=np.int64)
+def note_text(kb: KnowledgeBase, spec: NoteSpec) -> str:
+    """The NOTE block a spec stands for (:func:`group_note` of its rows' contents and ids)."""
     facts = kb.facts
-    return np.asarray(
-        count_tokens([note_block(facts[a].content, facts[b].content) for a, b in pairs]), dtype=np.int64
-    ).reshape(-1)
+    listed, left = spec
+    return group_note([facts[r].content for r in listed], [facts[r].fact_id for r in left])
+
+
+def note_counts(kb: KnowledgeBase, specs: Sequence[NoteSpec], count_tokens: TokenCounter) -> np.ndarray:
+    """(len(specs),) int64 token counts of each spec's NOTE block, counted now."""
+    if not len(specs):
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(count_tokens([note_text(kb, s) for s in specs]), dtype=np.int64).reshape(-1)
 
 
 def cached_note_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, counter_key: Hashable) -> NoteCounter:
-    """:func:`note_counts` remembered per corpus and ``counter_key``: a NOTE block's text depends on its two
-    facts' contents alone, so each ordered pair is counted the first time it is packed."""
-    known: dict[tuple[int, int], int] = corpus.derived(("envelope note tokens", counter_key), lambda: {})
+    """:func:`note_counts` remembered per corpus and ``counter_key``: a NOTE block's text depends on its
+    facts alone, so each spec is counted the first time it is packed."""
+    known: dict[NoteSpec, int] = corpus.derived(("envelope note tokens", counter_key), lambda: {})
 
-    def notes(pairs: Sequence[tuple[int, int]]) -> np.ndarray:
-        keys = [(int(a), int(b)) for a, b in pairs]
+    def notes(specs: Sequence[NoteSpec]) -> np.ndarray:
+        keys = [(tuple(map(int, a)), tuple(map(int, b))) for a, b in specs]
         missing = list(dict.fromkeys(k for k in keys if k not in known))
         if missing:
             known.update(zip(missing, note_counts(corpus.kb, missing, count_tokens).tolist(), strict=True))
         return np.array([known[k] for k in keys], dtype=np.int64)
 
     return notes
+
+
+def cached_text_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, counter_key: Hashable) -> TokenCounter:
+    """``count_tokens`` remembered per corpus, ``counter_key`` and text: the parts of the NOTE blocks of
+    tie groups cut by the budget (headers, fact lines, ids) are counted once per corpus."""
+    known: dict[str, int] = corpus.derived(("envelope note part tokens", counter_key), lambda: {})
+
+    def texts(items: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in items if t not in known))
+        if missing:
+            counts = np.asarray(count_tokens(missing), dtype=np.int64).reshape(-1).tolist()
+            known.update(zip(missing, counts, strict=True))
+        return np.array([known[t] for t in items], dtype=np.int64)
+
+    return texts
 
 
 class PackItem(NamedTuple):
@@ -179,8 +254,9 @@ def rank_by_score(rows: Sequence[int], score: Mapping[int, float]) -> list[int]:
     return [x for _, x in sorted(zip(neg, map(int, rows)))]
 
 
-def _tie_units(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
-    """Unit id (the smallest row of its tie component) of every row; singletons map to themselves."""
+def tie_components(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
+    """The tie group of every row: the smallest row of its connected component of ``ties``; a row in no
+    tie maps to itself."""
     parent = {r: r for r in rows}
     if not ties:
         return parent
@@ -198,103 +274,198 @@ def _tie_units(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int
     return {r: root(r) for r in rows}
 
 
-@dataclass(frozen=True)
-class _Fill:
-    """Outcome of the greedy fill: packed rows (fill order), what was left out and why."""
+@dataclass
+class _GroupFill:
+    """One tie group in the fill: its members and tied pairs (fill order), the members packed and those
+    left out with why (fill order), and the tokens its NOTE was given."""
 
-    packed: list[int]
-    packed_ties: list[tuple[int, int]]
-    over_budget: list[int]
-    unbridged: list[int]
-    dropped_pairs: list[tuple[int, int, DropReason]]
+    members: list[int]
+    pairs: list[tuple[int, int]]
+    whole_note: int = 0  # tokens reserved for its NOTE listing every member
+    chosen: list[int] = field(default_factory=list)
+    left: list[tuple[int, DropReason]] = field(default_factory=list)
+
+    @property
+    def left_rows(self) -> tuple[int, ...]:
+        return tuple(r for r, _ in self.left)
+
+
+class _NoteParts:
+    """Token counts of the parts of a tie group's NOTE blocks (headers, fact lines, left-out ids), counted
+    in one call; a NOTE's count is at most the sum of its parts' with either counter of this project (the
+    tokenizer splits at whitespace, ``ceil(words * 1.3)`` is subadditive)."""
+
+    def __init__(self, kb: KnowledgeBase, members: Sequence[int], count_parts: TokenCounter) -> None:
+        facts = kb.facts
+        n = len(members)
+        more = max(0, n - 1 - LEFT_OUT_SHOWN)  # the most ids a NOTE can count instead of naming
+        texts = (
+            [note_header(k) for k in range(1, n + 1)]
+            + [LEFT_OUT_LEAD]
+            + [f"and {k} more." for k in range(1, more + 1)]
+            + [note_line(facts[r].content) for r in members]
+            + [f"{facts[r].fact_id}," for r in members]
+        )
+        counts = np.asarray(count_parts(texts), dtype=np.int64).reshape(-1).tolist()
+        self.header = [0, *counts[:n]]
+        self.lead = counts[n]
+        self.more = [0, *counts[n + 1 : n + 1 + more]]
+        base = n + 1 + more
+        self.line = dict(zip(members, counts[base : base + n], strict=True))
+        self.ident = dict(zip(members, counts[base + n : base + 2 * n], strict=True))
+
+    def bound(self, listed_lines: int, listed: int, left: Sequence[int]) -> int:
+        """Tokens reserved for a NOTE listing ``listed`` facts whose lines count ``listed_lines`` and naming
+        ``left`` (fill order) as left out."""
+        need = self.header[listed] + listed_lines
+        if left:
+            need += self.lead + sum(self.ident[r] for r in left[:LEFT_OUT_SHOWN])
+            need += self.more[max(0, len(left) - LEFT_OUT_SHOWN)]
+        return need
+
+
+class _Filler:
+    """The greedy fill of docs/reference/pipeline.md §6 (module docstring, step 2): what is packed so
+    far, what was left out and why."""
+
+    def __init__(self, by_row: Mapping[int, PackItem], cost: Mapping[int, int], budget: int) -> None:
+        self.by_row, self.cost, self.budget = by_row, cost, budget
+        self.used = 0
+        self.packed: list[int] = []
+        self.packed_anchors: set[int] = set()
+        self.over_budget: list[int] = []
+        self.unbridged: list[int] = []
+        self.groups: list[_GroupFill] = []
+        # the fewest tokens a unit left out for the budget needed, and whether with a NOTE (for an empty
+        # envelope's reason: with nothing packed, each unit was tried on its own)
+        self.smallest: tuple[int, bool] | None = None
+
+    def _bridged(self, row: int, own_anchors: set[int] | None = None) -> bool:
+        """A connector needs two of the anchors it bridges packed (so far, its own group's included)."""
+        it = self.by_row[row]
+        if it.role != "connector":
+            return True
+        anchors = self.packed_anchors | own_anchors if own_anchors else self.packed_anchors
+        return len(anchors.intersection(it.bridges)) >= 2
+
+    def _too_big(self, need: int, tied: bool) -> None:
+        if self.smallest is None or need < self.smallest[0]:
+            self.smallest = (need, tied)
+
+    def _take(self, rows: Sequence[int], need: int) -> None:
+        self.used += need
+        self.packed.extend(rows)
+        self.packed_anchors.update(r for r in rows if self.by_row[r].role == "anchor")
+
+    def alone(self, row: int) -> None:
+        """A fact in no tie: its line, if it fits (and, for a connector, its anchors are packed)."""
+        if not self._bridged(row):
+            self.unbridged.append(row)
+            return
+        need = self.cost[row]
+        if self.used + need > self.budget:
+            self.over_budget.append(row)
+            self._too_big(need, False)
+            return
+        self._take([row], need)
+
+    def group(self, g: _GroupFill, parts_of: Callable[[Sequence[int]], _NoteParts]) -> None:
+        """A tie group: whole with its NOTE when it fits; else, when some of its connectors lack their
+        bridged anchors, every other member with a NOTE naming them, if that fits; else its members in fill
+        order, each kept while the lines kept so far and a NOTE listing them and naming every other member
+        fit (:meth:`_members`)."""
+        members = g.members
+        anchors = {r for r in members if self.by_row[r].role == "anchor"}
+        bridged = [r for r in members if self._bridged(r, anchors)]
+        whole = sum(self.cost[r] for r in members) + g.whole_note
+        if len(bridged) == len(members) and whole <= self.budget - self.used:
+            g.chosen = list(members)
+            self._take(members, whole)
+            return
+        note = parts_of(members)
+        if bridged and len(bridged) < len(members):  # every member but the connectors its anchors cannot bridge
+            kept = set(bridged)
+            left = [r for r in members if r not in kept]
+            need = sum(self.cost[r] for r in bridged)
+            need += note.bound(sum(note.line[r] for r in bridged), len(bridged), left)
+            if need <= self.budget - self.used:
+                self._settle(g, bridged, [(r, "unbridged") for r in left], need)
+                return
+        self._members(g, note)
+
+    def _members(self, g: _GroupFill, note: _NoteParts) -> None:
+        """A cut group's members in fill order, each kept while its lines and a NOTE listing the kept ones
+        and naming every other member fit the room left."""
+        room = self.budget - self.used
+        chosen: list[int] = []
+        chosen_anchors: set[int] = set()
+        lines = note_lines = need = 0
+        why: dict[int, DropReason] = {}
+        for m in g.members:
+            if not self._bridged(m, chosen_anchors):
+                why[m] = "unbridged"
+                continue
+            trial = {*chosen, m}
+            left = [x for x in g.members if x not in trial]
+            got = lines + self.cost[m] + note.bound(note_lines + note.line[m], len(trial), left)
+            if got > room:
+                why[m] = "budget"
+                self._too_big(got, True)
+                continue
+            chosen.append(m)
+            lines += self.cost[m]
+            note_lines += note.line[m]
+            need = got
+            if self.by_row[m].role == "anchor":
+                chosen_anchors.add(m)
+        self._settle(g, chosen, [(m, why[m]) for m in g.members if m in why], need)
+
+    def _settle(self, g: _GroupFill, chosen: list[int], left: list[tuple[int, DropReason]], need: int) -> None:
+        g.chosen, g.left = chosen, left
+        self._take(chosen, need)
+        for m, reason in left:
+            (self.over_budget if reason == "budget" else self.unbridged).append(m)
 
 
 def _greedy_fill(
     items: Sequence[PackItem],
     ties: Sequence[tuple[int, int]],
     cost: Mapping[int, int],
-    note_cost: Mapping[tuple[int, int], int],
+    note_costs: Callable[[Sequence[_GroupFill]], list[int]],
+    parts_of: Callable[[Sequence[int]], _NoteParts],
     budget: int,
-) -> _Fill:
-    """docs/reference/pipeline.md §6 fill: anchors (CDR order) then connectors (score order), tie units whole."""
+) -> _Filler:
+    """docs/reference/pipeline.md §6 fill: anchors (CDR order) then connectors (score order), tie groups
+    decided at their first member; ``note_costs`` gives each group's whole NOTE its reserved tokens,
+    ``parts_of`` the parts of its NOTEs when it is cut."""
     by_row = {it.row: it for it in items}
     scores = {r: it.score for r, it in by_row.items()}
     order = rank_by_score([r for r, it in by_row.items() if it.role == "anchor"], scores) + rank_by_score(
         [r for r, it in by_row.items() if it.role == "connector"], scores
     )
+    fill = _Filler(by_row, cost, budget)
     if not ties:
-        return _fill_alone(order, by_row, cost, budget)
-    unit_of = _tie_units(list(by_row), ties)
-    members: dict[int, list[int]] = {}
-    unit_ties: dict[int, list[tuple[int, int]]] = {}
-    for r, u in unit_of.items():
-        members.setdefault(u, []).append(r)
+        for row in order:
+            fill.alone(row)
+        return fill
+    unit_of = tie_components(list(by_row), ties)
+    groups: dict[int, _GroupFill] = {}
     for p in ties:
-        unit_ties.setdefault(unit_of[p[0]], []).append(p)
-
-    packed: list[int] = []
-    packed_anchors: set[int] = set()
-    out = _Fill(packed, [], [], [], [])
-    used = 0
-    decided: set[int] = set()
+        groups.setdefault(unit_of[p[0]], _GroupFill([], [])).pairs.append(p)
+    for row in order:  # members in fill order
+        g = groups.get(unit_of[row])
+        if g is not None:
+            g.members.append(row)
+    fill.groups = [groups[u] for u in dict.fromkeys(unit_of[r] for r in order) if u in groups]
+    for g, tokens in zip(fill.groups, note_costs(fill.groups), strict=True):
+        g.whole_note = tokens
     for row in order:
-        u = unit_of[row]
-        if u in decided:
-            continue
-        decided.add(u)
-        pairs = unit_ties.get(u)
-        if pairs is None:  # a fact alone (no tie): its own line
-            rows = [row]
-            unit_anchors = {row} if by_row[row].role == "anchor" else set()
-            need = cost[row]
-        else:
-            rows = rank_by_score(members[u], scores)
-            unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
-            need = sum(cost[r] for r in rows) + sum(note_cost[p] for p in pairs)
-        # a connector needs two of the anchors it bridges packed (so far, its own unit's included)
-        unbridged = any(
-            it.role == "connector" and len((packed_anchors | unit_anchors).intersection(it.bridges)) < 2
-            for it in map(by_row.__getitem__, rows)
-        )
-        if unbridged:
-            out.unbridged.extend(rows)
-            if pairs:
-                out.dropped_pairs.extend((a, b, "unbridged") for a, b in pairs)
-        elif used + need > budget:
-            out.over_budget.extend(rows)
-            if pairs:
-                out.dropped_pairs.extend((a, b, "budget") for a, b in pairs)
-        else:
-            used += need
-            packed.extend(rows)
-            packed_anchors |= unit_anchors
-            if pairs:
-                out.packed_ties.extend(pairs)
-    return out
-
-
-def _fill_alone(order: Sequence[int], by_row: Mapping[int, PackItem], cost: Mapping[int, int], budget: int) -> _Fill:
-    """:func:`_greedy_fill` when no fact is tied: every fact is a unit alone (the usual run), so each is
-    one budget test and, for a connector, one count of its packed bridged anchors."""
-    packed: list[int] = []
-    packed_anchors: set[int] = set()
-    out = _Fill(packed, [], [], [], [])
-    used = 0
-    for row in order:
-        it = by_row[row]
-        anchor = it.role == "anchor"
-        if not anchor and len(packed_anchors.intersection(it.bridges)) < 2:
-            out.unbridged.append(row)
-            continue
-        need = cost[row]
-        if used + need > budget:
-            out.over_budget.append(row)
-            continue
-        used += need
-        packed.append(row)
-        if anchor:
-            packed_anchors.add(row)
-    return out
+        g = groups.get(unit_of[row])
+        if g is None:
+            fill.alone(row)
+        elif g.members[0] == row:
+            fill.group(g, parts_of)
+    return fill
 
 
 @dataclass(frozen=True)
@@ -359,16 +530,98 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem], *, ranked_fil
     return _Layout(order, tier, band, bridged)
 
 
-def _note_costs(ties: Sequence[tuple[int, int]], count_notes: NoteCounter) -> dict[tuple[int, int], int]:
-    """Tokens reserved for each tie's NOTE block: the larger count of its two line orders."""
-    if not ties:
-        return {}
-    orders = [(x, y) for a, b in ties for x, y in ((a, b), (b, a))]
-    counts = np.asarray(count_notes(orders), dtype=np.int64).reshape(len(ties), 2).max(axis=1)
-    return dict(zip(ties, counts.tolist(), strict=True))
+def _whole_notes(groups: Sequence[_GroupFill], count_notes: NoteCounter) -> list[int]:
+    """Tokens reserved for each group's NOTE listing every member: the larger count of its fill order and
+    the reverse (a pair's two line orders), all groups counted in one call."""
+    if not groups:
+        return []
+    specs: list[NoteSpec] = [(tuple(o), ()) for g in groups for o in (g.members, g.members[::-1])]
+    counts = np.asarray(count_notes(specs), dtype=np.int64).reshape(len(groups), 2).max(axis=1)
+    return [int(c) for c in counts.tolist()]
 
 
-def pack_envelope(
+@dataclass(frozen=True)
+class _Notes:
+    """The NOTE blocks of the packed tie groups, in text order: each group's spec, its block, the row it
+    follows."""
+
+    groups: list[_GroupFill]
+    specs: list[NoteSpec]
+    texts: list[str]
+    after: dict[int, list[str]]
+
+
+def _place_notes(kb: KnowledgeBase, groups: Sequence[_GroupFill], pos: Mapping[int, int]) -> _Notes:
+    """Each group with a packed member gets its NOTE right after its last packed fact, listing its packed
+    facts in envelope order; blocks after one fact are ordered by their other facts' places."""
+
+    def places(g: _GroupFill) -> list[int]:
+        return sorted(pos[r] for r in g.chosen)
+
+    def key(g: _GroupFill) -> tuple[int, ...]:
+        p = places(g)
+        return (p[-1], *p[:-1])
+
+    placed = sorted((g for g in groups if g.chosen), key=key)
+    specs: list[NoteSpec] = [(tuple(sorted(g.chosen, key=pos.__getitem__)), g.left_rows) for g in placed]
+    texts = [note_text(kb, sp) for sp in specs]
+    after: dict[int, list[str]] = {}
+    for sp, text in zip(specs, texts, strict=True):
+        after.setdefault(sp[0][-1], []).append(text)
+    return _Notes(placed, specs, texts, after)
+
+
+def _tie_records(
+    kb: KnowledgeBase, fill: _Filler, notes: _Notes, note_tokens: Sequence[int]
+) -> tuple[tuple[TieGroup, ...], tuple[DroppedPair, ...]]:
+    """The :class:`TieGroup` of every group (those with a NOTE in text order, then the rest in fill order)
+    and every tied pair not wholly packed (groups in fill order, pairs in tie order)."""
+    facts = kb.facts
+
+    def ids(rows: Sequence[int]) -> tuple[str, ...]:
+        return tuple(facts[r].fact_id for r in rows)
+
+    def record(g: _GroupFill, spec: NoteSpec | None, text: str | None, tokens: int) -> TieGroup:
+        pairs = sorted({tuple(sorted((facts[a].fact_id, facts[b].fact_id))) for a, b in g.pairs})
+        return TieGroup(
+            members=ids(g.members),
+            pairs=tuple((a, b) for a, b in pairs),
+            packed=ids(spec[0]) if spec is not None else (),
+            left_out=ids(g.left_rows),
+            left_out_reasons=tuple(reason for _, reason in g.left),
+            note=text,
+            note_tokens=tokens,
+        )
+
+    out = [record(g, sp, t, n) for g, sp, t, n in zip(notes.groups, notes.specs, notes.texts, note_tokens, strict=True)]
+    out += [record(g, None, None, 0) for g in fill.groups if not g.chosen]
+    dropped: list[DroppedPair] = []
+    for g in fill.groups:
+        why = dict(g.left)
+        for a, b in g.pairs:
+            if a in why or b in why:
+                first = next(r for r, _ in g.left if r in (a, b))
+                dropped.append(DroppedPair(facts[a].fact_id, facts[b].fact_id, why[first]))
+    return tuple(out), tuple(dropped)
+
+
+def _empty_reason(fill: _Filler, offered: int, budget: int) -> str:
+    """Why no offered fact was packed (docs/reference/pipeline.md §6)."""
+    parts: list[str] = []
+    if fill.over_budget and fill.smallest is not None:
+        need, tied = fill.smallest
+        note = ", with its tie group's NOTE" if tied else ""
+        parts.append(
+            f"none of the {offered} selected fact{'' if offered == 1 else 's'} fits token_budget {budget} "
+            f"(the smallest needs {need} tokens{note})"
+        )
+    if fill.unbridged:
+        n = len(fill.unbridged)
+        parts.append(f"{n} connector{'' if n == 1 else 's'} without two packed bridged anchors")
+    return "the envelope is empty: " + "; ".join(parts or ["nothing was packed"])
+
+
+def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, the config and the three counters
     corpus: PackCorpus,
     items: Sequence[PackItem],
     *,
@@ -377,13 +630,16 @@ def pack_envelope(
     count_tokens: TokenCounter,
     count_prefixes: PrefixCounter | None = None,
     count_notes: NoteCounter | None = None,
+    count_note_parts: TokenCounter | None = None,
 ) -> Envelope:
-    """Greedy fill with tie units, then the anchor sandwich and the connectors' spots (docs/reference/pipeline.md §6).
+    """Greedy fill with tie groups, then the anchor sandwich and the connectors' spots (docs/reference/pipeline.md §6).
 
     ``count_prefixes`` (rows -> token counts of their ``[<fact_id>]`` prefixes) defaults to counting
     them with ``count_tokens`` (:func:`prefix_counts`); the pipeline passes :func:`cached_prefix_counter`.
-    ``count_notes`` (ordered row pairs -> token counts of their NOTE blocks) likewise defaults to
+    ``count_notes`` (:data:`NoteSpec` s -> token counts of their NOTE blocks) likewise defaults to
     :func:`note_counts` with ``count_tokens``; the pipeline passes :func:`cached_note_counter`.
+    ``count_note_parts`` (texts -> counts, for the parts of the NOTEs of a group cut by the budget)
+    defaults to ``count_tokens``; the pipeline passes :func:`cached_text_counter`.
     """
     kb = corpus.kb
     facts = kb.facts
@@ -407,29 +663,30 @@ def pack_envelope(
     ties.sort(key=lambda p: (min(p), max(p)))  # the same ties in any order give the same envelope
     if count_notes is None:
 
-        def count_notes(pairs: Sequence[tuple[int, int]]) -> np.ndarray:
-            return note_counts(kb, pairs, count_tokens)
+        def count_notes(specs: Sequence[NoteSpec]) -> np.ndarray:
+            return note_counts(kb, specs, count_tokens)
 
-    note_cost = _note_costs(ties, count_notes)
-
-    fill = _greedy_fill(list(by_row.values()), ties, cost, note_cost, budget)
+    counter = count_notes
+    parts_counter = count_note_parts or count_tokens
+    fill = _greedy_fill(
+        list(by_row.values()),
+        ties,
+        cost,
+        lambda groups: _whole_notes(groups, counter),
+        lambda members: _NoteParts(kb, members, parts_counter),
+        budget,
+    )
     lay = _layout(fill.packed, by_row, ranked_fill=not ties)
 
-    # text: NOTE blocks after the later fact of each packed tie, earlier-placed fact listed first
-    pos = {r: i for i, r in enumerate(lay.order)}
-    placed = sorted((sorted(p, key=pos.__getitem__) for p in fill.packed_ties), key=lambda p: (pos[p[1]], pos[p[0]]))
-    notes_after: dict[int, list[str]] = {}
-    notes: list[str] = []
-    for first, second in placed:
-        block = note_block(facts[first].content, facts[second].content)
-        notes_after.setdefault(second, []).append(block)
-        notes.append(block)
+    # text: each group's NOTE block after the last of its packed facts
+    notes = _place_notes(kb, fill.groups, {r: i for i, r in enumerate(lay.order)})
     lines: list[str] = []
     for r in lay.order:
         lines.append(fact_line(facts[r].fact_id, facts[r].content))
-        lines.extend(notes_after.get(r, ()))
-    note_tokens = int(np.asarray(count_notes([(a, b) for a, b in placed]), dtype=np.int64).sum()) if notes else 0
-    used = sum(cost[r] for r in lay.order) + note_tokens
+        lines.extend(notes.after.get(r, ()))
+    note_tokens = np.asarray(counter(notes.specs), dtype=np.int64).tolist() if notes.specs else []
+    used = sum(cost[r] for r in lay.order) + sum(note_tokens)
+    tie_groups, dropped_pairs = _tie_records(kb, fill, notes, note_tokens)
 
     packed_facts = tuple(
         PackedFact.make(
@@ -450,32 +707,83 @@ def pack_envelope(
         tokens_used=int(used),
         token_budget=budget,
         dropped_for_budget=tuple(facts[r].fact_id for r in rank_by_score(fill.over_budget, scores)),
-        notes=tuple(notes),
+        notes=tuple(notes.texts),
         dropped_unbridged=tuple(facts[r].fact_id for r in rank_by_score(fill.unbridged, scores)),
-        dropped_pairs=tuple(
-            DroppedPair(facts[a].fact_id, facts[b].fact_id, reason) for a, b, reason in fill.dropped_pairs
-        ),
+        dropped_pairs=dropped_pairs,
+        tie_groups=tie_groups,
+        empty_reason=_empty_reason(fill, len(by_row), budget) if by_row and not packed_facts else None,
     )
+
+
+def _listed(fact_ids: Sequence[str]) -> str:
+    """Ids for a sentence: the first :data:`LEFT_OUT_SHOWN`, then how many more."""
+    shown = ", ".join(fact_ids[:LEFT_OUT_SHOWN])
+    more = len(fact_ids) - LEFT_OUT_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[str, str]:
     """Why each selected fact left out by stage 6 is not in the envelope (fact id -> reason text)."""
-    partners: dict[str, list[str]] = {}
-    for p in envelope.dropped_pairs:
-        partners.setdefault(p.fact_a, []).append(p.fact_b)
-        partners.setdefault(p.fact_b, []).append(p.fact_a)
+    group_of = {fid: g for g in envelope.tie_groups for fid in g.left_out}
 
     def tied(fid: str) -> str:
-        got = partners.get(fid)
-        return f" (tied with {', '.join(got)}: a tied pair is packed as a unit)" if got else ""
+        g = group_of.get(fid)
+        if g is None:
+            return ""
+        others = _listed([m for m in g.members if m != fid])
+        if g.packed:
+            return f" (tie group with {others}: the facts that fit were packed with a NOTE that names this one)"
+        return f" (tie group with {others}: no fact of the group fits with the group's NOTE)"
 
     out = {fid: "selected but dropped: token budget" + tied(fid) for fid in envelope.dropped_for_budget}
     for fid in envelope.dropped_unbridged:
-        if roles.get(fid) == "connector":
-            out[fid] = "selected but dropped: fewer than two of the anchors it bridges are packed" + tied(fid)
-        else:
-            out[fid] = "selected but dropped: tied to a connector left without its bridged anchors" + tied(fid)
+        out[fid] = "selected but dropped: fewer than two of the anchors it bridges are packed" + tied(fid)
     return out
+
+
+def tie_group_warning(group: TieGroup, budget: int) -> str:
+    """The run warning of a tie group stage 6 cut or left out (docs/reference/pipeline.md §6)."""
+    n, pairs = len(group.members), len(group.pairs)
+    what = f"tie group of {n} facts ({pairs} tied pair{'' if pairs == 1 else 's'}: {_listed(group.members)})"
+    why = " and ".join(
+        dict.fromkeys(
+            "token_budget " + str(budget) if r == "budget" else "connectors without their bridged anchors"
+            for r in group.left_out_reasons
+        )
+    )
+    if not group.packed:
+        return f"{what} left out whole ({why}): no fact of it fits with the group's NOTE block"
+    k = len(group.packed_pairs)
+    return (
+        f"{what} cut ({why}): {len(group.packed)} packed with one NOTE block covering {k} tied "
+        f"pair{'' if k == 1 else 's'}, {len(group.left_out)} left out and named in it: {_listed(group.left_out)}"
+    )
+
+
+def explain_envelope(
+    envelope: Envelope, *, candidates: int, gated_in: int, selected: int, guarded: int
+) -> tuple[Envelope, tuple[str, ...]]:
+    """The envelope with the reason it is empty (when it is), and stage 6's warnings: one per tie group cut
+    or left out, and the empty envelope's reason while facts passed the gate (docs/reference/pipeline.md
+    §6). ``candidates``: stage-1 candidates; ``gated_in``: those that passed the gate; ``selected``: the
+    facts stage 4 kept; ``guarded``: those the known-conflict guard left to pack."""
+    warnings = [tie_group_warning(g, envelope.token_budget) for g in envelope.tie_groups if g.left_out]
+    if envelope.order:
+        return envelope, tuple(warnings)
+    reason = envelope.empty_reason
+    if reason is None:
+        if not candidates:
+            reason = "the envelope is empty: no fact was retrieved"
+        elif not gated_in:
+            reason = f"the envelope is empty: none of the {candidates} candidates passed the relevance gate"
+        elif selected and not guarded:
+            reason = "the envelope is empty: the known-conflict guard dropped every selected fact"
+        else:
+            reason = "the envelope is empty: no fact was selected"
+        envelope = dataclasses.replace(envelope, empty_reason=reason)
+    if gated_in:
+        warnings.append(reason)
+    return envelope, tuple(warnings)
 
 
 def word_counter(texts: Sequence[str]) -> np.ndarray:
