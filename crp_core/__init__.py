@@ -162,8 +162,9 @@ if TYPE_CHECKING:
         authority_winner,
         values_conflict,
     )
-    from crp_core.stages.packing import fact_line, note_block
+    from crp_core.stages.packing import fact_line
     from crp_core.stages.partitions import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
+    from crp_core.stages.tie_groups import note_block
     from crp_core.triage import (
         CleanedExport,
         DecisionStore,
@@ -332,10 +333,8 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "PATTERNS",
         "authority_winner",
     ),
-    "crp_core.stages.packing": (
-        "fact_line",
-        "note_block",
-    ),
+    "crp_core.stages.packing": ("fact_line",),
+    "crp_core.stages.tie_groups": ("note_block",),
     "crp_core.stages.partitions": (
         "RULE_KMEANS",
         "RULE_ONE_EACH",

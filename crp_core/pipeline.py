@@ -39,10 +39,10 @@ from crp_core.stages.packing import (
     cached_note_counter,
     cached_prefix_counter,
     cached_text_counter,
-    explain_envelope,
     pack_envelope,
     word_counter,
 )
+from crp_core.stages.tie_groups import explain_envelope
 from crp_core.support.blas import one_blas_thread
 from crp_core.support.frozen import DeferredTuple, frozen_array
 

@@ -38,35 +38,27 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.model import KnowledgeBase
-from crp_core.records import DroppedPair, DropReason, Envelope, PackedFact, TieGroup
+from crp_core.records import DropReason, Envelope, PackedFact
+from crp_core.stages.tie_groups import (
+    GroupFill,
+    NoteParts,
+    NoteSpec,
+    listed_ids,
+    note_text,
+    place_notes,
+    tie_components,
+    tie_records,
+)
 
-#: the NOTE block of SPEC-027 §2.5 (header lines; one indented ``[content]`` line per fact follows)
-NOTE_HEADER = (
-    "NOTE: The following two facts conflict and could not be automatically\n"
-    "arbitrated. Treat with caution and prefer the more specific:"
-)
-#: the header of a tie group's NOTE listing one packed fact (the rest of its group left out)
-NOTE_HEADER_ONE = (
-    "NOTE: The following fact conflicts with facts of equal authority left out of this\n"
-    "envelope, and could not be automatically arbitrated. Treat with caution:"
-)
-#: the start of every NOTE header (every NOTE block of an envelope begins with it)
-NOTE_START = "NOTE: The following "
-#: the last line of a group NOTE with members left out: this lead, then their ids
-LEFT_OUT_LEAD = "  Also in this conflict, of equal authority, left out of this envelope:"
-#: left-out ids a NOTE names before it counts the rest ("and 3 more"): every one with the default budget of
-#: 20 facts, a bounded line with any budget (the report lists them all)
-LEFT_OUT_SHOWN = 20
 #: tier thresholds on CDR / best anchor CDR (SPEC-003 §7.4, docs/reference/pipeline.md §6)
 CRITICAL_RATIO = 0.80
 IMPORTANT_RATIO = 0.50
@@ -88,45 +80,6 @@ class PackCorpus(Protocol):
 
     @property
     def token_counts(self) -> np.ndarray: ...
-
-
-def note_header(listed: int) -> str:
-    """The header lines of a NOTE listing ``listed`` facts: SPEC-027 §2.5's for two, its count for more."""
-    if listed == 2:
-        return NOTE_HEADER
-    if listed == 1:
-        return NOTE_HEADER_ONE
-    return NOTE_HEADER.replace("two facts", f"{listed} facts", 1)
-
-
-def note_line(content: str) -> str:
-    """A fact's line in a NOTE block."""
-    return f"  [{content}]"
-
-
-def left_out_tail(fact_ids: Sequence[str]) -> str:
-    """The last line of a group NOTE: the ids of its members left out, the first :data:`LEFT_OUT_SHOWN`
-    named and the rest counted."""
-    shown = list(fact_ids[:LEFT_OUT_SHOWN])
-    more = len(fact_ids) - len(shown)
-    if more:
-        shown.append(f"and {more} more")
-    return f"{LEFT_OUT_LEAD} {', '.join(shown)}."
-
-
-def group_note(contents: Sequence[str], left_out: Sequence[str] = ()) -> str:
-    """The NOTE block of a tie group: its packed facts' contents (envelope order) and the ids of its
-    members left out (docs/reference/pipeline.md §6). Two facts and none left out: SPEC-027 §2.5's block."""
-    lines = [note_header(len(contents)), *map(note_line, contents)]
-    if left_out:
-        lines.append(left_out_tail(left_out))
-    return "\n".join(lines)
-
-
-def note_block(content_a: str, content_b: str) -> str:
-    """The SPEC-027 §2.5 annotation for a tied pair (A = the fact placed first in the envelope): the NOTE
-    of a tie group of two, both packed."""
-    return group_note((content_a, content_b))
 
 
 def fact_line(fact_id: str, content: str) -> str:
@@ -174,17 +127,8 @@ def cached_prefix_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, 
     return prefix
 
 
-#: a NOTE block by its rows: (the rows it lists, in listed order; the rows it names as left out, fill order)
-NoteSpec = tuple[tuple[int, ...], tuple[int, ...]]
 #: token counts of the NOTE blocks of :data:`NoteSpec` s (see :func:`cached_note_counter`)
 NoteCounter = Callable[[Sequence[NoteSpec]], np.ndarray]
-
-
-def note_text(kb: KnowledgeBase, spec: NoteSpec) -> str:
-    """The NOTE block a spec stands for (:func:`group_note` of its rows' contents and ids)."""
-    facts = kb.facts
-    listed, left = spec
-    return group_note([facts[r].content for r in listed], [facts[r].fact_id for r in left])
 
 
 def note_counts(kb: KnowledgeBase, specs: Sequence[NoteSpec], count_tokens: TokenCounter) -> np.ndarray:
@@ -254,76 +198,6 @@ def rank_by_score(rows: Sequence[int], score: Mapping[int, float]) -> list[int]:
     return [x for _, x in sorted(zip(neg, map(int, rows)))]
 
 
-def tie_components(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
-    """The tie group of every row: the smallest row of its connected component of ``ties``; a row in no
-    tie maps to itself."""
-    parent = {r: r for r in rows}
-    if not ties:
-        return parent
-
-    def root(r: int) -> int:
-        while parent[r] != r:
-            parent[r] = parent[parent[r]]
-            r = parent[r]
-        return r
-
-    for a, b in ties:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return {r: root(r) for r in rows}
-
-
-@dataclass
-class _GroupFill:
-    """One tie group in the fill: its members and tied pairs (fill order), the members packed and those
-    left out with why (fill order), and the tokens its NOTE was given."""
-
-    members: list[int]
-    pairs: list[tuple[int, int]]
-    whole_note: int = 0  # tokens reserved for its NOTE listing every member
-    chosen: list[int] = field(default_factory=list)
-    left: list[tuple[int, DropReason]] = field(default_factory=list)
-
-    @property
-    def left_rows(self) -> tuple[int, ...]:
-        return tuple(r for r, _ in self.left)
-
-
-class _NoteParts:
-    """Token counts of the parts of a tie group's NOTE blocks (headers, fact lines, left-out ids), counted
-    in one call; a NOTE's count is at most the sum of its parts' with either counter of this project (the
-    tokenizer splits at whitespace, ``ceil(words * 1.3)`` is subadditive)."""
-
-    def __init__(self, kb: KnowledgeBase, members: Sequence[int], count_parts: TokenCounter) -> None:
-        facts = kb.facts
-        n = len(members)
-        more = max(0, n - 1 - LEFT_OUT_SHOWN)  # the most ids a NOTE can count instead of naming
-        texts = (
-            [note_header(k) for k in range(1, n + 1)]
-            + [LEFT_OUT_LEAD]
-            + [f"and {k} more." for k in range(1, more + 1)]
-            + [note_line(facts[r].content) for r in members]
-            + [f"{facts[r].fact_id}," for r in members]
-        )
-        counts = np.asarray(count_parts(texts), dtype=np.int64).reshape(-1).tolist()
-        self.header = [0, *counts[:n]]
-        self.lead = counts[n]
-        self.more = [0, *counts[n + 1 : n + 1 + more]]
-        base = n + 1 + more
-        self.line = dict(zip(members, counts[base : base + n], strict=True))
-        self.ident = dict(zip(members, counts[base + n : base + 2 * n], strict=True))
-
-    def bound(self, listed_lines: int, listed: int, left: Sequence[int]) -> int:
-        """Tokens reserved for a NOTE listing ``listed`` facts whose lines count ``listed_lines`` and naming
-        ``left`` (fill order) as left out."""
-        need = self.header[listed] + listed_lines
-        if left:
-            need += self.lead + sum(self.ident[r] for r in left[:LEFT_OUT_SHOWN])
-            need += self.more[max(0, len(left) - LEFT_OUT_SHOWN)]
-        return need
-
-
 class _Filler:
     """The greedy fill of docs/reference/pipeline.md §6 (module docstring, step 2): what is packed so
     far, what was left out and why."""
@@ -335,7 +209,7 @@ class _Filler:
         self.packed_anchors: set[int] = set()
         self.over_budget: list[int] = []
         self.unbridged: list[int] = []
-        self.groups: list[_GroupFill] = []
+        self.groups: list[GroupFill] = []
         # the fewest tokens a unit left out for the budget needed, and whether with a NOTE (for an empty
         # envelope's reason: with nothing packed, each unit was tried on its own)
         self.smallest: tuple[int, bool] | None = None
@@ -369,7 +243,7 @@ class _Filler:
             return
         self._take([row], need)
 
-    def group(self, g: _GroupFill, parts_of: Callable[[Sequence[int]], _NoteParts]) -> None:
+    def group(self, g: GroupFill, parts_of: Callable[[Sequence[int]], NoteParts]) -> None:
         """A tie group: whole with its NOTE when it fits; else, when some of its connectors lack their
         bridged anchors, every other member with a NOTE naming them, if that fits; else its members in fill
         order, each kept while the lines kept so far and a NOTE listing them and naming every other member
@@ -393,7 +267,7 @@ class _Filler:
                 return
         self._members(g, note)
 
-    def _members(self, g: _GroupFill, note: _NoteParts) -> None:
+    def _members(self, g: GroupFill, note: NoteParts) -> None:
         """A cut group's members in fill order, each kept while its lines and a NOTE listing the kept ones
         and naming every other member fit the room left."""
         room = self.budget - self.used
@@ -420,7 +294,7 @@ class _Filler:
                 chosen_anchors.add(m)
         self._settle(g, chosen, [(m, why[m]) for m in g.members if m in why], need)
 
-    def _settle(self, g: _GroupFill, chosen: list[int], left: list[tuple[int, DropReason]], need: int) -> None:
+    def _settle(self, g: GroupFill, chosen: list[int], left: list[tuple[int, DropReason]], need: int) -> None:
         g.chosen, g.left = chosen, left
         self._take(chosen, need)
         for m, reason in left:
@@ -431,8 +305,8 @@ def _greedy_fill(
     items: Sequence[PackItem],
     ties: Sequence[tuple[int, int]],
     cost: Mapping[int, int],
-    note_costs: Callable[[Sequence[_GroupFill]], list[int]],
-    parts_of: Callable[[Sequence[int]], _NoteParts],
+    note_costs: Callable[[Sequence[GroupFill]], list[int]],
+    parts_of: Callable[[Sequence[int]], NoteParts],
     budget: int,
 ) -> _Filler:
     """docs/reference/pipeline.md §6 fill: anchors (CDR order) then connectors (score order), tie groups
@@ -449,9 +323,9 @@ def _greedy_fill(
             fill.alone(row)
         return fill
     unit_of = tie_components(list(by_row), ties)
-    groups: dict[int, _GroupFill] = {}
+    groups: dict[int, GroupFill] = {}
     for p in ties:
-        groups.setdefault(unit_of[p[0]], _GroupFill([], [])).pairs.append(p)
+        groups.setdefault(unit_of[p[0]], GroupFill([], [])).pairs.append(p)
     for row in order:  # members in fill order
         g = groups.get(unit_of[row])
         if g is not None:
@@ -530,7 +404,7 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem], *, ranked_fil
     return _Layout(order, tier, band, bridged)
 
 
-def _whole_notes(groups: Sequence[_GroupFill], count_notes: NoteCounter) -> list[int]:
+def _whole_notes(groups: Sequence[GroupFill], count_notes: NoteCounter) -> list[int]:
     """Tokens reserved for each group's NOTE listing every member: the larger count of its fill order and
     the reverse (a pair's two line orders), all groups counted in one call."""
     if not groups:
@@ -538,71 +412,6 @@ def _whole_notes(groups: Sequence[_GroupFill], count_notes: NoteCounter) -> list
     specs: list[NoteSpec] = [(tuple(o), ()) for g in groups for o in (g.members, g.members[::-1])]
     counts = np.asarray(count_notes(specs), dtype=np.int64).reshape(len(groups), 2).max(axis=1)
     return [int(c) for c in counts.tolist()]
-
-
-@dataclass(frozen=True)
-class _Notes:
-    """The NOTE blocks of the packed tie groups, in text order: each group's spec, its block, the row it
-    follows."""
-
-    groups: list[_GroupFill]
-    specs: list[NoteSpec]
-    texts: list[str]
-    after: dict[int, list[str]]
-
-
-def _place_notes(kb: KnowledgeBase, groups: Sequence[_GroupFill], pos: Mapping[int, int]) -> _Notes:
-    """Each group with a packed member gets its NOTE right after its last packed fact, listing its packed
-    facts in envelope order; blocks after one fact are ordered by their other facts' places."""
-
-    def places(g: _GroupFill) -> list[int]:
-        return sorted(pos[r] for r in g.chosen)
-
-    def key(g: _GroupFill) -> tuple[int, ...]:
-        p = places(g)
-        return (p[-1], *p[:-1])
-
-    placed = sorted((g for g in groups if g.chosen), key=key)
-    specs: list[NoteSpec] = [(tuple(sorted(g.chosen, key=pos.__getitem__)), g.left_rows) for g in placed]
-    texts = [note_text(kb, sp) for sp in specs]
-    after: dict[int, list[str]] = {}
-    for sp, text in zip(specs, texts, strict=True):
-        after.setdefault(sp[0][-1], []).append(text)
-    return _Notes(placed, specs, texts, after)
-
-
-def _tie_records(
-    kb: KnowledgeBase, fill: _Filler, notes: _Notes, note_tokens: Sequence[int]
-) -> tuple[tuple[TieGroup, ...], tuple[DroppedPair, ...]]:
-    """The :class:`TieGroup` of every group (those with a NOTE in text order, then the rest in fill order)
-    and every tied pair not wholly packed (groups in fill order, pairs in tie order)."""
-    facts = kb.facts
-
-    def ids(rows: Sequence[int]) -> tuple[str, ...]:
-        return tuple(facts[r].fact_id for r in rows)
-
-    def record(g: _GroupFill, spec: NoteSpec | None, text: str | None, tokens: int) -> TieGroup:
-        pairs = sorted({tuple(sorted((facts[a].fact_id, facts[b].fact_id))) for a, b in g.pairs})
-        return TieGroup(
-            members=ids(g.members),
-            pairs=tuple((a, b) for a, b in pairs),
-            packed=ids(spec[0]) if spec is not None else (),
-            left_out=ids(g.left_rows),
-            left_out_reasons=tuple(reason for _, reason in g.left),
-            note=text,
-            note_tokens=tokens,
-        )
-
-    out = [record(g, sp, t, n) for g, sp, t, n in zip(notes.groups, notes.specs, notes.texts, note_tokens, strict=True)]
-    out += [record(g, None, None, 0) for g in fill.groups if not g.chosen]
-    dropped: list[DroppedPair] = []
-    for g in fill.groups:
-        why = dict(g.left)
-        for a, b in g.pairs:
-            if a in why or b in why:
-                first = next(r for r, _ in g.left if r in (a, b))
-                dropped.append(DroppedPair(facts[a].fact_id, facts[b].fact_id, why[first]))
-    return tuple(out), tuple(dropped)
 
 
 def _empty_reason(fill: _Filler, offered: int, budget: int) -> str:
@@ -673,20 +482,20 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
         ties,
         cost,
         lambda groups: _whole_notes(groups, counter),
-        lambda members: _NoteParts(kb, members, parts_counter),
+        lambda members: NoteParts(kb, members, parts_counter),
         budget,
     )
     lay = _layout(fill.packed, by_row, ranked_fill=not ties)
 
     # text: each group's NOTE block after the last of its packed facts
-    notes = _place_notes(kb, fill.groups, {r: i for i, r in enumerate(lay.order)})
+    notes = place_notes(kb, fill.groups, {r: i for i, r in enumerate(lay.order)})
     lines: list[str] = []
     for r in lay.order:
         lines.append(fact_line(facts[r].fact_id, facts[r].content))
         lines.extend(notes.after.get(r, ()))
     note_tokens = np.asarray(counter(notes.specs), dtype=np.int64).tolist() if notes.specs else []
     used = sum(cost[r] for r in lay.order) + sum(note_tokens)
-    tie_groups, dropped_pairs = _tie_records(kb, fill, notes, note_tokens)
+    tie_groups, dropped_pairs = tie_records(kb, fill.groups, notes, note_tokens)
 
     packed_facts = tuple(
         PackedFact.make(
@@ -715,13 +524,6 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     )
 
 
-def _listed(fact_ids: Sequence[str]) -> str:
-    """Ids for a sentence: the first :data:`LEFT_OUT_SHOWN`, then how many more."""
-    shown = ", ".join(fact_ids[:LEFT_OUT_SHOWN])
-    more = len(fact_ids) - LEFT_OUT_SHOWN
-    return f"{shown} and {more} more" if more > 0 else shown
-
-
 def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[str, str]:
     """Why each selected fact left out by stage 6 is not in the envelope (fact id -> reason text)."""
     group_of = {fid: g for g in envelope.tie_groups for fid in g.left_out}
@@ -730,7 +532,7 @@ def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[s
         g = group_of.get(fid)
         if g is None:
             return ""
-        others = _listed([m for m in g.members if m != fid])
+        others = listed_ids([m for m in g.members if m != fid])
         if g.packed:
             return f" (tie group with {others}: the facts that fit were packed with a NOTE that names this one)"
         return f" (tie group with {others}: no fact of the group fits with the group's NOTE)"
@@ -739,51 +541,6 @@ def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[s
     for fid in envelope.dropped_unbridged:
         out[fid] = "selected but dropped: fewer than two of the anchors it bridges are packed" + tied(fid)
     return out
-
-
-def tie_group_warning(group: TieGroup, budget: int) -> str:
-    """The run warning of a tie group stage 6 cut or left out (docs/reference/pipeline.md §6)."""
-    n, pairs = len(group.members), len(group.pairs)
-    what = f"tie group of {n} facts ({pairs} tied pair{'' if pairs == 1 else 's'}: {_listed(group.members)})"
-    why = " and ".join(
-        dict.fromkeys(
-            "token_budget " + str(budget) if r == "budget" else "connectors without their bridged anchors"
-            for r in group.left_out_reasons
-        )
-    )
-    if not group.packed:
-        return f"{what} left out whole ({why}): no fact of it fits with the group's NOTE block"
-    k = len(group.packed_pairs)
-    return (
-        f"{what} cut ({why}): {len(group.packed)} packed with one NOTE block covering {k} tied "
-        f"pair{'' if k == 1 else 's'}, {len(group.left_out)} left out and named in it: {_listed(group.left_out)}"
-    )
-
-
-def explain_envelope(
-    envelope: Envelope, *, candidates: int, gated_in: int, selected: int, guarded: int
-) -> tuple[Envelope, tuple[str, ...]]:
-    """The envelope with the reason it is empty (when it is), and stage 6's warnings: one per tie group cut
-    or left out, and the empty envelope's reason while facts passed the gate (docs/reference/pipeline.md
-    §6). ``candidates``: stage-1 candidates; ``gated_in``: those that passed the gate; ``selected``: the
-    facts stage 4 kept; ``guarded``: those the known-conflict guard left to pack."""
-    warnings = [tie_group_warning(g, envelope.token_budget) for g in envelope.tie_groups if g.left_out]
-    if envelope.order:
-        return envelope, tuple(warnings)
-    reason = envelope.empty_reason
-    if reason is None:
-        if not candidates:
-            reason = "the envelope is empty: no fact was retrieved"
-        elif not gated_in:
-            reason = f"the envelope is empty: none of the {candidates} candidates passed the relevance gate"
-        elif selected and not guarded:
-            reason = "the envelope is empty: the known-conflict guard dropped every selected fact"
-        else:
-            reason = "the envelope is empty: no fact was selected"
-        envelope = dataclasses.replace(envelope, empty_reason=reason)
-    if gated_in:
-        warnings.append(reason)
-    return envelope, tuple(warnings)
 
 
 def word_counter(texts: Sequence[str]) -> np.ndarray:

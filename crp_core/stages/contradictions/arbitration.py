@@ -11,6 +11,7 @@ from crp_core.config import CRPConfig
 from crp_core.decisions import Decisions, DecisionSet, pair_key
 from crp_core.model import Fact
 from crp_core.records import Authority, ConflictPair, Resolution
+from crp_core.stages.tie_groups import note_block
 
 DECISION_KINDS = ("dismiss", "override", "accept")
 #: authorities and margins are ordered on this many decimals, so float noise never decides an order
@@ -76,8 +77,6 @@ def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:
 def note_for(fact_a: Fact, fact_b: Fact) -> str:
     """The SPEC-027 §2.5 NOTE block for a tied pair, in the packer's exact format: the envelope's NOTE of a
     tie group of these two facts, both packed (a larger group's NOTE lists all its packed facts)."""
-    from crp_core.stages.packing import note_block
-
     return note_block(fact_a.content, fact_b.content)
 
 

@@ -93,7 +93,7 @@ def test_noted_reads_the_envelopes_note_blocks(run):
 
     from crp_core.analysis.metrics import scenario_metrics
     from crp_core.records import TieGroup
-    from crp_core.stages.packing import note_block
+    from crp_core.stages.tie_groups import note_block
 
     result = run.result("s1")
     kb = result.corpus.kb

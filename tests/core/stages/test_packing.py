@@ -14,15 +14,8 @@ from crp_core.records import DroppedPair, TieGroup
 from crp_core.report import run_report
 from crp_core.stages.contradictions import resolve_contradictions, values_conflict
 from crp_core.stages.near_duplicates import connector_near_duplicates
-from crp_core.stages.packing import (
-    NOTE_HEADER,
-    PackItem,
-    group_note,
-    note_block,
-    note_header,
-    pack_envelope,
-    word_counter,
-)
+from crp_core.stages.packing import PackItem, pack_envelope, word_counter
+from crp_core.stages.tie_groups import NOTE_HEADER, group_note, note_block, note_header
 from tests.support.factories import fact, make_corpus, make_scenario
 
 IDS = ["a", "b", "c", "d", "e", "f", "g", "w", "x", "y", "z"]

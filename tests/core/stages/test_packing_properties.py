@@ -24,16 +24,8 @@ from crp_core.headers import CONFLICTS
 from crp_core.pipeline import run_pipeline
 from crp_core.records import Envelope
 from crp_core.report import dumps, run_report
-from crp_core.stages.packing import (
-    LEFT_OUT_LEAD,
-    LEFT_OUT_SHOWN,
-    NOTE_START,
-    PackItem,
-    note_header,
-    pack_envelope,
-    tier_of,
-    word_counter,
-)
+from crp_core.stages.packing import PackItem, pack_envelope, tier_of, word_counter
+from crp_core.stages.tie_groups import LEFT_OUT_LEAD, LEFT_OUT_SHOWN, NOTE_START, note_header
 from tests.support.factories import fact, make_corpus, make_scenario
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)

@@ -16,14 +16,8 @@ from crp_core.config import CRPConfig
 from crp_core.factors.recency import fact_attributes
 from crp_core.records import CDRTable
 from crp_core.stages.cdr import cdr_positions, cdr_ranking
-from crp_core.stages.packing import (
-    cached_note_counter,
-    cached_text_counter,
-    group_note,
-    note_block,
-    note_counts,
-    word_counter,
-)
+from crp_core.stages.packing import cached_note_counter, cached_text_counter, note_counts, word_counter
+from crp_core.stages.tie_groups import group_note, note_block
 from crp_core.support.frozen import frozen_array
 from tests.support.factories import fact, make_corpus
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from crp_core.pipeline import run_pipeline
 from crp_core.report import run_report
-from crp_core.stages.packing import LEFT_OUT_LEAD, NOTE_START, note_header
+from crp_core.stages.tie_groups import LEFT_OUT_LEAD, NOTE_START, note_header
 from tests.support.tie_worlds import tied_cluster
 
 
