@@ -465,9 +465,12 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     line_cost = np.asarray(corpus.token_counts, dtype=np.int64)[np.asarray(rows, dtype=np.int64)] + prefix
     cost = dict(zip(rows, line_cost.tolist(), strict=True))
     ties: list[tuple[int, int]] = []
+    seen: set[tuple[int, int]] = set()
     for a, b in tied_pairs:
         p = (int(a), int(b))
-        if p[0] in by_row and p[1] in by_row and p[0] != p[1] and p not in ties and p[::-1] not in ties:
+        key = (min(p), max(p))
+        if p[0] in by_row and p[1] in by_row and p[0] != p[1] and key not in seen:
+            seen.add(key)
             ties.append(p)
     ties.sort(key=lambda p: (min(p), max(p)))  # the same ties in any order give the same envelope
     if count_notes is None:
@@ -488,7 +491,7 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     lay = _layout(fill.packed, by_row, ranked_fill=not ties)
 
     # text: each group's NOTE block after the last of its packed facts
-    notes = place_notes(kb, fill.groups, {r: i for i, r in enumerate(lay.order)})
+    notes = place_notes(kb, fill.groups, {r: i for i, r in enumerate(lay.order)} if fill.groups else {})
     lines: list[str] = []
     for r in lay.order:
         lines.append(fact_line(facts[r].fact_id, facts[r].content))

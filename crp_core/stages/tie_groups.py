@@ -216,9 +216,10 @@ def tie_records(
     dropped: list[DroppedPair] = []
     for g in groups:
         why = dict(g.left)
+        rank = {r: i for i, (r, _) in enumerate(g.left)}  # fill order of the members left out
         for a, b in g.pairs:
             if a in why or b in why:
-                first = next(r for r, _ in g.left if r in (a, b))
+                first = min((r for r in (a, b) if r in why), key=rank.__getitem__)
                 dropped.append(DroppedPair(facts[a].fact_id, facts[b].fact_id, why[first]))
     return tuple(out), tuple(dropped)
 
