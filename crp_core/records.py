@@ -441,10 +441,9 @@ class Envelope:
     text: str
     tokens_used: int
     token_budget: int
-    dropped_for_budget: tuple[str, ...]  # selected facts whose unit did not fit the budget
+    dropped_for_budget: tuple[str, ...]  # selected facts left out for the budget (alone or from a tie group)
     notes: tuple[str, ...]  # NOTE blocks included in the text, one per tie group with a packed fact, text order
-    # connectors left out because fewer than two of the anchors they bridge are packed, and the
-    # facts tied to such a connector (a tied pair is packed as a unit)
+    # connectors left out because fewer than two of the anchors they bridge are packed
     dropped_unbridged: tuple[str, ...] = ()
     # tied pairs not wholly packed; they count neither in the envelope nor in the header
     dropped_pairs: tuple[DroppedPair, ...] = ()
