@@ -150,6 +150,7 @@ if TYPE_CHECKING:
         PackedFact,
         PipelineResult,
         Resolution,
+        TieGroup,
         ValueConflict,
         ValueDiff,
     )
@@ -162,8 +163,9 @@ if TYPE_CHECKING:
         authority_winner,
         values_conflict,
     )
-    from crp_core.stages.packing import fact_line, note_block
+    from crp_core.stages.packing import fact_line
     from crp_core.stages.partitions import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
+    from crp_core.stages.tie_groups import note_block
     from crp_core.triage import (
         CleanedExport,
         DecisionStore,
@@ -260,6 +262,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "PackedFact",
         "PipelineResult",
         "Resolution",
+        "TieGroup",
         "ValueConflict",
         "ValueDiff",
     ),
@@ -334,7 +337,8 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "PATTERNS",
         "authority_winner",
     ),
-    "crp_core.stages.packing": ("fact_line", "note_block"),
+    "crp_core.stages.packing": ("fact_line",),
+    "crp_core.stages.tie_groups": ("note_block",),
     "crp_core.stages.partitions": (
         "RULE_KMEANS",
         "RULE_ONE_EACH",
@@ -379,7 +383,7 @@ __all__ = [
     # the pipeline and its records
     "STAGES", "run_pipeline", "PipelineResult", "Clamp", "CandidateSet", "RecencyTable", "CDRTable", "ConnectorTable",
     "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",
-    "FanoutResult", "PackedFact", "Envelope", "FactOutcome", "values_conflict", "authority_of",
+    "FanoutResult", "PackedFact", "Envelope", "TieGroup", "FactOutcome", "values_conflict", "authority_of",
     # JSON reports
     "run_report", "fact_rows_report", "fact_columns", "fanout_report", "pair_dict", "dumps", "suite_metrics_report",
     "tune_report", "export_report_dict",

@@ -11,9 +11,10 @@ Definitions where the specs leave room (docs/decisions/pipeline.md):
 * ``Coverage-Score``: minimum novelty over the envelope's facts; ``1.00`` when the Coverage Set is
   empty or the envelope is empty.
 * ``Coverage-Depth``: Coverage Set size at packing time (after the fan-in merge when fan-out ran).
-* ``Conflicts-Resolved: N; unresolved=U``: U = tied pairs in the envelope = NOTE blocks in its text;
-  a tied pair left out of the envelope (docs/reference/pipeline.md §6: packed as a unit, dropped by the budget)
-  counts in neither N nor U, so the header and the envelope text always agree.
+* ``Conflicts-Resolved: N; unresolved=U``: U = tied pairs with both facts in the envelope = the pairs the
+  NOTE blocks of its tie groups cover (each group's NOTE lists its packed facts, so it covers every
+  tied pair among them: ``TieGroup.packed_pairs``); a tied pair with a fact left out of the envelope
+  (docs/reference/pipeline.md §6) counts in neither N nor U, so the header and the envelope text always agree.
 """
 
 from __future__ import annotations
@@ -58,9 +59,9 @@ def conflicts_value(detected: int, unresolved: int) -> str:
 
 
 def conflict_counts(resolution: Resolution, envelope: Envelope) -> tuple[int, int]:
-    """(N, U) of ``CRP-Context-Conflicts-Resolved`` (docs/reference/reports.md, §2.8): the pairs stage 4 counts,
-    minus the tied pairs whose NOTE block is not in the envelope; U = the NOTE blocks in it."""
-    unresolved = len(envelope.notes)
+    """(N, U) of ``CRP-Context-Conflicts-Resolved`` (docs/reference/reports.md): the pairs stage 4 counts, minus
+    the tied pairs not wholly in the envelope; U = the tied pairs the envelope's NOTE blocks cover."""
+    unresolved = sum(len(g.packed_pairs) for g in envelope.tie_groups)
     return resolution.detected - (resolution.unresolved - unresolved), unresolved
 
 

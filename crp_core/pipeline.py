@@ -38,9 +38,11 @@ from crp_core.stages.packing import (
     TokenCounter,
     cached_note_counter,
     cached_prefix_counter,
+    cached_text_counter,
     pack_envelope,
     word_counter,
 )
+from crp_core.stages.tie_groups import explain_envelope
 from crp_core.support.blas import one_blas_thread
 from crp_core.support.frozen import DeferredTuple, frozen_array
 
@@ -223,6 +225,7 @@ def _run(
     # the "[id]" prefixes' token counts depend on the fact alone: counted once per corpus and counter
     count_prefixes = cached_prefix_counter(corpus, count_tokens, _counter_key(corpus, embedder))
     count_notes = cached_note_counter(corpus, count_tokens, _counter_key(corpus, embedder))  # so are NOTE blocks
+    count_note_parts = cached_text_counter(corpus, count_tokens, _counter_key(corpus, embedder))  # and their parts
     if int(scenario.fanout_width or 0) > 1:
         from crp_core.stages.partitions import needs_kmeans
 
@@ -357,6 +360,15 @@ def _run(
         count_tokens=count_tokens,
         count_prefixes=count_prefixes,
         count_notes=count_notes,
+        count_note_parts=count_note_parts,
+    )
+    # a tie group cut by the budget, or an envelope left empty while facts passed the gate, says why
+    envelope, pack_warnings = explain_envelope(
+        envelope,
+        candidates=int(candidates.idx.size),
+        gated_in=int(np.count_nonzero(candidates.passed_gate)),
+        selected=int(np.asarray(resolution.selected).size),
+        guarded=len(final_rows),
     )
     timings["packing"] = (time.perf_counter() - t) * 1e3
 
@@ -367,7 +379,7 @@ def _run(
     outcomes = DeferredTuple(
         lambda: fact_outcomes(corpus, candidates, cdr, cdgr, resolution, envelope, roles, guarded=guarded)
     )
-    warnings = tuple(recency.warnings) + tuple(f.message for f in flags)
+    warnings = tuple(recency.warnings) + tuple(f.message for f in flags) + pack_warnings
     audit = tuple(resolution.audit) + tuple(AuditEvent(EVENT_KNOWN_CONFLICT, known_flag_data(f)) for f in flags)
     result = PipelineResult(
         config=config,

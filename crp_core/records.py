@@ -235,7 +235,9 @@ class Resolution:
     suppressed: np.ndarray  # rows suppressed as contradiction losers
     deduplicated: tuple[tuple[int, int], ...]  # (dropped row, kept row) by SPEC-003 §6.6
     backfilled: tuple[tuple[int, int], ...]  # (new row, row whose slot it took)
-    notes: tuple[str, ...]  # NOTE blocks for tied pairs (SPEC-027 §2.5), exact envelope text
+    # the SPEC-027 §2.5 NOTE block of each tied pair, in processing order; the envelope carries one NOTE
+    # per tie group (``Envelope.tie_groups``), which for a group of two packed facts is this text
+    notes: tuple[str, ...]
     audit: tuple[AuditEvent, ...]
 
     @property
@@ -404,11 +406,33 @@ DropReason = Literal["budget", "unbridged"]
 
 @dataclass(frozen=True)
 class DroppedPair:
-    """A tied pair (docs/reference/pipeline.md §4) left out of the envelope whole: no fact of it, no NOTE block."""
+    """A tied pair (docs/reference/pipeline.md §4) not wholly in the envelope: one or both of its facts left
+    out by stage 6, so no NOTE block covers it and no header counts it."""
 
     fact_a: str
     fact_b: str
-    reason: DropReason  # its unit did not fit / a connector of its unit lost its anchors
+    reason: DropReason  # why its first left-out fact (fill order) is out: the budget / a connector lost its anchors
+
+
+@dataclass(frozen=True)
+class TieGroup:
+    """The facts connected by tied pairs (SPEC-027 §2.5; docs/reference/pipeline.md §6): packed with one NOTE
+    block that lists its packed facts and names the ones left out."""
+
+    members: tuple[str, ...]  # every fact of the group, fill order (anchors by CDR, then connectors by score)
+    pairs: tuple[tuple[str, str], ...]  # its tied pairs, ids sorted within a pair, pairs sorted
+    packed: tuple[str, ...]  # members in the envelope, envelope order (the order its NOTE lists them)
+    left_out: tuple[str, ...]  # members left out, fill order (its NOTE names them)
+    left_out_reasons: tuple[DropReason, ...]  # why, aligned with ``left_out``
+    note: str | None  # its NOTE block, exact envelope text; None when no member is packed
+    note_tokens: int = 0  # tokens of ``note`` (0 without one)
+
+    @property
+    def packed_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The tied pairs with both facts packed: the pairs its NOTE covers, each one unresolved conflict
+        of ``CRP-Context-Conflicts-Resolved``."""
+        packed = set(self.packed)
+        return tuple(p for p in self.pairs if p[0] in packed and p[1] in packed)
 
 
 @dataclass(frozen=True)
@@ -417,13 +441,23 @@ class Envelope:
     text: str
     tokens_used: int
     token_budget: int
-    dropped_for_budget: tuple[str, ...]  # selected facts whose unit did not fit the budget
-    notes: tuple[str, ...]  # NOTE blocks included in the text, one per packed tied pair
-    # connectors left out because fewer than two of the anchors they bridge are packed, and the
-    # facts tied to such a connector (a tied pair is packed as a unit)
+    dropped_for_budget: tuple[str, ...]  # selected facts left out for the budget (alone or from a tie group)
+    notes: tuple[str, ...]  # NOTE blocks included in the text, one per tie group with a packed fact, text order
+    # connectors left out because fewer than two of the anchors they bridge are packed
     dropped_unbridged: tuple[str, ...] = ()
-    # tied pairs left out whole; they count neither in the envelope nor in the header
+    # tied pairs not wholly packed; they count neither in the envelope nor in the header
     dropped_pairs: tuple[DroppedPair, ...] = ()
+    # every tie group offered: those with a NOTE first, in the order of ``notes``, then those left out whole
+    tie_groups: tuple[TieGroup, ...] = ()
+    # why the envelope is empty (None when it is not): the budget, the guard, the gate
+    empty_reason: str | None = None
+
+    def note_covering(self, fact_a: str, fact_b: str) -> str | None:
+        """The NOTE block in the text that lists both facts (one tie group's), or None."""
+        for g in self.tie_groups:
+            if g.note is not None and fact_a in g.packed and fact_b in g.packed:
+                return g.note
+        return None
 
 
 # ---- the whole run ---------------------------------------------------------------------------

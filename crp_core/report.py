@@ -19,7 +19,7 @@ import numpy as np
 from crp_core import headers as headers_mod
 from crp_core.factors.recency import row_positions
 from crp_core.io.timeparse import format_timestamp
-from crp_core.records import Clamp, ConflictPair, FanoutResult, FanoutRun, FanoutStep, PipelineResult
+from crp_core.records import Clamp, ConflictPair, FanoutResult, FanoutRun, FanoutStep, PipelineResult, TieGroup
 from crp_core.stages.contradictions.audit import authority_dict, diff_dict
 from crp_core.stages.known import known_flag_data
 
@@ -237,6 +237,19 @@ def clamp_dict(c: Clamp) -> dict[str, Any]:
     return {"key": c.key, "asked": c.asked, "used": c.used, "why": c.why, "message": c.message}
 
 
+def tie_group_dict(group: TieGroup) -> dict[str, Any]:
+    """One entry of the run report's ``envelope.tie_groups`` (docs/reference/reports.md)."""
+    return {
+        "members": list(group.members),
+        "pairs": [list(p) for p in group.pairs],
+        "packed": list(group.packed),
+        "packed_pairs": [list(p) for p in group.packed_pairs],
+        "left_out": [{"fact_id": f, "reason": r} for f, r in zip(group.left_out, group.left_out_reasons, strict=True)],
+        "note": group.note,
+        "note_tokens": group.note_tokens,
+    }
+
+
 def run_report(result: PipelineResult) -> dict[str, Any]:
     """The docs/reference/reports.md JSON object for one run."""
     kb = result.corpus.kb
@@ -285,6 +298,8 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
             "dropped_tied_pairs": [
                 {"fact_a": p.fact_a, "fact_b": p.fact_b, "reason": p.reason} for p in env.dropped_pairs
             ],
+            "tie_groups": [tie_group_dict(g) for g in env.tie_groups],
+            "empty_reason": env.empty_reason,
         },
         "cdgr": {
             "anchors": ids(cdgr.anchors),

@@ -16,7 +16,6 @@ from crp_core import (
     DecisionSet,
     KnowledgeBase,
     PipelineResult,
-    note_block,
 )
 
 from .conflict_case import arbitration_label
@@ -67,15 +66,10 @@ def audit_event_for(result: PipelineResult, pair: ConflictPair) -> AuditEvent | 
 
 
 def note_in_envelope(result: PipelineResult, pair: ConflictPair) -> str | None:
-    """The NOTE block of a tied pair exactly as the envelope carries it (either fact first), or None."""
-    kb = result.corpus.kb
-    fa, fb = kb.get(pair.fact_a), kb.get(pair.fact_b)
-    if fa is None or fb is None:
-        return None
-    for note in (note_block(fa.content, fb.content), note_block(fb.content, fa.content)):
-        if note in result.envelope.notes and note in result.envelope.text:
-            return note
-    return None
+    """The NOTE block listing both facts of a tied pair exactly as the envelope carries it (the pair's tie
+    group's NOTE), or None."""
+    note = result.envelope.note_covering(pair.fact_a, pair.fact_b)
+    return note if note is not None and note in result.envelope.text else None
 
 
 #: what an operator's status does to the facts it marks (SPEC-009 statuses, docs/decisions/triage.md)

@@ -81,6 +81,27 @@ def envelope_frame(result: PipelineResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+def tie_groups_frame(result: PipelineResult) -> pd.DataFrame:
+    """One row per tie group of the envelope (docs/reference/pipeline.md §6), as ``Envelope.tie_groups``
+    holds them (those with a NOTE block first, in text order): its facts, those packed (envelope order)
+    and those left out with why, its tied pairs and the pairs its NOTE covers (the header's unresolved
+    count)."""
+    rows = [
+        {
+            "group": k,
+            "facts": len(g.members),
+            "packed": ", ".join(g.packed),
+            "left out": ", ".join(f"{f} ({r})" for f, r in zip(g.left_out, g.left_out_reasons, strict=True)),
+            "tied pairs": len(g.pairs),
+            "pairs covered": len(g.packed_pairs),
+            "NOTE tokens": int(g.note_tokens),
+        }
+        for k, g in enumerate(result.envelope.tie_groups, start=1)
+    ]
+    cols = ["group", "facts", "packed", "left out", "tied pairs", "pairs covered", "NOTE tokens"]
+    return pd.DataFrame(rows, columns=cols)
+
+
 def connectors_frame(result: PipelineResult, *, only_bridging: bool = True) -> pd.DataFrame:
     """Connector candidates of stage 3 (SPEC-025 §2.4): bridge value, score, hops, touched anchors,
     bridged pairs, selected. ``only_bridging`` keeps those with bridge value > 0."""

@@ -1,7 +1,7 @@
 """The packed envelope of one run (SPEC-003 §7): facts in packed order with their
 primacy / middle / recency band, connectors beside the anchor they follow, NOTE blocks for tied
-conflicts, token use vs budget; downloads of the full JSON report (the CLI's format) and of the
-breakdown table as CSV.
+conflicts and the tie groups behind them (or why the envelope is empty), token use vs budget;
+downloads of the full JSON report (the CLI's format) and of the breakdown table as CSV.
 
 Nothing here needs one of the frontend's large lazily loaded components (the plotly chart, the code
 block's syntax highlighter): the token use is drawn with progress bars, NOTE blocks and the envelope
@@ -27,7 +27,7 @@ BANDS = ("primacy", "middle", "recency")
 
 
 def notes_after(result: PipelineResult) -> dict[str, list[str]]:
-    """NOTE blocks keyed by the fact they follow in the envelope text (the later fact of the tied pair)."""
+    """NOTE blocks keyed by the fact they follow in the envelope text (the last packed fact of its tie group)."""
     env = result.envelope
     kb = result.corpus.kb
     starts = sorted(
@@ -84,7 +84,9 @@ def _metrics(env: Envelope, frame: pd.DataFrame) -> None:
     c[0].metric("facts packed", len(env.order))
     c[1].metric(f"tokens (budget {env.token_budget})", env.tokens_used)
     c[2].metric("connectors", int((frame["role"] == "connector").sum()) if len(frame) else 0)
-    c[3].metric("NOTE blocks (ties)", len(env.notes))
+    c[3].metric(
+        "NOTE blocks (ties)", len(env.notes), help="one per tie group with a packed fact (facts of equal authority)"
+    )
     c[4].metric(
         "dropped (budget)", len(env.dropped_for_budget), help="selected facts that did not fit the token budget"
     )
@@ -123,8 +125,8 @@ def _downloads(result: PipelineResult) -> None:
 
 
 def _cards(result: PipelineResult, frame: pd.DataFrame) -> None:
-    """The facts in packed order under their band's heading, a tied pair's NOTE block after its later
-    fact; consecutive cards are drawn as one Markdown element (escaped HTML blocks)."""
+    """The facts in packed order under their band's heading, a tie group's NOTE block after its last
+    packed fact; consecutive cards are drawn as one Markdown element (escaped HTML blocks)."""
     notes = notes_after(result)
     band = None
     cards: list[str] = []
@@ -159,14 +161,23 @@ def _dropped(env: Envelope) -> None:
     if env.dropped_for_budget:
         st.subheader("Dropped for the token budget")
         st.markdown(render.md_escape(", ".join(env.dropped_for_budget)))
-    if env.dropped_pairs:
-        st.caption(
-            "Tied pairs left out whole (a tied pair is packed as a unit: both facts and its NOTE, or neither): "
-            + render.md_escape(", ".join(f"{p.fact_a} / {p.fact_b} ({p.reason})" for p in env.dropped_pairs))
-        )
     if env.dropped_unbridged:
         st.subheader("Dropped: fewer than two bridged anchors packed")
         st.markdown(render.md_escape(", ".join(env.dropped_unbridged)))
+
+
+def _tie_groups(result: PipelineResult) -> None:
+    """The run's tie groups (docs/reference/pipeline.md §6): one NOTE block each, naming its facts left out."""
+    groups = tables.memo(result, "tie groups", lambda: tables.tie_groups_frame(result))
+    if not len(groups):
+        return
+    st.subheader("Tie groups")
+    st.caption(
+        "Facts connected by tied conflicts (equal authority, SPEC-027 §2.5). The packed facts of a group "
+        "share one NOTE block, which names the members left out; the Conflicts-Resolved header counts as "
+        "unresolved the tied pairs whose two facts are packed (the pairs covered)."
+    )
+    render.dataframe(groups, hide_index=True, width="stretch", key=K + "tie_groups")
 
 
 def _text_and_table(env: Envelope, frame: pd.DataFrame) -> None:
@@ -201,10 +212,13 @@ def main() -> None:
     token_use(frame, env.token_budget, env.tokens_used)
     _downloads(result)
     if not len(frame):
-        st.info("The envelope is empty.")
+        reason = env.empty_reason or "the envelope is empty."
+        st.info(render.md_escape(reason[:1].upper() + reason[1:]))
+        _tie_groups(result)
         st.stop()
     _cards(result, frame)
     _dropped(env)
+    _tie_groups(result)
     _text_and_table(env, frame)
 
 

@@ -18,9 +18,8 @@ from typing import Literal
 import numpy as np
 
 from crp_core.factors.recency import RULES, fact_attributes, recency_state
-from crp_core.model import Expectations, KnowledgeBase
-from crp_core.records import PipelineResult
-from crp_core.stages.packing import note_block
+from crp_core.model import Expectations
+from crp_core.records import Envelope, PipelineResult
 
 __all__ = [
     "MetricInfo",
@@ -109,8 +108,8 @@ class WrongWinner:
 @dataclass(frozen=True)
 class Contradiction:
     """A pair whose two facts are both packed: ``expected`` (an ``expect.conflicts`` pair), ``detected``
-    (stage 4 paired them), ``noted`` (the envelope carries their SPEC-027 §2.5 NOTE block: one of
-    ``Envelope.notes`` is the block of these two facts, not "stage 4 found them tied")."""
+    (stage 4 paired them), ``noted`` (the envelope carries a SPEC-027 §2.5 NOTE block listing both:
+    ``Envelope.note_covering``, not "stage 4 found them tied")."""
 
     fact_a: str
     fact_b: str
@@ -242,13 +241,10 @@ def _winner_state(
     return "not_retrieved"
 
 
-def _noted(kb: KnowledgeBase, a: str, b: str, notes: set[str]) -> bool:
-    """The envelope carries the SPEC-027 §2.5 NOTE block of the pair (a, b), in either order of its facts
-    (the packer lists the earlier-placed fact first): read from ``Envelope.notes``, the blocks packed."""
-    fa, fb = kb.get(a), kb.get(b)
-    if fa is None or fb is None or not notes:
-        return False
-    return note_block(fa.content, fb.content) in notes or note_block(fb.content, fa.content) in notes
+def _noted(envelope: Envelope, a: str, b: str) -> bool:
+    """The envelope carries a SPEC-027 §2.5 NOTE block listing both facts (their tie group's NOTE, which
+    for a group of two is the pair's block): read from ``Envelope.tie_groups``, the blocks packed."""
+    return envelope.note_covering(a, b) is not None
 
 
 def scenario_metrics(
@@ -282,14 +278,13 @@ def scenario_metrics(
     # contradictory pairs handed to the model
     expected_pairs = {_pair(c.fact_a, c.fact_b) for c in expect.conflicts}
     both = sorted(k for k in expected_pairs | set(detected) if k[0] in packed and k[1] in packed)
-    notes = set(result.envelope.notes)
     contradictions = tuple(
         Contradiction(
             fact_a=a,
             fact_b=b,
             expected=(a, b) in expected_pairs,
             detected=(a, b) in detected,
-            noted=_noted(kb, a, b, notes),
+            noted=_noted(result.envelope, a, b),
         )
         for a, b in both
     )

@@ -141,8 +141,12 @@ def _print_envelope(result: PipelineResult) -> None:
     if env.dropped_unbridged:
         out(f"; dropped (fewer than two bridged anchors packed): {', '.join(env.dropped_unbridged)}")
     if env.dropped_pairs:
-        out(f"; tied pairs dropped whole: {', '.join(f'{p.fact_a}/{p.fact_b}' for p in env.dropped_pairs)}")
+        shown = ", ".join(f"{p.fact_a}/{p.fact_b}" for p in env.dropped_pairs[:10])
+        more = f" and {len(env.dropped_pairs) - 10} more" if len(env.dropped_pairs) > 10 else ""
+        out(f"; tied pairs with a fact left out: {shown}{more}")
     out("\n")
+    if env.empty_reason:
+        out(f"  {env.empty_reason}\n")
 
 
 def _print_conflicts(result: PipelineResult) -> None:

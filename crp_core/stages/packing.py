@@ -1,15 +1,18 @@
 """Stage 6: packing (SPEC-003 §7.3-7.4, SPEC-025 §2.6, SPEC-027 §2.5; docs/reference/pipeline.md §6).
 
-1. Units. A tied contradiction pair (docs/reference/pipeline.md §4) is packed as a unit: both facts and their
-   NOTE block, or neither. Tied pairs that share a fact form one unit (their connected component),
-   so every tied pair is wholly in the envelope or wholly out. Every other fact is a unit alone.
+1. Units. The facts connected by tied contradiction pairs (docs/reference/pipeline.md §4) form a **tie
+   group** (a connected component of the tied pairs): it is packed with one NOTE block that lists its
+   packed facts. Every other fact is a unit alone.
 2. Greedy fill up to ``token_budget`` (SPEC-003 §7.3): anchors in CDR order, then connectors in
-   connector-score order (ties by fact row). A unit is decided at its first fact in that order and
-   costs its fact lines plus its NOTE blocks; a unit that does not fit is left out and smaller ones
-   may still enter. A connector enters only while at least two of the anchors it bridges are
-   packed (so far, the anchors of its own unit included); otherwise it is left out as unbridged,
-   with its tie unit if it has one. A tied pair left out is reported in ``Envelope.dropped_pairs``
-   and counts in no header (``headers.conflict_counts``): the header and the text always agree.
+   connector-score order (ties by fact row). A unit is decided at its first fact in that order. A fact
+   alone costs its line; a fact that does not fit is left out and smaller ones may still enter. A tie
+   group enters whole when its lines and its NOTE fit; otherwise its members are taken in fill order,
+   each kept while the lines kept so far and a NOTE listing them and naming every other member as left
+   out still fit, so its highest-CDR members that fit are packed with a NOTE that says which were left
+   out. A connector enters only while at least two of the anchors it bridges are packed (so far, its
+   own group's included); otherwise it is left out as unbridged. A tied pair not wholly packed is
+   reported in ``Envelope.dropped_pairs`` and counts in no header (``headers.conflict_counts``): the
+   header counts the tied pairs whose two facts are packed, the pairs the group NOTEs cover.
 3. Anchor order: the primacy-recency sandwich of SPEC-003 §7.4,
    ``[critical[0], critical[-1], supporting..., important..., critical[1:-1]...]``, each tier in
    CDR order, tiers on each anchor's CDR / the best packed anchor CDR (critical >= 0.80,
@@ -23,10 +26,14 @@
    connector bridges at least two packed anchors, so its first one is never the last anchor: no
    connector is ever last, except with exactly two anchors packed (both in the primacy block, the
    connectors after them).
-5. Text: one line ``[<fact_id>] <content>`` per fact; each NOTE block right after the later of its
-   two facts, the fact placed first listed first. A fact line costs ``token_counts[row]`` + the
-   tokens of ``[<fact_id>]``; a NOTE block costs its own count (the larger of its two line orders
-   is reserved during the fill, so the envelope never exceeds its budget).
+5. Text: one line ``[<fact_id>] <content>`` per fact; each group's NOTE block right after the last
+   of its packed facts, listing them in envelope order (for a group of two, SPEC-027 §2.5's block
+   verbatim). A fact line costs ``token_counts[row]`` + the tokens of ``[<fact_id>]``. A NOTE block
+   costs its own count: during the fill a whole group reserves the larger of its NOTE in fill order and
+   in reverse, a group cut by the budget the sum of its NOTE's parts (header, fact lines, left-out ids),
+   which no counter of this project undercounts; ``tokens_used`` holds the NOTE as placed, so the
+   envelope never exceeds its budget.
+6. An envelope left empty although facts were offered says why (``Envelope.empty_reason``).
 """
 
 from __future__ import annotations
@@ -40,13 +47,18 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.model import KnowledgeBase
-from crp_core.records import DroppedPair, DropReason, Envelope, PackedFact
-
-#: the NOTE block of SPEC-027 §2.5 (header lines; one indented ``[content]`` line per fact follows)
-NOTE_HEADER = (
-    "NOTE: The following two facts conflict and could not be automatically\n"
-    "arbitrated. Treat with caution and prefer the more specific:"
+from crp_core.records import DropReason, Envelope, PackedFact
+from crp_core.stages.tie_groups import (
+    GroupFill,
+    NoteParts,
+    NoteSpec,
+    listed_ids,
+    note_text,
+    place_notes,
+    tie_components,
+    tie_records,
 )
+
 #: tier thresholds on CDR / best anchor CDR (SPEC-003 §7.4, docs/reference/pipeline.md §6)
 CRITICAL_RATIO = 0.80
 IMPORTANT_RATIO = 0.50
@@ -68,11 +80,6 @@ class PackCorpus(Protocol):
 
     @property
     def token_counts(self) -> np.ndarray: ...
-
-
-def note_block(content_a: str, content_b: str) -> str:
-    """The SPEC-027 §2.5 annotation for a tied pair (A = the fact placed first in the envelope)."""
-    return f"{NOTE_HEADER}\n  [{content_a}]\n  [{content_b}]"
 
 
 def fact_line(fact_id: str, content: str) -> str:
@@ -120,33 +127,45 @@ def cached_prefix_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, 
     return prefix
 
 
-#: token counts of the NOTE blocks of ordered fact-row pairs (a, b) (see :func:`cached_note_counter`)
-NoteCounter = Callable[[Sequence[tuple[int, int]]], np.ndarray]
+#: token counts of the NOTE blocks of :data:`NoteSpec` s (see :func:`cached_note_counter`)
+NoteCounter = Callable[[Sequence[NoteSpec]], np.ndarray]
 
 
-def note_counts(kb: KnowledgeBase, pairs: Sequence[tuple[int, int]], count_tokens: TokenCounter) -> np.ndarray:
-    """(len(pairs),) int64 token counts of ``note_block`` of each ordered pair's contents, counted now."""
-    if not len(pairs):
+def note_counts(kb: KnowledgeBase, specs: Sequence[NoteSpec], count_tokens: TokenCounter) -> np.ndarray:
+    """(len(specs),) int64 token counts of each spec's NOTE block, counted now."""
+    if not len(specs):
         return np.zeros(0, dtype=np.int64)
-    facts = kb.facts
-    return np.asarray(
-        count_tokens([note_block(facts[a].content, facts[b].content) for a, b in pairs]), dtype=np.int64
-    ).reshape(-1)
+    return np.asarray(count_tokens([note_text(kb, s) for s in specs]), dtype=np.int64).reshape(-1)
 
 
 def cached_note_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, counter_key: Hashable) -> NoteCounter:
-    """:func:`note_counts` remembered per corpus and ``counter_key``: a NOTE block's text depends on its two
-    facts' contents alone, so each ordered pair is counted the first time it is packed."""
-    known: dict[tuple[int, int], int] = corpus.derived(("envelope note tokens", counter_key), lambda: {})
+    """:func:`note_counts` remembered per corpus and ``counter_key``: a NOTE block's text depends on its
+    facts alone, so each spec is counted the first time it is packed."""
+    known: dict[NoteSpec, int] = corpus.derived(("envelope note tokens", counter_key), lambda: {})
 
-    def notes(pairs: Sequence[tuple[int, int]]) -> np.ndarray:
-        keys = [(int(a), int(b)) for a, b in pairs]
+    def notes(specs: Sequence[NoteSpec]) -> np.ndarray:
+        keys = [(tuple(map(int, a)), tuple(map(int, b))) for a, b in specs]
         missing = list(dict.fromkeys(k for k in keys if k not in known))
         if missing:
             known.update(zip(missing, note_counts(corpus.kb, missing, count_tokens).tolist(), strict=True))
         return np.array([known[k] for k in keys], dtype=np.int64)
 
     return notes
+
+
+def cached_text_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, counter_key: Hashable) -> TokenCounter:
+    """``count_tokens`` remembered per corpus, ``counter_key`` and text: the parts of the NOTE blocks of
+    tie groups cut by the budget (headers, fact lines, ids) are counted once per corpus."""
+    known: dict[str, int] = corpus.derived(("envelope note part tokens", counter_key), lambda: {})
+
+    def texts(items: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in items if t not in known))
+        if missing:
+            counts = np.asarray(count_tokens(missing), dtype=np.int64).reshape(-1).tolist()
+            known.update(zip(missing, counts, strict=True))
+        return np.array([known[t] for t in items], dtype=np.int64)
+
+    return texts
 
 
 class PackItem(NamedTuple):
@@ -179,122 +198,148 @@ def rank_by_score(rows: Sequence[int], score: Mapping[int, float]) -> list[int]:
     return [x for _, x in sorted(zip(neg, map(int, rows)))]
 
 
-def _tie_units(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
-    """Unit id (the smallest row of its tie component) of every row; singletons map to themselves."""
-    parent = {r: r for r in rows}
-    if not ties:
-        return parent
+class _Filler:
+    """The greedy fill of docs/reference/pipeline.md §6 (module docstring, step 2): what is packed so
+    far, what was left out and why."""
 
-    def root(r: int) -> int:
-        while parent[r] != r:
-            parent[r] = parent[parent[r]]
-            r = parent[r]
-        return r
+    def __init__(self, by_row: Mapping[int, PackItem], cost: Mapping[int, int], budget: int) -> None:
+        self.by_row, self.cost, self.budget = by_row, cost, budget
+        self.used = 0
+        self.packed: list[int] = []
+        self.packed_anchors: set[int] = set()
+        self.over_budget: list[int] = []
+        self.unbridged: list[int] = []
+        self.groups: list[GroupFill] = []
+        # the fewest tokens a unit left out for the budget needed, and whether with a NOTE (for an empty
+        # envelope's reason: with nothing packed, each unit was tried on its own)
+        self.smallest: tuple[int, bool] | None = None
 
-    for a, b in ties:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return {r: root(r) for r in rows}
+    def _bridged(self, row: int, own_anchors: set[int] | None = None) -> bool:
+        """A connector needs two of the anchors it bridges packed (so far, its own group's included)."""
+        it = self.by_row[row]
+        if it.role != "connector":
+            return True
+        anchors = self.packed_anchors | own_anchors if own_anchors else self.packed_anchors
+        return len(anchors.intersection(it.bridges)) >= 2
 
+    def _too_big(self, need: int, tied: bool) -> None:
+        if self.smallest is None or need < self.smallest[0]:
+            self.smallest = (need, tied)
 
-@dataclass(frozen=True)
-class _Fill:
-    """Outcome of the greedy fill: packed rows (fill order), what was left out and why."""
+    def _take(self, rows: Sequence[int], need: int) -> None:
+        self.used += need
+        self.packed.extend(rows)
+        self.packed_anchors.update(r for r in rows if self.by_row[r].role == "anchor")
 
-    packed: list[int]
-    packed_ties: list[tuple[int, int]]
-    over_budget: list[int]
-    unbridged: list[int]
-    dropped_pairs: list[tuple[int, int, DropReason]]
+    def alone(self, row: int) -> None:
+        """A fact in no tie: its line, if it fits (and, for a connector, its anchors are packed)."""
+        if not self._bridged(row):
+            self.unbridged.append(row)
+            return
+        need = self.cost[row]
+        if self.used + need > self.budget:
+            self.over_budget.append(row)
+            self._too_big(need, False)
+            return
+        self._take([row], need)
+
+    def group(self, g: GroupFill, parts_of: Callable[[Sequence[int]], NoteParts]) -> None:
+        """A tie group: whole with its NOTE when it fits; else, when some of its connectors lack their
+        bridged anchors, every other member with a NOTE naming them, if that fits; else its members in fill
+        order, each kept while the lines kept so far and a NOTE listing them and naming every other member
+        fit (:meth:`_members`)."""
+        members = g.members
+        anchors = {r for r in members if self.by_row[r].role == "anchor"}
+        bridged = [r for r in members if self._bridged(r, anchors)]
+        whole = sum(self.cost[r] for r in members) + g.whole_note
+        if len(bridged) == len(members) and whole <= self.budget - self.used:
+            g.chosen = list(members)
+            self._take(members, whole)
+            return
+        note = parts_of(members)
+        if bridged and len(bridged) < len(members):  # every member but the connectors its anchors cannot bridge
+            kept = set(bridged)
+            left = [r for r in members if r not in kept]
+            need = sum(self.cost[r] for r in bridged)
+            need += note.bound(sum(note.line[r] for r in bridged), len(bridged), left)
+            if need <= self.budget - self.used:
+                self._settle(g, bridged, [(r, "unbridged") for r in left], need)
+                return
+        self._members(g, note)
+
+    def _members(self, g: GroupFill, note: NoteParts) -> None:
+        """A cut group's members in fill order, each kept while its lines and a NOTE listing the kept ones
+        and naming every other member fit the room left."""
+        room = self.budget - self.used
+        chosen: list[int] = []
+        chosen_anchors: set[int] = set()
+        lines = note_lines = need = 0
+        why: dict[int, DropReason] = {}
+        for m in g.members:
+            if not self._bridged(m, chosen_anchors):
+                why[m] = "unbridged"
+                continue
+            trial = {*chosen, m}
+            left = [x for x in g.members if x not in trial]
+            got = lines + self.cost[m] + note.bound(note_lines + note.line[m], len(trial), left)
+            if got > room:
+                why[m] = "budget"
+                self._too_big(got, True)
+                continue
+            chosen.append(m)
+            lines += self.cost[m]
+            note_lines += note.line[m]
+            need = got
+            if self.by_row[m].role == "anchor":
+                chosen_anchors.add(m)
+        self._settle(g, chosen, [(m, why[m]) for m in g.members if m in why], need)
+
+    def _settle(self, g: GroupFill, chosen: list[int], left: list[tuple[int, DropReason]], need: int) -> None:
+        g.chosen, g.left = chosen, left
+        self._take(chosen, need)
+        for m, reason in left:
+            (self.over_budget if reason == "budget" else self.unbridged).append(m)
 
 
 def _greedy_fill(
     items: Sequence[PackItem],
     ties: Sequence[tuple[int, int]],
     cost: Mapping[int, int],
-    note_cost: Mapping[tuple[int, int], int],
+    note_costs: Callable[[Sequence[GroupFill]], list[int]],
+    parts_of: Callable[[Sequence[int]], NoteParts],
     budget: int,
-) -> _Fill:
-    """docs/reference/pipeline.md §6 fill: anchors (CDR order) then connectors (score order), tie units whole."""
+) -> _Filler:
+    """docs/reference/pipeline.md §6 fill: anchors (CDR order) then connectors (score order), tie groups
+    decided at their first member; ``note_costs`` gives each group's whole NOTE its reserved tokens,
+    ``parts_of`` the parts of its NOTEs when it is cut."""
     by_row = {it.row: it for it in items}
     scores = {r: it.score for r, it in by_row.items()}
     order = rank_by_score([r for r, it in by_row.items() if it.role == "anchor"], scores) + rank_by_score(
         [r for r, it in by_row.items() if it.role == "connector"], scores
     )
+    fill = _Filler(by_row, cost, budget)
     if not ties:
-        return _fill_alone(order, by_row, cost, budget)
-    unit_of = _tie_units(list(by_row), ties)
-    members: dict[int, list[int]] = {}
-    unit_ties: dict[int, list[tuple[int, int]]] = {}
-    for r, u in unit_of.items():
-        members.setdefault(u, []).append(r)
+        for row in order:
+            fill.alone(row)
+        return fill
+    unit_of = tie_components(list(by_row), ties)
+    groups: dict[int, GroupFill] = {}
     for p in ties:
-        unit_ties.setdefault(unit_of[p[0]], []).append(p)
-
-    packed: list[int] = []
-    packed_anchors: set[int] = set()
-    out = _Fill(packed, [], [], [], [])
-    used = 0
-    decided: set[int] = set()
+        groups.setdefault(unit_of[p[0]], GroupFill([], [])).pairs.append(p)
+    for row in order:  # members in fill order
+        g = groups.get(unit_of[row])
+        if g is not None:
+            g.members.append(row)
+    fill.groups = [groups[u] for u in dict.fromkeys(unit_of[r] for r in order) if u in groups]
+    for g, tokens in zip(fill.groups, note_costs(fill.groups), strict=True):
+        g.whole_note = tokens
     for row in order:
-        u = unit_of[row]
-        if u in decided:
-            continue
-        decided.add(u)
-        pairs = unit_ties.get(u)
-        if pairs is None:  # a fact alone (no tie): its own line
-            rows = [row]
-            unit_anchors = {row} if by_row[row].role == "anchor" else set()
-            need = cost[row]
-        else:
-            rows = rank_by_score(members[u], scores)
-            unit_anchors = {r for r in rows if by_row[r].role == "anchor"}
-            need = sum(cost[r] for r in rows) + sum(note_cost[p] for p in pairs)
-        # a connector needs two of the anchors it bridges packed (so far, its own unit's included)
-        unbridged = any(
-            it.role == "connector" and len((packed_anchors | unit_anchors).intersection(it.bridges)) < 2
-            for it in map(by_row.__getitem__, rows)
-        )
-        if unbridged:
-            out.unbridged.extend(rows)
-            if pairs:
-                out.dropped_pairs.extend((a, b, "unbridged") for a, b in pairs)
-        elif used + need > budget:
-            out.over_budget.extend(rows)
-            if pairs:
-                out.dropped_pairs.extend((a, b, "budget") for a, b in pairs)
-        else:
-            used += need
-            packed.extend(rows)
-            packed_anchors |= unit_anchors
-            if pairs:
-                out.packed_ties.extend(pairs)
-    return out
-
-
-def _fill_alone(order: Sequence[int], by_row: Mapping[int, PackItem], cost: Mapping[int, int], budget: int) -> _Fill:
-    """:func:`_greedy_fill` when no fact is tied: every fact is a unit alone (the usual run), so each is
-    one budget test and, for a connector, one count of its packed bridged anchors."""
-    packed: list[int] = []
-    packed_anchors: set[int] = set()
-    out = _Fill(packed, [], [], [], [])
-    used = 0
-    for row in order:
-        it = by_row[row]
-        anchor = it.role == "anchor"
-        if not anchor and len(packed_anchors.intersection(it.bridges)) < 2:
-            out.unbridged.append(row)
-            continue
-        need = cost[row]
-        if used + need > budget:
-            out.over_budget.append(row)
-            continue
-        used += need
-        packed.append(row)
-        if anchor:
-            packed_anchors.add(row)
-    return out
+        g = groups.get(unit_of[row])
+        if g is None:
+            fill.alone(row)
+        elif g.members[0] == row:
+            fill.group(g, parts_of)
+    return fill
 
 
 @dataclass(frozen=True)
@@ -359,16 +404,33 @@ def _layout(packed: Sequence[int], by_row: Mapping[int, PackItem], *, ranked_fil
     return _Layout(order, tier, band, bridged)
 
 
-def _note_costs(ties: Sequence[tuple[int, int]], count_notes: NoteCounter) -> dict[tuple[int, int], int]:
-    """Tokens reserved for each tie's NOTE block: the larger count of its two line orders."""
-    if not ties:
-        return {}
-    orders = [(x, y) for a, b in ties for x, y in ((a, b), (b, a))]
-    counts = np.asarray(count_notes(orders), dtype=np.int64).reshape(len(ties), 2).max(axis=1)
-    return dict(zip(ties, counts.tolist(), strict=True))
+def _whole_notes(groups: Sequence[GroupFill], count_notes: NoteCounter) -> list[int]:
+    """Tokens reserved for each group's NOTE listing every member: the larger count of its fill order and
+    the reverse (a pair's two line orders), all groups counted in one call."""
+    if not groups:
+        return []
+    specs: list[NoteSpec] = [(tuple(o), ()) for g in groups for o in (g.members, g.members[::-1])]
+    counts = np.asarray(count_notes(specs), dtype=np.int64).reshape(len(groups), 2).max(axis=1)
+    return [int(c) for c in counts.tolist()]
 
 
-def pack_envelope(
+def _empty_reason(fill: _Filler, offered: int, budget: int) -> str:
+    """Why no offered fact was packed (docs/reference/pipeline.md §6)."""
+    parts: list[str] = []
+    if fill.over_budget and fill.smallest is not None:
+        need, tied = fill.smallest
+        note = ", with its tie group's NOTE" if tied else ""
+        parts.append(
+            f"none of the {offered} selected fact{'' if offered == 1 else 's'} fits token_budget {budget} "
+            f"(the smallest needs {need} tokens{note})"
+        )
+    if fill.unbridged:
+        n = len(fill.unbridged)
+        parts.append(f"{n} connector{'' if n == 1 else 's'} without two packed bridged anchors")
+    return "the envelope is empty: " + "; ".join(parts or ["nothing was packed"])
+
+
+def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, the config and the three counters
     corpus: PackCorpus,
     items: Sequence[PackItem],
     *,
@@ -377,13 +439,16 @@ def pack_envelope(
     count_tokens: TokenCounter,
     count_prefixes: PrefixCounter | None = None,
     count_notes: NoteCounter | None = None,
+    count_note_parts: TokenCounter | None = None,
 ) -> Envelope:
-    """Greedy fill with tie units, then the anchor sandwich and the connectors' spots (docs/reference/pipeline.md §6).
+    """Greedy fill with tie groups, then the anchor sandwich and the connectors' spots (docs/reference/pipeline.md §6).
 
     ``count_prefixes`` (rows -> token counts of their ``[<fact_id>]`` prefixes) defaults to counting
     them with ``count_tokens`` (:func:`prefix_counts`); the pipeline passes :func:`cached_prefix_counter`.
-    ``count_notes`` (ordered row pairs -> token counts of their NOTE blocks) likewise defaults to
+    ``count_notes`` (:data:`NoteSpec` s -> token counts of their NOTE blocks) likewise defaults to
     :func:`note_counts` with ``count_tokens``; the pipeline passes :func:`cached_note_counter`.
+    ``count_note_parts`` (texts -> counts, for the parts of the NOTEs of a group cut by the budget)
+    defaults to ``count_tokens``; the pipeline passes :func:`cached_text_counter`.
     """
     kb = corpus.kb
     facts = kb.facts
@@ -400,36 +465,40 @@ def pack_envelope(
     line_cost = np.asarray(corpus.token_counts, dtype=np.int64)[np.asarray(rows, dtype=np.int64)] + prefix
     cost = dict(zip(rows, line_cost.tolist(), strict=True))
     ties: list[tuple[int, int]] = []
+    seen: set[tuple[int, int]] = set()
     for a, b in tied_pairs:
         p = (int(a), int(b))
-        if p[0] in by_row and p[1] in by_row and p[0] != p[1] and p not in ties and p[::-1] not in ties:
+        key = (min(p), max(p))
+        if p[0] in by_row and p[1] in by_row and p[0] != p[1] and key not in seen:
+            seen.add(key)
             ties.append(p)
     ties.sort(key=lambda p: (min(p), max(p)))  # the same ties in any order give the same envelope
     if count_notes is None:
 
-        def count_notes(pairs: Sequence[tuple[int, int]]) -> np.ndarray:
-            return note_counts(kb, pairs, count_tokens)
+        def count_notes(specs: Sequence[NoteSpec]) -> np.ndarray:
+            return note_counts(kb, specs, count_tokens)
 
-    note_cost = _note_costs(ties, count_notes)
-
-    fill = _greedy_fill(list(by_row.values()), ties, cost, note_cost, budget)
+    counter = count_notes
+    parts_counter = count_note_parts or count_tokens
+    fill = _greedy_fill(
+        list(by_row.values()),
+        ties,
+        cost,
+        lambda groups: _whole_notes(groups, counter),
+        lambda members: NoteParts(kb, members, parts_counter),
+        budget,
+    )
     lay = _layout(fill.packed, by_row, ranked_fill=not ties)
 
-    # text: NOTE blocks after the later fact of each packed tie, earlier-placed fact listed first
-    pos = {r: i for i, r in enumerate(lay.order)}
-    placed = sorted((sorted(p, key=pos.__getitem__) for p in fill.packed_ties), key=lambda p: (pos[p[1]], pos[p[0]]))
-    notes_after: dict[int, list[str]] = {}
-    notes: list[str] = []
-    for first, second in placed:
-        block = note_block(facts[first].content, facts[second].content)
-        notes_after.setdefault(second, []).append(block)
-        notes.append(block)
+    # text: each group's NOTE block after the last of its packed facts
+    notes = place_notes(kb, fill.groups, {r: i for i, r in enumerate(lay.order)} if fill.groups else {})
     lines: list[str] = []
     for r in lay.order:
         lines.append(fact_line(facts[r].fact_id, facts[r].content))
-        lines.extend(notes_after.get(r, ()))
-    note_tokens = int(np.asarray(count_notes([(a, b) for a, b in placed]), dtype=np.int64).sum()) if notes else 0
-    used = sum(cost[r] for r in lay.order) + note_tokens
+        lines.extend(notes.after.get(r, ()))
+    note_tokens = np.asarray(counter(notes.specs), dtype=np.int64).tolist() if notes.specs else []
+    used = sum(cost[r] for r in lay.order) + sum(note_tokens)
+    tie_groups, dropped_pairs = tie_records(kb, fill.groups, notes, note_tokens)
 
     packed_facts = tuple(
         PackedFact.make(
@@ -450,31 +519,30 @@ def pack_envelope(
         tokens_used=int(used),
         token_budget=budget,
         dropped_for_budget=tuple(facts[r].fact_id for r in rank_by_score(fill.over_budget, scores)),
-        notes=tuple(notes),
+        notes=tuple(notes.texts),
         dropped_unbridged=tuple(facts[r].fact_id for r in rank_by_score(fill.unbridged, scores)),
-        dropped_pairs=tuple(
-            DroppedPair(facts[a].fact_id, facts[b].fact_id, reason) for a, b, reason in fill.dropped_pairs
-        ),
+        dropped_pairs=dropped_pairs,
+        tie_groups=tie_groups,
+        empty_reason=_empty_reason(fill, len(by_row), budget) if by_row and not packed_facts else None,
     )
 
 
 def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[str, str]:
     """Why each selected fact left out by stage 6 is not in the envelope (fact id -> reason text)."""
-    partners: dict[str, list[str]] = {}
-    for p in envelope.dropped_pairs:
-        partners.setdefault(p.fact_a, []).append(p.fact_b)
-        partners.setdefault(p.fact_b, []).append(p.fact_a)
+    group_of = {fid: g for g in envelope.tie_groups for fid in g.left_out}
 
     def tied(fid: str) -> str:
-        got = partners.get(fid)
-        return f" (tied with {', '.join(got)}: a tied pair is packed as a unit)" if got else ""
+        g = group_of.get(fid)
+        if g is None:
+            return ""
+        others = listed_ids([m for m in g.members if m != fid])
+        if g.packed:
+            return f" (tie group with {others}: the facts that fit were packed with a NOTE that names this one)"
+        return f" (tie group with {others}: no fact of the group fits with the group's NOTE)"
 
     out = {fid: "selected but dropped: token budget" + tied(fid) for fid in envelope.dropped_for_budget}
     for fid in envelope.dropped_unbridged:
-        if roles.get(fid) == "connector":
-            out[fid] = "selected but dropped: fewer than two of the anchors it bridges are packed" + tied(fid)
-        else:
-            out[fid] = "selected but dropped: tied to a connector left without its bridged anchors" + tied(fid)
+        out[fid] = "selected but dropped: fewer than two of the anchors it bridges are packed" + tied(fid)
     return out
 
 

@@ -105,3 +105,53 @@ def test_consecutive_fact_cards_are_one_markdown_element(ui_env):
             runs += 1
         band = p.band
     assert len(holders) == runs < len(order)
+
+
+def _tie_page(tmp_path, monkeypatch, token_budget):
+    from tests.support.tie_worlds import write_tie_sample
+
+    d = write_tie_sample(tmp_path / "samples", n=5, token_budget=token_budget)
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
+    monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
+    return expected_result(d), run_page("envelope")
+
+
+def test_tie_group_cut_by_the_budget_is_listed_with_its_note(tmp_path, monkeypatch):
+    """Five facts of 40 words, all tied (tests/support/tie_worlds.py), token_budget 400. Whole, the group
+    needs 5 * 54 + 26 + 5 * 52 = 556; with k kept and the NOTE naming the rest 104 k + 52: k = 3 (364).
+    The NOTE placed: 20 + 3 * 40 + 12 + 2 = 154 words -> 201 tokens; 3 * 54 + 201 = 363 used."""
+    exp, at = _tie_page(tmp_path, monkeypatch, 400)
+    env = exp.envelope
+    (g,) = env.tie_groups
+    assert len(env.order) == 3 and env.tokens_used == 363 and g.note_tokens == 201
+    assert metric(at, "NOTE blocks (ties)") == "1" and metric(at, "facts packed") == "3"
+    assert g.note in [t.value for t in at.text]  # the NOTE, naming the two left out, after the last packed fact
+    assert g.note.endswith(f"left out of this envelope: {g.left_out[0]}, {g.left_out[1]}.")
+    assert "Tie groups" in [s.value for s in at.subheader]
+    table = frame_with(at, "group", "packed", "left out", "pairs covered")
+    assert table.to_dict("records") == [
+        {
+            "group": 1,
+            "facts": 5,
+            "packed": ", ".join(g.packed),
+            "left out": f"{g.left_out[0]} (budget), {g.left_out[1]} (budget)",
+            "tied pairs": 10,
+            "pairs covered": 3,
+            "NOTE tokens": 201,
+        }
+    ]
+
+
+def test_empty_envelope_says_why(tmp_path, monkeypatch):
+    """token_budget 100: one fact and the NOTE naming the four others need 54 + 32 + 52 + 16 + 4 * 2 = 162."""
+    from crp_ui import render
+
+    exp, at = _tie_page(tmp_path, monkeypatch, 100)
+    assert exp.envelope.order == ()
+    (info,) = [i.value for i in at.info]
+    assert info == render.md_escape(
+        "The envelope is empty: none of the 5 selected facts fits token_budget 100 (the smallest needs 162 "
+        "tokens, with its tie group's NOTE)"
+    )
+    table = frame_with(at, "group", "packed", "left out", "pairs covered")
+    assert table["packed"].tolist() == [""] and table["pairs covered"].tolist() == [0]

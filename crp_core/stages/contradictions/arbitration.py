@@ -11,6 +11,7 @@ from crp_core.config import CRPConfig
 from crp_core.decisions import Decisions, DecisionSet, pair_key
 from crp_core.model import Fact
 from crp_core.records import Authority, ConflictPair, Resolution
+from crp_core.stages.tie_groups import note_block
 
 DECISION_KINDS = ("dismiss", "override", "accept")
 #: authorities and margins are ordered on this many decimals, so float noise never decides an order
@@ -64,7 +65,8 @@ def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None, w
 
 
 def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:
-    """(row_a, row_b) of every tied, arbitrated pair: what the packer needs for NOTE blocks."""
+    """(row_a, row_b) of every tied, arbitrated pair: what the packer joins into tie groups, one NOTE block
+    each (docs/reference/pipeline.md §6)."""
     return tuple(
         (kb.index_of(p.fact_a), kb.index_of(p.fact_b))
         for p in resolution.pairs
@@ -73,9 +75,8 @@ def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:
 
 
 def note_for(fact_a: Fact, fact_b: Fact) -> str:
-    """The SPEC-027 §2.5 NOTE block for a tied pair, in the packer's exact format."""
-    from crp_core.stages.packing import note_block
-
+    """The SPEC-027 §2.5 NOTE block for a tied pair, in the packer's exact format: the envelope's NOTE of a
+    tie group of these two facts, both packed (a larger group's NOTE lists all its packed facts)."""
     return note_block(fact_a.content, fact_b.content)
 
 

@@ -86,12 +86,14 @@ def test_suite_sweep_points(prepared):
 
 
 def test_noted_reads_the_envelopes_note_blocks(run):
-    """``noted`` is "the envelope carries the pair's NOTE block" (Envelope.notes), not "stage 4 tied it":
-    the same run with the NOTE block taken out of the envelope says detected, not noted."""
+    """``noted`` is "the envelope carries a NOTE block listing both facts" (their tie group's, read from
+    Envelope.tie_groups), not "stage 4 tied it": the same run with the NOTE block taken out of the envelope
+    says detected, not noted."""
     import dataclasses
 
     from crp_core.analysis.metrics import scenario_metrics
-    from crp_core.stages.packing import note_block
+    from crp_core.records import TieGroup
+    from crp_core.stages.tie_groups import note_block
 
     result = run.result("s1")
     kb = result.corpus.kb
@@ -100,15 +102,14 @@ def test_noted_reads_the_envelopes_note_blocks(run):
     tied = [p for p in result.resolution.pairs if {p.fact_a, p.fact_b} == {"H1", "H2"}]
     assert len(tied) == 1 and tied[0].tied
     measured = run.metrics.scenario("s1")
-    bare = dataclasses.replace(result, envelope=dataclasses.replace(result.envelope, notes=()))
+    bare = dataclasses.replace(result, envelope=dataclasses.replace(result.envelope, notes=(), tie_groups=()))
     got = scenario_metrics(bare, prepared_expect(run, "s1"), name="s1")
     assert got.contradictions == (Contradiction("H1", "H2", expected=True, detected=True, noted=False),)
     assert measured.contradictions[0].noted is True
     # a NOTE block of another pair does not note this one
-    other = dataclasses.replace(
-        result,
-        envelope=dataclasses.replace(result.envelope, notes=(note_block(kb.get("A").content, kb.get("C").content),)),
-    )
+    ac = note_block(kb.get("A").content, kb.get("C").content)
+    group = TieGroup(("A", "C"), (("A", "C"),), ("A", "C"), (), (), ac)
+    other = dataclasses.replace(result, envelope=dataclasses.replace(result.envelope, notes=(ac,), tie_groups=(group,)))
     assert scenario_metrics(other, prepared_expect(run, "s1"), name="s1").contradictions[0].noted is False
     # integrity counts contradictions without a NOTE: one more without it
     from crp_core.analysis.metrics import suite_metrics

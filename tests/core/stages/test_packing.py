@@ -10,11 +10,12 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.pipeline import run_pipeline
-from crp_core.records import DroppedPair
+from crp_core.records import DroppedPair, TieGroup
 from crp_core.report import run_report
 from crp_core.stages.contradictions import resolve_contradictions, values_conflict
 from crp_core.stages.near_duplicates import connector_near_duplicates
-from crp_core.stages.packing import NOTE_HEADER, PackItem, note_block, pack_envelope, word_counter
+from crp_core.stages.packing import PackItem, pack_envelope, word_counter
+from crp_core.stages.tie_groups import NOTE_HEADER, group_note, note_block, note_header
 from tests.support.factories import fact, make_corpus, make_scenario
 
 IDS = ["a", "b", "c", "d", "e", "f", "g", "w", "x", "y", "z"]
@@ -176,7 +177,7 @@ def test_connector_loses_its_place_when_the_budget_drops_an_anchor():
     assert env.dropped_for_budget == ("d",) and env.dropped_unbridged == ("x",)
 
 
-# ---- tied pairs: one unit, both facts and the NOTE or neither (docs/reference/pipeline.md §6 step 3) --------------
+# ---- a tied pair: a group of two, SPEC-027 §2.5's NOTE (docs/reference/pipeline.md §6 steps 2, 5) --------------
 def test_tied_pair_note_in_text_and_tokens():
     # all three critical (.9/.9, .85/.9, .8/.9 >= .8): [crit[0], crit[-1], crit[1:-1]] = [a, b, c];
     # the NOTE lists b (placed first) then c, right after c's line
@@ -203,44 +204,178 @@ def test_tied_unit_costs_its_note_and_a_later_fact_no_longer_fits():
 
 
 def test_tied_pair_that_does_not_fit_is_dropped_whole():
-    """Budget 15: the unit {b, c} costs 14 + NOTE (26 words -> 34) = 48: neither fact, no NOTE, and the
-    pair is reported as dropped by the budget. (The old packer kept c alone: header and text disagreed.)"""
+    """Budget 15: the group {b, c} costs 14 + NOTE (26 words -> 34) = 48: neither fact, no NOTE, and the
+    pair is reported as dropped by the budget."""
     env = pack(anchors(b=0.8, c=0.85), ties=[("b", "c")], budget=15)
     assert ids(env) == [] and env.notes == () and env.tokens_used == 0
+    # a cut would not fit either: c's line 7 + the one-fact NOTE naming b (24 + 3 + 12 + 1 words: 32 + 4
+    # + 16 + 2 by its parts) = 61
+    assert env.empty_reason == (
+        "the envelope is empty: none of the 2 selected facts fits token_budget 15 "
+        "(the smallest needs 61 tokens, with its tie group's NOTE)"
+    )
     assert env.dropped_for_budget == ("c", "b")
     assert env.dropped_pairs == (DroppedPair("b", "c", "budget"),)
 
 
 def test_dropped_tied_pair_leaves_room_for_a_smaller_fact():
-    """Budget = 3 lines + NOTE - 1: a (7) enters; the unit {b, c} needs 14 + NOTE, one token too many,
-    and is dropped whole; d (7) still enters. Tiers: d .6 / .9 = .667, important -> [a, d]."""
+    """Budget = 3 lines + NOTE - 1: a (7) enters; the group {b, c} needs 14 + NOTE, one token too many,
+    and a cut of it 61 (a line, the one-fact NOTE naming the other): dropped whole; d (7) still enters.
+    Tiers: d .6 / .9 = .667, important -> [a, d]."""
     budget = 3 * LINE + note_tokens("b", "c") - 1
     env = pack(anchors(a=0.9, b=0.8, c=0.7, d=0.6), ties=[("b", "c")], budget=budget)
     assert ids(env) == ["a", "d"] and env.tokens_used == 2 * LINE
     assert env.dropped_for_budget == ("b", "c") and env.dropped_pairs == (DroppedPair("b", "c", "budget"),)
 
 
-def test_ties_sharing_a_fact_form_one_unit():
-    """(a, b) and (b, c) tied: one unit {a, b, c} with two NOTE blocks. a, b, c all .9 (critical, by
-    row) -> [a, c] + [b] = [a, c, b]. b is the later fact of both pairs: both NOTEs follow b, the one
-    whose other fact is placed first (a, then c) first. With 3 lines + 60 tokens the unit (21 + 2 * 34)
-    does not fit: both pairs dropped."""
+# ---- tie groups: one NOTE per group; a group that does not fit keeps its best members (§6 steps 2, 5) ---------
+#: word counts of the NOTE parts under word_counter (ceil(words * 1.3)): the two-fact header (and the
+#: "<n> facts" one) 20 words, the one-fact header 24, a line "  [content of x]" 3, the left-out lead 12
+GROUP_ABC = [("a", "b"), ("b", "c"), ("a", "c")]
+
+
+def test_three_tied_facts_form_one_group_with_one_note():
+    """(a, b) and (b, c) tied: one group {a, b, c}, one NOTE listing the three. a, b, c all .9 (critical,
+    by row) -> [a, c] + [b] = [a, c, b]; the NOTE follows b, the last of them, and lists them in that
+    order. NOTE: 20 + 3 * 3 = 29 words -> 38 tokens; the text 3 lines (21) + 38 = 59. It covers both
+    tied pairs: the header's unresolved count is 2 for this one block."""
     env = pack(anchors(a=0.9, b=0.9, c=0.9), ties=[("a", "b"), ("b", "c")])
     assert ids(env) == ["a", "c", "b"]
-    ab, cb = note_block("content of a", "content of b"), note_block("content of c", "content of b")
-    assert env.notes == (ab, cb)
-    assert env.text.endswith("[b] content of b\n" + ab + "\n" + cb)
-    small = pack(anchors(a=0.9, b=0.9, c=0.9), ties=[("a", "b"), ("b", "c")], budget=3 * LINE + 60)
-    assert ids(small) == [] and small.dropped_pairs == (
-        DroppedPair("a", "b", "budget"),
-        DroppedPair("b", "c", "budget"),
+    block = (
+        "NOTE: The following 3 facts conflict and could not be automatically\n"
+        "arbitrated. Treat with caution and prefer the more specific:\n"
+        "  [content of a]\n  [content of c]\n  [content of b]"
+    )
+    assert env.notes == (block,) and env.text.endswith("[b] content of b\n" + block)
+    assert env.tokens_used == 3 * LINE + 38
+    assert env.tie_groups == (
+        TieGroup(
+            members=("a", "b", "c"),
+            pairs=(("a", "b"), ("b", "c")),
+            packed=("a", "c", "b"),
+            left_out=(),
+            left_out_reasons=(),
+            note=block,
+            note_tokens=38,
+        ),
+    )
+    assert env.tie_groups[0].packed_pairs == (("a", "b"), ("b", "c")) and env.dropped_pairs == ()
+    assert env.note_covering("a", "c") == env.note_covering("b", "a") == block  # a NOTE lists all three
+    # 3 lines + 37 tokens: the whole group (59) does not fit, nor any cut of it (a line of 7 and a NOTE
+    # naming the other two already need 7 + 32 + 4 + 16 + 2 + 2 = 63): nothing, and the reason says so
+    small = pack(anchors(a=0.9, b=0.9, c=0.9), ties=[("a", "b"), ("b", "c")], budget=3 * LINE + 37)
+    assert (
+        ids(small) == []
+        and small.notes == ()
+        and small.dropped_pairs
+        == (
+            DroppedPair("a", "b", "budget"),
+            DroppedPair("b", "c", "budget"),
+        )
+    )
+    assert small.tie_groups[0].packed == () and small.tie_groups[0].left_out == ("a", "b", "c")
+    assert small.empty_reason == (
+        "the envelope is empty: none of the 3 selected facts fits token_budget 58 "
+        "(the smallest needs 63 tokens, with its tie group's NOTE)"
     )
 
 
-def test_note_header_is_the_spec_text():
-    assert NOTE_HEADER == (
+def test_group_that_does_not_fit_packs_its_best_members_with_a_note_naming_the_rest():
+    """a .9, c .85, b .8 all tied, lines of 30 + 2 = 32 tokens. Whole: 96 + NOTE (29 words -> 38) = 134 >
+    120. Members in fill order, each kept while its lines and a NOTE naming the others as left out fit
+    (parts: header 26 for two or more facts, 32 for one; a line 4; the lead 16; an id "x," 2):
+      a: 32 + 32 + 4 + 16 + 2 + 2 = 88 <= 120, kept;  c: 64 + 26 + 8 + 16 + 2 = 116, kept;
+      b: 96 + 26 + 12 = 134 > 120, left out for the budget.
+    The NOTE placed: 20 + 6 + 12 + 1 = 39 words -> 51 tokens (its parts reserved 52): 64 + 51 = 115."""
+    env = pack(anchors(a=0.9, b=0.8, c=0.85), ties=GROUP_ABC, budget=120, tokens=[30] * 3 + [5] * 8)
+    block = (
         "NOTE: The following two facts conflict and could not be automatically\n"
+        "arbitrated. Treat with caution and prefer the more specific:\n"
+        "  [content of a]\n  [content of c]\n"
+        "  Also in this conflict, of equal authority, left out of this envelope: b."
+    )
+    assert ids(env) == ["a", "c"] and env.notes == (block,) and env.text.endswith("[c] content of c\n" + block)
+    assert env.tokens_used == 115 and env.dropped_for_budget == ("b",)
+    (g,) = env.tie_groups
+    assert (g.members, g.packed, g.left_out, g.left_out_reasons) == (("a", "c", "b"), ("a", "c"), ("b",), ("budget",))
+    assert g.pairs == (("a", "b"), ("a", "c"), ("b", "c")) and g.packed_pairs == (("a", "c"),)
+    assert (g.note, g.note_tokens) == (block, 51)
+    assert env.dropped_pairs == (DroppedPair("a", "b", "budget"), DroppedPair("b", "c", "budget"))
+    assert env.empty_reason is None
+
+
+def test_group_cut_to_one_fact():
+    """The same group at budget 90: a (88) kept; c (116) and b (64 + 26 + 8 + 16 + 2 = 116) left out.
+    The one-fact NOTE: 24 + 3 + 12 + 2 = 41 words -> 54 tokens: 32 + 54 = 86. It covers no tied pair."""
+    env = pack(anchors(a=0.9, b=0.8, c=0.85), ties=GROUP_ABC, budget=90, tokens=[30] * 3 + [5] * 8)
+    block = (
+        "NOTE: The following fact conflicts with facts of equal authority left out of this\n"
+        "envelope, and could not be automatically arbitrated. Treat with caution:\n"
+        "  [content of a]\n"
+        "  Also in this conflict, of equal authority, left out of this envelope: c, b."
+    )
+    assert ids(env) == ["a"] and env.notes == (block,) and env.tokens_used == 32 + 54
+    (g,) = env.tie_groups
+    assert (g.packed, g.left_out, g.packed_pairs, g.note_tokens) == (("a",), ("c", "b"), (), 54)
+    assert len(env.dropped_pairs) == 3 and env.dropped_for_budget == ("c", "b")
+
+
+def test_cut_group_leaves_room_for_a_smaller_fact_and_unbridged_connectors_are_named():
+    """Anchors a .9 and c .85 tied with connector x (bridges a, d); d .5 alone; lines 7. Group {a, c, x}
+    (fill order a, c, x), decided at a: x bridges only a among the anchors packed so far and its group's,
+    so the group cannot enter whole. Its members but x: 14 + 26 + 8 + 16 + 2 = 66 by the NOTE's parts.
+    Budget 70: a and c enter with a NOTE naming x (20 + 6 + 12 + 1 = 39 words -> 51): 14 + 51 = 65;
+    d (7) no longer fits. Budget 60: that does not fit; member by member, a alone needs
+    7 + 32 + 4 + 16 + 2 + 2 = 63 > 60, so does c: the group is left out and d enters."""
+    items = anchors(a=0.9, c=0.85, d=0.5) + [connector("x", 3.0, "a", "d")]
+    env = pack(items, ties=[("a", "c"), ("c", "x")], budget=70)
+    assert ids(env) == ["a", "c"] and env.tokens_used == 65
+    assert env.notes[0].endswith(
+        "  [content of c]\n  Also in this conflict, of equal authority, left out of this envelope: x."
+    )
+    (g,) = env.tie_groups
+    assert (g.packed, g.left_out, g.left_out_reasons, g.packed_pairs) == (
+        ("a", "c"),
+        ("x",),
+        ("unbridged",),
+        (("a", "c"),),
+    )
+    assert env.dropped_for_budget == ("d",) and env.dropped_unbridged == ("x",)
+    assert env.dropped_pairs == (DroppedPair("c", "x", "unbridged"),)
+
+    env = pack(items, ties=[("a", "c"), ("c", "x")], budget=60)
+    assert ids(env) == ["d"] and env.notes == ()
+    (g,) = env.tie_groups
+    assert (g.members, g.left_out, g.left_out_reasons) == (
+        ("a", "c", "x"),
+        ("a", "c", "x"),
+        ("budget", "budget", "unbridged"),
+    )
+    assert env.dropped_for_budget == ("a", "c") and env.dropped_unbridged == ("x",)
+
+
+def test_note_header_is_the_spec_text():
+    assert (
+        NOTE_HEADER
+        == note_header(2)
+        == (
+            "NOTE: The following two facts conflict and could not be automatically\n"
+            "arbitrated. Treat with caution and prefer the more specific:"
+        )
+    )
+    assert note_header(12) == (
+        "NOTE: The following 12 facts conflict and could not be automatically\n"
         "arbitrated. Treat with caution and prefer the more specific:"
+    )
+    assert group_note(["x", "y"]) == note_block("x", "y")
+
+
+def test_a_note_names_twenty_left_out_facts_and_counts_the_rest():
+    ids_ = [f"f{i}" for i in range(23)]
+    assert group_note(["x"], ids_).splitlines()[-1] == (
+        "  Also in this conflict, of equal authority, left out of this envelope: "
+        + ", ".join(ids_[:20])
+        + ", and 3 more."
     )
 
 
@@ -286,7 +421,14 @@ def test_pipeline_header_counts_only_packed_ties():
     assert rep["dropped_tied_pairs"] == [{"fact_a": "etcd-2379", "fact_b": "etcd-4001", "reason": "budget"}]
     assert rep["dropped_for_budget"] == ["etcd-2379", "etcd-4001"]
     reason = {o.fact_id: o.reason for o in tight.outcomes}["etcd-4001"]
-    assert reason == "selected but dropped: token budget (tied with etcd-2379: a tied pair is packed as a unit)"
+    assert reason == (
+        "selected but dropped: token budget (tie group with etcd-2379: no fact of the group fits with the group's NOTE)"
+    )
+    assert tight.warnings == (
+        "tie group of 2 facts (1 tied pair: etcd-2379, etcd-4001) left out whole (token_budget 40): no fact of "
+        "it fits with the group's NOTE block",
+    )
+    assert full.warnings == () and full.envelope.tie_groups[0].packed_pairs == (("etcd-2379", "etcd-4001"),)
 
 
 # ---- before the connectors are chosen (docs/reference/pipeline.md §6 last paragraph) -------------------------------

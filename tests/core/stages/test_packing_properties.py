@@ -4,8 +4,11 @@ Two levels: random ``PackItem`` lists straight into ``pack_envelope``, and rando
 (corpora with random vectors, near-twin facts with a changed number and equal authority so that
 tied pairs occur) through ``run_pipeline``. Both check: the best anchor at position 1; no connector
 at positions 1-2, nor last when at least three anchors are packed (with two, positions 1-2 are
-theirs and the connectors follow); NOTE blocks in the text == tied pairs packed == the header's
-unresolved count; tied pairs wholly in or wholly out; tokens within the budget; determinism.
+theirs and the connectors follow); NOTE blocks in the text == tie groups with a packed fact; the header's
+unresolved count = the tied pairs whose two facts are packed; tie groups are the connected components of
+the tied pairs, each with one NOTE listing its packed facts and naming those left out; every packed tied
+fact listed by exactly one NOTE; an empty envelope only with a stated reason; tokens within the budget;
+determinism.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from crp_core.headers import CONFLICTS
 from crp_core.pipeline import run_pipeline
 from crp_core.records import Envelope
 from crp_core.report import dumps, run_report
-from crp_core.stages.packing import NOTE_HEADER, PackItem, note_block, pack_envelope, tier_of, word_counter
+from crp_core.stages.packing import PackItem, pack_envelope, tier_of, word_counter
+from crp_core.stages.tie_groups import LEFT_OUT_LEAD, LEFT_OUT_SHOWN, NOTE_START, note_header
 from tests.support.factories import fact, make_corpus, make_scenario
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -72,19 +76,65 @@ def check_layout(env: Envelope, role: dict[str, str], score: dict[str, float], b
     assert env.tokens_used <= env.token_budget
 
 
-def check_ties(env: Envelope, ties: list[tuple[str, str]]) -> None:
-    """Every tied pair wholly in (both facts, its NOTE) or wholly out (listed as dropped)."""
-    order = {p.fact_id for p in env.order}
-    dropped = {frozenset((p.fact_a, p.fact_b)) for p in env.dropped_pairs}
-    packed = 0
+def _connected(members: tuple[str, ...], pairs: tuple[tuple[str, str], ...]) -> bool:
+    reach, todo = {members[0]}, [members[0]]
+    while todo:
+        f = todo.pop()
+        for a, b in pairs:
+            for x, y in ((a, b), (b, a)):
+                if x == f and y not in reach:
+                    reach.add(y)
+                    todo.append(y)
+    return reach == set(members)
+
+
+def check_ties(env: Envelope, ties: list[tuple[str, str]], offered: set[str]) -> None:
+    """The tie-group rules of docs/reference/pipeline.md §6 on one envelope (``ties``: the distinct tied
+    pairs whose facts were both offered)."""
+    packed = {p.fact_id for p in env.order}
+    groups = env.tie_groups
+    # the groups are the connected components of the tied pairs
+    assert sorted(f for g in groups for f in g.members) == sorted({f for t in ties for f in t})
+    assert sorted(p for g in groups for p in g.pairs) == sorted(tuple(sorted(t)) for t in ties)
+    for g in groups:
+        assert _connected(g.members, g.pairs)
+        assert sorted(g.packed + g.left_out) == sorted(g.members) and len(g.left_out) == len(g.left_out_reasons)
+        assert set(g.packed) <= packed and not set(g.left_out) & packed
+        assert (g.note is None) == (not g.packed)
+        if g.note is not None:  # it lists its packed facts in envelope order and names every one left out
+            order = [p.fact_id for p in env.order if p.fact_id in g.packed]
+            assert list(g.packed) == order and g.note.startswith(note_header(len(g.packed)))
+            assert (LEFT_OUT_LEAD in g.note) == bool(g.left_out)
+            if g.left_out:
+                assert all(f in g.note.splitlines()[-1] for f in g.left_out[:LEFT_OUT_SHOWN])
+    # every packed tied fact is listed by exactly one NOTE, which is in the text
+    for f in packed:
+        listing = [g for g in groups if f in g.packed]
+        assert len(listing) <= 1
+        if any(f in t for t in ties):
+            assert len(listing) == 1 and listing[0].note in env.text
+    # one NOTE per group with a packed fact, in text order
+    with_note = [g for g in groups if g.packed]
+    assert tuple(g.note for g in with_note) == env.notes
+    assert len(env.notes) == env.text.count(NOTE_START)
+    positions = [env.text.index(n) for n in env.notes]
+    assert positions == sorted(positions)
+    # a tied pair is covered by its group's NOTE (both facts packed) or listed as dropped
+    dropped = [frozenset((p.fact_a, p.fact_b)) for p in env.dropped_pairs]
+    assert len(dropped) == len(set(dropped))
+    covered = 0
     for a, b in ties:
-        assert (a in order) == (b in order), (a, b)
-        if a in order:
-            packed += 1
+        if a in packed and b in packed:
+            assert env.note_covering(a, b) is not None and frozenset((a, b)) not in dropped
+            covered += 1
         else:
             assert frozenset((a, b)) in dropped
-    assert len(env.notes) == packed == env.text.count(NOTE_HEADER)
-    event(f"tied pairs: {'packed' if packed else 'none packed'}, {'some' if env.dropped_pairs else 'none'} dropped")
+    assert covered == sum(len(g.packed_pairs) for g in groups)
+    assert len(dropped) == len(ties) - covered
+    # an envelope is empty only with a stated reason
+    assert (env.empty_reason is not None) == (not env.order and bool(offered))
+    cut = sum(1 for g in groups if g.packed and g.left_out)
+    event(f"tie groups: {'some' if with_note else 'none'} packed, {'some' if cut else 'none'} cut")
 
 
 # ---- random PackItem lists --------------------------------------------------------------------------
@@ -107,7 +157,7 @@ def pack_inputs(draw):
         items.append(PackItem(n_anchor + j, "connector", float(rng.uniform(0, 20)), bridged))
     rows = [it.row for it in items]
     ties = []
-    for _ in range(int(rng.integers(0, 4))):
+    for _ in range(int(rng.integers(0, 7))):
         if len(rows) >= 2:
             a, b = (int(x) for x in rng.choice(rows, size=2, replace=False))
             ties.append((a, b))
@@ -137,15 +187,12 @@ def test_pack_envelope_properties(inp):
         fid(it.row): {fid(b) for b in it.bridges if b < len(items) and items[b].role == "anchor"} for it in items
     }
     check_layout(env, role, score, bridges)
-    distinct = [tuple(p) for p in dict.fromkeys(frozenset((fid(a), fid(b))) for a, b in ties)]
-    check_ties(env, distinct)
-    # tokens: fact lines plus the NOTE blocks actually in the text
+    distinct = [tuple(sorted(p)) for p in dict.fromkeys(frozenset((fid(a), fid(b))) for a, b in ties)]
+    check_ties(env, distinct, set(role))
+    # tokens: fact lines plus the NOTE blocks actually in the text, each as its group records it
     note_tokens = int(word_counter(list(env.notes)).sum()) if env.notes else 0
     assert env.tokens_used == sum(p.tokens for p in env.order) + note_tokens
-    for a, b in distinct:
-        if a in role and any(p.fact_id == a for p in env.order):
-            texts = {note_block(corpus.kb.get(x).content, corpus.kb.get(y).content) for x, y in ((a, b), (b, a))}
-            assert texts & set(env.notes)
+    assert [g.note_tokens for g in env.tie_groups if g.packed] == word_counter(list(env.notes)).tolist()
     # every offered fact is packed or left out for a stated reason, once
     left = list(env.dropped_for_budget) + list(env.dropped_unbridged)
     assert sorted(left + [p.fact_id for p in env.order]) == sorted(role)
@@ -182,8 +229,9 @@ def worlds(draw):
                 source_type=str(rng.choice(["official_documentation", "community", "regulatory"])),
             )
         )
-    for t in range(int(rng.integers(0, 4))):
-        src = int(rng.integers(0, n))
+    sources = rng.integers(0, n, size=2)  # twins of one or two facts: ties that share a fact form groups
+    for t in range(int(rng.integers(0, 6))):
+        src = int(rng.choice(sources))
         f0 = facts[src]
         facts.append(
             fact(
@@ -224,12 +272,18 @@ def test_pipeline_packing_properties(world):
         bridges[kb.facts[row].fact_id] = {kb.facts[x].fact_id for pair in conn.bridged_pairs[i] for x in pair}
     check_layout(env, role, score, bridges)
     tied = [(p.fact_a, p.fact_b) for p in r.resolution.pairs if p.tied and not p.skipped]
-    check_ties(env, tied)
-    # the header and the envelope text agree
+    check_ties(env, tied, {kb.facts[x].fact_id for x in np.asarray(r.resolution.selected).tolist()})
+    # the header and the envelope text agree: unresolved = the tied pairs the NOTE blocks cover
     header = r.headers[CONFLICTS]
     unresolved = int(header.split("unresolved=")[1]) if "unresolved=" in header else 0
-    assert unresolved == env.text.count(NOTE_HEADER) == len(env.notes)
+    packed = {p.fact_id for p in env.order}
+    assert unresolved == sum(1 for a, b in tied if a in packed and b in packed)
+    assert unresolved == sum(len(g.packed_pairs) for g in env.tie_groups)
+    assert len(env.notes) == sum(1 for g in env.tie_groups if g.packed)
     assert int(header.split(";")[0]) == r.resolution.detected - (len(tied) - unresolved)
+    # an empty envelope while facts passed the gate: its reason is a warning too
+    if not env.order and r.candidates.passed_gate.any():
+        assert env.empty_reason is not None and env.empty_reason in r.warnings
     # no suppressed fact packed; no connector near-duplicate of an anchor chosen
     suppressed = {kb.facts[int(x)].fact_id for x in np.asarray(r.resolution.suppressed).tolist()}
     assert suppressed.isdisjoint(role)

@@ -16,7 +16,8 @@ from crp_core.config import CRPConfig
 from crp_core.factors.recency import fact_attributes
 from crp_core.records import CDRTable
 from crp_core.stages.cdr import cdr_positions, cdr_ranking
-from crp_core.stages.packing import cached_note_counter, note_block, note_counts, word_counter
+from crp_core.stages.packing import cached_note_counter, cached_text_counter, note_counts, word_counter
+from crp_core.stages.tie_groups import group_note, note_block
 from crp_core.support.frozen import frozen_array
 from tests.support.factories import fact, make_corpus
 
@@ -76,18 +77,37 @@ def test_note_counts_are_kept_per_corpus_and_counter():
         calls.append(list(texts))
         return word_counter(texts)
 
+    ab, ba, a_alone = ((0, 1), ()), ((1, 0), ()), ((0,), (1,))
     notes = cached_note_counter(corpus, counting, ("words", "test"))
-    expect = note_counts(corpus.kb, [(0, 1), (1, 0)], word_counter).tolist()
-    assert notes([(0, 1), (1, 0), (0, 1)]).tolist() == [expect[0], expect[1], expect[0]]
+    expect = note_counts(corpus.kb, [ab, ba, a_alone], word_counter).tolist()
+    # ceil(words * 1.3): the pair's NOTE 20 + 2 + 3 = 25 words -> 33 (either order); a's NOTE naming b
+    # left out: the one-fact header 24 + 2 + the lead 12 + "b." 1 = 39 words -> 51
+    assert expect == [33, 33, 51]
+    assert notes([ab, ba, ab]).tolist() == [expect[0], expect[1], expect[0]]
     assert calls == [[note_block("alpha beta", "gamma delta epsilon"), note_block("gamma delta epsilon", "alpha beta")]]
-    assert notes([(1, 0)]).tolist() == [expect[1]] and len(calls) == 1  # counted once per corpus
+    assert notes([ba]).tolist() == [expect[1]] and len(calls) == 1  # counted once per corpus
+    # a group NOTE naming a fact left out is its own text
+    assert notes([a_alone]).tolist() == [expect[2]] and calls[-1] == [group_note(["alpha beta"], ["b"])]
     # another counter key: its own counts (a tokenizer and the word estimate differ)
     other = cached_note_counter(corpus, lambda texts: np.full(len(texts), 7), ("tokenizer", "x"))
-    assert other([(0, 1)]).tolist() == [7]
-    assert notes([(0, 1)]).tolist() == [expect[0]]
+    assert other([ab]).tolist() == [7]
+    assert notes([ab]).tolist() == [expect[0]]
     # another corpus (e.g. after operator decisions): its own cache
     again = cached_note_counter(corpus.with_statuses({"a": "ACTIVE"}), counting, ("words", "test"))
-    assert again([(0, 1)]).tolist() == [expect[0]] and len(calls) == 2
+    assert again([ab]).tolist() == [expect[0]] and len(calls) == 3
+
+
+def test_note_part_counts_are_kept_per_corpus_and_text():
+    corpus = make_corpus([fact("a", "alpha beta")], np.eye(1))
+    calls: list[list[str]] = []
+
+    def counting(texts):
+        calls.append(list(texts))
+        return word_counter(texts)
+
+    parts = cached_text_counter(corpus, counting, ("words", "test"))
+    assert parts(["a b c", "d", "a b c"]).tolist() == [4, 2, 4] and calls == [["a b c", "d"]]
+    assert parts(["d"]).tolist() == [2] and len(calls) == 1
 
 
 @pytest.mark.parametrize("seed", range(6))

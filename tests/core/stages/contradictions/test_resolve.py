@@ -21,7 +21,7 @@ from crp_core.stages.contradictions import (
     resolve_contradictions,
     tied_rows,
 )
-from crp_core.stages.packing import note_block
+from crp_core.stages.tie_groups import note_block
 from crp_core.triage import pair_key
 
 CFG = CRPConfig()
