@@ -5,6 +5,7 @@ fan-out is timed separately) at ~500 candidates and a 20-fact envelope.
     python bench/pipeline.py                       # bench/data/synth10k and synth100k if present
     python bench/pipeline.py --runs 300 --candidate-k 300 --sets synth10k
     python bench/pipeline.py --sets --dense            # only the dense 500-candidate case
+    python bench/pipeline.py --sets --no-dense --anchors  # only the SDK benchmark's shape (tied anchors)
 
 Data: ``bench/make_synthetic_ckf.py`` directories (facts.jsonl + embeddings.npy + scenario*.json);
 no model is loaded. The similarity graph and HNSW index are corpus preparation, built once before
@@ -23,6 +24,11 @@ The **dense case** (``--dense``, on by default): ``synth10k-dense``, the 10k CKF
 cluster of 600 facts (``make_synthetic_ckf.py --dense 600``, generated here when missing) and a
 scenario whose query and 14 sub-queries sit on that cluster, run at ``candidate_k=500`` (15 searches):
 every candidate comes from the dense cluster and passes the gate, and the close pairs value-conflict.
+
+The **anchors case** (``--anchors``, on by default): the shape of the crprotocol SDK's own benchmark
+input (``tests/support/tie_worlds.py``): 500 facts of 384 dimensions in one tight cluster whose texts
+all value-conflict at equal authority, 8 coverage entries and 6 residual sub-queries, the gate at 0:
+20 anchors selected, their 190 pairs all tied (one tie group). Target: stages 2-6 <= 1.7 ms p50.
 
 Stage 1's table has two rows per K: ``new`` with the index's search memo off (every query goes to
 HNSW, as a scenario's first run does) and ``rerun`` with it on (the bench cycles the same scenarios, so
@@ -136,6 +142,17 @@ def stage_table(corpus, scenarios, config: CRPConfig, runs: int, rows: tuple[str
     return sizes
 
 
+def anchors_table(runs: int) -> None:
+    """Stages 2-6 on the SDK benchmark's shape (module docstring, "anchors case")."""
+    from tests.support.tie_worlds import tied_cluster  # the repository root is on sys.path (above)
+
+    world = tied_cluster()
+    scenario = world.scenario.replace(fanout_width=0)
+    print(f"anchors (the SDK benchmark's shape): {world.corpus.n} facts x {world.corpus.dim}, one tied cluster")
+    sizes = stage_table(world.corpus, [scenario], world.config, runs, LATE + (TOTAL,))
+    print(f"  mean sizes: {sizes['gated_in']:.0f} gated in, {sizes['envelope']:.1f} facts packed\n")
+
+
 def ensure_dense(path: str) -> None:
     """Write the dense case's CKF (10k facts + a 600-fact cluster, its scenario only) when missing."""
     if os.path.isfile(os.path.join(path, "scenario-dense.json")):
@@ -157,6 +174,12 @@ def main() -> int:
         help=f"also run the dense 500-candidate case ({DENSE}, generated when missing)",
     )
     ap.add_argument("--dense-k", type=int, default=500, help="candidate_k of the dense case")
+    ap.add_argument(
+        "--anchors",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the SDK benchmark's shape: 500 tied facts in one cluster (tests/support/tie_worlds.py)",
+    )
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument(
         "--candidate-k",
@@ -172,7 +195,7 @@ def main() -> int:
     if args.dense:
         ensure_dense(os.path.join(args.data, DENSE))
         cases.append((DENSE, config.replace(candidate_k=args.dense_k)))
-    if not cases:
+    if not cases and not args.anchors:
         print(f"no synthetic CKF under {args.data}; run bench/make_synthetic_ckf.py first", file=sys.stderr)
         return 1
     from crp_core.stages import graph_walk
@@ -219,6 +242,8 @@ def main() -> int:
                 rows.append((cfg.candidate_k, label, tw["candidates"], tc["candidates"], la))
         gather[name] = (corpus.n, rows)
         print()
+    if args.anchors:
+        anchors_table(args.runs)
     print("stage 1 (candidate gathering: HNSW top-K for the query + each sub-query, union, gate)")
     print(
         f"  {'CKF':<12}{'facts':>8}{'K':>6}{'search':>8}{'wall p50':>10}{'p95':>9}{'min':>9}"
