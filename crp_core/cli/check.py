@@ -16,7 +16,6 @@ import argparse
 import os
 import sys
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from crp_core.cli.common import (
@@ -25,12 +24,12 @@ from crp_core.cli.common import (
     check_writable,
     input_source_map,
     load_input_ckf,
+    now_arg,
     visible,
     write_output,
 )
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError
-from crp_core.io.timeparse import parse_timestamp
 
 if TYPE_CHECKING:
     from crp_core.analysis.evaluate import KnownMode, PreparedSuite
@@ -112,12 +111,7 @@ def load_inputs(args: argparse.Namespace) -> SuiteInputs:
     from crp_core.analysis.suite import load_suite
     from crp_core.corpus.prepared import prepare_corpus
 
-    now: datetime | None = None
-    if args.now:
-        try:
-            now = parse_timestamp(args.now)
-        except ValueError as exc:
-            raise ConfigError(f"--now: {exc}") from None
+    now = now_arg(args.now)
     config = layered_config(args.config)
     set_args = tuple(args.set_args)
     config.with_set_args(set_args)  # a bad --set is refused before the CKF is read

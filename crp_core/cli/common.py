@@ -12,6 +12,7 @@ import stat
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 
 from crp_core.config import SOURCE_TYPES
@@ -147,6 +148,18 @@ def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str)
         help="embedding / index cache directory (created if missing; must not be a file)",
     )
     add_sdk_map_args(p)
+
+
+def now_arg(value: str | None) -> datetime | None:
+    """``--now`` as an aware datetime, None when not given; an unreadable value is a :class:`ConfigError`."""
+    if not value:
+        return None
+    from crp_core.io.timeparse import parse_timestamp
+
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        raise ConfigError(f"--now: {exc}") from None
 
 
 def add_sdk_map_args(p: argparse.ArgumentParser, what: str = "--ckf") -> None:

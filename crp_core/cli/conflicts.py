@@ -18,12 +18,11 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, visible
+from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, now_arg, visible
 from crp_core.cli.embed import add_engine_args
 from crp_core.config import layered_config
-from crp_core.errors import ConfigError
 from crp_core.io.ckf.provenance import sdk_provenance
-from crp_core.io.timeparse import format_timestamp, parse_timestamp
+from crp_core.io.timeparse import format_timestamp
 from crp_core.support.spreadsheet import csv_cell
 
 if TYPE_CHECKING:
@@ -82,13 +81,7 @@ def _handle(args: argparse.Namespace) -> int:
     from crp_core.corpus.prepared import prepare_corpus
     from crp_core.engines import scan_with_engine
 
-    if args.now:
-        try:
-            now = parse_timestamp(args.now)
-        except ValueError as exc:
-            raise ConfigError(f"--now: {exc}") from None
-    else:
-        now = datetime.now(UTC)
+    now = now_arg(args.now) or datetime.now(UTC)
     config = layered_config(args.config, None, args.set_args)  # no scenario here
     if args.engine == "ray":
         from crp_core.engines.ray_engine import require_ray

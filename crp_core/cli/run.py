@@ -13,10 +13,9 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, warn_clamps
+from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, now_arg, warn_clamps
 from crp_core.config import CRPConfig, layered_config
-from crp_core.errors import ConfigError
-from crp_core.io.timeparse import format_timestamp, parse_timestamp
+from crp_core.io.timeparse import format_timestamp
 
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
@@ -61,12 +60,7 @@ def _handle(args: argparse.Namespace) -> int:
     from crp_core.pipeline import run_pipeline
     from crp_core.report import dumps, run_report
 
-    now = None
-    if args.now:
-        try:
-            now = parse_timestamp(args.now)
-        except ValueError as exc:
-            raise ConfigError(f"--now: {exc}") from None
+    now = now_arg(args.now)
     scenario = load_scenario(args.scenario)
     config = build_config(args.config, scenario, args.set_args)
     kb = load_input_ckf(

@@ -16,10 +16,9 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, visible
+from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, now_arg, visible
 from crp_core.config import layered_config
-from crp_core.errors import ConfigError
-from crp_core.io.timeparse import format_timestamp, parse_timestamp
+from crp_core.io.timeparse import format_timestamp
 
 if TYPE_CHECKING:
     from crp_core.analysis.session import SessionReport, WindowVerdict, WritebackFact
@@ -72,12 +71,7 @@ def _handle(args: argparse.Namespace) -> int:
     from crp_core.io.session import read_audit
     from crp_core.report import dumps
 
-    now = None
-    if args.now:
-        try:
-            now = parse_timestamp(args.now)
-        except ValueError as exc:
-            raise ConfigError(f"--now: {exc}") from None
+    now = now_arg(args.now)
     config = layered_config(args.config, None, args.set_args)
     trail = read_audit(args.audit, anchor=args.anchor)
     source_map = input_source_map(args)

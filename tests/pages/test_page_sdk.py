@@ -19,6 +19,7 @@ from crp_ui import cache
 from tests.support.embedders import HashingEmbedder
 from tests.support.pages import figures, frame_with, run_page
 from tests.support.paths import REPO_ROOT, TEST_DATA
+from tests.support.sdk_pages import settle
 
 SDK = TEST_DATA / "sdk"
 
@@ -131,17 +132,7 @@ def dis_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
-def _settle(at: AppTest) -> AppTest:
-    end = time.monotonic() + 60
-    while (
-        "crp.ckf_pending" in at.session_state
-        and at.session_state["crp.ckf_pending"] is not None
-        and time.monotonic() < end
-    ):
-        time.sleep(0.2)
-        at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+_settle = settle  # the background embedding of the CKF, waited for (tests/support/sdk_pages.py)
 
 
 def _map_uploader(at: AppTest):
