@@ -161,6 +161,16 @@ def fact_outcomes(
     return tuple(out)
 
 
+def authority_pair_text(x: float, y: float) -> tuple[str, str]:
+    """Two authorities printed with 4 decimals, or with as many more (up to 12) as it takes to tell them
+    apart: "0.5250 < 0.5250" would be false as printed."""
+    for digits in range(4, 13):
+        a, b = f"{x:.{digits}f}", f"{y:.{digits}f}"
+        if a != b:
+            return a, b
+    return f"{x:.4f}", f"{y:.4f}"
+
+
 def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
     """One line saying why fact row ``r`` ended where it did."""
     fid = v.facts[r].fact_id
@@ -168,10 +178,13 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
         p = v.suppressed_by[fid]
         winner = p.kept[0] if p.kept else "?"
         a = p.authority
-        return (
-            f"suppressed by {winner}: authority {a[fid].authority:.4f} < {a[winner].authority:.4f} "
-            f"({', '.join(p.patterns)})"
-        )
+        lose, win = authority_pair_text(a[fid].authority, a[winner].authority)
+        if p.decision is not None:  # a person decided this pair: said apart from the authority arithmetic
+            return (
+                f"suppressed by {winner}: an operator's {p.decision} decision (authority {lose} vs {win}) "
+                f"({', '.join(p.patterns)})"
+            )
+        return f"suppressed by {winner}: authority {lose} < {win} ({', '.join(p.patterns)})"
     if r in v.dedup:
         return f"near-duplicate of {v.facts[v.dedup[r]].fact_id} (SPEC-003 §6.6), dropped in stage 4"
     if fid in v.guarded:

@@ -157,7 +157,7 @@ class SideNumbers:
 
 
 #: what moved a fact out of (or into) the envelope, most specific first
-ChangeKind = Literal["conflict loser", "duplicate", "expired", "ageing", "outranked", "entered"]
+ChangeKind = Literal["conflict loser", "operator decision", "duplicate", "expired", "ageing", "outranked", "entered"]
 
 
 @dataclass(frozen=True)
@@ -331,7 +331,10 @@ class BeforeAfter:
                 if ties == len(a.contradictory_pairs)
                 else f" ({ties} flagged by a NOTE block)"
             )
-        con += f"; {_n(len(losers), 'losing fact')} removed by Fact Authority Resolution." if losers else "."
+        decided = [c for c in self.removed if c.kind == "operator decision"]
+        con += f"; {_n(len(losers), 'losing fact')} removed by Fact Authority Resolution" if losers else ""
+        con += (f" and {len(decided)}" if losers else f"; {_n(len(decided), 'fact')}") if decided else ""
+        con += " left out by operators' decisions (triage), not by the algorithm." if decided else "."
         stale = (
             f"Without SPEC-027, {_n(len(b.expired_in_envelope), 'expired fact')} (past the TTL, or marked "
             f"STALE) counted at full weight. With SPEC-027: {len(a.expired_in_envelope)}"
@@ -445,6 +448,9 @@ def _removal(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
         if p.suppressed == fid and not p.skipped:
             winner = p.kept[0] if p.kept else None
             said = said.removeprefix(f"suppressed by {winner}: ")
+            if p.decision is not None:  # a person's decision, never credited to Fact Authority Resolution
+                why = f"left out in favour of {winner} by {said}"
+                return EnvelopeChange(fid, content, "operator decision", why, winner, tokens)
             return EnvelopeChange(
                 fid, content, "conflict loser", f"suppressed as the conflict loser to {winner} ({said})", winner, tokens
             )

@@ -207,3 +207,31 @@ def test_one_duplicate_count_everywhere():
 
 def _plural(k: int, word: str) -> str:
     return f"{k} {word}{'' if k == 1 else 's'}"
+
+
+def test_an_operators_decision_is_never_credited_to_fact_authority_resolution():
+    """P1 (authority .64) beats P2 (.60) by Fact Authority Resolution; an operator overrides it: P2 wins, and
+    P1's removal is the operator's, said with the true arithmetic, and counted apart in the headline."""
+    corpus, scen, config = tiny_case()
+    decisions = {"P1|P2": {"kind": "override", "winner": "P2"}}
+    ba = before_after(corpus, scen, config, decisions=decisions)
+    removed = {c.fact_id: c for c in ba.removed}
+    p1 = removed["P1"]
+    assert (p1.kind, p1.related) == ("operator decision", "P2")
+    assert p1.reason == (
+        "left out in favour of P2 by an operator's override decision (authority 0.6400 vs 0.6000) (NUMBER_CHANGED)"
+    )
+    (contradictions,) = [text for fix, text in ba.headlines() if fix.startswith("Contradictions")]
+    assert (
+        contradictions.endswith("; 1 fact left out by operators' decisions (triage), not by the algorithm.")
+        and "Fact Authority Resolution" not in contradictions
+    )
+
+
+def test_authorities_are_printed_with_the_digits_that_tell_them_apart():
+    from crp_core.outcomes import authority_pair_text
+
+    assert authority_pair_text(0.6, 0.64) == ("0.6000", "0.6400")
+    assert authority_pair_text(0.52501, 0.52502) == ("0.52501", "0.52502")
+    assert authority_pair_text(0.525, 0.525 + 3e-10) == ("0.5250000000", "0.5250000003")
+    assert authority_pair_text(0.525, 0.525) == ("0.5250", "0.5250")  # equal: a tie, no digits invented
