@@ -179,6 +179,7 @@ def _changes(ba: BeforeAfter) -> None:
             render.md_escape(
                 "kind: conflict loser = "
                 + glossary.help("Fact Authority Resolution")
+                + " · operator decision = left out by a triage decision (a person's, not the algorithm's)"
                 + " · expired / ageing = "
                 + glossary.help("expired vs ageing")
             )
