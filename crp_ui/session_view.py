@@ -280,8 +280,8 @@ def writeback_summary(report: SessionReport) -> str:
 def kb_mismatch(report: SessionReport) -> str | None:
     """A warning when the knowledge base holds none of the facts the session packed (it is not the one
     the session ran on), else None."""
-    packed = [p for v in report.windows for p in v.packed]
-    if packed and not any(p.in_kb for p in packed):
+    packed = {p.fact_id: p.in_kb for v in report.windows for p in v.packed}
+    if packed and not any(packed.values()):
         return (
             f"The knowledge base given ({len(report.kb):,} facts) holds none of the {len(packed):,} facts the session "
             "packed: it is not the one this session ran on. Load that knowledge base in the sidebar, or upload the "

@@ -197,7 +197,7 @@ def windows_block(report: SessionReport, kb_label: str) -> None:
         mismatch = sv.kb_mismatch(report)
         if mismatch:
             st.error(render.md_escape(mismatch))
-        if report.messages:
+        elif report.messages:
             shown = "\n".join(f"- {render.md_escape(m)}" for m in report.messages[:10])
             more = f"\n- … and {len(report.messages) - 10} more" if len(report.messages) > 10 else ""
             st.warning(f"Packed facts the knowledge base does not hold:\n\n{shown}{more}")
