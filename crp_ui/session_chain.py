@@ -40,7 +40,7 @@ def chain_headline(trail: AuditTrail) -> tuple[str, str]:
     if c.verdict == "intact":
         return "success", f"Chain intact: {c.entries:,} entries checked{seqs}, every hash and link recomputed."
     first = c.first_break
-    where = f" First break at line {first.line}: {first.message}" if first is not None else ""
+    where = f" First break: {first.message}" if first is not None else ""
     return "error", f"Chain broken: {c.breaks_total:,} break(s) in {c.entries:,} entries checked{seqs}.{where}"
 
 
@@ -52,20 +52,31 @@ def chain_numbers(trail: AuditTrail) -> list[tuple[str, str]]:
         ("lines read", f"{trail.lines:,}"),
         ("breaks", f"{c.breaks_total:,}"),
         ("entries missing", f"{c.missing_entries:,}"),
-        ("other session's entries", f"{c.foreign_total:,}"),
+        ("foreign entries", f"{c.foreign_total:,}"),
         ("closed", "yes" if c.closed else "no"),
     ]
 
 
-def first_break_frame(trail: AuditTrail) -> pd.DataFrame:
-    """The first break as one row: line, sequence, kind, and what differs (the value written beside
-    the value expected)."""
+#: what a break's two values are, by kind: (the value written, the value it should be)
+DIFFERS = {
+    "content": ("entry_hash written", "entry_hash recomputed"),
+    "link": ("previous_hash written", "the entry before's entry_hash"),
+}
+
+
+def first_break_lines(trail: AuditTrail) -> tuple[str, str]:
+    """The first break as (where: line, sequence, kind; what differs: the value written beside the value
+    expected, one per line, full length; "" when the kind has none)."""
     b = trail.chain.first_break
     if b is None:
-        return pd.DataFrame(columns=["line", "sequence", "kind", "written", "expected"])
-    return pd.DataFrame(
-        [{"line": b.line, "sequence": b.sequence, "kind": b.kind, "written": b.stored, "expected": b.expected}]
-    )
+        return "", ""
+    seq = f", sequence {b.sequence}" if b.sequence is not None else ""
+    where = f"Line {b.line}{seq}: {BREAK_KINDS.get(b.kind, b.kind)}"
+    labels = DIFFERS.get(b.kind)
+    if labels is None or not (b.stored or b.expected):
+        return where, ""
+    width = max(len(x) for x in labels)
+    return where, f"{labels[0]:<{width}}  {b.stored}\n{labels[1]:<{width}}  {b.expected}"
 
 
 def breaks_frame(trail: AuditTrail) -> pd.DataFrame:
@@ -145,8 +156,8 @@ def box(tone: str, text: str) -> None:
 
 
 HASH_COLUMNS = {
-    "written": st.column_config.TextColumn("written", width="large"),
-    "expected": st.column_config.TextColumn("expected", width="large"),
+    "written": st.column_config.TextColumn("written", width=140),
+    "expected": st.column_config.TextColumn("expected", width=140),
     "message": st.column_config.TextColumn("message", width="large"),
 }
 
@@ -155,10 +166,10 @@ def _breaks(trail: AuditTrail) -> None:
     c = trail.chain
     if c.first_break is None:
         return
-    st.markdown("**First break**: the line, its sequence, the kind, and the value written beside the one expected")
-    render.dataframe(
-        first_break_frame(trail), hide_index=True, width="stretch", column_config=HASH_COLUMNS, key=K + "first"
-    )
+    where, differs = first_break_lines(trail)
+    st.markdown(f"**First break**: {render.md_escape(where)}")
+    if differs:
+        render.code(differs)
     if c.breaks_total > 1:
         more = f" (the first {len(c.breaks)} listed)" if c.breaks_total > len(c.breaks) else ""
         with st.expander(f"All {c.breaks_total:,} breaks{more}"):

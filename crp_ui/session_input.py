@@ -43,6 +43,7 @@ from crp_core import (
 
 from . import cache, render, state
 from .session import Refusal
+from .sidebar_ckf import browser_upload_cap
 
 #: the page's widget and session keys start with this
 K = "crp.page.session."
@@ -239,7 +240,7 @@ def _audit_column() -> None:
         key=key,
         on_change=_on_audit,
         args=(key,),
-        max_upload_size=max(1, -(-limit // 10**6)),
+        max_upload_size=browser_upload_cap(limit),
         help="The SDK keeps <session>.audit.jsonl and <session>.audit.jsonl.anchor.json in its crp_sessions/ "
         "folder; export_jsonl(include_transcripts=True) also gives each window's question.",
     )
@@ -256,9 +257,11 @@ def _audit_column() -> None:
 
 def _closing_column() -> None:
     key = f"{K}closing.{state.gen('session_closing')}"
+    limit = state.upload_limit()
     st.file_uploader(
-        "The session's closing snapshot (<session>.json), optional",
+        f"The session's closing snapshot (<session>.json), optional (at most {render.limit_text(limit)})",
         type=["json"],
+        max_upload_size=browser_upload_cap(limit),
         key=key,
         on_change=_on_closing,
         args=(key,),

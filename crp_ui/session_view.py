@@ -24,10 +24,7 @@ def window_label(report: SessionReport, i: int) -> str:
     v = report.windows[i]
     w = v.window
     wid = w.window_id[:8] + "…" if len(w.window_id) > 8 else w.window_id or "(no id)"
-    return (
-        f"window {w.index} · {wid} · line {w.line} · {len(v.packed)} facts packed · "
-        f"{len(v.pairs)} contradictory pair(s)"
-    )
+    return f"window {w.index} · {wid} · {len(v.packed)} facts packed · {len(v.pairs)} contradictory pair(s)"
 
 
 def envelope_caption(report: SessionReport, i: int) -> str:
@@ -46,15 +43,15 @@ PACKED_COLUMNS = [
     "content",
     "relevance",
     "tokens",
-    "listed",
     "bookend",
     "compressed",
-    "source_type",
-    "status",
-    "recency_factor",
+    "listed",
     "recency",
+    "recency_factor",
     "age_days",
     "ttl_days",
+    "status",
+    "source_type",
     "written_by",
 ]
 
@@ -185,26 +182,37 @@ def agreement_text(report: SessionReport, i: int) -> str:
 
 
 def spec027_frame(report: SessionReport, i: int) -> pd.DataFrame:
-    """Every fact of either envelope: where each put it, and the sentence that says why."""
+    """Every fact of either envelope and where each put it (empty positions: not packed there), with the
+    sentence that says why (:func:`spec027_reasons` lists the ones packed by one side only)."""
     e = report.windows[i].envelope
     label = {"both": "both", "sdk_only": "SDK only", "spec027_only": "SPEC-027 only"}
-    rows = [
+    facts = e.facts if e is not None else ()
+    return pd.DataFrame(
         {
-            "fact_id": f.fact_id,
-            "packed by": label[f.side],
-            "SDK position": f.sdk_position,
-            "SPEC-027 position": f.spec027_position,
-            "why": f.explain,
+            "fact_id": [f.fact_id for f in facts],
+            "packed by": [label[f.side] for f in facts],
+            "SDK position": pd.array([f.sdk_position for f in facts], dtype="Int64"),
+            "SPEC-027 position": pd.array([f.spec027_position for f in facts], dtype="Int64"),
+            "why": [f.explain for f in facts],
         }
-        for f in (e.facts if e is not None else ())
-    ]
-    return pd.DataFrame(rows, columns=["fact_id", "packed by", "SDK position", "SPEC-027 position", "why"])
+    )
+
+
+def spec027_reasons(report: SessionReport, i: int) -> list[str]:
+    """The explain-diff: one sentence per fact one envelope holds and the other does not (SPEC-027's own
+    reason first for the SDK's, then SPEC-027's extras), as the run's records give it."""
+    e = report.windows[i].envelope
+    return [f.explain for f in (e.facts if e is not None else ()) if f.side != "both"]
 
 
 # ---- the write-back --------------------------------------------------------------------------------
+def _other(pair: ConflictPair, fact_id: str) -> str:
+    return pair.fact_b if pair.fact_a == fact_id else pair.fact_a
+
+
 def _contradicts(pair: ConflictPair, fact_id: str) -> str:
     """``kb-tel-off (SPEC-027 keeps kb-tel-off: authority 0.640 vs 0.350)``: the other fact and the arbitration."""
-    other = pair.fact_b if pair.fact_a == fact_id else pair.fact_a
+    other = _other(pair, fact_id)
     if pair.tied or not pair.kept:
         return f"{other} (a tie)"
     win = pair.kept[0]
@@ -214,14 +222,14 @@ def _contradicts(pair: ConflictPair, fact_id: str) -> str:
 
 
 WRITEBACK_COLUMNS = [
-    "fact_id",
     "content",
-    "window",
-    "confidence",
+    "status in force",
     "contradicts",
     "restates",
+    "window",
+    "confidence",
     "packed again in",
-    "status in force",
+    "fact_id",
     "category",
     "found by",
 ]
@@ -240,8 +248,8 @@ def writeback_frame(report: SessionReport, statuses: Mapping[str, str]) -> pd.Da
                 "content": wb.content,
                 "window": f"window {wb.window_index}" if wb.window_index is not None else wb.window_id,
                 "confidence": _num(wb.confidence),
-                "contradicts": "; ".join(_contradicts(p, wb.fact_id) for p in wb.contradicts),
-                "restates": f"{r.duplicate_of} ({wb.restates_status}, cosine {r.cosine:.3f})" if r else "",
+                "contradicts": ", ".join(_other(p, wb.fact_id) for p in wb.contradicts),
+                "restates": f"{r.duplicate_of} ({wb.restates_status})" if r else "",
                 "packed again in": ", ".join(f"window {n}" for n in wb.packed_in),
                 "status in force": statuses.get(wb.fact_id, f.status if f is not None else ""),
                 "category": wb.category,
@@ -249,6 +257,29 @@ def writeback_frame(report: SessionReport, statuses: Mapping[str, str]) -> pd.Da
             }
         )
     return pd.DataFrame(rows, columns=WRITEBACK_COLUMNS)
+
+
+def writeback_case(report: SessionReport, j: int) -> list[tuple[str, str]]:
+    """The ``j``-th write-back fact's case as (label, plain text) lines: who wrote it and what it says,
+    each knowledge-base fact it contradicts with SPEC-027's arbitration, the fact it restates, where it
+    was packed again."""
+    wb = report.writeback[j]
+    where = f"window {wb.window_index}" if wb.window_index is not None else f"window {wb.window_id or '?'}"
+    conf = f", SDK confidence {wb.confidence:.2f}" if wb.confidence is not None else ""
+    lines = [(f"{where} wrote", f"{wb.fact_id}{conf}: {wb.content}")]
+    for p in wb.contradicts:
+        other = _other(p, wb.fact_id)
+        f = report.kb.get(other)
+        what = f"{other} ({f.source_type}, {f.status}): {f.content}" if f is not None else other
+        lines.append(("contradicts", what))
+        lines.append(("arbitration", f"{'+'.join(p.patterns)}: {_contradicts(p, wb.fact_id)}"))
+    if wb.restates is not None:
+        r = wb.restates
+        revived = ": a superseded value revived" if wb.restates_status == "STALE" else ""
+        lines.append(("restates", f"{r.duplicate_of} ({wb.restates_status}, cosine {r.cosine:.3f}){revived}"))
+    if wb.packed_in:
+        lines.append(("packed again in", ", ".join(f"window {n}" for n in wb.packed_in)))
+    return lines
 
 
 def merged_frame(report: SessionReport) -> pd.DataFrame:
@@ -272,8 +303,22 @@ def writeback_summary(report: SessionReport) -> str:
     same = sum(1 for w in wb if w.restates is not None)
     again = sum(1 for w in wb if w.packed_in)
     return (
-        f"{len(wb)} fact(s) written from the model's answers: {bad} contradict the knowledge base, "
-        f"{same} restate one of its facts, {again} were packed again in a later window."
+        f"{len(wb)} fact(s) written from the model's answers · contradicting the knowledge base: {bad} · "
+        f"restating one of its facts: {same} · packed again in a later window: {again}"
+    )
+
+
+def writeback_mismatch(report: SessionReport) -> str | None:
+    """A warning when facts of the knowledge base name, as the window that wrote them, a window this
+    trail does not record (the closing snapshot of another session, or a trail cut short), else None."""
+    strays = [wb for wb in report.writeback if wb.window_index is None and wb.window_id]
+    if not strays:
+        return None
+    windows = sorted({wb.window_id for wb in strays})
+    return (
+        f"{len(strays)} fact(s) were written by window(s) this trail does not record ({', '.join(windows[:3])}"
+        f"{', ...' if len(windows) > 3 else ''}): the knowledge base is the closing snapshot of another session, "
+        "or the trail lacks those windows."
     )
 
 

@@ -23,18 +23,40 @@ NUMBER = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
 CHECK = st.column_config.CheckboxColumn
 PACKED_CONFIG: dict[str, Any] = {
-    "position": NUMBER("SDK position", help="Its first position in the SDK's packed list (1-based)."),
-    "fact_id": TEXT("fact_id", width="medium"),
-    "content": TEXT("content", width="large"),
-    "relevance": NUMBER("SDK relevance", format="%.3f", help="The SDK's relevance_score at its first position."),
-    "tokens": NUMBER("tokens", help="The SDK's token count for the fact."),
-    "listed": NUMBER("listed", help="How often the SDK's list holds it (bookends and reinforcement repeat facts)."),
-    "bookend": CHECK("bookend", help="Listed as a bookend (repeated at the end of the envelope) at least once."),
-    "compressed": CHECK("compressed", help="The SDK packed a compressed form of it."),
-    "recency_factor": NUMBER("recency_factor", format="%.2f"),
-    "age_days": NUMBER("age_days", format="%.0f"),
-    "ttl_days": NUMBER("ttl_days", format="%.0f", help="Its TTL in days; empty: no expiry."),
+    "position": NUMBER("SDK pos.", width=60, help="Its first position in the SDK's packed list (1-based)."),
+    "fact_id": TEXT("fact_id", width=130),
+    "content": TEXT("content", width=300),
+    "relevance": NUMBER(
+        "SDK relevance", format="%.3f", width=90, help="The SDK's relevance_score at its first position."
+    ),
+    "tokens": NUMBER("tokens", width=60, help="The SDK's token count for the fact."),
+    "bookend": CHECK("bookend", width=70, help="Listed as a bookend (repeated at the end) at least once."),
+    "compressed": CHECK("compressed", width="small", help="The SDK packed a compressed form of it."),
+    "listed": NUMBER("listed", width="small", help="How often the SDK's list holds it (bookends repeat facts)."),
+    "recency": TEXT("recency", width="small"),
+    "recency_factor": NUMBER("recency_factor", format="%.2f", width="small"),
+    "age_days": NUMBER("age_days", format="%.0f", width="small"),
+    "ttl_days": NUMBER("ttl_days", format="%.0f", width="small", help="Its TTL in days; empty: no expiry."),
+    "status": TEXT("status", width="small"),
+    "state": TEXT("state", width="small"),
+    "superseded_by": TEXT("superseded_by", width="small"),
     "written_by": TEXT("written back by", help="The window of this session that wrote the fact, when one did."),
+}
+#: the authority table of a pair: SPEC-027 §2.3's components and the fact's role (the arithmetic is their product)
+AUTHORITY_SHOWN = (
+    "fact_id",
+    "source_type",
+    "source_authority",
+    "recency_factor",
+    "importance_weight",
+    "authority",
+    "role",
+)
+AUTHORITY_CONFIG: dict[str, Any] = {
+    "source_authority": NUMBER("source authority", format="%.4f"),
+    "recency_factor": NUMBER("recency factor", format="%.4f"),
+    "importance_weight": NUMBER("importance", format="%.4f"),
+    "authority": NUMBER("authority", format="%.4f"),
 }
 
 
@@ -45,16 +67,14 @@ def _pair(report: SessionReport, pair: ConflictPair, key: str) -> None:
         for side, fid in (("A", pair.fact_a), ("B", pair.fact_b)):
             f = report.kb.get(fid)
             st.markdown(f"**{side}** {render.md_code(fid)}: {render.md_escape(f.content if f else '')}")
+        frame = authority_frame(pair)
         render.dataframe(
-            authority_frame(pair),
+            frame,
             hide_index=True,
             width="stretch",
             key=key,
-            column_config=glossary.with_help(
-                authority_frame(pair).columns,
-                {c: NUMBER(c, format="%.4f") for c in ("source_authority", "recency_factor", "importance_weight")}
-                | {"authority": NUMBER("authority", format="%.4f"), "arithmetic": TEXT("arithmetic", width="large")},
-            ),
+            column_order=AUTHORITY_SHOWN,
+            column_config=glossary.with_help(frame.columns, AUTHORITY_CONFIG),
         )
 
 
@@ -101,25 +121,38 @@ def _findings(report: SessionReport, i: int) -> None:
     with st.container(border=True):
         st.markdown("**The SDK's own findings beside SPEC-027's**", help=glossary.help("SDK finding agreement"))
         st.caption(render.md_escape(sv.agreement_text(report, i)))
-        left, right = st.columns(2)
         sdk = sv.sdk_findings_frame(report, i)
-        left.markdown("The SDK's findings on the answer")
+        st.markdown("The SDK's findings on the answer, and ours naming the same facts")
         if len(sdk):
-            left.dataframe(
-                render.inert_frame(sdk),
+            render.dataframe(
+                sdk,
                 hide_index=True,
                 width="stretch",
                 key=f"{K}sdk.{i}",
-                column_config={"detail": TEXT("detail", width="medium"), "agrees": CHECK("agrees")},
+                column_config={
+                    "line": NUMBER("line", width=50),
+                    "kind": TEXT("kind", width=90),
+                    "severity": TEXT("severity", width=80),
+                    "facts": TEXT("facts", width=130),
+                    "detail": TEXT("detail", width=140),
+                    "agrees": CHECK("agrees", width=60),
+                    "ours naming them": TEXT("ours naming them", width="large"),
+                },
             )
         else:
-            left.caption("The SDK recorded no finding on this window.")
+            st.caption("The SDK recorded no finding on this window.")
         ours = sv.ours_frame(report, i)
-        right.markdown("SPEC-027's findings, and what the SDK said of their facts")
+        st.markdown("SPEC-027's findings, and what the SDK said of their facts")
         if len(ours):
-            right.dataframe(render.inert_frame(ours), hide_index=True, width="stretch", key=f"{K}ours.{i}")
+            render.dataframe(
+                ours,
+                hide_index=True,
+                width="stretch",
+                key=f"{K}ours.{i}",
+                column_config={"facts": TEXT("facts", width="large")},
+            )
         else:
-            right.caption("SPEC-027 flags nothing in this window.")
+            st.caption("SPEC-027 flags nothing in this window.")
 
 
 def _envelope(report: SessionReport, i: int) -> None:
@@ -137,7 +170,7 @@ def _envelope(report: SessionReport, i: int) -> None:
         source = "the trail's transcript" if e.query_source == "transcript" else "the question typed above"
         st.markdown(f"Question ({source}): {render.md_escape(e.query)}")
         m = st.columns(4)
-        m[0].metric("SPEC-027 packs", f"{len(e.envelope)} facts", help=f"{e.tokens_used} of {e.token_budget} tokens")
+        m[0].metric("SPEC-027 packs", len(e.envelope), help=f"facts, {e.tokens_used} of {e.token_budget} tokens")
         m[1].metric("packed by both", len(e.both))
         m[2].metric("SDK only", len(e.sdk_only))
         m[3].metric("SPEC-027 only", len(e.spec027_only))
@@ -146,8 +179,13 @@ def _envelope(report: SessionReport, i: int) -> None:
             hide_index=True,
             width="stretch",
             key=f"{K}spec027.{i}",
+            column_order=("fact_id", "packed by", "SDK position", "SPEC-027 position", "why"),
             column_config={"fact_id": TEXT("fact_id", width="medium"), "why": TEXT("why", width="large")},
         )
+        reasons = sv.spec027_reasons(report, i)
+        if reasons:
+            with st.expander(f"Why each fact is in one envelope only ({len(reasons)})", expanded=False):
+                st.markdown("\n".join(f"- {render.md_escape(r)}" for r in reasons))
 
 
 def _window(report: SessionReport, i: int) -> None:
@@ -156,16 +194,16 @@ def _window(report: SessionReport, i: int) -> None:
     if v.window.query is not None:
         st.markdown(f"**Question** (the trail's transcript): {render.md_escape(v.window.query)}")
     counts = (
-        ("packed (distinct)", len(v.packed)),
-        ("listed", v.window.packed_total),
-        ("contradictory pairs", len(v.pairs)),
-        ("STALE", len(v.superseded)),
-        ("expired", len(v.expired)),
-        ("ageing", len(v.ageing)),
-        ("near-duplicates", len(v.near_duplicates)),
+        ("packed", len(v.packed), "Distinct facts the SDK packed (each once, at its first position)."),
+        ("listed", v.window.packed_total, "Entries of the SDK's packed list (bookends repeat facts)."),
+        ("pairs", len(v.pairs), "Contradictory pairs whose two facts were both packed."),
+        ("STALE", len(v.superseded), "Packed facts the knowledge base marks superseded."),
+        ("expired", len(v.expired), "Packed facts whose recency factor is at the floor (age >= TTL)."),
+        ("ageing", len(v.ageing), "Packed facts whose recency factor is in the decay."),
+        ("near-dups", len(v.near_duplicates), "Packed facts nearly repeating one packed before them."),
     )
-    for col, (label, n) in zip(st.columns(len(counts)), counts):
-        col.metric(label, n)
+    for col, (label, n, what) in zip(st.columns(len(counts)), counts):
+        col.metric(label, n, help=what)
     if v.writeback_packed:
         ids = ", ".join(v.writeback_packed)
         st.warning(render.md_escape(f"Packed here after an earlier window of this session wrote it back: {ids}"))

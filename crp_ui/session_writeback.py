@@ -26,6 +26,8 @@ K_NOTE = K + "note"
 K_FLASH = K + "flash"  # the outcome of the last quarantine click (shown once)
 K_ERROR = K + "error"  # why the last quarantine click recorded nothing, or not everything
 QUARANTINED = "QUARANTINED"
+#: write-back facts contradicting the knowledge base drawn as a case each (the table lists them all)
+MAX_CASES = 10
 TEXT = st.column_config.TextColumn
 
 
@@ -100,6 +102,21 @@ def _quarantine(report: SessionReport, statuses: Mapping[str, str]) -> None:
         )
 
 
+def _cases(report: SessionReport) -> None:
+    """The write-back facts that contradict the knowledge base, each with both texts and the arbitration."""
+    bad = [j for j, wb in enumerate(report.writeback) if wb.contradicts]
+    for j in bad[:MAX_CASES]:
+        with st.container(border=True):
+            st.markdown(
+                "  \n".join(
+                    f"**{render.md_escape(label)}** {render.md_escape(text)}"
+                    for label, text in sv.writeback_case(report, j)
+                )
+            )
+    if len(bad) > MAX_CASES:
+        st.caption(f"{len(bad) - MAX_CASES} more write-back fact(s) contradict the knowledge base (in the table).")
+
+
 def _statuses() -> Mapping[str, str]:
     """The operators' status marks in force (empty, with the reason shown, when the database is unusable)."""
     try:
@@ -121,6 +138,9 @@ def writeback_block(report: SessionReport) -> None:
                 "to see what it wrote back."
             )
         else:
+            stray = sv.writeback_mismatch(report)
+            if stray:
+                st.warning(render.md_escape(stray))
             st.caption(render.md_escape(sv.writeback_summary(report)))
             frame = sv.writeback_frame(report, statuses)
             render.dataframe(
@@ -131,14 +151,18 @@ def writeback_block(report: SessionReport) -> None:
                 column_config=glossary.with_help(
                     frame.columns,
                     {
+                        "content": TEXT("content", width=180),
+                        "status in force": TEXT("status in force", width=110),
+                        "contradicts": TEXT("contradicts", width=100),
+                        "restates": TEXT("restates", width=140),
+                        "window": TEXT("window", width=70),
+                        "confidence": st.column_config.NumberColumn("confidence", format="%.2f", width=80),
+                        "packed again in": TEXT("packed again", width=90),
                         "fact_id": TEXT("fact_id", width="medium"),
-                        "content": TEXT("content", width="large"),
-                        "confidence": st.column_config.NumberColumn("SDK confidence", format="%.2f"),
-                        "contradicts": TEXT("contradicts", width="large"),
-                        "restates": TEXT("restates", width="medium"),
                     },
                 ),
             )
+            _cases(report)
         if report.merged:
             with st.expander(f"{len(report.merged)} extracted fact(s) the SDK did not keep under their own id"):
                 st.caption("The SDK merged each into a fact of the same text (its deduplication keeps the older one).")

@@ -49,8 +49,10 @@ def _ok(at):
 
 
 def _first_break(at):
-    (first,) = [f for f in frames_with(at, "line", "sequence", "kind", "written", "expected") if "message" not in f]
-    return first.iloc[0].to_dict()
+    """The first break's line as the page writes it, and the block of what differs (None without one)."""
+    (where,) = [m.value for m in at.markdown if m.value.startswith("**First break**: ")]
+    blocks = [c.value for c in at.code if "entry_hash" in c.value or "previous_hash" in c.value]
+    return where.removeprefix("**First break**: ").replace("\\", ""), (blocks[0] if blocks else None)
 
 
 # ---- nothing uploaded ------------------------------------------------------------------------------
@@ -73,7 +75,7 @@ def test_multi_window_session(session_env):
     assert "Closed: the last entry is compliance.session_closed." in shown
     assert "78 HMAC present, not verifiable without the session key" in shown
     assert metric(at, "entries checked") == "78" and metric(at, "breaks") == "0"
-    assert metric(at, "contradictory pairs") == "2" and metric(at, "expired") == "3"
+    assert metric(at, "pairs") == "2" and metric(at, "expired") == "3"
     # window 1: the SDK's 20 distinct facts in its order, with SPEC-027's reading of each
     packed = frame_with(at, "position", "relevance", "bookend", "recency")
     assert len(packed) == 20 and list(packed["position"])[:3] == [1, 2, 3]
@@ -132,9 +134,12 @@ def test_tampered_entry_breaks_at_its_line(session_env):
     at = _ok(upload_recorded(session_page(), "tampered"))
     written, recomputed = _line_hashes("tampered.audit.jsonl", 3)
     assert written != recomputed
-    assert _first_break(at) == {"line": 3, "sequence": 2, "kind": "content", "written": written, "expected": recomputed}
+    assert _first_break(at) == (
+        "Line 3, sequence 2: content changed (does not hash to its entry_hash)",
+        f"entry_hash written     {written}\nentry_hash recomputed  {recomputed}",
+    )
     shown = texts(at)
-    assert "Chain broken: 1 break(s) in 78 entries checked" in shown and "First break at line 3" in shown
+    assert "Chain broken: 1 break(s) in 78 entries checked (sequences 0–77). First break: line 3 (sequence 2)" in shown
     # the anchor commits to the same hashes: only the recomputation catches an edit that left them in place
     assert "Anchor matches" in shown
     assert len(frame_with(at, "position", "relevance", "bookend", "recency")) == 20  # the rest still shown
@@ -142,7 +147,9 @@ def test_tampered_entry_breaks_at_its_line(session_env):
 
 def test_deleted_entry_shows_as_a_gap(session_env):
     at = _ok(upload_recorded(session_page(), "deleted"))
-    assert _first_break(at) == {"line": 8, "sequence": 8, "kind": "sequence", "written": "", "expected": ""}
+    assert _first_break(at) == ("Line 8, sequence 8: sequence gap (entries deleted, cut or reordered)", None)
+    breaks = frame_with(at, "message", "written", "expected")
+    assert breaks["line"].tolist() == [8, 8] and breaks["sequence"].tolist() == [8, 8]
     gaps = frame_with(at, "after sequence", "found", "missing")
     assert gaps.iloc[0].to_dict() == {"line": 8, "after sequence": 6, "found": 8, "kind": "missing", "missing": 1}
     assert metric(at, "entries missing") == "1" and metric(at, "breaks") == "2"
@@ -151,8 +158,7 @@ def test_deleted_entry_shows_as_a_gap(session_env):
 
 def test_truncated_file(session_env):
     at = _ok(upload_recorded(session_page(), "truncated"))
-    b = _first_break(at)
-    assert (b["line"], b["kind"]) == (10, "unreadable")
+    assert _first_break(at) == ("Line 10: unreadable line", None)
     shown = texts(at)
     assert "Truncated: the file ends in the middle of an entry" in shown
     assert "line 10**, field `line`: the file ends inside this entry (290 bytes of it)" in shown
@@ -261,10 +267,8 @@ def test_with_minilm_the_write_back_contradicts_the_kb(tmp_path, monkeypatch):
     at = upload_recorded(session_page(), "contradicting", anchor=False)
     at = _ok(upload_closing(at, "contradicting.closing.json"))
     wb = frame_with(at, "packed again in", "status in force")
-    assert wb["contradicts"].tolist() == [
-        "kb-tel-off (SPEC-027 keeps kb-tel-off: authority 0.640 vs 0.350)",
-        "kb-port-new (SPEC-027 keeps kb-port-new: authority 0.640 vs 0.350)",
-        "kb-timeout (SPEC-027 keeps kb-timeout: authority 0.640 vs 0.350)",
-        "",
-    ]
-    assert wb["restates"].tolist()[1] == "kb-port-old (STALE, cosine 0.974)"
+    assert wb["contradicts"].tolist() == ["kb-tel-off", "kb-port-new", "kb-timeout", ""]
+    assert wb["restates"].tolist() == ["kb-tel-on (ACTIVE)", "kb-port-old (STALE)", "kb-timeout-old (ACTIVE)", ""]
+    shown = texts(at)
+    assert "**arbitration** NUMBER_CHANGED: kb-port-new (SPEC-027 keeps kb-port-new: authority 0.640 vs 0.350)" in shown
+    assert "**restates** kb-port-old (STALE, cosine 0.974): a superseded value revived" in shown

@@ -22,7 +22,7 @@ from crp_ui import session_view as sv
 from crp_ui.session import Refusal
 from crp_ui.session_input import LoadedTrail, read_trail_upload
 from crp_ui.session_writeback import to_quarantine
-from tests.support.audit_trails import MAPPING, SESSIONS, trail_file
+from tests.support.audit_trails import MAPPING, SESSIONS, chain_entries, trail_file, write_trail
 from tests.support.embedders import HashingEmbedder
 
 TEL = "ead1dece-38bb-46f7-a5d8-8b96083b781f"
@@ -87,19 +87,39 @@ def test_chain_sentences_and_tables():
         "success",
         "Anchor matches: the trail's 78 entries are those the anchor commits to.",
     )
-    assert sc.first_break_frame(multi).empty and sc.breaks_frame(multi).empty
+    assert sc.first_break_lines(multi) == ("", "") and sc.breaks_frame(multi).empty
     deleted = read_audit(trail_file("deleted.audit.jsonl"))
     tone, text = sc.chain_headline(deleted)
     assert tone == "error" and text.startswith("Chain broken: 2 break(s) in 77 entries checked (sequences 0–77).")
-    assert "First break at line 8: line 8 (sequence 8) follows sequence 6: sequence 7 missing" in text
+    assert "First break: line 8 (sequence 8) follows sequence 6: sequence 7 missing" in text
+    assert sc.first_break_lines(deleted) == ("Line 8, sequence 8: sequence gap (entries deleted, cut or reordered)", "")
+    link = deleted.chain.breaks[1]
+    assert link.kind == "link" and len(link.stored) == len(link.expected) == 64
     assert sc.breaks_frame(deleted)["kind"].tolist() == [sc.BREAK_KINDS["sequence"], sc.BREAK_KINDS["link"]]
     link = sc.breaks_frame(deleted).iloc[1]
     assert len(link["written"]) == 17 and link["written"].endswith("…")  # 16 hex digits shown
     assert dict(sc.chain_numbers(deleted))["entries missing"] == "1"
+    tampered = read_audit(trail_file("tampered.audit.jsonl"))
+    b = tampered.chain.first_break
+    assert sc.first_break_lines(tampered) == (
+        "Line 3, sequence 2: content changed (does not hash to its entry_hash)",
+        f"entry_hash written     {b.stored}\nentry_hash recomputed  {b.expected}",
+    )
     truncated = read_audit(trail_file("truncated.audit.jsonl"))
     assert sc.ending_text(truncated).startswith("Truncated: the file ends in the middle of an entry")
     assert (
         sc.anchor_headline(read_audit(trail_file("multi.audit.jsonl"), anchor=SESSIONS / "nope.json"))[0] == "warning"
+    )
+
+
+def test_a_rewritten_link_shows_both_hashes(tmp_path):
+    entries = chain_entries([("compliance.session_created", {"model": "m"}), ("compliance.session_closed", {})])
+    genuine = entries[0]["entry_hash"]
+    entries[1]["previous_hash"] = "ab" * 32  # not hashed: the entry itself still hashes right
+    t = read_audit(write_trail(tmp_path / "t.audit.jsonl", entries))
+    assert sc.first_break_lines(t) == (
+        "Line 2, sequence 1: link broken (previous_hash is not the entry before's)",
+        f"previous_hash written          {'ab' * 32}\nthe entry before's entry_hash  {genuine}",
     )
 
 
@@ -181,7 +201,7 @@ def test_verdict_tables(multi):
 
 
 def test_window_label_and_caption(multi):
-    assert sv.window_label(multi, 0) == "window 1 · a988796e… · line 3 · 20 facts packed · 2 contradictory pair(s)"
+    assert sv.window_label(multi, 0) == "window 1 · a988796e… · 20 facts packed · 2 contradictory pair(s)"
     assert sv.envelope_caption(multi, 0).startswith(
         "Window id a988796e-6996-44af-9b72-325fc1f1cf01 · envelope at line 3 (sequence 2) · 31 entries listed · "
         "facts_available 24"
@@ -202,7 +222,10 @@ def test_writeback_frame_with_the_statuses_in_force(contradicting):
     assert f["fact_id"].tolist() == [TEL, PORT, TIMEOUT, PORT_ONLY]
     assert f["status in force"].tolist() == ["ACTIVE", "QUARANTINED", "ACTIVE", "ACTIVE"]
     assert f["found by"].tolist() == ["source_window_id, facts_extracted, absent_before"] * 4
-    assert sv.writeback_summary(contradicting).startswith("4 fact(s) written from the model's answers:")
+    assert sv.writeback_summary(contradicting) == (
+        "4 fact(s) written from the model's answers · contradicting the knowledge base: 0 · restating one of its "
+        "facts: 0 · packed again in a later window: 1"
+    )  # the hashing embedder finds no write-back fact near a KB fact
     merged = sv.merged_frame(contradicting)
     assert merged["same text as"].tolist() == [PORT, TIMEOUT]
     assert to_quarantine(contradicting, {PORT: "QUARANTINED", TEL: "STALE"}) == [TEL, TIMEOUT, PORT_ONLY]
@@ -223,3 +246,17 @@ def test_a_knowledge_base_without_the_packed_facts_is_named(tmp_path):
         "session ran on. Load that knowledge base in the sidebar, or upload the session's closing snapshot."
     )
     assert sv.flagged_frame(r, 0).empty and sv.packed_frame(r, 0)["status"].tolist() == [""] * 20
+
+
+def test_a_closing_snapshot_of_another_session_is_named(tmp_path):
+    r = _report("multi.audit.jsonl", "contradicting.closing.json", True, str(tmp_path))
+    assert sv.writeback_mismatch(r) == (
+        "4 fact(s) were written by window(s) this trail does not record (87fe88b8-f04a-4087-bb50-fee6e1923a63, "
+        "a0e62782-97d5-4e26-a19b-bfd9a72ce5bc): the knowledge base is the closing snapshot of another session, "
+        "or the trail lacks those windows."
+    )
+    assert sv.writeback_frame(r, {})["window"].tolist()[0] == "87fe88b8-f04a-4087-bb50-fee6e1923a63"
+
+
+def test_the_own_closing_snapshot_raises_no_warning(contradicting):
+    assert sv.writeback_mismatch(contradicting) is None
