@@ -312,13 +312,19 @@ WHAT_TO_UPLOAD = (
 
 
 # ---- the analysis --------------------------------------------------------------------------------
+def data_fingerprint(kb: KnowledgeBase) -> str:
+    """``kb.data_fingerprint`` (it hashes every fact), once per knowledge-base object."""
+    got: str = cache.by_identity("kb_data_fingerprint", kb, lambda k: k.data_fingerprint)
+    return got
+
+
 def judged_against() -> tuple[Corpus, KnowledgeBase | None, str] | None:
     """(the corpus the session is judged against, the knowledge base it started from or None, a label);
     None, with the reason shown, when there is none."""
     closing = closing_snapshot()
     config = state.get_config()
     if closing is not None and state.recall(K_JUDGE, JUDGE_CLOSING) == JUDGE_CLOSING:
-        corpus = cache.prepared_corpus(closing.kb, closing.kb.data_fingerprint, config, label=closing.name)
+        corpus = cache.prepared_corpus(closing.kb, data_fingerprint(closing.kb), config, label=closing.name)
         sidebar = state.active_ckf()
         before = sidebar if sidebar is not None and state.recall(K_BEFORE, True) else None
         return corpus, before, f"{closing.name} (closing snapshot)"
@@ -354,7 +360,7 @@ def session_report(loaded: LoadedTrail, corpus: Corpus, before: KnowledgeBase | 
         loaded.digest,
         cache.corpus_digest(corpus),
         cache.by_identity("config", config, CRPConfig.to_toml),
-        before.data_fingerprint if before is not None else "",
+        data_fingerprint(before) if before is not None else "",
         query,
     )
     return _analyse(loaded.trail, corpus, config, before, query, key)

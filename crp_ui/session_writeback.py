@@ -17,7 +17,7 @@ import streamlit as st
 
 from crp_core import MAX_NOTE_CHARS, CRPError, DecisionError, SessionReport
 
-from . import decisions, glossary, render, state
+from . import cache, decisions, glossary, render, state
 from . import session_view as sv
 
 #: the write-back block's widget and session keys start with this
@@ -98,7 +98,7 @@ def _quarantine(report: SessionReport, statuses: Mapping[str, str]) -> None:
             type="primary",
             disabled=not operator or not todo,
             on_click=_on_quarantine,
-            args=(report, tuple(todo), state.get_ckf_fingerprint(report.kb)),
+            args=(report, tuple(todo), cache.by_identity("kb_fingerprint", report.kb, state.get_ckf_fingerprint)),
         )
 
 

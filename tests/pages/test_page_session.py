@@ -272,3 +272,41 @@ def test_with_minilm_the_write_back_contradicts_the_kb(tmp_path, monkeypatch):
     shown = texts(at)
     assert "**arbitration** NUMBER_CHANGED: kb-port-new (SPEC-027 keeps kb-port-new: authority 0.640 vs 0.350)" in shown
     assert "**restates** kb-port-old (STALE, cosine 0.974): a superseded value revived" in shown
+
+
+def test_text_from_the_trail_is_shown_inert(session_env):
+    """A session id, an event type and a model name holding Markdown, HTML and a bidi override: shown as
+    text, the override as a visible escape, never as a link, a tag or reversed text."""
+    hostile = "[click](http://evil.example) <b>bold</b> \u202eevil"
+    entries = chain_entries(
+        [
+            ("compliance.session_created", {"model": hostile, "protocol_version": "6.2.5"}),
+            ("compliance.session_closed", {}),
+        ],
+        session_id=hostile,
+    )
+    (unknown,) = chain_entries([(hostile, {})], session_id="another")
+    lines = [json.dumps(e, separators=(",", ":")).encode() for e in [*entries, unknown]]
+    at = _ok(upload_trail(session_page(), ("hostile.audit.jsonl", b"\n".join(lines))))
+    markdown = "\n".join(
+        str(e.value) for kind in ("markdown", "caption", "warning", "error", "info") for e in getattr(at, kind)
+    )
+    assert "\u202e" not in markdown and r"⟨U\+202E⟩evil" in markdown
+    assert "](http" not in markdown and "<b>" not in markdown
+    assert r"\[click\]" in markdown  # Markdown-escaped, so no link forms
+    foreign = frame_with(at, "session_id", "event_type")
+    assert foreign["session_id"].tolist() == ["another"] and foreign["event_type"].tolist() == [
+        "[click](http://evil.example) <b>bold</b> ⟨U+202E⟩evil"
+    ]
+
+
+def test_fanout_session_with_its_closing_snapshot(session_env):
+    at = upload_recorded(session_page(), "fanout")
+    at = _ok(upload_closing(at, "fanout.closing.json"))
+    assert "Chain intact: 93 entries checked (sequences 0–92)" in texts(at)
+    assert len(widget(at, "selectbox", "crp.page.session.windows.pick").options) == 3
+    wb = frame_with(at, "packed again in", "status in force")
+    assert wb["window"].tolist() == ["window 1", "window 2", "window 3"]  # one fact written back per batch window
+    assert at.button(key="crp.page.session.writeback.quarantine").label == (
+        "Quarantine what the session wrote (3 fact(s))"
+    )
