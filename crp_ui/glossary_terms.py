@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .glossary_session_terms import SESSION_TERMS
+
 
 @dataclass(frozen=True)
 class Term:
@@ -378,4 +380,4 @@ TERMS: tuple[Term, ...] = (
         "SPEC-027 §1.1, §2.1, §3.1; docs/decisions/tuning.md",
         ("baseline", "before"),
     ),
-)
+) + tuple(Term(*entry) for entry in SESSION_TERMS)  # the Session page's, kept in their own module

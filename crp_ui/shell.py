@@ -59,6 +59,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("graph.py", "Graph", ":material/hub:"),
     PageSpec("envelope.py", "Envelope", ":material/mail:"),
     PageSpec("conflicts.py", "Conflicts", ":material/gavel:"),
+    PageSpec("session.py", "SDK session", ":material/receipt_long:"),
     PageSpec("fanout.py", "Fan-out", ":material/call_split:"),
     PageSpec("tuning.py", "Tuning", ":material/tune:"),
     PageSpec("glossary.py", "Glossary", ":material/menu_book:"),

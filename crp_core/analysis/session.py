@@ -12,7 +12,8 @@ base the session ran on (prepared as a :class:`~crp_core.corpus.prepared.Corpus`
   with the window's question, SPEC-027's envelope beside the SDK's (:mod:`.session_envelope`);
 - the write-back: the facts the session created from its model's answers, each against the rest of
   the knowledge base (the contradictions it takes part in, the fact it restates);
-- the SDK's own findings per window beside ours, and where the two name the same facts.
+- the SDK's own findings per window beside ours, and where the two name the same facts;
+- the operator decisions that quarantine what the session wrote (:meth:`SessionReport.quarantine_decisions`).
 
 A packed fact id the knowledge base does not hold is a message naming it; the rest is analysed.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from crp_core.analysis.session_envelope import EnvelopeSide, spec027_beside
+from crp_core.decisions import Decision
 from crp_core.factors.recency import recency_state
 
 if TYPE_CHECKING:
@@ -51,7 +53,12 @@ __all__ = [
     "MergedExtraction",
     "SessionReport",
     "analyse_session",
+    "QUARANTINE_STATUS",
+    "quarantine_partner",
 ]
+
+#: the status :meth:`SessionReport.quarantine_decisions` gives what a session wrote (never retrieved, kept)
+QUARANTINE_STATUS = "QUARANTINED"
 
 
 @dataclass(frozen=True)
@@ -175,6 +182,50 @@ class SessionReport:
     merged: tuple[MergedExtraction, ...]
     messages: tuple[str, ...]  # one line per packed id the knowledge base does not hold
     scan: ConflictScan
+
+    def quarantine_decisions(
+        self,
+        operator: str,
+        *,
+        note: str = "",
+        ckf_fingerprint: str | None = None,
+        fact_ids: Iterable[str] | None = None,
+    ) -> tuple[Decision, ...]:
+        """The operator decisions that take what the session wrote out of retrieval: one ``mark_status``
+        :data:`QUARANTINE_STATUS` per write-back fact (``fact_ids``: only those of them), in write-back
+        order, on the pair :func:`quarantine_partner` names; the note is ``note`` and a line saying which
+        session and window wrote the fact. Not validated here: the store refuses a bad field."""
+        wanted = None if fact_ids is None else set(fact_ids)
+        return tuple(
+            Decision.mark_status(
+                wb.fact_id,
+                quarantine_partner(wb, self.trail.chain.session_id),
+                fact=wb.fact_id,
+                status=QUARANTINE_STATUS,
+                operator=operator,
+                note="\n".join(x for x in (note.strip(), _writeback_line(wb, self.trail.chain.session_id)) if x),
+                ckf_fingerprint=ckf_fingerprint,
+            )
+            for wb in self.writeback
+            if wanted is None or wb.fact_id in wanted
+        )
+
+
+def quarantine_partner(wb: WritebackFact, session_id: str | None) -> str:
+    """The other side of the pair a quarantine of ``wb`` is recorded on (the triage store keeps every
+    decision on a pair of ids): the fact it contradicts (its first pair), else the fact it restates,
+    else its window, ``window:<source_window_id>`` (``session:<id>`` when it names none)."""
+    for p in wb.contradicts:
+        return p.fact_b if p.fact_a == wb.fact_id else p.fact_a
+    if wb.restates is not None:
+        return wb.restates.duplicate_of
+    return f"window:{wb.window_id}" if wb.window_id else f"session:{session_id or 'unknown'}"
+
+
+def _writeback_line(wb: WritebackFact, session_id: str | None) -> str:
+    where = f"window {wb.window_index}" if wb.window_index is not None else f"window {wb.window_id or '?'}"
+    conf = f", confidence {wb.confidence:.2f}" if wb.confidence is not None else ""
+    return f"written back by crprotocol session {session_id or '?'}, {where}{conf} (crp-inspect session)"
 
 
 # ---- helpers ------------------------------------------------------------------------------------

@@ -370,6 +370,7 @@ PAGE_TITLES = {
     "graph.py": "Graph (CDGR)",
     "envelope.py": "Envelope",
     "conflicts.py": "Conflict triage",
+    "session.py": "SDK session audit",
     "fanout.py": "Fan-out simulator",
     "tuning.py": "Tuning",
     "glossary.py": "Glossary",
