@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from crp_core.stages.contradictions.lexer import Lexer
 from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
+from crp_core.stages.contradictions.loose import Sentence, sentence
 from crp_core.stages.contradictions.tokens import Token, word_key
 
 
@@ -177,6 +178,9 @@ class Doc(NamedTuple):
     polar_or_neg: bool
     groups: dict[str, tuple[int, ...]]  # value class -> indices into values
     years: tuple[int, ...]  # values that are lone years (they may also pair with plain numbers)
+    sentences: tuple[Sentence, ...]  # the loose reading of each sentence (loose.py)
+    loose_words: frozenset[str]  # the union of the sentences' loose bags and the stems of polarity words
+    sent_shape: tuple[tuple[int, int], ...]  # per sentence: (number of clauses, polarity parity)
 
 
 _BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
@@ -185,7 +189,9 @@ _BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
 def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
     """The clause's owner: a name that opens it and is followed by a predicate other than a form
     of *be* ("The kubelet listens on 10250", "Kafka's default port is 9092"). "Stripe is our
-    processor" and "... stores data in etcd" have none: there the name is the value."""
+    processor" and "... stores data in etcd" have none: there the name is the value. A release
+    number between the name and its predicate belongs to the owner ("pip 24.0 requires Python 3.7"
+    and "pip 24.1 requires Python 3.8" are about two releases)."""
     k = a
     while k < b and toks[k].kind == FUNC:
         k += 1
@@ -196,9 +202,13 @@ def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
     nxt = k + 1
     while nxt < b and toks[nxt].kind == ENTITY and toks[nxt].sub == "ident":
         nxt += 1  # "Lumen API v4 allows ...": the version belongs to the name
+    version = ""
+    q = toks[nxt].qty if nxt < b else None
+    if q is not None and q.dim == "" and q.bound == 0 and nxt + 1 < b and toks[nxt + 1].kind in (WORD, POLAR, NEG):
+        version, nxt = " " + toks[nxt].text, nxt + 1  # "pip 24.0 requires ...": which release is the subject
     if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in _BE_FORMS:
         return ""
-    return toks[k].key
+    return toks[k].key + version
 
 
 def _value_class(t: Token) -> str:
@@ -299,7 +309,9 @@ def _word_sets(toks: tuple[Token, ...]) -> tuple[frozenset[str], frozenset[str]]
 def analyse(text: str) -> Doc:
     """One text's clauses, values and word sets, what every comparison of it reads (memoised)."""
     toks = tokenize(text)
-    clauses, values, sent_words = _clauses_and_values(toks, _clause_spans(toks))
+    spans = _clause_spans(toks)
+    clauses, values, sent_words = _clauses_and_values(toks, spans)
+    sentences = _sentences(toks, clauses)
     words, entity_keys = _word_sets(toks)
     plain = frozenset(stem(t.text.lower()) for t in toks if t.kind in (WORD, FUNC))
     n_sent = (max(sent_words) + 1) if sent_words else 0
@@ -328,4 +340,33 @@ def analyse(text: str) -> Doc:
         polar_or_neg,
         {k: tuple(v) for k, v in groups.items()},
         years,
+        sentences,
+        frozenset(w for s in sentences for w in s.bag)
+        | frozenset(stem(t.text.lower()) for t in toks if t.kind == POLAR),
+        _sent_shape(clauses, n_sent),
     )
+
+
+def _sent_shape(clauses: list[Clause], n_sent: int) -> tuple[tuple[int, int], ...]:
+    counts = [0] * max(n_sent, max((c.sent + 1 for c in clauses), default=0))
+    parity = [0] * len(counts)
+    for c in clauses:
+        counts[c.sent] += 1
+        parity[c.sent] ^= c.parity
+    return tuple(zip(counts, parity))
+
+
+def _sentences(toks: tuple[Token, ...], clauses: list[Clause]) -> tuple[Sentence, ...]:
+    """The loose reading of each sentence: its tokens from its first clause to its last, the owner of
+    its first clause."""
+    out: list[Sentence] = []
+    k = 0
+    while k < len(clauses):
+        j = k
+        while j + 1 < len(clauses) and clauses[j + 1].sent == clauses[k].sent:
+            j += 1
+        while len(out) < clauses[k].sent:
+            out.append(Sentence(frozenset(), {}, {}, ""))
+        out.append(sentence(toks, clauses[k].first, clauses[j].last, clauses[k].owner))
+        k = j + 1
+    return tuple(out)

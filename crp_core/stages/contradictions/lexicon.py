@@ -179,6 +179,15 @@ def _load_polarity() -> dict[str, _Polar]:
 
 
 POLARITY = _load_polarity()
+#: generic attribute nouns among the function words: they fill a word's slot ("the probe period is")
+GENERIC_NOUNS = frozenset(["period", "value", "setting", "amount", "number", "duration", "total", "count", "figure"])
+#: light words of the loose alignment, as written and as stems
+LIGHT_WORDS = frozenset(w for v in _load_words("light_words.txt") for w in (v, stem(v)))
+#: a word right after one of these is a predicate verb ("members may reserve", "you can book")
+VERB_BEFORE = frozenset(
+    ["must", "may", "can", "could", "should", "shall", "will", "would", "might", "to", "do", "does", "did"]
+    + ["you", "we", "they", "i", "please"]
+)
 PREDICATIVE_BEFORE = frozenset(
     [
         "is",

@@ -47,6 +47,7 @@ from crp_core.stages.contradictions.lexicon import (
     SCOPE_SKIP,
     WORD,
 )
+from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.tokens import DateValue, Quantity, Token
 
 __all__ = [
@@ -341,6 +342,7 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
         _value_candidates(p, da.years, db.groups["q:"], cands)
     if db.years and "q:" in da.groups:
         _value_candidates(p, da.groups["q:"], db.years, cands)
+    _loose_candidates(p, cands)
     if not cands:
         return
     cands.sort()
@@ -354,6 +356,46 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
         used_b.add(y)
         if c[1]:
             diffs.extend(_value_diffs(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok], da.text, db.text))
+
+
+def _lone(d: Doc, xs: tuple[int, ...], other: Doc, ys: tuple[int, ...]) -> dict[int, int]:
+    """Sentence -> its one value among ``xs`` that no value ``ys`` of the other text equals (sentences
+    with none or several such values are left out): the changed value of a reworded sentence."""
+    seen: dict[int, int] = {}
+    toks, otoks = d.tokens, other.tokens
+    for x in xs[:PAIR_MAX_VALUES]:
+        v = d.values[x]
+        t = toks[v.tok]
+        if v.cls == "ent":
+            if t.sub.startswith("weak") or _present(t.key, other) or (v.plain and v.plain <= other.plain):
+                continue  # a capitalised first word is too weak a name to pair across sentences
+        elif any(_equal_pair(t, otoks[other.values[y].tok]) for y in ys[:PAIR_MAX_VALUES]):
+            continue
+        s = d.clauses[v.clause].sent
+        seen[s] = -1 if s in seen else x
+    return {s: x for s, x in seen.items() if x >= 0 and s < PAIR_MAX_CLAUSES}
+
+
+def _loose_candidates(p: _Pair, out: list[_Candidate]) -> None:
+    """Value pairs across loosely aligned sentences (loose.py): one changed value of a class on each
+    side of two sentences that state one thing in other words. They rank after every pair of the
+    clause alignment."""
+    da, db = p.da, p.db
+    for cls, xs in da.groups.items():
+        ys = db.groups.get(cls)
+        if not ys:
+            continue
+        lone_a = _lone(da, xs, db, ys)
+        if not lone_a:
+            continue
+        lone_b = _lone(db, ys, da, xs)
+        for sa, x in lone_a.items():
+            for sb, y in lone_b.items():
+                va, vb = da.values[x], db.values[y]
+                ta, tb = da.tokens[va.tok], db.tokens[vb.tok]
+                drop = frozenset((ta.key, tb.key)) if cls == "ent" else frozenset()
+                if aligned(da.sentences[sa], db.sentences[sb], da.loose_words, db.loose_words, drop):
+                    out.append((0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
 
 
 def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
@@ -408,6 +450,15 @@ def _flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
     return None
 
 
+def _negation_moved(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
+    """Two sentences of one polarity cut into clauses differently: the negation sits in another clause
+    ("Castling is not allowed when the king is in check" / "A king that is in check cannot castle").
+    Sentences with as many clauses on each side keep their clause-by-clause polarity (a swap of
+    "enabled" and "disabled" between two clauses is two flips)."""
+    (na, pa), (nb, pb) = da.sent_shape[ca.sent], db.sent_shape[cb.sent]
+    return na != nb and pa == pb
+
+
 def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
     """NEGATION_FLIP for every matched clause pair that shares context and differs in polarity."""
     da, db = p.da, p.db
@@ -418,6 +469,8 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
         only_a, only_b = ca.entities - cb.entities, cb.entities - ca.entities
         if (only_a and all(_present(e, db) for e in only_a)) or (only_b and all(_present(e, da) for e in only_b)):
             continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
+        if _negation_moved(da, ca, db, cb):
+            continue
         if ca.bag & cb.bag or (not ca.bag and not cb.bag and ca.entities & cb.entities):
             d = _flip_diff(da, ca, db, cb)
             if d is not None:

@@ -1,0 +1,159 @@
+"""Loose alignment of reworded sentences (docs/decisions/detector.md, "Reworded statements").
+
+The clause alignment of :mod:`.values` asks two clauses to carry the same content words. A writer who
+rewords a fact ("crew must complete at least 10 hours of rest before reporting for duty" / "crew
+need a minimum of 12 hours' rest before they report for duty") changes the words around the value,
+so this second, looser test compares whole *sentences*:
+
+- each sentence is read as its **loose bag**: content words and names, stemmed and synonym-folded,
+  without the predicate (light verbs from ``light_words.txt``, a word right after a modal, ``to`` or
+  a subject pronoun), without polarity words (they are the asserted value, not the attribute) and
+  without comparator words (``minimum``, ``exceed``: the bound is read with the number); a polarity
+  word's stem still makes a plain word of it present (``opens`` / ``is open``);
+- a word of one text is **foreign** when the other text has no word with its key or a key that
+  extends it or that it extends (``rain`` / ``rainfall``, ``waive`` / ``waiver``: a derivation);
+- two sentences are **loosely aligned** when they share enough words (at least two, and at least half
+  of the smaller bag), each carries at most one foreign word, no foreign word **modifies** a shared
+  word (stands right before it: ``the express fee`` / ``the fee`` narrows the subject), no foreign
+  word stands where the other sentence has another word (``probe timeout is`` / ``probe period is``),
+  the two foreign words are no **substitution** (the same word before or after both: ``engine air
+  filter`` / ``cabin air filter``, ``Uranus takes`` / ``Neptune takes``), and their owners agree.
+
+Values pair across loosely aligned sentences only when each sentence has exactly one value of the
+class that the other text does not state (see :func:`lone_values`): one changed value on each side.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from crp_core.stages.contradictions.lexicon import (
+    BREAK,
+    DATE,
+    ENTITY,
+    FUNC,
+    LIGHT_WORDS,
+    NEG,
+    NUMBER,
+    GENERIC_NOUNS,
+    VERB_BEFORE,
+    WORD,
+)
+from crp_core.stages.contradictions.tokens import Token
+
+#: the shortest stem a derivation may extend ("rain" / "rainfall"; "car" / "card" is none)
+DERIVATION_MIN = 4
+
+
+class Sentence(NamedTuple):
+    """What the loose alignment reads of one sentence."""
+
+    bag: frozenset[str]  # loose bag: content keys and entity keys, predicate and polarity left out
+    left: dict[str, str]  # key -> the key of the token before its first occurrence ("" at a break)
+    right: dict[str, str]  # key -> the key of the token after it
+    owner: str
+
+
+def _neighbour_key(t: Token) -> str:
+    """A neighbour as the substitution tests read it: "" for a break, "#v" for a value, "~" before a
+    function word (it never fills a word's slot), else the word's key."""
+    if t.kind == BREAK:
+        return ""
+    if t.kind in (NUMBER, DATE):
+        return "#v"
+    if t.kind in (FUNC, NEG) and t.key not in GENERIC_NOUNS:
+        return "~" + t.key
+    return t.key
+
+
+def _is_predicate(toks: tuple[Token, ...], k: int, first: int) -> bool:
+    """Is the word at ``k`` a predicate verb: listed as light, or right after a modal, ``to`` or a
+    subject pronoun (a negation between them skipped: "may not receive")?"""
+    t = toks[k]
+    if t.text.lower() in LIGHT_WORDS or t.key in LIGHT_WORDS:
+        return True
+    j = k - 1
+    while j >= first and toks[j].kind == NEG:
+        j -= 1
+    return j >= first and toks[j].kind == FUNC and toks[j].key in VERB_BEFORE
+
+
+def sentence(toks: tuple[Token, ...], first: int, last: int, owner: str) -> Sentence:
+    """The loose reading of the tokens ``[first, last)`` of one sentence."""
+    bag: set[str] = set()
+    left: dict[str, str] = {}
+    right: dict[str, str] = {}
+    for k in range(first, last):
+        t = toks[k]
+        if t.kind == WORD:
+            if _is_predicate(toks, k, first):
+                continue
+        elif t.kind != ENTITY:
+            continue
+        key = t.key
+        if key in bag:
+            continue
+        bag.add(key)
+        left[key] = _neighbour_key(toks[k - 1]) if k > first else ""
+        right[key] = _neighbour_key(toks[k + 1]) if k + 1 < last else ""
+    return Sentence(frozenset(bag), left, right, owner)
+
+
+def _has_derivation(w: str, words: frozenset[str]) -> bool:
+    """Does ``words`` hold ``w`` or a word that extends it or that it extends (a derivation)?"""
+    if w in words:
+        return True
+    if len(w) < DERIVATION_MIN:
+        return False
+    for x in words:
+        if len(x) >= DERIVATION_MIN and (x.startswith(w) or w.startswith(x)):
+            return True
+    return False
+
+
+def foreign(s: Sentence, other_words: frozenset[str], drop: frozenset[str]) -> list[str]:
+    """The words of sentence ``s`` the other text lacks (``drop``: the compared values' own keys)."""
+    return [w for w in s.bag if w not in drop and not _has_derivation(w, other_words)]
+
+
+def _slot_taken(u: str, s: Sentence, other: Sentence) -> bool:
+    """Does another word stand where the foreign word ``u`` stands, next to a shared word ("the probe
+    timeout is" / "the probe period is": a substitution even when the other word is a generic noun)?"""
+    lu, ru = s.left.get(u, ""), s.right.get(u, "")
+    if lu and lu in other.bag:
+        x = other.right.get(lu, "")
+        if x and x[0] not in "~#" and x != u:
+            return True
+    if ru and ru in other.bag:
+        x = other.left.get(ru, "")
+        if x and x[0] not in "~#" and x != u:
+            return True
+    return False
+
+
+def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozenset[str], drop: frozenset[str]) -> bool:
+    """Are the two sentences one statement reworded (module docstring)? ``words_a`` / ``words_b``: the
+    loose bags of the whole texts."""
+    if sa.owner and sb.owner and sa.owner != sb.owner:
+        return False
+    bag_a, bag_b = sa.bag - drop, sb.bag - drop
+    shared = len(bag_a & bag_b)
+    if shared < 2 or 2 * shared < min(len(bag_a), len(bag_b)):
+        return False
+    fa = foreign(sa, words_b, drop)
+    if len(fa) > 1:
+        return False
+    fb = foreign(sb, words_a, drop)
+    if len(fb) > 1:
+        return False
+    for f, s, other in ((fa, sa, words_b), (fb, sb, words_a)):
+        if f and s.right.get(f[0], "") in other:
+            return False  # a modifier of a shared word: "the express fee" / "the fee"
+    if (fa and _slot_taken(fa[0], sa, sb)) or (fb and _slot_taken(fb[0], sb, sa)):
+        return False
+    if fa and fb:
+        u, v = fa[0], fb[0]
+        lu, lv, ru, rv = sa.left.get(u, ""), sb.left.get(v, ""), sa.right.get(u, ""), sb.right.get(v, "")
+        if (lu and lu == lv) or (ru and ru == rv):
+            return False  # a substitution: "the engine air filter" / "the cabin air filter"
+    return True
