@@ -195,7 +195,11 @@ def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
     k = a
     while k < b and toks[k].kind == FUNC:
         k += 1
-    if k >= b or toks[k].kind != ENTITY:
+    if k >= b:
+        return ""
+    if toks[k].kind == WORD and k + 1 < b and toks[k + 1].qty is not None and "." in toks[k + 1].text:
+        pass  # a lower-case name with its release: "pip 24.0 requires ..."
+    elif toks[k].kind != ENTITY:
         return ""
     if toks[k].sub.endswith("+poss"):
         return toks[k].key

@@ -5,9 +5,11 @@ clock times, month names, quarters): :class:`LexerBase`, extended by the number 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from crp_core.stages.contradictions.lexicon import (
     BOUND_LENGTHS,
+    BOUNDS_AFTER,
     BOUNDS,
     DATE,
     NUMBER,
@@ -36,6 +38,7 @@ class LexerBase:
         ]
         self.out: list[Token] = []
         self.forced_func: set[int] = set()  # raw indices consumed as a rate's "per second"
+        self.starts = [r.start for r in self.raw]
 
     # ---- helpers --------------------------------------------------------------------------------
     def low(self, j: int) -> str:
@@ -72,7 +75,20 @@ class LexerBase:
     # ---- main loop ------------------------------------------------------------------------------
     # ---- numbers --------------------------------------------------------------------------------
     def push_qty(self, start: int, end: int, q: Quantity) -> None:
+        if q.bound == 0 and q.dim != "clock":
+            q = self.bound_after(end, q)
         self.out.append(Token(self.text[start:end], start, end, NUMBER, "#q", qty=q))
+
+    def bound_after(self, end: int, q: Quantity) -> Quantity:
+        """A bound written after the number: "21 or older", "£1,500 or more" (lower), "5 or fewer"
+        (upper); its two words become function words."""
+        j = bisect_left(self.starts, end)
+        if j + 1 < len(self.raw) and self.low(j) in ("or", "and") and self.adjacent(j + 1, self.raw[j].end, " "):
+            bound = BOUNDS_AFTER.get(self.low(j + 1), 0)
+            if bound:
+                self.forced_func.update((j, j + 1))
+                return q._replace(bound=bound)
+        return q
 
     # ---- dates and times ------------------------------------------------------------------------
     def iso_date(self, i: int) -> int:

@@ -132,6 +132,10 @@ class Lexer(NumberLexer):
         if low in NEG_CONTRACTIONS or low.endswith("n't"):
             out.append(Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
+        if low in ("no", "not") and nxt in ("longer", "anymore") and self.low(i + 2) != "than":
+            self.forced_func.add(i + 1)  # "no longer supported": the negation, not a comparative
+            out.append(Token(s, r.start, r.end, NEG, "#neg"))
+            return i + 1
         if low in NEGATION_CUES:
             if (
                 (low, nxt) in NEG_IDIOMS

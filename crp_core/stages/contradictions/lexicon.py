@@ -272,6 +272,10 @@ def _load_negations() -> tuple[frozenset[str], frozenset[tuple[str, ...]], dict[
 
 NEGATION_CUES, NEG_IDIOMS, BOUNDS = _load_negations()
 BOUND_LENGTHS = sorted({len(k) for k in BOUNDS}, reverse=True)
+#: a bound written after its number: "21 or older", "5 or fewer" ("or" / "and" then one of these)
+BOUNDS_AFTER = {w: 1 for w in ("more", "over", "above", "older", "longer", "later", "higher", "greater", "beyond")} | {
+    w: -1 for w in ("less", "fewer", "under", "below", "younger", "shorter", "earlier", "lower")
+}
 NEG_CONTRACTIONS = frozenset({"can't", "won't", "shan't", "ain't", "cannot"})
 
 # ---- small closed tables (language, not domain knowledge: kept in code) ------------------------

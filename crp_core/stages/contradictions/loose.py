@@ -17,7 +17,8 @@ so this second, looser test compares whole *sentences*:
   word (stands right before it: ``the express fee`` / ``the fee`` narrows the subject), no foreign
   word stands where the other sentence has another word (``probe timeout is`` / ``probe period is``),
   the two foreign words are no **substitution** (the same word before or after both: ``engine air
-  filter`` / ``cabin air filter``, ``Uranus takes`` / ``Neptune takes``), and their owners agree.
+  filter`` / ``cabin air filter``, ``Uranus takes`` / ``Neptune takes``); owners that differ, one of
+  them absent from the other text, are two subjects (checked by the caller).
 
 Values pair across loosely aligned sentences only when each sentence has exactly one value of the
 class that the other text does not state (see :func:`lone_values`): one changed value on each side.
@@ -134,8 +135,6 @@ def _slot_taken(u: str, s: Sentence, other: Sentence) -> bool:
 def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozenset[str], drop: frozenset[str]) -> bool:
     """Are the two sentences one statement reworded (module docstring)? ``words_a`` / ``words_b``: the
     loose bags of the whole texts."""
-    if sa.owner and sb.owner and sa.owner != sb.owner:
-        return False
     bag_a, bag_b = sa.bag - drop, sb.bag - drop
     shared = len(bag_a & bag_b)
     if shared < 2 or 2 * shared < min(len(bag_a), len(bag_b)):

@@ -227,13 +227,14 @@ class _Pair:
             return got
         ca, cb = self.da.clauses[ia], self.db.clauses[ib]
         da, db = self.da, self.db
+        bag_a, bag_b = _attribute_words(ca.bag, cb.bag), _attribute_words(cb.bag, ca.bag)
         if self.foreign_a[ca.sent] and self.foreign_b[cb.sent]:
             s = -1.0  # both sentences carry words the other text lacks: they talk about different things
-        elif not (ca.bag <= db.words and cb.bag <= da.words):
+        elif not (bag_a <= db.words and bag_b <= da.words):
             s = -1.0  # an inserted or substituted qualifier next to the value
         elif ca.owner and cb.owner and ca.owner != cb.owner and not (_present(ca.owner, db) and _present(cb.owner, da)):
             s = -1.0  # about another thing: "The kubelet listens on 10250" / "The kube-proxy listens on 10249"
-        elif ca.bag - cb.bag and cb.bag - ca.bag:
+        elif bag_a - bag_b and bag_b - bag_a:
             s = -1.0  # each clause has a qualifier the other lacks ("client port" / "peer port")
         elif not ca.bag and not cb.bag:
             s = 1.0
@@ -279,6 +280,19 @@ class _Pair:
                 out.append((ia, ib))
         self._matching = out
         return out
+
+
+def _attribute_words(bag: frozenset[str], other: frozenset[str]) -> frozenset[str]:
+    """A clause's attribute words against another clause's: its polarity groups are left out when the
+    other clause has none or shares one, since then a polarity word is the asserted value, not the
+    attribute ("Bicycles are allowed on board" / "No bicycles on board": one assertion and its denial)."""
+    polar = [w for w in bag if w[:1] == "#"]
+    if not polar:
+        return bag
+    other_polar = [w for w in other if w[:1] == "#"]
+    if other_polar and not set(polar) & set(other_polar):
+        return bag
+    return bag - frozenset(polar)
 
 
 def _present(e: str, other: Doc) -> bool:
@@ -394,6 +408,9 @@ def _loose_candidates(p: _Pair, out: list[_Candidate]) -> None:
                 va, vb = da.values[x], db.values[y]
                 ta, tb = da.tokens[va.tok], db.tokens[vb.tok]
                 drop = frozenset((ta.key, tb.key)) if cls == "ent" else frozenset()
+                oa, ob = da.sentences[sa].owner, db.sentences[sb].owner
+                if oa and ob and oa != ob and not (_present(oa, db) and _present(ob, da)):
+                    continue  # two subjects: "pip 24.0 requires ..." / "pip 24.1 requires ..."
                 if aligned(da.sentences[sa], db.sentences[sb], da.loose_words, db.loose_words, drop):
                     out.append((0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
 
