@@ -33,6 +33,7 @@ from crp_core.stages.contradictions.lexicon import (
     TIMES_WORDS,
     UNITS,
     WEEKDAYS,
+    DAY_SETS,
     WORD,
 )
 from crp_core.stages.contradictions.quantities import NumberLexer
@@ -173,6 +174,12 @@ class Lexer(NumberLexer):
             bound, bstart = self.bound_before(i)
             self.push_qty(r.start, r.end, Quantity("x", "x", v, 1.0, "", exact_reading(v), -1, bound, bstart))
             return i + 1
+        if low in ("a", "one") and nxt in ("quarter", "third") and self.low(i + 2) == "of" and self.low(i + 3) in ("a", "an"):
+            u = UNITS.get(self.low(i + 4))
+            if u is not None and u.dim == "time":  # "a quarter of an hour"
+                part = 0.25 if nxt == "quarter" else 1 / 3
+                bound, bstart = self.bound_before(i)
+                return self.unit_qty(r.start, raw[i + 4].end, i + 5, part, 1.0, "", u, bound, bstart, i)
         if low == "half" and nxt in ("a", "an") and self.low(i + 2) in UNITS:
             u = UNITS[self.low(i + 2)]
             if u.dim in ("time", "cal"):
@@ -244,16 +251,11 @@ class Lexer(NumberLexer):
             if (low in MONTHS and low != "may") or near_number:
                 return self.month(i, month)
         if low.rstrip("s") in WEEKDAYS and s[0].isupper():
+            return self.weekdays(i, WEEKDAYS[low.rstrip("s")])
+        if low in DAY_SETS:
+            days = DAY_SETS[low]
             out.append(
-                Token(
-                    s,
-                    r.start,
-                    r.end,
-                    DATE,
-                    "#d",
-                    date=DateValue(((0, 0, 0, WEEKDAYS[low.rstrip("s")]),), False),
-                    parts=(("w", s, r.start, r.end),),
-                )
+                Token(s, r.start, r.end, DATE, "#d", date=DateValue(days, False), parts=(("w", s, r.start, r.end),))
             )
             return i + 1
         if re.fullmatch(r"[qh][1-4]", low) and s[0].isupper() and (low[0] == "q" or low[1] in "12"):
@@ -300,6 +302,30 @@ class Lexer(NumberLexer):
             out.append(Token(s, r.start, r.end, kind, "clause" if kind == BREAK else low))
             return i + 1
         out.append(Token(s, r.start, r.end, WORD, word_key(low), sub="poss" if poss else ""))
+        return i + 1
+
+    def weekdays(self, i: int, first: int) -> int:
+        """A weekday, or a range of them ("Monday to Friday", "Mon-Fri"): one date whose readings are
+        the days of the range, so a day inside the range is no other date ("open Monday to Friday" /
+        "open on Wednesdays" narrows the scope)."""
+        raw, r = self.raw, self.raw[i]
+        j = i + 1
+        if j < len(raw) and (self.low(j) in ("to", "through", "thru", "until") or raw[j].text in ("-", "–", "—")):
+            last_low = self.low(j + 1).rstrip("s")
+            if last_low in WEEKDAYS and raw[j + 1].text[0].isupper():
+                last = WEEKDAYS[last_low]
+                days = tuple((0, 0, 0, d) for d in range(first, (last if last >= first else last + 7) + 1))
+                days = tuple((0, 0, 0, (d[3] - 1) % 7 + 1) for d in days)
+                end = raw[j + 1].end
+                self.out.append(
+                    Token(self.text[r.start : end], r.start, end, DATE, "#d", date=DateValue(days, False),
+                          parts=(("w", self.text[r.start : end], r.start, end),))
+                )
+                return j + 2
+        self.out.append(
+            Token(r.text, r.start, r.end, DATE, "#d", date=DateValue(((0, 0, 0, first),), False),
+                  parts=(("w", r.text, r.start, r.end),))
+        )
         return i + 1
 
     def predicative(self, i: int) -> bool:

@@ -308,6 +308,12 @@ MONTH_ABBR = {
     "dec": 12,
 }
 WEEKDAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 7}
+#: words naming a set of weekdays: one date whose readings are the days
+DAY_SETS = {
+    w: tuple((0, 0, 0, d) for d in days)
+    for words, days in ((("weekday", "weekdays"), range(1, 6)), (("weekend", "weekends"), range(6, 8)))
+    for w in words
+}
 NUMBER_WORDS = {
     "zero": 0,
     "one": 1,

@@ -37,6 +37,7 @@ from crp_core.stages.contradictions.lexicon import (
     NEG,
     NUMBER,
     GENERIC_NOUNS,
+    POLAR,
     VERB_BEFORE,
     WORD,
 )
@@ -55,14 +56,15 @@ class Sentence(NamedTuple):
     owner: str
 
 
-def _neighbour_key(t: Token) -> str:
+def _neighbour_key(toks: tuple[Token, ...], k: int, first: int) -> str:
     """A neighbour as the substitution tests read it: "" for a break, "#v" for a value, "~" before a
-    function word (it never fills a word's slot), else the word's key."""
+    function word or a predicate (they never fill a word's slot), else the word's key."""
+    t = toks[k]
     if t.kind == BREAK:
         return ""
     if t.kind in (NUMBER, DATE):
         return "#v"
-    if t.kind in (FUNC, NEG) and t.key not in GENERIC_NOUNS:
+    if (t.kind in (FUNC, NEG, POLAR) and t.key not in GENERIC_NOUNS) or (t.kind == WORD and _is_predicate(toks, k, first)):
         return "~" + t.key
     return t.key
 
@@ -95,8 +97,8 @@ def sentence(toks: tuple[Token, ...], first: int, last: int, owner: str) -> Sent
         if key in bag:
             continue
         bag.add(key)
-        left[key] = _neighbour_key(toks[k - 1]) if k > first else ""
-        right[key] = _neighbour_key(toks[k + 1]) if k + 1 < last else ""
+        left[key] = _neighbour_key(toks, k - 1, first) if k > first else ""
+        right[key] = _neighbour_key(toks, k + 1, first) if k + 1 < last else ""
     return Sentence(frozenset(bag), left, right, owner)
 
 

@@ -110,6 +110,15 @@ class NumberLexer(LexerBase):
                 return j + 1
             q = Quantity("times", "times", base, scale, exact, exact_reading(v), -1, bound, bstart)
             return self.rate_or_push(start, raw[j].end, j + 1, q, first)
+        if w == "and" and self.low(j + 1) in ("a", "an") and self.low(j + 2) == "half" and scale == 1.0:
+            u = UNITS.get(self.low(j + 3))
+            if u is not None and u.spaced:  # "two and a half hours"
+                return self.unit_qty(start, raw[j + 3].end, j + 4, base + 0.5, 1.0, "", u, bound, bstart, first)
+        if w in ("quarter", "quarters", "third", "thirds") and self.low(j + 1) == "of" and self.low(j + 2) in ("a", "an"):
+            u = UNITS.get(self.low(j + 3))
+            if u is not None and u.dim == "time":  # "three quarters of an hour"
+                part = 0.25 if w.startswith("quarter") else 1 / 3
+                return self.unit_qty(start, raw[j + 3].end, j + 4, base * part, 1.0, "", u, bound, bstart, first)
         unit_word = w
         unit_end_j = j
         if w in ("business", "working") and self.low(j + 1) in ("day", "days"):
@@ -168,7 +177,10 @@ class NumberLexer(LexerBase):
         bstart: int,
         first: int,
     ) -> int:
-        """A number with its unit; "every 30 minutes" becomes a rate of one per 30 minutes."""
+        """A number with its unit; "every 30 minutes" becomes a rate of one per 30 minutes; "an hour and
+        a half" is 1.5 hours."""
+        if self.low(j) == "and" and self.low(j + 1) in ("a", "an") and self.low(j + 2) == "half" and scale == 1.0:
+            base, exact, end, j = base + 0.5, "", self.raw[j + 2].end, j + 3
         b = base * scale
         if u.dim in ("time", "cal"):
             readings = time_readings(b, u)

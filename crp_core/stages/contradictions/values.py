@@ -372,6 +372,16 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
             diffs.extend(_value_diffs(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok], da.text, db.text))
 
 
+def _stated_by(a: Token, b: Token) -> bool:
+    """Does ``b`` state the value ``a`` states? Equal values; two dates also need a part both state
+    ("Sunday" says nothing of "14 December")."""
+    if not _equal_pair(a, b):
+        return False
+    if a.date is None or b.date is None:
+        return True
+    return any(x and y for ra in a.date.readings for rb in b.date.readings for x, y in zip(ra, rb))
+
+
 def _lone(d: Doc, xs: tuple[int, ...], other: Doc, ys: tuple[int, ...]) -> dict[int, int]:
     """Sentence -> its one value among ``xs`` that no value ``ys`` of the other text equals (sentences
     with none or several such values are left out): the changed value of a reworded sentence."""
@@ -383,7 +393,7 @@ def _lone(d: Doc, xs: tuple[int, ...], other: Doc, ys: tuple[int, ...]) -> dict[
         if v.cls == "ent":
             if t.sub.startswith("weak") or _present(t.key, other) or (v.plain and v.plain <= other.plain):
                 continue  # a capitalised first word is too weak a name to pair across sentences
-        elif any(_equal_pair(t, otoks[other.values[y].tok]) for y in ys[:PAIR_MAX_VALUES]):
+        elif any(_stated_by(t, otoks[other.values[y].tok]) for y in ys[:PAIR_MAX_VALUES]):
             continue
         s = d.clauses[v.clause].sent
         seen[s] = -1 if s in seen else x
