@@ -130,13 +130,80 @@ def _attributive_polarity(toks: list[Token]) -> list[Token]:
     return out
 
 
+def _weekday_only(t: Token) -> bool:
+    return t.kind == DATE and t.date is not None and all(not (y or m or d) for y, m, d, _ in t.date.readings)
+
+
+def _weekday_scope(toks: list[Token]) -> list[Token]:
+    """A weekday (or a set of them) in a sentence that states another value is the scope of that value,
+    not a value of its own ("open 06:00-20:00 on weekdays" / "opens 07:00-18:00 on Saturdays": two
+    attributes; "on Sunday 14 December": the date is the value). It becomes an attribute word whose key
+    names its days, so another set of days is another attribute."""
+    out = list(toks)
+    first = 0
+    for k in range(len(out) + 1):
+        if k < len(out) and not (out[k].kind == BREAK and out[k].key == "sent"):
+            continue
+        span = out[first:k]
+        if any(_weekday_only(t) for t in span) and any(
+            t.kind == NUMBER or (t.kind == DATE and not _weekday_only(t)) for t in span
+        ):
+            for j in range(first, k):
+                t = out[j]
+                if _weekday_only(t):
+                    assert t.date is not None
+                    days = "".join(str(r[3]) for r in sorted(t.date.readings))
+                    out[j] = Token(t.text, t.start, t.end, WORD, "@days" + days)
+        first = k + 1
+    return out
+
+
+#: function words a noun phrase may hold before a coordinated noun ("No food or drink", "between A and B")
+_NOUN_PHRASE_FUNC = frozenset(
+    ["the", "a", "an", "no", "all", "any", "some", "each", "every", "both", "between", "of", "in", "on", "for"]
+    + ["with", "from", "to", "at", "by", "our", "your", "their", "its", "this", "these", "those", "that"]
+)
+
+
+def _noun_coordination(toks: list[Token]) -> list[Token]:
+    """ "and" / "or" joining two nouns of the phrase that opens a clause is no clause break ("No food or
+    drink in the room", "Submitting SAT or ACT scores is ...", "between Bristol and Bath"): the
+    negation and the predicate govern both nouns. After a verb, a value, an identifier or three content
+    words it still cuts the clause."""
+    out = list(toks)
+    phrase = True  # the clause so far is a noun phrase
+    nouns = 0  # its content words (a phrase of three is a clause with a verb: "reads go to eu-west-1")
+    for k, t in enumerate(out):
+        if t.kind == BREAK:
+            if (
+                phrase
+                and nouns <= 2
+                and t.text.lower() in ("and", "or")
+                and 0 < k < len(out) - 1
+                and out[k - 1].kind in (WORD, ENTITY)
+                and out[k + 1].kind in (WORD, ENTITY)
+            ):
+                out[k] = Token(t.text, t.start, t.end, FUNC, t.text.lower())
+                continue
+            phrase, nouns = True, 0
+            continue
+        if t.kind in (WORD, ENTITY):
+            nouns += 1
+            phrase = phrase and t.sub != "ident"
+        elif not (t.kind == NEG or (t.kind == FUNC and t.key in _NOUN_PHRASE_FUNC)):
+            phrase = False
+    return out
+
+
 @lru_cache(maxsize=65536)
 def tokenize(text: str) -> tuple[Token, ...]:
     """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
     units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
     toks = Lexer(text).run()
-    return tuple(_merge_names(_attributive_polarity(_absorb_comparative_negation(_demote_weak(toks))), text))
+    return tuple(
+        _merge_names(_attributive_polarity(_absorb_comparative_negation(_weekday_scope(_noun_coordination(_demote_weak(toks))))), text)
+    )
 
 
 # ================================================================================================

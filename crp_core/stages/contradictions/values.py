@@ -493,7 +493,8 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
         ca, cb = da.clauses[ia], db.clauses[ib]
         if ca.parity == cb.parity:
             continue
-        only_a, only_b = ca.entities - cb.entities, cb.entities - ca.entities
+        only_a = frozenset(e for e in ca.entities - cb.entities if e not in cb.bag)  # "Bicycles" / "bicycles"
+        only_b = frozenset(e for e in cb.entities - ca.entities if e not in ca.bag)
         if (only_a and all(_present(e, db) for e in only_a)) or (only_b and all(_present(e, da) for e in only_b)):
             continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
         if _negation_moved(da, ca, db, cb):
