@@ -165,23 +165,28 @@ _NOUN_PHRASE_FUNC = frozenset(
 )
 
 
+def _ends_list(toks: list[Token], k: int) -> bool:
+    """Does a coordinated name end its phrase at ``k`` (a break, the end, or its head noun: "SAT or ACT
+    scores")? "Visa by Adyen and Mastercard by Stripe" goes on with a gapped clause."""
+    return k >= len(toks) or toks[k].kind in (BREAK, WORD)
+
+
 def _noun_coordination(toks: list[Token]) -> list[Token]:
     """ "and" / "or" joining two nouns of the phrase that opens a clause is no clause break ("No food or
     drink in the room", "Submitting SAT or ACT scores is ...", "between Bristol and Bath"): the
     negation and the predicate govern both nouns. After a verb, a value, an identifier or three content
-    words it still cuts the clause."""
+    words it still cuts the clause, unless it joins two names ("required to submit SAT or ACT scores")."""
     out = list(toks)
     phrase = True  # the clause so far is a noun phrase
     nouns = 0  # its content words (a phrase of three is a clause with a verb: "reads go to eu-west-1")
     for k, t in enumerate(out):
         if t.kind == BREAK:
             if (
-                phrase
-                and nouns <= 2
-                and t.text.lower() in ("and", "or")
+                t.text.lower() in ("and", "or")
                 and 0 < k < len(out) - 1
                 and out[k - 1].kind in (WORD, ENTITY)
                 and out[k + 1].kind in (WORD, ENTITY)
+                and ((phrase and nouns <= 2) or (out[k - 1].kind == out[k + 1].kind == ENTITY and _ends_list(out, k + 2)))
             ):
                 out[k] = Token(t.text, t.start, t.end, FUNC, t.text.lower())
                 continue

@@ -278,6 +278,8 @@ class Lexer(NumberLexer):
                 )
         # polarity words ("enabled" / "disabled")
         pol = POLARITY.get(low)
+        if pol is not None and low == "fall" and i + 1 < len(raw) and raw[i + 1].group == "num":
+            pol = None  # "fall 2026": the season
         if pol is not None and (not pol.predicative or self.predicative(i)):
             out.append(Token(s, r.start, r.end, POLAR, "#" + pol.group, sign=pol.sign))
             return i + 1
