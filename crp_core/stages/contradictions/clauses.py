@@ -226,6 +226,7 @@ class Clause(NamedTuple):
     polars: tuple[int, ...]
     parity: int  # (negations + negative polarity words) mod 2
     owner: str  # the name the clause is about ("The kubelet listens ...", "Kafka's port ..."), or ""
+    prefixed: tuple[int, ...] = ()  # words with a negating prefix ("unaffected"): negations only in a pair
 
 
 class _Value(NamedTuple):
@@ -253,6 +254,7 @@ class Doc(NamedTuple):
     sentences: tuple[Sentence, ...]  # the loose reading of each sentence (loose.py)
     loose_words: frozenset[str]  # the union of the sentences' loose bags and the stems of polarity words
     sent_shape: tuple[tuple[int, int], ...]  # per sentence: (number of clauses, polarity parity)
+    negated: bool  # any negation cue
 
 
 _BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
@@ -352,7 +354,8 @@ def _clauses_and_values(
         polars = tuple(k for k in range(a, b) if toks[k].kind == POLAR)
         parity = (len(negs) + sum(1 for k in polars if toks[k].sign < 0)) % 2
         ents = frozenset(toks[k].key for k in range(a, b) if toks[k].kind == ENTITY)
-        clauses.append(Clause(s, a, b, bag, ents, negs, polars, parity, _owner(toks, a, b)))
+        prefixed = tuple(k for k in range(a, b) if toks[k].sub == "negpfx")
+        clauses.append(Clause(s, a, b, bag, ents, negs, polars, parity, _owner(toks, a, b), prefixed))
         sent_words.setdefault(s, set()).update(own[ci])
         clause_ctx = bag | ents  # one object for the clause's numbers and dates: pairing memoises on it
         for k in range(a, b):
@@ -392,7 +395,7 @@ def analyse(text: str) -> Doc:
     plain = frozenset(stem(t.text.lower()) for t in toks if t.kind in (WORD, FUNC))
     n_sent = (max(sent_words) + 1) if sent_words else 0
     sent_bags = tuple(frozenset(sent_words.get(s, ())) for s in range(n_sent))
-    polar_or_neg = any(t.kind in (NEG, POLAR) for t in toks) or any(
+    polar_or_neg = any(t.kind in (NEG, POLAR) or t.sub == "negpfx" for t in toks) or any(
         t.qty is not None and t.qty.bound != 0 for t in toks
     )
     groups: dict[str, list[int]] = {}
@@ -420,6 +423,7 @@ def analyse(text: str) -> Doc:
         frozenset(w for s in sentences for w in s.bag)
         | frozenset(stem(t.text.lower()) for t in toks if t.kind == POLAR),
         _sent_shape(clauses, n_sent),
+        any(t.kind == NEG for t in toks),
     )
 
 

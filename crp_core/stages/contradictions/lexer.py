@@ -35,6 +35,7 @@ from crp_core.stages.contradictions.lexicon import (
     WEEKDAYS,
     DAY_SETS,
     WORD,
+    negated_base,
 )
 from crp_core.stages.contradictions.quantities import NumberLexer
 from crp_core.stages.contradictions.tokens import (
@@ -302,6 +303,11 @@ class Lexer(NumberLexer):
         if low in FUNCTION_WORDS or low in CLAUSE_WORDS:
             kind = BREAK if low in CLAUSE_WORDS else FUNC
             out.append(Token(s, r.start, r.end, kind, "clause" if kind == BREAK else low))
+            return i + 1
+        base = negated_base(low)
+        if base and not poss:
+            # "unaffected": the word of its base, negated when the other text states the base or a negation
+            out.append(Token(s, r.start, r.end, WORD, word_key(base), sub="negpfx"))
             return i + 1
         out.append(Token(s, r.start, r.end, WORD, word_key(low), sub="poss" if poss else ""))
         return i + 1

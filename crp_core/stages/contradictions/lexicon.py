@@ -179,6 +179,28 @@ def _load_polarity() -> dict[str, _Polar]:
 
 
 POLARITY = _load_polarity()
+#: words that begin like a negating prefix but negate nothing ("inflammable", "import")
+PREFIX_EXCEPTIONS = _load_words("prefix_exceptions.txt")
+#: negating prefixes and the letters their base may start with ("" = any): "impossible", "illegal"
+NEG_PREFIXES = (("non-", ""), ("non", ""), ("un", ""), ("dis", ""), ("im", "pbm"), ("il", "l"), ("ir", "r"), ("in", ""))
+#: the shortest base a negating prefix may take ("unable" has none: it is a cue)
+PREFIX_BASE_MIN = 4
+
+
+def negated_base(low: str) -> str:
+    """The base a negating prefix turns around ("unaffected" -> "affected", "non-refundable" ->
+    "refundable"), or "" when the word has none or is an exception."""
+    if low in PREFIX_EXCEPTIONS or not low[:1].isalpha():
+        return ""
+    for prefix, starts in NEG_PREFIXES:
+        if low.startswith(prefix):
+            base = low[len(prefix) :]
+            if len(base) >= PREFIX_BASE_MIN and base.replace("-", "").isalpha() and (not starts or base[0] in starts):
+                return base
+            return ""
+    return ""
+
+
 #: generic attribute nouns among the function words: they fill a word's slot ("the probe period is")
 GENERIC_NOUNS = frozenset(["period", "value", "setting", "amount", "number", "duration", "total", "count", "figure"])
 #: light words of the loose alignment, as written and as stems

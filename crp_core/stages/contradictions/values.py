@@ -477,6 +477,34 @@ def _flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
     return None
 
 
+def _prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
+    """The words of clause ``c`` whose negating prefix counts against the other text: it states their
+    base ("unaffected" / "affected") or a negation ("incomplete" / "not yet complete"). Elsewhere
+    ("unopened vials" against a text that never speaks of opening) the word is only a word."""
+    if not c.prefixed:
+        return ()
+    return tuple(k for k in c.prefixed if other.negated or d.tokens[k].key in other.words)
+
+
+def _prefix_diff(da: Doc, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[int, ...], ca: Clause) -> ValueDiff:
+    """NEGATION_FLIP of a prefixed word against its base in the other clause ("unaffected" / "affected")."""
+    if len(pa) % 2:
+        k = pa[0]
+        t = da.tokens[k]
+        pos = _find_key(db.tokens, cb, t)
+        other = next((u for u in db.tokens[cb.first : cb.last] if u.key == t.key), None)
+        if other is not None:
+            return ValueDiff(NEGATION_FLIP, (t.text,), (other.text,), (t.start, t.end), (other.start, other.end))
+        return ValueDiff(NEGATION_FLIP, (t.text,), (), (t.start, t.end), (pos, pos))
+    k = pb[0]
+    t = db.tokens[k]
+    pos = _find_key(da.tokens, ca, t)
+    other = next((u for u in da.tokens[ca.first : ca.last] if u.key == t.key), None)
+    if other is not None:
+        return ValueDiff(NEGATION_FLIP, (other.text,), (t.text,), (other.start, other.end), (t.start, t.end))
+    return ValueDiff(NEGATION_FLIP, (), (t.text,), (pos, pos), (t.start, t.end))
+
+
 def _negation_moved(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
     """Two sentences of one polarity cut into clauses differently: the negation sits in another clause
     ("Castling is not allowed when the king is in check" / "A king that is in check cannot castle").
@@ -491,7 +519,8 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
     da, db = p.da, p.db
     for ia, ib in p.matching():
         ca, cb = da.clauses[ia], db.clauses[ib]
-        if ca.parity == cb.parity:
+        pa, pb = _prefixed(da, ca, db), _prefixed(db, cb, da)
+        if (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2:
             continue
         only_a = frozenset(e for e in ca.entities - cb.entities if e not in cb.bag)  # "Bicycles" / "bicycles"
         only_b = frozenset(e for e in cb.entities - ca.entities if e not in ca.bag)
@@ -500,7 +529,7 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
         if _negation_moved(da, ca, db, cb):
             continue
         if ca.bag & cb.bag or (not ca.bag and not cb.bag and ca.entities & cb.entities):
-            d = _flip_diff(da, ca, db, cb)
+            d = _flip_diff(da, ca, db, cb) if ca.parity != cb.parity else _prefix_diff(da, pa, db, cb, pb, ca)
             if d is not None:
                 diffs.append(d)
 
