@@ -50,6 +50,9 @@ from crp_core.stages.contradictions.tokens import (
     word_key,
 )
 
+#: what "no" / "without" before it makes free of charge ("at no extra cost", "without charge")
+_COST_WORDS = frozenset(["cost", "charge", "fee"])
+
 #: the regex groups read as one identifier entity each
 IDENT_GROUPS = ("url", "email", "flag", "path", "ver", "ip")
 
@@ -134,6 +137,10 @@ class Lexer(NumberLexer):
         if low in NEG_CONTRACTIONS or low.endswith("n't"):
             out.append(Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
+        if low in ("no", "without") and (nxt in _COST_WORDS or (nxt in ("extra", "additional") and self.low(i + 2) in _COST_WORDS)):
+            last = i + 1 if nxt in _COST_WORDS else i + 2  # "at no extra cost": free of charge
+            out.append(Token(self.text[r.start : raw[last].end], r.start, raw[last].end, POLAR, "#charged", sign=-1))
+            return last + 1
         if low in ("no", "not") and nxt in ("longer", "anymore") and self.low(i + 2) != "than":
             self.forced_func.add(i + 1)  # "no longer supported": the negation, not a comparative
             out.append(Token(s, r.start, r.end, NEG, "#neg"))
