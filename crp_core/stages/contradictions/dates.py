@@ -55,7 +55,14 @@ class LexerBase:
         return len(g) <= 1 and all(c in allow for c in g)
 
     def bound_before(self, i: int) -> tuple[int, int]:
-        """A bound phrase ("at least", "up to", "no more than") ending right before raw ``i``."""
+        """A bound phrase ("at least", "up to", "no more than") ending right before raw ``i``, or before a
+        run of "not" / "never" there (an odd run turns the bound around, an even one cancels out)."""
+        k = i
+        while k > 0 and self.low(k - 1) in ("not", "never") and self.adjacent(k, self.raw[k - 1].end, " "):
+            k -= 1
+        if k < i:
+            bound, start = self.bound_before(k)
+            return (-bound if (i - k) % 2 else bound), start
         for n in BOUND_LENGTHS:
             if i - n < 0:
                 continue

@@ -293,6 +293,10 @@ class Lexer(NumberLexer):
             return i + 1
         # entities
         sub = entity_sub(s_case, low, sent_start, poss)
+        if not sub and self.code_span(r.start, r.end):
+            sub = "ident"  # `main`, `npm ci`: a name written as code
+        elif not sub and len(s) == 1 and s.isupper() and s not in "AI" and i > 0 and raw[i - 1].text[:1].isupper():
+            sub = "name"  # "Stand C", "Hall B": a one-letter designator ends the name before it
         if sub:
             key = entity_key(low, sub)
             out.append(
@@ -342,6 +346,12 @@ class Lexer(NumberLexer):
                   parts=(("w", r.text, r.start, r.end),))
         )
         return i + 1
+
+    def code_span(self, start: int, end: int) -> bool:
+        """Is the word written between backticks (alone or with other words: `npm ci`)?"""
+        before = self.text[max(0, start - 1) : start]
+        after = self.text[end : end + 1]
+        return before == "`" or after == "`"
 
     def predicative(self, i: int) -> bool:
         prev = self.low(i - 1)

@@ -54,6 +54,8 @@ class Sentence(NamedTuple):
     left: dict[str, str]  # key -> the key of the token before its first occurrence ("" at a break)
     right: dict[str, str]  # key -> the key of the token after it
     owner: str
+    first: int = 0  # the sentence's tokens [first, last)
+    last: int = 0
 
 
 def _neighbour_key(toks: tuple[Token, ...], k: int, first: int) -> str:
@@ -99,7 +101,7 @@ def sentence(toks: tuple[Token, ...], first: int, last: int, owner: str) -> Sent
         bag.add(key)
         left[key] = _neighbour_key(toks, k - 1, first) if k > first else ""
         right[key] = _neighbour_key(toks, k + 1, first) if k + 1 < last else ""
-    return Sentence(frozenset(bag), left, right, owner)
+    return Sentence(frozenset(bag), left, right, owner, first, last)
 
 
 def _has_derivation(w: str, words: frozenset[str]) -> bool:

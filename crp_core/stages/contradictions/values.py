@@ -32,6 +32,7 @@ from crp_core.records import ValueConflict, ValueDiff
 from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
 from crp_core.stages.contradictions.lexicon import (
     ALIGN_MIN,
+    DATE,
     DATE_SHIFTED,
     ENTITY,
     ENTITY_SUBSTITUTED,
@@ -39,6 +40,7 @@ from crp_core.stages.contradictions.lexicon import (
     MAGNITUDE_ALTERED,
     NEG,
     NEGATION_FLIP,
+    NUMBER,
     NUMBER_CHANGED,
     PAIR_MAX_CLAUSES,
     PAIR_MAX_VALUES,
@@ -534,12 +536,58 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
                 diffs.append(d)
 
 
+#: a determiner before a noun phrase, and what may stand before it when the phrase is a complement
+_DETERMINERS = frozenset(["the", "a", "an", "its", "their", "our", "your"])
+_COMPLEMENT_BEFORE = frozenset(["to", "at", "in", "into", "from", "by", "with", "via", "on", "is", "are", "was", "were"])
+#: the longest noun phrase read as a substituted name ("the courtyard garden")
+_PHRASE_MAX = 4
+
+
+def _token_same(a: Token, b: Token) -> bool:
+    if a.kind in (NUMBER, DATE) or b.kind in (NUMBER, DATE):
+        return a.kind == b.kind and _same_value(a, b)
+    return a.kind == b.kind and a.key == b.key
+
+
+def _phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
+    """Two sentences equal but for one noun phrase that complements a preposition or a copula through a
+    determiner ("refer it to the duty manager" / "to the head chef", "the smoking area is the terrace" /
+    "is the courtyard garden"): the phrase names the value, whatever its case. The subject or the object
+    of a verb ("Replace the engine air filter" / "the cabin air filter") is which thing, not a value.
+    Sentences are compared at the same position, so this stays linear."""
+    for sa, sb in zip(da.sentences[:PAIR_MAX_CLAUSES], db.sentences):
+        ta, tb = da.tokens[sa.first : sa.last], db.tokens[sb.first : sb.last]
+        i = 0
+        while i < len(ta) and i < len(tb) and _token_same(ta[i], tb[i]):
+            i += 1
+        j = 0
+        while j < len(ta) - i and j < len(tb) - i and _token_same(ta[-1 - j], tb[-1 - j]):
+            j += 1
+        ma, mb = ta[i : len(ta) - j], tb[i : len(tb) - j]
+        if not (0 < len(ma) <= _PHRASE_MAX and 0 < len(mb) <= _PHRASE_MAX) or i < 2:
+            continue
+        if ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE:
+            continue
+        if all(t.kind in (WORD, ENTITY) and t.sub != "negpfx" for t in (*ma, *mb)):
+            diffs.append(
+                ValueDiff(
+                    ENTITY_SUBSTITUTED,
+                    tuple(t.text for t in ma),
+                    tuple(t.text for t in mb),
+                    (ma[0].start, ma[-1].end),
+                    (mb[0].start, mb[-1].end),
+                )
+            )
+
+
 def _compare(text_a: str, text_b: str) -> ValueConflict | None:
     da, db = analyse(text_a), analyse(text_b)
-    if not (da.signal or db.signal):
-        return None
-    p = _Pair(da, db)
     diffs: list[ValueDiff] = []
+    if da.clauses and db.clauses and len(da.sentences) == len(db.sentences):
+        _phrase_substitution(da, db, diffs)
+    if not (da.signal or db.signal):
+        return _conflict(diffs) if diffs else None
+    p = _Pair(da, db)
     if da.values and db.values:
         _pair_values(p, diffs)
     if da.polar_or_neg or db.polar_or_neg:
