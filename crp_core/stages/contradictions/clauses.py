@@ -186,7 +186,9 @@ def _noun_coordination(toks: list[Token]) -> list[Token]:
                 and 0 < k < len(out) - 1
                 and out[k - 1].kind in (WORD, ENTITY)
                 and out[k + 1].kind in (WORD, ENTITY)
-                and ((phrase and nouns <= 2) or (out[k - 1].kind == out[k + 1].kind == ENTITY and _ends_list(out, k + 2)))
+                and (
+                    (phrase and nouns <= 2) or (out[k - 1].kind == out[k + 1].kind == ENTITY and _ends_list(out, k + 2))
+                )
             ):
                 out[k] = Token(t.text, t.start, t.end, FUNC, t.text.lower())
                 continue
@@ -207,7 +209,10 @@ def tokenize(text: str) -> tuple[Token, ...]:
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
     toks = Lexer(text).run()
     return tuple(
-        _merge_names(_attributive_polarity(_absorb_comparative_negation(_weekday_scope(_noun_coordination(_demote_weak(toks))))), text)
+        _merge_names(
+            _attributive_polarity(_absorb_comparative_negation(_weekday_scope(_noun_coordination(_demote_weak(toks))))),
+            text,
+        )
     )
 
 
@@ -284,8 +289,8 @@ def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
     q = toks[nxt].qty if nxt < b else None
     if q is not None and q.dim == "" and q.bound == 0 and nxt + 1 < b and toks[nxt + 1].kind in (WORD, POLAR, NEG):
         version, nxt = " " + toks[nxt].text, nxt + 1  # "pip 24.0 requires ...": which release is the subject
-    if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in _BE_FORMS:
-        return ""
+    if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in _BE_FORMS | {"and", "or"}:
+        return ""  # "Harbor and Skyline": a list of names, no owner
     return toks[k].key + version
 
 
@@ -361,13 +366,35 @@ def _clauses_and_values(
         for k in range(a, b):
             if toks[k].kind in (NUMBER, DATE, ENTITY):
                 cls = _value_class(toks[k])
-                ctx = bag | (ents - {toks[k].key}) if toks[k].kind == ENTITY else clause_ctx
+                ctx = bag | (ents - _coordinated(toks, k, a, b)) if toks[k].kind == ENTITY else clause_ctx
                 plain_stems = (
                     frozenset(stem(part[1].lower()) for part in toks[k].parts) if cls == "ent" else frozenset()
                 )
                 values.append(_Value(k, ci, cls, ranks.get(cls, 0), ctx, plain_stems))
                 ranks[cls] = ranks.get(cls, 0) + 1
     return clauses, values, sent_words
+
+
+#: how far (in tokens) a list of names joined by "and" / "or" is followed from one of its names
+_LIST_REACH = 16
+
+
+def _coordinated(toks: tuple[Token, ...], k: int, a: int, b: int) -> frozenset[str]:
+    """The name at ``k`` and the names joined to it by "and" / "or" in its clause ("Harbor and Skyline"):
+    one list, so none is the context of another."""
+    keys = {toks[k].key}
+    for step in (-2, 2):
+        j = k + step
+        while (
+            a <= j < b
+            and abs(j - k) <= _LIST_REACH
+            and toks[j].kind == ENTITY
+            and toks[j - step // 2].kind == FUNC
+            and toks[j - step // 2].key in ("and", "or")
+        ):
+            keys.add(toks[j].key)
+            j += step
+    return frozenset(keys)
 
 
 def _word_sets(toks: tuple[Token, ...]) -> tuple[frozenset[str], frozenset[str]]:

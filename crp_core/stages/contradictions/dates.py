@@ -9,8 +9,8 @@ from bisect import bisect_left
 
 from crp_core.stages.contradictions.lexicon import (
     BOUND_LENGTHS,
-    BOUNDS_AFTER,
     BOUNDS,
+    BOUNDS_AFTER,
     DATE,
     NUMBER,
     YEAR_MAX,

@@ -14,6 +14,7 @@ from crp_core.stages.contradictions.lexicon import (
     CLAUSE_WORDS,
     CURRENCY_CODES,
     DATE,
+    DAY_SETS,
     ENTITY,
     FREQ_ADVERBS,
     FUNC,
@@ -33,7 +34,6 @@ from crp_core.stages.contradictions.lexicon import (
     TIMES_WORDS,
     UNITS,
     WEEKDAYS,
-    DAY_SETS,
     WORD,
     negated_base,
 )
@@ -137,7 +137,9 @@ class Lexer(NumberLexer):
         if low in NEG_CONTRACTIONS or low.endswith("n't"):
             out.append(Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
-        if low in ("no", "without") and (nxt in _COST_WORDS or (nxt in ("extra", "additional") and self.low(i + 2) in _COST_WORDS)):
+        if low in ("no", "without") and (
+            nxt in _COST_WORDS or (nxt in ("extra", "additional") and self.low(i + 2) in _COST_WORDS)
+        ):
             last = i + 1 if nxt in _COST_WORDS else i + 2  # "at no extra cost": free of charge
             out.append(Token(self.text[r.start : raw[last].end], r.start, raw[last].end, POLAR, "#charged", sign=-1))
             return last + 1
@@ -182,7 +184,12 @@ class Lexer(NumberLexer):
             bound, bstart = self.bound_before(i)
             self.push_qty(r.start, r.end, Quantity("x", "x", v, 1.0, "", exact_reading(v), -1, bound, bstart))
             return i + 1
-        if low in ("a", "one") and nxt in ("quarter", "third") and self.low(i + 2) == "of" and self.low(i + 3) in ("a", "an"):
+        if (
+            low in ("a", "one")
+            and nxt in ("quarter", "third")
+            and self.low(i + 2) == "of"
+            and self.low(i + 3) in ("a", "an")
+        ):
             u = UNITS.get(self.low(i + 4))
             if u is not None and u.dim == "time":  # "a quarter of an hour"
                 part = 0.25 if nxt == "quarter" else 1 / 3
@@ -337,13 +344,27 @@ class Lexer(NumberLexer):
                 days = tuple((0, 0, 0, (d[3] - 1) % 7 + 1) for d in days)
                 end = raw[j + 1].end
                 self.out.append(
-                    Token(self.text[r.start : end], r.start, end, DATE, "#d", date=DateValue(days, False),
-                          parts=(("w", self.text[r.start : end], r.start, end),))
+                    Token(
+                        self.text[r.start : end],
+                        r.start,
+                        end,
+                        DATE,
+                        "#d",
+                        date=DateValue(days, False),
+                        parts=(("w", self.text[r.start : end], r.start, end),),
+                    )
                 )
                 return j + 2
         self.out.append(
-            Token(r.text, r.start, r.end, DATE, "#d", date=DateValue(((0, 0, 0, first),), False),
-                  parts=(("w", r.text, r.start, r.end),))
+            Token(
+                r.text,
+                r.start,
+                r.end,
+                DATE,
+                "#d",
+                date=DateValue(((0, 0, 0, first),), False),
+                parts=(("w", r.text, r.start, r.end),),
+            )
         )
         return i + 1
 

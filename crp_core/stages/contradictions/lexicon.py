@@ -258,11 +258,17 @@ class Unit(NamedTuple):
     glued: bool
     spaced: bool
     power: int  # data-size prefix power; -1 when not a data-size unit
+    approx: bool = False  # a unit of another measurement system: a converted figure is rounded
+
+
+#: how far a figure in a unit of another system may be from its conversion and still be equal
+APPROX_TOLERANCE = 0.015
 
 
 def _load_units() -> dict[str, Unit]:
     out: dict[str, Unit] = {}
-    for surface, dim, factor, name, place, power in _rows("units.tsv"):
+    for row in _rows("units.tsv"):
+        surface, dim, factor, name, place, power = row[:6]
         out[surface] = Unit(
             dim,
             float(factor),
@@ -270,6 +276,7 @@ def _load_units() -> dict[str, Unit]:
             place in ("glued", "both"),
             place in ("spaced", "both"),
             -1 if power == "-" else int(power),
+            len(row) > 6 and row[6] == "approx",
         )
     return out
 

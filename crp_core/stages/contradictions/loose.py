@@ -33,10 +33,10 @@ from crp_core.stages.contradictions.lexicon import (
     DATE,
     ENTITY,
     FUNC,
+    GENERIC_NOUNS,
     LIGHT_WORDS,
     NEG,
     NUMBER,
-    GENERIC_NOUNS,
     POLAR,
     VERB_BEFORE,
     WORD,
@@ -66,7 +66,9 @@ def _neighbour_key(toks: tuple[Token, ...], k: int, first: int) -> str:
         return ""
     if t.kind in (NUMBER, DATE):
         return "#v"
-    if (t.kind in (FUNC, NEG, POLAR) and t.key not in GENERIC_NOUNS) or (t.kind == WORD and _is_predicate(toks, k, first)):
+    if (t.kind in (FUNC, NEG, POLAR) and t.key not in GENERIC_NOUNS) or (
+        t.kind == WORD and _is_predicate(toks, k, first)
+    ):
         return "~" + t.key
     return t.key
 

@@ -8,6 +8,7 @@ import re
 
 from crp_core.stages.contradictions.dates import LexerBase
 from crp_core.stages.contradictions.lexicon import (
+    APPROX_TOLERANCE,
     COMPARATIVE_NEXT,
     CURRENCY_CODES,
     CURRENCY_SYMBOL,
@@ -114,7 +115,11 @@ class NumberLexer(LexerBase):
             u = UNITS.get(self.low(j + 3))
             if u is not None and u.spaced:  # "two and a half hours"
                 return self.unit_qty(start, raw[j + 3].end, j + 4, base + 0.5, 1.0, "", u, bound, bstart, first)
-        if w in ("quarter", "quarters", "third", "thirds") and self.low(j + 1) == "of" and self.low(j + 2) in ("a", "an"):
+        if (
+            w in ("quarter", "quarters", "third", "thirds")
+            and self.low(j + 1) == "of"
+            and self.low(j + 2) in ("a", "an")
+        ):
             u = UNITS.get(self.low(j + 3))
             if u is not None and u.dim == "time":  # "three quarters of an hour"
                 part = 0.25 if w.startswith("quarter") else 1 / 3
@@ -207,7 +212,9 @@ class NumberLexer(LexerBase):
         if u.dim == "pct":
             q = Quantity("pct", "%", b, 1.0, exact, exact_reading(b), -1, bound, bstart)
         else:
-            q = Quantity(u.dim, u.name, base, scale, exact, exact_reading(b * u.factor), u.power, bound, bstart)
+            v = b * u.factor
+            readings = ((v * (1 - APPROX_TOLERANCE), v * (1 + APPROX_TOLERANCE)),) if u.approx else exact_reading(v)
+            q = Quantity(u.dim, u.name, base, scale, exact, readings, u.power, bound, bstart)
         self.push_qty(start, end, q)
         return j
 
@@ -279,6 +286,8 @@ class NumberLexer(LexerBase):
         if suffix in SCALE_SUFFIX or (suffix == "B" and "." in exact):
             scale = SCALE_SUFFIX.get(suffix, 1e9)
             return self.number(i, base, "", r.start, r.end, i + 1, scale=scale)
+        if suffix == "p" and base < 1000:  # "24.5p": pence ("1080p" is a resolution)
+            return self.number(i, base, exact, r.start, r.end, i + 1, currency="GBP", scale=0.01)
         if low in ("st", "nd", "rd", "th"):
             return self.number(i, base, exact, r.start, r.end, i + 1)
         if low in ("am", "pm") and base <= 12:

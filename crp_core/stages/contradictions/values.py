@@ -538,7 +538,9 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
 
 #: a determiner before a noun phrase, and what may stand before it when the phrase is a complement
 _DETERMINERS = frozenset(["the", "a", "an", "its", "their", "our", "your"])
-_COMPLEMENT_BEFORE = frozenset(["to", "at", "in", "into", "from", "by", "with", "via", "on", "is", "are", "was", "were"])
+_COMPLEMENT_BEFORE = frozenset(
+    ["to", "at", "in", "into", "from", "by", "with", "via", "on", "is", "are", "was", "were"]
+)
 #: the longest noun phrase read as a substituted name ("the courtyard garden")
 _PHRASE_MAX = 4
 
