@@ -358,12 +358,17 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
         _value_candidates(p, da.years, db.groups["q:"], cands)
     if db.years and "q:" in da.groups:
         _value_candidates(p, da.groups["q:"], db.years, cands)
-    _loose_candidates(p, cands)
-    if not cands:
-        return
-    cands.sort()
     used_a: set[int] = set()
     used_b: set[int] = set()
+    _take(p, sorted(cands), used_a, used_b, diffs)
+    loose: list[_Candidate] = []
+    _loose_candidates(p, used_a, used_b, loose)
+    _take(p, sorted(loose), used_a, used_b, diffs)
+
+
+def _take(p: _Pair, cands: list[_Candidate], used_a: set[int], used_b: set[int], diffs: list[ValueDiff]) -> None:
+    """Pair greedily in the candidates' order, each value once; record the pairs that differ."""
+    da, db = p.da, p.db
     for c in cands:
         x, y = c[6], c[7]
         if x in used_a or y in used_b:
@@ -402,15 +407,17 @@ def _lone(d: Doc, xs: tuple[int, ...], other: Doc, ys: tuple[int, ...]) -> dict[
     return {s: x for s, x in seen.items() if x >= 0 and s < PAIR_MAX_CLAUSES}
 
 
-def _loose_candidates(p: _Pair, out: list[_Candidate]) -> None:
+def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_Candidate]) -> None:
     """Value pairs across loosely aligned sentences (loose.py): one changed value of a class on each
     side of two sentences that state one thing in other words. They rank after every pair of the
     clause alignment."""
     da, db = p.da, p.db
+    if len(da.loose_words & db.loose_words) < 2:
+        return  # no two sentences can share two words
     for cls, xs in da.groups.items():
         ys = db.groups.get(cls)
-        if not ys:
-            continue
+        if not ys or all(x in used_a for x in xs) or all(y in used_b for y in ys):
+            continue  # every value of the class already paired on one side
         lone_a = _lone(da, xs, db, ys)
         if not lone_a:
             continue
@@ -546,9 +553,11 @@ _PHRASE_MAX = 4
 
 
 def _token_same(a: Token, b: Token) -> bool:
-    if a.kind in (NUMBER, DATE) or b.kind in (NUMBER, DATE):
-        return a.kind == b.kind and _same_value(a, b)
-    return a.kind == b.kind and a.key == b.key
+    if a.kind != b.kind:
+        return False
+    if a.kind in (NUMBER, DATE):
+        return _same_value(a, b)
+    return a.key == b.key
 
 
 def _phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
@@ -558,6 +567,8 @@ def _phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
     of a verb ("Replace the engine air filter" / "the cabin air filter") is which thing, not a value.
     Sentences are compared at the same position, so this stays linear."""
     for sa, sb in zip(da.sentences[:PAIR_MAX_CLAUSES], db.sentences):
+        if sa.bag == sb.bag or abs((sa.last - sa.first) - (sb.last - sb.first)) >= _PHRASE_MAX:
+            continue  # no content word differs, or more than one phrase does
         ta, tb = da.tokens[sa.first : sa.last], db.tokens[sb.first : sb.last]
         i = 0
         while i < len(ta) and i < len(tb) and _token_same(ta[i], tb[i]):
