@@ -448,7 +448,7 @@ def analyse(text: str) -> Doc:
         years,
         sentences,
         frozenset(w for s in sentences for w in s.bag)
-        | frozenset(stem(t.text.lower()) for t in toks if t.kind == POLAR),
+        | frozenset(stem(t.text.lower()) if t.kind == POLAR else t.key for t in toks if t.kind in (POLAR, WORD)),
         _sent_shape(clauses, n_sent),
         any(t.kind == NEG for t in toks),
     )

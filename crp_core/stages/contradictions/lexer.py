@@ -293,6 +293,10 @@ class Lexer(NumberLexer):
                 )
         # polarity words ("enabled" / "disabled")
         pol = POLARITY.get(low)
+        if pol is not None and low == "free" and nxt == "of" and self.low(i + 2) in _COST_WORDS:
+            end = raw[i + 2].end  # "free of charge": one polarity word
+            out.append(Token(self.text[r.start : end], r.start, end, POLAR, "#" + pol.group, sign=pol.sign))
+            return i + 3
         if pol is not None and low == "fall" and i + 1 < len(raw) and raw[i + 1].group == "num":
             pol = None  # "fall 2026": the season
         if pol is not None and (not pol.predicative or self.predicative(i)):

@@ -207,8 +207,13 @@ GENERIC_NOUNS = frozenset(["period", "value", "setting", "amount", "number", "du
 LIGHT_WORDS = frozenset(w for v in _load_words("light_words.txt") for w in (v, stem(v)))
 #: a word right after one of these is a predicate verb ("members may reserve", "you can book")
 VERB_BEFORE = frozenset(
-    ["must", "may", "can", "could", "should", "shall", "will", "would", "might", "to", "do", "does", "did"]
+    ["must", "may", "can", "could", "should", "shall", "will", "would", "might", "do", "does", "did"]
     + ["you", "we", "they", "i", "please"]
+)
+#: "to" before a verb follows one of these ("able to book", "have to pay"); elsewhere it is a preposition
+INFINITIVE_BEFORE = frozenset(
+    ["able", "have", "has", "had", "need", "needs", "want", "wants", "going", "ought", "used", "due", "likely"]
+    + ["expected", "try", "tries", "plan", "plans", "allowed", "required", "permitted", "free", "how", "order"]
 )
 PREDICATIVE_BEFORE = frozenset(
     [

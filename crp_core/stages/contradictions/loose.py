@@ -12,8 +12,8 @@ so this second, looser test compares whole *sentences*:
   word's stem still makes a plain word of it present (``opens`` / ``is open``);
 - a word of one text is **foreign** when the other text has no word with its key or a key that
   extends it or that it extends (``rain`` / ``rainfall``, ``waive`` / ``waiver``: a derivation);
-- two sentences are **loosely aligned** when they share enough words (at least two, and at least half
-  of the smaller bag), each carries at most one foreign word, no foreign word **modifies** a shared
+- two sentences are **loosely aligned** when they share enough words (at least two, or the whole bag
+  of a one-word sentence, and at least half of the smaller bag), each carries at most one foreign word, no foreign word **modifies** a shared
   word (stands right before it: ``the express fee`` / ``the fee`` narrows the subject), no foreign
   word stands where the other sentence has another word (``probe timeout is`` / ``probe period is``),
   the two foreign words are no **substitution** (the same word before or after both: ``engine air
@@ -34,6 +34,7 @@ from crp_core.stages.contradictions.lexicon import (
     ENTITY,
     FUNC,
     GENERIC_NOUNS,
+    INFINITIVE_BEFORE,
     LIGHT_WORDS,
     NEG,
     NUMBER,
@@ -82,7 +83,11 @@ def _is_predicate(toks: tuple[Token, ...], k: int, first: int) -> bool:
     j = k - 1
     while j >= first and toks[j].kind == NEG:
         j -= 1
-    return j >= first and toks[j].kind == FUNC and toks[j].key in VERB_BEFORE
+    if j < first or toks[j].kind != FUNC:
+        return False
+    if toks[j].key == "to":  # an infinitive only after a word that takes one ("unable to renew"), not "to members"
+        return j > first and (toks[j - 1].kind == NEG or toks[j - 1].text.lower() in INFINITIVE_BEFORE)
+    return toks[j].key in VERB_BEFORE
 
 
 def sentence(toks: tuple[Token, ...], first: int, last: int, owner: str) -> Sentence:
@@ -143,7 +148,7 @@ def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozen
     loose bags of the whole texts."""
     bag_a, bag_b = sa.bag - drop, sb.bag - drop
     shared = len(bag_a & bag_b)
-    if shared < 2 or 2 * shared < min(len(bag_a), len(bag_b)):
+    if shared < min(2, len(bag_a), len(bag_b)) or not shared or 2 * shared < min(len(bag_a), len(bag_b)):
         return False
     fa = foreign(sa, words_b, drop)
     if len(fa) > 1:
@@ -152,7 +157,7 @@ def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozen
     if len(fb) > 1:
         return False
     for f, s, other in ((fa, sa, words_b), (fb, sb, words_a)):
-        if f and s.right.get(f[0], "") in other:
+        if f and _has_derivation(s.right.get(f[0], "") or "~", other):
             return False  # a modifier of a shared word: "the express fee" / "the fee"
     if (fa and _slot_taken(fa[0], sa, sb)) or (fb and _slot_taken(fb[0], sb, sa)):
         return False

@@ -229,7 +229,9 @@ class _Pair:
             return got
         ca, cb = self.da.clauses[ia], self.db.clauses[ib]
         da, db = self.da, self.db
-        bag_a, bag_b = _attribute_words(ca.bag, cb.bag), _attribute_words(cb.bag, ca.bag)
+        # a name one side writes as an ordinary word ("Dogs are ..." / "No dogs ...") is that word
+        bag_a = _attribute_words(ca.bag, cb.bag) | (ca.entities & cb.bag)
+        bag_b = _attribute_words(cb.bag, ca.bag) | (cb.entities & ca.bag)
         if self.foreign_a[ca.sent] and self.foreign_b[cb.sent]:
             s = -1.0  # both sentences carry words the other text lacks: they talk about different things
         elif not (bag_a <= db.words and bag_b <= da.words):
@@ -241,7 +243,7 @@ class _Pair:
         elif not ca.bag and not cb.bag:
             s = 1.0
         else:
-            s = len(ca.bag & cb.bag) / len(ca.bag | cb.bag)
+            s = max(len(ca.bag & cb.bag) / len(ca.bag | cb.bag), len(bag_a & bag_b) / len(bag_a | bag_b or {""}))
         got = (s, s >= 0 and self.lone_entity(True, ia) != self.lone_entity(False, ib))
         self.scores[key] = got
         return got
@@ -412,8 +414,8 @@ def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_C
     side of two sentences that state one thing in other words. They rank after every pair of the
     clause alignment."""
     da, db = p.da, p.db
-    if len(da.loose_words & db.loose_words) < 2:
-        return  # no two sentences can share two words
+    if not da.loose_words & db.loose_words:
+        return  # no two sentences share a word
     for cls, xs in da.groups.items():
         ys = db.groups.get(cls)
         if not ys or all(x in used_a for x in xs) or all(y in used_b for y in ys):
@@ -526,7 +528,8 @@ def _negation_moved(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
 def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
     """NEGATION_FLIP for every matched clause pair that shares context and differs in polarity."""
     da, db = p.da, p.db
-    for ia, ib in p.matching():
+    matched = p.matching()
+    for ia, ib in matched:
         ca, cb = da.clauses[ia], db.clauses[ib]
         pa, pb = _prefixed(da, ca, db), _prefixed(db, cb, da)
         if (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2:
@@ -541,6 +544,52 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
             d = _flip_diff(da, ca, db, cb) if ca.parity != cb.parity else _prefix_diff(da, pa, db, cb, pb, ca)
             if d is not None:
                 diffs.append(d)
+    _loose_flips(p, {ia for ia, _ in matched}, {ib for _, ib in matched}, diffs)
+
+
+def _single_clauses(d: Doc, taken: set[int]) -> list[int]:
+    """The clauses that are whole sentences, not matched by the clause alignment."""
+    return [
+        ci
+        for ci, c in enumerate(d.clauses[:PAIR_MAX_CLAUSES])
+        if ci not in taken and d.sent_shape[c.sent][0] == 1 and c.sent < len(d.sentences)
+    ]
+
+
+def _polar_groups(d: Doc, c: Clause) -> frozenset[str]:
+    return frozenset(d.tokens[k].key for k in c.polars)
+
+
+def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[ValueDiff]) -> None:
+    """NEGATION_FLIP between two one-clause sentences that state one thing in other words (loose.py)
+    with opposite polarity: "Towels are provided at no extra cost" / "Towels are billed separately".
+    The difference must be a polarity word of one group on both sides, a negation on one side against a
+    polarity word on the other ("Dogs are allowed" / "No dogs"), or a negating prefix: "X no longer
+    receives updates" / "updates for X ended" is none (the second denies without a polarity word)."""
+    da, db = p.da, p.db
+    xs = _single_clauses(da, taken_a)
+    ys = _single_clauses(db, taken_b) if xs else []
+    for ia in xs:
+        ca = da.clauses[ia]
+        for ib in ys:
+            cb = db.clauses[ib]
+            pa, pb = _prefixed(da, ca, db), _prefixed(db, cb, da)
+            if (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2:
+                continue
+            ga, gb = _polar_groups(da, ca), _polar_groups(db, cb)
+            if not (
+                pa
+                or pb
+                or ga & gb
+                or (ca.negs and not ga and gb and not cb.negs)
+                or (cb.negs and not gb and ga and not ca.negs)
+            ):
+                continue  # the difference is no polarity word denied or turned around
+            if aligned(da.sentences[ca.sent], db.sentences[cb.sent], da.loose_words, db.loose_words, frozenset()):
+                d = _flip_diff(da, ca, db, cb) if ca.parity != cb.parity else _prefix_diff(da, pa, db, cb, pb, ca)
+                if d is not None:
+                    diffs.append(d)
+                    return
 
 
 #: a determiner before a noun phrase, and what may stand before it when the phrase is a complement
