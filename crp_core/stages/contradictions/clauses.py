@@ -166,16 +166,16 @@ _NOUN_PHRASE_FUNC = frozenset(
 
 
 def _ends_list(toks: list[Token], k: int) -> bool:
-    """Does a coordinated name end its phrase at ``k`` (a break, the end, or its head noun: "SAT or ACT
-    scores")? "Visa by Adyen and Mastercard by Stripe" goes on with a gapped clause."""
+    """Does a coordinated name end its phrase at ``k`` (a break, the end, or its head noun: "GMAT or GRE
+    results")? "Visa by Adyen and Mastercard by Stripe" goes on with a gapped clause."""
     return k >= len(toks) or toks[k].kind in (BREAK, WORD)
 
 
 def _noun_coordination(toks: list[Token]) -> list[Token]:
     """ "and" / "or" joining two nouns of the phrase that opens a clause is no clause break ("No food or
-    drink in the room", "Submitting SAT or ACT scores is ...", "between Bristol and Bath"): the
+    drink in the room", "Sending GMAT or GRE results is ...", "between Leeds and York"): the
     negation and the predicate govern both nouns. After a verb, a value, an identifier or three content
-    words it still cuts the clause, unless it joins two names ("required to submit SAT or ACT scores")."""
+    words it still cuts the clause, unless it joins two names ("required to send GMAT or GRE results")."""
     out = list(toks)
     phrase = True  # the clause so far is a noun phrase
     nouns = 0  # its content words (a phrase of three is a clause with a verb: "reads go to eu-west-1")

@@ -307,7 +307,7 @@ class Lexer(NumberLexer):
         if not sub and self.code_span(r.start, r.end):
             sub = "ident"  # `main`, `npm ci`: a name written as code
         elif not sub and len(s) == 1 and s.isupper() and s not in "AI" and i > 0 and raw[i - 1].text[:1].isupper():
-            sub = "name"  # "Stand C", "Hall B": a one-letter designator ends the name before it
+            sub = "name"  # "Bay D", "Gate K": a one-letter designator ends the name before it
         if sub:
             key = entity_key(low, sub)
             out.append(

@@ -1,27 +1,28 @@
 """Loose alignment of reworded sentences (docs/decisions/detector.md, "Reworded statements").
 
 The clause alignment of :mod:`.values` asks two clauses to carry the same content words. A writer who
-rewords a fact ("crew must complete at least 10 hours of rest before reporting for duty" / "crew
-need a minimum of 12 hours' rest before they report for duty") changes the words around the value,
-so this second, looser test compares whole *sentences*:
+rewords a fact ("divers must wait at least 18 hours before boarding a flight" / "before they board a
+flight, divers need a minimum of 24 hours") changes the words around the value, so this second,
+looser test compares whole *sentences*:
 
 - each sentence is read as its **loose bag**: content words and names, stemmed and synonym-folded,
-  without the predicate (light verbs from ``light_words.txt``, a word right after a modal, ``to`` or
-  a subject pronoun), without polarity words (they are the asserted value, not the attribute) and
-  without comparator words (``minimum``, ``exceed``: the bound is read with the number); a polarity
-  word's stem still makes a plain word of it present (``opens`` / ``is open``);
+  without the predicate (light verbs from ``light_words.txt``, a word right after a modal, a subject
+  pronoun or an infinitive's ``to``), without polarity words (they are the asserted value, not the
+  attribute) and without comparator words (``minimum``, ``exceed``: the bound is read with the
+  number); every word of a text, predicates included, still counts as present in it;
 - a word of one text is **foreign** when the other text has no word with its key or a key that
-  extends it or that it extends (``rain`` / ``rainfall``, ``waive`` / ``waiver``: a derivation);
+  extends it or that it extends (``snow`` / ``snowfall``, ``renew`` / ``renewal``: a derivation);
 - two sentences are **loosely aligned** when they share enough words (at least two, or the whole bag
-  of a one-word sentence, and at least half of the smaller bag), each carries at most one foreign word, no foreign word **modifies** a shared
-  word (stands right before it: ``the express fee`` / ``the fee`` narrows the subject), no foreign
-  word stands where the other sentence has another word (``probe timeout is`` / ``probe period is``),
-  the two foreign words are no **substitution** (the same word before or after both: ``engine air
-  filter`` / ``cabin air filter``, ``Uranus takes`` / ``Neptune takes``); owners that differ, one of
-  them absent from the other text, are two subjects (checked by the caller).
+  of a one-word sentence, and at least half of the smaller bag), each carries at most one foreign
+  word, no foreign word **modifies** a word of the other text (stands right before it: ``the
+  replacement fee`` / ``the fee`` narrows the subject), no foreign word stands where the other
+  sentence has another word (``pump timeout is`` / ``pump period is``), and the two foreign words
+  are no **substitution** (the same word before or after both: ``front brake pads`` / ``rear brake
+  pads``); owners that differ, one of them absent from the other text, are two subjects (checked by
+  the caller).
 
 Values pair across loosely aligned sentences only when each sentence has exactly one value of the
-class that the other text does not state (see :func:`lone_values`): one changed value on each side.
+class that the other text does not state: one changed value on each side (``values._lone``).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.tokens import Token
 
-#: the shortest stem a derivation may extend ("rain" / "rainfall"; "car" / "card" is none)
+#: the shortest stem a derivation may extend ("snow" / "snowfall"; "car" / "card" is none)
 DERIVATION_MIN = 4
 
 
@@ -158,12 +159,12 @@ def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozen
         return False
     for f, s, other in ((fa, sa, words_b), (fb, sb, words_a)):
         if f and _has_derivation(s.right.get(f[0], "") or "~", other):
-            return False  # a modifier of a shared word: "the express fee" / "the fee"
+            return False  # a modifier of a shared word: "the replacement fee" / "the fee"
     if (fa and _slot_taken(fa[0], sa, sb)) or (fb and _slot_taken(fb[0], sb, sa)):
         return False
     if fa and fb:
         u, v = fa[0], fb[0]
         lu, lv, ru, rv = sa.left.get(u, ""), sb.left.get(v, ""), sa.right.get(u, ""), sb.right.get(v, "")
         if (lu and lu == lv) or (ru and ru == rv):
-            return False  # a substitution: "the engine air filter" / "the cabin air filter"
+            return False  # a substitution: "front brake pads" / "rear brake pads"
     return True

@@ -289,7 +289,7 @@ class _Pair:
 def _attribute_words(bag: frozenset[str], other: frozenset[str]) -> frozenset[str]:
     """A clause's attribute words against another clause's: its polarity groups are left out when the
     other clause has none or shares one, since then a polarity word is the asserted value, not the
-    attribute ("Bicycles are allowed on board" / "No bicycles on board": one assertion and its denial)."""
+    attribute ("Dogs are allowed on the beach" / "No dogs on the beach": one assertion and its denial)."""
     polar = [w for w in bag if w[:1] == "#"]
     if not polar:
         return bag
@@ -518,7 +518,8 @@ def _prefix_diff(da: Doc, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[in
 
 def _negation_moved(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
     """Two sentences of one polarity cut into clauses differently: the negation sits in another clause
-    ("Castling is not allowed when the king is in check" / "A king that is in check cannot castle").
+    ("Refuelling is not permitted when passengers are aboard" / "A plane with passengers aboard cannot
+    refuel").
     Sentences with as many clauses on each side keep their clause-by-clause polarity (a swap of
     "enabled" and "disabled" between two clauses is two flips)."""
     (na, pa), (nb, pb) = da.sent_shape[ca.sent], db.sent_shape[cb.sent]
@@ -534,7 +535,7 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
         pa, pb = _prefixed(da, ca, db), _prefixed(db, cb, da)
         if (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2:
             continue
-        only_a = frozenset(e for e in ca.entities - cb.entities if e not in cb.bag)  # "Bicycles" / "bicycles"
+        only_a = frozenset(e for e in ca.entities - cb.entities if e not in cb.bag)  # "Dogs" / "dogs"
         only_b = frozenset(e for e in cb.entities - ca.entities if e not in ca.bag)
         if (only_a and all(_present(e, db) for e in only_a)) or (only_b and all(_present(e, da) for e in only_b)):
             continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
@@ -597,7 +598,7 @@ _DETERMINERS = frozenset(["the", "a", "an", "its", "their", "our", "your"])
 _COMPLEMENT_BEFORE = frozenset(
     ["to", "at", "in", "into", "from", "by", "with", "via", "on", "is", "are", "was", "were"]
 )
-#: the longest noun phrase read as a substituted name ("the courtyard garden")
+#: the longest noun phrase read as a substituted name ("the old town square")
 _PHRASE_MAX = 4
 
 
@@ -611,9 +612,9 @@ def _token_same(a: Token, b: Token) -> bool:
 
 def _phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
     """Two sentences equal but for one noun phrase that complements a preposition or a copula through a
-    determiner ("refer it to the duty manager" / "to the head chef", "the smoking area is the terrace" /
-    "is the courtyard garden"): the phrase names the value, whatever its case. The subject or the object
-    of a verb ("Replace the engine air filter" / "the cabin air filter") is which thing, not a value.
+    determiner ("complaints go to the shift supervisor" / "to the store owner", "the meeting point is the north
+    gate" / "is the car park"): the phrase names the value, whatever its case. The subject or the object
+    of a verb ("Clean the kitchen filter" / "Clean the bathroom filter") is which thing, not a value.
     Sentences are compared at the same position, so this stays linear."""
     for sa, sb in zip(da.sentences[:PAIR_MAX_CLAUSES], db.sentences):
         if sa.bag == sb.bag or abs((sa.last - sa.first) - (sb.last - sb.first)) >= _PHRASE_MAX:
