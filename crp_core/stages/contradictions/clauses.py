@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from crp_core.stages.contradictions.lexer import Lexer
 from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
-from crp_core.stages.contradictions.loose import Sentence, sentence
+from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
 from crp_core.stages.contradictions.tokens import Token, word_key
 
 
@@ -257,7 +257,7 @@ class Doc(NamedTuple):
     groups: dict[str, tuple[int, ...]]  # value class -> indices into values
     years: tuple[int, ...]  # values that are lone years (they may also pair with plain numbers)
     sentences: tuple[Sentence, ...]  # the loose reading of each sentence (loose.py)
-    loose_words: frozenset[str]  # the union of the sentences' loose bags and the stems of polarity words
+    loose_words: frozenset[str]  # every word of the text, loose and predicate, with prefix markers (loose.py)
     sent_shape: tuple[tuple[int, int], ...]  # per sentence: (number of clauses, polarity parity)
     negated: bool  # any negation cue
 
@@ -447,8 +447,10 @@ def analyse(text: str) -> Doc:
         {k: tuple(v) for k, v in groups.items()},
         years,
         sentences,
-        frozenset(w for s in sentences for w in s.bag)
-        | frozenset(stem(t.text.lower()) if t.kind == POLAR else t.key for t in toks if t.kind in (POLAR, WORD)),
+        vocabulary(
+            {w for s in sentences for w in s.bag}
+            | {stem(t.text.lower()) if t.kind == POLAR else t.key for t in toks if t.kind in (POLAR, WORD)}
+        ),
         _sent_shape(clauses, n_sent),
         any(t.kind == NEG for t in toks),
     )

@@ -113,8 +113,9 @@ class Lexer(NumberLexer):
         if r.text[0] in ".!?":
             if r.text[0] == ".":
                 prev = self.low(i - 1)
-                if prev in ABBREVIATIONS or (len(prev) == 1 and prev.isalpha()):
-                    return ""
+                degree = i > 0 and self.text[self.raw[i - 1].start - 1 : self.raw[i - 1].start] == "°"
+                if prev in ABBREVIATIONS or (len(prev) == 1 and prev.isalpha() and not degree):
+                    return ""  # "e.g.", an initial ("J. Smith"); "8 °C." ends its sentence
                 nxt = self.raw[i + 1] if i + 1 < len(self.raw) else None
                 if nxt is not None and nxt.group == "word" and nxt.text[0].islower():
                     return ""

@@ -47,6 +47,8 @@ from crp_core.stages.contradictions.tokens import Token
 
 #: the shortest stem a derivation may extend ("snow" / "snowfall"; "car" / "card" is none)
 DERIVATION_MIN = 4
+#: the longest word read for derivations (a longer one is compared whole)
+DERIVATION_MAX = 32
 
 
 class Sentence(NamedTuple):
@@ -112,21 +114,36 @@ def sentence(toks: tuple[Token, ...], first: int, last: int, owner: str) -> Sent
     return Sentence(frozenset(bag), left, right, owner, first, last)
 
 
+def vocabulary(words: set[str]) -> frozenset[str]:
+    """A text's loose words with a marker ``^p`` for every proper prefix ``p`` (of at least
+    :data:`DERIVATION_MIN` letters) of each word up to :data:`DERIVATION_MAX` letters: a derivation is
+    then found by hashing, linear in the word, whatever the size of the other text."""
+    out = set(words)
+    for w in words:
+        if DERIVATION_MIN < len(w) <= DERIVATION_MAX:
+            out.update("^" + w[:k] for k in range(DERIVATION_MIN, len(w)))
+    return frozenset(out)
+
+
 def _has_derivation(w: str, words: frozenset[str]) -> bool:
-    """Does ``words`` hold ``w`` or a word that extends it or that it extends (a derivation)?"""
+    """Does the vocabulary ``words`` hold ``w``, a word that extends it or one that it extends?"""
     if w in words:
         return True
-    if len(w) < DERIVATION_MIN:
+    if not DERIVATION_MIN <= len(w) <= DERIVATION_MAX:
         return False
-    for x in words:
-        if len(x) >= DERIVATION_MIN and (x.startswith(w) or w.startswith(x)):
-            return True
-    return False
+    return "^" + w in words or any(w[:k] in words for k in range(DERIVATION_MIN, len(w)))
 
 
 def foreign(s: Sentence, other_words: frozenset[str], drop: frozenset[str]) -> list[str]:
-    """The words of sentence ``s`` the other text lacks (``drop``: the compared values' own keys)."""
-    return [w for w in s.bag if w not in drop and not _has_derivation(w, other_words)]
+    """The words of sentence ``s`` the other text lacks (``drop``: the compared values' own keys); the
+    first two at most, all the alignment needs."""
+    out: list[str] = []
+    for w in s.bag:
+        if w not in drop and not _has_derivation(w, other_words):
+            out.append(w)
+            if len(out) > 1:
+                break
+    return out
 
 
 def _slot_taken(u: str, s: Sentence, other: Sentence) -> bool:

@@ -9,6 +9,7 @@ import re
 from crp_core.stages.contradictions.dates import LexerBase
 from crp_core.stages.contradictions.lexicon import (
     APPROX_TOLERANCE,
+    BOUNDS_AFTER,
     COMPARATIVE_NEXT,
     CURRENCY_CODES,
     CURRENCY_SYMBOL,
@@ -227,6 +228,9 @@ class NumberLexer(LexerBase):
             w = raw[k].low
             if w in RATE_MARKERS:
                 break
+            if w in ("or", "and") and self.low(k + 1) in BOUNDS_AFTER:
+                k += 2  # "£1,500 or more each month": the bound stands between the number and its rate
+                continue
             if "/" in w:
                 head, _, tail = w.rpartition("/")
                 u = UNITS.get(tail)

@@ -191,3 +191,15 @@ def test_lists_of_names_in_another_order() -> None:
 def test_weekday_ranges_are_one_date() -> None:
     (tok,) = [t for t in tokenize("Open Monday to Wednesday.") if t.date is not None]
     assert [r[3] for r in tok.date.readings] == [1, 2, 3]  # type: ignore[union-attr]
+
+
+def test_a_bound_between_a_number_and_its_rate() -> None:
+    (tok,) = [t for t in tokenize("Save £200 or more each month.") if t.qty is not None]
+    assert tok.qty is not None and tok.qty.dim == "rate:money" and tok.qty.bound == 1
+
+
+def test_a_degree_sign_ends_no_initial() -> None:
+    # "8 °C." ends its sentence ("J. Smith" does not): the second sentence is compared on its own
+    sentence_ends = [t.text for t in tokenize("Store the milk below 5 °C. Discard it after 3 days.") if t.key == "sent"]
+    assert sentence_ends == [".", "."]
+    assert [t.text for t in tokenize("Dr J. Smith signs.") if t.key == "sent"] == ["."]
