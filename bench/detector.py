@@ -1,9 +1,12 @@
 """Benchmark: the value-conflict detector on the labelled corpus (SPEC-005 §5.3; docs/decisions/detector.md).
 
     python bench/detector.py            # from the repository root
+    python bench/detector.py -v         # and every miss and false alarm of the blind batches
 
 Prints one table of precision / recall / F1 per category and overall for the dev set, the
-held-out set and both (scoring as in tests/core/stages/contradictions/test_detector_corpus.py: a pair is
+held-out set and both, then one per blind batch (``blind/batch-*.jsonl``, written by people who
+never saw the rules; see its README for the learning curve) with every batch's figures per category
+(scoring as in tests/core/stages/contradictions/test_detector_corpus.py: a pair is
 correct when the conflict / no-conflict answer matches and the expected patterns are a subset of those found; a
 conflict found with a missing pattern is both a miss and a false alarm), then the cost per pair:
 
@@ -29,13 +32,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def _import_detector() -> ModuleType:
-    """The detector module of this checkout (the repository root put first on the path)."""
-    sys.path.insert(0, ROOT)
-    return importlib.import_module("crp_core.stages.contradictions.values")
+def _import(name: str) -> ModuleType:
+    """A module of this checkout (the repository root put first on the path)."""
+    if sys.path[0] != ROOT:
+        sys.path.insert(0, ROOT)
+    return importlib.import_module(name)
 
 
-detector = _import_detector()
+detector = _import("crp_core.stages.contradictions.values")
+clauses = _import("crp_core.stages.contradictions.clauses")
 
 DATA = os.path.join(ROOT, "tests", "data", "conflict_pairs")
 CATEGORIES = (
@@ -57,18 +62,24 @@ def load(name: str) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def judge(row: dict) -> tuple[str, bool, tuple[str, ...]]:
+    """("tp" | "fn" | "fp" | "tn", whether a miss is also a false alarm, the patterns found)."""
+    vc = detector.values_conflict(row["a"], row["b"])
+    found = vc.patterns if vc is not None else ()
+    if row["conflict"]:
+        if vc is not None and set(row["patterns"]) <= set(found):
+            return "tp", False, found
+        return "fn", vc is not None, found
+    return ("fp" if vc is not None else "tn"), False, found
+
+
 def prf(rows: list[dict]) -> tuple[float, float, float, int]:
     tp = fp = fn = 0
     for row in rows:
-        vc = detector.values_conflict(row["a"], row["b"])
-        if row["conflict"]:
-            if vc is not None and set(row["patterns"]) <= set(vc.patterns):
-                tp += 1
-            else:
-                fn += 1
-                fp += vc is not None
-        elif vc is not None:
-            fp += 1
+        kind, also_fp, _ = judge(row)
+        tp += kind == "tp"
+        fn += kind == "fn"
+        fp += kind == "fp" or also_fp
     p = tp / (tp + fp) if tp + fp else 1.0
     r = tp / (tp + fn) if tp + fn else 1.0
     f = 2 * p * r / (p + r) if p + r else 0.0
@@ -88,9 +99,7 @@ def per_pair(pairs: list[tuple[str, str]], prepare: Callable[[], None], rounds: 
     return best_cpu / len(pairs) * 1e6, best_wall / len(pairs) * 1e6
 
 
-def main() -> int:
-    dev, holdout = load("dev.jsonl"), load("holdout.jsonl")
-    splits = {"dev": dev, "holdout": holdout, "both": dev + holdout}
+def table(splits: dict[str, list[dict]]) -> None:
     header = f"| {'category':22} |" + "".join(f" {name + ' P':>9} {'R':>6} {'F1':>6} {'n':>4} |" for name in splits)
     print(header)
     print("|" + "-" * (len(header) - 2) + "|")
@@ -102,18 +111,53 @@ def main() -> int:
             cells.append(f" {p:9.3f} {r:6.3f} {f:6.3f} {n:4d} |")
         print(f"| {cat:22} |" + "".join(cells))
 
+
+def blind_batches() -> dict[str, list[dict]]:
+    """Every blind batch, by name (``batch-01``, ...)."""
+    folder = os.path.join(DATA, "blind")
+    names = (
+        sorted(n for n in os.listdir(folder) if n.startswith("batch-") and n.endswith(".jsonl"))
+        if os.path.isdir(folder)
+        else []
+    )
+    return {n[: -len(".jsonl")]: load(os.path.join("blind", n)) for n in names}
+
+
+def print_errors(name: str, rows: list[dict]) -> None:
+    for row in rows:
+        kind, _, found = judge(row)
+        if kind in ("fn", "fp"):
+            label = "miss" if kind == "fn" else "false alarm"
+            print(f"{name} {row['id']}: {label}, expected {row['patterns']} found {list(found)}")
+            print(f"    a: {row['a']}")
+            print(f"    b: {row['b']}")
+
+
+def main() -> int:
+    verbose = "-v" in sys.argv[1:]
+    dev, holdout = load("dev.jsonl"), load("holdout.jsonl")
+    table({"dev": dev, "holdout": holdout, "both": dev + holdout})
+    blind = blind_batches()
+    if blind:
+        print()
+        table(blind | {"blind": [r for rows in blind.values() for r in rows]})
+    if verbose:
+        print()
+        for name, rows in {"dev": dev, "holdout": holdout, **blind}.items():
+            print_errors(name, rows)
+
     pairs = [(r["a"], r["b"]) for r in dev + holdout]
     pairs += [(b, a) for a, b in pairs]
 
     def warm() -> None:
         detector.values_conflict.cache_clear()
         for a, b in pairs:
-            detector._analyse(a)
-            detector._analyse(b)
+            clauses.analyse(a)
+            clauses.analyse(b)
 
     def cold() -> None:
         detector.values_conflict.cache_clear()
-        detector._analyse.cache_clear()
+        clauses.analyse.cache_clear()
         detector.tokenize.cache_clear()
 
     warm_cpu, warm_wall = per_pair(pairs, warm, 7)

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from crp_core.stages.contradictions.lexer import Lexer
 from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
+from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
 from crp_core.stages.contradictions.tokens import Token, word_key
 
 
@@ -129,13 +130,90 @@ def _attributive_polarity(toks: list[Token]) -> list[Token]:
     return out
 
 
+def _weekday_only(t: Token) -> bool:
+    return t.kind == DATE and t.date is not None and all(not (y or m or d) for y, m, d, _ in t.date.readings)
+
+
+def _weekday_scope(toks: list[Token]) -> list[Token]:
+    """A weekday (or a set of them) in a sentence that states another value is the scope of that value,
+    not a value of its own ("open 06:00-20:00 on weekdays" / "opens 07:00-18:00 on Saturdays": two
+    attributes; "on Sunday 14 December": the date is the value). It becomes an attribute word whose key
+    names its days, so another set of days is another attribute."""
+    out = list(toks)
+    first = 0
+    for k in range(len(out) + 1):
+        if k < len(out) and not (out[k].kind == BREAK and out[k].key == "sent"):
+            continue
+        span = out[first:k]
+        if any(_weekday_only(t) for t in span) and any(
+            t.kind == NUMBER or (t.kind == DATE and not _weekday_only(t)) for t in span
+        ):
+            for j in range(first, k):
+                t = out[j]
+                if _weekday_only(t):
+                    assert t.date is not None
+                    days = "".join(str(r[3]) for r in sorted(t.date.readings))
+                    out[j] = Token(t.text, t.start, t.end, WORD, "@days" + days)
+        first = k + 1
+    return out
+
+
+#: function words a noun phrase may hold before a coordinated noun ("No food or drink", "between A and B")
+_NOUN_PHRASE_FUNC = frozenset(
+    ["the", "a", "an", "no", "all", "any", "some", "each", "every", "both", "between", "of", "in", "on", "for"]
+    + ["with", "from", "to", "at", "by", "our", "your", "their", "its", "this", "these", "those", "that"]
+)
+
+
+def _ends_list(toks: list[Token], k: int) -> bool:
+    """Does a coordinated name end its phrase at ``k`` (a break, the end, or its head noun: "GMAT or GRE
+    results")? "Visa by Adyen and Mastercard by Stripe" goes on with a gapped clause."""
+    return k >= len(toks) or toks[k].kind in (BREAK, WORD)
+
+
+def _noun_coordination(toks: list[Token]) -> list[Token]:
+    """ "and" / "or" joining two nouns of the phrase that opens a clause is no clause break ("No food or
+    drink in the room", "Sending GMAT or GRE results is ...", "between Leeds and York"): the
+    negation and the predicate govern both nouns. After a verb, a value, an identifier or three content
+    words it still cuts the clause, unless it joins two names ("required to send GMAT or GRE results")."""
+    out = list(toks)
+    phrase = True  # the clause so far is a noun phrase
+    nouns = 0  # its content words (a phrase of three is a clause with a verb: "reads go to eu-west-1")
+    for k, t in enumerate(out):
+        if t.kind == BREAK:
+            if (
+                t.text.lower() in ("and", "or")
+                and 0 < k < len(out) - 1
+                and out[k - 1].kind in (WORD, ENTITY)
+                and out[k + 1].kind in (WORD, ENTITY)
+                and (
+                    (phrase and nouns <= 2) or (out[k - 1].kind == out[k + 1].kind == ENTITY and _ends_list(out, k + 2))
+                )
+            ):
+                out[k] = Token(t.text, t.start, t.end, FUNC, t.text.lower())
+                continue
+            phrase, nouns = True, 0
+            continue
+        if t.kind in (WORD, ENTITY):
+            nouns += 1
+            phrase = phrase and t.sub != "ident"
+        elif not (t.kind == NEG or (t.kind == FUNC and t.key in _NOUN_PHRASE_FUNC)):
+            phrase = False
+    return out
+
+
 @lru_cache(maxsize=65536)
 def tokenize(text: str) -> tuple[Token, ...]:
     """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
     units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
     toks = Lexer(text).run()
-    return tuple(_merge_names(_attributive_polarity(_absorb_comparative_negation(_demote_weak(toks))), text))
+    return tuple(
+        _merge_names(
+            _attributive_polarity(_absorb_comparative_negation(_weekday_scope(_noun_coordination(_demote_weak(toks))))),
+            text,
+        )
+    )
 
 
 # ================================================================================================
@@ -153,6 +231,7 @@ class Clause(NamedTuple):
     polars: tuple[int, ...]
     parity: int  # (negations + negative polarity words) mod 2
     owner: str  # the name the clause is about ("The kubelet listens ...", "Kafka's port ..."), or ""
+    prefixed: tuple[int, ...] = ()  # words with a negating prefix ("unaffected"): negations only in a pair
 
 
 class _Value(NamedTuple):
@@ -177,6 +256,10 @@ class Doc(NamedTuple):
     polar_or_neg: bool
     groups: dict[str, tuple[int, ...]]  # value class -> indices into values
     years: tuple[int, ...]  # values that are lone years (they may also pair with plain numbers)
+    sentences: tuple[Sentence, ...]  # the loose reading of each sentence (loose.py)
+    loose_words: frozenset[str]  # every word of the text, loose and predicate, with prefix markers (loose.py)
+    sent_shape: tuple[tuple[int, int], ...]  # per sentence: (number of clauses, polarity parity)
+    negated: bool  # any negation cue
 
 
 _BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
@@ -185,20 +268,30 @@ _BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
 def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
     """The clause's owner: a name that opens it and is followed by a predicate other than a form
     of *be* ("The kubelet listens on 10250", "Kafka's default port is 9092"). "Stripe is our
-    processor" and "... stores data in etcd" have none: there the name is the value."""
+    processor" and "... stores data in etcd" have none: there the name is the value. A release
+    number between the name and its predicate belongs to the owner ("pip 24.0 requires Python 3.7"
+    and "pip 24.1 requires Python 3.8" are about two releases)."""
     k = a
     while k < b and toks[k].kind == FUNC:
         k += 1
-    if k >= b or toks[k].kind != ENTITY:
+    if k >= b:
+        return ""
+    if toks[k].kind == WORD and k + 1 < b and toks[k + 1].qty is not None and "." in toks[k + 1].text:
+        pass  # a lower-case name with its release: "pip 24.0 requires ..."
+    elif toks[k].kind != ENTITY:
         return ""
     if toks[k].sub.endswith("+poss"):
         return toks[k].key
     nxt = k + 1
     while nxt < b and toks[nxt].kind == ENTITY and toks[nxt].sub == "ident":
         nxt += 1  # "Lumen API v4 allows ...": the version belongs to the name
-    if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in _BE_FORMS:
-        return ""
-    return toks[k].key
+    version = ""
+    q = toks[nxt].qty if nxt < b else None
+    if q is not None and q.dim == "" and q.bound == 0 and nxt + 1 < b and toks[nxt + 1].kind in (WORD, POLAR, NEG):
+        version, nxt = " " + toks[nxt].text, nxt + 1  # "pip 24.0 requires ...": which release is the subject
+    if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in _BE_FORMS | {"and", "or"}:
+        return ""  # "Harbor and Skyline": a list of names, no owner
+    return toks[k].key + version
 
 
 def _value_class(t: Token) -> str:
@@ -266,19 +359,42 @@ def _clauses_and_values(
         polars = tuple(k for k in range(a, b) if toks[k].kind == POLAR)
         parity = (len(negs) + sum(1 for k in polars if toks[k].sign < 0)) % 2
         ents = frozenset(toks[k].key for k in range(a, b) if toks[k].kind == ENTITY)
-        clauses.append(Clause(s, a, b, bag, ents, negs, polars, parity, _owner(toks, a, b)))
+        prefixed = tuple(k for k in range(a, b) if toks[k].sub == "negpfx")
+        clauses.append(Clause(s, a, b, bag, ents, negs, polars, parity, _owner(toks, a, b), prefixed))
         sent_words.setdefault(s, set()).update(own[ci])
         clause_ctx = bag | ents  # one object for the clause's numbers and dates: pairing memoises on it
         for k in range(a, b):
             if toks[k].kind in (NUMBER, DATE, ENTITY):
                 cls = _value_class(toks[k])
-                ctx = bag | (ents - {toks[k].key}) if toks[k].kind == ENTITY else clause_ctx
+                ctx = bag | (ents - _coordinated(toks, k, a, b)) if toks[k].kind == ENTITY else clause_ctx
                 plain_stems = (
                     frozenset(stem(part[1].lower()) for part in toks[k].parts) if cls == "ent" else frozenset()
                 )
                 values.append(_Value(k, ci, cls, ranks.get(cls, 0), ctx, plain_stems))
                 ranks[cls] = ranks.get(cls, 0) + 1
     return clauses, values, sent_words
+
+
+#: how far (in tokens) a list of names joined by "and" / "or" is followed from one of its names
+_LIST_REACH = 16
+
+
+def _coordinated(toks: tuple[Token, ...], k: int, a: int, b: int) -> frozenset[str]:
+    """The name at ``k`` and the names joined to it by "and" / "or" in its clause ("Harbor and Skyline"):
+    one list, so none is the context of another."""
+    keys = {toks[k].key}
+    for step in (-2, 2):
+        j = k + step
+        while (
+            a <= j < b
+            and abs(j - k) <= _LIST_REACH
+            and toks[j].kind == ENTITY
+            and toks[j - step // 2].kind == FUNC
+            and toks[j - step // 2].key in ("and", "or")
+        ):
+            keys.add(toks[j].key)
+            j += step
+    return frozenset(keys)
 
 
 def _word_sets(toks: tuple[Token, ...]) -> tuple[frozenset[str], frozenset[str]]:
@@ -299,12 +415,14 @@ def _word_sets(toks: tuple[Token, ...]) -> tuple[frozenset[str], frozenset[str]]
 def analyse(text: str) -> Doc:
     """One text's clauses, values and word sets, what every comparison of it reads (memoised)."""
     toks = tokenize(text)
-    clauses, values, sent_words = _clauses_and_values(toks, _clause_spans(toks))
+    spans = _clause_spans(toks)
+    clauses, values, sent_words = _clauses_and_values(toks, spans)
+    sentences = _sentences(toks, clauses)
     words, entity_keys = _word_sets(toks)
     plain = frozenset(stem(t.text.lower()) for t in toks if t.kind in (WORD, FUNC))
     n_sent = (max(sent_words) + 1) if sent_words else 0
     sent_bags = tuple(frozenset(sent_words.get(s, ())) for s in range(n_sent))
-    polar_or_neg = any(t.kind in (NEG, POLAR) for t in toks) or any(
+    polar_or_neg = any(t.kind in (NEG, POLAR) or t.sub == "negpfx" for t in toks) or any(
         t.qty is not None and t.qty.bound != 0 for t in toks
     )
     groups: dict[str, list[int]] = {}
@@ -328,4 +446,36 @@ def analyse(text: str) -> Doc:
         polar_or_neg,
         {k: tuple(v) for k, v in groups.items()},
         years,
+        sentences,
+        vocabulary(
+            {w for s in sentences for w in s.bag}
+            | {stem(t.text.lower()) if t.kind == POLAR else t.key for t in toks if t.kind in (POLAR, WORD)}
+        ),
+        _sent_shape(clauses, n_sent),
+        any(t.kind == NEG for t in toks),
     )
+
+
+def _sent_shape(clauses: list[Clause], n_sent: int) -> tuple[tuple[int, int], ...]:
+    counts = [0] * max(n_sent, max((c.sent + 1 for c in clauses), default=0))
+    parity = [0] * len(counts)
+    for c in clauses:
+        counts[c.sent] += 1
+        parity[c.sent] ^= c.parity
+    return tuple(zip(counts, parity))
+
+
+def _sentences(toks: tuple[Token, ...], clauses: list[Clause]) -> tuple[Sentence, ...]:
+    """The loose reading of each sentence: its tokens from its first clause to its last, the owner of
+    its first clause."""
+    out: list[Sentence] = []
+    k = 0
+    while k < len(clauses):
+        j = k
+        while j + 1 < len(clauses) and clauses[j + 1].sent == clauses[k].sent:
+            j += 1
+        while len(out) < clauses[k].sent:
+            out.append(Sentence(frozenset(), {}, {}, ""))
+        out.append(sentence(toks, clauses[k].first, clauses[j].last, clauses[k].owner))
+        k = j + 1
+    return tuple(out)

@@ -5,10 +5,12 @@ clock times, month names, quarters): :class:`LexerBase`, extended by the number 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from crp_core.stages.contradictions.lexicon import (
     BOUND_LENGTHS,
     BOUNDS,
+    BOUNDS_AFTER,
     DATE,
     NUMBER,
     YEAR_MAX,
@@ -36,6 +38,7 @@ class LexerBase:
         ]
         self.out: list[Token] = []
         self.forced_func: set[int] = set()  # raw indices consumed as a rate's "per second"
+        self.starts = [r.start for r in self.raw]
 
     # ---- helpers --------------------------------------------------------------------------------
     def low(self, j: int) -> str:
@@ -52,7 +55,14 @@ class LexerBase:
         return len(g) <= 1 and all(c in allow for c in g)
 
     def bound_before(self, i: int) -> tuple[int, int]:
-        """A bound phrase ("at least", "up to", "no more than") ending right before raw ``i``."""
+        """A bound phrase ("at least", "up to", "no more than") ending right before raw ``i``, or before a
+        run of "not" / "never" there (an odd run turns the bound around, an even one cancels out)."""
+        k = i
+        while k > 0 and self.low(k - 1) in ("not", "never") and self.adjacent(k, self.raw[k - 1].end, " "):
+            k -= 1
+        if k < i:
+            bound, start = self.bound_before(k)
+            return (-bound if (i - k) % 2 else bound), start
         for n in BOUND_LENGTHS:
             if i - n < 0:
                 continue
@@ -72,7 +82,20 @@ class LexerBase:
     # ---- main loop ------------------------------------------------------------------------------
     # ---- numbers --------------------------------------------------------------------------------
     def push_qty(self, start: int, end: int, q: Quantity) -> None:
+        if q.bound == 0 and q.dim != "clock":
+            q = self.bound_after(end, q)
         self.out.append(Token(self.text[start:end], start, end, NUMBER, "#q", qty=q))
+
+    def bound_after(self, end: int, q: Quantity) -> Quantity:
+        """A bound written after the number: "21 or older", "£1,500 or more" (lower), "5 or fewer"
+        (upper); its two words become function words."""
+        j = bisect_left(self.starts, end)
+        if j + 1 < len(self.raw) and self.low(j) in ("or", "and") and self.adjacent(j + 1, self.raw[j].end, " "):
+            bound = BOUNDS_AFTER.get(self.low(j + 1), 0)
+            if bound:
+                self.forced_func.update((j, j + 1))
+                return q._replace(bound=bound)
+        return q
 
     # ---- dates and times ------------------------------------------------------------------------
     def iso_date(self, i: int) -> int:

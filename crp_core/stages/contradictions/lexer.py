@@ -14,6 +14,7 @@ from crp_core.stages.contradictions.lexicon import (
     CLAUSE_WORDS,
     CURRENCY_CODES,
     DATE,
+    DAY_SETS,
     ENTITY,
     FREQ_ADVERBS,
     FUNC,
@@ -34,6 +35,7 @@ from crp_core.stages.contradictions.lexicon import (
     UNITS,
     WEEKDAYS,
     WORD,
+    negated_base,
 )
 from crp_core.stages.contradictions.quantities import NumberLexer
 from crp_core.stages.contradictions.tokens import (
@@ -47,6 +49,9 @@ from crp_core.stages.contradictions.tokens import (
     time_readings,
     word_key,
 )
+
+#: what "no" / "without" before it makes free of charge ("at no extra cost", "without charge")
+_COST_WORDS = frozenset(["cost", "charge", "fee"])
 
 #: the regex groups read as one identifier entity each
 IDENT_GROUPS = ("url", "email", "flag", "path", "ver", "ip")
@@ -108,8 +113,9 @@ class Lexer(NumberLexer):
         if r.text[0] in ".!?":
             if r.text[0] == ".":
                 prev = self.low(i - 1)
-                if prev in ABBREVIATIONS or (len(prev) == 1 and prev.isalpha()):
-                    return ""
+                degree = i > 0 and self.text[self.raw[i - 1].start - 1 : self.raw[i - 1].start] == "°"
+                if prev in ABBREVIATIONS or (len(prev) == 1 and prev.isalpha() and not degree):
+                    return ""  # "e.g.", an initial ("J. Smith"); "8 °C." ends its sentence
                 nxt = self.raw[i + 1] if i + 1 < len(self.raw) else None
                 if nxt is not None and nxt.group == "word" and nxt.text[0].islower():
                     return ""
@@ -130,6 +136,16 @@ class Lexer(NumberLexer):
         nxt = self.low(i + 1)
         # negation: contractions, cues (minus idioms and bounds such as "no more than")
         if low in NEG_CONTRACTIONS or low.endswith("n't"):
+            out.append(Token(s, r.start, r.end, NEG, "#neg"))
+            return i + 1
+        if low in ("no", "without") and (
+            nxt in _COST_WORDS or (nxt in ("extra", "additional") and self.low(i + 2) in _COST_WORDS)
+        ):
+            last = i + 1 if nxt in _COST_WORDS else i + 2  # "at no extra cost": free of charge
+            out.append(Token(self.text[r.start : raw[last].end], r.start, raw[last].end, POLAR, "#charged", sign=-1))
+            return last + 1
+        if low in ("no", "not") and nxt in ("longer", "anymore") and self.low(i + 2) != "than":
+            self.forced_func.add(i + 1)  # "no longer supported": the negation, not a comparative
             out.append(Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
         if low in NEGATION_CUES:
@@ -169,6 +185,17 @@ class Lexer(NumberLexer):
             bound, bstart = self.bound_before(i)
             self.push_qty(r.start, r.end, Quantity("x", "x", v, 1.0, "", exact_reading(v), -1, bound, bstart))
             return i + 1
+        if (
+            low in ("a", "one")
+            and nxt in ("quarter", "third")
+            and self.low(i + 2) == "of"
+            and self.low(i + 3) in ("a", "an")
+        ):
+            u = UNITS.get(self.low(i + 4))
+            if u is not None and u.dim == "time":  # "a quarter of an hour"
+                part = 0.25 if nxt == "quarter" else 1 / 3
+                bound, bstart = self.bound_before(i)
+                return self.unit_qty(r.start, raw[i + 4].end, i + 5, part, 1.0, "", u, bound, bstart, i)
         if low == "half" and nxt in ("a", "an") and self.low(i + 2) in UNITS:
             u = UNITS[self.low(i + 2)]
             if u.dim in ("time", "cal"):
@@ -240,16 +267,11 @@ class Lexer(NumberLexer):
             if (low in MONTHS and low != "may") or near_number:
                 return self.month(i, month)
         if low.rstrip("s") in WEEKDAYS and s[0].isupper():
+            return self.weekdays(i, WEEKDAYS[low.rstrip("s")])
+        if low in DAY_SETS:
+            days = DAY_SETS[low]
             out.append(
-                Token(
-                    s,
-                    r.start,
-                    r.end,
-                    DATE,
-                    "#d",
-                    date=DateValue(((0, 0, 0, WEEKDAYS[low.rstrip("s")]),), False),
-                    parts=(("w", s, r.start, r.end),),
-                )
+                Token(s, r.start, r.end, DATE, "#d", date=DateValue(days, False), parts=(("w", s, r.start, r.end),))
             )
             return i + 1
         if re.fullmatch(r"[qh][1-4]", low) and s[0].isupper() and (low[0] == "q" or low[1] in "12"):
@@ -272,11 +294,21 @@ class Lexer(NumberLexer):
                 )
         # polarity words ("enabled" / "disabled")
         pol = POLARITY.get(low)
+        if pol is not None and low == "free" and nxt == "of" and self.low(i + 2) in _COST_WORDS:
+            end = raw[i + 2].end  # "free of charge": one polarity word
+            out.append(Token(self.text[r.start : end], r.start, end, POLAR, "#" + pol.group, sign=pol.sign))
+            return i + 3
+        if pol is not None and low == "fall" and i + 1 < len(raw) and raw[i + 1].group == "num":
+            pol = None  # "fall 2026": the season
         if pol is not None and (not pol.predicative or self.predicative(i)):
             out.append(Token(s, r.start, r.end, POLAR, "#" + pol.group, sign=pol.sign))
             return i + 1
         # entities
         sub = entity_sub(s_case, low, sent_start, poss)
+        if not sub and self.code_span(r.start, r.end):
+            sub = "ident"  # `main`, `npm ci`: a name written as code
+        elif not sub and len(s) == 1 and s.isupper() and s not in "AI" and i > 0 and raw[i - 1].text[:1].isupper():
+            sub = "name"  # "Bay D", "Gate K": a one-letter designator ends the name before it
         if sub:
             key = entity_key(low, sub)
             out.append(
@@ -295,8 +327,57 @@ class Lexer(NumberLexer):
             kind = BREAK if low in CLAUSE_WORDS else FUNC
             out.append(Token(s, r.start, r.end, kind, "clause" if kind == BREAK else low))
             return i + 1
+        base = negated_base(low)
+        if base and not poss:
+            # "unaffected": the word of its base, negated when the other text states the base or a negation
+            out.append(Token(s, r.start, r.end, WORD, word_key(base), sub="negpfx"))
+            return i + 1
         out.append(Token(s, r.start, r.end, WORD, word_key(low), sub="poss" if poss else ""))
         return i + 1
+
+    def weekdays(self, i: int, first: int) -> int:
+        """A weekday, or a range of them ("Monday to Friday", "Mon-Fri"): one date whose readings are
+        the days of the range, so a day inside the range is no other date ("open Monday to Friday" /
+        "open on Wednesdays" narrows the scope)."""
+        raw, r = self.raw, self.raw[i]
+        j = i + 1
+        if j < len(raw) and (self.low(j) in ("to", "through", "thru", "until") or raw[j].text in ("-", "–", "—")):
+            last_low = self.low(j + 1).rstrip("s")
+            if last_low in WEEKDAYS and raw[j + 1].text[0].isupper():
+                last = WEEKDAYS[last_low]
+                days = tuple((0, 0, 0, d) for d in range(first, (last if last >= first else last + 7) + 1))
+                days = tuple((0, 0, 0, (d[3] - 1) % 7 + 1) for d in days)
+                end = raw[j + 1].end
+                self.out.append(
+                    Token(
+                        self.text[r.start : end],
+                        r.start,
+                        end,
+                        DATE,
+                        "#d",
+                        date=DateValue(days, False),
+                        parts=(("w", self.text[r.start : end], r.start, end),),
+                    )
+                )
+                return j + 2
+        self.out.append(
+            Token(
+                r.text,
+                r.start,
+                r.end,
+                DATE,
+                "#d",
+                date=DateValue(((0, 0, 0, first),), False),
+                parts=(("w", r.text, r.start, r.end),),
+            )
+        )
+        return i + 1
+
+    def code_span(self, start: int, end: int) -> bool:
+        """Is the word written between backticks (alone or with other words: `npm ci`)?"""
+        before = self.text[max(0, start - 1) : start]
+        after = self.text[end : end + 1]
+        return before == "`" or after == "`"
 
     def predicative(self, i: int) -> bool:
         prev = self.low(i - 1)

@@ -179,6 +179,42 @@ def _load_polarity() -> dict[str, _Polar]:
 
 
 POLARITY = _load_polarity()
+#: words that begin like a negating prefix but negate nothing ("inflammable", "import")
+PREFIX_EXCEPTIONS = _load_words("prefix_exceptions.txt")
+#: negating prefixes and the letters their base may start with ("" = any): "impossible", "illegal"
+NEG_PREFIXES = (("non-", ""), ("non", ""), ("un", ""), ("dis", ""), ("im", "pbm"), ("il", "l"), ("ir", "r"), ("in", ""))
+#: the shortest base a negating prefix may take ("unable" has none: it is a cue)
+PREFIX_BASE_MIN = 4
+
+
+def negated_base(low: str) -> str:
+    """The base a negating prefix turns around ("unaffected" -> "affected", "non-refundable" ->
+    "refundable"), or "" when the word has none or is an exception."""
+    if low in PREFIX_EXCEPTIONS or not low[:1].isalpha():
+        return ""
+    for prefix, starts in NEG_PREFIXES:
+        if low.startswith(prefix):
+            base = low[len(prefix) :]
+            if len(base) >= PREFIX_BASE_MIN and base.replace("-", "").isalpha() and (not starts or base[0] in starts):
+                return base
+            return ""
+    return ""
+
+
+#: generic attribute nouns among the function words: they fill a word's slot ("the probe period is")
+GENERIC_NOUNS = frozenset(["period", "value", "setting", "amount", "number", "duration", "total", "count", "figure"])
+#: light words of the loose alignment, as written and as stems
+LIGHT_WORDS = frozenset(w for v in _load_words("light_words.txt") for w in (v, stem(v)))
+#: a word right after one of these is a predicate verb ("members may reserve", "you can book")
+VERB_BEFORE = frozenset(
+    ["must", "may", "can", "could", "should", "shall", "will", "would", "might", "do", "does", "did"]
+    + ["you", "we", "they", "i", "please"]
+)
+#: "to" before a verb follows one of these ("able to book", "have to pay"); elsewhere it is a preposition
+INFINITIVE_BEFORE = frozenset(
+    ["able", "have", "has", "had", "need", "needs", "want", "wants", "going", "ought", "used", "due", "likely"]
+    + ["expected", "try", "tries", "plan", "plans", "allowed", "required", "permitted", "free", "how", "order"]
+)
 PREDICATIVE_BEFORE = frozenset(
     [
         "is",
@@ -227,11 +263,17 @@ class Unit(NamedTuple):
     glued: bool
     spaced: bool
     power: int  # data-size prefix power; -1 when not a data-size unit
+    approx: bool = False  # a unit of another measurement system: a converted figure is rounded
+
+
+#: how far a figure in a unit of another system may be from its conversion and still be equal
+APPROX_TOLERANCE = 0.015
 
 
 def _load_units() -> dict[str, Unit]:
     out: dict[str, Unit] = {}
-    for surface, dim, factor, name, place, power in _rows("units.tsv"):
+    for row in _rows("units.tsv"):
+        surface, dim, factor, name, place, power = row[:6]
         out[surface] = Unit(
             dim,
             float(factor),
@@ -239,6 +281,7 @@ def _load_units() -> dict[str, Unit]:
             place in ("glued", "both"),
             place in ("spaced", "both"),
             -1 if power == "-" else int(power),
+            len(row) > 6 and row[6] == "approx",
         )
     return out
 
@@ -263,6 +306,10 @@ def _load_negations() -> tuple[frozenset[str], frozenset[tuple[str, ...]], dict[
 
 NEGATION_CUES, NEG_IDIOMS, BOUNDS = _load_negations()
 BOUND_LENGTHS = sorted({len(k) for k in BOUNDS}, reverse=True)
+#: a bound written after its number: "21 or older", "5 or fewer" ("or" / "and" then one of these)
+BOUNDS_AFTER = {w: 1 for w in ("more", "over", "above", "older", "longer", "later", "higher", "greater", "beyond")} | {
+    w: -1 for w in ("less", "fewer", "under", "below", "younger", "shorter", "earlier", "lower")
+}
 NEG_CONTRACTIONS = frozenset({"can't", "won't", "shan't", "ain't", "cannot"})
 
 # ---- small closed tables (language, not domain knowledge: kept in code) ------------------------
@@ -295,6 +342,12 @@ MONTH_ABBR = {
     "dec": 12,
 }
 WEEKDAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 7}
+#: words naming a set of weekdays: one date whose readings are the days
+DAY_SETS = {
+    w: tuple((0, 0, 0, d) for d in days)
+    for words, days in ((("weekday", "weekdays"), range(1, 6)), (("weekend", "weekends"), range(6, 8)))
+    for w in words
+}
 NUMBER_WORDS = {
     "zero": 0,
     "one": 1,

@@ -8,6 +8,8 @@ import re
 
 from crp_core.stages.contradictions.dates import LexerBase
 from crp_core.stages.contradictions.lexicon import (
+    APPROX_TOLERANCE,
+    BOUNDS_AFTER,
     COMPARATIVE_NEXT,
     CURRENCY_CODES,
     CURRENCY_SYMBOL,
@@ -110,6 +112,19 @@ class NumberLexer(LexerBase):
                 return j + 1
             q = Quantity("times", "times", base, scale, exact, exact_reading(v), -1, bound, bstart)
             return self.rate_or_push(start, raw[j].end, j + 1, q, first)
+        if w == "and" and self.low(j + 1) in ("a", "an") and self.low(j + 2) == "half" and scale == 1.0:
+            u = UNITS.get(self.low(j + 3))
+            if u is not None and u.spaced:  # "two and a half hours"
+                return self.unit_qty(start, raw[j + 3].end, j + 4, base + 0.5, 1.0, "", u, bound, bstart, first)
+        if (
+            w in ("quarter", "quarters", "third", "thirds")
+            and self.low(j + 1) == "of"
+            and self.low(j + 2) in ("a", "an")
+        ):
+            u = UNITS.get(self.low(j + 3))
+            if u is not None and u.dim == "time":  # "three quarters of an hour"
+                part = 0.25 if w.startswith("quarter") else 1 / 3
+                return self.unit_qty(start, raw[j + 3].end, j + 4, base * part, 1.0, "", u, bound, bstart, first)
         unit_word = w
         unit_end_j = j
         if w in ("business", "working") and self.low(j + 1) in ("day", "days"):
@@ -168,7 +183,10 @@ class NumberLexer(LexerBase):
         bstart: int,
         first: int,
     ) -> int:
-        """A number with its unit; "every 30 minutes" becomes a rate of one per 30 minutes."""
+        """A number with its unit; "every 30 minutes" becomes a rate of one per 30 minutes; "an hour and
+        a half" is 1.5 hours."""
+        if self.low(j) == "and" and self.low(j + 1) in ("a", "an") and self.low(j + 2) == "half" and scale == 1.0:
+            base, exact, end, j = base + 0.5, "", self.raw[j + 2].end, j + 3
         b = base * scale
         if u.dim in ("time", "cal"):
             readings = time_readings(b, u)
@@ -195,7 +213,9 @@ class NumberLexer(LexerBase):
         if u.dim == "pct":
             q = Quantity("pct", "%", b, 1.0, exact, exact_reading(b), -1, bound, bstart)
         else:
-            q = Quantity(u.dim, u.name, base, scale, exact, exact_reading(b * u.factor), u.power, bound, bstart)
+            v = b * u.factor
+            readings = ((v * (1 - APPROX_TOLERANCE), v * (1 + APPROX_TOLERANCE)),) if u.approx else exact_reading(v)
+            q = Quantity(u.dim, u.name, base, scale, exact, readings, u.power, bound, bstart)
         self.push_qty(start, end, q)
         return j
 
@@ -208,6 +228,9 @@ class NumberLexer(LexerBase):
             w = raw[k].low
             if w in RATE_MARKERS:
                 break
+            if w in ("or", "and") and self.low(k + 1) in BOUNDS_AFTER:
+                k += 2  # "£1,500 or more each month": the bound stands between the number and its rate
+                continue
             if "/" in w:
                 head, _, tail = w.rpartition("/")
                 u = UNITS.get(tail)
@@ -267,6 +290,8 @@ class NumberLexer(LexerBase):
         if suffix in SCALE_SUFFIX or (suffix == "B" and "." in exact):
             scale = SCALE_SUFFIX.get(suffix, 1e9)
             return self.number(i, base, "", r.start, r.end, i + 1, scale=scale)
+        if suffix == "p" and base < 1000:  # "24.5p": pence ("1080p" is a resolution)
+            return self.number(i, base, exact, r.start, r.end, i + 1, currency="GBP", scale=0.01)
         if low in ("st", "nd", "rd", "th"):
             return self.number(i, base, exact, r.start, r.end, i + 1)
         if low in ("am", "pm") and base <= 12:

@@ -32,6 +32,7 @@ from crp_core.records import ValueConflict, ValueDiff
 from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
 from crp_core.stages.contradictions.lexicon import (
     ALIGN_MIN,
+    DATE,
     DATE_SHIFTED,
     ENTITY,
     ENTITY_SUBSTITUTED,
@@ -39,6 +40,7 @@ from crp_core.stages.contradictions.lexicon import (
     MAGNITUDE_ALTERED,
     NEG,
     NEGATION_FLIP,
+    NUMBER,
     NUMBER_CHANGED,
     PAIR_MAX_CLAUSES,
     PAIR_MAX_VALUES,
@@ -47,6 +49,7 @@ from crp_core.stages.contradictions.lexicon import (
     SCOPE_SKIP,
     WORD,
 )
+from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.tokens import DateValue, Quantity, Token
 
 __all__ = [
@@ -226,18 +229,21 @@ class _Pair:
             return got
         ca, cb = self.da.clauses[ia], self.db.clauses[ib]
         da, db = self.da, self.db
+        # a name one side writes as an ordinary word ("Dogs are ..." / "No dogs ...") is that word
+        bag_a = _attribute_words(ca.bag, cb.bag) | (ca.entities & cb.bag)
+        bag_b = _attribute_words(cb.bag, ca.bag) | (cb.entities & ca.bag)
         if self.foreign_a[ca.sent] and self.foreign_b[cb.sent]:
             s = -1.0  # both sentences carry words the other text lacks: they talk about different things
-        elif not (ca.bag <= db.words and cb.bag <= da.words):
+        elif not (bag_a <= db.words and bag_b <= da.words):
             s = -1.0  # an inserted or substituted qualifier next to the value
         elif ca.owner and cb.owner and ca.owner != cb.owner and not (_present(ca.owner, db) and _present(cb.owner, da)):
             s = -1.0  # about another thing: "The kubelet listens on 10250" / "The kube-proxy listens on 10249"
-        elif ca.bag - cb.bag and cb.bag - ca.bag:
+        elif bag_a - bag_b and bag_b - bag_a:
             s = -1.0  # each clause has a qualifier the other lacks ("client port" / "peer port")
         elif not ca.bag and not cb.bag:
             s = 1.0
         else:
-            s = len(ca.bag & cb.bag) / len(ca.bag | cb.bag)
+            s = max(len(ca.bag & cb.bag) / len(ca.bag | cb.bag), len(bag_a & bag_b) / len(bag_a | bag_b or {""}))
         got = (s, s >= 0 and self.lone_entity(True, ia) != self.lone_entity(False, ib))
         self.scores[key] = got
         return got
@@ -278,6 +284,19 @@ class _Pair:
                 out.append((ia, ib))
         self._matching = out
         return out
+
+
+def _attribute_words(bag: frozenset[str], other: frozenset[str]) -> frozenset[str]:
+    """A clause's attribute words against another clause's: its polarity groups are left out when the
+    other clause has none or shares one, since then a polarity word is the asserted value, not the
+    attribute ("Dogs are allowed on the beach" / "No dogs on the beach": one assertion and its denial)."""
+    polar = [w for w in bag if w[:1] == "#"]
+    if not polar:
+        return bag
+    other_polar = [w for w in other if w[:1] == "#"]
+    if other_polar and not set(polar) & set(other_polar):
+        return bag
+    return bag - frozenset(polar)
 
 
 def _present(e: str, other: Doc) -> bool:
@@ -341,11 +360,17 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
         _value_candidates(p, da.years, db.groups["q:"], cands)
     if db.years and "q:" in da.groups:
         _value_candidates(p, da.groups["q:"], db.years, cands)
-    if not cands:
-        return
-    cands.sort()
     used_a: set[int] = set()
     used_b: set[int] = set()
+    _take(p, sorted(cands), used_a, used_b, diffs)
+    loose: list[_Candidate] = []
+    _loose_candidates(p, used_a, used_b, loose)
+    _take(p, sorted(loose), used_a, used_b, diffs)
+
+
+def _take(p: _Pair, cands: list[_Candidate], used_a: set[int], used_b: set[int], diffs: list[ValueDiff]) -> None:
+    """Pair greedily in the candidates' order, each value once; record the pairs that differ."""
+    da, db = p.da, p.db
     for c in cands:
         x, y = c[6], c[7]
         if x in used_a or y in used_b:
@@ -354,6 +379,61 @@ def _pair_values(p: _Pair, diffs: list[ValueDiff]) -> None:
         used_b.add(y)
         if c[1]:
             diffs.extend(_value_diffs(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok], da.text, db.text))
+
+
+def _stated_by(a: Token, b: Token) -> bool:
+    """Does ``b`` state the value ``a`` states? Equal values; two dates also need a part both state
+    ("Sunday" says nothing of "14 December")."""
+    if not _equal_pair(a, b):
+        return False
+    if a.date is None or b.date is None:
+        return True
+    return any(x and y for ra in a.date.readings for rb in b.date.readings for x, y in zip(ra, rb))
+
+
+def _lone(d: Doc, xs: tuple[int, ...], other: Doc, ys: tuple[int, ...]) -> dict[int, int]:
+    """Sentence -> its one value among ``xs`` that no value ``ys`` of the other text equals (sentences
+    with none or several such values are left out): the changed value of a reworded sentence."""
+    seen: dict[int, int] = {}
+    toks, otoks = d.tokens, other.tokens
+    for x in xs[:PAIR_MAX_VALUES]:
+        v = d.values[x]
+        t = toks[v.tok]
+        if v.cls == "ent":
+            if t.sub.startswith("weak") or _present(t.key, other) or (v.plain and v.plain <= other.plain):
+                continue  # a capitalised first word is too weak a name to pair across sentences
+        elif any(_stated_by(t, otoks[other.values[y].tok]) for y in ys[:PAIR_MAX_VALUES]):
+            continue
+        s = d.clauses[v.clause].sent
+        seen[s] = -1 if s in seen else x
+    return {s: x for s, x in seen.items() if x >= 0 and s < PAIR_MAX_CLAUSES}
+
+
+def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_Candidate]) -> None:
+    """Value pairs across loosely aligned sentences (loose.py): one changed value of a class on each
+    side of two sentences that state one thing in other words. They rank after every pair of the
+    clause alignment."""
+    da, db = p.da, p.db
+    if not da.loose_words & db.loose_words:
+        return  # no two sentences share a word
+    for cls, xs in da.groups.items():
+        ys = db.groups.get(cls)
+        if not ys or all(x in used_a for x in xs) or all(y in used_b for y in ys):
+            continue  # every value of the class already paired on one side
+        lone_a = _lone(da, xs, db, ys)
+        if not lone_a:
+            continue
+        lone_b = _lone(db, ys, da, xs)
+        for sa, x in lone_a.items():
+            for sb, y in lone_b.items():
+                va, vb = da.values[x], db.values[y]
+                ta, tb = da.tokens[va.tok], db.tokens[vb.tok]
+                drop = frozenset((ta.key, tb.key)) if cls == "ent" else frozenset()
+                oa, ob = da.sentences[sa].owner, db.sentences[sb].owner
+                if oa and ob and oa != ob and not (_present(oa, db) and _present(ob, da)):
+                    continue  # two subjects: "pip 24.0 requires ..." / "pip 24.1 requires ..."
+                if aligned(da.sentences[sa], db.sentences[sb], da.loose_words, db.loose_words, drop):
+                    out.append((0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
 
 
 def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
@@ -408,28 +488,169 @@ def _flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
     return None
 
 
+def _prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
+    """The words of clause ``c`` whose negating prefix counts against the other text: it states their
+    base ("unaffected" / "affected") or a negation ("incomplete" / "not yet complete"). Elsewhere
+    ("unopened vials" against a text that never speaks of opening) the word is only a word."""
+    if not c.prefixed:
+        return ()
+    return tuple(k for k in c.prefixed if other.negated or d.tokens[k].key in other.words)
+
+
+def _prefix_diff(da: Doc, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[int, ...], ca: Clause) -> ValueDiff:
+    """NEGATION_FLIP of a prefixed word against its base in the other clause ("unaffected" / "affected")."""
+    if len(pa) % 2:
+        k = pa[0]
+        t = da.tokens[k]
+        pos = _find_key(db.tokens, cb, t)
+        other = next((u for u in db.tokens[cb.first : cb.last] if u.key == t.key), None)
+        if other is not None:
+            return ValueDiff(NEGATION_FLIP, (t.text,), (other.text,), (t.start, t.end), (other.start, other.end))
+        return ValueDiff(NEGATION_FLIP, (t.text,), (), (t.start, t.end), (pos, pos))
+    k = pb[0]
+    t = db.tokens[k]
+    pos = _find_key(da.tokens, ca, t)
+    other = next((u for u in da.tokens[ca.first : ca.last] if u.key == t.key), None)
+    if other is not None:
+        return ValueDiff(NEGATION_FLIP, (other.text,), (t.text,), (other.start, other.end), (t.start, t.end))
+    return ValueDiff(NEGATION_FLIP, (), (t.text,), (pos, pos), (t.start, t.end))
+
+
+def _negation_moved(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
+    """Two sentences of one polarity cut into clauses differently: the negation sits in another clause
+    ("Refuelling is not permitted when passengers are aboard" / "A plane with passengers aboard cannot
+    refuel").
+    Sentences with as many clauses on each side keep their clause-by-clause polarity (a swap of
+    "enabled" and "disabled" between two clauses is two flips)."""
+    (na, pa), (nb, pb) = da.sent_shape[ca.sent], db.sent_shape[cb.sent]
+    return na != nb and pa == pb
+
+
 def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
     """NEGATION_FLIP for every matched clause pair that shares context and differs in polarity."""
     da, db = p.da, p.db
-    for ia, ib in p.matching():
+    matched = p.matching()
+    for ia, ib in matched:
         ca, cb = da.clauses[ia], db.clauses[ib]
-        if ca.parity == cb.parity:
+        pa, pb = _prefixed(da, ca, db), _prefixed(db, cb, da)
+        if (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2:
             continue
-        only_a, only_b = ca.entities - cb.entities, cb.entities - ca.entities
+        only_a = frozenset(e for e in ca.entities - cb.entities if e not in cb.bag)  # "Dogs" / "dogs"
+        only_b = frozenset(e for e in cb.entities - ca.entities if e not in ca.bag)
         if (only_a and all(_present(e, db) for e in only_a)) or (only_b and all(_present(e, da) for e in only_b)):
             continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
+        if _negation_moved(da, ca, db, cb):
+            continue
         if ca.bag & cb.bag or (not ca.bag and not cb.bag and ca.entities & cb.entities):
-            d = _flip_diff(da, ca, db, cb)
+            d = _flip_diff(da, ca, db, cb) if ca.parity != cb.parity else _prefix_diff(da, pa, db, cb, pb, ca)
             if d is not None:
                 diffs.append(d)
+    _loose_flips(p, {ia for ia, _ in matched}, {ib for _, ib in matched}, diffs)
+
+
+def _single_clauses(d: Doc, taken: set[int]) -> list[int]:
+    """The clauses that are whole sentences, not matched by the clause alignment."""
+    return [
+        ci
+        for ci, c in enumerate(d.clauses[:PAIR_MAX_CLAUSES])
+        if ci not in taken and d.sent_shape[c.sent][0] == 1 and c.sent < len(d.sentences)
+    ]
+
+
+def _polar_groups(d: Doc, c: Clause) -> frozenset[str]:
+    return frozenset(d.tokens[k].key for k in c.polars)
+
+
+def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[ValueDiff]) -> None:
+    """NEGATION_FLIP between two one-clause sentences that state one thing in other words (loose.py)
+    with opposite polarity: "Towels are provided at no extra cost" / "Towels are billed separately".
+    The difference must be a polarity word of one group on both sides, a negation on one side against a
+    polarity word on the other ("Dogs are allowed" / "No dogs"), or a negating prefix: "X no longer
+    receives updates" / "updates for X ended" is none (the second denies without a polarity word)."""
+    da, db = p.da, p.db
+    xs = _single_clauses(da, taken_a)
+    ys = _single_clauses(db, taken_b) if xs else []
+    for ia in xs:
+        ca = da.clauses[ia]
+        for ib in ys:
+            cb = db.clauses[ib]
+            pa, pb = _prefixed(da, ca, db), _prefixed(db, cb, da)
+            if (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2:
+                continue
+            ga, gb = _polar_groups(da, ca), _polar_groups(db, cb)
+            if not (
+                pa
+                or pb
+                or ga & gb
+                or (ca.negs and not ga and gb and not cb.negs)
+                or (cb.negs and not gb and ga and not ca.negs)
+            ):
+                continue  # the difference is no polarity word denied or turned around
+            if aligned(da.sentences[ca.sent], db.sentences[cb.sent], da.loose_words, db.loose_words, frozenset()):
+                d = _flip_diff(da, ca, db, cb) if ca.parity != cb.parity else _prefix_diff(da, pa, db, cb, pb, ca)
+                if d is not None:
+                    diffs.append(d)
+                    return
+
+
+#: a determiner before a noun phrase, and what may stand before it when the phrase is a complement
+_DETERMINERS = frozenset(["the", "a", "an", "its", "their", "our", "your"])
+_COMPLEMENT_BEFORE = frozenset(
+    ["to", "at", "in", "into", "from", "by", "with", "via", "on", "is", "are", "was", "were"]
+)
+#: the longest noun phrase read as a substituted name ("the old town square")
+_PHRASE_MAX = 4
+
+
+def _token_same(a: Token, b: Token) -> bool:
+    if a.kind != b.kind:
+        return False
+    if a.kind in (NUMBER, DATE):
+        return _same_value(a, b)
+    return a.key == b.key
+
+
+def _phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
+    """Two sentences equal but for one noun phrase that complements a preposition or a copula through a
+    determiner ("complaints go to the shift supervisor" / "to the store owner", "the meeting point is the north
+    gate" / "is the car park"): the phrase names the value, whatever its case. The subject or the object
+    of a verb ("Clean the kitchen filter" / "Clean the bathroom filter") is which thing, not a value.
+    Sentences are compared at the same position, so this stays linear."""
+    for sa, sb in zip(da.sentences[:PAIR_MAX_CLAUSES], db.sentences):
+        if sa.bag == sb.bag or abs((sa.last - sa.first) - (sb.last - sb.first)) >= _PHRASE_MAX:
+            continue  # no content word differs, or more than one phrase does
+        ta, tb = da.tokens[sa.first : sa.last], db.tokens[sb.first : sb.last]
+        i = 0
+        while i < len(ta) and i < len(tb) and _token_same(ta[i], tb[i]):
+            i += 1
+        j = 0
+        while j < len(ta) - i and j < len(tb) - i and _token_same(ta[-1 - j], tb[-1 - j]):
+            j += 1
+        ma, mb = ta[i : len(ta) - j], tb[i : len(tb) - j]
+        if not (0 < len(ma) <= _PHRASE_MAX and 0 < len(mb) <= _PHRASE_MAX) or i < 2:
+            continue
+        if ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE:
+            continue
+        if all(t.kind in (WORD, ENTITY) and t.sub != "negpfx" for t in (*ma, *mb)):
+            diffs.append(
+                ValueDiff(
+                    ENTITY_SUBSTITUTED,
+                    tuple(t.text for t in ma),
+                    tuple(t.text for t in mb),
+                    (ma[0].start, ma[-1].end),
+                    (mb[0].start, mb[-1].end),
+                )
+            )
 
 
 def _compare(text_a: str, text_b: str) -> ValueConflict | None:
     da, db = analyse(text_a), analyse(text_b)
-    if not (da.signal or db.signal):
-        return None
-    p = _Pair(da, db)
     diffs: list[ValueDiff] = []
+    if da.clauses and db.clauses and len(da.sentences) == len(db.sentences):
+        _phrase_substitution(da, db, diffs)
+    if not (da.signal or db.signal):
+        return _conflict(diffs) if diffs else None
+    p = _Pair(da, db)
     if da.values and db.values:
         _pair_values(p, diffs)
     if da.polar_or_neg or db.polar_or_neg:

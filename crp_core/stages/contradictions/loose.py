@@ -1,0 +1,187 @@
+"""Loose alignment of reworded sentences (docs/decisions/detector.md, "Reworded statements").
+
+The clause alignment of :mod:`.values` asks two clauses to carry the same content words. A writer who
+rewords a fact ("divers must wait at least 18 hours before boarding a flight" / "before they board a
+flight, divers need a minimum of 24 hours") changes the words around the value, so this second,
+looser test compares whole *sentences*:
+
+- each sentence is read as its **loose bag**: content words and names, stemmed and synonym-folded,
+  without the predicate (light verbs from ``light_words.txt``, a word right after a modal, a subject
+  pronoun or an infinitive's ``to``), without polarity words (they are the asserted value, not the
+  attribute) and without comparator words (``minimum``, ``exceed``: the bound is read with the
+  number); every word of a text, predicates included, still counts as present in it;
+- a word of one text is **foreign** when the other text has no word with its key or a key that
+  extends it or that it extends (``snow`` / ``snowfall``, ``renew`` / ``renewal``: a derivation);
+- two sentences are **loosely aligned** when they share enough words (at least two, or the whole bag
+  of a one-word sentence, and at least half of the smaller bag), each carries at most one foreign
+  word, no foreign word **modifies** a word of the other text (stands right before it: ``the
+  replacement fee`` / ``the fee`` narrows the subject), no foreign word stands where the other
+  sentence has another word (``pump timeout is`` / ``pump period is``), and the two foreign words
+  are no **substitution** (the same word before or after both: ``front brake pads`` / ``rear brake
+  pads``); owners that differ, one of them absent from the other text, are two subjects (checked by
+  the caller).
+
+Values pair across loosely aligned sentences only when each sentence has exactly one value of the
+class that the other text does not state: one changed value on each side (``values._lone``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from crp_core.stages.contradictions.lexicon import (
+    BREAK,
+    DATE,
+    ENTITY,
+    FUNC,
+    GENERIC_NOUNS,
+    INFINITIVE_BEFORE,
+    LIGHT_WORDS,
+    NEG,
+    NUMBER,
+    POLAR,
+    VERB_BEFORE,
+    WORD,
+)
+from crp_core.stages.contradictions.tokens import Token
+
+#: the shortest stem a derivation may extend ("snow" / "snowfall"; "car" / "card" is none)
+DERIVATION_MIN = 4
+#: the longest word read for derivations (a longer one is compared whole)
+DERIVATION_MAX = 32
+
+
+class Sentence(NamedTuple):
+    """What the loose alignment reads of one sentence."""
+
+    bag: frozenset[str]  # loose bag: content keys and entity keys, predicate and polarity left out
+    left: dict[str, str]  # key -> the key of the token before its first occurrence ("" at a break)
+    right: dict[str, str]  # key -> the key of the token after it
+    owner: str
+    first: int = 0  # the sentence's tokens [first, last)
+    last: int = 0
+
+
+def _neighbour_key(toks: tuple[Token, ...], k: int, first: int) -> str:
+    """A neighbour as the substitution tests read it: "" for a break, "#v" for a value, "~" before a
+    function word or a predicate (they never fill a word's slot), else the word's key."""
+    t = toks[k]
+    if t.kind == BREAK:
+        return ""
+    if t.kind in (NUMBER, DATE):
+        return "#v"
+    if (t.kind in (FUNC, NEG, POLAR) and t.key not in GENERIC_NOUNS) or (
+        t.kind == WORD and _is_predicate(toks, k, first)
+    ):
+        return "~" + t.key
+    return t.key
+
+
+def _is_predicate(toks: tuple[Token, ...], k: int, first: int) -> bool:
+    """Is the word at ``k`` a predicate verb: listed as light, or right after a modal, ``to`` or a
+    subject pronoun (a negation between them skipped: "may not receive")?"""
+    t = toks[k]
+    if t.text.lower() in LIGHT_WORDS or t.key in LIGHT_WORDS:
+        return True
+    j = k - 1
+    while j >= first and toks[j].kind == NEG:
+        j -= 1
+    if j < first or toks[j].kind != FUNC:
+        return False
+    if toks[j].key == "to":  # an infinitive only after a word that takes one ("unable to renew"), not "to members"
+        return j > first and (toks[j - 1].kind == NEG or toks[j - 1].text.lower() in INFINITIVE_BEFORE)
+    return toks[j].key in VERB_BEFORE
+
+
+def sentence(toks: tuple[Token, ...], first: int, last: int, owner: str) -> Sentence:
+    """The loose reading of the tokens ``[first, last)`` of one sentence."""
+    bag: set[str] = set()
+    left: dict[str, str] = {}
+    right: dict[str, str] = {}
+    for k in range(first, last):
+        t = toks[k]
+        if t.kind == WORD:
+            if _is_predicate(toks, k, first):
+                continue
+        elif t.kind != ENTITY:
+            continue
+        key = t.key
+        if key in bag:
+            continue
+        bag.add(key)
+        left[key] = _neighbour_key(toks, k - 1, first) if k > first else ""
+        right[key] = _neighbour_key(toks, k + 1, first) if k + 1 < last else ""
+    return Sentence(frozenset(bag), left, right, owner, first, last)
+
+
+def vocabulary(words: set[str]) -> frozenset[str]:
+    """A text's loose words with a marker ``^p`` for every proper prefix ``p`` (of at least
+    :data:`DERIVATION_MIN` letters) of each word up to :data:`DERIVATION_MAX` letters: a derivation is
+    then found by hashing, linear in the word, whatever the size of the other text."""
+    out = set(words)
+    for w in words:
+        if DERIVATION_MIN < len(w) <= DERIVATION_MAX:
+            out.update("^" + w[:k] for k in range(DERIVATION_MIN, len(w)))
+    return frozenset(out)
+
+
+def _has_derivation(w: str, words: frozenset[str]) -> bool:
+    """Does the vocabulary ``words`` hold ``w``, a word that extends it or one that it extends?"""
+    if w in words:
+        return True
+    if not DERIVATION_MIN <= len(w) <= DERIVATION_MAX:
+        return False
+    return "^" + w in words or any(w[:k] in words for k in range(DERIVATION_MIN, len(w)))
+
+
+def foreign(s: Sentence, other_words: frozenset[str], drop: frozenset[str]) -> list[str]:
+    """The words of sentence ``s`` the other text lacks (``drop``: the compared values' own keys); the
+    first two at most, all the alignment needs."""
+    out: list[str] = []
+    for w in s.bag:
+        if w not in drop and not _has_derivation(w, other_words):
+            out.append(w)
+            if len(out) > 1:
+                break
+    return out
+
+
+def _slot_taken(u: str, s: Sentence, other: Sentence) -> bool:
+    """Does another word stand where the foreign word ``u`` stands, next to a shared word ("the probe
+    timeout is" / "the probe period is": a substitution even when the other word is a generic noun)?"""
+    lu, ru = s.left.get(u, ""), s.right.get(u, "")
+    if lu and lu in other.bag:
+        x = other.right.get(lu, "")
+        if x and x[0] not in "~#" and x != u:
+            return True
+    if ru and ru in other.bag:
+        x = other.left.get(ru, "")
+        if x and x[0] not in "~#" and x != u:
+            return True
+    return False
+
+
+def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozenset[str], drop: frozenset[str]) -> bool:
+    """Are the two sentences one statement reworded (module docstring)? ``words_a`` / ``words_b``: the
+    loose bags of the whole texts."""
+    bag_a, bag_b = sa.bag - drop, sb.bag - drop
+    shared = len(bag_a & bag_b)
+    if shared < min(2, len(bag_a), len(bag_b)) or not shared or 2 * shared < min(len(bag_a), len(bag_b)):
+        return False
+    fa = foreign(sa, words_b, drop)
+    if len(fa) > 1:
+        return False
+    fb = foreign(sb, words_a, drop)
+    if len(fb) > 1:
+        return False
+    for f, s, other in ((fa, sa, words_b), (fb, sb, words_a)):
+        if f and _has_derivation(s.right.get(f[0], "") or "~", other):
+            return False  # a modifier of a shared word: "the replacement fee" / "the fee"
+    if (fa and _slot_taken(fa[0], sa, sb)) or (fb and _slot_taken(fb[0], sb, sa)):
+        return False
+    if fa and fb:
+        u, v = fa[0], fb[0]
+        lu, lv, ru, rv = sa.left.get(u, ""), sb.left.get(v, ""), sa.right.get(u, ""), sb.right.get(v, "")
+        if (lu and lu == lv) or (ru and ru == rv):
+            return False  # a substitution: "front brake pads" / "rear brake pads"
+    return True
