@@ -128,6 +128,26 @@ def _queue_row(
     }
 
 
+def with_writeback_marks(frame: pd.DataFrame, written: Mapping[str, str]) -> pd.DataFrame:
+    """``frame`` with each pair whose fact an SDK session wrote back from its model's answer marked as such
+    ("A written back: window 2 of SDK session 7c200535"): a pair of its own kind, the answer against the
+    knowledge base (the Session page found it; docs/reference/sessions.md)."""
+    if not written or frame.empty:
+        return frame
+    out = frame.copy()
+
+    def marks(row: pd.Series) -> str:
+        bits = [str(row["marks"])] if row["marks"] else []
+        for side, col in (("A", "fact_a"), ("B", "fact_b")):
+            origin = written.get(str(row[col]))
+            if origin is not None:
+                bits.append(f"{side} written back: {origin}")
+        return " · ".join(bits)
+
+    out["marks"] = out.apply(marks, axis=1)
+    return out
+
+
 def queue_frame(scan: ConflictScan, kb: KnowledgeBase, ds: DecisionSet) -> pd.DataFrame:
     """The triage queue: one row per conflict pair of the whole-CKF scan, in triage order (ties
     first, then the smallest authority margin; dismissed pairs last).

@@ -39,6 +39,7 @@ from .conflict_queue import (
     quality_frame,
     queue_counts,
     queue_frame,
+    with_writeback_marks,
 )
 from .conflict_run import (
     audit_event_for,
@@ -119,4 +120,5 @@ __all__ = [
     "side_spans",
     "ttl_origin",
     "with_sdk_column",
+    "with_writeback_marks",
 ]

@@ -54,6 +54,8 @@ K_CLOSING_REFUSAL = K + "closing_refusal"
 K_JUDGE = K + "judge"  # which knowledge base the session is judged against
 K_BEFORE = K + "before"  # the sidebar's CKF is the knowledge base the session started from
 K_QUERY = K + "query"  # the question of the windows whose trail carries no transcript (windows block)
+#: fact id -> "window N of session S": the facts the session analysed last wrote back (the Conflicts queue marks them)
+K_WRITEBACK = "crp.session.writeback"
 AUDIT_TYPES = ["jsonl", "ndjson", "json"]
 ANCHOR_SUFFIX = ".anchor.json"
 CHUNK = 1 << 20
@@ -363,4 +365,21 @@ def session_report(loaded: LoadedTrail, corpus: Corpus, before: KnowledgeBase | 
         data_fingerprint(before) if before is not None else "",
         query,
     )
-    return _analyse(loaded.trail, corpus, config, before, query, key)
+    report = _analyse(loaded.trail, corpus, config, before, query, key)
+    state.remember(K_WRITEBACK, writeback_origins(report))
+    return report
+
+
+def writeback_origins(report: SessionReport) -> dict[str, str]:
+    """The session's write-back facts and where each came from, as the Conflicts queue names them."""
+    sid = (report.trail.chain.session_id or "?")[:8]
+    return {
+        w.fact_id: f"window {w.window_index} of SDK session {sid}" if w.window_index else f"SDK session {sid}"
+        for w in report.writeback
+    }
+
+
+def session_writeback() -> dict[str, str]:
+    """What :func:`writeback_origins` remembered of the session analysed last ({} before any)."""
+    got = state.recall(K_WRITEBACK)
+    return dict(got) if isinstance(got, dict) else {}

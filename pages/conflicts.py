@@ -37,6 +37,7 @@ from crp_core import (
 )
 from crp_ui import cache, decisions, render, shell, state, triage_form, triage_queue
 from crp_ui import conflicts_view as cv
+from crp_ui.session_input import session_writeback
 
 K = triage_form.K
 K_DB_ERROR = K + "db_error"  # why the path entered for the decision database was refused
@@ -317,6 +318,7 @@ def main() -> None:
     frame = cache.by_identity(
         "queue", scan, lambda sc: cv.with_sdk_column(cv.queue_frame(sc, kb, ds), agreement), extra=ds_key
     )
+    frame = cv.with_writeback_marks(frame, session_writeback())  # the SDK session page's finding, if any
     _counts(cache.by_identity("queue_counts", frame, cv.queue_counts), ds, agreement)
     # the selected tab lives in the URL (?tab=<label>, st.tabs bind="query-params", as on the Tuning page):
     # a bound tab set knows which tab is open (``.open``) and a click on another tab reruns the app, so

@@ -222,6 +222,13 @@ def test_contradicting_session_write_back_and_quarantine(session_env):
     assert wb["packed again in"].tolist() == ["window 2", "", "", ""]
     assert wb["found by"].tolist() == ["source_window_id, facts_extracted, absent_before"] * 4
     assert set(wb["status in force"]) == {"ACTIVE"}
+    # what the Conflicts queue marks as a pair of its own kind (crp_ui.conflict_queue.with_writeback_marks)
+    assert at.session_state["crp.session.writeback"] == {
+        TEL: "window 1 of SDK session b3163490",
+        PORT: "window 2 of SDK session b3163490",
+        TIMEOUT: "window 2 of SDK session b3163490",
+        PORT_ONLY: "window 2 of SDK session b3163490",
+    }
     button = at.button(key="crp.page.session.writeback.quarantine")
     assert button.disabled and button.label == "Quarantine what the session wrote (4 fact(s))"
     assert "Enter your name under **Operator name** in the sidebar to record decisions." in texts(at)

@@ -511,3 +511,26 @@ def test_parse_pair_param_accepts_either_order(value, want):
 def test_parse_pair_param_refuses_with_a_warning(value):
     key, note = dmod.parse_pair_param(value)
     assert key is None and note.startswith("pair=") and "ignored" in note and len(note) < 160
+
+
+def test_pairs_with_a_session_write_back_are_marked_as_their_own_kind():
+    import pandas as pd
+
+    from crp_ui.conflict_queue import with_writeback_marks
+
+    frame = pd.DataFrame(
+        {
+            "fact_a": ["kb-tel-off", "kb-a", "kb-c"],
+            "fact_b": ["wb-1", "kb-b", "wb-2"],
+            "marks": ["B suppressed", "", ""],
+        }
+    )
+    written = {"wb-1": "window 1 of SDK session b3163490", "wb-2": "window 2 of SDK session b3163490"}
+    out = with_writeback_marks(frame, written)
+    assert out["marks"].tolist() == [
+        "B suppressed · B written back: window 1 of SDK session b3163490",
+        "",
+        "B written back: window 2 of SDK session b3163490",
+    ]
+    assert frame["marks"].tolist() == ["B suppressed", "", ""]  # the input frame is not changed
+    assert with_writeback_marks(frame, {}) is frame
