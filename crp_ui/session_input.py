@@ -44,6 +44,7 @@ from crp_core import (
 from . import cache, render, state
 from .session import Refusal
 from .sidebar_ckf import browser_upload_cap
+from .theme import UPLOAD_BOX
 
 #: the page's widget and session keys start with this
 K = "crp.page.session."
@@ -232,9 +233,7 @@ def _forget(*keys: str) -> None:
 
 
 # ---- the upload section --------------------------------------------------------------------------
-def _audit_column() -> None:
-    limit = state.upload_limit()
-    key = f"{K}audit.{state.gen('session_audit')}"
+def _audit_uploader(key: str, limit: int) -> None:
     st.file_uploader(
         f"Audit trail (.jsonl), optionally with its .anchor.json (at most {render.limit_text(limit)} each)",
         type=AUDIT_TYPES,
@@ -246,6 +245,13 @@ def _audit_column() -> None:
         help="The SDK keeps <session>.audit.jsonl and <session>.audit.jsonl.anchor.json in its crp_sessions/ "
         "folder; export_jsonl(include_transcripts=True) also gives each window's question.",
     )
+
+
+def _audit_column() -> None:
+    limit = state.upload_limit()
+    key = f"{K}audit.{state.gen('session_audit')}"
+    with st.container(key=f"{UPLOAD_BOX}-audit"):  # hides the uploader's own "<n>MB per file" line
+        _audit_uploader(key, limit)
     refusal = state.recall(K_TRAIL_REFUSAL)
     got = loaded_trail()
     if isinstance(refusal, Refusal):
@@ -260,16 +266,8 @@ def _audit_column() -> None:
 def _closing_column() -> None:
     key = f"{K}closing.{state.gen('session_closing')}"
     limit = state.upload_limit()
-    st.file_uploader(
-        f"The session's closing snapshot (<session>.json), optional (at most {render.limit_text(limit)})",
-        type=["json"],
-        max_upload_size=browser_upload_cap(limit),
-        key=key,
-        on_change=_on_closing,
-        args=(key,),
-        help="The knowledge fabric as the session closed it, with what it wrote back; read with the sidebar's "
-        "source-type mapping. Without it the session is judged against the CKF in the sidebar.",
-    )
+    with st.container(key=f"{UPLOAD_BOX}-closing"):  # hides the uploader's own "<n>MB per file" line
+        _closing_uploader(key, limit)
     refusal = state.recall(K_CLOSING_REFUSAL)
     got = closing_snapshot()
     if isinstance(refusal, Refusal):
@@ -280,6 +278,19 @@ def _closing_column() -> None:
         st.button(
             "Forget this snapshot", key=K + "forget_closing", on_click=_forget, args=(K_CLOSING, K_CLOSING_REFUSAL)
         )
+
+
+def _closing_uploader(key: str, limit: int) -> None:
+    st.file_uploader(
+        f"The session's closing snapshot (<session>.json), optional (at most {render.limit_text(limit)})",
+        type=["json"],
+        max_upload_size=browser_upload_cap(limit),
+        key=key,
+        on_change=_on_closing,
+        args=(key,),
+        help="The knowledge fabric as the session closed it, with what it wrote back; read with the sidebar's "
+        "source-type mapping. Without it the session is judged against the CKF in the sidebar.",
+    )
 
 
 def upload_section() -> None:

@@ -105,14 +105,15 @@ margin-bottom:0.75rem}
 
 #: sidebar width in pixels: room for the scenario and config editors
 SIDEBAR_WIDTH = 440
-#: the key of the container around the CKF uploader (the browser sees the class ``st-key-<key>``)
+#: the key of the container around the CKF uploader (the browser sees the class ``st-key-<key>``); the
+#: containers of the other uploads that state their own limit take keys starting with it
 UPLOAD_BOX = "crp-ckf-upload"
 
 #: layout rules: the sidebar starts at least SIDEBAR_WIDTH wide while expanded (it can still be dragged
 #: wider or collapsed); the uploader's own "<n>MB per file" line is hidden (the sidebar states the limit)
 _LAYOUT = (
     f'section[data-testid="stSidebar"][data-collapsed="false"]{{min-width:{SIDEBAR_WIDTH}px}}\n'
-    f'.st-key-{UPLOAD_BOX} [data-testid="stFileUploaderDropzoneInstructions"]{{display:none}}\n'
+    f'[class*="st-key-{UPLOAD_BOX}"] [data-testid="stFileUploaderDropzoneInstructions"]{{display:none}}\n'
 )
 
 
