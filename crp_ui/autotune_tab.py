@@ -28,11 +28,12 @@ from crp_core import (
 from . import cache, render, state
 from . import suite_view as sv
 from .progress import Bar
-from .suite_source import K, chosen_suite, ready
+from .suite_source import K, choose_suite, ready, uploaded
 from .tuning_widgets import frame, kept_result
 
 K_TUNE = K + "tune"  # (inputs key, TuneResult)
 K_APPLIED = K + "applied"  # the number of the trial whose values were applied to the sidebar
+K_KEPT = K + "tune_inputs"  # {"objective" | "trials" | "seed": the value last drawn}
 #: most trials one auto-tune run may ask for from the page
 MAX_TRIALS = 200
 
@@ -43,19 +44,15 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
         "Optuna (TPE sampler, fixed seed, a bounded number of trials) searches the TTL of every source "
         "type the CKF uses, the relevance gate, the contradiction similarity and the stale floor, running "
         "the whole suite at each trial. Trial 0 is the sidebar config, so the best is never worse than "
-        "where you start. The suite is the one chosen in the Suite tab."
+        "where you start. The suite is the one of every Tuning tab: chosen or uploaded here or in the Suite tab."
     )
-    got = ready(corpus, chosen_suite(), decisions, dkey)
+    with st.expander("Suite (shared with the Suite tab)", expanded=uploaded() is None):
+        suite = choose_suite("autotune")
+    got = ready(corpus, suite, decisions, dkey)
     if got is None:
         return
     p, config, inputs = got
-    c1, c2, c3 = st.columns([3, 1, 1])
-    names = list(OBJECTIVES)
-    obj = c1.selectbox(
-        "Objective", names, key=K + "objective", format_func=lambda n: f"{n}: {OBJECTIVES[n].description}"
-    )
-    trials = int(c2.number_input("trials", min_value=1, max_value=MAX_TRIALS, value=20, step=1, key=K + "trials"))
-    seed = int(c3.number_input("seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=K + "seed"))
+    obj, trials, seed = _study_inputs()
     try:
         space = default_space(p.corpus, config)
     except ConfigError as exc:
@@ -76,6 +73,45 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
     )
     if res is not None:
         _show_tune(res)
+
+
+def _kept(key: str, value: object) -> None:
+    """Keep a widget's value apart from the widget (Streamlit drops it on a run that does not draw it)."""
+    state.kept_dict(K_KEPT)[key] = value
+
+
+def _study_inputs() -> tuple[str, int, int]:
+    """The objective, the number of trials and the seed; each starts from its value when last drawn."""
+    kept = state.kept_dict(K_KEPT)
+    c1, c2, c3 = st.columns([3, 1, 1])
+    names = list(OBJECTIVES)
+    obj = str(
+        c1.selectbox(
+            "Objective",
+            names,
+            index=names.index(kept["objective"]) if kept.get("objective") in names else 0,
+            key=K + "objective",
+            format_func=lambda n: f"{n}: {OBJECTIVES[n].description}",
+        )
+    )
+    trials = int(
+        c2.number_input(
+            "trials",
+            min_value=1,
+            max_value=MAX_TRIALS,
+            value=int(kept.get("trials", 20)),
+            step=1,
+            key=K + "trials",
+        )
+    )
+    seed = int(
+        c3.number_input(
+            "seed", min_value=0, max_value=2**31 - 1, value=int(kept.get("seed", 0)), step=1, key=K + "seed"
+        )
+    )
+    for key, value in (("objective", obj), ("trials", trials), ("seed", seed)):
+        _kept(key, value)
+    return obj, trials, seed
 
 
 def _run_tune(

@@ -61,7 +61,7 @@ def suite_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> None:
         "contradictory pairs handed to the model, fan-out duplicates, tokens, and the overlap with the "
         "defaults' envelopes. The definitions are in docs/decisions/suites.md."
     )
-    got = ready(corpus, choose_suite(), decisions, dkey)
+    got = ready(corpus, choose_suite("suite"), decisions, dkey)
     if got is None:
         return
     p, config, inputs = got
