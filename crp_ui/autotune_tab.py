@@ -29,11 +29,10 @@ from . import cache, render, state
 from . import suite_view as sv
 from .progress import Bar
 from .suite_source import K, choose_suite, ready, uploaded
-from .tuning_widgets import frame, kept_result
+from .tuning_widgets import frame, keep, kept, kept_result, sticky_index
 
 K_TUNE = K + "tune"  # (inputs key, TuneResult)
 K_APPLIED = K + "applied"  # the number of the trial whose values were applied to the sidebar
-K_KEPT = K + "tune_inputs"  # {"objective" | "trials" | "seed": the value last drawn}
 #: most trials one auto-tune run may ask for from the page
 MAX_TRIALS = 200
 
@@ -75,42 +74,35 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
         _show_tune(res)
 
 
-def _kept(key: str, value: object) -> None:
-    """Keep a widget's value apart from the widget (Streamlit drops it on a run that does not draw it)."""
-    state.kept_dict(K_KEPT)[key] = value
-
-
 def _study_inputs() -> tuple[str, int, int]:
     """The objective, the number of trials and the seed; each starts from its value when last drawn."""
-    kept = state.kept_dict(K_KEPT)
     c1, c2, c3 = st.columns([3, 1, 1])
     names = list(OBJECTIVES)
-    obj = str(
-        c1.selectbox(
-            "Objective",
-            names,
-            index=names.index(kept["objective"]) if kept.get("objective") in names else 0,
-            key=K + "objective",
-            format_func=lambda n: f"{n}: {OBJECTIVES[n].description}",
-        )
+    k_obj, k_trials, k_seed = K + "objective", K + "trials", K + "seed"
+    obj = keep(
+        k_obj,
+        str(
+            c1.selectbox(
+                "Objective",
+                names,
+                index=sticky_index(k_obj, names),
+                key=k_obj,
+                format_func=lambda n: f"{n}: {OBJECTIVES[n].description}",
+            )
+        ),
     )
-    trials = int(
-        c2.number_input(
-            "trials",
-            min_value=1,
-            max_value=MAX_TRIALS,
-            value=int(kept.get("trials", 20)),
-            step=1,
-            key=K + "trials",
-        )
+    trials = keep(
+        k_trials,
+        int(
+            c2.number_input(
+                "trials", min_value=1, max_value=MAX_TRIALS, value=int(kept(k_trials, 20)), step=1, key=k_trials
+            )
+        ),
     )
-    seed = int(
-        c3.number_input(
-            "seed", min_value=0, max_value=2**31 - 1, value=int(kept.get("seed", 0)), step=1, key=K + "seed"
-        )
+    seed = keep(
+        k_seed,
+        int(c3.number_input("seed", min_value=0, max_value=2**31 - 1, value=int(kept(k_seed, 0)), step=1, key=k_seed)),
     )
-    for key, value in (("objective", obj), ("trials", trials), ("seed", seed)):
-        _kept(key, value)
     return obj, trials, seed
 
 

@@ -49,7 +49,12 @@ def _suite_uploader(at: AppTest):
 
 
 def _tab(at: AppTest, label: str) -> None:
-    at.query_params["tab"] = label  # a click on the tab (the tabs are bound to the URL)
+    # a click on the tab: the tabs are bound to the URL, whose parameter the first tab drops
+    if label == "Sweep":
+        at.query_params.pop("tab", None)
+        at.session_state["tab"] = label
+    else:
+        at.query_params["tab"] = label
     at.run()
     _ok(at)
 
@@ -161,3 +166,30 @@ def test_problems_of_many_files_are_grouped_and_capped(ui_env):
     assert "line 2, field `expect.must_include[0]`" in text
     assert "… and 25 more in a\\.json" in text
     assert "x5\\" not in text and "x4\\" in text
+
+
+def test_the_suite_sweeps_inputs_survive_tab_and_page_switches(ui_env):
+    at = _own_suite_page()
+    at.selectbox(key=K + "key").set_value("cdr_min_relevance").run()
+    widget(at, "number_input", f"{K}stop.cdr_min_relevance").set_value(0.7)
+    widget(at, "number_input", f"{K}count").set_value(5)
+    at.run()
+    _ok(at)
+    _tab(at, "Auto-tune")
+    widget(at, "number_input", K + "seed").set_value(9)
+    at.selectbox(key=K + "objective").set_value("no_regression").run()
+    _tab(at, "Sweep")
+    at.selectbox(key="crp.tuning.key").set_value("stale_floor").run()
+    at.switch_page("pages/overview.py")
+    at.run()
+    at.switch_page("pages/tuning.py")
+    at.run()
+    _ok(at)
+    assert at.selectbox(key="crp.tuning.key").value == "stale_floor"
+    _tab(at, "Suite")
+    assert at.selectbox(key=K + "key").value == "cdr_min_relevance"
+    assert widget(at, "number_input", f"{K}stop.cdr_min_relevance").value == pytest.approx(0.7)
+    assert widget(at, "number_input", f"{K}count").value == 5
+    _tab(at, "Auto-tune")
+    assert widget(at, "number_input", K + "seed").value == 9
+    assert at.selectbox(key=K + "objective").value == "no_regression"
