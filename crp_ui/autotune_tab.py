@@ -28,7 +28,7 @@ from crp_core import (
 from . import cache, render, state
 from . import suite_view as sv
 from .progress import Bar
-from .suite_source import K, choose_suite, ready, uploaded
+from .suite_source import UPLOADED, K, choose_suite, ready, source, summary, uploaded
 from .tuning_widgets import frame, keep, kept, kept_result, sticky_index
 
 K_TUNE = K + "tune"  # (inputs key, TuneResult)
@@ -45,7 +45,7 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
         "the whole suite at each trial. Trial 0 is the sidebar config, so the best is never worse than "
         "where you start. The suite is the one of every Tuning tab: chosen or uploaded here or in the Suite tab."
     )
-    with st.expander("Suite (shared with the Suite tab)", expanded=uploaded() is None):
+    with st.expander(f"{summary()} (shared by the Tuning tabs)", expanded=source() == UPLOADED and uploaded() is None):
         suite = choose_suite("autotune")
     got = ready(corpus, suite, decisions, dkey)
     if got is None:

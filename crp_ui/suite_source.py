@@ -100,6 +100,17 @@ def uploaded() -> Suite | None:
     return cast("Suite", got[1]) if got is not None else None
 
 
+def summary() -> str:
+    """One line naming the suite in force (an expander's label): its source and, uploaded, its files."""
+    src = source()
+    if src == BUNDLED:
+        return "Suite: the bundled suite"
+    suite = uploaded()
+    return (
+        "Suite: no scenario files uploaded yet" if suite is None else f"Suite: {len(suite)} uploaded scenario file(s)"
+    )
+
+
 def _source_suite(src: str) -> Suite | None:
     """The bundled suite or the uploaded one (None, with a message, when there is none)."""
     if src != BUNDLED:
