@@ -45,7 +45,9 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
         "the whole suite at each trial. Trial 0 is the sidebar config, so the best is never worse than "
         "where you start. The suite is the one of every Tuning tab: chosen or uploaded here or in the Suite tab."
     )
-    with st.expander(f"{summary()} (shared by the Tuning tabs)", expanded=source() == UPLOADED and uploaded() is None):
+    # open while there is something to do or to read: no upload yet, or the bundled suite over another CKF
+    needs_eye = uploaded() is None if source() == UPLOADED else not state.get_ckf_sample()
+    with st.expander(f"{summary()} (shared by the Tuning tabs)", expanded=needs_eye):
         suite = choose_suite("autotune")
     got = ready(corpus, suite, decisions, dkey)
     if got is None:
