@@ -28,8 +28,8 @@ from crp_core import (
 from . import cache, render, state
 from . import suite_view as sv
 from .progress import Bar
-from .suite_source import K, chosen_suite, ready
-from .tuning_widgets import frame, kept_result
+from .suite_source import UPLOADED, K, choose_suite, ready, source, summary, uploaded
+from .tuning_widgets import frame, keep, kept, kept_result, sticky_index
 
 K_TUNE = K + "tune"  # (inputs key, TuneResult)
 K_APPLIED = K + "applied"  # the number of the trial whose values were applied to the sidebar
@@ -43,19 +43,17 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
         "Optuna (TPE sampler, fixed seed, a bounded number of trials) searches the TTL of every source "
         "type the CKF uses, the relevance gate, the contradiction similarity and the stale floor, running "
         "the whole suite at each trial. Trial 0 is the sidebar config, so the best is never worse than "
-        "where you start. The suite is the one chosen in the Suite tab."
+        "where you start. The suite is the one of every Tuning tab: chosen or uploaded here or in the Suite tab."
     )
-    got = ready(corpus, chosen_suite(), decisions, dkey)
+    # open while there is something to do or to read: no upload yet, or the bundled suite over another CKF
+    needs_eye = uploaded() is None if source() == UPLOADED else not state.get_ckf_sample()
+    with st.expander(f"{summary()} (shared by the Tuning tabs)", expanded=needs_eye):
+        suite = choose_suite("autotune")
+    got = ready(corpus, suite, decisions, dkey)
     if got is None:
         return
     p, config, inputs = got
-    c1, c2, c3 = st.columns([3, 1, 1])
-    names = list(OBJECTIVES)
-    obj = c1.selectbox(
-        "Objective", names, key=K + "objective", format_func=lambda n: f"{n}: {OBJECTIVES[n].description}"
-    )
-    trials = int(c2.number_input("trials", min_value=1, max_value=MAX_TRIALS, value=20, step=1, key=K + "trials"))
-    seed = int(c3.number_input("seed", min_value=0, max_value=2**31 - 1, value=0, step=1, key=K + "seed"))
+    obj, trials, seed = _study_inputs()
     try:
         space = default_space(p.corpus, config)
     except ConfigError as exc:
@@ -76,6 +74,38 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
     )
     if res is not None:
         _show_tune(res)
+
+
+def _study_inputs() -> tuple[str, int, int]:
+    """The objective, the number of trials and the seed; each starts from its value when last drawn."""
+    c1, c2, c3 = st.columns([3, 1, 1])
+    names = list(OBJECTIVES)
+    k_obj, k_trials, k_seed = K + "objective", K + "trials", K + "seed"
+    obj = keep(
+        k_obj,
+        str(
+            c1.selectbox(
+                "Objective",
+                names,
+                index=sticky_index(k_obj, names),
+                key=k_obj,
+                format_func=lambda n: f"{n}: {OBJECTIVES[n].description}",
+            )
+        ),
+    )
+    trials = keep(
+        k_trials,
+        int(
+            c2.number_input(
+                "trials", min_value=1, max_value=MAX_TRIALS, value=int(kept(k_trials, 20)), step=1, key=k_trials
+            )
+        ),
+    )
+    seed = keep(
+        k_seed,
+        int(c3.number_input("seed", min_value=0, max_value=2**31 - 1, value=int(kept(k_seed, 0)), step=1, key=k_seed)),
+    )
+    return obj, trials, seed
 
 
 def _run_tune(

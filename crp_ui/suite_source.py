@@ -2,12 +2,19 @@
 sub-folders included) or uploaded scenario files, the scenarios picked from it, embedded once per
 (corpus, suite, decisions) as a ``crp_core.PreparedSuite``.
 
+The choice is the session's, not a widget's: Streamlit drops a widget's value at the end of a run that
+does not draw it, and the Tuning page draws only the open tab, so the chosen source, the accepted upload
+and the scenarios picked are kept under keys of their own and every tab's picker starts from them. An
+uploaded CKF starts on uploaded scenario files (the bundled labels name the bundled sample's facts); the
+bundled suite chosen over an uploaded CKF is announced before it runs. Problems are listed per file.
+
 It runs at the **suite config**: the sidebar's base config (defaults or a loaded TOML) with the sidebar
 edits; each scenario's own ``config`` table applies on top, as ``crp-inspect check --config`` does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 import streamlit as st
@@ -18,7 +25,9 @@ from crp_core import (
     CRPConfig,
     CRPError,
     DecisionSet,
+    Digest,
     PreparedSuite,
+    Problem,
     Suite,
     ValidationError,
     dump_scenario,
@@ -28,14 +37,20 @@ from crp_core import (
 )
 
 from . import cache, render, state
+from .suite_common import problems_by_file
 from .tuning_widgets import digest
 
 K = "crp.tuning.suite."
-K_UPLOADED = K + "uploaded"  # Suite from uploaded files (or None)
+K_UPLOADED = K + "uploaded"  # (digest of the uploaded files, Suite) of the last accepted upload
+K_REFUSED = K + "upload_refused"  # (digest of the uploaded files, ValidationError) of the last refused upload
 K_PREPARED = K + "prepared"  # (key, PreparedSuite)
-K_SOURCE = K + "source"  # the suite picker's choice
+K_SOURCE = K + "source"  # the chosen source (BUNDLED / UPLOADED), kept apart from the pickers' widgets
+K_PICKED = K + "picked"  # {digest of the suite's names: the scenarios picked}
 BUNDLED = "bundled suite"
 UPLOADED = "uploaded scenario files"
+SOURCES = (BUNDLED, UPLOADED)
+#: problems listed per scenario file, and files listed, in one error box
+PER_FILE, FILES = 10, 20
 
 
 def suite_config() -> CRPConfig:
@@ -65,22 +80,58 @@ def _load_bundled(folder: str, stamp: tuple[tuple[str, int, int], ...]) -> Suite
     return load_suite(folder)
 
 
-def _uploaded() -> Suite | None:
-    return cast("Suite | None", state.recall(K_UPLOADED))
+def show_suite_problems(title: str, problems: Sequence[Problem]) -> None:
+    """One error box: the title, then the problems grouped per scenario file (capped, with counts)."""
+    st.error(f"{render.md_escape(title)}\n\n{problems_by_file(problems, per_file=PER_FILE, files=FILES)}")
 
 
-def _source_suite(source: str) -> Suite | None:
+def source() -> str:
+    """The suite's source: the one chosen on any tab, else the bundled suite for a bundled sample CKF and
+    uploaded scenario files for an uploaded CKF (the bundled labels name the sample's facts)."""
+    got = state.recall(K_SOURCE)
+    if got in SOURCES:
+        return str(got)
+    return BUNDLED if state.get_ckf_sample() else UPLOADED
+
+
+def uploaded() -> Suite | None:
+    """The suite of the last accepted upload (kept for the session, whichever tab it was made on)."""
+    got = state.recall(K_UPLOADED)
+    return cast("Suite", got[1]) if got is not None else None
+
+
+def summary() -> str:
+    """One line naming the suite in force (an expander's label): its source and, uploaded, its files."""
+    src = source()
+    if src == BUNDLED:
+        return "Suite: the bundled suite"
+    suite = uploaded()
+    return (
+        "Suite: no scenario files uploaded yet" if suite is None else f"Suite: {len(suite)} uploaded scenario file(s)"
+    )
+
+
+def _source_suite(src: str) -> Suite | None:
     """The bundled suite or the uploaded one (None, with a message, when there is none)."""
-    if source != BUNDLED:
-        suite = _uploaded()
+    if src != BUNDLED:
+        suite = uploaded()
         if suite is None or not len(suite):
-            st.info("No uploaded suite: upload scenario files in the Suite tab.")
+            st.info(
+                "No suite yet: upload scenario files (JSON / TOML, each with an `expect` table naming facts "
+                "of this CKF; docs/decisions/suites.md gives the format)."
+            )
             return None
         return suite
+    if not state.get_ckf_sample():
+        st.warning(
+            f"The bundled suite is labelled for the bundled sample CKF, not for "
+            f"{render.md_escape(state.get_ckf_label())}: its labels name the sample's facts. Choose "
+            "**uploaded scenario files** to run scenarios labelled for this CKF."
+        )
     try:
         suite = _bundled()
     except ValidationError as exc:
-        render.show_problems(f"The bundled suite was refused: {exc.what}", exc.problems)
+        show_suite_problems(f"The bundled suite was refused: {exc.what}", exc.problems)
         return None
     if suite is None or not len(suite):
         st.info("No bundled scenarios found.")
@@ -88,68 +139,110 @@ def _source_suite(source: str) -> Suite | None:
     return suite
 
 
-def _upload_suite(col: DeltaGenerator) -> Suite | None:
-    """The suite of the uploaded scenario files (kept for the session), None with a message."""
-    ups = col.file_uploader("Scenario files", type=["json", "toml"], accept_multiple_files=True, key=K + "upload")
-    if ups:
-        items = [(u.name, u.getvalue()) for u in ups]
-        try:
-            state.remember(K_UPLOADED, suite_from_files(items))
-        except ValidationError as exc:
-            render.show_problems(f"The uploaded suite was refused: {exc.what}", exc.problems)
-            return None
-    suite = _uploaded()
-    if suite is None:
-        st.info("Upload one or more labelled scenario files (docs/decisions/suites.md gives the format).")
-    return suite
-
-
-def _pick_key(names: list[str]) -> str:
-    return f"{K}pick.{digest(*names)}"
-
-
-def choose_suite() -> Suite | None:
-    """The suite picker: bundled or uploaded, then the scenarios to run. None when there is none."""
-    c1, c2 = st.columns([1, 2])
-    source = c1.radio(
-        "Suite",
-        [BUNDLED, UPLOADED],
-        key=K_SOURCE,
-        help="The bundled suite is every scenario under sample_ckf/scenarios/ (sub-folders "
-        "included), labelled for the bundled sample CKF. Upload your own labelled "
-        "scenarios (JSON / TOML with an `expect` table) for another CKF.",
+def _take_upload(col: DeltaGenerator, where: str) -> bool:
+    """The uploader of tab ``where``: files it holds replace the kept suite once accepted. False when
+    the files it holds were refused (the problems are shown)."""
+    ups = col.file_uploader(
+        "Scenario files", type=["json", "toml"], accept_multiple_files=True, key=f"{K}upload.{where}"
     )
-    suite = _source_suite(source) if source == BUNDLED else _upload_suite(c2)
-    if suite is None:
-        return None
+    if not ups:
+        return True
+    items = [(u.name, u.getvalue()) for u in ups]
+    key = _files_key(items)
+    got = state.recall(K_UPLOADED)
+    if got is not None and got[0] == key:
+        return True
+    refused = state.recall(K_REFUSED)
+    if refused is None or refused[0] != key:
+        try:
+            state.remember(K_UPLOADED, (key, suite_from_files(items)))
+            state.forget(K_REFUSED)
+            return True
+        except ValidationError as exc:
+            refused = (key, exc)
+            state.remember(K_REFUSED, refused)
+    err = cast(ValidationError, refused[1])
+    show_suite_problems(f"The uploaded suite was refused: {err.what}", err.problems)
+    return False
+
+
+def _files_key(items: Sequence[tuple[str, bytes]]) -> str:
+    """A digest of the uploaded files (names and bytes, in order): a file is parsed once per content."""
+    d = Digest()
+    for name, data in items:
+        d.update(name.encode("utf-8", "surrogatepass")).update(b"\x00").update(data).update(b"\x00")
+    return d.hex(24)
+
+
+def _kept_upload_caption(col: DeltaGenerator) -> None:
+    suite = uploaded()
+    if suite is not None:
+        files = [s.path or s.name for s in suite]
+        col.caption(
+            f"Kept for this session: {len(files)} file(s): "
+            + render.md_escape(", ".join(files[:12]) + (" …" if len(files) > 12 else ""))
+            + ". Upload files here to replace them."
+        )
+
+
+def _pick(suite: Suite, where: str) -> Suite | None:
+    """The scenarios to run (all at first; a choice is kept per suite, whichever tab made it)."""
     names = list(suite.names)
+    nkey = digest(*names)
+    picked = state.kept_dict(K_PICKED)
+    default = [n for n in picked.get(nkey, names) if n in names]
     chosen = st.multiselect(
         "Scenarios",
         names,
-        default=names,
-        key=_pick_key(names),
+        default=default,
+        key=f"{K}pick.{where}.{nkey}",
         format_func=render.plain,
         help="Run all of the suite or a selection.",
     )
+    picked[nkey] = list(chosen)
     if not chosen:
         st.info("Pick at least one scenario.")
         return None
     return suite.select(chosen) if len(chosen) != len(names) else suite
 
 
-def chosen_suite() -> Suite | None:
-    """The suite of the Suite tab (its widgets' state), without drawing the picker twice."""
-    suite = _source_suite(str(state.recall(K_SOURCE, BUNDLED)))
+def choose_suite(where: str) -> Suite | None:
+    """The suite picker of tab ``where``: bundled or uploaded, then the scenarios to run. The choice,
+    the uploaded files and the pick are the session's, shared by every tab (Streamlit drops a widget's
+    value on a run that does not draw it: the tabs draw only the open one). None when there is none."""
+    c1, c2 = st.columns([1, 2])
+    wkey = f"{K}source.{where}"
+    current = source()
+    if state.recall(wkey) != current:  # the choice made on another tab, or the default of a new CKF
+        state.remember(wkey, current)
+
+    def chosen() -> None:  # the user's choice: kept until changed, on every tab
+        state.remember(K_SOURCE, state.recall(wkey))
+
+    src = str(
+        c1.radio(
+            "Suite",
+            SOURCES,
+            key=wkey,
+            on_change=chosen,
+            help="The bundled suite is every scenario under sample_ckf/scenarios/ (sub-folders "
+            "included), labelled for the bundled sample CKF. Upload your own labelled "
+            "scenarios (JSON / TOML with an `expect` table) for another CKF.",
+        )
+    )
+    if src == UPLOADED:
+        if not _take_upload(c2, where):
+            return None
+        _kept_upload_caption(c2)
+    suite = _source_suite(src)
     if suite is None:
         return None
-    chosen = state.recall(_pick_key(list(suite.names)))
-    if chosen is not None:
-        chosen = [n for n in chosen if n in suite.names]
-        if not chosen:
-            st.info("No scenario picked: choose at least one in the Suite tab.")
-            return None
-        suite = suite.select(chosen) if len(chosen) != len(suite) else suite
-    st.caption(f"Suite: {len(suite)} scenario(s) · " + render.md_escape(", ".join(suite.names)))
+    suite = _pick(suite, where)
+    if suite is not None:
+        st.caption(
+            f"Suite: {len(suite)} scenario(s) from the {render.md_escape(src)} · "
+            + render.md_escape(", ".join(suite.names))
+        )
     return suite
 
 
@@ -167,7 +260,7 @@ def prepared(
         with st.spinner(f"Embedding {len(suite)} scenario(s)…"):
             p = prepare_suite(corpus, suite, embedder=cache.embedder_for(corpus), decisions=decisions)
     except ValidationError as exc:
-        render.show_problems(f"This suite does not fit the loaded CKF: {exc.what}", exc.problems)
+        show_suite_problems(f"This suite does not fit the loaded CKF: {exc.what}", exc.problems)
         return None
     except CRPError as exc:
         st.error(f"The suite was refused: {render.md_escape(exc)}")

@@ -38,9 +38,11 @@ from .tuning_widgets import (
     diff_view,
     digest,
     frame,
+    keep,
     kept_result,
     pick_point,
     progress_bar,
+    sticky_index,
     sweep_values,
 )
 
@@ -61,7 +63,7 @@ def suite_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> None:
         "contradictory pairs handed to the model, fan-out duplicates, tokens, and the overlap with the "
         "defaults' envelopes. The definitions are in docs/decisions/suites.md."
     )
-    got = ready(corpus, choose_suite(), decisions, dkey)
+    got = ready(corpus, choose_suite("suite"), decisions, dkey)
     if got is None:
         return
     p, config, inputs = got
@@ -231,7 +233,7 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
     st.subheader("Sweep one parameter over the suite")
     keys = [k for k in sweepable_keys() if k != "fanout_width"]
     c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
-    key = c1.selectbox("Parameter", keys, key=K + "key")
+    key = keep(K + "key", c1.selectbox("Parameter", keys, index=sticky_index(K + "key", keys), key=K + "key"))
     try:
         check_key(key)
         current = current_value(p.suite.scenarios[0].scenario, config, key)

@@ -45,6 +45,27 @@ def digest(*parts: str) -> str:
 
 #: session key of the scenario's vectors: (inputs key, ScenarioVectors)
 K_VECTORS = "crp.tuning.vectors"
+#: session key of the widget values kept apart from their widgets: {widget key: value last drawn}
+K_KEPT = "crp.tuning.kept"
+
+
+def kept(key: str, default: Any) -> Any:
+    """The value widget ``key`` had when last drawn, else ``default``: a widget's default. Streamlit drops
+    a widget's value at the end of a run that does not draw it (the Tuning page draws only the open tab,
+    and another page draws none), so a widget that must survive starts from this and calls :func:`keep`."""
+    return state.kept_dict(K_KEPT).get(key, default)
+
+
+def keep(key: str, value: Any) -> Any:
+    """Keep ``value`` as widget ``key``'s value for its next first draw (see :func:`kept`); returns it."""
+    state.kept_dict(K_KEPT)[key] = value
+    return value
+
+
+def sticky_index(key: str, options: Sequence[Any]) -> int:
+    """The index of the option widget ``key`` had when last drawn (0 when none or no longer offered)."""
+    got = kept(key, None)
+    return list(options).index(got) if got in options else 0
 
 
 def scenario_vectors(corpus: Corpus, scenario: Scenario) -> ScenarioVectors:
@@ -144,9 +165,17 @@ def sweep_values(
     integer = is_integer_key(key)
     step = 1.0 if integer or key.startswith("ttl_days.") else 0.01
     fmt = "%d" if integer else ("%.1f" if key.startswith("ttl_days.") else "%.3f")
-    start = cols[0].number_input("from", value=float(lo), step=step, format=fmt, key=f"{prefix}start.{key}")
-    stop = cols[1].number_input("to", value=float(hi), step=step, format=fmt, key=f"{prefix}stop.{key}")
-    n = cols[2].number_input("values", min_value=2, max_value=max_count, value=count, step=1, key=count_key)
+    k_start, k_stop = f"{prefix}start.{key}", f"{prefix}stop.{key}"
+    start = keep(
+        k_start, cols[0].number_input("from", value=kept(k_start, float(lo)), step=step, format=fmt, key=k_start)
+    )
+    stop = keep(k_stop, cols[1].number_input("to", value=kept(k_stop, float(hi)), step=step, format=fmt, key=k_stop))
+    n = keep(
+        count_key,
+        cols[2].number_input(
+            "values", min_value=2, max_value=max_count, value=int(kept(count_key, count)), step=1, key=count_key
+        ),
+    )
     try:
         return linspace_values(key, start, stop, int(n))
     except ConfigError as exc:

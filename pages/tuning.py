@@ -42,9 +42,11 @@ from crp_ui.tuning_widgets import (
     baseline_picker,
     digest,
     inputs_key,
+    keep,
     kept_result,
     pick_point,
     scenario_vectors,
+    sticky_index,
     sweep_values,
 )
 
@@ -61,14 +63,17 @@ TAB_PARAM = "tab"
 def _sweep_key(c1: DeltaGenerator, scenario: Scenario, config: CRPConfig) -> tuple[str, Any] | None:
     """The parameter picked in column ``c1`` and its current value (None, with the reason shown, when
     refused)."""
+    keys = sweepable_keys()
     key = c1.selectbox(
         "Parameter",
-        sweepable_keys(),
+        keys,
+        index=sticky_index(K + "key", keys),
         key=K + "key",
         help="Any configuration key (tables by source type "
         "as ttl_days.<type>), or the scenario's fanout_width. hnsw_m / hnsw_ef_construction "
         "are not offered: each value would rebuild the HNSW index.",
     )
+    keep(K + "key", key)
     try:
         check_key(key)
         current = current_value(scenario, config, key)

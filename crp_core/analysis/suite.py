@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from crp_core.errors import MAX_PROBLEMS, FileProblem, Problem, ScenarioError, SuiteError, ValidationError, capped
@@ -57,6 +57,8 @@ class SuiteScenario:
     name: str
     path: str  # "" for a scenario built in memory
     scenario: Scenario
+    #: the line of a field of the file's text (an uploaded file has no path to read again); None: read ``path``
+    locate: Callable[[tuple[str | int, ...]], int] | None = field(default=None, compare=False, repr=False)
 
     @property
     def expect(self) -> Expectations:
@@ -250,7 +252,7 @@ def _collect(
             )
             continue
         first[name] = file
-        loaded.append(SuiteScenario(name=name, path=file, scenario=scenario))
+        loaded.append(SuiteScenario(name=name, path=file, scenario=scenario, locate=_lazy(locator)))
     if problems:
         raise SuiteError(f"suite {label} refused", problems)
     return Suite(tuple(loaded), label)
@@ -291,7 +293,7 @@ def check_suite(suite: Suite, kb: KnowledgeBase) -> tuple[FileProblem, ...]:
         unknown = [(p, f) for p, f in paths if kb.get(f) is None]
         if not unknown:
             continue
-        locate = _locator(item.path)
+        locate = item.locate or _locator(item.path)
         file = item.path or item.name
         listed = [
             FileProblem(locate(p), format_path(p), f"no fact with id {f!r} in the CKF {kb.source}", f, file=file)
@@ -299,6 +301,21 @@ def check_suite(suite: Suite, kb: KnowledgeBase) -> tuple[FileProblem, ...]:
         ]
         problems.extend(_located(p, file) for p in capped(list(listed), len(unknown)))
     return tuple(problems)
+
+
+def _lazy(factory: Callable[[], Locator]) -> Locator:
+    """A locator built on its first use (most scenarios never need one), a read error giving line 0."""
+    built: list[Locator] = []
+
+    def locate(path: tuple[str | int, ...]) -> int:
+        if not built:
+            try:
+                built.append(factory())
+            except ValidationError:
+                built.append(_no_line)
+        return built[0](path)
+
+    return locate
 
 
 def _no_line(path: tuple[str | int, ...]) -> int:

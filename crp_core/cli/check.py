@@ -1,10 +1,11 @@
 """``crp-inspect check``: the regression gate over a suite (docs/decisions/suites.md §5).
 
 Runs every scenario of ``--suite`` (a folder or scenario files) over the CKF at the configuration
-(defaults < ``--config`` < the scenario's ``config`` < ``--set``), prints the metrics table (or, with
-``--json``, the :func:`crp_core.analysis.reports.suite_metrics_report` object with the gate's verdict), and exits
-1 when a metric breaks a threshold of its scenario's ``expect`` table or is worse than the
-``--baseline`` metrics file, 0 otherwise. ``--write-baseline PATH`` records this run's metrics as a
+(defaults < ``--config`` < the scenario's ``config`` < ``--set``), prints the metrics table and, under
+each broken bound, the fact ids behind it (or, with ``--json``, the
+:func:`crp_core.analysis.reports.suite_metrics_report` object with the gate's verdict), and exits 1
+when a metric breaks a threshold of its scenario's ``expect`` table or is worse than the ``--baseline``
+metrics file, 0 otherwise. ``--write-baseline PATH`` records this run's metrics as a
 baseline (checked writable before the run, written atomically); a recording exits 0 once the file is
 written, the gate's verdict printed but not applied. Bad input (CKF, suite, config, baseline, an
 output path that cannot be written) exits 2 with the problems listed, no traceback.
@@ -153,6 +154,47 @@ def metrics_table(metrics: SuiteMetrics) -> str:
     return "\n".join(lines)
 
 
+#: fact ids listed per broken bound; more are counted
+MAX_IDS = 12
+
+
+def id_list(ids: list[str]) -> str:
+    """Fact ids for one line of text: the first :data:`MAX_IDS`, the rest counted."""
+    shown = ", ".join(visible(i) for i in ids[:MAX_IDS])
+    return shown + (f" and {len(ids) - MAX_IDS} more" if len(ids) > MAX_IDS else "")
+
+
+def failure_facts(metrics: SuiteMetrics, scenario: str, metric: str) -> str:
+    """The fact ids behind a broken bound of ``metric`` in ``scenario`` (``""`` when the metric names
+    none, e.g. tokens): missing must_include facts, leaked must_exclude facts, packed losers with their
+    winner, expired / ageing facts packed, contradictory pairs, fan-out duplicates, undetected pairs, or
+    the facts entering / leaving the reference envelope."""
+    try:
+        sm = metrics.scenario(scenario)
+    except KeyError:
+        return ""
+    if metric == "recall":
+        return f"missing: {id_list(list(sm.missing))}" if sm.missing else ""
+    if metric == "wrong_winners":
+        return "packed loser(s): " + id_list(
+            [f"{w.loser} (winner {w.winner}, {w.winner_state.replace('_', ' ')})" for w in sm.wrong_winners]
+        )
+    if metric == "contradictions":
+        return "pairs packed: " + id_list([f"{c.fact_a} + {c.fact_b}" for c in sm.contradictions])
+    if metric == "duplicates":
+        return "duplicates: " + id_list([" = ".join(d) for d in sm.duplicates])
+    if metric == "conflicts_detected":
+        return "not detected: " + id_list([f"{a} + {b}" for a, b in sm.conflicts_undetected])
+    if metric == "overlap":
+        moved = [f"+{f}" for f in sm.entering] + [f"-{f}" for f in sm.leaving]
+        return f"against the reference envelope: {id_list(moved)}" if moved else ""
+    named = {"leaks": ("leaked", sm.leaks), "expired": ("expired", sm.expired), "ageing": ("ageing", sm.ageing)}
+    if metric in named and named[metric][1]:
+        label, ids = named[metric]
+        return f"{label}: {id_list(list(ids))}"
+    return ""
+
+
 def _print_verdict(inp: SuiteInputs, metrics: SuiteMetrics, verdict: GateResult, recorded_to: str | None) -> None:
     """The readable summary: the metrics table, the gate's notes and verdict, where a baseline went."""
     out = sys.stdout.write
@@ -169,6 +211,9 @@ def _print_verdict(inp: SuiteInputs, metrics: SuiteMetrics, verdict: GateResult,
         out(f"{'NOT GATED' if recorded_to else 'FAIL'}: {len(verdict.failures)} of {verdict.checked} bound(s) broken\n")
         for f in verdict.failures:
             out(f"  - {visible(f.message)}\n")
+            facts = failure_facts(metrics, f.scenario, f.metric)
+            if facts:
+                out(f"      {facts}\n")
     if recorded_to:
         out(f"baseline written to {visible(recorded_to)} (recording: exit 0 whatever the gate says)\n")
 

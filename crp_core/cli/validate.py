@@ -1,7 +1,10 @@
 """``crp-inspect validate``: check a CKF (or a scenario) and summarise it (docs/reference/ckf.md, §1.2).
 
 Exit status 0 when the input loads (a summary is printed), 1 when it is refused (every problem is
-printed, one per line: ``line N, field F: message``).
+printed, one per line: ``line N, field F: message``). A scenario given with a CKF (``PATH`` or
+``--ckf``) has its labels checked against it: every fact id its ``expect`` table names that the CKF
+does not hold is a problem with its line and field (exit 1); without a CKF the summary says the ids
+were not checked.
 """
 
 from __future__ import annotations
@@ -30,7 +33,13 @@ def register(subparsers: Subparsers) -> None:
         "directory with facts.jsonl) and print a summary, or every problem found.",
     )
     p.add_argument("path", nargs="?", help="CKF file or directory")
-    p.add_argument("--scenario", metavar="PATH", help="validate a scenario file (.json or .toml)")
+    p.add_argument("--ckf", metavar="PATH", default=None, help="the CKF (the same as PATH; give one of them)")
+    p.add_argument(
+        "--scenario",
+        metavar="PATH",
+        help="validate a scenario file (.json or .toml); with a CKF, the fact ids of its expect table are "
+        "checked against it",
+    )
     p.add_argument("--lenient", action="store_true", help="skip bad facts instead of refusing the file")
     p.add_argument(
         "--max-bytes",
@@ -62,15 +71,21 @@ def _refused(what: str, path: str, exc: ValidationError, as_json: bool) -> dict[
     return {"ok": False, "path": path, "problems": [_problem_json(p) for p in exc.problems]}
 
 
-def _handle(args: argparse.Namespace) -> int:
+def _handle(args: argparse.Namespace) -> int:  # noqa: C901  one branch per input and output form
+    if args.ckf is not None:
+        if args.path is not None and args.path != args.ckf:
+            print("crp-inspect validate: give the CKF once (PATH or --ckf)", file=sys.stderr)
+            return 2
+        args.path = args.ckf
     if args.path is None and args.scenario is None:
-        print("crp-inspect validate: give a CKF PATH and/or --scenario PATH", file=sys.stderr)
+        print("crp-inspect validate: give a CKF PATH (or --ckf PATH) and/or --scenario PATH", file=sys.stderr)
         return 2
     if args.max_bytes is not None and args.max_bytes < 1:
         print("crp-inspect validate: --max-bytes must be >= 1", file=sys.stderr)
         return 2
     status = 0
     out: dict[str, Any] = {}
+    kb: KnowledgeBase | None = None
     if args.path is not None:
         source_map = input_source_map(args)  # a bad mapping file is refused on its own, naming its key
         try:
@@ -90,11 +105,48 @@ def _handle(args: argparse.Namespace) -> int:
             out["scenario"] = _refused("scenario", args.scenario, exc, args.json)
         else:
             out["scenario"] = _scenario_summary(sc, args.scenario)
+            labels = _labels(sc, args.scenario, kb, args.path)
+            out["scenario"]["labels"] = labels
+            if labels["unknown"]:
+                status = 1
+                out["scenario"]["ok"] = False
             if not args.json:
                 _print_scenario(out["scenario"])
+                _print_labels(labels)
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2, sort_keys=True))
     return status
+
+
+def _labels(sc: Scenario, path: str, kb: KnowledgeBase | None, ckf_path: str | None) -> dict[str, Any]:
+    """The fact ids of the scenario's ``expect`` table checked against ``kb`` (None: not checked, with
+    the reason: no CKF given, or the CKF was refused)."""
+    from crp_core.analysis.suite import Suite, SuiteScenario, check_suite
+
+    ids = sorted(sc.expect.fact_ids()) if sc.expect is not None else []
+    unknown: list[dict[str, Any]] = []
+    if kb is not None and ids:
+        unknown = [_problem_json(p) for p in check_suite(Suite((SuiteScenario(sc.name or path, path, sc),)), kb)]
+    if kb is not None:
+        checked = f"checked against {kb.source}"
+    elif ckf_path is not None:
+        checked = "not checked: the CKF was refused"
+    else:
+        checked = "not checked: give --ckf PATH to check them against a CKF"
+    return {"fact_ids": len(ids), "checked": kb is not None, "note": checked, "unknown": unknown}
+
+
+def _print_labels(labels: dict[str, Any]) -> None:
+    n = labels["fact_ids"]
+    if not n:
+        print("  labels: no fact ids (no expect table, or one without ids)")
+        return
+    if not labels["unknown"]:
+        print(f"  labels: {n} fact id(s), {labels['note']}" + (": all found" if labels["checked"] else ""))
+        return
+    print(f"  labels: {n} fact id(s), {labels['note']}: {len(labels['unknown'])} unknown")
+    for p in labels["unknown"]:
+        print("    " + _problem_line(Problem(**p)))
 
 
 def _kb_summary(kb: KnowledgeBase, path: str) -> dict[str, Any]:
@@ -162,7 +214,8 @@ def _scenario_summary(sc: Scenario, path: str) -> dict[str, Any]:
 
 
 def _print_scenario(s: dict[str, Any]) -> None:
-    print(f"scenario {s['path']}: OK{' (' + s['name'] + ')' if s['name'] else ''}")
+    verdict = "OK" if s["ok"] else "refused, its labels name facts the CKF does not hold"
+    print(f"scenario {s['path']}: {verdict}{' (' + s['name'] + ')' if s['name'] else ''}")
     print(f"  query: {s['query'][:120]!r}")
     print(f"  now: {s['now'] or 'wall clock'}")
     print(f"  sub-queries: {s['sub_queries']} ({s['addressed']} addressed, {s['residual']} residual)")

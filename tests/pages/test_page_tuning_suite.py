@@ -137,17 +137,17 @@ def test_autotune_shows_the_study_and_applies_the_best(ui_env):
 def test_a_refused_suite_upload_names_file_line_and_field(ui_env):
     _label_suite(ui_env)
     at = run_page("tuning", params={"tab": "Suite"})
-    at.radio(key=K + "source").set_value("uploaded scenario files").run()
-    assert any("Upload one or more" in i.value for i in at.info)
-    # AppTest cannot feed a file uploader: the loader behind it is the one the page calls
-    from crp_core.analysis.suite import suite_from_files
-    from crp_core.errors import SuiteError
-
+    at.radio(key=K + "source.suite").set_value("uploaded scenario files").run()
+    assert any("No suite yet: upload scenario files" in i.value for i in at.info)
     bad = b'{\n "name": "x",\n "query": "q",\n "expect": {"must_include": "k8s-0001"}\n}\n'
-    with pytest.raises(SuiteError) as err:
-        suite_from_files([("bad.json", bad)])
-    p = err.value.problems[0]
-    assert p.file == "bad.json" and p.line == 4 and p.field.startswith("expect.must_include")
+    (up,) = [u for u in at.main.get("file_uploader") if str(u.proto.label).startswith("Scenario files")]
+    up.set_value([("bad.json", bad, "application/json")])
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    (err,) = at.error
+    assert "The uploaded suite was refused" in err.value
+    assert "**bad\\.json**: 1 problem(s)" in err.value
+    assert "- line 4, field `expect.must_include`" in err.value, err.value
 
 
 def test_single_sweep_range_is_kept_when_the_scenario_changes(ui_env):

@@ -121,6 +121,20 @@ def test_unknown_ids_are_reported_against_the_ckf(tmp_path):
         prepare_suite(c, suite)
 
 
+def test_unknown_ids_of_uploaded_files_name_their_line(tmp_path):
+    """Uploaded files have no path to read again: the lines come from the bytes given."""
+    from crp_core.analysis.suite import suite_from_files
+
+    docs = scenario_docs()
+    docs["s2"]["expect"] = {"must_exclude": ["B", "NOPE"]}
+    data = json.dumps(docs["s2"], indent=1).encode()
+    suite = suite_from_files([("s2.json", data)])
+    (p,) = check_suite(suite, corpus().kb)
+    expected = data.decode()[: data.decode().index('"NOPE"')].count("\n") + 1
+    assert (p.file, p.line, p.field, p.fact_id) == ("s2.json", expected, "expect.must_exclude[1]", "NOPE")
+    assert expected > 1
+
+
 def test_expect_round_trips_through_json_and_toml():
     s = scenario_from_dict(scenario_docs()["s1"])
     assert s.expect.conflicts[2] == ExpectedConflict("H1", "H2", None)

@@ -135,3 +135,75 @@ def test_toml_nested_1000_deep_is_refused_by_every_command_that_reads_toml(capsy
         text = out + err
         assert rc == want and "Traceback" not in text, (what, text[-500:])
         assert str(deep) in text and "nested too deeply" in text and "line 2" in text, (what, text[-500:])
+
+
+# ---- a scenario's labels against a CKF -------------------------------------------------------------
+def _own(tmp_path):
+    from tests.support.own_suite import own_scenarios, write_own_data
+
+    ckf, _ = write_own_data(tmp_path)
+    doc = own_scenarios()["retention.json"]
+    doc["expect"] = {"must_include": ["gov-0000", "gov-0099"], "must_exclude": ["k8s-0001"]}
+    doc["expect"]["conflicts"] = [{"fact_a": "gov-0003", "fact_b": "gov-0098", "winner": "gov-0003"}]
+    bad = tmp_path / "bad.json"
+    text = json.dumps(doc, indent=1)
+    bad.write_text(text, encoding="utf-8")
+    return str(ckf), str(bad), text
+
+
+def q(fid: str) -> str:
+    return f'"{fid}"'
+
+
+def _line(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+@pytest.mark.parametrize("form", ["--ckf", "positional"])
+def test_scenario_labels_are_checked_against_the_ckf(capsys, tmp_path, form):
+    ckf, bad, text = _own(tmp_path)
+    argv = ["validate", "--scenario", bad] + (["--ckf", ckf] if form == "--ckf" else [ckf])
+    rc, out, _ = run(capsys, *argv)
+    assert rc == 1
+    lines = out.splitlines()
+    assert f"scenario {bad}: refused, its labels name facts the CKF does not hold (retention)" in lines
+    tail = lines[lines.index(f"  labels: 5 fact id(s), checked against {ckf}: 3 unknown") :]
+    assert tail == [
+        f"  labels: 5 fact id(s), checked against {ckf}: 3 unknown",
+        f"    line {_line(text, q('gov-0099'))}, field expect.must_include[1] (fact 'gov-0099'): "
+        f"no fact with id 'gov-0099' in the CKF {ckf}",
+        f"    line {_line(text, q('k8s-0001'))}, field expect.must_exclude[0] (fact 'k8s-0001'): "
+        f"no fact with id 'k8s-0001' in the CKF {ckf}",
+        f"    line {_line(text, q('gov-0098'))}, field expect.conflicts[0].fact_b (fact 'gov-0098'): "
+        f"no fact with id 'gov-0098' in the CKF {ckf}",
+    ]
+
+
+def test_scenario_labels_json_and_a_clean_scenario(capsys, tmp_path):
+    ckf, bad, text = _own(tmp_path)
+    rc, out, _ = run(capsys, "validate", "--scenario", bad, "--ckf", ckf, "--json")
+    rep = json.loads(out)["scenario"]
+    assert rc == 1 and rep["ok"] is False
+    assert rep["labels"]["fact_ids"] == 5 and rep["labels"]["checked"] is True
+    assert [(p["field"], p["fact_id"]) for p in rep["labels"]["unknown"]] == [
+        ("expect.must_include[1]", "gov-0099"),
+        ("expect.must_exclude[0]", "k8s-0001"),
+        ("expect.conflicts[0].fact_b", "gov-0098"),
+    ]
+    good = tmp_path / "scenarios" / "retention.json"
+    rc, out, _ = run(capsys, "validate", "--scenario", str(good), "--ckf", ckf)
+    assert rc == 0
+    assert f"  labels: 3 fact id(s), checked against {ckf}: all found" in out.splitlines()
+
+
+def test_scenario_labels_without_a_ckf_say_they_were_not_checked(capsys, tmp_path):
+    _, bad, _ = _own(tmp_path)
+    rc, out, _ = run(capsys, "validate", "--scenario", bad)
+    assert rc == 0
+    assert "  labels: 5 fact id(s), not checked: give --ckf PATH to check them against a CKF" in out.splitlines()
+
+
+def test_the_ckf_is_given_once(capsys, tmp_path):
+    ckf, bad, _ = _own(tmp_path)
+    rc, _, err = run(capsys, "validate", ckf, "--ckf", str(tmp_path / "other.jsonl"), "--scenario", bad)
+    assert rc == 2 and "give the CKF once (PATH or --ckf)" in err
