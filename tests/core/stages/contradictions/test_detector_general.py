@@ -1,0 +1,49 @@
+"""The detector's rules for classes seen across domains (docs/decisions/detector.md): one hand-written
+case per rule with the near miss it must not flag. None of these sentences comes from a labelled corpus."""
+
+from __future__ import annotations
+
+import pytest
+
+from crp_core.stages.contradictions.clauses import tokenize
+from crp_core.stages.contradictions.lexicon import DATE, NUMBER
+from crp_core.stages.contradictions.values import (
+    DATE_SHIFTED,
+    NUMBER_CHANGED,
+    values_conflict,
+)
+
+
+def patterns(a: str, b: str) -> tuple[str, ...] | None:
+    vc = values_conflict(a, b)
+    back = values_conflict(b, a)
+    assert (vc is None) == (back is None)  # symmetric
+    return vc.patterns if vc else None
+
+
+# ---- years before 1900 after a word that introduces a date --------------------------------------------
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("The abbey was founded in 1132.", DATE),
+        ("The guild has met since 1571.", DATE),
+        ("The charter was signed on 3 June 1688.", DATE),
+        ("The legacy service listens on port 1433.", NUMBER),
+        ("The batch holds 1200 records.", NUMBER),
+    ],
+)
+def test_old_year_needs_a_date_word(text: str, kind: str) -> None:
+    four_digits = [t for t in tokenize(text) if any(c.isdigit() for c in t.text) and len(t.text) >= 4]
+    assert four_digits[-1].kind == kind
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ("The abbey was founded in 1132.", "The abbey was founded in 1138.", (DATE_SHIFTED,)),
+        ("The lighthouse was first lit in 1791.", "In 1791 the lighthouse was first lit.", None),
+        ("The batch holds 1200 records.", "The batch holds 1300 records.", (NUMBER_CHANGED,)),
+    ],
+)
+def test_old_year_pairs(a: str, b: str, expected: tuple[str, ...] | None) -> None:
+    assert patterns(a, b) == expected
