@@ -13,9 +13,8 @@ from crp_core.stages.contradictions.lexicon import (
     BOUNDS_AFTER,
     DATE,
     NUMBER,
-    YEAR_MAX,
     OLD_YEAR_MIN,
-    YEAR_MIN,
+    YEAR_MAX,
 )
 from crp_core.stages.contradictions.tokens import (
     NUM_RE,
