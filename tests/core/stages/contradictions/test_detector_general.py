@@ -47,3 +47,33 @@ def test_old_year_needs_a_date_word(text: str, kind: str) -> None:
 )
 def test_old_year_pairs(a: str, b: str, expected: tuple[str, ...] | None) -> None:
     assert patterns(a, b) == expected
+
+
+# ---- a duration written in two units is one quantity --------------------------------------------------
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("The ferry crossing takes 1 hour 40 minutes.", (6000.0, 6000.0)),
+        ("Claims are settled within two weeks and three days.", (1468800.0, 1468800.0)),
+        ("The lease notice is one month and ten days.", (3283200.0, 3542400.0)),
+    ],
+)
+def test_compound_duration_is_one_quantity(text: str, seconds: tuple[float, float]) -> None:
+    qs = [t.qty for t in tokenize(text) if t.qty is not None]
+    assert len(qs) == 1 and qs[0].readings == (seconds,)
+
+
+def test_two_durations_of_one_unit_stay_two() -> None:
+    assert len([t for t in tokenize("Rest 20 minutes, 10 minutes more on hot days.") if t.qty is not None]) == 2
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ("The ferry crossing takes 1 hour 40 minutes.", "The ferry crossing takes 100 minutes.", None),
+        ("The ferry crossing takes 1 hour 40 minutes.", "The ferry crossing takes 110 minutes.", (NUMBER_CHANGED,)),
+        ("Claims are settled within two weeks and three days.", "Claims are settled within 17 days.", None),
+    ],
+)
+def test_compound_duration_pairs(a: str, b: str, expected: tuple[str, ...] | None) -> None:
+    assert patterns(a, b) == expected
