@@ -299,7 +299,7 @@ class Doc(NamedTuple):
     negated: bool  # any negation cue
 
 
-_BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
+BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
 
 
 def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
@@ -326,7 +326,7 @@ def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
     q = toks[nxt].qty if nxt < b else None
     if q is not None and q.dim == "" and q.bound == 0 and nxt + 1 < b and toks[nxt + 1].kind in (WORD, POLAR, NEG):
         version, nxt = " " + toks[nxt].text, nxt + 1  # "pip 24.0 requires ...": which release is the subject
-    if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in _BE_FORMS | {"and", "or"}:
+    if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in BE_FORMS | {"and", "or"}:
         return ""  # "Harbor and Skyline": a list of names, no owner
     return toks[k].key + version
 

@@ -9,6 +9,7 @@ from crp_core.stages.contradictions.clauses import tokenize
 from crp_core.stages.contradictions.lexicon import DATE, NUMBER
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
+    ENTITY_SUBSTITUTED,
     NUMBER_CHANGED,
     values_conflict,
 )
@@ -76,4 +77,49 @@ def test_two_durations_of_one_unit_stay_two() -> None:
     ],
 )
 def test_compound_duration_pairs(a: str, b: str, expected: tuple[str, ...] | None) -> None:
+    assert patterns(a, b) == expected
+
+
+# ---- a changed subject: which thing, not a changed value -------------------------------------------------
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        # a designator before an auxiliary or a passive: two things share (or not) one property
+        (
+            "Tenants of Block 2 may keep a bicycle on the balcony.",
+            "Tenants of Block 6 may keep a bicycle on the balcony.",
+            None,
+        ),
+        (
+            "Parcels for Zone 3 are sorted at the north depot.",
+            "Parcels for Zone 8 are sorted at the north depot.",
+            None,
+        ),
+        ("Pupils in Form 5 may bring phones.", "Pupils in Form 2 may not bring phones.", None),
+        # a name or designator that opens the sentence, and another value that differs after it
+        ("Canoes on Lake Orta must be back by 18:00.", "Canoes on Lake Maggiore must be back by 19:00.", None),
+        ("Bay 4 reopens in March 2027.", "Bay 9 reopens in May 2027.", None),
+        (
+            "In Portugal, the fee is paid at the Loja do Cidadao.",
+            "In Spain, the fee is paid at the Agencia Tributaria.",
+            None,
+        ),
+        # the same subject: the value changed
+        (
+            "Parcels for Zone 3 are sorted at the north depot.",
+            "Parcels for Zone 3 are sorted at the south depot.",
+            (ENTITY_SUBSTITUTED,),
+        ),
+        ("Bay 4 reopens in March 2027.", "Bay 4 reopens in May 2027.", (DATE_SHIFTED,)),
+        ("The archive of Hall 2 holds 4000 maps.", "The archive of Hall 2 holds 5000 maps.", (NUMBER_CHANGED,)),
+        # after the verb a name is the value; "only" makes the subject the asserted value
+        ("The spare key is kept in Locker 12.", "The spare key is kept in Locker 15.", (NUMBER_CHANGED,)),
+        (
+            "Only parcels for Zone 3 are sorted at the north depot.",
+            "Only parcels for Zone 5 are sorted at the north depot.",
+            (NUMBER_CHANGED,),
+        ),
+    ],
+)
+def test_changed_subject(a: str, b: str, expected: tuple[str, ...] | None) -> None:
     assert patterns(a, b) == expected
