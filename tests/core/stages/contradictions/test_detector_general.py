@@ -123,3 +123,23 @@ def test_compound_duration_pairs(a: str, b: str, expected: tuple[str, ...] | Non
 )
 def test_changed_subject(a: str, b: str, expected: tuple[str, ...] | None) -> None:
     assert patterns(a, b) == expected
+
+
+# ---- a passive after a modal is the predicate ------------------------------------------------------------
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        (
+            "A lost passport must be reported to the consulate within 24 hours.",
+            "Within 48 hours, a lost passport has to be notified to the consulate.",
+            (NUMBER_CHANGED,),
+        ),
+        (
+            "A lost passport must be reported to the consulate within 24 hours.",
+            "Within a day, a lost passport has to be notified to the consulate.",
+            None,
+        ),
+    ],
+)
+def test_passive_after_modal_is_predicate(a: str, b: str, expected: tuple[str, ...] | None) -> None:
+    assert patterns(a, b) == expected
