@@ -143,3 +143,25 @@ def test_changed_subject(a: str, b: str, expected: tuple[str, ...] | None) -> No
 )
 def test_passive_after_modal_is_predicate(a: str, b: str, expected: tuple[str, ...] | None) -> None:
     assert patterns(a, b) == expected
+
+
+# ---- a lone capital letter inside a sentence is a symbol or designator -----------------------------------
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        (
+            "Iron's symbol is Fe and tin's is Sn.",
+            "Iron's symbol is Sn and tin's is Fe.",
+            (ENTITY_SUBSTITUTED,),
+        ),
+        (
+            "The vitamin made in the skin is vitamin D.",
+            "The vitamin made in the skin is vitamin K.",
+            (ENTITY_SUBSTITUTED,),
+        ),
+        ("Hydrogen's symbol is H and oxygen's is O.", "Oxygen's symbol is O and hydrogen's is H.", None),
+        ("A fire door needs a closer.", "A fire door needs a closer and a seal.", None),
+    ],
+)
+def test_single_capital_letter_is_a_name(a: str, b: str, expected: tuple[str, ...] | None) -> None:
+    assert patterns(a, b) == expected
