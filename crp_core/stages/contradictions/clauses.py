@@ -9,7 +9,7 @@ from typing import NamedTuple
 from crp_core.stages.contradictions.lexer import Lexer
 from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
 from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
-from crp_core.stages.contradictions.tokens import Token, word_key
+from crp_core.stages.contradictions.tokens import Quantity, Token, word_key
 
 
 def _merge_names(toks: list[Token], text: str) -> list[Token]:
@@ -202,12 +202,49 @@ def _noun_coordination(toks: list[Token]) -> list[Token]:
     return out
 
 
+#: what may stand between the parts of one duration ("2 hours 15 minutes", "one month and seven days")
+_DURATION_JOINS = frozenset([" ", " and ", ", "])
+
+
+def _one_duration(p: Token, t: Token, text: str) -> bool:
+    """Are two time quantities the parts of one duration: adjacent (or joined by "and"), the second
+    shorter than one unit of the first ("2 hours 15 minutes"; "30 minutes, 15 minutes" is two)?"""
+    q, r = p.qty, t.qty
+    if q is None or r is None or q.dim != "time" or r.dim != "time" or q.base * q.scale <= 0:
+        return False
+    if text[p.end : t.start] not in _DURATION_JOINS or r.bound != 0 and q.bound != 0:
+        return False
+    one_unit = q.readings[0][0] / (q.base * q.scale)
+    return r.readings[-1][1] < one_unit
+
+
+def _compound_durations(toks: list[Token], text: str) -> list[Token]:
+    """A duration written in two units is one quantity, its parts summed: "2 hours 15 minutes" is
+    "135 minutes", "one month and seven days" is 35-38 days."""
+    out: list[Token] = []
+    for t in toks:
+        if t.kind == NUMBER and len(out) > 1 and out[-1].text.lower() == "and" and out[-2].kind == NUMBER:
+            if _one_duration(out[-2], t, text):
+                out.pop()  # "one month and seven days": the "and" joins the parts
+        p = out[-1] if out else None
+        if p is not None and p.kind == NUMBER and t.kind == NUMBER and _one_duration(p, t, text):
+            q, r = p.qty, t.qty
+            assert q is not None and r is not None
+            lo, hi = q.readings[0][0] + r.readings[0][0], q.readings[-1][1] + r.readings[-1][1]
+            bound, bstart = (q.bound, q.bound_start) if q.bound else (r.bound, r.bound_start)
+            merged = Quantity("time", "compound", lo, 1.0, "", ((lo, hi),), -1, bound, bstart)
+            out[-1] = Token(text[p.start : t.end], p.start, t.end, NUMBER, "#q", qty=merged)
+            continue
+        out.append(t)
+    return out
+
+
 @lru_cache(maxsize=65536)
 def tokenize(text: str) -> tuple[Token, ...]:
     """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
     units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
-    toks = Lexer(text).run()
+    toks = _compound_durations(Lexer(text).run(), text)
     return tuple(
         _merge_names(
             _attributive_polarity(_absorb_comparative_negation(_weekday_scope(_noun_coordination(_demote_weak(toks))))),
@@ -262,7 +299,7 @@ class Doc(NamedTuple):
     negated: bool  # any negation cue
 
 
-_BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
+BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
 
 
 def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
@@ -289,7 +326,7 @@ def _owner(toks: tuple[Token, ...], a: int, b: int) -> str:
     q = toks[nxt].qty if nxt < b else None
     if q is not None and q.dim == "" and q.bound == 0 and nxt + 1 < b and toks[nxt + 1].kind in (WORD, POLAR, NEG):
         version, nxt = " " + toks[nxt].text, nxt + 1  # "pip 24.0 requires ...": which release is the subject
-    if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in _BE_FORMS | {"and", "or"}:
+    if nxt >= b or toks[nxt].kind in (BREAK, NUMBER, DATE, ENTITY) or toks[nxt].key in BE_FORMS | {"and", "or"}:
         return ""  # "Harbor and Skyline": a list of names, no owner
     return toks[k].key + version
 

@@ -13,8 +13,8 @@ from crp_core.stages.contradictions.lexicon import (
     BOUNDS_AFTER,
     DATE,
     NUMBER,
+    OLD_YEAR_MIN,
     YEAR_MAX,
-    YEAR_MIN,
 )
 from crp_core.stages.contradictions.tokens import (
     NUM_RE,
@@ -184,7 +184,7 @@ class LexerBase:
             k < n
             and raw[k].group == "num"
             and re.fullmatch(r"\d{4}", raw[k].text)
-            and YEAR_MIN <= int(raw[k].text) <= YEAR_MAX
+            and OLD_YEAR_MIN <= int(raw[k].text) <= YEAR_MAX
             and len(self.text[end : raw[k].start].strip(" ,")) == 0
         ):
             year, end = int(raw[k].text), raw[k].end

@@ -307,8 +307,8 @@ class Lexer(NumberLexer):
         sub = entity_sub(s_case, low, sent_start, poss)
         if not sub and self.code_span(r.start, r.end):
             sub = "ident"  # `main`, `npm ci`: a name written as code
-        elif not sub and len(s) == 1 and s.isupper() and s not in "AI" and i > 0 and raw[i - 1].text[:1].isupper():
-            sub = "name"  # "Bay D", "Gate K": a one-letter designator ends the name before it
+        elif not sub and len(s) == 1 and s.isupper() and s not in "AI" and i > 0 and not sent_start:
+            sub = "name"  # "Bay D", "the G clef", "symbol K": a one-letter designator or symbol
         if sub:
             key = entity_key(low, sub)
             out.append(

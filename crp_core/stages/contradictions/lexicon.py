@@ -20,6 +20,10 @@ PATTERNS: tuple[str, ...] = (DATE_SHIFTED, ENTITY_SUBSTITUTED, MAGNITUDE_ALTERED
 
 #: a bare 4-digit integer in this range is a year (docs/reference/pipeline.md §4); etcd's 2379 is a number
 YEAR_MIN, YEAR_MAX = 1900, 2099
+#: an older 4-digit number (from this year up) is a year only after a word that introduces a date ("in 1066",
+#: "since 1789", "14 July 1789"): "in 1500 ms" has a unit, "port 1433" no such word
+OLD_YEAR_MIN = 1000
+YEAR_BEFORE = frozenset(["in", "since", "until", "till", "by", "from", "before", "after", "circa", "c.", "year"])
 #: two clauses state the same attribute when their contexts overlap at least this much (Jaccard)
 ALIGN_MIN = 0.5
 #: pairing two texts compares clauses, values of one class and polarity words pairwise, so each side is

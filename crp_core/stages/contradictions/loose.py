@@ -51,6 +51,10 @@ DERIVATION_MIN = 4
 DERIVATION_MAX = 32
 
 
+#: forms of *be* between a modal (or an infinitive's "to") and its verb: a passive predicate
+_INFINITIVE_BE = frozenset(["be", "been", "being", "have"])
+
+
 class Sentence(NamedTuple):
     """What the loose alignment reads of one sentence."""
 
@@ -84,8 +88,8 @@ def _is_predicate(toks: tuple[Token, ...], k: int, first: int) -> bool:
     if t.text.lower() in LIGHT_WORDS or t.key in LIGHT_WORDS:
         return True
     j = k - 1
-    while j >= first and toks[j].kind == NEG:
-        j -= 1
+    while j >= first and (toks[j].kind == NEG or (toks[j].kind == FUNC and toks[j].key in _INFINITIVE_BE)):
+        j -= 1  # "may not receive", "must be brought", "has to be taken": the verb after a modal
     if j < first or toks[j].kind != FUNC:
         return False
     if toks[j].key == "to":  # an infinitive only after a word that takes one ("unable to renew"), not "to members"

@@ -21,12 +21,14 @@ from crp_core.stages.contradictions.lexicon import (
     MULT_WORDS,
     NUMBER_MULT,
     NUMBER_WORDS,
+    OLD_YEAR_MIN,
     RATE_MARKERS,
     SCALE_SUFFIX,
     SCALE_WORDS,
     TIMES_WORDS,
     UNITS,
     WORD,
+    YEAR_BEFORE,
     YEAR_MAX,
     YEAR_MIN,
     Unit,
@@ -154,7 +156,14 @@ class NumberLexer(LexerBase):
                 ),
             )
             return j + 1
-        if scale == 1.0 and re.fullmatch(r"\d{4}", exact) and YEAR_MIN <= base <= YEAR_MAX and bound == 0:
+        if (
+            scale == 1.0
+            and re.fullmatch(r"\d{4}", exact)
+            and bound == 0
+            and (
+                YEAR_MIN <= base <= YEAR_MAX or (OLD_YEAR_MIN <= base < YEAR_MIN and self.low(first - 1) in YEAR_BEFORE)
+            )
+        ):
             self.out.append(
                 Token(
                     self.text[start:end],

@@ -27,11 +27,13 @@ The lexicons are data files under ``crp_core/data/lexicon/``, read once at impor
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 from crp_core.records import ValueConflict, ValueDiff
-from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
+from crp_core.stages.contradictions.clauses import BE_FORMS, Clause, Doc, analyse, tokenize
 from crp_core.stages.contradictions.lexicon import (
     ALIGN_MIN,
+    BREAK,
     DATE,
     DATE_SHIFTED,
     ENTITY,
@@ -643,6 +645,106 @@ def _phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
             )
 
 
+#: an auxiliary that ends a sentence's subject ("Year 7 pupils may ...", "ballots from Ward 2 are counted")
+_AUXILIARIES = frozenset(["must", "may", "can", "could", "should", "shall", "will", "would", "might"])
+
+
+def _designator(toks: tuple[Token, ...], k: int, first: int) -> bool:
+    """A plain number right after a capitalised word names a thing ("Ward 2", "District 9", "Year 7"),
+    it is no amount of anything."""
+    t = toks[k]
+    if t.kind != NUMBER or t.qty is None or t.qty.dim != "" or t.qty.bound != 0 or k <= first:
+        return False
+    p = toks[k - 1]
+    return p.kind in (WORD, ENTITY) and p.text[:1].isupper() and p.end < t.start
+
+
+def _unstated(d: Doc, k: int, other: Doc) -> bool:
+    """Is the value at token ``k`` missing from the other text?"""
+    t = d.tokens[k]
+    if t.kind == ENTITY:
+        return not _present(t.key, other)
+    return not any(_stated_by(t, other.tokens[v.tok]) for v in other.values[:PAIR_MAX_VALUES])
+
+
+class _Subject(NamedTuple):
+    changed: bool  # the sentence opens with a name or designator the other text lacks
+    before_aux: bool  # ... standing before an auxiliary or a passive ("are counted")
+    more: bool  # another value after it that the other text lacks
+
+
+def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
+    """What the subject test reads of one sentence: its first value when that is a name or a designator."""
+    toks = d.tokens
+    lead = -1
+    cut = False
+    for k in range(first, last):
+        t = toks[k]
+        if t.kind == FUNC and t.key == "only":
+            return _Subject(False, False, False)  # "only Gold members ...": the subject is the asserted value
+        if lead < 0 and (t.key in _AUXILIARIES or t.key in BE_FORMS):
+            return _Subject(False, False, False)  # past the verb: "the database is postgres 15" names the value
+        if t.kind in (NUMBER, DATE, ENTITY):
+            if lead < 0:
+                if t.kind == ENTITY and k + 1 < last and _designator(toks, k + 1, first):
+                    continue  # "Ward 2": the number is the designator
+                if not _unstated(d, k, other):
+                    continue  # the same name on both sides ("Absentee ballots ...", "Redis ...")
+                if not (t.kind == ENTITY or _designator(toks, k, first)):
+                    return _Subject(False, False, False)
+                lead = k
+            elif _unstated(d, k, other):
+                return _Subject(True, False, True)
+        elif lead >= 0 and t.kind == BREAK:
+            cut = True  # "According to X, keys must ...": a name in another clause is no subject of the verb
+        elif lead >= 0 and (
+            t.key in _AUXILIARIES or (t.key in BE_FORMS and k + 1 < last and toks[k + 1].text.endswith("ed"))
+        ):
+            return _Subject(True, not cut, _more(d, k, last, other))
+    return _Subject(lead >= 0, False, False)
+
+
+def _more(d: Doc, k: int, last: int, other: Doc) -> bool:
+    return any(d.tokens[j].kind in (NUMBER, DATE, ENTITY) and _unstated(d, j, other) for j in range(k, last))
+
+
+def _sentence_of(d: Doc, pos: int) -> int:
+    """The sentence (index into ``d.sentences``) holding character ``pos`` (a binary search)."""
+    lo, hi = 0, len(d.sentences) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        sent = d.sentences[mid]
+        if sent.last > sent.first and d.tokens[sent.first].start > pos:
+            hi = mid - 1
+        else:
+            lo = mid
+    return lo
+
+
+def _other_subjects(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
+    """Leave out the diffs of two sentences about different things: each opens with a name or a
+    designator the other text lacks (which gate, which district, which country) and either says more
+    that differs ("Gate A closes at 9" / "Gate B closes at 10") or the name stands before an auxiliary
+    ("pupils of Year 7 may leave" / "pupils of Year 9 may not leave"). A list of names swapped between
+    two attributes states both names on both sides, so it is no other subject."""
+    verdict: dict[tuple[int, int], bool] = {}
+    out: list[ValueDiff] = []
+    for diff in diffs:
+        key = (_sentence_of(da, diff.span_a[0]), _sentence_of(db, diff.span_b[0]))
+        other = verdict.get(key)
+        if other is None:
+            sa, sb = da.sentences[key[0]], db.sentences[key[1]]
+            xa, xb = _subject(da, sa.first, sa.last, db), _subject(db, sb.first, sb.last, da)
+            other = verdict[key] = (
+                xa.changed
+                and xb.changed
+                and ((xa.more and xb.more) or (xa.before_aux and xb.before_aux) or diff.pattern == NEGATION_FLIP)
+            )
+        if not other:
+            out.append(diff)
+    return out
+
+
 def _compare(text_a: str, text_b: str) -> ValueConflict | None:
     da, db = analyse(text_a), analyse(text_b)
     diffs: list[ValueDiff] = []
@@ -655,6 +757,8 @@ def _compare(text_a: str, text_b: str) -> ValueConflict | None:
         _pair_values(p, diffs)
     if da.polar_or_neg or db.polar_or_neg:
         _pair_clauses(p, diffs)
+    if diffs and da.sentences and db.sentences:
+        diffs = _other_subjects(da, db, diffs)
     if not diffs:
         return None
     return _conflict(diffs)
