@@ -87,11 +87,15 @@ def test_conflicts_queue_shows_sdk_agreement(sdk_env):
     assert by_pair[frozenset(("f-rate-new", "f-rate-old"))] == "SDK: disagrees (as loaded: agrees)"
     if frozenset(("f-port-new", "f-port-old")) in by_pair:
         assert by_pair[frozenset(("f-port-new", "f-port-old"))] == "SDK silent"
+    # the ownership pair (the SDK superseded f-owner-old by f-owner-new) when the scan pairs it: the same tie
+    owner = by_pair.get(frozenset(("f-owner-new", "f-owner-old")))
+    assert owner in (None, "SDK: disagrees (as loaded: agrees)")
     captions = " ".join(c.value for c in at.caption).replace("\\", "")
     n_silent = list(frame["sdk"]).count("SDK silent")
+    n_sdk = 1 + (owner is not None)
     assert (
-        f"SPEC-027 on its own (the SDK's STALE read as ACTIVE): 0 agree · 1 disagree · {n_silent} SDK silent — "
-        f"as loaded (STALE in force, stale-floor recency): 1 agree · 0 disagree"
+        f"SPEC-027 on its own (the SDK's STALE read as ACTIVE): 0 agree · {n_sdk} disagree · {n_silent} SDK silent "
+        f"— as loaded (STALE in force, stale-floor recency): {n_sdk} agree · 0 disagree"
     ) in captions
 
 

@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from crp_core.records import ValueConflict, ValueDiff
 from crp_core.stages.contradictions.clauses import BE_FORMS, Clause, Doc, analyse, tokenize
+from crp_core.stages.contradictions.flips import flip_diff, negation_moved, prefix_diff, prefixed
 from crp_core.stages.contradictions.lexicon import (
     ALIGN_MIN,
     BREAK,
@@ -40,19 +41,17 @@ from crp_core.stages.contradictions.lexicon import (
     ENTITY_SUBSTITUTED,
     FUNC,
     MAGNITUDE_ALTERED,
-    NEG,
     NEGATION_FLIP,
     NUMBER,
     NUMBER_CHANGED,
     PAIR_MAX_CLAUSES,
     PAIR_MAX_VALUES,
     PATTERNS,
-    POLAR,
-    SCOPE_SKIP,
     WORD,
 )
 from crp_core.stages.contradictions.loose import aligned
-from crp_core.stages.contradictions.tokens import DateValue, Quantity, Token
+from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.value_compare import same_value, value_diffs
 
 __all__ = [
     "DATE_SHIFTED",
@@ -65,131 +64,6 @@ __all__ = [
     "tokenize",
     "values_conflict",
 ]
-
-# ================================================================================================
-# Comparing values
-# ================================================================================================
-
-
-def _close(x: float, y: float) -> bool:
-    return x == y or abs(x - y) <= 1e-9 * max(abs(x), abs(y))
-
-
-def _same_quantity(p: Quantity, q: Quantity) -> bool:
-    if p.unit == q.unit:
-        if p.exact and q.exact and "." in p.exact + q.exact and p.dim == "" and p.scale == q.scale == 1.0:
-            return p.exact == q.exact  # unit-less decimals: "Kubernetes 1.30" is not "1.3"
-        return _close(p.base * p.scale, q.base * q.scale)
-    if p.dim == "money":
-        return False
-    for lo, hi in p.readings:
-        for lo2, hi2 in q.readings:
-            tol = 1e-9 * max(abs(hi), abs(hi2))
-            if lo <= hi2 + tol and lo2 <= hi + tol:
-                return True
-    return False
-
-
-def _same_date(p: DateValue, q: DateValue) -> bool:
-    for ra in p.readings:
-        for rb in q.readings:
-            if all(x == y or not x or not y for x, y in zip(ra, rb)):
-                return True
-    return False
-
-
-def _entity_parts(t: Token) -> frozenset[str]:
-    return frozenset(p[0] for p in t.parts)
-
-
-def _same_entity(a: Token, b: Token) -> bool:
-    """Same name, or one name contains the other ("Lumen Payments API" / "Lumen API")."""
-    if a.key == b.key:
-        return True
-    pa, pb = _entity_parts(a), _entity_parts(b)
-    return pa <= pb or pb <= pa
-
-
-def _same_value(a: Token, b: Token) -> bool:
-    if a.qty is not None and b.qty is not None:
-        return _same_quantity(a.qty, b.qty)
-    if a.date is not None and b.date is not None:
-        return _same_date(a.date, b.date)
-    if a.kind == ENTITY and b.kind == ENTITY:
-        return _same_entity(a, b)
-    return False
-
-
-def _quantity_pattern(p: Quantity, q: Quantity) -> str:
-    if p.dim in ("pct", "x") or q.dim in ("pct", "x"):
-        return MAGNITUDE_ALTERED
-    if p.dim == "clock":
-        return DATE_SHIFTED
-    if p.dim == "money" and p.unit != q.unit:
-        return ENTITY_SUBSTITUTED if _close(p.base * p.scale, q.base * q.scale) else NUMBER_CHANGED
-    if _close(p.base, q.base) and (p.scale != q.scale or (p.power >= 0 and q.power >= 0 and p.power != q.power)):
-        return MAGNITUDE_ALTERED  # "$4.2M" / "$4.2B", "2 GiB" / "2 TiB"
-    return NUMBER_CHANGED
-
-
-def _value_diffs(ta: Token, tb: Token, text_a: str, text_b: str) -> list[ValueDiff]:
-    """The diffs of two paired values that differ (or whose bounds are reversed)."""
-    out: list[ValueDiff] = []
-    if ta.qty is not None and tb.qty is not None:
-        if not _same_quantity(ta.qty, tb.qty):
-            out.append(
-                ValueDiff(
-                    _quantity_pattern(ta.qty, tb.qty), (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)
-                )
-            )
-        if ta.qty.bound * tb.qty.bound < 0:  # "at least 6 months" / "at most 6 months"
-            sa = ta.qty.bound_start if ta.qty.bound_start >= 0 else ta.start
-            sb = tb.qty.bound_start if tb.qty.bound_start >= 0 else tb.start
-            out.append(
-                ValueDiff(NEGATION_FLIP, (text_a[sa : ta.end],), (text_b[sb : tb.end],), (sa, ta.end), (sb, tb.end))
-            )
-        return out
-    if ta.date is not None and tb.date is not None:
-        if not _same_date(ta.date, tb.date):
-            out.append(_date_diff(ta, tb))
-        return out
-    if ta.date is not None or tb.date is not None:  # a year against a number
-        if ta.text != tb.text:
-            out.append(ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)))
-        return out
-    if ta.kind == ENTITY and not _same_entity(ta, tb):
-        out.append(_entity_diff(ta, tb))
-    return out
-
-
-def _date_diff(ta: Token, tb: Token) -> ValueDiff:
-    """Point at the one date part that moved ("March 5" / "March 7": the day), else the whole date."""
-    assert ta.date is not None and tb.date is not None
-    ra, rb = ta.date.readings[0], tb.date.readings[0]
-    moved = [c for c, x, y in zip("ymdw", ra, rb) if x and y and x != y]
-    if len(moved) == 1:
-        pa = [p for p in ta.parts if p[0] == moved[0]]
-        pb = [p for p in tb.parts if p[0] == moved[0]]
-        if pa and pb:
-            return ValueDiff(DATE_SHIFTED, (pa[0][1],), (pb[0][1],), (pa[0][2], pa[0][3]), (pb[0][2], pb[0][3]))
-    return ValueDiff(DATE_SHIFTED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
-
-
-def _entity_diff(ta: Token, tb: Token) -> ValueDiff:
-    """The differing words of two names (shared leading / trailing words left out)."""
-    pa, pb = list(ta.parts), list(tb.parts)
-    while len(pa) > 1 and len(pb) > 1 and pa[0][0] == pb[0][0]:
-        pa, pb = pa[1:], pb[1:]
-    while len(pa) > 1 and len(pb) > 1 and pa[-1][0] == pb[-1][0]:
-        pa, pb = pa[:-1], pb[:-1]
-    return ValueDiff(
-        ENTITY_SUBSTITUTED,
-        tuple(p[1] for p in pa),
-        tuple(p[1] for p in pb),
-        (pa[0][2], pa[-1][3]),
-        (pb[0][2], pb[-1][3]),
-    )
-
 
 # ================================================================================================
 # Pairing
@@ -311,7 +185,7 @@ def _one_sided_entity(c: Clause, other: Doc) -> bool:
 
 
 def _equal_pair(a: Token, b: Token) -> bool:
-    return _same_value(a, b) and (a.qty is None or b.qty is None or a.qty.bound * b.qty.bound >= 0)
+    return same_value(a, b) and (a.qty is None or b.qty is None or a.qty.bound * b.qty.bound >= 0)
 
 
 #: a candidate value pair: (-context overlap, unequal, rank distance, rank sum, token a, token b, value a, value b)
@@ -380,7 +254,7 @@ def _take(p: _Pair, cands: list[_Candidate], used_a: set[int], used_b: set[int],
         used_a.add(x)
         used_b.add(y)
         if c[1]:
-            diffs.extend(_value_diffs(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok], da.text, db.text))
+            diffs.extend(value_diffs(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok], da.text, db.text))
 
 
 def _stated_by(a: Token, b: Token) -> bool:
@@ -438,113 +312,23 @@ def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_C
                     out.append((0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
 
 
-def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
-    """The token a negation at ``k`` governs: the next token that is not a function word."""
-    for j in range(k + 1, last):
-        t = toks[j]
-        if t.kind in (FUNC, NEG) or (t.kind == WORD and t.key in SCOPE_SKIP):
-            continue
-        return j
-    return -1
-
-
-def _find_key(toks: tuple[Token, ...], c: Clause, governed: Token) -> int:
-    """Where the other clause states what the negation governs (zero-width NEGATION_FLIP span)."""
-    for j in range(c.first, c.last):
-        t = toks[j]
-        if t.kind == governed.kind and (
-            t.key == governed.key if t.kind in (WORD, POLAR, ENTITY) else _same_value(t, governed)
-        ):
-            return t.start
-    for j in range(c.first, c.last):
-        if toks[j].kind not in (FUNC, NEG):
-            return toks[j].start
-    return toks[c.first].start
-
-
-def _flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
-    """NEGATION_FLIP between two aligned clauses of opposite polarity, or None."""
-    if ca.parity == cb.parity:
-        return None
-    ta, tb = da.tokens, db.tokens
-    if len(ca.negs) % 2 != len(cb.negs) % 2:
-        if len(ca.negs) > len(cb.negs):
-            k = ca.negs[0]
-            g = _governed(ta, k, ca.last)
-            pos = _find_key(tb, cb, ta[g]) if g >= 0 else tb[cb.first].start
-            return ValueDiff(NEGATION_FLIP, (ta[k].text,), (), (ta[k].start, ta[k].end), (pos, pos))
-        k = cb.negs[0]
-        g = _governed(tb, k, cb.last)
-        pos = _find_key(ta, ca, tb[g]) if g >= 0 else ta[ca.first].start
-        return ValueDiff(NEGATION_FLIP, (), (tb[k].text,), (pos, pos), (tb[k].start, tb[k].end))
-    for ka in ca.polars[:PAIR_MAX_VALUES]:
-        for kb in cb.polars[:PAIR_MAX_VALUES]:
-            if ta[ka].key == tb[kb].key and ta[ka].sign != tb[kb].sign:
-                return ValueDiff(
-                    NEGATION_FLIP,
-                    (ta[ka].text,),
-                    (tb[kb].text,),
-                    (ta[ka].start, ta[ka].end),
-                    (tb[kb].start, tb[kb].end),
-                )
-    return None
-
-
-def _prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
-    """The words of clause ``c`` whose negating prefix counts against the other text: it states their
-    base ("unaffected" / "affected") or a negation ("incomplete" / "not yet complete"). Elsewhere
-    ("unopened vials" against a text that never speaks of opening) the word is only a word."""
-    if not c.prefixed:
-        return ()
-    return tuple(k for k in c.prefixed if other.negated or d.tokens[k].key in other.words)
-
-
-def _prefix_diff(da: Doc, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[int, ...], ca: Clause) -> ValueDiff:
-    """NEGATION_FLIP of a prefixed word against its base in the other clause ("unaffected" / "affected")."""
-    if len(pa) % 2:
-        k = pa[0]
-        t = da.tokens[k]
-        pos = _find_key(db.tokens, cb, t)
-        other = next((u for u in db.tokens[cb.first : cb.last] if u.key == t.key), None)
-        if other is not None:
-            return ValueDiff(NEGATION_FLIP, (t.text,), (other.text,), (t.start, t.end), (other.start, other.end))
-        return ValueDiff(NEGATION_FLIP, (t.text,), (), (t.start, t.end), (pos, pos))
-    k = pb[0]
-    t = db.tokens[k]
-    pos = _find_key(da.tokens, ca, t)
-    other = next((u for u in da.tokens[ca.first : ca.last] if u.key == t.key), None)
-    if other is not None:
-        return ValueDiff(NEGATION_FLIP, (other.text,), (t.text,), (other.start, other.end), (t.start, t.end))
-    return ValueDiff(NEGATION_FLIP, (), (t.text,), (pos, pos), (t.start, t.end))
-
-
-def _negation_moved(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
-    """Two sentences of one polarity cut into clauses differently: the negation sits in another clause
-    ("Refuelling is not permitted when passengers are aboard" / "A plane with passengers aboard cannot
-    refuel").
-    Sentences with as many clauses on each side keep their clause-by-clause polarity (a swap of
-    "enabled" and "disabled" between two clauses is two flips)."""
-    (na, pa), (nb, pb) = da.sent_shape[ca.sent], db.sent_shape[cb.sent]
-    return na != nb and pa == pb
-
-
 def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
     """NEGATION_FLIP for every matched clause pair that shares context and differs in polarity."""
     da, db = p.da, p.db
     matched = p.matching()
     for ia, ib in matched:
         ca, cb = da.clauses[ia], db.clauses[ib]
-        pa, pb = _prefixed(da, ca, db), _prefixed(db, cb, da)
+        pa, pb = prefixed(da, ca, db), prefixed(db, cb, da)
         if (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2:
             continue
         only_a = frozenset(e for e in ca.entities - cb.entities if e not in cb.bag)  # "Dogs" / "dogs"
         only_b = frozenset(e for e in cb.entities - ca.entities if e not in ca.bag)
         if (only_a and all(_present(e, db) for e in only_a)) or (only_b and all(_present(e, da) for e in only_b)):
             continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
-        if _negation_moved(da, ca, db, cb):
+        if negation_moved(da, ca, db, cb):
             continue
         if ca.bag & cb.bag or (not ca.bag and not cb.bag and ca.entities & cb.entities):
-            d = _flip_diff(da, ca, db, cb) if ca.parity != cb.parity else _prefix_diff(da, pa, db, cb, pb, ca)
+            d = flip_diff(da, ca, db, cb) if ca.parity != cb.parity else prefix_diff(da, pa, db, cb, pb, ca)
             if d is not None:
                 diffs.append(d)
     _loose_flips(p, {ia for ia, _ in matched}, {ib for _, ib in matched}, diffs)
@@ -576,7 +360,7 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
         ca = da.clauses[ia]
         for ib in ys:
             cb = db.clauses[ib]
-            pa, pb = _prefixed(da, ca, db), _prefixed(db, cb, da)
+            pa, pb = prefixed(da, ca, db), prefixed(db, cb, da)
             if (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2:
                 continue
             ga, gb = _polar_groups(da, ca), _polar_groups(db, cb)
@@ -589,7 +373,7 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
             ):
                 continue  # the difference is no polarity word denied or turned around
             if aligned(da.sentences[ca.sent], db.sentences[cb.sent], da.loose_words, db.loose_words, frozenset()):
-                d = _flip_diff(da, ca, db, cb) if ca.parity != cb.parity else _prefix_diff(da, pa, db, cb, pb, ca)
+                d = flip_diff(da, ca, db, cb) if ca.parity != cb.parity else prefix_diff(da, pa, db, cb, pb, ca)
                 if d is not None:
                     diffs.append(d)
                     return
@@ -608,7 +392,7 @@ def _token_same(a: Token, b: Token) -> bool:
     if a.kind != b.kind:
         return False
     if a.kind in (NUMBER, DATE):
-        return _same_value(a, b)
+        return same_value(a, b)
     return a.key == b.key
 
 

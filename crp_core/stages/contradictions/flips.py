@@ -1,0 +1,109 @@
+"""Opposite polarity between two aligned clauses: NEGATION_FLIP, where the negation sits and what it governs,
+and negating prefixes (docs/decisions/detector.md, "Negation"). Serves the pairing in :mod:`.values`."""
+
+from __future__ import annotations
+
+from crp_core.records import ValueDiff
+from crp_core.stages.contradictions.clauses import Clause, Doc
+from crp_core.stages.contradictions.lexicon import (
+    ENTITY,
+    FUNC,
+    NEG,
+    NEGATION_FLIP,
+    PAIR_MAX_VALUES,
+    POLAR,
+    SCOPE_SKIP,
+    WORD,
+)
+from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.value_compare import same_value
+
+
+def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
+    """The token a negation at ``k`` governs: the next token that is not a function word."""
+    for j in range(k + 1, last):
+        t = toks[j]
+        if t.kind in (FUNC, NEG) or (t.kind == WORD and t.key in SCOPE_SKIP):
+            continue
+        return j
+    return -1
+
+
+def _find_key(toks: tuple[Token, ...], c: Clause, governed: Token) -> int:
+    """Where the other clause states what the negation governs (zero-width NEGATION_FLIP span)."""
+    for j in range(c.first, c.last):
+        t = toks[j]
+        if t.kind == governed.kind and (
+            t.key == governed.key if t.kind in (WORD, POLAR, ENTITY) else same_value(t, governed)
+        ):
+            return t.start
+    for j in range(c.first, c.last):
+        if toks[j].kind not in (FUNC, NEG):
+            return toks[j].start
+    return toks[c.first].start
+
+
+def flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
+    """NEGATION_FLIP between two aligned clauses of opposite polarity, or None."""
+    if ca.parity == cb.parity:
+        return None
+    ta, tb = da.tokens, db.tokens
+    if len(ca.negs) % 2 != len(cb.negs) % 2:
+        if len(ca.negs) > len(cb.negs):
+            k = ca.negs[0]
+            g = _governed(ta, k, ca.last)
+            pos = _find_key(tb, cb, ta[g]) if g >= 0 else tb[cb.first].start
+            return ValueDiff(NEGATION_FLIP, (ta[k].text,), (), (ta[k].start, ta[k].end), (pos, pos))
+        k = cb.negs[0]
+        g = _governed(tb, k, cb.last)
+        pos = _find_key(ta, ca, tb[g]) if g >= 0 else ta[ca.first].start
+        return ValueDiff(NEGATION_FLIP, (), (tb[k].text,), (pos, pos), (tb[k].start, tb[k].end))
+    for ka in ca.polars[:PAIR_MAX_VALUES]:
+        for kb in cb.polars[:PAIR_MAX_VALUES]:
+            if ta[ka].key == tb[kb].key and ta[ka].sign != tb[kb].sign:
+                return ValueDiff(
+                    NEGATION_FLIP,
+                    (ta[ka].text,),
+                    (tb[kb].text,),
+                    (ta[ka].start, ta[ka].end),
+                    (tb[kb].start, tb[kb].end),
+                )
+    return None
+
+
+def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
+    """The words of clause ``c`` whose negating prefix counts against the other text: it states their
+    base ("unaffected" / "affected") or a negation ("incomplete" / "not yet complete"). Elsewhere
+    ("unopened vials" against a text that never speaks of opening) the word is only a word."""
+    if not c.prefixed:
+        return ()
+    return tuple(k for k in c.prefixed if other.negated or d.tokens[k].key in other.words)
+
+
+def prefix_diff(da: Doc, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[int, ...], ca: Clause) -> ValueDiff:
+    """NEGATION_FLIP of a prefixed word against its base in the other clause ("unaffected" / "affected")."""
+    if len(pa) % 2:
+        k = pa[0]
+        t = da.tokens[k]
+        pos = _find_key(db.tokens, cb, t)
+        other = next((u for u in db.tokens[cb.first : cb.last] if u.key == t.key), None)
+        if other is not None:
+            return ValueDiff(NEGATION_FLIP, (t.text,), (other.text,), (t.start, t.end), (other.start, other.end))
+        return ValueDiff(NEGATION_FLIP, (t.text,), (), (t.start, t.end), (pos, pos))
+    k = pb[0]
+    t = db.tokens[k]
+    pos = _find_key(da.tokens, ca, t)
+    other = next((u for u in da.tokens[ca.first : ca.last] if u.key == t.key), None)
+    if other is not None:
+        return ValueDiff(NEGATION_FLIP, (other.text,), (t.text,), (other.start, other.end), (t.start, t.end))
+    return ValueDiff(NEGATION_FLIP, (), (t.text,), (pos, pos), (t.start, t.end))
+
+
+def negation_moved(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
+    """Two sentences of one polarity cut into clauses differently: the negation sits in another clause
+    ("Refuelling is not permitted when passengers are aboard" / "A plane with passengers aboard cannot
+    refuel").
+    Sentences with as many clauses on each side keep their clause-by-clause polarity (a swap of
+    "enabled" and "disabled" between two clauses is two flips)."""
+    (na, pa), (nb, pb) = da.sent_shape[ca.sent], db.sent_shape[cb.sent]
+    return na != nb and pa == pb
