@@ -13,6 +13,7 @@ import itertools
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import cast
 
 import numpy as np
 
@@ -380,7 +381,13 @@ def _run(
         lambda: fact_outcomes(corpus, candidates, cdr, cdgr, resolution, envelope, roles, guarded=guarded)
     )
     warnings = tuple(recency.warnings) + tuple(f.message for f in flags) + pack_warnings
-    audit = tuple(resolution.audit) + tuple(AuditEvent(EVENT_KNOWN_CONFLICT, known_flag_data(f)) for f in flags)
+    # the audit trail: stage 4's events (built when first read, as they are) and the guard's
+    audit = cast(
+        "tuple[AuditEvent, ...]",
+        DeferredTuple(
+            lambda: tuple(resolution.audit) + tuple(AuditEvent(EVENT_KNOWN_CONFLICT, known_flag_data(f)) for f in flags)
+        ),
+    )
     result = PipelineResult(
         config=config,
         now=now,

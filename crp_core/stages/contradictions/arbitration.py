@@ -12,6 +12,7 @@ from crp_core.decisions import Decisions, DecisionSet, pair_key
 from crp_core.model import Fact
 from crp_core.records import Authority, ConflictPair, Resolution
 from crp_core.stages.tie_groups import note_block
+from crp_core.support.frozen import frozen_instance
 
 DECISION_KINDS = ("dismiss", "override", "accept")
 #: authorities and margins are ordered on this many decimals, so float noise never decides an order
@@ -50,18 +51,33 @@ class Arbitration:
     dismissed: bool
 
 
+def _arbitration(kept: tuple[str, ...], suppressed: str | None, tied: bool, decision: str | None) -> Arbitration:
+    """``Arbitration(...)`` built without the frozen ``__init__``'s per-field ``object.__setattr__`` (stage 4
+    arbitrates every conflicting pair of a run): the same record."""
+    return frozen_instance(
+        Arbitration,
+        {
+            "kept": kept,
+            "suppressed": suppressed,
+            "tied": tied,
+            "decision": decision,
+            "dismissed": decision == "dismiss",
+        },
+    )
+
+
 def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None, winner: str | None) -> Arbitration:
     """Higher authority wins; |a1 - a2| <= authority_tie_tolerance is a tie (SPEC-027 §2.3, §2.5).
     An operator ``dismiss`` leaves the pair alone; an ``override`` names the winner."""
     if kind == "dismiss":
-        return Arbitration((a.fact_id, b.fact_id), None, False, "dismiss", True)
+        return _arbitration((a.fact_id, b.fact_id), None, False, "dismiss")
     if kind == "override":
         loser = b.fact_id if winner == a.fact_id else a.fact_id
-        return Arbitration((winner,), loser, False, "override", False)  # type: ignore[arg-type]
+        return _arbitration((winner,), loser, False, "override")  # type: ignore[arg-type]
     if abs(a.authority - b.authority) <= config.authority_tie_tolerance:
-        return Arbitration((a.fact_id, b.fact_id), None, True, kind, False)
+        return _arbitration((a.fact_id, b.fact_id), None, True, kind)
     win, lose = (a, b) if a.authority > b.authority else (b, a)
-    return Arbitration((win.fact_id,), lose.fact_id, False, kind, False)
+    return _arbitration((win.fact_id,), lose.fact_id, False, kind)
 
 
 def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:

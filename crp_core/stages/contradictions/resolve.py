@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.decisions import Decisions
+from crp_core.model import Fact
 from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution, ValueConflict
 from crp_core.stages.bits import row_bits
 from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for, note_for
@@ -24,7 +25,7 @@ from crp_core.stages.contradictions.audit import conflict_event
 from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
 from crp_core.stages.near_duplicates import COSINE_SLACK
-from crp_core.support.frozen import frozen_array
+from crp_core.support.frozen import DeferredTuple, frozen_array
 
 
 def _score_of(scores: Any, row: int) -> float:
@@ -99,20 +100,44 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
         suppressed=frozen_array(np.array([sel.row_list[p] for p in arbitrated.suppressed_pos], dtype=np.int64)),
         deduplicated=tuple(deduplicated),
         backfilled=tuple(backfilled),
-        notes=tuple(arbitrated.notes),
-        audit=tuple(arbitrated.audit),
+        notes=cast("tuple[str, ...]", arbitrated.notes(sel.facts, sel.row_list)),
+        audit=cast("tuple[AuditEvent, ...]", arbitrated.audit(sel.ids, sel.row_list, roles)),
     )
 
 
 @dataclass
 class _Arbitrated:
-    """Step 3's output: the pairs in processing order, their audit events and NOTE blocks, and the
-    positions of the suppressed losers in processing order."""
+    """Step 3's output: the pairs in processing order, the positions of the suppressed losers in
+    processing order, and what the audit events and NOTE blocks are built from when first read (each
+    arbitrated pair with its positions; the positions of each tied pair)."""
 
     pairs: list[ConflictPair] = field(default_factory=list)
-    audit: list[AuditEvent] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
     suppressed_pos: list[int] = field(default_factory=list)
+    logged: list[tuple[ConflictPair, int, int]] = field(default_factory=list)
+    tied: list[tuple[int, int]] = field(default_factory=list)
+
+    def audit(self, ids: list[str], row_list: list[int], roles: Mapping[int, str]) -> Sequence[AuditEvent]:
+        """The audit event of each arbitrated pair (SPEC-027 §2.4), in processing order: built on first
+        read (a run's audit is read by its report, never by a stage or a sweep)."""
+        logged = self.logged
+
+        def build() -> list[AuditEvent]:
+            return [
+                conflict_event(pair, roles={ids[k]: str(roles.get(row_list[k], "")) for k in (p, q)})
+                for pair, p, q in logged
+            ]
+
+        return DeferredTuple(build) if logged else ()
+
+    def notes(self, facts: Sequence[Fact], row_list: list[int]) -> Sequence[str]:
+        """The SPEC-027 §2.5 NOTE block of each tied pair, in processing order: built on first read (the
+        envelope writes one NOTE per tie group, stage 6's own)."""
+        tied = self.tied
+
+        def build() -> list[str]:
+            return [note_for(facts[row_list[p]], facts[row_list[q]]) for p, q in tied]
+
+        return DeferredTuple(build) if tied else ()
 
 
 class _Selection:
@@ -129,6 +154,7 @@ class _Selection:
         self.roles = roles
         v = np.asarray(corpus.vectors, dtype=np.float32)[rows]
         self.gram = v @ v.T if rows.size else np.zeros((0, 0), dtype=np.float32)
+        self._cosines: list[list[float]] | None = None
 
     def detect(self, config: CRPConfig) -> tuple[dict[tuple[int, int], ValueConflict], list[tuple[int, int]]]:
         """Step 1: the value conflicts among pairs above ``contradiction_similarity`` (positions (p, q),
@@ -191,17 +217,9 @@ class _Selection:
     ) -> _Arbitrated:
         """Step 3: the conflicting pairs among the survivors, the higher authority first."""
         ids = self.ids
-
-        def order_key(pq: tuple[int, int]) -> tuple[float, str, str]:
-            p, q = pq
-            lo, hi = sorted((ids[p], ids[q]))
-            # authority rounded to AUTHORITY_DECIMALS: 0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp,
-            # and float noise must not decide which pair is arbitrated first
-            return (-round(max(auth[p].authority, auth[q].authority), AUTHORITY_DECIMALS), lo, hi)
-
         out = _Arbitrated()
         suppressed: set[int] = set()
-        for p, q in sorted(live_pairs, key=order_key):
+        for p, q in self._processing_order(live_pairs, auth):
             if ids[q] < ids[p]:
                 p, q = q, p  # fact_a is the smaller id
             vc = conflicts[(min(p, q), max(p, q))]
@@ -215,16 +233,43 @@ class _Selection:
             arb = arbitrate(auth[p], auth[q], config, kind, winner)
             pair = self._pair(p, q, vc, auth, arb.kept, arb.suppressed, arb.tied, decision=arb.decision)
             out.pairs.append(pair)
-            out.audit.append(
-                conflict_event(pair, roles={ids[k]: str(self.roles.get(self.row_list[k], "")) for k in (p, q)})
-            )
+            out.logged.append((pair, p, q))
             if arb.suppressed is not None:
                 loser = p if arb.suppressed == ids[p] else q
                 out.suppressed_pos.append(loser)
                 suppressed.add(loser)
             if arb.tied:
-                out.notes.append(note_for(self.facts[self.row_list[p]], self.facts[self.row_list[q]]))
+                out.tied.append((p, q))
         return out
+
+    def _processing_order(
+        self, live_pairs: list[tuple[int, int]], auth: Mapping[int, Authority]
+    ) -> list[tuple[int, int]]:
+        """``live_pairs`` in arbitration order: the pair's higher authority rounded to
+        ``AUTHORITY_DECIMALS`` descending (0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp, and
+        float noise must not decide which pair is arbitrated first), then the smaller fact id, then the
+        larger. Rounding is monotonic, so the rounded higher authority is the higher rounded one: one
+        rounding per fact, one ``lexsort`` over the pairs, the fact ids by their rank."""
+        if len(live_pairs) < 2:
+            return list(live_pairs)
+        ids = self.ids
+        involved = sorted(auth, key=ids.__getitem__)  # positions by fact id
+        rank = np.zeros(len(ids), dtype=np.int64)
+        rank[involved] = np.arange(len(involved))
+        rounded = np.zeros(len(ids), dtype=np.float64)
+        rounded[involved] = [round(auth[k].authority, AUTHORITY_DECIMALS) for k in involved]
+        pq = np.array(live_pairs, dtype=np.int64)
+        a, b = rounded[pq[:, 0]], rounded[pq[:, 1]]
+        if np.isnan(a).any() or np.isnan(b).any():  # no total order: Python's comparisons decide, as ever
+            return sorted(live_pairs, key=lambda t: self._order_key(t, auth))
+        ra, rb = rank[pq[:, 0]], rank[pq[:, 1]]
+        order = np.lexsort((np.maximum(ra, rb), np.minimum(ra, rb), -np.maximum(a, b)))
+        return [live_pairs[k] for k in order.tolist()]
+
+    def _order_key(self, pq: tuple[int, int], auth: Mapping[int, Authority]) -> tuple[float, str, str]:
+        p, q = pq
+        lo, hi = sorted((self.ids[p], self.ids[q]))
+        return (-round(max(auth[p].authority, auth[q].authority), AUTHORITY_DECIMALS), lo, hi)
 
     def _pair(  # noqa: PLR0913  the fields of one ConflictPair, read off the positions p and q
         self,
@@ -240,10 +285,12 @@ class _Selection:
         decision: str | None = None,
     ) -> ConflictPair:
         a, b = auth[p], auth[q]
+        if self._cosines is None:
+            self._cosines = self.gram.tolist()  # the float32 entries as Python floats, read once per pair
         return ConflictPair.make(
             self.ids[p],
             self.ids[q],
-            float(self.gram[p, q]),
+            self._cosines[p][q],
             vc.patterns,
             vc,
             {self.ids[p]: a, self.ids[q]: b},
