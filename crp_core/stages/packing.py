@@ -168,6 +168,24 @@ def cached_text_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, co
     return texts
 
 
+def offered_ties(tied_pairs: Sequence[tuple[int, int]], rows: Sequence[int]) -> list[tuple[int, int]]:
+    """The tied pairs between two distinct offered ``rows``, each pair once (its first occurrence, as given),
+    sorted by (smaller row, larger row): the same ties in any order give the same envelope."""
+    if not len(tied_pairs) or not len(rows):
+        return []
+    pairs = np.asarray(tied_pairs, dtype=np.int64).reshape(-1, 2)
+    offered = np.asarray(rows, dtype=np.int64)
+    a, b = pairs[:, 0], pairs[:, 1]
+    keep = np.isin(a, offered) & np.isin(b, offered) & (a != b)
+    pairs, a, b = pairs[keep], a[keep], b[keep]
+    if not pairs.size:
+        return []
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    # np.unique: the keys ascending, each at its first occurrence; rows are >= 0, so (lo, hi) order is key order
+    _, first = np.unique(lo * (int(hi.max()) + 1) + hi, return_index=True)
+    return list(map(tuple, pairs[first].tolist()))
+
+
 class PackItem(NamedTuple):
     """One selected fact offered to the packer (a named tuple: a run builds one per selected fact)."""
 
@@ -325,7 +343,10 @@ def _greedy_fill(
     unit_of = tie_components(list(by_row), ties)
     groups: dict[int, GroupFill] = {}
     for p in ties:
-        groups.setdefault(unit_of[p[0]], GroupFill([], [])).pairs.append(p)
+        g = groups.get(unit_of[p[0]])
+        if g is None:
+            g = groups[unit_of[p[0]]] = GroupFill([], [])
+        g.pairs.append(p)
     for row in order:  # members in fill order
         g = groups.get(unit_of[row])
         if g is not None:
@@ -464,15 +485,7 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     )
     line_cost = np.asarray(corpus.token_counts, dtype=np.int64)[np.asarray(rows, dtype=np.int64)] + prefix
     cost = dict(zip(rows, line_cost.tolist(), strict=True))
-    ties: list[tuple[int, int]] = []
-    seen: set[tuple[int, int]] = set()
-    for a, b in tied_pairs:
-        p = (int(a), int(b))
-        key = (min(p), max(p))
-        if p[0] in by_row and p[1] in by_row and p[0] != p[1] and key not in seen:
-            seen.add(key)
-            ties.append(p)
-    ties.sort(key=lambda p: (min(p), max(p)))  # the same ties in any order give the same envelope
+    ties = offered_ties(tied_pairs, rows)
     if count_notes is None:
 
         def count_notes(specs: Sequence[NoteSpec]) -> np.ndarray:

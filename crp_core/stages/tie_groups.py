@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from crp_core.model import KnowledgeBase
+from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import DroppedPair, DropReason, Envelope, TieGroup
+from crp_core.support.frozen import frozen_instance
 
 #: the NOTE block of SPEC-027 §2.5 (header lines; one indented ``[content]`` line per fact follows)
 NOTE_HEADER = (
@@ -89,21 +90,23 @@ def note_text(kb: KnowledgeBase, spec: NoteSpec) -> str:
 def tie_components(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
     """The tie group of every row: the smallest row of its connected component of ``ties``; a row in no
     tie maps to itself."""
-    parent = {r: r for r in rows}
+    label = {r: r for r in rows}
     if not ties:
-        return parent
-
-    def root(r: int) -> int:
-        while parent[r] != r:
-            parent[r] = parent[parent[r]]
-            r = parent[r]
-        return r
-
+        return label
+    # each component's rows listed under its label; a merge relabels the smaller list
+    members: dict[int, list[int]] = {r: [r] for r in rows}
     for a, b in ties:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return {r: root(r) for r in rows}
+        la, lb = label[a], label[b]
+        if la == lb:
+            continue
+        if len(members[la]) < len(members[lb]):
+            la, lb = lb, la
+        moved = members.pop(lb)
+        for r in moved:
+            label[r] = la
+        members[la] += moved
+    least = {lab: min(rs) for lab, rs in members.items()}
+    return {r: least[label[r]] for r in rows}
 
 
 @dataclass
@@ -200,10 +203,9 @@ def tie_records(
         return tuple(facts[r].fact_id for r in rows)
 
     def record(g: GroupFill, spec: NoteSpec | None, text: str | None, tokens: int) -> TieGroup:
-        pairs = sorted({tuple(sorted((facts[a].fact_id, facts[b].fact_id))) for a, b in g.pairs})
         return TieGroup(
             members=ids(g.members),
-            pairs=tuple((a, b) for a, b in pairs),
+            pairs=_id_pairs(facts, g),
             packed=ids(spec[0]) if spec is not None else (),
             left_out=ids(g.left_rows),
             left_out_reasons=tuple(reason for _, reason in g.left),
@@ -220,8 +222,28 @@ def tie_records(
         for a, b in g.pairs:
             if a in why or b in why:
                 first = min((r for r in (a, b) if r in why), key=rank.__getitem__)
-                dropped.append(DroppedPair(facts[a].fact_id, facts[b].fact_id, why[first]))
+                dropped.append(
+                    frozen_instance(
+                        DroppedPair, {"fact_a": facts[a].fact_id, "fact_b": facts[b].fact_id, "reason": why[first]}
+                    )
+                )
     return tuple(out), tuple(dropped)
+
+
+def _id_pairs(facts: Sequence[Fact], g: GroupFill) -> tuple[tuple[str, str], ...]:
+    """A group's tied pairs by fact id, the smaller id first, sorted, each once: the members ranked by id
+    once, the pairs ordered by their ranks in one ``np.unique``."""
+    if not g.pairs:
+        return ()
+    ranked = sorted(g.members, key=lambda r: facts[r].fact_id)
+    rank = {r: k for k, r in enumerate(ranked)}
+    pa = np.array([rank[a] for a, _ in g.pairs], dtype=np.int64)
+    pb = np.array([rank[b] for _, b in g.pairs], dtype=np.int64)
+    lo, hi = np.minimum(pa, pb), np.maximum(pa, pb)
+    n = len(ranked)
+    key = np.unique(lo * n + hi)  # ascending: (smaller rank, larger rank) order, each pair once
+    ids = [facts[r].fact_id for r in ranked]
+    return tuple((ids[k], ids[j]) for k, j in zip((key // n).tolist(), (key % n).tolist()))
 
 
 def listed_ids(fact_ids: Sequence[str]) -> str:

@@ -12,7 +12,6 @@ from crp_core.decisions import Decisions, DecisionSet, pair_key
 from crp_core.model import Fact
 from crp_core.records import Authority, ConflictPair, Resolution
 from crp_core.stages.tie_groups import note_block
-from crp_core.support.frozen import frozen_instance
 
 DECISION_KINDS = ("dismiss", "override", "accept")
 #: authorities and margins are ordered on this many decimals, so float noise never decides an order
@@ -51,33 +50,36 @@ class Arbitration:
     dismissed: bool
 
 
-def _arbitration(kept: tuple[str, ...], suppressed: str | None, tied: bool, decision: str | None) -> Arbitration:
-    """``Arbitration(...)`` built without the frozen ``__init__``'s per-field ``object.__setattr__`` (stage 4
-    arbitrates every conflicting pair of a run): the same record."""
-    return frozen_instance(
-        Arbitration,
-        {
-            "kept": kept,
-            "suppressed": suppressed,
-            "tied": tied,
-            "decision": decision,
-            "dismissed": decision == "dismiss",
-        },
-    )
+def has_pair_decisions(decisions: Decisions) -> bool:
+    """Whether ``decisions`` holds any pair decision (else :func:`decision_for` is (None, None) for every pair)."""
+    pairs = decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
+    return bool(pairs)
+
+
+#: one pair's arbitration as plain values: (kept ids, suppressed id or None, tied, decision applied)
+Outcome = tuple[tuple[str, ...], str | None, bool, str | None]
+
+
+def outcome(a: Authority, b: Authority, config: CRPConfig, kind: str | None, winner: str | None) -> Outcome:
+    """Higher authority wins; |a1 - a2| <= authority_tie_tolerance is a tie (SPEC-027 §2.3, §2.5).
+    An operator ``dismiss`` leaves the pair alone; an ``override`` names the winner. The values of
+    :func:`arbitrate`'s record, for stage 4's loop over every conflicting pair of a run."""
+    if kind == "dismiss":
+        return (a.fact_id, b.fact_id), None, False, "dismiss"
+    if kind == "override":
+        loser = b.fact_id if winner == a.fact_id else a.fact_id
+        return (winner,), loser, False, "override"  # type: ignore[return-value]
+    if abs(a.authority - b.authority) <= config.authority_tie_tolerance:
+        return (a.fact_id, b.fact_id), None, True, kind
+    win, lose = (a, b) if a.authority > b.authority else (b, a)
+    return (win.fact_id,), lose.fact_id, False, kind
 
 
 def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None, winner: str | None) -> Arbitration:
     """Higher authority wins; |a1 - a2| <= authority_tie_tolerance is a tie (SPEC-027 §2.3, §2.5).
-    An operator ``dismiss`` leaves the pair alone; an ``override`` names the winner."""
-    if kind == "dismiss":
-        return _arbitration((a.fact_id, b.fact_id), None, False, "dismiss")
-    if kind == "override":
-        loser = b.fact_id if winner == a.fact_id else a.fact_id
-        return _arbitration((winner,), loser, False, "override")  # type: ignore[arg-type]
-    if abs(a.authority - b.authority) <= config.authority_tie_tolerance:
-        return _arbitration((a.fact_id, b.fact_id), None, True, kind)
-    win, lose = (a, b) if a.authority > b.authority else (b, a)
-    return _arbitration((win.fact_id,), lose.fact_id, False, kind)
+    An operator ``dismiss`` leaves the pair alone; an ``override`` names the winner (:func:`outcome`)."""
+    kept, suppressed, tied, decision = outcome(a, b, config, kind, winner)
+    return Arbitration(kept, suppressed, tied, decision, decision == "dismiss")
 
 
 def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:

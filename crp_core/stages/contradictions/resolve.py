@@ -7,6 +7,7 @@ the losers and backfills their slots. Pure: no I/O, every constant from :class:`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,12 +21,19 @@ from crp_core.decisions import Decisions
 from crp_core.model import Fact
 from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution, ValueConflict
 from crp_core.stages.bits import row_bits
-from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for, note_for
+from crp_core.stages.contradictions.arbitration import (
+    AUTHORITY_DECIMALS,
+    Outcome,
+    decision_for,
+    has_pair_decisions,
+    note_for,
+    outcome,
+)
 from crp_core.stages.contradictions.audit import conflict_event
 from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
 from crp_core.stages.near_duplicates import COSINE_SLACK
-from crp_core.support.frozen import DeferredTuple, frozen_array
+from crp_core.support.frozen import DeferredTuple, frozen_array, frozen_instance
 
 
 def _score_of(scores: Any, row: int) -> float:
@@ -75,12 +83,12 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     sel = _Selection(corpus, _unique_rows(selected_rows), roles)
     conflicts, near_dups = sel.detect(config)
     dropped, deduplicated = sel.dedup(near_dups, scores)
-    live_pairs = [(p, q) for (p, q) in conflicts if p not in dropped and q not in dropped]
-    involved = sorted({p for pq in live_pairs for p in pq})
+    live = conflicts.without(dropped)
+    involved = sorted(set(live.p.tolist()) | set(live.q.tolist()))
     rows = sel.rows[involved] if involved else np.zeros(0, np.int64)
     factors = recency_factors(corpus, rows, recency, now, config)
     auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
-    arbitrated = sel.arbitrate(live_pairs, conflicts, auth, decisions, config)
+    arbitrated = sel.arbitrate(live, auth, decisions, config)
     suppressed = set(arbitrated.suppressed_pos)
     kept_rows = [r for p, r in enumerate(sel.row_list) if p not in dropped and p not in suppressed]
     freed = arbitrated.suppressed_pos + sorted(dropped)
@@ -140,6 +148,24 @@ class _Arbitrated:
         return DeferredTuple(build) if tied else ()
 
 
+@dataclass(frozen=True)
+class _Conflicts:
+    """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (arrays, the
+    order the upper triangle gives them) and each pair's :class:`ValueConflict` (``p``'s text as side a)."""
+
+    p: np.ndarray
+    q: np.ndarray
+    found: list[ValueConflict]
+
+    def without(self, dropped: set[int]) -> _Conflicts:
+        """The pairs with neither position in ``dropped``."""
+        if not dropped or not self.p.size:
+            return self
+        out = np.asarray(sorted(dropped), dtype=np.int64)
+        keep = ~(np.isin(self.p, out) | np.isin(self.q, out))
+        return _Conflicts(self.p[keep], self.q[keep], [vc for vc, k in zip(self.found, keep.tolist()) if k])
+
+
 class _Selection:
     """The selected facts by position (``rows``: unique fact rows, selection order): their ids, texts,
     roles and Gram matrix, read by steps 1-3."""
@@ -156,7 +182,7 @@ class _Selection:
         self.gram = v @ v.T if rows.size else np.zeros((0, 0), dtype=np.float32)
         self._cosines: list[list[float]] | None = None
 
-    def detect(self, config: CRPConfig) -> tuple[dict[tuple[int, int], ValueConflict], list[tuple[int, int]]]:
+    def detect(self, config: CRPConfig) -> tuple[_Conflicts, list[tuple[int, int]]]:
         """Step 1: the value conflicts among pairs above ``contradiction_similarity`` (positions (p, q),
         p < q) and the near-duplicates (above ``dedup_similarity``, no value conflict)."""
         g = self.gram
@@ -164,21 +190,24 @@ class _Selection:
         iu, ju = np.nonzero(g > low)  # row-major: the upper triangle's pairs in the order triu gives them
         upper = iu < ju
         iu, ju = iu[upper], ju[upper]
-        conflicts: dict[tuple[int, int], ValueConflict] = {}
+        found: list[ValueConflict] = []
+        at: list[int] = []
         near_dups: list[tuple[int, int]] = []
         # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
         pair_sims = g[iu, ju]
         above_close = (pair_sims > config.contradiction_similarity).tolist()
         above_dedup = (pair_sims > config.dedup_similarity).tolist()
         contents = self.contents
-        for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
+        for k, (p, q, close, dup) in enumerate(zip(iu.tolist(), ju.tolist(), above_close, above_dedup)):
             vc = values_conflict(contents[p], contents[q])
             if vc is not None:
                 if close:
-                    conflicts[(p, q)] = vc
+                    found.append(vc)
+                    at.append(k)
             elif dup:
                 near_dups.append((p, q))
-        return conflicts, near_dups
+        pick = np.asarray(at, dtype=np.intp)
+        return _Conflicts(iu[pick].astype(np.int64), ju[pick].astype(np.int64), found), near_dups
 
     def dedup(
         self, near_dups: list[tuple[int, int]], scores: Mapping[int, float]
@@ -208,99 +237,100 @@ class _Selection:
         return dropped, deduplicated
 
     def arbitrate(
-        self,
-        live_pairs: list[tuple[int, int]],
-        conflicts: Mapping[tuple[int, int], ValueConflict],
-        auth: Mapping[int, Authority],
-        decisions: Decisions,
-        config: CRPConfig,
+        self, live: _Conflicts, auth: Mapping[int, Authority], decisions: Decisions, config: CRPConfig
     ) -> _Arbitrated:
         """Step 3: the conflicting pairs among the survivors, the higher authority first."""
-        ids = self.ids
+        ids, contents = self.ids, self.contents
+        if self._cosines is None:
+            self._cosines = self.gram.tolist()  # the float32 entries as Python floats
+        cosines = self._cosines
         out = _Arbitrated()
         suppressed: set[int] = set()
-        for p, q in self._processing_order(live_pairs, auth):
+        ask = has_pair_decisions(decisions)
+        ps, qs, found = live.p.tolist(), live.q.tolist(), live.found
+        for k in self._processing_order(live, auth):
+            p, q, vc = ps[k], qs[k], found[k]
             if ids[q] < ids[p]:
                 p, q = q, p  # fact_a is the smaller id
-            vc = conflicts[(min(p, q), max(p, q))]
-            if p > q:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
-                vc = values_conflict(self.contents[p], self.contents[q]) or vc
+                # detected in selection order: the diffs' *_a sides must describe fact_a's text
+                vc = values_conflict(contents[p], contents[q]) or vc
+            a, b = auth[p], auth[q]
             if p in suppressed or q in suppressed:
-                kept = tuple(i for k, i in ((p, ids[p]), (q, ids[q])) if k not in suppressed)
-                out.pairs.append(self._pair(p, q, vc, auth, kept, None, False, skipped=True))
+                kept = tuple(i for j, i in ((p, ids[p]), (q, ids[q])) if j not in suppressed)
+                out.pairs.append(_pair(ids[p], ids[q], cosines[p][q], vc, a, b, (kept, None, False, None), True))
                 continue
-            kind, winner = decision_for(decisions, ids[p], ids[q])
-            arb = arbitrate(auth[p], auth[q], config, kind, winner)
-            pair = self._pair(p, q, vc, auth, arb.kept, arb.suppressed, arb.tied, decision=arb.decision)
+            kind, winner = decision_for(decisions, ids[p], ids[q]) if ask else (None, None)
+            arb = outcome(a, b, config, kind, winner)
+            pair = _pair(ids[p], ids[q], cosines[p][q], vc, a, b, arb, False)
             out.pairs.append(pair)
             out.logged.append((pair, p, q))
-            if arb.suppressed is not None:
-                loser = p if arb.suppressed == ids[p] else q
+            if arb[1] is not None:
+                loser = p if arb[1] == ids[p] else q
                 out.suppressed_pos.append(loser)
                 suppressed.add(loser)
-            if arb.tied:
+            if arb[2]:
                 out.tied.append((p, q))
         return out
 
-    def _processing_order(
-        self, live_pairs: list[tuple[int, int]], auth: Mapping[int, Authority]
-    ) -> list[tuple[int, int]]:
-        """``live_pairs`` in arbitration order: the pair's higher authority rounded to
+    def _processing_order(self, live: _Conflicts, auth: Mapping[int, Authority]) -> list[int]:
+        """Indices of ``live``'s pairs in arbitration order: the pair's higher authority rounded to
         ``AUTHORITY_DECIMALS`` descending (0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp, and
         float noise must not decide which pair is arbitrated first), then the smaller fact id, then the
         larger. Rounding is monotonic, so the rounded higher authority is the higher rounded one: one
         rounding per fact, one ``lexsort`` over the pairs, the fact ids by their rank."""
-        if len(live_pairs) < 2:
-            return list(live_pairs)
+        n = live.p.size
+        if n < 2:
+            return list(range(n))
         ids = self.ids
         involved = sorted(auth, key=ids.__getitem__)  # positions by fact id
+        rounded_of = [round(auth[k].authority, AUTHORITY_DECIMALS) for k in involved]
+        if any(map(math.isnan, rounded_of)):  # no total order: Python's comparisons decide, as ever
+            pairs = list(zip(live.p.tolist(), live.q.tolist()))
+            return sorted(range(n), key=lambda i: self._order_key(pairs[i], auth))
         rank = np.zeros(len(ids), dtype=np.int64)
         rank[involved] = np.arange(len(involved))
         rounded = np.zeros(len(ids), dtype=np.float64)
-        rounded[involved] = [round(auth[k].authority, AUTHORITY_DECIMALS) for k in involved]
-        pq = np.array(live_pairs, dtype=np.int64)
-        a, b = rounded[pq[:, 0]], rounded[pq[:, 1]]
-        if np.isnan(a).any() or np.isnan(b).any():  # no total order: Python's comparisons decide, as ever
-            return sorted(live_pairs, key=lambda t: self._order_key(t, auth))
-        ra, rb = rank[pq[:, 0]], rank[pq[:, 1]]
-        order = np.lexsort((np.maximum(ra, rb), np.minimum(ra, rb), -np.maximum(a, b)))
-        return [live_pairs[k] for k in order.tolist()]
+        rounded[involved] = rounded_of
+        ra, rb = rank[live.p], rank[live.q]
+        order = np.lexsort((np.maximum(ra, rb), np.minimum(ra, rb), -np.maximum(rounded[live.p], rounded[live.q])))
+        return order.tolist()
 
     def _order_key(self, pq: tuple[int, int], auth: Mapping[int, Authority]) -> tuple[float, str, str]:
         p, q = pq
         lo, hi = sorted((self.ids[p], self.ids[q]))
         return (-round(max(auth[p].authority, auth[q].authority), AUTHORITY_DECIMALS), lo, hi)
 
-    def _pair(  # noqa: PLR0913  the fields of one ConflictPair, read off the positions p and q
-        self,
-        p: int,
-        q: int,
-        vc: ValueConflict,
-        auth: Mapping[int, Authority],
-        kept: tuple[str, ...],
-        suppressed: str | None,
-        tied: bool,
-        *,
-        skipped: bool = False,
-        decision: str | None = None,
-    ) -> ConflictPair:
-        a, b = auth[p], auth[q]
-        if self._cosines is None:
-            self._cosines = self.gram.tolist()  # the float32 entries as Python floats, read once per pair
-        return ConflictPair.make(
-            self.ids[p],
-            self.ids[q],
-            self._cosines[p][q],
-            vc.patterns,
-            vc,
-            {self.ids[p]: a, self.ids[q]: b},
-            kept,
-            suppressed,
-            tied,
-            skipped=skipped,
-            margin=abs(a.authority - b.authority),
-            decision=decision,
-        )
+
+def _pair(  # noqa: PLR0913  the fields of one ConflictPair
+    fact_a: str,
+    fact_b: str,
+    similarity: float,
+    vc: ValueConflict,
+    a: Authority,
+    b: Authority,
+    arb: Outcome,
+    skipped: bool,
+) -> ConflictPair:
+    """The :class:`ConflictPair` of one arbitrated (or skipped) pair: ``ConflictPair.make`` inlined, as
+    stage 4 makes one per conflicting pair."""
+    kept, suppressed, tied, decision = arb
+    return frozen_instance(
+        ConflictPair,
+        {
+            "fact_a": fact_a,
+            "fact_b": fact_b,
+            "similarity": similarity,
+            "patterns": vc.patterns,
+            "conflict": vc,
+            "authority": {fact_a: a, fact_b: b},
+            "kept": kept,
+            "suppressed": suppressed,
+            "tied": tied,
+            "skipped": skipped,
+            "margin": abs(a.authority - b.authority),
+            "decision": decision,
+        },
+    )
 
 
 def _backfill(
