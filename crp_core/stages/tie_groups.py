@@ -9,6 +9,7 @@ group *is* lives here.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -154,10 +155,14 @@ class NoteParts:
     def bound(self, listed_lines: int, listed: int, left: Sequence[int]) -> int:
         """Tokens reserved for a NOTE listing ``listed`` facts whose lines count ``listed_lines`` and naming
         ``left`` (fill order) as left out."""
+        return self.bound_of(listed_lines, listed, len(left), sum(self.ident[r] for r in left[:LEFT_OUT_SHOWN]))
+
+    def bound_of(self, listed_lines: int, listed: int, n_left: int, shown_ident: int) -> int:
+        """:meth:`bound` from the count of members left out and the id tokens of the first
+        :data:`LEFT_OUT_SHOWN` of them (those the NOTE names; it counts the rest)."""
         need = self.header[listed] + listed_lines
-        if left:
-            need += self.lead + sum(self.ident[r] for r in left[:LEFT_OUT_SHOWN])
-            need += self.more[max(0, len(left) - LEFT_OUT_SHOWN)]
+        if n_left:
+            need += self.lead + shown_ident + self.more[max(0, n_left - LEFT_OUT_SHOWN)]
         return need
 
 
@@ -231,19 +236,16 @@ def tie_records(
 
 
 def _id_pairs(facts: Sequence[Fact], g: GroupFill) -> tuple[tuple[str, str], ...]:
-    """A group's tied pairs by fact id, the smaller id first, sorted, each once: the members ranked by id
-    once, the pairs ordered by their ranks in one ``np.unique``."""
-    if not g.pairs:
-        return ()
-    ranked = sorted(g.members, key=lambda r: facts[r].fact_id)
-    rank = {r: k for k, r in enumerate(ranked)}
-    pa = np.array([rank[a] for a, _ in g.pairs], dtype=np.int64)
-    pb = np.array([rank[b] for _, b in g.pairs], dtype=np.int64)
-    lo, hi = np.minimum(pa, pb), np.maximum(pa, pb)
-    n = len(ranked)
-    key = np.unique(lo * n + hi)  # ascending: (smaller rank, larger rank) order, each pair once
-    ids = [facts[r].fact_id for r in ranked]
-    return tuple((ids[k], ids[j]) for k, j in zip((key // n).tolist(), (key % n).tolist()))
+    """A group's tied pairs by fact id, the smaller id first, sorted, each once. The pairs are distinct
+    (the packer keeps each once): when there are as many as member pairs, they are all of them, the
+    combinations of the members' sorted ids in order."""
+    ids = sorted(facts[r].fact_id for r in g.members)
+    n = len(ids)
+    if len(g.pairs) == n * (n - 1) // 2:
+        return tuple(itertools.combinations(ids, 2))
+    return tuple(
+        sorted({(x, y) if x < y else (y, x) for x, y in ((facts[a].fact_id, facts[b].fact_id) for a, b in g.pairs)})
+    )
 
 
 def listed_ids(fact_ids: Sequence[str]) -> str:
