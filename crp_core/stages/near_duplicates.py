@@ -155,20 +155,20 @@ def connector_near_duplicates(
     such anchor stays (stage 4 arbitrates).
 
     Returns (candidate row, anchor row, cosine), the closest non-conflicting anchor for each, by row.
-    One (candidates x anchors) screening product; the rows it flags get :meth:`_DuplicateScreen.duplicate_of`'s
+    One (candidates x anchors) screening product; the rows it flags get :meth:`DuplicateScreen.duplicate_of`'s
     exact check (its cosines are the ones recorded, whatever rows were screened together).
     ``cand_vectors`` = ``corpus.vectors[cands]`` when the caller already gathered them.
     """
     if pos.size == 0 or anchors.size == 0:
         return []
-    screen = _DuplicateScreen(corpus, anchors, config, values_conflict)
+    screen = DuplicateScreen(corpus, anchors, config, values_conflict)
     rows = cands[pos]
     flagged = screen.flags(rows, None if cand_vectors is None else cand_vectors[pos])
     found = [screen.duplicate_of(r) for r in rows[flagged].tolist()]
     return sorted(f for f in found if f is not None)
 
 
-class _DuplicateScreen:
+class DuplicateScreen:
     """The connector candidates' near-duplicate check against the anchors (SPEC-003 §6.6, docs/reference/
     §2.8): :meth:`flags` screens rows with one product (a row whose cosine with every anchor stays
     :data:`COSINE_SLACK` below ``dedup_similarity`` cannot be a near-duplicate), :meth:`duplicate_of`
@@ -188,6 +188,26 @@ class _DuplicateScreen:
         """(len(rows),) bool: True where a row's screening cosine with some anchor reaches the limit."""
         got = self.vecs[rows] if row_vectors is None else row_vectors
         return (got @ self.anchor_vecs.T > self.dedup - COSINE_SLACK).any(axis=1)
+
+    def near_bits(self, rows: np.ndarray) -> list[int]:
+        """Per row, the bit mask of the anchors (anchor order) whose screening cosine with it reaches
+        ``dedup_similarity - COSINE_SLACK``: the only anchors it can be a near-duplicate of."""
+        return row_bits(self.vecs[rows] @ self.anchor_vecs.T > self.dedup - COSINE_SLACK)
+
+    def duplicate_of_near(self, row: int, near: int) -> tuple[int, int, float] | None:
+        """:meth:`duplicate_of` for a row whose screening mask is ``near``: None without the exact check when
+        the row value-conflicts with every anchor of the mask (the exact check's candidates are among them)."""
+        if not near:
+            return None
+        facts = self.texts
+        text = facts[row].content
+        anchors = self.anchor_list
+        while near:
+            low = near & -near
+            near ^= low
+            if not self.values_conflict(facts[anchors[low.bit_length() - 1]].content, text):
+                return self.duplicate_of(row)
+        return None
 
     def duplicate_of(self, row: int) -> tuple[int, int, float] | None:
         """(row, anchor row, cosine) for the closest anchor above ``dedup_similarity`` that does not
@@ -215,20 +235,21 @@ def choose_connectors(
 
     Only as many candidates as the slots need are screened here, a window at a time in ``order``; the
     near-duplicates among the rest are listed when the record is first read (a sweep never reads them).
-    A row is decided by :class:`_DuplicateScreen` the same way on either side, so the listing is what one
+    A row is decided by :class:`DuplicateScreen` the same way on either side, so the listing is what one
     pass over every candidate gives.
     """
     if anchors.size == 0:
         return order[:slots].astype(np.int64), ()
-    screen = _DuplicateScreen(corpus, anchors, config, values_conflict)
+    screen = DuplicateScreen(corpus, anchors, config, values_conflict)
     taken: list[int] = []
     found: list[tuple[int, int, float]] = []
     p = 0
     while len(taken) < slots and p < order.size:
         window = order[p : p + slots - len(taken) + WINDOW_SPARE]
-        for at, flagged in zip(window.tolist(), screen.flags(cands[window]).tolist()):
+        rows = cands[window]
+        for at, row, mask in zip(window.tolist(), rows.tolist(), screen.near_bits(rows)):
             p += 1
-            dup = screen.duplicate_of(int(cands[at])) if flagged else None
+            dup = screen.duplicate_of_near(row, mask)
             if dup is None:
                 taken.append(at)
                 if len(taken) == slots:
