@@ -346,12 +346,16 @@ def _greedy_fill(
             fill.alone(row)
         return fill
     unit_of = tie_components(list(by_row), ties)
+    labels = [unit_of[a] for a, _ in ties]
     groups: dict[int, GroupFill] = {}
-    for p in ties:
-        g = groups.get(unit_of[p[0]])
-        if g is None:
-            g = groups[unit_of[p[0]]] = GroupFill([], [])
-        g.pairs.append(p)
+    if labels.count(labels[0]) == len(labels):  # one tie group: every pair is its own
+        groups[labels[0]] = GroupFill([], list(ties))
+    else:
+        for p, u in zip(ties, labels):
+            g = groups.get(u)
+            if g is None:
+                g = groups[u] = GroupFill([], [])
+            g.pairs.append(p)
     for row in order:  # members in fill order
         g = groups.get(unit_of[row])
         if g is not None:

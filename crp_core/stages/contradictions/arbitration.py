@@ -85,10 +85,13 @@ def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None, w
 def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:
     """(row_a, row_b) of every tied, arbitrated pair: what the packer joins into tie groups, one NOTE block
     each (docs/reference/pipeline.md §6)."""
+    index = kb.index_of
     return tuple(
-        (kb.index_of(p.fact_a), kb.index_of(p.fact_b))
-        for p in resolution.pairs
-        if p.tied and not p.skipped and p.decision != "dismiss"
+        [
+            (index(p.fact_a), index(p.fact_b))
+            for p in resolution.pairs
+            if p.tied and not p.skipped and p.decision != "dismiss"
+        ]
     )
 
 
