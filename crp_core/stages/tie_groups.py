@@ -255,6 +255,15 @@ def listed_ids(fact_ids: Sequence[str]) -> str:
     return f"{shown} and {more} more" if more > 0 else shown
 
 
+def packed_pair_count(group: TieGroup) -> int:
+    """``len(group.packed_pairs)``: the tied pairs with both facts packed. A group whose every member pair is
+    tied (as many distinct pairs as member pairs) has one per pair of packed facts."""
+    n, k = len(group.members), len(group.packed)
+    if len(group.pairs) == n * (n - 1) // 2:
+        return k * (k - 1) // 2
+    return len(group.packed_pairs)
+
+
 def tie_group_warning(group: TieGroup, budget: int) -> str:
     """The run warning of a tie group stage 6 cut or left out (docs/reference/pipeline.md §6)."""
     n, pairs = len(group.members), len(group.pairs)
@@ -268,7 +277,7 @@ def tie_group_warning(group: TieGroup, budget: int) -> str:
     if not group.packed:
         fits = ": no fact of it fits with the group's NOTE block" if "budget" in group.left_out_reasons else ""
         return f"{what} left out whole ({why}){fits}"
-    k = len(group.packed_pairs)
+    k = packed_pair_count(group)
     return (
         f"{what} cut ({why}): {len(group.packed)} packed with one NOTE block covering {k} tied "
         f"pair{'' if k == 1 else 's'}, {len(group.left_out)} left out and named in it: {listed_ids(group.left_out)}"
