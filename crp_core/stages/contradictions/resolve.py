@@ -84,7 +84,7 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     conflicts, near_dups = sel.detect(config)
     dropped, deduplicated = sel.dedup(near_dups, scores)
     live = conflicts.without(dropped)
-    involved = sorted(set(live.p.tolist()) | set(live.q.tolist()))
+    involved = sorted(set(live.p) | set(live.q))
     rows = sel.rows[involved] if involved else np.zeros(0, np.int64)
     factors = recency_factors(corpus, rows, recency, now, config)
     auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
@@ -150,20 +150,23 @@ class _Arbitrated:
 
 @dataclass(frozen=True)
 class _Conflicts:
-    """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (arrays, the
-    order the upper triangle gives them) and each pair's :class:`ValueConflict` (``p``'s text as side a)."""
+    """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (the order the
+    upper triangle gives them) and each pair's :class:`ValueConflict` (``p``'s text as side a)."""
 
-    p: np.ndarray
-    q: np.ndarray
+    p: list[int]
+    q: list[int]
     found: list[ValueConflict]
 
     def without(self, dropped: set[int]) -> _Conflicts:
         """The pairs with neither position in ``dropped``."""
-        if not dropped or not self.p.size:
+        if not dropped or not self.p:
             return self
-        out = np.asarray(sorted(dropped), dtype=np.int64)
-        keep = ~(np.isin(self.p, out) | np.isin(self.q, out))
-        return _Conflicts(self.p[keep], self.q[keep], [vc for vc, k in zip(self.found, keep.tolist()) if k])
+        keep = [k for k, (a, b) in enumerate(zip(self.p, self.q)) if a not in dropped and b not in dropped]
+        return _Conflicts([self.p[k] for k in keep], [self.q[k] for k in keep], [self.found[k] for k in keep])
+
+
+#: from this many conflicting pairs on, the processing order is one ``lexsort`` (fewer: one Python sort)
+_ARRAY_ORDER = 48
 
 
 class _Selection:
@@ -191,23 +194,24 @@ class _Selection:
         upper = iu < ju
         iu, ju = iu[upper], ju[upper]
         found: list[ValueConflict] = []
-        at: list[int] = []
+        ps: list[int] = []
+        qs: list[int] = []
         near_dups: list[tuple[int, int]] = []
         # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
         pair_sims = g[iu, ju]
         above_close = (pair_sims > config.contradiction_similarity).tolist()
         above_dedup = (pair_sims > config.dedup_similarity).tolist()
         contents = self.contents
-        for k, (p, q, close, dup) in enumerate(zip(iu.tolist(), ju.tolist(), above_close, above_dedup)):
+        for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
             vc = values_conflict(contents[p], contents[q])
             if vc is not None:
                 if close:
                     found.append(vc)
-                    at.append(k)
+                    ps.append(p)
+                    qs.append(q)
             elif dup:
                 near_dups.append((p, q))
-        pick = np.asarray(at, dtype=np.intp)
-        return _Conflicts(iu[pick].astype(np.int64), ju[pick].astype(np.int64), found), near_dups
+        return _Conflicts(ps, qs, found), near_dups
 
     def dedup(
         self, near_dups: list[tuple[int, int]], scores: Mapping[int, float]
@@ -247,7 +251,7 @@ class _Selection:
         out = _Arbitrated()
         suppressed: set[int] = set()
         ask = has_pair_decisions(decisions)
-        ps, qs, found = live.p.tolist(), live.q.tolist(), live.found
+        ps, qs, found = live.p, live.q, live.found
         for k in self._processing_order(live, auth):
             p, q, vc = ps[k], qs[k], found[k]
             if ids[q] < ids[p]:
@@ -276,23 +280,22 @@ class _Selection:
         """Indices of ``live``'s pairs in arbitration order: the pair's higher authority rounded to
         ``AUTHORITY_DECIMALS`` descending (0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp, and
         float noise must not decide which pair is arbitrated first), then the smaller fact id, then the
-        larger. Rounding is monotonic, so the rounded higher authority is the higher rounded one: one
-        rounding per fact, one ``lexsort`` over the pairs, the fact ids by their rank."""
-        n = live.p.size
-        if n < 2:
-            return list(range(n))
+        larger. Many pairs: rounding is monotonic, so the rounded higher authority is the higher rounded
+        one: one rounding per fact, one ``lexsort`` over the pairs, the fact ids by their rank."""
+        n = len(live.p)
         ids = self.ids
         involved = sorted(auth, key=ids.__getitem__)  # positions by fact id
-        rounded_of = [round(auth[k].authority, AUTHORITY_DECIMALS) for k in involved]
-        if any(map(math.isnan, rounded_of)):  # no total order: Python's comparisons decide, as ever
-            pairs = list(zip(live.p.tolist(), live.q.tolist()))
+        rounded_of = [round(auth[k].authority, AUTHORITY_DECIMALS) for k in involved] if n >= _ARRAY_ORDER else []
+        if n < _ARRAY_ORDER or any(map(math.isnan, rounded_of)):  # NaN: no total order, Python's comparisons decide
+            pairs = list(zip(live.p, live.q))
             return sorted(range(n), key=lambda i: self._order_key(pairs[i], auth))
         rank = np.zeros(len(ids), dtype=np.int64)
         rank[involved] = np.arange(len(involved))
         rounded = np.zeros(len(ids), dtype=np.float64)
         rounded[involved] = rounded_of
-        ra, rb = rank[live.p], rank[live.q]
-        order = np.lexsort((np.maximum(ra, rb), np.minimum(ra, rb), -np.maximum(rounded[live.p], rounded[live.q])))
+        p, q = np.asarray(live.p, dtype=np.intp), np.asarray(live.q, dtype=np.intp)
+        ra, rb = rank[p], rank[q]
+        order = np.lexsort((np.maximum(ra, rb), np.minimum(ra, rb), -np.maximum(rounded[p], rounded[q])))
         return order.tolist()
 
     def _order_key(self, pq: tuple[int, int], auth: Mapping[int, Authority]) -> tuple[float, str, str]:
