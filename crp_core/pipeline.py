@@ -295,16 +295,16 @@ def _run(
     # backfills are all among them (one dict of the gated-in rows; the first position of a row wins)
     gate = cdr.passed_gate
     rank_pos = cdr_ranking(cdr, gate)
-    ranked_rows = cdr.idx[rank_pos]
-    ranked_list = ranked_rows.tolist()
+    ranked_list = cdr.idx[rank_pos].tolist()
     ranked = dict(zip(reversed(ranked_list), reversed(rank_pos.tolist())))
     anchor_pos = cdr_positions(cdr, ranked, anchor_list)
     scores = dict(zip(anchor_list, cdr.cdr_score[anchor_pos].tolist()))
     scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
     # the backfill pool: the gated-in candidates in CDR order, less the selection and the near-duplicates
-    # of anchors stage 3 skipped
-    skipped = [d[0] for d in cdgr.near_duplicates]
-    ranked_pool = ranked_rows[~np.isin(ranked_rows, np.concatenate([selected, np.asarray(skipped, dtype=np.int64)]))]
+    # of anchors stage 3 skipped (one set lookup per gated-in row: cheaper than an isin at these sizes)
+    left_out = {d[0] for d in cdgr.near_duplicates}
+    left_out.update(selected.tolist())
+    ranked_pool = np.array([r for r in ranked_list if r not in left_out], dtype=np.int64)
     resolution = resolve_contradictions(
         corpus,
         frozen_array(selected),

@@ -245,6 +245,8 @@ class _Selection:
     ) -> _Arbitrated:
         """Step 3: the conflicting pairs among the survivors, the higher authority first."""
         ids, contents = self.ids, self.contents
+        if not live.p:
+            return _Arbitrated()
         if self._cosines is None:
             self._cosines = self.gram.tolist()  # the float32 entries as Python floats
         cosines = self._cosines
