@@ -1,9 +1,10 @@
 """Instructions per pipeline run, counted by valgrind (callgrind): a figure that does not move with the
 machine's load, for saying "better" about a change of a few percent.
 
-    python bench/instructions.py                                # synth10k and the dense case, 40 runs
+    python bench/instructions.py                                # synth10k, the dense and the anchors case, 40 runs
     python bench/instructions.py --sets synth10k --runs 80
     python bench/instructions.py --repo ../other-checkout        # the same workload on another tree's crp_core
+    python bench/instructions.py --sets --anchors                 # only the SDK benchmark's shape (tied anchors)
 
 On a shared machine the wall-clock p50 of one tree moves from one ``bench/pipeline.py`` run to the next
 (other tenants, a shared cache), which hides a change of a few percent. Counted instructions do not: the
@@ -17,6 +18,10 @@ by the index's search memo, as on a rerun; the headers included). The same child
 too, in parallel, and subtracted: the difference / runs is the instructions of one run. Counts are taken
 with ``PYTHONHASHSEED=0`` and one BLAS thread (a thread team's spinning is not work). callgrind runs the
 child far slower than natively, so a case takes minutes.
+
+The **anchors case** (``--anchors``): ``bench/pipeline.py``'s case of the same name, the crprotocol SDK
+benchmark's shape built in memory by ``tests/support/tie_worlds.py`` (500 tied facts in one cluster, no data
+directory), counted the same way.
 
 Data: ``bench/make_synthetic_ckf.py`` directories (``bench/pipeline.py`` writes the dense one when missing).
 Needs ``valgrind`` (Debian package ``valgrind``); prints a clear message when it is missing.
@@ -38,6 +43,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 #: candidate_k per data set, as bench/pipeline.py runs them
 CASES = {"synth10k": 300, "synth100k": 300, "synth10k-dense": 500}
+#: the in-memory case's name (``tests/support/tie_worlds.py::tied_cluster``)
+ANCHORS = "anchors"
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
@@ -50,13 +57,20 @@ def child(repo: str, data: str, name: str, k: int, runs: int) -> int:
     from crp_core.io.scenario import load_scenario
     from crp_core.pipeline import run_pipeline
 
-    path = os.path.join(data, name)
-    config = CRPConfig(candidate_k=k, envelope_fact_budget=20)
-    corpus = prepare_corpus(load_ckf(path, max_bytes=config.ckf_max_bytes), config=config)
-    corpus.graph(config)
-    scenarios = [
-        load_scenario(p).replace(fanout_width=0) for p in sorted(glob.glob(os.path.join(path, "scenario*.json")))
-    ]
+    if name == ANCHORS:
+        from tests.support.tie_worlds import tied_cluster
+
+        world = tied_cluster()
+        corpus, config = world.corpus, world.config
+        scenarios = [world.scenario.replace(fanout_width=0)]
+    else:
+        path = os.path.join(data, name)
+        config = CRPConfig(candidate_k=k, envelope_fact_budget=20)
+        corpus = prepare_corpus(load_ckf(path, max_bytes=config.ckf_max_bytes), config=config)
+        corpus.graph(config)
+        scenarios = [
+            load_scenario(p).replace(fanout_width=0) for p in sorted(glob.glob(os.path.join(path, "scenario*.json")))
+        ]
     prepared = [(s, embed_scenario(s, corpus)) for s in scenarios]
     for s, v in prepared * 2:  # warm-up: lazy per-corpus caches, imports, the search memo
         run_pipeline(corpus, s, config, vectors=v)
@@ -106,6 +120,12 @@ def read_count(log: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", nargs="*", default=["synth10k", "synth10k-dense"], choices=sorted(CASES))
+    ap.add_argument(
+        "--anchors",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also count the SDK benchmark's shape: 500 tied facts in one cluster (tests/support/tie_worlds.py)",
+    )
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--repo", default=ROOT, help="the checkout whose crp_core is counted (default: this one)")
     ap.add_argument("--data", default=os.path.join(HERE, "data"))
@@ -124,11 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         f"fan-out off, envelope_fact_budget=20; load average {os.getloadavg()[0]:.1f} (it does not matter here)"
     )
     print(f"  {'CKF':<16}{'K':>5}{'runs':>6}{'per run (M instr)':>19}{'setup (M instr)':>17}{'wall (s)':>10}")
-    for name in args.sets:
-        if not os.path.isdir(os.path.join(args.data, name)):
+    for name in args.sets + ([ANCHORS] if args.anchors else []):
+        if name != ANCHORS and not os.path.isdir(os.path.join(args.data, name)):
             print(f"  {name:<16} missing under {args.data} (bench/make_synthetic_ckf.py, bench/pipeline.py)")
             continue
-        k = CASES[name]
+        k = CASES.get(name, 0)
         t = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
             logs = [os.path.join(tmp, f"{n}.log") for n in (0, args.runs)]

@@ -25,6 +25,7 @@ import numpy as np
 
 from crp_core.factors.recency import row_positions
 from crp_core.records import Envelope, Resolution
+from crp_core.stages.tie_groups import packed_pair_count
 
 PARTITIONS = "CRP-Context-Coverage-Partitions"
 CONFLICTS = "CRP-Context-Conflicts-Resolved"
@@ -61,7 +62,7 @@ def conflicts_value(detected: int, unresolved: int) -> str:
 def conflict_counts(resolution: Resolution, envelope: Envelope) -> tuple[int, int]:
     """(N, U) of ``CRP-Context-Conflicts-Resolved`` (docs/reference/reports.md): the pairs stage 4 counts, minus
     the tied pairs not wholly in the envelope; U = the tied pairs the envelope's NOTE blocks cover."""
-    unresolved = sum(len(g.packed_pairs) for g in envelope.tie_groups)
+    unresolved = sum(packed_pair_count(g) for g in envelope.tie_groups)
     return resolution.detected - (resolution.unresolved - unresolved), unresolved
 
 

@@ -3,7 +3,7 @@ skipping a near-duplicate of an already chosen one (:class:`AnchorPicker`), conn
 skipping a near-duplicate of an anchor (:func:`choose_connectors`); a pair that value-conflicts is
 never a near-duplicate (both stay, stage 4 arbitrates).
 
-Rows are screened with one float32 product per window: a screening cosine :data:`COSINE_SLACK` below
+Rows are screened with one float32 product per block: a screening cosine :data:`COSINE_SLACK` below
 ``dedup_similarity`` decides the comparison exactly as the recorded evaluation would, and a row the
 screen flags is decided by the exact per-row check (whose cosines are the ones recorded).
 """
@@ -18,6 +18,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact
 from crp_core.records import ValueConflict
+from crp_core.stages.bits import row_bits
 from crp_core.support.frozen import DeferredTuple
 
 #: ``values_conflict(text_a, text_b)``: the value conflict between two texts, or None
@@ -58,76 +59,59 @@ class AnchorPicker:
     def take(self, count: int, *, start: int, exclude: set[int]) -> tuple[list[int], int]:
         """Up to ``count`` rows from ``ranked_rows[start:]`` not in ``exclude``: (picked rows, next start).
 
-        The rows are screened a window at a time with one product against the chosen rows and the
-        window itself: the window's leading rows whose screening cosine with every chosen row and every
-        earlier window row stays :data:`COSINE_SLACK` below ``dedup_similarity`` are all taken at once
-        (none of them can be a near-duplicate); the first row that does not is decided by the exact
-        per-row check (whose cosines are the ones recorded), and the next window starts after it.
+        The rows are screened a block at a time with one product against the chosen rows and the block
+        itself, each row's screening test a bit mask over those columns (:func:`row_bits`). A row whose
+        screening cosine with every row chosen before it stays :data:`COSINE_SLACK` below
+        ``dedup_similarity`` cannot be a near-duplicate and is taken; so is a row that value-conflicts
+        with every chosen row it comes that close to (the exact check's candidates are among those);
+        any other row is decided by the exact per-row check (whose cosines are the ones recorded).
         """
         picked: list[int] = []
         chosen = self.chosen
-        excluded = list(exclude)
+        ranked = self.ranked_rows
         p = start
-        while len(picked) < count and p < self.ranked_rows.size:
-            need = count - len(picked)
-            window = self.ranked_rows[p : p + need + WINDOW_SPARE]
-            free = ~np.isin(window, excluded) if excluded else None
-            first = self._first_flagged(window, free)
-            # the prefix before the first flagged row, cut where ``need`` rows are taken
-            if free is None:
-                stop = min(first, need)
-                rows = window[:stop].tolist()
-            else:
-                taken = np.cumsum(free[:first])
-                stop = first if not taken.size or taken[-1] < need else int(np.searchsorted(taken, need)) + 1
-                rows = window[:stop][free[:stop]].tolist()
-            picked += rows
-            chosen += rows
-            p += stop
-            if stop == first < window.size and len(picked) < count:
-                row = int(window[first])
+        while len(picked) < count and p < ranked.size:
+            block = ranked[p : p + count - len(picked) + WINDOW_SPARE]
+            n0 = len(chosen)
+            basis = chosen + block.tolist()  # the fact row of each screening column
+            hot = self._screen(block, n0)
+            cols = (1 << n0) - 1  # the columns of the rows chosen so far
+            for j, row in enumerate(basis[n0:]):
                 p += 1
-                dup_of = _near_duplicate_of(self.corpus, chosen, row, self.config, self.values_conflict)
-                if dup_of is None:
-                    picked.append(row)
-                    chosen.append(row)
-                else:
-                    self.near_duplicates.append((row, dup_of[0], dup_of[1]))
+                if row in exclude:
+                    continue
+                near = hot[j] & cols
+                if near and not self._conflicts_all(row, near, basis):
+                    dup_of = _near_duplicate_of(self.corpus, chosen, row, self.config, self.values_conflict)
+                    if dup_of is not None:
+                        self.near_duplicates.append((row, dup_of[0], dup_of[1]))
+                        continue
+                picked.append(row)
+                chosen.append(row)
+                cols |= 1 << (n0 + j)
+                if len(picked) == count:
+                    break
         return picked, p
 
-    def _first_flagged(self, window: np.ndarray, free: np.ndarray | None) -> int:
-        """Position of the first (free) window row whose screening cosine with a chosen row or an earlier
-        free window row reaches the limit; ``window.size`` when there is none."""
-        w = window.size
-        n0 = len(self.chosen)
-        if n0 + w <= 1:
-            return w
+    def _screen(self, block: np.ndarray, n0: int) -> list[int]:
+        """Per block row, the bit mask of the screening columns (the ``n0`` chosen rows, then the block)
+        whose screening cosine with it reaches ``dedup_similarity - COSINE_SLACK``."""
         vecs = self.corpus.vectors
-        wv = vecs[window]  # gathered once: the window is also the product's last w columns
-        basis = np.concatenate([vecs[self.chosen], wv]) if n0 else wv
-        hot = wv @ basis.T > self.config.dedup_similarity - COSINE_SLACK  # (w, n0 + w)
-        # row i meets the chosen rows and the (free) window rows before it, all taken while the prefix holds
-        inner = hot[:, n0:]
-        inner &= _strictly_lower(w)
-        if free is not None:
-            inner &= free
-        flagged = hot.any(axis=1)
-        if free is not None:
-            flagged &= free
-        return int(flagged.argmax()) if flagged.any() else w
+        bv = vecs[block]  # gathered once: the block is also the product's last columns
+        basis = np.concatenate([vecs[self.chosen], bv]) if n0 else bv
+        return row_bits(bv @ basis.T > self.config.dedup_similarity - COSINE_SLACK)
 
-
-_LOWER: dict[int, np.ndarray] = {}
-
-
-def _strictly_lower(w: int) -> np.ndarray:
-    """(w, w) bool, True below the diagonal (row i sees the rows before it); cached, read-only."""
-    got = _LOWER.get(w)
-    if got is None:
-        got = np.tri(w, w, -1, dtype=bool)
-        got.setflags(write=False)
-        _LOWER[w] = got
-    return got
+    def _conflicts_all(self, row: int, near: int, basis: list[int]) -> bool:
+        """Whether ``row`` value-conflicts with every screening column of the mask ``near``."""
+        facts = self.corpus.kb.facts
+        text = facts[row].content
+        values_conflict = self.values_conflict
+        while near:
+            low = near & -near
+            near ^= low
+            if not values_conflict(facts[basis[low.bit_length() - 1]].content, text):
+                return False
+        return True
 
 
 def _near_duplicate_of(
@@ -171,20 +155,20 @@ def connector_near_duplicates(
     such anchor stays (stage 4 arbitrates).
 
     Returns (candidate row, anchor row, cosine), the closest non-conflicting anchor for each, by row.
-    One (candidates x anchors) screening product; the rows it flags get :meth:`_DuplicateScreen.duplicate_of`'s
+    One (candidates x anchors) screening product; the rows it flags get :meth:`DuplicateScreen.duplicate_of`'s
     exact check (its cosines are the ones recorded, whatever rows were screened together).
     ``cand_vectors`` = ``corpus.vectors[cands]`` when the caller already gathered them.
     """
     if pos.size == 0 or anchors.size == 0:
         return []
-    screen = _DuplicateScreen(corpus, anchors, config, values_conflict)
+    screen = DuplicateScreen(corpus, anchors, config, values_conflict)
     rows = cands[pos]
     flagged = screen.flags(rows, None if cand_vectors is None else cand_vectors[pos])
     found = [screen.duplicate_of(r) for r in rows[flagged].tolist()]
     return sorted(f for f in found if f is not None)
 
 
-class _DuplicateScreen:
+class DuplicateScreen:
     """The connector candidates' near-duplicate check against the anchors (SPEC-003 §6.6, docs/reference/
     §2.8): :meth:`flags` screens rows with one product (a row whose cosine with every anchor stays
     :data:`COSINE_SLACK` below ``dedup_similarity`` cannot be a near-duplicate), :meth:`duplicate_of`
@@ -204,6 +188,26 @@ class _DuplicateScreen:
         """(len(rows),) bool: True where a row's screening cosine with some anchor reaches the limit."""
         got = self.vecs[rows] if row_vectors is None else row_vectors
         return (got @ self.anchor_vecs.T > self.dedup - COSINE_SLACK).any(axis=1)
+
+    def near_bits(self, rows: np.ndarray) -> list[int]:
+        """Per row, the bit mask of the anchors (anchor order) whose screening cosine with it reaches
+        ``dedup_similarity - COSINE_SLACK``: the only anchors it can be a near-duplicate of."""
+        return row_bits(self.vecs[rows] @ self.anchor_vecs.T > self.dedup - COSINE_SLACK)
+
+    def duplicate_of_near(self, row: int, near: int) -> tuple[int, int, float] | None:
+        """:meth:`duplicate_of` for a row whose screening mask is ``near``: None without the exact check when
+        the row value-conflicts with every anchor of the mask (the exact check's candidates are among them)."""
+        if not near:
+            return None
+        facts = self.texts
+        text = facts[row].content
+        anchors = self.anchor_list
+        while near:
+            low = near & -near
+            near ^= low
+            if not self.values_conflict(facts[anchors[low.bit_length() - 1]].content, text):
+                return self.duplicate_of(row)
+        return None
 
     def duplicate_of(self, row: int) -> tuple[int, int, float] | None:
         """(row, anchor row, cosine) for the closest anchor above ``dedup_similarity`` that does not
@@ -231,20 +235,21 @@ def choose_connectors(
 
     Only as many candidates as the slots need are screened here, a window at a time in ``order``; the
     near-duplicates among the rest are listed when the record is first read (a sweep never reads them).
-    A row is decided by :class:`_DuplicateScreen` the same way on either side, so the listing is what one
+    A row is decided by :class:`DuplicateScreen` the same way on either side, so the listing is what one
     pass over every candidate gives.
     """
     if anchors.size == 0:
         return order[:slots].astype(np.int64), ()
-    screen = _DuplicateScreen(corpus, anchors, config, values_conflict)
+    screen = DuplicateScreen(corpus, anchors, config, values_conflict)
     taken: list[int] = []
     found: list[tuple[int, int, float]] = []
     p = 0
     while len(taken) < slots and p < order.size:
         window = order[p : p + slots - len(taken) + WINDOW_SPARE]
-        for at, flagged in zip(window.tolist(), screen.flags(cands[window]).tolist()):
+        rows = cands[window]
+        for at, row, mask in zip(window.tolist(), rows.tolist(), screen.near_bits(rows)):
             p += 1
-            dup = screen.duplicate_of(int(cands[at])) if flagged else None
+            dup = screen.duplicate_of_near(row, mask)
             if dup is None:
                 taken.append(at)
                 if len(taken) == slots:

@@ -49,6 +49,7 @@ from crp_core.config import CRPConfig
 from crp_core.model import KnowledgeBase
 from crp_core.records import DropReason, Envelope, PackedFact
 from crp_core.stages.tie_groups import (
+    LEFT_OUT_SHOWN,
     GroupFill,
     NoteParts,
     NoteSpec,
@@ -168,6 +169,20 @@ def cached_text_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, co
     return texts
 
 
+def offered_ties(tied_pairs: Sequence[tuple[int, int]], rows: Sequence[int]) -> list[tuple[int, int]]:
+    """The tied pairs between two distinct offered ``rows``, each pair once (its first occurrence, as given),
+    sorted by (smaller row, larger row): the same ties in any order give the same envelope."""
+    offered = set(rows)
+    first: dict[tuple[int, int], tuple[int, int]] = {}
+    for x, y in tied_pairs:
+        a, b = int(x), int(y)
+        if a != b and a in offered and b in offered:
+            key = (a, b) if a < b else (b, a)
+            if key not in first:
+                first[key] = (a, b)
+    return [first[k] for k in sorted(first)]
+
+
 class PackItem(NamedTuple):
     """One selected fact offered to the packer (a named tuple: a run builds one per selected fact)."""
 
@@ -271,17 +286,24 @@ class _Filler:
         """A cut group's members in fill order, each kept while its lines and a NOTE listing the kept ones
         and naming every other member fit the room left."""
         room = self.budget - self.used
+        members = g.members
+        n = len(members)
+        all_ident = sum(note.ident[r] for r in members)
         chosen: list[int] = []
         chosen_anchors: set[int] = set()
-        lines = note_lines = need = 0
+        lines = note_lines = need = chosen_ident = 0
         why: dict[int, DropReason] = {}
-        for m in g.members:
+        for m in members:
             if not self._bridged(m, chosen_anchors):
                 why[m] = "unbridged"
                 continue
-            trial = {*chosen, m}
-            left = [x for x in g.members if x not in trial]
-            got = lines + self.cost[m] + note.bound(note_lines + note.line[m], len(trial), left)
+            n_left = n - len(chosen) - 1  # every member but the kept ones and m is named as left out
+            if n_left <= LEFT_OUT_SHOWN:  # all named: their ids are the ones not kept
+                shown_ident = all_ident - chosen_ident - note.ident[m]
+            else:  # the first LEFT_OUT_SHOWN in fill order named, the rest counted
+                trial = {*chosen, m}
+                shown_ident = sum(note.ident[x] for x in [x for x in members if x not in trial][:LEFT_OUT_SHOWN])
+            got = lines + self.cost[m] + note.bound_of(note_lines + note.line[m], len(chosen) + 1, n_left, shown_ident)
             if got > room:
                 why[m] = "budget"
                 self._too_big(got, True)
@@ -289,10 +311,11 @@ class _Filler:
             chosen.append(m)
             lines += self.cost[m]
             note_lines += note.line[m]
+            chosen_ident += note.ident[m]
             need = got
             if self.by_row[m].role == "anchor":
                 chosen_anchors.add(m)
-        self._settle(g, chosen, [(m, why[m]) for m in g.members if m in why], need)
+        self._settle(g, chosen, [(m, why[m]) for m in members if m in why], need)
 
     def _settle(self, g: GroupFill, chosen: list[int], left: list[tuple[int, DropReason]], need: int) -> None:
         g.chosen, g.left = chosen, left
@@ -323,9 +346,16 @@ def _greedy_fill(
             fill.alone(row)
         return fill
     unit_of = tie_components(list(by_row), ties)
+    labels = [unit_of[a] for a, _ in ties]
     groups: dict[int, GroupFill] = {}
-    for p in ties:
-        groups.setdefault(unit_of[p[0]], GroupFill([], [])).pairs.append(p)
+    if labels.count(labels[0]) == len(labels):  # one tie group: every pair is its own
+        groups[labels[0]] = GroupFill([], list(ties))
+    else:
+        for p, u in zip(ties, labels):
+            g = groups.get(u)
+            if g is None:
+                g = groups[u] = GroupFill([], [])
+            g.pairs.append(p)
     for row in order:  # members in fill order
         g = groups.get(unit_of[row])
         if g is not None:
@@ -464,15 +494,7 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     )
     line_cost = np.asarray(corpus.token_counts, dtype=np.int64)[np.asarray(rows, dtype=np.int64)] + prefix
     cost = dict(zip(rows, line_cost.tolist(), strict=True))
-    ties: list[tuple[int, int]] = []
-    seen: set[tuple[int, int]] = set()
-    for a, b in tied_pairs:
-        p = (int(a), int(b))
-        key = (min(p), max(p))
-        if p[0] in by_row and p[1] in by_row and p[0] != p[1] and key not in seen:
-            seen.add(key)
-            ties.append(p)
-    ties.sort(key=lambda p: (min(p), max(p)))  # the same ties in any order give the same envelope
+    ties = offered_ties(tied_pairs, rows)
     if count_notes is None:
 
         def count_notes(specs: Sequence[NoteSpec]) -> np.ndarray:

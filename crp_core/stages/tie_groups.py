@@ -9,13 +9,15 @@ group *is* lives here.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from crp_core.model import KnowledgeBase
+from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import DroppedPair, DropReason, Envelope, TieGroup
+from crp_core.support.frozen import frozen_instance
 
 #: the NOTE block of SPEC-027 §2.5 (header lines; one indented ``[content]`` line per fact follows)
 NOTE_HEADER = (
@@ -89,21 +91,23 @@ def note_text(kb: KnowledgeBase, spec: NoteSpec) -> str:
 def tie_components(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
     """The tie group of every row: the smallest row of its connected component of ``ties``; a row in no
     tie maps to itself."""
-    parent = {r: r for r in rows}
+    label = {r: r for r in rows}
     if not ties:
-        return parent
-
-    def root(r: int) -> int:
-        while parent[r] != r:
-            parent[r] = parent[parent[r]]
-            r = parent[r]
-        return r
-
+        return label
+    # each component's rows listed under its label; a merge relabels the smaller list
+    members: dict[int, list[int]] = {r: [r] for r in rows}
     for a, b in ties:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return {r: root(r) for r in rows}
+        la, lb = label[a], label[b]
+        if la == lb:
+            continue
+        if len(members[la]) < len(members[lb]):
+            la, lb = lb, la
+        moved = members.pop(lb)
+        for r in moved:
+            label[r] = la
+        members[la] += moved
+    least = {lab: min(rs) for lab, rs in members.items()}
+    return {r: least[label[r]] for r in rows}
 
 
 @dataclass
@@ -151,10 +155,14 @@ class NoteParts:
     def bound(self, listed_lines: int, listed: int, left: Sequence[int]) -> int:
         """Tokens reserved for a NOTE listing ``listed`` facts whose lines count ``listed_lines`` and naming
         ``left`` (fill order) as left out."""
+        return self.bound_of(listed_lines, listed, len(left), sum(self.ident[r] for r in left[:LEFT_OUT_SHOWN]))
+
+    def bound_of(self, listed_lines: int, listed: int, n_left: int, shown_ident: int) -> int:
+        """:meth:`bound` from the count of members left out and the id tokens of the first
+        :data:`LEFT_OUT_SHOWN` of them (those the NOTE names; it counts the rest)."""
         need = self.header[listed] + listed_lines
-        if left:
-            need += self.lead + sum(self.ident[r] for r in left[:LEFT_OUT_SHOWN])
-            need += self.more[max(0, len(left) - LEFT_OUT_SHOWN)]
+        if n_left:
+            need += self.lead + shown_ident + self.more[max(0, n_left - LEFT_OUT_SHOWN)]
         return need
 
 
@@ -200,10 +208,9 @@ def tie_records(
         return tuple(facts[r].fact_id for r in rows)
 
     def record(g: GroupFill, spec: NoteSpec | None, text: str | None, tokens: int) -> TieGroup:
-        pairs = sorted({tuple(sorted((facts[a].fact_id, facts[b].fact_id))) for a, b in g.pairs})
         return TieGroup(
             members=ids(g.members),
-            pairs=tuple((a, b) for a, b in pairs),
+            pairs=_id_pairs(facts, g),
             packed=ids(spec[0]) if spec is not None else (),
             left_out=ids(g.left_rows),
             left_out_reasons=tuple(reason for _, reason in g.left),
@@ -220,8 +227,25 @@ def tie_records(
         for a, b in g.pairs:
             if a in why or b in why:
                 first = min((r for r in (a, b) if r in why), key=rank.__getitem__)
-                dropped.append(DroppedPair(facts[a].fact_id, facts[b].fact_id, why[first]))
+                dropped.append(
+                    frozen_instance(
+                        DroppedPair, {"fact_a": facts[a].fact_id, "fact_b": facts[b].fact_id, "reason": why[first]}
+                    )
+                )
     return tuple(out), tuple(dropped)
+
+
+def _id_pairs(facts: Sequence[Fact], g: GroupFill) -> tuple[tuple[str, str], ...]:
+    """A group's tied pairs by fact id, the smaller id first, sorted, each once. The pairs are distinct
+    (the packer keeps each once): when there are as many as member pairs, they are all of them, the
+    combinations of the members' sorted ids in order."""
+    ids = sorted(facts[r].fact_id for r in g.members)
+    n = len(ids)
+    if len(g.pairs) == n * (n - 1) // 2:
+        return tuple(itertools.combinations(ids, 2))
+    return tuple(
+        sorted({(x, y) if x < y else (y, x) for x, y in ((facts[a].fact_id, facts[b].fact_id) for a, b in g.pairs)})
+    )
 
 
 def listed_ids(fact_ids: Sequence[str]) -> str:
@@ -229,6 +253,15 @@ def listed_ids(fact_ids: Sequence[str]) -> str:
     shown = ", ".join(fact_ids[:LEFT_OUT_SHOWN])
     more = len(fact_ids) - LEFT_OUT_SHOWN
     return f"{shown} and {more} more" if more > 0 else shown
+
+
+def packed_pair_count(group: TieGroup) -> int:
+    """``len(group.packed_pairs)``: the tied pairs with both facts packed. A group whose every member pair is
+    tied (as many distinct pairs as member pairs) has one per pair of packed facts."""
+    n, k = len(group.members), len(group.packed)
+    if len(group.pairs) == n * (n - 1) // 2:
+        return k * (k - 1) // 2
+    return len(group.packed_pairs)
 
 
 def tie_group_warning(group: TieGroup, budget: int) -> str:
@@ -244,7 +277,7 @@ def tie_group_warning(group: TieGroup, budget: int) -> str:
     if not group.packed:
         fits = ": no fact of it fits with the group's NOTE block" if "budget" in group.left_out_reasons else ""
         return f"{what} left out whole ({why}){fits}"
-    k = len(group.packed_pairs)
+    k = packed_pair_count(group)
     return (
         f"{what} cut ({why}): {len(group.packed)} packed with one NOTE block covering {k} tied "
         f"pair{'' if k == 1 else 's'}, {len(group.left_out)} left out and named in it: {listed_ids(group.left_out)}"

@@ -13,7 +13,9 @@ from crp_core.stages.contradictions.arbitration import (
     arbitrate,
     authority_winner,
     decision_for,
+    has_pair_decisions,
     note_for,
+    outcome,
     tied_rows,
 )
 from crp_core.stages.contradictions.audit import (
@@ -57,8 +59,10 @@ __all__ = [
     "conflict_event",
     "conflict_event_data",
     "decision_for",
+    "has_pair_decisions",
     "diff_dict",
     "note_for",
+    "outcome",
     "recency_factors",
     "resolve_contradictions",
     "tied_rows",

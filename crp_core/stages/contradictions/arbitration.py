@@ -50,27 +50,48 @@ class Arbitration:
     dismissed: bool
 
 
-def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None, winner: str | None) -> Arbitration:
+def has_pair_decisions(decisions: Decisions) -> bool:
+    """Whether ``decisions`` holds any pair decision (else :func:`decision_for` is (None, None) for every pair)."""
+    pairs = decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
+    return bool(pairs)
+
+
+#: one pair's arbitration as plain values: (kept ids, suppressed id or None, tied, decision applied)
+Outcome = tuple[tuple[str, ...], str | None, bool, str | None]
+
+
+def outcome(a: Authority, b: Authority, config: CRPConfig, kind: str | None, winner: str | None) -> Outcome:
     """Higher authority wins; |a1 - a2| <= authority_tie_tolerance is a tie (SPEC-027 §2.3, §2.5).
-    An operator ``dismiss`` leaves the pair alone; an ``override`` names the winner."""
+    An operator ``dismiss`` leaves the pair alone; an ``override`` names the winner. The values of
+    :func:`arbitrate`'s record, for stage 4's loop over every conflicting pair of a run."""
     if kind == "dismiss":
-        return Arbitration((a.fact_id, b.fact_id), None, False, "dismiss", True)
+        return (a.fact_id, b.fact_id), None, False, "dismiss"
     if kind == "override":
         loser = b.fact_id if winner == a.fact_id else a.fact_id
-        return Arbitration((winner,), loser, False, "override", False)  # type: ignore[arg-type]
+        return (winner,), loser, False, "override"  # type: ignore[return-value]
     if abs(a.authority - b.authority) <= config.authority_tie_tolerance:
-        return Arbitration((a.fact_id, b.fact_id), None, True, kind, False)
+        return (a.fact_id, b.fact_id), None, True, kind
     win, lose = (a, b) if a.authority > b.authority else (b, a)
-    return Arbitration((win.fact_id,), lose.fact_id, False, kind, False)
+    return (win.fact_id,), lose.fact_id, False, kind
+
+
+def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None, winner: str | None) -> Arbitration:
+    """Higher authority wins; |a1 - a2| <= authority_tie_tolerance is a tie (SPEC-027 §2.3, §2.5).
+    An operator ``dismiss`` leaves the pair alone; an ``override`` names the winner (:func:`outcome`)."""
+    kept, suppressed, tied, decision = outcome(a, b, config, kind, winner)
+    return Arbitration(kept, suppressed, tied, decision, decision == "dismiss")
 
 
 def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:
     """(row_a, row_b) of every tied, arbitrated pair: what the packer joins into tie groups, one NOTE block
     each (docs/reference/pipeline.md §6)."""
+    index = kb.index_of
     return tuple(
-        (kb.index_of(p.fact_a), kb.index_of(p.fact_b))
-        for p in resolution.pairs
-        if p.tied and not p.skipped and p.decision != "dismiss"
+        [
+            (index(p.fact_a), index(p.fact_b))
+            for p in resolution.pairs
+            if p.tied and not p.skipped and p.decision != "dismiss"
+        ]
     )
 
 

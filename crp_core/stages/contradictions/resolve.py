@@ -7,24 +7,33 @@ the losers and backfills their slots. Pure: no I/O, every constant from :class:`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.decisions import Decisions
+from crp_core.model import Fact
 from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution, ValueConflict
 from crp_core.stages.bits import row_bits
-from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for, note_for
+from crp_core.stages.contradictions.arbitration import (
+    AUTHORITY_DECIMALS,
+    Outcome,
+    decision_for,
+    has_pair_decisions,
+    note_for,
+    outcome,
+)
 from crp_core.stages.contradictions.audit import conflict_event
 from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
 from crp_core.stages.near_duplicates import COSINE_SLACK
-from crp_core.support.frozen import frozen_array
+from crp_core.support.frozen import DeferredTuple, frozen_array, frozen_instance
 
 
 def _score_of(scores: Any, row: int) -> float:
@@ -74,12 +83,12 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     sel = _Selection(corpus, _unique_rows(selected_rows), roles)
     conflicts, near_dups = sel.detect(config)
     dropped, deduplicated = sel.dedup(near_dups, scores)
-    live_pairs = [(p, q) for (p, q) in conflicts if p not in dropped and q not in dropped]
-    involved = sorted({p for pq in live_pairs for p in pq})
+    live = conflicts.without(dropped)
+    involved = sorted(set(live.p) | set(live.q))
     rows = sel.rows[involved] if involved else np.zeros(0, np.int64)
     factors = recency_factors(corpus, rows, recency, now, config)
     auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
-    arbitrated = sel.arbitrate(live_pairs, conflicts, auth, decisions, config)
+    arbitrated = sel.arbitrate(live, auth, decisions, config)
     suppressed = set(arbitrated.suppressed_pos)
     kept_rows = [r for p, r in enumerate(sel.row_list) if p not in dropped and p not in suppressed]
     freed = arbitrated.suppressed_pos + sorted(dropped)
@@ -99,20 +108,65 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
         suppressed=frozen_array(np.array([sel.row_list[p] for p in arbitrated.suppressed_pos], dtype=np.int64)),
         deduplicated=tuple(deduplicated),
         backfilled=tuple(backfilled),
-        notes=tuple(arbitrated.notes),
-        audit=tuple(arbitrated.audit),
+        notes=cast("tuple[str, ...]", arbitrated.notes(sel.facts, sel.row_list)),
+        audit=cast("tuple[AuditEvent, ...]", arbitrated.audit(sel.ids, sel.row_list, roles)),
     )
 
 
 @dataclass
 class _Arbitrated:
-    """Step 3's output: the pairs in processing order, their audit events and NOTE blocks, and the
-    positions of the suppressed losers in processing order."""
+    """Step 3's output: the pairs in processing order, the positions of the suppressed losers in
+    processing order, and what the audit events and NOTE blocks are built from when first read (each
+    arbitrated pair with its positions; the positions of each tied pair)."""
 
     pairs: list[ConflictPair] = field(default_factory=list)
-    audit: list[AuditEvent] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
     suppressed_pos: list[int] = field(default_factory=list)
+    logged: list[tuple[ConflictPair, int, int]] = field(default_factory=list)
+    tied: list[tuple[int, int]] = field(default_factory=list)
+
+    def audit(self, ids: list[str], row_list: list[int], roles: Mapping[int, str]) -> Sequence[AuditEvent]:
+        """The audit event of each arbitrated pair (SPEC-027 §2.4), in processing order: built on first
+        read (a run's audit is read by its report, never by a stage or a sweep)."""
+        logged = self.logged
+
+        def build() -> list[AuditEvent]:
+            return [
+                conflict_event(pair, roles={ids[k]: str(roles.get(row_list[k], "")) for k in (p, q)})
+                for pair, p, q in logged
+            ]
+
+        return DeferredTuple(build) if logged else ()
+
+    def notes(self, facts: Sequence[Fact], row_list: list[int]) -> Sequence[str]:
+        """The SPEC-027 §2.5 NOTE block of each tied pair, in processing order: built on first read (the
+        envelope writes one NOTE per tie group, stage 6's own)."""
+        tied = self.tied
+
+        def build() -> list[str]:
+            return [note_for(facts[row_list[p]], facts[row_list[q]]) for p, q in tied]
+
+        return DeferredTuple(build) if tied else ()
+
+
+@dataclass(frozen=True)
+class _Conflicts:
+    """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (the order the
+    upper triangle gives them) and each pair's :class:`ValueConflict` (``p``'s text as side a)."""
+
+    p: list[int]
+    q: list[int]
+    found: list[ValueConflict]
+
+    def without(self, dropped: set[int]) -> _Conflicts:
+        """The pairs with neither position in ``dropped``."""
+        if not dropped or not self.p:
+            return self
+        keep = [k for k, (a, b) in enumerate(zip(self.p, self.q)) if a not in dropped and b not in dropped]
+        return _Conflicts([self.p[k] for k in keep], [self.q[k] for k in keep], [self.found[k] for k in keep])
+
+
+#: from this many conflicting pairs on, the processing order is one ``lexsort`` (fewer: one Python sort)
+_ARRAY_ORDER = 48
 
 
 class _Selection:
@@ -129,8 +183,9 @@ class _Selection:
         self.roles = roles
         v = np.asarray(corpus.vectors, dtype=np.float32)[rows]
         self.gram = v @ v.T if rows.size else np.zeros((0, 0), dtype=np.float32)
+        self._cosines: list[list[float]] | None = None
 
-    def detect(self, config: CRPConfig) -> tuple[dict[tuple[int, int], ValueConflict], list[tuple[int, int]]]:
+    def detect(self, config: CRPConfig) -> tuple[_Conflicts, list[tuple[int, int]]]:
         """Step 1: the value conflicts among pairs above ``contradiction_similarity`` (positions (p, q),
         p < q) and the near-duplicates (above ``dedup_similarity``, no value conflict)."""
         g = self.gram
@@ -138,7 +193,9 @@ class _Selection:
         iu, ju = np.nonzero(g > low)  # row-major: the upper triangle's pairs in the order triu gives them
         upper = iu < ju
         iu, ju = iu[upper], ju[upper]
-        conflicts: dict[tuple[int, int], ValueConflict] = {}
+        found: list[ValueConflict] = []
+        ps: list[int] = []
+        qs: list[int] = []
         near_dups: list[tuple[int, int]] = []
         # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
         pair_sims = g[iu, ju]
@@ -149,10 +206,12 @@ class _Selection:
             vc = values_conflict(contents[p], contents[q])
             if vc is not None:
                 if close:
-                    conflicts[(p, q)] = vc
+                    found.append(vc)
+                    ps.append(p)
+                    qs.append(q)
             elif dup:
                 near_dups.append((p, q))
-        return conflicts, near_dups
+        return _Conflicts(ps, qs, found), near_dups
 
     def dedup(
         self, near_dups: list[tuple[int, int]], scores: Mapping[int, float]
@@ -182,78 +241,101 @@ class _Selection:
         return dropped, deduplicated
 
     def arbitrate(
-        self,
-        live_pairs: list[tuple[int, int]],
-        conflicts: Mapping[tuple[int, int], ValueConflict],
-        auth: Mapping[int, Authority],
-        decisions: Decisions,
-        config: CRPConfig,
+        self, live: _Conflicts, auth: Mapping[int, Authority], decisions: Decisions, config: CRPConfig
     ) -> _Arbitrated:
         """Step 3: the conflicting pairs among the survivors, the higher authority first."""
-        ids = self.ids
-
-        def order_key(pq: tuple[int, int]) -> tuple[float, str, str]:
-            p, q = pq
-            lo, hi = sorted((ids[p], ids[q]))
-            # authority rounded to AUTHORITY_DECIMALS: 0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp,
-            # and float noise must not decide which pair is arbitrated first
-            return (-round(max(auth[p].authority, auth[q].authority), AUTHORITY_DECIMALS), lo, hi)
-
+        ids, contents = self.ids, self.contents
+        if not live.p:
+            return _Arbitrated()
+        if self._cosines is None:
+            self._cosines = self.gram.tolist()  # the float32 entries as Python floats
+        cosines = self._cosines
         out = _Arbitrated()
         suppressed: set[int] = set()
-        for p, q in sorted(live_pairs, key=order_key):
+        ask = has_pair_decisions(decisions)
+        ps, qs, found = live.p, live.q, live.found
+        for k in self._processing_order(live, auth):
+            p, q, vc = ps[k], qs[k], found[k]
             if ids[q] < ids[p]:
                 p, q = q, p  # fact_a is the smaller id
-            vc = conflicts[(min(p, q), max(p, q))]
-            if p > q:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
-                vc = values_conflict(self.contents[p], self.contents[q]) or vc
+                # detected in selection order: the diffs' *_a sides must describe fact_a's text
+                vc = values_conflict(contents[p], contents[q]) or vc
+            a, b = auth[p], auth[q]
             if p in suppressed or q in suppressed:
-                kept = tuple(i for k, i in ((p, ids[p]), (q, ids[q])) if k not in suppressed)
-                out.pairs.append(self._pair(p, q, vc, auth, kept, None, False, skipped=True))
+                kept = tuple(i for j, i in ((p, ids[p]), (q, ids[q])) if j not in suppressed)
+                out.pairs.append(_pair(ids[p], ids[q], cosines[p][q], vc, a, b, (kept, None, False, None), True))
                 continue
-            kind, winner = decision_for(decisions, ids[p], ids[q])
-            arb = arbitrate(auth[p], auth[q], config, kind, winner)
-            pair = self._pair(p, q, vc, auth, arb.kept, arb.suppressed, arb.tied, decision=arb.decision)
+            kind, winner = decision_for(decisions, ids[p], ids[q]) if ask else (None, None)
+            arb = outcome(a, b, config, kind, winner)
+            pair = _pair(ids[p], ids[q], cosines[p][q], vc, a, b, arb, False)
             out.pairs.append(pair)
-            out.audit.append(
-                conflict_event(pair, roles={ids[k]: str(self.roles.get(self.row_list[k], "")) for k in (p, q)})
-            )
-            if arb.suppressed is not None:
-                loser = p if arb.suppressed == ids[p] else q
+            out.logged.append((pair, p, q))
+            if arb[1] is not None:
+                loser = p if arb[1] == ids[p] else q
                 out.suppressed_pos.append(loser)
                 suppressed.add(loser)
-            if arb.tied:
-                out.notes.append(note_for(self.facts[self.row_list[p]], self.facts[self.row_list[q]]))
+            if arb[2]:
+                out.tied.append((p, q))
         return out
 
-    def _pair(  # noqa: PLR0913  the fields of one ConflictPair, read off the positions p and q
-        self,
-        p: int,
-        q: int,
-        vc: ValueConflict,
-        auth: Mapping[int, Authority],
-        kept: tuple[str, ...],
-        suppressed: str | None,
-        tied: bool,
-        *,
-        skipped: bool = False,
-        decision: str | None = None,
-    ) -> ConflictPair:
-        a, b = auth[p], auth[q]
-        return ConflictPair.make(
-            self.ids[p],
-            self.ids[q],
-            float(self.gram[p, q]),
-            vc.patterns,
-            vc,
-            {self.ids[p]: a, self.ids[q]: b},
-            kept,
-            suppressed,
-            tied,
-            skipped=skipped,
-            margin=abs(a.authority - b.authority),
-            decision=decision,
-        )
+    def _processing_order(self, live: _Conflicts, auth: Mapping[int, Authority]) -> list[int]:
+        """Indices of ``live``'s pairs in arbitration order: the pair's higher authority rounded to
+        ``AUTHORITY_DECIMALS`` descending (0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp, and
+        float noise must not decide which pair is arbitrated first), then the smaller fact id, then the
+        larger. Many pairs: rounding is monotonic, so the rounded higher authority is the higher rounded
+        one: one rounding per fact, one ``lexsort`` over the pairs, the fact ids by their rank."""
+        n = len(live.p)
+        ids = self.ids
+        involved = sorted(auth, key=ids.__getitem__)  # positions by fact id
+        rounded_of = [round(auth[k].authority, AUTHORITY_DECIMALS) for k in involved] if n >= _ARRAY_ORDER else []
+        if n < _ARRAY_ORDER or any(map(math.isnan, rounded_of)):  # NaN: no total order, Python's comparisons decide
+            pairs = list(zip(live.p, live.q))
+            return sorted(range(n), key=lambda i: self._order_key(pairs[i], auth))
+        rank = np.zeros(len(ids), dtype=np.int64)
+        rank[involved] = np.arange(len(involved))
+        rounded = np.zeros(len(ids), dtype=np.float64)
+        rounded[involved] = rounded_of
+        p, q = np.asarray(live.p, dtype=np.intp), np.asarray(live.q, dtype=np.intp)
+        ra, rb = rank[p], rank[q]
+        order = np.lexsort((np.maximum(ra, rb), np.minimum(ra, rb), -np.maximum(rounded[p], rounded[q])))
+        return order.tolist()
+
+    def _order_key(self, pq: tuple[int, int], auth: Mapping[int, Authority]) -> tuple[float, str, str]:
+        p, q = pq
+        lo, hi = sorted((self.ids[p], self.ids[q]))
+        return (-round(max(auth[p].authority, auth[q].authority), AUTHORITY_DECIMALS), lo, hi)
+
+
+def _pair(  # noqa: PLR0913  the fields of one ConflictPair
+    fact_a: str,
+    fact_b: str,
+    similarity: float,
+    vc: ValueConflict,
+    a: Authority,
+    b: Authority,
+    arb: Outcome,
+    skipped: bool,
+) -> ConflictPair:
+    """The :class:`ConflictPair` of one arbitrated (or skipped) pair: ``ConflictPair.make`` inlined, as
+    stage 4 makes one per conflicting pair."""
+    kept, suppressed, tied, decision = arb
+    return frozen_instance(
+        ConflictPair,
+        {
+            "fact_a": fact_a,
+            "fact_b": fact_b,
+            "similarity": similarity,
+            "patterns": vc.patterns,
+            "conflict": vc,
+            "authority": {fact_a: a, fact_b: b},
+            "kept": kept,
+            "suppressed": suppressed,
+            "tied": tied,
+            "skipped": skipped,
+            "margin": abs(a.authority - b.authority),
+            "decision": decision,
+        },
+    )
 
 
 def _backfill(

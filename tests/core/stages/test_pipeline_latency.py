@@ -15,7 +15,7 @@ from crp_core.stages import packing
 from crp_core.stages.bits import bits_of, row_bits
 from crp_core.stages.candidates import found_by
 from crp_core.stages.contradictions.resolve import BackfillScreen, backfill_fits
-from crp_core.stages.near_duplicates import COSINE_SLACK, AnchorPicker
+from crp_core.stages.near_duplicates import COSINE_SLACK, AnchorPicker, DuplicateScreen
 from crp_core.support.blas import blas_libraries, one_blas_thread
 from tests.support.factories import fact, make_corpus
 
@@ -133,6 +133,24 @@ def test_anchor_screening_decides_as_the_per_row_check(seed, count, n_chosen):
     assert got == want
     assert picker.near_duplicates == near_ref
     assert picker.chosen == chosen0 + want[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 8))
+def test_connector_screening_decides_as_the_exact_check(seed, n_anchors):
+    """A connector candidate's screening mask decides its near-duplicate as the exact check does: the
+    same anchor and cosine, or None, whatever the value conflicts."""
+    corpus = near_duplicate_corpus(seed)
+    rng = np.random.default_rng(seed + 2)
+    anchors = rng.choice(corpus.n, n_anchors, replace=False).astype(np.int64)
+    rows = np.array([r for r in range(corpus.n) if r not in set(anchors.tolist())], dtype=np.int64)
+
+    def conflict(a, b):
+        return (a != b) or None  # a different "value" text conflicts
+
+    screen = DuplicateScreen(corpus, anchors, CRPConfig(), conflict)
+    for row, mask in zip(rows.tolist(), screen.near_bits(rows)):
+        assert screen.duplicate_of_near(row, mask) == screen.duplicate_of(row)
 
 
 def test_cosine_slack_bounds_float32_rounding():

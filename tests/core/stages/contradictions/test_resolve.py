@@ -505,3 +505,32 @@ def test_the_screened_backfill_check_is_the_exact_one(seed, n_kept, n_pool, spre
         if want:
             kept.append(int(pool[i]))
             screen.kept(i)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 24))
+def test_the_array_processing_order_is_the_python_sort(seed, n_facts):
+    """Many conflicting pairs are ordered with one lexsort; it gives the order of the plain sort by (rounded
+    higher authority descending, smaller id, larger id), authorities one ulp apart and tied included."""
+    from types import SimpleNamespace
+
+    from crp_core.records import Authority
+    from crp_core.stages.contradictions import resolve as r
+
+    rng = np.random.default_rng(seed)
+    ids = [f"F{k:03d}" for k in rng.permutation(n_facts).tolist()]
+    levels = [0.52, 0.8 * 0.65 * 0.9, 0.9 * 0.65 * 0.8, 0.7]
+    auth = {
+        k: Authority("x", "t", 1.0, 1.0, 1.0, float(levels[int(rng.integers(len(levels)))])) for k in range(n_facts)
+    }
+    pairs = [(a, b) for a in range(n_facts) for b in range(a + 1, n_facts) if rng.random() < 0.6]
+    live = r._Conflicts([a for a, _ in pairs], [b for _, b in pairs], [None] * len(pairs))
+    sel = SimpleNamespace(ids=ids)
+    sel._order_key = lambda pq, au: r._Selection._order_key(sel, pq, au)
+    saved, r._ARRAY_ORDER = r._ARRAY_ORDER, 2  # the array path from two pairs on
+    try:
+        got = r._Selection._processing_order(sel, live, auth)
+    finally:
+        r._ARRAY_ORDER = saved
+    want = sorted(range(len(pairs)), key=lambda i: r._Selection._order_key(sel, pairs[i], auth))
+    assert got == want
