@@ -45,17 +45,7 @@ def sdk_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _ready(page: str) -> AppTest:
     """The page once the background embedding of the snapshot finished."""
-    at = run_page(page)
-    end = time.monotonic() + 60
-    while (
-        "crp.ckf_pending" in at.session_state
-        and at.session_state["crp.ckf_pending"] is not None
-        and time.monotonic() < end
-    ):
-        time.sleep(0.2)
-        at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return settle(run_page(page))
 
 
 def test_graph_draws_the_given_edges(sdk_env):

@@ -11,15 +11,8 @@ from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
     ENTITY_SUBSTITUTED,
     NUMBER_CHANGED,
-    values_conflict,
 )
-
-
-def patterns(a: str, b: str) -> tuple[str, ...] | None:
-    vc = values_conflict(a, b)
-    back = values_conflict(b, a)
-    assert (vc is None) == (back is None)  # symmetric
-    return vc.patterns if vc else None
+from tests.support.detector_cases import patterns
 
 
 # ---- years before 1900 after a word that introduces a date --------------------------------------------

@@ -13,15 +13,8 @@ from crp_core.stages.contradictions.values import (
     ENTITY_SUBSTITUTED,
     NEGATION_FLIP,
     NUMBER_CHANGED,
-    values_conflict,
 )
-
-
-def patterns(a: str, b: str) -> tuple[str, ...] | None:
-    vc = values_conflict(a, b)
-    back = values_conflict(b, a)
-    assert (vc is None) == (back is None)  # symmetric
-    return vc.patterns if vc else None
+from tests.support.detector_cases import patterns
 
 
 # ---- loose sentence alignment: one changed value in reworded sentences ------------------------------
