@@ -63,7 +63,8 @@ def expected_result(
     edits: Mapping[str, Any] | None = None,
 ) -> Any:
     """``run_pipeline`` on the files the dashboard shows, with the dashboard's config precedence
-    (defaults < the scenario's config < edits)."""
+    (defaults < the scenario's config < edits) and, as the dashboard, the known conflicts of the whole-CKF
+    scan checked against the selection."""
     from crp_core.corpus.prepared import prepare_corpus
     from crp_core.io.ckf import load_ckf
     from crp_core.io.scenario import load_scenario
@@ -82,7 +83,13 @@ def expected_result(
 
         embedder = default_embedder()
     corpus = prepare_corpus(kb, embedder=embedder, config=config)
-    return run_pipeline(corpus, s, config, now=s.now, embedder=embedder)
+    known: tuple[Any, ...] = ()
+    if config.known_conflict_action != "off":  # as the dashboard: the whole-CKF scan's decided conflicts
+        from crp_core.analysis.known import known_conflicts
+        from crp_core.analysis.scan import scan_ckf
+
+        known = known_conflicts(scan_ckf(corpus, config, s.now), None)
+    return run_pipeline(corpus, s, config, now=s.now, embedder=embedder, known_conflicts=known)
 
 
 def sidebar_input(at: AppTest, config_key: str) -> Any:
