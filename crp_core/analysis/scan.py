@@ -328,11 +328,17 @@ def exact_pairs(vectors: np.ndarray, threshold: float, method: SearchMethod | No
         got = _pruned_pairs(v, cut, slack, estimate=method is None)
     used: SearchMethod = "gram" if got is None else "centroid-pruned"
     found, products = _gram_pairs(v, cut) if got is None else got
+    return PairSearch(pairs_above(v, found, threshold), used, products)
+
+
+def pairs_above(v: np.ndarray, found: list[np.ndarray], threshold: float) -> np.ndarray:
+    """The raw candidate pairs ``found`` (any order, repeats) as distinct ``(i, j)``, i < j, sorted, kept
+    when their one exact per-pair cosine (the brute-force check's arithmetic) is above ``threshold``."""
     raw = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
     pairs = np.unique(np.sort(raw, axis=1), axis=0) if raw.size else np.zeros((0, 2), dtype=np.int64)
-    if pairs.size:  # one exact cosine per pair, the same arithmetic as the brute-force check
+    if pairs.size:
         pairs = pairs[pair_cosines(v, pairs) > threshold]
-    return PairSearch(pairs.astype(np.int64), used, products)
+    return pairs.astype(np.int64)
 
 
 def pair_cosines(v: np.ndarray, pairs: np.ndarray) -> np.ndarray:

@@ -87,11 +87,7 @@ def merge_pairs(vectors: np.ndarray, threshold: float, results: Iterable[UnitRes
     for raw, n in results:
         parts.append(raw)
         products += int(n)
-    raw = np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.int64)
-    pairs = np.unique(np.sort(raw, axis=1), axis=0) if raw.size else np.zeros((0, 2), dtype=np.int64)
-    if pairs.size:
-        pairs = pairs[scan.pair_cosines(v, pairs) > threshold]
-    return PairSearch(pairs.astype(np.int64), "centroid-pruned", products)
+    return PairSearch(scan.pairs_above(v, parts, threshold), "centroid-pruned", products)
 
 
 #: runs the units ``[(g0, g1), ...]`` of a plan and yields their results (in any order)

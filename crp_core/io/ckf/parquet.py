@@ -349,8 +349,6 @@ def _chunk_bytes(chunk: Any) -> int:
     column its number of values times their width when that is more (a run-length-encoded run of one
     dictionary index decodes to many values). Text columns are checked as they decode (``_read_parquet``)."""
     width = _VALUE_BYTES.get(chunk.physical_type)
-    if chunk.physical_type == "FIXED_LEN_BYTE_ARRAY":
-        width = None
     size = int(chunk.total_uncompressed_size)
     return max(size, int(chunk.num_values) * width) if width else size
 
