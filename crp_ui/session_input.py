@@ -252,15 +252,12 @@ def _audit_column() -> None:
     key = f"{K}audit.{state.gen('session_audit')}"
     with st.container(key=f"{UPLOAD_BOX}-audit"):  # hides the uploader's own "<n>MB per file" line
         _audit_uploader(key, limit)
-    refusal = state.recall(K_TRAIL_REFUSAL)
     got = loaded_trail()
-    if isinstance(refusal, Refusal):
-        keep = " The trail read before stays loaded." if got is not None else ""
-        render.show_problems(f"{refusal.message}.{keep}", refusal.problems)
+    loaded = None
     if got is not None:
         anchor = f" with {got.anchor_name}" if got.anchor_name else " (no anchor)"
-        st.caption(f"Loaded: **{render.md_escape(got.name)}**{render.md_escape(anchor)} · {got.size:,} bytes")
-        st.button("Forget this trail", key=K + "forget_trail", on_click=_forget, args=(K_TRAIL, K_TRAIL_REFUSAL))
+        loaded = f"Loaded: **{render.md_escape(got.name)}**{render.md_escape(anchor)} · {got.size:,} bytes"
+    _upload_outcome("trail", loaded, (K_TRAIL, K_TRAIL_REFUSAL), K + "forget_trail")
 
 
 def _closing_column() -> None:
@@ -268,16 +265,22 @@ def _closing_column() -> None:
     limit = state.upload_limit()
     with st.container(key=f"{UPLOAD_BOX}-closing"):  # hides the uploader's own "<n>MB per file" line
         _closing_uploader(key, limit)
-    refusal = state.recall(K_CLOSING_REFUSAL)
     got = closing_snapshot()
+    loaded = None if got is None else f"Loaded: **{render.md_escape(got.name)}** · {len(got.kb):,} facts"
+    _upload_outcome("snapshot", loaded, (K_CLOSING, K_CLOSING_REFUSAL), K + "forget_closing")
+
+
+def _upload_outcome(thing: str, loaded: str | None, keys: tuple[str, str], button: str) -> None:
+    """Under an uploader: the last upload's refusal (saying that what was read before stays), then what is
+    loaded (``loaded``: its caption, None when nothing is) with the button ``button`` that forgets it
+    (``keys``: what was read, the refusal)."""
+    refusal = state.recall(keys[1])
     if isinstance(refusal, Refusal):
-        keep = " The snapshot read before stays loaded." if got is not None else ""
+        keep = f" The {thing} read before stays loaded." if loaded is not None else ""
         render.show_problems(f"{refusal.message}.{keep}", refusal.problems)
-    if got is not None:
-        st.caption(f"Loaded: **{render.md_escape(got.name)}** · {len(got.kb):,} facts")
-        st.button(
-            "Forget this snapshot", key=K + "forget_closing", on_click=_forget, args=(K_CLOSING, K_CLOSING_REFUSAL)
-        )
+    if loaded is not None:
+        st.caption(loaded)
+        st.button(f"Forget this {thing}", key=button, on_click=_forget, args=keys)
 
 
 def _closing_uploader(key: str, limit: int) -> None:
