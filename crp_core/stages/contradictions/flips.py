@@ -14,6 +14,7 @@ from crp_core.stages.contradictions.lexicon import (
     POLAR,
     SCOPE_SKIP,
     WORD,
+    stem,
 )
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value
@@ -107,3 +108,28 @@ def negation_moved(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
     "enabled" and "disabled" between two clauses is two flips)."""
     (na, pa), (nb, pb) = da.sent_shape[ca.sent], db.sent_shape[cb.sent]
     return na != nb and pa == pb
+
+
+def negated_stated(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
+    """Does clause ``cb`` state, without a negation, the word the first negation of ``ca`` governs
+    ("Sale items cannot be returned" / "Sale items can be returned", "do not require" / "is required")?"""
+    ta = da.tokens
+    g = _governed(ta, ca.negs[0], ca.last)
+    if g < 0 or ta[g].kind not in (WORD, POLAR):
+        return False
+    key = stem(ta[g].text.lower())
+    tb = db.tokens
+    return any(
+        tb[j].kind in (WORD, POLAR)
+        and (tb[j].key == ta[g].key or stem(tb[j].text.lower()) == key)
+        and j > cb.first
+        and tb[j - 1].text.lower() in _PREDICATE_BEFORE
+        for j in range(cb.first, cb.last)
+    )
+
+
+#: what stands right before a verb used as a predicate ("can be returned", "is required", "must renew"):
+#: the stated word is then the same assertion as the denied one, not a noun ("Support for X ended")
+_PREDICATE_BEFORE = frozenset(
+    "is are was were be been being can could may might must shall should will would do does did".split()
+)

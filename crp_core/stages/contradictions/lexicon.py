@@ -258,6 +258,9 @@ def _load_synonyms() -> dict[str, str]:
 
 
 SYNONYMS = _load_synonyms()
+#: words that name an attribute (a synonym group's head, a generic noun): a modifier before one of them
+#: names another attribute ("the replacement fee" / "the fee")
+ATTRIBUTE_HEADS = frozenset(SYNONYMS.values()) | GENERIC_NOUNS
 
 
 class Unit(NamedTuple):

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from crp_core.stages.contradictions.lexicon import (
+    ATTRIBUTE_HEADS,
     BREAK,
     DATE,
     ENTITY,
@@ -49,6 +50,13 @@ from crp_core.stages.contradictions.tokens import Token
 DERIVATION_MIN = 4
 #: the longest word read for derivations (a longer one is compared whole)
 DERIVATION_MAX = 32
+#: the shortest common beginning that makes two longer words derivations of one root
+STEM_SHARED = 6
+#: foreign words a sentence may carry when it shares at least :data:`WIDE_SHARE` words with the other
+#: (a rewording changes the verb and a noun: "Sending a domestic wire costs $30" / "The fee for an
+#: outgoing domestic wire transfer is $25"); one below that
+MOST_FOREIGN = 2
+WIDE_SHARE = 3
 
 
 #: forms of *be* between a modal (or an infinitive's "to") and its verb: a passive predicate
@@ -135,17 +143,20 @@ def _has_derivation(w: str, words: frozenset[str]) -> bool:
         return True
     if not DERIVATION_MIN <= len(w) <= DERIVATION_MAX:
         return False
-    return "^" + w in words or any(w[:k] in words for k in range(DERIVATION_MIN, len(w)))
+    if "^" + w in words or any(w[:k] in words for k in range(DERIVATION_MIN, len(w))):
+        return True
+    # two derivations of one root: "registr(ation)" / "register", "submiss(ion)" / "submit" is none
+    return len(w) > STEM_SHARED and "^" + w[: max(STEM_SHARED, len(w) - 2)] in words
 
 
-def foreign(s: Sentence, other_words: frozenset[str], drop: frozenset[str]) -> list[str]:
+def foreign(s: Sentence, other_words: frozenset[str], drop: frozenset[str], most: int = 1) -> list[str]:
     """The words of sentence ``s`` the other text lacks (``drop``: the compared values' own keys); the
-    first two at most, all the alignment needs."""
+    first ``most + 1`` at most, all the alignment needs."""
     out: list[str] = []
     for w in s.bag:
         if w not in drop and not _has_derivation(w, other_words):
             out.append(w)
-            if len(out) > 1:
+            if len(out) > most:
                 break
     return out
 
@@ -172,20 +183,28 @@ def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozen
     shared = len(bag_a & bag_b)
     if shared < min(2, len(bag_a), len(bag_b)) or not shared or 2 * shared < min(len(bag_a), len(bag_b)):
         return False
-    fa = foreign(sa, words_b, drop)
-    if len(fa) > 1:
+    most = MOST_FOREIGN if shared >= WIDE_SHARE else 1
+    fa = foreign(sa, words_b, drop, most)
+    if len(fa) > most:
         return False
-    fb = foreign(sb, words_a, drop)
-    if len(fb) > 1:
+    fb = foreign(sb, words_a, drop, most)
+    if len(fb) > most:
         return False
-    for f, s, other in ((fa, sa, words_b), (fb, sb, words_a)):
-        if f and _has_derivation(s.right.get(f[0], "") or "~", other):
-            return False  # a modifier of a shared word: "the replacement fee" / "the fee"
-    if (fa and _slot_taken(fa[0], sa, sb)) or (fb and _slot_taken(fb[0], sb, sa)):
+    mods = [
+        [u for u in f if _has_derivation(s.right.get(u, "") or "~", other)]
+        for f, s, other in ((fa, sa, words_b), (fb, sb, words_a))
+    ]
+    if mods[0] and mods[1]:
+        return False  # a modifier of a shared word on each side: "adult cardholders" / "a children's card"
+    for m, s in zip(mods, (sa, sb)):
+        if any(s.right.get(u, "") in ATTRIBUTE_HEADS for u in m):
+            return False  # a modifier on one side names another attribute: "the replacement fee" / "the fee"
+    if any(_slot_taken(u, sa, sb) for u in fa) or any(_slot_taken(v, sb, sa) for v in fb):
         return False
-    if fa and fb:
-        u, v = fa[0], fb[0]
-        lu, lv, ru, rv = sa.left.get(u, ""), sb.left.get(v, ""), sa.right.get(u, ""), sb.right.get(v, "")
-        if (lu and lu == lv) or (ru and ru == rv):
-            return False  # a substitution: "front brake pads" / "rear brake pads"
+    for u in fa:
+        lu, ru = sa.left.get(u, ""), sa.right.get(u, "")
+        for v in fb:
+            lv, rv = sb.left.get(v, ""), sb.right.get(v, "")
+            if (lu and lu == lv) or (ru and ru == rv):
+                return False  # a substitution: "front brake pads" / "rear brake pads"
     return True

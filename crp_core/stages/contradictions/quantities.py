@@ -45,6 +45,11 @@ from crp_core.stages.contradictions.tokens import (
     word_key,
 )
 
+#: temperature scales after a degree sign or "degrees" (each read in kelvin)
+TEMPERATURE_SCALES = {"c": "c", "celsius": "c", "centigrade": "c", "f": "f", "fahrenheit": "f"}
+#: how far a converted temperature may be from the other figure and still be equal (kelvin)
+TEMPERATURE_TOLERANCE = 0.5
+
 
 class NumberLexer(LexerBase):
     """The lexer's number and quantity readers (one instance per text)."""
@@ -70,6 +75,8 @@ class NumberLexer(LexerBase):
         raw, n = self.raw, len(self.raw)
         first = i if first < 0 else first
         bound, bstart = self.bound_before(first)
+        if j < n and raw[j].group == "sym" and raw[j].text in "°º":
+            return self.temperature(start, end, j, base, exact, bound, bstart)
         if j < n and raw[j].group == "sym" and raw[j].start - end <= 1:
             dim = "pct" if raw[j].text == "%" else "x"
             q = Quantity(dim, dim, base, 1.0, exact, exact_reading(base), -1, bound, bstart)
@@ -91,6 +98,8 @@ class NumberLexer(LexerBase):
         if currency:
             q = Quantity("money", currency, base, scale, exact, exact_reading(v), -1, bound, bstart)
             return self.rate_or_push(start, end, j, q, first)
+        if w in ("degree", "degrees") and self.low(j + 1) in TEMPERATURE_SCALES and self.adjacent(j, end, " "):
+            return self.temperature(start, end, j, base, exact, bound, bstart)
         if w in ("percent", "pct") and self.adjacent(j, end, " "):
             self.push_qty(start, raw[j].end, Quantity("pct", "%", v, 1.0, exact, exact_reading(v), -1, bound, bstart))
             return j + 1
@@ -178,6 +187,25 @@ class NumberLexer(LexerBase):
             return j
         q = Quantity("", "", base, scale, exact if scale == 1.0 else "", exact_reading(v), -1, bound, bstart)
         return self.rate_or_push(start, end, j, q, first)
+
+    def temperature(  # noqa: PLR0913  a temperature's parts as the number reader matched them
+        self, start: int, end: int, j: int, base: float, exact: str, bound: int, bstart: int
+    ) -> int:
+        """ "40 °C", "104°F", "40 degrees Celsius": a temperature in kelvin (a Fahrenheit figure is a
+        rounded conversion, equal within half a kelvin); a degree sign with no scale is an angle, a plain number."""
+        scale = TEMPERATURE_SCALES.get(self.low(j + 1), "")
+        if not scale or self.raw[j + 1].start - self.raw[j].end > 1:
+            q = Quantity("", "", base, 1.0, exact, exact_reading(base), -1, bound, bstart)
+            self.push_qty(start, self.raw[j].end, q)
+            return j + 1
+        if scale == "f":
+            k = (base + 459.67) * 5 / 9
+            readings = ((k - TEMPERATURE_TOLERANCE, k + TEMPERATURE_TOLERANCE),)
+        else:
+            readings = exact_reading(base + 273.15)
+        q = Quantity("temp", "deg" + scale, base, 1.0, exact, readings, -1, bound, bstart)
+        self.push_qty(start, self.raw[j + 1].end, q)
+        return j + 2
 
     def unit_qty(  # noqa: PLR0913  a quantity's parts as the number reader matched them
         self,

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from crp_core.records import ValueConflict, ValueDiff
 from crp_core.stages.contradictions.clauses import BE_FORMS, Clause, Doc, analyse, tokenize
-from crp_core.stages.contradictions.flips import flip_diff, negation_moved, prefix_diff, prefixed
+from crp_core.stages.contradictions.flips import flip_diff, negated_stated, negation_moved, prefix_diff, prefixed
 from crp_core.stages.contradictions.lexicon import (
     ALIGN_MIN,
     BREAK,
@@ -292,6 +292,8 @@ def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_C
     da, db = p.da, p.db
     if not da.loose_words & db.loose_words:
         return  # no two sentences share a word
+    found: dict[tuple[int, int], list[_Candidate]] = {}
+    classes: dict[tuple[int, int], set[str]] = {}
     for cls, xs in da.groups.items():
         ys = db.groups.get(cls)
         if not ys or all(x in used_a for x in xs) or all(y in used_b for y in ys):
@@ -309,7 +311,12 @@ def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_C
                 if oa and ob and oa != ob and not (_present(oa, db) and _present(ob, da)):
                     continue  # two subjects: "pip 24.0 requires ..." / "pip 24.1 requires ..."
                 if aligned(da.sentences[sa], db.sentences[sb], da.loose_words, db.loose_words, drop):
-                    out.append((0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
+                    c = (0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y)
+                    found.setdefault((sa, sb), []).append(c)
+                    classes.setdefault((sa, sb), set()).add(cls)
+    for key, cands in found.items():
+        if len(classes[key]) == 1:
+            out.extend(cands)  # two classes changed at once: a scope and its value ("64 clients on the 5 GHz band")
 
 
 def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
@@ -335,11 +342,19 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
 
 
 def _single_clauses(d: Doc, taken: set[int]) -> list[int]:
-    """The clauses that are whole sentences, not matched by the clause alignment."""
+    """The clauses that carry their sentence's polarity, not matched by the clause alignment: a whole
+    sentence, or the one clause of its sentence with a negation, polarity word or negating prefix
+    ("Subletting is prohibited, even with the landlord's consent")."""
+    polar: dict[int, int] = {}
+    for ci, c in enumerate(d.clauses[:PAIR_MAX_CLAUSES]):
+        if c.negs or c.polars or c.prefixed:
+            polar[c.sent] = -1 if c.sent in polar else ci
     return [
         ci
         for ci, c in enumerate(d.clauses[:PAIR_MAX_CLAUSES])
-        if ci not in taken and d.sent_shape[c.sent][0] == 1 and c.sent < len(d.sentences)
+        if ci not in taken
+        and c.sent < len(d.sentences)
+        and (d.sent_shape[c.sent][0] == 1 or polar.get(c.sent, -1) == ci)
     ]
 
 
@@ -370,6 +385,8 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
                 or ga & gb
                 or (ca.negs and not ga and gb and not cb.negs)
                 or (cb.negs and not gb and ga and not ca.negs)
+                or (ca.negs and not cb.negs and negated_stated(da, ca, db, cb))
+                or (cb.negs and not ca.negs and negated_stated(db, cb, da, ca))
             ):
                 continue  # the difference is no polarity word denied or turned around
             if aligned(da.sentences[ca.sent], db.sentences[cb.sent], da.loose_words, db.loose_words, frozenset()):
