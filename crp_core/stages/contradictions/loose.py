@@ -59,6 +59,10 @@ MOST_FOREIGN = 2
 WIDE_SHARE = 3
 
 
+#: a modal written with its negation in one word
+_NEGATED_MODALS = frozenset(
+    ["cannot", "can't", "won't", "mustn't", "shouldn't", "couldn't", "wouldn't", "mayn't", "shan't", "needn't"]
+)
 #: forms of *be* between a modal (or an infinitive's "to") and its verb: a passive predicate
 _INFINITIVE_BE = frozenset(["be", "been", "being", "have"])
 
@@ -97,6 +101,8 @@ def _is_predicate(toks: tuple[Token, ...], k: int, first: int) -> bool:
         return True
     j = k - 1
     while j >= first and (toks[j].kind == NEG or (toks[j].kind == FUNC and toks[j].key in _INFINITIVE_BE)):
+        if toks[j].kind == NEG and toks[j].text.lower().replace("’", "'") in _NEGATED_MODALS:
+            return True  # "cannot be exchanged": a modal and its negation in one word
         j -= 1  # "may not receive", "must be brought", "has to be taken": the verb after a modal
     if j < first or toks[j].kind != FUNC:
         return False

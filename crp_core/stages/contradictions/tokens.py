@@ -152,7 +152,7 @@ def entity_sub(s: str, low: str, sent_start: bool, poss: bool) -> str:
         return "ident"
     letters = [c for c in s if c.isalpha()]
     if len(letters) >= 2 and all(c.isupper() for c in letters):
-        return "acro" if low not in UNITS else ""
+        return "acro" if low not in UNITS or not UNITS[low].spaced else ""  # "US": "us" is a unit only glued
     if not s[0].isupper():
         return "name" if any(c.isupper() for c in s[1:]) else ""  # "eBPF", "iPhone"
     if any(c.isupper() for c in s[1:]):

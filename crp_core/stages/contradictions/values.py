@@ -341,13 +341,17 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
     _loose_flips(p, {ia for ia, _ in matched}, {ib for _, ib in matched}, diffs)
 
 
+def _polar_clause(c: Clause) -> bool:
+    return bool(c.negs or c.polars or c.prefixed)
+
+
 def _single_clauses(d: Doc, taken: set[int]) -> list[int]:
     """The clauses that carry their sentence's polarity, not matched by the clause alignment: a whole
     sentence, or the one clause of its sentence with a negation, polarity word or negating prefix
     ("Subletting is prohibited, even with the landlord's consent")."""
     polar: dict[int, int] = {}
     for ci, c in enumerate(d.clauses[:PAIR_MAX_CLAUSES]):
-        if c.negs or c.polars or c.prefixed:
+        if _polar_clause(c):
             polar[c.sent] = -1 if c.sent in polar else ci
     return [
         ci
@@ -446,6 +450,8 @@ def _phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
             )
 
 
+#: a preposition that opens a scope frame ("In the US, ...", "For Zone 3, ...", "On Line 2, ...")
+_SCOPE_FRAMES = frozenset(["in", "for", "on", "at", "within", "across", "under"])
 #: an auxiliary that ends a sentence's subject ("Year 7 pupils may ...", "ballots from Ward 2 are counted")
 _AUXILIARIES = frozenset(["must", "may", "can", "could", "should", "shall", "will", "would", "might"])
 
@@ -479,6 +485,7 @@ def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
     toks = d.tokens
     lead = -1
     cut = False
+    framed = toks[first].kind == FUNC and toks[first].key in _SCOPE_FRAMES
     for k in range(first, last):
         t = toks[k]
         if t.kind == FUNC and t.key == "only":
@@ -497,6 +504,8 @@ def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
             elif _unstated(d, k, other):
                 return _Subject(True, False, True)
         elif lead >= 0 and t.kind == BREAK:
+            if framed and not cut:
+                return _Subject(True, True, False)  # "In the US, a varietal wine must ...": the scope is the subject
             cut = True  # "According to X, keys must ...": a name in another clause is no subject of the verb
         elif lead >= 0 and (
             t.key in _AUXILIARIES or (t.key in BE_FORMS and k + 1 < last and toks[k + 1].text.endswith("ed"))
