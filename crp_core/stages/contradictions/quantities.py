@@ -198,6 +198,7 @@ class NumberLexer(LexerBase):
             q = Quantity("", "", base, 1.0, exact, exact_reading(base), -1, bound, bstart)
             self.push_qty(start, self.raw[j].end, q)
             return j + 1
+        readings: tuple[tuple[float, float], ...]
         if scale == "f":
             k = (base + 459.67) * 5 / 9
             readings = ((k - TEMPERATURE_TOLERANCE, k + TEMPERATURE_TOLERANCE),)

@@ -50,6 +50,7 @@ from crp_core.stages.contradictions.lexicon import (
     WORD,
 )
 from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.phrases import phrase_substitution
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value, value_diffs
 
@@ -400,56 +401,6 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
                     return
 
 
-#: a determiner before a noun phrase, and what may stand before it when the phrase is a complement
-_DETERMINERS = frozenset(["the", "a", "an", "its", "their", "our", "your"])
-_COMPLEMENT_BEFORE = frozenset(
-    ["to", "at", "in", "into", "from", "by", "with", "via", "on", "is", "are", "was", "were"]
-)
-#: the longest noun phrase read as a substituted name ("the old town square")
-_PHRASE_MAX = 4
-
-
-def _token_same(a: Token, b: Token) -> bool:
-    if a.kind != b.kind:
-        return False
-    if a.kind in (NUMBER, DATE):
-        return same_value(a, b)
-    return a.key == b.key
-
-
-def _phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
-    """Two sentences equal but for one noun phrase that complements a preposition or a copula through a
-    determiner ("complaints go to the shift supervisor" / "to the store owner", "the meeting point is the north
-    gate" / "is the car park"): the phrase names the value, whatever its case. The subject or the object
-    of a verb ("Clean the kitchen filter" / "Clean the bathroom filter") is which thing, not a value.
-    Sentences are compared at the same position, so this stays linear."""
-    for sa, sb in zip(da.sentences[:PAIR_MAX_CLAUSES], db.sentences):
-        if sa.bag == sb.bag or abs((sa.last - sa.first) - (sb.last - sb.first)) >= _PHRASE_MAX:
-            continue  # no content word differs, or more than one phrase does
-        ta, tb = da.tokens[sa.first : sa.last], db.tokens[sb.first : sb.last]
-        i = 0
-        while i < len(ta) and i < len(tb) and _token_same(ta[i], tb[i]):
-            i += 1
-        j = 0
-        while j < len(ta) - i and j < len(tb) - i and _token_same(ta[-1 - j], tb[-1 - j]):
-            j += 1
-        ma, mb = ta[i : len(ta) - j], tb[i : len(tb) - j]
-        if not (0 < len(ma) <= _PHRASE_MAX and 0 < len(mb) <= _PHRASE_MAX) or i < 2:
-            continue
-        if ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE:
-            continue
-        if all(t.kind in (WORD, ENTITY) and t.sub != "negpfx" for t in (*ma, *mb)):
-            diffs.append(
-                ValueDiff(
-                    ENTITY_SUBSTITUTED,
-                    tuple(t.text for t in ma),
-                    tuple(t.text for t in mb),
-                    (ma[0].start, ma[-1].end),
-                    (mb[0].start, mb[-1].end),
-                )
-            )
-
-
 #: a preposition that opens a scope frame ("In the US, ...", "For Zone 3, ...", "On Line 2, ...")
 _SCOPE_FRAMES = frozenset(["in", "for", "on", "at", "within", "across", "under"])
 #: an auxiliary that ends a sentence's subject ("Year 7 pupils may ...", "ballots from Ward 2 are counted")
@@ -485,7 +436,7 @@ def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
     toks = d.tokens
     lead = -1
     cut = False
-    framed = toks[first].kind == FUNC and toks[first].key in _SCOPE_FRAMES
+    framed = _framed(toks, first)
     for k in range(first, last):
         t = toks[k]
         if t.kind == FUNC and t.key == "only":
@@ -494,13 +445,10 @@ def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
             return _Subject(False, False, False)  # past the verb: "the database is postgres 15" names the value
         if t.kind in (NUMBER, DATE, ENTITY):
             if lead < 0:
-                if t.kind == ENTITY and k + 1 < last and _designator(toks, k + 1, first):
-                    continue  # "Ward 2": the number is the designator
-                if not _unstated(d, k, other):
-                    continue  # the same name on both sides ("Absentee ballots ...", "Redis ...")
-                if not (t.kind == ENTITY or _designator(toks, k, first)):
+                got = _lead(d, k, first, last, other)
+                if got < 0:
                     return _Subject(False, False, False)
-                lead = k
+                lead = k if got else lead
             elif _unstated(d, k, other):
                 return _Subject(True, False, True)
         elif lead >= 0 and t.kind == BREAK:
@@ -512,6 +460,23 @@ def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
         ):
             return _Subject(True, not cut, _more(d, k, last, other))
     return _Subject(lead >= 0, False, False)
+
+
+def _lead(d: Doc, k: int, first: int, last: int, other: Doc) -> int:
+    """The value at ``k``, the first one of its sentence, as a subject: 1 a name or designator the other
+    text lacks, 0 none yet (read on), -1 a plain value (the sentence has no changed subject)."""
+    toks = d.tokens
+    t = toks[k]
+    if t.kind == ENTITY and k + 1 < last and _designator(toks, k + 1, first):
+        return 0  # "Ward 2": the number is the designator
+    if not _unstated(d, k, other):
+        return 0  # the same name on both sides ("Absentee ballots ...", "Redis ...")
+    return 1 if t.kind == ENTITY or _designator(toks, k, first) else -1
+
+
+def _framed(toks: tuple[Token, ...], first: int) -> bool:
+    """Does the sentence open with a scope frame's preposition ("In the US, ...")?"""
+    return toks[first].kind == FUNC and toks[first].key in _SCOPE_FRAMES
 
 
 def _more(d: Doc, k: int, last: int, other: Doc) -> bool:
@@ -559,7 +524,7 @@ def _compare(text_a: str, text_b: str) -> ValueConflict | None:
     da, db = analyse(text_a), analyse(text_b)
     diffs: list[ValueDiff] = []
     if da.clauses and db.clauses and len(da.sentences) == len(db.sentences):
-        _phrase_substitution(da, db, diffs)
+        phrase_substitution(da, db, diffs)
     if not (da.signal or db.signal):
         return _conflict(diffs) if diffs else None
     p = _Pair(da, db)

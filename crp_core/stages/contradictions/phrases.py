@@ -1,0 +1,59 @@
+"""Two sentences equal but for one noun phrase after a preposition or a copula: the phrase names the value
+(docs/decisions/detector.md, "Reworded statements"). Serves :mod:`.values`."""
+
+from __future__ import annotations
+
+from crp_core.records import ValueDiff
+from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.lexicon import DATE, ENTITY, ENTITY_SUBSTITUTED, NUMBER, PAIR_MAX_CLAUSES, WORD
+from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.value_compare import same_value
+
+#: a determiner before a noun phrase, and what may stand before it when the phrase is a complement
+_DETERMINERS = frozenset(["the", "a", "an", "its", "their", "our", "your"])
+_COMPLEMENT_BEFORE = frozenset(
+    ["to", "at", "in", "into", "from", "by", "with", "via", "on", "is", "are", "was", "were"]
+)
+#: the longest noun phrase read as a substituted name ("the old town square")
+_PHRASE_MAX = 4
+
+
+def _token_same(a: Token, b: Token) -> bool:
+    if a.kind != b.kind:
+        return False
+    if a.kind in (NUMBER, DATE):
+        return same_value(a, b)
+    return a.key == b.key
+
+
+def phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
+    """Two sentences equal but for one noun phrase that complements a preposition or a copula through a
+    determiner ("complaints go to the shift supervisor" / "to the store owner", "the meeting point is the north
+    gate" / "is the car park"): the phrase names the value, whatever its case. The subject or the object
+    of a verb ("Clean the kitchen filter" / "Clean the bathroom filter") is which thing, not a value.
+    Sentences are compared at the same position, so this stays linear."""
+    for sa, sb in zip(da.sentences[:PAIR_MAX_CLAUSES], db.sentences):
+        if sa.bag == sb.bag or abs((sa.last - sa.first) - (sb.last - sb.first)) >= _PHRASE_MAX:
+            continue  # no content word differs, or more than one phrase does
+        ta, tb = da.tokens[sa.first : sa.last], db.tokens[sb.first : sb.last]
+        i = 0
+        while i < len(ta) and i < len(tb) and _token_same(ta[i], tb[i]):
+            i += 1
+        j = 0
+        while j < len(ta) - i and j < len(tb) - i and _token_same(ta[-1 - j], tb[-1 - j]):
+            j += 1
+        ma, mb = ta[i : len(ta) - j], tb[i : len(tb) - j]
+        if not (0 < len(ma) <= _PHRASE_MAX and 0 < len(mb) <= _PHRASE_MAX) or i < 2:
+            continue
+        if ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE:
+            continue
+        if all(t.kind in (WORD, ENTITY) and t.sub != "negpfx" for t in (*ma, *mb)):
+            diffs.append(
+                ValueDiff(
+                    ENTITY_SUBSTITUTED,
+                    tuple(t.text for t in ma),
+                    tuple(t.text for t in mb),
+                    (ma[0].start, ma[-1].end),
+                    (mb[0].start, mb[-1].end),
+                )
+            )
