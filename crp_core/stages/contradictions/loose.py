@@ -56,7 +56,7 @@ STEM_SHARED = 6
 #: (a rewording changes the verb and a noun: "Sending a domestic wire costs $30" / "The fee for an
 #: outgoing domestic wire transfer is $25"); one below that
 MOST_FOREIGN = 2
-WIDE_SHARE = 3
+WIDE_SHARE = 2
 
 
 #: a modal written with its negation in one word
@@ -76,6 +76,7 @@ class Sentence(NamedTuple):
     owner: str
     first: int = 0  # the sentence's tokens [first, last)
     last: int = 0
+    seq: tuple[str, ...] = ()  # the bag's keys in the order they first occur
 
 
 def _neighbour_key(toks: tuple[Token, ...], k: int, first: int) -> str:
@@ -116,6 +117,7 @@ def sentence(toks: tuple[Token, ...], first: int, last: int, owner: str) -> Sent
     bag: set[str] = set()
     left: dict[str, str] = {}
     right: dict[str, str] = {}
+    seq: list[str] = []
     for k in range(first, last):
         t = toks[k]
         if t.kind == WORD:
@@ -127,9 +129,10 @@ def sentence(toks: tuple[Token, ...], first: int, last: int, owner: str) -> Sent
         if key in bag:
             continue
         bag.add(key)
+        seq.append(key)
         left[key] = _neighbour_key(toks, k - 1, first) if k > first else ""
         right[key] = _neighbour_key(toks, k + 1, first) if k + 1 < last else ""
-    return Sentence(frozenset(bag), left, right, owner, first, last)
+    return Sentence(frozenset(bag), left, right, owner, first, last, tuple(seq))
 
 
 def vocabulary(words: set[str]) -> frozenset[str]:
@@ -182,6 +185,20 @@ def _slot_taken(u: str, s: Sentence, other: Sentence) -> bool:
     return False
 
 
+def _opens(s: Sentence, f: list[str], other_bag: frozenset[str]) -> bool:
+    """Do the foreign words ``f`` of sentence ``s`` all stand before its first word shared with the other
+    sentence (its subject replaced)?"""
+    seen = 0
+    for w in s.seq:
+        if w in other_bag:
+            return False
+        if w in f:
+            seen += 1
+            if seen == len(f):
+                return True
+    return False
+
+
 def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozenset[str], drop: frozenset[str]) -> bool:
     """Are the two sentences one statement reworded (module docstring)? ``words_a`` / ``words_b``: the
     loose bags of the whole texts."""
@@ -196,6 +213,8 @@ def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozen
     fb = foreign(sb, words_a, drop, most)
     if len(fb) > most:
         return False
+    if fa and fb and _opens(sa, fa, bag_b) and _opens(sb, fb, bag_a):
+        return False  # each sentence opens with words the other lacks: "Junior members may ..." / "Visiting guests ..."
     mods = [
         [u for u in f if _has_derivation(s.right.get(u, "") or "~", other)]
         for f, s, other in ((fa, sa, words_b), (fb, sb, words_a))

@@ -26,7 +26,7 @@ def test_a_rewording_with_a_new_verb_and_noun_still_pairs_its_value() -> None:
     ) == (MAGNITUDE_ALTERED,)
 
 
-def test_two_foreign_words_with_fewer_than_three_shared_words_do_not_align() -> None:
+def test_sentences_whose_subjects_are_replaced_do_not_align() -> None:
     assert (
         patterns(
             "Junior members may book the squash court for 45 minutes.",
