@@ -113,7 +113,7 @@ class _Pair:
             s = -1.0  # both sentences carry words the other text lacks: they talk about different things
         elif not (bag_a <= db.words and bag_b <= da.words):
             s = -1.0  # an inserted or substituted qualifier next to the value
-        elif ca.owner and cb.owner and ca.owner != cb.owner and not (_present(ca.owner, db) and _present(cb.owner, da)):
+        elif ca.owner and cb.owner and ca.owner != cb.owner and not _present(ca.owner, db) and not _present(cb.owner, da):
             s = -1.0  # about another thing: "The kubelet listens on 10250" / "The kube-proxy listens on 10249"
         elif bag_a - bag_b and bag_b - bag_a:
             s = -1.0  # each clause has a qualifier the other lacks ("client port" / "peer port")
@@ -309,7 +309,7 @@ def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_C
                 ta, tb = da.tokens[va.tok], db.tokens[vb.tok]
                 drop = frozenset((ta.key, tb.key)) if cls == "ent" else frozenset()
                 oa, ob = da.sentences[sa].owner, db.sentences[sb].owner
-                if oa and ob and oa != ob and not (_present(oa, db) and _present(ob, da)):
+                if oa and ob and oa != ob and not _present(oa, db) and not _present(ob, da):
                     continue  # two subjects: "pip 24.0 requires ..." / "pip 24.1 requires ..."
                 if aligned(da.sentences[sa], db.sentences[sb], da.loose_words, db.loose_words, drop):
                     c = (0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y)
