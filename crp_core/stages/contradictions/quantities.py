@@ -45,6 +45,9 @@ from crp_core.stages.contradictions.tokens import (
     word_key,
 )
 
+#: a unit symbol that means another unit after a space than glued to its number ("5m" is five minutes,
+#: "3 m long" three metres)
+SPACED_ONLY = {"m": "metre"}
 #: temperature scales after a degree sign or "degrees" (each read in kelvin)
 TEMPERATURE_SCALES = {"c": "c", "celsius": "c", "centigrade": "c", "f": "f", "fahrenheit": "f"}
 #: how far a converted temperature may be from the other figure and still be equal (kelvin)
@@ -142,7 +145,7 @@ class NumberLexer(LexerBase):
             unit_word, unit_end_j = w + "-" + self.low(j + 1), j + 1
         elif w == "calendar" and self.low(j + 1) in ("day", "days", "month", "months", "year", "years"):
             unit_word, unit_end_j = self.low(j + 1), j + 1
-        u = UNITS.get(unit_word)
+        u = UNITS.get(SPACED_ONLY.get(unit_word, unit_word))
         if u is not None and u.spaced and self.adjacent(j, end):
             return self.unit_qty(
                 start, raw[unit_end_j].end, unit_end_j + 1, base, scale, exact, u, bound, bstart, first
