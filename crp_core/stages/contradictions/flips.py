@@ -107,7 +107,22 @@ def negation_moved(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
     Sentences with as many clauses on each side keep their clause-by-clause polarity (a swap of
     "enabled" and "disabled" between two clauses is two flips)."""
     (na, pa), (nb, pb) = da.sent_shape[ca.sent], db.sent_shape[cb.sent]
-    return na != nb and pa == pb
+    if pa != pb:
+        return False
+    if na != nb:
+        return True
+    # a list reordered before one negation ("Drones, bottles and speakers are not allowed" / "Speakers,
+    # drones and bottles are not allowed"): the same words, and one of the clauses carries no polarity
+    bare = not (ca.negs or ca.polars or ca.prefixed) or not (cb.negs or cb.polars or cb.prefixed)
+    worded = ca.negs or ca.polars or cb.negs or cb.polars  # a negating prefix is no list's negation
+    return (
+        bare
+        and bool(worded)
+        and ca.bag != cb.bag
+        and ca.sent < len(da.sentences)
+        and cb.sent < len(db.sentences)
+        and (da.sentences[ca.sent].bag == db.sentences[cb.sent].bag)
+    )
 
 
 def negated_stated(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:

@@ -113,7 +113,9 @@ class _Pair:
             s = -1.0  # both sentences carry words the other text lacks: they talk about different things
         elif not (bag_a <= db.words and bag_b <= da.words):
             s = -1.0  # an inserted or substituted qualifier next to the value
-        elif ca.owner and cb.owner and ca.owner != cb.owner and not _present(ca.owner, db) and not _present(cb.owner, da):
+        elif (
+            ca.owner and cb.owner and ca.owner != cb.owner and not _present(ca.owner, db) and not _present(cb.owner, da)
+        ):
             s = -1.0  # about another thing: "The kubelet listens on 10250" / "The kube-proxy listens on 10249"
         elif bag_a - bag_b and bag_b - bag_a:
             s = -1.0  # each clause has a qualifier the other lacks ("client port" / "peer port")
