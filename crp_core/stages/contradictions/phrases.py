@@ -6,7 +6,7 @@ from __future__ import annotations
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc
 from crp_core.stages.contradictions.lexicon import DATE, ENTITY, ENTITY_SUBSTITUTED, NUMBER, PAIR_MAX_CLAUSES, WORD
-from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.tokens import Token, is_common_word
 from crp_core.stages.contradictions.value_compare import same_value
 
 #: a determiner before a noun phrase, and what may stand before it when the phrase is a complement
@@ -26,6 +26,16 @@ def _token_same(a: Token, b: Token) -> bool:
     return a.key == b.key
 
 
+def _symbols(ma: tuple[Token, ...], mb: tuple[Token, ...]) -> bool:
+    """One lower-case word against another, neither a common English word: a symbol, command or code
+    ("mode is set to rstp" / "set to mst"), a value even with no determiner before it."""
+    return (
+        len(ma) == 1
+        and len(mb) == 1
+        and all(t.kind == WORD and t.sub != "negpfx" and not is_common_word(t.text.lower()) for t in (*ma, *mb))
+    )
+
+
 def phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
     """Two sentences equal but for one noun phrase that complements a preposition or a copula through a
     determiner ("complaints go to the shift supervisor" / "to the store owner", "the meeting point is the north
@@ -43,9 +53,10 @@ def phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
         while j < len(ta) - i and j < len(tb) - i and _token_same(ta[-1 - j], tb[-1 - j]):
             j += 1
         ma, mb = ta[i : len(ta) - j], tb[i : len(tb) - j]
-        if not (0 < len(ma) <= _PHRASE_MAX and 0 < len(mb) <= _PHRASE_MAX) or i < 2:
+        if not (0 < len(ma) <= _PHRASE_MAX and 0 < len(mb) <= _PHRASE_MAX) or i < 1:
             continue
-        if ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE:
+        bare = ta[i - 1].key in _COMPLEMENT_BEFORE and _symbols(ma, mb)
+        if not bare and (i < 2 or ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE):
             continue
         if all(t.kind in (WORD, ENTITY) and t.sub != "negpfx" for t in (*ma, *mb)):
             diffs.append(

@@ -130,6 +130,11 @@ def word_key(low: str) -> str:
     return SYNONYMS.get(st, st)
 
 
+def is_common_word(low: str) -> bool:
+    """Is ``low`` an ordinary English word (common word list, function word, unit, ...)?"""
+    return _is_common(low)
+
+
 def _is_common(low: str) -> bool:
     """An ordinary English word (a capitalised sentence-initial word that is not a name)."""
     if low in COMMON_WORDS or low in FUNCTION_WORDS or low in POLARITY or low in NUMBER_WORDS or low in UNITS:
