@@ -451,6 +451,7 @@ def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
                 if got < 0:
                     return _Subject(False, False, False)
                 lead = k if got else lead
+                cut = cut or got == 2  # a bounded group ("Drivers under 25") is another subject only with more
             elif _unstated(d, k, other):
                 return _Subject(True, False, True)
         elif lead >= 0 and t.kind == BREAK:
@@ -473,7 +474,25 @@ def _lead(d: Doc, k: int, first: int, last: int, other: Doc) -> int:
         return 0  # "Ward 2": the number is the designator
     if not _unstated(d, k, other):
         return 0  # the same name on both sides ("Absentee ballots ...", "Redis ...")
-    return 1 if t.kind == ENTITY or _designator(toks, k, first) else -1
+    if t.kind == ENTITY or _designator(toks, k, first):
+        return 1
+    return 2 if _bounded_group(toks, k, first) else -1
+
+
+def _bounded_group(toks: tuple[Token, ...], k: int, first: int) -> bool:
+    """A bounded count after the noun it limits, opening the sentence ("Drivers under 25 pay ...",
+    "Children aged 12 or over ..."): which group, when the sentence states another value too."""
+    q = toks[k].qty
+    if q is None or q.bound == 0 or q.dim not in ("", "time") or k - first > _GROUP_MAX:
+        return False
+    j = k - 1
+    while j > first and toks[j].kind == FUNC:
+        j -= 1
+    return toks[j].kind in (WORD, ENTITY) and toks[j].key not in BE_FORMS and toks[j].text[:1].isalpha()
+
+
+#: the farthest a bounded group's number stands from the start of its sentence (in tokens)
+_GROUP_MAX = 4
 
 
 def _framed(toks: tuple[Token, ...], first: int) -> bool:
