@@ -229,6 +229,8 @@ def _load_polarity() -> dict[str, _Polar]:
 POLARITY = _load_polarity()
 #: words that begin like a negating prefix but negate nothing ("inflammable", "import")
 PREFIX_EXCEPTIONS = _load_words("prefix_exceptions.txt")
+#: the exceptions' stems: their inflections are exceptions too ("discounts", "installing")
+PREFIX_EXCEPTION_STEMS = frozenset(stem(w) for w in PREFIX_EXCEPTIONS)
 #: negating prefixes and the letters their base may start with ("" = any): "impossible", "illegal"
 NEG_PREFIXES = (("non-", ""), ("non", ""), ("un", ""), ("dis", ""), ("im", "pbm"), ("il", "l"), ("ir", "r"), ("in", ""))
 #: the shortest base a negating prefix may take ("unable" has none: it is a cue)
@@ -238,7 +240,7 @@ PREFIX_BASE_MIN = 4
 def negated_base(low: str) -> str:
     """The base a negating prefix turns around ("unaffected" -> "affected", "non-refundable" ->
     "refundable"), or "" when the word has none or is an exception."""
-    if low in PREFIX_EXCEPTIONS or not low[:1].isalpha():
+    if low in PREFIX_EXCEPTIONS or not low[:1].isalpha() or stem(low) in PREFIX_EXCEPTION_STEMS:
         return ""
     for prefix, starts in NEG_PREFIXES:
         if low.startswith(prefix):
