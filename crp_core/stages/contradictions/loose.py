@@ -44,7 +44,7 @@ from crp_core.stages.contradictions.lexicon import (
     VERB_BEFORE,
     WORD,
 )
-from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.tokens import Token, word_key
 
 #: the shortest stem a derivation may extend ("snow" / "snowfall"; "car" / "card" is none)
 DERIVATION_MIN = 4
@@ -143,13 +143,23 @@ def vocabulary(words: set[str]) -> frozenset[str]:
     for w in words:
         if DERIVATION_MIN < len(w) <= DERIVATION_MAX:
             out.update("^" + w[:k] for k in range(DERIVATION_MIN, len(w)))
+        if "-" in w:
+            out.update(_parts(w))  # "move-out": "move" is in the text too
     return frozenset(out)
+
+
+def _parts(w: str) -> list[str]:
+    """The keys of a hyphenated word's parts of three letters or more ("docking-station": dock, station)."""
+    return [word_key(p) for p in w.split("-")[:4] if len(p) >= 3 and p.isalpha()]
 
 
 def _has_derivation(w: str, words: frozenset[str]) -> bool:
     """Does the vocabulary ``words`` hold ``w``, a word that extends it or one that it extends?"""
     if w in words:
         return True
+    if "-" in w:
+        parts = _parts(w)  # "after-hours" against "after hours", "docking-station" against "docking stations"
+        return bool(parts) and all(_has_derivation(p, words) for p in parts)
     if not DERIVATION_MIN <= len(w) <= DERIVATION_MAX:
         return False
     if "^" + w in words or any(w[:k] in words for k in range(DERIVATION_MIN, len(w))):
