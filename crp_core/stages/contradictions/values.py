@@ -333,7 +333,9 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
             continue
         only_a = frozenset(e for e in ca.entities - cb.entities if e not in cb.bag)  # "Dogs" / "dogs"
         only_b = frozenset(e for e in cb.entities - ca.entities if e not in ca.bag)
-        if (only_a and all(_present(e, db) for e in only_a)) or (only_b and all(_present(e, da) for e in only_b)):
+        if (only_a and all(_polar_elsewhere(e, db) for e in only_a)) or (
+            only_b and all(_polar_elsewhere(e, da) for e in only_b)
+        ):
             continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
         if negation_moved(da, ca, db, cb):
             continue
@@ -341,7 +343,24 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
             d = flip_diff(da, ca, db, cb) if ca.parity != cb.parity else prefix_diff(da, pa, db, cb, pb, ca)
             if d is not None:
                 diffs.append(d)
-    _loose_flips(p, {ia for ia, _ in matched}, {ib for _, ib in matched}, diffs)
+    # a clause matched to the qualifier of a longer sentence ("Subletting is allowed with consent" / ", even with
+    # consent") is left to the loose test against that sentence's polarity clause
+    held = [(ia, ib) for ia, ib in matched if not (_qualifier(da, da.clauses[ia]) or _qualifier(db, db.clauses[ib]))]
+    _loose_flips(p, {ia for ia, _ in held}, {ib for _, ib in held}, diffs)
+
+
+def _polar_elsewhere(e: str, other: Doc) -> bool:
+    """Is the name ``e`` in the other text, and not only in a clause without polarity ("Portable concentrators
+    are not permitted, even if FAA-approved": the qualifier names it, the denial is about the concentrators)?"""
+    if not _present(e, other):
+        return False
+    holders = [c for c in other.clauses[:PAIR_MAX_CLAUSES] if e in c.entities]
+    return not holders or any(_polar_clause(c) for c in holders)
+
+
+def _qualifier(d: Doc, c: Clause) -> bool:
+    """A clause without polarity in a sentence of several clauses."""
+    return not _polar_clause(c) and d.sent_shape[c.sent][0] > 1
 
 
 def _polar_clause(c: Clause) -> bool:
