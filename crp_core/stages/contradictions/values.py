@@ -26,6 +26,7 @@ The lexicons are data files under ``crp_core/data/lexicon/``, read once at impor
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -179,8 +180,20 @@ def _attribute_words(bag: frozenset[str], other: frozenset[str]) -> frozenset[st
 
 
 def _present(e: str, other: Doc) -> bool:
-    """Is the name ``e`` (an entity key) mentioned anywhere in the other text?"""
-    return e in other.entity_keys or e in other.words or all(p in other.words for p in e.split(" "))
+    """Is the name ``e`` (an entity key) mentioned anywhere in the other text? A name glued to its release
+    ("python3.11") is mentioned as the name and the release written apart ("Python 3.11")."""
+    if e in other.entity_keys or e in other.words or all(p in other.words for p in e.split(" ")):
+        return True
+    m = _GLUED_RELEASE.fullmatch(e)
+    return (
+        m is not None
+        and m.group(1) in other.words
+        and any(t.qty is not None and t.qty.exact == m.group(2) for t in other.tokens)
+    )
+
+
+#: a lower-case name glued to a release number ("python3.11", "node18"); the two parts share no character
+_GLUED_RELEASE = re.compile(r"([a-z]+)(\d+(?:\.\d+)*)")
 
 
 def _one_sided_entity(c: Clause, other: Doc) -> bool:
