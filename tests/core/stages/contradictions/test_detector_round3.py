@@ -163,3 +163,130 @@ def test_a_named_value_still_changes_under_the_same_frame() -> None:
     assert patterns(
         "In the EU, appeals are heard by the Tribunal.", "In the EU, appeals are heard by the Ombudsman."
     ) == (ENTITY_SUBSTITUTED,)
+
+
+# ---- subjects: owners, bounded groups ------------------------------------------------------------------------
+def test_an_owner_named_in_the_other_text_is_the_same_subject() -> None:
+    # "Sow" (an imperative read as a name) against "Beans": beans are named in both texts
+    assert patterns(
+        "Sow bean seeds about two weeks after the last frost.",
+        "Beans should be sown roughly four weeks after the last frost.",
+    ) == (NUMBER_CHANGED,)
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        # a bounded group with another changed value: which group
+        (
+            "Members under 18 pay a joining fee of 10% of the annual rate.",
+            "Members over 65 pay a joining fee of 5% of the annual rate.",
+            None,
+        ),
+        # the bound alone changes: the threshold of one group
+        ("Children under 12 travel free.", "Children under 10 travel free.", (NUMBER_CHANGED,)),
+        # a bound at the start of the sentence is no group
+        ("At least 25 volunteers must attend.", "At least 30 volunteers must attend.", (NUMBER_CHANGED,)),
+    ],
+)
+def test_bounded_groups(a: str, b: str, expected: tuple[str, ...] | None) -> None:
+    assert patterns(a, b) == expected
+
+
+# ---- word forms: hyphenated words, irregular verbs, glued releases, prefix exceptions ----------------------------
+def test_a_hyphenated_word_is_present_where_its_parts_are() -> None:
+    assert patterns(
+        "The council must collect the bins within 5 days of the tenant moving out.",
+        "Within 3 days after move-out, the bins have to be collected by the council.",
+    ) == (NUMBER_CHANGED,)
+
+
+def test_irregular_past_forms_are_their_verb() -> None:
+    assert patterns("The council does not pay for tree removal.", "Tree removal is paid for by the council.") == (
+        NEGATION_FLIP,
+    )
+
+
+def test_a_name_glued_to_its_release_is_the_name_and_release_apart() -> None:
+    assert (
+        patterns("On Alpine 3.19, the default ruby is ruby3.2.", "Alpine 3.19 ships Ruby 3.2 as its default ruby.")
+        is None
+    )
+
+
+def test_an_inflected_prefix_exception_is_no_negation() -> None:
+    toks = tokenize("Student discounts apply; disasters are rare; the interpreter is fast.")
+    assert [(t.kind, t.sub) for t in toks if t.text in ("discounts", "disasters", "interpreter")] == [("word", "")] * 3
+
+
+# ---- units ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ("Each cable is 2 m long.", "Each cable is 200 cm long.", None),
+        ("Each cable is 2 m long.", "Each cable is 150 cm long.", (NUMBER_CHANGED,)),
+        ("The tank holds 1.5 m³ of water.", "The tank holds 1500 litres of water.", None),
+        ("Each bottle holds 75 cl.", "Each bottle holds 0.7 litres.", (NUMBER_CHANGED,)),
+        ("The job times out after 5m.", "The job times out after 300 seconds.", None),
+    ],
+)
+def test_metres_and_volumes(a: str, b: str, expected: tuple[str, ...] | None) -> None:
+    assert patterns(a, b) == expected
+
+
+# ---- polarity: qualifiers, lists, superlatives ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # the clause matched to a qualifier of the other sentence ("even with ...")
+        (
+            "Pets are allowed with the manager's written approval.",
+            "Pets are prohibited, even with the manager's written approval.",
+        ),
+        # a name stated only in the qualifier
+        (
+            "CE-marked portable heaters are permitted in the dormitory.",
+            "Portable heaters are not permitted in the dormitory, even if CE-marked.",
+        ),
+    ],
+)
+def test_a_qualifier_does_not_hide_a_flip(a: str, b: str) -> None:
+    assert patterns(a, b) == (NEGATION_FLIP,)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        # the same list in another order before one negation
+        (
+            "Kites, drones and fireworks are not permitted on the pier.",
+            "Fireworks, kites and drones are not permitted on the pier.",
+        ),
+        # "no other ... as" states a superlative
+        ("Lake Baikal is the deepest lake in the world.", "No other lake in the world is as deep as Lake Baikal."),
+    ],
+)
+def test_reorders_and_superlatives_are_no_flip(a: str, b: str) -> None:
+    assert patterns(a, b) is None
+
+
+# ---- symbols ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        (
+            "The default shell is set to zsh on new accounts.",
+            "The default shell is set to fish on new accounts.",
+            (ENTITY_SUBSTITUTED,),
+        ),
+        (
+            "Dependencies are installed with pnpm in CI.",
+            "Dependencies are installed with yarn in CI.",
+            (ENTITY_SUBSTITUTED,),
+        ),
+        # common words in that place: another thing, not a symbol
+        ("Clean the kitchen filter every week.", "Clean the bathroom filter every week.", None),
+    ],
+)
+def test_lower_case_symbols(a: str, b: str, expected: tuple[str, ...] | None) -> None:
+    assert patterns(a, b) == expected
