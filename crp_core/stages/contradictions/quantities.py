@@ -361,7 +361,9 @@ class NumberLexer(LexerBase):
         while j < n and self.raw[j].group == "word":
             w = self.raw[j].low
             pieces = w.split("-")
-            if all(p in NUMBER_WORDS for p in pieces) and len(pieces) <= 2:
+            if w in ("dozen", "dozens") and current:
+                current *= 12  # "two dozen" is 24
+            elif all(p in NUMBER_WORDS for p in pieces) and len(pieces) <= 2:
                 current += sum(NUMBER_WORDS[p] for p in pieces)
             elif w in NUMBER_MULT and (current or total):
                 mult = NUMBER_MULT[w]

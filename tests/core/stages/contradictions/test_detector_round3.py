@@ -290,3 +290,23 @@ def test_reorders_and_superlatives_are_no_flip(a: str, b: str) -> None:
 )
 def test_lower_case_symbols(a: str, b: str, expected: tuple[str, ...] | None) -> None:
     assert patterns(a, b) == expected
+
+
+# ---- numbers in words ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, dim, seconds_or_count",
+    [
+        ("The session lasts a half hour.", "time", 1800.0),
+        ("Book a half-day slot.", "time", 43200.0),
+        ("Bring two dozen cups.", "", 24.0),
+        ("Bring a dozen cups.", "", 12.0),
+    ],
+)
+def test_halves_and_dozens(text: str, dim: str, seconds_or_count: float) -> None:
+    q = [t.qty for t in tokenize(text) if t.qty is not None]
+    assert [(x.dim, x.readings) for x in q] == [(dim, ((seconds_or_count, seconds_or_count),))]
+
+
+def test_a_half_hour_is_thirty_minutes() -> None:
+    assert patterns("Late returns are charged £2 per half hour.", "Late returns are charged £2 per 30 minutes.") is None
+    assert patterns("The tour lasts a half hour.", "The tour lasts 45 minutes.") == (NUMBER_CHANGED,)
