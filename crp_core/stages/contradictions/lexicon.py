@@ -61,46 +61,8 @@ def _rows(name: str) -> Iterator[list[str]]:
                 yield [c.strip() for c in line.split("\t")]
 
 
-#: irregular past forms read as their verb ("may be sold" / "do not sell"); forms that are also common
-#: words of another meaning ("left", "found", "saw", "led") are left out
-IRREGULAR_FORMS = {
-    form: base
-    for base, forms in (
-        ("sell", "sold"),
-        ("send", "sent"),
-        ("pay", "paid"),
-        ("buy", "bought"),
-        ("bring", "brought"),
-        ("teach", "taught"),
-        ("hold", "held"),
-        ("keep", "kept"),
-        ("give", "given gave"),
-        ("take", "taken took"),
-        ("make", "made"),
-        ("write", "written wrote"),
-        ("show", "shown"),
-        ("draw", "drawn drew"),
-        ("fly", "flown flew"),
-        ("drive", "driven drove"),
-        ("ride", "ridden rode"),
-        ("eat", "eaten ate"),
-        ("choose", "chosen chose"),
-        ("freeze", "frozen froze"),
-        ("steal", "stolen stole"),
-        ("break", "broken broke"),
-        ("wear", "worn wore"),
-        ("spend", "spent"),
-        ("lend", "lent"),
-        ("build", "built"),
-        ("sow", "sown"),
-        ("grow", "grown grew"),
-        ("know", "known knew"),
-        ("begin", "begun began"),
-        ("win", "won"),
-        ("forbid", "forbidden forbade"),
-    )
-    for form in forms.split()
-}
+#: irregular past forms read as their verb ("may be sold" / "do not sell"; irregular_forms.tsv)
+IRREGULAR_FORMS = {form: base for base, forms in _rows("irregular_forms.tsv") for form in forms.split()}
 
 
 @cache
