@@ -180,17 +180,19 @@ def foreign(s: Sentence, other_words: frozenset[str], drop: frozenset[str], most
     return out
 
 
-def _slot_taken(u: str, s: Sentence, other: Sentence) -> bool:
+def _slot_taken(u: str, s: Sentence, other: Sentence, own: frozenset[str]) -> bool:
     """Does another word stand where the foreign word ``u`` stands, next to a shared word ("the probe
-    timeout is" / "the probe period is": a substitution even when the other word is a generic noun)?"""
+    timeout is" / "the probe period is": a substitution even when the other word is a generic noun)?
+    A word that ``u``'s own text (vocabulary ``own``) also states is moved there, not substituted
+    ("after-hours prescriptions" / "After hours, emergency prescriptions")."""
     lu, ru = s.left.get(u, ""), s.right.get(u, "")
     if lu and lu in other.bag:
         x = other.right.get(lu, "")
-        if x and x[0] not in "~#" and x != u:
+        if x and x[0] not in "~#" and x != u and not _has_derivation(x, own):
             return True
     if ru and ru in other.bag:
         x = other.left.get(ru, "")
-        if x and x[0] not in "~#" and x != u:
+        if x and x[0] not in "~#" and x != u and not _has_derivation(x, own):
             return True
     return False
 
@@ -234,7 +236,7 @@ def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozen
     for m, s in zip(mods, (sa, sb)):
         if any(s.right.get(u, "") in ATTRIBUTE_HEADS for u in m):
             return False  # a modifier on one side names another attribute: "the replacement fee" / "the fee"
-    if any(_slot_taken(u, sa, sb) for u in fa) or any(_slot_taken(v, sb, sa) for v in fb):
+    if any(_slot_taken(u, sa, sb, words_a) for u in fa) or any(_slot_taken(v, sb, sa, words_b) for v in fb):
         return False
     for u in fa:
         lu, ru = sa.left.get(u, ""), sa.right.get(u, "")

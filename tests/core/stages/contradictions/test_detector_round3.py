@@ -310,3 +310,13 @@ def test_halves_and_dozens(text: str, dim: str, seconds_or_count: float) -> None
 def test_a_half_hour_is_thirty_minutes() -> None:
     assert patterns("Late returns are charged £2 per half hour.", "Late returns are charged £2 per 30 minutes.") is None
     assert patterns("The tour lasts a half hour.", "The tour lasts 45 minutes.") == (NUMBER_CHANGED,)
+
+
+def test_a_word_moved_next_to_a_shared_word_is_no_substitution() -> None:
+    # "emergency" stands where "after-hours" stood, but the first text says "emergency" too
+    assert patterns(
+        "Emergency after-hours repairs are handled by the Northgate depot.",
+        "After hours, emergency repairs go to the Southgate depot to be handled.",
+    ) == (ENTITY_SUBSTITUTED,)
+    # another word in the slot, absent from the first text: another thing
+    assert patterns("The pump warm-up timeout is 5 seconds.", "The pump warm-up period is 50 seconds.") is None
