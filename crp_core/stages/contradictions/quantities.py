@@ -211,6 +211,13 @@ class NumberLexer(LexerBase):
         self.push_qty(start, self.raw[j + 1].end, q)
         return j + 2
 
+    def named_before(self, i: int) -> bool:
+        """Does a capitalised word stand right before raw ``i``?"""
+        if i == 0:
+            return False
+        p = self.raw[i - 1]
+        return p.group == "word" and p.text[:1].isupper() and self.raw[i].start - p.end == 1
+
     def unit_qty(  # noqa: PLR0913  a quantity's parts as the number reader matched them
         self,
         start: int,
@@ -344,6 +351,8 @@ class NumberLexer(LexerBase):
             )
             return i + 1
         u = UNITS.get(low) or UNITS.get(suffix)
+        if u is not None and len(suffix) == 1 and suffix.isupper() and u.dim == "time" and self.named_before(i):
+            u = None  # "Merlin 1D": a model designation after a name, not a duration
         if u is not None and u.glued:
             bound, bstart = self.bound_before(i)
             return self.unit_qty(r.start, r.end, i + 1, base, 1.0, exact, u, bound, bstart, i)

@@ -60,6 +60,11 @@ _SCOPE_FRAMES = frozenset(["in", "for", "on", "at", "within", "across", "under"]
 _AUXILIARIES = frozenset(["must", "may", "can", "could", "should", "shall", "will", "would", "might"])
 
 
+def designator(toks: tuple[Token, ...], k: int) -> bool:
+    """Is the number at token ``k`` a designator ("Falcon 9", "Ward 2"): part of a name, no amount?"""
+    return _designator(toks, k, 0)
+
+
 def _designator(toks: tuple[Token, ...], k: int, first: int) -> bool:
     """A plain number right after a capitalised word names a thing ("Ward 2", "District 9", "Year 7"),
     it is no amount of anything."""

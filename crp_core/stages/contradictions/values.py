@@ -44,7 +44,7 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.phrases import phrase_substitution
-from crp_core.stages.contradictions.subjects import equal_pair, other_subjects, present, stated_by
+from crp_core.stages.contradictions.subjects import designator, equal_pair, other_subjects, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import value_diffs
 
@@ -254,8 +254,12 @@ def _lone(d: Doc, xs: tuple[int, ...], other: Doc, ys: tuple[int, ...]) -> dict[
         if v.cls == "ent":
             if t.sub.startswith("weak") or present(t.key, other) or (v.plain and v.plain <= other.plain):
                 continue  # a capitalised first word is too weak a name to pair across sentences
-        elif any(stated_by(t, otoks[other.values[y].tok]) for y in ys[:PAIR_MAX_VALUES]):
-            continue
+        elif any(
+            stated_by(t, otoks[other.values[y].tok])
+            and designator(toks, v.tok) == designator(otoks, other.values[y].tok)
+            for y in ys[:PAIR_MAX_VALUES]
+        ):
+            continue  # stated; an amount is not stated by a designator ("nine engines" / "Falcon 9")
         s = d.clauses[v.clause].sent
         seen[s] = -1 if s in seen else x
     return {s: x for s, x in seen.items() if x >= 0 and s < PAIR_MAX_CLAUSES}

@@ -320,3 +320,21 @@ def test_a_word_moved_next_to_a_shared_word_is_no_substitution() -> None:
     ) == (ENTITY_SUBSTITUTED,)
     # another word in the slot, absent from the first text: another thing
     assert patterns("The pump warm-up timeout is 5 seconds.", "The pump warm-up period is 50 seconds.") is None
+
+
+# ---- designators ----------------------------------------------------------------------------------------------------
+def test_a_model_designation_is_no_duration_and_a_designator_no_amount() -> None:
+    toks = [
+        t for t in tokenize("Four Vulcan 2D boosters lift the Atlas 5 core stage.") if t.kind in ("number", "entity")
+    ]
+    assert [(t.text, t.kind) for t in toks] == [
+        ("Four", "number"),
+        ("Vulcan", "entity"),
+        ("2D", "entity"),
+        ("Atlas", "entity"),
+        ("5", "number"),
+    ]
+    assert patterns(
+        "Five Vulcan 2D boosters lift the Atlas 5 core stage.",
+        "The core stage of Atlas 5 is lifted by three Vulcan 2D boosters.",
+    ) == (NUMBER_CHANGED,)
