@@ -294,7 +294,18 @@ class Lexer(NumberLexer):
             return i + 1
         if re.fullmatch(r"[qh][1-4]", low) and s[0].isupper() and (low[0] == "q" or low[1] in "12"):
             return self.quarter(i, int(low[1]), low[0] == "h")
-        if low in ("noon", "midnight") and self.low(i - 1) in ("at", "until", "by", "before", "after", "from"):
+        if low in ("noon", "midnight") and self.low(i - 1) in (
+            "at",
+            "until",
+            "till",
+            "to",
+            "and",
+            "by",
+            "before",
+            "after",
+            "from",
+            "around",
+        ):
             v = 720.0 if low == "noon" else 0.0
             self.push_qty(r.start, r.end, Quantity("clock", "clock", v, 1.0, str(v), exact_reading(v), -1, 0, -1))
             return i + 1

@@ -10,6 +10,7 @@ import pytest
 from crp_core.stages.contradictions.clauses import tokenize
 from crp_core.stages.contradictions.loose import Sentence, foreign, vocabulary
 from crp_core.stages.contradictions.values import (
+    DATE_SHIFTED,
     ENTITY_SUBSTITUTED,
     MAGNITUDE_ALTERED,
     NEGATION_FLIP,
@@ -338,3 +339,10 @@ def test_a_model_designation_is_no_duration_and_a_designator_no_amount() -> None
         "Five Vulcan 2D boosters lift the Atlas 5 core stage.",
         "The core stage of Atlas 5 is lifted by three Vulcan 2D boosters.",
     ) == (NUMBER_CHANGED,)
+
+
+def test_midnight_after_to_or_and_is_a_clock_time() -> None:
+    assert patterns("The bar serves from 6 pm to midnight.", "The bar serves from 6 pm to 12 am.") is None
+    assert patterns("Quiet hours run from 10 pm to midnight.", "Quiet hours run from 10 pm to 11 pm.") == (
+        DATE_SHIFTED,
+    )
