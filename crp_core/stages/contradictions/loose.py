@@ -211,11 +211,21 @@ def _opens(s: Sentence, f: list[str], other_bag: frozenset[str]) -> bool:
     return False
 
 
+def _shared(bag_a: frozenset[str], bag_b: frozenset[str]) -> int:
+    """How many words of ``bag_a`` the other sentence has, derivations and hyphenated parts counted
+    ("register" / "registration", "docking-station" / "docking stations")."""
+    shared = len(bag_a & bag_b)
+    if shared < len(bag_a) and shared < len(bag_b):
+        vb = vocabulary(set(bag_b - bag_a))
+        shared += sum(1 for w in bag_a - bag_b if _has_derivation(w, vb))
+    return shared
+
+
 def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozenset[str], drop: frozenset[str]) -> bool:
     """Are the two sentences one statement reworded (module docstring)? ``words_a`` / ``words_b``: the
     loose bags of the whole texts."""
     bag_a, bag_b = sa.bag - drop, sb.bag - drop
-    shared = len(bag_a & bag_b)
+    shared = _shared(bag_a, bag_b)
     if shared < min(2, len(bag_a), len(bag_b)) or not shared or 2 * shared < min(len(bag_a), len(bag_b)):
         return False
     most = MOST_FOREIGN if shared >= WIDE_SHARE else 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from crp_core.stages.contradictions.clauses import tokenize
-from crp_core.stages.contradictions.loose import Sentence, foreign, vocabulary
+from crp_core.stages.contradictions.loose import Sentence, aligned, foreign, vocabulary
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
     ENTITY_SUBSTITUTED,
@@ -346,3 +346,13 @@ def test_midnight_after_to_or_and_is_a_clock_time() -> None:
     assert patterns("Quiet hours run from 10 pm to midnight.", "Quiet hours run from 10 pm to 11 pm.") == (
         DATE_SHIFTED,
     )
+
+
+def test_derivations_count_as_shared_words() -> None:
+    # "register" / "registr(ation)": two exact words shared of five, three with the derivation
+    a = frozenset(["deadlin", "elect", "general", "register", "vot"])
+    b = frozenset(["clos", "elect", "general", "registr", "voter"])
+    sa, sb = Sentence(a, {}, {}, ""), Sentence(b, {}, {}, "")
+    assert aligned(sa, sb, vocabulary(set(a)), vocabulary(set(b)), frozenset())
+    c = frozenset(["clos", "elect", "general", "count", "poll"])  # no derivation: two of five shared
+    assert not aligned(sa, Sentence(c, {}, {}, ""), vocabulary(set(a)), vocabulary(set(c)), frozenset())
