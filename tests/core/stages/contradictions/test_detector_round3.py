@@ -356,3 +356,20 @@ def test_derivations_count_as_shared_words() -> None:
     assert aligned(sa, sb, vocabulary(set(a)), vocabulary(set(b)), frozenset())
     c = frozenset(["clos", "elect", "general", "count", "poll"])  # no derivation: two of five shared
     assert not aligned(sa, Sentence(c, {}, {}, ""), vocabulary(set(a)), vocabulary(set(c)), frozenset())
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ("Parking at the depot is free for staff.", "Staff pay for parking at the depot.", (NEGATION_FLIP,)),
+        (
+            "Residents on the Assist tariff are no longer charged for collection.",
+            "Assist tariff residents pay collection charges.",
+            (NEGATION_FLIP,),
+        ),
+        # a payment that states a value: the value is compared, not the polarity
+        ("Staff pay £2 for parking at the depot.", "Staff pay £3 for parking at the depot.", (NUMBER_CHANGED,)),
+    ],
+)
+def test_paying_is_being_charged(a: str, b: str, expected: tuple[str, ...]) -> None:
+    assert patterns(a, b) == expected
