@@ -11,18 +11,23 @@ looser test compares whole *sentences*:
   attribute) and without comparator words (``minimum``, ``exceed``: the bound is read with the
   number); every word of a text, predicates included, still counts as present in it;
 - a word of one text is **foreign** when the other text has no word with its key or a key that
-  extends it or that it extends (``snow`` / ``snowfall``, ``renew`` / ``renewal``: a derivation);
-- two sentences are **loosely aligned** when they share enough words (at least two, or the whole bag
-  of a one-word sentence, and at least half of the smaller bag), each carries at most one foreign
-  word, no foreign word **modifies** a word of the other text (stands right before it: ``the
-  replacement fee`` / ``the fee`` narrows the subject), no foreign word stands where the other
-  sentence has another word (``pump timeout is`` / ``pump period is``), and the two foreign words
-  are no **substitution** (the same word before or after both: ``front brake pads`` / ``rear brake
-  pads``); owners that differ, one of them absent from the other text, are two subjects (checked by
-  the caller).
+  extends it or that it extends (``snow`` / ``snowfall``, ``renew`` / ``renewal``: a derivation), no
+  word sharing its six-letter root (``registr`` / ``register``), and, for a hyphenated word, not all
+  of its parts (``move-out`` / ``moving out``);
+- two sentences are **loosely aligned** when they share enough words (derivations counted; at least
+  two, or the whole bag of a one-word sentence, and at least half of the smaller bag), each carries
+  at most two foreign words (one when they share fewer than two), no foreign word **modifies** a
+  word of the other text on both sides, or on one side before an attribute word (``the replacement
+  fee`` / ``the fee``), no foreign word stands where the other sentence has another word its own
+  text lacks (``pump timeout is`` / ``pump period is``), no two foreign words are a
+  **substitution** (the same content word before or after both: ``front brake pads`` / ``rear
+  brake pads``) and the two sentences do not both **open** with their foreign words (``Junior
+  members may ...`` / ``Visiting guests ...``: the subject replaced); owners that differ, neither
+  named in the other text, are two subjects (checked by the caller).
 
 Values pair across loosely aligned sentences only when each sentence has exactly one value of the
-class that the other text does not state: one changed value on each side (``values._lone``).
+class that the other text does not state: one changed value on each side (``values._lone``); two
+classes changed in one sentence pair are a scope and its value, and pair nothing.
 """
 
 from __future__ import annotations
