@@ -20,7 +20,7 @@ looser test compares whole *sentences*:
   word of the other text on both sides, or on one side before an attribute word (``the replacement
   fee`` / ``the fee``), no foreign word stands where the other sentence has another word its own
   text lacks (``pump timeout is`` / ``pump period is``), no two foreign words are a
-  **substitution** (the same content word before or after both: ``front brake pads`` / ``rear
+  **substitution** (the same word before or after both: ``front brake pads`` / ``rear
   brake pads``) and the two sentences do not both **open** with their foreign words (``Junior
   members may ...`` / ``Visiting guests ...``: the subject replaced); owners that differ, neither
   named in the other text, are two subjects (checked by the caller).
