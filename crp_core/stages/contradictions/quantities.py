@@ -235,6 +235,11 @@ class NumberLexer(LexerBase):
         a half" is 1.5 hours."""
         if self.low(j) == "and" and self.low(j + 1) in ("a", "an") and self.low(j + 2) == "half" and scale == 1.0:
             base, exact, end, j = base + 0.5, "", self.raw[j + 2].end, j + 3
+        if u.name == "y" and self.low(j) == "old" and scale == 1.0:
+            # "25 years old" is an age, a count of years: it compares with "the minimum age is 21"
+            q = Quantity("", "", base, 1.0, exact, exact_reading(base), -1, bound, bstart)
+            self.push_qty(start, self.raw[j].end, q)
+            return j + 1
         b = base * scale
         if u.dim in ("time", "cal"):
             readings = time_readings(b, u)

@@ -373,3 +373,8 @@ def test_derivations_count_as_shared_words() -> None:
 )
 def test_paying_is_being_charged(a: str, b: str, expected: tuple[str, ...]) -> None:
     assert patterns(a, b) == expected
+
+
+def test_years_old_is_an_age_that_compares_with_a_plain_number() -> None:
+    assert patterns("Applicants must be at least 18 years old.", "Applicants must be at least 21.") == (NUMBER_CHANGED,)
+    assert patterns("Applicants must be at least 18 years old.", "Applicants must be 18 or older.") is None
