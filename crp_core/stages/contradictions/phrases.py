@@ -36,6 +36,23 @@ def _symbols(ma: tuple[Token, ...], mb: tuple[Token, ...]) -> bool:
     )
 
 
+def _strip(m: tuple[Token, ...]) -> tuple[Token, ...]:
+    return m[1:] if m and m[0].key in _DETERMINERS else m
+
+
+def _named(ma: tuple[Token, ...], mb: tuple[Token, ...]) -> bool:
+    """A name against a noun phrase, a determiner before either or not ("report it to Ridewell support" /
+    "to the council's transport office", "treated with Virkon" / "with sodium hypochlorite")."""
+    a, b = _strip(ma), _strip(mb)
+    if not a or not b:
+        return False
+
+    def name(m: tuple[Token, ...]) -> bool:
+        return any(t.kind == ENTITY and not t.sub.startswith("weak") for t in m)
+
+    return (name(a) or name(b)) and all(t.kind in (WORD, ENTITY) for t in (*a, *b))
+
+
 def phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
     """Two sentences equal but for one noun phrase that complements a preposition or a copula through a
     determiner ("complaints go to the shift supervisor" / "to the store owner", "the meeting point is the north
@@ -55,10 +72,11 @@ def phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
         ma, mb = ta[i : len(ta) - j], tb[i : len(tb) - j]
         if not (0 < len(ma) <= _PHRASE_MAX and 0 < len(mb) <= _PHRASE_MAX) or i < 1:
             continue
-        bare = ta[i - 1].key in _COMPLEMENT_BEFORE and _symbols(ma, mb)
+        bare = ta[i - 1].key in _COMPLEMENT_BEFORE and (_symbols(ma, mb) or _named(ma, mb))
         if not bare and (i < 2 or ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE):
             continue
-        if all(t.kind in (WORD, ENTITY) and t.sub != "negpfx" for t in (*ma, *mb)):
+        ma, mb = _strip(ma), _strip(mb)
+        if ma and mb and all(t.kind in (WORD, ENTITY) and t.sub != "negpfx" for t in (*ma, *mb)):
             diffs.append(
                 ValueDiff(
                     ENTITY_SUBSTITUTED,

@@ -378,3 +378,24 @@ def test_paying_is_being_charged(a: str, b: str, expected: tuple[str, ...]) -> N
 def test_years_old_is_an_age_that_compares_with_a_plain_number() -> None:
     assert patterns("Applicants must be at least 18 years old.", "Applicants must be at least 21.") == (NUMBER_CHANGED,)
     assert patterns("Applicants must be at least 18 years old.", "Applicants must be 18 or older.") is None
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        (
+            "Lost passes must be reported to Campus Security and then to Brightway support.",
+            "Lost passes must be reported to Campus Security and then to the council's parking office.",
+            (ENTITY_SUBSTITUTED,),
+        ),
+        (
+            "Spills in the lab are cleaned with Virkon.",
+            "Spills in the lab are cleaned with sodium hypochlorite.",
+            (ENTITY_SUBSTITUTED,),
+        ),
+        # common words on both sides and no name: which thing
+        ("Spills in the lab are cleaned with warm water.", "Spills in the lab are cleaned with soapy water.", None),
+    ],
+)
+def test_a_name_against_a_noun_phrase_after_a_preposition(a: str, b: str, expected: tuple[str, ...] | None) -> None:
+    assert patterns(a, b) == expected
