@@ -35,6 +35,7 @@ from crp_core.stages.contradictions.lexicon import (
     ALIGN_MIN,
     DATE_SHIFTED,
     ENTITY_SUBSTITUTED,
+    FUNC,
     MAGNITUDE_ALTERED,
     NEGATION_FLIP,
     NUMBER_CHANGED,
@@ -390,6 +391,8 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
                 or (cb.negs and not gb and ga and not ca.negs)
                 or (ca.negs and not cb.negs and negated_stated(da, ca, db, cb))
                 or (cb.negs and not ca.negs and negated_stated(db, cb, da, ca))
+                or (ga == _ALLOW and not gb and not cb.negs and _permits(db, cb))
+                or (gb == _ALLOW and not ga and not ca.negs and _permits(da, ca))
             ):
                 continue  # the difference is no polarity word denied or turned around
             if aligned(da.sentences[ca.sent], db.sentences[cb.sent], da.loose_words, db.loose_words, frozenset()):
@@ -397,6 +400,16 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
                 if d is not None:
                     diffs.append(d)
                     return
+
+
+#: the permission group, and the modals that grant a permission ("Drones may be flown" / "Drones are not allowed")
+_ALLOW = frozenset(["#allow"])
+_PERMISSION_MODALS = frozenset(["may", "can"])
+
+
+def _permits(d: Doc, c: Clause) -> bool:
+    """Does the clause grant a permission with a modal (and no polarity word of its own)?"""
+    return any(d.tokens[k].kind == FUNC and d.tokens[k].key in _PERMISSION_MODALS for k in range(c.first, c.last))
 
 
 def _compare(text_a: str, text_b: str) -> ValueConflict | None:

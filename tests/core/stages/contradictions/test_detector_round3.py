@@ -399,3 +399,21 @@ def test_years_old_is_an_age_that_compares_with_a_plain_number() -> None:
 )
 def test_a_name_against_a_noun_phrase_after_a_preposition(a: str, b: str, expected: tuple[str, ...] | None) -> None:
     assert patterns(a, b) == expected
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        # a permission granted with a modal against its denial
+        (
+            "Kites are not allowed anywhere on the beach.",
+            "Kites may be flown in marked zones of the beach.",
+            (NEGATION_FLIP,),
+        ),
+        ("Kites are allowed anywhere on the beach.", "Kites may be flown in marked zones of the beach.", None),
+        # a modal against another polarity group is no permission
+        ("Tickets are not refundable after the show.", "Tickets can be exchanged after the show.", None),
+    ],
+)
+def test_a_modal_grants_a_permission(a: str, b: str, expected: tuple[str, ...] | None) -> None:
+    assert patterns(a, b) == expected
