@@ -417,3 +417,10 @@ def test_a_name_against_a_noun_phrase_after_a_preposition(a: str, b: str, expect
 )
 def test_a_modal_grants_a_permission(a: str, b: str, expected: tuple[str, ...] | None) -> None:
     assert patterns(a, b) == expected
+
+
+def test_scheduled_and_expected_frame_the_statement() -> None:
+    assert patterns(
+        "Harbour Lane is scheduled to reopen to cyclists on 4 May.",
+        "Harbour Lane is expected to reopen to cyclists on 11 May.",
+    ) == (DATE_SHIFTED,)
