@@ -14,6 +14,7 @@ from crp_core.stages.contradictions.lexicon import (
     POLAR,
     SCOPE_SKIP,
     WORD,
+    stem,
 )
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value
@@ -106,4 +107,44 @@ def negation_moved(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
     Sentences with as many clauses on each side keep their clause-by-clause polarity (a swap of
     "enabled" and "disabled" between two clauses is two flips)."""
     (na, pa), (nb, pb) = da.sent_shape[ca.sent], db.sent_shape[cb.sent]
-    return na != nb and pa == pb
+    if pa != pb:
+        return False
+    if na != nb:
+        return True
+    # a list reordered before one negation ("Drones, bottles and speakers are not allowed" / "Speakers,
+    # drones and bottles are not allowed"): the same words, and one of the clauses carries no polarity
+    bare = not (ca.negs or ca.polars or ca.prefixed) or not (cb.negs or cb.polars or cb.prefixed)
+    worded = ca.negs or ca.polars or cb.negs or cb.polars  # a negating prefix is no list's negation
+    return (
+        bare
+        and bool(worded)
+        and ca.bag != cb.bag
+        and ca.sent < len(da.sentences)
+        and cb.sent < len(db.sentences)
+        and (da.sentences[ca.sent].bag == db.sentences[cb.sent].bag)
+    )
+
+
+def negated_stated(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
+    """Does clause ``cb`` state, without a negation, the word the first negation of ``ca`` governs
+    ("Sale items cannot be returned" / "Sale items can be returned", "do not require" / "is required")?"""
+    ta = da.tokens
+    g = _governed(ta, ca.negs[0], ca.last)
+    if g < 0 or ta[g].kind not in (WORD, POLAR):
+        return False
+    key = stem(ta[g].text.lower())
+    tb = db.tokens
+    return any(
+        tb[j].kind in (WORD, POLAR)
+        and (tb[j].key == ta[g].key or stem(tb[j].text.lower()) == key)
+        and j > cb.first
+        and tb[j - 1].text.lower() in _PREDICATE_BEFORE
+        for j in range(cb.first, cb.last)
+    )
+
+
+#: what stands right before a verb used as a predicate ("can be returned", "is required", "must renew"):
+#: the stated word is then the same assertion as the denied one, not a noun ("Support for X ended")
+_PREDICATE_BEFORE = frozenset(
+    "is are was were be been being can could may might must shall should will would do does did".split()
+)

@@ -104,6 +104,21 @@ class Lexer(NumberLexer):
         )
         return i + 1
 
+    def half_unit(self, i: int, low: str, nxt: str) -> int:
+        """ "a half hour", "half-day": half of a time unit; 0 when the word is none."""
+        r = self.raw[i]
+        head, _, tail = low.partition("-")
+        if head != "half":
+            return 0
+        if tail:
+            u, end, j = UNITS.get(tail), r.end, i + 1  # "a half-hour slot"
+        else:
+            u, end, j = UNITS.get(nxt), (self.raw[i + 1].end if i + 1 < len(self.raw) else r.end), i + 2
+        if u is None or u.dim not in ("time", "cal") or not u.spaced:
+            return 0
+        bound, bstart = self.bound_before(i)
+        return self.unit_qty(r.start, end, j, 0.5, 1.0, "", u, bound, bstart, i)
+
     def symbol(self, i: int) -> int:
         """A ``%`` or ``×`` no number claimed: skipped."""
         return i + 1
@@ -196,6 +211,9 @@ class Lexer(NumberLexer):
                 part = 0.25 if nxt == "quarter" else 1 / 3
                 bound, bstart = self.bound_before(i)
                 return self.unit_qty(r.start, raw[i + 4].end, i + 5, part, 1.0, "", u, bound, bstart, i)
+        half = self.half_unit(i, low, nxt)
+        if half:
+            return half
         if low == "half" and nxt in ("a", "an") and self.low(i + 2) in UNITS:
             u = UNITS[self.low(i + 2)]
             if u.dim in ("time", "cal"):
@@ -276,7 +294,18 @@ class Lexer(NumberLexer):
             return i + 1
         if re.fullmatch(r"[qh][1-4]", low) and s[0].isupper() and (low[0] == "q" or low[1] in "12"):
             return self.quarter(i, int(low[1]), low[0] == "h")
-        if low in ("noon", "midnight") and self.low(i - 1) in ("at", "until", "by", "before", "after", "from"):
+        if low in ("noon", "midnight") and self.low(i - 1) in (
+            "at",
+            "until",
+            "till",
+            "to",
+            "and",
+            "by",
+            "before",
+            "after",
+            "from",
+            "around",
+        ):
             v = 720.0 if low == "noon" else 0.0
             self.push_qty(r.start, r.end, Quantity("clock", "clock", v, 1.0, str(v), exact_reading(v), -1, 0, -1))
             return i + 1

@@ -61,11 +61,17 @@ def _rows(name: str) -> Iterator[list[str]]:
                 yield [c.strip() for c in line.split("\t")]
 
 
+#: irregular past forms read as their verb ("may be sold" / "do not sell"; irregular_forms.tsv)
+IRREGULAR_FORMS = {form: base for base, forms in _rows("irregular_forms.tsv") for form in forms.split()}
+
+
 @cache
 def stem(w: str) -> str:
     """A small suffix stripper so inflections share a key (uses/use, retries/retried/retry,
-    encryption/encrypted, caches/cache, running/run). Not a linguistic stemmer: only equality of
-    stems matters."""
+    encryption/encrypted, caches/cache, running/run; irregular past forms: sold/sell). Not a
+    linguistic stemmer: only equality of stems matters."""
+    if w in IRREGULAR_FORMS:
+        return stem(IRREGULAR_FORMS[w])
     if len(w) <= 3 or not w.isalpha():
         return w
     if w.endswith(("ies", "ied")) and len(w) > 4:
@@ -185,6 +191,8 @@ def _load_polarity() -> dict[str, _Polar]:
 POLARITY = _load_polarity()
 #: words that begin like a negating prefix but negate nothing ("inflammable", "import")
 PREFIX_EXCEPTIONS = _load_words("prefix_exceptions.txt")
+#: the exceptions' stems: their inflections are exceptions too ("discounts", "installing")
+PREFIX_EXCEPTION_STEMS = frozenset(stem(w) for w in PREFIX_EXCEPTIONS)
 #: negating prefixes and the letters their base may start with ("" = any): "impossible", "illegal"
 NEG_PREFIXES = (("non-", ""), ("non", ""), ("un", ""), ("dis", ""), ("im", "pbm"), ("il", "l"), ("ir", "r"), ("in", ""))
 #: the shortest base a negating prefix may take ("unable" has none: it is a cue)
@@ -194,7 +202,7 @@ PREFIX_BASE_MIN = 4
 def negated_base(low: str) -> str:
     """The base a negating prefix turns around ("unaffected" -> "affected", "non-refundable" ->
     "refundable"), or "" when the word has none or is an exception."""
-    if low in PREFIX_EXCEPTIONS or not low[:1].isalpha():
+    if low in PREFIX_EXCEPTIONS or not low[:1].isalpha() or stem(low) in PREFIX_EXCEPTION_STEMS:
         return ""
     for prefix, starts in NEG_PREFIXES:
         if low.startswith(prefix):
@@ -258,6 +266,9 @@ def _load_synonyms() -> dict[str, str]:
 
 
 SYNONYMS = _load_synonyms()
+#: words that name an attribute (a synonym group's head, a generic noun): a modifier before one of them
+#: names another attribute ("the replacement fee" / "the fee")
+ATTRIBUTE_HEADS = frozenset(SYNONYMS.values()) | GENERIC_NOUNS
 
 
 class Unit(NamedTuple):

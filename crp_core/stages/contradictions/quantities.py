@@ -45,6 +45,14 @@ from crp_core.stages.contradictions.tokens import (
     word_key,
 )
 
+#: a unit symbol that means another unit after a space than glued to its number ("5m" is five minutes,
+#: "3 m long" three metres)
+SPACED_ONLY = {"m": "metre"}
+#: temperature scales after a degree sign or "degrees" (each read in kelvin)
+TEMPERATURE_SCALES = {"c": "c", "celsius": "c", "centigrade": "c", "f": "f", "fahrenheit": "f"}
+#: how far a converted temperature may be from the other figure and still be equal (kelvin)
+TEMPERATURE_TOLERANCE = 0.5
+
 
 class NumberLexer(LexerBase):
     """The lexer's number and quantity readers (one instance per text)."""
@@ -70,6 +78,8 @@ class NumberLexer(LexerBase):
         raw, n = self.raw, len(self.raw)
         first = i if first < 0 else first
         bound, bstart = self.bound_before(first)
+        if j < n and raw[j].group == "sym" and raw[j].text in "°º":
+            return self.temperature(start, end, j, base, exact, bound, bstart)
         if j < n and raw[j].group == "sym" and raw[j].start - end <= 1:
             dim = "pct" if raw[j].text == "%" else "x"
             q = Quantity(dim, dim, base, 1.0, exact, exact_reading(base), -1, bound, bstart)
@@ -91,6 +101,8 @@ class NumberLexer(LexerBase):
         if currency:
             q = Quantity("money", currency, base, scale, exact, exact_reading(v), -1, bound, bstart)
             return self.rate_or_push(start, end, j, q, first)
+        if w in ("degree", "degrees") and self.low(j + 1) in TEMPERATURE_SCALES and self.adjacent(j, end, " "):
+            return self.temperature(start, end, j, base, exact, bound, bstart)
         if w in ("percent", "pct") and self.adjacent(j, end, " "):
             self.push_qty(start, raw[j].end, Quantity("pct", "%", v, 1.0, exact, exact_reading(v), -1, bound, bstart))
             return j + 1
@@ -133,7 +145,7 @@ class NumberLexer(LexerBase):
             unit_word, unit_end_j = w + "-" + self.low(j + 1), j + 1
         elif w == "calendar" and self.low(j + 1) in ("day", "days", "month", "months", "year", "years"):
             unit_word, unit_end_j = self.low(j + 1), j + 1
-        u = UNITS.get(unit_word)
+        u = UNITS.get(SPACED_ONLY.get(unit_word, unit_word))
         if u is not None and u.spaced and self.adjacent(j, end):
             return self.unit_qty(
                 start, raw[unit_end_j].end, unit_end_j + 1, base, scale, exact, u, bound, bstart, first
@@ -179,6 +191,33 @@ class NumberLexer(LexerBase):
         q = Quantity("", "", base, scale, exact if scale == 1.0 else "", exact_reading(v), -1, bound, bstart)
         return self.rate_or_push(start, end, j, q, first)
 
+    def temperature(  # noqa: PLR0913  a temperature's parts as the number reader matched them
+        self, start: int, end: int, j: int, base: float, exact: str, bound: int, bstart: int
+    ) -> int:
+        """ "40 °C", "104°F", "40 degrees Celsius": a temperature in kelvin (a Fahrenheit figure is a
+        rounded conversion, equal within half a kelvin); a degree sign with no scale is an angle, a plain number."""
+        scale = TEMPERATURE_SCALES.get(self.low(j + 1), "")
+        if not scale or self.raw[j + 1].start - self.raw[j].end > 1:
+            q = Quantity("", "", base, 1.0, exact, exact_reading(base), -1, bound, bstart)
+            self.push_qty(start, self.raw[j].end, q)
+            return j + 1
+        readings: tuple[tuple[float, float], ...]
+        if scale == "f":
+            k = (base + 459.67) * 5 / 9
+            readings = ((k - TEMPERATURE_TOLERANCE, k + TEMPERATURE_TOLERANCE),)
+        else:
+            readings = exact_reading(base + 273.15)
+        q = Quantity("temp", "deg" + scale, base, 1.0, exact, readings, -1, bound, bstart)
+        self.push_qty(start, self.raw[j + 1].end, q)
+        return j + 2
+
+    def named_before(self, i: int) -> bool:
+        """Does a capitalised word stand right before raw ``i``?"""
+        if i == 0:
+            return False
+        p = self.raw[i - 1]
+        return p.group == "word" and p.text[:1].isupper() and self.raw[i].start - p.end == 1
+
     def unit_qty(  # noqa: PLR0913  a quantity's parts as the number reader matched them
         self,
         start: int,
@@ -196,6 +235,11 @@ class NumberLexer(LexerBase):
         a half" is 1.5 hours."""
         if self.low(j) == "and" and self.low(j + 1) in ("a", "an") and self.low(j + 2) == "half" and scale == 1.0:
             base, exact, end, j = base + 0.5, "", self.raw[j + 2].end, j + 3
+        if u.name == "y" and self.low(j) == "old" and scale == 1.0:
+            # "25 years old" is an age, a count of years: it compares with "the minimum age is 21"
+            q = Quantity("", "", base, 1.0, exact, exact_reading(base), -1, bound, bstart)
+            self.push_qty(start, self.raw[j].end, q)
+            return j + 1
         b = base * scale
         if u.dim in ("time", "cal"):
             readings = time_readings(b, u)
@@ -312,6 +356,8 @@ class NumberLexer(LexerBase):
             )
             return i + 1
         u = UNITS.get(low) or UNITS.get(suffix)
+        if u is not None and len(suffix) == 1 and suffix.isupper() and u.dim == "time" and self.named_before(i):
+            u = None  # "Merlin 1D": a model designation after a name, not a duration
         if u is not None and u.glued:
             bound, bstart = self.bound_before(i)
             return self.unit_qty(r.start, r.end, i + 1, base, 1.0, exact, u, bound, bstart, i)
@@ -329,7 +375,9 @@ class NumberLexer(LexerBase):
         while j < n and self.raw[j].group == "word":
             w = self.raw[j].low
             pieces = w.split("-")
-            if all(p in NUMBER_WORDS for p in pieces) and len(pieces) <= 2:
+            if w in ("dozen", "dozens") and current:
+                current *= 12  # "two dozen" is 24
+            elif all(p in NUMBER_WORDS for p in pieces) and len(pieces) <= 2:
                 current += sum(NUMBER_WORDS[p] for p in pieces)
             elif w in NUMBER_MULT and (current or total):
                 mult = NUMBER_MULT[w]

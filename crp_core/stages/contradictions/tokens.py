@@ -89,7 +89,7 @@ RAW_RE = re.compile(
     r"|(?P<money>[$€£¥]\s?" + _NUM + r"(?:\s?(?:bn|mn|[kKMBT])(?![\w]))?)"
     r"|(?P<numw>(?<![\w.])" + _NUM + r"[^\W\d_][\w]*)"
     r"|(?P<num>(?<![\w.])[-+−]?" + _NUM + r"(?![\w]))"
-    r"|(?P<sym>[%×])"
+    r"|(?P<sym>[%×°º])"
     r"|(?P<word>[^\W\d][\w]*(?:['’][^\W\d_]+)?(?:[-./+][\w]+(?:['’][^\W\d_]+)?)*\+*)"
     r"|(?P<brk>[.!?]+(?=[\s\"'”’)\]]|$)|[;:,()\[\]]|(?<=\s)[-–—](?=\s)|[–—])"
 )
@@ -130,6 +130,11 @@ def word_key(low: str) -> str:
     return SYNONYMS.get(st, st)
 
 
+def is_common_word(low: str) -> bool:
+    """Is ``low`` an ordinary English word (common word list, function word, unit, ...)?"""
+    return _is_common(low)
+
+
 def _is_common(low: str) -> bool:
     """An ordinary English word (a capitalised sentence-initial word that is not a name)."""
     if low in COMMON_WORDS or low in FUNCTION_WORDS or low in POLARITY or low in NUMBER_WORDS or low in UNITS:
@@ -152,7 +157,7 @@ def entity_sub(s: str, low: str, sent_start: bool, poss: bool) -> str:
         return "ident"
     letters = [c for c in s if c.isalpha()]
     if len(letters) >= 2 and all(c.isupper() for c in letters):
-        return "acro" if low not in UNITS else ""
+        return "acro" if low not in UNITS or not UNITS[low].spaced else ""  # "US": "us" is a unit only glued
     if not s[0].isupper():
         return "name" if any(c.isupper() for c in s[1:]) else ""  # "eBPF", "iPhone"
     if any(c.isupper() for c in s[1:]):

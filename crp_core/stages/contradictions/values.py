@@ -27,31 +27,27 @@ The lexicons are data files under ``crp_core/data/lexicon/``, read once at impor
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
 
 from crp_core.records import ValueConflict, ValueDiff
-from crp_core.stages.contradictions.clauses import BE_FORMS, Clause, Doc, analyse, tokenize
-from crp_core.stages.contradictions.flips import flip_diff, negation_moved, prefix_diff, prefixed
+from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
+from crp_core.stages.contradictions.flips import flip_diff, negated_stated, negation_moved, prefix_diff, prefixed
 from crp_core.stages.contradictions.lexicon import (
     ALIGN_MIN,
-    BREAK,
-    DATE,
     DATE_SHIFTED,
-    ENTITY,
     ENTITY_SUBSTITUTED,
     FUNC,
     MAGNITUDE_ALTERED,
     NEGATION_FLIP,
-    NUMBER,
     NUMBER_CHANGED,
     PAIR_MAX_CLAUSES,
     PAIR_MAX_VALUES,
     PATTERNS,
-    WORD,
 )
 from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.phrases import phrase_substitution
+from crp_core.stages.contradictions.subjects import designator, equal_pair, other_subjects, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
-from crp_core.stages.contradictions.value_compare import same_value, value_diffs
+from crp_core.stages.contradictions.value_compare import value_diffs
 
 __all__ = [
     "DATE_SHIFTED",
@@ -112,7 +108,7 @@ class _Pair:
             s = -1.0  # both sentences carry words the other text lacks: they talk about different things
         elif not (bag_a <= db.words and bag_b <= da.words):
             s = -1.0  # an inserted or substituted qualifier next to the value
-        elif ca.owner and cb.owner and ca.owner != cb.owner and not (_present(ca.owner, db) and _present(cb.owner, da)):
+        elif ca.owner and cb.owner and ca.owner != cb.owner and not present(ca.owner, db) and not present(cb.owner, da):
             s = -1.0  # about another thing: "The kubelet listens on 10250" / "The kube-proxy listens on 10249"
         elif bag_a - bag_b and bag_b - bag_a:
             s = -1.0  # each clause has a qualifier the other lacks ("client port" / "peer port")
@@ -175,17 +171,8 @@ def _attribute_words(bag: frozenset[str], other: frozenset[str]) -> frozenset[st
     return bag - frozenset(polar)
 
 
-def _present(e: str, other: Doc) -> bool:
-    """Is the name ``e`` (an entity key) mentioned anywhere in the other text?"""
-    return e in other.entity_keys or e in other.words or all(p in other.words for p in e.split(" "))
-
-
 def _one_sided_entity(c: Clause, other: Doc) -> bool:
-    return any(not _present(e, other) for e in c.entities)
-
-
-def _equal_pair(a: Token, b: Token) -> bool:
-    return same_value(a, b) and (a.qty is None or b.qty is None or a.qty.bound * b.qty.bound >= 0)
+    return any(not present(e, other) for e in c.entities)
 
 
 #: a candidate value pair: (-context overlap, unequal, rank distance, rank sum, token a, token b, value a, value b)
@@ -215,7 +202,7 @@ def _value_candidates(p: _Pair, xs: tuple[int, ...], ys: tuple[int, ...], out: l
             if s < ALIGN_MIN:
                 continue
             b_tok = tb[vb.tok]
-            eq = 0 if _equal_pair(a_tok, b_tok) else 1
+            eq = 0 if equal_pair(a_tok, b_tok) else 1
             out.append((-s, eq, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
 
 
@@ -257,16 +244,6 @@ def _take(p: _Pair, cands: list[_Candidate], used_a: set[int], used_b: set[int],
             diffs.extend(value_diffs(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok], da.text, db.text))
 
 
-def _stated_by(a: Token, b: Token) -> bool:
-    """Does ``b`` state the value ``a`` states? Equal values; two dates also need a part both state
-    ("Sunday" says nothing of "14 December")."""
-    if not _equal_pair(a, b):
-        return False
-    if a.date is None or b.date is None:
-        return True
-    return any(x and y for ra in a.date.readings for rb in b.date.readings for x, y in zip(ra, rb))
-
-
 def _lone(d: Doc, xs: tuple[int, ...], other: Doc, ys: tuple[int, ...]) -> dict[int, int]:
     """Sentence -> its one value among ``xs`` that no value ``ys`` of the other text equals (sentences
     with none or several such values are left out): the changed value of a reworded sentence."""
@@ -276,10 +253,14 @@ def _lone(d: Doc, xs: tuple[int, ...], other: Doc, ys: tuple[int, ...]) -> dict[
         v = d.values[x]
         t = toks[v.tok]
         if v.cls == "ent":
-            if t.sub.startswith("weak") or _present(t.key, other) or (v.plain and v.plain <= other.plain):
+            if t.sub.startswith("weak") or present(t.key, other) or (v.plain and v.plain <= other.plain):
                 continue  # a capitalised first word is too weak a name to pair across sentences
-        elif any(_stated_by(t, otoks[other.values[y].tok]) for y in ys[:PAIR_MAX_VALUES]):
-            continue
+        elif any(
+            stated_by(t, otoks[other.values[y].tok])
+            and designator(toks, v.tok) == designator(otoks, other.values[y].tok)
+            for y in ys[:PAIR_MAX_VALUES]
+        ):
+            continue  # stated; an amount is not stated by a designator ("nine engines" / "Falcon 9")
         s = d.clauses[v.clause].sent
         seen[s] = -1 if s in seen else x
     return {s: x for s, x in seen.items() if x >= 0 and s < PAIR_MAX_CLAUSES}
@@ -292,6 +273,8 @@ def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_C
     da, db = p.da, p.db
     if not da.loose_words & db.loose_words:
         return  # no two sentences share a word
+    found: dict[tuple[int, int], list[_Candidate]] = {}
+    classes: dict[tuple[int, int], set[str]] = {}
     for cls, xs in da.groups.items():
         ys = db.groups.get(cls)
         if not ys or all(x in used_a for x in xs) or all(y in used_b for y in ys):
@@ -306,10 +289,15 @@ def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_C
                 ta, tb = da.tokens[va.tok], db.tokens[vb.tok]
                 drop = frozenset((ta.key, tb.key)) if cls == "ent" else frozenset()
                 oa, ob = da.sentences[sa].owner, db.sentences[sb].owner
-                if oa and ob and oa != ob and not (_present(oa, db) and _present(ob, da)):
+                if oa and ob and oa != ob and not present(oa, db) and not present(ob, da):
                     continue  # two subjects: "pip 24.0 requires ..." / "pip 24.1 requires ..."
                 if aligned(da.sentences[sa], db.sentences[sb], da.loose_words, db.loose_words, drop):
-                    out.append((0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y))
+                    c = (0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y)
+                    found.setdefault((sa, sb), []).append(c)
+                    classes.setdefault((sa, sb), set()).add(cls)
+    for key, cands in found.items():
+        if len(classes[key]) == 1:
+            out.extend(cands)  # two classes changed at once: a scope and its value ("64 clients on the 5 GHz band")
 
 
 def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
@@ -323,7 +311,9 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
             continue
         only_a = frozenset(e for e in ca.entities - cb.entities if e not in cb.bag)  # "Dogs" / "dogs"
         only_b = frozenset(e for e in cb.entities - ca.entities if e not in ca.bag)
-        if (only_a and all(_present(e, db) for e in only_a)) or (only_b and all(_present(e, da) for e in only_b)):
+        if (only_a and all(_polar_elsewhere(e, db) for e in only_a)) or (
+            only_b and all(_polar_elsewhere(e, da) for e in only_b)
+        ):
             continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
         if negation_moved(da, ca, db, cb):
             continue
@@ -331,15 +321,44 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
             d = flip_diff(da, ca, db, cb) if ca.parity != cb.parity else prefix_diff(da, pa, db, cb, pb, ca)
             if d is not None:
                 diffs.append(d)
-    _loose_flips(p, {ia for ia, _ in matched}, {ib for _, ib in matched}, diffs)
+    # a clause matched to the qualifier of a longer sentence ("Subletting is allowed with consent" / ", even with
+    # consent") is left to the loose test against that sentence's polarity clause
+    held = [(ia, ib) for ia, ib in matched if not (_qualifier(da, da.clauses[ia]) or _qualifier(db, db.clauses[ib]))]
+    _loose_flips(p, {ia for ia, _ in held}, {ib for _, ib in held}, diffs)
+
+
+def _polar_elsewhere(e: str, other: Doc) -> bool:
+    """Is the name ``e`` in the other text, and not only in a clause without polarity ("Portable concentrators
+    are not permitted, even if FAA-approved": the qualifier names it, the denial is about the concentrators)?"""
+    if not present(e, other):
+        return False
+    holders = [c for c in other.clauses[:PAIR_MAX_CLAUSES] if e in c.entities]
+    return not holders or any(_polar_clause(c) for c in holders)
+
+
+def _qualifier(d: Doc, c: Clause) -> bool:
+    """A clause without polarity in a sentence of several clauses."""
+    return not _polar_clause(c) and d.sent_shape[c.sent][0] > 1
+
+
+def _polar_clause(c: Clause) -> bool:
+    return bool(c.negs or c.polars or c.prefixed)
 
 
 def _single_clauses(d: Doc, taken: set[int]) -> list[int]:
-    """The clauses that are whole sentences, not matched by the clause alignment."""
+    """The clauses that carry their sentence's polarity, not matched by the clause alignment: a whole
+    sentence, or the one clause of its sentence with a negation, polarity word or negating prefix
+    ("Subletting is prohibited, even with the landlord's consent")."""
+    polar: dict[int, int] = {}
+    for ci, c in enumerate(d.clauses[:PAIR_MAX_CLAUSES]):
+        if _polar_clause(c):
+            polar[c.sent] = -1 if c.sent in polar else ci
     return [
         ci
         for ci, c in enumerate(d.clauses[:PAIR_MAX_CLAUSES])
-        if ci not in taken and d.sent_shape[c.sent][0] == 1 and c.sent < len(d.sentences)
+        if ci not in taken
+        and c.sent < len(d.sentences)
+        and (d.sent_shape[c.sent][0] == 1 or polar.get(c.sent, -1) == ci)
     ]
 
 
@@ -370,6 +389,10 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
                 or ga & gb
                 or (ca.negs and not ga and gb and not cb.negs)
                 or (cb.negs and not gb and ga and not ca.negs)
+                or (ca.negs and not cb.negs and negated_stated(da, ca, db, cb))
+                or (cb.negs and not ca.negs and negated_stated(db, cb, da, ca))
+                or (ga == _ALLOW and not gb and not cb.negs and _permits(db, cb))
+                or (gb == _ALLOW and not ga and not ca.negs and _permits(da, ca))
             ):
                 continue  # the difference is no polarity word denied or turned around
             if aligned(da.sentences[ca.sent], db.sentences[cb.sent], da.loose_words, db.loose_words, frozenset()):
@@ -379,161 +402,21 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
                     return
 
 
-#: a determiner before a noun phrase, and what may stand before it when the phrase is a complement
-_DETERMINERS = frozenset(["the", "a", "an", "its", "their", "our", "your"])
-_COMPLEMENT_BEFORE = frozenset(
-    ["to", "at", "in", "into", "from", "by", "with", "via", "on", "is", "are", "was", "were"]
-)
-#: the longest noun phrase read as a substituted name ("the old town square")
-_PHRASE_MAX = 4
+#: the permission group, and the modals that grant a permission ("Drones may be flown" / "Drones are not allowed")
+_ALLOW = frozenset(["#allow"])
+_PERMISSION_MODALS = frozenset(["may", "can"])
 
 
-def _token_same(a: Token, b: Token) -> bool:
-    if a.kind != b.kind:
-        return False
-    if a.kind in (NUMBER, DATE):
-        return same_value(a, b)
-    return a.key == b.key
-
-
-def _phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
-    """Two sentences equal but for one noun phrase that complements a preposition or a copula through a
-    determiner ("complaints go to the shift supervisor" / "to the store owner", "the meeting point is the north
-    gate" / "is the car park"): the phrase names the value, whatever its case. The subject or the object
-    of a verb ("Clean the kitchen filter" / "Clean the bathroom filter") is which thing, not a value.
-    Sentences are compared at the same position, so this stays linear."""
-    for sa, sb in zip(da.sentences[:PAIR_MAX_CLAUSES], db.sentences):
-        if sa.bag == sb.bag or abs((sa.last - sa.first) - (sb.last - sb.first)) >= _PHRASE_MAX:
-            continue  # no content word differs, or more than one phrase does
-        ta, tb = da.tokens[sa.first : sa.last], db.tokens[sb.first : sb.last]
-        i = 0
-        while i < len(ta) and i < len(tb) and _token_same(ta[i], tb[i]):
-            i += 1
-        j = 0
-        while j < len(ta) - i and j < len(tb) - i and _token_same(ta[-1 - j], tb[-1 - j]):
-            j += 1
-        ma, mb = ta[i : len(ta) - j], tb[i : len(tb) - j]
-        if not (0 < len(ma) <= _PHRASE_MAX and 0 < len(mb) <= _PHRASE_MAX) or i < 2:
-            continue
-        if ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE:
-            continue
-        if all(t.kind in (WORD, ENTITY) and t.sub != "negpfx" for t in (*ma, *mb)):
-            diffs.append(
-                ValueDiff(
-                    ENTITY_SUBSTITUTED,
-                    tuple(t.text for t in ma),
-                    tuple(t.text for t in mb),
-                    (ma[0].start, ma[-1].end),
-                    (mb[0].start, mb[-1].end),
-                )
-            )
-
-
-#: an auxiliary that ends a sentence's subject ("Year 7 pupils may ...", "ballots from Ward 2 are counted")
-_AUXILIARIES = frozenset(["must", "may", "can", "could", "should", "shall", "will", "would", "might"])
-
-
-def _designator(toks: tuple[Token, ...], k: int, first: int) -> bool:
-    """A plain number right after a capitalised word names a thing ("Ward 2", "District 9", "Year 7"),
-    it is no amount of anything."""
-    t = toks[k]
-    if t.kind != NUMBER or t.qty is None or t.qty.dim != "" or t.qty.bound != 0 or k <= first:
-        return False
-    p = toks[k - 1]
-    return p.kind in (WORD, ENTITY) and p.text[:1].isupper() and p.end < t.start
-
-
-def _unstated(d: Doc, k: int, other: Doc) -> bool:
-    """Is the value at token ``k`` missing from the other text?"""
-    t = d.tokens[k]
-    if t.kind == ENTITY:
-        return not _present(t.key, other)
-    return not any(_stated_by(t, other.tokens[v.tok]) for v in other.values[:PAIR_MAX_VALUES])
-
-
-class _Subject(NamedTuple):
-    changed: bool  # the sentence opens with a name or designator the other text lacks
-    before_aux: bool  # ... standing before an auxiliary or a passive ("are counted")
-    more: bool  # another value after it that the other text lacks
-
-
-def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
-    """What the subject test reads of one sentence: its first value when that is a name or a designator."""
-    toks = d.tokens
-    lead = -1
-    cut = False
-    for k in range(first, last):
-        t = toks[k]
-        if t.kind == FUNC and t.key == "only":
-            return _Subject(False, False, False)  # "only Gold members ...": the subject is the asserted value
-        if lead < 0 and (t.key in _AUXILIARIES or t.key in BE_FORMS):
-            return _Subject(False, False, False)  # past the verb: "the database is postgres 15" names the value
-        if t.kind in (NUMBER, DATE, ENTITY):
-            if lead < 0:
-                if t.kind == ENTITY and k + 1 < last and _designator(toks, k + 1, first):
-                    continue  # "Ward 2": the number is the designator
-                if not _unstated(d, k, other):
-                    continue  # the same name on both sides ("Absentee ballots ...", "Redis ...")
-                if not (t.kind == ENTITY or _designator(toks, k, first)):
-                    return _Subject(False, False, False)
-                lead = k
-            elif _unstated(d, k, other):
-                return _Subject(True, False, True)
-        elif lead >= 0 and t.kind == BREAK:
-            cut = True  # "According to X, keys must ...": a name in another clause is no subject of the verb
-        elif lead >= 0 and (
-            t.key in _AUXILIARIES or (t.key in BE_FORMS and k + 1 < last and toks[k + 1].text.endswith("ed"))
-        ):
-            return _Subject(True, not cut, _more(d, k, last, other))
-    return _Subject(lead >= 0, False, False)
-
-
-def _more(d: Doc, k: int, last: int, other: Doc) -> bool:
-    return any(d.tokens[j].kind in (NUMBER, DATE, ENTITY) and _unstated(d, j, other) for j in range(k, last))
-
-
-def _sentence_of(d: Doc, pos: int) -> int:
-    """The sentence (index into ``d.sentences``) holding character ``pos`` (a binary search)."""
-    lo, hi = 0, len(d.sentences) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        sent = d.sentences[mid]
-        if sent.last > sent.first and d.tokens[sent.first].start > pos:
-            hi = mid - 1
-        else:
-            lo = mid
-    return lo
-
-
-def _other_subjects(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
-    """Leave out the diffs of two sentences about different things: each opens with a name or a
-    designator the other text lacks (which gate, which district, which country) and either says more
-    that differs ("Gate A closes at 9" / "Gate B closes at 10") or the name stands before an auxiliary
-    ("pupils of Year 7 may leave" / "pupils of Year 9 may not leave"). A list of names swapped between
-    two attributes states both names on both sides, so it is no other subject."""
-    verdict: dict[tuple[int, int], bool] = {}
-    out: list[ValueDiff] = []
-    for diff in diffs:
-        key = (_sentence_of(da, diff.span_a[0]), _sentence_of(db, diff.span_b[0]))
-        other = verdict.get(key)
-        if other is None:
-            sa, sb = da.sentences[key[0]], db.sentences[key[1]]
-            xa, xb = _subject(da, sa.first, sa.last, db), _subject(db, sb.first, sb.last, da)
-            other = verdict[key] = (
-                xa.changed
-                and xb.changed
-                and ((xa.more and xb.more) or (xa.before_aux and xb.before_aux) or diff.pattern == NEGATION_FLIP)
-            )
-        if not other:
-            out.append(diff)
-    return out
+def _permits(d: Doc, c: Clause) -> bool:
+    """Does the clause grant a permission with a modal (and no polarity word of its own)?"""
+    return any(d.tokens[k].kind == FUNC and d.tokens[k].key in _PERMISSION_MODALS for k in range(c.first, c.last))
 
 
 def _compare(text_a: str, text_b: str) -> ValueConflict | None:
     da, db = analyse(text_a), analyse(text_b)
     diffs: list[ValueDiff] = []
     if da.clauses and db.clauses and len(da.sentences) == len(db.sentences):
-        _phrase_substitution(da, db, diffs)
+        phrase_substitution(da, db, diffs)
     if not (da.signal or db.signal):
         return _conflict(diffs) if diffs else None
     p = _Pair(da, db)
@@ -542,7 +425,7 @@ def _compare(text_a: str, text_b: str) -> ValueConflict | None:
     if da.polar_or_neg or db.polar_or_neg:
         _pair_clauses(p, diffs)
     if diffs and da.sentences and db.sentences:
-        diffs = _other_subjects(da, db, diffs)
+        diffs = other_subjects(da, db, diffs)
     if not diffs:
         return None
     return _conflict(diffs)

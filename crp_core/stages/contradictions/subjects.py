@@ -1,0 +1,197 @@
+"""Which thing a sentence is about, and whether a value is stated in the other text (docs/decisions/detector.md,
+"Subjects: which thing, not a changed value"). Serves the pairing in :mod:`.values`: a changed name or designator
+that opens both sentences (which gate, which district, which country) is another subject, not a changed value."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from crp_core.records import ValueDiff
+from crp_core.stages.contradictions.clauses import BE_FORMS, Doc
+from crp_core.stages.contradictions.lexicon import (
+    BREAK,
+    DATE,
+    ENTITY,
+    FUNC,
+    NEGATION_FLIP,
+    NUMBER,
+    PAIR_MAX_VALUES,
+    WORD,
+)
+from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.value_compare import same_value
+
+
+def present(e: str, other: Doc) -> bool:
+    """Is the name ``e`` (an entity key) mentioned anywhere in the other text? A name glued to its release
+    ("python3.11") is mentioned as the name and the release written apart ("Python 3.11")."""
+    if e in other.entity_keys or e in other.words or all(p in other.words for p in e.split(" ")):
+        return True
+    m = _GLUED_RELEASE.fullmatch(e)
+    return (
+        m is not None
+        and m.group(1) in other.words
+        and any(t.qty is not None and t.qty.exact == m.group(2) for t in other.tokens)
+    )
+
+
+#: a lower-case name glued to a release number ("python3.11", "node18"); the two parts share no character
+_GLUED_RELEASE = re.compile(r"([a-z]+)(\d+(?:\.\d+)*)")
+
+
+def equal_pair(a: Token, b: Token) -> bool:
+    return same_value(a, b) and (a.qty is None or b.qty is None or a.qty.bound * b.qty.bound >= 0)
+
+
+def stated_by(a: Token, b: Token) -> bool:
+    """Does ``b`` state the value ``a`` states? Equal values; two dates also need a part both state
+    ("Sunday" says nothing of "14 December")."""
+    if not equal_pair(a, b):
+        return False
+    if a.date is None or b.date is None:
+        return True
+    return any(x and y for ra in a.date.readings for rb in b.date.readings for x, y in zip(ra, rb))
+
+
+#: a preposition that opens a scope frame ("In the US, ...", "For Zone 3, ...", "On Line 2, ...")
+_SCOPE_FRAMES = frozenset(["in", "for", "on", "at", "within", "across", "under"])
+#: an auxiliary that ends a sentence's subject ("Year 7 pupils may ...", "ballots from Ward 2 are counted")
+_AUXILIARIES = frozenset(["must", "may", "can", "could", "should", "shall", "will", "would", "might"])
+
+
+def designator(toks: tuple[Token, ...], k: int) -> bool:
+    """Is the number at token ``k`` a designator ("Falcon 9", "Ward 2"): part of a name, no amount?"""
+    return _designator(toks, k, 0)
+
+
+def _designator(toks: tuple[Token, ...], k: int, first: int) -> bool:
+    """A plain number right after a capitalised word names a thing ("Ward 2", "District 9", "Year 7"),
+    it is no amount of anything."""
+    t = toks[k]
+    if t.kind != NUMBER or t.qty is None or t.qty.dim != "" or t.qty.bound != 0 or k <= first:
+        return False
+    p = toks[k - 1]
+    return p.kind in (WORD, ENTITY) and p.text[:1].isupper() and p.end < t.start
+
+
+def _unstated(d: Doc, k: int, other: Doc) -> bool:
+    """Is the value at token ``k`` missing from the other text?"""
+    t = d.tokens[k]
+    if t.kind == ENTITY:
+        return not present(t.key, other)
+    return not any(stated_by(t, other.tokens[v.tok]) for v in other.values[:PAIR_MAX_VALUES])
+
+
+class _Subject(NamedTuple):
+    changed: bool  # the sentence opens with a name or designator the other text lacks
+    before_aux: bool  # ... standing before an auxiliary or a passive ("are counted")
+    more: bool  # another value after it that the other text lacks
+
+
+def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
+    """What the subject test reads of one sentence: its first value when that is a name or a designator."""
+    toks = d.tokens
+    lead = -1
+    cut = False
+    framed = _framed(toks, first)
+    for k in range(first, last):
+        t = toks[k]
+        if t.kind == FUNC and t.key == "only":
+            return _Subject(False, False, False)  # "only Gold members ...": the subject is the asserted value
+        if lead < 0 and (t.key in _AUXILIARIES or t.key in BE_FORMS):
+            return _Subject(False, False, False)  # past the verb: "the database is postgres 15" names the value
+        if t.kind in (NUMBER, DATE, ENTITY):
+            if lead < 0:
+                got = _lead(d, k, first, last, other)
+                if got < 0:
+                    return _Subject(False, False, False)
+                lead = k if got else lead
+                cut = cut or got == 2  # a bounded group ("Drivers under 25") is another subject only with more
+            elif _unstated(d, k, other):
+                return _Subject(True, False, True)
+        elif lead >= 0 and t.kind == BREAK:
+            if framed and not cut:
+                return _Subject(True, True, False)  # "In the US, a varietal wine must ...": the scope is the subject
+            cut = True  # "According to X, keys must ...": a name in another clause is no subject of the verb
+        elif lead >= 0 and (
+            t.key in _AUXILIARIES or (t.key in BE_FORMS and k + 1 < last and toks[k + 1].text.endswith("ed"))
+        ):
+            return _Subject(True, not cut, _more(d, k, last, other))
+    return _Subject(lead >= 0, False, False)
+
+
+def _lead(d: Doc, k: int, first: int, last: int, other: Doc) -> int:
+    """The value at ``k``, the first one of its sentence, as a subject: 1 a name or designator the other
+    text lacks, 0 none yet (read on), -1 a plain value (the sentence has no changed subject)."""
+    toks = d.tokens
+    t = toks[k]
+    if t.kind == ENTITY and k + 1 < last and _designator(toks, k + 1, first):
+        return 0  # "Ward 2": the number is the designator
+    if not _unstated(d, k, other):
+        return 0  # the same name on both sides ("Absentee ballots ...", "Redis ...")
+    if t.kind == ENTITY or _designator(toks, k, first):
+        return 1
+    return 2 if _bounded_group(toks, k, first) else -1
+
+
+def _bounded_group(toks: tuple[Token, ...], k: int, first: int) -> bool:
+    """A bounded count after the noun it limits, opening the sentence ("Drivers under 25 pay ...",
+    "Children aged 12 or over ..."): which group, when the sentence states another value too."""
+    q = toks[k].qty
+    if q is None or q.bound == 0 or q.dim not in ("", "time") or k - first > _GROUP_MAX:
+        return False
+    j = k - 1
+    while j > first and toks[j].kind == FUNC:
+        j -= 1
+    return toks[j].kind in (WORD, ENTITY) and toks[j].key not in BE_FORMS and toks[j].text[:1].isalpha()
+
+
+#: the farthest a bounded group's number stands from the start of its sentence (in tokens)
+_GROUP_MAX = 4
+
+
+def _framed(toks: tuple[Token, ...], first: int) -> bool:
+    """Does the sentence open with a scope frame's preposition ("In the US, ...")?"""
+    return toks[first].kind == FUNC and toks[first].key in _SCOPE_FRAMES
+
+
+def _more(d: Doc, k: int, last: int, other: Doc) -> bool:
+    return any(d.tokens[j].kind in (NUMBER, DATE, ENTITY) and _unstated(d, j, other) for j in range(k, last))
+
+
+def _sentence_of(d: Doc, pos: int) -> int:
+    """The sentence (index into ``d.sentences``) holding character ``pos`` (a binary search)."""
+    lo, hi = 0, len(d.sentences) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        sent = d.sentences[mid]
+        if sent.last > sent.first and d.tokens[sent.first].start > pos:
+            hi = mid - 1
+        else:
+            lo = mid
+    return lo
+
+
+def other_subjects(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
+    """Leave out the diffs of two sentences about different things: each opens with a name or a
+    designator the other text lacks (which gate, which district, which country) and either says more
+    that differs ("Gate A closes at 9" / "Gate B closes at 10") or the name stands before an auxiliary
+    ("pupils of Year 7 may leave" / "pupils of Year 9 may not leave"). A list of names swapped between
+    two attributes states both names on both sides, so it is no other subject."""
+    verdict: dict[tuple[int, int], bool] = {}
+    out: list[ValueDiff] = []
+    for diff in diffs:
+        key = (_sentence_of(da, diff.span_a[0]), _sentence_of(db, diff.span_b[0]))
+        other = verdict.get(key)
+        if other is None:
+            sa, sb = da.sentences[key[0]], db.sentences[key[1]]
+            xa, xb = _subject(da, sa.first, sa.last, db), _subject(db, sb.first, sb.last, da)
+            other = verdict[key] = (
+                xa.changed
+                and xb.changed
+                and ((xa.more and xb.more) or (xa.before_aux and xb.before_aux) or diff.pattern == NEGATION_FLIP)
+            )
+        if not other:
+            out.append(diff)
+    return out
