@@ -1,0 +1,55 @@
+"""The blind batches of labelled pairs (tests/data/conflict_pairs/blind, its README for the learning curve).
+
+Each batch was written by someone who had not seen the rules, following the batch's WRITING_GUIDE.md:
+100 pairs, ten per category, ten domains of its own, none shared with another batch. These tests hold
+the files to that shape, so a batch that lost lines or mislabelled a row (a conflict without a pattern)
+cannot silently change the learning curve's figures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from tests.core.stages.contradictions.test_detector_corpus import CATEGORIES, PATTERNS
+from tests.support.paths import TEST_DATA
+
+BLIND = TEST_DATA / "conflict_pairs" / "blind"
+BATCHES = sorted(BLIND.glob("batch-*.jsonl"))
+KEYS = {"id", "category", "domain", "a", "b", "conflict", "patterns"}
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_the_corpus_holds_a_thousand_pairs_in_a_hundred_domains():
+    rows = [r for path in BATCHES for r in _rows(path)]
+    assert len(BATCHES) >= 10
+    assert len(rows) >= 1000
+    assert len({r["domain"] for r in rows}) >= 100
+
+
+@pytest.mark.parametrize("path", BATCHES, ids=[p.stem for p in BATCHES])
+def test_a_batch_has_the_guide_s_shape(path):
+    rows = _rows(path)
+    assert len(rows) == 100
+    assert all(set(r) == KEYS for r in rows)
+    assert len({r["id"] for r in rows}) == 100
+    assert all(r["id"].startswith(f"b{path.stem[-2:]}-") for r in rows)
+    assert Counter(r["category"] for r in rows) == dict.fromkeys(CATEGORIES, 10)
+    assert len({r["domain"] for r in rows}) == 10
+    for r in rows:
+        assert bool(r["patterns"]) == r["conflict"], r["id"]
+        assert set(r["patterns"]) <= PATTERNS, r["id"]
+        assert r["a"].strip() and r["b"].strip() and r["a"] != r["b"], r["id"]
+
+
+def test_no_domain_is_shared_between_batches():
+    seen: dict[str, str] = {}
+    for path in BATCHES:
+        for domain in {r["domain"] for r in _rows(path)}:
+            assert domain not in seen, (domain, seen.get(domain), path.stem)
+            seen[domain] = path.stem
