@@ -40,7 +40,37 @@ FACTS = [
 ]
 
 
+def auto_ckf(argv: tuple[str, ...]) -> str:
+    """A CKF for a ``record`` call that names none (``record`` requires ``--ckf``): ``FACTS`` plus a fact
+    for each id of ``--pair`` that FACTS lacks (ids a CKF may hold), written beside ``--db``."""
+    import os
+    import tempfile
+
+    import unicodedata
+
+    from crp_core.decisions import BIDI_CONTROLS
+
+    def plain(i: str) -> bool:  # what the CKF loader takes as a fact id
+        return all(unicodedata.category(c) != "Cc" and c not in BIDI_CONTROLS for c in i)
+
+    pair = list(argv[argv.index("--pair") + 1 : argv.index("--pair") + 3]) if "--pair" in argv else []
+    known = {f["fact_id"] for f in FACTS}
+    extra = [
+        {"fact_id": i, "content": f"fact {i}", "embedding": [0.5, 0.5, 0.5]}
+        for i in dict.fromkeys(pair)
+        if i and i not in known and plain(i) and i.strip() == i
+    ]
+    folder = os.path.dirname(argv[argv.index("--db") + 1]) if "--db" in argv else tempfile.mkdtemp()
+    fd, path = tempfile.mkstemp(suffix=".jsonl", prefix="auto_kb_", dir=folder or ".")
+    with os.fdopen(fd, "w") as fh:
+        fh.write("".join(json.dumps({**f, "embedding_model": "test-model"}) + "\n" for f in [*FACTS, *extra]))
+    return path
+
+
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """``crp-inspect triage *argv``; a ``record`` without ``--ckf`` gets one (:func:`auto_ckf`)."""
+    if argv and argv[0] == "record" and "--ckf" not in argv:
+        argv = (*argv, "--ckf", auto_ckf(argv))
     code = main(["triage", *argv])
     out, err = capsys.readouterr()
     return code, out, err

@@ -93,12 +93,12 @@ def test_new_database_has_wal_app_id_schema_and_full_sync(tmp_path):
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert con.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID == 0x43525054
-    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
-    assert con.execute("SELECT version FROM crp_triage_schema").fetchall() == [(1,)]
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert con.execute("SELECT version FROM crp_triage_schema").fetchall() == [(2,)]
     con.close()
     s = DecisionStore(path)
-    assert s._conn().execute("PRAGMA synchronous").fetchone()[0] == 2  # 2 = FULL
-    assert s._conn().execute("PRAGMA busy_timeout").fetchone()[0] == 10000
+    assert s.backend._conn().execute("PRAGMA synchronous").fetchone()[0] == 2  # 2 = FULL
+    assert s.backend._conn().execute("PRAGMA busy_timeout").fetchone()[0] == 10000
     s.close()
 
 
@@ -108,7 +108,7 @@ def test_reopen_keeps_decisions_and_does_not_reinitialise(tmp_path):
         s.record(Decision.dismiss("A", "B", operator="ann"))
     with DecisionStore(path) as s:
         assert [d.kind for d in s.all()] == ["dismiss"]
-        assert s._conn().execute("SELECT count(*) FROM crp_triage_schema").fetchone()[0] == 1
+        assert s.backend._conn().execute("SELECT count(*) FROM crp_triage_schema").fetchone()[0] == 1
 
 
 def test_decisions_table_is_append_only(store):
@@ -462,7 +462,7 @@ def test_export_json_contents(store):
     doc = json.loads(store.export_json())
     assert doc == {
         "application": "crp-inspect triage",
-        "schema_version": 1,
+        "schema_version": 2,
         "decisions": [
             {
                 "id": 1,
@@ -477,6 +477,14 @@ def test_export_json_contents(store):
                 "operator": "ann",
                 "decided_at": "2026-01-01T00:00:00Z",
                 "ckf_fingerprint": None,
+                "kb_name": None,
+                "role": "operator",
+                "origin": "cli",
+                "os_user": None,
+                "based_on": None,
+                "reverts": None,
+                "prev_hash": "0" * 64,
+                "entry_hash": "af01a4615adf07495f720b862ad5c4c09c5839d5a37d7ea525a11b9b448b5c41",
             },
             {
                 "id": 2,
@@ -491,6 +499,14 @@ def test_export_json_contents(store):
                 "operator": "bob",
                 "decided_at": "2026-01-01T00:00:01Z",
                 "ckf_fingerprint": None,
+                "kb_name": None,
+                "role": "operator",
+                "origin": "cli",
+                "os_user": None,
+                "based_on": None,
+                "reverts": None,
+                "prev_hash": "af01a4615adf07495f720b862ad5c4c09c5839d5a37d7ea525a11b9b448b5c41",
+                "entry_hash": "8f325be61f3f44b29ee8a408bfcdcc4094d8fe8e33a924f0e7df39612e99dbf3",
             },
         ],
         "current": {
@@ -505,7 +521,8 @@ def test_export_csv_contents(store):
     _two_decisions(store)
     text = store.export_csv()
     assert text.splitlines()[0] == (
-        "id,pair_key,fact_a,fact_b,kind,winner,target_fact,new_status,note,operator,decided_at,ckf_fingerprint"
+        "id,pair_key,fact_a,fact_b,kind,winner,target_fact,new_status,note,operator,decided_at,ckf_fingerprint,"
+        "kb_name,role,origin,os_user,based_on,reverts,prev_hash,entry_hash"
     )
     rows = list(csv.DictReader(io.StringIO(text)))
     assert rows == [
@@ -522,6 +539,14 @@ def test_export_csv_contents(store):
             "operator": "ann",
             "decided_at": "2026-01-01T00:00:00Z",
             "ckf_fingerprint": "",
+            "kb_name": "",
+            "role": "operator",
+            "origin": "cli",
+            "os_user": "",
+            "based_on": "",
+            "reverts": "",
+            "prev_hash": "0" * 64,
+            "entry_hash": "af01a4615adf07495f720b862ad5c4c09c5839d5a37d7ea525a11b9b448b5c41",
         },
         {
             "id": "2",
@@ -536,6 +561,14 @@ def test_export_csv_contents(store):
             "operator": "bob",
             "decided_at": "2026-01-01T00:00:01Z",
             "ckf_fingerprint": "",
+            "kb_name": "",
+            "role": "operator",
+            "origin": "cli",
+            "os_user": "",
+            "based_on": "",
+            "reverts": "",
+            "prev_hash": "af01a4615adf07495f720b862ad5c4c09c5839d5a37d7ea525a11b9b448b5c41",
+            "entry_hash": "8f325be61f3f44b29ee8a408bfcdcc4094d8fe8e33a924f0e7df39612e99dbf3",
         },
     ]
 

@@ -186,7 +186,7 @@ def test_processes_creating_the_same_new_database_at_once_initialise_it_once(tmp
         ids.append(int(out.strip()))
     assert sorted(ids) == [1, 2, 3, 4]
     with DecisionStore(db, create=False) as s:
-        assert s._conn().execute("SELECT count(*) FROM crp_triage_schema").fetchone()[0] == 1
+        assert s.backend._conn().execute("SELECT count(*) FROM crp_triage_schema").fetchone()[0] == 1
         assert sorted(d.operator for d in s.all()) == ["p0", "p1", "p2", "p3"]
 
 
@@ -208,10 +208,11 @@ s = DecisionStore(db, clock=clock)
 for i in range(5):
     print(s.record(Decision.dismiss(f"ok-{i}", "zz", operator="stuck")).id, flush=True)
 if where == "insert":
-    con = s._conn()
+    con = s.backend._conn()
     con.execute("BEGIN IMMEDIATE")
-    con.execute("INSERT INTO decisions (pair_key, fact_a, fact_b, kind, operator, decided_at) "
-                "VALUES ('lost|zz', 'lost', 'zz', 'dismiss', 'stuck', 'now')")
+    con.execute("INSERT INTO decisions (pair_key, fact_a, fact_b, kind, operator, decided_at, role, origin, "
+                "prev_hash, entry_hash) VALUES ('lost|zz', 'lost', 'zz', 'dismiss', 'stuck', 'now', 'operator', "
+                "'cli', printf('%064d', 0), printf('%064d', 0))")
     print("in-txn", flush=True)
     time.sleep(600)
 s.record(Decision.dismiss("lost", "zz", operator="stuck"))
