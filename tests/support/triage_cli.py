@@ -45,7 +45,6 @@ def auto_ckf(argv: tuple[str, ...]) -> str:
     for each id of ``--pair`` that FACTS lacks (ids a CKF may hold), written beside ``--db``."""
     import os
     import tempfile
-
     import unicodedata
 
     from crp_core.decisions import BIDI_CONTROLS

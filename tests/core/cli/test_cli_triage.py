@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import csv
+import getpass
 import hashlib
 import io
-import getpass
 import json
 import os
 import sqlite3
