@@ -35,7 +35,7 @@ from sqlalchemy.sql import ClauseElement, Executable
 from crp_core.decisions import TriageStoreError
 from crp_core.io.timeparse import format_timestamp
 from crp_core.support.files import regular_or_absent
-from crp_core.triage.migrations import migrate_sqlite_v1
+from crp_core.triage.migrations import V1_COLUMNS, migrate_sqlite_v1, v1_rows_as_v2
 from crp_core.triage.schema import APPLICATION_ID, SCHEMA_NOTE, SCHEMA_VERSION, create_statements
 
 T = TypeVar("T")
@@ -156,6 +156,8 @@ class SqliteBackend:
             self.readonly = True
             self._con = self._open_ro()
         else:
+            if state == "v1":
+                self._check_v1_rows()  # a row the migration would refuse: refuse before writing anything
             self._con = self._open_rw(new=state != "ours")
             self.version = SCHEMA_VERSION
 
@@ -228,6 +230,17 @@ class SqliteBackend:
                     ) from None
                 # a full disk, an I/O error or a location we may not write is not a damaged file
                 raise TriageStoreError(f"{p}: cannot read the decision database: {sqlite_reason(exc)}") from None
+
+    def _check_v1_rows(self) -> None:
+        """Read a schema-1 file's rows read-only and check them as the migration will."""
+        con = self._connect_ro(immutable=not os.path.exists(self.path + "-wal"))
+        try:
+            rows = con.execute(f"SELECT {', '.join(V1_COLUMNS)} FROM decisions ORDER BY id").fetchall()
+        except sqlite3.Error as exc:
+            raise TriageStoreError(f"{self.path}: cannot read the decision database: {sqlite_reason(exc)}") from None
+        finally:
+            con.close()
+        v1_rows_as_v2(rows, self.path)
 
     def _classify(self, app_id: int, version: int, names: list[str], check: str | None, *, create: bool) -> str:
         p = self.path

@@ -114,7 +114,7 @@ class PostgresServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _unavailable(reason: str) -> None:
+def unavailable(reason: str) -> None:
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         pytest.fail(f"PostgreSQL tests cannot run under CI: {reason}")
     pytest.skip(f"PostgreSQL tests skipped: {reason} (install Debian's postgresql; under CI this fails)")
@@ -125,11 +125,11 @@ def postgres_server() -> Iterator[PostgresServer]:
     """A running throw-away server for the session (skipped, or failed under CI, without binaries)."""
     bindir = pg_bin()
     if bindir is None:
-        _unavailable(f"no initdb under {PG_BIN_GLOB}")
+        unavailable(f"no initdb under {PG_BIN_GLOB}")
     try:
         import psycopg  # noqa: F401  the driver the store uses
     except ImportError:
-        _unavailable("the psycopg driver is not installed")
+        unavailable("the psycopg driver is not installed")
     assert bindir is not None
     server = PostgresServer(bindir)
     try:

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.errors import CRPError
+from tests.core.triage.conftest import raw_sql
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.triage import (
     APPLICATION_ID,
@@ -51,9 +52,10 @@ def sha256(path) -> str:
 
 
 @pytest.fixture
-def store(tmp_path):
+def store(target):
+    """A new store on each backend (conftest.target), its clock at 2026-01-01T00:00:00Z."""
     clock = FixedClock()
-    s = DecisionStore(tmp_path / "d.sqlite", clock=clock)
+    s = DecisionStore(target, clock=clock)
     clock.t = datetime(2026, 1, 1, tzinfo=UTC)  # creating the schema took one tick
     yield s
     s.close()
@@ -111,30 +113,36 @@ def test_reopen_keeps_decisions_and_does_not_reinitialise(tmp_path):
         assert s.backend._conn().execute("SELECT count(*) FROM crp_triage_schema").fetchone()[0] == 1
 
 
-def test_decisions_table_is_append_only(store):
+def test_decisions_table_is_append_only(store, target):
     store.record(Decision.dismiss("A", "B", operator="ann"))
-    con = sqlite3.connect(store.path)
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        con.execute("UPDATE decisions SET operator = 'mallory'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        con.execute("DELETE FROM decisions")
-    con.close()
-    assert store.all()[0].operator == "ann"
+    for sql in ("UPDATE decisions SET operator = 'mallory'", "DELETE FROM decisions"):
+        with pytest.raises(Exception, match="append-only"):
+            raw_sql(target, sql)
+    if target.startswith("postgresql://"):
+        with pytest.raises(Exception, match="append-only"):
+            raw_sql(target, "TRUNCATE decisions")
+    assert store.all()[0].operator == "ann" and len(store) == 1
 
 
-def test_schema_checks_refuse_bad_rows_written_by_other_tools(store):
-    con = sqlite3.connect(store.path)
-    with pytest.raises(sqlite3.IntegrityError):
-        con.execute(
-            "INSERT INTO decisions (pair_key, fact_a, fact_b, kind, operator, decided_at) "
-            "VALUES ('A|B', 'A', 'B', 'delete_everything', 'x', 't')"
-        )
-    with pytest.raises(sqlite3.IntegrityError):
-        con.execute(
-            "INSERT INTO decisions (pair_key, fact_a, fact_b, kind, winner, operator, decided_at) "
-            "VALUES ('A|B', 'A', 'B', 'override', 'C', 'x', 't')"
-        )
-    con.close()
+ROW = (
+    "INSERT INTO decisions (pair_key, fact_a, fact_b, kind, winner, operator, decided_at, role, origin, prev_hash, "
+    "entry_hash) VALUES ('A|B', 'A', 'B', ?, ?, 'x', 't', ?, 'cli', ?, ?)"
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "winner", "role", "prev"),
+    [
+        ("delete_everything", None, "operator", "0" * 64),
+        ("override", "C", "operator", "0" * 64),
+        ("dismiss", None, "root", "0" * 64),
+        ("dismiss", None, "operator", "short"),
+    ],
+)
+def test_schema_checks_refuse_bad_rows_written_by_other_tools(store, target, kind, winner, role, prev):
+    with pytest.raises(Exception, match="(?i)constraint"):
+        raw_sql(target, ROW, (kind, winner, role, prev, "0" * 64))
+    assert len(store) == 0
 
 
 def test_in_memory_store_works(tmp_path):
