@@ -18,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.errors import CRPError
-from tests.core.triage.conftest import raw_sql
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.triage import (
     APPLICATION_ID,
@@ -33,6 +32,7 @@ from crp_core.triage import (
     split_pair_key,
     validate_decision,
 )
+from tests.core.triage.conftest import raw_sql
 
 
 class FixedClock:
