@@ -180,3 +180,27 @@ def test_sigkilled_writers_and_a_server_restart_lose_no_acknowledged_decision(ow
         f"acknowledged (all present, none twice), {stats['away']} 'server away' retries, "
         f"{stats['found']} found committed after a lost connection, chain ok"
     )
+
+
+def test_a_server_gone_away_is_unavailable_and_the_store_resumes(own_server):
+    from crp_core.triage import Decision, TriageStoreUnavailable
+
+    url = own_server.new_database()
+    with DecisionStore(url, busy_timeout=2) as s:
+        s.record(Decision.dismiss("A", "B", operator="ann"))
+        own_server.stop()
+        try:
+            with pytest.raises(TriageStoreUnavailable) as e:
+                s.record(Decision.dismiss("A", "C", operator="ann"))
+            assert str(e.value).startswith(
+                f"{url}: cannot record the decision: the database server cannot be reached ("
+            )
+            assert str(e.value).endswith("); nothing was written; retry when it is back")
+            with pytest.raises(TriageStoreUnavailable, match="cannot read decisions"):
+                s.all()
+            with pytest.raises(TriageStoreUnavailable, match="cannot open the decision database"):
+                DecisionStore(url, busy_timeout=2)
+        finally:
+            own_server.start()
+        assert s.record(Decision.dismiss("A", "C", operator="ann")).id == 2  # the same store, once it is back
+        assert s.verify().ok
