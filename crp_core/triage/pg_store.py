@@ -13,6 +13,7 @@ written; retry later); stale pooled connections are replaced (``pool_pre_ping``)
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -83,6 +84,7 @@ class PostgresBackend:
         self._clock = clock
         self._lock = threading.RLock()
         self._closed = False
+        self._pid = os.getpid()
         options = "-c default_transaction_read_only=on" if readonly else ""
         try:
             self._engine: Engine = create_engine(
@@ -189,6 +191,9 @@ class PostgresBackend:
     def _check_open(self) -> None:
         if self._closed:
             raise TriageStoreError(f"{self.where}: decision store is closed")
+        if os.getpid() != self._pid:  # a pooled connection must not cross fork(): the child opens its own
+            self._engine.dispose(close=False)
+            self._pid = os.getpid()
 
     def integrity_check(self) -> str:
         """PostgreSQL checks its pages itself (checksums, WAL): "ok" once the server answers."""
