@@ -309,3 +309,19 @@ def test_a_forged_schema_1_file_is_not_migrated(tmp_path):
 
 def test_role_enum_values():
     assert [r.value for r in Role] == ["viewer", "operator", "admin"]
+
+
+def test_a_forked_child_uses_a_connection_of_its_own(target):
+    with DecisionStore(target) as s:
+        s.record(Decision.dismiss("A", "B", operator="parent"))
+        pid = os.fork()
+        if pid == 0:  # the child: writes through the store it inherited, then leaves without cleanup
+            code = 1
+            try:
+                code = 0 if s.record(Decision.dismiss("A", "C", operator="child")).id == 2 else 1
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert [d.operator for d in s.all()] == ["parent", "child"]  # the parent's connection still works
+        assert s.record(Decision.dismiss("A", "D", operator="parent")).id == 3 and s.verify().ok
