@@ -50,7 +50,7 @@ def auto_ckf(argv: tuple[str, ...]) -> str:
     from crp_core.decisions import BIDI_CONTROLS
 
     def plain(i: str) -> bool:  # what the CKF loader takes as a fact id
-        return all(unicodedata.category(c) != "Cc" and c not in BIDI_CONTROLS for c in i)
+        return all(unicodedata.category(c) not in ("Cc", "Cs") and c not in BIDI_CONTROLS for c in i)
 
     pair = list(argv[argv.index("--pair") + 1 : argv.index("--pair") + 3]) if "--pair" in argv else []
     known = {f["fact_id"] for f in FACTS}
