@@ -84,11 +84,15 @@ if TYPE_CHECKING:
     from crp_core.decisions import (
         MARKABLE_STATUSES,
         MAX_NOTE_CHARS,
+        REVERT,
         Decision,
         DecisionError,
         DecisionSet,
+        StaleDecisionError,
         TriageStoreError,
+        TriageStoreUnavailable,
         carried_decisions,
+        normalise_operator,
         pair_key,
         split_pair_key,
     )
@@ -177,9 +181,14 @@ if TYPE_CHECKING:
         export_csv,
         export_json,
         export_report_dict,
+        open_store,
     )
+    from crp_core.triage.chain import ChainVerdict
+    from crp_core.triage.claims import Claim
     from crp_core.triage.quality import DetectorQuality, detector_quality
+    from crp_core.triage.roles import PermissionRefused, Role, RoleBook, TeamConfigError, load_roles
     from crp_core.triage.sdk_export import SDK_CHECKSUMS, checksum_algorithm, export_sdk_snapshot
+    from crp_core.triage.team import TEAM_ENV, TeamConfig, load_team_config
 
 if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.analysis.baseline import EnvelopeChange, SideNumbers
@@ -311,7 +320,11 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "DecisionError",
         "MARKABLE_STATUSES",
         "MAX_NOTE_CHARS",
+        "REVERT",
+        "StaleDecisionError",
         "TriageStoreError",
+        "TriageStoreUnavailable",
+        "normalise_operator",
         "pair_key",
         "split_pair_key",
     ),
@@ -350,7 +363,12 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "export_csv",
         "export_json",
     ),
+    "crp_core.triage.chain": ("ChainVerdict",),
+    "crp_core.triage.claims": ("Claim",),
     "crp_core.triage.quality": ("DetectorQuality", "detector_quality"),
+    "crp_core.triage.store": ("open_store",),
+    "crp_core.triage.roles": ("PermissionRefused", "Role", "RoleBook", "TeamConfigError", "load_roles"),
+    "crp_core.triage.team": ("TEAM_ENV", "TeamConfig", "load_team_config"),
     "crp_core.triage.sdk_export": ("SDK_CHECKSUMS", "checksum_algorithm"),
     "crp_core.analysis.baseline": ("EnvelopeChange", "SideNumbers"),
     "crp_core.headers": ("CONFLICTS", "PARTITIONS"),
@@ -414,6 +432,10 @@ __all__ = [
     "KnownConflict", "EVENT_DISMISSED", "EVENT_RESOLVED", "PATTERNS", "authority_winner", "fact_line", "note_block",
     "RULE_KMEANS", "RULE_ONE_EACH", "RULE_SINGLE", "CleanedExport", "default_db_path", "export_csv", "export_json",
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",
+    # triage as a team (docs/decisions/triage.md): names, roles, the team file, the store's refusals
+    "normalise_operator", "StaleDecisionError", "TriageStoreUnavailable", "PermissionRefused", "Role", "RoleBook",
+    "TeamConfigError", "load_roles", "TEAM_ENV", "TeamConfig", "load_team_config", "open_store", "Claim",
+    "ChainVerdict", "REVERT",
     # crprotocol sessions: the audit trail and its analysis
     "AuditTrail", "read_audit", "SessionReport", "analyse_session", "session_report_dict",
 ]
