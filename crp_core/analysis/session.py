@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -190,11 +190,14 @@ class SessionReport:
         note: str = "",
         ckf_fingerprint: str | None = None,
         fact_ids: Iterable[str] | None = None,
+        **team: Any,
     ) -> tuple[Decision, ...]:
         """The operator decisions that take what the session wrote out of retrieval: one ``mark_status``
         :data:`QUARANTINE_STATUS` per write-back fact (``fact_ids``: only those of them), in write-back
         order, on the pair :func:`quarantine_partner` names; the note is ``note`` and a line saying which
-        session and window wrote the fact. Not validated here: the store refuses a bad field."""
+        session and window wrote the fact; their origin is ``session`` and ``team`` carries the rest of who
+        decided (``role``, ``os_user``, ``kb_name``: :class:`Decision`'s team fields). Not validated here: the
+        store refuses a bad field."""
         wanted = None if fact_ids is None else set(fact_ids)
         return tuple(
             Decision.mark_status(
@@ -205,6 +208,7 @@ class SessionReport:
                 operator=operator,
                 note="\n".join(x for x in (note.strip(), _writeback_line(wb, self.trail.chain.session_id)) if x),
                 ckf_fingerprint=ckf_fingerprint,
+                **{"origin": "session", **team},
             )
             for wb in self.writeback
             if wanted is None or wb.fact_id in wanted

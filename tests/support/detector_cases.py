@@ -1,8 +1,25 @@
-"""The detector tests' shared check: a pair's patterns, with the symmetry every answer keeps."""
+"""The detector tests' shared check (a pair's patterns, with the symmetry every answer keeps) and the labelled
+corpora's categories and patterns."""
 
 from __future__ import annotations
 
 from crp_core.stages.contradictions.values import values_conflict
+
+#: the labelled corpora's ten categories (tests/data/conflict_pairs, blind/WRITING_GUIDE.md)
+CATEGORIES = (
+    "number_changed",
+    "entity_substituted",
+    "negation_flip",
+    "date_shifted",
+    "magnitude_altered",
+    "paraphrase",
+    "unit_forms",
+    "different_attributes",
+    "swapped_values",
+    "multi_sentence",
+)
+#: the detector's patterns a labelled conflict may name
+PATTERNS = {"NUMBER_CHANGED", "ENTITY_SUBSTITUTED", "NEGATION_FLIP", "DATE_SHIFTED", "MAGNITUDE_ALTERED"}
 
 
 def patterns(a: str, b: str) -> tuple[str, ...] | None:

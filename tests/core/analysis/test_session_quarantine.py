@@ -59,6 +59,8 @@ def test_a_fact_alone_is_paired_with_its_window(hashed):
         f"stale answers\nwritten back by crprotocol session {SESSION}, window 1, confidence 0.85 (crp-inspect session)"
     )
     assert {d.operator for d in decisions} == {"ada"} and {d.ckf_fingerprint for d in decisions} == {"fp"}
+    assert {d.origin for d in decisions} == {"session"}
+    assert {d.role for d in hashed.quarantine_decisions("ada", role="admin", kb_name="kb.jsonl")} == {"admin"}
     assert QUARANTINE_STATUS == "QUARANTINED"
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from tests.core.stages.contradictions.test_detector_corpus import CATEGORIES, PATTERNS
+from tests.support.detector_cases import CATEGORIES, PATTERNS
 from tests.support.paths import TEST_DATA
 
 BLIND = TEST_DATA / "conflict_pairs" / "blind"

@@ -16,22 +16,10 @@ from typing import NamedTuple
 import pytest
 
 from crp_core.stages.contradictions.values import values_conflict
+from tests.support.detector_cases import CATEGORIES, PATTERNS
 from tests.support.paths import TEST_DATA
 
 DATA = TEST_DATA / "conflict_pairs"
-CATEGORIES = (
-    "number_changed",
-    "entity_substituted",
-    "negation_flip",
-    "date_shifted",
-    "magnitude_altered",
-    "paraphrase",
-    "unit_forms",
-    "different_attributes",
-    "swapped_values",
-    "multi_sentence",
-)
-PATTERNS = {"NUMBER_CHANGED", "ENTITY_SUBSTITUTED", "NEGATION_FLIP", "DATE_SHIFTED", "MAGNITUDE_ALTERED"}
 
 
 def load_pairs() -> list[dict]:
