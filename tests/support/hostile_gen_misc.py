@@ -1,0 +1,3 @@
+"""Generated hostile families (stub)."""
+
+FAMILIES: tuple = ()
