@@ -114,7 +114,7 @@ def _field_problem(n: int, obj: Mapping[str, Any]) -> Problem | None:
     return None
 
 
-def _finite_float(v: float) -> bool:
+def _finite_float(v: Any) -> bool:
     """A finite number a float holds (a JSON integer of 400 digits overflows ``float()``)."""
     try:
         return math.isfinite(v)
