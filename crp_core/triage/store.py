@@ -141,13 +141,20 @@ def _row_to_decision(row: tuple[Any, ...], path: str) -> Decision:
     :class:`TriageStoreError` naming the decision and the fields, so no reader meets it as a TypeError."""
     d = dict(zip(COLUMNS, row))
     said = _column_problems(d)
-    if said:
+    decision: Decision | None = None
+    if not said:
+        d.pop("pair_key")
+        decision = Decision(**d)
+        try:  # the rules of a decision read back (the schema's CHECKs hold them in a store we wrote)
+            validate_decision(decision, new=False)
+        except DecisionError as exc:
+            said = [f"field '{f}': {m[:200]}" for f, m in exc.problems]
+    if said or decision is None:
         raise TriageStoreError(
             f"{path}: decision #{d['id']!r:.30} cannot be read ({'; '.join(said)}); the schema refuses such a "
             "row: the database was written or altered by another tool; refusing to read it"
         )
-    d.pop("pair_key")
-    return Decision(**d)
+    return decision
 
 
 class DecisionStore:
