@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.support.hostile_gen import DIM, MODEL, Case, Family, cut_offsets, fact, fact_json, rng, run_ckf, vec
+from tests.support.hostile_gen import DIM, MODEL, Case, Family, cut_offsets, fact, fact_json, rng, run_ckf, sample, vec
 
 DEEP = "[" * 100_000 + "]" * 100_000
 BIG_INT = "9" * 5000
@@ -261,10 +261,10 @@ def jsonl_fields(tmp: Path) -> list[Case]:
 
 
 def json_fields(tmp: Path) -> list[Case]:
-    """The same values in a JSON list: a fact's line is its position (2); a document that is not
-    valid JSON is refused as a whole (line 0)."""
+    """The same values in a JSON list (a seeded third of them: the fact checks are the JSON Lines
+    family's): a fact's line is its position (2)."""
     out = []
-    for c in _field_cases(tmp, "json"):
+    for c in sample(_field_cases(tmp, "json"), 160, "json_fields"):
         if c.field == "json":
             c = Case(c.name, c.outcome, c.argvs, 0, "json")
         out.append(c)

@@ -132,11 +132,12 @@ def judge(case: Case, argv: list[str], rc: int | str, out: str, err: str) -> lis
 def run_case(case: Case, seconds: float) -> dict[str, Any]:
     """One case in this process: its row (``failures`` empty when the outcome is the expected one)."""
     failures: list[str] = []
-    row: dict[str, Any] = {"case": case.name, "expected": case.outcome, "rcs": []}
+    row: dict[str, Any] = {"case": case.name, "expected": case.outcome, "rcs": [], "commands": []}
     t = time.perf_counter()
     for argv in case.argvs:
         rc, out, err, _s = call_main(list(argv), seconds)
         row["rcs"].append(rc)
+        row["commands"].append(argv[0])
         failures += judge(case, list(argv), rc, out, err)
     if case.call is not None:
         signal.setitimer(signal.ITIMER_REAL, seconds)
