@@ -11,10 +11,10 @@ shared pieces and the registry :data:`FAMILIES`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Callable
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,9 @@ class Case:
     validate_kind: str = "ckf"  # the key of validate --json's report ("ckf" or "scenario")
     refused_rc: int | None = None  # the exit status of a refusal when not the command's usual one
     loaded_rcs: tuple[int, ...] = (0,)  # the exit statuses of a loaded input (check: 1 when its gate fails)
-    call: Callable[[], list[str]] | None = dataclasses.field(default=None, compare=False)  # a non-CLI reader: its failures
+    call: Callable[[], list[str]] | None = dataclasses.field(
+        default=None, compare=False
+    )  # a non-CLI reader: its failures
 
 
 @dataclass(frozen=True)

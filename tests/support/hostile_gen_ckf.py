@@ -391,7 +391,13 @@ def _csv_files() -> list[tuple[str, str, str, int | None, str | None]]:
         ("bom", "\ufeff" + head + "\n" + "\n".join(good) + "\n", "loaded", None, None),
         ("bom_twice", "\ufeff\ufeff" + head + "\n" + "\n".join(good) + "\n", "refused", 1, "fact_id"),
         ("nul_in_header", head.replace("content", "con\x00tent") + "\n" + "\n".join(good) + "\n", "refused", 1, None),
-        ("semicolons", head.replace(",", ";") + "\n" + "\n".join(g.replace(",", ";") for g in good), "refused", 1, None),
+        (
+            "semicolons",
+            head.replace(",", ";") + "\n" + "\n".join(g.replace(",", ";") for g in good),
+            "refused",
+            1,
+            None,
+        ),
         ("header_of_quotes", '""\n' + "\n".join(good) + "\n", "refused", 1, None),
         ("100k_columns", ",".join(f"c{i}" for i in range(100_000)) + ",fact_id,content\n", "refused", 0, "file"),
     ]
@@ -537,7 +543,9 @@ def json_documents(tmp: Path) -> list[Case]:
 # ---- CKF folders ----------------------------------------------------------------------------------
 def _folder(d: Path, arr: object = None, manifest: object = None, n: int = 3) -> Path:
     d.mkdir(parents=True)
-    lines = [json.dumps({k: v for k, v in fact(i).items() if k not in ("embedding", "embedding_model")}) for i in range(n)]
+    lines = [
+        json.dumps({k: v for k, v in fact(i).items() if k not in ("embedding", "embedding_model")}) for i in range(n)
+    ]
     (d / "facts.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if arr is not None:
         if isinstance(arr, bytes):
@@ -630,7 +638,12 @@ def _npy_lying_header(good: np.ndarray) -> bytes:
 
 
 FAMILIES = (
-    Family("ckf_jsonl_fields", "CKF JSON Lines", "every field x every hostile value, then values at its rules", jsonl_fields),
+    Family(
+        "ckf_jsonl_fields",
+        "CKF JSON Lines",
+        "every field x every hostile value, then values at its rules",
+        jsonl_fields,
+    ),
     Family("ckf_json_fields", "CKF JSON", "the same values in a JSON list", json_fields),
     Family("ckf_json_documents", "CKF JSON", "the wrapper's keys, shapes and truncation", json_documents),
     Family("ckf_csv", "CKF CSV", "a hostile cell per column, then whole-file shapes", csv_cells),
@@ -769,12 +782,42 @@ def parquet(tmp: Path) -> list[Case]:
             ok = kind == "null" or _pq_accepts(col, kind)
             cases.append(Case(f"parquet:{col}:{kind}", "loaded" if ok else "refused", argvs, 0, None if ok else col))
     rows: list[tuple[str, object, str, int | None, str | None]] = [
-        ("embedding_null_element", pa.array([vec(0), [None] * DIM, vec(2), vec(3)], pa.list_(pa.float32())), "refused", 2, "embedding"),
+        (
+            "embedding_null_element",
+            pa.array([vec(0), [None] * DIM, vec(2), vec(3)], pa.list_(pa.float32())),
+            "refused",
+            2,
+            "embedding",
+        ),
         ("embedding_empty", pa.array([vec(0), [], vec(2), vec(3)], pa.list_(pa.float32())), "refused", 2, "embedding"),
-        ("embedding_nan", pa.array([vec(0), [float("nan")] * DIM, vec(2), vec(3)], pa.list_(pa.float32())), "refused", 2, "embedding"),
-        ("embedding_1e-50", pa.array([vec(0), [1e-50] * DIM, vec(2), vec(3)], pa.list_(pa.float64())), "refused", 2, "embedding"),
-        ("embedding_3.5e38", pa.array([vec(0), [3.5e38] * DIM, vec(2), vec(3)], pa.list_(pa.float64())), "refused", 2, "embedding"),
-        ("embedding_null_cell", pa.array([vec(0), None, vec(2), vec(3)], pa.list_(pa.float32())), "refused", 2, "embedding"),
+        (
+            "embedding_nan",
+            pa.array([vec(0), [float("nan")] * DIM, vec(2), vec(3)], pa.list_(pa.float32())),
+            "refused",
+            2,
+            "embedding",
+        ),
+        (
+            "embedding_1e-50",
+            pa.array([vec(0), [1e-50] * DIM, vec(2), vec(3)], pa.list_(pa.float64())),
+            "refused",
+            2,
+            "embedding",
+        ),
+        (
+            "embedding_3.5e38",
+            pa.array([vec(0), [3.5e38] * DIM, vec(2), vec(3)], pa.list_(pa.float64())),
+            "refused",
+            2,
+            "embedding",
+        ),
+        (
+            "embedding_null_cell",
+            pa.array([vec(0), None, vec(2), vec(3)], pa.list_(pa.float32())),
+            "refused",
+            2,
+            "embedding",
+        ),
         ("fact_id_duplicate", pa.array(["f0", "f0", "f2", "f3"]), "refused", 2, "fact_id"),
         ("fact_id_control", pa.array(["f0", "f\n1", "f2", "f3"]), "refused", 2, "fact_id"),
         ("content_empty", pa.array(["a", "", "c", "d"]), "refused", 2, "content"),
@@ -820,11 +863,16 @@ def parquet(tmp: Path) -> list[Case]:
         path = tmp / f"cut{off}.parquet"
         path.write_bytes(data[:off])
         cases.append(Case(f"parquet:cut@{off}", "refused", run_ckf(path), 0, "parquet"))
-    dup = pa.table([_pq_column("fact_id", "string", 4)] * 2 + [_pq_column("content", "string", 4)], ["fact_id", "fact_id", "content"])
+    dup = pa.table(
+        [_pq_column("fact_id", "string", 4)] * 2 + [_pq_column("content", "string", 4)],
+        ["fact_id", "fact_id", "content"],
+    )
     cases.append(Case("parquet:column_twice", "refused", run_ckf(_pq_write(tmp / "dup.parquet", dup)), 0, "fact_id"))
     no_id = pa.table({"content": _pq_column("content", "string", 4)})
     cases.append(Case("parquet:no_fact_id", "refused", run_ckf(_pq_write(tmp / "noid.parquet", no_id)), 0, "fact_id"))
     return cases
 
 
-FAMILIES += (Family("ckf_parquet", "CKF Parquet", "each column x each Arrow type, bad rows, metadata, truncation", parquet),)
+FAMILIES += (
+    Family("ckf_parquet", "CKF Parquet", "each column x each Arrow type, bad rows, metadata, truncation", parquet),
+)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.hostile_gen import CKF_OK, SCENARIO_OK, TEST_DATA, Case, Family, cut_offsets, rng, sample
-from tests.support.hostile_gen_ckf import BIG_INT, DEEP, GENERIC
+from tests.support.hostile_gen_ckf import BIG_INT, GENERIC
 
 SDK_PLAIN = TEST_DATA / "sdk" / "plain.json"
 SDK_MAP = TEST_DATA / "sdk" / "mapping.toml"
@@ -120,7 +120,9 @@ def _sdk_documents(tmp: Path) -> list[Case]:
     for v in (42, None, [], {"sha256": "x"}, "0" * 64, "z" * 100_000, True):
         edit(f"checksum={str(v)[:16]}", lambda d, v=v: d["header"].__setitem__("checksum", v), "warned", None)
     for v, outcome in ((2, "refused"), ("1", "refused"), (None, "loaded"), (10**400, "refused"), (0, "refused")):
-        edit(f"schema_version={str(v)[:12]}", lambda d, v=v: d["header"].__setitem__("schema_version", v), outcome, None)
+        edit(
+            f"schema_version={str(v)[:12]}", lambda d, v=v: d["header"].__setitem__("schema_version", v), outcome, None
+        )
     for v in (-1, 10**6, "4", 1.5, float("nan")):
         edit(f"fact_count={str(v)[:12]}", lambda d, v=v: d["header"].__setitem__("fact_count", v), "warned", None)
     edit("no_header", lambda d: d.pop("header"), "refused", "header")
@@ -132,10 +134,22 @@ def _sdk_documents(tmp: Path) -> list[Case]:
     edit("fact_a_string", lambda d: d["payload"]["warm_store"]["facts"].__setitem__("p-2", "x"), "refused", None)
     edit("community_map_list", lambda d: d["payload"].__setitem__("community_map", [1]), "warned", None)
     edit("community_map_big", lambda d: d["payload"].__setitem__("community_map", {"p-1": 10**4000}), "loaded", None)
-    edit("community_map_nan", lambda d: d["payload"].__setitem__("community_map", {"p-1": float("nan")}), "warned", None)
+    edit(
+        "community_map_nan", lambda d: d["payload"].__setitem__("community_map", {"p-1": float("nan")}), "warned", None
+    )
     edit("event_log_object", lambda d: d["payload"].__setitem__("event_log", {"a": 1}), "loaded", None)
-    edit("superseded_self", lambda d: d["payload"]["warm_store"]["facts"]["p-2"].__setitem__("superseded_by", "p-2"), "warned", None)
-    edit("superseded_unknown", lambda d: d["payload"]["warm_store"]["facts"]["p-2"].__setitem__("superseded_by", "nope"), "warned", None)
+    edit(
+        "superseded_self",
+        lambda d: d["payload"]["warm_store"]["facts"]["p-2"].__setitem__("superseded_by", "p-2"),
+        "warned",
+        None,
+    )
+    edit(
+        "superseded_unknown",
+        lambda d: d["payload"]["warm_store"]["facts"]["p-2"].__setitem__("superseded_by", "nope"),
+        "warned",
+        None,
+    )
 
     def cycle(d: dict[str, Any]) -> None:
         facts = d["payload"]["warm_store"]["facts"]
@@ -365,7 +379,9 @@ def scenarios_json(tmp: Path) -> list[Case]:
         path = tmp / f"cut{off}.json"
         path.write_bytes(data[:off])
         line = data[:off].count(b"\n") + 1
-        cases.append(Case(f"scenario:cut@{off}", "refused", _scenario_argvs(path), line, "json", validate_kind="scenario"))
+        cases.append(
+            Case(f"scenario:cut@{off}", "refused", _scenario_argvs(path), line, "json", validate_kind="scenario")
+        )
     return cases
 
 
@@ -423,7 +439,7 @@ TOML_VALUES: list[tuple[str, str, str]] = [
     ("config", "{candidate_k = nan}", "refused"),
     ("config", "{candidate_k = -inf}", "refused"),
     ("config", "{ttl_days = {web = 0}}", "refused"),
-    ("config", "{ttl_days = {web = \"none\"}}", "loaded"),
+    ("config", '{ttl_days = {web = "none"}}', "loaded"),
     ("config", "{ttl_days = {gossip = 3}}", "refused"),
     ("config", "{a = {b = {c = {d = 1}}}}", "refused"),
     ("prior_outputs", '["x", 1]', "refused"),
@@ -473,7 +489,9 @@ def suites(tmp: Path) -> list[Case]:
     ``check`` refuses the suite naming the file, line and field; two names alike; several folders."""
     cases = []
     r = rng("suites")
-    picks = [(k, lab) for k, kind in SCENARIO_FIELDS.items() for lab in GENERIC if scenario_expect(kind, lab) == "refused"]
+    picks = [
+        (k, lab) for k, kind in SCENARIO_FIELDS.items() for lab in GENERIC if scenario_expect(kind, lab) == "refused"
+    ]
     for n, (key, label) in enumerate(sorted(r.sample(picks, 40))):
         d = tmp / f"s{n:03d}"
         d.mkdir()
@@ -489,7 +507,9 @@ def suites(tmp: Path) -> list[Case]:
         doc["name"] = name
         (d / "s.json").write_text(json.dumps(doc))
     cases.append(Case("suite:two_folders", "loaded", (("check", "--ckf", str(CKF_OK), "--suite", str(d1), str(d2)),)))
-    cases.append(Case("suite:same_folder_twice", "loaded", (("check", "--ckf", str(CKF_OK), "--suite", str(d1), str(d1)),)))
+    cases.append(
+        Case("suite:same_folder_twice", "loaded", (("check", "--ckf", str(CKF_OK), "--suite", str(d1), str(d1)),))
+    )
     empty = tmp / "empty"
     empty.mkdir()
     cases.append(Case("suite:empty_folder", "refused", (("check", "--ckf", str(CKF_OK), "--suite", str(empty)),)))
@@ -681,9 +701,16 @@ def _baseline_expect(key: str, label: str) -> str:
 
 
 FAMILIES = (
-    Family("sdk_snapshot", "crprotocol SDK snapshot", "every SDK fact field x every hostile value; header, payload, truncation", sdk_snapshots),
+    Family(
+        "sdk_snapshot",
+        "crprotocol SDK snapshot",
+        "every SDK fact field x every hostile value; header, payload, truncation",
+        sdk_snapshots,
+    ),
     Family("sdk_map", "SDK source-type mapping", "mapping files: keys, types, globs, sizes, syntax", sdk_maps),
-    Family("scenario_json", "scenario (JSON)", "every scenario field x every hostile value; truncation", scenarios_json),
+    Family(
+        "scenario_json", "scenario (JSON)", "every scenario field x every hostile value; truncation", scenarios_json
+    ),
     Family("scenario_toml", "scenario (TOML)", "TOML-only values, file shapes, truncation", scenarios_toml),
     Family("suite", "suite", "a folder with one hostile scenario; several folders", suites),
     Family("config_toml", "configuration file", "every numeric key x hostile TOML values; file shapes", configs),

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import sqlite3
 import time
 from pathlib import Path
@@ -357,7 +356,9 @@ def _formula_case(path: Path) -> Any:
             return [f"conflicts --csv: exit {rc}: {err[-200:]}"]
         live = _csv_cells_safe(out)
         pairs = len(out.splitlines()) - 1
-        return ([f"no pair in the CSV: {out[:200]}"] if pairs < 1 else []) + [f"a live formula cell: {c[:60]!r}" for c in live]
+        return ([f"no pair in the CSV: {out[:200]}"] if pairs < 1 else []) + [
+            f"a live formula cell: {c[:60]!r}" for c in live
+        ]
 
     return run
 
@@ -371,12 +372,12 @@ def findings(tmp: Path) -> list[Case]:  # noqa: C901  one input per finding of t
         json.dumps(fact(0)) + "\n" + json.dumps({**fact(1), "content": "word " * 1_000_000}) + "\n", encoding="utf-8"
     )
     cases.append(Case("finding1:5MB_fact", "warned", run_ckf(path), 2, "content"))
-    # 2. 2,000 identical facts: the pair search in bounded memory (run's known-conflict guard, conflicts)
-    path = tmp / "dup_2000.jsonl"
+    # 2. 1,500 identical facts (beyond what the gathering search held in 3 GB): the pair search in bounded memory
+    path = tmp / "dup_1500.jsonl"
     same = {k: v for k, v in fact(0).items() if k != "fact_id"}
-    path.write_text("\n".join(json.dumps({"fact_id": f"d{i}", **same}) for i in range(2_000)) + "\n", encoding="utf-8")
+    path.write_text("\n".join(json.dumps({"fact_id": f"d{i}", **same}) for i in range(1_500)) + "\n", encoding="utf-8")
     argvs = (("conflicts", "--ckf", str(path), "--json"), ("run", "--ckf", str(path), "--scenario", str(SCENARIO_OK)))
-    cases.append(Case("finding2:2000_duplicates", "loaded", argvs))
+    cases.append(Case("finding2:1500_duplicates", "loaded", argvs))
     # 3. one long word: two facts with a 100 kB word (conflicts), a CSV with one 200 kB cell (run)
     path = tmp / "word_100k.jsonl"
     rows = [{**fact(i), "content": f"The setting is {'q' * 100_000}{i}.", "embedding": vec(0)} for i in range(2)]
@@ -392,7 +393,9 @@ def findings(tmp: Path) -> list[Case]:  # noqa: C901  one input per finding of t
     rows = []
     for i, p in enumerate(payloads):
         rows.append({**fact(2 * i), "fact_id": f"{p}#{i}a", "content": f"{p} The port is 2379.", "embedding": vec(i)})
-        rows.append({**fact(2 * i + 1), "fact_id": f"{p}#{i}b", "content": f"{p} The port is 4001.", "embedding": vec(i)})
+        rows.append(
+            {**fact(2 * i + 1), "fact_id": f"{p}#{i}b", "content": f"{p} The port is 4001.", "embedding": vec(i)}
+        )
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     cases.append(Case("finding6:csv_formulas", "loaded", call=_formula_case(path)))
     # 7. embeddings below float32's range, as a fact's and as the query's
@@ -401,7 +404,9 @@ def findings(tmp: Path) -> list[Case]:  # noqa: C901  one input per finding of t
     doc["query"]["embedding"] = [1e-50] * DIM
     path.write_text(json.dumps(doc, indent=1))
     argvs = (("validate", "--json", "--scenario", str(path)), ("run", "--ckf", str(CKF_OK), "--scenario", str(path)))
-    cases.append(Case("finding7:query_embedding_1e-50", "refused", argvs, None, "query.embedding", validate_kind="scenario"))
+    cases.append(
+        Case("finding7:query_embedding_1e-50", "refused", argvs, None, "query.embedding", validate_kind="scenario")
+    )
     path = tmp / "tiny_fact.jsonl"
     path.write_text(json.dumps(fact(0)) + "\n" + json.dumps({**fact(1), "embedding": [1e-50] * DIM}) + "\n")
     cases.append(Case("finding7:fact_embedding_1e-50", "refused", run_ckf(path), 2, "embedding"))
@@ -448,13 +453,31 @@ def stored(tmp: Path) -> list[Case]:
     return cases
 
 
-_ = (math, GENERIC)
-
 FAMILIES = (
     Family("stored_corpus", "every reader (hand-made files)", "tests/data/hostile/hostile.toml", stored),
-    Family("triage_db", "triage database", "each column x each SQLite type and hostile text; other files, truncation", triage_dbs),
-    Family("session_trail", "SDK session audit trail", "lines deleted, repeated, swapped, broken; chain keys x hostile values; cuts", sessions),
-    Family("dashboard_link", "dashboard link (?cfg., now, pair, fact, ckf, scenario)", "every numeric key x hostile values; other parameters", links),
-    Family("hostile_text", "text content (detector, report, escaping)", "long words, numbers, negations, markup, bidi, scripts", texts),
+    Family(
+        "triage_db",
+        "triage database",
+        "each column x each SQLite type and hostile text; other files, truncation",
+        triage_dbs,
+    ),
+    Family(
+        "session_trail",
+        "SDK session audit trail",
+        "lines deleted, repeated, swapped, broken; chain keys x hostile values; cuts",
+        sessions,
+    ),
+    Family(
+        "dashboard_link",
+        "dashboard link (?cfg., now, pair, fact, ckf, scenario)",
+        "every numeric key x hostile values; other parameters",
+        links,
+    ),
+    Family(
+        "hostile_text",
+        "text content (detector, report, escaping)",
+        "long words, numbers, negations, markup, bidi, scripts",
+        texts,
+    ),
     Family("issue32_findings", "the issue-32 findings", "one input per finding no family above holds", findings),
 )

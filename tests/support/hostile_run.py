@@ -29,7 +29,7 @@ from tests.support.hostile_gen import Case, families, family
 from tests.support.paths import REPO_ROOT
 
 #: seconds one command of one case may take (every input here is small: minutes would be a hang)
-PER_COMMAND_S = 20.0
+PER_COMMAND_S = 30.0
 #: the exit status of a refusal by command (validate 1, session 1 for a broken chain, the others 2)
 REFUSED_RC = {"validate": 1, "session": 1}
 
