@@ -363,6 +363,22 @@ def _formula_case(path: Path) -> Any:
     return run
 
 
+def _breakdown_case(path: Path) -> Any:
+    """The dashboard's "breakdown as CSV" download over facts whose ids and texts are formulas."""
+
+    def run() -> list[str]:
+        from crp_core import load_ckf, load_scenario, prepare_corpus, run_pipeline
+        from crp_ui.tables import breakdown_csv
+
+        result = run_pipeline(prepare_corpus(load_ckf(str(path))), load_scenario(str(SCENARIO_OK)))
+        out = breakdown_csv(result)
+        rows = len(out.splitlines()) - 1
+        live = [f"a live formula cell: {c[:60]!r}" for c in _csv_cells_safe(out)]
+        return ([f"no fact in the breakdown: {out[:200]}"] if rows < 1 else []) + live
+
+    return run
+
+
 def findings(tmp: Path) -> list[Case]:  # noqa: C901  one input per finding of the issue
     """Each issue-32 finding that no family above holds, as an input with its outcome."""
     cases = []
@@ -398,6 +414,7 @@ def findings(tmp: Path) -> list[Case]:  # noqa: C901  one input per finding of t
         )
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     cases.append(Case("finding6:csv_formulas", "loaded", call=_formula_case(path)))
+    cases.append(Case("finding6:breakdown_csv_formulas", "loaded", call=_breakdown_case(path)))
     # 7. embeddings below float32's range, as a fact's and as the query's
     path = tmp / "tiny_query.json"
     doc = json.loads(SCENARIO_OK.read_text())
@@ -420,6 +437,22 @@ def findings(tmp: Path) -> list[Case]:  # noqa: C901  one input per finding of t
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     cases.append(Case("finding7:supersession_cycle", "warned", run_ckf(path), 1, "metadata.superseded_by"))
+    # 5. Ray addresses that cannot serve: a message and exit 2, at once (127.0.0.1:1 was retried for minutes);
+    # "auto" is left out: another process of this machine may run a cluster
+    for n, addr in enumerate(("127.0.0.1:1", "ray://127.0.0.1:1", "not an address")):
+        argv = ("conflicts", "--ckf", str(CKF_OK), "--engine", "ray", "--address", addr)
+        cases.append(Case(f"finding5:ray_address#{n}", "refused", (argv,), says="Ray"))
+    # 7. two carried override records superseding each other at one time, in either line order: a cycle
+    # warned at its first fact, no decision chosen by line order
+    for first in (0, 1):
+        rec = {"kind": "override", "operator": "ops", "note": "", "decided_at": "2026-05-02T00:00:00Z"}
+        rows = [
+            {**fact(0), "metadata": {"superseded_by": "f1", "triage": rec}},
+            {**fact(1), "metadata": {"superseded_by": "f0", "triage": rec}},
+        ]
+        path = tmp / f"standoff{first}.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in (rows if first == 0 else rows[::-1])) + "\n")
+        cases.append(Case(f"finding7:override_standoff#{first}", "warned", run_ckf(path), 1, "metadata.superseded_by"))
     # 7. a scenario over its 16 MiB limit (a 51.5 MB upload hit a MemoryError that was swallowed)
     path = tmp / "scenario_17mb.json"
     doc = json.loads(SCENARIO_OK.read_text())
