@@ -271,6 +271,16 @@ def json_fields(tmp: Path) -> list[Case]:
     return out
 
 
+def jsonl_lenient(tmp: Path) -> list[Case]:
+    """The JSON Lines values that refuse a fact, loaded ``--lenient``: exactly that fact is skipped, the
+    other three load and run (a seeded third of them; docs/reference/ckf.md, "Strict and lenient")."""
+    out = []
+    for c in sample([c for c in _field_cases(tmp, "jsonl") if c.outcome == "refused"], 130, "jsonl_lenient"):
+        path = c.argvs[0][2]
+        out.append(Case(c.name + ":lenient", "warned", run_ckf(Path(path), "--lenient"), c.line, c.field))
+    return out
+
+
 # ---- CSV ------------------------------------------------------------------------------------------
 CSV_COLUMNS = (
     "fact_id",
@@ -644,6 +654,7 @@ FAMILIES = (
         "every field x every hostile value, then values at its rules",
         jsonl_fields,
     ),
+    Family("ckf_jsonl_lenient", "CKF JSON Lines", "the values that refuse a fact, loaded --lenient", jsonl_lenient),
     Family("ckf_json_fields", "CKF JSON", "the same values in a JSON list", json_fields),
     Family("ckf_json_documents", "CKF JSON", "the wrapper's keys, shapes and truncation", json_documents),
     Family("ckf_csv", "CKF CSV", "a hostile cell per column, then whole-file shapes", csv_cells),

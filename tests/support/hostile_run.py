@@ -86,10 +86,10 @@ def _judge_validate(case: Case, out: str) -> list[str]:
         return []
     if not report["ok"]:
         return [f"validate: refused: {report['problems'][:2]}"]
-    if case.outcome == "warned" and case.field is not None:
-        seen = [(w["line"], w["field"]) for w in report.get("warnings", [])]
+    if case.outcome == "warned" and case.field is not None:  # a warning, or a fact skipped --lenient
+        seen = [(w["line"], w["field"]) for w in report.get("warnings", []) + report.get("skipped", [])]
         if (case.line, case.field) not in seen:
-            return [f"validate: no warning at {(case.line, case.field)} (warnings at {seen})"]
+            return [f"validate: no warning or skipped fact at {(case.line, case.field)} (at {seen})"]
     return []
 
 
