@@ -717,3 +717,58 @@ FAMILIES = (
     Family("set_values", "--set value", "control characters, other scripts' digits, syntax, sizes", set_values),
     Family("baseline", "baseline", "each key of a written baseline x hostile values; truncation", baselines),
 )
+
+
+# ---- expect labels --------------------------------------------------------------------------------
+def _pair(a: str, b: str, w: str) -> dict[str, str]:
+    return {"fact_a": a, "fact_b": b, "winner": w}
+
+
+#: expect tables over the folder CKF (facts f0, f1, f2): (name, expect, outcome, field of the refusal)
+EXPECTS: list[tuple[str, dict[str, Any], str, str | None]] = [
+    ("conflict_ok", {"conflicts": [_pair("f0", "f1", "f0")]}, "loaded", None),
+    ("conflict_tie", {"conflicts": [_pair("f0", "f1", "tie")]}, "loaded", None),
+    ("winner_b", {"conflicts": [_pair("f0", "f1", "f1")]}, "loaded", None),
+    ("winner_outside", {"conflicts": [_pair("f0", "f1", "f2")]}, "refused", "expect.conflicts[0].winner"),
+    ("winner_A", {"conflicts": [_pair("f0", "f1", "A")]}, "refused", "expect.conflicts[0].winner"),
+    ("same_fact", {"conflicts": [_pair("f0", "f0", "tie")]}, "refused", "expect.conflicts[0].fact_b"),
+    ("pair_twice", {"conflicts": [_pair("f0", "f1", "f0"), _pair("f1", "f0", "f0")]}, "refused", "expect.conflicts[1]"),
+    ("winner_excluded", {"conflicts": [_pair("f0", "f1", "f0")], "must_exclude": ["f0"]}, "refused", None),
+    ("loser_included", {"conflicts": [_pair("f0", "f1", "f0")], "must_include": ["f1"]}, "refused", None),
+    ("include_and_exclude", {"must_include": ["f0"], "must_exclude": ["f0"]}, "refused", None),
+    ("exclude_twice", {"must_exclude": ["f1", "f1"]}, "refused", "expect.must_exclude[1]"),
+    ("unknown_ids", {"must_include": ["nope"]}, "refused", "expect.must_include[0]"),
+    ("unknown_conflict_id", {"conflicts": [_pair("f0", "nope", "f0")]}, "refused", None),
+    ("conflict_not_object", {"conflicts": ["f0|f1"]}, "refused", "expect.conflicts[0]"),
+    ("conflict_extra_key", {"conflicts": [{**_pair("f0", "f1", "f0"), "why": "x"}]}, "refused", None),
+    ("conflict_id_number", {"conflicts": [_pair("f0", "f1", "f0") | {"fact_a": 0}]}, "refused", None),
+    ("conflicts_object", {"conflicts": {"f0": "f1"}}, "refused", "expect.conflicts"),
+    ("unknown_key", {"must_inclde": ["f0"]}, "refused", "expect.must_inclde"),
+    ("max_tokens_0", {"max_tokens": 0}, "refused", "expect.max_tokens"),
+    ("max_tokens_2^53", {"max_tokens": 2**53}, "loaded", None),
+    ("min_overlap_2", {"min_overlap": 2}, "refused", "expect.min_overlap"),
+    ("max_duplicates_true", {"max_duplicates": True}, "refused", "expect.max_duplicates"),
+    ("10k_conflicts", {"conflicts": [_pair("f0", f"x{i}", "f0") for i in range(10_000)]}, "refused", None),
+    ("every_bound", {"must_include": ["f0"], "min_recall": 1, "max_leaks": 0, "max_expired": 0}, "loaded", None),
+]
+
+
+def expects(tmp: Path) -> list[Case]:
+    """A scenario's ``expect`` labels over the folder CKF, through ``validate --scenario S --ckf`` and
+    ``check`` (a gate that fails is exit 1: a finding, not a refusal)."""
+    cases = []
+    for n, (name, expect, outcome, fld) in enumerate(EXPECTS):
+        doc = json.loads(SCENARIO_OK.read_text(encoding="utf-8"))
+        doc["expect"] = expect
+        path = tmp / f"{n:02d}.json"
+        path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        argvs = (
+            ("validate", "--json", "--scenario", str(path), "--ckf", str(CKF_OK)),
+            ("check", "--ckf", str(CKF_OK), "--suite", str(path), "--json"),
+        )
+        case = Case(f"expect:{name}", outcome, argvs, None, fld, validate_kind="scenario", loaded_rcs=(0, 1))
+        cases.append(case)
+    return cases
+
+
+FAMILIES += (Family("scenario_expect", "scenario (JSON)", "expect labels: conflicts, bounds, ids of the CKF", expects),)
