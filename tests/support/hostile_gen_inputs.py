@@ -5,6 +5,7 @@ Registry and shared pieces: :mod:`tests.support.hostile_gen`."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,13 @@ def sdk_snapshots(tmp: Path) -> list[Case]:
     return sample(cases, 250, "sdk_snapshots") + _sdk_documents(tmp)
 
 
+def _nest(depth: int) -> list[Any]:
+    out: list[Any] = []
+    for _ in range(depth):
+        out = [out]
+    return out
+
+
 def _sdk_documents(tmp: Path) -> list[Case]:
     docs: list[tuple[str, Any, str, str | None]] = []
 
@@ -157,6 +165,35 @@ def _sdk_documents(tmp: Path) -> list[Case]:
 
     edit("supersession_cycle", cycle, "warned", None)
     edit("edges_string", lambda d: d["payload"]["warm_store"].__setitem__("edges", "x"), "refused", None)
+    fact2 = lambda d: d["payload"]["warm_store"]["facts"]["p-2"]  # noqa: E731  the fact every edit below changes
+    # the SDK's own vectors are kept as given, never scored: any shape loads (the checksum warns)
+    for name, v in (("nan", [math.nan, 1.0]), ("text", "abc"), ("nested", [[1], [2]]), ("object", {"a": 1})):
+        edit(f"embedding_{name}", lambda d, v=v: fact2(d).__setitem__("embedding", v), "loaded", None)
+    edit("embedding_400_digits", lambda d: fact2(d).__setitem__("embedding", [10**400, 1]), "loaded", None)
+    # created_at within years 1 to 9999 in UTC, and one second beyond each end
+    for name, v, outcome in (
+        ("year_1", -62_135_596_800.0, "loaded"),
+        ("before_year_1", -62_135_596_801.0, "refused"),
+        ("year_9999", 253_402_300_799.0, "loaded"),
+        ("year_10000", 253_402_300_800.0, "refused"),
+    ):
+        edit(f"created_at_{name}", lambda d, v=v: fact2(d).__setitem__("created_at", v), outcome, None)
+    for name, v in (("400_digits", 10**400), ("nan", math.nan), ("text", "x")):
+        edit(f"header_created_at_{name}", lambda d, v=v: d["header"].__setitem__("created_at", v), "warned", None)
+    for name, key in (("empty", ""), ("control", "a\nb"), ("spaces", "  ")):
+        edit(
+            f"fact_key_{name}",
+            lambda d, key=key: d["payload"]["warm_store"]["facts"].__setitem__(key, {"text": "x"}),
+            "refused",
+            None,
+        )
+    edit("event_log_a_string", lambda d: d["payload"].__setitem__("event_log", "x"), "warned", None)
+    edit(
+        "critical_state_deep",
+        lambda d: d["payload"]["warm_store"].__setitem__("critical_state", _nest(900)),
+        "loaded",
+        None,
+    )
     edit("edge_not_object", lambda d: d["payload"]["warm_store"].__setitem__("edges", {"e": 5}), "refused", None)
     cases = []
     for n, (name, doc, outcome, fld) in enumerate(docs):
