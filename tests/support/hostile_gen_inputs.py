@@ -809,3 +809,52 @@ def expects(tmp: Path) -> list[Case]:
 
 
 FAMILIES += (Family("scenario_expect", "scenario (JSON)", "expect labels: conflicts, bounds, ids of the CKF", expects),)
+
+
+# ---- scenario shapes through fan-out --------------------------------------------------------------
+def _shapes() -> list[tuple[str, dict[str, Any]]]:
+    same = [1.0, 0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 0.0]
+    base = json.loads(SCENARIO_OK.read_text(encoding="utf-8"))
+    subs = base["sub_queries"]
+    return [
+        ("width_400_digits", {"fanout_width": 10**400}),
+        (
+            "identical_sub_queries",
+            {"sub_queries": [{"id": f"s{i}", "text": "t", "embedding": same} for i in range(50)]},
+        ),
+        ("no_sub_queries_width_5", {"sub_queries": [], "fanout_width": 5}),
+        ("one_sub_query_width_2", {"sub_queries": subs[:1], "fanout_width": 2}),
+        ("every_sub_query_addressed", {"addressed": [{"id": s["id"], "depth_weight": 1.0} for s in subs]}),
+        ("addressed_window_400_digits", {"addressed": [{"id": "sq0", "depth_weight": 0.5, "window": 10**400}]}),
+        ("5000_prior_outputs", {"prior_outputs": ["port 2379 serves service"] * 5000}),
+        ("prior_output_400k", {"prior_outputs": ["x " * 200_000]}),
+        ("query_500k", {"query": {"text": "port " * 100_000, "embedding": same}}),
+        ("opposite_sub_queries", {"sub_queries": [{**s, "embedding": [-x for x in s["embedding"]]} for s in subs]}),
+        ("now_year_1", {"now": "0001-01-01T00:00:00Z"}),
+        ("now_year_9999", {"now": "9999-12-31T23:59:59Z"}),
+    ]
+
+
+def fanout_shapes(tmp: Path) -> list[Case]:
+    """Scenario shapes at the edges of fan-out (no, one, identical or opposite sub-queries; widths past
+    them; every one addressed; huge outputs and queries; the calendar's ends) through ``fanout`` and
+    ``run``: each runs, clamped where the data holds less than asked."""
+    cases = []
+    for name, change in _shapes():
+        doc = json.loads(SCENARIO_OK.read_text(encoding="utf-8"))
+        if "sub_queries" in change:
+            doc["addressed"] = []
+        doc.update(change)
+        path = tmp / f"{name}.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        argvs = (
+            ("fanout", "--ckf", str(CKF_OK), "--scenario", str(path), "--json"),
+            ("run", "--ckf", str(CKF_OK), "--scenario", str(path), "--json"),
+        )
+        cases.append(Case(f"fanout:{name}", "loaded", argvs))
+    return cases
+
+
+FAMILIES += (
+    Family("fanout_shapes", "scenario (JSON)", "fan-out edges: sub-queries, widths, sizes, calendar", fanout_shapes),
+)
