@@ -110,6 +110,83 @@ def triage_dbs(tmp: Path) -> list[Case]:
     return cases
 
 
+#: ``triage record`` arguments (beyond --db): (name, arguments, outcome); the rules of a new decision
+#: (docs/decisions/triage.md): ids without control characters, an operator's name of at most 200
+#: characters on one line without bidi controls, a note of at most 10,000 without control characters
+#: but tab and newline, a winner of the pair, a status change naming a fact of the pair
+RECORDS: list[tuple[str, tuple[str, ...], str]] = [
+    ("dismiss", ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann"), "loaded"),
+    ("override", ("--pair", "F1", "F2", "--kind", "override", "--winner", "F2", "--operator", "ann"), "loaded"),
+    ("winner_outside", ("--pair", "F1", "F2", "--kind", "override", "--winner", "F3", "--operator", "ann"), "refused"),
+    ("override_no_winner", ("--pair", "F1", "F2", "--kind", "override", "--operator", "ann"), "refused"),
+    ("same_fact", ("--pair", "F1", "F1", "--kind", "dismiss", "--operator", "ann"), "refused"),
+    ("empty_id", ("--pair", "", "F2", "--kind", "dismiss", "--operator", "ann"), "refused"),
+    ("id_newline", ("--pair", "F1\nx", "F2", "--kind", "dismiss", "--operator", "ann"), "refused"),
+    # a bidi control is refused in a decision's ids, though a CKF id may hold one (see the report of #32)
+    ("id_bidi", ("--pair", "F1\u202e", "F2", "--kind", "dismiss", "--operator", "ann"), "refused"),
+    ("id_pipe", ("--pair", "F|1", "F2", "--kind", "dismiss", "--operator", "ann"), "loaded"),
+    ("id_100k", ("--pair", "F" * 100_000, "F2", "--kind", "dismiss", "--operator", "ann"), "loaded"),
+    ("operator_empty", ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", ""), "refused"),
+    ("operator_spaces", ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "   "), "refused"),
+    ("operator_201", ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "o" * 201), "refused"),
+    ("operator_200", ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "o" * 200), "loaded"),
+    ("operator_newline", ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann\nbob"), "refused"),
+    ("operator_bidi", ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann\u202e"), "refused"),
+    ("note_10000", ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann", "--note", "n" * 10_000), "loaded"),
+    ("note_10001", ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann", "--note", "n" * 10_001), "refused"),
+    (
+        "note_tab_newline",
+        ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann", "--note", "a\tb\nc"),
+        "loaded",
+    ),
+    (
+        "note_escape",
+        ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann", "--note", "\x1b[31mred"),
+        "refused",
+    ),
+    (
+        "note_formula",
+        ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann", "--note", "=cmd|' /C calc'!A0"),
+        "loaded",
+    ),
+    ("mark_no_status", ("--pair", "F1", "F2", "--kind", "mark_status", "--fact", "F1", "--operator", "ann"), "refused"),
+    (
+        "mark_outside",
+        ("--pair", "F1", "F2", "--kind", "mark_status", "--fact", "F3", "--status", "STALE", "--operator", "ann"),
+        "refused",
+    ),
+    (
+        "mark_ok",
+        ("--pair", "F1", "F2", "--kind", "mark_status", "--fact", "F1", "--status", "STALE", "--operator", "ann"),
+        "loaded",
+    ),
+    (
+        "dismiss_with_status",
+        ("--pair", "F1", "F2", "--kind", "dismiss", "--status", "STALE", "--operator", "ann"),
+        "refused",
+    ),
+    (
+        "ckf_unknown_ids",
+        ("--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann", "--ckf", str(CKF_OK)),
+        "refused",
+    ),
+    ("ckf_known_ids", ("--pair", "f0", "f1", "--kind", "dismiss", "--operator", "ann", "--ckf", str(CKF_OK)), "loaded"),
+]
+
+
+def triage_records(tmp: Path) -> list[Case]:
+    """``triage record`` with hostile arguments into a new database; what it records, ``triage
+    decisions`` reads back."""
+    cases = []
+    for name, args, outcome in RECORDS:
+        db = str(tmp / f"{name}.sqlite")
+        argvs: tuple[tuple[str, ...], ...] = (("triage", "record", "--db", db, *args),)
+        if outcome == "loaded":  # what was recorded reads back
+            argvs += (("triage", "decisions", "--db", db, "--json"),)
+        cases.append(Case(f"triage_record:{name}", outcome, argvs))
+    return cases
+
+
 # ---- session audit trails -------------------------------------------------------------------------
 #: lines of the recorded trail taken as the base: a session cut before it closed (an intact chain)
 _TRAIL_LINES = 12
@@ -494,6 +571,7 @@ FAMILIES = (
         "each column x each SQLite type and hostile text; other files, truncation",
         triage_dbs,
     ),
+    Family("triage_record", "triage database", "triage record: hostile ids, names, notes, kinds", triage_records),
     Family(
         "session_trail",
         "SDK session audit trail",
