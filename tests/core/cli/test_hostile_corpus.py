@@ -36,18 +36,28 @@ READERS = {
 }
 
 
+_SWEEP = "--set sweep"
+
+
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory) -> dict[str, list[dict]]:
-    """Every family's rows, two children at a time (one per core)."""
+def all_rows(tmp_path_factory) -> dict[str, list[dict]]:
+    """Every family's rows and the --set sweep's, two children at a time (one per core)."""
     base = tmp_path_factory.mktemp("hostile")
 
     def one(name: str) -> tuple[str, list[dict]]:
+        if name == _SWEEP:
+            return name, sweep_set()
         d = base / name
         d.mkdir()
         return name, run_family(name, d)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, [f.name for f in FAMILIES]))
+        return dict(pool.map(one, [_SWEEP] + [f.name for f in FAMILIES]))
+
+
+@pytest.fixture(scope="module")
+def rows(all_rows) -> dict[str, list[dict]]:
+    return {k: v for k, v in all_rows.items() if k != _SWEEP}
 
 
 @pytest.mark.parametrize("name", [f.name for f in FAMILIES])
@@ -87,7 +97,7 @@ def test_the_manifest_names_every_file_of_the_corpus():
     assert {e.outcome for e in entries} == {"refused", "warned", "loaded"}
 
 
-def test_every_setting_at_its_boundaries_is_refused_cleanly_or_runs():
-    rows = sweep_set()
+def test_every_setting_at_its_boundaries_is_refused_cleanly_or_runs(all_rows):
+    rows = all_rows[_SWEEP]
     assert len(rows) == len(set_cases())
     assert [r for r in rows if not r["ok"]] == []
