@@ -25,6 +25,7 @@ from crp_core.model import (  # the metadata keys a cleaned CKF carries a decisi
     has_unpaired_surrogate,
 )
 from crp_core.support.memo import WeakMemo
+from crp_core.support.text import control_char
 
 #: decision kinds an operator chooses
 KINDS: tuple[str, ...] = ("accept", "override", "mark_status", "dismiss")
@@ -248,7 +249,7 @@ def _id_problems(d: Decision, new: bool) -> list[tuple[str, str]]:
             problems.append((name, f"a fact id must be a non-empty string, got {v!r}"))
         elif has_unpaired_surrogate(v):
             problems.append((name, f"a fact id must be valid UTF-8 text, got bytes that are not: {v!r}"))
-        elif new and (bad := _bad_char(v)) is not None:  # as the CKF loader refuses them in fact_id
+        elif new and (bad := control_char(v)) is not None:  # as the CKF loader: a bidi control is data there
             problems.append((name, f"a fact id must not hold control characters (found {bad}): {v!r}"))
     return problems
 

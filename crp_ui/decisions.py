@@ -133,6 +133,8 @@ def parse_pair_param(value: object) -> tuple[str | None, str]:
         return None, f"pair={shown}: not two fact ids separated by '|'; ignored"
     if not a or not b or a == b:
         return None, f"pair={shown}: needs two different fact ids; ignored"
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in a + b):  # no fact id holds one (docs/reference/ckf.md)
+        return None, f"pair={shown!r}: a fact id holds no control character; ignored"
     return pair_key(a, b), ""
 
 

@@ -41,6 +41,8 @@ __all__ = [
 #: (:func:`crp_core.analysis.reports.suite_metrics_report`): the baseline the gate reads
 SUITE_METRICS_KIND = "crp-inspect/suite-metrics"
 BASELINE_KIND = SUITE_METRICS_KIND
+#: the layout of the metrics file this gate reads (``version`` of the file; absent is read as this one)
+BASELINE_VERSION = 1
 _BY_NAME = {m.name: m for m in METRICS}
 
 
@@ -155,7 +157,15 @@ def _baseline_failures(
 
 
 def _number(v: Any) -> bool:
-    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)))
+    """None or a finite number a float holds (a JSON integer of 400 digits overflows float())."""
+    if v is None:
+        return True
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
 
 
 def baseline_from_report(
@@ -176,6 +186,18 @@ def baseline_from_report(
                     "kind",
                     f"not a metrics file of crp-inspect check (expected kind "
                     f"{BASELINE_KIND!r}; write one with --write-baseline)",
+                )
+            ],
+        )
+    version = doc.get("version", BASELINE_VERSION)
+    if isinstance(version, bool) or version != BASELINE_VERSION:  # a newer layout is not read as this one
+        raise ValidationError(
+            what,
+            [
+                Problem(
+                    line(("version",)),
+                    "version",
+                    f"metrics file version {show_value(version)}; this crp-inspect reads version {BASELINE_VERSION}",
                 )
             ],
         )

@@ -368,7 +368,9 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in data.items():
         key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
+        if isinstance(v, Mapping) and not prefix and key not in TABLE_KEYS:
+            out[key] = dict(v)  # a table for a key that holds a value (even an empty one): refused by its check
+        elif isinstance(v, Mapping):
             if prefix:
                 raise ConfigError(f"configuration key {key!r} is nested too deeply")
             out.update(_flatten(v, key + "."))

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import tomli_w
 
-from crp_core.config import CRPConfig
+from crp_core.config import TABLE_KEYS, CRPConfig
 from crp_core.errors import MAX_PROBLEMS, ConfigError, Problem, ScenarioError, capped
 from crp_core.io.ckf.facts import TINY_FOR_FLOAT32
 from crp_core.io.expect import expect_to_dict, parse_expect
@@ -264,7 +264,7 @@ def _config(c: _Check, v: Any) -> dict[str, Any]:
         return {}
     flat: dict[str, tuple[DocPath, Any]] = {}
     for k, x in v.items():
-        if isinstance(x, Mapping):
+        if isinstance(x, Mapping) and str(k) in TABLE_KEYS:  # a table's cells, each checked on its own
             for k2, x2 in x.items():
                 flat[f"{k}.{k2}"] = (("config", str(k), str(k2)), x2)
         else:

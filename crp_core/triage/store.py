@@ -231,9 +231,20 @@ class DecisionStore:
 
     # -- reading -------------------------------------------------------------------------------
     def _decision(self, row: Sequence[Any]) -> Decision:
+        """The decision of one row, its types and then its rules checked (a store we wrote holds them by
+        its CHECKs; a row another tool wrote that breaks them is refused by every reader alike)."""
         d = checked_row(row, COLUMNS, self.path)
         d.pop("pair_key")
-        return Decision(**d)
+        decision = Decision(**d)
+        try:
+            validate_decision(decision, new=False)
+        except DecisionError as exc:
+            said = "; ".join(f"field '{f}': {m[:200]}" for f, m in exc.problems)
+            raise TriageStoreError(
+                f"{self.path}: decision #{d['id']!r:.30} cannot be read ({said}); the schema refuses such a row: "
+                "the database was written or altered by another tool; refusing to read it"
+            ) from None
+        return decision
 
     def _rows(
         self, cond: ColumnElement[bool] | None = None, keep: Callable[[dict[str, Any]], bool] | None = None

@@ -229,3 +229,23 @@ def test_every_numeric_key_has_a_range_that_holds_its_default():
             assert lo <= getattr(CRPConfig(), f.name) <= hi, f.name
     assert valid_range("graph_retrieval") is None and valid_range("known_conflict_action") is None
     assert RANGES["candidate_k"] == (1, 10_000)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "needle"),
+    [
+        ({"candidate_k": {}}, "configuration key 'candidate_k' expects a whole number, got {}"),
+        ({"graph_retrieval": {}}, "configuration key 'graph_retrieval' expects true/false, got {}"),
+        ({"gossip": {}}, "unknown configuration key 'gossip'"),
+        ({"candidate_k": {"a": 1}}, "configuration key 'candidate_k' expects a whole number, got {'a': 1}"),
+    ],
+)
+def test_a_table_for_a_key_that_holds_a_value_is_refused(overrides, needle):
+    """An empty table flattened to nothing: {"candidate_k": {}} (a scenario's config, TOML, --set) ran on
+    the default without a word."""
+    with pytest.raises(ConfigError) as ei:
+        CRPConfig().with_overrides(overrides)
+    assert str(ei.value) == needle
+    with pytest.raises(ConfigError, match="expects a whole number, got {}"):
+        CRPConfig().with_set_args(["candidate_k={}"])
+    assert CRPConfig().with_overrides({"ttl_days": {}}) == CRPConfig()  # a table key may be given empty

@@ -1,13 +1,14 @@
-"""The hostile-input harness (issue 12; docs/decisions/hardening.md, "The hostile-input corpus").
+"""The hand-made hostile-input corpus and the --set sweep (issues 12 and 32; docs/decisions/hardening.md,
+"The hostile-input corpus").
 
-Each input of ``tests/data/hostile/hostile.toml`` goes through the commands that read it (a CKF or a
-scenario: ``crp-inspect validate`` and ``run``; a suite: ``check --suite``; a config TOML: ``run`` and
-``check --config``; a baseline: ``check --baseline``; a triage database: ``triage decisions --db``; an
-SDK source-type mapping: ``run --sdk-map``;
-:func:`commands`) as child processes, each with a wall-clock timeout and an address-space limit
-(``RLIMIT_AS``), and every numeric configuration key goes through ``run --set`` at its range
-boundaries and one step beyond (:func:`set_cases`, run in one bounded child by :func:`sweep_set`).
-Used by ``tests/core/cli/test_hostile_corpus.py`` and ``bench/hostile.py`` (which prints the table).
+:func:`manifest` reads ``tests/data/hostile/hostile.toml``; :func:`materialise` makes the inputs git
+cannot hold; :func:`commands` names the command lines that read each kind of input (a CKF or a
+scenario: ``validate`` and ``run``; a suite: ``check --suite``; a config TOML: ``run`` and ``check
+--config``; a baseline: ``check --baseline``; a triage database: ``triage decisions --db``; an SDK
+source-type mapping: ``run --sdk-map``). The ``stored_corpus`` family of
+:mod:`tests.support.hostile_gen_misc` runs them through :mod:`tests.support.hostile_run`. Every numeric
+configuration key goes through ``run --set`` at its range boundaries and one step beyond
+(:func:`set_cases`, run in one bounded child by :func:`sweep_set`).
 """
 
 from __future__ import annotations
@@ -37,10 +38,6 @@ CKF_OK = HOSTILE / "dir_ok"
 SWEEP_KB = HOSTILE / "sweep_kb.jsonl"
 #: address space of each child (the pipeline over these small inputs peaks far below)
 MEM_LIMIT = 1536 * 1024 * 1024
-#: seconds a child may take (a FIFO read or a runaway setting would exceed it)
-TIMEOUT_S = 120.0
-#: the exit status of a refusal: validate says "refused" with 1, every other command fails with 2
-REFUSED_RC = {"validate": 1, "run": 2, "check": 2, "decisions": 2}
 #: the kinds of input of the manifest, each a table of entries
 KINDS = ("ckf", "scenario", "suite", "config", "baseline", "triage_db", "sdk_map")
 #: the name a made special file (fifo, symlink_loop, dangling_link) gets, by kind
@@ -78,16 +75,6 @@ class Entry:
         return f"{self.kind}:{self.name}" + (f"@max{self.max_bytes}" if self.max_bytes else "")
 
 
-@dataclass(frozen=True)
-class Done:
-    """A finished child: exit status, output, wall seconds."""
-
-    rc: int
-    out: str
-    err: str
-    seconds: float
-
-
 def manifest() -> list[Entry]:
     data = tomllib.loads((HOSTILE / "hostile.toml").read_text(encoding="utf-8"))
     return [Entry(kind=kind, **row) for kind in KINDS for row in data.get(kind, [])]
@@ -95,29 +82,6 @@ def manifest() -> list[Entry]:
 
 def _limit_child() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEM_LIMIT, MEM_LIMIT))
-
-
-def cli(args: list[str], *, timeout: float = TIMEOUT_S, cwd: Path | None = None) -> Done:
-    """``python -m crp_core.cli ARGS`` in a child with the memory limit; a timeout is a failure."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO_ROOT),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "OMP_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-    }
-    t = time.perf_counter()
-    got = subprocess.run(
-        [sys.executable, "-m", "crp_core.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        cwd=cwd or REPO_ROOT,
-        preexec_fn=_limit_child,
-    )
-    return Done(got.returncode, got.stdout, got.stderr, time.perf_counter() - t)
 
 
 def materialise(entry: Entry, tmp: Path) -> Path:
@@ -215,61 +179,6 @@ def commands(entry: Entry, path: Path) -> dict[str, list[str]]:
         validate = ["validate", "--json", "--scenario", str(path)]
         run = ["run", "--ckf", str(CKF_OK), "--scenario", str(path), "--json"]
     return {"validate": validate, "run": run}
-
-
-def check(entry: Entry, tmp: Path) -> dict[str, Any]:
-    """Run one input through the commands that read it; the row of the table, with ``failures`` (empty
-    when the outcome is the manifest's)."""
-    path = materialise(entry, tmp)
-    failures: list[str] = []
-    row: dict[str, Any] = {"input": entry.label, "what": entry.what, "expected": entry.outcome}
-    for command, args in commands(entry, path).items():
-        try:
-            done = cli(args)
-        except subprocess.TimeoutExpired:
-            failures.append(f"{command}: no answer within {TIMEOUT_S:g} s")
-            row[command] = "timeout"
-            continue
-        row[f"{command}_rc"] = done.rc
-        row[f"{command}_s"] = round(done.seconds, 2)
-        if "Traceback" in done.err or "Traceback" in done.out:
-            failures.append(f"{command}: a traceback: {done.err[-400:]}")
-        want = REFUSED_RC[command] if entry.outcome == "refused" else 0
-        if done.rc != want:
-            failures.append(f"{command}: exit status {done.rc}, expected {want}: {done.err[-300:]}")
-            continue
-        if command == "validate":
-            failures += _check_validate(entry, done)
-        elif entry.outcome == "refused":
-            needles = [entry.says] if entry.says else []
-            if entry.field is not None:
-                # errors.Problem prints a whole-file problem (line 0) as "file, field ..."
-                needles.append(f"{'file' if entry.line == 0 else f'line {entry.line}'}, field {entry.field!r}")
-            for needle in needles:
-                if needle not in done.err:
-                    failures.append(f"{command}: stderr does not name {needle}: {done.err[-300:]}")
-    row["failures"] = failures
-    row["outcome"] = "as expected" if not failures else "FAILED"
-    return row
-
-
-def _check_validate(entry: Entry, done: Done) -> list[str]:
-    report = json.loads(done.out)[entry.kind]
-    where = (entry.line, entry.field)
-    if entry.outcome == "refused":
-        first = report["problems"][0]
-        if (first["line"], first["field"]) != where:
-            return [
-                f"validate: first problem at {(first['line'], first['field'])}, expected {where}: {first['message']}"
-            ]
-        return []
-    if not report["ok"]:
-        return ["validate: refused"]
-    if entry.outcome == "warned":
-        seen = [(w["line"], w["field"]) for w in report.get("warnings", [])]
-        if where not in seen:
-            return [f"validate: no warning at {where} (warnings at {seen})"]
-    return []
 
 
 # ---- --set at the range boundaries ------------------------------------------------------------

@@ -507,7 +507,7 @@ def test_parse_pair_param_accepts_either_order(value, want):
     assert dmod.parse_pair_param(value) == (want, "")
 
 
-@pytest.mark.parametrize("value", ["solo", "a|b|c", "a\\", "a|a", "|b", "x" * 2001])
+@pytest.mark.parametrize("value", ["solo", "a|b|c", "a\\", "a|a", "|b", "x" * 2001, "a\n|b", "a|\x85b", "a\x00|b"])
 def test_parse_pair_param_refuses_with_a_warning(value):
     key, note = dmod.parse_pair_param(value)
     assert key is None and note.startswith("pair=") and "ignored" in note and len(note) < 160

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -204,16 +205,20 @@ def _content(content: Any, err: ErrFn, st: LoadState, line: int, fact_id: str | 
     return None
 
 
+#: a number in a CSV cell, spelt as JSON spells one (ASCII digits, a sign, a point, an exponent):
+#: ``float`` alone also reads other scripts' digits and underscores ('\u0660.5', '.5_0')
+_CELL_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _weight(w: Any, cells: bool, err: ErrFn) -> float | None:
     """``importance_weight`` in [0, 1], else None (absent or refused)."""
     if w is None:
         return None
     if cells:
-        try:
-            w = float(w)
-        except ValueError:
+        if not (isinstance(w, str) and _CELL_NUMBER.fullmatch(w.strip())):
             err("importance_weight", f"not a number: {w!r}")
             return None
+        w = float(w)
     if isinstance(w, bool) or not isinstance(w, (int, float)):
         err("importance_weight", f"must be a number between 0 and 1, got {type_name(w)} {json.dumps(w)[:60]}")
     elif not (w == w and -math.inf < w < math.inf) or not 0.0 <= w <= 1.0:

@@ -62,6 +62,18 @@ _DATETIME_SPAN_S = (-62_135_596_800, 253_402_300_800)
 _UNITS_PER_S = {"s": 1, "ms": 10**3, "us": 10**6}
 _DAY_S = 86_400
 _NUMBER_COLUMNS = ("importance_weight", "access_count")
+#: digits a declared ``dim`` may have (no embedding model has a billion dimensions)
+_DIM_DIGITS = 9
+
+
+def _is_text(t: pa.DataType) -> bool:
+    """A column of strings: string, large string, or a dictionary of either (a categorical column, as
+    pandas writes one; the reader reads every text column dictionary-encoded anyway)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
 def _expected(name: str, t: pa.DataType) -> str | None:
@@ -71,16 +83,15 @@ def _expected(name: str, t: pa.DataType) -> str | None:
     if pa.types.is_null(t):  # every value null: the field is absent on every row
         return None
     if name in _STRING_COLUMNS:
-        ok = pa.types.is_string(t) or pa.types.is_large_string(t)
-        return None if ok else "a string column"
+        return None if _is_text(t) else "a string column"
     if name in _TIME_COLUMNS:
-        ok = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_timestamp(t)
+        ok = _is_text(t) or pa.types.is_timestamp(t)
         return None if ok else "a string (ISO 8601) or timestamp column"
     if name in _NUMBER_COLUMNS:
         ok = pa.types.is_integer(t) or pa.types.is_floating(t)
         return None if ok else "a numeric column"
     if name == "metadata":
-        ok = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_struct(t)
+        ok = _is_text(t) or pa.types.is_struct(t)
         return None if ok else "a JSON-object string or a struct column"
     if name == "embedding":
         listy = pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
@@ -116,7 +127,10 @@ def _declared(schema: pa.Schema, st: LoadState) -> None:
         st.declare_model(model, "parquet.embedding_model", "the Parquet key-value metadata")
     if META_DIM in meta:
         raw = meta[META_DIM].decode("utf-8", "replace").strip()
-        value: Any = int(raw) if raw.isdigit() else raw
+        # ASCII digits only: int() also reads other scripts' digits, str.isdigit() admits '\u00b2' (which
+        # int() refuses), and a number of thousands of digits is beyond int()'s string limit
+        whole = raw.isascii() and raw.isdigit() and len(raw) <= _DIM_DIGITS
+        value: Any = int(raw) if whole else (raw if len(raw) <= 40 else raw[:40] + "...")
         st.declare_dim(value, "parquet.dim")
 
 
@@ -200,6 +214,8 @@ def _batch_embeddings(col: pa.Array) -> tuple[np.ndarray, list[np.ndarray | None
     own check, which says what is wrong)."""
     import pyarrow as pa
 
+    if pa.types.is_null(col.type):  # a column of nulls: no row has an embedding
+        return np.zeros(len(col), dtype=bool), [None] * len(col)
     if pa.types.is_fixed_size_list(col.type):
         col = col.cast(pa.list_(col.type.value_type))
     present = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)

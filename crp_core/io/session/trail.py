@@ -109,7 +109,17 @@ def _field_problem(n: int, obj: Mapping[str, Any]) -> Problem | None:
             if name == "sequence":
                 want = "an integer"
             return Problem(n, name, f"{type_name(v)}, not {want}")
+        if name == "timestamp" and not _finite_float(v):  # POSIX seconds: a float holds them
+            return Problem(n, name, f"{json.dumps(v)[:40]}, not a finite number of seconds a float holds")
     return None
+
+
+def _finite_float(v: Any) -> bool:
+    """A finite number a float holds (a JSON integer of 400 digits overflows ``float()``)."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
 
 
 @dataclass

@@ -296,6 +296,34 @@ def test_baseline_problems_name_their_line(tmp_path):
     assert ei.value.problems[0].line == 0  # a parsed document has no lines
 
 
+@pytest.mark.parametrize(
+    ("version", "shown"), [("2", "2"), ('"1"', "'1'"), ("true", "True"), ("null", "None"), ("1.5", "1.5")]
+)
+def test_a_baseline_of_another_version_is_refused_at_its_line(tmp_path, version, shown):
+    """Any version read as version 1 (a newer layout would be misread without a word)."""
+    p = tmp_path / "b.json"
+    p.write_text(f'{{"kind": "{SUITE_METRICS_KIND}",\n "version": {version},\n "scenarios": {{}}}}')
+    with pytest.raises(ValidationError) as ei:
+        read_baseline(p)
+    assert [(q.line, q.field, q.message) for q in ei.value.problems] == [
+        (2, "version", f"metrics file version {shown}; this crp-inspect reads version 1")
+    ]
+    p.write_text(f'{{"kind": "{SUITE_METRICS_KIND}", "scenarios": {{}}}}')
+    assert read_baseline(p).scenarios == {}  # absent: version 1
+
+
+def test_a_baseline_metric_beyond_a_float_is_a_problem_not_an_overflow(tmp_path):
+    """A 401-digit integer raised OverflowError in float(): a traceback."""
+    p = tmp_path / "b.json"
+    p.write_text(
+        f'{{"kind": "{SUITE_METRICS_KIND}",\n "scenarios": {{"s": {{"metrics": {{"leaks": 1{"0" * 400}}}}}}}}}'
+    )
+    with pytest.raises(ValidationError) as ei:
+        read_baseline(p)
+    assert [(q.line, q.field) for q in ei.value.problems] == [(2, "scenarios.s.metrics.leaks")]
+    assert "got an integer of 401 digits" in ei.value.problems[0].message
+
+
 # ---- D5: suite discovery refuses what it cannot read -----------------------------------------------------
 @pytest.mark.parametrize("kind", ["fifo", "loop", "dangling"])
 def test_a_special_file_in_a_suite_folder_is_refused_not_skipped(tmp_path, kind):

@@ -233,3 +233,20 @@ def test_mutated_scenarios_never_crash(name, data):
         load_scenario_bytes(bytes(raw), name)
     except ScenarioError as exc:
         assert exc.problems and all(p.field for p in exc.problems)
+
+
+def test_a_table_in_config_for_a_key_that_holds_a_value_is_refused_at_that_key():
+    """{"candidate_k": {}} ran on the default without a word; {"candidate_k": {"a": 1}} was 'config.candidate_k.a'."""
+    text = (
+        '{\n "query": {"text": "q", "embedding": [1, 0]},\n "config": {\n  "candidate_k": {},\n'
+        '  "gossip": {"x": 1}\n }\n}\n'
+    )
+    with pytest.raises(ScenarioError) as ei:
+        load_scenario_bytes(text.encode(), "s.json")
+    got = [(p.line, p.field, p.message) for p in ei.value.problems]
+    assert got == [
+        (4, "config.candidate_k", "configuration key 'candidate_k' expects a whole number, got {}"),
+        (5, "config.gossip", "unknown configuration key 'gossip'"),
+    ]
+    ok = scenario_from_dict({"query": "q", "config": {"ttl_days": {"news": 3}, "importance": {}}})
+    assert ok.config == {"ttl_days": {"news": 3}, "importance": {}}

@@ -195,6 +195,19 @@ def test_missing_or_mistyped_chain_fields_name_the_field(tmp_path):
     assert t.chain.entries == 1
 
 
+def test_a_timestamp_no_float_holds_is_a_problem_of_its_line(tmp_path):
+    """A 401-digit timestamp raised OverflowError in float() (a traceback of crp-inspect session)."""
+    entries = chain_entries(_events(4))
+    lines = [json.dumps(e) for e in entries]
+    lines[1] = lines[1].replace(f'"timestamp": {json.dumps(entries[1]["timestamp"])}', '"timestamp": 1' + "0" * 400)
+    lines[2] = lines[2].replace(f'"timestamp": {json.dumps(entries[2]["timestamp"])}', '"timestamp": NaN')
+    p = tmp_path / "t.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    t = read_audit(str(p))
+    assert [(q.line, q.field) for q in t.problems] == [(2, "timestamp"), (3, "timestamp")]
+    assert t.problems[1].message == "NaN, not a finite number of seconds a float holds"
+
+
 def test_unknown_event_types_are_kept_in_the_chain_and_listed(tmp_path):
     events = _events(2) + [("vendor.custom_thing", {"x": 1}), ("compliance.session_closed", {"audit_entries": 3})]
     t = read_audit(write_trail(tmp_path / "t.jsonl", chain_entries(events)))

@@ -245,6 +245,25 @@ def test_a_forged_row_is_refused_naming_the_row_and_field(tmp_path):
         assert f"decision #{row[0]}" in str(ei.value) and f"field '{field}'" in str(ei.value)
 
 
+def test_a_forged_row_the_decision_rules_refuse_is_refused_by_every_read(tmp_path):
+    """A row of the right types that breaks a decision's rules (an unknown kind, a winner on a dismissal,
+    a note over the limit) was printed by ``triage decisions`` and its CSV but refused by its JSON."""
+    from tests.support.triage_cli import forge_db
+
+    rows = {
+        "kind": (1, "A|B", "A", "B", "bogus", None, None, None, "", "ann", "2026-01-01T00:00:00Z", None),
+        "winner": (1, "A|B", "A", "B", "dismiss", "A", None, None, "", "ann", "2026-01-01T00:00:00Z", None),
+        "note": (1, "A|B", "A", "B", "dismiss", None, None, None, "n" * 10_001, "ann", "2026-01-01T00:00:00Z", None),
+    }
+    for field, row in rows.items():
+        path = forge_db(tmp_path / f"{field}.sqlite", [row])
+        with DecisionStore(path, create=False, readonly=True) as s:
+            for read in (s.all, s.current, s.export_json, s.export_csv):
+                with pytest.raises(TriageStoreError) as ei:
+                    read()
+                assert "decision #1 cannot be read (field '" + field + "'" in str(ei.value), str(ei.value)
+
+
 def test_empty_files_are_initialised(tmp_path):
     zero = tmp_path / "zero.sqlite"
     zero.write_bytes(b"")

@@ -7,6 +7,8 @@ import csv
 import io
 import os
 
+import pytest
+
 from crp_core.support.spreadsheet import csv_cell
 from crp_core.triage import Decision, export_csv
 from tests.support.triage_cli import cli, record
@@ -83,3 +85,21 @@ def test_export_into_a_folder_that_is_not_a_ckf_folder_is_refused(capsys, tmp_pa
         "facts.jsonl",
         "manifest.json",
     ]
+
+
+def test_a_fact_id_a_ckf_loads_can_be_triaged_and_one_it_refuses_cannot(tmp_path):
+    """A bidi control is data in a CKF's fact id (bidi_and_markup_ids.jsonl of the hostile corpus loads
+    'abc\u202edef'): a decision on its pair was refused as holding a control character. A C0/C1 control
+    is refused by both."""
+    from crp_core.decisions import Decision, DecisionError, validate_decision
+    from crp_core.io.ckf import load_ckf
+    from tests.support.paths import TEST_DATA
+
+    kb = load_ckf(str(TEST_DATA / "hostile" / "bidi_and_markup_ids.jsonl"))
+    a, b = kb.facts[0].fact_id, kb.facts[1].fact_id
+    assert a == "abc\u202edef"
+    assert validate_decision(Decision.dismiss(a, b, operator="ann")).fact_a in (a, b)
+    with pytest.raises(DecisionError, match=r"fact_a.*control characters \(found U\+000A at position 1\)"):
+        validate_decision(Decision.dismiss("a\nb", "c", operator="ann"))
+    with pytest.raises(DecisionError, match="operator"):  # an operator's name still refuses bidi controls
+        validate_decision(Decision.dismiss(a, b, operator="ann\u202e"))

@@ -185,3 +185,19 @@ def test_unknown_extension_and_missing_file(tmp_path):
     with pytest.raises(CKFError) as ei:
         load_ckf(tmp_path)  # a directory without facts.jsonl
     assert "facts.jsonl" in ei.value.problems[0].message
+
+
+@pytest.mark.parametrize("cell", ["\u0660.5", "\uff10.5", ".5_0", "0x1p-1", "nan", "1/2"])
+def test_csv_weight_cell_is_a_json_spelt_number(cell):
+    """float() alone reads other scripts' digits and underscores ('\u0660.5' and '.5_0' loaded as 0.5)."""
+    text = f"fact_id,content,importance_weight\ng1,one,0.5\ng2,two,{cell}\n"
+    with pytest.raises(CKFError) as exc:
+        load_ckf_bytes(text.encode(), "kb.csv")
+    (p,) = exc.value.problems
+    assert (p.line, p.field, p.message) == (3, "importance_weight", f"not a number: {cell!r}")
+
+
+@pytest.mark.parametrize(("cell", "weight"), [(" 0.25 ", 0.25), ("-0", 0.0), ("1e-1", 0.1), ("+1.", 1.0), (".5", 0.5)])
+def test_csv_weight_cell_json_spelt_numbers_load(cell, weight):
+    kb = load_ckf_bytes(f"fact_id,content,importance_weight\ng1,one,{cell}\n".encode(), "kb.csv")
+    assert kb.facts[0].importance_weight == weight

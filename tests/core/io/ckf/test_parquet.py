@@ -393,3 +393,29 @@ def test_a_timestamp_beyond_years_1_to_9999_is_a_problem_of_its_row(tmp_path, un
     assert [(p.line, p.field, p.fact_id) for p in ei.value.problems] == [(2, "modified_at", "f1")]
     kb = load_ckf(path, lenient=True)
     assert [f.fact_id for f in kb.facts] == ["f0", "f2"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [("\u0668".encode(), "'\u0668'"), ("\u00b2".encode(), "'\u00b2'"), (b"9" * 5000, "'" + "9" * 40 + "...'")],
+)
+def test_a_declared_dim_is_ascii_digits(tmp_path, raw, shown):
+    """int() read an Arabic-Indic 8 as 8; '\u00b2' (str.isdigit) and 5,000 digits raised ValueError: a traceback."""
+    problems = _refused(_write(tmp_path / "d.parquet", _base(1) | {"embedding": [[1.0, 0.0]]}, {b"dim": raw}))
+    assert problems == [(0, "parquet.dim", f"dim must be a whole number >= 1, got {shown}")]
+
+
+def test_a_column_of_nulls_named_embedding_is_no_embedding(tmp_path):
+    """An all-null embedding column (Arrow type null) raised AttributeError (no offsets): a traceback."""
+    kb = load_ckf(_write(tmp_path / "n.parquet", _base(2) | {"embedding": pa.nulls(2)}))
+    assert [f.fact_id for f in kb.facts] == ["f0", "f1"]
+    assert kb.embeddings is None
+
+
+def test_dictionary_encoded_text_columns_are_strings(tmp_path):
+    """A categorical column (dictionary of strings, as pandas writes one) was refused as not a string."""
+    cols = {k: pa.array(v).dictionary_encode() for k, v in _base(2).items()}
+    cols["ingested_at"] = pa.array(["2025-03-01", "2025-03-02"]).dictionary_encode()
+    cols["metadata"] = pa.array(['{"a": 1}', "{}"]).dictionary_encode()
+    kb = load_ckf(_write(tmp_path / "c.parquet", cols))
+    assert [(f.fact_id, f.metadata) for f in kb.facts] == [("f0", {"a": 1}), ("f1", {})]
