@@ -188,6 +188,7 @@ if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.support.digest import Digest, content_digest
     from crp_core.support.memo import LRU, WeakMemo
     from crp_core.support.spreadsheet import csv_cell
+    from crp_core.triage.agreement import REVIEW_STATES, OperatorAgreement, operator_agreement, review_statuses
 
 #: module of each public name (resolved lazily by ``__getattr__``)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -359,6 +360,8 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.support.memo": ("LRU", "WeakMemo"),
     # the one CSV formula-injection rule (every CSV export, the dashboard's downloads too)
     "crp_core.support.spreadsheet": ("csv_cell",),
+    # team triage: agreement between operators, the two-person review policy
+    "crp_core.triage.agreement": ("REVIEW_STATES", "OperatorAgreement", "operator_agreement", "review_statuses"),
 }
 #: public submodules: namespaces of constants (``headers.CONFLICTS``, ...)
 _SUBMODULES = ("headers",)
@@ -414,6 +417,8 @@ __all__ = [
     "KnownConflict", "EVENT_DISMISSED", "EVENT_RESOLVED", "PATTERNS", "authority_winner", "fact_line", "note_block",
     "RULE_KMEANS", "RULE_ONE_EACH", "RULE_SINGLE", "CleanedExport", "default_db_path", "export_csv", "export_json",
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",
+    # team triage, read by the dashboard
+    "REVIEW_STATES", "OperatorAgreement", "operator_agreement", "review_statuses",
     # crprotocol sessions: the audit trail and its analysis
     "AuditTrail", "read_audit", "SessionReport", "analyse_session", "session_report_dict",
 ]

@@ -4,7 +4,11 @@ sidebar, in the triage database every session shares (:mod:`crp_ui.decision_stor
 
 The decision is recorded in a callback, which Streamlit runs before the script, so the very first run
 after the click already reads the new decision set; the outcome (the recorded decision, or every field
-the store refused) is shown on that run.
+the store refused) is shown on that run. A recorded decision clears the form (note, status); a submit
+that would record again exactly the pair's latest decision (a double click) records nothing. "Record and
+next" then selects the pair after this one in the queue as shown. Keyboard: A / O / M / D choose the
+kind of decision, N records and moves on (Streamlit's button shortcuts, which ignore keys typed into a
+text field).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from . import decisions, render, state
 K = "crp.page.conflicts."
 K_FLASH = K + "flash"  # the message about the decision recorded by the last click
 K_FORM_ERROR = K + "form_error"  # why the last submitted decision was not recorded
+K_FORM_INFO = K + "form_info"  # a submit that recorded nothing, and why (not an error)
+K_PAIR = K + "pair"  # the queue's pair select box (Record and next moves it)
 KIND_LABELS = {
     "accept": "Accept the arbitration",
     "override": "Override the winner",
@@ -37,6 +43,10 @@ KIND_LABELS = {
     "dismiss": "Dismiss: not a conflict",
 }
 KINDS = tuple(KIND_LABELS)
+#: the keyboard shortcut of each kind (Streamlit reserves C and R) and of "Record and next"
+KIND_KEYS = {"accept": "A", "override": "O", "mark_status": "M", "dismiss": "D"}
+KIND_SHORT = {"accept": "Accept", "override": "Override", "mark_status": "Mark status", "dismiss": "Dismiss"}
+NEXT_KEY = "N"
 #: what each markable status does, shown beside the choice (no status is preselected)
 STATUS_EFFECTS = {
     "ACTIVE": "retrievable again (undoes an earlier mark)",
@@ -105,25 +115,58 @@ def _record(d: Decision) -> Decision | None:
     return None
 
 
-def _on_record(kind: str, pair: ConflictPair, fingerprint: str, config: CRPConfig) -> None:
-    """Record the submitted decision (a callback: it runs before the script)."""
-    keys = field_keys(cv.p_key(pair))
+def _duplicate_of(d: Decision) -> Decision | None:
+    """The pair's latest decision when ``d`` would record it again (a second click), else None."""
+    hist = decisions.pair_history(d.fact_a, d.fact_b)
+    return hist[-1] if hist and cv.same_decision(hist[-1], d) else None
+
+
+def _move_on(pk: str, queue_keys: list[str]) -> None:
+    """Select the pair after ``pk`` in the queue as shown (a callback: before the select box is drawn)."""
+    nxt = cv.next_pair(queue_keys, pk)
+    if nxt is None or nxt == pk:
+        state.remember(K_FORM_INFO, "That was the last pair of the queue as shown.")
+        return
+    state.remember(K_PAIR, nxt)
+    state.select_pair(nxt)
+
+
+def _on_record(
+    kind: str, pair: ConflictPair, fingerprint: str, config: CRPConfig, queue_keys: list[str] | None = None
+) -> None:
+    """Record the submitted decision (a callback: it runs before the script); with ``queue_keys``
+    ("Record and next"), then select the next pair of the queue."""
+    pk = cv.p_key(pair)
+    keys = field_keys(pk)
     state.forget(K_FORM_ERROR)
+    state.forget(K_FORM_INFO)
     fields = _fields(kind, keys)
     if kind == "mark_status" and not fields["status"]:
         state.remember(K_FORM_ERROR, "Choose the new status: none is preselected.")
         return
     d = build_decision(kind, pair, operator=state.get_operator(), fields=fields, fingerprint=fingerprint, config=config)
-    rec = _record(d)
-    if rec is None:
-        return
+    dup = _duplicate_of(d)
+    if dup is not None:
+        state.remember(K_FORM_INFO, f"Already recorded as decision #{dup.id} ({dup.decided_at}): nothing recorded.")
+        rec: Decision | None = dup
+    else:
+        rec = _record(d)
+        if rec is None:
+            return
+        state.remember(
+            K_FLASH,
+            f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
+            f"{cv.decision_summary(rec)} (by {rec.operator}, {rec.decided_at}).",
+        )
     for name in ("note", "status"):  # a recorded decision clears the form (the kind stays)
         state.forget(keys[name])
-    state.remember(
-        K_FLASH,
-        f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
-        f"{cv.decision_summary(rec)} (by {rec.operator}, {rec.decided_at}).",
-    )
+    if queue_keys is not None:
+        _move_on(pk, queue_keys)
+
+
+def _on_kind(pk: str, kind: str) -> None:
+    """A kind's shortcut button: choose that kind in the pair's radio (drawn after this callback)."""
+    state.remember(K + "kind." + pk, kind)
 
 
 def flash() -> None:
@@ -182,9 +225,27 @@ def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str]) -> None:
         st.caption("Not a conflict: the pair is no longer arbitrated and both facts stay. Only a note is needed.")
 
 
-def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig) -> None:
+def _kind_keys(pk: str, disabled: bool) -> None:
+    """One small button per kind, each with its keyboard shortcut, choosing the kind like the radio."""
+    with st.container(horizontal=True, gap="small"):
+        st.caption("Keyboard:")
+        for kind, key in KIND_KEYS.items():
+            st.button(
+                KIND_SHORT[kind],
+                key=f"{K}key.{kind}.{pk}",
+                shortcut=key,
+                type="tertiary",
+                on_click=_on_kind,
+                args=(pk, kind),
+                disabled=disabled,
+                help=f"{KIND_LABELS[kind]} (key {key}; {NEXT_KEY} records and moves to the next pair)",
+            )
+
+
+def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig, queue_keys: list[str]) -> None:
     """Record a decision on ``pair`` (operator from the sidebar). The kind is chosen first; the form
-    then holds only that kind's fields."""
+    then holds only that kind's fields. ``queue_keys``: the pairs of the queue as shown, in order
+    ("Record and next" moves to the one after ``pair``)."""
     pk = cv.p_key(pair)
     keys = field_keys(pk)
     operator = state.get_operator()
@@ -194,17 +255,32 @@ def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig) -> N
     else:
         st.caption(f"Recording as **{render.md_escape(operator)}** (Operator name, in the sidebar).")
     kind = st.radio("Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk)
+    _kind_keys(pk, disabled=not operator)
+    args = (kind, pair, state.get_ckf_fingerprint(kb), config)
     with st.form(K + "form." + pk, clear_on_submit=False, border=True):
         _kind_fields(kind, pair, keys)
         st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68)
-        st.form_submit_button(
-            "Record decision",
-            type="primary",
-            disabled=not operator,
-            key=K + "submit." + pk,
-            on_click=_on_record,
-            args=(kind, pair, state.get_ckf_fingerprint(kb), config),
-        )
+        with st.container(horizontal=True):
+            st.form_submit_button(
+                "Record decision",
+                type="primary",
+                disabled=not operator,
+                key=K + "submit." + pk,
+                on_click=_on_record,
+                args=args,
+            )
+            st.form_submit_button(
+                "Record and next",
+                disabled=not operator,
+                key=K + "submit_next." + pk,
+                shortcut=NEXT_KEY,
+                on_click=_on_record,
+                args=(*args, list(queue_keys)),
+                help="Record this decision, then open the next pair of the queue as shown.",
+            )
     err = state.forget(K_FORM_ERROR)
     if err:
         st.error(err)
+    info = state.forget(K_FORM_INFO)
+    if info:
+        st.info(render.md_escape(info))

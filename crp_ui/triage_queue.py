@@ -15,11 +15,10 @@ from crp_core import PATTERNS, STATUSES, ConflictScan, CRPConfig, DecisionSet, K
 
 from . import cache, decisions, render, state
 from . import conflicts_view as cv
-from .triage_form import K, decision_form
+from .triage_form import K_PAIR, K, decision_form
 
 K_TABLE = K + "table"  # the queue table's selection event
 K_SHOWN = K + "shown"  # the pair keys of the rows the table shows, in order
-K_PAIR = K + "pair"  # the pair select box
 #: queue columns shown by default: both facts with their text, then what decides the row's place
 QUEUE_ORDER = ("A", "B", "pattern(s)", "arbitration", "margin", "state")
 #: every column, for "all columns"
@@ -39,6 +38,7 @@ QUEUE_ALL = (
     "authority_b",
     "decided_by",
     "decided_at",
+    "review",
 )
 #: row height of the queue: five lines, so the texts wrap instead of being cut (Streamlit wraps text
 #: cells when rows are taller than one line)
@@ -207,12 +207,12 @@ def queue_tab(
     if rec is not None:
         cv.sdk_block(rec, K + "sdk")
     cv.queue_case(pair, kb, dict(ds.statuses), now=now, config=config, key=K + "authority")
-    decision_form(pair, kb, config)
+    decision_form(pair, kb, config, keys)
     hist = decisions.pair_history(pair.fact_a, pair.fact_b)
     st.markdown(f"**Decision history of this pair** ({len(hist)})")
     if hist:
         render.dataframe(
-            cv.history_frame(hist).drop(columns=["pair"]), hide_index=True, width="stretch", key=K + "history"
+            cv.history_frame(hist).drop(columns=["pair", "kb"]), hide_index=True, width="stretch", key=K + "history"
         )
     else:
         st.caption("No decision yet.")
