@@ -87,8 +87,11 @@ if TYPE_CHECKING:
         Decision,
         DecisionError,
         DecisionSet,
+        StaleDecisionError,
         TriageStoreError,
+        TriageStoreUnavailable,
         carried_decisions,
+        normalise_operator,
         pair_key,
         split_pair_key,
     )
@@ -179,7 +182,9 @@ if TYPE_CHECKING:
         export_report_dict,
     )
     from crp_core.triage.quality import DetectorQuality, detector_quality
+    from crp_core.triage.roles import PermissionRefused, Role, RoleBook, TeamConfigError, load_roles
     from crp_core.triage.sdk_export import SDK_CHECKSUMS, checksum_algorithm, export_sdk_snapshot
+    from crp_core.triage.team import TEAM_ENV, TeamConfig, load_team_config
 
 if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.analysis.baseline import EnvelopeChange, SideNumbers
@@ -312,7 +317,10 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "DecisionError",
         "MARKABLE_STATUSES",
         "MAX_NOTE_CHARS",
+        "StaleDecisionError",
         "TriageStoreError",
+        "TriageStoreUnavailable",
+        "normalise_operator",
         "pair_key",
         "split_pair_key",
     ),
@@ -352,6 +360,8 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "export_json",
     ),
     "crp_core.triage.quality": ("DetectorQuality", "detector_quality"),
+    "crp_core.triage.roles": ("PermissionRefused", "Role", "RoleBook", "TeamConfigError", "load_roles"),
+    "crp_core.triage.team": ("TEAM_ENV", "TeamConfig", "load_team_config"),
     "crp_core.triage.sdk_export": ("SDK_CHECKSUMS", "checksum_algorithm"),
     "crp_core.analysis.baseline": ("EnvelopeChange", "SideNumbers"),
     "crp_core.headers": ("CONFLICTS", "PARTITIONS"),
@@ -417,6 +427,9 @@ __all__ = [
     "KnownConflict", "EVENT_DISMISSED", "EVENT_RESOLVED", "PATTERNS", "authority_winner", "fact_line", "note_block",
     "RULE_KMEANS", "RULE_ONE_EACH", "RULE_SINGLE", "CleanedExport", "default_db_path", "export_csv", "export_json",
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",
+    # triage as a team (docs/decisions/triage.md): names, roles, the team file, the store's refusals
+    "normalise_operator", "StaleDecisionError", "TriageStoreUnavailable", "PermissionRefused", "Role", "RoleBook",
+    "TeamConfigError", "load_roles", "TEAM_ENV", "TeamConfig", "load_team_config",
     # team triage, read by the dashboard
     "REVIEW_STATES", "OperatorAgreement", "operator_agreement", "review_statuses",
     # crprotocol sessions: the audit trail and its analysis

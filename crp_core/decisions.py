@@ -26,8 +26,18 @@ from crp_core.model import (  # the metadata keys a cleaned CKF carries a decisi
 )
 from crp_core.support.memo import WeakMemo
 
-#: decision kinds
+#: decision kinds an operator chooses
 KINDS: tuple[str, ...] = ("accept", "override", "mark_status", "dismiss")
+#: the kind of an admin's revert entry: it takes back the decision named by ``Decision.reverts``
+REVERT = "revert"
+#: every kind an audit-log row may have
+ALL_KINDS: tuple[str, ...] = (*KINDS, REVERT)
+#: the roles a decision is recorded under (``crp_core.triage.roles.Role``)
+ROLES: tuple[str, ...] = ("viewer", "operator", "admin")
+#: where a decision was taken; ``migrated``: a schema-1 row, whose origin was not recorded
+ORIGINS: tuple[str, ...] = ("dashboard", "cli", "session", "migrated")
+#: the origins a new decision may name
+NEW_ORIGINS: tuple[str, ...] = ("dashboard", "cli", "session")
 #: the kinds that decide how a pair is arbitrated (``DecisionSet.pair_decisions``)
 PAIR_KINDS: tuple[str, ...] = ("accept", "override", "dismiss")
 #: statuses an operator may set; ACTIVE restores a fact marked earlier (the log is append-only)
@@ -35,6 +45,7 @@ MARKABLE_STATUSES: tuple[str, ...] = tuple(STATUSES)
 #: limits on free text, so a pasted file does not end up in the audit log by accident
 MAX_OPERATOR_CHARS = 200
 MAX_NOTE_CHARS = 10_000
+MAX_KB_NAME_CHARS = 1_000
 #: the only control characters a note may hold (a multi-line note); the operator's name holds none
 NOTE_ALLOWED_CONTROLS = "\t\n"
 #: the columns of a decision row: the CSV export header and the store's table
@@ -51,6 +62,14 @@ COLUMNS = (
     "operator",
     "decided_at",
     "ckf_fingerprint",
+    "kb_name",
+    "role",
+    "origin",
+    "os_user",
+    "based_on",
+    "reverts",
+    "prev_hash",
+    "entry_hash",
 )
 
 
@@ -62,9 +81,30 @@ class TriageStoreError(CRPError):
 class DecisionError(TriageStoreError, ValueError):
     """A decision was refused; ``problems`` lists ``(field, message)`` for every problem found."""
 
-    def __init__(self, problems: Iterable[tuple[str, str]]):
+    def __init__(self, problems: Iterable[tuple[str, str]], *, title: str = "invalid triage decision"):
         self.problems = tuple(problems)
-        super().__init__("invalid triage decision: " + "; ".join(f"field '{f}': {m}" for f, m in self.problems))
+        super().__init__(f"{title}: " + "; ".join(f"field '{f}': {m}" for f, m in self.problems))
+
+
+class TriageStoreUnavailable(TriageStoreError):
+    """The decision database cannot be reached right now (server gone, connection refused or lost):
+    nothing was written; the same call may succeed once it is back."""
+
+
+class StaleDecisionError(TriageStoreError):
+    """A decision was made on a state of its pair that is no longer the latest: ``latest`` is the
+    decision recorded meanwhile (who decided what, when); nothing was written."""
+
+    def __init__(self, decision: Decision, latest: Decision):
+        self.decision = decision
+        self.latest = latest
+        shown = "none" if decision.based_on == 0 else f"decision #{decision.based_on}"
+        super().__init__(
+            f"pair [{decision.fact_a} | {decision.fact_b}] changed since it was shown ({shown}): "
+            f"{latest.operator} recorded #{latest.id} {latest.kind}"
+            + (f" (winner {latest.winner})" if latest.winner else "")
+            + f" at {latest.decided_at}; review it and confirm again"
+        )
 
 
 # ---- pair keys -------------------------------------------------------------------------------
@@ -107,6 +147,35 @@ def split_pair_key(key: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
+# ---- operators -------------------------------------------------------------------------------
+def normalise_operator(name: str) -> str:
+    """The canonical form of an operator's name: Unicode NFC, outer spaces stripped, inner runs of
+    white space made one space, case folded ("  ALICE  Smith" -> "alice smith"), so one person is one
+    name. Raises :class:`DecisionError` (field ``operator``) for a non-string, an empty name, one
+    longer than :data:`MAX_OPERATOR_CHARS`, or one holding a control or bidi character."""
+    if not isinstance(name, str):
+        raise DecisionError([("operator", f"must be a string, got {type(name).__name__}")])
+    if has_unpaired_surrogate(name):
+        raise DecisionError([("operator", "must be valid UTF-8 text")])
+    if (bad := _bad_char(name)) is not None:
+        raise DecisionError(
+            [
+                (
+                    "operator",
+                    f"must be a single line without control characters (found {bad}; no tab, newline, "
+                    "escape or bidi control)",
+                )
+            ]
+        )
+    folded = " ".join(unicodedata.normalize("NFC", name).split()).casefold()
+    folded = unicodedata.normalize("NFC", folded)
+    if folded == "":
+        raise DecisionError([("operator", "the operator's name is required (got an empty value)")])
+    if len(folded) > MAX_OPERATOR_CHARS:
+        raise DecisionError([("operator", f"longer than {MAX_OPERATOR_CHARS} characters")])
+    return folded
+
+
 # ---- records ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Decision:
@@ -128,6 +197,15 @@ class Decision:
     ckf_fingerprint: str | None = None
     id: int | None = None
     decided_at: str | None = None  # UTC ISO 8601, stamped by the store inside the transaction
+    kb_name: str | None = None  # the knowledge base's name (its CKF file's name) beside its fingerprint
+    role: str = "operator"  # the role the operator held (ROLES); the store stamps it from its role book
+    origin: str = "cli"  # where it was taken (NEW_ORIGINS; "migrated" for a schema-1 row)
+    os_user: str | None = None  # the operating-system user of a CLI decision
+    #: the id of the pair's latest decision the deciding form showed (0: it showed none); None: no check
+    based_on: int | None = None
+    reverts: int | None = None  # a revert entry: the id of the decision it takes back (the note says why)
+    prev_hash: str | None = None  # the previous log entry's entry_hash (stamped by the store)
+    entry_hash: str | None = None  # sha256 of this entry's canonical JSON (crp_core.triage.chain)
 
     @property
     def pair_key(self) -> str:
@@ -145,54 +223,31 @@ class Decision:
         return cls(fact_a=a, fact_b=b, kind=kind, operator=operator, **kw)
 
     @classmethod
-    def accept(
-        cls,
-        a: str,
-        b: str,
-        *,
-        operator: str,
-        winner: str | None = None,
-        note: str = "",
-        ckf_fingerprint: str | None = None,
-    ) -> Decision:
-        """Accept the arbitration as shown (``winner``: the winner it showed; None for a tie)."""
-        return cls.new(a, b, "accept", operator, winner=winner, note=note, ckf_fingerprint=ckf_fingerprint)
+    def accept(cls, a: str, b: str, *, operator: str, winner: str | None = None, **kw: Any) -> Decision:
+        """Accept the arbitration as shown (``winner``: the winner it showed; None for a tie). ``kw``: the
+        other fields (note, ckf_fingerprint, kb_name, origin, os_user, based_on, ...)."""
+        return cls.new(a, b, "accept", operator, winner=winner, **kw)
 
     @classmethod
-    def override(
-        cls, a: str, b: str, *, winner: str, operator: str, note: str = "", ckf_fingerprint: str | None = None
-    ) -> Decision:
+    def override(cls, a: str, b: str, *, winner: str, operator: str, **kw: Any) -> Decision:
         """Override the arbitration: ``winner`` wins the pair whatever its authority."""
-        return cls.new(a, b, "override", operator, winner=winner, note=note, ckf_fingerprint=ckf_fingerprint)
+        return cls.new(a, b, "override", operator, winner=winner, **kw)
 
     @classmethod
-    def dismiss(cls, a: str, b: str, *, operator: str, note: str = "", ckf_fingerprint: str | None = None) -> Decision:
+    def dismiss(cls, a: str, b: str, *, operator: str, **kw: Any) -> Decision:
         """Not a conflict: the pair is not arbitrated (both facts stay)."""
-        return cls.new(a, b, "dismiss", operator, note=note, ckf_fingerprint=ckf_fingerprint)
+        return cls.new(a, b, "dismiss", operator, **kw)
 
     @classmethod
-    def mark_status(
-        cls,
-        a: str,
-        b: str,
-        *,
-        fact: str,
-        status: str,
-        operator: str,
-        note: str = "",
-        ckf_fingerprint: str | None = None,
-    ) -> Decision:
+    def mark_status(cls, a: str, b: str, *, fact: str, status: str, operator: str, **kw: Any) -> Decision:
         """Set the lifecycle status (SPEC-009 §8) of ``fact``, one of the pair's facts."""
-        return cls.new(
-            a,
-            b,
-            "mark_status",
-            operator,
-            target_fact=fact,
-            new_status=status,
-            note=note,
-            ckf_fingerprint=ckf_fingerprint,
-        )
+        return cls.new(a, b, "mark_status", operator, target_fact=fact, new_status=status, **kw)
+
+    @classmethod
+    def revert(cls, a: str, b: str, *, reverts: int, operator: str, reason: str, **kw: Any) -> Decision:
+        """An admin's revert of decision ``reverts`` on the pair {a, b}: a new log entry; ``reason`` (the
+        note) is required. The reverted decision stops being in force (:class:`DecisionSet`)."""
+        return cls.new(a, b, REVERT, operator, reverts=reverts, note=reason, role="admin", **kw)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, keys in the export's column order (``pair_key`` included)."""
@@ -270,7 +325,7 @@ def _kind_problems(d: Decision, ids_ok: bool) -> list[tuple[str, str]]:
         problems.append(("winner", "an override names the fact that must win"))
     if kind in ("accept", "override") and d.winner is not None and ids_ok and d.winner not in pair:
         problems.append(("winner", f"{d.winner!r} is not in the pair ({d.fact_a!r}, {d.fact_b!r})"))
-    if kind in ("dismiss", "mark_status") and d.winner is not None:
+    if kind in ("dismiss", "mark_status", REVERT) and d.winner is not None:
         problems.append(("winner", f"a {kind} decision takes no winner (got {d.winner!r})"))
     if kind == "mark_status":
         if d.target_fact is None:
@@ -283,10 +338,73 @@ def _kind_problems(d: Decision, ids_ok: bool) -> list[tuple[str, str]]:
             problems.append(
                 ("new_status", f"unknown status {d.new_status!r} (expected one of {', '.join(MARKABLE_STATUSES)})")
             )
-    elif kind in KINDS:
+    elif kind in ALL_KINDS:
         for name in ("target_fact", "new_status"):
             if getattr(d, name) is not None:
                 problems.append((name, f"only a mark_status decision takes {name} (kind is {kind!r})"))
+    return problems
+
+
+def _int_problem(v: Any, least: int) -> str | None:
+    if v is None or (type(v) is int and v >= least):
+        return None
+    return f"must be a whole number >= {least} or None, got {v!r:.60}"
+
+
+def _text_problem(v: Any, new: bool, limit: int) -> str | None:
+    """Why an optional one-line text field (os_user, kb_name) is refused, or None."""
+    if v is None:
+        return None
+    if not isinstance(v, str):
+        return f"must be a string or None, got {type(v).__name__}"
+    if has_unpaired_surrogate(v):
+        return "must be valid UTF-8 text"
+    if len(v) > limit:
+        return f"longer than {limit} characters"
+    if new and (bad := _bad_char(v)) is not None:
+        return f"must be a single line without control characters (found {bad})"
+    return None
+
+
+def _team_problems(d: Decision, new: bool) -> list[tuple[str, str]]:
+    """Problems of who decided, where, on what state, and of a revert entry's fields."""
+    problems: list[tuple[str, str]] = []
+    if d.role not in ROLES:
+        problems.append(("role", f"unknown role {d.role!r} (expected one of {', '.join(ROLES)})"))
+    origins = NEW_ORIGINS if new else ORIGINS
+    if d.origin not in origins:
+        problems.append(("origin", f"unknown origin {d.origin!r} (expected one of {', '.join(origins)})"))
+    for name, limit in (("os_user", MAX_OPERATOR_CHARS), ("kb_name", MAX_KB_NAME_CHARS)):
+        if (why := _text_problem(getattr(d, name), new, limit)) is not None:
+            problems.append((name, why))
+    for name, least in (("based_on", 0), ("reverts", 1)):
+        if (why := _int_problem(getattr(d, name), least)) is not None:
+            problems.append((name, why))
+    return problems + _revert_problems(d) + _hash_problems(d, new)
+
+
+def _revert_problems(d: Decision) -> list[tuple[str, str]]:
+    """A revert entry names the decision it takes back and says why; no other kind names one."""
+    problems: list[tuple[str, str]] = []
+    if d.kind == REVERT:
+        if d.reverts is None:
+            problems.append(("reverts", "a revert names the id of the decision it takes back"))
+        if isinstance(d.note, str) and d.note.strip() == "":
+            problems.append(("note", "a revert says why (the note is its reason)"))
+    elif d.reverts is not None:
+        problems.append(("reverts", f"only a revert entry names a decision to take back (kind is {d.kind!r})"))
+    return problems
+
+
+def _hash_problems(d: Decision, new: bool) -> list[tuple[str, str]]:
+    """The chain's hashes are the store's: a new decision has none, a stored one has text."""
+    problems: list[tuple[str, str]] = []
+    for name in ("prev_hash", "entry_hash"):
+        v = getattr(d, name)
+        if new and v is not None:
+            problems.append((name, "stamped by the store; a new decision has none"))
+        elif v is not None and not isinstance(v, str):
+            problems.append((name, "must be a string or None"))
     return problems
 
 
@@ -295,7 +413,8 @@ def validate_decision(d: Decision, *, new: bool = True) -> Decision:
 
     Raises :class:`DecisionError` listing every problem (field and message). ``new`` (a decision being
     recorded, the default) also refuses control characters in the fact ids, the operator's name (any
-    control or bidi character) and the note (any but tab and newline). ``new=False`` (a decision read
+    control or bidi character) and the note (any but tab and newline), normalises the operator's name
+    (:func:`normalise_operator`) and refuses store-stamped hashes. ``new=False`` (a decision read
     back: the audit log, a cleaned CKF) keeps the text rules of the version that wrote it: such text is
     data, drawn visibly where printed, never a reason to drop a decision an operator took.
     """
@@ -303,16 +422,19 @@ def validate_decision(d: Decision, *, new: bool = True) -> Decision:
     ids_ok = not problems
     if ids_ok and d.fact_a == d.fact_b:
         problems.append(("fact_b", f"a pair needs two different facts, got {d.fact_a!r} twice"))
-    if d.kind not in KINDS:
-        problems.append(("kind", f"unknown kind {d.kind!r} (expected one of {', '.join(KINDS)})"))
+    if d.kind not in ALL_KINDS:
+        problems.append(("kind", f"unknown kind {d.kind!r} (expected one of {', '.join(ALL_KINDS)})"))
     operator = d.operator.strip() if isinstance(d.operator, str) else d.operator
     if (why := _operator_problem(operator, new)) is not None:
         problems.append(("operator", why))
+    elif new:
+        operator = normalise_operator(operator)
     if (why := _note_problem(d.note, new)) is not None:
         problems.append(("note", why))
     if d.ckf_fingerprint is not None and not isinstance(d.ckf_fingerprint, str):
         problems.append(("ckf_fingerprint", "must be a string or None"))
     problems += _kind_problems(d, ids_ok)
+    problems += _team_problems(d, new)
     if problems:
         raise DecisionError(problems)
     a, b = (d.fact_a, d.fact_b) if d.fact_a < d.fact_b else (d.fact_b, d.fact_a)
@@ -325,7 +447,7 @@ class DecisionSet:
 
     ``statuses``: fact id -> status from ``mark_status`` decisions (the latest per fact).
     ``pair_decisions``: pair key -> ``{"kind": "accept"|"override"|"dismiss", "winner": id or None}``,
-    the latest accept/override/dismiss per pair: the shape ``resolve_contradictions(decisions=)`` and
+    the latest accept/override/dismiss per pair not reverted: the shape ``resolve_contradictions(decisions=)`` and
     ``scan_ckf(decisions=)`` take. ``latest``: pair key -> the latest decision of any kind.
     ``pair_records``: pair key -> the accept/override/dismiss :class:`Decision` in force (who decided,
     when, why: what the cleaned-CKF export writes, docs/decisions/triage.md "Export").
@@ -337,19 +459,26 @@ class DecisionSet:
     status_decisions: Mapping[str, Decision]  # fact id -> the mark_status decision in force
     count: int  # decisions read (the audit log's length)
     pair_records: Mapping[str, Decision] = field(default_factory=lambda: MappingProxyType({}))
+    #: decision id -> the admin's revert entry that took it back (those decisions are not in force)
+    reverted: Mapping[int, Decision] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def from_decisions(cls, decisions: Iterable[Decision]) -> DecisionSet:
-        """Fold an audit log (in recording order) into the decisions in force (DecisionError on a bad one)."""
+        """Fold an audit log (in recording order) into the decisions in force (DecisionError on a bad one).
+
+        A revert entry takes back the decision it names: that decision is folded as if it had not been
+        taken (the pair or fact returns to what the decisions before and after it say); the revert
+        entry itself decides nothing. A revert of a revert entry is refused by the store."""
+        rows = [validate_decision(d, new=False) for d in decisions]  # a hand-built log gets the structural checks
+        reverted = {d.reverts: d for d in rows if d.kind == REVERT and d.reverts is not None}
         statuses: dict[str, str] = {}
         status_decisions: dict[str, Decision] = {}
         pairs: dict[str, Mapping[str, str | None]] = {}
         pair_records: dict[str, Decision] = {}
         latest: dict[str, Decision] = {}
-        n = 0
-        for d in decisions:
-            n += 1
-            d = validate_decision(d, new=False)  # a hand-built log gets the store's structural checks
+        for d in rows:
+            if d.kind == REVERT or (d.id is not None and d.id in reverted):
+                continue
             key = d.pair_key
             latest[key] = d
             if d.kind == "mark_status":
@@ -364,8 +493,9 @@ class DecisionSet:
             pair_decisions=MappingProxyType(pairs),
             latest=MappingProxyType(latest),
             status_decisions=MappingProxyType(status_decisions),
-            count=n,
+            count=len(rows),
             pair_records=MappingProxyType(pair_records),
+            reverted=MappingProxyType(reverted),
         )
 
     @classmethod
@@ -376,7 +506,7 @@ class DecisionSet:
         """``base``'s pair decisions with this set's on top (this set wins on a pair both decide);
         statuses and records likewise. The decisions an exported CKF carries under the store's."""
 
-        def over(a: Mapping[str, Any], b: Mapping[str, Any]) -> Mapping[str, Any]:
+        def over(a: Mapping[Any, Any], b: Mapping[Any, Any]) -> Mapping[Any, Any]:
             return MappingProxyType({**a, **b})
 
         return DecisionSet(
@@ -386,6 +516,7 @@ class DecisionSet:
             status_decisions=over(base.status_decisions, self.status_decisions),
             count=base.count + self.count,
             pair_records=over(base.pair_records, self.pair_records),
+            reverted=over(base.reverted, self.reverted),
         )
 
     def __bool__(self) -> bool:

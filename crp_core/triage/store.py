@@ -124,6 +124,10 @@ _TEXT_COLUMNS = ("pair_key", "fact_a", "fact_b", "kind", "note", "operator", "de
 _NULLABLE_TEXT_COLUMNS = ("winner", "target_fact", "new_status", "ckf_fingerprint")
 
 
+#: the columns of a schema-1 decision row
+_V1_COLUMNS = COLUMNS[:12]
+
+
 def _column_problems(d: dict[str, Any]) -> list[str]:
     """What in one decision row has a type the schema does not allow (a NULL fact id, a number for a
     kind, a blob): each "field 'f': ..."."""
@@ -139,7 +143,7 @@ def _row_to_decision(row: tuple[Any, ...], path: str) -> Decision:
     """The decision of one row of ``path``'s decisions table, as stored. A row whose values the schema
     refuses (written by another tool: a NULL fact id, a number for a kind) raises
     :class:`TriageStoreError` naming the decision and the fields, so no reader meets it as a TypeError."""
-    d = dict(zip(COLUMNS, row))
+    d = dict(zip(_V1_COLUMNS, row))
     said = _column_problems(d)
     if said:
         raise TriageStoreError(
@@ -459,7 +463,7 @@ class DecisionStore:
                 try:
                     stamped = replace(d, decided_at=format_timestamp(self._clock().astimezone(UTC)))
                     cur = con.execute(
-                        f"INSERT INTO decisions ({', '.join(COLUMNS[1:])}) VALUES ({', '.join('?' * 11)})",
+                        f"INSERT INTO decisions ({', '.join(_V1_COLUMNS[1:])}) VALUES ({', '.join('?' * 11)})",
                         (
                             stamped.pair_key,
                             stamped.fact_a,
@@ -498,7 +502,7 @@ class DecisionStore:
 
     # -- reading -------------------------------------------------------------------------------
     def _select(self, where: str = "", params: tuple[Any, ...] = ()) -> list[Decision]:
-        sql = f"SELECT {', '.join(COLUMNS)} FROM decisions {where} ORDER BY id"
+        sql = f"SELECT {', '.join(_V1_COLUMNS)} FROM decisions {where} ORDER BY id"
         return [_row_to_decision(r, self.path) for r in self._read(sql, params, "read decisions")]
 
     def _read(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:

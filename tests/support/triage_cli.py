@@ -55,15 +55,17 @@ def record(capsys, db, *argv: str) -> dict:
 def forge_db(path, rows: list[tuple]) -> str:
     """A decision database another tool wrote: the store's identity (application_id, schema version,
     tables) but a ``decisions`` table without its constraints, holding ``rows`` (the columns of
-    ``crp_core.decisions.COLUMNS``, in order) as given: NULL ids, a kind no version wrote, ..."""
+    schema-1 columns, the first twelve of ``crp_core.decisions.COLUMNS``, in order) as given: NULL ids, a
+    kind no version wrote, ..."""
     import sqlite3
 
     from crp_core.decisions import COLUMNS
-    from crp_core.triage import APPLICATION_ID, SCHEMA_VERSION
+    from crp_core.triage import APPLICATION_ID
 
+    COLUMNS = COLUMNS[:12]  # the schema-1 decision row
     con = sqlite3.connect(path)
     con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    con.execute("PRAGMA user_version = 1")
     con.execute("CREATE TABLE crp_triage_schema (version INTEGER PRIMARY KEY, applied_at TEXT, note TEXT)")
     con.execute(f"CREATE TABLE decisions ({', '.join(COLUMNS)})")
     con.executemany(f"INSERT INTO decisions VALUES ({', '.join('?' * len(COLUMNS))})", rows)
