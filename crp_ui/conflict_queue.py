@@ -67,6 +67,8 @@ def decision_summary(d: Decision | None) -> str:
         return "dismissed (not a conflict)"
     if d.kind == "mark_status":
         return f"{d.target_fact} marked {d.new_status}"
+    if d.kind == "revert":
+        return f"revert of #{d.reverts}"
     return str(d.kind)
 
 
@@ -236,10 +238,13 @@ HISTORY_COLUMNS = (
     "kb",
     "decided_at",
     "operator",
+    "role",
+    "origin",
     "kind",
     "winner",
     "target_fact",
     "new_status",
+    "reverts",
     "note",
 )
 #: the KB cell of a decision recorded without a fingerprint (it applies to every knowledge base)
@@ -250,7 +255,7 @@ def kb_cell(d: Decision) -> str:
     """The knowledge base a decision was recorded on: "name · fingerprint" (the fingerprint's first 12
     hex digits), the fingerprint alone when the name is unknown, :data:`NO_KB` without one."""
     fp = d.ckf_fingerprint
-    name = getattr(d, "kb_name", None)
+    name = d.kb_name
     if not fp:
         return NO_KB if not name else f"{name} · (no fingerprint)"
     return f"{name} · {fp[:12]}" if name else fp[:12]
@@ -279,8 +284,8 @@ def next_pair(keys: Sequence[str], current: str) -> str | None:
 
 
 def history_frame(decisions: Sequence[Decision]) -> pd.DataFrame:
-    """Audit log rows (oldest first): id, pair, knowledge base, when, who, kind, winner, target,
-    status, note."""
+    """Audit log rows (oldest first): id, pair, knowledge base, when, who (with the role held and where the
+    decision was taken), kind, winner, target, status, the decision a revert takes back, note."""
     rows = [
         {
             "id": d.id,
@@ -288,10 +293,13 @@ def history_frame(decisions: Sequence[Decision]) -> pd.DataFrame:
             "kb": kb_cell(d),
             "decided_at": d.decided_at,
             "operator": d.operator,
+            "role": d.role,
+            "origin": d.origin,
             "kind": d.kind,
             "winner": d.winner or "",
             "target_fact": d.target_fact or "",
             "new_status": d.new_status or "",
+            "reverts": f"#{d.reverts}" if d.reverts is not None else "",
             "note": d.note,
         }
         for d in decisions

@@ -96,3 +96,9 @@ def record(decision: Decision) -> Decision:
     """
     with DecisionStore(db_path(), create=True) as store:
         return store.record(decision)
+
+
+def latest_id(fact_a: str, fact_b: str) -> int:
+    """The id of the pair's latest log entry (0 when it has none): what a form drawn now is based on."""
+    hist = pair_history(fact_a, fact_b)
+    return int(hist[-1].id or 0) if hist else 0

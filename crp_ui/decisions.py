@@ -53,7 +53,7 @@ from crp_core import (
 )
 
 from .cache import by_identity, corpus_digest
-from .decision_store import audit_log, decision_set, open_store, pair_history, record
+from .decision_store import audit_log, decision_set, latest_id, open_store, pair_history, record
 from .progress import Bar
 from .session import DEFAULT_DB_FILE
 
@@ -349,6 +349,7 @@ __all__ = [
     "decision_set",
     "open_store",
     "pair_history",
+    "latest_id",
     "record",
     # what the decisions do
     "AppliedSummary",

@@ -1,41 +1,38 @@
 """The Conflicts page's decision form: record an operator decision on one pair (accept the arbitration,
-override the winner, mark a fact's status, dismiss), with a note and the operator's name from the
-sidebar, in the triage database every session shares (:mod:`crp_ui.decision_store`).
+override the winner, mark a fact's status, dismiss), with a note, as this session's operator
+(:mod:`crp_ui.team`), in the triage database every session shares (:mod:`crp_ui.decision_store`).
 
-The decision is recorded in a callback, which Streamlit runs before the script, so the very first run
-after the click already reads the new decision set; the outcome (the recorded decision, or every field
-the store refused) is shown on that run. A recorded decision clears the form (note, status); a submit
-that would record again exactly the pair's latest decision (a double click) records nothing. "Record and
-next" then selects the pair after this one in the queue as shown. Keyboard: A / O / M / D choose the
-kind of decision, N records and moves on (Streamlit's button shortcuts, which ignore keys typed into a
-text field).
+The decision is recorded in a callback (:mod:`crp_ui.triage_record`), which Streamlit runs before the
+script, so the very first run after the click already reads the new decision set; the outcome (the
+recorded decision, every field the store refused, the decision recorded meanwhile by someone else with
+its "review and confirm") is shown on that run. Keyboard: A / O / M / D choose the kind of decision, N
+records and moves to the next pair (Streamlit's button shortcuts, which ignore keys typed into a text
+field). A session that may not record (a viewer, no operator) sees every control disabled, and why.
 """
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
-from crp_core import (
-    MARKABLE_STATUSES,
-    MAX_NOTE_CHARS,
-    ConflictPair,
-    CRPConfig,
-    CRPError,
-    Decision,
-    DecisionError,
-    KnowledgeBase,
-    authority_winner,
-)
+from crp_core import MARKABLE_STATUSES, MAX_NOTE_CHARS, ConflictPair, CRPConfig, KnowledgeBase
 
 from . import conflicts_view as cv
-from . import decisions, render, state
+from . import decisions, render, state, team
+from .triage_record import (
+    K_FLASH,
+    K_FORM_ERROR,
+    K_FORM_INFO,
+    K_PAIR,
+    K,
+    field_keys,
+    on_confirm,
+    on_record,
+    stale_refusal,
+    unavailable,
+)
 
-#: the Conflicts page's widget and session keys start with this
-K = "crp.page.conflicts."
-K_FLASH = K + "flash"  # the message about the decision recorded by the last click
-K_FORM_ERROR = K + "form_error"  # why the last submitted decision was not recorded
-K_FORM_INFO = K + "form_info"  # a submit that recorded nothing, and why (not an error)
-K_PAIR = K + "pair"  # the queue's pair select box (Record and next moves it)
 KIND_LABELS = {
     "accept": "Accept the arbitration",
     "override": "Override the winner",
@@ -54,114 +51,6 @@ STATUS_EFFECTS = {
     "QUARANTINED": "never retrieved, kept in the CKF",
     "DELETED": "never retrieved",
 }
-
-
-def build_decision(
-    kind: str,
-    pair: ConflictPair,
-    *,
-    operator: str,
-    fields: dict[str, str | None],
-    fingerprint: str,
-    config: CRPConfig,
-) -> Decision:
-    """The decision of ``kind`` on ``pair`` from the form's ``fields`` (winner, target, status, note);
-    an accepted arbitration names the winner SPEC-027 §2.3 gives."""
-    a, b, note = pair.fact_a, pair.fact_b, str(fields.get("note") or "")
-    if kind == "accept":
-        return Decision.accept(
-            a, b, operator=operator, winner=authority_winner(pair, config), note=note, ckf_fingerprint=fingerprint
-        )
-    if kind == "override":
-        winner = str(fields.get("winner"))
-        return Decision.override(a, b, winner=winner, operator=operator, note=note, ckf_fingerprint=fingerprint)
-    if kind == "dismiss":
-        return Decision.dismiss(a, b, operator=operator, note=note, ckf_fingerprint=fingerprint)
-    return Decision.mark_status(
-        a,
-        b,
-        fact=str(fields.get("target")),
-        status=str(fields.get("status")),
-        operator=operator,
-        note=note,
-        ckf_fingerprint=fingerprint,
-    )
-
-
-def field_keys(pk: str) -> dict[str, str]:
-    """The widget keys of the form's fields for the pair ``pk``."""
-    return {name: f"{K}{name}.{pk}" for name in ("winner", "target", "status", "note")}
-
-
-def _fields(kind: str, keys: dict[str, str]) -> dict[str, str | None]:
-    """The values of the fields ``kind`` uses (the others are None)."""
-    used = {"override": ("winner",), "mark_status": ("target", "status")}.get(kind, ())
-    out: dict[str, str | None] = {name: state.recall(keys[name]) if name in used else None for name in keys}
-    out["note"] = state.recall(keys["note"])
-    return out
-
-
-def _record(d: Decision) -> Decision | None:
-    """Record ``d``; None, with the refusal kept for the next run, when the store refuses it."""
-    try:
-        return decisions.record(d)
-    except DecisionError as exc:
-        state.remember(
-            K_FORM_ERROR,
-            "Decision refused:\n\n" + "\n".join(f"- field `{f}`: {render.md_escape(m)}" for f, m in exc.problems),
-        )
-    except CRPError as exc:
-        state.remember(K_FORM_ERROR, f"Decision not recorded: {render.md_escape(exc)}")
-    return None
-
-
-def _duplicate_of(d: Decision) -> Decision | None:
-    """The pair's latest decision when ``d`` would record it again (a second click), else None."""
-    hist = decisions.pair_history(d.fact_a, d.fact_b)
-    return hist[-1] if hist and cv.same_decision(hist[-1], d) else None
-
-
-def _move_on(pk: str, queue_keys: list[str]) -> None:
-    """Select the pair after ``pk`` in the queue as shown (a callback: before the select box is drawn)."""
-    nxt = cv.next_pair(queue_keys, pk)
-    if nxt is None or nxt == pk:
-        state.remember(K_FORM_INFO, "That was the last pair of the queue as shown.")
-        return
-    state.remember(K_PAIR, nxt)
-    state.select_pair(nxt)
-
-
-def _on_record(
-    kind: str, pair: ConflictPair, fingerprint: str, config: CRPConfig, queue_keys: list[str] | None = None
-) -> None:
-    """Record the submitted decision (a callback: it runs before the script); with ``queue_keys``
-    ("Record and next"), then select the next pair of the queue."""
-    pk = cv.p_key(pair)
-    keys = field_keys(pk)
-    state.forget(K_FORM_ERROR)
-    state.forget(K_FORM_INFO)
-    fields = _fields(kind, keys)
-    if kind == "mark_status" and not fields["status"]:
-        state.remember(K_FORM_ERROR, "Choose the new status: none is preselected.")
-        return
-    d = build_decision(kind, pair, operator=state.get_operator(), fields=fields, fingerprint=fingerprint, config=config)
-    dup = _duplicate_of(d)
-    if dup is not None:
-        state.remember(K_FORM_INFO, f"Already recorded as decision #{dup.id} ({dup.decided_at}): nothing recorded.")
-        rec: Decision | None = dup
-    else:
-        rec = _record(d)
-        if rec is None:
-            return
-        state.remember(
-            K_FLASH,
-            f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
-            f"{cv.decision_summary(rec)} (by {rec.operator}, {rec.decided_at}).",
-        )
-    for name in ("note", "status"):  # a recorded decision clears the form (the kind stays)
-        state.forget(keys[name])
-    if queue_keys is not None:
-        _move_on(pk, queue_keys)
 
 
 def _on_kind(pk: str, kind: str) -> None:
@@ -242,21 +131,85 @@ def _kind_keys(pk: str, disabled: bool) -> None:
             )
 
 
+def _who(refusal: str | None) -> None:
+    """Who records here (one element either way: the form below keeps its place)."""
+    if refusal is not None:
+        st.warning(refusal)
+        return
+    who = team.identity()
+    where = "Operator name, in the sidebar" if who.mode == "single" else render.md_escape(who.source)
+    st.caption(f"Recording as **{render.md_escape(who.operator or '')}** ({where}) · role {who.role.value}.")
+
+
+def _stale_block(pk: str) -> None:
+    """The decision the store refused because someone decided this pair meanwhile: who, what, when, and
+    the one click that records it anyway, based on what is now the latest."""
+    kept = stale_refusal()
+    if kept is None or kept.decision.pair_key != pk:
+        return
+    new = kept.latest
+    with st.container(border=True):
+        st.error(
+            render.md_escape(
+                f"Not recorded: this pair changed after the form was drawn. {new.operator} ({new.role}, "
+                f"{new.origin}) recorded decision #{new.id} at {new.decided_at}: {cv.decision_summary(new)}"
+                + (f' (note: "{new.note}")' if new.note else "")
+                + "."
+            )
+        )
+        st.caption(
+            render.md_escape(
+                f"Yours was: {cv.decision_summary(kept.decision)}"
+                + (f' (note: "{kept.decision.note}")' if kept.decision.note else "")
+                + ". The pair above shows the decision now in force: review it, then confirm yours to record it "
+                f"over #{new.id}, or leave it."
+            )
+        )
+        st.button(
+            f"Review and confirm: record mine over #{new.id}",
+            key=f"{K}confirm.{pk}",
+            type="primary",
+            on_click=on_confirm,
+            disabled=team.record_refusal() is not None,
+        )
+
+
+def _outcome(pk: str) -> None:
+    """What the last click did not record, and why."""
+    _stale_block(pk)
+    gone = unavailable()
+    if gone is not None:
+        st.error(
+            "The decision database cannot be reached: nothing was recorded and the form keeps what you "
+            f"entered; record again once it is back. ({render.md_escape(gone)})"
+        )
+    err = state.forget(K_FORM_ERROR)
+    if err:
+        st.error(err)
+    info = state.forget(K_FORM_INFO)
+    if info:
+        st.info(render.md_escape(info))
+
+
+def shown_fields(pair: ConflictPair, kb: KnowledgeBase) -> dict[str, object]:
+    """What the form is drawn on: the pair's latest log entry (``based_on``; 0 for none) and the KB's name."""
+    return {
+        "based_on": decisions.latest_id(pair.fact_a, pair.fact_b),
+        "kb_name": os.path.basename(kb.source) or state.get_ckf_label() or None,
+    }
+
+
 def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig, queue_keys: list[str]) -> None:
-    """Record a decision on ``pair`` (operator from the sidebar). The kind is chosen first; the form
-    then holds only that kind's fields. ``queue_keys``: the pairs of the queue as shown, in order
-    ("Record and next" moves to the one after ``pair``)."""
+    """Record a decision on ``pair`` as this session's operator. The kind is chosen first; the form then
+    holds only that kind's fields. ``queue_keys``: the pairs of the queue as shown, in order ("Record and
+    next" moves to the one after ``pair``)."""
     pk = cv.p_key(pair)
     keys = field_keys(pk)
-    operator = state.get_operator()
-    # one element in this slot either way: the form below keeps its place when the name is entered
-    if not operator:
-        st.warning("Enter your name under **Operator name** in the sidebar to record decisions.")
-    else:
-        st.caption(f"Recording as **{render.md_escape(operator)}** (Operator name, in the sidebar).")
+    refusal = team.record_refusal()
+    _who(refusal)
     kind = st.radio("Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk)
-    _kind_keys(pk, disabled=not operator)
-    args = (kind, pair, state.get_ckf_fingerprint(kb), config)
+    _kind_keys(pk, disabled=refusal is not None)
+    args = (kind, pair, state.get_ckf_fingerprint(kb), config, shown_fields(pair, kb))
     with st.form(K + "form." + pk, clear_on_submit=False, border=True):
         _kind_fields(kind, pair, keys)
         st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68)
@@ -264,23 +217,33 @@ def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig, queu
             st.form_submit_button(
                 "Record decision",
                 type="primary",
-                disabled=not operator,
+                disabled=refusal is not None,
                 key=K + "submit." + pk,
-                on_click=_on_record,
+                on_click=on_record,
                 args=args,
             )
             st.form_submit_button(
                 "Record and next",
-                disabled=not operator,
+                disabled=refusal is not None,
                 key=K + "submit_next." + pk,
                 shortcut=NEXT_KEY,
-                on_click=_on_record,
-                args=(*args, list(queue_keys)),
+                on_click=on_record,
+                args=(*args, tuple(queue_keys)),
                 help="Record this decision, then open the next pair of the queue as shown.",
             )
-    err = state.forget(K_FORM_ERROR)
-    if err:
-        st.error(err)
-    info = state.forget(K_FORM_INFO)
-    if info:
-        st.info(render.md_escape(info))
+    _outcome(pk)
+
+
+__all__ = [
+    "K",
+    "K_FLASH",
+    "K_PAIR",
+    "KINDS",
+    "KIND_KEYS",
+    "KIND_LABELS",
+    "NEXT_KEY",
+    "STATUS_EFFECTS",
+    "decision_form",
+    "flash",
+    "shown_fields",
+]

@@ -16,6 +16,7 @@ from crp_core import PATTERNS, STATUSES, ConflictScan, CRPConfig, DecisionSet, K
 from . import cache, decisions, render, state
 from . import conflicts_view as cv
 from .triage_form import K_PAIR, K, decision_form
+from .triage_revert import revert_section
 
 K_TABLE = K + "table"  # the queue table's selection event
 K_SHOWN = K + "shown"  # the pair keys of the rows the table shows, in order
@@ -209,6 +210,7 @@ def queue_tab(
     cv.queue_case(pair, kb, dict(ds.statuses), now=now, config=config, key=K + "authority")
     decision_form(pair, kb, config, keys)
     hist = decisions.pair_history(pair.fact_a, pair.fact_b)
+    revert_section(pair, hist, kb)
     st.markdown(f"**Decision history of this pair** ({len(hist)})")
     if hist:
         render.dataframe(

@@ -382,9 +382,15 @@ def _counts(counts: dict[str, int], ds: DecisionSet, agreement: SdkAgreement | N
     m[3].metric("decided", counts["decided"])
     m[4].metric("dismissed", counts["dismissed"])
     m[5].metric("decisions in the log", ds.count)
+    who = team.identity()
     st.caption(
-        " · ".join(f"{p}: {counts[p]}" for p in PATTERNS) + f" · operator: "
-        f"{render.md_escape(state.get_operator() or '(none: set it in the sidebar)')}"
+        " · ".join(f"{p}: {counts[p]}" for p in PATTERNS)
+        + " · operator: "
+        + (
+            f"{render.md_escape(who.operator)} ({who.role.value})"
+            if who.operator
+            else "(none: " + ("set it in the sidebar)" if who.mode == "single" else "read-only)")
+        )
     )
     if agreement is not None:
         st.caption(render.md_escape(cv.sdk_summary(agreement)))

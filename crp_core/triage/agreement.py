@@ -15,8 +15,10 @@
   quorum of 1 is the single-reviewer policy: the latest decision settles the pair, whoever recorded it,
   so a later decision correcting an earlier one is never a disagreement.
 
-Pure functions of :class:`~crp_core.decisions.Decision` records in recording order; operator names are
-compared as recorded (the store normalises them when it records).
+Pure functions of :class:`~crp_core.decisions.Decision` records in recording order. An admin's revert
+entry and the decision it takes back are left out (neither is a position); operator names are compared
+in their normal form (:func:`~crp_core.decisions.normalise_operator`), so "ALICE" of an older entry and
+"alice" are one operator.
 """
 
 from __future__ import annotations
@@ -26,13 +28,27 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from crp_core.decisions import Decision
+from crp_core.decisions import REVERT, Decision, DecisionError, normalise_operator
 
 #: a pair's review status under the two-person policy
 SETTLED = "settled"
 DISAGREEMENT = "disagreement"
 OPEN = "open"
 REVIEW_STATES: tuple[str, ...] = (SETTLED, DISAGREEMENT, OPEN)
+
+
+def _operator(d: Decision) -> str:
+    try:
+        return normalise_operator(d.operator)
+    except DecisionError:  # a name the store could not have written today: compared as recorded
+        return d.operator
+
+
+def taken_positions(decisions: Iterable[Decision]) -> list[Decision]:
+    """``decisions`` without the revert entries and the decisions they take back (recording order kept)."""
+    rows = list(decisions)
+    reverted = {d.reverts for d in rows if d.kind == REVERT and d.reverts is not None}
+    return [d for d in rows if d.kind != REVERT and (d.id is None or d.id not in reverted)]
 
 
 def decision_label(d: Decision) -> str:
@@ -49,21 +65,21 @@ def positions(decisions: Iterable[Decision]) -> dict[str, str]:
     """operator -> the position of that operator's latest decision among ``decisions`` (one pair's, in
     recording order)."""
     out: dict[str, str] = {}
-    for d in decisions:
-        out[d.operator] = decision_label(d)
+    for d in taken_positions(decisions):
+        out[_operator(d)] = decision_label(d)
     return out
 
 
 def review_status(decisions: Sequence[Decision], quorum: int) -> str:
     """``settled`` / ``disagreement`` / ``open`` for one pair's ``decisions`` (recording order) under
-    ``quorum`` (>= 1) agreeing operators."""
+    ``quorum`` (>= 1) agreeing operators; a pair whose only decisions were reverted is open."""
     if quorum < 1:
         raise ValueError(f"quorum must be at least 1, got {quorum}")
-    if not decisions:
+    held = Counter(positions(decisions).values())
+    if not held:
         return OPEN
     if quorum == 1:
         return SETTLED
-    held = Counter(positions(decisions).values())
     if len(held) > 1:
         return DISAGREEMENT
     return SETTLED if next(iter(held.values())) >= quorum else OPEN
@@ -72,7 +88,7 @@ def review_status(decisions: Sequence[Decision], quorum: int) -> str:
 def review_statuses(decisions: Iterable[Decision], quorum: int) -> dict[str, str]:
     """pair key -> :func:`review_status` for every pair the log names (pairs it does not name are open)."""
     by_pair: dict[str, list[Decision]] = {}
-    for d in decisions:
+    for d in taken_positions(decisions):
         by_pair.setdefault(d.pair_key, []).append(d)
     return {key: review_status(ds, quorum) for key, ds in by_pair.items()}
 
@@ -123,7 +139,7 @@ class OperatorAgreement:
 def operator_agreement(decisions: Iterable[Decision]) -> tuple[OperatorAgreement, ...]:
     """Agreement of every two operators with at least one shared pair, ordered by their names."""
     by_pair: dict[str, list[Decision]] = {}
-    for d in decisions:
+    for d in taken_positions(decisions):
         by_pair.setdefault(d.pair_key, []).append(d)
     held = {key: positions(ds) for key, ds in by_pair.items()}  # pair -> operator -> position
     operators = sorted({op for pos in held.values() for op in pos})

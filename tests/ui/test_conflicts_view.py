@@ -358,17 +358,21 @@ def test_history_frame_columns():
     d = Decision.override("a", "b", winner="b", operator="x", note="n")
     fp = "0123456789abcdef" * 4
     e = Decision.dismiss("c", "d", operator="y", ckf_fingerprint=fp)
-    f = cv.history_frame([d, e])
+    r = Decision.revert("a", "b", reverts=7, operator="root", reason="wrong", ckf_fingerprint=fp, kb_name="kb.jsonl")
+    f = cv.history_frame([d, e, r])
     assert list(f.columns) == [
         "id",
         "pair",
         "kb",
         "decided_at",
         "operator",
+        "role",
+        "origin",
         "kind",
         "winner",
         "target_fact",
         "new_status",
+        "reverts",
         "note",
     ]
     assert f.to_dict("records")[0] == {
@@ -377,13 +381,18 @@ def test_history_frame_columns():
         "kb": "(none: applies to every KB)",
         "decided_at": None,
         "operator": "x",
+        "role": "operator",
+        "origin": "cli",
         "kind": "override",
         "winner": "b",
         "target_fact": "",
         "new_status": "",
+        "reverts": "",
         "note": "n",
     }
-    assert f.kb.tolist()[1] == "0123456789ab"  # the fingerprint's first 12 hex digits
+    assert f.kb.tolist()[1:] == ["0123456789ab", "kb.jsonl · 0123456789ab"]  # the fingerprint's first 12 digits
+    assert (f.kind[2], f.reverts[2], f.role[2], f.note[2]) == ("revert", "#7", "admin", "wrong")
+    assert cv.decision_summary(r) == "revert of #7"
 
 
 def test_the_log_of_one_knowledge_base_keeps_decisions_without_a_fingerprint():

@@ -106,6 +106,21 @@ def test_review_status(log, quorum, want):
     assert review_status(log, quorum) == want
 
 
+def test_reverted_decisions_and_revert_entries_are_no_position():
+    from dataclasses import replace
+
+    log = [
+        replace(dismiss("a", "b", "alice"), id=1),
+        replace(win("a", "b", "a", "bob"), id=2),
+        replace(Decision.revert("a", "b", reverts=2, operator="root", reason="wrong pair"), id=3),
+        replace(dismiss("a", "b", "ALICE "), id=4),  # an older entry's spelling: the same operator
+    ]
+    assert positions(log) == {"alice": "dismiss"}
+    assert review_status(log, 2) == OPEN  # bob's override was taken back: alice alone
+    assert review_status(log[2:3], 1) == OPEN
+    assert operator_agreement(log) == ()
+
+
 def test_review_statuses_of_a_log_and_a_bad_quorum():
     log = [dismiss("a", "b", "alice"), win("c", "d", "c", "alice"), win("c", "d", "d", "bob")]
     assert review_statuses(log, 2) == {"a|b": OPEN, "c|d": DISAGREEMENT}
