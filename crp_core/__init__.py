@@ -84,6 +84,7 @@ if TYPE_CHECKING:
     from crp_core.decisions import (
         MARKABLE_STATUSES,
         MAX_NOTE_CHARS,
+        REVERT,
         Decision,
         DecisionError,
         DecisionSet,
@@ -180,7 +181,10 @@ if TYPE_CHECKING:
         export_csv,
         export_json,
         export_report_dict,
+        open_store,
     )
+    from crp_core.triage.chain import ChainVerdict
+    from crp_core.triage.claims import Claim
     from crp_core.triage.quality import DetectorQuality, detector_quality
     from crp_core.triage.roles import PermissionRefused, Role, RoleBook, TeamConfigError, load_roles
     from crp_core.triage.sdk_export import SDK_CHECKSUMS, checksum_algorithm, export_sdk_snapshot
@@ -318,6 +322,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "DecisionError",
         "MARKABLE_STATUSES",
         "MAX_NOTE_CHARS",
+        "REVERT",
         "StaleDecisionError",
         "TriageStoreError",
         "TriageStoreUnavailable",
@@ -360,7 +365,10 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "export_csv",
         "export_json",
     ),
+    "crp_core.triage.chain": ("ChainVerdict",),
+    "crp_core.triage.claims": ("Claim",),
     "crp_core.triage.quality": ("DetectorQuality", "detector_quality"),
+    "crp_core.triage.store": ("open_store",),
     "crp_core.triage.roles": ("PermissionRefused", "Role", "RoleBook", "TeamConfigError", "load_roles"),
     "crp_core.triage.team": ("TEAM_ENV", "TeamConfig", "load_team_config"),
     "crp_core.triage.sdk_export": ("SDK_CHECKSUMS", "checksum_algorithm"),
@@ -431,7 +439,8 @@ __all__ = [
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",
     # triage as a team (docs/decisions/triage.md): names, roles, the team file, the store's refusals
     "normalise_operator", "StaleDecisionError", "TriageStoreUnavailable", "PermissionRefused", "Role", "RoleBook",
-    "TeamConfigError", "load_roles", "TEAM_ENV", "TeamConfig", "load_team_config",
+    "TeamConfigError", "load_roles", "TEAM_ENV", "TeamConfig", "load_team_config", "open_store", "Claim",
+    "ChainVerdict", "REVERT",
     # team triage, read by the dashboard
     "REVIEW_STATES", "OperatorAgreement", "operator_agreement", "review_statuses", "Identity", "resolve_identity",
     # crprotocol sessions: the audit trail and its analysis

@@ -247,7 +247,7 @@ class Decision:
     def revert(cls, a: str, b: str, *, reverts: int, operator: str, reason: str, **kw: Any) -> Decision:
         """An admin's revert of decision ``reverts`` on the pair {a, b}: a new log entry; ``reason`` (the
         note) is required. The reverted decision stops being in force (:class:`DecisionSet`)."""
-        return cls.new(a, b, REVERT, operator, reverts=reverts, note=reason, role="admin", **kw)
+        return cls.new(a, b, REVERT, operator, reverts=reverts, note=reason, **kw)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, keys in the export's column order (``pair_key`` included)."""

@@ -5,23 +5,30 @@
   force (docs/decisions/triage.md "Export") in the format of ``--out`` (extension, or a directory), or
   with ``--format sdk`` a crprotocol SDK snapshot (``.json``; "The SDK export"), and the export report
   as JSON next to it;
-* ``triage decisions --db PATH [--json|--csv] [--pair A B]``: print the audit log;
+* ``triage decisions --db PATH [--json|--csv|--jsonl] [--pair A B]``: print the audit log (``--jsonl``: one
+  entry per line with its chain hashes);
+* ``triage verify --db PATH [--json]``: recompute the log's hash chain; exit 1 naming the first broken
+  entry;
 * ``triage stats --db PATH --ckf PATH [--json]``: the detector's precision per pattern as the
   operators' decisions judge it (dismissed = false positive; accepted / overridden = true conflict);
-* ``triage record --db PATH --pair A B --kind K [--winner ID] [--fact ID --status S]
-  --operator NAME [--note TEXT] [--ckf PATH]``: record one decision, print it as one JSON line.
+* ``triage record --db PATH --ckf PATH --pair A B --kind K [--winner ID] [--fact ID --status S]
+  [--reverts ID] --operator NAME [--note TEXT] [--based-on ID] [--roles FILE]``: record one decision
+  (checked against the CKF, stamped with its name and fingerprint, the OS user and origin "cli"; the
+  role from ``--roles`` or the team file of ``$CRP_INSPECT_TEAM``), print it as one JSON line.
 
-``--db`` defaults to ``$CRP_INSPECT_TRIAGE_DB``. Read commands never create a database. Text output
-draws the control and format characters of the data (a database written by an older version or
-another tool) as escapes (``\x1b``; :func:`crp_core.cli.common.visible`); ``--json`` / ``--csv`` carry
-the text exactly.
-Exit status: 0 done, 2 refused (bad input, unusable database: one clear message on stderr);
-``export --strict``: 1 when the export report lists something the CKF does not carry.
+``--db`` defaults to ``$CRP_INSPECT_TRIAGE_DB``: an SQLite file or a ``postgresql://`` URL. Read commands
+never create a database. Text output draws the control and format characters of the data (a database written
+by an older version or another tool) as escapes (``\x1b``; :func:`crp_core.cli.common.visible`); ``--json`` /
+``--csv`` carry the text exactly.
+Exit status: 0 done, 2 refused (bad input, unusable database, a stale ``--based-on``, a role that may not: one clear
+message on stderr); ``export --strict``: 1 when the export report lists something the CKF does not carry;
+``verify``: 1 when the chain is broken.
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
 import sys
@@ -29,11 +36,11 @@ from typing import TYPE_CHECKING
 
 from crp_core.cli.common import add_sdk_map_args, input_source_map, load_input_ckf, visible
 from crp_core.config import STATUSES
+from crp_core.decisions import ALL_KINDS
 from crp_core.errors import CRPError
 from crp_core.report import dumps
 from crp_core.triage import (
     DB_PATH_ENV,
-    KINDS,
     Decision,
     DecisionStore,
     ExportReport,
@@ -41,9 +48,12 @@ from crp_core.triage import (
     export_cleaned_ckf,
     export_csv,
     export_json,
+    load_roles,
+    load_team_config,
     pair_key,
     report_path_for,
 )
+from crp_core.triage.chain import ChainVerdict, jsonl_lines
 from crp_core.triage.export import export_report_dict
 from crp_core.triage.sdk_export import SDK_CHECKSUMS, export_sdk_snapshot
 
@@ -56,12 +66,12 @@ def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "triage",
         help="operator decisions on conflict pairs (record, decisions, stats, export)",
-        description="Operator decisions on conflict pairs, stored in SQLite: record "
+        description="Operator decisions on conflict pairs, stored in SQLite or PostgreSQL: record "
         "them, print the audit log, judge the detector by them, export a cleaned CKF.",
     )
     sub = p.add_subparsers(dest="triage_command", metavar="ACTION")
     sub.required = True
-    db_help = f"decision database (SQLite file; default ${DB_PATH_ENV})"
+    db_help = f"decision database (SQLite file or postgresql:// URL; default ${DB_PATH_ENV})"
 
     e = sub.add_parser(
         "export",
@@ -117,8 +127,19 @@ def register(subparsers: Subparsers) -> None:
     fmt = d.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON export (audit log + decisions in force)")
     fmt.add_argument("--csv", action="store_true", help="CSV export (one decision per row)")
+    fmt.add_argument("--jsonl", action="store_true", help="JSON Lines: one log entry per line, with its chain hashes")
     d.add_argument("--pair", nargs=2, metavar=("A", "B"), help="only the history of this pair")
     d.set_defaults(handler=_decisions)
+
+    v = sub.add_parser(
+        "verify",
+        help="recompute the audit log's hash chain",
+        description="Recompute every entry's hash and its link to the previous entry; name the first "
+        "broken entry (exit 1) or print how many entries verify and the head hash.",
+    )
+    v.add_argument("--db", metavar="PATH", default=None, help=db_help)
+    v.add_argument("--json", action="store_true", help="print one JSON object")
+    v.set_defaults(handler=_verify)
 
     q = sub.add_parser(
         "stats",
@@ -139,13 +160,29 @@ def register(subparsers: Subparsers) -> None:
     )
     r.add_argument("--db", metavar="PATH", default=None, help=db_help + "; created if missing")
     r.add_argument("--pair", nargs=2, metavar=("A", "B"), required=True, help="the two facts of the pair")
-    r.add_argument("--kind", required=True, choices=KINDS, help="the decision")
+    r.add_argument("--kind", required=True, choices=ALL_KINDS, help="the decision (revert: an admin's, with --reverts)")
     r.add_argument("--winner", metavar="ID", help="override: the fact that wins; accept: the winner shown")
     r.add_argument("--fact", metavar="ID", help="mark_status: the fact whose status changes")
     r.add_argument("--status", choices=STATUSES, help="mark_status: the new status")
-    r.add_argument("--operator", metavar="NAME", required=True, help="who decides")
+    r.add_argument("--reverts", metavar="ID", type=int, help="revert: the decision taken back (--note says why)")
+    r.add_argument("--operator", metavar="NAME", required=True, help="who decides (normalised: case, spaces)")
     r.add_argument("--note", metavar="TEXT", default="", help="free-text reason")
-    r.add_argument("--ckf", metavar="PATH", help="check the pair's facts exist in this CKF and stamp its fingerprint")
+    r.add_argument(
+        "--ckf",
+        metavar="PATH",
+        required=True,
+        help="the CKF the decision is taken on: the pair's facts must be in it; its name and fingerprint are stamped",
+    )
+    r.add_argument(
+        "--based-on",
+        metavar="ID",
+        type=int,
+        default=None,
+        help="the pair's latest decision id you decided on (0: none); refused if another decision came since",
+    )
+    r.add_argument(
+        "--roles", metavar="FILE", help="roles file (TOML); default: the team file of $CRP_INSPECT_TEAM, if any"
+    )
     add_sdk_map_args(r)
     r.set_defaults(handler=_record)
 
@@ -292,6 +329,8 @@ def _decisions(args: argparse.Namespace) -> int:
         rows = store.history(pair_key(*args.pair)) if args.pair else store.all()
     if args.json:
         sys.stdout.write(export_json(rows))
+    elif args.jsonl:
+        sys.stdout.write(jsonl_lines(rows))
     elif args.csv:
         sys.stdout.write(export_csv(rows))
     else:
@@ -304,6 +343,7 @@ def _decisions(args: argparse.Namespace) -> int:
                 "override": f"override: {v(d.winner)} wins",
                 "dismiss": "dismiss: not a conflict",
                 "mark_status": f"mark {v(d.target_fact)} {v(d.new_status)}",
+                "revert": f"revert #{d.reverts}",
             }.get(d.kind, v(d.kind))
             note = f"  note: {v(d.note)}" if d.note else ""
             print(f"#{d.id} {v(d.decided_at)} {v(d.operator)}: [{v(d.fact_a)} | {v(d.fact_b)}] {what}{note}")
@@ -340,15 +380,18 @@ def _stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _os_user() -> str | None:
+    """The operating-system user running the command (None when it cannot be told)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        return None
+
+
 def _record(args: argparse.Namespace) -> int:
     a, b = args.pair
-    fingerprint = None
-    if args.ckf:
-        kb = load_input_ckf(args.ckf, lenient=False, max_bytes=None, source_map=input_source_map(args))
-        missing = [f for f in (a, b) if kb.get(f) is None]
-        if missing:
-            raise _UsageError(f"fact(s) {', '.join(map(repr, missing))} not in CKF {args.ckf}")
-        fingerprint = kb.fingerprint
+    kb = load_input_ckf(args.ckf, lenient=False, max_bytes=None, source_map=input_source_map(args))
+    roles = load_roles(args.roles) if args.roles else load_team_config().roles
     decision = Decision.new(
         a,
         b,
@@ -358,9 +401,31 @@ def _record(args: argparse.Namespace) -> int:
         target_fact=args.fact,
         new_status=args.status,
         note=args.note,
-        ckf_fingerprint=fingerprint,
+        reverts=args.reverts,
+        based_on=args.based_on,
+        origin="cli",
+        os_user=_os_user(),
     )
-    with DecisionStore(_db(args)) as store:
-        done = store.record(decision)
+    with DecisionStore(_db(args), roles=roles) as store:
+        done = store.record(decision, kb=kb)
     print(json.dumps(done.to_dict(), ensure_ascii=False), flush=True)
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    with DecisionStore(_db(args), create=False, readonly=True) as store:
+        verdict = store.verify()
+    if args.json:
+        sys.stdout.write(json.dumps(verdict.to_dict(), ensure_ascii=False) + "\n")
+    else:
+        _print_verdict(verdict)
+    return 0 if verdict.ok else 1
+
+
+def _print_verdict(verdict: ChainVerdict) -> None:
+    if verdict.ok:
+        print(f"chain ok: {verdict.entries} entries; head {verdict.head}")
+    else:
+        print(
+            f"chain BROKEN at entry #{verdict.first_broken_id} (entry {verdict.entries} in id order): {verdict.reason}"
+        )

@@ -1,5 +1,7 @@
-"""Operator triage of flagged conflicts (SPEC-027 §2): the decisions' SQLite store
-(:mod:`crp_core.triage.store`), the audit log's exports (:mod:`crp_core.triage.log`), the cleaned-CKF
+"""Operator triage of flagged conflicts (SPEC-027 §2): the decisions' store, SQLite or PostgreSQL
+(:mod:`crp_core.triage.store`), its hash chain (:mod:`crp_core.triage.chain`), roles and the team file
+(:mod:`crp_core.triage.roles`, :mod:`crp_core.triage.team`), claims (:mod:`crp_core.triage.claims`),
+the audit log's exports (:mod:`crp_core.triage.log`), the cleaned-CKF
 export that carries the decisions (:mod:`crp_core.triage.export`) and the detector's quality as the
 operators judged it (:mod:`crp_core.triage.quality`). The decision model itself is
 :mod:`crp_core.decisions` (stage 4 reads it); its names are re-exported here, the triage workflow's
@@ -12,15 +14,21 @@ from crp_core.decisions import (
     MAX_NOTE_CHARS,
     MAX_OPERATOR_CHARS,
     PAIR_KINDS,
+    REVERT,
     Decision,
     DecisionError,
     DecisionSet,
+    StaleDecisionError,
     TriageStoreError,
+    TriageStoreUnavailable,
     carried_decisions,
+    normalise_operator,
     pair_key,
     split_pair_key,
     validate_decision,
 )
+from crp_core.triage.chain import ChainVerdict
+from crp_core.triage.claims import Claim
 from crp_core.triage.export import (
     REPORT_FILE,
     CleanedExport,
@@ -38,7 +46,16 @@ from crp_core.triage.export import (
     triage_record,
 )
 from crp_core.triage.log import SCHEMA_VERSION, apply_to_corpus, apply_to_kb, export_csv, export_json
-from crp_core.triage.store import APPLICATION_ID, DB_PATH_ENV, DEFAULT_BUSY_TIMEOUT_S, DecisionStore, default_db_path
+from crp_core.triage.roles import PermissionRefused, Role, RoleBook, load_roles
+from crp_core.triage.store import (
+    APPLICATION_ID,
+    DB_PATH_ENV,
+    DEFAULT_BUSY_TIMEOUT_S,
+    DecisionStore,
+    default_db_path,
+    open_store,
+)
+from crp_core.triage.team import TEAM_ENV, TeamConfig, load_team_config
 
 __all__ = [
     "APPLICATION_ID",
@@ -66,6 +83,21 @@ __all__ = [
     "pair_key",
     "split_pair_key",
     "validate_decision",
+    # triage as a team (docs/decisions/triage.md)
+    "REVERT",
+    "TEAM_ENV",
+    "ChainVerdict",
+    "Claim",
+    "PermissionRefused",
+    "Role",
+    "RoleBook",
+    "StaleDecisionError",
+    "TeamConfig",
+    "TriageStoreUnavailable",
+    "load_roles",
+    "load_team_config",
+    "normalise_operator",
+    "open_store",
     # the cleaned-CKF export (docs/decisions/triage.md "Export")
     "REPORT_FILE",
     "DismissedPair",

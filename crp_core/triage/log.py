@@ -13,9 +13,7 @@ from crp_core.corpus.prepared import Corpus
 from crp_core.decisions import COLUMNS, Decision, DecisionSet
 from crp_core.model import KnowledgeBase
 from crp_core.support.spreadsheet import csv_cell
-
-#: ``PRAGMA user_version`` / ``crp_triage_schema.version`` this code writes and reads
-SCHEMA_VERSION = 1
+from crp_core.triage.schema import SCHEMA_VERSION
 
 
 def apply_to_kb(kb: KnowledgeBase, decision_set: DecisionSet) -> KnowledgeBase:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import getpass
 import hashlib
 import io
 import json
@@ -60,7 +61,33 @@ def test_record_with_ckf_checks_ids_and_stamps_the_fingerprint(capsys, tmp_path,
     code, out, err = cli(
         capsys, "record", "--db", db, "--pair", "F1", "F9", "--kind", "dismiss", "--operator", "ann", "--ckf", ckf
     )
-    assert code == 2 and "'F9' not in CKF" in err and "Traceback" not in err
+    assert code == 2 and "Traceback" not in err
+    assert (
+        err == f"crp-inspect: error: invalid triage decision: field 'fact_b': 'F9' is not in the knowledge base {ckf}\n"
+    )
+    assert d["kb_name"] == "kb.jsonl" and d["origin"] == "cli" and d["os_user"] == getpass.getuser()
+
+
+def test_record_requires_a_ckf(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        main(
+            [
+                "triage",
+                "record",
+                "--db",
+                str(tmp_path / "d"),
+                "--pair",
+                "F1",
+                "F2",
+                "--kind",
+                "dismiss",
+                "--operator",
+                "x",
+            ]
+        )
+    assert exc.value.code == 2
+    assert "the following arguments are required: --ckf" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()
 
 
 @pytest.mark.parametrize(
@@ -354,6 +381,8 @@ def test_export_lenient_skips_bad_facts_and_says_so(capsys, tmp_path, ckf):
 
 
 def test_console_entry_point_runs_triage(tmp_path):
+    from tests.support.triage_cli import auto_ckf
+
     db = str(tmp_path / "d.sqlite")
     done = subprocess.run(
         [
@@ -372,7 +401,9 @@ def test_console_entry_point_runs_triage(tmp_path):
             "--winner",
             "A",
             "--operator",
-            "ann",
+            "ANN",
+            "--ckf",
+            auto_ckf(("--db", db, "--pair", "A", "B")),
         ],
         capture_output=True,
         text=True,
@@ -598,8 +629,9 @@ def test_decisions_text_draws_control_characters_visibly(capsys, tmp_path):
     con = sqlite3.connect(db)
     with con:
         con.execute(
-            "INSERT INTO decisions (pair_key, fact_a, fact_b, kind, note, operator, decided_at) "
-            "VALUES ('F1|F2', 'F1', 'F2', 'dismiss', ?, ?, '2026-01-01T00:00:00Z')",
+            "INSERT INTO decisions (pair_key, fact_a, fact_b, kind, note, operator, decided_at, role, origin, "
+            "prev_hash, entry_hash) VALUES ('F1|F2', 'F1', 'F2', 'dismiss', ?, ?, '2026-01-01T00:00:00Z', "
+            "'operator', 'migrated', printf('%064d', 0), printf('%064d', 0))",
             ("n\x1b]0;x\x07\u202e", ESC_OPERATOR),
         )
     con.close()

@@ -498,3 +498,16 @@ def test_a_supersession_cycle_is_a_load_warning_at_its_first_fact(tmp_path):
         (1, "metadata.superseded_by", "a", "supersession cycle 'a' -> 'b' -> 'a'" + tail),
         (3, "metadata.superseded_by", "c", "supersession cycle 'c' -> 'd' -> 'e' -> 'c'" + tail),
     ]
+
+
+def test_an_admins_revert_takes_a_mistaken_decision_out_of_the_export(store, source, tmp_path):
+    """The append-only log corrects a mistake with a revert entry: the mistaken override (and its note)
+    is no longer in force, so the cleaned CKF does not carry it; the earlier decision is again."""
+    first = store.record(Decision.override("F1", "F2", winner="F1", operator="ann", note="2379 is documented"))
+    wrong = store.record(Decision.override("F1", "F2", winner="F2", operator="bob", note="typo in the wrong pair"))
+    store.record(Decision.revert("F1", "F2", reverts=wrong.id, operator="root", reason="bob's note", role="admin"))
+    kb, done = export(store, source, tmp_path / "clean.jsonl")
+    assert state(kb)["F2"][0] == "STALE" and state(kb)["F1"][0] == "ACTIVE"
+    assert state(kb)["F2"][1]["triage"] == triage_record(first)
+    assert "typo in the wrong pair" not in Path(done.path).read_text()
+    assert scan(kb) == BY_AUTHORITY | {("F1", "F2"): (("F1",), "F2", "override")}

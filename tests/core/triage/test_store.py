@@ -32,6 +32,7 @@ from crp_core.triage import (
     split_pair_key,
     validate_decision,
 )
+from tests.core.triage.conftest import raw_sql
 
 
 class FixedClock:
@@ -51,9 +52,10 @@ def sha256(path) -> str:
 
 
 @pytest.fixture
-def store(tmp_path):
+def store(target):
+    """A new store on each backend (conftest.target), its clock at 2026-01-01T00:00:00Z."""
     clock = FixedClock()
-    s = DecisionStore(tmp_path / "d.sqlite", clock=clock)
+    s = DecisionStore(target, clock=clock)
     clock.t = datetime(2026, 1, 1, tzinfo=UTC)  # creating the schema took one tick
     yield s
     s.close()
@@ -93,12 +95,12 @@ def test_new_database_has_wal_app_id_schema_and_full_sync(tmp_path):
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert con.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID == 0x43525054
-    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
-    assert con.execute("SELECT version FROM crp_triage_schema").fetchall() == [(1,)]
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert con.execute("SELECT version FROM crp_triage_schema").fetchall() == [(2,)]
     con.close()
     s = DecisionStore(path)
-    assert s._conn().execute("PRAGMA synchronous").fetchone()[0] == 2  # 2 = FULL
-    assert s._conn().execute("PRAGMA busy_timeout").fetchone()[0] == 10000
+    assert s.backend._conn().execute("PRAGMA synchronous").fetchone()[0] == 2  # 2 = FULL
+    assert s.backend._conn().execute("PRAGMA busy_timeout").fetchone()[0] == 10000
     s.close()
 
 
@@ -108,33 +110,39 @@ def test_reopen_keeps_decisions_and_does_not_reinitialise(tmp_path):
         s.record(Decision.dismiss("A", "B", operator="ann"))
     with DecisionStore(path) as s:
         assert [d.kind for d in s.all()] == ["dismiss"]
-        assert s._conn().execute("SELECT count(*) FROM crp_triage_schema").fetchone()[0] == 1
+        assert s.backend._conn().execute("SELECT count(*) FROM crp_triage_schema").fetchone()[0] == 1
 
 
-def test_decisions_table_is_append_only(store):
+def test_decisions_table_is_append_only(store, target):
     store.record(Decision.dismiss("A", "B", operator="ann"))
-    con = sqlite3.connect(store.path)
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        con.execute("UPDATE decisions SET operator = 'mallory'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        con.execute("DELETE FROM decisions")
-    con.close()
-    assert store.all()[0].operator == "ann"
+    for sql in ("UPDATE decisions SET operator = 'mallory'", "DELETE FROM decisions"):
+        with pytest.raises(Exception, match="append-only"):
+            raw_sql(target, sql)
+    if target.startswith("postgresql://"):
+        with pytest.raises(Exception, match="append-only"):
+            raw_sql(target, "TRUNCATE decisions")
+    assert store.all()[0].operator == "ann" and len(store) == 1
 
 
-def test_schema_checks_refuse_bad_rows_written_by_other_tools(store):
-    con = sqlite3.connect(store.path)
-    with pytest.raises(sqlite3.IntegrityError):
-        con.execute(
-            "INSERT INTO decisions (pair_key, fact_a, fact_b, kind, operator, decided_at) "
-            "VALUES ('A|B', 'A', 'B', 'delete_everything', 'x', 't')"
-        )
-    with pytest.raises(sqlite3.IntegrityError):
-        con.execute(
-            "INSERT INTO decisions (pair_key, fact_a, fact_b, kind, winner, operator, decided_at) "
-            "VALUES ('A|B', 'A', 'B', 'override', 'C', 'x', 't')"
-        )
-    con.close()
+ROW = (
+    "INSERT INTO decisions (pair_key, fact_a, fact_b, kind, winner, operator, decided_at, role, origin, prev_hash, "
+    "entry_hash) VALUES ('A|B', 'A', 'B', ?, ?, 'x', 't', ?, 'cli', ?, ?)"
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "winner", "role", "prev"),
+    [
+        ("delete_everything", None, "operator", "0" * 64),
+        ("override", "C", "operator", "0" * 64),
+        ("dismiss", None, "root", "0" * 64),
+        ("dismiss", None, "operator", "short"),
+    ],
+)
+def test_schema_checks_refuse_bad_rows_written_by_other_tools(store, target, kind, winner, role, prev):
+    with pytest.raises(Exception, match="(?i)constraint"):
+        raw_sql(target, ROW, (kind, winner, role, prev, "0" * 64))
+    assert len(store) == 0
 
 
 def test_in_memory_store_works(tmp_path):
@@ -462,7 +470,7 @@ def test_export_json_contents(store):
     doc = json.loads(store.export_json())
     assert doc == {
         "application": "crp-inspect triage",
-        "schema_version": 1,
+        "schema_version": 2,
         "decisions": [
             {
                 "id": 1,
@@ -477,6 +485,14 @@ def test_export_json_contents(store):
                 "operator": "ann",
                 "decided_at": "2026-01-01T00:00:00Z",
                 "ckf_fingerprint": None,
+                "kb_name": None,
+                "role": "operator",
+                "origin": "cli",
+                "os_user": None,
+                "based_on": None,
+                "reverts": None,
+                "prev_hash": "0" * 64,
+                "entry_hash": "af01a4615adf07495f720b862ad5c4c09c5839d5a37d7ea525a11b9b448b5c41",
             },
             {
                 "id": 2,
@@ -491,6 +507,14 @@ def test_export_json_contents(store):
                 "operator": "bob",
                 "decided_at": "2026-01-01T00:00:01Z",
                 "ckf_fingerprint": None,
+                "kb_name": None,
+                "role": "operator",
+                "origin": "cli",
+                "os_user": None,
+                "based_on": None,
+                "reverts": None,
+                "prev_hash": "af01a4615adf07495f720b862ad5c4c09c5839d5a37d7ea525a11b9b448b5c41",
+                "entry_hash": "8f325be61f3f44b29ee8a408bfcdcc4094d8fe8e33a924f0e7df39612e99dbf3",
             },
         ],
         "current": {
@@ -505,7 +529,8 @@ def test_export_csv_contents(store):
     _two_decisions(store)
     text = store.export_csv()
     assert text.splitlines()[0] == (
-        "id,pair_key,fact_a,fact_b,kind,winner,target_fact,new_status,note,operator,decided_at,ckf_fingerprint"
+        "id,pair_key,fact_a,fact_b,kind,winner,target_fact,new_status,note,operator,decided_at,ckf_fingerprint,"
+        "kb_name,role,origin,os_user,based_on,reverts,prev_hash,entry_hash"
     )
     rows = list(csv.DictReader(io.StringIO(text)))
     assert rows == [
@@ -522,6 +547,14 @@ def test_export_csv_contents(store):
             "operator": "ann",
             "decided_at": "2026-01-01T00:00:00Z",
             "ckf_fingerprint": "",
+            "kb_name": "",
+            "role": "operator",
+            "origin": "cli",
+            "os_user": "",
+            "based_on": "",
+            "reverts": "",
+            "prev_hash": "0" * 64,
+            "entry_hash": "af01a4615adf07495f720b862ad5c4c09c5839d5a37d7ea525a11b9b448b5c41",
         },
         {
             "id": "2",
@@ -536,6 +569,14 @@ def test_export_csv_contents(store):
             "operator": "bob",
             "decided_at": "2026-01-01T00:00:01Z",
             "ckf_fingerprint": "",
+            "kb_name": "",
+            "role": "operator",
+            "origin": "cli",
+            "os_user": "",
+            "based_on": "",
+            "reverts": "",
+            "prev_hash": "af01a4615adf07495f720b862ad5c4c09c5839d5a37d7ea525a11b9b448b5c41",
+            "entry_hash": "8f325be61f3f44b29ee8a408bfcdcc4094d8fe8e33a924f0e7df39612e99dbf3",
         },
     ]
 

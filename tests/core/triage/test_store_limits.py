@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from crp_core.triage import Decision, DecisionStore, TriageStoreError
+from crp_core.triage.sqlite_store import SqliteBackend
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -107,9 +108,9 @@ def test_a_full_disk_is_reported_as_a_full_disk_and_loses_nothing(tmp_path):
     acknowledged = []
     with DecisionStore(db) as s:
         acknowledged.append(s.record(_decision("b0")).id)
-        assert s._con is not None
-        pages = s._con.execute("PRAGMA page_count").fetchone()[0]
-        s._con.execute(f"PRAGMA max_page_count = {pages + 1}")  # SQLite answers SQLITE_FULL beyond it
+        con = s.backend._conn()
+        pages = con.execute("PRAGMA page_count").fetchone()[0]
+        con.execute(f"PRAGMA max_page_count = {pages + 1}")  # SQLite answers SQLITE_FULL beyond it
         with pytest.raises(TriageStoreError) as got:
             for i in range(1, 200):
                 acknowledged.append(s.record(_decision(f"b{i}", note="n" * 3000)).id)
@@ -132,7 +133,7 @@ def test_a_full_disk_while_opening_is_not_called_corrupt(tmp_path, monkeypatch):
         exc.sqlite_errorcode, exc.sqlite_errorname = 13, "SQLITE_FULL"
         raise exc
 
-    monkeypatch.setattr(DecisionStore, "_connect_ro", full)
+    monkeypatch.setattr(SqliteBackend, "_connect_ro", full)
     with pytest.raises(TriageStoreError) as got:
         DecisionStore(db, create=False)
     assert str(got.value) == (

@@ -170,6 +170,8 @@ def test_latest_decision_wins_and_accept_undoes_an_override(corpus, scenario, st
 
 
 def test_decisions_recorded_by_another_process_apply_after_restart(corpus, scenario, tmp_path):
+    from tests.support.triage_cli import auto_ckf
+
     db = tmp_path / "d.sqlite"
     cmd = [
         sys.executable,
@@ -188,6 +190,8 @@ def test_decisions_recorded_by_another_process_apply_after_restart(corpus, scena
         "F2",
         "--operator",
         "ann",
+        "--ckf",
+        auto_ckf(("--db", str(db), "--pair", "F1", "F2")),
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -1,0 +1,121 @@
+"""``crp-inspect triage`` as a team: record's CKF, OS user and origin; --based-on; roles from --roles or
+$CRP_INSPECT_TEAM; an admin's revert; verify and the JSONL log; PostgreSQL URLs as --db."""
+
+from __future__ import annotations
+
+import getpass
+import json
+
+import pytest
+
+from crp_core.triage import DecisionStore
+from tests.core.triage.conftest import raw_sql
+from tests.support.postgres import postgres_server, postgres_url  # noqa: F401  fixtures
+from tests.support.triage_cli import cli, record
+
+ROLES = 'default = "viewer"\nadmin = ["Root"]\noperator = ["ann", "bob"]\n'
+
+
+@pytest.fixture(params=("sqlite", "postgresql"))
+def db(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "d.sqlite")
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def test_record_stamps_the_kb_the_os_user_and_the_origin(capsys, db, ckf):
+    d = record(capsys, db, "--pair", "F2", "F1", "--kind", "dismiss", "--operator", " ANN ", "--ckf", ckf)
+    assert {k: d[k] for k in ("id", "operator", "role", "origin", "os_user", "kb_name", "based_on", "reverts")} == {
+        "id": 1,
+        "operator": "ann",
+        "role": "operator",
+        "origin": "cli",
+        "os_user": getpass.getuser(),
+        "kb_name": "kb.jsonl",
+        "based_on": None,
+        "reverts": None,
+    }
+    assert d["prev_hash"] == "0" * 64 and len(d["entry_hash"]) == 64
+
+
+def test_based_on_refuses_a_stale_decision(capsys, db, ckf):
+    base = ("--pair", "F1", "F2", "--ckf", ckf)
+    record(capsys, db, *base, "--kind", "override", "--winner", "F2", "--operator", "ann", "--based-on", "0")
+    code, out, err = cli(
+        capsys, "record", "--db", db, *base, "--kind", "dismiss", "--operator", "bob", "--based-on", "0"
+    )
+    assert code == 2 and out == ""
+    assert err.startswith(
+        "crp-inspect: error: pair [F1 | F2] changed since it was shown (none): ann recorded #1 override (winner F2) at "
+    )
+    assert err.endswith("; review it and confirm again\n")
+    d = record(capsys, db, *base, "--kind", "dismiss", "--operator", "bob", "--based-on", "1")
+    assert (d["id"], d["based_on"]) == (2, 1)
+
+
+def test_roles_from_a_file_or_the_team_file(capsys, db, ckf, tmp_path, monkeypatch):
+    roles = tmp_path / "roles.toml"
+    roles.write_text(ROLES)
+    base = ("--pair", "F1", "F2", "--ckf", ckf)
+    code, _, err = cli(
+        capsys, "record", "--db", db, *base, "--kind", "dismiss", "--operator", "eve", "--roles", str(roles)
+    )
+    assert code == 2 and err == (
+        "crp-inspect: error: permission refused: field 'role': 'eve' is viewer: a viewer sees the decisions but "
+        "records none\n"
+    )
+    d = record(capsys, db, *base, "--kind", "dismiss", "--operator", "ann", "--roles", str(roles))
+    code, _, err = cli(
+        capsys, "record", "--db", db, *base, "--kind", "revert", "--reverts", "1", "--operator", "ann",
+        "--note", "wrong", "--roles", str(roles),
+    )  # fmt: skip
+    assert code == 2 and "only an admin reverts" in err
+    team = tmp_path / "team.toml"
+    team.write_text('identity = "proxy"\nroles_file = "roles.toml"\n')
+    monkeypatch.setenv("CRP_INSPECT_TEAM", str(team))
+    r = record(
+        capsys, db, *base, "--kind", "revert", "--reverts", str(d["id"]), "--operator", "ROOT", "--note", "wrong"
+    )
+    assert (r["kind"], r["role"], r["reverts"], r["note"]) == ("revert", "admin", 1, "wrong")
+    code, out, _ = cli(capsys, "decisions", "--db", db)
+    assert out.splitlines()[-1].startswith("#2 ") and out.splitlines()[-1].endswith(
+        "root: [F1 | F2] revert #1  note: wrong"
+    )
+    with DecisionStore(db, create=False, readonly=True) as s:
+        assert s.current().pair_decisions == {}
+    team.write_text('identity = "ldap"\n')
+    code, _, err = cli(capsys, "record", "--db", db, *base, "--kind", "dismiss", "--operator", "ann")
+    assert code == 2 and "field 'identity': must be one of single, proxy, oidc" in err
+
+
+def test_verify_and_the_jsonl_log(capsys, db, ckf):
+    for op in ("ann", "bob", "cy"):
+        record(capsys, db, "--pair", "F1", "F3", "--kind", "dismiss", "--operator", op, "--ckf", ckf)
+    code, out, _ = cli(capsys, "decisions", "--db", db, "--jsonl")
+    entries = [json.loads(x) for x in out.splitlines()]
+    assert code == 0 and [e["operator"] for e in entries] == ["ann", "bob", "cy"]
+    assert [e["prev_hash"] for e in entries[1:]] == [e["entry_hash"] for e in entries[:-1]]
+    code, out, _ = cli(capsys, "verify", "--db", db)
+    assert code == 0 and out == f"chain ok: 3 entries; head {entries[-1]['entry_hash']}\n"
+    code, out, _ = cli(capsys, "verify", "--db", db, "--json")
+    assert code == 0 and json.loads(out) == {
+        "ok": True,
+        "entries": 3,
+        "first_broken_id": None,
+        "reason": None,
+        "head": entries[-1]["entry_hash"],
+    }
+    if db.startswith("postgresql://"):
+        raw_sql(db, "ALTER TABLE decisions DISABLE TRIGGER USER")
+    else:
+        raw_sql(db, "DROP TRIGGER decisions_append_only_update")
+    raw_sql(db, "UPDATE decisions SET operator = 'mallory' WHERE id = 2")
+    code, out, _ = cli(capsys, "verify", "--db", db)
+    assert code == 1 and out.startswith("chain BROKEN at entry #2 (entry 2 in id order): entry_hash ")
+    code, out, _ = cli(capsys, "verify", "--db", db, "--json")
+    assert code == 1 and json.loads(out)["first_broken_id"] == 2
+
+
+def test_verify_never_creates_a_database(capsys, tmp_path):
+    code, _, err = cli(capsys, "verify", "--db", str(tmp_path / "none.sqlite"))
+    assert code == 2 and "no such decision database" in err and not (tmp_path / "none.sqlite").exists()
