@@ -211,6 +211,16 @@ def filter_queue(
     return frame[mask]
 
 
+def with_claims(display: pd.DataFrame, keys: Sequence[str], cells: Mapping[str, str]) -> pd.DataFrame:
+    """The queue as shown with each claimed pair's claim ("held by bob (120 s left)") after its state;
+    ``keys`` are the rows' pair keys, in row order. ``display`` itself when no row is claimed."""
+    if not any(k in cells for k in keys):
+        return display
+    out = display.copy()
+    out["state"] = [" · ".join(x for x in (s, cells.get(k, "")) if x) for s, k in zip(display["state"].tolist(), keys)]
+    return out
+
+
 def queue_counts(frame: pd.DataFrame) -> dict[str, int]:
     """Counts at the top of the queue: pairs, ties, undecided, decided, dismissed, and per pattern."""
     out = {
@@ -231,19 +241,19 @@ def pair_label(row: Mapping[str, object]) -> str:
 
 
 # ---- the decision log and the detector's quality -------------------------------------------------
-#: the audit log's columns: the pair and the knowledge base first, so a row reads on its own
+#: the audit log's columns: the pair, the knowledge base and the decision first, so a row reads on its own
 HISTORY_COLUMNS = (
     "id",
     "pair",
     "kb",
-    "decided_at",
-    "operator",
-    "role",
-    "origin",
     "kind",
     "winner",
     "target_fact",
     "new_status",
+    "operator",
+    "role",
+    "origin",
+    "decided_at",
     "reverts",
     "note",
 )
@@ -284,8 +294,8 @@ def next_pair(keys: Sequence[str], current: str) -> str | None:
 
 
 def history_frame(decisions: Sequence[Decision]) -> pd.DataFrame:
-    """Audit log rows (oldest first): id, pair, knowledge base, when, who (with the role held and where the
-    decision was taken), kind, winner, target, status, the decision a revert takes back, note."""
+    """Audit log rows (oldest first): id, pair, knowledge base, kind, winner, target, status, who (with the
+    role held and where the decision was taken), when, the decision a revert takes back, note."""
     rows = [
         {
             "id": d.id,

@@ -46,6 +46,7 @@ from .conflict_queue import (
     queue_counts,
     queue_frame,
     same_decision,
+    with_claims,
     with_writeback_marks,
 )
 from .conflict_run import (
@@ -133,6 +134,7 @@ __all__ = [
     "sdk_verdict_lines",
     "side_spans",
     "ttl_origin",
+    "with_claims",
     "with_sdk_column",
     "with_writeback_marks",
 ]

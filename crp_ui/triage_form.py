@@ -16,7 +16,7 @@ import os
 
 import streamlit as st
 
-from crp_core import MARKABLE_STATUSES, MAX_NOTE_CHARS, ConflictPair, CRPConfig, KnowledgeBase
+from crp_core import MARKABLE_STATUSES, MAX_NOTE_CHARS, ConflictPair, CRPConfig, Decision, KnowledgeBase
 
 from . import conflicts_view as cv
 from . import decisions, render, state, team
@@ -26,9 +26,12 @@ from .triage_record import (
     K_FORM_INFO,
     K_PAIR,
     K,
+    acknowledge,
     field_keys,
     on_confirm,
     on_record,
+    open_pair,
+    seen,
     stale_refusal,
     unavailable,
 )
@@ -117,7 +120,7 @@ def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str]) -> None:
 def _kind_keys(pk: str, disabled: bool) -> None:
     """One small button per kind, each with its keyboard shortcut, choosing the kind like the radio."""
     with st.container(horizontal=True, gap="small"):
-        st.caption("Keyboard:")
+        st.caption("Keyboard:", width="content")
         for kind, key in KIND_KEYS.items():
             st.button(
                 KIND_SHORT[kind],
@@ -161,8 +164,8 @@ def _stale_block(pk: str) -> None:
             render.md_escape(
                 f"Yours was: {cv.decision_summary(kept.decision)}"
                 + (f' (note: "{kept.decision.note}")' if kept.decision.note else "")
-                + ". The pair above shows the decision now in force: review it, then confirm yours to record it "
-                f"over #{new.id}, or leave it."
+                + f". The history below shows #{new.id} and the pair as it is now: review it, then confirm yours to "
+                "record it over that entry, or leave it."
             )
         )
         st.button(
@@ -191,10 +194,35 @@ def _outcome(pk: str) -> None:
         st.info(render.md_escape(info))
 
 
-def shown_fields(pair: ConflictPair, kb: KnowledgeBase) -> dict[str, object]:
-    """What the form is drawn on: the pair's latest log entry (``based_on``; 0 for none) and the KB's name."""
+def _changed_since_opened(pk: str, based_on: int, hist: list[Decision]) -> None:
+    """The entries recorded on this pair since this operator opened it (another session's, seen by the
+    page's polling): who decided what and when, and the click that bases the form on them."""
+    new = [d for d in hist if (d.id or 0) > based_on]
+    if not new:
+        return
+    last = new[-1]
+    st.warning(
+        render.md_escape(
+            f"This pair changed since you opened it: {len(new)} new entr{'y' if len(new) == 1 else 'ies'}, the "
+            f"latest #{last.id} by {last.operator} at {last.decided_at}: {cv.decision_summary(last)}. A decision "
+            "recorded from this form now is refused until you take it into account."
+        )
+    )
+    st.button(
+        f"Take #{last.id} into account",
+        key=f"{K}ack.{pk}",
+        on_click=acknowledge,
+        args=(pk, int(last.id or 0)),
+        help="Base your decision on the pair as it is now (the history below shows every entry).",
+    )
+
+
+def shown_fields(pair: ConflictPair, kb: KnowledgeBase, hist: list[Decision]) -> dict[str, object]:
+    """What the form is drawn on: the pair's latest log entry when this operator opened it (``based_on``;
+    0 for none) and the knowledge base's name."""
+    pk = cv.p_key(pair)
     return {
-        "based_on": decisions.latest_id(pair.fact_a, pair.fact_b),
+        "based_on": seen(pk, int(hist[-1].id or 0) if hist else 0),
         "kb_name": os.path.basename(kb.source) or state.get_ckf_label() or None,
     }
 
@@ -205,11 +233,15 @@ def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig, queu
     next" moves to the one after ``pair``)."""
     pk = cv.p_key(pair)
     keys = field_keys(pk)
+    open_pair(pk)
+    hist = decisions.pair_history(pair.fact_a, pair.fact_b)
+    shown = shown_fields(pair, kb, hist)
     refusal = team.record_refusal()
     _who(refusal)
+    _changed_since_opened(pk, int(str(shown["based_on"])), hist)
     kind = st.radio("Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk)
     _kind_keys(pk, disabled=refusal is not None)
-    args = (kind, pair, state.get_ckf_fingerprint(kb), config, shown_fields(pair, kb))
+    args = (kind, pair, state.get_ckf_fingerprint(kb), config, shown)
     with st.form(K + "form." + pk, clear_on_submit=False, border=True):
         _kind_fields(kind, pair, keys)
         st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68)

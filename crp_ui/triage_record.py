@@ -39,6 +39,8 @@ K_FORM_INFO = K + "form_info"  # a submit that recorded nothing, and why (not an
 K_STALE = K + "stale"  # the decision the store refused as stale, with the entry recorded meanwhile
 K_UNAVAILABLE = K + "unavailable"  # why the last write could not reach the database
 K_PAIR = K + "pair"  # the queue's pair select box (Record and next moves it)
+K_SEEN = K + "seen."  # + pair key: the pair's latest log entry when this operator opened it (based_on)
+K_OPEN = K + "open"  # the pair whose form is open
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,28 @@ class StaleRefusal:
     decision: Decision
     latest: Decision
     queue_keys: tuple[str, ...] | None = None
+
+
+def open_pair(pk: str) -> None:
+    """Note that the form of ``pk`` is drawn: opening a pair anew bases its form on the pair as it is now."""
+    if state.recall(K_OPEN) != pk:
+        state.forget(K_SEEN + pk)
+        state.remember(K_OPEN, pk)
+
+
+def seen(pk: str, live: int) -> int:
+    """The pair's latest entry as this operator first saw it since opening it (``live`` the first time):
+    what a decision submitted from its form is based on."""
+    got = state.recall(K_SEEN + pk)
+    if isinstance(got, int):
+        return got
+    state.remember(K_SEEN + pk, live)
+    return live
+
+
+def acknowledge(pk: str, latest: int) -> None:
+    """The operator took the pair's entry ``latest`` into account: the form is now based on it."""
+    state.remember(K_SEEN + pk, latest)
 
 
 def build_decision(
@@ -91,9 +115,11 @@ def _fields(kind: str, keys: dict[str, str]) -> dict[str, str | None]:
 
 
 def _record(d: Decision, queue_keys: tuple[str, ...] | None) -> Decision | None:
-    """Record ``d``; None, with the refusal kept for the next run, when the store refuses it."""
+    """Record ``d`` (checked against the team's roles; its pair comes from the scan of the CKF loaded, whose
+    fingerprint it carries); None, with the refusal kept for the next run, when the store refuses it."""
+    config = team.team_config()
     try:
-        rec = decisions.record(d)
+        rec = decisions.record(d, roles=config.roles if config is not None else None)
     except StaleDecisionError as exc:
         state.remember(K_STALE, StaleRefusal(d, exc.latest, queue_keys))
         return None
@@ -145,10 +171,12 @@ def _finish(d: Decision, queue_keys: tuple[str, ...] | None) -> None:
     dup = _duplicate_of(d)
     if dup is not None:
         state.remember(K_FORM_INFO, f"Already recorded as decision #{dup.id} ({dup.decided_at}): nothing recorded.")
+        acknowledge(d.pair_key, int(dup.id or 0))
     else:
         rec = _record(d, queue_keys)
         if rec is None:
             return
+        acknowledge(d.pair_key, int(rec.id or 0))
         state.remember(
             K_FLASH,
             f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "

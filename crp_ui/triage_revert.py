@@ -43,10 +43,11 @@ def _on_revert(pair: ConflictPair, fingerprint: str, kb_name: str | None, based_
         ckf_fingerprint=fingerprint,
         kb_name=kb_name,
         based_on=based_on,
-        origin="dashboard",
+        **team.decision_fields(),
     )
+    config = team.team_config()
     try:
-        rec = decisions.record(d)
+        rec = decisions.record(d, roles=config.roles if config is not None else None)
     except StaleDecisionError as exc:
         new = exc.latest
         msg = f"Not reverted: {new.operator} recorded #{new.id} on this pair meanwhile; review it and try again."

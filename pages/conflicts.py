@@ -38,7 +38,7 @@ from crp_core import (
     operator_agreement,
     review_statuses,
 )
-from crp_ui import cache, decisions, render, shell, state, team, triage_form, triage_queue
+from crp_ui import cache, decisions, render, shell, state, team, triage_audit, triage_form, triage_live, triage_queue
 from crp_ui import conflicts_view as cv
 from crp_ui.session_input import session_writeback
 
@@ -53,10 +53,17 @@ def _on_db_path() -> None:
 
 
 def db_section() -> None:
-    """Where the decisions live (path field: this session only; empty = the default)."""
+    """Where the decisions live (path field: this session only, single mode only; empty = the default)."""
     with st.expander(
-        f"Decision database: {render.md_escape(state.db_path())} ({state.db_path_origin()})", expanded=False
+        f"Decision database: {render.md_escape(decisions.shown_target(state.db_path()))} ({state.db_path_origin()})",
+        expanded=False,
     ):
+        if team.identity().mode != "single" or team.team_refusal() is not None:
+            st.caption(
+                "The team's database ($CRP_INSPECT_TRIAGE_DB): with a team file a session cannot choose another "
+                "one, so every operator's decisions go to the one log."
+            )
+            return
         st.text_input(
             f"Database file for this session (empty: $CRP_INSPECT_TRIAGE_DB or ./{state.DEFAULT_DB_FILE})",
             value=state.db_choice(),
@@ -259,26 +266,6 @@ def _sdk_download(ds: DecisionSet, kb: KnowledgeBase, where: DeltaGenerator) -> 
         where.caption(render.md_escape(refusal))
 
 
-def _audit_log(log: list[Decision], kb: KnowledgeBase) -> None:
-    """The audit log: this knowledge base's decisions (and those recorded without a fingerprint, which
-    apply to every KB) unless "every knowledge base" is on."""
-    every = st.toggle(
-        "every knowledge base",
-        key=K + "log.all_kbs",
-        help="Off: the decisions recorded on the CKF loaded (and those recorded without a fingerprint, which "
-        "apply to every CKF). On: the whole log, every knowledge base's decisions.",
-    )
-    shown = log if every else cv.log_for_kb(log, state.get_ckf_fingerprint(kb))
-    st.markdown(
-        f"**Audit log** (oldest first): {len(shown)} of {len(log)} decision(s)"
-        + ("" if every else ", this knowledge base's")
-    )
-    if shown:
-        render.dataframe(cv.history_frame(shown), hide_index=True, width="stretch", key=K + "log")
-    else:
-        st.caption("No decision recorded yet." if not log else "No decision recorded on this knowledge base yet.")
-
-
 def export_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None:
     c = st.columns(4)
     c[0].download_button(
@@ -317,7 +304,7 @@ def export_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None:
         f"{len(log)} decision(s) in the log · {applied} status mark(s) apply to this CKF"
         + (f" · {len(unknown)} decision(s) name facts this CKF lacks (ignored)" if unknown else "")
     )
-    _audit_log(log, kb)
+    triage_audit.audit_section(log, kb)
 
 
 #: the page's tabs, in order; the first is open by default
@@ -337,10 +324,13 @@ def main() -> None:
         st.stop()
     try:
         ds = decisions.decision_set()
+        triage_live.page_built()
         base = state.get_corpus(decisions=False)
     except CRPError as exc:
         st.error(render.md_escape(exc))
         st.stop()
+    triage_live.watch()
+    triage_live.away_banner()
     if base is None:
         st.stop()
     triage_form.flash()

@@ -100,7 +100,7 @@ def test_audit_log_has_pair_and_kb_columns_and_shows_this_kbs_decisions(triage_e
     show_tab(at, EXPORT)
     log = frame_with(at, "pair", "kb", "kind")
     assert log.pair.tolist() == ["X1|X2", "Q1|Q2"]
-    assert log.kb.tolist() == [fp[:12], "(none: applies to every KB)"]
+    assert log.kb.tolist() == [f"knowledge_base.jsonl · {fp[:12]}", "(none: applies to every KB)"]
     assert list(log.columns[:3]) == ["id", "pair", "kb"]
     assert any(
         "Audit log** (oldest first): 2 of 3 decision(s), this knowledge base's" in unmd(m.value) for m in at.markdown

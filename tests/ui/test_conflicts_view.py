@@ -358,20 +358,22 @@ def test_history_frame_columns():
     d = Decision.override("a", "b", winner="b", operator="x", note="n")
     fp = "0123456789abcdef" * 4
     e = Decision.dismiss("c", "d", operator="y", ckf_fingerprint=fp)
-    r = Decision.revert("a", "b", reverts=7, operator="root", reason="wrong", ckf_fingerprint=fp, kb_name="kb.jsonl")
+    r = Decision.revert(
+        "a", "b", reverts=7, operator="root", reason="wrong", ckf_fingerprint=fp, kb_name="kb.jsonl", role="admin"
+    )
     f = cv.history_frame([d, e, r])
     assert list(f.columns) == [
         "id",
         "pair",
         "kb",
-        "decided_at",
-        "operator",
-        "role",
-        "origin",
         "kind",
         "winner",
         "target_fact",
         "new_status",
+        "operator",
+        "role",
+        "origin",
+        "decided_at",
         "reverts",
         "note",
     ]
