@@ -170,6 +170,7 @@ def test_claim_next_gives_two_operators_different_pairs(browser, team_server):
 def test_a_viewer_and_a_request_without_the_header_are_read_only(browser, team_server, email, reason):
     with as_user(browser, team_server, email) as pg:
         _open_pair(pg)
+        pg.get_by_text(reason, exact=False).first.scroll_into_view_if_needed()
         assert reason in main_text(pg)
         for name in ("Record decision", "Record and next", "Claim next"):
             assert pg.get_by_role("button", name=name).is_disabled(), name
