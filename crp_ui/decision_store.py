@@ -9,9 +9,10 @@
   store serialises its calls) and re-read on every run: the decisions in force are folded once per
   audit-log length (the log is append-only, so its length identifies its state), so a decision recorded
   by any session shows in every other session on its next rerun.
-* **Recording** goes through the same shared store (an SQLite file is created with the first decision),
-  with the team's role book, and the knowledge base loaded (the store refuses ids it does not hold and
-  stamps its fingerprint and name).
+* **Recording** goes through the same shared store (an SQLite file is created with the first decision):
+  every dashboard write (the Conflicts page's form, its reverts, the SDK session page's quarantine) is
+  stamped with origin ``dashboard`` and the role of this session's operator, and checked by the store
+  against the team's role book.
 * **The database away** (``TriageStoreUnavailable``): reads give what this session read last, and
   :func:`unavailable` says since when and why, so the page shows a banner instead of failing and the
   form keeps its content; the next run that reaches the database clears it.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
@@ -30,8 +31,6 @@ from crp_core import (
     Decision,
     DecisionSet,
     DecisionStore,
-    KnowledgeBase,
-    RoleBook,
     TriageStoreError,
     TriageStoreUnavailable,
 )
@@ -39,6 +38,7 @@ from crp_core import (
     open_store as open_decision_store,
 )
 
+from . import team
 from .session import db_path
 
 K_AWAY = "crp.triage.away"  # (since, reason) while the database cannot be reached
@@ -205,19 +205,23 @@ def writable_store() -> DecisionStore:
     return _store(*where)
 
 
-def record(decision: Decision, *, roles: RoleBook | None = None, kb: KnowledgeBase | None = None) -> Decision:
+def record(decision: Decision) -> Decision:
     """Append ``decision`` to the configured database (an SQLite file is created on the first decision),
-    checked against ``roles`` and ``kb``.
+    as a dashboard decision: its origin is ``dashboard``, its role the one this session's operator holds,
+    and the store checks it against the team's role book (every page's writes come through here).
 
     Raises ``DecisionError`` (listing every bad field; ``PermissionRefused``), ``StaleDecisionError``,
     ``TriageStoreUnavailable`` or ``TriageStoreError``.
     """
+    config = team.team_config()
+    roles = config.roles if config is not None else None
+    d = replace(decision, origin="dashboard", role=team.identity().role.value)
     where = _target()
     if where is None:  # the first decision creates the file; the shared store opens it from then on
         with open_decision_store(db_path(), create=True, roles=roles) as first:
-            return first.record(decision, kb=kb)
+            return first.record(d)
     store = _store(*where)
     store.roles = roles  # the team's role book, read again on every run (an edited file applies)
-    rec = store.record(decision, kb=kb)
+    rec = store.record(d)
     _back()
     return rec

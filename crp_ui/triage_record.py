@@ -117,9 +117,8 @@ def _fields(kind: str, keys: dict[str, str]) -> dict[str, str | None]:
 def _record(d: Decision, queue_keys: tuple[str, ...] | None) -> Decision | None:
     """Record ``d`` (checked against the team's roles; its pair comes from the scan of the CKF loaded, whose
     fingerprint it carries); None, with the refusal kept for the next run, when the store refuses it."""
-    config = team.team_config()
     try:
-        rec = decisions.record(d, roles=config.roles if config is not None else None)
+        rec = decisions.record(d)
     except StaleDecisionError as exc:
         state.remember(K_STALE, StaleRefusal(d, exc.latest, queue_keys))
         return None

@@ -45,9 +45,8 @@ def _on_revert(pair: ConflictPair, fingerprint: str, kb_name: str | None, based_
         based_on=based_on,
         **team.decision_fields(),
     )
-    config = team.team_config()
     try:
-        rec = decisions.record(d, roles=config.roles if config is not None else None)
+        rec = decisions.record(d)
     except StaleDecisionError as exc:
         new = exc.latest
         msg = f"Not reverted: {new.operator} recorded #{new.id} on this pair meanwhile; review it and try again."
