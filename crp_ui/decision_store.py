@@ -154,8 +154,8 @@ def decision_set() -> DecisionSet:
 
 
 def _read(what: str, key: tuple[str, str] | None = None) -> list[Decision]:
-    """The whole log (``what`` = "log") or one pair's history; while unreachable, the log this session read
-    last (a pair's history: nothing)."""
+    """The whole log (``what`` = "log") or one pair's history (``what`` = its key); while unreachable, what
+    this session read last."""
     store = open_store()
     if store is None:
         return []
@@ -165,8 +165,7 @@ def _read(what: str, key: tuple[str, str] | None = None) -> list[Decision]:
         _away(exc)
         last = st.session_state.get(K_LAST + what)
         return list(last) if isinstance(last, list) else []
-    if key is None:
-        st.session_state[K_LAST + what] = got
+    st.session_state[K_LAST + what] = got
     return got
 
 
@@ -177,7 +176,7 @@ def audit_log() -> list[Decision]:
 
 def pair_history(fact_a: str, fact_b: str) -> list[Decision]:
     """The audit log of one pair, oldest first."""
-    return _read("pair", (fact_a, fact_b))
+    return _read("pair." + "|".join((fact_a, fact_b)), (fact_a, fact_b))
 
 
 def latest_id(fact_a: str | None = None, fact_b: str | None = None) -> int:

@@ -27,7 +27,7 @@ import pytest
 
 from tests.e2e.conftest import SERVER_START_TIMEOUT
 from tests.support.browser import SCRIPT_TIMEOUT_MS, VIEWPORT, main_text, open_page, screenshot, wait_idle
-from tests.support.e2e_conflicts import metric
+from tests.support.e2e_conflicts import metric, until
 from tests.support.paths import REPO_ROOT
 from tests.support.postgres import free_port, postgres_server  # noqa: F401  postgres_server: a fixture
 
@@ -239,3 +239,32 @@ def test_a_viewer_behind_nginx_is_read_only(browser, proxied):
         for name in ("Record decision", "Record and next", "Claim next"):
             assert vic.get_by_role("button", name=name).is_disabled(), name
         screenshot(vic, "proxy_viewer", full_page=False)
+
+
+def test_the_database_going_away_keeps_the_form_and_writes_resume(browser, proxied, request):
+    server = request.getfixturevalue("postgres_server")
+    note = "kept while the database is away"
+    with logged_in(browser, proxied, "alice@example.org") as alice:
+        _open_pair(alice)
+        alice.get_by_text("Dismiss: not a conflict", exact=True).click()
+        wait_idle(alice)
+        box = alice.get_by_test_id("stForm").get_by_role("textbox")
+        box.fill(note)
+        server.stop()
+        try:
+            alice.get_by_role("button", name="Record decision").click()
+            alice.get_by_text(re.compile(r"^The decision database cannot be reached: nothing was recorded")).wait_for()
+            wait_idle(alice)
+            assert "The decision database cannot be reached since" in main_text(alice)  # the banner
+            assert box.input_value() == note  # the form keeps what was entered
+            assert "Decision history of this pair (2)" in main_text(alice)  # as read before it went away
+            box.scroll_into_view_if_needed()
+            screenshot(alice, "proxy_database_away", full_page=False)
+        finally:
+            server.start()
+        # the page polls: once the database answers, the banner goes without a reload
+        until(alice, lambda: "cannot be reached since" not in main_text(alice), "the banner to go", 60_000)
+        wait_idle(alice)
+        assert box.input_value() == note
+        alice.get_by_role("button", name="Record decision").click()
+        alice.get_by_text(re.compile(r"^Recorded decision #\d+ on k8s-0026 ↔ k8s-0027: dismissed")).wait_for()

@@ -134,6 +134,9 @@ def test_the_database_away_shows_a_banner_keeps_the_form_and_resumes(triage_env,
         assert banner and "connection refused (server at 127.0.0.1:5432)" in banner[0]
         assert metric(at, "decisions in the log") == "1"  # what this session read last
         show_tab(at, QUEUE)
+        at.selectbox(key=K + "pair").set_value("E1|E2").run()
+        hist = frame_with(at, "id", "kind", "decided_at")
+        assert hist.kind.tolist() == ["accept"]  # E1|E2's history as read before
         at.selectbox(key=K + "pair").set_value(PK).run()
         at.radio(key=K + "kind." + PK).set_value("dismiss").run()
         at.text_area(key=K + "note." + PK).input("two runners, one cache")
