@@ -34,10 +34,9 @@ REVERT = "revert"
 ALL_KINDS: tuple[str, ...] = (*KINDS, REVERT)
 #: the roles a decision is recorded under (``crp_core.triage.roles.Role``)
 ROLES: tuple[str, ...] = ("viewer", "operator", "admin")
-#: where a decision was taken; ``migrated``: a schema-1 row, whose origin was not recorded
-ORIGINS: tuple[str, ...] = ("dashboard", "cli", "session", "migrated")
-#: the origins a new decision may name
+#: where a new decision is taken; ``ORIGINS`` adds ``migrated``: a schema-1 row, whose origin was not recorded
 NEW_ORIGINS: tuple[str, ...] = ("dashboard", "cli", "session")
+ORIGINS: tuple[str, ...] = (*NEW_ORIGINS, "migrated")
 #: the kinds that decide how a pair is arbitrated (``DecisionSet.pair_decisions``)
 PAIR_KINDS: tuple[str, ...] = ("accept", "override", "dismiss")
 #: statuses an operator may set; ACTIVE restores a fact marked earlier (the log is append-only)
@@ -49,27 +48,9 @@ MAX_KB_NAME_CHARS = 1_000
 #: the only control characters a note may hold (a multi-line note); the operator's name holds none
 NOTE_ALLOWED_CONTROLS = "\t\n"
 #: the columns of a decision row: the CSV export header and the store's table
-COLUMNS = (
-    "id",
-    "pair_key",
-    "fact_a",
-    "fact_b",
-    "kind",
-    "winner",
-    "target_fact",
-    "new_status",
-    "note",
-    "operator",
-    "decided_at",
-    "ckf_fingerprint",
-    "kb_name",
-    "role",
-    "origin",
-    "os_user",
-    "based_on",
-    "reverts",
-    "prev_hash",
-    "entry_hash",
+COLUMNS: tuple[str, ...] = tuple(
+    "id pair_key fact_a fact_b kind winner target_fact new_status note operator decided_at ckf_fingerprint "
+    "kb_name role origin os_user based_on reverts prev_hash entry_hash".split()
 )
 
 
@@ -155,24 +136,12 @@ def normalise_operator(name: str) -> str:
     longer than :data:`MAX_OPERATOR_CHARS`, or one holding a control or bidi character."""
     if not isinstance(name, str):
         raise DecisionError([("operator", f"must be a string, got {type(name).__name__}")])
-    if has_unpaired_surrogate(name):
-        raise DecisionError([("operator", "must be valid UTF-8 text")])
-    if (bad := _bad_char(name)) is not None:
-        raise DecisionError(
-            [
-                (
-                    "operator",
-                    f"must be a single line without control characters (found {bad}; no tab, newline, "
-                    "escape or bidi control)",
-                )
-            ]
-        )
-    folded = " ".join(unicodedata.normalize("NFC", name).split()).casefold()
-    folded = unicodedata.normalize("NFC", folded)
-    if folded == "":
-        raise DecisionError([("operator", "the operator's name is required (got an empty value)")])
-    if len(folded) > MAX_OPERATOR_CHARS:
-        raise DecisionError([("operator", f"longer than {MAX_OPERATOR_CHARS} characters")])
+    why = _operator_problem(name.strip(), True)
+    folded = (
+        "" if why else unicodedata.normalize("NFC", " ".join(unicodedata.normalize("NFC", name).split()).casefold())
+    )
+    if why or (why := _operator_problem(folded, True)):
+        raise DecisionError([("operator", why)])
     return folded
 
 
@@ -345,21 +314,28 @@ def _kind_problems(d: Decision, ids_ok: bool) -> list[tuple[str, str]]:
     return problems
 
 
-def _int_problem(v: Any, least: int) -> str | None:
-    if v is None or (type(v) is int and v >= least):
-        return None
-    return f"must be a whole number >= {least} or None, got {v!r:.60}"
+#: the fields a team adds to a decision (who, where, on what state, the chain)
+_TEAM_FIELDS = ("role", "origin", "os_user", "kb_name", "based_on", "reverts", "prev_hash", "entry_hash")
 
 
-def _text_problem(v: Any, new: bool, limit: int) -> str | None:
-    """Why an optional one-line text field (os_user, kb_name) is refused, or None."""
+def _team_problem(d: Decision, name: str, new: bool) -> str | None:
+    """Why the team field ``name`` of ``d`` is refused, or None."""
+    v = getattr(d, name)
+    if name in ("role", "origin"):
+        allowed = ROLES if name == "role" else NEW_ORIGINS if new else ORIGINS
+        return None if v in allowed else f"unknown {name} {v!r} (expected one of {', '.join(allowed)})"
     if v is None:
         return None
+    if name in ("based_on", "reverts"):
+        least = int(name == "reverts")
+        return None if type(v) is int and v >= least else f"must be a whole number >= {least} or None, got {v!r:.60}"
+    if new and name in ("prev_hash", "entry_hash"):
+        return "stamped by the store; a new decision has none"
     if not isinstance(v, str):
         return f"must be a string or None, got {type(v).__name__}"
     if has_unpaired_surrogate(v):
         return "must be valid UTF-8 text"
-    if len(v) > limit:
+    if len(v) > (limit := MAX_KB_NAME_CHARS if name == "kb_name" else MAX_OPERATOR_CHARS):
         return f"longer than {limit} characters"
     if new and (bad := _bad_char(v)) is not None:
         return f"must be a single line without control characters (found {bad})"
@@ -367,44 +343,15 @@ def _text_problem(v: Any, new: bool, limit: int) -> str | None:
 
 
 def _team_problems(d: Decision, new: bool) -> list[tuple[str, str]]:
-    """Problems of who decided, where, on what state, and of a revert entry's fields."""
-    problems: list[tuple[str, str]] = []
-    if d.role not in ROLES:
-        problems.append(("role", f"unknown role {d.role!r} (expected one of {', '.join(ROLES)})"))
-    origins = NEW_ORIGINS if new else ORIGINS
-    if d.origin not in origins:
-        problems.append(("origin", f"unknown origin {d.origin!r} (expected one of {', '.join(origins)})"))
-    for name, limit in (("os_user", MAX_OPERATOR_CHARS), ("kb_name", MAX_KB_NAME_CHARS)):
-        if (why := _text_problem(getattr(d, name), new, limit)) is not None:
-            problems.append((name, why))
-    for name, least in (("based_on", 0), ("reverts", 1)):
-        if (why := _int_problem(getattr(d, name), least)) is not None:
-            problems.append((name, why))
-    return problems + _revert_problems(d) + _hash_problems(d, new)
-
-
-def _revert_problems(d: Decision) -> list[tuple[str, str]]:
-    """A revert entry names the decision it takes back and says why; no other kind names one."""
-    problems: list[tuple[str, str]] = []
-    if d.kind == REVERT:
-        if d.reverts is None:
-            problems.append(("reverts", "a revert names the id of the decision it takes back"))
-        if isinstance(d.note, str) and d.note.strip() == "":
-            problems.append(("note", "a revert says why (the note is its reason)"))
-    elif d.reverts is not None:
+    """Problems of the team fields, and of a revert entry (it names the decision it takes back and says
+    why; no other kind names one)."""
+    problems = [(n, why) for n in _TEAM_FIELDS if (why := _team_problem(d, n, new)) is not None]
+    if d.kind == REVERT and d.reverts is None:
+        problems.append(("reverts", "a revert names the id of the decision it takes back"))
+    if d.kind == REVERT and isinstance(d.note, str) and d.note.strip() == "":
+        problems.append(("note", "a revert says why (the note is its reason)"))
+    if d.kind != REVERT and d.reverts is not None:
         problems.append(("reverts", f"only a revert entry names a decision to take back (kind is {d.kind!r})"))
-    return problems
-
-
-def _hash_problems(d: Decision, new: bool) -> list[tuple[str, str]]:
-    """The chain's hashes are the store's: a new decision has none, a stored one has text."""
-    problems: list[tuple[str, str]] = []
-    for name in ("prev_hash", "entry_hash"):
-        v = getattr(d, name)
-        if new and v is not None:
-            problems.append((name, "stamped by the store; a new decision has none"))
-        elif v is not None and not isinstance(v, str):
-            problems.append((name, "must be a string or None"))
     return problems
 
 
