@@ -13,6 +13,7 @@ import zipfile
 from datetime import UTC, datetime
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
@@ -617,3 +618,24 @@ def test_pairs_with_a_session_write_back_are_marked_as_their_own_kind():
     ]
     assert frame["marks"].tolist() == ["B suppressed", "", ""]  # the input frame is not changed
     assert with_writeback_marks(frame, {}) is frame
+
+
+def test_claims_in_the_queue():
+    from datetime import UTC, datetime
+
+    from crp_core import Claim
+    from crp_ui.triage_live import claim_cell, claimed_by_others
+
+    until = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+    mine, theirs = Claim("a|b", "ann", until), Claim("c|d", "ben", until)
+    now = until.timestamp() - 90.4
+    assert claim_cell(None, "ann", now) == ""
+    assert claim_cell(mine, "ann", now) == "claimed by you"
+    assert claim_cell(theirs, "ann", now) == "held by ben (90 s left)"
+    assert claim_cell(theirs, "ann", until.timestamp() + 5) == "held by ben (0 s left)"
+    assert claimed_by_others({"a|b": mine, "c|d": theirs}, "ann") == {"c|d": theirs}
+    display = pd.DataFrame({"state": ["undecided", "dismissed"]})
+    assert cv.with_claims(display, ["x|y", "z|w"], {"c|d": "held by ben"}) is display  # no claimed row: as is
+    got = cv.with_claims(display, ["a|b", "c|d"], {"c|d": "held by ben (90 s left)"})
+    assert got.state.tolist() == ["undecided", "dismissed · held by ben (90 s left)"]
+    assert display.state.tolist() == ["undecided", "dismissed"]  # the shown frame is not changed
