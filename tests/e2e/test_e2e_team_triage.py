@@ -178,3 +178,17 @@ def test_a_viewer_and_a_request_without_the_header_are_read_only(browser, team_s
         if email:
             screenshot(pg, "team_viewer", full_page=False)
         assert_no_exception(pg)
+
+
+def test_keyboard_d_then_n_dismisses_and_opens_the_next_pair(browser, team_server):
+    with as_user(browser, team_server, "erin@example.org") as pg:
+        _open_pair(pg)
+        pg.get_by_role("heading", name="Conflict triage").click()  # focus on the page, not in a text field
+        pg.keyboard.press("d")
+        wait_idle(pg)
+        assert pg.get_by_role("radio", name="Dismiss: not a conflict").is_checked()
+        pg.keyboard.press("n")
+        pg.get_by_text(re.compile(r"^Recorded decision #\d+ on k8s-0026 ↔ k8s-0027: dismissed")).wait_for()
+        wait_idle(pg)
+        assert "pair=k8s-0026" not in pg.url.replace("%7C", "|")  # the next pair of the queue is open
+        assert_no_exception(pg)
