@@ -197,6 +197,8 @@ if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.support.digest import Digest, content_digest
     from crp_core.support.memo import LRU, WeakMemo
     from crp_core.support.spreadsheet import csv_cell
+    from crp_core.triage.agreement import REVIEW_STATES, OperatorAgreement, operator_agreement, review_statuses
+    from crp_core.triage.identity import Identity, resolve_identity
 
 #: module of each public name (resolved lazily by ``__getattr__``)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -377,6 +379,9 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.support.memo": ("LRU", "WeakMemo"),
     # the one CSV formula-injection rule (every CSV export, the dashboard's downloads too)
     "crp_core.support.spreadsheet": ("csv_cell",),
+    # team triage: agreement between operators, the two-person review policy
+    "crp_core.triage.agreement": ("REVIEW_STATES", "OperatorAgreement", "operator_agreement", "review_statuses"),
+    "crp_core.triage.identity": ("Identity", "resolve_identity"),
 }
 #: public submodules: namespaces of constants (``headers.CONFLICTS``, ...)
 _SUBMODULES = ("headers",)
@@ -436,6 +441,8 @@ __all__ = [
     "normalise_operator", "StaleDecisionError", "TriageStoreUnavailable", "PermissionRefused", "Role", "RoleBook",
     "TeamConfigError", "load_roles", "TEAM_ENV", "TeamConfig", "load_team_config", "open_store", "Claim",
     "ChainVerdict", "REVERT",
+    # team triage, read by the dashboard
+    "REVIEW_STATES", "OperatorAgreement", "operator_agreement", "review_statuses", "Identity", "resolve_identity",
     # crprotocol sessions: the audit trail and its analysis
     "AuditTrail", "read_audit", "SessionReport", "analyse_session", "session_report_dict",
 ]

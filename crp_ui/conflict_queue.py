@@ -21,12 +21,15 @@ from crp_core import (
     DetectorQuality,
     Fact,
     KnowledgeBase,
+    OperatorAgreement,
     pair_key,
 )
 
 from .conflict_case import arbitration_label
 
-DECIDED_CHOICES = ("all", "undecided", "decided")
+#: the queue's "Decided" filter; "disagreements": pairs whose operators hold different positions (the
+#: two-person review policy, crp_core.review_statuses)
+DECIDED_CHOICES = ("all", "undecided", "decided", "disagreements")
 QUEUE_COLUMNS = (
     "pair",
     "fact_a",
@@ -48,6 +51,7 @@ QUEUE_COLUMNS = (
     "text_a",
     "text_b",
     "marks",
+    "review",
 )
 
 
@@ -63,6 +67,8 @@ def decision_summary(d: Decision | None) -> str:
         return "dismissed (not a conflict)"
     if d.kind == "mark_status":
         return f"{d.target_fact} marked {d.new_status}"
+    if d.kind == "revert":
+        return f"revert of #{d.reverts}"
     return str(d.kind)
 
 
@@ -97,7 +103,7 @@ def _decision_cell(
 
 
 def _queue_row(
-    pair: ConflictPair, kb: KnowledgeBase, ds: DecisionSet, statuses: Mapping[str, str]
+    pair: ConflictPair, kb: KnowledgeBase, ds: DecisionSet, statuses: Mapping[str, str], reviews: Mapping[str, str]
 ) -> dict[str, object]:
     fa, fb = kb.get(pair.fact_a), kb.get(pair.fact_b)
     key = p_key(pair)
@@ -125,6 +131,7 @@ def _queue_row(
         "text_a": fa.content if fa is not None else "",
         "text_b": fb.content if fb is not None else "",
         "marks": pair_marks(pair, fa, fb, statuses),
+        "review": reviews.get(key) or ("settled" if latest is not None or removed else "open"),
     }
 
 
@@ -148,16 +155,20 @@ def with_writeback_marks(frame: pd.DataFrame, written: Mapping[str, str]) -> pd.
     return out
 
 
-def queue_frame(scan: ConflictScan, kb: KnowledgeBase, ds: DecisionSet) -> pd.DataFrame:
+def queue_frame(
+    scan: ConflictScan, kb: KnowledgeBase, ds: DecisionSet, reviews: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """The triage queue: one row per conflict pair of the whole-CKF scan, in triage order (ties
     first, then the smallest authority margin; dismissed pairs last).
 
     ``status_a`` / ``status_b`` are the statuses in force (the CKF's, then the operators'); a pair
     is ``decided`` when it has a decision of its own or an operator took one of its facts out of
-    retrieval (QUARANTINED / DELETED: the conflict can no longer reach an envelope).
+    retrieval (QUARANTINED / DELETED: the conflict can no longer reach an envelope). ``review``: the
+    pair's status under the team's review policy (``reviews``: pair key -> settled / disagreement /
+    open); a pair the log does not name is settled when decided, open otherwise.
     """
     statuses = dict(ds.statuses)
-    rows = [_queue_row(p, kb, ds, statuses) for p in scan.pairs]
+    rows = [_queue_row(p, kb, ds, statuses, reviews or {}) for p in scan.pairs]
     frame = pd.DataFrame(rows, columns=list(QUEUE_COLUMNS))
     return frame.astype(
         {
@@ -179,7 +190,8 @@ def filter_queue(
     decided: str = "all",
 ) -> pd.DataFrame:
     """Rows showing any of ``patterns``, with a fact of any of ``source_types`` / ``statuses``
-    (an empty selection does not filter), and ``decided`` in "all" / "undecided" / "decided"."""
+    (an empty selection does not filter), and ``decided`` in "all" / "undecided" / "decided" /
+    "disagreements" (the rows whose ``review`` is ``disagreement``)."""
     if decided not in DECIDED_CHOICES:
         raise ValueError(f"decided must be one of {DECIDED_CHOICES}, got {decided!r}")
     mask = pd.Series(True, index=frame.index)
@@ -194,7 +206,19 @@ def filter_queue(
         mask &= ~frame["decided"]
     elif decided == "decided":
         mask &= frame["decided"]
+    elif decided == "disagreements":
+        mask &= frame["review"] == "disagreement"
     return frame[mask]
+
+
+def with_claims(display: pd.DataFrame, keys: Sequence[str], cells: Mapping[str, str]) -> pd.DataFrame:
+    """The queue as shown with each claimed pair's claim ("held by bob (120 s left)") after its state;
+    ``keys`` are the rows' pair keys, in row order. ``display`` itself when no row is claimed."""
+    if not any(k in cells for k in keys):
+        return display
+    out = display.copy()
+    out["state"] = [" · ".join(x for x in (s, cells.get(k, "")) if x) for s, k in zip(display["state"].tolist(), keys)]
+    return out
 
 
 def queue_counts(frame: pd.DataFrame) -> dict[str, int]:
@@ -217,25 +241,80 @@ def pair_label(row: Mapping[str, object]) -> str:
 
 
 # ---- the decision log and the detector's quality -------------------------------------------------
+#: the audit log's columns: the pair, the knowledge base and the decision first, so a row reads on its own
+HISTORY_COLUMNS = (
+    "id",
+    "pair",
+    "kb",
+    "kind",
+    "winner",
+    "target_fact",
+    "new_status",
+    "operator",
+    "role",
+    "origin",
+    "decided_at",
+    "reverts",
+    "note",
+)
+#: the KB cell of a decision recorded without a fingerprint (it applies to every knowledge base)
+NO_KB = "(none: applies to every KB)"
+
+
+def kb_cell(d: Decision) -> str:
+    """The knowledge base a decision was recorded on: "name · fingerprint" (the fingerprint's first 12
+    hex digits), the fingerprint alone when the name is unknown, :data:`NO_KB` without one."""
+    fp = d.ckf_fingerprint
+    name = d.kb_name
+    if not fp:
+        return NO_KB if not name else f"{name} · (no fingerprint)"
+    return f"{name} · {fp[:12]}" if name else fp[:12]
+
+
+def log_for_kb(decisions: Sequence[Decision], fingerprint: str) -> list[Decision]:
+    """The decisions recorded on the knowledge base of ``fingerprint``, and those recorded without a
+    fingerprint (they apply to every KB), in log order."""
+    return [d for d in decisions if d.ckf_fingerprint in (fingerprint, None, "")]
+
+
+def same_decision(a: Decision, b: Decision) -> bool:
+    """Whether ``b`` would record again what ``a`` records: same pair, kind, winner, target, status,
+    note, operator and knowledge base (a second click on the same form)."""
+    fields = ("fact_a", "fact_b", "kind", "winner", "target_fact", "new_status", "note", "operator", "ckf_fingerprint")
+    return all(getattr(a, f) == getattr(b, f) for f in fields)
+
+
+def next_pair(keys: Sequence[str], current: str) -> str | None:
+    """The pair after ``current`` in the queue as shown (``keys``); the first when ``current`` is not
+    shown; None after the last."""
+    if current not in keys:
+        return keys[0] if keys else None
+    i = list(keys).index(current)
+    return keys[i + 1] if i + 1 < len(keys) else None
+
+
 def history_frame(decisions: Sequence[Decision]) -> pd.DataFrame:
-    """Audit log rows (oldest first): id, when, who, kind, winner, target, status, note."""
+    """Audit log rows (oldest first): id, pair, knowledge base, kind, winner, target, status, who (with the
+    role held and where the decision was taken), when, the decision a revert takes back, note."""
     rows = [
         {
             "id": d.id,
+            "pair": d.pair_key,
+            "kb": kb_cell(d),
             "decided_at": d.decided_at,
             "operator": d.operator,
+            "role": d.role,
+            "origin": d.origin,
             "kind": d.kind,
             "winner": d.winner or "",
             "target_fact": d.target_fact or "",
             "new_status": d.new_status or "",
+            "reverts": f"#{d.reverts}" if d.reverts is not None else "",
             "note": d.note,
-            "pair": d.pair_key,
         }
         for d in decisions
     ]
-    return pd.DataFrame(
-        rows, columns=["id", "decided_at", "operator", "kind", "winner", "target_fact", "new_status", "note", "pair"]
-    )
+    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
 
 
 def quality_frame(quality: DetectorQuality) -> pd.DataFrame:
@@ -273,4 +352,23 @@ def overruled_frame(quality: DetectorQuality, kb: KnowledgeBase) -> pd.DataFrame
         )
     return pd.DataFrame(
         rows, columns=["fact_a", "fact_b", "decision", "patterns", "text_a", "text_b", "operator", "note"]
+    )
+
+
+def agreement_frame(agreements: Sequence[OperatorAgreement]) -> pd.DataFrame:
+    """Agreement per pair of operators: shared pairs, agreed, percent agreement, Cohen's kappa ("-"
+    where undefined: both used one and the same position on every shared pair)."""
+    return pd.DataFrame(
+        [
+            {
+                "operator_a": g.operator_a,
+                "operator_b": g.operator_b,
+                "shared pairs": g.shared,
+                "agreed": g.agreed,
+                "percent agreement": f"{100 * g.percent:.1f} %",
+                "Cohen's kappa": "-" if g.kappa is None else f"{g.kappa:.3f}",
+            }
+            for g in agreements
+        ],
+        columns=["operator_a", "operator_b", "shared pairs", "agreed", "percent agreement", "Cohen's kappa"],
     )

@@ -53,7 +53,19 @@ from crp_core import (
 )
 
 from .cache import by_identity, corpus_digest
-from .decision_store import audit_log, decision_set, open_store, pair_history, record
+from .decision_store import (
+    Away,
+    audit_log,
+    decision_set,
+    is_url,
+    latest_id,
+    open_store,
+    pair_history,
+    record,
+    shown_target,
+    unavailable,
+    writable_store,
+)
 from .progress import Bar
 from .session import DEFAULT_DB_FILE
 
@@ -350,7 +362,13 @@ __all__ = [
     "audit_log",
     "decision_set",
     "open_store",
+    "Away",
+    "is_url",
+    "shown_target",
+    "unavailable",
+    "writable_store",
     "pair_history",
+    "latest_id",
     "record",
     # what the decisions do
     "AppliedSummary",

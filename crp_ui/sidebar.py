@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import render, state
+from . import render, state, team
 from .sidebar_ckf import UPLOAD_TYPES, browser_upload_cap, ckf_section, limit_text
 from .sidebar_config import (
     CONFIG_GROUP_OPEN,
@@ -47,15 +47,49 @@ def _on_operator(wkey: str) -> None:
 
 
 def _operator_section() -> None:
-    st.text_input(
-        "Operator name",
-        value=state.get_operator(),
-        key=OPERATOR_KEY,
-        on_change=_on_operator,
-        args=(OPERATOR_KEY,),
-        help="Recorded with every triage decision.",
-        placeholder="your name",
-    )
+    """Who records triage decisions: the name typed (single mode), else who the proxy or the login says."""
+    refused = team.team_refusal()
+    if refused is not None:
+        st.error(f"Team file refused, every session is read-only: {render.md_escape(refused)}")
+        return
+    who = team.identity()
+    if who.mode == "single":
+        st.text_input(
+            "Operator name",
+            value=state.typed_operator(),
+            key=OPERATOR_KEY,
+            on_change=_on_operator,
+            args=(OPERATOR_KEY,),
+            help="Recorded with every triage decision, in its normal form (case folded, spaces collapsed).",
+            placeholder="your name",
+        )
+        if who.operator is not None and who.operator != state.typed_operator():
+            st.caption(f"Recorded as **{render.md_escape(who.operator)}** · {who.role.value}")
+        elif who.missing and who.missing != "no operator name entered yet":
+            st.warning(render.md_escape(who.missing))
+        return
+    if who.mode == "oidc":
+        _login_buttons(who.operator is not None)
+    if who.operator is None:
+        st.warning(f"Read-only: {render.md_escape(who.missing or 'no operator')}")
+    else:
+        st.caption(
+            f"Operator **{render.md_escape(who.operator)}** ({render.md_escape(who.source)}) · role "
+            f"**{who.role.value}**"
+        )
+
+
+def _login_buttons(logged_in: bool) -> None:
+    """oidc mode: log in with the provider configured in .streamlit/secrets.toml ([auth]), or log out."""
+    if logged_in:
+        if st.button("Log out", key="crp.w.logout"):
+            st.logout()
+        return
+    if st.button("Log in", key="crp.w.login", type="primary"):
+        try:
+            st.login()
+        except (st.errors.StreamlitAPIException, ImportError) as exc:  # no [auth] section, no Authlib
+            st.error(f"Login is not configured: {render.md_escape(exc)}")
 
 
 __all__ = [

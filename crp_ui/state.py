@@ -25,7 +25,7 @@ from typing import ParamSpec, TypeVar
 
 import streamlit as st
 
-from . import ckf_state, config_state, results, scenario_state, session
+from . import ckf_state, config_state, results, scenario_state, session, team
 from .ckf_state import (
     QUICK_WAIT_S,
     PendingLoad,
@@ -96,7 +96,6 @@ from .session import (
     forget,
     gen,
     get_lenient,
-    get_operator,
     holds,
     kept_dict,
     recall,
@@ -157,6 +156,15 @@ selected_fact = _started(session.selected_fact)
 get_corpus = _started(results.get_corpus)
 corpus_ready = _started(results.corpus_ready)
 get_result = _started(results.get_result)
+#: the name typed in the sidebar (single mode's operator, before normalisation)
+typed_operator = session.get_operator
+
+
+def get_operator() -> str:
+    """The operator who may record in this session, normalised ("" for a viewer, or a session without an
+    operator: every record control is then disabled with :func:`crp_ui.team.record_refusal` as its reason)."""
+    return team.writer()
+
 
 __all__ = [
     # the start of a session
@@ -237,6 +245,7 @@ __all__ = [
     "selected_pair",
     "select_pair",
     "get_operator",
+    "typed_operator",
     "set_operator",
     "DEFAULT_DB_FILE",
     "db_choice",

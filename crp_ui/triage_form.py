@@ -1,35 +1,41 @@
 """The Conflicts page's decision form: record an operator decision on one pair (accept the arbitration,
-override the winner, mark a fact's status, dismiss), with a note and the operator's name from the
-sidebar, in the triage database every session shares (:mod:`crp_ui.decision_store`).
+override the winner, mark a fact's status, dismiss), with a note, as this session's operator
+(:mod:`crp_ui.team`), in the triage database every session shares (:mod:`crp_ui.decision_store`).
 
-The decision is recorded in a callback, which Streamlit runs before the script, so the very first run
-after the click already reads the new decision set; the outcome (the recorded decision, or every field
-the store refused) is shown on that run.
+The decision is recorded in a callback (:mod:`crp_ui.triage_record`), which Streamlit runs before the
+script, so the very first run after the click already reads the new decision set; the outcome (the
+recorded decision, every field the store refused, the decision recorded meanwhile by someone else with
+its "review and confirm") is shown on that run. Keyboard: A / O / M / D choose the kind of decision, N
+records and moves to the next pair (Streamlit's button shortcuts, which ignore keys typed into a text
+field). A session that may not record (a viewer, no operator) sees every control disabled, and why.
 """
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
-from crp_core import (
-    MARKABLE_STATUSES,
-    MAX_NOTE_CHARS,
-    ConflictPair,
-    CRPConfig,
-    CRPError,
-    Decision,
-    DecisionError,
-    KnowledgeBase,
-    authority_winner,
-)
+from crp_core import MARKABLE_STATUSES, MAX_NOTE_CHARS, ConflictPair, CRPConfig, Decision, KnowledgeBase
 
 from . import conflicts_view as cv
-from . import decisions, render, state
+from . import decisions, render, state, team
+from .triage_record import (
+    K_FLASH,
+    K_FORM_ERROR,
+    K_FORM_INFO,
+    K_PAIR,
+    K,
+    acknowledge,
+    field_keys,
+    on_confirm,
+    on_record,
+    open_pair,
+    seen,
+    stale_refusal,
+    unavailable,
+)
 
-#: the Conflicts page's widget and session keys start with this
-K = "crp.page.conflicts."
-K_FLASH = K + "flash"  # the message about the decision recorded by the last click
-K_FORM_ERROR = K + "form_error"  # why the last submitted decision was not recorded
 KIND_LABELS = {
     "accept": "Accept the arbitration",
     "override": "Override the winner",
@@ -37,6 +43,10 @@ KIND_LABELS = {
     "dismiss": "Dismiss: not a conflict",
 }
 KINDS = tuple(KIND_LABELS)
+#: the keyboard shortcut of each kind (Streamlit reserves C and R) and of "Record and next"
+KIND_KEYS = {"accept": "A", "override": "O", "mark_status": "M", "dismiss": "D"}
+KIND_SHORT = {"accept": "Accept", "override": "Override", "mark_status": "Mark status", "dismiss": "Dismiss"}
+NEXT_KEY = "N"
 #: what each markable status does, shown beside the choice (no status is preselected)
 STATUS_EFFECTS = {
     "ACTIVE": "retrievable again (undoes an earlier mark)",
@@ -46,84 +56,9 @@ STATUS_EFFECTS = {
 }
 
 
-def build_decision(
-    kind: str,
-    pair: ConflictPair,
-    *,
-    operator: str,
-    fields: dict[str, str | None],
-    fingerprint: str,
-    config: CRPConfig,
-) -> Decision:
-    """The decision of ``kind`` on ``pair`` from the form's ``fields`` (winner, target, status, note);
-    an accepted arbitration names the winner SPEC-027 §2.3 gives."""
-    a, b, note = pair.fact_a, pair.fact_b, str(fields.get("note") or "")
-    if kind == "accept":
-        return Decision.accept(
-            a, b, operator=operator, winner=authority_winner(pair, config), note=note, ckf_fingerprint=fingerprint
-        )
-    if kind == "override":
-        winner = str(fields.get("winner"))
-        return Decision.override(a, b, winner=winner, operator=operator, note=note, ckf_fingerprint=fingerprint)
-    if kind == "dismiss":
-        return Decision.dismiss(a, b, operator=operator, note=note, ckf_fingerprint=fingerprint)
-    return Decision.mark_status(
-        a,
-        b,
-        fact=str(fields.get("target")),
-        status=str(fields.get("status")),
-        operator=operator,
-        note=note,
-        ckf_fingerprint=fingerprint,
-    )
-
-
-def field_keys(pk: str) -> dict[str, str]:
-    """The widget keys of the form's fields for the pair ``pk``."""
-    return {name: f"{K}{name}.{pk}" for name in ("winner", "target", "status", "note")}
-
-
-def _fields(kind: str, keys: dict[str, str]) -> dict[str, str | None]:
-    """The values of the fields ``kind`` uses (the others are None)."""
-    used = {"override": ("winner",), "mark_status": ("target", "status")}.get(kind, ())
-    out: dict[str, str | None] = {name: state.recall(keys[name]) if name in used else None for name in keys}
-    out["note"] = state.recall(keys["note"])
-    return out
-
-
-def _record(d: Decision) -> Decision | None:
-    """Record ``d``; None, with the refusal kept for the next run, when the store refuses it."""
-    try:
-        return decisions.record(d)
-    except DecisionError as exc:
-        state.remember(
-            K_FORM_ERROR,
-            "Decision refused:\n\n" + "\n".join(f"- field `{f}`: {render.md_escape(m)}" for f, m in exc.problems),
-        )
-    except CRPError as exc:
-        state.remember(K_FORM_ERROR, f"Decision not recorded: {render.md_escape(exc)}")
-    return None
-
-
-def _on_record(kind: str, pair: ConflictPair, fingerprint: str, config: CRPConfig) -> None:
-    """Record the submitted decision (a callback: it runs before the script)."""
-    keys = field_keys(cv.p_key(pair))
-    state.forget(K_FORM_ERROR)
-    fields = _fields(kind, keys)
-    if kind == "mark_status" and not fields["status"]:
-        state.remember(K_FORM_ERROR, "Choose the new status: none is preselected.")
-        return
-    d = build_decision(kind, pair, operator=state.get_operator(), fields=fields, fingerprint=fingerprint, config=config)
-    rec = _record(d)
-    if rec is None:
-        return
-    for name in ("note", "status"):  # a recorded decision clears the form (the kind stays)
-        state.forget(keys[name])
-    state.remember(
-        K_FLASH,
-        f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
-        f"{cv.decision_summary(rec)} (by {rec.operator}, {rec.decided_at}).",
-    )
+def _on_kind(pk: str, kind: str) -> None:
+    """A kind's shortcut button: choose that kind in the pair's radio (drawn after this callback)."""
+    state.remember(K + "kind." + pk, kind)
 
 
 def flash() -> None:
@@ -182,29 +117,165 @@ def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str]) -> None:
         st.caption("Not a conflict: the pair is no longer arbitrated and both facts stay. Only a note is needed.")
 
 
-def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig) -> None:
-    """Record a decision on ``pair`` (operator from the sidebar). The kind is chosen first; the form
-    then holds only that kind's fields."""
-    pk = cv.p_key(pair)
-    keys = field_keys(pk)
-    operator = state.get_operator()
-    # one element in this slot either way: the form below keeps its place when the name is entered
-    if not operator:
-        st.warning("Enter your name under **Operator name** in the sidebar to record decisions.")
-    else:
-        st.caption(f"Recording as **{render.md_escape(operator)}** (Operator name, in the sidebar).")
-    kind = st.radio("Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk)
-    with st.form(K + "form." + pk, clear_on_submit=False, border=True):
-        _kind_fields(kind, pair, keys)
-        st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68)
-        st.form_submit_button(
-            "Record decision",
+def _kind_keys(pk: str, disabled: bool) -> None:
+    """One small button per kind, each with its keyboard shortcut, choosing the kind like the radio."""
+    with st.container(horizontal=True, gap="small"):
+        st.caption("Keyboard:", width="content")
+        for kind, key in KIND_KEYS.items():
+            st.button(
+                KIND_SHORT[kind],
+                key=f"{K}key.{kind}.{pk}",
+                shortcut=key,
+                type="tertiary",
+                on_click=_on_kind,
+                args=(pk, kind),
+                disabled=disabled,
+                help=f"{KIND_LABELS[kind]} (key {key}; {NEXT_KEY} records and moves to the next pair)",
+            )
+
+
+def _who(refusal: str | None) -> None:
+    """Who records here (one element either way: the form below keeps its place)."""
+    if refusal is not None:
+        st.warning(refusal)
+        return
+    who = team.identity()
+    where = "Operator name, in the sidebar" if who.mode == "single" else render.md_escape(who.source)
+    st.caption(f"Recording as **{render.md_escape(who.operator or '')}** ({where}) · role {who.role.value}.")
+
+
+def _stale_block(pk: str) -> None:
+    """The decision the store refused because someone decided this pair meanwhile: who, what, when, and
+    the one click that records it anyway, based on what is now the latest."""
+    kept = stale_refusal()
+    if kept is None or kept.decision.pair_key != pk:
+        return
+    new = kept.latest
+    with st.container(border=True):
+        st.error(
+            render.md_escape(
+                f"Not recorded: this pair changed after the form was drawn. {new.operator} ({new.role}, "
+                f"{new.origin}) recorded decision #{new.id} at {new.decided_at}: {cv.decision_summary(new)}"
+                + (f' (note: "{new.note}")' if new.note else "")
+                + "."
+            )
+        )
+        st.caption(
+            render.md_escape(
+                f"Yours was: {cv.decision_summary(kept.decision)}"
+                + (f' (note: "{kept.decision.note}")' if kept.decision.note else "")
+                + f". The history below shows #{new.id} and the pair as it is now: review it, then confirm yours to "
+                "record it over that entry, or leave it."
+            )
+        )
+        st.button(
+            f"Review and confirm: record mine over #{new.id}",
+            key=f"{K}confirm.{pk}",
             type="primary",
-            disabled=not operator,
-            key=K + "submit." + pk,
-            on_click=_on_record,
-            args=(kind, pair, state.get_ckf_fingerprint(kb), config),
+            on_click=on_confirm,
+            disabled=team.record_refusal() is not None,
+        )
+
+
+def _outcome(pk: str) -> None:
+    """What the last click did not record, and why."""
+    _stale_block(pk)
+    gone = unavailable()
+    if gone is not None:
+        st.error(
+            "The decision database cannot be reached: nothing was recorded and the form keeps what you "
+            f"entered; record again once it is back. ({render.md_escape(gone)})"
         )
     err = state.forget(K_FORM_ERROR)
     if err:
         st.error(err)
+    info = state.forget(K_FORM_INFO)
+    if info:
+        st.info(render.md_escape(info))
+
+
+def _changed_since_opened(pk: str, based_on: int, hist: list[Decision]) -> None:
+    """The entries recorded on this pair since this operator opened it (another session's, seen by the
+    page's polling): who decided what and when, and the click that bases the form on them."""
+    new = [d for d in hist if (d.id or 0) > based_on]
+    if not new:
+        return
+    last = new[-1]
+    st.warning(
+        render.md_escape(
+            f"This pair changed since you opened it: {len(new)} new entr{'y' if len(new) == 1 else 'ies'}, the "
+            f"latest #{last.id} by {last.operator} at {last.decided_at}: {cv.decision_summary(last)}. A decision "
+            "recorded from this form now is refused until you take it into account."
+        )
+    )
+    st.button(
+        f"Take #{last.id} into account",
+        key=f"{K}ack.{pk}",
+        on_click=acknowledge,
+        args=(pk, int(last.id or 0)),
+        help="Base your decision on the pair as it is now (the history below shows every entry).",
+    )
+
+
+def shown_fields(pair: ConflictPair, kb: KnowledgeBase, hist: list[Decision]) -> dict[str, object]:
+    """What the form is drawn on: the pair's latest log entry when this operator opened it (``based_on``;
+    0 for none) and the knowledge base's name."""
+    pk = cv.p_key(pair)
+    return {
+        "based_on": seen(pk, int(hist[-1].id or 0) if hist else 0),
+        "kb_name": os.path.basename(kb.source) or state.get_ckf_label() or None,
+    }
+
+
+def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig, queue_keys: list[str]) -> None:
+    """Record a decision on ``pair`` as this session's operator. The kind is chosen first; the form then
+    holds only that kind's fields. ``queue_keys``: the pairs of the queue as shown, in order ("Record and
+    next" moves to the one after ``pair``)."""
+    pk = cv.p_key(pair)
+    keys = field_keys(pk)
+    open_pair(pk)
+    hist = decisions.pair_history(pair.fact_a, pair.fact_b)
+    shown = shown_fields(pair, kb, hist)
+    refusal = team.record_refusal()
+    _who(refusal)
+    _changed_since_opened(pk, int(str(shown["based_on"])), hist)
+    kind = st.radio("Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk)
+    _kind_keys(pk, disabled=refusal is not None)
+    args = (kind, pair, state.get_ckf_fingerprint(kb), config, shown)
+    with st.form(K + "form." + pk, clear_on_submit=False, border=True):
+        _kind_fields(kind, pair, keys)
+        st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68)
+        with st.container(horizontal=True):
+            st.form_submit_button(
+                "Record decision",
+                type="primary",
+                disabled=refusal is not None,
+                key=K + "submit." + pk,
+                on_click=on_record,
+                args=args,
+            )
+            st.form_submit_button(
+                "Record and next",
+                disabled=refusal is not None,
+                key=K + "submit_next." + pk,
+                shortcut=NEXT_KEY,
+                on_click=on_record,
+                args=(*args, tuple(queue_keys)),
+                help="Record this decision, then open the next pair of the queue as shown.",
+            )
+    _outcome(pk)
+
+
+__all__ = [
+    "K",
+    "K_FLASH",
+    "K_PAIR",
+    "KINDS",
+    "KIND_KEYS",
+    "KIND_LABELS",
+    "NEXT_KEY",
+    "STATUS_EFFECTS",
+    "decision_form",
+    "flash",
+    "shown_fields",
+]

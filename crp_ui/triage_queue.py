@@ -13,13 +13,13 @@ import streamlit as st
 
 from crp_core import PATTERNS, STATUSES, ConflictScan, CRPConfig, DecisionSet, KnowledgeBase, SdkAgreement
 
-from . import cache, decisions, render, state
+from . import cache, decisions, render, state, triage_live
 from . import conflicts_view as cv
-from .triage_form import K, decision_form
+from .triage_form import K_PAIR, K, decision_form
+from .triage_revert import revert_section
 
 K_TABLE = K + "table"  # the queue table's selection event
 K_SHOWN = K + "shown"  # the pair keys of the rows the table shows, in order
-K_PAIR = K + "pair"  # the pair select box
 #: queue columns shown by default: both facts with their text, then what decides the row's place
 QUEUE_ORDER = ("A", "B", "pattern(s)", "arbitration", "margin", "state")
 #: every column, for "all columns"
@@ -39,6 +39,7 @@ QUEUE_ALL = (
     "authority_b",
     "decided_by",
     "decided_at",
+    "review",
 )
 #: row height of the queue: five lines, so the texts wrap instead of being cut (Streamlit wraps text
 #: cells when rows are taller than one line)
@@ -128,14 +129,14 @@ def _filtered(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return cache.by_identity("queue_view", frame, lambda fr: _queue_view(fr, view, decided), extra=(*view, decided))
 
 
-def _table(shown: pd.DataFrame, display: pd.DataFrame) -> None:
+def _table(shown: pd.DataFrame, display: pd.DataFrame, claims: dict[str, str]) -> None:
     every = st.toggle(
         "all columns",
         key=K + "all_columns",
         help="Also the statuses, source types, similarity, both authorities and who decided.",
     )
     st.dataframe(
-        display,
+        cv.with_claims(display, shown["pair"].tolist(), claims),
         hide_index=True,
         width="stretch",
         row_height=QUEUE_ROW_PX,
@@ -194,10 +195,14 @@ def queue_tab(
     )
     keys = shown["pair"].tolist()
     state.remember(K_SHOWN, keys)
-    _table(shown, display)
+    me = state.get_operator()
+    claims = triage_live.live_claims()
+    held = triage_live.claimed_by_others(claims, me)
+    _table(shown, display, {k: triage_live.claim_cell(c, me) for k, c in claims.items()})
     if not keys:
         st.info("No pair matches the filters.")
         return
+    triage_live.claim_button([k for k in keys if k not in held], state.get_ckf_fingerprint(kb))
     pk = _pick_pair(shown, keys, wanted)
     pair = next(p for p in scan.pairs if cv.p_key(p) == pk)
     # the pair's heading, figures and arbitration in one element, its case (patterns, both sides, the
@@ -207,12 +212,15 @@ def queue_tab(
     if rec is not None:
         cv.sdk_block(rec, K + "sdk")
     cv.queue_case(pair, kb, dict(ds.statuses), now=now, config=config, key=K + "authority")
-    decision_form(pair, kb, config)
+    if pk in held:
+        st.info(render.md_escape(f"This pair is {triage_live.claim_cell(held[pk], me)}; you may still decide it."))
+    decision_form(pair, kb, config, [k for k in keys if k not in held or k == pk])
     hist = decisions.pair_history(pair.fact_a, pair.fact_b)
+    revert_section(pair, hist, kb)
     st.markdown(f"**Decision history of this pair** ({len(hist)})")
     if hist:
         render.dataframe(
-            cv.history_frame(hist).drop(columns=["pair"]), hide_index=True, width="stretch", key=K + "history"
+            cv.history_frame(hist).drop(columns=["pair", "kb"]), hide_index=True, width="stretch", key=K + "history"
         )
     else:
         st.caption("No decision yet.")

@@ -26,6 +26,7 @@ from crp_core import (
     SDK_CHECKSUMS,
     ConflictPair,
     CRPError,
+    Decision,
     DecisionSet,
     KnowledgeBase,
     PipelineResult,
@@ -34,8 +35,10 @@ from crp_core import (
     export_csv,
     export_json,
     headers,
+    operator_agreement,
+    review_statuses,
 )
-from crp_ui import cache, decisions, render, shell, state, triage_form, triage_queue
+from crp_ui import cache, decisions, render, shell, state, team, triage_audit, triage_form, triage_live, triage_queue
 from crp_ui import conflicts_view as cv
 from crp_ui.session_input import session_writeback
 
@@ -50,10 +53,17 @@ def _on_db_path() -> None:
 
 
 def db_section() -> None:
-    """Where the decisions live (path field: this session only; empty = the default)."""
+    """Where the decisions live (path field: this session only, single mode only; empty = the default)."""
     with st.expander(
-        f"Decision database: {render.md_escape(state.db_path())} ({state.db_path_origin()})", expanded=False
+        f"Decision database: {render.md_escape(decisions.shown_target(state.db_path()))} ({state.db_path_origin()})",
+        expanded=False,
     ):
+        if team.identity().mode != "single" or team.team_refusal() is not None:
+            st.caption(
+                "The team's database ($CRP_INSPECT_TRIAGE_DB): with a team file a session cannot choose another "
+                "one, so every operator's decisions go to the one log."
+            )
+            return
         st.text_input(
             f"Database file for this session (empty: $CRP_INSPECT_TRIAGE_DB or ./{state.DEFAULT_DB_FILE})",
             value=state.db_choice(),
@@ -180,8 +190,25 @@ def envelope_tab(ds: DecisionSet, base_kb: KnowledgeBase) -> None:
 
 
 # ---- export --------------------------------------------------------------------------------------
-def quality_tab(ds: DecisionSet, kb: KnowledgeBase) -> None:
-    """The operators' decisions as labels for the value-conflict detector (crp-inspect triage stats)."""
+def _agreement(log: list[Decision]) -> None:
+    """Agreement per pair of operators over the pairs both decided (the log of this knowledge base)."""
+    st.markdown("**Agreement between operators** (the pairs both decided; each one's latest position)")
+    frame = cv.agreement_frame(operator_agreement(log))
+    if frame.empty:
+        st.caption("No two operators have decided the same pair yet.")
+        return
+    render.dataframe(frame, hide_index=True, width="stretch", key=K + "quality.agreement")
+    st.caption(
+        "A position is the winner an accept or an override gives, a dismissal, or a status mark. Cohen's "
+        "kappa corrects the agreement for chance: 1 = always agree, 0 = as often as chance would, below 0 = "
+        "less; '-' when both used one and the same position on every shared pair."
+    )
+
+
+def quality_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None:
+    """The operators' decisions as labels for the value-conflict detector (crp-inspect triage stats), and
+    how the operators agree with each other."""
+    _agreement(log)
     quality = detector_quality(ds, kb)
     if not quality.pairs:
         st.info(
@@ -239,8 +266,7 @@ def _sdk_download(ds: DecisionSet, kb: KnowledgeBase, where: DeltaGenerator) -> 
         where.caption(render.md_escape(refusal))
 
 
-def export_tab(ds: DecisionSet, kb: KnowledgeBase) -> None:
-    log = decisions.audit_log()
+def export_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None:
     c = st.columns(4)
     c[0].download_button(
         "Decisions as JSON",
@@ -278,11 +304,7 @@ def export_tab(ds: DecisionSet, kb: KnowledgeBase) -> None:
         f"{len(log)} decision(s) in the log · {applied} status mark(s) apply to this CKF"
         + (f" · {len(unknown)} decision(s) name facts this CKF lacks (ignored)" if unknown else "")
     )
-    st.markdown("**Audit log** (every decision, oldest first)")
-    if log:
-        render.dataframe(cv.history_frame(log), hide_index=True, width="stretch", key=K + "log")
-    else:
-        st.caption("No decision recorded yet.")
+    triage_audit.audit_section(log, kb)
 
 
 #: the page's tabs, in order; the first is open by default
@@ -302,21 +324,27 @@ def main() -> None:
         st.stop()
     try:
         ds = decisions.decision_set()
+        triage_live.page_built()
         base = state.get_corpus(decisions=False)
     except CRPError as exc:
         st.error(render.md_escape(exc))
         st.stop()
+    triage_live.watch()
+    triage_live.away_banner()
     if base is None:
         st.stop()
     triage_form.flash()
     config = state.get_config()
     scan = decisions.conflict_scan(base, config, state.get_now(), ds)
     kb = base.kb
-    ds_key = decisions.set_fingerprint(ds)
+    log = decisions.audit_log()
+    reviews = review_statuses(cv.log_for_kb(log, state.get_ckf_fingerprint(kb)), team.review_quorum())
+    # the log's length and the review states: who decided and the two-person policy's verdicts
+    ds_key = (decisions.set_fingerprint(ds), ds.count, tuple(sorted(reviews.items())))
     # the scan object stands for its config and time: the agreement and the frame are built once per scan
     agreement = cache.by_identity("sdk_agreement", scan, lambda sc: cv.sdk_agreement_of(sc, kb, config))
     frame = cache.by_identity(
-        "queue", scan, lambda sc: cv.with_sdk_column(cv.queue_frame(sc, kb, ds), agreement), extra=ds_key
+        "queue", scan, lambda sc: cv.with_sdk_column(cv.queue_frame(sc, kb, ds, reviews), agreement), extra=ds_key
     )
     frame = cv.with_writeback_marks(frame, session_writeback())  # the SDK session page's finding, if any
     _counts(cache.by_identity("queue_counts", frame, cv.queue_counts), ds, agreement)
@@ -326,8 +354,8 @@ def main() -> None:
     draws: tuple[Callable[[], None], ...] = (
         lambda: triage_queue.queue_tab(scan, frame, ds, kb, config, state.get_now(), agreement),
         lambda: envelope_tab(ds, kb),
-        lambda: quality_tab(ds, kb),
-        lambda: export_tab(ds, kb),
+        lambda: quality_tab(ds, kb, cv.log_for_kb(log, state.get_ckf_fingerprint(kb))),
+        lambda: export_tab(ds, kb, log),
     )
     for tab, draw in zip(st.tabs(list(TABS), key=TAB_PARAM, bind="query-params"), draws):
         if tab.open is not False:  # None: a Streamlit that does not track tabs draws them all
@@ -344,9 +372,15 @@ def _counts(counts: dict[str, int], ds: DecisionSet, agreement: SdkAgreement | N
     m[3].metric("decided", counts["decided"])
     m[4].metric("dismissed", counts["dismissed"])
     m[5].metric("decisions in the log", ds.count)
+    who = team.identity()
     st.caption(
-        " · ".join(f"{p}: {counts[p]}" for p in PATTERNS) + f" · operator: "
-        f"{render.md_escape(state.get_operator() or '(none: set it in the sidebar)')}"
+        " · ".join(f"{p}: {counts[p]}" for p in PATTERNS)
+        + " · operator: "
+        + (
+            f"{render.md_escape(who.operator)} ({who.role.value})"
+            if who.operator
+            else "(none: " + ("set it in the sidebar)" if who.mode == "single" else "read-only)")
+        )
     )
     if agreement is not None:
         st.caption(render.md_escape(cv.sdk_summary(agreement)))

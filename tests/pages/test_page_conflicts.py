@@ -227,6 +227,12 @@ def test_exports_json_csv_and_cleaned_ckf(triage_env):
     decide(at, "X1|X2", "mark_status", target="X2", status="QUARANTINED")
     show_tab(at, EXPORT)
     labels = [b.proto.label for b in at.get("download_button") if b.proto.id and K in b.proto.id]
-    assert labels == ["Decisions as JSON", "Decisions as CSV", "Cleaned CKF", "crprotocol snapshot"]
+    assert labels == [
+        "Decisions as JSON",
+        "Decisions as CSV",
+        "Cleaned CKF",
+        "crprotocol snapshot",
+        "Audit log as JSONL",
+    ]
     log = [d.value for d in at.dataframe if "pair" in d.value.columns and "kind" in d.value.columns]
     assert log and log[0].pair.tolist() == ["X1|X2"]

@@ -13,6 +13,7 @@ import zipfile
 from datetime import UTC, datetime
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
@@ -232,6 +233,12 @@ def test_queue_frame_order_decided_and_filters():
     with pytest.raises(ValueError):
         cv.filter_queue(f, decided="maybe")
     assert cv.pair_label(f.to_dict("records")[0]) == "T1 ↔ T2 · NUMBER_CHANGED"
+    # without review states: a decided pair is settled, an undecided one open; no disagreement to filter
+    assert f.review.tolist() == ["open", "settled"]
+    assert cv.filter_queue(f, decided="disagreements").empty
+    g = cv.queue_frame(scan, corpus.kb, ds, {"T1|T2": "disagreement"})
+    assert g.review.tolist() == ["disagreement", "settled"]
+    assert cv.filter_queue(g, decided="disagreements").pair.tolist() == ["T1|T2"]
 
 
 def test_empty_scan_gives_an_empty_queue_with_zero_counts():
@@ -350,20 +357,97 @@ def test_cleaned_ckf_bytes_jsonl_and_dir(tmp_path):
 
 def test_history_frame_columns():
     d = Decision.override("a", "b", winner="b", operator="x", note="n")
-    f = cv.history_frame([d])
+    fp = "0123456789abcdef" * 4
+    e = Decision.dismiss("c", "d", operator="y", ckf_fingerprint=fp)
+    r = Decision.revert(
+        "a", "b", reverts=7, operator="root", reason="wrong", ckf_fingerprint=fp, kb_name="kb.jsonl", role="admin"
+    )
+    f = cv.history_frame([d, e, r])
+    assert list(f.columns) == [
+        "id",
+        "pair",
+        "kb",
+        "kind",
+        "winner",
+        "target_fact",
+        "new_status",
+        "operator",
+        "role",
+        "origin",
+        "decided_at",
+        "reverts",
+        "note",
+    ]
+    assert f.to_dict("records")[0] == {
+        "id": None,
+        "pair": "a|b",
+        "kb": "(none: applies to every KB)",
+        "decided_at": None,
+        "operator": "x",
+        "role": "operator",
+        "origin": "cli",
+        "kind": "override",
+        "winner": "b",
+        "target_fact": "",
+        "new_status": "",
+        "reverts": "",
+        "note": "n",
+    }
+    assert f.kb.tolist()[1:] == ["0123456789ab", "kb.jsonl · 0123456789ab"]  # the fingerprint's first 12 digits
+    assert (f.kind[2], f.reverts[2], f.role[2], f.note[2]) == ("revert", "#7", "admin", "wrong")
+    assert cv.decision_summary(r) == "revert of #7"
+
+
+def test_the_log_of_one_knowledge_base_keeps_decisions_without_a_fingerprint():
+    mine, other = "a" * 64, "b" * 64
+    log = [
+        Decision.dismiss("a", "b", operator="x", ckf_fingerprint=mine),
+        Decision.dismiss("a", "b", operator="x", ckf_fingerprint=other),
+        Decision.dismiss("c", "d", operator="x"),
+    ]
+    assert cv.log_for_kb(log, mine) == [log[0], log[2]]
+    assert cv.log_for_kb(log, other) == [log[1], log[2]]
+
+
+def test_same_decision_and_next_pair():
+    d = Decision.override("a", "b", winner="b", operator="x", note="n", ckf_fingerprint="f")
+    assert cv.same_decision(d, Decision.override("b", "a", winner="b", operator="x", note="n", ckf_fingerprint="f"))
+    for other in (
+        Decision.override("a", "b", winner="a", operator="x", note="n", ckf_fingerprint="f"),
+        Decision.override("a", "b", winner="b", operator="y", note="n", ckf_fingerprint="f"),
+        Decision.override("a", "b", winner="b", operator="x", note="corrected", ckf_fingerprint="f"),
+        Decision.accept("a", "b", winner="b", operator="x", note="n", ckf_fingerprint="f"),
+        Decision.override("a", "b", winner="b", operator="x", note="n", ckf_fingerprint="g"),
+    ):
+        assert not cv.same_decision(d, other), other
+    keys = ["p|q", "r|s", "t|u"]
+    assert [cv.next_pair(keys, k) for k in keys] == ["r|s", "t|u", None]
+    assert cv.next_pair(keys, "gone|x") == "p|q"
+    assert cv.next_pair([], "gone|x") is None
+
+
+def test_agreement_frame():
+    from crp_core.triage.agreement import operator_agreement
+
+    log = [
+        Decision.dismiss("a", "b", operator="ann"),
+        Decision.dismiss("c", "d", operator="ann"),
+        Decision.dismiss("a", "b", operator="ben"),
+        Decision.override("c", "d", winner="c", operator="ben"),
+    ]
+    f = cv.agreement_frame(operator_agreement(log))
+    # p_o = 1/2; p_e = (2 * 1) / 4 = 1/2 (ann: dismiss x2; ben: dismiss, winner c): kappa = 0
     assert f.to_dict("records") == [
         {
-            "id": None,
-            "decided_at": None,
-            "operator": "x",
-            "kind": "override",
-            "winner": "b",
-            "target_fact": "",
-            "new_status": "",
-            "note": "n",
-            "pair": "a|b",
+            "operator_a": "ann",
+            "operator_b": "ben",
+            "shared pairs": 2,
+            "agreed": 1,
+            "percent agreement": "50.0 %",
+            "Cohen's kappa": "0.000",
         }
     ]
+    assert cv.agreement_frame(()).empty
 
 
 # ---- the deciding fields of a pair (pair cards) ---------------------------------------------------
@@ -534,3 +618,24 @@ def test_pairs_with_a_session_write_back_are_marked_as_their_own_kind():
     ]
     assert frame["marks"].tolist() == ["B suppressed", "", ""]  # the input frame is not changed
     assert with_writeback_marks(frame, {}) is frame
+
+
+def test_claims_in_the_queue():
+    from datetime import UTC, datetime
+
+    from crp_core import Claim
+    from crp_ui.triage_live import claim_cell, claimed_by_others
+
+    until = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+    mine, theirs = Claim("a|b", "ann", until), Claim("c|d", "ben", until)
+    now = until.timestamp() - 90.4
+    assert claim_cell(None, "ann", now) == ""
+    assert claim_cell(mine, "ann", now) == "claimed by you"
+    assert claim_cell(theirs, "ann", now) == "held by ben (90 s left)"
+    assert claim_cell(theirs, "ann", until.timestamp() + 5) == "held by ben (0 s left)"
+    assert claimed_by_others({"a|b": mine, "c|d": theirs}, "ann") == {"c|d": theirs}
+    display = pd.DataFrame({"state": ["undecided", "dismissed"]})
+    assert cv.with_claims(display, ["x|y", "z|w"], {"c|d": "held by ben"}) is display  # no claimed row: as is
+    got = cv.with_claims(display, ["a|b", "c|d"], {"c|d": "held by ben (90 s left)"})
+    assert got.state.tolist() == ["undecided", "dismissed · held by ben (90 s left)"]
+    assert display.state.tolist() == ["undecided", "dismissed"]  # the shown frame is not changed

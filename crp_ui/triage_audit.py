@@ -1,0 +1,75 @@
+"""The Conflicts page's audit log: the decisions of the knowledge base loaded (or every KB's), each row
+naming its pair, its knowledge base, the operator with the role held and the origin; the verdict of the
+log's hash chain (``DecisionStore.verify``: the first entry whose recorded hashes do not match, if any);
+the log as JSON Lines, one entry per line with its hashes."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from crp_core import CRPError, Decision, KnowledgeBase
+
+from . import conflicts_view as cv
+from . import decisions, render, state
+from .triage_record import K
+
+
+def chain_verdict() -> None:
+    """Whether every entry still carries the hash of the one before it (recomputed over the whole log)."""
+    store = decisions.open_store()
+    if store is None:
+        return
+    try:
+        v = store.verify()
+    except CRPError as exc:
+        st.warning(f"The hash chain could not be checked: {render.md_escape(exc)}")
+        return
+    if v.ok:
+        st.success(
+            f"Hash chain verified: {v.entries} entr{'y' if v.entries == 1 else 'ies'}, each one holding the hash of "
+            "the one before (an entry changed, removed or inserted in the log would break the chain there)."
+        )
+    else:
+        st.error(
+            render.md_escape(
+                f"Hash chain broken at entry #{v.first_broken_id} of {v.entries}: {v.reason}. The log was changed "
+                "outside crp-inspect from that entry on (`crp-inspect triage verify` names it too)."
+            )
+        )
+
+
+def _jsonl() -> bytes:
+    store = decisions.open_store()
+    return b"" if store is None else store.export_jsonl().encode("utf-8")
+
+
+def audit_section(log: list[Decision], kb: KnowledgeBase) -> None:
+    """The audit log: this knowledge base's decisions (and those recorded without a fingerprint, which
+    apply to every KB) unless "every knowledge base" is on; the chain verdict; the JSONL download."""
+    every = st.toggle(
+        "every knowledge base",
+        key=K + "log.all_kbs",
+        help="Off: the decisions recorded on the CKF loaded (and those recorded without a fingerprint, which "
+        "apply to every CKF). On: the whole log, every knowledge base's decisions.",
+    )
+    shown = log if every else cv.log_for_kb(log, state.get_ckf_fingerprint(kb))
+    st.markdown(
+        f"**Audit log** (oldest first): {len(shown)} of {len(log)} decision(s)"
+        + ("" if every else ", this knowledge base's")
+    )
+    chain_verdict()
+    if shown:
+        render.dataframe(cv.history_frame(shown), hide_index=True, width="stretch", key=K + "log")
+    else:
+        st.caption("No decision recorded yet." if not log else "No decision recorded on this knowledge base yet.")
+    st.download_button(
+        "Audit log as JSONL",
+        _jsonl,
+        file_name="crp-triage-log.jsonl",
+        mime="application/jsonl",
+        key=K + "dl.jsonl",
+        on_click="ignore",
+        disabled=not log,
+        help="Every entry of the log (every knowledge base), one JSON object per line, with the hash of the entry "
+        "before it and its own: what `crp-inspect triage verify` recomputes.",
+    )
