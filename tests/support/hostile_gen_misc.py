@@ -78,7 +78,7 @@ def triage_dbs(tmp: Path) -> list[Case]:
     from tests.support.triage_cli import forge_db
 
     cases = []
-    for i, column in enumerate(COLUMNS):
+    for i, column in enumerate(COLUMNS[: len(_GOOD_ROW)]):  # forge_db writes schema-1 rows
         for label in _DB_VALUES:
             row = list(_GOOD_ROW)
             row[i] = _DB_VALUES[label]
@@ -169,13 +169,27 @@ RECORDS: list[tuple[str, tuple[str, ...], str]] = [
 ]
 
 
+#: the fact ids of the knowledge base ``triage record`` is given (it requires ``--ckf`` and refuses ids the
+#: CKF does not hold, so the cases above meet the rule they test, not that one)
+_RECORD_IDS = ("F1", "F2", "F3", "F1\u202e", "F|1", "F" * 100_000)
+
+
+def _record_kb(tmp: Path) -> Path:
+    path = tmp / "record_kb.jsonl"
+    lines = [json.dumps({**fact(i), "fact_id": fid}, ensure_ascii=False) for i, fid in enumerate(_RECORD_IDS)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def triage_records(tmp: Path) -> list[Case]:
-    """``triage record`` with hostile arguments into a new database; what it records, ``triage
-    decisions`` reads back."""
+    """``triage record`` with hostile arguments into a new database, on a CKF holding the cases' ids
+    (unless the case names its own); what it records, ``triage decisions`` reads back."""
+    kb = str(_record_kb(tmp))
     cases = []
     for name, args, outcome in RECORDS:
         db = str(tmp / f"{name}.sqlite")
-        argvs: tuple[tuple[str, ...], ...] = (("triage", "record", "--db", db, *args),)
+        ckf = () if "--ckf" in args else ("--ckf", kb)
+        argvs: tuple[tuple[str, ...], ...] = (("triage", "record", "--db", db, *ckf, *args),)
         if outcome == "loaded":  # what was recorded reads back
             argvs += (("triage", "decisions", "--db", db, "--json"),)
         cases.append(Case(f"triage_record:{name}", outcome, argvs))
