@@ -17,7 +17,7 @@ import streamlit as st
 
 from crp_core import MAX_NOTE_CHARS, CRPError, DecisionError, SessionReport
 
-from . import cache, decisions, glossary, render, state
+from . import cache, decisions, glossary, render, state, team
 from . import session_view as sv
 
 #: the write-back block's widget and session keys start with this
@@ -76,16 +76,17 @@ def _quarantine(report: SessionReport, statuses: Mapping[str, str]) -> None:
             st.success(render.md_escape(flash))
         if error:
             st.error(str(error))
+        database = render.md_code(decisions.shown_target(state.db_path()))
         st.caption(
             "One decision per fact, status QUARANTINED (never retrieved, kept in the CKF), recorded in the triage "
-            f"database {render.md_code(state.db_path())} as the Conflicts page records them; the decision names the "
-            "fact it contradicts, else the one it restates, else its window."
+            f"database {database} as the Conflicts page records them; the decision names the fact it contradicts, "
+            "else the one it restates, else its window."
         )
-        operator = state.get_operator()
-        if not operator:
-            st.warning("Enter your name under **Operator name** in the sidebar to record decisions.")
+        operator, refusal = state.get_operator(), team.record_refusal()
+        if refusal or not operator:
+            st.warning(refusal or team.NO_NAME)
         else:
-            st.caption(f"Recording as **{render.md_escape(operator)}** (Operator name, in the sidebar).")
+            st.caption(team.recording_as())
         st.text_input("Note (optional)", key=K_NOTE, max_chars=MAX_NOTE_CHARS)
         label = (
             f"Quarantine what the session wrote ({len(todo)} fact(s))"

@@ -122,6 +122,13 @@ def record_refusal() -> str | None:
     return "Read-only: " + render.md_escape(who.refusal() or "no operator")
 
 
+def recording_as() -> str:
+    """Who records in this session and where the name comes from, as Markdown (for a session that may record)."""
+    who = identity()
+    where = "Operator name, in the sidebar" if who.mode == "single" else render.md_escape(who.source)
+    return f"Recording as **{render.md_escape(who.operator or '')}** ({where}) · role {who.role.value}."
+
+
 def role() -> Role:
     return identity().role
 

@@ -139,9 +139,7 @@ def _who(refusal: str | None) -> None:
     if refusal is not None:
         st.warning(refusal)
         return
-    who = team.identity()
-    where = "Operator name, in the sidebar" if who.mode == "single" else render.md_escape(who.source)
-    st.caption(f"Recording as **{render.md_escape(who.operator or '')}** ({where}) · role {who.role.value}.")
+    st.caption(team.recording_as())
 
 
 def _stale_block(pk: str) -> None:
