@@ -47,6 +47,7 @@ from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.phrases import phrase_substitution
 from crp_core.stages.contradictions.subjects import designator, equal_pair, other_subjects, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.typed import typed_diffs
 from crp_core.stages.contradictions.value_compare import value_diffs
 
 __all__ = [
@@ -424,6 +425,8 @@ def _compare(text_a: str, text_b: str) -> ValueConflict | None:
         _pair_values(p, diffs)
     if da.polar_or_neg or db.polar_or_neg:
         _pair_clauses(p, diffs)
+    if not diffs and da.values and db.values and da.sentences and db.sentences:
+        diffs = typed_diffs(da, db)
     if diffs and da.sentences and db.sentences:
         diffs = other_subjects(da, db, diffs)
     if not diffs:

@@ -1,0 +1,72 @@
+"""Typed value roles: one value of a type on each side of a reworded statement (docs/decisions/detector-rewordings.md,
+"Round 4").
+
+The clause and loose alignments of :mod:`.values` ask the words around a value to match. A writer who
+rewords a fact names the attribute with other words ("The rated load of lift 3 is 1,000 kg" / "Lift 3 is
+rated for 1.6 tonnes"), so neither alignment pairs the two values. This test reads the *type* of a value
+instead: when each text states exactly one value of a type (a mass, a length, a duration, a percentage, an
+amount of money, a date, ...), the two sentences that carry them share their subject words, and the value
+differs, the two texts give that attribute two values.
+"""
+
+from __future__ import annotations
+
+from crp_core.records import ValueDiff
+from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.subjects import designator, equal_pair, present
+from crp_core.stages.contradictions.value_compare import value_diffs
+
+#: the fewest subject words the two sentences must share
+TYPED_MIN_SHARED = 2
+TYPED_WIDE = 2
+
+
+def _single(d: Doc, cls: str) -> int:
+    """The index of the text's one value of class ``cls`` that is no designator ("Falcon 9"), or -1."""
+    found = -1
+    for x in d.groups.get(cls, ()):
+        if designator(d.tokens, d.values[x].tok):
+            continue
+        if found >= 0:
+            return -1
+        found = x
+    return found
+
+
+def typed_diffs(da: Doc, db: Doc) -> list[ValueDiff]:
+    """The changed value of the one class each text states once, when exactly one class changed."""
+    changed: list[tuple[int, int]] = []
+    scopes = 0
+    for cls in da.groups:
+        if cls == "ent" or cls not in db.groups:
+            continue
+        x, y = _single(da, cls), _single(db, cls)
+        if x < 0 or y < 0:
+            continue
+        if not equal_pair(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok]):
+            if cls == "q:":
+                scopes += 1
+            else:
+                changed.append((x, y))
+    if len(changed) != 1 or scopes:
+        return []  # none, or a scope and its value changed together ("a 200-point gap ... 76%" / "400-point ... 91%")
+    x, y = changed[0]
+    va, vb = da.values[x], db.values[y]
+    ca, cb = da.clauses[va.clause], db.clauses[vb.clause]
+    sa, sb = da.sentences[ca.sent], db.sentences[cb.sent]
+    if da.sent_shape[ca.sent][1] != db.sent_shape[cb.sent][1]:
+        return []  # a denial against an assertion: a condition, not a changed value
+    if sa.owner and sb.owner and sa.owner != sb.owner and not present(sa.owner, db) and not present(sb.owner, da):
+        return []
+    if _one_sided_name(da, ca.sent, db) or _one_sided_name(db, cb.sent, da):
+        return []  # a name on one side only scopes the value: "kept for 90 days in the EU region"
+    drop: frozenset[str] = frozenset()
+    if not aligned(sa, sb, da.loose_words, db.loose_words, drop, TYPED_WIDE):
+        return []
+    return value_diffs(da.tokens[va.tok], db.tokens[vb.tok], da.text, db.text)
+
+
+def _one_sided_name(d: Doc, sent: int, other: Doc) -> bool:
+    """Does sentence ``sent`` of ``d`` name something the other text never mentions?"""
+    return any(c.sent == sent and any(not present(e, other) for e in c.entities) for c in d.clauses)
