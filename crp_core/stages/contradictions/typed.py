@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc
-from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.loose import aligned, foreign
 from crp_core.stages.contradictions.subjects import designator, equal_pair, present
 from crp_core.stages.contradictions.value_compare import value_diffs
 
 #: the fewest subject words the two sentences must share
 TYPED_MIN_SHARED = 2
 TYPED_WIDE = 2
+TYPED_ONE_SIDE = 1
 
 
 def _single(d: Doc, cls: str) -> int:
@@ -62,6 +63,10 @@ def typed_diffs(da: Doc, db: Doc) -> list[ValueDiff]:
     if _one_sided_name(da, ca.sent, db) or _one_sided_name(db, cb.sent, da):
         return []  # a name on one side only scopes the value: "kept for 90 days in the EU region"
     drop: frozenset[str] = frozenset()
+    fa = foreign(sa, db.loose_words, drop, TYPED_WIDE + 2)
+    fb = foreign(sb, da.loose_words, drop, TYPED_WIDE + 2)
+    if min(len(fa), len(fb)) > TYPED_ONE_SIDE:
+        return []  # words of its own on both sides: two attributes ("hook block weighs" / "maximum tip load")
     if not aligned(sa, sb, da.loose_words, db.loose_words, drop, TYPED_WIDE):
         return []
     return value_diffs(da.tokens[va.tok], db.tokens[vb.tok], da.text, db.text)
