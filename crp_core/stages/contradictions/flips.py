@@ -69,6 +69,20 @@ def flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
                     (ta[ka].start, ta[ka].end),
                     (tb[kb].start, tb[kb].end),
                 )
+    return _one_polar(da, ca, db, cb)
+
+
+def _one_polar(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
+    """A polarity word on one side only, against the bare assertion of the other ("Headphones are banned"
+    / "Runners may wear headphones"): the word against the other clause's first content word."""
+    if ca.polars and not cb.polars and not cb.negs:
+        k = ca.polars[0]
+        pos = _find_key(db.tokens, cb, da.tokens[k])
+        return ValueDiff(NEGATION_FLIP, (da.tokens[k].text,), (), (da.tokens[k].start, da.tokens[k].end), (pos, pos))
+    if cb.polars and not ca.polars and not ca.negs:
+        k = cb.polars[0]
+        pos = _find_key(da.tokens, ca, db.tokens[k])
+        return ValueDiff(NEGATION_FLIP, (), (db.tokens[k].text,), (pos, pos), (db.tokens[k].start, db.tokens[k].end))
     return None
 
 
