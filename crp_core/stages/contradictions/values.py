@@ -316,7 +316,7 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
             only_b and all(_polar_elsewhere(e, da) for e in only_b)
         ):
             continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
-        if negation_moved(da, ca, db, cb):
+        if not _affix_flip(da, ca, pa, db, cb, pb) and negation_moved(da, ca, db, cb):
             continue
         if ca.bag & cb.bag or (not ca.bag and not cb.bag and ca.entities & cb.entities):
             d = flip_diff(da, ca, db, cb) if ca.parity != cb.parity else prefix_diff(da, pa, db, cb, pb, ca)
@@ -326,6 +326,12 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
     # consent") is left to the loose test against that sentence's polarity clause
     held = [(ia, ib) for ia, ib in matched if not (_qualifier(da, da.clauses[ia]) or _qualifier(db, db.clauses[ib]))]
     _loose_flips(p, {ia for ia, _ in held}, {ib for _, ib in held}, diffs)
+
+
+def _affix_flip(da: Doc, ca: Clause, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[int, ...]) -> bool:
+    """Two one-clause sentences whose polarity differs by a negating prefix or suffix ("Barbless hooks are
+    mandatory" / "Barbed hooks may be used"): a flip, never a negation moved to another clause."""
+    return (len(pa) - len(pb)) % 2 == 1 and da.sent_shape[ca.sent][0] == 1 and db.sent_shape[cb.sent][0] == 1
 
 
 def _polar_elsewhere(e: str, other: Doc) -> bool:
