@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.lexicon import PAIR_MAX_VALUES
 from crp_core.stages.contradictions.loose import aligned, foreign
-from crp_core.stages.contradictions.subjects import designator, equal_pair, present
+from crp_core.stages.contradictions.subjects import designator, equal_pair, present, stated_by
 from crp_core.stages.contradictions.value_compare import value_diffs
 
 #: the fewest subject words the two sentences must share
@@ -23,11 +24,14 @@ TYPED_WIDE = 2
 TYPED_ONE_SIDE = 1
 
 
-def _single(d: Doc, cls: str) -> int:
-    """The index of the text's one value of class ``cls`` that is no designator ("Falcon 9"), or -1."""
+def _single(d: Doc, cls: str, other: Doc) -> int:
+    """The index of the text's one value of class ``cls`` that is no designator ("Falcon 9") and that no
+    value of the other text states (a shared value is part of the subject: "the 2025 season"), or -1."""
     found = -1
-    for x in d.groups.get(cls, ()):
-        if designator(d.tokens, d.values[x].tok):
+    ys = other.groups.get(cls, ())[:PAIR_MAX_VALUES]
+    for x in d.groups.get(cls, ())[:PAIR_MAX_VALUES]:
+        t = d.tokens[d.values[x].tok]
+        if designator(d.tokens, d.values[x].tok) or any(stated_by(t, other.tokens[other.values[y].tok]) for y in ys):
             continue
         if found >= 0:
             return -1
@@ -42,7 +46,7 @@ def typed_diffs(da: Doc, db: Doc) -> list[ValueDiff]:
     for cls in da.groups:
         if cls == "ent" or cls not in db.groups:
             continue
-        x, y = _single(da, cls), _single(db, cls)
+        x, y = _single(da, cls, db), _single(db, cls, da)
         if x < 0 or y < 0:
             continue
         if not equal_pair(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok]):
