@@ -16,6 +16,7 @@ from crp_core.stages.contradictions.clauses import Doc
 from crp_core.stages.contradictions.lexicon import PAIR_MAX_CLAUSES, PAIR_MAX_VALUES
 from crp_core.stages.contradictions.loose import aligned, foreign
 from crp_core.stages.contradictions.subjects import designator, equal_pair, present, stated_by
+from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import value_diffs
 
 #: the fewest subject words the two sentences must share
@@ -31,12 +32,21 @@ def _single(d: Doc, cls: str, other: Doc) -> int:
     ys = other.groups.get(cls, ())[:PAIR_MAX_VALUES]
     for x in d.groups.get(cls, ())[:PAIR_MAX_VALUES]:
         t = d.tokens[d.values[x].tok]
-        if designator(d.tokens, d.values[x].tok) or any(stated_by(t, other.tokens[other.values[y].tok]) for y in ys):
+        if designator(d.tokens, d.values[x].tok) or any(_states(other.tokens[other.values[y].tok], t) for y in ys):
             continue
         if found >= 0:
             return -1
         found = x
     return found
+
+
+def _states(u: Token, t: Token) -> bool:
+    """Does ``u`` state the value ``t``, every part of it ("2026" states no "3 April 2026")?"""
+    if not stated_by(t, u):
+        return False
+    if t.date is None or u.date is None:
+        return True
+    return all(not x or y for x, y in zip(t.date.readings[0], u.date.readings[0]))
 
 
 def typed_diffs(da: Doc, db: Doc) -> list[ValueDiff]:

@@ -1,0 +1,143 @@
+"""The detector's fourth round of rules (docs/decisions/detector-rewordings.md, "Round 4"): typed value roles
+across reworded sentences and their guards, a clock time as a point in time and a number, a polarity word
+against a bare assertion, the negating suffix ``-less``, more units and synonym concepts. One hand-written
+case per rule with the near miss it must not flag; none of these sentences comes from a labelled corpus."""
+
+from __future__ import annotations
+
+from crp_core.stages.contradictions.clauses import analyse
+from crp_core.stages.contradictions.lexicon import negated_base
+from crp_core.stages.contradictions.typed import typed_diffs
+from crp_core.stages.contradictions.values import (
+    DATE_SHIFTED,
+    ENTITY_SUBSTITUTED,
+    NEGATION_FLIP,
+    NUMBER_CHANGED,
+)
+from tests.support.detector_cases import patterns
+
+
+def typed(a: str, b: str) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """The typed-role rule alone: (pattern, tokens a, tokens b) of each diff."""
+    return [(d.pattern, d.tokens_a, d.tokens_b) for d in typed_diffs(analyse(a), analyse(b))]
+
+
+# ---- typed value roles: one value of a type on each side, the attribute named with other words ---------
+def test_one_mass_on_each_side_of_a_rewording_is_compared() -> None:
+    a, b = "The rated capacity of hoist 2 is 500 kg.", "Hoist 2 is rated for 0.8 tonnes."
+    assert typed(a, b) == [(NUMBER_CHANGED, ("500 kg",), ("0.8 tonnes",))]
+    assert patterns(a, b) == (NUMBER_CHANGED,)
+    assert patterns(a, "Hoist 2 is rated for 0.5 tonnes.") is None  # the same mass in another unit
+
+
+def test_one_temperature_in_another_scale_is_compared() -> None:
+    a = "The outdoor pool's water is heated to 27 °C."
+    assert typed(a, "Water in the outdoor pool is kept at 86 °F.") == [(NUMBER_CHANGED, ("27 °C",), ("86 °F",))]
+    assert typed(a, "Water in the outdoor pool is kept at 80.6 °F.") == []
+
+
+def test_a_scope_changed_with_the_typed_value_pairs_nothing() -> None:
+    assert typed("A 200-seat hall is hired at a 15% deposit.", "A 400-seat hall is hired at a 25% deposit.") == []
+
+
+def test_words_of_their_own_on_both_sides_are_two_attributes() -> None:
+    assert typed("The trailer's tow bar weighs 40 kg.", "The trailer's maximum nose load is 75 kg.") == []
+
+
+def test_a_name_on_one_side_only_scopes_the_typed_value() -> None:
+    assert (
+        typed("The rated capacity of hoist 2 is 500 kg.", "Hoist 2 is rated for 0.8 tonnes in the Leeds depot.") == []
+    )
+
+
+def test_a_denial_against_an_assertion_pairs_no_typed_value() -> None:
+    assert (
+        typed(
+            "Swimmers aged 14 need a signed waiver for 30 minutes.",
+            "Swimmers do not need a signed waiver for 45 minutes.",
+        )
+        == []
+    )
+
+
+def test_a_value_both_texts_state_is_part_of_the_subject() -> None:
+    # "2026" on both sides names the regatta; the one date left on each side is the typed value
+    assert typed(
+        "Entries for the 2026 regatta must be received by 3 April 2026.",
+        "Send your 2026 regatta entry no later than 10 April 2026.",
+    ) == [(DATE_SHIFTED, ("3",), ("10",))]
+
+
+def test_one_name_on_each_side_in_the_same_statement_is_substituted() -> None:
+    a = "Appeals go to the chief steward, Ana Ruiz."
+    assert typed(a, "Appeals are handled by the chief steward, Tom Becker.") == [
+        (ENTITY_SUBSTITUTED, ("Ana", "Ruiz"), ("Tom", "Becker"))
+    ]
+    assert typed(a, "Appeals are handled by the chief steward, Ana Ruiz.") == []
+    # two names the other text lacks on one side: no single name to compare
+    assert typed("Appeals go to the chief steward, Ana Ruiz, or Tom Becker.", "Appeals go to Lee Park.") == []
+
+
+# ---- a clock time is a point in time and a number ----------------------------------------------------------
+def test_a_changed_clock_time_is_date_shifted_and_number_changed() -> None:
+    assert patterns("The canteen opens at 7 am.", "The canteen opens at 8 am.") == (DATE_SHIFTED, NUMBER_CHANGED)
+    assert patterns("The canteen opens at 7 am.", "The canteen opens at 07:00.") is None
+
+
+# ---- a polarity word on one side against a bare assertion ------------------------------------------------
+def test_a_ban_against_a_permission_granted_with_may_is_a_flip() -> None:
+    assert patterns(
+        "Umbrellas are prohibited in the stadium for all spectators.",
+        "Spectators may bring umbrellas into the stadium.",
+    ) == (NEGATION_FLIP,)
+    assert (
+        patterns("Umbrellas are prohibited in the stadium.", "Spectators may not bring umbrellas into the stadium.")
+        is None
+    )
+
+
+# ---- the negating suffix -less ----------------------------------------------------------------------------
+def test_the_suffix_less_negates_its_base() -> None:
+    assert negated_base("cordless") == "cord"
+    assert negated_base("barbless") == "barb"
+    assert negated_base("unless") == ""  # an exception
+    assert negated_base("regardless") == ""
+    assert negated_base("less") == ""  # no base
+
+
+def test_a_suffix_flip_against_the_base_is_a_negation_flip() -> None:
+    assert patterns("Cordless drills are required on the scaffold.", "Corded drills may be used on the scaffold.") == (
+        NEGATION_FLIP,
+    )
+    assert (
+        patterns("Cordless drills are required on the scaffold.", "Cordless drills are mandatory on the scaffold.")
+        is None
+    )
+
+
+# ---- units ----------------------------------------------------------------------------------------------
+def test_speeds_in_metres_per_second_and_millimetres_per_minute() -> None:
+    assert patterns("The conveyor belt speed is 2 m/s.", "The conveyor belt runs at a speed of 9 km/h.") == (
+        NUMBER_CHANGED,
+    )
+    assert patterns("The conveyor belt speed is 2 m/s.", "The conveyor belt runs at a speed of 7.2 km/h.") is None
+    assert patterns("Feed rate: 30 mm/s.", "Feed at 1800 mm/min.") is None
+    assert patterns("Feed rate: 30 mm/s.", "Feed at 2400 mm/min.") == (NUMBER_CHANGED,)
+
+
+def test_a_spaced_t_after_a_number_is_tonnes() -> None:
+    assert patterns("The pallet limit is 1.2 t.", "The pallet limit is 1,500 kg.") == (NUMBER_CHANGED,)
+    assert patterns("The pallet limit is 1.2 t.", "The pallet limit is 1,200 kg.") is None
+
+
+# ---- synonym concepts ---------------------------------------------------------------------------------
+def test_opens_and_begins_name_one_start() -> None:
+    assert patterns("The ski season opens on 1 December 2025.", "The ski season begins on 8 December 2025.") == (
+        DATE_SHIFTED,
+    )
+
+
+def test_stop_and_end_name_one_end() -> None:
+    a = "Security patches for the v2 router stop on 31 May 2026."
+    assert patterns(a, "Security patches for the v2 router end on 31 May 2027.") == (DATE_SHIFTED,)
+    assert patterns(a, "Security patches for the v2 router end on 31 May 2026.") is None
