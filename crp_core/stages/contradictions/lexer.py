@@ -37,7 +37,7 @@ from crp_core.stages.contradictions.lexicon import (
     WORD,
     negated_base,
 )
-from crp_core.stages.contradictions.quantities import NumberLexer
+from crp_core.stages.contradictions.quantities import FRACTION_PARTS, NumberLexer
 from crp_core.stages.contradictions.tokens import (
     DateValue,
     Quantity,
@@ -214,6 +214,13 @@ class Lexer(NumberLexer):
         half = self.half_unit(i, low, nxt)
         if half:
             return half
+        if (low == "a" and nxt in FRACTION_PARTS and self.low(i + 2) == "of" and not self.time_after(i + 3)) or (
+            low == "half" and nxt == "of" and not self.time_after(i + 2)
+        ):
+            bound, bstart = self.bound_before(i)
+            end_j = i + 2 if low == "a" else i + 1
+            part = FRACTION_PARTS[nxt] if low == "a" else 0.5
+            return self.share(r.start, raw[end_j - 1].end, end_j, part, bound, bstart)  # "a quarter of the fee"
         if low == "half" and nxt in ("a", "an") and self.low(i + 2) in UNITS:
             u = UNITS[self.low(i + 2)]
             if u.dim in ("time", "cal"):

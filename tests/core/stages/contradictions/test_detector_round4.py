@@ -11,6 +11,7 @@ from crp_core.stages.contradictions.typed import typed_diffs
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
     ENTITY_SUBSTITUTED,
+    MAGNITUDE_ALTERED,
     NEGATION_FLIP,
     NUMBER_CHANGED,
 )
@@ -141,3 +142,20 @@ def test_stop_and_end_name_one_end() -> None:
     a = "Security patches for the v2 router stop on 31 May 2026."
     assert patterns(a, "Security patches for the v2 router end on 31 May 2027.") == (DATE_SHIFTED,)
     assert patterns(a, "Security patches for the v2 router end on 31 May 2026.") is None
+
+
+# ---- a share of a whole written as a fraction is a percentage ----------------------------------------------
+def test_a_fraction_of_a_whole_is_a_percentage() -> None:
+    a = "Members who cancel late forfeit 50% of the deposit."
+    assert patterns(a, "Members who cancel late forfeit half of the deposit.") is None
+    assert patterns(a, "Members who cancel late forfeit a quarter of the deposit.") == (MAGNITUDE_ALTERED,)
+    assert (
+        patterns(
+            "The tank may be filled to 75% of its volume.", "The tank may be filled to three quarters of its volume."
+        )
+        is None
+    )
+
+
+def test_a_fraction_of_a_time_unit_stays_a_duration() -> None:
+    assert patterns("The briefing lasts 45 minutes.", "The briefing lasts three quarters of an hour.") is None
