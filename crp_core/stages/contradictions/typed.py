@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc
-from crp_core.stages.contradictions.lexicon import PAIR_MAX_CLAUSES, PAIR_MAX_VALUES
+from crp_core.stages.contradictions.lexicon import NUMBER_CHANGED, PAIR_MAX_CLAUSES, PAIR_MAX_VALUES
 from crp_core.stages.contradictions.loose import aligned, foreign
 from crp_core.stages.contradictions.subjects import designator, equal_pair, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
@@ -23,6 +23,8 @@ from crp_core.stages.contradictions.value_compare import value_diffs
 TYPED_MIN_SHARED = 2
 TYPED_WIDE = 2
 TYPED_ONE_SIDE = 1
+#: two intervals within this share of each other are one (a rate is stored per second, rounded)
+INTERVAL_TOLERANCE = 0.01
 
 
 def _single(d: Doc, cls: str, other: Doc) -> int:
@@ -68,11 +70,47 @@ def typed_diffs(da: Doc, db: Doc) -> list[ValueDiff]:
         return []  # a scope and its value changed together ("a 200-point gap ... 76%" / "400-point ... 91%")
     if changed:
         return _typed_pair(da, db, changed[0], frozenset())
+    interval = _interval_pair(da, db)
+    if interval is not None:
+        return interval
     x, y = _single_name(da, db), _single_name(db, da)
     if x < 0 or y < 0:
         return []
     keys = frozenset((da.tokens[da.values[x].tok].key, db.tokens[db.values[y].tok].key))
     return _typed_pair(da, db, (x, y), keys)
+
+
+def _period(t: Token) -> float:
+    """The seconds between two events of a value read as an interval: a duration ("a service interval of 4
+    weeks"), or a rate of one per duration ("every six weeks"); 0 for any other value."""
+    q = t.qty
+    if q is None:
+        return 0.0
+    if q.dim == "time":
+        return (q.readings[0][0] + q.readings[0][1]) / 2
+    if q.dim == "rate" and q.unit.startswith("1/") and q.readings[0][0] > 0:
+        return 1.0 / q.readings[0][0]
+    return 0.0
+
+
+def _interval_pair(da: Doc, db: Doc) -> list[ValueDiff] | None:
+    """One duration against one "every" rate: the same interval in two forms ("service interval is 4 weeks" /
+    "a visit every six weeks"). None when the texts state no such pair."""
+    for ta_cls, tb_cls in (("q:time", "q:rate"), ("q:rate", "q:time")):
+        if ta_cls in db.groups or tb_cls in da.groups:
+            continue  # the other form stated too: no single interval
+        x, y = _single(da, ta_cls, db), _single(db, tb_cls, da)
+        if x < 0 or y < 0:
+            continue
+        ta, tb = da.tokens[da.values[x].tok], db.tokens[db.values[y].tok]
+        pa, pb = _period(ta), _period(tb)
+        if not (pa and pb) or ta.qty is None or tb.qty is None or ta.qty.bound or tb.qty.bound:
+            continue
+        if abs(pa - pb) <= INTERVAL_TOLERANCE * max(pa, pb):
+            return []
+        diff = ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
+        return [diff] if _one_statement(da, db, (x, y), frozenset()) else []
+    return None
 
 
 def _single_name(d: Doc, other: Doc) -> int:
@@ -92,22 +130,29 @@ def _single_name(d: Doc, other: Doc) -> int:
 
 def _typed_pair(da: Doc, db: Doc, xy: tuple[int, int], names: frozenset[str]) -> list[ValueDiff]:
     """The diffs of the changed pair ``xy`` when their sentences state one thing in other words."""
+    if not _one_statement(da, db, xy, names):
+        return []
+    return value_diffs(da.tokens[da.values[xy[0]].tok], db.tokens[db.values[xy[1]].tok], da.text, db.text)
+
+
+def _one_statement(da: Doc, db: Doc, xy: tuple[int, int], names: frozenset[str]) -> bool:
+    """Do the sentences of the values ``xy`` state one thing in other words (``names``: the compared names)?"""
     va, vb = da.values[xy[0]], db.values[xy[1]]
     ca, cb = da.clauses[va.clause], db.clauses[vb.clause]
     sa, sb = da.sentences[ca.sent], db.sentences[cb.sent]
     if da.sent_shape[ca.sent][1] != db.sent_shape[cb.sent][1]:
-        return []  # a denial against an assertion: a condition, not a changed value
+        return False  # a denial against an assertion: a condition, not a changed value
     if sa.owner and sb.owner and sa.owner != sb.owner and not present(sa.owner, db) and not present(sb.owner, da):
-        return []
+        return False
     if _one_sided_name(da, ca.sent, db, names) or _one_sided_name(db, cb.sent, da, names):
-        return []  # a name on one side only scopes the value: "kept for 90 days in the EU region"
+        return False  # a name on one side only scopes the value: "kept for 90 days in the EU region"
     fa = foreign(sa, db.loose_words, names, TYPED_WIDE + 2)
     fb = foreign(sb, da.loose_words, names, TYPED_WIDE + 2)
     if min(len(fa), len(fb)) > TYPED_ONE_SIDE:
-        return []  # words of its own on both sides: two attributes ("hook block weighs" / "maximum tip load")
+        return False  # words of its own on both sides: two attributes ("hook block weighs" / "maximum tip load")
     if not aligned(sa, sb, da.loose_words, db.loose_words, names, TYPED_WIDE):
-        return []
-    return value_diffs(da.tokens[va.tok], db.tokens[vb.tok], da.text, db.text)
+        return False
+    return True
 
 
 def _one_sided_name(d: Doc, sent: int, other: Doc, names: frozenset[str]) -> bool:

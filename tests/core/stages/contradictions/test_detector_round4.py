@@ -159,3 +159,14 @@ def test_a_fraction_of_a_whole_is_a_percentage() -> None:
 
 def test_a_fraction_of_a_time_unit_stays_a_duration() -> None:
     assert patterns("The briefing lasts 45 minutes.", "The briefing lasts three quarters of an hour.") is None
+
+
+# ---- an interval: a duration against a rate of one per duration ---------------------------------------------
+def test_a_duration_and_an_every_rate_are_one_interval() -> None:
+    a = "The goods lift is serviced every 4 weeks."
+    assert typed(a, "The goods lift's maintenance interval is 6 weeks.") == [
+        (NUMBER_CHANGED, ("4 weeks",), ("6 weeks",))
+    ]
+    assert typed(a, "The goods lift's maintenance interval is 28 days.") == []
+    # a rate that is no "every" rate is no interval
+    assert typed("The goods lift is serviced twice a week.", "The goods lift's maintenance interval is 6 weeks.") == []
