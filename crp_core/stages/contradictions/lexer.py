@@ -37,7 +37,7 @@ from crp_core.stages.contradictions.lexicon import (
     WORD,
     negated_base,
 )
-from crp_core.stages.contradictions.quantities import FRACTION_PARTS, NumberLexer
+from crp_core.stages.contradictions.quantities import FRACTION_PARTS, VULGAR_FRACTIONS, NumberLexer
 from crp_core.stages.contradictions.tokens import (
     DateValue,
     Quantity,
@@ -214,6 +214,8 @@ class Lexer(NumberLexer):
         half = self.half_unit(i, low, nxt)
         if half:
             return half
+        if low in VULGAR_FRACTIONS:  # "¾ cup": a number written as one character
+            return self.number(i, VULGAR_FRACTIONS[low], "", r.start, r.end, i + 1)
         if (low == "a" and nxt in FRACTION_PARTS and self.low(i + 2) == "of" and not self.time_after(i + 3)) or (
             low == "half" and nxt == "of" and not self.time_after(i + 2)
         ):

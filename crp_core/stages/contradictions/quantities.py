@@ -48,6 +48,8 @@ from crp_core.stages.contradictions.tokens import (
 #: a unit symbol that means another unit after a space than glued to its number ("5m" is five minutes,
 #: "3 m long" three metres)
 SPACED_ONLY = {"m": "metre"}
+#: fractions written as one character ("1½", "¾ cup")
+VULGAR_FRACTIONS = {"½": 0.5, "⅓": 1 / 3, "⅔": 2 / 3, "¼": 0.25, "¾": 0.75, "⅕": 0.2, "⅛": 0.125}
 #: a share of a whole written as a fraction ("three quarters of", "a fifth of"): the part each word is
 FRACTION_PARTS = {
     "half": 0.5,
@@ -371,6 +373,8 @@ class NumberLexer(LexerBase):
         if suffix in SCALE_SUFFIX or (suffix == "B" and "." in exact):
             scale = SCALE_SUFFIX.get(suffix, 1e9)
             return self.number(i, base, "", r.start, r.end, i + 1, scale=scale)
+        if suffix in VULGAR_FRACTIONS and "." not in exact:  # "1½": one and a half
+            return self.number(i, base + VULGAR_FRACTIONS[suffix], "", r.start, r.end, i + 1)
         if suffix == "p" and base < 1000:  # "24.5p": pence ("1080p" is a resolution)
             return self.number(i, base, exact, r.start, r.end, i + 1, currency="GBP", scale=0.01)
         if low in ("st", "nd", "rd", "th"):

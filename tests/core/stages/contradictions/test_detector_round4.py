@@ -170,3 +170,11 @@ def test_a_duration_and_an_every_rate_are_one_interval() -> None:
     assert typed(a, "The goods lift's maintenance interval is 28 days.") == []
     # a rate that is no "every" rate is no interval
     assert typed("The goods lift is serviced twice a week.", "The goods lift's maintenance interval is 6 weeks.") == []
+
+
+# ---- fractions written as one character -------------------------------------------------------------------
+def test_a_vulgar_fraction_is_its_value() -> None:
+    assert patterns("Rest the dough for 1½ hours.", "Rest the dough for 90 minutes.") is None
+    assert patterns("Rest the dough for 1½ hours.", "Rest the dough for 2 hours.") == (NUMBER_CHANGED,)
+    assert patterns("Add ¾ cup of sugar.", "Add 0.75 cup of sugar.") is None
+    assert patterns("Add ¾ cup of sugar.", "Add 0.5 cup of sugar.") == (NUMBER_CHANGED,)
