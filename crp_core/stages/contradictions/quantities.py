@@ -418,7 +418,12 @@ class NumberLexer(LexerBase):
                 else:
                     total += current * mult
                     current = 0.0
-            elif w == "and" and j + 1 < n and self.raw[j + 1].low in NUMBER_WORDS and (current >= 100 or total):
+            elif (
+                w == "and"
+                and j + 1 < n
+                and all(p in NUMBER_WORDS for p in self.raw[j + 1].low.split("-")[:2])
+                and (current >= 100 or total)
+            ):  # "nine hundred and ninety-nine"
                 pass
             else:
                 break

@@ -178,3 +178,15 @@ def test_a_vulgar_fraction_is_its_value() -> None:
     assert patterns("Rest the dough for 1½ hours.", "Rest the dough for 2 hours.") == (NUMBER_CHANGED,)
     assert patterns("Add ¾ cup of sugar.", "Add 0.75 cup of sugar.") is None
     assert patterns("Add ¾ cup of sugar.", "Add 0.5 cup of sugar.") == (NUMBER_CHANGED,)
+
+
+# ---- number words joined by "and", battery charge -------------------------------------------------------
+def test_and_before_a_hyphenated_number_word_continues_the_number() -> None:
+    a = "The deposit is £475."
+    assert patterns(a, "A deposit of four hundred and seventy-five pounds is taken.") is None
+    assert patterns(a, "A deposit of four hundred and sixty-five pounds is taken.") == (NUMBER_CHANGED,)
+
+
+def test_milliamp_hours_and_amp_hours_are_one_charge() -> None:
+    assert patterns("The spare battery holds 1,500 mAh.", "The spare battery holds 1.5 Ah.") is None
+    assert patterns("The spare battery holds 1,500 mAh.", "The spare battery holds 1.8 Ah.") == (NUMBER_CHANGED,)
