@@ -190,3 +190,10 @@ def test_and_before_a_hyphenated_number_word_continues_the_number() -> None:
 def test_milliamp_hours_and_amp_hours_are_one_charge() -> None:
     assert patterns("The spare battery holds 1,500 mAh.", "The spare battery holds 1.5 Ah.") is None
     assert patterns("The spare battery holds 1,500 mAh.", "The spare battery holds 1.8 Ah.") == (NUMBER_CHANGED,)
+
+
+# ---- acceptable / unacceptable join the permission group ------------------------------------------------
+def test_acceptable_is_a_permission() -> None:
+    a = "Using a phone while refuelling is unacceptable."
+    assert patterns(a, "Using a phone while refuelling is acceptable.") == (NEGATION_FLIP,)
+    assert patterns(a, "Using a phone while refuelling is prohibited.") is None
