@@ -157,8 +157,10 @@ def _one_statement(da: Doc, db: Doc, xy: tuple[int, int], names: frozenset[str])
 
 def _one_sided_name(d: Doc, sent: int, other: Doc, names: frozenset[str]) -> bool:
     """Does sentence ``sent`` of ``d`` name something (besides the compared ``names``) the other text never
-    mentions?"""
+    mentions? A capitalised first word is too weak a name ("Switch to 5 mm needles")."""
+    s = d.sentences[sent]
+    weak = {t.key for t in d.tokens[s.first : s.last] if t.sub.startswith("weak")}
     return any(
-        c.sent == sent and any(e not in names and not present(e, other) for e in c.entities)
+        c.sent == sent and any(e not in names and e not in weak and not present(e, other) for e in c.entities)
         for c in d.clauses[:PAIR_MAX_CLAUSES]
     )

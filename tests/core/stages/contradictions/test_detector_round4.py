@@ -51,6 +51,13 @@ def test_a_name_on_one_side_only_scopes_the_typed_value() -> None:
     )
 
 
+def test_a_capitalised_first_word_is_no_scoping_name() -> None:
+    # "Note" opens the sentence with a capital: too weak a name to scope the value; "Leeds" is a name
+    a = "The rated capacity of hoist 2 is 500 kg."
+    assert typed(a, "Note that hoist 2 is rated for 0.8 tonnes.") == [(NUMBER_CHANGED, ("500 kg",), ("0.8 tonnes",))]
+    assert typed(a, "Hoist 2 at Leeds is rated for 0.8 tonnes.") == []
+
+
 def test_a_denial_against_an_assertion_pairs_no_typed_value() -> None:
     assert (
         typed(
