@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc
-from crp_core.stages.contradictions.lexicon import NUMBER_CHANGED, PAIR_MAX_CLAUSES, PAIR_MAX_VALUES
+from crp_core.stages.contradictions.lexicon import ENTITY, NUMBER_CHANGED, PAIR_MAX_CLAUSES, PAIR_MAX_VALUES, WORD
 from crp_core.stages.contradictions.loose import aligned, foreign
 from crp_core.stages.contradictions.subjects import designator, equal_pair, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
@@ -68,16 +68,17 @@ def typed_diffs(da: Doc, db: Doc) -> list[ValueDiff]:
                 changed.append((x, y))
     if scopes or len(changed) > 1:
         return []  # a scope and its value changed together ("a 200-point gap ... 76%" / "400-point ... 91%")
+    acro = acronym_keys(da, db)
     if changed:
-        return _typed_pair(da, db, changed[0], frozenset())
-    interval = _interval_pair(da, db)
+        return _typed_pair(da, db, changed[0], frozenset(), acro)
+    interval = _interval_pair(da, db, acro)
     if interval is not None:
         return interval
     x, y = _single_name(da, db), _single_name(db, da)
     if x < 0 or y < 0:
         return []
     keys = frozenset((da.tokens[da.values[x].tok].key, db.tokens[db.values[y].tok].key))
-    return _typed_pair(da, db, (x, y), keys)
+    return _typed_pair(da, db, (x, y), keys, acro)
 
 
 def _period(t: Token) -> float:
@@ -93,7 +94,7 @@ def _period(t: Token) -> float:
     return 0.0
 
 
-def _interval_pair(da: Doc, db: Doc) -> list[ValueDiff] | None:
+def _interval_pair(da: Doc, db: Doc, acro: frozenset[str]) -> list[ValueDiff] | None:
     """One duration against one "every" rate: the same interval in two forms ("service interval is 4 weeks" /
     "a visit every six weeks"). None when the texts state no such pair."""
     for ta_cls, tb_cls in (("q:time", "q:rate"), ("q:rate", "q:time")):
@@ -109,7 +110,7 @@ def _interval_pair(da: Doc, db: Doc) -> list[ValueDiff] | None:
         if abs(pa - pb) <= INTERVAL_TOLERANCE * max(pa, pb):
             return []
         diff = ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
-        return [diff] if _one_statement(da, db, (x, y), frozenset()) else []
+        return [diff] if _one_statement(da, db, (x, y), acro, acro) else []
     return None
 
 
@@ -128,21 +129,29 @@ def _single_name(d: Doc, other: Doc) -> int:
     return found
 
 
-def _typed_pair(da: Doc, db: Doc, xy: tuple[int, int], names: frozenset[str]) -> list[ValueDiff]:
+def _typed_pair(da: Doc, db: Doc, xy: tuple[int, int], names: frozenset[str], acro: frozenset[str]) -> list[ValueDiff]:
     """The diffs of the changed pair ``xy`` when their sentences state one thing in other words."""
-    if not _one_statement(da, db, xy, names):
+    if not _one_statement(da, db, xy, names | acro, acro):
         return []
     return value_diffs(da.tokens[da.values[xy[0]].tok], db.tokens[db.values[xy[1]].tok], da.text, db.text)
 
 
-def _one_statement(da: Doc, db: Doc, xy: tuple[int, int], names: frozenset[str]) -> bool:
-    """Do the sentences of the values ``xy`` state one thing in other words (``names``: the compared names)?"""
+def _one_statement(da: Doc, db: Doc, xy: tuple[int, int], names: frozenset[str], acro: frozenset[str]) -> bool:
+    """Do the sentences of the values ``xy`` state one thing in other words? ``names``: keys left out of the
+    comparison (the compared names, acronyms and their words); ``acro``: the acronyms and their words."""
     va, vb = da.values[xy[0]], db.values[xy[1]]
     ca, cb = da.clauses[va.clause], db.clauses[vb.clause]
     sa, sb = da.sentences[ca.sent], db.sentences[cb.sent]
     if da.sent_shape[ca.sent][1] != db.sent_shape[cb.sent][1]:
         return False  # a denial against an assertion: a condition, not a changed value
-    if sa.owner and sb.owner and sa.owner != sb.owner and not present(sa.owner, db) and not present(sb.owner, da):
+    if (
+        sa.owner
+        and sb.owner
+        and sa.owner != sb.owner
+        and not (sa.owner in acro and sb.owner in acro)  # "JWST" / "The James Webb Space Telescope"
+        and not present(sa.owner, db)
+        and not present(sb.owner, da)
+    ):
         return False
     if _one_sided_name(da, ca.sent, db, names) or _one_sided_name(db, cb.sent, da, names):
         return False  # a name on one side only scopes the value: "kept for 90 days in the EU region"
@@ -164,3 +173,44 @@ def _one_sided_name(d: Doc, sent: int, other: Doc, names: frozenset[str]) -> boo
         c.sent == sent and any(e not in names and e not in weak and not present(e, other) for e in c.entities)
         for c in d.clauses[:PAIR_MAX_CLAUSES]
     )
+
+
+#: the longest acronym read against the words of the other text
+ACRONYM_MAX = 6
+
+
+def _initials(d: Doc) -> tuple[str, tuple[str, ...]]:
+    """The first letters of the text's words and names in order (a hyphenated word and a name of several words
+    give one letter a part), and the key each letter comes from."""
+    letters: list[str] = []
+    keys: list[str] = []
+    for t in d.tokens:
+        if t.kind == ENTITY and len(t.parts) > 1:
+            parts = [p[1] for p in t.parts]
+        elif t.kind in (WORD, ENTITY):
+            parts = [p for p in t.text.split("-") if p]
+        else:
+            letters.append(" ")  # a function word, value or break ends a run
+            keys.append("")
+            continue
+        for p in parts:
+            letters.append(p[0].lower())
+            keys.append(t.key)
+    return "".join(letters), tuple(keys)
+
+
+def acronym_keys(da: Doc, db: Doc) -> frozenset[str]:
+    """The keys of each acronym of one text spelled by the first letters of consecutive words of the other
+    ("SWL" / "safe working load", "JWST" / "James Webb Space Telescope"), and the keys of those words."""
+    out: set[str] = set()
+    for d, other in ((da, db), (db, da)):
+        acros = [t for t in d.tokens if t.sub == "acro" and 2 <= len(t.text) <= ACRONYM_MAX and t.text.isalpha()]
+        if not acros:
+            continue
+        letters, keys = _initials(other)
+        for t in acros[:PAIR_MAX_VALUES]:
+            at = letters.find(t.text.lower())
+            if at >= 0:
+                out.add(t.key)
+                out.update(k for k in keys[at : at + len(t.text)] if k)
+    return frozenset(out)

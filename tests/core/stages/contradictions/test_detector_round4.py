@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from crp_core.stages.contradictions.clauses import analyse
 from crp_core.stages.contradictions.lexicon import negated_base
-from crp_core.stages.contradictions.typed import typed_diffs
+from crp_core.stages.contradictions.typed import acronym_keys, typed_diffs
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
     ENTITY_SUBSTITUTED,
@@ -204,3 +204,18 @@ def test_acceptable_is_a_permission() -> None:
     a = "Using a phone while refuelling is unacceptable."
     assert patterns(a, "Using a phone while refuelling is acceptable.") == (NEGATION_FLIP,)
     assert patterns(a, "Using a phone while refuelling is prohibited.") is None
+
+
+# ---- acronyms spelled by the first letters of the other text's words -------------------------------------
+def test_an_acronym_and_its_words_are_one_attribute() -> None:
+    a = "MTOW of the trainer is 1.1 t."
+    assert acronym_keys(analyse(a), analyse("The trainer's maximum take-off weight is 1,200 kg.")) == frozenset(
+        ["mtow", "maximum", "take-off", "weight"]
+    )
+    assert typed(a, "The trainer's maximum take-off weight is 1,200 kg.") == [
+        (NUMBER_CHANGED, ("1.1 t",), ("1,200 kg",))
+    ]
+    assert typed(a, "The trainer's maximum take-off weight is 1,100 kg.") == []
+    # letters that spell no run of the other text's words: no acronym, the name scopes the value
+    assert acronym_keys(analyse(a), analyse("The trainer's empty weight is 1,200 kg.")) == frozenset()
+    assert typed(a, "The trainer's empty weight is 1,200 kg.") == []
