@@ -400,6 +400,8 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
                 or (cb.negs and not ca.negs and negated_stated(db, cb, da, ca))
                 or (ga == _ALLOW and not gb and not cb.negs and _permits(db, cb))
                 or (gb == _ALLOW and not ga and not ca.negs and _permits(da, ca))
+                or (ga == _REQUIRE and not gb and not cb.negs and _permits(db, cb, _OBLIGATION_MODALS))
+                or (gb == _REQUIRE and not ga and not ca.negs and _permits(da, ca, _OBLIGATION_MODALS))
             ):
                 continue  # the difference is no polarity word denied or turned around
             if aligned(da.sentences[ca.sent], db.sentences[cb.sent], da.loose_words, db.loose_words, frozenset()):
@@ -412,11 +414,15 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
 #: the permission group, and the modals that grant a permission ("Drones may be flown" / "Drones are not allowed")
 _ALLOW = frozenset(["#allow"])
 _PERMISSION_MODALS = frozenset(["may", "can"])
+#: the requirement group, and the modal that imposes one ("must still present a certificate" / "no longer required")
+_REQUIRE = frozenset(["#require"])
+_OBLIGATION_MODALS = frozenset(["must"])
 
 
-def _permits(d: Doc, c: Clause) -> bool:
-    """Does the clause grant a permission with a modal (and no polarity word of its own)?"""
-    return any(d.tokens[k].kind == FUNC and d.tokens[k].key in _PERMISSION_MODALS for k in range(c.first, c.last))
+def _permits(d: Doc, c: Clause, modals: frozenset[str] = _PERMISSION_MODALS) -> bool:
+    """Does the clause grant a permission (or impose a duty: ``modals``) with a modal, and no polarity word of
+    its own?"""
+    return any(d.tokens[k].kind == FUNC and d.tokens[k].key in modals for k in range(c.first, c.last))
 
 
 def _compare(text_a: str, text_b: str) -> ValueConflict | None:

@@ -219,3 +219,11 @@ def test_an_acronym_and_its_words_are_one_attribute() -> None:
     # letters that spell no run of the other text's words: no acronym, the name scopes the value
     assert acronym_keys(analyse(a), analyse("The trainer's empty weight is 1,200 kg.")) == frozenset()
     assert typed(a, "The trainer's empty weight is 1,200 kg.") == []
+
+
+# ---- a duty imposed with "must" against a denied requirement ---------------------------------------------
+def test_a_duty_imposed_with_must_flips_against_a_denied_requirement() -> None:
+    b = "Skaters must wear helmets in the skate park."
+    assert patterns("Helmets are not required in the skate park.", b) == (NEGATION_FLIP,)
+    assert patterns("Helmets are optional in the skate park.", b) == (NEGATION_FLIP,)
+    assert patterns("Helmets are required in the skate park.", b) is None
