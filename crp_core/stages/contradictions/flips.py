@@ -86,6 +86,17 @@ def _one_polar(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
     return None
 
 
+#: polarity groups whose positive word of one is the negative of the other: "included in the price" is "not
+#: billed", "covered" is "free" of a charge
+LINKED_GROUPS = frozenset([frozenset(["#include", "#charged"])])
+
+
+def linked_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff:
+    """NEGATION_FLIP between the polarity words of two linked groups ("is included" / "is billed separately")."""
+    ta, tb = da.tokens[ca.polars[0]], db.tokens[cb.polars[0]]
+    return ValueDiff(NEGATION_FLIP, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
+
+
 def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
     """The words of clause ``c`` whose negating prefix counts against the other text: it states their
     base ("unaffected" / "affected") or a negation ("incomplete" / "not yet complete"). Elsewhere

@@ -30,7 +30,15 @@ from functools import lru_cache
 
 from crp_core.records import ValueConflict, ValueDiff
 from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
-from crp_core.stages.contradictions.flips import flip_diff, negated_stated, negation_moved, prefix_diff, prefixed
+from crp_core.stages.contradictions.flips import (
+    LINKED_GROUPS,
+    flip_diff,
+    linked_diff,
+    negated_stated,
+    negation_moved,
+    prefix_diff,
+    prefixed,
+)
 from crp_core.stages.contradictions.lexicon import (
     ALIGN_MIN,
     DATE_SHIFTED,
@@ -38,6 +46,7 @@ from crp_core.stages.contradictions.lexicon import (
     FUNC,
     MAGNITUDE_ALTERED,
     NEGATION_FLIP,
+    NUMBER,
     NUMBER_CHANGED,
     PAIR_MAX_CLAUSES,
     PAIR_MAX_VALUES,
@@ -387,9 +396,18 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
         for ib in ys:
             cb = db.clauses[ib]
             pa, pb = prefixed(da, ca, db), prefixed(db, cb, da)
-            if (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2:
-                continue
             ga, gb = _polar_groups(da, ca), _polar_groups(db, cb)
+            same = (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2
+            if frozenset((*ga, *gb)) in LINKED_GROUPS and len(ga) == len(gb) == 1 and not _counted(da, ca, db, cb):
+                # "included in the rate" is "not billed": one polarity of each group, of the same sense, is a flip
+                if same and aligned(
+                    da.sentences[ca.sent], db.sentences[cb.sent], da.loose_words, db.loose_words, _NONE
+                ):
+                    diffs.append(linked_diff(da, ca, db, cb))
+                    return
+                continue
+            if same:
+                continue
             if not (
                 pa
                 or pb
@@ -409,6 +427,17 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
                 if d is not None:
                     diffs.append(d)
                     return
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _counted(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
+    """Does either clause state an amount ("includes up to 15 metres of cable": an allowance, beyond which a
+    charge is no flip)?"""
+    return any(t.kind == NUMBER for t in da.tokens[ca.first : ca.last]) or any(
+        t.kind == NUMBER for t in db.tokens[cb.first : cb.last]
+    )
 
 
 #: the permission group, and the modals that grant a permission ("Drones may be flown" / "Drones are not allowed")

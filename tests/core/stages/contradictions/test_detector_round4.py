@@ -227,3 +227,18 @@ def test_a_duty_imposed_with_must_flips_against_a_denied_requirement() -> None:
     assert patterns("Helmets are not required in the skate park.", b) == (NEGATION_FLIP,)
     assert patterns("Helmets are optional in the skate park.", b) == (NEGATION_FLIP,)
     assert patterns("Helmets are required in the skate park.", b) is None
+
+
+# ---- linked polarity groups: included is not billed -------------------------------------------------------
+def test_included_against_charged_is_a_flip() -> None:
+    b = "Bed linen is charged on top of the weekly rent."
+    assert patterns("Bed linen is included in the weekly rent.", b) == (NEGATION_FLIP,)
+    assert patterns("Bed linen is excluded from the weekly rent.", b) is None  # excluded and charged agree
+    # an allowance with an amount is a scope: a charge beyond it is no flip
+    assert (
+        patterns(
+            "The weekly rent includes up to 2 sets of bed linen.",
+            "Extra bed linen is charged on top of the weekly rent.",
+        )
+        is None
+    )
