@@ -242,3 +242,10 @@ def test_included_against_charged_is_a_flip() -> None:
         )
         is None
     )
+
+
+def test_yards_are_a_length() -> None:
+    assert patterns("The practice range is shot at 20 yards.", "The practice range is shot at 18.29 metres.") is None
+    assert patterns("The practice range is shot at 20 yards.", "The practice range is shot at 20 metres.") == (
+        NUMBER_CHANGED,
+    )
