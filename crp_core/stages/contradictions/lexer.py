@@ -253,6 +253,11 @@ class Lexer(NumberLexer):
                 "takes",
                 "take",
                 "lasts",
+                "roughly",
+                "around",
+                "approximately",
+                "nearly",
+                "almost",
             )
         ):
             if self.low(i - 1) in ("once",):

@@ -249,3 +249,9 @@ def test_yards_are_a_length() -> None:
     assert patterns("The practice range is shot at 20 yards.", "The practice range is shot at 20 metres.") == (
         NUMBER_CHANGED,
     )
+
+
+def test_an_approximate_a_unit_is_one_unit() -> None:
+    a = "The battery runs for about 36 hours on a full charge."
+    assert patterns(a, "A full charge lasts roughly a day and a half.") is None
+    assert patterns(a, "A full charge lasts around a day.") == (NUMBER_CHANGED,)
