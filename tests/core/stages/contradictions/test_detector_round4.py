@@ -255,3 +255,12 @@ def test_an_approximate_a_unit_is_one_unit() -> None:
     a = "The battery runs for about 36 hours on a full charge."
     assert patterns(a, "A full charge lasts roughly a day and a half.") is None
     assert patterns(a, "A full charge lasts around a day.") == (NUMBER_CHANGED,)
+
+
+def test_welcome_is_a_permission_and_waived_a_fee_not_charged() -> None:
+    assert patterns("Cyclists are welcome on the towpath.", "No cyclists on the towpath.") == (NEGATION_FLIP,)
+    assert patterns("Cyclists are welcome on the towpath.", "Cyclists are allowed on the towpath.") is None
+    assert patterns("The booking fee is waived for members.", "Members are charged the booking fee.") == (
+        NEGATION_FLIP,
+    )
+    assert patterns("The booking fee is waived for members.", "The booking fee is free for members.") is None
