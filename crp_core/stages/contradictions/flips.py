@@ -103,7 +103,10 @@ def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
     ("unopened vials" against a text that never speaks of opening) the word is only a word."""
     if not c.prefixed:
         return ()
-    return tuple(k for k in c.prefixed if other.negated or d.tokens[k].key in other.words)
+    # the base may be the last part of a hyphenated word there ("unsealed" / "weather-sealed")
+    return tuple(
+        k for k in c.prefixed if other.negated or d.tokens[k].key in other.words or d.tokens[k].key in other.loose_words
+    )
 
 
 def prefix_diff(da: Doc, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[int, ...], ca: Clause) -> ValueDiff:

@@ -264,3 +264,10 @@ def test_welcome_is_a_permission_and_waived_a_fee_not_charged() -> None:
         NEGATION_FLIP,
     )
     assert patterns("The booking fee is waived for members.", "The booking fee is free for members.") is None
+
+
+def test_a_prefixed_word_against_its_base_in_a_hyphenated_word() -> None:
+    assert patterns("The Lumo 3 housing is fully water-sealed.", "The Lumo 3 housing is unsealed against rain.") == (
+        NEGATION_FLIP,
+    )
+    assert patterns("The Lumo 3 housing is fully water-sealed.", "The Lumo 3 housing is sealed against rain.") is None
