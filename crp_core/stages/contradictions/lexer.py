@@ -348,6 +348,8 @@ class Lexer(NumberLexer):
             return i + 1
         # entities
         sub = entity_sub(s_case, low, sent_start, poss)
+        if sub == "weak" and i > 0 and raw[i - 1].text == ":" and (i + 1 == len(raw) or raw[i + 1].group == "brk"):
+            sub = "name"  # "Servers for the group stage: Stockholm.": the value a label names
         if not sub and self.code_span(r.start, r.end):
             sub = "ident"  # `main`, `npm ci`: a name written as code
         elif not sub and len(s) == 1 and s.isupper() and s not in "AI" and i > 0 and not sent_start:

@@ -5,7 +5,7 @@ case per rule with the near miss it must not flag; none of these sentences comes
 
 from __future__ import annotations
 
-from crp_core.stages.contradictions.clauses import analyse
+from crp_core.stages.contradictions.clauses import analyse, tokenize
 from crp_core.stages.contradictions.lexicon import negated_base
 from crp_core.stages.contradictions.typed import acronym_keys, typed_diffs
 from crp_core.stages.contradictions.values import (
@@ -271,3 +271,12 @@ def test_a_prefixed_word_against_its_base_in_a_hyphenated_word() -> None:
         NEGATION_FLIP,
     )
     assert patterns("The Lumo 3 housing is fully water-sealed.", "The Lumo 3 housing is sealed against rain.") is None
+
+
+def test_a_capitalised_word_that_ends_a_label_is_a_name() -> None:
+    assert [t.sub for t in tokenize("Venue for the spring fair: Guildhall.") if t.text == "Guildhall"] == ["name"]
+    assert [t.sub for t in tokenize("Venue: Guildhall and more.") if t.text == "Guildhall"] == ["weak"]
+    assert patterns("The spring fair is held in the Corn Exchange.", "Venue for the spring fair: Guildhall.") == (
+        ENTITY_SUBSTITUTED,
+    )
+    assert patterns("The spring fair is held in the Guildhall.", "Venue for the spring fair: Guildhall.") is None
