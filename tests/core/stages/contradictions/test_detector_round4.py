@@ -280,3 +280,10 @@ def test_a_capitalised_word_that_ends_a_label_is_a_name() -> None:
         ENTITY_SUBSTITUTED,
     )
     assert patterns("The spring fair is held in the Guildhall.", "Venue for the spring fair: Guildhall.") is None
+
+
+# ---- designators are context: which thing a clause is about -------------------------------------------
+def test_values_swapped_between_designated_things_are_changed() -> None:
+    a = "Court 1 opens at 08:00 and Court 2 at 09:00."
+    assert patterns(a, "Court 1 opens at 09:00 and Court 2 at 08:00.") == (DATE_SHIFTED, NUMBER_CHANGED)
+    assert patterns(a, "Court 2 opens at 09:00 and Court 1 at 08:00.") is None
