@@ -415,12 +415,20 @@ def _clauses_and_values(
 
 
 def _designators(toks: tuple[Token, ...], a: int, b: int) -> frozenset[str]:
-    """The designators of a clause ("Hall 2", "Ward 7"): a plain number right after a capitalised word, as
-    context keys."""
+    """The designators of a clause ("Hall 2", "Ward 7": a plain number right after a capitalised word) and its
+    attributive durations ("the two-year fix", "a 5-year plan": a hyphenated amount before a word), as context
+    keys."""
     out: set[str] = set()
-    for k in range(a + 1, b):
-        t, p = toks[k], toks[k - 1]
+    for k in range(a, b):
+        t = toks[k]
         q = t.qty
+        if t.kind == NUMBER and q is not None and q.dim in ("time", "cal") and "-" in t.text and k + 1 < b:
+            if toks[k + 1].kind == WORD:
+                out.add(f"@{q.dim}:{q.readings[0][0]:g}")
+            continue
+        if k == a:
+            continue
+        p = toks[k - 1]
         if (
             t.kind == NUMBER
             and q is not None

@@ -287,3 +287,9 @@ def test_values_swapped_between_designated_things_are_changed() -> None:
     a = "Court 1 opens at 08:00 and Court 2 at 09:00."
     assert patterns(a, "Court 1 opens at 09:00 and Court 2 at 08:00.") == (DATE_SHIFTED, NUMBER_CHANGED)
     assert patterns(a, "Court 2 opens at 09:00 and Court 1 at 08:00.") is None
+
+
+def test_values_swapped_between_attributive_durations_are_changed() -> None:
+    a = "The one-year bond pays 3.1% and the three-year bond 3.6%."
+    assert patterns(a, "The three-year bond pays 3.1%, the one-year bond 3.6%.") == (MAGNITUDE_ALTERED,)
+    assert patterns(a, "The three-year bond pays 3.6%, the one-year bond 3.1%.") is None
