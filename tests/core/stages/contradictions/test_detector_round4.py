@@ -293,3 +293,8 @@ def test_values_swapped_between_attributive_durations_are_changed() -> None:
     a = "The one-year bond pays 3.1% and the three-year bond 3.6%."
     assert patterns(a, "The three-year bond pays 3.1%, the one-year bond 3.6%.") == (MAGNITUDE_ALTERED,)
     assert patterns(a, "The three-year bond pays 3.6%, the one-year bond 3.1%.") is None
+
+
+def test_automatic_and_manual_are_opposite() -> None:
+    assert patterns("Backups of the ledger are automatic.", "Backups of the ledger are manual.") == (NEGATION_FLIP,)
+    assert patterns("Backups of the ledger are automatic.", "Backups of the ledger are automated.") is None
