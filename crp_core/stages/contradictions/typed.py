@@ -42,6 +42,12 @@ def _single(d: Doc, cls: str, other: Doc) -> int:
     return found
 
 
+def _counted(d: Doc, x: int) -> str:
+    """The key of the word a plain number counts ("two letters of recommendation": letter), or ""."""
+    k = d.values[x].tok + 1
+    return d.tokens[k].key if k < len(d.tokens) and d.tokens[k].kind == WORD else ""
+
+
 def _states(u: Token, t: Token) -> bool:
     """Does ``u`` state the value ``t``, every part of it ("2026" states no "3 April 2026")?"""
     if not stated_by(t, u):
@@ -62,10 +68,10 @@ def typed_diffs(da: Doc, db: Doc) -> list[ValueDiff]:
         if x < 0 or y < 0:
             continue
         if not equal_pair(da.tokens[da.values[x].tok], db.tokens[db.values[y].tok]):
-            if cls == "q:":
-                scopes += 1
+            if cls != "q:" or _counted(da, x) and _counted(da, x) == _counted(db, y):
+                changed.append((x, y))  # a count of one thing is typed by it: "two letters" / "three letters"
             else:
-                changed.append((x, y))
+                scopes += 1
     if scopes or len(changed) > 1:
         return []  # a scope and its value changed together ("a 200-point gap ... 76%" / "400-point ... 91%")
     acro = acronym_keys(da, db)

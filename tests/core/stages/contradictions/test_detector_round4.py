@@ -298,3 +298,13 @@ def test_values_swapped_between_attributive_durations_are_changed() -> None:
 def test_automatic_and_manual_are_opposite() -> None:
     assert patterns("Backups of the ledger are automatic.", "Backups of the ledger are manual.") == (NEGATION_FLIP,)
     assert patterns("Backups of the ledger are automatic.", "Backups of the ledger are automated.") is None
+
+
+def test_a_count_of_one_thing_is_typed_by_it() -> None:
+    a = "Two letters of recommendation are required."
+    assert typed(a, "Applicants must provide three letters of recommendation.") == [
+        (NUMBER_CHANGED, ("Two",), ("three",))
+    ]
+    assert typed(a, "Applicants must provide two letters of recommendation.") == []
+    # counts of different things are a scope, not a typed value
+    assert typed("Two referees sign the form.", "Three witnesses sign the form.") == []
