@@ -11,8 +11,10 @@ differs, the two texts give that attribute two values.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from crp_core.records import ValueDiff
-from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.clauses import Doc, analyse
 from crp_core.stages.contradictions.lexicon import ENTITY, NUMBER_CHANGED, PAIR_MAX_CLAUSES, PAIR_MAX_VALUES, WORD
 from crp_core.stages.contradictions.loose import aligned, foreign
 from crp_core.stages.contradictions.subjects import designator, equal_pair, present, stated_by
@@ -185,12 +187,13 @@ def _one_sided_name(d: Doc, sent: int, other: Doc, names: frozenset[str]) -> boo
 ACRONYM_MAX = 6
 
 
-def _initials(d: Doc) -> tuple[str, tuple[str, ...]]:
+@lru_cache(maxsize=65536)
+def _initials(text: str) -> tuple[str, tuple[str, ...]]:
     """The first letters of the text's words and names in order (a hyphenated word and a name of several words
-    give one letter a part), and the key each letter comes from."""
+    give one letter a part), and the key each letter comes from (memoised per text)."""
     letters: list[str] = []
     keys: list[str] = []
-    for t in d.tokens:
+    for t in analyse(text).tokens:
         if t.kind == ENTITY and len(t.parts) > 1:
             parts = [p[1] for p in t.parts]
         elif t.kind in (WORD, ENTITY):
@@ -205,16 +208,24 @@ def _initials(d: Doc) -> tuple[str, tuple[str, ...]]:
     return "".join(letters), tuple(keys)
 
 
+@lru_cache(maxsize=65536)
+def _acronyms(text: str) -> tuple[Token, ...]:
+    """The text's acronyms of two to :data:`ACRONYM_MAX` letters (memoised per text)."""
+    toks = analyse(text).tokens
+    found = [t for t in toks if t.sub == "acro" and 2 <= len(t.text) <= ACRONYM_MAX and t.text.isalpha()]
+    return tuple(found[:PAIR_MAX_VALUES])
+
+
 def acronym_keys(da: Doc, db: Doc) -> frozenset[str]:
     """The keys of each acronym of one text spelled by the first letters of consecutive words of the other
     ("SWL" / "safe working load", "JWST" / "James Webb Space Telescope"), and the keys of those words."""
     out: set[str] = set()
     for d, other in ((da, db), (db, da)):
-        acros = [t for t in d.tokens if t.sub == "acro" and 2 <= len(t.text) <= ACRONYM_MAX and t.text.isalpha()]
+        acros = _acronyms(d.text)
         if not acros:
             continue
-        letters, keys = _initials(other)
-        for t in acros[:PAIR_MAX_VALUES]:
+        letters, keys = _initials(other.text)
+        for t in acros:
             at = letters.find(t.text.lower())
             if at >= 0:
                 out.add(t.key)
