@@ -264,6 +264,7 @@ def test_welcome_is_a_permission_and_waived_a_fee_not_charged() -> None:
         NEGATION_FLIP,
     )
     assert patterns("The booking fee is waived for members.", "The booking fee is free for members.") is None
+    assert patterns("The booking fee is waived for members.", "For members we waive the booking fee.") is None
 
 
 def test_a_prefixed_word_against_its_base_in_a_hyphenated_word() -> None:
