@@ -338,9 +338,17 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
 
 
 def _affix_flip(da: Doc, ca: Clause, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[int, ...]) -> bool:
-    """Two one-clause sentences whose polarity differs by a negating prefix or suffix ("Barbless hooks are
-    mandatory" / "Barbed hooks may be used"): a flip, never a negation moved to another clause."""
-    return (len(pa) - len(pb)) % 2 == 1 and da.sent_shape[ca.sent][0] == 1 and db.sent_shape[cb.sent][0] == 1
+    """Two sentences whose polarity differs by a negating prefix or suffix, in these clauses and in the whole
+    sentences ("Barbless hooks are mandatory" / "Barbed hooks may be used"; "is suitable for beginners who ..." /
+    "is unsuitable for beginners, even those who ..."): a flip, never a negation moved to another clause."""
+    return (len(pa) - len(pb)) % 2 == 1 and (
+        _sentence_affixes(da, ca.sent, db) - _sentence_affixes(db, cb.sent, da)
+    ) % 2 == 1
+
+
+def _sentence_affixes(d: Doc, sent: int, other: Doc) -> int:
+    """How many negating affixes of sentence ``sent`` count against the other text."""
+    return sum(len(prefixed(d, c, other)) for c in d.clauses[:PAIR_MAX_CLAUSES] if c.sent == sent)
 
 
 def _polar_elsewhere(e: str, other: Doc) -> bool:

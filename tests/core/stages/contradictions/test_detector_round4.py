@@ -309,3 +309,9 @@ def test_a_count_of_one_thing_is_typed_by_it() -> None:
     assert typed(a, "Applicants must provide two letters of recommendation.") == []
     # counts of different things are a scope, not a typed value
     assert typed("Two referees sign the form.", "Three witnesses sign the form.") == []
+
+
+def test_an_affix_flip_in_sentences_cut_into_clauses_differently_is_no_moved_negation() -> None:
+    a = "The gel is suitable for children who are over six."
+    assert patterns(a, "The gel is unsuitable for children, even those who are over six.") == (NEGATION_FLIP,)
+    assert patterns(a, "The gel is suitable for children, even those who are over six.") is None
