@@ -216,7 +216,7 @@ def _opens(s: Sentence, f: list[str], other_bag: frozenset[str]) -> bool:
     return False
 
 
-def shared_words(bag_a: frozenset[str], bag_b: frozenset[str]) -> int:
+def _shared(bag_a: frozenset[str], bag_b: frozenset[str]) -> int:
     """How many words of ``bag_a`` the other sentence has, derivations and hyphenated parts counted
     ("register" / "registration", "docking-station" / "docking stations")."""
     shared = len(bag_a & bag_b)
@@ -237,7 +237,7 @@ def aligned(  # noqa: PLR0913  two sentences, their texts' vocabularies, the dro
     """Are the two sentences one statement reworded (module docstring)? ``words_a`` / ``words_b``: the
     loose bags of the whole texts; ``wide``: foreign words allowed beyond the usual number (typed values)."""
     bag_a, bag_b = sa.bag - drop, sb.bag - drop
-    shared = shared_words(bag_a, bag_b)
+    shared = _shared(bag_a, bag_b)
     if shared < min(2, len(bag_a), len(bag_b)) or not shared or 2 * shared < min(len(bag_a), len(bag_b)):
         return False
     most = (MOST_FOREIGN if shared >= WIDE_SHARE else 1) + wide
