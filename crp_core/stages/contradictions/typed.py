@@ -5,8 +5,10 @@ The clause and loose alignments of :mod:`.values` ask the words around a value t
 rewords a fact names the attribute with other words ("The rated load of lift 3 is 1,000 kg" / "Lift 3 is
 rated for 1.6 tonnes"), so neither alignment pairs the two values. This test reads the *type* of a value
 instead: when each text states exactly one value of a type (a mass, a length, a duration, a percentage, an
-amount of money, a date, ...), the two sentences that carry them share their subject words, and the value
-differs, the two texts give that attribute two values.
+amount of money, a date, a clock time, a count of one thing, a name), the two sentences that carry them state
+one thing in other words (a wider loose alignment, its guards, and more of its own words on one side only), and
+the value differs, the two texts give that attribute two values. A scope changed with it (a second type or an
+untyped count), a denial against an assertion, another owner or a name on one side only pair nothing.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from crp_core.stages.contradictions.subjects import designator, equal_pair, pres
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import value_diffs
 
-#: the fewest subject words the two sentences must share
-TYPED_MIN_SHARED = 2
+#: foreign words a sentence may carry beyond the loose alignment's allowance: the shared type is the evidence
 TYPED_WIDE = 2
+#: words of its own a sentence may carry when the other sentence carries more (one side reworded, not both)
 TYPED_ONE_SIDE = 1
 #: two intervals within this share of each other are one (a rate is stored per second, rounded)
 INTERVAL_TOLERANCE = 0.01
