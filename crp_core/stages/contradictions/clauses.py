@@ -399,7 +399,9 @@ def _clauses_and_values(
         prefixed = tuple(k for k in range(a, b) if toks[k].sub == "negpfx")
         clauses.append(Clause(s, a, b, bag, ents, negs, polars, parity, _owner(toks, a, b), prefixed))
         sent_words.setdefault(s, set()).update(own[ci])
-        clause_ctx = bag | ents  # one object for the clause's numbers and dates: pairing memoises on it
+        # one object for the clause's numbers and dates (pairing memoises on it); a designator names which
+        # thing the clause is about ("Hall 1 opens at 09:00 and Hall 2 at 10:00")
+        clause_ctx = bag | ents | _designators(toks, a, b)
         for k in range(a, b):
             if toks[k].kind in (NUMBER, DATE, ENTITY):
                 cls = _value_class(toks[k])
@@ -410,6 +412,34 @@ def _clauses_and_values(
                 values.append(_Value(k, ci, cls, ranks.get(cls, 0), ctx, plain_stems))
                 ranks[cls] = ranks.get(cls, 0) + 1
     return clauses, values, sent_words
+
+
+def _designators(toks: tuple[Token, ...], a: int, b: int) -> frozenset[str]:
+    """The designators of a clause ("Hall 2", "Ward 7": a plain number right after a capitalised word) and its
+    attributive durations ("the two-year fix", "a 5-year plan": a hyphenated amount before a word), as context
+    keys."""
+    out: set[str] = set()
+    for k in range(a, b):
+        t = toks[k]
+        q = t.qty
+        if t.kind == NUMBER and q is not None and q.dim in ("time", "cal") and "-" in t.text and k + 1 < b:
+            if toks[k + 1].kind == WORD:
+                out.add(f"@{q.dim}:{q.readings[0][0]:g}")
+            continue
+        if k == a:
+            continue
+        p = toks[k - 1]
+        if (
+            t.kind == NUMBER
+            and q is not None
+            and q.dim == ""
+            and q.bound == 0
+            and p.kind in (WORD, ENTITY)
+            and p.text[:1].isupper()
+            and p.end < t.start
+        ):
+            out.add("@" + p.key + " " + t.text)
+    return frozenset(out)
 
 
 #: how far (in tokens) a list of names joined by "and" / "or" is followed from one of its names

@@ -69,7 +69,32 @@ def flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
                     (ta[ka].start, ta[ka].end),
                     (tb[kb].start, tb[kb].end),
                 )
+    return _one_polar(da, ca, db, cb)
+
+
+def _one_polar(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
+    """A polarity word on one side only, against the bare assertion of the other ("Headphones are banned"
+    / "Runners may wear headphones"): the word against the other clause's first content word."""
+    if ca.polars and not cb.polars and not cb.negs:
+        k = ca.polars[0]
+        pos = _find_key(db.tokens, cb, da.tokens[k])
+        return ValueDiff(NEGATION_FLIP, (da.tokens[k].text,), (), (da.tokens[k].start, da.tokens[k].end), (pos, pos))
+    if cb.polars and not ca.polars and not ca.negs:
+        k = cb.polars[0]
+        pos = _find_key(da.tokens, ca, db.tokens[k])
+        return ValueDiff(NEGATION_FLIP, (), (db.tokens[k].text,), (pos, pos), (db.tokens[k].start, db.tokens[k].end))
     return None
+
+
+#: polarity groups whose positive word of one is the negative of the other: "included in the price" is "not
+#: billed", "covered" is "free" of a charge
+LINKED_GROUPS = frozenset([frozenset(["#include", "#charged"])])
+
+
+def linked_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff:
+    """NEGATION_FLIP between the polarity words of two linked groups ("is included" / "is billed separately")."""
+    ta, tb = da.tokens[ca.polars[0]], db.tokens[cb.polars[0]]
+    return ValueDiff(NEGATION_FLIP, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
 
 
 def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
@@ -78,7 +103,10 @@ def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
     ("unopened vials" against a text that never speaks of opening) the word is only a word."""
     if not c.prefixed:
         return ()
-    return tuple(k for k in c.prefixed if other.negated or d.tokens[k].key in other.words)
+    # the base may be the last part of a hyphenated word there ("unsealed" / "weather-sealed")
+    return tuple(
+        k for k in c.prefixed if other.negated or d.tokens[k].key in other.words or d.tokens[k].key in other.loose_words
+    )
 
 
 def prefix_diff(da: Doc, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[int, ...], ca: Clause) -> ValueDiff:

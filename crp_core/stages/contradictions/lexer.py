@@ -37,7 +37,7 @@ from crp_core.stages.contradictions.lexicon import (
     WORD,
     negated_base,
 )
-from crp_core.stages.contradictions.quantities import NumberLexer
+from crp_core.stages.contradictions.quantities import FRACTION_PARTS, VULGAR_FRACTIONS, NumberLexer
 from crp_core.stages.contradictions.tokens import (
     DateValue,
     Quantity,
@@ -214,6 +214,15 @@ class Lexer(NumberLexer):
         half = self.half_unit(i, low, nxt)
         if half:
             return half
+        if low in VULGAR_FRACTIONS:  # "¾ cup": a number written as one character
+            return self.number(i, VULGAR_FRACTIONS[low], "", r.start, r.end, i + 1)
+        if (low == "a" and nxt in FRACTION_PARTS and self.low(i + 2) == "of" and not self.time_after(i + 3)) or (
+            low == "half" and nxt == "of" and not self.time_after(i + 2)
+        ):
+            bound, bstart = self.bound_before(i)
+            end_j = i + 2 if low == "a" else i + 1
+            part = FRACTION_PARTS[nxt] if low == "a" else 0.5
+            return self.share(r.start, raw[end_j - 1].end, end_j, part, bound, bstart)  # "a quarter of the fee"
         if low == "half" and nxt in ("a", "an") and self.low(i + 2) in UNITS:
             u = UNITS[self.low(i + 2)]
             if u.dim in ("time", "cal"):
@@ -244,6 +253,11 @@ class Lexer(NumberLexer):
                 "takes",
                 "take",
                 "lasts",
+                "roughly",
+                "around",
+                "approximately",
+                "nearly",
+                "almost",
             )
         ):
             if self.low(i - 1) in ("once",):
@@ -334,6 +348,8 @@ class Lexer(NumberLexer):
             return i + 1
         # entities
         sub = entity_sub(s_case, low, sent_start, poss)
+        if sub == "weak" and i > 0 and raw[i - 1].text == ":" and (i + 1 == len(raw) or raw[i + 1].group == "brk"):
+            sub = "name"  # "Servers for the group stage: Stockholm.": the value a label names
         if not sub and self.code_span(r.start, r.end):
             sub = "ident"  # `main`, `npm ci`: a name written as code
         elif not sub and len(s) == 1 and s.isupper() and s not in "AI" and i > 0 and not sent_start:

@@ -226,14 +226,21 @@ def _shared(bag_a: frozenset[str], bag_b: frozenset[str]) -> int:
     return shared
 
 
-def aligned(sa: Sentence, sb: Sentence, words_a: frozenset[str], words_b: frozenset[str], drop: frozenset[str]) -> bool:
+def aligned(  # noqa: PLR0913  two sentences, their texts' vocabularies, the dropped keys and the foreign allowance
+    sa: Sentence,
+    sb: Sentence,
+    words_a: frozenset[str],
+    words_b: frozenset[str],
+    drop: frozenset[str],
+    wide: int = 0,
+) -> bool:
     """Are the two sentences one statement reworded (module docstring)? ``words_a`` / ``words_b``: the
-    loose bags of the whole texts."""
+    loose bags of the whole texts; ``wide``: foreign words allowed beyond the usual number (typed values)."""
     bag_a, bag_b = sa.bag - drop, sb.bag - drop
     shared = _shared(bag_a, bag_b)
     if shared < min(2, len(bag_a), len(bag_b)) or not shared or 2 * shared < min(len(bag_a), len(bag_b)):
         return False
-    most = MOST_FOREIGN if shared >= WIDE_SHARE else 1
+    most = (MOST_FOREIGN if shared >= WIDE_SHARE else 1) + wide
     fa = foreign(sa, words_b, drop, most)
     if len(fa) > most:
         return False

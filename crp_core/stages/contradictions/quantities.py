@@ -48,6 +48,21 @@ from crp_core.stages.contradictions.tokens import (
 #: a unit symbol that means another unit after a space than glued to its number ("5m" is five minutes,
 #: "3 m long" three metres)
 SPACED_ONLY = {"m": "metre"}
+#: fractions written as one character ("1½", "¾ cup")
+VULGAR_FRACTIONS = {"½": 0.5, "⅓": 1 / 3, "⅔": 2 / 3, "¼": 0.25, "¾": 0.75, "⅕": 0.2, "⅛": 0.125}
+#: a share of a whole written as a fraction ("three quarters of", "a fifth of"): the part each word is
+FRACTION_PARTS = {
+    "half": 0.5,
+    "halves": 0.5,
+    "third": 1 / 3,
+    "thirds": 1 / 3,
+    "quarter": 0.25,
+    "quarters": 0.25,
+    "fifth": 0.2,
+    "fifths": 0.2,
+    "tenth": 0.1,
+    "tenths": 0.1,
+}
 #: temperature scales after a degree sign or "degrees" (each read in kelvin)
 TEMPERATURE_SCALES = {"c": "c", "celsius": "c", "centigrade": "c", "f": "f", "fahrenheit": "f"}
 #: how far a converted temperature may be from the other figure and still be equal (kelvin)
@@ -139,6 +154,8 @@ class NumberLexer(LexerBase):
             if u is not None and u.dim == "time":  # "three quarters of an hour"
                 part = 0.25 if w.startswith("quarter") else 1 / 3
                 return self.unit_qty(start, raw[j + 3].end, j + 4, base * part, 1.0, "", u, bound, bstart, first)
+        if w in FRACTION_PARTS and self.low(j + 1) == "of" and scale == 1.0 and not self.time_after(j + 2):
+            return self.share(start, raw[j].end, j + 1, base * FRACTION_PARTS[w], bound, bstart)
         unit_word = w
         unit_end_j = j
         if w in ("business", "working") and self.low(j + 1) in ("day", "days"):
@@ -217,6 +234,19 @@ class NumberLexer(LexerBase):
             return False
         p = self.raw[i - 1]
         return p.group == "word" and p.text[:1].isupper() and self.raw[i].start - p.end == 1
+
+    def time_after(self, j: int) -> bool:
+        """Is a time unit next, after an optional article ("of an hour", "of the day" is none)?"""
+        k = j + 1 if self.low(j) in ("a", "an") else j
+        u = UNITS.get(self.low(k))
+        return u is not None and u.dim in ("time", "cal")
+
+    def share(self, start: int, end: int, j: int, part: float, bound: int, bstart: int) -> int:
+        """A share of a whole written as a fraction ("three quarters of its capacity", "a quarter of the
+        fee"): the percentage it is."""
+        v = part * 100.0
+        self.push_qty(start, end, Quantity("pct", "%", v, 1.0, "", exact_reading(v), -1, bound, bstart))
+        return j
 
     def unit_qty(  # noqa: PLR0913  a quantity's parts as the number reader matched them
         self,
@@ -343,6 +373,8 @@ class NumberLexer(LexerBase):
         if suffix in SCALE_SUFFIX or (suffix == "B" and "." in exact):
             scale = SCALE_SUFFIX.get(suffix, 1e9)
             return self.number(i, base, "", r.start, r.end, i + 1, scale=scale)
+        if suffix in VULGAR_FRACTIONS and "." not in exact:  # "1½": one and a half
+            return self.number(i, base + VULGAR_FRACTIONS[suffix], "", r.start, r.end, i + 1)
         if suffix == "p" and base < 1000:  # "24.5p": pence ("1080p" is a resolution)
             return self.number(i, base, exact, r.start, r.end, i + 1, currency="GBP", scale=0.01)
         if low in ("st", "nd", "rd", "th"):
@@ -386,7 +418,12 @@ class NumberLexer(LexerBase):
                 else:
                     total += current * mult
                     current = 0.0
-            elif w == "and" and j + 1 < n and self.raw[j + 1].low in NUMBER_WORDS and (current >= 100 or total):
+            elif (
+                w == "and"
+                and j + 1 < n
+                and all(p in NUMBER_WORDS for p in self.raw[j + 1].low.split("-")[:2])
+                and (current >= 100 or total)
+            ):  # "nine hundred and ninety-nine"
                 pass
             else:
                 break

@@ -82,11 +82,10 @@ def value_diffs(ta: Token, tb: Token, text_a: str, text_b: str) -> list[ValueDif
     out: list[ValueDiff] = []
     if ta.qty is not None and tb.qty is not None:
         if not _same_quantity(ta.qty, tb.qty):
-            out.append(
-                ValueDiff(
-                    _quantity_pattern(ta.qty, tb.qty), (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)
-                )
-            )
+            pattern = _quantity_pattern(ta.qty, tb.qty)
+            out.append(ValueDiff(pattern, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)))
+            if ta.qty.dim == "clock":  # a time of day is a point in time and a number: "opens at 9 am" / "at 10 am"
+                out.append(ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)))
         if ta.qty.bound * tb.qty.bound < 0:  # "at least 6 months" / "at most 6 months"
             sa = ta.qty.bound_start if ta.qty.bound_start >= 0 else ta.start
             sb = tb.qty.bound_start if tb.qty.bound_start >= 0 else tb.start

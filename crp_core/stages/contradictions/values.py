@@ -30,7 +30,15 @@ from functools import lru_cache
 
 from crp_core.records import ValueConflict, ValueDiff
 from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
-from crp_core.stages.contradictions.flips import flip_diff, negated_stated, negation_moved, prefix_diff, prefixed
+from crp_core.stages.contradictions.flips import (
+    LINKED_GROUPS,
+    flip_diff,
+    linked_diff,
+    negated_stated,
+    negation_moved,
+    prefix_diff,
+    prefixed,
+)
 from crp_core.stages.contradictions.lexicon import (
     ALIGN_MIN,
     DATE_SHIFTED,
@@ -38,6 +46,7 @@ from crp_core.stages.contradictions.lexicon import (
     FUNC,
     MAGNITUDE_ALTERED,
     NEGATION_FLIP,
+    NUMBER,
     NUMBER_CHANGED,
     PAIR_MAX_CLAUSES,
     PAIR_MAX_VALUES,
@@ -47,6 +56,7 @@ from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.phrases import phrase_substitution
 from crp_core.stages.contradictions.subjects import designator, equal_pair, other_subjects, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.typed import typed_diffs
 from crp_core.stages.contradictions.value_compare import value_diffs
 
 __all__ = [
@@ -315,7 +325,7 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
             only_b and all(_polar_elsewhere(e, da) for e in only_b)
         ):
             continue  # names something the other text states in another clause: "not for 4xx" / "for 5xx, not for 4xx"
-        if negation_moved(da, ca, db, cb):
+        if not _affix_flip(da, ca, pa, db, cb, pb) and negation_moved(da, ca, db, cb):
             continue
         if ca.bag & cb.bag or (not ca.bag and not cb.bag and ca.entities & cb.entities):
             d = flip_diff(da, ca, db, cb) if ca.parity != cb.parity else prefix_diff(da, pa, db, cb, pb, ca)
@@ -325,6 +335,20 @@ def _pair_clauses(p: _Pair, diffs: list[ValueDiff]) -> None:
     # consent") is left to the loose test against that sentence's polarity clause
     held = [(ia, ib) for ia, ib in matched if not (_qualifier(da, da.clauses[ia]) or _qualifier(db, db.clauses[ib]))]
     _loose_flips(p, {ia for ia, _ in held}, {ib for _, ib in held}, diffs)
+
+
+def _affix_flip(da: Doc, ca: Clause, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[int, ...]) -> bool:
+    """Two sentences whose polarity differs by a negating prefix or suffix, in these clauses and in the whole
+    sentences ("Barbless hooks are mandatory" / "Barbed hooks may be used"; "is suitable for beginners who ..." /
+    "is unsuitable for beginners, even those who ..."): a flip, never a negation moved to another clause."""
+    return (len(pa) - len(pb)) % 2 == 1 and (
+        _sentence_affixes(da, ca.sent, db) - _sentence_affixes(db, cb.sent, da)
+    ) % 2 == 1
+
+
+def _sentence_affixes(d: Doc, sent: int, other: Doc) -> int:
+    """How many negating affixes of sentence ``sent`` count against the other text."""
+    return sum(len(prefixed(d, c, other)) for c in d.clauses[:PAIR_MAX_CLAUSES] if c.sent == sent)
 
 
 def _polar_elsewhere(e: str, other: Doc) -> bool:
@@ -380,9 +404,18 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
         for ib in ys:
             cb = db.clauses[ib]
             pa, pb = prefixed(da, ca, db), prefixed(db, cb, da)
-            if (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2:
-                continue
             ga, gb = _polar_groups(da, ca), _polar_groups(db, cb)
+            same = (ca.parity + len(pa)) % 2 == (cb.parity + len(pb)) % 2
+            if frozenset((*ga, *gb)) in LINKED_GROUPS and len(ga) == len(gb) == 1 and not _counted(da, ca, db, cb):
+                # "included in the rate" is "not billed": one polarity of each group, of the same sense, is a flip
+                if same and aligned(
+                    da.sentences[ca.sent], db.sentences[cb.sent], da.loose_words, db.loose_words, _NONE
+                ):
+                    diffs.append(linked_diff(da, ca, db, cb))
+                    return
+                continue
+            if same:
+                continue
             if not (
                 pa
                 or pb
@@ -393,6 +426,8 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
                 or (cb.negs and not ca.negs and negated_stated(db, cb, da, ca))
                 or (ga == _ALLOW and not gb and not cb.negs and _permits(db, cb))
                 or (gb == _ALLOW and not ga and not ca.negs and _permits(da, ca))
+                or (ga == _REQUIRE and not gb and not cb.negs and _permits(db, cb, _OBLIGATION_MODALS))
+                or (gb == _REQUIRE and not ga and not ca.negs and _permits(da, ca, _OBLIGATION_MODALS))
             ):
                 continue  # the difference is no polarity word denied or turned around
             if aligned(da.sentences[ca.sent], db.sentences[cb.sent], da.loose_words, db.loose_words, frozenset()):
@@ -402,14 +437,29 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
                     return
 
 
+_NONE: frozenset[str] = frozenset()
+
+
+def _counted(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
+    """Does either clause state an amount ("includes up to 15 metres of cable": an allowance, beyond which a
+    charge is no flip)?"""
+    return any(t.kind == NUMBER for t in da.tokens[ca.first : ca.last]) or any(
+        t.kind == NUMBER for t in db.tokens[cb.first : cb.last]
+    )
+
+
 #: the permission group, and the modals that grant a permission ("Drones may be flown" / "Drones are not allowed")
 _ALLOW = frozenset(["#allow"])
 _PERMISSION_MODALS = frozenset(["may", "can"])
+#: the requirement group, and the modal that imposes one ("must still present a certificate" / "no longer required")
+_REQUIRE = frozenset(["#require"])
+_OBLIGATION_MODALS = frozenset(["must"])
 
 
-def _permits(d: Doc, c: Clause) -> bool:
-    """Does the clause grant a permission with a modal (and no polarity word of its own)?"""
-    return any(d.tokens[k].kind == FUNC and d.tokens[k].key in _PERMISSION_MODALS for k in range(c.first, c.last))
+def _permits(d: Doc, c: Clause, modals: frozenset[str] = _PERMISSION_MODALS) -> bool:
+    """Does the clause grant a permission (or impose a duty: ``modals``) with a modal, and no polarity word of
+    its own?"""
+    return any(d.tokens[k].kind == FUNC and d.tokens[k].key in modals for k in range(c.first, c.last))
 
 
 def _compare(text_a: str, text_b: str) -> ValueConflict | None:
@@ -424,6 +474,8 @@ def _compare(text_a: str, text_b: str) -> ValueConflict | None:
         _pair_values(p, diffs)
     if da.polar_or_neg or db.polar_or_neg:
         _pair_clauses(p, diffs)
+    if not diffs and da.values and db.values and da.sentences and db.sentences:
+        diffs = typed_diffs(da, db)
     if diffs and da.sentences and db.sentences:
         diffs = other_subjects(da, db, diffs)
     if not diffs:

@@ -345,6 +345,7 @@ def test_midnight_after_to_or_and_is_a_clock_time() -> None:
     assert patterns("The bar serves from 6 pm to midnight.", "The bar serves from 6 pm to 12 am.") is None
     assert patterns("Quiet hours run from 10 pm to midnight.", "Quiet hours run from 10 pm to 11 pm.") == (
         DATE_SHIFTED,
+        NUMBER_CHANGED,
     )
 
 
