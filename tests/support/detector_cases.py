@@ -28,3 +28,22 @@ def patterns(a: str, b: str) -> tuple[str, ...] | None:
     back = values_conflict(b, a)
     assert (vc is None) == (back is None)  # symmetric
     return vc.patterns if vc else None
+
+
+def score(rows: list[dict]) -> tuple[float, float]:
+    """Precision and F1 of the detector on labelled ``rows`` (scored as bench/detector.py scores: a conflict
+    found with an expected pattern missing is both a miss and a false alarm)."""
+    tp = fp = fn = 0
+    for r in rows:
+        vc = values_conflict(r["a"], r["b"])
+        found = set(vc.patterns) if vc else set()
+        if not r["conflict"]:
+            fp += vc is not None
+        elif vc is not None and set(r["patterns"]) <= found:
+            tp += 1
+        else:
+            fn += 1
+            fp += vc is not None
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    return precision, 2 * precision * recall / (precision + recall) if precision + recall else 0.0
