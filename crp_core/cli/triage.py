@@ -10,7 +10,9 @@
 * ``triage verify --db PATH [--json]``: recompute the log's hash chain; exit 1 naming the first broken
   entry;
 * ``triage stats --db PATH --ckf PATH [--json]``: the detector's precision per pattern as the
-  operators' decisions judge it (dismissed = false positive; accepted / overridden = true conflict);
+  operators' decisions judge it (dismissed = false positive; accepted / overridden = true conflict), the
+  agreement of every two operators (percent, Cohen's kappa) and the pairs' review states under the team's
+  quorum;
 * ``triage record --db PATH --ckf PATH --pair A B --kind K [--winner ID] [--fact ID --status S]
   [--reverts ID] --operator NAME [--note TEXT] [--based-on ID] [--roles FILE]``: record one decision
   (checked against the CKF, stamped with its name and fingerprint, the OS user and origin "cli"; the
@@ -32,7 +34,7 @@ import getpass
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import add_sdk_map_args, input_source_map, load_input_ckf, visible
 from crp_core.config import STATUSES
@@ -53,6 +55,7 @@ from crp_core.triage import (
     pair_key,
     report_path_for,
 )
+from crp_core.triage.agreement import REVIEW_STATES, operator_agreement, review_statuses
 from crp_core.triage.chain import ChainVerdict, jsonl_lines
 from crp_core.triage.export import export_report_dict
 from crp_core.triage.sdk_export import SDK_CHECKSUMS, export_sdk_snapshot
@@ -60,6 +63,7 @@ from crp_core.triage.sdk_export import SDK_CHECKSUMS, export_sdk_snapshot
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
     from crp_core.io.ckf.sdk_write import SdkWritten
+    from crp_core.triage.quality import DetectorQuality
 
 
 def register(subparsers: Subparsers) -> None:
@@ -356,9 +360,50 @@ def _stats(args: argparse.Namespace) -> int:
     kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=None, source_map=input_source_map(args))
     with DecisionStore(_db(args), create=False, readonly=True) as store:
         quality = detector_quality(store.current(ckf_fingerprint=kb.fingerprint), kb)
+        on_kb = [d for d in store.all() if d.ckf_fingerprint in (None, kb.fingerprint)]
+    team = team_agreement(on_kb, load_team_config().review_quorum)
     if args.json:
-        sys.stdout.write(json.dumps(detector_quality_dict(quality), ensure_ascii=False, indent=2) + "\n")
+        out = {**detector_quality_dict(quality), **team}
+        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
         return 0
+    _print_quality(quality)
+    _print_agreement(team)
+    return 0
+
+
+def team_agreement(decisions: list[Decision], quorum: int) -> dict[str, Any]:
+    """The team's side of ``triage stats``: agreement per pair of operators (percent and Cohen's kappa over
+    the pairs both took a position on) and the pairs' review states under the team's quorum."""
+    states = review_statuses(decisions, quorum)
+    return {
+        "agreement": [
+            {
+                "operator_a": a.operator_a,
+                "operator_b": a.operator_b,
+                "shared_pairs": a.shared,
+                "agreed": a.agreed,
+                "percent": a.percent,
+                "kappa": a.kappa,
+            }
+            for a in operator_agreement(decisions)
+        ],
+        "review": {"quorum": quorum, **{s: sum(v == s for v in states.values()) for s in REVIEW_STATES}},
+    }
+
+
+def _print_agreement(team: dict[str, Any]) -> None:
+    review = team["review"]
+    counts = ", ".join(f"{review[s]} {s}" for s in REVIEW_STATES)
+    print(f"review (quorum {review['quorum']}): {counts}")
+    for a in team["agreement"]:
+        kappa = "-" if a["kappa"] is None else f"{a['kappa']:.3f}"
+        print(
+            f"  {visible(a['operator_a'])} / {visible(a['operator_b'])}: {a['agreed']} of {a['shared_pairs']} "
+            f"shared pairs agree ({a['percent']:.0%}), kappa {kappa}"
+        )
+
+
+def _print_quality(quality: DetectorQuality) -> None:
     total = quality.precision
     print(
         f"decided pairs: {len(quality.pairs)} ({quality.confirmed} confirmed, {quality.dismissed} dismissed); "
@@ -377,7 +422,6 @@ def _stats(args: argparse.Namespace) -> int:
             )
     if quality.unknown:
         print(f"{len(quality.unknown)} decided pair(s) name facts this CKF does not hold")
-    return 0
 
 
 def _os_user() -> str | None:

@@ -119,3 +119,34 @@ def test_verify_and_the_jsonl_log(capsys, db, ckf):
 def test_verify_never_creates_a_database(capsys, tmp_path):
     code, _, err = cli(capsys, "verify", "--db", str(tmp_path / "none.sqlite"))
     assert code == 2 and "no such decision database" in err and not (tmp_path / "none.sqlite").exists()
+
+
+def test_stats_gives_the_operators_agreement_and_the_review_states(capsys, db, ckf, tmp_path, monkeypatch):
+    """ann and bob on four pairs: three equal positions (two dismissals, one override for F1), one not.
+    p_o = 3/4; ann's labels are half dismissals, bob's three quarters, so p_e = 1/2 * 3/4 + 1/2 * 1/4 = 1/2
+    and kappa = (3/4 - 1/2) / (1 - 1/2) = 1/2. Under a quorum of 2 the pair they disagree on is a
+    disagreement and the other three are settled."""
+    said = {
+        ("F1", "F2"): ("dismiss", "dismiss"),
+        ("F1", "F3"): ("F1", "F1"),
+        ("F1", "F4"): ("F1", "dismiss"),
+        ("F2", "F3"): ("dismiss", "dismiss"),
+    }
+    for (a, b), positions in said.items():
+        for operator, position in zip(("ann", "bob"), positions):
+            kind = ("--kind", "dismiss") if position == "dismiss" else ("--kind", "override", "--winner", position)
+            record(capsys, db, "--pair", a, b, *kind, "--operator", operator, "--ckf", ckf)
+    code, out, _ = cli(capsys, "stats", "--db", db, "--ckf", ckf, "--json")
+    got = json.loads(out)
+    assert code == 0
+    assert got["agreement"] == [
+        {"operator_a": "ann", "operator_b": "bob", "shared_pairs": 4, "agreed": 3, "percent": 0.75, "kappa": 0.5}
+    ]
+    assert got["review"] == {"quorum": 1, "settled": 4, "disagreement": 0, "open": 0}
+    team = tmp_path / "team.toml"
+    team.write_text("review_quorum = 2\n")
+    monkeypatch.setenv("CRP_INSPECT_TEAM", str(team))
+    code, out, _ = cli(capsys, "stats", "--db", db, "--ckf", ckf)
+    assert code == 0
+    assert "review (quorum 2): 3 settled, 1 disagreement, 0 open\n" in out
+    assert "  ann / bob: 3 of 4 shared pairs agree (75%), kappa 0.500\n" in out
