@@ -169,18 +169,24 @@ def cached_text_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, co
     return texts
 
 
-def offered_ties(tied_pairs: Sequence[tuple[int, int]], rows: Sequence[int]) -> list[tuple[int, int]]:
+def offered_ties(tied_pairs: Sequence[tuple[int, int]] | np.ndarray, rows: Sequence[int]) -> list[tuple[int, int]]:
     """The tied pairs between two distinct offered ``rows``, each pair once (its first occurrence, as given),
-    sorted by (smaller row, larger row): the same ties in any order give the same envelope."""
-    offered = set(rows)
-    first: dict[tuple[int, int], tuple[int, int]] = {}
-    for x, y in tied_pairs:
-        a, b = int(x), int(y)
-        if a != b and a in offered and b in offered:
-            key = (a, b) if a < b else (b, a)
-            if key not in first:
-                first[key] = (a, b)
-    return [first[k] for k in sorted(first)]
+    sorted by (smaller row, larger row): the same ties in any order give the same envelope. ``tied_pairs``:
+    (row, row) pairs, or their (k, 2) array (stage 4's ``Resolution.tied_rows``)."""
+    pairs = np.asarray(tied_pairs, dtype=np.int64).reshape(-1, 2)
+    if not pairs.shape[0] or not len(rows):
+        return []
+    a, b = pairs[:, 0], pairs[:, 1]
+    offered = np.asarray(rows, dtype=np.int64)
+    keep = np.flatnonzero(np.isin(a, offered, kind="table") & np.isin(b, offered, kind="table") & (a != b))
+    lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
+    # the first occurrence of each (smaller, larger) pair, in that order: one stable sort of the two keys
+    order = np.lexsort((hi, lo))
+    lo, hi = lo[order], hi[order]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])
+    kept = pairs[keep[order[first]]]
+    return list(zip(kept[:, 0].tolist(), kept[:, 1].tolist(), strict=True))
 
 
 class PackItem(NamedTuple):
@@ -464,7 +470,7 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     corpus: PackCorpus,
     items: Sequence[PackItem],
     *,
-    tied_pairs: Sequence[tuple[int, int]] = (),
+    tied_pairs: Sequence[tuple[int, int]] | np.ndarray = (),
     config: CRPConfig,
     count_tokens: TokenCounter,
     count_prefixes: PrefixCounter | None = None,

@@ -12,12 +12,13 @@ import dataclasses
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import DroppedPair, DropReason, Envelope, TieGroup
-from crp_core.support.frozen import frozen_instance
+from crp_core.support.frozen import DeferredTuple, frozen_instance
 
 #: the NOTE block of SPEC-027 §2.5 (header lines; one indented ``[content]`` line per fact follows)
 NOTE_HEADER = (
@@ -201,7 +202,7 @@ def tie_records(
     kb: KnowledgeBase, groups: Sequence[GroupFill], notes: PlacedNotes, note_tokens: Sequence[int]
 ) -> tuple[tuple[TieGroup, ...], tuple[DroppedPair, ...]]:
     """The :class:`TieGroup` of every group (those with a NOTE in text order, then the rest in fill order)
-    and every tied pair not wholly packed (groups in fill order, pairs in tie order)."""
+    and every tied pair not wholly packed (groups in fill order, pairs in tie order; built when first read)."""
     facts = kb.facts
 
     def ids(rows: Sequence[int]) -> tuple[str, ...]:
@@ -220,19 +221,26 @@ def tie_records(
 
     out = [record(g, sp, t, n) for g, sp, t, n in zip(notes.groups, notes.specs, notes.texts, note_tokens, strict=True)]
     out += [record(g, None, None, 0) for g in groups if not g.chosen]
-    dropped: list[DroppedPair] = []
-    for g in groups:
-        why = dict(g.left)
-        rank = {r: i for i, (r, _) in enumerate(g.left)}  # fill order of the members left out
-        for a, b in g.pairs:
-            if a in why or b in why:
-                first = min((r for r in (a, b) if r in why), key=rank.__getitem__)
-                dropped.append(
-                    frozen_instance(
-                        DroppedPair, {"fact_a": facts[a].fact_id, "fact_b": facts[b].fact_id, "reason": why[first]}
+    cut = [g for g in groups if g.left]
+    if not cut:
+        return tuple(out), ()
+
+    def dropped() -> list[DroppedPair]:  # read by the report and the dashboard, never by a stage
+        got: list[DroppedPair] = []
+        for g in cut:
+            why = dict(g.left)
+            rank = {r: i for i, (r, _) in enumerate(g.left)}  # fill order of the members left out
+            for a, b in g.pairs:
+                if a in why or b in why:
+                    first = min((r for r in (a, b) if r in why), key=rank.__getitem__)
+                    got.append(
+                        frozen_instance(
+                            DroppedPair, {"fact_a": facts[a].fact_id, "fact_b": facts[b].fact_id, "reason": why[first]}
+                        )
                     )
-                )
-    return tuple(out), tuple(dropped)
+        return got
+
+    return tuple(out), cast("tuple[DroppedPair, ...]", DeferredTuple(dropped))
 
 
 def _id_pairs(facts: Sequence[Fact], g: GroupFill) -> tuple[tuple[str, str], ...]:
