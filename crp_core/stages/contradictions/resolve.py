@@ -85,8 +85,8 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     conflicts, near_dups = sel.detect(config)
     dropped, deduplicated = sel.dedup(near_dups, scores)
     live = conflicts.without(dropped)
-    involved = sorted(set(live.p) | set(live.q))
-    rows = sel.rows[involved] if involved else np.zeros(0, np.int64)
+    involved: list[int] = np.unique(np.concatenate([live.p, live.q]).astype(np.intp)).tolist()
+    rows = sel.rows[involved]
     factors = recency_factors(corpus, rows, recency, now, config)
     auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
     arbitrated = sel.arbitrate(live, auth, decisions, config)
@@ -145,16 +145,18 @@ class _Conflicts:
     """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (the order the
     upper triangle gives them) and each pair's :class:`ValueConflict` (``p``'s text as side a)."""
 
-    p: list[int]
-    q: list[int]
+    p: np.ndarray | Sequence[int]
+    q: np.ndarray | Sequence[int]
     found: list[ValueConflict]
 
     def without(self, dropped: set[int]) -> _Conflicts:
         """The pairs with neither position in ``dropped``."""
-        if not dropped or not self.p:
+        if not dropped or not len(self.p):
             return self
-        keep = [k for k, (a, b) in enumerate(zip(self.p, self.q)) if a not in dropped and b not in dropped]
-        return _Conflicts([self.p[k] for k in keep], [self.q[k] for k in keep], [self.found[k] for k in keep])
+        p, q = np.asarray(self.p, dtype=np.intp), np.asarray(self.q, dtype=np.intp)
+        out = np.fromiter(dropped, dtype=np.intp, count=len(dropped))
+        keep = np.flatnonzero(~np.isin(p, out) & ~np.isin(q, out))
+        return _Conflicts(p[keep], q[keep], [self.found[k] for k in keep.tolist()])
 
 
 #: step 3's decisions: (kept ids of each skipped pair by its index, each pair's outcome when decided one by one,
@@ -189,25 +191,18 @@ class _Selection:
         iu, ju = np.nonzero(g > low)  # row-major: the upper triangle's pairs in the order triu gives them
         upper = iu < ju
         iu, ju = iu[upper], ju[upper]
-        found: list[ValueConflict] = []
-        ps: list[int] = []
-        qs: list[int] = []
-        near_dups: list[tuple[int, int]] = []
+        if not iu.size:
+            return _Conflicts(iu, ju, []), []
+        contents = self.contents
+        vcs = list(map(values_conflict, [contents[p] for p in iu.tolist()], [contents[q] for q in ju.tolist()]))
+        conflict = np.array([vc is not None for vc in vcs], dtype=bool)
         # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
         pair_sims = g[iu, ju]
-        above_close = (pair_sims > config.contradiction_similarity).tolist()
-        above_dedup = (pair_sims > config.dedup_similarity).tolist()
-        contents = self.contents
-        for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
-            vc = values_conflict(contents[p], contents[q])
-            if vc is not None:
-                if close:
-                    found.append(vc)
-                    ps.append(p)
-                    qs.append(q)
-            elif dup:
-                near_dups.append((p, q))
-        return _Conflicts(ps, qs, found), near_dups
+        kept = np.flatnonzero(conflict & (pair_sims > config.contradiction_similarity))
+        dup = ~conflict & (pair_sims > config.dedup_similarity)
+        near_dups = list(zip(iu[dup].tolist(), ju[dup].tolist(), strict=True))
+        found = [vc for k in kept.tolist() if (vc := vcs[k]) is not None]  # every kept pair conflicts
+        return _Conflicts(iu[kept], ju[kept], found), near_dups
 
     def dedup(
         self, near_dups: list[tuple[int, int]], scores: Mapping[int, float]
@@ -246,7 +241,7 @@ class _Selection:
         tie and loser are read off the authorities at once (:func:`tied_and_losers`), and only a run with
         a loser walks the pairs; the :class:`ConflictPair` records and their audit events are built when
         first read."""
-        if not live.p:
+        if not len(live.p):
             return _Arbitrated()
         order = self._processing_order(live, auth)
         p0 = np.asarray(live.p, dtype=np.intp)[order]
