@@ -176,9 +176,10 @@ def offered_ties(tied_pairs: Sequence[tuple[int, int]] | np.ndarray, rows: Seque
     pairs = np.asarray(tied_pairs, dtype=np.int64).reshape(-1, 2)
     if not pairs.shape[0] or not len(rows):
         return []
+    offered = np.sort(np.asarray(rows, dtype=np.int64))
+    at = np.minimum(np.searchsorted(offered, pairs), offered.size - 1)
     a, b = pairs[:, 0], pairs[:, 1]
-    offered = np.asarray(rows, dtype=np.int64)
-    keep = np.flatnonzero(np.isin(a, offered, kind="table") & np.isin(b, offered, kind="table") & (a != b))
+    keep = np.flatnonzero((offered[at] == pairs).all(axis=1) & (a != b))
     lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
     # the first occurrence of each (smaller, larger) pair, in that order: one stable sort of the two keys
     order = np.lexsort((hi, lo))

@@ -85,7 +85,10 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     conflicts, near_dups = sel.detect(config)
     dropped, deduplicated = sel.dedup(near_dups, scores)
     live = conflicts.without(dropped)
-    involved: list[int] = np.unique(np.concatenate([live.p, live.q]).astype(np.intp)).tolist()
+    in_pairs = np.zeros(sel.rows.size, dtype=bool)
+    in_pairs[np.asarray(live.p, dtype=np.intp)] = True
+    in_pairs[np.asarray(live.q, dtype=np.intp)] = True
+    involved: list[int] = np.flatnonzero(in_pairs).tolist()
     rows = sel.rows[involved]
     factors = recency_factors(corpus, rows, recency, now, config)
     auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
@@ -243,7 +246,7 @@ class _Selection:
         first read."""
         if not len(live.p):
             return _Arbitrated()
-        order = self._processing_order(live, auth)
+        order = self._order_array(live, auth)
         p0 = np.asarray(live.p, dtype=np.intp)[order]
         q0 = np.asarray(live.q, dtype=np.intp)[order]
         swap = self._id_rank()[q0] < self._id_rank()[p0]  # fact_a is the smaller id
@@ -340,8 +343,13 @@ class _Selection:
         """Indices of ``live``'s pairs in arbitration order: the pair's higher authority rounded to
         ``AUTHORITY_DECIMALS`` descending (0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp, and
         float noise must not decide which pair is arbitrated first), then the smaller fact id, then the
-        larger. Many pairs: rounding is monotonic, so the rounded higher authority is the higher rounded
-        one: one rounding per fact, one ``lexsort`` over the pairs, the fact ids by their rank."""
+        larger (:meth:`_order_array`)."""
+        return np.asarray(self._order_array(live, auth)).tolist()
+
+    def _order_array(self, live: _Conflicts, auth: Mapping[int, Authority]) -> np.ndarray | list[int]:
+        """:meth:`_processing_order` as stage 4 reads it. Many pairs: rounding is monotonic, so the rounded
+        higher authority is the higher rounded one: one rounding per fact, one ``lexsort`` over the pairs
+        (an array), the fact ids by their rank; few pairs, or a NaN authority: one Python sort (a list)."""
         n = len(live.p)
         ids = self.ids
         involved = sorted(auth, key=ids.__getitem__)  # positions by fact id
@@ -355,8 +363,7 @@ class _Selection:
         rounded[involved] = rounded_of
         p, q = np.asarray(live.p, dtype=np.intp), np.asarray(live.q, dtype=np.intp)
         ra, rb = rank[p], rank[q]
-        order = np.lexsort((np.maximum(ra, rb), np.minimum(ra, rb), -np.maximum(rounded[p], rounded[q])))
-        return order.tolist()
+        return np.lexsort((np.maximum(ra, rb), np.minimum(ra, rb), -np.maximum(rounded[p], rounded[q])))
 
     def _order_key(self, pq: tuple[int, int], auth: Mapping[int, Authority]) -> tuple[float, str, str]:
         p, q = pq
@@ -405,7 +412,7 @@ class _PairRecords:
         self,
         sel: _Selection,
         live: _Conflicts,
-        order: list[int],
+        order: np.ndarray | list[int],
         swapped: list[bool],
         ps: list[int],
         qs: list[int],
@@ -415,7 +422,7 @@ class _PairRecords:
         outcomes: list[Outcome | None] | None,
     ) -> None:
         self.ids, self.contents, self.gram = sel.ids, sel.contents, sel.gram
-        self.found = [live.found[k] for k in order]
+        self.found, self.order = live.found, order
         self.swapped, self.ps, self.qs = swapped, ps, qs
         self.auth, self.config, self.kept_of, self.outcomes = auth, config, kept_of, outcomes
 
@@ -423,7 +430,8 @@ class _PairRecords:
         ids, contents, auth, kept_of = self.ids, self.contents, self.auth, self.kept_of
         cosines = self.gram.tolist()  # the float32 entries as Python floats
         out: list[ConflictPair] = []
-        for k, (p, q, vc, swapped) in enumerate(zip(self.ps, self.qs, self.found, self.swapped, strict=True)):
+        found = [self.found[k] for k in np.asarray(self.order).tolist()]
+        for k, (p, q, vc, swapped) in enumerate(zip(self.ps, self.qs, found, self.swapped, strict=True)):
             if swapped:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
                 vc = values_conflict(contents[p], contents[q]) or vc
             a, b = auth[p], auth[q]

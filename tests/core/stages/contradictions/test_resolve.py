@@ -527,6 +527,7 @@ def test_the_array_processing_order_is_the_python_sort(seed, n_facts):
     live = r._Conflicts([a for a, _ in pairs], [b for _, b in pairs], [None] * len(pairs))
     sel = SimpleNamespace(ids=ids)
     sel._order_key = lambda pq, au: r._Selection._order_key(sel, pq, au)
+    sel._order_array = lambda lv, au: r._Selection._order_array(sel, lv, au)
     saved, r._ARRAY_ORDER = r._ARRAY_ORDER, 2  # the array path from two pairs on
     try:
         got = r._Selection._processing_order(sel, live, auth)
