@@ -39,6 +39,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
@@ -352,13 +353,14 @@ def _greedy_fill(
         for row in order:
             fill.alone(row)
         return fill
-    unit_of = tie_components(list(by_row), ties)
-    labels = [unit_of[a] for a, _ in ties]
+    unit_of = tie_components(list(by_row), ties, distinct=True)
+    tied_units = [u for u, size in Counter(unit_of.values()).items() if size > 1]
     groups: dict[int, GroupFill] = {}
-    if labels.count(labels[0]) == len(labels):  # one tie group: every pair is its own
-        groups[labels[0]] = GroupFill([], list(ties))
+    if len(tied_units) == 1:  # one tie group: every pair is its own
+        groups[tied_units[0]] = GroupFill([], list(ties))
     else:
-        for p, u in zip(ties, labels):
+        for p in ties:
+            u = unit_of[p[0]]
             g = groups.get(u)
             if g is None:
                 g = groups[u] = GroupFill([], [])

@@ -9,6 +9,7 @@ group *is* lives here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ LEFT_OUT_SHOWN = 20
 NoteSpec = tuple[tuple[int, ...], tuple[int, ...]]
 
 
+@functools.lru_cache(maxsize=1024)
 def note_header(listed: int) -> str:
     """The header lines of a NOTE listing ``listed`` facts: SPEC-027 §2.5's for two, its count for more."""
     if listed == 2:
@@ -89,12 +91,19 @@ def note_text(kb: KnowledgeBase, spec: NoteSpec) -> str:
     return group_note([facts[r].content for r in listed], [facts[r].fact_id for r in left])
 
 
-def tie_components(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
+def tie_components(rows: Sequence[int], ties: Sequence[tuple[int, int]], *, distinct: bool = False) -> dict[int, int]:
     """The tie group of every row: the smallest row of its connected component of ``ties``; a row in no
-    tie maps to itself."""
+    tie maps to itself. ``distinct``: ``ties`` holds each pair once and pairs no row with itself (the
+    packer's offered ties), so as many pairs as there are pairs of their rows means every two of those
+    rows are tied: one group, found without merging pair by pair."""
     label = {r: r for r in rows}
     if not ties:
         return label
+    if distinct:
+        ends = set(itertools.chain.from_iterable(ties))
+        if len(ties) == len(ends) * (len(ends) - 1) // 2:
+            label.update(dict.fromkeys(ends, min(ends)))
+            return label
     # each component's rows listed under its label; a merge relabels the smaller list
     members: dict[int, list[int]] = {r: [r] for r in rows}
     for a, b in ties:
