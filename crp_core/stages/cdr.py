@@ -15,7 +15,7 @@ product for the residual pull.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -221,48 +221,20 @@ def _int_rows(idx: np.ndarray) -> np.ndarray:
     return np.asarray(idx, dtype=np.int64).reshape(-1)
 
 
-class RankedRows:
-    """The gated-in rows of a stage-2 table in CDR order (:func:`cdr_ranking`), searchable by row: where a
-    row is in the table (:meth:`positions`) and the ranked rows less some (:meth:`without`), by binary
-    search in one stable sort of the ranked rows (a row there twice is found at its best rank)."""
-
-    def __init__(self, cdr: CDRTable, positions: np.ndarray) -> None:
-        self.cdr = cdr
-        self.positions = positions  # into the table, CDR order
-        self.rows = cdr.idx[positions]
-        self._sorter = np.argsort(self.rows, kind="stable")
-        self._sorted = self.rows[self._sorter]
-
-    def positions_of(self, rows: Sequence[int]) -> np.ndarray:
-        """Positions of ``rows`` in the table: a gated-in row's best-ranked one, any other row's first in the
-        whole table; a KeyError for a row the table lacks."""
-        want = np.asarray(rows, dtype=np.int64).reshape(-1)
-        if not self._sorted.size:
-            at = np.zeros(want.size, dtype=np.intp)
-            hit = np.zeros(want.size, dtype=bool)
-        else:
-            at = np.minimum(np.searchsorted(self._sorted, want), self._sorted.size - 1)
-            hit = self._sorted[at] == want
-        out = self.positions[self._sorter[at]] if self._sorted.size else np.zeros(want.size, dtype=np.int64)
-        for k in np.flatnonzero(~hit).tolist():
-            got = np.flatnonzero(self.cdr.idx == want[k])
+def cdr_positions(cdr: CDRTable, ranked: Mapping[int, int], rows: list[int]) -> np.ndarray:
+    """Positions of ``rows`` in the stage-2 table ``cdr``: a gated-in row's from ``ranked`` (row -> its
+    position, the first when a row is there twice), any other row's searched in the whole table;
+    a KeyError for a row the table lacks."""
+    out: list[int] = []
+    for row in rows:
+        p = ranked.get(row)
+        if p is None:
+            got = np.flatnonzero(cdr.idx == row)
             if got.size == 0:
-                raise KeyError(int(want[k]))
-            out[k] = got[0]
-        return out.astype(np.int64, copy=False)
-
-    def without(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
-        """The ranked rows, CDR order, less every occurrence of ``rows``."""
-        drop = np.sort(np.asarray(rows, dtype=np.int64).reshape(-1))
-        if not drop.size:
-            return self.rows.copy()
-        at = np.minimum(np.searchsorted(drop, self.rows), drop.size - 1)
-        return self.rows[drop[at] != self.rows]
-
-
-def ranked_rows(cdr: CDRTable) -> RankedRows:
-    """:class:`RankedRows` of the table's gated-in rows (its own ``passed_gate``)."""
-    return RankedRows(cdr, cdr_ranking(cdr, cdr.passed_gate))
+                raise KeyError(row)
+            p = int(got[0])
+        out.append(p)
+    return np.array(out, dtype=np.int64)
 
 
 def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:

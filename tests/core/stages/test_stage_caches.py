@@ -15,7 +15,7 @@ import crp_core.stages.graph_walk as graph_walk
 from crp_core.config import CRPConfig
 from crp_core.factors.recency import fact_attributes
 from crp_core.records import CDRTable
-from crp_core.stages.cdr import cdr_ranking, ranked_rows
+from crp_core.stages.cdr import cdr_positions, cdr_ranking
 from crp_core.stages.packing import cached_note_counter, cached_text_counter, note_counts, word_counter
 from crp_core.stages.tie_groups import group_note, note_block
 from crp_core.support.frozen import frozen_array
@@ -58,14 +58,15 @@ def test_gated_ranking_and_positions_match_the_plain_versions(data, n):
     assert cdr_ranking(t, t.passed_gate) is first and not first.flags.writeable  # once per table
     copy = np.array(gate, dtype=bool)  # another mask (not the table's own): computed, not cached
     assert cdr_ranking(t, copy).tolist() == first.tolist() and cdr_ranking(t, copy) is not first
-    ranking = ranked_rows(t)
-    assert ranking.rows.tolist() == t.idx[first].tolist()
+    rank_pos = first
+    ranked_rows = t.idx[rank_pos]
+    ranked = {}
+    for p, r in zip(rank_pos.tolist(), ranked_rows.tolist()):
+        ranked.setdefault(r, p)
     wanted = data.draw(st.lists(st.sampled_from(rows), max_size=8)) if rows else []
-    assert ranking.positions_of(wanted).tolist() == [rows.index(r) for r in wanted]
+    assert cdr_positions(t, ranked, wanted).tolist() == [rows.index(r) for r in wanted]
     with pytest.raises(KeyError):
-        ranking.positions_of([*wanted, 999])
-    drop = data.draw(st.lists(st.sampled_from([*rows, 999]), max_size=8)) if rows else [999]
-    assert ranking.without(drop).tolist() == [r for r in t.idx[first].tolist() if r not in drop]
+        cdr_positions(t, ranked, [*wanted, 999])
 
 
 def test_note_counts_are_kept_per_corpus_and_counter():
