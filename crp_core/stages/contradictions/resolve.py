@@ -85,11 +85,8 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     conflicts, near_dups = sel.detect(config)
     dropped, deduplicated = sel.dedup(near_dups, scores)
     live = conflicts.without(dropped)
-    in_pairs = np.zeros(sel.rows.size, dtype=bool)
-    in_pairs[np.asarray(live.p, dtype=np.intp)] = True
-    in_pairs[np.asarray(live.q, dtype=np.intp)] = True
-    involved: list[int] = np.flatnonzero(in_pairs).tolist()
-    rows = sel.rows[involved]
+    involved = sorted(set(live.p) | set(live.q))
+    rows = sel.rows[involved] if involved else np.zeros(0, np.int64)
     factors = recency_factors(corpus, rows, recency, now, config)
     auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
     arbitrated = sel.arbitrate(live, auth, decisions, config)
@@ -148,18 +145,16 @@ class _Conflicts:
     """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (the order the
     upper triangle gives them) and each pair's :class:`ValueConflict` (``p``'s text as side a)."""
 
-    p: np.ndarray | Sequence[int]
-    q: np.ndarray | Sequence[int]
+    p: Sequence[int]
+    q: Sequence[int]
     found: list[ValueConflict]
 
     def without(self, dropped: set[int]) -> _Conflicts:
         """The pairs with neither position in ``dropped``."""
         if not dropped or not len(self.p):
             return self
-        p, q = np.asarray(self.p, dtype=np.intp), np.asarray(self.q, dtype=np.intp)
-        out = np.fromiter(dropped, dtype=np.intp, count=len(dropped))
-        keep = np.flatnonzero(~np.isin(p, out) & ~np.isin(q, out))
-        return _Conflicts(p[keep], q[keep], [self.found[k] for k in keep.tolist()])
+        keep = [k for k, (a, b) in enumerate(zip(self.p, self.q)) if a not in dropped and b not in dropped]
+        return _Conflicts([self.p[k] for k in keep], [self.q[k] for k in keep], [self.found[k] for k in keep])
 
 
 #: step 3's decisions: (kept ids of each skipped pair by its index, each pair's outcome when decided one by one,
@@ -194,18 +189,25 @@ class _Selection:
         iu, ju = np.nonzero(g > low)  # row-major: the upper triangle's pairs in the order triu gives them
         upper = iu < ju
         iu, ju = iu[upper], ju[upper]
-        if not iu.size:
-            return _Conflicts(iu, ju, []), []
-        contents = self.contents
-        vcs = list(map(values_conflict, [contents[p] for p in iu.tolist()], [contents[q] for q in ju.tolist()]))
-        conflict = np.array([vc is not None for vc in vcs], dtype=bool)
+        found: list[ValueConflict] = []
+        ps: list[int] = []
+        qs: list[int] = []
+        near_dups: list[tuple[int, int]] = []
         # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
         pair_sims = g[iu, ju]
-        kept = np.flatnonzero(conflict & (pair_sims > config.contradiction_similarity))
-        dup = ~conflict & (pair_sims > config.dedup_similarity)
-        near_dups = list(zip(iu[dup].tolist(), ju[dup].tolist(), strict=True))
-        found = [vc for k in kept.tolist() if (vc := vcs[k]) is not None]  # every kept pair conflicts
-        return _Conflicts(iu[kept], ju[kept], found), near_dups
+        above_close = (pair_sims > config.contradiction_similarity).tolist()
+        above_dedup = (pair_sims > config.dedup_similarity).tolist()
+        contents = self.contents
+        for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
+            vc = values_conflict(contents[p], contents[q])
+            if vc is not None:
+                if close:
+                    found.append(vc)
+                    ps.append(p)
+                    qs.append(q)
+            elif dup:
+                near_dups.append((p, q))
+        return _Conflicts(ps, qs, found), near_dups
 
     def dedup(
         self, near_dups: list[tuple[int, int]], scores: Mapping[int, float]
@@ -258,7 +260,9 @@ class _Selection:
         else:
             decided = self._decide_by_authority(pa, qa, auth, config)
         kept_of, outcomes, suppressed_pos, tied_at = decided
-        tied = np.stack([pa[tied_at], qa[tied_at]], axis=1)
+        at = np.asarray(tied_at, dtype=np.intp)
+        tied = np.empty((at.size, 2), dtype=np.intp)
+        tied[:, 0], tied[:, 1] = pa[at], qa[at]
         counted = len(ps) - len(kept_of)
         if outcomes is not None:
             counted -= sum(1 for o in outcomes if o is not None and o[3] == "dismiss")
@@ -303,8 +307,9 @@ class _Selection:
         ids = self.ids
         pairs = zip(pa.tolist(), qa.tolist(), tied_mask.tolist(), losers.tolist(), strict=True)
         for k, (p, q, is_tied, loser) in enumerate(pairs):
-            if p in suppressed or q in suppressed:
-                kept_of[k] = tuple(ids[j] for j in (p, q) if j not in suppressed)
+            p_out, q_out = p in suppressed, q in suppressed
+            if p_out or q_out:  # skipped: the kept ids are those not suppressed
+                kept_of[k] = () if p_out and q_out else (ids[q],) if p_out else (ids[p],)
             elif is_tied:
                 tied.append(k)
             else:
