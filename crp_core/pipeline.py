@@ -32,7 +32,7 @@ from crp_core.stages.bridges import BridgedPairs
 from crp_core.stages.candidates import gather_candidates
 from crp_core.stages.cdgr import expand_graph_with_recency
 from crp_core.stages.cdr import cdr_positions, cdr_ranking, factors_from_cosines, score_cdr
-from crp_core.stages.contradictions import resolve_contradictions, tied_rows
+from crp_core.stages.contradictions import resolve_contradictions
 from crp_core.stages.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection, known_flag_data
 from crp_core.stages.packing import (
     PackItem,
@@ -356,7 +356,7 @@ def _run(
     envelope = pack_envelope(
         corpus,
         items,
-        tied_pairs=tied_rows(resolution, kb),
+        tied_pairs=resolution.tied_rows,
         config=config,
         count_tokens=count_tokens,
         count_prefixes=count_prefixes,

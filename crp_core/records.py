@@ -239,16 +239,22 @@ class Resolution:
     # per tie group (``Envelope.tie_groups``), which for a group of two packed facts is this text
     notes: tuple[str, ...]
     audit: tuple[AuditEvent, ...]
+    # (k, 2) int64: (row of fact_a, row of fact_b) of each pair of ``pairs`` that is tied, not skipped and not
+    # dismissed, processing order: the unresolved pairs, which stage 6 joins into tie groups
+    tied_rows: np.ndarray
+    # the pairs of ``pairs`` not skipped and not dismissed by an operator as "not a conflict"
+    detected_count: int
 
     @property
     def detected(self) -> int:
         """Pairs counted by ``CRP-Context-Conflicts-Resolved``: arbitrated or tied, not skipped, and
         not dismissed by an operator as "not a conflict"."""
-        return sum(1 for p in self.pairs if not p.skipped and p.decision != "dismiss")
+        return self.detected_count
 
     @property
     def unresolved(self) -> int:
-        return sum(1 for p in self.pairs if p.tied and not p.skipped and p.decision != "dismiss")
+        """The tied pairs among :attr:`detected` (``tied_rows``)."""
+        return int(self.tied_rows.shape[0])
 
 
 # ---- the known-conflict guard (beyond SPEC-027: crp_core.stages.known) ----------------------------

@@ -10,7 +10,7 @@ from typing import SupportsIndex, TypeVar, overload
 import numpy as np
 
 from crp_core.stages.bits import bits_of, row_bits
-from crp_core.stages.graph_walk import bridged_anchor_positions
+from crp_core.stages.graph_walk import bridged_anchor_listing
 
 _T = TypeVar("_T")
 _U = TypeVar("_U")
@@ -107,6 +107,9 @@ class _Rows:
         # for the bridged anchors alone, anchor position k is bit k: ``later[a]`` = the anchors after a
         # with no direct edge to it, so a's partners among the touched anchors T are ``later[a] & T``
         self.later: list[int] = []
+        # the compiled listing of a row's bridged anchors (None where it does not apply), set on first use
+        self.listing: Callable[[int], list[int]] | None = None
+        self.checked = False
 
     def touched_positions(self, i: int) -> list[int]:
         return np.flatnonzero(self.hops[i] > 0).tolist()
@@ -126,9 +129,11 @@ class _Rows:
     def bridged(self, i: int) -> tuple[int, ...]:
         if self.count[i] == 0:
             return ()
-        compiled = bridged_anchor_positions(self.hops, self.non_adj, i)
-        if compiled is not None:
-            return tuple(self.anchor_list[k] for k in compiled)
+        if not self.checked:
+            self.listing, self.checked = bridged_anchor_listing(self.hops, self.non_adj), True
+        if self.listing is not None:
+            anchor_list = self.anchor_list
+            return tuple([anchor_list[k] for k in self.listing(i)])
         if not self.later:
             self.later.extend(_later_masks(self.non_adj))
         return tuple(self.anchor_list[k] for k in _bridged_positions(self.later, bits_of(self.hops[i] > 0)))

@@ -10,7 +10,8 @@ pass (``_graph_walk.pyx``, an optional extension) where it was built; the numpy 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -256,10 +257,11 @@ def bridge_values(
 BRIDGE_BITS = 62
 
 
-def bridged_anchor_positions(hops: np.ndarray, non_adj: np.ndarray, i: int) -> list[int] | None:
-    """The anchor positions row ``i``'s bridged pairs name, each once in order of first appearance (the
-    compiled listing); None where it does not apply (no extension, more than :data:`BRIDGE_BITS` anchors,
-    other layouts): the caller then reads them off its bit masks."""
+def bridged_anchor_listing(hops: np.ndarray, non_adj: np.ndarray) -> Callable[[int], list[int]] | None:
+    """The compiled listing of the anchor positions a row's bridged pairs name, each once in order of first
+    appearance, as a function of the row (the layout checked once); None where it does not apply (no
+    extension, more than :data:`BRIDGE_BITS` anchors, other layouts): the caller then reads them off its
+    bit masks."""
     if (
         _kernel is None
         or not 0 < hops.shape[1] <= BRIDGE_BITS
@@ -269,7 +271,7 @@ def bridged_anchor_positions(hops: np.ndarray, non_adj: np.ndarray, i: int) -> l
         or not non_adj.flags.c_contiguous
     ):
         return None
-    return _kernel.bridged_order(hops, non_adj.view(np.uint8), i)
+    return functools.partial(_kernel.bridged_order, hops, non_adj.view(np.uint8))
 
 
 def edges_among(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[tuple[int, int, float], ...]:

@@ -39,6 +39,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
@@ -169,18 +170,25 @@ def cached_text_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, co
     return texts
 
 
-def offered_ties(tied_pairs: Sequence[tuple[int, int]], rows: Sequence[int]) -> list[tuple[int, int]]:
+def offered_ties(tied_pairs: Sequence[tuple[int, int]] | np.ndarray, rows: Sequence[int]) -> list[tuple[int, int]]:
     """The tied pairs between two distinct offered ``rows``, each pair once (its first occurrence, as given),
-    sorted by (smaller row, larger row): the same ties in any order give the same envelope."""
-    offered = set(rows)
-    first: dict[tuple[int, int], tuple[int, int]] = {}
-    for x, y in tied_pairs:
-        a, b = int(x), int(y)
-        if a != b and a in offered and b in offered:
-            key = (a, b) if a < b else (b, a)
-            if key not in first:
-                first[key] = (a, b)
-    return [first[k] for k in sorted(first)]
+    sorted by (smaller row, larger row): the same ties in any order give the same envelope. ``tied_pairs``:
+    (row, row) pairs, or their (k, 2) array (stage 4's ``Resolution.tied_rows``)."""
+    pairs = np.asarray(tied_pairs, dtype=np.int64).reshape(-1, 2)
+    if not pairs.shape[0] or not len(rows):
+        return []
+    offered = np.sort(np.asarray(rows, dtype=np.int64))
+    at = np.minimum(np.searchsorted(offered, pairs), offered.size - 1)
+    a, b = pairs[:, 0], pairs[:, 1]
+    keep = np.flatnonzero((offered[at] == pairs).all(axis=1) & (a != b))
+    lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
+    # the first occurrence of each (smaller, larger) pair, in that order: one stable sort of the two keys
+    order = np.lexsort((hi, lo))
+    lo, hi = lo[order], hi[order]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])
+    kept = pairs[keep[order[first]]]
+    return list(zip(kept[:, 0].tolist(), kept[:, 1].tolist(), strict=True))
 
 
 class PackItem(NamedTuple):
@@ -345,13 +353,14 @@ def _greedy_fill(
         for row in order:
             fill.alone(row)
         return fill
-    unit_of = tie_components(list(by_row), ties)
-    labels = [unit_of[a] for a, _ in ties]
+    unit_of = tie_components(list(by_row), ties, distinct=True)
+    tied_units = [u for u, size in Counter(unit_of.values()).items() if size > 1]
     groups: dict[int, GroupFill] = {}
-    if labels.count(labels[0]) == len(labels):  # one tie group: every pair is its own
-        groups[labels[0]] = GroupFill([], list(ties))
+    if len(tied_units) == 1:  # one tie group: every pair is its own
+        groups[tied_units[0]] = GroupFill([], list(ties))
     else:
-        for p, u in zip(ties, labels):
+        for p in ties:
+            u = unit_of[p[0]]
             g = groups.get(u)
             if g is None:
                 g = groups[u] = GroupFill([], [])
@@ -464,7 +473,7 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     corpus: PackCorpus,
     items: Sequence[PackItem],
     *,
-    tied_pairs: Sequence[tuple[int, int]] = (),
+    tied_pairs: Sequence[tuple[int, int]] | np.ndarray = (),
     config: CRPConfig,
     count_tokens: TokenCounter,
     count_prefixes: PrefixCounter | None = None,

@@ -9,15 +9,17 @@ group *is* lives here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
 from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import DroppedPair, DropReason, Envelope, TieGroup
-from crp_core.support.frozen import frozen_instance
+from crp_core.support.frozen import DeferredTuple, frozen_instance
 
 #: the NOTE block of SPEC-027 §2.5 (header lines; one indented ``[content]`` line per fact follows)
 NOTE_HEADER = (
@@ -42,6 +44,7 @@ LEFT_OUT_SHOWN = 20
 NoteSpec = tuple[tuple[int, ...], tuple[int, ...]]
 
 
+@functools.lru_cache(maxsize=1024)
 def note_header(listed: int) -> str:
     """The header lines of a NOTE listing ``listed`` facts: SPEC-027 §2.5's for two, its count for more."""
     if listed == 2:
@@ -88,12 +91,19 @@ def note_text(kb: KnowledgeBase, spec: NoteSpec) -> str:
     return group_note([facts[r].content for r in listed], [facts[r].fact_id for r in left])
 
 
-def tie_components(rows: Sequence[int], ties: Sequence[tuple[int, int]]) -> dict[int, int]:
+def tie_components(rows: Sequence[int], ties: Sequence[tuple[int, int]], *, distinct: bool = False) -> dict[int, int]:
     """The tie group of every row: the smallest row of its connected component of ``ties``; a row in no
-    tie maps to itself."""
+    tie maps to itself. ``distinct``: ``ties`` holds each pair once and pairs no row with itself (the
+    packer's offered ties), so as many pairs as there are pairs of their rows means every two of those
+    rows are tied: one group, found without merging pair by pair."""
     label = {r: r for r in rows}
     if not ties:
         return label
+    if distinct:
+        ends = set(itertools.chain.from_iterable(ties))
+        if len(ties) == len(ends) * (len(ends) - 1) // 2:
+            label.update(dict.fromkeys(ends, min(ends)))
+            return label
     # each component's rows listed under its label; a merge relabels the smaller list
     members: dict[int, list[int]] = {r: [r] for r in rows}
     for a, b in ties:
@@ -201,7 +211,7 @@ def tie_records(
     kb: KnowledgeBase, groups: Sequence[GroupFill], notes: PlacedNotes, note_tokens: Sequence[int]
 ) -> tuple[tuple[TieGroup, ...], tuple[DroppedPair, ...]]:
     """The :class:`TieGroup` of every group (those with a NOTE in text order, then the rest in fill order)
-    and every tied pair not wholly packed (groups in fill order, pairs in tie order)."""
+    and every tied pair not wholly packed (groups in fill order, pairs in tie order; built when first read)."""
     facts = kb.facts
 
     def ids(rows: Sequence[int]) -> tuple[str, ...]:
@@ -220,19 +230,26 @@ def tie_records(
 
     out = [record(g, sp, t, n) for g, sp, t, n in zip(notes.groups, notes.specs, notes.texts, note_tokens, strict=True)]
     out += [record(g, None, None, 0) for g in groups if not g.chosen]
-    dropped: list[DroppedPair] = []
-    for g in groups:
-        why = dict(g.left)
-        rank = {r: i for i, (r, _) in enumerate(g.left)}  # fill order of the members left out
-        for a, b in g.pairs:
-            if a in why or b in why:
-                first = min((r for r in (a, b) if r in why), key=rank.__getitem__)
-                dropped.append(
-                    frozen_instance(
-                        DroppedPair, {"fact_a": facts[a].fact_id, "fact_b": facts[b].fact_id, "reason": why[first]}
+    cut = [g for g in groups if g.left]
+    if not cut:
+        return tuple(out), ()
+
+    def dropped() -> list[DroppedPair]:  # read by the report and the dashboard, never by a stage
+        got: list[DroppedPair] = []
+        for g in cut:
+            why = dict(g.left)
+            rank = {r: i for i, (r, _) in enumerate(g.left)}  # fill order of the members left out
+            for a, b in g.pairs:
+                if a in why or b in why:
+                    first = min((r for r in (a, b) if r in why), key=rank.__getitem__)
+                    got.append(
+                        frozen_instance(
+                            DroppedPair, {"fact_a": facts[a].fact_id, "fact_b": facts[b].fact_id, "reason": why[first]}
+                        )
                     )
-                )
-    return tuple(out), tuple(dropped)
+        return got
+
+    return tuple(out), cast("tuple[DroppedPair, ...]", DeferredTuple(dropped))
 
 
 def _id_pairs(facts: Sequence[Fact], g: GroupFill) -> tuple[tuple[str, str], ...]:

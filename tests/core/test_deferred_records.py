@@ -128,3 +128,31 @@ def test_pipeline_graph_edges_are_listed_when_read(tmp_path):
     want = edges_among(corpus.graph(CRPConfig()).matrix, rows)
     assert edges == want and len(edges) > 0
     assert pickle.loads(pickle.dumps(edges)) == want
+
+
+def test_pipeline_conflict_pairs_and_dropped_pairs_are_built_when_read():
+    """Stage 4's pair records and audit events and stage 6's dropped pairs are read by the report and the
+    dashboard, never by a stage: a run on 20 tied anchors (190 pairs, one tie group cut by the budget) leaves
+    them unbuilt, and read they agree with what the run kept of them (the tied rows, the counts, the group)."""
+    from crp_core.corpus.prepared import embed_scenario
+    from crp_core.pipeline import run_pipeline
+    from tests.support.tie_worlds import tied_cluster
+
+    world = tied_cluster()
+    scenario = world.scenario.replace(fanout_width=0)
+    r = run_pipeline(world.corpus, scenario, world.config, vectors=embed_scenario(scenario, world.corpus))
+    res, env = r.resolution, r.envelope
+    lazy = (res.pairs, res.audit, res.notes, env.dropped_pairs)
+    assert all(isinstance(x, DeferredTuple) and not x.built for x in lazy)
+    assert r.headers["CRP-Context-Conflicts-Resolved"] == "153; unresolved=153"
+    assert all(not x.built for x in lazy)  # the headers read the counts stage 4 kept
+    index = world.corpus.kb.index_of
+    tied = [(index(p.fact_a), index(p.fact_b)) for p in res.pairs if p.tied and not p.skipped]
+    assert len(res.pairs) == 190 and res.tied_rows.tolist() == [list(t) for t in tied]
+    assert res.detected == sum(1 for p in res.pairs if not p.skipped) == 190 == res.unresolved
+    assert all(p.fact_a < p.fact_b for p in res.pairs) and len(res.audit) == 190 and len(res.notes) == 190
+    (group,) = env.tie_groups
+    left = set(group.left_out)
+    want = [(a, b) for a, b in group.pairs if a in left or b in left]
+    assert sorted(tuple(sorted((p.fact_a, p.fact_b))) for p in env.dropped_pairs) == want and len(want) == 190 - 153
+    assert pickle.loads(pickle.dumps(env.dropped_pairs)) == tuple(env.dropped_pairs)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from crp_core.config import CRPConfig
 from crp_core.decisions import Decisions, DecisionSet, pair_key
 from crp_core.model import Fact
@@ -75,6 +77,17 @@ def outcome(a: Authority, b: Authority, config: CRPConfig, kind: str | None, win
     return (win.fact_id,), lose.fact_id, False, kind
 
 
+def tied_and_losers(
+    a: np.ndarray, b: np.ndarray, pos_a: np.ndarray, pos_b: np.ndarray, config: CRPConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`outcome` without an operator decision for many pairs at once: (tied, loser) per pair, from the
+    authorities ``a`` and ``b`` of its two sides (float64) and their positions; a tied pair's loser is
+    meaningless. The same float comparisons as :func:`outcome`, elementwise: a NaN authority ties nothing,
+    and a pair whose ``a > b`` is false (a NaN on either side included) loses its ``a`` side, as there."""
+    tied = np.abs(a - b) <= config.authority_tie_tolerance
+    return tied, np.where(a > b, pos_b, pos_a)
+
+
 def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None, winner: str | None) -> Arbitration:
     """Higher authority wins; |a1 - a2| <= authority_tie_tolerance is a tie (SPEC-027 §2.3, §2.5).
     An operator ``dismiss`` leaves the pair alone; an ``override`` names the winner (:func:`outcome`)."""
@@ -83,16 +96,11 @@ def arbitrate(a: Authority, b: Authority, config: CRPConfig, kind: str | None, w
 
 
 def tied_rows(resolution: Resolution, kb: Any) -> tuple[tuple[int, int], ...]:
-    """(row_a, row_b) of every tied, arbitrated pair: what the packer joins into tie groups, one NOTE block
-    each (docs/reference/pipeline.md §6)."""
-    index = kb.index_of
-    return tuple(
-        [
-            (index(p.fact_a), index(p.fact_b))
-            for p in resolution.pairs
-            if p.tied and not p.skipped and p.decision != "dismiss"
-        ]
-    )
+    """(row_a, row_b) of every tied, arbitrated pair (not skipped, not dismissed), processing order: what the
+    packer joins into tie groups, one NOTE block each (docs/reference/pipeline.md §6). Stage 4 keeps them in
+    :attr:`Resolution.tied_rows`; ``kb`` is the knowledge base the rows index."""
+    del kb  # the rows are stage 4's own
+    return tuple(map(tuple, resolution.tied_rows.tolist()))
 
 
 def note_for(fact_a: Fact, fact_b: Fact) -> str:

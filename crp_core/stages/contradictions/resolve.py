@@ -28,12 +28,13 @@ from crp_core.stages.contradictions.arbitration import (
     has_pair_decisions,
     note_for,
     outcome,
+    tied_and_losers,
 )
 from crp_core.stages.contradictions.audit import conflict_event
 from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
 from crp_core.stages.near_duplicates import COSINE_SLACK
-from crp_core.support.frozen import DeferredTuple, frozen_array, frozen_instance
+from crp_core.support.frozen import DeferredTuple, freeze_owned, frozen_array, frozen_instance
 
 
 def _score_of(scores: Any, row: int) -> float:
@@ -104,38 +105,29 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
         final.append(r)
     return Resolution(
         selected=frozen_array(np.array(final, dtype=np.int64)),
-        pairs=tuple(arbitrated.pairs),
+        pairs=cast("tuple[ConflictPair, ...]", arbitrated.pairs),
         suppressed=frozen_array(np.array([sel.row_list[p] for p in arbitrated.suppressed_pos], dtype=np.int64)),
         deduplicated=tuple(deduplicated),
         backfilled=tuple(backfilled),
         notes=cast("tuple[str, ...]", arbitrated.notes(sel.facts, sel.row_list)),
-        audit=cast("tuple[AuditEvent, ...]", arbitrated.audit(sel.ids, sel.row_list, roles)),
+        audit=cast("tuple[AuditEvent, ...]", arbitrated.audit),
+        tied_rows=freeze_owned(sel.rows[arbitrated.tied]),
+        detected_count=arbitrated.counted,
     )
 
 
 @dataclass
 class _Arbitrated:
-    """Step 3's output: the pairs in processing order, the positions of the suppressed losers in
-    processing order, and what the audit events and NOTE blocks are built from when first read (each
-    arbitrated pair with its positions; the positions of each tied pair)."""
+    """Step 3's output: the pairs in processing order (their records built on first read), the positions of
+    the suppressed losers in processing order, the positions (fact_a, fact_b) of each tied pair counted as
+    unresolved, in processing order, the count of pairs ``CRP-Context-Conflicts-Resolved`` counts, and the
+    audit events (built on first read)."""
 
-    pairs: list[ConflictPair] = field(default_factory=list)
+    pairs: Sequence[ConflictPair] = ()
     suppressed_pos: list[int] = field(default_factory=list)
-    logged: list[tuple[ConflictPair, int, int]] = field(default_factory=list)
-    tied: list[tuple[int, int]] = field(default_factory=list)
-
-    def audit(self, ids: list[str], row_list: list[int], roles: Mapping[int, str]) -> Sequence[AuditEvent]:
-        """The audit event of each arbitrated pair (SPEC-027 §2.4), in processing order: built on first
-        read (a run's audit is read by its report, never by a stage or a sweep)."""
-        logged = self.logged
-
-        def build() -> list[AuditEvent]:
-            return [
-                conflict_event(pair, roles={ids[k]: str(roles.get(row_list[k], "")) for k in (p, q)})
-                for pair, p, q in logged
-            ]
-
-        return DeferredTuple(build) if logged else ()
+    tied: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.intp))  # (k, 2) positions
+    counted: int = 0
+    audit: Sequence[AuditEvent] = ()
 
     def notes(self, facts: Sequence[Fact], row_list: list[int]) -> Sequence[str]:
         """The SPEC-027 §2.5 NOTE block of each tied pair, in processing order: built on first read (the
@@ -143,9 +135,9 @@ class _Arbitrated:
         tied = self.tied
 
         def build() -> list[str]:
-            return [note_for(facts[row_list[p]], facts[row_list[q]]) for p, q in tied]
+            return [note_for(facts[row_list[p]], facts[row_list[q]]) for p, q in tied.tolist()]
 
-        return DeferredTuple(build) if tied else ()
+        return DeferredTuple(build) if tied.size else ()
 
 
 @dataclass(frozen=True)
@@ -153,17 +145,21 @@ class _Conflicts:
     """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (the order the
     upper triangle gives them) and each pair's :class:`ValueConflict` (``p``'s text as side a)."""
 
-    p: list[int]
-    q: list[int]
+    p: Sequence[int]
+    q: Sequence[int]
     found: list[ValueConflict]
 
     def without(self, dropped: set[int]) -> _Conflicts:
         """The pairs with neither position in ``dropped``."""
-        if not dropped or not self.p:
+        if not dropped or not len(self.p):
             return self
         keep = [k for k, (a, b) in enumerate(zip(self.p, self.q)) if a not in dropped and b not in dropped]
         return _Conflicts([self.p[k] for k in keep], [self.q[k] for k in keep], [self.found[k] for k in keep])
 
+
+#: step 3's decisions: (kept ids of each skipped pair by its index, each pair's outcome when decided one by one,
+#: the suppressed positions, the indices of the tied pairs), all in processing order
+_Decided = tuple[dict[int, tuple[str, ...]], list[Outcome | None] | None, list[int], Sequence[int] | np.ndarray]
 
 #: from this many conflicting pairs on, the processing order is one ``lexsort`` (fewer: one Python sort)
 _ARRAY_ORDER = 48
@@ -183,7 +179,7 @@ class _Selection:
         self.roles = roles
         v = np.asarray(corpus.vectors, dtype=np.float32)[rows]
         self.gram = v @ v.T if rows.size else np.zeros((0, 0), dtype=np.float32)
-        self._cosines: list[list[float]] | None = None
+        self._rank: np.ndarray | None = None
 
     def detect(self, config: CRPConfig) -> tuple[_Conflicts, list[tuple[int, int]]]:
         """Step 1: the value conflicts among pairs above ``contradiction_similarity`` (positions (p, q),
@@ -243,47 +239,122 @@ class _Selection:
     def arbitrate(
         self, live: _Conflicts, auth: Mapping[int, Authority], decisions: Decisions, config: CRPConfig
     ) -> _Arbitrated:
-        """Step 3: the conflicting pairs among the survivors, the higher authority first."""
-        ids, contents = self.ids, self.contents
-        if not live.p:
+        """Step 3: the conflicting pairs among the survivors, the higher authority first.
+
+        Each pair is decided in processing order (fact_a the smaller id): skipped when a fact of it is
+        already suppressed, else arbitrated by :func:`outcome`. Without operator decisions every pair's
+        tie and loser are read off the authorities at once (:func:`tied_and_losers`), and only a run with
+        a loser walks the pairs; the :class:`ConflictPair` records and their audit events are built when
+        first read."""
+        if not len(live.p):
             return _Arbitrated()
-        if self._cosines is None:
-            self._cosines = self.gram.tolist()  # the float32 entries as Python floats
-        cosines = self._cosines
-        out = _Arbitrated()
+        order = self._order_array(live, auth)
+        p0 = np.asarray(live.p, dtype=np.intp)[order]
+        q0 = np.asarray(live.q, dtype=np.intp)[order]
+        swap = self._id_rank()[q0] < self._id_rank()[p0]  # fact_a is the smaller id
+        pa, qa = np.where(swap, q0, p0), np.where(swap, p0, q0)
+        ps: list[int] = pa.tolist()
+        qs: list[int] = qa.tolist()
+        if has_pair_decisions(decisions):
+            decided = self._decide_each(ps, qs, auth, decisions, config)
+        else:
+            decided = self._decide_by_authority(pa, qa, auth, config)
+        kept_of, outcomes, suppressed_pos, tied_at = decided
+        at = np.asarray(tied_at, dtype=np.intp)
+        tied = np.empty((at.size, 2), dtype=np.intp)
+        tied[:, 0], tied[:, 1] = pa[at], qa[at]
+        counted = len(ps) - len(kept_of)
+        if outcomes is not None:
+            counted -= sum(1 for o in outcomes if o is not None and o[3] == "dismiss")
+        pairs = DeferredTuple(
+            _PairRecords(self, live, order, swap.tolist(), ps, qs, auth, config, kept_of, outcomes).build
+        )
+        roles = self.roles
+
+        def events() -> list[AuditEvent]:
+            ids, rows = self.ids, self.row_list
+            return [
+                conflict_event(pair, roles={ids[k]: str(roles.get(rows[k], "")) for k in (p, q)})
+                for pair, p, q in zip(pairs, ps, qs, strict=True)
+                if not pair.skipped
+            ]
+
+        audit = DeferredTuple(events) if len(kept_of) < len(ps) else ()  # one event per pair not skipped
+        return _Arbitrated(pairs, suppressed_pos, tied, counted, audit)
+
+    def _id_rank(self) -> np.ndarray:
+        """Each position's rank by fact id (the ids of a selection are distinct)."""
+        if self._rank is None:
+            rank = np.empty(len(self.ids), dtype=np.intp)
+            rank[sorted(range(len(self.ids)), key=self.ids.__getitem__)] = np.arange(len(self.ids))
+            self._rank = rank
+        return self._rank
+
+    def _decide_by_authority(
+        self, pa: np.ndarray, qa: np.ndarray, auth: Mapping[int, Authority], config: CRPConfig
+    ) -> _Decided:
+        """Step 3 without operator decisions: every pair's tie and loser from the authorities at once; the
+        pairs are walked only when some pair has a loser (a later pair with a suppressed fact is skipped)."""
+        value = np.zeros(len(self.ids), dtype=np.float64)
+        value[list(auth)] = [a.authority for a in auth.values()]
+        tied_mask, losers = tied_and_losers(value[pa], value[qa], pa, qa, config)
+        if tied_mask.all():
+            return {}, None, [], np.arange(pa.size)
+        kept_of: dict[int, tuple[str, ...]] = {}
+        suppressed_pos: list[int] = []
         suppressed: set[int] = set()
-        ask = has_pair_decisions(decisions)
-        ps, qs, found = live.p, live.q, live.found
-        for k in self._processing_order(live, auth):
-            p, q, vc = ps[k], qs[k], found[k]
-            if ids[q] < ids[p]:
-                p, q = q, p  # fact_a is the smaller id
-                # detected in selection order: the diffs' *_a sides must describe fact_a's text
-                vc = values_conflict(contents[p], contents[q]) or vc
-            a, b = auth[p], auth[q]
+        tied: list[int] = []
+        ids = self.ids
+        pairs = zip(pa.tolist(), qa.tolist(), tied_mask.tolist(), losers.tolist(), strict=True)
+        for k, (p, q, is_tied, loser) in enumerate(pairs):
+            p_out, q_out = p in suppressed, q in suppressed
+            if p_out or q_out:  # skipped: the kept ids are those not suppressed
+                kept_of[k] = () if p_out and q_out else (ids[q],) if p_out else (ids[p],)
+            elif is_tied:
+                tied.append(k)
+            else:
+                suppressed_pos.append(loser)
+                suppressed.add(loser)
+        return kept_of, None, suppressed_pos, tied
+
+    def _decide_each(
+        self, ps: list[int], qs: list[int], auth: Mapping[int, Authority], decisions: Decisions, config: CRPConfig
+    ) -> _Decided:
+        """Step 3 with operator decisions: each pair in processing order, its decision read and applied by
+        :func:`outcome` (a malformed decision raises at its pair)."""
+        ids = self.ids
+        kept_of: dict[int, tuple[str, ...]] = {}
+        outcomes: list[Outcome | None] = []
+        suppressed_pos: list[int] = []
+        suppressed: set[int] = set()
+        tied: list[int] = []
+        for k, (p, q) in enumerate(zip(ps, qs, strict=True)):
             if p in suppressed or q in suppressed:
-                kept = tuple(i for j, i in ((p, ids[p]), (q, ids[q])) if j not in suppressed)
-                out.pairs.append(_pair(ids[p], ids[q], cosines[p][q], vc, a, b, (kept, None, False, None), True))
+                kept_of[k] = tuple(ids[j] for j in (p, q) if j not in suppressed)
+                outcomes.append(None)
                 continue
-            kind, winner = decision_for(decisions, ids[p], ids[q]) if ask else (None, None)
-            arb = outcome(a, b, config, kind, winner)
-            pair = _pair(ids[p], ids[q], cosines[p][q], vc, a, b, arb, False)
-            out.pairs.append(pair)
-            out.logged.append((pair, p, q))
+            kind, winner = decision_for(decisions, ids[p], ids[q])
+            arb = outcome(auth[p], auth[q], config, kind, winner)
+            outcomes.append(arb)
             if arb[1] is not None:
                 loser = p if arb[1] == ids[p] else q
-                out.suppressed_pos.append(loser)
+                suppressed_pos.append(loser)
                 suppressed.add(loser)
             if arb[2]:
-                out.tied.append((p, q))
-        return out
+                tied.append(k)
+        return kept_of, outcomes, suppressed_pos, tied
 
     def _processing_order(self, live: _Conflicts, auth: Mapping[int, Authority]) -> list[int]:
         """Indices of ``live``'s pairs in arbitration order: the pair's higher authority rounded to
         ``AUTHORITY_DECIMALS`` descending (0.8 * 0.65 * 0.9 and 0.9 * 0.65 * 0.8 differ by one ulp, and
         float noise must not decide which pair is arbitrated first), then the smaller fact id, then the
-        larger. Many pairs: rounding is monotonic, so the rounded higher authority is the higher rounded
-        one: one rounding per fact, one ``lexsort`` over the pairs, the fact ids by their rank."""
+        larger (:meth:`_order_array`)."""
+        return np.asarray(self._order_array(live, auth)).tolist()
+
+    def _order_array(self, live: _Conflicts, auth: Mapping[int, Authority]) -> np.ndarray | list[int]:
+        """:meth:`_processing_order` as stage 4 reads it. Many pairs: rounding is monotonic, so the rounded
+        higher authority is the higher rounded one: one rounding per fact, one ``lexsort`` over the pairs
+        (an array), the fact ids by their rank; few pairs, or a NaN authority: one Python sort (a list)."""
         n = len(live.p)
         ids = self.ids
         involved = sorted(auth, key=ids.__getitem__)  # positions by fact id
@@ -297,8 +368,7 @@ class _Selection:
         rounded[involved] = rounded_of
         p, q = np.asarray(live.p, dtype=np.intp), np.asarray(live.q, dtype=np.intp)
         ra, rb = rank[p], rank[q]
-        order = np.lexsort((np.maximum(ra, rb), np.minimum(ra, rb), -np.maximum(rounded[p], rounded[q])))
-        return order.tolist()
+        return np.lexsort((np.maximum(ra, rb), np.minimum(ra, rb), -np.maximum(rounded[p], rounded[q])))
 
     def _order_key(self, pq: tuple[int, int], auth: Mapping[int, Authority]) -> tuple[float, str, str]:
         p, q = pq
@@ -336,6 +406,49 @@ def _pair(  # noqa: PLR0913  the fields of one ConflictPair
             "decision": decision,
         },
     )
+
+
+class _PairRecords:
+    """The :class:`ConflictPair` of each pair of step 3, in processing order, built when first read from what
+    step 3 decided: the positions (fact_a first), the skipped pairs' kept ids and, with operator decisions,
+    each arbitrated pair's :data:`Outcome` (without, :func:`outcome` of the two authorities)."""
+
+    def __init__(  # noqa: PLR0913  what step 3 decided, kept as it decided it
+        self,
+        sel: _Selection,
+        live: _Conflicts,
+        order: np.ndarray | list[int],
+        swapped: list[bool],
+        ps: list[int],
+        qs: list[int],
+        auth: Mapping[int, Authority],
+        config: CRPConfig,
+        kept_of: Mapping[int, tuple[str, ...]],
+        outcomes: list[Outcome | None] | None,
+    ) -> None:
+        self.ids, self.contents, self.gram = sel.ids, sel.contents, sel.gram
+        self.found, self.order = live.found, order
+        self.swapped, self.ps, self.qs = swapped, ps, qs
+        self.auth, self.config, self.kept_of, self.outcomes = auth, config, kept_of, outcomes
+
+    def build(self) -> list[ConflictPair]:
+        ids, contents, auth, kept_of = self.ids, self.contents, self.auth, self.kept_of
+        cosines = self.gram.tolist()  # the float32 entries as Python floats
+        out: list[ConflictPair] = []
+        found = [self.found[k] for k in np.asarray(self.order).tolist()]
+        for k, (p, q, vc, swapped) in enumerate(zip(self.ps, self.qs, found, self.swapped, strict=True)):
+            if swapped:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
+                vc = values_conflict(contents[p], contents[q]) or vc
+            a, b = auth[p], auth[q]
+            kept = kept_of.get(k)
+            if kept is not None:
+                out.append(_pair(ids[p], ids[q], cosines[p][q], vc, a, b, (kept, None, False, None), True))
+                continue
+            arb = self.outcomes[k] if self.outcomes is not None else None
+            if arb is None:
+                arb = outcome(a, b, self.config, None, None)
+            out.append(_pair(ids[p], ids[q], cosines[p][q], vc, a, b, arb, False))
+        return out
 
 
 def _backfill(

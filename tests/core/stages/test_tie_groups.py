@@ -11,10 +11,12 @@ line 52, the left-out lead 12 words (16), an id ``f123,`` 2.
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crp_core.pipeline import run_pipeline
 from crp_core.report import run_report
-from crp_core.stages.tie_groups import LEFT_OUT_LEAD, NOTE_START, note_header
+from crp_core.stages.tie_groups import LEFT_OUT_LEAD, NOTE_START, note_header, tie_components
 from tests.support.tie_worlds import tied_cluster
 
 
@@ -102,3 +104,22 @@ def test_an_empty_envelope_with_nothing_past_the_gate_has_a_reason_and_no_warnin
     r = run_pipeline(w.corpus, w.scenario, w.config)
     assert r.envelope.order == () and r.warnings == ()
     assert r.envelope.empty_reason == "the envelope is empty: none of the 30 candidates passed the relevance gate"
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 12), st.floats(0.0, 1.0))
+def test_tie_components_of_distinct_ties_are_the_merged_components(seed, n, density):
+    """The packer's ties are distinct pairs of distinct rows: a complete set of them is one group at once, and
+    any set gives the components of the pair-by-pair merge (complete groups, two groups, sparse sets)."""
+    import random
+
+    rng = random.Random(seed)
+    rows = rng.sample(range(50), n)
+    every = [(a, b) if rng.random() < 0.5 else (b, a) for i, a in enumerate(rows) for b in rows[i + 1 :]]
+    cases = [every, [p for p in every if rng.random() < density], every[: len(every) // 2]]
+    if n >= 4:  # two complete groups
+        left, right = rows[: n // 2], rows[n // 2 :]
+        cases.append([(a, b) for i, a in enumerate(left) for b in left[i + 1 :]] + [(right[0], right[1])])
+    for ties in cases:
+        rng.shuffle(ties)
+        assert tie_components(rows, ties, distinct=True) == tie_components(rows, ties)

@@ -527,6 +527,7 @@ def test_the_array_processing_order_is_the_python_sort(seed, n_facts):
     live = r._Conflicts([a for a, _ in pairs], [b for _, b in pairs], [None] * len(pairs))
     sel = SimpleNamespace(ids=ids)
     sel._order_key = lambda pq, au: r._Selection._order_key(sel, pq, au)
+    sel._order_array = lambda lv, au: r._Selection._order_array(sel, lv, au)
     saved, r._ARRAY_ORDER = r._ARRAY_ORDER, 2  # the array path from two pairs on
     try:
         got = r._Selection._processing_order(sel, live, auth)
@@ -534,3 +535,36 @@ def test_the_array_processing_order_is_the_python_sort(seed, n_facts):
         r._ARRAY_ORDER = saved
     want = sorted(range(len(pairs)), key=lambda i: r._Selection._order_key(sel, pairs[i], auth))
     assert got == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.52, 0.8 * 0.65 * 0.9, 0.9 * 0.65 * 0.8, 0.7, 0.7 + 1e-12, float("nan"), 0.0]),
+            st.sampled_from([0.52, 0.8 * 0.65 * 0.9, 0.9 * 0.65 * 0.8, 0.7, 0.7 - 1e-12, float("nan"), 0.0]),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.sampled_from([0.0, 1e-9, 0.01]),
+)
+def test_ties_and_losers_at_once_are_the_outcome_of_each_pair(values, tolerance):
+    """Stage 4 reads every pair's tie and loser off the authorities at once: what ``outcome`` gives each pair
+    without an operator decision, NaN and one-ulp differences included."""
+    from crp_core.records import Authority
+    from crp_core.stages.contradictions import outcome
+    from crp_core.stages.contradictions.arbitration import tied_and_losers
+
+    config = CFG.replace(authority_tie_tolerance=tolerance)
+    a = np.array([x for x, _ in values])
+    b = np.array([y for _, y in values])
+    pos_a, pos_b = np.arange(len(values)), np.arange(len(values)) + 100
+    tied, losers = tied_and_losers(a, b, pos_a, pos_b, config)
+    for k, (x, y) in enumerate(values):
+        kept, suppressed, is_tied, _ = outcome(
+            Authority("A", "t", 1.0, 1.0, 1.0, x), Authority("B", "t", 1.0, 1.0, 1.0, y), config, None, None
+        )
+        assert bool(tied[k]) == is_tied
+        if not is_tied:
+            assert suppressed == ("A" if losers[k] == pos_a[k] else "B")
