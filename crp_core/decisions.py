@@ -83,7 +83,7 @@ class StaleDecisionError(TriageStoreError):
         shown = "none" if decision.based_on == 0 else f"decision #{decision.based_on}"
         super().__init__(
             f"pair [{decision.fact_a} | {decision.fact_b}] changed since it was shown ({shown}): "
-            f"{latest.operator} recorded #{latest.id} {latest.kind}"
+            f"{latest.operator} ({latest.role}, {latest.origin}) recorded #{latest.id} {latest.kind}"
             + (f" (winner {latest.winner})" if latest.winner else "")
             + f" at {latest.decided_at}; review it and confirm again"
         )

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import add_sdk_map_args, input_source_map, load_input_ckf, visible
 from crp_core.config import STATUSES
-from crp_core.decisions import ALL_KINDS
+from crp_core.decisions import ALL_KINDS, StaleDecisionError
 from crp_core.errors import CRPError
 from crp_core.report import dumps
 from crp_core.triage import (
@@ -142,6 +142,13 @@ def register(subparsers: Subparsers) -> None:
         "broken entry (exit 1) or print how many entries verify and the head hash.",
     )
     v.add_argument("--db", metavar="PATH", default=None, help=db_help)
+    v.add_argument(
+        "--head",
+        metavar="HASH",
+        default=None,
+        help="a head hash printed by an earlier verify and kept elsewhere: it must still be an entry of the log "
+        "(removing the newest entries breaks no link; only a kept head shows it)",
+    )
     v.add_argument("--json", action="store_true", help="print one JSON object")
     v.set_defaults(handler=_verify)
 
@@ -451,14 +458,17 @@ def _record(args: argparse.Namespace) -> int:
         os_user=_os_user(),
     )
     with DecisionStore(_db(args), roles=roles) as store:
-        done = store.record(decision, kb=kb)
+        try:
+            done = store.record(decision, kb=kb)
+        except StaleDecisionError as exc:
+            raise CRPError(f"{exc} (to record yours over it: --based-on {exc.latest.id})") from None
     print(json.dumps(done.to_dict(), ensure_ascii=False), flush=True)
     return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
     with DecisionStore(_db(args), create=False, readonly=True) as store:
-        verdict = store.verify()
+        verdict = store.verify(kept_head=args.head)
     if args.json:
         sys.stdout.write(json.dumps(verdict.to_dict(), ensure_ascii=False) + "\n")
     else:
@@ -468,8 +478,11 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _print_verdict(verdict: ChainVerdict) -> None:
     if verdict.ok:
-        print(f"chain ok: {verdict.entries} entries; head {verdict.head}")
+        print(f"chain ok: {verdict.entries} entries; head {verdict.head} (keep it elsewhere: verify --head checks it)")
+    elif verdict.first_broken_id is None:
+        print(f"chain BROKEN: {verdict.reason}")
     else:
         print(
-            f"chain BROKEN at entry #{verdict.first_broken_id} (entry {verdict.entries} in id order): {verdict.reason}"
+            f"chain BROKEN at entry #{verdict.first_broken_id} (entry {verdict.entries} of {verdict.total} in id "
+            f"order; the {verdict.entries - 1} before it verify): {verdict.reason}"
         )

@@ -71,56 +71,71 @@ def chained(d: Decision, prev_hash: str) -> Decision:
 
 @dataclass(frozen=True)
 class ChainVerdict:
-    """What :func:`verify_chain` found: ``ok``; ``entries`` checked; ``first_broken_id`` and ``reason``
-    (what differs) at the first broken entry (None when ok); ``head``: the last entry's hash."""
+    """What :func:`verify_chain` found: ``ok``; ``entries`` checked (up to and including the first broken
+    one); ``total``: the entries the log holds; ``first_broken_id`` and ``reason`` (what differs) at the first
+    broken entry; ``head``: the last entry's hash when the whole chain verifies (None otherwise). A kept head
+    that is not an entry of the log makes the verdict not ok with ``first_broken_id`` None: entries were
+    removed from the log's end (or the log was replaced), which no chain shows from inside."""
 
     ok: bool
     entries: int
     first_broken_id: int | None = None
     reason: str | None = None
-    head: str = GENESIS
+    head: str | None = GENESIS
+    total: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "entries": self.entries,
+            "total": self.entries if self.total is None else self.total,
             "first_broken_id": self.first_broken_id,
             "reason": self.reason,
             "head": self.head,
         }
 
 
-def verify_chain(rows: Iterable[Mapping[str, Any]]) -> ChainVerdict:
-    """Recompute the chain over ``rows`` (dicts with every decision column, in id order)."""
+def _break(row: Mapping[str, Any], prev: str, prev_id: int | None) -> str | None:
+    """Why ``row`` does not continue the chain whose last verified hash is ``prev`` (None: it does)."""
+    if row.get("prev_hash") != prev:
+        before = "the start of the log" if prev_id is None else f"entry #{prev_id}'s entry_hash"
+        return (
+            f"prev_hash {str(row.get('prev_hash'))[:16]}... differs from {before} {prev[:16]}...: an entry "
+            "before it was changed, removed or inserted"
+        )
+    try:
+        want = entry_hash(row)
+    except (TypeError, ValueError) as exc:  # a blob or another value no version writes
+        return f"a field holds a value the schema refuses ({exc}); written by another tool"
+    if row.get("entry_hash") != want:
+        return (
+            f"entry_hash {str(row.get('entry_hash'))[:16]}... differs from the hash of its fields {want[:16]}...: "
+            "a field of this entry was changed after it was written"
+        )
+    return None
+
+
+def verify_chain(rows: Iterable[Mapping[str, Any]], *, kept_head: str | None = None) -> ChainVerdict:
+    """Recompute the chain over ``rows`` (dicts with every decision column, in id order). ``kept_head``: a
+    head hash kept outside the log earlier (``triage verify --head``); it must be one of the log's entries,
+    else entries after it were removed."""
     prev, prev_id, n = GENESIS, None, 0
-    for row in rows:
+    seen = {GENESIS}
+    it = iter(rows)
+    for row in it:
         n += 1
-        rid = row.get("id")
-        if row.get("prev_hash") != prev:
-            before = "the start of the log" if prev_id is None else f"entry #{prev_id}'s entry_hash"
-            return ChainVerdict(
-                False,
-                n,
-                rid,
-                f"prev_hash {str(row.get('prev_hash'))[:16]}... differs from {before} {prev[:16]}...: an entry "
-                "before it was changed, removed or inserted",
-            )
-        try:
-            want = entry_hash(row)
-        except (TypeError, ValueError) as exc:  # a blob or another value no version writes
-            return ChainVerdict(
-                False, n, rid, f"a field holds a value the schema refuses ({exc}); written by another tool"
-            )
-        if row.get("entry_hash") != want:
-            return ChainVerdict(
-                False,
-                n,
-                rid,
-                f"entry_hash {str(row.get('entry_hash'))[:16]}... differs from the hash of its fields {want[:16]}...: "
-                "a field of this entry was changed after it was written",
-            )
-        prev, prev_id = want, rid
-    return ChainVerdict(True, n, head=prev)
+        why = _break(row, prev, prev_id)
+        if why is not None:
+            return ChainVerdict(False, n, row.get("id"), why, head=None, total=n + sum(1 for _ in it))
+        prev, prev_id = str(row.get("entry_hash")), row.get("id")
+        seen.add(prev)
+    if kept_head is not None and kept_head.strip().lower() not in seen:
+        why = (
+            f"the kept head {kept_head.strip()[:16]}... is not an entry of this log: entries written after it "
+            "were removed from the log's end, or the log was replaced"
+        )
+        return ChainVerdict(False, n, None, why, head=prev, total=n)
+    return ChainVerdict(True, n, head=prev, total=n)
 
 
 def jsonl_lines(decisions: Iterable[Decision]) -> str:

@@ -320,12 +320,14 @@ class DecisionStore:
         return self.backend.integrity_check()
 
     # -- the chain and the exports -------------------------------------------------------------
-    def verify(self) -> ChainVerdict:
-        """Recompute the hash chain over the whole log (:func:`crp_core.triage.chain.verify_chain`)."""
+    def verify(self, *, kept_head: str | None = None) -> ChainVerdict:
+        """Recompute the hash chain over the whole log (:func:`crp_core.triage.chain.verify_chain`);
+        ``kept_head``: a head hash kept elsewhere earlier, which must still be an entry of the log."""
         if self.backend.version < SCHEMA_VERSION:
-            return verify_chain(self._rows())
+            return verify_chain(self._rows(), kept_head=kept_head)
         stmt = select(decisions).order_by(decisions.c.id)
-        return verify_chain(dict(zip(COLUMNS, r)) for r in self.backend.read(stmt, "read decisions"))
+        rows = (dict(zip(COLUMNS, r)) for r in self.backend.read(stmt, "read decisions"))
+        return verify_chain(rows, kept_head=kept_head)
 
     def export_json(self) -> str:
         """The audit log and the decisions in force, as one JSON document (deterministic)."""

@@ -46,9 +46,10 @@ def test_based_on_refuses_a_stale_decision(capsys, db, ckf):
     )
     assert code == 2 and out == ""
     assert err.startswith(
-        "crp-inspect: error: pair [F1 | F2] changed since it was shown (none): ann recorded #1 override (winner F2) at "
+        "crp-inspect: error: pair [F1 | F2] changed since it was shown (none): ann (operator, cli) recorded #1 "
+        "override (winner F2) at "
     )
-    assert err.endswith("; review it and confirm again\n")
+    assert err.endswith("; review it and confirm again (to record yours over it: --based-on 1)\n")
     d = record(capsys, db, *base, "--kind", "dismiss", "--operator", "bob", "--based-on", "1")
     assert (d["id"], d["based_on"]) == (2, 1)
 
@@ -96,24 +97,34 @@ def test_verify_and_the_jsonl_log(capsys, db, ckf):
     assert code == 0 and [e["operator"] for e in entries] == ["ann", "bob", "cy"]
     assert [e["prev_hash"] for e in entries[1:]] == [e["entry_hash"] for e in entries[:-1]]
     code, out, _ = cli(capsys, "verify", "--db", db)
-    assert code == 0 and out == f"chain ok: 3 entries; head {entries[-1]['entry_hash']}\n"
+    head = entries[-1]["entry_hash"]
+    assert code == 0 and out == f"chain ok: 3 entries; head {head} (keep it elsewhere: verify --head checks it)\n"
     code, out, _ = cli(capsys, "verify", "--db", db, "--json")
     assert code == 0 and json.loads(out) == {
         "ok": True,
         "entries": 3,
+        "total": 3,
         "first_broken_id": None,
         "reason": None,
         "head": entries[-1]["entry_hash"],
     }
+    assert cli(capsys, "verify", "--db", db, "--head", entries[0]["entry_hash"])[0] == 0  # appended since: fine
     if db.startswith("postgresql://"):
         raw_sql(db, "ALTER TABLE decisions DISABLE TRIGGER USER")
     else:
         raw_sql(db, "DROP TRIGGER decisions_append_only_update")
-    raw_sql(db, "UPDATE decisions SET operator = 'mallory' WHERE id = 2")
+        raw_sql(db, "DROP TRIGGER decisions_append_only_delete")
+    raw_sql(db, "DELETE FROM decisions WHERE id = 3")  # the newest entry: no link breaks
+    assert cli(capsys, "verify", "--db", db)[0] == 0
+    code, out, _ = cli(capsys, "verify", "--db", db, "--head", head)
+    assert code == 1 and out.startswith(f"chain BROKEN: the kept head {head[:16]}... is not an entry of this log")
+    raw_sql(db, "UPDATE decisions SET operator = 'mallory' WHERE id = 1")
     code, out, _ = cli(capsys, "verify", "--db", db)
-    assert code == 1 and out.startswith("chain BROKEN at entry #2 (entry 2 in id order): entry_hash ")
+    assert code == 1
+    assert out.startswith("chain BROKEN at entry #1 (entry 1 of 2 in id order; the 0 before it verify): entry_hash ")
     code, out, _ = cli(capsys, "verify", "--db", db, "--json")
-    assert code == 1 and json.loads(out)["first_broken_id"] == 2
+    got = json.loads(out)
+    assert code == 1 and (got["first_broken_id"], got["entries"], got["total"], got["head"]) == (1, 1, 2, None)
 
 
 def test_verify_never_creates_a_database(capsys, tmp_path):

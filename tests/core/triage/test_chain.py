@@ -49,7 +49,20 @@ def test_removing_or_swapping_an_entry_breaks_the_chain_after_it(notes, data):
 def test_removing_the_newest_entries_is_seen_only_through_the_head():
     rows = _log(["a", "b", "c"])
     short = verify_chain(rows[:2])
-    assert short.ok and short.head != verify_chain(rows).head
+    head = verify_chain(rows).head
+    assert short.ok and short.head != head
+    kept = verify_chain(rows[:2], kept_head=head)
+    assert (kept.ok, kept.first_broken_id, kept.entries, kept.total) == (False, None, 2, 2)
+    assert kept.reason.startswith(f"the kept head {head[:16]}... is not an entry of this log")
+    assert verify_chain(rows, kept_head=rows[0]["entry_hash"].upper()).ok  # entries appended since: fine
+
+
+def test_a_broken_chain_counts_the_whole_log_and_has_no_head():
+    rows = _log(["a", "b", "c", "d"])
+    rows[1] = {**rows[1], "note": "edited"}
+    v = verify_chain(rows)
+    assert (v.ok, v.first_broken_id, v.entries, v.total, v.head) == (False, rows[1]["id"], 2, 4, None)
+    assert v.to_dict()["total"] == 4
 
 
 def test_a_value_no_version_writes_is_a_broken_entry_not_a_crash():

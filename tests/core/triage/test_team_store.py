@@ -83,12 +83,12 @@ def test_based_on_refuses_a_lost_update_naming_the_decision_made_meanwhile(store
         store.record(Decision.dismiss("F1", "F2", operator="bob", based_on=0))
     assert e.value.latest == first
     assert str(e.value) == (
-        "pair [F1 | F2] changed since it was shown (none): ann recorded #1 override (winner F2) at "
+        "pair [F1 | F2] changed since it was shown (none): ann (operator, cli) recorded #1 override (winner F2) at "
         "2026-01-01T00:00:00Z; review it and confirm again"
     )
     again = store.record(Decision.dismiss("F1", "F2", operator="bob", based_on=1))  # reviewed and confirmed
     assert again.id == 2 and again.based_on == 1
-    with pytest.raises(StaleDecisionError, match=r"\(decision #1\): bob recorded #2 dismiss at"):
+    with pytest.raises(StaleDecisionError, match=r"\(decision #1\): bob \(operator, cli\) recorded #2 dismiss at"):
         store.record(Decision.accept("F1", "F2", operator="ann", based_on=1))
     with pytest.raises(DecisionError, match="the pair has no decision, so #5 is not its latest"):
         store.record(Decision.dismiss("F1", "F3", operator="ann", based_on=5))
