@@ -13,7 +13,6 @@ baseline missing from the suite, or one new to it, is a note, not a failure.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from crp_core.analysis.metrics import METRICS, SuiteMetrics
 from crp_core.analysis.suite import Suite
 from crp_core.config import show_value
 from crp_core.errors import MAX_PROBLEMS, Problem, ValidationError, capped
+from crp_core.io.ckf.sdk_facts import is_finite_number
 from crp_core.io.located import json_error_message, json_with_lines
 from crp_core.model import GATE_THRESHOLDS
 from crp_core.support.files import read_regular_file
@@ -158,14 +158,7 @@ def _baseline_failures(
 
 def _number(v: Any) -> bool:
     """None or a finite number a float holds (a JSON integer of 400 digits overflows float())."""
-    if v is None:
-        return True
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return False
-    try:
-        return math.isfinite(v)
-    except OverflowError:
-        return False
+    return v is None or is_finite_number(v)
 
 
 def baseline_from_report(

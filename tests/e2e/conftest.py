@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, session_page
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, session_page, stop_group
 from tests.support.paths import REPO_ROOT
 
 HERE = Path(__file__).resolve().parent
@@ -124,13 +123,7 @@ def serve(sample_dir: Path, log_path: Path) -> Iterator[str]:
             time.sleep(0.3)
         yield url
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=15)
+        stop_group(proc)
         log.close()
 
 

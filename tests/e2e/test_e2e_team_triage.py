@@ -20,12 +20,11 @@ import pytest
 
 from tests.e2e.conftest import serve
 from tests.support.browser import (
-    SCRIPT_TIMEOUT_MS,
-    VIEWPORT,
     assert_no_exception,
     main_text,
     open_page,
     screenshot,
+    session_page,
     sidebar_text,
     wait_idle,
 )
@@ -62,14 +61,8 @@ def team_server(tmp_path_factory: pytest.TempPathFactory, e2e_sample_dir: Path) 
 @contextlib.contextmanager
 def as_user(browser: Any, base_url: str, email: str | None) -> Iterator[Any]:
     """A page in a context of its own whose requests carry ``X-Forwarded-Email: email`` (None: no header)."""
-    headers = {HEADER: email} if email else {}
-    ctx = browser.new_context(viewport=VIEWPORT, base_url=base_url, extra_http_headers=headers)
-    try:
-        pg = ctx.new_page()
-        pg.set_default_timeout(SCRIPT_TIMEOUT_MS)
+    with session_page(browser, base_url, extra_http_headers={HEADER: email} if email else {}) as pg:
         yield pg
-    finally:
-        ctx.close()
 
 
 def _open_pair(pg: Any) -> None:

@@ -13,7 +13,6 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.e2e.conftest import SERVER_START_TIMEOUT
-from tests.support.browser import SCRIPT_TIMEOUT_MS, VIEWPORT, main_text, open_page, screenshot, wait_idle
+from tests.support.browser import main_text, open_page, screenshot, session_page, stop_group, wait_idle
 from tests.support.e2e_conflicts import metric, until
 from tests.support.paths import REPO_ROOT
 from tests.support.postgres import free_port, postgres_server  # noqa: F401  postgres_server: a fixture
@@ -91,13 +90,7 @@ def _process(cmd: list[str], log: Path, env: dict[str, str] | None = None) -> It
         try:
             yield proc
         finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=15)
+            stop_group(proc)
 
 
 def _wait(ok: Any, proc: subprocess.Popen[bytes], log: Path, what: str) -> None:
@@ -169,18 +162,9 @@ def proxied(
 @contextlib.contextmanager
 def logged_in(browser: Any, base_url: str, user: str, headers: dict[str, str] | None = None) -> Iterator[Any]:
     """A page in a context of its own, logged in to nginx as ``user`` (basic auth)."""
-    ctx = browser.new_context(
-        viewport=VIEWPORT,
-        base_url=base_url,
-        http_credentials={"username": user, "password": USERS[user]},
-        extra_http_headers=headers or {},
-    )
-    try:
-        pg = ctx.new_page()
-        pg.set_default_timeout(SCRIPT_TIMEOUT_MS)
+    credentials = {"username": user, "password": USERS[user]}
+    with session_page(browser, base_url, http_credentials=credentials, extra_http_headers=headers or {}) as pg:
         yield pg
-    finally:
-        ctx.close()
 
 
 def _open_pair(pg: Any, pair: str = PAIR) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,12 +97,26 @@ def screenshot(page: Any, name: str, *, full_page: bool = True, max_height: int 
 
 
 @contextlib.contextmanager
-def session_page(browser: Any, base_url: str) -> Iterator[Any]:
-    """A page in a browser context of its own (so a Streamlit session of its own) at 1400x900."""
-    ctx = browser.new_context(viewport=VIEWPORT, base_url=base_url)
+def session_page(browser: Any, base_url: str, **context: Any) -> Iterator[Any]:
+    """A page in a browser context of its own (so a Streamlit session of its own) at 1400x900; ``context``:
+    more options of the context (``extra_http_headers``, ``http_credentials``)."""
+    ctx = browser.new_context(viewport=VIEWPORT, base_url=base_url, **context)
     try:
         pg = ctx.new_page()
         pg.set_default_timeout(SCRIPT_TIMEOUT_MS)
         yield pg
     finally:
         ctx.close()
+
+
+def stop_group(proc: Any) -> None:
+    """Stop a child started with ``start_new_session=True`` and everything it started: SIGTERM to its
+    process group, SIGKILL after 15 s."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=15)
