@@ -251,6 +251,7 @@ def _export(args: argparse.Namespace) -> int:
     kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=None, source_map=input_source_map(args))
     with DecisionStore(db, create=False, readonly=True) as store:
         decisions = store.current()
+        chain = store.verify()
     _export_target(args)
     try:
         if args.format == "sdk":
@@ -277,7 +278,14 @@ def _export(args: argparse.Namespace) -> int:
             f"warning: {len(kb.skipped)} bad fact(s) of {args.ckf} were skipped (--lenient) and are not in {args.out}",
             file=sys.stderr,
         )
-    return 1 if args.strict and report.issues else 0
+    if not chain.ok:
+        where = "" if chain.first_broken_id is None else f" at entry #{chain.first_broken_id}"
+        print(
+            f"warning: the decision log's hash chain is broken{where} ({visible(chain.reason or '')}); the export "
+            "carries the decisions as the log holds them now (crp-inspect triage verify)",
+            file=sys.stderr,
+        )
+    return 1 if args.strict and (report.issues or not chain.ok) else 0
 
 
 def _print_report(report: ExportReport) -> None:

@@ -161,3 +161,19 @@ def test_stats_gives_the_operators_agreement_and_the_review_states(capsys, db, c
     assert code == 0
     assert "review (quorum 2): 3 settled, 1 disagreement, 0 open\n" in out
     assert "  ann / bob: 3 of 4 shared pairs agree (75%), kappa 0.500\n" in out
+
+
+def test_export_of_a_log_with_a_broken_chain_warns_and_fails_under_strict(capsys, db, ckf, tmp_path):
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann", "--ckf", ckf)
+    out = str(tmp_path / "clean.jsonl")
+    code, _, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", out, "--strict")
+    assert code == 0 and "hash chain" not in err
+    if db.startswith("postgresql://"):
+        raw_sql(db, "ALTER TABLE decisions DISABLE TRIGGER USER")
+    else:
+        raw_sql(db, "DROP TRIGGER decisions_append_only_update")
+    raw_sql(db, "UPDATE decisions SET note = 'edited' WHERE id = 1")
+    code, _, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", out)
+    assert code == 0 and "warning: the decision log's hash chain is broken at entry #1 (entry_hash " in err
+    code, _, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", out, "--strict")
+    assert code == 1 and "hash chain is broken at entry #1" in err
