@@ -182,6 +182,7 @@ if TYPE_CHECKING:
         export_json,
         export_report_dict,
         open_store,
+        same_decision,
     )
     from crp_core.triage.chain import ChainVerdict
     from crp_core.triage.claims import Claim
@@ -364,6 +365,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "default_db_path",
         "export_csv",
         "export_json",
+        "same_decision",
     ),
     "crp_core.triage.chain": ("ChainVerdict",),
     "crp_core.triage.claims": ("Claim",),
@@ -443,6 +445,7 @@ __all__ = [
     "ChainVerdict", "REVERT",
     # team triage, read by the dashboard
     "REVIEW_STATES", "OperatorAgreement", "operator_agreement", "review_statuses", "Identity", "resolve_identity",
+    "same_decision",
     # crprotocol sessions: the audit trail and its analysis
     "AuditTrail", "read_audit", "SessionReport", "analyse_session", "session_report_dict",
 ]

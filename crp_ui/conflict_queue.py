@@ -277,13 +277,6 @@ def log_for_kb(decisions: Sequence[Decision], fingerprint: str) -> list[Decision
     return [d for d in decisions if d.ckf_fingerprint in (fingerprint, None, "")]
 
 
-def same_decision(a: Decision, b: Decision) -> bool:
-    """Whether ``b`` would record again what ``a`` records: same pair, kind, winner, target, status,
-    note, operator and knowledge base (a second click on the same form)."""
-    fields = ("fact_a", "fact_b", "kind", "winner", "target_fact", "new_status", "note", "operator", "ckf_fingerprint")
-    return all(getattr(a, f) == getattr(b, f) for f in fields)
-
-
 def next_pair(keys: Sequence[str], current: str) -> str | None:
     """The pair after ``current`` in the queue as shown (``keys``); the first when ``current`` is not
     shown; None after the last."""

@@ -13,6 +13,8 @@ small module of its own and is re-exported here.
 
 from __future__ import annotations
 
+from crp_core import same_decision
+
 from .conflict_case import (
     AUTHORITY_PARTS,
     EVIDENCE_FIELDS,
@@ -45,7 +47,6 @@ from .conflict_queue import (
     quality_frame,
     queue_counts,
     queue_frame,
-    same_decision,
     with_claims,
     with_writeback_marks,
 )

@@ -34,11 +34,12 @@ import getpass
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import add_sdk_map_args, input_source_map, load_input_ckf, visible
 from crp_core.config import STATUSES
-from crp_core.decisions import ALL_KINDS, StaleDecisionError
+from crp_core.decisions import ALL_KINDS, DecisionError, StaleDecisionError, normalise_operator
 from crp_core.errors import CRPError
 from crp_core.report import dumps
 from crp_core.triage import (
@@ -54,6 +55,7 @@ from crp_core.triage import (
     load_team_config,
     pair_key,
     report_path_for,
+    same_decision,
 )
 from crp_core.triage.agreement import REVIEW_STATES, operator_agreement, review_statuses
 from crp_core.triage.chain import ChainVerdict, jsonl_lines
@@ -466,12 +468,28 @@ def _record(args: argparse.Namespace) -> int:
         os_user=_os_user(),
     )
     with DecisionStore(_db(args), roles=roles) as store:
+        latest = _repeated(store, decision, kb.fingerprint)
+        if latest is not None:
+            print(json.dumps(latest.to_dict(), ensure_ascii=False), flush=True)
+            print(f"note: the same as the pair's latest decision #{latest.id}; nothing recorded", file=sys.stderr)
+            return 0
         try:
             done = store.record(decision, kb=kb)
         except StaleDecisionError as exc:
             raise CRPError(f"{exc} (to record yours over it: --based-on {exc.latest.id})") from None
     print(json.dumps(done.to_dict(), ensure_ascii=False), flush=True)
     return 0
+
+
+def _repeated(store: DecisionStore, decision: Decision, fingerprint: str) -> Decision | None:
+    """The pair's latest decision when ``decision`` says the same (a command retried after its answer was
+    lost records nothing twice), else None. A decision the store will refuse is left to it."""
+    try:
+        stamped = replace(decision, operator=normalise_operator(decision.operator), ckf_fingerprint=fingerprint)
+    except DecisionError:
+        return None
+    history = store.history((decision.fact_a, decision.fact_b))
+    return history[-1] if history and same_decision(history[-1], stamped) else None
 
 
 def _verify(args: argparse.Namespace) -> int:

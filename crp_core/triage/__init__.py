@@ -45,7 +45,7 @@ from crp_core.triage.export import (
     report_path_for,
     triage_record,
 )
-from crp_core.triage.log import SCHEMA_VERSION, apply_to_corpus, apply_to_kb, export_csv, export_json
+from crp_core.triage.log import SCHEMA_VERSION, apply_to_corpus, apply_to_kb, export_csv, export_json, same_decision
 from crp_core.triage.roles import PermissionRefused, Role, RoleBook, load_roles
 from crp_core.triage.store import (
     APPLICATION_ID,
@@ -76,6 +76,7 @@ __all__ = [
     "TriageStoreError",
     "apply_to_corpus",
     "apply_to_kb",
+    "same_decision",
     "default_db_path",
     "export_cleaned_ckf",
     "export_csv",

@@ -15,6 +15,16 @@ from crp_core.model import KnowledgeBase
 from crp_core.support.spreadsheet import csv_cell
 from crp_core.triage.schema import SCHEMA_VERSION
 
+#: what a decision says: two decisions equal on these record the same thing (a second click, a retried command)
+_SAYS = ("fact_a", "fact_b", "kind", "winner", "target_fact", "new_status", "note", "operator", "ckf_fingerprint")
+
+
+def same_decision(a: Decision, b: Decision) -> bool:
+    """Whether ``b`` would record again what ``a`` records: same pair, kind, winner, target, status, note,
+    operator and knowledge base. The dashboard and ``triage record`` refuse to append a decision that
+    repeats its pair's latest entry (a double click, a command retried after its answer was lost)."""
+    return all(getattr(a, f) == getattr(b, f) for f in _SAYS)
+
 
 def apply_to_kb(kb: KnowledgeBase, decision_set: DecisionSet) -> KnowledgeBase:
     """``kb`` with the operators' statuses applied (ids the CKF does not hold are ignored)."""

@@ -177,3 +177,17 @@ def test_export_of_a_log_with_a_broken_chain_warns_and_fails_under_strict(capsys
     assert code == 0 and "warning: the decision log's hash chain is broken at entry #1 (entry_hash " in err
     code, _, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", out, "--strict")
     assert code == 1 and "hash chain is broken at entry #1" in err
+
+
+def test_a_repeated_record_command_records_nothing_twice(capsys, db, ckf):
+    """A command retried after its answer was lost: the same decision as the pair's latest prints that
+    one and writes nothing; any difference (another note, another operator) is a new entry."""
+    args = ("--pair", "F2", "F1", "--kind", "mark_status", "--fact", "F2", "--status", "STALE", "--ckf", ckf)
+    first = record(capsys, db, *args, "--operator", "bob", "--note", "old figure")
+    code, out, err = cli(capsys, "record", "--db", db, *args, "--operator", " BOB ", "--note", "old figure")
+    assert code == 0 and json.loads(out)["id"] == first["id"] == 1
+    assert err == "note: the same as the pair's latest decision #1; nothing recorded\n"
+    assert record(capsys, db, *args, "--operator", "bob", "--note", "older figure")["id"] == 2
+    assert record(capsys, db, *args, "--operator", "ann", "--note", "older figure")["id"] == 3
+    code, out, _ = cli(capsys, "decisions", "--db", db, "--jsonl")
+    assert [json.loads(x)["id"] for x in out.splitlines()] == [1, 2, 3]
