@@ -183,6 +183,9 @@ def test_an_admin_reverts_with_a_reason_and_an_operator_cannot(triage_env, tmp_p
     assert any("Only an admin reverts a decision; olga is operator." in unmd(c.value) for c in op.caption)
     set_operator(admin, "ROOT")
     admin.selectbox(key=K + "pair").set_value("E1|E2").run()
+    assert admin.selectbox(key=K + "revert.target.E1|E2").value is None  # nothing preselected
+    assert admin.button(key=K + "revert.go.E1|E2").disabled  # until a decision is chosen
+    admin.selectbox(key=K + "revert.target.E1|E2").set_value(1).run()
     assert not admin.button(key=K + "revert.go.E1|E2").disabled
     admin.button(key=K + "revert.go.E1|E2").click().run()
     assert any("give the reason" in e for e in errors(admin))
@@ -200,3 +203,36 @@ def test_an_admin_reverts_with_a_reason_and_an_operator_cannot(triage_env, tmp_p
         "admin",
         "root",
     )
+
+
+def test_the_revert_takes_back_the_decision_chosen_not_the_newest(triage_env, tmp_path, monkeypatch):
+    team_file(tmp_path, monkeypatch, '[roles]\nadmin = ["root"]\n')
+    olga, bob, admin = open_page(), open_page(), open_page()
+    set_operator(olga, "olga")
+    set_operator(bob, "bob")
+    set_operator(admin, "root")
+    decide(olga, "E1|E2", "override", winner="E2")  # #1
+    admin.selectbox(key=K + "pair").set_value("E1|E2").run()
+    target = admin.selectbox(key=K + "revert.target.E1|E2")
+    assert re.fullmatch(r"#1 · olga · override · override: E2 wins · \S+", target.options[0]), target.options
+    decide(bob, "E1|E2", "dismiss")  # #2, another operator's, arrives while the admin has the pair open
+    admin.run()
+    target = admin.selectbox(key=K + "revert.target.E1|E2")
+    assert target.value is None and len(target.options) == 2
+    assert re.fullmatch(r"#2 · bob · dismiss · dismissed \(not a conflict\) · \S+", target.options[1])
+    assert admin.button(key=K + "revert.go.E1|E2").disabled
+    target.set_value(1).run()
+    admin.text_input(key=K + "revert.reason.E1|E2").input("E2 is the retired port")
+    admin.button(key=K + "revert.go.E1|E2").click().run()
+    assert not admin.exception
+    assert any(unmd(s.value) == "Decision #1 reverted by entry #3 (root)." for s in admin.success)
+    with DecisionStore(str(triage_env), create=False) as store:
+        assert [(d.id, d.kind, d.reverts) for d in store.all()] == [
+            (1, "override", None),
+            (2, "dismiss", None),
+            (3, "revert", 1),
+        ]
+    # the choice is cleared: only #2 is left to revert, and nothing is chosen
+    target = admin.selectbox(key=K + "revert.target.E1|E2")
+    assert target.value is None and [o.split(" · ")[0] for o in target.options] == ["#2"]
+    assert admin.button(key=K + "revert.go.E1|E2").disabled
