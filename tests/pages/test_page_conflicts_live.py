@@ -8,6 +8,7 @@ the disagreements filter under a quorum of 2; an admin's revert."""
 from __future__ import annotations
 
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -110,10 +111,42 @@ def test_the_audit_log_shows_the_chain_verdict_and_exports_jsonl(triage_env):
         unmd(s.value).startswith("Hash chain verified: 2 entries, each one holding the hash of the one before (")
         for s in at.success
     )
+    (verdict,) = [unmd(s.value) for s in at.success if unmd(s.value).startswith("Hash chain verified")]
+    assert "removing the newest entries leaves a valid chain" in verdict
+    assert verdict.endswith("`crp-inspect triage verify --head HASH`).")
+    with DecisionStore(str(triage_env), create=False) as store:
+        head = store.verify().head
+    assert len(head) == 64
+    assert [c.value for c in at.code] == [head]  # the full value, copyable
+    assert f"Head hash (the newest entry's): {head[:12]}… (full value below, to copy)" in [
+        unmd(c.value) for c in at.caption
+    ]
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Audit log as JSONL" in labels
     log = frame_with(at, "pair", "kb", "role", "origin")
     assert (log.role.tolist(), log.origin.tolist()) == (["operator"] * 2, ["dashboard"] * 2)
+
+
+def test_a_log_changed_outside_names_the_broken_entry_and_the_command(triage_env):
+    at = open_page()
+    set_operator(at, "alice")
+    decide(at, "E1|E2", "accept")
+    decide(at, "X1|X2", "dismiss")
+    decide(at, "T1|T2", "dismiss")
+    con = sqlite3.connect(triage_env)
+    con.execute("DROP TRIGGER decisions_append_only_update")
+    con.execute("UPDATE decisions SET note = 'edited' WHERE id = 2")
+    con.commit()
+    con.close()
+    show_tab(at, EXPORT)
+    (broken,) = [e for e in at.error if unmd(e.value).startswith("Hash chain broken")]
+    assert re.fullmatch(
+        r"Hash chain broken at entry #2 \(1 entry before it verified\): .+\. The log was changed outside "
+        r"crp-inspect from that entry on\. `crp-inspect triage verify` names it too\.",
+        unmd(broken.value),
+    ), broken.value
+    assert broken.value.endswith(" `crp-inspect triage verify` names it too.")  # a code span, not escaped backticks
+    assert not at.code  # no head hash to keep from a broken chain
 
 
 def test_the_database_away_shows_a_banner_keeps_the_form_and_resumes(triage_env, monkeypatch):
