@@ -1,6 +1,7 @@
 """The Conflicts page's audit log: the decisions of the knowledge base loaded (or every KB's), each row
 naming its pair, its knowledge base, the operator with the role held and the origin; the verdict of the
-log's hash chain (``DecisionStore.verify``: the first entry whose recorded hashes do not match, if any);
+log's hash chain (``DecisionStore.verify``: the first entry whose recorded hashes do not match, if any, or
+the head hash to keep elsewhere, since removing the newest entries leaves a valid chain);
 the log as JSON Lines, one entry per line with its hashes."""
 
 from __future__ import annotations
@@ -25,17 +26,30 @@ def chain_verdict() -> None:
         st.warning(f"The hash chain could not be checked: {render.md_escape(exc)}")
         return
     if v.ok:
-        st.success(
-            f"Hash chain verified: {v.entries} entr{'y' if v.entries == 1 else 'ies'}, each one holding the hash of "
-            "the one before (an entry changed, removed or inserted in the log would break the chain there)."
+        _verified(v.entries, v.head)
+        return
+    before = v.entries - 1  # the entries checked include the broken one
+    st.error(
+        render.md_escape(
+            f"Hash chain broken at entry #{v.first_broken_id} ({before} entr{'y' if before == 1 else 'ies'} before "
+            f"it verified): {v.reason}. The log was changed outside crp-inspect from that entry on."
         )
-    else:
-        st.error(
-            render.md_escape(
-                f"Hash chain broken at entry #{v.first_broken_id} of {v.entries}: {v.reason}. The log was changed "
-                "outside crp-inspect from that entry on (`crp-inspect triage verify` names it too)."
-            )
-        )
+        + " `crp-inspect triage verify` names it too."
+    )
+
+
+def _verified(entries: int, head: str) -> None:
+    """The green verdict, what it does not prove (the newest entries removed leave a valid chain), and the
+    head hash to keep elsewhere so that such a removal shows."""
+    st.success(
+        f"Hash chain verified: {entries} entr{'y' if entries == 1 else 'ies'}, each one holding the hash of the one "
+        "before (an entry changed or inserted, or one removed from before the newest, would break the chain there; "
+        "removing the newest entries leaves a valid chain: keep the head hash below somewhere else and check that "
+        "the log still reaches it with `crp-inspect triage verify --head HASH`)."
+    )
+    if entries:
+        st.caption(render.md_escape(f"Head hash (the newest entry's): {head[:12]}… (full value below, to copy)"))
+        st.code(render.plain(head), language=None)
 
 
 def _jsonl() -> bytes:

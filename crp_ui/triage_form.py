@@ -68,8 +68,8 @@ def flash() -> None:
         st.success(render.md_escape(message))
 
 
-def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str]) -> None:
-    """The fields of one kind of decision, inside the form."""
+def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str], disabled: bool) -> None:
+    """The fields of one kind of decision, inside the form (``disabled`` for a session that may not record)."""
     ids = [pair.fact_a, pair.fact_b]
     side = {pair.fact_a: "A", pair.fact_b: "B"}
 
@@ -90,6 +90,7 @@ def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str]) -> None:
             key=keys["winner"],
             format_func=label,
             help="The fact that must win this pair whatever its authority; the other is suppressed.",
+            disabled=disabled,
         )
     elif kind == "mark_status":
         loser = pair.suppressed if pair.suppressed in ids else pair.fact_b
@@ -101,6 +102,7 @@ def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str]) -> None:
             key=keys["target"],
             format_func=label,
             help="Preselected: the fact the arbitration suppressed (B for a tie).",
+            disabled=disabled,
         )
         c[1].selectbox(
             "New status",
@@ -112,6 +114,7 @@ def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str]) -> None:
             help="No status is preselected. STALE is the least destructive (the fact stays "
             "retrievable with recency factor = stale_floor); QUARANTINED / DELETED take it "
             "out of retrieval.",
+            disabled=disabled,
         )
     else:
         st.caption("Not a conflict: the pair is no longer arbitrated and both facts stay. Only a note is needed.")
@@ -237,24 +240,27 @@ def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig, queu
     refusal = team.record_refusal()
     _who(refusal)
     _changed_since_opened(pk, int(str(shown["based_on"])), hist)
-    kind = st.radio("Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk)
-    _kind_keys(pk, disabled=refusal is not None)
+    locked = refusal is not None
+    kind = st.radio(
+        "Decision", KINDS, format_func=KIND_LABELS.get, horizontal=True, key=K + "kind." + pk, disabled=locked
+    )
+    _kind_keys(pk, disabled=locked)
     args = (kind, pair, state.get_ckf_fingerprint(kb), config, shown)
     with st.form(K + "form." + pk, clear_on_submit=False, border=True):
-        _kind_fields(kind, pair, keys)
-        st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68)
+        _kind_fields(kind, pair, keys, locked)
+        st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68, disabled=locked)
         with st.container(horizontal=True):
             st.form_submit_button(
                 "Record decision",
                 type="primary",
-                disabled=refusal is not None,
+                disabled=locked,
                 key=K + "submit." + pk,
                 on_click=on_record,
                 args=args,
             )
             st.form_submit_button(
                 "Record and next",
-                disabled=refusal is not None,
+                disabled=locked,
                 key=K + "submit_next." + pk,
                 shortcut=NEXT_KEY,
                 on_click=on_record,

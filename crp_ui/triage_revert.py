@@ -24,6 +24,11 @@ def revertible(hist: list[Decision]) -> list[Decision]:
     return [d for d in hist if d.kind != "revert" and d.id not in gone]
 
 
+def option_label(d: Decision) -> str:
+    """One revertible entry as the selectbox shows it: id, operator, kind, what it decided, when."""
+    return render.plain(f"#{d.id} · {d.operator} · {d.kind} · {cv.decision_summary(d)} · {d.decided_at}")
+
+
 def _on_revert(pair: ConflictPair, fingerprint: str, kb_name: str | None, based_on: int) -> None:
     pk = cv.p_key(pair)
     target = state.recall(K_REVERT + "target." + pk)
@@ -56,6 +61,7 @@ def _on_revert(pair: ConflictPair, fingerprint: str, kb_name: str | None, based_
         state.remember(K_REVERT_MSG, (False, f"Not reverted: {exc}"))
         return
     state.forget(K_REVERT + "reason." + pk)
+    state.remember(K_REVERT + "target." + pk, None)  # the next revert starts from no choice again
     state.remember(K_REVERT_MSG, (True, f"Decision #{target} reverted by entry #{rec.id} ({rec.operator})."))
 
 
@@ -77,21 +83,21 @@ def revert_section(pair: ConflictPair, hist: list[Decision], kb: KnowledgeBase) 
                     f"Only an admin reverts a decision; {who.operator or 'this session'} is {who.role.value}."
                 )
             )
-        st.selectbox(
+        target = st.selectbox(
             "Decision to take back",
             list(by_id),
-            index=len(by_id) - 1,
+            index=None,
             key=K_REVERT + "target." + pk,
-            format_func=lambda i: render.plain(
-                f"#{i} · {by_id[i].operator} · {cv.decision_summary(by_id[i])} · {by_id[i].decided_at}"
-            ),
+            placeholder="choose the decision to revert",
+            format_func=lambda i: option_label(by_id[i]),
             disabled=not who.can_revert,
+            help="Nothing is preselected: each option names the entry's id, operator, kind and time.",
         )
         st.text_input("Reason (required, kept in the log)", key=K_REVERT + "reason." + pk, disabled=not who.can_revert)
         st.button(
             "Revert",
             key=K_REVERT + "go." + pk,
-            disabled=not who.can_revert,
+            disabled=not who.can_revert or target is None,
             on_click=_on_revert,
             args=(
                 pair,

@@ -54,8 +54,10 @@ def warnings(at: AppTest) -> list[str]:
 def test_single_mode_records_the_normalised_typed_name(triage_env):
     at = open_page()
     assert all(record_controls(at).values())
+    assert at.radio(key=f"{K}kind.{PK}").disabled and at.text_area(key=f"{K}note.{PK}").disabled
     set_operator(at, "  ALICE   Smith ")
     assert not any(record_controls(at).values())
+    assert not at.radio(key=f"{K}kind.{PK}").disabled and not at.text_area(key=f"{K}note.{PK}").disabled
     assert any(unmd(c.value) == "Recorded as **alice smith** · operator" for c in at.sidebar.caption)
     decide(at, PK, "dismiss")
     with DecisionStore(str(triage_env), create=False) as store:
@@ -99,9 +101,13 @@ def test_a_viewer_sees_every_record_control_disabled_with_the_reason(triage_env,
     assert all(record_controls(at).values())
     reason = "Read-only: `vic@example.org` is a viewer: a viewer sees everything and records nothing"
     assert reason in [unmd(w.value) for w in at.warning]
-    # the page is all there: the queue, the pair, the form's fields
+    # the page is all there: the queue, the pair, the form's fields, none of them editable
     assert at.selectbox(key=K + "pair").value == PK
-    assert at.text_area(key=f"{K}note.{PK}") is not None
+    assert at.radio(key=f"{K}kind.{PK}").disabled
+    assert at.text_area(key=f"{K}note.{PK}").disabled
+    at.session_state[f"{K}kind.{PK}"] = "mark_status"  # the kind's fields are drawn disabled too
+    at.run()
+    assert at.selectbox(key=f"{K}target.{PK}").disabled and at.selectbox(key=f"{K}status.{PK}").disabled
     assert not at.exception
 
 

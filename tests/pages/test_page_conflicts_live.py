@@ -8,6 +8,7 @@ the disagreements filter under a quorum of 2; an admin's revert."""
 from __future__ import annotations
 
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -110,10 +111,42 @@ def test_the_audit_log_shows_the_chain_verdict_and_exports_jsonl(triage_env):
         unmd(s.value).startswith("Hash chain verified: 2 entries, each one holding the hash of the one before (")
         for s in at.success
     )
+    (verdict,) = [unmd(s.value) for s in at.success if unmd(s.value).startswith("Hash chain verified")]
+    assert "removing the newest entries leaves a valid chain" in verdict
+    assert verdict.endswith("`crp-inspect triage verify --head HASH`).")
+    with DecisionStore(str(triage_env), create=False) as store:
+        head = store.verify().head
+    assert len(head) == 64
+    assert [c.value for c in at.code] == [head]  # the full value, copyable
+    assert f"Head hash (the newest entry's): {head[:12]}… (full value below, to copy)" in [
+        unmd(c.value) for c in at.caption
+    ]
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Audit log as JSONL" in labels
     log = frame_with(at, "pair", "kb", "role", "origin")
     assert (log.role.tolist(), log.origin.tolist()) == (["operator"] * 2, ["dashboard"] * 2)
+
+
+def test_a_log_changed_outside_names_the_broken_entry_and_the_command(triage_env):
+    at = open_page()
+    set_operator(at, "alice")
+    decide(at, "E1|E2", "accept")
+    decide(at, "X1|X2", "dismiss")
+    decide(at, "T1|T2", "dismiss")
+    con = sqlite3.connect(triage_env)
+    con.execute("DROP TRIGGER decisions_append_only_update")
+    con.execute("UPDATE decisions SET note = 'edited' WHERE id = 2")
+    con.commit()
+    con.close()
+    show_tab(at, EXPORT)
+    (broken,) = [e for e in at.error if unmd(e.value).startswith("Hash chain broken")]
+    assert re.fullmatch(
+        r"Hash chain broken at entry #2 \(1 entry before it verified\): .+\. The log was changed outside "
+        r"crp-inspect from that entry on\. `crp-inspect triage verify` names it too\.",
+        unmd(broken.value),
+    ), broken.value
+    assert broken.value.endswith(" `crp-inspect triage verify` names it too.")  # a code span, not escaped backticks
+    assert not at.code  # no head hash to keep from a broken chain
 
 
 def test_the_database_away_shows_a_banner_keeps_the_form_and_resumes(triage_env, monkeypatch):
@@ -183,6 +216,9 @@ def test_an_admin_reverts_with_a_reason_and_an_operator_cannot(triage_env, tmp_p
     assert any("Only an admin reverts a decision; olga is operator." in unmd(c.value) for c in op.caption)
     set_operator(admin, "ROOT")
     admin.selectbox(key=K + "pair").set_value("E1|E2").run()
+    assert admin.selectbox(key=K + "revert.target.E1|E2").value is None  # nothing preselected
+    assert admin.button(key=K + "revert.go.E1|E2").disabled  # until a decision is chosen
+    admin.selectbox(key=K + "revert.target.E1|E2").set_value(1).run()
     assert not admin.button(key=K + "revert.go.E1|E2").disabled
     admin.button(key=K + "revert.go.E1|E2").click().run()
     assert any("give the reason" in e for e in errors(admin))
@@ -200,3 +236,36 @@ def test_an_admin_reverts_with_a_reason_and_an_operator_cannot(triage_env, tmp_p
         "admin",
         "root",
     )
+
+
+def test_the_revert_takes_back_the_decision_chosen_not_the_newest(triage_env, tmp_path, monkeypatch):
+    team_file(tmp_path, monkeypatch, '[roles]\nadmin = ["root"]\n')
+    olga, bob, admin = open_page(), open_page(), open_page()
+    set_operator(olga, "olga")
+    set_operator(bob, "bob")
+    set_operator(admin, "root")
+    decide(olga, "E1|E2", "override", winner="E2")  # #1
+    admin.selectbox(key=K + "pair").set_value("E1|E2").run()
+    target = admin.selectbox(key=K + "revert.target.E1|E2")
+    assert re.fullmatch(r"#1 · olga · override · override: E2 wins · \S+", target.options[0]), target.options
+    decide(bob, "E1|E2", "dismiss")  # #2, another operator's, arrives while the admin has the pair open
+    admin.run()
+    target = admin.selectbox(key=K + "revert.target.E1|E2")
+    assert target.value is None and len(target.options) == 2
+    assert re.fullmatch(r"#2 · bob · dismiss · dismissed \(not a conflict\) · \S+", target.options[1])
+    assert admin.button(key=K + "revert.go.E1|E2").disabled
+    target.set_value(1).run()
+    admin.text_input(key=K + "revert.reason.E1|E2").input("E2 is the retired port")
+    admin.button(key=K + "revert.go.E1|E2").click().run()
+    assert not admin.exception
+    assert any(unmd(s.value) == "Decision #1 reverted by entry #3 (root)." for s in admin.success)
+    with DecisionStore(str(triage_env), create=False) as store:
+        assert [(d.id, d.kind, d.reverts) for d in store.all()] == [
+            (1, "override", None),
+            (2, "dismiss", None),
+            (3, "revert", 1),
+        ]
+    # the choice is cleared: only #2 is left to revert, and nothing is chosen
+    target = admin.selectbox(key=K + "revert.target.E1|E2")
+    assert target.value is None and [o.split(" · ")[0] for o in target.options] == ["#2"]
+    assert admin.button(key=K + "revert.go.E1|E2").disabled
