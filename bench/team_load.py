@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import random
@@ -60,6 +61,8 @@ default = "operator"
 admin = ["alice@example.org"]
 viewer = ["vic@example.org"]
 """
+#: the pair the two dashboards (and the CLI writers too) decide: a conflict the detector finds in the CKF
+SHARED_PAIR = "k8s-0026|k8s-0027"
 STALE_TEXT = "changed since it was shown"
 ENV = {
     **os.environ,
@@ -135,10 +138,10 @@ def browser_loop(args: argparse.Namespace) -> int:
             pg = ctx.new_page()
             pg.set_default_timeout(180_000)
             pages.append((who, pg))
-        while True:
+        for n in itertools.count(1):
             for who, pg in pages:
                 try:
-                    page_round(pg, who, log)
+                    page_round(pg, who, log, n)
                 except Exception as exc:  # noqa: BLE001  a failed round is counted, the loop goes on
                     _append(log, f"load failed {who} {type(exc).__name__}")
 
@@ -146,12 +149,13 @@ def browser_loop(args: argparse.Namespace) -> int:
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
-def page_round(pg: Any, who: str, log: Any) -> None:
-    """Load the Conflicts page; when it can record, claim the next pair and dismiss it."""
+def page_round(pg: Any, who: str, log: Any, n: int) -> None:
+    """Open the shared pair on the Conflicts page and record a dismissal on the state it shows."""
     import re
+    from urllib.parse import quote
 
     t0 = time.monotonic()
-    pg.goto("/conflicts?scenario=etcd_upgrade.json")
+    pg.goto(f"/conflicts?scenario=etcd_upgrade.json&pair={quote(SHARED_PAIR)}")
     pg.wait_for_selector(IDLE, state="attached")
     pg.get_by_text("Conflict triage").first.wait_for()
     pg.wait_for_timeout(500)
@@ -159,25 +163,20 @@ def page_round(pg: Any, who: str, log: Any) -> None:
     bad = pg.locator('[data-testid="stException"]').count()
     away = "cannot be reached since" in pg.locator('[data-testid="stMain"]').inner_text()
     _append(log, f"load {'exception' if bad else 'banner' if away else 'ok'} {who} {time.monotonic() - t0:.1f}")
-    claim = pg.get_by_role("button", name="Claim next")
-    if bad or away or claim.count() == 0 or claim.is_disabled():
-        return
-    claim.click()
-    got = pg.get_by_text(re.compile(r"^(Claimed (\S+) until|No pair claimed|Nothing to claim)"))
-    got.first.wait_for(timeout=90_000)
-    pg.wait_for_selector(IDLE, state="attached")
-    if not got.first.inner_text().startswith("Claimed"):
-        _append(log, f"noclaim {who}")
+    record = pg.get_by_role("button", name="Record decision")
+    if bad or away or record.count() == 0 or record.is_disabled():
         return
     pg.get_by_text("Dismiss: not a conflict", exact=True).click()
     pg.wait_for_selector(IDLE, state="attached")
-    pg.get_by_role("button", name="Record decision").click()
+    token = f"{who.split('@')[0]}-{os.getpid()}-{n}"
+    pg.get_by_label("Note (optional)").fill(token)
+    record.click()
     done = pg.get_by_text(re.compile(r"^(Recorded decision #\d+ on|Not recorded|Already recorded)"))
     done.first.wait_for(timeout=120_000)
     text = done.first.inner_text()
     m = re.match(r"^Recorded decision #(\d+) on (\S+) \u2194 (\S+):", text)
     if m:
-        _append(log, f"dack {m.group(1)} {who} {m.group(2)}|{m.group(3)}")
+        _append(log, f"dack {m.group(1)} {who} {m.group(2)}|{m.group(3)} {token}")
     elif text.startswith("Not recorded: this pair changed"):
         _append(log, f"stale dashboard {who}")
     else:
@@ -192,7 +191,9 @@ def write_ckf(out: Path, n: int) -> list[tuple[str, str]]:
     (out / "knowledge_base.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     shutil.copytree(REPO / "sample_ckf" / "scenarios", out / "scenarios")
     ids = [json.loads(line)["fact_id"] for line in lines]
-    return [(ids[i], ids[i + 1]) for i in range(0, len(ids) - 1, 2)]
+    pairs = [(ids[i], ids[i + 1]) for i in range(0, len(ids) - 1, 2)]
+    a, b = SHARED_PAIR.split("|")
+    return pairs + [(a, b)] if a in ids and b in ids else pairs
 
 
 def spawn(argv: list[str], out: Any = subprocess.DEVNULL, env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -279,10 +280,10 @@ def read_events(paths: list[Path]) -> tuple[dict[int, tuple[str, str, int, str, 
     return acked, counts, problems
 
 
-def browser_events(path: Path) -> tuple[Counter, dict[int, tuple[str, str]]]:
+def browser_events(path: Path) -> tuple[Counter, dict[int, tuple[str, str, str]]]:
     """Page loads and stale refusals by outcome, and the decisions the dashboards acknowledged (id -> who, pair)."""
     loads: Counter = Counter()
-    dacked: dict[int, tuple[str, str]] = {}
+    dacked: dict[int, tuple[str, str, str]] = {}
     if not path.exists():
         return loads, dacked
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -291,21 +292,21 @@ def browser_events(path: Path) -> tuple[Counter, dict[int, tuple[str, str]]]:
             loads[parts[1]] += 1
         elif parts and parts[0] == "stale":
             loads["stale"] += 1
-        elif len(parts) == 4 and parts[0] == "dack":
-            dacked[int(parts[1])] = (parts[2], parts[3])
+        elif len(parts) == 5 and parts[0] == "dack":
+            dacked[int(parts[1])] = (parts[2], parts[3], parts[4])
     return loads, dacked
 
 
-def check_dashboard(db: str, dacked: dict[int, tuple[str, str]]) -> list[str]:
+def check_dashboard(db: str, dacked: dict[int, tuple[str, str, str]]) -> list[str]:
     """Every decision a dashboard acknowledged is in the log, as that operator's, from the dashboard."""
     from crp_core.triage import DecisionStore
 
     with DecisionStore(db, create=False, readonly=True) as s:
         by_id = {d.id: d for d in s.all()}
     problems = []
-    for i, (who, pair) in sorted(dacked.items()):
+    for i, (who, pair, token) in sorted(dacked.items()):
         d = by_id.get(i)
-        if d is None or (d.operator, d.origin, f"{d.fact_a}|{d.fact_b}") != (who, "dashboard", pair):
+        if d is None or (d.operator, d.origin, f"{d.fact_a}|{d.fact_b}", d.note) != (who, "dashboard", pair, token):
             problems.append(f"dashboard-acknowledged #{i} ({who}, {pair}) is not in the log as such")
     return problems
 
