@@ -4,8 +4,8 @@
     python bench/team_load.py --kills 5 --no-browser
 
 Starts a throw-away PostgreSQL (``tests/support/postgres.py``), writes a small CKF (the first ``--facts``
-facts of ``sample_ckf/``, with their embeddings) and its pairs (facts 1-2, 3-4, ...), starts two
-``streamlit run app.py`` servers in ``proxy`` mode (a team file with several operators) on the same
+facts of ``sample_ckf/``, with their embeddings) and its pairs (facts 1-2, 3-4, ..., and the shared pair),
+starts two ``streamlit run app.py`` servers in ``proxy`` mode (a team file with several operators) on the same
 ``CRP_INSPECT_TRIAGE_DB`` URL, and runs:
 
 - four CLI writer loops: each picks a pair, reads its latest id (the library), runs
@@ -15,7 +15,9 @@ facts of ``sample_ckf/``, with their embeddings) and its pairs (facts 1-2, 3-4, 
   "database away" failure is counted and the same decision is sent again on the same ``based_on``, so a
   decision committed without its answer comes back as a stale refusal, never as a second entry;
 - a Playwright loop with two browser contexts (one per server, two operators by their proxy header)
-  loading the Conflicts page over and over (page loads, not decisions: see bench/README.md);
+  opening the CKF's conflict pair k8s-0026 / k8s-0027 on the Conflicts page and recording a dismissal
+  with a unique note, over and over; the CLI writers decide that pair too, so both sides meet stale
+  refusals; a page that shows the "database cannot be reached" banner records nothing that round;
 - faults: a random writer SIGKILLed (its whole process group, the CLI child included) ``--kills`` times
   and started again, and the PostgreSQL server stopped (``pg_ctl stop -m fast``) and started once when
   half the kills are done.
@@ -23,7 +25,8 @@ facts of ``sample_ckf/``, with their embeddings) and its pairs (facts 1-2, 3-4, 
 Then it checks: every acknowledged id is in the log exactly once with the content its writer sent; no
 decision (a unique note token) is in the log twice; for every pair each entry's ``based_on`` is the id of
 the pair's previous entry (no lost update); ``crp-inspect triage verify`` says ok. It prints one table and
-exits 1 on any violation. Every process it started is stopped on the way out, failure or not.
+exits 1 on any violation (a dashboard page showing an exception is one). Every process it started is
+stopped on the way out, failure or not.
 """
 
 from __future__ import annotations
@@ -414,6 +417,8 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901, PLR0915  one straight s
         problems += more
         loads, dacked = browser_events(work / "browser.events")
         problems += check_dashboard(db, dacked)
+        if loads["exception"]:
+            problems.append(f"a dashboard page showed an exception {loads['exception']} time(s)")
         wall = time.monotonic() - t_start
         load_end = os.getloadavg()
         rows = [
