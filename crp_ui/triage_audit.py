@@ -25,7 +25,7 @@ def chain_verdict() -> None:
     except CRPError as exc:
         st.warning(f"The hash chain could not be checked: {render.md_escape(exc)}")
         return
-    if v.ok:
+    if v.ok and v.head is not None:  # a verified chain always has its head
         _verified(v.entries, v.head)
         return
     before = v.entries - 1  # the entries checked include the broken one
