@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import add_sdk_map_args, input_source_map, load_input_ckf, visible
 from crp_core.config import STATUSES
-from crp_core.decisions import ALL_KINDS, DecisionError, StaleDecisionError, normalise_operator
+from crp_core.decisions import ALL_KINDS, DecisionError, StaleDecisionError, validate_decision
 from crp_core.errors import CRPError
 from crp_core.report import dumps
 from crp_core.triage import (
@@ -485,7 +485,7 @@ def _repeated(store: DecisionStore, decision: Decision, fingerprint: str) -> Dec
     """The pair's latest decision when ``decision`` says the same (a command retried after its answer was
     lost records nothing twice), else None. A decision the store will refuse is left to it."""
     try:
-        stamped = replace(decision, operator=normalise_operator(decision.operator), ckf_fingerprint=fingerprint)
+        stamped = validate_decision(replace(decision, ckf_fingerprint=fingerprint))
     except DecisionError:
         return None
     history = store.history((decision.fact_a, decision.fact_b))
