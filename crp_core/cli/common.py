@@ -117,8 +117,42 @@ def visible(text: object, *, newlines: bool = False) -> str:
     return "".join(out)
 
 
+def max_bytes_arg(value: str) -> int:
+    """argparse ``type`` of ``--max-bytes``: a whole number of bytes >= 1 (the upper bound is the
+    ``ckf_max_bytes`` range of the configuration, checked where the configuration is made)."""
+    try:
+        n = int(value.strip()) if value.strip().isascii() else -1
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of bytes >= 1")
+    return n
+
+
+class _MaxBytesAsSetting(argparse.Action):
+    """``--max-bytes N`` on a command with ``--set``: the same as ``--set ckf_max_bytes=N`` at its place
+    on the command line, so one configuration key holds the limit."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object, option: object = None
+    ) -> None:
+        namespace.set_args = [*getattr(namespace, "set_args", []), f"ckf_max_bytes={values}"]
+
+
+def add_max_bytes_arg(p: argparse.ArgumentParser, what: str = "CKF file", *, as_setting: bool = False) -> None:
+    """``--max-bytes N``: the largest input accepted. Every command that reads a CKF has it, so the size
+    refusal's "--max-bytes" names a flag of the command that printed it. ``as_setting``: the command
+    has ``--set`` and the flag sets ``ckf_max_bytes`` (else ``args.max_bytes``, None when not given)."""
+    help = f"largest {what} accepted, in bytes (default: ckf_max_bytes of the configuration)"
+    if as_setting:
+        p.add_argument("--max-bytes", type=max_bytes_arg, metavar="N", help=help, action=_MaxBytesAsSetting)
+    else:
+        p.add_argument("--max-bytes", type=max_bytes_arg, default=None, metavar="N", help=help)
+
+
 def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str) -> None:
-    """``--ckf`` [``--scenario``] ``--config`` ``--set`` (repeatable, into ``set_args``) ``--now``
+    """``--ckf`` [``--scenario``] ``--config`` ``--set`` (repeatable, into ``set_args``) ``--max-bytes``
+    (into ``set_args`` as ``ckf_max_bytes``) ``--now``
     ``--lenient`` ``--cache-dir`` ``--sdk-map`` ``--source-type`` (:func:`input_source_map`).
     Configuration precedence: defaults < --config < the scenario's
     config < --set (``crp_core.config.layered_config``)."""
@@ -138,6 +172,7 @@ def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str)
         dest="set_args",
         help="override one configuration key (repeatable; dotted keys for tables, e.g. ttl_days.news=60)",
     )
+    add_max_bytes_arg(p, as_setting=True)
     p.add_argument("--now", metavar="ISO", default=None, help=now_help)
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
     p.add_argument(

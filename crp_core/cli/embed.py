@@ -53,7 +53,7 @@ def _positive(value: str) -> int:
 
 
 def register(subparsers: Subparsers) -> None:
-    from crp_core.cli.common import cache_dir_arg
+    from crp_core.cli.common import add_max_bytes_arg, cache_dir_arg
 
     p = subparsers.add_parser(
         "embed",
@@ -64,6 +64,7 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv/.parquet) or directory")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory CKF, or a .parquet file")
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
+    add_max_bytes_arg(p)
     from crp_core.corpus.embedding import DEFAULT_BATCH
 
     p.add_argument(
@@ -120,7 +121,7 @@ def _handle(args: argparse.Namespace) -> int:
         from crp_core.engines.ray_engine import require_ray
 
         require_ray()  # before loading anything: say at once how to install the extra
-    kb = load_ckf(args.ckf, lenient=args.lenient)
+    kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=args.max_bytes)
     if kb.skipped:
         print(f"lenient load: {len(kb.skipped)} bad fact(s) skipped", file=sys.stderr)
     done, run = embed_kb(

@@ -14,6 +14,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from crp_core.cli.common import add_max_bytes_arg
 from crp_core.config import SOURCE_TYPES
 
 if TYPE_CHECKING:
@@ -45,13 +46,7 @@ def register(subparsers: Subparsers) -> None:
         help="source type of the facts no mapping rule matches (default: the mapping's default, else unverified)",
     )
     p.add_argument("--lenient", action="store_true", help="skip bad facts and edges instead of refusing")
-    p.add_argument(
-        "--max-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="largest snapshot accepted (default: ckf_max_bytes of the configuration)",
-    )
+    add_max_bytes_arg(p, "snapshot")
     p.set_defaults(handler=_handle)
 
 
@@ -62,8 +57,6 @@ def _handle(args: argparse.Namespace) -> int:
     from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map
     from crp_core.io.ckf.write import ckf_format, write_ckf
 
-    if args.max_bytes is not None and args.max_bytes < 1:
-        raise ConfigError("--max-bytes must be >= 1")
     if ckf_format(args.out) in (None, "dir"):
         raise ConfigError(f"--out: {args.out} needs the extension .jsonl, .json or .csv")
     out = check_writable(args.out, "--out")

@@ -37,7 +37,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from crp_core.cli.common import add_sdk_map_args, input_source_map, load_input_ckf, visible
+from crp_core.cli.common import add_max_bytes_arg, add_sdk_map_args, input_source_map, load_input_ckf, visible
 from crp_core.config import STATUSES
 from crp_core.decisions import ALL_KINDS, DecisionError, StaleDecisionError, validate_decision
 from crp_core.errors import CRPError
@@ -122,6 +122,7 @@ def register(subparsers: Subparsers) -> None:
     )
     e.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
     add_sdk_map_args(e)
+    add_max_bytes_arg(e)
     e.set_defaults(handler=_export)
 
     d = sub.add_parser(
@@ -165,6 +166,7 @@ def register(subparsers: Subparsers) -> None:
     q.add_argument("--ckf", metavar="PATH", required=True, help="the CKF the decisions were taken on")
     q.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
     add_sdk_map_args(q)
+    add_max_bytes_arg(q)
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.set_defaults(handler=_stats)
 
@@ -197,6 +199,7 @@ def register(subparsers: Subparsers) -> None:
         "--roles", metavar="FILE", help="roles file (TOML); default: the team file of $CRP_INSPECT_TEAM, if any"
     )
     add_sdk_map_args(r)
+    add_max_bytes_arg(r)
     r.set_defaults(handler=_record)
 
 
@@ -250,7 +253,7 @@ def _export_target(args: argparse.Namespace) -> None:
 def _export(args: argparse.Namespace) -> int:
     db = _db(args)
     report_path = _export_paths(args)
-    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=None, source_map=input_source_map(args))
+    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=args.max_bytes, source_map=input_source_map(args))
     with DecisionStore(db, create=False, readonly=True) as store:
         decisions = store.current()
         chain = store.verify()
@@ -374,7 +377,7 @@ def _decisions(args: argparse.Namespace) -> int:
 def _stats(args: argparse.Namespace) -> int:
     from crp_core.triage.quality import detector_quality, detector_quality_dict
 
-    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=None, source_map=input_source_map(args))
+    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=args.max_bytes, source_map=input_source_map(args))
     with DecisionStore(_db(args), create=False, readonly=True) as store:
         quality = detector_quality(store.current(ckf_fingerprint=kb.fingerprint), kb)
         on_kb = [d for d in store.all() if d.ckf_fingerprint in (None, kb.fingerprint)]
@@ -451,7 +454,7 @@ def _os_user() -> str | None:
 
 def _record(args: argparse.Namespace) -> int:
     a, b = args.pair
-    kb = load_input_ckf(args.ckf, lenient=False, max_bytes=None, source_map=input_source_map(args))
+    kb = load_input_ckf(args.ckf, lenient=False, max_bytes=args.max_bytes, source_map=input_source_map(args))
     roles = load_roles(args.roles) if args.roles else load_team_config().roles
     decision = Decision.new(
         a,

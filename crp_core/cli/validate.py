@@ -15,7 +15,7 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from crp_core.cli.common import add_sdk_map_args, input_source_map, load_input_ckf
+from crp_core.cli.common import add_max_bytes_arg, add_sdk_map_args, input_source_map, load_input_ckf
 from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import Problem, ValidationError
 from crp_core.io.scenario import load_scenario
@@ -41,13 +41,7 @@ def register(subparsers: Subparsers) -> None:
         "checked against it",
     )
     p.add_argument("--lenient", action="store_true", help="skip bad facts instead of refusing the file")
-    p.add_argument(
-        "--max-bytes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="largest CKF file accepted (default: ckf_max_bytes of the configuration)",
-    )
+    add_max_bytes_arg(p, "CKF file")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     add_sdk_map_args(p, "PATH")
     p.set_defaults(handler=_handle)
@@ -79,9 +73,6 @@ def _handle(args: argparse.Namespace) -> int:  # noqa: C901  one branch per inpu
         args.path = args.ckf
     if args.path is None and args.scenario is None:
         print("crp-inspect validate: give a CKF PATH (or --ckf PATH) and/or --scenario PATH", file=sys.stderr)
-        return 2
-    if args.max_bytes is not None and args.max_bytes < 1:
-        print("crp-inspect validate: --max-bytes must be >= 1", file=sys.stderr)
         return 2
     status = 0
     out: dict[str, Any] = {}

@@ -336,7 +336,7 @@ def _read_parquet(source: str | io.BytesIO, st: LoadState, batch_rows: int, limi
                     done + 1,
                     FILE_FIELD,
                     f"Parquet data unpacks to more than {limit:,} bytes by row {done + batch.num_rows:,} "
-                    f"(the limit, {LIMIT_SETTING}): refused before decoding",
+                    f"({LIMIT_SETTING}): refused before decoding",
                 )
             )
             return

@@ -19,8 +19,9 @@ FILE_FIELD = "file"
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 #: the files of a CKF directory: the facts, their embeddings (optional), the manifest (optional)
 DIR_FACTS, DIR_NPY, DIR_MANIFEST = "facts.jsonl", "embeddings.npy", "manifest.json"
-#: the settings that set the size limit, named when a file is over it
-LIMIT_SETTING = "ckf_max_bytes / --max-bytes"
+#: the settings that set the size limit, named when a file is over it: the configuration key, and the
+#: flag every CKF-reading command has (``crp_core.cli.common.add_max_bytes_arg``)
+LIMIT_SETTING = "the ckf_max_bytes setting; --max-bytes on the command line"
 _WHAT = "CKF"
 
 

@@ -63,8 +63,9 @@ def test_lenient_still_refuses_file_level_problems(capsys):
 def test_max_bytes(capsys):
     rc, out, _ = run(capsys, "validate", "--max-bytes", "10", os.path.join(GOOD, "facts.jsonl"))
     assert rc == 1 and "over the limit of 10 bytes" in out
-    rc, _, err = run(capsys, "validate", "--max-bytes", "0", os.path.join(GOOD, "facts.jsonl"))
-    assert rc == 2 and "--max-bytes" in err
+    with pytest.raises(SystemExit) as ei:  # refused by argparse, before anything is read
+        run(capsys, "validate", "--max-bytes", "0", os.path.join(GOOD, "facts.jsonl"))
+    assert ei.value.code == 2 and "--max-bytes" in capsys.readouterr().err
 
 
 def test_json_output(capsys):

@@ -274,8 +274,8 @@ def test_a_dictionary_page_repeating_one_long_value_is_counted_per_row(tmp_path)
     assert footer < 200_000 < n * len(long)  # the footer sees one copy
     problems = _refused(path, max_bytes=1_000_000)
     assert problems == [
-        (1, "file", "Parquet data unpacks to more than 1,000,000 bytes by row 60 (the limit, "
-         "ckf_max_bytes / --max-bytes): refused before decoding")
+        (1, "file", "Parquet data unpacks to more than 1,000,000 bytes by row 60 (the ckf_max_bytes "
+         "setting; --max-bytes on the command line): refused before decoding")
     ]  # fmt: skip
     with pytest.raises(CKFError) as ei:
         load_ckf_bytes(open(path, "rb").read(), "bomb.parquet", max_bytes=1_000_000)
