@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from crp_core.analysis.compare import Comparison, compare_runs
     from crp_core.analysis.evaluate import PreparedSuite, SuiteRun, SuiteSweep, prepare_suite, run_suite, sweep_suite
     from crp_core.analysis.gate import GateFailure, GateResult, gate, read_baseline
-    from crp_core.analysis.html_report import build_html_report
+    from crp_core.analysis.html_report import build_html_report, build_suite_html_report
     from crp_core.analysis.known import known_conflicts
     from crp_core.analysis.metrics import (
         METRICS,
@@ -38,6 +38,15 @@ if TYPE_CHECKING:
         SuiteMetrics,
         scenario_metrics,
         suite_metrics,
+    )
+    from crp_core.analysis.report_inputs import (
+        DecisionLine,
+        ReportInputs,
+        ScenarioInput,
+        config_changes,
+        decision_lines,
+        reproduce_command,
+        set_args_for,
     )
     from crp_core.analysis.reports import suite_metrics_report, tune_report
     from crp_core.analysis.scan import ConflictScan, scan_ckf, scan_config_key
@@ -293,7 +302,16 @@ _MODULES: dict[str, tuple[str, ...]] = {
 #: the names the dashboard reads (crp_ui and pages import crp_core through this package only)
 _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.gate": ("GateFailure",),
-    "crp_core.analysis.html_report": ("build_html_report",),
+    "crp_core.analysis.html_report": ("build_html_report", "build_suite_html_report"),
+    "crp_core.analysis.report_inputs": (
+        "ReportInputs",
+        "ScenarioInput",
+        "DecisionLine",
+        "decision_lines",
+        "config_changes",
+        "reproduce_command",
+        "set_args_for",
+    ),
     "crp_core.analysis.known": ("known_conflicts",),
     "crp_core.analysis.metrics": ("METRICS", "MetricInfo"),
     "crp_core.analysis.scan": ("scan_config_key",),
@@ -448,6 +466,9 @@ __all__ = [
     "same_decision",
     # crprotocol sessions: the audit trail and its analysis
     "AuditTrail", "read_audit", "SessionReport", "analyse_session", "session_report_dict",
+    # stakeholder reports: what a report ran on, the whole suite as one report
+    "build_suite_html_report", "ReportInputs", "ScenarioInput", "DecisionLine", "decision_lines", "config_changes",
+    "reproduce_command", "set_args_for",
 ]
 # fmt: on
 __version__ = "0.1.0"

@@ -19,10 +19,18 @@ from crp_core import (
     Corpus,
     CRPConfig,
     CRPError,
+    DecisionSet,
     PipelineResult,
+    ReportInputs,
     Scenario,
+    ScenarioInput,
     before_after,
     build_html_report,
+    config_changes,
+    decision_lines,
+    format_timestamp,
+    reproduce_command,
+    set_args_for,
 )
 
 from . import cache, glossary, render, state
@@ -79,15 +87,51 @@ def before_after_tab(
         store.clear()
         store[key] = ba
     before_after_view(cast(BeforeAfter, ba))
-    _report_button(cast(BeforeAfter, ba))
+    _report_button(cast(BeforeAfter, ba), decisions if isinstance(decisions, DecisionSet) else None)
 
 
-def _report_button(ba: BeforeAfter) -> None:
+def report_inputs(ba: BeforeAfter, decisions: DecisionSet | None, name: str, label: str) -> ReportInputs:
+    """What the dashboard's report ran on; its command names the CKF and scenario by the names shown
+    here (the reader runs it on their copies of those files)."""
+    full = ba.full
+    kb = full.corpus.kb
+    lines, in_force = decision_lines(decisions)
+    query = full.scenario.query if full.scenario is not None else ""
+    command = reproduce_command(
+        label,
+        scenario=name,
+        set_args=set_args_for(full.config),
+        now=format_timestamp(full.now),
+        fanout_width=ba.fanout_width,
+        out=f"crp-before-after-{name.rsplit('.', 1)[0] or 'scenario'}.html",
+    )
+    return ReportInputs(
+        ckf_label=label,
+        ckf_fingerprint=kb.fingerprint,
+        ckf_facts=len(kb),
+        scenarios=(ScenarioInput(name, query, format_timestamp(full.now), ba.fanout_width),),
+        config_changes=config_changes(full.config),
+        decisions=lines,
+        decisions_in_force=in_force,
+        decisions_source="this dashboard's triage database (the command reads it from $CRP_INSPECT_TRIAGE_DB)"
+        if in_force
+        else "",
+        command=command,
+    )
+
+
+def _report_button(ba: BeforeAfter, decisions: DecisionSet | None) -> None:
     name = state.get_scenario_name() or "scenario"
     label = state.get_ckf_label()
 
     def report() -> str:
-        return build_html_report(ba, ckf_label=label, scenario_name=name, terms=glossary.report_terms())
+        return build_html_report(
+            ba,
+            ckf_label=label,
+            scenario_name=name,
+            terms=glossary.report_terms(),
+            inputs=report_inputs(ba, decisions, name, label),
+        )
 
     stem = name.rsplit(".", 1)[0] or "scenario"
     st.download_button(

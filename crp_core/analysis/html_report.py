@@ -20,6 +20,7 @@ from crp_core.analysis.compare import fmt_value
 
 if TYPE_CHECKING:
     from crp_core.analysis.baseline import BeforeAfter, EnvelopeChange, SideNumbers
+    from crp_core.analysis.report_inputs import ReportInputs
     from crp_core.model import KnowledgeBase
 
 #: the report must stay below this size (tests hold it to it)
@@ -296,7 +297,74 @@ def _terms(terms: Mapping[str, str]) -> str:
     return f"<h2>Words used in this report</h2><dl class='terms'>{items}</dl>"
 
 
-def build_html_report(
+def _decisions_section(inputs: ReportInputs | None, changes: Sequence[EnvelopeChange]) -> str:
+    """The operator decisions in force, as people's decisions (who, when, which pair, what), apart from
+    what Fact Authority Resolution decided; those that changed the envelope(s) of this report marked."""
+    if inputs is None or not inputs.decisions_in_force:
+        return ""
+    changed = {(c.fact_id, c.related) for c in changes if c.kind == "operator decision"}
+    rows = []
+    for d in inputs.decisions:
+        hit = any({a, b} == {d.fact_a, d.fact_b} for a, b in changed)
+        pair = f"<code>{esc(d.fact_a)}</code> | <code>{esc(d.fact_b)}</code>"
+        rows.append(
+            f"<tr><td class='num'>#{esc(d.decision_id)}</td><td>{pair}</td><td>{esc(d.what)}"
+            f"{'<br><b>changed this context</b>' if hit else ''}</td>"
+            f"<td>{esc(d.operator)} ({esc(d.role)}, {esc(d.origin)})</td><td>{esc(d.decided_at)}</td>"
+            f"<td>{esc(d.note)}</td></tr>"
+        )
+    more = inputs.decisions_in_force - len(inputs.decisions)
+    extra = f"<p class='small'>…and {more} more decisions in force, not listed.</p>" if more > 0 else ""
+    return (
+        "<h2>Decisions taken by people</h2><p>These pairs were decided by operators in the triage log "
+        f"({esc(inputs.decisions_source)}), not by the algorithm. A fact such a decision left out is said as "
+        "<i>operator decision</i> above, never as a Fact Authority Resolution loser.</p>"
+        "<table><tr><th>entry</th><th>pair</th><th>decision</th><th>who</th><th>when (UTC)</th><th>note</th></tr>"
+        + "".join(rows)
+        + f"</table>{extra}"
+    )
+
+
+def _inputs_section(inputs: ReportInputs | None) -> str:
+    """What the report ran on and the command that writes it again."""
+    if inputs is None:
+        return ""
+    scen = "".join(
+        f"<tr><td>{esc(s.name)}</td><td>{esc(s.query)}</td><td>{esc(s.now)}</td><td class='num'>{s.fanout_width}</td>"
+        f"<td><code>{esc(s.file_digest or 'none: not read from a file')}</code></td></tr>"
+        for s in inputs.scenarios
+    )
+    cfg = "".join(
+        f"<tr><td><code>{esc(k)}</code></td><td>{esc(d)}</td><td>{esc(v)}</td></tr>"
+        for k, d, v in inputs.config_changes
+    )
+    cfg_table = (
+        f"<table><tr><th>key</th><th>default</th><th>this report</th></tr>{cfg}</table>"
+        if cfg
+        else "<p>Every configuration key at its default.</p>"
+    )
+    command = (
+        f"<p>Written again, from the same files, by:</p><pre><code>{esc(inputs.command)}</code></pre>"
+        if inputs.command
+        else ""
+    )
+    decided = (
+        f"{inputs.decisions_in_force} operator decision{'' if inputs.decisions_in_force == 1 else 's'} in force "
+        f"from {esc(inputs.decisions_source)}"
+        if inputs.decisions_in_force
+        else "no operator decision applied"
+    )
+    return (
+        "<h2>What this report ran on</h2>"
+        f"<p>CKF <b>{esc(inputs.ckf_label)}</b>, {inputs.ckf_facts} facts, fingerprint "
+        f"<code>{esc(inputs.ckf_fingerprint)}</code>; {decided}.</p>"
+        "<table><tr><th>scenario</th><th>question</th><th>now</th><th>fan-out width</th>"
+        f"<th>file SHA-256</th></tr>{scen}</table>"
+        f"<h3>Configuration</h3>{cfg_table}{command}"
+    )
+
+
+def build_html_report(  # noqa: PLR0913  the record, then the page's labels keyword-only
     ba: BeforeAfter,
     *,
     title: str = "Before / after SPEC-027",
@@ -304,6 +372,7 @@ def build_html_report(
     scenario_name: str = "",
     generated_at: datetime | None = None,
     terms: Mapping[str, str] | None = None,
+    inputs: ReportInputs | None = None,
 ) -> str:
     """One self-contained HTML document of the before / after view (see the module docstring)."""
     full = ba.full
@@ -361,7 +430,9 @@ by two parallel branches.</p>
 <div><h3>SPEC-027 ({len(a.envelope)} facts, {a.tokens_used} tokens)</h3>
 {_envelope_table(ba, a, b.envelope, kb)}</div>
 </div>
+{_decisions_section(inputs, ba.removed)}
 {_terms(terms or {})}
+{_inputs_section(inputs)}
 <details><summary>For engineers: configuration and response headers</summary>
 <p class="small">Configuration: {cfg}. <b>SPEC-024 only</b>: no recency factor, no contradiction resolution
 (conflicting pairs detected but both facts handed to the model), naive fan-out (shared Coverage Set, every
@@ -369,5 +440,84 @@ branch pulled by the whole ResidualSet). <b>SPEC-027</b>: the full pipeline (rec
 resolution, partitioned fan-out).</p>
 {_headers_table(ba)}
 </details>
+</body></html>
+"""
+
+
+# ---- the whole suite -----------------------------------------------------------------------------
+def _arrow(b: int | None, a: int | None) -> str:
+    """``before → after`` with the after side coloured better / worse (None: no fan-out)."""
+    if b is None or a is None:
+        return "<td class='num'>no fan-out</td>"
+    cls = "better" if a < b else ("worse" if a > b else "")
+    return f"<td class='num'>{b} → <span class='{cls}'>{a}</span></td>"
+
+
+def _suite_row(name: str, ba: BeforeAfter) -> str:
+    b, a = ba.before, ba.after
+    query = getattr(ba.full.scenario, "query", "") or ""
+    decided = sum(1 for c in ba.removed if c.kind == "operator decision")
+    losers = sum(1 for c in ba.removed if c.kind == "conflict loser")
+    return (
+        f"<tr><td>{esc(name)}</td><td>{esc(query[:160])}</td>"
+        + _arrow(len(b.expired_in_envelope), len(a.expired_in_envelope))
+        + _arrow(len(b.contradictory_pairs), len(a.contradictory_pairs))
+        + _arrow(b.fanout_duplicates, a.fanout_duplicates)
+        + f"<td class='num'>{b.tokens_used} → {a.tokens_used}</td>"
+        f"<td class='num'>{losers}</td><td class='num'>{decided}</td></tr>"
+    )
+
+
+def build_suite_html_report(  # noqa: PLR0913  the records, then the page's labels keyword-only
+    entries: Sequence[tuple[str, BeforeAfter]],
+    *,
+    title: str = "Before / after SPEC-027, every scenario",
+    ckf_label: str = "",
+    generated_at: datetime | None = None,
+    terms: Mapping[str, str] | None = None,
+    inputs: ReportInputs | None = None,
+) -> str:
+    """One self-contained HTML document of the before / after view of every scenario of a suite: one
+    chart and one table over the suite, then each scenario's three headlines and removed facts."""
+    when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    n_facts = len(entries[0][1].full.corpus.kb) if entries else 0
+    cats = ["expired facts", "ageing facts", "contradictory\npairs", "fan-out\nduplicates"]
+    totals = {
+        side: [sum(getattr(ba, attr).reaching_model[i] for _n, ba in entries) for i in range(len(cats))]
+        for side, attr in (("SPEC-024 only", "before"), ("SPEC-027", "after"))
+    }
+    chart = bar_chart_svg(
+        f"What reaches the model, {len(entries)} scenarios together",
+        cats,
+        [(k, SIDE_COLOURS[k], v) for k, v in totals.items()],
+        width=720,
+    )
+    rows = "".join(_suite_row(name, ba) for name, ba in entries)
+    details = "".join(
+        f"<details><summary><b>{esc(name)}</b>: {esc((getattr(ba.full.scenario, 'query', '') or '')[:160])}"
+        f"</summary>{_headline(ba)}<h3>Removed by SPEC-027, and why</h3>"
+        f"{_changes_table(ba.removed, 'Nothing: every fact the older retrieval packed is still packed.')}</details>"
+        for name, ba in entries
+    )
+    removed = [c for _n, ba in entries for c in ba.removed]
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>
+<body>
+<h1>{esc(title)}</h1>
+<p class="meta">CKF <b>{esc(ckf_label)}</b> ({n_facts} facts) · {len(entries)} scenarios · generated {esc(when)}
+by crp-inspect</p>
+<p>Each scenario's question was answered twice from the same knowledge base: once with the older retrieval
+(<b>SPEC-024 only</b>) and once with the three SPEC-027 fixes. The chart adds up what reached the model over
+every scenario; the table gives each scenario's numbers (before → after).</p>
+<div>{chart}</div>
+<table><tr><th>scenario</th><th>question</th><th>expired facts</th><th>contradictory pairs</th>
+<th>fan-out duplicates</th><th>tokens</th><th>losers removed by Fact Authority Resolution</th>
+<th>facts left out by operators' decisions</th></tr>{rows}</table>
+<h2>Each scenario</h2>
+{details}
+{_decisions_section(inputs, removed)}
+{_terms(terms or {})}
+{_inputs_section(inputs)}
 </body></html>
 """
