@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from crp_core.analysis.session import SessionReport, analyse_session
     from crp_core.analysis.session_report import session_report_dict
     from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
+    from crp_core.analysis.suite_before_after import SuiteBeforeAfter, suite_before_after
     from crp_core.analysis.sweep import (
         SweepPoint,
         SweepResult,
@@ -303,6 +304,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
 _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.gate": ("GateFailure",),
     "crp_core.analysis.html_report": ("build_html_report", "build_suite_html_report"),
+    "crp_core.analysis.suite_before_after": ("SuiteBeforeAfter", "suite_before_after"),
     "crp_core.analysis.report_inputs": (
         "ReportInputs",
         "ScenarioInput",
@@ -468,7 +470,7 @@ __all__ = [
     "AuditTrail", "read_audit", "SessionReport", "analyse_session", "session_report_dict",
     # stakeholder reports: what a report ran on, the whole suite as one report
     "build_suite_html_report", "ReportInputs", "ScenarioInput", "DecisionLine", "decision_lines", "config_changes",
-    "reproduce_command", "set_args_for",
+    "reproduce_command", "set_args_for", "SuiteBeforeAfter", "suite_before_after",
 ]
 # fmt: on
 __version__ = "0.1.0"

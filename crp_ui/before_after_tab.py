@@ -65,6 +65,24 @@ def before_after_tab(
             help="The scenario's width by default; 0 or 1 = no fan-out.",
         )
     )
+    ba = kept_before_after(corpus, scenario, config, result, decisions, dkey, width)
+    if ba is None:
+        return
+    before_after_view(ba)
+    _report_button(ba, decisions if isinstance(decisions, DecisionSet) else None)
+
+
+def kept_before_after(  # noqa: PLR0913  the run's inputs, as the tab receives them
+    corpus: Corpus,
+    scenario: Scenario,
+    config: CRPConfig,
+    result: PipelineResult,
+    decisions: Mapping[str, Any] | None,
+    dkey: str,
+    width: int,
+) -> BeforeAfter | None:
+    """Both runs of these inputs, kept for the last inputs of the session (the tab and the story page
+    share them); None, with the refusal shown, when the input is refused."""
     key = inputs_key(corpus, scenario, config, dkey) + f"|w{width}"
     store = state.kept_dict(K_BA)
     ba = store.get(key)
@@ -83,11 +101,10 @@ def before_after_tab(
                 )
         except CRPError as exc:
             st.error(f"Refused: {render.md_escape(exc)}")
-            return
+            return None
         store.clear()
         store[key] = ba
-    before_after_view(cast(BeforeAfter, ba))
-    _report_button(cast(BeforeAfter, ba), decisions if isinstance(decisions, DecisionSet) else None)
+    return cast(BeforeAfter, ba)
 
 
 def report_inputs(ba: BeforeAfter, decisions: DecisionSet | None, name: str, label: str) -> ReportInputs:

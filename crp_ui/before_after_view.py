@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 
 from crp_core import BeforeAfter, EnvelopeChange, SideNumbers
 
-SIDE_COLOURS = {"SPEC-024 only": "#9aa5b1", "SPEC-027": "#1f5fa8"}
+#: bad / good: what the older retrieval hands over in red, SPEC-027 in green (the same in the HTML report)
+SIDE_COLOURS = {"SPEC-024 only": "#c0504d", "SPEC-027": "#2e8b57"}
 RULE_ORDER = ("fresh", "decay", "expired", "stale_status", "timeless", "user_provided", "unknown_age", "future")
 RULE_COLOURS = {
     "fresh": "#2e8b57",

@@ -54,6 +54,7 @@ class PageSpec:
 
 #: the pages in navigation order; the first one is the default page, served at the root URL
 PAGES: tuple[PageSpec, ...] = (
+    PageSpec("story.py", "Story", ":material/auto_stories:"),
     PageSpec("overview.py", "Overview", ":material/dashboard:"),
     PageSpec("breakdown.py", "Score breakdown", ":material/table_chart:"),
     PageSpec("graph.py", "Graph", ":material/hub:"),

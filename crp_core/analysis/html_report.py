@@ -52,7 +52,7 @@ details{margin:8px 0}
 dl.terms dt{font-weight:600;margin-top:6px}dl.terms dd{margin:0 0 0 16px}
 @media (max-width:900px){.cols,.headline{grid-template-columns:1fr}}
 """
-SIDE_COLOURS = {"SPEC-024 only": "#9aa5b1", "SPEC-027": "#1f5fa8"}
+SIDE_COLOURS = {"SPEC-024 only": "#c0504d", "SPEC-027": "#2e8b57"}  # bad / good
 STATE_COLOURS = {"fresh": "#2e8b57", "ageing": "#e0a000", "expired": "#b00020"}
 
 
@@ -482,14 +482,13 @@ def build_suite_html_report(  # noqa: PLR0913  the records, then the page's labe
     when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     n_facts = len(entries[0][1].full.corpus.kb) if entries else 0
     cats = ["expired facts", "ageing facts", "contradictory\npairs", "fan-out\nduplicates"]
-    totals = {
-        side: [sum(getattr(ba, attr).reaching_model[i] for _n, ba in entries) for i in range(len(cats))]
-        for side, attr in (("SPEC-024 only", "before"), ("SPEC-027", "after"))
-    }
+    from crp_core.analysis.suite_before_after import SuiteBeforeAfter
+
+    totals = SuiteBeforeAfter(tuple(entries)).totals()
     chart = bar_chart_svg(
         f"What reaches the model, {len(entries)} scenarios together",
         cats,
-        [(k, SIDE_COLOURS[k], v) for k, v in totals.items()],
+        [(k, SIDE_COLOURS[k], list(v)) for k, v in totals.items()],
         width=720,
     )
     rows = "".join(_suite_row(name, ba) for name, ba in entries)

@@ -89,27 +89,13 @@ def _decisions(db: str | None, kb: KnowledgeBase) -> tuple[DecisionSet | None, s
 def _before_after(
     prepared: PreparedSuite, args: argparse.Namespace, decisions: DecisionSet | None
 ) -> list[BeforeAfter]:
-    """Each scenario's before / after, its SPEC-027 side the suite run's (known-conflict guard as ``check``)."""
-    from crp_core.analysis.baseline import before_after
-    from crp_core.analysis.evaluate import run_suite
+    """Each scenario's before / after (``crp_core.analysis.suite_before_after``)."""
+    from crp_core.analysis.suite_before_after import suite_before_after
 
-    run = run_suite(prepared, layered_config(args.config), set_args=tuple(args.set_args), reference=False)
-    out = []
-    for i, item in enumerate(prepared.suite):
-        scenario = item.scenario.replace(now=prepared.nows[i])
-        same_width = args.width is None or int(args.width) == int(scenario.fanout_width or 0)
-        out.append(
-            before_after(
-                prepared.corpus,
-                scenario,
-                run.configs[i],
-                vectors=prepared.vectors[i],
-                decisions=decisions,
-                fanout_width=args.width,
-                full=run.results[i] if same_width and run.results is not None else None,
-            )
-        )
-    return out
+    got = suite_before_after(
+        prepared, layered_config(args.config), set_args=args.set_args, fanout_width=args.width, decisions=decisions
+    )
+    return [ba for _name, ba in got.entries]
 
 
 def report_inputs_of(  # noqa: PLR0913  what the command read, one argument each

@@ -23,7 +23,8 @@ from tests.support.browser import assert_no_exception, screenshot, session_page,
 
 #: url path -> the page's heading
 PAGES = {
-    "/": "Overview",
+    "/": "What SPEC-027 changes",
+    "/overview": "Overview",
     "/breakdown": "Score breakdown",
     "/envelope": "Envelope",
     "/conflicts": "Conflict triage",

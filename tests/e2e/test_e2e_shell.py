@@ -60,14 +60,14 @@ def test_home_shows_ckf_summary(page):
     assert "Operator name" in sidebar_text(page)
 
 
-def test_overview_opens_at_root_and_under_its_own_path(page):
-    """``/`` and ``/overview`` both show the Overview with the link's parameters, no "Page not found"."""
-    for url in ("/", "/overview?cfg.token_budget=900"):
+def test_story_opens_at_root_and_under_its_own_path(page):
+    """``/`` and ``/story`` both show the Story page with the link's parameters, no "Page not found"."""
+    for url in ("/", "/story?cfg.token_budget=900"):
         open_page(page, url)
-        page.get_by_role("heading", name="Overview", exact=True, level=1).wait_for()
+        page.get_by_role("heading", name="What SPEC-027 changes", exact=True, level=1).wait_for()
         assert page.get_by_text("Page not found").count() == 0
         assert "Knowledge base (CKF)" in sidebar_text(page)
-    page.wait_for_url(re.compile(r".*/overview\?.*cfg\.token_budget=900.*"))
+    page.wait_for_url(re.compile(r".*/story\?.*cfg\.token_budget=900.*"))
     assert "1 config value(s) changed" in main_text(page)
 
 

@@ -109,7 +109,7 @@ def test_page_file_run_as_the_entry_script_gets_the_shell(ui_env):
     at = open_sidebar(AppTest.from_file(HOME, default_timeout=TIMEOUT)).run()
     _ok(at)
     assert "Knowledge base (CKF)" in [h.value for h in at.sidebar.subheader]
-    assert [t.value for t in at.title] == ["Overview"]  # the entry script is no registered page: the default
+    assert [t.value for t in at.title] == ["What SPEC-027 changes"]  # the entry script is no page: the default
 
 
 def test_facts_by_type_and_status_counts(ui_env):
@@ -330,7 +330,7 @@ def test_every_page_file_is_registered_once():
     files = sorted(p.name for p in (REPO_ROOT / "pages").glob("*.py") if p.name != "__init__.py")
     assert sorted(p.file for p in shell.PAGES) == files
     assert len({p.url_path for p in shell.PAGES}) == len(shell.PAGES)
-    assert shell.DEFAULT_PAGE.file == "overview.py" and shell.PAGES[-1].file == "home.py"
+    assert shell.DEFAULT_PAGE.file == "story.py" and shell.PAGES[-1].file == "home.py"
 
 
 def _list_navigation_pages() -> None:
@@ -350,21 +350,22 @@ def test_navigation_pages_cover_every_url():
     _ok(at)
     rows = [t.value.split("|") for t in at.text]
     expected = [[s.title, "" if s is shell.DEFAULT_PAGE else s.url_path, "visible"] for s in shell.PAGES]
-    assert rows == expected + [["Overview", "overview", "hidden"]]
+    assert rows == expected + [["Story", "story", "hidden"]]
 
 
 def test_navigation_serves_the_default_page_under_its_own_path_too(ui_env):
-    """The default page is served at ``/``; ``/overview`` is a hidden page of the same file."""
+    """The default page is served at ``/``; ``/story`` is a hidden page of the same file."""
     at = _app()
     _ok(at)
-    assert [t.value for t in at.title] == ["Overview"]
-    at.switch_page("pages/overview.py").run()  # the page registered at /overview
+    assert [t.value for t in at.title] == ["What SPEC-027 changes"]
+    at.switch_page("pages/story.py").run()  # the page registered at /story
     _ok(at)
-    assert [t.value for t in at.title] == ["Overview"]
+    assert [t.value for t in at.title] == ["What SPEC-027 changes"]
     assert "Knowledge base (CKF)" in [h.value for h in at.sidebar.subheader]
 
 
 PAGE_TITLES = {
+    "story.py": "What SPEC-027 changes",
     "overview.py": "Overview",
     "breakdown.py": "Score breakdown",
     "graph.py": "Graph (CDGR)",

@@ -1,0 +1,176 @@
+"""The Story page: what SPEC-027 changes for the current scenario, told for a product manager or a
+compliance officer. The question in words; the three fixes as cards with the before and after numbers
+(bad in red, good in green); the facts SPEC-027 left out, as their text (the fact id and the reason on
+hover); the details behind toggles; and the same before / after over every scenario of the chosen suite
+as one chart and one table. Every figure comes from ``crp_core.before_after`` /
+``crp_core.suite_before_after``: the page explains, it never recomputes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from crp_core import BeforeAfter, Corpus, CRPError, DecisionSet, EnvelopeChange, suite_before_after
+
+from . import before_after_view, render, suite_source
+from .before_after_view import SIDE_COLOURS
+
+K = "crp.story."
+#: the three SPEC-027 fixes: card title, the figure (index into SideNumbers.reaching_model) it is judged by
+FIXES: tuple[tuple[str, int, str], ...] = (
+    ("Stale facts", 0, "expired facts handed to the model"),
+    ("Contradictions", 2, "contradictory pairs handed to the model"),
+    ("Fan-out race", 3, "fan-out duplicates"),
+)
+#: the headline sentence of each card (BeforeAfter.headlines order: fan-out, contradictions, stale)
+_HEADLINE_OF = {"Fan-out race": 0, "Contradictions": 1, "Stale facts": 2}
+
+
+def coloured(before: int, after: int) -> str:
+    """``before → after`` as Markdown: the worse side red, the better green, equal numbers plain (numbers
+    only, no data text)."""
+    if after < before:
+        return f":red[**{before}**] → :green[**{after}**]"
+    if after > before:
+        return f":green[**{before}**] → :red[**{after}**]"
+    return f"**{before}** → **{after}**"
+
+
+def fix_cards(ba: BeforeAfter) -> None:
+    """One bordered card per SPEC-027 fix: its number before → after and the one-sentence headline."""
+    headlines = ba.headlines()
+    cols = st.columns(len(FIXES))
+    for col, (title, idx, what) in zip(cols, FIXES):
+        b, a = ba.before.reaching_model[idx], ba.after.reaching_model[idx]
+        with col.container(border=True):
+            st.markdown(f"#### {title}")
+            if idx == 3 and ba.before.fanout_duplicates is None:
+                st.markdown("This scenario does not fan out.")
+            else:
+                st.markdown(f"### {coloured(int(b), int(a))}")
+            st.caption(what + " (without SPEC-027 → with SPEC-027)")
+            st.markdown(render.md_escape(headlines[_HEADLINE_OF[title]][1]))
+
+
+def change_lines(changes: Sequence[EnvelopeChange], limit: int = 12) -> None:
+    """Each fact as its text, the id, kind and reason on hover (``help=``); inert Markdown."""
+    for c in changes[:limit]:
+        st.markdown(
+            f"- {render.md_escape(c.content)}",
+            help=render.md_escape(f"{c.fact_id} · {c.kind}: {c.reason}"),
+        )
+    if len(changes) > limit:
+        st.caption(f"…and {len(changes) - limit} more (the Tuning page's Before / after tab lists every one).")
+
+
+def scenario_story(ba: BeforeAfter) -> None:
+    """The current scenario: its question, the three cards, the facts left out and added, the details."""
+    query = ba.full.scenario.query if ba.full.scenario is not None else ""
+    st.markdown(f"#### “{render.md_escape(query)}”")
+    st.caption(
+        "The same question answered twice from the same knowledge base: with the older retrieval "
+        "(SPEC-024 only) and with the three SPEC-027 fixes."
+    )
+    fix_cards(ba)
+    left, right = st.columns(2)
+    with left.container(border=True):
+        st.markdown("**What SPEC-027 kept away from the model**")
+        if ba.removed:
+            change_lines(ba.removed)
+        else:
+            st.markdown("Nothing: every fact the older retrieval packed is still packed.")
+    with right.container(border=True):
+        st.markdown("**What it packed in their place**")
+        if ba.entered:
+            change_lines(ba.entered)
+        else:
+            st.markdown("Nothing new.")
+    with st.expander("Details: the numbers side by side"):
+        st.dataframe(before_after_view.before_after_frame(ba), hide_index=True, width="stretch")
+        st.plotly_chart(before_after_view.before_after_bars(ba), width="stretch", key=K + "bars")
+
+
+def suite_figure(totals: Mapping[str, Sequence[int]]) -> go.Figure:
+    """Grouped bars of what reaches the model over the whole suite, bad / good colours."""
+    measures = ["expired facts", "ageing facts", "contradictory pairs", "fan-out duplicates"]
+    fig = go.Figure()
+    for side, ys in totals.items():
+        fig.add_trace(
+            go.Bar(
+                x=measures,
+                y=list(ys),
+                name=side,
+                marker_color=SIDE_COLOURS[side],
+                text=list(ys),
+                textposition="outside",
+            )
+        )
+    top = max([1, *(v for ys in totals.values() for v in ys)])
+    fig.update_yaxes(range=[0, top * 1.25 + 0.5], title_text="count over the suite", tickformat="d")
+    fig.update_layout(barmode="group", height=360, margin=dict(l=60, r=10, t=40, b=10), legend=dict(orientation="h"))
+    return fig
+
+
+def suite_frame(entries: Sequence[tuple[str, BeforeAfter]]) -> pd.DataFrame:
+    """One row per scenario: its question and each figure before → after."""
+    rows = []
+    for name, ba in entries:
+        b, a = ba.before, ba.after
+        dup = "no fan-out" if b.fanout_duplicates is None else f"{b.fanout_duplicates} → {a.fanout_duplicates}"
+        rows.append(
+            {
+                "scenario": name,
+                "question": ba.full.scenario.query if ba.full.scenario is not None else "",
+                "expired": f"{len(b.expired_in_envelope)} → {len(a.expired_in_envelope)}",
+                "contradictory pairs": f"{len(b.contradictory_pairs)} → {len(a.contradictory_pairs)}",
+                "fan-out duplicates": dup,
+                "tokens": f"{b.tokens_used} → {a.tokens_used}",
+                "left out by operators": sum(1 for c in ba.removed if c.kind == "operator decision"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def suite_story(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> None:
+    """The before / after over every scenario of the chosen suite (the Tuning page's suite choice)."""
+    st.subheader("Every scenario of the suite")
+    suite = suite_source.choose_suite("story")
+    if suite is None:
+        return
+    store = st.session_state.setdefault(K + "suite", {})
+    asked = st.button("Run every scenario both ways", key=K + "run", type="primary")
+    if not asked and not store:
+        st.caption(f"{len(suite)} scenario(s): each runs twice (SPEC-024 only and SPEC-027).")
+        return
+    got = suite_source.ready(corpus, suite, decisions, dkey)  # embeds the suite once (on demand)
+    if got is None:
+        return
+    prepared, config, key = got
+    if key not in store:
+        if not asked:
+            st.caption("The suite or the configuration changed: run it again to see its numbers.")
+            return
+        try:
+            with st.spinner(f"Running {len(prepared)} scenarios both ways…"):
+                store.clear()
+                store[key] = suite_before_after(prepared, config, decisions=decisions)
+        except CRPError as exc:
+            st.error(f"Refused: {render.md_escape(exc)}")
+            return
+    result = store[key]
+    st.plotly_chart(suite_figure(result.totals()), width="stretch", key=K + "suite_bars")
+    st.dataframe(
+        suite_frame(result.entries),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "question": st.column_config.TextColumn(width="large"),
+            "left out by operators": st.column_config.NumberColumn(
+                help="facts an operator's triage decision left out (not Fact Authority Resolution)"
+            ),
+        },
+    )

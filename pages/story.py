@@ -1,0 +1,40 @@
+"""The Story page, opened first: what SPEC-027 changes for the current scenario (the question, the three
+fixes before and after, the facts it kept away from the model) and over every scenario of the suite
+(``crp_ui.story_view``)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from crp_core import CRPError
+from crp_ui import before_after_tab, breakdown, render, shell, state, story_view
+from crp_ui import decisions as triage_decisions
+
+
+def main() -> None:
+    # a presenter's page: all of the width for the story (the sidebar opens with its arrow)
+    st.set_page_config(initial_sidebar_state="collapsed")
+    st.title("What SPEC-027 changes")
+    result = breakdown.require_result()
+    breakdown.run_caption(result)
+    try:
+        corpus = state.get_corpus()
+        ds = triage_decisions.decision_set()
+    except CRPError as exc:
+        st.error(render.md_escape(exc))
+        st.stop()
+    scenario = state.get_scenario()
+    if corpus is None or scenario is None:
+        st.stop()
+    decisions, dkey = triage_decisions.pipeline_decisions(ds)
+    width = int(scenario.fanout_width or 0)
+    ba = before_after_tab.kept_before_after(corpus, scenario, state.get_config(), result, decisions, dkey, width)
+    if ba is None:
+        st.stop()
+    story_view.scenario_story(ba)
+    st.divider()
+    story_view.suite_story(corpus, ds if ds.pair_decisions else None, dkey)
+
+
+if __name__ == "__main__":
+    shell.run_page(main)

@@ -1,0 +1,57 @@
+"""Story page (opened first): the question, the three fixes before → after in bad / good colours from
+``before_after``, the facts left out as text with their id on hover, and the suite's before / after
+run on demand."""
+
+from __future__ import annotations
+
+from crp_core import before_after, suite_before_after
+from crp_ui import story_view
+from tests.support.pages import expected_result, frame_with, run_page
+
+
+def test_coloured_numbers_say_which_side_is_worse():
+    assert story_view.coloured(4, 0) == ":red[**4**] → :green[**0**]"
+    assert story_view.coloured(1, 3) == ":green[**1**] → :red[**3**]"
+    assert story_view.coloured(2, 2) == "**2** → **2**"
+
+
+def test_story_shows_the_scenarios_before_after(ui_env):
+    exp = expected_result(ui_env)
+    at = run_page("story")
+    assert at.title[0].value == "What SPEC-027 changes"
+    ba = before_after(exp.corpus, exp.scenario, exp.config, full=exp)
+    text = " ".join(m.value for m in at.markdown)
+    assert exp.scenario.query.split()[0] in text
+    for title, idx, _what in story_view.FIXES:
+        assert f"#### {title}" in text
+        if not (idx == 3 and ba.before.fanout_duplicates is None):
+            assert story_view.coloured(ba.before.reaching_model[idx], ba.after.reaching_model[idx]) in text
+    helps = [m.proto.help for m in at.markdown if m.proto.help]
+    assert len(helps) == min(len(ba.removed), 12) + min(len(ba.entered), 12)
+    if ba.removed:
+        assert helps[0].startswith(ba.removed[0].fact_id.replace("-", "\\-")) or ba.removed[0].fact_id in helps[0]
+    # the suite runs only when asked
+    assert not [f for f in at.get("plotly_chart") if "count over the suite" in f.proto.spec]
+    at.button(key="crp.story.run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = frame_with(at, "scenario", "question", "expired", "contradictory pairs")
+    assert len(table) >= 1
+    assert [f for f in at.get("plotly_chart") if "count over the suite" in f.proto.spec]
+
+
+def test_suite_frame_writes_each_figure_before_and_after(ui_env):
+    import pathlib
+    import tempfile
+
+    from crp_core import CRPConfig, load_suite, prepare_suite
+    from tests.support.suites import corpus as tiny_corpus
+    from tests.support.suites import write_suite
+
+    with tempfile.TemporaryDirectory() as d:
+        prepared = prepare_suite(tiny_corpus(), load_suite(str(write_suite(pathlib.Path(d) / "s"))))
+        got = suite_before_after(prepared, CRPConfig())
+    frame = story_view.suite_frame(got.entries)
+    s1 = dict(got.entries)["s1"]
+    row = frame[frame["scenario"] == "s1"].iloc[0]
+    assert row["expired"] == f"{len(s1.before.expired_in_envelope)} → {len(s1.after.expired_in_envelope)}"
+    assert row["tokens"] == f"{s1.before.tokens_used} → {s1.after.tokens_used}"
