@@ -204,3 +204,63 @@ def test_metric_invariants(include, exclude, pairs):
         if s.mean is None:
             continue
         assert (s.worst <= s.mean + 1e-12) if info.better == "higher" else (s.worst >= s.mean - 1e-12)
+
+
+# ---- graded relevance -------------------------------------------------------------------------------
+def test_relevance_labels_round_trip_and_their_ids_are_checked(tmp_path):
+    docs = scenario_docs()
+    docs["s1"]["expect"]["relevance"] = {"A": 3, "C": 1, "G": 0}
+    docs["s1"]["expect"]["min_ndcg@10"] = 0.5
+    docs["s2"]["expect"]["relevance"] = {"D": 2, "NOPE": 1}
+    suite = load_suite(write_suite(tmp_path / "s", docs))
+    e = suite.get("s1").expect
+    assert dict(e.relevance) == {"A": 3, "C": 1, "G": 0} and e.thresholds["min_ndcg@10"] == 0.5
+    assert {"A", "C", "G"} <= e.fact_ids() and "NOPE" in suite.get("s2").expect.fact_ids()
+    s = suite.get("s1").scenario
+    for fmt in ("json", "toml"):  # TOML quotes the key "min_ndcg@10"
+        assert load_scenario_bytes(dump_scenario(s, fmt).encode(), f"x.{fmt}") == s
+    (p,) = check_suite(suite, corpus().kb)
+    assert (Path(p.file).name, p.field, p.fact_id) == ("s2.json", "expect.relevance.NOPE", "NOPE") and p.line > 1
+
+
+def test_bad_relevance_labels_name_file_line_and_field(tmp_path):
+    d = tmp_path / "bad"
+    d.mkdir()
+    good = scenario_docs()["s1"]
+    bad = dict(
+        good,
+        expect={
+            "must_include": ["A"],
+            "must_exclude": ["B"],
+            "relevance": {"A": 0, "B": 2, "C": 4, "D": True, "E": 1.5, "F": "high"},
+            "min_mrr": 1.5,
+        },
+    )
+    (d / "r1.json").write_text(json.dumps(bad, indent=1))
+    (d / "r2.json").write_text(json.dumps(dict(good, name="r2", expect={"relevance": ["A"]}), indent=1))
+    (d / "r3.json").write_text(
+        json.dumps(dict(good, name="r3", expect={"relevance": {"A": 0}, "min_ndcg@10": 0.5}), indent=1)
+    )
+    (d / "r4.toml").write_text(
+        'query = "q"\nname = "r4"\n[expect]\n"min_recall@10" = 0.5\n[expect.relevance]\nA = -1\n'
+    )
+    with pytest.raises(SuiteError) as ei:
+        load_suite(d)
+    got = {(f, fld): (line, msg) for f, line, fld, msg in _with_messages(ei.value)}
+    text = str(ei.value)
+    assert "r1.json: line" in text
+    assert got[("r1.json", "expect.relevance.A")][1] == "'A' is in expect.must_include but graded 0 (not relevant)"
+    assert "must_exclude but graded 2" in got[("r1.json", "expect.relevance.B")][1]
+    for fid, shown in (("C", "4"), ("D", "true"), ("E", "1.5"), ("F", '"high"')):
+        line, msg = got[("r1.json", f"expect.relevance.{fid}")]
+        assert msg == f"must be a grade, a whole number from 0 to 3, got {shown}" and line > 1
+    assert got[("r1.json", "expect.min_mrr")][1] == "must be a number between 0 and 1, got 1.5"
+    assert got[("r2.json", "expect.relevance")][1].startswith("must be a table of fact id -> grade")
+    assert got[("r3.json", "expect.min_ndcg@10")][1] == (
+        "bounds a ranking metric, but expect.relevance grades no fact 1 or more"
+    )
+    assert ("r4.toml", "expect.relevance.A") in got and ("r4.toml", "expect.min_recall@10") in got
+
+
+def _with_messages(exc: SuiteError) -> list[tuple[str, int, str, str]]:
+    return [(Path(p.file).name, p.line, p.field, p.message) for p in exc.problems if isinstance(p, FileProblem)]
