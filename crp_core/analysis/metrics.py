@@ -172,6 +172,7 @@ class ScenarioMetrics:
     # the ranking metrics (None: expect.relevance grades no fact 1 or more)
     ranking: Mapping[str, float | None] = field(default_factory=dict, hash=False)
     grades: tuple[int, ...] = ()  # the grade of each envelope fact, packed order (0: not graded)
+    relevance: Mapping[str, int] = field(default_factory=dict, hash=False)  # expect.relevance
     relevant_missing: tuple[str, ...] = ()  # graded 1+, not among the first RANK_K envelope facts
 
     @property
@@ -421,6 +422,7 @@ def scenario_metrics(
         leaving=leaving,
         ranking=ranking,
         grades=grades,
+        relevance=dict(expect.relevance),
         relevant_missing=relevant_missing,
     )
 
