@@ -118,6 +118,8 @@ def gate(
     failures: list[GateFailure] = []
     notes: list[str] = []
     checked = _threshold_failures(metrics, suite, tolerance, failures)
+    if baseline is None and tolerances:
+        notes.append(f"a tolerance ({', '.join(tolerances)}) widens only a baseline comparison: no baseline given")
     if baseline is not None:
         if ckf_fingerprint and baseline.ckf_fingerprint and ckf_fingerprint != baseline.ckf_fingerprint:
             notes.append(

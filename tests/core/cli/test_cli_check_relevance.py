@@ -104,6 +104,7 @@ def test_a_tolerance_does_not_widen_an_expect_threshold(tmp_path, capsys):
     ckf, suite = _files(tmp_path, _graded(**{"min_recall@10": 0.75}))
     rc, out, _ = _check(capsys, ckf, suite, "--set", "cdr_min_relevance=0.72", "--tolerance", "recall@10=0.5")
     assert rc == 1 and "  - s1: recall@10 0.5 breaks expect.min_recall@10 (must be >= 0.75)" in out.splitlines()
+    assert "note: a tolerance (recall@10) widens only a baseline comparison: no baseline given" in out.splitlines()
 
 
 @pytest.mark.parametrize(
