@@ -178,8 +178,9 @@ IDS = ["A", "B", "C", "D", "E", "F", "G", "H1", "H2"]
     include=st.lists(st.sampled_from(IDS), unique=True),
     exclude=st.lists(st.sampled_from(IDS), unique=True),
     pairs=st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(IDS), st.booleans()), max_size=4),
+    grades=st.dictionaries(st.sampled_from(IDS), st.integers(0, 3)),
 )
-def test_metric_invariants(include, exclude, pairs):
+def test_metric_invariants(include, exclude, pairs, grades):
     run = _run()
     exclude = [f for f in exclude if f not in include]
     conflicts, seen = [], set()
@@ -187,7 +188,9 @@ def test_metric_invariants(include, exclude, pairs):
         if a != b and frozenset((a, b)) not in seen:
             seen.add(frozenset((a, b)))
             conflicts.append(ExpectedConflict(a, b, a if a_wins else b))
-    e = Expectations(must_include=tuple(include), must_exclude=tuple(exclude), conflicts=tuple(conflicts))
+    e = Expectations(
+        must_include=tuple(include), must_exclude=tuple(exclude), conflicts=tuple(conflicts), relevance=grades
+    )
     per = [
         scenario_metrics(r, e, name=n, reference=ref)
         for n, r, ref in zip(("x", "y"), run.results, (None, run.metrics.scenarios[0].envelope))
@@ -198,6 +201,13 @@ def test_metric_invariants(include, exclude, pairs):
         assert set(m.leaks) <= set(m.envelope) and set(m.expired).isdisjoint(m.ageing)
         assert all(w.loser in m.envelope for w in m.wrong_winners)
         assert all(c.fact_a in m.envelope and c.fact_b in m.envelope for c in m.contradictions)
+        relevant = {f for f, g in grades.items() if g >= 1}
+        if not relevant:
+            assert all(m.value(k) is None for k in ("ndcg@10", "mrr", "precision@10", "recall@10"))
+        else:
+            assert all(0.0 <= m.value(k) <= 1.0 + 1e-12 for k in ("ndcg@10", "mrr", "precision@10", "recall@10"))
+            assert set(m.relevant_missing) == relevant - set(m.envelope[:10])
+        assert m.grades == tuple(grades.get(f, 0) for f in m.envelope)
     summary = suite_metrics(per).summary
     for info in METRICS:
         s = summary[info.name]
