@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from crp_core.analysis.known import known_conflicts
     from crp_core.analysis.metrics import (
         METRICS,
+        RANKING_METRICS,
         MetricInfo,
         ScenarioMetrics,
         SuiteMetrics,
@@ -315,7 +316,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "set_args_for",
     ),
     "crp_core.analysis.known": ("known_conflicts",),
-    "crp_core.analysis.metrics": ("METRICS", "MetricInfo"),
+    "crp_core.analysis.metrics": ("METRICS", "MetricInfo", "RANKING_METRICS"),
     "crp_core.analysis.scan": ("scan_config_key",),
     "crp_core.analysis.sdk_agreement": ("has_sdk_data",),
     "crp_core.analysis.sweep": (
@@ -448,7 +449,8 @@ __all__ = [
     "load_sdk_snapshot", "load_sdk_snapshot_bytes", "SourceTypeMap", "load_source_map", "GivenEdge", "ImportSummary",
     "sdk_agreement", "SdkAgreement", "PairAgreement", "sdk_provenance", "SdkProvenance", "SdkState",
     # read by the dashboard (crp_ui, pages): header names, views' inputs, triage, suites
-    "headers", "GateFailure", "build_html_report", "known_conflicts", "METRICS", "MetricInfo", "scan_config_key",
+    "headers", "GateFailure", "build_html_report", "known_conflicts", "METRICS", "MetricInfo", "RANKING_METRICS",
+    "scan_config_key",
     "has_sdk_data", "check_key", "current_value", "is_bool_key", "is_integer_key", "linspace_values",
     "sweepable_keys", "Param", "default_space", "NEVER_RETRIEVED", "SCALAR_KEYS", "TABLE_KEYS", "choices", "describe",
     "origin", "valid_range", "EmbeddingCancelled", "default_embedder", "embedder_for", "EmbeddingProgress",

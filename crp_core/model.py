@@ -466,7 +466,13 @@ GATE_THRESHOLDS: tuple[tuple[str, str, str], ...] = (
     ("max_duplicates", "duplicates", "max"),
     ("min_overlap", "overlap", "min"),
     ("max_tokens", "tokens", "max"),
+    ("min_ndcg@10", "ndcg@10", "min"),
+    ("min_mrr", "mrr", "min"),
+    ("min_precision@10", "precision@10", "min"),
+    ("min_recall@10", "recall@10", "min"),
 )
+#: the graded-relevance scale of ``expect.relevance`` (0: not relevant ... 3: essential)
+MAX_GRADE = 3
 
 
 @dataclass(frozen=True)
@@ -475,14 +481,16 @@ class Expectations:
 
     ``must_include``: fact ids the envelope should hold; ``must_exclude``: facts (stale, superseded,
     losing) that must not reach the model; ``conflicts``: pairs that should be detected, each with its
-    expected winner; ``thresholds``: regression-gate bounds by name (:data:`GATE_THRESHOLDS`;
-    ``max_tokens`` is one of them). Ids are checked against a CKF only when the suite is
-    (``crp_core.analysis.suite.check_suite``)."""
+    expected winner; ``relevance``: graded judgements, fact id -> grade 0 to :data:`MAX_GRADE` (the
+    ranking metrics' labels; a fact not graded counts as 0); ``thresholds``: regression-gate bounds by
+    name (:data:`GATE_THRESHOLDS`; ``max_tokens`` is one of them). Ids are checked against a CKF only
+    when the suite is (``crp_core.analysis.suite.check_suite``)."""
 
     must_include: tuple[str, ...] = ()
     must_exclude: tuple[str, ...] = ()
     conflicts: tuple[ExpectedConflict, ...] = ()
     thresholds: Mapping[str, float] = field(default_factory=dict, hash=False)
+    relevance: Mapping[str, int] = field(default_factory=dict, hash=False)
 
     @property
     def max_tokens(self) -> int | None:
@@ -491,7 +499,7 @@ class Expectations:
 
     def fact_ids(self) -> frozenset[str]:
         """Every fact id the labels name."""
-        ids = set(self.must_include) | set(self.must_exclude)
+        ids = set(self.must_include) | set(self.must_exclude) | set(self.relevance)
         for c in self.conflicts:
             ids |= {c.fact_a, c.fact_b}
         return frozenset(ids)

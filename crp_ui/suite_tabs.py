@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from crp_core import (
+    RANKING_METRICS,
     ConfigError,
     Corpus,
     CRPConfig,
@@ -32,6 +33,7 @@ from crp_core import (
 from . import cache, render, state
 from . import suite_view as sv
 from . import tuning_view as tv
+from .suite_common import METRIC_INFO
 from .suite_source import K, choose_suite, ready
 from .tuning_widgets import (
     baseline_picker,
@@ -93,9 +95,23 @@ def _runs(p: PreparedSuite, config: CRPConfig) -> tuple[SuiteRun, SuiteRun] | No
     return run, defaults
 
 
+def _ranking_columns() -> dict[str, Any]:
+    """The ranking metrics as numbers of 3 decimals with their definition as help, and the graded facts
+    the first 10 envelope facts leave out (tables without graded relevance have none of these columns)."""
+    cols: dict[str, Any] = {
+        name: st.column_config.NumberColumn(name, format="%.3f", help=METRIC_INFO[name].description)
+        for name in RANKING_METRICS
+    }
+    cols[sv.RELEVANT_MISSING] = st.column_config.TextColumn(
+        sv.RELEVANT_MISSING, width="medium", help="facts graded 1 or more outside the first 10 (their grade)"
+    )
+    return cols
+
+
 def _headline(run: SuiteRun) -> None:
     summary = run.metrics.summary
-    m = st.columns(5)
+    graded = sv.ranked(run.metrics)
+    m = st.columns(6 if graded else 5)
     rec = summary["recall"]
     m[0].metric(
         "recall (mean)",
@@ -118,6 +134,20 @@ def _headline(run: SuiteRun) -> None:
         int(summary["contradictions"].total or 0),
         help="pairs handed to the model with both facts packed (expected or detected conflicts)",
     )
+    if graded:
+        nd = summary["ndcg@10"]
+        m[5].metric(
+            "nDCG@10 (mean)",
+            "n/a" if nd.mean is None else f"{nd.mean:.2f}",
+            help=f"over {nd.count} scenario(s) with graded relevance; worst "
+            f"{'n/a' if nd.worst is None else f'{nd.worst:.3f}'} ({nd.worst_scenario or '-'}); "
+            f"mean MRR {_two(summary['mrr'].mean)}, precision@10 {_two(summary['precision@10'].mean)}, "
+            f"recall@10 {_two(summary['recall@10'].mean)}",
+        )
+
+
+def _two(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.2f}"
 
 
 def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> SuiteRun | None:
@@ -149,7 +179,8 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> SuiteRun | No
         column_config={
             c: st.column_config.TextColumn(c, width="medium")
             for c in ("missing", "leaked", "wrong winners", "expired packed", "contradictory pairs")
-        },
+        }
+        | _ranking_columns(),
     )
     names = sv.scenario_names(run.metrics)
     pick = st.selectbox("Envelope of scenario", names, key=f"{K}eval_pick.{digest(*names)}", format_func=render.plain)
@@ -159,6 +190,7 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> SuiteRun | No
             K + "eval_detail",
             column_config={
                 "recency": st.column_config.NumberColumn("recency", format="%.3f"),
+                "grade": st.column_config.NumberColumn("grade", help="expect.relevance (0: not graded)"),
                 "labels": st.column_config.TextColumn("labels", width="large"),
             },
         )
@@ -209,7 +241,7 @@ def _compare(p: PreparedSuite, config: CRPConfig, inputs: str, run: SuiteRun) ->
         K + "cmp_summary",
         column_config={"definition": st.column_config.TextColumn("definition", width="large")},
     )
-    frame(sv.scenario_delta_frame(run, base_run), K + "cmp_rows")
+    frame(sv.scenario_delta_frame(run, base_run), K + "cmp_rows", column_config=_ranking_columns())
     names = sv.scenario_names(run.metrics)
     name = st.selectbox(
         "Envelope diff of scenario", names, key=f"{K}cmp_pick.{digest(*names)}", format_func=render.plain

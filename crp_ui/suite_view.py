@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from crp_core import METRICS, MetricInfo, ScenarioMetrics, SuiteMetrics, SuiteRun, SuiteSweep
+from crp_core import METRICS, RANKING_METRICS, MetricInfo, ScenarioMetrics, SuiteMetrics, SuiteRun, SuiteSweep
 
 from .render import esc
 from .suite_common import MEAN_COLOUR, metric_label, number, verdict
@@ -37,12 +37,28 @@ SWEEP_METRICS: tuple[MetricInfo, ...] = METRICS
 WORST_BAND = "rgba(176, 0, 32, 0.18)"
 
 
+#: the column of the graded-relevant facts a scenario's first 10 envelope facts leave out
+RELEVANT_MISSING = "graded 1+ not in the first 10"
+
+
+def ranked(*runs: SuiteMetrics | None) -> bool:
+    """A scenario of one of ``runs`` has graded relevance (its ranking metrics are defined)."""
+    return any(r is not None and r.summary[m].count for r in runs for m in RANKING_METRICS)
+
+
+def shown_metrics(*runs: SuiteMetrics | None) -> tuple[MetricInfo, ...]:
+    """The metrics a view shows: all of them, the ranking ones only when a run defines them."""
+    return METRICS if ranked(*runs) else tuple(m for m in METRICS if m.name not in RANKING_METRICS)
+
+
 def scenario_frame(metrics: SuiteMetrics) -> pd.DataFrame:
-    """One row per scenario: every metric's value, then the fact ids behind the counts."""
+    """One row per scenario: every metric's value (the ranking metrics when a scenario has graded
+    relevance), then the fact ids behind the counts."""
+    shown = shown_metrics(metrics)
     rows = []
     for s in metrics.scenarios:
         row: dict[str, object] = {"scenario": s.name}
-        for m in METRICS:
+        for m in shown:
             row[m.name] = number(s.value(m.name))
         row["max_tokens"] = s.max_tokens
         row["missing"] = ", ".join(s.missing)
@@ -50,16 +66,19 @@ def scenario_frame(metrics: SuiteMetrics) -> pd.DataFrame:
         row["wrong winners"] = ", ".join(f"{w.loser} (winner {w.winner}: {w.winner_state})" for w in s.wrong_winners)
         row["expired packed"] = ", ".join(s.expired)
         row["contradictory pairs"] = ", ".join(f"{c.fact_a} / {c.fact_b}" for c in s.contradictions)
+        if shown is METRICS:
+            row[RELEVANT_MISSING] = ", ".join(f"{f} ({s.relevance.get(f, 0)})" for f in s.relevant_missing)
         rows.append(row)
     cols = [
         "scenario",
-        *(m.name for m in METRICS),
+        *(m.name for m in shown),
         "max_tokens",
         "missing",
         "leaked",
         "wrong winners",
         "expired packed",
         "contradictory pairs",
+        *((RELEVANT_MISSING,) if shown is METRICS else ()),
     ]
     return pd.DataFrame(rows, columns=cols)
 
@@ -68,7 +87,7 @@ def summary_frame(metrics: SuiteMetrics, baseline: SuiteMetrics | None = None) -
     """One row per metric: mean, worst (and which scenario), total for counts; with ``baseline``
     (another run of the same suite) its mean and worst too, so a change reads as better or worse."""
     rows = []
-    for m in METRICS:
+    for m in shown_metrics(metrics, baseline):
         s = metrics.summary[m.name]
         row: dict[str, object] = {
             "metric": m.name,
@@ -95,7 +114,7 @@ def scenario_delta_frame(run: SuiteRun, baseline: SuiteRun) -> pd.DataFrame:
     for s in run.metrics.scenarios:
         b = baseline.metrics.scenario(s.name)
         row: dict[str, object] = {"scenario": s.name}
-        for m in METRICS:
+        for m in shown_metrics(run.metrics, baseline.metrics):
             row[m.name] = number(s.value(m.name))
             row[f"{m.name} (base)"] = number(b.value(m.name))
         row["entering"] = ", ".join(sorted(set(s.envelope) - set(b.envelope)))
@@ -133,7 +152,8 @@ def suite_sweep_figure(res: SuiteSweep, *, selected: int | None = None, baseline
     point shown below as a red line. Markers carry their point index (``customdata``)."""
     df = suite_sweep_frame(res)
     finite = df[df["x"].notna()]
-    n = len(SWEEP_METRICS)
+    panels = shown_metrics(*(p.run.metrics for p in res.points))
+    n = len(panels)
     cols = 2
     rows = math.ceil(n / cols)
     fig = make_subplots(
@@ -142,10 +162,10 @@ def suite_sweep_figure(res: SuiteSweep, *, selected: int | None = None, baseline
         shared_xaxes=True,
         vertical_spacing=0.07,
         horizontal_spacing=0.08,
-        subplot_titles=[metric_label(m.name) for m in SWEEP_METRICS],
+        subplot_titles=[metric_label(m.name) for m in panels],
     )
     xs = [float(x) for x in finite["x"]]
-    for k, m in enumerate(SWEEP_METRICS):
+    for k, m in enumerate(panels):
         r, c = k // cols + 1, k % cols + 1
         mean = [number(v) for v in finite[f"{m.name} mean"]]
         worst = [number(v) for v in finite[f"{m.name} worst"]]
@@ -218,38 +238,56 @@ def scenario_names(metrics: SuiteMetrics) -> list[str]:
     return [s.name for s in metrics.scenarios]
 
 
+def _labels(s: ScenarioMetrics, fid: str, graded: bool) -> str:
+    """The labels an envelope fact meets (``; ``-joined)."""
+    tags = []
+    if fid in s.included:
+        tags.append("must_include")
+    if fid in s.leaks:
+        tags.append("LEAK (must_exclude)")
+    loser = next((w for w in s.wrong_winners if w.loser == fid), None)
+    if loser is not None:
+        tags.append(f"WRONG WINNER (loses to {loser.winner})")
+    if fid in s.expired:
+        tags.append("expired")
+    elif fid in s.ageing:
+        tags.append("ageing")
+    if graded and fid in s.relevant_missing:
+        tags.append("graded relevant, past rank 10")
+    return "; ".join(tags)
+
+
 def scenario_detail(s: ScenarioMetrics) -> pd.DataFrame:
-    """The envelope of one scenario's run, each fact with the labels it meets."""
-    rows = []
-    must = set(s.included)
-    leaks = set(s.leaks)
-    losers = {w.loser: w for w in s.wrong_winners}
-    expired, ageing = set(s.expired), set(s.ageing)
-    for pos, fid in enumerate(s.envelope, start=1):
-        tags = []
-        if fid in must:
-            tags.append("must_include")
-        if fid in leaks:
-            tags.append("LEAK (must_exclude)")
-        if fid in losers:
-            tags.append(f"WRONG WINNER (loses to {losers[fid].winner})")
-        if fid in expired:
-            tags.append("expired")
-        elif fid in ageing:
-            tags.append("ageing")
-        rows.append({"position": pos, "fact_id": fid, "recency": s.recency.get(fid), "labels": "; ".join(tags)})
-    for fid in s.missing:
-        rows.append({"position": None, "fact_id": fid, "recency": None, "labels": "must_include MISSING"})
-    return pd.DataFrame(rows, columns=["position", "fact_id", "recency", "labels"])
+    """The envelope of one scenario's run, each fact with the labels it meets; with graded relevance
+    a ``grade`` column (0: not graded) and a row for each graded-relevant fact not packed."""
+    graded = s.value("ndcg@10") is not None
+    rows: list[dict[str, object]] = [
+        {"position": pos, "fact_id": fid, "recency": s.recency.get(fid), "labels": _labels(s, fid, graded)}
+        for pos, fid in enumerate(s.envelope, start=1)
+    ]
+    rows += [{"position": None, "fact_id": f, "recency": None, "labels": "must_include MISSING"} for f in s.missing]
+    if graded:
+        packed = set(s.envelope) | set(s.missing)
+        rows += [
+            {"position": None, "fact_id": f, "recency": None, "labels": "graded relevant, NOT PACKED"}
+            for f in s.relevant_missing
+            if f not in packed
+        ]
+        for row in rows:
+            row["grade"] = s.relevance.get(str(row["fact_id"]), 0)
+    cols = ["position", "fact_id", "recency", *(("grade",) if graded else ()), "labels"]
+    return pd.DataFrame(rows, columns=cols)
 
 
 __all__ = [
+    "RELEVANT_MISSING",
     "SWEEP_METRICS",
     "best_vs_base_frame",
     "flat_metric_keys",
     "metric_direction",
     "metric_label",
     "pareto_figure",
+    "ranked",
     "params_frame",
     "params_space_frame",
     "regressions_frame",
@@ -257,6 +295,7 @@ __all__ = [
     "scenario_detail",
     "scenario_frame",
     "scenario_names",
+    "shown_metrics",
     "suite_sweep_figure",
     "suite_sweep_frame",
     "summary_frame",

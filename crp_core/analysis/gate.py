@@ -6,22 +6,27 @@ A **threshold** is a bound in a scenario's ``expect`` table (:data:`crp_core.mod
 metrics file written by ``crp-inspect check --write-baseline`` (the shape of
 :func:`crp_core.analysis.reports.suite_metrics_report`); every metric marked ``vs_baseline`` in
 :data:`crp_core.analysis.metrics.METRICS` fails when it is worse than the baseline's value for the
-same scenario (recall lower, a count higher; ``tolerance`` absorbs float noise). A scenario of the
-baseline missing from the suite, or one new to it, is a note, not a failure.
+same scenario (recall lower, a count higher; ``tolerance`` absorbs float noise, and a metric's own
+tolerance in ``tolerances`` - ``check --tolerance METRIC=X`` - lets a noisy metric move by X from the
+baseline before it fails). A scenario of the baseline missing from the suite, or one new to it, is a
+note, not a failure.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from crp_core.analysis.metrics import METRICS, SuiteMetrics
+from crp_core.analysis.evaluate import KnownMode, PreparedSuite, SuiteRun, run_suite
+from crp_core.analysis.metrics import METRICS, ScenarioMetrics, SuiteMetrics
 from crp_core.analysis.suite import Suite
-from crp_core.config import show_value
-from crp_core.errors import MAX_PROBLEMS, Problem, ValidationError, capped
+from crp_core.config import CRPConfig, layered_config, show_value
+from crp_core.errors import MAX_PROBLEMS, ConfigError, CRPError, Problem, ValidationError, capped
 from crp_core.io.ckf.sdk_facts import is_finite_number
 from crp_core.io.located import json_error_message, json_with_lines
 from crp_core.model import GATE_THRESHOLDS
@@ -35,6 +40,10 @@ __all__ = [
     "read_baseline",
     "baseline_from_report",
     "BASELINE_KIND",
+    "TOLERANCE",
+    "parse_tolerances",
+    "UnexercisedKey",
+    "unexercised_keys",
 ]
 
 #: ``kind`` of the metrics report of ``crp-inspect check --json``, also its ``--write-baseline`` file
@@ -44,6 +53,8 @@ BASELINE_KIND = SUITE_METRICS_KIND
 #: the layout of the metrics file this gate reads (``version`` of the file; absent is read as this one)
 BASELINE_VERSION = 1
 _BY_NAME = {m.name: m for m in METRICS}
+#: the default tolerance of every comparison: float noise only
+TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -57,12 +68,15 @@ class GateFailure:
     bound: float
     source: str
     kind: Literal["threshold", "baseline"]
+    #: the metric's own tolerance against the baseline (``check --tolerance``); None: the default
+    tolerance: float | None = None
 
     @property
     def message(self) -> str:
         shown = "undefined" if self.value is None else f"{self.value:g}"
         if self.kind == "baseline":
-            return f"{self.scenario}: {self.metric} {shown} is worse than the baseline's {self.bound:g}"
+            allowed = "" if self.tolerance is None else f" by more than its tolerance {self.tolerance:g}"
+            return f"{self.scenario}: {self.metric} {shown} is worse than the baseline's {self.bound:g}{allowed}"
         op = ">=" if self.source.startswith("min_") else "<="
         return f"{self.scenario}: {self.metric} {shown} breaks expect.{self.source} (must be {op} {self.bound:g})"
 
@@ -93,12 +107,19 @@ def gate(
     baseline: MetricsBaseline | None = None,
     *,
     ckf_fingerprint: str | None = None,
-    tolerance: float = 1e-9,
+    tolerance: float = TOLERANCE,
+    tolerances: Mapping[str, float] | None = None,
 ) -> GateResult:
-    """Check every scenario's metrics against its thresholds and against ``baseline``."""
+    """Check every scenario's metrics against its thresholds and against ``baseline``.
+
+    ``tolerance`` absorbs float noise in every comparison; ``tolerances`` (metric -> amount, from
+    :func:`parse_tolerances`) widens the baseline comparison of those metrics only: an ``expect``
+    threshold is the bound its author wrote and keeps the default."""
     failures: list[GateFailure] = []
     notes: list[str] = []
     checked = _threshold_failures(metrics, suite, tolerance, failures)
+    if baseline is None and tolerances:
+        notes.append(f"a tolerance ({', '.join(tolerances)}) widens only a baseline comparison: no baseline given")
     if baseline is not None:
         if ckf_fingerprint and baseline.ckf_fingerprint and ckf_fingerprint != baseline.ckf_fingerprint:
             notes.append(
@@ -109,7 +130,8 @@ def gate(
         for name in baseline.scenarios:
             if name not in names:
                 notes.append(f"scenario {name!r} of the baseline is not in the suite")
-        checked += _baseline_failures(metrics, baseline, tolerance, failures, notes)
+        own = dict(tolerances or {})
+        checked += _baseline_failures(metrics, baseline, (tolerance, own), failures, notes)
     return GateResult(tuple(failures), tuple(notes), checked)
 
 
@@ -133,11 +155,13 @@ def _threshold_failures(metrics: SuiteMetrics, suite: Suite, tolerance: float, f
 def _baseline_failures(
     metrics: SuiteMetrics,
     baseline: MetricsBaseline,
-    tolerance: float,
+    tolerance: tuple[float, Mapping[str, float]],
     failures: list[GateFailure],
     notes: list[str],
 ) -> int:
-    """Each scenario's metrics against the baseline's: failures and new scenarios appended, checks counted."""
+    """Each scenario's metrics against the baseline's (``tolerance``: the default and each metric's own):
+    failures and new scenarios appended, checks counted."""
+    default, own = tolerance
     checked = 0
     for sm in metrics.scenarios:
         base = baseline.scenarios.get(sm.name)
@@ -150,10 +174,44 @@ def _baseline_failures(
             bound = float(base[m.name])  # type: ignore[arg-type]  # None excluded above
             value = sm.value(m.name)
             checked += 1
-            worse = value is None or (value < bound - tolerance if m.better == "higher" else value > bound + tolerance)
+            tol = max(own.get(m.name, default), default)
+            worse = value is None or (value < bound - tol if m.better == "higher" else value > bound + tol)
             if worse:
-                failures.append(GateFailure(sm.name, m.name, value, bound, "baseline", "baseline"))
+                failures.append(GateFailure(sm.name, m.name, value, bound, "baseline", "baseline", own.get(m.name)))
     return checked
+
+
+def parse_tolerances(items: Sequence[str]) -> dict[str, float]:
+    """``METRIC=X`` items (``check --tolerance``, repeatable) -> metric -> X: how far a metric may move
+    from the baseline, the worse way, before the gate fails it. The metric is one the gate compares
+    with a baseline (:data:`crp_core.analysis.metrics.METRICS` ``vs_baseline``); X a finite number >= 0;
+    a metric given twice, an unknown one or a bad X raises :class:`ConfigError` naming the item."""
+    gated = [m.name for m in METRICS if m.vs_baseline]
+    out: dict[str, float] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise ConfigError(f"--tolerance expects METRIC=X, got {show_value(item)}")
+        if name not in _BY_NAME:
+            raise ConfigError(
+                f"--tolerance {show_value(item)}: unknown metric {show_value(name)}; expected one of {', '.join(gated)}"
+            )
+        if not _BY_NAME[name].vs_baseline:
+            raise ConfigError(
+                f"--tolerance {show_value(item)}: {name} is not compared with a baseline (bound it in the "
+                f"scenario's expect table); metrics with a tolerance: {', '.join(gated)}"
+            )
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and value >= 0):
+            raise ConfigError(f"--tolerance {show_value(item)}: X must be a finite number >= 0, got {show_value(raw)}")
+        if name in out:
+            raise ConfigError(f"--tolerance {show_value(item)}: {name} is given twice")
+        out[name] = value
+    return out
 
 
 def _number(v: Any) -> bool:
@@ -279,3 +337,72 @@ def read_baseline(path: str | os.PathLike[str]) -> MetricsBaseline:
         return located[0](p)
 
     return baseline_from_report(doc, path, locate=locate)
+
+
+# ---- configuration keys no scenario exercises -------------------------------------------------------
+@dataclass(frozen=True)
+class UnexercisedKey:
+    """A configuration key the user changed (``--config`` / ``--set``) that no scenario of the suite
+    exercises: set back to the value each scenario would have without the change, no scenario's
+    envelope (facts and order) or metric moves. ``value`` is the value checked, ``default`` the default."""
+
+    key: str
+    value: Any
+    default: Any
+
+
+def unexercised_keys(
+    prepared: PreparedSuite, run: SuiteRun, *, known: KnownMode = "auto"
+) -> tuple[UnexercisedKey, ...]:
+    """The keys of ``run``'s configuration (its base config with its ``set_args``) that differ from the
+    defaults and that no scenario exercises (docs/decisions/suites.md §5).
+
+    For each such key and each scenario, in suite order: the value the scenario would run with without
+    the user's change is its own ``config`` table's, else the default; a scenario whose resolved value
+    is already that one is not reached by the change. A reached scenario is run again with only that key
+    set back (every other setting as in ``run``); the first whose envelope or metrics (``overlap`` aside,
+    which follows the envelope) differ shows the key exercised, and the rest are not run. A re-run the
+    pipeline refuses counts as exercised. Cost: at most one run of each reached scenario per changed key."""
+    changed = CRPConfig().diff(run.config.with_set_args(run.set_args))
+    out: list[UnexercisedKey] = []
+    for key, (default, value) in changed.items():
+        if not _exercised(prepared, run, key, known):
+            out.append(UnexercisedKey(key, value, default))
+    return tuple(out)
+
+
+def _exercised(prepared: PreparedSuite, run: SuiteRun, key: str, known: KnownMode) -> bool:
+    for i, item in enumerate(prepared.suite):
+        without = layered_config(CRPConfig(), item.scenario.config).diff(run.configs[i])
+        if key not in without:
+            continue  # the change does not reach this scenario (its own config table sets the key)
+        # the one scenario, sharing the prepared suite's caches (the whole-CKF scans); no reference run
+        one = dataclasses.replace(
+            prepared,
+            suite=Suite((item,), prepared.suite.source),
+            vectors=(prepared.vectors[i],),
+            nows=(prepared.nows[i],),
+        )
+        try:
+            again = run_suite(
+                one,
+                run.config,
+                set_args=run.set_args,
+                scenario_overrides={key: without[key][0]},
+                reference=False,
+                known=known,
+                keep_results=False,
+            )
+        except CRPError:
+            return True
+        if _moved(run.metrics.scenario(item.name), again.metrics.scenarios[0]):
+            return True
+    return False
+
+
+def _moved(a: ScenarioMetrics, b: ScenarioMetrics) -> bool:
+    """The envelope (facts, order) or a metric other than ``overlap`` differs."""
+    if a.envelope != b.envelope:
+        return True
+    va, vb = a.values(), b.values()
+    return any(va[m] != vb[m] for m in va if m != "overlap")

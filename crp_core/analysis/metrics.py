@@ -6,12 +6,16 @@ envelope, stage-4 pairs, candidates, fan-out) and the scenario's :class:`Expecta
 every count, the fact ids that caused it, so a view can drill down. ``suite_metrics(per_scenario)``
 summarises them: mean and worst of every metric over the scenarios where it is defined, and the
 total of every count. Nothing here runs the pipeline (``crp_core.analysis.evaluate`` does).
+
+The ranking metrics (``ndcg@10``, ``mrr``, ``precision@10``, ``recall@10``) read the envelope in its
+packed order (the order the model reads) against ``expect.relevance``; :func:`ndcg_at`,
+:func:`reciprocal_rank`, :func:`precision_at` and :func:`recall_at` compute them from grades alone.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -33,6 +37,12 @@ __all__ = [
     "scenario_metrics",
     "suite_metrics",
     "WINNER_STATES",
+    "RANK_K",
+    "RANKING_METRICS",
+    "ndcg_at",
+    "reciprocal_rank",
+    "precision_at",
+    "recall_at",
 ]
 
 Better = Literal["higher", "lower"]
@@ -79,7 +89,23 @@ METRICS: tuple[MetricInfo, ...] = (
     MetricInfo("conflicts_detected", "higher", False, False, "expected conflicts stage 4 detected"),
     MetricInfo("tokens", "lower", False, False, "envelope tokens used"),
     MetricInfo("overlap", "higher", True, False, "Jaccard of the envelope with the reference config's envelope"),
+    MetricInfo(
+        "ndcg@10",
+        "higher",
+        True,
+        True,
+        "nDCG of the first 10 envelope facts against expect.relevance (gain 2^grade - 1)",
+    ),
+    MetricInfo("mrr", "higher", True, False, "1 / rank of the first envelope fact graded 1 or more"),
+    MetricInfo("precision@10", "higher", True, False, "share of the first 10 envelope facts graded 1 or more"),
+    MetricInfo(
+        "recall@10", "higher", True, True, "share of the facts graded 1 or more among the first 10 envelope facts"
+    ),
 )
+#: the depth of the ranking metrics (fixed: it is part of their names)
+RANK_K = 10
+#: the metrics read from ``expect.relevance``: undefined for a scenario without a fact graded 1 or more
+RANKING_METRICS: tuple[str, ...] = ("ndcg@10", "mrr", "precision@10", "recall@10")
 METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
 _INFO = {m.name: m for m in METRICS}
 
@@ -143,6 +169,11 @@ class ScenarioMetrics:
     reference: tuple[str, ...] | None = None  # the reference config's envelope (packed order)
     entering: tuple[str, ...] = ()  # in this envelope, not in the reference's
     leaving: tuple[str, ...] = ()  # in the reference envelope, not in this one
+    # the ranking metrics (None: expect.relevance grades no fact 1 or more)
+    ranking: Mapping[str, float | None] = field(default_factory=dict, hash=False)
+    grades: tuple[int, ...] = ()  # the grade of each envelope fact, packed order (0: not graded)
+    relevance: Mapping[str, int] = field(default_factory=dict, hash=False)  # expect.relevance
+    relevant_missing: tuple[str, ...] = ()  # graded 1+, not among the first RANK_K envelope facts
 
     @property
     def over_tokens(self) -> bool:
@@ -156,6 +187,8 @@ class ScenarioMetrics:
             return self.recall
         if metric == "overlap":
             return self.overlap
+        if metric in RANKING_METRICS:
+            return self.ranking.get(metric)
         if metric == "tokens":
             return int(self.tokens)
         if metric == "conflicts_detected" and not (self.conflicts_detected or self.conflicts_undetected):
@@ -213,6 +246,57 @@ class SuiteMetrics:
         if key not in flat:
             raise KeyError(f"unknown suite metric {key!r}; expected one of {', '.join(flat)}")
         return flat[key]
+
+
+def _dcg(grades: Sequence[int], k: int) -> float:
+    """Discounted cumulative gain of the first ``k`` grades: sum of (2^g - 1) / log2(rank + 1)."""
+    return math.fsum((2.0**g - 1.0) / math.log2(rank + 1) for rank, g in enumerate(grades[:k], start=1))
+
+
+def ndcg_at(ranked: Sequence[int], judged: Iterable[int], k: int = RANK_K) -> float | None:
+    """nDCG@k: the DCG of ``ranked`` (the grades in envelope order, 0 for a fact not graded) over the
+    DCG of the ideal order of every grade in ``judged`` (all the scenario's grades, packed or not);
+    None when no grade is 1 or more."""
+    ideal = _dcg(sorted(judged, reverse=True), k)
+    if ideal <= 0.0:
+        return None
+    return _dcg(ranked, k) / ideal
+
+
+def reciprocal_rank(ranked: Sequence[int]) -> float:
+    """1 / the rank of the first grade of 1 or more in ``ranked`` (the whole envelope); 0 when none is."""
+    for rank, g in enumerate(ranked, start=1):
+        if g >= 1:
+            return 1.0 / rank
+    return 0.0
+
+
+def precision_at(ranked: Sequence[int], k: int = RANK_K) -> float:
+    """Share of the first ``min(k, len(ranked))`` grades that are 1 or more (0 for an empty envelope)."""
+    top = ranked[:k]
+    return sum(1 for g in top if g >= 1) / len(top) if top else 0.0
+
+
+def recall_at(ranked: Sequence[int], relevant: int, k: int = RANK_K) -> float | None:
+    """Grades of 1 or more among the first ``k`` of ``ranked``, over ``relevant`` (the scenario's facts
+    graded 1 or more, packed or not); None when ``relevant`` is 0."""
+    if relevant <= 0:
+        return None
+    return sum(1 for g in ranked[:k] if g >= 1) / relevant
+
+
+def _ranking(envelope: tuple[str, ...], grades: Mapping[str, int]) -> tuple[dict[str, float | None], tuple[int, ...]]:
+    """The ranking metrics of ``envelope`` against ``grades`` and the grade of each envelope fact."""
+    ranked = tuple(int(grades.get(f, 0)) for f in envelope)
+    relevant = sum(1 for g in grades.values() if g >= 1)
+    if not relevant:
+        return dict.fromkeys(RANKING_METRICS), ranked
+    return {
+        "ndcg@10": ndcg_at(ranked, grades.values()),
+        "mrr": reciprocal_rank(ranked),
+        "precision@10": precision_at(ranked),
+        "recall@10": recall_at(ranked, relevant),
+    }, ranked
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:
@@ -309,6 +393,11 @@ def scenario_metrics(
         overlap = 1.0 if not union else len(packed & ref_set) / len(union)
         entering = tuple(f for f in envelope if f not in ref_set)
         leaving = tuple(f for f in ref if f not in packed)
+    ranking, grades = _ranking(envelope, expect.relevance)
+    top = set(envelope[:RANK_K])
+    relevant_missing = tuple(
+        f for f, g in sorted(expect.relevance.items(), key=lambda fg: -fg[1]) if g >= 1 and f not in top
+    )
     return ScenarioMetrics(
         name=name or result.scenario.name,
         envelope=envelope,
@@ -331,6 +420,10 @@ def scenario_metrics(
         reference=ref,
         entering=entering,
         leaving=leaving,
+        ranking=ranking,
+        grades=grades,
+        relevance=dict(expect.relevance),
+        relevant_missing=relevant_missing,
     )
 
 

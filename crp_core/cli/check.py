@@ -5,10 +5,13 @@ Runs every scenario of ``--suite`` (a folder or scenario files) over the CKF at 
 each broken bound, the fact ids behind it (or, with ``--json``, the
 :func:`crp_core.analysis.reports.suite_metrics_report` object with the gate's verdict), and exits 1
 when a metric breaks a threshold of its scenario's ``expect`` table or is worse than the ``--baseline``
-metrics file, 0 otherwise. ``--write-baseline PATH`` records this run's metrics as a
+metrics file, 0 otherwise. ``--tolerance METRIC=X`` (repeatable) lets a metric move by X from the
+baseline before it fails. ``--write-baseline PATH`` records this run's metrics as a
 baseline (checked writable before the run, written atomically); a recording exits 0 once the file is
-written, the gate's verdict printed but not applied. Bad input (CKF, suite, config, baseline, an
-output path that cannot be written) exits 2 with the problems listed, no traceback.
+written, the gate's verdict printed but not applied. Configuration keys set with ``--config`` /
+``--set`` that no scenario exercises are reported (text, and ``unexercised_keys`` in ``--json``).
+Bad input (CKF, suite, config, baseline, a tolerance, an output path that cannot be written) exits 2
+with the problems listed, no traceback.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from crp_core.analysis.evaluate import KnownMode, PreparedSuite
-    from crp_core.analysis.gate import GateResult
+    from crp_core.analysis.gate import GateResult, UnexercisedKey
     from crp_core.analysis.metrics import SuiteMetrics
     from crp_core.cli.common import Subparsers
     from crp_core.model import KnowledgeBase
@@ -51,6 +54,14 @@ TABLE: tuple[tuple[str, str, int], ...] = (
     ("tokens", "tokens", 6),
     ("overlap", "overlap", 7),
 )
+#: the ranking columns, shown when a scenario of the suite has graded relevance
+RANKING_TABLE: tuple[tuple[str, str, int], ...] = (
+    ("ndcg@10", "ndcg@10", 7),
+    ("mrr", "mrr", 5),
+    ("precision@10", "p@10", 5),
+    ("recall@10", "r@10", 5),
+)
+_FRACTION_COLUMNS = frozenset({"recall", "overlap", "ndcg@10", "mrr", "precision@10", "recall@10"})
 
 
 def add_suite_args(p: argparse.ArgumentParser) -> None:
@@ -90,6 +101,14 @@ def register(subparsers: Subparsers) -> None:
         default=None,
         help="record this run's metrics file here (written atomically; exit 0 once written, the "
         "gate's verdict printed but not applied)",
+    )
+    p.add_argument(
+        "--tolerance",
+        metavar="METRIC=X",
+        action="append",
+        default=[],
+        help="let METRIC move by X (the worse way) from the --baseline before it fails, e.g. duplicates=2 "
+        "(repeatable; metrics the baseline gates; default: float noise only)",
     )
     p.add_argument("--json", action="store_true", help="print the metrics report (one JSON object)")
     p.set_defaults(handler=_handle)
@@ -133,22 +152,24 @@ def _cell(v: float | None, width: int, fraction: bool) -> str:
 
 
 def metrics_table(metrics: SuiteMetrics) -> str:
-    """The per-scenario table with mean and worst rows (plain text)."""
+    """The per-scenario table with mean and worst rows (plain text); the ranking columns only when a
+    scenario defines them (a scenario with ``expect.relevance``)."""
+    ranked = any(metrics.summary[m].count for m, _, _ in RANKING_TABLE)
+    table = TABLE + (RANKING_TABLE if ranked else ())
     name_w = max([len("scenario")] + [len(visible(s.name)) for s in metrics.scenarios])
-    head = f"{'scenario':<{name_w}} " + " ".join(f"{h:>{w}}" for _, h, w in TABLE)
+    head = f"{'scenario':<{name_w}} " + " ".join(f"{h:>{w}}" for _, h, w in table)
     lines = [head, "-" * len(head)]
     for s in metrics.scenarios:
         lines.append(
             f"{visible(s.name):<{name_w}} "
-            + " ".join(_cell(s.value(m), w, m in ("recall", "overlap")) for m, _, w in TABLE)
+            + " ".join(_cell(s.value(m), w, m in _FRACTION_COLUMNS) for m, _, w in table)
         )
     lines.append("-" * len(head))
     for row in ("mean", "worst"):
         lines.append(
             f"{row:<{name_w}} "
             + " ".join(
-                _cell(getattr(metrics.summary[m], row), w, row == "mean" or m in ("recall", "overlap"))
-                for m, _, w in TABLE
+                _cell(getattr(metrics.summary[m], row), w, row == "mean" or m in _FRACTION_COLUMNS) for m, _, w in table
             )
         )
     return "\n".join(lines)
@@ -188,6 +209,8 @@ def failure_facts(metrics: SuiteMetrics, scenario: str, metric: str) -> str:
     if metric == "overlap":
         moved = [f"+{f}" for f in sm.entering] + [f"-{f}" for f in sm.leaving]
         return f"against the reference envelope: {id_list(moved)}" if moved else ""
+    if metric in ("ndcg@10", "mrr", "precision@10", "recall@10"):
+        return _ranking_facts(sm.envelope, sm.grades, sm.relevant_missing)
     named = {"leaks": ("leaked", sm.leaks), "expired": ("expired", sm.expired), "ageing": ("ageing", sm.ageing)}
     if metric in named and named[metric][1]:
         label, ids = named[metric]
@@ -195,8 +218,34 @@ def failure_facts(metrics: SuiteMetrics, scenario: str, metric: str) -> str:
     return ""
 
 
-def _print_verdict(inp: SuiteInputs, metrics: SuiteMetrics, verdict: GateResult, recorded_to: str | None) -> None:
-    """The readable summary: the metrics table, the gate's notes and verdict, where a baseline went."""
+def _ranking_facts(envelope: tuple[str, ...], grades: tuple[int, ...], missing: tuple[str, ...]) -> str:
+    """The first ten envelope facts with their grades, and the relevant facts outside them."""
+    top = [f"{f} ({g})" for f, g in zip(envelope[:10], grades[:10])]
+    text = f"first 10 (grade): {id_list(top)}" if top else "the envelope is empty"
+    return text + (f"; graded 1+ outside them: {id_list(list(missing))}" if missing else "")
+
+
+def unexercised_text(keys: tuple[UnexercisedKey, ...]) -> str:
+    """One line per key the suite does not exercise (``""`` when every changed key is exercised)."""
+    if not keys:
+        return ""
+    lines = [
+        f"note: {len(keys)} configuration key(s) you changed that no scenario of the suite exercises "
+        "(set back to the default, no scenario's envelope or metrics change):"
+    ]
+    lines += [f"  - {visible(k.key)} = {visible(str(k.value))} (default {visible(str(k.default))})" for k in keys]
+    return "\n".join(lines) + "\n"
+
+
+def _print_verdict(
+    inp: SuiteInputs,
+    metrics: SuiteMetrics,
+    verdict: GateResult,
+    recorded_to: str | None,
+    unexercised: tuple[UnexercisedKey, ...] = (),
+) -> None:
+    """The readable summary: the metrics table, the gate's notes, the keys no scenario exercises, the
+    verdict, where a baseline went."""
     out = sys.stdout.write
     out(
         f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
@@ -205,6 +254,7 @@ def _print_verdict(inp: SuiteInputs, metrics: SuiteMetrics, verdict: GateResult,
     out(metrics_table(metrics) + "\n\n")
     for note in verdict.notes:
         out(f"note: {visible(note)}\n")
+    out(unexercised_text(unexercised))
     if verdict.passed:
         out(f"PASS: {verdict.checked} bound(s) checked\n")
     else:
@@ -220,10 +270,11 @@ def _print_verdict(inp: SuiteInputs, metrics: SuiteMetrics, verdict: GateResult,
 
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.analysis.evaluate import run_suite
-    from crp_core.analysis.gate import gate, read_baseline
+    from crp_core.analysis.gate import gate, parse_tolerances, read_baseline, unexercised_keys
     from crp_core.analysis.reports import suite_metrics_report
-    from crp_core.report import dumps
+    from crp_core.report import dumps, plain
 
+    tolerances = parse_tolerances(args.tolerance)  # a bad item is refused before anything is read
     if args.write_baseline:  # refused before the suite runs, not after
         check_writable(args.write_baseline, "--write-baseline")
     baseline = read_baseline(args.baseline) if args.baseline else None
@@ -237,7 +288,8 @@ def _handle(args: argparse.Namespace) -> int:
         keep_results=False,
         progress=lambda done, total, _name: shown(done, total),
     )
-    verdict = gate(run.metrics, inp.prepared.suite, baseline, ckf_fingerprint=inp.kb.fingerprint)
+    verdict = gate(run.metrics, inp.prepared.suite, baseline, ckf_fingerprint=inp.kb.fingerprint, tolerances=tolerances)
+    unexercised = unexercised_keys(inp.prepared, run, known=inp.known)
     effective = inp.config.with_set_args(inp.set_args)
 
     def report(with_gate: bool) -> dict[str, object]:
@@ -263,9 +315,13 @@ def _handle(args: argparse.Namespace) -> int:
         doc = report(True)
         if recorded:
             doc["baseline_written"] = os.fspath(args.write_baseline)
+        doc["tolerances"] = dict(tolerances)
+        doc["unexercised_keys"] = [
+            {"key": k.key, "value": plain(k.value), "default": plain(k.default)} for k in unexercised
+        ]
         sys.stdout.write(dumps(doc) + "\n")
     else:
-        _print_verdict(inp, run.metrics, verdict, os.fspath(args.write_baseline) if recorded else None)
+        _print_verdict(inp, run.metrics, verdict, os.fspath(args.write_baseline) if recorded else None, unexercised)
     if write_error is not None:
         sys.stdout.flush()
         raise write_error

@@ -1,8 +1,9 @@
 """A scenario's ``expect`` table: the labels of suite evaluation (docs/decisions/suites.md §2).
 
 ``must_include`` and ``must_exclude`` (lists of fact ids), ``conflicts`` (a list of
-``{fact_a, fact_b, winner}`` with ``winner`` one of the two ids or ``"tie"``) and the regression-gate
-thresholds of :data:`crp_core.model.GATE_THRESHOLDS` (``min_recall``, ``max_leaks``, ...,
+``{fact_a, fact_b, winner}`` with ``winner`` one of the two ids or ``"tie"``), ``relevance`` (graded
+judgements: a table fact id -> whole number 0 to 3, the labels of the ranking metrics) and the
+regression-gate thresholds of :data:`crp_core.model.GATE_THRESHOLDS` (``min_recall``, ``max_leaks``, ...,
 ``max_tokens``). Validated strictly, every problem reported through the scenario loader's ``err``
 callback with its path (``expect.conflicts[1].winner``) so it carries the scenario file's line.
 Fact ids are only checked for shape here; whether they exist is a question for a CKF
@@ -19,7 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from crp_core.io.located import DocPath
-from crp_core.model import GATE_THRESHOLDS, Expectations, ExpectedConflict
+from crp_core.model import GATE_THRESHOLDS, MAX_GRADE, Expectations, ExpectedConflict
 
 __all__ = ["EXPECT_KEYS", "TIE", "parse_expect", "expect_to_dict"]
 
@@ -28,8 +29,10 @@ TIE = "tie"
 _LIST_KEYS = ("must_include", "must_exclude")
 _CONFLICT_KEYS = ("fact_a", "fact_b", "winner")
 #: thresholds bounded to [0, 1] (fractions); the others are whole numbers
-_FRACTIONS = frozenset({"min_recall", "min_overlap"})
-EXPECT_KEYS: tuple[str, ...] = _LIST_KEYS + ("conflicts",) + tuple(t for t, _, _ in GATE_THRESHOLDS)
+_FRACTIONS = frozenset({"min_recall", "min_overlap", "min_ndcg@10", "min_mrr", "min_precision@10", "min_recall@10"})
+#: thresholds of the ranking metrics: they need a fact graded 1 or more in ``relevance``
+_RANKING = frozenset({"min_ndcg@10", "min_mrr", "min_precision@10", "min_recall@10"})
+EXPECT_KEYS: tuple[str, ...] = _LIST_KEYS + ("conflicts", "relevance") + tuple(t for t, _, _ in GATE_THRESHOLDS)
 
 Err = Callable[[DocPath, str], None]
 
@@ -133,6 +136,40 @@ def _conflict(err: Err, item: Any, p: DocPath) -> ExpectedConflict | None:
     return ExpectedConflict(fact_a=a, fact_b=b, winner=None if w == TIE else str(w))
 
 
+def _relevance(err: Err, raw: Any) -> dict[str, int]:
+    """``relevance``: a table fact id -> grade, a whole number from 0 to :data:`MAX_GRADE` (not a
+    boolean, not 2.0); a bad id or grade is reported at ``expect.relevance.<id>``."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        err(("expect", "relevance"), f"must be a table of fact id -> grade (0 to {MAX_GRADE}), got {_show(raw)}")
+        return {}
+    out: dict[str, int] = {}
+    for k, v in raw.items():
+        p: DocPath = ("expect", "relevance", str(k))
+        fid = _fact_id(err, k, p)
+        if fid is None:
+            continue
+        if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_GRADE:
+            out[fid] = int(v)
+        else:
+            err(p, f"must be a grade, a whole number from 0 to {MAX_GRADE}, got {_show(v)}")
+    return out
+
+
+def _consistent(err: Err, include: tuple[str, ...], exclude: tuple[str, ...], grades: Mapping[str, int]) -> None:
+    """Labels that contradict each other: a ``must_include`` fact graded 0, a ``must_exclude`` fact graded 1+."""
+    for fid in include:
+        if grades.get(fid) == 0:
+            err(("expect", "relevance", fid), f"{fid!r} is in expect.must_include but graded 0 (not relevant)")
+    for fid in exclude:
+        if grades.get(fid, 0) > 0:
+            err(
+                ("expect", "relevance", fid),
+                f"{fid!r} is in expect.must_exclude but graded {grades[fid]} (relevant); grade it 0 or drop it",
+            )
+
+
 #: the largest whole-number threshold: every integer up to it is exact as a float (the gate compares
 #: floats), and no count of facts or tokens comes near it
 MAX_WHOLE = 2**53
@@ -164,12 +201,22 @@ def _thresholds(err: Err, doc: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
+def _bounded(err: Err, thresholds: Mapping[str, float], include: tuple[str, ...], grades: Mapping[str, int]) -> None:
+    """A threshold of a metric the labels leave undefined: ``min_recall`` without ``must_include``, a
+    ranking bound without a fact graded 1 or more (the gate would fail it on every run)."""
+    if "min_recall" in thresholds and not include:
+        err(("expect", "min_recall"), "bounds the recall of expect.must_include, which is empty or missing")
+    if not any(g > 0 for g in grades.values()):
+        for key in sorted(_RANKING & thresholds.keys()):
+            err(("expect", key), "bounds a ranking metric, but expect.relevance grades no fact 1 or more")
+
+
 def parse_expect(v: Any, err: Err) -> Expectations | None:
     """The :class:`Expectations` of an ``expect`` value (None when absent); problems go to ``err``."""
     if v is None:
         return None
     if not isinstance(v, Mapping):
-        err(("expect",), f"must be a table of labels ({', '.join(EXPECT_KEYS[:3])}, thresholds), got {_show(v)}")
+        err(("expect",), f"must be a table of labels ({', '.join(EXPECT_KEYS[:4])}, thresholds), got {_show(v)}")
         return None
     for k in v:
         if k not in EXPECT_KEYS:
@@ -186,11 +233,16 @@ def parse_expect(v: Any, err: Err) -> Expectations | None:
             err(("expect", "conflicts", i, "winner"), f"the winner {c.winner!r} is in expect.must_exclude")
         if c.loser is not None and c.loser in included:
             err(("expect", "conflicts", i, "winner"), f"the loser {c.loser!r} is in expect.must_include")
+    grades = _relevance(err, v.get("relevance"))
+    _consistent(err, include, exclude, grades)
     thresholds = _thresholds(err, v)
-    if "min_recall" in thresholds and not include:
-        err(("expect", "min_recall"), "bounds the recall of expect.must_include, which is empty or missing")
+    _bounded(err, thresholds, include, grades)
     return Expectations(
-        must_include=include, must_exclude=exclude, conflicts=conflicts, thresholds=MappingProxyType(thresholds)
+        must_include=include,
+        must_exclude=exclude,
+        conflicts=conflicts,
+        thresholds=MappingProxyType(thresholds),
+        relevance=MappingProxyType(grades),
     )
 
 
@@ -203,6 +255,8 @@ def expect_to_dict(e: Expectations) -> dict[str, Any]:
         d["must_exclude"] = list(e.must_exclude)
     if e.conflicts:
         d["conflicts"] = [{"fact_a": c.fact_a, "fact_b": c.fact_b, "winner": c.winner or TIE} for c in e.conflicts]
+    if e.relevance:
+        d["relevance"] = dict(e.relevance)
     for key, _, _ in GATE_THRESHOLDS:
         if key in e.thresholds:
             d[key] = e.thresholds[key]

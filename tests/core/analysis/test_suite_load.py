@@ -178,8 +178,9 @@ IDS = ["A", "B", "C", "D", "E", "F", "G", "H1", "H2"]
     include=st.lists(st.sampled_from(IDS), unique=True),
     exclude=st.lists(st.sampled_from(IDS), unique=True),
     pairs=st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(IDS), st.booleans()), max_size=4),
+    grades=st.dictionaries(st.sampled_from(IDS), st.integers(0, 3)),
 )
-def test_metric_invariants(include, exclude, pairs):
+def test_metric_invariants(include, exclude, pairs, grades):
     run = _run()
     exclude = [f for f in exclude if f not in include]
     conflicts, seen = [], set()
@@ -187,7 +188,9 @@ def test_metric_invariants(include, exclude, pairs):
         if a != b and frozenset((a, b)) not in seen:
             seen.add(frozenset((a, b)))
             conflicts.append(ExpectedConflict(a, b, a if a_wins else b))
-    e = Expectations(must_include=tuple(include), must_exclude=tuple(exclude), conflicts=tuple(conflicts))
+    e = Expectations(
+        must_include=tuple(include), must_exclude=tuple(exclude), conflicts=tuple(conflicts), relevance=grades
+    )
     per = [
         scenario_metrics(r, e, name=n, reference=ref)
         for n, r, ref in zip(("x", "y"), run.results, (None, run.metrics.scenarios[0].envelope))
@@ -198,9 +201,76 @@ def test_metric_invariants(include, exclude, pairs):
         assert set(m.leaks) <= set(m.envelope) and set(m.expired).isdisjoint(m.ageing)
         assert all(w.loser in m.envelope for w in m.wrong_winners)
         assert all(c.fact_a in m.envelope and c.fact_b in m.envelope for c in m.contradictions)
+        relevant = {f for f, g in grades.items() if g >= 1}
+        if not relevant:
+            assert all(m.value(k) is None for k in ("ndcg@10", "mrr", "precision@10", "recall@10"))
+        else:
+            assert all(0.0 <= m.value(k) <= 1.0 + 1e-12 for k in ("ndcg@10", "mrr", "precision@10", "recall@10"))
+            assert set(m.relevant_missing) == relevant - set(m.envelope[:10])
+        assert m.grades == tuple(grades.get(f, 0) for f in m.envelope)
     summary = suite_metrics(per).summary
     for info in METRICS:
         s = summary[info.name]
         if s.mean is None:
             continue
         assert (s.worst <= s.mean + 1e-12) if info.better == "higher" else (s.worst >= s.mean - 1e-12)
+
+
+# ---- graded relevance -------------------------------------------------------------------------------
+def test_relevance_labels_round_trip_and_their_ids_are_checked(tmp_path):
+    docs = scenario_docs()
+    docs["s1"]["expect"]["relevance"] = {"A": 3, "C": 1, "G": 0}
+    docs["s1"]["expect"]["min_ndcg@10"] = 0.5
+    docs["s2"]["expect"]["relevance"] = {"D": 2, "NOPE": 1}
+    suite = load_suite(write_suite(tmp_path / "s", docs))
+    e = suite.get("s1").expect
+    assert dict(e.relevance) == {"A": 3, "C": 1, "G": 0} and e.thresholds["min_ndcg@10"] == 0.5
+    assert {"A", "C", "G"} <= e.fact_ids() and "NOPE" in suite.get("s2").expect.fact_ids()
+    s = suite.get("s1").scenario
+    for fmt in ("json", "toml"):  # TOML quotes the key "min_ndcg@10"
+        assert load_scenario_bytes(dump_scenario(s, fmt).encode(), f"x.{fmt}") == s
+    (p,) = check_suite(suite, corpus().kb)
+    assert (Path(p.file).name, p.field, p.fact_id) == ("s2.json", "expect.relevance.NOPE", "NOPE") and p.line > 1
+
+
+def test_bad_relevance_labels_name_file_line_and_field(tmp_path):
+    d = tmp_path / "bad"
+    d.mkdir()
+    good = scenario_docs()["s1"]
+    bad = dict(
+        good,
+        expect={
+            "must_include": ["A"],
+            "must_exclude": ["B"],
+            "relevance": {"A": 0, "B": 2, "C": 4, "D": True, "E": 1.5, "F": "high"},
+            "min_mrr": 1.5,
+        },
+    )
+    (d / "r1.json").write_text(json.dumps(bad, indent=1))
+    (d / "r2.json").write_text(json.dumps(dict(good, name="r2", expect={"relevance": ["A"]}), indent=1))
+    (d / "r3.json").write_text(
+        json.dumps(dict(good, name="r3", expect={"relevance": {"A": 0}, "min_ndcg@10": 0.5}), indent=1)
+    )
+    (d / "r4.toml").write_text(
+        'query = "q"\nname = "r4"\n[expect]\n"min_recall@10" = 0.5\n[expect.relevance]\nA = -1\n'
+    )
+    with pytest.raises(SuiteError) as ei:
+        load_suite(d)
+    got = {(f, fld): (line, msg) for f, line, fld, msg in _with_messages(ei.value)}
+    text = str(ei.value)
+    assert "r1.json: line" in text
+    assert got[("r1.json", "expect.relevance.A")][1] == "'A' is in expect.must_include but graded 0 (not relevant)"
+    assert "must_exclude but graded 2" in got[("r1.json", "expect.relevance.B")][1]
+    for fid, shown in (("C", "4"), ("D", "true"), ("E", "1.5"), ("F", '"high"')):
+        line, msg = got[("r1.json", f"expect.relevance.{fid}")]
+        assert msg == f"must be a grade, a whole number from 0 to 3, got {shown}" and line > 1
+    assert got[("r1.json", "expect.min_mrr")][1] == "must be a number between 0 and 1, got 1.5"
+    assert got[("r2.json", "expect.relevance")][1].startswith("must be a table of fact id -> grade")
+    assert got[("r3.json", "expect.min_ndcg@10")][1] == (
+        "bounds a ranking metric, but expect.relevance grades no fact 1 or more"
+    )
+    assert ("r4.toml", "expect.relevance.A") in got and ("r4.toml", "expect.min_recall@10") in got
+
+
+def _with_messages(exc: SuiteError) -> list[tuple[str, int, str, str]]:
+    return [(Path(p.file).name, p.line, p.field, p.message) for p in exc.problems if isinstance(p, FileProblem)]
