@@ -184,6 +184,18 @@ if TYPE_CHECKING:
         open_store,
         same_decision,
     )
+    from crp_core.history import (
+        EXPERIMENT_KINDS,
+        HISTORY_ENV,
+        Experiment,
+        ExperimentError,
+        ExperimentStore,
+        experiment_inputs,
+        history_db_path,
+        history_enabled,
+        list_experiments,
+        record_experiment,
+    )
     from crp_core.triage.chain import ChainVerdict
     from crp_core.triage.claims import Claim
     from crp_core.triage.quality import DetectorQuality, detector_quality
@@ -367,6 +379,18 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "export_json",
         "same_decision",
     ),
+    "crp_core.history": (
+        "EXPERIMENT_KINDS",
+        "HISTORY_ENV",
+        "Experiment",
+        "ExperimentError",
+        "ExperimentStore",
+        "experiment_inputs",
+        "history_db_path",
+        "history_enabled",
+        "list_experiments",
+        "record_experiment",
+    ),
     "crp_core.triage.chain": ("ChainVerdict",),
     "crp_core.triage.claims": ("Claim",),
     "crp_core.triage.quality": ("DetectorQuality", "detector_quality"),
@@ -448,6 +472,9 @@ __all__ = [
     "same_decision",
     # crprotocol sessions: the audit trail and its analysis
     "AuditTrail", "read_audit", "SessionReport", "analyse_session", "session_report_dict",
+    # the experiment history (docs/decisions/history.md)
+    "Experiment", "ExperimentError", "ExperimentStore", "EXPERIMENT_KINDS", "HISTORY_ENV", "experiment_inputs",
+    "history_db_path", "history_enabled", "list_experiments", "record_experiment",
 ]
 # fmt: on
 __version__ = "0.1.0"
