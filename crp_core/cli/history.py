@@ -19,18 +19,34 @@ import getpass
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from crp_core.cli.common import visible
 from crp_core.errors import CRPError
 
 if TYPE_CHECKING:
+    from crp_core.analysis.evaluate import PreparedSuite
     from crp_core.analysis.metrics import SuiteMetrics
     from crp_core.analysis.tune import TuneResult
-    from crp_core.cli.check import SuiteInputs
     from crp_core.cli.common import Subparsers
     from crp_core.config import CRPConfig
     from crp_core.history.records import Experiment
+    from crp_core.model import KnowledgeBase
+
+
+class RunInputs(Protocol):
+    """What a suite command loaded (``crp_core.cli.check.SuiteInputs``): the knowledge base, the prepared
+    suite, the base configuration and the ``--set`` items."""
+
+    @property
+    def kb(self) -> KnowledgeBase: ...
+    @property
+    def prepared(self) -> PreparedSuite: ...
+    @property
+    def config(self) -> CRPConfig: ...
+    @property
+    def set_args(self) -> tuple[str, ...]: ...
+
 
 #: the metric columns of the listing
 LIST_METRICS = ("recall.mean", "leaks.total", "wrong_winners.total", "tokens.mean")
@@ -198,7 +214,7 @@ def os_user() -> str:
 def record_run(
     args: argparse.Namespace,
     kind: str,
-    inp: SuiteInputs,
+    inp: RunInputs,
     metrics: SuiteMetrics,
     *,
     config: CRPConfig | None = None,
