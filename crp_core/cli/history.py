@@ -141,8 +141,9 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
-    out = [line(head).rstrip(), "-" * len(line(head).rstrip())]
-    return out + [line(r).rstrip() for r in rows]
+    body = [line(r).rstrip() for r in rows]
+    top = line(head).rstrip()
+    return [top, "-" * max([len(top)] + [len(b) for b in body]), *body]
 
 
 def list_text(found: Sequence[Experiment], target: str) -> str:
