@@ -109,6 +109,18 @@ if TYPE_CHECKING:
         ValidationError,
     )
     from crp_core.factors.recency import RULES, RecencyTable, fact_attributes, recency_factor
+    from crp_core.history import (
+        EXPERIMENT_KINDS,
+        HISTORY_ENV,
+        Experiment,
+        ExperimentError,
+        ExperimentStore,
+        experiment_inputs,
+        history_db_path,
+        history_enabled,
+        list_experiments,
+        record_experiment,
+    )
     from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
     from crp_core.io.ckf.provenance import SdkProvenance, sdk_provenance
     from crp_core.io.ckf.sdk import given_edges, load_sdk_snapshot, load_sdk_snapshot_bytes
@@ -183,18 +195,6 @@ if TYPE_CHECKING:
         export_report_dict,
         open_store,
         same_decision,
-    )
-    from crp_core.history import (
-        EXPERIMENT_KINDS,
-        HISTORY_ENV,
-        Experiment,
-        ExperimentError,
-        ExperimentStore,
-        experiment_inputs,
-        history_db_path,
-        history_enabled,
-        list_experiments,
-        record_experiment,
     )
     from crp_core.triage.chain import ChainVerdict
     from crp_core.triage.claims import Claim
