@@ -20,6 +20,7 @@ from typing import Any
 from crp_core.analysis.suite import Suite
 from crp_core.config import CRPConfig
 from crp_core.decisions import TriageStoreError
+from crp_core.io.scenario import scenario_to_dict
 from crp_core.support.digest import Digest, content_digest
 
 #: what ran: the CLI's check, sweep and tune, and a suite run of the dashboard's Suite tab
@@ -34,9 +35,6 @@ MAX_METRIC_KEY_CHARS = 120
 MAX_CONFIG_KEYS = 500
 #: each JSON column (config diff, metrics, summary), serialised
 MAX_JSON_CHARS = 64_000
-#: a scenario file read for the suite fingerprint (the scenario loader's own limit is larger; a file this
-#: large is fingerprinted by its loaded scenario instead)
-MAX_FINGERPRINT_BYTES = 16 * 1024 * 1024
 
 
 class ExperimentError(TriageStoreError, ValueError):
@@ -198,29 +196,16 @@ def config_diff(config: CRPConfig) -> dict[str, tuple[Any, Any]]:
     return CRPConfig().diff(config)
 
 
-def suite_fingerprint(suite: Suite, contents: Mapping[str, bytes] | None = None) -> str:
-    """The digest of a suite's scenario files: each scenario's name and the SHA-256 of its file's bytes, in
-    name order (so the order the files were given in does not matter). ``contents``: file name -> bytes of
-    files that are not on disk (uploads); a scenario with neither (built in memory, or a file too large or
-    gone) is digested by its loaded form."""
+def suite_fingerprint(suite: Suite) -> str:
+    """The digest of a suite's scenarios: each scenario's name and its content in canonical form (the
+    scenario file's fields as the loader read them, JSON with sorted keys), in name order. The same files
+    from a folder or uploaded give the same digest, whatever their order, layout or format (JSON or TOML);
+    a changed query, label, ``now`` or configuration table gives another."""
     h = Digest()
     for s in sorted(suite.scenarios, key=lambda s: s.name):
-        data = (contents or {}).get(s.path)
-        if data is None and s.path:
-            data = _file_bytes(s.path)
-        part = content_digest(data) if data is not None else content_digest(repr(s.scenario))
-        h.update(s.name).update(b"\x00").update(part).update(b"\x01")
+        body = json.dumps(scenario_to_dict(s.scenario), sort_keys=True, ensure_ascii=False, default=str)
+        h.update(s.name).update(b"\x00").update(content_digest(body)).update(b"\x01")
     return h.hex()
-
-
-def _file_bytes(path: str) -> bytes | None:
-    try:
-        if not os.path.isfile(path) or os.path.getsize(path) > MAX_FINGERPRINT_BYTES:
-            return None
-        with open(path, "rb") as fh:
-            return fh.read(MAX_FINGERPRINT_BYTES + 1)
-    except OSError:
-        return None
 
 
 def kb_label(source: str) -> str | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -78,8 +78,6 @@ def experiment_inputs(
     kb: KnowledgeBase | None,
     suite: Suite | None,
     config: CRPConfig | None,
-    *,
-    suite_contents: Mapping[str, bytes] | None = None,
 ) -> dict[str, Any]:
     """The fields of an :class:`Experiment` that say what it ran on: the knowledge base's and the suite's
     names and fingerprints, and the configuration's keys that differ from the defaults."""
@@ -87,7 +85,7 @@ def experiment_inputs(
         "kb_name": kb_label(kb.source) if kb is not None else None,
         "kb_fingerprint": kb.fingerprint if kb is not None else None,
         "suite_name": suite_label(suite) if suite is not None else None,
-        "suite_fingerprint": suite_fingerprint(suite, suite_contents) if suite is not None else None,
+        "suite_fingerprint": suite_fingerprint(suite) if suite is not None else None,
         "config_diff": config_diff(config) if config is not None else {},
     }
 

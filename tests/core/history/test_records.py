@@ -3,6 +3,8 @@ order, not where they came from), the configuration's changes from the defaults,
 
 from __future__ import annotations
 
+import json
+
 from crp_core.analysis.suite import load_suite, suite_from_files
 from crp_core.config import CRPConfig
 from crp_core.history import config_diff, experiment_inputs, suite_fingerprint
@@ -17,9 +19,12 @@ def test_the_suite_fingerprint_follows_the_files_bytes(tmp_path):
     fp = suite_fingerprint(load_suite(d))
     assert fp == suite_fingerprint(load_suite([str(f) for f in reversed(files)]))  # order does not matter
     uploads = [(f.name, f.read_bytes()) for f in files]
-    up = suite_from_files(uploads)
-    assert suite_fingerprint(up, dict(uploads)) == fp  # an upload of the same files: the same digest
-    files[0].write_text(files[0].read_text(encoding="utf-8") + "\n", encoding="utf-8")  # one byte more
+    assert suite_fingerprint(suite_from_files(uploads)) == fp  # an upload of the same files: the same digest
+    doc = json.loads(files[0].read_text(encoding="utf-8"))
+    files[0].write_text(json.dumps(doc, indent=4) + "\n", encoding="utf-8")  # layout only
+    assert suite_fingerprint(load_suite(d)) == fp
+    doc["query"] = {"text": doc["query"]["text"] + "?", "embedding": doc["query"]["embedding"]}
+    files[0].write_text(json.dumps(doc), encoding="utf-8")  # the query changed
     assert suite_fingerprint(load_suite(d)) != fp
     assert len(fp) == 64 and int(fp, 16) >= 0
 
