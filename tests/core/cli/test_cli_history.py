@@ -175,3 +175,30 @@ def test_a_history_that_cannot_be_written_keeps_the_exit_status(files, capsys, m
     assert rc == 0 and "PASS" in out
     assert err.startswith("crp-inspect: note: this run was not kept in the experiment history: ")
     assert "not an SQLite database" in err
+
+
+def test_a_sweep_is_kept_through_record_run(files, capsys, tmp_path):
+    """What the sweep command calls: the run at the sweep's base configuration, with the grid's summary."""
+    import argparse
+    from types import SimpleNamespace
+
+    from crp_core.analysis.evaluate import prepare_suite, run_suite
+    from crp_core.analysis.suite import load_suite
+    from crp_core.cli.history import record_run, sweep_summary
+    from crp_core.config import CRPConfig
+    from tests.support.suites import corpus
+
+    _ckf, suite_dir, db = files
+    c = corpus()
+    prepared = prepare_suite(c, load_suite(suite_dir))
+    inp = SimpleNamespace(kb=c.kb, prepared=prepared, config=CRPConfig(), set_args=("stale_floor=0.4",))
+    metrics = run_suite(prepared, CRPConfig().with_set_args(inp.set_args)).metrics
+    summary = sweep_summary(["stale_floor", "now"], 400, {"stale_floor": 0.5})
+    args = argparse.Namespace(no_history=False, history_note="grid")
+    assert record_run(args, "sweep", inp, metrics, summary=summary) == 1
+    (kept,) = list_experiments(db)
+    assert kept.kind == "sweep" and kept.note == "grid" and kept.config_diff == {"stale_floor": (0.3, 0.4)}
+    assert kept.summary == {"keys": ["stale_floor", "now"], "points": 400, "best": {"stale_floor": 0.5}}
+    assert kept.metrics == metrics.flat()
+    assert capsys.readouterr().err == f"kept as experiment #1 in {db} (crp-inspect history)\n"
+    assert record_run(argparse.Namespace(no_history=True), "sweep", inp, metrics) is None
