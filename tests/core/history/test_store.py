@@ -8,6 +8,8 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from crp_core.decisions import Decision, TriageStoreError
 from crp_core.history import (
@@ -189,3 +191,36 @@ def test_a_readonly_store_records_nothing(tmp_path):
         assert len(store) == 1
         with pytest.raises(TriageStoreError, match="experiments cannot be recorded: opened read-only"):
             store.record(_exp())
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=40)
+_NUM = st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False, width=64), st.integers(-(10**6), 10**6))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    kind=st.sampled_from(("check", "sweep", "tune", "suite-run")),
+    by=_TEXT.filter(lambda s: s.strip()),
+    metrics=st.dictionaries(_TEXT, _NUM, max_size=12),
+    diff=st.dictionaries(_TEXT, st.tuples(_NUM, st.one_of(_NUM, _TEXT, st.booleans())), max_size=6),
+    note=st.text(st.characters(blacklist_categories=("Cs",), whitelist_characters="\n\t"), max_size=60).map(
+        lambda s: (
+            "".join(c for c in s if c in "\n\t" or not (ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F))
+            .replace("\u2028", "")
+            .replace("\u2029", "")
+        )
+    ),
+    name=st.one_of(st.none(), _TEXT),
+)
+def test_any_valid_experiment_reads_back_as_checked(tmp_path, kind, by, metrics, diff, note, name):
+    """Invariant: what the store returns from ``record`` is what it reads back, and is the validated
+    experiment (numbers as floats, blanks around the operator and note stripped)."""
+    db = str(tmp_path / "prop.sqlite")
+    e = Experiment(kind=kind, recorded_by=by, metrics=metrics, config_diff=diff, kb_name=name, note=note)
+    with ExperimentStore(db) as store:
+        rec = store.record(e)
+        (back,) = store.get([rec.id])
+    assert back == rec
+    assert back.metrics == {k: None if v is None else float(v) for k, v in metrics.items()}
+    assert list(back.metrics) == list(metrics)
+    assert back.config_diff == diff and back.note == note.strip() and back.recorded_by == by.strip()
