@@ -120,6 +120,18 @@ if TYPE_CHECKING:
         ValidationError,
     )
     from crp_core.factors.recency import RULES, RecencyTable, fact_attributes, recency_factor
+    from crp_core.history import (
+        EXPERIMENT_KINDS,
+        HISTORY_ENV,
+        Experiment,
+        ExperimentError,
+        ExperimentStore,
+        experiment_inputs,
+        history_db_path,
+        history_enabled,
+        list_experiments,
+        record_experiment,
+    )
     from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
     from crp_core.io.ckf.provenance import SdkProvenance, sdk_provenance
     from crp_core.io.ckf.sdk import given_edges, load_sdk_snapshot, load_sdk_snapshot_bytes
@@ -388,6 +400,18 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "export_json",
         "same_decision",
     ),
+    "crp_core.history": (
+        "EXPERIMENT_KINDS",
+        "HISTORY_ENV",
+        "Experiment",
+        "ExperimentError",
+        "ExperimentStore",
+        "experiment_inputs",
+        "history_db_path",
+        "history_enabled",
+        "list_experiments",
+        "record_experiment",
+    ),
     "crp_core.triage.chain": ("ChainVerdict",),
     "crp_core.triage.claims": ("Claim",),
     "crp_core.triage.quality": ("DetectorQuality", "detector_quality"),
@@ -473,6 +497,9 @@ __all__ = [
     # stakeholder reports: what a report ran on, the whole suite as one report
     "build_suite_html_report", "ReportInputs", "ScenarioInput", "DecisionLine", "decision_lines", "config_changes",
     "reproduce_command", "set_args_for", "SuiteBeforeAfter", "suite_before_after",
+    # the experiment history (docs/decisions/history.md)
+    "Experiment", "ExperimentError", "ExperimentStore", "EXPERIMENT_KINDS", "HISTORY_ENV", "experiment_inputs",
+    "history_db_path", "history_enabled", "list_experiments", "record_experiment",
 ]
 # fmt: on
 __version__ = "0.1.0"

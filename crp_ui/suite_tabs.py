@@ -30,7 +30,7 @@ from crp_core import (
     sweepable_keys,
 )
 
-from . import cache, render, state
+from . import cache, history_tab, render, state
 from . import suite_view as sv
 from . import tuning_view as tv
 from .suite_common import METRIC_INFO
@@ -159,6 +159,7 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> SuiteRun | No
             return None
         got = (inputs, *runs)
         state.remember(K_EVAL, got)
+        history_tab.record_suite_run(p, config, runs[0])  # kept in the experiment history (History tab)
     _, run, defaults = got
     n = len(run.metrics.scenarios)
     changed = len(config.diff(CRPConfig()))

@@ -34,7 +34,7 @@ from crp_core import (
     sweep,
     sweepable_keys,
 )
-from crp_ui import autotune_tab, before_after_tab, breakdown, cache, render, shell, state, suite_tabs
+from crp_ui import autotune_tab, before_after_tab, breakdown, cache, history_tab, render, shell, state, suite_tabs
 from crp_ui import decisions as triage_decisions
 from crp_ui import tuning_view as tv
 from crp_ui.progress import Bar
@@ -55,7 +55,7 @@ K_SWEEP = K + "sweep"  # (inputs key, SweepResult)
 K_POINT = K + "point"  # selected sweep point index
 K_CHART_POINT = K + "chart_point"  # last point picked on the chart
 #: the tabs, in order; the selected one is the URL parameter TAB_PARAM (its label verbatim)
-TABS = ("Sweep", "Suite", "Auto-tune", "Compare", "Before / after")
+TABS = ("Sweep", "Suite", "Auto-tune", "Compare", "Before / after", "History")
 TAB_PARAM = "tab"
 
 
@@ -296,6 +296,7 @@ def main() -> None:
         lambda: autotune_tab.autotune_tab(corpus, suite_decisions, dkey),
         lambda: compare_tab(corpus, scenario, config, result, decisions, dkey),
         lambda: before_after_tab.before_after_tab(corpus, scenario, config, result, decisions, dkey),
+        lambda: history_tab.history_tab(corpus),  # the experiment history (crp_ui/history_tab.py)
     )
     for tab, draw in zip(st.tabs(list(TABS), key=TAB_PARAM, bind="query-params"), draws):
         if tab.open is not False:  # None: a Streamlit that does not track tabs draws them all

@@ -17,6 +17,9 @@ from tests.support.samples import write_sample_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# check / tune and the dashboard's suite runs keep nothing in the experiment history unless a test asks
+# for it (tests/core/history): a ./.crp_triage.sqlite must never collect the runs of the test suite
+os.environ.setdefault("CRP_INSPECT_HISTORY", "off")
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ from crp_core.cli.common import (
     visible,
     write_output,
 )
+from crp_core.cli.history import add_history_args
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError
 
@@ -81,6 +82,7 @@ def add_suite_args(p: argparse.ArgumentParser) -> None:
         help="the known-conflict guard's whole-CKF scan: auto (only where known_conflict_action is "
         "pull_winner or drop_loser, the actions that change the envelope), scan, none",
     )
+    add_history_args(p)  # --no-history, --history-note (crp_core/cli/history.py)
 
 
 def register(subparsers: Subparsers) -> None:
@@ -322,6 +324,11 @@ def _handle(args: argparse.Namespace) -> int:
         sys.stdout.write(dumps(doc) + "\n")
     else:
         _print_verdict(inp, run.metrics, verdict, os.fspath(args.write_baseline) if recorded else None, unexercised)
+    # -- experiment history (crp-inspect history; docs/decisions/history.md) ----------------------------
+    from crp_core.cli.history import record_run
+
+    record_run(args, "check", inp, run.metrics)
+    # -- end experiment history --------------------------------------------------------------------------
     if write_error is not None:
         sys.stdout.flush()
         raise write_error

@@ -128,6 +128,11 @@ def _handle(args: argparse.Namespace) -> int:
         out(dumps(doc) + "\n")
     else:
         _print_result(result, inp.config, saved=args.out if args.out and write_error is None else None)
+    # -- experiment history (crp-inspect history; docs/decisions/history.md) ----------------------------
+    from crp_core.cli.history import record_run, tune_summary
+
+    record_run(args, "tune", inp, result.best.metrics, config=result.best_config, summary=tune_summary(result))
+    # -- end experiment history --------------------------------------------------------------------------
     if write_error is not None:
         sys.stdout.flush()
         raise write_error

@@ -32,7 +32,7 @@ def _run_sweep(at, key: str, start: float, stop: float, count: int):
 def test_sweep_from_the_page_equals_crp_core_sweep(ui_env):
     exp = expected_result(ui_env)
     at = run_page("tuning")
-    assert [t.label for t in at.tabs] == ["Sweep", "Suite", "Auto-tune", "Compare", "Before / after"]
+    assert [t.label for t in at.tabs] == ["Sweep", "Suite", "Auto-tune", "Compare", "Before / after", "History"]
     assert any("No sweep yet" in i.value for i in at.info)
     _run_sweep(at, "cdr_min_relevance", 0.0, 0.9, 4)
     values = linspace_values("cdr_min_relevance", 0.0, 0.9, 4)  # 0, .3, .6, .9

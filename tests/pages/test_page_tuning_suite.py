@@ -57,7 +57,7 @@ def _open_tab(at, label: str):
 def test_suite_tab_shows_crp_core_suite_metrics(ui_env):
     _label_suite(ui_env)
     at = run_page("tuning", params={"tab": "Suite"})
-    assert [t.label for t in at.tabs] == ["Sweep", "Suite", "Auto-tune", "Compare", "Before / after"]
+    assert [t.label for t in at.tabs] == ["Sweep", "Suite", "Auto-tune", "Compare", "Before / after", "History"]
     ref = run_suite(_reference(ui_env), CRPConfig())
     per = frame_with(at, "scenario", "recall", "leaks", "wrong_winners", "missing", "leaked")
     assert list(per["scenario"]) == ["demo", "demo_topic1"]

@@ -1,0 +1,154 @@
+"""Tuning page, History tab, with AppTest: the runs kept in the decision database are listed (this
+knowledge base's or every one, by kind), a Suite-tab run is kept as a ``suite-run`` by the session's
+operator and shows in the table, the runs selected are compared side by side (metrics, config diff) and
+a metric is plotted over time; a database that is away gives a banner, a broken one an error, never a
+traceback."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pandas as pd
+import pytest
+
+from crp_core.history import Experiment, ExperimentStore, list_experiments
+from crp_core.io.ckf import load_ckf
+from crp_ui import history_view as hv
+from tests.core.triage.conftest import raw_sql
+from tests.support.pages import figures, frame_with, run_page, widget
+
+K = "crp.tuning.history."
+
+
+def _clock():
+    t = [datetime(2026, 3, 1, 12, 0, tzinfo=UTC)]
+
+    def now() -> datetime:
+        t[0] += timedelta(hours=1)
+        return t[0]
+
+    return now
+
+
+def _seed(db: str, kb_fingerprint: str) -> list[Experiment]:
+    """Three runs: two on the sample KB (a check at the defaults, a tune), one on another KB."""
+    with ExperimentStore(db, clock=_clock()) as store:
+        return [
+            store.record(
+                Experiment(
+                    kind="check",
+                    recorded_by="ann",
+                    metrics={"recall.mean": 0.5, "leaks.total": 2.0},
+                    kb_name="knowledge_base.jsonl",
+                    kb_fingerprint=kb_fingerprint,
+                    origin="cli",
+                    note="<b>not html</b>",
+                )
+            ),
+            store.record(
+                Experiment(
+                    kind="tune",
+                    recorded_by="bob",
+                    metrics={"recall.mean": 1.0, "leaks.total": 0.0},
+                    config_diff={"stale_floor": (0.3, 0.6)},
+                    kb_name="knowledge_base.jsonl",
+                    kb_fingerprint=kb_fingerprint,
+                    summary={"best_trial": 2},
+                    origin="cli",
+                )
+            ),
+            store.record(
+                Experiment(kind="check", recorded_by="cy", metrics={"recall.mean": 0.25}, kb_name="other", origin="cli")
+            ),
+        ]
+
+
+@pytest.fixture
+def seeded(ui_env, tmp_path):
+    db = str(tmp_path / "triage.sqlite")  # ui_env's $CRP_INSPECT_TRIAGE_DB
+    kb = load_ckf(str(ui_env / "knowledge_base.jsonl"))
+    return db, _seed(db, kb.fingerprint)
+
+
+def test_history_tab_lists_this_kbs_runs_and_plots_a_metric(seeded):
+    _db, runs = seeded
+    at = run_page("tuning", params={"tab": "History"})
+    assert [t.label for t in at.tabs][-1] == "History"
+    table = frame_with(at, "id", "recorded", "kind", "by", "changed keys", "recall.mean", "note")
+    assert list(table["id"]) == [2, 1]  # this KB's runs, newest first
+    assert list(table["kind"]) == ["tune", "check"] and list(table["by"]) == ["bob", "ann"]
+    assert list(table["changed keys"]) == [1, 0] and list(table["recall.mean"]) == [1.0, 0.5]
+    assert table.loc[1, "note"] == "<b>not html</b>"  # plain text in a dataframe
+    fig = figures(at)[-1]
+    assert fig["data"][0]["y"] == [0.5, 1.0]  # oldest to newest
+    assert [c[0] for c in fig["data"][0]["customdata"]] == [1, 2]
+    at.session_state[K + "runs"] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}  # both ticked
+    at.run()
+    assert not at.exception
+    assert frame_with(at, "metric", "#2", "#1").to_dict("records") == [
+        {"metric": "recall.mean", "#2": 1.0, "#1": 0.5},
+        {"metric": "leaks.total", "#2": 0.0, "#1": 2.0},
+    ]
+    assert frame_with(at, "key", "default").to_dict("records") == [
+        {"key": "stale_floor", "default": "0.3", "#2": "0.6", "#1": hv.AT_DEFAULT}
+    ]
+    assert list(frame_with(at, "experiment", "kb fingerprint")["by"]) == ["bob", "ann"]
+    ringed = figures(at)[-1]["data"][1]
+    assert ringed["name"] == "selected" and ringed["y"] == [0.5, 1.0]
+    widget(at, "radio", K + "scope").set_value("every knowledge base").run()
+    assert not at.exception
+    assert list(frame_with(at, "id", "recorded", "kind", "changed keys")["id"]) == [3, 2, 1]
+    widget(at, "multiselect", K + "kinds").set_value(["tune"]).run()
+    assert list(frame_with(at, "id", "recorded", "kind", "changed keys")["id"]) == [2]
+    widget(at, "selectbox", K + "metric").set_value("leaks.total").run()
+    assert figures(at)[-1]["data"][0]["y"] == [0.0]
+
+
+def test_the_comparison_shows_metrics_and_config_side_by_side(seeded):
+    _db, runs = seeded
+    picked = [runs[1], runs[0]]
+    metrics = hv.compare_frame(picked)
+    assert list(metrics.columns) == ["metric", "#2", "#1"]
+    assert metrics.to_dict("records") == [
+        {"metric": "recall.mean", "#2": 1.0, "#1": 0.5},
+        {"metric": "leaks.total", "#2": 0.0, "#1": 2.0},
+    ]
+    assert hv.config_frame(picked).to_dict("records") == [
+        {"key": "stale_floor", "default": "0.3", "#2": "0.6", "#1": hv.AT_DEFAULT}
+    ]
+    assert list(hv.about_frame(picked)["experiment"]) == ["#2", "#1"]
+    assert hv.when(runs[0]) == pd.Timestamp("2026-03-01T13:00:00Z")
+    fig = hv.metric_figure(runs, "recall.mean", selected=[2])
+    assert [d.name for d in fig.data] == ["recall.mean", "selected"] and list(fig.data[1].y) == [1.0]
+    assert "&lt;b&gt;" in fig.data[0].customdata[0][3]  # a note reaching plotly is escaped
+
+
+def test_a_suite_run_is_kept_and_listed(ui_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("CRP_INSPECT_HISTORY", "on")
+    at = run_page("tuning", params={"tab": "Suite"})
+    assert not at.exception
+    kept = list_experiments(str(tmp_path / "triage.sqlite"))
+    assert len(kept) == 1
+    run = kept[0]
+    assert run.kind == "suite-run" and run.origin == "dashboard" and run.kb_name == "knowledge_base.jsonl"
+    assert run.config_diff == {} and "recall.mean" in run.metrics and run.suite_fingerprint
+    assert run.recorded_by  # the server's OS user: single mode without a typed name
+    at.query_params["tab"] = "History"
+    at.run()
+    assert not at.exception
+    assert [t.label for t in at.tabs][-1] == "History"
+
+
+def test_a_database_away_gives_a_banner_and_a_broken_one_an_error(ui_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", "postgresql://nobody@127.0.0.1:1/none")
+    at = run_page("tuning", params={"tab": "History"})
+    assert not at.exception
+    assert any("cannot be reached since" in e.value for e in at.error), [e.value for e in at.error]
+    db = str(tmp_path / "newer.sqlite")  # a triage database the triage store reads, a history it must not
+    _seed(db, "f" * 64)
+    raw_sql(db, "INSERT INTO crp_history_schema (version, applied_at, note) VALUES (9, 'x', 'later')")
+    monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", db)
+    at = run_page("tuning", params={"tab": "History"})
+    assert not at.exception
+    said = [e.value for e in at.error if "The experiment history cannot be read" in e.value]
+    assert len(said) == 1 and "newer than this crp\\-inspect supports" in said[0], [e.value for e in at.error]
