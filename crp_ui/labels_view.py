@@ -18,7 +18,9 @@ from . import render, tables
 
 #: the name of the column that carries a fact's mark in the pages' tables
 LABEL_COLUMN = "label"
-MARKS_COLUMNS = ("fact_id", LABEL_COLUMN, "position", "ended", "reason")
+MARKS_COLUMNS = ("fact_id", LABEL_COLUMN, "ended", "reason")
+#: the badge tone of a mark on a fact card: a broken label red, a met one green
+MARK_TONES = {"LEAK": "red", "WRONG WINNER": "red", "MISSING": "red", "EXPECTED WINNER": "green", "OK": "green"}
 #: how a mark's state reads in the ``ended`` column
 STATE_WORDS = {
     "packed": "packed",
@@ -54,6 +56,13 @@ def with_label(df: pd.DataFrame, marks: LabelMarks | None, *, column: str = "fac
     return tables.with_marks(df, marks.kinds(), column=column, name=LABEL_COLUMN)
 
 
+def mark_badges(kind: str | None) -> tuple[tuple[str, str], ...]:
+    """The (text, tone) badge of a fact card for a mark's kind; none for a fact without a mark."""
+    if kind is None:
+        return ()
+    return ((f"label: {kind}", MARK_TONES.get(kind, "gray")),)
+
+
 def label_config(config: dict[str, Any]) -> dict[str, Any]:
     """``config`` (a ``column_config`` mapping) with the ``label`` column's help (the legend)."""
     out = dict(config)
@@ -62,22 +71,19 @@ def label_config(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def marks_frame(marks: LabelMarks, *, packed: bool | None = None) -> pd.DataFrame:
-    """One row per mark (all, or only the packed / the not packed facts): fact id, mark, envelope
-    position, where it ended, and why."""
+    """One row per mark (all, or only the packed / the not packed facts): fact id, mark, where it ended,
+    and why (the reason names the envelope position of a packed fact)."""
     rows = [
         {
             "fact_id": m.fact_id,
             LABEL_COLUMN: m.kind,
-            "position": m.position,
             "ended": STATE_WORDS.get(m.state, m.state),
             "reason": m.reason,
         }
         for m in marks.marks
         if packed is None or m.packed == packed
     ]
-    frame = pd.DataFrame(rows, columns=list(MARKS_COLUMNS))
-    frame["position"] = frame["position"].astype("Int64")
-    return frame
+    return pd.DataFrame(rows, columns=list(MARKS_COLUMNS))
 
 
 def summary(marks: LabelMarks) -> None:
@@ -96,7 +102,6 @@ def marks_table(marks: LabelMarks, *, key: str, packed: bool | None = None) -> N
     frame = marks_frame(marks, packed=packed)
     cfg = label_config(
         {
-            "position": st.column_config.NumberColumn("position", help="1-based position in the envelope"),
             "ended": st.column_config.TextColumn("ended", help="where the fact ended in this run"),
             "reason": st.column_config.TextColumn("reason", width="large"),
         }

@@ -72,14 +72,16 @@ def token_use(frame: pd.DataFrame, token_budget: int, tokens_used: int) -> None:
             st.progress(min(tokens / budget, 1.0), text=f"{what}: {tokens} tokens{count}")
 
 
-def connector_card_html(fact: Fact, anchor: str | None, extra: dict[str, Any]) -> str:
+def connector_card_html(
+    fact: Fact, anchor: str | None, extra: dict[str, Any], badges: tuple[tuple[str, str], ...] = ()
+) -> str:
     """A connector's card, indented under an arrow with the anchor it bridges above it: one HTML block
     (escaped ids and text; its look from the stylesheet's ``crp-connector`` classes), so it joins the
     Markdown element of the cards around it."""
     return (
         '<div class="crp-connector"><div class="crp-connector-note">↳ connector bridging anchor '
         f"{render.html_text(anchor or '-')} (placed next to it, outside positions 1-2 and the recency "
-        f"block)</div>{render.fact_card_html(fact, extra=extra)}</div>"
+        f"block)</div>{render.fact_card_html(fact, extra=extra, badges=badges)}</div>"
     )
 
 
@@ -148,14 +150,14 @@ def _cards(result: PipelineResult, frame: pd.DataFrame, marks: LabelMarks | None
             band = r.band
             st.subheader(BAND_TITLES.get(str(band), str(band)))
         extra = {"#": r.position, "role": r.role, "tier": r.tier, "score": r.score, "tokens": r.tokens}
-        if str(r.fact_id) in kinds:
-            extra[labels_view.LABEL_COLUMN] = kinds[str(r.fact_id)]
+        badges = labels_view.mark_badges(kinds.get(str(r.fact_id)))
         fact = result.corpus.kb.get(str(r.fact_id))
         assert fact is not None  # a packed fact of this run's corpus
         if r.role == "connector":  # indented under its arrow, in the same element as the cards around it
-            cards.append(connector_card_html(fact, None if r.bridges_anchor is None else str(r.bridges_anchor), extra))
+            anchor = None if r.bridges_anchor is None else str(r.bridges_anchor)
+            cards.append(connector_card_html(fact, anchor, extra, badges))
         else:
-            cards.append(render.fact_card_html(fact, extra=extra))
+            cards.append(render.fact_card_html(fact, extra=extra, badges=badges))
         for note in notes.get(str(r.fact_id), []):
             flush()
             st.caption("NOTE block (tied conflict, SPEC-027 §2.5), exact envelope text:")

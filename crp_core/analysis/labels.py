@@ -42,13 +42,11 @@ MARK_KINDS: tuple[str, ...] = ("LEAK", "WRONG WINNER", "MISSING", "EXPECTED WINN
 BROKEN_KINDS: frozenset[str] = frozenset({"LEAK", "WRONG WINNER", "MISSING"})
 #: one line per kind, for a legend
 MARK_MEANINGS: Mapping[str, str] = {
-    "LEAK": "a must_exclude fact packed in the envelope",
-    "WRONG WINNER": "the fact that should lose an expected conflict, packed",
-    "MISSING": "a must_include fact, an expected winner or a fact of an expected tie, not packed "
-    "(with the stage where it was lost)",
-    "EXPECTED WINNER": "the expected winner of a labelled conflict, packed",
-    "OK": "every other label met: a must_include fact or a fact of an expected tie packed, "
-    "a must_exclude fact or an expected loser kept out",
+    "LEAK": "must_exclude fact packed",
+    "WRONG WINNER": "expected loser of a labelled conflict packed",
+    "MISSING": "must_include fact, expected winner or tied fact not packed",
+    "EXPECTED WINNER": "expected winner packed",
+    "OK": "any other label met",
 }
 #: where a labelled id the knowledge base lacks "ended"
 UNKNOWN_STATE = "unknown"
