@@ -59,8 +59,9 @@ RECENCY_OPEN = K + "recency_open"
 RECENCY_KEEP = RECENCY_OPEN + ".keep"
 
 
-def _filters(result: PipelineResult, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Filter + sort widgets; returns the filtered, sorted frame (all rows) and a view digest."""
+def _filters(result: PipelineResult, frame: pd.DataFrame, marks: LabelMarks | None) -> tuple[pd.DataFrame, str]:
+    """Filter + sort widgets; returns the filtered, sorted frame (all rows) and a view digest. With labels, a
+    toggle keeps only the labelled facts."""
     c = st.columns([2, 2, 2, 3])
     roles = c[0].multiselect("role", sorted(frame["role"].dropna().unique()), key=K + "roles")
     outcomes = c[1].multiselect(
@@ -71,15 +72,20 @@ def _filters(result: PipelineResult, frame: pd.DataFrame) -> tuple[pd.DataFrame,
     c = st.columns([2, 2, 5], vertical_alignment="bottom")
     sort = c[0].selectbox("sort by (all rows)", SORTABLE, key=K + "sort")
     desc = c[1].toggle("descending", value=True, key=K + "desc")
-    view = tables.memo(
-        result,
-        ("view", tuple(roles), tuple(outcomes), tuple(types), text, sort, desc),
-        lambda: tables.sort_breakdown(
-            tables.filter_breakdown(frame, roles=roles, outcomes=outcomes, source_types=types, text=text), sort, desc
-        ),
+    labelled = marks is not None and c[2].toggle(
+        "labelled facts only", key=K + "labelled", help="Only the facts the scenario's expect table names."
     )
+    keep = tuple(sorted(marks.by_id)) if labelled and marks is not None else None
+
+    def build() -> pd.DataFrame:
+        got = tables.sort_breakdown(
+            tables.filter_breakdown(frame, roles=roles, outcomes=outcomes, source_types=types, text=text), sort, desc
+        )
+        return got if keep is None else got[got["fact_id"].isin(keep)]
+
+    view = tables.memo(result, ("view", tuple(roles), tuple(outcomes), tuple(types), text, sort, desc, keep), build)
     # a widget key part (the page number restarts when the view changes), never stored
-    digest = content_digest(repr((roles, outcomes, types, text, sort, desc)), length=10)
+    digest = content_digest(repr((roles, outcomes, types, text, sort, desc, labelled)), length=10)
     return view, digest
 
 
@@ -228,7 +234,7 @@ def main() -> None:
         "candidates) with every factor of CDR = importance × max(relevance, residual pull) × novelty × "
         "recency × (1 − n-gram penalty) (SPEC_NOTES §2.4). Values are the pipeline's, never recomputed."
     )
-    view, digest = _filters(result, frame)
+    view, digest = _filters(result, frame, marks)
     current = state.selected_fact()
     view_ids = view["fact_id"].tolist()
     shown = set(view_ids)

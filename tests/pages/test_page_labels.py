@@ -112,6 +112,12 @@ def test_breakdown_label_column_and_the_selected_facts_mark(labelled_env, expect
     assert not at.exception
     found = frame_with(at, "sel", "fact_id", "label", "cdr_score")
     assert list(zip(found["fact_id"], found["label"])) == [("gov-0154", "LEAK")]
+    # "labelled facts only": every labelled fact (all six were scored), each with its mark
+    widget(at, "text_input", "crp.page.breakdown.text").set_value("").run()
+    widget(at, "toggle", "crp.page.breakdown.labelled").set_value(True).run()
+    assert not at.exception
+    only = frame_with(at, "sel", "fact_id", "label", "cdr_score")
+    assert sorted(zip(only["fact_id"], only["label"])) == sorted((f, k) for f, k, _ in MARKS)
 
 
 @pytest.mark.parametrize("page", ["overview", "envelope", "breakdown"])
@@ -123,3 +129,4 @@ def test_without_labels_no_mark(ui_env, page):
     assert not any(h.value in ("Scenario labels", "Labelled facts not packed") for h in at.subheader)
     assert not any("label&#58; " in m.value for m in at.markdown)
     assert not any("expected winner" in c.value for c in at.caption)
+    assert not [w for w in at.toggle if w.key == "crp.page.breakdown.labelled"]
