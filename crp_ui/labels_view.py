@@ -66,7 +66,9 @@ def mark_badges(kind: str | None) -> tuple[tuple[str, str], ...]:
 def label_config(config: dict[str, Any]) -> dict[str, Any]:
     """``config`` (a ``column_config`` mapping) with the ``label`` column's help (the legend)."""
     out = dict(config)
-    out[LABEL_COLUMN] = st.column_config.TextColumn(LABEL_COLUMN, help=label_help(), width="small")
+    out[LABEL_COLUMN] = st.column_config.TextColumn(
+        LABEL_COLUMN, help=label_help(), width=140
+    )  # "EXPECTED WINNER" whole
     return out
 
 
