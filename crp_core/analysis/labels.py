@@ -204,8 +204,8 @@ def _where(run: _Run, fact_id: str, state: str) -> str:
         return f"packed at position {run.position[fact_id]}"
     words = _STATE_WORDS[state]
     line = run.outcome.get(fact_id, "")
-    if not line or line.startswith(words.split(",")[0]):
-        return f"not packed: {line or words}"
+    if not line or any(line.startswith(part.strip()) for part in words.split(",")):
+        return f"not packed: {line or words}"  # the outcome line already says where
     return f"not packed ({words}): {line}"
 
 

@@ -156,3 +156,16 @@ def test_marks_agree_with_the_suite_metrics(default_run, expect):
     for m in marks.marks:
         assert m.state in STATES and (m.state == "packed") == (m.fact_id in packed) == m.packed
         assert m.broken == (m.kind in ("LEAK", "WRONG WINNER", "MISSING"))
+
+
+def test_below_the_anchor_budget(world):
+    """Two anchors and no graph: C is scored, ranked 4th, and the outcome line says so (no state words repeated)."""
+    result = run(world, envelope_fact_budget=2, graph_retrieval=False)
+    assert [p.fact_id for p in result.envelope.order] == ["A", "H1"]
+    marks = label_marks(result, Expectations(must_include=("C",)))
+    assert marks.marks == (
+        LabelMark(
+            "C", "MISSING", ("must_include",), "scored", None,
+            "must_include · not packed: not selected: CDR rank 4 of 7, below the anchor budget",
+        ),
+    )  # fmt: skip
