@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from crp_core.analysis.gate import GateFailure, GateResult, gate, read_baseline
     from crp_core.analysis.html_report import build_html_report, build_suite_html_report
     from crp_core.analysis.known import known_conflicts
+    from crp_core.analysis.labels import MARK_KINDS, MARK_MEANINGS, LabelMark, LabelMarks, fact_state, label_marks
     from crp_core.analysis.metrics import (
         METRICS,
         RANKING_METRICS,
@@ -237,6 +238,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "sweep_suite",
     ),
     "crp_core.analysis.gate": ("GateResult", "gate", "read_baseline"),
+    "crp_core.analysis.labels": ("LabelMark", "LabelMarks", "MARK_KINDS", "MARK_MEANINGS", "fact_state", "label_marks"),
     "crp_core.analysis.metrics": ("ScenarioMetrics", "SuiteMetrics", "scenario_metrics", "suite_metrics"),
     "crp_core.analysis.reports": ("suite_metrics_report", "tune_report"),
     "crp_core.analysis.scan": ("ConflictScan", "scan_ckf"),
@@ -466,6 +468,8 @@ __all__ = [
     "load_suite", "suite_from_files", "Suite", "SuiteScenario", "check_suite", "prepare_suite", "PreparedSuite",
     "run_suite", "SuiteRun", "sweep_suite", "SuiteSweep", "scenario_metrics", "suite_metrics", "ScenarioMetrics",
     "SuiteMetrics", "gate", "GateResult", "read_baseline", "tune", "TuneResult", "TrialRecord", "OBJECTIVES",
+    # a scenario's labels read against one run (docs/decisions/labels.md)
+    "label_marks", "LabelMarks", "LabelMark", "MARK_KINDS", "MARK_MEANINGS", "fact_state",
     # operator triage
     "DecisionStore", "Decision", "DecisionSet", "apply_to_kb", "apply_to_corpus", "export_cleaned_ckf",
     "ExportReport", "carried_decisions", "export_sdk_snapshot", "SDK_CHECKSUMS", "checksum_algorithm",

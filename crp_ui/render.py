@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -252,13 +252,16 @@ def _meta_items(extra: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def fact_card_html(fact: Fact, *, extra: Mapping[str, Any] | None = None) -> str:
-    """HTML of a fact card (for a larger HTML block): id, source type, status, optional key/values, and the
-    escaped content; its look is the stylesheet's ``div.crp-fact``."""
+def fact_card_html(
+    fact: Fact, *, extra: Mapping[str, Any] | None = None, badges: Sequence[tuple[str, str]] = ()
+) -> str:
+    """HTML of a fact card (for a larger HTML block): id, source type, status, optional more (text, tone)
+    badges, optional key/values, and the escaped content; its look is the stylesheet's ``div.crp-fact``."""
     head = (
         f"<code>{html_text(fact.fact_id)}</code> "
         + badge(fact.source_type, SOURCE_TONE)
         + badge(fact.status, STATUS_TONES.get(fact.status, "gray"))
+        + "".join(badge(text, tone) for text, tone in badges)
     )
     bits = [f"<b>{html_text(k)}</b>&nbsp;{html_text(v)}" for k, v in _meta_items(extra or {})]
     meta = f'<div class="crp-fact-meta">{" · ".join(bits)}</div>' if bits else ""

@@ -1,14 +1,16 @@
 """CDR score breakdown: every scored fact with every factor, filterable and sortable over
 all rows (the table shows one page at a time); the selected fact's CDR product step by step; the
-recency curves with the scored facts on them; histograms of relevance (gate) and CDR score."""
+recency curves with the scored facts on them; histograms of relevance (gate) and CDR score. When the
+scenario carries labels, a ``label`` column marks each labelled fact (LEAK, MISSING, ...), with a count line
+and the labelled facts that were never scored (docs/decisions/labels.md)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from crp_core import PipelineResult, content_digest
-from crp_ui import breakdown, cache, charts, glossary, render, shell, state, tables
+from crp_core import LabelMarks, PipelineResult, content_digest
+from crp_ui import breakdown, cache, charts, glossary, labels_view, render, shell, state, tables
 
 PAGE_SIZES = (50, 100, 200, 500)
 #: columns shown in the table (the CSV download on the Envelope page has them all); the reason sits
@@ -57,8 +59,9 @@ RECENCY_OPEN = K + "recency_open"
 RECENCY_KEEP = RECENCY_OPEN + ".keep"
 
 
-def _filters(result: PipelineResult, frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Filter + sort widgets; returns the filtered, sorted frame (all rows) and a view digest."""
+def _filters(result: PipelineResult, frame: pd.DataFrame, marks: LabelMarks | None) -> tuple[pd.DataFrame, str]:
+    """Filter + sort widgets; returns the filtered, sorted frame (all rows) and a view digest. With labels, a
+    toggle keeps only the labelled facts."""
     c = st.columns([2, 2, 2, 3])
     roles = c[0].multiselect("role", sorted(frame["role"].dropna().unique()), key=K + "roles")
     outcomes = c[1].multiselect(
@@ -69,19 +72,24 @@ def _filters(result: PipelineResult, frame: pd.DataFrame) -> tuple[pd.DataFrame,
     c = st.columns([2, 2, 5], vertical_alignment="bottom")
     sort = c[0].selectbox("sort by (all rows)", SORTABLE, key=K + "sort")
     desc = c[1].toggle("descending", value=True, key=K + "desc")
-    view = tables.memo(
-        result,
-        ("view", tuple(roles), tuple(outcomes), tuple(types), text, sort, desc),
-        lambda: tables.sort_breakdown(
-            tables.filter_breakdown(frame, roles=roles, outcomes=outcomes, source_types=types, text=text), sort, desc
-        ),
+    labelled = marks is not None and c[2].toggle(
+        "labelled facts only", key=K + "labelled", help="Only the facts the scenario's expect table names."
     )
+    keep = tuple(sorted(marks.by_id)) if labelled and marks is not None else None
+
+    def build() -> pd.DataFrame:
+        got = tables.sort_breakdown(
+            tables.filter_breakdown(frame, roles=roles, outcomes=outcomes, source_types=types, text=text), sort, desc
+        )
+        return got if keep is None else got[got["fact_id"].isin(keep)]
+
+    view = tables.memo(result, ("view", tuple(roles), tuple(outcomes), tuple(types), text, sort, desc, keep), build)
     # a widget key part (the page number restarts when the view changes), never stored
-    digest = content_digest(repr((roles, outcomes, types, text, sort, desc)), length=10)
+    digest = content_digest(repr((roles, outcomes, types, text, sort, desc, labelled)), length=10)
     return view, digest
 
 
-def _table(view: pd.DataFrame, digest: str, total: int) -> None:
+def _table(view: pd.DataFrame, digest: str, total: int, marks: LabelMarks | None) -> None:
     """One page of the filtered rows; a clicked row becomes the selected fact."""
     c = st.columns([1, 1, 4])
     size = c[0].selectbox("rows per page", PAGE_SIZES, index=1, key=K + "page_size")
@@ -93,7 +101,7 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
     )
     shown = tables.page_of(view, page, size)
     current = state.selected_fact()
-    table = shown[list(SHOWN)].copy()
+    table = labels_view.with_label(shown[list(SHOWN)].copy(), marks)
     ids = table["fact_id"].tolist()  # one conversion of the column, not a scalar per cell
     table.insert(0, "sel", ["▶" if f == current else "" for f in ids])
     c[2].caption(
@@ -104,6 +112,8 @@ def _table(view: pd.DataFrame, digest: str, total: int) -> None:
     cfg = breakdown.column_config(table)
     cfg["fact_id"] = st.column_config.TextColumn("fact_id", pinned=True)
     cfg["reason"] = st.column_config.TextColumn("reason", width="large")
+    if marks is not None:
+        cfg = labels_view.label_config(cfg)
     cfg = glossary.with_help(table.columns, cfg)
     cfg["sel"] = st.column_config.TextColumn("", width="small", pinned=True)
     pos = [i for i, f in enumerate(ids) if f == current]
@@ -197,17 +207,34 @@ def _histograms(result: PipelineResult, frame: pd.DataFrame) -> None:
         )
 
 
+def _labels(marks: LabelMarks, frame: pd.DataFrame) -> None:
+    """The count line and legend, and the labelled facts the table cannot list (never scored)."""
+    labels_view.summary(marks)
+    scored = set(frame["fact_id"].tolist())
+    unscored = [m for m in marks.marks if m.fact_id not in scored]
+    if unscored:
+        st.caption(
+            "Labelled facts not among the scored facts: "
+            + render.md_escape(
+                "; ".join(f"{m.fact_id} {m.kind} ({labels_view.STATE_WORDS[m.state]})" for m in unscored)
+            )
+        )
+
+
 def main() -> None:
     st.title("Score breakdown")
     result = breakdown.require_result()
     breakdown.run_caption(result)
     frame = tables.breakdown_frame(result)
+    marks = labels_view.marks_of(result)
+    if marks is not None:
+        _labels(marks, frame)
     st.caption(
         "Every scored fact (stage-1 candidates, gated ones included, then the stage-3 connector "
         "candidates) with every factor of CDR = importance × max(relevance, residual pull) × novelty × "
         "recency × (1 − n-gram penalty) (SPEC_NOTES §2.4). Values are the pipeline's, never recomputed."
     )
-    view, digest = _filters(result, frame)
+    view, digest = _filters(result, frame, marks)
     current = state.selected_fact()
     view_ids = view["fact_id"].tolist()
     shown = set(view_ids)
@@ -222,7 +249,7 @@ def main() -> None:
             "source type filters) to see facts again."
         )
     else:
-        _table(view, digest, len(frame))
+        _table(view, digest, len(frame), marks)
 
     st.subheader("Selected fact")
     if not len(view):
@@ -235,6 +262,9 @@ def main() -> None:
             st.info("Click a row of the table (or pick a fact above) to see how its score is built.")
         else:
             breakdown.fact_detail(result, current, frame)
+            mark = marks.get(current) if marks is not None else None
+            if mark is not None:
+                st.markdown(f"Label **{render.md_escape(mark.kind)}**: {render.md_escape(mark.reason)}")
 
     st.subheader("Recency curves")
     # the recency chart is the page's one plotly chart: it is drawn only while its expander is open; the

@@ -5,7 +5,11 @@ downloads of the full JSON report (the CLI's format) and of the breakdown table 
 
 Nothing here needs one of the frontend's large lazily loaded components (the plotly chart, the code
 block's syntax highlighter): the token use is drawn with progress bars, NOTE blocks and the envelope
-text are ``st.text``, and the downloads build their data only when clicked."""
+text are ``st.text``, and the downloads build their data only when clicked.
+
+When the scenario carries labels, each labelled packed fact shows its mark (LEAK, WRONG WINNER, EXPECTED
+WINNER, OK) on its card and in the table, and the labelled facts left out are listed with where they
+were lost (docs/decisions/labels.md)."""
 
 from __future__ import annotations
 
@@ -14,8 +18,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from crp_core import Envelope, Fact, PipelineResult, dumps, fact_line
-from crp_ui import breakdown, glossary, render, shell, state, tables
+from crp_core import Envelope, Fact, LabelMarks, PipelineResult, dumps, fact_line
+from crp_ui import breakdown, glossary, labels_view, render, shell, state, tables
 
 K = "crp.page.envelope."
 #: key of the packed-order table expander (closed at first, kept for the session; tests open it)
@@ -68,14 +72,16 @@ def token_use(frame: pd.DataFrame, token_budget: int, tokens_used: int) -> None:
             st.progress(min(tokens / budget, 1.0), text=f"{what}: {tokens} tokens{count}")
 
 
-def connector_card_html(fact: Fact, anchor: str | None, extra: dict[str, Any]) -> str:
+def connector_card_html(
+    fact: Fact, anchor: str | None, extra: dict[str, Any], badges: tuple[tuple[str, str], ...] = ()
+) -> str:
     """A connector's card, indented under an arrow with the anchor it bridges above it: one HTML block
     (escaped ids and text; its look from the stylesheet's ``crp-connector`` classes), so it joins the
     Markdown element of the cards around it."""
     return (
         '<div class="crp-connector"><div class="crp-connector-note">↳ connector bridging anchor '
         f"{render.html_text(anchor or '-')} (placed next to it, outside positions 1-2 and the recency "
-        f"block)</div>{render.fact_card_html(fact, extra=extra)}</div>"
+        f"block)</div>{render.fact_card_html(fact, extra=extra, badges=badges)}</div>"
     )
 
 
@@ -124,10 +130,12 @@ def _downloads(result: PipelineResult) -> None:
     )
 
 
-def _cards(result: PipelineResult, frame: pd.DataFrame) -> None:
-    """The facts in packed order under their band's heading, a tie group's NOTE block after its last
-    packed fact; consecutive cards are drawn as one Markdown element (escaped HTML blocks)."""
+def _cards(result: PipelineResult, frame: pd.DataFrame, marks: LabelMarks | None) -> None:
+    """The facts in packed order under their band's heading (a labelled fact with its mark), a tie group's
+    NOTE block after its last packed fact; consecutive cards are drawn as one Markdown element (escaped
+    HTML blocks)."""
     notes = notes_after(result)
+    kinds = marks.kinds() if marks is not None else {}
     band = None
     cards: list[str] = []
 
@@ -142,12 +150,14 @@ def _cards(result: PipelineResult, frame: pd.DataFrame) -> None:
             band = r.band
             st.subheader(BAND_TITLES.get(str(band), str(band)))
         extra = {"#": r.position, "role": r.role, "tier": r.tier, "score": r.score, "tokens": r.tokens}
+        badges = labels_view.mark_badges(kinds.get(str(r.fact_id)))
         fact = result.corpus.kb.get(str(r.fact_id))
         assert fact is not None  # a packed fact of this run's corpus
         if r.role == "connector":  # indented under its arrow, in the same element as the cards around it
-            cards.append(connector_card_html(fact, None if r.bridges_anchor is None else str(r.bridges_anchor), extra))
+            anchor = None if r.bridges_anchor is None else str(r.bridges_anchor)
+            cards.append(connector_card_html(fact, anchor, extra, badges))
         else:
-            cards.append(render.fact_card_html(fact, extra=extra))
+            cards.append(render.fact_card_html(fact, extra=extra, badges=badges))
         for note in notes.get(str(r.fact_id), []):
             flush()
             st.caption("NOTE block (tied conflict, SPEC-027 §2.5), exact envelope text:")
@@ -166,6 +176,15 @@ def _dropped(env: Envelope) -> None:
         st.markdown(render.md_escape(", ".join(env.dropped_unbridged)))
 
 
+def _labelled_left_out(marks: LabelMarks | None) -> None:
+    """The labelled facts the envelope does not hold, each with where it was lost (MISSING first)."""
+    if marks is None or all(m.packed for m in marks.marks):
+        return
+    st.subheader("Labelled facts not packed")
+    st.caption("Where each was lost in this run: not retrieved, gated, scored but not selected, suppressed, dropped.")
+    labels_view.marks_table(marks, key=K + "labels_left_out", packed=False)
+
+
 def _tie_groups(result: PipelineResult) -> None:
     """The run's tie groups (docs/reference/pipeline.md §6): one NOTE block each, naming its facts left out."""
     groups = tables.memo(result, "tie groups", lambda: tables.tie_groups_frame(result))
@@ -180,7 +199,7 @@ def _tie_groups(result: PipelineResult) -> None:
     render.dataframe(groups, hide_index=True, width="stretch", key=K + "tie_groups")
 
 
-def _text_and_table(env: Envelope, frame: pd.DataFrame) -> None:
+def _text_and_table(env: Envelope, frame: pd.DataFrame, marks: LabelMarks | None) -> None:
     with st.expander("Envelope text"):
         hidden = render.controls_in(env.text)
         if hidden:
@@ -192,11 +211,15 @@ def _text_and_table(env: Envelope, frame: pd.DataFrame) -> None:
     packed = render.remembered_expander("Packed order as a table", TABLE_OPEN)
     if packed.open:  # a table the browser builds only while it is open
         with packed:
+            shown = labels_view.with_label(frame, marks)
+            cfg = breakdown.column_config(shown)
+            if marks is not None:
+                cfg = labels_view.label_config(cfg)
             render.dataframe(
-                frame,
+                shown,
                 hide_index=True,
                 width="stretch",
-                column_config=glossary.with_help(frame.columns, breakdown.column_config(frame)),
+                column_config=glossary.with_help(shown.columns, cfg),
                 key=K + "table",
             )
 
@@ -208,18 +231,23 @@ def main() -> None:
     breakdown.known_conflict_banner(result)
     env = result.envelope
     frame = tables.memo(result, "envelope", lambda: tables.envelope_frame(result))
+    marks = labels_view.marks_of(result)
     _metrics(env, frame)
+    if marks is not None:
+        labels_view.summary(marks)
     token_use(frame, env.token_budget, env.tokens_used)
     _downloads(result)
     if not len(frame):
         reason = env.empty_reason or "the envelope is empty."
         st.info(render.md_escape(reason[:1].upper() + reason[1:]))
+        _labelled_left_out(marks)
         _tie_groups(result)
         st.stop()
-    _cards(result, frame)
+    _cards(result, frame, marks)
     _dropped(env)
+    _labelled_left_out(marks)
     _tie_groups(result)
-    _text_and_table(env, frame)
+    _text_and_table(env, frame, marks)
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

@@ -1,11 +1,12 @@
 """Overview of one run: the CRP headers as a copyable block, the stage funnel with each
-stage's measured time, and the data-quality warnings (future timestamps, unknown ages)."""
+stage's measured time, and the data-quality warnings (future timestamps, unknown ages). When the scenario
+carries labels, every labelled fact with its mark (LEAK, MISSING, ...) and a count line."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from crp_ui import breakdown, charts, render, shell, state, tables
+from crp_ui import breakdown, charts, labels_view, render, shell, state, tables
 
 
 def main() -> None:
@@ -25,6 +26,7 @@ def main() -> None:
     c[3].metric("tokens used", env.tokens_used, help=f"of a token budget of {env.token_budget}")
     c[4].metric("conflict pairs", result.resolution.detected, help=f"{result.resolution.unresolved} tied (unresolved)")
     c[5].metric("warnings", len(warn), help="data-quality warnings (future timestamps, unknown ages)")
+    labels_view.section(result, key="crp.page.overview.labels")
 
     st.subheader("CRP headers")
     st.caption("The response headers of this run (SPEC_NOTES §3). Copy with the icon at the top right.")
