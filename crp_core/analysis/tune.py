@@ -280,6 +280,12 @@ class TrialRecord:
         return tuple(f for f in self.gate.failures if f.kind == "baseline") if self.gate is not None else ()
 
     @property
+    def recall_drops(self) -> tuple[GateFailure, ...]:
+        """The scenarios whose recall is below trial 0's (a must_include fact trial 0 packed is no longer
+        packed): regressions of every objective, violations of ``no_regression``."""
+        return tuple(f for f in self.regressions if f.metric == "recall")
+
+    @property
     def feasible(self) -> bool:
         return all(v <= 0 for v in self.violations.values())
 

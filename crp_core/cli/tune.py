@@ -183,6 +183,21 @@ def _engineer_space(args: argparse.Namespace) -> tuple[Param, ...] | None:
     return combine_space(flags, from_file, pinned=pinned)
 
 
+def _feasibility(result: TuneResult) -> str:
+    """The best trial's feasibility, saying when a feasible trial still lowers a scenario's recall."""
+    best = result.best
+    if not best.feasible:
+        return "NOT feasible: " + ", ".join(f"{k} {v:g}" for k, v in best.violations.items() if v > 0)
+    drops = best.recall_drops
+    if not drops:
+        return "feasible"
+    names = ", ".join(f"{visible(f.scenario)} {_num(f.bound)} -> {_num(f.value)}" for f in drops)
+    return (
+        f"feasible under {result.objective.name}, which counts no per-scenario regression, yet recall fell in "
+        f"{len(drops)} scenario(s): {names}; --objective no_regression refuses such trials"
+    )
+
+
 def _num(v: float | None) -> str:
     return "undefined" if v is None else f"{v:g}"
 
@@ -199,7 +214,7 @@ def _print_result(result: TuneResult, base: CRPConfig, *, saved: str | None) -> 
     out("searched: " + ", ".join(visible(p.describe()) for p in result.space) + "\n")
     out(
         f"\nbest: trial {best.number} (value {'/'.join(f'{v:.4f}' for v in best.values)}, "
-        f"{'feasible' if best.feasible else 'NOT feasible: ' + str(dict(best.violations))}); "
+        f"{_feasibility(result)}); "
         f"the start was {'/'.join(f'{v:.4f}' for v in result.baseline.values)}\n"
     )
     changes = base.diff(result.best_config)

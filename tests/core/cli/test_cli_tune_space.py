@@ -63,6 +63,13 @@ def test_issue_34_case_no_regression_never_reports_a_recall_drop_feasible(world,
     best = rep["best"]
     assert best["feasible"] is True and best["scenarios"]["upgrade"]["recall"] == 0.25
     assert rep["no_feasible_trial"] is None
+    rc, out, _ = _tune(capsys, ckf, suite, "--trials", "12", "--objective", "recall", *space)
+    assert rc == 0
+    assert (
+        f"best: trial {best['trial']} (value 0.2500, feasible under recall, which counts no per-scenario "
+        "regression, yet recall fell in 1 scenario(s): upgrade 1 -> 0.25; --objective no_regression refuses "
+        "such trials)"
+    ) in out
     assert best["regressions"][0] == {"scenario": "upgrade", "metric": "recall", "value": 0.25, "start": 1.0}
 
     rc, out, err = _tune(capsys, ckf, suite, "--trials", "12", "--objective", "no_regression", "--json", *space)
@@ -86,7 +93,7 @@ def test_issue_34_case_no_regression_never_reports_a_recall_drop_feasible(world,
 
     rc, out, _ = _tune(capsys, ckf, suite, "--trials", "12", "--objective", "no_regression", *space)
     assert rc == 0
-    assert "best: trial 0 (value 0.0000, NOT feasible" in out
+    assert "best: trial 0 (value 0.0000, NOT feasible: wrong_winners 1);" in out
     assert "searched: ttl_days.news=7:730:log" in out
     assert msg in out
 
