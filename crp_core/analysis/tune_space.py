@@ -38,6 +38,7 @@ __all__ = [
     "space_including",
     "config_value",
     "param_for",
+    "tunable_keys",
     "param_from_flag",
     "space_from_toml",
     "read_space_file",
@@ -225,6 +226,20 @@ def _tunable(key: str, where: str) -> None:
     default = None if "." in key else getattr(CRPConfig(), key)
     if "." not in key and (isinstance(default, bool) or not isinstance(default, (int, float))):
         raise ConfigError(f"{where}: cannot search {key!r}: it is not a number")
+
+
+def tunable_keys() -> tuple[str, ...]:
+    """Every key a study can vary: the numeric configuration keys and table cells, in definition order,
+    less :data:`UNTUNABLE_KEYS`."""
+    base = CRPConfig()
+    out = []
+    for key in all_keys():
+        if key in UNTUNABLE_KEYS:
+            continue
+        v = None if "." in key else getattr(base, key)
+        if "." in key or (isinstance(v, (int, float)) and not isinstance(v, bool)):
+            out.append(key)
+    return tuple(out)
 
 
 def _default_step(key: str, lo: float, hi: float) -> float:
