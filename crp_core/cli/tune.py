@@ -160,7 +160,6 @@ def _handle(args: argparse.Namespace) -> int:
     if args.json:
         doc = tune_report(result)
         doc["best"]["regressions"] = [_regression_dict(f) for f in result.best.regressions]
-        doc["space"] = [dict(d, log=p.log) for d, p in zip(doc["space"], result.space)]
         doc["no_feasible_trial"] = no_feasible_message(result)
         out(dumps(doc) + "\n")
     else:
