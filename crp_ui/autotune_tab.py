@@ -68,7 +68,9 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
         space = space_editor(default, K + "space_editor")
     if space is None:
         return
-    if st.button(f"Run auto-tune ({trials} trials, {len(space)} keys)", type="primary", key=K + "tune_run"):
+    if st.button(
+        f"Run auto-tune ({trials} trials)", type="primary", key=K + "tune_run", help=f"{len(space)} keys searched"
+    ):
         res = _run_tune(p, config, obj, trials, seed, space)
         if res is not None:
             state.remember(K_TUNE, (inputs, res))
