@@ -50,6 +50,8 @@ __all__ = [
 MAX_SPACE_BYTES = 1024 * 1024
 #: significant digits kept of a value sampled on a logarithmic scale with a fractional step
 LOG_DIGITS = 3
+#: most decimals of the grid of a range the engineer gives (finer bounds are narrowed onto it)
+GRID_DECIMALS = 6
 
 
 @dataclass(frozen=True)
@@ -244,12 +246,19 @@ def tunable_keys() -> tuple[str, ...]:
 
 def _default_step(key: str, lo: float, hi: float) -> float:
     """The grid of a range the engineer gives: 1 for a whole-number key and for a TTL over whole days,
-    else the power of ten at or below a hundredth of the range, fine enough for both bounds' decimals."""
+    else the power of ten at or below a hundredth of the range, fine enough for both bounds' decimals
+    (at most :data:`GRID_DECIMALS`)."""
     if key in INT_KEYS or (key.startswith("ttl_days.") and lo.is_integer() and hi.is_integer()):
         return 1.0
     step = 10.0 ** math.floor(math.log10((hi - lo) / 100.0))
-    places = max(_decimals(lo), _decimals(hi))
+    places = min(GRID_DECIMALS, max(_decimals(lo), _decimals(hi)))
     return min(step, 10.0**-places) if places else step
+
+
+def _snap(lo: float, hi: float, step: float) -> tuple[float, float]:
+    """[lo, hi] narrowed to the grid points of ``step`` inside it (a bound with more decimals than the grid)."""
+    d = _step_digits(step)
+    return round(math.ceil(lo / step - 1e-9) * step, d), round(math.floor(hi / step + 1e-9) * step, d)
 
 
 def param_for(key: str, lo: Any, hi: Any, log: Any = False, *, where: str = "") -> Param:
@@ -283,7 +292,10 @@ def param_for(key: str, lo: Any, hi: Any, log: Any = False, *, where: str = "") 
             CRPConfig().with_overrides({key: v})
         except ConfigError as exc:
             raise ConfigError(f"{where}: {name} {v:g} is not a valid value: {exc}") from None
-    return Param(key, low, high, _default_step(key, low, high), log)
+    step = _default_step(key, low, high)
+    if step < 1:
+        low, high = _snap(low, high, step)
+    return Param(key, low, high, step, log)
 
 
 def param_from_flag(item: str) -> Param:

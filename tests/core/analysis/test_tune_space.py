@@ -5,6 +5,8 @@ errors naming the flag or the file, line and field; the log scale's values; the 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crp_core.analysis.tune_space import (
     Param,
@@ -166,3 +168,25 @@ def test_space_including_holds_the_base_values():
     space = (param_from_flag("ttl_days.news=60:730:log"), param_from_flag("cdr_min_relevance=0.6:0.8"))
     got = space_including(space, CRPConfig())
     assert got == (Param("ttl_days.news", 30.0, 730.0, 1.0, True), Param("cdr_min_relevance", 0.55, 0.8, 0.001))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lo=st.floats(0.01, 500.0),
+    span=st.floats(0.01, 5000.0),
+    x=st.floats(-1e4, 1e4),
+    log=st.booleans(),
+    whole=st.booleans(),
+)
+def test_every_value_a_parameter_keeps_lies_in_its_range_on_its_grid(lo, span, x, log, whole):
+    key = "ttl_days.news"
+    low, high = (
+        (float(round(lo)) + 1.0, float(round(lo)) + 1.0 + max(1.0, float(round(span)))) if whole else (lo, lo + span)
+    )
+    p = param_for(key, low, high, log)
+    v = p.clamp(x)
+    assert p.low <= v <= p.high
+    assert p.on_grid(v)
+    assert p.clamp(v) == v  # kept values are fixed points
+    if p.whole:
+        assert v.is_integer()
