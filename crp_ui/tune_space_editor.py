@@ -18,7 +18,7 @@ import streamlit as st
 
 from crp_core import ConfigError, Param, param_for, tunable_keys
 
-from . import render
+from . import render, state
 
 COLUMNS = ("search", "key", "lo", "hi", "log")
 
@@ -76,12 +76,19 @@ def _digest(space: Sequence[Param]) -> str:
 
 
 def space_editor(default: Sequence[Param], key: str) -> tuple[Param, ...] | None:
-    """The editor over ``default`` (its edits start again when the default space changes: another CKF
-    or sidebar config); the searched parameters, or None (with the reasons shown) while a row is refused
-    or no row is searched."""
+    """The editor over ``default``; the searched parameters, or None (with the reasons shown) while a row
+    is refused or no row is searched. The rows last edited are kept for the session: a rerun, another tab
+    or another page shows them again; another default space (another CKF or sidebar config) starts from
+    its own rows."""
+    digest = _digest(default)
+    wkey, base_key, rows_key = f"{key}.{digest}", f"{key}.base.{digest}", f"{key}.rows.{digest}"
+    if not state.holds(wkey) or not state.holds(base_key):
+        # the editor's first draw in this visit (Streamlit drops the state of a widget a run does not draw):
+        # it starts from the rows last edited, its edits then apply to this fixed frame
+        state.remember(base_key, state.recall(rows_key, space_frame(default)))
     edited = st.data_editor(
-        space_frame(default),
-        key=f"{key}.{_digest(default)}",
+        state.recall(base_key),
+        key=wkey,
         hide_index=True,
         width="stretch",
         num_rows="dynamic",
@@ -93,6 +100,7 @@ def space_editor(default: Sequence[Param], key: str) -> tuple[Param, ...] | None
             "log": st.column_config.CheckboxColumn("log", default=False, help="sample on a logarithmic scale"),
         },
     )
+    state.remember(rows_key, edited.reset_index(drop=True))
     params, errors = space_from_frame(edited, default)
     for e in errors:
         st.error(render.md_escape(e))

@@ -10,7 +10,7 @@ import pytest
 from crp_core.analysis.evaluate import prepare_suite
 from crp_core.analysis.suite import load_suite
 from crp_core.analysis.tune import default_space, tune
-from crp_core.analysis.tune_space import Param
+from crp_core.analysis.tune_space import Param, param_for
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import prepare_corpus
 from crp_core.io.ckf import load_ckf
@@ -109,3 +109,36 @@ def test_a_refused_row_is_named_and_no_study_is_offered(ui_env):
     assert f"row {n} (cdr_min_relevance): lo must be below hi, got 0.8:0.4 (pin one value with --set)" in errors
     assert f"row {len(default) + 1} (stale_floor): the key is already searched by an earlier row" in errors
     assert not [b for b in at.button if b.key == K + "tune_run"]
+
+
+def test_the_edited_rows_survive_another_tab_and_another_page(ui_env):
+    at = run_page("tuning", params={"tab": "Auto-tune"})
+    p = _reference(ui_env)
+    default = default_space(p.corpus, CRPConfig())
+    rows = {q.key: i for i, q in enumerate(default)}
+    _edit(
+        at,
+        edited={rows["cdr_min_relevance"]: {"lo": 0.3, "hi": 0.9, "log": True}},
+        added=[{"search": True, "key": "candidate_k", "lo": 10.0, "hi": 60.0, "log": False}],
+    )
+    want = space_frame(default).to_dict("records")
+    want[rows["cdr_min_relevance"]].update(lo=0.3, hi=0.9, log=True)
+    want.append({"search": True, "key": "candidate_k", "lo": 10.0, "hi": 60.0, "log": False})
+    at.query_params["tab"] = "Suite"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e for e in at.data_editor if str(e.key).startswith(K + "space_editor.")]  # not drawn
+    at.switch_page("pages/overview.py").run()
+    at.switch_page("pages/tuning.py")
+    at.query_params["tab"] = "Auto-tune"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert _editor(at).value.reset_index(drop=True).to_dict("records") == want
+    searched = ", ".join(
+        q.describe()
+        for q in [
+            *(param_for("cdr_min_relevance", 0.3, 0.9, True) if q.key == "cdr_min_relevance" else q for q in default),
+            param_for("candidate_k", 10, 60),
+        ]
+    )
+    assert any(c.value.replace("\\", "").startswith(f"Searched: {searched}. ") for c in at.caption)
