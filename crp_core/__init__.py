@@ -68,7 +68,19 @@ if TYPE_CHECKING:
         sweep,
         sweepable_keys,
     )
-    from crp_core.analysis.tune import OBJECTIVES, Param, TrialRecord, TuneResult, default_space, tune
+    from crp_core.analysis.tune import (
+        OBJECTIVES,
+        Param,
+        TrialRecord,
+        TuneResult,
+        default_space,
+        no_feasible_message,
+        objective_named,
+        objective_names,
+        tune,
+        tuned_toml,
+    )
+    from crp_core.analysis.tune_space import param_for, tunable_keys
     from crp_core.config import (
         NEVER_RETRIEVED,
         SCALAR_KEYS,
@@ -341,7 +353,15 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "linspace_values",
         "sweepable_keys",
     ),
-    "crp_core.analysis.tune": ("Param", "default_space"),
+    "crp_core.analysis.tune": (
+        "Param",
+        "default_space",
+        "objective_named",
+        "objective_names",
+        "no_feasible_message",
+        "tuned_toml",
+    ),
+    "crp_core.analysis.tune_space": ("param_for", "tunable_keys"),
     "crp_core.config": ("NEVER_RETRIEVED", "SCALAR_KEYS", "TABLE_KEYS", "choices", "describe", "origin", "valid_range"),
     "crp_core.corpus.embedding": (
         "EmbeddingCancelled",
@@ -504,6 +524,8 @@ __all__ = [
     # the experiment history (docs/decisions/history.md)
     "Experiment", "ExperimentError", "ExperimentStore", "EXPERIMENT_KINDS", "HISTORY_ENV", "experiment_inputs",
     "history_db_path", "history_enabled", "list_experiments", "record_experiment",
+    # the engineer's tuning space and objectives (docs/decisions/tuning.md)
+    "objective_named", "objective_names", "no_feasible_message", "tuned_toml", "param_for", "tunable_keys",
 ]
 # fmt: on
 __version__ = "0.1.0"

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 import streamlit as st
 
 from crp_core import (
-    OBJECTIVES,
     ConfigError,
     Corpus,
     CRPConfig,
@@ -22,13 +21,18 @@ from crp_core import (
     TrialRecord,
     TuneResult,
     default_space,
+    no_feasible_message,
+    objective_named,
+    objective_names,
     tune,
+    tuned_toml,
 )
 
 from . import cache, render, state
 from . import suite_view as sv
 from .progress import Bar
 from .suite_source import UPLOADED, K, choose_suite, ready, source, summary, uploaded
+from .tune_space_editor import space_editor
 from .tuning_widgets import frame, keep, kept, kept_result, sticky_index
 
 K_TUNE = K + "tune"  # (inputs key, TuneResult)
@@ -40,9 +44,10 @@ MAX_TRIALS = 200
 def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> None:
     """The Auto-tune tab over ``corpus`` with the pair ``decisions`` in force (``dkey``: their digest)."""
     st.caption(
-        "Optuna (TPE sampler, fixed seed, a bounded number of trials) searches the TTL of every source "
-        "type the CKF uses, the relevance gate, the contradiction similarity and the stale floor, running "
-        "the whole suite at each trial. Trial 0 is the sidebar config, so the best is never worse than "
+        "Optuna (TPE sampler, fixed seed, a bounded number of trials) searches the keys of the search space "
+        "(by default the TTL of every source type the CKF uses, the relevance gate, the contradiction "
+        "similarity and the stale floor), running the whole suite at each trial. Trial 0 is the sidebar "
+        "config, so the best is never worse than "
         "where you start. The suite is the one of every Tuning tab: chosen or uploaded here or in the Suite tab."
     )
     # open while there is something to do or to read: no upload yet, or the bundled suite over another CKF
@@ -55,13 +60,17 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
     p, config, inputs = got
     obj, trials, seed = _study_inputs()
     try:
-        space = default_space(p.corpus, config)
+        default = default_space(p.corpus, config)
     except ConfigError as exc:
         st.error(render.md_escape(exc))
         return
-    with st.expander(f"Search space ({len(space)} keys)"):
-        frame(sv.params_space_frame(space), K + "space")
-    if st.button(f"Run auto-tune ({trials} trials)", type="primary", key=K + "tune_run"):
+    with st.expander("Search space: keys, ranges and scale", expanded=True):
+        space = space_editor(default, K + "space_editor")
+    if space is None:
+        return
+    if st.button(
+        f"Run auto-tune ({trials} trials)", type="primary", key=K + "tune_run", help=f"{len(space)} keys searched"
+    ):
         res = _run_tune(p, config, obj, trials, seed, space)
         if res is not None:
             state.remember(K_TUNE, (inputs, res))
@@ -79,7 +88,7 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
 def _study_inputs() -> tuple[str, int, int]:
     """The objective, the number of trials and the seed; each starts from its value when last drawn."""
     c1, c2, c3 = st.columns([3, 1, 1])
-    names = list(OBJECTIVES)
+    names = list(objective_names())
     k_obj, k_trials, k_seed = K + "objective", K + "trials", K + "seed"
     obj = keep(
         k_obj,
@@ -89,7 +98,7 @@ def _study_inputs() -> tuple[str, int, int]:
                 names,
                 index=sticky_index(k_obj, names),
                 key=k_obj,
-                format_func=lambda n: f"{n}: {OBJECTIVES[n].description}",
+                format_func=lambda n: f"{n}: {objective_named(n).description}",
             )
         ),
     )
@@ -117,7 +126,7 @@ def _run_tune(
     chart = st.empty()
     done: list[TrialRecord] = []
     keys = [s.key for s in space]
-    maximize = OBJECTIVES[obj].directions[0] == "maximize"
+    maximize = objective_named(obj).directions[0] == "maximize"
 
     def callback(t: TrialRecord, n: int, total: int) -> None:
         done.append(t)
@@ -162,7 +171,11 @@ def _best(res: TuneResult) -> None:
         frame(sv.best_vs_base_frame(res), K + "best_vs_base")
     with right:
         st.markdown("**Searched values**")
+        st.caption("Space: " + render.md_escape(", ".join(p.describe() for p in res.space)))
         frame(sv.params_frame(res), K + "params")
+    why = no_feasible_message(res)
+    if why is not None:
+        st.warning(render.md_escape(why))
     regs = best.regressions
     if regs:
         st.warning(
@@ -180,8 +193,8 @@ def _apply_best(res: TuneResult) -> None:
     best = res.best
     b1, b2 = st.columns(2)
     b1.download_button(
-        "Download the best config (TOML)",
-        data=res.best_config.to_toml(),
+        "Download the best config (TOML: the keys that differ from the defaults)",
+        data=tuned_toml(res, suite=summary()),
         file_name="crp-config-tuned.toml",
         mime="application/toml",
         key=K + "best_toml",

@@ -174,6 +174,7 @@ def params_frame(res: TuneResult) -> pd.DataFrame:
                 "from": p.low,
                 "to": p.high,
                 "step": p.step,
+                "log": p.log,
                 "base": base.get(p.key),
                 "best": best.get(p.key),
             }

@@ -154,7 +154,7 @@ def tune_report(result: TuneResult) -> dict[str, Any]:
         },
         "seed": result.seed,
         "sampler": result.sampler,
-        "space": [{"key": p.key, "low": p.low, "high": p.high, "step": p.step} for p in result.space],
+        "space": [{"key": p.key, "low": p.low, "high": p.high, "step": p.step, "log": p.log} for p in result.space],
         "best": {
             "trial": best.number,
             "params": plain(dict(best.params)),

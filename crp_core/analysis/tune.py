@@ -22,7 +22,6 @@ for a Pareto front (:meth:`TuneResult.pareto`).
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -33,9 +32,17 @@ import numpy as np
 
 from crp_core.analysis.evaluate import KnownMode, PreparedSuite, Reference, prepare_suite, run_suite
 from crp_core.analysis.gate import GateFailure, GateResult, MetricsBaseline, gate
-from crp_core.analysis.metrics import SuiteMetrics
+from crp_core.analysis.metrics import METRICS, MetricInfo, SuiteMetrics
 from crp_core.analysis.suite import Suite
-from crp_core.config import CRPConfig, valid_range
+from crp_core.analysis.tune_space import (
+    TTL_SCALE,
+    TUNING_RANGES,
+    Param,
+    config_value,
+    default_space,
+    space_including,
+)
+from crp_core.config import CRPConfig
 from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -62,113 +69,17 @@ __all__ = [
     "regressions",
     "start_baseline",
     "space_including",
+    "objective_names",
+    "VIOLATIONS",
+    "violation_counts",
+    "no_feasible_message",
+    "tuned_toml",
 ]
 
 #: the seeds the TPE sampler accepts (numpy's RandomState): 0 .. 2**32 - 1
 SEED_MAX = 2**32 - 1
 
 Direction = Literal["maximize", "minimize"]
-
-
-@dataclass(frozen=True)
-class Param:
-    """One searched key: uniform over [low, high] on a grid of ``step``."""
-
-    key: str
-    low: float
-    high: float
-    step: float
-
-    def clamp(self, v: float) -> float:
-        """``v`` moved into [low, high] onto the grid."""
-        x = min(max(float(v), self.low), self.high)
-        return self.round(self.low + round((x - self.low) / self.step) * self.step)
-
-    @property
-    def digits(self) -> int:
-        """Decimals kept of a value of this grid: those of the step, of ``low`` and of ``high``."""
-        return max(_step_digits(self.step), _decimals(self.low), _decimals(self.high))
-
-    def round(self, x: float) -> float:
-        """``x`` rounded to :attr:`digits` (float noise of ``low + k * step`` removed)."""
-        return round(float(x), self.digits)
-
-    def on_grid(self, v: float) -> bool:
-        k = (float(v) - self.low) / self.step
-        return self.low - 1e-12 <= v <= self.high + 1e-12 and abs(k - round(k)) < 1e-6
-
-    def including(self, v: float, bounds: tuple[float, float] | None = None) -> Param:
-        """This parameter with its range widened to hold ``v`` (within ``bounds``, the key's valid range)
-        and, when ``v`` is not on the grid, the grid moved through ``v``: so ``v`` (the base config's
-        value) is a point of the search and trial 0 runs exactly there. Unchanged when it already is."""
-        v = float(v)
-        if self.on_grid(v):
-            return self
-        lo, hi = min(self.low, v), max(self.high, v)
-        if bounds is not None:
-            lo, hi = max(lo, float(bounds[0])), min(hi, float(bounds[1]))
-        n_lo = math.floor((v - lo) / self.step + 1e-9)
-        n_hi = math.floor((hi - v) / self.step + 1e-9)
-        digits = max(_step_digits(self.step), _decimals(v))
-        low, high = round(v - n_lo * self.step, digits), round(v + n_hi * self.step, digits)
-        if bounds is not None:  # rounding must not step outside the valid range
-            low = low if low >= bounds[0] else round(low + self.step, digits)
-            high = high if high <= bounds[1] else round(high - self.step, digits)
-        return Param(self.key, low, high, self.step)
-
-
-def _step_digits(step: float) -> int:
-    return max(0, -int(math.floor(math.log10(step)))) + 1 if step < 1 else 0
-
-
-def _decimals(x: float) -> int:
-    """Decimals of ``x``'s shortest repr (at most 12)."""
-    text = repr(float(x))
-    if "e" in text or "E" in text:
-        return 12
-    return min(12, len(text.split(".", 1)[1].rstrip("0"))) if "." in text else 0
-
-
-def _round(x: float, step: float) -> float:
-    return round(x, _step_digits(step))
-
-
-#: sensible tuning ranges of the scalar keys (intersected with ``crp_core.config.valid_range``) and grid steps
-TUNING_RANGES: Mapping[str, tuple[float, float, float]] = {
-    "cdr_min_relevance": (0.35, 0.75, 0.005),
-    "contradiction_similarity": (0.70, 0.95, 0.005),
-    "stale_floor": (0.05, 0.60, 0.005),
-}
-#: TTL ranges: [default / TTL_SCALE[0], default * TTL_SCALE[1]] days, whole days
-TTL_SCALE: tuple[float, float] = (4.0, 3.0)
-
-
-def default_space(corpus: Corpus, config: CRPConfig, *, pinned: Sequence[str] = ()) -> tuple[Param, ...]:
-    """The search space: the three scalar keys of :data:`TUNING_RANGES` and ``ttl_days.<type>`` for
-    every source type with a TTL in ``config`` that a retrievable fact of the corpus takes by default
-    (a fact with its own ``ttl`` does not read the table). Keys in ``pinned`` (set with ``--set``) are
-    left out."""
-    from crp_core.config import SOURCE_TYPES
-
-    pinned_set = set(pinned)
-    out: list[Param] = []
-    used = {
-        f.source_type for f, ok in zip(corpus.kb.facts, corpus.retrievable.tolist()) if ok and f.ttl_kind == "default"
-    }
-    for st in SOURCE_TYPES:
-        key = f"ttl_days.{st}"
-        days = config.ttl_days[st]
-        if st in used and days is not None and key not in pinned_set:
-            low = max(1.0, math.floor(days / TTL_SCALE[0]))
-            out.append(Param(key, low, float(math.ceil(days * TTL_SCALE[1])), 1.0))
-    for key, (lo, hi, step) in TUNING_RANGES.items():
-        if key in pinned_set:
-            continue
-        vr = valid_range(key)
-        if vr is not None:
-            lo, hi = max(lo, float(vr[0])), min(hi, float(vr[1]))
-        out.append(Param(key, lo, hi, step))
-    return tuple(out)
 
 
 #: ``evaluate(metrics, gate)``: ``gate`` is the suite's gate verdict against trial 0 (None: not computed)
@@ -304,10 +215,47 @@ OBJECTIVES: Mapping[str, Objective] = {
 }
 
 
+def _metric_objective(info: MetricInfo) -> Objective:
+    """The objective of one suite metric: its mean, maximised when higher is better, else minimised, each
+    violation (as ``recall``'s) costing 1 against it; a trial where no scenario defines the metric has the
+    ``undefined`` violation."""
+    name = info.name
+    maximize = info.better == "higher"
+
+    def evaluate(m: SuiteMetrics, g: GateResult | None = None) -> tuple[tuple[float, ...], Mapping[str, float]]:
+        v = _violations(m, g)
+        mean = m.get(f"{name}.mean")
+        v["undefined"] = 1.0 if mean is None else 0.0
+        pen = sum(v.values())
+        x = float(mean or 0.0)
+        return ((x - pen) if maximize else (x + pen),), v
+
+    how = "maximise" if maximize else "minimise"
+    return Objective(
+        name,
+        f"{how} the mean {name} ({info.description}); each must_exclude leak, wrong winner, scenario over "
+        "its max_tokens and other broken expect bound costs 1",
+        ("maximize" if maximize else "minimize",),
+        (f"{name}.mean",),
+        evaluate,
+    )
+
+
+def objective_names() -> tuple[str, ...]:
+    """Every objective :func:`objective_named` accepts: the built-in ones (:data:`OBJECTIVES`), then the
+    name of every suite metric (:data:`crp_core.analysis.metrics.METRICS`) that is not one of them."""
+    return tuple(OBJECTIVES) + tuple(m.name for m in METRICS if m.name not in OBJECTIVES)
+
+
 def objective_named(name: str) -> Objective:
-    if name not in OBJECTIVES:
-        raise ConfigError(f"unknown objective {name!r}; expected one of {', '.join(OBJECTIVES)}")
-    return OBJECTIVES[name]
+    """The built-in objective ``name``, else the objective of the suite metric ``name``
+    (:func:`_metric_objective`)."""
+    if name in OBJECTIVES:
+        return OBJECTIVES[name]
+    info = next((m for m in METRICS if m.name == name), None)
+    if info is None:
+        raise ConfigError(f"unknown objective {name!r}; expected one of {', '.join(objective_names())}")
+    return _metric_objective(info)
 
 
 @dataclass(frozen=True, eq=False)
@@ -330,6 +278,12 @@ class TrialRecord:
         """The (scenario, metric) pairs worse than at trial 0 (what ``check --baseline`` would fail on,
         with a baseline recorded at the starting config)."""
         return tuple(f for f in self.gate.failures if f.kind == "baseline") if self.gate is not None else ()
+
+    @property
+    def recall_drops(self) -> tuple[GateFailure, ...]:
+        """The scenarios whose recall is below trial 0's (a must_include fact trial 0 packed is no longer
+        packed): regressions of every objective, violations of ``no_regression``."""
+        return tuple(f for f in self.regressions if f.metric == "recall")
 
     @property
     def feasible(self) -> bool:
@@ -421,17 +375,24 @@ def _failures(m: SuiteMetrics) -> float:
     return sum(float(m.summary[k].total or 0.0) for k in TIE_BREAK_COUNTS)
 
 
-def space_including(params: Sequence[Param], config: CRPConfig) -> tuple[Param, ...]:
-    """Each parameter widened (within the key's valid range) so that ``config``'s value is a point of its
-    grid (:meth:`Param.including`): trial 0 then runs exactly at ``config``, even where it lies outside
-    the sensible ranges of :data:`TUNING_RANGES` (a relevance gate of 0.9, a stale floor of 0.01)."""
-    out = []
-    for p in params:
-        bounds = valid_range(p.key) if "." not in p.key else None
-        out.append(
-            p.including(_current(config, p.key), None if bounds is None else (float(bounds[0]), float(bounds[1])))
-        )
-    return tuple(out)
+def _suggest(trial: optuna.trial.Trial, p: Param) -> float:
+    """Trial ``trial``'s value of ``p``: on its uniform grid, or log-uniform (whole numbers for a whole step)."""
+    if p.log and p.whole:
+        return float(trial.suggest_int(p.key, int(p.low), int(p.high), log=True))
+    if p.log:
+        return p.round(trial.suggest_float(p.key, p.low, p.high, log=True))
+    return p.round(trial.suggest_float(p.key, p.low, p.high, step=p.step))
+
+
+def _check_defined(obj: Objective, m: SuiteMetrics) -> None:
+    """Refuse a study whose objective no scenario of the suite defines at the starting configuration."""
+    for target in obj.targets:
+        if target.endswith(".mean") and m.get(target) is None:
+            name = target.rsplit(".", 1)[0]
+            raise ConfigError(
+                f"objective {obj.name!r}: no scenario of the suite defines the metric {name!r} at the starting "
+                "configuration (its labels are missing from every scenario), so there is nothing to optimise"
+            )
 
 
 def _check_seed(seed: object) -> int:
@@ -474,7 +435,7 @@ def tune(  # noqa: PLR0913  the study's inputs, then its options and run_suite's
     if not params:
         raise ConfigError("nothing to tune: the search space is empty")
     params = space_including(params, base_config)
-    start_values = {p.key: _current(base_config, p.key) for p in params}
+    start_values: dict[str, float | int] = {p.key: p.value(config_value(base_config, p.key)) for p in params}
     for p in params:
         base_config.with_overrides({p.key: p.low}).with_overrides({p.key: p.high})  # a bad bound raises here
     t0 = time.perf_counter()
@@ -496,11 +457,13 @@ def tune(  # noqa: PLR0913  the study's inputs, then its options and run_suite's
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
         study = optuna.create_study(sampler=sampler, directions=list(obj.directions))
-        study.enqueue_trial(dict(start_values))
+        study.enqueue_trial(
+            {p.key: int(v) if p.log and p.whole else float(v) for p, v in zip(params, start_values.values())}
+        )
 
         def run_trial(trial: optuna.trial.Trial) -> float | Sequence[float]:
             t = time.perf_counter()
-            suggested = {p.key: p.round(trial.suggest_float(p.key, p.low, p.high, step=p.step)) for p in params}
+            suggested = {p.key: p.value(_suggest(trial, p)) for p in params}
             values_ = dict(start_values) if not records else suggested  # trial 0: exactly the base config
             config = base_config.with_overrides(values_) if records else base_config
             run = run_suite(
@@ -513,6 +476,8 @@ def tune(  # noqa: PLR0913  the study's inputs, then its options and run_suite's
                 embedder=embedder,
             )
             verdict = gate_vs_start(run.metrics, prepared.suite, records[0].metrics if records else None)
+            if not records and obj.name not in OBJECTIVES:
+                _check_defined(obj, run.metrics)
             vals, viol = obj.evaluate(run.metrics, verdict)
             trial.set_user_attr("violations", [float(v) for v in viol.values()])
             if obj.multi and per_trial:
@@ -552,11 +517,84 @@ def tune(  # noqa: PLR0913  the study's inputs, then its options and run_suite's
     )
 
 
-def _current(config: CRPConfig, key: str) -> float:
-    if "." in key:
-        table, st = key.split(".", 1)
-        v = getattr(config, table)[st]
-        if v is None:
-            raise ConfigError(f"cannot tune {key!r}: it has no value (no expiry) in the base config")
-        return float(v)
-    return float(getattr(config, key))
+#: what each violation of a trial stands for (the "no feasible trial" message)
+VIOLATIONS: Mapping[str, str] = {
+    "leaks": "must_exclude facts packed",
+    "wrong_winners": "losers of an expected conflict packed",
+    "over_tokens": "scenarios over their expect.max_tokens",
+    "thresholds": "other expect bounds broken",
+    "regressions": "scenario metrics worse than at trial 0, a scenario's recall below trial 0's among them",
+    "undefined": "no scenario defines the objective's metric",
+}
+
+
+def violation_counts(trials: Sequence[TrialRecord]) -> dict[str, int]:
+    """Violation name -> the number of ``trials`` that have it, most frequent first (ties in name order)."""
+    counts: dict[str, int] = {}
+    for t in trials:
+        for name, amount in t.violations.items():
+            if amount > 0:
+                counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def no_feasible_message(result: TuneResult, *, top: int = 3) -> str | None:
+    """What made every trial infeasible (None when a trial is feasible): each violation with the number of
+    trials that have it and what it stands for, what trial 0 already broke, and the (scenario, metric) pairs
+    most often worse than at trial 0."""
+    trials = result.trials
+    if any(t.feasible for t in trials):
+        return None
+    n = len(trials)
+    parts = [
+        f"{name} in {k} of {n} trial(s) ({VIOLATIONS.get(name, name)})" for name, k in violation_counts(trials).items()
+    ]
+    msg = f"no feasible trial: every one of the {n} trial(s) broke a constraint: " + "; ".join(parts) + "."
+    start = {k: v for k, v in result.baseline.violations.items() if v > 0}
+    if start:
+        msg += " Trial 0 (the starting configuration) already has " + ", ".join(f"{k} {v:g}" for k, v in start.items())
+        msg += ": no trial can be feasible without removing them."
+    pairs: dict[tuple[str, str], int] = {}
+    for t in trials:
+        for f in t.regressions:
+            pairs[(f.scenario, f.metric)] = pairs.get((f.scenario, f.metric), 0) + 1
+    if pairs:
+        most = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        msg += " Worse than at trial 0 most often: " + ", ".join(f"{s} {m} ({k} trial(s))" for (s, m), k in most) + "."
+    return msg
+
+
+def _comment(text: str) -> str:
+    """``text`` on one TOML comment line: control characters (a line break would end the comment) shown escaped."""
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
+
+
+def tuned_toml(result: TuneResult, *, kb: str = "", suite: str = "") -> str:
+    """The best configuration as a reviewable TOML file: only the keys that differ from the defaults
+    (``CRPConfig()``), after comment lines saying what produced them (objective, trials, seed, the best
+    trial, the KB and suite names). :meth:`CRPConfig.from_toml` of it gives :attr:`TuneResult.best_config`."""
+    import tomli_w
+
+    best = result.best_config
+    flat = {k: b for k, (_, b) in CRPConfig().diff(best).items()}
+    tables: dict[str, dict[str, object]] = {}
+    for k, v in flat.items():
+        if "." in k:
+            table, cell = k.split(".", 1)
+            tables.setdefault(table, {})[cell] = v
+    doc: dict[str, object] = {k: v for k, v in flat.items() if "." not in k}
+    doc.update(tables)
+    b = result.best
+    head = [
+        f"# crp-inspect tune: objective {result.objective.name}, {len(result.trials)} trial(s), seed {result.seed}, "
+        f"best trial {b.number} ({'feasible' if b.feasible else 'NOT feasible'}, value "
+        + "/".join(f"{v:.6g}" for v in b.values)
+        + ")",
+    ]
+    if kb or suite:
+        head.append(f"# knowledge base: {kb or '-'}; suite: {suite or '-'}")
+    head.append(
+        f"# {len(flat)} key(s) differ from the defaults; every other key keeps its default (docs/reference/config.md)"
+    )
+    body = tomli_w.dumps(doc)
+    return "\n".join(_comment(h) for h in head) + "\n" + (("\n" + body) if body else "")

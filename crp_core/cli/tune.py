@@ -1,14 +1,18 @@
 """``crp-inspect tune``: Optuna search over a suite (docs/decisions/suites.md §6).
 
-Searches the TTL per source type, ``cdr_min_relevance``, ``contradiction_similarity`` and
-``stale_floor`` (keys given with ``--set`` stay fixed) for ``--objective`` with TPE at ``--seed``,
-``--trials`` trials in all (trial 0 is the starting configuration). ``--json`` prints
-:func:`crp_core.analysis.reports.tune_report` (``{"best": {"config", "metrics", ...}, "trials": [...]}``);
-otherwise one line per trial as it finishes, then the best trial's configuration changes.
-``--out best.toml`` saves the best configuration (a full config: ``crp-inspect check --config best.toml``):
-checked writable before the first trial, written atomically; if the write still fails at the end, the
-result is printed first, then the error (exit 2). ``--seed`` outside 0 .. 2**32 - 1 is refused by
-argparse (exit 2).
+Searches the space the engineer gives (``--param KEY=LO:HI[:log]``, repeatable, and a ``[space]`` table
+of ``--space FILE.toml``; :mod:`crp_core.analysis.tune_space`), else the TTL per source type,
+``cdr_min_relevance``, ``contradiction_similarity`` and ``stale_floor`` (keys given with ``--set`` stay
+fixed), for ``--objective`` (a built-in objective or any suite metric's name) with TPE at ``--seed``,
+``--trials`` trials in all (trial 0 is the starting configuration). The space and the objective are
+checked before the CKF is read. ``--json`` prints :func:`crp_core.analysis.reports.tune_report`
+(``{"best": {"config", "metrics", ...}, "trials": [...]}``); otherwise one line per trial as it finishes,
+then the best trial's configuration changes, and when no trial is feasible, what made them infeasible.
+``--out best.toml`` saves the keys of the best configuration that differ from the defaults, after comment
+lines saying what produced them (:func:`crp_core.analysis.tune.tuned_toml`; ``crp-inspect check --config
+best.toml`` reads it): checked writable before the first trial, written atomically; if the write still
+fails at the end, the result is printed first, then the error (exit 2). ``--seed`` outside 0 .. 2**32 - 1
+is refused by argparse (exit 2).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from crp_core.errors import ConfigError
 if TYPE_CHECKING:
     from crp_core.analysis.gate import GateFailure
     from crp_core.analysis.tune import TrialRecord, TuneResult
+    from crp_core.analysis.tune_space import Param
     from crp_core.cli.common import Subparsers
     from crp_core.config import CRPConfig
 
@@ -46,16 +51,41 @@ def seed_arg(value: str) -> int:
 
 
 def register(subparsers: Subparsers) -> None:
-    from crp_core.analysis.tune import OBJECTIVES
+    from crp_core.analysis.tune import OBJECTIVES, objective_names
 
+    metric_names = [n for n in objective_names() if n not in OBJECTIVES]
     p = subparsers.add_parser(
         "tune",
-        help="search TTLs, the relevance gate, contradiction similarity and stale floor over a suite",
+        help="search the configuration (TTLs, the relevance gate, ... or a space you give) over a suite",
         description="Auto-tune the configuration over a suite of labelled scenarios with Optuna (TPE, fixed "
-        "seed). Objectives: " + "; ".join(f"{o.name}: {o.description}" for o in OBJECTIVES.values()),
+        "seed). Objectives: "
+        + "; ".join(f"{o.name}: {o.description}" for o in OBJECTIVES.values())
+        + "; or the name of a suite metric ("
+        + ", ".join(metric_names)
+        + "): its mean, maximised when higher is better, else minimised, each violation costing 1.",
     )
     add_suite_args(p)
-    p.add_argument("--objective", default="recall", choices=tuple(OBJECTIVES), help="what to optimise (default recall)")
+    p.add_argument(
+        "--objective",
+        default="recall",
+        metavar="NAME",
+        help="what to optimise: " + ", ".join(objective_names()) + " (default recall)",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=LO:HI[:log]",
+        help="search KEY over [LO, HI] (':log': on a log scale); repeatable; with --param or --space only the "
+        "keys given are searched",
+    )
+    p.add_argument(
+        "--space",
+        metavar="TOML",
+        default=None,
+        help='a TOML file whose [space] table gives the searched keys: "ttl_days.news" = {lo = 7, hi = 730, '
+        "log = true}; a --param of the same key replaces its entry",
+    )
     p.add_argument("--trials", type=int, required=True, metavar="N", help="number of trials, the start included")
     p.add_argument(
         "--seed", type=seed_arg, default=0, metavar="S", help=f"TPE sampler seed, 0 to {SEED_MAX} (default 0)"
@@ -65,7 +95,8 @@ def register(subparsers: Subparsers) -> None:
         "--out",
         metavar="TOML",
         default=None,
-        help="save the best configuration as TOML (checked writable before the first trial, written atomically)",
+        help="save the keys of the best configuration that differ from the defaults as TOML, with a comment "
+        "saying what produced them (checked writable before the first trial, written atomically)",
     )
     p.set_defaults(handler=_handle)
 
@@ -78,11 +109,13 @@ def _line(t: TrialRecord) -> str:
 
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.analysis.reports import tune_report
-    from crp_core.analysis.tune import tune
+    from crp_core.analysis.tune import no_feasible_message, objective_named, tune, tuned_toml
     from crp_core.report import dumps
 
     if not 1 <= args.trials <= 10_000:
         raise ConfigError(f"--trials must be between 1 and 10000, got {args.trials}")
+    objective_named(args.objective)  # an unknown name is refused before anything loads
+    space = _engineer_space(args)
     if args.out:  # refused before the model loads and the trials run, not after
         check_writable(args.out, "--out")
     inp = load_inputs(args)
@@ -113,18 +146,21 @@ def _handle(args: argparse.Namespace) -> int:
         args.trials,
         args.seed,
         callback=progress,
+        space=space,
         set_args=inp.set_args,
         known=inp.known,
     )
     write_error: ConfigError | None = None
     if args.out:
+        suite_name = ", ".join(str(s) for s in args.suite)
         try:
-            write_output(args.out, result.best_config.to_toml(), "--out")
+            write_output(args.out, tuned_toml(result, kb=str(args.ckf), suite=suite_name), "--out")
         except ConfigError as exc:
             write_error = exc  # said after the result is printed: a long study is not lost
     if args.json:
         doc = tune_report(result)
         doc["best"]["regressions"] = [_regression_dict(f) for f in result.best.regressions]
+        doc["no_feasible_trial"] = no_feasible_message(result)
         out(dumps(doc) + "\n")
     else:
         _print_result(result, inp.config, saved=args.out if args.out and write_error is None else None)
@@ -139,6 +175,33 @@ def _handle(args: argparse.Namespace) -> int:
     return 0
 
 
+def _engineer_space(args: argparse.Namespace) -> tuple[Param, ...] | None:
+    """The space of ``--param`` and ``--space`` (None: neither given, the default space), checked."""
+    from crp_core.analysis.tune_space import combine_space, param_from_flag, read_space_file
+
+    if not args.param and not args.space:
+        return None
+    flags = [param_from_flag(item) for item in args.param]
+    from_file = read_space_file(args.space) if args.space else ()
+    pinned = [a.split("=", 1)[0].strip() for a in args.set_args]
+    return combine_space(flags, from_file, pinned=pinned)
+
+
+def _feasibility(result: TuneResult) -> str:
+    """The best trial's feasibility, saying when a feasible trial still lowers a scenario's recall."""
+    best = result.best
+    if not best.feasible:
+        return "NOT feasible: " + ", ".join(f"{k} {v:g}" for k, v in best.violations.items() if v > 0)
+    drops = best.recall_drops
+    if not drops:
+        return "feasible"
+    names = ", ".join(f"{visible(f.scenario)} {_num(f.bound)} -> {_num(f.value)}" for f in drops)
+    return (
+        f"feasible under {result.objective.name}, which counts no per-scenario regression, yet recall fell in "
+        f"{len(drops)} scenario(s): {names}; --objective no_regression refuses such trials"
+    )
+
+
 def _num(v: float | None) -> str:
     return "undefined" if v is None else f"{v:g}"
 
@@ -148,11 +211,14 @@ def _regression_dict(f: GateFailure) -> dict[str, object]:
 
 
 def _print_result(result: TuneResult, base: CRPConfig, *, saved: str | None) -> None:
+    from crp_core.analysis.tune import no_feasible_message
+
     out = sys.stdout.write
     best = result.best
+    out("searched: " + ", ".join(visible(p.describe()) for p in result.space) + "\n")
     out(
         f"\nbest: trial {best.number} (value {'/'.join(f'{v:.4f}' for v in best.values)}, "
-        f"{'feasible' if best.feasible else 'NOT feasible: ' + str(dict(best.violations))}); "
+        f"{_feasibility(result)}); "
         f"the start was {'/'.join(f'{v:.4f}' for v in result.baseline.values)}\n"
     )
     changes = base.diff(result.best_config)
@@ -168,6 +234,8 @@ def _print_result(result: TuneResult, base: CRPConfig, *, saved: str | None) -> 
         )
         for f in best.regressions:
             out(f"  - {visible(f.scenario)}: {f.metric} {_num(f.value)} (start {_num(f.bound)})\n")
+    if (why := no_feasible_message(result)) is not None:
+        out(f"\n{visible(why)}\n")
     if saved:
-        out(f"\nbest configuration saved to {visible(saved)}\n")
+        out(f"\nbest configuration (the keys that differ from the defaults) saved to {visible(saved)}\n")
     out(f"\n{len(result.trials)} trials in {result.elapsed_ms / 1e3:.1f} s\n")
