@@ -17,7 +17,7 @@ import streamlit as st
 
 from crp_core import ConflictPair, CRPConfig, Fact, KnowledgeBase, PairAgreement
 
-from . import render
+from . import render, time_strip
 from .conflict_case import (
     AUTHORITY_PARTS,
     arbitration_label,
@@ -92,7 +92,10 @@ def pair_case(
 ) -> None:
     """Both facts side by side (texts with the differing tokens marked, role, authority arithmetic), then
     every field that decides the case, the fields that differ highlighted. ``kb`` is the CKF as loaded,
-    read at ``now`` under ``config``; ``statuses`` the operators' statuses in force."""
+    read at ``now`` under ``config``; ``statuses`` the operators' statuses in force. The winner's flags (a close
+    call, both facts expired) come first, the winner over time last (:mod:`crp_ui.time_strip`)."""
+    if kb.get(pair.fact_a) is not None and kb.get(pair.fact_b) is not None:
+        time_strip.flag_notes(pair, kb, statuses, now=now, config=config)
     for column, fid, side in zip(st.columns(2), (pair.fact_a, pair.fact_b), ("a", "b")):
         with column:
             fact = kb.get(fid)
@@ -108,6 +111,8 @@ def pair_case(
         if differ
         else "No deciding field differs: only the texts do."
     )
+    if kb.get(pair.fact_a) is not None and kb.get(pair.fact_b) is not None:
+        time_strip.pair_time_section(pair, kb, statuses, now=now, config=config)
 
 
 def authority_table(pair: ConflictPair, *, key: str) -> None:
