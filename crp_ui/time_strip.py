@@ -218,9 +218,9 @@ def _spans_and_lines(fig: go.Figure, tl: PairTimeline) -> None:
     fig.add_annotation(x=tl.now, y=1.0, yref="paper", text="now", showarrow=False, yanchor="bottom")
 
 
-def envelope_figure(env: EnvelopeTimeline, highlight: Sequence[str] = ()) -> go.Figure:
+def envelope_figure(env: EnvelopeTimeline, highlight: Sequence[str] = (), *, now: datetime | None = None) -> go.Figure:
     """Facts as rows, instants as columns: a filled cell where the fact is in the envelope (``highlight``:
-    the ids drawn first, marked ◆)."""
+    the ids drawn first, marked ◆; the column of ``now`` is labelled so)."""
     order = [f for f in highlight if f in env.fact_ids] + [f for f in env.fact_ids if f not in highlight]
     rows = [env.fact_ids.index(f) for f in order]
     z = env.inside[rows].astype(int) if rows else np.zeros((0, len(env.times)), dtype=int)
@@ -228,7 +228,7 @@ def envelope_figure(env: EnvelopeTimeline, highlight: Sequence[str] = ()) -> go.
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=[t.strftime("%Y-%m-%d") for t in env.times],
+            x=[t.strftime("%Y-%m-%d") + (" (now)" if now is not None and t == now else "") for t in env.times],
             y=names,
             colorscale=[[0.0, OUT_COLOUR], [1.0, IN_COLOUR]],
             zmin=0,
@@ -309,7 +309,9 @@ def _envelope_section(tl: PairTimeline, key: str) -> None:
         if env is None:
             st.caption("No prepared CKF or scenario.")
             return
-        st.plotly_chart(envelope_figure(env, (tl.fact_a, tl.fact_b)), width="stretch", key=key + ".envelope.chart")
+        st.plotly_chart(
+            envelope_figure(env, (tl.fact_a, tl.fact_b), now=get_now()), width="stretch", key=key + ".envelope.chart"
+        )
         st.caption(
             f"{len(env.fact_ids)} fact(s) in the envelope at some instant, {len(env.changing)} of them not at "
             "every instant; ◆ the pair's facts. Each column is the page's run at that instant (operator "

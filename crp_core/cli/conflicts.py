@@ -5,7 +5,8 @@ neighbours) whose texts value-conflict is listed and arbitrated on its own by au
 Output, in triage order (ties first, then the smallest authority margin, then ids):
 ``--json`` a JSON list of pairs (docs/reference/reports.md conflict fields + margin, the winner's flags,
 diffs and both texts; byte-identical for the same input and ``--now``), ``--csv`` one flat row per pair,
-otherwise a readable summary (a WARNING line under a pair with a close margin or both facts expired). Configuration precedence: defaults < ``--config`` < each ``--set``.
+otherwise a readable summary (a WARNING line under a pair with a close margin or both facts expired).
+Configuration precedence: defaults < ``--config`` < each ``--set``.
 """
 
 from __future__ import annotations

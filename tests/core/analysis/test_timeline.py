@@ -23,14 +23,9 @@ from crp_core.factors.recency import fact_attributes
 from crp_core.pipeline import run_pipeline
 from crp_core.records import Authority, ConflictPair, ValueConflict
 from tests.support.factories import fact, make_corpus, make_kb, make_scenario
+from tests.support.timeline_worlds import KB, NOW, A
 
 CONFIG = CRPConfig()
-# A: official_documentation (source authority 0.8), importance 1.0, TTL 365 d (the default)
-# B: web (source authority 0.7), importance 1.0, TTL 365 d
-A = fact("A", source_type="official_documentation", importance_weight=1.0, modified_at="2025-01-01T00:00:00Z")
-B = fact("B", source_type="web", importance_weight=1.0, modified_at="2025-10-01T00:00:00Z")
-KB = make_kb([A, B])
-NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 def _utc(s: str) -> datetime:
@@ -57,7 +52,8 @@ def test_flip_instants_by_hand():
     first = _utc("2025-07-02T12:00:00") + timedelta(days=182.5 * 0.125 / 0.7)
     assert abs((tl.flips[0].at - first).total_seconds()) < 1e-3
     assert abs((tl.flips[0].at - _utc("2025-08-04T02:08:34.285714")).total_seconds()) < 1e-3
-    # 2nd: A at its floor 0.8 * 0.3 = 0.24 from 2026-01-01; 0.7 * r_B = 0.24 -> age_B - 182.5 = 182.5 * (1 - 0.24 / 0.7) / 0.7
+    # 2nd: A at its floor 0.8 * 0.3 = 0.24 from 2026-01-01; 0.7 * r_B = 0.24
+    #      -> age_B - 182.5 = 182.5 * (1 - 0.24 / 0.7) / 0.7
     second = _utc("2026-04-01T12:00:00") + timedelta(days=182.5 * (1 - 0.24 / 0.7) / 0.7)
     assert abs((tl.flips[1].at - second).total_seconds()) < 1e-3
     assert abs((tl.flips[1].at - _utc("2026-09-19T19:50:12.245")).total_seconds()) < 1e-2
