@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         envelope_timeline_of,
         flag_lines,
         pair_timeline,
+        relative_margin,
         winner_flags,
     )
     from crp_core.analysis.tune import OBJECTIVES, Param, TrialRecord, TuneResult, default_space, tune
@@ -249,6 +250,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "envelope_timeline_of",
         "flag_lines",
         "pair_timeline",
+        "relative_margin",
         "winner_flags",
     ),
     "crp_core.config": ("SOURCE_TYPES", "STATUSES", "CRPConfig", "SourceTable", "layered_config"),
@@ -445,6 +447,7 @@ __all__ = [
     "BeforeAfter", "run_spec024_baseline",
     # time, pictured: the winner of a pair and the envelope as now moves (docs/decisions/timeline.md)
     "pair_timeline", "PairTimeline", "FactClock", "TimeMark", "Flip", "winner_flags", "WinnerFlags", "flag_lines",
+    "relative_margin",
     "envelope_timeline", "envelope_timeline_of", "envelope_grid", "EnvelopeTimeline",
     # engines of the whole-CKF work: local or Ray (docs/scaling.md)
     "ENGINES", "EmbedRun", "embed_kb", "scan_with_engine",

@@ -259,11 +259,17 @@ def flag_notes(
 
 
 def pair_time_section(
-    pair: ConflictPair, kb: KnowledgeBase, statuses: Mapping[str, str], *, now: datetime, config: CRPConfig
+    pair: ConflictPair,
+    kb: KnowledgeBase,
+    statuses: Mapping[str, str],
+    *,
+    now: datetime,
+    config: CRPConfig,
+    key: str = "timestrip",
 ) -> None:
     """The pair's winner over time (chart and exact instants) and, with a scenario, the envelope over the
-    same range (computed on demand)."""
-    key = f"timestrip.{pair.fact_a}.{pair.fact_b}"
+    same range (computed on demand); ``key`` prefixes the elements' keys."""
+    key = f"{key}.{pair.fact_a}.{pair.fact_b}"
     try:
         tl = pair_timeline(kb, pair.fact_a, pair.fact_b, config, now=now, statuses=statuses)
     except (KeyError, ValueError) as exc:
