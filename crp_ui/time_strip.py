@@ -239,7 +239,7 @@ def envelope_figure(env: EnvelopeTimeline, highlight: Sequence[str] = (), *, now
             hovertemplate="%{y}<br>%{x}: %{z}<extra>1 = in the envelope</extra>",
         )
     )
-    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_yaxes(autorange="reversed", type="category", dtick=1)  # every fact labelled
     fig.update_xaxes(type="category", tickangle=-45)
     fig.update_layout(
         title={"text": "Envelope over time (filled: in the envelope)", "x": 0.0, "xanchor": "left"},
@@ -268,7 +268,7 @@ def pair_time_section(
     key: str = "timestrip",
 ) -> None:
     """The pair's winner over time (chart and exact instants) and, with a scenario, the envelope over the
-    same range (computed on demand); ``key`` prefixes the elements' keys."""
+    same range (computed while its expander is open); ``key`` prefixes the elements' keys."""
     key = f"{key}.{pair.fact_a}.{pair.fact_b}"
     try:
         tl = pair_timeline(kb, pair.fact_a, pair.fact_b, config, now=now, statuses=statuses)
@@ -300,12 +300,12 @@ def pair_time_section(
 
 
 def _envelope_section(tl: PairTimeline, key: str) -> None:
-    with st.expander("Envelope over time (this scenario)", expanded=False):
+    box = render.remembered_expander("Envelope over time (this scenario)", key + ".envelope")
+    with box:
+        if box.open is False:  # built only while open: each instant is a pipeline run
+            return
         if get_scenario() is None:
             st.caption("No scenario: pick one in the sidebar to see which facts its envelope holds over time.")
-            return
-        if not st.toggle("Run the pipeline at each instant", key=key + ".envelope", value=False):
-            st.caption("The pipeline runs once per instant (the same range as the strip); switch it on to see it.")
             return
         try:
             env = envelope_over(tl.times[0], tl.times[-1])
