@@ -68,6 +68,21 @@ if TYPE_CHECKING:
         sweep,
         sweepable_keys,
     )
+    from crp_core.analysis.timeline import (
+        EnvelopeTimeline,
+        FactClock,
+        Flip,
+        PairTimeline,
+        TimeMark,
+        WinnerFlags,
+        envelope_grid,
+        envelope_timeline,
+        envelope_timeline_of,
+        flag_lines,
+        pair_timeline,
+        relative_margin,
+        winner_flags,
+    )
     from crp_core.analysis.tune import (
         OBJECTIVES,
         Param,
@@ -260,6 +275,21 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.suite": ("Suite", "SuiteScenario", "check_suite", "load_suite", "suite_from_files"),
     "crp_core.analysis.sweep": ("SweepPoint", "SweepResult", "sweep"),
     "crp_core.analysis.tune": ("OBJECTIVES", "TrialRecord", "TuneResult", "tune"),
+    "crp_core.analysis.timeline": (
+        "EnvelopeTimeline",
+        "FactClock",
+        "Flip",
+        "PairTimeline",
+        "TimeMark",
+        "WinnerFlags",
+        "envelope_grid",
+        "envelope_timeline",
+        "envelope_timeline_of",
+        "flag_lines",
+        "pair_timeline",
+        "relative_margin",
+        "winner_flags",
+    ),
     "crp_core.config": ("SOURCE_TYPES", "STATUSES", "CRPConfig", "SourceTable", "layered_config"),
     "crp_core.corpus.embedding": ("MODEL_ID", "Embedder", "MiniLMEmbedder"),
     "crp_core.corpus.prepared": ("Corpus", "ScenarioVectors", "embed_scenario", "prepare_corpus"),
@@ -482,6 +512,10 @@ __all__ = [
     # analysis
     "scan_ckf", "ConflictScan", "sweep", "SweepResult", "SweepPoint", "compare_runs", "Comparison", "before_after",
     "BeforeAfter", "run_spec024_baseline",
+    # time, pictured: the winner of a pair and the envelope as now moves (docs/decisions/timeline.md)
+    "pair_timeline", "PairTimeline", "FactClock", "TimeMark", "Flip", "winner_flags", "WinnerFlags", "flag_lines",
+    "relative_margin",
+    "envelope_timeline", "envelope_timeline_of", "envelope_grid", "EnvelopeTimeline",
     # engines of the whole-CKF work: local or Ray (docs/scaling.md)
     "ENGINES", "EmbedRun", "embed_kb", "scan_with_engine",
     # suites, metrics, the regression gate, auto-tuning (docs/decisions/suites.md)

@@ -8,7 +8,8 @@ small module of its own and is re-exported here.
 * :mod:`crp_ui.conflict_run`: the current run's pairs, audit events, NOTE blocks and what the
   operators' decisions changed;
 * :mod:`crp_ui.conflict_sdk`: the crprotocol SDK's supersessions against SPEC-027;
-* :mod:`crp_ui.pair_cards`: the selected pair drawn with Streamlit's elements.
+* :mod:`crp_ui.pair_cards`: the selected pair drawn with Streamlit's elements;
+* :mod:`crp_ui.time_strip`: the winner's flags and the winner over time (and the envelope over time).
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ from .pair_cards import (
     queue_case,
     sdk_block,
 )
+from .time_strip import flag_notes, pair_time_section
 
 __all__ = [
     "AUTHORITY_PARTS",
@@ -103,6 +105,7 @@ __all__ = [
     "evidence_table",
     "fact_text_html",
     "filter_queue",
+    "flag_notes",
     "highlight_html",
     "history_frame",
     "kb_cell",
@@ -120,6 +123,7 @@ __all__ = [
     "pair_head",
     "pair_label",
     "pair_marks",
+    "pair_time_section",
     "patterns_line",
     "quality_frame",
     "queue_case",

@@ -15,9 +15,9 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from crp_core import ConflictPair, CRPConfig, Fact, KnowledgeBase, PairAgreement
+from crp_core import ConflictPair, CRPConfig, Fact, KnowledgeBase, PairAgreement, relative_margin
 
-from . import render
+from . import render, time_strip
 from .conflict_case import (
     AUTHORITY_PARTS,
     arbitration_label,
@@ -42,7 +42,15 @@ def pair_head(pair: ConflictPair) -> None:
     st.caption(f"A = {render.md_code(pair.fact_a)} · B = {render.md_code(pair.fact_b)}")
     figures = st.columns(3)
     figures[0].metric("cosine similarity", f"{pair.similarity:.4f}")
-    figures[1].metric("authority margin", f"{pair.margin:.4f}")
+    a, b = pair.authority.get(pair.fact_a), pair.authority.get(pair.fact_b)
+    share = None if a is None or b is None else relative_margin(a.authority, b.authority)
+    figures[1].metric(
+        "authority margin",
+        f"{pair.margin:.4f}",
+        delta=None if share is None else f"{share:.2%} of the larger authority",
+        delta_color="off",
+        delta_arrow="off",
+    )
     short, full = arbitration_short(pair), arbitration_label(pair)
     figures[2].metric("arbitration", short)
     if full != short:  # the metric holds the short form: say the rest once
@@ -88,11 +96,21 @@ def evidence_table(frame: pd.DataFrame) -> None:
 
 
 def pair_case(
-    pair: ConflictPair, kb: KnowledgeBase, statuses: Mapping[str, str], *, now: datetime, config: CRPConfig
+    pair: ConflictPair,
+    kb: KnowledgeBase,
+    statuses: Mapping[str, str],
+    *,
+    now: datetime,
+    config: CRPConfig,
+    key: str = "timestrip",
 ) -> None:
     """Both facts side by side (texts with the differing tokens marked, role, authority arithmetic), then
     every field that decides the case, the fields that differ highlighted. ``kb`` is the CKF as loaded,
-    read at ``now`` under ``config``; ``statuses`` the operators' statuses in force."""
+    read at ``now`` under ``config``; ``statuses`` the operators' statuses in force. The winner's flags (a close
+    call, both facts expired) come first, the winner over time last (:mod:`crp_ui.time_strip`; ``key`` prefixes
+    its elements' keys, so the same pair can be drawn in two places of a page)."""
+    if kb.get(pair.fact_a) is not None and kb.get(pair.fact_b) is not None:
+        time_strip.flag_notes(pair, kb, statuses, now=now, config=config)
     for column, fid, side in zip(st.columns(2), (pair.fact_a, pair.fact_b), ("a", "b")):
         with column:
             fact = kb.get(fid)
@@ -108,6 +126,8 @@ def pair_case(
         if differ
         else "No deciding field differs: only the texts do."
     )
+    if kb.get(pair.fact_a) is not None and kb.get(pair.fact_b) is not None:
+        time_strip.pair_time_section(pair, kb, statuses, now=now, config=config, key=key)
 
 
 def authority_table(pair: ConflictPair, *, key: str) -> None:
@@ -135,7 +155,7 @@ def queue_case(
     """The pair's case as the triage queue shows it: patterns, both sides and the evidence, the outcome,
     then the authority components (``key`` names the table's element)."""
     patterns_line(pair)
-    pair_case(pair, kb, statuses, now=now, config=config)
+    pair_case(pair, kb, statuses, now=now, config=config, key=key + ".time")
     outcome_line(pair)
     authority_table(pair, key=key)
 

@@ -3,9 +3,10 @@
 Every retrievable pair with cosine > ``contradiction_similarity`` (found through the HNSW
 neighbours) whose texts value-conflict is listed and arbitrated on its own by authority.
 Output, in triage order (ties first, then the smallest authority margin, then ids):
-``--json`` a JSON list of pairs (docs/reference/reports.md conflict fields + margin, diffs and both texts;
-byte-identical for the same input and ``--now``), ``--csv`` one flat row per pair, otherwise a
-readable summary. Configuration precedence: defaults < ``--config`` < each ``--set``.
+``--json`` a JSON list of pairs (docs/reference/reports.md conflict fields + margin, the winner's flags,
+diffs and both texts; byte-identical for the same input and ``--now``), ``--csv`` one flat row per pair,
+otherwise a readable summary (a WARNING line under a pair with a close margin or both facts expired).
+Configuration precedence: defaults < ``--config`` < each ``--set``.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ def pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> list[
     rows = []
     for p in scan.pairs:
         d = pair_dict(p)
+        d.update(_flag_fields(p, kb, config, scan.now))
         d["content_a"] = _content(kb, p.fact_a)
         d["content_b"] = _content(kb, p.fact_b)
         verdict = agreement.of(p.fact_a, p.fact_b) if agreement is not None else None
@@ -136,6 +138,15 @@ def pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> list[
             d["sdk_provenance"] = prov
         rows.append(d)
     return rows
+
+
+def _flag_fields(p: ConflictPair, kb: KnowledgeBase, config: CRPConfig, now: datetime) -> dict[str, Any]:
+    """The winner's flags (docs/reference/reports.md#conflicts): ``relative_margin`` (margin / the larger
+    authority), ``close_margin`` (a winner by authority below ``winner_margin_warn``), ``both_expired``."""
+    from crp_core.analysis.timeline import winner_flags
+
+    f = winner_flags(p, kb, config, now)
+    return {"relative_margin": f.relative_margin, "close_margin": f.close_margin, "both_expired": f.both_expired}
 
 
 def _provenance(kb: KnowledgeBase, p: ConflictPair) -> dict[str, Any] | None:
@@ -205,6 +216,8 @@ def csv_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
 def _print_summary(
     scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, path: str, top: int, engine: str = "local"
 ) -> None:
+    from crp_core.analysis.timeline import flag_lines, winner_flags
+
     out = sys.stdout.write
     out(f"CKF {path}: {scan.n_facts} retrievable fact(s) scanned at {format_timestamp(scan.now)}\n")
     if kb.skipped:
@@ -232,6 +245,8 @@ def _print_summary(
                 f"{i:>4}. {p.fact_a} vs {p.fact_b}  cos={p.similarity:.3f}  {'/'.join(p.patterns)}  "
                 f"authority {a.authority:.4f} vs {b.authority:.4f} (margin {p.margin:.4f})  {verdict}\n"
             )
+            for line in flag_lines(winner_flags(p, kb, config, scan.now)):
+                out(f"      WARNING: {line}\n")
             out(f"      {_changes(p)}\n")
             for side, fid in (("A", p.fact_a), ("B", p.fact_b)):
                 out(f"      {side}: {_short(_content(kb, fid))}\n")

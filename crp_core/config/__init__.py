@@ -115,6 +115,14 @@ class CRPConfig:
     authority_tie_tolerance: float = field(
         default=1e-9, metadata=_origin("project", "|a1 - a2| at or below which authority is tied")
     )
+    winner_margin_warn: float = field(
+        default=0.05,
+        metadata=_origin(
+            "project",
+            "relative authority margin (|a1 - a2| / the larger authority) below which a winner by authority is "
+            "flagged as a close call, wherever a winner is shown",
+        ),
+    )
     backfill: bool = field(
         default=True,
         metadata=_origin("project", "refill a suppressed fact's slot with the next non-conflicting candidate"),
@@ -483,6 +491,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "fanin_dedup_similarity": (-1.0, 1.0),
     "branch_depth_weight": (0.0, 1.0),
     "authority_tie_tolerance": (0.0, 1.0),
+    "winner_margin_warn": (0.0, 1.0),
     "candidate_k": (1, 10_000),
     "hnsw_m": (2, 128),
     "hnsw_ef_construction": (1, 4_000),

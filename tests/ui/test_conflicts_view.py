@@ -543,7 +543,12 @@ def test_the_pair_views_are_streamlit_elements_with_every_text_escaped():
     (evidence,) = [t.value for t in at.table]
     assert list(evidence.columns) == ["field", "A", "B", "differs"] and len(evidence) == len(cv.EVIDENCE_FIELDS)
     assert evidence.loc[evidence["field"] == "source\\_type", "differs"].tolist() == ["≠"]
-    (authority,) = [d.value for d in at.dataframe]
+    authority, instants = (
+        next(d.value for d in at.dataframe if "role" in d.value.columns),
+        next(d.value for d in at.dataframe if "what" in d.value.columns),
+    )
+    # the winner over time: its exact instants (the web fact has no modified_at: no marks, only now)
+    assert instants["what"].tolist() == ["now (this run)"]
     assert authority["fact_id"].tolist() == [SCRIPT, "E2"] and authority["role"].tolist() == ["winner", "suppressed"]
     assert authority["authority"].tolist() == pytest.approx([0.25, 0.072])
 
