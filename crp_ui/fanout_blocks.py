@@ -16,7 +16,7 @@ import streamlit as st
 
 from crp_core import FanoutStep
 
-from .fanout_steps import REACHING_MODEL, actor, step_time, step_what
+from .fanout_steps import REACHING_MODEL, REMOVED, actor, step_time, step_what
 from .render import html_text
 from .theme import BRANCH_COLOURS
 
@@ -127,11 +127,25 @@ def timeline_html(  # noqa: PLR0913  the steps and, keyword-only, how the rows r
     return f'<div class="crp-timeline">{head}{"".join(rows)}</div>'
 
 
+#: what a duplicate card counts, before its two values
+MEASURE_HELP = {
+    REACHING_MODEL: "Cross-branch duplicates whose every copy the model receives (the naive race has no fan-in "
+    "dedup). ",
+    REMOVED: "Cross-branch duplicates the fan-in dedup (SPEC-027 §1.6) caught: one copy kept, the others "
+    "removed before the model. ",
+}
+
+
 def comparison_strip(frame: pd.DataFrame) -> None:
     """The comparison strip (:func:`crp_ui.fanout_steps.comparison_frame`) as one bordered metric per
     measure: the partitioned run's value, its difference from the naive run's beside it. Fewer duplicates
     reaching the model is the better side (coloured); the other measures are shown without a colour."""
-    for column, row in zip(st.columns(len(frame)), frame.itertuples(index=False)):
+    rows = list(frame.itertuples(index=False))
+    # the duplicate measures in a row of their own, wide enough for their whole names
+    dup_rows = [r for r in rows if r.measure in (REACHING_MODEL, REMOVED)]
+    rest = [r for r in rows if r.measure not in (REACHING_MODEL, REMOVED)]
+    columns = (list(st.columns(len(dup_rows))) if dup_rows else []) + (list(st.columns(len(rest))) if rest else [])
+    for column, row in zip(columns, dup_rows + rest):
         naive, part = int(row.naive), int(row.partitioned)
         column.metric(
             str(row.measure),
@@ -140,6 +154,6 @@ def comparison_strip(frame: pd.DataFrame) -> None:
             delta_color="inverse" if row.measure == REACHING_MODEL else "off",
             delta_arrow="auto" if part != naive else "off",
             delta_description=f"vs naive ({naive})",
-            help=f"naive {naive} · partitioned {part}",
+            help=MEASURE_HELP.get(str(row.measure), "") + f"naive {naive} · partitioned {part}",
             border=True,
         )

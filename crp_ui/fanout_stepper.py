@@ -117,11 +117,10 @@ def _fact_texts(fan: FanoutResult, corpus: Corpus) -> dict[str, str]:
 
 def _dedup_report(run: FanoutRun, mode: str, texts: Mapping[str, str]) -> None:
     frame = fv.dedup_frame(run, texts)
-    kept = f"{len(run.merged)} distinct facts"
+    said = fv.dedup_report_text(run)
     if len(frame) == 0:
-        st.success(f"Cross-branch dedup report: 0 duplicates ({kept}); 0 reach the model.")
+        st.success(said)
         return
-    said = f"Cross-branch dedup report: {len(frame)} duplicate(s); {fv.duplicates_sentence(run)} ({kept})."
     (st.info if run.reaching_model == 0 else st.error)(said)
     render.dataframe(
         frame,
@@ -130,7 +129,7 @@ def _dedup_report(run: FanoutRun, mode: str, texts: Mapping[str, str]) -> None:
         key=f"{K}dedup.{mode}",
         column_config={
             "facts": st.column_config.TextColumn(
-                "facts", width="large", help="The duplicate's fact(s), shortened; their ids in the last column."
+                "facts", width="medium", help="The duplicate's fact(s), shortened; their ids in the last column."
             ),
             "fate": st.column_config.TextColumn(
                 "fate", help="Removed at fan-in (SPEC-027 §1.6 dedup, one copy kept) or reached the model."

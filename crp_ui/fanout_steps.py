@@ -197,7 +197,7 @@ def fact_labels(texts: Mapping[str, str], limit: int = SHORT_TEXT) -> dict[str, 
     return {fid: short_text(t, limit) for fid, t in texts.items()}
 
 
-DEDUP_COLUMNS = ("facts", "fate", "kind", "branches", "similarity", "kept", "fact_ids")
+DEDUP_COLUMNS = ("fate", "facts", "kind", "branches", "similarity", "kept", "fact_ids")
 
 
 def dedup_frame(run: FanoutRun, texts: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -209,8 +209,8 @@ def dedup_frame(run: FanoutRun, texts: Mapping[str, str] | None = None) -> pd.Da
     for d in run.duplicates:
         rows.append(
             {
-                "facts": " ~ ".join(short_text(tx.get(f, f)) for f in d.fact_ids),
                 "fate": REMOVED_AT_FAN_IN if d.removed_at_fan_in else REACHED_MODEL,
+                "facts": " ~ ".join(short_text(tx.get(f, f)) for f in d.fact_ids),
                 "kind": "same fact" if len(d.fact_ids) == 1 else "near-identical (cosine)",
                 "branches": ", ".join(str(b) for b in d.branches),
                 "similarity": float(d.similarity),
@@ -228,6 +228,22 @@ def duplicates_sentence(run: FanoutRun) -> str:
     if not run.fan_in_dedup:
         return f"{reaching} of {n} duplicate(s) reach the model (the race has no fan-in dedup)"
     return f"{reaching} duplicate(s) reach the model; {removed} caught and removed at fan-in"
+
+
+def dedup_report_text(run: FanoutRun) -> str:
+    """The headline of a run's cross-branch dedup report: the duplicates and where they ended."""
+    n, kept = run.duplicate_count, f"{len(run.merged)} distinct facts"
+    if n == 0:
+        return f"Cross-branch dedup report: 0 duplicates ({kept}); 0 reach the model."
+    if not run.fan_in_dedup:
+        return (
+            f"Cross-branch dedup report: {n} duplicate(s), {run.reaching_model} reaching the model: the race "
+            f"has no fan-in dedup ({kept})."
+        )
+    return (
+        f"Cross-branch dedup report: {n} duplicate(s), {run.removed_at_fan_in} caught and removed at fan-in "
+        f"(one copy kept each), {run.reaching_model} reaching the model ({kept})."
+    )
 
 
 def same_step(steps: Sequence[FanoutStep], kind: str, branch: int | None) -> tuple[int, str]:

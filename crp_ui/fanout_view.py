@@ -40,6 +40,7 @@ from .fanout_steps import (
     coverage_frame,
     coverage_tips,
     dedup_frame,
+    dedup_report_text,
     duplicate_fact_ids,
     duplicates_sentence,
     fact_labels,
@@ -152,4 +153,5 @@ __all__ = [
     "folded",
     "same_step",
     "short_text",
+    "dedup_report_text",
 ]

@@ -296,6 +296,35 @@ def test_step_list_click_and_url_deep_link(fan_env, tmp_path):
     assert at4.query_params.get("scenario") == SCENARIO
 
 
+FACT_CHIP = re.compile(r'<span class="crp-fact" data-id="([^"]*)" data-hl="[01]" title="([^"]*)">(?:⚠ )?([^<]*)</span>')
+
+
+def test_facts_show_as_text_with_the_id_on_hover(fan_env, tmp_path):
+    """The fan-in union and the timelines show each fact's text (escaped, shortened) with its id in the
+    hover title; the dedup tables lead with the fate and the facts' text, the ids last."""
+    fan = _expected(fan_env, SCENARIO, tmp_path / "c2").fanout
+    merge = next(s.index for s in fan.steps if s.kind == "merge")
+    at = _open(scenario=SCENARIO, step=str(merge + 1))
+    _check_step(at, fan, merge)
+    union = [m.value for m in at.html if "crp-fact" in m.value and "crp-timeline" not in m.value]
+    assert len(union) == 1
+    chips = [(i, html.unescape(t), html.unescape(x)) for i, t, x in FACT_CHIP.findall(union[0])]
+    assert [c[0] for c in chips] == list(fan.steps[merge].facts)
+    for fid, tip, label in chips:
+        content = f"Topic {fid[1]} fact {int(fid[3:])} <b>not bold</b>"
+        assert tip == f"{fid}: {content}" and label == content
+    assert "<b>" not in union[0]
+    assert any(e.label.startswith(f"Union of the branches' facts ({len(fan.steps[merge].facts)},") for e in at.expander)
+    at.button(key="crp.fanout.next").click().run()  # the dedup step: the naive race's table
+    frames = [d.value for d in at.dataframe if "fate" in d.value.columns]
+    assert len(frames) == 1  # the partitioned run has no duplicate here, the race has
+    naive = frames[0]
+    assert list(naive.columns[:2]) == ["fate", "facts"] and list(naive.columns)[-1] == "fact_ids"
+    assert list(naive["fate"]) == [fv.REACHED_MODEL] * fan.naive.duplicate_count
+    assert list(naive["fact_ids"]) == [" ~ ".join(d.fact_ids) for d in fan.naive.duplicates]
+    assert _shown(at.error, f"{fan.naive.duplicate_count} reaching the model: the race has no fan-in dedup")
+
+
 def test_stepping_never_reruns_the_pipeline(fan_env, tmp_path, monkeypatch):
     from crp_ui import cache as pipeline  # the dashboard's one call of crp_core.run_pipeline
 

@@ -300,7 +300,7 @@ def test_duplicates_helpers_and_dedup_frame():
     assert fv.picks(run_) == 6
     texts = {"a": "Alpha  fact\nwith a line break", "c": "x" * 60}
     frame = fv.dedup_frame(run_, texts)
-    assert list(frame.columns) == ["facts", "fate", "kind", "branches", "similarity", "kept", "fact_ids"]
+    assert list(frame.columns) == ["fate", "facts", "kind", "branches", "similarity", "kept", "fact_ids"]
     # the facts as text (shortened to SHORT_TEXT, on one line), the ids last
     assert list(frame["facts"]) == ["Alpha fact with a line break", "b", "x" * 47 + "… ~ d"]
     assert list(frame["fact_ids"]) == ["a", "b", "c ~ d"]
@@ -314,6 +314,17 @@ def test_duplicates_helpers_and_dedup_frame():
     assert list(fv.dedup_frame(race)["fate"]) == [fv.REACHED_MODEL]
     assert list(fv.dedup_frame(race)["kept"]) == ["every copy"]
     assert fv.duplicates_sentence(race) == "1 of 1 duplicate(s) reach the model (the race has no fan-in dedup)"
+    assert fv.dedup_report_text(run_) == (
+        "Cross-branch dedup report: 3 duplicate(s), 3 caught and removed at fan-in (one copy kept each), "
+        "0 reaching the model (3 distinct facts)."
+    )
+    assert fv.dedup_report_text(race) == (
+        "Cross-branch dedup report: 1 duplicate(s), 1 reaching the model: the race has no fan-in dedup "
+        "(1 distinct facts)."
+    )
+    assert fv.dedup_report_text(_run_with([["a"]], [], ["a"], fan_in_dedup=True)) == (
+        "Cross-branch dedup report: 0 duplicates (1 distinct facts); 0 reach the model."
+    )
 
 
 def test_comparison_frame_and_strip(run):
