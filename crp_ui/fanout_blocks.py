@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import pandas as pd
 import streamlit as st
 
-from crp_core import FanoutStep
+from crp_core import FANOUT_DUPLICATES, FanoutStep
 
 from .fanout_steps import REACHING_MODEL, REMOVED, actor, step_time, step_what
 from .render import html_text
@@ -138,9 +138,10 @@ MEASURE_HELP = {
 
 def comparison_strip(frame: pd.DataFrame) -> None:
     """The comparison strip (:func:`crp_ui.fanout_steps.comparison_frame`) as one bordered metric per
-    measure: the partitioned run's value, its difference from the naive run's beside it. Fewer duplicates
+    measure (the fan-out duplicates as their two parts, reaching the model and removed at fan-in): the
+    partitioned run's value, its difference from the naive run's beside it. Fewer duplicates
     reaching the model is the better side (coloured); the other measures are shown without a colour."""
-    rows = list(frame.itertuples(index=False))
+    rows = [r for r in frame.itertuples(index=False) if r.measure != FANOUT_DUPLICATES]  # its split is drawn
     # the duplicate measures in a row of their own, wide enough for their whole names
     dup_rows = [r for r in rows if r.measure in (REACHING_MODEL, REMOVED)]
     rest = [r for r in rows if r.measure not in (REACHING_MODEL, REMOVED)]

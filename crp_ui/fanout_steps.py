@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from crp_core import Corpus, CRPConfig, FanoutResult, FanoutRun, FanoutStep, Scenario
+from crp_core import FANOUT_DUPLICATES, Corpus, CRPConfig, FanoutResult, FanoutRun, FanoutStep, Scenario
 
 #: the time label of each step kind, in the style of SPEC-027 §1.1 (T0 read, T1 retrieve, T2 write, T3 merge)
 STEP_TIME = {
@@ -285,6 +285,7 @@ REACHING_MODEL = "duplicates reaching the model"
 REMOVED = "duplicates removed at fan-in"
 #: the comparison strip's measures: (name, how it is read off a run)
 COMPARISON_MEASURES: tuple[tuple[str, Callable[[FanoutRun], int]], ...] = (
+    (FANOUT_DUPLICATES, lambda r: r.duplicate_count),
     (REACHING_MODEL, lambda r: r.reaching_model),
     (REMOVED, lambda r: r.removed_at_fan_in),
     ("distinct facts covered", lambda r: len(r.merged)),
@@ -296,8 +297,9 @@ COMPARISON_MEASURES: tuple[tuple[str, Callable[[FanoutRun], int]], ...] = (
 def comparison_frame(fan: FanoutResult) -> pd.DataFrame:
     """The comparison strip: naive vs partitioned, read from the two runs.
 
-    The fan-out duplicates (``FanoutRun.duplicate_count``, the cross-branch duplicates found at fan-in, the
-    count the before / after view shows) split into ``duplicates reaching the model``
+    ``fan-out duplicates`` (``FanoutRun.duplicate_count``, the cross-branch duplicates found at fan-in, the
+    count the before / after view shows; the strip states it in words, not as a card) splits into
+    ``duplicates reaching the model``
     (``FanoutRun.reaching_model``) and ``duplicates removed at fan-in`` (``FanoutRun.removed_at_fan_in``);
     ``distinct facts covered`` = facts
     kept after the fan-in dedup (``merged``); ``coverage entries after merge`` = parent Coverage Set size

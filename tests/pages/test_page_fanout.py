@@ -187,6 +187,7 @@ def _comparison(at: AppTest) -> dict[str, tuple[int, int]]:
     }
     got = {m.label: (int(m.value) - int(m.delta), int(m.value)) for m in at.metric if m.label in measures}
     assert got, "no comparison strip"
+    assert not [m for m in at.metric if m.label == "fan-out duplicates"]  # shown as its two parts
     return got
 
 

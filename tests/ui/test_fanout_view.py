@@ -332,12 +332,14 @@ def test_comparison_frame_and_strip(run):
     fan = res.fanout
     comp = fv.comparison_frame(fan).set_index("measure")
     assert list(comp.index) == [
+        "fan-out duplicates",
         "duplicates reaching the model",
         "duplicates removed at fan-in",
         "distinct facts covered",
         "coverage entries after merge",
         "facts chosen (with repeats)",
     ]
+    assert tuple(comp.loc["fan-out duplicates"]) == (fan.naive.duplicate_count, fan.partitioned.duplicate_count)
     assert tuple(comp.loc[fv.REACHING_MODEL]) == (fan.naive.reaching_model, fan.partitioned.reaching_model)
     assert tuple(comp.loc[fv.REMOVED]) == (fan.naive.removed_at_fan_in, fan.partitioned.removed_at_fan_in)
     assert tuple(comp.loc["distinct facts covered"]) == (len(fan.naive.merged), len(fan.partitioned.merged))
