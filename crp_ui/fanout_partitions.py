@@ -205,7 +205,8 @@ def _partition_trace(pts: pd.DataFrame, partition: int) -> go.Scatter:
         mode="markers+text",
         name=f"partition {partition} (branch {partition})",
         text=[esc(s, 18) for s in pts["sub_query"]],
-        textposition="top center",
+        # labels above and below in turn, so two close members of a partition keep readable labels
+        textposition=["top center" if i % 2 == 0 else "bottom center" for i in range(len(pts))],
         textfont={"size": 11},
         cliponaxis=False,
         marker={"size": 12, "color": branch_colour(partition), "line": {"color": "white", "width": 1}},
