@@ -315,9 +315,15 @@ class BranchResult:
 
 @dataclass(frozen=True)
 class Duplicate:
+    """One cross-branch duplicate found at fan-in, and what became of it (SPEC-027 §1.6)."""
+
     fact_ids: tuple[str, ...]  # one id (same fact in several branches) or two (cosine > fanin_dedup_similarity)
     branches: tuple[int, ...]
     similarity: float
+    kept: str | None = None  # the one of ``fact_ids`` the fan-in union keeps (``FanoutRun.merged``), if any
+    # True: the run's fan-in dedup removed the extra copies (one copy at most goes on); False: every copy
+    # reaches the model (a run without fan-in dedup, the naive race of SPEC-027 §1.1)
+    removed_at_fan_in: bool = False
 
 
 #: the name of :attr:`FanoutRun.duplicate_count` wherever it is shown
@@ -330,15 +336,29 @@ class FanoutRun:
     partitions: tuple[tuple[str, ...], ...]
     branches: tuple[BranchResult, ...]
     duplicates: tuple[Duplicate, ...]
-    merged: tuple[str, ...]  # fan-in union of selected facts, each kept once
+    merged: tuple[str, ...]  # fan-in union of selected facts, each duplicate counted once (the distinct facts)
     coverage_depth: int  # parent Coverage Set size after merge
+    # whether the fan-in applies SPEC-027 §1.6's cross-branch dedup: the partitioned run does, the naive race
+    # (SPEC-024 alone, §1.1) does not, so its duplicates reach the model
+    fan_in_dedup: bool = True
 
     @property
     def duplicate_count(self) -> int:
         """The fan-out duplicate count every view shows (:data:`FANOUT_DUPLICATES`): the cross-branch
         duplicates found at fan-in, one per fact chosen by two or more branches and one per pair of
-        near-identical facts chosen by different branches."""
+        near-identical facts chosen by different branches. It splits into :attr:`removed_at_fan_in` and
+        :attr:`reaching_model`."""
         return len(self.duplicates)
+
+    @property
+    def removed_at_fan_in(self) -> int:
+        """Duplicates caught and removed by the fan-in dedup (:attr:`Duplicate.removed_at_fan_in`)."""
+        return sum(1 for d in self.duplicates if d.removed_at_fan_in)
+
+    @property
+    def reaching_model(self) -> int:
+        """Duplicates whose every copy reaches the model (not removed at fan-in)."""
+        return sum(1 for d in self.duplicates if not d.removed_at_fan_in)
 
     @property
     def duplicate_fact_ids(self) -> tuple[str, ...]:

@@ -346,6 +346,8 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
                 {"fact_ids": list(d.fact_ids), "branches": list(d.branches), "similarity": d.similarity}
                 for d in fan.partitioned.duplicates
             ],
+            "duplicates_removed_at_fan_in": fan.partitioned.removed_at_fan_in,
+            "duplicates_reaching_model": fan.partitioned.reaching_model,
         }
     return plain(report)
 
@@ -371,10 +373,14 @@ def _fanout_run_report(run: FanoutRun) -> dict[str, Any]:
                     "fact_ids": list(d.fact_ids),
                     "branches": list(d.branches),
                     "similarity": float(d.similarity),
-                    "kept": next((f for f in d.fact_ids if f in run.merged), None),
+                    "kept": d.kept,
+                    "removed_at_fan_in": bool(d.removed_at_fan_in),
                 }
                 for d in run.duplicates
             ],
+            "dedup": bool(run.fan_in_dedup),
+            "duplicates_removed_at_fan_in": run.removed_at_fan_in,
+            "duplicates_reaching_model": run.reaching_model,
             "merged": list(run.merged),
             "coverage_depth": int(run.coverage_depth),
         },
@@ -410,7 +416,14 @@ def fanout_report(result: FanoutResult | None, headers: Mapping[str, str]) -> di
             "partitions": [],
             "headers": hdrs,
             "branches": [],
-            "fan_in": {"duplicates": [], "merged": [], "coverage_depth": None},
+            "fan_in": {
+                "duplicates": [],
+                "dedup": None,
+                "duplicates_removed_at_fan_in": 0,
+                "duplicates_reaching_model": 0,
+                "merged": [],
+                "coverage_depth": None,
+            },
             "steps": [],
             "naive": None,
         }

@@ -16,7 +16,7 @@ import streamlit as st
 
 from crp_core import FANOUT_DUPLICATES, FanoutStep
 
-from .fanout_steps import actor, step_time, step_what
+from .fanout_steps import REACHING_MODEL, REMOVED, actor, step_time, step_what
 from .render import html_text
 from .theme import BRANCH_COLOURS
 
@@ -30,17 +30,19 @@ def attr(text: object) -> str:
     return html_text(s.replace("\r", " ").replace("\n", " "))
 
 
-def chips_html(
+def chips_html(  # noqa: PLR0913  the ids and, keyword-only, how each chip reads
     ids: Sequence[str],
     *,
     highlight: Iterable[str] = (),
     kind: str = "cov",
     empty: str = "(empty)",
     tips: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> str:
     """Inline chips for ids (escaped); ``highlight`` ones are marked (``+`` for a Coverage Set entry added
     at this step, ``⚠`` for a duplicate fact) and coloured by the stylesheet. ``tips`` (id -> text) become
-    the chip's hover title (escaped)."""
+    the chip's hover title (escaped); ``labels`` (id -> text) what the chip shows instead of the id (a fact's
+    shortened text; the id stays in ``data-id`` and belongs in the tip)."""
     if kind not in CHIP_KINDS:
         raise ValueError(f"kind must be one of {CHIP_KINDS}, got {kind!r}")
     hl = set(highlight)
@@ -51,8 +53,20 @@ def chips_html(
         on = i in hl
         mark = ("+ " if kind == "cov" else "⚠ ") if on else ""
         tip = f' title="{attr(tips[i])}"' if tips and i in tips else ""
-        out.append(f'<span class="crp-{kind}" data-id="{attr(i)}" data-hl="{int(on)}"{tip}>{mark}{html_text(i)}</span>')
+        shown = labels.get(i, i) if labels else i
+        out.append(
+            f'<span class="crp-{kind}" data-id="{attr(i)}" data-hl="{int(on)}"{tip}>{mark}{html_text(shown)}</span>'
+        )
     return "".join(out)
+
+
+#: a timeline row with more fact chips than this folds them (``<details>``) behind a count
+FOLD_FACTS = 3
+
+
+def folded(summary: str, body: str) -> str:
+    """``body`` folded behind ``summary`` (a ``<details>`` element; the summary escaped)."""
+    return f'<details class="crp-fold"><summary>{html_text(summary)}</summary>{body}</details>'
 
 
 def coverage_html(step: FanoutStep, mode: str, tips: Mapping[str, str] | None = None) -> str:
@@ -70,18 +84,21 @@ def _colour_key(branch: int | None) -> str:
     return "parent" if branch is None else str(int(branch) % len(BRANCH_COLOURS))
 
 
-def timeline_html(
+def timeline_html(  # noqa: PLR0913  the steps and, keyword-only, how the rows read
     steps: Sequence[FanoutStep],
     current: int,
     *,
     duplicates: Iterable[str] = (),
     show_facts: bool = True,
     title: str = "",
+    labels: Mapping[str, str] | None = None,
+    tips: Mapping[str, str] | None = None,
 ) -> str:
     """The timeline of SPEC-027 §1.1 up to ``current``: one row per step, the current one emphasised.
 
     Row: ``T<n> · Branch k · what happened`` then the facts reported at that step (duplicates
-    highlighted) and the Coverage Set entries added at that step.
+    highlighted; shown as ``labels``, the fact's text, with ``tips`` on hover; more than
+    :data:`FOLD_FACTS` of them folded behind their count) and the Coverage Set entries added at that step.
     """
     dups = set(duplicates)
     rows = []
@@ -92,7 +109,12 @@ def timeline_html(
         )
         bits = []
         if show_facts and s.facts:
-            bits.append("facts: " + chips_html(s.facts, highlight=dups, kind="fact"))
+            chips = chips_html(s.facts, highlight=dups, kind="fact", labels=labels, tips=tips)
+            n_dup = sum(1 for f in s.facts if f in dups)
+            more = f", {n_dup} duplicate" if n_dup else ""
+            bits.append(
+                folded(f"facts ({len(s.facts)}{more})", chips) if len(s.facts) > FOLD_FACTS else "facts: " + chips
+            )
         if s.added:
             bits.append("coverage +: " + chips_html(s.added, highlight=s.added))
         body = "".join(f'<div class="crp-step-line">{b}</div>' for b in bits)
@@ -105,19 +127,34 @@ def timeline_html(
     return f'<div class="crp-timeline">{head}{"".join(rows)}</div>'
 
 
+#: what a duplicate card counts, before its two values
+MEASURE_HELP = {
+    REACHING_MODEL: "Cross-branch duplicates whose every copy the model receives (the naive race has no fan-in "
+    "dedup). ",
+    REMOVED: "Cross-branch duplicates the fan-in dedup (SPEC-027 §1.6) caught: one copy kept, the others "
+    "removed before the model. ",
+}
+
+
 def comparison_strip(frame: pd.DataFrame) -> None:
     """The comparison strip (:func:`crp_ui.fanout_steps.comparison_frame`) as one bordered metric per
-    measure: the partitioned run's value, its difference from the naive run's beside it. Fewer fan-out
-    duplicates is the better side (coloured); the other measures are shown without a colour."""
-    for column, row in zip(st.columns(len(frame)), frame.itertuples(index=False)):
+    measure (the fan-out duplicates as their two parts, reaching the model and removed at fan-in): the
+    partitioned run's value, its difference from the naive run's beside it. Fewer duplicates
+    reaching the model is the better side (coloured); the other measures are shown without a colour."""
+    rows = [r for r in frame.itertuples(index=False) if r.measure != FANOUT_DUPLICATES]  # its split is drawn
+    # the duplicate measures in a row of their own, wide enough for their whole names
+    dup_rows = [r for r in rows if r.measure in (REACHING_MODEL, REMOVED)]
+    rest = [r for r in rows if r.measure not in (REACHING_MODEL, REMOVED)]
+    columns = (list(st.columns(len(dup_rows))) if dup_rows else []) + (list(st.columns(len(rest))) if rest else [])
+    for column, row in zip(columns, dup_rows + rest):
         naive, part = int(row.naive), int(row.partitioned)
         column.metric(
             str(row.measure),
             part,
             delta=part - naive,
-            delta_color="inverse" if row.measure == FANOUT_DUPLICATES else "off",
+            delta_color="inverse" if row.measure == REACHING_MODEL else "off",
             delta_arrow="auto" if part != naive else "off",
             delta_description=f"vs naive ({naive})",
-            help=f"naive {naive} · partitioned {part}",
+            help=MEASURE_HELP.get(str(row.measure), "") + f"naive {naive} · partitioned {part}",
             border=True,
         )

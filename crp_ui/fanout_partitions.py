@@ -205,8 +205,10 @@ def _partition_trace(pts: pd.DataFrame, partition: int) -> go.Scatter:
         mode="markers+text",
         name=f"partition {partition} (branch {partition})",
         text=[esc(s, 18) for s in pts["sub_query"]],
-        textposition="top center",
+        # labels above and below in turn, so two close members of a partition keep readable labels
+        textposition=["top center" if i % 2 == 0 else "bottom center" for i in range(len(pts))],
         textfont={"size": 11},
+        cliponaxis=False,
         marker={"size": 12, "color": branch_colour(partition), "line": {"color": "white", "width": 1}},
         customdata=[[esc(s), partition] for s in pts["sub_query"]],
         hovertext=[
@@ -264,7 +266,7 @@ def partition_figure(proj: Projection) -> go.Figure:
     fig.update_layout(
         title={"text": "Sub-query embeddings (PCA, 2-D)", "x": 0.0, "xanchor": "left"},
         height=400,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        margin={"l": 40, "r": 30, "t": 40, "b": 10},  # room for the labels of the outermost points
         legend={"orientation": "h", "y": -0.2, "yanchor": "top"},
         xaxis={"title": {"text": labels[0]}, "zeroline": False},
         yaxis={"title": {"text": labels[1]}, "zeroline": False},

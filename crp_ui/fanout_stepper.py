@@ -19,6 +19,8 @@ from . import fanout_view as fv
 K = "crp.fanout."
 K_STEP = K + "step"  # 0-based index of the partitioned step shown
 K_URL_NOTE = K + "url_note"
+K_STEP_AT = K + "step_at"  # (run signature, kind, branch) of the step shown: its concept across runs
+K_MOVED_NOTE = K + "moved_note"  # set when a new run (another width) moved the step number
 URL_STEP = "step"  # URL parameter (1-based); one of state.PAGE_PARAMS, so the shell keeps it
 
 KIND_NAMES = {
@@ -41,14 +43,35 @@ VIEWS = {
 
 
 # ---- step state -----------------------------------------------------------------------------------
-def current_step(n_steps: int) -> int:
-    """The step index: session state, else the URL's ``step`` (first visit), clamped to the steps."""
+def current_step(steps: tuple[FanoutStep, ...], result_sig: str = "") -> int:
+    """The step index: session state, else the URL's ``step`` (first visit), clamped to the steps.
+
+    When the run changes (``result_sig``: another width, ResidualSet or depth weight), the step keeps its
+    meaning: the step of the same kind for the same branch in the new run (:func:`fanout_view.same_step`),
+    and the page says where the step went (``K_MOVED_NOTE``)."""
+    n_steps = len(steps)
     if not state.holds(K_STEP):
         idx, note = fv.parse_step_param(state.page_param(URL_STEP), n_steps)
         state.remember(K_STEP, idx)
         state.remember(K_URL_NOTE, note)
     idx = min(max(int(state.recall(K_STEP)), 0), max(n_steps - 1, 0))
+    at = state.recall(K_STEP_AT)
+    if at is not None and at[0] != result_sig and n_steps:
+        old_idx, kind, branch = int(state.recall(K_STEP)), at[1], at[2]
+        idx, why = fv.same_step(steps, kind, branch)
+        where = f"{KIND_NAMES.get(kind, kind)}" + ("" if branch is None else f", branch {branch}")
+        moved = (
+            f"The run changed: the stepper stays on the same step ({where}), now step {idx + 1} of {n_steps}"
+            + (f" (was step {old_idx + 1})" if idx != old_idx else "")
+            + (f"; {why}" if why else "")
+            + "."
+        )
+        state.remember(K_MOVED_NOTE, moved if (idx != old_idx or why) else "")
+    elif at is not None and at[0] == result_sig and at[1:] != (steps[idx].kind, steps[idx].branch):
+        state.remember(K_MOVED_NOTE, "")  # the user moved on: the note is spent
     state.remember(K_STEP, idx)
+    if n_steps:
+        state.remember(K_STEP_AT, (result_sig, steps[idx].kind, steps[idx].branch))
     return idx
 
 
@@ -87,18 +110,33 @@ def _facts_table(step: FanoutStep, corpus: Corpus, several: Mapping[str, tuple[i
     render.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=cfg)
 
 
-def _dedup_report(run: FanoutRun, mode: str) -> None:
-    frame = fv.dedup_frame(run)
+def _fact_texts(fan: FanoutResult, corpus: Corpus) -> dict[str, str]:
+    """Fact id -> content for the facts the run chose, once per run (callers must not mutate it)."""
+    return cache.by_identity("fanout_fact_texts", fan, lambda f: fv.fact_texts(f, corpus))
+
+
+def _dedup_report(run: FanoutRun, mode: str, texts: Mapping[str, str]) -> None:
+    frame = fv.dedup_frame(run, texts)
+    said = fv.dedup_report_text(run)
     if len(frame) == 0:
-        st.success(f"Cross-branch dedup report: 0 duplicates ({len(run.merged)} facts kept).")
+        st.success(said)
         return
-    st.error(f"Cross-branch dedup report: {len(frame)} duplicate(s); each kept once ({len(run.merged)} facts kept).")
+    (st.info if run.reaching_model == 0 else st.error)(said)
     render.dataframe(
         frame,
         hide_index=True,
         width="stretch",
         key=f"{K}dedup.{mode}",
-        column_config={"similarity": st.column_config.NumberColumn("similarity", format="%.4f")},
+        column_config={
+            "facts": st.column_config.TextColumn(
+                "facts", width="medium", help="The duplicate's fact(s), shortened; their ids in the last column."
+            ),
+            "fate": st.column_config.TextColumn(
+                "fate", help="Removed at fan-in (SPEC-027 §1.6 dedup, one copy kept) or reached the model."
+            ),
+            "similarity": st.column_config.NumberColumn("similarity", format="%.4f"),
+            "fact_ids": st.column_config.TextColumn("ids", help="The fact ids of this duplicate."),
+        },
     )
 
 
@@ -134,13 +172,18 @@ def _partitioned_body(
             f"Local additions (depth {config.branch_depth_weight:g}): " + fv.chips_html(added, highlight=added)
         )
     elif step.kind == "merge":
-        render.html_block(
-            "Union of the branches' facts: "
-            + fv.chips_html(step.facts, kind="fact", highlight=fv.duplicate_fact_ids(run))
-        )
+        texts = _fact_texts(fan, corpus)
+        dups = fv.duplicate_fact_ids(run)
+        n_dup = sum(1 for f in step.facts if f in dups)
+        with st.expander(f"Union of the branches' facts ({len(step.facts)}, {n_dup} named by a duplicate)"):
+            render.html_block(
+                fv.chips_html(
+                    step.facts, kind="fact", highlight=dups, labels=fv.fact_labels(texts), tips=fv.fact_tips(texts)
+                )
+            )
         st.caption(f"Coverage depth after the merge: {d.get('coverage_depth')}.")
     elif step.kind == "dedup":
-        _dedup_report(run, "partitioned")
+        _dedup_report(run, "partitioned", _fact_texts(fan, corpus))
 
 
 def _partitioned_detail(
@@ -171,7 +214,7 @@ def _naive_detail(fan: FanoutResult, nstep: FanoutStep, corpus: Corpus, scenario
         )
         _facts_table(nstep, corpus, fv.chosen_by_several(run), f"{K}step.facts.n")
     elif nstep.kind == "dedup":
-        _dedup_report(run, "naive")
+        _dedup_report(run, "naive", _fact_texts(fan, corpus))
 
 
 # ---- the stepper ----------------------------------------------------------------------------------
@@ -180,6 +223,9 @@ def _step_buttons(steps: tuple[FanoutStep, ...], idx: int, radio_key: str) -> No
     note = state.recall(K_URL_NOTE)
     if note:
         st.caption(f"Link parameter adjusted: {render.md_escape(note)}")
+    moved = state.recall(K_MOVED_NOTE)
+    if moved:
+        st.info(render.md_escape(moved))
     b1, b2, b3 = st.columns([1, 1, 6])
     b1.button(
         "◀ Previous", key=f"{K}prev", disabled=idx <= 0, on_click=_set_step, args=(idx - 1, radio_key), width="stretch"
@@ -209,8 +255,10 @@ def stepper(fan: FanoutResult, corpus: Corpus, scenario: Scenario, config: CRPCo
     """Step through the partitioned fan-out (left) beside the naive race at the same moment (right)."""
     st.subheader("Step through the fan-out")
     steps, nsteps = tuple(fan.steps), tuple(fan.naive_steps)
-    idx = current_step(len(steps))
+    idx = current_step(steps, result_sig)
     radio_key = f"{K}w.steps.{result_sig}"
+    texts = _fact_texts(fan, corpus)
+    labels, tips = fv.fact_labels(texts, 28), fv.fact_tips(texts)
     _step_buttons(steps, idx, radio_key)
     nidx = fv.naive_step_for(steps[idx], nsteps)
     c_list, c_part, c_naive = st.columns([1.15, 2.5, 2.5], gap="medium")
@@ -221,7 +269,12 @@ def stepper(fan: FanoutResult, corpus: Corpus, scenario: Scenario, config: CRPCo
         _partitioned_detail(fan, steps[idx], corpus, scenario, config)
         render.html_block(
             fv.timeline_html(
-                steps, idx, duplicates=fv.duplicate_fact_ids(fan.partitioned), title="Timeline (partitioned)"
+                steps,
+                idx,
+                duplicates=fv.duplicate_fact_ids(fan.partitioned),
+                title="Timeline (partitioned)",
+                labels=labels,
+                tips=tips,
             )
         )
     with c_naive:
@@ -229,10 +282,18 @@ def stepper(fan: FanoutResult, corpus: Corpus, scenario: Scenario, config: CRPCo
         _naive_detail(fan, nsteps[nidx], corpus, scenario, config)
         render.html_block(
             fv.timeline_html(
-                nsteps, nidx, duplicates=fv.chosen_by_several(fan.naive).keys(), title="Race timeline (naive)"
+                nsteps,
+                nidx,
+                duplicates=fv.chosen_by_several(fan.naive).keys(),
+                title="Race timeline (naive)",
+                labels=labels,
+                tips=tips,
             )
         )
-        st.caption("Red chips: facts chosen by more than one branch (duplicate content).")
+        st.caption(
+            "Chips show each fact's text (hover for its id). Red chips: facts chosen by more than one branch "
+            "(duplicate content)."
+        )
 
 
-__all__ = ["K", "K_STEP", "KIND_NAMES", "URL_STEP", "current_step", "stepper"]
+__all__ = ["K", "K_MOVED_NOTE", "K_STEP", "K_STEP_AT", "KIND_NAMES", "URL_STEP", "current_step", "stepper"]

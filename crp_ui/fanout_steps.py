@@ -164,21 +164,99 @@ def step_facts_frame(
     return pd.DataFrame(rows, columns=list(STEP_FACT_COLUMNS))
 
 
-def dedup_frame(run: FanoutRun) -> pd.DataFrame:
-    """The cross-branch dedup report: one row per duplicate (which facts, which branches, kept)."""
+#: how long a fact's text is on a chip or in a table cell (the whole text is in the hover title)
+SHORT_TEXT = 48
+#: the two fates of a fan-in duplicate (SPEC-027 §1.6), as every view names them
+REMOVED_AT_FAN_IN = "removed at fan-in"
+REACHED_MODEL = "reached the model"
+
+
+def short_text(text: object, limit: int = SHORT_TEXT) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    s = " ".join(("" if text is None else str(text)).split())
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+
+
+def fact_texts(fan: FanoutResult, corpus: Corpus | None) -> dict[str, str]:
+    """Fact id -> its content, for every fact either run chose (a fact missing from the corpus: its id)."""
+    ids = dict.fromkeys(f for run in (fan.partitioned, fan.naive) for b in run.branches for f in b.selected)
+    out = {}
+    for fid in ids:
+        fact = corpus.kb.get(fid) if corpus is not None else None
+        out[fid] = fact.content if fact is not None else fid
+    return out
+
+
+def fact_tips(texts: Mapping[str, str]) -> dict[str, str]:
+    """Hover text of a fact chip: its id, then its text."""
+    return {fid: f"{fid}: {short_text(t, 240)}" for fid, t in texts.items()}
+
+
+def fact_labels(texts: Mapping[str, str], limit: int = SHORT_TEXT) -> dict[str, str]:
+    """What a fact chip shows: the fact's text, shortened."""
+    return {fid: short_text(t, limit) for fid, t in texts.items()}
+
+
+DEDUP_COLUMNS = ("fate", "facts", "kind", "branches", "similarity", "kept", "fact_ids")
+
+
+def dedup_frame(run: FanoutRun, texts: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The cross-branch dedup report: one row per duplicate: its facts as (shortened) text, its fate at
+    fan-in (:data:`REMOVED_AT_FAN_IN` or :data:`REACHED_MODEL`, read off the record), which branches, the
+    fact kept, and the ids last."""
+    tx = texts or {}
     rows = []
     for d in run.duplicates:
-        kept = next((f for f in d.fact_ids if f in run.merged), None)
         rows.append(
             {
-                "fact_ids": " ~ ".join(d.fact_ids),
+                "fate": REMOVED_AT_FAN_IN if d.removed_at_fan_in else REACHED_MODEL,
+                "facts": " ~ ".join(short_text(tx.get(f, f)) for f in d.fact_ids),
                 "kind": "same fact" if len(d.fact_ids) == 1 else "near-identical (cosine)",
                 "branches": ", ".join(str(b) for b in d.branches),
                 "similarity": float(d.similarity),
-                "kept": kept or "-",
+                "kept": (d.kept or "-") if d.removed_at_fan_in else "every copy",
+                "fact_ids": " ~ ".join(d.fact_ids),
             }
         )
-    return pd.DataFrame(rows, columns=["fact_ids", "kind", "branches", "similarity", "kept"])
+    return pd.DataFrame(rows, columns=list(DEDUP_COLUMNS))
+
+
+def duplicates_sentence(run: FanoutRun) -> str:
+    """One run's duplicates in words, true at every width: how many reach the model, how many the fan-in
+    dedup caught (SPEC-027 §1.6)."""
+    n, reaching, removed = run.duplicate_count, run.reaching_model, run.removed_at_fan_in
+    if not run.fan_in_dedup:
+        return f"{reaching} of {n} duplicate(s) reach the model (the race has no fan-in dedup)"
+    return f"{reaching} duplicate(s) reach the model; {removed} caught and removed at fan-in"
+
+
+def dedup_report_text(run: FanoutRun) -> str:
+    """The headline of a run's cross-branch dedup report: the duplicates and where they ended."""
+    n, kept = run.duplicate_count, f"{len(run.merged)} distinct facts"
+    if n == 0:
+        return f"Cross-branch dedup report: 0 duplicates ({kept}); 0 reach the model."
+    if not run.fan_in_dedup:
+        return (
+            f"Cross-branch dedup report: {n} duplicate(s), {run.reaching_model} reaching the model: the race "
+            f"has no fan-in dedup ({kept})."
+        )
+    return (
+        f"Cross-branch dedup report: {n} duplicate(s), {run.removed_at_fan_in} caught and removed at fan-in "
+        f"(one copy kept each), {run.reaching_model} reaching the model ({kept})."
+    )
+
+
+def same_step(steps: Sequence[FanoutStep], kind: str, branch: int | None) -> tuple[int, str]:
+    """The index of the step of ``kind`` for ``branch`` in ``steps`` (a run of another width), and a note
+    when there is no such step: the same kind for the last branch there is, else step 1."""
+    for s in steps:
+        if s.kind == kind and s.branch == branch:
+            return s.index, ""
+    same_kind = [s for s in steps if s.kind == kind]
+    if same_kind:
+        last = same_kind[-1]
+        return last.index, f"branch {branch} does not run at this width; showing branch {last.branch}"
+    return 0, f"no {kind} step in this run; showing step 1"
 
 
 def branches_frame(run: FanoutRun) -> pd.DataFrame:
@@ -202,9 +280,14 @@ def picks(run: FanoutRun) -> int:
     return sum(len(b.selected) for b in run.branches)
 
 
+#: the comparison strip's duplicate measures: the fan-out duplicates split by their fate at fan-in
+REACHING_MODEL = "duplicates reaching the model"
+REMOVED = "duplicates removed at fan-in"
 #: the comparison strip's measures: (name, how it is read off a run)
 COMPARISON_MEASURES: tuple[tuple[str, Callable[[FanoutRun], int]], ...] = (
     (FANOUT_DUPLICATES, lambda r: r.duplicate_count),
+    (REACHING_MODEL, lambda r: r.reaching_model),
+    (REMOVED, lambda r: r.removed_at_fan_in),
     ("distinct facts covered", lambda r: len(r.merged)),
     ("coverage entries after merge", lambda r: int(r.coverage_depth)),
     ("facts chosen (with repeats)", picks),
@@ -214,8 +297,11 @@ COMPARISON_MEASURES: tuple[tuple[str, Callable[[FanoutRun], int]], ...] = (
 def comparison_frame(fan: FanoutResult) -> pd.DataFrame:
     """The comparison strip: naive vs partitioned, read from the two runs.
 
-    ``fan-out duplicates`` = ``FanoutRun.duplicate_count``, the cross-branch duplicates reported at fan-in
-    (the count the before / after view and its report show too); ``distinct facts covered`` = facts
+    ``fan-out duplicates`` (``FanoutRun.duplicate_count``, the cross-branch duplicates found at fan-in, the
+    count the before / after view shows; the strip states it in words, not as a card) splits into
+    ``duplicates reaching the model``
+    (``FanoutRun.reaching_model``) and ``duplicates removed at fan-in`` (``FanoutRun.removed_at_fan_in``);
+    ``distinct facts covered`` = facts
     kept after the fan-in dedup (``merged``); ``coverage entries after merge`` = parent Coverage Set size
     after fan-in (``coverage_depth``); ``facts chosen`` = picks over all branches, repeats included.
     """

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from crp_core import PARTITIONS, RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE, CRPConfig, Scenario
 
-from .fanout_blocks import attr, chips_html, comparison_strip, coverage_html, timeline_html
+from .fanout_blocks import FOLD_FACTS, attr, chips_html, comparison_strip, coverage_html, folded, timeline_html
 from .fanout_partitions import (
     PCA_SEED,
     Projection,
@@ -27,6 +27,11 @@ from .fanout_partitions import (
     rule_text,
 )
 from .fanout_steps import (
+    REACHED_MODEL,
+    REACHING_MODEL,
+    REMOVED,
+    REMOVED_AT_FAN_IN,
+    SHORT_TEXT,
     STEP_TIME,
     actor,
     branches_frame,
@@ -35,10 +40,17 @@ from .fanout_steps import (
     coverage_frame,
     coverage_tips,
     dedup_frame,
+    dedup_report_text,
     duplicate_fact_ids,
+    duplicates_sentence,
+    fact_labels,
+    fact_texts,
+    fact_tips,
     naive_step_for,
     parse_step_param,
     picks,
+    same_step,
+    short_text,
     step_facts_frame,
     step_label,
     step_time,
@@ -91,6 +103,7 @@ def inactive_reason(width: int, residual_size: int) -> str:
 
 
 __all__ = [
+    "FOLD_FACTS",
     "MAX_WIDTH",
     "MIN_WIDTH",
     "PARTITIONS_HEADER",
@@ -128,4 +141,17 @@ __all__ = [
     "step_time",
     "step_what",
     "timeline_html",
+    "REACHED_MODEL",
+    "REACHING_MODEL",
+    "REMOVED",
+    "REMOVED_AT_FAN_IN",
+    "SHORT_TEXT",
+    "duplicates_sentence",
+    "fact_labels",
+    "fact_texts",
+    "fact_tips",
+    "folded",
+    "same_step",
+    "short_text",
+    "dedup_report_text",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from crp_core import (
+    FANOUT_DUPLICATES,
     Corpus,
     CRPConfig,
     CRPError,
@@ -140,12 +141,20 @@ def _controls(scenario: Scenario, config: CRPConfig) -> tuple[int, list[str], fl
 
 
 def _comparison(fan: FanoutResult) -> None:
+    part, naive = fan.partitioned, fan.naive
+    st.markdown(
+        f"**Partitioned (SPEC-027):** {render.md_escape(fv.duplicates_sentence(part))}. "
+        f"**Naive race:** {render.md_escape(fv.duplicates_sentence(naive))}."
+    )
     fv.comparison_strip(fv.comparison_frame(fan))
     st.caption(
-        "Fan-out duplicates: cross-branch duplicates found at fan-in (the same fact, or two facts with "
-        "cosine > fanin_dedup_similarity, chosen by different branches); the same count as the Tuning "
-        "page's before / after view and its report. Distinct facts covered: facts "
-        "kept after the fan-in dedup. Coverage entries: the parent Coverage Set after the merge."
+        f"{FANOUT_DUPLICATES.capitalize()} (the count of the Tuning page's before / after view: naive "
+        f"{naive.duplicate_count}, partitioned {part.duplicate_count}) are cross-branch duplicates found at "
+        "fan-in: the same fact, or two facts with cosine > fanin_dedup_similarity, chosen by different "
+        "branches. The partitioned run's fan-in dedup (SPEC-027 §1.6) removes the extra copies, so they do "
+        "not reach the model; the naive race has no fan-in dedup, so its duplicates do. Distinct facts "
+        "covered: the facts with each duplicate counted once. Coverage entries: the parent Coverage Set "
+        "after the merge."
     )
 
 

@@ -136,7 +136,7 @@ def render_summary(report: dict[str, Any]) -> str:
         fan = run["fan_in"]
         lines.append(
             f"  fan-in: coverage depth {fan['coverage_depth']}, merged {len(fan['merged'])} fact(s), "
-            f"{len(fan['duplicates'])} duplicate(s)"
+            f"{len(fan['duplicates'])} duplicate(s): {_split(fan)}"
         )
         for d in fan["duplicates"]:
             what = (
@@ -145,10 +145,22 @@ def render_summary(report: dict[str, Any]) -> str:
                 else f"{d['fact_ids'][0]} ~ {d['fact_ids'][1]} (cos {d['similarity']:.4f}) across branches "
                 f"{d['branches']}"
             )
-            lines.append(f"    - {what}; kept {d['kept'] or '-'}")
+            fate = f"removed at fan-in, kept {d['kept'] or '-'}" if d["removed_at_fan_in"] else "reaches the model"
+            lines.append(f"    - {what}; {fate}")
     lines.append("")
+    naive_fan, part_fan = report["naive"]["fan_in"], report["fan_in"]
     lines.append(
-        f"duplicates: naive {len(report['naive']['fan_in']['duplicates'])} vs partitioned "
-        f"{len(report['fan_in']['duplicates'])}"
+        f"duplicates: naive {len(naive_fan['duplicates'])} vs partitioned {len(part_fan['duplicates'])}"
+        f"   reaching the model: naive {naive_fan['duplicates_reaching_model']} vs partitioned "
+        f"{part_fan['duplicates_reaching_model']}"
     )
     return "\n".join(lines)
+
+
+def _split(fan_in: dict[str, Any]) -> str:
+    """A run's duplicates split by their fate at fan-in (SPEC-027 §1.6)."""
+    tail = "" if fan_in["dedup"] else " (no fan-in dedup)"
+    return (
+        f"{fan_in['duplicates_removed_at_fan_in']} removed at fan-in, "
+        f"{fan_in['duplicates_reaching_model']} reaching the model{tail}"
+    )

@@ -56,7 +56,7 @@ def round_robin_partitions(residual_ids: Sequence[str], branches: int) -> tuple[
 
 # ---- fan-in dedup (SPEC-027 §1.6, SPEC-005 §9.2) -----------------------------------------------
 def cross_branch_dedup(
-    corpus: Corpus, branches: Sequence[BranchResult], config: CRPConfig
+    corpus: Corpus, branches: Sequence[BranchResult], config: CRPConfig, *, fan_in_dedup: bool = True
 ) -> tuple[tuple[Duplicate, ...], tuple[str, ...]]:
     """Cross-branch duplicates and the fan-in union with each duplicate kept once.
 
@@ -64,21 +64,35 @@ def cross_branch_dedup(
     chosen facts, chosen by different branches, with cosine > ``fanin_dedup_similarity``. The union
     keeps, among facts linked by a cross-branch duplicate, the one with the best branch CDR score
     (ties: first chosen, in branch then rank order); ``merged`` lists the kept facts in branch then
-    rank order.
+    rank order. Each duplicate names the fact the union keeps (``kept``) and whether the fan-in dedup
+    removed its extra copies (``removed_at_fan_in``: ``fan_in_dedup``, SPEC-027 §1.6, and at most one of
+    its facts kept); a run without fan-in dedup hands every copy to the model.
     """
     facts = corpus.kb.facts
     scores = []
     for b in branches:  # a chosen fact missing from the branch's table scores -inf
         score_of = {facts[int(r)].fact_id: float(s) for r, s in zip(b.cdr.idx, b.cdr.cdr_score)}
         scores.append([score_of.get(fid, float("-inf")) for fid in b.selected])
-    return _dedup(corpus, branches, scores, config)
+    dups, merged = _dedup(corpus, branches, scores, config)
+    return _fates(dups, merged, fan_in_dedup), merged
+
+
+def _fates(duplicates: Sequence[Duplicate], merged: Sequence[str], fan_in_dedup: bool) -> tuple[Duplicate, ...]:
+    """``duplicates`` with what became of each at fan-in: the fact of it the union keeps, and whether the
+    fan-in dedup removed the extra copies (a run with ``fan_in_dedup`` and at most one of its facts kept)."""
+    kept_ids = set(merged)
+    out = []
+    for d in duplicates:
+        kept = [f for f in d.fact_ids if f in kept_ids]
+        out.append(replace(d, kept=kept[0] if kept else None, removed_at_fan_in=bool(fan_in_dedup) and len(kept) <= 1))
+    return tuple(out)
 
 
 def _dedup(
     corpus: Corpus, branches: Sequence[BranchResult], scores: Sequence[Sequence[float]], config: CRPConfig
 ) -> tuple[tuple[Duplicate, ...], tuple[str, ...]]:
-    """:func:`cross_branch_dedup` given each branch's CDR score per chosen fact (``scores[b][i]`` for
-    ``branches[b].selected[i]``)."""
+    """The duplicates and the union of :func:`cross_branch_dedup` given each branch's CDR score per chosen
+    fact (``scores[b][i]`` for ``branches[b].selected[i]``); the duplicates' fates are :func:`_fates`'."""
     chose: dict[str, set[int]] = {}  # insertion order: branch then rank order
     best: dict[str, float] = {}
     for b, b_scores in zip(branches, scores):
@@ -211,9 +225,10 @@ def _partitioned_run(
         mode="partitioned",
         partitions=partitions,
         branches=branches,
-        duplicates=dups,
+        duplicates=_fates(dups, merged, fan_in_dedup=True),
         merged=merged,
         coverage_depth=len(merged_ids),
+        fan_in_dedup=True,
     )
     return run, partitioned_steps(layout, traces, run, merged_ids, snapshots)
 
@@ -241,8 +256,16 @@ def _naive_run(
     branches = tuple(t.result for t in traces)
     scores = [t.result.cdr.cdr_score[t.chosen].tolist() for t in traces]
     dups, merged = _dedup(scorer.corpus, branches, scores, scorer.config)
+    # the race has no fan-in dedup (SPEC-027 §1.6 is part of the fix): every duplicate reaches the model;
+    # ``merged`` still counts the distinct facts the branches brought
     run = FanoutRun(
-        mode="naive", partitions=rr, branches=branches, duplicates=dups, merged=merged, coverage_depth=len(shared_ids)
+        mode="naive",
+        partitions=rr,
+        branches=branches,
+        duplicates=_fates(dups, merged, fan_in_dedup=False),
+        merged=merged,
+        coverage_depth=len(shared_ids),
+        fan_in_dedup=False,
     )
     return run, naive_steps(layout, traces, run)
 

@@ -91,8 +91,24 @@ def _fact_scores(trace: BranchTrace) -> list[dict[str, Any]]:
 
 def _dup_detail(dups: Sequence[Duplicate]) -> list[dict[str, Any]]:
     return [
-        {"fact_ids": list(d.fact_ids), "branches": list(d.branches), "similarity": float(d.similarity)} for d in dups
+        {
+            "fact_ids": list(d.fact_ids),
+            "branches": list(d.branches),
+            "similarity": float(d.similarity),
+            "kept": d.kept,
+            "removed_at_fan_in": bool(d.removed_at_fan_in),
+        }
+        for d in dups
     ]
+
+
+def dedup_title(run: FanoutRun) -> str:
+    """The dedup step's title: the duplicates found at fan-in, split into those the fan-in dedup removed and
+    those reaching the model (SPEC-027 §1.6)."""
+    n, removed, reaching = run.duplicate_count, run.removed_at_fan_in, run.reaching_model
+    if not run.fan_in_dedup:
+        return f"Result: {n} duplicate(s) across branches, {reaching} reaching the model (no fan-in dedup)"
+    return f"Cross-branch dedup: {n} duplicate(s), {removed} removed at fan-in, {reaching} reaching the model"
 
 
 def _chosen_by_several(results: Sequence[BranchResult]) -> dict[str, list[int]]:
@@ -194,7 +210,7 @@ def partitioned_steps(
     )
     tl.add(
         "dedup",
-        f"Cross-branch dedup: {len(run.duplicates)} duplicate(s)",
+        dedup_title(run),
         None,
         merged_cov,
         run.merged,
@@ -253,7 +269,7 @@ def naive_steps(layout: RunLayout, traces: Sequence[BranchTrace], run: FanoutRun
         )
     tl.add(
         "dedup",
-        f"Result: {len(run.duplicates)} duplicate(s) across branches",
+        dedup_title(run),
         None,
         tuple(shared),
         run.merged,

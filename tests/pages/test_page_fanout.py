@@ -179,9 +179,15 @@ def _widget(elements, label: str):
 def _comparison(at: AppTest) -> dict[str, tuple[int, int]]:
     """The comparison strip's metrics: measure -> (naive, partitioned); each metric shows the partitioned
     value and its difference from the naive one."""
-    measures = {"fan-out duplicates", "distinct facts covered", "coverage entries after merge"}
+    measures = {
+        "duplicates reaching the model",
+        "duplicates removed at fan-in",
+        "distinct facts covered",
+        "coverage entries after merge",
+    }
     got = {m.label: (int(m.value) - int(m.delta), int(m.value)) for m in at.metric if m.label in measures}
     assert got, "no comparison strip"
+    assert not [m for m in at.metric if m.label == "fan-out duplicates"]  # shown as its two parts
     return got
 
 
@@ -256,11 +262,16 @@ def test_partitions_table_and_comparison_strip_come_from_the_records(fan_env, tm
     (centroids,) = [t for t in fig["data"] if t["name"] == "centroids"]
     assert len(centroids["x"]) == len(fan.partitioned.partitions)
     comp = _comparison(at)
-    assert comp["fan-out duplicates"] == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
+    assert comp["duplicates reaching the model"] == (fan.naive.reaching_model, fan.partitioned.reaching_model)
+    assert comp["duplicates removed at fan-in"] == (fan.naive.removed_at_fan_in, fan.partitioned.removed_at_fan_in)
     assert comp["distinct facts covered"] == (len(fan.naive.merged), len(fan.partitioned.merged))
     assert comp["coverage entries after merge"] == (fan.naive.coverage_depth, fan.partitioned.coverage_depth)
-    # this decomposition is built for the race: naive branches share topics, partitions do not
-    assert comp["fan-out duplicates"][0] > 0 and comp["fan-out duplicates"][1] == 0
+    # this decomposition is built for the race: naive branches share topics and hand the duplicates to the
+    # model, partitions do not
+    assert comp["duplicates reaching the model"] == (fan.naive.duplicate_count, 0) and fan.naive.duplicate_count > 0
+    n = fan.naive.duplicate_count
+    assert _shown(at.markdown, "Partitioned (SPEC-027):** 0 duplicate(s) reach the model; 0 caught and removed")
+    assert _shown(at.markdown, f"Naive race:** {n} of {n} duplicate(s) reach the model (the race has no fan-in dedup)")
 
 
 def test_step_list_click_and_url_deep_link(fan_env, tmp_path):
@@ -284,6 +295,35 @@ def test_step_list_click_and_url_deep_link(fan_env, tmp_path):
     _check_step(at4, fan, 0)
     # the shell's own parameters are kept next to ours
     assert at4.query_params.get("scenario") == SCENARIO
+
+
+FACT_CHIP = re.compile(r'<span class="crp-fact" data-id="([^"]*)" data-hl="[01]" title="([^"]*)">(?:⚠ )?([^<]*)</span>')
+
+
+def test_facts_show_as_text_with_the_id_on_hover(fan_env, tmp_path):
+    """The fan-in union and the timelines show each fact's text (escaped, shortened) with its id in the
+    hover title; the dedup tables lead with the fate and the facts' text, the ids last."""
+    fan = _expected(fan_env, SCENARIO, tmp_path / "c2").fanout
+    merge = next(s.index for s in fan.steps if s.kind == "merge")
+    at = _open(scenario=SCENARIO, step=str(merge + 1))
+    _check_step(at, fan, merge)
+    union = [m.value for m in at.html if "crp-fact" in m.value and "crp-timeline" not in m.value]
+    assert len(union) == 1
+    chips = [(i, html.unescape(t), html.unescape(x)) for i, t, x in FACT_CHIP.findall(union[0])]
+    assert [c[0] for c in chips] == list(fan.steps[merge].facts)
+    for fid, tip, label in chips:
+        content = f"Topic {fid[1]} fact {int(fid[3:])} <b>not bold</b>"
+        assert tip == f"{fid}: {content}" and label == content
+    assert "<b>" not in union[0]
+    assert any(e.label.startswith(f"Union of the branches' facts ({len(fan.steps[merge].facts)},") for e in at.expander)
+    at.button(key="crp.fanout.next").click().run()  # the dedup step: the naive race's table
+    frames = [d.value for d in at.dataframe if "fate" in d.value.columns]
+    assert len(frames) == 1  # the partitioned run has no duplicate here, the race has
+    naive = frames[0]
+    assert list(naive.columns[:2]) == ["fate", "facts"] and list(naive.columns)[-1] == "fact_ids"
+    assert list(naive["fate"]) == [fv.REACHED_MODEL] * fan.naive.duplicate_count
+    assert list(naive["fact_ids"]) == [" ~ ".join(d.fact_ids) for d in fan.naive.duplicates]
+    assert _shown(at.error, f"{fan.naive.duplicate_count} reaching the model: the race has no fan-in dedup")
 
 
 def test_stepping_never_reruns_the_pipeline(fan_env, tmp_path, monkeypatch):
@@ -349,6 +389,39 @@ def test_width_control_overrides_the_scenario_for_this_page(fan_env, tmp_path):
     assert _shown(at.info, "no fan-out")
     assert not any("CRP-Context-Coverage-Partitions" in c.value for c in at.code)
     assert _shown(at.markdown, "Why not a lock?")
+
+
+def test_the_step_keeps_its_meaning_when_the_width_changes(fan_env, tmp_path):
+    """At width 3 on branch 1's retrieval; at width 2 the stepper shows branch 1's retrieval there (another
+    step number, said so, the URL following); at width 4 and back at 3 the same; a branch the width does not
+    run falls back to the last branch, said so."""
+    fans = {
+        w: _expected(
+            fan_env, SCENARIO, tmp_path / f"c{w}", scenario_change=lambda s, w=w: s.replace(fanout_width=w)
+        ).fanout
+        for w in (2, 3, 4)
+    }
+
+    def index(w: int, kind: str, branch: int | None) -> int:
+        return next(s.index for s in fans[w].steps if s.kind == kind and s.branch == branch)
+
+    at = _open(scenario=SCENARIO)
+    _widget(at.radio, "Steps").set_value(index(3, "retrieval", 1)).run()
+    _check_step(at, fans[3], index(3, "retrieval", 1))
+    for w in (2, 4, 3):
+        _widget(at.slider, "fan-out width").set_value(w).run()
+        _ok(at)
+        _check_step(at, fans[w], index(w, "retrieval", 1))
+        assert _shown(at.info, "the stepper stays on the same step (retrieval, branch 1)")
+    # branch 2 does not run at width 2: the last branch's step, said so
+    _widget(at.radio, "Steps").set_value(index(3, "additions", 2)).run()
+    _widget(at.slider, "fan-out width").set_value(2).run()
+    _ok(at)
+    _check_step(at, fans[2], index(2, "additions", 1))
+    assert _shown(at.info, "branch 2 does not run at this width; showing branch 1")
+    # moving on spends the note
+    at.button(key="crp.fanout.next").click().run()
+    assert not _shown(at.info, "the stepper stays on the same step")
 
 
 def test_width_at_least_residual_size_gives_one_sub_query_each(fan_env, tmp_path):
@@ -455,7 +528,8 @@ def test_sample_scenarios_step_by_step(name, sample_cache, monkeypatch):
     at = _open(timeout=MODEL_TIMEOUT, scenario=name)
     _step_all_the_way(at, fan)
     comp = _comparison(at)
-    assert comp["fan-out duplicates"] == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
-    # every sample scenario is meant to show the race: naive > 0, partitioned = 0 (sample_ckf/README.md)
-    assert comp["fan-out duplicates"][0] > 0, name
-    assert comp["fan-out duplicates"][1] == 0, name
+    assert comp["duplicates reaching the model"] == (fan.naive.reaching_model, fan.partitioned.reaching_model)
+    # every sample scenario is meant to show the race: naive > 0 reach the model, partitioned 0
+    assert comp["duplicates reaching the model"][0] == fan.naive.duplicate_count > 0, name
+    assert comp["duplicates reaching the model"][1] == 0, name
+    assert comp["duplicates removed at fan-in"] == (0, fan.partitioned.duplicate_count), name

@@ -270,7 +270,7 @@ def test_step_facts_frame_shows_the_stored_factors(run):
     assert len(empty) == 0 and "cdr_score" in empty.columns
 
 
-def _run_with(branches_selected, duplicates, merged, depth=5):
+def _run_with(branches_selected, duplicates, merged, depth=5, fan_in_dedup=False):
     from crp_core.records import BranchResult
 
     branches = tuple(
@@ -284,36 +284,103 @@ def _run_with(branches_selected, duplicates, merged, depth=5):
         duplicates=tuple(duplicates),
         merged=tuple(merged),
         coverage_depth=depth,
+        fan_in_dedup=fan_in_dedup,
     )
 
 
 def test_duplicates_helpers_and_dedup_frame():
-    run_ = _run_with(
-        [["a", "b"], ["b", "c"], ["a", "d"]],
-        [Duplicate(("a",), (0, 2), 1.0), Duplicate(("b",), (0, 1), 1.0), Duplicate(("c", "d"), (1, 2), 0.97)],
-        ["a", "b", "c"],
-    )
+    dups = [
+        Duplicate(("a",), (0, 2), 1.0, kept="a", removed_at_fan_in=True),
+        Duplicate(("b",), (0, 1), 1.0, kept="b", removed_at_fan_in=True),
+        Duplicate(("c", "d"), (1, 2), 0.97, kept="c", removed_at_fan_in=True),
+    ]
+    run_ = _run_with([["a", "b"], ["b", "c"], ["a", "d"]], dups, ["a", "b", "c"], fan_in_dedup=True)
     assert fv.chosen_by_several(run_) == {"a": (0, 2), "b": (0, 1)}
     assert fv.duplicate_fact_ids(run_) == frozenset("abcd")
     assert fv.picks(run_) == 6
-    frame = fv.dedup_frame(run_)
+    texts = {"a": "Alpha  fact\nwith a line break", "c": "x" * 60}
+    frame = fv.dedup_frame(run_, texts)
+    assert list(frame.columns) == ["fate", "facts", "kind", "branches", "similarity", "kept", "fact_ids"]
+    # the facts as text (shortened to SHORT_TEXT, on one line), the ids last
+    assert list(frame["facts"]) == ["Alpha fact with a line break", "b", "x" * 47 + "… ~ d"]
     assert list(frame["fact_ids"]) == ["a", "b", "c ~ d"]
+    assert list(frame["fate"]) == [fv.REMOVED_AT_FAN_IN] * 3
     assert list(frame["kind"]) == ["same fact", "same fact", "near-identical (cosine)"]
     assert list(frame["branches"]) == ["0, 2", "0, 1", "1, 2"]
     assert list(frame["kept"]) == ["a", "b", "c"]
     assert list(frame["similarity"]) == [1.0, 1.0, 0.97]
+    assert fv.duplicates_sentence(run_) == "0 duplicate(s) reach the model; 3 caught and removed at fan-in"
+    race = _run_with([["a"], ["a"]], [Duplicate(("a",), (0, 1), 1.0, kept="a")], ["a"])
+    assert list(fv.dedup_frame(race)["fate"]) == [fv.REACHED_MODEL]
+    assert list(fv.dedup_frame(race)["kept"]) == ["every copy"]
+    assert fv.duplicates_sentence(race) == "1 of 1 duplicate(s) reach the model (the race has no fan-in dedup)"
+    assert fv.dedup_report_text(run_) == (
+        "Cross-branch dedup report: 3 duplicate(s), 3 caught and removed at fan-in (one copy kept each), "
+        "0 reaching the model (3 distinct facts)."
+    )
+    assert fv.dedup_report_text(race) == (
+        "Cross-branch dedup report: 1 duplicate(s), 1 reaching the model: the race has no fan-in dedup "
+        "(1 distinct facts)."
+    )
+    assert fv.dedup_report_text(_run_with([["a"]], [], ["a"], fan_in_dedup=True)) == (
+        "Cross-branch dedup report: 0 duplicates (1 distinct facts); 0 reach the model."
+    )
 
 
 def test_comparison_frame_and_strip(run):
     _, _, res = run
     fan = res.fanout
     comp = fv.comparison_frame(fan).set_index("measure")
-    assert tuple(comp.loc["fan-out duplicates"]) == (len(fan.naive.duplicates), len(fan.partitioned.duplicates))
+    assert list(comp.index) == [
+        "fan-out duplicates",
+        "duplicates reaching the model",
+        "duplicates removed at fan-in",
+        "distinct facts covered",
+        "coverage entries after merge",
+        "facts chosen (with repeats)",
+    ]
+    assert tuple(comp.loc["fan-out duplicates"]) == (fan.naive.duplicate_count, fan.partitioned.duplicate_count)
+    assert tuple(comp.loc[fv.REACHING_MODEL]) == (fan.naive.reaching_model, fan.partitioned.reaching_model)
+    assert tuple(comp.loc[fv.REMOVED]) == (fan.naive.removed_at_fan_in, fan.partitioned.removed_at_fan_in)
     assert tuple(comp.loc["distinct facts covered"]) == (len(fan.naive.merged), len(fan.partitioned.merged))
     assert tuple(comp.loc["coverage entries after merge"]) == (fan.naive.coverage_depth, fan.partitioned.coverage_depth)
     assert comp.loc["facts chosen (with repeats)", "naive"] == sum(len(b.selected) for b in fan.naive.branches)
-    # three topics, round-robin branches mix them: the naive run repeats facts, the partitioned one does not
-    assert comp.loc["fan-out duplicates", "naive"] > 0 and comp.loc["fan-out duplicates", "partitioned"] == 0
+    # three topics, round-robin branches mix them: the naive run repeats facts and hands them to the model,
+    # the partitioned one has none to remove
+    assert comp.loc[fv.REACHING_MODEL, "naive"] == fan.naive.duplicate_count > 0
+    assert comp.loc[fv.REACHING_MODEL, "partitioned"] == 0 == comp.loc[fv.REMOVED, "partitioned"]
+
+
+def test_same_step_keeps_the_steps_meaning_across_widths(run):
+    _, _, res = run
+    steps = res.fanout.steps  # width 3: parent, partition, 3 x (snapshot, retrieval, additions), merge, dedup
+    retrieval_2 = next(s.index for s in steps if s.kind == "retrieval" and s.branch == 2)
+    assert fv.same_step(steps, "retrieval", 2) == (retrieval_2, "")
+    assert fv.same_step(steps, "dedup", None) == (len(steps) - 1, "")
+    # a branch this width does not run: the same kind for the last branch there is, said so
+    assert fv.same_step(steps, "retrieval", 4) == (retrieval_2, "branch 4 does not run at this width; showing branch 2")
+    assert fv.same_step(steps, "nope", None) == (0, "no nope step in this run; showing step 1")
+
+
+def test_fact_chips_show_text_and_keep_the_id_in_the_tip():
+    texts = {"f1": "The <b>etcd</b> client port is 2379", "f2": "y" * 80}
+    out = fv.chips_html(["f1", "f2"], kind="fact", labels=fv.fact_labels(texts), tips=fv.fact_tips(texts))
+    chips = re.findall(r'<span class="crp-fact" data-id="([^"]*)" data-hl="0" title="([^"]*)">([^<]*)</span>', out)
+    assert [(i, html.unescape(t), html.unescape(x)) for i, t, x in chips] == [
+        ("f1", "f1: The <b>etcd</b> client port is 2379", "The <b>etcd</b> client port is 2379"),
+        ("f2", "f2: " + "y" * 80, "y" * 47 + "…"),
+    ]
+    assert "<b>" not in out
+
+
+def test_timeline_folds_long_rows_of_facts(run):
+    _, _, res = run
+    fan = res.fanout
+    out = fv.timeline_html(fan.steps, len(fan.steps) - 1, labels={}, tips={})
+    long_rows = [s for s in fan.steps if s.facts and len(s.facts) > fv.FOLD_FACTS]
+    assert long_rows and out.count('<details class="crp-fold"><summary>facts (') == len(long_rows)
+    short_rows = [s for s in fan.steps if 0 < len(s.facts) <= fv.FOLD_FACTS]
+    assert out.count("facts: <span") == len(short_rows)
 
 
 # ---- HTML (escaping, highlights) ---------------------------------------------------------------------

@@ -369,10 +369,22 @@ def test_report(topics):
         "roles": {"y1": "anchor", "y2": "anchor", "z": "anchor"},
         "coverage_additions": ["q2", "q3"],
     }
-    assert rep["fan_in"] == {"duplicates": [], "merged": ["x1", "x3", "x2", "y1", "y2", "z"], "coverage_depth": 5}
+    assert rep["fan_in"] == {
+        "duplicates": [],
+        "dedup": True,
+        "duplicates_removed_at_fan_in": 0,
+        "duplicates_reaching_model": 0,
+        "merged": ["x1", "x3", "x2", "y1", "y2", "z"],
+        "coverage_depth": 5,
+    }
     naive = rep["naive"]
     assert naive["partitions"] == [["q0", "q2"], ["q1", "q3"]]
-    assert {"fact_ids": ["x1"], "branches": [0, 1], "similarity": 1.0, "kept": "x1"} in naive["fan_in"]["duplicates"]
-    assert {"fact_ids": ["x3"], "branches": [0, 1], "similarity": 1.0, "kept": None} in naive["fan_in"]["duplicates"]
+    # the race has no fan-in dedup: every duplicate reaches the model
+    x1 = {"fact_ids": ["x1"], "branches": [0, 1], "similarity": 1.0, "kept": "x1", "removed_at_fan_in": False}
+    x3 = {"fact_ids": ["x3"], "branches": [0, 1], "similarity": 1.0, "kept": None, "removed_at_fan_in": False}
+    assert x1 in naive["fan_in"]["duplicates"] and x3 in naive["fan_in"]["duplicates"]
+    n = len(naive["fan_in"]["duplicates"])
+    assert (naive["fan_in"]["dedup"], naive["fan_in"]["duplicates_reaching_model"]) == (False, n)
+    assert naive["fan_in"]["duplicates_removed_at_fan_in"] == 0
     text = json.dumps(rep, allow_nan=False)
     assert json.dumps(fanout_report(res, {"CRP-Context-Coverage-Depth": "1"}), allow_nan=False) == text
