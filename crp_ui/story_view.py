@@ -24,7 +24,7 @@ K = "crp.story."
 FIXES: tuple[tuple[str, int, str], ...] = (
     ("Stale facts", 0, "expired facts handed to the model"),
     ("Contradictions", 2, "contradictory pairs handed to the model"),
-    ("Fan-out race", 3, "fan-out duplicates"),
+    ("Fan-out race", 3, "fan-out duplicates reaching the model"),
 )
 #: the headline sentence of each card (BeforeAfter.headlines order: fan-out, contradictions, stale)
 _HEADLINE_OF = {"Fan-out race": 0, "Contradictions": 1, "Stale facts": 2}

@@ -137,16 +137,26 @@ class SideNumbers:
     tokens_used: int
     note_tokens: int  # of tokens_used, the NOTE blocks'
     headers: Mapping[str, str]
+    #: of fanout_duplicates, those the fan-in dedup caught and removed (FanoutRun.removed_at_fan_in; None: no fan-out)
+    removed_at_fan_in: int | None = None
+
+    @property
+    def duplicates_reaching_model(self) -> int | None:
+        """Fan-out duplicates the fan-in dedup did not remove: they reach the model (None: no fan-out)."""
+        if self.fanout_duplicates is None:
+            return None
+        return self.fanout_duplicates - (self.removed_at_fan_in or 0)
 
     @property
     def reaching_model(self) -> tuple[int, int, int, int]:
         """What reaches the model, as both before / after charts draw it: expired facts and ageing facts
-        in the envelope, contradictory pairs handed over, fan-out duplicates (0 without a fan-out)."""
+        in the envelope, contradictory pairs handed over, fan-out duplicates not removed at fan-in (0
+        without a fan-out)."""
         return (
             len(self.expired_in_envelope),
             len(self.ageing_in_envelope),
             len(self.contradictory_pairs),
-            self.fanout_duplicates or 0,
+            self.duplicates_reaching_model or 0,
         )
 
     @property
@@ -300,6 +310,11 @@ class BeforeAfter:
                 "SPEC-024 only": dup(b.fanout_duplicates),
                 "SPEC-027": dup(a.fanout_duplicates),
             },
+            {
+                "measure": "of which removed at fan-in",
+                "SPEC-024 only": dup(b.removed_at_fan_in),
+                "SPEC-027": dup(a.removed_at_fan_in),
+            },
             {"measure": "tokens used", "SPEC-024 only": b.tokens_used, "SPEC-027": a.tokens_used},
         ]
 
@@ -313,11 +328,13 @@ class BeforeAfter:
             )
         else:
             packed = len(b.packed_duplicate_facts)
+            caught = a.removed_at_fan_in or 0
             fan = (
                 f"Without SPEC-027 the {self.fanout_width} parallel branches raced on one shared Coverage Set "
                 f"and picked the same material twice: {_n(b.fanout_duplicates, 'duplicate')} "
                 f"({packed} of those facts reached the envelope). With partitioned sub-queries and read-only "
-                f"snapshots: {_n(a.fanout_duplicates, 'duplicate')}."
+                f"snapshots: {_n(a.duplicates_reaching_model or 0, 'duplicate')} reaching the model"
+                + (f" ({caught} more caught and removed at fan-in)." if caught else ".")
             )
         losers = [c for c in self.removed if c.kind == "conflict loser"]
         ties = len(a.noted_pairs)
@@ -404,6 +421,7 @@ def _side(
         int(result.envelope.tokens_used),
         _note_tokens(result.envelope),
         dict(result.headers),
+        None if run is None else run.removed_at_fan_in,
     )
 
 

@@ -170,7 +170,7 @@ def _headline(ba: BeforeAfter) -> str:
 
 def _numbers_table(ba: BeforeAfter) -> str:
     rows = []
-    neutral = ("facts in the envelope", "tokens used")
+    neutral = ("facts in the envelope", "tokens used", "of which removed at fan-in")
     for r in ba.rows():
         b, a = r["SPEC-024 only"], r["SPEC-027"]
         cls = ""
