@@ -1,0 +1,299 @@
+"""Which embedding model a configuration names (``embedding_model``, docs/reference/ckf.md "Embedding models").
+
+A name is resolved, without any download, to a local sentence-transformers model folder:
+
+1. empty: the bundled all-MiniLM-L6-v2 (resolved by :mod:`crp_core.corpus.embedding`, not here);
+2. a path (it holds a path separator, starts with ``.`` or ``~``, or names an existing folder): that
+   folder, relative to the working directory;
+3. else the name of an installed package: an entry point of the group :data:`ENTRY_POINT_GROUP` of that
+   name (its object is the folder, or a function giving it); else the distribution of that name (or the
+   importable package of that name, ``-`` read as ``_``), searched for the one model folder it ships.
+
+A model folder is a transformer (``config.json`` and a weights file) with, optionally,
+sentence-transformers' ``modules.json`` naming its modules. Its id (stamped on every vector it makes)
+is ``<label>@<digest>``: the package's or folder's name and the first 12 hex digits of a sha256 over
+its weights, its transformer config and its module configs, so two folders holding one model share
+an id and a changed model never passes for the old one.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from crp_core.errors import ConfigError
+from crp_core.support.digest import content_digest
+from crp_core.support.memo import LRU
+
+#: the entry-point group a package names its model folder under (``name = "pkg:MODEL_DIR"`` or a function)
+ENTRY_POINT_GROUP = "crp_inspect.embedding_models"
+#: hex digits of the model digest in a model id
+ID_DIGEST_CHARS = 12
+#: sentence-transformers' module types the ONNX backend reproduces (the rest run on torch)
+_TRANSFORMER = "sentence_transformers.models.Transformer"
+_POOLING = "sentence_transformers.models.Pooling"
+_NORMALIZE = "sentence_transformers.models.Normalize"
+_DENSE = "sentence_transformers.models.Dense"
+#: the pooling modes of sentence-transformers' Pooling config, each adding one word-dimension block
+_POOL_MODES = (
+    "pooling_mode_cls_token",
+    "pooling_mode_mean_tokens",
+    "pooling_mode_max_tokens",
+    "pooling_mode_mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens",
+    "pooling_mode_lasttoken",
+)
+#: the model folders a package may ship, searched this deep below the package's root
+_SEARCH_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One resolved embedding model folder."""
+
+    #: the configured name
+    name: str
+    #: the model folder (sentence-transformers' root: ``modules.json``, or a plain transformer folder)
+    path: str
+    #: the id stamped on its vectors: ``<label>@<digest>``
+    model_id: str
+    #: where it came from: ``folder``, or ``package <distribution>``
+    source: str
+    #: the ONNX encoder's pooling (``mean`` / ``cls``); empty when only torch reproduces the model
+    pooling: str
+    #: the vector dimension read from the folder; None when only loading the model tells it
+    dim: int | None
+    #: why the ONNX backend cannot run this model (None: it can); such a model runs on torch
+    onnx_blocker: str | None
+    #: sha256 (hex) over the weights and the module configs
+    digest: str
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"embedding model folder {path.parent}: cannot read {path.name} ({exc})") from None
+
+
+def _modules(root: Path) -> list[dict[str, str]]:
+    """sentence-transformers' module list (``modules.json``); a plain transformer folder is read as
+    Transformer + mean Pooling, as sentence-transformers reads it."""
+    if not (root / "modules.json").is_file():
+        return [{"type": _TRANSFORMER, "path": ""}, {"type": _POOLING, "path": ""}]
+    got = _read_json(root / "modules.json")
+    if not isinstance(got, list) or not all(isinstance(m, dict) for m in got):
+        raise ConfigError(f"embedding model folder {root}: modules.json is not a list of modules")
+    return [{"type": str(m.get("type", "")), "path": str(m.get("path", ""))} for m in got]
+
+
+def _pooling(root: Path, module: dict[str, str], hidden: int | None) -> tuple[str, int | None, str | None]:
+    """(ONNX pooling, output dimension, blocker) of a Pooling module."""
+    cfg_file = root / module["path"] / "config.json"
+    cfg = _read_json(cfg_file) if module["path"] and cfg_file.is_file() else {"pooling_mode_mean_tokens": True}
+    cfg = cfg if isinstance(cfg, dict) else {}
+    modes = [m for m in _POOL_MODES if cfg.get(m)]
+    word = cfg.get("word_embedding_dimension", hidden)
+    dim = word * len(modes) if isinstance(word, int) and modes else None
+    if modes == ["pooling_mode_mean_tokens"]:
+        return "mean", dim, None
+    if modes == ["pooling_mode_cls_token"]:
+        return "cls", dim, None
+    return "", dim, f"pooling {', '.join(modes) or '(none)'} has no ONNX path here"
+
+
+def _dense_dim(root: Path, module: dict[str, str]) -> int | None:
+    cfg = _read_json(root / module["path"] / "config.json") if module["path"] else {}
+    out = cfg.get("out_features") if isinstance(cfg, dict) else None
+    return out if isinstance(out, int) else None
+
+
+def _module_digest_parts(root: Path, modules: list[dict[str, str]]) -> list[str]:
+    parts = []
+    for m in modules:
+        cfg = root / m["path"] / "config.json" if m["path"] else None
+        if cfg is not None and cfg.is_file():
+            parts.append(f"{m['type']}:{cfg.read_text(encoding='utf-8', errors='replace')}")
+        else:
+            parts.append(m["type"])
+    return parts
+
+
+def inspect_folder(root: Path, name: str, label: str, source: str) -> ModelSpec:
+    """The :class:`ModelSpec` of a model folder; :class:`ConfigError` naming what is missing."""
+    from crp_core.corpus.onnx_backend import WEIGHTS_FILES, weights_digest
+
+    if not root.is_dir():
+        raise ConfigError(f"embedding_model {name!r}: {root} is not a folder")
+    modules = _modules(root)
+    transformer = next((m for m in modules if m["type"] == _TRANSFORMER), None)
+    if transformer is None:
+        raise ConfigError(f"embedding_model {name!r}: {root} has no Transformer module in modules.json")
+    hf = root / transformer["path"]
+    if not (hf / "config.json").is_file() or not any((hf / w).is_file() for w in WEIGHTS_FILES):
+        raise ConfigError(
+            f"embedding_model {name!r}: {hf} is not a transformer model folder "
+            f"(it needs config.json and {' or '.join(WEIGHTS_FILES)})"
+        )
+    cfg = _read_json(hf / "config.json")
+    hidden = cfg.get("hidden_size") if isinstance(cfg, dict) else None
+    hidden = hidden if isinstance(hidden, int) else None
+    pooling, dim, blocker = "", hidden, None
+    for m in modules:
+        if m["type"] == _POOLING:
+            pooling, dim, why = _pooling(root, m, hidden)
+            blocker = blocker or why
+        elif m["type"] == _DENSE:
+            dim = _dense_dim(root, m)
+            blocker = blocker or "a Dense module has no ONNX path here"
+        elif m["type"] not in (_TRANSFORMER, _NORMALIZE):
+            dim = None
+            blocker = blocker or f"module {m['type'] or '(untyped)'} has no ONNX path here"
+    if transformer["path"]:
+        blocker = blocker or "the transformer sits in a subfolder"
+    if not (hf / "tokenizer.json").is_file():
+        blocker = blocker or "no tokenizer.json (the ONNX backend reads the fast tokenizer)"
+    if not pooling:
+        blocker = blocker or "no Pooling module"
+    digest = content_digest("\x00".join([weights_digest(str(hf)), *_module_digest_parts(root, modules)]))
+    model_id = f"{label}@{digest[:ID_DIGEST_CHARS]}"
+    return ModelSpec(name, str(root), model_id, source, pooling, dim, blocker, digest)
+
+
+def looks_like_path(name: str) -> bool:
+    """Whether ``name`` is read as a folder path (rule 2 of the module docstring)."""
+    return os.sep in name or "/" in name or name.startswith((".", "~")) or Path(name).is_dir()
+
+
+def _folders_in(files: list[Path]) -> list[Path]:
+    """The model folders among a package's files: those holding ``modules.json``, else those holding a
+    transformer's ``config.json`` beside a weights file."""
+    from crp_core.corpus.onnx_backend import WEIGHTS_FILES
+
+    names = {f.name for f in files}
+    st = sorted({f.parent for f in files if f.name == "modules.json"})
+    if st:
+        return st
+    if not names & {"config.json"}:
+        return []
+    weights = {f.parent for f in files if f.name in WEIGHTS_FILES}
+    return sorted({f.parent for f in files if f.name == "config.json" and f.parent in weights})
+
+
+def _distribution_files(name: str) -> tuple[str, list[Path]] | None:
+    """(distribution name, its installed files) of the distribution ``name``, or None."""
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    files = [Path(str(dist.locate_file(f))) for f in (dist.files or ()) if "__pycache__" not in f.parts]
+    return str(dist.metadata.get("Name", name)), files
+
+
+def _package_files(name: str) -> tuple[str, list[Path]] | None:
+    """(import name, its files to :data:`_SEARCH_DEPTH`) of the importable package ``name`` (``-`` as
+    ``_``), found without importing it, or None."""
+    mod = name.replace("-", "_")
+    if not mod.isidentifier():
+        return None
+    try:
+        spec = importlib.util.find_spec(mod)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    files: list[Path] = []
+    for base in spec.submodule_search_locations:
+        root = Path(base)
+        for dirpath, dirnames, filenames in os.walk(root):
+            depth = len(Path(dirpath).relative_to(root).parts)
+            if depth >= _SEARCH_DEPTH:
+                dirnames[:] = []
+            files.extend(Path(dirpath) / f for f in filenames)
+    return mod, files
+
+
+def _entry_point_folder(name: str) -> Path | None:
+    """The folder an entry point of :data:`ENTRY_POINT_GROUP` named ``name`` gives (importing its module)."""
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name != name:
+            continue
+        try:
+            obj = ep.load()
+            got = obj() if callable(obj) else obj
+        except Exception as exc:  # noqa: BLE001 - a third-party package's import may raise anything
+            raise ConfigError(
+                f"embedding_model {name!r}: the entry point {ep.value} failed ({type(exc).__name__}: {exc})"
+            ) from None
+        if not isinstance(got, (str, os.PathLike)):
+            raise ConfigError(f"embedding_model {name!r}: the entry point {ep.value} gave no folder path")
+        return Path(got)
+    return None
+
+
+def _package_folder(name: str) -> tuple[Path, str] | None:
+    """(model folder, source) of the installed package ``name`` (rule 3), or None when no package has that name."""
+    ep = _entry_point_folder(name)
+    if ep is not None:
+        return ep, f"package {name}"
+    found = _distribution_files(name) or _package_files(name)
+    if found is None:
+        return None
+    label, files = found
+    folders = _folders_in(files)
+    if not folders:
+        raise ConfigError(
+            f"embedding_model {name!r}: the installed package {label} ships no sentence-transformers model folder "
+            "(no modules.json, nor a config.json beside model weights)"
+        )
+    if len(folders) > 1:
+        shown = ", ".join(str(f) for f in folders[:5])
+        raise ConfigError(
+            f"embedding_model {name!r}: the installed package {label} ships {len(folders)} model folders "
+            f"({shown}); give the one to use as a path"
+        )
+    return folders[0], f"package {label}"
+
+
+#: resolved names by (name, working directory, folder modification time)
+_RESOLVED: LRU[tuple[str, str, int], ModelSpec] = LRU(32, locked=True)
+
+
+def resolve_model(name: str) -> ModelSpec:
+    """The model folder a non-empty ``embedding_model`` names (the module docstring's rules 2 and 3);
+    :class:`ConfigError` when it names neither a model folder nor an installed package shipping one.
+    Nothing is downloaded."""
+    name = name.strip()
+    if not name:
+        raise ConfigError("embedding_model: empty name (the bundled model needs no resolving)")
+    if looks_like_path(name):
+        root = Path(name).expanduser()
+        if not root.is_dir():
+            raise ConfigError(
+                f"embedding_model {name!r}: no such folder; give a local sentence-transformers model folder or "
+                "the name of an installed package that ships one (nothing is downloaded)"
+            )
+        root = root.resolve()
+        return _memo(name, root, lambda: inspect_folder(root, name, root.name, "folder"))
+    found = _package_folder(name)
+    if found is None:
+        raise ConfigError(
+            f"embedding_model {name!r}: neither a local sentence-transformers model folder nor an installed "
+            "package that ships one; nothing is downloaded: install the package, or give the model's folder"
+        )
+    root, source = found
+    return _memo(name, root, lambda: inspect_folder(root.resolve(), name, name, source))
+
+
+def _memo(name: str, root: Path, build: Callable[[], ModelSpec]) -> ModelSpec:
+    """``build()`` once per (name, working directory, folder modification time)."""
+    try:
+        stamp = root.stat().st_mtime_ns
+    except OSError:
+        stamp = 0
+    return _RESOLVED.get_or_build((name, os.getcwd(), stamp), build)
