@@ -192,7 +192,7 @@ def _distribution_files(name: str) -> tuple[str, list[Path]] | None:
     except importlib.metadata.PackageNotFoundError:
         return None
     files = [Path(str(dist.locate_file(f))) for f in (dist.files or ()) if "__pycache__" not in f.parts]
-    return str(dist.metadata.get("Name", name)), files
+    return str(dist.metadata["Name"] or name), files
 
 
 def _package_files(name: str) -> tuple[str, list[Path]] | None:
