@@ -76,11 +76,10 @@ if TYPE_CHECKING:
         Embedder,
         EmbeddingCancelled,
         MiniLMEmbedder,
-        configured_embedder,
         default_embedder,
         embedder_for,
     )
-    from crp_core.corpus.embedding_models import ModelSpec, resolve_model
+    from crp_core.corpus.embedding_models import ModelSpec, configured_embedder, resolve_model
     from crp_core.corpus.jobs import EmbeddingProgress, JobRegistry, PreparationJob, ProgressSnapshot
     from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
     from crp_core.decisions import (
@@ -312,11 +311,10 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.config": ("NEVER_RETRIEVED", "SCALAR_KEYS", "TABLE_KEYS", "choices", "describe", "origin", "valid_range"),
     "crp_core.corpus.embedding": (
         "EmbeddingCancelled",
-        "configured_embedder",
         "default_embedder",
         "embedder_for",
     ),
-    "crp_core.corpus.embedding_models": ("ModelSpec", "resolve_model"),
+    "crp_core.corpus.embedding_models": ("ModelSpec", "configured_embedder", "resolve_model"),
     "crp_core.corpus.jobs": (
         "EmbeddingProgress",
         "JobRegistry",

@@ -163,7 +163,7 @@ def _handle(args: argparse.Namespace) -> int:
         f"{rate} on the {run.engine} engine ({run.workers} worker(s)) with {done.embedding_model}; wrote {out}"
     )
     if run.engine == "local" and embedded:
-        from crp_core.corpus.embedding import configured_embedder
+        from crp_core.corpus.embedding_models import configured_embedder
 
         embedder = configured_embedder(model)
         if embedder.fallback_reason:

@@ -3,7 +3,8 @@ cache (SPEC-009 §3, SPEC-024 §2.5).
 
 Every vector leaving this module is float32 and L2-normalised, so a dot product is a cosine.
 A model is loaded lazily (only when a text actually needs embedding) and fully offline: the bundled
-all-MiniLM-L6-v2 by default, or the configuration's ``embedding_model`` (:func:`configured_embedder`).
+all-MiniLM-L6-v2 by default, or the configuration's ``embedding_model``
+(:mod:`crp_core.corpus.embedding_models`).
 The cache is keyed by (model id, sha256(text)): loading the same CKF twice embeds nothing.
 """
 
@@ -27,13 +28,11 @@ from crp_core.corpus.embedding_cache import EmbeddingCache as EmbeddingCache
 from crp_core.corpus.embedding_cache import default_cache_dir as default_cache_dir
 from crp_core.corpus.embedding_cache import shared_cache as shared_cache
 from crp_core.support.digest import content_digest_bytes
-from crp_core.support.memo import LRU
 
 if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model or the tokenizer)
     from sentence_transformers import SentenceTransformer
     from tokenizers import Tokenizer
 
-    from crp_core.corpus.embedding_models import ModelSpec
     from crp_core.corpus.onnx_backend import OnnxEncoder
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -366,55 +365,10 @@ class MiniLMEmbedder:
         return counts
 
 
-class SentenceModelEmbedder(MiniLMEmbedder):
-    """Any sentence-transformers model folder (a :class:`~crp_core.corpus.embedding_models.ModelSpec`, the
-    configuration's ``embedding_model``), on the MiniLM embedder's machinery: loaded lazily and offline,
-    on ONNX Runtime where the model allows it (a transformer with mean or CLS pooling and a
-    ``tokenizer.json``: exported once into the cache, keyed by its weights' digest), else on torch
-    (sentence-transformers), with the reason in ``fallback_reason`` and a warning. Its vectors carry
-    the spec's model id; its dimension is the model's (384, 768, ...). ``onnx-int8`` is MiniLM's alone."""
-
-    def __init__(
-        self,
-        spec: ModelSpec,
-        *,
-        backend: str | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
-        backend = backend if backend is not None else default_backend()
-        if backend == "onnx-int8":
-            from crp_core.errors import ConfigError
-
-            raise ConfigError(
-                f"the onnx-int8 backend is all-MiniLM-L6-v2's only; embedding_model {spec.name!r} runs on onnx "
-                f"or torch (unset {BACKEND_ENV}, or --backend onnx / torch)"
-            )
-        super().__init__(spec.path, backend=backend, cache_dir=cache_dir)
-        self.spec = spec
-        self.model_id = spec.model_id
-        self.pooling = spec.pooling or "mean"
-        if spec.dim is not None:
-            self.dim = spec.dim
-        else:  # a module only torch runs (a Dense layer of unknown width...): the loaded model tells
-            self.backend = "torch"
-            self.fallback_reason = spec.onnx_blocker
-            model = self.load()
-            self.dim = int(getattr(model, "get_sentence_embedding_dimension", lambda: 0)() or 0)
-
-    def _load_onnx(self) -> OnnxEncoder:
-        if self.spec.onnx_blocker is not None:
-            raise OnnxUnsupported(self.spec.onnx_blocker)
-        return super()._load_onnx()
-
-
-class OnnxUnsupported(Exception):
-    """The model has a part the ONNX encoder does not reproduce: it runs on torch."""
-
-
 class EmbedderRegistry:
     """The process-wide embedders, so each model loads at most once per process: the default MiniLM
     (backend :func:`default_backend`), one per other MiniLM model id (:func:`embedder_for`) and one per
-    configured model folder (:func:`configured_embedder`)."""
+    configured model folder (:func:`crp_core.corpus.embedding_models.configured_embedder`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -434,14 +388,15 @@ class EmbedderRegistry:
                 self._others[model_id] = MiniLMEmbedder(backend=backend())
             return self._others[model_id]
 
-    def for_spec(self, spec: ModelSpec) -> MiniLMEmbedder:
-        """The embedder of a resolved model folder, made on first use (keyed by its model id)."""
+    def keyed(self, model_id: str, make: Callable[[], MiniLMEmbedder]) -> MiniLMEmbedder:
+        """The embedder of ``model_id``, made by ``make()`` on first use (outside the lock: a model of
+        unknown width loads while it is made)."""
         with self._lock:
-            got = self._others.get(spec.model_id)
+            got = self._others.get(model_id)
         if got is None:
-            made = SentenceModelEmbedder(spec)  # outside the lock: a model of unknown width loads here
+            made = make()
             with self._lock:
-                got = self._others.setdefault(spec.model_id, made)
+                got = self._others.setdefault(model_id, made)
         return got
 
 
@@ -455,58 +410,16 @@ def default_embedder() -> MiniLMEmbedder:
     return EMBEDDERS.default()
 
 
-def _bundled_digest() -> str:
-    """The model digest of the bundled MiniLM folder (as :func:`resolve_model` computes one)."""
-    from crp_core.corpus.embedding_models import inspect_folder
-
-    return _BUNDLED.get_or_build(
-        minilm_model_path(), lambda: inspect_folder(Path(minilm_model_path()), "", "", "bundled").digest
-    )
-
-
-_BUNDLED: LRU[str, str] = LRU(2, locked=True)
-
-
-def configured_embedder(name: str) -> MiniLMEmbedder:
-    """The embedder of the configuration's ``embedding_model`` (docs/reference/ckf.md, embedding models):
-    empty for the process-wide MiniLM; a MiniLM model id for that MiniLM; else the model folder it
-    resolves to (:func:`~crp_core.corpus.embedding_models.resolve_model`: a local folder or an installed
-    package shipping one; a folder holding the bundled MiniLM is MiniLM, under its usual id). A name
-    that resolves to nothing is a :class:`~crp_core.errors.ConfigError`; nothing is downloaded."""
-    from crp_core.corpus.embedding_models import resolve_model
-    from crp_core.errors import ConfigError
-
-    name = name.strip()
-    if not name:
-        return default_embedder()
-    if name == INT8_V1_MODEL_ID:
-        raise ConfigError(
-            f"embedding_model {name!r}: that int8 recipe is retired; use {INT8_MODEL_ID!r} (crp-inspect embed "
-            "--backend onnx-int8)"
-        )
-    if name in MINILM_IDS:
-        got = embedder_for(name)
-        assert got is not None  # a MiniLM id always has one
-        return got
-    spec = resolve_model(name)
-    if spec.digest == _bundled_digest():
-        return default_embedder()
-    return EMBEDDERS.for_spec(spec)
-
-
-def embedder_for(model_id: str, configured: str = "") -> MiniLMEmbedder | None:
+def embedder_for(model_id: str) -> MiniLMEmbedder | None:
     """The embedder that encodes new texts (queries, sub-queries) for vectors of ``model_id``: the
     process-wide MiniLM when its model id is ``model_id``, else one process-wide embedder of that
     MiniLM id (``onnx-int8`` for :data:`INT8_MODEL_ID`; ONNX Runtime or torch for :data:`MODEL_ID`), so
-    the corpus's vectors decide the model; for another id, the ``configured`` model
-    (:func:`configured_embedder`) when it is that model; None otherwise (then every text must carry its
+    the corpus's vectors decide the model; None for any other model (the configured model may embed
+    them: :func:`crp_core.corpus.embedding_models.embedder_for_vectors`; else every text must carry its
     own embedding: docs/reference/scenarios.md, embeddings of two models never mix). The retired
     :data:`INT8_V1_MODEL_ID` gets the current int8 embedder, whose other id the caller refuses
     (``EmbeddingModelMismatch``), never an embedder claiming the retired id."""
     if model_id not in MINILM_IDS:
-        if configured.strip():
-            got = configured_embedder(configured)
-            return got if got.model_id == model_id else None
         return None
     if model_id == INT8_V1_MODEL_ID:
         model_id = INT8_MODEL_ID
@@ -514,23 +427,6 @@ def embedder_for(model_id: str, configured: str = "") -> MiniLMEmbedder | None:
     if model_id == default.model_id:
         return default
     return EMBEDDERS.other(model_id, (lambda: "onnx-int8") if model_id == INT8_MODEL_ID else _fp32_backend)
-
-
-def refuse_mixing(vectors_model: str, configured: str, what: str = "the CKF") -> None:
-    """:class:`~crp_core.errors.EmbeddingModelMismatch` naming both ids when the configuration's
-    ``embedding_model`` (``configured``, non-empty) is another model than the one ``what``'s vectors
-    come from (SPEC-024 §2.5: embeddings of two models are never compared)."""
-    if not configured.strip():
-        return
-    active = configured_embedder(configured).model_id
-    if active != vectors_model:
-        from crp_core.errors import EmbeddingModelMismatch
-
-        raise EmbeddingModelMismatch(
-            f"{what}'s vectors come from {vectors_model!r} but embedding_model {configured.strip()!r} is "
-            f"{active!r}; embeddings of two models cannot be compared (SPEC-024 §2.5). Re-embed with "
-            "crp-inspect embed --model, or set embedding_model to the vectors' model"
-        )
 
 
 _WORD = re.compile(r"\S+")

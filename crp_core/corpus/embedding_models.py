@@ -1,4 +1,5 @@
-"""Which embedding model a configuration names (``embedding_model``, docs/reference/ckf.md "Embedding models").
+"""Which embedding model a configuration names (``embedding_model``, docs/reference/ckf.md "Embedding models"),
+and its process-wide embedder (:func:`configured_embedder`).
 
 A name is resolved, without any download, to a local sentence-transformers model folder:
 
@@ -25,10 +26,26 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from crp_core.errors import ConfigError
+from crp_core.corpus import embedding
+from crp_core.corpus.embedding import (
+    BACKEND_ENV,
+    INT8_MODEL_ID,
+    INT8_V1_MODEL_ID,
+    MINILM_IDS,
+    MiniLMEmbedder,
+    default_backend,
+    default_embedder,
+    embedder_for,
+    minilm_model_path,
+)
+from crp_core.errors import ConfigError, EmbeddingModelMismatch
 from crp_core.support.digest import content_digest
 from crp_core.support.memo import LRU
+
+if TYPE_CHECKING:
+    from crp_core.corpus.onnx_backend import OnnxEncoder
 
 #: the entry-point group a package names its model folder under (``name = "pkg:MODEL_DIR"`` or a function)
 ENTRY_POINT_GROUP = "crp_inspect.embedding_models"
@@ -297,3 +314,106 @@ def _memo(name: str, root: Path, build: Callable[[], ModelSpec]) -> ModelSpec:
     except OSError:
         stamp = 0
     return _RESOLVED.get_or_build((name, os.getcwd(), stamp), build)
+
+
+# ---- the embedder of a configured model ---------------------------------------------------------------
+class OnnxUnsupported(Exception):
+    """The model has a part the ONNX encoder does not reproduce: it runs on torch."""
+
+
+class SentenceModelEmbedder(MiniLMEmbedder):
+    """Any sentence-transformers model folder (a :class:`ModelSpec`, the configuration's ``embedding_model``),
+    on the MiniLM embedder's machinery: loaded lazily and offline, on ONNX Runtime where the model allows
+    it (a transformer with mean or CLS pooling and a ``tokenizer.json``: exported once into the cache,
+    keyed by its weights' digest), else on torch (sentence-transformers), with the reason in
+    ``fallback_reason`` and a warning. Its vectors carry the spec's model id; its dimension is the
+    model's (384, 768, ...). ``onnx-int8`` is MiniLM's alone."""
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        backend: str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        backend = backend if backend is not None else default_backend()
+        if backend == "onnx-int8":
+            raise ConfigError(
+                f"the onnx-int8 backend is all-MiniLM-L6-v2's only; embedding_model {spec.name!r} runs on onnx "
+                f"or torch (unset {BACKEND_ENV}, or --backend onnx / torch)"
+            )
+        super().__init__(spec.path, backend=backend, cache_dir=cache_dir)
+        self.spec = spec
+        self.model_id = spec.model_id
+        self.pooling = spec.pooling or "mean"
+        if spec.dim is not None:
+            self.dim = spec.dim
+        else:  # a module only torch runs (a Dense layer of unknown width...): the loaded model tells
+            self.backend = "torch"
+            self.fallback_reason = spec.onnx_blocker
+            model = self.load()
+            self.dim = int(getattr(model, "get_sentence_embedding_dimension", lambda: 0)() or 0)
+
+    def _load_onnx(self) -> OnnxEncoder:
+        if self.spec.onnx_blocker is not None:
+            raise OnnxUnsupported(self.spec.onnx_blocker)
+        return super()._load_onnx()
+
+
+#: the model digest of the bundled MiniLM folder, by its path
+_BUNDLED: LRU[str, str] = LRU(2, locked=True)
+
+
+def _bundled_digest() -> str:
+    """The model digest of the bundled MiniLM folder (as :func:`resolve_model` computes one)."""
+    path = minilm_model_path()
+    return _BUNDLED.get_or_build(path, lambda: inspect_folder(Path(path), "", "", "bundled").digest)
+
+
+def configured_embedder(name: str) -> MiniLMEmbedder:
+    """The process-wide embedder of the configuration's ``embedding_model`` (docs/reference/ckf.md,
+    embedding models): empty for the default MiniLM; a MiniLM model id for that MiniLM; else the model
+    folder it resolves to (:func:`resolve_model`; a folder holding the bundled MiniLM is MiniLM, under
+    its usual id). A name that resolves to nothing is a :class:`~crp_core.errors.ConfigError`; nothing
+    is downloaded."""
+    name = name.strip()
+    if not name:
+        return default_embedder()
+    if name == INT8_V1_MODEL_ID:
+        raise ConfigError(
+            f"embedding_model {name!r}: that int8 recipe is retired; use {INT8_MODEL_ID!r} (crp-inspect embed "
+            "--backend onnx-int8)"
+        )
+    if name in MINILM_IDS:
+        got = embedder_for(name)
+        assert got is not None  # a MiniLM id always has one
+        return got
+    spec = resolve_model(name)
+    if spec.digest == _bundled_digest():
+        return default_embedder()
+    return embedding.EMBEDDERS.keyed(spec.model_id, lambda: SentenceModelEmbedder(spec))
+
+
+def embedder_for_vectors(model_id: str, configured: str = "") -> MiniLMEmbedder | None:
+    """The embedder of new texts for vectors of ``model_id``: MiniLM's for a MiniLM id
+    (:func:`~crp_core.corpus.embedding.embedder_for`), else the ``configured`` model when it is that
+    model; None otherwise (every text must then carry its own embedding)."""
+    if model_id in MINILM_IDS or not configured.strip():
+        return embedder_for(model_id)
+    got = configured_embedder(configured)
+    return got if got.model_id == model_id else None
+
+
+def refuse_mixing(vectors_model: str, configured: str, what: str = "the CKF") -> None:
+    """:class:`~crp_core.errors.EmbeddingModelMismatch` naming both ids when the configuration's
+    ``embedding_model`` (``configured``, non-empty) is another model than the one ``what``'s vectors
+    come from (SPEC-024 §2.5: embeddings of two models are never compared)."""
+    if not configured.strip():
+        return
+    active = configured_embedder(configured).model_id
+    if active != vectors_model:
+        raise EmbeddingModelMismatch(
+            f"{what}'s vectors come from {vectors_model!r} but embedding_model {configured.strip()!r} is "
+            f"{active!r}; embeddings of two models cannot be compared (SPEC-024 §2.5). Re-embed with "
+            "crp-inspect embed --model, or set embedding_model to the vectors' model"
+        )

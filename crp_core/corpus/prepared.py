@@ -26,15 +26,13 @@ from crp_core.corpus.embedding import (
     Embedder,
     Progress,
     already_unit,
-    configured_embedder,
     count_tokens,
     default_cache_dir,
     embed_texts,
-    embedder_for,
-    refuse_mixing,
     shared_cache,
     word_token_estimate,
 )
+from crp_core.corpus.embedding_models import configured_embedder, embedder_for_vectors, refuse_mixing
 from crp_core.errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
 from crp_core.model import KnowledgeBase, Scenario
 from crp_core.support.digest import Digest, content_digest_bytes
@@ -492,7 +490,7 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
     if missing:
         if embedder is None:  # the corpus's vectors decide the model (the configured one when it is theirs)
             refuse_mixing(corpus.model_id, corpus.config.embedding_model)
-            embedder = embedder_for(corpus.model_id, corpus.config.embedding_model)
+            embedder = embedder_for_vectors(corpus.model_id, corpus.config.embedding_model)
             if embedder is None:
                 raise ScenarioError(
                     f"scenario {scenario.name or ''}".strip(),

@@ -64,7 +64,8 @@ def embed_kb(
     empty: the process-wide MiniLM, ``MODEL_ID`` unless ``CRP_EMBED_BACKEND=onnx-int8``), stamped with that
     model's id (embeddings it carried are replaced). The persistent cache answers first; the misses are
     embedded by ``engine`` and stored. ``batch_size``: texts per model call (default ``DEFAULT_BATCH``)."""
-    from crp_core.corpus.embedding import DEFAULT_BATCH, MODEL_ID, configured_embedder, text_digest
+    from crp_core.corpus.embedding import DEFAULT_BATCH, MODEL_ID, text_digest
+    from crp_core.corpus.embedding_models import configured_embedder
     from crp_core.engines.local import embedding_cache, local_embed
 
     which = _engine(engine)

@@ -16,14 +16,14 @@ import pytest
 
 from crp_core.config import SCALAR_KEYS, CRPConfig, all_keys
 from crp_core.corpus import embedding as emb
-from crp_core.corpus.embedding import (
-    MODEL_ID,
-    EmbedderRegistry,
+from crp_core.corpus.embedding import MODEL_ID, EmbedderRegistry
+from crp_core.corpus.embedding_models import (
+    ENTRY_POINT_GROUP,
     SentenceModelEmbedder,
     configured_embedder,
-    embedder_for,
+    embedder_for_vectors,
+    resolve_model,
 )
-from crp_core.corpus.embedding_models import ENTRY_POINT_GROUP, resolve_model
 from crp_core.corpus.prepared import embed_scenario, prepare_corpus
 from crp_core.errors import ConfigError, EmbeddingModelMismatch
 from crp_core.io.ckf import load_ckf, write_ckf
@@ -203,9 +203,11 @@ def test_configured_embedder_is_one_per_model_and_process(models, fresh):
     assert configured_embedder(str(models["mean"])) is a and a.model_id == resolve_model(str(models["mean"])).model_id
     assert configured_embedder("") is emb.default_embedder()
     assert configured_embedder(MODEL_ID).model_id == MODEL_ID
-    assert embedder_for(a.model_id) is None  # another model's vectors: only the configured model embeds
-    assert embedder_for(a.model_id, str(models["mean"])) is a
-    assert embedder_for(a.model_id, str(models["cls"])) is None
+    assert emb.embedder_for(a.model_id) is None  # another model's vectors: only the configured model embeds
+    assert embedder_for_vectors(a.model_id) is None
+    assert embedder_for_vectors(a.model_id, str(models["mean"])) is a
+    assert embedder_for_vectors(a.model_id, str(models["cls"])) is None
+    assert embedder_for_vectors(MODEL_ID, str(models["cls"])) is emb.default_embedder()
     with pytest.raises(ConfigError, match="retired"):
         configured_embedder(emb.INT8_V1_MODEL_ID)
 
