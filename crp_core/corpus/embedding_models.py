@@ -41,7 +41,7 @@ from crp_core.corpus.embedding import (
     minilm_model_path,
 )
 from crp_core.errors import ConfigError, EmbeddingModelMismatch
-from crp_core.support.digest import content_digest
+from crp_core.support.digest import content_digest, file_digest
 from crp_core.support.memo import LRU
 
 if TYPE_CHECKING:
@@ -51,20 +51,20 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "crp_inspect.embedding_models"
 #: hex digits of the model digest in a model id
 ID_DIGEST_CHARS = 12
-#: sentence-transformers' module types the ONNX backend reproduces (the rest run on torch)
-_TRANSFORMER = "sentence_transformers.models.Transformer"
-_POOLING = "sentence_transformers.models.Pooling"
-_NORMALIZE = "sentence_transformers.models.Normalize"
-_DENSE = "sentence_transformers.models.Dense"
-#: the pooling modes of sentence-transformers' Pooling config, each adding one word-dimension block
-_POOL_MODES = (
-    "pooling_mode_cls_token",
-    "pooling_mode_mean_tokens",
-    "pooling_mode_max_tokens",
-    "pooling_mode_mean_sqrt_len_tokens",
-    "pooling_mode_weightedmean_tokens",
-    "pooling_mode_lasttoken",
-)
+#: sentence-transformers' module classes read here, by class name (the module path of a type changed across
+#: sentence-transformers versions: ``sentence_transformers.models.Pooling``,
+#: ``sentence_transformers.sentence_transformer.modules.pooling.Pooling``, ...)
+_TRANSFORMER, _POOLING, _NORMALIZE, _DENSE = "Transformer", "Pooling", "Normalize", "Dense"
+#: the pooling flags of sentence-transformers' older Pooling config, each naming one mode of the newer
+#: ``pooling_mode`` key (one word-dimension block of the output per mode)
+_POOL_FLAGS = {
+    "pooling_mode_cls_token": "cls",
+    "pooling_mode_max_tokens": "max",
+    "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens": "weightedmean",
+    "pooling_mode_lasttoken": "lasttoken",
+}
 #: the model folders a package may ship, searched this deep below the package's root
 _SEARCH_DEPTH = 4
 
@@ -102,25 +102,45 @@ def _modules(root: Path) -> list[dict[str, str]]:
     """sentence-transformers' module list (``modules.json``); a plain transformer folder is read as
     Transformer + mean Pooling, as sentence-transformers reads it."""
     if not (root / "modules.json").is_file():
-        return [{"type": _TRANSFORMER, "path": ""}, {"type": _POOLING, "path": ""}]
+        return [
+            {"type": _TRANSFORMER, "kind": _TRANSFORMER, "path": ""},
+            {"type": _POOLING, "kind": _POOLING, "path": ""},
+        ]
     got = _read_json(root / "modules.json")
     if not isinstance(got, list) or not all(isinstance(m, dict) for m in got):
         raise ConfigError(f"embedding model folder {root}: modules.json is not a list of modules")
-    return [{"type": str(m.get("type", "")), "path": str(m.get("path", ""))} for m in got]
+    return [
+        {"type": str(m.get("type", "")), "kind": _kind(str(m.get("type", ""))), "path": str(m.get("path", ""))}
+        for m in got
+    ]
+
+
+def _kind(module_type: str) -> str:
+    """The class name of a sentence-transformers module type (empty for another library's module)."""
+    return module_type.rsplit(".", 1)[-1] if module_type.startswith("sentence_transformers.") else ""
+
+
+def _pool_modes(cfg: dict[str, object]) -> list[str]:
+    """The pooling modes of a Pooling config: the newer ``pooling_mode`` (a name or a list of names), else
+    the older ``pooling_mode_*`` flags."""
+    mode = cfg.get("pooling_mode")
+    if isinstance(mode, str):
+        return [mode]
+    if isinstance(mode, list):
+        return [str(m) for m in mode]
+    return [name for flag, name in _POOL_FLAGS.items() if cfg.get(flag)]
 
 
 def _pooling(root: Path, module: dict[str, str], hidden: int | None) -> tuple[str, int | None, str | None]:
     """(ONNX pooling, output dimension, blocker) of a Pooling module."""
     cfg_file = root / module["path"] / "config.json"
-    cfg = _read_json(cfg_file) if module["path"] and cfg_file.is_file() else {"pooling_mode_mean_tokens": True}
+    cfg = _read_json(cfg_file) if module["path"] and cfg_file.is_file() else {"pooling_mode": "mean"}
     cfg = cfg if isinstance(cfg, dict) else {}
-    modes = [m for m in _POOL_MODES if cfg.get(m)]
-    word = cfg.get("word_embedding_dimension", hidden)
+    modes = _pool_modes(cfg)
+    word = cfg.get("embedding_dimension", cfg.get("word_embedding_dimension", hidden))
     dim = word * len(modes) if isinstance(word, int) and modes else None
-    if modes == ["pooling_mode_mean_tokens"]:
-        return "mean", dim, None
-    if modes == ["pooling_mode_cls_token"]:
-        return "cls", dim, None
+    if modes in (["mean"], ["cls"]):
+        return modes[0], dim, None
     return "", dim, f"pooling {', '.join(modes) or '(none)'} has no ONNX path here"
 
 
@@ -131,13 +151,19 @@ def _dense_dim(root: Path, module: dict[str, str]) -> int | None:
 
 
 def _module_digest_parts(root: Path, modules: list[dict[str, str]]) -> list[str]:
+    """What each module contributes to the model digest: its type, and its folder's ``config.json`` and
+    weights files (a Dense layer's weights decide the vectors as much as the transformer's)."""
+    from crp_core.corpus.onnx_backend import WEIGHTS_FILES
+
     parts = []
     for m in modules:
-        cfg = root / m["path"] / "config.json" if m["path"] else None
-        if cfg is not None and cfg.is_file():
-            parts.append(f"{m['type']}:{cfg.read_text(encoding='utf-8', errors='replace')}")
-        else:
-            parts.append(m["type"])
+        parts.append(m["kind"] or m["type"])
+        if not m["path"]:
+            continue  # the root: the transformer's config and weights are in its weights digest
+        folder = root / m["path"]
+        if (folder / "config.json").is_file():
+            parts.append((folder / "config.json").read_text(encoding="utf-8", errors="replace"))
+        parts.extend(file_digest(folder / w) for w in WEIGHTS_FILES if (folder / w).is_file())
     return parts
 
 
@@ -148,7 +174,7 @@ def inspect_folder(root: Path, name: str, label: str, source: str) -> ModelSpec:
     if not root.is_dir():
         raise ConfigError(f"embedding_model {name!r}: {root} is not a folder")
     modules = _modules(root)
-    transformer = next((m for m in modules if m["type"] == _TRANSFORMER), None)
+    transformer = next((m for m in modules if m["kind"] == _TRANSFORMER), None)
     if transformer is None:
         raise ConfigError(f"embedding_model {name!r}: {root} has no Transformer module in modules.json")
     hf = root / transformer["path"]
@@ -162,13 +188,13 @@ def inspect_folder(root: Path, name: str, label: str, source: str) -> ModelSpec:
     hidden = hidden if isinstance(hidden, int) else None
     pooling, dim, blocker = "", hidden, None
     for m in modules:
-        if m["type"] == _POOLING:
+        if m["kind"] == _POOLING:
             pooling, dim, why = _pooling(root, m, hidden)
             blocker = blocker or why
-        elif m["type"] == _DENSE:
+        elif m["kind"] == _DENSE:
             dim = _dense_dim(root, m)
             blocker = blocker or "a Dense module has no ONNX path here"
-        elif m["type"] not in (_TRANSFORMER, _NORMALIZE):
+        elif m["kind"] not in (_TRANSFORMER, _NORMALIZE):
             dim = None
             blocker = blocker or f"module {m['type'] or '(untyped)'} has no ONNX path here"
     if transformer["path"]:

@@ -299,10 +299,13 @@ def _json_file(path: Path) -> dict[str, object]:
 
 
 def max_seq_length(model_path: str) -> int:
-    """sentence-transformers' truncation length for these weights (``sentence_bert_config.json``, default
-    256), never above the positions the transformer has (``max_position_embeddings`` of ``config.json``)."""
-    got = _json_file(Path(model_path) / "sentence_bert_config.json").get("max_seq_length", 256)
-    length = got if isinstance(got, int) and got > 0 else 256
+    """sentence-transformers' truncation length for these weights: ``max_seq_length`` of
+    ``sentence_bert_config.json``, else the tokenizer's ``model_max_length`` (``tokenizer_config.json``),
+    else 256; never above the positions the transformer has (``max_position_embeddings`` of ``config.json``)."""
+    got = _json_file(Path(model_path) / "sentence_bert_config.json").get("max_seq_length")
+    if not isinstance(got, int):
+        got = _json_file(Path(model_path) / "tokenizer_config.json").get("model_max_length")
+    length = got if isinstance(got, int) and 0 < got <= 1_000_000 else 256
     positions = _json_file(Path(model_path) / "config.json").get("max_position_embeddings")
     if isinstance(positions, int) and positions > 2:
         length = min(length, positions)

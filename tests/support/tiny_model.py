@@ -48,25 +48,32 @@ def make_model_folder(
     pooling: str = "mean",
     seed: int = 0,
     modules: bool = True,
+    arch: str = "bert",
+    dense: int | None = None,
 ) -> Path:
-    """A sentence-transformers model folder at ``root`` (created): BERT of width ``hidden``, pooling
-    ``mean`` or ``cls``, then Normalize; ``modules=False`` leaves out the sentence-transformers files (a
-    plain transformer folder). Returns ``root``."""
+    """A sentence-transformers model folder at ``root`` (created): a transformer (``arch`` ``bert``, or
+    ``mpnet``, which takes no token type ids) of width ``hidden``, pooling ``mean``, ``cls`` or ``max``,
+    a Dense layer to ``dense`` dimensions when given, then Normalize; ``modules=False`` leaves out the
+    sentence-transformers files (a plain transformer folder). Returns ``root``."""
     import torch
-    from transformers import BertConfig, BertModel
+    from transformers import BertConfig, BertModel, MPNetConfig, MPNetModel
 
     root.mkdir(parents=True, exist_ok=True)
     vocab = vocabulary()
     torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        intermediate_size=hidden * 2,
-        max_position_embeddings=128,
-    )
-    BertModel(config).eval().save_pretrained(str(root), safe_serialization=True)
+    shape = {
+        "vocab_size": len(vocab),
+        "hidden_size": hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "intermediate_size": hidden * 2,
+    }
+    if arch == "mpnet":
+        mp = MPNetConfig(**shape, max_position_embeddings=130, pad_token_id=0)
+        MPNetModel(mp).eval().save_pretrained(str(root), safe_serialization=True)
+    else:
+        bert = BertConfig(**shape, max_position_embeddings=128)
+        BertModel(bert).eval().save_pretrained(str(root), safe_serialization=True)
     (root / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     _tokenizer_json(vocab, root / "tokenizer.json")
     special = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]"}
@@ -94,8 +101,21 @@ def make_model_folder(
     mods = [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
         {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
     ]
-    (root / "2_Normalize").mkdir(exist_ok=True)
+    if dense is not None:
+        from sentence_transformers.sentence_transformer.modules import Dense
+
+        (root / "2_Dense").mkdir(exist_ok=True)
+        Dense(hidden, dense).save(str(root / "2_Dense"))
+        mods.append({"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"})
+    mods.append(
+        {
+            "idx": len(mods),
+            "name": str(len(mods)),
+            "path": "3_Normalize",
+            "type": "sentence_transformers.models.Normalize",
+        }
+    )
+    (root / "3_Normalize").mkdir(exist_ok=True)
     (root / "modules.json").write_text(json.dumps(mods), encoding="utf-8")
     return root

@@ -59,6 +59,8 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "wide": make_model_folder(root / "tiny-768", hidden=768, heads=12, seed=2),
         "max": make_model_folder(root / "tiny-max", pooling="max", seed=3),
         "plain": make_model_folder(root / "tiny-plain", modules=False, seed=4),
+        "mpnet": make_model_folder(root / "tiny-mpnet", arch="mpnet", seed=5),
+        "dense": make_model_folder(root / "tiny-dense", dense=16, seed=6),
     }
 
 
@@ -115,7 +117,19 @@ def test_a_folder_resolves_to_its_id_dimension_and_pooling(models):
     # a plain transformer folder reads as sentence-transformers reads it: Transformer + mean pooling
     assert (plain.dim, plain.pooling, plain.onnx_blocker) == (32, "mean", None)
     blocked = resolve_model(str(models["max"]))
-    assert blocked.pooling == "" and blocked.onnx_blocker == "pooling pooling_mode_max_tokens has no ONNX path here"
+    assert blocked.pooling == "" and blocked.onnx_blocker == "pooling max has no ONNX path here"
+
+
+def test_a_folder_saved_by_this_sentence_transformers_reads_the_same(models, model_cache, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    saved = tmp_path / "resaved"
+    SentenceTransformer(str(models["cls"]), device="cpu").save(str(saved))  # its own module types and configs
+    spec = resolve_model(str(saved))
+    assert (spec.dim, spec.pooling, spec.onnx_blocker) == (32, "cls", None)
+    a = SentenceModelEmbedder(spec, backend="onnx", cache_dir=model_cache).encode(TEXTS)
+    b = SentenceModelEmbedder(resolve_model(str(models["cls"])), backend="torch", cache_dir=model_cache).encode(TEXTS)
+    assert float((a * b).sum(axis=1).min()) > 1 - 1e-4
 
 
 def test_the_id_follows_the_weights_not_the_path(models, tmp_path):
@@ -123,6 +137,12 @@ def test_the_id_follows_the_weights_not_the_path(models, tmp_path):
     assert resolve_model(str(copy)).model_id == resolve_model(str(models["mean"])).model_id
     other = make_model_folder(tmp_path / "other" / "tiny-mean", seed=9)  # same name, other weights
     assert resolve_model(str(other)).model_id != resolve_model(str(models["mean"])).model_id
+    dense = shutil.copytree(models["dense"], tmp_path / "tiny-dense")
+    before = resolve_model(str(dense)).model_id
+    make_model_folder(tmp_path / "scratch", dense=16, seed=7)
+    shutil.copy(tmp_path / "scratch" / "2_Dense" / "model.safetensors", dense / "2_Dense" / "model.safetensors")
+    resolve_model.__globals__["_RESOLVED"].clear()
+    assert resolve_model(str(dense)).model_id != before  # only the Dense layer's weights changed
 
 
 def test_a_name_that_is_neither_a_folder_nor_a_package_is_refused(tmp_path):
@@ -171,7 +191,7 @@ def test_an_entry_point_names_the_folder(models, tmp_path, monkeypatch):
 
 
 # ---- embedding -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["mean", "cls", "wide"])
+@pytest.mark.parametrize("kind", ["mean", "cls", "wide", "mpnet"])
 def test_onnx_and_torch_give_the_same_vectors(models, model_cache, kind):
     spec = resolve_model(str(models[kind]))
     onnx = SentenceModelEmbedder(spec, backend="onnx", cache_dir=model_cache)
@@ -187,10 +207,20 @@ def test_onnx_and_torch_give_the_same_vectors(models, model_cache, kind):
 def test_a_model_onnx_cannot_run_falls_back_to_torch_with_a_note(models, model_cache):
     spec = resolve_model(str(models["max"]))
     e = SentenceModelEmbedder(spec, backend="onnx", cache_dir=model_cache)
-    with pytest.warns(RuntimeWarning, match="ONNX embedding backend unavailable .*pooling_mode_max_tokens"):
+    with pytest.warns(RuntimeWarning, match="ONNX embedding backend unavailable .*pooling max has no ONNX path"):
         got = e.encode(TEXTS)
-    assert e.backend == "torch" and e.fallback_reason is not None and "max_tokens" in e.fallback_reason
+    assert e.backend == "torch" and e.fallback_reason is not None and "pooling max" in e.fallback_reason
     assert got.shape == (3, 32) and e.builds == 0
+
+
+def test_a_dense_layer_sets_the_dimension_and_runs_on_torch(models, model_cache):
+    spec = resolve_model(str(models["dense"]))
+    assert (spec.dim, spec.pooling, spec.onnx_blocker) == (16, "mean", "a Dense module has no ONNX path here")
+    e = SentenceModelEmbedder(spec, backend="onnx", cache_dir=model_cache)
+    with pytest.warns(RuntimeWarning, match="a Dense module has no ONNX path here"):
+        got = e.encode(TEXTS)
+    assert got.shape == (3, 16) and e.backend == "torch"
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
 
 
 def test_onnx_int8_is_refused_for_another_model(models):
