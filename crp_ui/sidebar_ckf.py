@@ -11,7 +11,10 @@ import math
 
 import streamlit as st
 
+from crp_core import Corpus, KnowledgeBase
+
 from . import cache, render, state
+from .ckf_state import active_corpus_key
 from .theme import UPLOAD_BOX
 from .widgets import widget_key
 
@@ -155,9 +158,21 @@ def _active_summary() -> None:
         + (f" · {len(kb.skipped)} skipped" if kb.skipped else "")
         + (f" · {len(kb.warnings)} data-quality warnings" if kb.warnings else "")
     )
+    st.caption(model_caption(kb, cache.ready_corpus(active_corpus_key(), state.get_config(), kb)))
     if kb.skipped:
         with st.expander(f"{len(kb.skipped)} facts skipped (lenient)"):
             st.markdown(render.problems_list(kb.skipped))
+
+
+def model_caption(kb: KnowledgeBase, corpus: Corpus | None) -> str:
+    """The embedding model of the active CKF's vectors, as Markdown (the id as inert code): the prepared
+    corpus's model and dimension; before it is ready, the model the CKF names, else the one embedding it."""
+    if corpus is not None:
+        return f"Embedding model: {render.md_code(corpus.model_id)} ({corpus.dim}-d)"
+    if kb.embeddings is not None:
+        named = kb.embedding_model or "not named by the CKF"
+        return f"Embedding model: {render.md_code(named)} ({kb.embeddings.shape[1]}-d, from the CKF)"
+    return f"Embedding model: {render.md_code(cache.get_embedder().model_id)}"
 
 
 def ckf_section() -> None:

@@ -17,7 +17,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from crp_core.config import RANGES, SOURCE_TYPES, TABLE_KEYS, CRPConfig, all_keys, choices, describe, origin
+from crp_core.config import (
+    CORPUS_KEYS,
+    EMBEDDING_MODEL_MAX_CHARS,
+    RANGES,
+    SOURCE_TYPES,
+    TABLE_KEYS,
+    CRPConfig,
+    all_keys,
+    choices,
+    describe,
+    origin,
+)
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "reference" / "config.md"
 
@@ -151,7 +162,30 @@ def render() -> str:
     ]
     for table in TABLE_KEYS:
         parts += [*_table_rows(table, defaults), ""]
+    parts += [*_corpus_rows(), ""]
     return "\n".join(parts)
+
+
+def _corpus_rows() -> list[str]:
+    """The keys that decide the corpus's vectors, not a run over it (``CORPUS_KEYS``)."""
+    rows = [
+        "## Corpus keys",
+        "",
+        "These keys decide the corpus (its vectors), not a run over it: a sweep, a tune and the sidebar's",
+        "Configuration editor leave them alone, and a TOML or a report holds them only when they are set.",
+        "",
+        "| key | default | accepts | origin | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for key in CORPUS_KEYS:
+        accepts = f"one line of text, at most {EMBEDDING_MODEL_MAX_CHARS} characters"
+        rows.append(f"| `{key}` | empty | {accepts} | {origin(key)} | {_cell(_sentence(describe(key)))} |")
+    rows += [
+        "",
+        "How a name is resolved, the model id stamped on the vectors and what is refused:",
+        "[ckf.md](ckf.md#embedding-models).",
+    ]
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,6 @@
-"""``crp-inspect embed``: embed every fact of a CKF with MiniLM and write it with its embeddings
-(SPEC-009 §3): a directory CKF (``facts.jsonl`` + ``embeddings.npy`` + ``manifest.json``) or, for an
+"""``crp-inspect embed``: embed every fact of a CKF with MiniLM, or the model ``--model`` (or the
+``--config`` file's ``embedding_model``) names, and write it with its embeddings stamped with that
+model's id (SPEC-009 §3): a directory CKF (``facts.jsonl`` + ``embeddings.npy`` + ``manifest.json``) or, for an
 ``--out`` ending in ``.parquet``, a Parquet CKF. ``--engine ray`` embeds on a Ray cluster (Ray Data
 actors loading the model once each); the local engine is the dashboard's own embedding path.
 """
@@ -57,14 +58,26 @@ def register(subparsers: Subparsers) -> None:
 
     p = subparsers.add_parser(
         "embed",
-        help="embed every fact of a CKF with MiniLM and write the CKF with its embeddings",
-        description="Embed every fact's content with MiniLM (through the embedding cache) and write the CKF "
-        "with its embeddings: a directory CKF, or a Parquet CKF when --out ends in .parquet.",
+        help="embed every fact of a CKF (MiniLM, or --model) and write the CKF with its embeddings",
+        description="Embed every fact's content with MiniLM, or the model --model names (a local "
+        "sentence-transformers model folder, or an installed package that ships one; nothing is downloaded), "
+        "through the embedding cache, and write the CKF with its embeddings and the model's id: a directory "
+        "CKF, or a Parquet CKF when --out ends in .parquet.",
     )
     p.add_argument("--ckf", required=True, metavar="PATH", help="CKF file (.jsonl/.json/.csv/.parquet) or directory")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory CKF, or a .parquet file")
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")
     add_max_bytes_arg(p)
+    p.add_argument(
+        "--model",
+        default=None,
+        metavar="NAME",
+        help="the embedding model: a local sentence-transformers model folder, or the name of an installed "
+        "package that ships one (default: the --config file's embedding_model, else all-MiniLM-L6-v2)",
+    )
+    p.add_argument(
+        "--config", metavar="TOML", default=None, help="configuration file whose embedding_model is the model"
+    )
     from crp_core.corpus.embedding import DEFAULT_BATCH
 
     p.add_argument(
@@ -85,9 +98,9 @@ def register(subparsers: Subparsers) -> None:
         "--backend",
         choices=("onnx", "torch", "onnx-int8"),
         default=None,
-        help="MiniLM backend (default: $CRP_EMBED_BACKEND, else onnx when installed); onnx-int8 is "
-        "faster but lossy and writes the model id crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2, "
-        "which never mixes with the fp32 MiniLM vectors",
+        help="model backend (default: $CRP_EMBED_BACKEND, else onnx when installed and the model allows it); "
+        "onnx-int8 (MiniLM only) is faster but lossy and writes the model id "
+        "crp-inspect/all-MiniLM-L6-v2-onnx-int8-v2, which never mixes with the fp32 MiniLM vectors",
     )
     add_engine_args(p, "the embedding")
     p.set_defaults(handler=_handle)
@@ -108,6 +121,15 @@ def _check_out(out: str) -> str:
     return out
 
 
+def _model_name(args: argparse.Namespace) -> str:
+    """``--model``, else the ``--config`` file's ``embedding_model`` (empty: MiniLM); checked by the configuration."""
+    from crp_core.config import CRPConfig
+
+    if args.model is not None:
+        return CRPConfig().with_overrides({"embedding_model": args.model}).embedding_model
+    return CRPConfig.load(args.config).embedding_model if args.config else ""
+
+
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.engines import embed_kb
     from crp_core.io.ckf import load_ckf, write_ckf
@@ -121,6 +143,7 @@ def _handle(args: argparse.Namespace) -> int:
         from crp_core.engines.ray_engine import require_ray
 
         require_ray()  # before loading anything: say at once how to install the extra
+    model = _model_name(args)
     kb = load_ckf(args.ckf, lenient=args.lenient, max_bytes=args.max_bytes)
     if kb.skipped:
         print(f"lenient load: {len(kb.skipped)} bad fact(s) skipped", file=sys.stderr)
@@ -131,21 +154,24 @@ def _handle(args: argparse.Namespace) -> int:
         workers=args.workers,
         batch_size=args.batch_size,
         cache_dir=args.cache_dir,
+        model=model,
     )
     write_ckf(done, out)
     embedded = run.texts - run.cached
     rate = f", {run.texts_per_second:.1f} texts/s" if embedded else ""
     print(
         f"embedded {embedded} of {run.texts} text(s) ({run.cached} from the cache) in {run.seconds:.1f} s"
-        f"{rate} on the {run.engine} engine ({run.workers} worker(s)); wrote {out}"
+        f"{rate} on the {run.engine} engine ({run.workers} worker(s)) with {done.embedding_model}; wrote {out}"
     )
     if run.engine == "local" and embedded:
-        from crp_core.corpus.embedding import default_embedder
+        from crp_core.corpus.embedding_models import configured_embedder
 
-        embedder = default_embedder()
+        embedder = configured_embedder(model)
+        if embedder.fallback_reason:
+            print(f"(the model ran on torch: {embedder.fallback_reason})")
         if embedder.builds:
             print(
-                f"(that time includes making the {embedder.backend} model from the bundled weights, once: "
+                f"(that time includes making the {embedder.backend} model from the weights, once: "
                 "it is kept in the cache, so the next run encodes at once)"
             )
     return 0

@@ -59,6 +59,12 @@ TOKENIZED_CHARS_MAX = 100_000
 
 #: what the known-conflict guard does (``known_conflict_action``)
 KNOWN_CONFLICT_ACTIONS: tuple[str, ...] = ("off", "flag", "pull_winner", "drop_loser")
+#: the keys that decide the corpus (its vectors), not a run over it: kept out of :data:`SCALAR_KEYS` and
+#: :func:`all_keys` (the tunable keys that a sweep, a tune or the sidebar editor varies), written to a
+#: TOML or a report only when set (docs/reference/config.md, "Corpus keys")
+CORPUS_KEYS: tuple[str, ...] = ("embedding_model",)
+#: longest ``embedding_model`` value (a model id, a folder path or a package name)
+EMBEDDING_MODEL_MAX_CHARS = 4096
 
 
 def _origin(kind: str, doc: str) -> dict[str, str]:
@@ -167,6 +173,16 @@ class CRPConfig:
     ckf_max_bytes: int = field(
         default=200 * 1024 * 1024, metadata=_origin("project", "largest CKF file accepted, in bytes")
     )
+    # the corpus (ours): the model whose vectors the facts and the scenario texts get (SPEC-009 §3)
+    embedding_model: str = field(
+        default="",
+        metadata=_origin(
+            "project",
+            "the embedding model of the facts and the scenario texts: empty for the bundled all-MiniLM-L6-v2, "
+            "a local sentence-transformers model folder, or the name of an installed package that ships one "
+            "(docs/reference/ckf.md, embedding models); nothing is downloaded",
+        ),
+    )
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -240,10 +256,13 @@ class CRPConfig:
 
     # ---- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict; table values of None (no expiry) become the string ``"none"``."""
+        """Plain dict; table values of None (no expiry) become the string ``"none"``; a corpus key
+        (:data:`CORPUS_KEYS`) at its default is left out."""
         out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name in CORPUS_KEYS and v == f.default:
+                continue  # a corpus key is written only when set: a default configuration reads as before
             if isinstance(v, SourceTable):
                 out[f.name] = {k: ("none" if x is None else x) for k, x in v.as_dict().items()}
             else:
@@ -298,6 +317,9 @@ class CRPConfig:
     def diff(self, other: CRPConfig) -> dict[str, tuple[Any, Any]]:
         """Flat keys whose values differ: key -> (self value, other value)."""
         a, b = _flatten(self.to_dict()), _flatten(other.to_dict())
+        for key in CORPUS_KEYS:  # left out of to_dict at their default
+            a.setdefault(key, getattr(self, key))
+            b.setdefault(key, getattr(other, key))
         return {k: (a[k], b[k]) for k in a if a[k] != b[k]}
 
 
@@ -329,7 +351,9 @@ def layered_config(
 
 
 # ---- key metadata ---------------------------------------------------------------------------
-SCALAR_KEYS: tuple[str, ...] = tuple(f.name for f in fields(CRPConfig) if f.name not in TABLE_KEYS)
+SCALAR_KEYS: tuple[str, ...] = tuple(
+    f.name for f in fields(CRPConfig) if f.name not in TABLE_KEYS and f.name not in CORPUS_KEYS
+)
 _FIELD_TYPES: dict[str, type] = {}
 for _f in fields(CRPConfig):
     _FIELD_TYPES[_f.name] = {"float": float, "int": int, "bool": bool, "str": str}.get(str(_f.type), SourceTable)
@@ -362,9 +386,12 @@ def describe(key: str) -> str:
 
 
 def all_keys() -> list[str]:
-    """Every flat key, tables expanded to dotted keys, in definition order."""
+    """Every flat key a run reads, tables expanded to dotted keys, in definition order (the corpus keys,
+    :data:`CORPUS_KEYS`, are not among them)."""
     out: list[str] = []
     for f in fields(CRPConfig):
+        if f.name in CORPUS_KEYS:
+            continue
         if f.name in TABLE_KEYS:
             out.extend(f"{f.name}.{st}" for st in SOURCE_TYPES)
         else:
@@ -392,6 +419,8 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def _coerce(key: str, value: Any) -> Any:
     if key not in _FIELD_TYPES:
         raise ConfigError(f"unknown configuration key {key!r}")
+    if key in CORPUS_KEYS:
+        return _as_text(key, value)
     want = _FIELD_TYPES[key]
     if want is SourceTable:
         raise ConfigError(f"configuration key {key!r} is a table; set its cells as {key}.<source_type>")
@@ -418,6 +447,25 @@ def _as_choice(key: str, value: Any) -> str:
     if isinstance(value, str) and value in choices:
         return value
     raise ConfigError(f"configuration key {key!r} expects one of {', '.join(choices)}, got {show_value(value)}")
+
+
+def _as_text(key: str, value: Any) -> str:
+    """A free text value (``embedding_model``), surrounding blanks dropped: one line of at most
+    :data:`EMBEDDING_MODEL_MAX_CHARS` characters."""
+    if not isinstance(value, str):
+        raise ConfigError(f"configuration key {key!r} expects text, got {show_value(value)}")
+    text = value.strip()
+    _check_text(key, text)
+    return text
+
+
+def _check_text(key: str, text: str) -> None:
+    _check(
+        len(text) <= EMBEDDING_MODEL_MAX_CHARS,
+        f"configuration key {key!r} is longer than {EMBEDDING_MODEL_MAX_CHARS} characters",
+    )
+    ctl = control_char(text)
+    _check(ctl is None, f"configuration key {key!r} holds the control character {ctl}; it is one line of text")
 
 
 def _as_bool(key: str, value: Any) -> bool:
@@ -536,6 +584,11 @@ def _validate(c: CRPConfig) -> None:
         f"configuration key 'known_conflict_action' must be one of {', '.join(KNOWN_CONFLICT_ACTIONS)}, "
         f"got {c.known_conflict_action!r}",
     )
+    _check(
+        isinstance(c.embedding_model, str),
+        f"configuration key 'embedding_model' expects text, got {show_value(c.embedding_model)}",
+    )
+    _check_text("embedding_model", c.embedding_model)
     for table in TABLE_KEYS:
         t = getattr(c, table)
         _check(isinstance(t, SourceTable), f"configuration key {table!r} must be a table by source type")

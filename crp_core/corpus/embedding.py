@@ -1,7 +1,10 @@
-"""Embeddings: the offline MiniLM model, token counting and a persistent cache (SPEC-009 §3, SPEC-024 §2.5).
+"""Embeddings: the offline MiniLM model, any configured model folder, token counting and a persistent
+cache (SPEC-009 §3, SPEC-024 §2.5).
 
 Every vector leaving this module is float32 and L2-normalised, so a dot product is a cosine.
-The model is loaded lazily (only when a text actually needs embedding) and fully offline.
+A model is loaded lazily (only when a text actually needs embedding) and fully offline: the bundled
+all-MiniLM-L6-v2 by default, or the configuration's ``embedding_model``
+(:mod:`crp_core.corpus.embedding_models`).
 The cache is keyed by (model id, sha256(text)): loading the same CKF twice embeds nothing.
 """
 
@@ -194,6 +197,8 @@ class MiniLMEmbedder:
         self.builds = 0
         #: why the ONNX backend fell back to torch (None when it did not)
         self.fallback_reason: str | None = None
+        #: the ONNX encoder's pooling of token states (MiniLM: the mean over the attention mask)
+        self.pooling = "mean"
 
     @property
     def loaded(self) -> bool:
@@ -231,7 +236,14 @@ class MiniLMEmbedder:
 
         def open_session() -> OnnxEncoder:
             # neither model's rows depend on their batch-mates (int8-v2 scales each token row on its own)
-            return OnnxEncoder(model_file, path, embed_threads(), schedule=embed_schedule(), rows_independent=True)
+            return OnnxEncoder(
+                model_file,
+                path,
+                embed_threads(),
+                schedule=embed_schedule(),
+                rows_independent=True,
+                pooling=self.pooling,
+            )
 
         if not model_file.is_file():
             build()
@@ -354,8 +366,9 @@ class MiniLMEmbedder:
 
 
 class EmbedderRegistry:
-    """The process-wide MiniLM embedders, so each model loads at most once per process: the default
-    one (backend :func:`default_backend`) and one per other MiniLM model id (:func:`embedder_for`)."""
+    """The process-wide embedders, so each model loads at most once per process: the default MiniLM
+    (backend :func:`default_backend`), one per other MiniLM model id (:func:`embedder_for`) and one per
+    configured model folder (:func:`crp_core.corpus.embedding_models.configured_embedder`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -375,6 +388,17 @@ class EmbedderRegistry:
                 self._others[model_id] = MiniLMEmbedder(backend=backend())
             return self._others[model_id]
 
+    def keyed(self, model_id: str, make: Callable[[], MiniLMEmbedder]) -> MiniLMEmbedder:
+        """The embedder of ``model_id``, made by ``make()`` on first use (outside the lock: a model of
+        unknown width loads while it is made)."""
+        with self._lock:
+            got = self._others.get(model_id)
+        if got is None:
+            made = make()
+            with self._lock:
+                got = self._others.setdefault(model_id, made)
+        return got
+
 
 #: the embedders of this process (a test swaps in a fresh registry)
 EMBEDDERS = EmbedderRegistry()
@@ -390,7 +414,8 @@ def embedder_for(model_id: str) -> MiniLMEmbedder | None:
     """The embedder that encodes new texts (queries, sub-queries) for vectors of ``model_id``: the
     process-wide MiniLM when its model id is ``model_id``, else one process-wide embedder of that
     MiniLM id (``onnx-int8`` for :data:`INT8_MODEL_ID`; ONNX Runtime or torch for :data:`MODEL_ID`), so
-    the corpus's vectors decide the model; None for any other model (then every text must carry its
+    the corpus's vectors decide the model; None for any other model (the configured model may embed
+    them: :func:`crp_core.corpus.embedding_models.embedder_for_vectors`; else every text must carry its
     own embedding: docs/reference/scenarios.md, embeddings of two models never mix). The retired
     :data:`INT8_V1_MODEL_ID` gets the current int8 embedder, whose other id the caller refuses
     (``EmbeddingModelMismatch``), never an embedder claiming the retired id."""

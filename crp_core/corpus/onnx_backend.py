@@ -1,4 +1,4 @@
-"""The ONNX Runtime backend of MiniLM: a local export of the bundled weights and its encoder.
+"""The ONNX Runtime backend of the embedding models: a local export of a model's weights and its encoder.
 
 The export (``torch.onnx.export``, once per weights digest, atomic) lives in the embedding cache
 directory; the encoder tokenises with the model's ``tokenizer.json`` and mean-pools the transformer's
@@ -51,6 +51,8 @@ INT8_RECIPE = "int8-v2"
 _WEIGHT_QMAX = 63.0
 #: how the embedder's threads share the work: whole batches per thread, or each batch over all threads
 SCHEDULES: tuple[str, ...] = ("batches", "intra")
+#: how the encoder turns token states into one vector: sentence-transformers' ``Pooling`` modes it runs
+POOLINGS: tuple[str, ...] = ("mean", "cls")
 #: MiniLM-L6's attention heads and hidden size (the transformer optimizer's fusion needs them)
 _HEADS, _HIDDEN = 12, 384
 
@@ -64,10 +66,22 @@ def set_offline() -> None:
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 
+#: the transformer weights file names a model folder may hold, the preferred first
+WEIGHTS_FILES: tuple[str, ...] = ("model.safetensors", "pytorch_model.bin")
+
+
+def weights_file(model_path: str) -> Path:
+    """The model folder's weights file (the first of :data:`WEIGHTS_FILES` present; the first name when none is)."""
+    for name in WEIGHTS_FILES:
+        if (Path(model_path) / name).is_file():
+            return Path(model_path) / name
+    return Path(model_path) / WEIGHTS_FILES[0]
+
+
 def weights_digest(model_path: str) -> str:
     """sha256 over the weights file and the model config (hex): the key of the ONNX export.
     Memoised per (path, size, mtime) within the process."""
-    weights = Path(model_path) / "model.safetensors"
+    weights = weights_file(model_path)
     st = weights.stat()
     return _WEIGHTS_DIGESTS.get_or_build(
         (str(weights), st.st_size, st.st_mtime_ns), lambda: file_digest(weights, Path(model_path) / "config.json")
@@ -106,20 +120,22 @@ def export_onnx(model_path: str, out: Path, *, eager_attention: bool = False) ->
         if bars_on:
             hf_logging.enable_progress_bar()
 
+    import inspect
+
+    # the inputs the model's forward takes (BERT: all three; MPNet, RoBERTa-like: no token_type_ids)
+    takes = inspect.signature(model.forward).parameters
+    names = tuple(n for n in _ONNX_INPUTS if n in takes)
+
     class _Hidden(torch.nn.Module):
         def __init__(self, inner: torch.nn.Module) -> None:
             super().__init__()
             self.inner = inner
 
-        def forward(
-            self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
-        ) -> torch.Tensor:
-            return self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
+        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+            return self.inner(**dict(zip(names, inputs))).last_hidden_state
 
-    dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in _ONNX_INPUTS)
-    axes = {name: {0: "batch", 1: "tokens"} for name in (*_ONNX_INPUTS, "last_hidden_state")}
+    dummy = tuple(torch.ones((2, 8), dtype=torch.long) for _ in names)
+    axes = {name: {0: "batch", 1: "tokens"} for name in (*names, "last_hidden_state")}
     with (
         replaced_atomically(out, ".onnx", parents=True, mode=PRIVATE_FILE_MODE) as tmp,
         torch.no_grad(),
@@ -130,7 +146,7 @@ def export_onnx(model_path: str, out: Path, *, eager_attention: bool = False) ->
             _Hidden(model),
             dummy,
             tmp,
-            input_names=list(_ONNX_INPUTS),
+            input_names=list(names),
             output_names=["last_hidden_state"],
             dynamic_axes=axes,
             opset_version=_ONNX_OPSET,
@@ -273,13 +289,27 @@ def quantize_rows(src: Path, out: Path) -> int:
     return len(dropped)
 
 
-def _max_seq_length(model_path: str) -> int:
-    """sentence-transformers' truncation length for these weights (``sentence_bert_config.json``)."""
+def _json_file(path: Path) -> dict[str, object]:
+    """A JSON object file, or an empty dict when it is missing or not a JSON object."""
     try:
-        cfg = json.loads((Path(model_path) / "sentence_bert_config.json").read_text(encoding="utf-8"))
-        return int(cfg.get("max_seq_length", 256))
+        got = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return 256
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def max_seq_length(model_path: str) -> int:
+    """sentence-transformers' truncation length for these weights: ``max_seq_length`` of
+    ``sentence_bert_config.json``, else the tokenizer's ``model_max_length`` (``tokenizer_config.json``),
+    else 256; never above the positions the transformer has (``max_position_embeddings`` of ``config.json``)."""
+    got = _json_file(Path(model_path) / "sentence_bert_config.json").get("max_seq_length")
+    if not isinstance(got, int):
+        got = _json_file(Path(model_path) / "tokenizer_config.json").get("model_max_length")
+    length = got if isinstance(got, int) and 0 < got <= 1_000_000 else 256
+    positions = _json_file(Path(model_path) / "config.json").get("max_position_embeddings")
+    if isinstance(positions, int) and positions > 2:
+        length = min(length, positions)
+    return length
 
 
 #: characters handed to the tokenizer in one call: it holds hundreds of bytes per character of its input
@@ -308,8 +338,9 @@ def char_bounded_groups(texts: Sequence[str], max_chars: int = TOKENIZE_GROUP_CH
 
 class OnnxEncoder:
     """The exported transformer in ONNX Runtime, the model's own tokenizer (``tokenizer.json``
-    through the ``tokenizers`` library) and mean pooling over the attention mask, as
-    sentence-transformers' MiniLM pipeline (Transformer -> Pooling(mean) -> Normalize).
+    through the ``tokenizers`` library) and the model's pooling (``pooling``: the mean over the attention
+    mask, as sentence-transformers' MiniLM pipeline Transformer -> Pooling(mean) -> Normalize, or the first
+    token's state, ``cls``, as bge's).
 
     ``schedule="batches"`` (data parallelism): one session with one intra-op thread, and up to
     ``threads`` batches in ``session.run`` at once from a small thread pool (ONNX Runtime's run is
@@ -326,12 +357,16 @@ class OnnxEncoder:
         *,
         schedule: str = "batches",
         rows_independent: bool = False,
+        pooling: str = "mean",
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
+        self.pooling = pooling
         threads = max(1, threads)
         self.schedule = schedule
         #: batches in flight at once (1: the caller's thread runs them one after the other)
@@ -345,7 +380,7 @@ class OnnxEncoder:
         self.session = ort.InferenceSession(str(model_file), so, providers=["CPUExecutionProvider"])
         tok = Tokenizer.from_file(str(Path(model_path) / "tokenizer.json"))
         tok.no_padding()
-        tok.enable_truncation(max_length=_max_seq_length(model_path))
+        tok.enable_truncation(max_length=max_seq_length(model_path))
         self.tokenizer = tok
         self._inputs = frozenset(i.name for i in self.session.get_inputs())
         self.runner = BatchRunner(self.encode_ids, self.workers, rows_independent)
@@ -360,7 +395,8 @@ class OnnxEncoder:
         return ids
 
     def encode_ids(self, rows: list[list[int]]) -> np.ndarray:
-        """Mean-pooled (not normalised) transformer output of token id rows, padded to the longest row."""
+        """Pooled (not normalised) transformer output of token id rows, padded to the longest row: the mean
+        over the attention mask, or the first token's state (``cls``)."""
         width = max(1, max(len(r) for r in rows))
         ids = np.zeros((len(rows), width), dtype=np.int64)
         mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -369,6 +405,8 @@ class OnnxEncoder:
             mask[r, : len(row)] = 1
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden = self.session.run(["last_hidden_state"], {k: v for k, v in feed.items() if k in self._inputs})[0]
+        if self.pooling == "cls":
+            return np.asarray(hidden[:, 0, :], dtype=np.float32)
         m = mask[:, :, None].astype(np.float32)
         summed = (np.asarray(hidden, dtype=np.float32) * m).sum(axis=1)
         return summed / np.maximum(m.sum(axis=1), 1e-9)

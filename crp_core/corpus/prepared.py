@@ -28,12 +28,11 @@ from crp_core.corpus.embedding import (
     already_unit,
     count_tokens,
     default_cache_dir,
-    default_embedder,
     embed_texts,
-    embedder_for,
     shared_cache,
     word_token_estimate,
 )
+from crp_core.corpus.embedding_models import configured_embedder, embedder_for_vectors, refuse_mixing
 from crp_core.errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
 from crp_core.model import KnowledgeBase, Scenario
 from crp_core.support.digest import Digest, content_digest_bytes
@@ -381,8 +380,9 @@ def prepare_corpus(
     """Vectors, token counts and index for a CKF (SPEC-009 §3).
 
     If the CKF carries embeddings they are used (normalised; no model is loaded; model id =
-    ``kb.embedding_model`` or ``"unknown"``). Otherwise the contents are embedded with
-    ``embedder`` (default: the process-wide MiniLM) through the cache in ``cache_dir``
+    ``kb.embedding_model`` or ``"unknown"``; a configured ``embedding_model`` that is another model is
+    refused, ``EmbeddingModelMismatch``). Otherwise the contents are embedded with ``embedder`` (default:
+    the configuration's ``embedding_model``, the process-wide MiniLM when unset) through the cache in ``cache_dir``
     (default ``$CRP_CACHE_DIR`` or ``~/.cache/crp-inspect``); only cache misses reach the model.
     The embedding is resumable: it runs in chunks persisted to the cache, and ``cancel()`` (polled
     between batches) stops it with ``EmbeddingCancelled``, keeping every finished chunk.
@@ -393,10 +393,11 @@ def prepare_corpus(
     if kb.embeddings is not None:
         vectors = _normalise_checked(kb.embeddings, kb)
         model_id = kb.embedding_model or "unknown"
+        refuse_mixing(model_id, config.embedding_model)
         if progress is not None:
             progress(len(kb), len(kb))
     else:
-        embedder = embedder if embedder is not None else default_embedder()
+        embedder = embedder if embedder is not None else configured_embedder(config.embedding_model)
         vectors = embed_texts(texts, embedder, shared_cache(cache_path), progress, cancel=cancel)
         model_id = embedder.model_id
     if model_id in MINILM_IDS:  # the MiniLM tokenizer counts tokens for both MiniLM ids
@@ -487,8 +488,9 @@ def embed_scenario(scenario: Scenario, corpus: Corpus, embedder: Embedder | None
         raise ScenarioError(f"scenario {scenario.name or ''}".strip(), problems)
     missing = [i for i, h in enumerate(have) if not h]
     if missing:
-        if embedder is None:
-            embedder = embedder_for(corpus.model_id)  # the corpus's vectors decide the model
+        if embedder is None:  # the corpus's vectors decide the model (the configured one when it is theirs)
+            refuse_mixing(corpus.model_id, corpus.config.embedding_model)
+            embedder = embedder_for_vectors(corpus.model_id, corpus.config.embedding_model)
             if embedder is None:
                 raise ScenarioError(
                     f"scenario {scenario.name or ''}".strip(),

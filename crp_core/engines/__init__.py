@@ -58,21 +58,24 @@ def embed_kb(
     workers: int = 2,
     batch_size: int | None = None,
     cache_dir: str | Path | None = None,
+    model: str = "",
 ) -> tuple[KnowledgeBase, EmbedRun]:
-    """``kb`` with MiniLM embeddings of every fact's content (the process-wide embedder's model id,
-    ``MODEL_ID`` unless ``CRP_EMBED_BACKEND=onnx-int8``; embeddings it carried are replaced). The
-    persistent cache answers first; the misses are embedded by ``engine`` and stored. ``batch_size``: texts
-    per model call (default ``DEFAULT_BATCH``)."""
-    from crp_core.corpus.embedding import DEFAULT_BATCH, MODEL_ID, default_embedder, text_digest
+    """``kb`` with embeddings of every fact's content by ``model`` (a configuration's ``embedding_model``;
+    empty: the process-wide MiniLM, ``MODEL_ID`` unless ``CRP_EMBED_BACKEND=onnx-int8``), stamped with that
+    model's id (embeddings it carried are replaced). The persistent cache answers first; the misses are
+    embedded by ``engine`` and stored. ``batch_size``: texts per model call (default ``DEFAULT_BATCH``)."""
+    from crp_core.corpus.embedding import DEFAULT_BATCH, MODEL_ID, text_digest
+    from crp_core.corpus.embedding_models import configured_embedder
     from crp_core.engines.local import embedding_cache, local_embed
 
     which = _engine(engine)
     batch_size = DEFAULT_BATCH if batch_size is None else batch_size
-    model_id = default_embedder().model_id  # the vectors' id: the one the local path embeds with
+    embedder = configured_embedder(model)
+    model_id = embedder.model_id  # the vectors' id: the one the local path embeds with
     if which == "ray" and model_id != MODEL_ID:
         raise ConfigError(
             f"the Ray engine embeds with {MODEL_ID!r} only; unset CRP_EMBED_BACKEND "
-            f"(or --backend onnx / torch) for --engine ray"
+            f"(or --backend onnx / torch) and embedding_model for --engine ray"
         )
     texts = [f.content for f in kb.facts]
     t0 = time.perf_counter()
@@ -81,7 +84,7 @@ def embed_kb(
     cached, found = cache.lookup(model_id, digests)
     n_cached = int(found.sum()) if cached is not None else 0
     if which == "local":
-        vectors = local_embed(texts, cache_dir, batch_size=batch_size)
+        vectors = local_embed(texts, cache_dir, batch_size=batch_size, embedder=embedder)
         used = 1
     else:
         from crp_core.engines.ray_engine import ray_embed, ray_session

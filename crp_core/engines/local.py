@@ -9,6 +9,7 @@ import numpy as np
 
 from crp_core.corpus.embedding import (
     DEFAULT_BATCH,
+    Embedder,
     EmbeddingCache,
     Progress,
     default_cache_dir,
@@ -29,6 +30,9 @@ def local_embed(
     progress: Progress | None = None,
     *,
     batch_size: int = DEFAULT_BATCH,
+    embedder: Embedder | None = None,
 ) -> np.ndarray:
-    """(n, 384) unit MiniLM vectors through the persistent cache: only misses reach the model (SPEC-009 §3)."""
-    return embed_texts(texts, default_embedder(), embedding_cache(cache_dir), progress, batch_size=batch_size)
+    """(n, d) unit vectors of ``embedder`` (default: the process-wide MiniLM, 384-d) through the persistent
+    cache: only misses reach the model (SPEC-009 §3)."""
+    model = embedder if embedder is not None else default_embedder()
+    return embed_texts(texts, model, embedding_cache(cache_dir), progress, batch_size=batch_size)
