@@ -19,7 +19,6 @@ from typing import Any
 
 import tomli_w
 
-# the tables' names are part of this module's API (crp_core.config.SOURCE_TYPES, ...)
 from crp_core.config.tables import (
     DEFAULT_IMPORTANCE,
     DEFAULT_SOURCE_AUTHORITY,
@@ -38,6 +37,9 @@ from crp_core.config.tables import (
 from crp_core.config.tables import (
     NEVER_RETRIEVED as NEVER_RETRIEVED,
 )
+
+# the tables' names are part of this module's API (crp_core.config.SOURCE_TYPES, ...)
+from crp_core.config.tables import RANGES as RANGES
 from crp_core.config.tables import (
     SECONDS_PER_DAY as SECONDS_PER_DAY,
 )
@@ -519,40 +521,6 @@ def _check(cond: bool, msg: str) -> None:
         raise ConfigError(msg)
 
 
-#: the valid range of every numeric key, inclusive, enforced by every way a value comes in (defaults,
-#: TOML, scenario ``config``, ``--set``, dashboard widgets and URLs all go through ``CRPConfig``). Upper
-#: bounds keep a shared link or a typo from exhausting the machine (``candidate_k=10**9`` asked for a
-#: 10^9-row result); values that only exceed the data (K above the fact count) are clamped where used.
-RANGES: dict[str, tuple[float, float]] = {
-    "cdr_min_relevance": (-1.0, 1.0),
-    "min_novelty_floor": (0.0, 1.0),
-    "coverage_penalty_cap": (0.0, 1.0),
-    "stale_floor": (0.0, 1.0),
-    "fresh_fraction": (0.0, 1.0),
-    "ngram_step_penalty": (0.0, 1.0),
-    "ngram_penalty_cap": (0.0, 1.0),
-    "graph_edge_min": (-1.0, 1.0),
-    "connector_budget": (0.0, 1.0),
-    "min_connector_relevance": (-1.0, 1.0),
-    "contradiction_similarity": (-1.0, 1.0),
-    "dedup_similarity": (-1.0, 1.0),
-    "fanin_dedup_similarity": (-1.0, 1.0),
-    "branch_depth_weight": (0.0, 1.0),
-    "authority_tie_tolerance": (0.0, 1.0),
-    "winner_margin_warn": (0.0, 1.0),
-    "candidate_k": (1, 10_000),
-    "hnsw_m": (2, 128),
-    "hnsw_ef_construction": (1, 4_000),
-    "hnsw_ef_search": (1, 10_000),
-    "ngram_n": (1, 32),
-    "graph_k": (1, 1_000),
-    "max_hops": (1, 8),
-    "envelope_fact_budget": (1, 1_000),
-    "token_budget": (1, 1_000_000),
-    "kmeans_n_init": (1, 1_000),
-    "kmeans_seed": (0, 2**32 - 1),
-    "ckf_max_bytes": (1, 8 * 1024**3),
-}
 #: the configuration keys that take a whole number
 INT_KEYS = frozenset(f.name for f in fields(CRPConfig) if str(f.type) == "int")
 
