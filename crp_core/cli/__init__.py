@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from crp_core.cli import check, conflicts, embed, fanout, import_sdk, run, session, triage, tune, validate
+from crp_core.cli import check, conflicts, embed, fanout, import_sdk, run, session, sweep, triage, tune, validate
 from crp_core.errors import CRPError
 
 
@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in (validate, run, fanout, conflicts, embed, triage, check, tune, import_sdk, session):
+    for module in (validate, run, fanout, conflicts, embed, triage, check, tune, sweep, import_sdk, session):
         module.register(sub)
     return parser
 
