@@ -56,6 +56,15 @@ if TYPE_CHECKING:
         sweep,
         sweepable_keys,
     )
+    from crp_core.analysis.sweep_grid import (
+        AxisSpec,
+        GridAxis,
+        SuiteGrid,
+        grid_axis,
+        grid_rows,
+        suite_current,
+        sweep_grid,
+    )
     from crp_core.analysis.tune import OBJECTIVES, Param, TrialRecord, TuneResult, default_space, tune
     from crp_core.config import (
         NEVER_RETRIEVED,
@@ -222,6 +231,15 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.session_report": ("session_report_dict",),
     "crp_core.analysis.suite": ("Suite", "SuiteScenario", "check_suite", "load_suite", "suite_from_files"),
     "crp_core.analysis.sweep": ("SweepPoint", "SweepResult", "sweep"),
+    "crp_core.analysis.sweep_grid": (
+        "AxisSpec",
+        "GridAxis",
+        "SuiteGrid",
+        "grid_axis",
+        "grid_rows",
+        "suite_current",
+        "sweep_grid",
+    ),
     "crp_core.analysis.tune": ("OBJECTIVES", "TrialRecord", "TuneResult", "tune"),
     "crp_core.config": ("SOURCE_TYPES", "STATUSES", "CRPConfig", "SourceTable", "layered_config"),
     "crp_core.corpus.embedding": ("MODEL_ID", "Embedder", "MiniLMEmbedder"),
@@ -421,6 +439,8 @@ __all__ = [
     "load_suite", "suite_from_files", "Suite", "SuiteScenario", "check_suite", "prepare_suite", "PreparedSuite",
     "run_suite", "SuiteRun", "sweep_suite", "SuiteSweep", "scenario_metrics", "suite_metrics", "ScenarioMetrics",
     "SuiteMetrics", "gate", "GateResult", "read_baseline", "tune", "TuneResult", "TrialRecord", "OBJECTIVES",
+    # suite sweeps over a round grid of one or two keys (docs/reference/cli.md#sweep)
+    "sweep_grid", "SuiteGrid", "GridAxis", "AxisSpec", "grid_axis", "grid_rows", "suite_current",
     # operator triage
     "DecisionStore", "Decision", "DecisionSet", "apply_to_kb", "apply_to_corpus", "export_cleaned_ckf",
     "ExportReport", "carried_decisions", "export_sdk_snapshot", "SDK_CHECKSUMS", "checksum_algorithm",
