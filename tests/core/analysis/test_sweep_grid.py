@@ -82,6 +82,15 @@ def test_one_value_and_errors():
         round_grid(1, 2, 1)
     with pytest.raises(ConfigError, match="no whole number between 1.2 and 1.8"):
         round_grid(1.2, 1.8, 3, integer=True)
+    with pytest.raises(ConfigError, match="too wide"):
+        round_grid(-1e308, 1e308, 5)
+    with pytest.raises(ConfigError, match="no round number"):
+        round_grid(0, 1e-300, 5)
+    with pytest.raises(ConfigError, match="no whole hour"):
+        time_grid(utc(2026, 1, 1, 0, 10), utc(2026, 1, 1, 0, 50), 5)
+    # the widest time range is bounded work: decades, a few points
+    got = time_grid(utc(1, 1, 1), utc(9999, 1, 1), 5)
+    assert [d.year for d in got] == [2000, 4000, 6000, 8000]  # 2000-year steps: 4 points (5000: 1)
 
 
 @settings(max_examples=150, deadline=None)
@@ -240,3 +249,21 @@ def test_grid_errors(prepared):
     with pytest.raises(ConfigError, match=r"cdr_min_relevance value 4 of 4 \(1.5\)"):
         sweep_grid(prepared, c, [bad])
     assert run_suite(prepared, c).metrics.flat()  # nothing was left half-done
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    start=st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2100, 1, 1)),
+    hours=st.integers(1, 24 * 365 * 300),
+    n=st.integers(2, 60),
+)
+def test_time_grid_invariants(start, hours, n):
+    from datetime import timedelta
+
+    lo = start.replace(tzinfo=UTC)
+    hi = lo + timedelta(hours=hours)
+    got = time_grid(lo, hi, n)
+    assert got and list(got) == sorted(set(got))
+    assert all(lo <= d <= hi for d in got)
+    assert all(d.minute == d.second == d.microsecond == 0 for d in got)  # calendar boundaries
+    assert len(got) <= 4 * n + 4
