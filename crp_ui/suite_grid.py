@@ -244,7 +244,7 @@ def _show(grid: SuiteGrid) -> None:
     metric = str(
         keep(
             mkey,
-            st.selectbox("Metric", metrics, index=sticky_index(mkey, metrics) if kept(mkey, None) else 0, key=mkey),
+            st.selectbox("Metric", metrics, index=sticky_index(mkey, metrics), key=mkey),
         )
     )
     st.plotly_chart(grid_heatmap(grid, metric), key=G + "heatmap", width="stretch")

@@ -361,7 +361,7 @@ class SuiteGrid:
     baseline: SuiteRun
     points: tuple[GridPoint, ...]
     total_ms: float
-    runs: int = field(default=0)  # suite runs (baseline and reference runs of new scenario fields included)
+    runs: int = field(default=0)  # suite runs: the baseline and one per point
 
     @property
     def metric_keys(self) -> tuple[str, ...]:
