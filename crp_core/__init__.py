@@ -68,6 +68,15 @@ if TYPE_CHECKING:
         sweep,
         sweepable_keys,
     )
+    from crp_core.analysis.sweep_grid import (
+        AxisSpec,
+        GridAxis,
+        SuiteGrid,
+        grid_axis,
+        grid_rows,
+        suite_current,
+        sweep_grid,
+    )
     from crp_core.analysis.timeline import (
         EnvelopeTimeline,
         FactClock,
@@ -275,6 +284,15 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.session_report": ("session_report_dict",),
     "crp_core.analysis.suite": ("Suite", "SuiteScenario", "check_suite", "load_suite", "suite_from_files"),
     "crp_core.analysis.sweep": ("SweepPoint", "SweepResult", "sweep"),
+    "crp_core.analysis.sweep_grid": (
+        "AxisSpec",
+        "GridAxis",
+        "SuiteGrid",
+        "grid_axis",
+        "grid_rows",
+        "suite_current",
+        "sweep_grid",
+    ),
     "crp_core.analysis.tune": ("OBJECTIVES", "TrialRecord", "TuneResult", "tune"),
     "crp_core.analysis.timeline": (
         "EnvelopeTimeline",
@@ -527,6 +545,8 @@ __all__ = [
     "SuiteMetrics", "gate", "GateResult", "read_baseline", "tune", "TuneResult", "TrialRecord", "OBJECTIVES",
     # a scenario's labels read against one run (docs/decisions/labels.md)
     "label_marks", "LabelMarks", "LabelMark", "MARK_KINDS", "MARK_MEANINGS", "fact_state",
+    # suite sweeps over a round grid of one or two keys (docs/reference/cli.md#sweep)
+    "sweep_grid", "SuiteGrid", "GridAxis", "AxisSpec", "grid_axis", "grid_rows", "suite_current",
     # operator triage
     "DecisionStore", "Decision", "DecisionSet", "apply_to_kb", "apply_to_corpus", "export_cleaned_ckf",
     "ExportReport", "carried_decisions", "export_sdk_snapshot", "SDK_CHECKSUMS", "checksum_algorithm",

@@ -34,6 +34,7 @@ from . import cache, history_tab, render, state
 from . import suite_view as sv
 from . import tuning_view as tv
 from .suite_common import METRIC_INFO
+from .suite_grid import grid_section
 from .suite_source import K, choose_suite, ready
 from .tuning_widgets import (
     baseline_picker,
@@ -75,6 +76,8 @@ def suite_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> None:
         _compare(p, config, inputs, run)
     st.divider()
     _sweep(p, config, inputs)
+    st.divider()
+    grid_section(p, config, inputs)
 
 
 def _runs(p: PreparedSuite, config: CRPConfig) -> tuple[SuiteRun, SuiteRun] | None:

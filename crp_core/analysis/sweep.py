@@ -13,10 +13,11 @@ the metrics the Tuning page plots against the value and its envelope diff agains
 * ``entering`` / ``leaving``: envelope fact ids present only at this value / only at the baseline.
 
 ``key`` is any configuration key (docs/reference/config.md; dotted keys for the tables, e.g. ``ttl_days.news``)
-or the pseudo-key ``fanout_width`` (a scenario field). Keys that need a new HNSW index
-(``hnsw_m``, ``hnsw_ef_construction``) and ``ckf_max_bytes`` (loading only) are refused; keys that
-change the similarity graph (``graph_k``, ``graph_edge_min``, ``hnsw_ef_search``) are accepted and the
-corpus builds (and caches) one graph per value (``SweepResult.rebuilds_graph``).
+or one of the scenario fields ``fanout_width`` and ``now`` (an aware datetime: time itself swept).
+Keys that need a new HNSW index (``hnsw_m``, ``hnsw_ef_construction``) and ``ckf_max_bytes`` (loading
+only) are refused; keys that change the similarity graph (``graph_k``, ``graph_edge_min``,
+``hnsw_ef_search``) are accepted and the corpus builds (and caches) one graph per value
+(``SweepResult.rebuilds_graph``).
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ if TYPE_CHECKING:
     from crp_core.model import Scenario
     from crp_core.records import PipelineResult
 
-#: the scenario field a sweep may change besides the configuration keys
+#: the scenario fields a sweep may change besides the configuration keys
 FANOUT_WIDTH = "fanout_width"
+NOW = "now"
+SCENARIO_KEYS: frozenset[str] = frozenset({FANOUT_WIDTH, NOW})
 #: keys whose change needs a new HNSW index over the whole CKF: refused
 REFUSED_KEYS: Mapping[str, str] = {
     "hnsw_m": "changing it rebuilds the HNSW index of the whole CKF for every value",
@@ -74,14 +77,14 @@ def sweepable_keys() -> list[str]:
 
 def check_key(key: str) -> None:
     """Raise :class:`ConfigError` (with the reason) for a key a sweep cannot vary."""
-    if key == FANOUT_WIDTH:
+    if key in SCENARIO_KEYS:
         return
     if key in REFUSED_KEYS:
         raise ConfigError(f"cannot sweep {key!r}: {REFUSED_KEYS[key]}")
     if key not in all_keys():
         raise ConfigError(
             f"cannot sweep {key!r}: unknown configuration key (expected a key of docs/reference/config.md, "
-            f"a dotted table key such as 'ttl_days.news', or {FANOUT_WIDTH!r})"
+            f"a dotted table key such as 'ttl_days.news', {FANOUT_WIDTH!r} or {NOW!r})"
         )
 
 
@@ -97,6 +100,10 @@ def point_inputs(scenario: Scenario, config: CRPConfig, key: str, value: Any) ->
         ):
             raise ConfigError(f"fanout_width expects a whole number >= 0, got {value!r}")
         return scenario.replace(fanout_width=int(value)), config
+    if key == NOW:
+        if not isinstance(value, datetime) or value.tzinfo is None:
+            raise ConfigError(f"now expects a date and time with a time zone, got {value!r}")
+        return scenario.replace(now=value), config
     return scenario, config.with_overrides({key: value})
 
 
@@ -105,6 +112,8 @@ def current_value(scenario: Scenario, config: CRPConfig, key: str) -> Any:
     check_key(key)
     if key == FANOUT_WIDTH:
         return int(scenario.fanout_width or 0)
+    if key == NOW:
+        return scenario.now
     if "." in key:
         table, st = key.split(".", 1)
         return getattr(config, table)[st]
@@ -267,11 +276,12 @@ def sweep(  # noqa: PLR0913  the corpus, scenario, config and swept key, then th
 
         vectors = embed_scenario(scenario, corpus, embedder)
         embed_ms = (time.perf_counter() - t0) * 1e3
-    now = scenario.now if scenario.now is not None else datetime.now(UTC)  # one now for every point
+    wall = datetime.now(UTC)  # one now for every point whose scenario has none
     total = len(values) + 1
 
     def run(s: Scenario, c: CRPConfig) -> tuple[PipelineResult, float]:
         t = time.perf_counter()
+        now = s.now if s.now is not None else wall
         r = run_pipeline(corpus, s, c, vectors=vectors, now=now, embedder=embedder, decisions=decisions)
         return r, (time.perf_counter() - t) * 1e3
 

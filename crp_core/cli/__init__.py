@@ -21,6 +21,7 @@ from crp_core.cli import (
     report,
     run,
     session,
+    sweep,
     triage,
     tune,
     validate,
@@ -34,7 +35,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in (validate, run, fanout, conflicts, embed, triage, check, tune, history, import_sdk, session, report):
+    for module in (
+        validate,
+        run,
+        fanout,
+        conflicts,
+        embed,
+        triage,
+        check,
+        tune,
+        sweep,
+        history,
+        import_sdk,
+        session,
+        report,
+    ):
         module.register(sub)
     return parser
 
