@@ -118,6 +118,12 @@ def _handle(args: argparse.Namespace) -> int:
         sys.stdout.write(csv_text(grid))
     else:
         _print_text(grid, args.metric, f"{len(inp.prepared.suite)} scenario(s) over {visible(inp.kb.source)}")
+    # -- experiment history (crp-inspect history; docs/decisions/history.md) ----------------------------
+    from crp_core.cli.history import record_run, sweep_summary
+
+    keys = [a.key for a in axes]
+    record_run(args, "sweep", inp, grid.baseline.metrics, summary=sweep_summary(keys, len(grid.points)))
+    # -- end experiment history --------------------------------------------------------------------------
     return 0
 
 
