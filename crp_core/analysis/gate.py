@@ -25,7 +25,7 @@ from typing import Any, Literal
 from crp_core.analysis.evaluate import KnownMode, PreparedSuite, SuiteRun, run_suite
 from crp_core.analysis.metrics import METRICS, ScenarioMetrics, SuiteMetrics
 from crp_core.analysis.suite import Suite
-from crp_core.config import CRPConfig, layered_config, show_value
+from crp_core.config import CORPUS_KEYS, CRPConfig, layered_config, show_value
 from crp_core.errors import MAX_PROBLEMS, ConfigError, CRPError, Problem, ValidationError, capped
 from crp_core.io.ckf.sdk_facts import is_finite_number
 from crp_core.io.located import json_error_message, json_with_lines
@@ -366,6 +366,8 @@ def unexercised_keys(
     changed = CRPConfig().diff(run.config.with_set_args(run.set_args))
     out: list[UnexercisedKey] = []
     for key, (default, value) in changed.items():
+        if key in CORPUS_KEYS:  # the corpus's own (its model): exercised by every scenario, never re-run here
+            continue
         if not _exercised(prepared, run, key, known):
             out.append(UnexercisedKey(key, value, default))
     return tuple(out)

@@ -136,13 +136,14 @@ def load_inputs(args: argparse.Namespace) -> SuiteInputs:
     now = now_arg(args.now)
     config = layered_config(args.config)
     set_args = tuple(args.set_args)
-    config.with_set_args(set_args)  # a bad --set is refused before the CKF is read
+    effective = config.with_set_args(set_args)  # a bad --set is refused before the CKF is read
     suite = load_suite(args.suite[0] if len(args.suite) == 1 else args.suite)
     kb = load_input_ckf(
         args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
     )
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
-    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
+    # the corpus is prepared at the effective config: its embedding model may come from --set
+    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=effective, progress=shown, notify=shown.note)
     prepared = prepare_suite(corpus, suite, now=now)
     return SuiteInputs(kb, prepared, config, set_args, args.known_conflicts)
 

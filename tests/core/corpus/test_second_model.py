@@ -281,6 +281,14 @@ def test_embed_and_run_with_the_second_model(second_model_dir, fresh, mpnet_cach
     assert report["config"]["embedding_model"] == name
     packed = report["envelope"]["order"]
     assert packed and set(packed[:2]) & {"pw-1", "pw-2"}, packed
+    # check (and tune, sweep: the same inputs) prepare the corpus with the model of --set, and do not list
+    # the corpus's own key among the keys no scenario exercises
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "s.json").write_bytes(_scenario_file(tmp_path).read_bytes())
+    check = ["check", "--ckf", str(out), "--suite", str(suite), "--cache-dir", cache, "--no-history"]
+    assert main([*check, "--set", f"embedding_model={name}"]) in (0, 1)
+    assert "embedding_model" not in capsys.readouterr().out
 
 
 @pytest.mark.model
