@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     # every public name, for type checkers (at run time each is imported on first use, below)
+    # fmt: off
+    # isort: off
     from crp_core import headers
     from crp_core.analysis.baseline import BeforeAfter, before_after, run_spec024_baseline
     from crp_core.analysis.compare import Comparison, compare_runs
@@ -33,22 +35,10 @@ if TYPE_CHECKING:
     from crp_core.analysis.known import known_conflicts
     from crp_core.analysis.labels import MARK_KINDS, MARK_MEANINGS, LabelMark, LabelMarks, fact_state, label_marks
     from crp_core.analysis.metrics import (
-        METRICS,
-        RANKING_METRICS,
-        MetricInfo,
-        ScenarioMetrics,
-        SuiteMetrics,
-        scenario_metrics,
-        suite_metrics,
+        METRICS, RANKING_METRICS, MetricInfo, ScenarioMetrics, SuiteMetrics, scenario_metrics, suite_metrics
     )
     from crp_core.analysis.report_inputs import (
-        DecisionLine,
-        ReportInputs,
-        ScenarioInput,
-        config_changes,
-        decision_lines,
-        reproduce_command,
-        set_args_for,
+        DecisionLine, ReportInputs, ScenarioInput, config_changes, decision_lines, reproduce_command, set_args_for
     )
     from crp_core.analysis.reports import suite_metrics_report, tune_report
     from crp_core.analysis.scan import ConflictScan, scan_ckf, scan_config_key
@@ -58,192 +48,74 @@ if TYPE_CHECKING:
     from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
     from crp_core.analysis.suite_before_after import SuiteBeforeAfter, suite_before_after
     from crp_core.analysis.sweep import (
-        SweepPoint,
-        SweepResult,
-        check_key,
-        current_value,
-        is_bool_key,
-        is_integer_key,
-        linspace_values,
-        sweep,
-        sweepable_keys,
+        SweepPoint, SweepResult, check_key, current_value, is_bool_key, is_integer_key, linspace_values, sweep,
+        sweepable_keys
     )
     from crp_core.analysis.sweep_grid import (
-        AxisSpec,
-        GridAxis,
-        SuiteGrid,
-        grid_axis,
-        grid_rows,
-        suite_current,
-        sweep_grid,
+        AxisSpec, GridAxis, SuiteGrid, grid_axis, grid_rows, suite_current, sweep_grid
     )
     from crp_core.analysis.timeline import (
-        EnvelopeTimeline,
-        FactClock,
-        Flip,
-        PairTimeline,
-        TimeMark,
-        WinnerFlags,
-        envelope_grid,
-        envelope_timeline,
-        envelope_timeline_of,
-        flag_lines,
-        pair_timeline,
-        relative_margin,
-        winner_flags,
+        EnvelopeTimeline, FactClock, Flip, PairTimeline, TimeMark, WinnerFlags, envelope_grid, envelope_timeline,
+        envelope_timeline_of, flag_lines, pair_timeline, relative_margin, winner_flags
     )
     from crp_core.analysis.tune import (
-        OBJECTIVES,
-        Param,
-        TrialRecord,
-        TuneResult,
-        default_space,
-        no_feasible_message,
-        objective_named,
-        objective_names,
-        tune,
-        tuned_toml,
+        OBJECTIVES, Param, TrialRecord, TuneResult, default_space, no_feasible_message, objective_named,
+        objective_names, tune, tuned_toml
     )
     from crp_core.analysis.tune_space import param_for, tunable_keys
     from crp_core.config import (
-        NEVER_RETRIEVED,
-        SCALAR_KEYS,
-        SOURCE_TYPES,
-        STATUSES,
-        TABLE_KEYS,
-        CRPConfig,
-        SourceTable,
-        choices,
-        describe,
-        layered_config,
-        origin,
-        valid_range,
+        NEVER_RETRIEVED, SCALAR_KEYS, SOURCE_TYPES, STATUSES, TABLE_KEYS, CRPConfig, SourceTable, choices, describe,
+        layered_config, origin, valid_range
     )
     from crp_core.corpus.embedding import (
-        MODEL_ID,
-        Embedder,
-        EmbeddingCancelled,
-        MiniLMEmbedder,
-        default_embedder,
-        embedder_for,
+        MODEL_ID, Embedder, EmbeddingCancelled, MiniLMEmbedder, default_embedder, embedder_for
     )
     from crp_core.corpus.embedding_models import ModelSpec, configured_embedder, resolve_model
     from crp_core.corpus.jobs import EmbeddingProgress, JobRegistry, PreparationJob, ProgressSnapshot
     from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
     from crp_core.decisions import (
-        MARKABLE_STATUSES,
-        MAX_NOTE_CHARS,
-        REVERT,
-        Decision,
-        DecisionError,
-        DecisionSet,
-        StaleDecisionError,
-        TriageStoreError,
-        TriageStoreUnavailable,
-        carried_decisions,
-        normalise_operator,
-        pair_key,
-        split_pair_key,
+        MARKABLE_STATUSES, MAX_NOTE_CHARS, REVERT, Decision, DecisionError, DecisionSet, StaleDecisionError,
+        TriageStoreError, TriageStoreUnavailable, carried_decisions, normalise_operator, pair_key, split_pair_key
     )
     from crp_core.engines import ENGINES, EmbedRun, embed_kb, scan_with_engine
     from crp_core.errors import (
-        CKFError,
-        ConfigError,
-        CRPError,
-        EmbeddingModelMismatch,
-        Problem,
-        ScenarioError,
-        SnapshotMutationError,
-        SuiteError,
-        ValidationError,
+        CKFError, ConfigError, CRPError, EmbeddingModelMismatch, Problem, ScenarioError, SnapshotMutationError,
+        SuiteError, ValidationError
     )
     from crp_core.factors.recency import RULES, RecencyTable, fact_attributes, recency_factor
     from crp_core.history import (
-        EXPERIMENT_KINDS,
-        HISTORY_ENV,
-        Experiment,
-        ExperimentError,
-        ExperimentStore,
-        experiment_inputs,
-        history_db_path,
-        history_enabled,
-        list_experiments,
-        record_experiment,
+        EXPERIMENT_KINDS, HISTORY_ENV, Experiment, ExperimentError, ExperimentStore, experiment_inputs,
+        history_db_path, history_enabled, list_experiments, record_experiment
     )
     from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
     from crp_core.io.ckf.provenance import SdkProvenance, sdk_provenance
     from crp_core.io.ckf.sdk import given_edges, load_sdk_snapshot, load_sdk_snapshot_bytes
     from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_bytes, source_map_from_dict
     from crp_core.io.scenario import (
-        dump_scenario,
-        load_scenario,
-        load_scenario_bytes,
-        scenario_from_dict,
-        scenario_to_dict,
+        dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict, scenario_to_dict
     )
     from crp_core.io.session import AuditTrail, read_audit
     from crp_core.io.timeparse import format_timestamp
     from crp_core.model import (
-        Addressed,
-        Expectations,
-        ExpectedConflict,
-        Fact,
-        GivenEdge,
-        ImportSummary,
-        KnowledgeBase,
-        Scenario,
-        SdkState,
-        SubQuery,
+        Addressed, Expectations, ExpectedConflict, Fact, GivenEdge, ImportSummary, KnowledgeBase, Scenario, SdkState,
+        SubQuery
     )
     from crp_core.pipeline import STAGES, run_pipeline
     from crp_core.records import (
-        FANOUT_DUPLICATES,
-        AuditEvent,
-        Authority,
-        CandidateSet,
-        CDGRResult,
-        CDRTable,
-        Clamp,
-        ConflictPair,
-        ConnectorTable,
-        Envelope,
-        FactOutcome,
-        FanoutResult,
-        FanoutRun,
-        FanoutStep,
-        KnownConflict,
-        PackedFact,
-        PipelineResult,
-        Resolution,
-        TieGroup,
-        ValueConflict,
-        ValueDiff,
+        FANOUT_DUPLICATES, AuditEvent, Authority, CandidateSet, CDGRResult, CDRTable, Clamp, ConflictPair,
+        ConnectorTable, Envelope, FactOutcome, FanoutResult, FanoutRun, FanoutStep, KnownConflict, PackedFact,
+        PipelineResult, Resolution, TieGroup, ValueConflict, ValueDiff
     )
     from crp_core.report import dumps, fact_columns, fact_rows_report, fanout_report, pair_dict, run_report
     from crp_core.stages.contradictions import (
-        EVENT_DISMISSED,
-        EVENT_RESOLVED,
-        PATTERNS,
-        authority_of,
-        authority_winner,
-        values_conflict,
+        EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS, authority_of, authority_winner, values_conflict
     )
     from crp_core.stages.packing import fact_line
     from crp_core.stages.partitions import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
     from crp_core.stages.tie_groups import note_block
     from crp_core.triage import (
-        CleanedExport,
-        DecisionStore,
-        ExportReport,
-        apply_to_corpus,
-        apply_to_kb,
-        default_db_path,
-        export_cleaned_ckf,
-        export_csv,
-        export_json,
-        export_report_dict,
-        open_store,
-        same_decision,
+        CleanedExport, DecisionStore, ExportReport, apply_to_corpus, apply_to_kb, default_db_path, export_cleaned_ckf,
+        export_csv, export_json, export_report_dict, open_store, same_decision
     )
     from crp_core.triage.chain import ChainVerdict
     from crp_core.triage.claims import Claim
@@ -251,6 +123,8 @@ if TYPE_CHECKING:
     from crp_core.triage.roles import PermissionRefused, Role, RoleBook, TeamConfigError, load_roles
     from crp_core.triage.sdk_export import SDK_CHECKSUMS, checksum_algorithm, export_sdk_snapshot
     from crp_core.triage.team import TEAM_ENV, TeamConfig, load_team_config
+    # isort: on
+    # fmt: on
 
 if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.analysis.baseline import EnvelopeChange, SideNumbers
