@@ -96,6 +96,7 @@ if TYPE_CHECKING:
         tuned_toml,
     )
     from crp_core.analysis.tune_space import param_for, tunable_keys
+    from crp_core.analysis.view_snapshot import ViewSnapshot, ViewSnapshotError, read_view_snapshot, view_snapshot_bytes
     from crp_core.config import (
         NEVER_RETRIEVED,
         SCALAR_KEYS,
@@ -372,6 +373,12 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "set_args_for",
     ),
     "crp_core.analysis.known": ("known_conflicts",),
+    "crp_core.analysis.view_snapshot": (
+        "ViewSnapshot",
+        "ViewSnapshotError",
+        "read_view_snapshot",
+        "view_snapshot_bytes",
+    ),
     "crp_core.analysis.metrics": ("METRICS", "MetricInfo", "RANKING_METRICS"),
     "crp_core.analysis.scan": ("scan_config_key",),
     "crp_core.analysis.sdk_agreement": ("has_sdk_data",),
@@ -555,6 +562,8 @@ __all__ = [
     # stakeholder reports: what a report ran on, the whole suite as one report
     "build_suite_html_report", "ReportInputs", "ScenarioInput", "DecisionLine", "decision_lines", "config_changes",
     "reproduce_command", "set_args_for", "SuiteBeforeAfter", "suite_before_after",
+    # view snapshots: a dashboard view in one file (docs/reference/snapshot.md)
+    "ViewSnapshot", "ViewSnapshotError", "read_view_snapshot", "view_snapshot_bytes",
     # the experiment history (docs/decisions/history.md)
     "Experiment", "ExperimentError", "ExperimentStore", "EXPERIMENT_KINDS", "HISTORY_ENV", "experiment_inputs",
     "history_db_path", "history_enabled", "list_experiments", "record_experiment",
