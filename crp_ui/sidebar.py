@@ -37,11 +37,12 @@ def render_sidebar(page: str = "") -> None:
     with st.sidebar:
         for w in state.url_warnings():
             st.warning(f"Link parameter ignored: {render.md_escape(w)}")
-        snapshot.snapshot_section()
+        snapshot.notice_slot()
         ckf_section()
         scenario_section()
         config_section()
         _operator_section()
+        snapshot.open_section()
     state.sync_url()
 
 

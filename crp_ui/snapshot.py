@@ -220,10 +220,13 @@ def snapshot_decisions() -> DecisionSet | None:
 
 
 # ---- the sidebar ----------------------------------------------------------------------------------
-def snapshot_section() -> None:
-    """The sidebar's part: a slot for the notice and "Share snapshot" (filled once the page ran,
-    :func:`draw_notice`), and "Open snapshot"."""
+def notice_slot() -> None:
+    """The sidebar slot for the notice and "Share snapshot", filled once the page ran (:func:`draw_notice`)."""
     _SLOT.set(st.container())
+
+
+def open_section() -> None:
+    """The sidebar's "Open a snapshot" uploader (below the other inputs)."""
     with st.expander("Open a snapshot", expanded=st.session_state.get(K_REFUSED) is not None):
         up = st.file_uploader(
             "Snapshot file (JSON)",
