@@ -136,6 +136,8 @@ def _filtered(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     stats = c[2].multiselect("Status", STATUSES, key=K + "f.statuses")
     decided = str(c[3].radio("Decided", cv.DECIDED_CHOICES, horizontal=True, key=K + "f.decided"))
     view = (tuple(pats), tuple(srcs), tuple(stats))
+    if pats or srcs or stats or decided != cv.DECIDED_CHOICES[0]:
+        state.declare_unlinked("the triage queue's filters")
     return cache.by_identity("queue_view", frame, lambda fr: _queue_view(fr, view, decided), extra=(*view, decided))
 
 

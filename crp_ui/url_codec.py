@@ -42,6 +42,8 @@ VIEW_NUMBERS: dict[str, tuple[float, float, bool]] = {
     "ba_width": (0, 12, True),  # Tuning -> Before / after: the fan-out width of that view
     "fo_width": (1, 8, True),  # Fan-out: the width of the page's fan-out
     "fo_depth": (0.0, 1.0, False),  # Fan-out: the branch depth weight of the page's fan-out
+    "logx": (0, 1, True),  # Score breakdown: the recency curves on a log age axis (1)
+    "candidates": (0, 1, True),  # Graph: also draw connector candidates that were not selected (1)
 }
 #: URL parameters owned by a page (e.g. the Fan-out stepper's ``step``): the shell never deletes them
 PAGE_PARAMS: frozenset[str] = frozenset({"step", "tab", *VIEW_NUMBERS})

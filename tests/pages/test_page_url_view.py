@@ -57,3 +57,22 @@ def test_an_edited_query_is_named_in_the_notice(ui_env):
     widget(at, "number_input", "crp.w.scenario.fanout.").set_value(3).run()
     got = " ".join(w.value for w in at.sidebar.warning if "This link does not carry" in w.value).replace("\\", "")
     assert "This link does not carry: the edited scenario (fanout_width)." in got, got
+
+
+def test_the_graph_candidates_toggle_goes_into_the_url(ui_env):
+    at = run_page("graph")
+    assert "candidates" not in _qp(at)
+    widget(at, "toggle", "crp.page.graph.candidates").set_value(True).run()
+    assert _qp(at)["candidates"] == "1"
+    fresh = run_page("graph", params={"candidates": "1"})
+    assert widget(fresh, "toggle", "crp.page.graph.candidates").value is True
+    hostile = run_page("graph", params={"candidates": "7"})
+    assert any("candidates=7: outside 0..1" in w.value.replace("\\", "") for w in hostile.warning)
+    assert widget(hostile, "toggle", "crp.page.graph.candidates").value is False
+
+
+def test_a_glossary_search_is_named_in_the_notice(ui_env):
+    at = run_page("glossary")
+    at.text_input(key="crp.page.glossary.search").set_value("TTL").run()
+    got = " ".join(w.value for w in at.sidebar.warning if "This link does not carry" in w.value).replace("\\", "")
+    assert "the glossary search (TTL)" in got, got
