@@ -76,3 +76,16 @@ def test_a_glossary_search_is_named_in_the_notice(ui_env):
     at.text_input(key="crp.page.glossary.search").set_value("TTL").run()
     got = " ".join(w.value for w in at.sidebar.warning if "This link does not carry" in w.value).replace("\\", "")
     assert "the glossary search (TTL)" in got, got
+
+
+def test_the_conflicts_page_opens_on_a_pair_of_the_current_run(triage_env):
+    from crp_core.triage import Decision, DecisionStore
+    from tests.support.conflicts_page import open_page
+
+    # T2 quarantined: the tie T1|T2 still heads the whole-CKF queue, but the run no longer meets it
+    with DecisionStore(str(triage_env), create=True) as store:
+        store.record(Decision.mark_status("T1", "T2", fact="T2", status="QUARANTINED", operator="fay"))
+    at = open_page()
+    assert at.session_state["crp.page.conflicts.shown"][0] == "T1|T2"
+    assert at.session_state["crp.page.conflicts.pair"] == "X1|X2"
+    assert _qp(at)["pair"] == "X1|X2"
