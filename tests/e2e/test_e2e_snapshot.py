@@ -9,6 +9,7 @@ notice says so.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -92,8 +93,14 @@ def test_a_snapshot_opens_the_same_view_on_a_second_server(page, browser, fresh_
 
 
 # ---- (b) every control of the audit: its change reaches the URL or the notice --------------------------
+def _shown(page: Any) -> list[str]:
+    """What the main area shows: its metrics and its text, timings left out (they differ run to run)."""
+    text = re.sub(r"\d[\d,.]* ?(ms|s)\b", "<t>", page.get_by_test_id("stMain").inner_text())
+    return [*_metrics(page), text]
+
+
 def _view(page: Any) -> tuple[list[str], dict[str, str], str]:
-    return _metrics(page), _query(page), _notice(page)
+    return _shown(page), _query(page), _notice(page)
 
 
 def _ba_width(page: Any) -> None:
@@ -108,6 +115,34 @@ def _sidebar_fanout_width(page: Any) -> None:
     _set_number(page, "fan-out width", 5, sidebar=True)
 
 
+def _toggle(label: str) -> Callable[[Any], None]:
+    def change(page: Any) -> None:
+        page.get_by_test_id("stMain").get_by_text(label, exact=True).click()
+        wait_idle(page)
+
+    return change
+
+
+def _glossary_search(page: Any) -> None:
+    box = page.get_by_test_id("stMain").get_by_label("Search the terms")
+    box.fill("TTL")
+    box.press("Enter")
+    wait_idle(page)
+
+
+def _queue_undecided(page: Any) -> None:
+    page.get_by_role("radiogroup", name="Decided").get_by_text("undecided", exact=True).click()
+    wait_idle(page)
+
+
+def _log_axis(page: Any) -> None:
+    page.get_by_test_id("stMain").locator(
+        '[data-testid="stExpander"] summary:has-text("Recency factor vs age")'
+    ).click()
+    wait_idle(page)
+    _toggle("log age axis")(page)
+
+
 def _fanout_page_width(page: Any) -> None:
     thumb = page.get_by_test_id("stMain").get_by_role("slider").first
     thumb.focus()
@@ -118,6 +153,10 @@ def _fanout_page_width(page: Any) -> None:
 CONTROLS: list[Any] = [
     pytest.param("/tuning?tab=Before+%2F+after", _ba_width, id="tuning-before-after-width"),
     pytest.param("/tuning?tab=Before+%2F+after", _sidebar_fanout_width, id="sidebar-scenario-fanout-width"),
+    pytest.param("/graph", _toggle("also draw connector candidates with bridge value > 0 (not selected)"), id="graph"),
+    pytest.param("/breakdown", _log_axis, id="breakdown-log-axis"),
+    pytest.param("/glossary", _glossary_search, id="glossary-search"),
+    pytest.param("/conflicts", _queue_undecided, id="conflicts-queue-filter"),
     pytest.param(
         "/fanout",
         _fanout_page_width,
