@@ -24,6 +24,7 @@ import streamlit as st
 
 from crp_core import (
     CRPConfig,
+    CRPError,
     DecisionSet,
     KnowledgeBase,
     Scenario,
@@ -39,6 +40,7 @@ from crp_core import (
 
 from . import render, state
 from .decision_store import K_OVERLAY, decision_set
+from .decisions import parse_pair_param
 from .memo import by_identity
 
 #: session keys: the file id of the snapshot last opened, what it was (shown), why the last one was refused
@@ -165,24 +167,25 @@ def _ensure_kb(snap: ViewSnapshot) -> str | None:
     return snap.kb_mismatch(state.get_ckf_fingerprint(kb), state.get_ckf_label())
 
 
-def open_snapshot(data: bytes, name: str) -> str | None:
-    """Restore the view of a snapshot file; the reason it was refused (nothing changed), or None."""
+def open_snapshot(data: bytes, name: str) -> ViewSnapshot | str:
+    """Restore the view of a snapshot file: the snapshot, or the reason it was refused (nothing changed)."""
     try:
         snap = read_view_snapshot(data, name)
         scenario = scenario_from_dict(snap.scenario, source=f"{name}: scenario.document")
         ds = snap.decision_set()
         config = CRPConfig().with_overrides({k: tuple(v) if isinstance(v, list) else v for k, v in snap.config.items()})
+        # the sidebar edits that make the effective configuration the snapshot's, the scenario's table included
+        edits = {k: theirs for k, (_mine, theirs) in layered_config(CRPConfig(), scenario.config).diff(config).items()}
     except ValidationError as exc:
         return str(exc)
-    except Exception as exc:  # noqa: BLE001  a config the snapshot's reader let through is still refused here
+    except (CRPError, ValueError, TypeError) as exc:  # a configuration value the config object refuses
         return f"{name}: {exc}"
     why = _ensure_kb(snap)
     if why:
-        return why
+        return f"{name}: {why}"
     state.set_scenario(scenario, name=snap.scenario_name, edited=snap.scenario_edited)
     state.bump("scenario")
     state.reset_config()
-    edits = {k: theirs for k, (_mine, theirs) in layered_config(CRPConfig(), scenario.config).diff(config).items()}
     err = state.set_config_values(edits) if edits else None
     if err:
         return f"{name}: configuration refused: {err}"
@@ -194,10 +197,10 @@ def open_snapshot(data: bytes, name: str) -> str | None:
         "decisions": str(len(snap.decisions)),
         "opened_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
-    state.select_pair(snap.params.get("pair") or None)
+    state.select_pair(parse_pair_param(snap.params.get("pair"))[0])
     if snap.params.get("fact"):
         state.select_fact(snap.params["fact"])
-    return None
+    return snap
 
 
 def page_target(page: str) -> str:
@@ -237,11 +240,11 @@ def open_section() -> None:
         refused = st.session_state.get(K_REFUSED)
         if up is not None and up.file_id != st.session_state.get(K_OPENED_ID):
             st.session_state[K_OPENED_ID] = up.file_id
-            refused = open_snapshot(up.getvalue(), up.name)
+            got = open_snapshot(up.getvalue(), up.name)
+            refused = got if isinstance(got, str) else None
             st.session_state[K_REFUSED] = refused
-            if refused is None:
-                snap = read_view_snapshot(up.getvalue(), up.name)
-                st.switch_page(page_target(snap.page), query_params=dict(snap.params))
+            if not isinstance(got, str):
+                st.switch_page(page_target(got.page), query_params=dict(got.params))
         if refused:
             st.error(f"Snapshot refused: {render.md_escape(refused)}")
 
