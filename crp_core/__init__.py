@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         objective_names, tune, tuned_toml
     )
     from crp_core.analysis.tune_space import param_for, tunable_keys
+    from crp_core.analysis.view_snapshot import ViewSnapshot, ViewSnapshotError, read_view_snapshot, view_snapshot_bytes
     from crp_core.config import (
         NEVER_RETRIEVED, SCALAR_KEYS, SOURCE_TYPES, STATUSES, TABLE_KEYS, CRPConfig, SourceTable, choices, describe,
         layered_config, origin, valid_range
@@ -265,6 +266,12 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "set_args_for",
     ),
     "crp_core.analysis.known": ("known_conflicts",),
+    "crp_core.analysis.view_snapshot": (
+        "ViewSnapshot",
+        "ViewSnapshotError",
+        "read_view_snapshot",
+        "view_snapshot_bytes",
+    ),
     "crp_core.analysis.metrics": ("METRICS", "MetricInfo", "RANKING_METRICS"),
     "crp_core.analysis.scan": ("scan_config_key",),
     "crp_core.analysis.sdk_agreement": ("has_sdk_data",),
@@ -452,6 +459,8 @@ __all__ = [
     # stakeholder reports: what a report ran on, the whole suite as one report
     "build_suite_html_report", "ReportInputs", "ScenarioInput", "DecisionLine", "decision_lines", "config_changes",
     "reproduce_command", "set_args_for", "SuiteBeforeAfter", "suite_before_after",
+    # view snapshots: a dashboard view in one file (docs/reference/snapshot.md)
+    "ViewSnapshot", "ViewSnapshotError", "read_view_snapshot", "view_snapshot_bytes",
     # the experiment history (docs/decisions/history.md)
     "Experiment", "ExperimentError", "ExperimentStore", "EXPERIMENT_KINDS", "HISTORY_ENV", "experiment_inputs",
     "history_db_path", "history_enabled", "list_experiments", "record_experiment",

@@ -54,17 +54,22 @@ def before_after_tab(
         "The same scenario through SPEC-024-only retrieval (no recency factor, no contradiction "
         "resolution, naive fan-out) and through the full SPEC-027 pipeline."
     )
+    default = int(scenario.fanout_width or 0)
+    linked, refused = state.view_number("ba_width", default)  # the link's width (?ba_width=), else the scenario's
+    if refused:
+        st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
     width = int(
         st.number_input(
             "Fan-out width for this view",
             min_value=0,
             max_value=12,
-            value=int(scenario.fanout_width or 0),
+            value=int(linked),
             step=1,
             key=f"{K}ba_width.{state.gen('scenario')}",
             help="The scenario's width by default; 0 or 1 = no fan-out.",
         )
     )
+    state.set_view_number("ba_width", width, default)
     ba = kept_before_after(corpus, scenario, config, result, decisions, dkey, width)
     if ba is None:
         return

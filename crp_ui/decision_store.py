@@ -43,6 +43,9 @@ from .session import db_path
 
 K_AWAY = "crp.triage.away"  # (since, reason) while the database cannot be reached
 K_LAST = "crp.triage.last."  # + what: the last good read of this session ("set", "log")
+#: the decisions of an opened view snapshot (crp_ui.snapshot): in force in this session's view instead of
+#: the database's, never written to it
+K_OVERLAY = "crp.triage.snapshot_overlay"
 
 
 def is_url(target: str) -> bool:
@@ -134,8 +137,12 @@ def decision_set() -> DecisionSet:
     """The decisions in force in the configured database (empty while it does not exist).
 
     Re-read on every call (one ``count(*)``; the set is folded again only when the log grew). While the
-    database cannot be reached, the set this session read last.
+    database cannot be reached, the set this session read last. While a view snapshot is open in this
+    session, its decisions (:data:`K_OVERLAY`) instead.
     """
+    overlay = st.session_state.get(K_OVERLAY)
+    if isinstance(overlay, DecisionSet):
+        return overlay
     where = _target()
     if where is None:
         return DecisionSet.empty()

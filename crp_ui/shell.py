@@ -124,7 +124,7 @@ def run() -> None:
     )
     render.apply_stylesheet()
     nav = st.navigation(navigation_pages())
-    sidebar.render_sidebar()
+    sidebar.render_sidebar(nav.url_path)
     token = _IN_SHELL.set(True)
     try:
         nav.run()

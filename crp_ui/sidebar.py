@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import render, state, team
+from . import render, snapshot, state, team
 from .sidebar_ckf import UPLOAD_TYPES, browser_upload_cap, ckf_section, limit_text
 from .sidebar_config import (
     CONFIG_GROUP_OPEN,
@@ -29,17 +29,21 @@ from .widgets import widget_key
 OPERATOR_KEY = "crp.w.operator"
 
 
-def render_sidebar() -> None:
-    """Draw the sidebar (once per run, before the page) and mirror the state in the URL."""
+def render_sidebar(page: str = "") -> None:
+    """Draw the sidebar (once per run, before ``page``, its URL path) and mirror the state in the URL;
+    what the link does not carry and "Share snapshot" are drawn once the page ran (:mod:`crp_ui.snapshot`)."""
     state.init_state()
+    state.begin_run(page)
     with st.sidebar:
         for w in state.url_warnings():
             st.warning(f"Link parameter ignored: {render.md_escape(w)}")
+        snapshot.notice_slot()
         ckf_section()
         scenario_section()
         config_section()
         _operator_section()
-    state.sync_query_params()
+        snapshot.open_section()
+    state.sync_url()
 
 
 def _on_operator(wkey: str) -> None:

@@ -110,14 +110,20 @@ from .session import (
 )
 from .url_codec import (
     PAGE_PARAMS,
+    PAIR_PAGES,
+    VIEW_NUMBERS,
     apply_query_params,
+    current_page,
     current_params,
     format_value,
     page_param,
     query_params_for_state,
+    set_current_page,
     set_page_param,
-    sync_query_params,
+    set_view_number,
+    view_number,
 )
+from .url_codec import sync_query_params as sync_url
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -133,6 +139,44 @@ def init_state() -> None:
     st.session_state.setdefault(K_EDITS, {})
     recompute_config()
     st.session_state[K_URL_WARNINGS] = apply_query_params(current_params())
+
+
+#: what runs after the URL is synced (the snapshot panel's "this link does not carry" notice)
+_AFTER_SYNC: list[Callable[[], None]] = []
+#: session key: what a page's view shows that its link does not carry (labels), reset every run
+K_UNLINKED = "crp.url.unlinked"
+
+
+def after_sync(hook: Callable[[], None]) -> None:
+    """Run ``hook`` after every :func:`sync_query_params` (registered once per process, at import)."""
+    if hook not in _AFTER_SYNC:
+        _AFTER_SYNC.append(hook)
+
+
+def sync_query_params() -> None:
+    """Mirror the state in the URL (:func:`crp_ui.url_codec.sync_query_params`), then run the hooks."""
+    sync_url()
+    for hook in _AFTER_SYNC:
+        hook()
+
+
+def begin_run(page: str) -> None:
+    """The start of a run of ``page`` (its URL path): noted for the URL, what the page declares reset."""
+    set_current_page(page)
+    st.session_state[K_UNLINKED] = []
+
+
+def declare_unlinked(label: str) -> None:
+    """A page says its view holds state its link does not carry (``label``, e.g. "Fan-out width 4"):
+    listed in the sidebar's "This link does not carry" notice of this run."""
+    got = list(st.session_state.get(K_UNLINKED, []))
+    if label not in got:
+        st.session_state[K_UNLINKED] = [*got, label]
+
+
+def unlinked() -> list[str]:
+    """What the page declared this run (:func:`declare_unlinked`)."""
+    return list(st.session_state.get(K_UNLINKED, []))
 
 
 def _started(read: Callable[P, R]) -> Callable[P, R]:
@@ -255,10 +299,21 @@ __all__ = [
     # the URL
     "url_warnings",
     "PAGE_PARAMS",
+    "PAIR_PAGES",
+    "VIEW_NUMBERS",
     "apply_query_params",
     "format_value",
     "page_param",
     "set_page_param",
+    "view_number",
+    "set_view_number",
     "query_params_for_state",
     "sync_query_params",
+    "sync_url",
+    "after_sync",
+    "begin_run",
+    "current_page",
+    "current_params",
+    "declare_unlinked",
+    "unlinked",
 ]

@@ -11,7 +11,17 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from crp_core import PATTERNS, STATUSES, ConflictScan, CRPConfig, DecisionSet, KnowledgeBase, SdkAgreement
+from crp_core import (
+    PATTERNS,
+    STATUSES,
+    ConflictScan,
+    CRPConfig,
+    CRPError,
+    DecisionSet,
+    KnowledgeBase,
+    SdkAgreement,
+    pair_key,
+)
 
 from . import cache, decisions, render, state, triage_live
 from . import conflicts_view as cv
@@ -126,6 +136,8 @@ def _filtered(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     stats = c[2].multiselect("Status", STATUSES, key=K + "f.statuses")
     decided = str(c[3].radio("Decided", cv.DECIDED_CHOICES, horizontal=True, key=K + "f.decided"))
     view = (tuple(pats), tuple(srcs), tuple(stats))
+    if pats or srcs or stats or decided != cv.DECIDED_CHOICES[0]:
+        state.declare_unlinked("the triage queue's filters")
     return cache.by_identity("queue_view", frame, lambda fr: _queue_view(fr, view, decided), extra=(*view, decided))
 
 
@@ -149,10 +161,21 @@ def _table(shown: pd.DataFrame, display: pd.DataFrame, claims: dict[str, str]) -
     )
 
 
+def _first_of_run(keys: list[str]) -> str:
+    """The queue's first pair that the current run arbitrated (the page opens on the scenario's conflicts,
+    not on an unrelated whole-CKF tie); the queue's first pair when the run has none of them."""
+    try:
+        result = state.get_result()
+    except CRPError:
+        result = None
+    run = {pair_key(p.fact_a, p.fact_b) for p in result.resolution.pairs} if result is not None else set()
+    return next((k for k in keys if k in run), keys[0])
+
+
 def _pick_pair(shown: pd.DataFrame, keys: list[str], wanted: str | None) -> str:
     """The pair select box (a table row picks it too); the choice is the page's selected pair."""
     if state.recall(K_PAIR) not in keys:
-        state.remember(K_PAIR, wanted if wanted in keys else keys[0])
+        state.remember(K_PAIR, wanted if wanted in keys else _first_of_run(keys))
     # the four columns a label reads, once per shown frame
     labels = cache.by_identity(
         "queue_labels",

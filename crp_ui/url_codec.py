@@ -3,11 +3,14 @@
 Parameters: ``ckf`` (bundled sample name, when not the default sample), ``scenario`` (bundled
 scenario name), ``now`` (date, when it differs from the scenario's), ``cfg.<key>=value`` for every
 config key that differs from the defaults, ``fact`` (selected fact id), ``pair`` (the conflict pair
-selected on the Conflicts page, ``a|b``). Parameters a page owns (:data:`PAGE_PARAMS`) are left alone
-by the shell: ``step`` (the Fan-out stepper, read and written through :func:`page_param` /
-:func:`set_page_param`) and ``tab`` (the tabs of the Tuning and Conflicts pages, bound to their
-``st.tabs`` with ``bind="query-params"``: Streamlit writes and reads it, and refuses to let
-``st.query_params`` set or delete it).
+selected on the Conflicts page, ``a|b``; written only on the pages of :data:`PAIR_PAGES`, where it
+selects something). Parameters a page owns (:data:`PAGE_PARAMS`) are left alone by the shell: ``step``
+(the Fan-out stepper, read and written through :func:`page_param` / :func:`set_page_param`), ``tab``
+(the tabs of the Tuning and Conflicts pages, bound to their ``st.tabs`` with ``bind="query-params"``:
+Streamlit writes and reads it, and refuses to let ``st.query_params`` set or delete it) and the
+bounded numbers of :data:`VIEW_NUMBERS` (a page's own controls, :func:`view_number` /
+:func:`set_view_number`). Streamlit clears the URL's parameters on a page switch, so a page's own
+parameters never follow the user to another page.
 """
 
 from __future__ import annotations
@@ -33,8 +36,21 @@ from .scenario_state import (
 )
 from .session import select_fact, select_pair, selected_fact, selected_pair
 
+#: a page's own numeric controls in the URL: name -> (lowest, highest, integer?); a value outside the
+#: range, or not a number, is refused with a message and the control keeps its default
+VIEW_NUMBERS: dict[str, tuple[float, float, bool]] = {
+    "ba_width": (0, 12, True),  # Tuning -> Before / after: the fan-out width of that view
+    "fo_width": (1, 8, True),  # Fan-out: the width of the page's fan-out
+    "fo_depth": (0.0, 1.0, False),  # Fan-out: the branch depth weight of the page's fan-out
+    "logx": (0, 1, True),  # Score breakdown: the recency curves on a log age axis (1)
+    "candidates": (0, 1, True),  # Graph: also draw connector candidates that were not selected (1)
+}
 #: URL parameters owned by a page (e.g. the Fan-out stepper's ``step``): the shell never deletes them
-PAGE_PARAMS: frozenset[str] = frozenset({"step", "tab"})
+PAGE_PARAMS: frozenset[str] = frozenset({"step", "tab", *VIEW_NUMBERS})
+#: the pages where ``pair`` selects something (URL paths); elsewhere it is not written
+PAIR_PAGES: frozenset[str] = frozenset({"conflicts"})
+#: session key of the URL path of the page this run draws ("" for the first page)
+K_PAGE = "crp.url.page"
 #: the defaults, built once: the URL is compared with them twice per rerun
 _DEFAULTS = CRPConfig()
 
@@ -68,9 +84,19 @@ def query_params_for_state() -> dict[str, str]:
     if fid:
         out["fact"] = fid
     pair = selected_pair()
-    if pair:
+    if pair and current_page() in PAIR_PAGES:
         out["pair"] = pair
     return out
+
+
+def set_current_page(url_path: str) -> None:
+    """Note the page this run draws (its URL path; the shell calls this before the sidebar)."""
+    st.session_state[K_PAGE] = url_path
+
+
+def current_page() -> str:
+    """The URL path of the page this run draws ("" for the first page, or before the shell said)."""
+    return str(st.session_state.get(K_PAGE, ""))
 
 
 def sync_query_params() -> None:
@@ -104,6 +130,41 @@ def set_page_param(name: str, value: str) -> None:
     """Write a parameter a page owns into the URL (only when it changed)."""
     if st.query_params.get(name) != value:
         st.query_params[name] = value
+
+
+def parse_view_number(name: str, raw: str | None) -> tuple[float | int | None, str]:
+    """A :data:`VIEW_NUMBERS` parameter's value -> (the number or None, a warning or "")."""
+    if raw is None or raw == "":
+        return None, ""
+    lo, hi, integer = VIEW_NUMBERS[name]
+    shown = raw if len(raw) <= 40 and raw.isprintable() else repr(raw[:40]) + "…"
+    try:
+        if len(raw) > 40:
+            raise ValueError(raw)
+        value: float | int = int(raw) if integer else float(raw)
+    except ValueError:
+        kind = "a whole number" if integer else "a number"
+        return None, f"{name}={shown}: not {kind} between {lo:g} and {hi:g}; ignored"
+    if not (lo <= value <= hi):  # NaN fails both comparisons
+        return None, f"{name}={shown}: outside {lo:g}..{hi:g}; ignored"
+    return value, ""
+
+
+def view_number(name: str, default: float) -> tuple[float, str]:
+    """The value of a page's own control named ``name`` (:data:`VIEW_NUMBERS`): the URL's when valid,
+    else ``default``; with the warning to show when the URL's value was refused ("" otherwise)."""
+    got, warning = parse_view_number(name, page_param(name))
+    return (default if got is None else got), warning
+
+
+def set_view_number(name: str, value: float, default: float) -> None:
+    """Mirror a page's own control in the URL: written while it differs from ``default``, else removed."""
+    _lo, _hi, integer = VIEW_NUMBERS[name]
+    if float(value) == float(default):
+        if name in st.query_params:
+            del st.query_params[name]
+        return
+    set_page_param(name, str(int(value)) if integer else repr(float(value)))
 
 
 def apply_query_params(params: Mapping[str, str]) -> list[str]:

@@ -139,12 +139,16 @@ def _table(view: pd.DataFrame, digest: str, total: int, marks: LabelMarks | None
 @st.fragment
 def _recency(result: PipelineResult, frame: pd.DataFrame, current: str | None) -> None:
     """The recency curves with their axis toggle: a fragment, so the toggle redraws only this chart."""
+    linked, refused = state.view_number("logx", 0)  # ?logx=1
+    if refused:
+        st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
     log_x = st.toggle(
         "log age axis",
-        value=False,
+        value=bool(linked),
         key=K + "logx",
         help="Spreads short TTLs (news: 30 days) and long ones (regulatory: 5 years).",
     )
+    state.set_view_number("logx", int(log_x), 0)
     st.plotly_chart(
         cache.memo_shared(
             ("recency", _recency_inputs(result, frame), current, log_x),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from crp_ui import glossary, render, shell
+from crp_ui import glossary, render, shell, state
 
 K = "crp.page.glossary."
 
@@ -19,6 +19,8 @@ def main() -> None:
     )
     query = st.text_input("Search the terms", key=K + "search", placeholder="a word: novelty, TTL, fan-out…")
     found = glossary.search(query)
+    if query.strip():
+        state.declare_unlinked(f"the glossary search ({query.strip()[:40]})")
     if not found:
         st.info(
             f"No term matches **{render.md_escape(query.strip())}**. Clear the search to see all "

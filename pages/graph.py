@@ -175,9 +175,13 @@ def main() -> None:
         )
     conns = tables.memo(result, "connectors", lambda: tables.connectors_frame(result, only_bridging=True))
     _metrics(result, conns)
+    linked, refused = state.view_number("candidates", 0)  # ?candidates=1
+    if refused:
+        st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
     include = st.toggle(
-        "also draw connector candidates with bridge value > 0 (not selected)", value=False, key=K + "candidates"
+        "also draw connector candidates with bridge value > 0 (not selected)", value=bool(linked), key=K + "candidates"
     )
+    state.set_view_number("candidates", int(include), 0)
     current = state.selected_fact()
     pick = _connector_picker(conns["fact_id"].tolist(), current)
     row = conns[conns["fact_id"] == pick].iloc[0] if pick is not None else None

@@ -78,7 +78,7 @@ def test_sidebar_has_every_editor_widget(ui_env):
     assert _widget(sb.text_area, "Query").value == "Which ports are used?"
     assert _widget(sb.date_input, "now (time travel)").value.isoformat() == "2025-10-01"
     assert _widget(sb.number_input, "fan-out width").value == 0
-    assert len(sb.get("file_uploader")) == 3  # CKF, scenario, config TOML
+    assert len(sb.get("file_uploader")) == 4  # CKF, scenario, config TOML, view snapshot
     # one widget per scalar config key, labelled with * when the default is the project's
     labels = {w.label for w in list(sb.number_input) + list(sb.toggle) + list(sb.selectbox)}
     for key in SCALAR_KEYS:

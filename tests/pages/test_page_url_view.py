@@ -1,0 +1,91 @@
+"""What a page's link carries: the Before / after view's fan-out width (``ba_width``, bounded, a hostile
+value refused with a message), ``pair`` only on the Conflicts page, and the "This link does not carry"
+notice for what no link holds (an edited scenario)."""
+
+from __future__ import annotations
+
+from crp_core.analysis.baseline import before_after
+from tests.support.pages import expected_result, metric, run_page, widget
+
+K = "crp.tuning."
+
+
+def _qp(at) -> dict[str, str]:
+    return {
+        k: at.query_params[k][0] if isinstance(at.query_params[k], list) else at.query_params[k]
+        for k in at.query_params
+    }
+
+
+def test_the_before_after_width_goes_into_the_url_and_comes_back(ui_env):
+    exp = expected_result(ui_env)
+    at = run_page("tuning", params={"tab": "Before / after"})
+    assert "ba_width" not in _qp(at)  # the scenario's width: nothing to carry
+    widget(at, "number_input", K + "ba_width.").set_value(2).run()
+    assert _qp(at)["ba_width"] == "2"
+    shown = metric(at, "fan-out duplicates")
+    assert shown == str(before_after(exp.corpus, exp.scenario, exp.config, fanout_width=2).after.fanout_duplicates)
+    fresh = run_page("tuning", params={"tab": "Before / after", "ba_width": "2"})  # the link, opened elsewhere
+    assert widget(fresh, "number_input", K + "ba_width.").value == 2
+    assert metric(fresh, "fan-out duplicates") == shown
+
+
+def test_a_hostile_before_after_width_is_refused_with_a_message(ui_env):
+    for raw in ("99", "-1", "2.5", "nan", "1" * 500, "2\n3"):
+        at = run_page("tuning", params={"tab": "Before / after", "ba_width": raw})
+        assert not at.exception
+        assert any("ba\\_width" in w.value and "ignored" in w.value for w in at.warning), (
+            raw,
+            [w.value for w in at.warning],
+        )
+        assert widget(at, "number_input", K + "ba_width.").value == 0  # the scenario's width
+
+
+def test_pair_is_written_on_the_conflicts_page_only(triage_env):
+    at = run_page("conflicts")
+    pair = _qp(at).get("pair")
+    assert pair  # the page selected a pair
+    at.switch_page("pages/overview.py").run()
+    assert "pair" not in _qp(at)
+    at.switch_page("pages/conflicts.py").run()
+    assert _qp(at).get("pair") == pair  # the selection comes back with the page
+
+
+def test_an_edited_query_is_named_in_the_notice(ui_env):
+    at = run_page("overview")
+    assert not [w for w in at.sidebar.warning if "This link does not carry" in w.value]
+    widget(at, "number_input", "crp.w.scenario.fanout.").set_value(3).run()
+    got = " ".join(w.value for w in at.sidebar.warning if "This link does not carry" in w.value).replace("\\", "")
+    assert "This link does not carry: the edited scenario (fanout_width)." in got, got
+
+
+def test_the_graph_candidates_toggle_goes_into_the_url(ui_env):
+    at = run_page("graph")
+    assert "candidates" not in _qp(at)
+    widget(at, "toggle", "crp.page.graph.candidates").set_value(True).run()
+    assert _qp(at)["candidates"] == "1"
+    fresh = run_page("graph", params={"candidates": "1"})
+    assert widget(fresh, "toggle", "crp.page.graph.candidates").value is True
+    hostile = run_page("graph", params={"candidates": "7"})
+    assert any("candidates=7: outside 0..1" in w.value.replace("\\", "") for w in hostile.warning)
+    assert widget(hostile, "toggle", "crp.page.graph.candidates").value is False
+
+
+def test_a_glossary_search_is_named_in_the_notice(ui_env):
+    at = run_page("glossary")
+    at.text_input(key="crp.page.glossary.search").set_value("TTL").run()
+    got = " ".join(w.value for w in at.sidebar.warning if "This link does not carry" in w.value).replace("\\", "")
+    assert "the glossary search (TTL)" in got, got
+
+
+def test_the_conflicts_page_opens_on_a_pair_of_the_current_run(triage_env):
+    from crp_core.triage import Decision, DecisionStore
+    from tests.support.conflicts_page import open_page
+
+    # T2 quarantined: the tie T1|T2 still heads the whole-CKF queue, but the run no longer meets it
+    with DecisionStore(str(triage_env), create=True) as store:
+        store.record(Decision.mark_status("T1", "T2", fact="T2", status="QUARANTINED", operator="fay"))
+    at = open_page()
+    assert at.session_state["crp.page.conflicts.shown"][0] == "T1|T2"
+    assert at.session_state["crp.page.conflicts.pair"] == "X1|X2"
+    assert _qp(at)["pair"] == "X1|X2"
