@@ -109,12 +109,19 @@ def _controls(scenario: Scenario, config: CRPConfig) -> tuple[int, list[str], fl
         config.branch_depth_weight,
     )
     subs = {sq.id: sq for sq in scenario.sub_queries}
+    # the width and depth weight live in the link (?fo_width=, ?fo_depth=); the ResidualSet edit does not
+    w_default, d_default = fv.clamp_width(scenario.fanout_width), float(config.branch_depth_weight)
+    w_linked, w_refused = state.view_number("fo_width", w_default)
+    d_linked, d_refused = state.view_number("fo_depth", d_default)
+    for refused in (w_refused, d_refused):
+        if refused:
+            st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
     c1, c3 = st.columns(2)
     width = c1.slider(
         "fan-out width",
         fv.MIN_WIDTH,
         fv.MAX_WIDTH,
-        fv.clamp_width(scenario.fanout_width),
+        fv.clamp_width(int(w_linked)),
         key=f"{K}w.width.{sig}",
         help="Branches to run in parallel (1 = no fan-out). Starts at the scenario's fanout_width.",
     )
@@ -131,12 +138,16 @@ def _controls(scenario: Scenario, config: CRPConfig) -> tuple[int, list[str], fl
         "branch depth weight",
         0.0,
         1.0,
-        float(config.branch_depth_weight),
+        float(d_linked),
         0.05,
         key=f"{K}w.depth.{sig}",
         help="depth_weight of the Coverage Set entry a branch writes for each sub-query of its "
         "partition (branch_depth_weight).",
     )
+    state.set_view_number("fo_width", int(width), w_default)
+    state.set_view_number("fo_depth", float(depth), d_default)
+    if list(residual) != [sq.id for sq in scenario.residual_set]:
+        state.declare_unlinked("the Fan-out page's ResidualSet edit")
     return int(width), list(residual), float(depth)
 
 

@@ -157,12 +157,7 @@ CONTROLS: list[Any] = [
     pytest.param("/breakdown", _log_axis, id="breakdown-log-axis"),
     pytest.param("/glossary", _glossary_search, id="glossary-search"),
     pytest.param("/conflicts", _queue_undecided, id="conflicts-queue-filter"),
-    pytest.param(
-        "/fanout",
-        _fanout_page_width,
-        id="fanout-page-width",
-        marks=pytest.mark.xfail(reason="the Fan-out page's width and depth weight are wired by the page's owner"),
-    ),
+    pytest.param("/fanout", _fanout_page_width, id="fanout-page-width"),
 ]
 
 
