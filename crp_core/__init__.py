@@ -65,8 +65,8 @@ if TYPE_CHECKING:
     from crp_core.analysis.tune_space import param_for, tunable_keys
     from crp_core.analysis.view_snapshot import ViewSnapshot, ViewSnapshotError, read_view_snapshot, view_snapshot_bytes
     from crp_core.config import (
-        NEVER_RETRIEVED, SCALAR_KEYS, SOURCE_TYPES, STATUSES, TABLE_KEYS, CRPConfig, SourceTable, choices, describe,
-        layered_config, origin, valid_range
+        CORPUS_KEYS, NEVER_RETRIEVED, SCALAR_KEYS, SOURCE_TYPES, STATUSES, TABLE_KEYS, CRPConfig, SourceTable, choices,
+        describe, layered_config, origin, valid_range
     )
     from crp_core.corpus.embedding import (
         MODEL_ID, Embedder, EmbeddingCancelled, MiniLMEmbedder, default_embedder, embedder_for
@@ -292,7 +292,16 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "tuned_toml",
     ),
     "crp_core.analysis.tune_space": ("param_for", "tunable_keys"),
-    "crp_core.config": ("NEVER_RETRIEVED", "SCALAR_KEYS", "TABLE_KEYS", "choices", "describe", "origin", "valid_range"),
+    "crp_core.config": (
+        "NEVER_RETRIEVED",
+        "SCALAR_KEYS",
+        "TABLE_KEYS",
+        "CORPUS_KEYS",
+        "choices",
+        "describe",
+        "origin",
+        "valid_range",
+    ),
     "crp_core.corpus.embedding": (
         "EmbeddingCancelled",
         "default_embedder",
@@ -460,7 +469,7 @@ __all__ = [
     "build_suite_html_report", "ReportInputs", "ScenarioInput", "DecisionLine", "decision_lines", "config_changes",
     "reproduce_command", "set_args_for", "SuiteBeforeAfter", "suite_before_after",
     # view snapshots: a dashboard view in one file (docs/reference/snapshot.md)
-    "ViewSnapshot", "ViewSnapshotError", "read_view_snapshot", "view_snapshot_bytes",
+    "ViewSnapshot", "ViewSnapshotError", "read_view_snapshot", "view_snapshot_bytes", "CORPUS_KEYS",
     # the experiment history (docs/decisions/history.md)
     "Experiment", "ExperimentError", "ExperimentStore", "EXPERIMENT_KINDS", "HISTORY_ENV", "experiment_inputs",
     "history_db_path", "history_enabled", "list_experiments", "record_experiment",

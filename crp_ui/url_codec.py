@@ -20,7 +20,7 @@ from datetime import date
 
 import streamlit as st
 
-from crp_core import ConfigError, CRPConfig
+from crp_core import CORPUS_KEYS, ConfigError, CRPConfig
 
 from .ckf_state import active_ckf, clear_ckf_refusal, get_ckf_sample, load_sample, pending_load
 from .config_state import get_config, set_config_error, set_config_values
@@ -79,7 +79,8 @@ def query_params_for_state() -> dict[str, str]:
     if s is not None and (scenario_edited() or not name) and s.now is not None:
         out["now"] = s.now.date().isoformat()
     for key, (_mine, theirs) in _DEFAULTS.diff(get_config()).items():
-        out[f"cfg.{key}"] = format_value(theirs)
+        if key not in CORPUS_KEYS:
+            out[f"cfg.{key}"] = format_value(theirs)
     fid = selected_fact()
     if fid:
         out["fact"] = fid
@@ -222,7 +223,10 @@ def _apply_now(now: str | None) -> list[str]:
 
 
 def _apply_config_item(k: str, v: str) -> list[str]:
-    """One ``cfg.<key>=value`` parameter, parsed like the CLI's ``--set``."""
+    """One ``cfg.<key>=value`` parameter, parsed like the CLI's ``--set``. A corpus key (the embedding
+    model: a path on this server) never comes from a link: the server's operator sets it."""
+    if k[4:] in CORPUS_KEYS:
+        return [f"{k}: not taken from a link (it names a model folder on this server; set it in the configuration)"]
     try:
         parsed = CRPConfig().with_set_args([f"{k[4:]}={v}"]).diff(CRPConfig())
     except ConfigError as exc:

@@ -89,3 +89,12 @@ def test_the_conflicts_page_opens_on_a_pair_of_the_current_run(triage_env):
     assert at.session_state["crp.page.conflicts.shown"][0] == "T1|T2"
     assert at.session_state["crp.page.conflicts.pair"] == "X1|X2"
     assert _qp(at)["pair"] == "X1|X2"
+
+
+def test_a_link_never_sets_the_embedding_model(ui_env):
+    """``cfg.embedding_model`` names a folder on the server: a link may not choose it (the corpus keys are
+    the server's), and a link written by the page never carries it."""
+    at = run_page("overview", params={"cfg.embedding_model": "/etc"})
+    shown = " ".join(w.value for w in at.warning) + " ".join(e.value for e in at.error)
+    assert "embedding" in shown and "not taken from a link" in shown, shown
+    assert "embedding_model" not in " ".join(_qp(at))
