@@ -8,6 +8,7 @@ again only when a layer changes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -50,9 +51,28 @@ def _scenario() -> Scenario | None:
     return cast("Scenario | None", st.session_state.get(K_SCENARIO))
 
 
+#: the dashboard's embedding model: the server's to choose (a model folder on this machine, or an installed
+#: package that ships one), never an uploaded configuration's, a scenario's or a link's
+EMBEDDING_MODEL_ENV = "CRP_INSPECT_EMBEDDING_MODEL"
+
+
+def server_embedding_model() -> str:
+    """The embedding model this server was started with (``$CRP_INSPECT_EMBEDDING_MODEL``; "" = MiniLM)."""
+    return os.environ.get(EMBEDDING_MODEL_ENV, "").strip()
+
+
 def _effective(base: CRPConfig, scenario: Scenario | None, edits: Mapping[str, Any]) -> CRPConfig:
-    """The dashboard's configuration: ``crp_core.layered_config`` with the sidebar edits as overrides."""
-    return layered_config(base, scenario.config if scenario is not None else None, overrides=edits)
+    """The dashboard's configuration: ``crp_core.layered_config`` with the sidebar edits as overrides, and
+    the server's embedding model (a configuration or scenario naming another is refused)."""
+    c = layered_config(base, scenario.config if scenario is not None else None, overrides=edits)
+    server = server_embedding_model()
+    if c.embedding_model and c.embedding_model != server:
+        raise ConfigError(
+            f"embedding_model {c.embedding_model!r}: the dashboard embeds with the model its server was started "
+            f"with (${EMBEDDING_MODEL_ENV}: {server or 'all-MiniLM-L6-v2'}), not one named by an uploaded "
+            "configuration or a scenario"
+        )
+    return c.with_overrides({"embedding_model": server}) if server else c
 
 
 def recompute_config() -> CRPConfig:
