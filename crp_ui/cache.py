@@ -3,7 +3,11 @@
 * CKF loading: ``st.cache_data`` keyed by the path and its mtime/size (or the uploaded bytes),
   lenient flag and size limit. The loaded KB is then kept in the session state, so the cached copy
   is only read again when the user picks another CKF.
-* The embedder: one ``st.cache_resource`` (the model loads at most once per process).
+* The embedder: one ``st.cache_resource`` (the model loads at most once per process). As soon as a
+  prepared corpus is at hand, the model that embeds its new texts (an edited query, a sub-query) starts
+  loading in a background thread (:func:`warm_embedder`), so the first query edit does not wait for it;
+  the load itself is the embedder's own, under its lock, so a text embedded meanwhile waits for the same
+  load instead of starting another.
 * Prepared corpora (vectors + HNSW index): a ``st.cache_resource`` registry keyed by the KB
   fingerprint, the embedder and the index parameters. They are built by background jobs
   (``crp_core.JobRegistry``, also one ``st.cache_resource``, same key): the job's
@@ -20,6 +24,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -121,6 +126,47 @@ def embedder_for(corpus: Corpus) -> Embedder | None:
     return core_embedder_for(corpus.model_id)
 
 
+# ---- warming the model in the background ---------------------------------------------------------
+_warm_lock = threading.Lock()
+#: the warm-up thread started for each model id (at most one per model id per process)
+_warming: dict[str, threading.Thread] = {}
+
+
+def _load(embedder: Embedder) -> None:
+    """Load ``embedder``'s model (and its tokenizer) now; what cannot load here fails again, visibly, on
+    the first text that needs it."""
+    load = getattr(embedder, "load", None)
+    if load is None:  # an embedder without a lazy model has nothing to warm
+        return
+    try:
+        load()
+        count = getattr(embedder, "count_tokens", None)
+        if count is not None:
+            count(["warm-up"])
+    except Exception:  # noqa: BLE001, S110 - a background warm-up never raises; the first real use reports it
+        pass
+
+
+def warm_embedder(model_id: str) -> threading.Thread | None:
+    """Start loading, in a daemon thread, the embedder that encodes new texts for vectors of ``model_id``
+    (the :func:`embedder_for` rule), once per model id per process; the thread of an earlier call is
+    returned again. None when no model runs for it (the override is in use, or no MiniLM encodes that
+    model's texts). Never blocks: the script thread only starts the thread."""
+    if EMBEDDER_OVERRIDE is not None:
+        return None
+    with _warm_lock:
+        started = _warming.get(model_id)
+        if started is not None:
+            return started
+        embedder = core_embedder_for(model_id)
+        if embedder is None:
+            return None
+        thread = threading.Thread(target=_load, args=(embedder,), name=f"crp-warm-{model_id}", daemon=True)
+        _warming[model_id] = thread
+        thread.start()
+        return thread
+
+
 # ---- figures shared by every session ---------------------------------------------------------------
 SHARED_ENTRIES = 32
 #: the process-wide store of :func:`memo_shared` (the shared, locked LRU registry every session reads)
@@ -169,13 +215,14 @@ def ready_corpus(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | Non
     """The prepared corpus when it is ready (built, or its job finished), else None. Starts nothing."""
     key = corpus_key(kb_fingerprint, config, kb)
     hit = _corpora().get(key)
-    if hit is not None:
-        return hit
-    job = jobs().get(key)
-    if job is not None and job.state == "done" and isinstance(job.result, Corpus):
-        _corpora().put(key, job.result)
-        return job.result
-    return None
+    if hit is None:
+        job = jobs().get(key)
+        if job is None or job.state != "done" or not isinstance(job.result, Corpus):
+            return None
+        hit = job.result
+        _corpora().put(key, hit)
+    warm_embedder(hit.model_id)  # the first query edit finds the model loaded
+    return hit
 
 
 def keep_corpus(key: Hashable, corpus: object) -> None:
@@ -246,6 +293,7 @@ def prepared_corpus(
     if job.state != "done" or not isinstance(job.result, Corpus):
         raise job_error(job)
     _corpora().put(job.key, job.result)
+    warm_embedder(job.result.model_id)
     return job.result
 
 
@@ -358,6 +406,7 @@ __all__ = [
     "load_ckf_upload",
     "get_embedder",
     "embedder_for",
+    "warm_embedder",
     "jobs",
     "corpus_key",
     "corpus_cached",
