@@ -13,14 +13,18 @@ import plotly.graph_objects as go
 
 from crp_core import BeforeAfter, EnvelopeChange, SideNumbers
 
+from .chart_style import AGEING, BAD, EXPIRED, FRESH, GOOD, rule_words
+
 #: bad / good: what the older retrieval hands over in red, SPEC-027 in green (the same in the HTML report)
-SIDE_COLOURS = {"SPEC-024 only": "#c0504d", "SPEC-027": "#2e8b57"}
+SIDE_COLOURS = {"SPEC-024 only": BAD, "SPEC-027": GOOD}
 RULE_ORDER = ("fresh", "decay", "expired", "stale_status", "timeless", "user_provided", "unknown_age", "future")
+#: a rule's colour: fresh / ageing / expired in the recency-state colours, the rules that leave a fact at
+#: 1.0 for another reason in colours of their own; the legend names a rule in the reader's words
 RULE_COLOURS = {
-    "fresh": "#2e8b57",
-    "decay": "#e0b000",
-    "expired": "#b00020",
-    "stale_status": "#a15c00",
+    "fresh": FRESH,
+    "decay": AGEING,
+    "expired": EXPIRED,
+    "stale_status": "#8b1a1a",
     "timeless": "#1f5fa8",
     "user_provided": "#7b4fb3",
     "unknown_age": "#9aa5b1",
@@ -174,9 +178,9 @@ def recency_mix_figure(ba: BeforeAfter) -> go.Figure:
             go.Bar(
                 x=[s for s, _ in sides],
                 y=ys,
-                name=rule,
+                name=rule_words(rule),
                 marker_color=RULE_COLOURS[rule],
-                hovertemplate="%{x}: %{y} fact(s)<extra>" + rule + "</extra>",
+                hovertemplate="%{x}: %{y} fact(s)<extra>" + rule_words(rule) + "</extra>",
             )
         )
     n = max(len(ba.before.envelope), len(ba.after.envelope), 1)
@@ -187,7 +191,7 @@ def recency_mix_figure(ba: BeforeAfter) -> go.Figure:
         margin=dict(l=60, r=10, t=50, b=10),
         legend=dict(orientation="h", y=-0.18),
         yaxis_title="facts in the envelope",
-        title=dict(text="Envelope facts by SPEC-027 recency rule", x=0.0, xanchor="left"),
+        title=dict(text="Envelope facts by recency (SPEC-027 §3.2)", x=0.0, xanchor="left"),
     )
     return fig
 
