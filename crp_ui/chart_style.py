@@ -65,17 +65,19 @@ OUTCOME_COLOURS = {
     "not selected": "#7c8ea3",
     "gated": "#c9ced6",
 }
+#: one colour per recency curve (TTL): none of them red, green or amber, the colours of a fact's recency
+#: state that fill the markers on the curves
 CURVE_COLOURS = (
     "#1f5fa8",
-    "#e07b00",
-    "#2e8b57",
-    "#b00020",
     "#7b4fb3",
+    "#17becf",
     "#8c564b",
     "#d62790",
-    "#17becf",
-    "#bcbd22",
     "#555555",
+    "#0b3d6b",
+    "#a05195",
+    "#9aa5b1",
+    "#5f9ea0",
 )
 #: a budget or threshold line drawn across a chart
 LIMIT_COLOUR = "#b00020"
@@ -83,6 +85,23 @@ HEIGHT = 380
 
 #: the layout every chart shares (margins, the legend under the plot)
 LAYOUT: dict[str, Any] = {"margin": {"l": 10, "r": 10, "t": 50, "b": 10}, "legend": {"orientation": "h", "y": -0.18}}
+
+
+#: the longest line of a wrapped category label (characters): at the narrowest chart column of a 1280 px
+#: screen with the sidebar open, six such labels side by side do not touch
+LABEL_LINE = 11
+
+
+def wrap_label(text: str, width: int = LABEL_LINE) -> str:
+    """``text`` broken into lines of at most ``width`` characters at its spaces (plotly's ``<br>``); a word
+    longer than ``width`` keeps a line of its own. ``text`` must already be escaped when it comes from data."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
 
 
 def titled(fig: go.Figure, title: str, height: int = HEIGHT, **kw: Any) -> go.Figure:

@@ -31,6 +31,7 @@ from .chart_style import (
     ROLE_COLOURS,
     legend_names,
     titled,
+    wrap_label,
 )
 from .conflict_case import authority_arithmetic, role_of
 from .graph_chart import CONTRADICTION_COLOUR, GIVEN_EDGE_COLOUR, NODE_MARKS, cdgr_network
@@ -78,9 +79,11 @@ def stage_funnel(funnel: pd.DataFrame) -> go.Figure:
 
 # ---- Breakdown: the CDR product -----------------------------------------------------------------
 def _short_step(label: str) -> str:
-    return {"importance weight": "importance", "recency factor": "× recency"}.get(
+    """A product step's axis label: its factor's name, wrapped (:func:`crp_ui.chart_style.wrap_label`)."""
+    short = {"importance weight": "importance", "recency factor": "× recency"}.get(
         label, "× " + label.split(" = ")[0].split(" (")[0]
     )
+    return wrap_label(short)
 
 
 def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
@@ -117,7 +120,8 @@ def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
         )
     )
     top = max([1.0] + [float(v) for v in body["running_product"]])
-    fig.update_yaxes(range=[0, top * 1.15], title="running product")
+    fig.update_yaxes(range=[0, top * 1.15], title="running product", automargin=True)
+    fig.update_xaxes(automargin=True)
     # a plotly title does not wrap: a long id is shortened here (the fact card above shows it whole)
     return titled(fig, f"CDR of {esc(fact_id, 36)}: running product", height=420, showlegend=False)
 

@@ -153,6 +153,8 @@ def test_good_and_bad_are_one_pair_of_colours_everywhere():
     assert SIDE_COLOURS == {"SPEC-024 only": BAD, "SPEC-027": GOOD}
     assert (OUTCOME_COLOURS["in envelope"], OUTCOME_COLOURS["suppressed"]) == (GOOD, BAD)
     assert (RULE_COLOURS["fresh"], RULE_COLOURS["decay"], RULE_COLOURS["expired"]) == (FRESH, AGEING, EXPIRED)
+    # a recency curve never takes a state's colour (its markers are filled with the states)
+    assert not set(charts.CURVE_COLOURS) & {FRESH, AGEING, EXPIRED, GOOD, BAD}
 
 
 def test_cdr_steps_by_hand():
@@ -467,3 +469,40 @@ def test_fact_rows_are_the_reports_and_the_frame_leaves_the_report_alone(result)
     assert "outcome" in frame.columns
     # the JSON report (the Envelope page's download) keeps the CLI's fields: no outcome column added
     assert all("outcome" not in row for row in tables.report_of(result)["facts"])
+
+
+def test_wrap_label_breaks_at_spaces_within_the_line_width():
+    from crp_ui.chart_style import LABEL_LINE, wrap_label
+
+    assert wrap_label("contradictory pairs") == "contradictory<br>pairs"  # a word longer than the line keeps its own
+    assert wrap_label("expired facts") == "expired<br>facts"
+    assert wrap_label("× 1 - n-gram penalty") == "× 1 -<br>n-gram<br>penalty"
+    assert wrap_label("CDR score") == "CDR score"
+    for text in ("fan-out duplicates", "× effective relevance", "a b c d e f g h i j k l m"):
+        lines = wrap_label(text).split("<br>")
+        assert " ".join(lines) == text
+        assert all(len(line) <= LABEL_LINE or " " not in line for line in lines)
+
+
+def test_waterfall_and_before_after_labels_are_wrapped():
+    steps = tables.cdr_steps(
+        pd.Series(
+            {
+                "importance_weight": 0.8,
+                "effective_relevance": 0.9,
+                "novelty": 0.5,
+                "recency_factor": 0.65,
+                "ngram_penalty": 0.15,
+                "cdr_score": 0.1989,
+            }
+        )
+    )
+    x = list(charts.cdr_waterfall(steps, "F1").data[0].x)
+    assert x == [
+        "importance",
+        "× effective<br>relevance",
+        "× novelty",
+        "× recency",
+        "× 1 -<br>n-gram<br>penalty",
+        "CDR score",
+    ]
