@@ -93,19 +93,23 @@ def _open_expanders(page: Any, rounds: int = 6) -> None:
         wait_idle(page)
 
 
+SIDEBAR_OPEN = (
+    "(open) => { const s = document.querySelector('[data-testid=\"stSidebar\"]');"
+    " const w = s ? s.getBoundingClientRect().right : 0; return open ? w > 200 : w < 5; }"
+)
+
+
 def _set_sidebar(page: Any, *, open_: bool) -> None:
-    """Open or close the sidebar with its own buttons, and wait until it is so."""
+    """Open or close the sidebar with its own buttons (a page may start with it closed), and wait until it is so."""
+    if page.evaluate(SIDEBAR_OPEN, open_):
+        return
     sidebar = page.get_by_test_id("stSidebar")
     if open_:
         page.locator('[data-testid="stExpandSidebarButton"]').first.click()
     else:
         sidebar.hover()
         page.locator('[data-testid="stSidebarCollapseButton"] button').click(force=True)
-    page.wait_for_function(
-        "(open) => { const s = document.querySelector('[data-testid=\"stSidebar\"]');"
-        " const w = s ? s.getBoundingClientRect().right : 0; return open ? w > 200 : w < 5; }",
-        arg=open_,
-    )
+    page.wait_for_function(SIDEBAR_OPEN, arg=open_)
     page.wait_for_timeout(RELAYOUT_MS)
 
 
@@ -127,8 +131,7 @@ def test_no_axis_labels_overlap_at_projector_widths(page, entry):
     problems: list[str] = []
     drawn: dict[str, int] = {}
     for sidebar_open in (True, False):
-        if not sidebar_open:
-            _set_sidebar(page, open_=False)
+        _set_sidebar(page, open_=sidebar_open)
         for width in WIDTHS:
             got = _measure(page, width)
             where = f"{width} px, sidebar {'open' if sidebar_open else 'closed'}"
@@ -136,6 +139,9 @@ def test_no_axis_labels_overlap_at_projector_widths(page, entry):
             problems += [f"{where}: {o['chart']!r} {o['axis']}: {o['a']!r} over {o['b']!r}" for o in got["overlaps"]]
         if sidebar_open:
             page.set_viewport_size({"width": 1400, "height": HEIGHT})
+            charts = page.locator('[data-testid="stMain"] .js-plotly-plot')
+            if charts.count():
+                charts.first.scroll_into_view_if_needed()
             page.wait_for_timeout(RELAYOUT_MS)
             screenshot(page, f"layout_{entry.name}", full_page=False)
     _set_sidebar(page, open_=True)
