@@ -5,9 +5,8 @@
   is only read again when the user picks another CKF.
 * The embedder: one ``st.cache_resource`` (the model loads at most once per process). As soon as a
   prepared corpus is at hand, the model that embeds its new texts (an edited query, a sub-query) starts
-  loading in a background thread (:func:`warm_embedder`), so the first query edit does not wait for it;
-  the load itself is the embedder's own, under its lock, so a text embedded meanwhile waits for the same
-  load instead of starting another.
+  loading in a background thread (:func:`warm_embedder`, :mod:`crp_ui.warmup`), so the first query edit
+  does not wait for it.
 * Prepared corpora (vectors + HNSW index): a ``st.cache_resource`` registry keyed by the KB
   fingerprint, the embedder and the index parameters. They are built by background jobs
   (``crp_core.JobRegistry``, also one ``st.cache_resource``, same key): the job's
@@ -58,6 +57,7 @@ from crp_core import (
 )
 from crp_core import embedder_for as core_embedder_for
 
+from . import warmup
 from .memo import by_identity
 
 #: prepared corpora kept per process (each holds vectors + index; a few hundred MB at most)
@@ -127,44 +127,14 @@ def embedder_for(corpus: Corpus) -> Embedder | None:
 
 
 # ---- warming the model in the background ---------------------------------------------------------
-_warm_lock = threading.Lock()
-#: the warm-up thread started for each model id (at most one per model id per process)
-_warming: dict[str, threading.Thread] = {}
-
-
-def _load(embedder: Embedder) -> None:
-    """Load ``embedder``'s model (and its tokenizer) now; what cannot load here fails again, visibly, on
-    the first text that needs it."""
-    load = getattr(embedder, "load", None)
-    if load is None:  # an embedder without a lazy model has nothing to warm
-        return
-    try:
-        load()
-        count = getattr(embedder, "count_tokens", None)
-        if count is not None:
-            count(["warm-up"])
-    except Exception:  # noqa: BLE001, S110 - a background warm-up never raises; the first real use reports it
-        pass
-
-
 def warm_embedder(model_id: str) -> threading.Thread | None:
     """Start loading, in a daemon thread, the embedder that encodes new texts for vectors of ``model_id``
-    (the :func:`embedder_for` rule), once per model id per process; the thread of an earlier call is
-    returned again. None when no model runs for it (the override is in use, or no MiniLM encodes that
-    model's texts). Never blocks: the script thread only starts the thread."""
+    (the :func:`embedder_for` rule), once per model id per process (:mod:`crp_ui.warmup`); the thread of an
+    earlier call is returned again. None when no model runs for it (the override is in use, or no MiniLM
+    encodes that model's texts). Never blocks: the script thread only starts the thread."""
     if EMBEDDER_OVERRIDE is not None:
         return None
-    with _warm_lock:
-        started = _warming.get(model_id)
-        if started is not None:
-            return started
-        embedder = core_embedder_for(model_id)
-        if embedder is None:
-            return None
-        thread = threading.Thread(target=_load, args=(embedder,), name=f"crp-warm-{model_id}", daemon=True)
-        _warming[model_id] = thread
-        thread.start()
-        return thread
+    return warmup.start(model_id, lambda: core_embedder_for(model_id))
 
 
 # ---- figures shared by every session ---------------------------------------------------------------

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from crp_core.corpus import embedding
-from crp_ui import cache
+from crp_ui import cache, warmup
 
 
 class GatedEmbedder:
@@ -43,7 +43,7 @@ class GatedEmbedder:
 @pytest.fixture
 def gated(monkeypatch):
     emb = GatedEmbedder()
-    monkeypatch.setattr(cache, "_warming", {})
+    monkeypatch.setattr(warmup, "_started", {})
     monkeypatch.setattr(cache, "EMBEDDER_OVERRIDE", None)
     monkeypatch.setattr(cache, "core_embedder_for", lambda model_id: emb if model_id == emb.model_id else None)
     return emb
@@ -96,7 +96,7 @@ def test_no_warm_up_without_a_model(gated, monkeypatch):
     assert cache.warm_embedder("a-model-no-minilm-encodes") is None
     monkeypatch.setattr(cache, "EMBEDDER_OVERRIDE", gated)  # tests' fake embedder: nothing to load
     assert cache.warm_embedder("gated-model") is None
-    assert gated.loads == 0 and cache._warming == {}
+    assert gated.loads == 0 and warmup.started("gated-model") is None
 
 
 def test_a_failing_load_does_not_escape_the_thread(monkeypatch):
@@ -105,7 +105,7 @@ def test_a_failing_load_does_not_escape_the_thread(monkeypatch):
             raise OSError("model files missing")
 
     broken = Broken()
-    monkeypatch.setattr(cache, "_warming", {})
+    monkeypatch.setattr(warmup, "_started", {})
     monkeypatch.setattr(cache, "EMBEDDER_OVERRIDE", None)
     monkeypatch.setattr(cache, "core_embedder_for", lambda model_id: broken)
     errors: list[object] = []
@@ -119,7 +119,7 @@ def test_a_failing_load_does_not_escape_the_thread(monkeypatch):
 @pytest.mark.model
 def test_the_real_minilm_is_loaded_once_and_reused(monkeypatch):
     monkeypatch.setattr(embedding, "EMBEDDERS", embedding.EmbedderRegistry())
-    monkeypatch.setattr(cache, "_warming", {})
+    monkeypatch.setattr(warmup, "_started", {})
     monkeypatch.setattr(cache, "EMBEDDER_OVERRIDE", None)
     thread = cache.warm_embedder(embedding.MODEL_ID)
     assert thread is not None
@@ -144,8 +144,8 @@ def test_a_ready_corpus_starts_the_warm_up_of_its_model(gated, monkeypatch):
     registry.put(cache.corpus_key("kb-fp", config), corpus)
     monkeypatch.setattr(cache, "_corpora", lambda: registry)
     assert cache.ready_corpus("kb-fp", config) is corpus
-    thread = cache._warming["gated-model"]
+    thread = warmup.started("gated-model")
     gated.gate.set()
     thread.join(10)
     assert gated.loads == 1
-    assert cache.ready_corpus("kb-fp", config) is corpus and cache._warming["gated-model"] is thread
+    assert cache.ready_corpus("kb-fp", config) is corpus and warmup.started("gated-model") is thread
