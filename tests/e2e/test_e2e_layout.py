@@ -79,6 +79,8 @@ ENTRIES = (
     Entry("conflicts_run", "/conflicts?scenario=etcd_upgrade.json&tab=Envelope+conflicts+%28current+run%29", 1),
     Entry("fanout", "/fanout?scenario=payments_api_migration.json", 1),
     Entry("tuning_sweep", "/tuning?tab=Sweep", 1, click="Run sweep"),
+    Entry("tuning_suite", "/tuning?tab=Suite", 1, click="Run suite sweep"),
+    Entry("tuning_compare", "/tuning?tab=Compare", 0),
     Entry("tuning_before_after", "/tuning?scenario=payments_api_migration.json&tab=Before+%2F+after", 2),
 )
 
