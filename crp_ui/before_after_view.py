@@ -13,14 +13,18 @@ import plotly.graph_objects as go
 
 from crp_core import BeforeAfter, EnvelopeChange, SideNumbers
 
+from .chart_style import AGEING, BAD, EXPIRED, FRESH, GOOD, rule_words, wrap_label
+
 #: bad / good: what the older retrieval hands over in red, SPEC-027 in green (the same in the HTML report)
-SIDE_COLOURS = {"SPEC-024 only": "#c0504d", "SPEC-027": "#2e8b57"}
+SIDE_COLOURS = {"SPEC-024 only": BAD, "SPEC-027": GOOD}
 RULE_ORDER = ("fresh", "decay", "expired", "stale_status", "timeless", "user_provided", "unknown_age", "future")
+#: a rule's colour: fresh / ageing / expired in the recency-state colours, the rules that leave a fact at
+#: 1.0 for another reason in colours of their own; the legend names a rule in the reader's words
 RULE_COLOURS = {
-    "fresh": "#2e8b57",
-    "decay": "#e0b000",
-    "expired": "#b00020",
-    "stale_status": "#a15c00",
+    "fresh": FRESH,
+    "decay": AGEING,
+    "expired": EXPIRED,
+    "stale_status": "#8b1a1a",
     "timeless": "#1f5fa8",
     "user_provided": "#7b4fb3",
     "unknown_age": "#9aa5b1",
@@ -124,11 +128,13 @@ def duplicates_frame(ba: BeforeAfter, side: SideNumbers) -> pd.DataFrame:
 def before_after_bars(ba: BeforeAfter) -> go.Figure:
     """Grouped bars: expired facts, ageing facts, contradictory pairs and fan-out duplicates, SPEC-024 only
     vs SPEC-027 (the same numbers as ``BeforeAfter.rows``)."""
+    # short, wrapped labels: the title says they are what reaches the model; four of them fit side by side in
+    # half a 1280 px screen with the sidebar open
     measures = [
-        "expired facts<br>in the envelope",
-        "ageing facts<br>in the envelope",
-        "contradictory pairs<br>handed to the model",
-        "fan-out<br>duplicates",
+        wrap_label("expired facts"),
+        wrap_label("ageing facts"),
+        wrap_label("contradictory pairs"),
+        wrap_label("fan-out duplicates"),
     ]
     vals = {s.label: list(s.reaching_model) for s in (ba.before, ba.after)}
     fig = go.Figure()
@@ -149,7 +155,7 @@ def before_after_bars(ba: BeforeAfter) -> go.Figure:
         range=[0, top * 1.25 + 0.5], title_text="count", dtick=1 if top <= 10 else None, tickformat="d", automargin=True
     )
     note = "" if ba.before.fanout_duplicates is not None else " (no fan-out in this scenario)"
-    fig.update_xaxes(tickangle=0)
+    fig.update_xaxes(automargin=True)
     fig.update_layout(
         barmode="group",
         height=380,
@@ -174,9 +180,9 @@ def recency_mix_figure(ba: BeforeAfter) -> go.Figure:
             go.Bar(
                 x=[s for s, _ in sides],
                 y=ys,
-                name=rule,
+                name=rule_words(rule),
                 marker_color=RULE_COLOURS[rule],
-                hovertemplate="%{x}: %{y} fact(s)<extra>" + rule + "</extra>",
+                hovertemplate="%{x}: %{y} fact(s)<extra>" + rule_words(rule) + "</extra>",
             )
         )
     n = max(len(ba.before.envelope), len(ba.after.envelope), 1)
@@ -187,7 +193,7 @@ def recency_mix_figure(ba: BeforeAfter) -> go.Figure:
         margin=dict(l=60, r=10, t=50, b=10),
         legend=dict(orientation="h", y=-0.18),
         yaxis_title="facts in the envelope",
-        title=dict(text="Envelope facts by SPEC-027 recency rule", x=0.0, xanchor="left"),
+        title=dict(text="Envelope facts by recency (SPEC-027 §3.2)", x=0.0, xanchor="left"),
     )
     return fig
 

@@ -18,6 +18,7 @@ import streamlit as st
 from crp_core import CRPError, Fact, PipelineResult
 
 from . import charts, render, state, tables
+from .chart_style import rule_words
 from .provenance import provenance_caption
 
 #: number formats of the breakdown columns shown in dataframes
@@ -242,8 +243,8 @@ def fact_detail(result: PipelineResult, fact_id: str, frame: pd.DataFrame) -> No
         st.caption(
             f"relevance {row['relevance']:.4f} · residual pull {row['residual_pull']:.4f} · "
             f"coverage score {row['coverage_score']:.4f} (penalty {row['coverage_penalty']:.4f}) · "
-            f"age {age}, TTL {ttl} ({render.md_escape(row['ttl_source'])}), rule "
-            f"{render.md_escape(row['recency_rule'])} · n-gram overlap {int(row['ngram_overlap'])}"
+            f"age {age}, TTL {ttl} ({render.md_escape(row['ttl_source'])}), "
+            f"{render.md_escape(rule_words(str(row['recency_rule'])))} · n-gram overlap {int(row['ngram_overlap'])}"
         )
         steps = tables.cdr_steps(row)
         cfg = column_config(steps)

@@ -3,7 +3,10 @@
 * CKF loading: ``st.cache_data`` keyed by the path and its mtime/size (or the uploaded bytes),
   lenient flag and size limit. The loaded KB is then kept in the session state, so the cached copy
   is only read again when the user picks another CKF.
-* The embedder: one ``st.cache_resource`` (the model loads at most once per process).
+* The embedder: one ``st.cache_resource`` (the model loads at most once per process). As soon as a
+  prepared corpus is at hand, the model that embeds its new texts (an edited query, a sub-query) starts
+  loading in a background thread (:func:`warm_embedder`, :mod:`crp_ui.warmup`), so the first query edit
+  does not wait for it.
 * Prepared corpora (vectors + HNSW index): a ``st.cache_resource`` registry keyed by the KB
   fingerprint, the embedder and the index parameters. They are built by background jobs
   (``crp_core.JobRegistry``, also one ``st.cache_resource``, same key): the job's
@@ -20,6 +23,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -53,6 +57,7 @@ from crp_core import (
 )
 from crp_core import embedder_for as core_embedder_for
 
+from . import warmup
 from .memo import by_identity
 
 #: prepared corpora kept per process (each holds vectors + index; a few hundred MB at most)
@@ -121,6 +126,17 @@ def embedder_for(corpus: Corpus) -> Embedder | None:
     return core_embedder_for(corpus.model_id)
 
 
+# ---- warming the model in the background ---------------------------------------------------------
+def warm_embedder(model_id: str) -> threading.Thread | None:
+    """Start loading, in a daemon thread, the embedder that encodes new texts for vectors of ``model_id``
+    (the :func:`embedder_for` rule), once per model id per process (:mod:`crp_ui.warmup`); the thread of an
+    earlier call is returned again. None when no model runs for it (the override is in use, or no MiniLM
+    encodes that model's texts). Never blocks: the script thread only starts the thread."""
+    if EMBEDDER_OVERRIDE is not None:
+        return None
+    return warmup.start(model_id, lambda: core_embedder_for(model_id))
+
+
 # ---- figures shared by every session ---------------------------------------------------------------
 SHARED_ENTRIES = 32
 #: the process-wide store of :func:`memo_shared` (the shared, locked LRU registry every session reads)
@@ -169,13 +185,14 @@ def ready_corpus(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | Non
     """The prepared corpus when it is ready (built, or its job finished), else None. Starts nothing."""
     key = corpus_key(kb_fingerprint, config, kb)
     hit = _corpora().get(key)
-    if hit is not None:
-        return hit
-    job = jobs().get(key)
-    if job is not None and job.state == "done" and isinstance(job.result, Corpus):
-        _corpora().put(key, job.result)
-        return job.result
-    return None
+    if hit is None:
+        job = jobs().get(key)
+        if job is None or job.state != "done" or not isinstance(job.result, Corpus):
+            return None
+        hit = job.result
+        _corpora().put(key, hit)
+    warm_embedder(hit.model_id)  # the first query edit finds the model loaded
+    return hit
 
 
 def keep_corpus(key: Hashable, corpus: object) -> None:
@@ -246,6 +263,7 @@ def prepared_corpus(
     if job.state != "done" or not isinstance(job.result, Corpus):
         raise job_error(job)
     _corpora().put(job.key, job.result)
+    warm_embedder(job.result.model_id)
     return job.result
 
 
@@ -358,6 +376,7 @@ __all__ = [
     "load_ckf_upload",
     "get_embedder",
     "embedder_for",
+    "warm_embedder",
     "jobs",
     "corpus_key",
     "corpus_cached",

@@ -4,9 +4,9 @@ Pure functions of crp_core records / the frames of :mod:`crp_ui.tables` -> ``go.
 score recomputed. Every text that comes from a CKF (fact ids, contents) is HTML-escaped
 (:func:`crp_ui.render.esc`) before it reaches a plotly label or hover text, because plotly interprets a
 subset of HTML in them. This module draws the Overview's funnel, the Score breakdown's CDR waterfall and
-histograms and the envelope's token bar; the recency chart (:mod:`crp_ui.recency_chart`) and the Graph's
-network (:mod:`crp_ui.graph_frames`, :mod:`crp_ui.graph_chart`, :mod:`crp_ui.graph_layout`) have modules
-of their own, re-exported here.
+histograms, the envelope's token bar and a conflict pair's authority bars; the recency chart
+(:mod:`crp_ui.recency_chart`) and the Graph's network (:mod:`crp_ui.graph_frames`,
+:mod:`crp_ui.graph_chart`, :mod:`crp_ui.graph_layout`) have modules of their own, re-exported here.
 """
 
 from __future__ import annotations
@@ -16,17 +16,24 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
+from crp_core import ConflictPair
+
 from .chart_style import (
+    BAD,
     BAND_COLOURS,
     CURVE_COLOURS,
+    GOOD,
     HEIGHT,
     LAYOUT,
     LIMIT_COLOUR,
     OUTCOME_COLOURS,
+    PAIR_ROLE_COLOURS,
     ROLE_COLOURS,
     legend_names,
     titled,
+    wrap_label,
 )
+from .conflict_case import authority_arithmetic, role_of
 from .graph_chart import CONTRADICTION_COLOUR, GIVEN_EDGE_COLOUR, NODE_MARKS, cdgr_network
 from .graph_frames import cdgr_elements, contradiction_edges, given_edges_frame
 from .graph_layout import components, spring_layout
@@ -42,7 +49,7 @@ from .recency_chart import (
 from .render import esc
 
 #: the funnel's bar colours, stage by stage
-FUNNEL_COLOURS = ("#9aa5b1", "#7c8ea3", "#1f5fa8", "#e07b00", "#b00020", "#1b7f3b")
+FUNNEL_COLOURS = ("#9aa5b1", "#7c8ea3", "#1f5fa8", "#e07b00", "#b00020", GOOD)
 NOTE_COLOUR = "#d9b44a"
 
 
@@ -72,9 +79,11 @@ def stage_funnel(funnel: pd.DataFrame) -> go.Figure:
 
 # ---- Breakdown: the CDR product -----------------------------------------------------------------
 def _short_step(label: str) -> str:
-    return {"importance weight": "importance", "recency factor": "× recency"}.get(
+    """A product step's axis label: its factor's name, wrapped (:func:`crp_ui.chart_style.wrap_label`)."""
+    short = {"importance weight": "importance", "recency factor": "× recency"}.get(
         label, "× " + label.split(" = ")[0].split(" (")[0]
     )
+    return wrap_label(short)
 
 
 def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
@@ -104,14 +113,15 @@ def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
             textposition="outside",
             textfont=dict(size=13),
             connector=dict(line=dict(color="#888", width=1)),
-            decreasing=dict(marker=dict(color="#b00020")),
-            increasing=dict(marker=dict(color="#1b7f3b")),
+            decreasing=dict(marker=dict(color=BAD)),
+            increasing=dict(marker=dict(color=GOOD)),
             totals=dict(marker=dict(color="#1f5fa8")),
             hovertemplate="%{x}<br>%{text}<extra></extra>",
         )
     )
     top = max([1.0] + [float(v) for v in body["running_product"]])
-    fig.update_yaxes(range=[0, top * 1.15], title="running product")
+    fig.update_yaxes(range=[0, top * 1.15], title="running product", automargin=True)
+    fig.update_xaxes(automargin=True)
     # a plotly title does not wrap: a long id is shortened here (the fact card above shows it whole)
     return titled(fig, f"CDR of {esc(fact_id, 36)}: running product", height=420, showlegend=False)
 
@@ -210,6 +220,37 @@ def token_budget_bar(envelope: pd.DataFrame, token_budget: int, tokens_used: int
     return fig
 
 
+# ---- Conflicts: the authority of both facts of a pair ----------------------------------------------
+def authority_bars(pair: ConflictPair) -> go.Figure:
+    """One horizontal bar per fact of ``pair``: its SPEC-027 §2.3 authority, the arithmetic as the bar's
+    text, coloured by the fact's role (winner / suppressed / tied / kept / dismissed:
+    :data:`crp_ui.chart_style.PAIR_ROLE_COLOURS`), so the winner keeps its colour whichever side it is on."""
+    fig = go.Figure()
+    top = 0.0
+    for side, fid in (("A", pair.fact_a), ("B", pair.fact_b)):
+        auth = pair.authority.get(fid)
+        if auth is None:
+            continue
+        role = role_of(pair, fid)
+        top = max(top, float(auth.authority))
+        fig.add_trace(
+            go.Bar(
+                y=[f"{side} · {esc(fid, 28)}"],
+                x=[float(auth.authority)],
+                orientation="h",
+                name=role,
+                marker_color=PAIR_ROLE_COLOURS.get(role, "#888"),
+                text=[esc(authority_arithmetic(auth))],
+                textposition="outside",
+                cliponaxis=False,
+                hovertemplate=f"{esc(fid)}: {role}<br>authority %{{x:.4f}}<extra></extra>",
+            )
+        )
+    fig.update_xaxes(title="authority", range=[0, max(top, 1e-9) * 1.6], automargin=True)
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    return titled(fig, "Authority (colour: the fact's role)", height=220)
+
+
 __all__ = [
     "BAND_COLOURS",
     "CONTRADICTION_COLOUR",
@@ -221,6 +262,7 @@ __all__ = [
     "MARKER_HOVER",
     "NODE_MARKS",
     "NOTE_COLOUR",
+    "authority_bars",
     "OUTCOME_COLOURS",
     "RECENCY_COLUMNS",
     "ROLE_COLOURS",

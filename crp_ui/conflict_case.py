@@ -16,6 +16,8 @@ import pandas as pd
 
 from crp_core import Authority, ConflictPair, CRPConfig, Fact, KnowledgeBase, compute_recency, format_timestamp
 
+from .chart_style import rule_words
+
 #: the authority components of SPEC-027 §2.3 and their product: (Authority field, label)
 AUTHORITY_PARTS: tuple[tuple[str, str], ...] = (
     ("source_authority", "source authority"),
@@ -160,12 +162,13 @@ def ttl_origin(fact: Fact, ttl_days: float, source_type: str) -> str:
 
 
 def _rule(rule: str, ckf_status: str, in_force: str) -> str:
-    """The recency rule of a fact as loaded, corrected for an operator's status mark."""
+    """The recency rule of a fact as loaded, in the reader's words (fresh / ageing / expired and why:
+    :func:`crp_ui.chart_style.rule_words`), corrected for an operator's status mark."""
     if in_force == ckf_status:
-        return rule
+        return rule_words(rule)
     if in_force == "STALE":
-        return "stale_status (operator mark)"
-    return f"{rule} (before the operator's {in_force} mark)"
+        return "expired (status STALE: operator mark)"
+    return f"{rule_words(rule)} (before the operator's {in_force} mark)"
 
 
 def _authority_fields(auth: Authority | None, imp_origin: str) -> dict[str, str]:

@@ -109,9 +109,10 @@ TERMS: tuple[Term, ...] = (
     ),
     Term(
         "recency factor",
-        "1.0 while fresh, decays to the stale floor at the TTL, the floor after it.",
-        "How current a fact is: 1.0 until half its TTL (the fresh part), then a straight decay down to the stale "
-        "floor at the TTL, and the stale floor once it is older than its TTL or marked STALE. Timeless and "
+        "1.0 while fresh, falling while ageing to the stale floor at the TTL, the floor once expired.",
+        "How current a fact is: 1.0 until half its TTL (fresh), then falling in a straight line (ageing) down to "
+        "the stale floor at the TTL, and the stale floor once it is older than its TTL or marked STALE (expired). "
+        "Timeless and "
         "user-provided facts without a TTL keep 1.0. It multiplies CDR and authority.",
         "SPEC-027 §3.2; docs/reference/pipeline.md §2",
         ("recency_factor", "recency"),
@@ -142,12 +143,14 @@ TERMS: tuple[Term, ...] = (
     ),
     Term(
         "expired vs ageing",
-        "Expired: age >= TTL or status STALE (factor at the floor). Ageing: decaying, stale floor < factor < 1.",
+        "Expired: age >= TTL or status STALE (factor at the floor). Ageing: past half its TTL, floor < factor < 1.",
         "Two different states the demo keeps apart. An expired fact is past its TTL (or marked STALE) and "
         "weighted at the stale floor; an ageing fact is past the fresh half of its TTL but still within it, so it "
-        "is only partly weighted down (for example 0.875). 'Stale facts packed' counts the expired ones only.",
+        "is only partly weighted down (for example 0.875). Where a card or a count says 'stale facts', it counts "
+        "the expired ones only. In the data (CSV, JSON) the ageing rule's id is 'decay' and the status rule's "
+        "'stale_status'.",
         "SPEC-027 §3.2; docs/decisions/suites.md §3",
-        ("expired", "ageing"),
+        ("expired", "ageing", "decay", "stale_status"),
     ),
     Term(
         "importance",

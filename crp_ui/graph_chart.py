@@ -14,16 +14,16 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .chart_style import ROLE_COLOURS, titled
+from .chart_style import BAD, LOSER, ROLE_COLOURS, titled
 from .graph_layout import spring_layout
 from .render import esc
 
 GIVEN_EDGE_COLOUR = "#1b7f5b"
-CONTRADICTION_COLOUR = "#b00020"
+CONTRADICTION_COLOUR = BAD
 EDGE_COLOUR = "#9aa5b1"
 #: how the Graph marks a fact the run or an operator took out: (legend name, symbol, colour)
 NODE_MARKS = {
-    "suppressed": ("suppressed (lost a contradiction)", "x-thin-open", "#b00020"),
+    "suppressed": ("suppressed (lost a contradiction)", "x-thin-open", LOSER),
     "operator": ("status set by an operator", "square-open", "#a15c00"),
 }
 #: node kinds in drawing order, with their legend names

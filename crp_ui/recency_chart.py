@@ -2,8 +2,10 @@
 the scored facts as markers on their curve.
 
 The curve points come from :func:`crp_core.recency_factor`, the function the pipeline uses; the markers are
-the breakdown rows' stored factors. Ids and rules reach plotly's hover text through
-:func:`crp_ui.render.esc`.
+the breakdown rows' stored factors. A marker is filled with its fact's recency state (fresh / ageing /
+expired: :data:`crp_ui.chart_style.RECENCY_STATE_COLOURS`) and outlined in its curve's colour; a legend key
+names the states. Ids and rules reach plotly's hover text through :func:`crp_ui.render.esc`, rules in
+the reader's words (:func:`crp_ui.chart_style.rule_words`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import plotly.graph_objects as go
 
 from crp_core import SOURCE_TYPES, CRPConfig, recency_factor
 
-from .chart_style import CURVE_COLOURS, LAYOUT
+from .chart_style import CURVE_COLOURS, EXPIRED, LAYOUT, RECENCY_STATE_COLOURS, RULE_STATES, rule_words
 from .render import esc
 
 #: points of a recency curve across the whole axis (where it is flat they only serve the hover readout)
@@ -36,11 +38,14 @@ RECENCY_COLUMNS = (
     "recency_rule",
 )
 
-#: a fact marker's hover: customdata = (escaped id, source type, recency rule)
+#: a fact marker's hover: customdata = (escaped id, source type, recency rule in the reader's words)
 MARKER_HOVER = (
-    "%{customdata[0]}<br>%{customdata[1]} · rule %{customdata[2]}<br>age %{x:.1f} d → factor %{y:.4f}<extra></extra>"
+    "%{customdata[0]}<br>%{customdata[1]} · %{customdata[2]}<br>age %{x:.1f} d → factor %{y:.4f}<extra></extra>"
 )
-STALE_COLOUR = "#a15c00"
+#: a fact whose status is STALE: expired whatever its age
+STALE_COLOUR = EXPIRED
+#: the legend entries of the marker fills
+STATE_KEY = {"fresh": "fresh fact", "ageing": "ageing fact", "expired": "expired fact"}
 
 
 def _ttl_text(t: float) -> str:
@@ -103,7 +108,9 @@ def _fact_markers(
     ages = pts["age_days"].to_numpy(dtype=float)
     if log_x:
         ages = np.maximum(ages, 0.5)
-    custom = [[esc(f, 60), esc(s), esc(r)] for f, s, r in zip(pts["fact_id"], pts["source_type"], pts["recency_rule"])]
+    rules = pts["recency_rule"].tolist()
+    custom = [[esc(f, 60), esc(s), esc(rule_words(r))] for f, s, r in zip(pts["fact_id"], pts["source_type"], rules)]
+    fills = [RECENCY_STATE_COLOURS.get(RULE_STATES.get(r, "fresh"), colour) for r in rules]
     return dict(
         type="scatter",
         x=ages.astype(np.float32),
@@ -111,7 +118,7 @@ def _fact_markers(
         mode="markers",
         name=name,
         legendgroup=group,
-        marker=dict(color=colour, size=8, symbol=symbol, line=dict(color="white", width=0.5)),
+        marker=dict(color=fills, size=9, symbol=symbol, line=dict(color=colour, width=1.5)),
         customdata=custom,
         hovertemplate=MARKER_HOVER,
     )
@@ -144,6 +151,24 @@ def _curve_traces(
         if on.any():
             traces.append(_fact_markers(on_curve[on], colour, f"facts ({_ttl_text(ttl)})", str(k), log_x))
     return traces
+
+
+def _state_key(states: set[str]) -> list[dict[str, Any]]:
+    """Legend-only entries: the fill of a fresh, an ageing and an expired fact (those drawn)."""
+    return [
+        dict(
+            type="scatter",
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=STATE_KEY[state],
+            legendgroup="state",
+            marker=dict(color=RECENCY_STATE_COLOURS[state], size=9, symbol="circle"),
+            hoverinfo="skip",
+        )
+        for state in STATE_KEY
+        if state in states
+    ]
 
 
 def _selected_trace(known: pd.DataFrame, selected: str, log_x: bool) -> dict[str, Any] | None:
@@ -223,7 +248,8 @@ def recency_chart(
     stale, on_curve = known[is_stale], known[~is_stale]
     traces = _curve_traces(on_curve, curves, max_age, config, log_x=log_x, n=n_points)
     if len(stale):
-        traces.append(_fact_markers(stale, STALE_COLOUR, "status STALE → floor", "stale", log_x, symbol="x"))
+        traces.append(_fact_markers(stale, STALE_COLOUR, "status STALE → expired (floor)", "stale", log_x, symbol="x"))
+    traces += _state_key({RULE_STATES.get(r, "fresh") for r in known["recency_rule"]})
     star = _selected_trace(known, selected, log_x) if selected is not None else None
     if star is not None:
         traces.append(star)

@@ -199,7 +199,11 @@ def _window(report: SessionReport, i: int) -> None:
         ("pairs", len(v.pairs), "Contradictory pairs whose two facts were both packed."),
         ("STALE", len(v.superseded), "Packed facts the knowledge base marks superseded."),
         ("expired", len(v.expired), "Packed facts whose recency factor is at the floor (age >= TTL)."),
-        ("ageing", len(v.ageing), "Packed facts whose recency factor is in the decay."),
+        (
+            "ageing",
+            len(v.ageing),
+            "Packed facts that are ageing: past half their TTL, recency factor between the floor and 1.",
+        ),
         ("near-dups", len(v.near_duplicates), "Packed facts nearly repeating one packed before them."),
     )
     for col, (label, n, what) in zip(st.columns(len(counts)), counts):

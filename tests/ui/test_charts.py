@@ -19,6 +19,18 @@ from crp_core.pipeline import run_pipeline
 from crp_core.report import fact_rows_report, run_report
 from crp_core.support.memo import LRU
 from crp_ui import cache, charts, tables
+from crp_ui.before_after_view import RULE_COLOURS, SIDE_COLOURS
+from crp_ui.chart_style import (
+    AGEING,
+    BAD,
+    EXPIRED,
+    FRESH,
+    GOOD,
+    OUTCOME_COLOURS,
+    RECENCY_STATE_COLOURS,
+    RULE_STATES,
+    RULE_WORDS,
+)
 from tests.support.factories import fact, make_corpus, make_scenario
 
 
@@ -93,14 +105,56 @@ def test_recency_chart_markers_lie_on_their_curves(result):
                 rel=1e-6,
             )
             drawn.add(c[0])
-    stale = [t for t in fig.data if t.name == "status STALE → floor"]
+    stale = [t for t in fig.data if t.name == "status STALE → expired (floor)"]
     assert len(stale) == 1 and list(stale[0].y) == [cfg.stale_floor]
+    assert list(stale[0].marker.color) == [EXPIRED] and stale[0].customdata[0][2] == "expired (status STALE)"
     scored = set(frame["fact_id"])
     # every scored fact of known age is drawn once; F6 (unknown age) is not drawn
     assert drawn | {"F4"} == scored - {"F6"}
     assert [t.name for t in fig.data if t.name.startswith("selected")] == ["selected: F1"]
     curves = [t for t in fig.data if t.mode == "lines"]
     assert any(t.name == "TTL 90 d: explicit ttl" for t in curves)
+
+
+def test_recency_markers_are_filled_by_state_and_outlined_by_curve(result):
+    """Each fact marker's fill is its recency state (fresh / ageing / expired), its outline its curve's colour;
+    the legend names the states drawn; the hover says the rule in words, never the rule id 'decay'."""
+    frame = tables.breakdown_frame(result)
+    fig = charts.recency_chart(frame, result.config)
+    rule_of = dict(zip(frame["fact_id"], frame["recency_rule"]))
+    curve_colour = {t.legendgroup: t.line.color for t in fig.data if t.mode == "lines"}
+    fills = {}
+    for t in fig.data:
+        if t.mode != "markers" or not t.name.startswith("facts ("):
+            continue
+        assert t.marker.line.color == curve_colour[t.legendgroup]
+        for c, colour in zip(t.customdata, t.marker.color):
+            fills[c[0]] = colour
+            assert c[2] == RULE_WORDS[rule_of[c[0]]] and "decay" not in c[2]
+    assert fills and all(fills[f] == RECENCY_STATE_COLOURS[RULE_STATES[rule_of[f]]] for f in fills)
+    states = {RULE_STATES[r] for f, r in rule_of.items() if f != "F6"}
+    key = {t.name: t.marker.color for t in fig.data if t.legendgroup == "state"}
+    names = {"fresh": "fresh fact", "ageing": "ageing fact", "expired": "expired fact"}
+    assert key == {names[s]: {"fresh": FRESH, "ageing": AGEING, "expired": EXPIRED}[s] for s in states}
+    assert "decay" not in " ".join(charts.legend_names(fig))
+
+
+def test_rule_states_match_the_core_split():
+    """The words and colours of a rule follow crp_core's one definition of expired / ageing / fresh."""
+    from crp_core.factors.recency import RULES, recency_state
+
+    assert set(RULE_WORDS) == set(RULES)
+    assert {r: RULE_STATES[r] for r in RULES} == {r: recency_state(r) for r in RULES}
+    assert all(RULE_WORDS[r].split(" ")[0] == recency_state(r) for r in RULES)
+
+
+def test_good_and_bad_are_one_pair_of_colours_everywhere():
+    """Before / after, outcomes and recency states share the good / bad constants."""
+    assert SIDE_COLOURS == {"SPEC-024 only": BAD, "SPEC-027": GOOD}
+    assert (OUTCOME_COLOURS["in envelope"], OUTCOME_COLOURS["suppressed"]) == (GOOD, BAD)
+    assert (RULE_COLOURS["fresh"], RULE_COLOURS["decay"], RULE_COLOURS["expired"]) == (FRESH, AGEING, EXPIRED)
+    # a recency curve never takes a state's colour (its markers are filled with the states)
+    assert not set(charts.CURVE_COLOURS) & {FRESH, AGEING, EXPIRED, GOOD, BAD}
 
 
 def test_cdr_steps_by_hand():
@@ -123,6 +177,7 @@ def test_cdr_steps_by_hand():
     assert list(w.measure) == ["absolute", "relative", "relative", "relative", "relative", "total"]
     assert list(w.y) == pytest.approx([0.8, -0.08, -0.36, -0.126, -0.0351, 0.1989], abs=1e-12)
     assert w.x[0] == "importance" and w.x[-1] == "CDR score"
+    assert (w.increasing.marker.color, w.decreasing.marker.color) == (GOOD, BAD)  # a factor that lowers it: bad
 
 
 def test_cdr_steps_reproduce_every_stored_score(result):
@@ -414,3 +469,40 @@ def test_fact_rows_are_the_reports_and_the_frame_leaves_the_report_alone(result)
     assert "outcome" in frame.columns
     # the JSON report (the Envelope page's download) keeps the CLI's fields: no outcome column added
     assert all("outcome" not in row for row in tables.report_of(result)["facts"])
+
+
+def test_wrap_label_breaks_at_spaces_within_the_line_width():
+    from crp_ui.chart_style import LABEL_LINE, wrap_label
+
+    assert wrap_label("contradictory pairs") == "contradictory<br>pairs"  # a word longer than the line keeps its own
+    assert wrap_label("expired facts") == "expired<br>facts"
+    assert wrap_label("× 1 - n-gram penalty") == "× 1 -<br>n-gram<br>penalty"
+    assert wrap_label("CDR score") == "CDR score"
+    for text in ("fan-out duplicates", "× effective relevance", "a b c d e f g h i j k l m"):
+        lines = wrap_label(text).split("<br>")
+        assert " ".join(lines) == text
+        assert all(len(line) <= LABEL_LINE or " " not in line for line in lines)
+
+
+def test_waterfall_and_before_after_labels_are_wrapped():
+    steps = tables.cdr_steps(
+        pd.Series(
+            {
+                "importance_weight": 0.8,
+                "effective_relevance": 0.9,
+                "novelty": 0.5,
+                "recency_factor": 0.65,
+                "ngram_penalty": 0.15,
+                "cdr_score": 0.1989,
+            }
+        )
+    )
+    x = list(charts.cdr_waterfall(steps, "F1").data[0].x)
+    assert x == [
+        "importance",
+        "× effective<br>relevance",
+        "× novelty",
+        "× recency",
+        "× 1 -<br>n-gram<br>penalty",
+        "CDR score",
+    ]

@@ -489,7 +489,7 @@ def test_pair_evidence_fields_ttl_origin_and_differences():
     assert rows["age at now"] == ("61.0 d", "61.0 d", False)
     assert rows["TTL"] == ("365.0 d (default for official_documentation)", "P2Y = 730.0 d (the fact's own ttl)", True)
     assert rows["status in force"] == ("ACTIVE", "STALE (operator)", True)
-    assert rows["recency rule"] == ("fresh", "stale_status (operator mark)", True)
+    assert rows["recency rule"] == ("fresh", "expired (status STALE: operator mark)", True)
     assert rows["authority"] == ("0.6400", "0.1350", True)
     assert cv.differing_fields(ev)[:2] == ["source_type", "source_location"]
 
@@ -644,3 +644,26 @@ def test_claims_in_the_queue():
     got = cv.with_claims(display, ["a|b", "c|d"], {"c|d": "held by ben (90 s left)"})
     assert got.state.tolist() == ["undecided", "dismissed · held by ben (90 s left)"]
     assert display.state.tolist() == ["undecided", "dismissed"]  # the shown frame is not changed
+
+
+def test_authority_bars_colour_follows_the_fact_role_not_its_side():
+    """The winner's bar is the winner colour whether it is side A or side B (an override or another now
+    can make B win); the loser's the loser colour; a tie both tie colour; the text is the arithmetic."""
+    from crp_ui import charts
+    from crp_ui.chart_style import LOSER, TIE, WINNER
+
+    def colours(p):
+        fig = charts.authority_bars(p)
+        return {t.y[0].split(" · ")[0]: (t.marker.color, t.name) for t in fig.data}, fig
+
+    a_wins, fig = colours(_pair("E1", "E2", suppressed="E2"))
+    assert a_wins == {"A": (WINNER, "winner"), "B": (LOSER, "suppressed")}
+    assert [t.text[0] for t in fig.data] == ["0.8 × 1.0000 × 0.8 = 0.6400", "0.75 × 0.3000 × 0.6 = 0.1350"]
+    assert [t.x[0] for t in fig.data] == pytest.approx([0.64, 0.135])
+    b_wins, _ = colours(_pair("E1", "E2", suppressed="E1", kept=("E2",), decision="override"))
+    assert b_wins == {"A": (LOSER, "suppressed"), "B": (WINNER, "winner (override)")}
+    tie, _ = colours(_pair("E1", "E2", tied=True, margin=0.0))
+    assert tie == {"A": (TIE, "tied"), "B": (TIE, "tied")}
+    hostile, _ = colours(_pair("<b>x</b>", "E2", suppressed="E2"))
+    assert "A · &lt;b&gt;x&lt;/b&gt;" in {t.y[0] for t in charts.authority_bars(_pair("<b>x</b>", "E2")).data}
+    assert hostile["A"] == (WINNER, "winner")
