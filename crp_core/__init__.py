@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from crp_core.corpus.embedding import (
         MODEL_ID, Embedder, EmbeddingCancelled, MiniLMEmbedder, default_embedder, embedder_for
     )
-    from crp_core.corpus.embedding_models import ModelSpec, configured_embedder, resolve_model
+    from crp_core.corpus.embedding_models import ModelSpec, configured_embedder, embedder_for_vectors, resolve_model
     from crp_core.corpus.jobs import EmbeddingProgress, JobRegistry, PreparationJob, ProgressSnapshot
     from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
     from crp_core.decisions import (
@@ -307,7 +307,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "default_embedder",
         "embedder_for",
     ),
-    "crp_core.corpus.embedding_models": ("ModelSpec", "configured_embedder", "resolve_model"),
+    "crp_core.corpus.embedding_models": ("ModelSpec", "configured_embedder", "embedder_for_vectors", "resolve_model"),
     "crp_core.corpus.jobs": (
         "EmbeddingProgress",
         "JobRegistry",
@@ -412,7 +412,7 @@ __all__ = [
     "load_ckf_bytes", "write_ckf", "load_scenario", "load_scenario_bytes", "scenario_from_dict", "dump_scenario",
     # the prepared corpus
     "Corpus", "ScenarioVectors", "prepare_corpus", "embed_scenario", "Embedder", "MiniLMEmbedder", "MODEL_ID",
-    "configured_embedder", "resolve_model", "ModelSpec",
+    "configured_embedder", "embedder_for_vectors", "resolve_model", "ModelSpec",
     # the pipeline and its records
     "STAGES", "run_pipeline", "PipelineResult", "Clamp", "CandidateSet", "RecencyTable", "CDRTable", "ConnectorTable",
     "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",

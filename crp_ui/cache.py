@@ -47,17 +47,19 @@ from crp_core import (
     ProgressSnapshot,
     Scenario,
     SourceTypeMap,
+    configured_embedder,
     content_digest,
     default_embedder,
     dump_scenario,
+    embedder_for_vectors,
     load_ckf,
     load_ckf_bytes,
     prepare_corpus,
     run_pipeline,
 )
-from crp_core import embedder_for as core_embedder_for
 
 from . import warmup
+from .config_state import server_embedding_model
 from .memo import by_identity
 
 #: prepared corpora kept per process (each holds vectors + index; a few hundred MB at most)
@@ -113,17 +115,20 @@ def _minilm() -> Embedder:
 
 
 def get_embedder() -> Embedder:
-    """The embedder for CKF contents: :data:`EMBEDDER_OVERRIDE`, else the process-wide MiniLM
-    (loaded lazily, offline, on first use)."""
-    return EMBEDDER_OVERRIDE if EMBEDDER_OVERRIDE is not None else _minilm()
+    """The embedder for CKF contents: :data:`EMBEDDER_OVERRIDE`, else the server's model
+    (``$CRP_INSPECT_EMBEDDING_MODEL``), else MiniLM (each loaded lazily, offline, once per process)."""
+    if EMBEDDER_OVERRIDE is not None:
+        return EMBEDDER_OVERRIDE
+    server = server_embedding_model()
+    return configured_embedder(server) if server else _minilm()
 
 
 def embedder_for(corpus: Corpus) -> Embedder | None:
     """The embedder for new texts of ``corpus``: the override when it is the corpus's model, else
-    ``crp_core.embedder_for`` (the process-wide MiniLM, loaded once, or None)."""
+    ``crp_core.embedder_for_vectors`` (MiniLM's, the server model's for its own vectors, or None)."""
     if EMBEDDER_OVERRIDE is not None and EMBEDDER_OVERRIDE.model_id == corpus.model_id:
         return EMBEDDER_OVERRIDE
-    return core_embedder_for(corpus.model_id)
+    return embedder_for_vectors(corpus.model_id, server_embedding_model())
 
 
 # ---- warming the model in the background ---------------------------------------------------------
@@ -134,7 +139,8 @@ def warm_embedder(model_id: str) -> threading.Thread | None:
     encodes that model's texts). Never blocks: the script thread only starts the thread."""
     if EMBEDDER_OVERRIDE is not None:
         return None
-    return warmup.start(model_id, lambda: core_embedder_for(model_id))
+    server = server_embedding_model()
+    return warmup.start(model_id, lambda: embedder_for_vectors(model_id, server))
 
 
 # ---- figures shared by every session ---------------------------------------------------------------
@@ -172,7 +178,7 @@ def corpus_key(kb_fingerprint: str, config: CRPConfig, kb: KnowledgeBase | None 
     if kb is not None and kb.embeddings is not None:
         model = "ckf:" + (kb.embedding_model or "unknown")
     else:
-        model = str(getattr(EMBEDDER_OVERRIDE, "model_id", "")) or "minilm"
+        model = str(getattr(EMBEDDER_OVERRIDE, "model_id", "")) or server_embedding_model() or "minilm"
     return (kb_fingerprint, model, config.hnsw_m, config.hnsw_ef_construction)
 
 

@@ -17,7 +17,7 @@ import streamlit as st
 
 from crp_core import ConflictPair, CRPConfig, Fact, KnowledgeBase, PairAgreement, relative_margin
 
-from . import render, time_strip
+from . import charts, render, time_strip
 from .conflict_case import (
     AUTHORITY_PARTS,
     arbitration_label,
@@ -141,6 +141,8 @@ def authority_table(pair: ConflictPair, *, key: str) -> None:
     config["arithmetic"] = st.column_config.TextColumn("arithmetic", width="medium")
     st.caption("authority = source authority × recency factor × importance")
     render.dataframe(frame, hide_index=True, width="stretch", key=key, column_config=config)
+    # the two authorities as bars coloured by each fact's role (winner / loser / tie), never by side
+    st.plotly_chart(charts.authority_bars(pair), width="stretch", key=key + ".bars")
 
 
 def queue_case(

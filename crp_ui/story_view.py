@@ -22,12 +22,12 @@ from .before_after_view import SIDE_COLOURS
 K = "crp.story."
 #: the three SPEC-027 fixes: card title, the figure (index into SideNumbers.reaching_model) it is judged by
 FIXES: tuple[tuple[str, int, str], ...] = (
-    ("Stale facts", 0, "expired facts handed to the model"),
+    ("Expired facts", 0, "expired facts handed to the model"),
     ("Contradictions", 2, "contradictory pairs handed to the model"),
     ("Fan-out race", 3, "fan-out duplicates reaching the model"),
 )
 #: the headline sentence of each card (BeforeAfter.headlines order: fan-out, contradictions, stale)
-_HEADLINE_OF = {"Fan-out race": 0, "Contradictions": 1, "Stale facts": 2}
+_HEADLINE_OF = {"Fan-out race": 0, "Contradictions": 1, "Expired facts": 2}
 
 
 def coloured(before: int, after: int) -> str:

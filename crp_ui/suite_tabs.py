@@ -130,7 +130,7 @@ def _headline(run: SuiteRun) -> None:
     m[3].metric(
         "expired packed",
         int(summary["expired"].total or 0),
-        help=f"ageing (in the decay, not expired): {int(summary['ageing'].total or 0)}",
+        help=f"ageing (past the fresh part of the TTL, not expired): {int(summary['ageing'].total or 0)}",
     )
     m[4].metric(
         "contradictions",
