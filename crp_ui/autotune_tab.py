@@ -28,7 +28,7 @@ from crp_core import (
     tuned_toml,
 )
 
-from . import cache, render, state
+from . import cache, history_tab, render, state
 from . import suite_view as sv
 from .progress import Bar
 from .suite_source import UPLOADED, K, choose_suite, ready, source, summary, uploaded
@@ -74,6 +74,15 @@ def autotune_tab(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> No
         res = _run_tune(p, config, obj, trials, seed, space)
         if res is not None:
             state.remember(K_TUNE, (inputs, res))
+            best = res.best
+            history_tab.record_run(  # kept in the experiment history at its best trial (History tab)
+                p,
+                res.best_config,
+                best.metrics,
+                kind="tune",
+                summary={"objective": res.objective.name, "trials": len(res.trials), "seed": res.seed,
+                         "best_trial": best.number, "feasible": best.feasible, "best": dict(best.params)},
+            )  # fmt: skip
     res = kept_result(
         K_TUNE,
         inputs,
@@ -194,7 +203,7 @@ def _apply_best(res: TuneResult) -> None:
     b1, b2 = st.columns(2)
     b1.download_button(
         "Download the best config (TOML: the keys that differ from the defaults)",
-        data=tuned_toml(res, suite=summary()),
+        data=tuned_toml(res, kb=state.get_ckf_label(), suite=summary().removeprefix("Suite: ")),
         file_name="crp-config-tuned.toml",
         mime="application/toml",
         key=K + "best_toml",

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import getpass
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import streamlit as st
 
@@ -31,6 +32,7 @@ from crp_core import (
     Experiment,
     ExperimentStore,
     PreparedSuite,
+    SuiteMetrics,
     SuiteRun,
     TriageStoreUnavailable,
     experiment_inputs,
@@ -82,15 +84,29 @@ def operator() -> str:
 
 
 def record_suite_run(p: PreparedSuite, config: CRPConfig, run: SuiteRun) -> Experiment | None:
-    """Keep a completed Suite-tab run in the history (kind ``suite-run``); None when not kept (switched
-    off, or the database refused it: said on the page, the run is shown all the same)."""
+    """Keep a completed Suite-tab run in the history (kind ``suite-run``); see :func:`record_run`."""
+    return record_run(p, config, run.metrics, kind="suite-run")
+
+
+def record_run(
+    p: PreparedSuite,
+    config: CRPConfig,
+    metrics: SuiteMetrics,
+    *,
+    kind: str,
+    summary: Mapping[str, Any] | None = None,
+) -> Experiment | None:
+    """Keep a completed dashboard run (a suite run, an auto-tune study at its best trial, a 2-D sweep at its
+    base point) in the history; None when not kept (switched off, or the database refused it: said on the
+    page, the run is shown all the same)."""
     if not history_enabled():
         return None
     e = Experiment(
-        kind="suite-run",
+        kind=kind,
         recorded_by=operator(),
-        metrics=run.metrics.flat(),
+        metrics=metrics.flat(),
         origin="dashboard",
+        summary=dict(summary) if summary else None,
         **experiment_inputs(p.corpus.kb, p.suite, config),
     )
     try:
@@ -103,7 +119,7 @@ def record_suite_run(p: PreparedSuite, config: CRPConfig, run: SuiteRun) -> Expe
         st.warning(f"This suite run was not kept in the experiment history: {render.md_escape(exc)}")
         return None
     state.forget(K_AWAY)
-    st.toast(f"Suite run kept as experiment #{done.id} (Tuning → History)")
+    st.toast(f"{kind} kept as experiment #{done.id} (Tuning → History)")
     return done
 
 

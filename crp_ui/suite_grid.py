@@ -37,7 +37,7 @@ from crp_core import (
     sweepable_keys,
 )
 
-from . import cache, render, state
+from . import cache, history_tab, render, state
 from . import tuning_view as tv
 from .chart_style import titled
 from .render import esc
@@ -227,6 +227,10 @@ def grid_section(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
         grid = _run(p, config, [rows, cols])
         if grid is not None:
             state.remember(K_GRID, (inputs, grid))
+            keys = [rows.key, cols.key]  # kept in the experiment history at its base point (History tab)
+            history_tab.record_run(
+                p, config, grid.baseline.metrics, kind="sweep", summary={"keys": keys, "points": points}
+            )
     grid = kept_result(
         K_GRID,
         inputs,

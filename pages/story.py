@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from crp_core import CRPError
-from crp_ui import before_after_tab, breakdown, render, shell, state, story_view
+from crp_ui import before_after_tab, breakdown, labels_view, render, shell, state, story_view
 from crp_ui import decisions as triage_decisions
 
 
@@ -26,12 +26,22 @@ def main() -> None:
     scenario = state.get_scenario()
     if corpus is None or scenario is None:
         st.stop()
+    if not state.get_ckf_sample() and state.get_scenario_name():
+        # an uploaded CKF with a bundled scenario: the question (and its labels) belong to the bundled sample
+        st.warning(
+            f"The question below is the bundled scenario {render.md_escape(state.get_scenario_name())}, written "
+            f"for the bundled sample, not for {render.md_escape(state.get_ckf_label())}: load a scenario of your "
+            "own in the sidebar (**Scenario**) to tell this knowledge base's story."
+        )
     decisions, dkey = triage_decisions.pipeline_decisions(ds)
     width = int(scenario.fanout_width or 0)
     ba = before_after_tab.kept_before_after(corpus, scenario, state.get_config(), result, decisions, dkey, width)
     if ba is None:
         st.stop()
     story_view.scenario_story(ba)
+    marks = labels_view.marks_of(result)
+    if marks is not None:  # the scenario's labels: a count line here, every mark on Overview / Envelope
+        labels_view.summary(marks)
     st.divider()
     story_view.suite_story(corpus, ds if ds.pair_decisions else None, dkey)
 

@@ -453,13 +453,21 @@ def _arrow(b: int | None, a: int | None) -> str:
     return f"<td class='num'>{b} → <span class='{cls}'>{a}</span></td>"
 
 
+def _short(text: str, limit: int = 160) -> str:
+    """``text`` cut at a word before ``limit`` characters, with an ellipsis when cut (the whole question is in
+    "What this report ran on")."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
 def _suite_row(name: str, ba: BeforeAfter) -> str:
     b, a = ba.before, ba.after
     query = getattr(ba.full.scenario, "query", "") or ""
     decided = sum(1 for c in ba.removed if c.kind == "operator decision")
     losers = sum(1 for c in ba.removed if c.kind == "conflict loser")
     return (
-        f"<tr><td>{esc(name)}</td><td>{esc(query[:160])}</td>"
+        f"<tr><td>{esc(name)}</td><td>{esc(_short(query))}</td>"
         + _arrow(len(b.expired_in_envelope), len(a.expired_in_envelope))
         + _arrow(len(b.contradictory_pairs), len(a.contradictory_pairs))
         + _arrow(b.fanout_duplicates, a.fanout_duplicates)
@@ -493,7 +501,7 @@ def build_suite_html_report(  # noqa: PLR0913  the records, then the page's labe
     )
     rows = "".join(_suite_row(name, ba) for name, ba in entries)
     details = "".join(
-        f"<details><summary><b>{esc(name)}</b>: {esc((getattr(ba.full.scenario, 'query', '') or '')[:160])}"
+        f"<details><summary><b>{esc(name)}</b>: {esc(_short(getattr(ba.full.scenario, 'query', '') or ''))}"
         f"</summary>{_headline(ba)}<h3>Removed by SPEC-027, and why</h3>"
         f"{_changes_table(ba.removed, 'Nothing: every fact the older retrieval packed is still packed.')}</details>"
         for name, ba in entries

@@ -11,7 +11,8 @@ thresholds and trial 0 as the baseline, :func:`gate_vs_start`); ``callback(trial
 called after each.
 
 Objectives (:data:`OBJECTIVES`): ``recall`` (maximise mean must_include recall, each leak, wrong
-winner, scenario over its ``max_tokens`` and other broken expect bound costing 1), ``no_regression``
+winner and scenario over its ``max_tokens`` costing 1, and each broken expect bound 1 more, ``max_leaks``
+and ``max_wrong_winners`` included), ``no_regression``
 (``recall``, and each per-scenario regression against trial 0 costing 1: a feasible trial passes
 ``check`` against a baseline recorded at the start), ``integrity`` (minimise the facts that should not
 reach the model: leaks + wrong winners + expired facts packed + contradictions without a NOTE, less the
@@ -179,8 +180,8 @@ def gate_vs_start(metrics: SuiteMetrics, suite: Suite, start: SuiteMetrics | Non
 OBJECTIVES: Mapping[str, Objective] = {
     "recall": Objective(
         "recall",
-        "maximise mean must_include recall; each must_exclude leak, wrong winner, "
-        "scenario over its max_tokens and other broken expect bound subtracts 1",
+        "maximise mean must_include recall; each must_exclude leak, wrong winner and scenario over its "
+        "max_tokens subtracts 1, and each broken expect bound (max_leaks, max_wrong_winners included) 1 more",
         ("maximize",),
         ("recall.mean",),
         _recall_objective,
@@ -233,8 +234,8 @@ def _metric_objective(info: MetricInfo) -> Objective:
     how = "maximise" if maximize else "minimise"
     return Objective(
         name,
-        f"{how} the mean {name} ({info.description}); each must_exclude leak, wrong winner, scenario over "
-        "its max_tokens and other broken expect bound costs 1",
+        f"{how} the mean {name} ({info.description}); each must_exclude leak, wrong winner and scenario over "
+        "its max_tokens costs 1, and each broken expect bound (max_leaks, max_wrong_winners included) 1 more",
         ("maximize" if maximize else "minimize",),
         (f"{name}.mean",),
         evaluate,
@@ -553,7 +554,7 @@ def no_feasible_message(result: TuneResult, *, top: int = 3) -> str | None:
     start = {k: v for k, v in result.baseline.violations.items() if v > 0}
     if start:
         msg += " Trial 0 (the starting configuration) already has " + ", ".join(f"{k} {v:g}" for k, v in start.items())
-        msg += ": no trial can be feasible without removing them."
+        msg += ": a feasible trial has to remove them as well."
     pairs: dict[tuple[str, str], int] = {}
     for t in trials:
         for f in t.regressions:

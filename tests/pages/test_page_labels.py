@@ -130,3 +130,8 @@ def test_without_labels_no_mark(ui_env, page):
     assert not any("label&#58; " in m.value for m in at.markdown)
     assert not any("expected winner" in c.value for c in at.caption)
     assert not [w for w in at.toggle if w.key == "crp.page.breakdown.labelled"]
+
+
+def test_the_story_page_gives_the_labels_count_line(labelled_env):
+    at = run_page("story", params={"scenario": SCENARIO, **GATE})
+    assert _summary(at) == [SUMMARY]

@@ -152,3 +152,22 @@ def test_a_database_away_gives_a_banner_and_a_broken_one_an_error(ui_env, tmp_pa
     assert not at.exception
     said = [e.value for e in at.error if "The experiment history cannot be read" in e.value]
     assert len(said) == 1 and "newer than this crp\\-inspect supports" in said[0], [e.value for e in at.error]
+
+
+def test_an_auto_tune_and_a_2d_sweep_of_the_dashboard_are_kept(ui_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("CRP_INSPECT_HISTORY", "on")
+    at = run_page("tuning", params={"tab": "Auto-tune"})
+    from tests.support.pages import widget
+
+    widget(at, "number_input", "crp.tuning.suite.trials").set_value(3)
+    at.run()
+    at.button(key="crp.tuning.suite.tune_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.query_params["tab"] = "Suite"
+    at.run()
+    at.button(key="crp.tuning.suite.grid.run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    kinds = [e.kind for e in list_experiments(str(tmp_path / "triage.sqlite"))]
+    assert "tune" in kinds and "sweep" in kinds, kinds
+    tuned = next(e for e in list_experiments(str(tmp_path / "triage.sqlite")) if e.kind == "tune")
+    assert tuned.origin == "dashboard" and tuned.summary and tuned.summary["trials"] == 3
