@@ -328,7 +328,14 @@ def _handle(args: argparse.Namespace) -> int:
     # -- experiment history (crp-inspect history; docs/decisions/history.md) ----------------------------
     from crp_core.cli.history import record_run
 
-    record_run(args, "check", inp, run.metrics)
+    gated = {
+        "verdict": "recorded" if args.write_baseline else ("PASS" if verdict.passed else "FAIL"),
+        "bounds_checked": verdict.checked,
+        "bounds_broken": len(verdict.failures),
+        "baseline": bool(args.baseline),
+        "tolerances": {k: float(v) for k, v in (tolerances or {}).items()},
+    }
+    record_run(args, "check", inp, run.metrics, summary=gated)
     # -- end experiment history --------------------------------------------------------------------------
     if write_error is not None:
         sys.stdout.flush()

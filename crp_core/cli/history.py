@@ -150,7 +150,7 @@ def list_text(found: Sequence[Experiment], target: str) -> str:
     """The listing: one line per experiment, the changed keys counted, a few metrics, the note's start."""
     if not found:
         return f"no experiments in {visible(target)}"
-    head = ["id", "recorded (UTC)", "kind", "by", "kb", "suite", "changed", *LIST_METRICS, "note"]
+    head = ["id", "recorded (UTC)", "kind", "by", "kb", "suite", "changed", "verdict", *LIST_METRICS, "note"]
     rows = [
         [
             str(e.id),
@@ -160,13 +160,23 @@ def list_text(found: Sequence[Experiment], target: str) -> str:
             visible(e.kb_name or "-"),
             visible(e.suite_name or "-"),
             str(len(e.config_diff)),
+            _verdict(e),
             *(_num(e.metrics.get(m)) for m in LIST_METRICS),
             _note(e.note),
         ]
         for e in found
     ]
-    right = {0, 6, *range(7, 7 + len(LIST_METRICS))}
+    right = {0, 6, *range(8, 8 + len(LIST_METRICS))}
     return "\n".join([f"{len(found)} experiment(s) in {visible(target)}, newest first", "", *_table(head, rows, right)])
+
+
+def _verdict(e: Experiment) -> str:
+    """A check's gate verdict as kept ("FAIL 1/51", "PASS", "recorded"); "-" for other runs."""
+    got = (e.summary or {}).get("verdict")
+    if not isinstance(got, str):
+        return "-"
+    broken, checked = (e.summary or {}).get("bounds_broken"), (e.summary or {}).get("bounds_checked")
+    return f"FAIL {broken}/{checked}" if got == "FAIL" else visible(got)
 
 
 def _union(maps: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -66,11 +66,11 @@ def test_history_lists_newest_first_exactly(db, capsys):
     assert out == (
         f"2 experiment(s) in {db}, newest first\n"
         "\n"
-        "id  recorded (UTC)       kind   by   kb        suite  changed  recall.mean  leaks.total"
-        "  wrong_winners.total  tokens.mean  note\n" + "-" * 137 + "\n"
-        " 2  2026-03-01 12:02:00  tune   bob  kb.jsonl  suite        2            1            0"
+        "id  recorded (UTC)       kind   by   kb        suite  changed  verdict  recall.mean  leaks.total"
+        "  wrong_winners.total  tokens.mean  note\n" + "-" * 146 + "\n"
+        " 2  2026-03-01 12:02:00  tune   bob  kb.jsonl  suite        2  -                  1            0"
         "                    -            -  wider space...\n"
-        " 1  2026-03-01 12:01:00  check  ann  kb.jsonl  suite        0        0.750            1"
+        " 1  2026-03-01 12:01:00  check  ann  kb.jsonl  suite        0  -              0.750            1"
         "                    -            -  baseline run\n"
     )
     rc, out, _ = _run(capsys, "history", "--db", db, "--kind", "check", "--limit", "5")
@@ -145,6 +145,11 @@ def test_check_and_tune_keep_their_runs(files, capsys, monkeypatch):
     assert check_run.config_diff == {"stale_floor": (0.3, 0.5)} and check_run.note == "try 0.5"
     assert check_run.kb_name == "kb.jsonl" and check_run.suite_name == "suite"
     assert check_run.metrics["recall.mean"] == pytest.approx(2 / 3) and check_run.metrics["leaks.total"] == 1.0
+    # the gate's verdict is kept with the run, and the listing shows it
+    assert check_run.summary is not None and check_run.summary["verdict"] == "PASS"
+    assert check_run.summary["baseline"] is False and check_run.summary["bounds_broken"] == 0
+    _, listing, _ = _run(capsys, "history")
+    assert " PASS " in listing.splitlines()[-1] + " "
     assert tune_run.kind == "tune" and tune_run.summary is not None
     assert set(tune_run.summary) == {"objective", "trials", "seed", "best_trial", "best_values", "feasible", "params"}
     assert tune_run.summary["trials"] == 2 and tune_run.summary["objective"] == "recall"
