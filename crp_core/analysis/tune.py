@@ -11,8 +11,7 @@ thresholds and trial 0 as the baseline, :func:`gate_vs_start`); ``callback(trial
 called after each.
 
 Objectives (:data:`OBJECTIVES`): ``recall`` (maximise mean must_include recall, each leak, wrong
-winner and scenario over its ``max_tokens`` costing 1, and each broken expect bound 1 more, ``max_leaks``
-and ``max_wrong_winners`` included), ``no_regression``
+winner, scenario over ``max_tokens`` and broken expect bound costing 1), ``no_regression``
 (``recall``, and each per-scenario regression against trial 0 costing 1: a feasible trial passes
 ``check`` against a baseline recorded at the start), ``integrity`` (minimise the facts that should not
 reach the model: leaks + wrong winners + expired facts packed + contradictions without a NOTE, less the

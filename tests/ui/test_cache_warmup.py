@@ -45,7 +45,9 @@ def gated(monkeypatch):
     emb = GatedEmbedder()
     monkeypatch.setattr(warmup, "_started", {})
     monkeypatch.setattr(cache, "EMBEDDER_OVERRIDE", None)
-    monkeypatch.setattr(cache, "core_embedder_for", lambda model_id: emb if model_id == emb.model_id else None)
+    monkeypatch.setattr(
+        cache, "embedder_for_vectors", lambda model_id, configured="": emb if model_id == emb.model_id else None
+    )
     return emb
 
 
@@ -107,7 +109,7 @@ def test_a_failing_load_does_not_escape_the_thread(monkeypatch):
     broken = Broken()
     monkeypatch.setattr(warmup, "_started", {})
     monkeypatch.setattr(cache, "EMBEDDER_OVERRIDE", None)
-    monkeypatch.setattr(cache, "core_embedder_for", lambda model_id: broken)
+    monkeypatch.setattr(cache, "embedder_for_vectors", lambda model_id, configured="": broken)
     errors: list[object] = []
     monkeypatch.setattr(threading, "excepthook", errors.append)
     t = cache.warm_embedder("gated-model")

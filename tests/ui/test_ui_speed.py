@@ -207,7 +207,7 @@ def test_closed_sidebar_editors_draw_nothing_and_open_ones_draw_every_key(ui_env
     at.run()
     assert not at.exception
     labels = [e.label for e in at.sidebar.expander]
-    assert labels == ["Scenario", "Configuration"]
+    assert labels == ["Scenario", "Configuration", "Open a snapshot"]
     assert not [w for w in at.sidebar.number_input if str(w.key).startswith("crp.w.config.")]
     at.session_state[sidebar.CONFIG_OPEN] = True
     at.run()
@@ -221,7 +221,7 @@ def test_closed_sidebar_editors_draw_nothing_and_open_ones_draw_every_key(ui_env
 
     # opened: the stage groups are expanders of their own, and only the first (stage 1) is open
     groups = sidebar.config_groups()
-    assert [e.label for e in at.sidebar.expander][2:] == [g for g, _ in groups]
+    assert [e.label for e in at.sidebar.expander][2:-1] == [g for g, _ in groups]
     assert config_keys() == {f"crp.w.config.{k}" for k in groups[0][1]}
     assert config_keys() == {
         "crp.w.config.cdr_min_relevance",
