@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from crp_core.config import INT_KEYS, SOURCE_TYPES, TABLE_KEYS, CRPConfig, all_keys, show_value, valid_range
-from crp_core.errors import ConfigError, ValidationError
-from crp_core.support.files import read_regular_file
+from crp_core.errors import ConfigError
+from crp_core.support.files import read_settings_text
 from crp_core.support.parsing import TOMLRefusal, parse_toml
 
 if TYPE_CHECKING:
@@ -374,16 +374,8 @@ def space_from_toml(text: str, source: str = "space file") -> tuple[Param, ...]:
 
 def read_space_file(path: str | os.PathLike[str]) -> tuple[Param, ...]:
     """:func:`space_from_toml` of a file (a regular file of at most :data:`MAX_SPACE_BYTES`, UTF-8)."""
-    name = os.fspath(path)
-    try:
-        data = read_regular_file(path, max_bytes=MAX_SPACE_BYTES, what="space file")
-    except ValidationError as exc:
-        raise ConfigError(f"cannot read space file {name}: {exc.problems[0].message}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"cannot read space file {name}: not UTF-8 text (offset {exc.start})") from None
-    return space_from_toml(text, f"space file {name}")
+    text = read_settings_text(path, max_bytes=MAX_SPACE_BYTES, what="space")
+    return space_from_toml(text, f"space file {os.fspath(path)}")
 
 
 def combine_space(

@@ -46,8 +46,8 @@ from crp_core.config.tables import (
 from crp_core.config.tables import (
     STATUSES as STATUSES,
 )
-from crp_core.errors import ConfigError, ValidationError
-from crp_core.support.files import read_regular_file
+from crp_core.errors import ConfigError
+from crp_core.support.files import read_settings_text
 from crp_core.support.parsing import MAX_TOML_DEPTH, TOMLRefusal, parse_toml
 from crp_core.support.text import control_char
 
@@ -297,16 +297,7 @@ class CRPConfig:
     def load(cls, path: str | os.PathLike[str]) -> CRPConfig:
         """A TOML config file: only a regular file is read (a FIFO, socket, device or link loop is
         refused at once), at most :data:`MAX_CONFIG_BYTES` of it."""
-        try:
-            data = read_regular_file(path, max_bytes=MAX_CONFIG_BYTES, what="config")
-        except ValidationError as exc:
-            raise ConfigError(f"cannot read config file {os.fspath(path)}: {exc.problems[0].message}") from None
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise ConfigError(
-                f"cannot read config file {os.fspath(path)}: not UTF-8 text (offset {exc.start})"
-            ) from None
+        text = read_settings_text(path, max_bytes=MAX_CONFIG_BYTES, what="config")
         try:
             return cls.from_toml(text)
         except ConfigError as exc:

@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from crp_core.errors import Problem, ValidationError
+from crp_core.errors import ConfigError, Problem, ValidationError
 
 __all__ = [
     "link_reason",
@@ -34,6 +34,7 @@ __all__ = [
     "regular_or_absent",
     "check_regular_file",
     "read_regular_file",
+    "read_settings_text",
     "too_large_reason",
     "write_atomic",
     "write_text_atomic",
@@ -186,6 +187,21 @@ def read_regular_file(
     if len(data) > max_bytes:  # grew while read
         raise refuse.too_large(len(data), max_bytes)
     return data
+
+
+def read_settings_text(path: str | os.PathLike[str], *, max_bytes: int, what: str) -> str:
+    """The UTF-8 text (a byte-order mark allowed) of a small settings file (a configuration, a search
+    space): :func:`read_regular_file`, every refusal a :class:`ConfigError` "cannot read {what} file
+    PATH: reason"."""
+    name = os.fspath(path)
+    try:
+        data = read_regular_file(path, max_bytes=max_bytes, what=what)
+    except ValidationError as exc:
+        raise ConfigError(f"cannot read {what} file {name}: {exc.problems[0].message}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read {what} file {name}: not UTF-8 text (offset {exc.start})") from None
 
 
 def _read_open(fd: int, max_bytes: int, refuse: _Refusal) -> bytes:
