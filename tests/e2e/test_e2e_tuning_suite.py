@@ -35,7 +35,7 @@ def test_suite_sweep_autotune_and_apply(page, e2e_sample_dir):
     screenshot(page, "tuning_suite", full_page=False)
 
     # a suite sweep of 5 values: one panel per metric, each with the mean line and its worst-case band
-    count = main.get_by_role("spinbutton", name="values").last
+    count = main.get_by_role("spinbutton", name="values", exact=True).last  # not the heatmap's "about N values"
     count.fill("5")
     count.press("Enter")
     wait_idle(page)
