@@ -36,9 +36,6 @@ if TYPE_CHECKING:
     from crp_core.decisions import DecisionSet
     from crp_core.model import KnowledgeBase
 
-#: the environment variable naming the triage store (as ``crp-inspect triage``)
-TRIAGE_DB_ENV = "CRP_INSPECT_TRIAGE_DB"
-
 
 def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
@@ -58,7 +55,7 @@ def register(subparsers: Subparsers) -> None:
         "--triage-db",
         metavar="PATH",
         default=None,
-        help=f"the operator decisions in force (read-only; default ${TRIAGE_DB_ENV} when set)",
+        help="the operator decisions in force (read-only; default $CRP_INSPECT_TRIAGE_DB when it names a store)",
     )
     p.add_argument(
         "--width", metavar="N", type=int, default=None, help="fan-out width of both sides (default: each scenario's)"
@@ -68,12 +65,15 @@ def register(subparsers: Subparsers) -> None:
 
 
 def _triage_db(args: argparse.Namespace) -> str | None:
+    """``--triage-db``, else the triage commands' default store when it exists (a file that is not there
+    means no decision yet, not an error: the report then applies none)."""
     if args.triage_db:
         return str(args.triage_db)
-    env = os.environ.get(TRIAGE_DB_ENV, "")
-    if env and (env.startswith("postgresql") or os.path.exists(env)):
-        return env
-    return None
+    from crp_core.triage import default_db_path
+    from crp_core.triage.pg_store import is_postgres_url
+
+    env = default_db_path()
+    return env if env and (is_postgres_url(env) or os.path.exists(env)) else None
 
 
 def _decisions(db: str | None, kb: KnowledgeBase) -> tuple[DecisionSet | None, str | None]:
@@ -88,21 +88,20 @@ def _decisions(db: str | None, kb: KnowledgeBase) -> tuple[DecisionSet | None, s
 
 def _before_after(
     prepared: PreparedSuite, args: argparse.Namespace, decisions: DecisionSet | None
-) -> list[BeforeAfter]:
-    """Each scenario's before / after (``crp_core.analysis.suite_before_after``)."""
+) -> tuple[tuple[str, BeforeAfter], ...]:
+    """Each scenario's (name, before / after) (``crp_core.analysis.suite_before_after``)."""
     from crp_core.analysis.suite_before_after import suite_before_after
 
-    got = suite_before_after(
+    return suite_before_after(
         prepared, layered_config(args.config), set_args=args.set_args, fanout_width=args.width, decisions=decisions
-    )
-    return [ba for _name, ba in got.entries]
+    ).entries
 
 
 def report_inputs_of(  # noqa: PLR0913  what the command read, one argument each
     args: argparse.Namespace,
     kb: KnowledgeBase,
     prepared: PreparedSuite,
-    entries: list[BeforeAfter],
+    entries: tuple[tuple[str, BeforeAfter], ...],
     decisions: DecisionSet | None,
     db: str | None,
 ) -> ReportInputs:
@@ -125,11 +124,11 @@ def report_inputs_of(  # noqa: PLR0913  what the command read, one argument each
             ba.fanout_width,
             file_digest(item.path) if item.path else None,
         )
-        for item, ba in zip(prepared.suite, entries)
+        for item, (_name, ba) in zip(prepared.suite, entries)
     )
     # the configuration of the first scenario: the suite's --config and --set (each scenario's own
     # config table shows in its own report; the command line carries the rest)
-    changes = config_changes(entries[0].full.config) if entries else ()
+    changes = config_changes(entries[0][1].full.config) if entries else ()
     lines, in_force = decision_lines(decisions)
     command = reproduce_command(
         args.ckf,
@@ -185,7 +184,7 @@ def _handle(args: argparse.Namespace) -> int:
     label = os.path.basename(os.path.normpath(args.ckf))
     if args.scenario:
         html = build_html_report(
-            entries[0],
+            entries[0][1],
             title=args.title or "Before / after SPEC-027",
             ckf_label=label,
             scenario_name=prepared.suite.scenarios[0].name,
@@ -193,7 +192,7 @@ def _handle(args: argparse.Namespace) -> int:
         )
     else:
         html = build_suite_html_report(
-            [(item.name, ba) for item, ba in zip(prepared.suite, entries)],
+            entries,
             title=args.title or "Before / after SPEC-027, every scenario",
             ckf_label=label,
             inputs=inputs,
