@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from crp_core import CRPError, Fact, PipelineResult
+from crp_core import Corpus, CRPError, DecisionSet, Fact, PipelineResult, Scenario
 
-from . import charts, render, state, tables
+from . import charts, decisions, render, state, tables
 from .chart_style import rule_words
 from .provenance import provenance_caption
 
@@ -82,6 +82,21 @@ def require_result() -> PipelineResult:
         st.info("Nothing to show yet.")
         st.stop()
     return result
+
+
+def require_run_inputs() -> tuple[Corpus, Scenario, DecisionSet]:
+    """The prepared corpus, the scenario and the operator decisions in force of the current run (after
+    :func:`require_result`), or stop the page with the refusal shown."""
+    try:
+        corpus = state.get_corpus()
+        ds = decisions.decision_set()
+    except CRPError as exc:
+        st.error(render.md_escape(exc))
+        st.stop()
+    scenario = state.get_scenario()
+    if corpus is None or scenario is None:
+        st.stop()
+    return corpus, scenario, ds
 
 
 def run_caption(result: PipelineResult) -> None:

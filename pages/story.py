@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from crp_core import CRPError
 from crp_ui import before_after_tab, breakdown, labels_view, render, shell, state, story_view
 from crp_ui import decisions as triage_decisions
 
@@ -17,15 +16,7 @@ def main() -> None:
     st.title("What SPEC-027 changes")
     result = breakdown.require_result()
     breakdown.run_caption(result)
-    try:
-        corpus = state.get_corpus()
-        ds = triage_decisions.decision_set()
-    except CRPError as exc:
-        st.error(render.md_escape(exc))
-        st.stop()
-    scenario = state.get_scenario()
-    if corpus is None or scenario is None:
-        st.stop()
+    corpus, scenario, ds = breakdown.require_run_inputs()
     if not state.get_ckf_sample() and state.get_scenario_name():
         # an uploaded CKF with a bundled scenario: the question (and its labels) belong to the bundled sample
         st.warning(

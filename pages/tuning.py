@@ -273,16 +273,8 @@ def main() -> None:
     st.title("Tuning")
     result = breakdown.require_result()
     breakdown.run_caption(result)
-    try:
-        corpus = state.get_corpus()
-        ds = triage_decisions.decision_set()
-    except CRPError as exc:
-        st.error(render.md_escape(exc))
-        st.stop()
-    scenario = state.get_scenario()
+    corpus, scenario, ds = breakdown.require_run_inputs()
     config = state.get_config()
-    if corpus is None or scenario is None:
-        st.stop()
     # the pair decisions in force: as run_pipeline's mapping for the single runs, as the decision set for
     # the suite (its known-conflict guard reads the set)
     decisions, dkey = triage_decisions.pipeline_decisions(ds)
