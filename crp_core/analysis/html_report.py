@@ -325,13 +325,21 @@ def _decisions_section(inputs: ReportInputs | None, changes: Sequence[EnvelopeCh
     )
 
 
+def _own_config(rows: tuple[tuple[str, str, str], ...]) -> str:
+    """A scenario's own config keys over the report's configuration ("none" when it sets none)."""
+    if not rows:
+        return "none"
+    return "; ".join(f"<code>{esc(k)}</code> {esc(d)} &rarr; {esc(v)}" for k, d, v in rows)
+
+
 def _inputs_section(inputs: ReportInputs | None) -> str:
     """What the report ran on and the command that writes it again."""
     if inputs is None:
         return ""
     scen = "".join(
         f"<tr><td>{esc(s.name)}</td><td>{esc(s.query)}</td><td>{esc(s.now)}</td><td class='num'>{s.fanout_width}</td>"
-        f"<td><code>{esc(s.file_digest or 'none: not read from a file')}</code></td></tr>"
+        f"<td><code>{esc(s.file_digest or 'none: not read from a file')}</code></td>"
+        f"<td>{_own_config(s.own_config)}</td></tr>"
         for s in inputs.scenarios
     )
     cfg = "".join(
@@ -359,7 +367,7 @@ def _inputs_section(inputs: ReportInputs | None) -> str:
         f"<p>CKF <b>{esc(inputs.ckf_label)}</b>, {inputs.ckf_facts} facts, fingerprint "
         f"<code>{esc(inputs.ckf_fingerprint)}</code>; {decided}.</p>"
         "<table><tr><th>scenario</th><th>question</th><th>now</th><th>fan-out width</th>"
-        f"<th>file SHA-256</th></tr>{scen}</table>"
+        f"<th>file SHA-256</th><th>its own config over the table below</th></tr>{scen}</table>"
         f"<h3>Configuration</h3>{cfg_table}{command}"
     )
 

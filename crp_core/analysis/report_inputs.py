@@ -63,13 +63,15 @@ class DecisionLine:
 
 @dataclass(frozen=True)
 class ScenarioInput:
-    """One scenario a report ran: its name, question, instant and (read from a file) the file's digest."""
+    """One scenario a report ran: its name, question, instant, (read from a file) the file's digest, and
+    the keys its own ``config`` table sets over the report's configuration: (key, report value, its value)."""
 
     name: str
     query: str
     now: str
     fanout_width: int
     file_digest: str | None = None
+    own_config: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,9 +116,10 @@ def decision_lines(decisions: DecisionSet | None) -> tuple[tuple[DecisionLine, .
     return tuple(_line(d) for d in rows[:MAX_DECISION_LINES]), len(rows)
 
 
-def config_changes(config: CRPConfig) -> tuple[tuple[str, str, str], ...]:
-    """The keys of ``config`` that differ from the defaults: (key, default, value), as printed."""
-    diff = type(config)().diff(config)
+def config_changes(config: CRPConfig, base: CRPConfig | None = None) -> tuple[tuple[str, str, str], ...]:
+    """The keys of ``config`` that differ from ``base`` (the defaults when absent): (key, base value,
+    value), as printed."""
+    diff = (base if base is not None else type(config)()).diff(config)
     return tuple((k, fmt_value(d), fmt_value(v)) for k, (d, v) in sorted(diff.items()))
 
 

@@ -116,6 +116,9 @@ def report_inputs_of(  # noqa: PLR0913  what the command read, one argument each
     from crp_core.io.timeparse import format_timestamp
     from crp_core.support.digest import file_digest
 
+    # the report's configuration is the suite's --config and --set; a scenario's own config table is
+    # listed with that scenario (each scenario runs with both)
+    base = layered_config(args.config).with_set_args(tuple(args.set_args))
     scenarios = tuple(
         ScenarioInput(
             item.name,
@@ -123,12 +126,11 @@ def report_inputs_of(  # noqa: PLR0913  what the command read, one argument each
             format_timestamp(ba.full.now),
             ba.fanout_width,
             file_digest(item.path) if item.path else None,
+            config_changes(ba.full.config, base),
         )
         for item, (_name, ba) in zip(prepared.suite, entries)
     )
-    # the configuration of the first scenario: the suite's --config and --set (each scenario's own
-    # config table shows in its own report; the command line carries the rest)
-    changes = config_changes(entries[0][1].full.config) if entries else ()
+    changes = config_changes(base)
     lines, in_force = decision_lines(decisions)
     command = reproduce_command(
         args.ckf,

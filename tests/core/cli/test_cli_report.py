@@ -121,3 +121,25 @@ def test_report_needs_one_of_scenario_or_suite(files, tmp_path, capsys):
         == 2
     )
     assert "--out" in capsys.readouterr().err
+
+
+def test_suite_report_lists_the_suites_config_and_each_scenarios_own_table(tmp_path, capsys, monkeypatch):
+    """The configuration table is the suite's (--set), not the first scenario's; a scenario's own
+    ``config`` table is listed on its own row (key, the suite's value, its value)."""
+    monkeypatch.delenv("CRP_INSPECT_TRIAGE_DB", raising=False)
+    from tests.support.suites import scenario_docs
+
+    docs = scenario_docs()
+    docs["s1"]["config"] = {"ttl_days": {"news": 7}}
+    ckf, suite = write_ckf(tmp_path / "kb.jsonl"), write_suite(tmp_path / "suite", docs)
+    out = tmp_path / "s.html"
+    argv = ["report", "--ckf", str(ckf), "--suite", str(suite), "--set", "candidate_k=80", "--out", str(out)]
+    assert main(argv) == 0
+    text = _text(out)
+    assert "candidate_k 50 80" in text  # the suite's --set, default then this report
+    assert "ttl_days.news 30 7" not in text  # s1's own table is not the report's configuration
+    assert "ttl_days.news 30 → 7" in text  # ... it is on s1's row
+    assert text.count("ttl_days.news") == 1
+    rows = text[text.index("What this report ran on") :]
+    assert re.search(r"\bs1 etcd ports and foundation \S+ 0 [0-9a-f]{64} ttl_days\.news 30 → 7 s2 ", rows)
+    assert re.search(r"\bs2 etcd peer traffic and data \S+ 0 [0-9a-f]{64} none Configuration ", rows)
