@@ -33,7 +33,7 @@ from crp_core import (
 
 from . import cache, render
 from .config_state import get_config
-from .samples import list_samples, samples_dir
+from .samples import list_samples, sample_max_bytes, samples_dir
 from .scenario_state import get_scenario
 from .session import (
     K_CKF_LABEL,
@@ -278,7 +278,7 @@ def load_sample(name: str) -> bool:
         return _refuse(name, f"no bundled CKF named {name!r} in {samples_dir()}")
     st.session_state[K_LAST_ATTEMPT] = "sample"
     path = samples_dir() / name
-    lenient, limit, smap = get_lenient(), get_config().ckf_max_bytes, _source_map()
+    lenient, limit, smap = get_lenient(), sample_max_bytes(get_config().ckf_max_bytes), _source_map()
     return _activate_kb(
         lambda: cache.load_ckf_path(str(path), cache.path_stamp(path), lenient, limit, smap),
         name,

@@ -1,8 +1,10 @@
 """Sample discovery: the bundled CKFs and scenarios the sidebar offers (no Streamlit here).
 
 The samples folder is ``$CRP_SAMPLE_DIR`` or the repository's ``sample_ckf/``; its scenarios live in
-``scenarios/`` below it. A CKF is a ``*.jsonl`` / ``*.csv`` file, a ``*.json`` file shaped like a CKF,
-or a directory holding ``facts.jsonl``.
+``$CRP_SCENARIO_DIR`` or ``scenarios/`` below it. A CKF is a ``*.jsonl`` / ``*.ndjson`` / ``*.csv`` /
+``*.parquet`` file, a ``*.json`` file shaped like a CKF, or a directory holding ``facts.jsonl``. The
+server's operator may name the CKF opened first (``$CRP_DEFAULT_SAMPLE``) and the size limit of the
+server-side CKFs (``$CRP_SAMPLE_MAX_BYTES``): ``crp-inspect dashboard --ckf PATH`` sets all of them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SAMPLE = "knowledge_base.jsonl"
-CKF_SUFFIXES = (".jsonl", ".json", ".csv")
+CKF_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
 SCENARIO_SUFFIXES = (".json", ".toml")
 #: a ``.json`` file bigger than this is listed without peeking at its shape
 JSON_PEEK_LIMIT = 8 * 1024 * 1024
@@ -27,8 +29,21 @@ def samples_dir() -> Path:
 
 
 def scenarios_dir() -> Path:
-    """The bundled scenarios: ``scenarios/`` in the samples folder."""
-    return samples_dir() / "scenarios"
+    """The bundled scenarios: ``$CRP_SCENARIO_DIR`` or ``scenarios/`` in the samples folder."""
+    env = os.environ.get("CRP_SCENARIO_DIR")
+    return Path(env) if env else samples_dir() / "scenarios"
+
+
+def default_sample() -> str:
+    """The CKF opened first and left out of links: ``$CRP_DEFAULT_SAMPLE`` or :data:`DEFAULT_SAMPLE`."""
+    return os.environ.get("CRP_DEFAULT_SAMPLE") or DEFAULT_SAMPLE
+
+
+def sample_max_bytes(configured: int) -> int:
+    """The size limit of a server-side CKF: ``$CRP_SAMPLE_MAX_BYTES`` (the operator's, a whole number of
+    bytes) when set, else ``configured`` (the session's ``ckf_max_bytes``)."""
+    env = (os.environ.get("CRP_SAMPLE_MAX_BYTES") or "").strip()
+    return int(env) if env.isascii() and env.isdigit() and int(env) > 0 else configured
 
 
 def list_samples() -> list[str]:
@@ -47,7 +62,8 @@ def list_samples() -> list[str]:
             out.append(p.name)
         elif p.is_dir() and (p / "facts.jsonl").is_file():
             out.append(p.name)
-    out.sort(key=lambda n: (n != DEFAULT_SAMPLE, n))
+    first = default_sample()
+    out.sort(key=lambda n: (n != first, n))
     return out
 
 

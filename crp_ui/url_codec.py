@@ -25,7 +25,7 @@ from crp_core import CORPUS_KEYS, ConfigError, CRPConfig
 from .ckf_state import active_ckf, clear_ckf_refusal, get_ckf_sample, load_sample, pending_load
 from .config_state import get_config, set_config_error, set_config_values
 from .decisions import parse_pair_param
-from .samples import DEFAULT_SAMPLE, list_samples, list_scenarios
+from .samples import default_sample, list_samples, list_scenarios
 from .scenario_state import (
     clear_scenario_refusal,
     get_scenario_name,
@@ -70,7 +70,7 @@ def query_params_for_state() -> dict[str, str]:
     """The URL parameters that reproduce the current view (only what differs from defaults)."""
     out: dict[str, str] = {}
     sample = get_ckf_sample()
-    if sample and sample != DEFAULT_SAMPLE:
+    if sample and sample != default_sample():
         out["ckf"] = sample
     name = get_scenario_name()
     if name:

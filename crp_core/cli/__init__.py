@@ -14,6 +14,7 @@ import sys
 from crp_core.cli import (
     check,
     conflicts,
+    dashboard,
     embed,
     fanout,
     history,
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         import_sdk,
         session,
         report,
+        dashboard,
     ):
         module.register(sub)
     return parser

@@ -1,0 +1,110 @@
+"""``crp-inspect dashboard``: start the Streamlit dashboard on a knowledge base the server holds.
+
+``--ckf PATH`` names a CKF on this machine (a JSONL / NDJSON / JSON / CSV / Parquet file, or a directory
+holding ``facts.jsonl``): the dashboard's samples folder becomes PATH's folder (``$CRP_SAMPLE_DIR``), PATH
+is the CKF it opens first (``$CRP_DEFAULT_SAMPLE``), and ``--max-bytes`` is the size limit of the
+server-side CKFs (``$CRP_SAMPLE_MAX_BYTES``; uploads keep the browser's limit). Scenarios come from
+``--scenarios DIR`` or ``scenarios/`` next to PATH. The server listens on ``--address`` (default the
+loopback) and ``--port``. The dashboard (``app.py``) ships with a checkout of the project, next to
+``crp_core``; an install without it is told so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from crp_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from crp_core.cli.common import Subparsers
+
+#: what the samples folder lists as a CKF (crp_ui.samples), so the CKF named is the one opened
+CKF_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
+
+
+def register(subparsers: Subparsers) -> None:
+    from crp_core.cli.common import max_bytes_arg
+
+    p = subparsers.add_parser(
+        "dashboard",
+        help="start the dashboard on a CKF this machine holds",
+        description="Start the Streamlit dashboard with PATH as its first knowledge base (PATH's folder "
+        "becomes the dashboard's samples folder). Ends with the server (Ctrl-C).",
+    )
+    p.add_argument("--ckf", metavar="PATH", default=None, help="the CKF to open (default: the bundled sample)")
+    p.add_argument(
+        "--scenarios", metavar="DIR", default=None, help="scenario folder (default: scenarios/ next to PATH)"
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=max_bytes_arg,
+        default=None,
+        metavar="N",
+        help="size limit of the server-side CKFs in bytes (default: the configuration's ckf_max_bytes)",
+    )
+    p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    p.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.set_defaults(handler=_handle)
+
+
+def app_path() -> Path:
+    """``app.py`` of this checkout (next to the ``crp_core`` package)."""
+    return Path(__file__).resolve().parents[2] / "app.py"
+
+
+def dashboard_env(args: argparse.Namespace, base: dict[str, str]) -> dict[str, str]:
+    """The server's environment: ``base`` with the samples folder, first CKF, scenarios and limit set."""
+    env = dict(base)
+    if args.ckf:
+        ckf = Path(args.ckf).expanduser().resolve()
+        is_dir_ckf = ckf.is_dir() and (ckf / "facts.jsonl").is_file()
+        if not (is_dir_ckf or (ckf.is_file() and ckf.suffix.lower() in CKF_SUFFIXES)):
+            raise ConfigError(
+                f"--ckf {args.ckf}: not a CKF the dashboard can open (a {', '.join(CKF_SUFFIXES)} file, or a "
+                "directory holding facts.jsonl)"
+            )
+        env["CRP_SAMPLE_DIR"] = str(ckf.parent)
+        env["CRP_DEFAULT_SAMPLE"] = ckf.name
+    if args.scenarios:
+        scen = Path(args.scenarios).expanduser().resolve()
+        if not scen.is_dir():
+            raise ConfigError(f"--scenarios {args.scenarios}: not a directory")
+        env["CRP_SCENARIO_DIR"] = str(scen)
+    if args.max_bytes is not None:
+        env["CRP_SAMPLE_MAX_BYTES"] = str(args.max_bytes)
+    return env
+
+
+def server_argv(args: argparse.Namespace) -> list[str]:
+    """``python -m streamlit run app.py`` with the address and port, headless."""
+    if not 0 < args.port < 65536:
+        raise ConfigError(f"--port must be between 1 and 65535, got {args.port}")
+    app = app_path()
+    if not app.is_file():
+        raise ConfigError(f"the dashboard (app.py) is not installed next to crp_core (looked for {app})")
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.headless",
+        "true",
+        "--server.address",
+        args.address,
+        "--server.port",
+        str(args.port),
+    ]
+
+
+def _handle(args: argparse.Namespace) -> int:
+    env = dashboard_env(args, dict(os.environ))
+    argv = server_argv(args)
+    print(f"dashboard: http://{args.address}:{args.port}/ (Ctrl-C stops it)", file=sys.stderr)
+    os.chdir(app_path().parent)
+    os.execve(sys.executable, argv, env)  # the server replaces this process: its exit status is the command's
+    return 0  # pragma: no cover  (execve does not return)
