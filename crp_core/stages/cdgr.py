@@ -91,10 +91,7 @@ def expand_graph_with_recency(  # noqa: PLR0913  stage 3's inputs: stage 2's tab
         score = bridge * ccdr.novelty * ccdr.recency_factor * np.maximum(relevance, config.min_connector_relevance)
         eligible = np.flatnonzero(bridge > 0)
         # by score, ties by row: the walk lists the candidates ascending, so one stable sort of the scores
-        if cands.size < 2 or bool((cands[1:] > cands[:-1]).all()):
-            order = eligible[np.argsort(-score[eligible], kind="stable")]
-        else:
-            order = eligible[np.lexsort((cands[eligible], -score[eligible]))]
+        order = eligible[np.argsort(-score[eligible], kind="stable")]
         sel_pos, conn_near = choose_connectors(
             corpus, anchors, cands, order, max(slots, 0), config=config, values_conflict=values_conflict
         )

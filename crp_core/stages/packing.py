@@ -227,6 +227,7 @@ class _Filler:
 
     def __init__(self, by_row: Mapping[int, PackItem], cost: Mapping[int, int], budget: int) -> None:
         self.by_row, self.cost, self.budget = by_row, cost, budget
+        self.scores = {r: it.score for r, it in by_row.items()}  # the fill's order and the left-out lists'
         self.used = 0
         self.packed: list[int] = []
         self.packed_anchors: set[int] = set()
@@ -333,22 +334,21 @@ class _Filler:
 
 
 def _greedy_fill(
-    items: Sequence[PackItem],
+    by_row: Mapping[int, PackItem],
     ties: Sequence[tuple[int, int]],
     cost: Mapping[int, int],
     note_costs: Callable[[Sequence[GroupFill]], list[int]],
     parts_of: Callable[[Sequence[int]], NoteParts],
     budget: int,
 ) -> _Filler:
-    """docs/reference/pipeline.md §6 fill: anchors (CDR order) then connectors (score order), tie groups
-    decided at their first member; ``note_costs`` gives each group's whole NOTE its reserved tokens,
-    ``parts_of`` the parts of its NOTEs when it is cut."""
-    by_row = {it.row: it for it in items}
-    scores = {r: it.score for r, it in by_row.items()}
+    """docs/reference/pipeline.md §6 fill of the offered items by row: anchors (CDR order) then connectors
+    (score order), tie groups decided at their first member; ``note_costs`` gives each group's whole NOTE
+    its reserved tokens, ``parts_of`` the parts of its NOTEs when it is cut."""
+    fill = _Filler(by_row, cost, budget)
+    scores = fill.scores
     order = rank_by_score([r for r, it in by_row.items() if it.role == "anchor"], scores) + rank_by_score(
         [r for r, it in by_row.items() if it.role == "connector"], scores
     )
-    fill = _Filler(by_row, cost, budget)
     if not ties:
         for row in order:
             fill.alone(row)
@@ -512,7 +512,7 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     counter = count_notes
     parts_counter = count_note_parts or count_tokens
     fill = _greedy_fill(
-        list(by_row.values()),
+        by_row,
         ties,
         cost,
         lambda groups: _whole_notes(groups, counter),
@@ -543,7 +543,7 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
         )
         for r in lay.order
     )
-    scores = {r: it.score for r, it in by_row.items()}
+    scores = fill.scores
     return Envelope(
         order=packed_facts,
         text="\n".join(lines),
