@@ -178,17 +178,22 @@ def offered_ties(tied_pairs: Sequence[tuple[int, int]] | np.ndarray, rows: Seque
     if not pairs.shape[0] or not len(rows):
         return []
     offered = np.sort(np.asarray(rows, dtype=np.int64))
-    at = np.minimum(np.searchsorted(offered, pairs), offered.size - 1)
+    at = np.searchsorted(offered, pairs)
+    np.minimum(at, offered.size - 1, out=at)
+    inside = offered[at] == pairs
     a, b = pairs[:, 0], pairs[:, 1]
-    keep = np.flatnonzero((offered[at] == pairs).all(axis=1) & (a != b))
-    lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
-    # the first occurrence of each (smaller, larger) pair, in that order: one stable sort of the two keys
-    order = np.lexsort((hi, lo))
-    lo, hi = lo[order], hi[order]
+    keep = np.flatnonzero(inside[:, 0] & inside[:, 1] & (a != b))
+    a, b = a[keep], b[keep]
+    # each (smaller, larger) pair as one key (both rows are offered: an offset into the offered span is
+    # exact), its first occurrence after one stable sort of the keys
+    low, span = int(offered[0]), int(offered[-1] - offered[0]) + 1
+    key = (np.minimum(a, b) - low) * span + (np.maximum(a, b) - low)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
     first = np.ones(order.size, dtype=bool)
-    first[1:] = (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])
-    kept = pairs[keep[order[first]]]
-    return list(zip(kept[:, 0].tolist(), kept[:, 1].tolist(), strict=True))
+    first[1:] = key[1:] != key[:-1]
+    kept = order[first]
+    return list(zip(a[kept].tolist(), b[kept].tolist(), strict=True))
 
 
 class PackItem(NamedTuple):
