@@ -38,8 +38,8 @@ from crp_core.stages.packing import (
     PackItem,
     TokenCounter,
     cached_note_counter,
+    cached_note_parts,
     cached_prefix_counter,
-    cached_text_counter,
     pack_envelope,
     word_counter,
 )
@@ -226,7 +226,7 @@ def _run(
     # the "[id]" prefixes' token counts depend on the fact alone: counted once per corpus and counter
     count_prefixes = cached_prefix_counter(corpus, count_tokens, _counter_key(corpus, embedder))
     count_notes = cached_note_counter(corpus, count_tokens, _counter_key(corpus, embedder))  # so are NOTE blocks
-    count_note_parts = cached_text_counter(corpus, count_tokens, _counter_key(corpus, embedder))  # and their parts
+    note_parts = cached_note_parts(corpus, count_tokens, _counter_key(corpus, embedder))  # and their parts
     if int(scenario.fanout_width or 0) > 1:
         from crp_core.stages.partitions import needs_kmeans
 
@@ -354,7 +354,7 @@ def _run(
         count_tokens=count_tokens,
         count_prefixes=count_prefixes,
         count_notes=count_notes,
-        count_note_parts=count_note_parts,
+        note_parts=note_parts,
     )
     # a tie group cut by the budget, or an envelope left empty while facts passed the gate, says why
     envelope, pack_warnings = explain_envelope(

@@ -60,6 +60,7 @@ from crp_core.stages.tie_groups import (
     tie_components,
     tie_records,
 )
+from crp_core.support.memo import LRU
 
 #: tier thresholds on CDR / best anchor CDR (SPEC-003 §7.4, docs/reference/pipeline.md §6)
 CRITICAL_RATIO = 0.80
@@ -168,6 +169,28 @@ def cached_text_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, co
         return np.array([known[t] for t in items], dtype=np.int64)
 
     return texts
+
+
+#: the parts of a cut tie group's NOTE blocks, by its members in fill order (see :func:`cached_note_parts`)
+NotePartsOf = Callable[[Sequence[int]], NoteParts]
+#: cut tie groups whose NOTE parts a corpus keeps per counter (each a few small tables)
+NOTE_PARTS_KEPT = 256
+
+
+def cached_note_parts(corpus: _CorpusWithCache, count_tokens: TokenCounter, counter_key: Hashable) -> NotePartsOf:
+    """:class:`NoteParts` of a tie group's members (fill order) remembered per corpus and ``counter_key``
+    (the :data:`NOTE_PARTS_KEPT` last groups): its parts depend on its facts alone, and a rerun cuts the
+    same group; the parts' texts are counted through :func:`cached_text_counter`."""
+    count_parts = cached_text_counter(corpus, count_tokens, counter_key)
+    kept: LRU[tuple[int, ...], NoteParts] = corpus.derived(
+        ("envelope note parts", counter_key), lambda: LRU(NOTE_PARTS_KEPT, locked=True)
+    )
+    kb = corpus.kb
+
+    def parts(members: Sequence[int]) -> NoteParts:
+        return kept.get_or_build(tuple(members), lambda: NoteParts(kb, members, count_parts))
+
+    return parts
 
 
 def offered_ties(tied_pairs: Sequence[tuple[int, int]] | np.ndarray, rows: Sequence[int]) -> list[tuple[int, int]]:
@@ -483,7 +506,7 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     count_tokens: TokenCounter,
     count_prefixes: PrefixCounter | None = None,
     count_notes: NoteCounter | None = None,
-    count_note_parts: TokenCounter | None = None,
+    note_parts: NotePartsOf | None = None,
 ) -> Envelope:
     """Greedy fill with tie groups, then the anchor sandwich and the connectors' spots (docs/reference/pipeline.md §6).
 
@@ -491,8 +514,8 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     them with ``count_tokens`` (:func:`prefix_counts`); the pipeline passes :func:`cached_prefix_counter`.
     ``count_notes`` (:data:`NoteSpec` s -> token counts of their NOTE blocks) likewise defaults to
     :func:`note_counts` with ``count_tokens``; the pipeline passes :func:`cached_note_counter`.
-    ``count_note_parts`` (texts -> counts, for the parts of the NOTEs of a group cut by the budget)
-    defaults to ``count_tokens``; the pipeline passes :func:`cached_text_counter`.
+    ``note_parts`` (a cut group's members -> the token counts of its NOTEs' parts) defaults to
+    :class:`NoteParts` counted with ``count_tokens``; the pipeline passes :func:`cached_note_parts`.
     """
     kb = corpus.kb
     facts = kb.facts
@@ -515,13 +538,17 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
             return note_counts(kb, specs, count_tokens)
 
     counter = count_notes
-    parts_counter = count_note_parts or count_tokens
+    if note_parts is None:
+
+        def note_parts(members: Sequence[int]) -> NoteParts:
+            return NoteParts(kb, members, count_tokens)
+
     fill = _greedy_fill(
         by_row,
         ties,
         cost,
         lambda groups: _whole_notes(groups, counter),
-        lambda members: NoteParts(kb, members, parts_counter),
+        note_parts,
         budget,
     )
     lay = _layout(fill.packed, by_row, ranked_fill=not ties)
