@@ -14,7 +14,8 @@ What is counted: the child process (this script with ``--child``) loads the CKF,
 (graph and HNSW index from the corpus cache when present), embeds nothing (the synthetic scenarios carry
 their vectors), warms up with two passes over the scenarios, then runs ``run_pipeline`` ``--runs`` times
 cycling the scenarios with fan-out off, as ``bench/pipeline.py``'s stage 2-6 table does (stage 1 answered
-by the index's search memo, as on a rerun; the headers included). The same child with 0 runs is counted
+by the index's search memo and stage 3's walk by its per-anchor-set memo, as on a rerun; ``--walk-every-run``
+keeps no walk, as for new anchors; the headers included). The same child with 0 runs is counted
 too, in parallel, and subtracted: the difference / runs is the instructions of one run. Counts are taken
 with ``PYTHONHASHSEED=0`` and one BLAS thread (a thread team's spinning is not work). callgrind runs the
 child far slower than natively, so a case takes minutes.
@@ -48,9 +49,13 @@ ANCHORS = "anchors"
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
-def child(repo: str, data: str, name: str, k: int, runs: int) -> int:
+def child(repo: str, data: str, name: str, k: int, runs: int, walk_every_run: bool = False) -> int:
     """The counted workload (see the module docstring)."""
     sys.path.insert(0, repo)
+    if walk_every_run:
+        import crp_core.stages.cdgr as cdgr
+
+        cdgr.WALKS_KEPT = 0
     from crp_core.config import CRPConfig
     from crp_core.corpus.prepared import embed_scenario, prepare_corpus
     from crp_core.io.ckf import load_ckf
@@ -80,7 +85,9 @@ def child(repo: str, data: str, name: str, k: int, runs: int) -> int:
     return 0
 
 
-def counted(repo: str, data: str, name: str, k: int, runs: int, log: str) -> subprocess.Popen[bytes]:
+def counted(  # noqa: PLR0913  the tree, the case and how it is counted
+    repo: str, data: str, name: str, k: int, runs: int, log: str, walk_every_run: bool = False
+) -> subprocess.Popen[bytes]:
     env = dict(
         os.environ,
         PYTHONHASHSEED="0",
@@ -105,7 +112,7 @@ def counted(repo: str, data: str, name: str, k: int, runs: int, log: str) -> sub
         name,
         str(k),
         str(runs),
-    ]
+    ] + (["--walk-every-run"] if walk_every_run else [])
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -129,12 +136,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--repo", default=ROOT, help="the checkout whose crp_core is counted (default: this one)")
     ap.add_argument("--data", default=os.path.join(HERE, "data"))
+    ap.add_argument(
+        "--walk-every-run",
+        action="store_true",
+        help="keep no stage-3 walk between runs (crp_core.stages.cdgr.WALKS_KEPT = 0): every run walks the graph",
+    )
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--case", nargs=3, metavar=("NAME", "K", "RUNS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         name, k, runs = args.case
-        return child(os.path.abspath(args.repo), args.data, name, int(k), int(runs))
+        return child(os.path.abspath(args.repo), args.data, name, int(k), int(runs), args.walk_every_run)
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (Debian: apt-get install valgrind); nothing counted", file=sys.stderr)
         return 1
@@ -152,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
             logs = [os.path.join(tmp, f"{n}.log") for n in (0, args.runs)]
-            procs = [counted(repo, args.data, name, k, n, log) for n, log in zip((0, args.runs), logs)]
+            procs = [
+                counted(repo, args.data, name, k, n, log, args.walk_every_run) for n, log in zip((0, args.runs), logs)
+            ]
             if any(p.wait() != 0 for p in procs):
                 print(
                     f"  {name:<16} the counted child failed (run it without valgrind: "

@@ -31,15 +31,15 @@ from crp_core.records import ACTION_FLAGGED, AuditEvent, Clamp, KnownConflict, P
 from crp_core.stages.bridges import BridgedPairs
 from crp_core.stages.candidates import gather_candidates
 from crp_core.stages.cdgr import expand_graph_with_recency
-from crp_core.stages.cdr import cdr_positions, cdr_ranking, factors_from_cosines, score_cdr
+from crp_core.stages.cdr import BackfillPool, cdr_positions, factors_from_cosines, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions
 from crp_core.stages.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection, known_flag_data
 from crp_core.stages.packing import (
     PackItem,
     TokenCounter,
     cached_note_counter,
+    cached_note_parts,
     cached_prefix_counter,
-    cached_text_counter,
     pack_envelope,
     word_counter,
 )
@@ -226,7 +226,7 @@ def _run(
     # the "[id]" prefixes' token counts depend on the fact alone: counted once per corpus and counter
     count_prefixes = cached_prefix_counter(corpus, count_tokens, _counter_key(corpus, embedder))
     count_notes = cached_note_counter(corpus, count_tokens, _counter_key(corpus, embedder))  # so are NOTE blocks
-    count_note_parts = cached_text_counter(corpus, count_tokens, _counter_key(corpus, embedder))  # and their parts
+    note_parts = cached_note_parts(corpus, count_tokens, _counter_key(corpus, embedder))  # and their parts
     if int(scenario.fanout_width or 0) > 1:
         from crp_core.stages.partitions import needs_kmeans
 
@@ -291,26 +291,16 @@ def _run(
     anchor_list = anchor_rows.tolist()
     roles = dict.fromkeys(anchor_list, "anchor")
     roles.update(dict.fromkeys(cdgr.selected_connectors.tolist(), "connector"))
-    # positions of the gated-in candidates in the stage-2 table, CDR order: anchors, extra anchors and
-    # backfills are all among them (one dict of the gated-in rows; the first position of a row wins)
-    gate = cdr.passed_gate
-    rank_pos = cdr_ranking(cdr, gate)
-    ranked_list = cdr.idx[rank_pos].tolist()
-    ranked = dict(zip(reversed(ranked_list), reversed(rank_pos.tolist())))
-    anchor_pos = cdr_positions(cdr, ranked, anchor_list)
-    scores = dict(zip(anchor_list, cdr.cdr_score[anchor_pos].tolist()))
+    # anchors, extra anchors and backfills are stage-2 candidates (one row each: stage 1's union)
+    anchor_cdr = dict(zip(anchor_list, cdr.cdr_score[cdr_positions(cdr, anchor_rows)].tolist()))
+    scores = dict(anchor_cdr)
     scores.update((r, conn_score[r]) for r, role in roles.items() if role == "connector")
-    # the backfill pool: the gated-in candidates in CDR order, less the selection and the near-duplicates
-    # of anchors stage 3 skipped (one set lookup per gated-in row: cheaper than an isin at these sizes)
-    left_out = {d[0] for d in cdgr.near_duplicates}
-    left_out.update(selected.tolist())
-    ranked_pool = np.array([r for r in ranked_list if r not in left_out], dtype=np.int64)
     resolution = resolve_contradictions(
         corpus,
         frozen_array(selected),
         roles,
         scores,
-        frozen_array(ranked_pool),
+        BackfillPool(cdr, cdgr.near_duplicates, selected),
         attrs,
         config,
         decisions=decisions,
@@ -339,7 +329,10 @@ def _run(
     t = time.perf_counter()
     final_rows = list(guard.rows)
     plain = [r for r in final_rows if roles.get(r) != "connector" and r not in pulled]
-    plain_cdr = cdr.cdr_score[cdr_positions(cdr, ranked, plain)].tolist() if plain else []
+    backfills = [r for r in plain if r not in anchor_cdr]
+    if backfills:
+        anchor_cdr.update(zip(backfills, cdr.cdr_score[cdr_positions(cdr, np.array(backfills))].tolist()))
+    plain_cdr = [anchor_cdr[r] for r in plain]
     plain += list(pulled)
     plain_cdr += list(pulled.values())
     items = [PackItem(r, "anchor", float(s)) for r, s in zip(plain, plain_cdr, strict=True)]
@@ -361,7 +354,7 @@ def _run(
         count_tokens=count_tokens,
         count_prefixes=count_prefixes,
         count_notes=count_notes,
-        count_note_parts=count_note_parts,
+        note_parts=note_parts,
     )
     # a tie group cut by the budget, or an envelope left empty while facts passed the gate, says why
     envelope, pack_warnings = explain_envelope(

@@ -17,29 +17,33 @@ next CDR candidates (``extra_anchors``). With graph retrieval off, anchors take 
 
 The walk over the similarity graph, the bridge values and the edge listing are
 :mod:`crp_core.stages.graph_walk` (it touches only the anchors' 2-hop neighbourhood, never the whole
-matrix). A connector candidate stage 2 already scored keeps stage 2's relevance, coverage score and
-residual pull (one value per fact).
+matrix). What the walk gives depends on the graph and the anchors alone: the graph keeps it for its last
+few anchor sets, so a rerun with the same anchors does not walk again. A connector candidate stage 2
+already scored keeps stage 2's relevance, coverage score and residual pull (one value per fact).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from crp_core.config import CRPConfig
+from crp_core.corpus.graph import SimilarityGraph
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram
 from crp_core.factors.recency import RecencyTable, compute_recency, row_positions
 from crp_core.records import CDGRResult, CDRTable, ConnectorTable
-from crp_core.stages.bridges import connector_rows
+from crp_core.stages.bridges import BridgedPairs, LazyRows, connector_rows
 from crp_core.stages.cdr import cdr_ranking, score_cdr
 from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
 from crp_core.stages.graph_walk import bridge_values, edges_among, walk_with_paths
 from crp_core.stages.near_duplicates import AnchorPicker, ConflictFn, choose_connectors
 from crp_core.support.frozen import DeferredTuple, frozen_array
+from crp_core.support.memo import WeakMemo
 
 if TYPE_CHECKING:
     from crp_core.factors.coverage import CoverageView
@@ -70,9 +74,10 @@ def expand_graph_with_recency(  # noqa: PLR0913  stage 3's inputs: stage 2's tab
     empty_f = np.zeros(0, dtype=np.float64)
 
     if config.graph_retrieval and anchors.size:
-        matrix = corpus.graph(config).matrix
-        cands, dist, hops, wsum, aa = walk_with_paths(matrix, anchors, config.max_hops, corpus.retrievable)
-        count, mean_w, bridge, non_adj = bridge_values(aa, hops, wsum)
+        graph = corpus.graph(config)
+        matrix = graph.matrix
+        walked = _walked(graph, anchors, config.max_hops, corpus.retrievable)
+        cands, dist, mean_w, bridge = walked.cands, walked.dist, walked.mean_w, walked.bridge
         relevance, cov, pull = _scored_in_stage2(corpus, cdr, cands, query_vector, coverage, residual_vectors)
         recency = compute_recency(corpus.kb, cands, now, config)
         ccdr = score_cdr(
@@ -91,23 +96,19 @@ def expand_graph_with_recency(  # noqa: PLR0913  stage 3's inputs: stage 2's tab
         score = bridge * ccdr.novelty * ccdr.recency_factor * np.maximum(relevance, config.min_connector_relevance)
         eligible = np.flatnonzero(bridge > 0)
         # by score, ties by row: the walk lists the candidates ascending, so one stable sort of the scores
-        if cands.size < 2 or bool((cands[1:] > cands[:-1]).all()):
-            order = eligible[np.argsort(-score[eligible], kind="stable")]
-        else:
-            order = eligible[np.lexsort((cands[eligible], -score[eligible]))]
+        order = eligible[np.argsort(-score[eligible], kind="stable")]
         sel_pos, conn_near = choose_connectors(
             corpus, anchors, cands, order, max(slots, 0), config=config, values_conflict=values_conflict
         )
         selected = np.zeros(cands.size, dtype=bool)
         selected[sel_pos] = True
         selected_rows = cands[sel_pos]
-        touched_tuples, pair_tuples = connector_rows(anchors, hops, count, non_adj)
         # the lazy rows stand in for the record's tuples (same items, equality, slicing and pickling)
         table = ConnectorTable(
             idx=frozen_array(cands),
             hop_distance=frozen_array(dist),
-            touched_anchors=cast("tuple[tuple[int, ...], ...]", touched_tuples),
-            bridged_pairs=cast("tuple[tuple[tuple[int, int], ...], ...]", pair_tuples),
+            touched_anchors=cast("tuple[tuple[int, ...], ...]", walked.touched),
+            bridged_pairs=cast("tuple[tuple[tuple[int, int], ...], ...]", walked.pairs),
             mean_path_weight=frozen_array(mean_w),
             bridge_value=frozen_array(bridge),
             relevance=frozen_array(relevance),
@@ -157,8 +158,8 @@ def expand_graph_with_recency(  # noqa: PLR0913  stage 3's inputs: stage 2's tab
     # first read
     edges: Sequence[tuple[int, int, float]] = ()
     if matrix is not None:
-        graph, drawn = matrix, np.concatenate([anchors, extra, selected_rows])
-        edges = DeferredTuple(lambda: edges_among(graph, drawn))
+        csr, drawn = matrix, np.concatenate([anchors, extra, selected_rows])
+        edges = DeferredTuple(lambda: edges_among(csr, drawn))
 
     result = CDGRResult(
         anchors=frozen_array(anchors),
@@ -172,6 +173,44 @@ def expand_graph_with_recency(  # noqa: PLR0913  stage 3's inputs: stage 2's tab
         connector_near_duplicates=cast("tuple[tuple[int, int, float], ...]", conn_near),
     )
     return result, recency
+
+
+@dataclass(frozen=True, eq=False)
+class _Walked:
+    """What stage 3 reads off the similarity graph for one anchor set, read-only: the connector candidates
+    (ascending) and their hop distance (:func:`walk_with_paths`), bridge values (:func:`bridge_values`) and
+    rows (:func:`connector_rows`), and the retrievable mask the walk was given."""
+
+    retrievable: np.ndarray
+    cands: np.ndarray
+    dist: np.ndarray
+    mean_w: np.ndarray
+    bridge: np.ndarray
+    touched: LazyRows[tuple[int, ...]]
+    pairs: BridgedPairs
+
+
+#: anchor sets whose walk a similarity graph keeps (:func:`_walked`; 0: none, every run walks)
+WALKS_KEPT = 8
+_WALKS: WeakMemo[SimilarityGraph, tuple[int, bytes], _Walked] = WeakMemo(WALKS_KEPT)
+
+
+def _walked(graph: SimilarityGraph, anchors: np.ndarray, max_hops: int, retrievable: np.ndarray) -> _Walked:
+    """The walk, bridge values and connector rows of ``anchors`` (int64) over ``graph``: they depend on the
+    graph, the anchors, ``max_hops`` and the retrievable mask alone, so the graph keeps those of its last
+    :data:`WALKS_KEPT` anchor sets (a rerun, or a sweep point that picks the same anchors, reads them
+    again; the mask is checked by identity)."""
+    key = (int(max_hops), anchors.tobytes())
+    got = _WALKS.get(graph, key) if WALKS_KEPT else None
+    if got is not None and got.retrievable is retrievable:
+        return got
+    cands, dist, hops, wsum, aa = walk_with_paths(graph.matrix, anchors, max_hops, retrievable)
+    count, mean_w, bridge, non_adj = bridge_values(aa, hops, wsum)
+    touched, pairs = connector_rows(anchors, hops, count, non_adj)
+    for a in (cands, dist, hops, count, mean_w, bridge, non_adj):
+        a.setflags(write=False)
+    walked = _Walked(retrievable, cands, dist, mean_w, bridge, touched, pairs)
+    return _WALKS.put(graph, key, walked) if WALKS_KEPT else walked
 
 
 def _scored_in_stage2(

@@ -15,15 +15,15 @@ product for the residual pull.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram, fact_overlaps
-from crp_core.factors.recency import RecencyTable, lookup, resolved_importance
+from crp_core.factors.recency import RecencyTable, lookup, resolved_importance, row_positions
 from crp_core.records import CDRTable
 from crp_core.support.frozen import freeze_owned, frozen_array
 from crp_core.support.memo import WeakMemo
@@ -221,20 +221,58 @@ def _int_rows(idx: np.ndarray) -> np.ndarray:
     return np.asarray(idx, dtype=np.int64).reshape(-1)
 
 
-def cdr_positions(cdr: CDRTable, ranked: Mapping[int, int], rows: list[int]) -> np.ndarray:
-    """Positions of ``rows`` in the stage-2 table ``cdr``: a gated-in row's from ``ranked`` (row -> its
-    position, the first when a row is there twice), any other row's searched in the whole table;
-    a KeyError for a row the table lacks."""
-    out: list[int] = []
-    for row in rows:
-        p = ranked.get(row)
-        if p is None:
-            got = np.flatnonzero(cdr.idx == row)
-            if got.size == 0:
-                raise KeyError(row)
-            p = int(got[0])
-        out.append(p)
-    return np.array(out, dtype=np.int64)
+def cdr_positions(cdr: CDRTable, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Positions of ``rows`` in the stage-2 table ``cdr`` (the first when a row is there twice); a KeyError
+    for a row the table lacks."""
+    r = np.asarray(rows, dtype=np.int64).reshape(-1)
+    pos, found = row_positions(cdr.idx, r)
+    if not found.all():
+        raise KeyError(int(r[np.flatnonzero(~found)[0]]))
+    return pos.astype(np.int64, copy=False)
+
+
+class BackfillPool(Sequence[int]):
+    """Stage 4's backfill pool (docs/reference/pipeline.md §4): the gated-in candidates of the stage-2 table
+    in CDR order, less the ``selected`` rows and the near-duplicates of anchors stage 3 skipped (the first
+    row of each of its ``near_duplicates`` triples). Listed when first read (as an array by
+    ``numpy.asarray``): stage 4 reads it only when a loser or a dropped duplicate frees a slot."""
+
+    __slots__ = ("_args", "_rows")
+
+    def __init__(self, cdr: CDRTable, near_duplicates: Sequence[tuple[int, int, float]], selected: np.ndarray) -> None:
+        self._args: tuple[CDRTable, Sequence[tuple[int, int, float]], np.ndarray] | None = (
+            cdr,
+            near_duplicates,
+            selected,
+        )
+        self._rows = np.zeros(0, dtype=np.int64)
+
+    def _get(self) -> np.ndarray:
+        if self._args is not None:
+            cdr, near_duplicates, selected = self._args
+            left_out = {d[0] for d in near_duplicates}
+            left_out.update(np.asarray(selected).tolist())
+            ranked = cdr.idx[cdr_ranking(cdr, cdr.passed_gate)].tolist()
+            self._rows = frozen_array(np.array([r for r in ranked if r not in left_out], dtype=np.int64))
+            self._args = None
+        return self._rows
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        rows = self._get()
+        return rows if dtype is None else rows.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        return int(self._get().size)
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        got = self._get()[i]
+        return got.tolist() if isinstance(i, slice) else int(got)
 
 
 def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:

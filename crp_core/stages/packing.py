@@ -60,6 +60,7 @@ from crp_core.stages.tie_groups import (
     tie_components,
     tie_records,
 )
+from crp_core.support.memo import LRU
 
 #: tier thresholds on CDR / best anchor CDR (SPEC-003 §7.4, docs/reference/pipeline.md §6)
 CRITICAL_RATIO = 0.80
@@ -170,6 +171,28 @@ def cached_text_counter(corpus: _CorpusWithCache, count_tokens: TokenCounter, co
     return texts
 
 
+#: the parts of a cut tie group's NOTE blocks, by its members in fill order (see :func:`cached_note_parts`)
+NotePartsOf = Callable[[Sequence[int]], NoteParts]
+#: cut tie groups whose NOTE parts a corpus keeps per counter (each a few small tables)
+NOTE_PARTS_KEPT = 256
+
+
+def cached_note_parts(corpus: _CorpusWithCache, count_tokens: TokenCounter, counter_key: Hashable) -> NotePartsOf:
+    """:class:`NoteParts` of a tie group's members (fill order) remembered per corpus and ``counter_key``
+    (the :data:`NOTE_PARTS_KEPT` last groups): its parts depend on its facts alone, and a rerun cuts the
+    same group; the parts' texts are counted through :func:`cached_text_counter`."""
+    count_parts = cached_text_counter(corpus, count_tokens, counter_key)
+    kept: LRU[tuple[int, ...], NoteParts] = corpus.derived(
+        ("envelope note parts", counter_key), lambda: LRU(NOTE_PARTS_KEPT, locked=True)
+    )
+    kb = corpus.kb
+
+    def parts(members: Sequence[int]) -> NoteParts:
+        return kept.get_or_build(tuple(members), lambda: NoteParts(kb, members, count_parts))
+
+    return parts
+
+
 def offered_ties(tied_pairs: Sequence[tuple[int, int]] | np.ndarray, rows: Sequence[int]) -> list[tuple[int, int]]:
     """The tied pairs between two distinct offered ``rows``, each pair once (its first occurrence, as given),
     sorted by (smaller row, larger row): the same ties in any order give the same envelope. ``tied_pairs``:
@@ -178,17 +201,22 @@ def offered_ties(tied_pairs: Sequence[tuple[int, int]] | np.ndarray, rows: Seque
     if not pairs.shape[0] or not len(rows):
         return []
     offered = np.sort(np.asarray(rows, dtype=np.int64))
-    at = np.minimum(np.searchsorted(offered, pairs), offered.size - 1)
+    at = np.searchsorted(offered, pairs)
+    np.minimum(at, offered.size - 1, out=at)
+    inside = offered[at] == pairs
     a, b = pairs[:, 0], pairs[:, 1]
-    keep = np.flatnonzero((offered[at] == pairs).all(axis=1) & (a != b))
-    lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
-    # the first occurrence of each (smaller, larger) pair, in that order: one stable sort of the two keys
-    order = np.lexsort((hi, lo))
-    lo, hi = lo[order], hi[order]
+    keep = np.flatnonzero(inside[:, 0] & inside[:, 1] & (a != b))
+    a, b = a[keep], b[keep]
+    # each (smaller, larger) pair as one key (both rows are offered: an offset into the offered span is
+    # exact), its first occurrence after one stable sort of the keys
+    low, span = int(offered[0]), int(offered[-1] - offered[0]) + 1
+    key = (np.minimum(a, b) - low) * span + (np.maximum(a, b) - low)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
     first = np.ones(order.size, dtype=bool)
-    first[1:] = (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])
-    kept = pairs[keep[order[first]]]
-    return list(zip(kept[:, 0].tolist(), kept[:, 1].tolist(), strict=True))
+    first[1:] = key[1:] != key[:-1]
+    kept = order[first]
+    return list(zip(a[kept].tolist(), b[kept].tolist(), strict=True))
 
 
 class PackItem(NamedTuple):
@@ -227,6 +255,7 @@ class _Filler:
 
     def __init__(self, by_row: Mapping[int, PackItem], cost: Mapping[int, int], budget: int) -> None:
         self.by_row, self.cost, self.budget = by_row, cost, budget
+        self.scores = {r: it.score for r, it in by_row.items()}  # the fill's order and the left-out lists'
         self.used = 0
         self.packed: list[int] = []
         self.packed_anchors: set[int] = set()
@@ -333,22 +362,21 @@ class _Filler:
 
 
 def _greedy_fill(
-    items: Sequence[PackItem],
+    by_row: Mapping[int, PackItem],
     ties: Sequence[tuple[int, int]],
     cost: Mapping[int, int],
     note_costs: Callable[[Sequence[GroupFill]], list[int]],
     parts_of: Callable[[Sequence[int]], NoteParts],
     budget: int,
 ) -> _Filler:
-    """docs/reference/pipeline.md §6 fill: anchors (CDR order) then connectors (score order), tie groups
-    decided at their first member; ``note_costs`` gives each group's whole NOTE its reserved tokens,
-    ``parts_of`` the parts of its NOTEs when it is cut."""
-    by_row = {it.row: it for it in items}
-    scores = {r: it.score for r, it in by_row.items()}
+    """docs/reference/pipeline.md §6 fill of the offered items by row: anchors (CDR order) then connectors
+    (score order), tie groups decided at their first member; ``note_costs`` gives each group's whole NOTE
+    its reserved tokens, ``parts_of`` the parts of its NOTEs when it is cut."""
+    fill = _Filler(by_row, cost, budget)
+    scores = fill.scores
     order = rank_by_score([r for r, it in by_row.items() if it.role == "anchor"], scores) + rank_by_score(
         [r for r, it in by_row.items() if it.role == "connector"], scores
     )
-    fill = _Filler(by_row, cost, budget)
     if not ties:
         for row in order:
             fill.alone(row)
@@ -478,7 +506,7 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     count_tokens: TokenCounter,
     count_prefixes: PrefixCounter | None = None,
     count_notes: NoteCounter | None = None,
-    count_note_parts: TokenCounter | None = None,
+    note_parts: NotePartsOf | None = None,
 ) -> Envelope:
     """Greedy fill with tie groups, then the anchor sandwich and the connectors' spots (docs/reference/pipeline.md §6).
 
@@ -486,8 +514,8 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
     them with ``count_tokens`` (:func:`prefix_counts`); the pipeline passes :func:`cached_prefix_counter`.
     ``count_notes`` (:data:`NoteSpec` s -> token counts of their NOTE blocks) likewise defaults to
     :func:`note_counts` with ``count_tokens``; the pipeline passes :func:`cached_note_counter`.
-    ``count_note_parts`` (texts -> counts, for the parts of the NOTEs of a group cut by the budget)
-    defaults to ``count_tokens``; the pipeline passes :func:`cached_text_counter`.
+    ``note_parts`` (a cut group's members -> the token counts of its NOTEs' parts) defaults to
+    :class:`NoteParts` counted with ``count_tokens``; the pipeline passes :func:`cached_note_parts`.
     """
     kb = corpus.kb
     facts = kb.facts
@@ -510,13 +538,17 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
             return note_counts(kb, specs, count_tokens)
 
     counter = count_notes
-    parts_counter = count_note_parts or count_tokens
+    if note_parts is None:
+
+        def note_parts(members: Sequence[int]) -> NoteParts:
+            return NoteParts(kb, members, count_tokens)
+
     fill = _greedy_fill(
-        list(by_row.values()),
+        by_row,
         ties,
         cost,
         lambda groups: _whole_notes(groups, counter),
-        lambda members: NoteParts(kb, members, parts_counter),
+        note_parts,
         budget,
     )
     lay = _layout(fill.packed, by_row, ranked_fill=not ties)
@@ -543,7 +575,7 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
         )
         for r in lay.order
     )
-    scores = {r: it.score for r, it in by_row.items()}
+    scores = fill.scores
     return Envelope(
         order=packed_facts,
         text="\n".join(lines),

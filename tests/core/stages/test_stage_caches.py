@@ -58,15 +58,10 @@ def test_gated_ranking_and_positions_match_the_plain_versions(data, n):
     assert cdr_ranking(t, t.passed_gate) is first and not first.flags.writeable  # once per table
     copy = np.array(gate, dtype=bool)  # another mask (not the table's own): computed, not cached
     assert cdr_ranking(t, copy).tolist() == first.tolist() and cdr_ranking(t, copy) is not first
-    rank_pos = first
-    ranked_rows = t.idx[rank_pos]
-    ranked = {}
-    for p, r in zip(rank_pos.tolist(), ranked_rows.tolist()):
-        ranked.setdefault(r, p)
     wanted = data.draw(st.lists(st.sampled_from(rows), max_size=8)) if rows else []
-    assert cdr_positions(t, ranked, wanted).tolist() == [rows.index(r) for r in wanted]
+    assert cdr_positions(t, wanted).tolist() == [rows.index(r) for r in wanted]
     with pytest.raises(KeyError):
-        cdr_positions(t, ranked, [*wanted, 999])
+        cdr_positions(t, [*wanted, 999])
 
 
 def test_note_counts_are_kept_per_corpus_and_counter():
