@@ -127,6 +127,7 @@ def _study_inputs() -> tuple[str, int, int]:
         "the auto-tune settings",
         {"objective": obj, "trials": trials, "seed": seed},
         {"objective": names[0], "trials": 20, "seed": 0},
+        whole=True,
     )
     return obj, trials, seed
 

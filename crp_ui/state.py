@@ -189,13 +189,17 @@ def _setting_text(name: str, value: object) -> str:
     return f"{name} {shown if len(shown) <= 40 else shown[:39] + '…'}"
 
 
-def declare_settings(what: str, settings: Mapping[str, object], defaults: Mapping[str, object]) -> bool:
+def declare_settings(
+    what: str, settings: Mapping[str, object], defaults: Mapping[str, object], *, whole: bool = False
+) -> bool:
     """A page says the settings ``what`` of its view (a table's filters, a sweep's range) are not in its
-    link: once one of ``settings`` differs from ``defaults``, the notice names those that differ, e.g.
-    "the sweep's settings (parameter ttl_days.news, values 12)". True when declared."""
-    changed = [_setting_text(k, v) for k, v in settings.items() if k not in defaults or defaults[k] != v]
+    link: once one of ``settings`` differs from ``defaults``, the notice names those that differ (every
+    one of them with ``whole``, for settings that mean something together), e.g. "the sweep's settings
+    (parameter ttl_days.news; from 5; to 30; values 12)". True when declared."""
+    changed = [k for k, v in settings.items() if k not in defaults or defaults[k] != v]
     if changed:
-        declare_unlinked(f"{what} ({'; '.join(changed)})")
+        named = list(settings) if whole else changed
+        declare_unlinked(f"{what} ({'; '.join(_setting_text(k, settings[k]) for k in named)})")
     return bool(changed)
 
 

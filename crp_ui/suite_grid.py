@@ -183,7 +183,9 @@ def _declare_range(slot: str, got: tuple[str, str, int], default: tuple[str, str
     """An axis range that differs from the one first offered, named in the notice (a link does not rerun
     a 2-D sweep)."""
     names = ("from", "to", "about N values")
-    state.declare_settings(f"the 2-D sweep's {slot} range", dict(zip(names, got)), dict(zip(names, default)))
+    state.declare_settings(
+        f"the 2-D sweep's {slot} range", dict(zip(names, got)), dict(zip(names, default)), whole=True
+    )
 
 
 def _axis(p: PreparedSuite, config: CRPConfig, slot: str, label: str, default: str) -> GridAxis | None:

@@ -165,7 +165,7 @@ def sweep_values(
     what, default_key = named
     if is_bool_key(key):
         cols[0].write("values: false, true")
-        state.declare_settings(what, {"parameter": key}, {"parameter": default_key})
+        state.declare_settings(what, {"parameter": key}, {"parameter": default_key}, whole=True)
         return (False, True)
     lo, hi = tv.default_range(key, current)
     integer = is_integer_key(key)
@@ -186,6 +186,7 @@ def sweep_values(
         what,
         {"parameter": key, "from": f"{float(start):g}", "to": f"{float(stop):g}", "values": int(n)},
         {"parameter": default_key, "from": f"{float(lo):g}", "to": f"{float(hi):g}", "values": count},
+        whole=True,
     )
     try:
         return linspace_values(key, start, stop, int(n))

@@ -118,7 +118,7 @@ def test_a_sweeps_settings_are_named_once_they_differ(ui_env):
     key = str(at.selectbox(key="crp.tuning.key").value)
     at.number_input(key=f"crp.tuning.count.{key}").set_value(12).run()
     got = _notice(at)
-    assert "the sweep's settings (values 12)" in got, got
+    assert f"the sweep's settings (parameter {key}; from " in got and "; values 12)" in got, got
 
 
 def test_the_explained_fact_goes_into_the_url(ui_env):
