@@ -229,13 +229,11 @@ def declare_uploads() -> None:
     """The uploads of this page are not in its link (the notice names them; a snapshot does not carry them)."""
     trail = session_input.loaded_trail()
     if trail is not None:
-        state.declare_unlinked(f"the uploaded audit trail ({trail.name}; a snapshot does not carry it either)")
+        state.declare_unlinked(f"the uploaded audit trail ({trail.name})")
     closing = session_input.closing_snapshot()
     if closing is not None:
         judged = state.recall(session_input.K_JUDGE, session_input.JUDGE_CLOSING)
-        state.declare_unlinked(
-            f"the uploaded closing snapshot ({closing.name}; judged against {judged}; not in a snapshot either)"
-        )
+        state.declare_unlinked(f"the uploaded closing snapshot ({closing.name}; judged against {judged})")
 
 
 def windows_block(report: SessionReport, kb_label: str) -> None:

@@ -47,12 +47,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("*", "stDataFrameGlideDataEditor", ".*"): "a grid editor drawn on a canvas; the sidebar's editors change "
     "the scenario or configuration, which reach cfg.* or the notice (tests/ui cover them)",
     ("*", "stTextInput", "Operator name"): "who records decisions; nothing shown depends on it",
-    ("/conflicts", "stSelectbox", "Winner.*|Fact.*|New status.*|Revert.*"): "an input of a triage decision not "
-    "yet recorded; a recorded decision reaches the notice",
-    ("/conflicts", "stRadio", "Decision.*|Kind.*"): "an input of a triage decision not yet recorded",
+    ("/conflicts", "stSelectbox", "Winner|Fact|New status|Decision to take back"): "an input of a triage "
+    "decision (or revert) not yet recorded; a recorded decision reaches the notice",
+    ("/conflicts", "stRadio", "Decision"): "an input of a triage decision not yet recorded",
     ("/conflicts", "stTextArea", "Note.*"): "an input of a triage decision not yet recorded",
-    ("/conflicts", "stTextInput", "Reason.*|Decision database.*"): "an input of a revert not yet recorded / "
-    "the server's database path (an operator setting, not a view)",
+    ("/conflicts", "stTextInput", "Reason.*"): "an input of a revert not yet recorded",
     ("/session", "stTextInput", "Note.*"): "an input of a write-back not yet recorded",
 }
 

@@ -109,6 +109,12 @@ def test_the_fact_tables_sort_is_named_in_the_notice(ui_env):
     assert "the fact table's filters and sort (descending off)" in _notice(at), _notice(at)
     at.text_input(key="crp.page.breakdown.text").set_value("port").run()
     assert "the fact table's filters and sort (search port; descending off)" in _notice(at), _notice(at)
+    # a snapshot carries the inputs, not the page's own view state: the notice says which is which
+    assert _notice(at).endswith("A snapshot does not carry it either: set it again after opening the link.")
+    widget(at, "number_input", "crp.w.scenario.fanout.").set_value(3).run()
+    assert "A snapshot carries the edited scenario (fanout_width); set the rest again after opening it." in _notice(
+        at
+    ), _notice(at)
 
 
 # ---- Tuning: the sweep's settings, the explained fact --------------------------------------------------
