@@ -176,9 +176,14 @@ def _locate(page: Any, w: Widget, sidebar: bool) -> Any | None:
 
 
 def _pick_option(page: Any, el: Any, multi: bool) -> bool:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     el.locator("input").first.click()
-    page.wait_for_timeout(300)
     options = page.locator('[role="option"]')
+    try:  # the dropdown opens asynchronously (slowly on a busy machine)
+        options.first.wait_for(state="visible", timeout=10_000)
+    except PlaywrightTimeout:
+        pass
     for o in options.all():
         if o.is_visible() and o.get_attribute("aria-selected") != "true" and o.get_attribute("aria-disabled") != "true":
             o.click()
