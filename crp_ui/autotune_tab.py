@@ -123,6 +123,12 @@ def _study_inputs() -> tuple[str, int, int]:
         k_seed,
         int(c3.number_input("seed", min_value=0, max_value=2**31 - 1, value=int(kept(k_seed, 0)), step=1, key=k_seed)),
     )
+    state.declare_settings(
+        "the auto-tune settings",
+        {"objective": obj, "trials": trials, "seed": seed},
+        {"objective": names[0], "trials": 20, "seed": 0},
+        whole=True,
+    )
     return obj, trials, seed
 
 
@@ -242,6 +248,7 @@ def _show_tune(res: TuneResult) -> None:
     c1, c2 = st.columns(2)
     x = c1.selectbox("x", flat, index=flat.index("recall.mean"), key=K + "pareto_x")
     y = c2.selectbox("y", flat, index=flat.index("tokens.mean"), key=K + "pareto_y")
+    state.declare_unlinked(f"an auto-tune study's result ({len(res.trials)} trials; Pareto {x} x {y})")
     fig, front = sv.pareto_figure(res, x, y)
     st.plotly_chart(fig, width="stretch", key=K + "pareto_fig")
     st.caption(

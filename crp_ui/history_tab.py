@@ -161,6 +161,11 @@ def history_tab(corpus: Corpus) -> None:
     scope = c1.radio("Runs of", [THIS_KB, EVERY_KB], key=K + "scope", horizontal=True)
     kinds = c2.multiselect("Kinds", list(EXPERIMENT_KINDS), default=list(EXPERIMENT_KINDS), key=K + "kinds")
     limit = int(c3.number_input("At most", min_value=10, max_value=1000, value=200, step=10, key=K + "limit"))
+    state.declare_settings(
+        "the history listing",
+        {"runs of": scope, "kinds": list(kinds), "at most": limit},
+        {"runs of": THIS_KB, "kinds": list(EXPERIMENT_KINDS), "at most": 200},
+    )
     found = _listing(corpus.kb.fingerprint if scope == THIS_KB else None, limit)
     away_banner()
     if found is None:
@@ -197,9 +202,12 @@ def history_tab(corpus: Corpus) -> None:
         st.caption("Select rows (the boxes at the left of the table) to compare runs side by side.")
     keys = hv.metric_keys(shown)
     if keys:
-        metric = st.selectbox(
-            "Metric over time", keys, index=keys.index("recall.mean") if "recall.mean" in keys else 0, key=K + "metric"
-        )
+        default = "recall.mean" if "recall.mean" in keys else keys[0]
+        linked, refused = state.view_choice("metric", keys, default)  # ?metric=<metric key>
+        if refused:
+            st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
+        metric = st.selectbox("Metric over time", keys, index=keys.index(linked), key=K + "metric")
+        state.set_view_choice("metric", str(metric), default)
         st.plotly_chart(
             hv.metric_figure(shown, str(metric), selected=[e.id for e in picked if e.id is not None]),
             key=K + "figure",

@@ -12,7 +12,7 @@ import streamlit as st
 
 from crp_core import ConflictPair, SessionReport, format_timestamp
 
-from . import glossary, render
+from . import glossary, render, session_input, state
 from . import session_view as sv
 from .conflict_case import authority_frame
 from .session_input import K_QUERY
@@ -225,6 +225,17 @@ def _window(report: SessionReport, i: int) -> None:
     _envelope(report, i)
 
 
+def declare_uploads() -> None:
+    """The uploads of this page are not in its link (the notice names them; a snapshot does not carry them)."""
+    trail = session_input.loaded_trail()
+    if trail is not None:
+        state.declare_unlinked(f"the uploaded audit trail ({trail.name})")
+    closing = session_input.closing_snapshot()
+    if closing is not None:
+        judged = state.recall(session_input.K_JUDGE, session_input.JUDGE_CLOSING)
+        state.declare_unlinked(f"the uploaded closing snapshot ({closing.name}; judged against {judged})")
+
+
 def windows_block(report: SessionReport, kb_label: str) -> None:
     """Every window of the session, one at a time (a select box), in a bordered block; ``kb_label`` names
     the knowledge base it is judged against."""
@@ -258,6 +269,11 @@ def windows_block(report: SessionReport, kb_label: str) -> None:
             key=K_QUERY,
             help="SPEC-027 packs an envelope for it over the knowledge base as the window saw it (what this "
             "window and later ones wrote back left out), beside the SDK's (as crp-inspect session --query).",
+        )
+        state.declare_settings(
+            "the session's window view",
+            {"window": sv.window_label(report, int(i or 0)), "question": str(state.recall(K_QUERY, "") or "")},
+            {"window": sv.window_label(report, 0), "question": ""},
         )
         if report.trail.windows_total > len(report.windows):
             st.caption(f"{report.trail.windows_total - len(report.windows):,} more window(s) counted, not analysed.")

@@ -108,6 +108,18 @@ def not_carried() -> list[str]:
     return out
 
 
+def notice_text(items: list[str], page_own: list[str]) -> str:
+    """The notice: what the link does not carry (``items``), and what a snapshot does: the inputs and
+    decisions, not what the page declared (``page_own``: its own view state, set again by hand)."""
+    text = "This link does not carry: " + ", ".join(items) + "."
+    carried = [i for i in items if i not in page_own]
+    if not page_own:
+        return text + " Share a snapshot instead."
+    if carried:
+        return text + f" A snapshot carries {', '.join(carried)}; set the rest again after opening it."
+    return text + " A snapshot does not carry it either: set it again after opening the link."
+
+
 # ---- taking a snapshot ----------------------------------------------------------------------------
 def snapshot_bytes() -> bytes | None:
     """The snapshot of this view (None without a CKF and a scenario)."""
@@ -267,9 +279,7 @@ def draw_notice() -> None:
             st.button("Back to this server's decisions", key=CLOSE_KEY, on_click=close_snapshot)
         items = not_carried()
         if items:
-            st.warning(
-                render.md_escape("This link does not carry: " + ", ".join(items) + ". Share a snapshot instead.")
-            )
+            st.warning(render.md_escape(notice_text(items, state.unlinked())))
         else:
             st.caption("This page's link carries everything it shows.")
         data = snapshot_bytes()

@@ -20,7 +20,7 @@ none of them depends on the URL codec.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ParamSpec, TypeVar
 
 import streamlit as st
@@ -111,6 +111,7 @@ from .session import (
 from .url_codec import (
     PAGE_PARAMS,
     PAIR_PAGES,
+    VIEW_CHOICES,
     VIEW_NUMBERS,
     apply_query_params,
     current_page,
@@ -120,8 +121,13 @@ from .url_codec import (
     query_params_for_state,
     set_current_page,
     set_page_param,
+    set_view_choice,
     set_view_number,
+    set_view_subset,
+    subset_linkable,
+    view_choice,
     view_number,
+    view_subset,
 )
 from .url_codec import sync_query_params as sync_url
 
@@ -172,6 +178,29 @@ def declare_unlinked(label: str) -> None:
     got = list(st.session_state.get(K_UNLINKED, []))
     if label not in got:
         st.session_state[K_UNLINKED] = [*got, label]
+
+
+def _setting_text(name: str, value: object) -> str:
+    if isinstance(value, bool):
+        return f"{name} {'on' if value else 'off'}"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return f"{name} {', '.join(str(v) for v in value) or 'none'}"
+    shown = str(value)
+    return f"{name} {shown if len(shown) <= 40 else shown[:39] + '…'}"
+
+
+def declare_settings(
+    what: str, settings: Mapping[str, object], defaults: Mapping[str, object], *, whole: bool = False
+) -> bool:
+    """A page says the settings ``what`` of its view (a table's filters, a sweep's range) are not in its
+    link: once one of ``settings`` differs from ``defaults``, the notice names those that differ (every
+    one of them with ``whole``, for settings that mean something together), e.g. "the sweep's settings
+    (parameter ttl_days.news; from 5; to 30; values 12)". True when declared."""
+    changed = [k for k, v in settings.items() if k not in defaults or defaults[k] != v]
+    if changed:
+        named = list(settings) if whole else changed
+        declare_unlinked(f"{what} ({'; '.join(_setting_text(k, settings[k]) for k in named)})")
+    return bool(changed)
 
 
 def unlinked() -> list[str]:
@@ -315,5 +344,12 @@ __all__ = [
     "current_page",
     "current_params",
     "declare_unlinked",
+    "declare_settings",
+    "VIEW_CHOICES",
+    "view_choice",
+    "set_view_choice",
+    "view_subset",
+    "set_view_subset",
+    "subset_linkable",
     "unlinked",
 ]

@@ -162,6 +162,9 @@ def _range_inputs(key: str, current: Any, cols: list[DeltaGenerator], slot: str)
         mid = (current or datetime.now(UTC)).date()
         lo_d = keep(k_lo, cols[0].date_input("from", value=kept(k_lo, mid - timedelta(days=365)), key=k_lo))
         hi_d = keep(k_hi, cols[1].date_input("to", value=kept(k_hi, mid + timedelta(days=365)), key=k_hi))
+        _declare_range(
+            slot, (str(lo_d), str(hi_d), n), (str(mid - timedelta(days=365)), str(mid + timedelta(days=365)), 10)
+        )
         return AxisSpec(key, _as_datetime(lo_d), _as_datetime(hi_d), n)
     if is_bool_key(key):
         cols[0].write("values: false, true")
@@ -172,7 +175,17 @@ def _range_inputs(key: str, current: Any, cols: list[DeltaGenerator], slot: str)
     fmt = "%d" if integer else ("%.1f" if key.startswith("ttl_days.") else "%.3f")
     start = keep(k_lo, cols[0].number_input("from", value=kept(k_lo, float(lo)), step=step, format=fmt, key=k_lo))
     stop = keep(k_hi, cols[1].number_input("to", value=kept(k_hi, float(hi)), step=step, format=fmt, key=k_hi))
+    _declare_range(slot, (f"{float(start):g}", f"{float(stop):g}", n), (f"{float(lo):g}", f"{float(hi):g}", 10))
     return AxisSpec(key, float(start), float(stop), n)
+
+
+def _declare_range(slot: str, got: tuple[str, str, int], default: tuple[str, str, int]) -> None:
+    """An axis range that differs from the one first offered, named in the notice (a link does not rerun
+    a 2-D sweep)."""
+    names = ("from", "to", "about N values")
+    state.declare_settings(
+        f"the 2-D sweep's {slot} range", dict(zip(names, got)), dict(zip(names, default)), whole=True
+    )
 
 
 def _axis(p: PreparedSuite, config: CRPConfig, slot: str, label: str, default: str) -> GridAxis | None:
@@ -181,6 +194,7 @@ def _axis(p: PreparedSuite, config: CRPConfig, slot: str, label: str, default: s
     wkey = f"{G}{slot}.key"
     index = keys.index(default) if kept(wkey, None) is None and default in keys else sticky_index(wkey, keys)
     key = str(keep(wkey, c0.selectbox(label, keys, index=index, key=wkey)))
+    state.declare_settings(f"the 2-D sweep's {slot}", {"parameter": key}, {"parameter": default})
     try:
         current = suite_current(p.suite, config, key, p.nows)
         spec = _range_inputs(key, current, [c1, c2, c3], slot)
@@ -251,6 +265,8 @@ def _show(grid: SuiteGrid) -> None:
             st.selectbox("Metric", metrics, index=sticky_index(mkey, metrics), key=mkey),
         )
     )
+    rows, cols = grid.axes
+    state.declare_unlinked(f"a 2-D sweep's result ({rows.key} x {cols.key}; metric {metric})")
     st.plotly_chart(grid_heatmap(grid, metric), key=G + "heatmap", width="stretch")
     rows, cols = grid.axes
     st.caption(

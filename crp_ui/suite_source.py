@@ -200,6 +200,7 @@ def _pick(suite: Suite, where: str) -> Suite | None:
         help="Run all of the suite or a selection.",
     )
     picked[nkey] = list(chosen)
+    state.declare_settings("the suite's scenarios", {"picked": list(chosen)}, {"picked": names})
     if not chosen:
         st.info("Pick at least one scenario.")
         return None
@@ -231,6 +232,7 @@ def choose_suite(where: str) -> Suite | None:
         )
     )
     if src == UPLOADED:
+        state.declare_unlinked("the uploaded suite")
         if not _take_upload(c2, where):
             return None
         _kept_upload_caption(c2)

@@ -188,6 +188,8 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> SuiteRun | No
     )
     names = sv.scenario_names(run.metrics)
     pick = st.selectbox("Envelope of scenario", names, key=f"{K}eval_pick.{digest(*names)}", format_func=render.plain)
+    if names:
+        state.declare_settings("the suite run's envelope view", {"scenario": pick}, {"scenario": names[0]})
     if pick:
         frame(
             sv.scenario_detail(run.metrics.scenario(pick)),
@@ -251,6 +253,7 @@ def _compare(p: PreparedSuite, config: CRPConfig, inputs: str, run: SuiteRun) ->
         "Envelope diff of scenario", names, key=f"{K}cmp_pick.{digest(*names)}", format_func=render.plain
     )
     if name:
+        state.declare_settings("the suite comparison's envelope diff", {"scenario": name}, {"scenario": names[0]})
         diff_view(base_run.result(name), run.result(name), p.corpus, K + "cmp_diff")
 
 
@@ -276,7 +279,16 @@ def _sweep(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
     except ConfigError as exc:
         st.error(render.md_escape(exc))
         return
-    values = sweep_values(key, current, (c2, c3, c4), prefix=K, count=10, max_count=40, count_key=f"{K}count")
+    values = sweep_values(
+        key,
+        current,
+        (c2, c3, c4),
+        prefix=K,
+        count=10,
+        max_count=40,
+        count_key=f"{K}count",
+        named=("the suite sweep's settings", keys[0]),
+    )
     if values is None:
         return
     if st.button(f"Run suite sweep ({len(values)} values x {len(p.suite)} scenarios)", type="primary", key=K + "run"):
@@ -328,6 +340,7 @@ def _drill(p: PreparedSuite, res: SuiteSweep, point: int, inputs: str) -> None:
     name = st.selectbox("Drill into scenario", names, key=f"{K}drill_pick.{digest(*names)}", format_func=render.plain)
     if not name:
         return
+    state.declare_settings("the suite sweep's drill-down", {"scenario": name}, {"scenario": names[0]})
     store = state.kept_dict(K_DRILL)
     emb = cache.embedder_for(p.corpus)
     try:

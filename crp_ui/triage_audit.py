@@ -60,12 +60,17 @@ def _jsonl() -> bytes:
 def audit_section(log: list[Decision], kb: KnowledgeBase) -> None:
     """The audit log: this knowledge base's decisions (and those recorded without a fingerprint, which
     apply to every KB) unless "every knowledge base" is on; the chain verdict; the JSONL download."""
+    linked, refused = state.view_choice("log", ("all",), "")  # ?log=all
+    if refused:
+        st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
     every = st.toggle(
         "every knowledge base",
+        value=linked == "all",
         key=K + "log.all_kbs",
         help="Off: the decisions recorded on the CKF loaded (and those recorded without a fingerprint, which "
         "apply to every CKF). On: the whole log, every knowledge base's decisions.",
     )
+    state.set_view_choice("log", "all" if every else "", "")
     shown = log if every else cv.log_for_kb(log, state.get_ckf_fingerprint(kb))
     st.markdown(
         f"**Audit log** (oldest first): {len(shown)} of {len(log)} decision(s)"

@@ -136,17 +136,25 @@ def _filtered(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     stats = c[2].multiselect("Status", STATUSES, key=K + "f.statuses")
     decided = str(c[3].radio("Decided", cv.DECIDED_CHOICES, horizontal=True, key=K + "f.decided"))
     view = (tuple(pats), tuple(srcs), tuple(stats))
-    if pats or srcs or stats or decided != cv.DECIDED_CHOICES[0]:
-        state.declare_unlinked("the triage queue's filters")
+    state.declare_settings(
+        "the triage queue's filters",
+        {"pattern": pats, "source type": srcs, "status": stats, "decided": decided},
+        {"pattern": [], "source type": [], "status": [], "decided": cv.DECIDED_CHOICES[0]},
+    )
     return cache.by_identity("queue_view", frame, lambda fr: _queue_view(fr, view, decided), extra=(*view, decided))
 
 
 def _table(shown: pd.DataFrame, display: pd.DataFrame, claims: dict[str, str]) -> None:
+    linked, refused = state.view_choice("cols", ("all",), "")  # ?cols=all
+    if refused:
+        st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
     every = st.toggle(
         "all columns",
+        value=linked == "all",
         key=K + "all_columns",
         help="Also the statuses, source types, similarity, both authorities and who decided.",
     )
+    state.set_view_choice("cols", "all" if every else "", "")
     st.dataframe(
         cv.with_claims(display, shown["pair"].tolist(), claims),
         hide_index=True,

@@ -127,6 +127,7 @@ def baseline_picker(prefix: str, *, label: str = "Baseline config") -> tuple[str
     source = c1.radio(label, ["defaults", "uploaded TOML"], key=prefix + "base_source", horizontal=True)
     if source == "defaults":
         return "the defaults", CRPConfig()
+    state.declare_unlinked(f"{label.lower()}: an uploaded TOML")
     up = c2.file_uploader("Baseline TOML", type=["toml"], key=prefix + "base_upload")
     if up is not None:
         state.remember(prefix + "base_toml", (up.name, up.getvalue().decode("utf-8", errors="replace")))
@@ -153,13 +154,18 @@ def sweep_values(
     count: int,
     max_count: int,
     count_key: str,
+    named: tuple[str, str],
 ) -> tuple[Any, ...] | None:
     """The values a sweep of ``key`` runs: false / true for a flag, else a range (from, to, how many) in
     the three columns ``cols``, first offered around ``current``. The range widgets are keyed by the
     parameter only, so a range is kept when the scenario or the config changes. None (with the
-    reason shown) when the range is refused."""
+    reason shown) when the range is refused. A sweep's settings are not in the link (it does not rerun
+    the sweep): once they differ from their defaults (``default_key``, the range offered, ``count``) the
+    notice names them: ``named`` is (what they are called, the parameter offered first)."""
+    what, default_key = named
     if is_bool_key(key):
         cols[0].write("values: false, true")
+        state.declare_settings(what, {"parameter": key}, {"parameter": default_key}, whole=True)
         return (False, True)
     lo, hi = tv.default_range(key, current)
     integer = is_integer_key(key)
@@ -175,6 +181,12 @@ def sweep_values(
         cols[2].number_input(
             "values", min_value=2, max_value=max_count, value=int(kept(count_key, count)), step=1, key=count_key
         ),
+    )
+    state.declare_settings(
+        what,
+        {"parameter": key, "from": f"{float(start):g}", "to": f"{float(stop):g}", "values": int(n)},
+        {"parameter": default_key, "from": f"{float(lo):g}", "to": f"{float(hi):g}", "values": count},
+        whole=True,
     )
     try:
         return linspace_values(key, start, stop, int(n))
@@ -202,6 +214,8 @@ def pick_point(figure: Callable[[int], Figure], labels: Sequence[str], *, prefix
 
     state.remember(k_pick, labels[point])
     st.selectbox(label, labels, key=k_pick, on_change=on_pick)
+    # a sweep's result is not rerun by a link: the notice names it with the point shown
+    state.declare_unlinked(f"a sweep's result ({len(labels)} values; {label.lower()} {labels[point]})")
     return point
 
 

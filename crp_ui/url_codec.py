@@ -9,13 +9,14 @@ selects something). Parameters a page owns (:data:`PAGE_PARAMS`) are left alone 
 (the tabs of the Tuning and Conflicts pages, bound to their ``st.tabs`` with ``bind="query-params"``:
 Streamlit writes and reads it, and refuses to let ``st.query_params`` set or delete it) and the
 bounded numbers of :data:`VIEW_NUMBERS` (a page's own controls, :func:`view_number` /
-:func:`set_view_number`). Streamlit clears the URL's parameters on a page switch, so a page's own
+:func:`set_view_number`) and the choices of :data:`VIEW_CHOICES` (:func:`view_choice` /
+:func:`set_view_choice`). Streamlit clears the URL's parameters on a page switch, so a page's own
 parameters never follow the user to another page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import date
 
 import streamlit as st
@@ -45,8 +46,17 @@ VIEW_NUMBERS: dict[str, tuple[float, float, bool]] = {
     "logx": (0, 1, True),  # Score breakdown: the recency curves on a log age axis (1)
     "candidates": (0, 1, True),  # Graph: also draw connector candidates that were not selected (1)
 }
+#: a page's own choices in the URL (a picker, a toggle): name -> what it selects; the value must be one
+#: of the options the page offers at that moment, else it is refused with a message
+VIEW_CHOICES: dict[str, str] = {
+    "cols": "Conflicts -> Triage queue: `all` shows every column of the queue table",
+    "log": "Conflicts -> Export & audit log: `all` lists every knowledge base's decisions",
+    "residual": "Fan-out: the ResidualSet, sub-query ids joined by `,` (absent: the scenario's)",
+    "explain": "Tuning -> Compare: the fact whose rank change is explained",
+    "metric": "Tuning -> History: the metric drawn over time",
+}
 #: URL parameters owned by a page (e.g. the Fan-out stepper's ``step``): the shell never deletes them
-PAGE_PARAMS: frozenset[str] = frozenset({"step", "tab", *VIEW_NUMBERS})
+PAGE_PARAMS: frozenset[str] = frozenset({"step", "tab", *VIEW_NUMBERS, *VIEW_CHOICES})
 #: the pages where ``pair`` selects something (URL paths); elsewhere it is not written
 PAIR_PAGES: frozenset[str] = frozenset({"conflicts"})
 #: session key of the URL path of the page this run draws ("" for the first page)
@@ -138,7 +148,7 @@ def parse_view_number(name: str, raw: str | None) -> tuple[float | int | None, s
     if raw is None or raw == "":
         return None, ""
     lo, hi, integer = VIEW_NUMBERS[name]
-    shown = raw if len(raw) <= 40 and raw.isprintable() else repr(raw[:40]) + "…"
+    shown = _shown_raw(raw)
     try:
         if len(raw) > 40:
             raise ValueError(raw)
@@ -166,6 +176,59 @@ def set_view_number(name: str, value: float, default: float) -> None:
             del st.query_params[name]
         return
     set_page_param(name, str(int(value)) if integer else repr(float(value)))
+
+
+def _shown_raw(raw: str) -> str:
+    return raw if len(raw) <= 40 and raw.isprintable() else repr(raw[:40]) + "…"
+
+
+def view_choice(name: str, options: Sequence[str], default: str) -> tuple[str, str]:
+    """The value of a page's own choice named ``name`` (:data:`VIEW_CHOICES`): the URL's when it is one
+    of ``options``, else ``default``; with the warning to show when the URL's value was refused."""
+    raw = page_param(name)
+    if raw is None or raw == "" or raw == default:
+        return default, ""
+    if raw in options:
+        return raw, ""
+    return default, f"{name}={_shown_raw(raw)}: not one of the choices this page offers; ignored"
+
+
+def set_view_choice(name: str, value: str, default: str) -> None:
+    """Mirror a page's own choice in the URL: written while it differs from ``default``, else removed."""
+    if name not in VIEW_CHOICES:
+        raise KeyError(name)
+    if value == default:
+        if name in st.query_params:
+            del st.query_params[name]
+        return
+    set_page_param(name, value)
+
+
+def view_subset(name: str, options: Sequence[str], default: Sequence[str]) -> tuple[list[str], str]:
+    """A page's own multi-choice named ``name`` (:data:`VIEW_CHOICES`), its values joined by ``,`` in the
+    URL: the URL's when every value is one of ``options`` (in the URL's order), else ``default``;
+    with the warning to show when the URL's value was refused."""
+    raw = page_param(name)
+    if raw is None or raw == "":
+        return list(default), ""
+    got = raw.split(",")
+    if len(got) == len(set(got)) and all(v in options for v in got):
+        return got, ""
+    return list(default), f"{name}={_shown_raw(raw)}: not a list of the choices this page offers; ignored"
+
+
+def subset_linkable(values: Sequence[str]) -> bool:
+    """True when ``values`` can be written as a :func:`view_subset` parameter (not empty, no ``,`` inside)."""
+    return bool(values) and not any("," in v or v == "" for v in values)
+
+
+def set_view_subset(name: str, values: Sequence[str], default: Sequence[str]) -> None:
+    """Mirror a page's own multi-choice in the URL: written while it differs from ``default`` (and
+    :func:`subset_linkable`), else removed."""
+    if list(values) == list(default) or not subset_linkable(values):
+        set_view_choice(name, "", "")
+        return
+    set_view_choice(name, ",".join(values), "")
 
 
 def apply_query_params(params: Mapping[str, str]) -> list[str]:

@@ -76,6 +76,13 @@ def _filters(result: PipelineResult, frame: pd.DataFrame, marks: LabelMarks | No
         "labelled facts only", key=K + "labelled", help="Only the facts the scenario's expect table names."
     )
     keep = tuple(sorted(marks.by_id)) if labelled and marks is not None else None
+    state.declare_settings(
+        "the fact table's filters and sort",
+        {"role": roles, "outcome": outcomes, "source type": types, "search": text, "sort by": sort}
+        | {"descending": desc, "labelled facts only": labelled},
+        {"role": [], "outcome": [], "source type": [], "search": "", "sort by": SORTABLE[0], "descending": True}
+        | {"labelled facts only": False},
+    )
 
     def build() -> pd.DataFrame:
         got = tables.sort_breakdown(
@@ -98,6 +105,9 @@ def _table(view: pd.DataFrame, digest: str, total: int, marks: LabelMarks | None
         c[1].number_input(
             f"page (of {pages})", min_value=1, max_value=pages, value=1, step=1, key=f"{K}page.{digest}.{size}"
         )
+    )
+    state.declare_settings(
+        "the fact table's page", {"rows per page": size, "page": page}, {"rows per page": PAGE_SIZES[1], "page": 1}
     )
     shown = tables.page_of(view, page, size)
     current = state.selected_fact()

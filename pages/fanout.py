@@ -109,11 +109,13 @@ def _controls(scenario: Scenario, config: CRPConfig) -> tuple[int, list[str], fl
         config.branch_depth_weight,
     )
     subs = {sq.id: sq for sq in scenario.sub_queries}
-    # the width and depth weight live in the link (?fo_width=, ?fo_depth=); the ResidualSet edit does not
+    # the width, depth weight and ResidualSet live in the link (?fo_width=, ?fo_depth=, ?residual=a,b)
     w_default, d_default = fv.clamp_width(scenario.fanout_width), float(config.branch_depth_weight)
+    r_default = [sq.id for sq in scenario.residual_set]
     w_linked, w_refused = state.view_number("fo_width", w_default)
     d_linked, d_refused = state.view_number("fo_depth", d_default)
-    for refused in (w_refused, d_refused):
+    r_linked, r_refused = state.view_subset("residual", list(subs), r_default)
+    for refused in (w_refused, d_refused, r_refused):
         if refused:
             st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
     c1, c3 = st.columns(2)
@@ -128,7 +130,7 @@ def _controls(scenario: Scenario, config: CRPConfig) -> tuple[int, list[str], fl
     residual = st.multiselect(
         "ResidualSet (sub-queries still to cover)",
         list(subs),
-        default=[sq.id for sq in scenario.residual_set],
+        default=r_linked,
         format_func=lambda s: render.plain(f"{s} ({subs[s].label})" if subs[s].label else s),
         key=f"{K}w.residual.{sig}",
         help="Remove a sub-query to mark it addressed (it joins the Coverage Set); add one back to make it "
@@ -146,7 +148,8 @@ def _controls(scenario: Scenario, config: CRPConfig) -> tuple[int, list[str], fl
     )
     state.set_view_number("fo_width", int(width), w_default)
     state.set_view_number("fo_depth", float(depth), d_default)
-    if list(residual) != [sq.id for sq in scenario.residual_set]:
+    state.set_view_subset("residual", list(residual), r_default)
+    if list(residual) != r_default and not state.subset_linkable(list(residual)):
         state.declare_unlinked("the Fan-out page's ResidualSet edit")
     return int(width), list(residual), float(depth)
 

@@ -24,6 +24,7 @@ def main() -> None:
     st.title("SDK session audit")
     state.init_state()
     session_input.upload_section()
+    session_windows.declare_uploads()  # the uploads are not in the link: the notice says so
     loaded = session_input.loaded_trail()
     if loaded is None:
         st.info(session_input.WHAT_TO_UPLOAD)

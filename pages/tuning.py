@@ -60,6 +60,11 @@ TAB_PARAM = "tab"
 
 
 # ---- Sweep ---------------------------------------------------------------------------------------
+def keys_default() -> str:
+    """The parameter the Sweep tab offers first."""
+    return sweepable_keys()[0]
+
+
 def _sweep_key(c1: DeltaGenerator, scenario: Scenario, config: CRPConfig) -> tuple[str, Any] | None:
     """The parameter picked in column ``c1`` and its current value (None, with the reason shown, when
     refused)."""
@@ -133,7 +138,16 @@ def sweep_tab(
     if picked is None:
         return
     key, current = picked
-    values = sweep_values(key, current, cols, prefix=K, count=20, max_count=60, count_key=f"{K}count.{key}")
+    values = sweep_values(
+        key,
+        current,
+        cols,
+        prefix=K,
+        count=20,
+        max_count=60,
+        count_key=f"{K}count.{key}",
+        named=("the sweep's settings", keys_default()),
+    )
     if values is None:
         return
     inputs = inputs_key(corpus, scenario, config, dkey)
@@ -250,9 +264,19 @@ def compare_tab(
             for c in ("base score", "cand score", "score delta", "base recency", "cand recency")
         },
     )
-    ids = list(deltas["fact_id"]) if len(deltas) else []
+    ids = [str(f) for f in deltas["fact_id"]] if len(deltas) else []
     if ids:
-        fid = st.selectbox("Explain a fact", ids, key=f"{K}explain.{digest(*ids[:50])}")
+        linked, refused = state.view_choice("explain", ids, ids[0])  # ?explain=<fact id>
+        if refused:
+            st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
+        fid = st.selectbox(
+            "Explain a fact",
+            ids,
+            index=ids.index(linked),
+            key=f"{K}explain.{digest(*ids[:50])}",
+            format_func=render.plain,
+        )
+        state.set_view_choice("explain", str(fid), ids[0])
         st.info(render.md_escape(cmp.explain(fid)))
     st.subheader("Conflicts whose winner flips")
     if cmp.flips:

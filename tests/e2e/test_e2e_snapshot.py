@@ -92,6 +92,71 @@ def test_a_snapshot_opens_the_same_view_on_a_second_server(page, browser, fresh_
         ctx.close()
 
 
+#: where the report's screenshots go (1400x900)
+REPORT_SHOTS = Path("/tmp/snap-shots")
+
+
+def _open_snapshot(browser: Any, server: str, snap: Path, path_glob: str) -> Any:
+    """A fresh session on ``server`` that opens the snapshot file ``snap`` (its context stays open)."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900}, base_url=server)
+    other = ctx.new_page()
+    other.set_default_timeout(240_000)
+    open_page(other, "/overview")
+    other.locator(SNAPSHOT_UPLOADER).set_input_files(str(snap))
+    wait_idle(other)
+    other.wait_for_url(path_glob, timeout=240_000)
+    wait_idle(other)
+    assert_no_exception(other)
+    return other
+
+
+def _fanout_numbers(page: Any) -> str:
+    """The Fan-out page's numbers: the sentence of the two runs and the comparison under it."""
+    text = page.get_by_test_id("stMain").inner_text()
+    start = text.index("Partitioned (SPEC-027)")
+    return re.sub(r"\d[\d,.]* ?(ms|s)\b", "<t>", text[start : text.index("Why not a lock?", start)])
+
+
+def test_a_fanout_snapshot_with_width_and_depth_shows_the_same_numbers_on_a_second_server(
+    page, browser, fresh_server, e2e_sample_dir, tmp_path
+):
+    """The Fan-out page at a width and depth weight that are not the scenario's, opened from its link,
+    shared as a snapshot and opened on a second ``streamlit run`` (another port, another triage log)."""
+    q = _scenario_q(e2e_sample_dir)
+    open_page(page, f"/fanout?{q}fo_width=4&fo_depth=0.3")
+    assert _query(page).get("fo_width") == "4" and _query(page).get("fo_depth") == "0.3"
+    thumb = page.get_by_test_id("stMain").get_by_test_id("stSlider").first.get_by_test_id("stSliderThumbValue")
+    assert thumb.inner_text().strip() == "4"
+    shown = _fanout_numbers(page)
+    assert "Partitioned" in shown and "Naive" in shown
+    REPORT_SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(REPORT_SHOTS / "fanout_from_link_width4_depth0.3.png"))
+    with page.expect_download() as dl:
+        page.get_by_test_id("stSidebar").get_by_role("button", name="Share snapshot").click()
+    snap = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(str(snap))
+    other = _open_snapshot(browser, fresh_server, snap, "**/fanout?**")
+    try:
+        assert _query(other).get("fo_width") == "4" and _query(other).get("fo_depth") == "0.3"
+        assert "Snapshot refused" not in other.get_by_test_id("stSidebar").inner_text()
+        assert _fanout_numbers(other) == shown
+        other.screenshot(path=str(REPORT_SHOTS / "fanout_snapshot_second_server.png"))
+    finally:
+        other.context.close()
+
+
+def test_the_notice_names_the_tuning_state_a_link_does_not_carry(page, e2e_sample_dir):
+    """A sweep's settings that differ from their defaults are named in the sidebar's notice."""
+    q = _scenario_q(e2e_sample_dir).rstrip("&")
+    open_page(page, "/tuning?tab=Sweep" + (f"&{q}" if q else ""))
+    assert "sweep" not in _notice(page)
+    _set_number(page, "values", 12)
+    got = _notice(page)
+    assert "the sweep's settings (parameter " in got and "; values 12)" in got, got
+    REPORT_SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(REPORT_SHOTS / "tuning_notice_sweep_settings.png"))
+
+
 # ---- (b) every control of the audit: its change reaches the URL or the notice --------------------------
 def _shown(page: Any) -> list[str]:
     """What the main area shows: its metrics and its text, timings left out (they differ run to run)."""
