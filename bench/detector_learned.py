@@ -452,6 +452,15 @@ def leave_one_batch_out(
     return judges
 
 
+def _by_batch(judges: dict[str, Judge], batch_of: dict[str, str]) -> Judge:
+    """Judge each pair with the model its batch was held out from."""
+
+    def judge(row: dict) -> tuple[str, bool, tuple[str, ...]]:
+        return judges[batch_of[row["id"]]](row)
+
+    return judge
+
+
 def per_category(blind: dict[str, list[dict]], judges: dict[str, Judge]) -> None:
     """Each category over every held-out pair, each judged by the model its batch was held out from."""
     print()
@@ -460,9 +469,8 @@ def per_category(blind: dict[str, list[dict]], judges: dict[str, Judge]) -> None
     held = [(name, row) for name, rows in blind.items() if name in judges for row in rows]
     for cat in (*bench.CATEGORIES, "overall"):
         pairs = [(n, r) for n, r in held if cat in ("overall", r["category"])]
-        by_id = {r["id"]: n for n, r in pairs}
         pr, rr, fr = bench.prf([r for _, r in pairs])[:3]
-        pl, rl, fl = prf([r for _, r in pairs], lambda row, by_id=by_id: judges[by_id[row["id"]]](row))
+        pl, rl, fl = prf([r for _, r in pairs], _by_batch(judges, {r["id"]: n for n, r in pairs}))
         print(f"| {cat} | {pr:.3f} | {rr:.3f} | {fr:.3f} | {pl:.3f} | {rl:.3f} | {fl:.3f} |")
 
 
