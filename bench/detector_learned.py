@@ -159,7 +159,7 @@ def candidates(text_a: str, text_b: str) -> list[tuple[tuple[str, ...], dict[str
     """(patterns, features) of every candidate conflict the analysis proposes."""
     da, db = clauses.analyse(text_a), clauses.analyse(text_b)
     base = _pair_features(da, db)
-    pair = values._Pair(da, db)
+    pair = values._Pair(da, db)  # the rules' clause alignment, read as a feature (this experiment only)
     changed: list[tuple[str, list[int], list[int]]] = []
     for cls in da.groups:
         if cls in db.groups:
