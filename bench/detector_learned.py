@@ -521,6 +521,9 @@ def score_files(base: list[dict], blind: dict[str, list[dict]], paths: list[str]
 
 def main() -> int:
     args = sys.argv[1:]
+    if "--help" in args or "-h" in args:
+        print(__doc__)
+        return 0
     base = bench.load("dev.jsonl") + bench.load("holdout.jsonl")
     blind = bench.blind_batches()
     every = base + [r for rows in blind.values() for r in rows]
