@@ -55,11 +55,15 @@ def test_no_domain_is_shared_between_batches():
             seen[domain] = path.stem
 
 
+#: the batches the rules were measured on (01-12); later batches came after the last round of rules
+RULE_BATCHES = [p for p in BATCHES if int(p.stem[-2:]) <= 12]
+
+
 def test_the_rules_keep_what_they_reached_on_the_blind_batches():
-    """A floor, not the target: the rules as they stand find 458 of the 600 conflicts of batches 01-12 with 18
-    false alarms (P 0.962, F1 0.851; the README's learning curve says why the target is not met). A rule
-    change that loses ground on the corpus it was measured on fails here."""
-    rows = [r for path in BATCHES for r in _rows(path)]
-    precision, f1 = score(rows)
+    """A floor, not the target: the rules alone (``detector_learned = false``) find 458 of the 600 conflicts of
+    batches 01-12 with 18 false alarms (P 0.962, F1 0.851; the README's learning curve says why the target is not
+    met). A rule change that loses ground on the corpus it was measured on fails here."""
+    rows = [r for path in RULE_BATCHES for r in _rows(path)]
+    precision, f1 = score(rows, learned=False)
     assert precision >= 0.95
     assert f1 >= 0.84
