@@ -108,16 +108,18 @@ class Candidate(NamedTuple):
 
 def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     """Every candidate conflict the analysis of the two texts proposes (value candidates by class, then a swap,
-    then a polarity flip)."""
-    base = pair_features(da, db)
+    then a polarity flip). The pair's features are read only when there is a candidate."""
     changed = _changed_classes(da, db)
+    found = swaps(da, db)
+    flipped = _parities_differ(da, db)
+    if not (changed or found or flipped):
+        return ()
+    base = pair_features(da, db)
     out = [c for c in (_value_candidate(da, db, scorer, base, ch, len(changed)) for ch in changed) if c is not None]
-    swap = _swap_candidate(da, db, base, len(changed))
-    if swap is not None:
-        out.append(swap)
-    polar = _polar_candidate(da, db, base, len(changed))
-    if polar is not None:
-        out.append(polar)
+    if found:
+        out.append(_swap_candidate(da, db, found, base, len(changed)))
+    if flipped:
+        out.append(_polar_candidate(da, db, base, len(changed)))
     return tuple(out)
 
 
@@ -291,6 +293,8 @@ def swaps(da: Doc, db: Doc) -> list[Swap]:
     v1 and u2 with v2 in distinct segments and text b crosses them: u1 with v2. In key order, at most
     :data:`SWAPS_MAX` of them."""
     sa, sb = segments(da.text), segments(db.text)
+    if len({v[0] for v in sa.values()}) < 2 or len({v[0] for v in sb.values()}) < 2:
+        return []  # a swap needs two segments on each side
     keys = sorted(set(sa) & set(sb))[:SWAP_KEYS_MAX]
     cell: dict[tuple[int, int], list[str]] = {}  # (segment in a, segment in b) -> the keys there, in key order
     for k in keys:
@@ -331,10 +335,7 @@ def _swap_diffs(da: Doc, db: Doc, swap: Swap, pattern: str) -> tuple[ValueDiff, 
     return tuple(out)
 
 
-def _swap_candidate(da: Doc, db: Doc, base: dict[str, float], n_changed: int) -> Candidate | None:
-    found = swaps(da, db)
-    if not found:
-        return None
+def _swap_candidate(da: Doc, db: Doc, found: list[Swap], base: dict[str, float], n_changed: int) -> Candidate:
     pattern = _swap_pattern(found)
     f = dict(base)
     f["kind_swap"] = 1.0
@@ -376,9 +377,11 @@ def _polar_diff(da: Doc, db: Doc) -> ValueDiff:
     return ValueDiff(NEGATION_FLIP, (), (), (0, 0), (0, 0))
 
 
-def _polar_candidate(da: Doc, db: Doc, base: dict[str, float], n_changed: int) -> Candidate | None:
-    if not (da.polar_or_neg or db.polar_or_neg) or parity(da, db) == parity(db, da):
-        return None
+def _parities_differ(da: Doc, db: Doc) -> bool:
+    return (da.polar_or_neg or db.polar_or_neg) and parity(da, db) != parity(db, da)
+
+
+def _polar_candidate(da: Doc, db: Doc, base: dict[str, float], n_changed: int) -> Candidate:
     f = dict(base)
     f["kind_polar"] = 1.0
     f["pat_" + NEGATION_FLIP] = 1.0
