@@ -415,6 +415,7 @@ SCAN_CONFIG_FIELDS: tuple[str, ...] = (
     "source_authority",
     "importance",
     "authority_tie_tolerance",
+    "detector_learned",
 )
 
 
