@@ -34,6 +34,8 @@ from crp_core.stages.contradictions.lexicon import (
     NEGATION_FLIP,
     NUMBER,
     NUMBER_CHANGED,
+    PAIR_MAX_CLAUSES,
+    PAIR_MAX_VALUES,
     PATTERNS,
     WORD,
 )
@@ -158,10 +160,11 @@ _Changed = tuple[str, list[int], list[int]]
 
 
 def _unstated(d: Doc, cls: str, other: Doc) -> list[int]:
-    """The values of class ``cls`` of ``d`` that no value of the other text states (designators left out)."""
+    """The values of class ``cls`` of ``d`` that no value of the other text states (designators left out); of
+    each side, the first values the rules compare too (``PAIR_MAX_VALUES``): the comparison stays bounded."""
     out = []
-    ys = other.groups.get(cls, ())
-    for x in d.groups.get(cls, ()):
+    ys = other.groups.get(cls, ())[:PAIR_MAX_VALUES]
+    for x in d.groups.get(cls, ())[:PAIR_MAX_VALUES]:
         v = d.values[x]
         t = d.tokens[v.tok]
         if cls == "ent":
@@ -219,7 +222,7 @@ def _value_candidate(
         f["pat_" + p] = 1.0
     f["unstated"] = float(min(4, len(ua) + len(ub)))
     f["unstated_max"] = float(min(3, max(len(ua), len(ub))))
-    f["shared"] = float(min(3, len(da.groups[cls]) - len(ua)))
+    f["shared"] = float(min(3, min(len(da.groups[cls]), PAIR_MAX_VALUES) - len(ua)))
     f["other_changed"] = float(min(2, n_changed - 1))
     f["ctx"] = jaccard(va.ctx, vb.ctx)
     ca, cb = da.clauses[va.clause], db.clauses[vb.clause]
@@ -360,8 +363,8 @@ def parity(d: Doc, other: Doc) -> int:
 def _polar_diff(da: Doc, db: Doc) -> ValueDiff:
     """The flip to show: two clauses of opposite polarity sharing a word, else the first negation, polarity word
     or negating affix of either text against the start of the other."""
-    for ca in da.clauses:
-        for cb in db.clauses:
+    for ca in da.clauses[:PAIR_MAX_CLAUSES]:
+        for cb in db.clauses[:PAIR_MAX_CLAUSES]:
             if ca.parity != cb.parity and ca.bag & cb.bag:
                 d = flip_diff(da, ca, db, cb)
                 if d is not None:
@@ -386,6 +389,8 @@ def _polar_candidate(da: Doc, db: Doc, base: dict[str, float], n_changed: int) -
     f["kind_polar"] = 1.0
     f["pat_" + NEGATION_FLIP] = 1.0
     f["other_changed"] = float(min(2, n_changed))
-    f["sent_loose"] = max((jaccard(x.bag, y.bag) for x in da.sentences for y in db.sentences), default=0.0)
-    f["flip_clauses"] = float(any(ca.parity != cb.parity and ca.bag & cb.bag for ca in da.clauses for cb in db.clauses))
+    sa, sb = da.sentences[:PAIR_MAX_CLAUSES], db.sentences[:PAIR_MAX_CLAUSES]
+    ca, cb = da.clauses[:PAIR_MAX_CLAUSES], db.clauses[:PAIR_MAX_CLAUSES]
+    f["sent_loose"] = max((jaccard(x.bag, y.bag) for x in sa for y in sb), default=0.0)
+    f["flip_clauses"] = float(any(x.parity != y.parity and x.bag & y.bag for x in ca for y in cb))
     return Candidate((NEGATION_FLIP,), (_polar_diff(da, db),), f)
