@@ -21,7 +21,7 @@ from crp_core.stages.contradictions import (
 )
 from crp_core.stages.contradictions.learned import candidate_score, weights
 from crp_core.stages.contradictions.values import conflict_check, learned_candidates, values_conflict
-from tests.core.stages.contradictions.test_resolve import make_corpus, topic_vec
+from tests.support.factories import fact, make_corpus
 from tests.support.paths import TEST_DATA
 
 #: amounts swapped between two labels, the labels reworded ("12 euros for adults" / "adults pay 6 euros")
@@ -205,12 +205,8 @@ def test_the_switch_off_gives_the_rules_verdicts_and_on_adds_only_learned_ones()
 
 def test_the_switch_reaches_stage_4():
     """Two facts whose only conflict is the learned one: one pair with the switch on, none with it off."""
-    corpus = make_corpus(
-        [
-            {"id": "F1", "text": TICKETS_A, "vec": topic_vec(0, 0)},
-            {"id": "F2", "text": TICKETS_B, "vec": topic_vec(0, 1)},
-        ]
-    )
+    # cosine 1 / 1.09 = 0.917: above contradiction_similarity, below dedup_similarity
+    corpus = make_corpus([fact("F1", TICKETS_A), fact("F2", TICKETS_B)], [[1.0, 0.3, 0.0], [1.0, 0.0, 0.3]])
     on = CRPConfig()
     off = on.replace(detector_learned=False)
 
