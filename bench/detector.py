@@ -3,15 +3,19 @@
     python bench/detector.py            # from the repository root
     python bench/detector.py -v         # and every miss and false alarm of the blind batches
 
-Prints one table of precision / recall / F1 per category and overall for the dev set, the
-held-out set and both, then one per blind batch (``blind/batch-*.jsonl``, written by people who
-never saw the rules; see its README for the learning curve) with every batch's figures per category
+Prints, for the detector as shipped (the rules, then the learned comparison where they find nothing;
+bench/detector_learned.py compares the two), one table of precision / recall / F1 per category and
+overall for the dev set, the held-out set and both, then one per blind batch (``blind/batch-*.jsonl``,
+written by people who never saw the rules; see its README for the learning curve) with every batch's
+figures per category
 (scoring as in tests/core/stages/contradictions/test_detector_corpus.py: a pair is
 correct when the conflict / no-conflict answer matches and the expected patterns are a subset of those found; a
 conflict found with a missing pattern is both a miss and a false alarm), then the cost per pair:
 
 * warm - each text already analysed (as in the whole-CKF scan, where a text meets many
-  neighbours): the pair comparison alone, memo of ``values_conflict`` cleared;
+  neighbours): the pair comparison alone, memo of ``values_conflict`` cleared; once with the rules
+  alone (``detector_learned = false``) and once as shipped (the learned comparison where the rules
+  find nothing);
 * cold - tokenising and analysing both texts too.
 
 Times are CPU time per pair (best of several rounds) and wall time next to the machine's load
@@ -41,6 +45,7 @@ def _import(name: str) -> ModuleType:
 
 detector = _import("crp_core.stages.contradictions.values")
 clauses = _import("crp_core.stages.contradictions.clauses")
+candidates = _import("crp_core.stages.contradictions.candidates")
 
 DATA = os.path.join(ROOT, "tests", "data", "conflict_pairs")
 CATEGORIES = (
@@ -86,14 +91,18 @@ def prf(rows: list[dict]) -> tuple[float, float, float, int]:
     return p, r, f, len(rows)
 
 
-def per_pair(pairs: list[tuple[str, str]], prepare: Callable[[], None], rounds: int) -> tuple[float, float]:
-    """Best CPU and wall microseconds per pair over ``rounds`` rounds; ``prepare`` runs before each."""
+def per_pair(
+    pairs: list[tuple[str, str]], prepare: Callable[[], None], rounds: int, learned: bool = True
+) -> tuple[float, float]:
+    """Best CPU and wall microseconds per pair over ``rounds`` rounds; ``prepare`` runs before each;
+    ``learned=False``: the rules alone (``detector_learned = false``)."""
     best_cpu = best_wall = float("inf")
+    check = detector.conflict_check(learned)
     for _ in range(rounds):
         prepare()
         c0, w0 = time.process_time(), time.perf_counter()
         for a, b in pairs:
-            detector.values_conflict(a, b)
+            check(a, b)
         best_cpu = min(best_cpu, time.process_time() - c0)
         best_wall = min(best_wall, time.perf_counter() - w0)
     return best_cpu / len(pairs) * 1e6, best_wall / len(pairs) * 1e6
@@ -159,12 +168,15 @@ def main() -> int:
         detector.values_conflict.cache_clear()
         clauses.analyse.cache_clear()
         detector.tokenize.cache_clear()
+        candidates.segments.cache_clear()
 
+    rules_cpu, rules_wall = per_pair(pairs, warm, 7, learned=False)
     warm_cpu, warm_wall = per_pair(pairs, warm, 7)
     cold_cpu, cold_wall = per_pair(pairs, cold, 3)
     load1, load5, _ = os.getloadavg()
     print()
     print(f"pairs timed: {len(pairs)} (the corpus in both directions)")
+    print(f"warm, rules alone (detector_learned false):  {rules_cpu:6.1f} us/pair CPU, {rules_wall:6.1f} us/pair wall")
     print(f"warm (texts analysed, pair comparison only): {warm_cpu:6.1f} us/pair CPU, {warm_wall:6.1f} us/pair wall")
     print(f"cold (tokenise + analyse + compare):         {cold_cpu:6.1f} us/pair CPU, {cold_wall:6.1f} us/pair wall")
     print(f"load average: {load1:.2f} (1 min), {load5:.2f} (5 min) on {os.cpu_count()} cores")

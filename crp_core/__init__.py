@@ -80,8 +80,8 @@ if TYPE_CHECKING:
     )
     from crp_core.engines import ENGINES, EmbedRun, embed_kb, scan_with_engine
     from crp_core.errors import (
-        CKFError, ConfigError, CRPError, EmbeddingModelMismatch, Problem, ScenarioError, SnapshotMutationError,
-        SuiteError, ValidationError
+        CKFError, ConfigError, CRPError, DetectorWeightsError, EmbeddingModelMismatch, Problem, ScenarioError,
+        SnapshotMutationError, SuiteError, ValidationError
     )
     from crp_core.factors.recency import RULES, RecencyTable, fact_attributes, recency_factor
     from crp_core.history import (
@@ -193,6 +193,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "CKFError",
         "ConfigError",
         "CRPError",
+        "DetectorWeightsError",
         "EmbeddingModelMismatch",
         "Problem",
         "ScenarioError",
@@ -406,7 +407,7 @@ __all__ = [
     # configuration and errors
     "CRPConfig", "SourceTable", "layered_config", "SOURCE_TYPES", "STATUSES", "CRPError", "ValidationError",
     "CKFError", "ScenarioError", "ConfigError", "EmbeddingModelMismatch", "SnapshotMutationError", "Problem",
-    "SuiteError",
+    "SuiteError", "DetectorWeightsError",
     # inputs
     "Fact", "KnowledgeBase", "Scenario", "SubQuery", "Addressed", "Expectations", "ExpectedConflict", "load_ckf",
     "load_ckf_bytes", "write_ckf", "load_scenario", "load_scenario_bytes", "scenario_from_dict", "dump_scenario",

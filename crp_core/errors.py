@@ -82,6 +82,10 @@ class ConfigError(CRPError):
     """Unknown configuration key or a value of the wrong type (docs/reference/config.md)."""
 
 
+class DetectorWeightsError(CRPError):
+    """The learned comparison's weights file is malformed or not for this code's features (pipeline.md §4)."""
+
+
 class EmbeddingModelMismatch(CRPError):
     """Embeddings from two different models must never mix (SPEC-024 §2.5)."""
 

@@ -166,6 +166,7 @@ class ValueDiff:
 class ValueConflict:
     patterns: tuple[str, ...]  # distinct patterns, sorted
     diffs: tuple[ValueDiff, ...]
+    learned: bool = False  # found by the learned comparison where the rules found nothing
 
 
 @dataclass(frozen=True)

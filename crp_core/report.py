@@ -215,8 +215,9 @@ def _fact_rows(result: PipelineResult) -> list[dict[str, Any]]:
 
 
 def pair_dict(p: ConflictPair) -> dict[str, Any]:
-    """One conflict pair (docs/reference/reports.md ``conflicts`` fields plus skipped, margin, decision, diffs)."""
-    return {
+    """One conflict pair (docs/reference/reports.md ``conflicts`` fields plus skipped, margin, decision, diffs;
+    ``learned: true`` when the detector's learned comparison found it)."""
+    out = {
         "fact_a": p.fact_a,
         "fact_b": p.fact_b,
         "similarity": p.similarity,
@@ -230,6 +231,9 @@ def pair_dict(p: ConflictPair) -> dict[str, Any]:
         "decision": p.decision,
         "diffs": [diff_dict(d) for d in p.conflict.diffs],
     }
+    if p.conflict.learned:
+        out["learned"] = True
+    return out
 
 
 def clamp_dict(c: Clamp) -> dict[str, Any]:

@@ -58,8 +58,10 @@ def pair_head(pair: ConflictPair) -> None:
 
 
 def patterns_line(pair: ConflictPair) -> None:
-    """The value-conflict pattern(s) the detector found in the pair (SPEC-005 §5.3 names)."""
-    st.markdown(f"**Pattern(s):** {render.md_escape(', '.join(pair.patterns))}")
+    """The value-conflict pattern(s) the detector found in the pair (SPEC-005 §5.3 names), and whether its
+    learned comparison found them where the rules found none."""
+    found_by = " (learned comparison: the rules found none)" if pair.conflict.learned else ""
+    st.markdown(f"**Pattern(s):** {render.md_escape(', '.join(pair.patterns))}{found_by}")
 
 
 def outcome_line(pair: ConflictPair) -> None:

@@ -72,6 +72,7 @@ CONFIG_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "contradiction_similarity",
             "authority_tie_tolerance",
             "backfill",
+            "detector_learned",
             "dedup_similarity",
             "known_conflict_action",
         ),

@@ -415,6 +415,7 @@ SCAN_CONFIG_FIELDS: tuple[str, ...] = (
     "source_authority",
     "importance",
     "authority_tie_tolerance",
+    "detector_learned",
 )
 
 
@@ -472,7 +473,7 @@ def scan_ckf(
         ca, cb = facts[i].content, facts[j].content
         if ca == cb:
             continue
-        vc = values_conflict(ca, cb)
+        vc = values_conflict(ca, cb, config.detector_learned)
         if vc is not None:
             found.append((i, j, vc))
     t2 = time.perf_counter()
@@ -485,7 +486,7 @@ def scan_ckf(
     for i, j, vc in found:
         if facts[j].fact_id < facts[i].fact_id:
             i, j = j, i  # fact_a is the smaller id, and the diffs' *_a sides describe its text
-            vc = values_conflict(facts[i].content, facts[j].content) or vc
+            vc = values_conflict(facts[i].content, facts[j].content, config.detector_learned) or vc
         a, b = auth[i], auth[j]
         kind, winner = decision_for(decisions, a.fact_id, b.fact_id)
         arb = arbitrate(a, b, config, kind, winner)

@@ -247,7 +247,7 @@ def _recency_rows(corpus: Corpus, now: datetime, config: CRPConfig) -> tuple[Rec
 
 def _near_duplicates(corpus: Corpus, rows: Sequence[int], others: Sequence[int], config: CRPConfig) -> list:
     """(row, closest row of ``others``, cosine) for each of ``rows`` near-duplicating one of ``others``."""
-    from crp_core.stages.contradictions import values_conflict
+    from crp_core.stages.contradictions.values import conflict_check
     from crp_core.stages.near_duplicates import connector_near_duplicates
 
     if not rows or not others:
@@ -259,7 +259,7 @@ def _near_duplicates(corpus: Corpus, rows: Sequence[int], others: Sequence[int],
         cands,
         np.arange(cands.size),
         config=config,
-        values_conflict=values_conflict,
+        values_conflict=conflict_check(config.detector_learned),
     )
 
 

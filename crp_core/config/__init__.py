@@ -135,6 +135,14 @@ class CRPConfig:
         default=True,
         metadata=_origin("project", "refill a suppressed fact's slot with the next non-conflicting candidate"),
     )
+    detector_learned: bool = field(
+        default=True,
+        metadata=_origin(
+            "project",
+            "where the value-conflict rules find nothing, let the learned comparison accept a candidate conflict "
+            "(marked 'learned'); false gives the rules' verdicts alone",
+        ),
+    )
     dedup_similarity: float = field(default=0.95, metadata=_origin("spec", "near-duplicate cosine, SPEC-003 §6.6"))
     # stage 5 - fan-out (SPEC-027 §1, SPEC-005 §9)
     fanin_dedup_similarity: float = field(

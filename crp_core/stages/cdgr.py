@@ -39,7 +39,7 @@ from crp_core.factors.recency import RecencyTable, compute_recency, row_position
 from crp_core.records import CDGRResult, CDRTable, ConnectorTable
 from crp_core.stages.bridges import BridgedPairs, LazyRows, connector_rows
 from crp_core.stages.cdr import cdr_ranking, score_cdr
-from crp_core.stages.contradictions.values import values_conflict as default_values_conflict
+from crp_core.stages.contradictions.values import conflict_check
 from crp_core.stages.graph_walk import bridge_values, edges_among, walk_with_paths
 from crp_core.stages.near_duplicates import AnchorPicker, ConflictFn, choose_connectors
 from crp_core.support.frozen import DeferredTuple, frozen_array
@@ -60,9 +60,12 @@ def expand_graph_with_recency(  # noqa: PLR0913  stage 3's inputs: stage 2's tab
     blacklist: frozenset[NGram],
     now: datetime,
     config: CRPConfig,
-    values_conflict: ConflictFn = default_values_conflict,
+    values_conflict: ConflictFn | None = None,
 ) -> tuple[CDGRResult, RecencyTable]:
-    """Stage 3; also returns the recency table of the connector candidates (for the run's record)."""
+    """Stage 3; also returns the recency table of the connector candidates (for the run's record).
+    ``values_conflict`` defaults to the detector as ``config.detector_learned`` sets it."""
+    if values_conflict is None:
+        values_conflict = conflict_check(config.detector_learned)
     gate = cdr.passed_gate if cdr.passed_gate is not None else np.ones(cdr.idx.size, dtype=bool)
     ranked = cdr.idx[cdr_ranking(cdr, gate)]
     picker = AnchorPicker(corpus, ranked, config=config, values_conflict=values_conflict)
@@ -272,7 +275,7 @@ def expand_graph(  # noqa: PLR0913  stage 3's inputs: stage 2's table and, keywo
     blacklist: frozenset[NGram],
     now: datetime,
     config: CRPConfig,
-    values_conflict: ConflictFn = default_values_conflict,
+    values_conflict: ConflictFn | None = None,
 ) -> CDGRResult:
     """Stage 3 (docs/reference/pipeline.md §3). ``cdr`` is the stage-2 table (with ``passed_gate``)."""
     return expand_graph_with_recency(

@@ -30,12 +30,12 @@ def patterns(a: str, b: str) -> tuple[str, ...] | None:
     return vc.patterns if vc else None
 
 
-def score(rows: list[dict]) -> tuple[float, float]:
+def score(rows: list[dict], learned: bool = True) -> tuple[float, float]:
     """Precision and F1 of the detector on labelled ``rows`` (scored as bench/detector.py scores: a conflict
-    found with an expected pattern missing is both a miss and a false alarm)."""
+    found with an expected pattern missing is both a miss and a false alarm); ``learned=False``: the rules alone."""
     tp = fp = fn = 0
     for r in rows:
-        vc = values_conflict(r["a"], r["b"])
+        vc = values_conflict(r["a"], r["b"], learned)
         found = set(vc.patterns) if vc else set()
         if not r["conflict"]:
             fp += vc is not None

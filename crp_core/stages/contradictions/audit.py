@@ -54,6 +54,8 @@ def conflict_event_data(
         "margin": pair.margin,
         "decision": pair.decision,
     }
+    if pair.conflict.learned:
+        data["learned"] = True  # found by the learned comparison where the rules found nothing
     if roles:
         data["roles"] = dict(roles)
     if diffs:

@@ -199,7 +199,7 @@ class _Selection:
         above_dedup = (pair_sims > config.dedup_similarity).tolist()
         contents = self.contents
         for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
-            vc = values_conflict(contents[p], contents[q])
+            vc = values_conflict(contents[p], contents[q], config.detector_learned)
             if vc is not None:
                 if close:
                     found.append(vc)
@@ -438,7 +438,7 @@ class _PairRecords:
         found = [self.found[k] for k in np.asarray(self.order).tolist()]
         for k, (p, q, vc, swapped) in enumerate(zip(self.ps, self.qs, found, self.swapped, strict=True)):
             if swapped:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
-                vc = values_conflict(contents[p], contents[q]) or vc
+                vc = values_conflict(contents[p], contents[q], self.config.detector_learned) or vc
             a, b = auth[p], auth[q]
             kept = kept_of.get(k)
             if kept is not None:
@@ -545,7 +545,10 @@ class BackfillScreen:
             while close:
                 low = close & -close
                 close ^= low
-                if values_conflict(text, facts[basis[low.bit_length() - 1]].content) is not None:
+                if (
+                    values_conflict(text, facts[basis[low.bit_length() - 1]].content, config.detector_learned)
+                    is not None
+                ):
                     return False
         return True
 
@@ -563,6 +566,6 @@ def backfill_fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, confi
         return False
     text = kb.facts[c].content
     for k in np.flatnonzero(cos > config.contradiction_similarity):
-        if values_conflict(text, kb.facts[kept_rows[int(k)]].content) is not None:
+        if values_conflict(text, kb.facts[kept_rows[int(k)]].content, config.detector_learned) is not None:
             return False
     return True

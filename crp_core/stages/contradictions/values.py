@@ -20,15 +20,20 @@ How it works (every rule is documented with examples in ``docs/decisions/detecto
    2379" / "peer port 2380") are never compared.
 4. Aligned clauses whose polarity differs (odd number of negations or opposite polarity words)
    are a NEGATION_FLIP.
+5. Where these rules find nothing, the learned comparison (learned.py, ``detector_learned``) may
+   accept one candidate the rules' analysis proposes (candidates.py); its conflict is marked
+   ``learned``.
 
 The lexicons are data files under ``crp_core/data/lexicon/``, read once at import.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, partial
 
 from crp_core.records import ValueConflict, ValueDiff
+from crp_core.stages.contradictions.candidates import Candidate, propose
 from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
 from crp_core.stages.contradictions.flips import (
     LINKED_GROUPS,
@@ -39,6 +44,7 @@ from crp_core.stages.contradictions.flips import (
     prefix_diff,
     prefixed,
 )
+from crp_core.stages.contradictions.learned import learned_conflict
 from crp_core.stages.contradictions.lexicon import (
     ALIGN_MIN,
     DATE_SHIFTED,
@@ -67,6 +73,8 @@ __all__ = [
     "NUMBER_CHANGED",
     "PATTERNS",
     "Token",
+    "conflict_check",
+    "learned_candidates",
     "tokenize",
     "values_conflict",
 ]
@@ -462,13 +470,15 @@ def _permits(d: Doc, c: Clause, modals: frozenset[str] = _PERMISSION_MODALS) -> 
     return any(d.tokens[k].kind == FUNC and d.tokens[k].key in modals for k in range(c.first, c.last))
 
 
-def _compare(text_a: str, text_b: str) -> ValueConflict | None:
+def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
     da, db = analyse(text_a), analyse(text_b)
     diffs: list[ValueDiff] = []
     if da.clauses and db.clauses and len(da.sentences) == len(db.sentences):
         phrase_substitution(da, db, diffs)
     if not (da.signal or db.signal):
-        return _conflict(diffs) if diffs else None
+        if diffs:
+            return _conflict(diffs)
+        return learned_conflict(da, db, _Pair(da, db)) if learned else None
     p = _Pair(da, db)
     if da.values and db.values:
         _pair_values(p, diffs)
@@ -479,32 +489,53 @@ def _compare(text_a: str, text_b: str) -> ValueConflict | None:
     if diffs and da.sentences and db.sentences:
         diffs = other_subjects(da, db, diffs)
     if not diffs:
-        return None
+        # the rules found nothing: the learned comparison reads the same analysis and clause alignment
+        return learned_conflict(da, db, p) if learned else None
     return _conflict(diffs)
 
 
-def _conflict(diffs: list[ValueDiff]) -> ValueConflict:
+def _conflict(diffs: list[ValueDiff], learned: bool = False) -> ValueConflict:
     uniq = sorted(set(diffs), key=lambda d: (d.span_a, d.span_b, d.pattern, d.tokens_a, d.tokens_b))
-    return ValueConflict(patterns=tuple(sorted({d.pattern for d in uniq})), diffs=tuple(uniq))
+    return ValueConflict(patterns=tuple(sorted({d.pattern for d in uniq})), diffs=tuple(uniq), learned=learned)
 
 
 def _mirror(vc: ValueConflict | None) -> ValueConflict | None:
     if vc is None:
         return None
-    return _conflict([ValueDiff(d.pattern, d.tokens_b, d.tokens_a, d.span_b, d.span_a) for d in vc.diffs])
+    diffs = [ValueDiff(d.pattern, d.tokens_b, d.tokens_a, d.span_b, d.span_a) for d in vc.diffs]
+    return _conflict(diffs, vc.learned)
 
 
 @lru_cache(maxsize=131072)
-def values_conflict(text_a: str, text_b: str) -> ValueConflict | None:
+def values_conflict(text_a: str, text_b: str, learned: bool = True) -> ValueConflict | None:
     """Do the two texts assert different values for the same attribute? (docs/reference/pipeline.md §4,
     SPEC-027 §2.2, SPEC-005 §5.3 patterns applied pairwise.)
 
     Returns None for a paraphrase with no changed value, else the distinct sorted patterns and one
-    :class:`ValueDiff` per changed value (``span_a`` / ``tokens_a`` refer to ``text_a``). Pure and
-    memoised; symmetric by construction (the pair is compared in a canonical order and mirrored).
+    :class:`ValueDiff` per changed value (``span_a`` / ``tokens_a`` refer to ``text_a``). With ``learned``
+    (the ``detector_learned`` setting), where the rules find nothing the learned comparison may find a
+    conflict, marked ``learned``. Pure and memoised; symmetric by construction (the pair is compared in a
+    canonical order and mirrored).
     """
     if text_a == text_b:
         return None
     if text_b < text_a:
-        return _mirror(_compare(text_b, text_a))
-    return _compare(text_a, text_b)
+        return _mirror(_compare(text_b, text_a, learned))
+    return _compare(text_a, text_b, learned)
+
+
+_RULES_ONLY: Callable[[str, str], ValueConflict | None] = partial(values_conflict, learned=False)
+
+
+def conflict_check(learned: bool) -> Callable[[str, str], ValueConflict | None]:
+    """:func:`values_conflict` with the learned comparison on, or the rules alone (``detector_learned``)."""
+    return values_conflict if learned else _RULES_ONLY
+
+
+def learned_candidates(text_a: str, text_b: str) -> tuple[Candidate, ...]:
+    """The candidates the learned comparison weighs for two texts, read in the canonical order
+    :func:`values_conflict` compares them in (for training and measuring it: tools/train_detector.py)."""
+    if text_b < text_a:
+        text_a, text_b = text_b, text_a
+    da, db = analyse(text_a), analyse(text_b)
+    return propose(da, db, _Pair(da, db))

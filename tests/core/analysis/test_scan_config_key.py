@@ -76,6 +76,7 @@ def test_the_key_of_the_defaults_by_hand():
         "source_authority",
         "importance",
         "authority_tie_tolerance",
+        "detector_learned",
     ]
     assert key[0] == ("contradiction_similarity", 0.85)
     assert key[1] == ("ttl_days", DEFAULT_TTL_DAYS)
@@ -106,6 +107,20 @@ def test_a_scan_field_changes_the_key_and_the_scan():
     assert sum(p.tied for p in scan_ckf(corpus, tied, NOW).pairs) > sum(
         p.tied for p in scan_ckf(corpus, CRPConfig(), NOW).pairs
     )
+
+
+def test_the_detector_switch_changes_the_key_and_the_scan():
+    """Two facts whose only conflict is the one the detector's learned comparison finds (a swap of amounts)."""
+    facts = [
+        fact("T1", "Tickets cost 12 euros for adults and 6 euros for children.", modified_at="2026-05-01"),
+        fact("T2", "Children pay 12 euros and adults pay 6 euros.", modified_at="2026-04-01"),
+    ]
+    corpus = make_corpus(facts, [np.array([1.0, 0.3, 0.0]), np.array([1.0, 0.0, 0.3])])
+    off = CRPConfig(detector_learned=False)
+    assert scan_config_key(off) != scan_config_key(CRPConfig())
+    (pair,) = scan_ckf(corpus, CRPConfig(), NOW).pairs
+    assert (pair.fact_a, pair.fact_b, pair.patterns, pair.conflict.learned) == ("T1", "T2", ("NUMBER_CHANGED",), True)
+    assert scan_ckf(corpus, off, NOW).pairs == ()
 
 
 OTHER_FIELDS = st.fixed_dictionaries(

@@ -225,3 +225,28 @@ def test_the_summary_warns(ckf, tmp_path, capsys):
     assert "WARNING: both facts expired (past their TTL or STALE)" in out
     assert main([*argv[:-2], "--now", "2026-06-01T00:00:00Z"]) == 0
     assert "WARNING" not in capsys.readouterr().out
+
+
+LEARNED_ROWS = [
+    fact("T1", "Tickets cost 12 euros for adults and 6 euros for children.", [1, 0.33, 0], source_type="internal"),
+    fact("T2", "Children pay 12 euros and adults pay 6 euros.", [1, 0, 0.33], source_type="internal"),
+]
+
+
+def test_a_pair_of_the_learned_comparison_says_so_and_the_switch_turns_it_off(tmp_path, capsys):
+    path = tmp_path / "learned.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in LEARNED_ROWS) + "\n", encoding="utf-8")
+    args = ("--ckf", str(path), "--now", NOW, "--cache-dir", str(tmp_path / "c"))
+    status, out, err = run(capsys, *args, "--json")
+    assert status == 0, err
+    (pair,) = json.loads(out)
+    assert (pair["patterns"], pair["learned"]) == (["NUMBER_CHANGED"], True)
+    status, out, _ = run(capsys, *args)
+    assert status == 0 and "T1 vs T2" in out and "NUMBER_CHANGED (learned)" in out
+    status, out, _ = run(capsys, *args, "--json", "--set", "detector_learned=false")
+    assert status == 0 and json.loads(out) == []
+
+
+def test_a_pair_of_the_rules_carries_no_learned_field(ckf, tmp_path, capsys):
+    _, out, _ = run(capsys, "--ckf", ckf, "--now", NOW, "--cache-dir", str(tmp_path / "c"), "--json")
+    assert all("learned" not in p for p in json.loads(out))

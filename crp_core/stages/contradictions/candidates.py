@@ -1,0 +1,396 @@
+"""Candidate conflicts the rules left, read from the rules' own analysis, and their features (learned.py scores them).
+
+Where :func:`~crp_core.stages.contradictions.values.values_conflict`'s rules find nothing, the analysis of the two
+texts (``clauses.analyse``: values by class, negations, polarity words, clause contexts, loose sentences) proposes:
+
+* a *value* candidate per value class that both texts state with a value the other text does not state: the first
+  such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans);
+* a *swap* candidate when two items and two labels that each text states once are paired the other way round
+  across the segments of the sentence ("£5 for buses and £8 for trains" / "Buses are capped at £8 and trains at
+  £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words;
+* a *polarity* candidate when the two texts' polarity parities (negations, negative polarity words, negating
+  affixes) differ: a NEGATION_FLIP.
+
+Each candidate carries integer or rounded features (docs/decisions/detector-learned.md lists them), so the learned
+score computed from them does not depend on the CPU.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import NamedTuple, Protocol
+
+from crp_core.records import ValueDiff
+from crp_core.stages.contradictions.clauses import Doc, analyse
+from crp_core.stages.contradictions.flips import flip_diff, prefixed
+from crp_core.stages.contradictions.lexicon import (
+    BREAK,
+    DATE,
+    DATE_SHIFTED,
+    ENTITY,
+    ENTITY_SUBSTITUTED,
+    FUNC,
+    NEGATION_FLIP,
+    NUMBER,
+    NUMBER_CHANGED,
+    PAIR_MAX_CLAUSES,
+    PAIR_MAX_VALUES,
+    PATTERNS,
+    WORD,
+)
+from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.subjects import designator, present, stated_by
+from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.value_compare import value_diffs
+
+__all__ = ["FEATURE_NAMES", "Candidate", "ClauseScorer", "propose"]
+
+#: the kinds of a value candidate (by value class), of a swap and of a polarity candidate
+KINDS = ("count", "typed", "date", "ent", "swap", "polar")
+
+#: every feature a candidate can carry, in the order of the weights file (a missing feature is 0)
+FEATURE_NAMES: tuple[str, ...] = tuple(
+    sorted(
+        [
+            # the pair: word overlaps, sentence counts, words of each side's own, negations, polarity words
+            "words",
+            "loose",
+            "plain",
+            "sent_same",
+            "own_min",
+            "own_max",
+            "sents",
+            "negs",
+            "polars",
+            # the candidate's kind and pattern
+            *("kind_" + k for k in KINDS),
+            *("pat_" + p for p in PATTERNS),
+            # a value candidate: unstated and shared values, contexts, clause and sentence alignment, neighbours
+            "unstated",
+            "unstated_max",
+            "shared",
+            "other_changed",
+            "ctx",
+            "clause",
+            "same_rank",
+            "weak",
+            "bounds_differ",
+            "next_same",
+            "prev_same",
+            "clause_score",
+            "aligned",
+            "sent_loose",
+            "log_ratio",
+            "clause_own_min",
+            "clause_own_max",
+            # a swap and a polarity candidate
+            "swap_values",
+            "swaps",
+            "flip_clauses",
+        ]
+    )
+)
+
+
+class ClauseScorer(Protocol):
+    """The rules' clause alignment of one pair of texts: how well clause ``ia`` of text a and ``ib`` of text b
+    state the same attribute (-1 when a qualifier separates them), and whether a one-sided name qualifies one."""
+
+    def score(self, ia: int, ib: int) -> tuple[float, bool]: ...
+
+
+class Candidate(NamedTuple):
+    """One proposed conflict: its patterns, the value differences to show and its features."""
+
+    patterns: tuple[str, ...]
+    diffs: tuple[ValueDiff, ...]
+    features: dict[str, float]
+
+
+def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
+    """Every candidate conflict the analysis of the two texts proposes (value candidates by class, then a swap,
+    then a polarity flip). The pair's features are read only when there is a candidate."""
+    changed = _changed_classes(da, db)
+    found = swaps(da, db)
+    flipped = _parities_differ(da, db)
+    if not (changed or found or flipped):
+        return ()
+    base = pair_features(da, db)
+    out = [c for c in (_value_candidate(da, db, scorer, base, ch, len(changed)) for ch in changed) if c is not None]
+    if found:
+        out.append(_swap_candidate(da, db, found, base, len(changed)))
+    if flipped:
+        out.append(_polar_candidate(da, db, base, len(changed)))
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# Features of the pair
+# ------------------------------------------------------------------------------------------------
+
+
+def jaccard(x: frozenset[str], y: frozenset[str]) -> float:
+    """The overlap of two word sets in hundredths (1 when both are empty)."""
+    return round(len(x & y) / len(x | y), 2) if x | y else 1.0
+
+
+def pair_features(da: Doc, db: Doc) -> dict[str, float]:
+    """The features every candidate of the pair shares."""
+    own_a, own_b = len(da.plain - db.plain), len(db.plain - da.plain)
+    return {
+        "words": jaccard(da.words, db.words),
+        "loose": jaccard(da.loose_words, db.loose_words),
+        "plain": jaccard(da.plain, db.plain),
+        "sent_same": float(len(da.sentences) == len(db.sentences)),
+        "own_min": float(min(3, own_a, own_b)),
+        "own_max": float(min(5, max(own_a, own_b))),
+        "sents": float(min(3, max(len(da.sentences), len(db.sentences)))),
+        "negs": float(min(2, sum(len(c.negs) for c in da.clauses) + sum(len(c.negs) for c in db.clauses))),
+        "polars": float(min(2, sum(len(c.polars) for c in da.clauses) + sum(len(c.polars) for c in db.clauses))),
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# A changed value
+# ------------------------------------------------------------------------------------------------
+
+#: a value class both texts state with values the other text does not: (class, unstated of a, unstated of b)
+_Changed = tuple[str, list[int], list[int]]
+
+
+def _unstated(d: Doc, cls: str, other: Doc) -> list[int]:
+    """The values of class ``cls`` of ``d`` that no value of the other text states (designators left out); of
+    each side, the first values the rules compare too (``PAIR_MAX_VALUES``): the comparison stays bounded."""
+    out = []
+    ys = other.groups.get(cls, ())[:PAIR_MAX_VALUES]
+    for x in d.groups.get(cls, ())[:PAIR_MAX_VALUES]:
+        v = d.values[x]
+        t = d.tokens[v.tok]
+        if cls == "ent":
+            if present(t.key, other) or (v.plain and v.plain <= other.plain):
+                continue
+        elif designator(d.tokens, v.tok) or any(stated_by(t, other.tokens[other.values[y].tok]) for y in ys):
+            continue
+        out.append(x)
+    return out
+
+
+def _changed_classes(da: Doc, db: Doc) -> list[_Changed]:
+    out = []
+    for cls in da.groups:
+        if cls in db.groups:
+            ua, ub = _unstated(da, cls, db), _unstated(db, cls, da)
+            if ua and ub:
+                out.append((cls, ua, ub))
+    return out
+
+
+def _kind(cls: str) -> str:
+    if cls == "q:":
+        return "count"
+    return "typed" if cls.startswith("q:") else cls
+
+
+def _key_at(d: Doc, k: int) -> str:
+    return d.tokens[k].key if 0 <= k < len(d.tokens) else ""
+
+
+def _log_ratio(ta: Token, tb: Token) -> float:
+    """|log10| of the ratio of two quantities of one unit, in steps of a half (0 when not comparable)."""
+    if ta.qty is None or tb.qty is None or ta.qty.unit != tb.qty.unit:
+        return 0.0
+    x, y = ta.qty.base * ta.qty.scale, tb.qty.base * tb.qty.scale
+    if x <= 0 or y <= 0:
+        return 0.0
+    return min(3.0, round(abs(math.log10(x / y)) * 2) / 2)
+
+
+def _value_candidate(
+    da: Doc, db: Doc, scorer: ClauseScorer, base: dict[str, float], changed: _Changed, n_changed: int
+) -> Candidate | None:
+    cls, ua, ub = changed
+    va, vb = da.values[ua[0]], db.values[ub[0]]
+    ta, tb = da.tokens[va.tok], db.tokens[vb.tok]
+    diffs = value_diffs(ta, tb, da.text, db.text)
+    if not diffs:
+        return None
+    pats = tuple(sorted({d.pattern for d in diffs}))
+    f = dict(base)
+    f["kind_" + _kind(cls)] = 1.0
+    for p in pats:
+        f["pat_" + p] = 1.0
+    f["unstated"] = float(min(4, len(ua) + len(ub)))
+    f["unstated_max"] = float(min(3, max(len(ua), len(ub))))
+    f["shared"] = float(min(3, min(len(da.groups[cls]), PAIR_MAX_VALUES) - len(ua)))
+    f["other_changed"] = float(min(2, n_changed - 1))
+    f["ctx"] = jaccard(va.ctx, vb.ctx)
+    ca, cb = da.clauses[va.clause], db.clauses[vb.clause]
+    f["clause"] = jaccard(ca.bag, cb.bag)
+    f["same_rank"] = float(va.rank == vb.rank)
+    f["weak"] = float(ta.sub.startswith("weak") or tb.sub.startswith("weak"))
+    f["bounds_differ"] = float(ta.qty is not None and tb.qty is not None and ta.qty.bound != tb.qty.bound)
+    nxt, prv = _key_at(da, va.tok + 1), _key_at(da, va.tok - 1)
+    f["next_same"] = float(nxt != "" and nxt == _key_at(db, vb.tok + 1))
+    f["prev_same"] = float(prv != "" and prv == _key_at(db, vb.tok - 1))
+    f["clause_score"] = round(scorer.score(va.clause, vb.clause)[0], 2)
+    if ca.sent < len(da.sentences) and cb.sent < len(db.sentences):
+        sa, sb = da.sentences[ca.sent], db.sentences[cb.sent]
+        drop = frozenset((ta.key, tb.key)) if cls == "ent" else frozenset()
+        f["aligned"] = float(aligned(sa, sb, da.loose_words, db.loose_words, drop))
+        f["sent_loose"] = jaccard(sa.bag, sb.bag)
+    f["log_ratio"] = _log_ratio(ta, tb)
+    own_a, own_b = len(ca.bag - db.words), len(cb.bag - da.words)
+    f["clause_own_min"] = float(min(2, own_a, own_b))
+    f["clause_own_max"] = float(min(3, max(own_a, own_b)))
+    return Candidate(pats, tuple(diffs), f)
+
+
+# ------------------------------------------------------------------------------------------------
+# A swap of two items between two labels
+# ------------------------------------------------------------------------------------------------
+
+#: words that join two statements of one sentence ("£5 for buses and £8 for trains")
+_JOINERS = frozenset(["and", "while", "whereas", "but"])
+
+#: (u1, u2, v1, v2): text a keeps u1 with v1 and u2 with v2, text b crosses them
+Swap = tuple[str, str, str, str]
+#: shared items read for swaps (the search is quadratic in them) and swaps listed (the features count up to 3)
+SWAP_KEYS_MAX = 64
+SWAPS_MAX = 32
+
+
+def _item_key(t: Token) -> str:
+    """A token's reading as a swap item: an amount ``#``, a date ``@``, a word or a name by its key."""
+    if t.kind == NUMBER and t.qty is not None:
+        return f"#{t.qty.dim}:{t.qty.unit}:{t.qty.base * t.qty.scale:g}"
+    if t.kind == DATE and t.date is not None:
+        return f"@{t.date.readings[0]}"
+    if t.kind in (WORD, ENTITY):
+        return t.key
+    return ""
+
+
+@lru_cache(maxsize=65536)
+def segments(text: str) -> dict[str, tuple[int, int]]:
+    """Each word, name and value of the text that occurs in exactly one segment (the tokens between two clause
+    breaks or joining words) -> (that segment, its first token). Memoised per text; callers must not mutate."""
+    seen: dict[str, tuple[int, int]] = {}
+    seg = 0
+    for k, t in enumerate(analyse(text).tokens):
+        if t.kind == BREAK or (t.kind == FUNC and t.key in _JOINERS):
+            seg += 1
+            continue
+        key = _item_key(t)
+        if key:
+            got = seen.get(key)
+            if got is None:
+                seen[key] = (seg, k)
+            elif got[0] != seg:
+                seen[key] = (-1, -1)
+    return {key: v for key, v in seen.items() if v[0] >= 0}
+
+
+def swaps(da: Doc, db: Doc) -> list[Swap]:
+    """Two items (u1, u2) and two labels (v1, v2) that both texts state once each, where text a keeps u1 with
+    v1 and u2 with v2 in distinct segments and text b crosses them: u1 with v2. In key order, at most
+    :data:`SWAPS_MAX` of them."""
+    sa, sb = segments(da.text), segments(db.text)
+    if len({v[0] for v in sa.values()}) < 2 or len({v[0] for v in sb.values()}) < 2:
+        return []  # a swap needs two segments on each side
+    keys = sorted(set(sa) & set(sb))[:SWAP_KEYS_MAX]
+    cell: dict[tuple[int, int], list[str]] = {}  # (segment in a, segment in b) -> the keys there, in key order
+    for k in keys:
+        cell.setdefault((sa[k][0], sb[k][0]), []).append(k)
+    out: list[Swap] = []
+    for i, u1 in enumerate(keys):
+        for u2 in keys[i + 1 :]:
+            if sa[u1][0] == sa[u2][0] or sb[u1][0] == sb[u2][0]:
+                continue
+            for v1 in cell.get((sa[u1][0], sb[u2][0]), ()):
+                for v2 in cell.get((sa[u2][0], sb[u1][0]), ()):
+                    if v1 not in (u1, u2) and v2 not in (u1, u2, v1):
+                        out.append((u1, u2, v1, v2))
+                        if len(out) == SWAPS_MAX:
+                            return out
+    return out
+
+
+def _swap_pattern(found: list[Swap]) -> str:
+    """A swap of amounts is a changed number, of dates a shifted date, of names or words a substitution."""
+    kinds = {k[:1] for q in found for k in q}
+    if "#" in kinds:
+        return NUMBER_CHANGED
+    return DATE_SHIFTED if "@" in kinds else ENTITY_SUBSTITUTED
+
+
+def _swap_diffs(da: Doc, db: Doc, swap: Swap, pattern: str) -> tuple[ValueDiff, ...]:
+    """The two changed pairs of a swap: under each label, the item text a states against the one text b states.
+    The items are the amounts or dates of the swap when the labels are not."""
+    u1, u2, v1, v2 = swap
+    if v1[:1] in "#@" and u1[:1] not in "#@":
+        u1, u2, v1, v2 = v1, v2, u1, u2  # the amounts were the labels: keep them as the changed items
+    sa, sb = segments(da.text), segments(db.text)
+    out = []
+    for x, y in ((u1, u2), (u2, u1)):  # under the label of x in a, text b states y
+        ta, tb = da.tokens[sa[x][1]], db.tokens[sb[y][1]]
+        out.append(ValueDiff(pattern, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)))
+    return tuple(out)
+
+
+def _swap_candidate(da: Doc, db: Doc, found: list[Swap], base: dict[str, float], n_changed: int) -> Candidate:
+    pattern = _swap_pattern(found)
+    f = dict(base)
+    f["kind_swap"] = 1.0
+    f["pat_" + pattern] = 1.0
+    f["swap_values"] = float(any(k[:1] in "#@" for q in found for k in q))
+    f["swaps"] = float(min(3, len(found)))
+    f["other_changed"] = float(min(2, n_changed))
+    return Candidate((pattern,), _swap_diffs(da, db, found[0], pattern), f)
+
+
+# ------------------------------------------------------------------------------------------------
+# A changed polarity
+# ------------------------------------------------------------------------------------------------
+
+
+def parity(d: Doc, other: Doc) -> int:
+    """The text's polarity against the other text: its negations, negative polarity words and negating affixes
+    that count against the other, mod 2."""
+    return sum(c.parity + len(prefixed(d, c, other)) for c in d.clauses) % 2
+
+
+def _polar_diff(da: Doc, db: Doc) -> ValueDiff:
+    """The flip to show: two clauses of opposite polarity sharing a word, else the first negation, polarity word
+    or negating affix of either text against the start of the other."""
+    for ca in da.clauses[:PAIR_MAX_CLAUSES]:
+        for cb in db.clauses[:PAIR_MAX_CLAUSES]:
+            if ca.parity != cb.parity and ca.bag & cb.bag:
+                d = flip_diff(da, ca, db, cb)
+                if d is not None:
+                    return d
+    for doc, a_side in ((da, True), (db, False)):
+        for c in doc.clauses:
+            cues = (*c.negs, *c.polars, *c.prefixed)
+            if cues:
+                t = doc.tokens[min(cues)]
+                if a_side:
+                    return ValueDiff(NEGATION_FLIP, (t.text,), (), (t.start, t.end), (0, 0))
+                return ValueDiff(NEGATION_FLIP, (), (t.text,), (0, 0), (t.start, t.end))
+    return ValueDiff(NEGATION_FLIP, (), (), (0, 0), (0, 0))
+
+
+def _parities_differ(da: Doc, db: Doc) -> bool:
+    return (da.polar_or_neg or db.polar_or_neg) and parity(da, db) != parity(db, da)
+
+
+def _polar_candidate(da: Doc, db: Doc, base: dict[str, float], n_changed: int) -> Candidate:
+    f = dict(base)
+    f["kind_polar"] = 1.0
+    f["pat_" + NEGATION_FLIP] = 1.0
+    f["other_changed"] = float(min(2, n_changed))
+    sa, sb = da.sentences[:PAIR_MAX_CLAUSES], db.sentences[:PAIR_MAX_CLAUSES]
+    ca, cb = da.clauses[:PAIR_MAX_CLAUSES], db.clauses[:PAIR_MAX_CLAUSES]
+    f["sent_loose"] = max((jaccard(x.bag, y.bag) for x in sa for y in sb), default=0.0)
+    f["flip_clauses"] = float(any(x.parity != y.parity and x.bag & y.bag for x in ca for y in cb))
+    return Candidate((NEGATION_FLIP,), (_polar_diff(da, db),), f)
