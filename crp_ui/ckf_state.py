@@ -287,6 +287,20 @@ def load_sample(name: str) -> bool:
     )
 
 
+def sample_fingerprint(name: str) -> str | None:
+    """The fingerprint of the bundled CKF ``name`` as :func:`load_sample` would load it, without making it
+    the active one (the load is cached); None when it is refused or not there."""
+    if name not in list_samples():
+        return None
+    path = samples_dir() / name
+    limit = sample_max_bytes(get_config().ckf_max_bytes)
+    try:
+        kb = cache.load_ckf_path(str(path), cache.path_stamp(path), get_lenient(), limit, _source_map())
+    except CRPError:
+        return None
+    return kb.fingerprint
+
+
 def upload_limit() -> int:
     """The CKF upload limit in bytes: ``ckf_max_bytes``, capped by the server's ``server.maxUploadSize``
     (MiB: Streamlit's server multiplies it by 1024 * 1024)."""

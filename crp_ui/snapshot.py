@@ -169,9 +169,13 @@ def close_snapshot() -> None:
 
 
 def _ensure_kb(snap: ViewSnapshot) -> str | None:
-    """Load the bundled sample the snapshot names when another KB is active; why it does not fit, or None."""
+    """Load the bundled sample the snapshot names when another KB is active and that sample is the snapshot's
+    KB (same fingerprint); why it does not fit, or None. A refusal leaves the active KB as it was."""
     kb = state.active_ckf()
     if snap.kb_origin == "sample" and snap.kb_name in state.list_samples() and state.get_ckf_sample() != snap.kb_name:
+        theirs = state.sample_fingerprint(snap.kb_name)
+        if theirs is not None and snap.kb_mismatch(theirs, snap.kb_name):
+            return snap.kb_mismatch(theirs, f"this server's bundled sample {snap.kb_name}")
         state.load_sample(snap.kb_name)
         kb = state.get_ckf()
     if kb is None:

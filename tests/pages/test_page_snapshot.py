@@ -110,3 +110,29 @@ def test_a_snapshot_that_is_not_json_or_too_large_is_refused(ui_env):
     assert "line 2" in _errors(at)
     at = _open(at, b" " * (4 * 1024 * 1024 + 1), "big.json")
     assert "more than the 4194304" in _errors(at)
+
+
+def test_a_snapshot_naming_a_bundled_sample_of_another_content_leaves_the_active_kb(tmp_path, monkeypatch):
+    """The snapshot names bundled sample b.jsonl, whose content on this server is not the snapshot's KB:
+    refused naming both fingerprints, and the active KB (a.jsonl) stays loaded (nothing changes)."""
+    from tests.support.samples import synthetic_ckf_rows, synthetic_scenario
+
+    d = tmp_path / "samples"
+    (d / "scenarios").mkdir(parents=True)
+    rows = synthetic_ckf_rows()
+    (d / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    rows[0]["content"] = rows[0]["content"] + " (edited on this server)"
+    (d / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (d / "scenarios" / "demo.json").write_text(json.dumps(synthetic_scenario()), encoding="utf-8")
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
+    monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", str(tmp_path / "t.sqlite"))
+    at = run_page("overview")
+    assert at.session_state["crp.ckf_sample"] == "a.jsonl"
+    doc = json.loads(at.session_state[K_LAST])
+    assert doc["kb"]["origin"] == "sample" and doc["kb"]["name"] == "a.jsonl"
+    doc["kb"]["name"] = "b.jsonl"  # a's fingerprint under b's name
+    _open(at, json.dumps(doc).encode())
+    err = _errors(at).replace("\\", "")
+    assert "taken on KB b.jsonl (bundled sample)" in err and "this server's bundled sample b.jsonl" in err
+    assert at.session_state["crp.ckf_sample"] == "a.jsonl"
