@@ -40,12 +40,12 @@ from .ckf_state import (
     last_load_attempt,
     last_upload,
     load_sample,
-    sample_fingerprint,
     load_upload,
     pending_load,
     pending_progress,
     poll_pending,
     reload_last,
+    sample_fingerprint,
     set_sdk_map,
     upload_limit,
 )
