@@ -11,28 +11,32 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 import scipy.sparse as sp
 
+from crp_core.analysis.scan_check import CHECK_CHUNK_PAIRS, Found, conflicting_pairs
 from crp_core.config import CRPConfig
 from crp_core.corpus.index import QUERY_THREADS
-from crp_core.corpus.prepared import Corpus
 from crp_core.decisions import Decisions, with_carried_decisions
 from crp_core.factors.recency import RecencyTable
-from crp_core.records import ConflictPair, ValueConflict
+from crp_core.records import ConflictPair
 from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for
 from crp_core.stages.contradictions.authority import authority_of
-from crp_core.stages.contradictions.values import PATTERNS, values_conflict
+from crp_core.stages.contradictions.values import PATTERNS
 from crp_core.stages.near_duplicates import COSINE_SLACK
 from crp_core.support.blas import one_blas_thread
+from crp_core.support.costs import StageClock
 from crp_core.support.memo import LRU
+
+if TYPE_CHECKING:
+    from crp_core.model import Fact, KnowledgeBase
 
 SearchMethod = Literal["gram", "centroid-pruned"]
 
@@ -62,6 +66,26 @@ ESTIMATE_SAMPLE = 4096
 SEARCH_THREADS = QUERY_THREADS
 #: pair searches kept per process (one per vectors fingerprint and threshold, most recent last)
 SEARCH_CACHE_SIZE = 4
+
+
+class ScanSource(Protocol):
+    """What the scan reads of a prepared CKF: a :class:`~crp_core.corpus.prepared.Corpus`, or the
+    index-free :class:`~crp_core.analysis.scan_input.ScanCorpus` of the command line."""
+
+    @property
+    def kb(self) -> KnowledgeBase: ...
+
+    @property
+    def vectors(self) -> np.ndarray: ...  # (n, d) float32 unit rows, aligned with kb.facts
+
+    @property
+    def retrievable(self) -> np.ndarray: ...  # (n,) bool
+
+    @property
+    def fingerprint(self) -> str: ...  # identifies the vectors (the pair-search cache key)
+
+    @property
+    def dim(self) -> int: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -356,7 +380,7 @@ def pair_cosines(v: np.ndarray, pairs: np.ndarray) -> np.ndarray:
 _SEARCHES: LRU[tuple[str, int, float], PairSearch] = LRU(SEARCH_CACHE_SIZE, locked=True)
 
 
-def candidate_pairs(corpus: Corpus, config: CRPConfig, threshold: float | None = None) -> tuple[np.ndarray, int]:
+def candidate_pairs(corpus: ScanSource, config: CRPConfig, threshold: float | None = None) -> tuple[np.ndarray, int]:
     """Distinct (row_i, row_j), i < j, of retrievable facts with cosine > ``threshold`` (default
     ``contradiction_similarity``): every such pair (:func:`search_pairs`, SPEC-027 §2.2).
 
@@ -372,7 +396,7 @@ PairSearcher = Callable[[np.ndarray, float], PairSearch]
 
 
 def search_pairs(
-    corpus: Corpus, config: CRPConfig, threshold: float | None = None, searcher: PairSearcher | None = None
+    corpus: ScanSource, config: CRPConfig, threshold: float | None = None, searcher: PairSearcher | None = None
 ) -> PairSearch:
     """The pairs above the threshold among the retrievable facts, as corpus rows (SPEC-027 §2.2).
 
@@ -434,59 +458,48 @@ def scan_config_key(config: CRPConfig) -> ScanConfigKey:
 PROGRESS_STEPS = 100
 
 
-def scan_ckf(
-    corpus: Corpus,
-    config: CRPConfig,
-    now: datetime,
-    decisions: Decisions = None,
-    progress: Callable[[int, int], None] | None = None,
-    *,
-    searcher: PairSearcher | None = None,
-) -> ConflictScan:
-    """Whole-CKF conflict scan (SPEC-027 §2 applied to every retrievable pair).
-
-    Candidate pairs are every retrievable pair above ``contradiction_similarity``, found exactly
-    (:func:`search_pairs`); each goes through :func:`values_conflict`, and each conflicting pair is
-    arbitrated independently (no suppression chain: the scan reports, the envelope decides).
-    Recency is computed at ``now``. ``decisions`` apply over those the CKF carries from an export.
-    ``progress(done, total)`` counts the candidate pairs text-checked: ``(0, n)`` once the neighbour
-    search is done, then at most :data:`PROGRESS_STEPS` increasing counts, the last one ``(n, n)``.
-    ``searcher`` replaces the pair search by an engine's (same pairs: :data:`PairSearcher`).
-    """
-    from crp_core.factors.recency import compute_recency
-
-    t0 = time.perf_counter()
-    kb = corpus.kb
-    decisions = with_carried_decisions(kb, decisions)  # an exported CKF's operator decisions
-    search = search_pairs(corpus, config, searcher=searcher)
-    cand = search.pairs
-    t1 = time.perf_counter()
-    found: list[tuple[int, int, ValueConflict]] = []
-    facts = kb.facts
+def _text_check(  # noqa: PLR0913  the candidates, their facts, the detector switch and the run's hooks
+    cand: np.ndarray,
+    facts: Sequence[Fact],
+    learned: bool,
+    pool: Executor | None,
+    progress: Callable[[int, int], None] | None,
+    worker_cpu: Callable[[float], None],
+) -> list[Found]:
+    """The candidate pairs whose texts value-conflict (:func:`conflicting_pairs`), progress throttled to
+    at most :data:`PROGRESS_STEPS` reports after ``(0, n)``."""
     n_cand = int(cand.shape[0])
     every = max(1, -(-n_cand // PROGRESS_STEPS))
     if progress is not None:
         progress(0, n_cand)
-    for done, (i, j) in enumerate(cand.tolist(), start=1):
-        if progress is not None and (done % every == 0 or done == n_cand):
+    last = [0]
+
+    def report(done: int) -> None:
+        if progress is not None and (done // every > last[0] // every or done == n_cand):
             progress(done, n_cand)
-        ca, cb = facts[i].content, facts[j].content
-        if ca == cb:
-            continue
-        vc = values_conflict(ca, cb, config.detector_learned)
-        if vc is not None:
-            found.append((i, j, vc))
-    t2 = time.perf_counter()
+        last[0] = done
+
+    chunk = CHECK_CHUNK_PAIRS if pool is not None else max(1, min(CHECK_CHUNK_PAIRS, every))
+    return conflicting_pairs(
+        cand, facts, learned=learned, pool=pool, chunk_pairs=chunk, progress=report, worker_cpu=worker_cpu
+    )
+
+
+def _arbitrated(
+    found: list[Found], corpus: ScanSource, config: CRPConfig, now: datetime, decisions: Decisions
+) -> tuple[list[ConflictPair], dict[str, int], RecencyTable | None, np.ndarray]:
+    """Each conflicting pair arbitrated on its own, in triage order; the counts per pattern (dismissed pairs
+    excluded), the recency of the facts in a pair and their rows."""
+    from crp_core.factors.recency import compute_recency
+
+    kb, facts = corpus.kb, corpus.kb.facts
     involved = np.array(sorted({r for i, j, _ in found for r in (i, j)}), dtype=np.int64)
     rec = compute_recency(kb, involved, now, config) if involved.size else None
     factor = {} if rec is None else dict(zip(rec.idx.tolist(), rec.factor.tolist()))
     auth = {r: authority_of(facts[r], factor[r], config) for r in involved.tolist()}
     v = np.asarray(corpus.vectors, dtype=np.float32)
     pairs: list[ConflictPair] = []
-    for i, j, vc in found:
-        if facts[j].fact_id < facts[i].fact_id:
-            i, j = j, i  # fact_a is the smaller id, and the diffs' *_a sides describe its text
-            vc = values_conflict(facts[i].content, facts[j].content, config.detector_learned) or vc
+    for i, j, vc in found:  # fact i has the smaller id: the diffs' *_a sides describe its text
         a, b = auth[i], auth[j]
         kind, winner = decision_for(decisions, a.fact_id, b.fact_id)
         arb = arbitrate(a, b, config, kind, winner)
@@ -512,7 +525,47 @@ def scan_ckf(
         if p.decision != "dismiss":
             for pat in p.patterns:
                 counts[pat] += 1
+    return pairs, counts, rec, involved
+
+
+def scan_ckf(  # noqa: PLR0913  the scan's inputs and its optional cost and parallelism settings
+    corpus: ScanSource,
+    config: CRPConfig,
+    now: datetime,
+    decisions: Decisions = None,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    searcher: PairSearcher | None = None,
+    check_pool: Executor | None = None,
+    clock: StageClock | None = None,
+) -> ConflictScan:
+    """Whole-CKF conflict scan (SPEC-027 §2 applied to every retrievable pair).
+
+    Candidate pairs are every retrievable pair above ``contradiction_similarity``, found exactly
+    (:func:`search_pairs`); each goes through ``values_conflict`` (streamed in chunks, in the processes of
+    ``check_pool`` when given: :func:`crp_core.analysis.scan_check.conflicting_pairs`), and each
+    conflicting pair is arbitrated independently (no suppression chain: the scan reports, the envelope
+    decides). Recency is computed at ``now``. ``decisions`` apply over those the CKF carries from an export.
+    ``progress(done, total)`` counts the candidate pairs text-checked: ``(0, n)`` once the neighbour
+    search is done, then at most :data:`PROGRESS_STEPS` increasing counts, the last one ``(n, n)``.
+    ``searcher`` replaces the pair search by an engine's (same pairs: :data:`PairSearcher`).
+    ``clock`` times the stages "pair search", "text check" and "arbitration" (``--profile``).
+    """
+    clock = clock if clock is not None else StageClock()
+    t0 = time.perf_counter()
+    kb = corpus.kb
+    decisions = with_carried_decisions(kb, decisions)  # an exported CKF's operator decisions
+    with clock.stage("pair search"):
+        search = search_pairs(corpus, config, searcher=searcher)
+    cand = search.pairs
+    t1 = time.perf_counter()
+    with clock.stage("text check"):
+        found = _text_check(cand, kb.facts, config.detector_learned, check_pool, progress, clock.add_cpu)
+    t2 = time.perf_counter()
+    with clock.stage("arbitration"):
+        pairs, counts, rec, involved = _arbitrated(found, corpus, config, now, decisions)
     t3 = time.perf_counter()
+    facts = kb.facts
     return ConflictScan(
         pairs=tuple(pairs),
         counts=counts,

@@ -15,12 +15,14 @@ import argparse
 import csv
 import io
 import json
+import os
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, now_arg, visible
-from crp_core.cli.embed import add_engine_args
+from crp_core.cli.embed import add_engine_args, positive_int
 from crp_core.config import layered_config
 from crp_core.io.ckf.provenance import sdk_provenance
 from crp_core.io.timeparse import format_timestamp
@@ -32,6 +34,10 @@ if TYPE_CHECKING:
     from crp_core.config import CRPConfig
     from crp_core.model import KnowledgeBase
     from crp_core.records import ConflictPair
+    from crp_core.support.costs import StageClock
+
+#: processes of the text check by default (the machine's cores, at most 2)
+DEFAULT_CHECK_WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 #: flat CSV columns, in order
 CSV_COLUMNS: tuple[str, ...] = (
@@ -75,12 +81,28 @@ def register(subparsers: Subparsers) -> None:
     fmt.add_argument("--csv", action="store_true", help="print one CSV row per pair (triage order)")
     p.add_argument("--top", type=int, default=20, metavar="N", help="pairs shown in the summary (default 20)")
     add_engine_args(p, "the pair search")
+    p.add_argument(
+        "--check-workers",
+        type=positive_int,
+        default=DEFAULT_CHECK_WORKERS,
+        metavar="N",
+        help="processes of the text check of the candidate pairs (either engine; 1: this process); "
+        f"default {DEFAULT_CHECK_WORKERS}",
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="print the cost of each stage (load, pair search, text check, arbitration, write: wall and CPU "
+        "seconds, peak memory) on stderr after the output",
+    )
     p.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from crp_core.corpus.prepared import prepare_corpus
+    from crp_core.analysis.scan_check import check_pool
+    from crp_core.analysis.scan_input import scan_corpus
     from crp_core.engines import scan_with_engine
+    from crp_core.support.costs import StageClock
 
     now = now_arg(args.now) or datetime.now(UTC)
     config = layered_config(args.config, None, args.set_args)  # no scenario here
@@ -88,27 +110,47 @@ def _handle(args: argparse.Namespace) -> int:
         from crp_core.engines.ray_engine import require_ray
 
         require_ray()  # before loading anything: say at once how to install the extra
-    kb = load_input_ckf(
-        args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
-    )
-    shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
-    corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
-    scan = scan_with_engine(
-        corpus,
-        config,
-        now,
-        engine=args.engine,
-        address=args.address,
-        workers=args.workers,
-        progress=TerminalProgress("conflict scan", "candidate pairs"),
-    )
-    if args.json:
-        sys.stdout.write(json_text(scan, kb, config) + "\n")
-    elif args.csv:
-        sys.stdout.write(csv_text(scan, kb))
-    else:
-        _print_summary(scan, kb, config, args.ckf, max(0, args.top), args.engine)
+    clock = StageClock()
+    with check_pool(args.check_workers) as pool:  # forked before the CKF is loaded: the workers hold none of it
+        with clock.stage("load"):
+            kb = load_input_ckf(
+                args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
+            )
+            shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
+            corpus = scan_corpus(kb, config=config, cache_dir=args.cache_dir, progress=shown, notify=shown.note)
+        scan = scan_with_engine(
+            corpus,
+            config,
+            now,
+            engine=args.engine,
+            address=args.address,
+            workers=args.workers,
+            progress=TerminalProgress("conflict scan", "candidate pairs"),
+            check_pool=pool,
+            clock=clock,
+        )
+    with clock.stage("write"):
+        if args.json:
+            write_json(sys.stdout, scan, kb, config)
+            sys.stdout.write("\n")
+        elif args.csv:
+            sys.stdout.write(csv_text(scan, kb))
+        else:
+            _print_summary(scan, kb, config, args.ckf, max(0, args.top), args.engine)
+        sys.stdout.flush()
+    if args.profile:
+        print(profile_text(clock, scan), file=sys.stderr)
     return 0
+
+
+def profile_text(clock: StageClock, scan: ConflictScan) -> str:
+    """``--profile``: the stages' costs (docs/reference/cli.md#conflicts), then what the scan searched and found."""
+    return (
+        "conflicts profile\n"
+        + clock.table()
+        + f"\nfacts {scan.n_facts}, candidate pairs {scan.n_candidates}, conflicting pairs {len(scan.pairs)}, "
+        f"search {scan.method} ({scan.products:,} dot products)"
+    )
 
 
 def _content(kb: KnowledgeBase, fact_id: str) -> str:
@@ -119,12 +161,16 @@ def _content(kb: KnowledgeBase, fact_id: str) -> str:
 def pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> list[dict[str, Any]]:
     """One JSON-ready dict per pair: docs/reference/reports.md fields + margin, decision, diffs and both texts (and
     ``sdk_agreement`` and ``sdk_provenance`` for a CKF from an SDK snapshot; ``config`` is the scan's)."""
+    return list(iter_pair_rows(scan, kb, config))
+
+
+def iter_pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> Iterator[dict[str, Any]]:
+    """:func:`pair_rows` one at a time."""
     from crp_core.analysis.reports import sdk_agreement_dict
     from crp_core.analysis.sdk_agreement import has_sdk_data, sdk_agreement
     from crp_core.report import pair_dict
 
     agreement = sdk_agreement(scan.pairs, kb, config, scan.now) if has_sdk_data(kb) else None
-    rows = []
     for p in scan.pairs:
         d = pair_dict(p)
         d.update(_flag_fields(p, kb, config, scan.now))
@@ -136,8 +182,7 @@ def pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> list[
         prov = _provenance(kb, p)
         if prov is not None:  # facts of an SDK snapshot: where each came from in the deployment
             d["sdk_provenance"] = prov
-        rows.append(d)
-    return rows
+        yield d
 
 
 def _flag_fields(p: ConflictPair, kb: KnowledgeBase, config: CRPConfig, now: datetime) -> dict[str, Any]:
@@ -167,7 +212,21 @@ def _provenance_line(kb: KnowledgeBase, fact_id: str) -> str | None:
 
 def json_text(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> str:
     """Deterministic JSON (floats unrounded, no timings): the same input gives the same bytes."""
-    return json.dumps(pair_rows(scan, kb, config), ensure_ascii=False, indent=2, allow_nan=False)
+    buf = io.StringIO()
+    write_json(buf, scan, kb, config)
+    return buf.getvalue()
+
+
+def write_json(out: TextIO, scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> None:
+    """:func:`json_text` written pair by pair (one pair's dict in memory at a time): the bytes of
+    ``json.dumps(pair_rows(...), ensure_ascii=False, indent=2)``, whose items are their own dumps indented once
+    (a JSON string holds no raw line break)."""
+    first = True
+    for row in iter_pair_rows(scan, kb, config):
+        item = json.dumps(row, ensure_ascii=False, indent=2, allow_nan=False)
+        out.write(("[\n" if first else ",\n") + "  " + item.replace("\n", "\n  "))
+        first = False
+    out.write("[]" if first else "\n]")
 
 
 def _changes(p: ConflictPair) -> str:

@@ -36,14 +36,15 @@ def add_engine_args(p: argparse.ArgumentParser, what: str) -> None:
     )
     p.add_argument(
         "--workers",
-        type=_positive,
+        type=positive_int,
         default=2,
         metavar="N",
         help="Ray workers (CPUs of the local cluster, embedding actors); default 2",
     )
 
 
-def _positive(value: str) -> int:
+def positive_int(value: str) -> int:
+    """argparse ``type`` of a count of at least 1."""
     try:
         n = int(value)
     except ValueError:
@@ -82,7 +83,7 @@ def register(subparsers: Subparsers) -> None:
 
     p.add_argument(
         "--batch-size",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_BATCH,
         metavar="N",
         help=f"texts per model batch ({DEFAULT_BATCH})",

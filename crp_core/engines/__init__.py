@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -19,10 +20,10 @@ import numpy as np
 from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from crp_core.analysis.scan import ConflictScan
+    from crp_core.analysis.scan import ConflictScan, ScanSource
     from crp_core.config import CRPConfig
-    from crp_core.corpus.prepared import Corpus
     from crp_core.model import KnowledgeBase
+    from crp_core.support.costs import StageClock
 
 Engine = Literal["local", "ray"]
 ENGINES: tuple[str, ...] = ("local", "ray")
@@ -103,8 +104,8 @@ def embed_kb(
     return out, EmbedRun(len(texts), n_cached, time.perf_counter() - t0, which, used)
 
 
-def scan_with_engine(
-    corpus: Corpus,
+def scan_with_engine(  # noqa: PLR0913  the scan's inputs plus the engine's and the text check's settings
+    corpus: ScanSource,
     config: CRPConfig,
     now: datetime,
     *,
@@ -112,17 +113,29 @@ def scan_with_engine(
     address: str | None = None,
     workers: int = 2,
     progress: Callable[[int, int], None] | None = None,
+    check_pool: Executor | None = None,
+    clock: StageClock | None = None,
 ) -> ConflictScan:
     """The whole-CKF conflict scan (``crp_core.analysis.scan.scan_ckf``) with its pair search on ``engine``:
-    the same pairs, winners and report on either. ``progress(done, total)`` counts candidate pairs checked."""
+    the same pairs, winners and report on either. ``progress(done, total)`` counts candidate pairs checked;
+    ``check_pool`` (``crp_core.analysis.scan_check.check_pool``) runs the text check; ``clock`` times the
+    scan's stages."""
     from crp_core.analysis.scan import scan_ckf
 
     if _engine(engine) == "local":
-        return scan_ckf(corpus, config, now, progress=progress)
+        return scan_ckf(corpus, config, now, progress=progress, check_pool=check_pool, clock=clock)
     from crp_core.engines.ray_engine import ray_searcher, ray_session
 
     with ray_session(address, workers):
-        return scan_ckf(corpus, config, now, progress=progress, searcher=ray_searcher(None if address else workers))
+        return scan_ckf(
+            corpus,
+            config,
+            now,
+            progress=progress,
+            searcher=ray_searcher(None if address else workers),
+            check_pool=check_pool,
+            clock=clock,
+        )
 
 
 __all__ = ["ENGINES", "EmbedRun", "Engine", "embed_kb", "scan_with_engine"]

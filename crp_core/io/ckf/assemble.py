@@ -100,24 +100,33 @@ def _npy_rows(st: LoadState) -> tuple[list[np.ndarray | None], int | None]:
     if st.dim is not None and st.dim != dim:
         fp.append(Problem(0, "manifest.dim", f"manifest says dim {st.dim} but {DIR_NPY} has {dim} columns"))
     if npy.shape[0] == len(recs):
-        finite = np.isfinite(npy).all(axis=1)
-        nonzero: np.ndarray = np.any(npy != 0, axis=1)
-        for i, r in enumerate(recs):
-            if not finite[i]:
-                r.errors.append(
-                    Problem(r.line, "embedding", f"{DIR_NPY} row {i} holds NaN or infinite values", r.fact_id)
+        finite, nonzero = _npy_row_checks(npy)
+        for i in np.flatnonzero(~finite).tolist():
+            r = recs[i]
+            r.errors.append(Problem(r.line, "embedding", f"{DIR_NPY} row {i} holds NaN or infinite values", r.fact_id))
+        for i in np.flatnonzero(finite & ~nonzero).tolist():
+            r = recs[i]
+            r.errors.append(
+                Problem(
+                    r.line, "embedding", f"{DIR_NPY} row {i} is all zeros: an embedding needs a direction", r.fact_id
                 )
-            elif not nonzero[i]:
-                r.errors.append(
-                    Problem(
-                        r.line,
-                        "embedding",
-                        f"{DIR_NPY} row {i} is all zeros: an embedding needs a direction",
-                        r.fact_id,
-                    )
-                )
-            rows[i] = npy[i]
+            )
     return rows, dim
+
+
+#: rows of ``embeddings.npy`` checked at a time (bounds the temporary boolean arrays of a memory-mapped file)
+NPY_CHECK_ROWS = 65536
+
+
+def _npy_row_checks(npy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n,) bool each: the row holds only finite values; the row holds a non-zero value (in bounded chunks)."""
+    n = npy.shape[0]
+    finite, nonzero = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+    for s in range(0, n, NPY_CHECK_ROWS):
+        part = npy[s : s + NPY_CHECK_ROWS]
+        finite[s : s + part.shape[0]] = np.isfinite(part).all(axis=1)
+        nonzero[s : s + part.shape[0]] = np.any(part != 0, axis=1)
+    return finite, nonzero
 
 
 def _fact_rows(st: LoadState) -> tuple[list[np.ndarray | None], int | None]:
@@ -200,8 +209,7 @@ def _outcome(
     facts = tuple(f for _, f in kept)
     emb = None
     if has_emb:
-        # np.stack turns each row into an array with asanyarray; np.asarray does the same here
-        emb = np.stack([np.asarray(rows[i]) for i in keep]).astype(np.float32, copy=False)  # a fresh array
+        emb = _kept_embeddings(st.npy, rows, keep)
     elif model is not None:
         st.warnings.append(
             Problem(
@@ -250,6 +258,15 @@ def _outcome(
         skipped=tuple(fact_problems),
         warnings=tuple(st.warnings),
     )
+
+
+def _kept_embeddings(npy: np.ndarray | None, rows: list[np.ndarray | None], keep: list[int]) -> np.ndarray:
+    """The embeddings of the kept facts: a directory's ``embeddings.npy`` itself (memory-mapped, not copied)
+    when every row is kept, else a fresh float32 array of the kept rows."""
+    if npy is not None:
+        return npy if len(keep) == npy.shape[0] else np.ascontiguousarray(npy[keep], dtype=np.float32)
+    # np.stack turns each row into an array with asanyarray; np.asarray does the same here
+    return np.stack([np.asarray(rows[i]) for i in keep]).astype(np.float32, copy=False)  # a fresh array
 
 
 def supersession_cycles(facts: tuple[Fact, ...] | list[Fact]) -> list[Problem]:

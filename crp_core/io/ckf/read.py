@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import os
+from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ from crp_core.io.ckf.source import (
     FILE_FIELD,
     FORMATS,
     byte_limit,
+    check_ckf_file,
     check_resolves,
     check_size,
     decode,
@@ -146,12 +148,13 @@ def _load_dir(path: str, *, lenient: bool, limit: int, expected_model: str | Non
         refuse(path, [bad])
     assert text is not None
     _read_jsonl(text, st)
+    del text  # the facts are parsed: the file's text is not held while the vectors are checked
     man_path = os.path.join(path, DIR_MANIFEST)
     if os.path.lexists(man_path):  # lexists: a link loop or a dangling link is said, not skipped
         _read_manifest(read_ckf_file(man_path, limit, DIR_MANIFEST), st)
     npy_path = os.path.join(path, DIR_NPY)
     if os.path.lexists(npy_path):
-        _read_npy(read_ckf_file(npy_path, limit, DIR_NPY), st)
+        _read_npy(npy_path, limit, st)
     return finish_load(st, source=path, fmt="dir", lenient=lenient, expected_model=expected_model)
 
 
@@ -165,9 +168,21 @@ def _no_dupes(pairs: list[tuple[str, Any]], dupes: list[str]) -> dict[str, Any]:
     return out
 
 
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` split on "\\n" only (str.splitlines would also break on U+2028, U+0085, \\x1c...
+    inside strings), one at a time: a large file's text is not held twice."""
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
 def _read_jsonl(text: str, st: LoadState) -> None:
-    # split on "\n" only: str.splitlines would also break on U+2028, U+0085, \x1c... inside strings
-    for n, raw in enumerate(text.split("\n"), start=1):
+    for n, raw in enumerate(_lines(text), start=1):
         if not raw.strip():
             continue
         dupes: list[str] = []
@@ -179,7 +194,7 @@ def _read_jsonl(text: str, st: LoadState) -> None:
         for key in dupes:
             st.warnings.append(Problem(n, key, "key given more than once in this fact; the last value is used"))
         st.recs.append(parse_fact(obj, n, st, cells=False))
-    if not text.strip():
+    if not st.recs and not text.strip():  # every non-blank line made a record: no copy of a large text
         st.file_problems.append(Problem(0, FILE_FIELD, "file holds no facts"))
 
 
@@ -299,13 +314,22 @@ def _read_manifest(data: bytes, st: LoadState) -> None:
     st.declare_dim(man.get("dim"), "manifest.dim")
 
 
-def _read_npy(data: bytes, st: LoadState) -> None:
-    if not data.startswith(b"\x93NUMPY"):
+def _read_npy(path: str, limit: int, st: LoadState) -> None:
+    """A directory's ``embeddings.npy``, memory-mapped read-only: the rows are read from the file as they are
+    used, never copied whole into memory (the float32 vectors are most of a large CKF's bytes)."""
+    check_ckf_file(path, limit, DIR_NPY)  # a regular file within the limit, or refused naming the file
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+    except OSError as exc:
+        st.file_problems.append(Problem(0, DIR_NPY, f"cannot read {path}: {exc.strerror or exc}"))
+        return
+    if magic != b"\x93NUMPY":
         st.file_problems.append(Problem(0, DIR_NPY, "not a .npy file (no \\x93NUMPY header); save it with numpy.save"))
         return
     try:
-        arr = np.load(io.BytesIO(data), allow_pickle=False)
-    except Exception as exc:  # numpy raises ValueError/OSError/EOFError/... on a bad file
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except Exception as exc:  # numpy raises ValueError/OSError/EOFError/... on a bad or truncated file
         st.file_problems.append(Problem(0, DIR_NPY, f"not a readable .npy array: {str(exc)[:200]}"))
         return
     if not isinstance(arr, np.ndarray) or arr.dtype != np.float32:
@@ -315,4 +339,4 @@ def _read_npy(data: bytes, st: LoadState) -> None:
     if arr.ndim != 2 or arr.shape[1] < 1:
         st.file_problems.append(Problem(0, DIR_NPY, f"shape must be (facts, dim), got {arr.shape}"))
         return
-    st.npy = arr
+    st.npy = np.asarray(arr)  # a plain read-only ndarray view of the mapping (np.memmap's methods return memmaps)

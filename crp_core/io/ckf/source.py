@@ -67,9 +67,10 @@ def read_ckf_file(path: str, limit: int, fieldname: str = FILE_FIELD) -> bytes:
     return read_regular_file(path, max_bytes=limit, what=_WHAT, error=CKFError, field=fieldname, setting=LIMIT_SETTING)
 
 
-def check_ckf_file(path: str, limit: int) -> None:
-    """The checks of :func:`read_ckf_file` for a reader that opens ``path`` itself (Parquet)."""
-    check_regular_file(path, max_bytes=limit, what=_WHAT, error=CKFError, setting=LIMIT_SETTING)
+def check_ckf_file(path: str, limit: int, fieldname: str = FILE_FIELD) -> None:
+    """The checks of :func:`read_ckf_file` for a reader that opens ``path`` itself (Parquet, a directory's
+    memory-mapped ``embeddings.npy``)."""
+    check_regular_file(path, max_bytes=limit, what=_WHAT, error=CKFError, field=fieldname, setting=LIMIT_SETTING)
 
 
 def check_size(name: str, size: int, limit: int) -> None:

@@ -1,0 +1,229 @@
+"""Benchmark: the whole-CKF conflict scan at scale, one bounded child process per row.
+
+    .venv/bin/python bench/scale.py                                  # 100k and 1M, local engine
+    .venv/bin/python bench/scale.py --sizes 100000 300000 --data /tmp/crp-data
+    .venv/bin/python bench/scale.py --sizes 1000000 --reference-max 0 # no brute-force reference
+
+Each row runs ``crp-inspect conflicts --ckf <synthetic CKF> --json --profile`` in a child process under an
+address-space cap (``prlimit --as``, default 8 GB: a runaway row cannot take a shared machine down) and
+reports, from outside the child: wall seconds, CPU seconds of the child and every worker it ended
+(``resource.getrusage(RUSAGE_CHILDREN)``), the peak resident set of the largest process of the row
+(``ru_maxrss`` of the children) and the peak of the whole process tree's resident sets summed (sampled
+every ``--sample-s`` seconds: the main process plus its text-check workers), candidate and conflicting
+pairs, and the child's own ``--profile`` table (load, pair search, text check, arbitration, write).
+
+Pair set: up to ``--reference-max`` facts, the scan's candidate pairs are compared with an independent
+brute-force reference (``bench/conflict_scan.py``'s ``reference_pairs``: every pair of the whole Gram
+matrix above the threshold), and the scan's count with the child's.
+
+The synthetic CKFs come from ``bench/make_synthetic_ckf.py`` (generated under ``--data`` when missing;
+1M facts is 1.5 GB of vectors). The 1-minute load average is printed before and after each row: on a
+shared two-core machine the wall time moves with it, the CPU time much less.
+
+Other rows: :data:`RUNNERS` maps an engine name to a function ``(path, args) -> Row``; a Ray 2-node row
+(``--engine ray --address ...``) or a dashboard row (``bench/ui_latency.py`` at 1M) plug in there and are
+selected with ``--rows``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+
+NOW = "2026-11-01T00:00:00Z"  # make_synthetic_ckf.NOW
+#: the size limit given to the child (a 1M-fact CKF's vectors are 1.5 GB)
+MAX_BYTES = 4_000_000_000
+
+
+@dataclass
+class Row:
+    """One measured row of the table."""
+
+    label: str
+    facts: int
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    peak_mb: float = 0.0  # the largest single process of the row
+    tree_peak_mb: float = 0.0  # the process tree's resident sets summed, sampled
+    candidates: int = 0
+    pairs: int = 0
+    pair_set: str = "-"
+    load: str = ""
+    status: str = "ok"
+    profile: list[str] = field(default_factory=list)
+
+
+def synthetic_path(data: str, n: int) -> str:
+    if n % 1_000_000 == 0:
+        name = f"synth{n // 1_000_000}m"
+    else:
+        name = f"synth{n // 1000}k" if n % 1000 == 0 else f"synth{n}"
+    path = os.path.join(data, name)
+    if not os.path.exists(os.path.join(path, "facts.jsonl")):
+        print(f"  generating {path} ...", file=sys.stderr, flush=True)
+        gen = [sys.executable, os.path.join(HERE, "make_synthetic_ckf.py"), "--facts", str(n), "--out", path]
+        subprocess.run(gen, check=True)
+    return path
+
+
+def _tree_rss_mb(pid: int) -> float:
+    """The resident sets of ``pid`` and its descendants summed (MB; 0 once they are gone)."""
+    total = 0.0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status", encoding="ascii") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        total += float(line.split()[1]) / 1024.0
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def _sample_tree(proc: subprocess.Popen[bytes], every: float, peak: list[float]) -> None:
+    while proc.poll() is None:
+        peak[0] = max(peak[0], _tree_rss_mb(proc.pid))
+        time.sleep(every)
+
+
+def run_local(path: str, n: int, args: argparse.Namespace) -> Row:
+    """The scan on the local engine in a capped child process."""
+    row = Row(f"local, {args.check_workers} text-check workers", n)
+    fd, out_path = tempfile.mkstemp(prefix="scan-", suffix=".json")  # the JSON report: written, then dropped
+    os.close(fd)
+    cmd = [
+        sys.executable,
+        "-m",
+        "crp_core.cli",
+        "conflicts",
+        "--ckf",
+        path,
+        "--set",
+        f"ckf_max_bytes={MAX_BYTES}",
+        "--now",
+        NOW,
+        "--json",
+        "--profile",
+        "--check-workers",
+        str(args.check_workers),
+    ]
+    if args.mem_cap and shutil.which("prlimit"):
+        cmd = ["prlimit", f"--as={args.mem_cap}", *cmd]
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load0 = os.getloadavg()[0]
+    peak = [0.0]
+    t0 = time.perf_counter()
+    with open(out_path, "wb") as stdout:
+        proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+        sampler = threading.Thread(target=_sample_tree, args=(proc, args.sample_s, peak), daemon=True)
+        sampler.start()
+        _, err = proc.communicate()
+        sampler.join()
+    row.wall_s = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    row.cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    row.peak_mb = after.ru_maxrss / 1024.0  # the largest descendant so far (kilobytes on Linux)
+    row.tree_peak_mb = peak[0]
+    row.load = f"{load0:.1f} / {os.getloadavg()[0]:.1f}"
+    text = err.decode("utf-8", "replace")
+    if proc.returncode != 0:
+        row.status = f"exit {proc.returncode}: {text.strip().splitlines()[-1] if text.strip() else ''}"
+    else:
+        lines = text[text.find("conflicts profile") :].strip().splitlines()
+        row.profile = lines[1:-1]
+        got = re.search(r"candidate pairs (\d+), conflicting pairs (\d+)", text)
+        if got:
+            row.candidates, row.pairs = int(got.group(1)), int(got.group(2))
+        if n <= args.reference_max:
+            row.pair_set = check_pair_set(path, row.candidates)
+    os.unlink(out_path)
+    return row
+
+
+def check_pair_set(path: str, reported: int) -> str:
+    """The scan's candidate pairs against the brute-force reference (``conflict_scan.reference_pairs``)."""
+    from conflict_scan import pair_set, reference_pairs
+
+    from crp_core.analysis.scan import search_pairs
+    from crp_core.analysis.scan_input import scan_corpus
+    from crp_core.config import CRPConfig
+    from crp_core.io.ckf import load_ckf
+
+    config = CRPConfig(ckf_max_bytes=MAX_BYTES)
+    corpus = scan_corpus(load_ckf(path, max_bytes=MAX_BYTES), config=config)
+    got = pair_set(search_pairs(corpus, config).pairs)
+    ref = reference_pairs(corpus, config.contradiction_similarity)  # reads the vectors and the retrievable mask
+    if got == ref and len(got) == reported:
+        return f"equal ({len(ref):,})"
+    return f"DIFFERENT: {len(got ^ ref)} pairs differ, the child reported {reported:,}"
+
+
+#: engine / row kind -> the function measuring one row (the lead adds "ray-2node" and "dashboard" here)
+RUNNERS: dict[str, Callable[[str, int, argparse.Namespace], Row]] = {"local": run_local}
+
+
+def table(rows: list[Row]) -> str:
+    head = (
+        "| facts | row | wall s | CPU s | peak MB (largest process) | peak MB (process tree) | candidate pairs "
+        "| conflicting pairs | pair set vs brute force | load 1 min (before / after) |"
+    )
+    lines = [head, "|" + "---|" * 10]
+    for r in rows:
+        if r.status != "ok":
+            lines.append(f"| {r.facts:,} | {r.label} | {r.status} |" + " |" * 7)
+            continue
+        lines.append(
+            f"| {r.facts:,} | {r.label} | {r.wall_s:.1f} | {r.cpu_s:.1f} | {r.peak_mb:,.0f} | {r.tree_peak_mb:,.0f} "
+            f"| {r.candidates:,} | {r.pairs:,} | {r.pair_set} | {r.load} |"
+        )
+    for r in rows:
+        if r.profile:
+            lines += ["", f"stages at {r.facts:,} facts ({r.label}):", *("    " + p for p in r.profile)]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000])
+    ap.add_argument("--data", default=os.path.join(HERE, "data"), help="where the synthetic CKFs are (made if missing)")
+    ap.add_argument("--rows", nargs="*", default=["local"], choices=sorted(RUNNERS), help="row kinds to measure")
+    ap.add_argument("--check-workers", type=int, default=2, help="text-check processes of the scan (default 2)")
+    ap.add_argument("--mem-cap", type=int, default=8_000_000_000, help="address-space cap of a row, bytes (0: none)")
+    ap.add_argument("--reference-max", type=int, default=100_000, help="brute-force pair-set check up to N facts")
+    ap.add_argument("--sample-s", type=float, default=0.5, help="seconds between samples of the process tree's memory")
+    args = ap.parse_args(argv)
+    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    rows = []
+    for n in args.sizes:
+        path = synthetic_path(args.data, n)
+        for kind in args.rows:
+            print(f"  {n:,} facts, {kind} ...", file=sys.stderr, flush=True)
+            rows.append(RUNNERS[kind](path, n, args))
+    print(table(rows))
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0 if all(r.status == "ok" and not r.pair_set.startswith("DIFF") for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,231 @@
+"""The text check of the whole-CKF scan's candidate pairs (SPEC-027 §2.2), streamed in bounded chunks.
+
+Each candidate pair (two facts above ``contradiction_similarity``) goes through
+:func:`~crp_core.stages.contradictions.values.values_conflict`, a pure function of the two texts; what
+this module decides is only the *order* and the *place* of those calls, never a verdict:
+
+* **locality**: the pairs are grouped by connected component of the candidate graph (a fact and every
+  fact it pairs with, transitively) and cut into chunks of about ``chunk_pairs`` pairs at component
+  boundaries, so the pairs of one text are checked together and its analysis (memoised per text by
+  the stage) is made once, not once per distant pair;
+* **orientation**: each pair is checked as (smaller fact id, larger fact id), the orientation the
+  report describes (``ConflictPair.fact_a``), so no pair is checked a second time to mirror it
+  (``values_conflict`` is symmetric: the same pairs conflict either way);
+* **repeats**: a chunk sends each distinct (text a, text b) once (facts with the same content make
+  the same text pair many times), and a pair of identical texts is never sent (it holds no conflict);
+* **processes**: with a :func:`check_pool` the chunks go to its forked worker processes, which
+  receive only the chunk's texts and return the conflicts found; a worker forgets the stage's
+  per-text memos after each chunk (bounded memory; a chunk holds whole components, so nothing a later
+  chunk needs is lost but the pieces of a component larger than a chunk).
+
+The result lists the conflicting pairs in the order of the candidate pairs, whatever the chunking,
+the order of completion or the number of workers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from crp_core.model import Fact
+from crp_core.records import ValueConflict
+from crp_core.stages.contradictions import clauses
+from crp_core.stages.contradictions.values import values_conflict
+
+#: candidate pairs of one chunk of the text check (a chunk is cut at a component boundary when it can be)
+CHECK_CHUNK_PAIRS = 4096
+#: below this many candidate pairs the text check stays in this process (a worker's start costs more)
+PARALLEL_MIN_PAIRS = 20000
+#: chunks submitted to the pool and not yet collected, at most (bounds the texts in flight)
+CHUNKS_IN_FLIGHT = 8
+
+#: one conflicting pair: (row of the fact with the smaller id, row of the other, the conflict in that orientation)
+Found = tuple[int, int, ValueConflict]
+#: the distinct (text a, text b) of a chunk, each checked once
+ChunkTexts = list[tuple[str, str]]
+
+
+def chunk_order(pairs: np.ndarray, chunk_pairs: int = CHECK_CHUNK_PAIRS) -> list[np.ndarray]:
+    """Positions of ``pairs`` ((m, 2) rows) cut into chunks: grouped by connected component of the pair
+    graph (components in order of their first pair; a component's pairs in candidate order), a chunk
+    closed at the first component boundary at or after ``chunk_pairs`` pairs, a component longer than
+    that cut in pieces of ``chunk_pairs``. Every position appears exactly once."""
+    m = int(pairs.shape[0])
+    if m == 0:
+        return []
+    size = max(1, int(chunk_pairs))
+    rows, inverse = np.unique(pairs.reshape(-1), return_inverse=True)
+    ends = inverse.reshape(-1, 2)
+    graph = sp.coo_matrix((np.ones(m, dtype=np.int8), (ends[:, 0], ends[:, 1])), shape=(rows.size, rows.size))
+    _, label = connected_components(graph, directed=False)
+    comp = label[ends[:, 0]]
+    first = np.full(int(comp.max()) + 1, m, dtype=np.int64)
+    np.minimum.at(first, comp, np.arange(m, dtype=np.int64))
+    order = np.lexsort((np.arange(m), first[comp]))  # by component (its first pair), then candidate order
+    key = first[comp][order]
+    bounds = np.flatnonzero(np.diff(key)) + 1  # where a component starts
+    starts = [0, *bounds.tolist(), m]
+    chunks: list[np.ndarray] = []
+    lo = 0
+    for s, e in zip(starts[:-1], starts[1:]):
+        if e - s > size:  # a component longer than a chunk: close the open chunk, then cut it
+            if s > lo:
+                chunks.append(order[lo:s])
+            chunks.extend(order[a : min(e, a + size)] for a in range(s, e, size))
+            lo = e
+        elif e - lo >= size:
+            chunks.append(order[lo:e])
+            lo = e
+    if lo < m:
+        chunks.append(order[lo:m])
+    return chunks
+
+
+def check_texts(texts: ChunkTexts, learned: bool = True) -> list[tuple[int, ValueConflict]]:
+    """(position in ``texts``, conflict) of each pair of texts that value-conflict (``learned``: the
+    detector's learned comparison where the rules find nothing, config ``detector_learned``)."""
+    out: list[tuple[int, ValueConflict]] = []
+    for k, (a, b) in enumerate(texts):
+        vc = values_conflict(a, b, learned)
+        if vc is not None:
+            out.append((k, vc))
+    return out
+
+
+def forget_text_memos() -> None:
+    """Drop the stage's per-text and per-pair memos (a worker between chunks: bounded memory)."""
+    values_conflict.cache_clear()
+    clauses.analyse.cache_clear()
+    clauses.tokenize.cache_clear()
+
+
+def _worker_check(texts: ChunkTexts, learned: bool) -> tuple[list[tuple[int, ValueConflict]], float]:
+    """A worker's chunk: its conflicts and the CPU seconds the worker spent on it."""
+    c0 = time.process_time()
+    try:
+        return check_texts(texts, learned), time.process_time() - c0
+    finally:
+        forget_text_memos()
+
+
+def _worker_ready(_: int) -> int:
+    time.sleep(WORKER_START_WAIT_S)  # held a moment, so each warm-up task lands on its own worker
+    return os.getpid()
+
+
+#: how long each warm-up task of :func:`check_pool` holds its worker
+WORKER_START_WAIT_S = 0.05
+
+
+@contextmanager
+def check_pool(workers: int) -> Iterator[Executor | None]:
+    """``workers`` processes for the text check, forked at once (open it before loading a large CKF: the
+    workers then hold none of it and receive only the texts of their chunks); None when ``workers <= 1``
+    or where processes cannot be forked (the check then runs in this process)."""
+    if workers <= 1 or "fork" not in _start_methods():
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        list(pool.map(_worker_ready, range(workers)))
+        yield pool
+
+
+@dataclass
+class _Chunk:
+    """One chunk's work: its positions in the candidate list, each pair's oriented rows and the index of its
+    distinct texts (-1: identical texts, no conflict), and the distinct text pairs to check."""
+
+    positions: np.ndarray
+    rows: list[tuple[int, int]]
+    which: list[int]
+    texts: ChunkTexts
+
+
+def _prepared(pairs: np.ndarray, facts: Sequence[Fact], chunk: np.ndarray) -> _Chunk:
+    """The chunk's pairs oriented (smaller fact id first), each distinct (text a, text b) once."""
+    rows: list[tuple[int, int]] = []
+    which: list[int] = []
+    seen: dict[tuple[str, str], int] = {}
+    for i, j in pairs[chunk].tolist():
+        fi, fj = facts[i], facts[j]
+        if fj.fact_id < fi.fact_id:
+            i, j, fi, fj = j, i, fj, fi
+        rows.append((i, j))
+        key = (fi.content, fj.content)
+        which.append(-1 if key[0] == key[1] else seen.setdefault(key, len(seen)))
+    return _Chunk(chunk, rows, which, list(seen))
+
+
+def conflicting_pairs(
+    pairs: np.ndarray,
+    facts: Sequence[Fact],
+    *,
+    learned: bool = True,
+    pool: Executor | None = None,
+    chunk_pairs: int = CHECK_CHUNK_PAIRS,
+    progress: Callable[[int], None] | None = None,
+    worker_cpu: Callable[[float], None] | None = None,
+) -> list[Found]:
+    """Every candidate pair (rows of ``facts``) whose texts value-conflict, as (row a, row b, conflict) with
+    fact a the smaller id, in the order of ``pairs`` (``learned``: config ``detector_learned``). With a
+    ``pool`` (:func:`check_pool`) the chunks are checked in its processes when there are at least
+    :data:`PARALLEL_MIN_PAIRS` pairs; ``progress(done)`` hears the number of pairs checked after each chunk,
+    ``worker_cpu(seconds)`` the CPU time a worker process spent on a chunk."""
+    chunks = chunk_order(pairs, chunk_pairs)
+    if pool is not None and int(pairs.shape[0]) < PARALLEL_MIN_PAIRS:
+        pool = None
+    hits: dict[int, Found] = {}  # position in pairs -> its conflict
+    done = 0
+    for ch, got, cpu in _checked_chunks(pairs, facts, chunks, pool, learned):
+        if cpu is not None and worker_cpu is not None:
+            worker_cpu(cpu)
+        by_text = dict(got)
+        for k, t in enumerate(ch.which):
+            vc = by_text.get(t) if t >= 0 else None
+            if vc is not None:
+                a, b = ch.rows[k]
+                hits[int(ch.positions[k])] = (a, b, vc)
+        done += int(ch.positions.size)
+        if progress is not None:
+            progress(done)
+    return [hits[p] for p in sorted(hits)]
+
+
+def _checked_chunks(
+    pairs: np.ndarray, facts: Sequence[Fact], chunks: list[np.ndarray], pool: Executor | None, learned: bool
+) -> Iterator[tuple[_Chunk, list[tuple[int, ValueConflict]], float | None]]:
+    """(chunk, the conflicts of its distinct texts, a worker's CPU seconds or None here) for each chunk,
+    checked here or in the pool's processes
+    (at most :data:`CHUNKS_IN_FLIGHT` chunks submitted at a time: the texts in flight stay bounded)."""
+    if pool is None:
+        for chunk in chunks:
+            ch = _prepared(pairs, facts, chunk)
+            yield ch, check_texts(ch.texts, learned), None
+        return
+    pending: dict[Future[tuple[list[tuple[int, ValueConflict]], float]], _Chunk] = {}
+    queue = iter(chunks)
+    while True:
+        for chunk in queue:
+            ch = _prepared(pairs, facts, chunk)
+            pending[pool.submit(_worker_check, ch.texts, learned)] = ch
+            if len(pending) >= CHUNKS_IN_FLIGHT:
+                break
+        if not pending:
+            return
+        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in finished:
+            got, cpu = fut.result()
+            yield pending.pop(fut), got, cpu
+
+
+def _start_methods() -> list[str]:
+    return multiprocessing.get_all_start_methods() if os.name == "posix" else []

@@ -1,0 +1,138 @@
+"""The scan's text check streamed in chunks (crp_core.analysis.scan_check): the same conflicts whatever the
+chunk size, order or number of worker processes, each pair oriented by fact id."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crp_core.analysis import scan_check
+from crp_core.analysis.scan import scan_ckf
+from crp_core.analysis.scan_check import check_pool, chunk_order, conflicting_pairs
+from crp_core.config import CRPConfig
+from crp_core.model import Fact
+from crp_core.stages.contradictions import values_conflict
+from tests.support.scan_worlds import NOW, cluster_corpus
+
+#: texts that conflict with one another in several ways (numbers, a negation), repeated on purpose:
+#: facts with the same content make the same text pair many times
+TEXTS = (
+    "The etcd client port is 2379",
+    "The etcd client port is 4001",
+    "The etcd client port is 2379",
+    "The backup job runs every 30 minutes",
+    "The backup job runs every 60 minutes",
+    "The backup job does not run every 30 minutes",
+    "Pods are scheduled onto nodes by the scheduler",
+)
+
+
+def _facts(picks: list[int], ids: list[int]) -> list[Fact]:
+    return [Fact(f"F{fid:03d}", TEXTS[t]) for t, fid in zip(picks, ids)]
+
+
+def _reference(pairs: np.ndarray, facts: list[Fact]) -> list[tuple[int, int, object]]:
+    """The plain loop: every pair oriented by fact id, checked on its own."""
+    out = []
+    for i, j in pairs.tolist():
+        if facts[j].fact_id < facts[i].fact_id:
+            i, j = j, i
+        vc = values_conflict(facts[i].content, facts[j].content)
+        if vc is not None:
+            out.append((i, j, vc))
+    return out
+
+
+@st.composite
+def pair_worlds(draw):
+    n = draw(st.integers(2, 24))
+    picks = draw(st.lists(st.integers(0, len(TEXTS) - 1), min_size=n, max_size=n))
+    ids = draw(st.permutations(list(range(n))))  # fact ids in another order than the rows
+    raw = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=60))
+    pairs = sorted({(min(a, b), max(a, b)) for a, b in raw if a != b})
+    return _facts(picks, ids), np.array(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(world=pair_worlds())
+def test_chunk_sizes_give_the_same_conflicts_as_the_plain_loop(world):
+    facts, pairs = world
+    want = _reference(pairs, facts)
+    for size in (1, 7, 10**9):
+        assert conflicting_pairs(pairs, facts, chunk_pairs=size) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(world=pair_worlds(), size=st.sampled_from([1, 2, 7, 10**9]))
+def test_chunks_hold_every_pair_once_and_keep_components_whole(world, size):
+    _, pairs = world
+    chunks = chunk_order(pairs, size)
+    got = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
+    assert sorted(got.tolist()) == list(range(pairs.shape[0]))
+    assert all(c.size <= 2 * size - 1 or c.size <= size for c in chunks)
+    # a component no longer than a chunk is never split: its pairs share one chunk
+    where = {int(p): k for k, c in enumerate(chunks) for p in c.tolist()}
+    parent = list(range(int(pairs.max()) + 1 if pairs.size else 0))
+
+    def root(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for a, b in pairs.tolist():
+        parent[root(a)] = root(b)
+    comps: dict[int, list[int]] = {}
+    for k, (a, _) in enumerate(pairs.tolist()):
+        comps.setdefault(root(a), []).append(k)
+    for members in comps.values():
+        if len(members) <= size:
+            assert len({where[k] for k in members}) == 1
+
+
+def test_chunk_order_groups_a_component_before_the_next():
+    # two components interleaved in candidate order: (0,1),(2,3),(1,4),(3,5)
+    pairs = np.array([[0, 1], [2, 3], [1, 4], [3, 5]], dtype=np.int64)
+    assert [c.tolist() for c in chunk_order(pairs, 2)] == [[0, 2], [1, 3]]
+    assert [c.tolist() for c in chunk_order(pairs, 1)] == [[0], [2], [1], [3]]
+    assert [c.tolist() for c in chunk_order(pairs, 100)] == [[0, 2, 1, 3]]
+    assert chunk_order(np.zeros((0, 2), dtype=np.int64)) == []
+
+
+def test_each_distinct_text_pair_is_checked_once():
+    facts = _facts([0, 1, 2, 1, 6], [0, 1, 2, 3, 4])  # F000 and F002 say the same; so do F001 and F003
+    pairs = np.array([[0, 1], [0, 2], [0, 3], [1, 2], [2, 3], [0, 4]], dtype=np.int64)
+    seen: list[int] = []
+    real = scan_check.check_texts
+    with mock.patch.object(scan_check, "check_texts", side_effect=lambda t: seen.append(len(t)) or real(t)):
+        got = conflicting_pairs(pairs, facts)
+    assert seen == [3]  # (2379, 4001), (4001, 2379) as oriented by id, and (2379, scheduler); identical texts never
+    assert [(a, b) for a, b, _ in got] == [(0, 1), (0, 3), (1, 2), (2, 3)]
+
+
+def test_worker_processes_give_the_same_conflicts():
+    facts = _facts([k % len(TEXTS) for k in range(40)], list(range(40))[::-1])
+    pairs = np.array([(i, j) for i in range(40) for j in range(i + 1, 40) if (i + j) % 3 == 0], dtype=np.int64)
+    want = _reference(pairs, facts)
+    with mock.patch.object(scan_check, "PARALLEL_MIN_PAIRS", 1), check_pool(2) as pool:
+        assert pool is not None
+        assert conflicting_pairs(pairs, facts, pool=pool, chunk_pairs=5) == want
+        assert conflicting_pairs(pairs, facts, pool=pool, chunk_pairs=10**9) == want
+    with check_pool(1) as none:
+        assert none is None
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_scan_with_a_pool_equals_the_scan_in_this_process(seed):
+    config = CRPConfig()
+    corpus = cluster_corpus(seed, config=config)
+    plain = scan_ckf(corpus, config, NOW)
+    with mock.patch.object(scan_check, "PARALLEL_MIN_PAIRS", 1), check_pool(2) as pool:
+        pooled = scan_ckf(corpus, config, NOW, check_pool=pool)
+    assert plain.n_candidates > 0 and plain.pairs
+    assert [(p.fact_a, p.fact_b, p.conflict, p.similarity, p.kept) for p in pooled.pairs] == [
+        (p.fact_a, p.fact_b, p.conflict, p.similarity, p.kept) for p in plain.pairs
+    ]
