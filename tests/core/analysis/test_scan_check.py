@@ -107,7 +107,9 @@ def test_each_distinct_text_pair_is_checked_once():
     pairs = np.array([[0, 1], [0, 2], [0, 3], [1, 2], [2, 3], [0, 4]], dtype=np.int64)
     seen: list[int] = []
     real = scan_check.check_texts
-    with mock.patch.object(scan_check, "check_texts", side_effect=lambda t: seen.append(len(t)) or real(t)):
+    with mock.patch.object(
+        scan_check, "check_texts", side_effect=lambda t, learned=True: seen.append(len(t)) or real(t, learned)
+    ):
         got = conflicting_pairs(pairs, facts)
     assert seen == [3]  # (2379, 4001), (4001, 2379) as oriented by id, and (2379, scheduler); identical texts never
     assert [(a, b) for a, b, _ in got] == [(0, 1), (0, 3), (1, 2), (2, 3)]
