@@ -209,7 +209,7 @@ def quality_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None
     """The operators' decisions as labels for the value-conflict detector (crp-inspect triage stats), and
     how the operators agree with each other."""
     _agreement(log)
-    quality = detector_quality(ds, kb)
+    quality = detector_quality(ds, kb, state.get_config().detector_learned)
     if not quality.pairs:
         st.info(
             "No pair decided yet. Every accepted or overridden pair counts as a true conflict, every "

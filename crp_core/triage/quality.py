@@ -71,8 +71,9 @@ class DetectorQuality:
         return tuple(p for p in self.pairs if p.kind in ("dismiss", "override"))
 
 
-def detector_quality(decisions: DecisionSet, kb: KnowledgeBase) -> DetectorQuality:
-    """Label every pair decision in force (accept, override, dismiss) and count per pattern."""
+def detector_quality(decisions: DecisionSet, kb: KnowledgeBase, learned: bool = True) -> DetectorQuality:
+    """Label every pair decision in force (accept, override, dismiss) and count per pattern, the patterns
+    read by the detector as configured (``learned``: config ``detector_learned``)."""
     confirmed = dict.fromkeys(PATTERNS, 0)
     dismissed = dict.fromkeys(PATTERNS, 0)
     pairs: list[LabelledPair] = []
@@ -83,7 +84,7 @@ def detector_quality(decisions: DecisionSet, kb: KnowledgeBase) -> DetectorQuali
         if fa is None or fb is None:
             unknown.append(key)
             continue
-        vc = values_conflict(fa.content, fb.content)
+        vc = values_conflict(fa.content, fb.content, learned)
         patterns = vc.patterns if vc is not None else ()
         kind = str(d.get("kind"))
         for pat in patterns:
