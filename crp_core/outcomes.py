@@ -21,7 +21,7 @@ from crp_core.records import (
     Role,
 )
 from crp_core.stages.cdr import cdr_ranking
-from crp_core.stages.packing import packing_drop_reasons
+from crp_core.stages.tie_groups import listed_ids
 
 #: plain candidates take the short path of :func:`fact_outcomes` (off: every row goes through ``_reason``,
 #: the plain computation the tests compare it with)
@@ -245,3 +245,22 @@ def _connector_candidate_reason(v: _RunView, r: int) -> str:
         f"connector candidate: bridge value {conn.bridge_value[i]:.3f}, "
         f"score {conn.connector_score[i]:.4f} below the connector budget"
     )
+
+
+def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[str, str]:
+    """Why each selected fact left out by stage 6 is not in the envelope (fact id -> reason text)."""
+    group_of = {fid: g for g in envelope.tie_groups for fid in g.left_out}
+
+    def tied(fid: str) -> str:
+        g = group_of.get(fid)
+        if g is None:
+            return ""
+        others = listed_ids([m for m in g.members if m != fid])
+        if g.packed:
+            return f" (tie group with {others}: the facts that fit were packed with a NOTE that names this one)"
+        return f" (tie group with {others}: no fact of the group fits with the group's NOTE)"
+
+    out = {fid: "selected but dropped: token budget" + tied(fid) for fid in envelope.dropped_for_budget}
+    for fid in envelope.dropped_unbridged:
+        out[fid] = "selected but dropped: fewer than two of the anchors it bridges are packed" + tied(fid)
+    return out

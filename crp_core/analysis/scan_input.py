@@ -20,7 +20,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.embedding import Progress, already_unit
 from crp_core.corpus.embedding_models import refuse_mixing
 from crp_core.corpus.index import vectors_fingerprint
-from crp_core.corpus.prepared import Notify, prepare_corpus, retrievable_mask
+from crp_core.corpus.prepared import Notify, no_direction_error, prepare_corpus, retrievable_mask
 from crp_core.errors import CKFError, Problem
 from crp_core.model import KnowledgeBase
 
@@ -76,27 +76,12 @@ def unit_vectors(kb: KnowledgeBase) -> np.ndarray:
         got[keep] = part[keep]
         out[s : s + part.shape[0]] = got
     if bad:
-        _refuse_no_direction(kb, bad)
+        raise no_direction_error(kb, bad)
     result = np.ascontiguousarray(emb if out is None else out)
     if result.flags.writeable:
         result = result.view()
         result.setflags(write=False)
     return result
-
-
-def _refuse_no_direction(kb: KnowledgeBase, rows: list[int]) -> None:
-    raise CKFError(
-        f"CKF {kb.source}",
-        [
-            Problem(
-                kb.facts[i].line,
-                "embedding",
-                "embedding is all zeros or not finite; it has no direction",
-                kb.facts[i].fact_id,
-            )
-            for i in rows
-        ],
-    )
 
 
 def scan_corpus(

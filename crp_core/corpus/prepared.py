@@ -67,22 +67,27 @@ def _normalise_checked(emb: np.ndarray, kb: KnowledgeBase) -> np.ndarray:
     norms = np.linalg.norm(emb.astype(np.float64), axis=1)  # float64: values near 3e38 square without overflow
     bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
     if bad.size:
-        raise CKFError(
-            f"CKF {kb.source}",
-            [
-                Problem(
-                    kb.facts[i].line,
-                    "embedding",
-                    "embedding is all zeros or not finite; it has no direction",
-                    kb.facts[i].fact_id,
-                )
-                for i in bad
-            ],
-        )
+        raise no_direction_error(kb, bad.tolist())
     out = np.ascontiguousarray(emb.astype(np.float64) / norms[:, None], dtype=np.float32)
     keep = already_unit(emb)  # unit rows kept bit for bit: normalising is idempotent
     out[keep] = emb[keep]
     return out
+
+
+def no_direction_error(kb: KnowledgeBase, rows: Sequence[int]) -> CKFError:
+    """The refusal of facts whose embedding has no direction (all zeros or not finite), by line and id."""
+    return CKFError(
+        f"CKF {kb.source}",
+        [
+            Problem(
+                kb.facts[i].line,
+                "embedding",
+                "embedding is all zeros or not finite; it has no direction",
+                kb.facts[i].fact_id,
+            )
+            for i in rows
+        ],
+    )
 
 
 def retrievable_mask(kb: KnowledgeBase) -> np.ndarray:

@@ -54,7 +54,6 @@ from crp_core.stages.tie_groups import (
     GroupFill,
     NoteParts,
     NoteSpec,
-    listed_ids,
     note_text,
     place_notes,
     tie_components,
@@ -588,25 +587,6 @@ def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, 
         tie_groups=tie_groups,
         empty_reason=_empty_reason(fill, len(by_row), budget) if by_row and not packed_facts else None,
     )
-
-
-def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[str, str]:
-    """Why each selected fact left out by stage 6 is not in the envelope (fact id -> reason text)."""
-    group_of = {fid: g for g in envelope.tie_groups for fid in g.left_out}
-
-    def tied(fid: str) -> str:
-        g = group_of.get(fid)
-        if g is None:
-            return ""
-        others = listed_ids([m for m in g.members if m != fid])
-        if g.packed:
-            return f" (tie group with {others}: the facts that fit were packed with a NOTE that names this one)"
-        return f" (tie group with {others}: no fact of the group fits with the group's NOTE)"
-
-    out = {fid: "selected but dropped: token budget" + tied(fid) for fid in envelope.dropped_for_budget}
-    for fid in envelope.dropped_unbridged:
-        out[fid] = "selected but dropped: fewer than two of the anchors it bridges are packed" + tied(fid)
-    return out
 
 
 def word_counter(texts: Sequence[str]) -> np.ndarray:

@@ -10,61 +10,12 @@ import pytest
 
 from crp_core.cli import main
 from crp_core.cli.conflicts import CSV_COLUMNS
-
-NOW = "2026-06-01T00:00:00Z"
-
-
-def fact(fid, content, vec, **kw):
-    row = {
-        "fact_id": fid,
-        "content": content,
-        "embedding": vec,
-        "embedding_model": "test-model",
-        "modified_at": "2026-05-01T00:00:00Z",
-    }
-    row.update(kw)
-    return row
-
-
-ROWS = [
-    # etcd ports: official docs (fresh) vs community legacy post (old): F1 wins
-    fact(
-        "F1", "The etcd default client port is 2379", [1, 0.33, 0, 0, 0, 0, 0, 0], source_type="official_documentation"
-    ),
-    fact(
-        "F2",
-        "The etcd default client port is 4001",
-        [1, 0, 0.33, 0, 0, 0, 0, 0],
-        source_type="community",
-        modified_at="2024-01-01T00:00:00Z",
-    ),
-    # the same source, importance and age: a tie
-    fact("G1", "The backup job runs every 30 minutes", [0, 0, 0, 1, 0.33, 0, 0, 0], source_type="internal"),
-    fact("G2", "The backup job runs every 60 minutes", [0, 0, 0, 1, 0, 0.33, 0, 0], source_type="internal"),
-    # a paraphrase (no conflict) and an unrelated fact
-    fact(
-        "F3",
-        "etcd uses 2379 as its default client port",
-        [1, 0, 0, 0, 0, 0, 0.33, 0],
-        source_type="official_documentation",
-    ),
-    fact("Z", "Pods are scheduled onto nodes by the scheduler", [0, 0, 0, 0, 0, 0, 0, 1]),
-    # a deleted fact is never scanned
-    fact("D", "The etcd default client port is 5000", [1, 0, 0, 0, 0, 0, 0, 0.2], status="DELETED"),
-]
+from tests.support.conflict_rows import NOW, ROWS, fact, run, write_rows
 
 
 @pytest.fixture
 def ckf(tmp_path):
-    path = tmp_path / "kb.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
-    return str(path)
-
-
-def run(capsys, *argv):
-    status = main(["conflicts", *argv])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return write_rows(tmp_path / "kb.jsonl")
 
 
 def test_json_lists_pairs_in_triage_order(ckf, tmp_path, capsys):

@@ -14,7 +14,7 @@ from crp_core.cli import main
 from crp_core.cli.conflicts import json_text, pair_rows, write_json
 from crp_core.config import CRPConfig
 from crp_core.support.costs import StageClock
-from tests.core.cli.test_cli_conflicts import NOW, ROWS
+from tests.support.conflict_rows import NOW, run, write_rows
 from tests.support.scan_worlds import NOW as WORLD_NOW
 from tests.support.scan_worlds import cluster_corpus
 
@@ -23,15 +23,7 @@ STAGES = ("load", "pair search", "text check", "arbitration", "write", "total")
 
 @pytest.fixture
 def ckf(tmp_path):
-    path = tmp_path / "kb.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
-    return str(path)
-
-
-def run(capsys, *argv):
-    status = main(["conflicts", *argv])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return write_rows(tmp_path / "kb.jsonl")
 
 
 def test_profile_prints_every_stage_on_stderr_and_leaves_the_json_alone(ckf, tmp_path, capsys):
