@@ -265,10 +265,12 @@ def fact_detail(result: PipelineResult, fact_id: str, frame: pd.DataFrame) -> No
         cfg = column_config(steps)
         # the step labels are long and this column is narrow: sized so both numbers show whole
         cfg["step"] = st.column_config.TextColumn("step", width="medium")
-        cfg["multiplier"] = st.column_config.NumberColumn("× multiplier", format="%.4f", width="small")
+        # the stored score's row multiplies nothing: its cell is left empty, not "None"
+        cfg["multiplier"] = st.column_config.TextColumn("× multiplier", width="small", alignment="right")
         cfg["running_product"] = st.column_config.NumberColumn("running product", format="%.6f", width="small")
+        shown = steps.assign(multiplier=[f"{m:.4f}" if m == m else "" for m in steps["multiplier"]])
         render.dataframe(
-            steps,
+            shown,
             hide_index=True,
             width="stretch",
             column_config=cfg,

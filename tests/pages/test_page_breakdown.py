@@ -103,6 +103,11 @@ def test_selected_fact_shows_its_cdr_product(ui_env):
     # importance * eff. relevance * novelty * recency * (1 - ngram penalty) = the stored CDR
     assert math.isclose(steps["running_product"].iloc[4], float(c.cdr_score[i]), rel_tol=1e-6)
     assert steps["running_product"].iloc[5] == float(c.cdr_score[i])
+    # multipliers as shown (4 decimals); the stored score's row multiplies nothing: an empty cell, not "None"
+    assert list(steps["multiplier"]) == [
+        *(f"{m:.4f}" for m in (*steps["factor"].iloc[:4], 1.0 - float(c.ngram_penalty[i]))),
+        "",
+    ]
     figs = figures(at)
     waterfall = [f for f in figs if f["data"] and f["data"][0]["type"] == "waterfall"]
     assert len(waterfall) == 1 and waterfall[0]["data"][0]["measure"][-1] == "total"
