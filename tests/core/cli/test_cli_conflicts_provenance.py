@@ -8,6 +8,7 @@ import json
 import pytest
 
 from crp_core.cli import main
+from tests.support.conflict_rows import fact
 
 NOW = "2026-06-01T00:00:00Z"
 SDK_A = {"source_window_id": "win-002", "category": "config", "confidence": 0.88, "tier": 2, "extraction_stage": 2}
@@ -21,18 +22,6 @@ SDK_B = {
 }
 
 
-def _fact(fid: str, content: str, vec: list[float], **kw: object) -> dict[str, object]:
-    row: dict[str, object] = {
-        "fact_id": fid,
-        "content": content,
-        "embedding": vec,
-        "embedding_model": "test-model",
-        "modified_at": "2026-05-01T00:00:00Z",
-    }
-    row.update(kw)
-    return row
-
-
 def _rows(with_sdk: bool) -> list[dict[str, object]]:
     sdk = (
         {"metadata": SDK_A},
@@ -41,10 +30,10 @@ def _rows(with_sdk: bool) -> list[dict[str, object]]:
     plain: tuple[dict[str, object], dict[str, object]] = ({}, {"status": "STALE"})
     a, b = sdk if with_sdk else plain
     return [
-        _fact("F1", "The etcd default client port is 2379", [1, 0.33, 0, 0], source_type="internal", **a),
-        _fact("F2", "The etcd default client port is 4001", [1, 0, 0.33, 0], source_type="internal", **b),
+        fact("F1", "The etcd default client port is 2379", [1, 0.33, 0, 0], source_type="internal", **a),
+        fact("F2", "The etcd default client port is 4001", [1, 0, 0.33, 0], source_type="internal", **b),
         # no SDK field: null beside the SDK fact of its pair
-        _fact("F3", "etcd uses 5000 as its default client port", [1, 0, 0, 0.33], source_type="internal"),
+        fact("F3", "etcd uses 5000 as its default client port", [1, 0, 0, 0.33], source_type="internal"),
     ]
 
 
@@ -74,7 +63,7 @@ def test_json_pairs_carry_the_provenance_of_both_facts(kb_file, tmp_path, capsys
     assert pairs[("F1", "F3")]["sdk_provenance"] == {"F1": a, "F3": None}
 
 
-def test_summary_prints_an_sdk_line_under_each_sdk_fact(kb_file, tmp_path, capsys):
+def test_summary_prints_an_sdk_line_under_each_sdkfact(kb_file, tmp_path, capsys):
     path, with_sdk = kb_file
     out = _run(capsys, path, tmp_path)
     lines = out.splitlines()
