@@ -38,7 +38,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import add_max_bytes_arg, add_sdk_map_args, input_source_map, load_input_ckf, visible
-from crp_core.config import STATUSES
+from crp_core.config import STATUSES, layered_config
 from crp_core.decisions import ALL_KINDS, DecisionError, StaleDecisionError, validate_decision
 from crp_core.errors import CRPError
 from crp_core.report import dumps
@@ -165,6 +165,20 @@ def register(subparsers: Subparsers) -> None:
     q.add_argument("--db", metavar="PATH", default=None, help=db_help)
     q.add_argument("--ckf", metavar="PATH", required=True, help="the CKF the decisions were taken on")
     q.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
+    q.add_argument(
+        "--config",
+        metavar="TOML",
+        default=None,
+        help="configuration file: the detector reads the pairs as configured (detector_learned)",
+    )
+    q.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="set_args",
+        help="override one configuration key (repeatable), e.g. detector_learned=false",
+    )
     add_sdk_map_args(q)
     add_max_bytes_arg(q)
     q.add_argument("--json", action="store_true", help="print one JSON object")
@@ -377,9 +391,11 @@ def _decisions(args: argparse.Namespace) -> int:
 def _stats(args: argparse.Namespace) -> int:
     from crp_core.triage.quality import detector_quality, detector_quality_dict
 
+    config = layered_config(args.config, None, args.set_args)
     kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=args.max_bytes, source_map=input_source_map(args))
     with DecisionStore(_db(args), create=False, readonly=True) as store:
-        quality = detector_quality(store.current(ckf_fingerprint=kb.fingerprint), kb)
+        current = store.current(ckf_fingerprint=kb.fingerprint)
+        quality = detector_quality(current, kb, config.detector_learned)
         on_kb = [d for d in store.all() if d.ckf_fingerprint in (None, kb.fingerprint)]
     team = team_agreement(on_kb, load_team_config().review_quorum)
     if args.json:

@@ -598,6 +598,11 @@ def configs(tmp: Path) -> list[Case]:
         "authority_2": ("[source_authority]\nweb = 2\n", "refused"),
         "action_unknown": ('known_conflict_action = "explode"\n', "refused"),
         "flag_number": ("graph_retrieval = 1\n", "refused"),
+        "learned_number": ("detector_learned = 0\n", "refused"),
+        "learned_word": ('detector_learned = "off"\n', "loaded"),  # the words true/false/on/off are read
+        "learned_other_word": ('detector_learned = "maybe"\n', "refused"),
+        "learned_table": ("[detector_learned]\nx = 1\n", "refused"),
+        "learned_off": ("detector_learned = false\n", "loaded"),
         "key_twice": ("candidate_k = 5\ncandidate_k = 6\n", "refused"),
         "bom": ("\ufeffcandidate_k = 5\n", "loaded"),  # every TOML reader takes a byte-order mark
         "crlf": ("candidate_k = 5\r\ngraph_k = 3\r\n", "loaded"),
@@ -655,6 +660,11 @@ SET_ITEMS: list[tuple[str, str]] = [
     ("source_authority.=0.5", "refused"),
     ("known_conflict_action=keep_both", "refused"),
     ("graph_retrieval=yes", "refused"),
+    ("detector_learned=maybe", "refused"),
+    ("detector_learned=0", "refused"),
+    ("detector_learned=FALSE", "loaded"),
+    ("detector_learned=1", "refused"),
+    ("detector_learned=false", "loaded"),
     ("CANDIDATE_K=5", "refused"),
     (" candidate_k = 5 ", "loaded"),
     ("candidate\u200b_k=5", "refused"),

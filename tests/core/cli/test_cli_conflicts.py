@@ -73,6 +73,7 @@ def test_csv_one_flat_row_per_pair(ckf, tmp_path, capsys):
     assert r["changes"] == "NUMBER_CHANGED: 2379 -> 4001"
     assert r["content_a"] == ROWS[0]["content"] and r["content_b"] == ROWS[1]["content"]
     assert body[0]["tied"] == "true" and body[0]["kept"] == "G1;G2" and body[0]["suppressed"] == ""
+    assert {r["learned"] for r in body} == {"false"}  # the rules found every pair
 
 
 def test_summary_counts_and_top_pairs(ckf, tmp_path, capsys):
@@ -194,6 +195,9 @@ def test_a_pair_of_the_learned_comparison_says_so_and_the_switch_turns_it_off(tm
     assert (pair["patterns"], pair["learned"]) == (["NUMBER_CHANGED"], True)
     status, out, _ = run(capsys, *args)
     assert status == 0 and "T1 vs T2" in out and "NUMBER_CHANGED (learned)" in out
+    status, out, _ = run(capsys, *args, "--csv")
+    (row,) = [dict(zip(CSV_COLUMNS, r)) for r in list(csv.reader(io.StringIO(out)))[1:]]
+    assert status == 0 and (row["patterns"], row["learned"]) == ("NUMBER_CHANGED", "true")
     status, out, _ = run(capsys, *args, "--json", "--set", "detector_learned=false")
     assert status == 0 and json.loads(out) == []
 

@@ -677,3 +677,31 @@ def test_decisions_of_a_forged_database_are_refused_with_the_row(capsys, tmp_pat
     code, out, err = cli(capsys, "decisions", "--db", db, *fmt)
     assert code == 2 and out == ""
     assert db in err and "decision #1" in err and "field 'fact_a'" in err
+
+
+def test_stats_reads_the_pairs_with_the_detector_as_configured(capsys, tmp_path):
+    """Amounts swapped between two reworded labels: only the learned comparison flags the pair, so with
+    ``detector_learned`` off the accepted pair has no pattern to credit."""
+    rows = [
+        {"fact_id": "a", "content": "Tickets cost 12 euros for adults and 6 euros for children.", "embedding": [1, 0]},
+        {"fact_id": "b", "content": "Children pay 12 euros and adults pay 6 euros.", "embedding": [1, 0.1]},
+    ]
+    ckf = tmp_path / "kb.jsonl"
+    ckf.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    db = str(tmp_path / "d.sqlite")
+    record(capsys, db, "--pair", "a", "b", "--kind", "accept", "--winner", "a", "--operator", "ann", "--ckf", str(ckf))
+    base = ("stats", "--db", db, "--ckf", str(ckf), "--json")
+    code, out, err = cli(capsys, *base)
+    assert code == 0, err
+    per_pattern = json.loads(out)["per_pattern"]
+    assert per_pattern["NUMBER_CHANGED"] == {"confirmed": 1, "dismissed": 0, "precision": 1.0}
+    assert sum(p["confirmed"] for p in per_pattern.values()) == 1
+    settings = tmp_path / "off.toml"
+    settings.write_text("detector_learned = false\n", encoding="utf-8")
+    for extra in (("--set", "detector_learned=false"), ("--config", str(settings))):
+        code, out, err = cli(capsys, *base, *extra)
+        assert code == 0, err
+        got = json.loads(out)
+        assert got["confirmed"] == 1 and sum(p["confirmed"] for p in got["per_pattern"].values()) == 0
+    code, _, err = cli(capsys, *base, "--set", "detector_learned=maybe")
+    assert code == 2 and "detector_learned" in err
