@@ -4,15 +4,16 @@ Each candidate pair (two facts above ``contradiction_similarity``) goes through
 :func:`~crp_core.stages.contradictions.values.values_conflict`, a pure function of the two texts; what
 this module decides is only the *order* and the *place* of those calls, never a verdict:
 
-* **locality**: the pairs are grouped by connected component of the candidate graph (a fact and every
-  fact it pairs with, transitively) and cut into chunks of about ``chunk_pairs`` pairs at component
-  boundaries, so the pairs of one text are checked together and its analysis (memoised per text by
-  the stage) is made once, not once per distant pair;
-* **orientation**: each pair is checked as (smaller fact id, larger fact id), the orientation the
-  report describes (``ConflictPair.fact_a``), so no pair is checked a second time to mirror it
+* **repeats**: the candidate pairs are reduced to their distinct (text a, text b) before anything is
+  checked (facts with the same content make the same text pair many times): each is checked once per
+  scan, and a pair of identical texts is never checked (it holds no conflict);
+* **orientation**: each pair is read as (smaller fact id, larger fact id), the orientation the report
+  describes (``ConflictPair.fact_a``), so no pair is checked a second time to mirror it
   (``values_conflict`` is symmetric: the same pairs conflict either way);
-* **repeats**: a chunk sends each distinct (text a, text b) once (facts with the same content make
-  the same text pair many times), and a pair of identical texts is never sent (it holds no conflict);
+* **locality**: the distinct text pairs are grouped by connected component of their graph (a text and
+  every text it pairs with, transitively) and cut into chunks of about ``chunk_pairs`` pairs at
+  component boundaries, so the pairs of one text are checked together and its analysis (memoised per
+  text by the stage) is made once, not once per distant pair;
 * **processes**: with a :func:`check_pool` the chunks go to its forked worker processes, which
   receive only the chunk's texts and return the conflicts found; a worker forgets the stage's
   per-text memos after each chunk (bounded memory; a chunk holds whole components, so nothing a later
@@ -139,30 +140,40 @@ def check_pool(workers: int) -> Iterator[Executor | None]:
         yield pool
 
 
-@dataclass
-class _Chunk:
-    """One chunk's work: its positions in the candidate list, each pair's oriented rows and the index of its
-    distinct texts (-1: identical texts, no conflict), and the distinct text pairs to check."""
+@dataclass(frozen=True)
+class TextPairs:
+    """The candidate pairs as distinct text pairs: each pair's rows oriented (smaller fact id first), the
+    index of its distinct (text a, text b) (-1: identical texts, no conflict), and those distinct pairs as
+    indices into ``texts``."""
 
-    positions: np.ndarray
-    rows: list[tuple[int, int]]
-    which: list[int]
-    texts: ChunkTexts
+    rows: np.ndarray  # (m, 2) rows of facts, oriented
+    which: np.ndarray  # (m,) index into ``distinct``, -1 for identical texts
+    distinct: np.ndarray  # (u, 2) text indices, each distinct oriented text pair once
+    texts: list[str]
 
 
-def _prepared(pairs: np.ndarray, facts: Sequence[Fact], chunk: np.ndarray) -> _Chunk:
-    """The chunk's pairs oriented (smaller fact id first), each distinct (text a, text b) once."""
-    rows: list[tuple[int, int]] = []
-    which: list[int] = []
-    seen: dict[tuple[str, str], int] = {}
-    for i, j in pairs[chunk].tolist():
-        fi, fj = facts[i], facts[j]
-        if fj.fact_id < fi.fact_id:
-            i, j, fi, fj = j, i, fj, fi
-        rows.append((i, j))
-        key = (fi.content, fj.content)
-        which.append(-1 if key[0] == key[1] else seen.setdefault(key, len(seen)))
-    return _Chunk(chunk, rows, which, list(seen))
+def text_pairs(pairs: np.ndarray, facts: Sequence[Fact]) -> TextPairs:
+    """Orient every candidate pair by fact id and reduce the pairs to their distinct (text a, text b):
+    facts with the same content make the same text pair many times, and it is checked once per scan."""
+    used, inverse = np.unique(pairs.reshape(-1), return_inverse=True)
+    ends = inverse.reshape(-1, 2)
+    ids = [facts[r].fact_id for r in used.tolist()]
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids), dtype=np.int64)
+    swap = rank[ends[:, 1]] < rank[ends[:, 0]]
+    ends = np.where(swap[:, None], ends[:, ::-1], ends)
+    interned: dict[str, int] = {}
+    tid = np.fromiter(
+        (interned.setdefault(facts[r].content, len(interned)) for r in used.tolist()), np.int64, count=used.size
+    )
+    ta, tb = tid[ends[:, 0]], tid[ends[:, 1]]
+    differ = ta != tb
+    keys = ta * len(interned) + tb
+    uniq, back = np.unique(keys[differ], return_inverse=True)
+    which = np.full(ends.shape[0], -1, dtype=np.int64)
+    which[differ] = back.reshape(-1)
+    distinct = np.stack([uniq // max(1, len(interned)), uniq % max(1, len(interned))], axis=1)
+    return TextPairs(used[ends], which, distinct, list(interned))
 
 
 def conflicting_pairs(
@@ -176,47 +187,54 @@ def conflicting_pairs(
     worker_cpu: Callable[[float], None] | None = None,
 ) -> list[Found]:
     """Every candidate pair (rows of ``facts``) whose texts value-conflict, as (row a, row b, conflict) with
-    fact a the smaller id, in the order of ``pairs`` (``learned``: config ``detector_learned``). With a
-    ``pool`` (:func:`check_pool`) the chunks are checked in its processes when there are at least
-    :data:`PARALLEL_MIN_PAIRS` pairs; ``progress(done)`` hears the number of pairs checked after each chunk,
-    ``worker_cpu(seconds)`` the CPU time a worker process spent on a chunk."""
-    chunks = chunk_order(pairs, chunk_pairs)
-    if pool is not None and int(pairs.shape[0]) < PARALLEL_MIN_PAIRS:
+    fact a the smaller id, in the order of ``pairs`` (``learned``: config ``detector_learned``). Each
+    distinct text pair is checked once, in chunks of about ``chunk_pairs`` distinct pairs grouped by
+    connected component; with a ``pool`` (:func:`check_pool`) the chunks are checked in its processes when
+    there are at least :data:`PARALLEL_MIN_PAIRS` candidate pairs. ``progress(done)`` hears the number of
+    candidate pairs settled after each chunk, ``worker_cpu(seconds)`` the CPU time a worker process spent
+    on a chunk."""
+    m = int(pairs.shape[0])
+    if m == 0:
+        return []
+    tp = text_pairs(pairs, facts)
+    if pool is not None and m < PARALLEL_MIN_PAIRS:
         pool = None
-    hits: dict[int, Found] = {}  # position in pairs -> its conflict
-    done = 0
-    for ch, got, cpu in _checked_chunks(pairs, facts, chunks, pool, learned):
+    per_text = np.bincount(tp.which[tp.which >= 0], minlength=tp.distinct.shape[0])
+    found: dict[int, ValueConflict] = {}  # distinct text pair -> its conflict
+    done = m - int(per_text.sum())  # pairs of identical texts: settled without a check
+    for chunk, got, cpu in _checked_chunks(tp, chunk_order(tp.distinct, chunk_pairs), pool, learned):
         if cpu is not None and worker_cpu is not None:
             worker_cpu(cpu)
-        by_text = dict(got)
-        for k, t in enumerate(ch.which):
-            vc = by_text.get(t) if t >= 0 else None
-            if vc is not None:
-                a, b = ch.rows[k]
-                hits[int(ch.positions[k])] = (a, b, vc)
-        done += int(ch.positions.size)
+        found.update((int(chunk[k]), vc) for k, vc in got)
+        done += int(per_text[chunk].sum())
         if progress is not None:
             progress(done)
-    return [hits[p] for p in sorted(hits)]
+    hit = np.zeros(tp.distinct.shape[0] + 1, dtype=bool)  # the last cell: identical texts (which = -1)
+    hit[list(found)] = True
+    positions = np.flatnonzero(hit[tp.which])
+    rows = tp.rows[positions].tolist()
+    return [(a, b, found[w]) for (a, b), w in zip(rows, tp.which[positions].tolist())]
+
+
+def _chunk_texts(tp: TextPairs, chunk: np.ndarray) -> ChunkTexts:
+    return [(tp.texts[a], tp.texts[b]) for a, b in tp.distinct[chunk].tolist()]
 
 
 def _checked_chunks(
-    pairs: np.ndarray, facts: Sequence[Fact], chunks: list[np.ndarray], pool: Executor | None, learned: bool
-) -> Iterator[tuple[_Chunk, list[tuple[int, ValueConflict]], float | None]]:
-    """(chunk, the conflicts of its distinct texts, a worker's CPU seconds or None here) for each chunk,
-    checked here or in the pool's processes
-    (at most :data:`CHUNKS_IN_FLIGHT` chunks submitted at a time: the texts in flight stay bounded)."""
+    tp: TextPairs, chunks: list[np.ndarray], pool: Executor | None, learned: bool
+) -> Iterator[tuple[np.ndarray, list[tuple[int, ValueConflict]], float | None]]:
+    """(chunk of distinct text pairs, (position in the chunk, conflict) of those that conflict, a worker's
+    CPU seconds or None here) for each chunk, checked here or in the pool's processes (at most
+    :data:`CHUNKS_IN_FLIGHT` chunks submitted at a time: the texts in flight stay bounded)."""
     if pool is None:
         for chunk in chunks:
-            ch = _prepared(pairs, facts, chunk)
-            yield ch, check_texts(ch.texts, learned), None
+            yield chunk, check_texts(_chunk_texts(tp, chunk), learned), None
         return
-    pending: dict[Future[tuple[list[tuple[int, ValueConflict]], float]], _Chunk] = {}
+    pending: dict[Future[tuple[list[tuple[int, ValueConflict]], float]], np.ndarray] = {}
     queue = iter(chunks)
     while True:
         for chunk in queue:
-            ch = _prepared(pairs, facts, chunk)
-            pending[pool.submit(_worker_check, ch.texts, learned)] = ch
+            pending[pool.submit(_worker_check, _chunk_texts(tp, chunk), learned)] = chunk
             if len(pending) >= CHUNKS_IN_FLIGHT:
                 break
         if not pending:

@@ -138,3 +138,26 @@ def test_scan_with_a_pool_equals_the_scan_in_this_process(seed):
     assert [(p.fact_a, p.fact_b, p.conflict, p.similarity, p.kept) for p in pooled.pairs] == [
         (p.fact_a, p.fact_b, p.conflict, p.similarity, p.kept) for p in plain.pairs
     ]
+
+
+def test_a_text_pair_repeated_across_chunks_is_checked_once_per_scan():
+    """Twelve facts of two texts, every pair a candidate: 66 pairs, 30 of identical texts, 36 of the two texts
+    in one of two orientations (by fact id). With one-pair chunks, two checks in all."""
+    facts = _facts([k % 2 for k in range(12)], list(range(12)))
+    pairs = np.array([(i, j) for i in range(12) for j in range(i + 1, 12)], dtype=np.int64)
+    seen: list[tuple[str, str]] = []
+    real = scan_check.check_texts
+    with mock.patch.object(
+        scan_check, "check_texts", side_effect=lambda t, learned=True: seen.extend(t) or real(t, learned)
+    ):
+        got = conflicting_pairs(pairs, facts, chunk_pairs=1)
+    assert sorted(seen) == sorted([(TEXTS[0], TEXTS[1]), (TEXTS[1], TEXTS[0])])
+    assert got == _reference(pairs, facts) and len(got) == 36
+
+
+def test_progress_counts_every_candidate_pair_once():
+    facts = _facts([0, 2, 1, 1, 6], [0, 1, 2, 3, 4])
+    pairs = np.array([[0, 1], [0, 2], [0, 3], [2, 3], [1, 4]], dtype=np.int64)
+    heard: list[int] = []
+    conflicting_pairs(pairs, facts, chunk_pairs=1, progress=heard.append)
+    assert heard == sorted(heard) and heard[-1] == 5
