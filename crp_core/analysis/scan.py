@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import numpy as np
 import scipy.sparse as sp
 
+from crp_core.analysis import scan_check
 from crp_core.analysis.scan_check import CHECK_CHUNK_PAIRS, Found, conflicting_pairs
 from crp_core.config import CRPConfig
 from crp_core.corpus.index import QUERY_THREADS
@@ -458,7 +459,7 @@ def scan_config_key(config: CRPConfig) -> ScanConfigKey:
 PROGRESS_STEPS = 100
 
 
-def _text_check(  # noqa: PLR0913  the candidates, their facts, the detector switch and the run's hooks
+def _text_check(
     cand: np.ndarray,
     facts: Sequence[Fact],
     learned: bool,
@@ -479,6 +480,8 @@ def _text_check(  # noqa: PLR0913  the candidates, their facts, the detector swi
             progress(done, n_cand)
         last[0] = done
 
+    if n_cand < scan_check.PARALLEL_MIN_PAIRS:
+        pool = None  # a worker's start and the texts' transfer cost more than the check
     chunk = CHECK_CHUNK_PAIRS if pool is not None else max(1, min(CHECK_CHUNK_PAIRS, every))
     return conflicting_pairs(
         cand, facts, learned=learned, pool=pool, chunk_pairs=chunk, progress=report, worker_cpu=worker_cpu
@@ -528,7 +531,7 @@ def _arbitrated(
     return pairs, counts, rec, involved
 
 
-def scan_ckf(  # noqa: PLR0913  the scan's inputs and its optional cost and parallelism settings
+def scan_ckf(
     corpus: ScanSource,
     config: CRPConfig,
     now: datetime,

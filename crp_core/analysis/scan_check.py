@@ -25,11 +25,15 @@ the order of completion or the number of workers.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -37,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from crp_core.errors import CRPError
 from crp_core.model import Fact
 from crp_core.records import ValueConflict
 from crp_core.stages.contradictions import clauses
@@ -118,13 +123,22 @@ def _worker_check(texts: ChunkTexts, learned: bool) -> tuple[list[tuple[int, Val
         forget_text_memos()
 
 
-def _worker_ready(_: int) -> int:
-    time.sleep(WORKER_START_WAIT_S)  # held a moment, so each warm-up task lands on its own worker
-    return os.getpid()
+def _worker_start(parent: int) -> None:
+    """A text-check worker's set-up: Ctrl-C is the parent's to handle (the parent unwinds and shuts the pool
+    down), and on Linux the worker is sent SIGTERM when its parent dies, so no worker outlives the scan."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        except (OSError, AttributeError):  # no prctl here: the pool's own shutdown still ends the workers
+            return
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os._exit(1)
 
 
-#: how long each warm-up task of :func:`check_pool` holds its worker
-WORKER_START_WAIT_S = 0.05
+#: Linux prctl option: the signal a process receives when its parent thread ends
+PR_SET_PDEATHSIG = 1
 
 
 @contextmanager
@@ -135,9 +149,17 @@ def check_pool(workers: int) -> Iterator[Executor | None]:
     if workers <= 1 or "fork" not in _start_methods():
         yield None
         return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        list(pool.map(_worker_ready, range(workers)))
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_worker_start,
+        initargs=(os.getpid(),),
+    )
+    try:
+        pool.submit(os.getpid).result()  # with a fork context the first task starts every worker
         yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass(frozen=True)
@@ -189,16 +211,14 @@ def conflicting_pairs(
     """Every candidate pair (rows of ``facts``) whose texts value-conflict, as (row a, row b, conflict) with
     fact a the smaller id, in the order of ``pairs`` (``learned``: config ``detector_learned``). Each
     distinct text pair is checked once, in chunks of about ``chunk_pairs`` distinct pairs grouped by
-    connected component; with a ``pool`` (:func:`check_pool`) the chunks are checked in its processes when
-    there are at least :data:`PARALLEL_MIN_PAIRS` candidate pairs. ``progress(done)`` hears the number of
+    connected component; with a ``pool`` (:func:`check_pool`) the chunks are checked in its processes (the
+    scan passes one from :data:`PARALLEL_MIN_PAIRS` candidate pairs on). ``progress(done)`` hears the number of
     candidate pairs settled after each chunk, ``worker_cpu(seconds)`` the CPU time a worker process spent
     on a chunk."""
     m = int(pairs.shape[0])
     if m == 0:
         return []
     tp = text_pairs(pairs, facts)
-    if pool is not None and m < PARALLEL_MIN_PAIRS:
-        pool = None
     per_text = np.bincount(tp.which[tp.which >= 0], minlength=tp.distinct.shape[0])
     found: dict[int, ValueConflict] = {}  # distinct text pair -> its conflict
     done = m - int(per_text.sum())  # pairs of identical texts: settled without a check
@@ -230,6 +250,18 @@ def _checked_chunks(
         for chunk in chunks:
             yield chunk, check_texts(_chunk_texts(tp, chunk), learned), None
         return
+    try:
+        yield from _pooled_chunks(tp, chunks, pool, learned)
+    except BrokenProcessPool:
+        raise CRPError(
+            "a text-check worker process ended before its chunk was checked (killed, or out of memory); "
+            "nothing was written: run again, or with --check-workers 1 to check in this process"
+        ) from None
+
+
+def _pooled_chunks(
+    tp: TextPairs, chunks: list[np.ndarray], pool: Executor, learned: bool
+) -> Iterator[tuple[np.ndarray, list[tuple[int, ValueConflict]], float | None]]:
     pending: dict[Future[tuple[list[tuple[int, ValueConflict]], float]], np.ndarray] = {}
     queue = iter(chunks)
     while True:

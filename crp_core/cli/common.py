@@ -228,13 +228,19 @@ def input_source_map(args: argparse.Namespace) -> SourceTypeMap | None:
 
 
 def load_input_ckf(
-    path: str, *, lenient: bool, max_bytes: int | None, source_map: SourceTypeMap | None
+    path: str,
+    *,
+    lenient: bool,
+    max_bytes: int | None,
+    source_map: SourceTypeMap | None,
+    map_vectors: bool = False,
 ) -> KnowledgeBase:
     """``load_ckf`` of a command's ``--ckf``; a mapping given for a CKF that is not an SDK snapshot is
-    said on stderr (it has no effect there)."""
+    said on stderr (it has no effect there). ``map_vectors``: a folder's vectors memory-mapped
+    (``load_ckf``)."""
     from crp_core.io.ckf import load_ckf
 
-    kb = load_ckf(path, lenient=lenient, max_bytes=max_bytes, source_map=source_map)
+    kb = load_ckf(path, lenient=lenient, max_bytes=max_bytes, source_map=source_map, map_vectors=map_vectors)
     if source_map is not None and kb.fmt != "sdk":
         print(
             f"crp-inspect: warning: --sdk-map / --source-type ignored: {visible(path)} is not a crprotocol SDK "

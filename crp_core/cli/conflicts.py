@@ -115,7 +115,11 @@ def _handle(args: argparse.Namespace) -> int:
     with check_pool(args.check_workers) as pool:  # forked before the CKF is loaded: the workers hold none of it
         with clock.stage("load"):
             kb = load_input_ckf(
-                args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
+                args.ckf,
+                lenient=args.lenient,
+                max_bytes=config.ckf_max_bytes,
+                source_map=input_source_map(args),
+                map_vectors=True,  # one pass over a possibly huge CKF: its vectors are read from the file
             )
             shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
             corpus = scan_corpus(kb, config=config, cache_dir=args.cache_dir, progress=shown, notify=shown.note)

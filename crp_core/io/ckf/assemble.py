@@ -261,8 +261,8 @@ def _outcome(
 
 
 def _kept_embeddings(npy: np.ndarray | None, rows: list[np.ndarray | None], keep: list[int]) -> np.ndarray:
-    """The embeddings of the kept facts: a directory's ``embeddings.npy`` itself (memory-mapped, not copied)
-    when every row is kept, else a fresh float32 array of the kept rows."""
+    """The embeddings of the kept facts: a directory's ``embeddings.npy`` array itself (as read, or mapped:
+    ``load_ckf``'s ``map_vectors``) when every row is kept, else a fresh float32 array of the kept rows."""
     if npy is not None:
         return npy if len(keep) == npy.shape[0] else np.ascontiguousarray(npy[keep], dtype=np.float32)
     # np.stack turns each row into an array with asanyarray; np.asarray does the same here

@@ -61,14 +61,17 @@ def load_ckf(
     max_bytes: int | None = None,
     expected_model: str | None = None,
     source_map: SourceTypeMap | None = None,
+    map_vectors: bool = False,
 ) -> KnowledgeBase:
     """Load and validate a CKF file or directory (docs/reference/ckf.md). Raises :class:`CKFError`.
-    ``source_map`` gives an SDK snapshot's facts their source types (unused for other formats)."""
+    ``source_map`` gives an SDK snapshot's facts their source types (unused for other formats).
+    ``map_vectors``: a directory's ``embeddings.npy`` is memory-mapped read-only instead of read into
+    memory (a one-shot command over a large CKF; the file must then not be rewritten while it runs)."""
     path = os.fspath(path)
     limit = byte_limit(max_bytes)
     check_resolves(path)
     if os.path.isdir(path):
-        return _load_dir(path, lenient=lenient, limit=limit, expected_model=expected_model)
+        return _load_dir(path, lenient=lenient, limit=limit, expected_model=expected_model, map_vectors=map_vectors)
     fmt = FORMATS.get(os.path.splitext(path)[1].lower())
     if fmt is None:
         refuse(path, [Problem(0, FILE_FIELD, unknown_format_message(path))])
@@ -137,7 +140,9 @@ def _load_data(data: bytes, source: str, fmt: str, *, lenient: bool, expected_mo
     return finish_load(st, source=source, fmt=fmt, lenient=lenient, expected_model=expected_model)
 
 
-def _load_dir(path: str, *, lenient: bool, limit: int, expected_model: str | None) -> KnowledgeBase:
+def _load_dir(
+    path: str, *, lenient: bool, limit: int, expected_model: str | None, map_vectors: bool
+) -> KnowledgeBase:
     facts_path = os.path.join(path, DIR_FACTS)
     if not os.path.lexists(facts_path):
         refuse(path, [Problem(0, FILE_FIELD, f"directory has no {DIR_FACTS}")])
@@ -154,7 +159,7 @@ def _load_dir(path: str, *, lenient: bool, limit: int, expected_model: str | Non
         _read_manifest(read_ckf_file(man_path, limit, DIR_MANIFEST), st)
     npy_path = os.path.join(path, DIR_NPY)
     if os.path.lexists(npy_path):
-        _read_npy(npy_path, limit, st)
+        _read_npy(npy_path, limit, st, map_vectors)
     return finish_load(st, source=path, fmt="dir", lenient=lenient, expected_model=expected_model)
 
 
@@ -314,9 +319,10 @@ def _read_manifest(data: bytes, st: LoadState) -> None:
     st.declare_dim(man.get("dim"), "manifest.dim")
 
 
-def _read_npy(path: str, limit: int, st: LoadState) -> None:
-    """A directory's ``embeddings.npy``, memory-mapped read-only: the rows are read from the file as they are
-    used, never copied whole into memory (the float32 vectors are most of a large CKF's bytes)."""
+def _read_npy(path: str, limit: int, st: LoadState, map_vectors: bool) -> None:
+    """A directory's ``embeddings.npy``: read into memory, or with ``map_vectors`` memory-mapped read-only
+    (the rows are read from the file as they are used, never copied whole into memory: the float32 vectors
+    are most of a large CKF's bytes). The header is checked on the mapping either way."""
     check_ckf_file(path, limit, DIR_NPY)  # a regular file within the limit, or refused naming the file
     try:
         with open(path, "rb") as fh:
@@ -339,4 +345,6 @@ def _read_npy(path: str, limit: int, st: LoadState) -> None:
     if arr.ndim != 2 or arr.shape[1] < 1:
         st.file_problems.append(Problem(0, DIR_NPY, f"shape must be (facts, dim), got {arr.shape}"))
         return
-    st.npy = np.asarray(arr)  # a plain read-only ndarray view of the mapping (np.memmap's methods return memmaps)
+    # a plain read-only ndarray view of the mapping (np.memmap's methods return memmaps), or a copy in memory
+    # that holds no file open
+    st.npy = np.asarray(arr) if map_vectors else np.array(arr)

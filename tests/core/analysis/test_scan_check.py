@@ -3,6 +3,11 @@ chunk size, order or number of worker processes, each pair oriented by fact id."
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from unittest import mock
 
 import numpy as np
@@ -14,8 +19,10 @@ from crp_core.analysis import scan_check
 from crp_core.analysis.scan import scan_ckf
 from crp_core.analysis.scan_check import check_pool, chunk_order, conflicting_pairs
 from crp_core.config import CRPConfig
+from crp_core.errors import CRPError
 from crp_core.model import Fact
 from crp_core.stages.contradictions import values_conflict
+from tests.support.paths import REPO_ROOT
 from tests.support.scan_worlds import NOW, cluster_corpus
 
 #: texts that conflict with one another in several ways (numbers, a negation), repeated on purpose:
@@ -161,3 +168,67 @@ def test_progress_counts_every_candidate_pair_once():
     heard: list[int] = []
     conflicting_pairs(pairs, facts, chunk_pairs=1, progress=heard.append)
     assert heard == sorted(heard) and heard[-1] == 5
+
+
+def test_a_worker_that_dies_ends_the_check_with_a_clear_error():
+    facts = _facts([k % len(TEXTS) for k in range(40)], list(range(40)))
+    pairs = np.array([(i, j) for i in range(40) for j in range(i + 1, 40)], dtype=np.int64)
+    with mock.patch.object(scan_check, "PARALLEL_MIN_PAIRS", 1), check_pool(2) as pool:
+        assert pool is not None
+        victim = pool.submit(os.getpid).result()
+        os.kill(victim, signal.SIGKILL)
+        with pytest.raises(CRPError, match="worker process ended .* --check-workers 1"):
+            conflicting_pairs(pairs, facts, pool=pool, chunk_pairs=5)
+
+
+_POOL_CHILD = """
+import os, sys, time
+from crp_core.analysis.scan_check import check_pool
+with check_pool(2) as pool:
+    pids = {pool.submit(os.getpid).result() for _ in range(20)}
+    print(" ".join(map(str, sorted(pids))), flush=True)
+    time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
+def test_no_worker_outlives_its_parent_and_ctrl_c_is_the_parents(how):
+    """SIGKILL of the parent alone (the OOM killer's choice): its workers end too. SIGINT to the whole process
+    group (Ctrl-C): the parent unwinds; the workers print nothing."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _POOL_CHILD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
+        start_new_session=True,
+    )
+    workers: list[int] = []
+    try:
+        workers = [int(p) for p in child.stdout.readline().split()]
+        assert workers and child.pid not in workers
+        if how == signal.SIGKILL:
+            os.kill(child.pid, how)
+        else:
+            os.killpg(child.pid, how)
+        _, err = child.communicate(timeout=30)
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in workers)
+        assert err.count("Traceback") <= (1 if how == signal.SIGINT else 0), err
+        assert "ForkProcess" not in err, err
+    finally:
+        for pid in [child.pid, *workers]:  # a failed run leaves nothing behind either
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        child.wait()

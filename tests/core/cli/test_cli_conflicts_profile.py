@@ -7,9 +7,12 @@ import io
 import json
 import re
 
+from unittest import mock
+
 import pytest
 
 from crp_core.analysis.scan import scan_ckf
+from crp_core.analysis import scan_check
 from crp_core.cli import main
 from crp_core.cli.conflicts import json_text, pair_rows, write_json
 from crp_core.config import CRPConfig
@@ -43,10 +46,17 @@ def test_profile_prints_every_stage_on_stderr_and_leaves_the_json_alone(ckf, tmp
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_check_workers_give_the_same_bytes(ckf, tmp_path, capsys, workers):
+    """The pool is used whatever the number of pairs (threshold patched to 1): with two workers this process
+    checks no text itself (the forked workers do), with one it checks them all."""
     args = ("--ckf", ckf, "--now", NOW, "--cache-dir", str(tmp_path / "c"), "--json")
-    _, want, _ = run(capsys, *args)
-    status, got, err = run(capsys, *args, "--check-workers", workers)
+    _, want, _ = run(capsys, *args, "--check-workers", "1")
+    with (
+        mock.patch.object(scan_check, "PARALLEL_MIN_PAIRS", 1),
+        mock.patch.object(scan_check, "check_texts", wraps=scan_check.check_texts) as here,
+    ):
+        status, got, err = run(capsys, *args, "--check-workers", workers)
     assert status == 0 and got == want, err
+    assert (here.call_count > 0) == (workers == "1")
 
 
 def test_check_workers_must_be_a_positive_count(ckf, capsys):

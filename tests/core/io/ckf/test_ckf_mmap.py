@@ -1,4 +1,6 @@
-"""A directory CKF's embeddings.npy is memory-mapped, not copied; bad files keep their clear errors."""
+"""A directory CKF's embeddings.npy: read into memory by default (no file held open; a rewrite of the file
+cannot pull the vectors away), memory-mapped on request (``map_vectors``: the scan of a huge CKF); bad
+files keep their clear errors."""
 
 from __future__ import annotations
 
@@ -29,9 +31,18 @@ def _mapped(a: np.ndarray) -> bool:
     return isinstance(base, mmap.mmap)
 
 
-def test_the_vectors_are_the_file_mapped_read_only(tmp_path):
+def test_by_default_the_vectors_are_read_and_the_file_can_be_rewritten(tmp_path):
     v = np.random.default_rng(0).normal(size=(50, 8)).astype(np.float32)
-    kb = load_ckf(_dir_ckf(tmp_path, v))
+    d = _dir_ckf(tmp_path, v)
+    kb = load_ckf(d)
+    assert kb.embeddings is not None and not _mapped(kb.embeddings)
+    np.save(d / "embeddings.npy", np.zeros((1, 1), dtype=np.float32))  # truncated in place, as np.save does
+    np.testing.assert_array_equal(kb.embeddings, v)
+
+
+def test_mapped_on_request_the_vectors_are_the_file_read_only(tmp_path):
+    v = np.random.default_rng(0).normal(size=(50, 8)).astype(np.float32)
+    kb = load_ckf(_dir_ckf(tmp_path, v), map_vectors=True)
     emb = kb.embeddings
     assert emb is not None
     assert type(emb) is np.ndarray  # a plain array (not np.memmap), viewing the mapping
@@ -44,7 +55,7 @@ def test_the_vectors_are_the_file_mapped_read_only(tmp_path):
 def test_a_lenient_load_that_skips_a_row_copies_only_the_kept_rows(tmp_path):
     v = np.random.default_rng(1).normal(size=(6, 4)).astype(np.float32)
     v[2] = 0.0  # no direction: that fact is skipped
-    kb = load_ckf(_dir_ckf(tmp_path, v), lenient=True)
+    kb = load_ckf(_dir_ckf(tmp_path, v), lenient=True, map_vectors=True)
     assert len(kb) == 5 and kb.embeddings is not None
     assert not _mapped(kb.embeddings)
     np.testing.assert_array_equal(kb.embeddings, np.delete(v, 2, axis=0))
@@ -61,9 +72,10 @@ def test_a_lenient_load_that_skips_a_row_copies_only_the_kept_rows(tmp_path):
 def test_a_damaged_file_is_refused_by_name(tmp_path, damage, field, says):
     d = _dir_ckf(tmp_path, np.ones((3, 4), dtype=np.float32))
     damage(d / "embeddings.npy")
-    with pytest.raises(CKFError) as err:
-        load_ckf(d)
-    assert any(p.field == field and says in p.message for p in err.value.problems), err.value.problems
+    for mapped in (False, True):
+        with pytest.raises(CKFError) as err:
+            load_ckf(d, map_vectors=mapped)
+        assert any(p.field == field and says in p.message for p in err.value.problems), err.value.problems
 
 
 def test_the_size_limit_still_applies_to_the_vectors(tmp_path):
