@@ -33,7 +33,7 @@ from crp_core import (
 
 from . import cache, render
 from .config_state import get_config
-from .samples import list_samples, sample_max_bytes, samples_dir
+from .samples import list_samples, sample_max_bytes, samples_dir, server_limit_note
 from .scenario_state import get_scenario
 from .session import (
     K_CKF_LABEL,
@@ -203,8 +203,9 @@ def _activate_kb(load: Callable[[], KnowledgeBase], source: str, *, label: str, 
     Returns False when the CKF was refused, True when it is active or being prepared."""
     try:
         kb = load()
-    except ValidationError as exc:
-        return _refuse(source, exc.what, exc.problems)
+    except ValidationError as exc:  # a server-side CKF over the operator's limit: where that limit is set
+        note = server_limit_note([p.message for p in exc.problems]) if sample is not None else None
+        return _refuse(source, f"{exc.what} ({note})" if note else exc.what, exc.problems)
     except CRPError as exc:
         return _refuse(source, str(exc))
     st.session_state[K_CKF_NOTICE] = None

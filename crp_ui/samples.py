@@ -9,17 +9,14 @@ server-side CKFs (``$CRP_SAMPLE_MAX_BYTES``): ``crp-inspect dashboard --ckf PATH
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 from pathlib import Path
 
+from crp_core import listable_ckf
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SAMPLE = "knowledge_base.jsonl"
-CKF_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
 SCENARIO_SUFFIXES = (".json", ".toml")
-#: a ``.json`` file bigger than this is listed without peeking at its shape
-JSON_PEEK_LIMIT = 8 * 1024 * 1024
 
 
 def samples_dir() -> Path:
@@ -39,29 +36,49 @@ def default_sample() -> str:
     return os.environ.get("CRP_DEFAULT_SAMPLE") or DEFAULT_SAMPLE
 
 
+#: where the server's own limit on its CKFs is set (named when a server-side CKF is over it)
+SAMPLE_LIMIT_SETTING = "crp-inspect dashboard --max-bytes, $CRP_SAMPLE_MAX_BYTES; not the ckf_max_bytes setting"
+
+
+def sample_limit_env() -> tuple[int | None, str | None]:
+    """``$CRP_SAMPLE_MAX_BYTES`` read: (the limit, None) when it is a whole number of bytes >= 1, (None, why
+    it is ignored) when it is set to anything else, (None, None) when unset."""
+    raw = os.environ.get("CRP_SAMPLE_MAX_BYTES")
+    env = (raw or "").strip()
+    if not env:
+        return None, None
+    if env.isascii() and env.isdigit() and len(env) <= 30 and int(env) > 0:
+        return int(env), None
+    shown = env if len(env) <= 40 else env[:39] + "…"
+    return None, f"$CRP_SAMPLE_MAX_BYTES={shown!r} is not a whole number of bytes: ignored"
+
+
+def server_limit_note(messages: list[str]) -> str | None:
+    """When the operator's limit is in force and a refusal says a file is over the limit: the note that names
+    where that limit is set (the messages name the configuration's setting, which does not apply here)."""
+    if sample_limit_env()[0] is None or not any("over the limit" in m for m in messages):
+        return None
+    return f"the server's limit: {SAMPLE_LIMIT_SETTING}"
+
+
 def sample_max_bytes(configured: int) -> int:
     """The size limit of a server-side CKF: ``$CRP_SAMPLE_MAX_BYTES`` (the operator's, a whole number of
     bytes) when set, else ``configured`` (the session's ``ckf_max_bytes``)."""
-    env = (os.environ.get("CRP_SAMPLE_MAX_BYTES") or "").strip()
-    return int(env) if env.isascii() and env.isdigit() and int(env) > 0 else configured
+    limit, _ = sample_limit_env()
+    return limit if limit is not None else configured
 
 
 def list_samples() -> list[str]:
-    """Bundled CKFs: ``*.jsonl|*.json|*.csv`` files and CKF directories (holding facts.jsonl).
+    """The samples folder's CKFs (``crp_core.listable_ckf``: files of a CKF format, a ``.json`` one only
+    when shaped like a CKF, and directories holding facts.jsonl; never a hidden name).
 
     The default sample comes first, the others in name order.
     """
     d = samples_dir()
     if not d.is_dir():
         return []
-    out = []
-    for p in sorted(d.iterdir()):
-        if p.is_file() and p.suffix.lower() in CKF_SUFFIXES and not p.name.startswith("."):
-            if p.suffix.lower() == ".json" and not json_is_ckf(p):
-                continue  # e.g. sample_ckf/planted_conflicts.json: data about the sample, not a CKF
-            out.append(p.name)
-        elif p.is_dir() and (p / "facts.jsonl").is_file():
-            out.append(p.name)
+    # e.g. sample_ckf/planted_conflicts.json is data about the sample, not a CKF: not listed
+    out = [p.name for p in sorted(d.iterdir()) if listable_ckf(p)]
     first = default_sample()
     out.sort(key=lambda n: (n != first, n))
     return out
@@ -77,23 +94,3 @@ def list_scenarios() -> list[str]:
         for p in d.iterdir()
         if p.is_file() and p.suffix.lower() in SCENARIO_SUFFIXES and not p.name.startswith(".")
     )
-
-
-@functools.lru_cache(maxsize=256)
-def _json_shape_is_ckf(path: str, mtime_ns: int, size: int) -> bool:
-    """Shape check of one version of a file (the stamp arguments are the cache key)."""
-    if size > JSON_PEEK_LIMIT:
-        return True  # too big to peek at on every rerun: let the loader judge it when picked
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return True  # listed, and the loader explains what is wrong with it when picked
-    # a crprotocol SDK snapshot ({"header", "payload"}) is read as a CKF too (docs/decisions/sdk-snapshots.md)
-    return isinstance(data, list) or (isinstance(data, dict) and ("facts" in data or "payload" in data))
-
-
-def json_is_ckf(p: Path) -> bool:
-    """A ``.json`` CKF is a list of facts or an object with ``facts`` (SPEC_NOTES §1.1)."""
-    stat = p.stat()
-    return _json_shape_is_ckf(str(p), stat.st_mtime_ns, stat.st_size)

@@ -11,14 +11,15 @@ import math
 
 import streamlit as st
 
-from crp_core import Corpus, KnowledgeBase
+from crp_core import CKF_SUFFIXES, Corpus, KnowledgeBase
 
 from . import cache, render, state
 from .ckf_state import active_corpus_key
+from .samples import sample_limit_env
 from .theme import UPLOAD_BOX
 from .widgets import widget_key
 
-UPLOAD_TYPES = ["jsonl", "ndjson", "json", "csv", "parquet"]
+UPLOAD_TYPES = [suffix.lstrip(".") for suffix in CKF_SUFFIXES]
 #: the CKF uploader's own instruction line says "<n>MB per file" in the browser's unit (10**6 bytes, or
 #: 2**20 on Windows) with the rounded-up cap; the label states the limit in MiB and bytes instead, so
 #: the stylesheet hides that line inside the container UPLOAD_BOX (crp_ui.theme)
@@ -108,6 +109,9 @@ def _sample_picker() -> None:
         on_change=_on_sample_change,
         args=(key,),
     )
+    _, ignored = sample_limit_env()
+    if ignored:
+        st.warning(render.md_escape(ignored), icon=":material/warning:")
 
 
 def _uploader() -> None:

@@ -60,7 +60,6 @@ from .config_state import (
     set_config_values,
 )
 from .samples import (
-    CKF_SUFFIXES,
     DEFAULT_SAMPLE,
     REPO_ROOT,
     SCENARIO_SUFFIXES,
@@ -244,7 +243,6 @@ __all__ = [
     # the start of a session
     "init_state",
     # samples
-    "CKF_SUFFIXES",
     "DEFAULT_SAMPLE",
     "REPO_ROOT",
     "SCENARIO_SUFFIXES",

@@ -118,14 +118,18 @@ def visible(text: object, *, newlines: bool = False) -> str:
 
 
 def max_bytes_arg(value: str) -> int:
-    """argparse ``type`` of ``--max-bytes``: a whole number of bytes >= 1 (the upper bound is the
-    ``ckf_max_bytes`` range of the configuration, checked where the configuration is made)."""
+    """argparse ``type`` of ``--max-bytes``: a whole number of bytes within the ``ckf_max_bytes`` range of
+    the configuration (every command checks it here, whether or not it makes a configuration)."""
+    from crp_core.config import RANGES
+
+    lo, hi = RANGES["ckf_max_bytes"]
+    text = value.strip()
     try:
-        n = int(value.strip()) if value.strip().isascii() else -1
+        n = int(text) if text.isascii() and len(text) <= 30 else -1
     except ValueError:
         n = -1
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of bytes >= 1")
+    if not lo <= n <= hi:
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a whole number of bytes between {lo} and {hi}")
     return n
 
 

@@ -22,8 +22,9 @@ from crp_core.errors import ConfigError
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
 
-#: what the samples folder lists as a CKF (crp_ui.samples), so the CKF named is the one opened
-CKF_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
+#: the environment the dashboard reads a server-side CKF setting from (crp_ui.samples); with --ckf an inherited
+#: one is dropped unless its flag sets it, so the defaults the flags document hold
+SCENARIO_ENV, LIMIT_ENV = "CRP_SCENARIO_DIR", "CRP_SAMPLE_MAX_BYTES"
 
 
 def register(subparsers: Subparsers) -> None:
@@ -57,25 +58,30 @@ def app_path() -> Path:
 
 
 def dashboard_env(args: argparse.Namespace, base: dict[str, str]) -> dict[str, str]:
-    """The server's environment: ``base`` with the samples folder, first CKF, scenarios and limit set."""
+    """The server's environment: ``base`` with the samples folder, first CKF, scenarios and limit set. With
+    ``--ckf``, scenarios come from ``--scenarios`` or PATH's folder and the limit from ``--max-bytes`` or the
+    configuration, never from a value inherited from the caller's environment."""
+    from crp_core.io.ckf.listing import CKF_SUFFIXES, listable_ckf
+
     env = dict(base)
     if args.ckf:
         ckf = Path(args.ckf).expanduser().resolve()
-        is_dir_ckf = ckf.is_dir() and (ckf / "facts.jsonl").is_file()
-        if not (is_dir_ckf or (ckf.is_file() and ckf.suffix.lower() in CKF_SUFFIXES)):
+        if not listable_ckf(ckf):
             raise ConfigError(
-                f"--ckf {args.ckf}: not a CKF the dashboard can open (a {', '.join(CKF_SUFFIXES)} file, or a "
-                "directory holding facts.jsonl)"
+                f"--ckf {args.ckf}: not a CKF the dashboard can open (a {', '.join(CKF_SUFFIXES)} file whose name "
+                "does not start with '.', a .json one shaped like a CKF, or a directory holding facts.jsonl)"
             )
         env["CRP_SAMPLE_DIR"] = str(ckf.parent)
         env["CRP_DEFAULT_SAMPLE"] = ckf.name
+        env.pop(SCENARIO_ENV, None)
+        env.pop(LIMIT_ENV, None)
     if args.scenarios:
         scen = Path(args.scenarios).expanduser().resolve()
         if not scen.is_dir():
             raise ConfigError(f"--scenarios {args.scenarios}: not a directory")
-        env["CRP_SCENARIO_DIR"] = str(scen)
+        env[SCENARIO_ENV] = str(scen)
     if args.max_bytes is not None:
-        env["CRP_SAMPLE_MAX_BYTES"] = str(args.max_bytes)
+        env[LIMIT_ENV] = str(args.max_bytes)
     return env
 
 
@@ -105,6 +111,7 @@ def _handle(args: argparse.Namespace) -> int:
     env = dashboard_env(args, dict(os.environ))
     argv = server_argv(args)
     print(f"dashboard: http://{args.address}:{args.port}/ (Ctrl-C stops it)", file=sys.stderr)
-    os.chdir(app_path().parent)
+    # the working directory is kept: relative paths (the triage database ./.crp_triage.sqlite, $CRP_* paths)
+    # mean what they mean to the caller; Streamlit reads the checkout's .streamlit/config.toml next to app.py
     os.execve(sys.executable, argv, env)  # the server replaces this process: its exit status is the command's
     return 0  # pragma: no cover  (execve does not return)

@@ -140,9 +140,7 @@ def _load_data(data: bytes, source: str, fmt: str, *, lenient: bool, expected_mo
     return finish_load(st, source=source, fmt=fmt, lenient=lenient, expected_model=expected_model)
 
 
-def _load_dir(
-    path: str, *, lenient: bool, limit: int, expected_model: str | None, map_vectors: bool
-) -> KnowledgeBase:
+def _load_dir(path: str, *, lenient: bool, limit: int, expected_model: str | None, map_vectors: bool) -> KnowledgeBase:
     facts_path = os.path.join(path, DIR_FACTS)
     if not os.path.lexists(facts_path):
         refuse(path, [Problem(0, FILE_FIELD, f"directory has no {DIR_FACTS}")])

@@ -6,13 +6,12 @@ from __future__ import annotations
 import io
 import json
 import re
-
 from unittest import mock
 
 import pytest
 
-from crp_core.analysis.scan import scan_ckf
 from crp_core.analysis import scan_check
+from crp_core.analysis.scan import scan_ckf
 from crp_core.cli import main
 from crp_core.cli.conflicts import json_text, pair_rows, write_json
 from crp_core.config import CRPConfig

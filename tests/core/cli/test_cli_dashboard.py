@@ -5,12 +5,14 @@ starts, and the dashboard then opens that CKF first, Parquet included (AppTest, 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from crp_core.cli import build_parser, main
 from crp_core.cli.dashboard import app_path, dashboard_env, server_argv
 from crp_core.io.ckf import load_ckf, write_ckf
+from crp_ui.samples import list_samples
 from tests.support.pages import run_page
 from tests.support.samples import synthetic_ckf_rows, synthetic_scenario
 
@@ -93,4 +95,58 @@ def test_the_server_side_limit_applies_to_the_named_ckf(folder, tmp_path, monkey
     at = run_page("home")
     said = " ".join(str(e.value) for e in (*at.error, *at.sidebar.error)).replace("\\", "")
     assert "kb.parquet refused" in said and "over the limit of 100 bytes" in said
+    assert "the server's limit: crp-inspect dashboard --max-bytes" in said  # not the sidebar's setting
     assert "crp.ckf_sample" not in at.session_state or at.session_state["crp.ckf_sample"] != "kb.parquet"
+
+
+def test_the_working_directory_is_kept_for_the_server(folder, tmp_path, monkeypatch):
+    """Relative paths (the triage database ./.crp_triage.sqlite, $CRP_* paths) keep meaning the caller's folder."""
+    here = tmp_path / "work"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    started = []
+    monkeypatch.setattr("os.execve", lambda exe, av, env: started.append(os.getcwd()))
+    assert main(["dashboard", "--ckf", str(folder / "a.jsonl")]) == 0
+    assert started == [str(here)] and os.getcwd() == str(here)
+
+
+def test_a_named_ckf_must_be_one_the_samples_folder_lists(folder, monkeypatch, capsys):
+    """A hidden file or a .json file that is not shaped like a CKF would not be listed (and another CKF of the
+    folder would open instead): refused by name."""
+    (folder / ".hidden.jsonl").write_text((folder / "a.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "settings.json").write_text('{"x": 1}', encoding="utf-8")
+    monkeypatch.setattr("os.execve", lambda *a: None)
+    for name in (".hidden.jsonl", "settings.json"):
+        assert main(["dashboard", "--ckf", str(folder / name)]) == 2
+        assert f"--ckf {folder / name}: not a CKF the dashboard can open" in capsys.readouterr().err
+    env = dashboard_env(_args("--ckf", str(folder / "a.jsonl")), {})
+    monkeypatch.setenv("CRP_SAMPLE_DIR", env["CRP_SAMPLE_DIR"])
+    assert ".hidden.jsonl" not in list_samples() and "settings.json" not in list_samples()
+    assert {"a.jsonl", "kb.parquet"} <= set(list_samples())
+
+
+def test_inherited_scenario_folder_and_limit_give_way_to_the_named_ckf(folder):
+    base = {"CRP_SCENARIO_DIR": "/old/scenarios", "CRP_SAMPLE_MAX_BYTES": "100", "KEEP": "1"}
+    env = dashboard_env(_args("--ckf", str(folder / "a.jsonl")), base)
+    assert "CRP_SCENARIO_DIR" not in env and "CRP_SAMPLE_MAX_BYTES" not in env and env["KEEP"] == "1"
+    env = dashboard_env(_args("--ckf", str(folder / "a.jsonl"), "--max-bytes", "5000"), base)
+    assert env["CRP_SAMPLE_MAX_BYTES"] == "5000"
+    assert dashboard_env(_args(), base) == base  # no --ckf: the operator's environment stands
+
+
+def test_max_bytes_above_the_configured_range_is_refused(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["dashboard", "--max-bytes", str(2**40)])
+    assert stop.value.code == 2 and "between 1 and 8589934592" in capsys.readouterr().err
+
+
+def test_an_unreadable_server_side_limit_is_said_and_ignored(folder, tmp_path, monkeypatch):
+    env = dashboard_env(_args("--ckf", str(folder / "a.jsonl")), {})
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("CRP_SAMPLE_MAX_BYTES", "2GB")
+    monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
+    at = run_page("home")
+    warned = " ".join(str(w.value) for w in (*at.warning, *at.sidebar.warning)).replace("\\", "")
+    assert "CRP_SAMPLE_MAX_BYTES='2GB' is not a whole number of bytes: ignored" in warned
+    assert at.session_state["crp.ckf_sample"] == "a.jsonl" and not at.error
