@@ -166,8 +166,9 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError("--width must be >= 0")
     out = check_writable(args.out, "--out")
     now = now_arg(args.now)
-    config = layered_config(args.config)
-    config.with_set_args(tuple(args.set_args))  # a bad --set is refused before the CKF is read
+    # --config and --set (a bad --set is refused before the CKF is read): the CKF's size limit and the
+    # corpus's embedding model are read from them; each scenario adds its own config table when it runs
+    config = layered_config(args.config, None, args.set_args)
     sources = [args.scenario] if args.scenario else list(args.suite)
     suite = load_suite(sources[0] if len(sources) == 1 and args.suite else sources)
     kb = load_input_ckf(

@@ -143,3 +143,12 @@ def test_suite_report_lists_the_suites_config_and_each_scenarios_own_table(tmp_p
     rows = text[text.index("What this report ran on") :]
     assert re.search(r"\bs1 etcd ports and foundation \S+ 0 [0-9a-f]{64} ttl_days\.news 30 → 7 s2 ", rows)
     assert re.search(r"\bs2 etcd peer traffic and data \S+ 0 [0-9a-f]{64} none Configuration ", rows)
+
+
+@pytest.mark.parametrize("limit", [("--max-bytes", "100"), ("--set", "ckf_max_bytes=100")])
+def test_the_ckf_is_read_under_the_reports_own_limit(files, tmp_path, capsys, limit):
+    ckf, suite = files
+    out = tmp_path / "r.html"
+    argv = ["report", "--ckf", str(ckf), "--suite", str(suite), "--out", str(out), *limit]
+    assert main(argv) == 2
+    assert "over the limit of 100 bytes" in capsys.readouterr().err and not out.exists()
