@@ -95,7 +95,7 @@ def not_carried() -> list[str]:
     out: list[str] = []
     kb = state.active_ckf()
     if kb is not None and state.get_ckf_sample() is None:
-        out.append(f"your uploaded CKF ({state.get_ckf_label()})")
+        out.append(uploaded_item(state.get_ckf_label()))
     scen = scenario_beyond_url(state.stored_scenario())
     if scen:
         out.append(scen)
@@ -108,16 +108,29 @@ def not_carried() -> list[str]:
     return out
 
 
+def uploaded_item(label: str) -> str:
+    """The notice's item for an uploaded CKF (a snapshot names it by fingerprint; it does not hold it)."""
+    return f"your uploaded CKF ({label})"
+
+
 def notice_text(items: list[str], page_own: list[str]) -> str:
-    """The notice: what the link does not carry (``items``), and what a snapshot does: the inputs and
-    decisions, not what the page declared (``page_own``: its own view state, set again by hand)."""
+    """The notice: what the link does not carry (``items``), and what a snapshot does: the scenario and
+    decisions, not an uploaded CKF (it names it: the receiver loads the same file first) nor what the page
+    declared (``page_own``: its own view state, set again by hand)."""
     text = "This link does not carry: " + ", ".join(items) + "."
-    carried = [i for i in items if i not in page_own]
-    if not page_own:
-        return text + " Share a snapshot instead."
-    if carried:
-        return text + f" A snapshot carries {', '.join(carried)}; set the rest again after opening it."
-    return text + " A snapshot does not carry it either: set it again after opening the link."
+    upload = [i for i in items if i.startswith(uploaded_item("")[:-3])]
+    carried = [i for i in items if i not in page_own and i not in upload]
+    rest = [i for i in items if i in page_own]
+    if carried and rest:
+        text += f" A snapshot carries {', '.join(carried)}; set the rest again after opening it."
+    elif carried:
+        text += f" A snapshot carries {', '.join(carried)}: share one instead of the link."
+    elif rest:
+        them = "it" if len(rest) == 1 else "them"
+        text += f" A snapshot does not carry {them} either: set {them} again after opening the link."
+    if upload:
+        text += " A snapshot names the uploaded CKF without holding it: whoever opens it loads the same file first."
+    return text
 
 
 # ---- taking a snapshot ----------------------------------------------------------------------------
