@@ -268,7 +268,6 @@ def _show(grid: SuiteGrid) -> None:
     rows, cols = grid.axes
     state.declare_unlinked(f"a 2-D sweep's result ({rows.key} x {cols.key}; metric {metric})")
     st.plotly_chart(grid_heatmap(grid, metric), key=G + "heatmap", width="stretch")
-    rows, cols = grid.axes
     st.caption(
         f"Current values (ringed): {render.md_escape(rows.key)} = {render.md_escape(axis_label(rows.current))}, "
         f"{render.md_escape(cols.key)} = {render.md_escape(axis_label(cols.current))}; "

@@ -117,6 +117,17 @@ def visible(text: object, *, newlines: bool = False) -> str:
     return "".join(out)
 
 
+def positive_int(value: str) -> int:
+    """argparse ``type`` of a count of at least 1."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
 def max_bytes_arg(value: str) -> int:
     """argparse ``type`` of ``--max-bytes``: a whole number of bytes within the ``ckf_max_bytes`` range of
     the configuration (every command checks it here, whether or not it makes a configuration)."""

@@ -21,8 +21,16 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, now_arg, visible
-from crp_core.cli.embed import add_engine_args, positive_int
+from crp_core.cli.common import (
+    TerminalProgress,
+    add_input_args,
+    input_source_map,
+    load_input_ckf,
+    now_arg,
+    positive_int,
+    visible,
+)
+from crp_core.cli.embed import add_engine_args
 from crp_core.config import layered_config
 from crp_core.io.ckf.provenance import sdk_provenance
 from crp_core.io.timeparse import format_timestamp

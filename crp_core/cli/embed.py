@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 def add_engine_args(p: argparse.ArgumentParser, what: str) -> None:
     """``--engine local|ray``, ``--address``, ``--workers`` (shared with ``conflicts``)."""
+    from crp_core.cli.common import positive_int
     from crp_core.engines import ENGINES
 
     p.add_argument(
@@ -43,19 +44,8 @@ def add_engine_args(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def positive_int(value: str) -> int:
-    """argparse ``type`` of a count of at least 1."""
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
-
-
 def register(subparsers: Subparsers) -> None:
-    from crp_core.cli.common import add_max_bytes_arg, cache_dir_arg
+    from crp_core.cli.common import add_max_bytes_arg, cache_dir_arg, positive_int
 
     p = subparsers.add_parser(
         "embed",

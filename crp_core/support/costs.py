@@ -72,7 +72,7 @@ class StageClock:
     """Times stages (``with clock.stage("text check"): ...``) and keeps one :class:`StageCost` each, in order."""
 
     stages: list[StageCost] = field(default_factory=list)
-    _elsewhere: float = 0.0  # CPU seconds other processes reported (add_cpu) so far
+    _elsewhere: float = field(default=0.0, init=False)  # CPU seconds other processes reported (add_cpu) so far
 
     def add_cpu(self, seconds: float) -> None:
         """CPU time a worker process spent on this job during the current stage (it is counted in the stage)."""
