@@ -17,15 +17,11 @@ import numpy as np
 
 from crp_core.analysis.scan import ScanSource
 from crp_core.config import CRPConfig
-from crp_core.corpus.embedding import Progress, already_unit
+from crp_core.corpus.embedding import Progress
 from crp_core.corpus.embedding_models import refuse_mixing
 from crp_core.corpus.index import vectors_fingerprint
-from crp_core.corpus.prepared import Notify, no_direction_error, prepare_corpus, retrievable_mask
-from crp_core.errors import CKFError, Problem
+from crp_core.corpus.prepared import Notify, prepare_corpus, retrievable_mask, unit_rows
 from crp_core.model import KnowledgeBase
-
-#: rows normalised at a time (bounds the float64 temporaries: 2 x rows x d x 8 bytes)
-NORMALISE_ROWS = 32768
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,44 +40,11 @@ class ScanCorpus:
 
 
 def unit_vectors(kb: KnowledgeBase) -> np.ndarray:
-    """The CKF's embeddings as unit float32 rows, read-only, exactly as ``prepare_corpus`` normalises them:
-    a row whose float64 norm is within the unit tolerance is kept bit for bit, any other is divided by its
-    float64 norm; a zero or non-finite row is refused by line and field. The given array itself (a
-    memory-mapped file stays mapped) when every row is unit already."""
-    emb = kb.embeddings
-    if emb is None:
+    """The CKF's embeddings as unit float32 rows, read-only, exactly as ``prepare_corpus`` normalises them
+    (:func:`~crp_core.corpus.prepared.unit_rows`: the given array itself when every row is unit already)."""
+    if kb.embeddings is None:
         raise ValueError("the CKF carries no embeddings")
-    emb = np.asarray(emb, dtype=np.float32)
-    if emb.ndim != 2 or emb.shape[0] != len(kb):
-        raise CKFError(
-            f"CKF {kb.source}", [Problem(0, "embedding", f"embeddings have shape {emb.shape}, expected ({len(kb)}, d)")]
-        )
-    out: np.ndarray | None = None
-    bad: list[int] = []
-    for s in range(0, emb.shape[0], NORMALISE_ROWS):
-        part = emb[s : s + NORMALISE_ROWS]
-        norms = np.linalg.norm(part.astype(np.float64), axis=1)  # float64: values near 3e38 square without overflow
-        bad += (s + np.flatnonzero(~np.isfinite(norms) | (norms == 0))).tolist()
-        if bad:
-            continue  # refused below, with every such row
-        keep = already_unit(part)
-        if keep.all():
-            if out is not None:
-                out[s : s + part.shape[0]] = part
-            continue
-        if out is None:  # the first row that changes: from here on the rows are copied
-            out = np.empty(emb.shape, dtype=np.float32)
-            out[:s] = emb[:s]
-        got = np.ascontiguousarray(part.astype(np.float64) / norms[:, None], dtype=np.float32)
-        got[keep] = part[keep]
-        out[s : s + part.shape[0]] = got
-    if bad:
-        raise no_direction_error(kb, bad)
-    result = np.ascontiguousarray(emb if out is None else out)
-    if result.flags.writeable:
-        result = result.view()
-        result.setflags(write=False)
-    return result
+    return unit_rows(kb.embeddings, kb)
 
 
 def scan_corpus(

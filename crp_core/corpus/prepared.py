@@ -57,21 +57,47 @@ def _ro(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _normalise_checked(emb: np.ndarray, kb: KnowledgeBase) -> np.ndarray:
-    """Normalise the CKF's own embeddings; a zero or non-finite row is refused by line and field."""
+#: rows normalised at a time (bounds the float64 temporaries: 2 x rows x d x 8 bytes)
+NORMALISE_ROWS = 32768
+
+
+def unit_rows(emb: np.ndarray, kb: KnowledgeBase) -> np.ndarray:
+    """The CKF's own embeddings as unit float32 rows, read-only: a row whose float64 norm is within the unit
+    tolerance (:func:`already_unit`) is kept bit for bit, any other is divided by its float64 norm; a zero or
+    non-finite row is refused by line and field. Normalised in chunks of :data:`NORMALISE_ROWS` rows (the
+    arithmetic is per row, so the chunking changes no bit); the given array itself (a memory-mapped file
+    stays mapped) when every row is unit already."""
     emb = np.asarray(emb, dtype=np.float32)
     if emb.ndim != 2 or emb.shape[0] != len(kb):
         raise CKFError(
             f"CKF {kb.source}", [Problem(0, "embedding", f"embeddings have shape {emb.shape}, expected ({len(kb)}, d)")]
         )
-    norms = np.linalg.norm(emb.astype(np.float64), axis=1)  # float64: values near 3e38 square without overflow
-    bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
-    if bad.size:
-        raise no_direction_error(kb, bad.tolist())
-    out = np.ascontiguousarray(emb.astype(np.float64) / norms[:, None], dtype=np.float32)
-    keep = already_unit(emb)  # unit rows kept bit for bit: normalising is idempotent
-    out[keep] = emb[keep]
-    return out
+    out: np.ndarray | None = None
+    bad: list[int] = []
+    for s in range(0, emb.shape[0], NORMALISE_ROWS):
+        part = emb[s : s + NORMALISE_ROWS]
+        norms = np.linalg.norm(part.astype(np.float64), axis=1)  # float64: values near 3e38 square without overflow
+        bad += (s + np.flatnonzero(~np.isfinite(norms) | (norms == 0))).tolist()
+        if bad:
+            continue  # refused below, with every such row
+        keep = already_unit(part)
+        if keep.all():
+            if out is not None:
+                out[s : s + part.shape[0]] = part
+            continue
+        if out is None:  # the first row that changes: from here on the rows are copied
+            out = np.empty(emb.shape, dtype=np.float32)
+            out[:s] = emb[:s]
+        got = np.ascontiguousarray(part.astype(np.float64) / norms[:, None], dtype=np.float32)
+        got[keep] = part[keep]
+        out[s : s + part.shape[0]] = got
+    if bad:
+        raise no_direction_error(kb, bad)
+    result = np.ascontiguousarray(emb if out is None else out)
+    if result.flags.writeable:
+        result = result.view()
+        result.setflags(write=False)
+    return result
 
 
 def no_direction_error(kb: KnowledgeBase, rows: Sequence[int]) -> CKFError:
@@ -147,7 +173,7 @@ class Corpus:
         """A corpus from given vectors (normalised here), index built in memory (tests, benches)."""
         from crp_core.corpus.index import FactIndex
 
-        vecs = _normalise_checked(vectors, kb)
+        vecs = unit_rows(vectors, kb)
         if token_counts is None:
             token_counts = word_token_estimate([f.content for f in kb.facts])
         index = FactIndex.build(vecs, config)
@@ -396,7 +422,7 @@ def prepare_corpus(
     cache_path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     texts = [f.content for f in kb.facts]
     if kb.embeddings is not None:
-        vectors = _normalise_checked(kb.embeddings, kb)
+        vectors = unit_rows(kb.embeddings, kb)
         model_id = kb.embedding_model or "unknown"
         refuse_mixing(model_id, config.embedding_model)
         if progress is not None:

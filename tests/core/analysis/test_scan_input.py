@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crp_core.analysis import scan_input
 from crp_core.analysis.scan import scan_ckf
 from crp_core.analysis.scan_input import ScanCorpus, scan_corpus, unit_vectors
 from crp_core.config import CRPConfig
+from crp_core.corpus import prepared
 from crp_core.corpus.index import FactIndex
 from crp_core.corpus.prepared import Corpus, prepare_corpus
 from crp_core.errors import CKFError, ConfigError, EmbeddingModelMismatch
@@ -42,7 +42,7 @@ def test_unit_vectors_are_prepare_corpus_vectors_bit_for_bit(n, unit_share, scal
     unit = rng.random(n) < unit_share
     v[unit] /= np.linalg.norm(v[unit], axis=1, keepdims=True)
     kb = _kb(v.astype(np.float32))
-    with mock.patch.object(scan_input, "NORMALISE_ROWS", rows):
+    with mock.patch.object(prepared, "NORMALISE_ROWS", rows):
         got = unit_vectors(kb)
     want = Corpus.from_vectors(kb, kb.embeddings, "m").vectors
     assert got.dtype == np.float32 and not got.flags.writeable
@@ -85,7 +85,7 @@ def test_bad_vectors_and_another_model_are_refused_as_prepare_corpus_refuses_the
     v = np.ones((5, 3), dtype=np.float32)
     v[1] = 0.0
     v[4, 0] = np.inf
-    with mock.patch.object(scan_input, "NORMALISE_ROWS", 2), pytest.raises(CKFError) as err:
+    with mock.patch.object(prepared, "NORMALISE_ROWS", 2), pytest.raises(CKFError) as err:
         unit_vectors(_kb(v))
     assert [(p.line, p.field) for p in err.value.problems] == [(2, "embedding"), (5, "embedding")]
     kb, config = _kb(np.eye(3, dtype=np.float32), "model-a"), CRPConfig(embedding_model="model-b")
