@@ -41,7 +41,7 @@ K_SHOWN = K + "shown"  # the pair keys of the rows the table shows (the page), i
 K_SORT = K + "sort"  # the queue's order (the URL's qsort)
 K_SIZE = K + "page_size"  # rows per page
 K_TURNED = K + "turned"  # set when the operator turned the page (the page's first pair is then selected)
-K_VIEW = K + "view"  # the last view's filters, order and page size (a change opens page 1)
+K_VIEW = K + "view"  # the digest of the last view's filters and order (a change opens page 1)
 #: rows per page of the queue (the table and the select box hold one page)
 PAGE_SIZES = (10, 25, 50, 100, 200)
 PAGE_SIZE = 50
@@ -199,13 +199,15 @@ def _on_turn() -> None:
 
 def _target(keys: list[str], index: dict[str, int], wanted: str | None) -> str | None:
     """The pair whose page opens: the one selected (select box, table, "Record and next", "Claim next"),
-    else the linked one, else the first of the current run's pairs; None when the view holds none."""
+    else the linked one, else (on a first visit) the first of the current run's pairs; None when the
+    selected pair left the view (a decision under the "undecided" filter: the page shown stays) or the
+    view is empty."""
     cur = state.recall(K_PAIR)
     if isinstance(cur, str) and cur in index:
         return cur
     if wanted is not None and wanted in index:
         return wanted
-    return _first_of_run(keys) if keys else None
+    return _first_of_run(keys) if keys and not isinstance(cur, str) else None
 
 
 def _paged(
@@ -213,15 +215,16 @@ def _paged(
 ) -> tuple[pd.DataFrame, str | None]:
     """The page widgets; the page of the view shown and the pair to select on it (None: an empty view).
 
-    The page holding the selected pair opens, unless the operator turned the page or changed the view
-    (filters, order, page size), which opens page 1: then the page's first pair is selected."""
+    The page holding the selected pair opens (a new page size included), unless the operator turned the
+    page or changed the filters or the order, which opens page 1: the page's first pair is then selected
+    (the selected pair stays when that page holds it)."""
     keys, index = cache.by_identity("queue_positions", view, _positions)
     size = paging.size_picker(where[0], K_SIZE, PAGE_SIZES, PAGE_SIZE)
     state.declare_settings("the triage queue's page size", {"rows per page": size}, {"rows per page": PAGE_SIZE})
     turned = bool(state.forget(K_TURNED))
     last = state.recall(K_VIEW)
-    state.remember(K_VIEW, (digest, size))
-    moved = turned or (last is not None and last != (digest, size))
+    state.remember(K_VIEW, digest)
+    moved = turned or (last is not None and last != digest)
     target = None if moved else _target(keys, index, wanted)
     goto = index[target] // size + 1 if target is not None else None
     page = paging.page_picker(
