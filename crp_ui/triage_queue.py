@@ -119,6 +119,12 @@ def display_queue(shown: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["pair"])
 
 
+def page_display(shown: pd.DataFrame, claims: dict[str, str]) -> pd.DataFrame:
+    """What the browser receives of the queue: the page ``shown`` as displayed, its text made inert, each
+    claimed pair's claim after its state."""
+    return cv.with_claims(render.inert_frame(display_queue(shown)), shown["pair"].tolist(), claims)
+
+
 def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
     """The queue's columns with the SDK verdict next to the arbitration (a CKF from an SDK snapshot)."""
     if not has_sdk:
@@ -127,14 +133,14 @@ def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
     return order[:i] + ("sdk",) + order[i:]
 
 
-def _queue_view(frame: pd.DataFrame, view: tuple[tuple[str, ...], ...], decided: str, order: str) -> pd.DataFrame:
+def queue_view(frame: pd.DataFrame, view: tuple[tuple[str, ...], ...], decided: str, order: str) -> pd.DataFrame:
     """The filtered queue in ``order``, every page of it: built once per (frame, filters, order)."""
     pats, srcs, stats = view
     shown = cv.filter_queue(frame, patterns=list(pats), source_types=list(srcs), statuses=list(stats), decided=decided)
     return cv.sort_queue(shown, order)
 
 
-def _positions(view: pd.DataFrame) -> tuple[list[str], dict[str, int]]:
+def view_positions(view: pd.DataFrame) -> tuple[list[str], dict[str, int]]:
     """The view's pair keys in order and each key's row position (once per view frame)."""
     keys = view["pair"].tolist()
     return keys, {k: i for i, k in enumerate(keys)}
@@ -188,7 +194,7 @@ def _filtered(frame: pd.DataFrame) -> tuple[pd.DataFrame, str, list[DeltaGenerat
     with c[0]:
         order = _order()
     got = cache.by_identity(
-        "queue_view", frame, lambda fr: _queue_view(fr, view, decided, order), extra=(*view, decided, order)
+        "queue_view", frame, lambda fr: queue_view(fr, view, decided, order), extra=(*view, decided, order)
     )
     return got, content_digest(repr((view, decided, order)), length=10), list(c[1:])
 
@@ -218,7 +224,7 @@ def _paged(
     The page holding the selected pair opens (a new page size included), unless the operator turned the
     page or changed the filters or the order, which opens page 1: the page's first pair is then selected
     (the selected pair stays when that page holds it)."""
-    keys, index = cache.by_identity("queue_positions", view, _positions)
+    keys, index = cache.by_identity("queue_positions", view, view_positions)
     size = paging.size_picker(where[0], K_SIZE, PAGE_SIZES, PAGE_SIZE)
     state.declare_settings("the triage queue's page size", {"rows per page": size}, {"rows per page": PAGE_SIZE})
     turned = bool(state.forget(K_TURNED))
@@ -251,9 +257,8 @@ def _table(shown: pd.DataFrame, claims: dict[str, str], key: str) -> None:
         help="Also the statuses, source types, similarity, both authorities and who decided.",
     )
     state.set_view_choice("cols", "all" if every else "", "")
-    display = render.inert_frame(display_queue(shown))
     st.dataframe(
-        cv.with_claims(display, shown["pair"].tolist(), claims),
+        page_display(shown, claims),
         hide_index=True,
         width="stretch",
         row_height=QUEUE_ROW_PX,
@@ -326,7 +331,7 @@ def queue_tab(
     if pick is None:
         st.info("No pair matches the filters.")
         return
-    every, _index = cache.by_identity("queue_positions", view, _positions)
+    every, _index = cache.by_identity("queue_positions", view, view_positions)
     # "Claim next" and "Record and next" walk the whole queue in its order, across pages
     free = every if not held else [k for k in every if k not in held]
     triage_live.claim_button(free, state.get_ckf_fingerprint(kb))
