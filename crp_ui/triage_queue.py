@@ -245,8 +245,9 @@ def _paged(
     return shown, cur if cur in page_keys else target if target in page_keys else page_keys[0]
 
 
-def _table(shown: pd.DataFrame, claims: dict[str, str], key: str) -> None:
-    """The page of the queue shown (its texts made inert); a row selected there selects its pair."""
+def _table(shown: pd.DataFrame, claims: dict[str, str], key: str, pick: str | None) -> None:
+    """The page of the queue shown (its texts made inert), the selected pair's row selected; a row selected
+    there selects its pair."""
     linked, refused = state.view_choice("cols", ("all",), "")  # ?cols=all
     if refused:
         st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
@@ -257,6 +258,7 @@ def _table(shown: pd.DataFrame, claims: dict[str, str], key: str) -> None:
         help="Also the statuses, source types, similarity, both authorities and who decided.",
     )
     state.set_view_choice("cols", "all" if every else "", "")
+    pos = [i for i, k in enumerate(shown["pair"].tolist()) if k == pick][:1]
     st.dataframe(
         page_display(shown, claims),
         hide_index=True,
@@ -266,6 +268,7 @@ def _table(shown: pd.DataFrame, claims: dict[str, str], key: str) -> None:
         key=key,
         on_select=partial(_on_table_select, key),
         selection_mode="single-row",
+        selection_default={"selection": {"rows": pos}} if pos else None,
         column_order=_with_sdk(QUEUE_ALL if every else QUEUE_ORDER, "sdk" in shown),
         column_config=QUEUE_COLUMNS,
     )
@@ -326,8 +329,9 @@ def queue_tab(
     me = state.get_operator()
     claims = triage_live.live_claims()
     held = triage_live.claimed_by_others(claims, me)
-    table_key = f"{K_TABLE}.{digest}.{len(shown)}.{keys[0] if keys else ''}"
-    _table(shown, {k: triage_live.claim_cell(c, me) for k, c in claims.items()}, table_key)
+    # a new page, view or selected pair draws a new table element, its selection on the selected pair's row
+    table_key = f"{K_TABLE}.{digest}.{keys[0] if keys else ''}.{pick}"
+    _table(shown, {k: triage_live.claim_cell(c, me) for k, c in claims.items()}, table_key, pick)
     if pick is None:
         st.info("No pair matches the filters.")
         return

@@ -3,8 +3,8 @@
 
 Vectors (``n + 2`` dimensions, c = the common direction e_n, d = e_(n+1)): ``Qkka`` = e_k + c, ``Qkkb`` =
 e_k + c + 0.2 d: cos = 2 / sqrt(2 x 2.04) = 0.9901 within a pair, at most 0.51 across pairs. Both facts
-internal, modified the same day, importance 0.9 and 0.9 - 0.01 (k + 1): authority 0.675 against
-0.75 x (0.9 - 0.01 (k + 1)), a margin of 0.0075 (k + 1), so the queue's triage order is Q00, Q01, ...
+internal, modified the same day, importance 0.9 and 0.9 - s (k + 1) with s = min(0.01, 0.8 / n): authority
+0.675 against 0.75 x (0.9 - s (k + 1)), a margin of 0.75 s (k + 1), so the queue's triage order is Q00, Q01, ...
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ def _vec(k: int, n: int, second: bool) -> list[float]:
 def write_queue_sample(d: Path, n: int = 25) -> Path:
     """The sample folder (``knowledge_base.jsonl`` and one scenario) with ``n`` conflict pairs."""
     (d / "scenarios").mkdir(parents=True)
+    step = min(0.01, 0.8 / n)
     with open(d / "knowledge_base.jsonl", "w", encoding="utf-8") as fh:
         for k in range(n):
-            for side, port, weight in (("a", 1000 + k, 0.9), ("b", 2000 + k, round(0.9 - 0.01 * (k + 1), 4))):
+            for side, port, weight in (("a", 1000 + k, 0.9), ("b", 2000 + k, round(0.9 - step * (k + 1), 6))):
                 row = {
                     "fact_id": f"Q{k:02d}{side}",
                     "content": f"Service {k:02d} listens on port {port}.",
