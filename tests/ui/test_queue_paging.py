@@ -57,7 +57,11 @@ def test_the_pages_partition_the_rows_in_order(n, size):
     for page in range(1, pages + 1):
         part = paging.page_of(frame, page, size)["pair"].tolist()
         first, last = paging.page_rows(n, page, size)
-        assert len(part) == (last - first + 1 if n else 0) and 0 < len(part) <= size or n == 0
+        if n:
+            assert 0 < len(part) <= size and len(part) == last - first + 1
+            assert part[0] == f"p{first - 1}" and part[-1] == f"p{last - 1}"
+        else:
+            assert part == [] and (first, last) == (0, 0)
         got += part
     assert got == frame["pair"].tolist()
 
