@@ -211,6 +211,28 @@ def filter_queue(
     return frame[mask]
 
 
+#: the queue's orders (its "Sort" picker, the URL's ``qsort``): name -> (column, ascending); ``triage`` is
+#: the queue's own order (ties first, then the smallest margin; dismissed pairs last)
+QUEUE_SORTS: dict[str, tuple[str, bool] | None] = {
+    "triage": None,
+    "similarity": ("similarity", False),
+    "margin": ("margin", True),
+    "decided": ("decided_at", False),
+}
+
+
+def sort_queue(frame: pd.DataFrame, order: str = "triage") -> pd.DataFrame:
+    """``frame`` in ``order`` (:data:`QUEUE_SORTS`) over all its rows: a stable sort, so rows with equal
+    values keep their triage order; "decided" puts the latest decision first and undecided pairs last."""
+    if order not in QUEUE_SORTS:
+        raise ValueError(f"order must be one of {tuple(QUEUE_SORTS)}, got {order!r}")
+    how = QUEUE_SORTS[order]
+    if how is None:
+        return frame
+    column, ascending = how
+    return frame.sort_values(column, ascending=ascending, kind="mergesort", na_position="last")
+
+
 def with_claims(display: pd.DataFrame, keys: Sequence[str], cells: Mapping[str, str]) -> pd.DataFrame:
     """The queue as shown with each claimed pair's claim ("held by bob (120 s left)") after its state;
     ``keys`` are the rows' pair keys, in row order. ``display`` itself when no row is claimed."""

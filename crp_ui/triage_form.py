@@ -230,8 +230,8 @@ def shown_fields(pair: ConflictPair, kb: KnowledgeBase, hist: list[Decision]) ->
 
 def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig, queue_keys: list[str]) -> None:
     """Record a decision on ``pair`` as this session's operator. The kind is chosen first; the form then
-    holds only that kind's fields. ``queue_keys``: the pairs of the queue as shown, in order ("Record and
-    next" moves to the one after ``pair``)."""
+    holds only that kind's fields. ``queue_keys``: the pairs of the queue as filtered and sorted, every
+    page of it, in order ("Record and next" moves to the one after ``pair``, on the next page too)."""
     pk = cv.p_key(pair)
     keys = field_keys(pk)
     open_pair(pk)

@@ -1,15 +1,22 @@
 """The Conflicts page's triage queue over the whole CKF (the ``crp-inspect conflicts`` scan): ties
-first, then the smallest authority margin; filters by pattern, source type, status, decided /
-undecided; a pair picked in the table (or the select box, or the URL's ``pair``) is shown as its case
-with the decision form and its decision history.
+first, then the smallest authority margin (or another order, ``?qsort=``); filters by pattern, source
+type, status, decided / undecided; a pair picked in the table (or the select box, or the URL's ``pair``)
+is shown as its case with the decision form and its decision history.
+
+The queue is filtered and sorted on the server over every pair, once per (frame, filters, order); the
+table and the select box hold one page of it (:mod:`crp_ui.paging`). A pair selected elsewhere (the
+URL, "Record and next", "Claim next") opens the page that holds it; a new filter, order or page size
+opens page 1.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from crp_core import (
     PATTERNS,
@@ -20,16 +27,31 @@ from crp_core import (
     DecisionSet,
     KnowledgeBase,
     SdkAgreement,
+    content_digest,
     pair_key,
 )
 
-from . import cache, decisions, render, state, triage_live
+from . import cache, decisions, paging, render, state, triage_live
 from . import conflicts_view as cv
 from .triage_form import K_PAIR, K, decision_form
 from .triage_revert import revert_section
 
-K_TABLE = K + "table"  # the queue table's selection event
-K_SHOWN = K + "shown"  # the pair keys of the rows the table shows, in order
+K_TABLE = K + "table"  # the queue table's key (+ the view, page size and page: a new page starts unselected)
+K_SHOWN = K + "shown"  # the pair keys of the rows the table shows (the page), in order
+K_SORT = K + "sort"  # the queue's order (the URL's qsort)
+K_SIZE = K + "page_size"  # rows per page
+K_TURNED = K + "turned"  # set when the operator turned the page (the page's first pair is then selected)
+K_VIEW = K + "view"  # the digest of the last view's filters and order (a change opens page 1)
+#: rows per page of the queue (the table and the select box hold one page)
+PAGE_SIZES = (10, 25, 50, 100, 200)
+PAGE_SIZE = 50
+#: the order picker's labels (crp_ui.conflict_queue.QUEUE_SORTS)
+SORT_LABELS = {
+    "triage": "triage order (ties, then smallest margin)",
+    "similarity": "similarity (highest first)",
+    "margin": "margin (smallest first)",
+    "decided": "decided (latest first)",
+}
 #: queue columns shown by default: both facts with their text, then what decides the row's place
 QUEUE_ORDER = ("A", "B", "pattern(s)", "arbitration", "margin", "state")
 #: every column, for "all columns"
@@ -76,8 +98,8 @@ QUEUE_COLUMNS = {
 }
 
 
-def _on_table_select() -> None:
-    ev = state.recall(K_TABLE)
+def _on_table_select(key: str) -> None:
+    ev = state.recall(key)
     rows = list(getattr(getattr(ev, "selection", None), "rows", []) or []) if ev is not None else []
     shown = state.recall(K_SHOWN, [])
     if rows and 0 <= rows[0] < len(shown):
@@ -97,6 +119,12 @@ def display_queue(shown: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["pair"])
 
 
+def page_display(shown: pd.DataFrame, claims: dict[str, str]) -> pd.DataFrame:
+    """What the browser receives of the queue: the page ``shown`` as displayed, its text made inert, each
+    claimed pair's claim after its state."""
+    return cv.with_claims(render.inert_frame(display_queue(shown)), shown["pair"].tolist(), claims)
+
+
 def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
     """The queue's columns with the SDK verdict next to the arbitration (a CKF from an SDK snapshot)."""
     if not has_sdk:
@@ -105,19 +133,23 @@ def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
     return order[:i] + ("sdk",) + order[i:]
 
 
-def _queue_view(
-    frame: pd.DataFrame, view: tuple[tuple[str, ...], ...], decided: str
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(the filtered queue, its display frame with text made inert): built once per filter choice."""
+def queue_view(frame: pd.DataFrame, view: tuple[tuple[str, ...], ...], decided: str, order: str) -> pd.DataFrame:
+    """The filtered queue in ``order``, every page of it: built once per (frame, filters, order)."""
     pats, srcs, stats = view
     shown = cv.filter_queue(frame, patterns=list(pats), source_types=list(srcs), statuses=list(stats), decided=decided)
-    return shown, render.inert_frame(display_queue(shown))
+    return cv.sort_queue(shown, order)
 
 
-def _url_pair(all_keys: list[str]) -> str | None:
+def view_positions(view: pd.DataFrame) -> tuple[list[str], dict[str, int]]:
+    """The view's pair keys in order and each key's row position (once per view frame)."""
+    keys = view["pair"].tolist()
+    return keys, {k: i for i, k in enumerate(keys)}
+
+
+def _url_pair(frame: pd.DataFrame) -> str | None:
     """The pair the URL (or an earlier visit) selected, if the queue holds it; a warning otherwise."""
     want = state.selected_pair()
-    if want is None or want in all_keys:
+    if want is None or want in cache.by_identity("queue_keyset", frame, lambda fr: frozenset(fr["pair"].tolist())):
         return want
     st.warning(
         f"pair={render.md_escape(want if len(want) <= 80 else want[:79] + '…')}: not a conflict pair "
@@ -127,11 +159,28 @@ def _url_pair(all_keys: list[str]) -> str | None:
     return None
 
 
-def _filtered(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The filter widgets and what they leave of the queue (its frame, its display frame)."""
+def _order() -> str:
+    """The order picker (linked as ``?qsort=``)."""
+    options = tuple(cv.QUEUE_SORTS)
+    linked, refused = state.view_choice("qsort", options, options[0])
+    if refused:
+        st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
+    if state.recall(K_SORT) not in options:
+        state.remember(K_SORT, linked)
+    order = str(st.selectbox("Sort (all pairs)", options, format_func=lambda o: SORT_LABELS[o], key=K_SORT))
+    state.set_view_choice("qsort", order, options[0])
+    return order
+
+
+def _filtered(frame: pd.DataFrame) -> tuple[pd.DataFrame, str, list[DeltaGenerator]]:
+    """The filter and order widgets and what they leave of the queue, in that order (every page); the
+    digest of the filters and order (a widget key part: a new view opens page 1); the places of the
+    paging widgets beside the order picker."""
     c = st.columns([2, 2, 2, 3])
     pats = c[0].multiselect("Pattern", PATTERNS, key=K + "f.patterns")
-    sources = sorted(set(frame["source_a"].tolist()) | set(frame["source_b"].tolist()))
+    sources = cache.by_identity(
+        "queue_sources", frame, lambda fr: sorted(set(fr["source_a"].tolist()) | set(fr["source_b"].tolist()))
+    )
     srcs = c[1].multiselect("Source type", sources, key=K + "f.sources")
     stats = c[2].multiselect("Status", STATUSES, key=K + "f.statuses")
     decided = str(c[3].radio("Decided", cv.DECIDED_CHOICES, horizontal=True, key=K + "f.decided"))
@@ -141,10 +190,64 @@ def _filtered(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         {"pattern": pats, "source type": srcs, "status": stats, "decided": decided},
         {"pattern": [], "source type": [], "status": [], "decided": cv.DECIDED_CHOICES[0]},
     )
-    return cache.by_identity("queue_view", frame, lambda fr: _queue_view(fr, view, decided), extra=(*view, decided))
+    c = st.columns([3, 1, 1, 3], vertical_alignment="bottom")
+    with c[0]:
+        order = _order()
+    got = cache.by_identity(
+        "queue_view", frame, lambda fr: queue_view(fr, view, decided, order), extra=(*view, decided, order)
+    )
+    return got, content_digest(repr((view, decided, order)), length=10), list(c[1:])
 
 
-def _table(shown: pd.DataFrame, display: pd.DataFrame, claims: dict[str, str]) -> None:
+def _on_turn() -> None:
+    state.remember(K_TURNED, True)
+
+
+def _target(keys: list[str], index: dict[str, int], wanted: str | None) -> str | None:
+    """The pair whose page opens: the one selected (select box, table, "Record and next", "Claim next"),
+    else the linked one, else (on a first visit) the first of the current run's pairs; None when the
+    selected pair left the view (a decision under the "undecided" filter: the page shown stays) or the
+    view is empty."""
+    cur = state.recall(K_PAIR)
+    if isinstance(cur, str) and cur in index:
+        return cur
+    if wanted is not None and wanted in index:
+        return wanted
+    return _first_of_run(keys) if keys and not isinstance(cur, str) else None
+
+
+def _paged(
+    view: pd.DataFrame, digest: str, where: list[DeltaGenerator], wanted: str | None
+) -> tuple[pd.DataFrame, str | None]:
+    """The page widgets; the page of the view shown and the pair to select on it (None: an empty view).
+
+    The page holding the selected pair opens (a new page size included), unless the operator turned the
+    page or changed the filters or the order, which opens page 1: the page's first pair is then selected
+    (the selected pair stays when that page holds it)."""
+    keys, index = cache.by_identity("queue_positions", view, view_positions)
+    size = paging.size_picker(where[0], K_SIZE, PAGE_SIZES, PAGE_SIZE)
+    state.declare_settings("the triage queue's page size", {"rows per page": size}, {"rows per page": PAGE_SIZE})
+    turned = bool(state.forget(K_TURNED))
+    last = state.recall(K_VIEW)
+    state.remember(K_VIEW, digest)
+    moved = turned or (last is not None and last != digest)
+    target = None if moved else _target(keys, index, wanted)
+    goto = index[target] // size + 1 if target is not None else None
+    page = paging.page_picker(
+        where[1], paging.page_key(K, digest, size), len(keys), size, goto=goto, on_change=_on_turn
+    )
+    where[2].caption(paging.rows_text(len(keys), page, size))
+    shown = paging.page_of(view, page, size)
+    page_keys = keys[(page - 1) * size : (page - 1) * size + len(shown)]
+    if not page_keys:
+        return shown, None
+    cur = state.recall(K_PAIR)
+    return shown, cur if cur in page_keys else target if target in page_keys else page_keys[0]
+
+
+def _table(shown: pd.DataFrame, claims: dict[str, str], key: str, pick: str | None) -> None:
+    """The page of the queue shown (its texts made inert), the selected pair's row selected; a row selected
+    there selects its pair."""
     linked, refused = state.view_choice("cols", ("all",), "")  # ?cols=all
     if refused:
         st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
@@ -155,15 +258,17 @@ def _table(shown: pd.DataFrame, display: pd.DataFrame, claims: dict[str, str]) -
         help="Also the statuses, source types, similarity, both authorities and who decided.",
     )
     state.set_view_choice("cols", "all" if every else "", "")
+    pos = [i for i, k in enumerate(shown["pair"].tolist()) if k == pick][:1]
     st.dataframe(
-        cv.with_claims(display, shown["pair"].tolist(), claims),
+        page_display(shown, claims),
         hide_index=True,
         width="stretch",
         row_height=QUEUE_ROW_PX,
         height=min(5 * QUEUE_ROW_PX, QUEUE_ROW_PX * len(shown)) + 40,
-        key=K_TABLE,
-        on_select=_on_table_select,
+        key=key,
+        on_select=partial(_on_table_select, key),
         selection_mode="single-row",
+        selection_default={"selection": {"rows": pos}} if pos else None,
         column_order=_with_sdk(QUEUE_ALL if every else QUEUE_ORDER, "sdk" in shown),
         column_config=QUEUE_COLUMNS,
     )
@@ -180,21 +285,15 @@ def _first_of_run(keys: list[str]) -> str:
     return next((k for k in keys if k in run), keys[0])
 
 
-def _pick_pair(shown: pd.DataFrame, keys: list[str], wanted: str | None) -> str:
-    """The pair select box (a table row picks it too); the choice is the page's selected pair."""
-    if state.recall(K_PAIR) not in keys:
-        state.remember(K_PAIR, wanted if wanted in keys else _first_of_run(keys))
-    # the four columns a label reads, once per shown frame
-    labels = cache.by_identity(
-        "queue_labels",
-        shown,
-        lambda fr: {
-            k: cv.pair_label({"fact_a": a, "fact_b": b, "patterns": p})
-            for k, a, b, p in zip(
-                fr["pair"].tolist(), fr["fact_a"].tolist(), fr["fact_b"].tolist(), fr["patterns"].tolist()
-            )
-        },
-    )
+def _pick_pair(shown: pd.DataFrame, keys: list[str], pick: str) -> str:
+    """The pair select box over the page shown (a table row picks it too); the choice is the page's
+    selected pair."""
+    if state.recall(K_PAIR) != pick:
+        state.remember(K_PAIR, pick)
+    labels = {
+        k: cv.pair_label({"fact_a": a, "fact_b": b, "patterns": p})
+        for k, a, b, p in zip(keys, shown["fact_a"].tolist(), shown["fact_b"].tolist(), shown["patterns"].tolist())
+    }
     pk = str(
         st.selectbox(
             "Pair to triage (or select a table row)",
@@ -216,11 +315,12 @@ def queue_tab(
     now: datetime,
     agreement: SdkAgreement | None = None,
 ) -> None:
-    """The triage queue, then the selected pair: its case, the decision form and its history."""
-    shown, display = _filtered(frame)
-    wanted = _url_pair(frame["pair"].tolist())
+    """The triage queue (one page of it), then the selected pair: its case, the decision form and its history."""
+    view, digest, where = _filtered(frame)
+    wanted = _url_pair(frame)
+    shown, pick = _paged(view, digest, where, wanted)
     st.caption(
-        f"{len(shown)} of {len(frame)} pairs shown · ties first, then the smallest authority margin · "
+        f"{len(view)} of {len(frame)} pairs match · {SORT_LABELS[str(state.recall(K_SORT))]} · "
         f"scan over {scan.n_facts} retrievable facts, {scan.n_candidates} pairs with cosine > "
         f"{scan.threshold:.2f} text-checked, {scan.timings_ms['total']:.0f} ms"
     )
@@ -229,13 +329,18 @@ def queue_tab(
     me = state.get_operator()
     claims = triage_live.live_claims()
     held = triage_live.claimed_by_others(claims, me)
-    _table(shown, display, {k: triage_live.claim_cell(c, me) for k, c in claims.items()})
-    if not keys:
+    # a new page, view or selected pair draws a new table element, its selection on the selected pair's row
+    table_key = f"{K_TABLE}.{digest}.{keys[0] if keys else ''}.{pick}"
+    _table(shown, {k: triage_live.claim_cell(c, me) for k, c in claims.items()}, table_key, pick)
+    if pick is None:
         st.info("No pair matches the filters.")
         return
-    triage_live.claim_button([k for k in keys if k not in held], state.get_ckf_fingerprint(kb))
-    pk = _pick_pair(shown, keys, wanted)
-    pair = next(p for p in scan.pairs if cv.p_key(p) == pk)
+    every, _index = cache.by_identity("queue_positions", view, view_positions)
+    # "Claim next" and "Record and next" walk the whole queue in its order, across pages
+    free = every if not held else [k for k in every if k not in held]
+    triage_live.claim_button(free, state.get_ckf_fingerprint(kb))
+    pk = _pick_pair(shown, keys, pick)
+    pair = cache.by_identity("queue_pairs", scan, lambda sc: {cv.p_key(p): p for p in sc.pairs})[pk]
     # the pair's heading, figures and arbitration in one element, its case (patterns, both sides, the
     # evidence, the outcome, the authority table and bars) in another
     cv.pair_head(pair)
@@ -245,7 +350,7 @@ def queue_tab(
     cv.queue_case(pair, kb, dict(ds.statuses), now=now, config=config, key=K + "authority")
     if pk in held:
         st.info(render.md_escape(f"This pair is {triage_live.claim_cell(held[pk], me)}; you may still decide it."))
-    decision_form(pair, kb, config, [k for k in keys if k not in held or k == pk])
+    decision_form(pair, kb, config, every if not held else [k for k in every if k not in held or k == pk])
     hist = decisions.pair_history(pair.fact_a, pair.fact_b)
     revert_section(pair, hist, kb)
     st.markdown(f"**Decision history of this pair** ({len(hist)})")

@@ -50,6 +50,7 @@ VIEW_NUMBERS: dict[str, tuple[float, float, bool]] = {
 #: of the options the page offers at that moment, else it is refused with a message
 VIEW_CHOICES: dict[str, str] = {
     "cols": "Conflicts -> Triage queue: `all` shows every column of the queue table",
+    "qsort": "Conflicts -> Triage queue: the queue's order, `similarity`, `margin` or `decided` (absent: triage order)",
     "log": "Conflicts -> Export & audit log: `all` lists every knowledge base's decisions",
     "residual": "Fan-out: the ResidualSet, sub-query ids joined by `,` (absent: the scenario's)",
     "explain": "Tuning -> Compare: the fact whose rank change is explained",

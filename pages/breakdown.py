@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from crp_core import LabelMarks, PipelineResult, content_digest
-from crp_ui import breakdown, cache, charts, glossary, labels_view, render, shell, state, tables
+from crp_ui import breakdown, cache, charts, glossary, labels_view, paging, render, shell, state, tables
 
 PAGE_SIZES = (50, 100, 200, 500)
 #: columns shown in the table (the CSV download on the Envelope page has them all); the reason sits
@@ -99,24 +99,18 @@ def _filters(result: PipelineResult, frame: pd.DataFrame, marks: LabelMarks | No
 def _table(view: pd.DataFrame, digest: str, total: int, marks: LabelMarks | None) -> None:
     """One page of the filtered rows; a clicked row becomes the selected fact."""
     c = st.columns([1, 1, 4])
-    size = c[0].selectbox("rows per page", PAGE_SIZES, index=1, key=K + "page_size")
-    pages = tables.n_pages(len(view), size)
-    page = int(
-        c[1].number_input(
-            f"page (of {pages})", min_value=1, max_value=pages, value=1, step=1, key=f"{K}page.{digest}.{size}"
-        )
-    )
+    size = paging.size_picker(c[0], K + "page_size", PAGE_SIZES, PAGE_SIZES[1])
+    page = paging.page_picker(c[1], paging.page_key(K, digest, size), len(view), size)
     state.declare_settings(
         "the fact table's page", {"rows per page": size, "page": page}, {"rows per page": PAGE_SIZES[1], "page": 1}
     )
-    shown = tables.page_of(view, page, size)
+    shown = paging.page_of(view, page, size)
     current = state.selected_fact()
     table = labels_view.with_label(shown[list(SHOWN)].copy(), marks)
     ids = table["fact_id"].tolist()  # one conversion of the column, not a scalar per cell
     table.insert(0, "sel", ["▶" if f == current else "" for f in ids])
     c[2].caption(
-        f"{len(view)} of {total} scored facts match; rows "
-        f"{(page - 1) * size + 1 if len(view) else 0}-{(page - 1) * size + len(shown)} shown. "
+        f"{len(view)} of {total} scored facts match; {paging.rows_text(len(view), page, size)} shown. "
         "Click a row to inspect it."
     )
     cfg = breakdown.column_config(table)
