@@ -163,6 +163,11 @@ class Lexer(NumberLexer):
             self.forced_func.add(i + 1)  # "no longer supported": the negation, not a comparative
             out.append(Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
+        if low == "no" and nxt == "one":
+            # "No one may stay on the deck": one negation, as "nobody" (not the number one)
+            j = i + 1
+            out.append(Token(self.text[r.start : raw[j].end], r.start, raw[j].end, NEG, "#neg"))
+            return j + 1
         if low in NEGATION_CUES:
             if (
                 (low, nxt) in NEG_IDIOMS
