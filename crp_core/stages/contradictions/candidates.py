@@ -415,15 +415,31 @@ def _cued(d: Doc, other: Doc) -> bool:
     )
 
 
+#: modal verbs read as a polarity word of a group: "may", "can" grant a permission ("may not" denies it, as
+#: "prohibited" does); "must" is an obligation, and "must not" a prohibition
+_MODAL_GROUPS = {"may": "#allow", "can": "#allow", "cannot": "#allow", "can't": "#allow", "must": "#require"}
+
+
 def _polar_signs(d: Doc) -> dict[str, set[int]]:
     """Each polarity group the text states -> the signs it asserts it with, a negation in the clause turning the
-    word's sign round ("not allowed" is the negative of "allowed", as "prohibited" is)."""
+    word's sign round ("not allowed" is the negative of "allowed", as "prohibited" is); modal verbs count in the
+    groups of :data:`_MODAL_GROUPS` ("may use" / "No flash photography ... may": opposite permissions)."""
     out: dict[str, set[int]] = {}
+    toks = d.tokens
     for c in d.clauses[:PAIR_MAX_CLAUSES]:
         turn = -1 if len(c.negs) % 2 else 1
         for k in c.polars[:PAIR_MAX_VALUES]:
-            t = d.tokens[k]
+            t = toks[k]
             out.setdefault(t.key, set()).add(t.sign * turn)
+        for t in toks[c.first : c.last]:
+            group = _MODAL_GROUPS.get(t.text.lower())
+            if group is None:
+                continue
+            if group == "#require" and turn < 0:
+                group, turn_here = "#allow", -1  # "must not": prohibited
+            else:
+                turn_here = turn
+            out.setdefault(group, set()).add(turn_here)
     return out
 
 
