@@ -97,6 +97,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
             "polar_agree",
             "gov_stated",
             "neg_valued",
+            "only_sides",
         ]
     )
 )
@@ -472,7 +473,7 @@ def polarity_features(da: Doc, db: Doc) -> dict[str, float]:
     """The features of a polarity candidate that say where each text's polarity comes from: how many texts carry
     a negation; whether one text carries no negative cue at all; a polarity group both texts assert with opposite
     or with the same sign (negations in the clause counted); a negated word the other text states without a
-    negation; a negation beside a number or a date."""
+    negation; a negation beside a number or a date; how many texts restrict with "only"."""
     sa, sb = _polar_signs(da), _polar_signs(db)
     shared = sa.keys() & sb.keys()
     cued_a, cued_b = _cued(da, db), _cued(db, da)
@@ -483,4 +484,11 @@ def polarity_features(da: Doc, db: Doc) -> dict[str, float]:
         "polar_agree": float(any(sa[g] & sb[g] for g in shared)),
         "gov_stated": float(_governed_stated(da, db) or _governed_stated(db, da)),
         "neg_valued": float(_neg_valued(da) or _neg_valued(db)),
+        "only_sides": float(_restricted(da) + _restricted(db)),
     }
+
+
+def _restricted(d: Doc) -> bool:
+    """Does the text restrict with "only" ("permitted only from the primary room" denies the backup room
+    without a negation word)?"""
+    return any(t.key == "only" for t in d.tokens[: PAIR_MAX_VALUES * 4])
