@@ -7,7 +7,18 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from crp_core.stages.contradictions.lexer import Lexer
-from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
+from crp_core.stages.contradictions.lexicon import (
+    BREAK,
+    DATE,
+    ENTITY,
+    FUNC,
+    NEG,
+    NUMBER,
+    PAIR_MAX_CLAUSES,
+    POLAR,
+    WORD,
+    stem,
+)
 from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
 from crp_core.stages.contradictions.tokens import Quantity, Token, word_key
 
@@ -130,6 +141,18 @@ def _attributive_polarity(toks: list[Token]) -> list[Token]:
     return out
 
 
+#: the key prefix of a set of weekdays read as a value's scope, followed by its day digits ("@days5": Fridays)
+DAYS_KEY = "@days"
+
+
+def _beside_date(toks: list[Token], k: int) -> bool:
+    """Does a date (not a weekday alone) stand right before or after token ``k``, a comma between them allowed
+    ("Friday, 11 April": the weekday is part of that date)?"""
+    nxt = k + 2 if k + 2 < len(toks) and toks[k + 1].text == "," else k + 1
+    prv = k - 2 if k >= 2 and toks[k - 1].text == "," else k - 1
+    return any(0 <= j < len(toks) and toks[j].kind == DATE and not _weekday_only(toks[j]) for j in (nxt, prv))
+
+
 def _weekday_only(t: Token) -> bool:
     return t.kind == DATE and t.date is not None and all(not (y or m or d) for y, m, d, _ in t.date.readings)
 
@@ -150,10 +173,10 @@ def _weekday_scope(toks: list[Token]) -> list[Token]:
         ):
             for j in range(first, k):
                 t = out[j]
-                if _weekday_only(t):
+                if _weekday_only(t) and not _beside_date(out, j):
                     assert t.date is not None
                     days = "".join(str(r[3]) for r in sorted(t.date.readings))
-                    out[j] = Token(t.text, t.start, t.end, WORD, "@days" + days)
+                    out[j] = Token(t.text, t.start, t.end, WORD, DAYS_KEY + days)
         first = k + 1
     return out
 
@@ -297,6 +320,7 @@ class Doc(NamedTuple):
     loose_words: frozenset[str]  # every word of the text, loose and predicate, with prefix markers (loose.py)
     sent_shape: tuple[tuple[int, int], ...]  # per sentence: (number of clauses, polarity parity)
     negated: bool  # any negation cue
+    has_days: bool = False  # a set of weekdays scopes a value ("until 11pm on Fridays": ``_weekday_scope``)
 
 
 BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
@@ -520,6 +544,7 @@ def analyse(text: str) -> Doc:
         ),
         _sent_shape(clauses, n_sent),
         any(t.kind == NEG for t in toks),
+        any(_scope_day(toks, k) for k in range(len(toks))),
     )
 
 
@@ -546,3 +571,29 @@ def _sentences(toks: tuple[Token, ...], clauses: list[Clause]) -> tuple[Sentence
         out.append(sentence(toks, clauses[k].first, clauses[j].last, clauses[k].owner))
         k = j + 1
     return tuple(out)
+
+
+def _scope_day(toks: tuple[Token, ...] | list[Token], k: int) -> bool:
+    """Is token ``k`` a set of weekdays read as a scope (:func:`_weekday_scope`)?"""
+    return toks[k].kind == WORD and toks[k].key.startswith(DAYS_KEY)
+
+
+def sentence_days(d: Doc, sent: int) -> frozenset[str]:
+    """The weekdays a sentence takes as its scope (:func:`_weekday_scope`: "@days5" is Fridays), as day
+    digits; empty when it names none."""
+    days: set[str] = set()
+    for c in d.clauses[:PAIR_MAX_CLAUSES]:
+        if c.sent == sent:
+            for k in range(c.first, c.last):
+                if _scope_day(d.tokens, k):
+                    days.update(d.tokens[k].key[len(DAYS_KEY) :])
+    return frozenset(days)
+
+
+def days_disjoint(da: Doc, sa: int, db: Doc, sb: int) -> bool:
+    """Do the two sentences scope their values to sets of weekdays with no day in common (two scopes, two
+    attributes)? Read only when both texts name a scope of weekdays."""
+    if not (da.has_days and db.has_days):
+        return False
+    xa, xb = sentence_days(da, sa), sentence_days(db, sb)
+    return bool(xa and xb) and not (xa & xb)
