@@ -177,6 +177,14 @@ def test_the_polarity_candidate_s_features():
         "other_changed": 0.0,
         "sent_loose": 1.0,
         "flip_clauses": 1.0,
+        # "no longer" on one side only; "open" and "welcome" are two polarity groups (no opposed sign)
+        "neg_sides": 1.0,
+        "clean_side": 1.0,
+        "polar_opposed": 0.0,
+        "polar_agree": 0.0,
+        "gov_stated": 0.0,
+        "neg_valued": 0.0,
+        "only_sides": 0.0,
     }
 
 
