@@ -84,6 +84,9 @@ _DURATION_BEFORE = frozenset(
     ]
     + ["get", "gets", "have", "has", "had", "given", "give", "gives", "allow", "allows", "wait", "waits"]
 )
+#: polarity groups whose word, predicative and followed by "to", grants or denies access to someone ("The beach is
+#: no longer open to dogs" denies "Dogs are welcome on the beach")
+_ACCESS_GROUPS = frozenset(["open"])
 #: words after "a week" that make it a duration: "a day before travel", "a week ahead", "a month beforehand"
 _DURATION_NEXT = frozenset(["before", "after", "ahead", "beforehand", "earlier", "later", "prior"])
 
@@ -356,6 +359,18 @@ class Lexer(NumberLexer):
             return i + 3
         if pol is not None and low == "fall" and i + 1 < len(raw) and raw[i + 1].group == "num":
             pol = None  # "fall 2026": the season
+        if (
+            pol is not None
+            and pol.group in _ACCESS_GROUPS
+            and nxt == "to"
+            and i + 2 < len(raw)
+            and raw[i + 2].group == "word"
+            and self.low(i + 2) not in UNITS
+            and self.predicative(i)
+        ):
+            # "open to dogs" / "closed to the public": a permission for someone, the group of "allowed"
+            out.append(Token(s, r.start, r.end, POLAR, "#allow", sign=pol.sign))
+            return i + 1
         if pol is not None and (not pol.predicative or self.predicative(i)):
             out.append(Token(s, r.start, r.end, POLAR, "#" + pol.group, sign=pol.sign))
             return i + 1
@@ -447,9 +462,12 @@ class Lexer(NumberLexer):
         prev = self.low(i - 1)
         if prev in PREDICATIVE_BEFORE:
             return True
-        # a negation between the verb and the word keeps it predicative: "is not billed", "isn't free"
+        # a negation between the verb and the word keeps it predicative: "is not billed", "isn't free", "is no
+        # longer open"
         if prev in ("not", "never") and self.low(i - 2) in PREDICATIVE_BEFORE:
             return True
+        if prev == "longer" and self.low(i - 2) in ("no", "not") and self.low(i - 3) in PREDICATIVE_BEFORE:
+            return True  # "is no longer open"
         if prev.endswith("n't") and prev[:-3] in PREDICATIVE_BEFORE:
             return True
         return prev == "to" and self.low(i - 2) in ("set", "defaults", "default", "switched", "turned")

@@ -131,3 +131,13 @@ def test_a_negation_beside_a_number_and_a_restriction_with_only() -> None:
     assert f["neg_valued"] == 1.0
     f = _polar("Commands are permitted only from the primary room.", "No commands may be sent from the backup room.")
     assert (f["only_sides"], f["polar_opposed"]) == (1.0, 1.0)
+
+
+def test_open_to_someone_is_a_permission() -> None:
+    assert [(t.key, t.sign) for t in tokenize("The beach is no longer open to dogs.") if t.text == "open"] == [
+        ("#allow", 1)
+    ]
+    assert [t.key for t in tokenize("The shop is open to 10pm.") if t.text == "open"] == ["#open"]
+    assert [t.key for t in tokenize("The scheme closed to new applicants in 2019.") if t.text == "closed"] == ["#open"]
+    assert patterns("The beach is no longer open to dogs.", "Dogs are welcome on the beach.") == (NEGATION_FLIP,)
+    assert patterns("The beach is open to dogs.", "Dogs are welcome on the beach.") is None
