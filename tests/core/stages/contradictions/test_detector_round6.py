@@ -10,7 +10,7 @@ from __future__ import annotations
 from crp_core.stages.contradictions.candidates import polarity_features
 from crp_core.stages.contradictions.clauses import analyse, tokenize
 from crp_core.stages.contradictions.lexicon import able_root
-from crp_core.stages.contradictions.values import NEGATION_FLIP, NUMBER_CHANGED
+from crp_core.stages.contradictions.values import ENTITY_SUBSTITUTED, NEGATION_FLIP, NUMBER_CHANGED
 from tests.support.detector_cases import patterns
 
 
@@ -141,3 +141,9 @@ def test_open_to_someone_is_a_permission() -> None:
     assert [t.key for t in tokenize("The scheme closed to new applicants in 2019.") if t.text == "closed"] == ["#open"]
     assert patterns("The beach is no longer open to dogs.", "Dogs are welcome on the beach.") == (NEGATION_FLIP,)
     assert patterns("The beach is open to dogs.", "Dogs are welcome on the beach.") is None
+
+
+def test_a_colour_names_which_thing() -> None:
+    assert patterns("Recycling goes in the blue bin.", "Recycling goes in the green bin.") == (ENTITY_SUBSTITUTED,)
+    assert patterns("Recycling goes in the blue bin.", "Put your recycling into the blue bin.") is None
+    assert patterns("Red wine is served at 18 °C.", "White wine is served at 10 °C.") is None  # two subjects
