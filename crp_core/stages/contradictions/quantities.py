@@ -402,8 +402,8 @@ class NumberLexer(LexerBase):
             )
             return i + 1
         u = UNITS.get(low) or UNITS.get(suffix)
-        if u is not None and len(suffix) == 1 and suffix.isupper() and u.dim == "time" and self.named_before(i):
-            u = None  # "Merlin 1D": a model designation after a name, not a duration
+        if u is not None and len(suffix) == 1 and suffix.isupper() and self.named_before(i):
+            u = None  # "Merlin 1D", "Suite 4B": a designation after a name, not a duration or a size
         if u is not None and u.glued:
             bound, bstart = self.bound_before(i)
             return self.unit_qty(r.start, r.end, i + 1, base, 1.0, exact, u, bound, bstart, i)

@@ -147,3 +147,9 @@ def test_a_colour_names_which_thing() -> None:
     assert patterns("Recycling goes in the blue bin.", "Recycling goes in the green bin.") == (ENTITY_SUBSTITUTED,)
     assert patterns("Recycling goes in the blue bin.", "Put your recycling into the blue bin.") is None
     assert patterns("Red wine is served at 18 °C.", "White wine is served at 10 °C.") is None  # two subjects
+
+
+def test_digits_and_a_capital_after_a_name_are_a_designation() -> None:
+    assert [(t.text, t.kind) for t in tokenize("The room is in Suite 4B.") if t.text == "4B"] == [("4B", "entity")]
+    assert [t.kind for t in tokenize("The cache holds 512B per line.") if t.text == "512B"] == ["number"]
+    assert patterns("The escape room is in Suite 4B.", "The escape room is in Suite 2A.") == (ENTITY_SUBSTITUTED,)
