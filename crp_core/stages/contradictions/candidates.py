@@ -417,8 +417,17 @@ def _cued(d: Doc, other: Doc) -> bool:
 
 
 #: modal verbs read as a polarity word of a group: "may", "can" grant a permission ("may not" denies it, as
-#: "prohibited" does); "must" is an obligation, and "must not" a prohibition
-_MODAL_GROUPS = {"may": "#allow", "can": "#allow", "cannot": "#allow", "can't": "#allow", "must": "#require"}
+#: "prohibited" does); "must", "need" are an obligation, "need not" its denial, and "must not" a prohibition
+_MODAL_GROUPS = {
+    "may": "#allow",
+    "can": "#allow",
+    "cannot": "#allow",
+    "can't": "#allow",
+    "must": "#require",
+    "need": "#require",
+    "needs": "#require",
+    "needn't": "#require",
+}
 
 
 def _polar_signs(d: Doc) -> dict[str, set[int]]:
@@ -436,7 +445,7 @@ def _polar_signs(d: Doc) -> dict[str, set[int]]:
             group = _MODAL_GROUPS.get(t.text.lower())
             if group is None:
                 continue
-            if group == "#require" and turn < 0:
+            if group == "#require" and turn < 0 and t.text.lower() == "must":
                 group, turn_here = "#allow", -1  # "must not": prohibited
             else:
                 turn_here = turn

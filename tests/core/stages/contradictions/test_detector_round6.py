@@ -153,3 +153,10 @@ def test_digits_and_a_capital_after_a_name_are_a_designation() -> None:
     assert [(t.text, t.kind) for t in tokenize("The room is in Suite 4B.") if t.text == "4B"] == [("4B", "entity")]
     assert [t.kind for t in tokenize("The cache holds 512B per line.") if t.text == "512B"] == ["number"]
     assert patterns("The escape room is in Suite 4B.", "The escape room is in Suite 2A.") == (ENTITY_SUBSTITUTED,)
+
+
+def test_need_not_denies_an_obligation() -> None:
+    f = _polar("You must carry your licence while fishing.", "You need not carry your licence while fishing.")
+    assert (f["polar_opposed"], f["polar_agree"]) == (1.0, 0.0)
+    f = _polar("You must not carry a knife.", "You may not carry a knife.")  # both prohibit
+    assert (f["polar_opposed"], f["polar_agree"]) == (0.0, 1.0)
