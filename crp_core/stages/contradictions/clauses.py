@@ -14,7 +14,6 @@ from crp_core.stages.contradictions.lexicon import (
     FUNC,
     NEG,
     NUMBER,
-    PAIR_MAX_CLAUSES,
     POLAR,
     WORD,
     stem,
@@ -578,16 +577,17 @@ def _scope_day(toks: tuple[Token, ...] | list[Token], k: int) -> bool:
     return toks[k].kind == WORD and toks[k].key.startswith(DAYS_KEY)
 
 
-def sentence_days(d: Doc, sent: int) -> frozenset[str]:
-    """The weekdays a sentence takes as its scope (:func:`_weekday_scope`: "@days5" is Fridays), as day
-    digits; empty when it names none."""
-    days: set[str] = set()
-    for c in d.clauses[:PAIR_MAX_CLAUSES]:
-        if c.sent == sent:
-            for k in range(c.first, c.last):
-                if _scope_day(d.tokens, k):
-                    days.update(d.tokens[k].key[len(DAYS_KEY) :])
-    return frozenset(days)
+@lru_cache(maxsize=65536)
+def sentence_days(text: str) -> tuple[frozenset[str], ...]:
+    """Per sentence of the text, the weekdays it takes as its scope (:func:`_weekday_scope`: "@days5" is Fridays)
+    as day digits, empty when it names none. Memoised per text (one pass over its clauses)."""
+    d = analyse(text)
+    days: list[set[str]] = [set() for _ in range(len(d.sent_shape))]
+    for c in d.clauses:
+        for k in range(c.first, c.last):
+            if _scope_day(d.tokens, k) and c.sent < len(days):
+                days[c.sent].update(d.tokens[k].key[len(DAYS_KEY) :])
+    return tuple(frozenset(x) for x in days)
 
 
 def days_disjoint(da: Doc, sa: int, db: Doc, sb: int) -> bool:
@@ -595,5 +595,7 @@ def days_disjoint(da: Doc, sa: int, db: Doc, sb: int) -> bool:
     attributes)? Read only when both texts name a scope of weekdays."""
     if not (da.has_days and db.has_days):
         return False
-    xa, xb = sentence_days(da, sa), sentence_days(db, sb)
-    return bool(xa and xb) and not (xa & xb)
+    xa, xb = sentence_days(da.text), sentence_days(db.text)
+    if sa >= len(xa) or sb >= len(xb):
+        return False
+    return bool(xa[sa] and xb[sb]) and not (xa[sa] & xb[sb])
