@@ -7,17 +7,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from crp_core.stages.contradictions.lexer import Lexer
-from crp_core.stages.contradictions.lexicon import (
-    BREAK,
-    DATE,
-    ENTITY,
-    FUNC,
-    NEG,
-    NUMBER,
-    POLAR,
-    WORD,
-    stem,
-)
+from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
 from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
 from crp_core.stages.contradictions.tokens import Quantity, Token, word_key
 
