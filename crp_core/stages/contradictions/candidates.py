@@ -23,7 +23,7 @@ from typing import NamedTuple, Protocol
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc, analyse
-from crp_core.stages.contradictions.flips import flip_diff, prefixed
+from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed
 from crp_core.stages.contradictions.lexicon import (
     BREAK,
     DATE,
@@ -37,7 +37,9 @@ from crp_core.stages.contradictions.lexicon import (
     PAIR_MAX_CLAUSES,
     PAIR_MAX_VALUES,
     PATTERNS,
+    POLAR,
     WORD,
+    stem,
 )
 from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.subjects import designator, present, stated_by
@@ -88,6 +90,14 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
             "swap_values",
             "swaps",
             "flip_clauses",
+            # a polarity candidate: where the two polarities come from (docs/reference/detector.md, "Polarity")
+            "neg_sides",
+            "clean_side",
+            "polar_opposed",
+            "polar_agree",
+            "gov_stated",
+            "neg_valued",
+            "only_sides",
         ]
     )
 )
@@ -393,4 +403,101 @@ def _polar_candidate(da: Doc, db: Doc, base: dict[str, float], n_changed: int) -
     ca, cb = da.clauses[:PAIR_MAX_CLAUSES], db.clauses[:PAIR_MAX_CLAUSES]
     f["sent_loose"] = max((jaccard(x.bag, y.bag) for x in sa for y in sb), default=0.0)
     f["flip_clauses"] = float(any(x.parity != y.parity and x.bag & y.bag for x in ca for y in cb))
+    f.update(polarity_features(da, db))
     return Candidate((NEGATION_FLIP,), (_polar_diff(da, db),), f)
+
+
+def _cued(d: Doc, other: Doc) -> bool:
+    """Does the text carry a negation, a negative polarity word or a negating prefix that counts against the
+    other text?"""
+    toks = d.tokens
+    return any(
+        c.negs or any(toks[k].sign < 0 for k in c.polars) or prefixed(d, c, other) for c in d.clauses[:PAIR_MAX_CLAUSES]
+    )
+
+
+#: modal verbs read as a polarity word of a group: "may", "can" grant a permission ("may not" denies it, as
+#: "prohibited" does); "must", "need" are an obligation, "need not" its denial, and "must not" a prohibition
+_MODAL_GROUPS = {
+    "may": "#allow",
+    "can": "#allow",
+    "cannot": "#allow",
+    "can't": "#allow",
+    "must": "#require",
+    "need": "#require",
+    "needs": "#require",
+    "needn't": "#require",
+}
+
+
+def _polar_signs(d: Doc) -> dict[str, set[int]]:
+    """Each polarity group the text states -> the signs it asserts it with, a negation in the clause turning the
+    word's sign round ("not allowed" is the negative of "allowed", as "prohibited" is); modal verbs count in the
+    groups of :data:`_MODAL_GROUPS` ("may use" / "No flash photography ... may": opposite permissions)."""
+    out: dict[str, set[int]] = {}
+    toks = d.tokens
+    for c in d.clauses[:PAIR_MAX_CLAUSES]:
+        turn = -1 if len(c.negs) % 2 else 1
+        for k in c.polars[:PAIR_MAX_VALUES]:
+            t = toks[k]
+            out.setdefault(t.key, set()).add(t.sign * turn)
+        for t in toks[c.first : c.last]:
+            group = _MODAL_GROUPS.get(t.text.lower())
+            if group is None:
+                continue
+            if group == "#require" and turn < 0 and t.text.lower() == "must":
+                group, turn_here = "#allow", -1  # "must not": prohibited
+            else:
+                turn_here = turn
+            out.setdefault(group, set()).add(turn_here)
+    return out
+
+
+def _governed_stated(d: Doc, other: Doc) -> bool:
+    """Does the other text state, in a clause without a negation, the word a negation of this text governs
+    ("It does not fold" / "It folds flat": the stem "fold")?"""
+    toks = d.tokens
+    bare: set[str] = set()
+    for c in other.clauses[:PAIR_MAX_CLAUSES]:
+        if not c.negs:
+            bare.update(stem(t.text.lower()) for t in other.tokens[c.first : c.last] if t.kind in (WORD, POLAR))
+    for c in d.clauses[:PAIR_MAX_CLAUSES]:
+        for k in c.negs:
+            g = governed(toks, k, c.last)
+            if g >= 0 and toks[g].kind in (WORD, POLAR) and stem(toks[g].text.lower()) in bare:
+                return True
+    return False
+
+
+def _neg_valued(d: Doc) -> bool:
+    """A negation in a clause that states a number or a date: mostly a bound written as a negation ("not
+    loaded beyond 75%" / "at or below three quarters"), no flip."""
+    toks = d.tokens
+    return any(
+        c.negs and any(t.kind in (NUMBER, DATE) for t in toks[c.first : c.last]) for c in d.clauses[:PAIR_MAX_CLAUSES]
+    )
+
+
+def polarity_features(da: Doc, db: Doc) -> dict[str, float]:
+    """The features of a polarity candidate that say where each text's polarity comes from: how many texts carry
+    a negation; whether one text carries no negative cue at all; a polarity group both texts assert with opposite
+    or with the same sign (negations in the clause counted); a negated word the other text states without a
+    negation; a negation beside a number or a date; how many texts restrict with "only"."""
+    sa, sb = _polar_signs(da), _polar_signs(db)
+    shared = sa.keys() & sb.keys()
+    cued_a, cued_b = _cued(da, db), _cued(db, da)
+    return {
+        "neg_sides": float(any(c.negs for c in da.clauses) + any(c.negs for c in db.clauses)),
+        "clean_side": float(cued_a != cued_b),
+        "polar_opposed": float(any(x != y for g in shared for x in sa[g] for y in sb[g])),
+        "polar_agree": float(any(sa[g] & sb[g] for g in shared)),
+        "gov_stated": float(_governed_stated(da, db) or _governed_stated(db, da)),
+        "neg_valued": float(_neg_valued(da) or _neg_valued(db)),
+        "only_sides": float(_restricted(da) + _restricted(db)),
+    }
+
+
+def _restricted(d: Doc) -> bool:
+    """Does the text restrict with "only" ("permitted only from the primary room" denies the backup room
+    without a negation word)?"""
+    return any(t.key == "only" for t in d.tokens[: PAIR_MAX_VALUES * 4])

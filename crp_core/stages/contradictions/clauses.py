@@ -130,6 +130,18 @@ def _attributive_polarity(toks: list[Token]) -> list[Token]:
     return out
 
 
+#: the key prefix of a set of weekdays read as a value's scope, followed by its day digits ("@days5": Fridays)
+DAYS_KEY = "@days"
+
+
+def _beside_date(toks: list[Token], k: int) -> bool:
+    """Does a date (not a weekday alone) stand right before or after token ``k``, a comma between them allowed
+    ("Friday, 11 April": the weekday is part of that date)?"""
+    nxt = k + 2 if k + 2 < len(toks) and toks[k + 1].text == "," else k + 1
+    prv = k - 2 if k >= 2 and toks[k - 1].text == "," else k - 1
+    return any(0 <= j < len(toks) and toks[j].kind == DATE and not _weekday_only(toks[j]) for j in (nxt, prv))
+
+
 def _weekday_only(t: Token) -> bool:
     return t.kind == DATE and t.date is not None and all(not (y or m or d) for y, m, d, _ in t.date.readings)
 
@@ -150,10 +162,10 @@ def _weekday_scope(toks: list[Token]) -> list[Token]:
         ):
             for j in range(first, k):
                 t = out[j]
-                if _weekday_only(t):
+                if _weekday_only(t) and not _beside_date(out, j):
                     assert t.date is not None
                     days = "".join(str(r[3]) for r in sorted(t.date.readings))
-                    out[j] = Token(t.text, t.start, t.end, WORD, "@days" + days)
+                    out[j] = Token(t.text, t.start, t.end, WORD, DAYS_KEY + days)
         first = k + 1
     return out
 
@@ -297,6 +309,7 @@ class Doc(NamedTuple):
     loose_words: frozenset[str]  # every word of the text, loose and predicate, with prefix markers (loose.py)
     sent_shape: tuple[tuple[int, int], ...]  # per sentence: (number of clauses, polarity parity)
     negated: bool  # any negation cue
+    has_days: bool = False  # a set of weekdays scopes a value ("until 11pm on Fridays": ``_weekday_scope``)
 
 
 BE_FORMS = frozenset(["is", "are", "was", "were", "be", "been", "being"])
@@ -520,6 +533,7 @@ def analyse(text: str) -> Doc:
         ),
         _sent_shape(clauses, n_sent),
         any(t.kind == NEG for t in toks),
+        any(_scope_day(toks, k) for k in range(len(toks))),
     )
 
 
@@ -546,3 +560,32 @@ def _sentences(toks: tuple[Token, ...], clauses: list[Clause]) -> tuple[Sentence
         out.append(sentence(toks, clauses[k].first, clauses[j].last, clauses[k].owner))
         k = j + 1
     return tuple(out)
+
+
+def _scope_day(toks: tuple[Token, ...] | list[Token], k: int) -> bool:
+    """Is token ``k`` a set of weekdays read as a scope (:func:`_weekday_scope`)?"""
+    return toks[k].kind == WORD and toks[k].key.startswith(DAYS_KEY)
+
+
+@lru_cache(maxsize=65536)
+def sentence_days(text: str) -> tuple[frozenset[str], ...]:
+    """Per sentence of the text, the weekdays it takes as its scope (:func:`_weekday_scope`: "@days5" is Fridays)
+    as day digits, empty when it names none. Memoised per text (one pass over its clauses)."""
+    d = analyse(text)
+    days: list[set[str]] = [set() for _ in range(len(d.sent_shape))]
+    for c in d.clauses:
+        for k in range(c.first, c.last):
+            if _scope_day(d.tokens, k) and c.sent < len(days):
+                days[c.sent].update(d.tokens[k].key[len(DAYS_KEY) :])
+    return tuple(frozenset(x) for x in days)
+
+
+def days_disjoint(da: Doc, sa: int, db: Doc, sb: int) -> bool:
+    """Do the two sentences scope their values to sets of weekdays with no day in common (two scopes, two
+    attributes)? Read only when both texts name a scope of weekdays."""
+    if not (da.has_days and db.has_days):
+        return False
+    xa, xb = sentence_days(da.text), sentence_days(db.text)
+    if sa >= len(xa) or sb >= len(xb):
+        return False
+    return bool(xa[sa] and xb[sb]) and not (xa[sa] & xb[sb])

@@ -14,13 +14,14 @@ from crp_core.stages.contradictions.lexicon import (
     POLAR,
     SCOPE_SKIP,
     WORD,
+    able_root,
     stem,
 )
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value
 
 
-def _governed(toks: tuple[Token, ...], k: int, last: int) -> int:
+def governed(toks: tuple[Token, ...], k: int, last: int) -> int:
     """The token a negation at ``k`` governs: the next token that is not a function word."""
     for j in range(k + 1, last):
         t = toks[j]
@@ -52,11 +53,11 @@ def flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
     if len(ca.negs) % 2 != len(cb.negs) % 2:
         if len(ca.negs) > len(cb.negs):
             k = ca.negs[0]
-            g = _governed(ta, k, ca.last)
+            g = governed(ta, k, ca.last)
             pos = _find_key(tb, cb, ta[g]) if g >= 0 else tb[cb.first].start
             return ValueDiff(NEGATION_FLIP, (ta[k].text,), (), (ta[k].start, ta[k].end), (pos, pos))
         k = cb.negs[0]
-        g = _governed(tb, k, cb.last)
+        g = governed(tb, k, cb.last)
         pos = _find_key(ta, ca, tb[g]) if g >= 0 else ta[ca.first].start
         return ValueDiff(NEGATION_FLIP, (), (tb[k].text,), (pos, pos), (tb[k].start, tb[k].end))
     for ka in ca.polars[:PAIR_MAX_VALUES]:
@@ -103,10 +104,16 @@ def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
     ("unopened vials" against a text that never speaks of opening) the word is only a word."""
     if not c.prefixed:
         return ()
-    # the base may be the last part of a hyphenated word there ("unsealed" / "weather-sealed")
-    return tuple(
-        k for k in c.prefixed if other.negated or d.tokens[k].key in other.words or d.tokens[k].key in other.loose_words
-    )
+    # the base may be the last part of a hyphenated word there ("unsealed" / "weather-sealed"), or the verb
+    # under an "-able" base ("non-refundable" / "refunded on request")
+    return tuple(k for k in c.prefixed if other.negated or _base_stated(d.tokens[k].key, other))
+
+
+def _base_stated(key: str, other: Doc) -> bool:
+    if key in other.words or key in other.loose_words:
+        return True
+    root = able_root(key)
+    return bool(root) and (root in other.words or root in other.loose_words)
 
 
 def prefix_diff(da: Doc, pa: tuple[int, ...], db: Doc, cb: Clause, pb: tuple[int, ...], ca: Clause) -> ValueDiff:
@@ -157,7 +164,7 @@ def negated_stated(da: Doc, ca: Clause, db: Doc, cb: Clause) -> bool:
     """Does clause ``cb`` state, without a negation, the word the first negation of ``ca`` governs
     ("Sale items cannot be returned" / "Sale items can be returned", "do not require" / "is required")?"""
     ta = da.tokens
-    g = _governed(ta, ca.negs[0], ca.last)
+    g = governed(ta, ca.negs[0], ca.last)
     if g < 0 or ta[g].kind not in (WORD, POLAR):
         return False
     key = stem(ta[g].text.lower())

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from crp_core.stages.contradictions.lexicon import (
     ABBREVIATIONS,
     BOUNDS,
+    BOUNDS_AFTER,
     BREAK,
     CAPS_WORDS,
     CLAUSE_WORDS,
@@ -52,6 +53,42 @@ from crp_core.stages.contradictions.tokens import (
 
 #: what "no" / "without" before it makes free of charge ("at no extra cost", "without charge")
 _COST_WORDS = frozenset(["cost", "charge", "fee"])
+#: words before "a week" that make it a duration ("within a week", "takes an hour"), among them verbs that take a
+#: duration as their object ("they get a fortnight to comment", "allow a day for delivery")
+_DURATION_BEFORE = frozenset(
+    [
+        "within",
+        "for",
+        "after",
+        "in",
+        "than",
+        "over",
+        "under",
+        "about",
+        "least",
+        "most",
+        "to",
+        "once",
+        "every",
+        "each",
+        "past",
+        "last",
+        "takes",
+        "take",
+        "lasts",
+        "roughly",
+        "around",
+        "approximately",
+        "nearly",
+        "almost",
+    ]
+    + ["get", "gets", "have", "has", "had", "given", "give", "gives", "allow", "allows", "wait", "waits"]
+)
+#: polarity groups whose word, predicative and followed by "to", grants or denies access to someone ("The beach is
+#: no longer open to dogs" denies "Dogs are welcome on the beach")
+_ACCESS_GROUPS = frozenset(["open"])
+#: words after "a week" that make it a duration: "a day before travel", "a week ahead", "a month beforehand"
+_DURATION_NEXT = frozenset(["before", "after", "ahead", "beforehand", "earlier", "later", "prior"])
 
 #: the regex groups read as one identifier entity each
 IDENT_GROUPS = ("url", "email", "flag", "path", "ver", "ip")
@@ -163,6 +200,11 @@ class Lexer(NumberLexer):
             self.forced_func.add(i + 1)  # "no longer supported": the negation, not a comparative
             out.append(Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
+        if low == "no" and nxt == "one":
+            # "No one may stay on the deck": one negation, as "nobody" (not the number one)
+            j = i + 1
+            out.append(Token(self.text[r.start : raw[j].end], r.start, raw[j].end, NEG, "#neg"))
+            return j + 1
         if low in NEGATION_CUES:
             if (
                 (low, nxt) in NEG_IDIOMS
@@ -232,33 +274,7 @@ class Lexer(NumberLexer):
         if (
             low in ("a", "an")
             and nxt in ("second", "minute", "hour", "day", "week", "month", "year", "fortnight")
-            and self.low(i - 1)
-            in (
-                "within",
-                "for",
-                "after",
-                "in",
-                "than",
-                "over",
-                "under",
-                "about",
-                "least",
-                "most",
-                "to",
-                "once",
-                "every",
-                "each",
-                "past",
-                "last",
-                "takes",
-                "take",
-                "lasts",
-                "roughly",
-                "around",
-                "approximately",
-                "nearly",
-                "almost",
-            )
+            and (self.low(i - 1) in _DURATION_BEFORE or self.duration_after(i + 2))
         ):
             if self.low(i - 1) in ("once",):
                 out.append(Token(s, r.start, r.end, FUNC, low))
@@ -343,6 +359,18 @@ class Lexer(NumberLexer):
             return i + 3
         if pol is not None and low == "fall" and i + 1 < len(raw) and raw[i + 1].group == "num":
             pol = None  # "fall 2026": the season
+        if (
+            pol is not None
+            and pol.group in _ACCESS_GROUPS
+            and nxt == "to"
+            and i + 2 < len(raw)
+            and raw[i + 2].group == "word"
+            and self.low(i + 2) not in UNITS
+            and self.predicative(i)
+        ):
+            # "open to dogs" / "closed to the public": a permission for someone, the group of "allowed"
+            out.append(Token(s, r.start, r.end, POLAR, "#allow", sign=pol.sign))
+            return i + 1
         if pol is not None and (not pol.predicative or self.predicative(i)):
             out.append(Token(s, r.start, r.end, POLAR, "#" + pol.group, sign=pol.sign))
             return i + 1
@@ -418,6 +446,12 @@ class Lexer(NumberLexer):
         )
         return i + 1
 
+    def duration_after(self, j: int) -> bool:
+        """Does the word at ``j`` make the "a week" before it a duration: a bound after it ("a week or more"),
+        or a word that places it before or after an event ("a day before travel", "a week ahead")?"""
+        nxt = self.low(j)
+        return (nxt == "or" and self.low(j + 1) in BOUNDS_AFTER) or nxt in _DURATION_NEXT
+
     def code_span(self, start: int, end: int) -> bool:
         """Is the word written between backticks (alone or with other words: `npm ci`)?"""
         before = self.text[max(0, start - 1) : start]
@@ -427,5 +461,13 @@ class Lexer(NumberLexer):
     def predicative(self, i: int) -> bool:
         prev = self.low(i - 1)
         if prev in PREDICATIVE_BEFORE:
+            return True
+        # a negation between the verb and the word keeps it predicative: "is not billed", "isn't free", "is no
+        # longer open"
+        if prev in ("not", "never") and self.low(i - 2) in PREDICATIVE_BEFORE:
+            return True
+        if prev == "longer" and self.low(i - 2) in ("no", "not") and self.low(i - 3) in PREDICATIVE_BEFORE:
+            return True  # "is no longer open"
+        if prev.endswith("n't") and prev[:-3] in PREDICATIVE_BEFORE:
             return True
         return prev == "to" and self.low(i - 2) in ("set", "defaults", "default", "switched", "turned")

@@ -222,6 +222,20 @@ def negated_base(low: str) -> str:
     return ""
 
 
+#: adjective suffixes (as stems) that turn a verb into "can be ...": "non-refundable" denies "refunded", "refund"
+ABLE_SUFFIXES = ("abl", "ibl")
+#: the shortest verb such a suffix may leave ("cable", "table" leave none)
+ABLE_ROOT_MIN = 4
+
+
+def able_root(key: str) -> str:
+    """The verb key under an "-able" / "-ible" word key ("refundabl" -> "refund", "removabl" -> "remov"),
+    or "" when the key has none."""
+    if key.endswith(ABLE_SUFFIXES) and len(key) - 3 >= ABLE_ROOT_MIN:
+        return key[:-3]
+    return ""
+
+
 #: generic attribute nouns among the function words: they fill a word's slot ("the probe period is")
 GENERIC_NOUNS = frozenset(["period", "value", "setting", "amount", "number", "duration", "total", "count", "figure"])
 #: light words of the loose alignment, as written and as stems

@@ -63,6 +63,16 @@ FRACTION_PARTS = {
     "tenth": 0.1,
     "tenths": 0.1,
 }
+#: frequency adverbs after a count of times and the period they name ("twice daily" = "twice a day")
+ADVERB_PERIODS = {
+    "hourly": "hour",
+    "daily": "day",
+    "nightly": "day",
+    "weekly": "week",
+    "monthly": "month",
+    "yearly": "year",
+    "annually": "year",
+}
 #: temperature scales after a degree sign or "degrees" (each read in kelvin)
 TEMPERATURE_SCALES = {"c": "c", "celsius": "c", "centigrade": "c", "f": "f", "fahrenheit": "f"}
 #: how far a converted temperature may be from the other figure and still be equal (kelvin)
@@ -305,6 +315,10 @@ class NumberLexer(LexerBase):
     def rate_or_push(self, start: int, end: int, j: int, q: Quantity, first: int) -> int:
         """ "150 requests per second", "EUR 20 per month", "2 GB a day": a rate of the quantity."""
         raw, n = self.raw, len(self.raw)
+        if q.dim == "times" and j < n and raw[j].group == "word" and raw[j].low in ADVERB_PERIODS:
+            self.forced_func.add(j)  # "twice daily" is "twice a day"
+            self.push_qty(start, end, self.as_rate(q, 1.0, UNITS[ADVERB_PERIODS[raw[j].low]]))
+            return j
         k = j
         skipped = 0
         while k < n and raw[k].group == "word" and skipped <= 3:
@@ -388,8 +402,8 @@ class NumberLexer(LexerBase):
             )
             return i + 1
         u = UNITS.get(low) or UNITS.get(suffix)
-        if u is not None and len(suffix) == 1 and suffix.isupper() and u.dim == "time" and self.named_before(i):
-            u = None  # "Merlin 1D": a model designation after a name, not a duration
+        if u is not None and len(suffix) == 1 and suffix.isupper() and self.named_before(i):
+            u = None  # "Merlin 1D", "Suite 4B": a designation after a name, not a duration or a size
         if u is not None and u.glued:
             bound, bstart = self.bound_before(i)
             return self.unit_qty(r.start, r.end, i + 1, base, 1.0, exact, u, bound, bstart, i)
@@ -433,6 +447,8 @@ class NumberLexer(LexerBase):
     def number_word_compound(self, i: int, value: float, head_len: int, tail: str) -> int:
         """ "three-node" is the number 3 and the word "node"; "three-day" is 3 days."""
         r = self.raw[i]
+        if tail in FRACTION_PARTS:
+            return self.fraction_compound(i, value * FRACTION_PARTS[tail])
         u = UNITS.get(tail)
         if u is not None and u.spaced:
             bound, bstart = self.bound_before(i)
@@ -440,6 +456,20 @@ class NumberLexer(LexerBase):
         split = r.start + head_len
         self.push_qty(r.start, split, Quantity("", "", value, 1.0, "", exact_reading(value), -1, 0, -1))
         self.out.append(Token(self.text[split + 1 : r.end], split + 1, r.end, WORD, word_key(tail)))
+        return i + 1
+
+    def fraction_compound(self, i: int, part: float) -> int:
+        """ "three-quarters of an hour" is 45 minutes, "two-thirds of the seats" a share, "three-quarters" alone
+        the number 0.75 (not three calendar quarters)."""
+        r = self.raw[i]
+        bound, bstart = self.bound_before(i)
+        if self.low(i + 1) == "of" and self.low(i + 2) in ("a", "an"):
+            u = UNITS.get(self.low(i + 3))
+            if u is not None and u.dim == "time":
+                return self.unit_qty(r.start, self.raw[i + 3].end, i + 4, part, 1.0, "", u, bound, bstart, i)
+        if self.low(i + 1) == "of" and not self.time_after(i + 2):
+            return self.share(r.start, r.end, i + 1, part, bound, bstart)
+        self.push_qty(r.start, r.end, Quantity("", "", part, 1.0, "", exact_reading(part), -1, bound, bstart))
         return i + 1
 
     def times_word(self, i: int, low: str) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from crp_core.records import ValueDiff
-from crp_core.stages.contradictions.clauses import Doc, analyse
+from crp_core.stages.contradictions.clauses import Doc, analyse, days_disjoint
 from crp_core.stages.contradictions.lexicon import ENTITY, NUMBER_CHANGED, PAIR_MAX_CLAUSES, PAIR_MAX_VALUES, WORD
 from crp_core.stages.contradictions.loose import aligned, foreign
 from crp_core.stages.contradictions.subjects import designator, equal_pair, present, stated_by
@@ -80,6 +80,9 @@ def typed_diffs(da: Doc, db: Doc) -> list[ValueDiff]:
         return []  # a scope and its value changed together ("a 200-point gap ... 76%" / "400-point ... 91%")
     acro = acronym_keys(da, db)
     if changed:
+        x, y = changed[0]
+        if days_disjoint(da, da.clauses[da.values[x].clause].sent, db, db.clauses[db.values[y].clause].sent):
+            return []  # two scopes of weekdays: "until 11pm on Fridays" / "until 10pm from Sunday to Thursday"
         return _typed_pair(da, db, changed[0], frozenset(), acro)
     interval = _interval_pair(da, db, acro)
     if interval is not None:

@@ -34,7 +34,7 @@ from functools import lru_cache, partial
 
 from crp_core.records import ValueConflict, ValueDiff
 from crp_core.stages.contradictions.candidates import Candidate, propose
-from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
+from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, days_disjoint, tokenize
 from crp_core.stages.contradictions.flips import (
     LINKED_GROUPS,
     flip_diff,
@@ -130,6 +130,10 @@ class _Pair:
             s = -1.0  # about another thing: "The kubelet listens on 10250" / "The kube-proxy listens on 10249"
         elif bag_a - bag_b and bag_b - bag_a:
             s = -1.0  # each clause has a qualifier the other lacks ("client port" / "peer port")
+        elif days_disjoint(da, ca.sent, db, cb.sent):
+            s = (
+                -1.0
+            )  # two sets of weekdays with no day in common: "until 11pm on Fridays" / "until 10pm Sunday to Thursday"
         elif not ca.bag and not cb.bag:
             s = 1.0
         else:
@@ -309,6 +313,8 @@ def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_C
                 oa, ob = da.sentences[sa].owner, db.sentences[sb].owner
                 if oa and ob and oa != ob and not present(oa, db) and not present(ob, da):
                     continue  # two subjects: "pip 24.0 requires ..." / "pip 24.1 requires ..."
+                if days_disjoint(da, sa, db, sb):
+                    continue  # two scopes of weekdays: "until 11pm on Fridays" / "until 10pm Sunday to Thursday"
                 if aligned(da.sentences[sa], db.sentences[sb], da.loose_words, db.loose_words, drop):
                     c = (0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y)
                     found.setdefault((sa, sb), []).append(c)

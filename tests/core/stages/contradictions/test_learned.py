@@ -36,8 +36,8 @@ LAPTOP_B = "Staff laptops are, without exception, Latitude 5440 machines."
 FEDORA_A = "Security updates for Fedora 40 end in May 2025."
 FEDORA_B = "Fedora 40 receives security fixes until November 2025."
 #: a polarity flip through "no longer" against a polarity word of another group
-BEACH_A = "The beach is no longer open to dogs."
-BEACH_B = "Dogs are welcome on the beach."
+LAKE_A = "The lake is no longer safe for swimming."
+LAKE_B = "Swimming in the lake is fine."
 #: negatives: a paraphrase, two subjects
 SAUNA_A = "Members can book the sauna online."
 SAUNA_B = "The sauna can be booked online by members."
@@ -89,12 +89,13 @@ def test_a_changed_month_the_rules_miss_is_a_learned_shifted_date():
 
 
 def test_a_polarity_flip_is_proposed_but_its_weight_keeps_it_below_the_threshold():
-    """The polarity candidate is weighed, and on the corpus it is almost never a conflict with its pattern: the
-    shipped weights leave this flip (a real one) to the rules, which miss it."""
-    (cand,) = learned_candidates(BEACH_A, BEACH_B)
+    """The polarity candidate is weighed, and on the corpus it is a conflict with its pattern only where the two
+    polarities oppose in one group: the shipped weights leave this flip ("safe" against "fine", a real one) to the
+    rules, which miss it."""
+    (cand,) = learned_candidates(LAKE_A, LAKE_B)
     assert cand.patterns == (NEGATION_FLIP,)
     assert candidate_score(weights(), cand.features) < weights().threshold
-    assert values_conflict(BEACH_A, BEACH_B) is None
+    assert values_conflict(LAKE_A, LAKE_B) is None
 
 
 @pytest.mark.parametrize(
@@ -161,22 +162,30 @@ def test_the_value_candidate_reads_the_ratio_of_two_amounts_in_half_decades():
 
 
 def test_the_polarity_candidate_s_features():
-    (cand,) = learned_candidates(BEACH_A, BEACH_B)
+    (cand,) = learned_candidates(LAKE_A, LAKE_B)
     assert cand.features == {
         "words": 0.5,
-        "loose": 0.43,
-        "plain": 0.25,
+        "loose": 0.5,
+        "plain": 0.44,
         "sent_same": 1.0,
         "own_min": 2.0,
-        "own_max": 4.0,
+        "own_max": 3.0,
         "sents": 1.0,
         "negs": 1.0,
-        "polars": 2.0,
+        "polars": 0.0,
         "kind_polar": 1.0,
         "pat_NEGATION_FLIP": 1.0,
         "other_changed": 0.0,
-        "sent_loose": 1.0,
+        "sent_loose": 0.5,
         "flip_clauses": 1.0,
+        # "no longer" on one side only; no polarity word on either side (no group opposed or agreeing)
+        "neg_sides": 1.0,
+        "clean_side": 1.0,
+        "polar_opposed": 0.0,
+        "polar_agree": 0.0,
+        "gov_stated": 0.0,
+        "neg_valued": 0.0,
+        "only_sides": 0.0,
     }
 
 
@@ -224,7 +233,7 @@ def test_the_switch_reaches_stage_4():
 # ---- symmetry ------------------------------------------------------------------------------------------------
 _TEXTS = sorted(
     {t for r in _corpus_rows()[::7] for t in (r["a"], r["b"])}
-    | {TICKETS_A, TICKETS_B, BUS_A, BUS_B, LAPTOP_A, LAPTOP_B, FEDORA_A, FEDORA_B, BEACH_A, BEACH_B}
+    | {TICKETS_A, TICKETS_B, BUS_A, BUS_B, LAPTOP_A, LAPTOP_B, FEDORA_A, FEDORA_B, LAKE_A, LAKE_B}
 )
 
 
