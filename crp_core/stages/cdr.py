@@ -88,8 +88,17 @@ def factors_from_columns(
     and :func:`residual_pulls`. The Coverage Set is not empty."""
     n = cosines.shape[0]
     w = np.asarray(coverage.depth_weights, dtype=np.float64)
-    cov = _depth_mean(lambda k: cosines[:, entry_cols[k]], w, n)
-    pull = _max_of([cosines[:, j] for j in res_cols]) if res_cols else np.zeros(n)
+    total = float(w.sum())
+    if total <= 0.0 or not len(entry_cols):
+        cov = np.zeros(n)
+    else:
+        # the entries' columns as rows (one gather), each times its weight; a reduction over the outer axis of a
+        # C-ordered array adds the rows one after another in entry order: _depth_mean's sum, in one call
+        weighted = np.ascontiguousarray(cosines[:, list(entry_cols)].T) * w[:, None]
+        cov = np.add.reduce(weighted, axis=0)
+        cov /= total
+    # the maximum is exact in any order: one reduction over the residual columns
+    pull = cosines[:, list(res_cols)].max(axis=1).astype(np.float64) if len(res_cols) else np.zeros(n)
     return cov, pull
 
 

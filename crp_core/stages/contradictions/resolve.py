@@ -18,6 +18,7 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.decisions import Decisions
+from crp_core.factors.recency import FactAttributes
 from crp_core.model import Fact
 from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution, ValueConflict
 from crp_core.stages.bits import row_bits
@@ -31,10 +32,11 @@ from crp_core.stages.contradictions.arbitration import (
     tied_and_losers,
 )
 from crp_core.stages.contradictions.audit import conflict_event
-from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
+from crp_core.stages.contradictions.authority import RecencySource, authorities_of, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
 from crp_core.stages.near_duplicates import COSINE_SLACK
 from crp_core.support.frozen import DeferredTuple, freeze_owned, frozen_array, frozen_instance
+from crp_core.support.memo import LRU
 
 
 def _score_of(scores: Any, row: int) -> float:
@@ -87,8 +89,11 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     live = conflicts.without(dropped)
     involved = sorted(set(live.p) | set(live.q))
     rows = sel.rows[involved] if involved else np.zeros(0, np.int64)
-    factors = recency_factors(corpus, rows, recency, now, config)
-    auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
+    if isinstance(recency, FactAttributes):  # the run's attributes: the records they keep
+        auth = dict(zip(involved, authorities_of(recency, rows.tolist(), config)))
+    else:
+        factors = recency_factors(corpus, rows, recency, now, config)
+        auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
     arbitrated = sel.arbitrate(live, auth, decisions, config)
     suppressed = set(arbitrated.suppressed_pos)
     kept_rows = [r for p, r in enumerate(sel.row_list) if p not in dropped and p not in suppressed]
@@ -147,7 +152,7 @@ class _Conflicts:
 
     p: Sequence[int]
     q: Sequence[int]
-    found: list[ValueConflict]
+    found: Sequence[ValueConflict]
 
     def without(self, dropped: set[int]) -> _Conflicts:
         """The pairs with neither position in ``dropped``."""
@@ -164,6 +169,11 @@ _Decided = tuple[dict[int, tuple[str, ...]], list[Outcome | None] | None, list[i
 #: from this many conflicting pairs on, the processing order is one ``lexsort`` (fewer: one Python sort)
 _ARRAY_ORDER = 48
 
+#: selections whose step 1 (:meth:`_Selection.detect`) a corpus keeps (0: none, every run detects)
+DETECTIONS_KEPT = 8
+#: the corpus's derived-data key of the kept detections (:meth:`Corpus.derived`)
+_DETECTIONS = "stage-4 detections"
+
 
 class _Selection:
     """The selected facts by position (``rows``: unique fact rows, selection order): their ids, texts,
@@ -177,13 +187,39 @@ class _Selection:
         self.ids = [kb.facts[r].fact_id for r in self.row_list]
         self.contents = [kb.facts[r].content for r in self.row_list]
         self.roles = roles
-        v = np.asarray(corpus.vectors, dtype=np.float32)[rows]
-        self.gram = v @ v.T if rows.size else np.zeros((0, 0), dtype=np.float32)
+        self.corpus = corpus
+        self._gram: np.ndarray | None = None
         self._rank: np.ndarray | None = None
 
-    def detect(self, config: CRPConfig) -> tuple[_Conflicts, list[tuple[int, int]]]:
+    @property
+    def gram(self) -> np.ndarray:
+        """The selected vectors' Gram matrix (float32), computed when first read."""
+        if self._gram is None:
+            v = np.asarray(self.corpus.vectors, dtype=np.float32)[self.rows]
+            self._gram = v @ v.T if self.rows.size else np.zeros((0, 0), dtype=np.float32)
+        return self._gram
+
+    def detect(self, config: CRPConfig) -> tuple[_Conflicts, Sequence[tuple[int, int]]]:
         """Step 1: the value conflicts among pairs above ``contradiction_similarity`` (positions (p, q),
-        p < q) and the near-duplicates (above ``dedup_similarity``, no value conflict)."""
+        p < q) and the near-duplicates (above ``dedup_similarity``, no value conflict). They depend on
+        the corpus, the selected rows in selection order and the three settings of the key alone: the
+        corpus keeps those of its last :data:`DETECTIONS_KEPT` selections (a rerun reads them again)."""
+        if not DETECTIONS_KEPT:
+            return self._detect(config)
+        key = (
+            self.rows.tobytes(),
+            float(config.contradiction_similarity),
+            float(config.dedup_similarity),
+            bool(config.detector_learned),
+        )
+        kept: LRU[tuple[bytes, float, float, bool], tuple[_Conflicts, tuple[tuple[int, int], ...]]] = (
+            self.corpus.derived(_DETECTIONS, lambda: LRU(DETECTIONS_KEPT, locked=True))
+        )
+        return kept.get_or_build(key, lambda: self._detect(config))
+
+    def _detect(self, config: CRPConfig) -> tuple[_Conflicts, tuple[tuple[int, int], ...]]:
+        """:meth:`detect`, computed: one Gram matrix of the selection, each pair above the lower threshold
+        to :func:`values_conflict`."""
         g = self.gram
         low = min(config.contradiction_similarity, config.dedup_similarity)
         iu, ju = np.nonzero(g > low)  # row-major: the upper triangle's pairs in the order triu gives them
@@ -207,10 +243,10 @@ class _Selection:
                     qs.append(q)
             elif dup:
                 near_dups.append((p, q))
-        return _Conflicts(ps, qs, found), near_dups
+        return _Conflicts(tuple(ps), tuple(qs), tuple(found)), tuple(near_dups)
 
     def dedup(
-        self, near_dups: list[tuple[int, int]], scores: Mapping[int, float]
+        self, near_dups: Sequence[tuple[int, int]], scores: Mapping[int, float]
     ) -> tuple[set[int], list[tuple[int, int]]]:
         """Step 2, SPEC-003 §6.6 over the non-conflicting pairs: (dropped positions, (dropped row, kept
         row) in dedup order)."""
@@ -426,14 +462,14 @@ class _PairRecords:
         kept_of: Mapping[int, tuple[str, ...]],
         outcomes: list[Outcome | None] | None,
     ) -> None:
-        self.ids, self.contents, self.gram = sel.ids, sel.contents, sel.gram
+        self.ids, self.contents, self.sel = sel.ids, sel.contents, sel
         self.found, self.order = live.found, order
         self.swapped, self.ps, self.qs = swapped, ps, qs
         self.auth, self.config, self.kept_of, self.outcomes = auth, config, kept_of, outcomes
 
     def build(self) -> list[ConflictPair]:
         ids, contents, auth, kept_of = self.ids, self.contents, self.auth, self.kept_of
-        cosines = self.gram.tolist()  # the float32 entries as Python floats
+        cosines = self.sel.gram.tolist()  # the float32 entries as Python floats
         out: list[ConflictPair] = []
         found = [self.found[k] for k in np.asarray(self.order).tolist()]
         for k, (p, q, vc, swapped) in enumerate(zip(self.ps, self.qs, found, self.swapped, strict=True)):
