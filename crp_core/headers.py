@@ -25,6 +25,7 @@ import numpy as np
 
 from crp_core.factors.recency import row_positions
 from crp_core.records import Envelope, Resolution
+from crp_core.stages.cdr import cdr_row_positions
 from crp_core.stages.tie_groups import packed_pair_count
 
 PARTITIONS = "CRP-Context-Coverage-Partitions"
@@ -77,7 +78,7 @@ def envelope_novelty(result: Any, rows: np.ndarray | None = None) -> list[float]
     order = result.envelope.order
     if rows is None:
         rows = _envelope_rows(result)
-    pos_cdr, in_cdr = row_positions(cdr.idx, rows)
+    pos_cdr, in_cdr = cdr_row_positions(cdr, rows)
     pos_conn, in_conn = (
         row_positions(conn.idx, rows) if conn is not None else (pos_cdr, np.zeros(rows.size, dtype=bool))
     )

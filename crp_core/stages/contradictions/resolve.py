@@ -87,7 +87,7 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     conflicts, near_dups = sel.detect(config)
     dropped, deduplicated = sel.dedup(near_dups, scores)
     live = conflicts.without(dropped)
-    involved = sorted(set(live.p) | set(live.q))
+    involved = live.positions(len(sel.row_list))
     rows = sel.rows[involved] if involved else np.zeros(0, np.int64)
     if isinstance(recency, FactAttributes):  # the run's attributes: the records they keep
         auth = dict(zip(involved, authorities_of(recency, rows.tolist(), config)))
@@ -147,19 +147,30 @@ class _Arbitrated:
 
 @dataclass(frozen=True)
 class _Conflicts:
-    """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (the order the
-    upper triangle gives them) and each pair's :class:`ValueConflict` (``p``'s text as side a)."""
+    """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (read-only
+    ``intp`` arrays, in the order the upper triangle gives them) and each pair's :class:`ValueConflict`
+    (``p``'s text as side a)."""
 
-    p: Sequence[int]
-    q: Sequence[int]
+    p: np.ndarray
+    q: np.ndarray
     found: Sequence[ValueConflict]
 
     def without(self, dropped: set[int]) -> _Conflicts:
         """The pairs with neither position in ``dropped``."""
         if not dropped or not len(self.p):
             return self
-        keep = [k for k, (a, b) in enumerate(zip(self.p, self.q)) if a not in dropped and b not in dropped]
-        return _Conflicts([self.p[k] for k in keep], [self.q[k] for k in keep], [self.found[k] for k in keep])
+        p, q = self.p, self.q
+        out = np.zeros(max(int(p.max()), int(q.max()), max(dropped)) + 1, dtype=bool)
+        out[list(dropped)] = True
+        keep = np.flatnonzero(~(out[p] | out[q]))
+        return _Conflicts(freeze_owned(p[keep]), freeze_owned(q[keep]), [self.found[k] for k in keep.tolist()])
+
+    def positions(self, n: int) -> list[int]:
+        """The positions (of a selection of ``n``) in some pair, ascending."""
+        mark = np.zeros(n, dtype=bool)
+        mark[self.p] = True
+        mark[self.q] = True
+        return np.flatnonzero(mark).tolist()
 
 
 #: step 3's decisions: (kept ids of each skipped pair by its index, each pair's outcome when decided one by one,
@@ -225,25 +236,17 @@ class _Selection:
         iu, ju = np.nonzero(g > low)  # row-major: the upper triangle's pairs in the order triu gives them
         upper = iu < ju
         iu, ju = iu[upper], ju[upper]
-        found: list[ValueConflict] = []
-        ps: list[int] = []
-        qs: list[int] = []
-        near_dups: list[tuple[int, int]] = []
         # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
         pair_sims = g[iu, ju]
-        above_close = (pair_sims > config.contradiction_similarity).tolist()
-        above_dedup = (pair_sims > config.dedup_similarity).tolist()
-        contents = self.contents
-        for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
-            vc = values_conflict(contents[p], contents[q], config.detector_learned)
-            if vc is not None:
-                if close:
-                    found.append(vc)
-                    ps.append(p)
-                    qs.append(q)
-            elif dup:
-                near_dups.append((p, q))
-        return _Conflicts(tuple(ps), tuple(qs), tuple(found)), tuple(near_dups)
+        contents, learned = self.contents, bool(config.detector_learned)
+        got = [values_conflict(contents[p], contents[q], learned) for p, q in zip(iu.tolist(), ju.tolist())]
+        conflict = np.fromiter((vc is not None for vc in got), dtype=bool, count=len(got))
+        close = np.flatnonzero(conflict & (pair_sims > config.contradiction_similarity))
+        dup = np.flatnonzero(~conflict & (pair_sims > config.dedup_similarity))
+        near_dups = tuple(zip(iu[dup].tolist(), ju[dup].tolist()))
+        found = tuple(got[k] for k in close.tolist())
+        ps, qs = iu[close].astype(np.intp, copy=False), ju[close].astype(np.intp, copy=False)
+        return _Conflicts(freeze_owned(ps), freeze_owned(qs), cast("tuple[ValueConflict, ...]", found)), near_dups
 
     def dedup(
         self, near_dups: Sequence[tuple[int, int]], scores: Mapping[int, float]
@@ -396,7 +399,7 @@ class _Selection:
         involved = sorted(auth, key=ids.__getitem__)  # positions by fact id
         rounded_of = [round(auth[k].authority, AUTHORITY_DECIMALS) for k in involved] if n >= _ARRAY_ORDER else []
         if n < _ARRAY_ORDER or any(map(math.isnan, rounded_of)):  # NaN: no total order, Python's comparisons decide
-            pairs = list(zip(live.p, live.q))
+            pairs = list(zip(np.asarray(live.p).tolist(), np.asarray(live.q).tolist()))
             return sorted(range(n), key=lambda i: self._order_key(pairs[i], auth))
         rank = np.zeros(len(ids), dtype=np.int64)
         rank[involved] = np.arange(len(involved))
