@@ -253,6 +253,8 @@ class _Selection:
     ) -> tuple[set[int], list[tuple[int, int]]]:
         """Step 2, SPEC-003 §6.6 over the non-conflicting pairs: (dropped positions, (dropped row, kept
         row) in dedup order)."""
+        if not near_dups:  # no pair to dedup: every position stays
+            return set(), []
         dup_of: dict[int, list[int]] = {}
         for p, q in near_dups:
             dup_of.setdefault(p, []).append(q)
