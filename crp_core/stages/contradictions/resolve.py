@@ -294,33 +294,31 @@ class _Selection:
         q0 = np.asarray(live.q, dtype=np.intp)[order]
         swap = self._id_rank()[q0] < self._id_rank()[p0]  # fact_a is the smaller id
         pa, qa = np.where(swap, q0, p0), np.where(swap, p0, q0)
-        ps: list[int] = pa.tolist()
-        qs: list[int] = qa.tolist()
         if has_pair_decisions(decisions):
-            decided = self._decide_each(ps, qs, auth, decisions, config)
+            decided = self._decide_each(pa.tolist(), qa.tolist(), auth, decisions, config)
         else:
             decided = self._decide_by_authority(pa, qa, auth, config)
         kept_of, outcomes, suppressed_pos, tied_at = decided
         at = np.asarray(tied_at, dtype=np.intp)
         tied = np.empty((at.size, 2), dtype=np.intp)
         tied[:, 0], tied[:, 1] = pa[at], qa[at]
-        counted = len(ps) - len(kept_of)
+        n_pairs = int(pa.size)
+        counted = n_pairs - len(kept_of)
         if outcomes is not None:
             counted -= sum(1 for o in outcomes if o is not None and o[3] == "dismiss")
-        pairs = DeferredTuple(
-            _PairRecords(self, live, order, swap.tolist(), ps, qs, auth, config, kept_of, outcomes).build
-        )
+        # the records and their events are built when first read, the positions listed then
+        pairs = DeferredTuple(_PairRecords(self, live, order, swap, pa, qa, auth, config, kept_of, outcomes).build)
         roles = self.roles
 
         def events() -> list[AuditEvent]:
             ids, rows = self.ids, self.row_list
             return [
                 conflict_event(pair, roles={ids[k]: str(roles.get(rows[k], "")) for k in (p, q)})
-                for pair, p, q in zip(pairs, ps, qs, strict=True)
+                for pair, p, q in zip(pairs, pa.tolist(), qa.tolist(), strict=True)
                 if not pair.skipped
             ]
 
-        audit = DeferredTuple(events) if len(kept_of) < len(ps) else ()  # one event per pair not skipped
+        audit = DeferredTuple(events) if len(kept_of) < n_pairs else ()  # one event per pair not skipped
         return _Arbitrated(pairs, suppressed_pos, tied, counted, audit)
 
     def _id_rank(self) -> np.ndarray:
@@ -459,9 +457,9 @@ class _PairRecords:
         sel: _Selection,
         live: _Conflicts,
         order: np.ndarray | list[int],
-        swapped: list[bool],
-        ps: list[int],
-        qs: list[int],
+        swapped: np.ndarray,
+        ps: np.ndarray,
+        qs: np.ndarray,
         auth: Mapping[int, Authority],
         config: CRPConfig,
         kept_of: Mapping[int, tuple[str, ...]],
@@ -477,7 +475,8 @@ class _PairRecords:
         cosines = self.sel.gram.tolist()  # the float32 entries as Python floats
         out: list[ConflictPair] = []
         found = [self.found[k] for k in np.asarray(self.order).tolist()]
-        for k, (p, q, vc, swapped) in enumerate(zip(self.ps, self.qs, found, self.swapped, strict=True)):
+        ps, qs, swaps = self.ps.tolist(), self.qs.tolist(), self.swapped.tolist()
+        for k, (p, q, vc, swapped) in enumerate(zip(ps, qs, found, swaps, strict=True)):
             if swapped:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
                 vc = values_conflict(contents[p], contents[q], self.config.detector_learned) or vc
             a, b = auth[p], auth[q]
