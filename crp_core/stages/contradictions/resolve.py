@@ -87,7 +87,9 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     conflicts, near_dups = sel.detect(config)
     dropped, deduplicated = sel.dedup(near_dups, scores)
     live = conflicts.without(dropped)
-    involved = live.positions(len(sel.row_list))
+    mark = np.zeros(len(sel.row_list), dtype=bool)  # the positions in some pair, ascending
+    mark[live.p], mark[live.q] = True, True
+    involved = np.flatnonzero(mark).tolist()
     rows = sel.rows[involved] if involved else np.zeros(0, np.int64)
     if isinstance(recency, FactAttributes):  # the run's attributes: the records they keep
         auth = dict(zip(involved, authorities_of(recency, rows.tolist(), config)))
@@ -165,13 +167,6 @@ class _Conflicts:
         keep = np.flatnonzero(~(out[p] | out[q]))
         return _Conflicts(freeze_owned(p[keep]), freeze_owned(q[keep]), [self.found[k] for k in keep.tolist()])
 
-    def positions(self, n: int) -> list[int]:
-        """The positions (of a selection of ``n``) in some pair, ascending."""
-        mark = np.zeros(n, dtype=bool)
-        mark[self.p] = True
-        mark[self.q] = True
-        return np.flatnonzero(mark).tolist()
-
 
 #: step 3's decisions: (kept ids of each skipped pair by its index, each pair's outcome when decided one by one,
 #: the suppressed positions, the indices of the tied pairs), all in processing order
@@ -182,8 +177,9 @@ _ARRAY_ORDER = 48
 
 #: selections whose step 1 (:meth:`_Selection.detect`) a corpus keeps (0: none, every run detects)
 DETECTIONS_KEPT = 8
-#: the corpus's derived-data key of the kept detections (:meth:`Corpus.derived`)
+#: the corpus's derived-data key of the kept detections (:meth:`Corpus.derived`), and what it keeps
 _DETECTIONS = "stage-4 detections"
+_Kept = LRU[tuple[bytes, float, float, bool], tuple["_Conflicts", tuple[tuple[int, int], ...]]]
 
 
 class _Selection:
@@ -207,25 +203,18 @@ class _Selection:
         """The selected vectors' Gram matrix (float32), computed when first read."""
         if self._gram is None:
             v = np.asarray(self.corpus.vectors, dtype=np.float32)[self.rows]
-            self._gram = v @ v.T if self.rows.size else np.zeros((0, 0), dtype=np.float32)
+            self._gram = v @ v.T
         return self._gram
 
     def detect(self, config: CRPConfig) -> tuple[_Conflicts, Sequence[tuple[int, int]]]:
         """Step 1: the value conflicts among pairs above ``contradiction_similarity`` (positions (p, q),
-        p < q) and the near-duplicates (above ``dedup_similarity``, no value conflict). They depend on
-        the corpus, the selected rows in selection order and the three settings of the key alone: the
-        corpus keeps those of its last :data:`DETECTIONS_KEPT` selections (a rerun reads them again)."""
+        p < q) and the near-duplicates (above ``dedup_similarity``, no value conflict): a function of the
+        corpus, the rows in selection order and the key's settings, kept for :data:`DETECTIONS_KEPT` selections."""
         if not DETECTIONS_KEPT:
             return self._detect(config)
-        key = (
-            self.rows.tobytes(),
-            float(config.contradiction_similarity),
-            float(config.dedup_similarity),
-            bool(config.detector_learned),
-        )
-        kept: LRU[tuple[bytes, float, float, bool], tuple[_Conflicts, tuple[tuple[int, int], ...]]] = (
-            self.corpus.derived(_DETECTIONS, lambda: LRU(DETECTIONS_KEPT, locked=True))
-        )
+        c = config
+        key = (self.rows.tobytes(), c.contradiction_similarity, c.dedup_similarity, bool(c.detector_learned))
+        kept: _Kept = self.corpus.derived(_DETECTIONS, lambda: LRU(DETECTIONS_KEPT, locked=True))
         return kept.get_or_build(key, lambda: self._detect(config))
 
     def _detect(self, config: CRPConfig) -> tuple[_Conflicts, tuple[tuple[int, int], ...]]:
