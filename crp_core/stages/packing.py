@@ -302,7 +302,6 @@ class _Filler:
         members = g.members
         by_row = self.by_row
         anchors = {r for r in members if by_row[r].role == "anchor"}
-        # an anchor needs no bridged anchors (:meth:`_bridged`'s first test, without the call)
         bridged = [r for r in members if by_row[r].role != "connector" or self._bridged(r, anchors)]
         cost = self.cost
         whole = sum([cost[r] for r in members]) + g.whole_note
