@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import cast
 
 import numpy as np
 
@@ -81,10 +82,13 @@ def authorities_of(attrs: FactAttributes, rows: list[int], config: CRPConfig) ->
     if got is None or (got[0] is not sa and got[0] != sa) or (got[1] is not imp and got[1] != imp):
         got = _AUTHORITIES.put(attrs, None, (sa, imp, {}))
     kept = got[2]
-    missing = [r for r in rows if r not in kept]
+    found = {r: kept.get(r) for r in rows}  # read once: another thread may drop the kept ones meanwhile
+    missing = [r for r, a in found.items() if a is None]
     if missing:
-        if len(kept) + len(missing) > AUTHORITIES_KEPT:
-            kept.clear()
         facts, factor = attrs.facts, attrs.factor[np.asarray(missing, dtype=np.int64)].tolist()
-        kept.update((r, authority_of(facts[r], f, config)) for r, f in zip(missing, factor))
-    return [kept[r] for r in rows]
+        made = {r: authority_of(facts[r], f, config) for r, f in zip(missing, factor)}
+        if len(kept) + len(made) > AUTHORITIES_KEPT:
+            kept.clear()
+        kept.update(made)
+        found.update(made)
+    return [cast("Authority", found[r]) for r in rows]

@@ -150,3 +150,19 @@ def test_authorities_are_kept_per_attributes_and_tables() -> None:
     assert changed == fresh(other) and changed[2] != first[2]
     later = fact_attributes(corpus.kb, datetime(2031, 6, 1, tzinfo=UTC), config)  # other factors
     assert authorities_of(later, [2, 0, 1], config) == fresh(config, later) != first
+
+
+def test_the_kept_authorities_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import UTC, datetime
+
+    import crp_core.stages.contradictions.authority as authority
+    from crp_core.factors.recency import fact_attributes
+
+    corpus = _corpus(_texts(6))
+    config = CRPConfig()
+    attrs = fact_attributes(corpus.kb, datetime(2026, 6, 1, tzinfo=UTC), config)
+    monkeypatch.setattr(authority, "AUTHORITIES_KEPT", 3)
+    want = [authority.authority_of(corpus.kb.facts[r], float(attrs.factor[r]), config) for r in range(6)]
+    for rows in ([0, 1], [2, 3], [4, 5], [0, 5, 3]):
+        assert authority.authorities_of(attrs, rows, config) == [want[r] for r in rows]
+        assert len(authority._AUTHORITIES.get(attrs, None)[2]) <= 3
