@@ -14,11 +14,11 @@ What is counted: the child process (this script with ``--child``) loads the CKF,
 (graph and HNSW index from the corpus cache when present), embeds nothing (the synthetic scenarios carry
 their vectors), warms up with two passes over the scenarios, then runs ``run_pipeline`` ``--runs`` times
 cycling the scenarios with fan-out off, as ``bench/pipeline.py``'s stage 2-6 table does (stage 1 answered
-by the index's search memo and stage 3's walk by its per-anchor-set memo, as on a rerun; ``--walk-every-run``
-keeps no walk, as for new anchors; the headers included). The same child with 0 runs is counted
-too, in parallel, and subtracted: the difference / runs is the instructions of one run. Counts are taken
-with ``PYTHONHASHSEED=0`` and one BLAS thread (a thread team's spinning is not work). callgrind runs the
-child far slower than natively, so a case takes minutes.
+by the index's search memo, stage 3's walk by its per-anchor-set memo and stage 4's detections by their
+per-selection memo, as on a rerun; ``--walk-every-run`` keeps neither, as for new anchors; the headers
+included). The same child with 0 runs is counted too, in parallel, and subtracted: the difference / runs
+is the instructions of one run. Counts are taken with ``PYTHONHASHSEED=0`` and one BLAS thread (a thread
+team's spinning is not work). callgrind runs the child far slower than natively, so a case takes minutes.
 
 The **anchors case** (``--anchors``): ``bench/pipeline.py``'s case of the same name, the crprotocol SDK
 benchmark's shape built in memory by ``tests/support/tie_worlds.py`` (500 tied facts in one cluster, no data
@@ -54,8 +54,10 @@ def child(repo: str, data: str, name: str, k: int, runs: int, walk_every_run: bo
     sys.path.insert(0, repo)
     if walk_every_run:
         import crp_core.stages.cdgr as cdgr
+        import crp_core.stages.contradictions.resolve as resolve
 
         cdgr.WALKS_KEPT = 0
+        resolve.DETECTIONS_KEPT = 0
     from crp_core.config import CRPConfig
     from crp_core.corpus.prepared import embed_scenario, prepare_corpus
     from crp_core.io.ckf import load_ckf
@@ -139,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--walk-every-run",
         action="store_true",
-        help="keep no stage-3 walk between runs (crp_core.stages.cdgr.WALKS_KEPT = 0): every run walks the graph",
+        help="keep no stage-3 walk and no stage-4 detections between runs (crp_core.stages.cdgr.WALKS_KEPT = 0, "
+        "crp_core.stages.contradictions.resolve.DETECTIONS_KEPT = 0): every run walks and detects, as new anchors do",
     )
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--case", nargs=3, metavar=("NAME", "K", "RUNS"), help=argparse.SUPPRESS)

@@ -32,8 +32,10 @@ all value-conflict at equal authority, 8 coverage entries and 6 residual sub-que
 
 Every table cycles the same scenarios, as a dashboard rerun does: stage 3's walk over the similarity graph
 depends on the graph and the anchors alone and is kept per anchor set (``crp_core.stages.cdgr.WALKS_KEPT``),
-so after the warm-up every run reads it back. The anchors case has a second table with none kept (every run
-walks, as a run whose anchors are new does).
+and stage 4's detections (which pairs value-conflict, which are near-duplicates) on the corpus and the
+selection alone, kept per selection (``crp_core.stages.contradictions.resolve.DETECTIONS_KEPT``), so after
+the warm-up every run reads them back. The anchors case has a second table with neither kept (every run
+walks and detects, as a run whose anchors are new does).
 
 Stage 1's table has two rows per K: ``new`` with the index's search memo off (every query goes to
 HNSW, as a scenario's first run does) and ``rerun`` with it on (the bench cycles the same scenarios, so
@@ -59,6 +61,7 @@ sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # make_synthetic
 import crp_core.corpus.index as index_mod  # noqa: E402
 import crp_core.pipeline as pipeline_mod  # noqa: E402
 import crp_core.stages.cdgr as cdgr_mod  # noqa: E402
+import crp_core.stages.contradictions.resolve as resolve_mod  # noqa: E402
 from crp_core.config import CRPConfig  # noqa: E402
 from crp_core.corpus.prepared import embed_scenario, prepare_corpus  # noqa: E402
 from crp_core.io.ckf import load_ckf  # noqa: E402
@@ -159,13 +162,14 @@ def anchors_table(runs: int) -> None:
     print(f"anchors (the SDK benchmark's shape): {world.corpus.n} facts x {world.corpus.dim}, one tied cluster")
     sizes = stage_table(world.corpus, [scenario], world.config, runs, LATE + (TOTAL,))
     print(f"  mean sizes: {sizes['gated_in']:.0f} gated in, {sizes['envelope']:.1f} facts packed")
-    saved = cdgr_mod.WALKS_KEPT
-    cdgr_mod.WALKS_KEPT = 0  # every run walks the graph, as a run with a new anchor set does
+    saved = cdgr_mod.WALKS_KEPT, resolve_mod.DETECTIONS_KEPT
+    # every run walks the graph and detects stage 4's pairs, as a run with a new anchor set does
+    cdgr_mod.WALKS_KEPT = resolve_mod.DETECTIONS_KEPT = 0
     try:
-        print("  stage 3's walk not kept (every run walks the graph: a new anchor set):")
-        stage_table(world.corpus, [scenario], world.config, runs, ("cdgr", TOTAL))
+        print("  stage 3's walk and stage 4's detections not kept (every run walks and detects: new anchors):")
+        stage_table(world.corpus, [scenario], world.config, runs, ("cdgr", "contradictions", TOTAL))
     finally:
-        cdgr_mod.WALKS_KEPT = saved
+        cdgr_mod.WALKS_KEPT, resolve_mod.DETECTIONS_KEPT = saved
     print()
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from crp_core.factors.recency import row_positions
 from crp_core.records import Envelope, Resolution
+from crp_core.stages.cdr import cdr_row_positions
 from crp_core.stages.tie_groups import packed_pair_count
 
 PARTITIONS = "CRP-Context-Coverage-Partitions"
@@ -77,7 +78,7 @@ def envelope_novelty(result: Any, rows: np.ndarray | None = None) -> list[float]
     order = result.envelope.order
     if rows is None:
         rows = _envelope_rows(result)
-    pos_cdr, in_cdr = row_positions(cdr.idx, rows)
+    pos_cdr, in_cdr = cdr_row_positions(cdr, rows)
     pos_conn, in_conn = (
         row_positions(conn.idx, rows) if conn is not None else (pos_cdr, np.zeros(rows.size, dtype=bool))
     )
@@ -98,6 +99,17 @@ def _envelope_rows(result: Any) -> np.ndarray:
     return np.array([index_of(p.fact_id) for p in result.envelope.order], dtype=np.int64)
 
 
+def _distinct(n: int, a: np.ndarray, b: np.ndarray) -> int:
+    """How many distinct fact rows (0 <= row < ``n``) ``a`` and ``b`` hold together: one mark per row, no sort."""
+    if not a.size and not b.size:
+        return 0
+    seen = np.zeros(n, dtype=bool)
+    for rows in (a, b):
+        if rows.size:
+            seen[rows] = True
+    return int(np.count_nonzero(seen))
+
+
 def build_headers(result: Any) -> dict[str, str]:
     """All headers of docs/reference/reports.md, in order, for a PipelineResult (``headers`` not yet needed)."""
     h: dict[str, str] = {}
@@ -110,8 +122,8 @@ def build_headers(result: Any) -> dict[str, str]:
     gate = cdr.passed_gate if cdr.passed_gate is not None else np.ones(cdr.idx.size, dtype=bool)
     conn = cdgr.connectors
     # distinct facts: a row can be both a candidate and a connector candidate
-    penalised = np.union1d(cdr.idx[gate & (cdr.recency_factor < 1.0)], conn.idx[conn.recency_factor < 1.0])
-    h[RECENCY] = str(penalised.size)
+    n_kb = len(result.corpus.kb)
+    h[RECENCY] = str(_distinct(n_kb, cdr.idx[gate & (cdr.recency_factor < 1.0)], conn.idx[conn.recency_factor < 1.0]))
 
     coverage = result.coverage
     rows = _envelope_rows(result)
@@ -136,7 +148,7 @@ def build_headers(result: Any) -> dict[str, str]:
         at, found = row_positions(conn.idx, rows[is_conn])
         bvals = np.where(found, np.asarray(conn.bridge_value, dtype=np.float64)[at], 0.0)
     h[BRIDGE] = _fmt2(float(np.mean(bvals)) if bvals.size else 0.0)
-    available = np.union1d(result.candidates.idx, conn.idx).size
+    available = _distinct(n_kb, result.candidates.idx, conn.idx)
     h[FACTS_USED] = f"{len(order)}/{available}"
     h[TOKENS_USED] = str(int(result.envelope.tokens_used))
     return h

@@ -8,7 +8,6 @@ corpus, scenario, config and ``now`` give the same result.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import time
 from collections.abc import Sequence
@@ -45,7 +44,7 @@ from crp_core.stages.packing import (
 )
 from crp_core.stages.tie_groups import explain_envelope
 from crp_core.support.blas import one_blas_thread
-from crp_core.support.frozen import DeferredTuple, frozen_array
+from crp_core.support.frozen import DeferredTuple, frozen_array, frozen_instance
 
 STAGES: tuple[str, ...] = ("candidates", "cdr", "cdgr", "contradictions", "fanout", "packing")
 
@@ -381,25 +380,30 @@ def _run(
             lambda: tuple(resolution.audit) + tuple(AuditEvent(EVENT_KNOWN_CONFLICT, known_flag_data(f)) for f in flags)
         ),
     )
-    result = PipelineResult(
-        config=config,
-        now=now,
-        candidates=candidates,
-        recency=recency,
-        cdr=cdr,
-        cdgr=cdgr,
-        resolution=resolution,
-        fanout=fanout,
-        envelope=envelope,
-        outcomes=outcomes,
-        headers={},
-        timings_ms=timings,
-        warnings=warnings,
-        audit=audit,
-        coverage=coverage,
-        scenario=scenario,
-        corpus=corpus,
-        known_conflicts=flags,
-        clamps=data_clamps(corpus, scenario, config),
+    # the record built once with its fields (a frozen dataclass without __post_init__), its headers read off it
+    result = frozen_instance(
+        PipelineResult,
+        {
+            "config": config,
+            "now": now,
+            "candidates": candidates,
+            "recency": recency,
+            "cdr": cdr,
+            "cdgr": cdgr,
+            "resolution": resolution,
+            "fanout": fanout,
+            "envelope": envelope,
+            "outcomes": outcomes,
+            "headers": {},
+            "timings_ms": timings,
+            "warnings": warnings,
+            "audit": audit,
+            "coverage": coverage,
+            "scenario": scenario,
+            "corpus": corpus,
+            "known_conflicts": flags,
+            "clamps": data_clamps(corpus, scenario, config),
+        },
     )
-    return dataclasses.replace(result, headers=build_headers(result))
+    result.__dict__["headers"] = build_headers(result)  # before the record leaves this function
+    return result

@@ -43,6 +43,18 @@ class CoverageEntry:
         object.__setattr__(self, "window", int(self.window))
 
 
+def _entry(
+    sub_query_id: str, label: str | None, embedding: np.ndarray, depth_weight: float, window: int
+) -> CoverageEntry:
+    """A :class:`CoverageEntry` whose ``embedding`` is already a read-only float32 row (what ``__post_init__``
+    makes of its argument), set as it is."""
+    entry: CoverageEntry = object.__new__(CoverageEntry)
+    entry.__dict__.update(
+        sub_query_id=sub_query_id, label=label, embedding=embedding, depth_weight=depth_weight, window=window
+    )
+    return entry
+
+
 class CoverageSet:
     """Immutable, ordered tuple of :class:`CoverageEntry` (SPEC-024 §2.1).
 
@@ -108,13 +120,29 @@ class CoverageSet:
         vecs = np.asarray(sub_query_vectors, dtype=np.float32)
         if dim is None and vecs.ndim == 2:
             dim = vecs.shape[1]
-        entries = []
-        for sq, addressed in scenario.coverage_entries:
-            i = pos.get(sq.id)
-            if i is None:
-                continue
-            entries.append(CoverageEntry(sq.id, sq.label, vecs[i], addressed.depth_weight, addressed.window))
-        return cls(entries, dim=dim)
+        chosen = [(sq, addressed, pos[sq.id]) for sq, addressed in scenario.coverage_entries if sq.id in pos]
+        if not chosen or vecs.ndim != 2 or (dim is not None and vecs.shape[1] != dim):
+            return cls(
+                [CoverageEntry(sq.id, sq.label, vecs[i], a.depth_weight, a.window) for sq, a, i in chosen], dim=dim
+            )
+        # the entries' embeddings gathered once (a copy, read-only): each entry holds its row, the set the whole
+        emb = vecs[[i for _, _, i in chosen]]
+        emb.setflags(write=False)
+        entries = tuple(
+            _entry(sq.id, sq.label, emb[k], float(a.depth_weight), int(a.window)) for k, (sq, a, _) in enumerate(chosen)
+        )
+        weights = np.array([e.depth_weight for e in entries], dtype=np.float64)
+        weights.setflags(write=False)
+        got: CoverageSet = object.__new__(cls)
+        for name, value in (
+            ("_entries", entries),
+            ("_embeddings", emb),
+            ("_depth_weights", weights),
+            ("_ids", tuple(e.sub_query_id for e in entries)),
+            ("_dim", int(emb.shape[1])),
+        ):
+            object.__setattr__(got, name, value)
+        return got
 
     def extend(self, entries: Iterable[CoverageEntry]) -> CoverageSet:
         """A new set holding this set's entries followed by ``entries``."""

@@ -35,10 +35,10 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.graph import SimilarityGraph
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram
-from crp_core.factors.recency import RecencyTable, compute_recency, row_positions
+from crp_core.factors.recency import RecencyTable, compute_recency
 from crp_core.records import CDGRResult, CDRTable, ConnectorTable
 from crp_core.stages.bridges import BridgedPairs, LazyRows, connector_rows
-from crp_core.stages.cdr import cdr_ranking, score_cdr
+from crp_core.stages.cdr import cdr_ranking, cdr_row_positions, score_cdr
 from crp_core.stages.contradictions.values import conflict_check
 from crp_core.stages.graph_walk import bridge_values, edges_among, walk_with_paths
 from crp_core.stages.near_duplicates import AnchorPicker, ConflictFn, choose_connectors
@@ -231,7 +231,7 @@ def _scored_in_stage2(
     from crp_core.stages.cdr import factors_from_columns
 
     m = cands.size
-    pos, found = row_positions(cdr.idx, cands)
+    pos, found = cdr_row_positions(cdr, cands)
     empty = coverage is None or len(coverage) == 0
     relevance = np.empty(m, dtype=np.float64)
     cov = None if empty else np.empty(m, dtype=np.float64)

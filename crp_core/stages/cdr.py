@@ -23,7 +23,7 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.ngram import NGram, fact_overlaps
-from crp_core.factors.recency import RecencyTable, lookup, resolved_importance, row_positions
+from crp_core.factors.recency import RecencyTable, lookup, resolved_importance
 from crp_core.records import CDRTable
 from crp_core.support.frozen import freeze_owned, frozen_array
 from crp_core.support.memo import WeakMemo
@@ -88,8 +88,17 @@ def factors_from_columns(
     and :func:`residual_pulls`. The Coverage Set is not empty."""
     n = cosines.shape[0]
     w = np.asarray(coverage.depth_weights, dtype=np.float64)
-    cov = _depth_mean(lambda k: cosines[:, entry_cols[k]], w, n)
-    pull = _max_of([cosines[:, j] for j in res_cols]) if res_cols else np.zeros(n)
+    total = float(w.sum())
+    if total <= 0.0 or not len(entry_cols):
+        cov = np.zeros(n)
+    else:
+        # the entries' columns as rows (one gather), each times its weight; a reduction over the outer axis of a
+        # C-ordered array adds the rows one after another in entry order: _depth_mean's sum, in one call
+        weighted = np.ascontiguousarray(cosines[:, list(entry_cols)].T) * w[:, None]
+        cov = np.add.reduce(weighted, axis=0)
+        cov /= total
+    # the maximum is exact in any order: one reduction over the residual columns
+    pull = cosines[:, list(res_cols)].max(axis=1).astype(np.float64) if len(res_cols) else np.zeros(n)
     return cov, pull
 
 
@@ -221,11 +230,28 @@ def _int_rows(idx: np.ndarray) -> np.ndarray:
     return np.asarray(idx, dtype=np.int64).reshape(-1)
 
 
+def cdr_row_positions(cdr: CDRTable, rows: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`row_positions` of ``rows`` in ``cdr.idx``: (positions, found). The table's rows in a stable
+    ascending order are computed once per table (the table and its arrays are immutable) and
+    binary-searched: stages 3, 4 and the headers look rows up in the same stage-2 table."""
+    r = np.asarray(rows, dtype=np.int64).reshape(-1)
+    got = _IDX_ORDER.get(cdr, None)
+    if got is None:
+        order = np.argsort(cdr.idx, kind="stable")
+        got = _IDX_ORDER.put(cdr, None, (order, cdr.idx[order]))
+    order, ascending = got
+    if not order.size:
+        return np.zeros(r.size, dtype=np.intp), np.zeros(r.size, dtype=bool)
+    at = np.searchsorted(ascending, r)
+    np.minimum(at, order.size - 1, out=at)
+    return order[at], ascending[at] == r
+
+
 def cdr_positions(cdr: CDRTable, rows: Sequence[int] | np.ndarray) -> np.ndarray:
     """Positions of ``rows`` in the stage-2 table ``cdr`` (the first when a row is there twice); a KeyError
     for a row the table lacks."""
     r = np.asarray(rows, dtype=np.int64).reshape(-1)
-    pos, found = row_positions(cdr.idx, r)
+    pos, found = cdr_row_positions(cdr, r)
     if not found.all():
         raise KeyError(int(r[np.flatnonzero(~found)[0]]))
     return pos.astype(np.int64, copy=False)
@@ -297,3 +323,5 @@ def cdr_ranking(cdr: CDRTable, mask: np.ndarray | None = None) -> np.ndarray:
 
 
 _GATED_RANKING: WeakMemo[CDRTable, None, np.ndarray] = WeakMemo(1)
+#: per table: its rows' stable ascending order and the rows in that order (:func:`cdr_row_positions`)
+_IDX_ORDER: WeakMemo[CDRTable, None, tuple[np.ndarray, np.ndarray]] = WeakMemo(1)

@@ -300,9 +300,11 @@ class _Filler:
         order, each kept while the lines kept so far and a NOTE listing them and naming every other member
         fit (:meth:`_members`)."""
         members = g.members
-        anchors = {r for r in members if self.by_row[r].role == "anchor"}
-        bridged = [r for r in members if self._bridged(r, anchors)]
-        whole = sum(self.cost[r] for r in members) + g.whole_note
+        by_row = self.by_row
+        anchors = {r for r in members if by_row[r].role == "anchor"}
+        bridged = [r for r in members if by_row[r].role != "connector" or self._bridged(r, anchors)]
+        cost = self.cost
+        whole = sum([cost[r] for r in members]) + g.whole_note
         if len(bridged) == len(members) and whole <= self.budget - self.used:
             g.chosen = list(members)
             self._take(members, whole)
@@ -324,32 +326,34 @@ class _Filler:
         room = self.budget - self.used
         members = g.members
         n = len(members)
-        all_ident = sum(note.ident[r] for r in members)
+        all_ident = sum([note.ident[r] for r in members])
         chosen: list[int] = []
         chosen_anchors: set[int] = set()
         lines = note_lines = need = chosen_ident = 0
         why: dict[int, DropReason] = {}
+        by_row, cost, line, ident = self.by_row, self.cost, note.line, note.ident
         for m in members:
-            if not self._bridged(m, chosen_anchors):
+            role = by_row[m].role
+            if role == "connector" and not self._bridged(m, chosen_anchors):
                 why[m] = "unbridged"
                 continue
             n_left = n - len(chosen) - 1  # every member but the kept ones and m is named as left out
             if n_left <= LEFT_OUT_SHOWN:  # all named: their ids are the ones not kept
-                shown_ident = all_ident - chosen_ident - note.ident[m]
+                shown_ident = all_ident - chosen_ident - ident[m]
             else:  # the first LEFT_OUT_SHOWN in fill order named, the rest counted
                 trial = {*chosen, m}
-                shown_ident = sum(note.ident[x] for x in [x for x in members if x not in trial][:LEFT_OUT_SHOWN])
-            got = lines + self.cost[m] + note.bound_of(note_lines + note.line[m], len(chosen) + 1, n_left, shown_ident)
+                shown_ident = sum(ident[x] for x in [x for x in members if x not in trial][:LEFT_OUT_SHOWN])
+            got = lines + cost[m] + note.bound_of(note_lines + line[m], len(chosen) + 1, n_left, shown_ident)
             if got > room:
                 why[m] = "budget"
                 self._too_big(got, True)
                 continue
             chosen.append(m)
-            lines += self.cost[m]
-            note_lines += note.line[m]
-            chosen_ident += note.ident[m]
+            lines += cost[m]
+            note_lines += line[m]
+            chosen_ident += ident[m]
             need = got
-            if self.by_row[m].role == "anchor":
+            if role == "anchor":
                 chosen_anchors.add(m)
         self._settle(g, chosen, [(m, why[m]) for m in members if m in why], need)
 

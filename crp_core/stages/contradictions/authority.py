@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import cast
 
 import numpy as np
 
@@ -12,6 +13,7 @@ from crp_core.corpus.prepared import Corpus
 from crp_core.factors.recency import FactAttributes, RecencyTable, fact_attributes
 from crp_core.model import Fact
 from crp_core.records import Authority
+from crp_core.support.memo import WeakMemo
 
 
 def authority_of(fact: Fact, recency_factor: float, config: CRPConfig) -> Authority:
@@ -63,3 +65,30 @@ def recency_factors(
         attrs = fact_attributes(corpus.kb, now, config)
         out.update(zip(missing.tolist(), attrs.factor[missing].tolist()))
     return out
+
+
+#: per run attributes: the authority tables they were read under and the :class:`Authority` of the rows asked so far
+_AUTHORITIES: WeakMemo[FactAttributes, None, tuple[object, object, dict[int, Authority]]] = WeakMemo(1)
+#: rows whose authority one attributes object keeps (beyond, the kept ones are dropped and kept again)
+AUTHORITIES_KEPT = 4096
+
+
+def authorities_of(attrs: FactAttributes, rows: list[int], config: CRPConfig) -> list[Authority]:
+    """:func:`authority_of` of each fact row of ``rows`` with its recency factor from ``attrs`` (the run's
+    :class:`FactAttributes`). The record depends on the fact, its factor and the config's two authority tables
+    alone, and ``attrs`` holds the facts and factors: it keeps the records made under the same two tables."""
+    sa, imp = config.source_authority, config.importance
+    got = _AUTHORITIES.get(attrs, None)
+    if got is None or (got[0] is not sa and got[0] != sa) or (got[1] is not imp and got[1] != imp):
+        got = _AUTHORITIES.put(attrs, None, (sa, imp, {}))
+    kept = got[2]
+    found = {r: kept.get(r) for r in rows}  # read once: another thread may drop the kept ones meanwhile
+    missing = [r for r, a in found.items() if a is None]
+    if missing:
+        facts, factor = attrs.facts, attrs.factor[np.asarray(missing, dtype=np.int64)].tolist()
+        made = {r: authority_of(facts[r], f, config) for r, f in zip(missing, factor)}
+        if len(kept) + len(made) > AUTHORITIES_KEPT:
+            kept.clear()
+        kept.update(made)
+        found.update(made)
+    return [cast("Authority", found[r]) for r in rows]

@@ -18,6 +18,7 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.decisions import Decisions
+from crp_core.factors.recency import FactAttributes
 from crp_core.model import Fact
 from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution, ValueConflict
 from crp_core.stages.bits import row_bits
@@ -31,10 +32,11 @@ from crp_core.stages.contradictions.arbitration import (
     tied_and_losers,
 )
 from crp_core.stages.contradictions.audit import conflict_event
-from crp_core.stages.contradictions.authority import RecencySource, authority_of, recency_factors
+from crp_core.stages.contradictions.authority import RecencySource, authorities_of, authority_of, recency_factors
 from crp_core.stages.contradictions.values import values_conflict
 from crp_core.stages.near_duplicates import COSINE_SLACK
 from crp_core.support.frozen import DeferredTuple, freeze_owned, frozen_array, frozen_instance
+from crp_core.support.memo import LRU
 
 
 def _score_of(scores: Any, row: int) -> float:
@@ -85,10 +87,15 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     conflicts, near_dups = sel.detect(config)
     dropped, deduplicated = sel.dedup(near_dups, scores)
     live = conflicts.without(dropped)
-    involved = sorted(set(live.p) | set(live.q))
+    mark = np.zeros(len(sel.row_list), dtype=bool)  # the positions in some pair, ascending
+    mark[live.p], mark[live.q] = True, True
+    involved = np.flatnonzero(mark).tolist()
     rows = sel.rows[involved] if involved else np.zeros(0, np.int64)
-    factors = recency_factors(corpus, rows, recency, now, config)
-    auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
+    if isinstance(recency, FactAttributes):  # the run's attributes: the records they keep
+        auth = dict(zip(involved, authorities_of(recency, rows.tolist(), config)))
+    else:
+        factors = recency_factors(corpus, rows, recency, now, config)
+        auth = {p: authority_of(sel.facts[sel.row_list[p]], factors[sel.row_list[p]], config) for p in involved}
     arbitrated = sel.arbitrate(live, auth, decisions, config)
     suppressed = set(arbitrated.suppressed_pos)
     kept_rows = [r for p, r in enumerate(sel.row_list) if p not in dropped and p not in suppressed]
@@ -142,19 +149,23 @@ class _Arbitrated:
 
 @dataclass(frozen=True)
 class _Conflicts:
-    """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (the order the
-    upper triangle gives them) and each pair's :class:`ValueConflict` (``p``'s text as side a)."""
+    """Step 1's value-conflicting pairs above ``contradiction_similarity``: positions ``p < q`` (read-only
+    ``intp`` arrays, in the order the upper triangle gives them) and each pair's :class:`ValueConflict`
+    (``p``'s text as side a)."""
 
-    p: Sequence[int]
-    q: Sequence[int]
-    found: list[ValueConflict]
+    p: np.ndarray
+    q: np.ndarray
+    found: Sequence[ValueConflict]
 
     def without(self, dropped: set[int]) -> _Conflicts:
         """The pairs with neither position in ``dropped``."""
         if not dropped or not len(self.p):
             return self
-        keep = [k for k, (a, b) in enumerate(zip(self.p, self.q)) if a not in dropped and b not in dropped]
-        return _Conflicts([self.p[k] for k in keep], [self.q[k] for k in keep], [self.found[k] for k in keep])
+        p, q = self.p, self.q
+        out = np.zeros(max(int(p.max()), int(q.max()), max(dropped)) + 1, dtype=bool)
+        out[list(dropped)] = True
+        keep = np.flatnonzero(~(out[p] | out[q]))
+        return _Conflicts(freeze_owned(p[keep]), freeze_owned(q[keep]), [self.found[k] for k in keep.tolist()])
 
 
 #: step 3's decisions: (kept ids of each skipped pair by its index, each pair's outcome when decided one by one,
@@ -163,6 +174,12 @@ _Decided = tuple[dict[int, tuple[str, ...]], list[Outcome | None] | None, list[i
 
 #: from this many conflicting pairs on, the processing order is one ``lexsort`` (fewer: one Python sort)
 _ARRAY_ORDER = 48
+
+#: selections whose step 1 (:meth:`_Selection.detect`) a corpus keeps (0: none, every run detects)
+DETECTIONS_KEPT = 8
+#: the corpus's derived-data key of the kept detections (:meth:`Corpus.derived`), and what it keeps
+_DETECTIONS = "stage-4 detections"
+_Kept = LRU[tuple[bytes, float, float, bool], tuple["_Conflicts", tuple[tuple[int, int], ...]]]
 
 
 class _Selection:
@@ -177,43 +194,56 @@ class _Selection:
         self.ids = [kb.facts[r].fact_id for r in self.row_list]
         self.contents = [kb.facts[r].content for r in self.row_list]
         self.roles = roles
-        v = np.asarray(corpus.vectors, dtype=np.float32)[rows]
-        self.gram = v @ v.T if rows.size else np.zeros((0, 0), dtype=np.float32)
+        self.corpus = corpus
+        self._gram: np.ndarray | None = None
         self._rank: np.ndarray | None = None
 
-    def detect(self, config: CRPConfig) -> tuple[_Conflicts, list[tuple[int, int]]]:
+    @property
+    def gram(self) -> np.ndarray:
+        """The selected vectors' Gram matrix (float32), computed when first read."""
+        if self._gram is None:
+            v = np.asarray(self.corpus.vectors, dtype=np.float32)[self.rows]
+            self._gram = v @ v.T
+        return self._gram
+
+    def detect(self, config: CRPConfig) -> tuple[_Conflicts, Sequence[tuple[int, int]]]:
         """Step 1: the value conflicts among pairs above ``contradiction_similarity`` (positions (p, q),
-        p < q) and the near-duplicates (above ``dedup_similarity``, no value conflict)."""
+        p < q) and the near-duplicates (above ``dedup_similarity``, no value conflict): a function of the
+        corpus, the rows in selection order and the key's settings, kept for :data:`DETECTIONS_KEPT` selections."""
+        if not DETECTIONS_KEPT:
+            return self._detect(config)
+        c = config
+        key = (self.rows.tobytes(), c.contradiction_similarity, c.dedup_similarity, bool(c.detector_learned))
+        kept: _Kept = self.corpus.derived(_DETECTIONS, lambda: LRU(DETECTIONS_KEPT, locked=True))
+        return kept.get_or_build(key, lambda: self._detect(config))
+
+    def _detect(self, config: CRPConfig) -> tuple[_Conflicts, tuple[tuple[int, int], ...]]:
+        """:meth:`detect`, computed: one Gram matrix of the selection, each pair above the lower threshold
+        to :func:`values_conflict`."""
         g = self.gram
         low = min(config.contradiction_similarity, config.dedup_similarity)
         iu, ju = np.nonzero(g > low)  # row-major: the upper triangle's pairs in the order triu gives them
         upper = iu < ju
         iu, ju = iu[upper], ju[upper]
-        found: list[ValueConflict] = []
-        ps: list[int] = []
-        qs: list[int] = []
-        near_dups: list[tuple[int, int]] = []
         # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
         pair_sims = g[iu, ju]
-        above_close = (pair_sims > config.contradiction_similarity).tolist()
-        above_dedup = (pair_sims > config.dedup_similarity).tolist()
-        contents = self.contents
-        for p, q, close, dup in zip(iu.tolist(), ju.tolist(), above_close, above_dedup):
-            vc = values_conflict(contents[p], contents[q], config.detector_learned)
-            if vc is not None:
-                if close:
-                    found.append(vc)
-                    ps.append(p)
-                    qs.append(q)
-            elif dup:
-                near_dups.append((p, q))
-        return _Conflicts(ps, qs, found), near_dups
+        contents, learned = self.contents, bool(config.detector_learned)
+        got = [values_conflict(contents[p], contents[q], learned) for p, q in zip(iu.tolist(), ju.tolist())]
+        conflict = np.fromiter((vc is not None for vc in got), dtype=bool, count=len(got))
+        close = np.flatnonzero(conflict & (pair_sims > config.contradiction_similarity))
+        dup = np.flatnonzero(~conflict & (pair_sims > config.dedup_similarity))
+        near_dups = tuple(zip(iu[dup].tolist(), ju[dup].tolist()))
+        found = tuple(got[k] for k in close.tolist())
+        ps, qs = iu[close].astype(np.intp, copy=False), ju[close].astype(np.intp, copy=False)
+        return _Conflicts(freeze_owned(ps), freeze_owned(qs), cast("tuple[ValueConflict, ...]", found)), near_dups
 
     def dedup(
-        self, near_dups: list[tuple[int, int]], scores: Mapping[int, float]
+        self, near_dups: Sequence[tuple[int, int]], scores: Mapping[int, float]
     ) -> tuple[set[int], list[tuple[int, int]]]:
         """Step 2, SPEC-003 §6.6 over the non-conflicting pairs: (dropped positions, (dropped row, kept
         row) in dedup order)."""
+        if not near_dups:  # no pair to dedup: every position stays
+            return set(), []
         dup_of: dict[int, list[int]] = {}
         for p, q in near_dups:
             dup_of.setdefault(p, []).append(q)
@@ -253,33 +283,31 @@ class _Selection:
         q0 = np.asarray(live.q, dtype=np.intp)[order]
         swap = self._id_rank()[q0] < self._id_rank()[p0]  # fact_a is the smaller id
         pa, qa = np.where(swap, q0, p0), np.where(swap, p0, q0)
-        ps: list[int] = pa.tolist()
-        qs: list[int] = qa.tolist()
         if has_pair_decisions(decisions):
-            decided = self._decide_each(ps, qs, auth, decisions, config)
+            decided = self._decide_each(pa.tolist(), qa.tolist(), auth, decisions, config)
         else:
             decided = self._decide_by_authority(pa, qa, auth, config)
         kept_of, outcomes, suppressed_pos, tied_at = decided
         at = np.asarray(tied_at, dtype=np.intp)
         tied = np.empty((at.size, 2), dtype=np.intp)
         tied[:, 0], tied[:, 1] = pa[at], qa[at]
-        counted = len(ps) - len(kept_of)
+        n_pairs = int(pa.size)
+        counted = n_pairs - len(kept_of)
         if outcomes is not None:
             counted -= sum(1 for o in outcomes if o is not None and o[3] == "dismiss")
-        pairs = DeferredTuple(
-            _PairRecords(self, live, order, swap.tolist(), ps, qs, auth, config, kept_of, outcomes).build
-        )
+        # the records and their events are built when first read, the positions listed then
+        pairs = DeferredTuple(_PairRecords(self, live, order, swap, pa, qa, auth, config, kept_of, outcomes).build)
         roles = self.roles
 
         def events() -> list[AuditEvent]:
             ids, rows = self.ids, self.row_list
             return [
                 conflict_event(pair, roles={ids[k]: str(roles.get(rows[k], "")) for k in (p, q)})
-                for pair, p, q in zip(pairs, ps, qs, strict=True)
+                for pair, p, q in zip(pairs, pa.tolist(), qa.tolist(), strict=True)
                 if not pair.skipped
             ]
 
-        audit = DeferredTuple(events) if len(kept_of) < len(ps) else ()  # one event per pair not skipped
+        audit = DeferredTuple(events) if len(kept_of) < n_pairs else ()  # one event per pair not skipped
         return _Arbitrated(pairs, suppressed_pos, tied, counted, audit)
 
     def _id_rank(self) -> np.ndarray:
@@ -360,7 +388,7 @@ class _Selection:
         involved = sorted(auth, key=ids.__getitem__)  # positions by fact id
         rounded_of = [round(auth[k].authority, AUTHORITY_DECIMALS) for k in involved] if n >= _ARRAY_ORDER else []
         if n < _ARRAY_ORDER or any(map(math.isnan, rounded_of)):  # NaN: no total order, Python's comparisons decide
-            pairs = list(zip(live.p, live.q))
+            pairs = list(zip(np.asarray(live.p).tolist(), np.asarray(live.q).tolist()))
             return sorted(range(n), key=lambda i: self._order_key(pairs[i], auth))
         rank = np.zeros(len(ids), dtype=np.int64)
         rank[involved] = np.arange(len(involved))
@@ -418,25 +446,26 @@ class _PairRecords:
         sel: _Selection,
         live: _Conflicts,
         order: np.ndarray | list[int],
-        swapped: list[bool],
-        ps: list[int],
-        qs: list[int],
+        swapped: np.ndarray,
+        ps: np.ndarray,
+        qs: np.ndarray,
         auth: Mapping[int, Authority],
         config: CRPConfig,
         kept_of: Mapping[int, tuple[str, ...]],
         outcomes: list[Outcome | None] | None,
     ) -> None:
-        self.ids, self.contents, self.gram = sel.ids, sel.contents, sel.gram
+        self.ids, self.contents, self.sel = sel.ids, sel.contents, sel
         self.found, self.order = live.found, order
         self.swapped, self.ps, self.qs = swapped, ps, qs
         self.auth, self.config, self.kept_of, self.outcomes = auth, config, kept_of, outcomes
 
     def build(self) -> list[ConflictPair]:
         ids, contents, auth, kept_of = self.ids, self.contents, self.auth, self.kept_of
-        cosines = self.gram.tolist()  # the float32 entries as Python floats
+        cosines = self.sel.gram.tolist()  # the float32 entries as Python floats
         out: list[ConflictPair] = []
         found = [self.found[k] for k in np.asarray(self.order).tolist()]
-        for k, (p, q, vc, swapped) in enumerate(zip(self.ps, self.qs, found, self.swapped, strict=True)):
+        ps, qs, swaps = self.ps.tolist(), self.qs.tolist(), self.swapped.tolist()
+        for k, (p, q, vc, swapped) in enumerate(zip(ps, qs, found, swaps, strict=True)):
             if swapped:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
                 vc = values_conflict(contents[p], contents[q], self.config.detector_learned) or vc
             a, b = auth[p], auth[q]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crp_core.errors import SnapshotMutationError
 from crp_core.factors.coverage import CoverageEntry, CoverageSet, CoverageSnapshot
@@ -113,3 +115,40 @@ def test_snapshot_reads_and_computes_freely():
     copy = snap.embeddings.copy()
     copy[0, 0] = 3.0
     assert snap.embeddings[0, 0] == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_subs=st.integers(0, 6),
+    picks=st.lists(st.tuples(st.integers(0, 7), st.sampled_from([0.0, 0.25, 0.5, 1.0])), max_size=8),
+)
+def test_from_scenario_builds_the_set_the_constructor_builds(n_subs: int, picks: list[tuple[int, float]]) -> None:
+    rng = np.random.default_rng(n_subs)
+    vecs = rng.normal(size=(n_subs, 5)).astype(np.float32)
+    ids = [f"s{j}" for j in range(n_subs)]
+    addressed = list({f"s{j}": (f"s{j}", w) for j, w in picks}.values())  # unknown ids (j >= n_subs) skipped
+    scenario = make_scenario(np.ones(5), sub_queries=list(zip(ids, vecs)), addressed=addressed)
+    got = CoverageSet.from_scenario(scenario, vecs, ids, dim=5)
+    pos = {sid: i for i, sid in enumerate(ids)}
+    want = CoverageSet(
+        [
+            CoverageEntry(sq.id, sq.label, vecs[pos[sq.id]], a.depth_weight, a.window)
+            for sq, a in scenario.coverage_entries
+            if sq.id in pos
+        ],
+        dim=5,
+    )
+    assert got.ids == want.ids and got.dim == want.dim == 5
+    assert got.embeddings.dtype == np.float32 and np.array_equal(got.embeddings, want.embeddings)
+    assert got.embeddings.shape == want.embeddings.shape and not got.embeddings.flags.writeable
+    assert np.array_equal(got.depth_weights, want.depth_weights) and not got.depth_weights.flags.writeable
+    for a, b in zip(got, want, strict=True):
+        assert (a.sub_query_id, a.label, a.depth_weight, a.window) == (
+            b.sub_query_id,
+            b.label,
+            b.depth_weight,
+            b.window,
+        )
+        assert a.embedding.dtype == np.float32 and a.embedding.shape == (5,) and not a.embedding.flags.writeable
+        assert np.array_equal(a.embedding, b.embedding)
+        assert type(a.depth_weight) is float and type(a.window) is int

@@ -132,3 +132,19 @@ def test_recency_warnings_only_where_the_kb_has_unknown_or_future_ages():
     assert attrs.recency(np.array([0])).warnings == ()
     (w,) = attrs.recency(np.array([0, 1])).warnings
     assert "'b'" in w and "after now" in w
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), n=st.integers(0, 30))
+def test_table_positions_match_row_positions(data, n):
+    from crp_core.factors.recency import row_positions
+    from crp_core.stages.cdr import cdr_row_positions
+
+    rows = data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))  # repeats and any order
+    asked = data.draw(st.lists(st.integers(-2, 45), max_size=25))
+    t = table(rows, [0.5] * n, [True] * n)
+    want_pos, want_found = row_positions(t.idx, np.array(asked, dtype=np.int64))
+    for _ in range(2):  # computed, then read back
+        pos, found = cdr_row_positions(t, asked)
+        assert found.tolist() == want_found.tolist()
+        assert pos[found].tolist() == want_pos[want_found].tolist()
