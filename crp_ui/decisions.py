@@ -31,7 +31,6 @@ from typing import Any
 import streamlit as st
 
 from crp_core import (
-    LRU,
     CleanedExport,
     ConflictScan,
     Corpus,
@@ -47,8 +46,6 @@ from crp_core import (
     export_sdk_snapshot,
     known_conflicts,
     pair_key,
-    scan_ckf,
-    scan_config_key,
     split_pair_key,
 )
 
@@ -66,12 +63,11 @@ from .decision_store import (
     unavailable,
     writable_store,
 )
-from .progress import Bar
 from .session import DEFAULT_DB_FILE
+from .whole_scan import scan_once
 
-#: applied corpora / scans kept per process
+#: applied corpora kept per process
 MAX_APPLIED = 8
-MAX_SCANS = 16
 
 
 # ---- what the decisions in force do to one CKF ----------------------------------------------------
@@ -237,37 +233,14 @@ def scan_corpus(base: Corpus, ds: DecisionSet) -> Corpus:
     return with_statuses(base, keep) if keep else base
 
 
-@st.cache_resource(show_spinner=False)
-def _scans() -> LRU[tuple[object, ...], ConflictScan]:
-    """The finished whole-CKF scans of this process, shared by every session (a locked LRU registry
-    rather than a cached function, so the scan can draw its progress bar where it is called)."""
-    return LRU(MAX_SCANS, locked=True)
-
-
-def _scan(
-    corpus: Corpus, config: CRPConfig, now: datetime, decisions: Mapping[str, Any] | None, key: tuple[object, ...]
-) -> ConflictScan:
-    """``scan_ckf`` once per ``key``, with a progress bar (pairs text-checked, rate, time left)."""
-    hit = _scans().get(key)
-    if hit is not None:
-        return hit
-    bar = Bar("Scanning the whole CKF for conflicts", unit="pairs")
-    try:
-        got = scan_ckf(corpus, config, now, decisions=decisions, progress=bar)
-    finally:
-        bar.empty()
-    _scans().put(key, got)
-    return got
-
-
 def conflict_scan(base: Corpus, config: CRPConfig, now: datetime, ds: DecisionSet) -> ConflictScan:
     """``crp_core.scan_ckf`` over :func:`scan_corpus` with the pair decisions in force,
     cached per (corpus incl. statuses, the config fields the scan reads, now, pair decisions): a change of
-    any other field (the relevance gate, the budgets) reuses the scan (``scan_config_key``)."""
-    corpus = scan_corpus(base, ds)
+    any other field (the relevance gate, the budgets) reuses the scan (``scan_config_key``); a pair decision
+    or another ``now`` re-arbitrates the kept checked pairs."""
     decisions, dkey = pipeline_decisions(ds)
-    key = (*_corpus_id(corpus), scan_config_key(config), now.isoformat(), dkey)
-    return _scan(corpus, config, now, decisions, key)
+    corpus = scan_corpus(base, ds)
+    return scan_once(corpus, _corpus_id(corpus), config, now, decisions, dkey)
 
 
 def known_conflicts_in_force(
@@ -357,7 +330,6 @@ def sdk_snapshot_bytes(kb: KnowledgeBase, ds: DecisionSet, checksum: str = "auto
 __all__ = [
     "DEFAULT_DB_FILE",
     "MAX_APPLIED",
-    "MAX_SCANS",
     # reading and recording (crp_ui.decision_store)
     "audit_log",
     "decision_set",

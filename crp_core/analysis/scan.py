@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from crp_core.analysis import scan_check
-from crp_core.analysis.scan_check import CHECK_CHUNK_PAIRS, Found, conflicting_pairs
+from crp_core.analysis.scan_check import Found, check_candidates
 from crp_core.config import CRPConfig
 from crp_core.corpus.index import QUERY_THREADS
 from crp_core.decisions import Decisions, with_carried_decisions
@@ -37,7 +36,7 @@ from crp_core.support.costs import StageClock
 from crp_core.support.memo import LRU
 
 if TYPE_CHECKING:
-    from crp_core.model import Fact, KnowledgeBase
+    from crp_core.model import KnowledgeBase
 
 SearchMethod = Literal["gram", "centroid-pruned"]
 
@@ -455,39 +454,6 @@ def scan_config_key(config: CRPConfig) -> ScanConfigKey:
     return tuple((name, getattr(config, name)) for name in SCAN_CONFIG_FIELDS)
 
 
-#: how many progress reports the text check makes at most (plus the first and the last)
-PROGRESS_STEPS = 100
-
-
-def _text_check(
-    cand: np.ndarray,
-    facts: Sequence[Fact],
-    learned: bool,
-    pool: Executor | None,
-    progress: Callable[[int, int], None] | None,
-    worker_cpu: Callable[[float], None],
-) -> list[Found]:
-    """The candidate pairs whose texts value-conflict (:func:`conflicting_pairs`), progress throttled to
-    at most :data:`PROGRESS_STEPS` reports after ``(0, n)``."""
-    n_cand = int(cand.shape[0])
-    every = max(1, -(-n_cand // PROGRESS_STEPS))
-    if progress is not None:
-        progress(0, n_cand)
-    last = [0]
-
-    def report(done: int) -> None:
-        if progress is not None and (done // every > last[0] // every or done == n_cand):
-            progress(done, n_cand)
-        last[0] = done
-
-    if n_cand < scan_check.PARALLEL_MIN_PAIRS:
-        pool = None  # a worker's start and the texts' transfer cost more than the check
-    chunk = CHECK_CHUNK_PAIRS if pool is not None else max(1, min(CHECK_CHUNK_PAIRS, every))
-    return conflicting_pairs(
-        cand, facts, learned=learned, pool=pool, chunk_pairs=chunk, progress=report, worker_cpu=worker_cpu
-    )
-
-
 def _arbitrated(
     found: list[Found], corpus: ScanSource, config: CRPConfig, now: datetime, decisions: Decisions
 ) -> tuple[list[ConflictPair], dict[str, int], RecencyTable | None, np.ndarray]:
@@ -531,6 +497,80 @@ def _arbitrated(
     return pairs, counts, rec, involved
 
 
+@dataclass(frozen=True, eq=False)
+class CheckedPairs:
+    """The scan's first two steps, which operator pair decisions and ``now`` do not change: the candidate pairs
+    (:func:`search_pairs`) and those whose texts value-conflict, as (row a, row b, conflict) with fact a the
+    smaller id. :func:`arbitrate_checked` turns them into a :class:`ConflictScan` for a time and decisions."""
+
+    search: PairSearch
+    found: tuple[Found, ...]
+    search_ms: float
+    check_ms: float
+
+
+def check_ckf(
+    corpus: ScanSource,
+    config: CRPConfig,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    searcher: PairSearcher | None = None,
+    check_pool: Executor | None = None,
+    clock: StageClock | None = None,
+) -> CheckedPairs:
+    """The pair search and the text check of :func:`scan_ckf` (its arguments), timed into ``clock``."""
+    clock = clock if clock is not None else StageClock()
+    t0 = time.perf_counter()
+    with clock.stage("pair search"):
+        search = search_pairs(corpus, config, searcher=searcher)
+    t1 = time.perf_counter()
+    with clock.stage("text check"):
+        found = check_candidates(
+            search.pairs, corpus.kb.facts, config.detector_learned, check_pool, progress, clock.add_cpu
+        )
+    t2 = time.perf_counter()
+    return CheckedPairs(search, tuple(found), (t1 - t0) * 1e3, (t2 - t1) * 1e3)
+
+
+def arbitrate_checked(
+    checked: CheckedPairs,
+    corpus: ScanSource,
+    config: CRPConfig,
+    now: datetime,
+    decisions: Decisions = None,
+    clock: StageClock | None = None,
+) -> ConflictScan:
+    """Each conflicting pair of ``checked`` (found over ``corpus`` with ``config``) arbitrated on its own at
+    ``now``, with ``decisions`` over those the CKF carries from an export."""
+    clock = clock if clock is not None else StageClock()
+    kb = corpus.kb
+    decisions = with_carried_decisions(kb, decisions)  # an exported CKF's operator decisions
+    t2 = time.perf_counter()
+    with clock.stage("arbitration"):
+        pairs, counts, rec, involved = _arbitrated(list(checked.found), corpus, config, now, decisions)
+    arbitration_ms = (time.perf_counter() - t2) * 1e3
+    facts, search = kb.facts, checked.search
+    return ConflictScan(
+        pairs=tuple(pairs),
+        counts=counts,
+        n_facts=int(np.count_nonzero(corpus.retrievable)),
+        n_candidates=int(search.pairs.shape[0]),
+        k=search.max_partners,
+        threshold=float(config.contradiction_similarity),
+        now=now,
+        recency=rec,
+        timings_ms={
+            "neighbours": checked.search_ms,
+            "text_check": checked.check_ms,
+            "arbitration": arbitration_ms,
+            "total": checked.search_ms + checked.check_ms + arbitration_ms,
+        },
+        rows={facts[r].fact_id: r for r in involved.tolist()},
+        method=search.method,
+        products=search.products,
+    )
+
+
 def scan_ckf(
     corpus: ScanSource,
     config: CRPConfig,
@@ -550,41 +590,11 @@ def scan_ckf(
     conflicting pair is arbitrated independently (no suppression chain: the scan reports, the envelope
     decides). Recency is computed at ``now``. ``decisions`` apply over those the CKF carries from an export.
     ``progress(done, total)`` counts the candidate pairs text-checked: ``(0, n)`` once the neighbour
-    search is done, then at most :data:`PROGRESS_STEPS` increasing counts, the last one ``(n, n)``.
+    search is done, then at most ``scan_check.PROGRESS_STEPS`` increasing counts, the last one ``(n, n)``.
     ``searcher`` replaces the pair search by an engine's (same pairs: :data:`PairSearcher`).
-    ``clock`` times the stages "pair search", "text check" and "arbitration" (``--profile``).
+    ``clock`` times the stages "pair search", "text check" and "arbitration" (``--profile``). It is
+    :func:`arbitrate_checked` of :func:`check_ckf`: a caller keeping the checked pairs re-arbitrates alone.
     """
     clock = clock if clock is not None else StageClock()
-    t0 = time.perf_counter()
-    kb = corpus.kb
-    decisions = with_carried_decisions(kb, decisions)  # an exported CKF's operator decisions
-    with clock.stage("pair search"):
-        search = search_pairs(corpus, config, searcher=searcher)
-    cand = search.pairs
-    t1 = time.perf_counter()
-    with clock.stage("text check"):
-        found = _text_check(cand, kb.facts, config.detector_learned, check_pool, progress, clock.add_cpu)
-    t2 = time.perf_counter()
-    with clock.stage("arbitration"):
-        pairs, counts, rec, involved = _arbitrated(found, corpus, config, now, decisions)
-    t3 = time.perf_counter()
-    facts = kb.facts
-    return ConflictScan(
-        pairs=tuple(pairs),
-        counts=counts,
-        n_facts=int(np.count_nonzero(corpus.retrievable)),
-        n_candidates=int(cand.shape[0]),
-        k=search.max_partners,
-        threshold=float(config.contradiction_similarity),
-        now=now,
-        recency=rec,
-        timings_ms={
-            "neighbours": (t1 - t0) * 1e3,
-            "text_check": (t2 - t1) * 1e3,
-            "arbitration": (t3 - t2) * 1e3,
-            "total": (t3 - t0) * 1e3,
-        },
-        rows={facts[r].fact_id: r for r in involved.tolist()},
-        method=search.method,
-        products=search.products,
-    )
+    checked = check_ckf(corpus, config, progress, searcher=searcher, check_pool=check_pool, clock=clock)
+    return arbitrate_checked(checked, corpus, config, now, decisions, clock)

@@ -277,5 +277,39 @@ def _pooled_chunks(
             yield pending.pop(fut), got, cpu
 
 
+#: how many progress reports the text check makes at most (plus the first and the last)
+PROGRESS_STEPS = 100
+
+
+def check_candidates(
+    cand: np.ndarray,
+    facts: Sequence[Fact],
+    learned: bool,
+    pool: Executor | None,
+    progress: Callable[[int, int], None] | None,
+    worker_cpu: Callable[[float], None],
+) -> list[Found]:
+    """The candidate pairs whose texts value-conflict (:func:`conflicting_pairs`) as the scan checks them:
+    ``progress(done, n)`` throttled to at most :data:`PROGRESS_STEPS` reports after ``(0, n)``, the pool
+    used from :data:`PARALLEL_MIN_PAIRS` pairs on, in chunks sized for the progress when checked here."""
+    n_cand = int(cand.shape[0])
+    every = max(1, -(-n_cand // PROGRESS_STEPS))
+    if progress is not None:
+        progress(0, n_cand)
+    last = [0]
+
+    def report(done: int) -> None:
+        if progress is not None and (done // every > last[0] // every or done == n_cand):
+            progress(done, n_cand)
+        last[0] = done
+
+    if n_cand < PARALLEL_MIN_PAIRS:
+        pool = None  # a worker's start and the texts' transfer cost more than the check
+    chunk = CHECK_CHUNK_PAIRS if pool is not None else max(1, min(CHECK_CHUNK_PAIRS, every))
+    return conflicting_pairs(
+        cand, facts, learned=learned, pool=pool, chunk_pairs=chunk, progress=report, worker_cpu=worker_cpu
+    )
+
+
 def _start_methods() -> list[str]:
     return multiprocessing.get_all_start_methods() if os.name == "posix" else []

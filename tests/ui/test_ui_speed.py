@@ -12,7 +12,8 @@ from hypothesis import strategies as hst
 from streamlit.testing.v1 import AppTest
 
 from crp_core.analysis.evaluate import prepare_suite, run_suite, sweep_suite
-from crp_core.analysis.scan import PROGRESS_STEPS, scan_ckf
+from crp_core.analysis.scan import scan_ckf
+from crp_core.analysis.scan_check import PROGRESS_STEPS
 from crp_core.analysis.suite import load_suite
 from crp_core.config import CRPConfig
 from crp_ui import cache, render, sidebar

@@ -232,3 +232,23 @@ def test_no_worker_outlives_its_parent_and_ctrl_c_is_the_parents(how):
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
         child.wait()
+
+
+def test_the_checked_pairs_rearbitrated_are_the_scan():
+    """``scan_ckf`` is ``arbitrate_checked`` of ``check_ckf``: one check serves any time and any decisions."""
+    from crp_core.analysis.scan import arbitrate_checked, check_ckf
+    from crp_core.decisions import pair_key
+
+    config = CRPConfig()
+    corpus = cluster_corpus(0, config=config)
+    checked = check_ckf(corpus, config)
+    first = scan_ckf(corpus, config, NOW)
+    a, b = first.pairs[0].fact_a, first.pairs[0].fact_b
+    for decisions in (None, {pair_key(a, b): {"kind": "dismiss"}}):
+        want = scan_ckf(corpus, config, NOW, decisions=decisions)
+        got = arbitrate_checked(checked, corpus, config, NOW, decisions)
+        assert [(p.fact_a, p.fact_b, p.conflict, p.kept, p.decision) for p in got.pairs] == [
+            (p.fact_a, p.fact_b, p.conflict, p.kept, p.decision) for p in want.pairs
+        ]
+        assert (got.n_candidates, got.n_facts, got.counts) == (want.n_candidates, want.n_facts, want.counts)
+    assert [p.decision for p in got.pairs if (p.fact_a, p.fact_b) == (a, b)] == ["dismiss"]

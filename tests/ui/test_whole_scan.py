@@ -1,0 +1,53 @@
+"""The dashboard's whole-CKF scans: an operator's pair decision or another ``now`` re-arbitrates the kept checked
+pairs (no second pair search or text check), and the result equals a fresh ``scan_ckf`` with those decisions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from unittest import mock
+
+import numpy as np
+
+from crp_core.analysis.scan import scan_ckf
+from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import Corpus
+from crp_core.model import Fact, KnowledgeBase
+from crp_core.triage import Decision, DecisionSet
+from crp_ui import decisions as dmod
+from crp_ui import whole_scan
+
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def _corpus() -> Corpus:
+    """Two conflicting pairs, texts of this test only (the process-wide caches hold nothing of them yet)."""
+    texts = [
+        "The whole-scan test queue port is 7301.",
+        "The whole-scan test queue port is 7302.",
+        "The whole-scan test spool holds 12 GB.",
+        "The whole-scan test spool holds 24 GB.",
+    ]
+    facts = tuple(Fact(f"W{i}", t, source_type="internal", line=i + 1) for i, t in enumerate(texts))
+    vectors = np.array([[1, 0, 0], [1, 0, 0.1], [0, 1, 0], [0, 1, 0.1]], dtype=np.float32)
+    return Corpus.from_vectors(KnowledgeBase(facts=facts), vectors)
+
+
+def _view(scan):
+    return [(p.fact_a, p.fact_b, p.patterns, p.kept, p.suppressed, p.tied, p.decision) for p in scan.pairs]
+
+
+def test_a_pair_decision_or_another_now_rearbitrates_without_checking_again():
+    corpus, config = _corpus(), CRPConfig()
+    with mock.patch.object(whole_scan, "check_ckf", wraps=whole_scan.check_ckf) as checks:
+        first = dmod.conflict_scan(corpus, config, NOW, DecisionSet.empty())
+        ds = DecisionSet.from_decisions([Decision.dismiss("W0", "W1", operator="ann")])
+        decided = dmod.conflict_scan(corpus, config, NOW, ds)
+        later = dmod.conflict_scan(corpus, config, datetime(2027, 6, 1, tzinfo=UTC), ds)
+        assert checks.call_count == 1
+        dmod.conflict_scan(corpus, config.replace(contradiction_similarity=0.9), NOW, ds)
+        assert checks.call_count == 2  # the detection settings are the checked pairs' own key
+    assert len(first.pairs) == 2 and first.n_candidates == 2
+    decisions, _ = dmod.pipeline_decisions(ds)
+    assert _view(decided) == _view(scan_ckf(corpus, config, NOW, decisions=decisions))
+    assert [p.decision for p in decided.pairs if p.fact_a == "W0"] == ["dismiss"]
+    assert _view(later) == _view(scan_ckf(corpus, config, datetime(2027, 6, 1, tzinfo=UTC), decisions=decisions))
