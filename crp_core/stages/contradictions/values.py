@@ -59,6 +59,7 @@ from crp_core.stages.contradictions.lexicon import (
     PATTERNS,
 )
 from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.orders import reordered
 from crp_core.stages.contradictions.phrases import phrase_substitution
 from crp_core.stages.contradictions.subjects import designator, equal_pair, other_subjects, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
@@ -478,6 +479,8 @@ def _permits(d: Doc, c: Clause, modals: frozenset[str] = _PERMISSION_MODALS) -> 
 
 def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
     da, db = analyse(text_a), analyse(text_b)
+    if reordered(da, db):
+        return None  # one list in another order, every item kept whole (orders.py)
     diffs: list[ValueDiff] = []
     if da.clauses and db.clauses and len(da.sentences) == len(db.sentences):
         phrase_substitution(da, db, diffs)

@@ -1,0 +1,84 @@
+"""Lists written in another order (docs/decisions/detector-round7.md): "We cut Yale, Union and Chubb keys" /
+"We cut Chubb, Yale and Union keys" state the same set of items, so no value of theirs changed; "rows 1-12 are
+Braeburn and rows 13-20 are Jazz" / "rows 1-12 are Jazz and rows 13-20 are Braeburn" move a value to another label.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, NUMBER
+from crp_core.stages.contradictions.tokens import Token
+
+#: words that bind the items of one list to those of another by their order ("tubs and cones respectively")
+ORDER_WORDS = frozenset(["respectively", "order", "ranked", "first", "second", "then", "followed"])
+
+Unit = tuple[str, str]
+
+
+def _unit(t: Token) -> Unit:
+    if t.kind in (NUMBER, DATE, ENTITY):
+        return (t.kind, t.text.lower())
+    return (t.kind, t.key)
+
+
+#: what separates two items of one list (a bracket or a sentence end does not)
+SEPARATORS = frozenset([",", ";", "and", "or"])
+
+
+def _separator(t: Token) -> bool:
+    return t.text.lower() in SEPARATORS
+
+
+def _items(units: list[Unit], toks: tuple[Token, ...]) -> Counter[tuple[Unit, ...]]:
+    out: Counter[tuple[Unit, ...]] = Counter()
+    item: list[Unit] = []
+    for u, t in zip(units, toks, strict=True):
+        if _separator(t):
+            if item:
+                out[tuple(item)] += 1
+            item = []
+        else:
+            item.append(u)
+    if item:
+        out[tuple(item)] += 1
+    return out
+
+
+def _head(toks: tuple[Token, ...], stop: int, step: int, start: int) -> int:
+    """The index after the last break walking from ``start`` by ``step`` until ``stop`` (the part of a shared
+    prefix or suffix that belongs to the list's first or last item)."""
+    k = start
+    while k != stop and not _separator(toks[k]) and not (toks[k].kind == BREAK and toks[k].key != "clause"):
+        k += step
+    return k
+
+
+def reordered(da: Doc, db: Doc) -> bool:
+    """Do the two texts differ only by the order of the items of one list, each item kept whole (its words and
+    values: "Tokyo (up to 6 guests), Seoul (up to 12 guests)" / "Seoul (up to 12 guests), Tokyo (up to 6
+    guests)")? A word that binds a list's order to something ("respectively", "first", "ranked") keeps the order
+    meaningful."""
+    ta, tb = da.tokens, db.tokens
+    if len(ta) != len(tb) or not ta:
+        return False
+    ua, ub = [_unit(t) for t in ta], [_unit(t) for t in tb]
+    if Counter(ua) != Counter(ub) or any(u[1] in ORDER_WORDS for u in ua):
+        return False
+    n = len(ua)
+    p = 0
+    while p < n and ua[p] == ub[p]:
+        p += 1
+    s = 0
+    while s < n - p and ua[n - 1 - s] == ub[n - 1 - s]:
+        s += 1
+    if p == n:
+        return False
+    end = n - s
+    if _items(ua[p:end], ta[p:end]) == _items(ub[p:end], tb[p:end]):
+        return True
+    # the shared words before the first break and after the last one belong to the list's first and last items
+    lo = _head(ta, -1, -1, p - 1) + 1 if p else 0
+    hi = _head(ta, n, 1, end) if s else n
+    return (lo < p or hi > end) and _items(ua[lo:hi], ta[lo:hi]) == _items(ub[lo:hi], tb[lo:hi])
