@@ -17,6 +17,7 @@ from crp_core.stages.contradictions.lexicon import (
     able_root,
     stem,
 )
+from crp_core.stages.contradictions.loose import derived
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value
 
@@ -120,8 +121,8 @@ def _prefixed_too(key: str, other: Doc) -> bool:
 
 
 def _base_stated(key: str, other: Doc) -> bool:
-    if key in other.words or key in other.loose_words:
-        return True
+    if key in other.words or derived(key, other.loose_words):
+        return True  # the base or a derivation of its root: "intolerant of" / "tolerate"
     root = able_root(key)
     return bool(root) and (root in other.words or root in other.loose_words)
 

@@ -200,6 +200,8 @@ PREFIX_BASE_MIN = 4
 #: the negating suffix ("barbless": without barbs) and the shortest base it takes
 NEG_SUFFIX = "less"
 SUFFIX_BASE_MIN = 3
+#: the hyphenated suffix that says "without" its base ("dairy-free", "interest-free")
+FREE_SUFFIX = "-free"
 #: words ending in the suffix that negate no base of theirs
 SUFFIX_EXCEPTIONS = frozenset(["unless", "regardless", "nevertheless", "nonetheless", "bless", "doubtless"])
 
@@ -215,6 +217,9 @@ def negated_base(low: str) -> str:
             if len(base) >= PREFIX_BASE_MIN and base.replace("-", "").isalpha() and (not starts or base[0] in starts):
                 return base
             return ""
+    if low.endswith(FREE_SUFFIX):
+        base = low[: -len(FREE_SUFFIX)]
+        return base if len(base) >= SUFFIX_BASE_MIN and base.isalpha() else ""  # "dairy-free" / "contains dairy"
     if low.endswith(NEG_SUFFIX) and low not in SUFFIX_EXCEPTIONS:
         base = low[: -len(NEG_SUFFIX)]
         if len(base) >= SUFFIX_BASE_MIN and base.isalpha():

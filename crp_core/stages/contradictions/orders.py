@@ -27,15 +27,23 @@ def _unit(t: Token) -> Unit:
 SEPARATORS = frozenset([",", ";", "and", "or"])
 
 
-def _separator(t: Token) -> bool:
-    return t.text.lower() in SEPARATORS
+def _separators(toks: tuple[Token, ...]) -> list[bool]:
+    """Which tokens separate two items: the "and" of "between Central Station and the Airport" joins one."""
+    out = []
+    between = False
+    for t in toks:
+        low = t.text.lower()
+        sep = low in SEPARATORS and not (between and low == "and")
+        between = (between or low == "between") and not (low == "and" or t.kind == BREAK)
+        out.append(sep)
+    return out
 
 
-def _items(units: list[Unit], toks: tuple[Token, ...]) -> Counter[tuple[Unit, ...]]:
+def _items(units: list[Unit], seps: list[bool]) -> Counter[tuple[Unit, ...]]:
     out: Counter[tuple[Unit, ...]] = Counter()
     item: list[Unit] = []
-    for u, t in zip(units, toks, strict=True):
-        if _separator(t):
+    for u, sep in zip(units, seps, strict=True):
+        if sep:
             if item:
                 out[tuple(item)] += 1
             item = []
@@ -46,11 +54,11 @@ def _items(units: list[Unit], toks: tuple[Token, ...]) -> Counter[tuple[Unit, ..
     return out
 
 
-def _head(toks: tuple[Token, ...], stop: int, step: int, start: int) -> int:
-    """The index after the last break walking from ``start`` by ``step`` until ``stop`` (the part of a shared
-    prefix or suffix that belongs to the list's first or last item)."""
+def _head(toks: tuple[Token, ...], seps: list[bool], step: int, start: int) -> int:
+    """Walking from ``start`` by ``step``, the index of the first separator or sentence break (or the end): the
+    part of a shared prefix or suffix that belongs to the list's first or last item lies before it."""
     k = start
-    while k != stop and not _separator(toks[k]) and not (toks[k].kind == BREAK and toks[k].key != "clause"):
+    while 0 <= k < len(toks) and not seps[k] and not (toks[k].kind == BREAK and toks[k].key != "clause"):
         k += step
     return k
 
@@ -76,9 +84,10 @@ def reordered(da: Doc, db: Doc) -> bool:
     if p == n:
         return False
     end = n - s
-    if _items(ua[p:end], ta[p:end]) == _items(ub[p:end], tb[p:end]):
+    sa, sb = _separators(ta), _separators(tb)
+    if _items(ua[p:end], sa[p:end]) == _items(ub[p:end], sb[p:end]):
         return True
     # the shared words before the first break and after the last one belong to the list's first and last items
-    lo = _head(ta, -1, -1, p - 1) + 1 if p else 0
-    hi = _head(ta, n, 1, end) if s else n
-    return (lo < p or hi > end) and _items(ua[lo:hi], ta[lo:hi]) == _items(ub[lo:hi], tb[lo:hi])
+    lo = _head(ta, sa, -1, p - 1) + 1 if p else 0
+    hi = _head(ta, sa, 1, end) if s else n
+    return (lo < p or hi > end) and _items(ua[lo:hi], sa[lo:hi]) == _items(ub[lo:hi], sb[lo:hi])
