@@ -112,3 +112,13 @@ def test_a_capitalised_item_is_its_word_and_a_named_number_a_label() -> None:
     amounts = "Gate 3 opens 40 minutes and Gate 4 opens 25 minutes before departure."
     crossed = "Gate 3 opens 25 minutes and Gate 4 opens 40 minutes before departure."
     assert _swap_patterns(amounts, crossed) == [(NUMBER_CHANGED,)]  # the amounts are the items, the gates labels
+
+
+# ---- fractions of a measure -------------------------------------------------------------------------------------
+def test_half_a_measure_is_half_its_unit() -> None:
+    halves = [(t.qty.dim, t.qty.unit, t.qty.base) for t in tokenize("half a tonne, half a litre") if t.qty]
+    assert halves == [("mass", "t", 0.5), ("volume", "l", 0.5)]
+    assert [t.qty for t in tokenize("half a page of notes") if t.qty] == []
+    a = "Each skip takes at most half a tonne of rubble."
+    assert _rules(a, "Each skip takes at most 500 kg of rubble.") is None
+    assert _rules(a, "Each skip takes at most 400 kg of rubble.") == (NUMBER_CHANGED,)
