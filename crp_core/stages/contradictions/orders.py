@@ -6,8 +6,9 @@ Braeburn and rows 13-20 are Jazz" / "rows 1-12 are Jazz and rows 13-20 are Braeb
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 
-from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.clauses import Doc, analyse
 from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, NUMBER
 from crp_core.stages.contradictions.tokens import Token
 
@@ -27,6 +28,13 @@ def _unit(t: Token) -> Unit:
 SEPARATORS = frozenset([",", ";", "and", "or"])
 
 
+@lru_cache(maxsize=65536)
+def units(text: str) -> tuple[tuple[Unit, ...], tuple[Unit, ...]]:
+    """The text's tokens as compared here, in order and sorted (memoised per text)."""
+    got = tuple(_unit(t) for t in analyse(text).tokens)
+    return got, tuple(sorted(got))
+
+
 def _separators(toks: tuple[Token, ...]) -> list[bool]:
     """Which tokens separate two items: the "and" of "between Central Station and the Airport" joins one."""
     out = []
@@ -39,10 +47,10 @@ def _separators(toks: tuple[Token, ...]) -> list[bool]:
     return out
 
 
-def _items(units: list[Unit], seps: list[bool]) -> Counter[tuple[Unit, ...]]:
+def _items(seq: tuple[Unit, ...], seps: list[bool]) -> Counter[tuple[Unit, ...]]:
     out: Counter[tuple[Unit, ...]] = Counter()
     item: list[Unit] = []
-    for u, sep in zip(units, seps, strict=True):
+    for u, sep in zip(seq, seps, strict=True):
         if sep:
             if item:
                 out[tuple(item)] += 1
@@ -71,8 +79,8 @@ def reordered(da: Doc, db: Doc) -> bool:
     ta, tb = da.tokens, db.tokens
     if len(ta) != len(tb) or not ta:
         return False
-    ua, ub = [_unit(t) for t in ta], [_unit(t) for t in tb]
-    if Counter(ua) != Counter(ub) or any(u[1] in ORDER_WORDS for u in ua):
+    (ua, bag_a), (ub, bag_b) = units(da.text), units(db.text)
+    if bag_a != bag_b or any(u[1] in ORDER_WORDS for u in ua):
         return False
     n = len(ua)
     p = 0
