@@ -43,7 +43,7 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.subjects import designator, present, stated_by
-from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.tokens import Token, word_key
 from crp_core.stages.contradictions.value_compare import value_diffs
 
 __all__ = ["FEATURE_NAMES", "Candidate", "ClauseScorer", "propose"]
@@ -276,6 +276,8 @@ def _item_key(t: Token) -> str:
         return f"#{t.qty.dim}:{t.qty.unit}:{t.qty.base * t.qty.scale:g}"
     if t.kind == DATE and t.date is not None:
         return f"@{t.date.readings[0]}"
+    if t.kind == ENTITY and t.text[1:].islower() and t.text.isalpha():
+        return word_key(t.text.lower())  # "Cones are ..." / "... and cones": one item, capitalised or not
     if t.kind in (WORD, ENTITY):
         return t.key
     return ""
@@ -287,10 +289,16 @@ def segments(text: str) -> dict[str, tuple[int, int]]:
     breaks or joining words) -> (that segment, its first token). Memoised per text; callers must not mutate."""
     seen: dict[str, tuple[int, int]] = {}
     seg = 0
+    between = False  # "between Central Station and the Airport" is one segment
     for k, t in enumerate(analyse(text).tokens):
+        if between and t.text.lower() == "and":
+            between = False
+            continue
         if t.kind == BREAK or (t.kind == FUNC and t.key in _JOINERS):
             seg += 1
+            between = False
             continue
+        between = between or (t.kind == FUNC and t.key == "between")
         key = _item_key(t)
         if key:
             got = seen.get(key)
@@ -326,9 +334,15 @@ def swaps(da: Doc, db: Doc) -> list[Swap]:
     return out
 
 
-def _swap_pattern(found: list[Swap]) -> str:
-    """A swap of amounts is a changed number, of dates a shifted date, of names or words a substitution."""
-    kinds = {k[:1] for q in found for k in q}
+def _named_number(d: Doc, key: str) -> bool:
+    """Is the swap key a number that names its item ("Line 3", "Ward 2"): a label, never the changed value?"""
+    return key[:1] == "#" and designator(d.tokens, segments(d.text)[key][1])
+
+
+def _swap_pattern(da: Doc, found: list[Swap]) -> str:
+    """A swap of amounts is a changed number, of dates a shifted date, of names or words a substitution; a number
+    that names a thing is a label ("Line 3 runs to the Airport" / "Line 3 runs to the University")."""
+    kinds = {k[:1] for q in found for k in q if not _named_number(da, k)}
     if "#" in kinds:
         return NUMBER_CHANGED
     return DATE_SHIFTED if "@" in kinds else ENTITY_SUBSTITUTED
@@ -338,7 +352,7 @@ def _swap_diffs(da: Doc, db: Doc, swap: Swap, pattern: str) -> tuple[ValueDiff, 
     """The two changed pairs of a swap: under each label, the item text a states against the one text b states.
     The items are the amounts or dates of the swap when the labels are not."""
     u1, u2, v1, v2 = swap
-    if v1[:1] in "#@" and u1[:1] not in "#@":
+    if (v1[:1] in "#@" and u1[:1] not in "#@" and not _named_number(da, v1)) or _named_number(da, u1):
         u1, u2, v1, v2 = v1, v2, u1, u2  # the amounts were the labels: keep them as the changed items
     sa, sb = segments(da.text), segments(db.text)
     out = []
@@ -349,7 +363,7 @@ def _swap_diffs(da: Doc, db: Doc, swap: Swap, pattern: str) -> tuple[ValueDiff, 
 
 
 def _swap_candidate(da: Doc, db: Doc, found: list[Swap], base: dict[str, float], n_changed: int) -> Candidate:
-    pattern = _swap_pattern(found)
+    pattern = _swap_pattern(da, found)
     f = dict(base)
     f["kind_swap"] = 1.0
     f["pat_" + pattern] = 1.0

@@ -9,6 +9,7 @@ from typing import NamedTuple
 from crp_core.stages.contradictions.lexer import Lexer
 from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
 from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
+from crp_core.stages.contradictions.quantities import signed_temperatures
 from crp_core.stages.contradictions.tokens import Quantity, Token, word_key
 
 
@@ -256,7 +257,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
     """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
     units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
-    toks = _compound_durations(Lexer(text).run(), text)
+    toks = _compound_durations(signed_temperatures(Lexer(text).run(), text), text)
     return tuple(
         _merge_names(
             _attributive_polarity(_absorb_comparative_negation(_weekday_scope(_noun_coordination(_demote_weak(toks))))),

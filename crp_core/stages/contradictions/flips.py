@@ -17,6 +17,7 @@ from crp_core.stages.contradictions.lexicon import (
     able_root,
     stem,
 )
+from crp_core.stages.contradictions.loose import derived
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value
 
@@ -106,12 +107,22 @@ def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
         return ()
     # the base may be the last part of a hyphenated word there ("unsealed" / "weather-sealed"), or the verb
     # under an "-able" base ("non-refundable" / "refunded on request")
-    return tuple(k for k in c.prefixed if other.negated or _base_stated(d.tokens[k].key, other))
+    # the same prefixed word in the other text ("unopened cartridges" in both, "ingredient" read as in- + base) is
+    # shared, not turned around
+    return tuple(
+        k
+        for k in c.prefixed
+        if not _prefixed_too(d.tokens[k].key, other) and (other.negated or _base_stated(d.tokens[k].key, other))
+    )
+
+
+def _prefixed_too(key: str, other: Doc) -> bool:
+    return any(t.sub == "negpfx" and t.key == key for t in other.tokens)
 
 
 def _base_stated(key: str, other: Doc) -> bool:
-    if key in other.words or key in other.loose_words:
-        return True
+    if key in other.words or derived(key, other.loose_words):
+        return True  # the base or a derivation of its root: "intolerant of" / "tolerate"
     root = able_root(key)
     return bool(root) and (root in other.words or root in other.loose_words)
 

@@ -94,6 +94,10 @@ _DURATION_NEXT = frozenset(["before", "after", "ahead", "beforehand", "earlier",
 IDENT_GROUPS = ("url", "email", "flag", "path", "ver", "ip")
 
 
+#: the dimensions of a unit that "half a" halves: time and measures ("half a page" is none)
+HALVED_DIMS = frozenset(["time", "cal", "mass", "volume", "length", "energy"])
+
+
 class Lexer(NumberLexer):
     """Turns the regex matches of one text into tokens (one instance per text)."""
 
@@ -267,7 +271,7 @@ class Lexer(NumberLexer):
             return self.share(r.start, raw[end_j - 1].end, end_j, part, bound, bstart)  # "a quarter of the fee"
         if low == "half" and nxt in ("a", "an") and self.low(i + 2) in UNITS:
             u = UNITS[self.low(i + 2)]
-            if u.dim in ("time", "cal"):
+            if u.dim in HALVED_DIMS and u.spaced:  # "half an hour", "half a tonne", "half a litre"
                 out.append(Token(s, r.start, r.end, FUNC, low))
                 out.append(Token(raw[i + 1].text, raw[i + 1].start, raw[i + 1].end, FUNC, "a"))
                 return self.unit_qty(raw[i + 2].start, raw[i + 2].end, i + 3, 0.5, 1.0, "", u, 0, -1, i)

@@ -197,8 +197,8 @@ PREFIX_EXCEPTION_STEMS = frozenset(stem(w) for w in PREFIX_EXCEPTIONS)
 NEG_PREFIXES = (("non-", ""), ("non", ""), ("un", ""), ("dis", ""), ("im", "pbm"), ("il", "l"), ("ir", "r"), ("in", ""))
 #: the shortest base a negating prefix may take ("unable" has none: it is a cue)
 PREFIX_BASE_MIN = 4
-#: the negating suffix ("barbless": without barbs) and the shortest base it takes
-NEG_SUFFIX = "less"
+#: the negating suffixes ("barbless": without barbs, "dairy-free": without dairy) and the shortest base they take
+NEG_SUFFIXES = ("less", "-free")
 SUFFIX_BASE_MIN = 3
 #: words ending in the suffix that negate no base of theirs
 SUFFIX_EXCEPTIONS = frozenset(["unless", "regardless", "nevertheless", "nonetheless", "bless", "doubtless"])
@@ -215,10 +215,10 @@ def negated_base(low: str) -> str:
             if len(base) >= PREFIX_BASE_MIN and base.replace("-", "").isalpha() and (not starts or base[0] in starts):
                 return base
             return ""
-    if low.endswith(NEG_SUFFIX) and low not in SUFFIX_EXCEPTIONS:
-        base = low[: -len(NEG_SUFFIX)]
-        if len(base) >= SUFFIX_BASE_MIN and base.isalpha():
-            return base  # "barbless" / "barbed", "cordless" / "corded": the base without
+    for suffix in NEG_SUFFIXES:
+        base = low[: -len(suffix)]
+        if low.endswith(suffix) and low not in SUFFIX_EXCEPTIONS and len(base) >= SUFFIX_BASE_MIN and base.isalpha():
+            return base  # "barbless" / "barbed", "dairy-free" / "contains dairy": the base without
     return ""
 
 

@@ -173,6 +173,12 @@ def _has_derivation(w: str, words: frozenset[str]) -> bool:
     return len(w) > STEM_SHARED and "^" + w[: max(STEM_SHARED, len(w) - 2)] in words
 
 
+def derived(w: str, words: frozenset[str]) -> bool:
+    """Does the vocabulary ``words`` (:func:`vocabulary`) hold ``w`` or a derivation of its root ("tolerant" /
+    "tolerate")?"""
+    return _has_derivation(w, words)
+
+
 def foreign(s: Sentence, other_words: frozenset[str], drop: frozenset[str], most: int = 1) -> list[str]:
     """The words of sentence ``s`` the other text lacks (``drop``: the compared values' own keys); the
     first ``most + 1`` at most, all the alignment needs."""

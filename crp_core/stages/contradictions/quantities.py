@@ -79,6 +79,43 @@ TEMPERATURE_SCALES = {"c": "c", "celsius": "c", "centigrade": "c", "f": "f", "fa
 TEMPERATURE_TOLERANCE = 0.5
 
 
+#: words that put a minus sign before the temperature after them ("minus 30 degrees Celsius" is -30 °C)
+MINUS_WORDS = frozenset(["minus", "negative"])
+
+
+def temperature_readings(scale: str, base: float) -> tuple[tuple[float, float], ...]:
+    """A temperature on scale ``c`` or ``f`` in kelvin (a Fahrenheit figure is a rounded conversion, equal within
+    half a kelvin)."""
+    if scale == "f":
+        k = (base + 459.67) * 5 / 9
+        return ((k - TEMPERATURE_TOLERANCE, k + TEMPERATURE_TOLERANCE),)
+    return exact_reading(base + 273.15)
+
+
+def signed_temperatures(toks: list[Token], text: str) -> list[Token]:
+    """A sign written as a word right before a temperature is that temperature's sign: "minus 18 degrees
+    Celsius" is -18 °C (-0.4 °F), the same value as "-18 °C"; "minus" before any other number stays a word."""
+    out: list[Token] = []
+    for t in toks:
+        p = out[-1] if out else None
+        q = t.qty
+        if (
+            p is not None
+            and q is not None
+            and q.dim == "temp"
+            and q.base > 0
+            and p.kind == WORD
+            and p.text.lower() in MINUS_WORDS
+            and text[p.end : t.start] == " "
+        ):
+            neg = -q.base
+            signed = q._replace(base=neg, exact="-" + q.exact, readings=temperature_readings(q.unit[-1:], neg))
+            out[-1] = t._replace(text=text[p.start : t.end], start=p.start, qty=signed)
+            continue
+        out.append(t)
+    return out
+
+
 class NumberLexer(LexerBase):
     """The lexer's number and quantity readers (one instance per text)."""
 
@@ -228,13 +265,7 @@ class NumberLexer(LexerBase):
             q = Quantity("", "", base, 1.0, exact, exact_reading(base), -1, bound, bstart)
             self.push_qty(start, self.raw[j].end, q)
             return j + 1
-        readings: tuple[tuple[float, float], ...]
-        if scale == "f":
-            k = (base + 459.67) * 5 / 9
-            readings = ((k - TEMPERATURE_TOLERANCE, k + TEMPERATURE_TOLERANCE),)
-        else:
-            readings = exact_reading(base + 273.15)
-        q = Quantity("temp", "deg" + scale, base, 1.0, exact, readings, -1, bound, bstart)
+        q = Quantity("temp", "deg" + scale, base, 1.0, exact, temperature_readings(scale, base), -1, bound, bstart)
         self.push_qty(start, self.raw[j + 1].end, q)
         return j + 2
 

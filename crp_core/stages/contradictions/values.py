@@ -59,6 +59,7 @@ from crp_core.stages.contradictions.lexicon import (
     PATTERNS,
 )
 from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.orders import reordered
 from crp_core.stages.contradictions.phrases import phrase_substitution
 from crp_core.stages.contradictions.subjects import designator, equal_pair, other_subjects, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
@@ -383,13 +384,14 @@ def _polar_clause(c: Clause) -> bool:
     return bool(c.negs or c.polars or c.prefixed)
 
 
-def _single_clauses(d: Doc, taken: set[int]) -> list[int]:
+def _single_clauses(d: Doc, taken: set[int], other: Doc) -> list[int]:
     """The clauses that carry their sentence's polarity, not matched by the clause alignment: a whole
     sentence, or the one clause of its sentence with a negation, polarity word or negating prefix
     ("Subletting is prohibited, even with the landlord's consent")."""
     polar: dict[int, int] = {}
     for ci, c in enumerate(d.clauses[:PAIR_MAX_CLAUSES]):
-        if _polar_clause(c):
+        # a negating affix counts only against the other text ("maintenance-free" where it never speaks of maintenance)
+        if c.negs or c.polars or prefixed(d, c, other):
             polar[c.sent] = -1 if c.sent in polar else ci
     return [
         ci
@@ -411,8 +413,8 @@ def _loose_flips(p: _Pair, taken_a: set[int], taken_b: set[int], diffs: list[Val
     polarity word on the other ("Dogs are allowed" / "No dogs"), or a negating prefix: "X no longer
     receives updates" / "updates for X ended" is none (the second denies without a polarity word)."""
     da, db = p.da, p.db
-    xs = _single_clauses(da, taken_a)
-    ys = _single_clauses(db, taken_b) if xs else []
+    xs = _single_clauses(da, taken_a, db)
+    ys = _single_clauses(db, taken_b, da) if xs else []
     for ia in xs:
         ca = da.clauses[ia]
         for ib in ys:
@@ -478,6 +480,8 @@ def _permits(d: Doc, c: Clause, modals: frozenset[str] = _PERMISSION_MODALS) -> 
 
 def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
     da, db = analyse(text_a), analyse(text_b)
+    if reordered(da, db):
+        return None  # one list in another order, every item kept whole (orders.py)
     diffs: list[ValueDiff] = []
     if da.clauses and db.clauses and len(da.sentences) == len(db.sentences):
         phrase_substitution(da, db, diffs)
