@@ -28,9 +28,9 @@ from streamlit.testing.v1 import AppTest
 from crp_core.triage import Decision, DecisionStore
 from tests.support.pages import figures, frame_with, metric
 from tests.support.paths import APP
+from tests.support.samples import TEST_MODEL, write_bare_scenario
 
 K = "crp.page.conflicts."
-TEST_MODEL = "test-model"
 RUN_PAGES = ("overview", "breakdown", "graph", "envelope", "fanout", "tuning")
 
 
@@ -97,17 +97,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     with open(d / "knowledge_base.jsonl", "w", encoding="utf-8") as fh:
         for f in FACTS:
             fh.write(json.dumps(dict(f, embedding_model=TEST_MODEL)) + "\n")
-    scen = {
-        "name": "triage",
-        "query": {"text": "backups and ports", "embedding": [0.0, 0.0, 0.0, 0.0, 1.0]},
-        "now": "2026-11-01T00:00:00Z",
-        "sub_queries": [],
-        "addressed": [],
-        "prior_outputs": [],
-        "fanout_width": 0,
-        "embedding_model": TEST_MODEL,
-    }
-    (d / "scenarios" / "triage.json").write_text(json.dumps(scen), encoding="utf-8")
+    write_bare_scenario(d / "scenarios" / "triage.json", "triage", "backups and ports", [0.0, 0.0, 0.0, 0.0, 1.0])
     monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
     monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
     db = tmp_path / "triage.sqlite"

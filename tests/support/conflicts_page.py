@@ -11,7 +11,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tests.support.paths import APP
-from tests.support.samples import TEST_MODEL
+from tests.support.samples import TEST_MODEL, write_bare_scenario
 
 K = "crp.page.conflicts."
 
@@ -67,17 +67,9 @@ def write_conflict_sample(d: Path) -> Path:
                 )
                 + "\n"
             )
-    scen = {
-        "name": "conflicts",
-        "query": {"text": "ports, cache sizes and rate limits", "embedding": [0.0, 0.0, 0.0, 0.0, 1.0]},
-        "now": "2026-11-01T00:00:00Z",
-        "sub_queries": [],
-        "addressed": [],
-        "prior_outputs": [],
-        "fanout_width": 0,
-        "embedding_model": TEST_MODEL,
-    }
-    (d / "scenarios" / "conflicts.json").write_text(json.dumps(scen), encoding="utf-8")
+    write_bare_scenario(
+        d / "scenarios" / "conflicts.json", "conflicts", "ports, cache sizes and rate limits", [0.0, 0.0, 0.0, 0.0, 1.0]
+    )
     return d
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support.samples import TEST_MODEL
+from tests.support.samples import TEST_MODEL, write_bare_scenario
 
 
 def pair_of(k: int) -> str:
@@ -50,17 +50,7 @@ def write_queue_sample(d: Path, n: int = 25) -> Path:
                 fh.write(json.dumps(row) + "\n")
     query = [0.0] * (n + 2)
     query[n] = 1.0
-    scen = {
-        "name": "queue",
-        "query": {"text": "service ports", "embedding": query},
-        "now": "2026-11-01T00:00:00Z",
-        "sub_queries": [],
-        "addressed": [],
-        "prior_outputs": [],
-        "fanout_width": 0,
-        "embedding_model": TEST_MODEL,
-    }
-    (d / "scenarios" / "queue.json").write_text(json.dumps(scen), encoding="utf-8")
+    write_bare_scenario(d / "scenarios" / "queue.json", "queue", "service ports", query)
     return d
 
 

@@ -22,6 +22,21 @@ STATUS_CYCLE = ("ACTIVE", "ACTIVE", "ACTIVE", "STALE", "ACTIVE", "DELETED")
 
 
 # ---- synthetic samples ------------------------------------------------------------------------------
+def write_bare_scenario(path: Path, name: str, text: str, embedding: list[float]) -> None:
+    """A scenario of one query (its text and vector, now 2026-11-01) and nothing else, in the test model."""
+    doc = {
+        "name": name,
+        "query": {"text": text, "embedding": embedding},
+        "now": "2026-11-01T00:00:00Z",
+        "sub_queries": [],
+        "addressed": [],
+        "prior_outputs": [],
+        "fanout_width": 0,
+        "embedding_model": TEST_MODEL,
+    }
+    path.write_text(json.dumps(doc), encoding="utf-8")
+
+
 def synthetic_ckf_rows(n: int = 24, dim: int = 8, seed: int = 0) -> list[dict]:
     """``n`` facts cycling through source types and statuses, embeddings drawn around 3 topics."""
     rng = np.random.default_rng(seed)
