@@ -193,9 +193,14 @@ def build_breakdown_frame(result: PipelineResult) -> pd.DataFrame:
 
 
 def breakdown_csv(result: PipelineResult) -> str:
-    """The breakdown table as CSV text (lists joined with ';', floats unrounded; text cells a spreadsheet
-    would read as a formula neutralised by :func:`crp_core.csv_cell`, numbers kept as numbers)."""
-    df = breakdown_frame(result).copy()
+    """The breakdown table as CSV text (:func:`safe_csv`)."""
+    return safe_csv(breakdown_frame(result))
+
+
+def safe_csv(frame: pd.DataFrame) -> str:
+    """A table as CSV text for a spreadsheet: lists joined with ';', floats unrounded, text cells a spreadsheet
+    would read as a formula neutralised by :func:`crp_core.csv_cell`, numbers kept as numbers."""
+    df = frame.copy()
     for col in df.columns:
         if not pd.api.types.is_numeric_dtype(df[col]):  # text and list columns (object or str dtype)
             df[col] = df[col].map(lambda v: csv_cell(_cell(v)))

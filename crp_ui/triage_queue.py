@@ -31,7 +31,7 @@ from crp_core import (
     pair_key,
 )
 
-from . import cache, decisions, paging, render, state, triage_live
+from . import cache, decisions, paging, render, state, tables, triage_live
 from . import conflicts_view as cv
 from .triage_form import K_PAIR, K, decision_form
 from .triage_revert import revert_section
@@ -274,6 +274,22 @@ def _table(shown: pd.DataFrame, claims: dict[str, str], key: str, pick: str | No
     )
 
 
+def _download(view: pd.DataFrame) -> None:
+    """Every pair the filters leave, in the order chosen, as CSV (the table shows one page; its own download
+    holds that page): built when clicked."""
+    if view.empty:
+        return
+    st.download_button(
+        f"Download the {len(view):,} pairs shown by the filters (CSV)",
+        data=lambda: tables.safe_csv(view),
+        file_name="triage-queue.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key=K + "download",
+        icon=":material/download:",
+    )
+
+
 def _first_of_run(keys: list[str]) -> str:
     """The queue's first pair that the current run arbitrated (the page opens on the scenario's conflicts,
     not on an unrelated whole-CKF tie); the queue's first pair when the run has none of them."""
@@ -332,6 +348,7 @@ def queue_tab(
     # a new page, view or selected pair draws a new table element, its selection on the selected pair's row
     table_key = f"{K_TABLE}.{digest}.{keys[0] if keys else ''}.{pick}"
     _table(shown, {k: triage_live.claim_cell(c, me) for k, c in claims.items()}, table_key, pick)
+    _download(view)
     if pick is None:
         st.info("No pair matches the filters.")
         return

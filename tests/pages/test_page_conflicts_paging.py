@@ -145,3 +145,17 @@ def test_an_unknown_order_in_the_link_is_ignored_with_a_warning(queue_env):
     warned = " ".join(w.value for w in at.warning).replace("\\", "")
     assert "qsort=<b>x</b>: not one of the choices this page offers; ignored" in warned, warned
     assert queue_table(at)[:2] == [pair_of(0), pair_of(1)]
+
+
+def download_label(at: AppTest) -> str:
+    hits = [str(b.proto.label) for b in at.get("download_button") if "shown by the filters" in str(b.proto.label)]
+    assert len(hits) == 1
+    return hits[0]
+
+
+def test_the_download_holds_every_pair_the_filters_leave_not_one_page(queue_env):
+    at = open_queue(size=10)
+    assert len(queue_table(at)) == 10
+    assert download_label(at) == f"Download the {N} pairs shown by the filters (CSV)"
+    at.radio(key=K + "f.decided").set_value("decided").run()
+    assert not [b for b in at.get("download_button") if "shown by the filters" in str(b.proto.label)]  # none left

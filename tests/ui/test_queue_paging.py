@@ -3,6 +3,9 @@ uses (crp_ui.paging): the pages of a view partition its rows in order, "rows X-Y
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pandas as pd
 import pytest
 from hypothesis import given
@@ -70,3 +73,11 @@ def test_next_pair_walks_the_whole_queue_across_pages():
     keys = [f"p{i}" for i in range(25)]
     assert cv.next_pair(keys, "p9") == "p10"  # the last pair of page 1 (10 rows) -> the first of page 2
     assert cv.next_pair(keys, "p24") is None
+
+
+def test_the_queue_csv_keeps_every_row_and_neutralises_formulas():
+    from crp_ui.tables import safe_csv
+
+    frame = pd.DataFrame({"pair": ["a|b", "c|d"], "text_a": ["=cmd|' /C calc'!A0", "plain"], "margin": [-0.25, 0.5]})
+    rows = list(csv.reader(io.StringIO(safe_csv(frame))))
+    assert rows == [["pair", "text_a", "margin"], ["a|b", "'=cmd|' /C calc'!A0", "-0.25"], ["c|d", "plain", "0.5"]]
