@@ -65,7 +65,7 @@ def fact_outcomes(
     kb = corpus.kb
     facts = kb.facts
     in_env = {p.fact_id for p in envelope.order}
-    dropped = packing_drop_reasons(envelope, roles={facts[r].fact_id: role for r, role in roles.items()})
+    dropped = packing_drop_reasons(envelope)
     suppressed_by: dict[str, ConflictPair] = {}
     for p in resolution.pairs:
         if p.suppressed and not p.skipped:
@@ -247,7 +247,7 @@ def _connector_candidate_reason(v: _RunView, r: int) -> str:
     )
 
 
-def packing_drop_reasons(envelope: Envelope, roles: Mapping[str, str]) -> dict[str, str]:
+def packing_drop_reasons(envelope: Envelope) -> dict[str, str]:
     """Why each selected fact left out by stage 6 is not in the envelope (fact id -> reason text)."""
     group_of = {fid: g for g in envelope.tie_groups for fid in g.left_out}
 
