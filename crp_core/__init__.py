@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     )
     from crp_core.analysis.reports import suite_metrics_report, tune_report
     from crp_core.analysis.scan import (
-        CheckedPairs, ConflictScan, arbitrate_checked, check_ckf, scan_ckf, scan_config_key
+        CHECK_CONFIG_FIELDS, CheckedPairs, ConflictScan, arbitrate_checked, check_ckf, scan_ckf, scan_config_key
     )
     from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, has_sdk_data, sdk_agreement
     from crp_core.analysis.session import SessionReport, analyse_session
@@ -278,7 +278,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "view_snapshot_bytes",
     ),
     "crp_core.analysis.metrics": ("METRICS", "MetricInfo", "RANKING_METRICS"),
-    "crp_core.analysis.scan": ("scan_config_key",),
+    "crp_core.analysis.scan": ("scan_config_key", "CHECK_CONFIG_FIELDS"),
     "crp_core.analysis.sdk_agreement": ("has_sdk_data",),
     "crp_core.analysis.sweep": (
         "check_key",
@@ -451,7 +451,7 @@ __all__ = [
     "sdk_agreement", "SdkAgreement", "PairAgreement", "sdk_provenance", "SdkProvenance", "SdkState",
     # read by the dashboard (crp_ui, pages): header names, views' inputs, triage, suites
     "headers", "GateFailure", "build_html_report", "known_conflicts", "METRICS", "MetricInfo", "RANKING_METRICS",
-    "scan_config_key",
+    "scan_config_key", "CHECK_CONFIG_FIELDS",
     "has_sdk_data", "check_key", "current_value", "is_bool_key", "is_integer_key", "linspace_values",
     "sweepable_keys", "Param", "default_space", "NEVER_RETRIEVED", "SCALAR_KEYS", "TABLE_KEYS", "choices", "describe",
     "origin", "valid_range", "EmbeddingCancelled", "default_embedder", "embedder_for", "EmbeddingProgress",

@@ -10,7 +10,17 @@ from typing import Any
 
 import streamlit as st
 
-from crp_core import LRU, CheckedPairs, ConflictScan, Corpus, CRPConfig, arbitrate_checked, check_ckf, scan_config_key
+from crp_core import (
+    CHECK_CONFIG_FIELDS,
+    LRU,
+    CheckedPairs,
+    ConflictScan,
+    Corpus,
+    CRPConfig,
+    arbitrate_checked,
+    check_ckf,
+    scan_config_key,
+)
 
 from .progress import Bar
 
@@ -47,7 +57,7 @@ def scan_once(
     hit = _scans().get(key)
     if hit is not None:
         return hit
-    check_key = (*corpus_id, config.contradiction_similarity, config.detector_learned)
+    check_key = (*corpus_id, scan_config_key(config, CHECK_CONFIG_FIELDS))
     checked = _checks().get(check_key)
     if checked is None:
         bar = Bar("Scanning the whole CKF for conflicts", unit="pairs")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -441,21 +441,21 @@ SCAN_CONFIG_FIELDS: tuple[str, ...] = (
     "authority_tie_tolerance",
     "detector_learned",
 )
-
-
+#: the fields of :data:`SCAN_CONFIG_FIELDS` that :func:`check_ckf` reads (the rest are arbitration's)
+CHECK_CONFIG_FIELDS: tuple[str, ...] = ("contradiction_similarity", "detector_learned")
 #: ``(field, value)`` of the scan's fields (:func:`scan_config_key`)
 ScanConfigKey = tuple[tuple[str, object], ...]
 
 
-def scan_config_key(config: CRPConfig) -> ScanConfigKey:
-    """``(field, value)`` of every :data:`SCAN_CONFIG_FIELDS` field of ``config`` (hashable): two
-    configurations with the same key give the same :func:`scan_ckf` result, so a cached scan is keyed by
-    this rather than the whole configuration (a change of the relevance gate does not rescan)."""
-    return tuple((name, getattr(config, name)) for name in SCAN_CONFIG_FIELDS)
+def scan_config_key(config: CRPConfig, fields: tuple[str, ...] = SCAN_CONFIG_FIELDS) -> ScanConfigKey:
+    """``(field, value)`` of each of ``fields`` of ``config`` (hashable): the same key gives the same :func:`scan_ckf`
+    result (with :data:`CHECK_CONFIG_FIELDS`, :func:`check_ckf`'s), so a cached scan is keyed by this, not the
+    whole configuration (a change of the relevance gate does not rescan)."""
+    return tuple((name, getattr(config, name)) for name in fields)
 
 
 def _arbitrated(
-    found: list[Found], corpus: ScanSource, config: CRPConfig, now: datetime, decisions: Decisions
+    found: Sequence[Found], corpus: ScanSource, config: CRPConfig, now: datetime, decisions: Decisions
 ) -> tuple[list[ConflictPair], dict[str, int], RecencyTable | None, np.ndarray]:
     """Each conflicting pair arbitrated on its own, in triage order; the counts per pattern (dismissed pairs
     excluded), the recency of the facts in a pair and their rows."""
@@ -547,7 +547,7 @@ def arbitrate_checked(
     decisions = with_carried_decisions(kb, decisions)  # an exported CKF's operator decisions
     t2 = time.perf_counter()
     with clock.stage("arbitration"):
-        pairs, counts, rec, involved = _arbitrated(list(checked.found), corpus, config, now, decisions)
+        pairs, counts, rec, involved = _arbitrated(checked.found, corpus, config, now, decisions)
     arbitration_ms = (time.perf_counter() - t2) * 1e3
     facts, search = kb.facts, checked.search
     return ConflictScan(
@@ -592,8 +592,8 @@ def scan_ckf(
     ``progress(done, total)`` counts the candidate pairs text-checked: ``(0, n)`` once the neighbour
     search is done, then at most ``scan_check.PROGRESS_STEPS`` increasing counts, the last one ``(n, n)``.
     ``searcher`` replaces the pair search by an engine's (same pairs: :data:`PairSearcher`).
-    ``clock`` times the stages "pair search", "text check" and "arbitration" (``--profile``). It is
-    :func:`arbitrate_checked` of :func:`check_ckf`: a caller keeping the checked pairs re-arbitrates alone.
+    ``clock`` times the stages "pair search", "text check" and "arbitration" (``--profile``); it is
+    :func:`arbitrate_checked` of :func:`check_ckf`.
     """
     clock = clock if clock is not None else StageClock()
     checked = check_ckf(corpus, config, progress, searcher=searcher, check_pool=check_pool, clock=clock)

@@ -188,13 +188,14 @@ def text_pairs(pairs: np.ndarray, facts: Sequence[Fact]) -> TextPairs:
     tid = np.fromiter(
         (interned.setdefault(facts[r].content, len(interned)) for r in used.tolist()), np.int64, count=used.size
     )
+    n_texts = max(1, len(interned))  # no text interned when there is no pair
     ta, tb = tid[ends[:, 0]], tid[ends[:, 1]]
     differ = ta != tb
-    keys = ta * len(interned) + tb
+    keys = ta * n_texts + tb
     uniq, back = np.unique(keys[differ], return_inverse=True)
     which = np.full(ends.shape[0], -1, dtype=np.int64)
     which[differ] = back.reshape(-1)
-    distinct = np.stack([uniq // max(1, len(interned)), uniq % max(1, len(interned))], axis=1)
+    distinct = np.stack([uniq // n_texts, uniq % n_texts], axis=1)
     return TextPairs(used[ends], which, distinct, list(interned))
 
 

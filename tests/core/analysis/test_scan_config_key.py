@@ -96,6 +96,23 @@ def test_the_scan_reads_only_the_keyed_fields():
         assert {"contradiction_similarity", "authority_tie_tolerance", "source_authority", "ttl_days"} <= rec.read
 
 
+def test_the_check_reads_only_its_keyed_fields():
+    """``check_ckf`` (pair search and text check) reads :data:`CHECK_CONFIG_FIELDS` alone: the dashboard keeps its
+    result per those fields, and re-arbitrates for the others."""
+    from crp_core.analysis.scan import CHECK_CONFIG_FIELDS, check_ckf
+
+    assert set(CHECK_CONFIG_FIELDS) <= set(SCAN_CONFIG_FIELDS)
+    clear_search_cache()
+    rec = Recording(CRPConfig(contradiction_similarity=0.5))
+    checked = check_ckf(_corpus(), rec)  # type: ignore[arg-type]
+    assert checked.found, "the corpus must give conflicts, or the text check's reads are not seen"
+    assert rec.read == set(CHECK_CONFIG_FIELDS), sorted(rec.read)
+    assert scan_config_key(CRPConfig(), CHECK_CONFIG_FIELDS) == (
+        ("contradiction_similarity", 0.85),
+        ("detector_learned", True),
+    )
+
+
 def test_a_scan_field_changes_the_key_and_the_scan():
     corpus = _corpus()
     low, high = CRPConfig(contradiction_similarity=0.5), CRPConfig(contradiction_similarity=0.95)
