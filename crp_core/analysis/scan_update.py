@@ -1,0 +1,157 @@
+"""A whole-CKF scan after a change of operator pair decisions: only the pairs the change names are
+arbitrated again (SPEC-027 §2.3-§2.5), the rest of the scan is kept as it is.
+
+What one pair decision can change in :func:`~crp_core.analysis.scan.arbitrate_checked`:
+
+* the scan arbitrates **each conflicting pair on its own** (no suppression chain: the scan reports, the
+  envelope decides), so a pair's ``kept`` / ``suppressed`` / ``tied`` / ``decision`` are a function of
+  its two authorities, ``authority_tie_tolerance`` and the decision in force *for that pair key* alone
+  (:func:`~crp_core.stages.contradictions.arbitration.decision_for`);
+* the authorities (source authority, importance, recency at ``now``) do not read pair decisions; neither
+  do the similarity, the patterns, the recency table or the rows. A *status* mark is not a pair decision:
+  it reaches the scan through the corpus (ACTIVE / STALE change a fact's recency, hence the authority of
+  every pair of that fact) and is a new corpus to arbitrate, not a change handled here;
+* the triage order reads the pair's own ``tied`` and ``decision`` (a dismissed pair goes last), and the
+  counts per pattern leave dismissed pairs out: both change only through the re-arbitrated pairs;
+* the decisions an exported CKF carries (``with_carried_decisions``) lie under the given ones pair by
+  pair: removing a given decision uncovers the carried one of *that* pair only.
+
+So the affected set of a change is exactly the pairs whose decision in force (kind, winner), after the
+carried decisions are laid underneath, differs (:func:`decision_change`); the known-conflict guard and
+the triage queue read the scan's pairs and follow from them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+
+from crp_core.analysis.scan import ConflictScan, triage_order
+from crp_core.config import CRPConfig
+from crp_core.decisions import Decisions, DecisionSet, pair_key, with_carried_decisions
+from crp_core.model import KnowledgeBase
+from crp_core.records import ConflictPair
+from crp_core.stages.contradictions.arbitration import arbitrate, decision_for
+from crp_core.support.memo import WeakMemo
+
+#: each scan's pairs by pair key (:func:`pair_index`), kept while the scan lives
+_INDEX: WeakMemo[ConflictScan, None, Mapping[str, ConflictPair]] = WeakMemo(1)
+#: a pair decision in force as arbitration reads it: (kind, winner); (None, None) for no decision
+PairRuling = tuple[str | None, str | None]
+
+
+@dataclass(frozen=True)
+class DecisionChange:
+    """The pairs whose decision in force differs between two sets of decisions (pair key -> the decision
+    in force after the change, as ``{"kind", "winner"}``; None when the pair has none any more)."""
+
+    pairs: Mapping[str, Mapping[str, object] | None]
+
+    def __bool__(self) -> bool:
+        return bool(self.pairs)
+
+    def ruling(self, a: str, b: str) -> PairRuling:
+        """(kind, winner) after the change for the pair {a, b}, validated as arbitration reads it."""
+        d = self.pairs.get(pair_key(a, b))
+        return (None, None) if d is None else decision_for({pair_key(a, b): d}, a, b)
+
+
+@dataclass(frozen=True, eq=False)
+class ScanUpdate:
+    """A scan after a :class:`DecisionChange`: the new scan and the pairs of it arbitrated again (their
+    keys, in the new scan's order); every other pair is the previous scan's own object."""
+
+    scan: ConflictScan
+    changed: tuple[str, ...]
+
+
+def _pair_map(decisions: Decisions) -> Mapping[str, Mapping[str, object]]:
+    if decisions is None:
+        return {}
+    return decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
+
+
+def _ruling(d: Mapping[str, object] | None) -> tuple[object, object]:
+    return (None, None) if d is None else (d.get("kind"), d.get("winner"))
+
+
+def decision_change(before: Decisions, after: Decisions, kb: KnowledgeBase | None = None) -> DecisionChange:
+    """The pairs whose decision in force (kind, winner) differs from ``before`` to ``after``, each with
+    ``kb``'s carried decisions underneath (what :func:`~crp_core.analysis.scan.arbitrate_checked` reads)."""
+    if kb is not None:
+        before, after = with_carried_decisions(kb, before), with_carried_decisions(kb, after)
+    old, new = _pair_map(before), _pair_map(after)
+    if old is new:
+        return DecisionChange(MappingProxyType({}))
+    changed: dict[str, Mapping[str, object] | None] = {}
+    for key in old.keys() | new.keys():
+        o, n = old.get(key), new.get(key)
+        if _ruling(o) != _ruling(n):
+            changed[key] = None if n is None else MappingProxyType({"kind": n.get("kind"), "winner": n.get("winner")})
+    return DecisionChange(MappingProxyType(dict(sorted(changed.items()))))
+
+
+def _rearbitrated(pair: ConflictPair, change: DecisionChange, config: CRPConfig) -> ConflictPair:
+    """``pair`` arbitrated again under the change (its authorities, similarity and conflict kept)."""
+    a, b = pair.fact_a, pair.fact_b
+    kind, winner = change.ruling(a, b)
+    arb = arbitrate(pair.authority[a], pair.authority[b], config, kind, winner)
+    return replace(pair, kept=arb.kept, suppressed=arb.suppressed, tied=arb.tied, decision=arb.decision)
+
+
+def _count(counts: dict[str, int], pair: ConflictPair, step: int) -> None:
+    if pair.decision != "dismiss":
+        for pat in pair.patterns:
+            counts[pat] = counts.get(pat, 0) + step
+
+
+def _position(pairs: list[ConflictPair], pair: ConflictPair) -> int:
+    """Where ``pair`` (that very object) sits in ``pairs`` (in triage order): by bisection, or by a walk
+    when the order cannot tell (a NaN margin compares with nothing)."""
+    at = bisect.bisect_left(pairs, triage_order(pair), key=triage_order)
+    if at < len(pairs) and pairs[at] is pair:
+        return at
+    return next(i for i, p in enumerate(pairs) if p is pair)
+
+
+def pair_index(scan: ConflictScan) -> Mapping[str, ConflictPair]:
+    """The scan's pairs by pair key (:func:`~crp_core.decisions.pair_key`), built once per scan object (a
+    scan made by :func:`rearbitrate` inherits its previous scan's index with the changed pairs replaced)."""
+    return _INDEX.get_or_build(
+        scan, None, lambda: MappingProxyType({pair_key(p.fact_a, p.fact_b): p for p in scan.pairs})
+    )
+
+
+def rearbitrate(previous: ConflictScan, change: DecisionChange, config: CRPConfig) -> ScanUpdate:
+    """``previous`` (an arbitrated scan) with the pairs ``change`` names arbitrated again: equal, pair for
+    pair and count for count, to :func:`~crp_core.analysis.scan.arbitrate_checked` of the same checked
+    pairs, corpus, scan fields of ``config`` and ``now`` with the decisions after the change. A changed
+    pair the scan does not hold (not a conflict of this CKF) changes nothing."""
+    t0 = time.perf_counter()
+    index = pair_index(previous)
+    old = sorted((index[k] for k in change.pairs if k in index), key=triage_order)
+    if not old:
+        return ScanUpdate(previous, ())
+    pairs = list(previous.pairs)
+    for pair in reversed(old):  # positions found in the previous order, removed last first
+        del pairs[_position(pairs, pair)]
+    counts = dict(previous.counts)
+    new: list[ConflictPair] = []
+    for pair in old:
+        _count(counts, pair, -1)
+        got = _rearbitrated(pair, change, config)
+        _count(counts, got, +1)
+        new.append(got)
+    new.sort(key=triage_order)
+    for got in new:
+        pairs.insert(bisect.bisect_left(pairs, triage_order(got), key=triage_order), got)
+    ms = (time.perf_counter() - t0) * 1e3
+    timings = {**previous.timings_ms, "arbitration": ms}
+    timings["total"] = timings.get("neighbours", 0.0) + timings.get("text_check", 0.0) + ms
+    scan = replace(previous, pairs=tuple(pairs), counts=counts, timings_ms=timings)
+    keys = tuple(pair_key(p.fact_a, p.fact_b) for p in new)
+    _INDEX.put(scan, None, MappingProxyType({**index, **dict(zip(keys, new))}))
+    return ScanUpdate(scan, keys)
