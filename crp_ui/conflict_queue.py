@@ -167,8 +167,15 @@ def queue_frame(
     pair's status under the team's review policy (``reviews``: pair key -> settled / disagreement /
     open); a pair the log does not name is settled when decided, open otherwise.
     """
+    return pairs_frame(scan.pairs, kb, ds, reviews)
+
+
+def pairs_frame(
+    pairs: Sequence[ConflictPair], kb: KnowledgeBase, ds: DecisionSet, reviews: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """The queue's rows of ``pairs`` (:func:`queue_frame`), in their order."""
     statuses = dict(ds.statuses)
-    rows = [_queue_row(p, kb, ds, statuses, reviews or {}) for p in scan.pairs]
+    rows = [_queue_row(p, kb, ds, statuses, reviews or {}) for p in pairs]
     frame = pd.DataFrame(rows, columns=list(QUEUE_COLUMNS))
     return frame.astype(
         {

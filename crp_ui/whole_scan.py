@@ -1,6 +1,8 @@
 """The whole-CKF scans of this process (``crp_core.check_ckf`` then ``arbitrate_checked``), shared by every
-session: the checked pairs kept per corpus and detection settings, the arbitrated scans per corpus, scan fields,
-time and pair decisions (an operator's pair decision re-arbitrates, it never checks the texts again)."""
+session: the checked pairs kept per CKF, retrievable facts and detection settings, the arbitrated scans per
+corpus, scan fields, time and pair decisions. An operator's pair decision never checks the texts again: the
+latest scan of the same corpus, fields and time is arbitrated again for the pairs whose decision changed
+(``crp_core.rearbitrate``), the whole scan only when there is none."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from crp_core import (
     CRPConfig,
     arbitrate_checked,
     check_ckf,
+    decision_change,
+    rearbitrate,
     scan_config_key,
 )
 
@@ -42,22 +46,40 @@ def _checks() -> LRU[tuple[object, ...], CheckedPairs]:
     return LRU(MAX_SCANS, locked=True)
 
 
-def scan_once(
+@st.cache_resource(show_spinner=False)
+def _latest() -> LRU[tuple[object, ...], tuple[Mapping[str, Any] | None, ConflictScan]]:
+    """The latest scan per (corpus, scan fields, now) with the pair decisions it was arbitrated with: the
+    scan a change of pair decisions starts from."""
+    return LRU(MAX_SCANS, locked=True)
+
+
+def scan_once(  # noqa: PLR0913  the scan's inputs and the two keys that stand for them
     corpus: Corpus,
     corpus_id: tuple[object, ...],
     config: CRPConfig,
     now: datetime,
     decisions: Mapping[str, Any] | None,
     dkey: str,
+    check_id: tuple[object, ...] | None = None,
 ) -> ConflictScan:
-    """``scan_ckf`` once per (corpus, scan fields, now, pair decisions ``dkey``): the corpus's checked pairs
-    under the fields the pair search and the text check read, re-arbitrated, or checked first with a progress
-    bar (pairs text-checked, rate, time left)."""
-    key = (*corpus_id, scan_config_key(config), now.isoformat(), dkey)
+    """``scan_ckf`` once per (corpus, scan fields, now, pair decisions ``dkey``): the latest scan of the same
+    corpus, fields and time arbitrated again for the pairs whose decision changed, else the corpus's checked
+    pairs arbitrated, else checked first with a progress bar (pairs text-checked, rate, time left).
+    ``check_id`` identifies what the text check reads of the corpus (its facts' ids and texts, vectors and
+    retrievable facts; default ``corpus_id``): corpora that differ only by statuses that keep every fact's
+    retrievability share their checked pairs."""
+    lineage = (*corpus_id, scan_config_key(config), now.isoformat())
+    key = (*lineage, dkey)
     hit = _scans().get(key)
     if hit is not None:
         return hit
-    check_key = (*corpus_id, scan_config_key(config, CHECK_CONFIG_FIELDS))
+    prev = _latest().get(lineage)
+    if prev is not None:
+        got = rearbitrate(prev[1], decision_change(prev[0], decisions, corpus.kb), config).scan
+        _scans().put(key, got)
+        _latest().put(lineage, (decisions, got))
+        return got
+    check_key = (*(corpus_id if check_id is None else check_id), scan_config_key(config, CHECK_CONFIG_FIELDS))
     checked = _checks().get(check_key)
     if checked is None:
         bar = Bar("Scanning the whole CKF for conflicts", unit="pairs")
@@ -68,4 +90,5 @@ def scan_once(
         _checks().put(check_key, checked)
     got = arbitrate_checked(checked, corpus, config, now, decisions)
     _scans().put(key, got)
+    _latest().put(lineage, (decisions, got))
     return got

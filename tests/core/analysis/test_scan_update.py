@@ -32,7 +32,12 @@ def same_scan(got: ConflictScan, want: ConflictScan) -> None:
         want.now,
     )
     assert dict(got.rows) == dict(want.rows)
-    assert (got.method, got.products, got.tied, got.dismissed) == (want.method, want.products, want.tied, want.dismissed)
+    assert (got.method, got.products, got.tied, got.dismissed) == (
+        want.method,
+        want.products,
+        want.tied,
+        want.dismissed,
+    )
     assert (got.recency is None) == (want.recency is None)
     if got.recency is not None and want.recency is not None:
         assert np.array_equal(got.recency.idx, want.recency.idx)

@@ -1,0 +1,121 @@
+"""The triage queue's frame after a decision: the previous frame with only the rows whose inputs changed
+built again, the others moved to the new scan's order (the frame stays what
+:func:`crp_ui.conflict_queue.queue_frame` would build).
+
+A queue row is a function of its pair (the scan's :class:`~crp_core.ConflictPair`), the CKF, the pair's
+latest decision, the statuses in force of its two facts, its review state and (for an SDK snapshot) its
+SDK verdict. After a decision the new scan holds the previous scan's own pair objects for every pair
+``crp_core.rearbitrate`` did not arbitrate again, so a row is built again when its pair is a new object,
+its pair key's latest decision or review state changed, or an operator's status of one of its facts
+changed; every other row is the previous frame's, at its pair's new place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from crp_core import LRU, ConflictScan, DecisionSet, KnowledgeBase, SdkAgreement
+
+from .conflict_queue import pairs_frame, queue_frame
+from .conflict_sdk import with_sdk_column
+
+#: queue frames kept per process to patch from (one per CKF and SDK flag, the latest built)
+MAX_QUEUES = 8
+
+
+@dataclass(frozen=True, eq=False)
+class QueueInputs:
+    """What a queue frame was built from (the CKF aside)."""
+
+    scan: ConflictScan
+    ds: DecisionSet
+    reviews: Mapping[str, str]
+    agreement: SdkAgreement | None
+
+
+def built_frame(kb: KnowledgeBase, inputs: QueueInputs) -> pd.DataFrame:
+    """The queue frame of ``inputs`` built whole (with its SDK column for a snapshot)."""
+    return with_sdk_column(queue_frame(inputs.scan, kb, inputs.ds, inputs.reviews), inputs.agreement)
+
+
+def _changed_keys(before: QueueInputs, after: QueueInputs) -> set[str]:
+    """Pair keys whose latest decision or review state differs."""
+    keys = {
+        k for k in before.ds.latest.keys() | after.ds.latest.keys() if before.ds.latest.get(k) != after.ds.latest.get(k)
+    }
+    keys.update(
+        k for k in before.reviews.keys() | after.reviews.keys() if before.reviews.get(k) != after.reviews.get(k)
+    )
+    return keys
+
+
+def _changed_facts(before: DecisionSet, after: DecisionSet) -> set[str]:
+    """Facts whose operator status differs."""
+    return {
+        f for f in before.statuses.keys() | after.statuses.keys() if before.statuses.get(f) != after.statuses.get(f)
+    }
+
+
+def stale_rows(frame: pd.DataFrame, before: QueueInputs, after: QueueInputs) -> tuple[np.ndarray, np.ndarray]:
+    """``(source, rebuild)``: for each pair of ``after.scan``, its row in ``frame`` (-1: none), and the positions
+    (in ``after.scan``'s order) whose row must be built again."""
+    if after.scan is before.scan:
+        source = np.arange(len(after.scan.pairs), dtype=np.int64)
+    else:
+        at = {id(p): i for i, p in enumerate(before.scan.pairs)}
+        source = np.fromiter((at.get(id(p), -1) for p in after.scan.pairs), dtype=np.int64, count=len(after.scan.pairs))
+    stale = source < 0
+    keys, facts = _changed_keys(before, after), _changed_facts(before.ds, after.ds)
+    if keys or facts:
+        safe = np.where(stale, 0, source)
+        hit = frame["pair"].isin(keys) | frame["fact_a"].isin(facts) | frame["fact_b"].isin(facts)
+        stale |= hit.to_numpy(dtype=bool)[safe] & ~stale
+    return source, np.nonzero(stale)[0]
+
+
+def patched_frame(frame: pd.DataFrame, kb: KnowledgeBase, before: QueueInputs, after: QueueInputs) -> pd.DataFrame:
+    """``frame`` (the queue of ``before`` over ``kb``) made the queue of ``after``: equal to
+    :func:`built_frame` of ``after``, building only the rows :func:`stale_rows` names."""
+    source, rebuild = stale_rows(frame, before, after)
+    if rebuild.size == 0 and np.array_equal(source, np.arange(len(frame))):
+        return frame
+    if len(frame) == 0 or rebuild.size == source.size:
+        return built_frame(kb, after)
+    pairs = [after.scan.pairs[i] for i in rebuild.tolist()]
+    fresh = with_sdk_column(pairs_frame(pairs, kb, after.ds, after.reviews), after.agreement)
+    take = np.where(source < 0, 0, source)
+    columns = {}
+    for name in frame.columns:
+        values = frame[name].to_numpy()[take]
+        if rebuild.size:
+            values[rebuild] = fresh[name].to_numpy()
+        columns[name] = values
+    return pd.DataFrame(columns, columns=frame.columns).astype(frame.dtypes.to_dict())
+
+
+@st.cache_resource(show_spinner=False)
+def _latest() -> LRU[tuple[str, bool], tuple[KnowledgeBase, QueueInputs, pd.DataFrame]]:
+    """The latest queue frame per CKF (and SDK column), shared by every session: the frame the next one is
+    patched from."""
+    return LRU(MAX_QUEUES, locked=True)
+
+
+def queue_frame_of(kb: KnowledgeBase, kb_id: str, inputs: QueueInputs) -> pd.DataFrame:
+    """The queue frame of ``inputs``: the latest frame of this CKF (``kb_id``: its digest) patched when there is
+    one, built whole otherwise. Callers must not mutate it."""
+    key = (kb_id, inputs.agreement is not None)
+    prev = _latest().get(key)
+    if prev is not None and prev[0] is kb:
+        frame = patched_frame(prev[2], kb, prev[1], inputs)
+    else:
+        frame = built_frame(kb, inputs)
+    _latest().put(key, (kb, inputs, frame))
+    return frame
+
+
+__all__ = ["MAX_QUEUES", "QueueInputs", "built_frame", "patched_frame", "queue_frame_of", "stale_rows"]
