@@ -126,7 +126,7 @@ def _queue_row(
         "status_b": statuses.get(pair.fact_b, fb.status if fb is not None else ""),
         "decision": _decision_cell(pair, latest, removed, statuses),
         "decided_by": latest.operator if latest is not None else "",
-        "decided_at": latest.decided_at if latest is not None else "",
+        "decided_at": (latest.decided_at or "") if latest is not None else "",
         "decided": latest is not None or bool(removed),
         "text_a": fa.content if fa is not None else "",
         "text_b": fb.content if fb is not None else "",

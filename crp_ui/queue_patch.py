@@ -66,9 +66,10 @@ def stale_rows(frame: pd.DataFrame, before: QueueInputs, after: QueueInputs) -> 
     (in ``after.scan``'s order) whose row must be built again."""
     if after.scan is before.scan:
         source = np.arange(len(after.scan.pairs), dtype=np.int64)
-    else:
-        at = {id(p): i for i, p in enumerate(before.scan.pairs)}
-        source = np.fromiter((at.get(id(p), -1) for p in after.scan.pairs), dtype=np.int64, count=len(after.scan.pairs))
+    else:  # the previous row of each pair object (NaN: a new object), in C-level passes over the pairs
+        at = dict(zip(map(id, before.scan.pairs), range(len(before.scan.pairs))))
+        found = np.array(list(map(at.get, map(id, after.scan.pairs))), dtype=np.float64)
+        source = np.where(np.isnan(found), -1, found).astype(np.int64)
     stale = source < 0
     keys, facts = _changed_keys(before, after), _changed_facts(before.ds, after.ds)
     if keys or facts:
@@ -88,14 +89,23 @@ def patched_frame(frame: pd.DataFrame, kb: KnowledgeBase, before: QueueInputs, a
         return built_frame(kb, after)
     pairs = [after.scan.pairs[i] for i in rebuild.tolist()]
     fresh = with_sdk_column(pairs_frame(pairs, kb, after.ds, after.reviews), after.agreement)
-    take = np.where(source < 0, 0, source)
-    columns = {}
-    for name in frame.columns:
-        values = frame[name].to_numpy()[take]
-        if rebuild.size:
-            values[rebuild] = fresh[name].to_numpy()
-        columns[name] = values
-    return pd.DataFrame(columns, columns=frame.columns).astype(frame.dtypes.to_dict())
+    return pd.concat(_pieces(frame, fresh, source, rebuild), ignore_index=True)
+
+
+def _pieces(frame: pd.DataFrame, fresh: pd.DataFrame, source: np.ndarray, rebuild: np.ndarray) -> list[pd.DataFrame]:
+    """The new frame as slices: each run of consecutive previous rows one slice of ``frame`` (no copy), each
+    rebuilt row its row of ``fresh``, in the new order."""
+    from_fresh = np.full(source.size, -1, dtype=np.int64)
+    from_fresh[rebuild] = np.arange(rebuild.size)
+    kept = from_fresh < 0
+    starts = np.nonzero(~kept | np.r_[True, source[1:] != source[:-1] + 1] | np.r_[True, ~kept[:-1]])[0]
+    out: list[pd.DataFrame] = []
+    for a, b in zip(starts.tolist(), [*starts[1:].tolist(), source.size]):
+        if kept[a]:
+            out.append(frame.iloc[int(source[a]) : int(source[a]) + (b - a)])
+        else:
+            out.append(fresh.iloc[int(from_fresh[a]) : int(from_fresh[a]) + 1])
+    return out
 
 
 @st.cache_resource(show_spinner=False)
