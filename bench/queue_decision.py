@@ -13,6 +13,7 @@ page of the "undecided" queue in triage order. Each step runs the functions the 
   ``--mode incremental`` arbitrates the pairs whose decision changed (``decision_change``, ``rearbitrate``);
 * ``queue frame``: ``full`` builds the frame of every pair (``conflict_queue.queue_frame``); ``incremental``
   patches the previous frame's changed rows (``queue_patch.patched_frame``);
+* ``counts``: the counts above the queue (``conflict_queue.queue_counts``, once per frame);
 * ``next page``: the filtered, ordered view, each pair's row, the page and its display frame (``queue_view``,
   ``view_positions``, ``page_of``, ``page_display``).
 
@@ -42,7 +43,7 @@ from crp_core.analysis.scan import CheckedPairs, PairSearch, arbitrate_checked  
 from crp_core.analysis.scan_input import ScanCorpus  # noqa: E402
 from crp_ui import conflict_queue, paging, triage_queue  # noqa: E402
 
-STEPS = ("decision set", "scan", "queue frame", "next page")
+STEPS = ("decision set", "scan", "queue frame", "counts", "next page")
 TARGET_MS = 1000.0
 
 
@@ -108,6 +109,8 @@ def main() -> int:
             scan_new = arbitrate_checked(checked, corpus, config, NOW, ds_new)
             times.append(time.perf_counter())
             frame = conflict_queue.queue_frame(scan_new, kb, ds_new)
+        times.append(time.perf_counter())
+        conflict_queue.queue_counts(frame)
         times.append(time.perf_counter())
         view = triage_queue.queue_view(frame, ((), (), ()), "undecided", "triage")
         triage_queue.view_positions(view)

@@ -259,8 +259,9 @@ def queue_counts(frame: pd.DataFrame) -> dict[str, int]:
         "decided": int(frame["decided"].sum()),
         "dismissed": int((frame["arbitration"] == "dismissed").sum()),
     }
+    bounded = ", " + frame["patterns"].astype(str) + ", "  # a pattern is a whole item of the list
     for pat in PATTERNS:
-        out[pat] = int(frame["patterns"].map(lambda s, p=pat: p in s.split(", ")).sum())
+        out[pat] = int(bounded.str.contains(f", {pat}, ", regex=False).sum()) if len(frame) else 0
     return out
 
 

@@ -19,10 +19,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from crp_core import LRU, ConflictScan, DecisionSet, KnowledgeBase, SdkAgreement
+from crp_core import LRU, ConflictScan, DecisionSet, KnowledgeBase, SdkAgreement, rows_from
 
-from .conflict_queue import pairs_frame, queue_frame
+from .conflict_queue import pairs_frame, queue_counts, queue_frame
 from .conflict_sdk import with_sdk_column
+from .memo import by_identity
 
 #: queue frames kept per process to patch from (one per CKF and SDK flag, the latest built)
 MAX_QUEUES = 8
@@ -64,9 +65,8 @@ def _changed_facts(before: DecisionSet, after: DecisionSet) -> set[str]:
 def stale_rows(frame: pd.DataFrame, before: QueueInputs, after: QueueInputs) -> tuple[np.ndarray, np.ndarray]:
     """``(source, rebuild)``: for each pair of ``after.scan``, its row in ``frame`` (-1: none), and the positions
     (in ``after.scan``'s order) whose row must be built again."""
-    if after.scan is before.scan:
-        source = np.arange(len(after.scan.pairs), dtype=np.int64)
-    else:  # the previous row of each pair object (NaN: a new object), in C-level passes over the pairs
+    source = rows_from(before.scan, after.scan)
+    if source is None:  # not a chain of re-arbitrations: the previous row of each pair object (-1: a new object)
         at = dict(zip(map(id, before.scan.pairs), range(len(before.scan.pairs))))
         found = np.array(list(map(at.get, map(id, after.scan.pairs))), dtype=np.float64)
         source = np.where(np.isnan(found), -1, found).astype(np.int64)
@@ -82,14 +82,33 @@ def stale_rows(frame: pd.DataFrame, before: QueueInputs, after: QueueInputs) -> 
 def patched_frame(frame: pd.DataFrame, kb: KnowledgeBase, before: QueueInputs, after: QueueInputs) -> pd.DataFrame:
     """``frame`` (the queue of ``before`` over ``kb``) made the queue of ``after``: equal to
     :func:`built_frame` of ``after``, building only the rows :func:`stale_rows` names."""
+    return patched_queue(frame, None, kb, before, after)[0]
+
+
+Counts = dict[str, int]
+
+
+def patched_queue(
+    frame: pd.DataFrame, counts: Counts | None, kb: KnowledgeBase, before: QueueInputs, after: QueueInputs
+) -> tuple[pd.DataFrame, Counts]:
+    """:func:`patched_frame` and its :func:`~crp_ui.conflict_queue.queue_counts`: ``counts`` (those of ``frame``;
+    None: counted whole) less the counts of the rows replaced, plus those of the rows built again."""
     source, rebuild = stale_rows(frame, before, after)
     if rebuild.size == 0 and np.array_equal(source, np.arange(len(frame))):
-        return frame
+        return frame, counts if counts is not None else queue_counts(frame)
     if len(frame) == 0 or rebuild.size == source.size:
-        return built_frame(kb, after)
+        whole = built_frame(kb, after)
+        return whole, queue_counts(whole)
     pairs = [after.scan.pairs[i] for i in rebuild.tolist()]
     fresh = with_sdk_column(pairs_frame(pairs, kb, after.ds, after.reviews), after.agreement)
-    return pd.concat(_pieces(frame, fresh, source, rebuild), ignore_index=True)
+    out = pd.concat(_pieces(frame, fresh, source, rebuild), ignore_index=True)
+    if counts is None:
+        return out, queue_counts(out)
+    kept = np.zeros(len(frame), dtype=bool)
+    kept[source[source >= 0]] = True
+    kept[source[rebuild][source[rebuild] >= 0]] = False  # a row built again replaces its previous one
+    less, more = queue_counts(frame.iloc[np.nonzero(~kept)[0]]), queue_counts(fresh)
+    return out, {k: v - less[k] + more[k] for k, v in counts.items()}
 
 
 def _pieces(frame: pd.DataFrame, fresh: pd.DataFrame, source: np.ndarray, rebuild: np.ndarray) -> list[pd.DataFrame]:
@@ -109,7 +128,7 @@ def _pieces(frame: pd.DataFrame, fresh: pd.DataFrame, source: np.ndarray, rebuil
 
 
 @st.cache_resource(show_spinner=False)
-def _latest() -> LRU[tuple[str, bool], tuple[KnowledgeBase, QueueInputs, pd.DataFrame]]:
+def _latest() -> LRU[tuple[str, bool], tuple[KnowledgeBase, QueueInputs, pd.DataFrame, Counts]]:
     """The latest queue frame per CKF (and SDK column), shared by every session: the frame the next one is
     patched from."""
     return LRU(MAX_QUEUES, locked=True)
@@ -117,15 +136,27 @@ def _latest() -> LRU[tuple[str, bool], tuple[KnowledgeBase, QueueInputs, pd.Data
 
 def queue_frame_of(kb: KnowledgeBase, kb_id: str, inputs: QueueInputs) -> pd.DataFrame:
     """The queue frame of ``inputs``: the latest frame of this CKF (``kb_id``: its digest) patched when there is
-    one, built whole otherwise. Callers must not mutate it."""
+    one, built whole otherwise. Its counts (:func:`~crp_ui.conflict_queue.queue_counts`) are patched alike and
+    kept as ``by_identity("queue_counts", frame, ...)`` holds them. Callers must not mutate either."""
     key = (kb_id, inputs.agreement is not None)
     prev = _latest().get(key)
     if prev is not None and prev[0] is kb:
-        frame = patched_frame(prev[2], kb, prev[1], inputs)
+        frame, counts = patched_queue(prev[2], prev[3], kb, prev[1], inputs)
     else:
         frame = built_frame(kb, inputs)
-    _latest().put(key, (kb, inputs, frame))
+        counts = queue_counts(frame)
+    _latest().put(key, (kb, inputs, frame, counts))
+    by_identity("queue_counts", frame, lambda _f: counts)
     return frame
 
 
-__all__ = ["MAX_QUEUES", "QueueInputs", "built_frame", "patched_frame", "queue_frame_of", "stale_rows"]
+__all__ = [
+    "MAX_QUEUES",
+    "Counts",
+    "QueueInputs",
+    "built_frame",
+    "patched_frame",
+    "patched_queue",
+    "queue_frame_of",
+    "stale_rows",
+]

@@ -144,7 +144,7 @@ def queue_view(frame: pd.DataFrame, view: tuple[tuple[str, ...], ...], decided: 
 def view_positions(view: pd.DataFrame) -> tuple[list[str], dict[str, int]]:
     """The view's pair keys in order and each key's row position (once per view frame)."""
     keys = view["pair"].tolist()
-    return keys, {k: i for i, k in enumerate(keys)}
+    return keys, dict(zip(keys, range(len(keys))))
 
 
 def _url_pair(frame: pd.DataFrame) -> str | None:

@@ -349,8 +349,8 @@ def main() -> None:
     frame = cache.by_identity(
         "queue", scan, lambda sc: queue_frame_of(kb, kb_id, QueueInputs(sc, ds, reviews, agreement)), extra=ds_key
     )
+    _counts(cache.by_identity("queue_counts", frame, cv.queue_counts), ds, agreement)  # kept with the frame
     frame = cv.with_writeback_marks(frame, session_writeback())  # the SDK session page's finding, if any
-    _counts(cache.by_identity("queue_counts", frame, cv.queue_counts), ds, agreement)
     # the selected tab lives in the URL (?tab=<label>, st.tabs bind="query-params", as on the Tuning page):
     # a bound tab set knows which tab is open (``.open``) and a click on another tab reruns the app, so
     # only the open tab is built

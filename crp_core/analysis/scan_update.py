@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import bisect
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+
+import numpy as np
 
 from crp_core.analysis.scan import ConflictScan, triage_order
 from crp_core.config import CRPConfig
@@ -39,6 +42,10 @@ from crp_core.support.memo import WeakMemo
 
 #: each scan's pairs by pair key (:func:`pair_index`), kept while the scan lives
 _INDEX: WeakMemo[ConflictScan, None, Mapping[str, ConflictPair]] = WeakMemo(1)
+#: each scan made by :func:`rearbitrate`: the scan it was made from (weakly) and :func:`rows_from` of it
+_STEPS: WeakMemo[ConflictScan, None, tuple[weakref.ref[ConflictScan], np.ndarray]] = WeakMemo(1)
+#: re-arbitrations :func:`rows_from` follows back at most
+MAX_STEPS = 64
 #: a pair decision in force as arbitration reads it: (kind, winner); (None, None) for no decision
 PairRuling = tuple[str | None, str | None]
 
@@ -136,8 +143,10 @@ def rearbitrate(previous: ConflictScan, change: DecisionChange, config: CRPConfi
     if not old:
         return ScanUpdate(previous, ())
     pairs = list(previous.pairs)
-    for pair in reversed(old):  # positions found in the previous order, removed last first
-        del pairs[_position(pairs, pair)]
+    removed = []
+    for pair in reversed(old):  # removed last first: each position is the previous scan's own
+        removed.append(_position(pairs, pair))
+        del pairs[removed[-1]]
     counts = dict(previous.counts)
     new: list[ConflictPair] = []
     for pair in old:
@@ -146,12 +155,45 @@ def rearbitrate(previous: ConflictScan, change: DecisionChange, config: CRPConfi
         _count(counts, got, +1)
         new.append(got)
     new.sort(key=triage_order)
-    for got in new:
-        pairs.insert(bisect.bisect_left(pairs, triage_order(got), key=triage_order), got)
+    inserted = []
+    for got in new:  # inserted first first: each position is the new scan's own
+        inserted.append(bisect.bisect_left(pairs, triage_order(got), key=triage_order))
+        pairs.insert(inserted[-1], got)
     ms = (time.perf_counter() - t0) * 1e3
     timings = {**previous.timings_ms, "arbitration": ms}
     timings["total"] = timings.get("neighbours", 0.0) + timings.get("text_check", 0.0) + ms
     scan = replace(previous, pairs=tuple(pairs), counts=counts, timings_ms=timings)
     keys = tuple(pair_key(p.fact_a, p.fact_b) for p in new)
     _INDEX.put(scan, None, MappingProxyType({**index, **dict(zip(keys, new))}))
+    _STEPS.put(scan, None, (weakref.ref(previous), _sources(len(pairs), removed, inserted)))
     return ScanUpdate(scan, keys)
+
+
+def _sources(n: int, removed: list[int], inserted: list[int]) -> np.ndarray:
+    """For each of ``n`` positions of the new order, the previous position of its pair (-1: inserted)."""
+    src = np.full(n, -1, dtype=np.int64)
+    keep = np.ones(n, dtype=bool)
+    keep[inserted] = False
+    src[keep] = np.delete(np.arange(n + len(removed) - len(inserted), dtype=np.int64), removed)
+    return src
+
+
+def rows_from(previous: ConflictScan, scan: ConflictScan) -> np.ndarray | None:
+    """For each pair of ``scan``, the position in ``previous`` of that very pair object (-1: a pair arbitrated
+    again), when ``scan`` was made from ``previous`` by :func:`rearbitrate` (once or in a chain of at most
+    :data:`MAX_STEPS`, every scan of it alive); None otherwise."""
+    if scan is previous:
+        return np.arange(len(scan.pairs), dtype=np.int64)
+    steps: list[np.ndarray] = []
+    cur = scan
+    while cur is not previous:
+        step = _STEPS.get(cur, None)
+        before = None if step is None or len(steps) >= MAX_STEPS else step[0]()
+        if step is None or before is None:
+            return None
+        steps.append(step[1])
+        cur = before
+    got = steps[0]
+    for src in steps[1:]:
+        got = np.where(got >= 0, src[np.maximum(got, 0)], -1)
+    return got

@@ -14,7 +14,7 @@ from crp_core.analysis.scan_update import decision_change, rearbitrate
 from crp_core.config import CRPConfig
 from crp_core.triage import Decision, DecisionSet
 from crp_ui import conflict_queue, queue_patch
-from crp_ui.queue_patch import QueueInputs, built_frame, patched_frame, stale_rows
+from crp_ui.queue_patch import QueueInputs, built_frame, patched_frame, patched_queue, stale_rows
 from tests.support.scan_worlds import NOW, cluster_corpus
 
 CONFIG = CRPConfig()
@@ -94,6 +94,7 @@ def test_a_patched_frame_equals_a_built_one_after_any_sequence_of_decisions(seed
     rows: list[Decision] = []
     prev = QueueInputs(scan, DecisionSet.empty(), {}, None)
     frame = built_frame(kb, prev)
+    counts = conflict_queue.queue_counts(frame)
     for n, (which, kind) in enumerate(steps, start=1):
         p = scan.pairs[which % len(scan.pairs)]
         a, b = p.fact_a, p.fact_b
@@ -116,6 +117,32 @@ def test_a_patched_frame_equals_a_built_one_after_any_sequence_of_decisions(seed
         ds = DecisionSet.from_decisions(rows)
         new_scan = step(prev.scan, prev.ds, ds, kb)
         after = QueueInputs(new_scan, ds, {}, None)
-        frame = patched_frame(frame, kb, prev, after)
-        pd.testing.assert_frame_equal(frame, built_frame(kb, after))
+        frame, counts = patched_queue(frame, counts, kb, prev, after)
+        whole = built_frame(kb, after)
+        pd.testing.assert_frame_equal(frame, whole)
+        assert counts == conflict_queue.queue_counts(whole)
         prev = after
+
+
+def test_the_counts_per_pattern_count_whole_items_of_the_list():
+    frame = pd.DataFrame(
+        {
+            "patterns": ["DATE_SHIFTED, NUMBER_CHANGED", "NUMBER_CHANGED", "", "NEGATION_FLIP"],
+            "arbitration": ["tie", "dismissed", "A wins", "tie"],
+            "decided": [False, True, False, False],
+        }
+    )
+    counts = conflict_queue.queue_counts(frame)
+    assert counts == {
+        "pairs": 4,
+        "ties": 2,
+        "undecided": 3,
+        "decided": 1,
+        "dismissed": 1,
+        "DATE_SHIFTED": 1,
+        "ENTITY_SUBSTITUTED": 0,
+        "MAGNITUDE_ALTERED": 0,
+        "NEGATION_FLIP": 1,
+        "NUMBER_CHANGED": 2,
+    }
+    assert set(conflict_queue.queue_counts(frame.iloc[:0]).values()) == {0}

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.analysis.scan import ConflictScan, arbitrate_checked, check_ckf
-from crp_core.analysis.scan_update import DecisionChange, decision_change, pair_index, rearbitrate
+from crp_core.analysis.scan_update import DecisionChange, decision_change, pair_index, rearbitrate, rows_from
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import META_SUPERSEDED_BY, META_TRIAGE, Fact, KnowledgeBase
@@ -176,6 +176,7 @@ def test_incremental_equals_fresh_for_any_sequence_of_decisions(seed, tolerance,
     pairs = [(p.fact_a, p.fact_b) for p in scan.pairs]
     rows: list[Decision] = []
     before = DecisionSet.empty()
+    history = [scan]
     for n, (which, kind) in enumerate(steps, start=1):
         a, b = pairs[which % len(pairs)] if which % 4 else sorted((ids[which % len(ids)], ids[(which + 1) % len(ids)]))
         if kind == "revert":
@@ -194,4 +195,13 @@ def test_incremental_equals_fresh_for_any_sequence_of_decisions(seed, tolerance,
         assert set(up.changed) <= {pair_key(a, b)}
         same_scan(up.scan, arbitrate_checked(checked, corpus, config, NOW, after))
         assert dict(pair_index(up.scan)) == {pair_key(p.fact_a, p.fact_b): p for p in up.scan.pairs}
+        src = rows_from(scan, up.scan)
+        assert src is not None and len(src) == len(up.scan.pairs)
+        assert all(scan.pairs[s] is p for s, p in zip(src.tolist(), up.scan.pairs) if s >= 0)
+        assert {pair_key(p.fact_a, p.fact_b) for s, p in zip(src.tolist(), up.scan.pairs) if s < 0} == set(up.changed)
+        history.append(up.scan)
         scan, before = up.scan, after
+    src = rows_from(history[0], scan)  # back through every step at once
+    assert src is not None
+    assert all(history[0].pairs[s] is p for s, p in zip(src.tolist(), scan.pairs) if s >= 0)
+    assert rows_from(scan, history[0]) is None or scan is history[0]  # not made from it
