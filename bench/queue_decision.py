@@ -13,7 +13,8 @@ page of the "undecided" queue in triage order. Each step runs the functions the 
   ``--mode incremental`` arbitrates the pairs whose decision changed (``decision_change``, ``rearbitrate``);
 * ``queue frame``: ``full`` builds the frame of every pair (``conflict_queue.queue_frame``); ``incremental``
   patches the previous frame's changed rows (``queue_patch.patched_frame``);
-* ``counts``: the counts above the queue (``conflict_queue.queue_counts``, once per frame);
+* ``counts``: the counts above the queue: ``full`` counts the new frame (``conflict_queue.queue_counts``);
+  ``incremental`` gets them patched with the frame (``queue_patch.patched_queue``, timed in ``queue frame``);
 * ``next page``: the filtered, ordered view, each pair's row, the page and its display frame (``queue_view``,
   ``view_positions``, ``page_of``, ``page_display``).
 
@@ -84,6 +85,7 @@ def main() -> int:
     ds = DecisionSet.from_decisions(log)
     scan = arbitrate_checked(checked, corpus, config, NOW, ds)
     frame = conflict_queue.queue_frame(scan, kb, ds)
+    counts = conflict_queue.queue_counts(frame)
     print(
         f"{args.mode}: {len(scan.pairs):,} pairs over {len(kb.facts):,} facts, {ds.count} decisions "
         f"({time.perf_counter() - t0:.1f} s to build)"
@@ -91,7 +93,7 @@ def main() -> int:
     print(f"load average before: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.mode == "incremental":
         from crp_core import decision_change, rearbitrate
-        from crp_ui.queue_patch import QueueInputs, patched_frame
+        from crp_ui.queue_patch import QueueInputs, patched_queue
     got: dict[str, list[float]] = {s: [] for s in (*STEPS, "total")}
     view = triage_queue.queue_view(frame, ((), (), ()), "undecided", "triage")
     for run in range(args.runs):
@@ -104,13 +106,15 @@ def main() -> int:
         if args.mode == "incremental":
             scan_new = rearbitrate(scan, decision_change(ds, ds_new, kb), config).scan
             times.append(time.perf_counter())
-            frame = patched_frame(frame, kb, QueueInputs(scan, ds, {}, None), QueueInputs(scan_new, ds_new, {}, None))
+            before, after = QueueInputs(scan, ds, {}, None), QueueInputs(scan_new, ds_new, {}, None)
+            frame, counts = patched_queue(frame, counts, kb, before, after)
+            times.append(time.perf_counter())  # the counts come patched with the frame
         else:
             scan_new = arbitrate_checked(checked, corpus, config, NOW, ds_new)
             times.append(time.perf_counter())
             frame = conflict_queue.queue_frame(scan_new, kb, ds_new)
-        times.append(time.perf_counter())
-        conflict_queue.queue_counts(frame)
+            times.append(time.perf_counter())
+            counts = conflict_queue.queue_counts(frame)
         times.append(time.perf_counter())
         view = triage_queue.queue_view(frame, ((), (), ()), "undecided", "triage")
         triage_queue.view_positions(view)
@@ -130,6 +134,7 @@ def main() -> int:
     assert fresh.pairs == scan.pairs and dict(fresh.counts) == dict(scan.counts), "the scan differs from a fresh one"
     check = conflict_queue.queue_frame(fresh, kb, ds)
     assert frame.reset_index(drop=True).equals(check), "the queue frame differs from a fresh one"
+    assert counts == conflict_queue.queue_counts(check), "the counts differ from a fresh count"
     print("the last scan and frame equal a fresh arbitration's and a fresh frame")
     print(f"load average after: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
