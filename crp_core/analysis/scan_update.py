@@ -41,7 +41,7 @@ from crp_core.stages.contradictions.arbitration import arbitrate, decision_for
 from crp_core.support.memo import WeakMemo
 
 #: each scan's pairs by pair key (:func:`pair_index`), kept while the scan lives
-_INDEX: WeakMemo[ConflictScan, None, Mapping[str, ConflictPair]] = WeakMemo(1)
+_INDEX: WeakMemo[ConflictScan, None, dict[str, ConflictPair]] = WeakMemo(1)
 #: each scan made by :func:`rearbitrate`: the scan it was made from (weakly) and :func:`rows_from` of it
 _STEPS: WeakMemo[ConflictScan, None, tuple[weakref.ref[ConflictScan], np.ndarray]] = WeakMemo(1)
 #: re-arbitrations :func:`rows_from` follows back at most
@@ -127,9 +127,11 @@ def _position(pairs: list[ConflictPair], pair: ConflictPair) -> int:
 def pair_index(scan: ConflictScan) -> Mapping[str, ConflictPair]:
     """The scan's pairs by pair key (:func:`~crp_core.decisions.pair_key`), built once per scan object (a
     scan made by :func:`rearbitrate` inherits its previous scan's index with the changed pairs replaced)."""
-    return _INDEX.get_or_build(
-        scan, None, lambda: MappingProxyType({pair_key(p.fact_a, p.fact_b): p for p in scan.pairs})
-    )
+    return MappingProxyType(_index_of(scan))
+
+
+def _index_of(scan: ConflictScan) -> dict[str, ConflictPair]:
+    return _INDEX.get_or_build(scan, None, lambda: {pair_key(p.fact_a, p.fact_b): p for p in scan.pairs})
 
 
 def rearbitrate(previous: ConflictScan, change: DecisionChange, config: CRPConfig) -> ScanUpdate:
@@ -138,7 +140,7 @@ def rearbitrate(previous: ConflictScan, change: DecisionChange, config: CRPConfi
     pairs, corpus, scan fields of ``config`` and ``now`` with the decisions after the change. A changed
     pair the scan does not hold (not a conflict of this CKF) changes nothing."""
     t0 = time.perf_counter()
-    index = pair_index(previous)
+    index = _index_of(previous)
     old = sorted((index[k] for k in change.pairs if k in index), key=triage_order)
     if not old:
         return ScanUpdate(previous, ())
@@ -164,7 +166,9 @@ def rearbitrate(previous: ConflictScan, change: DecisionChange, config: CRPConfi
     timings["total"] = timings.get("neighbours", 0.0) + timings.get("text_check", 0.0) + ms
     scan = replace(previous, pairs=tuple(pairs), counts=counts, timings_ms=timings)
     keys = tuple(pair_key(p.fact_a, p.fact_b) for p in new)
-    _INDEX.put(scan, None, MappingProxyType({**index, **dict(zip(keys, new))}))
+    patched = index.copy()  # a dict's own copy: no walk through the mapping protocol
+    patched.update(zip(keys, new))
+    _INDEX.put(scan, None, patched)
     _STEPS.put(scan, None, (weakref.ref(previous), _sources(len(pairs), removed, inserted)))
     return ScanUpdate(scan, keys)
 
