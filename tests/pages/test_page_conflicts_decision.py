@@ -48,7 +48,7 @@ def test_a_dismissal_patches_the_queue_and_the_pair_leaves_the_undecided_view(qu
     assert at.selectbox(key=K + "pair").value == pair_of(0)
     with (
         mock.patch.object(queue_patch, "built_frame", wraps=queue_patch.built_frame) as built,
-        mock.patch.object(queue_patch, "patched_frame", wraps=queue_patch.patched_frame) as patched,
+        mock.patch.object(queue_patch, "patched_queue", wraps=queue_patch.patched_queue) as patched,
         mock.patch.object(whole_scan, "arbitrate_checked", wraps=whole_scan.arbitrate_checked) as full,
     ):
         decide(at, pair_of(0), "dismiss")
