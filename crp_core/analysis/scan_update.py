@@ -10,7 +10,9 @@ What one pair decision can change in :func:`~crp_core.analysis.scan.arbitrate_ch
 * the authorities (source authority, importance, recency at ``now``) do not read pair decisions; neither
   do the similarity, the patterns, the recency table or the rows. A *status* mark is not a pair decision:
   it reaches the scan through the corpus (ACTIVE / STALE change a fact's recency, hence the authority of
-  every pair of that fact) and is a new corpus to arbitrate, not a change handled here;
+  every pair of that fact: :func:`restatused` arbitrates those pairs again; QUARANTINED / DELETED are no
+  scan statuses, and a status that changes which facts are retrievable changes the candidate pairs: a new
+  scan);
 * the triage order reads the pair's own ``tied`` and ``decision`` (a dismissed pair goes last), and the
   counts per pattern leave dismissed pairs out: both change only through the re-arbitrated pairs;
 * the decisions an exported CKF carries (``with_carried_decisions``) lie under the given ones pair by
@@ -26,18 +28,20 @@ from __future__ import annotations
 import bisect
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import numpy as np
 
-from crp_core.analysis.scan import ConflictScan, triage_order
+from crp_core.analysis.scan import ConflictScan, ScanSource, triage_order
 from crp_core.config import CRPConfig
 from crp_core.decisions import Decisions, DecisionSet, pair_key, with_carried_decisions
+from crp_core.factors.recency import RecencyTable, compute_recency
 from crp_core.model import KnowledgeBase
 from crp_core.records import ConflictPair
 from crp_core.stages.contradictions.arbitration import arbitrate, decision_for
+from crp_core.stages.contradictions.authority import authority_of
 from crp_core.support.memo import WeakMemo
 
 #: each scan's pairs by pair key (:func:`pair_index`), kept while the scan lives
@@ -141,9 +145,61 @@ def rearbitrate(previous: ConflictScan, change: DecisionChange, config: CRPConfi
     pair the scan does not hold (not a conflict of this CKF) changes nothing."""
     t0 = time.perf_counter()
     index = _index_of(previous)
-    old = sorted((index[k] for k in change.pairs if k in index), key=triage_order)
+    old = [index[k] for k in change.pairs if k in index]
+    return _replaced(previous, old, lambda pair: _rearbitrated(pair, change, config), t0)
+
+
+def restatused(
+    previous: ConflictScan, corpus: ScanSource, config: CRPConfig, decisions: Decisions, facts: Iterable[str]
+) -> ScanUpdate:
+    """``previous`` (arbitrated over a corpus that ``corpus`` differs from by the statuses of ``facts`` alone,
+    every fact as retrievable as before) with the pairs of those facts arbitrated again: their recency at the
+    scan's ``now`` (a STALE status takes ``stale_floor``, SPEC-027 §3), hence their authority, margin and
+    outcome under ``decisions`` (the decisions ``previous`` was arbitrated with). Equal to
+    :func:`~crp_core.analysis.scan.arbitrate_checked` over ``corpus``; the recency table is computed again."""
+    t0 = time.perf_counter()
+    rows = previous.rows
+    changed = sorted({rows[f] for f in facts if f in rows})
+    if not changed:
+        return ScanUpdate(previous, ())
+    kb = corpus.kb
+    rec = compute_recency(kb, np.array(sorted(rows.values()), dtype=np.int64), previous.now, config)
+    at = np.searchsorted(rec.idx, changed)
+    auth = {kb.facts[r].fact_id: authority_of(kb.facts[r], rec.factor[k].item(), config) for r, k in zip(changed, at)}
+    decisions = with_carried_decisions(kb, decisions)
+    old = [p for p in previous.pairs if p.fact_a in auth or p.fact_b in auth]
+
+    def again(pair: ConflictPair) -> ConflictPair:
+        a = auth.get(pair.fact_a, pair.authority[pair.fact_a])
+        b = auth.get(pair.fact_b, pair.authority[pair.fact_b])
+        kind, winner = decision_for(decisions, a.fact_id, b.fact_id)
+        arb = arbitrate(a, b, config, kind, winner)
+        return replace(
+            pair,
+            authority={a.fact_id: a, b.fact_id: b},
+            kept=arb.kept,
+            suppressed=arb.suppressed,
+            tied=arb.tied,
+            decision=arb.decision,
+            margin=abs(a.authority - b.authority),
+        )
+
+    return _replaced(previous, old, again, t0, recency=rec)
+
+
+def _replaced(
+    previous: ConflictScan,
+    old: list[ConflictPair],
+    again: Callable[[ConflictPair], ConflictPair],
+    t0: float,
+    recency: RecencyTable | None = None,
+) -> ScanUpdate:
+    """``previous`` with each pair of ``old`` replaced by ``again(pair)`` at its triage place, the counts
+    adjusted; the new scan's pair index and its :func:`rows_from` kept."""
     if not old:
         return ScanUpdate(previous, ())
+    old = sorted(old, key=triage_order)
+    index = _index_of(previous)
     pairs = list(previous.pairs)
     removed = []
     for pair in reversed(old):  # removed last first: each position is the previous scan's own
@@ -153,7 +209,7 @@ def rearbitrate(previous: ConflictScan, change: DecisionChange, config: CRPConfi
     new: list[ConflictPair] = []
     for pair in old:
         _count(counts, pair, -1)
-        got = _rearbitrated(pair, change, config)
+        got = again(pair)
         _count(counts, got, +1)
         new.append(got)
     new.sort(key=triage_order)
@@ -164,7 +220,8 @@ def rearbitrate(previous: ConflictScan, change: DecisionChange, config: CRPConfi
     ms = (time.perf_counter() - t0) * 1e3
     timings = {**previous.timings_ms, "arbitration": ms}
     timings["total"] = timings.get("neighbours", 0.0) + timings.get("text_check", 0.0) + ms
-    scan = replace(previous, pairs=tuple(pairs), counts=counts, timings_ms=timings)
+    rec = previous.recency if recency is None else recency
+    scan = replace(previous, pairs=tuple(pairs), counts=counts, timings_ms=timings, recency=rec)
     keys = tuple(pair_key(p.fact_a, p.fact_b) for p in new)
     patched = index.copy()  # a dict's own copy: no walk through the mapping protocol
     patched.update(zip(keys, new))

@@ -12,7 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.analysis.scan import ConflictScan, arbitrate_checked, check_ckf
-from crp_core.analysis.scan_update import DecisionChange, decision_change, pair_index, rearbitrate, rows_from
+from crp_core.analysis.scan_update import (
+    DecisionChange,
+    decision_change,
+    pair_index,
+    rearbitrate,
+    restatused,
+    rows_from,
+)
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import META_SUPERSEDED_BY, META_TRIAGE, Fact, KnowledgeBase
@@ -205,3 +212,57 @@ def test_incremental_equals_fresh_for_any_sequence_of_decisions(seed, tolerance,
     assert src is not None
     assert all(history[0].pairs[s] is p for s, p in zip(src.tolist(), scan.pairs) if s >= 0)
     assert rows_from(scan, history[0]) is None or scan is history[0]  # not made from it
+
+
+# ---- status marks that keep every fact retrievable ------------------------------------------------
+MARK = st.tuples(st.integers(0, 10_000), st.sampled_from(("STALE", "ACTIVE", "dismiss", "override")))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 5), steps=st.lists(MARK, min_size=1, max_size=8))
+def test_status_marks_and_pair_decisions_in_any_order_equal_a_fresh_arbitration(seed, steps):
+    config = CRPConfig()
+    base = cluster_corpus(seed, config=config)
+    checked = check_ckf(base, config)
+    scan = arbitrate_checked(checked, base, config, NOW)
+    pairs = [(p.fact_a, p.fact_b) for p in scan.pairs]
+    statuses: dict[str, str] = {}
+    rows: list[Decision] = []
+    ds = DecisionSet.empty()
+    for n, (which, kind) in enumerate(steps, start=1):
+        a, b = pairs[which % len(pairs)]
+        if kind in ("STALE", "ACTIVE"):
+            target = a if which % 2 else b
+            statuses[target] = kind
+            corpus = base.with_statuses(dict(statuses))
+            assert np.array_equal(corpus.retrievable, base.retrievable)
+            up = restatused(scan, corpus, config, ds, [target])
+            assert {pair_key(*p) for p in pairs if target in p} == set(up.changed)
+        else:
+            corpus = base.with_statuses(dict(statuses)) if statuses else base
+            rows.append(
+                Decision.dismiss(a, b, operator="ann", id=n)
+                if kind == "dismiss"
+                else Decision.override(a, b, winner=b, operator="ann", id=n)
+            )
+            after = DecisionSet.from_decisions(rows)
+            up = rearbitrate(scan, decision_change(ds, after, corpus.kb), config)
+            ds = after
+        same_scan(up.scan, arbitrate_checked(checked, corpus, config, NOW, ds))
+        src = rows_from(scan, up.scan)
+        assert src is not None and all(scan.pairs[s] is p for s, p in zip(src.tolist(), up.scan.pairs) if s >= 0)
+        scan = up.scan
+
+
+def test_a_stale_mark_lowers_the_facts_recency_and_moves_its_pairs():
+    corpus, config = _two_pairs(), CRPConfig()
+    checked = check_ckf(corpus, config)
+    before = arbitrate_checked(checked, corpus, config, NOW)
+    stale = corpus.with_statuses({"U0": "STALE"})
+    up = restatused(before, stale, config, None, ["U0", "U9"])  # U9: no fact of a pair, nothing to do
+    assert up.changed == ("U0|U1",)
+    pair = pair_index(up.scan)["U0|U1"]
+    assert pair.authority["U0"].recency_factor == config.stale_floor
+    assert pair.authority["U1"] is pair_index(before)["U0|U1"].authority["U1"]
+    same_scan(up.scan, arbitrate_checked(checked, stale, config, NOW))
+    assert restatused(before, corpus, config, None, ["U9"]).scan is before
