@@ -74,3 +74,27 @@ def test_an_override_keeps_the_pair_in_place_with_its_new_winner(queue_env):
     state = dict(zip(hits[0]["fact_a"], hits[0]["state"]))["Q04a"]
     assert "override: Q04b wins" in state and "A suppressed" in state, state
     assert (metric(at, "undecided"), metric(at, "decided"), metric(at, "dismissed")) == (N - 1, 1, 0)
+
+
+def test_a_stale_mark_reorders_the_pair_without_a_new_scan_or_check(queue_env):
+    at = open_queue({"pair": pair_of(3)}, size=10)
+    set_operator(at, "alice")
+    pk = pair_of(3)
+    at.radio(key=K + "kind." + pk).set_value("mark_status").run()
+    at.selectbox(key=K + "status." + pk).set_value("STALE")  # sent with the submit; the target: Q03b, the loser
+    with (
+        mock.patch.object(queue_patch, "built_frame", wraps=queue_patch.built_frame) as built,
+        mock.patch.object(whole_scan, "arbitrate_checked", wraps=whole_scan.arbitrate_checked) as full,
+        mock.patch.object(whole_scan, "check_ckf", wraps=whole_scan.check_ckf) as checks,
+    ):
+        at.button(key=K + "submit_next." + pk).click().run()
+        assert not at.exception, [e.value for e in at.exception]
+    assert not [e.value for e in at.error], [e.value for e in at.error]
+    assert (built.call_count, full.call_count, checks.call_count) == (0, 0, 0)
+    assert (metric(at, "undecided"), metric(at, "decided")) == (N - 1, 1)
+    # Q03b's recency falls to the stale floor: its margin is now the largest, so the pair goes last
+    at.radio(key=K + "f.decided").set_value("all").run()
+    page_box(at).set_value(3).run()
+    assert queue_table(at) == [*(pair_of(k) for k in range(21, 25)), pair_of(3)]
+    hits = [d.value for d in at.dataframe if "fact_a" in d.value.columns and "state" in d.value.columns]
+    assert "Q03b marked STALE" in dict(zip(hits[0]["fact_a"], hits[0]["state"]))["Q03a"]

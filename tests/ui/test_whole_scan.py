@@ -78,8 +78,10 @@ def test_a_stale_mark_that_keeps_the_fact_retrievable_does_not_check_the_texts_a
         dmod.conflict_scan(corpus, config, now, DecisionSet.empty())
         calls = checks.call_count
         ds = DecisionSet.from_decisions([Decision.mark_status("W0", "W1", fact="W1", status="STALE", operator="ann")])
-        marked = dmod.conflict_scan(corpus, config, now, ds)
+        with mock.patch.object(whole_scan, "arbitrate_checked", wraps=whole_scan.arbitrate_checked) as full:
+            marked = dmod.conflict_scan(corpus, config, now, ds)
         assert checks.call_count == calls
+        assert full.call_count == 0  # the pairs of W1 re-arbitrated (crp_core.restatused), not the whole scan
         dmod.conflict_scan(corpus.with_statuses({"W1": "DELETED"}), config, now, DecisionSet.empty())
         assert checks.call_count == calls + 1  # another set of retrievable facts is checked
     stale = dmod.scan_corpus(corpus, ds)
