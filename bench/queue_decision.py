@@ -8,7 +8,8 @@ them once (``arbitrate_checked``) with a decision log deciding about 2 % of them
 ``--runs`` times, records one more decision (the first undecided pair of the queue dismissed) and shows the next
 page of the "undecided" queue in triage order. Each step runs the functions the dashboard runs:
 
-* ``decision set``: the log folded into the decisions in force (``DecisionSet.from_decisions``);
+* ``decision set``: the log folded into the decisions in force (``DecisionSet.from_decisions``; for a status
+  mark, the corpus re-marked);
 * ``scan``: ``--mode full`` arbitrates every checked pair again (``arbitrate_checked``);
   ``--mode incremental`` arbitrates the pairs whose decision changed (``decision_change``, ``rearbitrate``);
 * ``queue frame``: ``full`` builds the frame of every pair (``conflict_queue.queue_frame``); ``incremental``
@@ -19,6 +20,8 @@ page of the "undecided" queue in triage order. Each step runs the functions the 
   ``view_positions``, ``page_of``, ``page_display``).
 
 Wall p50 / max per step and for the whole decision, ms; the machine's load average before and after.
+``--decision stale`` marks the pair's second fact STALE instead (``incremental``: ``restatused``, the pairs of
+that fact; ``full``: every checked pair arbitrated over the re-marked corpus, the text check not counted).
 ``--mode full`` runs on a tree without ``crp_core.rearbitrate`` too (the code before incremental updates).
 """
 
@@ -64,11 +67,20 @@ def checked_pairs(n_pairs: int, seed: int = 0) -> tuple[CheckedPairs, ScanCorpus
     return CheckedPairs(PairSearch(rows, "gram", 0), found, 0.0, 0.0), corpus
 
 
+def with_scan_statuses(corpus: ScanCorpus, ds: DecisionSet) -> ScanCorpus:
+    """``corpus`` with the operators' ACTIVE / STALE marks (the statuses a whole-CKF scan applies)."""
+    marks = ds.scan_statuses()
+    if not marks:
+        return corpus
+    return ScanCorpus(corpus.kb.with_statuses(marks), corpus.vectors, corpus.retrievable, corpus.fingerprint, "bench")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=145_000)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--mode", choices=("incremental", "full"), default="incremental")
+    ap.add_argument("--decision", choices=("dismiss", "stale"), default="dismiss")
     ap.add_argument("--page-size", type=int, default=triage_queue.PAGE_SIZE)
     args = ap.parse_args()
     config, size = CRPConfig(), args.page_size
@@ -87,30 +99,41 @@ def main() -> int:
     frame = conflict_queue.queue_frame(scan, kb, ds)
     counts = conflict_queue.queue_counts(frame)
     print(
-        f"{args.mode}: {len(scan.pairs):,} pairs over {len(kb.facts):,} facts, {ds.count} decisions "
+        f"{args.mode}, {args.decision}: {len(scan.pairs):,} pairs over {len(kb.facts):,} facts, {ds.count} decisions "
         f"({time.perf_counter() - t0:.1f} s to build)"
     )
     print(f"load average before: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.mode == "incremental":
-        from crp_core import decision_change, rearbitrate
+        from crp_core import decision_change, rearbitrate, restatused
         from crp_ui.queue_patch import QueueInputs, patched_queue
     got: dict[str, list[float]] = {s: [] for s in (*STEPS, "total")}
     view = triage_queue.queue_view(frame, ((), (), ()), "undecided", "triage")
     for run in range(args.runs):
         first = view.iloc[0]
-        new = Decision.dismiss(str(first["fact_a"]), str(first["fact_b"]), operator="bench", id=len(log) + 1)
+        a, b = str(first["fact_a"]), str(first["fact_b"])
+        if args.decision == "stale":
+            new = Decision.mark_status(a, b, fact=b, status="STALE", operator="bench", id=len(log) + 1)
+        else:
+            new = Decision.dismiss(a, b, operator="bench", id=len(log) + 1)
         new = replace(new, decided_at=(NOW + timedelta(days=1, seconds=run)).isoformat())
         times = [time.perf_counter()]
         ds_new = DecisionSet.from_decisions([*log, new])
+        marked = with_scan_statuses(corpus, ds_new)
         times.append(time.perf_counter())
-        if args.mode == "incremental":
+        if args.mode == "incremental" and args.decision == "stale":
+            scan_new = restatused(scan, marked, config, ds_new, [b]).scan
+            times.append(time.perf_counter())
+            before, after = QueueInputs(scan, ds, {}, None), QueueInputs(scan_new, ds_new, {}, None)
+            frame, counts = patched_queue(frame, counts, kb, before, after)
+            times.append(time.perf_counter())
+        elif args.mode == "incremental":
             scan_new = rearbitrate(scan, decision_change(ds, ds_new, kb), config).scan
             times.append(time.perf_counter())
             before, after = QueueInputs(scan, ds, {}, None), QueueInputs(scan_new, ds_new, {}, None)
             frame, counts = patched_queue(frame, counts, kb, before, after)
             times.append(time.perf_counter())  # the counts come patched with the frame
         else:
-            scan_new = arbitrate_checked(checked, corpus, config, NOW, ds_new)
+            scan_new = arbitrate_checked(checked, marked, config, NOW, ds_new)
             times.append(time.perf_counter())
             frame = conflict_queue.queue_frame(scan_new, kb, ds_new)
             times.append(time.perf_counter())
@@ -130,7 +153,7 @@ def main() -> int:
     for step, ms in got.items():
         flag = "  over the 1 s target" if step == "total" and statistics.median(ms) > TARGET_MS else ""
         print(f"{step:<40} {statistics.median(ms):>9.1f} {max(ms):>9.1f}{flag}")
-    fresh = arbitrate_checked(checked, corpus, config, NOW, ds)
+    fresh = arbitrate_checked(checked, with_scan_statuses(corpus, ds), config, NOW, ds)
     assert fresh.pairs == scan.pairs and dict(fresh.counts) == dict(scan.counts), "the scan differs from a fresh one"
     check = conflict_queue.queue_frame(fresh, kb, ds)
     assert frame.reset_index(drop=True).equals(check), "the queue frame differs from a fresh one"
