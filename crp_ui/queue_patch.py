@@ -5,7 +5,8 @@ built again, the others moved to the new scan's order (the frame stays what
 A queue row is a function of its pair (the scan's :class:`~crp_core.ConflictPair`), the CKF, the pair's
 latest decision, the statuses in force of its two facts, its review state and (for an SDK snapshot) its
 SDK verdict. After a decision the new scan holds the previous scan's own pair objects for every pair
-``crp_core.rearbitrate`` did not arbitrate again, so a row is built again when its pair is a new object,
+``crp_core.rearbitrate`` / ``restatused`` did not arbitrate again (``crp_core.rows_from`` says where each
+was), so a row is built again when its pair is a new object,
 its pair key's latest decision or review state changed, or an operator's status of one of its facts
 changed; every other row is the previous frame's, at its pair's new place.
 """

@@ -46,7 +46,8 @@ from crp_core.support.memo import WeakMemo
 
 #: each scan's pairs by pair key (:func:`pair_index`), kept while the scan lives
 _INDEX: WeakMemo[ConflictScan, None, dict[str, ConflictPair]] = WeakMemo(1)
-#: each scan made by :func:`rearbitrate`: the scan it was made from (weakly) and :func:`rows_from` of it
+#: each scan made by :func:`rearbitrate` / :func:`restatused`: the scan it was made from (weakly) and
+#: :func:`rows_from` of it
 _STEPS: WeakMemo[ConflictScan, None, tuple[weakref.ref[ConflictScan], np.ndarray]] = WeakMemo(1)
 #: re-arbitrations :func:`rows_from` follows back at most
 MAX_STEPS = 64
@@ -72,8 +73,8 @@ class DecisionChange:
 
 @dataclass(frozen=True, eq=False)
 class ScanUpdate:
-    """A scan after a :class:`DecisionChange`: the new scan and the pairs of it arbitrated again (their
-    keys, in the new scan's order); every other pair is the previous scan's own object."""
+    """A scan after a :class:`DecisionChange` or a change of statuses: the new scan and the pairs of it arbitrated
+    again (their keys, in the new scan's order); every other pair is the previous scan's own object."""
 
     scan: ConflictScan
     changed: tuple[str, ...]
@@ -129,8 +130,8 @@ def _position(pairs: list[ConflictPair], pair: ConflictPair) -> int:
 
 
 def pair_index(scan: ConflictScan) -> Mapping[str, ConflictPair]:
-    """The scan's pairs by pair key (:func:`~crp_core.decisions.pair_key`), built once per scan object (a
-    scan made by :func:`rearbitrate` inherits its previous scan's index with the changed pairs replaced)."""
+    """The scan's pairs by pair key (:func:`~crp_core.decisions.pair_key`), built once per scan object (a scan
+    made by :func:`rearbitrate` or :func:`restatused` inherits its previous scan's index, changed pairs replaced)."""
     return MappingProxyType(_index_of(scan))
 
 
