@@ -11,8 +11,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from crp_ui import queue_patch, whole_scan
-from tests.pages.test_page_conflicts_paging import K, open_queue, page_box, queue_table, rows_line
 from tests.support.conflicts_page import set_operator
+from tests.support.queue_page import K, open_queue, page_box, queue_table, rows_line
 from tests.support.queue_sample import pair_of, write_queue_sample
 
 N = 25
