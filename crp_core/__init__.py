@@ -161,7 +161,13 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.reports": ("suite_metrics_report", "tune_report"),
     "crp_core.analysis.scan": ("ConflictScan", "scan_ckf", "CheckedPairs", "check_ckf", "arbitrate_checked"),
     "crp_core.analysis.scan_update": (
-        "DecisionChange", "ScanUpdate", "decision_change", "pair_index", "rearbitrate", "restatused", "rows_from"
+        "DecisionChange",
+        "ScanUpdate",
+        "decision_change",
+        "pair_index",
+        "rearbitrate",
+        "restatused",
+        "rows_from",
     ),
     "crp_core.analysis.sdk_agreement": ("PairAgreement", "SdkAgreement", "sdk_agreement"),
     "crp_core.analysis.session": ("SessionReport", "analyse_session"),
