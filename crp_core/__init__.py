@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from crp_core.analysis.scan import (
         CHECK_CONFIG_FIELDS, CheckedPairs, ConflictScan, arbitrate_checked, check_ckf, scan_ckf, scan_config_key
     )
+    from crp_core.analysis.scan_update import (
+        DecisionChange, ScanUpdate, decision_change, pair_index, rearbitrate, restatused, rows_from
+    )
     from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, has_sdk_data, sdk_agreement
     from crp_core.analysis.session import SessionReport, analyse_session
     from crp_core.analysis.session_report import session_report_dict
@@ -157,6 +160,15 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.metrics": ("ScenarioMetrics", "SuiteMetrics", "scenario_metrics", "suite_metrics"),
     "crp_core.analysis.reports": ("suite_metrics_report", "tune_report"),
     "crp_core.analysis.scan": ("ConflictScan", "scan_ckf", "CheckedPairs", "check_ckf", "arbitrate_checked"),
+    "crp_core.analysis.scan_update": (
+        "DecisionChange",
+        "ScanUpdate",
+        "decision_change",
+        "pair_index",
+        "rearbitrate",
+        "restatused",
+        "rows_from",
+    ),
     "crp_core.analysis.sdk_agreement": ("PairAgreement", "SdkAgreement", "sdk_agreement"),
     "crp_core.analysis.session": ("SessionReport", "analyse_session"),
     "crp_core.analysis.session_report": ("session_report_dict",),
@@ -427,7 +439,8 @@ __all__ = [
     "run_report", "fact_rows_report", "fact_columns", "fanout_report", "pair_dict", "dumps", "suite_metrics_report",
     "tune_report", "export_report_dict",
     # analysis
-    "scan_ckf", "ConflictScan", "CheckedPairs", "check_ckf", "arbitrate_checked", "sweep", "SweepResult", "SweepPoint",
+    "scan_ckf", "ConflictScan", "CheckedPairs", "check_ckf", "arbitrate_checked", "DecisionChange", "ScanUpdate",
+    "decision_change", "pair_index", "rearbitrate", "restatused", "rows_from", "sweep", "SweepResult", "SweepPoint",
     "compare_runs", "Comparison", "before_after", "BeforeAfter", "run_spec024_baseline",
     # time, pictured: the winner of a pair and the envelope as now moves (docs/decisions/timeline.md)
     "pair_timeline", "PairTimeline", "FactClock", "TimeMark", "Flip", "winner_flags", "WinnerFlags", "flag_lines",

@@ -126,7 +126,7 @@ def _queue_row(
         "status_b": statuses.get(pair.fact_b, fb.status if fb is not None else ""),
         "decision": _decision_cell(pair, latest, removed, statuses),
         "decided_by": latest.operator if latest is not None else "",
-        "decided_at": latest.decided_at if latest is not None else "",
+        "decided_at": (latest.decided_at or "") if latest is not None else "",
         "decided": latest is not None or bool(removed),
         "text_a": fa.content if fa is not None else "",
         "text_b": fb.content if fb is not None else "",
@@ -167,8 +167,15 @@ def queue_frame(
     pair's status under the team's review policy (``reviews``: pair key -> settled / disagreement /
     open); a pair the log does not name is settled when decided, open otherwise.
     """
+    return pairs_frame(scan.pairs, kb, ds, reviews)
+
+
+def pairs_frame(
+    pairs: Sequence[ConflictPair], kb: KnowledgeBase, ds: DecisionSet, reviews: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """The queue's rows of ``pairs`` (:func:`queue_frame`), in their order."""
     statuses = dict(ds.statuses)
-    rows = [_queue_row(p, kb, ds, statuses, reviews or {}) for p in scan.pairs]
+    rows = [_queue_row(p, kb, ds, statuses, reviews or {}) for p in pairs]
     frame = pd.DataFrame(rows, columns=list(QUEUE_COLUMNS))
     return frame.astype(
         {
@@ -252,8 +259,9 @@ def queue_counts(frame: pd.DataFrame) -> dict[str, int]:
         "decided": int(frame["decided"].sum()),
         "dismissed": int((frame["arbitration"] == "dismissed").sum()),
     }
+    bounded = ", " + frame["patterns"].astype(str) + ", "  # a pattern is a whole item of the list
     for pat in PATTERNS:
-        out[pat] = int(frame["patterns"].map(lambda s, p=pat: p in s.split(", ")).sum())
+        out[pat] = int(bounded.str.contains(f", {pat}, ", regex=False).sum()) if len(frame) else 0
     return out
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from crp_core import (
@@ -240,7 +241,19 @@ def conflict_scan(base: Corpus, config: CRPConfig, now: datetime, ds: DecisionSe
     or another ``now`` re-arbitrates the kept checked pairs."""
     decisions, dkey = pipeline_decisions(ds)
     corpus = scan_corpus(base, ds)
-    return scan_once(corpus, _corpus_id(corpus), config, now, decisions, dkey)
+    return scan_once(corpus, _corpus_id(corpus), config, now, decisions, dkey, check_id(base, corpus))
+
+
+def check_id(base: Corpus, corpus: Corpus) -> tuple[object, ...]:
+    """What the text check reads of ``corpus`` (``base`` with operator statuses): ``base``'s facts and vectors
+    and which facts are retrievable. A STALE / ACTIVE mark that keeps a fact retrievable is a new corpus to
+    arbitrate (recency reads the status), not a new text check."""
+    mask = by_identity(
+        "retrievable_digest",
+        corpus,
+        lambda c: content_digest(np.packbits(np.asarray(c.retrievable, dtype=bool)).tobytes(), length=20),
+    )
+    return (*_corpus_id(base), mask)
 
 
 def known_conflicts_in_force(
@@ -355,6 +368,7 @@ __all__ = [
     "pipeline_decisions",
     "scan_corpus",
     "conflict_scan",
+    "check_id",
     "known_conflicts_in_force",
     "ckf_download_name",
     "cleaned_ckf_bytes",

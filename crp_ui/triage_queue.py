@@ -28,6 +28,7 @@ from crp_core import (
     KnowledgeBase,
     SdkAgreement,
     content_digest,
+    pair_index,
     pair_key,
 )
 
@@ -143,7 +144,7 @@ def queue_view(frame: pd.DataFrame, view: tuple[tuple[str, ...], ...], decided: 
 def view_positions(view: pd.DataFrame) -> tuple[list[str], dict[str, int]]:
     """The view's pair keys in order and each key's row position (once per view frame)."""
     keys = view["pair"].tolist()
-    return keys, {k: i for i, k in enumerate(keys)}
+    return keys, dict(zip(keys, range(len(keys))))
 
 
 def _url_pair(frame: pd.DataFrame) -> str | None:
@@ -357,7 +358,7 @@ def queue_tab(
     free = every if not held else [k for k in every if k not in held]
     triage_live.claim_button(free, state.get_ckf_fingerprint(kb))
     pk = _pick_pair(shown, keys, pick)
-    pair = cache.by_identity("queue_pairs", scan, lambda sc: {cv.p_key(p): p for p in sc.pairs})[pk]
+    pair = pair_index(scan)[pk]  # built once per scan; a re-arbitrated scan's comes patched
     # the pair's heading, figures and arbitration in one element, its case (patterns, both sides, the
     # evidence, the outcome, the authority table and bars) in another
     cv.pair_head(pair)

@@ -1,6 +1,10 @@
 """The whole-CKF scans of this process (``crp_core.check_ckf`` then ``arbitrate_checked``), shared by every
-session: the checked pairs kept per corpus and detection settings, the arbitrated scans per corpus, scan fields,
-time and pair decisions (an operator's pair decision re-arbitrates, it never checks the texts again)."""
+session: the checked pairs kept per CKF, retrievable facts and detection settings, the arbitrated scans per
+corpus, scan fields, time and pair decisions. An operator's pair decision never checks the texts again: the
+latest scan of the same corpus, fields and time is arbitrated again for the pairs whose decision changed
+(``crp_core.rearbitrate``); a STALE / ACTIVE mark that keeps every fact retrievable re-arbitrates the pairs of
+that fact (``crp_core.restatused``); the whole scan is arbitrated only when no kept scan shares its checked
+pairs."""
 
 from __future__ import annotations
 
@@ -19,6 +23,9 @@ from crp_core import (
     CRPConfig,
     arbitrate_checked,
     check_ckf,
+    decision_change,
+    rearbitrate,
+    restatused,
     scan_config_key,
 )
 
@@ -42,22 +49,46 @@ def _checks() -> LRU[tuple[object, ...], CheckedPairs]:
     return LRU(MAX_SCANS, locked=True)
 
 
-def scan_once(
+@st.cache_resource(show_spinner=False)
+def _latest() -> LRU[tuple[object, ...], tuple[Mapping[str, Any] | None, ConflictScan]]:
+    """The latest scan per (corpus, scan fields, now) with the pair decisions it was arbitrated with: the
+    scan a change of pair decisions starts from."""
+    return LRU(MAX_SCANS, locked=True)
+
+
+@st.cache_resource(show_spinner=False)
+def _by_check() -> LRU[tuple[object, ...], tuple[Corpus, Mapping[str, Any] | None, ConflictScan]]:
+    """The latest scan per (checked pairs, scan fields, now) with its corpus and pair decisions: the scan a
+    status mark that keeps every fact retrievable starts from."""
+    return LRU(MAX_SCANS, locked=True)
+
+
+def scan_once(  # noqa: PLR0913  the scan's inputs and the two keys that stand for them
     corpus: Corpus,
     corpus_id: tuple[object, ...],
     config: CRPConfig,
     now: datetime,
     decisions: Mapping[str, Any] | None,
     dkey: str,
+    check_id: tuple[object, ...] | None = None,
 ) -> ConflictScan:
-    """``scan_ckf`` once per (corpus, scan fields, now, pair decisions ``dkey``): the corpus's checked pairs
-    under the fields the pair search and the text check read, re-arbitrated, or checked first with a progress
-    bar (pairs text-checked, rate, time left)."""
-    key = (*corpus_id, scan_config_key(config), now.isoformat(), dkey)
+    """``scan_ckf`` once per (corpus, scan fields, now, pair decisions ``dkey``): a kept scan arbitrated again for
+    what changed (:func:`_updated`: pair decisions, statuses that keep every fact retrievable), else the corpus's
+    checked pairs arbitrated, else checked first with a progress bar (pairs text-checked, rate, time left).
+    ``check_id`` identifies what the text check reads of the corpus (its facts' ids and texts, vectors and
+    retrievable facts; default ``corpus_id``): corpora that differ only by statuses that keep every fact's
+    retrievability share their checked pairs."""
+    lineage = (*corpus_id, scan_config_key(config), now.isoformat())
+    key = (*lineage, dkey)
     hit = _scans().get(key)
     if hit is not None:
         return hit
-    check_key = (*corpus_id, scan_config_key(config, CHECK_CONFIG_FIELDS))
+    same_check = (*(corpus_id if check_id is None else check_id), scan_config_key(config), now.isoformat())
+    got = _updated(corpus, config, decisions, _latest().get(lineage), _by_check().get(same_check))
+    if got is not None:
+        _keep(key, lineage, same_check, corpus, decisions, got)
+        return got
+    check_key = (*(corpus_id if check_id is None else check_id), scan_config_key(config, CHECK_CONFIG_FIELDS))
     checked = _checks().get(check_key)
     if checked is None:
         bar = Bar("Scanning the whole CKF for conflicts", unit="pairs")
@@ -67,5 +98,41 @@ def scan_once(
             bar.empty()
         _checks().put(check_key, checked)
     got = arbitrate_checked(checked, corpus, config, now, decisions)
-    _scans().put(key, got)
+    _keep(key, lineage, same_check, corpus, decisions, got)
     return got
+
+
+Kept = tuple[Corpus, Mapping[str, Any] | None, ConflictScan]
+
+
+def _updated(
+    corpus: Corpus,
+    config: CRPConfig,
+    decisions: Mapping[str, Any] | None,
+    prev: tuple[Mapping[str, Any] | None, ConflictScan] | None,
+    same_check: Kept | None,
+) -> ConflictScan | None:
+    """The scan made from a kept one: the latest of this corpus re-arbitrated for the changed pair decisions,
+    else the latest of a corpus with other statuses but the same retrievable facts re-arbitrated for the facts
+    whose status changed (``crp_core.restatused``) and then for the changed pair decisions; None without one."""
+    if prev is not None:
+        return rearbitrate(prev[1], decision_change(prev[0], decisions, corpus.kb), config).scan
+    if same_check is None:
+        return None
+    was, was_decisions, scan = same_check
+    facts = [g.fact_id for f, g in zip(was.kb.facts, corpus.kb.facts) if f.status != g.status]
+    marked = restatused(scan, corpus, config, was_decisions, facts).scan
+    return rearbitrate(marked, decision_change(was_decisions, decisions, corpus.kb), config).scan
+
+
+def _keep(  # noqa: PLR0913  the three keys a scan is kept under and what it was made from
+    key: tuple[object, ...],
+    lineage: tuple[object, ...],
+    same_check: tuple[object, ...],
+    corpus: Corpus,
+    decisions: Mapping[str, Any] | None,
+    got: ConflictScan,
+) -> None:
+    _scans().put(key, got)
+    _latest().put(lineage, (decisions, got))
+    _by_check().put(same_check, (corpus, decisions, got))

@@ -40,6 +40,7 @@ from crp_core import (
 )
 from crp_ui import cache, decisions, render, shell, state, team, triage_audit, triage_form, triage_live, triage_queue
 from crp_ui import conflicts_view as cv
+from crp_ui.queue_patch import QueueInputs, queue_frame_of
 from crp_ui.session_input import session_writeback
 
 K = triage_form.K
@@ -343,11 +344,13 @@ def main() -> None:
     ds_key = (decisions.set_fingerprint(ds), ds.count, tuple(sorted(reviews.items())))
     # the scan object stands for its config and time: the agreement and the frame are built once per scan
     agreement = cache.by_identity("sdk_agreement", scan, lambda sc: cv.sdk_agreement_of(sc, kb, config))
+    # after a decision the CKF's latest frame is patched: only rows whose inputs changed are built again
+    kb_id = decisions.kb_digest(kb)
     frame = cache.by_identity(
-        "queue", scan, lambda sc: cv.with_sdk_column(cv.queue_frame(sc, kb, ds, reviews), agreement), extra=ds_key
+        "queue", scan, lambda sc: queue_frame_of(kb, kb_id, QueueInputs(sc, ds, reviews, agreement)), extra=ds_key
     )
+    _counts(cache.by_identity("queue_counts", frame, cv.queue_counts), ds, agreement)  # kept with the frame
     frame = cv.with_writeback_marks(frame, session_writeback())  # the SDK session page's finding, if any
-    _counts(cache.by_identity("queue_counts", frame, cv.queue_counts), ds, agreement)
     # the selected tab lives in the URL (?tab=<label>, st.tabs bind="query-params", as on the Tuning page):
     # a bound tab set knows which tab is open (``.open``) and a click on another tab reruns the app, so
     # only the open tab is built

@@ -51,3 +51,39 @@ def test_a_pair_decision_or_another_now_rearbitrates_without_checking_again():
     assert _view(decided) == _view(scan_ckf(corpus, config, NOW, decisions=decisions))
     assert [p.decision for p in decided.pairs if p.fact_a == "W0"] == ["dismiss"]
     assert _view(later) == _view(scan_ckf(corpus, config, datetime(2027, 6, 1, tzinfo=UTC), decisions=decisions))
+
+
+def test_a_pair_decision_rearbitrates_only_the_changed_pair():
+    corpus, config = _corpus(), CRPConfig()
+    now = datetime(2026, 12, 2, tzinfo=UTC)  # a time of this test only: no scan of it is kept yet
+    first = dmod.conflict_scan(corpus, config, now, DecisionSet.empty())
+    ds = DecisionSet.from_decisions([Decision.override("W2", "W3", winner="W3", operator="ann")])
+    with (
+        mock.patch.object(whole_scan, "arbitrate_checked", wraps=whole_scan.arbitrate_checked) as full,
+        mock.patch.object(whole_scan, "rearbitrate", wraps=whole_scan.rearbitrate) as part,
+    ):
+        decided = dmod.conflict_scan(corpus, config, now, ds)
+    assert full.call_count == 0 and part.call_count == 1
+    decisions, _ = dmod.pipeline_decisions(ds)
+    assert _view(decided) == _view(scan_ckf(corpus, config, now, decisions=decisions))
+    untouched = [p for p in decided.pairs if p.fact_a == "W0"]
+    assert untouched[0] is [p for p in first.pairs if p.fact_a == "W0"][0]  # the other pair's own object
+    assert [p.kept for p in decided.pairs if p.fact_a == "W2"] == [("W3",)]
+
+
+def test_a_stale_mark_that_keeps_the_fact_retrievable_does_not_check_the_texts_again():
+    corpus, config = _corpus(), CRPConfig()
+    now = datetime(2026, 12, 3, tzinfo=UTC)
+    with mock.patch.object(whole_scan, "check_ckf", wraps=whole_scan.check_ckf) as checks:
+        dmod.conflict_scan(corpus, config, now, DecisionSet.empty())
+        calls = checks.call_count
+        ds = DecisionSet.from_decisions([Decision.mark_status("W0", "W1", fact="W1", status="STALE", operator="ann")])
+        with mock.patch.object(whole_scan, "arbitrate_checked", wraps=whole_scan.arbitrate_checked) as full:
+            marked = dmod.conflict_scan(corpus, config, now, ds)
+        assert checks.call_count == calls
+        assert full.call_count == 0  # the pairs of W1 re-arbitrated (crp_core.restatused), not the whole scan
+        dmod.conflict_scan(corpus.with_statuses({"W1": "DELETED"}), config, now, DecisionSet.empty())
+        assert checks.call_count == calls + 1  # another set of retrievable facts is checked
+    stale = dmod.scan_corpus(corpus, ds)
+    assert _view(marked) == _view(scan_ckf(stale, config, now))
+    assert [p.authority["W1"].recency_factor for p in marked.pairs if p.fact_a == "W0"] == [config.stale_floor]
