@@ -1,8 +1,8 @@
 """Streamlit caches around ``crp_core``: heavy work is done once, never on a rerun or page switch.
 
-* CKF loading: ``st.cache_data`` keyed by the path and its mtime/size (or the uploaded bytes),
-  lenient flag and size limit. The loaded KB is then kept in the session state, so the cached copy
-  is only read again when the user picks another CKF.
+* CKF loading: ``st.cache_resource`` keyed by the path and its mtime/size (or the uploaded bytes),
+  lenient flag and size limit. A KB is immutable, so sessions share one object (``st.cache_data`` would
+  keep a pickled copy and unpickle one per session: gigabytes at 1M facts). It is kept in the session.
 * The embedder: one ``st.cache_resource`` (the model loads at most once per process). As soon as a
   prepared corpus is at hand, the model that embeds its new texts (an edited query, a sub-query) starts
   loading in a background thread (:func:`warm_embedder`, :mod:`crp_ui.warmup`), so the first query edit
@@ -66,6 +66,8 @@ from .memo import by_identity
 MAX_CORPORA = 4
 #: pipeline results kept per process
 MAX_RESULTS = 64
+#: loaded CKFs kept per process, server-side and uploaded each (shared by every session)
+MAX_CKFS = 4
 
 
 # ---- CKF loading ---------------------------------------------------------------------------------
@@ -84,7 +86,7 @@ def path_stamp(path: str | os.PathLike[str]) -> Stamp:
         return ()
 
 
-@st.cache_data(show_spinner="Loading the CKF…", max_entries=8)
+@st.cache_resource(show_spinner="Loading the CKF…", max_entries=MAX_CKFS)
 def load_ckf_path(
     path: str, stamp: Stamp, lenient: bool, max_bytes: int, source_map: SourceTypeMap | None = None
 ) -> KnowledgeBase:
@@ -94,7 +96,7 @@ def load_ckf_path(
     return load_ckf(path, lenient=lenient, max_bytes=max_bytes, source_map=source_map)
 
 
-@st.cache_data(show_spinner="Loading the uploaded CKF…", max_entries=4)
+@st.cache_resource(show_spinner="Loading the uploaded CKF…", max_entries=MAX_CKFS)
 def load_ckf_upload(
     data: bytes, name: str, lenient: bool, max_bytes: int, source_map: SourceTypeMap | None = None
 ) -> KnowledgeBase:
