@@ -1,8 +1,8 @@
 """Streamlit caches around ``crp_core``: heavy work is done once, never on a rerun or page switch.
 
-* CKF loading: ``st.cache_data`` keyed by the path and its mtime/size (or the uploaded bytes),
-  lenient flag and size limit. The loaded KB is then kept in the session state, so the cached copy
-  is only read again when the user picks another CKF.
+* CKF loading: ``st.cache_resource`` keyed by the path and its mtime/size (or the uploaded bytes),
+  lenient flag and size limit. A KB is immutable, so sessions share one object (``st.cache_data`` would
+  keep a pickled copy and unpickle one per session: gigabytes at 1M facts). It is kept in the session.
 * The embedder: one ``st.cache_resource`` (the model loads at most once per process). As soon as a
   prepared corpus is at hand, the model that embeds its new texts (an edited query, a sub-query) starts
   loading in a background thread (:func:`warm_embedder`, :mod:`crp_ui.warmup`), so the first query edit
@@ -44,7 +44,6 @@ from crp_core import (
     KnownConflict,
     PipelineResult,
     PreparationJob,
-    ProgressSnapshot,
     Scenario,
     SourceTypeMap,
     configured_embedder,
@@ -61,11 +60,14 @@ from crp_core import (
 from . import warmup
 from .config_state import server_embedding_model
 from .memo import by_identity
+from .progress_text import progress_text
 
 #: prepared corpora kept per process (each holds vectors + index; a few hundred MB at most)
 MAX_CORPORA = 4
 #: pipeline results kept per process
 MAX_RESULTS = 64
+#: loaded CKFs kept per process, server-side and uploaded each (shared by every session)
+MAX_CKFS = 4
 
 
 # ---- CKF loading ---------------------------------------------------------------------------------
@@ -84,7 +86,7 @@ def path_stamp(path: str | os.PathLike[str]) -> Stamp:
         return ()
 
 
-@st.cache_data(show_spinner="Loading the CKF…", max_entries=8)
+@st.cache_resource(show_spinner="Loading the CKF…", max_entries=MAX_CKFS)
 def load_ckf_path(
     path: str, stamp: Stamp, lenient: bool, max_bytes: int, source_map: SourceTypeMap | None = None
 ) -> KnowledgeBase:
@@ -94,7 +96,7 @@ def load_ckf_path(
     return load_ckf(path, lenient=lenient, max_bytes=max_bytes, source_map=source_map)
 
 
-@st.cache_data(show_spinner="Loading the uploaded CKF…", max_entries=4)
+@st.cache_resource(show_spinner="Loading the uploaded CKF…", max_entries=MAX_CKFS)
 def load_ckf_upload(
     data: bytes, name: str, lenient: bool, max_bytes: int, source_map: SourceTypeMap | None = None
 ) -> KnowledgeBase:
@@ -213,7 +215,14 @@ def start_preparation(kb: KnowledgeBase, kb_fingerprint: str, config: CRPConfig)
     embedder = _embedder_for_kb(kb)  # resolved here, in the script thread: the job never calls Streamlit
 
     def work(progress: EmbeddingProgress) -> Corpus:
-        return prepare_corpus(kb, embedder=embedder, config=config, progress=progress.update, cancel=progress.cancelled)
+        return prepare_corpus(
+            kb,
+            embedder=embedder,
+            config=config,
+            progress=progress.update,
+            cancel=progress.cancelled,
+            index_progress=progress.indexing,
+        )
 
     return jobs().get_or_start(corpus_key(kb_fingerprint, config, kb), work)
 
@@ -226,33 +235,6 @@ def job_error(job: PreparationJob[object]) -> CRPError:
     if isinstance(err, EmbeddingCancelled):
         return CRPError(f"embedding cancelled: {err}")
     return CRPError(f"preparing the CKF failed: {type(err).__name__}: {err}")
-
-
-def progress_text(snap: ProgressSnapshot, label: str, *, own_embeddings: bool = False) -> str:
-    """``Embedding <label>: 3,136 / 100,000 facts · 62 facts/s · about 26 min left`` (plain text)."""
-    if own_embeddings:
-        return f"Indexing {label}: {snap.total:,} facts (embeddings from the CKF)…"
-    if snap.total == 0 or (snap.done == snap.resumed and snap.rate is None):
-        resumed = f" ({snap.resumed:,} already in the cache)" if snap.resumed else ""
-        return f"Loading the embedding model, then embedding {label}: {snap.done:,} / {snap.total:,} facts{resumed}…"
-    bits = [f"Embedding {label}: {snap.done:,} / {snap.total:,} facts"]
-    if snap.rate:
-        bits.append(f"{snap.rate:,.0f} facts/s")
-    if snap.eta_s is not None:
-        bits.append(f"about {format_duration(snap.eta_s)} left")
-    if snap.resumed:
-        bits.append(f"{snap.resumed:,} resumed from the cache")
-    return " · ".join(bits)
-
-
-def format_duration(seconds: float) -> str:
-    """``45 s``, ``3 min``, ``1 h 05 min``."""
-    s = max(0, int(round(seconds)))
-    if s < 90:
-        return f"{s} s"
-    if s < 5400:
-        return f"{round(s / 60)} min"
-    return f"{s // 3600} h {(s % 3600) // 60:02d} min"
 
 
 def prepared_corpus(
@@ -390,8 +372,6 @@ __all__ = [
     "keep_corpus",
     "start_preparation",
     "job_error",
-    "progress_text",
-    "format_duration",
     "prepared_corpus",
     "wait_for_job",
     "corpus_digest",

@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from . import render
-from .cache import format_duration
+from .progress_text import format_duration
 
 #: seconds between two updates of the bar (the final count is always shown)
 MIN_UPDATE_S = 0.25

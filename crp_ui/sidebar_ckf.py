@@ -15,6 +15,7 @@ from crp_core import CKF_SUFFIXES, Corpus, KnowledgeBase
 
 from . import cache, render, state
 from .ckf_state import active_corpus_key
+from .progress_text import progress_text
 from .samples import sample_limit_env
 from .theme import UPLOAD_BOX
 from .widgets import widget_key
@@ -68,7 +69,7 @@ def _pending_progress() -> None:
         st.rerun()
         return
     p, snap = got
-    text = cache.progress_text(snap, p.label, own_embeddings=p.kb.embeddings is not None)
+    text = progress_text(snap, p.label, own_embeddings=p.kb.embeddings is not None)
     st.progress(snap.fraction, text=render.md_escape(text))
     st.caption(f"{render.md_escape(state.get_ckf_label())} stays active until {render.md_escape(p.label)} is ready.")
     st.button(

@@ -18,6 +18,7 @@ import json
 import os
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,9 @@ QUERY_CHUNK = 1024
 QUERY_CACHE_SIZE = 1024
 #: hnswlib's fixed random seed: with single-threaded insertion the build is deterministic
 HNSW_SEED = 100
+#: vectors inserted per ``add_items`` call of a build (progress is reported between calls; insertion stays
+#: one thread in row order, so the chunking changes no link of the graph)
+BUILD_CHUNK = 20_000
 
 
 def vectors_fingerprint(vectors: np.ndarray) -> str:
@@ -111,9 +115,16 @@ class FactIndex:
     # ---- construction ----------------------------------------------------------------------
     @classmethod
     def build(
-        cls, vectors: np.ndarray, config: CRPConfig = CRPConfig(), *, fingerprint: str | None = None
+        cls,
+        vectors: np.ndarray,
+        config: CRPConfig = CRPConfig(),
+        *,
+        fingerprint: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        chunk: int = BUILD_CHUNK,
     ) -> FactIndex:
-        """Insert every vector (label = row), single-threaded so the graph is deterministic."""
+        """Insert every vector (label = row), single-threaded in row order so the graph is deterministic;
+        ``progress(inserted, n)`` hears after every ``chunk`` rows (the graph does not depend on ``chunk``)."""
         vectors = _readonly(vectors)
         n, d = vectors.shape
         fp = fingerprint or vectors_fingerprint(vectors)
@@ -123,7 +134,14 @@ class FactIndex:
             index.init_index(
                 max_elements=n, M=config.hnsw_m, ef_construction=config.hnsw_ef_construction, random_seed=HNSW_SEED
             )
-            index.add_items(vectors, np.arange(n, dtype=np.int64), num_threads=1)
+            step = max(1, int(chunk))
+            if progress is not None:
+                progress(0, n)
+            for s in range(0, n, step):
+                e = min(n, s + step)
+                index.add_items(vectors[s:e], np.arange(s, e, dtype=np.int64), num_threads=1)
+                if progress is not None:
+                    progress(e, n)
         FactIndex.builds += 1
         return cls(vectors, config.hnsw_m, config.hnsw_ef_construction, fp, "built", config.hnsw_ef_search, index)
 

@@ -46,11 +46,22 @@ class ProgressSnapshot:
     rate: float | None
     eta_s: float | None
     cancel_requested: bool
+    #: the HNSW index build after the embedding: vectors inserted of ``index_total`` (0 of 0: none yet)
+    index_done: int = 0
+    index_total: int = 0
+    index_eta_s: float | None = None
 
     @property
     def fraction(self) -> float:
-        """``done / total`` in [0, 1] (1.0 for an empty run)."""
+        """``done / total`` in [0, 1] (1.0 for an empty run); during an index build, its own fraction."""
+        if self.indexing:
+            return min(1.0, self.index_done / self.index_total)
         return min(1.0, self.done / self.total) if self.total else 1.0
+
+    @property
+    def indexing(self) -> bool:
+        """True while an index build has begun and not finished."""
+        return 0 < self.index_total and self.index_done < self.index_total
 
 
 class EmbeddingProgress:
@@ -73,6 +84,18 @@ class EmbeddingProgress:
         self._t0: float | None = None  # time of the first reading after the resumed part
         self._d0 = 0
         self._t_last: float | None = None
+        self._index: tuple[int, int] = (0, 0)  # (inserted, total) of the index build
+        self._index_t0: float | None = None
+        self._index_t_last = 0.0
+
+    def indexing(self, done: int, total: int) -> None:
+        """Record ``done`` of ``total`` vectors inserted into the index (a ``Progress`` callback)."""
+        now = self._clock()
+        with self._lock:
+            if self._index_t0 is None:
+                self._index_t0 = now
+            self._index = (int(done), int(total))
+            self._index_t_last = now
 
     def update(self, done: int, total: int) -> None:
         """Record ``done`` of ``total`` items (never goes backwards)."""
@@ -106,7 +129,12 @@ class EmbeddingProgress:
             if self._t0 is not None and self._t_last is not None and self._t_last > self._t0 and done > self._d0:
                 rate = (done - self._d0) / (self._t_last - self._t0)
             eta = (total - done) / rate if rate else None
-            return ProgressSnapshot(done, total, resumed, now - self._started, rate, eta, self._cancel.is_set())
+            (idone, itotal), index_eta = self._index, None
+            if self._index_t0 is not None and idone > 0 and self._index_t_last > self._index_t0:
+                index_eta = (itotal - idone) * (self._index_t_last - self._index_t0) / idone
+            return ProgressSnapshot(
+                done, total, resumed, now - self._started, rate, eta, self._cancel.is_set(), idone, itotal, index_eta
+            )
 
 
 class PreparationJob(Generic[T]):

@@ -306,20 +306,22 @@ class Corpus:
 INDEX_NOTICE_AFTER_S = 1.0
 
 
-def _build_index(vectors: np.ndarray, config: CRPConfig, fp: str, notify: Notify | None) -> FactIndex:
-    """``FactIndex.build``; when it runs over :data:`INDEX_NOTICE_AFTER_S`, ``notify`` hears that it
-    started (with the count) and how long it took."""
+def _build_index(
+    vectors: np.ndarray, config: CRPConfig, fp: str, notify: Notify | None, progress: Progress | None = None
+) -> FactIndex:
+    """``FactIndex.build`` (``progress(inserted, n)`` between its chunks); when it runs over
+    :data:`INDEX_NOTICE_AFTER_S`, ``notify`` hears that it started (with the count) and how long it took."""
     from crp_core.corpus.index import FactIndex
 
     if notify is None:
-        return FactIndex.build(vectors, config, fingerprint=fp)
+        return FactIndex.build(vectors, config, fingerprint=fp, progress=progress)
     n = int(vectors.shape[0])
     timer = threading.Timer(INDEX_NOTICE_AFTER_S, notify, (f"building the HNSW index for {n:,} facts ...",))
     timer.daemon = True
     t0 = time.monotonic()
     timer.start()
     try:
-        return FactIndex.build(vectors, config, fingerprint=fp)
+        return FactIndex.build(vectors, config, fingerprint=fp, progress=progress)
     finally:
         timer.cancel()
         if timer.finished.is_set() and time.monotonic() - t0 >= INDEX_NOTICE_AFTER_S:
@@ -332,18 +334,20 @@ def load_or_build_index(
     cache_dir: Path | None,
     fingerprint: str | None = None,
     notify: Notify | None = None,
+    progress: Progress | None = None,
 ) -> FactIndex:
     """The HNSW index of ``vectors``: the one persisted under ``cache_dir`` when it matches, else built
-    (and persisted there); a build slower than :data:`INDEX_NOTICE_AFTER_S` is said through ``notify``."""
+    (and persisted there, ``progress(inserted, n)`` during the build); a build slower than
+    :data:`INDEX_NOTICE_AFTER_S` is said through ``notify``."""
     from crp_core.corpus.index import FactIndex, index_key, vectors_fingerprint
 
     fp = fingerprint or vectors_fingerprint(vectors)
     if cache_dir is None:
-        return _build_index(vectors, config, fp, notify)
+        return _build_index(vectors, config, fp, notify, progress)
     path = Path(cache_dir) / "index" / (index_key(fp, config.hnsw_m, config.hnsw_ef_construction) + ".bin")
     got = FactIndex.load(path, vectors, config, fingerprint=fp)
     if got is None:
-        got = _build_index(vectors, config, fp, notify)
+        got = _build_index(vectors, config, fp, notify, progress)
         try:
             got.save(path)
         except OSError as exc:
@@ -407,6 +411,7 @@ def prepare_corpus(
     progress: Progress | None = None,
     cancel: CancelFlag | None = None,
     notify: Notify | None = None,
+    index_progress: Progress | None = None,
 ) -> Corpus:
     """Vectors, token counts and index for a CKF (SPEC-009 §3).
 
@@ -417,7 +422,8 @@ def prepare_corpus(
     (default ``$CRP_CACHE_DIR`` or ``~/.cache/crp-inspect``); only cache misses reach the model.
     The embedding is resumable: it runs in chunks persisted to the cache, and ``cancel()`` (polled
     between batches) stops it with ``EmbeddingCancelled``, keeping every finished chunk.
-    ``notify(message)`` hears about an index build that runs over a second (the CLI prints it).
+    ``notify(message)`` hears about an index build that runs over a second (the CLI prints it);
+    ``index_progress(inserted, n)`` follows an index build (none when the persisted index is loaded).
     """
     cache_path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     texts = [f.content for f in kb.facts]
@@ -436,7 +442,7 @@ def prepare_corpus(
     else:
         tokens = word_token_estimate(texts)
     vectors = _ro(np.ascontiguousarray(vectors, dtype=np.float32))
-    index = load_or_build_index(vectors, config, cache_path, notify=notify)
+    index = load_or_build_index(vectors, config, cache_path, notify=notify, progress=index_progress)
     return Corpus(kb, index.vectors, model_id, tokens, retrievable_mask(kb), index, config, cache_path)
 
 

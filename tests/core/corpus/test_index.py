@@ -235,3 +235,19 @@ def test_memo_key_follows_the_marks_not_the_mask_object(monkeypatch):
     assert index.marks_digest == b"" and marked is not None and not marked.any() and index.kept_searches == 6
     index.query_ids(q, 5, mask)
     assert index.kept_searches == 6  # the first mask's searches are still kept
+
+
+def test_a_chunked_build_is_the_same_graph_and_reports_its_progress(tmp_path, data):
+    """Insertion stays one thread in row order, so the chunks change no link: the saved files are equal
+    byte for byte, and ``progress`` hears 0 then every chunk's end."""
+    x, idx = data
+    seen: list[tuple[int, int]] = []
+    chunked = FactIndex.build(x, CRPConfig(), progress=lambda d, t: seen.append((d, t)), chunk=250)
+    assert seen == [(0, 600), (250, 600), (500, 600), (600, 600)]
+    idx.save(tmp_path / "whole.bin")
+    chunked.save(tmp_path / "chunked.bin")
+    assert (tmp_path / "whole.bin").read_bytes() == (tmp_path / "chunked.bin").read_bytes()
+    one = FactIndex.build(x[:5], CRPConfig(), chunk=1)
+    one.save(tmp_path / "one.bin")
+    FactIndex.build(x[:5], CRPConfig()).save(tmp_path / "five.bin")
+    assert (tmp_path / "one.bin").read_bytes() == (tmp_path / "five.bin").read_bytes()

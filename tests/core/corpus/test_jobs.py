@@ -142,3 +142,18 @@ def test_registry_keeps_a_bounded_number_of_finished_jobs():
     reg.get_or_start("last", lambda p: None).wait(5)
     assert reg.get(0) is None and reg.get("last") is not None
     assert reg.running() == []
+
+
+def test_index_build_progress_has_its_own_fraction_and_time_left():
+    now = [10.0]
+    p = EmbeddingProgress(clock=lambda: now[0])
+    p.update(1000, 1000)  # the CKF's own embeddings
+    assert not p.snapshot().indexing and p.snapshot().fraction == 1.0
+    p.indexing(0, 1000)  # the build starts
+    now[0] = 30.0
+    p.indexing(250, 1000)  # 250 vectors in 20 s: 750 left take 60 s
+    snap = p.snapshot()
+    assert snap.indexing and snap.index_done == 250 and snap.index_total == 1000
+    assert snap.fraction == pytest.approx(0.25) and snap.index_eta_s == pytest.approx(60.0)
+    p.indexing(1000, 1000)
+    assert not p.snapshot().indexing and p.snapshot().fraction == 1.0

@@ -1,0 +1,29 @@
+"""crp_ui.progress_text: the preparation bar's text, embedding then the search index build."""
+
+from __future__ import annotations
+
+from crp_core import ProgressSnapshot
+from crp_ui.progress_text import format_duration, progress_text
+
+
+def _snap(**kw: object) -> ProgressSnapshot:
+    base: dict[str, object] = dict(
+        done=1000, total=1000, resumed=0, elapsed_s=5.0, rate=None, eta_s=None, cancel_requested=False
+    )
+    base.update(kw)
+    return ProgressSnapshot(**base)  # type: ignore[arg-type]
+
+
+def test_the_index_build_has_its_own_line_with_counts_and_time_left() -> None:
+    snap = _snap(index_done=240_000, index_total=1_000_000, index_eta_s=540.0)
+    assert progress_text(snap, "synth1m", own_embeddings=True) == (
+        "Building the search index of synth1m: 240,000 / 1,000,000 facts · about 9 min left"
+    )
+    assert progress_text(_snap(index_done=0, index_total=10), "kb") == "Building the search index of kb: 0 / 10 facts"
+
+
+def test_before_and_after_the_build_the_embedding_line_is_shown() -> None:
+    assert progress_text(_snap(), "kb", own_embeddings=True) == "Indexing kb: 1,000 facts (embeddings from the CKF)…"
+    done = _snap(index_done=10, index_total=10)
+    assert progress_text(done, "kb", own_embeddings=True) == "Indexing kb: 1,000 facts (embeddings from the CKF)…"
+    assert format_duration(45) == "45 s" and format_duration(540) == "9 min" and format_duration(5400) == "1 h 30 min"
