@@ -159,7 +159,7 @@ def _active_summary() -> None:
             st.info("No CKF loaded.")
         return
     st.caption(
-        f"Active: **{render.md_escape(state.get_ckf_label())}** · {len(kb)} facts"
+        f"Active: **{render.md_escape(state.get_ckf_label())}** · {len(kb):,} facts"
         + (f" · {len(kb.skipped)} skipped" if kb.skipped else "")
         + (f" · {len(kb.warnings)} data-quality warnings" if kb.warnings else "")
     )
