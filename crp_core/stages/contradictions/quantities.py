@@ -313,8 +313,9 @@ class NumberLexer(LexerBase):
         the major unit, the index after them), else (0, j)."""
         if self.low(j) != "and" or self.low(j + 2) not in MINOR_UNITS:
             return 0.0, j
-        w = self.low(j + 1)
-        n = float(NUMBER_WORDS.get(w, 0)) if not w.isdigit() else float(w)
+        r = self.raw[j + 1]
+        w = r.text if r.group == "num" else self.low(j + 1)
+        n = float(w) if w.isdigit() else float(NUMBER_WORDS.get(w, 0))
         if not 0 < n < 100:  # noqa: PLR2004  a hundred minor units make one major unit
             return 0.0, j
         return n / 100, j + 3
