@@ -409,29 +409,41 @@ def _modifier(d: Doc, k: int) -> tuple[int, int] | None:
     return j, k
 
 
+@lru_cache(maxsize=65536)
+def complement_nouns(text: str) -> dict[str, tuple[int, int, int]]:
+    """The nouns the text states once with a modifier in a complement (:func:`_modifier`): key -> (the noun, the
+    modifier's first token, its end). Memoised per text; callers must not mutate."""
+    d = analyse(text)
+    seen: dict[str, int] = {}
+    for k, t in enumerate(d.tokens):
+        if t.kind == WORD:
+            seen[t.key] = -1 if t.key in seen else k
+    out: dict[str, tuple[int, int, int]] = {}
+    for key, k in seen.items():
+        if k >= 0 and d.tokens[k].sub != "negpfx":
+            m = _modifier(d, k)
+            if m is not None:
+                out[key] = (k, *m)
+    return out
+
+
 def modifier_swap(da: Doc, db: Doc) -> Mod | None:
     """A noun both texts state once, in a complement, with a modifier on each side that the other text does
     not state, not even as a derivation ("done in the *rotary* parlour" / "takes place in the *herringbone*
     parlour", "set up with *steel* strings" / "fitted with *synthetic-core* strings"): the thing named changed
     while the sentence is reworded around it. The first such noun in text a's order, or None."""
-    ka: dict[str, int] = {}
-    for k, t in enumerate(da.tokens):
-        if t.kind == WORD and t.sub != "negpfx":
-            ka[t.key] = -1 if t.key in ka else k
-    kb: dict[str, int] = {}
-    for k, t in enumerate(db.tokens):
-        if t.kind == WORD and t.key in ka:
-            kb[t.key] = -1 if t.key in kb else k
-    for key in sorted((h for h, k in kb.items() if k >= 0 and ka[h] >= 0), key=ka.__getitem__)[:MOD_HEADS_MAX]:
-        ma, mb = _modifier(da, ka[key]), _modifier(db, kb[key])
-        if ma is None or mb is None:
-            continue
-        wa, wb = da.tokens[ma[0] : ma[1]], db.tokens[mb[0] : mb[1]]
+    na, nb = complement_nouns(da.text), complement_nouns(db.text)
+    if not (na and nb):
+        return None
+    for key in sorted(na.keys() & nb.keys(), key=lambda h: na[h][0])[:MOD_HEADS_MAX]:
+        _, a0, a1 = na[key]
+        _, b0, b1 = nb[key]
+        wa, wb = da.tokens[a0:a1], db.tokens[b0:b1]
         if any(derived(t.key, db.loose_words) or present(t.key, db) for t in wa) or any(
             derived(t.key, da.loose_words) or present(t.key, da) for t in wb
         ):
             continue
-        return (*ma, *mb)
+        return (a0, a1, b0, b1)
     return None
 
 

@@ -200,10 +200,9 @@ def other_subjects(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
     return out
 
 
-def _predicate_keys(d: Doc, first: int, last: int) -> tuple[int, frozenset[str]]:
-    """Where the subject of the sentence [first, last) ends and the words of its predicate."""
-    end = subject_end(d.tokens, first, last)
-    return end, frozenset(t.key for t in d.tokens[end:last] if t.kind in (WORD, POLAR, NEG, FUNC))
+def _predicate_keys(d: Doc, start: int, last: int) -> frozenset[str]:
+    """The words of a sentence's predicate (its tokens from ``start``, where its subject ends, to ``last``)."""
+    return frozenset(t.key for t in d.tokens[start:last] if t.kind in (WORD, POLAR, NEG, FUNC))
 
 
 def prefixed_group(da: Doc, fa: int, la: int, db: Doc, fb: int, lb: int) -> bool:
@@ -213,15 +212,21 @@ def prefixed_group(da: Doc, fa: int, la: int, db: Doc, fb: int, lb: int) -> bool
     other text states its base bare, and the predicates carry the same words: another subject, no changed value
     and no flip. A predicate in other words ("Barbless hooks are mandatory" / "Barbed hooks may be used") keeps
     the prefix a negation."""
-    ea, pa = _predicate_keys(da, fa, la)
-    eb, pb = _predicate_keys(db, fb, lb)
-    if ea == fa or eb == fb or pa != pb:
+    ea, eb = subject_end(da.tokens, fa, la), subject_end(db.tokens, fb, lb)
+    if ea == fa or eb == fb:
         return False
-    return _prefixed_subject(da, fa, ea, db, fb, eb) or _prefixed_subject(db, fb, eb, da, fa, ea)
+    if not (_prefixed_subject(da, fa, ea, db, fb, eb) or _prefixed_subject(db, fb, eb, da, fa, ea)):
+        return False
+    return _predicate_keys(da, ea, la) == _predicate_keys(db, eb, lb)
 
 
 def _prefixed_subject(d: Doc, first: int, end: int, other: Doc, ofirst: int, oend: int) -> bool:
-    own = {t.key for t in other.tokens[ofirst:oend] if t.sub != "negpfx"}
-    return any(t.sub == "negpfx" and t.key in own for t in d.tokens[first:end]) and not any(
-        t.sub == "negpfx" for t in other.tokens[ofirst:oend]
-    )
+    """Does the subject [first, end) of ``d`` carry a prefixed word whose base the other subject states bare?"""
+    mine = [t.key for t in d.tokens[first:end] if t.sub == "negpfx"]
+    if not mine:
+        return False
+    otoks = other.tokens[ofirst:oend]
+    if any(t.sub == "negpfx" for t in otoks):
+        return False
+    own = {t.key for t in otoks}
+    return any(k in own for k in mine)
