@@ -163,6 +163,10 @@ class NumberLexer(LexerBase):
         ):
             currency, end, j = CURRENCY_WORDS.get(w, raw[j].text), raw[j].end, j + 1  # "35 million euros"
             w = self.low(j)
+        if not currency and self.low(first - 1) == "of" and self.low(first - 2) == "factor":
+            v = base * scale  # "cut by a factor of five" is a multiplier, as "fivefold" is
+            self.push_qty(raw[first - 2].start, end, Quantity("x", "x", v, 1.0, exact, exact_reading(v), -1, 0, -1))
+            return j
         if currency and scale == 1.0:
             minor, after = self.cents(j)
             if minor:  # "three dollars and fifty cents" is 3.50

@@ -1,7 +1,7 @@
 """The detector's eighth round (docs/decisions/detector-round8.md): fractions and minor units written after a measure
-in words, the period of a frequency adverb, two groups named by a negating prefix in the subject, a negating prefix
-on a polarity word, and the learned comparison's modifier-swap candidate. One hand-written case per rule with the near
-miss it must not flag or must keep; none of these sentences comes from a labelled corpus."""
+in words, "a factor of N", the period of a frequency adverb, two groups named by a negating prefix in the subject, a
+negating prefix on a polarity word, and the learned comparison's modifier-swap candidate. One hand-written case per
+rule with the near miss it must not flag or must keep; none of these sentences comes from a labelled corpus."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from crp_core.stages.contradictions.clauses import analyse, tokenize
 from crp_core.stages.contradictions.lexicon import POLAR
 from crp_core.stages.contradictions.values import (
     ENTITY_SUBSTITUTED,
+    MAGNITUDE_ALTERED,
     NEGATION_FLIP,
     NUMBER_CHANGED,
     learned_candidates,
@@ -49,6 +50,14 @@ def test_minor_units_after_an_amount_in_words() -> None:
     a = "The basic fare is $3.50."
     assert _rules(a, "The basic fare is three dollars and fifty cents.") is None
     assert _rules(a, "The basic fare is three dollars and twenty cents.") == (NUMBER_CHANGED,)
+
+
+def test_a_factor_of_n_is_a_multiplier() -> None:
+    assert _amounts("Downtime fell by a factor of five.") == [("factor of five", 5.0, "x")]
+    a = "The new pumps reduced energy use fivefold."
+    assert _rules(a, "The new pumps reduced energy use by a factor of five.") is None
+    assert _rules(a, "The new pumps reduced energy use by a factor of three.") == (MAGNITUDE_ALTERED,)
+    assert _amounts("The five of us met.")[0][2] == ""  # no factor before it: a count
 
 
 def test_a_frequency_adverb_is_the_middle_of_its_periods() -> None:
