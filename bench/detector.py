@@ -170,6 +170,7 @@ def main() -> int:
         clauses.analyse.cache_clear()
         detector.tokenize.cache_clear()
         candidates.segments.cache_clear()
+        candidates.complement_nouns.cache_clear()
         orders.units.cache_clear()
 
     rules_cpu, rules_wall = per_pair(pairs, warm, 7, learned=False)

@@ -405,6 +405,13 @@ class Lexer(NumberLexer):
             out.append(Token(s, r.start, r.end, kind, "clause" if kind == BREAK else low))
             return i + 1
         base = negated_base(low)
+        bpol = POLARITY.get(base) if base and not poss else None
+        if bpol is not None and self.predicative(i):
+            # a polarity word with a negating prefix, stated of its subject, is its group with the other sign:
+            # "are disallowed" denies "#allow" as "are prohibited" does; before a noun it names a kind
+            # ("unopened cartridges") and stays a prefixed word
+            out.append(Token(s, r.start, r.end, POLAR, "#" + bpol.group, sign=-bpol.sign))
+            return i + 1
         if base and not poss:
             # "unaffected": the word of its base, negated when the other text states the base or a negation
             out.append(Token(s, r.start, r.end, WORD, word_key(base), sub="negpfx"))

@@ -117,6 +117,22 @@ def _is_predicate(toks: tuple[Token, ...], k: int, first: int) -> bool:
     return toks[j].key in VERB_BEFORE
 
 
+#: the words that open a clause's predicate: modals and forms of be, have and do
+PREDICATE_OPENERS = frozenset(
+    ["can", "could", "may", "might", "must", "shall", "should", "will", "would", "need", "needs"]
+    + ["is", "are", "was", "were", "be", "has", "have", "had", "do", "does", "did"]
+)
+
+
+def subject_end(toks: tuple[Token, ...], a: int, b: int) -> int:
+    """Where the subject of the clause or sentence [a, b) ends: at its first modal, form of be / have / do or
+    negation ("Non-members | can book courts"); ``a`` when it has none (no subject is read)."""
+    for j in range(a, b):
+        if toks[j].kind == NEG or toks[j].text.lower() in PREDICATE_OPENERS:
+            return j
+    return a
+
+
 def sentence(toks: tuple[Token, ...], first: int, last: int, owner: str) -> Sentence:
     """The loose reading of the tokens ``[first, last)`` of one sentence."""
     bag: set[str] = set()

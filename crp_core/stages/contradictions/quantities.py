@@ -63,6 +63,10 @@ FRACTION_PARTS = {
     "tenth": 0.1,
     "tenths": 0.1,
 }
+#: the singular fractions ("a quarter"; "three quarters" is plural)
+FRACTION_ONE = frozenset(["half", "third", "quarter", "fifth", "tenth"])
+#: the minor units of a currency written in words after its major unit ("and fifty cents", "and 20 pence")
+MINOR_UNITS = frozenset(["cent", "cents", "penny", "pence", "p"])
 #: frequency adverbs after a count of times and the period they name ("twice daily" = "twice a day")
 ADVERB_PERIODS = {
     "hourly": "hour",
@@ -159,6 +163,14 @@ class NumberLexer(LexerBase):
         ):
             currency, end, j = CURRENCY_WORDS.get(w, raw[j].text), raw[j].end, j + 1  # "35 million euros"
             w = self.low(j)
+        if not currency and self.low(first - 1) == "of" and self.low(first - 2) == "factor":
+            v = base * scale  # "cut by a factor of five" is a multiplier, as "fivefold" is
+            self.push_qty(raw[first - 2].start, end, Quantity("x", "x", v, 1.0, exact, exact_reading(v), -1, 0, -1))
+            return j
+        if currency and scale == 1.0:
+            minor, after = self.cents(j)
+            if minor:  # "three dollars and fifty cents" is 3.50
+                base, exact, end, j = base + minor, "", raw[after - 1].end, after
         v = base * scale
         if currency:
             q = Quantity("money", currency, base, scale, exact, exact_reading(v), -1, bound, bstart)
@@ -289,6 +301,29 @@ class NumberLexer(LexerBase):
         self.push_qty(start, end, Quantity("pct", "%", v, 1.0, "", exact_reading(v), -1, bound, bstart))
         return j
 
+    def and_fraction(self, j: int) -> float:
+        """The fraction "and a half" / "and a quarter" / "and three quarters" written at ``j`` after a measure
+        (its three words), else 0."""
+        if self.low(j) != "and":
+            return 0.0
+        count, part = self.low(j + 1), FRACTION_PARTS.get(self.low(j + 2), 0.0)
+        n = 1.0 if count in ("a", "an", "one") else float(NUMBER_WORDS.get(count, 0))
+        if not part or not 0 < n * part < 1 or (n == 1.0) != (self.low(j + 2) in FRACTION_ONE):
+            return 0.0
+        return n * part
+
+    def cents(self, j: int) -> tuple[float, int]:
+        """The minor units written after an amount in words ("three dollars and fifty cents"): (the fraction of
+        the major unit, the index after them), else (0, j)."""
+        if self.low(j) != "and" or self.low(j + 2) not in MINOR_UNITS:
+            return 0.0, j
+        r = self.raw[j + 1]
+        w = r.text if r.group == "num" else self.low(j + 1)
+        n = float(w) if w.isdigit() else float(NUMBER_WORDS.get(w, 0))
+        if not 0 < n < 100:  # noqa: PLR2004  a hundred minor units make one major unit
+            return 0.0, j
+        return n / 100, j + 3
+
     def unit_qty(  # noqa: PLR0913  a quantity's parts as the number reader matched them
         self,
         start: int,
@@ -304,8 +339,9 @@ class NumberLexer(LexerBase):
     ) -> int:
         """A number with its unit; "every 30 minutes" becomes a rate of one per 30 minutes; "an hour and
         a half" is 1.5 hours."""
-        if self.low(j) == "and" and self.low(j + 1) in ("a", "an") and self.low(j + 2) == "half" and scale == 1.0:
-            base, exact, end, j = base + 0.5, "", self.raw[j + 2].end, j + 3
+        part = self.and_fraction(j) if scale == 1.0 else 0.0
+        if part:  # "an hour and a half", "an hour and a quarter", "two days and three quarters"
+            base, exact, end, j = base + part, "", self.raw[j + 2].end, j + 3
         if u.name == "y" and self.low(j) == "old" and scale == 1.0:
             # "25 years old" is an age, a count of years: it compares with "the minimum age is 21"
             q = Quantity("", "", base, 1.0, exact, exact_reading(base), -1, bound, bstart)

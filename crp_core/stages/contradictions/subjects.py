@@ -14,11 +14,14 @@ from crp_core.stages.contradictions.lexicon import (
     DATE,
     ENTITY,
     FUNC,
+    NEG,
     NEGATION_FLIP,
     NUMBER,
     PAIR_MAX_VALUES,
+    POLAR,
     WORD,
 )
+from crp_core.stages.contradictions.loose import subject_end
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value
 
@@ -191,7 +194,39 @@ def other_subjects(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
                 xa.changed
                 and xb.changed
                 and ((xa.more and xb.more) or (xa.before_aux and xb.before_aux) or diff.pattern == NEGATION_FLIP)
-            )
+            ) or prefixed_group(da, sa.first, sa.last, db, sb.first, sb.last)
         if not other:
             out.append(diff)
     return out
+
+
+def _predicate_keys(d: Doc, start: int, last: int) -> frozenset[str]:
+    """The words of a sentence's predicate (its tokens from ``start``, where its subject ends, to ``last``)."""
+    return frozenset(t.key for t in d.tokens[start:last] if t.kind in (WORD, POLAR, NEG, FUNC))
+
+
+def prefixed_group(da: Doc, fa: int, la: int, db: Doc, fb: int, lb: int) -> bool:
+    """Do two sentences state one predicate of two groups, one named with a negating prefix on the other's
+    word ("Non-members can book courts up to 2 days ahead" / "Members can book courts up to 7 days ahead")?
+    The prefixed word stands in the subject (before the first modal, form of be / have / do or negation), the
+    other text states its base bare, and the predicates carry the same words: another subject, no changed value
+    and no flip. A predicate in other words ("Barbless hooks are mandatory" / "Barbed hooks may be used") keeps
+    the prefix a negation."""
+    ea, eb = subject_end(da.tokens, fa, la), subject_end(db.tokens, fb, lb)
+    if ea == fa or eb == fb:
+        return False
+    if not (_prefixed_subject(da, fa, ea, db, fb, eb) or _prefixed_subject(db, fb, eb, da, fa, ea)):
+        return False
+    return _predicate_keys(da, ea, la) == _predicate_keys(db, eb, lb)
+
+
+def _prefixed_subject(d: Doc, first: int, end: int, other: Doc, ofirst: int, oend: int) -> bool:
+    """Does the subject [first, end) of ``d`` carry a prefixed word whose base the other subject states bare?"""
+    mine = [t.key for t in d.tokens[first:end] if t.sub == "negpfx"]
+    if not mine:
+        return False
+    otoks = other.tokens[ofirst:oend]
+    if any(t.sub == "negpfx" for t in otoks):
+        return False
+    own = {t.key for t in otoks}
+    return any(k in own for k in mine)

@@ -103,7 +103,8 @@ def _period(t: Token) -> float:
     if q.dim == "time":
         return (q.readings[0][0] + q.readings[0][1]) / 2
     if q.dim == "rate" and q.unit.startswith("1/") and q.readings[0][0] > 0:
-        return 1.0 / q.readings[0][0]
+        lo, hi = q.readings[0]
+        return (1.0 / lo + 1.0 / hi) / 2  # the middle of the periods the rate spans ("monthly": 28-31 days)
     return 0.0
 
 
