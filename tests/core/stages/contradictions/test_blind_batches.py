@@ -17,7 +17,10 @@ from tests.support.detector_cases import CATEGORIES, PATTERNS, score
 from tests.support.paths import TEST_DATA
 
 BLIND = TEST_DATA / "conflict_pairs" / "blind"
-BATCHES = sorted(BLIND.glob("batch-*.jsonl"))
+#: the batches the detector is trained on
+TRAINED = sorted(BLIND.glob("batch-*.jsonl"))
+#: every batch: the trained ones, then those scored and not trained on yet (blind/scored/, README)
+BATCHES = TRAINED + sorted((BLIND / "scored").glob("batch-*.jsonl"))
 KEYS = {"id", "category", "domain", "a", "b", "conflict", "patterns"}
 
 
@@ -74,7 +77,7 @@ def test_the_detector_as_shipped_keeps_what_it_reaches_on_its_training_batches()
     """A floor on the corpus the learned comparison is trained on (docs/decisions/detector-learned.md): the rules and
     the learned comparison find 592 of the 700 conflicts of batches 01-14 (P 0.912, F1 0.878). Figures on training
     data: a change of the candidates, features or weights that loses ground here fails."""
-    rows = [r for path in BATCHES for r in _rows(path)]
+    rows = [r for path in TRAINED for r in _rows(path)]
     precision, f1 = score(rows)
     assert precision >= 0.90
     assert f1 >= 0.87
