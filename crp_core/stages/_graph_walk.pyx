@@ -26,10 +26,19 @@ cdef extern from *:
     """
     #if defined(__GNUC__) || defined(__clang__)
     #define CRP_CTZ64(x) ((Py_ssize_t) __builtin_ctzll(x))
-    #define CRP_POPCOUNT64(x) ((int64_t) __builtin_popcountll(x))
     #else
     static inline Py_ssize_t CRP_CTZ64(uint64_t x) { Py_ssize_t k = 0; while (!(x & 1)) { x >>= 1; k++; } return k; }
-    static inline int64_t CRP_POPCOUNT64(uint64_t x) { int64_t c = 0; while (x) { x &= x - 1; c++; } return c; }
+    #endif
+    #if defined(__POPCNT__) && (defined(__GNUC__) || defined(__clang__))
+    #define CRP_POPCOUNT64(x) ((int64_t) __builtin_popcountll(x))
+    #else
+    /* the bit count inline (a build for a CPU without the instruction otherwise calls a library routine) */
+    static inline int64_t CRP_POPCOUNT64(uint64_t x) {
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int64_t) ((x * 0x0101010101010101ULL) >> 56);
+    }
     #endif
     """
     Py_ssize_t CRP_CTZ64(uint64_t x) noexcept nogil
@@ -105,10 +114,10 @@ def walk_two_hops(const int32_t[::1] indptr, const int32_t[::1] indices, const f
     # per-anchor pass reads no position table and takes no branch per 2-hop walk
     start_arr = np.empty(lists + 1, dtype=np.int64)
     lpc_arr = np.empty(max(total, 1), dtype=np.int32)
-    lw_arr = np.empty(max(total, 1), dtype=np.float32)
+    lw_arr = np.empty(max(total, 1), dtype=np.float64)  # the edge's float32 weight, widened once
     cdef int64_t[::1] start = start_arr
     cdef int32_t[::1] lpc = lpc_arr
-    cdef float[::1] lw = lw_arr
+    cdef double[::1] lw = lw_arr
     _list_candidates(ip, ix, w, &pos[0], &list_row[0], lists, &start[0], &lpc[0], &lw[0])
     # per anchor, one row of (s, m) tables (contiguous for the scatter), transposed at the end
     hops_arr = np.zeros((s, m), dtype=np.int8)
@@ -186,9 +195,9 @@ cdef Py_ssize_t _expand(const int32_t *indptr, const int32_t *indices, const flo
 
 cdef void _list_candidates(const int32_t *indptr, const int32_t *indices, const float *data, const int32_t *pos,
                            const int64_t *list_row, Py_ssize_t lists, int64_t *start, int32_t *lpc,
-                           float *lw) noexcept nogil:
+                           double *lw) noexcept nogil:
     """For each listed row x: its neighbours that are candidates (local position ``pos >= 0``) and the edge
-    weights, in CSR order, at ``lpc[start[l]:start[l + 1]]`` / ``lw[...]``."""
+    weights (widened), in CSR order, at ``lpc[start[l]:start[l + 1]]`` / ``lw[...]``."""
     cdef Py_ssize_t l, e, cnt = 0
     cdef int64_t x
     cdef int32_t pc
@@ -199,7 +208,7 @@ cdef void _list_candidates(const int32_t *indptr, const int32_t *indices, const 
             pc = pos[indices[e]]
             if pc >= 0:
                 lpc[cnt] = pc
-                lw[cnt] = data[e]
+                lw[cnt] = <double> data[e]
                 cnt += 1
     start[lists] = cnt
 
@@ -350,7 +359,7 @@ def bridge_counts(const int8_t[:, ::1] hops, const double[:, ::1] wsum, const ui
     return count_arr, mean_arr, bridge_arr
 
 
-cdef void _strongest(double *best, const int32_t *lpc, const float *lw, const int64_t *start,
+cdef void _strongest(double *best, const int32_t *lpc, const double *lw, const int64_t *start,
                      const int64_t *edge_list, const double *ew, Py_ssize_t first, Py_ssize_t last) noexcept nogil:
     """``best[c] = max(best[c], w(a, x) + w(x, c))`` over the anchor edges ``first:last`` (a -> x) and
     each x's listed candidate neighbours c (a small function of its own, so the loop keeps its pointers in
@@ -364,7 +373,7 @@ cdef void _strongest(double *best, const int32_t *lpc, const float *lw, const in
         t1 = start[edge_list[i] + 1]
         while t < t1:
             q = lpc[t]
-            val = w1 + <double> lw[t]
+            val = w1 + lw[t]
             best[q] = val if val > best[q] else best[q]
             t += 1
 

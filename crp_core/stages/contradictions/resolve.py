@@ -11,6 +11,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import repeat
+from operator import is_not
 from typing import Any, cast
 
 import numpy as np
@@ -33,7 +35,7 @@ from crp_core.stages.contradictions.arbitration import (
 )
 from crp_core.stages.contradictions.audit import conflict_event
 from crp_core.stages.contradictions.authority import RecencySource, authorities_of, authority_of, recency_factors
-from crp_core.stages.contradictions.values import values_conflict
+from crp_core.stages.contradictions.values import conflict_check, values_conflict
 from crp_core.stages.near_duplicates import COSINE_SLACK
 from crp_core.support.frozen import DeferredTuple, freeze_owned, frozen_array, frozen_instance
 from crp_core.support.memo import LRU
@@ -227,9 +229,12 @@ class _Selection:
         iu, ju = iu[upper], ju[upper]
         # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
         pair_sims = g[iu, ju]
-        contents, learned = self.contents, bool(config.detector_learned)
-        got = [values_conflict(contents[p], contents[q], learned) for p, q in zip(iu.tolist(), ju.tolist())]
-        conflict = np.fromiter((vc is not None for vc in got), dtype=bool, count=len(got))
+        # each pair's texts to the detector in one ``map`` (no Python frame per pair), called as stage 3 calls
+        # it (:func:`conflict_check`), so both stages read the same memoised verdicts
+        check = conflict_check(bool(config.detector_learned))
+        text_of = self.contents.__getitem__
+        got = list(map(check, map(text_of, iu.tolist()), map(text_of, ju.tolist())))
+        conflict = np.fromiter(map(is_not, got, repeat(None)), dtype=bool, count=len(got))
         close = np.flatnonzero(conflict & (pair_sims > config.contradiction_similarity))
         dup = np.flatnonzero(~conflict & (pair_sims > config.dedup_similarity))
         near_dups = tuple(zip(iu[dup].tolist(), ju[dup].tolist()))
