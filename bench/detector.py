@@ -46,6 +46,7 @@ def _import(name: str) -> ModuleType:
 detector = _import("crp_core.stages.contradictions.values")
 clauses = _import("crp_core.stages.contradictions.clauses")
 candidates = _import("crp_core.stages.contradictions.candidates")
+modifiers = _import("crp_core.stages.contradictions.modifiers")
 orders = _import("crp_core.stages.contradictions.orders")
 
 DATA = os.path.join(ROOT, "tests", "data", "conflict_pairs")
@@ -170,7 +171,7 @@ def main() -> int:
         clauses.analyse.cache_clear()
         detector.tokenize.cache_clear()
         candidates.segments.cache_clear()
-        candidates.complement_nouns.cache_clear()
+        modifiers.complement_nouns.cache_clear()
         orders.units.cache_clear()
 
     rules_cpu, rules_wall = per_pair(pairs, warm, 7, learned=False)

@@ -41,7 +41,8 @@ from crp_core.stages.contradictions.lexicon import (
     WORD,
     stem,
 )
-from crp_core.stages.contradictions.loose import aligned, derived
+from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.modifiers import Mod, modifier_swap
 from crp_core.stages.contradictions.subjects import designator, present, stated_by
 from crp_core.stages.contradictions.tokens import Token, word_key
 from crp_core.stages.contradictions.value_compare import value_diffs
@@ -381,70 +382,6 @@ def _swap_candidate(da: Doc, db: Doc, found: list[Swap], base: dict[str, float],
 # ------------------------------------------------------------------------------------------------
 # A modifier swapped before a shared noun
 # ------------------------------------------------------------------------------------------------
-
-#: what may stand before a complement's modifier: a preposition, a copula or a determiner
-_COMPLEMENT_OPENERS = frozenset(
-    ["to", "at", "in", "into", "from", "by", "with", "via", "on", "using", "is", "are", "was", "were"]
-    + ["the", "a", "an", "its", "their", "our", "your"]
-)
-#: the most words a swapped modifier holds ("the *ion-exchange resin* columns")
-MODIFIER_MAX = 2
-#: the most shared nouns read for a modifier swap
-MOD_HEADS_MAX = 64
-
-#: (start, end) token ranges of the modifier in a and in b
-Mod = tuple[int, int, int, int]
-
-
-def _modifier(d: Doc, k: int) -> tuple[int, int] | None:
-    """The words right before the noun at ``k`` that modify it in a complement ("in the *rotary* parlour",
-    "with *steel* strings"): up to :data:`MODIFIER_MAX` ordinary words after a preposition, copula or
-    determiner; None when there are none or the phrase opens otherwise (a subject: "*Raw* sugar arriving")."""
-    toks = d.tokens
-    j = k
-    while j > 0 and k - j < MODIFIER_MAX and toks[j - 1].kind in (WORD, ENTITY) and toks[j - 1].sub != "negpfx":
-        j -= 1
-    if j == k or j == 0 or toks[j - 1].kind != FUNC or toks[j - 1].key not in _COMPLEMENT_OPENERS:
-        return None
-    return j, k
-
-
-@lru_cache(maxsize=65536)
-def complement_nouns(text: str) -> dict[str, tuple[int, int, int]]:
-    """The nouns the text states once with a modifier in a complement (:func:`_modifier`): key -> (the noun, the
-    modifier's first token, its end). Memoised per text; callers must not mutate."""
-    d = analyse(text)
-    seen: dict[str, int] = {}
-    for k, t in enumerate(d.tokens):
-        if t.kind == WORD:
-            seen[t.key] = -1 if t.key in seen else k
-    out: dict[str, tuple[int, int, int]] = {}
-    for key, k in seen.items():
-        if k >= 0 and d.tokens[k].sub != "negpfx":
-            m = _modifier(d, k)
-            if m is not None:
-                out[key] = (k, *m)
-    return out
-
-
-def modifier_swap(da: Doc, db: Doc) -> Mod | None:
-    """A noun both texts state once, in a complement, with a modifier on each side that the other text does
-    not state, not even as a derivation ("done in the *rotary* parlour" / "takes place in the *herringbone*
-    parlour", "set up with *steel* strings" / "fitted with *synthetic-core* strings"): the thing named changed
-    while the sentence is reworded around it. The first such noun in text a's order, or None."""
-    na, nb = complement_nouns(da.text), complement_nouns(db.text)
-    if not (na and nb):
-        return None
-    for key in sorted(na.keys() & nb.keys(), key=lambda h: na[h][0])[:MOD_HEADS_MAX]:
-        _, a0, a1 = na[key]
-        _, b0, b1 = nb[key]
-        wa, wb = da.tokens[a0:a1], db.tokens[b0:b1]
-        if any(derived(t.key, db.loose_words) or present(t.key, db) for t in wa) or any(
-            derived(t.key, da.loose_words) or present(t.key, da) for t in wb
-        ):
-            continue
-        return (a0, a1, b0, b1)
-    return None
 
 
 def _mod_candidate(da: Doc, db: Doc, mod: Mod, base: dict[str, float]) -> Candidate:

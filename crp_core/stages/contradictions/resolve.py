@@ -11,8 +11,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import repeat
-from operator import is_not
 from typing import Any, cast
 
 import numpy as np
@@ -229,12 +227,10 @@ class _Selection:
         iu, ju = iu[upper], ju[upper]
         # the thresholds compared as numpy compares the float32 Gram entries (one pass each, not per pair)
         pair_sims = g[iu, ju]
-        # each pair's texts to the detector in one ``map`` (no Python frame per pair), called as stage 3 calls
-        # it (:func:`conflict_check`), so both stages read the same memoised verdicts
-        check = conflict_check(bool(config.detector_learned))
-        text_of = self.contents.__getitem__
+        # one ``map`` over the pairs' texts, called as stage 3 calls it: both read the same memoised verdicts
+        text_of, check = self.contents.__getitem__, conflict_check(bool(config.detector_learned))
         got = list(map(check, map(text_of, iu.tolist()), map(text_of, ju.tolist())))
-        conflict = np.fromiter(map(is_not, got, repeat(None)), dtype=bool, count=len(got))
+        conflict = np.fromiter((vc is not None for vc in got), dtype=bool, count=len(got))
         close = np.flatnonzero(conflict & (pair_sims > config.contradiction_similarity))
         dup = np.flatnonzero(~conflict & (pair_sims > config.dedup_similarity))
         near_dups = tuple(zip(iu[dup].tolist(), ju[dup].tolist()))

@@ -5,9 +5,10 @@ rule with the near miss it must not flag or must keep; none of these sentences c
 
 from __future__ import annotations
 
-from crp_core.stages.contradictions.candidates import FEATURE_NAMES, modifier_swap
+from crp_core.stages.contradictions.candidates import FEATURE_NAMES
 from crp_core.stages.contradictions.clauses import analyse, tokenize
 from crp_core.stages.contradictions.lexicon import POLAR
+from crp_core.stages.contradictions.modifiers import modifier_swap
 from crp_core.stages.contradictions.values import (
     ENTITY_SUBSTITUTED,
     MAGNITUDE_ALTERED,
