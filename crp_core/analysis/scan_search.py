@@ -218,8 +218,8 @@ def group_guests(
     order = np.lexsort((neg, blk))
     row, blk, neg = row[order], blk[order], neg[order]
     bounds = np.searchsorted(blk, np.arange(g1 - g0 + 1))
-    for k in range(g1 - g0):
-        yield g0 + k, row[bounds[k] : bounds[k + 1]], neg[bounds[k] : bounds[k + 1]]
+    for b in range(g1 - g0):
+        yield g0 + b, row[bounds[b] : bounds[b + 1]], neg[bounds[b] : bounds[b + 1]]
 
 
 def block_pairs(
