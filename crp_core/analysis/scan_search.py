@@ -60,6 +60,10 @@ SHELL_ROWS = 128
 ESTIMATE_SAMPLE = 4096
 #: consecutive blocks whose guests are found in one pass over the rows (:func:`group_guests`), at most
 GROUP_BLOCKS = 256
+#: rows gathered at a time, at most: the rows of one band of :func:`group_guests` (times the group's
+#: centroids) and the guests of one band of :func:`block_pairs` (times a shell); with the product tile,
+#: what one search thread holds at a time
+BAND_ROWS = 16384
 #: groups per worker thread at least, when the blocks allow it (smaller groups balance uneven ones)
 GROUPS_PER_THREAD = 4
 
@@ -196,7 +200,7 @@ def group_guests(
     loosest = blocks.loosest(g0, g1)
     below = np.nextafter(loosest.astype(np.float32), np.float32(-np.inf))  # float32 at or below each cutoff
     cents = blocks.centroids[g0:g1]
-    band = max(1, TILE_ELEMENTS // max(1, g1 - g0))
+    band = max(1, min(BAND_ROWS, TILE_ELEMENTS // max(1, g1 - g0)))
     later = np.flatnonzero(blocks.home >= g0)  # no row of an earlier block is a guest of the group
     rows: list[np.ndarray] = []
     which: list[np.ndarray] = []
@@ -232,7 +236,7 @@ def block_pairs(
     shells = blocks.shells_of(block)
     if not shells or not guests.size:
         return found, products
-    band = max(1, TILE_ELEMENTS // max(SHELL_ROWS, v.shape[1]))  # bounds each product and the gathered guests
+    band = max(1, min(BAND_ROWS, TILE_ELEMENTS // max(SHELL_ROWS, v.shape[1])))  # gathered guests, products
     for t in range(0, guests.size, band):
         cols = guests[t : t + band]
         gathered = v[cols]
