@@ -9,19 +9,17 @@ that every skipped product is below the threshold (:func:`exact_pairs`).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
-import scipy.sparse as sp
 
 from crp_core.analysis.scan_check import Found, check_candidates
+from crp_core.analysis.scan_search import TILE_ELEMENTS, centroid_blocks, estimated_products, hits, pruned_pairs
 from crp_core.config import CRPConfig
 from crp_core.corpus.index import QUERY_THREADS
 from crp_core.decisions import Decisions, with_carried_decisions
@@ -43,25 +41,12 @@ SearchMethod = Literal["gram", "centroid-pruned"]
 #: at or below this many facts the whole upper triangle of the Gram matrix is computed (the pruned
 #: search gains nothing at this size); above it the pruned search is tried
 GRAM_MAX_FACTS = 8192
-#: float32 elements of one product tile (64 MB): every matrix product is tiled to this size
-TILE_ELEMENTS = 1 << 24
 #: rows of one band of the Gram triangle at most, and bands at least (a band also computes its own square)
 GRAM_BAND_ROWS = 512
 GRAM_MIN_BANDS = 8
-#: facts per centroid (the number of centroid blocks is n / this, at most KMEANS_SAMPLE / 4)
-FACTS_PER_CENTROID = 200
-#: spherical k-means for the centroids: facts sampled, Lloyd iterations, fixed seed (the pair set does
-#: not depend on the centroids, only the time does; the seed makes the time reproducible too)
-KMEANS_SAMPLE = 16384
-KMEANS_ITERATIONS = 4
-KMEANS_SEED = 0
-#: facts of one block that share a guest radius (a shell: consecutive by angle to the centroid)
-SHELL_ROWS = 128
 #: the pruned search runs when its estimated products are at most this share of the Gram triangle's;
 #: otherwise (a geometry without tight clusters) the Gram triangle is computed
 PRUNED_MAX_SHARE = 0.5
-#: facts in the sample that estimates the pruned search's products
-ESTIMATE_SAMPLE = 4096
 #: worker threads of the pair search (as many as the index's batched queries use)
 SEARCH_THREADS = QUERY_THREADS
 #: pair searches kept per process (one per vectors fingerprint and threshold, most recent last)
@@ -137,15 +122,9 @@ def float32_slack(dim: int) -> float:
     return max(COSINE_SLACK, 4.0 * dim * 2.0**-24)
 
 
-def _hits(a: np.ndarray, b: np.ndarray, cut: float) -> tuple[np.ndarray, np.ndarray]:
-    """(row in a, row in b) of the products ``a @ b.T`` above ``cut``."""
-    i, j = np.nonzero(a @ b.T > cut)
-    return i.astype(np.int64), j.astype(np.int64)
-
-
 def _band_pairs(v: np.ndarray, start: int, stop: int, cut: float) -> tuple[np.ndarray, int]:
     """Pairs above ``cut`` of rows ``start:stop`` with every later row (one band of the Gram triangle)."""
-    i, j = _hits(v[start:stop], v[start:], cut)
+    i, j = hits(v[start:stop], v[start:], cut)
     keep = j > i  # both offset by start: the strict upper triangle
     return np.stack([i[keep] + start, j[keep] + start], axis=1), (stop - start) * (v.shape[0] - start)
 
@@ -166,169 +145,18 @@ def _gram_pairs(v: np.ndarray, cut: float) -> tuple[list[np.ndarray], int]:
     return found, products
 
 
-def _unit_rows(a: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(a, axis=1, keepdims=True)
-    return np.ascontiguousarray(a / np.where(norms > 0, norms, 1.0), dtype=np.float32)
-
-
-def _nearest(v: np.ndarray, centroids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's most similar centroid (ties: the lower index) and that cosine, in bounded tiles."""
-    m, c = v.shape[0], centroids.shape[0]
-    home = np.empty(m, dtype=np.int64)
-    sim = np.empty(m, dtype=np.float32)
-    band = max(1, TILE_ELEMENTS // c)
-    for s in range(0, m, band):
-        block = v[s : s + band] @ centroids.T
-        best = np.argmax(block, axis=1)
-        home[s : s + band] = best
-        sim[s : s + band] = block[np.arange(best.size), best]
-    return home, sim
-
-
-def _centroids(v: np.ndarray, n_centroids: int) -> np.ndarray:
-    """Spherical k-means on a fixed sample of the rows (seeded: the same vectors give the same centroids)."""
-    rng = np.random.default_rng(KMEANS_SEED)
-    m = v.shape[0]
-    sample = v[np.sort(rng.choice(m, size=min(m, KMEANS_SAMPLE), replace=False))]
-    s = sample.shape[0]
-    centroids = sample[np.sort(rng.choice(s, size=n_centroids, replace=False))].copy()
-    for _ in range(KMEANS_ITERATIONS):
-        home, _ = _nearest(sample, centroids)
-        member = sp.csr_matrix((np.ones(s, dtype=np.float32), (home, np.arange(s))), shape=(n_centroids, s))
-        sums = np.asarray(member @ sample)
-        filled = np.linalg.norm(sums, axis=1) > 0  # an emptied centroid keeps its place
-        centroids[filled] = _unit_rows(sums[filled])
-    return centroids
-
-
-def guest_cutoffs(farthest: np.ndarray, cut: float, slack: float) -> np.ndarray:
-    """The cosine to a centroid that a row must exceed to pair above ``cut`` with some row of a shell
-    whose farthest row has cosine ``farthest`` to that centroid (-2: every row).
-
-    Angles on the unit sphere obey the triangle inequality: if cos(x, y) > cut (angle < alpha) and y
-    is at angle <= theta from the centroid c, then x is at angle < theta + alpha from c, i.e.
-    cos(x, c) > cos(theta + alpha). Both angles are widened and the cutoff lowered by ``slack``, so
-    float32 rounding of any of these cosines cannot make the cutoff too tight.
-    """
-    theta = np.arccos(np.clip(np.asarray(farthest, dtype=np.float64) - slack, -1.0, 1.0))
-    alpha = math.acos(min(1.0, max(-1.0, cut - slack)))
-    return np.where(theta + alpha >= math.pi, -2.0, np.cos(np.minimum(theta + alpha, math.pi)) - slack)
-
-
-@dataclass(frozen=True, eq=False)
-class CentroidBlocks:
-    """Rows grouped by their most similar centroid, each block cut into shells (consecutive by angle)."""
-
-    centroids: np.ndarray  # (c, d) unit
-    home: np.ndarray  # (m,) each row's block
-    shell_rows: tuple[np.ndarray, ...]  # rows of each shell, block by block
-    shell_block: np.ndarray  # (s,) block of each shell, non-decreasing
-    cutoffs: np.ndarray  # (s,) cosine to the block's centroid a guest of the shell must exceed
-
-    def shells_of(self, block: int) -> range:
-        lo, hi = np.searchsorted(self.shell_block, [block, block + 1])
-        return range(int(lo), int(hi))
-
-
-def centroid_blocks(v: np.ndarray, cut: float, slack: float) -> CentroidBlocks:
-    """Centroids (:func:`_centroids`), each row's home block, its shells and their guest cutoffs."""
-    m = v.shape[0]
-    n_centroids = max(2, min(m // FACTS_PER_CENTROID, KMEANS_SAMPLE // 4))
-    centroids = _centroids(v, n_centroids)
-    home, home_sim = _nearest(v, centroids)
-    order = np.lexsort((-home_sim, home))  # by block, then nearest to the centroid first
-    starts = np.searchsorted(home[order], np.arange(n_centroids + 1))
-    shell_rows: list[np.ndarray] = []
-    shell_block: list[int] = []
-    for c in range(n_centroids):
-        members = order[starts[c] : starts[c + 1]]
-        for s in range(0, members.size, SHELL_ROWS):
-            shell_rows.append(members[s : s + SHELL_ROWS])
-            shell_block.append(c)
-    farthest = np.array([home_sim[r[-1]] for r in shell_rows], dtype=np.float32)
-    return CentroidBlocks(
-        centroids, home, tuple(shell_rows), np.asarray(shell_block, dtype=np.int64), guest_cutoffs(farthest, cut, slack)
-    )
-
-
-def _estimated_products(v: np.ndarray, blocks: CentroidBlocks) -> float:
-    """The pruned search's products, estimated on a fixed sample of rows before computing any."""
-    m = v.shape[0]
-    rng = np.random.default_rng(KMEANS_SEED)
-    probe = np.sort(rng.choice(m, size=min(m, ESTIMATE_SAMPLE), replace=False))
-    guests = np.zeros(blocks.shell_block.size, dtype=np.int64)  # probe rows that are guests of each shell
-    band = max(1, TILE_ELEMENTS // max(1, blocks.shell_block.size))
-    for s in range(0, probe.size, band):
-        rows = probe[s : s + band]
-        sims = (v[rows] @ blocks.centroids.T)[:, blocks.shell_block]  # (rows, shells)
-        later = blocks.home[rows][:, None] >= blocks.shell_block[None, :]
-        guests += np.count_nonzero((sims > blocks.cutoffs[None, :]) & later, axis=0)
-    sizes = np.array([r.size for r in blocks.shell_rows], dtype=np.float64)
-    return float(np.sum(sizes * guests) * m / probe.size)
-
-
-def block_pairs(
-    v: np.ndarray, blocks: CentroidBlocks, block: int, col: np.ndarray, cut: float
-) -> tuple[list[np.ndarray], int]:
-    """Pairs above ``cut`` of one block's shells with their guests (``col``: every row's cosine to
-    the block's centroid). Guests are rows of this block or a later one, most similar first, so
-    each shell's guests are a prefix."""
-    shells = blocks.shells_of(block)
-    found: list[np.ndarray] = []
-    products = 0
-    if not shells:
-        return found, products
-    loosest = blocks.cutoffs[shells[-1]]  # the farthest shell has the widest radius
-    guests = np.flatnonzero((col > loosest) & (blocks.home >= block))
-    guests = guests[np.argsort(-col[guests], kind="stable")]
-    desc = -col[guests]
-    for sh in shells:
-        rows = blocks.shell_rows[sh]
-        n_guests = int(np.searchsorted(desc, -blocks.cutoffs[sh], side="left"))  # guests above the cutoff
-        band = max(1, TILE_ELEMENTS // max(rows.size, v.shape[1]))  # bounds the product and the gathered guests
-        a = v[rows]
-        for t in range(0, n_guests, band):
-            cols = guests[t : min(n_guests, t + band)]
-            i, j = _hits(a, v[cols], cut)
-            src, dst = rows[i], cols[j]
-            keep = src != dst
-            found.append(np.stack([src[keep], dst[keep]], axis=1))
-            products += rows.size * cols.size
-    return found, products
-
-
 def _pruned_pairs(
     v: np.ndarray, cut: float, slack: float, estimate: bool = True
 ) -> tuple[list[np.ndarray], int] | None:
-    """Products restricted by centroid blocks, or None when (``estimate``) the estimated products say
-    the Gram triangle is cheaper.
-
-    Every row is the *home* of its most similar centroid; a block's home rows, sorted by angle to the
-    centroid, are cut into shells of ``SHELL_ROWS``. A shell is multiplied by its *guests*: the rows
-    within the shell's radius plus the threshold's angle of the centroid (:func:`guest_cutoffs`),
-    whose home block is this one or a later one. A pair (x, y) above the threshold, x home in block
-    a <= b the home of y, is therefore computed in x's shell (y is its guest): nothing is missed.
-
-    The many small products run single-threaded in ``SEARCH_THREADS`` worker threads (BLAS threads
-    on small products only contend on a shared machine); results are gathered in block order.
-    """
+    """Products restricted by centroid blocks (:mod:`crp_core.analysis.scan_search`: the blocks, their
+    shells and guests, and why no pair above the threshold is skipped), or None when (``estimate``) the
+    estimated products say the Gram triangle is cheaper. The block groups run in ``SEARCH_THREADS``
+    worker threads, numpy's BLAS on one thread each."""
     m = v.shape[0]
     blocks = centroid_blocks(v, cut, slack)
-    if estimate and _estimated_products(v, blocks) > PRUNED_MAX_SHARE * m * (m - 1) / 2:
+    if estimate and estimated_products(v, blocks) > PRUNED_MAX_SHARE * m * (m - 1) / 2:
         return None
-    n_centroids = blocks.centroids.shape[0]
-    found: list[np.ndarray] = []
-    products = 0
-    group = max(1, TILE_ELEMENTS // m)  # centroids of one (group, m) tile of cosines
-    with ThreadPoolExecutor(max_workers=SEARCH_THREADS) as pool:
-        for g0 in range(0, n_centroids, group):
-            g1 = min(n_centroids, g0 + group)
-            col_sims = blocks.centroids[g0:g1] @ v.T  # (group, m), rows contiguous
-            with one_blas_thread():
-                for got, n in pool.map(partial(block_pairs, v, blocks, cut=cut), range(g0, g1), col_sims):
-                    found.extend(got)
-                    products += n
-    return found, products
+    return pruned_pairs(v, blocks, cut, SEARCH_THREADS)
 
 
 def exact_pairs(vectors: np.ndarray, threshold: float, method: SearchMethod | None = None) -> PairSearch:

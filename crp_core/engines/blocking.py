@@ -8,7 +8,7 @@ pair the local scan keeps is computed by some unit):
 * a pair (x, y) with cos(x, y) > tau - slack has angle(x, y) < alpha = acos(tau - slack); if x lies in
   a shell of block a whose farthest fact is at angle theta from the centroid c_a, then by the triangle
   inequality of angles on the unit sphere angle(y, c_a) < theta + alpha, i.e. cos(y, c_a) is above the
-  shell's guest cutoff (:func:`crp_core.analysis.scan.guest_cutoffs`, widened by the slack);
+  shell's guest cutoff (:func:`crp_core.analysis.scan_search.guest_cutoffs`, widened by the slack);
 * the unit of block a multiplies each shell with every such *guest* whose home block is a or later, so
   the pair is computed in the unit of min(home x, home y) — the block and its neighbouring blocks.
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crp_core.analysis import scan
+from crp_core.analysis import scan, scan_search
 from crp_core.analysis.scan import PairSearch
 
 #: block groups per worker: more, smaller units balance uneven blocks
@@ -39,7 +39,7 @@ class BlockPlan:
     """The unit vectors, their centroid blocks and the cut, shared read-only by every unit."""
 
     vectors: np.ndarray  # (m, d) float32 unit rows
-    blocks: scan.CentroidBlocks
+    blocks: scan_search.CentroidBlocks
     cut: float  # threshold minus the float32 slack
     threshold: float
 
@@ -61,19 +61,12 @@ def plan_blocks(vectors: np.ndarray, threshold: float) -> BlockPlan:
     v = np.ascontiguousarray(vectors, dtype=np.float32)
     slack = scan.float32_slack(v.shape[1])
     cut = float(threshold) - slack
-    return BlockPlan(v, scan.centroid_blocks(v, cut, slack), cut, float(threshold))
+    return BlockPlan(v, scan_search.centroid_blocks(v, cut, slack), cut, float(threshold))
 
 
 def unit_pairs(plan: BlockPlan, g0: int, g1: int) -> UnitResult:
     """Raw candidates of blocks ``g0..g1-1``: each block's shells times their guests (one worker's unit)."""
-    v, blocks = plan.vectors, plan.blocks
-    col_sims = blocks.centroids[g0:g1] @ v.T
-    found: list[np.ndarray] = []
-    products = 0
-    for k, block in enumerate(range(g0, g1)):
-        got, n = scan.block_pairs(v, blocks, block, col_sims[k], plan.cut)
-        found.extend(got)
-        products += n
+    found, products = scan_search.range_pairs(plan.vectors, plan.blocks, g0, g1, plan.cut)
     raw = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
     return raw.astype(np.int64, copy=False), products
 

@@ -163,11 +163,14 @@ def _load_dir(path: str, *, lenient: bool, limit: int, expected_model: str | Non
 
 def _no_dupes(pairs: list[tuple[str, Any]], dupes: list[str]) -> dict[str, Any]:
     """A JSON object's dict, noting the keys given more than once (json keeps the last silently)."""
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out and k not in dupes:
+    out = dict(pairs)
+    if len(out) == len(pairs):  # every key once: the common case, without a Python loop
+        return out
+    seen: set[str] = set()
+    for k, _ in pairs:
+        if k in seen and k not in dupes:
             dupes.append(k)
-        out[k] = v
+        seen.add(k)
     return out
 
 
@@ -185,12 +188,16 @@ def _lines(text: str) -> Iterator[str]:
 
 
 def _read_jsonl(text: str, st: LoadState) -> None:
+    dupes: list[str] = []  # the keys given more than once in the line being read
+    decoder = json.JSONDecoder(object_pairs_hook=partial(_no_dupes, dupes=dupes))  # one for every line
     for n, raw in enumerate(_lines(text), start=1):
         if not raw.strip():
             continue
-        dupes: list[str] = []
+        dupes.clear()
         try:
-            obj = json.loads(raw, object_pairs_hook=partial(_no_dupes, dupes=dupes))
+            if raw.startswith("\ufeff"):  # as json.loads says it
+                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", raw, 0)
+            obj = decoder.decode(raw)
         except (ValueError, RecursionError) as exc:
             st.recs.append(FactRecord(n, errors=[Problem(n, "json", f"invalid JSON: {json_reason(exc)}")]))
             continue

@@ -12,15 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.analysis import scan as scan_module
+from crp_core.analysis import scan_search
 from crp_core.analysis.scan import (
     SearchMethod,
     candidate_pairs,
     clear_search_cache,
     exact_pairs,
-    guest_cutoffs,
     scan_ckf,
     triage_order,
 )
+from crp_core.analysis.scan_search import guest_cutoffs
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.recency import compute_recency
@@ -193,12 +194,15 @@ def small_blocks(facts_per_centroid: int = 3, shell_rows: int = 2, tile: int = 6
     cached searches are dropped on entry and exit (they were made with other constants)."""
     clear_search_cache()
     try:
-        with mock.patch.multiple(
-            scan_module,
-            FACTS_PER_CENTROID=facts_per_centroid,
-            SHELL_ROWS=shell_rows,
-            TILE_ELEMENTS=tile,
-            GRAM_BAND_ROWS=3,
+        with (
+            mock.patch.multiple(scan_module, TILE_ELEMENTS=tile, GRAM_BAND_ROWS=3),
+            mock.patch.multiple(
+                scan_search,
+                FACTS_PER_CENTROID=facts_per_centroid,
+                SHELL_ROWS=shell_rows,
+                TILE_ELEMENTS=tile,
+                GROUP_BLOCKS=3,
+            ),
         ):
             yield
     finally:

@@ -103,6 +103,24 @@ def test_a_key_given_twice_in_one_fact_is_a_warning_naming_line_and_key(tmp_path
     assert [(w.line, w.field) for w in dup] == [(1, "content")] and "more than once" in dup[0].message
 
 
+def test_keys_given_twice_are_said_per_line_in_order_and_a_bom_inside_the_file_is_invalid_json(tmp_path):
+    lines = [
+        '{"fact_id": "a", "content": "x", "status": "ACTIVE", "content": "y", "status": "ACTIVE", "content": "z"}',
+        '{"fact_id": "b", "content": "one", "metadata": {"k": 1, "k": 2}}',
+        '{"fact_id": "c", "content": "two"}',
+        '\ufeff{"fact_id": "d", "content": "three"}',
+    ]
+    kb = load_ckf(_write(tmp_path, lines), lenient=True)
+    assert [(w.line, w.field) for w in kb.warnings if "more than once" in w.message] == [
+        (1, "content"),
+        (1, "status"),
+        (2, "k"),
+    ]
+    assert [f.content for f in kb.facts] == ["z", "one", "two"] and kb.facts[1].metadata == {"k": 2}
+    ((bom,),) = [kb.skipped]
+    assert (bom.line, bom.field) == (4, "json") and "Unexpected UTF-8 BOM" in bom.message
+
+
 def test_ids_equal_after_normalisation_are_a_warning(tmp_path):
     kb = load_ckf(
         _write(
