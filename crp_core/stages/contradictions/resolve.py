@@ -2,8 +2,7 @@
 
 Detects the conflicting pairs (cosine above ``contradiction_similarity`` and :func:`values_conflict`),
 applies SPEC-003 §6.6 dedup to the pairs that do not conflict, arbitrates by authority, suppresses
-the losers and backfills their slots. Pure: no I/O, every constant from :class:`CRPConfig`.
-"""
+the losers and backfills their slots. Pure: no I/O, every constant from :class:`CRPConfig`."""
 
 from __future__ import annotations
 
