@@ -165,6 +165,30 @@ def limit_text(limit: int) -> str:
     return f"{mib:,.0f} MiB = {limit:,} bytes" if mib == int(mib) else f"{mib:,.2f} MiB = {limit:,} bytes"
 
 
+#: counts from this many on are shown short in a metric (a narrow column cuts a long figure off)
+SHORT_COUNT_FROM = 100_000
+
+
+def count_text(n: int) -> str:
+    """A count for a metric: ``4,636`` below :data:`SHORT_COUNT_FROM`, else three figures and a unit (``155k``,
+    ``1.00M``); the exact count belongs in the metric's help (:func:`count_help`)."""
+    n = int(n)
+    if abs(n) < SHORT_COUNT_FROM:
+        return f"{n:,}"
+    for size, unit in ((10**3, "k"), (10**6, "M"), (10**9, "G")):
+        v = float(f"{n / size:.3g}")  # three significant figures; 999,999 rounds up to the next unit
+        if abs(v) < 1000:
+            return f"{v:#.3g}".rstrip(".") + unit
+    return f"{n:,}"
+
+
+def count_help(n: int, help_text: str | None = None) -> str | None:
+    """``help_text``, with the exact count first when :func:`count_text` shortened it."""
+    if abs(int(n)) < SHORT_COUNT_FROM:
+        return help_text
+    return f"{int(n):,}" + (f" · {help_text}" if help_text else "")
+
+
 #: what GitHub-flavoured Markdown turns into a link by itself, escapes or not (its "autolink literals":
 #: URLs, www. names, e-mail addresses): shown as code spans instead, which are never linked. An address
 #: is tried only where a run of its characters starts (the lookbehind), so a long word is scanned once

@@ -34,6 +34,7 @@ from crp_core import (
 
 from . import cache, decisions, paging, render, state, tables, triage_live
 from . import conflicts_view as cv
+from .progress_text import format_duration
 from .triage_form import K_PAIR, K, decision_form
 from .triage_revert import revert_section
 
@@ -97,6 +98,11 @@ QUEUE_COLUMNS = {
     "authority_b": st.column_config.NumberColumn(format="%.4f"),
     "margin": st.column_config.NumberColumn(format="%.3f", width=55, help="authority difference of the two facts"),
 }
+
+
+def _took(ms: float) -> str:
+    """A scan's time: ``840 ms`` under a minute and a half, else ``11 min``."""
+    return f"{ms:,.0f} ms" if ms < 90_000 else format_duration(ms / 1e3)
 
 
 def _on_table_select(key: str) -> None:
@@ -337,9 +343,9 @@ def queue_tab(
     wanted = _url_pair(frame)
     shown, pick = _paged(view, digest, where, wanted)
     st.caption(
-        f"{len(view)} of {len(frame)} pairs match · {SORT_LABELS[str(state.recall(K_SORT))]} · "
-        f"scan over {scan.n_facts} retrievable facts, {scan.n_candidates} pairs with cosine > "
-        f"{scan.threshold:.2f} text-checked, {scan.timings_ms['total']:.0f} ms"
+        f"{len(view):,} of {len(frame):,} pairs match · {SORT_LABELS[str(state.recall(K_SORT))]} · "
+        f"scan over {scan.n_facts:,} retrievable facts, {scan.n_candidates:,} pairs with cosine > "
+        f"{scan.threshold:.2f} text-checked, {_took(scan.timings_ms['total'])}"
     )
     keys = shown["pair"].tolist()
     state.remember(K_SHOWN, keys)

@@ -369,15 +369,19 @@ def main() -> None:
 def _counts(counts: dict[str, int], ds: DecisionSet, agreement: SdkAgreement | None) -> None:
     """The queue's counts, by pattern, and the operator (and the SDK's agreement, for a snapshot)."""
     m = st.columns(6)
-    m[0].metric("conflict pairs", counts["pairs"], help="Whole CKF (crp-inspect conflicts)")
-    m[1].metric("ties", counts["ties"])
-    m[2].metric("undecided", counts["undecided"])
-    m[3].metric("decided", counts["decided"])
-    m[4].metric("dismissed", counts["dismissed"])
-    m[5].metric("decisions in the log", ds.count)
+    figures = (
+        ("conflict pairs", counts["pairs"], "Whole CKF (crp-inspect conflicts)"),
+        ("ties", counts["ties"], None),
+        ("undecided", counts["undecided"], None),
+        ("decided", counts["decided"], None),
+        ("dismissed", counts["dismissed"], None),
+        ("decisions in the log", ds.count, None),
+    )
+    for col, (label, n, tip) in zip(m, figures, strict=True):
+        col.metric(label, render.count_text(n), help=render.count_help(n, tip))
     who = team.identity()
     st.caption(
-        " · ".join(f"{p}: {counts[p]}" for p in PATTERNS)
+        " · ".join(f"{p}: {counts[p]:,}" for p in PATTERNS)
         + " · operator: "
         + (
             f"{render.md_escape(who.operator)} ({who.role.value})"

@@ -20,7 +20,7 @@ def main() -> None:
     warn = tables.memo(result, "warnings", lambda: tables.warnings_frame(result))
 
     c = st.columns(6)
-    c[0].metric("facts in the CKF", len(kb))
+    c[0].metric("facts in the CKF", render.count_text(len(kb)), help=render.count_help(len(kb)))
     c[1].metric("candidates", int(funnel.loc[funnel["stage"] == "candidates", "count"].iloc[0]))
     c[2].metric("packed facts", len(env.order))
     c[3].metric("tokens used", env.tokens_used, help=f"of a token budget of {env.token_budget}")

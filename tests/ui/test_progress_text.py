@@ -1,4 +1,4 @@
-"""crp_ui.progress_text: the preparation bar's text, embedding then the search index build."""
+"""crp_ui.progress_text: the preparation bar's text, embedding then the search index build; crp_ui.render's counts."""
 
 from __future__ import annotations
 
@@ -27,3 +27,21 @@ def test_before_and_after_the_build_the_embedding_line_is_shown() -> None:
     done = _snap(index_done=10, index_total=10)
     assert progress_text(done, "kb", own_embeddings=True) == "Indexing kb: 1,000 facts (embeddings from the CKF)…"
     assert format_duration(45) == "45 s" and format_duration(540) == "9 min" and format_duration(5400) == "1 h 30 min"
+
+
+def test_a_count_is_exact_with_separators_below_a_hundred_thousand_then_short() -> None:
+    from crp_ui.render import count_help, count_text
+
+    assert [count_text(n) for n in (0, 455, 99_999)] == ["0", "455", "99,999"]
+    assert [count_text(n) for n in (100_000, 155_496, 999_499, 999_999, 1_000_000, 1_818_983, 12_345_678)] == [
+        "100k",
+        "155k",
+        "999k",
+        "1.00M",
+        "1.00M",
+        "1.82M",
+        "12.3M",
+    ]
+    assert count_text(2_500_000_000) == "2.50G" and count_text(-150_000) == "-150k"
+    assert count_help(455, "Whole CKF") == "Whole CKF" and count_help(455) is None
+    assert count_help(155_496, "Whole CKF") == "155,496 · Whole CKF" and count_help(1_000_000) == "1,000,000"
