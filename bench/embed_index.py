@@ -36,15 +36,15 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import hnswlib  # noqa: E402
-import make_synthetic_ckf as synth  # noqa: E402
+import hnswlib
+import make_synthetic_ckf as synth
 
-import crp_core.corpus.embedding as emb_mod  # noqa: E402
-from crp_core.config import CRPConfig  # noqa: E402
-from crp_core.corpus.embedding import EmbeddingCache, MiniLMEmbedder, embed_texts  # noqa: E402
-from crp_core.corpus.index import FactIndex  # noqa: E402
-from crp_core.corpus.prepared import Corpus, prepare_corpus  # noqa: E402
-from crp_core.model import Fact, KnowledgeBase  # noqa: E402
+import crp_core.corpus.embedding as emb_mod
+from crp_core.config import CRPConfig
+from crp_core.corpus.embedding import EmbeddingCache, MiniLMEmbedder, embed_texts
+from crp_core.corpus.index import FactIndex
+from crp_core.corpus.prepared import Corpus, prepare_corpus
+from crp_core.model import Fact, KnowledgeBase
 
 ROWS: list[tuple[str, str, str]] = []
 CACHE_DIR: str | None = None  # --cache-dir: keep the embedding cache between runs

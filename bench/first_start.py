@@ -32,8 +32,8 @@ from pathlib import Path
 
 # the bench folder's server and browser helpers (this script's folder is on sys.path when run as a script)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ui_latency import CHROMIUM, CHROMIUM_ARGS, free_port, healthy  # noqa: E402
-from ui_latency import IDLE as SETTLED  # noqa: E402  (the app's script state back to idle)
+from ui_latency import CHROMIUM, CHROMIUM_ARGS, free_port, healthy
+from ui_latency import IDLE as SETTLED
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.hostile import sweep_set  # noqa: E402
-from tests.support.hostile_gen import families  # noqa: E402
-from tests.support.hostile_run import run_family  # noqa: E402
+from tests.support.hostile import sweep_set
+from tests.support.hostile_gen import families
+from tests.support.hostile_run import run_family
 
 OUTCOMES = ("refused", "warned", "loaded")
 

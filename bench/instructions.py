@@ -87,7 +87,7 @@ def child(repo: str, data: str, name: str, k: int, runs: int, walk_every_run: bo
     return 0
 
 
-def counted(  # noqa: PLR0913  the tree, the case and how it is counted
+def counted(
     repo: str, data: str, name: str, k: int, runs: int, log: str, walk_every_run: bool = False
 ) -> subprocess.Popen[bytes]:
     env = dict(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from crp_core.stages.contradictions import values_conflict  # noqa: E402
+from crp_core.stages.contradictions import values_conflict
 
 SHAPES = {
     "one long word": "a",

@@ -58,15 +58,15 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))  # make_synthetic_ckf (the dense case)
 
-import crp_core.corpus.index as index_mod  # noqa: E402
-import crp_core.pipeline as pipeline_mod  # noqa: E402
-import crp_core.stages.cdgr as cdgr_mod  # noqa: E402
-import crp_core.stages.contradictions.resolve as resolve_mod  # noqa: E402
-from crp_core.config import CRPConfig  # noqa: E402
-from crp_core.corpus.prepared import embed_scenario, prepare_corpus  # noqa: E402
-from crp_core.io.ckf import load_ckf  # noqa: E402
-from crp_core.io.scenario import load_scenario  # noqa: E402
-from crp_core.pipeline import run_pipeline  # noqa: E402
+import crp_core.corpus.index as index_mod
+import crp_core.pipeline as pipeline_mod
+import crp_core.stages.cdgr as cdgr_mod
+import crp_core.stages.contradictions.resolve as resolve_mod
+from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import embed_scenario, prepare_corpus
+from crp_core.io.ckf import load_ckf
+from crp_core.io.scenario import load_scenario
+from crp_core.pipeline import run_pipeline
 
 LATE = ("cdr", "cdgr", "contradictions", "packing")  # stages 2-6 without fan-out (stage 5)
 TOTAL = "stages 2-6"

@@ -22,11 +22,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from crp_core.analysis.sweep import linspace_values, sweep  # noqa: E402
-from crp_core.config import CRPConfig  # noqa: E402
-from crp_core.corpus.prepared import embed_scenario, prepare_corpus  # noqa: E402
-from crp_core.io.ckf import load_ckf  # noqa: E402
-from crp_core.io.scenario import load_scenario  # noqa: E402
+from crp_core.analysis.sweep import linspace_values, sweep
+from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import embed_scenario, prepare_corpus
+from crp_core.io.ckf import load_ckf
+from crp_core.io.scenario import load_scenario
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

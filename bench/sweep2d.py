@@ -23,12 +23,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from crp_core.analysis.evaluate import prepare_suite, run_suite  # noqa: E402
-from crp_core.analysis.suite import load_suite  # noqa: E402
-from crp_core.analysis.sweep_grid import grid_axis, parse_axis, suite_current, sweep_grid  # noqa: E402
-from crp_core.config import CRPConfig  # noqa: E402
-from crp_core.corpus.prepared import prepare_corpus  # noqa: E402
-from crp_core.io.ckf import load_ckf  # noqa: E402
+from crp_core.analysis.evaluate import prepare_suite, run_suite
+from crp_core.analysis.suite import load_suite
+from crp_core.analysis.sweep_grid import grid_axis, parse_axis, suite_current, sweep_grid
+from crp_core.config import CRPConfig
+from crp_core.corpus.prepared import prepare_corpus
+from crp_core.io.ckf import load_ckf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

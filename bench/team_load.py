@@ -240,7 +240,7 @@ def start_server(work: Path, name: str, db: str, started: list[subprocess.Popen]
     port = free_port()
     env = {**ENV, "CRP_SAMPLE_DIR": str(work / "kb"), "CRP_INSPECT_TRIAGE_DB": db}
     env["CRP_INSPECT_TEAM"] = str(work / "team.toml")
-    log = open(work / f"{name}.log", "w", encoding="utf-8")  # noqa: SIM115  closed with the process
+    log = open(work / f"{name}.log", "w", encoding="utf-8")
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
     cmd += ["--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
     started.append(spawn(cmd, out=log, env=env))
@@ -350,7 +350,7 @@ def check(db: str, acked: dict[int, tuple[str, str, int, str, str]]) -> tuple[li
     return problems, Counter(d.origin for d in log), Counter(f"{d.fact_a}|{d.fact_b}" for d in log), verdict
 
 
-def run(args: argparse.Namespace) -> int:  # noqa: C901, PLR0915  one straight script: set up, fault, check
+def run(args: argparse.Namespace) -> int:  # noqa: C901  one straight script: set up, fault, check
     from tests.support.postgres import PostgresServer, pg_bin
 
     bindir = pg_bin()
@@ -384,14 +384,14 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901, PLR0915  one straight s
                 started.append(
                     spawn(
                         [sys.executable, __file__, "--browser", ",".join(urls), "--log", str(work / "browser.events")],
-                        out=open(work / "browser.log", "w", encoding="utf-8"),  # noqa: SIM115
+                        out=open(work / "browser.log", "w", encoding="utf-8"),
                     )
                 )
 
             def start_writer(i: int) -> subprocess.Popen:
                 argv = [sys.executable, __file__, "--writer", f"w{i + 1}", "--db", db, "--ckf", ckf]
                 argv += ["--pairs", ",".join(f"{a}|{b}" for a, b in pairs), "--log", str(writer_logs[i])]
-                p = spawn(argv, out=open(work / f"w{i + 1}.out", "a", encoding="utf-8"))  # noqa: SIM115
+                p = spawn(argv, out=open(work / f"w{i + 1}.out", "a", encoding="utf-8"))
                 started.append(p)
                 return p
 

@@ -77,7 +77,7 @@ def before_after_tab(
     _report_button(ba, decisions if isinstance(decisions, DecisionSet) else None)
 
 
-def kept_before_after(  # noqa: PLR0913  the run's inputs, as the tab receives them
+def kept_before_after(
     corpus: Corpus,
     scenario: Scenario,
     config: CRPConfig,

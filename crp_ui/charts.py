@@ -127,7 +127,7 @@ def cdr_waterfall(steps: pd.DataFrame, fact_id: str) -> go.Figure:
 
 
 # ---- Breakdown: histograms --------------------------------------------------------------------
-def score_histogram(  # noqa: PLR0913  the frame, the column and how to draw it, each a keyword of its own
+def score_histogram(
     frame: pd.DataFrame,
     column: str,
     *,

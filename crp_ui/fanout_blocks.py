@@ -30,7 +30,7 @@ def attr(text: object) -> str:
     return html_text(s.replace("\r", " ").replace("\n", " "))
 
 
-def chips_html(  # noqa: PLR0913  the ids and, keyword-only, how each chip reads
+def chips_html(
     ids: Sequence[str],
     *,
     highlight: Iterable[str] = (),
@@ -84,7 +84,7 @@ def _colour_key(branch: int | None) -> str:
     return "parent" if branch is None else str(int(branch) % len(BRANCH_COLOURS))
 
 
-def timeline_html(  # noqa: PLR0913  the steps and, keyword-only, how the rows read
+def timeline_html(
     steps: Sequence[FanoutStep],
     current: int,
     *,

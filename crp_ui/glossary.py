@@ -75,7 +75,7 @@ def term(name: str) -> Term | None:
     return _BY_NAME.get(name.strip().lower())
 
 
-def help(name: str) -> str:  # noqa: A001 - the accessor pages call as glossary.help(term)
+def help(name: str) -> str:  # shadows the builtin: the accessor pages call as glossary.help(term)
     """The one-line definition of ``name`` and its spec section, for a widget's or a column's ``help=``.
 
     An unknown term raises ``KeyError`` (a typo must fail the tests, not show an empty tooltip).

@@ -63,7 +63,7 @@ def _by_check() -> LRU[tuple[object, ...], tuple[Corpus, Mapping[str, Any] | Non
     return LRU(MAX_SCANS, locked=True)
 
 
-def scan_once(  # noqa: PLR0913  the scan's inputs and the two keys that stand for them
+def scan_once(
     corpus: Corpus,
     corpus_id: tuple[object, ...],
     config: CRPConfig,
@@ -125,7 +125,7 @@ def _updated(
     return rearbitrate(marked, decision_change(was_decisions, decisions, corpus.kb), config).scan
 
 
-def _keep(  # noqa: PLR0913  the three keys a scan is kept under and what it was made from
+def _keep(
     key: tuple[object, ...],
     lineage: tuple[object, ...],
     same_check: tuple[object, ...],

@@ -56,7 +56,7 @@ class DismissEveryPair(Mapping[str, Mapping[str, Any]]):
     def __getitem__(self, key: str) -> Mapping[str, Any]:
         return DISMISS
 
-    def get(self, key: str, default: Any = None) -> Mapping[str, Any]:  # noqa: ARG002
+    def get(self, key: str, default: Any = None) -> Mapping[str, Any]:
         return DISMISS
 
     def __iter__(self) -> Iterator[str]:

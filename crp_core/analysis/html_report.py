@@ -372,7 +372,7 @@ def _inputs_section(inputs: ReportInputs | None) -> str:
     )
 
 
-def build_html_report(  # noqa: PLR0913  the record, then the page's labels keyword-only
+def build_html_report(
     ba: BeforeAfter,
     *,
     title: str = "Before / after SPEC-027",
@@ -484,7 +484,7 @@ def _suite_row(name: str, ba: BeforeAfter) -> str:
     )
 
 
-def build_suite_html_report(  # noqa: PLR0913  the records, then the page's labels keyword-only
+def build_suite_html_report(
     entries: Sequence[tuple[str, BeforeAfter]],
     *,
     title: str = "Before / after SPEC-027, every scenario",

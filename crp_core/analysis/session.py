@@ -530,7 +530,7 @@ def _report_time(trail: AuditTrail, now: datetime | None) -> tuple[datetime, str
     return datetime.now(UTC), "the wall clock"
 
 
-def analyse_session(  # noqa: PLR0913  the inputs of a session's analysis, all but the first two keyword-only
+def analyse_session(
     trail: AuditTrail,
     corpus: Corpus,
     config: CRPConfig,

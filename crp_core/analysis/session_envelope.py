@@ -101,7 +101,7 @@ def side_sentence(fact_id: str, sdk_pos: int | None, spec_pos: int | None, v: Fa
     return f"{fact_id}: SPEC-027 packs it at position {spec_pos} ({role}{score}); the SDK did not pack it."
 
 
-def spec027_beside(  # noqa: PLR0913  the window's inputs: corpus, question, config, time, the known conflicts
+def spec027_beside(
     corpus: Corpus,
     sdk_packed: Sequence[str],
     query: str,

@@ -35,7 +35,7 @@ class SuiteBeforeAfter:
         return out
 
 
-def suite_before_after(  # noqa: PLR0913  the suite and its config, then the run's options keyword-only
+def suite_before_after(
     prepared: PreparedSuite,
     config: CRPConfig,
     *,

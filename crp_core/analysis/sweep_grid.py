@@ -419,7 +419,7 @@ def _label(axes: Sequence[GridAxis], values: Sequence[Any]) -> str:
     return ", ".join(f"{a.key}={_text(v)}" for a, v in zip(axes, values))
 
 
-def sweep_grid(  # noqa: PLR0913  the suite, its config and the axes, then run_suite's options keyword-only
+def sweep_grid(
     prepared: PreparedSuite,
     config: CRPConfig,
     axes: Sequence[GridAxis],

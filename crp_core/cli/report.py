@@ -97,7 +97,7 @@ def _before_after(
     ).entries
 
 
-def report_inputs_of(  # noqa: PLR0913  what the command read, one argument each
+def report_inputs_of(
     args: argparse.Namespace,
     kb: KnowledgeBase,
     prepared: PreparedSuite,

@@ -33,7 +33,7 @@ def require_ray() -> Any:
     """The ``ray`` module, or a :class:`ConfigError` (exit 2) saying how to install the extra."""
     try:
         import ray
-        import ray.data  # noqa: F401  (the embedding needs Ray Data too)
+        import ray.data  # the embedding needs Ray Data too
     except ImportError:
         raise ConfigError(INSTALL_HINT) from None
     return ray
@@ -87,10 +87,10 @@ def _connect(ray: Any, address: str | None, workers: int, kwargs: dict[str, Any]
         else:
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
             ray.init(num_cpus=max(1, int(workers)), _node_ip_address="127.0.0.1", **kwargs)
-    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, TimeoutError, ValueError, its own types
+    except Exception as exc:  # noqa: BLE001  Ray raises ConnectionError, RuntimeError, TimeoutError, ValueError, its own types
         try:
             ray.shutdown()  # stops whatever part of a local cluster had started
-        except Exception:  # noqa: S110  best effort: the first failure is the one to report
+        except Exception:  # noqa: BLE001  best effort: the first failure is the one to report
             pass
         what = f"connect to the Ray cluster at {address}" if address else "start a local Ray cluster"
         reason = " ".join(str(exc).split())[:300] or type(exc).__name__

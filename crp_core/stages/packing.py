@@ -500,7 +500,7 @@ def _empty_reason(fill: _Filler, offered: int, budget: int) -> str:
     return "the envelope is empty: " + "; ".join(parts or ["nothing was packed"])
 
 
-def pack_envelope(  # noqa: PLR0913  the corpus, the offered facts, their ties, the config and the three counters
+def pack_envelope(
     corpus: PackCorpus,
     items: Sequence[PackItem],
     *,

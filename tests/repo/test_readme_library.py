@@ -49,6 +49,6 @@ def test_public_api_names_resolve():
 @pytest.mark.model
 def test_readme_example_runs(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
-    exec(compile(_example(), "README.md", "exec"), {"__name__": "readme_example"})  # noqa: S102
+    exec(compile(_example(), "README.md", "exec"), {"__name__": "readme_example"})
     out = capsys.readouterr().out
     assert "conflicting pairs" in out and "tied" in out

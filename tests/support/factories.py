@@ -47,7 +47,7 @@ def _ts(v: Any) -> datetime | None:
     return parse_timestamp(v)
 
 
-def fact(  # noqa: PLR0913  one keyword per optional CKF field, as a fact record reads
+def fact(
     fact_id: str,
     content: str | None = None,
     *,
@@ -106,7 +106,7 @@ def make_corpus(
     return Corpus.from_vectors(kb, kb.embeddings, model_id, config or CRPConfig(), token_counts=tc)
 
 
-def make_scenario(  # noqa: PLR0913  one keyword per optional scenario field, as a scenario file reads
+def make_scenario(
     query: Sequence[float],
     *,
     sub_queries: Sequence[tuple[str, Sequence[float]]] = (),

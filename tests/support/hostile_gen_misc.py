@@ -465,7 +465,7 @@ def _breakdown_case(path: Path) -> Any:
     return run
 
 
-def findings(tmp: Path) -> list[Case]:  # noqa: C901  one input per finding of the issue
+def findings(tmp: Path) -> list[Case]:
     """Each issue-32 finding that no family above holds, as an input with its outcome."""
     cases = []
     # 1. one large fact: cut before the tokenizer (a warning), within the address-space limit

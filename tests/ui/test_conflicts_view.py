@@ -105,7 +105,7 @@ def _auth(fid, src, sa, rf, iw):
     return Authority(fid, src, sa, rf, iw, sa * rf * iw)
 
 
-def _pair(  # noqa: PLR0913  a test builder: each field of the pair can be given
+def _pair(
     a,
     b,
     *,

@@ -340,7 +340,7 @@ def _read_npy(path: str, limit: int, st: LoadState, map_vectors: bool) -> None:
         return
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except Exception as exc:  # numpy raises ValueError/OSError/EOFError/... on a bad or truncated file
+    except Exception as exc:  # noqa: BLE001  numpy raises ValueError/OSError/EOFError/... on a bad or truncated file
         st.file_problems.append(Problem(0, DIR_NPY, f"not a readable .npy array: {str(exc)[:200]}"))
         return
     if not isinstance(arr, np.ndarray) or arr.dtype != np.float32:

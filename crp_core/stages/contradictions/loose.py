@@ -248,7 +248,7 @@ def _shared(bag_a: frozenset[str], bag_b: frozenset[str]) -> int:
     return shared
 
 
-def aligned(  # noqa: PLR0913  two sentences, their texts' vocabularies, the dropped keys and the foreign allowance
+def aligned(
     sa: Sentence,
     sb: Sentence,
     words_a: frozenset[str],

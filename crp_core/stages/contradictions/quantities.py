@@ -267,9 +267,7 @@ class NumberLexer(LexerBase):
         q = Quantity("", "", base, scale, exact if scale == 1.0 else "", exact_reading(v), -1, bound, bstart)
         return self.rate_or_push(start, end, j, q, first)
 
-    def temperature(  # noqa: PLR0913  a temperature's parts as the number reader matched them
-        self, start: int, end: int, j: int, base: float, exact: str, bound: int, bstart: int
-    ) -> int:
+    def temperature(self, start: int, end: int, j: int, base: float, exact: str, bound: int, bstart: int) -> int:
         """ "40 °C", "104°F", "40 degrees Celsius": a temperature in kelvin (a Fahrenheit figure is a
         rounded conversion, equal within half a kelvin); a degree sign with no scale is an angle, a plain number."""
         scale = TEMPERATURE_SCALES.get(self.low(j + 1), "")
@@ -320,7 +318,7 @@ class NumberLexer(LexerBase):
         r = self.raw[j + 1]
         w = r.text if r.group == "num" else self.low(j + 1)
         n = float(w) if w.isdigit() else float(NUMBER_WORDS.get(w, 0))
-        if not 0 < n < 100:  # noqa: PLR2004  a hundred minor units make one major unit
+        if not 0 < n < 100:  # a hundred minor units make one major unit
             return 0.0, j
         return n / 100, j + 3
 

@@ -404,7 +404,7 @@ class _Selection:
         return (-round(max(auth[p].authority, auth[q].authority), AUTHORITY_DECIMALS), lo, hi)
 
 
-def _pair(  # noqa: PLR0913  the fields of one ConflictPair
+def _pair(
     fact_a: str,
     fact_b: str,
     similarity: float,

@@ -221,7 +221,7 @@ def small_blocks(facts_per_centroid: int = 3, shell_rows: int = 2, tile: int = 6
     method=st.sampled_from(["gram", "centroid-pruned"]),
     tiny=st.booleans(),
 )
-def test_exact_pairs_equal_brute_force(  # noqa: PLR0913  hypothesis draws each input as an argument
+def test_exact_pairs_equal_brute_force(
     seed: int,
     n: int,
     dim: int,

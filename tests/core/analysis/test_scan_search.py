@@ -36,7 +36,7 @@ def clustered(seed: int, n: int, dim: int, n_clusters: int, spread: float) -> np
     group=st.integers(1, 7),
     tile=st.sampled_from([8, 64, 1 << 24]),
 )
-def test_group_guests_are_every_later_row_above_the_loosest_cutoff_most_similar_first(  # noqa: PLR0913  drawn inputs
+def test_group_guests_are_every_later_row_above_the_loosest_cutoff_most_similar_first(
     seed: int, n: int, n_clusters: int, spread: float, cut: float, group: int, tile: int
 ) -> None:
     v = clustered(seed, n, 16, n_clusters, spread)

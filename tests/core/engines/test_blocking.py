@@ -33,7 +33,7 @@ def _brute(v, thr):
 
 
 @pytest.fixture(scope="module")
-def synth_vectors(synth10k):  # noqa: F811
+def synth_vectors(synth10k):
     return _unit(load_ckf(synth10k).embeddings)
 
 

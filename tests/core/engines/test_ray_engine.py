@@ -38,7 +38,7 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def synth_corpus(synth10k, tmp_path_factory):  # noqa: F811
+def synth_corpus(synth10k, tmp_path_factory):
     kb = load_ckf(synth10k)
     return prepare_corpus(kb, cache_dir=tmp_path_factory.mktemp("cache"))
 
@@ -71,7 +71,7 @@ def test_ray_scan_equals_the_local_scan_on_the_10k_ckf(synth_corpus):
     )
 
 
-def test_cli_json_is_identical_on_either_engine(synth10k, capsys, tmp_path):  # noqa: F811
+def test_cli_json_is_identical_on_either_engine(synth10k, capsys, tmp_path):
     args = [
         "conflicts",
         "--ckf",

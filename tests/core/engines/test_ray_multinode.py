@@ -51,7 +51,7 @@ def two_nodes(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def synth_corpus(synth10k, tmp_path_factory):  # noqa: F811
+def synth_corpus(synth10k, tmp_path_factory):
     return prepare_corpus(load_ckf(synth10k), cache_dir=tmp_path_factory.mktemp("cache"))
 
 

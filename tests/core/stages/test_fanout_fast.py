@@ -103,9 +103,7 @@ def branch_fields(b: BranchResult):
     partial=st.booleans(),
     prior=st.booleans(),
 )
-def test_run_fanout_equals_its_branches_run_alone(  # noqa: PLR0913  hypothesis draws each input as an argument
-    seed, n, m, n_addressed, width, budget, gate, dedup, partial, prior
-):
+def test_run_fanout_equals_its_branches_run_alone(seed, n, m, n_addressed, width, budget, gate, dedup, partial, prior):
     n_addressed = min(n_addressed, m - 1)
     kb, fvec, subs, addressed, topics = fanout_world(seed, n, m, n_addressed)
     config = CRPConfig().replace(envelope_fact_budget=budget, cdr_min_relevance=gate, fanin_dedup_similarity=dedup)

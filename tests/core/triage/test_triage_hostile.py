@@ -14,14 +14,14 @@ from crp_core.triage import Decision, export_csv
 from tests.support.triage_cli import cli, record
 
 
-def test_export_into_a_missing_folder_is_a_clear_error(capsys, tmp_path, ckf):  # noqa: F811
+def test_export_into_a_missing_folder_is_a_clear_error(capsys, tmp_path, ckf):
     db = str(tmp_path / "t.sqlite")
     record(capsys, db, "--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann")
     code, out, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(tmp_path / "nope" / "x.jsonl"))
     assert code == 2 and "does not exist" in err and "Traceback" not in err
 
 
-def test_export_onto_a_folder_named_like_a_file_is_a_clear_error(capsys, tmp_path, ckf):  # noqa: F811
+def test_export_onto_a_folder_named_like_a_file_is_a_clear_error(capsys, tmp_path, ckf):
     db = str(tmp_path / "t.sqlite")
     record(capsys, db, "--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann")
     os.mkdir(tmp_path / "out.jsonl")
@@ -68,7 +68,7 @@ def test_csv_cells_that_look_like_formulas_are_neutralised():
     assert rows[0]["fact_a"].startswith("'=") and rows[0]["operator"] == "'@admin" and rows[0]["note"] == "'=1+1"
 
 
-def test_export_into_a_folder_that_is_not_a_ckf_folder_is_refused(capsys, tmp_path, ckf):  # noqa: F811
+def test_export_into_a_folder_that_is_not_a_ckf_folder_is_refused(capsys, tmp_path, ckf):
     db = str(tmp_path / "t.sqlite")
     record(capsys, db, "--pair", "F1", "F2", "--kind", "dismiss", "--operator", "ann")
     other = tmp_path / "other"
