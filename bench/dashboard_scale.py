@@ -1,0 +1,147 @@
+"""The dashboard on a large knowledge base, as an operator opens one: ``crp-inspect dashboard --ckf PATH``.
+
+    .venv/bin/python bench/dashboard_scale.py --ckf bench/data/synth1m --max-bytes 2000000000 [--tries 2]
+
+Starts ``crp-inspect dashboard`` on a free loopback port with PATH as its first CKF (PATH's folder its
+scenarios folder unless ``--scenarios``) and drives it with headless Debian Chromium (Playwright,
+``/usr/bin/chromium``; never ``playwright install``):
+
+1. the first render: from opening ``/overview?scenario=<--scenario>`` to the app idle, each change of the page's
+   text printed with the time and the server's resident memory (loading the CKF, building or reading the HNSW
+   index, the whole-CKF scan the known-conflict guard waits for);
+2. a new browser session on the warm server (what every later visitor waits for);
+3. page switches: a click on each navigation link to the app idle, ``--tries`` rounds (the first round
+   builds each page's own caches, later rounds are what a person clicking around waits for).
+
+Prints the server's peak resident memory (its ``/proc`` status, ``VmHWM``) and the load average. The HNSW
+index persists in the cache (``$CRP_CACHE_DIR``), so a second run measures a server start with the index on
+disk. Targets (issue 36): first render after the index exists <= 60 s, page switches <= 1 s, <= 6 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ui_latency import CHROMIUM, CHROMIUM_ARGS, free_port, healthy
+
+ROOT = Path(__file__).resolve().parent.parent
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+#: navigation titles clicked in each round (Story collapses the sidebar, so it is not among them)
+PAGES = ("Overview", "Score breakdown", "Graph", "Envelope", "Conflicts", "Fan-out", "Tuning", "Glossary")
+#: the longest a first render may take before the run gives up
+FIRST_RENDER_S = 4 * 3600
+
+
+def server_pid(port: int) -> int | None:
+    """The Streamlit server process listening on ``port`` (the child of ``crp-inspect dashboard``)."""
+    out = subprocess.run(["pgrep", "-f", f"server.port {port}"], capture_output=True, text=True).stdout.split()
+    return int(out[0]) if out else None
+
+
+def memory_gb(pid: int | None, field: str = "VmRSS") -> float:
+    """A field of the process's ``/proc/<pid>/status`` in GB (0 when it is gone)."""
+    if pid is None:
+        return 0.0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024 / 1e9
+    except OSError:
+        pass
+    return 0.0
+
+
+def first_render(page, url: str, port: int) -> float:
+    """Open ``url`` and wait for the app to go idle, printing each change of the main area's first line."""
+    t0 = time.monotonic()
+    page.goto(url)
+    last = None
+    while time.monotonic() - t0 < FIRST_RENDER_S:
+        try:
+            text = page.locator('[data-testid="stMain"]').inner_text(timeout=5000)
+        except Exception:  # noqa: BLE001  the page is being redrawn: read it again
+            text = ""
+        line = " | ".join(x for x in text.splitlines() if x.strip())[:160]
+        if line != last:
+            print(f"  {time.monotonic() - t0:7.1f} s  {memory_gb(server_pid(port)):5.2f} GB  {line}", flush=True)
+            last = line
+        state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
+        if state == "notRunning" and time.monotonic() - t0 > 5 and "Loading" not in line:
+            return time.monotonic() - t0
+        time.sleep(2)
+    raise TimeoutError("no first render")
+
+
+def switch(page, title: str) -> float:
+    """Seconds from a click on the navigation link ``title`` to the app idle again."""
+    link = page.locator('[data-testid="stSidebarNav"] a', has_text=title).first
+    t0 = time.monotonic()
+    link.click()
+    page.wait_for_timeout(300)
+    page.wait_for_selector(IDLE, timeout=FIRST_RENDER_S * 1000)
+    return time.monotonic() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ckf", required=True, help="the CKF folder or file to open")
+    ap.add_argument("--scenarios", help="scenario folder (default: the CKF's folder)")
+    ap.add_argument("--scenario", default="scenario.json", help="the scenario the pages open with")
+    ap.add_argument("--max-bytes", type=int, default=2_000_000_000, help="the server's CKF size limit")
+    ap.add_argument("--tries", type=int, default=2, help="rounds of page switches")
+    args = ap.parse_args()
+    ckf = Path(args.ckf).resolve()
+    scenarios = Path(args.scenarios).resolve() if args.scenarios else (ckf if ckf.is_dir() else ckf.parent)
+    port = free_port()
+    cmd = [sys.executable, "-m", "crp_core.cli", "dashboard", "--ckf", str(ckf), "--scenarios", str(scenarios)]
+    cmd += ["--max-bytes", str(args.max_bytes), "--port", str(port)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            if healthy(base):
+                break
+            time.sleep(0.5)
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            url = f"{base}/overview?scenario={args.scenario}"
+            print(f"{ckf.name}: first render (load {os.getloadavg()[0]:.1f})", flush=True)
+            first = first_render(browser.new_page(viewport={"width": 1400, "height": 1000}), url, port)
+            print(f"first render: {first:.1f} s", flush=True)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            t0 = time.monotonic()
+            page.goto(url)
+            page.wait_for_timeout(1000)
+            page.wait_for_selector(IDLE, timeout=FIRST_RENDER_S * 1000)
+            print(f"a new session on the warm server: {time.monotonic() - t0:.1f} s", flush=True)
+            print("| page | " + " | ".join(f"round {r + 1} (s)" for r in range(args.tries)) + " |")
+            print("|---|" + "---:|" * args.tries)
+            times = {title: [] for title in PAGES}
+            for _ in range(args.tries):
+                for title in PAGES:
+                    times[title].append(switch(page, title))
+            for title in PAGES:
+                print(f"| {title} | " + " | ".join(f"{t:.2f}" for t in times[title]) + " |")
+            browser.close()
+        pid = server_pid(port)
+        print(f"server resident now {memory_gb(pid):.2f} GB, peak {memory_gb(pid, 'VmHWM'):.2f} GB")
+        print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+    finally:
+        pid = server_pid(port)
+        if pid is not None:
+            os.kill(pid, 15)  # the Streamlit server, then the command that started it
+        server.terminate()
+        server.wait(30)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
