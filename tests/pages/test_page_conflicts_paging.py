@@ -12,20 +12,15 @@ from streamlit.testing.v1 import AppTest
 
 from crp_core.triage import Decision, DecisionStore
 from tests.support.conflicts_page import set_operator
-from tests.support.queue_page import K, open_queue, page_box, picker_keys, queue_table, rows_line
-from tests.support.queue_sample import pair_of, write_queue_sample
+from tests.support.queue_page import K, open_queue, page_box, picker_keys, queue_env_at, queue_table, rows_line
+from tests.support.queue_sample import pair_of
 
 N = 25
 
 
 @pytest.fixture
 def queue_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    d = write_queue_sample(tmp_path / "samples", N)
-    monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
-    monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", str(tmp_path / "triage.sqlite"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return tmp_path / "triage.sqlite"
+    return queue_env_at(tmp_path, monkeypatch, N)
 
 
 def test_the_table_and_the_select_box_hold_one_page(queue_env):

@@ -22,10 +22,11 @@ CATEGORIES = (
 PATTERNS = {"NUMBER_CHANGED", "ENTITY_SUBSTITUTED", "NEGATION_FLIP", "DATE_SHIFTED", "MAGNITUDE_ALTERED"}
 
 
-def patterns(a: str, b: str) -> tuple[str, ...] | None:
-    """The patterns ``values_conflict(a, b)`` names (None: no conflict); the reverse order agrees."""
-    vc = values_conflict(a, b)
-    back = values_conflict(b, a)
+def patterns(a: str, b: str, learned: bool = True) -> tuple[str, ...] | None:
+    """The patterns ``values_conflict(a, b)`` names (None: no conflict); the reverse order agrees.
+    ``learned=False``: the rules alone."""
+    vc = values_conflict(a, b, learned=learned)
+    back = values_conflict(b, a, learned=learned)
     assert (vc is None) == (back is None)  # symmetric
     return vc.patterns if vc else None
 

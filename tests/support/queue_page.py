@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.support.paths import APP
+from tests.support.queue_sample import write_queue_sample
 
 K = "crp.page.conflicts."
 
@@ -46,3 +50,14 @@ def rows_line(at: AppTest) -> str:
     hits = [c.value for c in at.caption if str(c.value).startswith("rows ")]
     assert len(hits) == 1
     return str(hits[0])
+
+
+def queue_env_at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int) -> Path:
+    """A samples folder with the queue sample of ``n`` pairs, a cache and a triage database under ``tmp_path``,
+    set for the app; returns the database's path."""
+    d = write_queue_sample(tmp_path / "samples", n)
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
+    monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", str(tmp_path / "triage.sqlite"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path / "triage.sqlite"

@@ -15,15 +15,13 @@ from crp_core.stages.contradictions.values import (
     NEGATION_FLIP,
     NUMBER_CHANGED,
     learned_candidates,
-    values_conflict,
 )
+from tests.support.detector_cases import patterns
 
 
 def _rules(a: str, b: str) -> tuple[str, ...] | None:
     """The patterns the rules alone name, checked in both orders."""
-    vc, back = values_conflict(a, b, learned=False), values_conflict(b, a, learned=False)
-    assert (vc is None) == (back is None)
-    return vc.patterns if vc else None
+    return patterns(a, b, learned=False)
 
 
 def _amounts(text: str) -> list[tuple[str, float, str]]:
