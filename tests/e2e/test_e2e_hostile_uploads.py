@@ -57,7 +57,7 @@ def _repros(d: Path) -> dict[str, tuple[Path, str]]:
     }
     out["duplicates"] = (
         _jsonl(d / "duplicates.jsonl", [{**dup, "fact_id": f"d{i}"} for i in range(2000)]),
-        "2000 facts",
+        "2,000 facts",
     )
     word = "x" * 100_000
     out["long_word"] = (
