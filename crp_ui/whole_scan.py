@@ -49,6 +49,10 @@ def _checks() -> LRU[tuple[object, ...], CheckedPairs]:
     return LRU(MAX_SCANS, locked=True)
 
 
+#: a kept scan with the corpus and the pair decisions it was arbitrated with
+Kept = tuple[Corpus, Mapping[str, Any] | None, ConflictScan]
+
+
 @st.cache_resource(show_spinner=False)
 def _latest() -> LRU[tuple[object, ...], tuple[Mapping[str, Any] | None, ConflictScan]]:
     """The latest scan per (corpus, scan fields, now) with the pair decisions it was arbitrated with: the
@@ -57,7 +61,7 @@ def _latest() -> LRU[tuple[object, ...], tuple[Mapping[str, Any] | None, Conflic
 
 
 @st.cache_resource(show_spinner=False)
-def _by_check() -> LRU[tuple[object, ...], tuple[Corpus, Mapping[str, Any] | None, ConflictScan]]:
+def _by_check() -> LRU[tuple[object, ...], Kept]:
     """The latest scan per (checked pairs, scan fields, now) with its corpus and pair decisions: the scan a
     status mark that keeps every fact retrievable starts from."""
     return LRU(MAX_SCANS, locked=True)
@@ -83,12 +87,13 @@ def scan_once(
     hit = _scans().get(key)
     if hit is not None:
         return hit
-    same_check = (*(corpus_id if check_id is None else check_id), scan_config_key(config), now.isoformat())
+    cid = corpus_id if check_id is None else check_id
+    same_check = (*cid, scan_config_key(config), now.isoformat())
     got = _updated(corpus, config, decisions, _latest().get(lineage), _by_check().get(same_check))
     if got is not None:
         _keep(key, lineage, same_check, corpus, decisions, got)
         return got
-    check_key = (*(corpus_id if check_id is None else check_id), scan_config_key(config, CHECK_CONFIG_FIELDS))
+    check_key = (*cid, scan_config_key(config, CHECK_CONFIG_FIELDS))
     checked = _checks().get(check_key)
     if checked is None:
         bar = Bar("Scanning the whole CKF for conflicts", unit="pairs")
@@ -100,9 +105,6 @@ def scan_once(
     got = arbitrate_checked(checked, corpus, config, now, decisions)
     _keep(key, lineage, same_check, corpus, decisions, got)
     return got
-
-
-Kept = tuple[Corpus, Mapping[str, Any] | None, ConflictScan]
 
 
 def _updated(

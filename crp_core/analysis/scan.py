@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.index import QUERY_THREADS
 from crp_core.decisions import Decisions, with_carried_decisions
 from crp_core.factors.recency import RecencyTable
-from crp_core.records import ConflictPair
+from crp_core.records import Authority, ConflictPair
 from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.contradictions.values import PATTERNS
@@ -298,31 +298,42 @@ def _arbitrated(
     pairs: list[ConflictPair] = []
     for i, j, vc in found:  # fact i has the smaller id: the diffs' *_a sides describe its text
         a, b = auth[i], auth[j]
-        kind, winner = decision_for(decisions, a.fact_id, b.fact_id)
-        arb = arbitrate(a, b, config, kind, winner)
-        pairs.append(
-            ConflictPair(
-                a.fact_id,
-                b.fact_id,
-                float(v[i] @ v[j]),
-                vc.patterns,
-                vc,
-                {a.fact_id: a, b.fact_id: b},
-                arb.kept,
-                arb.suppressed,
-                arb.tied,
-                skipped=False,
-                margin=abs(a.authority - b.authority),
-                decision=arb.decision,
-            )
-        )
+        ruled = ruling(a, b, config, decisions)
+        pairs.append(ConflictPair(a.fact_id, b.fact_id, float(v[i] @ v[j]), vc.patterns, vc, skipped=False, **ruled))
     pairs.sort(key=triage_order)
     counts = {pat: 0 for pat in PATTERNS}
     for p in pairs:
-        if p.decision != "dismiss":
-            for pat in p.patterns:
-                counts[pat] += 1
+        count_patterns(counts, p, +1)
     return pairs, counts, rec, involved
+
+
+def ruling(a: Authority, b: Authority, config: CRPConfig, decisions: Decisions) -> dict[str, Any]:
+    """The fields of a :class:`ConflictPair` that its two authorities and the decision in force for the pair
+    decide (SPEC-027 §2.3-§2.5): ``authority``, ``kept``, ``suppressed``, ``tied``, ``decision``, ``margin``.
+    Each pair is arbitrated on its own: nothing here reads another pair."""
+    kind, winner = decision_for(decisions, a.fact_id, b.fact_id)
+    arb = arbitrate(a, b, config, kind, winner)
+    return {
+        "authority": {a.fact_id: a, b.fact_id: b},
+        "kept": arb.kept,
+        "suppressed": arb.suppressed,
+        "tied": arb.tied,
+        "decision": arb.decision,
+        "margin": abs(a.authority - b.authority),
+    }
+
+
+def count_patterns(counts: dict[str, int], pair: ConflictPair, step: int) -> None:
+    """Add ``step`` to the count of each pattern of ``pair`` (a dismissed pair counts for none)."""
+    if pair.decision != "dismiss":
+        for pat in pair.patterns:
+            counts[pat] = counts.get(pat, 0) + step
+
+
+def scan_timings(search_ms: float, check_ms: float, arbitration_ms: float) -> dict[str, float]:
+    """A scan's ``timings_ms``: the pair search (key ``neighbours``), the text check, the arbitration, their total."""
+    total = search_ms + check_ms + arbitration_ms
+    return {"neighbours": search_ms, "text_check": check_ms, "arbitration": arbitration_ms, "total": total}
 
 
 @dataclass(frozen=True, eq=False)
@@ -387,12 +398,7 @@ def arbitrate_checked(
         threshold=float(config.contradiction_similarity),
         now=now,
         recency=rec,
-        timings_ms={
-            "neighbours": checked.search_ms,
-            "text_check": checked.check_ms,
-            "arbitration": arbitration_ms,
-            "total": checked.search_ms + checked.check_ms + arbitration_ms,
-        },
+        timings_ms=scan_timings(checked.search_ms, checked.check_ms, arbitration_ms),
         rows={facts[r].fact_id: r for r in involved.tolist()},
         method=search.method,
         products=search.products,

@@ -34,13 +34,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from crp_core.analysis.scan import ConflictScan, ScanSource, triage_order
+from crp_core.analysis.scan import ConflictScan, ScanSource, count_patterns, ruling, scan_timings, triage_order
 from crp_core.config import CRPConfig
 from crp_core.decisions import Decisions, DecisionSet, pair_key, with_carried_decisions
 from crp_core.factors.recency import RecencyTable, compute_recency
 from crp_core.model import KnowledgeBase
 from crp_core.records import ConflictPair
-from crp_core.stages.contradictions.arbitration import arbitrate, decision_for
+from crp_core.stages.contradictions.arbitration import decision_for
 from crp_core.stages.contradictions.authority import authority_of
 from crp_core.support.memo import WeakMemo
 
@@ -67,8 +67,13 @@ class DecisionChange:
 
     def ruling(self, a: str, b: str) -> PairRuling:
         """(kind, winner) after the change for the pair {a, b}, validated as arbitration reads it."""
+        return decision_for(self.ruled(a, b), a, b)
+
+    def ruled(self, a: str, b: str) -> Mapping[str, Mapping[str, object]]:
+        """The decision in force after the change for the pair {a, b}, as the decisions arbitration reads
+        (empty: none)."""
         d = self.pairs.get(pair_key(a, b))
-        return (None, None) if d is None else decision_for({pair_key(a, b): d}, a, b)
+        return {} if d is None else {pair_key(a, b): d}
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,15 +114,7 @@ def decision_change(before: Decisions, after: Decisions, kb: KnowledgeBase | Non
 def _rearbitrated(pair: ConflictPair, change: DecisionChange, config: CRPConfig) -> ConflictPair:
     """``pair`` arbitrated again under the change (its authorities, similarity and conflict kept)."""
     a, b = pair.fact_a, pair.fact_b
-    kind, winner = change.ruling(a, b)
-    arb = arbitrate(pair.authority[a], pair.authority[b], config, kind, winner)
-    return replace(pair, kept=arb.kept, suppressed=arb.suppressed, tied=arb.tied, decision=arb.decision)
-
-
-def _count(counts: dict[str, int], pair: ConflictPair, step: int) -> None:
-    if pair.decision != "dismiss":
-        for pat in pair.patterns:
-            counts[pat] = counts.get(pat, 0) + step
+    return replace(pair, **ruling(pair.authority[a], pair.authority[b], config, change.ruled(a, b)))
 
 
 def _position(pairs: list[ConflictPair], pair: ConflictPair) -> int:
@@ -173,17 +170,7 @@ def restatused(
     def again(pair: ConflictPair) -> ConflictPair:
         a = auth.get(pair.fact_a, pair.authority[pair.fact_a])
         b = auth.get(pair.fact_b, pair.authority[pair.fact_b])
-        kind, winner = decision_for(decisions, a.fact_id, b.fact_id)
-        arb = arbitrate(a, b, config, kind, winner)
-        return replace(
-            pair,
-            authority={a.fact_id: a, b.fact_id: b},
-            kept=arb.kept,
-            suppressed=arb.suppressed,
-            tied=arb.tied,
-            decision=arb.decision,
-            margin=abs(a.authority - b.authority),
-        )
+        return replace(pair, **ruling(a, b, config, decisions))
 
     return _replaced(previous, old, again, t0, recency=rec)
 
@@ -209,9 +196,9 @@ def _replaced(
     counts = dict(previous.counts)
     new: list[ConflictPair] = []
     for pair in old:
-        _count(counts, pair, -1)
+        count_patterns(counts, pair, -1)
         got = again(pair)
-        _count(counts, got, +1)
+        count_patterns(counts, got, +1)
         new.append(got)
     new.sort(key=triage_order)
     inserted = []
@@ -219,8 +206,7 @@ def _replaced(
         inserted.append(bisect.bisect_left(pairs, triage_order(got), key=triage_order))
         pairs.insert(inserted[-1], got)
     ms = (time.perf_counter() - t0) * 1e3
-    timings = {**previous.timings_ms, "arbitration": ms}
-    timings["total"] = timings.get("neighbours", 0.0) + timings.get("text_check", 0.0) + ms
+    timings = scan_timings(previous.timings_ms.get("neighbours", 0.0), previous.timings_ms.get("text_check", 0.0), ms)
     rec = previous.recency if recency is None else recency
     scan = replace(previous, pairs=tuple(pairs), counts=counts, timings_ms=timings, recency=rec)
     keys = tuple(pair_key(p.fact_a, p.fact_b) for p in new)
