@@ -45,22 +45,9 @@ def built_frame(kb: KnowledgeBase, inputs: QueueInputs) -> pd.DataFrame:
     return with_sdk_column(queue_frame(inputs.scan, kb, inputs.ds, inputs.reviews), inputs.agreement)
 
 
-def _changed_keys(before: QueueInputs, after: QueueInputs) -> set[str]:
-    """Pair keys whose latest decision or review state differs."""
-    keys = {
-        k for k in before.ds.latest.keys() | after.ds.latest.keys() if before.ds.latest.get(k) != after.ds.latest.get(k)
-    }
-    keys.update(
-        k for k in before.reviews.keys() | after.reviews.keys() if before.reviews.get(k) != after.reviews.get(k)
-    )
-    return keys
-
-
-def _changed_facts(before: DecisionSet, after: DecisionSet) -> set[str]:
-    """Facts whose operator status differs."""
-    return {
-        f for f in before.statuses.keys() | after.statuses.keys() if before.statuses.get(f) != after.statuses.get(f)
-    }
+def _differing(before: Mapping[str, object], after: Mapping[str, object]) -> set[str]:
+    """The keys whose value differs between two mappings (a key on one side only included)."""
+    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
 
 
 def stale_rows(frame: pd.DataFrame, before: QueueInputs, after: QueueInputs) -> tuple[np.ndarray, np.ndarray]:
@@ -72,7 +59,8 @@ def stale_rows(frame: pd.DataFrame, before: QueueInputs, after: QueueInputs) -> 
         found = np.array(list(map(at.get, map(id, after.scan.pairs))), dtype=np.float64)
         source = np.where(np.isnan(found), -1, found).astype(np.int64)
     stale = source < 0
-    keys, facts = _changed_keys(before, after), _changed_facts(before.ds, after.ds)
+    keys = _differing(before.ds.latest, after.ds.latest) | _differing(before.reviews, after.reviews)
+    facts = _differing(before.ds.statuses, after.ds.statuses)  # facts whose operator status changed
     if keys or facts:
         safe = np.where(stale, 0, source)
         hit = frame["pair"].isin(keys) | frame["fact_a"].isin(facts) | frame["fact_b"].isin(facts)
