@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from crp_core.analysis.evaluate import PreparedSuite, SuiteRun, SuiteSweep, prepare_suite, run_suite, sweep_suite
     from crp_core.analysis.gate import GateFailure, GateResult, gate, read_baseline
     from crp_core.analysis.html_report import build_html_report, build_suite_html_report
-    from crp_core.analysis.known import known_conflicts
+    from crp_core.analysis.known import RowChecks, SelectionKnownConflicts, known_conflicts
     from crp_core.analysis.labels import MARK_KINDS, MARK_MEANINGS, LabelMark, LabelMarks, fact_state, label_marks
     from crp_core.analysis.metrics import (
         METRICS, RANKING_METRICS, MetricInfo, ScenarioMetrics, SuiteMetrics, scenario_metrics, suite_metrics
@@ -117,6 +117,7 @@ if TYPE_CHECKING:
     from crp_core.stages.contradictions import (
         EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS, authority_of, authority_winner, values_conflict
     )
+    from crp_core.stages.known import KnownSource
     from crp_core.stages.packing import fact_line
     from crp_core.stages.partitions import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
     from crp_core.stages.tie_groups import note_block
@@ -282,7 +283,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "reproduce_command",
         "set_args_for",
     ),
-    "crp_core.analysis.known": ("known_conflicts",),
+    "crp_core.analysis.known": ("known_conflicts", "SelectionKnownConflicts", "RowChecks"),
     "crp_core.analysis.view_snapshot": (
         "ViewSnapshot",
         "ViewSnapshotError",
@@ -366,6 +367,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "authority_winner",
     ),
     "crp_core.stages.packing": ("fact_line",),
+    "crp_core.stages.known": ("KnownSource",),
     "crp_core.stages.tie_groups": ("note_block",),
     "crp_core.stages.partitions": (
         "RULE_KMEANS",
@@ -464,6 +466,7 @@ __all__ = [
     "sdk_agreement", "SdkAgreement", "PairAgreement", "sdk_provenance", "SdkProvenance", "SdkState",
     # read by the dashboard (crp_ui, pages): header names, views' inputs, triage, suites
     "headers", "GateFailure", "build_html_report", "known_conflicts", "METRICS", "MetricInfo", "RANKING_METRICS",
+    "SelectionKnownConflicts", "RowChecks", "KnownSource",
     "scan_config_key", "CHECK_CONFIG_FIELDS",
     "has_sdk_data", "check_key", "current_value", "is_bool_key", "is_integer_key", "linspace_values",
     "sweepable_keys", "Param", "default_space", "NEVER_RETRIEVED", "SCALAR_KEYS", "TABLE_KEYS", "choices", "describe",

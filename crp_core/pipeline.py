@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import cast
 
@@ -26,13 +25,13 @@ from crp_core.factors.recency import FactAttributes, concat_recency, fact_attrib
 from crp_core.headers import build_headers
 from crp_core.model import Scenario
 from crp_core.outcomes import fact_outcomes
-from crp_core.records import ACTION_FLAGGED, AuditEvent, Clamp, KnownConflict, PipelineResult
+from crp_core.records import ACTION_FLAGGED, AuditEvent, Clamp, PipelineResult
 from crp_core.stages.bridges import BridgedPairs
 from crp_core.stages.candidates import gather_candidates
 from crp_core.stages.cdgr import expand_graph_with_recency
 from crp_core.stages.cdr import BackfillPool, cdr_positions, factors_from_cosines, score_cdr
 from crp_core.stages.contradictions import resolve_contradictions
-from crp_core.stages.known import EVENT_KNOWN_CONFLICT, GuardResult, guard_selection, known_flag_data
+from crp_core.stages.known import EVENT_KNOWN_CONFLICT, GuardResult, KnownSource, guard_selection, known_flag_data
 from crp_core.stages.packing import (
     PackItem,
     TokenCounter,
@@ -160,7 +159,7 @@ def run_pipeline(
     now: datetime | None = None,
     embedder: Embedder | None = None,
     decisions: Decisions = None,
-    known_conflicts: Sequence[KnownConflict] = (),
+    known_conflicts: KnownSource = (),
 ) -> PipelineResult:
     """Run SPEC-027 §4 over a prepared corpus for one scenario (docs/reference/pipeline.md).
 
@@ -169,9 +168,10 @@ def run_pipeline(
     ``embed_scenario(scenario, corpus, embedder)``. ``decisions`` are operator decisions handed to
     stage 4, over those the CKF carries from an export (``metadata.superseded_by`` with its triage
     record). ``known_conflicts`` (:func:`crp_core.analysis.known.known_conflicts`: the whole-CKF scan
-    and operator decisions) are checked against the selection after stage 4, as
-    ``config.known_conflict_action`` says (beyond SPEC-027). ``PipelineResult.clamps`` lists the
-    settings used at another value than asked to fit the data (:func:`data_clamps`). numpy's BLAS runs
+    and operator decisions, or a lookup of the selection's own: ``SelectionKnownConflicts``) are checked
+    against the selection after stage 4, as ``config.known_conflict_action`` says (beyond SPEC-027).
+    ``PipelineResult.clamps`` lists the settings used at another value than asked to fit the data
+    (:func:`data_clamps`). numpy's BLAS runs
     on one thread for the duration of the run (:func:`one_blas_thread`).
     """
     with one_blas_thread():
@@ -196,7 +196,7 @@ def _run(
     now: datetime | None,
     embedder: Embedder | None,
     decisions: Decisions,
-    known_conflicts: Sequence[KnownConflict],
+    known_conflicts: KnownSource,
 ) -> PipelineResult:
     """:func:`run_pipeline`'s body."""
     config = resolve_config(scenario, config)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from crp_core import (
     EmbeddingProgress,
     JobRegistry,
     KnowledgeBase,
-    KnownConflict,
+    KnownSource,
     PipelineResult,
     PreparationJob,
     Scenario,
@@ -314,7 +314,7 @@ def _run(
     _config: CRPConfig,
     _now: datetime,
     _decisions: Mapping[str, Any] | None,
-    _known: tuple[KnownConflict, ...],
+    _known: KnownSource,
     key: tuple[str, ...],
 ) -> PipelineResult:
     embedder = embedder_for(_corpus)
@@ -331,13 +331,14 @@ def pipeline_result(
     *,
     decisions: Mapping[str, Any] | None = None,
     decisions_key: str = "",
-    known_conflicts: Iterable[KnownConflict] = (),
+    known_conflicts: KnownSource = (),
     known_key: str = "",
 ) -> PipelineResult:
-    """``run_pipeline`` once per (corpus, scenario, config, now, decisions_key).
+    """``run_pipeline`` once per (corpus, scenario, config, now, decisions_key, known_key).
 
-    ``decisions`` (operator decisions for stage 4) are not hashed: pass a ``decisions_key`` that
-    changes whenever they do (e.g. a digest of the triage store's rows).
+    ``decisions`` (operator decisions for stage 4) and ``known_conflicts`` (the known-conflict guard's list
+    or lookup) are not hashed: pass a ``decisions_key`` / ``known_key`` that changes whenever they do (e.g. a
+    digest of the triage store's rows).
     """
     if decisions is not None and not decisions_key:
         raise ValueError("pass decisions_key together with decisions (it keys the cache)")
@@ -347,7 +348,7 @@ def pipeline_result(
         config,
         now,
         decisions,
-        tuple(known_conflicts),
+        known_conflicts if callable(known_conflicts) else tuple(known_conflicts),
         result_key(corpus, scenario, config, now, f"{decisions_key}|{known_key}"),
     )
 

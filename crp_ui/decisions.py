@@ -9,7 +9,8 @@ every page's pipeline run.
   both, so every page runs the pipeline with the decisions in force.
 * :func:`conflict_scan`: the whole-CKF scan (``crp-inspect conflicts``) for the triage queue, cached
   per (corpus, config, now, decisions); :func:`known_conflicts_in_force` feeds the known-conflict
-  guard from it.
+  guard the same scan's pairs of each run's selection (``crp_core.SelectionKnownConflicts``), so no
+  page but the triage queue waits for the whole scan.
 * :func:`cleaned_ckf_bytes`: the CKF as loaded with the statuses in force, in its own format;
   :func:`sdk_snapshot_bytes`: the same decisions as a crprotocol SDK snapshot (``crp_core.export_sdk_snapshot``).
 """
@@ -32,6 +33,7 @@ import numpy as np
 import streamlit as st
 
 from crp_core import (
+    CHECK_CONFIG_FIELDS,
     CleanedExport,
     ConflictScan,
     Corpus,
@@ -39,18 +41,20 @@ from crp_core import (
     CRPError,
     DecisionSet,
     KnowledgeBase,
-    KnownConflict,
+    KnownSource,
+    RowChecks,
+    SelectionKnownConflicts,
     WeakMemo,
     checksum_algorithm,
     content_digest,
     export_cleaned_ckf,
     export_sdk_snapshot,
-    known_conflicts,
     pair_key,
+    scan_config_key,
     split_pair_key,
 )
 
-from .cache import by_identity, corpus_digest
+from .cache import by_identity, corpus_digest, memo_shared
 from .decision_store import (
     Away,
     audit_log,
@@ -258,26 +262,21 @@ def check_id(base: Corpus, corpus: Corpus) -> tuple[object, ...]:
 
 def known_conflicts_in_force(
     base: Corpus | None, config: CRPConfig, now: datetime, ds: DecisionSet | None = None
-) -> tuple[tuple[KnownConflict, ...], str]:
-    """``(known conflicts, key)`` for the known-conflict guard (``crp_core.known_conflicts``): the
-    cached whole-CKF scan of :func:`conflict_scan` plus the operators' pair decisions; nothing when
-    ``known_conflict_action`` is ``off``. The key digests them (it keys the run cache)."""
+) -> tuple[KnownSource, str]:
+    """``(known conflicts, key)`` for the known-conflict guard: a ``crp_core.SelectionKnownConflicts`` over
+    :func:`scan_corpus` (the whole-CKF scan's pairs of the run's selection, arbitrated at ``now`` with the pair
+    decisions in force, plus those decisions), its checked pairs shared by every run over the same texts,
+    vectors and retrievable facts; nothing when ``known_conflict_action`` is ``off``. The key stands for what
+    the lookup reads (it keys the run cache)."""
     if base is None or config.known_conflict_action == "off":
         return (), ""
     ds = decision_set() if ds is None else ds
-    # once per scan (it stands for its corpus, config fields and time) and set of pair decisions
-    found: tuple[tuple[KnownConflict, ...], str] = by_identity(
-        "known_conflicts",
-        conflict_scan(base, config, now, ds),
-        lambda scan: _known_in_force(scan, ds),
-        extra=pair_decisions_key(ds),
-    )
-    return found
-
-
-def _known_in_force(scan: ConflictScan, ds: DecisionSet) -> tuple[tuple[KnownConflict, ...], str]:
-    known = known_conflicts(scan, ds)
-    return known, _digest([(k.winner, k.loser, k.source) for k in known])
+    corpus = scan_corpus(base, ds)
+    cid = check_id(base, corpus)
+    fields = scan_config_key(config, CHECK_CONFIG_FIELDS)
+    checks: RowChecks = memo_shared(("row_checks", cid, fields), lambda: RowChecks(corpus, config))
+    key = content_digest(repr((_corpus_id(corpus), scan_config_key(config), now.isoformat())), length=20)
+    return SelectionKnownConflicts(corpus, config, now, ds, checks=checks), f"{key}|{pair_decisions_key(ds)}"
 
 
 # ---- the cleaned CKF ------------------------------------------------------------------------------

@@ -11,12 +11,13 @@ Configuration precedence per scenario is the CLI's (``crp_core.config.layered_co
 (the CLI's ``--config``, or a tuning trial's config) < the scenario's ``config`` table < ``set_args``.
 The labels are never handed to the pipeline.
 
-**Known-conflict guard** (docs/decisions/known-conflicts.md). ``known="auto"`` (the default) computes
-the whole-CKF scan only where a scenario's resolved ``known_conflict_action`` is ``pull_winner`` or
+**Known-conflict guard** (docs/decisions/known-conflicts.md). ``known="auto"`` (the default) feeds
+the guard only where a scenario's resolved ``known_conflict_action`` is ``pull_winner`` or
 ``drop_loser``: with ``flag`` (the default action) and ``off`` the guard never changes the envelope,
-so every metric is the same with or without it. ``known="scan"`` always computes it (the flags then
-appear in the kept results, as ``crp-inspect run`` shows them); ``known="none"`` never does. Scans
-are cached per (now, config).
+so every metric is the same with or without it. ``known="scan"`` always feeds it (the flags then
+appear in the kept results, as ``crp-inspect run`` shows them); ``known="none"`` never does. The guard
+learns the whole-CKF scan's conflicts of each run's selection (``SelectionKnownConflicts``); the
+checked pairs of a selection are kept per config (every ``now`` shares them).
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ from crp_core.model import Scenario
 from crp_core.support.blas import blas_threads as limit_blas_threads
 
 if TYPE_CHECKING:
+    from crp_core.analysis.known import RowChecks, SelectionKnownConflicts
     from crp_core.analysis.scan import ScanConfigKey
     from crp_core.corpus.embedding import Embedder
     from crp_core.decisions import DecisionSet
-    from crp_core.records import KnownConflict, PipelineResult
+    from crp_core.records import PipelineResult
 
 __all__ = [
     "PreparedSuite",
@@ -70,9 +72,9 @@ class PreparedSuite:
     nows: tuple[datetime, ...]  # suite order: the scenario's now, else the wall clock read once
     embed_ms: float
     decisions: DecisionSet | None = None
-    # (now timestamp, the config fields the scan reads) -> known conflicts; (reference config TOML, known
+    # the config fields the scan reads -> the checked pairs per selection; (reference config TOML, known
     # mode) -> envelopes per scenario (the known mode decides whether the guard runs, so it can change them)
-    _scans: dict[tuple[float, ScanConfigKey], tuple[KnownConflict, ...]] = field(default_factory=dict, repr=False)
+    _scans: dict[ScanConfigKey, RowChecks] = field(default_factory=dict, repr=False)
     _references: dict[tuple[str, KnownMode], tuple[tuple[str, ...], ...]] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -96,20 +98,17 @@ class PreparedSuite:
             self.decisions,
         )
 
-    def known_for(self, config: CRPConfig, now: datetime) -> tuple[KnownConflict, ...]:
-        """The known conflicts of the whole-CKF scan at ``config`` and ``now`` (cached)."""
+    def known_for(self, config: CRPConfig, now: datetime) -> SelectionKnownConflicts:
+        """The known conflicts of the whole-CKF scan at ``config`` and ``now``, found for each run's selection
+        (the checked pairs of a selection cached per config)."""
+        from crp_core.analysis.known import RowChecks, SelectionKnownConflicts
         from crp_core.analysis.scan import scan_config_key
 
-        key = (now.timestamp(), scan_config_key(config))
-        got = self._scans.get(key)
-        if got is None:
-            from crp_core.analysis.known import known_conflicts
-            from crp_core.analysis.scan import scan_ckf
-
-            scan = scan_ckf(self.corpus, config, now, decisions=self.decisions)
-            got = known_conflicts(scan, self.decisions)
-            self._scans[key] = got
-        return got
+        key = scan_config_key(config)
+        checks = self._scans.get(key)
+        if checks is None:
+            checks = self._scans[key] = RowChecks(self.corpus, config)
+        return SelectionKnownConflicts(self.corpus, config, now, self.decisions, checks=checks)
 
 
 def prepare_suite(

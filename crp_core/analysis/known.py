@@ -7,13 +7,31 @@ outside one run, from the whole-CKF scan (:func:`crp_core.analysis.scan.scan_ckf
 arbitrated by authority) and from operator decisions (an override or an accepted arbitration names
 a winner). :func:`known_conflicts` collects them for ``run_pipeline(known_conflicts=)``; the guard
 that checks a run's selection against them is :mod:`crp_core.stages.known`.
+
+The guard reads only the conflicts whose loser the run selected, so it needs the scan's pairs of the
+selected facts, not every pair: :class:`SelectionKnownConflicts` is handed to the pipeline in place of a
+list and finds them when the guard asks, with :func:`crp_core.analysis.scan_rows.rows_scan` (the same pairs,
+verdicts and rulings as the whole scan, for ``len(selection) x n`` products); :class:`RowChecks` keeps the
+searched and text-checked pairs per selection, which neither ``now`` nor the decisions change.
 """
 
 from __future__ import annotations
 
-from crp_core.analysis.scan import ConflictScan
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from crp_core.analysis.scan import CheckedPairs, ConflictScan, ScanSource, arbitrate_checked
+from crp_core.analysis.scan_rows import rows_checked
+from crp_core.config import CRPConfig
 from crp_core.decisions import DecisionSet, split_pair_key
 from crp_core.records import SOURCE_OPERATOR, SOURCE_SCAN, KnownConflict
+from crp_core.support.memo import LRU
+
+#: selections whose checked pairs one :class:`RowChecks` keeps (most recent last)
+ROW_CHECKS_KEPT = 64
 
 
 def known_conflicts(
@@ -48,3 +66,48 @@ def known_conflicts(
                     winner=str(winner), loser=loser, source=SOURCE_OPERATOR, patterns=patterns
                 )
     return tuple(sorted(by_pair.values(), key=lambda k: (k.loser, k.winner)))
+
+
+class RowChecks:
+    """The searched and text-checked pairs of each selection over one corpus's vectors, texts and retrievable
+    facts at one configuration's threshold and detector (:func:`~crp_core.analysis.scan_rows.rows_checked`),
+    the last :data:`ROW_CHECKS_KEPT` selections kept. A corpus that differs only in a status that keeps its
+    facts retrievable (STALE / ACTIVE) may share them: the arbitration reads the status, the check does not."""
+
+    def __init__(self, corpus: ScanSource, config: CRPConfig) -> None:
+        self.corpus = corpus
+        self.config = config
+        self._kept: LRU[tuple[int, ...], CheckedPairs] = LRU(ROW_CHECKS_KEPT, locked=True)
+
+    def __call__(self, rows: Sequence[int] | np.ndarray) -> CheckedPairs:
+        key = tuple(sorted({int(r) for r in np.asarray(rows, dtype=np.int64).tolist()}))
+        return self._kept.get_or_build(key, lambda: rows_checked(self.corpus, self.config, key))
+
+
+@dataclass(frozen=True, eq=False)
+class SelectionKnownConflicts:
+    """The known conflicts of a run's selection, found when the guard asks (``run_pipeline(known_conflicts=)``
+    calls it with stage 4's selected rows): the whole-CKF scan's arbitrated pairs that hold a selected fact,
+    at ``now`` with ``decisions``, and the operators' pair decisions, as :func:`known_conflicts` collects
+    them. For the facts of a selection this is what ``known_conflicts(scan_ckf(corpus, ...), decisions)``
+    holds; the guard reads nothing else. ``checks`` shares the checked pairs between runs (another ``now``,
+    other decisions); by default each lookup has its own."""
+
+    corpus: ScanSource
+    config: CRPConfig
+    now: datetime
+    decisions: DecisionSet | None = None
+    checks: RowChecks | None = None
+    _own: list[RowChecks] = field(default_factory=list, repr=False)
+
+    def __call__(self, rows: Sequence[int] | np.ndarray) -> tuple[KnownConflict, ...]:
+        checked = self._checks()(rows)
+        scan = arbitrate_checked(checked, self.corpus, self.config, self.now, self.decisions)
+        return known_conflicts(scan, self.decisions)
+
+    def _checks(self) -> RowChecks:
+        if self.checks is not None:
+            return self.checks
+        if not self._own:
+            self._own.append(RowChecks(self.corpus, self.config))
+        return self._own[0]

@@ -36,7 +36,9 @@ from crp_core.support.memo import LRU
 if TYPE_CHECKING:
     from crp_core.model import KnowledgeBase
 
-SearchMethod = Literal["gram", "centroid-pruned"]
+#: how a pair search found its pairs: the Gram triangle, the centroid-pruned search, or the products of a few
+#: rows with every row (:mod:`crp_core.analysis.scan_rows`)
+SearchMethod = Literal["gram", "centroid-pruned", "rows"]
 
 #: at or below this many facts the whole upper triangle of the Gram matrix is computed (the pruned
 #: search gains nothing at this size); above it the pruned search is tried

@@ -79,8 +79,9 @@ def add_suite_args(p: argparse.ArgumentParser) -> None:
         "--known-conflicts",
         choices=("auto", "scan", "none"),
         default="auto",
-        help="the known-conflict guard's whole-CKF scan: auto (only where known_conflict_action is "
-        "pull_winner or drop_loser, the actions that change the envelope), scan, none",
+        help="whether the known-conflict guard learns the whole-CKF scan's conflicts of each run's selection: "
+        "auto (only where known_conflict_action is pull_winner or drop_loser, the actions that change the "
+        "envelope), scan (always), none",
     )
     add_history_args(p)  # --no-history, --history-note (crp_core/cli/history.py)
 

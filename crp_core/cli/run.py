@@ -20,7 +20,8 @@ from crp_core.io.timeparse import format_timestamp
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
     from crp_core.model import KnowledgeBase, Scenario
-    from crp_core.records import KnownConflict, PipelineResult
+    from crp_core.records import PipelineResult
+    from crp_core.stages.known import KnownSource
 
 
 def register(subparsers: Subparsers) -> None:
@@ -38,7 +39,8 @@ def register(subparsers: Subparsers) -> None:
         choices=("scan", "none"),
         default="scan",
         help="where the known-conflict guard (config known_conflict_action) learns conflicts: the "
-        "whole-CKF scan (default) or nowhere",
+        "whole-CKF scan's pairs of the selected facts (default; only those pairs are searched and checked) "
+        "or nowhere (with --triage-db, the operators' decisions still count)",
     )
     p.add_argument(
         "--triage-db",
@@ -78,13 +80,16 @@ def _handle(args: argparse.Namespace) -> int:
         corpus = apply_to_corpus(corpus, decisions)
     # one `now` for the scan and the run (the wall clock read once when neither --now nor the scenario says)
     now = now or scenario.now or datetime.now(UTC)
-    known: tuple[KnownConflict, ...] = ()
-    if config.known_conflict_action != "off" and (args.known_conflicts == "scan" or decisions is not None):
-        from crp_core.analysis.known import known_conflicts
-        from crp_core.analysis.scan import scan_ckf
+    known: KnownSource = ()
+    if config.known_conflict_action != "off" and args.known_conflicts == "scan":
+        from crp_core.analysis.known import SelectionKnownConflicts
 
-        scan = scan_ckf(corpus, config, now, decisions=decisions) if args.known_conflicts == "scan" else None
-        known = known_conflicts(scan, decisions)
+        # the whole-CKF scan's conflicts of the run's selection, found when the guard checks it
+        known = SelectionKnownConflicts(corpus, config, now, decisions)
+    elif config.known_conflict_action != "off" and decisions is not None:
+        from crp_core.analysis.known import known_conflicts
+
+        known = known_conflicts(None, decisions)
     result = run_pipeline(
         corpus, scenario, config, vectors=vectors, now=now, decisions=decisions, known_conflicts=known
     )

@@ -11,9 +11,9 @@ the data of its audit event (:data:`EVENT_KNOWN_CONFLICT`) and of the report's `
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -27,6 +27,10 @@ from crp_core.records import (
 )
 
 EVENT_KNOWN_CONFLICT = "KNOWN_CONFLICT_GUARD"
+
+#: what the guard is given: the known conflicts, or a lookup it calls with the selected rows when it checks
+#: them (``crp_core.analysis.known.SelectionKnownConflicts``: only the selection's own pairs are found)
+KnownSource: TypeAlias = Iterable[KnownConflict] | Callable[[np.ndarray], Iterable[KnownConflict]]
 
 
 @dataclass(frozen=True)
@@ -42,18 +46,19 @@ def guard_selection(
     kb: KnowledgeBase,
     selected: Sequence[int] | np.ndarray,
     retrievable: Sequence[bool] | np.ndarray,
-    known: Iterable[KnownConflict],
+    known: KnownSource,
     action: str,
 ) -> GuardResult:
     """Check the selected rows against ``known``: a selected loser whose retrievable winner is not
     selected is flagged; ``pull_winner`` puts the winner in the loser's slot (once; a winner already
     pulled for another loser drops that loser), ``drop_loser`` takes the loser out, ``flag`` changes
-    nothing, ``off`` checks nothing."""
+    nothing, ``off`` checks nothing (a lookup is not called)."""
     rows = selected.tolist() if isinstance(selected, np.ndarray) else [int(r) for r in selected]
-    if action == "off":
+    if action == "off" or not rows:
         return GuardResult(tuple(rows), (), ())
+    found = known(np.asarray(rows, dtype=np.int64)) if callable(known) else known
     beaten: dict[str, list[KnownConflict]] = {}
-    for k in known:
+    for k in found:
         beaten.setdefault(k.loser, []).append(k)
     if not beaten:  # no known conflict: nothing to check
         return GuardResult(tuple(rows), (), ())
