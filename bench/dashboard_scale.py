@@ -8,10 +8,11 @@ scenarios folder unless ``--scenarios``) and drives it with headless Debian Chro
 
 1. the first render: from opening ``/overview?scenario=<--scenario>`` to the app idle, each change of the page's
    text printed with the time and the server's resident memory (loading the CKF, building or reading the HNSW
-   index, the whole-CKF scan the known-conflict guard waits for);
+   index, the run with its known-conflict guard);
 2. a new browser session on the warm server (what every later visitor waits for);
-3. page switches: a click on each navigation link to the app idle, ``--tries`` rounds (the first round
-   builds each page's own caches, later rounds are what a person clicking around waits for).
+3. page switches: a click on each navigation link (``--pages``, default all) to the app idle, ``--tries``
+   rounds (the first round builds each page's own caches, later rounds are what a person clicking around
+   waits for); the Conflicts page's first visit includes the whole-CKF scan of its triage queue.
 
 Prints the server's peak resident memory (its ``/proc`` status, ``VmHWM``) and the load average. The HNSW
 index persists in the cache (``$CRP_CACHE_DIR``), so a second run measures a server start with the index on
@@ -94,7 +95,9 @@ def main() -> int:
     ap.add_argument("--scenario", default="scenario.json", help="the scenario the pages open with")
     ap.add_argument("--max-bytes", type=int, default=2_000_000_000, help="the server's CKF size limit")
     ap.add_argument("--tries", type=int, default=2, help="rounds of page switches")
+    ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated navigation titles to switch to")
     args = ap.parse_args()
+    pages = tuple(t.strip() for t in args.pages.split(",") if t.strip())
     ckf = Path(args.ckf).resolve()
     scenarios = Path(args.scenarios).resolve() if args.scenarios else (ckf if ckf.is_dir() else ckf.parent)
     port = free_port()
@@ -124,11 +127,11 @@ def main() -> int:
             print(f"a new session on the warm server: {time.monotonic() - t0:.1f} s", flush=True)
             print("| page | " + " | ".join(f"round {r + 1} (s)" for r in range(args.tries)) + " |")
             print("|---|" + "---:|" * args.tries)
-            times = {title: [] for title in PAGES}
+            times: dict[str, list[float]] = {title: [] for title in pages}
             for _ in range(args.tries):
-                for title in PAGES:
+                for title in pages:
                     times[title].append(switch(page, title))
-            for title in PAGES:
+            for title in pages:
                 print(f"| {title} | " + " | ".join(f"{t:.2f}" for t in times[title]) + " |")
             browser.close()
         pid = server_pid(port)

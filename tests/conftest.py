@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.support.samples import write_sample_dir
 
@@ -20,6 +21,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # check / tune and the dashboard's suite runs keep nothing in the experiment history unless a test asks
 # for it (tests/core/history): a ./.crp_triage.sqlite must never collect the runs of the test suite
 os.environ.setdefault("CRP_INSPECT_HISTORY", "off")
+
+# no result may depend on the machine: hypothesis examples have no time limit (a loaded CI machine runs one
+# example several times slower); speed is measured by the scripts under bench/, never by a test
+settings.register_profile("crp", deadline=None)
+settings.load_profile("crp")
 
 
 @pytest.fixture
