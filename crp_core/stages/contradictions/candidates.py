@@ -9,7 +9,9 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   across the segments of the sentence ("£5 for buses and £8 for trains" / "Buses are capped at £8 and trains at
   £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words;
 * a *polarity* candidate when the two texts' polarity parities (negations, negative polarity words, negating
-  affixes) differ: a NEGATION_FLIP.
+  affixes) differ: a NEGATION_FLIP; not when the rules' subject test reads the flip's two sentences as two
+  subjects, as it reads a flip of the rules (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" /
+  "Pupils in Form 2 may not bring phones" speak of two forms).
 
 Each candidate carries integer or rounded features (docs/decisions/detector-learned.md lists them), so the learned
 score computed from them does not depend on the CPU.
@@ -43,7 +45,7 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap
-from crp_core.stages.contradictions.subjects import designator, present, stated_by
+from crp_core.stages.contradictions.subjects import designator, other_subjects, present, stated_by
 from crp_core.stages.contradictions.tokens import Token, word_key
 from crp_core.stages.contradictions.value_compare import value_diffs
 
@@ -135,7 +137,9 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
     if flipped:
-        out.append(_polar_candidate(da, db, base, len(changed)))
+        polar = _polar_candidate(da, db, base, len(changed))
+        if not (da.sentences and db.sentences) or other_subjects(da, db, list(polar.diffs)):
+            out.append(polar)
     if mod:
         out.append(_mod_candidate(da, db, mod, base))
     return tuple(out)
