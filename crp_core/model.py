@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -356,12 +357,13 @@ class KnowledgeBase:
         i = self._ids.get(fact_id)
         return None if i is None else self.facts[i]
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
         """Identity of the knowledge: the facts' ids and contents and the given embeddings.
 
         Stable under status / metadata edits, so operator decisions stamped with it still
         match a cleaned export of the same CKF. Not a cache key for scores: see ``data_fingerprint``.
+        Computed once per object (a knowledge base is immutable).
         """
         h = Digest()
         for f in self.facts:
@@ -369,13 +371,13 @@ class KnowledgeBase:
         self._hash_embeddings(h)
         return h.hex()
 
-    @property
+    @cached_property
     def data_fingerprint(self) -> str:
         """Digest of every fact field (ids, contents, source types, statuses, weights, timestamps,
         TTLs, provenance, metadata), of the given embeddings and, when there are any, of the given
         edges and the SDK state: the cache key for anything built from the CKF (a prepared corpus
         carries its knowledge base, whose edges the Graph page draws). Two CKFs that differ only in a
-        timestamp or a TTL differ here."""
+        timestamp or a TTL differ here. Computed once per object (a knowledge base is immutable)."""
         h = Digest()
         for f in self.facts:
             fields_ = (

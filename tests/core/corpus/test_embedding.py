@@ -34,6 +34,8 @@ def test_word_token_estimate_exact_values():
     # last: 3 words -> 4
     assert got.tolist() == [0, 2, 4, 13, 4]
     assert got.dtype == np.int64
+    # Unicode whitespace separates words too: no-break space, line separator, the information separators
+    assert word_token_estimate(["a\u00a0b\u2028c\x1cd\u3000e"]).tolist() == [7]  # 5 words -> ceil(6.5)
 
 
 @given(st.lists(st.text(alphabet=st.characters(categories=["L", "Zs", "Nd"]), max_size=80), max_size=20))
