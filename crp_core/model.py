@@ -18,7 +18,7 @@ import numpy as np
 
 from crp_core.config import NEVER_RETRIEVED
 from crp_core.errors import Problem
-from crp_core.support.digest import Digest, content_digest
+from crp_core.support.digest import Digest, array_part, content_digest
 
 TTLKind = Literal["default", "explicit", "timeless"]
 
@@ -405,7 +405,8 @@ class KnowledgeBase:
 
     def _hash_embeddings(self, h: Digest) -> None:
         if self.embeddings is not None:
-            h.update(np.ascontiguousarray(self.embeddings, dtype=np.float32).tobytes())
+            # the array's own bytes, in row order, without a copy of them (a million 384-d rows are 1.5 GB)
+            h.update(array_part(np.ascontiguousarray(self.embeddings, dtype=np.float32)))
         h.update((self.embedding_model or "").encode("utf-8"))
 
     def with_statuses(self, statuses: Mapping[str, str]) -> KnowledgeBase:

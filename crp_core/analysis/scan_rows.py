@@ -8,8 +8,8 @@ the scan's own pairs of those facts. :func:`rows_scan` computes them:
 * **search**: the products of the selected rows with every row, in tiles of ``TILE_ELEMENTS``, at the
   threshold minus the float32 slack, then the one per-pair dot of :func:`pairs_above` (the arithmetic every
   search of the scan ends with), so a pair is kept here exactly when the whole scan keeps it;
-* **text check**: :func:`crp_core.analysis.scan_check.conflicting_pairs` (the verdicts are a pure function of
-  the two texts, in the orientation smaller fact id first);
+* **text check**: the scan's own (:func:`check_ckf`; the verdicts are a pure function of the two texts, in the
+  orientation smaller fact id first);
 * **arbitration**: :func:`arbitrate_checked`, each pair on its own at ``now`` (recency is a per-fact factor).
 
 Invariant (tests/core/analysis/test_scan_rows.py): ``rows_scan(corpus, config, now, rows).pairs`` equals the
@@ -19,7 +19,6 @@ pairs of ``scan_ckf(corpus, config, now).pairs`` that hold a fact of ``rows``, i
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -31,10 +30,10 @@ from crp_core.analysis.scan import (
     PairSearch,
     ScanSource,
     arbitrate_checked,
+    check_ckf,
     float32_slack,
     pairs_above,
 )
-from crp_core.analysis.scan_check import conflicting_pairs
 from crp_core.analysis.scan_search import TILE_ELEMENTS
 from crp_core.config import CRPConfig
 from crp_core.decisions import Decisions
@@ -68,13 +67,9 @@ def rows_pairs(
 
 
 def rows_checked(corpus: ScanSource, config: CRPConfig, rows: Sequence[int] | np.ndarray) -> CheckedPairs:
-    """The pair search and the text check of :func:`rows_scan`: what neither ``now`` nor the decisions change."""
-    t0 = time.perf_counter()
-    search = rows_pairs(corpus.vectors, rows, config.contradiction_similarity, corpus.retrievable)
-    t1 = time.perf_counter()
-    found = conflicting_pairs(search.pairs, corpus.kb.facts, learned=config.detector_learned)
-    t2 = time.perf_counter()
-    return CheckedPairs(search, tuple(found), (t1 - t0) * 1e3, (t2 - t1) * 1e3)
+    """The pair search and the text check of :func:`rows_scan`, what neither ``now`` nor the decisions change:
+    :func:`check_ckf` with :func:`rows_pairs` as its searcher."""
+    return check_ckf(corpus, config, searcher=lambda v, thr: rows_pairs(v, rows, thr, corpus.retrievable))
 
 
 def rows_scan(

@@ -26,7 +26,7 @@ import hnswlib
 import numpy as np
 
 from crp_core.config import CRPConfig
-from crp_core.support.digest import Digest, content_digest, content_digest_bytes, file_digest
+from crp_core.support.digest import Digest, array_part, content_digest, content_digest_bytes, file_digest
 from crp_core.support.files import PRIVATE_FILE_MODE, replaced_atomically, write_atomic
 from crp_core.support.memo import LRU
 
@@ -51,7 +51,7 @@ def vectors_fingerprint(vectors: np.ndarray) -> str:
     """sha256 of the float32 vector bytes and shape."""
     v = np.ascontiguousarray(vectors, dtype=np.float32)
     h = Digest(f"{v.shape[0]}x{v.shape[1] if v.ndim == 2 else 0}")
-    h.update(v.tobytes() if v.size == 0 else v.data.cast("B"))  # v.data: the memoryview of its buffer
+    h.update(array_part(v))
     return h.hex()
 
 

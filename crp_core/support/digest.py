@@ -11,13 +11,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+from typing import TYPE_CHECKING
 
-__all__ = ["Part", "Digest", "content_digest", "content_digest_bytes", "file_digest"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["Part", "Digest", "array_part", "content_digest", "content_digest_bytes", "file_digest"]
 
 #: what a digest is fed: bytes (or any contiguous buffer: a numpy array's memoryview) or text (as UTF-8)
 Part = bytes | bytearray | memoryview | str
 
 _CHUNK = 1 << 20
+
+
+def array_part(a: np.ndarray) -> Part:
+    """The bytes of a C-contiguous array in row order as a digest part, without a copy of them (its buffer)."""
+    return a.reshape(-1).view("uint8").data if a.size else b""
 
 
 class Digest:
