@@ -112,27 +112,36 @@ class SimilarityGraph:
     ) -> SimilarityGraph:
         n = vectors.shape[0]
         retrievable = freeze_owned(np.asarray(retrievable, dtype=bool).copy())
-        src = np.repeat(np.arange(n, dtype=np.int64), table.k)
-        dst = table.ids.reshape(-1)
-        sim = table.sims.reshape(-1)
+        # the table's entries kept, by flat position (row * k + slot): each temporary is freed as soon as it is
+        # used, so a million rows' edges are not held several times over
+        dst, sim = table.ids.reshape(-1), table.sims.reshape(-1)
         # the table's sims are the exact float32 cosines, identical whichever endpoint listed the pair
-        ok = (dst >= 0) & (sim >= np.float32(config.graph_edge_min))
-        src, dst, sim = src[ok], dst[ok], sim[ok]
+        keep = np.flatnonzero((dst >= 0) & (sim >= np.float32(config.graph_edge_min)))
+        src, dst, sim = keep // table.k, dst[keep], sim[keep]
+        del keep
         ok = retrievable[src] & retrievable[dst] & (src != dst)
         src, dst, sim = src[ok], dst[ok], sim[ok]
+        del ok
         # symmetrise: an edge when either endpoint lists the other; unique unordered pairs
-        lo, hi = np.minimum(src, dst), np.maximum(src, dst)
-        pairs, first = np.unique(lo * n + hi, return_index=True)
-        lo, hi, w = pairs // n, pairs % n, sim[first].astype(np.float32)
-        rows = np.concatenate([lo, hi])
-        cols = np.concatenate([hi, lo])
-        data = np.concatenate([w, w]).astype(np.float32)
-        # build CSR directly (no duplicate summing, explicit zero/negative weights kept)
+        pairs, first = np.unique(np.minimum(src, dst) * n + np.maximum(src, dst), return_index=True)
+        del src, dst
+        w = sim[first].astype(np.float32)
+        del sim, first
+        lo, hi = pairs // n, pairs % n
+        del pairs
+        rows, cols = np.concatenate([lo, hi]), np.concatenate([hi, lo])
+        del lo, hi
+        data = np.concatenate([w, w]).astype(np.float32, copy=False)
+        del w
+        # build CSR directly (no duplicate summing, explicit zero/negative weights kept): entries in (row, col)
+        # order, the row counts give the row pointers
         order = np.lexsort((cols, rows))
-        rows, cols, data = rows[order], cols[order], data[order]
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-        matrix = sp.csr_matrix((data, cols.astype(np.int64), indptr), shape=(n, n))
+        del rows
+        cols, data = cols[order], data[order]
+        del order
+        matrix = sp.csr_matrix((data, cols.astype(np.int64, copy=False), indptr), shape=(n, n))
         reach = sp.csr_matrix((np.ones_like(data), matrix.indices, matrix.indptr), shape=(n, n))
         for a in (matrix.data, matrix.indices, matrix.indptr, reach.data):
             a.setflags(write=False)

@@ -185,14 +185,13 @@ class FactIndex:
         fp = fingerprint or vectors_fingerprint(vectors)
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            raw = path.read_bytes()
             ok = (
                 meta.get("n") == n
                 and meta.get("dim") == d
                 and meta.get("m") == config.hnsw_m
                 and meta.get("ef_construction") == config.hnsw_ef_construction
                 and meta.get("fingerprint") == fp
-                and meta.get("file_sha256") == content_digest(raw)
+                and meta.get("file_sha256") == file_digest(path)  # read in chunks: the file is not held twice
             )
         except (OSError, ValueError) as exc:
             ok = False

@@ -228,3 +228,12 @@ def test_graph_invariants(seed, k, edge_min, dead):
                 want.add((min(a, b), max(a, b)))
     assert set(zip(i.tolist(), j.tolist())) == want
     assert g.n_edges == len(want)
+    # CSR rows in order, each row's columns strictly ascending; a pair's weight is the cosine of its first
+    # listing in table order (the two endpoints' float32 cosines may differ in the last place)
+    assert all((np.diff(m.indices[m.indptr[r] : m.indptr[r + 1]]) > 0).all() for r in range(n))
+    first: dict[tuple[int, int], float] = {}
+    for a in range(n):
+        for b, s in zip(t.ids[a].tolist(), t.sims[a].tolist()):
+            if (min(a, b), max(a, b)) in want:
+                first.setdefault((min(a, b), max(a, b)), s)
+    assert all(g.weight(a, b) == g.weight(b, a) == np.float32(s) for (a, b), s in first.items())
