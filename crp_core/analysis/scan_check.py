@@ -13,11 +13,13 @@ this module decides is only the *order* and the *place* of those calls, never a 
 * **locality**: the distinct text pairs are grouped by connected component of their graph (a text and
   every text it pairs with, transitively) and cut into chunks of about ``chunk_pairs`` pairs at
   component boundaries, so the pairs of one text are checked together and its analysis (memoised per
-  text by the stage) is made once, not once per distant pair;
+  text by the stage) is made once, not once per distant pair; a component longer than a chunk is cut
+  in the order of a breadth-first walk of its texts (:func:`locality_ranks`), so the pieces share only
+  the texts at their seams;
 * **processes**: with a :func:`check_pool` the chunks go to its forked worker processes, which
   receive only the chunk's texts and return the conflicts found; a worker forgets the stage's
-  per-text memos after each chunk (bounded memory; a chunk holds whole components, so nothing a later
-  chunk needs is lost but the pieces of a component larger than a chunk).
+  per-text memos after each chunk (bounded memory; a chunk holds whole components or a piece of one,
+  so what a later chunk needs again is only a seam's texts).
 
 The result lists the conflicting pairs in the order of the candidate pairs, whatever the chunking,
 the order of completion or the number of workers.
@@ -26,6 +28,7 @@ the order of completion or the number of workers.
 from __future__ import annotations
 
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -39,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 
 from crp_core.errors import CRPError
 from crp_core.model import Fact
@@ -62,9 +65,12 @@ ChunkTexts = list[tuple[str, str]]
 
 def chunk_order(pairs: np.ndarray, chunk_pairs: int = CHECK_CHUNK_PAIRS) -> list[np.ndarray]:
     """Positions of ``pairs`` ((m, 2) rows) cut into chunks: grouped by connected component of the pair
-    graph (components in order of their first pair; a component's pairs in candidate order), a chunk
-    closed at the first component boundary at or after ``chunk_pairs`` pairs, a component longer than
-    that cut in pieces of ``chunk_pairs``. Every position appears exactly once."""
+    graph (components in order of their first pair), a chunk closed at the first component boundary at or
+    after ``chunk_pairs`` pairs. A component no longer than that keeps its pairs in candidate order; a
+    longer one is cut in pieces of ``chunk_pairs`` in its :func:`locality_ranks` order (each pair placed
+    at the later of its two ends' ranks, then the earlier), so a text's pairs fall in one piece or two
+    neighbouring ones and its analysis is rarely made again in another piece. Every position appears
+    exactly once."""
     m = int(pairs.shape[0])
     if m == 0:
         return []
@@ -76,7 +82,8 @@ def chunk_order(pairs: np.ndarray, chunk_pairs: int = CHECK_CHUNK_PAIRS) -> list
     comp = label[ends[:, 0]]
     first = np.full(int(comp.max()) + 1, m, dtype=np.int64)
     np.minimum.at(first, comp, np.arange(m, dtype=np.int64))
-    order = np.lexsort((np.arange(m), first[comp]))  # by component (its first pair), then candidate order
+    late, early = _locality_keys(ends, comp, size, graph)
+    order = np.lexsort((np.arange(m), early, late, first[comp]))  # by component (its first pair), then locality
     key = first[comp][order]
     bounds = np.flatnonzero(np.diff(key)) + 1  # where a component starts
     starts = [0, *bounds.tolist(), m]
@@ -94,6 +101,32 @@ def chunk_order(pairs: np.ndarray, chunk_pairs: int = CHECK_CHUNK_PAIRS) -> list
     if lo < m:
         chunks.append(order[lo:m])
     return chunks
+
+
+def locality_ranks(graph: sp.spmatrix) -> np.ndarray:
+    """A rank for each node of the undirected ``graph`` ((n, n), an edge where either direction is stored):
+    the Cuthill-McKee order, a breadth-first walk of each component from a node of least degree that visits
+    a node's unvisited neighbours by increasing degree. Neighbours get near ranks (the order keeps the
+    band of the graph's matrix narrow), so a window of ranks holds most of its nodes' edges."""
+    sym = (graph + graph.T).tocsr()
+    sym.data[:] = 1  # the structure alone: an edge stored in both directions, or twice, is one edge
+    walk = reverse_cuthill_mckee(sym, symmetric_mode=True)[::-1]
+    rank = np.empty(walk.size, dtype=np.int64)
+    rank[walk] = np.arange(walk.size, dtype=np.int64)
+    return rank
+
+
+def _locality_keys(ends: np.ndarray, comp: np.ndarray, size: int, graph: sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
+    """Sort keys of each pair within its component: (the later, the earlier of its ends' locality ranks) for
+    the pairs of a component longer than ``size`` pairs, zeros (candidate order) for the others."""
+    m = ends.shape[0]
+    zero = np.zeros(m, dtype=np.int64)
+    long = np.bincount(comp)[comp] > size
+    if not long.any():
+        return zero, zero
+    rank = locality_ranks(graph)
+    ra, rb = rank[ends[:, 0]], rank[ends[:, 1]]
+    return np.where(long, np.maximum(ra, rb), zero), np.where(long, np.minimum(ra, rb), zero)
 
 
 def check_texts(texts: ChunkTexts, learned: bool = True) -> list[tuple[int, ValueConflict]]:
@@ -114,13 +147,18 @@ def forget_text_memos() -> None:
     clauses.tokenize.cache_clear()
 
 
-def _worker_check(texts: ChunkTexts, learned: bool) -> tuple[list[tuple[int, ValueConflict]], float]:
-    """A worker's chunk: its conflicts and the CPU seconds the worker spent on it."""
+def check_chunk(texts: ChunkTexts, learned: bool) -> tuple[list[tuple[int, ValueConflict]], float]:
+    """A worker's chunk: its conflicts and the CPU seconds the worker spent on it. The cyclic garbage
+    collector is off during the chunk: the detector's analyses form no reference cycles (reference counts
+    free them when the memos are forgotten), and the collector's passes would walk the growing memos again
+    and again for nothing. It is on again after the chunk, so cyclic garbage, if any, waits one chunk at most."""
     c0 = time.process_time()
+    gc.disable()
     try:
         return check_texts(texts, learned), time.process_time() - c0
     finally:
         forget_text_memos()
+        gc.enable()
 
 
 def _worker_start(parent: int) -> None:
@@ -267,7 +305,7 @@ def _pooled_chunks(
     queue = iter(chunks)
     while True:
         for chunk in queue:
-            pending[pool.submit(_worker_check, _chunk_texts(tp, chunk), learned)] = chunk
+            pending[pool.submit(check_chunk, _chunk_texts(tp, chunk), learned)] = chunk
             if len(pending) >= CHUNKS_IN_FLIGHT:
                 break
         if not pending:
