@@ -10,6 +10,8 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.model import Fact, KnowledgeBase
+from crp_core.records import ValueConflict
+from crp_core.stages.contradictions.values import values_conflict
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -48,3 +50,16 @@ def cluster_corpus(seed: int, n_topics: int = 5, per_topic: int = 7, config: CRP
                 )
             )
     return Corpus.from_vectors(KnowledgeBase(facts=tuple(facts)), vecs.astype(np.float32), "test", config)
+
+
+def plain_conflicts(pairs: np.ndarray, facts: list[Fact]) -> list[tuple[int, int, ValueConflict]]:
+    """The text check's reference: every candidate pair (rows of ``facts``) oriented by fact id and checked on its
+    own, in candidate order (what any chunking, order or number of workers must give)."""
+    out = []
+    for i, j in pairs.tolist():
+        if facts[j].fact_id < facts[i].fact_id:
+            i, j = j, i
+        vc = values_conflict(facts[i].content, facts[j].content)
+        if vc is not None:
+            out.append((i, j, vc))
+    return out

@@ -21,9 +21,8 @@ from crp_core.analysis.scan_check import check_pool, chunk_order, conflicting_pa
 from crp_core.config import CRPConfig
 from crp_core.errors import CRPError
 from crp_core.model import Fact
-from crp_core.stages.contradictions import values_conflict
 from tests.support.paths import REPO_ROOT
-from tests.support.scan_worlds import NOW, cluster_corpus
+from tests.support.scan_worlds import NOW, cluster_corpus, plain_conflicts
 
 #: texts that conflict with one another in several ways (numbers, a negation), repeated on purpose:
 #: facts with the same content make the same text pair many times
@@ -42,18 +41,6 @@ def _facts(picks: list[int], ids: list[int]) -> list[Fact]:
     return [Fact(f"F{fid:03d}", TEXTS[t]) for t, fid in zip(picks, ids)]
 
 
-def _reference(pairs: np.ndarray, facts: list[Fact]) -> list[tuple[int, int, object]]:
-    """The plain loop: every pair oriented by fact id, checked on its own."""
-    out = []
-    for i, j in pairs.tolist():
-        if facts[j].fact_id < facts[i].fact_id:
-            i, j = j, i
-        vc = values_conflict(facts[i].content, facts[j].content)
-        if vc is not None:
-            out.append((i, j, vc))
-    return out
-
-
 @st.composite
 def pair_worlds(draw):
     n = draw(st.integers(2, 24))
@@ -68,7 +55,7 @@ def pair_worlds(draw):
 @given(world=pair_worlds())
 def test_chunk_sizes_give_the_same_conflicts_as_the_plain_loop(world):
     facts, pairs = world
-    want = _reference(pairs, facts)
+    want = plain_conflicts(pairs, facts)
     for size in (1, 7, 10**9):
         assert conflicting_pairs(pairs, facts, chunk_pairs=size) == want
 
@@ -125,7 +112,7 @@ def test_each_distinct_text_pair_is_checked_once():
 def test_worker_processes_give_the_same_conflicts():
     facts = _facts([k % len(TEXTS) for k in range(40)], list(range(40))[::-1])
     pairs = np.array([(i, j) for i in range(40) for j in range(i + 1, 40) if (i + j) % 3 == 0], dtype=np.int64)
-    want = _reference(pairs, facts)
+    want = plain_conflicts(pairs, facts)
     with mock.patch.object(scan_check, "PARALLEL_MIN_PAIRS", 1), check_pool(2) as pool:
         assert pool is not None
         assert conflicting_pairs(pairs, facts, pool=pool, chunk_pairs=5) == want
@@ -159,7 +146,7 @@ def test_a_text_pair_repeated_across_chunks_is_checked_once_per_scan():
     ):
         got = conflicting_pairs(pairs, facts, chunk_pairs=1)
     assert sorted(seen) == sorted([(TEXTS[0], TEXTS[1]), (TEXTS[1], TEXTS[0])])
-    assert got == _reference(pairs, facts) and len(got) == 36
+    assert got == plain_conflicts(pairs, facts) and len(got) == 36
 
 
 def test_progress_counts_every_candidate_pair_once():

@@ -16,6 +16,7 @@ from crp_core.analysis import scan_check
 from crp_core.analysis.scan_check import check_pool, chunk_order, conflicting_pairs, locality_ranks
 from crp_core.model import Fact
 from crp_core.stages.contradictions import clauses, values_conflict
+from tests.support.scan_worlds import plain_conflicts
 
 
 def _graph(n: int, edges: list[tuple[int, int]]) -> sp.coo_matrix:
@@ -119,24 +120,13 @@ def test_each_text_of_a_long_component_is_analysed_once_per_seam():
     with mock.patch.object(scan_check, "check_texts", side_effect=counted):
         got = conflicting_pairs(pairs, facts, chunk_pairs=5)
     assert len(per_chunk) == 8 and sum(per_chunk) == 40 + 7
-    assert got == _plain(pairs, facts) and got
-
-
-def _plain(pairs: np.ndarray, facts: list[Fact]) -> list[tuple[int, int, object]]:
-    out = []
-    for i, j in pairs.tolist():
-        if facts[j].fact_id < facts[i].fact_id:
-            i, j = j, i
-        vc = values_conflict(facts[i].content, facts[j].content)
-        if vc is not None:
-            out.append((i, j, vc))
-    return out
+    assert got == plain_conflicts(pairs, facts) and got
 
 
 def test_workers_give_the_plain_loops_conflicts_in_candidate_order_and_collect_after_each_chunk():
     facts, pairs = _chain_world(60)
     facts = facts[::-1]  # fact ids against the rows: every pair is turned round
-    want = _plain(pairs, facts)
+    want = plain_conflicts(pairs, facts)
     assert want
     with mock.patch.object(scan_check, "PARALLEL_MIN_PAIRS", 1), check_pool(2) as pool:
         assert pool is not None
