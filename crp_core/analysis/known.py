@@ -98,16 +98,11 @@ class SelectionKnownConflicts:
     now: datetime
     decisions: DecisionSet | None = None
     checks: RowChecks | None = None
-    _own: list[RowChecks] = field(default_factory=list, repr=False)
+    _rows: RowChecks = field(init=False, repr=False)  # ``checks``, else this lookup's own
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_rows", self.checks or RowChecks(self.corpus, self.config))
 
     def __call__(self, rows: Sequence[int] | np.ndarray) -> tuple[KnownConflict, ...]:
-        checked = self._checks()(rows)
-        scan = arbitrate_checked(checked, self.corpus, self.config, self.now, self.decisions)
+        scan = arbitrate_checked(self._rows(rows), self.corpus, self.config, self.now, self.decisions)
         return known_conflicts(scan, self.decisions)
-
-    def _checks(self) -> RowChecks:
-        if self.checks is not None:
-            return self.checks
-        if not self._own:
-            self._own.append(RowChecks(self.corpus, self.config))
-        return self._own[0]

@@ -34,7 +34,7 @@ from crp_core.analysis.scan import (
     float32_slack,
     pairs_above,
 )
-from crp_core.analysis.scan_search import TILE_ELEMENTS
+from crp_core.analysis.scan_search import TILE_ELEMENTS, hits
 from crp_core.config import CRPConfig
 from crp_core.decisions import Decisions
 
@@ -58,8 +58,8 @@ def rows_pairs(
     band = max(1, TILE_ELEMENTS // sel.size)
     found: list[np.ndarray] = []
     for start in range(0, n, band):
-        j, k = np.nonzero(v[start : start + band] @ q.T > cut)
-        j = j.astype(np.int64) + start
+        j, k = hits(v[start : start + band], q, cut)
+        j += start
         i = sel[k]
         keep = (i != j) & ok[j]
         found.append(np.stack([i[keep], j[keep]], axis=1))
