@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -19,7 +20,7 @@ import numpy as np
 
 from crp_core.config import NEVER_RETRIEVED
 from crp_core.errors import Problem
-from crp_core.support.digest import Digest, array_part, content_digest
+from crp_core.support.digest import Digest, Part, array_part, content_digest
 
 TTLKind = Literal["default", "explicit", "timeless"]
 
@@ -59,6 +60,9 @@ def _data_row(f: Fact) -> str:
     )
     return "\x00".join(fields_) + "\x01"
 
+
+#: given embeddings at least this large are hashed on a thread beside the facts' rows (``data_fingerprint``)
+_BESIDE_BYTES = 1 << 24
 
 #: facts' rows joined into one digest part (the digest of parts is the digest of their concatenation, and UTF-8
 #: of a concatenation is the concatenation of the parts' UTF-8: the same digest, a thousandth of the calls)
@@ -411,8 +415,16 @@ class KnowledgeBase:
         carries its knowledge base, whose edges the Graph page draws). Two CKFs that differ only in a
         timestamp or a TTL differ here. Computed once per object (a knowledge base is immutable)."""
         h = Digest()
-        _feed_rows(h, (_data_row(f) for f in self.facts), "surrogatepass")
-        self._hash_embeddings(h)
+        if self.embeddings is not None and self.embeddings.nbytes >= _BESIDE_BYTES:
+            # the vectors' own digest on a thread beside the rows (hashlib lets the GIL go while it hashes)
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                vectors = pool.submit(lambda: Digest(self._vector_bytes()).raw())
+                _feed_rows(h, (_data_row(f) for f in self.facts), "surrogatepass")
+                h.update(b"\x04" + vectors.result())
+            h.update((self.embedding_model or "").encode("utf-8"))
+        else:
+            _feed_rows(h, (_data_row(f) for f in self.facts), "surrogatepass")
+            self._hash_embeddings(h)
         if self.edges or self.sdk_state is not None:  # what a producer gave beyond the facts (the Graph page)
             h.update(b"\x02" + repr(self.edges).encode("utf-8", "surrogatepass"))
             h.update(b"\x03" + (self.sdk_state.digest if self.sdk_state is not None else "").encode("ascii"))
@@ -420,9 +432,12 @@ class KnowledgeBase:
 
     def _hash_embeddings(self, h: Digest) -> None:
         if self.embeddings is not None:
-            # the array's own bytes, in row order, without a copy of them (a million 384-d rows are 1.5 GB)
-            h.update(array_part(np.ascontiguousarray(self.embeddings, dtype=np.float32)))
+            h.update(self._vector_bytes())
         h.update((self.embedding_model or "").encode("utf-8"))
+
+    def _vector_bytes(self) -> Part:
+        """The given embeddings' own bytes, in row order, without a copy of them (a million 384-d rows are 1.5 GB)."""
+        return array_part(np.ascontiguousarray(self.embeddings, dtype=np.float32))
 
     def with_statuses(self, statuses: Mapping[str, str]) -> KnowledgeBase:
         """A copy with some facts' ``status`` changed (operator decisions)."""
