@@ -286,7 +286,9 @@ def _checked_chunks(
     :data:`CHUNKS_IN_FLIGHT` chunks submitted at a time: the texts in flight stay bounded)."""
     if pool is None:
         for chunk in chunks:
-            yield chunk, check_texts(_chunk_texts(tp, chunk), learned), None
+            with collector_paused():  # as in a worker's chunk (check_chunk)
+                found = check_texts(_chunk_texts(tp, chunk), learned)
+            yield chunk, found, None
         return
     try:
         yield from _pooled_chunks(tp, chunks, pool, learned)
