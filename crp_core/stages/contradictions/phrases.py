@@ -76,6 +76,8 @@ def phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
         if not bare and (i < 2 or ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE):
             continue
         ma, mb = _strip(ma), _strip(mb)
+        if len(ma) == len(mb) == 1 and ma[0].kind == mb[0].kind == ENTITY and same_value(ma[0], mb[0]):
+            continue  # one name written two ways ("Harbour Ferry Services" / "HFS")
         if ma and mb and all(t.kind in (WORD, ENTITY) and t.sub != "negpfx" for t in (*ma, *mb)):
             diffs.append(
                 ValueDiff(
