@@ -70,8 +70,10 @@ def designator(toks: tuple[Token, ...], k: int) -> bool:
 
 def _designator(toks: tuple[Token, ...], k: int, first: int) -> bool:
     """A plain number right after a capitalised word names a thing ("Ward 2", "District 9", "Year 7"),
-    it is no amount of anything."""
+    it is no amount of anything; so does a scale before a noun ("the 1:25,000 sheets": which map series)."""
     t = toks[k]
+    if t.kind == NUMBER and t.qty is not None and t.qty.dim == "ratio":
+        return k + 1 < len(toks) and toks[k + 1].kind == WORD
     if t.kind != NUMBER or t.qty is None or t.qty.dim != "" or t.qty.bound != 0 or k <= first:
         return False
     p = toks[k - 1]
