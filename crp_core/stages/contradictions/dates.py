@@ -133,8 +133,6 @@ class LexerBase:
 
     def clock(self, i: int) -> int:
         r = self.raw[i]
-        if self.ratio_tail(i):
-            return self.ratio(i)
         hh, mm = (int(x) for x in r.text[:5].split(":")[:2]) if ":" in r.text[:3] else (0, 0)
         low = r.low.replace(".", "")
         if low.endswith("pm") and hh < 12:
@@ -147,25 +145,14 @@ class LexerBase:
         )
         return i + 1
 
-    def ratio_tail(self, i: int) -> bool:
-        """Does a thousands group follow the "1:25" at raw ``i``, glued ("1:25,000")? Then it is a ratio (a map's
-        scale), no time of day."""
-        raw = self.raw
-        return (
-            i + 2 < len(raw)
-            and raw[i + 1].text == ","
-            and raw[i + 1].start == raw[i].end
-            and raw[i + 2].start == raw[i + 1].end
-            and re.fullmatch(r"\d{3}(?:,\d{3})*", raw[i + 2].text) is not None
-        )
-
     def ratio(self, i: int) -> int:
-        """ "1:25,000": a scale, the number 25,000 in the unit "ratio" (a changed scale is a changed number)."""
-        start, end = self.raw[i].start, self.raw[i + 2].end
-        head, _, tail = self.text[start:end].replace(",", "").partition(":")
+        """ "1:25,000", "1:250": a scale, the number 25,000 in the unit "ratio" (a changed scale is a changed
+        number); the part after the colon has a thousands group or three digits, so no time of day reads so."""
+        r = self.raw[i]
+        head, _, tail = r.text.replace(",", "").partition(":")
         v = float(tail) / float(head) if float(head) else float(tail)
-        self.push_qty(start, end, Quantity("ratio", "ratio", v, 1.0, format(v, "g"), exact_reading(v), -1, 0, -1))
-        return i + 3
+        self.push_qty(r.start, r.end, Quantity("ratio", "ratio", v, 1.0, format(v, "g"), exact_reading(v), -1, 0, -1))
+        return i + 1
 
     def month(self, i: int, month: int) -> int:
         """A month name with its day and year around it: "5 March 2024", "March 5, 2024",

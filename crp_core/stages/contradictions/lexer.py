@@ -108,6 +108,7 @@ class Lexer(NumberLexer):
             "iso": self.iso_date,
             "sdate": self.slash_date,
             "clock": self.clock,
+            "ratio": self.ratio,
             "money": self.money,
             "numw": self.glued_number,
             "num": self.plain_number,
@@ -221,10 +222,8 @@ class Lexer(NumberLexer):
             else:
                 out.append(Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
-        if low in ("need", "needs") and nxt in ("not", "no", "to"):
-            # the modal: "need not" (= not required), "need to be folded" (= must): an obligation as "must" is, no
-            # content word ("you need a permit" keeps the verb)
-            out.append(Token(s, r.start, r.end, FUNC, low))
+        if low in ("need", "needs") and nxt in ("not", "no"):
+            out.append(Token(s, r.start, r.end, FUNC, low))  # modal "need not" (= not required)
             return i + 1
         if s.isupper() and len(s) > 1 and low in CAPS_WORDS:
             s_case = s.lower()  # RFC 2119 "MUST", "NOTE": ordinary words

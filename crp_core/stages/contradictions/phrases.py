@@ -23,7 +23,8 @@ _PHRASE_MAX = 4
 
 def _token_same(a: Token, b: Token) -> bool:
     if a.kind != b.kind:
-        return False
+        # a word capitalised where it opens one sentence only ("Spills ..." / "Any spills ...") is that word
+        return {a.kind, b.kind} == {ENTITY, WORD} and "weak" in (a.sub, b.sub) and a.key == b.key
     if a.kind in (NUMBER, DATE):
         return same_value(a, b)
     return a.key == b.key

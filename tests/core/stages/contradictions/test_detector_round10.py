@@ -98,3 +98,51 @@ def test_an_acronym_of_a_name_s_initials_is_that_name() -> None:
     assert patterns("Lockers are assigned by Harbour Ferry Services.", "Lockers are assigned by HPA.") == (
         ENTITY_SUBSTITUTED,
     )
+
+
+def test_a_map_scale_is_a_ratio_and_names_a_series_before_a_noun() -> None:
+    # "1:10,000" is no time of day; before "plans" it says which plans, so the spacings are of two subjects
+    assert (
+        values_conflict(
+            "On the 1:10,000 plans the grid spacing is 100 metres.",
+            "The grid spacing used on the 1:5,000 plans is 50 metres.",
+        )
+        is None
+    )
+    # near misses: a changed scale is a changed number; a time of day stays one
+    assert patterns("The survey plans are drawn at 1:10,000.", "The survey plans are drawn at 1:5,000.") == (
+        NUMBER_CHANGED,
+    )
+    assert "DATE_SHIFTED" in (patterns("The ferry leaves at 9:15.", "The ferry leaves at 9:45.") or ())
+
+
+def test_a_leading_quantifier_does_not_hide_a_substituted_phrase() -> None:
+    # "Any lost property ..." against "Lost property ...": the sentences differ in the one complement
+    assert patterns(
+        "Lost property must be handed to the steward.",
+        "Any lost property must be handed to the club secretary.",
+        learned=False,
+    ) == (ENTITY_SUBSTITUTED,)
+    # near miss: the same complement on both sides is no change
+    assert (
+        values_conflict(
+            "Lost property must be handed to the steward.", "Any lost property must be handed to the steward."
+        )
+        is None
+    )
+
+
+def test_opposite_bounds_on_one_number_with_another_change_are_two_brackets() -> None:
+    # a tiered rule: the charge of lawns over 500 m2 and the charge of lawns under 500 m2
+    assert (
+        values_conflict(
+            "The mowing charge is £40 per visit for lawns of over 500 square metres.",
+            "For lawns of under 500 square metres the mowing charge is £25 per visit.",
+        )
+        is None
+    )
+    # near miss: the bounds reversed with nothing else changed stay a flip
+    assert patterns(
+        "The mowing charge is £40 per visit for lawns of over 500 square metres.",
+        "The mowing charge is £40 per visit for lawns of under 500 square metres.",
+    ) == (NEGATION_FLIP,)
