@@ -48,8 +48,8 @@ def _entity_parts(t: Token) -> frozenset[str]:
 
 
 def _spells(acro: Token, name: Token) -> bool:
-    """Is ``acro`` an acronym of the initials of the name's words ("OP" / "Orange Pekoe", "UEB" / "Unified English
-    Braille")? A name of one word has no initials to spell."""
+    """Is ``acro`` an acronym of the initials of the name's words ("OP" / "Orange Pekoe", "HFS" / "Harbour Ferry
+    Services")? A name of one word has no initials to spell."""
     letters = acro.text[:-2] if acro.text.endswith("'s") else acro.text
     return (
         acro.sub.startswith("acro")
