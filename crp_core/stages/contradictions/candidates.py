@@ -25,7 +25,7 @@ from typing import NamedTuple, Protocol
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc, analyse
-from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed
+from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, restriction_restated
 from crp_core.stages.contradictions.lexicon import (
     BREAK,
     DATE,
@@ -128,7 +128,7 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     then a polarity flip). The pair's features are read only when there is a candidate."""
     changed = _changed_classes(da, db)
     found = swaps(da, db)
-    flipped = _parities_differ(da, db)
+    flipped = _parities_differ(da, db) and not restriction_restated(da, db)
     mod = modifier_swap(da, db) if not changed else None
     if not (changed or found or flipped or mod):
         return ()

@@ -145,6 +145,15 @@ class LexerBase:
         )
         return i + 1
 
+    def ratio(self, i: int) -> int:
+        """ "1:25,000", "1:250": a scale, the number 25,000 in the unit "ratio" (a changed scale is a changed
+        number); the part after the colon has a thousands group or three digits, so no time of day reads so."""
+        r = self.raw[i]
+        head, _, tail = r.text.replace(",", "").partition(":")
+        v = float(tail) / float(head) if float(head) else float(tail)
+        self.push_qty(r.start, r.end, Quantity("ratio", "ratio", v, 1.0, format(v, "g"), exact_reading(v), -1, 0, -1))
+        return i + 1
+
     def month(self, i: int, month: int) -> int:
         """A month name with its day and year around it: "5 March 2024", "March 5, 2024",
         "the 5th of March", "May 2021", "June"."""

@@ -10,6 +10,7 @@ from crp_core.stages.contradictions.lexicon import (
     FUNC,
     NEG,
     NEGATION_FLIP,
+    PAIR_MAX_CLAUSES,
     PAIR_MAX_VALUES,
     POLAR,
     SCOPE_SKIP,
@@ -52,6 +53,8 @@ def flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
         return None
     ta, tb = da.tokens, db.tokens
     if len(ca.negs) % 2 != len(cb.negs) % 2:
+        if _not_until(da, ca, db, cb) or _not_until(db, cb, da, ca):
+            return None
         if len(ca.negs) > len(cb.negs):
             k = ca.negs[0]
             g = governed(ta, k, ca.last)
@@ -72,6 +75,39 @@ def flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
                     (tb[kb].start, tb[kb].end),
                 )
     return _one_polar(da, ca, db, cb)
+
+
+#: "only" before these states the one time something happens ("admitted only at the interval", "only after
+#: payment"): the same restriction as "not ... until"; "only before" / "only until" states the opposite one
+_ONLY_WHEN = frozenset(["at", "after", "once", "from", "when", "on", "in", "during"])
+#: an obligation before which the other event waits ("must complete training before being issued")
+_MUST = frozenset(["must", "required", "need", "needs", "has", "have"])
+
+
+def _not_until(dn: Doc, cn: Clause, do: Doc, co: Clause) -> bool:
+    """A negation of ``cn`` that governs an "until" ("not admitted until the interval", "No permit is issued until
+    the fee is paid") is a time restriction, not a flip, against a clause stating the same restriction: "only" at a
+    time ("admitted only at the interval") or an obligation before it ("must pay before a permit is issued").
+    Against a plain assertion ("open until 9pm" / "not open until 9pm") it stays a flip."""
+    if len(cn.negs) <= len(co.negs):
+        return False
+    words = [t.text.lower() for t in dn.tokens[cn.negs[0] : cn.last]]
+    if "until" not in words and "till" not in words:
+        return False
+    other = [t.text.lower() for t in do.tokens[co.first : co.last]]
+    only = any(w == "only" and nxt in _ONLY_WHEN for w, nxt in zip(other, other[1:]))
+    return only or ("before" in other and any(w in _MUST for w in other[: other.index("before")]))
+
+
+def restriction_restated(da: Doc, db: Doc) -> bool:
+    """Does a clause of one text restate, as "not ... until", the restriction a clause of the other states with
+    "only" or an obligation before it (:func:`_not_until`)? Then the texts' polarity differs by no flip."""
+    return any(
+        _not_until(da, ca, db, cb) or _not_until(db, cb, da, ca)
+        for ca in da.clauses[:PAIR_MAX_CLAUSES]
+        for cb in db.clauses[:PAIR_MAX_CLAUSES]
+        if ca.negs or cb.negs
+    )
 
 
 def _one_polar(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:

@@ -38,7 +38,7 @@ from crp_core.stages.contradictions.lexicon import (
     WORD,
     negated_base,
 )
-from crp_core.stages.contradictions.quantities import FRACTION_PARTS, VULGAR_FRACTIONS, NumberLexer
+from crp_core.stages.contradictions.quantities import FRACTION_PARTS, HALVED_DIMS, VULGAR_FRACTIONS, NumberLexer
 from crp_core.stages.contradictions.tokens import (
     DateValue,
     Quantity,
@@ -92,10 +92,11 @@ _DURATION_NEXT = frozenset(["before", "after", "ahead", "beforehand", "earlier",
 
 #: the regex groups read as one identifier entity each
 IDENT_GROUPS = ("url", "email", "flag", "path", "ver", "ip")
-
-
-#: the dimensions of a unit that "half a" halves: time and measures ("half a page" is none)
-HALVED_DIMS = frozenset(["time", "cal", "mass", "volume", "length", "energy"])
+#: standards bodies: their code and a number name one standard ("EN 966", "ISO 9001", "BS 7671"), an entity, not a
+#: count; other codes before a number keep it a number ("HTTP 429", "VLAN 99")
+STANDARD_BODIES = frozenset(
+    ["EN", "ISO", "IEC", "BS", "DIN", "ANSI", "ASTM", "IEEE", "NFPA", "UL", "CSA", "AS", "NZS", "JIS", "ASME", "SAE"]
+)
 
 
 class Lexer(NumberLexer):
@@ -107,6 +108,7 @@ class Lexer(NumberLexer):
             "iso": self.iso_date,
             "sdate": self.slash_date,
             "clock": self.clock,
+            "ratio": self.ratio,
             "money": self.money,
             "numw": self.glued_number,
             "num": self.plain_number,
@@ -253,7 +255,7 @@ class Lexer(NumberLexer):
             and self.low(i + 3) in ("a", "an")
         ):
             u = UNITS.get(self.low(i + 4))
-            if u is not None and u.dim == "time":  # "a quarter of an hour"
+            if u is not None and u.dim in HALVED_DIMS and u.spaced:  # "a quarter of an hour", "of a mile"
                 part = 0.25 if nxt == "quarter" else 1 / 3
                 bound, bstart = self.bound_before(i)
                 return self.unit_qty(r.start, raw[i + 4].end, i + 5, part, 1.0, "", u, bound, bstart, i)
@@ -379,12 +381,14 @@ class Lexer(NumberLexer):
             out.append(Token(s, r.start, r.end, POLAR, "#" + pol.group, sign=pol.sign))
             return i + 1
         # entities
+        if s in STANDARD_BODIES and self.standard_number(i):
+            return self.standard(i)
         sub = entity_sub(s_case, low, sent_start, poss)
         if sub == "weak" and i > 0 and raw[i - 1].text == ":" and (i + 1 == len(raw) or raw[i + 1].group == "brk"):
             sub = "name"  # "Servers for the group stage: Stockholm.": the value a label names
         if not sub and self.code_span(r.start, r.end):
             sub = "ident"  # `main`, `npm ci`: a name written as code
-        elif not sub and len(s) == 1 and s.isupper() and s not in "AI" and i > 0 and not sent_start:
+        elif not sub and len(s) == 1 and s.isupper() and i > 0 and not sent_start and self.designator(i):
             sub = "name"  # "Bay D", "the G clef", "symbol K": a one-letter designator or symbol
         if sub:
             key = entity_key(low, sub)
@@ -418,6 +422,32 @@ class Lexer(NumberLexer):
             return i + 1
         out.append(Token(s, r.start, r.end, WORD, word_key(low), sub="poss" if poss else ""))
         return i + 1
+
+    def standard_number(self, i: int) -> bool:
+        """Does a standard's number (digits, no unit or percent after it) follow the body's code at raw ``i``?"""
+        nr = self.raw[i + 1] if i + 1 < len(self.raw) else None
+        if nr is None or nr.group != "num" or not nr.text.isdigit() or not self.adjacent(i + 1, self.raw[i].end, " "):
+            return False
+        after = self.raw[i + 2] if i + 2 < len(self.raw) else None
+        return after is None or (after.text != "%" and after.low not in UNITS)
+
+    def standard(self, i: int) -> int:
+        """ "EN 966": one name (a changed standard is a substituted entity, SPEC-005 §5.3)."""
+        r, nr = self.raw[i], self.raw[i + 1]
+        text = self.text[r.start : nr.end]
+        key = text.lower()
+        self.out.append(Token(text, r.start, nr.end, ENTITY, key, parts=((key, text, r.start, nr.end),), sub="ident"))
+        return i + 2
+
+    def designator(self, i: int) -> bool:
+        """Is the capital letter at raw ``i`` a designator? Any letter but the pronoun "I"; "A", also the
+        article, only right after a capitalised word and before no capitalised one ("Studio A is", "a Category A
+        licence"; "Room With A View" and "Yesterday A ..." keep the article)."""
+        s = self.raw[i].text
+        if s == "I":
+            return False
+        nxt = self.raw[i + 1] if i + 1 < len(self.raw) else None
+        return s != "A" or (self.named_before(i) and not (nxt is not None and nxt.text[:1].isupper()))
 
     def weekdays(self, i: int, first: int) -> int:
         """A weekday, or a range of them ("Monday to Friday", "Mon-Fri"): one date whose readings are

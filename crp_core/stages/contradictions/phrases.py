@@ -11,6 +11,9 @@ from crp_core.stages.contradictions.value_compare import same_value
 
 #: a determiner before a noun phrase, and what may stand before it when the phrase is a complement
 _DETERMINERS = frozenset(["the", "a", "an", "its", "their", "our", "your"])
+#: a word opening a sentence that says how much of its subject, not which ("Any damage ..." / "Damage ..."): left
+#: out when one sentence opens with it and the other does not
+_LEADING = frozenset(["any", "all", "every", "each", "the", "a", "an"])
 _COMPLEMENT_BEFORE = frozenset(
     ["to", "at", "in", "into", "from", "by", "with", "via", "on", "is", "are", "was", "were"]
 )
@@ -20,7 +23,8 @@ _PHRASE_MAX = 4
 
 def _token_same(a: Token, b: Token) -> bool:
     if a.kind != b.kind:
-        return False
+        # a word capitalised where it opens one sentence only ("Spills ..." / "Any spills ...") is that word
+        return {a.kind, b.kind} == {ENTITY, WORD} and "weak" in (a.sub, b.sub) and a.key == b.key
     if a.kind in (NUMBER, DATE):
         return same_value(a, b)
     return a.key == b.key
@@ -53,6 +57,17 @@ def _named(ma: tuple[Token, ...], mb: tuple[Token, ...]) -> bool:
     return (name(a) or name(b)) and all(t.kind in (WORD, ENTITY) for t in (*a, *b))
 
 
+def _unled(ta: tuple[Token, ...], tb: tuple[Token, ...]) -> tuple[tuple[Token, ...], tuple[Token, ...]]:
+    """The two sentences without a leading quantifier or article only one of them has."""
+    lead_a = bool(ta) and ta[0].key in _LEADING
+    lead_b = bool(tb) and tb[0].key in _LEADING
+    if lead_a and not lead_b:
+        return ta[1:], tb
+    if lead_b and not lead_a:
+        return ta, tb[1:]
+    return ta, tb
+
+
 def phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
     """Two sentences equal but for one noun phrase that complements a preposition or a copula through a
     determiner ("complaints go to the shift supervisor" / "to the store owner", "the meeting point is the north
@@ -62,7 +77,7 @@ def phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
     for sa, sb in zip(da.sentences[:PAIR_MAX_CLAUSES], db.sentences):
         if sa.bag == sb.bag or abs((sa.last - sa.first) - (sb.last - sb.first)) >= _PHRASE_MAX:
             continue  # no content word differs, or more than one phrase does
-        ta, tb = da.tokens[sa.first : sa.last], db.tokens[sb.first : sb.last]
+        ta, tb = _unled(da.tokens[sa.first : sa.last], db.tokens[sb.first : sb.last])
         i = 0
         while i < len(ta) and i < len(tb) and _token_same(ta[i], tb[i]):
             i += 1
@@ -76,6 +91,8 @@ def phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
         if not bare and (i < 2 or ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE):
             continue
         ma, mb = _strip(ma), _strip(mb)
+        if len(ma) == len(mb) == 1 and ma[0].kind == mb[0].kind == ENTITY and same_value(ma[0], mb[0]):
+            continue  # one name written two ways ("Harbour Ferry Services" / "HFS")
         if ma and mb and all(t.kind in (WORD, ENTITY) and t.sub != "negpfx" for t in (*ma, *mb)):
             diffs.append(
                 ValueDiff(

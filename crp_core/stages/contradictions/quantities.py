@@ -48,6 +48,10 @@ from crp_core.stages.contradictions.tokens import (
 #: a unit symbol that means another unit after a space than glued to its number ("5m" is five minutes,
 #: "3 m long" three metres)
 SPACED_ONLY = {"m": "metre"}
+#: the dimensions a fraction in words divides ("half an hour", "three-quarters of an inch", "a quarter of a mile")
+HALVED_DIMS = frozenset(["time", "cal", "mass", "volume", "length", "energy"])
+#: a power word before a unit of length: an area or a volume ("12 square metres", "250 cubic metres", "100 sq ft")
+POWER_WORDS = {"square": 2, "sq": 2, "cubic": 3, "cu": 3}
 #: fractions written as one character ("1½", "¾ cup")
 VULGAR_FRACTIONS = {"½": 0.5, "⅓": 1 / 3, "⅔": 2 / 3, "¼": 0.25, "¾": 0.75, "⅕": 0.2, "⅛": 0.125}
 #: a share of a whole written as a fraction ("three quarters of", "a fifth of"): the part each word is
@@ -85,6 +89,17 @@ TEMPERATURE_TOLERANCE = 0.5
 
 #: words that put a minus sign before the temperature after them ("minus 30 degrees Celsius" is -30 °C)
 MINUS_WORDS = frozenset(["minus", "negative"])
+
+
+def powered_unit(word: str, u: Unit | None) -> Unit | None:
+    """The area or volume unit a power word makes of a unit of length (``square`` + ``feet`` is the square foot,
+    in square metres; ``cubic`` + ``metres`` the cubic metre, in litres as every volume), else None."""
+    power = POWER_WORDS.get(word, 0)
+    if u is None or u.dim != "length" or not u.spaced or not power:
+        return None
+    if power == 2:
+        return Unit("area", u.factor**2, "sq" + u.name, False, True, -1, u.approx)
+    return Unit("volume", u.factor**3 * 1e3, u.name + "3", False, True, -1, u.approx)
 
 
 def temperature_readings(scale: str, base: float) -> tuple[tuple[float, float], ...]:
@@ -210,7 +225,7 @@ class NumberLexer(LexerBase):
             and self.low(j + 2) in ("a", "an")
         ):
             u = UNITS.get(self.low(j + 3))
-            if u is not None and u.dim == "time":  # "three quarters of an hour"
+            if u is not None and u.dim in HALVED_DIMS and u.spaced:  # "three quarters of an hour / of an inch"
                 part = 0.25 if w.startswith("quarter") else 1 / 3
                 return self.unit_qty(start, raw[j + 3].end, j + 4, base * part, 1.0, "", u, bound, bstart, first)
         if w in FRACTION_PARTS and self.low(j + 1) == "of" and scale == 1.0 and not self.time_after(j + 2):
@@ -222,6 +237,9 @@ class NumberLexer(LexerBase):
         elif w == "calendar" and self.low(j + 1) in ("day", "days", "month", "months", "year", "years"):
             unit_word, unit_end_j = self.low(j + 1), j + 1
         u = UNITS.get(SPACED_ONLY.get(unit_word, unit_word))
+        if u is None and w in POWER_WORDS:
+            nxt = self.low(j + 1)
+            u, unit_end_j = powered_unit(w, UNITS.get(SPACED_ONLY.get(nxt, nxt))), j + 1
         if u is not None and u.spaced and self.adjacent(j, end):
             return self.unit_qty(
                 start, raw[unit_end_j].end, unit_end_j + 1, base, scale, exact, u, bound, bstart, first
@@ -530,7 +548,7 @@ class NumberLexer(LexerBase):
         bound, bstart = self.bound_before(i)
         if self.low(i + 1) == "of" and self.low(i + 2) in ("a", "an"):
             u = UNITS.get(self.low(i + 3))
-            if u is not None and u.dim == "time":
+            if u is not None and u.dim in HALVED_DIMS and u.spaced:  # "three-quarters of an inch"
                 return self.unit_qty(r.start, self.raw[i + 3].end, i + 4, part, 1.0, "", u, bound, bstart, i)
         if self.low(i + 1) == "of" and not self.time_after(i + 2):
             return self.share(r.start, r.end, i + 1, part, bound, bstart)

@@ -70,8 +70,10 @@ def designator(toks: tuple[Token, ...], k: int) -> bool:
 
 def _designator(toks: tuple[Token, ...], k: int, first: int) -> bool:
     """A plain number right after a capitalised word names a thing ("Ward 2", "District 9", "Year 7"),
-    it is no amount of anything."""
+    it is no amount of anything; so does a scale before a noun ("the 1:25,000 sheets": which map series)."""
     t = toks[k]
+    if t.kind == NUMBER and t.qty is not None and t.qty.dim == "ratio":
+        return k + 1 < len(toks) and toks[k + 1].kind == WORD
     if t.kind != NUMBER or t.qty is None or t.qty.dim != "" or t.qty.bound != 0 or k <= first:
         return False
     p = toks[k - 1]
@@ -183,10 +185,13 @@ def other_subjects(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
     ("pupils of Year 7 may leave" / "pupils of Year 9 may not leave"). A list of names swapped between
     two attributes states both names on both sides, so it is no other subject."""
     verdict: dict[tuple[int, int], bool] = {}
+    keys = [(_sentence_of(da, d.span_a[0]), _sentence_of(db, d.span_b[0])) for d in diffs]
+    brackets = _brackets(da, db, diffs, keys)
     out: list[ValueDiff] = []
-    for diff in diffs:
-        key = (_sentence_of(da, diff.span_a[0]), _sentence_of(db, diff.span_b[0]))
+    for diff, key in zip(diffs, keys):
         other = verdict.get(key)
+        if key in brackets:
+            other = True
         if other is None:
             sa, sb = da.sentences[key[0]], db.sentences[key[1]]
             xa, xb = _subject(da, sa.first, sa.last, db), _subject(db, sb.first, sb.last, da)
@@ -198,6 +203,26 @@ def other_subjects(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
         if not other:
             out.append(diff)
     return out
+
+
+def _bounded(d: Doc, span: tuple[int, int]) -> bool:
+    """Does a bounded value ("over 300", "fewer than 300") end at the span's end?"""
+    return any(t.qty is not None and t.qty.bound != 0 and t.end == span[1] for t in d.tokens)
+
+
+def _brackets(da: Doc, db: Doc, diffs: list[ValueDiff], keys: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The sentence pairs that state one number with opposite bounds ("for flocks of over 300 sheep" / "of fewer
+    than 300 sheep") and another changed value: two brackets of a tiered rule (the rate of each), as a bounded
+    group is another subject with more (:func:`_bounded_group`). The bounds reversed alone ("at least 6 months" /
+    "at most 6 months") stay a flip."""
+    flips = {
+        k
+        for d, k in zip(diffs, keys)
+        if d.pattern == NEGATION_FLIP and _bounded(da, d.span_a) and _bounded(db, d.span_b)
+    }
+    if not flips:
+        return set()
+    return {k for d, k in zip(diffs, keys) if k in flips and d.pattern != NEGATION_FLIP}
 
 
 def _predicate_keys(d: Doc, start: int, last: int) -> frozenset[str]:

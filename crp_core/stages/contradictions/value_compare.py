@@ -47,12 +47,25 @@ def _entity_parts(t: Token) -> frozenset[str]:
     return frozenset(p[0] for p in t.parts)
 
 
+def _spells(acro: Token, name: Token) -> bool:
+    """Is ``acro`` an acronym of the initials of the name's words ("OP" / "Orange Pekoe", "HFS" / "Harbour Ferry
+    Services")? A name of one word has no initials to spell."""
+    letters = acro.text[:-2] if acro.text.endswith("'s") else acro.text
+    return (
+        acro.sub.startswith("acro")
+        and len(name.parts) >= 2
+        and len(letters) == len(name.parts)
+        and letters.lower() == "".join(p[1][:1] for p in name.parts).lower()
+    )
+
+
 def _same_entity(a: Token, b: Token) -> bool:
-    """Same name, or one name contains the other ("Lumen Payments API" / "Lumen API")."""
+    """Same name, one name contains the other ("Lumen Payments API" / "Lumen API"), or one is the acronym of the
+    other's words."""
     if a.key == b.key:
         return True
     pa, pb = _entity_parts(a), _entity_parts(b)
-    return pa <= pb or pb <= pa
+    return pa <= pb or pb <= pa or _spells(a, b) or _spells(b, a)
 
 
 def same_value(a: Token, b: Token) -> bool:
