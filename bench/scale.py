@@ -25,10 +25,10 @@ Rows (``--rows``, :data:`RUNNERS`: a name to a function ``(path, n, args) -> Row
 * ``local``: the local engine, ``--check-workers`` text-check processes;
 * ``ray-2node``: a Ray cluster of two node processes started here (``ray.cluster_utils.Cluster``: a head and
   a worker node, one CPU each, on the loopback address), the command joining it with ``--engine ray
-  --address``. Its CPU adds the cluster's processes (raylets, object stores, task workers) read from
-  ``/proc`` before they are shut down, its tree peak is that of this process's whole tree (the cluster's
-  shared object store pages count in each process that maps them), and its JSON report is compared byte
-  for byte with the local row's of the same size.
+  --address``. Its CPU adds the cluster's processes (raylets, object stores, task workers) sampled from
+  ``/proc`` with the memory (a task worker ends with its driver: its last sample counts); its tree peak is
+  that of this process's whole tree (the cluster's shared object store pages count in each process that
+  maps them); its JSON report is compared byte for byte with the local row's of the same size.
 
     .venv/bin/python bench/scale.py --sizes 1000000 --rows local ray-2node --reference-max 0
 """
@@ -109,10 +109,15 @@ def _tree_rss_mb(pid: int) -> float:
     return total
 
 
-def _sample_tree(proc: subprocess.Popen[bytes], root: int, every: float, peak: list[float]) -> None:
-    """The largest summed resident set of ``root``'s process tree while ``proc`` runs."""
+def _sample_tree(
+    proc: subprocess.Popen[bytes], root: int, every: float, peak: list[float], seen: dict[int, float] | None
+) -> None:
+    """The largest summed resident set of ``root``'s process tree while ``proc`` runs; with ``seen``, each
+    process of that tree outside ``proc``'s own subtree with its CPU seconds as last sampled."""
     while proc.poll() is None:
         peak[0] = max(peak[0], _tree_rss_mb(root))
+        if seen is not None:
+            seen.update(cluster_cpu(root, skip=proc.pid))
         time.sleep(every)
 
 
@@ -141,11 +146,17 @@ def scan_command(path: str, args: argparse.Namespace, *engine: str) -> list[str]
 
 
 def measure(
-    row: Row, cmd: list[str], args: argparse.Namespace, env: dict[str, str] | None = None, tree_of: int | None = None
+    row: Row,
+    cmd: list[str],
+    args: argparse.Namespace,
+    env: dict[str, str] | None = None,
+    tree_of: int | None = None,
+    cluster_seen: dict[int, float] | None = None,
 ) -> str:
     """Run ``cmd`` as the row's child: wall, CPU of the child and the workers it ended, peaks (the summed one
     over the child's process tree, or ``tree_of``'s), the ``--profile`` table and counts into ``row``; returns
-    the SHA-256 of its JSON report ("" on failure)."""
+    the SHA-256 of its JSON report ("" on failure). ``cluster_seen``: the CPU of ``tree_of``'s other processes,
+    sampled (:func:`cluster_cpu`)."""
     fd, out_path = tempfile.mkstemp(prefix="scan-", suffix=".json")  # the JSON report: hashed, then dropped
     os.close(fd)
     env = {**os.environ, **(env or {}), "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -156,7 +167,9 @@ def measure(
     with open(out_path, "wb") as stdout:
         proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=ROOT)
         root = proc.pid if tree_of is None else tree_of
-        sampler = threading.Thread(target=_sample_tree, args=(proc, root, args.sample_s, peak), daemon=True)
+        sampler = threading.Thread(
+            target=_sample_tree, args=(proc, root, args.sample_s, peak, cluster_seen), daemon=True
+        )
         sampler.start()
         _, err = proc.communicate()
         sampler.join()
@@ -203,12 +216,16 @@ RAY_NODE = {"num_cpus": 1, "node_ip_address": "127.0.0.1"}
 RAY_ONE_MACHINE = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
-def _cluster_cpu_s(root: int) -> float:
-    """CPU seconds of ``root``'s descendants still alive (the Ray nodes: raylets, object stores, workers)."""
+def cluster_cpu(root: int, skip: int | None = None) -> dict[int, float]:
+    """CPU seconds (user + system) of each live process of ``root``'s tree, ``root`` and ``skip``'s subtree left
+    out: the Ray nodes' processes (raylets, object stores, task workers) when ``root`` started the cluster."""
     tick = os.sysconf("SC_CLK_TCK")
-    total, todo = 0.0, [root]
+    out: dict[int, float] = {}
+    todo = [root]
     while todo:
         p = todo.pop()
+        if p == skip:
+            continue
         try:
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
@@ -216,10 +233,10 @@ def _cluster_cpu_s(root: int) -> float:
             if p != root:
                 with open(f"/proc/{p}/stat", encoding="ascii") as fh:
                     fields = fh.read().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+                out[p] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
         except (OSError, ValueError, IndexError):
             continue
-    return total
+    return out
 
 
 def run_ray_2node(path: str, n: int, args: argparse.Namespace) -> Row:
@@ -237,12 +254,11 @@ def run_ray_2node(path: str, n: int, args: argparse.Namespace) -> Row:
     try:
         cluster.add_node(**RAY_NODE)
         cluster.wait_for_nodes()
-        cpu0 = _cluster_cpu_s(os.getpid())
-        digest = measure(
-            row, scan_command(path, args, "--engine", "ray", "--address", cluster.address), args, RAY_ONE_MACHINE
-        )
-        row.cpu_s += _cluster_cpu_s(os.getpid()) - cpu0
-        row.tree_peak_mb = max(row.tree_peak_mb, _tree_rss_mb(os.getpid()))
+        before = cluster_cpu(os.getpid())
+        seen = dict(before)  # each cluster process's CPU as last sampled: a task worker ends with its driver
+        cmd = scan_command(path, args, "--engine", "ray", "--address", cluster.address)
+        digest = measure(row, cmd, args, RAY_ONE_MACHINE, tree_of=os.getpid(), cluster_seen=seen)
+        row.cpu_s += sum(cpu - before.get(pid, 0.0) for pid, cpu in seen.items())
     finally:
         cluster.shutdown()
         ray.shutdown()
