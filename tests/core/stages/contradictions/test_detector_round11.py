@@ -86,3 +86,7 @@ def test_a_number_after_a_lower_case_noun_before_the_verb_is_a_designator() -> N
         "Settling tank 1 has a working volume of 55 cubic metres.",
     ) == (NUMBER_CHANGED,)
     assert patterns("Children aged 4 are admitted free.", "Children aged 6 are admitted free.") == (NUMBER_CHANGED,)
+    # left to the other rules: a numbered noun inside a prepositional phrase keeps its number a value
+    assert patterns("The drain valve of tank 1 is 40 mm wide.", "The drain valve of tank 2 is 50 mm wide.") == (
+        NUMBER_CHANGED,
+    )
