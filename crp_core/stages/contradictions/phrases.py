@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from crp_core.records import ValueDiff
-from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.clauses import DAYS_KEY, Doc
 from crp_core.stages.contradictions.lexicon import DATE, ENTITY, ENTITY_SUBSTITUTED, NUMBER, PAIR_MAX_CLAUSES, WORD
 from crp_core.stages.contradictions.tokens import Token, is_common_word
 from crp_core.stages.contradictions.value_compare import same_value
@@ -14,9 +14,8 @@ _DETERMINERS = frozenset(["the", "a", "an", "its", "their", "our", "your"])
 #: a word opening a sentence that says how much of its subject, not which ("Any damage ..." / "Damage ..."): left
 #: out when one sentence opens with it and the other does not
 _LEADING = frozenset(["any", "all", "every", "each", "the", "a", "an"])
-_COMPLEMENT_BEFORE = frozenset(
-    ["to", "at", "in", "into", "from", "by", "with", "via", "on", "is", "are", "was", "were"]
-)
+_PREPOSITIONS = frozenset(["to", "at", "in", "into", "from", "by", "with", "via", "on"])
+_COMPLEMENT_BEFORE = _PREPOSITIONS | frozenset(["is", "are", "was", "were"])
 #: the longest noun phrase read as a substituted name ("the old town square")
 _PHRASE_MAX = 4
 
@@ -38,6 +37,27 @@ def _symbols(ma: tuple[Token, ...], mb: tuple[Token, ...]) -> bool:
         and len(mb) == 1
         and all(t.kind == WORD and t.sub != "negpfx" and not is_common_word(t.text.lower()) for t in (*ma, *mb))
     )
+
+
+def _technical(ma: tuple[Token, ...], mb: tuple[Token, ...]) -> bool:
+    """Two lower-case noun phrases after a preposition with no word in common, each holding a word no common
+    English word: a substance, material or agent named without a determiner ("deacidified with magnesium
+    bicarbonate" / "with calcium hydroxide"), a value like a name. A phrase of common words ("with warm water") is
+    no such name, nor an adjective after a copula ("is flammable" / "is inflammable": the caller asks a
+    preposition)."""
+
+    def technical(m: tuple[Token, ...]) -> bool:
+        return all(t.kind == WORD and t.sub != "negpfx" and t.text.islower() for t in m) and any(
+            not is_common_word(t.key) for t in m
+        )
+
+    return technical(ma) and technical(mb) and not {t.key for t in ma} & {t.key for t in mb}
+
+
+def _scoped_days(m: tuple[Token, ...]) -> bool:
+    """A set of weekdays read as the scope of a value (clauses: "open on weekdays from 9 am" / "on Mondays"):
+    another scope or a narrower one, never a substituted value."""
+    return any(t.kind == WORD and t.key.startswith(DAYS_KEY) for t in m)
 
 
 def _strip(m: tuple[Token, ...]) -> tuple[Token, ...]:
@@ -87,7 +107,11 @@ def phrase_substitution(da: Doc, db: Doc, diffs: list[ValueDiff]) -> None:
         ma, mb = ta[i : len(ta) - j], tb[i : len(tb) - j]
         if not (0 < len(ma) <= _PHRASE_MAX and 0 < len(mb) <= _PHRASE_MAX) or i < 1:
             continue
-        bare = ta[i - 1].key in _COMPLEMENT_BEFORE and (_symbols(ma, mb) or _named(ma, mb))
+        if _scoped_days(ma) or _scoped_days(mb):
+            continue
+        bare = ta[i - 1].key in _COMPLEMENT_BEFORE and (
+            _symbols(ma, mb) or _named(ma, mb) or (ta[i - 1].key in _PREPOSITIONS and _technical(ma, mb))
+        )
         if not bare and (i < 2 or ta[i - 1].key not in _DETERMINERS or ta[i - 2].key not in _COMPLEMENT_BEFORE):
             continue
         ma, mb = _strip(ma), _strip(mb)

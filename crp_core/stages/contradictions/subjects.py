@@ -80,6 +80,33 @@ def _designator(toks: tuple[Token, ...], k: int, first: int) -> bool:
     return p.kind in (WORD, ENTITY) and p.text[:1].isupper() and p.end < t.start
 
 
+#: the articles that may open a numbered subject ("The spare pump 3 is ...")
+_ARTICLES = frozenset(["the", "a", "an"])
+#: a verb that ends a subject right after its number ("pump 2 has ...", "clarifier 1 is ...", "line 3 will ...")
+_SUBJECT_VERBS = _AUXILIARIES | BE_FORMS | frozenset(["has", "have", "had"])
+
+
+def _numbered_noun(toks: tuple[Token, ...], k: int, first: int, last: int) -> bool:
+    """A plain number between the lower-case noun that opens a sentence and the sentence's verb says which one of
+    a series ("Primary clarifier 1 has ..." / "Primary clarifier 2 has ..."), as a capitalised word before it does
+    ("Ward 2"). A participle before it states an amount ("children aged 5 are ..."), and so does a number before a
+    noun; a noun inside a prepositional phrase ("the port of gateway 3 is ...") is left to the other rules: only
+    an article may stand among the words before the number."""
+    t = toks[k]
+    if t.kind != NUMBER or t.qty is None or t.qty.dim != "" or t.qty.bound != 0 or not first < k < last - 1:
+        return False
+    p = toks[k - 1]
+    return (
+        all(u.kind == WORD or u.key in _ARTICLES for u in toks[first : k - 1])
+        and p.kind == WORD
+        and p.text.isalpha()
+        and p.text.islower()
+        and not p.text.endswith("ed")
+        and p.end < t.start
+        and toks[k + 1].key in _SUBJECT_VERBS
+    )
+
+
 def _unstated(d: Doc, k: int, other: Doc) -> bool:
     """Is the value at token ``k`` missing from the other text?"""
     t = d.tokens[k]
@@ -135,7 +162,7 @@ def _lead(d: Doc, k: int, first: int, last: int, other: Doc) -> int:
         return 0  # "Ward 2": the number is the designator
     if not _unstated(d, k, other):
         return 0  # the same name on both sides ("Absentee ballots ...", "Redis ...")
-    if t.kind == ENTITY or _designator(toks, k, first):
+    if t.kind == ENTITY or _designator(toks, k, first) or _numbered_noun(toks, k, first, last):
         return 1
     return 2 if _bounded_group(toks, k, first) else -1
 
