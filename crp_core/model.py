@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
-from itertools import islice
 from typing import Any, Literal
 
 import numpy as np
@@ -63,16 +62,6 @@ def _data_row(f: Fact) -> str:
 
 #: given embeddings at least this large are hashed on a thread beside the facts' rows (``data_fingerprint``)
 _BESIDE_BYTES = 1 << 24
-
-#: facts' rows joined into one digest part (the digest of parts is the digest of their concatenation, and UTF-8
-#: of a concatenation is the concatenation of the parts' UTF-8: the same digest, a thousandth of the calls)
-_ROWS_PER_PART = 1024
-
-
-def _feed_rows(h: Digest, rows: Iterator[str], errors: str) -> None:
-    """Feed ``rows`` to ``h`` as UTF-8 (``errors`` as ``str.encode``'s), many rows per part."""
-    while part := list(islice(rows, _ROWS_PER_PART)):
-        h.update("".join(part).encode("utf-8", errors))
 
 
 def has_unpaired_surrogate(text: str) -> bool:
@@ -403,7 +392,7 @@ class KnowledgeBase:
         Computed once per object (a knowledge base is immutable).
         """
         h = Digest()
-        _feed_rows(h, (f"{f.fact_id}\x00{f.content}\x01" for f in self.facts), "strict")
+        h.update_rows(f"{f.fact_id}\x00{f.content}\x01" for f in self.facts)
         self._hash_embeddings(h)
         return h.hex()
 
@@ -419,11 +408,11 @@ class KnowledgeBase:
             # the vectors' own digest on a thread beside the rows (hashlib lets the GIL go while it hashes)
             with ThreadPoolExecutor(max_workers=1) as pool:
                 vectors = pool.submit(lambda: Digest(self._vector_bytes()).raw())
-                _feed_rows(h, (_data_row(f) for f in self.facts), "surrogatepass")
+                h.update_rows(map(_data_row, self.facts), "surrogatepass")
                 h.update(b"\x04" + vectors.result())
             h.update((self.embedding_model or "").encode("utf-8"))
         else:
-            _feed_rows(h, (_data_row(f) for f in self.facts), "surrogatepass")
+            h.update_rows(map(_data_row, self.facts), "surrogatepass")
             self._hash_embeddings(h)
         if self.edges or self.sdk_state is not None:  # what a producer gave beyond the facts (the Graph page)
             h.update(b"\x02" + repr(self.edges).encode("utf-8", "surrogatepass"))
