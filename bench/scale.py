@@ -20,14 +20,23 @@ The synthetic CKFs come from ``bench/make_synthetic_ckf.py`` (generated under ``
 1M facts is 1.5 GB of vectors). The 1-minute load average is printed before and after each row: on a
 shared two-core machine the wall time moves with it, the CPU time much less.
 
-Other rows: :data:`RUNNERS` maps an engine name to a function ``(path, args) -> Row``; a Ray 2-node row
-(``--engine ray --address ...``) or a dashboard row (``bench/ui_latency.py`` at 1M) plug in there and are
-selected with ``--rows``.
+Rows (``--rows``, :data:`RUNNERS`: a name to a function ``(path, n, args) -> Row``):
+
+* ``local``: the local engine, ``--check-workers`` text-check processes;
+* ``ray-2node``: a Ray cluster of two node processes started here (``ray.cluster_utils.Cluster``: a head and
+  a worker node, one CPU each, on the loopback address), the command joining it with ``--engine ray
+  --address``. Its CPU adds the cluster's processes (raylets, object stores, task workers) sampled from
+  ``/proc`` with the memory (a task worker ends with its driver: its last sample counts); its tree peak is
+  that of this process's whole tree (the cluster's shared object store pages count in each process that
+  maps them); its JSON report is compared byte for byte with the local row's of the same size.
+
+    .venv/bin/python bench/scale.py --sizes 1000000 --rows local ray-2node --reference-max 0
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import resource
@@ -100,17 +109,20 @@ def _tree_rss_mb(pid: int) -> float:
     return total
 
 
-def _sample_tree(proc: subprocess.Popen[bytes], every: float, peak: list[float]) -> None:
+def _sample_tree(
+    proc: subprocess.Popen[bytes], root: int, every: float, peak: list[float], seen: dict[int, float] | None
+) -> None:
+    """The largest summed resident set of ``root``'s process tree while ``proc`` runs; with ``seen``, each
+    process of that tree outside ``proc``'s own subtree with its CPU seconds as last sampled."""
     while proc.poll() is None:
-        peak[0] = max(peak[0], _tree_rss_mb(proc.pid))
+        peak[0] = max(peak[0], _tree_rss_mb(root))
+        if seen is not None:
+            seen.update(cluster_cpu(root, skip=proc.pid))
         time.sleep(every)
 
 
-def run_local(path: str, n: int, args: argparse.Namespace) -> Row:
-    """The scan on the local engine in a capped child process."""
-    row = Row(f"local, {args.check_workers} text-check workers", n)
-    fd, out_path = tempfile.mkstemp(prefix="scan-", suffix=".json")  # the JSON report: written, then dropped
-    os.close(fd)
+def scan_command(path: str, args: argparse.Namespace, *engine: str) -> list[str]:
+    """``crp-inspect conflicts --json --profile`` of ``path`` (``engine``: extra options, e.g. ``--engine ray``)."""
     cmd = [
         sys.executable,
         "-m",
@@ -126,17 +138,38 @@ def run_local(path: str, n: int, args: argparse.Namespace) -> Row:
         "--profile",
         "--check-workers",
         str(args.check_workers),
+        *engine,
     ]
     if args.mem_cap and shutil.which("prlimit"):
         cmd = ["prlimit", f"--as={args.mem_cap}", *cmd]
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return cmd
+
+
+def measure(
+    row: Row,
+    cmd: list[str],
+    args: argparse.Namespace,
+    env: dict[str, str] | None = None,
+    tree_of: int | None = None,
+    cluster_seen: dict[int, float] | None = None,
+) -> str:
+    """Run ``cmd`` as the row's child: wall, CPU of the child and the workers it ended, peaks (the summed one
+    over the child's process tree, or ``tree_of``'s), the ``--profile`` table and counts into ``row``; returns
+    the SHA-256 of its JSON report ("" on failure). ``cluster_seen``: the CPU of ``tree_of``'s other processes,
+    sampled (:func:`cluster_cpu`)."""
+    fd, out_path = tempfile.mkstemp(prefix="scan-", suffix=".json")  # the JSON report: hashed, then dropped
+    os.close(fd)
+    env = {**os.environ, **(env or {}), "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load0 = os.getloadavg()[0]
     peak = [0.0]
     t0 = time.perf_counter()
     with open(out_path, "wb") as stdout:
         proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=ROOT)
-        sampler = threading.Thread(target=_sample_tree, args=(proc, args.sample_s, peak), daemon=True)
+        root = proc.pid if tree_of is None else tree_of
+        sampler = threading.Thread(
+            target=_sample_tree, args=(proc, root, args.sample_s, peak, cluster_seen), daemon=True
+        )
         sampler.start()
         _, err = proc.communicate()
         sampler.join()
@@ -147,6 +180,7 @@ def run_local(path: str, n: int, args: argparse.Namespace) -> Row:
     row.tree_peak_mb = peak[0]
     row.load = f"{load0:.1f} / {os.getloadavg()[0]:.1f}"
     text = err.decode("utf-8", "replace")
+    digest = ""
     if proc.returncode != 0:
         row.status = f"exit {proc.returncode}: {text.strip().splitlines()[-1] if text.strip() else ''}"
     else:
@@ -155,9 +189,83 @@ def run_local(path: str, n: int, args: argparse.Namespace) -> Row:
         got = re.search(r"candidate pairs (\d+), conflicting pairs (\d+)", text)
         if got:
             row.candidates, row.pairs = int(got.group(1)), int(got.group(2))
+        with open(out_path, "rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    os.unlink(out_path)
+    return digest
+
+
+#: the SHA-256 of each size's local JSON report, for the other engines' rows to compare with
+LOCAL_JSON: dict[int, str] = {}
+
+
+def run_local(path: str, n: int, args: argparse.Namespace) -> Row:
+    """The scan on the local engine in a capped child process."""
+    row = Row(f"local, {args.check_workers} text-check workers", n)
+    digest = measure(row, scan_command(path, args), args)
+    if row.status == "ok":
+        LOCAL_JSON[n] = digest
         if n <= args.reference_max:
             row.pair_set = check_pair_set(path, row.candidates)
-    os.unlink(out_path)
+    return row
+
+
+#: one node of the bench's Ray cluster: one CPU, loopback only (as tests/core/engines/test_ray_multinode.py)
+RAY_NODE = {"num_cpus": 1, "node_ip_address": "127.0.0.1"}
+#: Ray's switch that keeps every node of a one-machine cluster on the loopback address (docs/scaling.md)
+RAY_ONE_MACHINE = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+
+
+def cluster_cpu(root: int, skip: int | None = None) -> dict[int, float]:
+    """CPU seconds (user + system) of each live process of ``root``'s tree, ``root`` and ``skip``'s subtree left
+    out: the Ray nodes' processes (raylets, object stores, task workers) when ``root`` started the cluster."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, float] = {}
+    todo = [root]
+    while todo:
+        p = todo.pop()
+        if p == skip:
+            continue
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+            if p != root:
+                with open(f"/proc/{p}/stat", encoding="ascii") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+                out[p] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def run_ray_2node(path: str, n: int, args: argparse.Namespace) -> Row:
+    """The scan on a Ray cluster of two node processes on this machine (a head and a worker node, one CPU
+    each): the command connects to it with ``--engine ray --address``. CPU is the command's plus the
+    cluster processes' (read from /proc before they are shut down); the JSON is compared with the local
+    row's of the same size when that row ran."""
+    os.environ.update(RAY_ONE_MACHINE)  # read by every node process Ray starts, and by this process
+    import ray
+    from ray import cluster_utils
+
+    ray._private.ray_constants.ENABLE_RAY_CLUSTER = False  # this process read the switch when Ray was imported
+    row = Row("Ray, 2 nodes x 1 CPU", n)
+    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={**RAY_NODE, "include_dashboard": False})
+    try:
+        cluster.add_node(**RAY_NODE)
+        cluster.wait_for_nodes()
+        before = cluster_cpu(os.getpid())
+        seen = dict(before)  # each cluster process's CPU as last sampled: a task worker ends with its driver
+        cmd = scan_command(path, args, "--engine", "ray", "--address", cluster.address)
+        digest = measure(row, cmd, args, RAY_ONE_MACHINE, tree_of=os.getpid(), cluster_seen=seen)
+        row.cpu_s += sum(cpu - before.get(pid, 0.0) for pid, cpu in seen.items())
+    finally:
+        cluster.shutdown()
+        ray.shutdown()
+    if row.status == "ok" and n in LOCAL_JSON:
+        row.pair_set = "the local JSON bytes" if digest == LOCAL_JSON[n] else "DIFFERENT JSON from local"
+    elif row.status == "ok" and n <= args.reference_max:
+        row.pair_set = check_pair_set(path, row.candidates)
     return row
 
 
@@ -179,8 +287,8 @@ def check_pair_set(path: str, reported: int) -> str:
     return f"DIFFERENT: {len(got ^ ref)} pairs differ, the child reported {reported:,}"
 
 
-#: engine / row kind -> the function measuring one row (the lead adds "ray-2node" and "dashboard" here)
-RUNNERS: dict[str, Callable[[str, int, argparse.Namespace], Row]] = {"local": run_local}
+#: row kind -> the function measuring one row (``--rows``; a dashboard row would plug in here)
+RUNNERS: dict[str, Callable[[str, int, argparse.Namespace], Row]] = {"local": run_local, "ray-2node": run_ray_2node}
 
 
 def table(rows: list[Row]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -18,7 +19,7 @@ import numpy as np
 
 from crp_core.config import NEVER_RETRIEVED
 from crp_core.errors import Problem
-from crp_core.support.digest import Digest, array_part, content_digest
+from crp_core.support.digest import Digest, Part, array_part, content_digest
 
 TTLKind = Literal["default", "explicit", "timeless"]
 
@@ -36,6 +37,31 @@ ORIGIN_OPERATOR = "operator"
 
 def _iso(dt: datetime | None) -> str:
     return "" if dt is None else dt.isoformat()
+
+
+def _data_row(f: Fact) -> str:
+    """One fact's every field as ``KnowledgeBase.data_fingerprint`` feeds it: joined by NUL, ended by \\x01."""
+    fields_ = (
+        f.fact_id,
+        f.content,
+        f.source_type,
+        f.status,
+        repr(f.importance_weight),
+        _iso(f.ingested_at),
+        _iso(f.modified_at),
+        f.ttl_kind,
+        repr(f.ttl_seconds),
+        f.ttl_text or "",
+        f.source_id or "",
+        f.source_location or "",
+        f.community_label or "",
+        json.dumps(dict(f.metadata), sort_keys=True, ensure_ascii=False, default=str) if f.metadata else "{}",
+    )
+    return "\x00".join(fields_) + "\x01"
+
+
+#: given embeddings at least this large are hashed on a thread beside the facts' rows (``data_fingerprint``)
+_BESIDE_BYTES = 1 << 24
 
 
 def has_unpaired_surrogate(text: str) -> bool:
@@ -366,8 +392,7 @@ class KnowledgeBase:
         Computed once per object (a knowledge base is immutable).
         """
         h = Digest()
-        for f in self.facts:
-            h.update(f.fact_id.encode("utf-8") + b"\x00" + f.content.encode("utf-8") + b"\x01")
+        h.update_rows(f"{f.fact_id}\x00{f.content}\x01" for f in self.facts)
         self._hash_embeddings(h)
         return h.hex()
 
@@ -379,25 +404,16 @@ class KnowledgeBase:
         carries its knowledge base, whose edges the Graph page draws). Two CKFs that differ only in a
         timestamp or a TTL differ here. Computed once per object (a knowledge base is immutable)."""
         h = Digest()
-        for f in self.facts:
-            fields_ = (
-                f.fact_id,
-                f.content,
-                f.source_type,
-                f.status,
-                repr(f.importance_weight),
-                _iso(f.ingested_at),
-                _iso(f.modified_at),
-                f.ttl_kind,
-                repr(f.ttl_seconds),
-                f.ttl_text or "",
-                f.source_id or "",
-                f.source_location or "",
-                f.community_label or "",
-                json.dumps(dict(f.metadata), sort_keys=True, ensure_ascii=False, default=str),
-            )
-            h.update("\x00".join(fields_).encode("utf-8", "surrogatepass") + b"\x01")
-        self._hash_embeddings(h)
+        if self.embeddings is not None and self.embeddings.nbytes >= _BESIDE_BYTES:
+            # the vectors' own digest on a thread beside the rows (hashlib lets the GIL go while it hashes)
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                vectors = pool.submit(lambda: Digest(self._vector_bytes()).raw())
+                h.update_rows(map(_data_row, self.facts), "surrogatepass")
+                h.update(b"\x04" + vectors.result())
+            h.update((self.embedding_model or "").encode("utf-8"))
+        else:
+            h.update_rows(map(_data_row, self.facts), "surrogatepass")
+            self._hash_embeddings(h)
         if self.edges or self.sdk_state is not None:  # what a producer gave beyond the facts (the Graph page)
             h.update(b"\x02" + repr(self.edges).encode("utf-8", "surrogatepass"))
             h.update(b"\x03" + (self.sdk_state.digest if self.sdk_state is not None else "").encode("ascii"))
@@ -405,9 +421,12 @@ class KnowledgeBase:
 
     def _hash_embeddings(self, h: Digest) -> None:
         if self.embeddings is not None:
-            # the array's own bytes, in row order, without a copy of them (a million 384-d rows are 1.5 GB)
-            h.update(array_part(np.ascontiguousarray(self.embeddings, dtype=np.float32)))
+            h.update(self._vector_bytes())
         h.update((self.embedding_model or "").encode("utf-8"))
+
+    def _vector_bytes(self) -> Part:
+        """The given embeddings' own bytes, in row order, without a copy of them (a million 384-d rows are 1.5 GB)."""
+        return array_part(np.ascontiguousarray(self.embeddings, dtype=np.float32))
 
     def with_statuses(self, statuses: Mapping[str, str]) -> KnowledgeBase:
         """A copy with some facts' ``status`` changed (operator decisions)."""

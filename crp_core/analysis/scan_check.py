@@ -28,7 +28,6 @@ the order of completion or the number of workers.
 from __future__ import annotations
 
 import ctypes
-import gc
 import multiprocessing
 import os
 import signal
@@ -49,6 +48,7 @@ from crp_core.model import Fact
 from crp_core.records import ValueConflict
 from crp_core.stages.contradictions import clauses
 from crp_core.stages.contradictions.values import values_conflict
+from crp_core.support.collector import collector_paused
 
 #: candidate pairs of one chunk of the text check (a chunk is cut at a component boundary when it can be)
 CHECK_CHUNK_PAIRS = 4096
@@ -153,12 +153,11 @@ def check_chunk(texts: ChunkTexts, learned: bool) -> tuple[list[tuple[int, Value
     free them when the memos are forgotten), and the collector's passes would walk the growing memos again
     and again for nothing. It is on again after the chunk, so cyclic garbage, if any, waits one chunk at most."""
     c0 = time.process_time()
-    gc.disable()
-    try:
-        return check_texts(texts, learned), time.process_time() - c0
-    finally:
-        forget_text_memos()
-        gc.enable()
+    with collector_paused():
+        try:
+            return check_texts(texts, learned), time.process_time() - c0
+        finally:
+            forget_text_memos()
 
 
 def _worker_start(parent: int) -> None:
@@ -287,7 +286,9 @@ def _checked_chunks(
     :data:`CHUNKS_IN_FLIGHT` chunks submitted at a time: the texts in flight stay bounded)."""
     if pool is None:
         for chunk in chunks:
-            yield chunk, check_texts(_chunk_texts(tp, chunk), learned), None
+            with collector_paused():  # as in a worker's chunk (check_chunk)
+                found = check_texts(_chunk_texts(tp, chunk), learned)
+            yield chunk, found, None
         return
     try:
         yield from _pooled_chunks(tp, chunks, pool, learned)

@@ -460,7 +460,14 @@ def already_unit(x32: np.ndarray) -> np.ndarray:
         return np.zeros(x32.shape[:-1], dtype=bool)
     with np.errstate(over="ignore", invalid="ignore"):
         norms = np.linalg.norm(x32.astype(np.float64), axis=-1)
-    return np.abs(norms - 1.0) <= UNIT_TOLERANCE
+    return near_unit(norms)
+
+
+def near_unit(norms: np.ndarray) -> np.ndarray:
+    """bool per norm: a float64 row norm within :data:`UNIT_TOLERANCE` of 1 (:func:`already_unit`'s rule, for
+    norms a caller has computed already)."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(norms - 1.0) <= UNIT_TOLERANCE
 
 
 def normalise_rows(x: np.ndarray) -> np.ndarray:

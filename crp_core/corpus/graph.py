@@ -12,7 +12,8 @@ DELETED / QUARANTINED facts have no edges (they are never retrieved, not even as
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,10 @@ from crp_core.support.frozen import freeze_owned
 
 if TYPE_CHECKING:
     from crp_core.corpus.index import FactIndex
+
+
+#: the dtypes of a CSR matrix's index arrays
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,11 +146,44 @@ class SimilarityGraph:
         del rows
         cols, data = cols[order], data[order]
         del order
-        matrix = sp.csr_matrix((data, cols.astype(np.int64, copy=False), indptr), shape=(n, n))
+        return cls._of_csr(data, cols.astype(np.int64, copy=False), indptr, retrievable, config)
+
+    @classmethod
+    def _of_csr(
+        cls, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, retrievable: np.ndarray, config: CRPConfig
+    ) -> SimilarityGraph:
+        """The graph of a symmetric CSR matrix's arrays (built or read back), read-only, with its 0/1 structure."""
+        n = indptr.size - 1
+        matrix = sp.csr_matrix((data, indices, indptr), shape=(n, n))
         reach = sp.csr_matrix((np.ones_like(data), matrix.indices, matrix.indptr), shape=(n, n))
         for a in (matrix.data, matrix.indices, matrix.indptr, reach.data):
             a.setflags(write=False)
         return cls(matrix, config.graph_k, config.graph_edge_min, retrievable, reach)
+
+    # ---- persistence (next to the neighbour table it is built from) ------------------------------
+    def save(self, fh: BinaryIO) -> None:
+        """The CSR arrays as an ``.npz`` (what :meth:`load` reads back to an equal graph)."""
+        m = self.matrix
+        np.savez(fh, indptr=m.indptr, indices=m.indices, data=m.data)
+
+    @classmethod
+    def load(cls, path: Path, retrievable: np.ndarray, config: CRPConfig) -> SimilarityGraph:
+        """The graph saved at ``path`` by :meth:`save`, for ``n = retrievable.size`` facts; ``ValueError`` when the
+        arrays are not a well-formed graph of that size (a damaged file, to be rebuilt)."""
+        n = int(retrievable.size)
+        with np.load(path, allow_pickle=False) as z:
+            indptr, indices, data = np.asarray(z["indptr"]), np.asarray(z["indices"]), np.asarray(z["data"])
+        # scipy keeps CSR index arrays as int32 when the values fit, else int64
+        if indptr.dtype not in _INDEX_DTYPES or indices.dtype not in _INDEX_DTYPES or data.dtype != np.float32:
+            raise ValueError("dtype mismatch")
+        if indptr.shape != (n + 1,) or indices.ndim != 1 or data.shape != indices.shape:
+            raise ValueError("shape mismatch")
+        if indptr[0] != 0 or indptr[-1] != indices.size or (np.diff(indptr) < 0).any():
+            raise ValueError("row pointers out of order")
+        if indices.size and (indices.min() < 0 or indices.max() >= n or not np.isfinite(data).all()):
+            raise ValueError("entries out of range")
+        kept = freeze_owned(np.asarray(retrievable, dtype=bool).copy())
+        return cls._of_csr(data, indices, indptr, kept, config)
 
     # ---- basic queries ------------------------------------------------------------------------
     @property

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from crp_core.corpus.embedding import (
     count_tokens,
     default_cache_dir,
     embed_texts,
+    near_unit,
     shared_cache,
     word_token_estimate,
 )
@@ -80,7 +81,7 @@ def unit_rows(emb: np.ndarray, kb: KnowledgeBase) -> np.ndarray:
         bad += (s + np.flatnonzero(~np.isfinite(norms) | (norms == 0))).tolist()
         if bad:
             continue  # refused below, with every such row
-        keep = already_unit(part)
+        keep = near_unit(norms)  # already_unit(part), from the norms just computed
         if keep.all():
             if out is not None:
                 out[s : s + part.shape[0]] = part
@@ -294,11 +295,30 @@ class Corpus:
             cached = self._cache.get(key)
         got = cached if isinstance(cached, SimilarityGraph) else None  # a "graph" key holds only graphs
         if got is None:
-            table = self.neighbours(config.graph_k, config)
-            got = SimilarityGraph.build(table, self.vectors, self.retrievable, config)
+            path = self._graph_path(config)
+            got = _load_graph(path, self.retrievable, config) if path is not None else None
+            if got is None:
+                table = self.neighbours(config.graph_k, config)
+                got = SimilarityGraph.build(table, self.vectors, self.retrievable, config)
+                if path is not None:
+                    _save_persisted(path, got.save, "similarity graph")
             with self._lock:
                 self._cache[key] = got
         return got
+
+    def _graph_path(self, config: CRPConfig) -> Path | None:
+        """Where the similarity graph persists: beside its neighbour table, with ``graph_edge_min`` in the name."""
+        if self.cache_dir is None:
+            return None
+        from crp_core.corpus.index import index_key, mask_digest
+
+        index = self.index_for(config)
+        stem = index_key(index.fingerprint, index.m, index.ef_construction)
+        name = (
+            f"{stem}-graph-k{config.graph_k}-ef{config.hnsw_ef_search}-min{float(config.graph_edge_min).hex()}"
+            f"-{mask_digest(self.retrievable)}.npz"
+        )
+        return Path(self.cache_dir) / "index" / name
 
 
 # ---- persistence helpers --------------------------------------------------------------------------
@@ -372,12 +392,28 @@ def _load_neighbours(path: Path, n: int, k: int) -> NeighbourTable | None:
 
 
 def _save_neighbours(path: Path, table: NeighbourTable) -> None:
+    _save_persisted(path, lambda fh: np.savez(fh, ids=table.ids, sims=table.sims), "neighbour table")
+
+
+def _save_persisted(path: Path, write: Callable[[BinaryIO], None], what: str) -> None:
+    """``write`` to ``path`` atomically, private to the user; a failure is a warning (the result is rebuilt)."""
     try:
-        write_atomic(
-            path, lambda fh: np.savez(fh, ids=table.ids, sims=table.sims), parents=True, mode=PRIVATE_FILE_MODE
-        )
+        write_atomic(path, write, parents=True, mode=PRIVATE_FILE_MODE)
     except OSError as exc:
-        warnings.warn(f"could not persist the neighbour table to {path}: {exc}", RuntimeWarning, stacklevel=3)
+        warnings.warn(f"could not persist the {what} to {path}: {exc}", RuntimeWarning, stacklevel=3)
+
+
+def _load_graph(path: Path, retrievable: np.ndarray, config: CRPConfig) -> SimilarityGraph | None:
+    """The similarity graph persisted at ``path``, or None (absent, or damaged: said, then rebuilt)."""
+    from crp_core.corpus.graph import SimilarityGraph
+
+    if not path.exists():
+        return None
+    try:
+        return SimilarityGraph.load(path, retrievable, config)
+    except Exception as exc:  # noqa: BLE001 - a damaged file is rebuilt
+        warnings.warn(f"similarity graph {path} ignored ({exc}); rebuilding it", RuntimeWarning, stacklevel=3)
+        return None
 
 
 def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | None, cache_dir: Path) -> np.ndarray:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
+from itertools import islice
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,6 +24,9 @@ __all__ = ["Part", "Digest", "array_part", "content_digest", "content_digest_byt
 Part = bytes | bytearray | memoryview | str
 
 _CHUNK = 1 << 20
+
+#: text rows joined into one part by :meth:`Digest.update_rows`
+ROWS_PER_PART = 1024
 
 
 def array_part(a: np.ndarray) -> Part:
@@ -42,6 +47,15 @@ class Digest:
     def update(self, part: Part) -> Digest:
         """Feed ``part`` (text as UTF-8); returns the digest, for chaining."""
         self._h.update(part.encode("utf-8") if isinstance(part, str) else part)
+        return self
+
+    def update_rows(self, rows: Iterable[str], errors: str = "strict") -> Digest:
+        """Feed text rows in order as UTF-8 (``errors`` as ``str.encode``'s), :data:`ROWS_PER_PART` rows joined
+        per part: the digest of their concatenation (UTF-8 of a concatenation is the concatenation of the
+        parts' UTF-8), without a call per row."""
+        it = iter(rows)
+        while part := list(islice(it, ROWS_PER_PART)):
+            self._h.update("".join(part).encode("utf-8", errors))
         return self
 
     def hex(self, length: int | None = None) -> str:

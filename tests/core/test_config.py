@@ -186,6 +186,34 @@ def test_kb_data_fingerprint_covers_every_fact_field():
     assert KnowledgeBase((replace(base, status="QUARANTINED"),)).fingerprint == KnowledgeBase((base,)).fingerprint
 
 
+@pytest.mark.parametrize("beside", [False, True])
+def test_kb_fingerprints_cover_the_vectors_whichever_way_they_are_hashed(monkeypatch, beside):
+    """Large embeddings are hashed on a thread beside the facts (``data_fingerprint``): one changed bit, a row
+    order or a model is still another key, and the same data the same key; the identity is unchanged by it."""
+    import numpy as np
+
+    from crp_core import model
+    from crp_core.model import Fact, KnowledgeBase
+
+    monkeypatch.setattr(model, "_BESIDE_BYTES", 0 if beside else 1 << 40)
+    facts = (Fact("a", "etcd port is 2379"), Fact("b", "etcd port is 4001"))
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) + 1
+    flipped = x.copy()
+    flipped.view(np.uint32)[1, 3] ^= 1  # the last bit of one value
+    kbs = [
+        KnowledgeBase(facts, embeddings=x, embedding_model="m"),
+        KnowledgeBase(facts, embeddings=flipped, embedding_model="m"),
+        KnowledgeBase(facts, embeddings=x[::-1].copy(), embedding_model="m"),
+        KnowledgeBase(facts, embeddings=x, embedding_model="other"),
+        KnowledgeBase(facts),
+    ]
+    assert len({k.data_fingerprint for k in kbs}) == len(kbs) and len({k.fingerprint for k in kbs}) == len(kbs)
+    again = KnowledgeBase(facts, embeddings=x.copy(), embedding_model="m")
+    assert again.data_fingerprint == kbs[0].data_fingerprint and again.fingerprint == kbs[0].fingerprint
+    monkeypatch.setattr(model, "_BESIDE_BYTES", 1 << 40 if beside else 0)
+    assert KnowledgeBase(facts, embeddings=x, embedding_model="m").fingerprint == kbs[0].fingerprint
+
+
 def test_layered_config_precedence(tmp_path):
     """defaults < --config file < scenario config < --set (docs/DECISIONS.md)."""
     from crp_core.config import layered_config

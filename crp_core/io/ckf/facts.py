@@ -104,8 +104,11 @@ class LoadState:
         self.dim = value
 
 
-def parse_fact(obj: Any, line: int, st: LoadState, *, cells: bool) -> FactRecord:
-    """Validate one fact object; ``cells``: values are CSV cell strings (numbers, JSON to decode)."""
+def parse_fact(obj: Any, line: int, st: LoadState, *, cells: bool, escapes: bool = True) -> FactRecord:
+    """Validate one fact object; ``cells``: values are CSV cell strings (numbers, JSON to decode).
+    ``escapes=False``: the reader knows no string of ``obj`` came from a JSON ``\\u`` escape (its source text
+    holds none), so none can hold a lone surrogate (strictly decoded UTF-8 never does) and the Unicode checks
+    are skipped: the same record, without a pass over every string."""
     rec = FactRecord(line)
     if not isinstance(obj, dict):
         rec.errors.append(Problem(line, "fact", f"a fact must be a JSON object, got {type_name(obj)}"))
@@ -116,23 +119,27 @@ def parse_fact(obj: Any, line: int, st: LoadState, *, cells: bool) -> FactRecord
     def err(fieldname: str, msg: str) -> None:
         errs.append(Problem(line, fieldname, msg, rec.fact_id))
 
-    for k in obj:
-        if k not in _KNOWN:
-            st.unknown.setdefault(str(k), []).append(line)
-    rec.fact_id = _fact_id(obj.get("fact_id"), err)
+    if not _KNOWN.issuperset(obj):
+        for k in obj:
+            if k not in _KNOWN:
+                st.unknown.setdefault(str(k), []).append(line)
+    lone = has_unpaired_surrogate if escapes else _no_lone_surrogate
+    rec.fact_id = _fact_id(obj.get("fact_id"), err, lone)
     content = obj.get("content")
-    text = _content(content, err, st, line, rec.fact_id)
+    text = _content(content, err, st, line, rec.fact_id, lone)
     source_type = _enum(obj, "source_type", SOURCE_TYPES, DEFAULT_SOURCE_TYPE, err)
     status = _enum(obj, "status", STATUSES, DEFAULT_STATUS, err)
     weight = _weight(obj.get("importance_weight"), cells, err)
     stamps = {name: _stamp(obj.get(name), name, err) for name in ("ingested_at", "modified_at")}
     ttl_kind, ttl_seconds, ttl_text = _ttl(obj.get("ttl"), err)
-    strings = {name: _plain(obj.get(name), name, err) for name in ("source_id", "source_location", "community_label")}
-    meta = _metadata(obj.get("metadata"), cells, err)
+    strings = {
+        name: _plain(obj.get(name), name, err, lone) for name in ("source_id", "source_location", "community_label")
+    }
+    meta = _metadata(obj.get("metadata"), cells, err, escapes)
     _embedding_fields(obj, rec, cells, err)
     # content_hash: checked, not kept
     ch = obj.get("content_hash")
-    if isinstance(ch, str) and isinstance(content, str) and not has_unpaired_surrogate(content):
+    if isinstance(ch, str) and isinstance(content, str) and not lone(content):
         if ch.lower() != content_digest(content):
             st.warnings.append(Problem(line, "content_hash", "does not match sha256(content); ignored", rec.fact_id))
     if errs or rec.fact_id is None or text is None:  # without errors, both the id and the content are set
@@ -157,7 +164,12 @@ def parse_fact(obj: Any, line: int, st: LoadState, *, cells: bool) -> FactRecord
     return rec
 
 
-def _fact_id(fid: Any, err: ErrFn) -> str | None:
+def _no_lone_surrogate(_text: str) -> bool:
+    """The Unicode check of a string read from text without a ``\\u`` escape: it holds no lone surrogate."""
+    return False
+
+
+def _fact_id(fid: Any, err: ErrFn, lone: Callable[[str], bool]) -> str | None:
     """The fact's id once checked (a non-empty string without control characters), else None."""
     if fid is None:
         err("fact_id", "missing (required)")
@@ -165,7 +177,7 @@ def _fact_id(fid: Any, err: ErrFn) -> str | None:
         err("fact_id", f"must be a string, got {type_name(fid)} {json.dumps(fid)[:60]}")
     elif not fid.strip():
         err("fact_id", "empty (required)")
-    elif has_unpaired_surrogate(fid):
+    elif lone(fid):
         err("fact_id", "contains an unpaired surrogate (not valid Unicode)")
     elif (ctl := control_char(fid)) is not None:
         err(
@@ -178,7 +190,9 @@ def _fact_id(fid: Any, err: ErrFn) -> str | None:
     return None
 
 
-def _content(content: Any, err: ErrFn, st: LoadState, line: int, fact_id: str | None) -> str | None:
+def _content(
+    content: Any, err: ErrFn, st: LoadState, line: int, fact_id: str | None, lone: Callable[[str], bool]
+) -> str | None:
     """The fact's content once checked (visible text, valid Unicode), else None; NUL characters are
     kept with a warning."""
     if content is None:
@@ -187,7 +201,7 @@ def _content(content: Any, err: ErrFn, st: LoadState, line: int, fact_id: str | 
         err("content", f"must be a string, got {type_name(content)}")
     elif not has_visible_char(content):
         err("content", "empty (required, non-empty text; only spaces or invisible characters here)")
-    elif has_unpaired_surrogate(content):
+    elif lone(content):
         err("content", "contains an unpaired surrogate (not valid Unicode)")
     else:
         if "\x00" in content:
@@ -252,13 +266,13 @@ def _ttl(t: Any, err: ErrFn) -> tuple[TTLKind, float | None, str | None]:
     return "explicit", secs, t
 
 
-def _plain(v: Any, name: str, err: ErrFn) -> str | None:
+def _plain(v: Any, name: str, err: ErrFn, lone: Callable[[str], bool]) -> str | None:
     """A plain string field (valid Unicode, no NUL), else None."""
     if v is None:
         return None
     if not isinstance(v, str):
         err(name, f"must be a string, got {type_name(v)}")
-    elif has_unpaired_surrogate(v):
+    elif lone(v):
         err(name, "contains an unpaired surrogate (not valid Unicode)")
     elif "\x00" in v:
         err(name, f"contains a NUL character (U+0000) at position {v.index(chr(0))}")
@@ -267,8 +281,9 @@ def _plain(v: Any, name: str, err: ErrFn) -> str | None:
     return None
 
 
-def _metadata(m: Any, cells: bool, err: ErrFn) -> dict[str, Any]:
-    """``metadata``: a JSON object of valid Unicode (a CSV cell holds it as JSON), else empty."""
+def _metadata(m: Any, cells: bool, err: ErrFn, escapes: bool = True) -> dict[str, Any]:
+    """``metadata``: a JSON object of valid Unicode (a CSV cell holds it as JSON), else empty; ``escapes``
+    as in :func:`parse_fact` (without them the Unicode check has nothing to find)."""
     if m is None:
         return {}
     if cells:
@@ -278,6 +293,8 @@ def _metadata(m: Any, cells: bool, err: ErrFn) -> dict[str, Any]:
     if not isinstance(m, dict):
         err("metadata", f"must be a JSON object, got {type_name(m)}")
         return {}
+    if not escapes:
+        return m
     try:
         json.dumps(m, ensure_ascii=False).encode("utf-8")
     except (UnicodeEncodeError, ValueError, RecursionError):
@@ -327,6 +344,9 @@ _INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e")
 
 def has_visible_char(text: str) -> bool:
     """Does ``text`` hold a character that draws something (not space, not zero-width)?"""
+    first = text[:1]
+    if first and not first.isspace() and first not in _INVISIBLE:  # most texts: their first character
+        return True
     return any(not ch.isspace() and ch not in _INVISIBLE for ch in text)
 
 

@@ -45,6 +45,7 @@ from crp_core.io.ckf.source import (
 )
 from crp_core.io.located import type_name
 from crp_core.model import KnowledgeBase
+from crp_core.support.collector import collector_paused
 
 if TYPE_CHECKING:
     from crp_core.io.ckf.sdk_map import SourceTypeMap
@@ -54,6 +55,8 @@ _MANIFEST_KEYS = frozenset({"embedding_model", "dim"})
 
 
 # ---- public API ------------------------------------------------------------------------------
+# a load builds a million small acyclic objects: the cyclic collector's passes over them are paused
+@collector_paused()
 def load_ckf(
     path: str | os.PathLike[str],
     *,
@@ -87,6 +90,7 @@ def load_ckf(
     return _load_data(data, path, fmt, lenient=lenient, expected_model=expected_model)
 
 
+@collector_paused()
 def load_ckf_bytes(
     data: bytes,
     name: str,
@@ -203,7 +207,8 @@ def _read_jsonl(text: str, st: LoadState) -> None:
             continue
         for key in dupes:
             st.warnings.append(Problem(n, key, "key given more than once in this fact; the last value is used"))
-        st.recs.append(parse_fact(obj, n, st, cells=False))
+        # a line without a "\\u" escape cannot give a string a lone surrogate (the text is strict UTF-8)
+        st.recs.append(parse_fact(obj, n, st, cells=False, escapes="\\u" in raw))
     if not st.recs and not text.strip():  # every non-blank line made a record: no copy of a large text
         st.file_problems.append(Problem(0, FILE_FIELD, "file holds no facts"))
 
@@ -234,8 +239,9 @@ def _read_json(text: str, st: LoadState) -> None:
         return
     if not facts:
         st.file_problems.append(Problem(0, FILE_FIELD, "file holds no facts"))
+    escapes = "\\u" in text  # as in _read_jsonl, once for the whole document
     for i, obj in enumerate(facts, start=1):
-        st.recs.append(parse_fact(obj, i, st, cells=False))
+        st.recs.append(parse_fact(obj, i, st, cells=False, escapes=escapes))
 
 
 def _read_csv(text: str, st: LoadState) -> None:

@@ -94,6 +94,61 @@ def test_damaged_persisted_index_is_rebuilt(tmp_path):
     assert prepare_corpus(kb, embedder=HashingEmbedder(), cache_dir=tmp_path).index.origin == "loaded"
 
 
+def _graph_arrays(g):
+    m = g.matrix
+    return [(a.dtype, a.tolist()) for a in (m.indptr, m.indices, m.data)]
+
+
+def test_similarity_graph_persists_beside_its_table_and_reads_back_equal(tmp_path, monkeypatch):
+    from crp_core.corpus.graph import SimilarityGraph
+
+    kb = kb_from(texts(120), {5: "DELETED"})
+    config = CRPConfig(graph_k=6)
+    g1 = prepare_corpus(kb, embedder=HashingEmbedder(), cache_dir=tmp_path, config=config).graph(config)
+    (gfile,) = [p for p in (tmp_path / "index").iterdir() if "-graph-k6-" in p.name]
+    assert g1.n_edges > 0
+    # a new corpus of the same CKF reads the graph: no neighbour table, no build
+    built = []
+    real = SimilarityGraph.build
+    monkeypatch.setattr(SimilarityGraph, "build", classmethod(lambda cls, *a, **k: built.append(1) or real(*a, **k)))
+    c2 = prepare_corpus(kb, embedder=HashingEmbedder(), cache_dir=tmp_path, config=config)
+    g2 = c2.graph(config)
+    assert built == [] and _graph_arrays(g2) == _graph_arrays(g1)
+    assert g2.retrievable.tolist() == g1.retrievable.tolist() and not g2.matrix.data.flags.writeable
+    assert g2.hop_distances([0], 3).tolist() == g1.hop_distances([0], 3).tolist()
+    # another edge minimum is another graph (another file)
+    other = CRPConfig(graph_k=6, graph_edge_min=0.9)
+    prepare_corpus(kb, embedder=HashingEmbedder(), cache_dir=tmp_path, config=other).graph(other)
+    assert built == [1] and len([p for p in (tmp_path / "index").iterdir() if "-graph-k6-" in p.name]) == 2
+    # a damaged file is said and rebuilt to the same graph
+    empty = {"indices": np.zeros(0, np.int64), "data": np.zeros(0, np.float32)}
+    np.savez(gfile.open("wb"), indptr=np.zeros(3, np.int64), **empty)
+    with pytest.warns(RuntimeWarning, match="similarity graph .* ignored .*shape mismatch.*rebuilding"):
+        g3 = prepare_corpus(kb, embedder=HashingEmbedder(), cache_dir=tmp_path, config=config).graph(config)
+    assert built == [1, 1] and _graph_arrays(g3) == _graph_arrays(g1)
+
+
+@pytest.mark.parametrize(
+    ("indptr", "indices", "data", "why"),
+    [
+        ([0, 1, 2, 2], [1, 0], [0.9, 0.9], "dtype mismatch"),
+        ([0, 2, 1, 2], [1, 0], [0.9, 0.9], "row pointers out of order"),
+        ([0, 1, 2, 2], [1, 3], [0.9, 0.9], "entries out of range"),
+        ([0, 1, 2, 2], [1, 0], [0.9, float("nan")], "entries out of range"),
+        ([0, 1, 2, 3], [1, 0], [0.9, 0.9], "row pointers out of order"),
+    ],
+)
+def test_a_persisted_graph_that_is_not_a_graph_of_that_size_is_refused(tmp_path, indptr, indices, data, why):
+    from crp_core.corpus.graph import SimilarityGraph
+
+    path = tmp_path / "g.npz"
+    data_dtype = np.float64 if why == "dtype mismatch" else np.float32
+    arrays = {"indices": np.array(indices, np.int64), "data": np.array(data, data_dtype)}
+    np.savez(path, indptr=np.array(indptr, np.int64), **arrays)
+    with pytest.raises(ValueError, match=why):
+        SimilarityGraph.load(path, np.ones(3, bool), CRPConfig())
+
+
 def test_minilm_model_id_counts_tokens_with_the_tokenizer(tmp_path):
     x = np.random.default_rng(2).normal(size=(2, 384)).astype(np.float32)
     kb = kb_from(["hello world", "etcd listens on 2379 (clients)"], embeddings=x, model=MODEL_ID)
