@@ -336,7 +336,7 @@ class FactIndex:
         index = self._hnsw()
         with self._lock:  # marks + ef + query (and the memo) must not interleave with another thread's
             self._apply_mask(allowed)
-            if size <= 0:
+            if size <= 0 or q.shape[0] > size:  # no memo, or a batch it could not hold (a neighbour table's rows)
                 index.set_ef(ef)
                 return _as_rows(index.knn_query(q, k=k, num_threads=threads)[0])
             found = self._found
