@@ -148,7 +148,7 @@ class FactIndex:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write ``<path>`` (hnswlib binary) and ``<path>.json`` (parameters + file digest), atomically."""
         path = Path(path)
-        with replaced_atomically(path, parents=True) as tmp:
+        with replaced_atomically(path, parents=True, mode=PRIVATE_FILE_MODE) as tmp:  # a cache file, as its .json
             if self._index is not None:
                 with self._lock:  # the file never carries deletion marks
                     self._apply_mask(None)
