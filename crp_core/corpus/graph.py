@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from crp_core.corpus.index import FactIndex
 
 
+#: rows of the neighbour table searched per batched query
+NEIGHBOUR_ROWS = 65536
+
 #: the dtypes of a CSR matrix's index arrays
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
@@ -57,8 +60,11 @@ class NeighbourTable:
         retrievable = np.asarray(retrievable, dtype=bool)
         ids = np.full((n, k), -1, dtype=np.int64)
         sims = np.full((n, k), np.nan, dtype=np.float32)
-        rows = np.flatnonzero(retrievable)
-        if rows.size and k > 0:
+        every = np.flatnonzero(retrievable)
+        # queried NEIGHBOUR_ROWS at a time (each row's search is its own: the same table for any cut), so a million
+        # rows' query vectors and results are never copied whole
+        for s in range(0, every.size if k > 0 else 0, NEIGHBOUR_ROWS):
+            rows = every[s : s + NEIGHBOUR_ROWS]
             got_ids, got_sims = index.query(vectors[rows], k + 1, retrievable, ef_search=ef_search)
             is_self = got_ids == rows[:, None]
             # a row without itself (exact duplicates can outrank it) drops its last entry instead

@@ -148,7 +148,7 @@ class FactIndex:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write ``<path>`` (hnswlib binary) and ``<path>.json`` (parameters + file digest), atomically."""
         path = Path(path)
-        with replaced_atomically(path, parents=True) as tmp:
+        with replaced_atomically(path, parents=True, mode=PRIVATE_FILE_MODE) as tmp:  # a cache file, as its .json
             if self._index is not None:
                 with self._lock:  # the file never carries deletion marks
                     self._apply_mask(None)
@@ -336,7 +336,7 @@ class FactIndex:
         index = self._hnsw()
         with self._lock:  # marks + ef + query (and the memo) must not interleave with another thread's
             self._apply_mask(allowed)
-            if size <= 0:
+            if size <= 0 or q.shape[0] > size:  # no memo, or a batch it could not hold (a neighbour table's rows)
                 index.set_ef(ef)
                 return _as_rows(index.knn_query(q, k=k, num_threads=threads)[0])
             found = self._found

@@ -83,6 +83,17 @@ def test_second_prepare_embeds_nothing_and_reuses_index_and_neighbours(tmp_path)
     assert c3.index.origin == "built" and e2.texts_encoded == 1
 
 
+def test_every_persisted_cache_file_is_private_to_the_user(tmp_path):
+    import stat
+
+    kb = kb_from(texts(60))
+    config = CRPConfig(graph_k=4)
+    prepare_corpus(kb, embedder=HashingEmbedder(), cache_dir=tmp_path, config=config).graph(config)
+    files = sorted(p for p in (tmp_path / "index").iterdir())
+    assert {p.suffix for p in files} == {".bin", ".json", ".npz"} and len(files) == 4
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in files} == {p.name: 0o600 for p in files}
+
+
 def test_damaged_persisted_index_is_rebuilt(tmp_path):
     kb = kb_from(texts(50))
     prepare_corpus(kb, embedder=HashingEmbedder(), cache_dir=tmp_path)

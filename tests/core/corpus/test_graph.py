@@ -98,6 +98,24 @@ def test_neighbour_table_matches_brute_force_and_drops_self():
         t.ids[0, 0] = 3
 
 
+def test_neighbour_table_is_the_same_for_any_query_cut_and_beside_the_memo(monkeypatch):
+    """The table is queried NEIGHBOUR_ROWS rows at a time, and a batch larger than the index's search memo
+    bypasses it: each row's search is its own, so the table is the one of a single whole batch."""
+    from crp_core.corpus import graph, index
+
+    x = clustered(1500, seed=5)
+    c = Corpus.from_vectors(kb_of(1500, {7: "DELETED", 900: "QUARANTINED"}), x)
+    keep = c.retrievable
+    monkeypatch.setattr(index, "QUERY_CACHE_SIZE", 0)  # the reference: one batch, no memo
+    whole = NeighbourTable.from_index(c.index, c.vectors, 6, keep)
+    monkeypatch.setattr(index, "QUERY_CACHE_SIZE", 1024)
+    for rows in (37, 1024, 65536):  # cuts under the memo's size (memoised), and one batch over it (not)
+        monkeypatch.setattr(graph, "NEIGHBOUR_ROWS", rows)
+        t = NeighbourTable.from_index(c.index, c.vectors, 6, keep)
+        assert t.ids.tolist() == whole.ids.tolist() and np.array_equal(t.sims, whole.sims, equal_nan=True)
+    assert (whole.ids[[7, 900]] == -1).all() and not np.isin(whole.ids, [7, 900]).any()
+
+
 def test_duplicates_drop_exactly_one_entry():
     # three identical vectors: ties at cos 1.0, so self need not come first, but the top 3 of each
     # of them is exactly {0, 1, 2} and self is dropped wherever it stands
