@@ -250,7 +250,6 @@ class Corpus:
     def neighbours(self, k: int | None = None, config: CRPConfig | None = None) -> NeighbourTable:
         """Each retrievable fact's k nearest retrievable neighbours (cached, persisted)."""
         from crp_core.corpus.graph import NeighbourTable
-        from crp_core.corpus.index import index_key, mask_digest
 
         config = config or self.config
         k = config.graph_k if k is None else int(k)
@@ -260,16 +259,8 @@ class Corpus:
             cached = self._cache.get(key)
             if isinstance(cached, NeighbourTable):  # an "nbr" key holds only NeighbourTable
                 return cached
-        got: NeighbourTable | None = None
-        path = None
-        if self.cache_dir is not None:
-            stem = index_key(index.fingerprint, index.m, index.ef_construction)
-            path = (
-                Path(self.cache_dir)
-                / "index"
-                / f"{stem}-nbr-k{k}-ef{config.hnsw_ef_search}-{mask_digest(self.retrievable)}.npz"
-            )
-            got = _load_neighbours(path, self.n, k)
+        path = self._index_file(index, f"nbr-k{k}-ef{config.hnsw_ef_search}")
+        got = _load_neighbours(path, self.n, k) if path is not None else None
         if got is None:
             got = NeighbourTable.from_index(index, self.vectors, k, self.retrievable, ef_search=config.hnsw_ef_search)
             if path is not None:
@@ -295,7 +286,10 @@ class Corpus:
             cached = self._cache.get(key)
         got = cached if isinstance(cached, SimilarityGraph) else None  # a "graph" key holds only graphs
         if got is None:
-            path = self._graph_path(config)
+            edge_min = float(config.graph_edge_min).hex()
+            path = self._index_file(
+                self.index_for(config), f"graph-k{config.graph_k}-ef{config.hnsw_ef_search}-min{edge_min}"
+            )
             got = _load_graph(path, self.retrievable, config) if path is not None else None
             if got is None:
                 table = self.neighbours(config.graph_k, config)
@@ -306,19 +300,15 @@ class Corpus:
                 self._cache[key] = got
         return got
 
-    def _graph_path(self, config: CRPConfig) -> Path | None:
-        """Where the similarity graph persists: beside its neighbour table, with ``graph_edge_min`` in the name."""
+    def _index_file(self, index: FactIndex, what: str) -> Path | None:
+        """Where a table built from ``index`` persists (None without a cache): the index's file stem, ``what``
+        (the kind and its parameters) and the retrievable mask's digest."""
         if self.cache_dir is None:
             return None
         from crp_core.corpus.index import index_key, mask_digest
 
-        index = self.index_for(config)
         stem = index_key(index.fingerprint, index.m, index.ef_construction)
-        name = (
-            f"{stem}-graph-k{config.graph_k}-ef{config.hnsw_ef_search}-min{float(config.graph_edge_min).hex()}"
-            f"-{mask_digest(self.retrievable)}.npz"
-        )
-        return Path(self.cache_dir) / "index" / name
+        return Path(self.cache_dir) / "index" / f"{stem}-{what}-{mask_digest(self.retrievable)}.npz"
 
 
 # ---- persistence helpers --------------------------------------------------------------------------
