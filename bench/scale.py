@@ -46,7 +46,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -90,20 +90,31 @@ def synthetic_path(data: str, n: int) -> str:
     return path
 
 
+def _tree(root: int, skip: int | None = None) -> Iterator[int]:
+    """``root`` and its live descendants (``skip``'s subtree left out), read from ``/proc``."""
+    todo = [root]
+    while todo:
+        p = todo.pop()
+        if p == skip:
+            continue
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            continue
+        yield p
+
+
 def _tree_rss_mb(pid: int) -> float:
     """The resident sets of ``pid`` and its descendants summed (MB; 0 once they are gone)."""
     total = 0.0
-    todo = [pid]
-    while todo:
-        p = todo.pop()
+    for p in _tree(pid):
         try:
             with open(f"/proc/{p}/status", encoding="ascii") as fh:
                 for line in fh:
                     if line.startswith("VmRSS:"):
                         total += float(line.split()[1]) / 1024.0
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
-                    todo.extend(int(c) for c in fh.read().split())
         except (OSError, ValueError):
             continue
     return total
@@ -221,19 +232,13 @@ def cluster_cpu(root: int, skip: int | None = None) -> dict[int, float]:
     out: the Ray nodes' processes (raylets, object stores, task workers) when ``root`` started the cluster."""
     tick = os.sysconf("SC_CLK_TCK")
     out: dict[int, float] = {}
-    todo = [root]
-    while todo:
-        p = todo.pop()
-        if p == skip:
+    for p in _tree(root, skip):
+        if p == root:
             continue
         try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
-                    todo.extend(int(c) for c in fh.read().split())
-            if p != root:
-                with open(f"/proc/{p}/stat", encoding="ascii") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-                out[p] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            with open(f"/proc/{p}/stat", encoding="ascii") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            out[p] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
         except (OSError, ValueError, IndexError):
             continue
     return out
