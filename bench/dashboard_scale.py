@@ -12,7 +12,11 @@ scenarios folder unless ``--scenarios``) and drives it with headless Debian Chro
 2. a new browser session on the warm server (what every later visitor waits for);
 3. page switches: a click on each navigation link (``--pages``, default all) to the app idle, ``--tries``
    rounds (the first round builds each page's own caches, later rounds are what a person clicking around
-   waits for); the Conflicts page's first visit includes the whole-CKF scan of its triage queue.
+   waits for); the Conflicts page's first visit includes the whole-CKF scan of its triage queue;
+4. with ``--queue``, on the Conflicts page, ``--tries`` rounds of what an operator does with the triage queue:
+   sort by similarity, then back to the triage order, filter on a pattern, on "undecided", clear both, and
+   turn to the next page, each from the action to the app idle (the queue is paged, filtered and sorted on
+   the server; the browser receives one page).
 
 Prints the server's peak resident memory (its ``/proc`` status, ``VmHWM``) and the load average. The HNSW
 index persists in the cache (``$CRP_CACHE_DIR``), so a second run measures a server start with the index on
@@ -88,6 +92,78 @@ def switch(page, title: str) -> float:
     return time.monotonic() - t0
 
 
+def _idle_after(page, act) -> float:  # type: ignore[no-untyped-def]
+    """Seconds from ``act()`` to the app idle again."""
+    t0 = time.monotonic()
+    act()
+    page.wait_for_timeout(300)
+    page.wait_for_selector(IDLE, timeout=FIRST_RENDER_S * 1000)
+    return time.monotonic() - t0
+
+
+def _pick(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
+    """Choose ``option`` in the select box or multiselect labelled ``label`` (a combobox by its label)."""
+    page.get_by_role("combobox", name=label).click()
+    page.locator('[role="option"]', has_text=option).first.click()
+    page.keyboard.press("Escape")
+
+
+def _clear(page, label: str) -> None:  # type: ignore[no-untyped-def]
+    """Remove the last choice of the multiselect labelled ``label`` (Backspace in its box)."""
+    box = page.get_by_role("combobox", name=label)
+    box.click()
+    box.press("Backspace")
+    page.keyboard.press("Escape")
+
+
+def _next_page(page) -> None:  # type: ignore[no-untyped-def]
+    """Type the next page's number into the queue's page box."""
+    box = page.locator('input[aria-label^="page (of"]').first
+    box.fill(str(int(box.input_value()) + 1))
+    box.press("Enter")
+
+
+#: the queue actions timed by ``--queue``
+QUEUE_ACTIONS = (
+    ("sort by similarity", lambda p: _pick(p, "Sort (all pairs)", "similarity (highest first)")),
+    ("sort in triage order", lambda p: _pick(p, "Sort (all pairs)", "triage order")),
+    ("filter: NUMBER_CHANGED", lambda p: _pick(p, "Pattern", "NUMBER_CHANGED")),
+    ("filter: undecided", lambda p: p.get_by_text("undecided", exact=True).first.click()),
+    ("filters cleared", lambda p: (_clear(p, "Pattern"), p.get_by_text("all", exact=True).first.click())),
+    ("next page", _next_page),
+)
+
+
+def _says(page) -> str:  # type: ignore[no-untyped-def]
+    """The queue's own account of the view shown: its match line and its rows line."""
+    match = page.get_by_text("pairs match").first.inner_text(timeout=5000).split(" · scan")[0]
+    rows = page.get_by_text("rows ").filter(has_text=" of ").first.inner_text(timeout=5000)
+    return f"{match} · {rows}"
+
+
+def queue_rounds(page, tries: int) -> None:  # type: ignore[no-untyped-def]
+    """``tries`` rounds of :data:`QUEUE_ACTIONS` on the Conflicts page, as a table with what the page said
+    after each action of the first round (proof that the action took effect)."""
+    switch(page, "Conflicts")
+    times: dict[str, list[float]] = {name: [] for name, _ in QUEUE_ACTIONS}
+    said: dict[str, str] = {}
+    for _ in range(tries):
+        for name, act in QUEUE_ACTIONS:
+            try:
+                times[name].append(_idle_after(page, lambda act=act: act(page)))
+                said.setdefault(name, _says(page))
+            except Exception:
+                shot = Path(os.environ.get("TMPDIR", "/tmp")) / "dashboard_scale_failed.png"
+                page.screenshot(path=str(shot), full_page=True)
+                shot.with_suffix(".html").write_text(page.content(), encoding="utf-8")
+                print(f"{name!r} failed: the page is in {shot} and {shot.with_suffix('.html')}", flush=True)
+                raise
+    print("| triage queue action | " + " | ".join(f"round {r + 1} (s)" for r in range(tries)) + " | the page says |")
+    print("|---|" + "---:|" * tries + "---|")
+    for name, got in times.items():
+        print(f"| {name} | " + " | ".join(f"{t:.2f}" for t in got) + f" | {said[name]} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ckf", required=True, help="the CKF folder or file to open")
@@ -96,6 +172,7 @@ def main() -> int:
     ap.add_argument("--max-bytes", type=int, default=2_000_000_000, help="the server's CKF size limit")
     ap.add_argument("--tries", type=int, default=2, help="rounds of page switches")
     ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated navigation titles to switch to")
+    ap.add_argument("--queue", action="store_true", help="then time sorting, filtering and paging the triage queue")
     args = ap.parse_args()
     pages = tuple(t.strip() for t in args.pages.split(",") if t.strip())
     ckf = Path(args.ckf).resolve()
@@ -133,6 +210,9 @@ def main() -> int:
                     times[title].append(switch(page, title))
             for title in pages:
                 print(f"| {title} | " + " | ".join(f"{t:.2f}" for t in times[title]) + " |")
+            if args.queue:
+                queue_rounds(page, args.tries)
+                page.screenshot(path=str(Path(os.environ.get("TMPDIR", "/tmp")) / "dashboard_scale_queue.png"))
             browser.close()
         pid = server_pid(port)
         print(f"server resident now {memory_gb(pid):.2f} GB, peak {memory_gb(pid, 'VmHWM'):.2f} GB")

@@ -136,6 +136,8 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.analysis.baseline import EnvelopeChange, SideNumbers
+    from crp_core.analysis.scan_check import DEFAULT_CHECK_WORKERS
+    from crp_core.analysis.scan_store import load_checked, save_checked
     from crp_core.factors.recency import compute_recency
     from crp_core.headers import CONFLICTS, PARTITIONS
     from crp_core.support.digest import Digest, content_digest
@@ -292,6 +294,8 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     ),
     "crp_core.analysis.metrics": ("METRICS", "MetricInfo", "RANKING_METRICS"),
     "crp_core.analysis.scan": ("scan_config_key", "CHECK_CONFIG_FIELDS"),
+    "crp_core.analysis.scan_check": ("DEFAULT_CHECK_WORKERS",),
+    "crp_core.analysis.scan_store": ("load_checked", "save_checked"),
     "crp_core.analysis.sdk_agreement": ("has_sdk_data",),
     "crp_core.analysis.sweep": (
         "check_key",
@@ -467,7 +471,7 @@ __all__ = [
     # read by the dashboard (crp_ui, pages): header names, views' inputs, triage, suites
     "headers", "GateFailure", "build_html_report", "known_conflicts", "METRICS", "MetricInfo", "RANKING_METRICS",
     "SelectionKnownConflicts", "RowChecks", "KnownSource",
-    "scan_config_key", "CHECK_CONFIG_FIELDS",
+    "scan_config_key", "CHECK_CONFIG_FIELDS", "DEFAULT_CHECK_WORKERS", "load_checked", "save_checked",
     "has_sdk_data", "check_key", "current_value", "is_bool_key", "is_integer_key", "linspace_values",
     "sweepable_keys", "Param", "default_space", "NEVER_RETRIEVED", "SCALAR_KEYS", "TABLE_KEYS", "choices", "describe",
     "origin", "valid_range", "EmbeddingCancelled", "default_embedder", "embedder_for", "EmbeddingProgress",

@@ -16,6 +16,7 @@ import streamlit as st
 
 from crp_core import (
     CHECK_CONFIG_FIELDS,
+    DEFAULT_CHECK_WORKERS,
     LRU,
     CheckedPairs,
     ConflictScan,
@@ -24,8 +25,10 @@ from crp_core import (
     arbitrate_checked,
     check_ckf,
     decision_change,
+    load_checked,
     rearbitrate,
     restatused,
+    save_checked,
     scan_config_key,
 )
 
@@ -78,7 +81,11 @@ def scan_once(
 ) -> ConflictScan:
     """``scan_ckf`` once per (corpus, scan fields, now, pair decisions ``dkey``): a kept scan arbitrated again for
     what changed (:func:`_updated`: pair decisions, statuses that keep every fact retrievable), else the corpus's
-    checked pairs arbitrated, else checked first with a progress bar (pairs text-checked, rate, time left).
+    checked pairs arbitrated, else checked first with a progress bar (pairs text-checked, rate, time left), the texts in
+    ``DEFAULT_CHECK_WORKERS`` new processes when the candidates are many (``crp_core.check_ckf``): the text
+    check's memos never grow in the server, and other sessions keep the server's interpreter. Checked pairs
+    persist in the corpus's cache folder (``crp_core.load_checked`` / ``save_checked``): a new server over
+    the same CKF, vectors, retrievable facts, check fields and detector arbitrates them without scanning.
     ``check_id`` identifies what the text check reads of the corpus (its facts' ids and texts, vectors and
     retrievable facts; default ``corpus_id``): corpora that differ only by statuses that keep every fact's
     retrievability share their checked pairs."""
@@ -96,15 +103,23 @@ def scan_once(
     check_key = (*cid, scan_config_key(config, CHECK_CONFIG_FIELDS))
     checked = _checks().get(check_key)
     if checked is None:
-        bar = Bar("Scanning the whole CKF for conflicts", unit="pairs")
-        try:
-            checked = check_ckf(corpus, config, progress=bar)
-        finally:
-            bar.empty()
+        checked = load_checked(corpus, config) or _check(corpus, config)
         _checks().put(check_key, checked)
     got = arbitrate_checked(checked, corpus, config, now, decisions)
     _keep(key, lineage, same_check, corpus, decisions, got)
     return got
+
+
+def _check(corpus: Corpus, config: CRPConfig) -> CheckedPairs:
+    """The pair search and the text check, with a progress bar, kept in the corpus's cache folder for the
+    next server (``crp_core.save_checked``)."""
+    bar = Bar("Scanning the whole CKF for conflicts", unit="pairs")
+    try:
+        checked = check_ckf(corpus, config, progress=bar, check_workers=DEFAULT_CHECK_WORKERS)
+    finally:
+        bar.empty()
+    save_checked(corpus, config, checked)
+    return checked
 
 
 def _updated(

@@ -358,8 +358,11 @@ def check_ckf(
     searcher: PairSearcher | None = None,
     check_pool: Executor | None = None,
     clock: StageClock | None = None,
+    check_workers: int = 1,
 ) -> CheckedPairs:
-    """The pair search and the text check of :func:`scan_ckf` (its arguments), timed into ``clock``."""
+    """The pair search and the text check of :func:`scan_ckf` (its arguments), timed into ``clock``.
+    Without ``check_pool``, ``check_workers > 1`` checks the texts in that many new worker processes
+    when the candidates are enough to pay for their start (``scan_check.check_candidates``)."""
     clock = clock if clock is not None else StageClock()
     t0 = time.perf_counter()
     with clock.stage("pair search"):
@@ -367,7 +370,7 @@ def check_ckf(
     t1 = time.perf_counter()
     with clock.stage("text check"):
         found = check_candidates(
-            search.pairs, corpus.kb.facts, config.detector_learned, check_pool, progress, clock.add_cpu
+            search.pairs, corpus.kb.facts, config.detector_learned, check_pool, progress, clock.add_cpu, check_workers
         )
     t2 = time.perf_counter()
     return CheckedPairs(search, tuple(found), (t1 - t0) * 1e3, (t2 - t1) * 1e3)

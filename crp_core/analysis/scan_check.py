@@ -16,8 +16,10 @@ this module decides is only the *order* and the *place* of those calls, never a 
   text by the stage) is made once, not once per distant pair; a component longer than a chunk is cut
   in the order of a breadth-first walk of its texts (:func:`locality_ranks`), so the pieces share only
   the texts at their seams;
-* **processes**: with a :func:`check_pool` the chunks go to its forked worker processes, which
-  receive only the chunk's texts and return the conflicts found; a worker forgets the stage's
+* **processes**: with a :func:`check_pool` the chunks go to its worker processes, which receive only
+  the chunk's texts and return the conflicts found: forked before a large CKF is loaded (the command
+  line), or started empty (``spawn``) by a process that already holds one (the dashboard's server,
+  :func:`check_candidates` with ``workers``); a worker forgets the stage's
   per-text memos after each chunk (bounded memory; a chunk holds whole components or a piece of one,
   so what a later chunk needs again is only a seam's texts).
 
@@ -33,11 +35,13 @@ import os
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,6 +53,7 @@ from crp_core.records import ValueConflict
 from crp_core.stages.contradictions import clauses
 from crp_core.stages.contradictions.values import values_conflict
 from crp_core.support.collector import collector_paused
+from crp_core.support.cores import default_cores
 
 #: candidate pairs of one chunk of the text check (a chunk is cut at a component boundary when it can be)
 CHECK_CHUNK_PAIRS = 4096
@@ -56,6 +61,12 @@ CHECK_CHUNK_PAIRS = 4096
 PARALLEL_MIN_PAIRS = 20000
 #: chunks submitted to the pool and not yet collected, at most (bounds the texts in flight)
 CHUNKS_IN_FLIGHT = 8
+#: text-check processes a scan uses by default where it may start them (the command line's
+#: ``--check-workers``, the dashboard's whole-CKF scan): one per core, two at most
+DEFAULT_CHECK_WORKERS = default_cores()
+#: how a pool's workers start: ``fork`` (a copy of this process: open the pool before loading a large
+#: CKF) or ``spawn`` (a new interpreter that imports the stage: holds none of this process's memory)
+StartMethod = Literal["fork", "spawn"]
 
 #: one conflicting pair: (row of the fact with the smaller id, row of the other, the conflict in that orientation)
 Found = tuple[int, int, ValueConflict]
@@ -179,24 +190,43 @@ PR_SET_PDEATHSIG = 1
 
 
 @contextmanager
-def check_pool(workers: int) -> Iterator[Executor | None]:
-    """``workers`` processes for the text check, forked at once (open it before loading a large CKF: the
-    workers then hold none of it and receive only the texts of their chunks); None when ``workers <= 1``
-    or where processes cannot be forked (the check then runs in this process)."""
-    if workers <= 1 or "fork" not in _start_methods():
+def check_pool(workers: int, start: StartMethod = "fork") -> Iterator[Executor | None]:
+    """``workers`` processes for the text check, started at once; they receive only the texts of their
+    chunks. ``fork``: open it before loading a large CKF, so the workers hold none of it; ``spawn``: for a
+    process already holding one (each worker is a new interpreter, which imports the caller's main module
+    as multiprocessing's ``spawn`` does: a script guards its entry with ``if __name__ == "__main__":``).
+    None when ``workers <= 1``, where processes cannot be started that way, or when a worker ends before
+    its first task (a warning says so): the check then runs in this process."""
+    if workers <= 1 or start not in _start_methods():
         yield None
         return
     pool = ProcessPoolExecutor(
         max_workers=workers,
-        mp_context=multiprocessing.get_context("fork"),
+        mp_context=multiprocessing.get_context(start),
         initializer=_worker_start,
         initargs=(os.getpid(),),
     )
     try:
-        pool.submit(os.getpid).result()  # with a fork context the first task starts every worker
-        yield pool
+        yield pool if _started(pool, workers, start) else None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _started(pool: ProcessPoolExecutor, workers: int, start: StartMethod) -> bool:
+    """Whether the pool's workers answer a first task (their start and imports happen here, before the
+    scan's progress begins); False, with a warning, when one ended instead."""
+    try:
+        for got in [pool.submit(os.getpid) for _ in range(workers)]:
+            got.result()
+    except BrokenProcessPool:
+        warnings.warn(
+            f"the text check's {workers} worker processes ({start}) ended before their first task; "
+            "the texts are checked in this process",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -328,10 +358,14 @@ def check_candidates(
     pool: Executor | None,
     progress: Callable[[int, int], None] | None,
     worker_cpu: Callable[[float], None],
+    workers: int = 1,
 ) -> list[Found]:
     """The candidate pairs whose texts value-conflict (:func:`conflicting_pairs`) as the scan checks them:
     ``progress(done, n)`` throttled to at most :data:`PROGRESS_STEPS` reports after ``(0, n)``, the pool
-    used from :data:`PARALLEL_MIN_PAIRS` pairs on, in chunks sized for the progress when checked here."""
+    used from :data:`PARALLEL_MIN_PAIRS` pairs on, in chunks sized for the progress when checked here.
+    Without a pool, ``workers > 1`` starts that many ``spawn`` workers for the check from
+    :data:`PARALLEL_MIN_PAIRS` pairs on, stopped when it ends (the text check's memos then never grow
+    in this process)."""
     n_cand = int(cand.shape[0])
     every = max(1, -(-n_cand // PROGRESS_STEPS))
     if progress is not None:
@@ -343,12 +377,14 @@ def check_candidates(
             progress(done, n_cand)
         last[0] = done
 
-    if n_cand < PARALLEL_MIN_PAIRS:
-        pool = None  # a worker's start and the texts' transfer cost more than the check
-    chunk = CHECK_CHUNK_PAIRS if pool is not None else max(1, min(CHECK_CHUNK_PAIRS, every))
-    return conflicting_pairs(
-        cand, facts, learned=learned, pool=pool, chunk_pairs=chunk, progress=report, worker_cpu=worker_cpu
-    )
+    if n_cand < PARALLEL_MIN_PAIRS:  # a worker's start and the texts' transfer cost more than the check
+        pool, workers = None, 1
+    with check_pool(workers if pool is None else 1, "spawn") as started:
+        pool = pool if started is None else started
+        chunk = CHECK_CHUNK_PAIRS if pool is not None else max(1, min(CHECK_CHUNK_PAIRS, every))
+        return conflicting_pairs(
+            cand, facts, learned=learned, pool=pool, chunk_pairs=chunk, progress=report, worker_cpu=worker_cpu
+        )
 
 
 def _start_methods() -> list[str]:

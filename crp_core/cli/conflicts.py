@@ -15,7 +15,6 @@ import argparse
 import csv
 import io
 import json
-import os
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -34,6 +33,7 @@ from crp_core.cli.embed import add_engine_args
 from crp_core.config import layered_config
 from crp_core.io.ckf.provenance import sdk_provenance
 from crp_core.io.timeparse import format_timestamp
+from crp_core.support.cores import default_cores
 from crp_core.support.spreadsheet import csv_cell
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from crp_core.support.costs import StageClock
 
 #: processes of the text check by default (the machine's cores, at most 2)
-DEFAULT_CHECK_WORKERS = max(1, min(2, os.cpu_count() or 1))
+DEFAULT_CHECK_WORKERS = default_cores()
 
 #: flat CSV columns, in order
 CSV_COLUMNS: tuple[str, ...] = (

@@ -26,6 +26,7 @@ from crp_core.corpus.embedding_cache import CACHE_MAX_SHARDS as CACHE_MAX_SHARDS
 from crp_core.corpus.embedding_cache import EmbeddingCache as EmbeddingCache
 from crp_core.corpus.embedding_cache import default_cache_dir as default_cache_dir
 from crp_core.corpus.embedding_cache import shared_cache as shared_cache
+from crp_core.support.cores import default_cores
 from crp_core.support.digest import content_digest_bytes
 
 if TYPE_CHECKING:  # loaded lazily at run time (only when a text needs the model or the tokenizer)
@@ -150,7 +151,7 @@ def embed_threads() -> int:
     env = os.environ.get(THREADS_ENV, "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
-    return max(1, min(2, os.cpu_count() or 1))
+    return default_cores()
 
 
 class MiniLMEmbedder:

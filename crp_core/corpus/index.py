@@ -26,12 +26,13 @@ import hnswlib
 import numpy as np
 
 from crp_core.config import CRPConfig
+from crp_core.support.cores import default_cores
 from crp_core.support.digest import Digest, array_part, content_digest, content_digest_bytes, file_digest
 from crp_core.support.files import PRIVATE_FILE_MODE, replaced_atomically, write_atomic
 from crp_core.support.memo import LRU
 
 #: worker threads for batched queries (the machine's cores, at most 2)
-QUERY_THREADS = max(1, min(2, os.cpu_count() or 1))
+QUERY_THREADS = default_cores()
 #: batched queries use QUERY_THREADS only from this much work (queries x ef) on
 PARALLEL_QUERY_WORK = 4096
 #: when at most this many facts are allowed, queries are answered by exact brute force

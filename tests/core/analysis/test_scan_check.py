@@ -16,11 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crp_core.analysis import scan_check
-from crp_core.analysis.scan import scan_ckf
+from crp_core.analysis.scan import check_ckf, scan_ckf
 from crp_core.analysis.scan_check import check_pool, chunk_order, conflicting_pairs
 from crp_core.config import CRPConfig
 from crp_core.errors import CRPError
 from crp_core.model import Fact
+from crp_core.support.costs import StageClock
 from tests.support.paths import REPO_ROOT
 from tests.support.scan_worlds import NOW, cluster_corpus, plain_conflicts
 
@@ -132,6 +133,54 @@ def test_scan_with_a_pool_equals_the_scan_in_this_process(seed):
     assert [(p.fact_a, p.fact_b, p.conflict, p.similarity, p.kept) for p in pooled.pairs] == [
         (p.fact_a, p.fact_b, p.conflict, p.similarity, p.kept) for p in plain.pairs
     ]
+
+
+def test_check_workers_spawn_processes_that_find_the_same_conflicts():
+    """``check_ckf(check_workers=2)`` (the dashboard's whole scan) starts two new interpreters for the check,
+    which report their CPU time, and stops them after: the same checked pairs as the check in this process."""
+    config = CRPConfig()
+    corpus = cluster_corpus(0, config=config)
+    plain = check_ckf(corpus, config)
+    with mock.patch.object(scan_check, "PARALLEL_MIN_PAIRS", 1), mock.patch.object(StageClock, "add_cpu") as heard:
+        spawned = check_ckf(corpus, config, clock=StageClock(), check_workers=2)
+    assert plain.found and spawned.found == plain.found
+    assert heard.called  # the chunks were checked in the workers, which report their CPU time
+    with check_pool(2, "spawn") as pool:
+        assert pool is not None
+        pids = {pool.submit(os.getpid).result() for _ in range(8)}
+    assert os.getpid() not in pids and not any(_alive(p) for p in pids)
+
+
+def test_below_the_parallel_floor_check_workers_start_no_process():
+    config = CRPConfig()
+    corpus = cluster_corpus(1, config=config)
+    with mock.patch.object(scan_check.ProcessPoolExecutor, "__init__", side_effect=AssertionError("a pool")):
+        checked = check_ckf(corpus, config, check_workers=2)
+    assert 0 < checked.search.pairs.shape[0] < scan_check.PARALLEL_MIN_PAIRS
+    assert checked.found == check_ckf(corpus, config).found
+
+
+def test_workers_that_cannot_start_leave_the_check_in_this_process_with_a_warning():
+    """A spawned worker that ends before its first task (here: its start-up exits): a warning, then the check
+    runs here and finds the same pairs."""
+    facts = _facts([k % len(TEXTS) for k in range(12)], list(range(12)))
+    pairs = np.array([(i, j) for i in range(12) for j in range(i + 1, 12)], dtype=np.int64)
+    with (
+        mock.patch.object(scan_check, "PARALLEL_MIN_PAIRS", 1),
+        mock.patch.object(scan_check.ProcessPoolExecutor, "__init__", _dying_pool),
+        pytest.warns(RuntimeWarning, match="ended before their first task; the texts are checked in this process"),
+    ):
+        cpu: list[float] = []
+        got = scan_check.check_candidates(pairs, facts, True, None, None, cpu.append, workers=2)
+    assert got == plain_conflicts(pairs, facts) and cpu == []
+
+
+_REAL_POOL_INIT = scan_check.ProcessPoolExecutor.__init__
+
+
+def _dying_pool(self, max_workers, mp_context, initializer, initargs):
+    """A pool whose workers exit while starting (``os._exit(3)`` as their initializer)."""
+    _REAL_POOL_INIT(self, max_workers=max_workers, mp_context=mp_context, initializer=os._exit, initargs=(3,))
 
 
 def test_a_text_pair_repeated_across_chunks_is_checked_once_per_scan():
