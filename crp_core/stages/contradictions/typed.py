@@ -121,11 +121,19 @@ def _interval_pair(da: Doc, db: Doc, acro: frozenset[str]) -> list[ValueDiff] | 
         pa, pb = _period(ta), _period(tb)
         if not (pa and pb) or ta.qty is None or tb.qty is None or ta.qty.bound or tb.qty.bound:
             continue
+        if _lasting(da, da.values[x].tok) or _lasting(db, db.values[y].tok):
+            continue  # how long a thing lasts is no interval: "kept for 3 months" / "inspected every 7 days"
         if abs(pa - pb) <= INTERVAL_TOLERANCE * max(pa, pb):
             return []
         diff = ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
         return [diff] if _one_statement(da, db, (x, y), acro, acro) else []
     return None
+
+
+def _lasting(d: Doc, k: int) -> bool:
+    """Is the duration at token ``k`` governed by "for" ("retained for 3 years", "valid for 90 days"): how long
+    something lasts, not the time between two events?"""
+    return k > 0 and d.tokens[k - 1].key == "for"
 
 
 def _single_name(d: Doc, other: Doc) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from crp_core.stages.contradictions.values import (
     ENTITY_SUBSTITUTED,
+    NEGATION_FLIP,
     NUMBER_CHANGED,
     values_conflict,
 )
@@ -73,3 +74,35 @@ def test_a_list_restated_in_another_order_in_a_reworded_sentence_is_no_change() 
     assert patterns(
         "The client port is 7001 and the gossip port is 7002.", "The client port is 7002 and the gossip port is 7001."
     ) == (NUMBER_CHANGED,)
+
+
+def test_a_duration_after_for_is_no_interval() -> None:
+    # how long a record is kept against how often a check is made: two attributes, no interval in two forms
+    assert values_conflict("Boiler logs must be kept for 6 months.", "Boilers must be serviced every 4 weeks.") is None
+    # near misses: an interval against a rate stays compared (equal: no conflict; changed: a changed number)
+    assert (
+        values_conflict("The boiler service interval is 4 weeks.", "The boiler is serviced every four weeks.") is None
+    )
+    assert patterns("The boiler service interval is 6 weeks.", "The boiler is serviced every four weeks.") == (
+        NUMBER_CHANGED,
+    )
+
+
+def test_not_outside_a_place_restates_only_inside_it() -> None:
+    # a negation that governs "outside" against "only inside" the same place: one restriction, no flip
+    assert (
+        values_conflict(
+            "Sample jars must not be opened outside the clean room.",
+            "Sample jars may only be opened inside the clean room.",
+        )
+        is None
+    )
+    assert (
+        values_conflict("Darts are never thrown outside the oche area.", "Darts are thrown only within the oche area.")
+        is None
+    )
+    # near misses: "outside" against "outside", and "not outside" against a plain "inside", stay flips
+    assert patterns(
+        "Sample jars must not be opened outside the clean room.", "Sample jars may be opened outside the clean room."
+    ) == (NEGATION_FLIP,)
+    assert patterns("Bins are not kept outside the gate.", "Bins are kept outside the gate.") == (NEGATION_FLIP,)
