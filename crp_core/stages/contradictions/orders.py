@@ -18,6 +18,9 @@ ORDER_WORDS = frozenset(["respectively", "order", "ranked", "first", "second", "
 
 Unit = tuple[str, str]
 
+#: the articles that open a list's item ("a torch, a whistle and a map")
+_ITEM_ARTICLES = frozenset(["a", "an", "the"])
+
 
 def _unit(t: Token) -> Unit:
     if t.kind in (NUMBER, DATE, ENTITY):
@@ -94,7 +97,11 @@ def reordered(da: Doc, db: Doc) -> bool:
         return False
     end = n - s
     sa, sb = _separators(ta), _separators(tb)
-    if _items(ua[p:end], sa[p:end]) == _items(ub[p:end], sb[p:end]):
+    # an article before the first item belongs to it ("Pack a torch, a whistle and a map" / "Pack a map, ...")
+    art = p
+    while art > 0 and ta[art - 1].key in _ITEM_ARTICLES:
+        art -= 1
+    if _items(ua[art:end], sa[art:end]) == _items(ub[art:end], sb[art:end]):
         return True
     # the shared words before the first break and after the last one belong to the list's first and last items
     lo = _head(ta, sa, -1, p - 1) + 1 if p else 0

@@ -106,3 +106,32 @@ def test_not_outside_a_place_restates_only_inside_it() -> None:
         "Sample jars must not be opened outside the clean room.", "Sample jars may be opened outside the clean room."
     ) == (NEGATION_FLIP,)
     assert patterns("Bins are not kept outside the gate.", "Bins are kept outside the gate.") == (NEGATION_FLIP,)
+
+
+def test_refused_denies_what_allowed_asserts() -> None:
+    # "refused" is the negative of "allowed": a refusal against a denied permission is one statement
+    assert (
+        values_conflict(
+            "Dogs without a muzzle will not be allowed on the ferry.", "Dogs without a muzzle are refused on the ferry."
+        )
+        is None
+    )
+    # near misses: a refusal against a permission is a flip, as "denied" is
+    assert patterns("Late entries are allowed at the desk.", "Late entries are refused at the desk.") == (
+        NEGATION_FLIP,
+    )
+    assert patterns("Late entries are allowed at the desk.", "Late entries are denied at the desk.") == (NEGATION_FLIP,)
+
+
+def test_an_article_before_the_first_item_of_a_list_belongs_to_it() -> None:
+    # "Pack a torch, ..." / "Pack a map, ...": the shared "a" opens the first item on both sides, a list reordered
+    assert (
+        values_conflict(
+            "Pack a torch, a whistle and a map for the hike.", "Pack a map, a whistle and a torch for the hike."
+        )
+        is None
+    )
+    # near miss: an item replaced is no reordering, article or not (the A30 against the A39)
+    assert patterns("Take the A30, the A38 and the M5 to Exeter.", "Take the M5, the A38 and the A39 to Exeter.") == (
+        ENTITY_SUBSTITUTED,
+    )
