@@ -127,6 +127,13 @@ def _listed(toks: tuple[Token, ...], first: int, last: int, k: int) -> frozenset
     return frozenset(_unit(toks[j]) for j in item)
 
 
+def _beside_separator(text: str, span: tuple[int, int]) -> bool:
+    """Does a separator of a list stand right after or right before the characters ``span`` of ``text``?"""
+    after = text[span[1] : span[1] + 5].lower()
+    before = text[max(0, span[0] - 5) : span[0]].lower()
+    return after.startswith((",", ";", " and ", " or ")) or before.endswith((", ", "; ", " and ", " or "))
+
+
 def _token_at(d: Doc, pos: int) -> int:
     return next((k for k, t in enumerate(d.tokens) if t.start == pos), -1)
 
@@ -141,8 +148,12 @@ def list_reorder(da: Doc, db: Doc, diff: ValueDiff) -> bool:
     signs show chain control levels R2, R3 and R1")? Each sentence's values are the one list's items, the two
     lists hold the same items, and no word binds their order (:data:`ORDER_WORDS`): the same set, no changed
     value. Values with a label between them ("client 2379, peer 2380") are no such list."""
+    if not (_beside_separator(da.text, diff.span_a) and _beside_separator(db.text, diff.span_b)):
+        return False  # no list item: most diffs stop here, before any scan of the tokens
     ka, kb = _token_at(da, diff.span_a[0]), _token_at(db, diff.span_b[0])
-    if ka < 0 or kb < 0 or any(t.key in ORDER_WORDS for t in (*da.tokens, *db.tokens)):
+    if ka < 0 or kb < 0:
         return False
     items = _listed(da.tokens, *_sentence_bounds(da, ka), ka)
-    return bool(items) and items == _listed(db.tokens, *_sentence_bounds(db, kb), kb)
+    if not items or items != _listed(db.tokens, *_sentence_bounds(db, kb), kb):
+        return False
+    return not any(t.key in ORDER_WORDS for t in (*da.tokens, *db.tokens))
