@@ -53,7 +53,7 @@ def flip_diff(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:
         return None
     ta, tb = da.tokens, db.tokens
     if len(ca.negs) % 2 != len(cb.negs) % 2:
-        if _not_until(da, ca, db, cb) or _not_until(db, cb, da, ca):
+        if _restated(da, ca, db, cb) or _restated(db, cb, da, ca):
             return None
         if len(ca.negs) > len(cb.negs):
             k = ca.negs[0]
@@ -99,11 +99,44 @@ def _not_until(dn: Doc, cn: Clause, do: Doc, co: Clause) -> bool:
     return only or ("before" in other and any(w in _MUST for w in other[: other.index("before")]))
 
 
+#: a place inside which "only" confines what a negation forbids outside it ("only inside the lab", "only within
+#: the ring", "only in the paddock")
+_ONLY_WHERE = frozenset(["inside", "within", "in", "at"])
+_ARTICLES = frozenset(["the", "a", "an", "its", "their"])
+
+
+def _place_after(words: list[str], k: int) -> str:
+    """The first word after position ``k`` that is no article (the place a preposition names)."""
+    return next((w for w in words[k + 1 :] if w not in _ARTICLES), "")
+
+
+def _not_outside(dn: Doc, cn: Clause, do: Doc, co: Clause) -> bool:
+    """A negation of ``cn`` that governs an "outside" ("must never be broken outside the laboratory") is a
+    restriction to that place, not a flip, against a clause that allows it "only" inside the same place ("may
+    only be broken inside the laboratory"). Against a plain assertion ("is stored outside the building" / "is
+    not stored outside the building") it stays a flip."""
+    if len(cn.negs) <= len(co.negs):
+        return False
+    words = [t.text.lower() for t in dn.tokens[cn.negs[0] : cn.last]]
+    other = [t.text.lower() for t in do.tokens[co.first : co.last]]
+    if "outside" not in words or "only" not in other:
+        return False
+    place = _place_after(words, words.index("outside"))
+    rest = other[other.index("only") :]
+    return any(w in _ONLY_WHERE and _place_after(rest, k) == place != "" for k, w in enumerate(rest))
+
+
+def _restated(dn: Doc, cn: Clause, do: Doc, co: Clause) -> bool:
+    """Does the negation of ``cn`` restate the restriction ``co`` states with "only" (a time or a place)?"""
+    return _not_until(dn, cn, do, co) or _not_outside(dn, cn, do, co)
+
+
 def restriction_restated(da: Doc, db: Doc) -> bool:
-    """Does a clause of one text restate, as "not ... until", the restriction a clause of the other states with
-    "only" or an obligation before it (:func:`_not_until`)? Then the texts' polarity differs by no flip."""
+    """Does a clause of one text restate, as "not ... until" or "not ... outside", the restriction a clause of the
+    other states with "only" or an obligation before it (:func:`_not_until`, :func:`_not_outside`)? Then the
+    texts' polarity differs by no flip."""
     return any(
-        _not_until(da, ca, db, cb) or _not_until(db, cb, da, ca)
+        _restated(da, ca, db, cb) or _restated(db, cb, da, ca)
         for ca in da.clauses[:PAIR_MAX_CLAUSES]
         for cb in db.clauses[:PAIR_MAX_CLAUSES]
         if ca.negs or cb.negs

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 
+from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc, analyse
 from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, NUMBER
 from crp_core.stages.contradictions.tokens import Token
@@ -16,6 +17,9 @@ from crp_core.stages.contradictions.tokens import Token
 ORDER_WORDS = frozenset(["respectively", "order", "ranked", "first", "second", "then", "followed"])
 
 Unit = tuple[str, str]
+
+#: the articles that open a list's item ("a torch, a whistle and a map")
+_ITEM_ARTICLES = frozenset(["a", "an", "the"])
 
 
 def _unit(t: Token) -> Unit:
@@ -93,9 +97,63 @@ def reordered(da: Doc, db: Doc) -> bool:
         return False
     end = n - s
     sa, sb = _separators(ta), _separators(tb)
-    if _items(ua[p:end], sa[p:end]) == _items(ub[p:end], sb[p:end]):
+    # an article before the first item belongs to it ("Pack a torch, a whistle and a map" / "Pack a map, ...")
+    art = p
+    while art > 0 and ta[art - 1].key in _ITEM_ARTICLES:
+        art -= 1
+    if _items(ua[art:end], sa[art:end]) == _items(ub[art:end], sb[art:end]):
         return True
     # the shared words before the first break and after the last one belong to the list's first and last items
     lo = _head(ta, sa, -1, p - 1) + 1 if p else 0
     hi = _head(ta, sa, 1, end) if s else n
     return (lo < p or hi > end) and _items(ua[lo:hi], sa[lo:hi]) == _items(ub[lo:hi], sb[lo:hi])
+
+
+def _lone_value(t: Token) -> bool:
+    return t.kind in (NUMBER, DATE, ENTITY) and not t.sub.startswith("weak")
+
+
+def _listed(toks: tuple[Token, ...], first: int, last: int, k: int) -> frozenset[Unit]:
+    """The items of the list of single values the value at ``k`` stands in ("levels R1, R2 and R3": names,
+    numbers or dates joined by commas, "and", "or"), when that list holds every value of its sentence
+    [first, last) and two or more items; else the empty set."""
+    item = [j for j in range(first, last) if _lone_value(toks[j])]
+    if k not in item or len(item) < 2:
+        return frozenset()
+    for x, y in zip(item, item[1:]):
+        gap = toks[x + 1 : y]
+        if not gap or any(t.text.lower() not in SEPARATORS for t in gap):
+            return frozenset()  # a word between two values: a label or a predicate, no list
+    return frozenset(_unit(toks[j]) for j in item)
+
+
+def _beside_separator(text: str, span: tuple[int, int]) -> bool:
+    """Does a separator of a list stand right after or right before the characters ``span`` of ``text``?"""
+    after = text[span[1] : span[1] + 5].lower()
+    before = text[max(0, span[0] - 5) : span[0]].lower()
+    return after.startswith((",", ";", " and ", " or ")) or before.endswith((", ", "; ", " and ", " or "))
+
+
+def _token_at(d: Doc, pos: int) -> int:
+    return next((k for k, t in enumerate(d.tokens) if t.start == pos), -1)
+
+
+def _sentence_bounds(d: Doc, k: int) -> tuple[int, int]:
+    return next(((s.first, s.last) for s in d.sentences if s.first <= k < s.last), (k, k + 1))
+
+
+def list_reorder(da: Doc, db: Doc, diff: ValueDiff) -> bool:
+    """Is the changed value of ``diff`` one item of a list the other text restates in another order, in a
+    sentence reworded around it ("Chain control levels R1, R2 and R3 are shown on overhead signs" / "Overhead
+    signs show chain control levels R2, R3 and R1")? Each sentence's values are the one list's items, the two
+    lists hold the same items, and no word binds their order (:data:`ORDER_WORDS`): the same set, no changed
+    value. Values with a label between them ("client 2379, peer 2380") are no such list."""
+    if not (_beside_separator(da.text, diff.span_a) and _beside_separator(db.text, diff.span_b)):
+        return False  # no list item: most diffs stop here, before any scan of the tokens
+    ka, kb = _token_at(da, diff.span_a[0]), _token_at(db, diff.span_b[0])
+    if ka < 0 or kb < 0:
+        return False
+    items = _listed(da.tokens, *_sentence_bounds(da, ka), ka)
+    if not items or items != _listed(db.tokens, *_sentence_bounds(db, kb), kb):
+        return False
+    return not any(t.key in ORDER_WORDS for t in (*da.tokens, *db.tokens))

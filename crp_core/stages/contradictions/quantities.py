@@ -236,6 +236,8 @@ class NumberLexer(LexerBase):
             unit_word, unit_end_j = w + "-" + self.low(j + 1), j + 1
         elif w == "calendar" and self.low(j + 1) in ("day", "days", "month", "months", "year", "years"):
             unit_word, unit_end_j = self.low(j + 1), j + 1
+        elif w in ("fl", "fluid") and self.low(j + 1) in ("oz", "ounce", "ounces"):
+            unit_word, unit_end_j = "fl-oz", j + 1  # the fluid ounce, a volume ("5 fl oz"; "oz" alone is a mass)
         u = UNITS.get(SPACED_ONLY.get(unit_word, unit_word))
         if u is None and w in POWER_WORDS:
             nxt = self.low(j + 1)
@@ -417,8 +419,8 @@ class NumberLexer(LexerBase):
                 if u is not None and u.dim in ("time", "cal") and head:
                     self.push_qty(start, end, self.as_rate(q, 1.0, u))
                     return j
-            if w in FUNCTION_WORDS or w in UNITS:
-                k = n
+            if w in FUNCTION_WORDS or w in UNITS or w in NUMBER_WORDS:
+                k = n  # another number in words before the marker owns the rate ("3 pupils attend two classes a week")
                 break
             k += 1
             skipped += 1

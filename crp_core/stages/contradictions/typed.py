@@ -21,7 +21,7 @@ from crp_core.stages.contradictions.lexicon import ENTITY, NUMBER_CHANGED, PAIR_
 from crp_core.stages.contradictions.loose import aligned, foreign
 from crp_core.stages.contradictions.subjects import designator, equal_pair, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
-from crp_core.stages.contradictions.value_compare import value_diffs
+from crp_core.stages.contradictions.value_compare import opposite_extremes, value_diffs
 
 #: foreign words a sentence may carry beyond the loose alignment's allowance: the shared type is the evidence
 TYPED_WIDE = 2
@@ -121,11 +121,19 @@ def _interval_pair(da: Doc, db: Doc, acro: frozenset[str]) -> list[ValueDiff] | 
         pa, pb = _period(ta), _period(tb)
         if not (pa and pb) or ta.qty is None or tb.qty is None or ta.qty.bound or tb.qty.bound:
             continue
+        if _lasting(da, da.values[x].tok) or _lasting(db, db.values[y].tok):
+            continue  # how long a thing lasts is no interval: "kept for 3 months" / "inspected every 7 days"
         if abs(pa - pb) <= INTERVAL_TOLERANCE * max(pa, pb):
             return []
         diff = ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
         return [diff] if _one_statement(da, db, (x, y), acro, acro) else []
     return None
+
+
+def _lasting(d: Doc, k: int) -> bool:
+    """Is the duration at token ``k`` governed by "for" ("retained for 3 years", "valid for 90 days"): how long
+    something lasts, not the time between two events?"""
+    return k > 0 and d.tokens[k - 1].key == "for"
 
 
 def _single_name(d: Doc, other: Doc) -> int:
@@ -158,6 +166,8 @@ def _one_statement(da: Doc, db: Doc, xy: tuple[int, int], names: frozenset[str],
     sa, sb = da.sentences[ca.sent], db.sentences[cb.sent]
     if da.sent_shape[ca.sent][1] != db.sent_shape[cb.sent][1]:
         return False  # a denial against an assertion: a condition, not a changed value
+    if opposite_extremes(va.ctx, vb.ctx):
+        return False  # the two ends of a range: "The minimum age is 14" / "The maximum age is 17"
     if (
         sa.owner
         and sb.owner

@@ -15,6 +15,20 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.tokens import DateValue, Quantity, Token
 
+#: the words that name one end of a range: a value of the low end and one of the high end are two attributes
+#: ("The minimum age ... is 14" / "The maximum age ... is 17")
+EXTREMES = {"minimum": -1, "min": -1, "lowest": -1, "maximum": 1, "max": 1, "highest": 1}
+
+
+def opposite_extremes(ctx_a: frozenset[str], ctx_b: frozenset[str]) -> bool:
+    """Does one context name the low end of a range and the other the high end, neither both? Then the two values
+    are the two ends (another attribute), whatever else their words share."""
+    if ctx_a.isdisjoint(EXTREMES) or ctx_b.isdisjoint(EXTREMES):
+        return False
+    ends_a = {EXTREMES[w] for w in ctx_a if w in EXTREMES}
+    ends_b = {EXTREMES[w] for w in ctx_b if w in EXTREMES}
+    return len(ends_a) == len(ends_b) == 1 and ends_a != ends_b
+
 
 def _close(x: float, y: float) -> bool:
     return x == y or abs(x - y) <= 1e-9 * max(abs(x), abs(y))

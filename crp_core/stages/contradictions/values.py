@@ -59,12 +59,12 @@ from crp_core.stages.contradictions.lexicon import (
     PATTERNS,
 )
 from crp_core.stages.contradictions.loose import aligned
-from crp_core.stages.contradictions.orders import reordered
+from crp_core.stages.contradictions.orders import list_reorder, reordered
 from crp_core.stages.contradictions.phrases import phrase_substitution
 from crp_core.stages.contradictions.subjects import designator, equal_pair, other_subjects, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.typed import typed_diffs
-from crp_core.stages.contradictions.value_compare import value_diffs
+from crp_core.stages.contradictions.value_compare import opposite_extremes, value_diffs
 
 __all__ = [
     "DATE_SHIFTED",
@@ -219,7 +219,7 @@ def _value_candidates(p: _Pair, xs: tuple[int, ...], ys: tuple[int, ...], out: l
             vb = vb_all[y]
             if vb.plain and tb[vb.tok].key not in da.entity_keys and vb.plain <= da.plain:
                 continue
-            if p.value_score(va.clause, vb.clause) < 0:
+            if p.value_score(va.clause, vb.clause) < 0 or opposite_extremes(ctx_a, vb.ctx):
                 continue
             s = p.context_overlap(ctx_a, vb.ctx)
             if s < ALIGN_MIN:
@@ -314,8 +314,9 @@ def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_C
                 oa, ob = da.sentences[sa].owner, db.sentences[sb].owner
                 if oa and ob and oa != ob and not present(oa, db) and not present(ob, da):
                     continue  # two subjects: "pip 24.0 requires ..." / "pip 24.1 requires ..."
-                if days_disjoint(da, sa, db, sb):
-                    continue  # two scopes of weekdays: "until 11pm on Fridays" / "until 10pm Sunday to Thursday"
+                if days_disjoint(da, sa, db, sb) or opposite_extremes(va.ctx, vb.ctx):
+                    continue  # two scopes of weekdays ("until 11pm on Fridays" / "until 10pm Sunday to Thursday"),
+                    # the two ends of a range ("The minimum age is 14" / "The maximum age is 17")
                 if aligned(da.sentences[sa], db.sentences[sb], da.loose_words, db.loose_words, drop):
                     c = (0.0, 1, abs(va.rank - vb.rank), va.rank + vb.rank, va.tok, vb.tok, x, y)
                     found.setdefault((sa, sb), []).append(c)
@@ -497,7 +498,7 @@ def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
     if not diffs and da.values and db.values and da.sentences and db.sentences:
         diffs = typed_diffs(da, db)
     if diffs and da.sentences and db.sentences:
-        diffs = other_subjects(da, db, diffs)
+        diffs = other_subjects(da, db, [d for d in diffs if not list_reorder(da, db, d)])
     if not diffs:
         # the rules found nothing: the learned comparison reads the same analysis and clause alignment
         return learned_conflict(da, db, p) if learned else None
