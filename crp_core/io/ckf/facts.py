@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -147,21 +148,28 @@ def parse_fact(obj: Any, line: int, st: LoadState, *, cells: bool, escapes: bool
     rec.fact = Fact(
         fact_id=rec.fact_id,
         content=text,
-        source_type=source_type,
-        status=status,
+        source_type=sys.intern(source_type),
+        status=sys.intern(status),
         importance_weight=weight,
         ingested_at=stamps["ingested_at"],
         modified_at=stamps["modified_at"],
         ttl_kind=ttl_kind,
         ttl_seconds=ttl_seconds,
-        ttl_text=ttl_text,
-        source_id=strings["source_id"],
-        source_location=strings["source_location"],
-        community_label=strings["community_label"],
+        ttl_text=_shared(ttl_text),
+        source_id=_shared(strings["source_id"]),
+        source_location=_shared(strings["source_location"]),
+        community_label=_shared(strings["community_label"]),
         metadata=meta,
         line=line,
     )
     return rec
+
+
+def _shared(value: str | None) -> str | None:
+    """One string object per distinct value of a field that repeats across facts (a source type, a status,
+    a source id, a community label, a TTL as written): a million facts from a few hundred sources hold a few
+    hundred strings, not a million equal ones."""
+    return None if value is None else sys.intern(value)
 
 
 def _no_lone_surrogate(_text: str) -> bool:
