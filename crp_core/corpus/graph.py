@@ -11,6 +11,7 @@ DELETED / QUARANTINED facts have no edges (they are never retrieved, not even as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -53,9 +54,17 @@ class NeighbourTable:
 
     @classmethod
     def from_index(
-        cls, index: FactIndex, vectors: np.ndarray, k: int, retrievable: np.ndarray, *, ef_search: int | None = None
+        cls,
+        index: FactIndex,
+        vectors: np.ndarray,
+        k: int,
+        retrievable: np.ndarray,
+        *,
+        ef_search: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> NeighbourTable:
-        """One batched query for every retrievable fact (k + 1 results), then self is dropped."""
+        """One batched query for every retrievable fact (k + 1 results), then self is dropped;
+        ``progress(queried, retrievable facts)`` hears each cut of queries, from ``(0, n)``."""
         n = vectors.shape[0]
         retrievable = np.asarray(retrievable, dtype=bool)
         ids = np.full((n, k), -1, dtype=np.int64)
@@ -63,6 +72,8 @@ class NeighbourTable:
         every = np.flatnonzero(retrievable)
         # queried NEIGHBOUR_ROWS at a time (each row's search is its own: the same table for any cut), so a million
         # rows' query vectors and results are never copied whole
+        if progress is not None:
+            progress(0, every.size)
         for s in range(0, every.size if k > 0 else 0, NEIGHBOUR_ROWS):
             rows = every[s : s + NEIGHBOUR_ROWS]
             got_ids, got_sims = index.query(vectors[rows], k + 1, retrievable, ef_search=ef_search)
@@ -73,6 +84,10 @@ class NeighbourTable:
             keep = ~is_self
             ids[rows] = got_ids[keep].reshape(rows.size, k)
             sims[rows] = got_sims[keep].reshape(rows.size, k)
+            if progress is not None:
+                progress(s + rows.size, every.size)
+        if progress is not None and k <= 0:
+            progress(every.size, every.size)
         return cls(ids, sims)
 
 

@@ -50,18 +50,50 @@ class ProgressSnapshot:
     index_done: int = 0
     index_total: int = 0
     index_eta_s: float | None = None
+    #: then the neighbour table the similarity graph is built from: facts queried of ``graph_total``
+    graph_done: int = 0
+    graph_total: int = 0
+    graph_eta_s: float | None = None
 
     @property
     def fraction(self) -> float:
-        """``done / total`` in [0, 1] (1.0 for an empty run); during an index build, its own fraction."""
+        """``done / total`` in [0, 1] (1.0 for an empty run); during an index build or the neighbour table's
+        queries, that phase's own fraction."""
         if self.indexing:
             return min(1.0, self.index_done / self.index_total)
+        if self.linking:
+            return min(1.0, self.graph_done / self.graph_total)
         return min(1.0, self.done / self.total) if self.total else 1.0
 
     @property
     def indexing(self) -> bool:
         """True while an index build has begun and not finished."""
         return 0 < self.index_total and self.index_done < self.index_total
+
+    @property
+    def linking(self) -> bool:
+        """True while the neighbour table of the similarity graph is being queried (begun, not finished)."""
+        return 0 < self.graph_total and self.graph_done < self.graph_total
+
+
+class _Phase:
+    """One counted phase after the embedding (the index build, the neighbour table): its last reading and
+    the time left at the pace since its first."""
+
+    def __init__(self) -> None:
+        self.done, self.total = 0, 0
+        self._t0: float | None = None
+        self._t_last = 0.0
+
+    def record(self, done: int, total: int, now: float) -> None:
+        if self._t0 is None:
+            self._t0 = now
+        self.done, self.total, self._t_last = int(done), int(total), now
+
+    def eta_s(self) -> float | None:
+        if self._t0 is None or self.done <= 0 or self._t_last <= self._t0:
+            return None
+        return (self.total - self.done) * (self._t_last - self._t0) / self.done
 
 
 class EmbeddingProgress:
@@ -84,18 +116,21 @@ class EmbeddingProgress:
         self._t0: float | None = None  # time of the first reading after the resumed part
         self._d0 = 0
         self._t_last: float | None = None
-        self._index: tuple[int, int] = (0, 0)  # (inserted, total) of the index build
-        self._index_t0: float | None = None
-        self._index_t_last = 0.0
+        self._index = _Phase()  # vectors inserted into the index
+        self._graph = _Phase()  # facts queried for the neighbour table
 
     def indexing(self, done: int, total: int) -> None:
         """Record ``done`` of ``total`` vectors inserted into the index (a ``Progress`` callback)."""
         now = self._clock()
         with self._lock:
-            if self._index_t0 is None:
-                self._index_t0 = now
-            self._index = (int(done), int(total))
-            self._index_t_last = now
+            self._index.record(done, total, now)
+
+    def linking(self, done: int, total: int) -> None:
+        """Record ``done`` of ``total`` facts queried for the similarity graph's neighbour table (a ``Progress``
+        callback)."""
+        now = self._clock()
+        with self._lock:
+            self._graph.record(done, total, now)
 
     def update(self, done: int, total: int) -> None:
         """Record ``done`` of ``total`` items (never goes backwards)."""
@@ -129,11 +164,21 @@ class EmbeddingProgress:
             if self._t0 is not None and self._t_last is not None and self._t_last > self._t0 and done > self._d0:
                 rate = (done - self._d0) / (self._t_last - self._t0)
             eta = (total - done) / rate if rate else None
-            (idone, itotal), index_eta = self._index, None
-            if self._index_t0 is not None and idone > 0 and self._index_t_last > self._index_t0:
-                index_eta = (itotal - idone) * (self._index_t_last - self._index_t0) / idone
+            ix, gr = self._index, self._graph
             return ProgressSnapshot(
-                done, total, resumed, now - self._started, rate, eta, self._cancel.is_set(), idone, itotal, index_eta
+                done,
+                total,
+                resumed,
+                now - self._started,
+                rate,
+                eta,
+                self._cancel.is_set(),
+                ix.done,
+                ix.total,
+                ix.eta_s(),
+                gr.done,
+                gr.total,
+                gr.eta_s(),
             )
 
 

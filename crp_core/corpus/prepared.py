@@ -247,8 +247,11 @@ class Corpus:
         return self.index_for(config).query(vectors, k, self.retrievable, ef_search=config.hnsw_ef_search)
 
     # ---- neighbour table and graph -----------------------------------------------------------------
-    def neighbours(self, k: int | None = None, config: CRPConfig | None = None) -> NeighbourTable:
-        """Each retrievable fact's k nearest retrievable neighbours (cached, persisted)."""
+    def neighbours(
+        self, k: int | None = None, config: CRPConfig | None = None, progress: Progress | None = None
+    ) -> NeighbourTable:
+        """Each retrievable fact's k nearest retrievable neighbours (cached, persisted); ``progress(queried, n)``
+        follows a build (nothing when it is read)."""
         from crp_core.corpus.graph import NeighbourTable
 
         config = config or self.config
@@ -262,15 +265,18 @@ class Corpus:
         path = self._index_file(index, f"nbr-k{k}-ef{config.hnsw_ef_search}")
         got = _load_neighbours(path, self.n, k) if path is not None else None
         if got is None:
-            got = NeighbourTable.from_index(index, self.vectors, k, self.retrievable, ef_search=config.hnsw_ef_search)
+            got = NeighbourTable.from_index(
+                index, self.vectors, k, self.retrievable, ef_search=config.hnsw_ef_search, progress=progress
+            )
             if path is not None:
                 _save_neighbours(path, got)
         with self._lock:
             self._cache[key] = got
         return got
 
-    def graph(self, config: CRPConfig | None = None) -> SimilarityGraph:
-        """The similarity graph (SPEC-009 §5.2) for ``config``'s graph_k / graph_edge_min / HNSW params."""
+    def graph(self, config: CRPConfig | None = None, progress: Progress | None = None) -> SimilarityGraph:
+        """The similarity graph (SPEC-009 §5.2) for ``config``'s graph_k / graph_edge_min / HNSW params;
+        ``progress`` follows its neighbour table's queries when the table is built."""
         from crp_core.corpus.graph import SimilarityGraph
 
         config = config or self.config
@@ -292,7 +298,7 @@ class Corpus:
             )
             got = _load_graph(path, self.retrievable, config) if path is not None else None
             if got is None:
-                table = self.neighbours(config.graph_k, config)
+                table = self.neighbours(config.graph_k, config, progress)
                 got = SimilarityGraph.build(table, self.vectors, self.retrievable, config)
                 if path is not None:
                     _save_persisted(path, got.save, "similarity graph")

@@ -45,3 +45,13 @@ def test_a_count_is_exact_with_separators_below_a_hundred_thousand_then_short() 
     assert count_text(2_500_000_000) == "2.50G" and count_text(-150_000) == "-150k"
     assert count_help(455, "Whole CKF") == "Whole CKF" and count_help(455) is None
     assert count_help(155_496, "Whole CKF") == "155,496 · Whole CKF" and count_help(1_000_000) == "1,000,000"
+
+
+def test_the_neighbour_table_s_queries_have_their_own_line() -> None:
+    snap = _snap(index_done=10, index_total=10, graph_done=131_072, graph_total=1_000_000, graph_eta_s=130.0)
+    assert progress_text(snap, "synth1m", own_embeddings=True) == (
+        "Finding each fact's nearest neighbours in synth1m (the similarity graph): "
+        "131,072 / 1,000,000 facts · about 2 min left"
+    )
+    done = _snap(graph_done=5, graph_total=5)
+    assert progress_text(done, "kb", own_embeddings=True) == "Indexing kb: 1,000 facts (embeddings from the CKF)…"

@@ -116,6 +116,30 @@ def test_neighbour_table_is_the_same_for_any_query_cut_and_beside_the_memo(monke
     assert (whole.ids[[7, 900]] == -1).all() and not np.isin(whole.ids, [7, 900]).any()
 
 
+def test_the_table_s_queries_report_their_progress_cut_by_cut(monkeypatch, tmp_path):
+    """1,500 facts, two never retrieved: 1,498 to query, 600 at a time: (0, 1498), then 600, 1200, 1498. A
+    corpus's graph reports them when it builds its table, and nothing when it reads a persisted one."""
+    import dataclasses
+
+    from crp_core.corpus import graph
+
+    monkeypatch.setattr(graph, "NEIGHBOUR_ROWS", 600)
+    x = clustered(1500, seed=5)
+    c = Corpus.from_vectors(kb_of(1500, {7: "DELETED", 900: "QUARANTINED"}), x)
+    heard: list[tuple[int, int]] = []
+    t = NeighbourTable.from_index(c.index, c.vectors, 6, c.retrievable, progress=lambda d, n: heard.append((d, n)))
+    assert heard == [(0, 1498), (600, 1498), (1200, 1498), (1498, 1498)]
+    assert t.ids.tolist() == NeighbourTable.from_index(c.index, c.vectors, 6, c.retrievable).ids.tolist()
+    cached = dataclasses.replace(c, cache_dir=tmp_path)
+    heard.clear()
+    cached.graph(progress=lambda d, n: heard.append((d, n)))
+    assert heard[0] == (0, 1498) and heard[-1] == (1498, 1498)
+    again = dataclasses.replace(c, cache_dir=tmp_path)  # a new process: the table and the graph on disk
+    heard.clear()
+    again.graph(progress=lambda d, n: heard.append((d, n)))
+    assert heard == []
+
+
 def test_duplicates_drop_exactly_one_entry():
     # three identical vectors: ties at cos 1.0, so self need not come first, but the top 3 of each
     # of them is exactly {0, 1, 2} and self is dropped wherever it stands

@@ -157,3 +157,20 @@ def test_index_build_progress_has_its_own_fraction_and_time_left():
     assert snap.fraction == pytest.approx(0.25) and snap.index_eta_s == pytest.approx(60.0)
     p.indexing(1000, 1000)
     assert not p.snapshot().indexing and p.snapshot().fraction == 1.0
+
+
+def test_the_neighbour_table_s_queries_follow_the_index_build_with_their_own_fraction_and_time_left():
+    now = [0.0]
+    p = EmbeddingProgress(clock=lambda: now[0])
+    p.update(1000, 1000)
+    p.indexing(1000, 1000)  # the index is built
+    p.linking(0, 800)  # 800 retrievable facts to query
+    now[0] = 4.0
+    p.linking(200, 800)  # 200 facts in 4 s: 600 left take 12 s
+    snap = p.snapshot()
+    assert snap.linking and not snap.indexing
+    assert (snap.graph_done, snap.graph_total) == (200, 800)
+    assert snap.fraction == pytest.approx(0.25) and snap.graph_eta_s == pytest.approx(12.0)
+    assert snap.index_eta_s is None  # the index phase had one reading only: no pace
+    p.linking(800, 800)
+    assert not p.snapshot().linking and p.snapshot().fraction == 1.0
