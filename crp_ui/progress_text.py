@@ -10,7 +10,8 @@ def progress_text(snap: ProgressSnapshot, label: str, *, own_embeddings: bool = 
     """``Embedding <label>: 3,136 / 100,000 facts · 62 facts/s · about 26 min left`` (plain text); during
     the index build ``Building the search index of <label>: 240,000 / 1,000,000 facts · about 9 min left``; during
     the neighbour table's queries ``Finding each fact's nearest neighbours in <label> (the similarity graph):
-    131,072 / 1,000,000 facts · about 2 min left``."""
+    131,072 / 1,000,000 facts · about 2 min left``, then ``Building the similarity graph of <label> from each fact's
+    nearest neighbours…``."""
     if snap.indexing:
         left = f" · about {format_duration(snap.index_eta_s)} left" if snap.index_eta_s is not None else ""
         return f"Building the search index of {label}: {snap.index_done:,} / {snap.index_total:,} facts{left}"
@@ -20,6 +21,8 @@ def progress_text(snap: ProgressSnapshot, label: str, *, own_embeddings: bool = 
             f"Finding each fact's nearest neighbours in {label} (the similarity graph): "
             f"{snap.graph_done:,} / {snap.graph_total:,} facts{left}"
         )
+    if snap.graph_total and snap.graph_done >= snap.graph_total:
+        return f"Building the similarity graph of {label} from each fact's nearest neighbours…"
     if own_embeddings:
         return f"Indexing {label}: {snap.total:,} facts (embeddings from the CKF)…"
     if snap.total == 0 or (snap.done == snap.resumed and snap.rate is None):

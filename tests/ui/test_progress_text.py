@@ -54,4 +54,6 @@ def test_the_neighbour_table_s_queries_have_their_own_line() -> None:
         "131,072 / 1,000,000 facts · about 2 min left"
     )
     done = _snap(graph_done=5, graph_total=5)
-    assert progress_text(done, "kb", own_embeddings=True) == "Indexing kb: 1,000 facts (embeddings from the CKF)…"
+    assert progress_text(done, "kb", own_embeddings=True) == (
+        "Building the similarity graph of kb from each fact's nearest neighbours…"
+    )
