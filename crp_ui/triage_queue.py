@@ -346,6 +346,7 @@ def queue_tab(
         f"{len(view):,} of {len(frame):,} pairs match · {SORT_LABELS[str(state.recall(K_SORT))]} · "
         f"scan over {scan.n_facts:,} retrievable facts, {scan.n_candidates:,} pairs with cosine > "
         f"{scan.threshold:.2f} text-checked, {_took(scan.timings_ms['total'])}"
+        + (" (by an earlier server: read from the cache)" if scan.from_cache else "")
     )
     keys = shown["pair"].tolist()
     state.remember(K_SHOWN, keys)

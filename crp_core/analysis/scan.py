@@ -91,6 +91,7 @@ class ConflictScan:
     rows: Mapping[str, int] = field(default_factory=dict)  # fact id -> row, for the facts in a pair
     method: SearchMethod = "gram"  # how the pairs above the threshold were found (:func:`exact_pairs`)
     products: int = 0  # dot products of the pair search over every fact (the Gram triangle has n(n-1)/2)
+    from_cache: bool = False  # its pair search and text check were read from a cache folder (timings: the original's)
 
     @property
     def tied(self) -> int:
@@ -348,6 +349,7 @@ class CheckedPairs:
     found: tuple[Found, ...]
     search_ms: float
     check_ms: float
+    from_cache: bool = False  # read from a cache folder (``scan_store.load_checked``); timings: the original's
 
 
 def check_ckf(
@@ -407,6 +409,7 @@ def arbitrate_checked(
         rows={facts[r].fact_id: r for r in involved.tolist()},
         method=search.method,
         products=search.products,
+        from_cache=checked.from_cache,
     )
 
 

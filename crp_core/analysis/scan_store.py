@@ -167,7 +167,7 @@ def _checked(z: dict[str, np.ndarray], corpus: Corpus) -> CheckedPairs:
         raise ValueError("token_end: offsets past the token bytes")
     _check_spans(z, corpus)
     search = PairSearch(z["pairs"].copy(), method, int(z["products"]))
-    return CheckedPairs(search, _found(z), float(z["search_ms"]), float(z["check_ms"]))
+    return CheckedPairs(search, _found(z), float(z["search_ms"]), float(z["check_ms"]), from_cache=True)
 
 
 def _check_schema(z: dict[str, np.ndarray]) -> None:

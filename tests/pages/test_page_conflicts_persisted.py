@@ -20,8 +20,10 @@ def _queue_rows(at: AppTest) -> list[tuple[str, str, str]]:
 def test_a_new_server_reads_the_scan_the_last_one_kept(triage_env, monkeypatch):
     st.cache_resource.clear()  # a first server: nothing scanned in this process
     scans = triage_env.parent / "cache" / "scans"
-    first = _queue_rows(open_page())
+    page = open_page()
+    first = _queue_rows(page)
     kept = sorted(scans.glob("checked-*.npz"))
+    assert not any("read from the cache" in str(c.value) for c in page.caption)
     assert len(first) == 3 and len(kept) == 1
 
     def no_scan(*_a, **_k):
@@ -29,8 +31,10 @@ def test_a_new_server_reads_the_scan_the_last_one_kept(triage_env, monkeypatch):
 
     st.cache_resource.clear()  # a new server: the process's scans are gone, the cache folder stays
     monkeypatch.setattr(whole_scan, "check_ckf", no_scan)
-    assert _queue_rows(open_page()) == first
+    second = open_page()
+    assert _queue_rows(second) == first
     assert sorted(scans.glob("checked-*.npz")) == kept
+    assert any("(by an earlier server: read from the cache)" in str(c.value) for c in second.caption)
 
 
 def test_a_damaged_kept_scan_is_scanned_again(triage_env):

@@ -8,6 +8,7 @@ import dataclasses
 import os
 import stat
 import zipfile
+from datetime import UTC, datetime
 from pathlib import Path
 from unittest import mock
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from crp_core.analysis import scan_store
-from crp_core.analysis.scan import check_ckf
+from crp_core.analysis.scan import arbitrate_checked, check_ckf
 from crp_core.analysis.scan_store import checked_path, load_checked, save_checked
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
@@ -53,6 +54,11 @@ def test_a_conflict_is_written_as_the_layout_says_and_read_back(tmp_path):
     got = load_checked(corpus, config)
     assert got is not None and got.found == checked.found and got.found[0][2].patterns == ("NUMBER_CHANGED",)
     assert got.search.pairs.tolist() == [[0, 1]] and got.search.products == checked.search.products
+    # the scan arbitrated from it says where its checked pairs came from; a scan of its own says nothing
+    assert not checked.from_cache and got.from_cache
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    assert arbitrate_checked(got, corpus, config, now).from_cache
+    assert not arbitrate_checked(checked, corpus, config, now).from_cache
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
