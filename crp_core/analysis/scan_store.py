@@ -33,7 +33,7 @@ from crp_core.records import ValueConflict, ValueDiff
 from crp_core.stages.contradictions.identity import detector_identity
 from crp_core.stages.contradictions.lexicon import PATTERNS
 from crp_core.support.digest import content_digest
-from crp_core.support.files import PRIVATE_FILE_MODE, write_atomic
+from crp_core.support.files import write_cache_file
 
 #: the layout's version (part of the file name: another layout is another file)
 LAYOUT = 1
@@ -67,12 +67,7 @@ def save_checked(corpus: Corpus, config: CRPConfig, checked: CheckedPairs) -> Pa
     def write(fh: BinaryIO) -> None:
         np.savez(fh, allow_pickle=False, **arrays)
 
-    try:
-        write_atomic(path, write, parents=True, mode=PRIVATE_FILE_MODE)
-    except OSError as exc:
-        warnings.warn(f"could not keep the scan's checked pairs in {path}: {exc}", RuntimeWarning, stacklevel=2)
-        return None
-    return path
+    return path if write_cache_file(path, write, "scan's checked pairs") else None
 
 
 def load_checked(corpus: Corpus, config: CRPConfig) -> CheckedPairs | None:

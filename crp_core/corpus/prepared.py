@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from crp_core.corpus.embedding_models import configured_embedder, embedder_for_v
 from crp_core.errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
 from crp_core.model import KnowledgeBase, Scenario
 from crp_core.support.digest import Digest, content_digest_bytes
-from crp_core.support.files import PRIVATE_FILE_MODE, write_atomic
+from crp_core.support.files import write_cache_file
 
 if TYPE_CHECKING:  # imported where used: hnswlib and scipy only load when an index or a graph is needed
     from crp_core.corpus.graph import NeighbourTable, SimilarityGraph
@@ -301,7 +301,7 @@ class Corpus:
                 table = self.neighbours(config.graph_k, config, progress)
                 got = SimilarityGraph.build(table, self.vectors, self.retrievable, config)
                 if path is not None:
-                    _save_persisted(path, got.save, "similarity graph")
+                    write_cache_file(path, got.save, "similarity graph")
             with self._lock:
                 self._cache[key] = got
         return got
@@ -388,15 +388,7 @@ def _load_neighbours(path: Path, n: int, k: int) -> NeighbourTable | None:
 
 
 def _save_neighbours(path: Path, table: NeighbourTable) -> None:
-    _save_persisted(path, lambda fh: np.savez(fh, ids=table.ids, sims=table.sims), "neighbour table")
-
-
-def _save_persisted(path: Path, write: Callable[[BinaryIO], None], what: str) -> None:
-    """``write`` to ``path`` atomically, private to the user; a failure is a warning (the result is rebuilt)."""
-    try:
-        write_atomic(path, write, parents=True, mode=PRIVATE_FILE_MODE)
-    except OSError as exc:
-        warnings.warn(f"could not persist the {what} to {path}: {exc}", RuntimeWarning, stacklevel=3)
+    write_cache_file(path, lambda fh: np.savez(fh, ids=table.ids, sims=table.sims), "neighbour table")
 
 
 def _load_graph(path: Path, retrievable: np.ndarray, config: CRPConfig) -> SimilarityGraph | None:
@@ -427,10 +419,7 @@ def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | N
         except Exception as exc:  # noqa: BLE001 - a damaged file is recomputed
             warnings.warn(f"token count cache {path} ignored ({exc}); recounting", RuntimeWarning, stacklevel=3)
     counts = np.asarray(count_tokens(texts, model_id, embedder), dtype=np.int64)
-    try:
-        write_atomic(path, lambda fh: np.save(fh, counts), parents=True, mode=PRIVATE_FILE_MODE)
-    except OSError as exc:
-        warnings.warn(f"could not persist token counts to {path}: {exc}", RuntimeWarning, stacklevel=3)
+    write_cache_file(path, lambda fh: np.save(fh, counts), "token counts")
     return counts
 
 

@@ -23,6 +23,7 @@ import errno
 import os
 import stat
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
@@ -37,6 +38,7 @@ __all__ = [
     "read_settings_text",
     "too_large_reason",
     "write_atomic",
+    "write_cache_file",
     "write_text_atomic",
     "replaced_atomically",
     "TEMP_PREFIX",
@@ -265,6 +267,18 @@ def write_atomic(
             fh.write(content)
         else:
             content(fh)
+
+
+def write_cache_file(path: str | os.PathLike[str], content: bytes | Callable[[BinaryIO], object], what: str) -> bool:
+    """Write a cache file (what can be rebuilt: a neighbour table, a graph, token counts, a scan's checked
+    pairs) as :func:`write_atomic` does, private to the user, its folders made; True when written. A failure
+    is a ``RuntimeWarning`` naming ``what`` and the path, and False: the caller keeps what it built."""
+    try:
+        write_atomic(path, content, parents=True, mode=PRIVATE_FILE_MODE)
+    except OSError as exc:
+        warnings.warn(f"could not persist the {what} to {os.fspath(path)}: {exc}", RuntimeWarning, stacklevel=3)
+        return False
+    return True
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> str:

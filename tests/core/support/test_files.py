@@ -7,9 +7,16 @@ import os
 import stat
 
 import numpy as np
+import pytest
 
 from crp_core.corpus.embedding_cache import EmbeddingCache
-from crp_core.support.files import PRIVATE_FILE_MODE, SHARED_FILE_MODE, write_atomic, write_text_atomic
+from crp_core.support.files import (
+    PRIVATE_FILE_MODE,
+    SHARED_FILE_MODE,
+    write_atomic,
+    write_cache_file,
+    write_text_atomic,
+)
 
 
 def _mode(path: os.PathLike[str] | str) -> int:
@@ -30,3 +37,14 @@ def test_embedding_cache_shards_are_the_owners_only(tmp_path):
     cache.store("some-model", [b"k" * 32], np.ones((1, 4), dtype=np.float32))
     shards = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert shards and all(_mode(p) == 0o600 for p in shards), [(p.name, oct(_mode(p))) for p in shards]
+
+
+def test_a_cache_file_is_private_its_folders_made_and_a_failure_only_warns(tmp_path):
+    path = tmp_path / "a" / "b" / "table.npy"
+    assert write_cache_file(path, lambda fh: np.save(fh, np.arange(3)), "neighbour table")
+    assert stat.S_IMODE(os.stat(path).st_mode) == PRIVATE_FILE_MODE and np.load(path).tolist() == [0, 1, 2]
+    blocker = tmp_path / "file"
+    blocker.write_bytes(b"x")  # a folder that is a file: the write fails
+    with pytest.warns(RuntimeWarning, match=r"could not persist the graph to .*file/g\.npz: "):
+        assert not write_cache_file(blocker / "g.npz", b"data", "graph")
+    assert blocker.read_bytes() == b"x"
