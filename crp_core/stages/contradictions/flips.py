@@ -6,6 +6,7 @@ from __future__ import annotations
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Clause, Doc
 from crp_core.stages.contradictions.lexicon import (
+    ARTICLES,
     ENTITY,
     FUNC,
     NEG,
@@ -102,7 +103,7 @@ def _not_until(dn: Doc, cn: Clause, do: Doc, co: Clause) -> bool:
 #: a place inside which "only" confines what a negation forbids outside it ("only inside the lab", "only within
 #: the ring", "only in the paddock")
 _ONLY_WHERE = frozenset(["inside", "within", "in", "at"])
-_ARTICLES = frozenset(["the", "a", "an", "its", "their"])
+_ARTICLES = ARTICLES | {"its", "their"}
 
 
 def _place_after(words: list[str], k: int) -> str:

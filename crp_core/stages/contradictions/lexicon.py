@@ -236,6 +236,8 @@ def able_root(key: str) -> str:
     return ""
 
 
+#: the articles (a list item's, a subject's: "a torch, a whistle and a map", "the pool")
+ARTICLES = frozenset(["the", "a", "an"])
 #: generic attribute nouns among the function words: they fill a word's slot ("the probe period is")
 GENERIC_NOUNS = frozenset(["period", "value", "setting", "amount", "number", "duration", "total", "count", "figure"])
 #: light words of the loose alignment, as written and as stems

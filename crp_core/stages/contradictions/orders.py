@@ -10,16 +10,13 @@ from functools import lru_cache
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc, analyse
-from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, NUMBER
+from crp_core.stages.contradictions.lexicon import ARTICLES, BREAK, DATE, ENTITY, NUMBER
 from crp_core.stages.contradictions.tokens import Token
 
 #: words that bind the items of one list to those of another by their order ("tubs and cones respectively")
 ORDER_WORDS = frozenset(["respectively", "order", "ranked", "first", "second", "then", "followed"])
 
 Unit = tuple[str, str]
-
-#: the articles that open a list's item ("a torch, a whistle and a map")
-_ITEM_ARTICLES = frozenset(["a", "an", "the"])
 
 
 def _unit(t: Token) -> Unit:
@@ -99,7 +96,7 @@ def reordered(da: Doc, db: Doc) -> bool:
     sa, sb = _separators(ta), _separators(tb)
     # an article before the first item belongs to it ("Pack a torch, a whistle and a map" / "Pack a map, ...")
     art = p
-    while art > 0 and ta[art - 1].key in _ITEM_ARTICLES:
+    while art > 0 and ta[art - 1].key in ARTICLES:
         art -= 1
     if _items(ua[art:end], sa[art:end]) == _items(ub[art:end], sb[art:end]):
         return True

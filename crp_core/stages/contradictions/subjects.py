@@ -10,6 +10,7 @@ from typing import NamedTuple
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import BE_FORMS, Doc
 from crp_core.stages.contradictions.lexicon import (
+    ARTICLES,
     BREAK,
     DATE,
     ENTITY,
@@ -80,8 +81,6 @@ def _designator(toks: tuple[Token, ...], k: int, first: int) -> bool:
     return p.kind in (WORD, ENTITY) and p.text[:1].isupper() and p.end < t.start
 
 
-#: the articles that may open a numbered subject ("The spare pump 3 is ...")
-_ARTICLES = frozenset(["the", "a", "an"])
 #: a verb that ends a subject right after its number ("pump 2 has ...", "clarifier 1 is ...", "line 3 will ...")
 _SUBJECT_VERBS = _AUXILIARIES | BE_FORMS | frozenset(["has", "have", "had"])
 
@@ -97,7 +96,7 @@ def _numbered_noun(toks: tuple[Token, ...], k: int, first: int, last: int) -> bo
         return False
     p = toks[k - 1]
     return (
-        all(u.kind == WORD or u.key in _ARTICLES for u in toks[first : k - 1])
+        all(u.kind == WORD or u.key in ARTICLES for u in toks[first : k - 1])
         and p.kind == WORD
         and p.text.isalpha()
         and p.text.islower()
