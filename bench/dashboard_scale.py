@@ -82,23 +82,18 @@ def first_render(page, url: str, port: int) -> float:
     raise TimeoutError("no first render")
 
 
-def switch(page, title: str) -> float:
-    """Seconds from a click on the navigation link ``title`` to the app idle again."""
-    link = page.locator('[data-testid="stSidebarNav"] a', has_text=title).first
-    t0 = time.monotonic()
-    link.click()
-    page.wait_for_timeout(300)
-    page.wait_for_selector(IDLE, timeout=FIRST_RENDER_S * 1000)
-    return time.monotonic() - t0
-
-
-def _idle_after(page, act) -> float:  # type: ignore[no-untyped-def]
-    """Seconds from ``act()`` to the app idle again."""
+def idle_after(page, act) -> float:  # type: ignore[no-untyped-def]
+    """Seconds from ``act()`` (a click, a choice) to the app idle again."""
     t0 = time.monotonic()
     act()
     page.wait_for_timeout(300)
     page.wait_for_selector(IDLE, timeout=FIRST_RENDER_S * 1000)
     return time.monotonic() - t0
+
+
+def switch(page, title: str) -> float:
+    """Seconds from a click on the navigation link ``title`` to the app idle again."""
+    return idle_after(page, page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click)
 
 
 def _pick(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
@@ -150,7 +145,7 @@ def queue_rounds(page, tries: int) -> None:  # type: ignore[no-untyped-def]
     for _ in range(tries):
         for name, act in QUEUE_ACTIONS:
             try:
-                times[name].append(_idle_after(page, lambda act=act: act(page)))
+                times[name].append(idle_after(page, lambda act=act: act(page)))
                 said.setdefault(name, _says(page))
             except Exception:
                 shot = Path(os.environ.get("TMPDIR", "/tmp")) / "dashboard_scale_failed.png"
