@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 #: rows of the neighbour table searched per batched query
 NEIGHBOUR_ROWS = 65536
 
+#: rows of the neighbour table read per step of the graph's build
+_BUILD_ROWS = 8192
+
 #: the dtypes of a CSR matrix's index arrays
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
@@ -130,7 +133,7 @@ class SimilarityGraph:
     graph_k: int
     edge_min: float
     retrievable: np.ndarray
-    _reach: sp.csr_matrix = field(repr=False, default=None)  # boolean structure (0/1 float32)
+    _reach: sp.csr_matrix = field(repr=False, default=None)  # the boolean structure (True at every edge)
 
     @classmethod
     def build(
@@ -138,45 +141,30 @@ class SimilarityGraph:
     ) -> SimilarityGraph:
         n = vectors.shape[0]
         retrievable = freeze_owned(np.asarray(retrievable, dtype=bool).copy())
-        # the table's entries kept, by flat position (row * k + slot): each temporary is freed as soon as it is
-        # used, so a million rows' edges are not held several times over
-        dst, sim = table.ids.reshape(-1), table.sims.reshape(-1)
-        # the table's sims are the exact float32 cosines, identical whichever endpoint listed the pair
-        keep = np.flatnonzero((dst >= 0) & (sim >= np.float32(config.graph_edge_min)))
-        src, dst, sim = keep // table.k, dst[keep], sim[keep]
-        del keep
-        ok = retrievable[src] & retrievable[dst] & (src != dst)
-        src, dst, sim = src[ok], dst[ok], sim[ok]
-        del ok
-        # symmetrise: an edge when either endpoint lists the other; unique unordered pairs
-        pairs, first = np.unique(np.minimum(src, dst) * n + np.maximum(src, dst), return_index=True)
-        del src, dst
-        w = sim[first].astype(np.float32)
-        del sim, first
-        lo, hi = pairs // n, pairs % n
-        del pairs
-        rows, cols = np.concatenate([lo, hi]), np.concatenate([hi, lo])
-        del lo, hi
-        data = np.concatenate([w, w]).astype(np.float32, copy=False)
-        del w
-        # build CSR directly (no duplicate summing, explicit zero/negative weights kept): entries in (row, col)
-        # order, the row counts give the row pointers
-        order = np.lexsort((cols, rows))
+        kept = _kept_listings(table, retrievable, float(config.graph_edge_min))
+        # an edge when either endpoint lists the other: a listing answered by its partner is one edge placed from
+        # both rows; a lone listing also places its reverse in the partner's row
+        partner, in_count = _partners(table.ids, kept)
+        out_count = kept.sum(axis=1)
         indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-        del rows
-        cols, data = cols[order], data[order]
-        del order
-        return cls._of_csr(data, cols.astype(np.int64, copy=False), indptr, retrievable, config)
+        np.cumsum(out_count + in_count, out=indptr[1:])
+        indices = np.empty(int(indptr[-1]), dtype=np.int32 if n < np.iinfo(np.int32).max else np.int64)
+        data = np.empty(indices.size, dtype=np.float32)
+        cursor = indptr[:-1] + out_count  # where each row's next reversed listing goes
+        for s in range(0, n, _BUILD_ROWS):
+            _place_rows(table, kept, partner, slice(s, min(n, s + _BUILD_ROWS)), cursor, (indptr, indices, data))
+        matrix = sp.csr_matrix((data, indices, indptr), shape=(n, n))
+        matrix.sort_indices()  # each row's columns ascending, in place
+        return cls._of_csr(matrix.data, matrix.indices, matrix.indptr, retrievable, config)
 
     @classmethod
     def _of_csr(
         cls, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, retrievable: np.ndarray, config: CRPConfig
     ) -> SimilarityGraph:
-        """The graph of a symmetric CSR matrix's arrays (built or read back), read-only, with its 0/1 structure."""
+        """The graph of a symmetric CSR matrix's arrays (built or read back), read-only, with its boolean structure."""
         n = indptr.size - 1
         matrix = sp.csr_matrix((data, indices, indptr), shape=(n, n))
-        reach = sp.csr_matrix((np.ones_like(data), matrix.indices, matrix.indptr), shape=(n, n))
+        reach = sp.csr_matrix((np.ones(data.size, dtype=bool), matrix.indices, matrix.indptr), shape=(n, n))
         for a in (matrix.data, matrix.indices, matrix.indptr, reach.data):
             a.setflags(write=False)
         return cls(matrix, config.graph_k, config.graph_edge_min, retrievable, reach)
@@ -316,3 +304,60 @@ class SimilarityGraph:
                 via[a, nv] = u[first]
                 frontier = nv
         return HopPaths(freeze_owned(src.copy()), freeze_owned(dist), freeze_owned(wsum), freeze_owned(via), max_hops)
+
+
+# ---- the graph's build, a block of table rows at a time -------------------------------------------------------
+def _kept_listings(table: NeighbourTable, retrievable: np.ndarray, edge_min: float) -> np.ndarray:
+    """(n, k) bool: the listings that are edges, a neighbour at or above ``edge_min`` with both ends retrievable
+    (padding, -1, reads the last row's flag and is dropped by ``ids >= 0``)."""
+    ids, sims = table.ids, table.sims
+    kept = (ids >= 0) & (sims >= np.float32(edge_min))
+    kept &= retrievable[:, None] & retrievable[ids]
+    kept &= ids != np.arange(ids.shape[0])[:, None]
+    return kept
+
+
+def _partners(ids: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each kept listing i -> j, the slot of row j that lists i back (-1 when none: a lone listing), (n, k);
+    and each row's count of lone listings pointing at it, (n,)."""
+    n = ids.shape[0]
+    partner = np.full(ids.shape, -1, dtype=np.int16)
+    in_count = np.zeros(n, dtype=np.int64)
+    for s in range(0, n, _BUILD_ROWS):
+        r, c = np.nonzero(kept[s : s + _BUILD_ROWS])
+        i, j = r + s, ids[r + s, c]
+        back = (ids[j] == i[:, None]) & kept[j]
+        answered = back.any(axis=1)
+        partner[i[answered], c[answered]] = back[answered].argmax(axis=1)
+        in_count += np.bincount(j[~answered], minlength=n)
+    return partner, in_count
+
+
+def _place_rows(
+    table: NeighbourTable,
+    kept: np.ndarray,
+    partner: np.ndarray,
+    rows: slice,
+    cursor: np.ndarray,
+    csr: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    """Writes the kept listings of ``rows`` into the CSR arrays: each in its own row (from the row's start, in
+    table order), a lone listing's reverse in its partner's row (at ``cursor``, which advances). A pair listed
+    both ways weighs its lower row's listing: the cosine of its first listing in table order."""
+    indptr, indices, data = csr
+    ids, sims = table.ids, table.sims
+    r, c = np.nonzero(kept[rows])
+    i = r + rows.start
+    j, w, slot = ids[i, c], sims[i, c], partner[i, c]
+    lower = (slot >= 0) & (j < i)
+    w[lower] = sims[j[lower], slot[lower]]
+    # np.nonzero is row-major: each row's listings are consecutive, ranked from the row's first
+    at = indptr[i] + np.arange(i.size) - np.searchsorted(i, i)
+    indices[at], data[at] = j, w
+    lone = slot < 0
+    order = np.argsort(j[lone], kind="stable")
+    into, back, wl = j[lone][order], i[lone][order], w[lone][order]
+    at = cursor[into] + np.arange(into.size) - np.searchsorted(into, into)
+    indices[at], data[at] = back, wl
+    got, count = np.unique(into, return_counts=True)
+    cursor[got] += count

@@ -262,6 +262,17 @@ class Corpus:
             cached = self._cache.get(key)
             if isinstance(cached, NeighbourTable):  # an "nbr" key holds only NeighbourTable
                 return cached
+        got = self._neighbour_table(k, config, progress)
+        with self._lock:
+            self._cache[key] = got
+        return got
+
+    def _neighbour_table(self, k: int, config: CRPConfig, progress: Progress | None) -> NeighbourTable:
+        """The table read from its file, else built (and saved); not kept in memory: the graph is its one reader,
+        and the graph is kept."""
+        from crp_core.corpus.graph import NeighbourTable
+
+        index = self.index_for(config)
         path = self._index_file(index, f"nbr-k{k}-ef{config.hnsw_ef_search}")
         got = _load_neighbours(path, self.n, k) if path is not None else None
         if got is None:
@@ -270,8 +281,6 @@ class Corpus:
             )
             if path is not None:
                 _save_neighbours(path, got)
-        with self._lock:
-            self._cache[key] = got
         return got
 
     def graph(self, config: CRPConfig | None = None, progress: Progress | None = None) -> SimilarityGraph:
@@ -298,8 +307,9 @@ class Corpus:
             )
             got = _load_graph(path, self.retrievable, config) if path is not None else None
             if got is None:
-                table = self.neighbours(config.graph_k, config, progress)
+                table = self._neighbour_table(config.graph_k, config, progress)
                 got = SimilarityGraph.build(table, self.vectors, self.retrievable, config)
+                del table
                 if path is not None:
                     write_cache_file(path, got.save, "similarity graph")
             with self._lock:

@@ -63,6 +63,31 @@ def test_symmetrised_when_only_one_side_lists_the_other():
     assert g.n_edges == 2
 
 
+def test_graph_of_a_hand_written_table():
+    # five facts, graph_k 3, edge_min 0.5, fact 4 DELETED. Listings: 0 -> 1 (0.80), 1 -> 0 (0.81: the two
+    # endpoints' cosines differ in the last place), 2 -> 0 (0.70, 0 does not list 2 back), 2 -> 2 (itself),
+    # 3 -> 1 (0.40, under edge_min), 3 -> 4 (0.90, not retrievable), padding (-1).
+    # Edges: {0, 1} weighing 0.80 (the lower row's listing, the first in table order) and {0, 2} weighing 0.70
+    # (placed in row 0 too); rows' columns ascending.
+    from crp_core.corpus.graph import SimilarityGraph
+
+    nan = np.nan
+    ids = np.array([[1, -1, -1], [0, -1, -1], [0, 2, -1], [1, 4, -1], [-1, -1, -1]], dtype=np.int64)
+    sims = np.array(
+        [[0.80, nan, nan], [0.81, nan, nan], [0.70, 1.0, nan], [0.40, 0.90, nan], [nan, nan, nan]], dtype=np.float32
+    )
+    retrievable = np.array([True, True, True, True, False])
+    g = SimilarityGraph.build(
+        NeighbourTable(ids, sims), np.zeros((5, 2), np.float32), retrievable, CRPConfig(graph_k=3, graph_edge_min=0.5)
+    )
+    m = g.matrix
+    assert m.indptr.tolist() == [0, 2, 3, 4, 4, 4]
+    assert m.indices.tolist() == [1, 2, 0, 0]
+    assert m.data.tolist() == [np.float32(0.80), np.float32(0.70), np.float32(0.80), np.float32(0.70)]
+    assert g.n_edges == 2 and g.has_edges(np.array([2, 3, 0]), np.array([0, 1, 4])).tolist() == [True, False, False]
+    assert g.hop_distances([1], 2).tolist() == [1, 0, 2, -1, -1]
+
+
 def test_graph_is_symmetric_thresholded_no_self_loops():
     x = clustered(400)
     c = Corpus.from_vectors(kb_of(400), x)
