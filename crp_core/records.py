@@ -116,7 +116,7 @@ class CDGRResult:
 
 
 # ---- stage 4: contradiction resolution (docs/reference/pipeline.md §4) -------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Authority:
     """authority = source_authority * recency_factor * importance_weight (SPEC-027 §2.3)."""
 
@@ -151,7 +151,7 @@ class Authority:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ValueDiff:
     """One aligned difference between the two texts."""
 
@@ -162,14 +162,14 @@ class ValueDiff:
     span_b: tuple[int, int]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ValueConflict:
     patterns: tuple[str, ...]  # distinct patterns, sorted
     diffs: tuple[ValueDiff, ...]
     learned: bool = False  # found by the learned comparison where the rules found nothing
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConflictPair:
     fact_a: str
     fact_b: str

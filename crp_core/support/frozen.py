@@ -30,13 +30,27 @@ def freeze_owned(a: np.ndarray) -> np.ndarray:
     return a
 
 
+#: a slotted dataclass's slot writers by field name (built on first use, per class)
+_SLOT_WRITERS: dict[type, dict[str, Callable[[Any, Any], None]]] = {}
+
+
 def frozen_instance(cls: type[_R], fields: dict[str, Any]) -> _R:
-    """An instance of the frozen dataclass ``cls`` whose ``__dict__`` is ``fields`` (every field, in
-    field order): what the generated ``__init__`` builds, without its ``object.__setattr__`` per field.
-    Only for dataclasses with no ``__post_init__`` and no slots (the ``make`` class methods of the
-    records a run builds by the dozen)."""
+    """An instance of the frozen dataclass ``cls`` with ``fields`` (every field): what the generated
+    ``__init__`` builds, without its ``object.__setattr__`` per field (a ``__dict__`` filled at once, or
+    each slot written by its own descriptor). Only for dataclasses with no ``__post_init__`` (the
+    ``make`` class methods of the records a run builds by the thousand)."""
     obj = object.__new__(cls)
-    obj.__dict__.update(fields)
+    if "__slots__" not in cls.__dict__:
+        obj.__dict__.update(fields)
+        return obj
+    writers = _SLOT_WRITERS.get(cls)
+    if writers is None:
+        names = cls.__dataclass_fields__  # type: ignore[attr-defined]
+        writers = _SLOT_WRITERS[cls] = {name: cls.__dict__[name].__set__ for name in names}
+    if len(fields) != len(writers):
+        raise TypeError(f"{cls.__name__} takes {len(writers)} fields, got {len(fields)}")
+    for name, value in fields.items():
+        writers[name](obj, value)
     return obj
 
 
