@@ -45,9 +45,7 @@ def _import(name: str) -> ModuleType:
 
 detector = _import("crp_core.stages.contradictions.values")
 clauses = _import("crp_core.stages.contradictions.clauses")
-candidates = _import("crp_core.stages.contradictions.candidates")
-modifiers = _import("crp_core.stages.contradictions.modifiers")
-orders = _import("crp_core.stages.contradictions.orders")
+memos = _import("crp_core.stages.contradictions.memos")
 
 DATA = os.path.join(ROOT, "tests", "data", "conflict_pairs")
 CATEGORIES = (
@@ -167,12 +165,7 @@ def main() -> int:
             clauses.analyse(b)
 
     def cold() -> None:
-        detector.values_conflict.cache_clear()
-        clauses.analyse.cache_clear()
-        detector.tokenize.cache_clear()
-        candidates.segments.cache_clear()
-        modifiers.complement_nouns.cache_clear()
-        orders.units.cache_clear()
+        memos.forget_texts()
 
     rules_cpu, rules_wall = per_pair(pairs, warm, 7, learned=False)
     warm_cpu, warm_wall = per_pair(pairs, warm, 7)

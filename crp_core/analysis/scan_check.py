@@ -19,9 +19,9 @@ this module decides is only the *order* and the *place* of those calls, never a 
 * **processes**: with a :func:`check_pool` the chunks go to its worker processes, which receive only
   the chunk's texts and return the conflicts found: forked before a large CKF is loaded (the command
   line), or started empty (``spawn``) by a process that already holds one (the dashboard's server,
-  :func:`check_candidates` with ``workers``); a worker forgets the stage's
-  per-text memos after each chunk (bounded memory; a chunk holds whole components or a piece of one,
-  so what a later chunk needs again is only a seam's texts).
+  :func:`check_candidates` with ``workers``); a worker forgets every one of the stage's
+  memos of texts after each chunk (``crp_core.stages.contradictions.memos``: bounded memory; a chunk holds
+  whole components or a piece of one, so what a later chunk needs again is only a seam's texts).
 
 The result lists the conflicting pairs in the order of the candidate pairs, whatever the chunking,
 the order of completion or the number of workers.
@@ -50,7 +50,7 @@ from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee
 from crp_core.errors import CRPError
 from crp_core.model import Fact
 from crp_core.records import ValueConflict
-from crp_core.stages.contradictions import clauses
+from crp_core.stages.contradictions.memos import forget_texts
 from crp_core.stages.contradictions.values import values_conflict
 from crp_core.support.collector import collector_paused
 from crp_core.support.cores import default_cores
@@ -151,13 +151,6 @@ def check_texts(texts: ChunkTexts, learned: bool = True) -> list[tuple[int, Valu
     return out
 
 
-def forget_text_memos() -> None:
-    """Drop the stage's per-text and per-pair memos (a worker between chunks: bounded memory)."""
-    values_conflict.cache_clear()
-    clauses.analyse.cache_clear()
-    clauses.tokenize.cache_clear()
-
-
 def check_chunk(texts: ChunkTexts, learned: bool) -> tuple[list[tuple[int, ValueConflict]], float]:
     """A worker's chunk: its conflicts and the CPU seconds the worker spent on it. The cyclic garbage
     collector is off during the chunk: the detector's analyses form no reference cycles (reference counts
@@ -168,7 +161,7 @@ def check_chunk(texts: ChunkTexts, learned: bool) -> tuple[list[tuple[int, Value
         try:
             return check_texts(texts, learned), time.process_time() - c0
         finally:
-            forget_text_memos()
+            forget_texts()
 
 
 def _worker_start(parent: int) -> None:

@@ -20,7 +20,6 @@ score computed from them does not depend on the CPU.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import NamedTuple, Protocol
 
 from crp_core.records import ValueDiff
@@ -44,6 +43,7 @@ from crp_core.stages.contradictions.lexicon import (
     stem,
 )
 from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap
 from crp_core.stages.contradictions.subjects import designator, other_subjects, present, stated_by
 from crp_core.stages.contradictions.tokens import Token, word_key
@@ -293,7 +293,7 @@ def _item_key(t: Token) -> str:
     return ""
 
 
-@lru_cache(maxsize=65536)
+@text_memo()
 def segments(text: str) -> dict[str, tuple[int, int]]:
     """Each word, name and value of the text that occurs in exactly one segment (the tokens between two clause
     breaks or joining words) -> (that segment, its first token). Memoised per text; callers must not mutate."""

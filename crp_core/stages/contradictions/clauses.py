@@ -3,12 +3,12 @@ attribute contexts and the values they state."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import NamedTuple
 
 from crp_core.stages.contradictions.lexer import Lexer
 from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
 from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
+from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.quantities import signed_temperatures
 from crp_core.stages.contradictions.tokens import Quantity, Token, word_key
 
@@ -252,7 +252,7 @@ def _compound_durations(toks: list[Token], text: str) -> list[Token]:
     return out
 
 
-@lru_cache(maxsize=65536)
+@text_memo()
 def tokenize(text: str) -> tuple[Token, ...]:
     """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
     units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
@@ -492,7 +492,7 @@ def _word_sets(toks: tuple[Token, ...]) -> tuple[frozenset[str], frozenset[str]]
     return frozenset(words), frozenset(entity_keys)
 
 
-@lru_cache(maxsize=65536)
+@text_memo()
 def analyse(text: str) -> Doc:
     """One text's clauses, values and word sets, what every comparison of it reads (memoised)."""
     toks = tokenize(text)
@@ -568,7 +568,7 @@ def _scope_day(toks: tuple[Token, ...] | list[Token], k: int) -> bool:
     return toks[k].kind == WORD and toks[k].key.startswith(DAYS_KEY)
 
 
-@lru_cache(maxsize=65536)
+@text_memo()
 def sentence_days(text: str) -> tuple[frozenset[str], ...]:
     """Per sentence of the text, the weekdays it takes as its scope (:func:`_weekday_scope`: "@days5" is Fridays)
     as day digits, empty when it names none. Memoised per text (one pass over its clauses)."""

@@ -4,11 +4,10 @@ The noun both texts state once in a complement, each with a modifier the other t
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from crp_core.stages.contradictions.clauses import Doc, analyse
 from crp_core.stages.contradictions.lexicon import ENTITY, FUNC, WORD
 from crp_core.stages.contradictions.loose import derived
+from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.subjects import present
 
 #: what may stand before a complement's modifier: a preposition, a copula or a determiner
@@ -38,7 +37,7 @@ def _modifier(d: Doc, k: int) -> tuple[int, int] | None:
     return j, k
 
 
-@lru_cache(maxsize=65536)
+@text_memo()
 def complement_nouns(text: str) -> dict[str, tuple[int, int, int]]:
     """The nouns the text states once with a modifier in a complement (:func:`_modifier`): key -> (the noun, the
     modifier's first token, its end). Memoised per text; callers must not mutate."""

@@ -6,11 +6,11 @@ Braeburn and rows 13-20 are Jazz" / "rows 1-12 are Jazz and rows 13-20 are Braeb
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc, analyse
 from crp_core.stages.contradictions.lexicon import ARTICLES, BREAK, DATE, ENTITY, NUMBER
+from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.tokens import Token
 
 #: words that bind the items of one list to those of another by their order ("tubs and cones respectively")
@@ -29,7 +29,7 @@ def _unit(t: Token) -> Unit:
 SEPARATORS = frozenset([",", ";", "and", "or"])
 
 
-@lru_cache(maxsize=65536)
+@text_memo()
 def units(text: str) -> tuple[tuple[Unit, ...], tuple[Unit, ...]]:
     """The text's tokens as compared here, in order and sorted (memoised per text)."""
     got = tuple(_unit(t) for t in analyse(text).tokens)

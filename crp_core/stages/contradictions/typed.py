@@ -13,12 +13,11 @@ untyped count), a denial against an assertion, another owner or a name on one si
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc, analyse, days_disjoint
 from crp_core.stages.contradictions.lexicon import ENTITY, NUMBER_CHANGED, PAIR_MAX_CLAUSES, PAIR_MAX_VALUES, WORD
 from crp_core.stages.contradictions.loose import aligned, foreign
+from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.subjects import designator, equal_pair, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import opposite_extremes, value_diffs
@@ -203,7 +202,7 @@ def _one_sided_name(d: Doc, sent: int, other: Doc, names: frozenset[str]) -> boo
 ACRONYM_MAX = 6
 
 
-@lru_cache(maxsize=65536)
+@text_memo()
 def _initials(text: str) -> tuple[str, tuple[str, ...]]:
     """The first letters of the text's words and names in order (a hyphenated word and a name of several words
     give one letter a part), and the key each letter comes from (memoised per text)."""
@@ -224,7 +223,7 @@ def _initials(text: str) -> tuple[str, tuple[str, ...]]:
     return "".join(letters), tuple(keys)
 
 
-@lru_cache(maxsize=65536)
+@text_memo()
 def _acronyms(text: str) -> tuple[Token, ...]:
     """The text's acronyms of two to :data:`ACRONYM_MAX` letters (memoised per text)."""
     toks = analyse(text).tokens

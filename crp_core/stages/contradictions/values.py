@@ -30,7 +30,7 @@ The lexicons are data files under ``crp_core/data/lexicon/``, read once at impor
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache, partial
+from functools import partial
 
 from crp_core.records import ValueConflict, ValueDiff
 from crp_core.stages.contradictions.candidates import Candidate, propose
@@ -59,6 +59,7 @@ from crp_core.stages.contradictions.lexicon import (
     PATTERNS,
 )
 from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.memos import TEXT_MEMO_SIZE, text_memo
 from crp_core.stages.contradictions.orders import list_reorder, reordered
 from crp_core.stages.contradictions.phrases import phrase_substitution
 from crp_core.stages.contradictions.subjects import designator, equal_pair, other_subjects, present, stated_by
@@ -517,7 +518,7 @@ def _mirror(vc: ValueConflict | None) -> ValueConflict | None:
     return _conflict(diffs, vc.learned)
 
 
-@lru_cache(maxsize=131072)
+@text_memo(2 * TEXT_MEMO_SIZE)
 def values_conflict(text_a: str, text_b: str, learned: bool = True) -> ValueConflict | None:
     """Do the two texts assert different values for the same attribute? (docs/reference/pipeline.md §4,
     SPEC-027 §2.2, SPEC-005 §5.3 patterns applied pairwise.)

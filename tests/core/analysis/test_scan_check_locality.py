@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from crp_core.analysis import scan_check
 from crp_core.analysis.scan_check import check_pool, chunk_order, conflicting_pairs, locality_ranks
 from crp_core.model import Fact
-from crp_core.stages.contradictions import clauses, values_conflict
+from crp_core.stages.contradictions import clauses
+from crp_core.stages.contradictions.memos import forget_texts, memo_sizes
 from tests.support.scan_worlds import plain_conflicts
 
 
@@ -112,7 +113,7 @@ def test_each_text_of_a_long_component_is_analysed_once_per_seam():
     real = scan_check.check_texts
 
     def counted(texts, learned=True):
-        scan_check.forget_text_memos()  # as a worker between chunks
+        forget_texts()  # as a worker between chunks
         got = real(texts, learned)
         per_chunk.append(clauses.analyse.cache_info().misses)
         return got
@@ -132,11 +133,21 @@ def test_workers_give_the_plain_loops_conflicts_in_candidate_order_and_collect_a
         assert pool is not None
         for size in (1, 4, 7, 10**9):
             assert conflicting_pairs(pairs, facts, pool=pool, chunk_pairs=size) == want
-        # a worker's collector is on again after its chunk, and its memos are forgotten
+        # a worker's collector is on again after its chunk, and every memo of texts is forgotten
         state = pool.submit(_worker_state, [(TEXTS[0], TEXTS[1])]).result()
-    assert state == (True, 0, 0)
+    assert state[0] is True and state[1] >= 9 and state[2] > 0 and state[3] == 0
 
 
 def _worker_state(texts):
-    scan_check.check_chunk(texts, True)
-    return gc.isenabled(), clauses.analyse.cache_info().currsize, values_conflict.cache_info().currsize
+    """(collector on, memos registered, entries during the chunk, entries after it) in a worker."""
+    during = []
+    real = scan_check.check_texts
+
+    def counted(t, learned=True):
+        got = real(t, learned)
+        during.append(sum(memo_sizes()))
+        return got
+
+    with mock.patch.object(scan_check, "check_texts", side_effect=counted):
+        scan_check.check_chunk(texts, True)
+    return gc.isenabled(), len(memo_sizes()), during[0], sum(memo_sizes())
