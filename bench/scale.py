@@ -8,9 +8,11 @@ Each row runs ``crp-inspect conflicts --ckf <synthetic CKF> --json --profile`` i
 address-space cap (``prlimit --as``, default 8 GB: a runaway row cannot take a shared machine down) and
 reports, from outside the child: wall seconds, CPU seconds of the child and every worker it ended
 (``resource.getrusage(RUSAGE_CHILDREN)``), the peak resident set of the largest process of the row
-(``ru_maxrss`` of the children) and the peak of the whole process tree's resident sets summed (sampled
-every ``--sample-s`` seconds: the main process plus its text-check workers), candidate and conflicting
-pairs, and the child's own ``--profile`` table (load, pair search, text check, arbitration, write).
+(``ru_maxrss`` of the children), the peak of the whole process tree's resident sets summed and the peak of
+its proportional sets summed (``Pss`` of ``/proc/<pid>/smaps_rollup``: the memory the tree takes from the
+machine, each page shared by several processes counted once; sampled every ``--sample-s`` seconds: the main
+process plus its text-check workers), candidate and conflicting pairs, and the child's own ``--profile`` table
+(load, pair search, text check, arbitration, write).
 
 Pair set: up to ``--reference-max`` facts, the scan's candidate pairs are compared with an independent
 brute-force reference (``bench/conflict_scan.py``'s ``reference_pairs``: every pair of the whole Gram
@@ -69,6 +71,7 @@ class Row:
     cpu_s: float = 0.0
     peak_mb: float = 0.0  # the largest single process of the row
     tree_peak_mb: float = 0.0  # the process tree's resident sets summed, sampled
+    tree_pss_mb: float = 0.0  # the process tree's proportional sets summed (shared pages once), sampled
     candidates: int = 0
     pairs: int = 0
     pair_set: str = "-"
@@ -106,27 +109,38 @@ def _tree(root: int, skip: int | None = None) -> Iterator[int]:
         yield p
 
 
-def _tree_rss_mb(pid: int) -> float:
-    """The resident sets of ``pid`` and its descendants summed (MB; 0 once they are gone)."""
-    total = 0.0
+def _tree_memory_mb(pid: int) -> tuple[float, float]:
+    """The resident sets of ``pid`` and its descendants summed, and their proportional sets summed (MB; 0 once
+    they are gone): a page several processes share (a forked worker's copy of its parent, the libraries) counts
+    in full in each resident set and once, split between them, in the proportional sets."""
+    rss = pss = 0.0
     for p in _tree(pid):
-        try:
-            with open(f"/proc/{p}/status", encoding="ascii") as fh:
-                for line in fh:
-                    if line.startswith("VmRSS:"):
-                        total += float(line.split()[1]) / 1024.0
-        except (OSError, ValueError):
-            continue
-    return total
+        rss += _status_kb(f"/proc/{p}/status", "VmRSS:") / 1024.0
+        pss += _status_kb(f"/proc/{p}/smaps_rollup", "Pss:") / 1024.0
+    return rss, pss
+
+
+def _status_kb(path: str, key: str) -> float:
+    """The kilobytes on ``key``'s line of a ``/proc`` file (0 when the process is gone or the line absent)."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(key):
+                    return float(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0.0
 
 
 def _sample_tree(
     proc: subprocess.Popen[bytes], root: int, every: float, peak: list[float], seen: dict[int, float] | None
 ) -> None:
-    """The largest summed resident set of ``root``'s process tree while ``proc`` runs; with ``seen``, each
-    process of that tree outside ``proc``'s own subtree with its CPU seconds as last sampled."""
+    """The largest summed resident and proportional sets of ``root``'s process tree while ``proc`` runs
+    (``peak``: [rss, pss]); with ``seen``, each process of that tree outside ``proc``'s own subtree with its CPU
+    seconds as last sampled."""
     while proc.poll() is None:
-        peak[0] = max(peak[0], _tree_rss_mb(root))
+        rss, pss = _tree_memory_mb(root)
+        peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
         if seen is not None:
             seen.update(cluster_cpu(root, skip=proc.pid))
         time.sleep(every)
@@ -173,7 +187,7 @@ def measure(
     env = {**os.environ, **(env or {}), "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load0 = os.getloadavg()[0]
-    peak = [0.0]
+    peak = [0.0, 0.0]
     t0 = time.perf_counter()
     with open(out_path, "wb") as stdout:
         proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=ROOT)
@@ -188,7 +202,7 @@ def measure(
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     row.cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     row.peak_mb = after.ru_maxrss / 1024.0  # the largest descendant so far (kilobytes on Linux)
-    row.tree_peak_mb = peak[0]
+    row.tree_peak_mb, row.tree_pss_mb = peak[0], peak[1]
     row.load = f"{load0:.1f} / {os.getloadavg()[0]:.1f}"
     text = err.decode("utf-8", "replace")
     digest = ""
@@ -298,16 +312,18 @@ RUNNERS: dict[str, Callable[[str, int, argparse.Namespace], Row]] = {"local": ru
 
 def table(rows: list[Row]) -> str:
     head = (
-        "| facts | row | wall s | CPU s | peak MB (largest process) | peak MB (process tree) | candidate pairs "
+        "| facts | row | wall s | CPU s | peak MB (largest process) | peak MB (process tree, resident) "
+        "| peak MB (process tree, proportional) | candidate pairs "
         "| conflicting pairs | pair set vs brute force | load 1 min (before / after) |"
     )
-    lines = [head, "|" + "---|" * 10]
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
         if r.status != "ok":
-            lines.append(f"| {r.facts:,} | {r.label} | {r.status} |" + " |" * 7)
+            lines.append(f"| {r.facts:,} | {r.label} | {r.status} |" + " |" * 8)
             continue
         lines.append(
             f"| {r.facts:,} | {r.label} | {r.wall_s:.1f} | {r.cpu_s:.1f} | {r.peak_mb:,.0f} | {r.tree_peak_mb:,.0f} "
+            f"| {r.tree_pss_mb:,.0f} "
             f"| {r.candidates:,} | {r.pairs:,} | {r.pair_set} | {r.load} |"
         )
     for r in rows:
