@@ -10,13 +10,18 @@ scenarios folder unless ``--scenarios``) and drives it with headless Debian Chro
    text printed with the time and the server's resident memory (loading the CKF, building or reading the HNSW
    index, the run with its known-conflict guard);
 2. a new browser session on the warm server (what every later visitor waits for);
-3. page switches: a click on each navigation link (``--pages``, default all) to the app idle, ``--tries``
+3. page switches: a click on each navigation link (``--pages``, default all) to the page drawn, ``--tries``
    rounds (the first round builds each page's own caches, later rounds are what a person clicking around
    waits for); the Conflicts page's first visit includes the whole-CKF scan of its triage queue;
 4. with ``--queue``, on the Conflicts page, ``--tries`` rounds of what an operator does with the triage queue:
    sort by similarity, then back to the triage order, filter on a pattern, on "undecided", clear both, and
-   turn to the next page, each from the action to the app idle (the queue is paged, filtered and sorted on
-   the server; the browser receives one page).
+   turn to the next page (the queue is paged, filtered and sorted on the server; the browser receives one
+   page), with what the page says after each (its match and rows lines, the "Decided" choice).
+
+Each time runs from the start of the action (its own clicks included) to the app idle with the page drawn:
+the last change of the page's elements after it, read from the page's own clock, with no script-state or
+element change for 300 ms after; in brackets, the end of the action's run (the server's part; the rest is the
+browser drawing charts and tables).
 
 Prints the server's peak resident memory (its ``/proc`` status, ``VmHWM``) and the load average. The HNSW
 index persists in the cache (``$CRP_CACHE_DIR``), so a second run measures a server start with the index on
@@ -32,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from ui_latency import CHROMIUM, CHROMIUM_ARGS, free_port, healthy
+from ui_latency import CHROMIUM, CHROMIUM_ARGS, NOCHANGE_MS, OBSERVE_JS, QUIET_MS, free_port, healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -82,13 +87,52 @@ def first_render(page, url: str, port: int) -> float:
     raise TimeoutError("no first render")
 
 
+#: settled after ``t0`` (a page timestamp): idle, no skeleton, and neither a script-state change nor a change of the
+#: page's elements for ``quiet`` ms; the value is the last of those changes after ``t0`` minus ``t0`` (ms, the
+#: page's own clock), with the last script-state change (the run's end: ``[run ms, drawn ms]``). A run too short
+#: for the app to show its state is seen by the elements it changed; nothing changed within ``nochange`` ms (the
+#: action started no run) settles on the time waited.
+SETTLED_AFTER_JS = """([t0, quiet, nochange]) => {
+  const st = window.__crp;
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!st || !app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (document.querySelectorAll('[data-testid="stSkeleton"]').length) return false;
+  const now = performance.now();
+  const after = st.log.concat(window.__crpDom).filter((t) => t >= t0);
+  if (!after.length) return now - t0 >= nochange ? [now - t0, now - t0] : false;
+  const last = Math.max(...after);
+  const ran = st.log.filter((t) => t >= t0);
+  return now - last >= quiet ? [ran.length ? Math.max(...ran) - t0 : last - t0, last - t0] : false;
+}"""
+#: every change of the main area's elements or text, with its time (installed once per page)
+WATCH_MAIN_JS = """() => {
+  if (window.__crpDom === undefined) {
+    window.__crpDom = [];
+    new MutationObserver(() => window.__crpDom.push(performance.now()))
+      .observe(document.body, {childList: true, subtree: true, characterData: true});
+  }
+  window.__crpDom.length = 0;
+}"""
+
+
 def idle_after(page, act) -> float:  # type: ignore[no-untyped-def]
-    """Seconds from ``act()`` (a click, a choice) to the app idle again."""
-    t0 = time.monotonic()
+    """Seconds from the start of ``act()`` (a click, a choice: its own clicks included) to the app idle with the
+    page drawn, both read from the page's clock (``ui_latency.OBSERVE_JS`` logs every script-state change,
+    :data:`WATCH_MAIN_JS` every change of the elements): neither the polling interval nor the wait for a quiet
+    app is counted. The seconds to the run's end (the server's part) go to :data:`RUN_S`."""
+    page.evaluate(OBSERVE_JS, None)
+    page.evaluate(WATCH_MAIN_JS)
+    t0 = page.evaluate("performance.now()")
     act()
-    page.wait_for_timeout(300)
-    page.wait_for_selector(IDLE, timeout=FIRST_RENDER_S * 1000)
-    return time.monotonic() - t0
+    run_ms, drawn_ms = page.wait_for_function(
+        SETTLED_AFTER_JS, arg=[t0, QUIET_MS, NOCHANGE_MS], timeout=FIRST_RENDER_S * 1000, polling=50
+    ).json_value()
+    RUN_S.append(float(run_ms) / 1000.0)
+    return float(drawn_ms) / 1000.0
+
+
+#: the seconds to the run's end of each :func:`idle_after`, in call order
+RUN_S: list[float] = []
 
 
 def switch(page, title: str) -> float:
@@ -111,6 +155,11 @@ def _clear(page, label: str) -> None:  # type: ignore[no-untyped-def]
     page.keyboard.press("Escape")
 
 
+def _decided(page):  # type: ignore[no-untyped-def]
+    """The queue's "Decided" radio group."""
+    return page.get_by_test_id("stRadio").filter(has_text="Decided").first
+
+
 def _next_page(page) -> None:  # type: ignore[no-untyped-def]
     """Type the next page's number into the queue's page box."""
     box = page.locator('input[aria-label^="page (of"]').first
@@ -123,8 +172,8 @@ QUEUE_ACTIONS = (
     ("sort by similarity", lambda p: _pick(p, "Sort (all pairs)", "similarity (highest first)")),
     ("sort in triage order", lambda p: _pick(p, "Sort (all pairs)", "triage order")),
     ("filter: NUMBER_CHANGED", lambda p: _pick(p, "Pattern", "NUMBER_CHANGED")),
-    ("filter: undecided", lambda p: p.get_by_text("undecided", exact=True).first.click()),
-    ("filters cleared", lambda p: (_clear(p, "Pattern"), p.get_by_text("all", exact=True).first.click())),
+    ("filter: undecided", lambda p: _decided(p).get_by_text("undecided", exact=True).click()),
+    ("filters cleared", lambda p: (_clear(p, "Pattern"), _decided(p).get_by_text("all", exact=True).click())),
     ("next page", _next_page),
 )
 
@@ -133,7 +182,8 @@ def _says(page) -> str:  # type: ignore[no-untyped-def]
     """The queue's own account of the view shown: its match line and its rows line."""
     match = page.get_by_text("pairs match").first.inner_text(timeout=5000).split(" · scan")[0]
     rows = page.get_by_text("rows ").filter(has_text=" of ").first.inner_text(timeout=5000)
-    return f"{match} · {rows}"
+    decided = _decided(page).get_by_role("radio", checked=True).evaluate("e => e.closest('label').innerText")
+    return f"{match} · {rows} · decided: {decided.strip()}"
 
 
 def queue_rounds(page, tries: int) -> None:  # type: ignore[no-untyped-def]
@@ -141,11 +191,13 @@ def queue_rounds(page, tries: int) -> None:  # type: ignore[no-untyped-def]
     after each action of the first round (proof that the action took effect)."""
     switch(page, "Conflicts")
     times: dict[str, list[float]] = {name: [] for name, _ in QUEUE_ACTIONS}
+    runs: dict[str, list[float]] = {name: [] for name, _ in QUEUE_ACTIONS}
     said: dict[str, str] = {}
     for _ in range(tries):
         for name, act in QUEUE_ACTIONS:
             try:
                 times[name].append(idle_after(page, lambda act=act: act(page)))
+                runs[name].append(RUN_S[-1])
                 said.setdefault(name, _says(page))
             except Exception:
                 shot = Path(os.environ.get("TMPDIR", "/tmp")) / "dashboard_scale_failed.png"
@@ -153,10 +205,15 @@ def queue_rounds(page, tries: int) -> None:  # type: ignore[no-untyped-def]
                 shot.with_suffix(".html").write_text(page.content(), encoding="utf-8")
                 print(f"{name!r} failed: the page is in {shot} and {shot.with_suffix('.html')}", flush=True)
                 raise
-    print("| triage queue action | " + " | ".join(f"round {r + 1} (s)" for r in range(tries)) + " | the page says |")
+    print(
+        "| triage queue action | "
+        + " | ".join(f"round {r + 1}: drawn (run's end), s" for r in range(tries))
+        + " | the page says |"
+    )
     print("|---|" + "---:|" * tries + "---|")
     for name, got in times.items():
-        print(f"| {name} | " + " | ".join(f"{t:.2f}" for t in got) + f" | {said[name]} |")
+        cells = " | ".join(f"{t:.2f} ({r:.2f})" for t, r in zip(got, runs[name]))
+        print(f"| {name} | {cells} | {said[name]} |")
 
 
 def main() -> int:
@@ -197,14 +254,14 @@ def main() -> int:
             page.wait_for_timeout(1000)
             page.wait_for_selector(IDLE, timeout=FIRST_RENDER_S * 1000)
             print(f"a new session on the warm server: {time.monotonic() - t0:.1f} s", flush=True)
-            print("| page | " + " | ".join(f"round {r + 1} (s)" for r in range(args.tries)) + " |")
+            print("| page | " + " | ".join(f"round {r + 1}: drawn (run's end), s" for r in range(args.tries)) + " |")
             print("|---|" + "---:|" * args.tries)
-            times: dict[str, list[float]] = {title: [] for title in pages}
+            times: dict[str, list[tuple[float, float]]] = {title: [] for title in pages}
             for _ in range(args.tries):
                 for title in pages:
-                    times[title].append(switch(page, title))
+                    times[title].append((switch(page, title), RUN_S[-1]))
             for title in pages:
-                print(f"| {title} | " + " | ".join(f"{t:.2f}" for t in times[title]) + " |")
+                print(f"| {title} | " + " | ".join(f"{t:.2f} ({r:.2f})" for t, r in times[title]) + " |")
             if args.queue:
                 queue_rounds(page, args.tries)
                 page.screenshot(path=str(Path(os.environ.get("TMPDIR", "/tmp")) / "dashboard_scale_queue.png"))

@@ -194,28 +194,55 @@ def _bands(fig: go.Figure, tl: PairTimeline, label: Mapping[str, str]) -> None:
 
 
 def _spans_and_lines(fig: go.Figure, tl: PairTimeline) -> None:
+    """The flagged spans, the unwritten starts, the flips and ``now`` as full-height shapes over the shared time
+    axis, given to the layout at once (plotly's ``add_vrect`` / ``add_vline`` check the whole layout per shape)."""
+    shapes: list[dict[str, object]] = []
+    notes: list[dict[str, object]] = []
     for kind, on in (("close", tl.close_margin), ("expired", tl.both_expired)):
-        for s, e in _spans(tl.times, on):
-            fig.add_vrect(x0=s, x1=e, fillcolor=FLAG_FILL[kind], line_width=0, layer="below", row="all", col=1)
+        shapes += [_band(s, e, FLAG_FILL[kind]) for s, e in _spans(tl.times, on)]
     for c in tl.clocks:  # before a fact's modified_at its age counts as 0 (SPEC-027 §3.2: a future timestamp)
         if c.modified_at is not None and c.modified_at > tl.times[0]:
-            fig.add_vrect(
-                x0=tl.times[0], x1=c.modified_at, fillcolor=FLAG_FILL["unwritten"], line_width=0, layer="below"
+            shapes.append(_band(tl.times[0], c.modified_at, FLAG_FILL["unwritten"]))
+            notes.append(
+                {
+                    "x": c.modified_at,
+                    "y": 0.0,
+                    "xref": "x",
+                    "yref": "paper",
+                    "text": f"{render.esc(c.fact_id, 24)} written",
+                    "showarrow": False,
+                    "xanchor": "right",
+                    "yanchor": "bottom",
+                    "font": {"size": 10},
+                }
             )
-            fig.add_annotation(
-                x=c.modified_at,
-                y=0.0,
-                yref="paper",
-                text=f"{render.esc(c.fact_id, 24)} written",
-                showarrow=False,
-                xanchor="right",
-                yanchor="bottom",
-                font={"size": 10},
-            )
-    for f in tl.flips:
-        fig.add_vline(x=f.at, line={"color": STATE_COLOURS["tie"], "dash": "dot", "width": 1})
-    fig.add_vline(x=tl.now, line={"color": NOW_COLOUR, "width": 2})
-    fig.add_annotation(x=tl.now, y=1.0, yref="paper", text="now", showarrow=False, yanchor="bottom")
+    shapes += [_line(f.at, {"color": STATE_COLOURS["tie"], "dash": "dot", "width": 1}) for f in tl.flips]
+    shapes.append(_line(tl.now, {"color": NOW_COLOUR, "width": 2}))
+    notes.append(
+        {"x": tl.now, "y": 1.0, "xref": "x", "yref": "paper", "text": "now", "showarrow": False, "yanchor": "bottom"}
+    )
+    fig.update_layout(shapes=shapes, annotations=notes)
+
+
+def _band(x0: datetime, x1: datetime, fill: str) -> dict[str, object]:
+    """A shaded span of time over both rows of the figure, behind its traces."""
+    return {
+        "type": "rect",
+        "xref": "x",
+        "yref": "paper",
+        "x0": x0,
+        "x1": x1,
+        "y0": 0,
+        "y1": 1,
+        "fillcolor": fill,
+        "line": {"width": 0},
+        "layer": "below",
+    }
+
+
+def _line(x: datetime, line: Mapping[str, object]) -> dict[str, object]:
+    """A vertical line at one instant over both rows of the figure."""
+    return {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1, "line": dict(line)}
 
 
 def envelope_figure(env: EnvelopeTimeline, highlight: Sequence[str] = (), *, now: datetime | None = None) -> go.Figure:
