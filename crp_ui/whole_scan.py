@@ -8,6 +8,7 @@ pairs."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -103,11 +104,33 @@ def scan_once(
     check_key = (*cid, scan_config_key(config, CHECK_CONFIG_FIELDS))
     checked = _checks().get(check_key)
     if checked is None:
-        checked = load_checked(corpus, config) or _check(corpus, config)
-        _checks().put(check_key, checked)
+        checked = _checked_once(check_key, corpus, config)
     got = arbitrate_checked(checked, corpus, config, now, decisions)
     _keep(key, lineage, same_check, corpus, decisions, got)
     return got
+
+
+#: one whole-CKF text check at a time in this server: its memory and both cores are the check's, and a session
+#: asking for checked pairs another session is making waits for them instead of making them again
+_CHECKING = threading.Lock()
+#: what a session waiting for another session's check is told
+WAITING_NOTE = "Another session of this server is scanning a CKF for conflicts; its result is shared when it ends…"
+
+
+def _checked_once(check_key: tuple[object, ...], corpus: Corpus, config: CRPConfig) -> CheckedPairs:
+    """The checked pairs of ``check_key``: kept by this process (a session this one waited for made them), read
+    from the cache folder, else made here (:func:`_check`), one check at a time (:data:`_CHECKING`)."""
+    if not _CHECKING.acquire(blocking=False):
+        with st.spinner(WAITING_NOTE):
+            _CHECKING.acquire()
+    try:
+        got = _checks().get(check_key)
+        if got is None:
+            got = load_checked(corpus, config) or _check(corpus, config)
+            _checks().put(check_key, got)
+        return got
+    finally:
+        _CHECKING.release()
 
 
 def _check(corpus: Corpus, config: CRPConfig) -> CheckedPairs:

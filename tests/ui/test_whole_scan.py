@@ -87,3 +87,47 @@ def test_a_stale_mark_that_keeps_the_fact_retrievable_does_not_check_the_texts_a
     stale = dmod.scan_corpus(corpus, ds)
     assert _view(marked) == _view(scan_ckf(stale, config, now))
     assert [p.authority["W1"].recency_factor for p in marked.pairs if p.fact_a == "W0"] == [config.stale_floor]
+
+
+def test_sessions_asking_at_once_share_one_check():
+    """Two sessions open the Conflicts page of one CKF at once: the second waits for the first's check (a
+    notice says so) and arbitrates its pairs; the texts are checked once."""
+    import threading
+
+    corpus, config = _corpus(), CRPConfig()
+    now = datetime(2026, 12, 3, tzinfo=UTC)
+    config = config.replace(contradiction_similarity=0.8)  # checked pairs of this test only
+    started, release = threading.Event(), threading.Event()
+    real = whole_scan.check_ckf
+
+    def slow_check(*args, **kwargs):
+        started.set()
+        assert release.wait(10)
+        return real(*args, **kwargs)
+
+    got: dict[str, object] = {}
+    spinners: list[str] = []
+
+    def session(name):
+        got[name] = dmod.conflict_scan(corpus, config, now, DecisionSet.empty())
+
+    with (
+        mock.patch.object(whole_scan, "check_ckf", side_effect=slow_check) as checks,
+        mock.patch.object(whole_scan, "load_checked", return_value=None),
+        mock.patch.object(whole_scan, "save_checked"),
+        mock.patch.object(
+            whole_scan.st, "spinner", side_effect=lambda text: (spinners.append(text), mock.MagicMock())[1]
+        ),
+    ):
+        first = threading.Thread(target=session, args=("a",))
+        first.start()
+        assert started.wait(10)
+        second = threading.Thread(target=session, args=("b",))
+        second.start()
+        second.join(0.3)
+        assert second.is_alive()  # waiting for the first session's check
+        release.set()
+        first.join(10)
+        second.join(10)
+    assert checks.call_count == 1 and spinners == [whole_scan.WAITING_NOTE]
+    assert _view(got["a"]) == _view(got["b"]) and len(got["a"].pairs) == 2
