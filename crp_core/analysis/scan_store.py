@@ -7,7 +7,8 @@ A file is named by everything the checked pairs are a function of: the facts' id
 config fields the check reads (``CHECK_CONFIG_FIELDS``) and the detector (``detector_identity``: its rules,
 lexicon and weights). It holds arrays only (``numpy.savez``, read without pickle), written atomically and
 private to the user; each is checked on load (shapes, dtypes, rows in range, offsets in order, spans inside
-their texts, tokens in UTF-8), and a damaged file is ignored with a warning (the scan runs again).
+their texts, tokens in UTF-8), and a damaged file is ignored with a warning (the scan runs again). A folder keeps
+the :data:`KEPT_SCAN_FILES` files most recently written or read; a save removes the older ones.
 
 Layout of the ``.npz`` (f conflicting pairs, d diffs, t tokens):
 ``pairs`` (m, 2) int64 and ``method``, ``products``, ``search_ms``, ``check_ms`` (0-d) of the pair search;
@@ -19,6 +20,8 @@ Layout of the ``.npz`` (f conflicting pairs, d diffs, t tokens):
 
 from __future__ import annotations
 
+import contextlib
+import os
 import warnings
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -37,6 +40,8 @@ from crp_core.support.files import write_cache_file
 
 #: the layout's version (part of the file name: another layout is another file)
 LAYOUT = 1
+#: checked-pair files a cache folder keeps: the most recently written or read
+KEPT_SCAN_FILES = 8
 #: the search methods a file may name
 METHODS: tuple[SearchMethod, ...] = ("gram", "centroid-pruned", "rows")
 
@@ -67,7 +72,10 @@ def save_checked(corpus: Corpus, config: CRPConfig, checked: CheckedPairs) -> Pa
     def write(fh: BinaryIO) -> None:
         np.savez(fh, allow_pickle=False, **arrays)
 
-    return path if write_cache_file(path, write, "scan's checked pairs") else None
+    if not write_cache_file(path, write, "scan's checked pairs"):
+        return None
+    _prune(path.parent, path)
+    return path
 
 
 def load_checked(corpus: Corpus, config: CRPConfig) -> CheckedPairs | None:
@@ -78,12 +86,31 @@ def load_checked(corpus: Corpus, config: CRPConfig) -> CheckedPairs | None:
         return None
     try:
         with np.load(path, allow_pickle=False) as z:
-            return _checked(dict(z.items()), corpus)
+            got = _checked(dict(z.items()), corpus)
     except Exception as exc:  # noqa: BLE001 - any damage means: scan again
         warnings.warn(
             f"the scan's checked pairs in {path} were ignored ({exc}); scanning again", RuntimeWarning, stacklevel=2
         )
         return None
+    with contextlib.suppress(OSError):  # read now: the newest to keep (:func:`_prune`)
+        os.utime(path)
+    return got
+
+
+def _prune(folder: Path, keep: Path) -> None:
+    """Remove the checked-pair files of ``folder`` beyond the :data:`KEPT_SCAN_FILES` most recently written or
+    read (``keep`` stays): another CKF, detector or check setting leaves its file behind, 53 MB at 1M facts."""
+
+    def age(p: Path) -> float:
+        try:
+            return -p.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    for old in sorted(folder.glob("checked-v*.npz"), key=age)[KEPT_SCAN_FILES:]:
+        if old != keep:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 # ---- writing ----------------------------------------------------------------------------------------------

@@ -164,3 +164,28 @@ def test_an_array_that_needs_pickle_is_refused(tmp_path):
         assert b"'descr': '|O'" in fh.read(128)  # an object array: readable only by unpickling
     with pytest.warns(RuntimeWarning, match="were ignored"):
         assert load_checked(corpus, config) is None
+
+
+def test_a_folder_keeps_the_files_most_recently_written_or_read(tmp_path):
+    """Ten older files of other CKFs (mtimes 1,000-10,000 s): a save keeps the new file and the seven newest of
+    the others, and a file just read counts as new."""
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    old = [folder / f"checked-v1-{k:032x}.npz" for k in range(10)]
+    for k, p in enumerate(old):
+        p.write_bytes(b"x")
+        os.utime(p, (1000.0 * (k + 1), 1000.0 * (k + 1)))
+    other = folder / "notes.txt"  # not a checked-pair file: never removed
+    other.write_text("kept")
+    os.utime(other, (1.0, 1.0))
+    corpus, config = _two_facts(tmp_path), CRPConfig()
+    path = save_checked(corpus, config, check_ckf(corpus, config))
+    assert path is not None and scan_store.KEPT_SCAN_FILES == 8
+    assert sorted(folder.iterdir()) == sorted([path, other, *old[3:]])
+    os.utime(path, (1.0, 1.0))  # the saved file grows old, then is read: it is the newest again
+    assert load_checked(corpus, config) is not None
+    kb = KnowledgeBase(facts=(Fact("a", "The etcd peer port is 2380"), Fact("b", "The etcd peer port is 7001")))
+    again = _cached(Corpus.from_vectors(kb, corpus.vectors, "test"), tmp_path)  # another CKF
+    second = save_checked(again, config, check_ckf(again, config))
+    assert second is not None and second != path
+    assert sorted(folder.iterdir()) == sorted([path, second, other, *old[4:]])
