@@ -274,7 +274,8 @@ def conflicting_pairs(
     distinct text pair is checked once, in chunks of about ``chunk_pairs`` distinct pairs grouped by
     connected component; with a ``pool`` (:func:`check_pool`) the chunks are checked in its processes (the
     scan passes one from :data:`PARALLEL_MIN_PAIRS` candidate pairs on). ``progress(done)`` hears the number of
-    candidate pairs settled after each chunk, ``worker_cpu(seconds)`` the CPU time a worker process spent
+    candidate pairs settled after each chunk (once, all of them, when no pair needs a check),
+    ``worker_cpu(seconds)`` the CPU time a worker process spent
     on a chunk."""
     m = int(pairs.shape[0])
     if m == 0:
@@ -283,13 +284,17 @@ def conflicting_pairs(
     per_text = np.bincount(tp.which[tp.which >= 0], minlength=tp.distinct.shape[0])
     found: dict[int, ValueConflict] = {}  # distinct text pair -> its conflict
     done = m - int(per_text.sum())  # pairs of identical texts: settled without a check
+    chunks = 0
     for chunk, got, cpu in _checked_chunks(tp, chunk_order(tp.distinct, chunk_pairs), pool, learned):
         if cpu is not None and worker_cpu is not None:
             worker_cpu(cpu)
         found.update((int(chunk[k]), vc) for k, vc in got)
         done += int(per_text[chunk].sum())
+        chunks += 1
         if progress is not None:
             progress(done)
+    if progress is not None and chunks == 0:  # every pair's two texts identical: all settled, none checked
+        progress(done)
     hit = np.zeros(tp.distinct.shape[0] + 1, dtype=bool)  # the last cell: identical texts (which = -1)
     hit[list(found)] = True
     positions = np.flatnonzero(hit[tp.which])

@@ -288,3 +288,13 @@ def test_the_checked_pairs_rearbitrated_are_the_scan():
         ]
         assert (got.n_candidates, got.n_facts, got.counts) == (want.n_candidates, want.n_facts, want.counts)
     assert [p.decision for p in got.pairs if (p.fact_a, p.fact_b) == (a, b)] == ["dismiss"]
+
+
+def test_progress_reaches_the_end_when_no_pair_needs_a_check():
+    """Three candidate pairs, each of two facts with the same text (a copy is no conflict): nothing is checked,
+    and the progress still hears that all three are settled."""
+    facts = [Fact(f"D{k}", "The copy port is 8080.") for k in range(4)]
+    heard: list[int] = []
+    pairs = np.array([[0, 1], [1, 2], [2, 3]], dtype=np.int64)
+    assert conflicting_pairs(pairs, facts, progress=heard.append) == []
+    assert heard == [3]
