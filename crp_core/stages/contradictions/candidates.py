@@ -4,7 +4,9 @@ Where :func:`~crp_core.stages.contradictions.values.values_conflict`'s rules fin
 texts (``clauses.analyse``: values by class, negations, polarity words, clause contexts, loose sentences) proposes:
 
 * a *value* candidate per value class that both texts state with a value the other text does not state: the first
-  such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans);
+  such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans); none
+  where both sentences open with a numbered thing the other text lacks (``subjects.numbered_subjects``: "Bay 4
+  reopens in March" / "Bay 9 reopens in May" speak of two bays);
 * a *swap* candidate when two items and two labels that each text states once are paired the other way round
   across the segments of the sentence ("£5 for buses and £8 for trains" / "Buses are capped at £8 and trains at
   £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words;
@@ -45,7 +47,13 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap
-from crp_core.stages.contradictions.subjects import designator, other_subjects, present, stated_by
+from crp_core.stages.contradictions.subjects import (
+    designator,
+    numbered_subjects,
+    other_subjects,
+    present,
+    stated_by,
+)
 from crp_core.stages.contradictions.tokens import Token, word_key
 from crp_core.stages.contradictions.value_compare import value_diffs
 
@@ -133,7 +141,8 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     if not (changed or found or flipped or mod):
         return ()
     base = pair_features(da, db)
-    out = [c for c in (_value_candidate(da, db, scorer, base, ch, len(changed)) for ch in changed) if c is not None]
+    values = (_value_candidate(da, db, scorer, base, ch, len(changed)) for ch in changed)
+    out = [c for c in values if c is not None and not numbered_subjects(da, db, c.diffs)]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
     if flipped:

@@ -1,0 +1,38 @@
+"""The detector's thirteenth round (docs/decisions/detector-round13.md): one test per error class fixed, each with the
+near miss the rule must keep. Hand-written sentences; none comes from a labelled corpus."""
+
+from __future__ import annotations
+
+from crp_core.stages.contradictions.values import (
+    DATE_SHIFTED,
+    NUMBER_CHANGED,
+    learned_candidates,
+    values_conflict,
+)
+from tests.support.detector_cases import patterns
+
+
+def test_a_numbered_thing_opening_both_sentences_is_their_subject_for_the_learned_comparison() -> None:
+    # each sentence opens with a numbered thing the other text lacks: its date or amount is another thing's,
+    # so the learned comparison gets no value candidate (the rules already read these as two subjects)
+    assert (
+        learned_candidates("Lift 2 was last inspected on 3 March 2026.", "Lift 6 was last inspected on 17 March 2026.")
+        == ()
+    )
+    assert learned_candidates("Pump 4 delivers 30 litres a minute.", "Pump 7 delivers 45 litres a minute.") == ()
+    # the number after the name that opens the sentence, a possessive after it, a release after a lower-case name
+    assert (
+        values_conflict(
+            "Kiln 3 is booked for its annual service on 4 June.", "Kiln 5's annual service is booked for 18 June."
+        )
+        is None
+    )
+    assert learned_candidates("maven 3.8 needs Java 7 or later.", "maven 3.9 needs Java 8 or later.") == ()
+    # near misses: the same numbered thing with another value stays a conflict
+    assert patterns(
+        "Kiln 3 is booked for its annual service on 4 June.", "Kiln 3's annual service is booked for 18 June."
+    ) == (DATE_SHIFTED,)
+    assert patterns("Lift 2 was last inspected on 3 March 2026.", "Lift 2 was last inspected on 17 March 2026.") == (
+        DATE_SHIFTED,
+    )
+    assert patterns("maven 3.8 needs Java 7 or later.", "maven 3.8 needs Java 8 or later.") == (NUMBER_CHANGED,)
