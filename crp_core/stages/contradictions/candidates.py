@@ -27,7 +27,7 @@ from typing import NamedTuple, Protocol
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc, analyse
-from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, restriction_restated
+from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, restriction_restated, without_unless
 from crp_core.stages.contradictions.lexicon import (
     BREAK,
     DATE,
@@ -111,6 +111,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
             "gov_stated",
             "neg_valued",
             "only_sides",
+            "unless_restated",
         ]
     )
 )
@@ -549,6 +550,7 @@ def polarity_features(da: Doc, db: Doc) -> dict[str, float]:
         "gov_stated": float(_governed_stated(da, db) or _governed_stated(db, da)),
         "neg_valued": float(_neg_valued(da) or _neg_valued(db)),
         "only_sides": float(_restricted(da) + _restricted(db)),
+        "unless_restated": float(without_unless(da, db) or without_unless(db, da)),
     }
 
 

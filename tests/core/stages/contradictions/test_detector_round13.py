@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
+    NEGATION_FLIP,
     NUMBER_CHANGED,
     learned_candidates,
     values_conflict,
@@ -36,3 +37,27 @@ def test_a_numbered_thing_opening_both_sentences_is_their_subject_for_the_learne
         DATE_SHIFTED,
     )
     assert patterns("maven 3.8 needs Java 7 or later.", "maven 3.8 needs Java 8 or later.") == (NUMBER_CHANGED,)
+
+
+def test_a_negation_without_a_condition_restates_an_exception_unless_it_holds() -> None:
+    # "No X without C" / "X is forbidden unless C": one restriction, the learned comparison's polarity candidate
+    # carries it (unless_restated) and the shipped weights no longer accept the flip
+    a = "No visitor may enter the vault without a signed pass."
+    b = "Entering the vault is forbidden unless the visitor holds a signed pass."
+    (flip,) = learned_candidates(a, b)
+    assert flip.patterns == (NEGATION_FLIP,) and flip.features["unless_restated"] == 1.0
+    assert values_conflict(a, b) is None
+    assert (
+        values_conflict(
+            "No fireworks are allowed on the pier without approval from the harbour office.",
+            "Fireworks on the pier are prohibited unless the harbour office has approved them.",
+        )
+        is None
+    )
+    # near misses: another condition after "unless", and no "unless" at all, leave the feature at 0
+    (other,) = learned_candidates(a, "Entering the vault is forbidden unless a guard is present.")
+    assert other.features["unless_restated"] == 0.0
+    assert patterns(
+        "No fireworks are allowed on the pier without approval from the harbour office.",
+        "Fireworks are allowed on the pier without approval from the harbour office.",
+    ) == (NEGATION_FLIP,)
