@@ -9,7 +9,9 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   reopens in March" / "Bay 9 reopens in May" speak of two bays);
 * a *swap* candidate when two items and two labels that each text states once are paired the other way round
   across the segments of the sentence ("£5 for buses and £8 for trains" / "Buses are capped at £8 and trains at
-  £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words;
+  £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words; a plain
+  number with no noun after it is an amount in the unit its sentence stated before it ("every 8 hours ..., the
+  chain every 40");
 * a *polarity* candidate when the two texts' polarity parities (negations, negative polarity words, negating
   affixes) differ: a NEGATION_FLIP; not when the rules' subject test reads the flip's two sentences as two
   subjects, as it reads a flip of the rules (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" /
@@ -310,16 +312,23 @@ def segments(text: str) -> dict[str, tuple[int, int]]:
     seen: dict[str, tuple[int, int]] = {}
     seg = 0
     between = False  # "between Central Station and the Airport" is one segment
-    for k, t in enumerate(analyse(text).tokens):
+    toks = analyse(text).tokens
+    measured: Token | None = None  # the sentence's last amount with a unit
+    for k, t in enumerate(toks):
         if between and t.text.lower() == "and":
             between = False
             continue
         if t.kind == BREAK or (t.kind == FUNC and t.key in _JOINERS):
             seg += 1
             between = False
+            measured = None if t.key == "sent" else measured
             continue
         between = between or (t.kind == FUNC and t.key == "between")
         key = _item_key(t)
+        if t.qty is not None and t.qty.dim not in ("", "ratio"):
+            measured = t
+        elif measured is not None and measured.qty is not None and t.qty is not None and _elided_unit(toks, k):
+            key = _item_key(measured._replace(qty=measured.qty._replace(base=t.qty.base, scale=t.qty.scale)))
         if key:
             got = seen.get(key)
             if got is None:
@@ -327,6 +336,16 @@ def segments(text: str) -> dict[str, tuple[int, int]]:
             elif got[0] != seg:
                 seen[key] = (-1, -1)
     return {key: v for key, v in seen.items() if v[0] >= 0}
+
+
+def _elided_unit(toks: tuple[Token, ...], k: int) -> bool:
+    """Is the number at ``k`` an amount whose unit its sentence stated before it ("60 minutes ... and the Vault
+    gives them 90", "every 8 hours ..., the chain every 40"): a plain number with no noun after it, no bound
+    and no name before it?"""
+    t = toks[k]
+    if t.kind != NUMBER or t.qty is None or t.qty.dim != "" or t.qty.bound != 0 or designator(toks, k):
+        return False
+    return k + 1 >= len(toks) or toks[k + 1].kind not in (WORD, ENTITY, NUMBER)
 
 
 def swaps(da: Doc, db: Doc) -> list[Swap]:

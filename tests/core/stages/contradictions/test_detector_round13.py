@@ -61,3 +61,22 @@ def test_a_negation_without_a_condition_restates_an_exception_unless_it_holds() 
         "No fireworks are allowed on the pier without approval from the harbour office.",
         "Fireworks are allowed on the pier without approval from the harbour office.",
     ) == (NEGATION_FLIP,)
+
+
+def test_a_number_after_a_measured_one_in_its_sentence_carries_that_unit_as_a_swap_item() -> None:
+    # "every 50" names no unit: the sentence stated "every 10 hours" before it, so the swap candidate reads
+    # "50" as 50 hours, and the two axles' intervals are crossed
+    a = "Grease the front axle every 10 hours and the rear hub every 50 hours."
+    b = "The rear hub needs greasing every 10 hours, the front axle every 50."
+    (swap,) = learned_candidates(a, b)
+    assert swap.features["kind_swap"] == 1.0 and swap.patterns == (NUMBER_CHANGED,)
+    assert patterns(a, b) == (NUMBER_CHANGED,)
+    # near misses: the same pairing is no conflict; a number with a noun after it keeps its own reading
+    assert values_conflict(a, "The front axle needs greasing every 10 hours, the rear hub every 50.") is None
+    assert (
+        learned_candidates(
+            "Flush the cold tank every 6 weeks and the hot tank every 9 weeks.",
+            "The hot tank is flushed every 6 weeks, the cold tank every 9 pumps.",
+        )
+        == ()
+    )
