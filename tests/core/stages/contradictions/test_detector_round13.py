@@ -80,3 +80,12 @@ def test_a_number_after_a_measured_one_in_its_sentence_carries_that_unit_as_a_sw
         )
         == ()
     )
+
+
+def test_a_time_unit_and_a_half_is_an_amount_wherever_it_stands() -> None:
+    # "a year and a half" after a copula: 18 months (it was read only after a duration word such as "for")
+    assert patterns("The warranty is a year and a half.", "The warranty is two years.") == (NUMBER_CHANGED,)
+    assert patterns("A year and a half is the minimum term.", "The minimum term is 24 months.") == (NUMBER_CHANGED,)
+    # near misses: the same amount in other units is no change; "and a half" after a duration word as before
+    assert values_conflict("The crossing is a day and a half.", "The crossing is 36 hours.") is None
+    assert values_conflict("The cheese ages for a year and a half.", "The cheese ages for 18 months.") is None
