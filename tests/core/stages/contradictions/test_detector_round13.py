@@ -3,6 +3,7 @@ near miss the rule must keep. Hand-written sentences; none comes from a labelled
 
 from __future__ import annotations
 
+from crp_core.stages.contradictions.clauses import analyse
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
     NEGATION_FLIP,
@@ -89,3 +90,17 @@ def test_a_time_unit_and_a_half_is_an_amount_wherever_it_stands() -> None:
     # near misses: the same amount in other units is no change; "and a half" after a duration word as before
     assert values_conflict("The crossing is a day and a half.", "The crossing is 36 hours.") is None
     assert values_conflict("The cheese ages for a year and a half.", "The cheese ages for 18 months.") is None
+
+
+def test_a_range_of_days_before_a_month_is_one_date() -> None:
+    # "12-13 July" is one date of two days: another range of days is a shifted date, not a changed number
+    assert patterns("The fair runs on 12-13 July.", "The fair runs on 19-20 July.") == (DATE_SHIFTED,)
+    assert patterns("The fair runs on 3\u20135 May 2026.", "The fair runs on 10\u201312 May 2026.") == (DATE_SHIFTED,)
+    # near misses: a day inside the range states part of it; a day outside it is a shift; a dash with spaces
+    # and a first number after the second stay two values
+    assert values_conflict("The fair runs on 12-13 July.", "The fair opens on 12 July.") is None
+    assert patterns("The fair runs on 12-13 July.", "The fair runs on 14 July.") == (DATE_SHIFTED,)
+    assert [t.text for t in analyse("Rooms 14-3 July").tokens if t.date is not None] == ["3 July"]
+    assert [t.text for t in analyse("The fair runs 3 \u2013 5 May 2026.").tokens if t.date is not None] == [
+        "5 May 2026"
+    ]
