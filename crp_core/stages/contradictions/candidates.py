@@ -11,7 +11,7 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   across the segments of the sentence ("£5 for buses and £8 for trains" / "Buses are capped at £8 and trains at
   £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words; a plain
   number with no noun after it is an amount in the unit its sentence stated before it ("every 8 hours ..., the
-  chain every 40");
+  chain every 40"), an amount of money one of the rate before it ("30p a minute, scooters at 40p");
 * a *polarity* candidate when the two texts' polarity parities (negations, negative polarity words, negating
   affixes) differ: a NEGATION_FLIP; not when the rules' subject test reads the flip's two sentences as two
   subjects, as it reads a flip of the rules (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" /
@@ -56,7 +56,7 @@ from crp_core.stages.contradictions.subjects import (
     present,
     stated_by,
 )
-from crp_core.stages.contradictions.tokens import Token, word_key
+from crp_core.stages.contradictions.tokens import Quantity, Token, word_key
 from crp_core.stages.contradictions.value_compare import value_diffs
 
 __all__ = ["FEATURE_NAMES", "Candidate", "ClauseScorer", "propose"]
@@ -325,10 +325,10 @@ def segments(text: str) -> dict[str, tuple[int, int]]:
             continue
         between = between or (t.kind == FUNC and t.key == "between")
         key = _item_key(t)
-        if t.qty is not None and t.qty.dim not in ("", "ratio"):
-            measured = t
-        elif measured is not None and measured.qty is not None and t.qty is not None and _elided_unit(toks, k):
+        if measured is not None and measured.qty is not None and t.qty is not None and _elided(toks, k, measured.qty):
             key = _item_key(measured._replace(qty=measured.qty._replace(base=t.qty.base, scale=t.qty.scale)))
+        elif t.qty is not None and t.qty.dim not in ("", "ratio"):
+            measured = t
         if key:
             got = seen.get(key)
             if got is None:
@@ -338,14 +338,25 @@ def segments(text: str) -> dict[str, tuple[int, int]]:
     return {key: v for key, v in seen.items() if v[0] >= 0}
 
 
-def _elided_unit(toks: tuple[Token, ...], k: int) -> bool:
-    """Is the number at ``k`` an amount whose unit its sentence stated before it ("60 minutes ... and the Vault
-    gives them 90", "every 8 hours ..., the chain every 40"): a plain number with no noun after it, no bound
-    and no name before it?"""
+def _elided(toks: tuple[Token, ...], k: int, measured: Quantity) -> bool:
+    """Is the number at ``k`` an amount whose unit its sentence stated before it, in ``measured``: a plain number
+    ("60 minutes ... and the Vault gives them 90", "every 8 hours ..., the chain every 40") or an amount of the
+    currency of a rate ("30p a minute, standard scooters at 40p"), with no noun or rate word after it ("40p
+    each"), no bound and no name before it?"""
     t = toks[k]
-    if t.kind != NUMBER or t.qty is None or t.qty.dim != "" or t.qty.bound != 0 or designator(toks, k):
+    if t.kind != NUMBER or t.qty is None or t.qty.bound != 0 or designator(toks, k):
         return False
-    return k + 1 >= len(toks) or toks[k + 1].kind not in (WORD, ENTITY, NUMBER)
+    if t.qty.dim == "money":
+        rate = measured.dim == "rate:money" and measured.unit.startswith(t.qty.unit + "/")
+    else:
+        rate = t.qty.dim == ""
+    after = toks[k + 1] if k + 1 < len(toks) else None
+    own = after is not None and t.qty.dim == "money" and after.key in _OWN_RATE
+    return rate and not own and (after is None or after.kind not in (WORD, ENTITY, NUMBER))
+
+
+#: words after an amount of money that give it a rate of its own ("45p each", "£9 a head")
+_OWN_RATE = frozenset(["each", "per", "a", "an", "every"])
 
 
 def swaps(da: Doc, db: Doc) -> list[Swap]:

@@ -3,6 +3,7 @@ near miss the rule must keep. Hand-written sentences; none comes from a labelled
 
 from __future__ import annotations
 
+from crp_core.stages.contradictions.candidates import segments
 from crp_core.stages.contradictions.clauses import analyse
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
@@ -104,3 +105,16 @@ def test_a_range_of_days_before_a_month_is_one_date() -> None:
     assert [t.text for t in analyse("The fair runs 3 \u2013 5 May 2026.").tokens if t.date is not None] == [
         "5 May 2026"
     ]
+
+
+def test_an_amount_after_a_rate_of_its_currency_in_its_sentence_carries_that_rate_as_a_swap_item() -> None:
+    # "45p" after "60p a minute" in one sentence is 45p a minute: both texts state the two rates, crossed
+    a = "Hire of a diesel kart costs 60p per minute and an electric kart 45p per minute."
+    b = "Electric karts are charged at 60p a minute, diesel karts at 45p."
+    assert {k for k in segments(a).keys() & segments(b).keys() if k.startswith("#")} == {
+        "#rate:money:GBP/min:0.6",
+        "#rate:money:GBP/min:0.45",
+    }
+    # near miss: "each" gives the amount a rate of its own
+    each = "Electric karts are charged at 60p a minute, diesel karts at 45p each."
+    assert {k for k in segments(a).keys() & segments(each).keys() if k.startswith("#")} == {"#rate:money:GBP/min:0.6"}
