@@ -4,10 +4,14 @@ Where :func:`~crp_core.stages.contradictions.values.values_conflict`'s rules fin
 texts (``clauses.analyse``: values by class, negations, polarity words, clause contexts, loose sentences) proposes:
 
 * a *value* candidate per value class that both texts state with a value the other text does not state: the first
-  such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans);
+  such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans); none
+  where both sentences open with a numbered thing the other text lacks (``subjects.numbered_subjects``: "Bay 4
+  reopens in March" / "Bay 9 reopens in May" speak of two bays);
 * a *swap* candidate when two items and two labels that each text states once are paired the other way round
   across the segments of the sentence ("£5 for buses and £8 for trains" / "Buses are capped at £8 and trains at
-  £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words;
+  £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words; a plain
+  number with no noun after it is an amount in the unit its sentence stated before it ("every 8 hours ..., the
+  chain every 40"), an amount of money one of the rate before it ("30p a minute, scooters at 40p");
 * a *polarity* candidate when the two texts' polarity parities (negations, negative polarity words, negating
   affixes) differ: a NEGATION_FLIP; not when the rules' subject test reads the flip's two sentences as two
   subjects, as it reads a flip of the rules (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" /
@@ -24,7 +28,7 @@ from typing import NamedTuple, Protocol
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc, analyse
-from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, restriction_restated
+from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, restriction_restated, without_unless
 from crp_core.stages.contradictions.lexicon import (
     BREAK,
     DATE,
@@ -45,8 +49,14 @@ from crp_core.stages.contradictions.lexicon import (
 from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap
-from crp_core.stages.contradictions.subjects import designator, other_subjects, present, stated_by
-from crp_core.stages.contradictions.tokens import Token, word_key
+from crp_core.stages.contradictions.subjects import (
+    designator,
+    numbered_subjects,
+    other_subjects,
+    present,
+    stated_by,
+)
+from crp_core.stages.contradictions.tokens import Quantity, Token, word_key
 from crp_core.stages.contradictions.value_compare import value_diffs
 
 __all__ = ["FEATURE_NAMES", "Candidate", "ClauseScorer", "propose"]
@@ -103,6 +113,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
             "gov_stated",
             "neg_valued",
             "only_sides",
+            "unless_restated",
         ]
     )
 )
@@ -133,7 +144,8 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     if not (changed or found or flipped or mod):
         return ()
     base = pair_features(da, db)
-    out = [c for c in (_value_candidate(da, db, scorer, base, ch, len(changed)) for ch in changed) if c is not None]
+    values = (_value_candidate(da, db, scorer, base, ch, len(changed)) for ch in changed)
+    out = [c for c in values if c is not None and not numbered_subjects(da, db, c.diffs)]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
     if flipped:
@@ -300,16 +312,23 @@ def segments(text: str) -> dict[str, tuple[int, int]]:
     seen: dict[str, tuple[int, int]] = {}
     seg = 0
     between = False  # "between Central Station and the Airport" is one segment
-    for k, t in enumerate(analyse(text).tokens):
+    toks = analyse(text).tokens
+    measured: Token | None = None  # the sentence's last amount with a unit
+    for k, t in enumerate(toks):
         if between and t.text.lower() == "and":
             between = False
             continue
         if t.kind == BREAK or (t.kind == FUNC and t.key in _JOINERS):
             seg += 1
             between = False
+            measured = None if t.key == "sent" else measured
             continue
         between = between or (t.kind == FUNC and t.key == "between")
         key = _item_key(t)
+        if measured is not None and measured.qty is not None and t.qty is not None and _elided(toks, k, measured.qty):
+            key = _item_key(measured._replace(qty=measured.qty._replace(base=t.qty.base, scale=t.qty.scale)))
+        elif t.qty is not None and t.qty.dim not in ("", "ratio"):
+            measured = t
         if key:
             got = seen.get(key)
             if got is None:
@@ -317,6 +336,27 @@ def segments(text: str) -> dict[str, tuple[int, int]]:
             elif got[0] != seg:
                 seen[key] = (-1, -1)
     return {key: v for key, v in seen.items() if v[0] >= 0}
+
+
+def _elided(toks: tuple[Token, ...], k: int, measured: Quantity) -> bool:
+    """Is the number at ``k`` an amount whose unit its sentence stated before it, in ``measured``: a plain number
+    ("60 minutes ... and the Vault gives them 90", "every 8 hours ..., the chain every 40") or an amount of the
+    currency of a rate ("30p a minute, standard scooters at 40p"), with no noun or rate word after it ("40p
+    each"), no bound and no name before it?"""
+    t = toks[k]
+    if t.kind != NUMBER or t.qty is None or t.qty.bound != 0 or designator(toks, k):
+        return False
+    if t.qty.dim == "money":
+        rate = measured.dim == "rate:money" and measured.unit.startswith(t.qty.unit + "/")
+    else:
+        rate = t.qty.dim == ""
+    after = toks[k + 1] if k + 1 < len(toks) else None
+    own = after is not None and t.qty.dim == "money" and after.key in _OWN_RATE
+    return rate and not own and (after is None or after.kind not in (WORD, ENTITY, NUMBER))
+
+
+#: words after an amount of money that give it a rate of its own ("45p each", "£9 a head")
+_OWN_RATE = frozenset(["each", "per", "a", "an", "every"])
 
 
 def swaps(da: Doc, db: Doc) -> list[Swap]:
@@ -540,6 +580,7 @@ def polarity_features(da: Doc, db: Doc) -> dict[str, float]:
         "gov_stated": float(_governed_stated(da, db) or _governed_stated(db, da)),
         "neg_valued": float(_neg_valued(da) or _neg_valued(db)),
         "only_sides": float(_restricted(da) + _restricted(db)),
+        "unless_restated": float(without_unless(da, db) or without_unless(db, da)),
     }
 
 

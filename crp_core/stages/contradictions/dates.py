@@ -162,6 +162,7 @@ class LexerBase:
         start, end = r.start, r.end
         parts: list[tuple[str, str, int, int]] = [("m", r.text, r.start, r.end)]
         day = year = 0
+        days: tuple[int, ...] = ()
         # a day before: "5 March", "5th of March" (the number was already emitted)
         if (
             out
@@ -177,6 +178,9 @@ class LexerBase:
                 prev = out.pop()
                 day, start = int(prev.qty.base), prev.start  # type: ignore[union-attr]
                 parts.insert(0, ("d", prev.text, prev.start, prev.end))
+                first = self.first_day(day, start)
+                if first:  # "12-13 July": the days of one date
+                    days, start = tuple(range(first, day + 1)), out.pop().start
         j = i + 1
         n = len(raw)
         if not day and j < n and raw[j].group in ("num", "numw") and self.adjacent(j, end, " "):
@@ -206,11 +210,27 @@ class LexerBase:
                 end,
                 DATE,
                 "#d",
-                date=DateValue(((year, month, day, 0),), False),
+                date=DateValue(tuple((year, month, d, 0) for d in days or (day,)), False),
                 parts=tuple(parts),
             )
         )
         return j
+
+    def first_day(self, day: int, start: int) -> int:
+        """The first day of a range of days written before a month's day with a hyphen or a dash ("12-13 July",
+        "3–5 May"): a plain number before ``day``, joined to it with no space, at most a week earlier; else 0."""
+        out = self.out
+        dash = bool(out) and out[-1].text == "\u2013" and out[-1].start < start  # a dash is a clause break
+        k = len(out) - 1 - dash
+        q = out[k].qty if k >= 0 and out[k].kind == NUMBER else None
+        if q is None or q.dim != "":
+            return 0
+        joined = self.text[out[k].end : start] in ("-", "\u2013")
+        first = int(q.base) if q.base == int(q.base) and q.scale == 1.0 else 0
+        if not (joined and 1 <= first < day <= first + 7):
+            return 0
+        del out[k + 1 :]  # the dash, when it was read as a break
+        return first
 
     def quarter(self, i: int, q: int, half: bool) -> int:
         r = self.raw[i]

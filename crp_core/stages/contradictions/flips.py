@@ -7,6 +7,7 @@ from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Clause, Doc
 from crp_core.stages.contradictions.lexicon import (
     ARTICLES,
+    BREAK,
     ENTITY,
     FUNC,
     NEG,
@@ -142,6 +143,35 @@ def restriction_restated(da: Doc, db: Doc) -> bool:
         for cb in db.clauses[:PAIR_MAX_CLAUSES]
         if ca.negs or cb.negs
     )
+
+
+def _after(d: Doc, word: str) -> frozenset[str]:
+    """The content words (stems) after the first ``word`` of the text, to the end of its sentence."""
+    toks = d.tokens
+    k = next((j for j, t in enumerate(toks) if t.text.lower() == word), -1)
+    if k < 0:
+        return frozenset()
+    out: set[str] = set()
+    for t in toks[k + 1 :]:
+        if t.kind == BREAK and t.key == "sent":
+            break
+        if t.kind in (WORD, ENTITY):
+            out.add(t.key)
+    return frozenset(out)
+
+
+def without_unless(dw: Doc, du: Doc) -> bool:
+    """A negation "without" a condition ("No flames without the officer's approval") restates the exception
+    "unless" the same condition holds ("Flames are prohibited unless the officer approves"): one restriction,
+    whose texts' polarities differ by the negation "without" counts and "unless" does not. The condition is the
+    same when a content word after "without" is one after "unless". A feature of the learned polarity candidate
+    (``unless_restated``), read on both texts; against a text with no "unless" ("Flames are allowed without
+    approval") it is 0."""
+    if not any(dw.tokens[k].text.lower() == "without" for c in dw.clauses for k in c.negs):
+        return False
+    if any(t.text.lower() == "unless" for t in dw.tokens):
+        return False
+    return bool(_after(dw, "without") & _after(du, "unless"))
 
 
 def _one_polar(da: Doc, ca: Clause, db: Doc, cb: Clause) -> ValueDiff | None:

@@ -280,8 +280,8 @@ class Lexer(NumberLexer):
         if (
             low in ("a", "an")
             and nxt in ("second", "minute", "hour", "day", "week", "month", "year", "fortnight")
-            and (self.low(i - 1) in _DURATION_BEFORE or self.duration_after(i + 2))
-        ):
+            and (self.low(i - 1) in _DURATION_BEFORE or self.duration_after(i + 2) or self.and_fraction(i + 2))
+        ):  # "a year and a half" is an amount wherever it stands
             if self.low(i - 1) in ("once",):
                 out.append(Token(s, r.start, r.end, FUNC, low))
                 return i + 1

@@ -281,3 +281,40 @@ def _prefixed_subject(d: Doc, first: int, end: int, other: Doc, ofirst: int, oen
         return False
     own = {t.key for t in otoks}
     return any(k in own for k in mine)
+
+
+def numbered_subjects(da: Doc, db: Doc, diffs: tuple[ValueDiff, ...]) -> bool:
+    """Do the differences lie in two sentences that each open with a numbered thing the other text lacks ("Bay 4
+    reopens in March" / "Bay 9 reopens in May", "Press 2 is ..." / "Press 4's ...", "gradle 8.4 requires Java 17"
+    / "gradle 8.5 requires Java 21")? The number names which thing: a difference elsewhere in the two sentences is
+    another subject's value, and the number itself is no changed value where each sentence states another value
+    the other text lacks."""
+    if not (diffs and da.sentences and db.sentences):
+        return False
+    for d in diffs:
+        sa, sb = da.sentences[_sentence_of(da, d.span_a[0])], db.sentences[_sentence_of(db, d.span_b[0])]
+        ka, kb = _opening_number(da, sa.first, sa.last, db), _opening_number(db, sb.first, sb.last, da)
+        if ka < 0 or kb < 0:
+            return False
+        at_a, at_b = da.tokens[ka].start == d.span_a[0], db.tokens[kb].start == d.span_b[0]
+        if (at_a or at_b) and not (_more(da, ka + 1, sa.last, db) and _more(db, kb + 1, sb.last, da)):
+            return False
+    return True
+
+
+def _opening_number(d: Doc, first: int, last: int, other: Doc) -> int:
+    """The token of the number that names what the sentence is about (a designator, or a plain number after the
+    sentence's first word) when the other text lacks it, or -1."""
+    toks = d.tokens
+    k = next((j for j in range(first, last) if toks[j].kind in (NUMBER, DATE, ENTITY)), -1)
+    if k >= 0 and toks[k].kind == ENTITY and k + 1 < last and _plain(toks[k + 1]):
+        k += 1  # "Press 2": the name's number
+    named = k == first + 1 and toks[first].kind in (WORD, ENTITY) and _plain(toks[k])  # "gradle 8.4"
+    if k < 0 or not (named or _designator(toks, k, first) or _numbered_noun(toks, k, first, last)):
+        return -1
+    return k if _unstated(d, k, other) else -1
+
+
+def _plain(t: Token) -> bool:
+    """A number with no unit and no bound: a designator or a release after a name."""
+    return t.kind == NUMBER and t.qty is not None and t.qty.dim == "" and t.qty.bound == 0

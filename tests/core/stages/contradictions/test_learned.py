@@ -186,6 +186,8 @@ def test_the_polarity_candidate_s_features():
         "gov_stated": 0.0,
         "neg_valued": 0.0,
         "only_sides": 0.0,
+        # no "unless" in either text
+        "unless_restated": 0.0,
     }
 
 
