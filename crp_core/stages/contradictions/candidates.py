@@ -6,7 +6,10 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
 * a *value* candidate per value class that both texts state with a value the other text does not state: the first
   such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans); none
   where both sentences open with a numbered thing the other text lacks (``subjects.numbered_subjects``: "Bay 4
-  reopens in March" / "Bay 9 reopens in May" speak of two bays);
+  reopens in March" / "Bay 9 reopens in May" speak of two bays) or with subjects whose words the other text does
+  not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"); its
+  feature ``narrowed``: a noun both texts state with a modifier on each side the other lacks ("*Freight* trains" /
+  "*Passenger* trains", ``modifiers.narrowed_nouns``), so the value may be another thing's;
 * a *swap* candidate when two items and two labels that each text states once are paired the other way round
   across the segments of the sentence ("£5 for buses and £8 for trains" / "Buses are capped at £8 and trains at
   £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words; a plain
@@ -48,8 +51,9 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.memos import text_memo
-from crp_core.stages.contradictions.modifiers import Mod, modifier_swap
+from crp_core.stages.contradictions.modifiers import Mod, modifier_swap, narrowed_nouns
 from crp_core.stages.contradictions.subjects import (
+    apart_subjects,
     designator,
     numbered_subjects,
     other_subjects,
@@ -99,6 +103,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
             "log_ratio",
             "clause_own_min",
             "clause_own_max",
+            "narrowed",
             # a swap and a polarity candidate
             "swap_values",
             "swaps",
@@ -144,7 +149,8 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     if not (changed or found or flipped or mod):
         return ()
     base = pair_features(da, db)
-    values = (_value_candidate(da, db, scorer, base, ch, len(changed)) for ch in changed)
+    vbase = {**base, "narrowed": float(narrowed_nouns(da, db))} if changed else base
+    values = (_value_candidate(da, db, scorer, vbase, ch, len(changed)) for ch in changed)
     out = [c for c in values if c is not None and not numbered_subjects(da, db, c.diffs)]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
@@ -271,6 +277,8 @@ def _value_candidate(
         drop = frozenset((ta.key, tb.key)) if cls == "ent" else frozenset()
         f["aligned"] = float(aligned(sa, sb, da.loose_words, db.loose_words, drop))
         f["sent_loose"] = jaccard(sa.bag, sb.bag)
+        if apart_subjects(da, ca.sent, db, cb.sent):
+            return None
     f["log_ratio"] = _log_ratio(ta, tb)
     own_a, own_b = len(ca.bag - db.words), len(cb.bag - da.words)
     f["clause_own_min"] = float(min(2, own_a, own_b))
