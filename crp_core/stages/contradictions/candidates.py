@@ -17,8 +17,8 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   chain every 40"), an amount of money one of the rate before it ("30p a minute, scooters at 40p");
 * a *polarity* candidate when the two texts' polarity parities (negations, negative polarity words, negating
   affixes) differ: a NEGATION_FLIP; not when the rules' subject test reads the flip's two sentences as two
-  subjects, as it reads a flip of the rules (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" /
-  "Pupils in Form 2 may not bring phones" speak of two forms).
+  subjects (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" / "Pupils in Form 2 may not bring
+  phones"); its feature ``narrowed_flip`` is ``narrowed`` read for the flip ("*Commercial* fishing boats").
 
 Each candidate carries integer or rounded features (docs/decisions/detector-learned.md lists them), so the learned
 score computed from them does not depend on the CPU.
@@ -119,6 +119,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
             "neg_valued",
             "only_sides",
             "unless_restated",
+            "narrowed_flip",
         ]
     )
 )
@@ -498,6 +499,7 @@ def _polar_candidate(da: Doc, db: Doc, base: dict[str, float], n_changed: int) -
     f["sent_loose"] = max((jaccard(x.bag, y.bag) for x in sa for y in sb), default=0.0)
     f["flip_clauses"] = float(any(x.parity != y.parity and x.bag & y.bag for x in ca for y in cb))
     f.update(polarity_features(da, db))
+    f["narrowed_flip"] = float(narrowed_nouns(da, db))
     return Candidate((NEGATION_FLIP,), (_polar_diff(da, db),), f)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from crp_core.stages.contradictions.clauses import analyse
 from crp_core.stages.contradictions.modifiers import narrowed_nouns
-from crp_core.stages.contradictions.values import NUMBER_CHANGED, learned_candidates, values_conflict
+from crp_core.stages.contradictions.values import NEGATION_FLIP, NUMBER_CHANGED, learned_candidates, values_conflict
 from tests.support.detector_cases import patterns
 
 HOLDERS = "Season ticket holders may park in the north car park for 4 hours."
@@ -58,3 +58,26 @@ def test_a_narrowing_modifier_is_one_the_other_text_does_not_state() -> None:
     assert narrowed_nouns(
         analyse("Berths at the outer quay cost £9 a night."), analyse("On the inner quay pontoons, berths cost £14.")
     )
+
+
+def test_the_learned_flip_reads_a_modifier_narrowing_a_shared_noun_too() -> None:
+    # "commercial" / "recreational" before the noun both sentences open with: each polarity is another kind of
+    # boat's; the polarity candidate carries it (narrowed_flip) and the shipped weights no longer accept the flip
+    commercial = "Commercial fishing boats need a radio licence."
+    recreational = "Recreational fishing boats do not need a radio licence."
+    (flip,) = learned_candidates(commercial, recreational)
+    assert flip.patterns == (NEGATION_FLIP,) and flip.features["narrowed_flip"] == 1.0
+    assert values_conflict(commercial, recreational) is None
+    assert (
+        values_conflict(
+            "Outdoor swimming pools must have a lifeguard on duty.",
+            "Indoor swimming pools are not required to have a lifeguard on duty.",
+        )
+        is None
+    )
+    # near misses: the same modifier on both sides is the rules' flip; a restated subject narrows nothing
+    assert patterns(commercial, "Commercial fishing boats do not need a radio licence.") == (NEGATION_FLIP,)
+    (same,) = learned_candidates(
+        "Guided cave tours require a helmet.", "A helmet is not required on guided cave tours."
+    )
+    assert same.features["narrowed_flip"] == 0.0
