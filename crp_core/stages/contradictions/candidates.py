@@ -6,7 +6,10 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
 * a *value* candidate per value class that both texts state with a value the other text does not state: the first
   such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans); none
   where both sentences open with a numbered thing the other text lacks (``subjects.numbered_subjects``: "Bay 4
-  reopens in March" / "Bay 9 reopens in May" speak of two bays);
+  reopens in March" / "Bay 9 reopens in May" speak of two bays) or with subjects whose words the other text does
+  not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"); its
+  feature ``narrowed``: a noun both texts state with a modifier on each side the other lacks ("*Freight* trains" /
+  "*Passenger* trains", ``modifiers.narrowed_nouns``), so the value may be another thing's;
 * a *swap* candidate when two items and two labels that each text states once are paired the other way round
   across the segments of the sentence ("£5 for buses and £8 for trains" / "Buses are capped at £8 and trains at
   £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words; a plain
@@ -14,8 +17,8 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   chain every 40"), an amount of money one of the rate before it ("30p a minute, scooters at 40p");
 * a *polarity* candidate when the two texts' polarity parities (negations, negative polarity words, negating
   affixes) differ: a NEGATION_FLIP; not when the rules' subject test reads the flip's two sentences as two
-  subjects, as it reads a flip of the rules (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" /
-  "Pupils in Form 2 may not bring phones" speak of two forms).
+  subjects (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" / "Pupils in Form 2 may not bring
+  phones"); its feature ``narrowed_flip`` is ``narrowed`` read for the flip ("*Commercial* fishing boats").
 
 Each candidate carries integer or rounded features (docs/decisions/detector-learned.md lists them), so the learned
 score computed from them does not depend on the CPU.
@@ -48,8 +51,9 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.memos import text_memo
-from crp_core.stages.contradictions.modifiers import Mod, modifier_swap
+from crp_core.stages.contradictions.modifiers import Mod, modifier_swap, narrowed_nouns
 from crp_core.stages.contradictions.subjects import (
+    apart_subjects,
     designator,
     numbered_subjects,
     other_subjects,
@@ -99,6 +103,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
             "log_ratio",
             "clause_own_min",
             "clause_own_max",
+            "narrowed",
             # a swap and a polarity candidate
             "swap_values",
             "swaps",
@@ -114,6 +119,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
             "neg_valued",
             "only_sides",
             "unless_restated",
+            "narrowed_flip",
         ]
     )
 )
@@ -144,7 +150,8 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     if not (changed or found or flipped or mod):
         return ()
     base = pair_features(da, db)
-    values = (_value_candidate(da, db, scorer, base, ch, len(changed)) for ch in changed)
+    vbase = {**base, "narrowed": float(narrowed_nouns(da, db))} if changed else base
+    values = (_value_candidate(da, db, scorer, vbase, ch, len(changed)) for ch in changed)
     out = [c for c in values if c is not None and not numbered_subjects(da, db, c.diffs)]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
@@ -271,6 +278,8 @@ def _value_candidate(
         drop = frozenset((ta.key, tb.key)) if cls == "ent" else frozenset()
         f["aligned"] = float(aligned(sa, sb, da.loose_words, db.loose_words, drop))
         f["sent_loose"] = jaccard(sa.bag, sb.bag)
+        if apart_subjects(da, ca.sent, db, cb.sent):
+            return None
     f["log_ratio"] = _log_ratio(ta, tb)
     own_a, own_b = len(ca.bag - db.words), len(cb.bag - da.words)
     f["clause_own_min"] = float(min(2, own_a, own_b))
@@ -490,6 +499,7 @@ def _polar_candidate(da: Doc, db: Doc, base: dict[str, float], n_changed: int) -
     f["sent_loose"] = max((jaccard(x.bag, y.bag) for x in sa for y in sb), default=0.0)
     f["flip_clauses"] = float(any(x.parity != y.parity and x.bag & y.bag for x in ca for y in cb))
     f.update(polarity_features(da, db))
+    f["narrowed_flip"] = float(narrowed_nouns(da, db))
     return Candidate((NEGATION_FLIP,), (_polar_diff(da, db),), f)
 
 

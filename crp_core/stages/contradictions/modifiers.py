@@ -5,7 +5,7 @@ The noun both texts state once in a complement, each with a modifier the other t
 from __future__ import annotations
 
 from crp_core.stages.contradictions.clauses import Doc, analyse
-from crp_core.stages.contradictions.lexicon import ENTITY, FUNC, WORD
+from crp_core.stages.contradictions.lexicon import BREAK, ENTITY, FUNC, WORD
 from crp_core.stages.contradictions.loose import derived
 from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.subjects import present
@@ -24,15 +24,20 @@ MOD_HEADS_MAX = 64
 Mod = tuple[int, int, int, int]
 
 
-def _modifier(d: Doc, k: int) -> tuple[int, int] | None:
+def _modifier(d: Doc, k: int, subject: bool = False) -> tuple[int, int] | None:
     """The words right before the noun at ``k`` that modify it in a complement ("in the *rotary* parlour",
     "with *steel* strings"): up to :data:`MODIFIER_MAX` ordinary words after a preposition, copula or
-    determiner; None when there are none or the phrase opens otherwise (a subject: "*Raw* sugar arriving")."""
+    determiner; None when there are none or the phrase opens otherwise (a subject: "*Raw* sugar arriving").
+    ``subject``: a phrase that opens the text or follows a break is read too ("*Freight* trains are limited")."""
     toks = d.tokens
     j = k
     while j > 0 and k - j < MODIFIER_MAX and toks[j - 1].kind in (WORD, ENTITY) and toks[j - 1].sub != "negpfx":
         j -= 1
-    if j == k or j == 0 or toks[j - 1].kind != FUNC or toks[j - 1].key not in _COMPLEMENT_OPENERS:
+    if j == k:
+        return None
+    if subject and (j == 0 or toks[j - 1].kind == BREAK):
+        return j, k
+    if j == 0 or toks[j - 1].kind != FUNC or toks[j - 1].key not in _COMPLEMENT_OPENERS:
         return None
     return j, k
 
@@ -41,6 +46,17 @@ def _modifier(d: Doc, k: int) -> tuple[int, int] | None:
 def complement_nouns(text: str) -> dict[str, tuple[int, int, int]]:
     """The nouns the text states once with a modifier in a complement (:func:`_modifier`): key -> (the noun, the
     modifier's first token, its end). Memoised per text; callers must not mutate."""
+    return _modified_nouns(text, False)
+
+
+@text_memo()
+def modified_nouns(text: str) -> dict[str, tuple[int, int, int]]:
+    """As :func:`complement_nouns`, with the nouns a modifier opens a sentence with ("*Freight* trains").
+    Memoised per text; callers must not mutate."""
+    return _modified_nouns(text, True)
+
+
+def _modified_nouns(text: str, subject: bool) -> dict[str, tuple[int, int, int]]:
     d = analyse(text)
     seen: dict[str, int] = {}
     for k, t in enumerate(d.tokens):
@@ -49,10 +65,29 @@ def complement_nouns(text: str) -> dict[str, tuple[int, int, int]]:
     out: dict[str, tuple[int, int, int]] = {}
     for key, k in seen.items():
         if k >= 0 and d.tokens[k].sub != "negpfx":
-            m = _modifier(d, k)
+            m = _modifier(d, k, subject)
             if m is not None:
                 out[key] = (k, *m)
     return out
+
+
+def _unstated_modifiers(da: Doc, db: Doc, a0: int, a1: int, b0: int, b1: int) -> bool:
+    """Does neither text state the other's modifier, not even as a derivation?"""
+    return not (
+        any(derived(t.key, db.loose_words) or present(t.key, db) for t in da.tokens[a0:a1])
+        or any(derived(t.key, da.loose_words) or present(t.key, da) for t in db.tokens[b0:b1])
+    )
+
+
+def narrowed_nouns(da: Doc, db: Doc) -> bool:
+    """A noun both texts state once, each with a modifier the other text does not state, as the sentence's
+    subject or in a complement ("*Freight* trains on the Carrow branch" / "*Passenger* trains on the Carrow
+    branch", "at the *outer* harbour" / "on the *inner* harbour pontoons"): a qualifier that narrows the thing
+    to another one, so a value each states may belong to another thing (the learned comparison's
+    ``narrowed`` feature)."""
+    na, nb = modified_nouns(da.text), modified_nouns(db.text)
+    shared = sorted(na.keys() & nb.keys(), key=lambda h: na[h][0])[:MOD_HEADS_MAX]
+    return any(_unstated_modifiers(da, db, na[key][1], na[key][2], nb[key][1], nb[key][2]) for key in shared)
 
 
 def modifier_swap(da: Doc, db: Doc) -> Mod | None:
@@ -66,10 +101,6 @@ def modifier_swap(da: Doc, db: Doc) -> Mod | None:
     for key in sorted(na.keys() & nb.keys(), key=lambda h: na[h][0])[:MOD_HEADS_MAX]:
         _, a0, a1 = na[key]
         _, b0, b1 = nb[key]
-        wa, wb = da.tokens[a0:a1], db.tokens[b0:b1]
-        if any(derived(t.key, db.loose_words) or present(t.key, db) for t in wa) or any(
-            derived(t.key, da.loose_words) or present(t.key, da) for t in wb
-        ):
-            continue
-        return (a0, a1, b0, b1)
+        if _unstated_modifiers(da, db, a0, a1, b0, b1):
+            return (a0, a1, b0, b1)
     return None

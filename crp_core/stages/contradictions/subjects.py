@@ -22,7 +22,7 @@ from crp_core.stages.contradictions.lexicon import (
     POLAR,
     WORD,
 )
-from crp_core.stages.contradictions.loose import subject_end
+from crp_core.stages.contradictions.loose import derived, subject_end
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value
 
@@ -313,6 +313,21 @@ def _opening_number(d: Doc, first: int, last: int, other: Doc) -> int:
     if k < 0 or not (named or _designator(toks, k, first) or _numbered_noun(toks, k, first, last)):
         return -1
     return k if _unstated(d, k, other) else -1
+
+
+def apart_subjects(da: Doc, ia: int, db: Doc, ib: int) -> bool:
+    """Do sentences ``ia`` of ``da`` and ``ib`` of ``db`` each open with a subject (the words before the first modal,
+    form of be / have / do or negation) none of whose words the other text states, not even as a derivation
+    ("*Junior members* may book ..." / "*Visiting guests* are allowed to book ...")? Then a value each states is
+    another thing's: the learned comparison proposes no value candidate between the two sentences."""
+    return _foreign_subject(da, ia, db) and _foreign_subject(db, ib, da)
+
+
+def _foreign_subject(d: Doc, i: int, other: Doc) -> bool:
+    """Does sentence ``i`` open with a subject whose words the other text does not state?"""
+    s = d.sentences[i]
+    words = [t for t in d.tokens[s.first : subject_end(d.tokens, s.first, s.last)] if t.kind in (WORD, ENTITY)]
+    return bool(words) and not any(derived(t.key, other.loose_words) or present(t.key, other) for t in words)
 
 
 def _plain(t: Token) -> bool:

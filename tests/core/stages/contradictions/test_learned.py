@@ -188,6 +188,8 @@ def test_the_polarity_candidate_s_features():
         "only_sides": 0.0,
         # no "unless" in either text
         "unless_restated": 0.0,
+        # "the lake" on both sides with no modifier before it: no noun narrowed
+        "narrowed_flip": 0.0,
     }
 
 
