@@ -99,7 +99,7 @@ def load_checked(corpus: Corpus, config: CRPConfig) -> CheckedPairs | None:
 
 def _prune(folder: Path, keep: Path) -> None:
     """Remove the checked-pair files of ``folder`` beyond the :data:`KEPT_SCAN_FILES` most recently written or
-    read (``keep`` stays): another CKF, detector or check setting leaves its file behind, 53 MB at 1M facts."""
+    read (``keep`` stays): another CKF, detector or check setting leaves its file behind."""
 
     def age(p: Path) -> float:
         try:
