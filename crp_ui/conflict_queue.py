@@ -203,8 +203,8 @@ def filter_queue(
         raise ValueError(f"decided must be one of {DECIDED_CHOICES}, got {decided!r}")
     mask = pd.Series(True, index=frame.index)
     if patterns:
-        want = set(patterns)
-        mask &= frame["patterns"].map(lambda s: bool(want & set(filter(None, s.split(", ")))))
+        bounded = _bounded_patterns(frame)
+        mask &= pd.concat([_holds(bounded, p) for p in patterns], axis=1).any(axis=1)
     if source_types:
         mask &= frame["source_a"].isin(source_types) | frame["source_b"].isin(source_types)
     if statuses:
@@ -259,10 +259,20 @@ def queue_counts(frame: pd.DataFrame) -> dict[str, int]:
         "decided": int(frame["decided"].sum()),
         "dismissed": int((frame["arbitration"] == "dismissed").sum()),
     }
-    bounded = ", " + frame["patterns"].astype(str) + ", "  # a pattern is a whole item of the list
+    bounded = _bounded_patterns(frame)
     for pat in PATTERNS:
-        out[pat] = int(bounded.str.contains(f", {pat}, ", regex=False).sum()) if len(frame) else 0
+        out[pat] = int(_holds(bounded, pat).sum()) if len(frame) else 0
     return out
+
+
+def _bounded_patterns(frame: pd.DataFrame) -> pd.Series:
+    """Each row's ``patterns`` list (``"A, B"``) between separators, so a pattern is found as a whole item."""
+    return ", " + frame["patterns"].astype(str) + ", "
+
+
+def _holds(bounded: pd.Series, pattern: str) -> pd.Series:
+    """Which rows of :func:`_bounded_patterns` list ``pattern`` (vectorised: no Python call per row)."""
+    return bounded.str.contains(f", {pattern}, ", regex=False)
 
 
 def pair_label(row: Mapping[str, object]) -> str:
