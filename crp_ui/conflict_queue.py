@@ -203,8 +203,7 @@ def filter_queue(
         raise ValueError(f"decided must be one of {DECIDED_CHOICES}, got {decided!r}")
     mask = pd.Series(True, index=frame.index)
     if patterns:
-        bounded = _bounded_patterns(frame)
-        mask &= pd.concat([_holds(bounded, p) for p in patterns], axis=1).any(axis=1)
+        mask &= pd.concat(_holding(frame, patterns), axis=1).any(axis=1)
     if source_types:
         mask &= frame["source_a"].isin(source_types) | frame["source_b"].isin(source_types)
     if statuses:
@@ -259,20 +258,14 @@ def queue_counts(frame: pd.DataFrame) -> dict[str, int]:
         "decided": int(frame["decided"].sum()),
         "dismissed": int((frame["arbitration"] == "dismissed").sum()),
     }
-    bounded = _bounded_patterns(frame)
-    for pat in PATTERNS:
-        out[pat] = int(_holds(bounded, pat).sum()) if len(frame) else 0
+    out.update((p, int(has.sum()) if len(frame) else 0) for p, has in zip(PATTERNS, _holding(frame, PATTERNS)))
     return out
 
 
-def _bounded_patterns(frame: pd.DataFrame) -> pd.Series:
-    """Each row's ``patterns`` list (``"A, B"``) between separators, so a pattern is found as a whole item."""
-    return ", " + frame["patterns"].astype(str) + ", "
-
-
-def _holds(bounded: pd.Series, pattern: str) -> pd.Series:
-    """Which rows of :func:`_bounded_patterns` list ``pattern`` (vectorised: no Python call per row)."""
-    return bounded.str.contains(f", {pattern}, ", regex=False)
+def _holding(frame: pd.DataFrame, patterns: Sequence[str]) -> list[pd.Series]:
+    """Per pattern, which rows list it as a whole item of their ``patterns`` ("A, B"): one vectorised search each."""
+    bounded = ", " + frame["patterns"].astype(str) + ", "
+    return [bounded.str.contains(f", {p}, ", regex=False) for p in patterns]
 
 
 def pair_label(row: Mapping[str, object]) -> str:
