@@ -284,17 +284,15 @@ def conflicting_pairs(
     per_text = np.bincount(tp.which[tp.which >= 0], minlength=tp.distinct.shape[0])
     found: dict[int, ValueConflict] = {}  # distinct text pair -> its conflict
     done = m - int(per_text.sum())  # pairs of identical texts: settled without a check
-    chunks = 0
+    if progress is not None and tp.distinct.shape[0] == 0:  # every pair's two texts identical: no chunk to wait for
+        progress(done)
     for chunk, got, cpu in _checked_chunks(tp, chunk_order(tp.distinct, chunk_pairs), pool, learned):
         if cpu is not None and worker_cpu is not None:
             worker_cpu(cpu)
         found.update((int(chunk[k]), vc) for k, vc in got)
         done += int(per_text[chunk].sum())
-        chunks += 1
         if progress is not None:
             progress(done)
-    if progress is not None and chunks == 0:  # every pair's two texts identical: all settled, none checked
-        progress(done)
     hit = np.zeros(tp.distinct.shape[0] + 1, dtype=bool)  # the last cell: identical texts (which = -1)
     hit[list(found)] = True
     positions = np.flatnonzero(hit[tp.which])
