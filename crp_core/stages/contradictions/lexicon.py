@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import NamedTuple
+
+from .memos import text_memo
 
 NUMBER_CHANGED = "NUMBER_CHANGED"
 ENTITY_SUBSTITUTED = "ENTITY_SUBSTITUTED"
@@ -65,11 +66,10 @@ def _rows(name: str) -> Iterator[list[str]]:
 IRREGULAR_FORMS = {form: base for base, forms in _rows("irregular_forms.tsv") for form in forms.split()}
 
 
-@cache
+@text_memo()
 def stem(w: str) -> str:
-    """A small suffix stripper so inflections share a key (uses/use, retries/retried/retry,
-    encryption/encrypted, caches/cache, running/run; irregular past forms: sold/sell). Not a
-    linguistic stemmer: only equality of stems matters."""
+    """A small suffix stripper so inflections share a key (uses/use, retries/retried/retry, encryption/encrypted,
+    caches/cache, running/run; irregular past forms: sold/sell). Not a linguistic stemmer: only equality matters."""
     if w in IRREGULAR_FORMS:
         return stem(IRREGULAR_FORMS[w])
     if len(w) <= 3 or not w.isalpha():

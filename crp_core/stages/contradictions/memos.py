@@ -4,8 +4,9 @@ A function of one text (its tokens, its clauses, its segments...) or of two (``v
 memoised with :func:`text_memo`: a bounded ``functools.lru_cache`` that the register also holds, so
 :func:`forget_texts` empties every one of them at once. A text-check worker of the whole-CKF scan
 forgets them after each chunk (``crp_core.analysis.scan_check``): what it holds stays bounded by one
-chunk's texts however many chunks it checks. Memos keyed by something else than a text (a word's stem,
-the shipped weights) are bounded by the vocabulary or constant and are not registered.
+chunk's texts however many chunks it checks. A word's stem is memoised here too: hostile or generated text
+has no bounded vocabulary. The only other memos of the package take no argument (the shipped weights, the
+detector's identity): constants, not registered.
 """
 
 from __future__ import annotations
