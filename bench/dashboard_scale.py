@@ -21,7 +21,9 @@ scenarios folder unless ``--scenarios``) and drives it with headless Debian Chro
 Each time runs from the start of the action (its own clicks included) to the app idle with the page drawn:
 the last change of the page's elements after it, read from the page's own clock, with no script-state or
 element change for 300 ms after; in brackets, the end of the action's run (the server's part; the rest is the
-browser drawing charts and tables).
+browser drawing charts and tables). The queue's table also gives both times from the deciding input: the last
+click or key press before the run started (an option chosen, not the click that opened its list), which is
+what a person waits for after choosing.
 
 Prints the server's peak resident memory (its ``/proc`` status, ``VmHWM``) and the load average. The HNSW
 index persists in the cache (``$CRP_CACHE_DIR``), so a second run measures a server start with the index on
@@ -88,10 +90,11 @@ def first_render(page, url: str, port: int) -> float:
 
 
 #: settled after ``t0`` (a page timestamp): idle, no skeleton, and neither a script-state change nor a change of the
-#: page's elements for ``quiet`` ms; the value is the last of those changes after ``t0`` minus ``t0`` (ms, the
-#: page's own clock), with the last script-state change (the run's end: ``[run ms, drawn ms]``). A run too short
-#: for the app to show its state is seen by the elements it changed; nothing changed within ``nochange`` ms (the
-#: action started no run) settles on the time waited.
+#: page's elements for ``quiet`` ms; the value is ``[run, drawn, decided]`` in ms after ``t0`` on the page's own
+#: clock: the last script-state change (the run's end), the last of those changes (the page drawn) and the deciding
+#: input (the last click or key press before the run started: an option chosen, not the click that opened its
+#: list). A run too short for the app to show its state is seen by the elements it changed; nothing changed within
+#: ``nochange`` ms (the action started no run) settles on the time waited.
 SETTLED_AFTER_JS = """([t0, quiet, nochange]) => {
   const st = window.__crp;
   const app = document.querySelector('[data-testid="stApp"]');
@@ -99,40 +102,54 @@ SETTLED_AFTER_JS = """([t0, quiet, nochange]) => {
   if (document.querySelectorAll('[data-testid="stSkeleton"]').length) return false;
   const now = performance.now();
   const after = st.log.concat(window.__crpDom).filter((t) => t >= t0);
-  if (!after.length) return now - t0 >= nochange ? [now - t0, now - t0] : false;
+  if (!after.length) return now - t0 >= nochange ? [now - t0, now - t0, 0] : false;
   const last = Math.max(...after);
   const ran = st.log.filter((t) => t >= t0);
-  return now - last >= quiet ? [ran.length ? Math.max(...ran) - t0 : last - t0, last - t0] : false;
+  const start = ran.length ? Math.min(...ran) : Math.min(...after);
+  const inputs = window.__crpIn.filter((t) => t >= t0 && t <= start);
+  const decided = inputs.length ? Math.max(...inputs) - t0 : 0;
+  return now - last >= quiet ? [ran.length ? Math.max(...ran) - t0 : last - t0, last - t0, decided] : false;
 }"""
-#: every change of the main area's elements or text, with its time (installed once per page)
+#: every change of the main area's elements or text, and every click or key press, with its time (installed once
+#: per page)
 WATCH_MAIN_JS = """() => {
   if (window.__crpDom === undefined) {
     window.__crpDom = [];
+    window.__crpIn = [];
     new MutationObserver(() => window.__crpDom.push(performance.now()))
       .observe(document.body, {childList: true, subtree: true, characterData: true});
+    for (const ev of ['click', 'keydown']) {
+      document.addEventListener(ev, () => window.__crpIn.push(performance.now()), true);
+    }
   }
   window.__crpDom.length = 0;
+  window.__crpIn.length = 0;
 }"""
 
 
 def idle_after(page, act) -> float:  # type: ignore[no-untyped-def]
     """Seconds from the start of ``act()`` (a click, a choice: its own clicks included) to the app idle with the
     page drawn, both read from the page's clock (``ui_latency.OBSERVE_JS`` logs every script-state change,
-    :data:`WATCH_MAIN_JS` every change of the elements): neither the polling interval nor the wait for a quiet
-    app is counted. The seconds to the run's end (the server's part) go to :data:`RUN_S`."""
+    :data:`WATCH_MAIN_JS` every change of the elements and every input): neither the polling interval nor the
+    wait for a quiet app is counted. The seconds to the run's end (the server's part) go to :data:`RUN_S`; the
+    seconds from the deciding input (what the person waits for after their last click) to the page drawn and to
+    the run's end go to :data:`AFTER_INPUT_S`."""
     page.evaluate(OBSERVE_JS, None)
     page.evaluate(WATCH_MAIN_JS)
     t0 = page.evaluate("performance.now()")
     act()
-    run_ms, drawn_ms = page.wait_for_function(
+    run_ms, drawn_ms, decided_ms = page.wait_for_function(
         SETTLED_AFTER_JS, arg=[t0, QUIET_MS, NOCHANGE_MS], timeout=FIRST_RENDER_S * 1000, polling=50
     ).json_value()
     RUN_S.append(float(run_ms) / 1000.0)
+    AFTER_INPUT_S.append(((float(drawn_ms) - float(decided_ms)) / 1000.0, (float(run_ms) - float(decided_ms)) / 1000.0))
     return float(drawn_ms) / 1000.0
 
 
 #: the seconds to the run's end of each :func:`idle_after`, in call order
 RUN_S: list[float] = []
+#: the seconds from the deciding input to the page drawn and to the run's end, of each :func:`idle_after`
+AFTER_INPUT_S: list[tuple[float, float]] = []
 
 
 def switch(page, title: str) -> float:
@@ -192,12 +209,14 @@ def queue_rounds(page, tries: int) -> None:  # type: ignore[no-untyped-def]
     switch(page, "Conflicts")
     times: dict[str, list[float]] = {name: [] for name, _ in QUEUE_ACTIONS}
     runs: dict[str, list[float]] = {name: [] for name, _ in QUEUE_ACTIONS}
+    waits: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in QUEUE_ACTIONS}
     said: dict[str, str] = {}
     for _ in range(tries):
         for name, act in QUEUE_ACTIONS:
             try:
                 times[name].append(idle_after(page, lambda act=act: act(page)))
                 runs[name].append(RUN_S[-1])
+                waits[name].append(AFTER_INPUT_S[-1])
                 said.setdefault(name, _says(page))
             except Exception:
                 shot = Path(os.environ.get("TMPDIR", "/tmp")) / "dashboard_scale_failed.png"
@@ -207,12 +226,14 @@ def queue_rounds(page, tries: int) -> None:  # type: ignore[no-untyped-def]
                 raise
     print(
         "| triage queue action | "
-        + " | ".join(f"round {r + 1}: drawn (run's end), s" for r in range(tries))
+        + " | ".join(f"round {r + 1}: drawn (run's end), s | after the deciding input" for r in range(tries))
         + " | the page says |"
     )
-    print("|---|" + "---:|" * tries + "---|")
+    print("|---|" + "---:|---:|" * tries + "---|")
     for name, got in times.items():
-        cells = " | ".join(f"{t:.2f} ({r:.2f})" for t, r in zip(got, runs[name]))
+        cells = " | ".join(
+            f"{t:.2f} ({r:.2f}) | {w[0]:.2f} ({w[1]:.2f})" for t, r, w in zip(got, runs[name], waits[name])
+        )
         print(f"| {name} | {cells} | {said[name]} |")
 
 
