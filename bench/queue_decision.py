@@ -14,10 +14,10 @@ page of the "undecided" queue in triage order. Each step runs the functions the 
   ``--mode incremental`` arbitrates the pairs whose decision changed (``decision_change``, ``rearbitrate``);
 * ``queue frame``: ``full`` builds the frame of every pair (``conflict_queue.queue_frame``); ``incremental``
   patches the previous frame's changed rows (``queue_patch.patched_frame``);
-* ``counts``: the counts above the queue: ``full`` counts the new frame (``conflict_queue.queue_counts``);
+* ``counts``: the counts above the queue: ``full`` counts the new frame (``queue_view.queue_counts``);
   ``incremental`` gets them patched with the frame (``queue_patch.patched_queue``, timed in ``queue frame``);
-* ``next page``: the filtered, ordered view, each pair's row, the page and its display frame (``queue_view``,
-  ``view_positions``, ``page_of``, ``page_display``).
+* ``next page``: the filtered, ordered view (its positions and pair keys), the page and its display frame
+  (``queue_view``, ``QueueView.page``, ``page_display``).
 
 Wall p50 / max per step and for the whole decision, ms; the machine's load average before and after.
 ``--decision stale`` marks the pair's second fact STALE instead (``incremental``: ``restatused``, the pairs of
@@ -45,7 +45,7 @@ from queue_page import NOW, _facts  # noqa: E402
 from crp_core import PATTERNS, CRPConfig, Decision, DecisionSet, KnowledgeBase, ValueConflict  # noqa: E402
 from crp_core.analysis.scan import CheckedPairs, PairSearch, arbitrate_checked  # noqa: E402
 from crp_core.analysis.scan_input import ScanCorpus  # noqa: E402
-from crp_ui import conflict_queue, paging, triage_queue  # noqa: E402
+from crp_ui import conflict_queue, queue_view, triage_queue  # noqa: E402
 
 STEPS = ("decision set", "scan", "queue frame", "counts", "next page")
 TARGET_MS = 1000.0
@@ -97,7 +97,7 @@ def main() -> int:
     ds = DecisionSet.from_decisions(log)
     scan = arbitrate_checked(checked, corpus, config, NOW, ds)
     frame = conflict_queue.queue_frame(scan, kb, ds)
-    counts = conflict_queue.queue_counts(frame)
+    counts = queue_view.queue_counts(frame)
     print(
         f"{args.mode}, {args.decision}: {len(scan.pairs):,} pairs over {len(kb.facts):,} facts, {ds.count} decisions "
         f"({time.perf_counter() - t0:.1f} s to build)"
@@ -107,9 +107,9 @@ def main() -> int:
         from crp_core import decision_change, rearbitrate, restatused
         from crp_ui.queue_patch import QueueInputs, patched_queue
     got: dict[str, list[float]] = {s: [] for s in (*STEPS, "total")}
-    view = triage_queue.queue_view(frame, ((), (), ()), "undecided", "triage")
+    view = queue_view.queue_view(frame, ((), (), ()), "undecided", "triage")
     for run in range(args.runs):
-        first = view.iloc[0]
+        first = view.page(1, 1).iloc[0]
         a, b = str(first["fact_a"]), str(first["fact_b"])
         if args.decision == "stale":
             new = Decision.mark_status(a, b, fact=b, status="STALE", operator="bench", id=len(log) + 1)
@@ -137,18 +137,17 @@ def main() -> int:
             times.append(time.perf_counter())
             frame = conflict_queue.queue_frame(scan_new, kb, ds_new)
             times.append(time.perf_counter())
-            counts = conflict_queue.queue_counts(frame)
+            counts = queue_view.queue_counts(frame)
         times.append(time.perf_counter())
-        view = triage_queue.queue_view(frame, ((), (), ()), "undecided", "triage")
-        triage_queue.view_positions(view)
-        triage_queue.page_display(paging.page_of(view, 1, size), {})
+        view = queue_view.queue_view(frame, ((), (), ()), "undecided", "triage")
+        triage_queue.page_display(view.page(1, size), {})
         times.append(time.perf_counter())
         for step, a, b in zip(STEPS, times, times[1:]):
             got[step].append((b - a) * 1e3)
         got["total"].append((times[-1] - times[0]) * 1e3)
         log.append(new)
         scan, ds = scan_new, ds_new
-        assert first["pair"] not in set(view["pair"].head(size)), "the decided pair left the undecided queue"
+        assert first["pair"] not in set(view.keys[:size]), "the decided pair left the undecided queue"
     print(f"\n{'step (' + args.mode + ')':<40} {'p50 ms':>9} {'max ms':>9}")
     for step, ms in got.items():
         flag = "  over the 1 s target" if step == "total" and statistics.median(ms) > TARGET_MS else ""
@@ -157,7 +156,7 @@ def main() -> int:
     assert fresh.pairs == scan.pairs and dict(fresh.counts) == dict(scan.counts), "the scan differs from a fresh one"
     check = conflict_queue.queue_frame(fresh, kb, ds)
     assert frame.reset_index(drop=True).equals(check), "the queue frame differs from a fresh one"
-    assert counts == conflict_queue.queue_counts(check), "the counts differ from a fresh count"
+    assert counts == queue_view.queue_counts(check), "the counts differ from a fresh count"
     print("the last scan and frame equal a fresh arbitration's and a fresh frame")
     print(f"load average after: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0

@@ -5,13 +5,13 @@
 Builds a synthetic whole-CKF scan (``ConflictScan`` of ``--pairs`` arbitrated pairs in triage order over
 two facts each, a decision log deciding about 2 % of them) and runs it through the functions the page
 uses, not a copy of them: ``conflict_queue.queue_frame`` (once per scan and decision set), then per
-interaction ``triage_queue.queue_view`` (filters and order over every pair), ``triage_queue.view_positions``
-(each pair's row, once per view), ``paging.page_of`` (the page) and ``triage_queue.page_display`` (the
-page as the browser receives it). Rows of the table (wall p50 / max over ``--runs``, ms):
+interaction ``queue_view.queue_view`` (filters and order over every pair: the view's positions and pair keys),
+``QueueView.page`` (the page) and ``triage_queue.page_display`` (the page as the browser receives it). Rows of
+the table (wall p50 / max over ``--runs``, ms):
 
 * ``queue frame``: the frame of every pair, built once per scan and after each decision;
-* ``filter + order + page``: a new filter or order, the whole interaction (queue_view, view_positions,
-  the page and its display frame), for each filter and order the page offers;
+* ``filter + order + page``: a new filter or order, the whole interaction (the view, the page and its display
+  frame), for each filter and order the page offers;
 * ``page turn``: the view cached, one page sliced and displayed.
 
 Then the bytes of the queue's ``st.dataframe`` element (Streamlit's own Arrow serialisation) for one
@@ -45,7 +45,7 @@ from crp_core import (  # noqa: E402
     KnowledgeBase,
     ValueConflict,
 )
-from crp_ui import conflict_queue, paging, triage_queue  # noqa: E402
+from crp_ui import conflict_queue, paging, queue_view, triage_queue  # noqa: E402
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 SOURCES = ("official_documentation", "internal", "community", "web", "news")
@@ -161,11 +161,10 @@ def timed(fn: Callable[[], object], runs: int) -> tuple[float, float, object]:
 
 
 def interaction(frame, case, page: int, size: int):  # type: ignore[no-untyped-def]
-    """A new filter or order as the page runs it: the view, each pair's row, the page, its display."""
+    """A new filter or order as the page runs it: the view (positions and pair keys), the page, its display."""
     _label, pats, srcs, stats, decided, order = case
-    view = triage_queue.queue_view(frame, (pats, srcs, stats), decided, order)
-    keys, _index = triage_queue.view_positions(view)
-    shown = paging.page_of(view, page, size)
+    view = queue_view.queue_view(frame, (pats, srcs, stats), decided, order)
+    shown = view.page(page, size)
     return view, triage_queue.page_display(shown, {})
 
 
@@ -188,18 +187,16 @@ def main() -> int:
     for case in CASES:
         p50, worst, _ = timed(lambda c=case: interaction(frame, c, 2, size), args.runs)
         rows.append((f"filter + order + page: {case[0]}", p50, worst))
-    view = triage_queue.queue_view(frame, ((), (), ()), "all", "triage")
+    view = queue_view.queue_view(frame, ((), (), ()), "all", "triage")
     for page in (1, paging.n_pages(len(view), size) // 2, paging.n_pages(len(view), size)):
-        p50, worst, _ = timed(lambda p=page: triage_queue.page_display(paging.page_of(view, p, size), {}), args.runs)
+        p50, worst, _ = timed(lambda p=page: triage_queue.page_display(view.page(p, size), {}), args.runs)
         rows.append((f"page turn to page {page:,} (view cached)", p50, worst))
     print(f"\n{'interaction':<58} {'p50 ms':>9} {'max ms':>9}")
     for label, p50, worst in rows:
         flag = "" if label.startswith("queue frame") or p50 <= TARGET_MS else "  over the 1 s target"
         print(f"{label:<58} {p50:>9.1f} {worst:>9.1f}{flag}")
-    page_bytes = len(
-        dataframe_util.convert_pandas_df_to_arrow_bytes(triage_queue.page_display(paging.page_of(view, 1, size), {}))
-    )
-    whole = triage_queue.page_display(view, {})
+    page_bytes = len(dataframe_util.convert_pandas_df_to_arrow_bytes(triage_queue.page_display(view.page(1, size), {})))
+    whole = triage_queue.page_display(view.whole(), {})
     whole_bytes = len(dataframe_util.convert_pandas_df_to_arrow_bytes(whole))
     print(
         f"\nst.dataframe element (Arrow bytes): one page of {size} rows {page_bytes:,} B; "

@@ -1,5 +1,5 @@
-"""The triage queue of the Conflicts page: one row per conflict pair of the whole-CKF scan, its filters
-and counts, the operators' decision log and what their labels say of the detector.
+"""The triage queue of the Conflicts page: one row per conflict pair of the whole-CKF scan (its filters, orders
+and counts: :mod:`crp_ui.queue_view`), the operators' decision log and what their labels say of the detector.
 
 Pure functions of crp_core records (no Streamlit): the pairs of a :class:`~crp_core.ConflictScan`, the
 decisions in force (:class:`~crp_core.DecisionSet`) and the CKF as loaded.
@@ -13,7 +13,6 @@ import pandas as pd
 
 from crp_core import (
     NEVER_RETRIEVED,
-    PATTERNS,
     ConflictPair,
     ConflictScan,
     Decision,
@@ -27,9 +26,6 @@ from crp_core import (
 
 from .conflict_case import arbitration_label
 
-#: the queue's "Decided" filter; "disagreements": pairs whose operators hold different positions (the
-#: two-person review policy, crp_core.review_statuses)
-DECIDED_CHOICES = ("all", "undecided", "decided", "disagreements")
 QUEUE_COLUMNS = (
     "pair",
     "fact_a",
@@ -188,57 +184,6 @@ def pairs_frame(
     )
 
 
-def filter_queue(
-    frame: pd.DataFrame,
-    *,
-    patterns: Sequence[str] = (),
-    source_types: Sequence[str] = (),
-    statuses: Sequence[str] = (),
-    decided: str = "all",
-) -> pd.DataFrame:
-    """Rows showing any of ``patterns``, with a fact of any of ``source_types`` / ``statuses``
-    (an empty selection does not filter), and ``decided`` in "all" / "undecided" / "decided" /
-    "disagreements" (the rows whose ``review`` is ``disagreement``)."""
-    if decided not in DECIDED_CHOICES:
-        raise ValueError(f"decided must be one of {DECIDED_CHOICES}, got {decided!r}")
-    mask = pd.Series(True, index=frame.index)
-    if patterns:
-        mask &= pd.concat(_holding(frame, patterns), axis=1).any(axis=1)
-    if source_types:
-        mask &= frame["source_a"].isin(source_types) | frame["source_b"].isin(source_types)
-    if statuses:
-        mask &= frame["status_a"].isin(statuses) | frame["status_b"].isin(statuses)
-    if decided == "undecided":
-        mask &= ~frame["decided"]
-    elif decided == "decided":
-        mask &= frame["decided"]
-    elif decided == "disagreements":
-        mask &= frame["review"] == "disagreement"
-    return frame[mask]
-
-
-#: the queue's orders (its "Sort" picker, the URL's ``qsort``): name -> (column, ascending); ``triage`` is
-#: the queue's own order (ties first, then the smallest margin; dismissed pairs last)
-QUEUE_SORTS: dict[str, tuple[str, bool] | None] = {
-    "triage": None,
-    "similarity": ("similarity", False),
-    "margin": ("margin", True),
-    "decided": ("decided_at", False),
-}
-
-
-def sort_queue(frame: pd.DataFrame, order: str = "triage") -> pd.DataFrame:
-    """``frame`` in ``order`` (:data:`QUEUE_SORTS`) over all its rows: a stable sort, so rows with equal
-    values keep their triage order; "decided" puts the latest decision first and undecided pairs last."""
-    if order not in QUEUE_SORTS:
-        raise ValueError(f"order must be one of {tuple(QUEUE_SORTS)}, got {order!r}")
-    how = QUEUE_SORTS[order]
-    if how is None:
-        return frame
-    column, ascending = how
-    return frame.sort_values(column, ascending=ascending, kind="mergesort", na_position="last")
-
-
 def with_claims(display: pd.DataFrame, keys: Sequence[str], cells: Mapping[str, str]) -> pd.DataFrame:
     """The queue as shown with each claimed pair's claim ("held by bob (120 s left)") after its state;
     ``keys`` are the rows' pair keys, in row order. ``display`` itself when no row is claimed."""
@@ -247,25 +192,6 @@ def with_claims(display: pd.DataFrame, keys: Sequence[str], cells: Mapping[str, 
     out = display.copy()
     out["state"] = [" · ".join(x for x in (s, cells.get(k, "")) if x) for s, k in zip(display["state"].tolist(), keys)]
     return out
-
-
-def queue_counts(frame: pd.DataFrame) -> dict[str, int]:
-    """Counts at the top of the queue: pairs, ties, undecided, decided, dismissed, and per pattern."""
-    out = {
-        "pairs": int(len(frame)),
-        "ties": int((frame["arbitration"] == "tie").sum()),
-        "undecided": int((~frame["decided"]).sum()),
-        "decided": int(frame["decided"].sum()),
-        "dismissed": int((frame["arbitration"] == "dismissed").sum()),
-    }
-    out.update((p, int(has.sum()) if len(frame) else 0) for p, has in zip(PATTERNS, _holding(frame, PATTERNS)))
-    return out
-
-
-def _holding(frame: pd.DataFrame, patterns: Sequence[str]) -> list[pd.Series]:
-    """Per pattern, which rows list it as a whole item of their ``patterns`` ("A, B"): one vectorised search each."""
-    bounded = ", " + frame["patterns"].astype(str) + ", "
-    return [bounded.str.contains(f", {p}, ", regex=False) for p in patterns]
 
 
 def pair_label(row: Mapping[str, object]) -> str:

@@ -30,14 +30,11 @@ from .conflict_case import (
     ttl_origin,
 )
 from .conflict_queue import (
-    DECIDED_CHOICES,
     HISTORY_COLUMNS,
     NO_KB,
     QUEUE_COLUMNS,
-    QUEUE_SORTS,
     agreement_frame,
     decision_summary,
-    filter_queue,
     history_frame,
     kb_cell,
     log_for_kb,
@@ -47,9 +44,7 @@ from .conflict_queue import (
     pair_label,
     pair_marks,
     quality_frame,
-    queue_counts,
     queue_frame,
-    sort_queue,
     with_claims,
     with_writeback_marks,
 )
@@ -81,6 +76,7 @@ from .pair_cards import (
     queue_case,
     sdk_block,
 )
+from .queue_view import DECIDED_CHOICES, QUEUE_SORTS, filter_queue, queue_counts, sort_queue
 from .time_strip import flag_notes, pair_time_section
 
 __all__ = [

@@ -22,9 +22,10 @@ import streamlit as st
 
 from crp_core import LRU, ConflictScan, DecisionSet, KnowledgeBase, SdkAgreement, rows_from
 
-from .conflict_queue import pairs_frame, queue_counts, queue_frame
+from .conflict_queue import pairs_frame, queue_frame
 from .conflict_sdk import with_sdk_column
 from .memo import by_identity
+from .queue_view import queue_counts
 
 #: queue frames kept per process to patch from (one per CKF and SDK flag, the latest built)
 MAX_QUEUES = 8
@@ -80,7 +81,7 @@ Counts = dict[str, int]
 def patched_queue(
     frame: pd.DataFrame, counts: Counts | None, kb: KnowledgeBase, before: QueueInputs, after: QueueInputs
 ) -> tuple[pd.DataFrame, Counts]:
-    """:func:`patched_frame` and its :func:`~crp_ui.conflict_queue.queue_counts`: ``counts`` (those of ``frame``;
+    """:func:`patched_frame` and its :func:`~crp_ui.queue_view.queue_counts`: ``counts`` (those of ``frame``;
     None: counted whole) less the counts of the rows replaced, plus those of the rows built again."""
     source, rebuild = stale_rows(frame, before, after)
     if rebuild.size == 0 and np.array_equal(source, np.arange(len(frame))):
@@ -125,7 +126,7 @@ def _latest() -> LRU[tuple[str, bool], tuple[KnowledgeBase, QueueInputs, pd.Data
 
 def queue_frame_of(kb: KnowledgeBase, kb_id: str, inputs: QueueInputs) -> pd.DataFrame:
     """The queue frame of ``inputs``: the latest frame of this CKF (``kb_id``: its digest) patched when there is
-    one, built whole otherwise. Its counts (:func:`~crp_ui.conflict_queue.queue_counts`) are patched alike and
+    one, built whole otherwise. Its counts (:func:`~crp_ui.queue_view.queue_counts`) are patched alike and
     kept as ``by_identity("queue_counts", frame, ...)`` holds them. Callers must not mutate either."""
     key = (kb_id, inputs.agreement is not None)
     prev = _latest().get(key)

@@ -35,6 +35,7 @@ from crp_core import (
 from . import cache, decisions, paging, render, state, tables, triage_live
 from . import conflicts_view as cv
 from .progress_text import format_duration
+from .queue_view import QueueView, queue_view
 from .triage_form import K_PAIR, K, decision_form
 from .triage_revert import revert_section
 
@@ -140,19 +141,6 @@ def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
     return order[:i] + ("sdk",) + order[i:]
 
 
-def queue_view(frame: pd.DataFrame, view: tuple[tuple[str, ...], ...], decided: str, order: str) -> pd.DataFrame:
-    """The filtered queue in ``order``, every page of it: built once per (frame, filters, order)."""
-    pats, srcs, stats = view
-    shown = cv.filter_queue(frame, patterns=list(pats), source_types=list(srcs), statuses=list(stats), decided=decided)
-    return cv.sort_queue(shown, order)
-
-
-def view_positions(view: pd.DataFrame) -> tuple[list[str], dict[str, int]]:
-    """The view's pair keys in order and each key's row position (once per view frame)."""
-    keys = view["pair"].tolist()
-    return keys, dict(zip(keys, range(len(keys))))
-
-
 def _url_pair(frame: pd.DataFrame) -> str | None:
     """The pair the URL (or an earlier visit) selected, if the queue holds it; a warning otherwise."""
     want = state.selected_pair()
@@ -179,7 +167,7 @@ def _order() -> str:
     return order
 
 
-def _filtered(frame: pd.DataFrame) -> tuple[pd.DataFrame, str, list[DeltaGenerator]]:
+def _filtered(frame: pd.DataFrame) -> tuple[QueueView, str, list[DeltaGenerator]]:
     """The filter and order widgets and what they leave of the queue, in that order (every page); the
     digest of the filters and order (a widget key part: a new view opens page 1); the places of the
     paging widgets beside the order picker."""
@@ -202,7 +190,7 @@ def _filtered(frame: pd.DataFrame) -> tuple[pd.DataFrame, str, list[DeltaGenerat
         order = _order()
     got = cache.by_identity(
         "queue_view", frame, lambda fr: queue_view(fr, view, decided, order), extra=(*view, decided, order)
-    )
+    )  # positions and keys: a view holds no copy of the frame
     return got, content_digest(repr((view, decided, order)), length=10), list(c[1:])
 
 
@@ -224,14 +212,14 @@ def _target(keys: list[str], index: dict[str, int], wanted: str | None) -> str |
 
 
 def _paged(
-    view: pd.DataFrame, digest: str, where: list[DeltaGenerator], wanted: str | None
+    view: QueueView, digest: str, where: list[DeltaGenerator], wanted: str | None
 ) -> tuple[pd.DataFrame, str | None]:
     """The page widgets; the page of the view shown and the pair to select on it (None: an empty view).
 
     The page holding the selected pair opens (a new page size included), unless the operator turned the
     page or changed the filters or the order, which opens page 1: the page's first pair is then selected
     (the selected pair stays when that page holds it)."""
-    keys, index = cache.by_identity("queue_positions", view, view_positions)
+    keys, index = view.keys, view.index
     size = paging.size_picker(where[0], K_SIZE, PAGE_SIZES, PAGE_SIZE)
     state.declare_settings("the triage queue's page size", {"rows per page": size}, {"rows per page": PAGE_SIZE})
     turned = bool(state.forget(K_TURNED))
@@ -244,7 +232,7 @@ def _paged(
         where[1], paging.page_key(K, digest, size), len(keys), size, goto=goto, on_change=_on_turn
     )
     where[2].caption(paging.rows_text(len(keys), page, size))
-    shown = paging.page_of(view, page, size)
+    shown = view.page(page, size)
     page_keys = keys[(page - 1) * size : (page - 1) * size + len(shown)]
     if not page_keys:
         return shown, None
@@ -281,14 +269,14 @@ def _table(shown: pd.DataFrame, claims: dict[str, str], key: str, pick: str | No
     )
 
 
-def _download(view: pd.DataFrame) -> None:
+def _download(view: QueueView) -> None:
     """Every pair the filters leave, in the order chosen, as CSV (the table shows one page; its own download
     holds that page): built when clicked."""
-    if view.empty:
+    if not len(view):
         return
     st.download_button(
         f"Download the {len(view):,} pairs shown by the filters (CSV)",
-        data=lambda: tables.safe_csv(view),
+        data=lambda: tables.safe_csv(view.whole()),
         file_name="triage-queue.csv",
         mime="text/csv",
         on_click="ignore",
@@ -360,7 +348,7 @@ def queue_tab(
     if pick is None:
         st.info("No pair matches the filters.")
         return
-    every, _index = cache.by_identity("queue_positions", view, view_positions)
+    every = view.keys
     # "Claim next" and "Record and next" walk the whole queue in its order, across pages
     free = every if not held else [k for k in every if k not in held]
     triage_live.claim_button(free, state.get_ckf_fingerprint(kb))

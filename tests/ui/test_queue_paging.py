@@ -1,4 +1,4 @@
-"""The triage queue's order (crp_ui.conflict_queue.sort_queue) and the paging arithmetic every paged table
+"""The triage queue's order (crp_ui.queue_view.sort_queue) and the paging arithmetic every paged table
 uses (crp_ui.paging): the pages of a view partition its rows in order, "rows X-Y of Z" names them."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from crp_core.analysis.scan import arbitrate_checked, check_ckf
 from crp_core.analysis.scan_update import decision_change, rearbitrate
 from crp_core.config import CRPConfig
 from crp_core.triage import Decision, DecisionSet
-from crp_ui import conflict_queue, queue_patch
+from crp_ui import conflict_queue, queue_patch, queue_view
 from crp_ui.queue_patch import QueueInputs, built_frame, patched_frame, patched_queue, stale_rows
 from tests.support.scan_worlds import NOW, cluster_corpus
 
@@ -49,8 +49,8 @@ def test_a_dismissal_rebuilds_one_row_and_moves_it_last():
     last = got.iloc[-1]
     assert (last["fact_a"], last["arbitration"], last["decided"]) == (first.fact_a, "dismissed", True)
     assert last["decision"] == "dismissed (not a conflict)" and last["decided_by"] == "ann"
-    assert not conflict_queue.filter_queue(got, decided="undecided")["pair"].isin([last["pair"]]).any()
-    assert conflict_queue.queue_counts(got)["dismissed"] == 1
+    assert not queue_view.filter_queue(got, decided="undecided")["pair"].isin([last["pair"]]).any()
+    assert queue_view.queue_counts(got)["dismissed"] == 1
 
 
 def test_a_status_mark_or_a_review_state_rebuilds_the_rows_of_that_fact_or_pair_only():
@@ -94,7 +94,7 @@ def test_a_patched_frame_equals_a_built_one_after_any_sequence_of_decisions(seed
     rows: list[Decision] = []
     prev = QueueInputs(scan, DecisionSet.empty(), {}, None)
     frame = built_frame(kb, prev)
-    counts = conflict_queue.queue_counts(frame)
+    counts = queue_view.queue_counts(frame)
     for n, (which, kind) in enumerate(steps, start=1):
         p = scan.pairs[which % len(scan.pairs)]
         a, b = p.fact_a, p.fact_b
@@ -120,7 +120,7 @@ def test_a_patched_frame_equals_a_built_one_after_any_sequence_of_decisions(seed
         frame, counts = patched_queue(frame, counts, kb, prev, after)
         whole = built_frame(kb, after)
         pd.testing.assert_frame_equal(frame, whole)
-        assert counts == conflict_queue.queue_counts(whole)
+        assert counts == queue_view.queue_counts(whole)
         prev = after
 
 
@@ -132,7 +132,7 @@ def test_the_counts_per_pattern_count_whole_items_of_the_list():
             "decided": [False, True, False, False],
         }
     )
-    counts = conflict_queue.queue_counts(frame)
+    counts = queue_view.queue_counts(frame)
     assert counts == {
         "pairs": 4,
         "ties": 2,
@@ -145,4 +145,4 @@ def test_the_counts_per_pattern_count_whole_items_of_the_list():
         "NEGATION_FLIP": 1,
         "NUMBER_CHANGED": 2,
     }
-    assert set(conflict_queue.queue_counts(frame.iloc[:0]).values()) == {0}
+    assert set(queue_view.queue_counts(frame.iloc[:0]).values()) == {0}
