@@ -4,7 +4,7 @@ near miss the change must keep. Hand-written sentences; none comes from a labell
 from __future__ import annotations
 
 from crp_core.stages.contradictions.lexicon import negated_base
-from crp_core.stages.contradictions.values import NEGATION_FLIP, values_conflict
+from crp_core.stages.contradictions.values import NEGATION_FLIP, NUMBER_CHANGED, values_conflict
 from tests.support.detector_cases import patterns
 
 PICKUP = "In-store pickup is offered for online orders."
@@ -28,3 +28,27 @@ def test_a_fact_restated_with_an_in_hyphen_word_is_no_flip() -> None:
     assert values_conflict("In-flight meals are included in the fare.", "The fare includes in-flight meals.") is None
     # near miss: a real negation of the same fact stays a flip
     assert patterns(PICKUP, "In-store pickup is not offered for online orders.") == (NEGATION_FLIP,)
+
+
+ENTRIES = "Entries must be submitted at least 10 days before the show."
+
+
+def test_a_moment_bound_before_a_lead_time_bounds_the_lead_time_the_other_way() -> None:
+    # "no later than 10 days before" the show is "at least 10 days before" it: no flip, and no conflict
+    assert values_conflict(ENTRIES, "Submit your entry no later than 10 days before the show.") is None
+    assert values_conflict(ENTRIES, "Submit your entry no later than 10 days prior to the show.") is None
+    # "no earlier than 3 hours before" is "up to 3 hours before"
+    early = "Guests may check in up to 3 hours before departure."
+    assert values_conflict(early, "Guests may check in no earlier than 3 hours before departure.") is None
+    # near misses: another lead time is a changed number (not a flip as well), and a bound the other way
+    # stays a flip
+    assert patterns(ENTRIES, "Submit your entry no later than 7 days before the show.") == (NUMBER_CHANGED,)
+    assert patterns(early, "Guests may check in no earlier than 2 hours before departure.") == (NUMBER_CHANGED,)
+    assert patterns(ENTRIES, "Entries must be submitted at most 10 days before the show.") == (NEGATION_FLIP,)
+    assert patterns(early, "Guests may check in at least 3 hours before departure.") == (NEGATION_FLIP,)
+
+
+def test_a_duration_after_a_moment_or_a_bound_of_the_duration_itself_keeps_its_bound() -> None:
+    # "after" the show is no lead time, and "at least" bounds the duration itself: the bounds still differ
+    late = "Refunds are paid no later than 10 days after the show."
+    assert patterns(late, "Refunds are paid at least 10 days after the show.") == (NEGATION_FLIP,)
