@@ -5,7 +5,11 @@
     python bench/detector_learned.py --score new-01.jsonl new-02.jsonl   # train on every corpus, score new files
 
 Options: ``--C=`` (regularisation, tools/train_detector.py's default), ``--t=`` (threshold, likewise),
-``--only=batch-07,...`` (held-out batches to score).
+``--only=batch-07,...`` (held-out batches to score). Other learners over the same candidate features, for
+comparison with the shipped logistic regression (docs/decisions/detector-round15.md): ``--pairs=kind_polar*words,...``
+adds the products of those features to the regression's inputs; ``--model=trees`` fits scikit-learn's
+HistGradientBoostingClassifier instead (``--depth=`` its max_depth, ``--rounds=`` its max_iter, ``--rate=`` its
+learning_rate; fixed random_state, no early stopping).
 
 The detector (``values_conflict``) runs its rules first; where they find nothing, the learned comparison
 (crp_core/stages/contradictions/candidates.py and learned.py) accepts one of the candidates the rules' analysis
@@ -28,6 +32,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -35,6 +40,7 @@ if sys.path[0] != ROOT:
     sys.path.insert(0, ROOT)
 
 from bench import detector as bench  # noqa: E402
+from crp_core.stages.contradictions.candidates import FEATURE_NAMES, Candidate  # noqa: E402
 from crp_core.stages.contradictions.learned import Weights, best_candidate  # noqa: E402
 from crp_core.stages.contradictions.values import learned_candidates, values_conflict  # noqa: E402
 
@@ -61,6 +67,53 @@ def _option(args: list[str], name: str, default: str) -> str:
 def weights_for(rows: list[dict], c: float, threshold: float) -> Weights:
     coefs, intercept = trainer.fit(*trainer.training_rows(rows), c)
     return Weights(tuple(coefs), intercept, threshold, "", len(rows), c)
+
+
+Score = Callable[[Candidate], float]
+
+
+def _pairs(args: list[str]) -> list[tuple[int, int]]:
+    """The feature products ``--pairs=`` names, as index pairs into FEATURE_NAMES."""
+    spec = _option(args, "--pairs", "")
+    out = []
+    for item in filter(None, spec.split(",")):
+        left, right = item.split("*")
+        out.append((FEATURE_NAMES.index(left), FEATURE_NAMES.index(right)))
+    return out
+
+
+def _inputs(x: list[float], pairs: list[tuple[int, int]]) -> list[float]:
+    return x + [x[i] * x[j] for i, j in pairs]
+
+
+def score_for(rows: list[dict], args: list[str]) -> Score:
+    """A learner other than the shipped one (``--model=trees`` or ``--pairs=``), trained on ``rows``: each
+    candidate's probability of being a conflict with its patterns."""
+    xs, ys = trainer.training_rows(rows)
+    pairs = _pairs(args)
+    inputs = [_inputs(x, pairs) for x in xs]
+    model: Any
+    if _option(args, "--model", "lr") == "trees":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        model = HistGradientBoostingClassifier(
+            max_depth=int(_option(args, "--depth", "3")),
+            max_iter=int(_option(args, "--rounds", "100")),
+            learning_rate=float(_option(args, "--rate", "0.1")),
+            early_stopping=False,
+            random_state=0,
+        )
+    else:
+        from sklearn.linear_model import LogisticRegression
+
+        c = float(_option(args, "--C", str(trainer.REGULARISATION)))
+        model = LogisticRegression(C=c, solver="lbfgs", max_iter=20000, tol=1e-12, random_state=0)
+    model.fit(inputs, ys)
+
+    def score(cand: Candidate) -> float:
+        return float(model.predict_proba([_inputs(trainer.vector(cand), pairs)])[0][1])
+
+    return score
 
 
 def _verdict(row: dict, found: tuple[str, ...] | None) -> tuple[str, bool, tuple[str, ...]]:
@@ -92,6 +145,23 @@ def learned_judge(w: Weights) -> Judge:
     return judge
 
 
+def scored_judge(score: Score, threshold: float) -> Judge:
+    """The rules, then a learner's best candidate where the rules find nothing (the first of equal scores)."""
+
+    def judge(row: dict) -> tuple[str, bool, tuple[str, ...]]:
+        vc = values_conflict(row["a"], row["b"], False)
+        if vc is not None:
+            return _verdict(row, vc.patterns)
+        best: tuple[float, Candidate] | None = None
+        for cand in learned_candidates(row["a"], row["b"]):
+            s = score(cand)
+            if best is None or s > best[0]:
+                best = (s, cand)
+        return _verdict(row, best[1].patterns if best is not None and best[0] >= threshold else None)
+
+    return judge
+
+
 def prf(rows: list[dict], judge: Judge) -> tuple[float, float, float]:
     tp = fp = fn = 0
     for row in rows:
@@ -117,7 +187,12 @@ def leave_one_batch_out(base: list[dict], blind: dict[str, list[dict]], only: li
         if name not in only:
             continue
         train = base + [r for n, rows in blind.items() if n != name for r in rows]
-        judges[name] = judge = learned_judge(weights_for(train, c, threshold))
+        other = any(a.startswith("--pairs=") for a in args) or _option(args, "--model", "lr") != "lr"
+        judges[name] = judge = (
+            scored_judge(score_for(train, args), threshold)
+            if other
+            else learned_judge(weights_for(train, c, threshold))
+        )
         pr, rr, fr = prf(held, rules_judge)
         pl, rl, fl = prf(held, judge)
         f_rules.append(fr)
@@ -125,7 +200,7 @@ def leave_one_batch_out(base: list[dict], blind: dict[str, list[dict]], only: li
         print(f"| {name} | {pr:.3f} | {rr:.3f} | {fr:.3f} | {pl:.3f} | {rl:.3f} | {fl:.3f} | {fl - fr:+.3f} |")
     n = max(len(f_rules), 1)
     mean_r, mean_l = sum(f_rules) / n, sum(f_learned) / n
-    print(f"| mean | | | {mean_r:.3f} | | | {mean_l:.3f} | {mean_l - mean_r:+.3f} |")
+    print(f"| mean | | | {mean_r:.4f} | | | {mean_l:.4f} | {mean_l - mean_r:+.4f} |")
     return judges
 
 

@@ -26,6 +26,11 @@ from crp_core.stages.contradictions.tokens import (
     exact_reading,
 )
 
+#: bounds of a moment that, before a lead time, bound that lead time the other way
+_MOMENT_BOUNDS = frozenset(["no later than", "not later than", "no earlier than", "not earlier than"])
+#: the words after a duration that make it a lead time before a moment ("14 days *prior to* release")
+_LEAD_AFTER = frozenset(["before", "prior", "ahead", "beforehand", "earlier"])
+
 
 class LexerBase:
     """The lexer's state and its date and time readers (one instance per text)."""
@@ -84,7 +89,18 @@ class LexerBase:
     def push_qty(self, start: int, end: int, q: Quantity) -> None:
         if q.bound == 0 and q.dim != "clock":
             q = self.bound_after(end, q)
+        elif q.dim in ("time", "bday") and self.lead_time(start, end, q):
+            q = q._replace(bound=-q.bound)
         self.out.append(Token(self.text[start:end], start, end, NUMBER, "#q", qty=q))
+
+    def lead_time(self, start: int, end: int, q: Quantity) -> bool:
+        """Is the duration a lead time bounded by a moment ("no later than 14 days before release")? The bound
+        is then on the moment, and the lead time's runs the other way: "no later than 14 days before" says
+        what "at least 14 days before" says, "no earlier than 3 hours ahead" what "up to 3 hours ahead" says."""
+        if q.bound_start < 0 or " ".join(self.text[q.bound_start : start].lower().split()) not in _MOMENT_BOUNDS:
+            return False
+        j = bisect_left(self.starts, end)
+        return self.low(j) in _LEAD_AFTER or (self.low(j) == "in" and self.low(j + 1) == "advance")
 
     def bound_after(self, end: int, q: Quantity) -> Quantity:
         """A bound written after the number: "21 or older", "£1,500 or more" (lower), "5 or fewer"

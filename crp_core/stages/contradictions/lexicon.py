@@ -193,7 +193,7 @@ POLARITY = _load_polarity()
 PREFIX_EXCEPTIONS = _load_words("prefix_exceptions.txt")
 #: the exceptions' stems: their inflections are exceptions too ("discounts", "installing")
 PREFIX_EXCEPTION_STEMS = frozenset(stem(w) for w in PREFIX_EXCEPTIONS)
-#: negating prefixes and the letters their base may start with ("" = any): "impossible", "illegal"
+#: negating prefixes and the letters their base may start with ("" = any letter: "in-house" is none)
 NEG_PREFIXES = (("non-", ""), ("non", ""), ("un", ""), ("dis", ""), ("im", "pbm"), ("il", "l"), ("ir", "r"), ("in", ""))
 #: the shortest base a negating prefix may take ("unable" has none: it is a cue)
 PREFIX_BASE_MIN = 4
@@ -212,9 +212,8 @@ def negated_base(low: str) -> str:
     for prefix, starts in NEG_PREFIXES:
         if low.startswith(prefix):
             base = low[len(prefix) :]
-            if len(base) >= PREFIX_BASE_MIN and base.replace("-", "").isalpha() and (not starts or base[0] in starts):
-                return base
-            return ""
+            ok = len(base) >= PREFIX_BASE_MIN and base.replace("-", "").isalpha()
+            return base if ok and (base[0] in starts if starts else base[0].isalpha()) else ""
     for suffix in NEG_SUFFIXES:
         base = low[: -len(suffix)]
         if low.endswith(suffix) and low not in SUFFIX_EXCEPTIONS and len(base) >= SUFFIX_BASE_MIN and base.isalpha():
