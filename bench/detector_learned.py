@@ -3,9 +3,12 @@
     python bench/detector_learned.py            # from the repository root
     python bench/detector_learned.py -v         # and the held-out pairs whose verdict the learned part changed
     python bench/detector_learned.py --score new-01.jsonl new-02.jsonl   # train on every corpus, score new files
+    python bench/detector_learned.py --score new-01.jsonl --batches=8,16,24   # ... trained on the first N batches
 
 Options: ``--C=`` (regularisation, tools/train_detector.py's default), ``--t=`` (threshold, likewise),
-``--only=batch-07,...`` (held-out batches to score). Other learners over the same candidate features, for
+``--only=batch-07,...`` (held-out batches to score); with ``--score``, ``--batches=8,16,...``: one row per count
+N, the weights trained on dev, holdout and the first N blind batches only (how fresh writing's score moves with the
+size of the training corpus, the rules fixed). Other learners over the same candidate features, for
 comparison with the shipped logistic regression (docs/decisions/detector-round15.md): ``--pairs=kind_polar*words,...``
 adds the products of those features to the regression's inputs; ``--model=trees`` fits scikit-learn's
 HistGradientBoostingClassifier instead (``--depth=`` its max_depth, ``--rounds=`` its max_iter, ``--rate=`` its
@@ -236,20 +239,25 @@ def changed_verdicts(blind: dict[str, list[dict]], judges: dict[str, Judge]) -> 
 
 
 def score_files(base: list[dict], blind: dict[str, list[dict]], paths: list[str], args: list[str]) -> None:
-    """Train on every corpus here (dev, holdout, every blind batch) and score new labelled files, rules alone
-    against rules with the learned comparison."""
+    """Train on every corpus here (dev, holdout, every blind batch; with ``--batches=``, the first N blind batches
+    for each N) and score new labelled files, rules alone against rules with the learned comparison."""
     c = float(_option(args, "--C", str(trainer.REGULARISATION)))
     threshold = float(_option(args, "--t", str(trainer.THRESHOLD)))
-    judge = learned_judge(weights_for(base + [r for rows in blind.values() for r in rows], c, threshold))
-    print("| file | rules P | R | F1 | learned P | R | F1 | delta |")
-    print("|---|---|---|---|---|---|---|---|")
+    counts = [int(n) for n in _option(args, "--batches", str(len(blind))).split(",")]
+    files = []
     for path in paths:
         with open(path, encoding="utf-8") as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
-        pr, rr, fr = prf(rows, rules_judge)
-        pl, rl, fl = prf(rows, judge)
-        name = Path(path).name
-        print(f"| {name} | {pr:.3f} | {rr:.3f} | {fr:.3f} | {pl:.3f} | {rl:.3f} | {fl:.3f} | {fl - fr:+.3f} |")
+            files.append((Path(path).name, [json.loads(line) for line in fh if line.strip()]))
+    print("| file | blind batches trained on | rules P | R | F1 | learned P | R | F1 | delta |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in counts:
+        trained = [r for name in sorted(blind)[:n] for r in blind[name]]
+        judge = learned_judge(weights_for(base + trained, c, threshold))
+        for name, rows in files:
+            pr, rr, fr = prf(rows, rules_judge)
+            pl, rl, fl = prf(rows, judge)
+            cells = f"{pr:.3f} | {rr:.3f} | {fr:.3f} | {pl:.3f} | {rl:.3f} | {fl:.3f} | {fl - fr:+.3f}"
+            print(f"| {name} | {n} | {cells} |")
 
 
 def main() -> int:
