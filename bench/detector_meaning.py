@@ -147,12 +147,7 @@ def main() -> int:
     for name, said in lines:
         p, r, f = binary(rows, said)
         print(f"| {name} | {p:.3f} | {r:.3f} | {f:.3f} |")
-    tp = fp = fn = 0
-    for row in rows:
-        kind, also_fp, _ = bench.judge(row)
-        tp, fn, fp = tp + (kind == "tp"), fn + (kind == "fn"), fp + (kind == "fp" or also_fp)
-    p, r = tp / max(1, tp + fp), tp / max(1, tp + fn)
-    f = 2 * p * r / (p + r) if p + r else 0.0
+    p, r, f, _n = bench.prf(rows)
     print(f"\nthe detector with its patterns (bench/detector.py's scoring): P {p:.3f} R {r:.3f} F1 {f:.3f}")
     return 0
 

@@ -20,6 +20,7 @@ import pandas as pd
 from crp_core import PATTERNS
 
 from .memo import by_identity
+from .tables import n_pages
 
 #: the queue's "Decided" filter; "disagreements": pairs whose operators hold different positions (the
 #: two-person review policy, crp_core.review_statuses)
@@ -114,8 +115,7 @@ class QueueView:
 
     def page(self, page: int, size: int) -> pd.DataFrame:
         """The rows of 1-based ``page`` of ``size`` rows (clamped into range), from the frame."""
-        last = max(1, -(-len(self) // size))
-        page = min(max(1, int(page)), last)
+        page = min(max(1, int(page)), n_pages(len(self), size))
         return self.frame.take(self.rows[(page - 1) * size : page * size])
 
     def whole(self) -> pd.DataFrame:
