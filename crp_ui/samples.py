@@ -12,11 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from crp_core import listable_ckf
+from crp_core import listable_ckf, listable_scenario
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SAMPLE = "knowledge_base.jsonl"
-SCENARIO_SUFFIXES = (".json", ".toml")
 
 
 def samples_dir() -> Path:
@@ -85,12 +84,8 @@ def list_samples() -> list[str]:
 
 
 def list_scenarios() -> list[str]:
-    """Bundled scenario files (``*.json`` / ``*.toml``) in name order."""
+    """The scenario files of the scenarios folder (``crp_core.listable_scenario``) in name order."""
     d = scenarios_dir()
     if not d.is_dir():
         return []
-    return sorted(
-        p.name
-        for p in d.iterdir()
-        if p.is_file() and p.suffix.lower() in SCENARIO_SUFFIXES and not p.name.startswith(".")
-    )
+    return sorted(p.name for p in d.iterdir() if listable_scenario(p))

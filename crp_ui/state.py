@@ -62,7 +62,6 @@ from .config_state import (
 from .samples import (
     DEFAULT_SAMPLE,
     REPO_ROOT,
-    SCENARIO_SUFFIXES,
     list_samples,
     list_scenarios,
     samples_dir,
@@ -245,7 +244,6 @@ __all__ = [
     # samples
     "DEFAULT_SAMPLE",
     "REPO_ROOT",
-    "SCENARIO_SUFFIXES",
     "list_samples",
     "list_scenarios",
     "samples_dir",

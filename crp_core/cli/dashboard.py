@@ -4,7 +4,8 @@
 holding ``facts.jsonl``): the dashboard's samples folder becomes PATH's folder (``$CRP_SAMPLE_DIR``), PATH
 is the CKF it opens first (``$CRP_DEFAULT_SAMPLE``), and ``--max-bytes`` is the size limit of the
 server-side CKFs (``$CRP_SAMPLE_MAX_BYTES``; uploads keep the browser's limit). Scenarios come from
-``--scenarios DIR`` or ``scenarios/`` next to PATH. The server listens on ``--address`` (default the
+``--scenarios DIR``, else ``scenarios/`` next to PATH (a directory CKF without one: its own ``scenarios/`` or
+the scenario files among its own). The server listens on ``--address`` (default the
 loopback) and ``--port``. The dashboard (``app.py``) ships with a checkout of the project, next to
 ``crp_core``; an install without it is told so.
 """
@@ -38,7 +39,10 @@ def register(subparsers: Subparsers) -> None:
     )
     p.add_argument("--ckf", metavar="PATH", default=None, help="the CKF to open (default: the bundled sample)")
     p.add_argument(
-        "--scenarios", metavar="DIR", default=None, help="scenario folder (default: scenarios/ next to PATH)"
+        "--scenarios",
+        metavar="DIR",
+        default=None,
+        help="scenario folder (default: scenarios/ next to PATH; for a folder CKF without one, its own scenarios)",
     )
     p.add_argument(
         "--max-bytes",
@@ -61,7 +65,7 @@ def dashboard_env(args: argparse.Namespace, base: dict[str, str]) -> dict[str, s
     """The server's environment: ``base`` with the samples folder, first CKF, scenarios and limit set. With
     ``--ckf``, scenarios come from ``--scenarios`` or PATH's folder and the limit from ``--max-bytes`` or the
     configuration, never from a value inherited from the caller's environment."""
-    from crp_core.io.ckf.listing import CKF_SUFFIXES, listable_ckf
+    from crp_core.io.ckf.listing import CKF_SUFFIXES, listable_ckf, scenario_folder
 
     env = dict(base)
     if args.ckf:
@@ -75,6 +79,9 @@ def dashboard_env(args: argparse.Namespace, base: dict[str, str]) -> dict[str, s
         env["CRP_DEFAULT_SAMPLE"] = ckf.name
         env.pop(SCENARIO_ENV, None)
         env.pop(LIMIT_ENV, None)
+        found = scenario_folder(ckf)
+        if not args.scenarios and found != ckf.parent / "scenarios":
+            env[SCENARIO_ENV] = str(found)  # the dashboard's own default is scenarios/ in its samples folder
     if args.scenarios:
         scen = Path(args.scenarios).expanduser().resolve()
         if not scen.is_dir():

@@ -1,6 +1,7 @@
-"""Which paths of a folder are CKFs to offer (the dashboard's samples folder, ``crp-inspect dashboard
---ckf``): a non-hidden file with a CKF extension (a ``.json`` one only when it is shaped like a CKF) or a
-non-hidden directory holding ``facts.jsonl``. One rule, so the CKF a command names is the one listed."""
+"""Which paths of a folder are CKFs and scenarios to offer (the dashboard's samples folder, ``crp-inspect
+dashboard --ckf``): a non-hidden file with a CKF extension (a ``.json`` one only when it is shaped like a CKF) or a
+non-hidden directory holding ``facts.jsonl``; a non-hidden ``.json`` / ``.toml`` file other than a directory CKF's
+own manifest; and where a CKF's scenarios are looked for. One rule each, so what a command names is what is listed."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import functools
 import json
 from pathlib import Path
 
-from crp_core.io.ckf.source import DIR_FACTS, FORMATS
+from crp_core.io.ckf.source import DIR_FACTS, DIR_MANIFEST, FORMATS
 
 #: the file extensions of a CKF, in the order the formats are documented
 CKF_SUFFIXES: tuple[str, ...] = tuple(FORMATS)
+#: the file extensions of a scenario
+SCENARIO_SUFFIXES: tuple[str, ...] = (".json", ".toml")
+#: the folder a CKF's scenarios are kept in, next to the CKF (or inside a directory CKF)
+SCENARIOS_FOLDER = "scenarios"
 #: a ``.json`` file bigger than this is listed without peeking at its shape
 JSON_PEEK_LIMIT = 8 * 1024 * 1024
 
@@ -44,3 +49,24 @@ def _json_shape_is_ckf(path: str, mtime_ns: int, size: int) -> bool:
         return True  # listed, and the loader explains what is wrong with it when picked
     # a crprotocol SDK snapshot ({"header", "payload"}) is read as a CKF too (docs/decisions/sdk-snapshots.md)
     return isinstance(data, list) or (isinstance(data, dict) and ("facts" in data or "payload" in data))
+
+
+def listable_scenario(path: Path) -> bool:
+    """Is ``path`` a scenario file to offer? A non-hidden ``.json`` / ``.toml`` file, except the
+    ``manifest.json`` of a directory CKF (a folder holding ``facts.jsonl``), which describes its vectors."""
+    if path.name.startswith(".") or path.suffix.lower() not in SCENARIO_SUFFIXES or not path.is_file():
+        return False
+    return not (path.name == DIR_MANIFEST and (path.parent / DIR_FACTS).is_file())
+
+
+def scenario_folder(ckf: Path) -> Path:
+    """Where the scenarios of the CKF at ``ckf`` are looked for: ``scenarios/`` next to it. A directory CKF
+    with no such folder beside it keeps them in its own ``scenarios/``, or among its files (the layout of
+    ``bench/make_synthetic_ckf.py``: ``scenario.json`` beside ``facts.jsonl``)."""
+    beside = ckf.parent / SCENARIOS_FOLDER
+    if beside.is_dir() or not ckf.is_dir():
+        return beside
+    inside = ckf / SCENARIOS_FOLDER
+    if inside.is_dir():
+        return inside
+    return ckf if any(listable_scenario(p) for p in ckf.iterdir()) else beside

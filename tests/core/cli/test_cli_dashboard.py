@@ -12,7 +12,7 @@ import pytest
 from crp_core.cli import build_parser, main
 from crp_core.cli.dashboard import app_path, dashboard_env, server_argv
 from crp_core.io.ckf import load_ckf, write_ckf
-from crp_ui.samples import list_samples
+from crp_ui.samples import list_samples, list_scenarios
 from tests.support.pages import run_page
 from tests.support.samples import synthetic_ckf_rows, synthetic_scenario
 
@@ -150,3 +150,49 @@ def test_an_unreadable_server_side_limit_is_said_and_ignored(folder, tmp_path, m
     warned = " ".join(str(w.value) for w in (*at.warning, *at.sidebar.warning)).replace("\\", "")
     assert "CRP_SAMPLE_MAX_BYTES='2GB' is not a whole number of bytes: ignored" in warned
     assert at.session_state["crp.ckf_sample"] == "a.jsonl" and not at.error
+
+
+def _dir_ckf(parent, name="kb"):
+    """A directory CKF (facts.jsonl and its manifest.json) under ``parent``."""
+    d = parent / name
+    d.mkdir(parents=True)
+    (d / "facts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in synthetic_ckf_rows()), encoding="utf-8")
+    (d / "manifest.json").write_text('{"embedding_model": "m", "dim": 2}', encoding="utf-8")
+    return d
+
+
+def test_a_folder_ckf_keeps_its_scenarios_among_its_own_files(tmp_path, monkeypatch):
+    """The generator's layout (scenario.json beside facts.jsonl): those scenarios are offered, its manifest is not."""
+    kb = _dir_ckf(tmp_path / "data")
+    (kb / "scenario.json").write_text(json.dumps(synthetic_scenario()), encoding="utf-8")
+    (kb / "scenario-2.toml").write_text("", encoding="utf-8")
+    (kb / ".hidden.json").write_text("{}", encoding="utf-8")
+    env = dashboard_env(_args("--ckf", str(kb)), {})
+    assert env["CRP_SCENARIO_DIR"] == str(kb)
+    monkeypatch.setenv("CRP_SCENARIO_DIR", env["CRP_SCENARIO_DIR"])
+    assert list_scenarios() == ["scenario-2.toml", "scenario.json"]
+
+
+def test_a_folder_ckf_scenario_folder_order(tmp_path):
+    """scenarios/ next to the CKF first, then the CKF's own scenarios/, then its own files; none of them: the default."""
+    kb = _dir_ckf(tmp_path / "data")
+    assert "CRP_SCENARIO_DIR" not in dashboard_env(_args("--ckf", str(kb)), {})  # manifest.json is no scenario
+    (kb / "scenario.json").write_text("{}", encoding="utf-8")
+    (kb / "scenarios").mkdir()
+    assert dashboard_env(_args("--ckf", str(kb)), {})["CRP_SCENARIO_DIR"] == str(kb / "scenarios")
+    (tmp_path / "data" / "scenarios").mkdir()
+    assert "CRP_SCENARIO_DIR" not in dashboard_env(_args("--ckf", str(kb)), {})  # the dashboard's own default
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    assert dashboard_env(_args("--ckf", str(kb), "--scenarios", str(mine)), {})["CRP_SCENARIO_DIR"] == str(mine)
+
+
+def test_a_manifest_is_a_scenario_name_outside_a_folder_ckf(tmp_path, monkeypatch):
+    """Only a directory CKF's own manifest.json is left out: elsewhere the name is an ordinary scenario file."""
+    d = tmp_path / "scen"
+    d.mkdir()
+    (d / "manifest.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("CRP_SCENARIO_DIR", str(d))
+    assert list_scenarios() == ["manifest.json"]
+    (d / "facts.jsonl").write_text("", encoding="utf-8")
+    assert list_scenarios() == []
