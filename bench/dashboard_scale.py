@@ -188,7 +188,7 @@ def _next_page(page) -> None:  # type: ignore[no-untyped-def]
 QUEUE_ACTIONS = (
     ("sort by similarity", lambda p: _pick(p, "Sort (all pairs)", "similarity (highest first)")),
     ("sort in triage order", lambda p: _pick(p, "Sort (all pairs)", "triage order")),
-    ("filter: NUMBER_CHANGED", lambda p: _pick(p, "Pattern", "NUMBER_CHANGED")),
+    ("filter: number changed", lambda p: _pick(p, "Pattern", "number changed")),
     ("filter: undecided", lambda p: _decided(p).get_by_text("undecided", exact=True).click()),
     ("filters cleared", lambda p: (_clear(p, "Pattern"), _decided(p).get_by_text("all", exact=True).click())),
     ("next page", _next_page),

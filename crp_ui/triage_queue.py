@@ -114,6 +114,12 @@ def _on_table_select(key: str) -> None:
         state.remember(K_PAIR, shown[rows[0]])
 
 
+def pattern_label(name: str) -> str:
+    """A pattern as the queue shows it, in its column and on its filter's chips: "number changed" wraps between
+    words in a narrow column and fits a chip; NUMBER_CHANGED would be cut mid-word (SPEC-005 §5.3 names)."""
+    return name.lower().replace("_", " ")
+
+
 def display_queue(shown: pd.DataFrame) -> pd.DataFrame:
     """The queue as shown: each side's id and text in one wrapping cell, the state in one column."""
     out = shown.copy()
@@ -122,8 +128,7 @@ def display_queue(shown: pd.DataFrame) -> pd.DataFrame:
     out["state"] = [
         " · ".join(x for x in (d, m) if x) or "undecided" for d, m in zip(shown["decision"], shown["marks"])
     ]
-    # "number changed" wraps between words in a narrow column; NUMBER_CHANGED would be cut mid-word
-    out["pattern(s)"] = [p.lower().replace("_", " ") for p in shown["patterns"]]
+    out["pattern(s)"] = [pattern_label(p) for p in shown["patterns"]]
     return out.drop(columns=["pair"])
 
 
@@ -171,8 +176,8 @@ def _filtered(frame: pd.DataFrame) -> tuple[QueueView, str, list[DeltaGenerator]
     """The filter and order widgets and what they leave of the queue, in that order (every page); the
     digest of the filters and order (a widget key part: a new view opens page 1); the places of the
     paging widgets beside the order picker."""
-    c = st.columns([2, 2, 2, 3])
-    pats = c[0].multiselect("Pattern", PATTERNS, key=K + "f.patterns")
+    c = st.columns([3, 2, 2, 3])
+    pats = c[0].multiselect("Pattern", PATTERNS, format_func=pattern_label, key=K + "f.patterns")
     sources = cache.by_identity(
         "queue_sources", frame, lambda fr: sorted(set(fr["source_a"].tolist()) | set(fr["source_b"].tolist()))
     )

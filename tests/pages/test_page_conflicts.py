@@ -71,6 +71,19 @@ def test_queue_order_counts_and_authority_by_hand(triage_env):
     assert any("Operator name" in w.value for w in at.warning)
 
 
+def test_the_pattern_filter_shows_the_queues_labels_and_filters_by_name(triage_env):
+    """The filter's chips read as the queue's pattern(s) column ("number changed", cut between words in a narrow
+    column, never mid-word); the value chosen is still the pattern's name."""
+    at = open_page()
+    ms = at.multiselect(key=K + "f.patterns")
+    assert ms.options == ["date shifted", "entity substituted", "magnitude altered", "negation flip", "number changed"]
+    assert set(queue(at)["pattern(s)"]) == {"number changed"}
+    ms.set_value(["NEGATION_FLIP"]).run()
+    assert len(queue(at)) == 0
+    at.multiselect(key=K + "f.patterns").set_value(["NUMBER_CHANGED"]).run()
+    assert len(queue(at)) == 3
+
+
 def test_envelope_view_winner_tie_note_and_audit_event(triage_env):
     at = show_tab(open_page(), ENV)
     env = env_pairs(at)

@@ -174,7 +174,7 @@ def test_a_folder_ckf_keeps_its_scenarios_among_its_own_files(tmp_path, monkeypa
 
 
 def test_a_folder_ckf_scenario_folder_order(tmp_path):
-    """scenarios/ next to the CKF first, then the CKF's own scenarios/, then its own files; none of them: the default."""
+    """scenarios/ next to the CKF, then the CKF's own scenarios/, then its own files; none: the default."""
     kb = _dir_ckf(tmp_path / "data")
     assert "CRP_SCENARIO_DIR" not in dashboard_env(_args("--ckf", str(kb)), {})  # manifest.json is no scenario
     (kb / "scenario.json").write_text("{}", encoding="utf-8")
