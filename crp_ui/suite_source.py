@@ -21,6 +21,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from crp_core import (
+    SCENARIO_SUFFIXES,
     Corpus,
     CRPConfig,
     CRPError,
@@ -67,7 +68,7 @@ def _bundled() -> Suite | None:
         sorted(
             (str(p.relative_to(d)), p.stat().st_mtime_ns, p.stat().st_size)
             for p in d.rglob("*")
-            if p.is_file() and p.suffix.lower() in (".json", ".toml")
+            if p.is_file() and p.suffix.lower() in SCENARIO_SUFFIXES
         )
     )
     return _load_bundled(str(d), stamp)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crp_core.errors import MAX_PROBLEMS, FileProblem, Problem, ScenarioError, SuiteError, ValidationError, capped
+from crp_core.io.ckf.listing import SCENARIO_SUFFIXES, ckf_manifest
 from crp_core.io.located import field_locator, format_path
 from crp_core.io.scenario import load_scenario, load_scenario_bytes
 from crp_core.model import Expectations, KnowledgeBase, Scenario
@@ -41,7 +42,7 @@ __all__ = [
     "NO_EXPECTATIONS",
 ]
 
-SUITE_SUFFIXES: tuple[str, ...] = (".json", ".toml")
+SUITE_SUFFIXES: tuple[str, ...] = SCENARIO_SUFFIXES  # a suite is scenario files
 #: a scenario file is read again only to locate problems; the scenario loader's own limit
 _MAX_LOCATED_BYTES = 64 * 1024 * 1024
 #: the labels of a scenario without an ``expect`` table: nothing required
@@ -100,7 +101,8 @@ class Suite:
 
 def _discover(folder: Path) -> tuple[list[Path], list[FileProblem]]:
     """Every ``*.json`` / ``*.toml`` entry under ``folder`` that is not a folder, sub-folders included
-    (names starting with ``.`` or ``_`` skipped), by relative path; and the problems of the walk.
+    (names starting with ``.`` or ``_`` skipped, and a directory CKF's ``manifest.json``), by relative path;
+    and the problems of the walk.
 
     An entry with a scenario suffix is kept whatever it is - a FIFO, socket, device, symlink loop or
     dangling link included - so the scenario loader refuses it by name (never silently skipped: in a
@@ -141,7 +143,7 @@ def _discover(folder: Path) -> tuple[list[Path], list[FileProblem]]:
                     continue
                 visited.add(key)
                 walk(p)
-            elif p.suffix.lower() in SUITE_SUFFIXES:
+            elif p.suffix.lower() in SUITE_SUFFIXES and not ckf_manifest(p):
                 out.append(p)
 
     walk(folder)

@@ -51,12 +51,18 @@ def _json_shape_is_ckf(path: str, mtime_ns: int, size: int) -> bool:
     return isinstance(data, list) or (isinstance(data, dict) and ("facts" in data or "payload" in data))
 
 
+def ckf_manifest(path: Path) -> bool:
+    """Is ``path`` the ``manifest.json`` of a directory CKF (a folder holding ``facts.jsonl``)? It describes
+    the CKF's vectors: never a scenario, in a folder of scenarios or a suite's."""
+    return path.name == DIR_MANIFEST and (path.parent / DIR_FACTS).is_file()
+
+
 def listable_scenario(path: Path) -> bool:
-    """Is ``path`` a scenario file to offer? A non-hidden ``.json`` / ``.toml`` file, except the
-    ``manifest.json`` of a directory CKF (a folder holding ``facts.jsonl``), which describes its vectors."""
+    """Is ``path`` a scenario file to offer? A non-hidden ``.json`` / ``.toml`` file, not a directory CKF's
+    manifest (:func:`ckf_manifest`)."""
     if path.name.startswith(".") or path.suffix.lower() not in SCENARIO_SUFFIXES or not path.is_file():
         return False
-    return not (path.name == DIR_MANIFEST and (path.parent / DIR_FACTS).is_file())
+    return not ckf_manifest(path)
 
 
 def scenario_folder(ckf: Path) -> Path:

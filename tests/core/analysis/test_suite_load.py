@@ -42,6 +42,18 @@ def test_folder_order_names_and_subfolders(tmp_path):
     assert suite.select(["s2", "a"]).names == ("a", "s2")
 
 
+def test_a_directory_ckfs_manifest_is_not_a_scenario_of_the_suite(tmp_path):
+    """A suite kept among a directory CKF's own files (facts.jsonl, manifest.json, scenario files): the manifest
+    describes the vectors and is left out; elsewhere a file of that name is a scenario like any other."""
+    d = write_suite(tmp_path / "kb")
+    (d / "manifest.json").write_text(json.dumps({"embedding_model": "m", "dim": 8}))
+    with pytest.raises(SuiteError) as exc:
+        load_suite(d)  # no facts.jsonl beside it: a scenario file, refused for its unknown keys
+    assert {name for name, _, _ in _problems(exc.value)} == {"manifest.json"}
+    (d / "facts.jsonl").write_text("")
+    assert load_suite(d).names == ("s1", "s2")
+
+
 def test_a_list_of_folders_and_files_is_one_suite(tmp_path):
     docs = scenario_docs()
     one = write_suite(tmp_path / "one", {"s1": docs["s1"]})
