@@ -23,13 +23,11 @@ from crp_core import (
     STATUSES,
     ConflictScan,
     CRPConfig,
-    CRPError,
     DecisionSet,
     KnowledgeBase,
     SdkAgreement,
     content_digest,
     pair_index,
-    pair_key,
 )
 
 from . import cache, decisions, paging, render, state, tables, triage_live
@@ -205,15 +203,16 @@ def _on_turn() -> None:
 
 def _target(keys: list[str], index: dict[str, int], wanted: str | None) -> str | None:
     """The pair whose page opens: the one selected (select box, table, "Record and next", "Claim next"),
-    else the linked one, else (on a first visit) the first of the current run's pairs; None when the
-    selected pair left the view (a decision under the "undecided" filter: the page shown stays) or the
-    view is empty."""
+    else the linked one, else (on a first visit) the queue's first pair, on page 1: the queue is the
+    whole CKF's, in triage order (the current run's own pairs are the "Envelope conflicts" tab's); None
+    when the selected pair left the view (a decision under the "undecided" filter: the page shown stays)
+    or the view is empty."""
     cur = state.recall(K_PAIR)
     if isinstance(cur, str) and cur in index:
         return cur
     if wanted is not None and wanted in index:
         return wanted
-    return _first_of_run(keys) if keys and not isinstance(cur, str) else None
+    return keys[0] if keys and not isinstance(cur, str) else None
 
 
 def _paged(
@@ -288,17 +287,6 @@ def _download(view: QueueView) -> None:
         key=K + "download",
         icon=":material/download:",
     )
-
-
-def _first_of_run(keys: list[str]) -> str:
-    """The queue's first pair that the current run arbitrated (the page opens on the scenario's conflicts,
-    not on an unrelated whole-CKF tie); the queue's first pair when the run has none of them."""
-    try:
-        result = state.get_result()
-    except CRPError:
-        result = None
-    run = {pair_key(p.fact_a, p.fact_b) for p in result.resolution.pairs} if result is not None else set()
-    return next((k for k in keys if k in run), keys[0])
 
 
 def _pick_pair(shown: pd.DataFrame, keys: list[str], pick: str) -> str:

@@ -219,10 +219,19 @@ def quality_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None
         return
     total = quality.precision
     m = st.columns(4)
-    m[0].metric("decided pairs", len(quality.pairs))
+    m[0].metric(
+        "decided pairs flagged",
+        len(quality.flagged),
+        help="pair decisions in force whose texts the detector flags today, in the queue or not",
+    )
     m[1].metric("confirmed conflicts", quality.confirmed, help="accepted or overridden")
     m[2].metric("dismissed (false positives)", quality.dismissed)
     m[3].metric("precision so far", "-" if total is None else f"{total:.2f}")
+    if quality.unflagged:
+        st.caption(
+            f"{quality.unflagged} more decided pair(s) whose texts the detector does not flag today (named by "
+            "hand, or flagged by an earlier detector): listed below, not counted as labels."
+        )
     render.dataframe(cv.quality_frame(quality), hide_index=True, width="stretch", key=K + "quality.patterns")
     st.markdown("**Pairs the operators overruled** (dismissed as not a conflict, or a different winner)")
     over = cv.overruled_frame(quality, kb)

@@ -38,7 +38,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import add_max_bytes_arg, add_sdk_map_args, input_source_map, load_input_ckf, visible
-from crp_core.config import STATUSES, layered_config
+from crp_core.config import STATUSES, CRPConfig, layered_config
 from crp_core.decisions import ALL_KINDS, DecisionError, StaleDecisionError, validate_decision
 from crp_core.errors import CRPError
 from crp_core.report import dumps
@@ -65,6 +65,7 @@ from crp_core.triage.sdk_export import SDK_CHECKSUMS, export_sdk_snapshot
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
     from crp_core.io.ckf.sdk_write import SdkWritten
+    from crp_core.model import KnowledgeBase
     from crp_core.triage.quality import DetectorQuality
 
 
@@ -442,9 +443,11 @@ def _print_agreement(team: dict[str, Any]) -> None:
 def _print_quality(quality: DetectorQuality) -> None:
     total = quality.precision
     print(
-        f"decided pairs: {len(quality.pairs)} ({quality.confirmed} confirmed, {quality.dismissed} dismissed); "
-        f"precision {'-' if total is None else f'{total:.3f}'}"
+        f"decided pairs the detector flags: {len(quality.flagged)} ({quality.confirmed} confirmed, "
+        f"{quality.dismissed} dismissed); precision {'-' if total is None else f'{total:.3f}'}"
     )
+    if quality.unflagged:
+        print(f"decided pairs whose texts the detector does not flag today: {quality.unflagged} (not counted)")
     for q in quality.per_pattern:
         prec = "-" if q.precision is None else f"{q.precision:.3f}"
         print(f"  {visible(q.pattern):<20} confirmed {q.confirmed:>4}  dismissed {q.dismissed:>4}  precision {prec}")
@@ -497,7 +500,28 @@ def _record(args: argparse.Namespace) -> int:
         except StaleDecisionError as exc:
             raise CRPError(f"{exc} (to record yours over it: --based-on {exc.latest.id})") from None
     print(json.dumps(done.to_dict(), ensure_ascii=False), flush=True)
+    unflagged = _unflagged_note(kb, done)
+    if unflagged:
+        print(unflagged, file=sys.stderr)
     return 0
+
+
+def _unflagged_note(kb: KnowledgeBase, decision: Decision) -> str | None:
+    """A note when a pair decision names two facts whose texts the detector does not flag today (with the
+    default ``detector_learned``): the decision is kept, the queue does not hold the pair, and the
+    detector's precision does not count it (crp_core.triage.quality)."""
+    from crp_core.stages.contradictions.values import values_conflict
+
+    if decision.kind not in ("accept", "override", "dismiss"):
+        return None
+    fa, fb = kb.get(decision.fact_a), kb.get(decision.fact_b)
+    if fa is None or fb is None or values_conflict(fa.content, fb.content, CRPConfig().detector_learned):
+        return None
+    return (
+        f"note: the detector does not flag the texts of {visible(decision.fact_a)} and {visible(decision.fact_b)} "
+        "today: the decision is kept, but the triage queue does not hold this pair and the detector's precision "
+        "(triage stats) does not count it"
+    )
 
 
 def _repeated(store: DecisionStore, decision: Decision, fingerprint: str) -> Decision | None:

@@ -1,6 +1,8 @@
 """Detector quality from operators: the triage decisions are labels for ``values_conflict``
 (SPEC-027 §2.2, SPEC-005 §5.3). A dismissed pair ("not a conflict") is a false positive; an accepted
-or overridden pair is a true conflict. Precision is counted per pattern the detector names today."""
+or overridden pair is a true conflict. Precision is counted over the decided pairs the detector flags
+today, overall and per pattern it names; a decided pair whose texts it does not flag (a pair an operator
+named by hand, or one an earlier detector flagged) is listed and counted apart, never as a label."""
 
 from __future__ import annotations
 
@@ -53,16 +55,27 @@ class DetectorQuality:
     unknown: tuple[str, ...]  # pair keys naming a fact the CKF does not hold
 
     @property
+    def flagged(self) -> tuple[LabelledPair, ...]:
+        """The decided pairs the detector flags today: the labels precision counts."""
+        return tuple(p for p in self.pairs if p.patterns)
+
+    @property
+    def unflagged(self) -> int:
+        """Decided pairs whose texts the detector does not flag today (not counted in precision)."""
+        return len(self.pairs) - len(self.flagged)
+
+    @property
     def confirmed(self) -> int:
-        return sum(1 for p in self.pairs if p.kind != "dismiss")
+        return sum(1 for p in self.flagged if p.kind != "dismiss")
 
     @property
     def dismissed(self) -> int:
-        return sum(1 for p in self.pairs if p.kind == "dismiss")
+        return sum(1 for p in self.flagged if p.kind == "dismiss")
 
     @property
     def precision(self) -> float | None:
-        n = len(self.pairs)
+        """confirmed / flagged decided pairs; None while none is decided."""
+        n = len(self.flagged)
         return self.confirmed / n if n else None
 
     @property
@@ -113,6 +126,8 @@ def detector_quality_dict(q: DetectorQuality) -> dict[str, Any]:
     """``crp-inspect triage stats --json``: precision per pattern and the overruled pairs."""
     return {
         "pairs": len(q.pairs),
+        "flagged": len(q.flagged),
+        "unflagged": q.unflagged,
         "confirmed": q.confirmed,
         "dismissed": q.dismissed,
         "precision": q.precision,

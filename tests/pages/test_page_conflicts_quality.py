@@ -30,7 +30,7 @@ def test_quality_tab_counts_operator_labels_per_pattern():
     assert row.precision == "0.67"  # 2 / 3
     assert per_pattern.set_index("pattern").loc["DATE_SHIFTED"].precision == "-"  # nothing labelled yet
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["decided pairs"] == "3" and metrics["dismissed (false positives)"] == "1"
+    assert metrics["decided pairs flagged"] == "3" and metrics["dismissed (false positives)"] == "1"
     (over,) = [f for f in _frames(at, "text_a") if "operator" in f.columns]
     assert set(zip(over.fact_a, over.decision)) == {("X1", "dismissed"), ("T1", "override: T2 wins")}
     assert (over[over.fact_a == "X1"].note == "different endpoints").all()

@@ -78,7 +78,9 @@ def test_a_glossary_search_is_named_in_the_notice(ui_env):
     assert "the glossary search (TTL)" in got, got
 
 
-def test_the_conflicts_page_opens_on_a_pair_of_the_current_run(triage_env):
+def test_the_conflicts_page_opens_on_the_queues_first_pair(triage_env):
+    """The queue is the whole CKF's, in triage order: a first visit opens its page 1 on its first pair, even
+    one the current run no longer meets (docs/decisions/triage.md, "Where the queue opens")."""
     from crp_core.triage import Decision, DecisionStore
     from tests.support.conflicts_page import open_page
 
@@ -87,8 +89,8 @@ def test_the_conflicts_page_opens_on_a_pair_of_the_current_run(triage_env):
         store.record(Decision.mark_status("T1", "T2", fact="T2", status="QUARANTINED", operator="fay"))
     at = open_page()
     assert at.session_state["crp.page.conflicts.shown"][0] == "T1|T2"
-    assert at.session_state["crp.page.conflicts.pair"] == "X1|X2"
-    assert _qp(at)["pair"] == "X1|X2"
+    assert at.session_state["crp.page.conflicts.pair"] == "T1|T2"
+    assert _qp(at)["pair"] == "T1|T2"
 
 
 def test_a_link_never_sets_the_embedding_model(ui_env):

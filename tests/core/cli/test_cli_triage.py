@@ -702,6 +702,39 @@ def test_stats_reads_the_pairs_with_the_detector_as_configured(capsys, tmp_path)
         code, out, err = cli(capsys, *base, *extra)
         assert code == 0, err
         got = json.loads(out)
-        assert got["confirmed"] == 1 and sum(p["confirmed"] for p in got["per_pattern"].values()) == 0
+        # the pair is not flagged with the learned comparison off: no label (counted apart)
+        assert (got["pairs"], got["flagged"], got["unflagged"], got["confirmed"], got["precision"]) == (
+            1,
+            0,
+            1,
+            0,
+            None,
+        )
+        assert sum(p["confirmed"] for p in got["per_pattern"].values()) == 0
+    code, out, err = cli(capsys, "stats", "--db", db, "--ckf", str(ckf), "--set", "detector_learned=false")
+    assert code == 0 and "decided pairs whose texts the detector does not flag today: 1 (not counted)" in out
     code, _, err = cli(capsys, *base, "--set", "detector_learned=maybe")
     assert code == 2 and "detector_learned" in err
+
+
+def test_a_decision_on_a_pair_the_detector_does_not_flag_is_kept_with_a_note(capsys, tmp_path):
+    """Two facts about different lines (no value of one attribute differs): the dismissal is recorded, and the
+    operator is told the queue does not hold the pair and the precision does not count it; a flagged pair
+    gets no note."""
+    rows = [
+        {"fact_id": "a", "content": "Platform screen doors are fitted on the Blue Line.", "embedding": [1, 0]},
+        {"fact_id": "b", "content": "The depot opens at 05:00 on weekdays.", "embedding": [0, 1]},
+        {"fact_id": "c", "content": "The depot opens at 06:00 on weekdays.", "embedding": [0, 1]},
+    ]
+    ckf = tmp_path / "kb.jsonl"
+    ckf.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    db = str(tmp_path / "d.sqlite")
+    argv = ("--kind", "dismiss", "--operator", "ann", "--ckf", str(ckf))
+    code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "b", *argv)
+    assert code == 0 and json.loads(out)["kind"] == "dismiss"
+    assert "note: the detector does not flag the texts of a and b today" in err and "does not count it" in err
+    code, out, err = cli(capsys, "record", "--db", db, "--pair", "b", "c", *argv)
+    assert code == 0 and "does not flag" not in err
+    code, out, err = cli(capsys, "stats", "--db", db, "--ckf", str(ckf), "--json")
+    got = json.loads(out)
+    assert (got["pairs"], got["flagged"], got["unflagged"], got["dismissed"], got["precision"]) == (2, 1, 1, 1, 0.0)

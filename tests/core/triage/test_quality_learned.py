@@ -21,4 +21,6 @@ def test_the_learned_switch_reaches_detector_quality():
     on, off = detector_quality(ds, kb, True), detector_quality(ds, kb, False)
     assert [p.patterns for p in on.pairs] == [(NUMBER_CHANGED,)]
     assert [p.patterns for p in off.pairs] == [()]
-    assert on.confirmed == off.confirmed == 1
+    # a decided pair the detector does not flag is no label: counted apart, not in the precision
+    assert (on.confirmed, on.unflagged, on.precision) == (1, 0, 1.0)
+    assert (off.confirmed, off.dismissed, off.unflagged, off.precision, len(off.pairs)) == (0, 0, 1, None, 1)
