@@ -11,12 +11,12 @@ import os
 import stat
 import sys
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 
 from crp_core.config import SOURCE_TYPES
-from crp_core.errors import ConfigError
+from crp_core.errors import ConfigError, Problem
 
 if TYPE_CHECKING:
     from crp_core.io.ckf.sdk_map import SourceTypeMap
@@ -249,13 +249,17 @@ def load_input_ckf(
     max_bytes: int | None,
     source_map: SourceTypeMap | None,
     map_vectors: bool = False,
+    warn: bool = True,
 ) -> KnowledgeBase:
     """``load_ckf`` of a command's ``--ckf``; a mapping given for a CKF that is not an SDK snapshot is
-    said on stderr (it has no effect there). ``map_vectors``: a folder's vectors memory-mapped
-    (``load_ckf``)."""
+    said on stderr (it has no effect there), and so are its unknown field names (``warn``; a misspelt
+    field name changes what the fact means: :func:`warn_unknown_fields`). ``map_vectors``: a folder's
+    vectors memory-mapped (``load_ckf``)."""
     from crp_core.io.ckf import load_ckf
 
     kb = load_ckf(path, lenient=lenient, max_bytes=max_bytes, source_map=source_map, map_vectors=map_vectors)
+    if warn:
+        warn_unknown_fields(path, kb.warnings)
     if source_map is not None and kb.fmt != "sdk":
         print(
             f"crp-inspect: warning: --sdk-map / --source-type ignored: {visible(path)} is not a crprotocol SDK "
@@ -263,6 +267,28 @@ def load_input_ckf(
             file=sys.stderr,
         )
     return kb
+
+
+#: unknown field names of a CKF named one by one on stderr; the rest are counted
+SHOWN_WARNINGS = 3
+
+
+def warn_unknown_fields(path: str, warnings: Sequence[Problem]) -> None:
+    """One line on stderr naming the fields of a CKF that its format does not have (each ignored: a
+    misspelt ``source_type`` or ``modified_at`` silently changes a fact's authority), the first
+    :data:`SHOWN_WARNINGS` with the line they first appear on; ``validate`` lists every warning."""
+    from crp_core.io.ckf.facts import FACT_FIELDS
+
+    unknown = [w for w in warnings if w.field not in FACT_FIELDS]
+    if not unknown:
+        return
+    shown = ", ".join(f"{visible(w.field)!r} (line {w.line})" for w in unknown[:SHOWN_WARNINGS])
+    more = f" and {len(unknown) - SHOWN_WARNINGS} more" if len(unknown) > SHOWN_WARNINGS else ""
+    print(
+        f"crp-inspect: warning: {visible(path)}: unknown field(s) ignored: {shown}{more} "
+        "(a misspelt field falls back to its default; crp-inspect validate lists every warning)",
+        file=sys.stderr,
+    )
 
 
 def warn_clamps(clamps: Iterable[Clamp]) -> None:

@@ -80,7 +80,9 @@ def _handle(args: argparse.Namespace) -> int:  # noqa: C901  one branch per inpu
     if args.path is not None:
         source_map = input_source_map(args)  # a bad mapping file is refused on its own, naming its key
         try:
-            kb = load_input_ckf(args.path, lenient=args.lenient, max_bytes=args.max_bytes, source_map=source_map)
+            kb = load_input_ckf(
+                args.path, lenient=args.lenient, max_bytes=args.max_bytes, source_map=source_map, warn=False
+            )
         except ValidationError as exc:
             status = 1
             out["ckf"] = _refused("CKF", args.path, exc, args.json)

@@ -9,6 +9,7 @@ import pytest
 
 from crp_core.cli import main
 from tests.support.paths import TEST_DATA
+from tests.support.samples import TEST_MODEL
 
 DATA = os.path.join(TEST_DATA)
 GOOD = os.path.join(DATA, "good")
@@ -208,3 +209,34 @@ def test_the_ckf_is_given_once(capsys, tmp_path):
     ckf, bad, _ = _own(tmp_path)
     rc, _, err = run(capsys, "validate", ckf, "--ckf", str(tmp_path / "other.jsonl"), "--scenario", bad)
     assert rc == 2 and "give the CKF once (PATH or --ckf)" in err
+
+
+@pytest.mark.parametrize("command", ["conflicts", "run", "fanout", "triage stats", "validate"])
+def test_every_command_names_a_misspelt_field_on_stderr(capsys, tmp_path, command):
+    """A misspelt ``source_type`` / ``modified_at`` falls back to its default (unverified, age unknown): every
+    command that reads the CKF says which fields it ignored, not only ``validate`` (which lists every
+    warning on stdout); a CKF without one gets no such line."""
+    model = {"embedding_model": TEST_MODEL}
+    good = {"fact_id": "b-1", "content": "The fare is 2 euros.", "source_type": "news", "embedding": [1.0, 0.0]}
+    typo = {"fact_id": "b-2", "content": "The fare is 3 euros.", "source_tpye": "news", "embedding": [1.0, 0.1]}
+    good, typo = {**good, **model}, {**typo, **model}
+    scen = tmp_path / "s.json"
+    query = {"text": "fare", "embedding": [1.0, 0.0]}
+    sub = [{"id": "s1", "text": "fare", "embedding": [1.0, 0.0]}, {"id": "s2", "text": "fee", "embedding": [0.0, 1.0]}]
+    doc = {"query": query, "sub_queries": sub, "now": "2026-06-01T00:00:00Z", **model}
+    scen.write_text(json.dumps(doc), encoding="utf-8")
+    extra = {
+        "conflicts": [],
+        "run": ["--scenario", str(scen)],
+        "fanout": ["--scenario", str(scen)],
+        "triage stats": ["--db", str(tmp_path / "d.sqlite")],
+        "validate": [],
+    }[command]
+    for rows, said in (([good, typo], True), ([good], False)):
+        path = tmp_path / ("typo.jsonl" if said else "good.jsonl")
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        where = [str(path)] if command == "validate" else ["--ckf", str(path)]
+        main([*command.split(), *where, *extra])
+        err = capsys.readouterr().err
+        line = "unknown field(s) ignored: 'source_tpye' (line 2)"
+        assert (line in err) == (said and command != "validate"), err
