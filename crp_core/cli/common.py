@@ -117,6 +117,17 @@ def visible(text: object, *, newlines: bool = False) -> str:
     return "".join(out)
 
 
+def count_arg(value: str) -> int:
+    """argparse ``type`` of a count of at least 0."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {n}")
+    return n
+
+
 def positive_int(value: str) -> int:
     """argparse ``type`` of a count of at least 1."""
     try:

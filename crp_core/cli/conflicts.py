@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from crp_core.cli.common import (
     TerminalProgress,
     add_input_args,
+    count_arg,
     input_source_map,
     load_input_ckf,
     now_arg,
@@ -88,7 +89,7 @@ def register(subparsers: Subparsers) -> None:
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print a JSON list of pairs (triage order)")
     fmt.add_argument("--csv", action="store_true", help="print one CSV row per pair (triage order)")
-    p.add_argument("--top", type=int, default=20, metavar="N", help="pairs shown in the summary (default 20)")
+    p.add_argument("--top", type=count_arg, default=20, metavar="N", help="pairs shown in the summary (default 20)")
     add_engine_args(p, "the pair search")
     p.add_argument(
         "--check-workers",

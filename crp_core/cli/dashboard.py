@@ -70,6 +70,8 @@ def dashboard_env(args: argparse.Namespace, base: dict[str, str]) -> dict[str, s
     env = dict(base)
     if args.ckf:
         ckf = Path(args.ckf).expanduser().resolve()
+        if not ckf.exists():
+            raise ConfigError(f"--ckf {args.ckf}: no such file or folder")
         if not listable_ckf(ckf):
             raise ConfigError(
                 f"--ckf {args.ckf}: not a CKF the dashboard can open (a {', '.join(CKF_SUFFIXES)} file whose name "
@@ -114,9 +116,28 @@ def server_argv(args: argparse.Namespace) -> list[str]:
     ]
 
 
+def check_port(address: str, port: int) -> None:
+    """Refuse, before any server starts, a port another process listens on (or an address this machine
+    does not have): the server would otherwise print its address, then fail."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise ConfigError(f"--address {address}: not an address of this machine ({exc})") from None
+    family, _, _, _, where = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: a closed one's port is free
+        try:
+            sock.bind(where)
+        except OSError as exc:
+            raise ConfigError(f"--port {port} on {address}: cannot listen there ({exc.strerror or exc})") from None
+
+
 def _handle(args: argparse.Namespace) -> int:
     env = dashboard_env(args, dict(os.environ))
     argv = server_argv(args)
+    check_port(args.address, args.port)
     print(f"dashboard: http://{args.address}:{args.port}/ (Ctrl-C stops it)", file=sys.stderr)
     # the working directory is kept: relative paths (the triage database ./.crp_triage.sqlite, $CRP_* paths)
     # mean what they mean to the caller; Streamlit reads the checkout's .streamlit/config.toml next to app.py

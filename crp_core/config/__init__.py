@@ -10,6 +10,7 @@ records where its default comes from (``ORIGIN``): ``"spec"`` (a CRP spec fixes 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import os
 import sys
@@ -221,7 +222,9 @@ class CRPConfig:
             if "." in key:
                 table, st = key.split(".", 1)
                 if table not in TABLE_KEYS:
-                    raise ConfigError(f"unknown configuration table {table!r} in key {key!r}")
+                    close = difflib.get_close_matches(table, TABLE_KEYS, n=3, cutoff=0.75)
+                    hint = f"; did you mean {' or '.join(repr(k) for k in close)}?" if close else ""
+                    raise ConfigError(f"unknown configuration table {table!r} in key {key!r}{hint}")
                 if st not in SOURCE_TYPES:
                     raise ConfigError(
                         f"unknown source type {st!r} in key {key!r}; expected one of {', '.join(SOURCE_TYPES)}"
@@ -360,6 +363,15 @@ for _f in fields(CRPConfig):
     _FIELD_TYPES[_f.name] = {"float": float, "int": int, "bool": bool, "str": str}.get(str(_f.type), SourceTable)
 
 
+def unknown_key(key: str) -> ConfigError:
+    """The error for a key that is no configuration key: the closest key names when the key looks misspelt
+    (``contradiction_similarty`` -> ``contradiction_similarity``), else where the keys are listed."""
+    known = [f.name for f in fields(CRPConfig)]
+    close = difflib.get_close_matches(key.split(".", 1)[0], known, n=3, cutoff=0.75)
+    hint = f"did you mean {' or '.join(repr(k) for k in close)}?" if close else "the keys: docs/reference/config.md"
+    return ConfigError(f"unknown configuration key {key!r}; {hint}")
+
+
 def origin(key: str) -> str:
     """``"spec"`` or ``"project"`` for a flat key or a dotted table key."""
     if "." in key:
@@ -368,7 +380,7 @@ def origin(key: str) -> str:
     for f in fields(CRPConfig):
         if f.name == key:
             return f.metadata["origin"]
-    raise ConfigError(f"unknown configuration key {key!r}")
+    raise unknown_key(key)
 
 
 def choices(key: str) -> tuple[str, ...]:
@@ -376,14 +388,14 @@ def choices(key: str) -> tuple[str, ...]:
     for f in fields(CRPConfig):
         if f.name == key:
             return tuple(f.metadata.get("choices", ()))
-    raise ConfigError(f"unknown configuration key {key!r}")
+    raise unknown_key(key)
 
 
 def describe(key: str) -> str:
     for f in fields(CRPConfig):
         if f.name == key:
             return f.metadata["doc"]
-    raise ConfigError(f"unknown configuration key {key!r}")
+    raise unknown_key(key)
 
 
 def all_keys() -> list[str]:
@@ -419,7 +431,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def _coerce(key: str, value: Any) -> Any:
     if key not in _FIELD_TYPES:
-        raise ConfigError(f"unknown configuration key {key!r}")
+        raise unknown_key(key)
     if key in CORPUS_KEYS:
         return _as_text(key, value)
     want = _FIELD_TYPES[key]
@@ -527,7 +539,7 @@ INT_KEYS = frozenset(f.name for f in fields(CRPConfig) if str(f.type) == "int")
 def valid_range(key: str) -> tuple[float, float] | None:
     """The inclusive valid range of a numeric key (None for flags, text and table keys)."""
     if key not in _FIELD_TYPES:
-        raise ConfigError(f"unknown configuration key {key!r}")
+        raise unknown_key(key)
     return RANGES.get(key)
 
 

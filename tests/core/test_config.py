@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crp_core.config import SOURCE_TYPES, CRPConfig, all_keys, describe, origin
+from crp_core.config import SOURCE_TYPES, CRPConfig, all_keys, describe, layered_config, origin
 from crp_core.errors import ConfigError
 
 
@@ -264,7 +264,7 @@ def test_every_numeric_key_has_a_range_that_holds_its_default():
     [
         ({"candidate_k": {}}, "configuration key 'candidate_k' expects a whole number, got {}"),
         ({"graph_retrieval": {}}, "configuration key 'graph_retrieval' expects true/false, got {}"),
-        ({"gossip": {}}, "unknown configuration key 'gossip'"),
+        ({"gossip": {}}, "unknown configuration key 'gossip'; the keys: docs/reference/config.md"),
         ({"candidate_k": {"a": 1}}, "configuration key 'candidate_k' expects a whole number, got {'a': 1}"),
     ],
 )
@@ -277,3 +277,23 @@ def test_a_table_for_a_key_that_holds_a_value_is_refused(overrides, needle):
     with pytest.raises(ConfigError, match="expects a whole number, got {}"):
         CRPConfig().with_set_args(["candidate_k={}"])
     assert CRPConfig().with_overrides({"ttl_days": {}}) == CRPConfig()  # a table key may be given empty
+
+
+@pytest.mark.parametrize(
+    "key, said",
+    [
+        ("contradiction_similarty", "did you mean 'contradiction_similarity'?"),
+        ("ttl_days_x", "did you mean 'ttl_days'?"),
+        ("gossip", "the keys: docs/reference/config.md"),
+    ],
+)
+def test_an_unknown_key_names_the_closest_keys(key, said):
+    with pytest.raises(ConfigError) as exc:
+        layered_config(overrides={key: 1})
+    assert str(exc.value) == f"unknown configuration key {key!r}; {said}"
+
+
+def test_an_unknown_table_names_the_closest_tables():
+    with pytest.raises(ConfigError) as exc:
+        layered_config(overrides={"ttl_day.news": 1})
+    assert str(exc.value) == "unknown configuration table 'ttl_day' in key 'ttl_day.news'; did you mean 'ttl_days'?"

@@ -205,3 +205,10 @@ def test_a_pair_of_the_learned_comparison_says_so_and_the_switch_turns_it_off(tm
 def test_a_pair_of_the_rules_carries_no_learned_field(ckf, tmp_path, capsys):
     _, out, _ = run(capsys, "--ckf", ckf, "--now", NOW, "--cache-dir", str(tmp_path / "c"), "--json")
     assert all("learned" not in p for p in json.loads(out))
+
+
+@pytest.mark.parametrize("top, said", [("-1", "must be at least 0, got -1"), ("x", "not a whole number: 'x'")])
+def test_a_negative_or_bad_top_is_refused(ckf, capsys, top, said):
+    with pytest.raises(SystemExit) as exc:
+        main(["conflicts", "--ckf", str(ckf), "--top", top])
+    assert exc.value.code == 2 and f"argument --top: {said}" in capsys.readouterr().err

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 
 import pytest
 
@@ -15,6 +16,12 @@ from crp_core.io.ckf import load_ckf, write_ckf
 from crp_ui.samples import list_samples, list_scenarios
 from tests.support.pages import run_page
 from tests.support.samples import synthetic_ckf_rows, synthetic_scenario
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _args(*argv: str):
@@ -51,7 +58,7 @@ def test_the_environment_names_the_ckf_its_folder_scenarios_and_limit(folder, tm
 @pytest.mark.parametrize(
     "argv, said",
     [
-        (["--ckf", "missing.jsonl"], "not a CKF the dashboard can open"),
+        (["--ckf", "missing.jsonl"], "--ckf missing.jsonl: no such file or folder"),
         (["--ckf", "scenarios"], "not a CKF the dashboard can open"),  # a directory without facts.jsonl
         (["--ckf", "a.jsonl", "--scenarios", "nope"], "--scenarios nope: not a directory"),
         (["--port", "70000"], "--port must be between 1 and 65535"),
@@ -71,10 +78,11 @@ def test_the_server_command_runs_this_checkouts_app_on_the_loopback(folder, monk
     assert argv[argv.index("--server.address") + 1] == "127.0.0.1"
     started = []
     monkeypatch.setattr("os.execve", lambda exe, av, env: started.append((av, env)))
-    assert main(["dashboard", "--ckf", str(folder / "kb.parquet"), "--port", "8611"]) == 0
+    port = _free_port()
+    assert main(["dashboard", "--ckf", str(folder / "kb.parquet"), "--port", str(port)]) == 0
     ((av, env),) = started
-    assert av[av.index("--server.port") + 1] == "8611" and env["CRP_DEFAULT_SAMPLE"] == "kb.parquet"
-    assert "http://127.0.0.1:8611/" in capsys.readouterr().err
+    assert av[av.index("--server.port") + 1] == str(port) and env["CRP_DEFAULT_SAMPLE"] == "kb.parquet"
+    assert f"http://127.0.0.1:{port}/" in capsys.readouterr().err
 
 
 def test_the_dashboard_opens_the_named_parquet_ckf_first(folder, tmp_path, monkeypatch):
@@ -106,7 +114,7 @@ def test_the_working_directory_is_kept_for_the_server(folder, tmp_path, monkeypa
     monkeypatch.chdir(here)
     started = []
     monkeypatch.setattr("os.execve", lambda exe, av, env: started.append(os.getcwd()))
-    assert main(["dashboard", "--ckf", str(folder / "a.jsonl")]) == 0
+    assert main(["dashboard", "--ckf", str(folder / "a.jsonl"), "--port", str(_free_port())]) == 0
     assert started == [str(here)] and os.getcwd() == str(here)
 
 
@@ -196,3 +204,17 @@ def test_a_manifest_is_a_scenario_name_outside_a_folder_ckf(tmp_path, monkeypatc
     assert list_scenarios() == ["manifest.json"]
     (d / "facts.jsonl").write_text("", encoding="utf-8")
     assert list_scenarios() == []
+
+
+def test_a_busy_port_or_a_missing_ckf_is_refused_before_the_address_is_printed(folder, monkeypatch, capsys):
+    started = []
+    monkeypatch.setattr("os.execve", lambda *a: started.append(a))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["dashboard", "--ckf", str(folder / "a.jsonl"), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"--port {port} on 127.0.0.1: cannot listen there" in err and "http://" not in err and not started
+    assert main(["dashboard", "--ckf", str(folder / "gone.jsonl")]) == 2
+    assert f"--ckf {folder / 'gone.jsonl'}: no such file or folder" in capsys.readouterr().err and not started

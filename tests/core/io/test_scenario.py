@@ -246,7 +246,7 @@ def test_a_table_in_config_for_a_key_that_holds_a_value_is_refused_at_that_key()
     got = [(p.line, p.field, p.message) for p in ei.value.problems]
     assert got == [
         (4, "config.candidate_k", "configuration key 'candidate_k' expects a whole number, got {}"),
-        (5, "config.gossip", "unknown configuration key 'gossip'"),
+        (5, "config.gossip", "unknown configuration key 'gossip'; the keys: docs/reference/config.md"),
     ]
     ok = scenario_from_dict({"query": "q", "config": {"ttl_days": {"news": 3}, "importance": {}}})
     assert ok.config == {"ttl_days": {"news": 3}, "importance": {}}
