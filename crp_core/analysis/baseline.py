@@ -318,6 +318,12 @@ class BeforeAfter:
             {"measure": "tokens used", "SPEC-024 only": b.tokens_used, "SPEC-027": a.tokens_used},
         ]
 
+    def _pairs_not_packed_together(self, left_out: set[str]) -> int:
+        """The SPEC-024 envelope's contradictory pairs that SPEC-027 neither packs nor resolves by leaving one
+        of their facts out for the conflict (``left_out``): pairs whose facts it no longer selects together."""
+        after = set(self.after.contradictory_pairs)
+        return sum(1 for x, y in self.before.contradictory_pairs if (x, y) not in after and not {x, y} & left_out)
+
     def headlines(self) -> list[tuple[str, str]]:
         """One (fix, sentence) per SPEC-027 defect, in plain words, from the numbers above."""
         b, a = self.before, self.after
@@ -329,12 +335,17 @@ class BeforeAfter:
         else:
             packed = len(b.packed_duplicate_facts)
             caught = a.removed_at_fan_in or 0
+            raced = (
+                f"raced on one shared Coverage Set and picked the same material twice: "
+                f"{_n(b.fanout_duplicates, 'duplicate')} ({packed} of those facts reached the envelope)"
+                if b.fanout_duplicates
+                else "raced on one shared Coverage Set; here they happened not to pick the same material twice "
+                "(0 duplicates)"
+            )
             fan = (
-                f"Without SPEC-027 the {self.fanout_width} parallel branches raced on one shared Coverage Set "
-                f"and picked the same material twice: {_n(b.fanout_duplicates, 'duplicate')} "
-                f"({packed} of those facts reached the envelope). With partitioned sub-queries and read-only "
-                f"snapshots: {_n(a.duplicates_reaching_model or 0, 'duplicate')} reaching the model"
-                + (f" ({caught} more caught and removed at fan-in)." if caught else ".")
+                f"Without SPEC-027 the {self.fanout_width} parallel branches {raced}. With partitioned "
+                f"sub-queries and read-only snapshots: {_n(a.duplicates_reaching_model or 0, 'duplicate')} "
+                "reaching the model" + (f" ({caught} caught and removed at fan-in)." if caught else ".")
             )
         losers = [c for c in self.removed if c.kind == "conflict loser"]
         ties = len(a.noted_pairs)
@@ -351,7 +362,10 @@ class BeforeAfter:
         decided = [c for c in self.removed if c.kind == "operator decision"]
         con += f"; {_n(len(losers), 'losing fact')} removed by Fact Authority Resolution" if losers else ""
         con += (f" and {len(decided)}" if losers else f"; {_n(len(decided), 'fact')}") if decided else ""
-        con += " left out by operators' decisions (triage), not by the algorithm." if decided else "."
+        con += " left out by operators' decisions (triage), not by the algorithm" if decided else ""
+        apart = self._pairs_not_packed_together({c.fact_id for c in losers + decided})
+        word = "other pair" if losers or decided else "pair"
+        con += f"; {_n(apart, word)} no longer packed together (other facts selected)." if apart else "."
         stale = (
             f"Without SPEC-027, {_n(len(b.expired_in_envelope), 'expired fact')} (past the TTL, or marked "
             f"STALE) counted at full weight. With SPEC-027: {len(a.expired_in_envelope)}"

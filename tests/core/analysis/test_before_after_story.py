@@ -25,7 +25,7 @@ from crp_core.factors.recency import recency_state
 from crp_core.model import Expectations
 from crp_core.pipeline import run_pipeline
 from tests.support.factories import fact, make_corpus, make_scenario
-from tests.support.sweep_case import tiny_case
+from tests.support.sweep_case import NOW, tiny_case
 
 #: tiny_case with a 180-day TTL for official documentation: F1 (135 days old) is then ageing,
 #: 1 - 0.7 * (135 - 90) / (180 - 90) = 0.65; P1 / P2 / F2 (31 days) stay fresh, S (882 days) expired
@@ -235,3 +235,48 @@ def test_authorities_are_printed_with_the_digits_that_tell_them_apart():
     assert authority_pair_text(0.52501, 0.52502) == ("0.52501", "0.52502")
     assert authority_pair_text(0.525, 0.525 + 3e-10) == ("0.5250000000", "0.5250000003")
     assert authority_pair_text(0.525, 0.525) == ("0.5250", "0.5250")  # equal: a tie, no digits invented
+
+
+def _toward(rel: float, axis: int) -> list[float]:
+    out = [0.0] * 6
+    out[0], out[axis] = rel, math.sqrt(1 - rel * rel)
+    return out
+
+
+def test_a_contradictory_pair_no_longer_selected_is_said_so():
+    """S (depth 40) and S2 (depth 60), both expired, share axis 1 (cosine > .99: a conflict): without recency
+    CDR S .8*.90 = .72 and S2 .8*.89 = .712 beat P .56 and Q .52, so SPEC-024's envelope of 2 packs the pair;
+    with recency (0.3) S .216 and S2 .2136 lose to P and Q. Neither is a conflict loser: the headline says the
+    pair is gone because other facts were selected, not that Fact Authority Resolution removed anything."""
+    facts = [
+        fact("S", "The legacy queue depth is 40.", modified_at="2024-01-01T00:00:00Z"),
+        fact("S2", "The legacy queue depth is 60.", modified_at="2024-01-01T00:00:00Z"),
+        fact("P", "Snapshots are taken every six hours on atlas.", modified_at="2026-05-01T00:00:00Z"),
+        fact("Q", "Defragmentation runs weekly during the maintenance window.", modified_at="2026-05-01T00:00:00Z"),
+    ]
+    config = CRPConfig(graph_retrieval=False, envelope_fact_budget=2)
+    corpus = make_corpus(facts, [_toward(0.90, 1), _toward(0.89, 1), _toward(0.70, 2), _toward(0.65, 3)], config)
+    ba = before_after(corpus, make_scenario([1, 0, 0, 0, 0, 0], now=NOW), config)
+    assert ba.before.envelope == ("S", "S2") and ba.after.envelope == ("P", "Q")
+    assert ba.before.contradictory_pairs == (("S", "S2"),) and {c.kind for c in ba.removed} == {"expired"}
+    (contradictions,) = [text for fix, text in ba.headlines() if fix.startswith("Contradictions")]
+    assert contradictions == (
+        "Without SPEC-027, 1 contradictory pair reached the model with no warning. With SPEC-027: 0; 1 pair no "
+        "longer packed together (other facts selected)."
+    )
+
+
+def test_a_race_without_duplicates_is_not_told_as_picking_twice():
+    """One sub-query per topic, one branch each (the Fan-out view tests' topics s0a, s1a, s2a, width 3): the
+    naive race repeats nothing, and the headline says so rather than "picked the same material twice: 0"."""
+    from tests.support.fanout_topics import topic_vectors
+
+    facts, vecs, subs, topics = topic_vectors()
+    scen = make_scenario(topics.sum(axis=0), sub_queries=[subs[0], subs[2], subs[4]], fanout_width=3)
+    ba = before_after(make_corpus(facts, vecs), scen, CRPConfig())
+    assert ba.before.fanout_duplicates == 0 and ba.after.fanout_duplicates == 0
+    assert dict(ba.headlines())["Fan-out race → duplicates"] == (
+        "Without SPEC-027 the 3 parallel branches raced on one shared Coverage Set; here they happened not to pick "
+        "the same material twice (0 duplicates). With partitioned sub-queries and read-only snapshots: 0 "
+        "duplicates reaching the model."
+    )
