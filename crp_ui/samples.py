@@ -24,6 +24,12 @@ def samples_dir() -> Path:
     return Path(env) if env else REPO_ROOT / "sample_ckf"
 
 
+def samples_label() -> str:
+    """What the sidebar calls the samples folder's CKFs: the bundled samples, or (``$CRP_SAMPLE_DIR``, e.g.
+    ``crp-inspect dashboard --ckf``) the knowledge bases of a folder the server's operator named."""
+    return "Knowledge base on the server" if os.environ.get("CRP_SAMPLE_DIR") else "Bundled sample"
+
+
 def scenarios_dir() -> Path:
     """The bundled scenarios: ``$CRP_SCENARIO_DIR`` or ``scenarios/`` in the samples folder."""
     env = os.environ.get("CRP_SCENARIO_DIR")

@@ -96,13 +96,13 @@ def _pending_section() -> None:
 def _sample_picker() -> None:
     samples = state.list_samples()
     if not samples:
-        st.caption(f"No bundled sample in {render.md_escape(state.samples_dir())}.")
+        st.caption(f"No knowledge base in {render.md_escape(state.samples_dir())}.")
         return
     active = state.active_ckf() is not None
     current = state.get_ckf_sample() if active else None
     key = widget_key("ckf", "sample")
     st.selectbox(
-        "Bundled sample",
+        state.samples_label(),
         samples,
         index=samples.index(current) if current in samples else None,
         placeholder="(an uploaded CKF is active)" if active else "(none)",

@@ -65,6 +65,7 @@ from .samples import (
     list_samples,
     list_scenarios,
     samples_dir,
+    samples_label,
     scenarios_dir,
 )
 from .scenario_state import (
@@ -247,6 +248,7 @@ __all__ = [
     "list_samples",
     "list_scenarios",
     "samples_dir",
+    "samples_label",
     "scenarios_dir",
     # a page's own values, widget generations
     "recall",

@@ -166,7 +166,7 @@ def test_embedding_runs_in_the_background_and_survives_reruns_and_page_switches(
     assert at.session_state["crp.ckf_pending"] is None
     assert gated.texts_encoded == 600  # each fact embedded once, across all those runs
     assert at.session_state["crp.ckf_sample"] is None
-    picker = [s for s in at.sidebar.selectbox if s.label == "Bundled sample"][0]
+    picker = [s for s in at.sidebar.selectbox if s.label == "Knowledge base on the server"][0]
     assert picker.value is None  # the bundled-sample box no longer shows the old sample
 
 

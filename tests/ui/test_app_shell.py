@@ -71,7 +71,7 @@ def test_sidebar_has_every_editor_widget(ui_env):
     at = _app()
     _ok(at)
     sb = at.sidebar
-    assert _widget(sb.selectbox, "Bundled sample").value == "knowledge_base.jsonl"
+    assert _widget(sb.selectbox, "Knowledge base on the server").value == "knowledge_base.jsonl"
     assert _widget(sb.selectbox, "Bundled scenario").value == "demo.json"
     assert _widget(sb.toggle, "Lenient loading (skip bad facts, list them)").value is False
     assert _widget(sb.text_input, "Operator name").value == ""
@@ -218,7 +218,7 @@ def test_config_toml_upload_good_and_bad(ui_env):
 # ---- CKF picker -------------------------------------------------------------------------------------------
 def test_switching_sample_and_url(ui_env):
     at = _app("pages/home.py")
-    _widget(at.sidebar.selectbox, "Bundled sample").set_value("second.jsonl").run()
+    _widget(at.sidebar.selectbox, "Knowledge base on the server").set_value("second.jsonl").run()
     _ok(at)
     assert len(at.session_state["crp.kb"]) == 9
     assert at.query_params["ckf"] == "second.jsonl"
@@ -403,7 +403,7 @@ def test_a_deep_link_to_a_page_applies_its_parameters(ui_env):
     assert {m.label: m.value for m in at.metric}["facts"] == "9"
     assert _widget(at.sidebar.number_input, "token_budget *").value == 1000
     assert at.query_params == {"ckf": "second.jsonl", "scenario": "demo.json", "cfg.token_budget": "1000"}
-    _widget(at.sidebar.selectbox, "Bundled sample").set_value("knowledge_base.jsonl").run()
+    _widget(at.sidebar.selectbox, "Knowledge base on the server").set_value("knowledge_base.jsonl").run()
     _ok(at)
     assert {m.label: m.value for m in at.metric}["facts"] == "24"  # still the home page, on the next run
     assert "ckf" not in at.query_params
@@ -551,7 +551,7 @@ def test_lenient_toggle_rereads_the_sample_not_an_old_upload(ui_env):
     at.run()
     assert len(at.session_state["crp.kb"]) == 5
     # back to a bundled sample while the upload still sits in the uploader
-    _widget(at.sidebar.selectbox, "Bundled sample").set_value("second.jsonl").run()
+    _widget(at.sidebar.selectbox, "Knowledge base on the server").set_value("second.jsonl").run()
     assert len(at.session_state["crp.kb"]) == 9
     _widget(at.sidebar.toggle, "Lenient loading (skip bad facts, list them)").set_value(True).run()
     _ok(at)
@@ -645,3 +645,14 @@ def test_a_long_word_is_escaped_whole() -> None:
     word = "a" * 200_000
     assert render.md_escape(word) == word
     assert render.md_escape("x" * 100_000 + "@example.com").startswith("`x")
+
+
+def test_the_ckf_picker_is_named_for_its_folder(monkeypatch):
+    """The repository's bundled samples, or the knowledge bases of a folder the server's operator named
+    ($CRP_SAMPLE_DIR, set by crp-inspect dashboard --ckf)."""
+    from crp_ui.samples import samples_label
+
+    monkeypatch.delenv("CRP_SAMPLE_DIR", raising=False)
+    assert samples_label() == "Bundled sample"
+    monkeypatch.setenv("CRP_SAMPLE_DIR", "/srv/kbs")
+    assert samples_label() == "Knowledge base on the server"

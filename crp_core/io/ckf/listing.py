@@ -17,6 +17,8 @@ CKF_SUFFIXES: tuple[str, ...] = tuple(FORMATS)
 SCENARIO_SUFFIXES: tuple[str, ...] = (".json", ".toml")
 #: the folder a CKF's scenarios are kept in, next to the CKF (or inside a directory CKF)
 SCENARIOS_FOLDER = "scenarios"
+#: the ``kind`` of every JSON report this tool writes starts so (``crp-inspect.run``, ``crp-inspect.triage-export``)
+REPORT_KIND_PREFIX = "crp-inspect."
 #: a ``.json`` file bigger than this is listed without peeking at its shape
 JSON_PEEK_LIMIT = 8 * 1024 * 1024
 
@@ -47,6 +49,8 @@ def _json_shape_is_ckf(path: str, mtime_ns: int, size: int) -> bool:
             data = json.load(fh)
     except (OSError, ValueError, RecursionError):
         return True  # listed, and the loader explains what is wrong with it when picked
+    if isinstance(data, dict) and str(data.get("kind", "")).startswith(REPORT_KIND_PREFIX):
+        return False  # a report of this tool (run --json, the export report) lists facts but is no CKF
     # a crprotocol SDK snapshot ({"header", "payload"}) is read as a CKF too (docs/decisions/sdk-snapshots.md)
     return isinstance(data, list) or (isinstance(data, dict) and ("facts" in data or "payload" in data))
 

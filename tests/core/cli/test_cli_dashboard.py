@@ -93,6 +93,8 @@ def test_the_dashboard_opens_the_named_parquet_ckf_first(folder, tmp_path, monke
     at = run_page("home")
     assert at.session_state["crp.ckf_sample"] == "kb.parquet"
     assert not at.error, [e.value for e in at.error]
+    # the picker names the server's folder, not "bundled" samples
+    assert [b.label for b in at.sidebar.selectbox if "kb.parquet" in b.options] == ["Knowledge base on the server"]
 
 
 def test_the_server_side_limit_applies_to_the_named_ckf(folder, tmp_path, monkeypatch):
@@ -218,3 +220,18 @@ def test_a_busy_port_or_a_missing_ckf_is_refused_before_the_address_is_printed(f
     assert f"--port {port} on 127.0.0.1: cannot listen there" in err and "http://" not in err and not started
     assert main(["dashboard", "--ckf", str(folder / "gone.jsonl")]) == 2
     assert f"--ckf {folder / 'gone.jsonl'}: no such file or folder" in capsys.readouterr().err and not started
+
+
+def test_this_tools_own_json_reports_are_not_offered_as_ckfs(folder, monkeypatch, capsys):
+    """``run --json`` and the export report list facts under ``facts`` but are no CKF: not listed, refused by
+    name when named; a JSON object CKF is listed."""
+    (folder / "run.json").write_text(json.dumps({"kind": "crp-inspect.run", "facts": []}), encoding="utf-8")
+    report = {"kind": "crp-inspect.triage-export", "facts": [], "changed": []}
+    (folder / "clean.export_report.json").write_text(json.dumps(report), encoding="utf-8")
+    (folder / "obj.json").write_text(json.dumps({"facts": [{"fact_id": "x", "content": "y"}]}), encoding="utf-8")
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(folder))
+    listed = list_samples()
+    assert "obj.json" in listed and "run.json" not in listed and "clean.export_report.json" not in listed
+    monkeypatch.setattr("os.execve", lambda *a: None)
+    assert main(["dashboard", "--ckf", str(folder / "run.json")]) == 2
+    assert "not a CKF the dashboard can open" in capsys.readouterr().err
