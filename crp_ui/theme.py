@@ -109,10 +109,18 @@ SIDEBAR_WIDTH = 440
 #: containers of the other uploads that state their own limit take keys starting with it
 UPLOAD_BOX = "crp-ckf-upload"
 
+#: below this viewport width the expanded sidebar takes at most NARROW_SIDEBAR of it and the page's side
+#: margins shrink, so the page keeps room for its metrics and filters (a 1000 px window gave the sidebar 44 %)
+NARROW_VIEWPORT, NARROW_SIDEBAR = 1280, "30vw"
+
 #: layout rules: the sidebar starts at least SIDEBAR_WIDTH wide while expanded (it can still be dragged
-#: wider or collapsed); the uploader's own "<n>MB per file" line is hidden (the sidebar states the limit)
+#: wider or collapsed), at most NARROW_SIDEBAR of a narrow window; the uploader's own "<n>MB per file" line
+#: is hidden (the sidebar states the limit)
 _LAYOUT = (
     f'section[data-testid="stSidebar"][data-collapsed="false"]{{min-width:{SIDEBAR_WIDTH}px}}\n'
+    f"@media (max-width:{NARROW_VIEWPORT - 1}px){{"
+    f'section[data-testid="stSidebar"][data-collapsed="false"]{{min-width:0;max-width:{NARROW_SIDEBAR}}}'
+    '[data-testid="stMainBlockContainer"]{padding-left:1.5rem;padding-right:1.5rem}}\n'
     f'[class*="st-key-{UPLOAD_BOX}"] [data-testid="stFileUploaderDropzoneInstructions"]{{display:none}}\n'
 )
 

@@ -150,3 +150,30 @@ def test_no_axis_labels_overlap_at_projector_widths(page, entry):
     short = {w: n for w, n in drawn.items() if n < entry.min_charts}
     assert not short, f"{entry.url}: fewer than {entry.min_charts} chart(s) drawn: {short}"
     assert not problems, f"{entry.url}: overlapping tick labels:\n" + "\n".join(problems[:40])
+
+
+#: the sidebar's width and, in the main area, the metrics whose value or label the browser cut (an ellipsis:
+#: the element's text wider than its box)
+NARROW = """() => {
+  const s = document.querySelector('[data-testid="stSidebar"]').getBoundingClientRect();
+  const cut = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMetricValue"] div')]
+    .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent);
+  return {sidebar: Math.round(s.width), cut: cut};
+}"""
+
+
+@pytest.mark.parametrize("path", ["/conflicts", "/overview"])
+def test_a_narrow_window_keeps_room_for_the_page(page, path):
+    """At 1000 px the open sidebar takes at most 30 % of the window and no metric's value is cut; at 1400 px
+    it keeps its full width (theme.SIDEBAR_WIDTH, 440 px)."""
+    from crp_ui.theme import SIDEBAR_WIDTH
+
+    page.set_viewport_size({"width": 1000, "height": 800})
+    open_page(page, path)
+    _set_sidebar(page, open_=True)
+    got = page.evaluate(NARROW)
+    assert got["sidebar"] <= 300 and not got["cut"], got
+    screenshot(page, f"narrow_{path.strip('/')}", full_page=False)
+    page.set_viewport_size({"width": 1400, "height": HEIGHT})
+    page.wait_for_timeout(RELAYOUT_MS)
+    assert page.evaluate(NARROW)["sidebar"] >= SIDEBAR_WIDTH
