@@ -45,9 +45,13 @@ def _segments(pos: Positions, pairs: Sequence[tuple[int, int]]) -> tuple[list[fl
     return xs, ys
 
 
+#: the most similarity edges whose weights are written on the chart (more: on hover only)
+MAX_EDGE_LABELS = 60
+
+
 def _weight_traces(fig: go.Figure, el: Sequence[Edge], pos: Positions, ids: Sequence[str], edge_min: float) -> None:
     """The similarity edges in width classes (a line trace has one width), and their weights as labels
-    at the middles (hover: both ids and the cosine)."""
+    at the middles, up to :data:`MAX_EDGE_LABELS` edges (hover: both ids and the cosine)."""
     ws = np.array([w for _, _, w in el])
     width = 1.0 + 5.0 * np.clip((ws - edge_min) / max(1e-9, 1.0 - edge_min), 0, 1)
     for cls in np.unique(np.round(width)):
@@ -62,7 +66,7 @@ def _weight_traces(fig: go.Figure, el: Sequence[Edge], pos: Positions, ids: Sequ
                 showlegend=False,
             )
         )
-    labels = [f"{w:.2f}" for _, _, w in el] if len(el) <= 60 else None
+    labels = [f"{w:.2f}" for _, _, w in el] if len(el) <= MAX_EDGE_LABELS else None
     fig.add_trace(
         go.Scatter(
             x=[(pos[i, 0] + pos[j, 0]) / 2 for i, j, _ in el],
@@ -174,7 +178,7 @@ def _node_trace(
     for r in sub.itertuples(index=False):
         label = esc(r.fact_id, 24)
         if kind != "anchor" and not math.isnan(r.bridge_value):
-            label += f"<br>bridge {r.bridge_value:.2f}"
+            label += f"<br>bridge value {r.bridge_value:.2f}"
         text.append(label)
         hover.append(_node_hover(r, kind))
         size.append(24 if r.fact_id in emphasised else 16)
@@ -286,4 +290,5 @@ def cdgr_network(
     x_hi = float(pos[:, 0].max()) if len(pos) else 1.0
     fig.update_xaxes(visible=False, range=[-1.25, max(1.25, x_hi + 0.3)])
     fig.update_yaxes(visible=False, range=[-1.2, 1.25])
-    return titled(fig, "CDGR: anchors and connectors (edge label = weight)", height=560)
+    weights = "edge label = weight" if len(el) <= MAX_EDGE_LABELS else "edge width = weight, on hover at its middle"
+    return titled(fig, f"CDGR: anchors and connectors ({weights})", height=560)

@@ -149,7 +149,10 @@ def _cards(result: PipelineResult, frame: pd.DataFrame, marks: LabelMarks | None
             flush()
             band = r.band
             st.subheader(BAND_TITLES.get(str(band), str(band)))
-        extra = {"#": r.position, "role": r.role, "tier": r.tier, "score": r.score, "tokens": r.tokens}
+        # an anchor's score is its CDR (0-1); a connector's is its connector score (SPEC-027 §3.3), on another
+        # scale: its bridge value counts the pairs of anchors it joins
+        score = "connector score" if r.role == "connector" else "CDR"
+        extra = {"#": r.position, "role": r.role, "tier": r.tier, score: r.score, "tokens": r.tokens}
         badges = labels_view.mark_badges(kinds.get(str(r.fact_id)))
         fact = result.corpus.kb.get(str(r.fact_id))
         assert fact is not None  # a packed fact of this run's corpus

@@ -70,6 +70,12 @@ def test_connector_is_shown_with_its_anchor(tmp_path, monkeypatch):
     (held,) = [m.value for m in at.markdown if 'class="crp-connector"' in m.value]
     assert "connector bridging anchor A1" in held and "<code>C</code>" in held
     assert metric(at, "connectors") == "1"
+    # each score is named for its scale: an anchor's CDR, the connector's connector score (SPEC-027 §3.3)
+    c = next(p for p in exp.envelope.order if p.fact_id == "C")
+    connector_card = held[held.index('class="crp-connector"') :]
+    assert "connector score" in connector_card and f"{c.score:.4f}" in connector_card
+    (anchors,) = [m.value for m in at.markdown if "<code>A1</code>" in m.value]
+    assert "<b>CDR</b>" in anchors and "connector score" not in anchors
 
 
 def test_band_tokens_per_band_then_the_note_blocks():

@@ -37,7 +37,7 @@ def test_network_shows_anchors_connector_and_weights(bridge_env):
     assert sorted(nodes["anchor"]["customdata"]) == ["A1", "A2"]
     assert nodes["connector (selected)"]["customdata"] == ["C"]
     # bridge value of C = 1 bridged pair * mean path weight cos(C, A) = 1 / (1.2806 * 1.2806) = 0.6098
-    assert nodes["connector (selected)"]["text"] == ["C<br>bridge 0.61"]
+    assert nodes["connector (selected)"]["text"] == ["C<br>bridge value 0.61"]
     # edges C-A1 and C-A2 (weight 0.6098 each), no edge A1-A2 (cos 0.2195 < 0.60)
     labels = [t for t in fig["data"] if t.get("name") == "edge weight"][0]
     assert labels["text"] == ["0.61", "0.61"]

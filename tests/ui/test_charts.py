@@ -345,7 +345,7 @@ def test_network_labels_escape_fact_text():
     text = " ".join(str(v) for t in fig.data for v in list(t.hovertext or []) + list(t.text or []))
     assert "<script>" not in text and "&lt;script&gt;" in text
     assert "<a href" not in text and "<i>A</i>" not in text and "&lt;i&gt;A&lt;/i&gt;" in text
-    assert "C<br>bridge 1.25" in text
+    assert "C<br>bridge value 1.25" in text
 
 
 @pytest.mark.parametrize("log_x", [False, True])
@@ -506,3 +506,32 @@ def test_waterfall_and_before_after_labels_are_wrapped():
         "× 1 -<br>n-gram<br>penalty",
         "CDR score",
     ]
+
+
+def test_the_network_title_says_where_the_weights_are():
+    """Weights are written on at most MAX_EDGE_LABELS edges; past that the title says they are on hover."""
+    from crp_ui.graph_chart import MAX_EDGE_LABELS
+
+    ids = [f"F{i}" for i in range(13)]
+    nodes = pd.DataFrame(
+        [
+            {
+                "row": i,
+                "fact_id": f,
+                "kind": "anchor",
+                "cdr_score": 0.5,
+                "bridge_value": np.nan,
+                "connector_score": np.nan,
+                "in_envelope": True,
+                "suppressed": False,
+                "content": "x",
+            }
+            for i, f in enumerate(ids)
+        ]
+    )
+    full = [{"a": a, "b": b, "weight": 0.9} for i, a in enumerate(ids) for b in ids[i + 1 :]]  # 78 edges
+    assert len(full) > MAX_EDGE_LABELS >= len(full[:MAX_EDGE_LABELS])
+    few = charts.cdgr_network(nodes, pd.DataFrame(full[:MAX_EDGE_LABELS]))
+    many = charts.cdgr_network(nodes, pd.DataFrame(full))
+    assert few.layout.title.text.endswith("(edge label = weight)")
+    assert many.layout.title.text.endswith("(edge width = weight, on hover at its middle)")
