@@ -240,7 +240,8 @@ def main() -> None:
     st.caption(
         "Every scored fact (stage-1 candidates, gated ones included, then the stage-3 connector "
         "candidates) with every factor of CDR = importance × max(relevance, residual pull) × novelty × "
-        "recency × (1 − n-gram penalty) (SPEC_NOTES §2.4). Values are the pipeline's, never recomputed."
+        "recency × (1 − n-gram penalty) (SPEC-024 §2.2 with SPEC-027 §3.3). Values are the pipeline's, never "
+        "recomputed."
     )
     view, digest = _filters(result, frame, marks)
     current = state.selected_fact()

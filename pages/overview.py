@@ -29,7 +29,10 @@ def main() -> None:
     labels_view.section(result, key="crp.page.overview.labels")
 
     st.subheader("CRP headers")
-    st.caption("The response headers of this run (SPEC_NOTES §3). Copy with the icon at the top right.")
+    st.caption(
+        "The response headers of this run (the CRP-Context-* headers, docs/reference/reports.md). Copy with the "
+        "icon at the top right."
+    )
     render.headers_block(result.headers)
 
     st.subheader("Stages")
@@ -71,7 +74,7 @@ def main() -> None:
     else:
         st.warning(
             f"{len(warn)} data-quality warning(s): future timestamps count as age 0, unknown ages get "
-            "recency factor 1.0 (SPEC_NOTES §2.2)."
+            "recency factor 1.0 (SPEC-027 §3.2)."
         )
         render.dataframe(warn, hide_index=True, width="stretch", key="crp.page.overview.warnings")
     if state.url_warnings():

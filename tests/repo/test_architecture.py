@@ -130,3 +130,18 @@ def test_dashboard_modules_stay_small():
         str(p.relative_to(ROOT)): n for p in files if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
     }
     assert too_long == {}
+
+
+def test_what_users_read_cites_no_document_outside_the_repository():
+    """The code, the dashboard and the docs name the public CRP specifications (SPEC-0xx §n) and this
+    repository's docs; never the project's private reading notes (SPEC_NOTES) or a path outside the repository."""
+    outside = re.compile(r"SPEC_NOTES|\.\./shared/|/work/shared")
+    hits = []
+    for folder in ("crp_core", "crp_ui", "pages", "docs", "bench", "tools"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix in (".py", ".md", ".toml") and path.is_file():
+                text = path.read_text(encoding="utf-8")
+                hits += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in outside.finditer(text)]
+    for name in ("app.py", "README.md"):
+        hits += [f"{name}: {m.group(0)}" for m in outside.finditer((ROOT / name).read_text(encoding="utf-8"))]
+    assert not hits, hits
