@@ -173,6 +173,12 @@ def known_conflict_banner(result: PipelineResult) -> None:
         f"(known_conflict_action = {render.md_escape(result.config.known_conflict_action)}):"
     ]
     lines += [f"- {render.md_escape(f.message)}" for f in flags]
+    if result.config.known_conflict_action == "flag":
+        lines.append(
+            "\nTo act on them, set known_conflict_action in the sidebar's configuration: pull_winner (the winner "
+            "takes the loser's slot) or drop_loser (the loser leaves the envelope); the Conflicts page holds "
+            "each pair to triage."
+        )
     st.warning("\n".join(lines), icon=":material/report:")
 
 

@@ -58,7 +58,9 @@ def page_rows(n_rows: int, page: int, size: int) -> tuple[int, int]:
 
 
 def rows_text(n_rows: int, page: int, size: int) -> str:
-    """ "rows 51-100 of 145,000" (the page shown of the whole filtered table)."""
+    """ "rows 51-100 of 145,000" (the page shown of the whole filtered table); "no rows" for an empty one."""
+    if n_rows <= 0:
+        return "no rows"
     first, last = page_rows(n_rows, page, size)
     return f"rows {first:,}-{last:,} of {n_rows:,}"
 

@@ -232,7 +232,8 @@ def grid_section(p: PreparedSuite, config: CRPConfig, inputs: str) -> None:
         return
     points = len(rows.values) * len(cols.values)
     st.caption(
-        f"{len(rows.values)} x {len(cols.values)} = {points} points x {len(p.suite)} scenario(s); rows: "
+        f"{len(rows.values)} x {len(cols.values)} = {points} points x {len(p.suite)} scenario(s), and the "
+        "current settings once as the baseline; rows: "
         + render.md_escape(", ".join(axis_label(v) for v in rows.values))
         + " · columns: "
         + render.md_escape(", ".join(axis_label(v) for v in cols.values))

@@ -55,5 +55,6 @@ def test_known_conflict_banner_when_the_winner_is_not_selected():
             and "fact 'E1' loses a known conflict" in t
             and "'E2'" in t
             and "operator decision" in t
+            and "set known_conflict_action in the sidebar's configuration: pull_winner" in t
             for t in texts
         ), texts

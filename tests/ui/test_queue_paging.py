@@ -49,7 +49,7 @@ def test_rows_text_names_the_page_of_the_whole_view():
     assert paging.rows_text(145_000, 3, 50) == "rows 101-150 of 145,000"
     assert paging.rows_text(25, 3, 10) == "rows 21-25 of 25"
     assert paging.rows_text(25, 9, 10) == "rows 21-25 of 25"  # a page past the end: the last page
-    assert paging.rows_text(0, 1, 50) == "rows 0-0 of 0"
+    assert paging.rows_text(0, 1, 50) == "no rows"  # an empty view: not "rows 0-0 of 0"
 
 
 @given(hs.integers(0, 500), hs.sampled_from((10, 25, 50, 100, 200)))
