@@ -539,3 +539,11 @@ class PipelineResult:
     corpus: Corpus  # the Corpus the run read (fact texts, vectors, token counts)
     known_conflicts: tuple[KnownConflictFlag, ...] = ()  # the known-conflict guard's findings
     clamps: tuple[Clamp, ...] = ()  # settings used at a value other than asked, to fit the data
+
+    @property
+    def asked_clamps(self) -> tuple[Clamp, ...]:
+        """The clamps of a value someone asked for: a configuration key set away from its default, or the
+        scenario's fan-out width. A default brought to a small CKF (``candidate_k`` 50 with 31 facts) is no
+        surprise: said quietly, never as a warning (docs/decisions/hardening.md, "Clamping to the data")."""
+        changed = set(self.config.diff(type(self.config)()))
+        return tuple(c for c in self.clamps if c.key in changed or c.key == "fanout_width")

@@ -153,8 +153,7 @@ def clamps_notice(result: PipelineResult) -> None:
     clamps = result.clamps
     if not clamps:
         return
-    changed = set(result.config.diff(type(result.config)()))
-    asked = [c for c in clamps if c.key in changed or c.key == "fanout_width"]
+    asked = result.asked_clamps
     text = "; ".join(render.md_escape(c.message) for c in clamps)
     if asked:  # a value the user set was brought to the data: a visible warning
         st.warning(f"Settings adjusted to the data for this run: {text}")

@@ -12,12 +12,11 @@ dispatcher, status 2).
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from crp_core import headers
-from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf
+from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, warn_clamps
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import Problem, ScenarioError
 
@@ -85,6 +84,7 @@ def fanout_cli_report(args: argparse.Namespace) -> dict[str, Any]:
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     result = run_pipeline(corpus, scenario, config)
+    warn_clamps(result.asked_clamps)
     report = fanout_report(result.fanout, result.headers)
     residual = [sq.id for sq in scenario.residual_set]
     return {
@@ -101,8 +101,6 @@ def _handle(args: argparse.Namespace) -> int:
     from crp_core.report import dumps
 
     report = fanout_cli_report(args)
-    for c in report["clamps"]:
-        print(f"crp-inspect: warning: {c['message']}", file=sys.stderr)
     if args.json:
         print(dumps(report))
     else:

@@ -93,7 +93,7 @@ def _handle(args: argparse.Namespace) -> int:
     result = run_pipeline(
         corpus, scenario, config, vectors=vectors, now=now, decisions=decisions, known_conflicts=known
     )
-    warn_clamps(result.clamps)
+    warn_clamps(result.asked_clamps)
     if args.json:
         sys.stdout.write(dumps(run_report(result)) + "\n")
         return 0
