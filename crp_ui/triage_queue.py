@@ -27,6 +27,7 @@ from crp_core import (
     KnowledgeBase,
     SdkAgreement,
     content_digest,
+    format_timestamp,
     pair_index,
 )
 
@@ -326,7 +327,8 @@ def queue_tab(
     st.caption(
         f"{len(view):,} of {len(frame):,} pairs match · {SORT_LABELS[str(state.recall(K_SORT))]} · "
         f"scan over {scan.n_facts:,} retrievable facts, {scan.n_candidates:,} pairs with cosine > "
-        f"{scan.threshold:.2f} text-checked, {_took(scan.timings_ms['total'])}"
+        f"{scan.threshold:.2f} text-checked, ages at {format_timestamp(scan.now)} (the session's now: recency, "
+        f"hence authority and ties, move with it), {_took(scan.timings_ms['total'])}"
         + (" (by an earlier server: read from the cache)" if scan.from_cache else "")
     )
     keys = shown["pair"].tolist()

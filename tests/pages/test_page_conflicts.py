@@ -53,6 +53,8 @@ def test_queue_order_counts_and_authority_by_hand(triage_env):
     assert q.authority_b.tolist() == pytest.approx([0.525, 0.105, 0.135], abs=1e-12)
     assert q.margin.tolist() == pytest.approx([0.0, 0.245, 0.505], abs=1e-12)
     assert q.arbitration.tolist() == ["tie", "X1 wins", "E1 wins"]
+    # the scan says the instant its ages (hence authorities and ties) are measured at: the scenario's now
+    assert any("ages at 2026-11-01T00:00:00Z (the session's now" in c.value for c in at.caption)
     assert q.similarity.tolist() == pytest.approx([2 / (math.sqrt(2) * math.sqrt(2.04))] * 3, abs=1e-6)
     assert q.patterns.tolist() == ["NUMBER_CHANGED"] * 3
     assert not q.decided.any()
