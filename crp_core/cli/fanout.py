@@ -124,6 +124,10 @@ def render_summary(report: dict[str, Any]) -> str:
         f"{headers.PARTITIONS}: {report['headers'][headers.PARTITIONS]}"
         f"   (width {report['width']}, rule: {report['rule']})"
     )
+    lines.append(
+        "what each branch would choose for its own sub-queries (SPEC-027 §1); the envelope `run` packs is the "
+        "parent's, chosen for the scenario's query, which the fan-out does not change"
+    )
     for mode, run in (("partitioned", report), ("naive (shared Coverage Set, round-robin)", report["naive"])):
         lines.append("")
         lines.append(f"== {mode}")

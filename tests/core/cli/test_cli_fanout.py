@@ -126,6 +126,7 @@ def test_summary_text(capsys, topic_files, tmp_path):
     assert status == 0
     assert "CRP-Context-Coverage-Partitions: 2   (width 2, rule: k-means)" in out
     assert "branch 0: sub-queries [q0, q1]" in out and "selected: x1, x3, x2" in out
+    assert "the envelope `run` packs is the parent's, chosen for the scenario's query" in out
     # the naive race has no fan-in dedup: its duplicates reach the model
     assert "x1 ~ x3 (cos 0.9578) across branches [0, 1]; reaches the model" in out
     assert "4 duplicate(s): 0 removed at fan-in, 4 reaching the model (no fan-in dedup)" in out
