@@ -144,15 +144,16 @@ def _counts(kb: KnowledgeBase, ds: DecisionSet, summary: AppliedSummary) -> None
         "kb_status_counts", kb, lambda k: status_counts(apply_to_kb(k, ds)), extra=decisions.set_fingerprint(ds)
     )
     c = st.columns(5)
-    c[0].metric("facts", len(kb))
-    c[1].metric("retrievable", retrievable, help="status in force not DELETED / QUARANTINED")
+    c[0].metric("facts", render.count_text(len(kb)), help=render.count_help(len(kb)))
+    retr_help = "status in force not DELETED / QUARANTINED"
+    c[1].metric("retrievable", render.count_text(retrievable), help=render.count_help(retrievable, retr_help))
     c[2].metric(
         "re-marked",
         len(summary.remarked),
         help="facts whose status an operator changed (Conflicts page); counted below under the new status",
     )
-    c[3].metric("skipped (lenient)", len(kb.skipped))
-    c[4].metric("data-quality warnings", len(kb.warnings))
+    c[3].metric("skipped (lenient)", render.count_text(len(kb.skipped)))
+    c[4].metric("data-quality warnings", render.count_text(len(kb.warnings)))
     if kb.imported is not None:
         import_section(kb, kb.imported)
     st.subheader("Facts by source type and status")

@@ -21,7 +21,8 @@ def main() -> None:
 
     c = st.columns(6)
     c[0].metric("facts in the CKF", render.count_text(len(kb)), help=render.count_help(len(kb)))
-    c[1].metric("candidates", int(funnel.loc[funnel["stage"] == "candidates", "count"].iloc[0]))
+    n_cand = int(funnel.loc[funnel["stage"] == "candidates", "count"].iloc[0])
+    c[1].metric("candidates", render.count_text(n_cand), help=render.count_help(n_cand))
     c[2].metric("packed facts", len(env.order))
     c[3].metric("tokens used", env.tokens_used, help=f"of a token budget of {env.token_budget}")
     c[4].metric("conflict pairs", result.resolution.detected, help=f"{result.resolution.unresolved} tied (unresolved)")

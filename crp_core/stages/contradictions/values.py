@@ -507,7 +507,12 @@ def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
 
 
 def _conflict(diffs: list[ValueDiff], learned: bool = False) -> ValueConflict:
-    uniq = sorted(set(diffs), key=lambda d: (d.span_a, d.span_b, d.pattern, d.tokens_a, d.tokens_b))
+    """One diff per pattern and pair of spans: two readings of one changed value (a name read word by word
+    and as a whole, 'Wayne Systems') are one diff, the one of fewest tokens (the value whole)."""
+    best: dict[tuple[str, tuple[int, int], tuple[int, int]], ValueDiff] = {}
+    for d in sorted(set(diffs), key=lambda d: (len(d.tokens_a) + len(d.tokens_b), d.tokens_a, d.tokens_b)):
+        best.setdefault((d.pattern, d.span_a, d.span_b), d)
+    uniq = sorted(best.values(), key=lambda d: (d.span_a, d.span_b, d.pattern, d.tokens_a, d.tokens_b))
     return ValueConflict(patterns=tuple(sorted({d.pattern for d in uniq})), diffs=tuple(uniq), learned=learned)
 
 

@@ -397,3 +397,16 @@ def test_property_never_crashes_on_any_text(a: str, b: str) -> None:
         assert vc.patterns == tuple(sorted(set(vc.patterns)))
     for t in tokenize(a):
         assert a[t.start : t.end] == t.text
+
+
+def test_one_changed_name_is_one_diff_however_it_was_read():
+    """A two-word name read word by word and as a whole gave two diffs of the same span (the CLI printed
+    'Wayne Systems -> Tyrell Cloud' twice): one diff per pattern and pair of spans, the name whole."""
+    from crp_core.stages.contradictions.values import values_conflict
+
+    a = "The backup agent memory limit is 512 MiB, as documented by Wayne Systems for cluster c464."
+    b = "The backup agent memory limit is 512 MiB, as documented by Tyrell Cloud for cluster c464."
+    vc = values_conflict(a, b)
+    assert vc is not None and vc.patterns == ("ENTITY_SUBSTITUTED",)
+    assert [(d.tokens_a, d.tokens_b) for d in vc.diffs] == [(("Wayne Systems",), ("Tyrell Cloud",))]
+    assert (a[slice(*vc.diffs[0].span_a)], b[slice(*vc.diffs[0].span_b)]) == ("Wayne Systems", "Tyrell Cloud")
