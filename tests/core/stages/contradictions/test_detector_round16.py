@@ -1,0 +1,56 @@
+"""The detector's sixteenth round (docs/decisions/detector-round16.md): one test per error class fixed, each with the
+near miss the change must keep. Hand-written sentences; none comes from a labelled corpus."""
+
+from __future__ import annotations
+
+from crp_core.stages.contradictions.values import MAGNITUDE_ALTERED, NUMBER_CHANGED, values_conflict
+from tests.support.detector_cases import patterns
+
+PARKING = "Season ticket holders get 20% off parking."
+COVER = "Students receive 25% off the cover charge."
+
+
+def test_a_fraction_that_sizes_a_change_is_the_percentage_it_is() -> None:
+    # "by a third", "by roughly half", "by two-thirds": the size of a change, compared with a percentage
+    assert patterns(PARKING, "Parking is discounted by a third for season ticket holders.") == (MAGNITUDE_ALTERED,)
+    waits = "Waiting times fell by 40% after the new rota."
+    assert patterns(waits, "After the new rota, waiting times fell by roughly half.") == (MAGNITUDE_ALTERED,)
+    cut = "The surcharge was cut by two-thirds last year."
+    assert patterns(cut, "Last year the surcharge fell by 40%.") == (MAGNITUDE_ALTERED,)
+    # near misses: the same share restated is no conflict; "a third party" and "half an hour" are no share
+    assert values_conflict(PARKING, "Parking is discounted by a fifth for season ticket holders.") is None
+    assert values_conflict("Waiting times fell by 50%.", "Waiting times fell by roughly half.") is None
+    assert values_conflict("The audit was carried out by a third party.", "The audit was done by 20% of staff.") is None
+    late = "The last tram was put back by half an hour."
+    assert patterns(late, "The last tram was put back by 20 minutes.") == (NUMBER_CHANGED,)
+
+
+def test_a_fraction_before_off_or_cheaper_is_a_discount_of_that_percentage() -> None:
+    assert patterns(COVER, "Students get a third off the cover charge.") == (MAGNITUDE_ALTERED,)
+    assert patterns(COVER, "For students the cover charge is one fifth cheaper.") == (MAGNITUDE_ALTERED,)
+    # near miss: the same discount in words
+    assert values_conflict(COVER, "Students get a quarter off the cover charge.") is None
+
+
+def test_one_in_n_things_is_a_share_of_them() -> None:
+    crates = "Inspectors sample one in four incoming crates."
+    assert patterns("Inspectors sample 10% of incoming crates.", crates) == (MAGNITUDE_ALTERED,)
+    # near misses: the same share is no conflict; "one in 2 days" is no share (a duration follows it)
+    assert values_conflict("Inspectors sample 25% of incoming crates.", crates) is None
+    assert values_conflict("The café opens one in 2 days.", "The café opens on 20% of days.") is None
+
+
+def test_a_hyphenated_fraction_after_an_article_is_a_share() -> None:
+    # "a one-quarter deposit" is a deposit of 25%; round 15 read the number 0.25 and compared nothing
+    deposit = "A deposit of 50% is due on signing."
+    assert patterns(deposit, "A one-quarter deposit is due on signing.") == (MAGNITUDE_ALTERED,)
+    # near miss: the same share in words is no conflict
+    assert values_conflict(deposit, "A one-half deposit is due on signing.") is None
+
+
+def test_a_radiation_dose_is_one_value_in_sieverts_whatever_its_prefix() -> None:
+    limit = "The yearly dose limit for aircrew is 6 mSv."
+    assert values_conflict(limit, "The yearly dose limit for aircrew is 6,000 µSv.") is None
+    assert values_conflict(limit, "The yearly dose limit for aircrew is 6 millisieverts.") is None
+    # near miss: another dose is a changed number
+    assert patterns(limit, "The yearly dose limit for aircrew is 1,000 µSv.") == (NUMBER_CHANGED,)
