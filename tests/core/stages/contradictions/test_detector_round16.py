@@ -3,7 +3,12 @@ near miss the change must keep. Hand-written sentences; none comes from a labell
 
 from __future__ import annotations
 
-from crp_core.stages.contradictions.values import MAGNITUDE_ALTERED, NUMBER_CHANGED, values_conflict
+from crp_core.stages.contradictions.values import (
+    MAGNITUDE_ALTERED,
+    NUMBER_CHANGED,
+    learned_candidates,
+    values_conflict,
+)
 from tests.support.detector_cases import patterns
 
 PARKING = "Season ticket holders get 20% off parking."
@@ -54,3 +59,21 @@ def test_a_radiation_dose_is_one_value_in_sieverts_whatever_its_prefix() -> None
     assert values_conflict(limit, "The yearly dose limit for aircrew is 6 millisieverts.") is None
     # near miss: another dose is a changed number
     assert patterns(limit, "The yearly dose limit for aircrew is 1,000 µSv.") == (NUMBER_CHANGED,)
+
+
+CHOIR = "Every member of the choir is re-auditioned every 2 years."
+
+
+def test_an_every_rate_against_an_interval_stated_as_a_duration_is_a_learned_value_candidate() -> None:
+    # "every 2 years" (a rate) and "at intervals of 3 years" (a duration): one interval in two forms, changed; the
+    # rules leave the pair (the two sentences are worded apart), the learned comparison now has a candidate
+    reworded = "The musical director re-auditions each chorister at intervals of 3 years."
+    assert values_conflict(CHOIR, reworded, learned=False) is None
+    assert patterns(CHOIR, reworded) == (NUMBER_CHANGED,)
+    (cand,) = learned_candidates("Hoists are examined every 6 months.", "Each hoist is examined at 12-month intervals.")
+    assert cand.patterns == (NUMBER_CHANGED,)
+    (diff,) = cand.diffs  # the texts in the detector's canonical order
+    assert {*diff.tokens_a, *diff.tokens_b} == {"6 months", "12-month"}
+    # near misses: the same interval is no candidate, nor is how long a thing is kept ("for 12 months")
+    assert learned_candidates(CHOIR, "The musical director re-auditions each chorister at intervals of 2 years.") == ()
+    assert learned_candidates("Hoists are examined every 6 months.", "Inspection records are kept for 12 months.") == ()
