@@ -71,13 +71,24 @@ def segments(text: str) -> dict[str, tuple[int, int]]:
             key = _item_key(measured._replace(qty=measured.qty._replace(base=t.qty.base, scale=t.qty.scale)))
         elif t.qty is not None and t.qty.dim not in ("", "ratio"):
             measured = t
-        if key:
-            got = seen.get(key)
+        for item in (key, _compound_head(t)) if key else ():
+            if not item:
+                continue
+            got = seen.get(item)
             if got is None:
-                seen[key] = (seg, k)
+                seen[item] = (seg, k)
             elif got[0] != seg:
-                seen[key] = (-1, -1)
+                seen[item] = (-1, -1)
     return {key: v for key, v in seen.items() if v[0] >= 0}
+
+
+def _compound_head(t: Token) -> str:
+    """The key of the first word of a hyphenated word or name, an item of its own: "red-tagged bikes" / "red
+    tags", "the ground-floor units" / "the ground floor"; "" for any other token."""
+    if t.kind not in (WORD, ENTITY) or "-" not in t.text:
+        return ""
+    head = t.text.split("-", 1)[0].lower()
+    return word_key(head) if len(head) > 1 and head.isalpha() else ""
 
 
 def _elided(toks: tuple[Token, ...], k: int, measured: Quantity) -> bool:

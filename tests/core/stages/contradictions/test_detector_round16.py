@@ -4,6 +4,7 @@ near miss the change must keep. Hand-written sentences; none comes from a labell
 from __future__ import annotations
 
 from crp_core.stages.contradictions.values import (
+    ENTITY_SUBSTITUTED,
     MAGNITUDE_ALTERED,
     NUMBER_CHANGED,
     learned_candidates,
@@ -77,3 +78,17 @@ def test_an_every_rate_against_an_interval_stated_as_a_duration_is_a_learned_val
     # near misses: the same interval is no candidate, nor is how long a thing is kept ("for 12 months")
     assert learned_candidates(CHOIR, "The musical director re-auditions each chorister at intervals of 2 years.") == ()
     assert learned_candidates("Hoists are examined every 6 months.", "Inspection records are kept for 12 months.") == ()
+
+
+BADGES = "Green-badged visitors may enter the lab; blue-badged visitors may enter the workshop."
+
+
+def test_a_hyphenated_word_is_also_its_first_word_as_a_swap_item() -> None:
+    # "green-badged" / "green badges": the item "green", paired with the workshop instead of the lab
+    crossed = "Blue badges give access to the lab, and green badges give access to the workshop."
+    assert values_conflict(BADGES, crossed, learned=False) is None
+    assert patterns(BADGES, crossed) == (ENTITY_SUBSTITUTED,)
+    # near miss: the same pairing in other words is no swap
+    same = "Green badges give access to the lab, and blue badges give access to the workshop."
+    assert not any(c.features.get("kind_swap") for c in learned_candidates(BADGES, same))
+    assert values_conflict(BADGES, same) is None
