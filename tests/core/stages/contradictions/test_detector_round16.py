@@ -3,6 +3,7 @@ near miss the change must keep. Hand-written sentences; none comes from a labell
 
 from __future__ import annotations
 
+from crp_core.stages.contradictions.lexicon import stem
 from crp_core.stages.contradictions.values import (
     ENTITY_SUBSTITUTED,
     MAGNITUDE_ALTERED,
@@ -92,3 +93,17 @@ def test_a_hyphenated_word_is_also_its_first_word_as_a_swap_item() -> None:
     same = "Green badges give access to the lab, and blue badges give access to the workshop."
     assert not any(c.features.get("kind_swap") for c in learned_candidates(BADGES, same))
     assert values_conflict(BADGES, same) is None
+
+
+SWIM = "Adult swim sessions cost £6 and child sessions cost £4."
+
+
+def test_an_irregular_plural_is_its_noun() -> None:
+    # "child" / "Children": one swap item, the two prices crossed
+    assert stem("children") == stem("child") == "child"
+    assert stem("people") == stem("person")
+    crossed = "Children swim for £6 a session, adults for £4."
+    assert values_conflict(SWIM, crossed, learned=False) is None
+    assert patterns(SWIM, crossed) == (NUMBER_CHANGED,)
+    # near miss: the same prices restated are no conflict
+    assert values_conflict(SWIM, "Children swim for £4 a session, adults for £6.") is None
