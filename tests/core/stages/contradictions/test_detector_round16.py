@@ -107,3 +107,15 @@ def test_an_irregular_plural_is_its_noun() -> None:
     assert patterns(SWIM, crossed) == (NUMBER_CHANGED,)
     # near miss: the same prices restated are no conflict
     assert values_conflict(SWIM, "Children swim for £4 a session, adults for £6.") is None
+
+
+STONE = "The centre stone of the ring weighs 2 carats."
+
+
+def test_a_carat_is_a_mass_of_a_fifth_of_a_gram() -> None:
+    # 2 carats are 0.4 g: no conflict; 1 g is another mass (round 15 read "carats" as a counted word and compared
+    # nothing)
+    assert values_conflict(STONE, "The centre stone of the ring weighs 0.4 grams.") is None
+    assert patterns(STONE, "The centre stone of the ring weighs 1 gram.") == (NUMBER_CHANGED,)
+    # near miss: the purity of gold written two ways stays one value
+    assert values_conflict("The band is 18-carat gold.", "The band is 18ct gold.") is None
