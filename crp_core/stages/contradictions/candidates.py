@@ -258,10 +258,16 @@ def _key_at(d: Doc, k: int) -> str:
 
 
 def _log_ratio(ta: Token, tb: Token) -> float:
-    """|log10| of the ratio of two quantities of one unit, in steps of a half (0 when not comparable)."""
-    if ta.qty is None or tb.qty is None or ta.qty.unit != tb.qty.unit:
+    """|log10| of the ratio of two quantities of one unit or one dimension (in its base unit: "10 years" / "14
+    months"), in steps of a half (0 when not comparable)."""
+    if ta.qty is None or tb.qty is None:
         return 0.0
-    x, y = ta.qty.base * ta.qty.scale, tb.qty.base * tb.qty.scale
+    if ta.qty.unit == tb.qty.unit:
+        x, y = ta.qty.base * ta.qty.scale, tb.qty.base * tb.qty.scale
+    elif ta.qty.dim == tb.qty.dim and ta.qty.dim not in ("", "money") and ta.qty.readings and tb.qty.readings:
+        x, y = sum(ta.qty.readings[0]) / 2, sum(tb.qty.readings[0]) / 2
+    else:
+        return 0.0
     if x <= 0 or y <= 0:
         return 0.0
     return min(3.0, round(abs(math.log10(x / y)) * 2) / 2)

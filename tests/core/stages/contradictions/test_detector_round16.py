@@ -119,3 +119,18 @@ def test_a_carat_is_a_mass_of_a_fifth_of_a_gram() -> None:
     assert patterns(STONE, "The centre stone of the ring weighs 1 gram.") == (NUMBER_CHANGED,)
     # near miss: the purity of gold written two ways stays one value
     assert values_conflict("The band is 18-carat gold.", "The band is 18ct gold.") is None
+
+
+PONIES = "Ponies are retired from riding at 20 years of age."
+
+
+def test_the_log_ratio_of_two_values_of_one_dimension_is_read_across_their_units() -> None:
+    # 20 years against 30 months: 240 / 30 = 8, |log10 8| = 0.90, in steps of a half 1.0 (round 15: 0, the units
+    # differ); against 200 weeks: 20 years are about 1,043 weeks, |log10 5.2| = 0.72 -> 0.5
+    (cand,) = learned_candidates(PONIES, "Ponies start light work at 30 months of age.")
+    assert cand.features["log_ratio"] == 1.0
+    (cand,) = learned_candidates(PONIES, "Ponies start light work at 200 weeks of age.")
+    assert cand.features["log_ratio"] == 0.5
+    # near miss: one unit, as before: 25 / 20 = 1.25, |log10 1.25| = 0.10 -> 0
+    (cand,) = learned_candidates(PONIES, "Ponies are retired from riding school work at 25 years of age.")
+    assert cand.features.get("log_ratio", 0.0) == 0.0
