@@ -4,7 +4,8 @@ Where :func:`~crp_core.stages.contradictions.values.values_conflict`'s rules fin
 texts (``clauses.analyse``: values by class, negations, polarity words, clause contexts, loose sentences) proposes:
 
 * a *value* candidate per value class that both texts state with a value the other text does not state: the first
-  such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans); none
+  such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans; a
+  hyphenated name the other text states by its parts, "Basic-plan" / "the Basic plan", is stated); none
   where both sentences open with a numbered thing the other text lacks (``subjects.numbered_subjects``: "Bay 4
   reopens in March" / "Bay 9 reopens in May" speak of two bays) or with subjects whose words the other text does
   not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"); its
@@ -38,6 +39,7 @@ from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, 
 from crp_core.stages.contradictions.lexicon import (
     DATE,
     ENTITY_SUBSTITUTED,
+    FUNCTION_WORDS,
     NEGATION_FLIP,
     NUMBER,
     NUMBER_CHANGED,
@@ -215,12 +217,22 @@ def _unstated(d: Doc, cls: str, other: Doc) -> list[int]:
         v = d.values[x]
         t = d.tokens[v.tok]
         if cls == "ent":
-            if present(t.key, other) or (v.plain and v.plain <= other.plain):
+            if present(t.key, other) or (v.plain and v.plain <= other.plain) or _hyphen_stated(t.key, other):
                 continue
         elif designator(d.tokens, v.tok) or any(stated_by(t, other.tokens[other.values[y].tok]) for y in ys):
             continue
         out.append(x)
     return out
+
+
+def _hyphen_stated(key: str, other: Doc) -> bool:
+    """Does the other text state a hyphenated name by its parts ("D-to-Z" / "from D to Z") or a name as a part of
+    a hyphenated one ("eGFR" / "eGFR-based")? Parts compare as written (a stemmed part's key differs)."""
+    names = other.words | other.entity_keys
+    parts = [p for p in key.split("-") if p and p not in FUNCTION_WORDS]
+    if len(parts) > 1 and all(p in names for p in parts):
+        return True
+    return any(key in n.split("-") for n in names if "-" in n)
 
 
 def _changed_classes(da: Doc, db: Doc) -> list[_Changed]:

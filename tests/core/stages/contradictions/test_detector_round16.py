@@ -134,3 +134,17 @@ def test_the_log_ratio_of_two_values_of_one_dimension_is_read_across_their_units
     # near miss: one unit, as before: 25 / 20 = 1.25, |log10 1.25| = 0.10 -> 0
     (cand,) = learned_candidates(PONIES, "Ponies are retired from riding school work at 25 years of age.")
     assert cand.features.get("log_ratio", 0.0) == 0.0
+
+
+def test_a_hyphenated_name_stated_by_its_parts_is_no_learned_substitution() -> None:
+    # "Basic-plan" / "the Basic plan", "Gold-tier" / "Gold": one name; round 15 proposed a substitution of it
+    assert (
+        learned_candidates("The Basic-plan fee covers ten listings.", "On the Basic plan the fee covers ten listings.")
+        == ()
+    )
+    assert (
+        learned_candidates("Members on the Gold-tier plan get free delivery.", "Gold members get free delivery.") == ()
+    )
+    # near miss: a part the other text does not state keeps the candidate ("Lyon" against "Geneva")
+    (cand,) = learned_candidates("The Paris-Lyon train takes 2 hours.", "The train from Paris to Geneva takes 2 hours.")
+    assert cand.patterns == (ENTITY_SUBSTITUTED,)
