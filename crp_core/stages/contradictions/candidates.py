@@ -4,14 +4,18 @@ Where :func:`~crp_core.stages.contradictions.values.values_conflict`'s rules fin
 texts (``clauses.analyse``: values by class, negations, polarity words, clause contexts, loose sentences) proposes:
 
 * a *value* candidate per value class that both texts state with a value the other text does not state: the first
-  such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans); none
+  such value on each side, compared by ``value_compare.value_diffs`` (which names the pattern and the spans; a
+  hyphenated name the other text states by its parts, "Basic-plan" / "the Basic plan", is stated); none
   where both sentences open with a numbered thing the other text lacks (``subjects.numbered_subjects``: "Bay 4
   reopens in March" / "Bay 9 reopens in May" speak of two bays) or with subjects whose words the other text does
   not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"); its
   feature ``narrowed``: a noun both texts state with a modifier on each side the other lacks ("*Freight* trains" /
   "*Passenger* trains", ``modifiers.narrowed_nouns``), so the value may be another thing's;
-* a *swap* candidate when two items and two labels that each text states once are paired the other way round
-  across the segments of the sentence ("£5 for buses and £8 for trains" / "Buses are capped at £8 and trains at
+* a value candidate of the class ``interval`` for a duration in one text against an "every" rate in the other
+  whose periods differ (``typed.interval_values``: "renewed every 3 years" / "at five-year intervals"), the one
+  interval in two forms that the rules compare only when the two sentences state one thing;
+* a *swap* candidate (swaps.py) when two items and two labels that each text states once are paired the other way
+  round across the segments of the sentence ("£5 for buses and £8 for trains" / "Buses are capped at £8 and trains at
   £5"): a changed number for amounts, a shifted date for dates, a substitution for names and words; a plain
   number with no noun after it is an amount in the unit its sentence stated before it ("every 8 hours ..., the
   chain every 40"), an amount of money one of the rate before it ("30p a minute, scooters at 40p");
@@ -30,15 +34,12 @@ import math
 from typing import NamedTuple, Protocol
 
 from crp_core.records import ValueDiff
-from crp_core.stages.contradictions.clauses import Doc, analyse
+from crp_core.stages.contradictions.clauses import Doc
 from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, restriction_restated, without_unless
 from crp_core.stages.contradictions.lexicon import (
-    BREAK,
     DATE,
-    DATE_SHIFTED,
-    ENTITY,
     ENTITY_SUBSTITUTED,
-    FUNC,
+    FUNCTION_WORDS,
     NEGATION_FLIP,
     NUMBER,
     NUMBER_CHANGED,
@@ -50,7 +51,6 @@ from crp_core.stages.contradictions.lexicon import (
     stem,
 )
 from crp_core.stages.contradictions.loose import aligned
-from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap, narrowed_nouns
 from crp_core.stages.contradictions.subjects import (
     apart_subjects,
@@ -60,7 +60,9 @@ from crp_core.stages.contradictions.subjects import (
     present,
     stated_by,
 )
-from crp_core.stages.contradictions.tokens import Quantity, Token, word_key
+from crp_core.stages.contradictions.swaps import Swap, swap_diffs, swap_pattern, swaps
+from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.typed import INTERVAL_TOLERANCE, interval_values
 from crp_core.stages.contradictions.value_compare import value_diffs
 
 __all__ = ["FEATURE_NAMES", "Candidate", "ClauseScorer", "propose"]
@@ -144,6 +146,11 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     """Every candidate conflict the analysis of the two texts proposes (value candidates by class, then a swap,
     then a polarity flip). The pair's features are read only when there is a candidate."""
     changed = _changed_classes(da, db)
+    interval = _interval_change(da, db)
+    given = None
+    if interval is not None:
+        changed.append(interval[0])
+        given = interval[1]
     found = swaps(da, db)
     flipped = _parities_differ(da, db) and not restriction_restated(da, db)
     mod = modifier_swap(da, db) if not changed else None
@@ -151,7 +158,10 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
         return ()
     base = pair_features(da, db)
     vbase = {**base, "narrowed": float(narrowed_nouns(da, db))} if changed else base
-    values = (_value_candidate(da, db, scorer, vbase, ch, len(changed)) for ch in changed)
+    values = (
+        _value_candidate(da, db, scorer, vbase, ch, len(changed), given if ch[0] == "interval" else None)
+        for ch in changed
+    )
     out = [c for c in values if c is not None and not numbered_subjects(da, db, c.diffs)]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
@@ -207,12 +217,22 @@ def _unstated(d: Doc, cls: str, other: Doc) -> list[int]:
         v = d.values[x]
         t = d.tokens[v.tok]
         if cls == "ent":
-            if present(t.key, other) or (v.plain and v.plain <= other.plain):
+            if present(t.key, other) or (v.plain and v.plain <= other.plain) or _hyphen_stated(t.key, other):
                 continue
         elif designator(d.tokens, v.tok) or any(stated_by(t, other.tokens[other.values[y].tok]) for y in ys):
             continue
         out.append(x)
     return out
+
+
+def _hyphen_stated(key: str, other: Doc) -> bool:
+    """Does the other text state a hyphenated name by its parts ("D-to-Z" / "from D to Z") or a name as a part of
+    a hyphenated one ("eGFR" / "eGFR-based")? Parts compare as written (a stemmed part's key differs)."""
+    names = other.words | other.entity_keys
+    parts = [p for p in key.split("-") if p and p not in FUNCTION_WORDS]
+    if len(parts) > 1 and all(p in names for p in parts):
+        return True
+    return any(key in n.split("-") for n in names if "-" in n)
 
 
 def _changed_classes(da: Doc, db: Doc) -> list[_Changed]:
@@ -225,10 +245,24 @@ def _changed_classes(da: Doc, db: Doc) -> list[_Changed]:
     return out
 
 
+def _interval_change(da: Doc, db: Doc) -> tuple[_Changed, tuple[ValueDiff, ...]] | None:
+    """A duration in one text against an "every" rate in the other whose periods differ (typed.interval_values:
+    "every 10 minutes" / "at fifteen-minute intervals"): a changed value of the class ``interval``."""
+    found = interval_values(da, db)
+    if found is None:
+        return None
+    x, y, pa, pb = found
+    if abs(pa - pb) <= INTERVAL_TOLERANCE * max(pa, pb):
+        return None
+    ta, tb = da.tokens[da.values[x].tok], db.tokens[db.values[y].tok]
+    diff = ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
+    return ("interval", [x], [y]), (diff,)
+
+
 def _kind(cls: str) -> str:
     if cls == "q:":
         return "count"
-    return "typed" if cls.startswith("q:") else cls
+    return "typed" if cls.startswith("q:") or cls == "interval" else cls
 
 
 def _key_at(d: Doc, k: int) -> str:
@@ -236,22 +270,34 @@ def _key_at(d: Doc, k: int) -> str:
 
 
 def _log_ratio(ta: Token, tb: Token) -> float:
-    """|log10| of the ratio of two quantities of one unit, in steps of a half (0 when not comparable)."""
-    if ta.qty is None or tb.qty is None or ta.qty.unit != tb.qty.unit:
+    """|log10| of the ratio of two quantities of one unit or one dimension (in its base unit: "10 years" / "14
+    months"), in steps of a half (0 when not comparable)."""
+    if ta.qty is None or tb.qty is None:
         return 0.0
-    x, y = ta.qty.base * ta.qty.scale, tb.qty.base * tb.qty.scale
+    if ta.qty.unit == tb.qty.unit:
+        x, y = ta.qty.base * ta.qty.scale, tb.qty.base * tb.qty.scale
+    elif ta.qty.dim == tb.qty.dim and ta.qty.dim not in ("", "money") and ta.qty.readings and tb.qty.readings:
+        x, y = sum(ta.qty.readings[0]) / 2, sum(tb.qty.readings[0]) / 2
+    else:
+        return 0.0
     if x <= 0 or y <= 0:
         return 0.0
     return min(3.0, round(abs(math.log10(x / y)) * 2) / 2)
 
 
 def _value_candidate(
-    da: Doc, db: Doc, scorer: ClauseScorer, base: dict[str, float], changed: _Changed, n_changed: int
+    da: Doc,
+    db: Doc,
+    scorer: ClauseScorer,
+    base: dict[str, float],
+    changed: _Changed,
+    n_changed: int,
+    given: tuple[ValueDiff, ...] | None = None,
 ) -> Candidate | None:
     cls, ua, ub = changed
     va, vb = da.values[ua[0]], db.values[ub[0]]
     ta, tb = da.tokens[va.tok], db.tokens[vb.tok]
-    diffs = value_diffs(ta, tb, da.text, db.text)
+    diffs = list(given) if given is not None else value_diffs(ta, tb, da.text, db.text)
     if not diffs:
         return None
     pats = tuple(sorted({d.pattern for d in diffs}))
@@ -261,7 +307,7 @@ def _value_candidate(
         f["pat_" + p] = 1.0
     f["unstated"] = float(min(4, len(ua) + len(ub)))
     f["unstated_max"] = float(min(3, max(len(ua), len(ub))))
-    f["shared"] = float(min(3, min(len(da.groups[cls]), PAIR_MAX_VALUES) - len(ua)))
+    f["shared"] = float(min(3, min(len(da.groups.get(cls, ua)), PAIR_MAX_VALUES) - len(ua)))
     f["other_changed"] = float(min(2, n_changed - 1))
     f["ctx"] = jaccard(va.ctx, vb.ctx)
     ca, cb = da.clauses[va.clause], db.clauses[vb.clause]
@@ -291,145 +337,16 @@ def _value_candidate(
 # A swap of two items between two labels
 # ------------------------------------------------------------------------------------------------
 
-#: words that join two statements of one sentence ("£5 for buses and £8 for trains")
-_JOINERS = frozenset(["and", "while", "whereas", "but"])
-
-#: (u1, u2, v1, v2): text a keeps u1 with v1 and u2 with v2, text b crosses them
-Swap = tuple[str, str, str, str]
-#: shared items read for swaps (the search is quadratic in them) and swaps listed (the features count up to 3)
-SWAP_KEYS_MAX = 64
-SWAPS_MAX = 32
-
-
-def _item_key(t: Token) -> str:
-    """A token's reading as a swap item: an amount ``#``, a date ``@``, a word or a name by its key."""
-    if t.kind == NUMBER and t.qty is not None:
-        return f"#{t.qty.dim}:{t.qty.unit}:{t.qty.base * t.qty.scale:g}"
-    if t.kind == DATE and t.date is not None:
-        return f"@{t.date.readings[0]}"
-    if t.kind == ENTITY and t.text[1:].islower() and t.text.isalpha():
-        return word_key(t.text.lower())  # "Cones are ..." / "... and cones": one item, capitalised or not
-    if t.kind in (WORD, ENTITY):
-        return t.key
-    return ""
-
-
-@text_memo()
-def segments(text: str) -> dict[str, tuple[int, int]]:
-    """Each word, name and value of the text that occurs in exactly one segment (the tokens between two clause
-    breaks or joining words) -> (that segment, its first token). Memoised per text; callers must not mutate."""
-    seen: dict[str, tuple[int, int]] = {}
-    seg = 0
-    between = False  # "between Central Station and the Airport" is one segment
-    toks = analyse(text).tokens
-    measured: Token | None = None  # the sentence's last amount with a unit
-    for k, t in enumerate(toks):
-        if between and t.text.lower() == "and":
-            between = False
-            continue
-        if t.kind == BREAK or (t.kind == FUNC and t.key in _JOINERS):
-            seg += 1
-            between = False
-            measured = None if t.key == "sent" else measured
-            continue
-        between = between or (t.kind == FUNC and t.key == "between")
-        key = _item_key(t)
-        if measured is not None and measured.qty is not None and t.qty is not None and _elided(toks, k, measured.qty):
-            key = _item_key(measured._replace(qty=measured.qty._replace(base=t.qty.base, scale=t.qty.scale)))
-        elif t.qty is not None and t.qty.dim not in ("", "ratio"):
-            measured = t
-        if key:
-            got = seen.get(key)
-            if got is None:
-                seen[key] = (seg, k)
-            elif got[0] != seg:
-                seen[key] = (-1, -1)
-    return {key: v for key, v in seen.items() if v[0] >= 0}
-
-
-def _elided(toks: tuple[Token, ...], k: int, measured: Quantity) -> bool:
-    """Is the number at ``k`` an amount whose unit its sentence stated before it, in ``measured``: a plain number
-    ("60 minutes ... and the Vault gives them 90", "every 8 hours ..., the chain every 40") or an amount of the
-    currency of a rate ("30p a minute, standard scooters at 40p"), with no noun or rate word after it ("40p
-    each"), no bound and no name before it?"""
-    t = toks[k]
-    if t.kind != NUMBER or t.qty is None or t.qty.bound != 0 or designator(toks, k):
-        return False
-    if t.qty.dim == "money":
-        rate = measured.dim == "rate:money" and measured.unit.startswith(t.qty.unit + "/")
-    else:
-        rate = t.qty.dim == ""
-    after = toks[k + 1] if k + 1 < len(toks) else None
-    own = after is not None and t.qty.dim == "money" and after.key in _OWN_RATE
-    return rate and not own and (after is None or after.kind not in (WORD, ENTITY, NUMBER))
-
-
-#: words after an amount of money that give it a rate of its own ("45p each", "£9 a head")
-_OWN_RATE = frozenset(["each", "per", "a", "an", "every"])
-
-
-def swaps(da: Doc, db: Doc) -> list[Swap]:
-    """Two items (u1, u2) and two labels (v1, v2) that both texts state once each, where text a keeps u1 with
-    v1 and u2 with v2 in distinct segments and text b crosses them: u1 with v2. In key order, at most
-    :data:`SWAPS_MAX` of them."""
-    sa, sb = segments(da.text), segments(db.text)
-    if len({v[0] for v in sa.values()}) < 2 or len({v[0] for v in sb.values()}) < 2:
-        return []  # a swap needs two segments on each side
-    keys = sorted(set(sa) & set(sb))[:SWAP_KEYS_MAX]
-    cell: dict[tuple[int, int], list[str]] = {}  # (segment in a, segment in b) -> the keys there, in key order
-    for k in keys:
-        cell.setdefault((sa[k][0], sb[k][0]), []).append(k)
-    out: list[Swap] = []
-    for i, u1 in enumerate(keys):
-        for u2 in keys[i + 1 :]:
-            if sa[u1][0] == sa[u2][0] or sb[u1][0] == sb[u2][0]:
-                continue
-            for v1 in cell.get((sa[u1][0], sb[u2][0]), ()):
-                for v2 in cell.get((sa[u2][0], sb[u1][0]), ()):
-                    if v1 not in (u1, u2) and v2 not in (u1, u2, v1):
-                        out.append((u1, u2, v1, v2))
-                        if len(out) == SWAPS_MAX:
-                            return out
-    return out
-
-
-def _named_number(d: Doc, key: str) -> bool:
-    """Is the swap key a number that names its item ("Line 3", "Ward 2"): a label, never the changed value?"""
-    return key[:1] == "#" and designator(d.tokens, segments(d.text)[key][1])
-
-
-def _swap_pattern(da: Doc, found: list[Swap]) -> str:
-    """A swap of amounts is a changed number, of dates a shifted date, of names or words a substitution; a number
-    that names a thing is a label ("Line 3 runs to the Airport" / "Line 3 runs to the University")."""
-    kinds = {k[:1] for q in found for k in q if not _named_number(da, k)}
-    if "#" in kinds:
-        return NUMBER_CHANGED
-    return DATE_SHIFTED if "@" in kinds else ENTITY_SUBSTITUTED
-
-
-def _swap_diffs(da: Doc, db: Doc, swap: Swap, pattern: str) -> tuple[ValueDiff, ...]:
-    """The two changed pairs of a swap: under each label, the item text a states against the one text b states.
-    The items are the amounts or dates of the swap when the labels are not."""
-    u1, u2, v1, v2 = swap
-    if (v1[:1] in "#@" and u1[:1] not in "#@" and not _named_number(da, v1)) or _named_number(da, u1):
-        u1, u2, v1, v2 = v1, v2, u1, u2  # the amounts were the labels: keep them as the changed items
-    sa, sb = segments(da.text), segments(db.text)
-    out = []
-    for x, y in ((u1, u2), (u2, u1)):  # under the label of x in a, text b states y
-        ta, tb = da.tokens[sa[x][1]], db.tokens[sb[y][1]]
-        out.append(ValueDiff(pattern, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)))
-    return tuple(out)
-
 
 def _swap_candidate(da: Doc, db: Doc, found: list[Swap], base: dict[str, float], n_changed: int) -> Candidate:
-    pattern = _swap_pattern(da, found)
+    pattern = swap_pattern(da, found)
     f = dict(base)
     f["kind_swap"] = 1.0
     f["pat_" + pattern] = 1.0
     f["swap_values"] = float(any(k[:1] in "#@" for q in found for k in q))
     f["swaps"] = float(min(3, len(found)))
     f["other_changed"] = float(min(2, n_changed))
-    return Candidate((pattern,), _swap_diffs(da, db, found[0], pattern), f)
+    return Candidate((pattern,), swap_diffs(da, db, found[0], pattern), f)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -38,7 +38,8 @@ from crp_core.stages.contradictions.lexicon import (
     WORD,
     negated_base,
 )
-from crp_core.stages.contradictions.quantities import FRACTION_PARTS, HALVED_DIMS, VULGAR_FRACTIONS, NumberLexer
+from crp_core.stages.contradictions.quantities import FRACTION_PARTS, HALVED_DIMS, VULGAR_FRACTIONS
+from crp_core.stages.contradictions.shares import ShareLexer
 from crp_core.stages.contradictions.tokens import (
     DateValue,
     Quantity,
@@ -99,7 +100,7 @@ STANDARD_BODIES = frozenset(
 )
 
 
-class Lexer(NumberLexer):
+class Lexer(ShareLexer):
     """Turns the regex matches of one text into tokens (one instance per text)."""
 
     def run(self) -> list[Token]:
@@ -229,6 +230,9 @@ class Lexer(NumberLexer):
             s_case = s.lower()  # RFC 2119 "MUST", "NOTE": ordinary words
         else:
             s_case = s
+        size = self.one_in(i) or self.fraction_size(i)  # "one in five", "by a quarter", "a fifth off"
+        if size:
+            return size
         # numbers written as words
         head, _, tail = low.partition("-")
         if (

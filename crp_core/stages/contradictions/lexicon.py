@@ -62,14 +62,14 @@ def _rows(name: str) -> Iterator[list[str]]:
                 yield [c.strip() for c in line.split("\t")]
 
 
-#: irregular past forms read as their verb ("may be sold" / "do not sell"; irregular_forms.tsv)
+#: irregular forms read as their word: past forms ("may be sold" / "do not sell"), plurals (irregular_forms.tsv)
 IRREGULAR_FORMS = {form: base for base, forms in _rows("irregular_forms.tsv") for form in forms.split()}
 
 
 @text_memo()
 def stem(w: str) -> str:
     """A small suffix stripper so inflections share a key (uses/use, retries/retried/retry, encryption/encrypted,
-    caches/cache, running/run; irregular past forms: sold/sell). Not a linguistic stemmer: only equality matters."""
+    caches/cache, running/run; irregular forms: sold/sell, children/child). Not a linguistic stemmer."""
     if w in IRREGULAR_FORMS:
         return stem(IRREGULAR_FORMS[w])
     if len(w) <= 3 or not w.isalpha():

@@ -544,16 +544,16 @@ class NumberLexer(LexerBase):
         return i + 1
 
     def fraction_compound(self, i: int, part: float) -> int:
-        """ "three-quarters of an hour" is 45 minutes, "two-thirds of the seats" a share, "three-quarters" alone
-        the number 0.75 (not three calendar quarters)."""
+        """ "three-quarters of an hour" is 45 minutes, "two-thirds of the seats", "a two-thirds majority" and "cut
+        by two-thirds" a share, "three-quarters" alone the number 0.75 (not three calendar quarters)."""
         r = self.raw[i]
         bound, bstart = self.bound_before(i)
         if self.low(i + 1) == "of" and self.low(i + 2) in ("a", "an"):
             u = UNITS.get(self.low(i + 3))
             if u is not None and u.dim in HALVED_DIMS and u.spaced:  # "three-quarters of an inch"
                 return self.unit_qty(r.start, self.raw[i + 3].end, i + 4, part, 1.0, "", u, bound, bstart, i)
-        if self.low(i + 1) == "of" and not self.time_after(i + 2):
-            return self.share(r.start, r.end, i + 1, part, bound, bstart)
+        if (self.low(i + 1) == "of" and not self.time_after(i + 2)) or self.low(i - 1) in ("a", "an", "by"):
+            return self.share(r.start, r.end, i + 1, part, bound, bstart)  # "a one-third deposit", "by two-thirds"
         self.push_qty(r.start, r.end, Quantity("", "", part, 1.0, "", exact_reading(part), -1, bound, bstart))
         return i + 1
 

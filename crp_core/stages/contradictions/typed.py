@@ -110,6 +110,21 @@ def _period(t: Token) -> float:
 def _interval_pair(da: Doc, db: Doc, acro: frozenset[str]) -> list[ValueDiff] | None:
     """One duration against one "every" rate: the same interval in two forms ("service interval is 4 weeks" /
     "a visit every six weeks"). None when the texts state no such pair."""
+    found = interval_values(da, db)
+    if found is None:
+        return None
+    x, y, pa, pb = found
+    if abs(pa - pb) <= INTERVAL_TOLERANCE * max(pa, pb):
+        return []
+    ta, tb = da.tokens[da.values[x].tok], db.tokens[db.values[y].tok]
+    diff = ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
+    return [diff] if _one_statement(da, db, (x, y), acro, acro) else []
+
+
+def interval_values(da: Doc, db: Doc) -> tuple[int, int, float, float] | None:
+    """The one duration of one text and the one "every" rate of the other, each text stating only its form,
+    neither bounded nor how long a thing lasts: (their value indices in a and b, their periods in seconds), or
+    None. The interval in two forms: "service interval is 4 weeks" / "a visit every six weeks"."""
     for ta_cls, tb_cls in (("q:time", "q:rate"), ("q:rate", "q:time")):
         if ta_cls in db.groups or tb_cls in da.groups:
             continue  # the other form stated too: no single interval
@@ -122,10 +137,7 @@ def _interval_pair(da: Doc, db: Doc, acro: frozenset[str]) -> list[ValueDiff] | 
             continue
         if _lasting(da, da.values[x].tok) or _lasting(db, db.values[y].tok):
             continue  # how long a thing lasts is no interval: "kept for 3 months" / "inspected every 7 days"
-        if abs(pa - pb) <= INTERVAL_TOLERANCE * max(pa, pb):
-            return []
-        diff = ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end))
-        return [diff] if _one_statement(da, db, (x, y), acro, acro) else []
+        return x, y, pa, pb
     return None
 
 

@@ -3,8 +3,8 @@ near miss the rule must keep. Hand-written sentences; none comes from a labelled
 
 from __future__ import annotations
 
-from crp_core.stages.contradictions.candidates import segments
 from crp_core.stages.contradictions.clauses import analyse
+from crp_core.stages.contradictions.swaps import segments
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
     NEGATION_FLIP,

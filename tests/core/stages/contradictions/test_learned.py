@@ -118,14 +118,16 @@ def test_a_conflict_of_the_rules_is_theirs_whatever_the_switch():
 # ---- features per family -------------------------------------------------------------------------------
 def test_the_swap_candidate_s_features():
     (cand,) = learned_candidates(TICKETS_A, TICKETS_B)
+    # the pair: "children" is the noun "child" (an irregular plural), so "Children" opening b is that word, not a
+    # name. Plain words: a {adult, child, cost, for, ticket}, b {adult, child}: 2/5, a's own 3, b's 0. Loose words:
+    # a {adult, child, fee, ticket, ^adul, ^chil, ^tick, ^ticke}, b {adult, child, pay, ^adul, ^chil}: 4/9
     assert cand.features == {
-        # the pair
         "words": 0.4,
-        "loose": 0.58,
-        "plain": 0.2,
+        "loose": 0.44,
+        "plain": 0.4,
         "sent_same": 1.0,
         "own_min": 0.0,
-        "own_max": 4.0,
+        "own_max": 3.0,
         "sents": 1.0,
         "negs": 0.0,
         "polars": 2.0,

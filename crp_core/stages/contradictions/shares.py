@@ -1,0 +1,73 @@
+"""The value-conflict lexer's reading of a fraction in words that sizes a change or a share without "of":
+"cut by half", "discounted by a quarter", "a fifth off", "one in five welds", "a one-third deposit" are the
+percentages 50, 25, 20, 20 and 33.3 (docs/decisions/detector-round16.md). "A quarter of the fee" and
+"two-thirds of the seats" are read by the number readers (:class:`~.quantities.NumberLexer`);
+:class:`ShareLexer` extends them, and :class:`~crp_core.stages.contradictions.lexer.Lexer` extends it."""
+
+from __future__ import annotations
+
+from crp_core.stages.contradictions.lexicon import FUNCTION_WORDS, NUMBER_WORDS, UNITS
+from crp_core.stages.contradictions.quantities import FRACTION_ONE, FRACTION_PARTS, NumberLexer
+
+__all__ = ["ShareLexer"]
+
+#: words between "by" and its fraction that hedge it ("cut by roughly half", "rose by nearly a third")
+HEDGES = frozenset(["about", "roughly", "around", "approximately", "nearly", "almost", "some", "just", "over"])
+#: words after a fraction that make it the size of a discount or a difference ("a fifth off", "a third more")
+DIFFERENCE_AFTER = frozenset(["off", "cheaper", "more", "less", "fewer", "extra", "lower", "higher"])
+
+
+class ShareLexer(NumberLexer):
+    """The lexer's readers of a fraction in words as a percentage (one instance per text)."""
+
+    def fraction_size(self, i: int) -> int:
+        """A fraction opening at raw ``i`` that sizes a change ("by a quarter", "by half", "by two thirds") or a
+        difference ("a fifth off", "a third more"), read as the percentage it is: the index after it, 0 when the
+        words are none. The fraction must end its phrase: "by a third party" is no share."""
+        low, nxt = self.low(i), self.low(i + 1)
+        if low == "half":
+            part, end = 0.5, i + 1
+        elif low in ("a", "one") and nxt in FRACTION_ONE and nxt != "half":
+            part, end = FRACTION_PARTS[nxt], i + 2
+        elif low in NUMBER_WORDS and 1 < NUMBER_WORDS[low] < 10 and nxt in FRACTION_PARTS and nxt not in FRACTION_ONE:
+            part, end = NUMBER_WORDS[low] * FRACTION_PARTS[nxt], i + 2
+        else:
+            return 0
+        if not 0 < part < 1:
+            return 0
+        after = self.low(end)
+        if after in ("of", "a", "an"):  # "a quarter of the fee", "half an hour": the number readers' shares
+            return 0
+        if after in DIFFERENCE_AFTER:
+            return self.share_at(i, end, part)
+        if not self.by_before(i) or after in UNITS:
+            return 0
+        if end < len(self.raw) and self.raw[end].group == "word" and after not in FUNCTION_WORDS:
+            return 0
+        return self.share_at(i, end, part)
+
+    def one_in(self, i: int) -> int:
+        """ "one in five welds": the share 20%; the index after it, 0 when the words are none. The count after
+        "in" is a number word or digits, at least 2, and a noun or "of" follows it ("one in ten of them")."""
+        if self.low(i) != "one" or self.low(i + 1) != "in" or i + 2 >= len(self.raw):
+            return 0
+        r = self.raw[i + 2]
+        if r.group == "num" and r.text.isdigit():
+            n = float(r.text)
+        elif r.low in NUMBER_WORDS:
+            n = float(NUMBER_WORDS[r.low])
+        else:
+            return 0
+        if n < 2 or i + 3 >= len(self.raw) or self.raw[i + 3].group != "word" or self.low(i + 3) in UNITS:
+            return 0
+        return self.share_at(i, i + 3, 1.0 / n)
+
+    def by_before(self, i: int) -> bool:
+        """Is raw ``i`` right after "by", or after "by" and one hedge ("by roughly half")?"""
+        k = i - 1 if self.low(i - 1) in HEDGES else i
+        return self.low(k - 1) == "by"
+
+    def share_at(self, i: int, end: int, part: float) -> int:
+        """Push raw ``i`` to ``end`` (exclusive) as the share ``part`` of a whole; the index after it."""
+        bound, bstart = self.bound_before(i)
+        return self.share(self.raw[i].start, self.raw[end - 1].end, end, part, bound, bstart)
