@@ -117,26 +117,25 @@ def visible(text: object, *, newlines: bool = False) -> str:
     return "".join(out)
 
 
-def count_arg(value: str) -> int:
-    """argparse ``type`` of a count of at least 0."""
+def _whole_at_least(value: str, least: int) -> int:
+    """``value`` as a whole number of at least ``least``, or the argparse error saying why not."""
     try:
         n = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {n}")
+    if n < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {n}")
     return n
+
+
+def count_arg(value: str) -> int:
+    """argparse ``type`` of a count of at least 0."""
+    return _whole_at_least(value, 0)
 
 
 def positive_int(value: str) -> int:
     """argparse ``type`` of a count of at least 1."""
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
+    return _whole_at_least(value, 1)
 
 
 def max_bytes_arg(value: str) -> int:
