@@ -211,7 +211,7 @@ def dedup_frame(run: FanoutRun, texts: Mapping[str, str] | None = None) -> pd.Da
             {
                 "fate": REMOVED_AT_FAN_IN if d.removed_at_fan_in else REACHED_MODEL,
                 "facts": " ~ ".join(short_text(tx.get(f, f)) for f in d.fact_ids),
-                "kind": "same fact" if len(d.fact_ids) == 1 else "near-identical (cosine)",
+                "kind": "same fact" if len(d.fact_ids) == 1 else "near-duplicates by cosine",
                 "branches": ", ".join(str(b) for b in d.branches),
                 "similarity": float(d.similarity),
                 "kept": (d.kept or "-") if d.removed_at_fan_in else "every copy",

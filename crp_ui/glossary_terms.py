@@ -321,8 +321,9 @@ TERMS: tuple[Term, ...] = (
     ),
     Term(
         "fan-out duplicates",
-        "Cross-branch duplicates found at fan-in: one per fact picked by several branches, "
-        "one per near-identical pair.",
+        "Cross-branch duplicates found at fan-in: one per fact picked by several branches, one per pair of "
+        "near-duplicates by cosine (above fanin_dedup_similarity; their values may still differ). Those the "
+        "fan-in dedup does not remove reach the model.",
         "The one duplicate count every view shows (FanoutRun.duplicate_count). Some of the facts involved may "
         "not reach the envelope, so the facts flagged in an envelope can be fewer than the count.",
         "SPEC-027 §1.1, §1.6",

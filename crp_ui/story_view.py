@@ -120,14 +120,18 @@ def suite_frame(entries: Sequence[tuple[str, BeforeAfter]]) -> pd.DataFrame:
     rows = []
     for name, ba in entries:
         b, a = ba.before, ba.after
-        dup = "no fan-out" if b.fanout_duplicates is None else f"{b.fanout_duplicates} → {a.fanout_duplicates}"
+        dup = (
+            "no fan-out"
+            if b.fanout_duplicates is None
+            else f"{b.duplicates_reaching_model} → {a.duplicates_reaching_model}"
+        )
         rows.append(
             {
                 "scenario": name,
                 "question": ba.full.scenario.query if ba.full.scenario is not None else "",
                 "expired": f"{len(b.expired_in_envelope)} → {len(a.expired_in_envelope)}",
                 "contradictory pairs": f"{len(b.contradictory_pairs)} → {len(a.contradictory_pairs)}",
-                "fan-out duplicates": dup,
+                "fan-out duplicates reaching the model": dup,
                 "tokens": f"{b.tokens_used} → {a.tokens_used}",
                 "left out by operators": sum(1 for c in ba.removed if c.kind == "operator decision"),
             }

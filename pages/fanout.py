@@ -162,10 +162,11 @@ def _comparison(fan: FanoutResult) -> None:
     )
     fv.comparison_strip(fv.comparison_frame(fan))
     st.caption(
-        f"{FANOUT_DUPLICATES.capitalize()} (the count of the Tuning page's before / after view: naive "
-        f"{naive.duplicate_count}, partitioned {part.duplicate_count}) are cross-branch duplicates found at "
-        "fan-in: the same fact, or two facts with cosine > fanin_dedup_similarity, chosen by different "
-        "branches. The partitioned run's fan-in dedup (SPEC-027 §1.6) removes the extra copies, so they do "
+        f"{FANOUT_DUPLICATES.capitalize()} (naive {naive.duplicate_count}, partitioned {part.duplicate_count}; "
+        "the partitioned count is the Tuning page's before / after view's, whose naive side races the SPEC-024-only "
+        "run, so its naive count and facts can differ) are cross-branch duplicates found at fan-in: the same "
+        "fact, or two facts with cosine > fanin_dedup_similarity, chosen by different branches. The partitioned "
+        "run's fan-in dedup (SPEC-027 §1.6) removes the extra copies, so they do "
         "not reach the model; the naive race has no fan-in dedup, so its duplicates do. Distinct facts "
         "covered: the facts with each duplicate counted once. Coverage entries: the parent Coverage Set "
         "after the merge."

@@ -315,6 +315,11 @@ class BeforeAfter:
                 "SPEC-024 only": dup(b.removed_at_fan_in),
                 "SPEC-027": dup(a.removed_at_fan_in),
             },
+            {
+                "measure": "fan-out duplicates reaching the model",
+                "SPEC-024 only": dup(b.duplicates_reaching_model),
+                "SPEC-027": dup(a.duplicates_reaching_model),
+            },
             {"measure": "tokens used", "SPEC-024 only": b.tokens_used, "SPEC-027": a.tokens_used},
         ]
 
@@ -337,7 +342,8 @@ class BeforeAfter:
             caught = a.removed_at_fan_in or 0
             raced = (
                 f"raced on one shared Coverage Set and picked the same material twice: "
-                f"{_n(b.fanout_duplicates, 'duplicate')} ({packed} of those facts reached the envelope)"
+                f"{_n(b.fanout_duplicates, 'duplicate')}, each handed on by more than one branch ({packed} of "
+                "those facts also packed in the parent's envelope)"
                 if b.fanout_duplicates
                 else "raced on one shared Coverage Set; here they happened not to pick the same material twice "
                 "(0 duplicates)"

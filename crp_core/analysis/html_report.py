@@ -266,7 +266,11 @@ def _duplicates_list(side: SideNumbers, kb: KnowledgeBase) -> str:
     items = []
     for d in side.duplicates:
         branches = ", ".join(str(b) for b in d.branches)
-        what = "chosen by branches" if len(d.fact_ids) == 1 else f"near-identical (cosine {d.similarity:.3f}), branches"
+        what = (
+            "chosen by branches"
+            if len(d.fact_ids) == 1
+            else f"near-duplicates by cosine ({d.similarity:.3f}), branches"
+        )
         facts = "<br>".join(
             f"<code>{esc(f)}</code>: {esc(_content(kb, f))}"
             + (" <span class='small'>(in the envelope)</span>" if f in packed else "")
@@ -478,7 +482,7 @@ def _suite_row(name: str, ba: BeforeAfter) -> str:
         f"<tr><td>{esc(name)}</td><td>{esc(_short(query))}</td>"
         + _arrow(len(b.expired_in_envelope), len(a.expired_in_envelope))
         + _arrow(len(b.contradictory_pairs), len(a.contradictory_pairs))
-        + _arrow(b.fanout_duplicates, a.fanout_duplicates)
+        + _arrow(b.duplicates_reaching_model, a.duplicates_reaching_model)
         + f"<td class='num'>{b.tokens_used} → {a.tokens_used}</td>"
         f"<td class='num'>{losers}</td><td class='num'>{decided}</td></tr>"
     )
@@ -527,7 +531,7 @@ by crp-inspect</p>
 every scenario; the table gives each scenario's numbers (before → after).</p>
 <div>{chart}</div>
 <table><tr><th>scenario</th><th>question</th><th>expired facts</th><th>contradictory pairs</th>
-<th>fan-out duplicates</th><th>tokens</th><th>losers removed by Fact Authority Resolution</th>
+<th>fan-out duplicates reaching the model</th><th>tokens</th><th>losers removed by Fact Authority Resolution</th>
 <th>facts left out by operators' decisions</th></tr>{rows}</table>
 <h2>Each scenario</h2>
 {details}

@@ -65,7 +65,7 @@ def test_a_snapshot_opens_the_same_view_on_a_second_server(page, browser, fresh_
     _set_number(page, "Fan-out width for this view", 4)
     assert _query(page).get("ba_width") == "4"
     shown = _metrics(page)
-    assert shown and any("fan-out duplicates" in m for m in shown), shown
+    assert shown and any("duplicates reaching the model" in m for m in shown), shown
     with page.expect_download() as dl:
         page.get_by_test_id("stSidebar").get_by_role("button", name="Share snapshot").click()
     snap = tmp_path / dl.value.suggested_filename

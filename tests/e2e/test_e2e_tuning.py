@@ -98,7 +98,7 @@ def test_sweep_compare_and_html_report(page, browser, e2e_sample_dir, tmp_path):
     assert_no_exception(page)
     text = main.inner_text()
     assert "expired in envelope" in text and "ageing in envelope" in text
-    assert "contradictory pairs" in text and "fan-out duplicates" in text
+    assert "contradictory pairs" in text and "duplicates reaching the model" in text
     screenshot(page, "tuning_before_after")
     with page.expect_download(timeout=120_000) as dl:
         page.get_by_role("button", name="Download the HTML report").click()

@@ -305,7 +305,7 @@ def test_duplicates_helpers_and_dedup_frame():
     assert list(frame["facts"]) == ["Alpha fact with a line break", "b", "x" * 47 + "… ~ d"]
     assert list(frame["fact_ids"]) == ["a", "b", "c ~ d"]
     assert list(frame["fate"]) == [fv.REMOVED_AT_FAN_IN] * 3
-    assert list(frame["kind"]) == ["same fact", "same fact", "near-identical (cosine)"]
+    assert list(frame["kind"]) == ["same fact", "same fact", "near-duplicates by cosine"]
     assert list(frame["branches"]) == ["0, 2", "0, 1", "1, 2"]
     assert list(frame["kept"]) == ["a", "b", "c"]
     assert list(frame["similarity"]) == [1.0, 1.0, 0.97]

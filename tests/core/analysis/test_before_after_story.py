@@ -195,13 +195,16 @@ def test_one_duplicate_count_everywhere():
     )
     rows = {r["measure"]: r["SPEC-024 only"] for r in ba.rows()}
     assert rows["fan-out duplicates"] == naive.duplicate_count
+    # the naive race removes none at fan-in: every duplicate reaches the model; SPEC-027's partitions none here
+    assert rows["fan-out duplicates reaching the model"] == naive.duplicate_count
+    assert {r["measure"]: r["SPEC-027"] for r in ba.rows()}["fan-out duplicates reaching the model"] == 0
     named = naive.duplicate_fact_ids
     assert set(named) == {f for d in naive.duplicates for f in d.fact_ids} and len(named) == len(set(named))
     assert ba.before.packed_duplicate_facts == tuple(f for f in ba.before.envelope if f in set(named))
     heads = dict(ba.headlines())
     assert (
-        f"{_plural(naive.duplicate_count, 'duplicate')} ({len(ba.before.packed_duplicate_facts)} of those facts "
-        "reached the envelope)"
+        f"{_plural(naive.duplicate_count, 'duplicate')}, each handed on by more than one branch "
+        f"({len(ba.before.packed_duplicate_facts)} of those facts also packed in the parent's envelope)"
     ) in heads["Fan-out race → duplicates"]
 
 
