@@ -111,7 +111,7 @@ UPLOAD_BOX = "crp-ckf-upload"
 
 #: below this viewport width the expanded sidebar takes at most NARROW_SIDEBAR of it and the page's side
 #: margins shrink, so the page keeps room for its metrics and filters (a 1000 px window gave the sidebar 44 %)
-NARROW_VIEWPORT, NARROW_SIDEBAR = 1280, "30vw"
+NARROW_VIEWPORT, NARROW_SIDEBAR = 1400, "30vw"
 
 #: layout rules: the sidebar starts at least SIDEBAR_WIDTH wide while expanded (it can still be dragged
 #: wider or collapsed), at most NARROW_SIDEBAR of a narrow window; the uploader's own "<n>MB per file" line

@@ -14,6 +14,8 @@ def main() -> None:
     # a presenter's page: all of the width for the story (the sidebar opens with its arrow)
     st.set_page_config(initial_sidebar_state="collapsed")
     st.title("What SPEC-027 changes")
+    for w in state.url_warnings():  # the sidebar that also lists them starts folded here
+        st.warning(f"Link parameter ignored: {render.md_escape(w)}")
     result = breakdown.require_result()
     breakdown.run_caption(result)
     corpus, scenario, ds = breakdown.require_run_inputs()

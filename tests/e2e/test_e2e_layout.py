@@ -162,10 +162,10 @@ NARROW = """() => {
 }"""
 
 
-@pytest.mark.parametrize("path", ["/conflicts", "/overview"])
+@pytest.mark.parametrize("path", ["/conflicts", "/overview", "/tuning?tab=Before+%2F+after"])
 def test_a_narrow_window_keeps_room_for_the_page(page, path):
-    """At 1000 px the open sidebar takes at most 30 % of the window and no metric's value is cut; at 1400 px
-    it keeps its full width (theme.SIDEBAR_WIDTH, 440 px)."""
+    """At 1000 and 1280 px the open sidebar takes at most 30 % of the window and no metric's value is cut; at
+    1400 px it keeps its full width (theme.SIDEBAR_WIDTH, 440 px)."""
     from crp_ui.theme import SIDEBAR_WIDTH
 
     page.set_viewport_size({"width": 1000, "height": 800})
@@ -173,7 +173,11 @@ def test_a_narrow_window_keeps_room_for_the_page(page, path):
     _set_sidebar(page, open_=True)
     got = page.evaluate(NARROW)
     assert got["sidebar"] <= 300 and not got["cut"], got
-    screenshot(page, f"narrow_{path.strip('/')}", full_page=False)
+    screenshot(page, f"narrow_{path.strip('/').split('?')[0]}", full_page=False)
+    page.set_viewport_size({"width": 1280, "height": HEIGHT})  # a common laptop: still under the narrow width
+    page.wait_for_timeout(RELAYOUT_MS)
+    got = page.evaluate(NARROW)
+    assert got["sidebar"] <= 384 and not got["cut"], got
     page.set_viewport_size({"width": 1400, "height": HEIGHT})
     page.wait_for_timeout(RELAYOUT_MS)
     assert page.evaluate(NARROW)["sidebar"] >= SIDEBAR_WIDTH

@@ -55,3 +55,10 @@ def test_suite_frame_writes_each_figure_before_and_after(ui_env):
     row = frame[frame["scenario"] == "s1"].iloc[0]
     assert row["expired"] == f"{len(s1.before.expired_in_envelope)} → {len(s1.after.expired_in_envelope)}"
     assert row["tokens"] == f"{s1.before.tokens_used} → {s1.after.tokens_used}"
+
+
+def test_a_link_to_a_scenario_that_does_not_load_says_so_on_the_story(ui_env):
+    """The Story keeps its sidebar folded, so a link parameter it ignored is said on the page itself."""
+    at = run_page("story", params={"scenario": "workload/no_such.json"})
+    said = " ".join(w.value for w in at.main.warning).replace("\\", "")
+    assert "Link parameter ignored: scenario=workload/no_such.json" in said, said
