@@ -19,8 +19,8 @@ def funnel_frame(result: PipelineResult) -> pd.DataFrame:
     """Stage funnel for the Overview: stage, count, pipeline stage, measured time (ms).
 
     candidates = stage-1 union; passed gate = relevance >= cdr_min_relevance; anchors = CDR anchors
-    plus extra anchors; connectors = selected connectors; suppressed = contradiction losers;
-    packed = facts in the envelope. The time is the measured wall time of the pipeline stage that
+    plus extra anchors; connectors = selected connectors; suppressed = contradiction losers; backfilled =
+    facts that took a suppressed fact's slot; packed = facts in the envelope. The time is the measured wall time of the pipeline stage that
     produces the count.
     """
     t = dict(result.timings_ms)
@@ -32,6 +32,7 @@ def funnel_frame(result: PipelineResult) -> pd.DataFrame:
         ("anchors", int(len(cdgr.anchors) + len(cdgr.extra_anchors)), "3 cdgr", t.get("cdgr", np.nan)),
         ("connectors", int(len(cdgr.selected_connectors)), "3 cdgr", t.get("cdgr", np.nan)),
         ("suppressed", int(len(result.resolution.suppressed)), "4 contradictions", t.get("contradictions", np.nan)),
+        ("backfilled", int(len(result.resolution.backfilled)), "4 contradictions", t.get("contradictions", np.nan)),
         ("packed", int(len(result.envelope.order)), "6 packing", t.get("packing", np.nan)),
     ]
     return pd.DataFrame(rows, columns=["stage", "count", "pipeline stage", "time_ms"])

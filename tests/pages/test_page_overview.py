@@ -17,7 +17,15 @@ def test_overview_shows_the_runs_headers_and_funnel(ui_env):
     assert at.title[0].value == "Overview"
     assert [c.value for c in at.code] == [headers_text(exp.headers)]
     funnel = frame_with(at, "stage", "count", "time_ms")
-    assert list(funnel["stage"]) == ["candidates", "passed gate", "anchors", "connectors", "suppressed", "packed"]
+    assert list(funnel["stage"]) == [
+        "candidates",
+        "passed gate",
+        "anchors",
+        "connectors",
+        "suppressed",
+        "backfilled",
+        "packed",
+    ]
     assert list(funnel["count"]) == [
         len(exp.candidates.idx),
         int(np.count_nonzero(exp.candidates.passed_gate)),

@@ -283,6 +283,7 @@ def test_funnel_and_token_bar(result):
         len(result.cdgr.anchors) + len(result.cdgr.extra_anchors),
         len(result.cdgr.selected_connectors),
         len(result.resolution.suppressed),
+        len(result.resolution.backfilled),
         len(result.envelope.order),
     ]
     assert funnel["time_ms"].iloc[0] == result.timings_ms["candidates"]
