@@ -32,6 +32,7 @@ def test_overview_shows_the_runs_headers_and_funnel(ui_env):
         len(exp.cdgr.anchors) + len(exp.cdgr.extra_anchors),
         len(exp.cdgr.selected_connectors),
         len(exp.resolution.suppressed),
+        len(exp.resolution.backfilled),
         len(exp.envelope.order),
     ]
     assert metric(at, "packed facts") == str(len(exp.envelope.order))
