@@ -23,11 +23,12 @@ def test_the_before_after_width_goes_into_the_url_and_comes_back(ui_env):
     assert "ba_width" not in _qp(at)  # the scenario's width: nothing to carry
     widget(at, "number_input", K + "ba_width.").set_value(2).run()
     assert _qp(at)["ba_width"] == "2"
-    shown = metric(at, "fan-out duplicates")
-    assert shown == str(before_after(exp.corpus, exp.scenario, exp.config, fanout_width=2).after.fanout_duplicates)
+    shown = metric(at, "duplicates reaching the model")
+    ba = before_after(exp.corpus, exp.scenario, exp.config, fanout_width=2)
+    assert shown == str(ba.after.duplicates_reaching_model)
     fresh = run_page("tuning", params={"tab": "Before / after", "ba_width": "2"})  # the link, opened elsewhere
     assert widget(fresh, "number_input", K + "ba_width.").value == 2
-    assert metric(fresh, "fan-out duplicates") == shown
+    assert metric(fresh, "duplicates reaching the model") == shown
 
 
 def test_a_hostile_before_after_width_is_refused_with_a_message(ui_env):
