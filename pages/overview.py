@@ -22,7 +22,15 @@ def main() -> None:
     c = st.columns(6)
     c[0].metric("facts in the CKF", render.count_text(len(kb)), help=render.count_help(len(kb)))
     n_cand = int(funnel.loc[funnel["stage"] == "candidates", "count"].iloc[0])
-    c[1].metric("candidates", render.count_text(n_cand), help=render.count_help(n_cand))
+    c[1].metric(
+        "candidates",
+        render.count_text(n_cand),
+        help=render.count_help(
+            n_cand,
+            "stage-1 candidates; the facts scored also count stage 3's connector candidates (the second figure of "
+            "the CRP-Context-Facts-Used header and the Score breakdown's rows)",
+        ),
+    )
     c[2].metric("packed facts", len(env.order))
     c[3].metric("tokens used", env.tokens_used, help=f"of a token budget of {env.token_budget}")
     c[4].metric("conflict pairs", result.resolution.detected, help=f"{result.resolution.unresolved} tied (unresolved)")
