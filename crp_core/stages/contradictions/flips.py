@@ -208,16 +208,24 @@ def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
     # the base may be the last part of a hyphenated word there ("unsealed" / "weather-sealed"), or the verb
     # under an "-able" base ("non-refundable" / "refunded on request")
     # the same prefixed word in the other text ("unopened cartridges" in both, "ingredient" read as in- + base) is
-    # shared, not turned around
+    # shared, not turned around; against a base only, a text that states the base beside the prefixed word
+    # ("Non-members pay full price; members pay 20% less") speaks of two groups, and its prefixed word denies
+    # nothing the other text states (against a negation it still reads as one: "not collected" / "uncollected")
     return tuple(
         k
         for k in c.prefixed
-        if not _prefixed_too(d.tokens[k].key, other) and (other.negated or _base_stated(d.tokens[k].key, other))
+        if not _prefixed_too(d.tokens[k].key, other)
+        and (other.negated or (_base_stated(d.tokens[k].key, other) and not _base_beside(d.tokens[k].key, d)))
     )
 
 
 def _prefixed_too(key: str, other: Doc) -> bool:
     return any(t.sub == "negpfx" and t.key == key for t in other.tokens)
+
+
+def _base_beside(key: str, d: Doc) -> bool:
+    """Does ``d`` also state the base of its prefixed word ``key`` as a plain word ("non-members" and "members")?"""
+    return any(t.kind == WORD and t.sub != "negpfx" and t.key == key for t in d.tokens)
 
 
 def _base_stated(key: str, other: Doc) -> bool:
