@@ -86,6 +86,18 @@ _ONLY_WHEN = frozenset(["at", "after", "once", "from", "when", "on", "in", "duri
 _MUST = frozenset(["must", "required", "need", "needs", "has", "have"])
 
 
+#: how many words a time phrase closed by "only" may hold ("from Saturday only", "after the first week only")
+_ONLY_REACH = 4
+
+
+def _only_after(words: list[str]) -> bool:
+    """Does an "only" close a time phrase ("allowed from Saturday only", "admitted at the interval only")? The
+    same restriction as "only from Saturday"."""
+    return any(
+        w == "only" and any(x in _ONLY_WHEN for x in words[max(0, i - _ONLY_REACH) : i]) for i, w in enumerate(words)
+    )
+
+
 def _not_until(dn: Doc, cn: Clause, do: Doc, co: Clause) -> bool:
     """A negation of ``cn`` that governs an "until" ("not admitted until the interval", "No permit is issued until
     the fee is paid") is a time restriction, not a flip, against a clause stating the same restriction: "only" at a
@@ -97,7 +109,7 @@ def _not_until(dn: Doc, cn: Clause, do: Doc, co: Clause) -> bool:
     if "until" not in words and "till" not in words:
         return False
     other = [t.text.lower() for t in do.tokens[co.first : co.last]]
-    only = any(w == "only" and nxt in _ONLY_WHEN for w, nxt in zip(other, other[1:]))
+    only = any(w == "only" and nxt in _ONLY_WHEN for w, nxt in zip(other, other[1:])) or _only_after(other)
     return only or ("before" in other and any(w in _MUST for w in other[: other.index("before")]))
 
 

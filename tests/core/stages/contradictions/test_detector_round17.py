@@ -19,3 +19,15 @@ def test_a_prefixed_word_beside_its_own_base_names_a_second_group_and_flips_noth
     # near miss: against a negation the prefixed word still reads as one with it, base beside or not
     unlabelled = "Any sample left unlabelled on arrival is discarded; labelled samples go to the freezer."
     assert values_conflict("Samples not labelled on arrival are discarded.", unlabelled) is None
+
+
+BEACH = "Dogs may not go on the beach until October."
+
+
+def test_only_closing_a_time_phrase_states_the_restriction_of_not_until() -> None:
+    # "from October only" is "only from October": the time before which the negation forbids
+    assert values_conflict(BEACH, "Dogs are allowed on the beach from October only.", False) is None
+    assert values_conflict(BEACH, "Dogs are allowed on the beach from October only.") is None
+    # near misses: a plain assertion, and an "only" that closes no time phrase, still flip the negation
+    assert patterns(BEACH, "Dogs are allowed on the beach.") == (NEGATION_FLIP,)
+    assert patterns(BEACH, "Only dogs on a lead are allowed on the beach.") == (NEGATION_FLIP,)
