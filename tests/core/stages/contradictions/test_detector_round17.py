@@ -3,7 +3,7 @@ near miss the change must keep. Hand-written sentences; none comes from a labell
 
 from __future__ import annotations
 
-from crp_core.stages.contradictions.values import NEGATION_FLIP, values_conflict
+from crp_core.stages.contradictions.values import NEGATION_FLIP, NUMBER_CHANGED, values_conflict
 from tests.support.detector_cases import patterns
 
 RESIDENTS = "Residents park free at the leisure centre."
@@ -31,3 +31,13 @@ def test_only_closing_a_time_phrase_states_the_restriction_of_not_until() -> Non
     # near misses: a plain assertion, and an "only" that closes no time phrase, still flip the negation
     assert patterns(BEACH, "Dogs are allowed on the beach.") == (NEGATION_FLIP,)
     assert patterns(BEACH, "Only dogs on a lead are allowed on the beach.") == (NEGATION_FLIP,)
+
+
+def test_opposed_qualifiers_one_on_each_side_name_two_kinds_of_one_thing() -> None:
+    # "Half-day" / "Full-day", "upper" / "lower": the values of two kinds, no changed value
+    assert values_conflict("Half-day kayak trips cost £40.", "Full-day kayak trips cost £70.") is None
+    assert values_conflict("The upper car park closes at 6 pm.", "The lower car park closes at 8 pm.") is None
+    # near misses: one kind on both sides, and both kinds on each side (a swap), keep the changed values
+    assert patterns("Adult day tickets cost £12.", "Adult day tickets cost £14.") == (NUMBER_CHANGED,)
+    both = "Adult day tickets cost £12 and child day tickets £6."
+    assert patterns(both, "Adult day tickets cost £6 and child day tickets £12.") == (NUMBER_CHANGED,)
