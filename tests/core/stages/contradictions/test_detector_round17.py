@@ -3,7 +3,7 @@ near miss the change must keep. Hand-written sentences; none comes from a labell
 
 from __future__ import annotations
 
-from crp_core.stages.contradictions.values import NEGATION_FLIP, NUMBER_CHANGED, values_conflict
+from crp_core.stages.contradictions.values import NEGATION_FLIP, NUMBER_CHANGED, learned_candidates, values_conflict
 from tests.support.detector_cases import patterns
 
 RESIDENTS = "Residents park free at the leisure centre."
@@ -41,3 +41,18 @@ def test_opposed_qualifiers_one_on_each_side_name_two_kinds_of_one_thing() -> No
     assert patterns("Adult day tickets cost £12.", "Adult day tickets cost £14.") == (NUMBER_CHANGED,)
     both = "Adult day tickets cost £12 and child day tickets £6."
     assert patterns(both, "Adult day tickets cost £6 and child day tickets £12.") == (NUMBER_CHANGED,)
+
+
+TERMINAL = "The ferry terminal will be closed on 3 May."
+
+
+def _polar_agree(a: str, b: str) -> float:
+    (cand,) = [c for c in learned_candidates(a, b) if c.patterns == (NEGATION_FLIP,)]
+    return cand.features["polar_agree"]
+
+
+def test_a_polarity_word_the_other_text_names_as_a_noun_is_a_polarity_both_assert() -> None:
+    # "will be closed" / "the closure ... takes place": the learned flip candidate reads one state, not a flip
+    assert _polar_agree(TERMINAL, "The closure of the ferry terminal takes place on 3 May.") == 1.0
+    # near miss: a noun of the opposite state ("opening") is no derivation of "closed"
+    assert _polar_agree(TERMINAL, "The opening of the ferry terminal takes place on 3 May.") == 0.0
