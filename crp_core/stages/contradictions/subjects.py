@@ -8,7 +8,7 @@ import re
 from typing import NamedTuple
 
 from crp_core.records import ValueDiff
-from crp_core.stages.contradictions.clauses import BE_FORMS, Doc
+from crp_core.stages.contradictions.clauses import BE_FORMS, Doc, analyse
 from crp_core.stages.contradictions.lexicon import (
     ARTICLES,
     BREAK,
@@ -27,6 +27,7 @@ from crp_core.stages.contradictions.lexicon import (
     stem,
 )
 from crp_core.stages.contradictions.loose import derived, subject_end
+from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value
 
@@ -356,9 +357,11 @@ _VALUE_PATTERNS = frozenset([NUMBER_CHANGED, MAGNITUDE_ALTERED, DATE_SHIFTED])
 _LETTERS = re.compile(r"[a-z]+")
 
 
-def _stems(d: Doc) -> frozenset[str]:
-    """The stems of every word of ``d``, a hyphenated word's parts ("Half-day") and a possessive's noun included."""
-    return frozenset(stem(w) for t in d.tokens for w in _LETTERS.findall(t.text.lower()))
+@text_memo()
+def _stems(text: str) -> frozenset[str]:
+    """The stems of every word of ``text``, a hyphenated word's parts ("Half-day") and a possessive's noun included
+    (memoised per text)."""
+    return frozenset(stem(w) for t in analyse(text).tokens for w in _LETTERS.findall(t.text.lower()))
 
 
 def opposed_qualifiers(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
@@ -366,7 +369,7 @@ def opposed_qualifiers(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDi
     other ("Half-day treks cost $95" / "Full-day treks cost $160"): the values of two kinds of one thing. A text
     that states both (a swap: "Adult tickets cost £14 and child tickets £9") keeps its diffs, and so does a
     changed name or flip."""
-    wa, wb = _stems(da), _stems(db)
+    wa, wb = _stems(da.text), _stems(db.text)
     if not any(
         (x in wa) != (x in wb) and (y in wa) != (y in wb) and (x in wa) != (y in wa) for x, y in OPPOSED_QUALIFIERS
     ):
