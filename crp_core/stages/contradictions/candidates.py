@@ -50,7 +50,7 @@ from crp_core.stages.contradictions.lexicon import (
     WORD,
     stem,
 )
-from crp_core.stages.contradictions.loose import aligned
+from crp_core.stages.contradictions.loose import aligned, derived
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap, narrowed_nouns
 from crp_core.stages.contradictions.subjects import (
     apart_subjects,
@@ -503,12 +503,26 @@ def polarity_features(da: Doc, db: Doc) -> dict[str, float]:
         "neg_sides": float(any(c.negs for c in da.clauses) + any(c.negs for c in db.clauses)),
         "clean_side": float(cued_a != cued_b),
         "polar_opposed": float(any(x != y for g in shared for x in sa[g] for y in sb[g])),
-        "polar_agree": float(any(sa[g] & sb[g] for g in shared)),
+        "polar_agree": float(any(sa[g] & sb[g] for g in shared) or _polar_named(da, db) or _polar_named(db, da)),
         "gov_stated": float(_governed_stated(da, db) or _governed_stated(db, da)),
         "neg_valued": float(_neg_valued(da) or _neg_valued(db)),
         "only_sides": float(_restricted(da) + _restricted(db)),
         "unless_restated": float(without_unless(da, db) or without_unless(db, da)),
     }
+
+
+def _polar_named(d: Doc, other: Doc) -> bool:
+    """Does the other text name, as a plain word, the state a polarity word of this text asserts ("will be closed" /
+    "the lock closure runs": a derivation of the word itself, not of its group, so "opening hours" names no
+    closing), with no polarity word of its own?"""
+    if any(c.polars or c.negs for c in other.clauses[:PAIR_MAX_CLAUSES]):
+        return False
+    return any(
+        derived(stem(d.tokens[k].text.lower()), other.loose_words)
+        for c in d.clauses[:PAIR_MAX_CLAUSES]
+        if not c.negs
+        for k in c.polars[:PAIR_MAX_VALUES]
+    )
 
 
 def _restricted(d: Doc) -> bool:

@@ -86,6 +86,18 @@ _ONLY_WHEN = frozenset(["at", "after", "once", "from", "when", "on", "in", "duri
 _MUST = frozenset(["must", "required", "need", "needs", "has", "have"])
 
 
+#: how many words a time phrase closed by "only" may hold ("from Saturday only", "after the first week only")
+_ONLY_REACH = 4
+
+
+def _only_after(words: list[str]) -> bool:
+    """Does an "only" close a time phrase ("allowed from Saturday only", "admitted at the interval only")? The
+    same restriction as "only from Saturday"."""
+    return any(
+        w == "only" and any(x in _ONLY_WHEN for x in words[max(0, i - _ONLY_REACH) : i]) for i, w in enumerate(words)
+    )
+
+
 def _not_until(dn: Doc, cn: Clause, do: Doc, co: Clause) -> bool:
     """A negation of ``cn`` that governs an "until" ("not admitted until the interval", "No permit is issued until
     the fee is paid") is a time restriction, not a flip, against a clause stating the same restriction: "only" at a
@@ -97,7 +109,7 @@ def _not_until(dn: Doc, cn: Clause, do: Doc, co: Clause) -> bool:
     if "until" not in words and "till" not in words:
         return False
     other = [t.text.lower() for t in do.tokens[co.first : co.last]]
-    only = any(w == "only" and nxt in _ONLY_WHEN for w, nxt in zip(other, other[1:]))
+    only = any(w == "only" and nxt in _ONLY_WHEN for w, nxt in zip(other, other[1:])) or _only_after(other)
     return only or ("before" in other and any(w in _MUST for w in other[: other.index("before")]))
 
 
@@ -208,16 +220,24 @@ def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
     # the base may be the last part of a hyphenated word there ("unsealed" / "weather-sealed"), or the verb
     # under an "-able" base ("non-refundable" / "refunded on request")
     # the same prefixed word in the other text ("unopened cartridges" in both, "ingredient" read as in- + base) is
-    # shared, not turned around
+    # shared, not turned around; against a base only, a text that states the base beside the prefixed word
+    # ("Non-members pay full price; members pay 20% less") speaks of two groups, and its prefixed word denies
+    # nothing the other text states (against a negation it still reads as one: "not collected" / "uncollected")
     return tuple(
         k
         for k in c.prefixed
-        if not _prefixed_too(d.tokens[k].key, other) and (other.negated or _base_stated(d.tokens[k].key, other))
+        if not _prefixed_too(d.tokens[k].key, other)
+        and (other.negated or (_base_stated(d.tokens[k].key, other) and not _base_beside(d.tokens[k].key, d)))
     )
 
 
 def _prefixed_too(key: str, other: Doc) -> bool:
     return any(t.sub == "negpfx" and t.key == key for t in other.tokens)
+
+
+def _base_beside(key: str, d: Doc) -> bool:
+    """Does ``d`` also state the base of its prefixed word ``key`` as a plain word ("non-members" and "members")?"""
+    return any(t.kind == WORD and t.sub != "negpfx" and t.key == key for t in d.tokens)
 
 
 def _base_stated(key: str, other: Doc) -> bool:

@@ -8,21 +8,26 @@ import re
 from typing import NamedTuple
 
 from crp_core.records import ValueDiff
-from crp_core.stages.contradictions.clauses import BE_FORMS, Doc
+from crp_core.stages.contradictions.clauses import BE_FORMS, Doc, analyse
 from crp_core.stages.contradictions.lexicon import (
     ARTICLES,
     BREAK,
     DATE,
+    DATE_SHIFTED,
     ENTITY,
     FUNC,
+    MAGNITUDE_ALTERED,
     NEG,
     NEGATION_FLIP,
     NUMBER,
+    NUMBER_CHANGED,
     PAIR_MAX_VALUES,
     POLAR,
     WORD,
+    stem,
 )
 from crp_core.stages.contradictions.loose import derived, subject_end
+from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value
 
@@ -333,3 +338,40 @@ def _foreign_subject(d: Doc, i: int, other: Doc) -> bool:
 def _plain(t: Token) -> bool:
     """A number with no unit and no bound: a designator or a release after a name."""
     return t.kind == NUMBER and t.qty is not None and t.qty.dim == "" and t.qty.bound == 0
+
+
+#: qualifiers that name two kinds of one thing ("Adult day tickets" / "Child day tickets", "Half-day treks" /
+#: "Full-day treks", "the upper jaw" / "the lower jaw"), as stems
+OPPOSED_QUALIFIERS = (
+    ("adult", "child"),
+    ("half", "full"),
+    ("upper", "lower"),
+    ("inner", "outer"),
+    ("junior", "senior"),
+    ("indoor", "outdoor"),
+    ("weekday", "weekend"),
+    ("interior", "exterior"),
+    ("domestic", "international"),
+)
+_VALUE_PATTERNS = frozenset([NUMBER_CHANGED, MAGNITUDE_ALTERED, DATE_SHIFTED])
+_LETTERS = re.compile(r"[a-z]+")
+
+
+@text_memo()
+def _stems(text: str) -> frozenset[str]:
+    """The stems of every word of ``text``, a hyphenated word's parts ("Half-day") and a possessive's noun included
+    (memoised per text)."""
+    return frozenset(stem(w) for t in analyse(text).tokens for w in _LETTERS.findall(t.text.lower()))
+
+
+def opposed_qualifiers(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
+    """Leave out the changed values of two texts that each state one of a pair of opposed qualifiers and not the
+    other ("Half-day treks cost $95" / "Full-day treks cost $160"): the values of two kinds of one thing. A text
+    that states both (a swap: "Adult tickets cost £14 and child tickets £9") keeps its diffs, and so does a
+    changed name or flip."""
+    wa, wb = _stems(da.text), _stems(db.text)
+    if not any(
+        (x in wa) != (x in wb) and (y in wa) != (y in wb) and (x in wa) != (y in wa) for x, y in OPPOSED_QUALIFIERS
+    ):
+        return diffs
+    return [d for d in diffs if d.pattern not in _VALUE_PATTERNS]

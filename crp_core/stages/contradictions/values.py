@@ -62,7 +62,14 @@ from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.memos import TEXT_MEMO_SIZE, text_memo
 from crp_core.stages.contradictions.orders import list_reorder, reordered
 from crp_core.stages.contradictions.phrases import phrase_substitution
-from crp_core.stages.contradictions.subjects import designator, equal_pair, other_subjects, present, stated_by
+from crp_core.stages.contradictions.subjects import (
+    designator,
+    equal_pair,
+    opposed_qualifiers,
+    other_subjects,
+    present,
+    stated_by,
+)
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.typed import typed_diffs
 from crp_core.stages.contradictions.value_compare import opposite_extremes, value_diffs
@@ -499,7 +506,7 @@ def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
     if not diffs and da.values and db.values and da.sentences and db.sentences:
         diffs = typed_diffs(da, db)
     if diffs and da.sentences and db.sentences:
-        diffs = other_subjects(da, db, [d for d in diffs if not list_reorder(da, db, d)])
+        diffs = opposed_qualifiers(da, db, other_subjects(da, db, [d for d in diffs if not list_reorder(da, db, d)]))
     if not diffs:
         # the rules found nothing: the learned comparison reads the same analysis and clause alignment
         return learned_conflict(da, db, p) if learned else None
