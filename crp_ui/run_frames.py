@@ -20,8 +20,8 @@ def funnel_frame(result: PipelineResult) -> pd.DataFrame:
 
     candidates = stage-1 union; passed gate = relevance >= cdr_min_relevance; anchors = CDR anchors
     plus extra anchors; connectors = selected connectors; suppressed = contradiction losers; backfilled =
-    facts that took a suppressed fact's slot; packed = facts in the envelope. The time is the measured wall time of the pipeline stage that
-    produces the count.
+    facts that took a suppressed fact's slot; packed = facts in the envelope. The time is the measured wall
+    time of the pipeline stage that produces the count.
     """
     t = dict(result.timings_ms)
     cand = result.candidates
