@@ -109,9 +109,9 @@ if TYPE_CHECKING:
     )
     from crp_core.pipeline import STAGES, run_pipeline
     from crp_core.records import (
-        FANOUT_DUPLICATES, AuditEvent, Authority, CandidateSet, CDGRResult, CDRTable, Clamp, ConflictPair,
-        ConnectorTable, Envelope, FactOutcome, FanoutResult, FanoutRun, FanoutStep, KnownConflict, PackedFact,
-        PipelineResult, Resolution, TieGroup, ValueConflict, ValueDiff
+        FANOUT_DUPLICATES, FANOUT_REACHING, AuditEvent, Authority, CandidateSet, CDGRResult, CDRTable, Clamp,
+        ConflictPair, ConnectorTable, Envelope, FactOutcome, FanoutResult, FanoutRun, FanoutStep, KnownConflict,
+        PackedFact, PipelineResult, Resolution, TieGroup, ValueConflict, ValueDiff
     )
     from crp_core.report import dumps, fact_columns, fact_rows_report, fanout_report, pair_dict, run_report
     from crp_core.stages.contradictions import (
@@ -360,6 +360,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.io.timeparse": ("format_timestamp",),
     "crp_core.records": (
         "FANOUT_DUPLICATES",
+        "FANOUT_REACHING",
         "FanoutRun",
         "FanoutStep",
         "KnownConflict",
@@ -478,7 +479,8 @@ __all__ = [
     "JobRegistry", "PreparationJob", "ProgressSnapshot", "DecisionError", "MARKABLE_STATUSES", "MAX_NOTE_CHARS",
     "TriageStoreError", "pair_key", "split_pair_key", "RULES", "fact_attributes", "recency_factor", "given_edges",
     "source_map_from_bytes", "source_map_from_dict", "scenario_to_dict", "EnvelopeChange", "SideNumbers",
-    "compute_recency", "CONFLICTS", "PARTITIONS", "format_timestamp", "FANOUT_DUPLICATES", "FanoutRun", "FanoutStep",
+    "compute_recency", "CONFLICTS", "PARTITIONS", "format_timestamp", "FANOUT_DUPLICATES", "FANOUT_REACHING",
+    "FanoutRun", "FanoutStep",
     "KnownConflict", "EVENT_DISMISSED", "EVENT_RESOLVED", "PATTERNS", "authority_winner", "fact_line", "note_block",
     "RULE_KMEANS", "RULE_ONE_EACH", "RULE_SINGLE", "CleanedExport", "default_db_path", "export_csv", "export_json",
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",

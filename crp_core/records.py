@@ -329,6 +329,9 @@ class Duplicate:
 
 #: the name of :attr:`FanoutRun.duplicate_count` wherever it is shown
 FANOUT_DUPLICATES = "fan-out duplicates"
+#: the name of those duplicates the fan-in dedup did not remove (:attr:`FanoutRun.reaching_model`): the figure a
+#: before / after comparison judges the fan-out fix by
+FANOUT_REACHING = "fan-out duplicates reaching the model"
 
 
 @dataclass(frozen=True, eq=False)

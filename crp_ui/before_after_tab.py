@@ -35,6 +35,7 @@ from crp_core import (
 
 from . import cache, glossary, render, state
 from . import tuning_view as tv
+from .fanout_steps import REACHING_MODEL
 from .tuning_widgets import inputs_key, scenario_vectors
 
 K = "crp.tuning."
@@ -202,11 +203,11 @@ def _metrics(ba: BeforeAfter) -> None:
         help=f"SPEC-027; SPEC-024 only: {len(b.contradictory_pairs)}. " + glossary.help("contradictory pair"),
     )
     if a.fanout_duplicates is None:
-        m[3].metric("duplicates reaching the model", "no fan-out", help=glossary.help("fan-out duplicates"))
+        m[3].metric(REACHING_MODEL, "no fan-out", help=glossary.help("fan-out duplicates"))
     else:
         reaching, before = a.duplicates_reaching_model or 0, b.duplicates_reaching_model or 0
         m[3].metric(
-            "duplicates reaching the model",
+            REACHING_MODEL,
             reaching,
             delta=reaching - before,
             delta_color="inverse",

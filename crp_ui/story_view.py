@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from crp_core import BeforeAfter, Corpus, CRPError, DecisionSet, EnvelopeChange, suite_before_after
+from crp_core import FANOUT_REACHING, BeforeAfter, Corpus, CRPError, DecisionSet, EnvelopeChange, suite_before_after
 
 from . import before_after_view, render, suite_source
 from .before_after_view import SIDE_COLOURS
@@ -24,7 +24,7 @@ K = "crp.story."
 FIXES: tuple[tuple[str, int, str], ...] = (
     ("Expired facts", 0, "expired facts handed to the model"),
     ("Contradictions", 2, "contradictory pairs handed to the model"),
-    ("Fan-out race", 3, "fan-out duplicates reaching the model"),
+    ("Fan-out race", 3, FANOUT_REACHING),
 )
 #: the headline sentence of each card (BeforeAfter.headlines order: fan-out, contradictions, stale)
 _HEADLINE_OF = {"Fan-out race": 0, "Contradictions": 1, "Expired facts": 2}
@@ -131,7 +131,7 @@ def suite_frame(entries: Sequence[tuple[str, BeforeAfter]]) -> pd.DataFrame:
                 "question": ba.full.scenario.query if ba.full.scenario is not None else "",
                 "expired": f"{len(b.expired_in_envelope)} → {len(a.expired_in_envelope)}",
                 "contradictory pairs": f"{len(b.contradictory_pairs)} → {len(a.contradictory_pairs)}",
-                "fan-out duplicates reaching the model": dup,
+                FANOUT_REACHING: dup,
                 "tokens": f"{b.tokens_used} → {a.tokens_used}",
                 "left out by operators": sum(1 for c in ba.removed if c.kind == "operator decision"),
             }

@@ -36,7 +36,7 @@ from crp_core.analysis.sweep import envelope_ids, jaccard
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.recency import RULES, fact_attributes, recency_state
-from crp_core.records import FANOUT_DUPLICATES, Duplicate
+from crp_core.records import FANOUT_DUPLICATES, FANOUT_REACHING, Duplicate
 
 if TYPE_CHECKING:
     from crp_core.corpus.embedding import Embedder
@@ -316,7 +316,7 @@ class BeforeAfter:
                 "SPEC-027": dup(a.removed_at_fan_in),
             },
             {
-                "measure": "fan-out duplicates reaching the model",
+                "measure": FANOUT_REACHING,
                 "SPEC-024 only": dup(b.duplicates_reaching_model),
                 "SPEC-027": dup(a.duplicates_reaching_model),
             },

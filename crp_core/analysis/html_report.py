@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from crp_core.analysis.compare import fmt_value
+from crp_core.records import FANOUT_REACHING
 
 if TYPE_CHECKING:
     from crp_core.analysis.baseline import BeforeAfter, EnvelopeChange, SideNumbers
@@ -531,7 +532,7 @@ by crp-inspect</p>
 every scenario; the table gives each scenario's numbers (before → after).</p>
 <div>{chart}</div>
 <table><tr><th>scenario</th><th>question</th><th>expired facts</th><th>contradictory pairs</th>
-<th>fan-out duplicates reaching the model</th><th>tokens</th><th>losers removed by Fact Authority Resolution</th>
+<th>{esc(FANOUT_REACHING)}</th><th>tokens</th><th>losers removed by Fact Authority Resolution</th>
 <th>facts left out by operators' decisions</th></tr>{rows}</table>
 <h2>Each scenario</h2>
 {details}
