@@ -65,7 +65,7 @@ def dashboard_env(args: argparse.Namespace, base: dict[str, str]) -> dict[str, s
     """The server's environment: ``base`` with the samples folder, first CKF, scenarios and limit set. With
     ``--ckf``, scenarios come from ``--scenarios`` or PATH's folder and the limit from ``--max-bytes`` or the
     configuration, never from a value inherited from the caller's environment."""
-    from crp_core.io.ckf.listing import CKF_SUFFIXES, listable_ckf, scenario_folder
+    from crp_core.io.ckf.listing import CKF_SUFFIXES, SCENARIOS_FOLDER, listable_ckf, scenario_folder
 
     env = dict(base)
     if args.ckf:
@@ -82,7 +82,7 @@ def dashboard_env(args: argparse.Namespace, base: dict[str, str]) -> dict[str, s
         env.pop(SCENARIO_ENV, None)
         env.pop(LIMIT_ENV, None)
         found = scenario_folder(ckf)
-        if not args.scenarios and found != ckf.parent / "scenarios":
+        if not args.scenarios and found != ckf.parent / SCENARIOS_FOLDER:
             env[SCENARIO_ENV] = str(found)  # the dashboard's own default is scenarios/ in its samples folder
     if args.scenarios:
         scen = Path(args.scenarios).expanduser().resolve()

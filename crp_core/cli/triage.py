@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import add_max_bytes_arg, add_sdk_map_args, input_source_map, load_input_ckf, visible
 from crp_core.config import STATUSES, CRPConfig, layered_config
-from crp_core.decisions import ALL_KINDS, DecisionError, StaleDecisionError, validate_decision
+from crp_core.decisions import ALL_KINDS, PAIR_KINDS, DecisionError, StaleDecisionError, validate_decision
 from crp_core.errors import CRPError
 from crp_core.report import dumps
 from crp_core.triage import (
@@ -512,7 +512,7 @@ def _unflagged_note(kb: KnowledgeBase, decision: Decision) -> str | None:
     detector's precision does not count it (crp_core.triage.quality)."""
     from crp_core.stages.contradictions.values import values_conflict
 
-    if decision.kind not in ("accept", "override", "dismiss"):
+    if decision.kind not in PAIR_KINDS:
         return None
     fa, fb = kb.get(decision.fact_a), kb.get(decision.fact_b)
     if fa is None or fb is None or values_conflict(fa.content, fb.content, CRPConfig().detector_learned):

@@ -222,9 +222,9 @@ class CRPConfig:
             if "." in key:
                 table, st = key.split(".", 1)
                 if table not in TABLE_KEYS:
-                    close = difflib.get_close_matches(table, TABLE_KEYS, n=3, cutoff=0.75)
-                    hint = f"; did you mean {' or '.join(repr(k) for k in close)}?" if close else ""
-                    raise ConfigError(f"unknown configuration table {table!r} in key {key!r}{hint}")
+                    hint = _did_you_mean(table, TABLE_KEYS)
+                    said = f"unknown configuration table {table!r} in key {key!r}"
+                    raise ConfigError(f"{said}; {hint}" if hint else said)
                 if st not in SOURCE_TYPES:
                     raise ConfigError(
                         f"unknown source type {st!r} in key {key!r}; expected one of {', '.join(SOURCE_TYPES)}"
@@ -363,13 +363,18 @@ for _f in fields(CRPConfig):
     _FIELD_TYPES[_f.name] = {"float": float, "int": int, "bool": bool, "str": str}.get(str(_f.type), SourceTable)
 
 
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``did you mean 'x'?`` naming the known names closest to a misspelt ``name`` (at most three); empty when
+    none is close."""
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.75)
+    return f"did you mean {' or '.join(repr(k) for k in close)}?" if close else ""
+
+
 def unknown_key(key: str) -> ConfigError:
     """The error for a key that is no configuration key: the closest key names when the key looks misspelt
     (``contradiction_similarty`` -> ``contradiction_similarity``), else where the keys are listed."""
-    known = [f.name for f in fields(CRPConfig)]
-    close = difflib.get_close_matches(key.split(".", 1)[0], known, n=3, cutoff=0.75)
-    hint = f"did you mean {' or '.join(repr(k) for k in close)}?" if close else "the keys: docs/reference/config.md"
-    return ConfigError(f"unknown configuration key {key!r}; {hint}")
+    hint = _did_you_mean(key.split(".", 1)[0], (f.name for f in fields(CRPConfig)))
+    return ConfigError(f"unknown configuration key {key!r}; {hint or 'the keys: docs/reference/config.md'}")
 
 
 def origin(key: str) -> str:
