@@ -94,7 +94,9 @@ if TYPE_CHECKING:
         history_db_path, history_enabled, list_experiments, record_experiment
     )
     from crp_core.io.ckf import load_ckf, load_ckf_bytes, write_ckf
-    from crp_core.io.ckf.listing import CKF_SUFFIXES, SCENARIO_SUFFIXES, listable_ckf, listable_scenario
+    from crp_core.io.ckf.listing import (
+        CKF_SUFFIXES, SCENARIO_SUFFIXES, folder_entries, listable_ckf, listable_scenario
+    )
     from crp_core.io.ckf.provenance import SdkProvenance, sdk_provenance
     from crp_core.io.ckf.sdk import given_edges, load_sdk_snapshot, load_sdk_snapshot_bytes
     from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_bytes, source_map_from_dict
@@ -221,7 +223,13 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "crp_core.factors.recency": ("RecencyTable",),
     "crp_core.io.ckf": ("load_ckf", "load_ckf_bytes", "write_ckf"),
-    "crp_core.io.ckf.listing": ("CKF_SUFFIXES", "SCENARIO_SUFFIXES", "listable_ckf", "listable_scenario"),
+    "crp_core.io.ckf.listing": (
+        "CKF_SUFFIXES",
+        "SCENARIO_SUFFIXES",
+        "folder_entries",
+        "listable_ckf",
+        "listable_scenario",
+    ),
     "crp_core.io.ckf.provenance": ("SdkProvenance", "sdk_provenance"),
     "crp_core.io.ckf.sdk": ("load_sdk_snapshot", "load_sdk_snapshot_bytes"),
     "crp_core.io.ckf.sdk_map": ("SourceTypeMap", "load_source_map"),
@@ -434,7 +442,7 @@ __all__ = [
     # inputs
     "Fact", "KnowledgeBase", "Scenario", "SubQuery", "Addressed", "Expectations", "ExpectedConflict", "load_ckf",
     "load_ckf_bytes", "write_ckf", "CKF_SUFFIXES", "listable_ckf", "SCENARIO_SUFFIXES", "listable_scenario",
-    "load_scenario", "load_scenario_bytes", "scenario_from_dict", "dump_scenario",
+    "folder_entries", "load_scenario", "load_scenario_bytes", "scenario_from_dict", "dump_scenario",
     # the prepared corpus
     "Corpus", "ScenarioVectors", "prepare_corpus", "embed_scenario", "Embedder", "MiniLMEmbedder", "MODEL_ID",
     "configured_embedder", "embedder_for_vectors", "resolve_model", "ModelSpec",

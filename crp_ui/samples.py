@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from crp_core import listable_ckf, listable_scenario
+from crp_core import folder_entries, listable_ckf, listable_scenario
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SAMPLE = "knowledge_base.jsonl"
@@ -79,11 +79,9 @@ def list_samples() -> list[str]:
 
     The default sample comes first, the others in name order.
     """
-    d = samples_dir()
-    if not d.is_dir():
-        return []
+    entries, _ = folder_entries(samples_dir())  # a folder that cannot be listed: samples_problem() says why
     # e.g. sample_ckf/planted_conflicts.json is data about the sample, not a CKF: not listed
-    out = [p.name for p in sorted(d.iterdir()) if listable_ckf(p)]
+    out = [p.name for p in entries if listable_ckf(p)]
     first = default_sample()
     out.sort(key=lambda n: (n != first, n))
     return out
@@ -91,7 +89,17 @@ def list_samples() -> list[str]:
 
 def list_scenarios() -> list[str]:
     """The scenario files of the scenarios folder (``crp_core.listable_scenario``) in name order."""
+    entries, _ = folder_entries(scenarios_dir())  # a folder that cannot be listed: scenarios_problem() says why
+    return [p.name for p in entries if listable_scenario(p)]
+
+
+def samples_problem() -> str | None:
+    """Why the samples folder cannot be listed (no permission, not a folder, missing), or None."""
+    return folder_entries(samples_dir())[1]
+
+
+def scenarios_problem() -> str | None:
+    """Why the scenarios folder cannot be listed, or None; a missing one is no problem (a CKF may have none)."""
     d = scenarios_dir()
-    if not d.is_dir():
-        return []
-    return sorted(p.name for p in d.iterdir() if listable_scenario(p))
+    why = folder_entries(d)[1]
+    return None if why is not None and not os.path.lexists(d) else why

@@ -96,7 +96,12 @@ def _pending_section() -> None:
 def _sample_picker() -> None:
     samples = state.list_samples()
     if not samples:
-        st.caption(f"No knowledge base in {render.md_escape(state.samples_dir())}.")
+        why = state.samples_problem()
+        where = render.md_escape(state.samples_dir())
+        if why is None:
+            st.caption(f"No knowledge base in {where}.")
+        else:
+            st.warning(f"The knowledge bases in {where} cannot be offered: {render.md_escape(why)}.")
         return
     active = state.active_ckf() is not None
     current = state.get_ckf_sample() if active else None

@@ -132,6 +132,10 @@ def _pick_or_upload() -> None:
             on_change=_on_scenario_change,
             args=(key,),
         )
+    why = state.scenarios_problem()
+    if why is not None:
+        where = render.md_escape(state.scenarios_dir())
+        st.warning(f"The scenarios in {where} cannot be offered: {render.md_escape(why)}.")
     up = st.file_uploader("Load a scenario (JSON / TOML)", type=["json", "toml"], key="crp.w.scenario.upload")
     if up is not None and state.recall(UPLOAD_SEEN) != up.file_id:
         state.remember(UPLOAD_SEEN, up.file_id)

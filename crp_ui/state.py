@@ -66,7 +66,9 @@ from .samples import (
     list_scenarios,
     samples_dir,
     samples_label,
+    samples_problem,
     scenarios_dir,
+    scenarios_problem,
 )
 from .scenario_state import (
     get_now,
@@ -248,6 +250,8 @@ __all__ = [
     "list_samples",
     "list_scenarios",
     "samples_dir",
+    "samples_problem",
+    "scenarios_problem",
     "samples_label",
     "scenarios_dir",
     # a page's own values, widget generations

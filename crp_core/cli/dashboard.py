@@ -70,8 +70,9 @@ def dashboard_env(args: argparse.Namespace, base: dict[str, str]) -> dict[str, s
     env = dict(base)
     if args.ckf:
         ckf = Path(args.ckf).expanduser().resolve()
-        if not ckf.exists():
-            raise ConfigError(f"--ckf {args.ckf}: no such file or folder")
+        unreachable = _unreachable(ckf)
+        if unreachable is not None:
+            raise ConfigError(f"--ckf {args.ckf}: {unreachable}")
         if not listable_ckf(ckf):
             raise ConfigError(
                 f"--ckf {args.ckf}: not a CKF the dashboard can open (a {', '.join(CKF_SUFFIXES)} file whose name "
@@ -92,6 +93,22 @@ def dashboard_env(args: argparse.Namespace, base: dict[str, str]) -> dict[str, s
     if args.max_bytes is not None:
         env[LIMIT_ENV] = str(args.max_bytes)
     return env
+
+
+def _unreachable(path: Path) -> str | None:
+    """Why the dashboard cannot open ``path`` at all (missing, or no permission to read it or its
+    ``facts.jsonl``), or None."""
+    from crp_core.io.ckf.source import DIR_FACTS
+
+    try:
+        path.stat()
+        target = path / DIR_FACTS if path.is_dir() else path
+        target.stat()
+    except FileNotFoundError:
+        return None if path.is_dir() else "no such file or folder"  # a folder without facts: not a CKF
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    return None if os.access(target, os.R_OK) else "cannot read it: Permission denied"
 
 
 def server_argv(args: argparse.Namespace) -> list[str]:
@@ -141,5 +158,8 @@ def _handle(args: argparse.Namespace) -> int:
     print(f"dashboard: http://{args.address}:{args.port}/ (Ctrl-C stops it)", file=sys.stderr)
     # the working directory is kept: relative paths (the triage database ./.crp_triage.sqlite, $CRP_* paths)
     # mean what they mean to the caller; Streamlit reads the checkout's .streamlit/config.toml next to app.py
-    os.execve(sys.executable, argv, env)  # the server replaces this process: its exit status is the command's
+    try:
+        os.execve(sys.executable, argv, env)  # the server replaces this process: its exit status is the command's
+    except OSError as exc:
+        raise ConfigError(f"cannot start the dashboard's server {sys.executable}: {exc.strerror or exc}") from None
     return 0  # pragma: no cover  (execve does not return)

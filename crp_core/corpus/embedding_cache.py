@@ -114,7 +114,7 @@ class EmbeddingCache:
                 return shelf
             shelf = _ModelShelf()
             d = self.model_dir(model_id)
-            paths = sorted(d.glob("shard-*.npz")) if d.is_dir() else []
+            paths = sorted(d.glob("shard-*.npz")) if os.path.isdir(d) else []  # unreachable: an empty cache
             loaded: list[tuple[Path, np.ndarray, np.ndarray]] = []
             for p in paths:
                 got = self._read_shard(p, model_id)

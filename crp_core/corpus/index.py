@@ -28,7 +28,7 @@ import numpy as np
 from crp_core.config import CRPConfig
 from crp_core.support.cores import default_cores
 from crp_core.support.digest import Digest, array_part, content_digest, content_digest_bytes, file_digest
-from crp_core.support.files import PRIVATE_FILE_MODE, replaced_atomically, write_atomic
+from crp_core.support.files import PRIVATE_FILE_MODE, cache_file_present, replaced_atomically, write_atomic
 from crp_core.support.memo import LRU
 
 #: worker threads for batched queries (the machine's cores, at most 2)
@@ -179,7 +179,7 @@ class FactIndex:
         None (a damaged or mismatching file is reported with a warning and ignored)."""
         path = Path(path)
         meta_path = Path(str(path) + ".json")
-        if not path.exists() or not meta_path.exists():
+        if not cache_file_present(path) or not cache_file_present(meta_path):
             return None
         vectors = _readonly(vectors)
         n, d = vectors.shape

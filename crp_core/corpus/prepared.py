@@ -37,7 +37,7 @@ from crp_core.corpus.embedding_models import configured_embedder, embedder_for_v
 from crp_core.errors import CKFError, EmbeddingModelMismatch, Problem, ScenarioError, ValidationError
 from crp_core.model import KnowledgeBase, Scenario
 from crp_core.support.digest import Digest, content_digest_bytes
-from crp_core.support.files import write_cache_file
+from crp_core.support.files import cache_file_present, write_cache_file
 
 if TYPE_CHECKING:  # imported where used: hnswlib and scipy only load when an index or a graph is needed
     from crp_core.corpus.graph import NeighbourTable, SimilarityGraph
@@ -384,7 +384,7 @@ def load_or_build_index(
 def _load_neighbours(path: Path, n: int, k: int) -> NeighbourTable | None:
     from crp_core.corpus.graph import NeighbourTable
 
-    if not path.exists():
+    if not cache_file_present(path):
         return None
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -405,7 +405,7 @@ def _load_graph(path: Path, retrievable: np.ndarray, config: CRPConfig) -> Simil
     """The similarity graph persisted at ``path``, or None (absent, or damaged: said, then rebuilt)."""
     from crp_core.corpus.graph import SimilarityGraph
 
-    if not path.exists():
+    if not cache_file_present(path):
         return None
     try:
         return SimilarityGraph.load(path, retrievable, config)
@@ -420,7 +420,7 @@ def _cached_token_counts(texts: list[str], model_id: str, embedder: Embedder | N
     for t in texts:
         h.update(content_digest_bytes(t))
     path = cache_dir / "tokens" / f"tokens-{h.hex(32)}.npy"
-    if path.exists():
+    if cache_file_present(path):
         try:
             got = np.load(path, allow_pickle=False)
             if got.shape == (len(texts),) and got.dtype == np.int64 and (got >= 0).all():

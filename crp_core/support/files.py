@@ -269,6 +269,13 @@ def write_atomic(
             content(fh)
 
 
+def cache_file_present(path: str | os.PathLike[str]) -> bool:
+    """Is there a cache file at ``path`` to try? A path that cannot be reached (a folder without permission,
+    a broken link) counts as absent: the thing is rebuilt, and :func:`write_cache_file` says why it could not
+    be kept."""
+    return os.path.exists(path)  # False, never an error, for what cannot be stat'ed
+
+
 def write_cache_file(path: str | os.PathLike[str], content: bytes | Callable[[BinaryIO], object], what: str) -> bool:
     """Write a cache file (what can be rebuilt: a neighbour table, a graph, token counts, a scan's checked
     pairs) as :func:`write_atomic` does, private to the user, its folders made; True when written. A failure

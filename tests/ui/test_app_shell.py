@@ -656,3 +656,18 @@ def test_the_ckf_picker_is_named_for_its_folder(monkeypatch):
     assert samples_label() == "Bundled sample"
     monkeypatch.setenv("CRP_SAMPLE_DIR", "/srv/kbs")
     assert samples_label() == "Knowledge base on the server"
+
+
+def test_a_samples_folder_that_cannot_be_listed_is_named_with_the_reason(ui_env, monkeypatch, tmp_path):
+    """The operator pointed the server at a file instead of a folder: the sidebar says so, where the picker
+    would be, and the upload stays open; a scenarios folder that is a file is named the same way."""
+    blocker = tmp_path / "kbs.jsonl"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(blocker))
+    monkeypatch.setenv("CRP_SCENARIO_DIR", str(blocker))
+    at = _app("pages/home.py")
+    _ok(at)
+    said = [w.value.replace("\\", "") for w in at.sidebar.warning]  # shown as markdown, its escapes dropped
+    assert f"The knowledge bases in {blocker} cannot be offered: not a folder." in said
+    assert f"The scenarios in {blocker} cannot be offered: not a folder." in said
+    assert any("upload a CKF" in u.label for u in at.sidebar.get("file_uploader"))

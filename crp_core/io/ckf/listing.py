@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from pathlib import Path
 
 from crp_core.io.ckf.source import DIR_FACTS, DIR_MANIFEST, FORMATS
@@ -29,13 +30,16 @@ def listable_ckf(path: Path) -> bool:
     then the loader explains what is wrong with it when it is opened)."""
     if path.name.startswith("."):
         return False
-    if path.is_dir():
-        return (path / DIR_FACTS).is_file()
-    if not path.is_file() or path.suffix.lower() not in CKF_SUFFIXES:
-        return False
-    if path.suffix.lower() != ".json":
-        return True
-    stat = path.stat()
+    try:
+        if path.is_dir():
+            return (path / DIR_FACTS).is_file()
+        if not path.is_file() or path.suffix.lower() not in CKF_SUFFIXES:
+            return False
+        if path.suffix.lower() != ".json":
+            return True
+        stat = path.stat()
+    except OSError:
+        return True  # cannot be looked into (no permission): listed, and the loader says why when it is opened
     return _json_shape_is_ckf(str(path), stat.st_mtime_ns, stat.st_size)
 
 
@@ -64,9 +68,25 @@ def ckf_manifest(path: Path) -> bool:
 def listable_scenario(path: Path) -> bool:
     """Is ``path`` a scenario file to offer? A non-hidden ``.json`` / ``.toml`` file, not a directory CKF's
     manifest (:func:`ckf_manifest`)."""
-    if path.name.startswith(".") or path.suffix.lower() not in SCENARIO_SUFFIXES or not path.is_file():
+    if path.name.startswith(".") or path.suffix.lower() not in SCENARIO_SUFFIXES:
         return False
-    return not ckf_manifest(path)
+    try:
+        return path.is_file() and not ckf_manifest(path)
+    except OSError:
+        return True  # cannot be looked into: listed, and the loader says why when it is opened
+
+
+def folder_entries(folder: Path) -> tuple[list[Path], str | None]:
+    """The entries of ``folder`` in name order, and None; or no entries and why the folder cannot be listed
+    (missing, not a folder, no permission), in words for the person who named it."""
+    try:
+        return sorted(folder.iterdir()), None
+    except FileNotFoundError:
+        return [], "no such folder"
+    except NotADirectoryError:
+        return [], "not a folder"
+    except OSError as exc:
+        return [], f"cannot list it: {exc.strerror or exc}"
 
 
 def scenario_folder(ckf: Path) -> Path:
@@ -74,9 +94,10 @@ def scenario_folder(ckf: Path) -> Path:
     with no such folder beside it keeps them in its own ``scenarios/``, or among its files (the layout of
     ``bench/make_synthetic_ckf.py``: ``scenario.json`` beside ``facts.jsonl``)."""
     beside = ckf.parent / SCENARIOS_FOLDER
-    if beside.is_dir() or not ckf.is_dir():
+    if os.path.isdir(beside) or not os.path.isdir(ckf):
         return beside
     inside = ckf / SCENARIOS_FOLDER
-    if inside.is_dir():
+    if os.path.isdir(inside):
         return inside
-    return ckf if any(listable_scenario(p) for p in ckf.iterdir()) else beside
+    entries, _ = folder_entries(ckf)  # a folder that cannot be listed holds no scenario to offer
+    return ckf if any(listable_scenario(p) for p in entries) else beside

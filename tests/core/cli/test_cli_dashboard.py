@@ -12,6 +12,7 @@ import pytest
 
 from crp_core.cli import build_parser, main
 from crp_core.cli.dashboard import app_path, dashboard_env, server_argv
+from crp_core.errors import ConfigError
 from crp_core.io.ckf import load_ckf, write_ckf
 from crp_ui.samples import list_samples, list_scenarios
 from tests.support.pages import run_page
@@ -235,3 +236,81 @@ def test_this_tools_own_json_reports_are_not_offered_as_ckfs(folder, monkeypatch
     monkeypatch.setattr("os.execve", lambda *a: None)
     assert main(["dashboard", "--ckf", str(folder / "run.json")]) == 2
     assert "not a CKF the dashboard can open" in capsys.readouterr().err
+
+
+def _denied_under(monkeypatch, root):
+    """Every stat and listing under ``root`` fails as for a user without permission (the suite may run as root,
+    which permissions do not stop)."""
+    real_stat, real_scandir = os.stat, os.scandir
+    root = str(root)
+
+    def denied(path):
+        if os.fspath(path).startswith(root):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: denied(p) or real_stat(p, *a, **k))
+    monkeypatch.setattr(os, "scandir", lambda p=".": denied(p) or real_scandir(p))
+    monkeypatch.setattr(os, "listdir", lambda p=".": denied(p) or sorted(e.name for e in real_scandir(p)))
+
+
+def test_folders_that_cannot_be_listed_say_why_and_offer_nothing(tmp_path, monkeypatch):
+    from crp_core import folder_entries
+
+    (tmp_path / "a.jsonl").write_text("", encoding="utf-8")
+    assert folder_entries(tmp_path) == ([tmp_path / "a.jsonl"], None)
+    assert folder_entries(tmp_path / "gone") == ([], "no such folder")
+    assert folder_entries(tmp_path / "a.jsonl") == ([], "not a folder")
+    locked = tmp_path / "locked"
+    (locked / "scenarios").mkdir(parents=True)
+    _denied_under(monkeypatch, locked)
+    assert folder_entries(locked) == ([], "cannot list it: Permission denied")
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(locked))
+    from crp_ui.samples import samples_problem, scenarios_problem
+
+    assert list_samples() == [] and list_scenarios() == []
+    assert samples_problem() == scenarios_problem() == "cannot list it: Permission denied"
+    monkeypatch.setenv("CRP_SCENARIO_DIR", str(tmp_path / "none"))  # a CKF without scenarios: no problem
+    assert list_scenarios() == [] and scenarios_problem() is None
+
+
+def test_a_ckf_that_cannot_be_read_is_refused_by_name_and_an_unlistable_folder_ckf_opens(tmp_path, monkeypatch):
+    """A folder CKF whose facts can be read but whose folder cannot be listed opens (its scenarios are looked for
+    beside it); one whose facts cannot be read, or a file CKF that cannot be read, is refused before any server
+    starts, with the reason; a server that cannot be started is a message, not a traceback."""
+    kb = _dir_ckf(tmp_path / "data")
+    (kb / "scenario.json").write_text(json.dumps(synthetic_scenario()), encoding="utf-8")
+    assert dashboard_env(_args("--ckf", str(kb)), {})["CRP_SCENARIO_DIR"] == str(kb)
+    real_listdir, real_scandir = os.listdir, os.scandir
+
+    def unlisted(real):
+        def listing(p="."):
+            if os.fspath(p) == str(kb):
+                raise PermissionError(13, "Permission denied", os.fspath(p))
+            return real(p)
+
+        return listing
+
+    monkeypatch.setattr(os, "listdir", unlisted(real_listdir))
+    monkeypatch.setattr(os, "scandir", unlisted(real_scandir))
+    env = dashboard_env(_args("--ckf", str(kb)), {})
+    assert env["CRP_DEFAULT_SAMPLE"] == "kb" and "CRP_SCENARIO_DIR" not in env  # looked for beside it
+    monkeypatch.setattr(os, "listdir", real_listdir)
+    monkeypatch.setattr(os, "scandir", real_scandir)
+    _denied_under(monkeypatch, kb / "facts.jsonl")
+    with pytest.raises(ConfigError, match=r"--ckf .*data/kb: cannot read it: Permission denied"):
+        dashboard_env(_args("--ckf", str(kb)), {})
+    single = tmp_path / "b.jsonl"
+    single.write_text("".join(json.dumps(r) + "\n" for r in synthetic_ckf_rows()), encoding="utf-8")
+    _denied_under(monkeypatch, single)
+    with pytest.raises(ConfigError, match=r"--ckf .*b\.jsonl: cannot read it: Permission denied"):
+        dashboard_env(_args("--ckf", str(single)), {})
+
+
+def test_a_server_that_cannot_be_started_is_a_message(folder, monkeypatch, capsys):
+    def refuse(*_a):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("os.execve", refuse)
+    assert main(["dashboard", "--ckf", str(folder / "a.jsonl"), "--port", str(_free_port())]) == 2
+    err = capsys.readouterr().err
+    assert "crp-inspect: error: cannot start the dashboard's server " in err and err.endswith("Permission denied\n")

@@ -297,3 +297,29 @@ def test_scenario_wrong_dimension_or_zero_vector():
         embed_scenario(_scenario(q_emb=(1.0, 0.0, 0.0)), c, embedder=HashingEmbedder())
     with pytest.raises(ScenarioError, match="all zeros"):
         embed_scenario(_scenario(q_emb=(0.0,) * 64), c, embedder=HashingEmbedder())
+
+
+def test_a_cache_folder_that_cannot_be_looked_into_is_rebuilt_not_a_traceback(tmp_path, monkeypatch):
+    """A cache folder this user may not enter (``$CRP_CACHE_DIR`` / ``~/.cache`` of another user): every probe
+    of a cache file fails with EACCES. The corpus is built as without a cache; what could not be kept warns."""
+    import os
+    import warnings
+
+    config = CRPConfig()
+    kb = kb_from(texts(60))
+    fresh = prepare_corpus(kb, embedder=HashingEmbedder(), cache_dir=tmp_path / "open", config=config)
+    locked = str(tmp_path / "locked")
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        if os.fspath(path).startswith(locked):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        c = prepare_corpus(kb, embedder=HashingEmbedder(), cache_dir=locked, config=config)
+        graph = c.graph(config)
+    assert c.token_counts.tolist() == fresh.token_counts.tolist()
+    assert np.array_equal(c.vectors, fresh.vectors) and graph.n_edges == fresh.graph(config).n_edges
