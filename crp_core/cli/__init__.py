@@ -3,13 +3,17 @@
 Each sub-command lives in its own module (``crp_core/cli/<name>.py``) exposing
 ``register(subparsers)``; the handler it registers returns the process exit status.
 Errors derived from :class:`crp_core.errors.CRPError` are printed as plain messages on stderr
-(exit status 2), never as tracebacks.
+(exit status 2), never as tracebacks; warnings as ``crp-inspect: warning: <message>``, without the
+library's file and line.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
+from collections.abc import Callable
 
 from crp_core.cli import (
     check,
@@ -56,9 +60,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the package folder: a warning raised from a file under it is this tool's own, shown as a message
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _warning_shower(
+    shown: Callable[..., None],
+) -> Callable[..., None]:
+    """Show this tool's own warnings as a user reads them (the message, not the module and line that raised
+    it); any other library's warnings as ``shown`` does."""
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, *rest: object) -> None:
+        if not os.path.abspath(filename).startswith(_PACKAGE_DIR):
+            shown(message, category, filename, lineno, *rest)
+            return
+        try:
+            print(f"crp-inspect: warning: {message}", file=sys.stderr)
+        except (OSError, ValueError):
+            pass  # stderr closed or gone: a warning is not worth a failure
+
+    return show
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    shown = warnings.showwarning
+    warnings.showwarning = _warning_shower(shown)
+    try:
+        return _handle(args)
+    finally:
+        warnings.showwarning = shown
+
+
+def _handle(args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args) or 0)
     except CRPError as exc:

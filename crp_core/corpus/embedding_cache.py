@@ -68,6 +68,8 @@ class EmbeddingCache:
         self._shelves: dict[str, _ModelShelf] = {}
         self._lock = threading.Lock()
         self.warnings: list[str] = []
+        #: set when a shard could not be written: the rows stay in memory, and no later write is tried
+        self.unwritable: str | None = None
 
     def model_dir(self, model_id: str) -> Path:
         return self.directory / "embeddings" / _slug(model_id)
@@ -168,7 +170,8 @@ class EmbeddingCache:
         return out, found
 
     def store(self, model_id: str, digests: Sequence[bytes], vectors: np.ndarray) -> None:
-        """Persist rows (one shard), and make them visible to later lookups in this process."""
+        """Persist rows (one shard), and make them visible to later lookups in this process; a cache that
+        cannot be written warns once and keeps them in memory."""
         if len(digests) == 0:
             return
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -176,7 +179,12 @@ class EmbeddingCache:
         shelf = self._shelf(model_id)
         if shelf.dim is not None and shelf.dim != vectors.shape[1]:
             raise ValueError(f"cache for {model_id!r} holds dimension {shelf.dim}, got {vectors.shape[1]}")
-        self._write_shard(model_id, keys, vectors)
+        if self.unwritable is None:
+            try:
+                self._write_shard(model_id, keys, vectors)
+            except OSError as exc:
+                self.unwritable = f"{self.directory}: {exc.strerror or exc}"
+                self._warn(f"embeddings are not cached ({self.unwritable}); they are kept for this process only")
         with self._lock:
             shelf.add(keys, vectors)
 

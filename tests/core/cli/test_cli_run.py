@@ -147,3 +147,16 @@ def test_bad_ckf_names_line_and_field(files, capsys):
     code, out, err = run(capsys, "--ckf", bad, "--scenario", scen, "--cache-dir", tmp / "cache", "--lenient", "--json")
     assert code == 0, err
     assert [f["fact_id"] for f in json.loads(out)["facts"]] == ["etcd-2379"]
+
+
+def test_a_cache_that_cannot_be_kept_is_a_warning_in_words_and_the_run_goes_on(files, capsys, monkeypatch):
+    """This tool's warnings read ``crp-inspect: warning: ...``, without the module and line that raised them."""
+    tmp, ckf, scen = files
+    blocker = tmp / "cache-is-a-file"
+    blocker.write_bytes(b"x")
+    monkeypatch.setenv("CRP_CACHE_DIR", str(blocker))
+    code, out, err = run(capsys, "--ckf", ckf, "--scenario", scen, "--json")
+    assert code == 0 and json.loads(out)["envelope"]
+    said = [line for line in err.splitlines() if "could not persist the HNSW index" in line]
+    assert len(said) == 1 and said[0].startswith(f"crp-inspect: warning: could not persist the HNSW index to {blocker}")
+    assert "RuntimeWarning" not in err and ".py:" not in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import warnings
 
 import numpy as np
 import pytest
@@ -48,3 +49,17 @@ def test_a_cache_file_is_private_its_folders_made_and_a_failure_only_warns(tmp_p
     with pytest.warns(RuntimeWarning, match=r"could not persist the graph to .*file/g\.npz: "):
         assert not write_cache_file(blocker / "g.npz", b"data", "graph")
     assert blocker.read_bytes() == b"x"
+
+
+def test_an_embedding_cache_that_cannot_be_written_warns_once_and_keeps_the_rows(tmp_path):
+    blocker = tmp_path / "cache"
+    blocker.write_bytes(b"x")  # the cache folder is a file: no shard can be written
+    cache = EmbeddingCache(blocker)
+    with pytest.warns(RuntimeWarning, match=r"embeddings are not cached \(.*cache: .*\); they are kept for this"):
+        cache.store("m", [b"a" * 32], np.ones((1, 4), dtype=np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the second store tries no write and says nothing again
+        cache.store("m", [b"b" * 32], np.full((1, 4), 2.0, dtype=np.float32))
+    vectors, found = cache.lookup("m", [b"a" * 32, b"b" * 32, b"c" * 32])
+    assert found.tolist() == [True, True, False] and vectors[:, 0].tolist() == [1.0, 2.0, 0.0]
+    assert len(cache.warnings) == 1 and blocker.read_bytes() == b"x"
