@@ -178,35 +178,15 @@ def _wrapped(frame: pd.DataFrame) -> None:
 
 
 def _metrics(ba: BeforeAfter) -> None:
+    """The three fixes' figures in the cards' order (fan-out, contradictions, stale facts), each in a column
+    wide enough for its whole name; the context figures (ageing facts, overlap) in a row below."""
     b, a = ba.before, ba.after
-    m = st.columns(5)
-    m[0].metric(
-        "expired in envelope",
-        len(a.expired_in_envelope),
-        delta=len(a.expired_in_envelope) - len(b.expired_in_envelope),
-        delta_color="inverse",
-        help=f"SPEC-027; SPEC-024 only: {len(b.expired_in_envelope)}. " + glossary.help("expired vs ageing"),
-    )
-    m[1].metric(
-        "ageing in envelope",
-        len(a.ageing_in_envelope),
-        delta=len(a.ageing_in_envelope) - len(b.ageing_in_envelope),
-        delta_color="off",
-        help=f"SPEC-027; SPEC-024 only: {len(b.ageing_in_envelope)}. Within their TTL, partly weighted "
-        "down: not a defect.",
-    )
-    m[2].metric(
-        "contradictory pairs",
-        len(a.contradictory_pairs),
-        delta=len(a.contradictory_pairs) - len(b.contradictory_pairs),
-        delta_color="inverse",
-        help=f"SPEC-027; SPEC-024 only: {len(b.contradictory_pairs)}. " + glossary.help("contradictory pair"),
-    )
+    fixes, context = st.columns(3), st.columns(3)
     if a.fanout_duplicates is None:
-        m[3].metric(REACHING_MODEL, "no fan-out", help=glossary.help("fan-out duplicates"))
+        fixes[0].metric(REACHING_MODEL, "no fan-out", help=glossary.help("fan-out duplicates"))
     else:
         reaching, before = a.duplicates_reaching_model or 0, b.duplicates_reaching_model or 0
-        m[3].metric(
+        fixes[0].metric(
             REACHING_MODEL,
             reaching,
             delta=reaching - before,
@@ -215,7 +195,29 @@ def _metrics(ba: BeforeAfter) -> None:
             f"removed there; SPEC-024 only: {before} (the naive race removes none). "
             + glossary.help("fan-out duplicates"),
         )
-    m[4].metric("overlap (Jaccard)", f"{ba.overlap:.2f}", help=glossary.help("Jaccard / overlap"))
+    fixes[1].metric(
+        "contradictory pairs",
+        len(a.contradictory_pairs),
+        delta=len(a.contradictory_pairs) - len(b.contradictory_pairs),
+        delta_color="inverse",
+        help=f"SPEC-027; SPEC-024 only: {len(b.contradictory_pairs)}. " + glossary.help("contradictory pair"),
+    )
+    fixes[2].metric(
+        "expired in envelope",
+        len(a.expired_in_envelope),
+        delta=len(a.expired_in_envelope) - len(b.expired_in_envelope),
+        delta_color="inverse",
+        help=f"SPEC-027; SPEC-024 only: {len(b.expired_in_envelope)}. " + glossary.help("expired vs ageing"),
+    )
+    context[0].metric(
+        "ageing in envelope",
+        len(a.ageing_in_envelope),
+        delta=len(a.ageing_in_envelope) - len(b.ageing_in_envelope),
+        delta_color="off",
+        help=f"SPEC-027; SPEC-024 only: {len(b.ageing_in_envelope)}. Within their TTL, partly weighted "
+        "down: not a defect.",
+    )
+    context[1].metric("overlap (Jaccard)", f"{ba.overlap:.2f}", help=glossary.help("Jaccard / overlap"))
 
 
 def _numbers(ba: BeforeAfter) -> None:
