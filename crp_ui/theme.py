@@ -114,13 +114,16 @@ UPLOAD_BOX = "crp-ckf-upload"
 NARROW_VIEWPORT, NARROW_SIDEBAR = 1400, "30vw"
 
 #: layout rules: the sidebar starts at least SIDEBAR_WIDTH wide while expanded (it can still be dragged
-#: wider or collapsed), at most NARROW_SIDEBAR of a narrow window; the uploader's own "<n>MB per file" line
-#: is hidden (the sidebar states the limit)
+#: wider or collapsed), at most NARROW_SIDEBAR of a narrow window; a metric's label wraps onto more lines
+#: instead of being cut with an ellipsis (a cut name reads as another measure); the uploader's own
+#: "<n>MB per file" line is hidden (the sidebar states the limit)
 _LAYOUT = (
     f'section[data-testid="stSidebar"][data-collapsed="false"]{{min-width:{SIDEBAR_WIDTH}px}}\n'
     f"@media (max-width:{NARROW_VIEWPORT - 1}px){{"
     f'section[data-testid="stSidebar"][data-collapsed="false"]{{min-width:0;max-width:{NARROW_SIDEBAR}}}'
     '[data-testid="stMainBlockContainer"]{padding-left:1.5rem;padding-right:1.5rem}}\n'
+    '[data-testid="stMetricLabel"] .stMarkdownEllipsis,[data-testid="stMetricLabel"] .stMarkdownEllipsis *'
+    "{white-space:normal;overflow:visible;text-overflow:clip}\n"
     f'[class*="st-key-{UPLOAD_BOX}"] [data-testid="stFileUploaderDropzoneInstructions"]{{display:none}}\n'
 )
 
