@@ -77,7 +77,8 @@ def bar_chart_svg(
     height: int = 280,
 ) -> str:
     """A bar chart as an inline ``<svg>``: ``series`` = (name, colour, one value per category); grouped
-    bars, or ``stacked``. Values are written on the bars; every label is escaped."""
+    bars, or ``stacked``. Values are written on the bars (a grouped zero too, on the axis; a stacked segment
+    only when tall enough to hold it); every label is escaped."""
     left, right, top, bottom = 40, 10, 34, 58
     plot_w, plot_h = width - left - right, height - top - bottom
     if stacked:
@@ -117,7 +118,7 @@ def bar_chart_svg(
                 f'x="{x:.1f}" y="{y:.1f}" width="{bar_w:.1f}" height="{max(h, 0):.1f}" fill="{colour}">'
                 f"<title>{esc(name)}: {v:g}</title></rect>"
             )
-            if v and (not stacked or h >= 14):
+            if not stacked or h >= 14:  # a grouped 0 is written on the axis: a bar too low to see, not one missing
                 ty = y + h / 2 + 4 if stacked else y - 4
                 fill = "#fff" if stacked else "#222"
                 out.append(

@@ -102,6 +102,8 @@ def test_bar_chart_svg_draws_one_rect_per_value_and_escapes_labels():
     assert svg.count('<rect class="bar"') == 4
     assert 'data-series="&lt;two&gt;" data-category="x" data-value="3"' in svg
     assert "<b>" not in svg and "&lt;two&gt;" in svg
+    written = re.findall(r'text-anchor="middle" fill="#222">([^<]*)</text>', svg)
+    assert written == ["1", "3", "0", "2"]  # the zero bar is labelled too: 0, not a bar left out
     stacked = bar_chart_svg("s", ["a"], [("p", "#111", [2]), ("q", "#222", [3])], stacked=True)
     assert stacked.count('<rect class="bar"') == 2
 
