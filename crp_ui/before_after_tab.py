@@ -7,11 +7,12 @@ envelopes; downloadable as a self-contained HTML report (``crp_core.build_html_r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sized
 from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from crp_core import (
     FANOUT_DUPLICATES,
@@ -195,29 +196,37 @@ def _metrics(ba: BeforeAfter) -> None:
             f"removed there; SPEC-024 only: {before} (the naive race removes none). "
             + glossary.help("fan-out duplicates"),
         )
-    fixes[1].metric(
+    _count(
+        fixes[1],
         "contradictory pairs",
-        len(a.contradictory_pairs),
-        delta=len(a.contradictory_pairs) - len(b.contradictory_pairs),
-        delta_color="inverse",
-        help=f"SPEC-027; SPEC-024 only: {len(b.contradictory_pairs)}. " + glossary.help("contradictory pair"),
+        b.contradictory_pairs,
+        a.contradictory_pairs,
+        glossary.help("contradictory pair"),
     )
-    fixes[2].metric(
+    _count(
+        fixes[2],
         "expired in envelope",
-        len(a.expired_in_envelope),
-        delta=len(a.expired_in_envelope) - len(b.expired_in_envelope),
-        delta_color="inverse",
-        help=f"SPEC-027; SPEC-024 only: {len(b.expired_in_envelope)}. " + glossary.help("expired vs ageing"),
+        b.expired_in_envelope,
+        a.expired_in_envelope,
+        glossary.help("expired vs ageing"),
     )
-    context[0].metric(
-        "ageing in envelope",
-        len(a.ageing_in_envelope),
-        delta=len(a.ageing_in_envelope) - len(b.ageing_in_envelope),
-        delta_color="off",
-        help=f"SPEC-027; SPEC-024 only: {len(b.ageing_in_envelope)}. Within their TTL, partly weighted "
-        "down: not a defect.",
-    )
+    ageing = "Within their TTL, partly weighted down: not a defect."
+    _count(context[0], "ageing in envelope", b.ageing_in_envelope, a.ageing_in_envelope, ageing, better=False)
     context[1].metric("overlap (Jaccard)", f"{ba.overlap:.2f}", help=glossary.help("Jaccard / overlap"))
+
+
+def _count(
+    column: DeltaGenerator, label: str, before: Sized, after: Sized, explained: str, *, better: bool = True
+) -> None:
+    """One figure counted on both sides: SPEC-027's count, its difference from SPEC-024-only's (fewer is
+    better, coloured, when ``better``), both in the help with ``explained``."""
+    column.metric(
+        label,
+        len(after),
+        delta=len(after) - len(before),
+        delta_color="inverse" if better else "off",
+        help=f"SPEC-027; SPEC-024 only: {len(before)}. {explained}",
+    )
 
 
 def _numbers(ba: BeforeAfter) -> None:
