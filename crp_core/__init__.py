@@ -119,6 +119,7 @@ if TYPE_CHECKING:
     from crp_core.stages.contradictions import (
         EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS, authority_of, authority_winner, values_conflict
     )
+    from crp_core.stages.contradictions.language import LanguageProfile, language_profile
     from crp_core.stages.known import KnownSource
     from crp_core.stages.packing import fact_line
     from crp_core.stages.partitions import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE
@@ -269,6 +270,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "crp_core.report": ("dumps", "fact_columns", "fact_rows_report", "fanout_report", "pair_dict", "run_report"),
     "crp_core.stages.contradictions": ("authority_of", "values_conflict"),
+    "crp_core.stages.contradictions.language": ("LanguageProfile", "language_profile"),
     "crp_core.triage": (
         "DecisionStore",
         "ExportReport",
@@ -450,6 +452,7 @@ __all__ = [
     "STAGES", "run_pipeline", "PipelineResult", "Clamp", "CandidateSet", "RecencyTable", "CDRTable", "ConnectorTable",
     "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",
     "FanoutResult", "PackedFact", "Envelope", "TieGroup", "FactOutcome", "values_conflict", "authority_of",
+    "LanguageProfile", "language_profile",
     # JSON reports
     "run_report", "fact_rows_report", "fact_columns", "fanout_report", "pair_dict", "dumps", "suite_metrics_report",
     "tune_report", "export_report_dict",

@@ -34,6 +34,7 @@ from crp_core import (
     export_csv,
     export_json,
     headers,
+    language_profile,
     review_statuses,
 )
 from crp_ui import (
@@ -298,6 +299,9 @@ def main() -> None:
     config = state.get_config()
     scan = decisions.conflict_scan(base, config, state.get_now(), ds)
     kb = base.kb
+    languages = cache.by_identity("languages", kb, lambda k: language_profile(k.facts).note)
+    if languages is not None:  # the detector reads English (docs/decisions/languages.md)
+        st.warning(render.md_escape(languages), icon=":material/translate:")
     log = decisions.audit_log()
     reviews = review_statuses(cv.log_for_kb(log, state.get_ckf_fingerprint(kb)), team.review_quorum())
     # the log's length and the review states: who decided and the two-person policy's verdicts

@@ -270,6 +270,7 @@ def load_input_ckf(
     kb = load_ckf(path, lenient=lenient, max_bytes=max_bytes, source_map=source_map, map_vectors=map_vectors)
     if warn:
         warn_unknown_fields(path, kb.warnings)
+        warn_languages(path, kb)
     if source_map is not None and kb.fmt != "sdk":
         print(
             f"crp-inspect: warning: --sdk-map / --source-type ignored: {visible(path)} is not a crprotocol SDK "
@@ -299,6 +300,16 @@ def warn_unknown_fields(path: str, warnings: Sequence[Problem]) -> None:
         "(a misspelt field falls back to its default; crp-inspect validate lists every warning)",
         file=sys.stderr,
     )
+
+
+def warn_languages(path: str, kb: KnowledgeBase) -> None:
+    """One line on stderr when facts of the CKF do not read as English: the detector's findings on them are
+    incomplete (:class:`~crp_core.stages.contradictions.language.LanguageProfile`; docs/decisions/languages.md)."""
+    from crp_core.stages.contradictions.language import language_profile
+
+    note = language_profile(kb.facts).note
+    if note is not None:
+        print(f"crp-inspect: warning: {visible(path)}: {visible(note)}", file=sys.stderr)
 
 
 def warn_clamps(clamps: Iterable[Clamp]) -> None:

@@ -162,6 +162,7 @@ def _kb_summary(kb: KnowledgeBase, path: str) -> dict[str, Any]:
         "warnings": [_problem_json(p) for p in kb.warnings],
         "skipped": [_problem_json(p) for p in kb.skipped],
         "skipped_facts": len({p.line for p in kb.skipped}),
+        "languages": _languages(kb),
         **(
             {"import": {"lines": list(kb.imported.lines()), "edges": len(kb.edges), "integrity": kb.imported.integrity}}
             if kb.imported is not None
@@ -170,11 +171,20 @@ def _kb_summary(kb: KnowledgeBase, path: str) -> dict[str, Any]:
     }
 
 
+def _languages(kb: KnowledgeBase) -> dict[str, Any]:
+    """The facts that do not read as English (the detector reads English; docs/decisions/languages.md)."""
+    from crp_core.stages.contradictions.language import language_profile
+
+    p = language_profile(kb.facts)
+    return {"other": p.n_other, "by_language": dict(p.by_language), "examples": list(p.examples), "note": p.note}
+
+
 def _print_kb(s: dict[str, Any]) -> None:
     print(f"CKF {s['path']}: OK ({s['format']}), {s['facts']} fact(s)")
     print("  by source type: " + ", ".join(f"{k} {v}" for k, v in s["by_source_type"].items()))
     print("  by status: " + ", ".join(f"{k} {v}" for k, v in s["by_status"].items()))
     print(f"  embeddings: {s['embeddings']}")
+    print(f"  languages: {s['languages']['note'] or 'every fact reads as English'}")
     for line in s.get("import", {}).get("lines", []):  # a foreign format (an SDK snapshot): what was mapped
         print(f"  {line}")
     if s["skipped"]:

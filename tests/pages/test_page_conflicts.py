@@ -251,3 +251,22 @@ def test_exports_json_csv_and_cleaned_ckf(triage_env):
     ]
     log = [d.value for d in at.dataframe if "pair" in d.value.columns and "kind" in d.value.columns]
     assert log and log[0].pair.tolist() == ["X1|X2"]
+
+
+def test_facts_in_another_language_are_named_above_the_queue(triage_env):
+    """The detector reads English: facts in another language are counted and named above the queue (an
+    English CKF shows no such warning)."""
+    at = open_page()
+    assert not [w for w in at.warning if "read as English" in w.value]
+    kb = triage_env.parent / "samples" / "knowledge_base.jsonl"
+    rows = [json.loads(line) for line in kb.read_text(encoding="utf-8").splitlines()]
+    german = {"E1": "Der Client-Port von etcd ist 2379.", "E2": "Der Client-Port von etcd ist nicht 2379."}
+    rows = [dict(r, content=german.get(r["fact_id"], r["content"])) for r in rows]
+    kb.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    at = open_page()
+    said = [unmd(w.value) for w in at.warning if "read as English" in w.value]
+    assert said == [
+        "2 of 6 fact(s) do not read as English (German 2; e.g. E1, E2): the contradiction detector reads "
+        "English, so a negation, a date or a changed name in another language is missed and its findings on "
+        "them are incomplete"
+    ]

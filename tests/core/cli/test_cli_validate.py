@@ -240,3 +240,33 @@ def test_every_command_names_a_misspelt_field_on_stderr(capsys, tmp_path, comman
         err = capsys.readouterr().err
         line = "unknown field(s) ignored: 'source_tpye' (line 2)"
         assert (line in err) == (said and command != "validate"), err
+
+
+def test_facts_in_another_language_are_named_by_validate_and_warned_by_the_scan(capsys, tmp_path):
+    """``validate`` says which facts do not read as English (text and JSON); a command that runs the detector
+    warns on stderr (docs/decisions/languages.md); an English CKF says every fact reads as English."""
+    rows = [
+        {"fact_id": "en1", "content": "The depot opens at 6 am on weekdays."},
+        {"fact_id": "de1", "content": "Das Depot ist am Sonntag nicht geöffnet."},
+        {"fact_id": "fr1", "content": "Le dépôt est fermé le dimanche et les jours fériés."},
+    ]
+    ckf = tmp_path / "kb.jsonl"
+    ckf.write_text("".join(json.dumps(dict(r, embedding=[1.0, 0.0])) + "\n" for r in rows), encoding="utf-8")
+    note = (
+        "2 of 3 fact(s) do not read as English (French 1, German 1; e.g. de1, fr1): the contradiction detector "
+        "reads English, so a negation, a date or a changed name in another language is missed and its findings "
+        "on them are incomplete"
+    )
+    rc, out, _ = run(capsys, "validate", str(ckf))
+    assert rc == 0 and f"  languages: {note}\n" in out
+    rc, out, _ = run(capsys, "validate", "--json", str(ckf))
+    assert json.loads(out)["ckf"]["languages"] == {
+        "other": 2,
+        "by_language": {"French": 1, "German": 1},
+        "examples": ["de1", "fr1"],
+        "note": note,
+    }
+    rc, out, err = run(capsys, "conflicts", "--ckf", str(ckf))
+    assert rc == 0 and f"crp-inspect: warning: {ckf}: {note}\n" in err
+    rc, out, err = run(capsys, "validate", os.path.join(GOOD, "facts.csv"))
+    assert "  languages: every fact reads as English\n" in out

@@ -1,0 +1,101 @@
+"""Which facts read as another language than English (docs/decisions/languages.md): each rule of
+``crp_core.stages.contradictions.language`` on sentences written for it, with near misses, the profile and
+its note, and the two blind corpora (tests/data/languages/) at their measured figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crp_core.model import Fact
+from crp_core.stages.contradictions.language import (
+    EXAMPLES,
+    OTHER_LANGUAGES,
+    OTHER_LATIN,
+    fact_language,
+    language_profile,
+)
+from crp_core.stages.contradictions.lexicon import COMMON_WORDS, FUNCTION_WORDS
+
+CORPORA = Path(__file__).resolve().parents[3] / "data" / "languages"
+
+
+@pytest.mark.parametrize(
+    "text, language",
+    [
+        # function words of one language outnumber the English ones
+        ("Der Zugang ist nur mit Ausweis möglich.", "German"),
+        ("Le parking est gratuit le dimanche.", "French"),
+        ("El acceso está cerrado durante las obras.", "Spanish"),
+        ("Het loket is niet open op feestdagen.", "Dutch"),
+        # English technical words do not make a sentence English
+        ("Der Server startet mit dem Flag --verbose und Port 8080.", "German"),
+        # another script: most letters, or a few with no English function word
+        ("Вход только по пропускам.", "Cyrillic script"),
+        ("Η είσοδος είναι δωρεάν.", "Greek script"),
+        ("本店は月曜日休みです。", "Japanese"),
+        ("本应用支持 iOS 和 Android 系统。", "Chinese characters"),
+        ("서울역 3번 출구", "Korean (Hangul)"),
+        # no English word at all, letters English has not
+        ("Rökning förbjuden i hela byggnaden.", OTHER_LATIN),
+        # English, with names, loanwords and terms of other languages
+        ("The Rue de la Paix office opens at nine.", None),
+        ("Los Angeles office closes at 6 pm.", None),
+        ("Ingredients: crème fraîche and chives.", None),
+        ("Señora Núñez chairs the committee.", None),
+        ("The museum shop sells a catalogue in Russian (Каталог) too.", None),
+        ("Weight: 1.2 kg", None),
+        ("Bicycle parking: rear courtyard", None),
+        # one function word of another language is not enough beside English ones
+        ("The tour ends at the Place de la Concorde fountain.", None),
+    ],
+)
+def test_each_rule_and_its_near_misses(text, language):
+    assert fact_language(text) == language
+
+
+def test_no_listed_word_of_another_language_is_an_english_word():
+    """A word English has too would count an English text as that language: none is listed."""
+    for name, words in OTHER_LANGUAGES.items():
+        assert not words & (FUNCTION_WORDS | COMMON_WORDS), name
+
+
+def test_the_profile_counts_every_fact_and_names_the_first_ones():
+    facts = [Fact(f"e{i}", "The gate opens at 9 am.") for i in range(3)]
+    facts += [Fact(f"d{i}", "Das Tor ist ab 9 Uhr geöffnet und nicht vorher.") for i in range(EXAMPLES + 1)]
+    facts += [Fact("r", "Ворота открываются в 9 утра.")]
+    p = language_profile(facts)
+    assert (p.n_facts, p.n_other) == (10, 7)
+    assert dict(p.by_language) == {"German": 6, "Cyrillic script": 1}
+    assert p.examples == ("d0", "d1", "d2", "d3", "d4")
+    assert p.note == (
+        "7 of 10 fact(s) do not read as English (German 6, Cyrillic script 1; e.g. d0, d1, d2, d3, d4, ...): the "
+        "contradiction detector reads English, so a negation, a date or a changed name in another language is "
+        "missed and its findings on them are incomplete"
+    )
+    assert language_profile(facts[:3]).note is None
+
+
+def _corpus(name: str) -> list[dict[str, str]]:
+    with open(CORPORA / name, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+#: per corpus: the English texts read as another language when the rules were frozen (holdout: five lists of
+#: foreign dishes and an address, headed by one English word; docs/decisions/languages.md), and the other-language
+#: texts recognised, of 200
+MEASURED = {"dev.jsonl": ((), 157), "holdout.jsonl": (("M030", "M075", "M190", "M305", "M312"), 166)}
+
+
+@pytest.mark.parametrize("name", sorted(MEASURED))
+def test_the_blind_corpora_at_their_measured_figures(name):
+    """Written blind (docs/decisions/languages.md): no English text is read as another language beyond the
+    known ones (a warning about English facts would teach operators to ignore it), and no fewer texts of
+    other languages are recognised than when measured."""
+    rows = _corpus(name)
+    wrong, found = MEASURED[name]
+    assert tuple(r["id"] for r in rows if r["lang"] == "en" and fact_language(r["text"]) is not None) == wrong
+    other = [r["text"] for r in rows if r["lang"] != "en"]
+    assert len(other) == 200 and sum(fact_language(t) is not None for t in other) >= found
