@@ -131,7 +131,7 @@ def decisions_banner(result: PipelineResult) -> None:
         return
     if not summary:
         return
-    bits = [f"{fid} suppressed wherever it meets {winner}" for fid, winner in summary.suppressed.items()]
+    bits = [f"{fid} loses to {winner} where a run pairs them" for fid, winner in summary.suppressed.items()]
     bits += [f"{fid} {new} (was {old})" for fid, (old, new) in summary.remarked.items()]
     kb_run = result.corpus.kb
     lost = sorted(kb_run.facts[int(r)].fact_id for r in result.resolution.suppressed)

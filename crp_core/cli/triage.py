@@ -515,13 +515,35 @@ def _unflagged_note(kb: KnowledgeBase, decision: Decision) -> str | None:
     if decision.kind not in PAIR_KINDS:
         return None
     fa, fb = kb.get(decision.fact_a), kb.get(decision.fact_b)
-    if fa is None or fb is None or values_conflict(fa.content, fb.content, CRPConfig().detector_learned):
+    if fa is None or fb is None:
         return None
-    return (
-        f"note: the detector does not flag the texts of {visible(decision.fact_a)} and {visible(decision.fact_b)} "
-        "today: the decision is kept, but the triage queue does not hold this pair and the detector's precision "
-        "(triage stats) does not count it"
-    )
+    pair = f"{visible(decision.fact_a)} and {visible(decision.fact_b)}"
+    config = CRPConfig()
+    if not values_conflict(fa.content, fb.content, config.detector_learned):
+        return (
+            f"note: the detector does not flag the texts of {pair} today: the decision is kept, but the triage "
+            "queue does not hold this pair, no run applies it, and the detector's precision (triage stats) does "
+            "not count it"
+        )
+    cos = _cosine(kb, decision.fact_a, decision.fact_b)
+    if cos is not None and cos <= config.contradiction_similarity:
+        return (
+            f"note: the cosine of {pair} is {cos:.3f}, not above contradiction_similarity "
+            f"{config.contradiction_similarity:g}: runs and the scan do not pair them, so the decision is kept "
+            "but takes effect only where that setting is lower"
+        )
+    return None
+
+
+def _cosine(kb: KnowledgeBase, a: str, b: str) -> float | None:
+    """The cosine of two facts' vectors in the CKF, or None when it carries none (they are embedded later)."""
+    import numpy as np
+
+    if kb.embeddings is None:
+        return None
+    va, vb = (np.asarray(kb.embeddings[kb.index_of(f)], dtype=np.float64) for f in (a, b))
+    norm = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    return float(va @ vb) / norm if norm else None
 
 
 def _repeated(store: DecisionStore, decision: Decision, fingerprint: str) -> Decision | None:

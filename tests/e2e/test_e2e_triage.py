@@ -89,7 +89,7 @@ def test_pair_link_card_decision_banner_graph_and_kb(page, tmp_path):
     _go(page, "Overview")
     banner = "1 operator decision applied; 1 fact suppressed or re-marked"
     until(page, lambda: banner in main_text(page), "the decisions banner on the Overview")
-    assert "k8s-0027 suppressed wherever it meets k8s-0026" in main_text(page)
+    assert "k8s-0027 loses to k8s-0026 where a run pairs them" in main_text(page)
     screenshot(page, "triage_overview_banner", full_page=False)
 
     _go(page, "Graph")

@@ -282,7 +282,7 @@ def test_every_run_page_says_which_decisions_apply(env):
         got = _banner(open_page(page))
         assert len(got) == 1, (page, got)
         assert got[0].startswith("**2 operator decisions applied; 2 facts suppressed or re-marked**"), got
-        assert "S2 suppressed wherever it meets S1" in got[0] and "D2 STALE (was ACTIVE)" in got[0]
+        assert "S2 loses to S1 where a run pairs them" in got[0] and "D2 STALE (was ACTIVE)" in got[0]
         assert "In this run: S2 suppressed by a decision." in got[0]
 
 

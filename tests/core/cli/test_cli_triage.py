@@ -738,3 +738,26 @@ def test_a_decision_on_a_pair_the_detector_does_not_flag_is_kept_with_a_note(cap
     code, out, err = cli(capsys, "stats", "--db", db, "--ckf", str(ckf), "--json")
     got = json.loads(out)
     assert (got["pairs"], got["flagged"], got["unflagged"], got["dismissed"], got["precision"]) == (2, 1, 1, 1, 0.0)
+
+
+def test_an_override_on_a_pair_below_the_similarity_threshold_says_it_takes_no_effect(capsys, tmp_path):
+    """The texts conflict (can / cannot) but their vectors' cosine, 0.8 = 4/5 exactly, is not above
+    contradiction_similarity (0.85): no run pairs them, so the override is kept with a note saying so; at a
+    cosine above the threshold, no note."""
+    rows = [
+        {"fact_id": "a", "content": "Unused advance tickets can be refunded.", "embedding": [4, 3]},
+        {"fact_id": "b", "content": "Unused advance tickets cannot be refunded.", "embedding": [1, 0]},
+        {"fact_id": "c", "content": "Unused advance tickets cannot be refunded.", "embedding": [4, 2.9]},
+    ]
+    ckf = tmp_path / "kb.jsonl"
+    ckf.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    db = str(tmp_path / "d.sqlite")
+    argv = ("--kind", "override", "--winner", "a", "--operator", "ann", "--ckf", str(ckf))
+    code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "b", *argv)
+    assert code == 0 and json.loads(out)["winner"] == "a"
+    assert (
+        "note: the cosine of a and b is 0.800, not above contradiction_similarity 0.85: runs and the scan do not "
+        "pair them, so the decision is kept but takes effect only where that setting is lower"
+    ) in err
+    code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "c", *argv)
+    assert code == 0 and "note:" not in err
