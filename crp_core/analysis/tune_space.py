@@ -193,7 +193,10 @@ def config_value(config: CRPConfig, key: str) -> float:
         table, st = key.split(".", 1)
         v = getattr(config, table)[st]
         if v is None:
-            raise ConfigError(f"cannot tune {key!r}: it has no value (no expiry) in the base config")
+            raise ConfigError(
+                f"cannot tune {key!r}: it has no value (no expiry) in the base config; give it one to start from "
+                f"in a --config file ([{table}] {st} = 3650)"
+            )
         return float(v)
     return float(getattr(config, key))
 

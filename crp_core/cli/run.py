@@ -157,8 +157,12 @@ def _print_conflicts(result: PipelineResult) -> None:
             verdict = "skipped (a fact already suppressed)"
         elif pair.tied:
             verdict = "TIED: both kept with a NOTE"
+        elif pair.suppressed is None:  # dismissed by an operator: not a conflict
+            verdict = f"both kept ({pair.decision or 'no loser'})"
         else:
             verdict = f"kept {', '.join(pair.kept)}, suppressed {pair.suppressed}"
+        if pair.decision is not None and pair.suppressed is not None:
+            verdict += f" (operator: {pair.decision})"
         auth = ", ".join(f"{fid}={a.authority:.4f}" for fid, a in pair.authority.items())
         out(
             f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {'/'.join(pair.patterns)}; "

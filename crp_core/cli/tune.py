@@ -110,6 +110,7 @@ def _line(t: TrialRecord) -> str:
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.analysis.reports import tune_report
     from crp_core.analysis.tune import no_feasible_message, objective_named, tune, tuned_toml
+    from crp_core.analysis.tune_space import space_including
     from crp_core.report import dumps
 
     if not 1 <= args.trials <= 10_000:
@@ -119,6 +120,8 @@ def _handle(args: argparse.Namespace) -> int:
     if args.out:  # refused before the model loads and the trials run, not after
         check_writable(args.out, "--out")
     inp = load_inputs(args)
+    if space is not None:  # a key the base config cannot start from is refused before the table's header
+        space_including(space, inp.config)
     out = sys.stdout.write
     live = not args.json
     if live:

@@ -160,3 +160,18 @@ def test_a_cache_that_cannot_be_kept_is_a_warning_in_words_and_the_run_goes_on(f
     said = [line for line in err.splitlines() if "could not persist the HNSW index" in line]
     assert len(said) == 1 and said[0].startswith(f"crp-inspect: warning: could not persist the HNSW index to {blocker}")
     assert "RuntimeWarning" not in err and ".py:" not in err
+
+
+def test_a_dismissed_pair_reads_both_kept_and_an_override_names_the_operator(files, capsys):
+    tmp, ckf, scen = files
+    db = str(tmp / "d.sqlite")
+    base = ["triage", "record", "--db", db, "--ckf", str(ckf), "--operator", "ann", "--pair", "etcd-2379", "etcd-4001"]
+    assert main([*base, "--kind", "dismiss"]) == 0
+    capsys.readouterr()
+    code, out, _ = run(capsys, "--ckf", ckf, "--scenario", scen, "--triage-db", db)
+    assert code == 0 and "None" not in out
+    assert "etcd-2379 vs etcd-4001" in out and "both kept (dismiss)" in out
+    assert main([*base, "--kind", "override", "--winner", "etcd-4001"]) == 0
+    capsys.readouterr()
+    code, out, _ = run(capsys, "--ckf", ckf, "--scenario", scen, "--triage-db", db)
+    assert "kept etcd-4001, suppressed etcd-2379 (operator: override)" in out

@@ -236,3 +236,21 @@ def test_tuned_toml_loads_back_to_the_best_config_and_keeps_comments_on_one_line
     assert sum(1 for line in text.splitlines() if line and not line.startswith("#") and "=" in line) == len(
         CRPConfig().diff(res.best_config)
     )
+
+
+def test_a_ttl_of_no_expiry_is_refused_before_the_trial_table_with_what_to_do(files, capsys, tmp_path):
+    """user_provided never expires by default: searching it is refused before anything is printed, naming
+    the file setting to start from; with that setting the study runs."""
+    ckf, suite = files
+    extra = ("--trials", "2", "--param", "ttl_days.user_provided=30:3650:log")
+    rc, out, err = _tune(capsys, ckf, suite, *extra)
+    assert rc == 2 and out == ""
+    assert err == (
+        "crp-inspect: error: cannot tune 'ttl_days.user_provided': it has no value (no expiry) in the base "
+        "config; give it one to start from in a --config file ([ttl_days] user_provided = 3650)\n"
+    )
+    config = tmp_path / "base.toml"
+    config.write_text("[ttl_days]\nuser_provided = 3650\n", encoding="utf-8")
+    rc, out, err = _tune(capsys, ckf, suite, *extra, "--config", str(config), "--json")
+    assert rc == 0, err
+    assert json.loads(out)["space"][0]["key"] == "ttl_days.user_provided"
