@@ -184,6 +184,9 @@ def run_family(name: str, tmp: Path, timeout: float = 600.0) -> list[dict[str, A
         # every thread's malloc arena reserves address space: under RLIMIT_AS, the reader threads of
         # hundreds of in-process runs (Arrow's pools) would exhaust it without using the memory
         "MALLOC_ARENA_MAX": "2",
+        # the family builders write Parquet with pyarrow before crp_core's reader sets this: its default
+        # allocator (mimalloc) reserves about 1 GiB of address space at first use (crp_core/io/ckf/parquet.py)
+        "ARROW_DEFAULT_MEMORY_POOL": "system",
     }
     code = f"from tests.support.hostile_run import child\nchild({name!r}, {str(tmp)!r})"
     try:
