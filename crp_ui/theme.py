@@ -96,7 +96,7 @@ span.crp-fact[data-hl="1"]{background:#ffd6d6;border-color:#c98a8a;font-weight:6
 margin-bottom:0.75rem}
 .crp-term p{margin:0.5rem 0;line-height:1.6}
 .crp-term p.crp-source{margin:0.25rem 0;font-size:0.875rem;color:rgba(49,51,63,0.6)}
-.crp-connector{display:flex;gap:0.6em;margin-left:0.8em}
+.crp-connector{margin-left:1.2em;padding-left:0.6em;border-left:2px solid rgba(49,51,63,0.15)}
 .crp-connector-note{font-size:0.85em;color:#6b6b6b;margin-bottom:2px}
 .crp-outcome{margin:0.4em 0}
 .crp-patterns{margin:0.2em 0}
