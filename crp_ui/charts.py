@@ -227,6 +227,7 @@ def authority_bars(pair: ConflictPair) -> go.Figure:
     :data:`crp_ui.chart_style.PAIR_ROLE_COLOURS`), so the winner keeps its colour whichever side it is on."""
     fig = go.Figure()
     top = 0.0
+    shown: set[str] = set()
     for side, fid in (("A", pair.fact_a), ("B", pair.fact_b)):
         auth = pair.authority.get(fid)
         if auth is None:
@@ -239,6 +240,8 @@ def authority_bars(pair: ConflictPair) -> go.Figure:
                 x=[float(auth.authority)],
                 orientation="h",
                 name=role,
+                legendgroup=role,
+                showlegend=role not in shown,  # one legend entry per role: a tie's two facts share "tied"
                 marker_color=PAIR_ROLE_COLOURS.get(role, "#888"),
                 text=[esc(authority_arithmetic(auth))],
                 textposition="outside",
@@ -246,6 +249,7 @@ def authority_bars(pair: ConflictPair) -> go.Figure:
                 hovertemplate=f"{esc(fid)}: {role}<br>authority %{{x:.4f}}<extra></extra>",
             )
         )
+        shown.add(role)
     fig.update_xaxes(title="authority", range=[0, max(top, 1e-9) * 1.6], automargin=True)
     fig.update_yaxes(autorange="reversed", automargin=True)
     return titled(fig, "Authority (colour: the fact's role)", height=220)

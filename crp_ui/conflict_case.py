@@ -48,7 +48,7 @@ def outcome_text(pair: ConflictPair) -> str:
     if pair.decision == "dismiss":
         return "dismissed by an operator: not a conflict, both facts kept"
     if pair.tied:
-        return "tie: neither fact suppressed; the envelope carries a NOTE block"
+        return "tie: neither fact suppressed; where both are packed, the envelope carries a NOTE block listing them"
     if pair.suppressed is not None:
         winner = pair.kept[0] if pair.kept else "?"
         how = "operator override" if pair.decision == "override" else "higher authority"

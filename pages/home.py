@@ -160,6 +160,10 @@ def _counts(kb: KnowledgeBase, ds: DecisionSet, summary: AppliedSummary) -> None
     render.dataframe(table, width="content", height=35 * (len(table) + 1) + 3)
 
 
+#: the height of a row of the touched facts' table (its content wraps), and the rows shown without scrolling
+MARKED_ROW_PX, MARKED_ROWS = 92, 12
+
+
 def _marked(kb: KnowledgeBase, ds: DecisionSet, summary: AppliedSummary) -> None:
     """Which statuses are in force, and the facts the operators' decisions touch."""
     if not summary:
@@ -179,7 +183,9 @@ def _marked(kb: KnowledgeBase, ds: DecisionSet, summary: AppliedSummary) -> None
         hide_index=True,
         width="stretch",
         key="crp.page.home.marked",
-        row_height=92,
+        row_height=MARKED_ROW_PX,
+        # every fact shown without scrolling up to MARKED_ROWS (a fifth row hidden below four read as missing)
+        height=MARKED_ROW_PX * min(len(marked), MARKED_ROWS) + 38,
         column_config={
             "fact_id": st.column_config.TextColumn(width=90),
             "mark": st.column_config.TextColumn(width=200),

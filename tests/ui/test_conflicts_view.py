@@ -662,8 +662,10 @@ def test_authority_bars_colour_follows_the_fact_role_not_its_side():
     assert [t.x[0] for t in fig.data] == pytest.approx([0.64, 0.135])
     b_wins, _ = colours(_pair("E1", "E2", suppressed="E1", kept=("E2",), decision="override"))
     assert b_wins == {"A": (LOSER, "suppressed"), "B": (WINNER, "winner (override)")}
-    tie, _ = colours(_pair("E1", "E2", tied=True, margin=0.0))
+    tie, fig = colours(_pair("E1", "E2", tied=True, margin=0.0))
     assert tie == {"A": (TIE, "tied"), "B": (TIE, "tied")}
+    assert [t.showlegend for t in fig.data] == [True, False]  # the legend says "tied" once
+    assert [t.showlegend for t in charts.authority_bars(_pair("E1", "E2", suppressed="E2")).data] == [True, True]
     hostile, _ = colours(_pair("<b>x</b>", "E2", suppressed="E2"))
     assert "A · &lt;b&gt;x&lt;/b&gt;" in {t.y[0] for t in charts.authority_bars(_pair("<b>x</b>", "E2")).data}
     assert hostile["A"] == (WINNER, "winner")
