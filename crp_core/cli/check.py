@@ -51,6 +51,7 @@ TABLE: tuple[tuple[str, str, int], ...] = (
     ("expired", "expired", 7),
     ("ageing", "ageing", 6),
     ("contradictions", "contra", 6),
+    ("conflicts_detected", "detected", 8),
     ("duplicates", "dups", 4),
     ("tokens", "tokens", 6),
     ("overlap", "overlap", 7),

@@ -500,3 +500,23 @@ def test_every_objective_counts_broken_expect_bounds(files, tmp_path):
     for name in ("recall", "integrity", "recall_tokens", "no_regression"):
         res = tune(p.corpus, p, CRPConfig(), name, trials=2, seed=0, space=SPACE)
         assert res.trials[0].violations["thresholds"] == 1.0 and not res.trials[0].feasible, name
+
+
+def test_the_check_table_shows_the_conflicts_stage_4_detected(files, capsys):
+    """The text table carries conflicts_detected (`detected`) beside contradictions, per scenario, its mean
+    and worst, as the JSON report does."""
+    ckf, suite = files
+    rc, out, err = _check(capsys, ckf, suite)
+    assert rc in (0, 1), err
+    head = next(line for line in out.splitlines() if line.startswith("scenario "))
+    assert head.split()[1:] == [
+        "recall", "leaks", "wrong", "expired", "ageing", "contra", "detected", "dups", "tokens", "overlap"
+    ]  # fmt: skip
+    rc = main(["check", "--ckf", str(ckf), "--suite", str(suite), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    col = head.split().index("detected")
+    for name, s in doc["scenarios"].items():
+        row = next(line for line in out.splitlines() if line.startswith(name + " "))
+        got = s["metrics"]["conflicts_detected"]
+        assert row.split()[col] == ("-" if got is None else str(got))  # none labelled: no count
+    assert any(s["metrics"]["conflicts_detected"] is not None for s in doc["scenarios"].values())
