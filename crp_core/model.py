@@ -486,6 +486,7 @@ GATE_THRESHOLDS: tuple[tuple[str, str, str], ...] = (
     ("max_expired", "expired", "max"),
     ("max_contradictions", "contradictions", "max"),
     ("max_duplicates", "duplicates", "max"),
+    ("max_false_conflicts", "false_conflicts", "max"),
     ("min_overlap", "overlap", "min"),
     ("max_tokens", "tokens", "max"),
     ("min_ndcg@10", "ndcg@10", "min"),
@@ -503,16 +504,18 @@ class Expectations:
 
     ``must_include``: fact ids the envelope should hold; ``must_exclude``: facts (stale, superseded,
     losing) that must not reach the model; ``conflicts``: pairs that should be detected, each with its
-    expected winner; ``relevance``: graded judgements, fact id -> grade 0 to :data:`MAX_GRADE` (the
-    ranking metrics' labels; a fact not graded counts as 0); ``thresholds``: regression-gate bounds by
-    name (:data:`GATE_THRESHOLDS`; ``max_tokens`` is one of them). Ids are checked against a CKF only
-    when the suite is (``crp_core.analysis.suite.check_suite``)."""
+    expected winner; ``not_conflicts``: pairs that look alike but do not contradict (stage 4 must not flag
+    them: a false flag suppresses a correct fact); ``relevance``: graded judgements, fact id -> grade 0 to
+    :data:`MAX_GRADE` (the ranking metrics' labels; a fact not graded counts as 0); ``thresholds``:
+    regression-gate bounds by name (:data:`GATE_THRESHOLDS`; ``max_tokens`` is one of them). Ids are checked
+    against a CKF only when the suite is (``crp_core.analysis.suite.check_suite``)."""
 
     must_include: tuple[str, ...] = ()
     must_exclude: tuple[str, ...] = ()
     conflicts: tuple[ExpectedConflict, ...] = ()
     thresholds: Mapping[str, float] = field(default_factory=dict, hash=False)
     relevance: Mapping[str, int] = field(default_factory=dict, hash=False)
+    not_conflicts: tuple[tuple[str, str], ...] = ()  # pairs stage 4 must not flag (fact_a, fact_b as given)
 
     @property
     def max_tokens(self) -> int | None:
@@ -524,6 +527,8 @@ class Expectations:
         ids = set(self.must_include) | set(self.must_exclude) | set(self.relevance)
         for c in self.conflicts:
             ids |= {c.fact_a, c.fact_b}
+        for a, b in self.not_conflicts:
+            ids |= {a, b}
         return frozenset(ids)
 
 

@@ -33,6 +33,8 @@ from .tuning_view import value_label
 
 #: the metrics a suite sweep plots, in panel order (all of :data:`crp_core.METRICS`)
 SWEEP_METRICS: tuple[MetricInfo, ...] = METRICS
+#: metrics of an ``expect`` label few suites carry: shown only where a scenario defines them
+LABELLED_ONLY: tuple[str, ...] = ("false_conflicts",)
 #: the band between the suite mean and the worst scenario
 WORST_BAND = "rgba(176, 0, 32, 0.18)"
 
@@ -47,14 +49,18 @@ def ranked(*runs: SuiteMetrics | None) -> bool:
 
 
 def shown_metrics(*runs: SuiteMetrics | None) -> tuple[MetricInfo, ...]:
-    """The metrics a view shows: all of them, the ranking ones only when a run defines them."""
-    return METRICS if ranked(*runs) else tuple(m for m in METRICS if m.name not in RANKING_METRICS)
+    """The metrics a view shows: all of them, the ranking ones only when a run defines them, and those of a
+    label few suites carry (:data:`LABELLED_ONLY`) only when a run defines them."""
+    hidden = set() if ranked(*runs) else set(RANKING_METRICS)
+    hidden |= {n for n in LABELLED_ONLY if not any(r is not None and r.summary[n].count for r in runs)}
+    return tuple(m for m in METRICS if m.name not in hidden)
 
 
 def scenario_frame(metrics: SuiteMetrics) -> pd.DataFrame:
     """One row per scenario: every metric's value (the ranking metrics when a scenario has graded
     relevance), then the fact ids behind the counts."""
     shown = shown_metrics(metrics)
+    graded = ranked(metrics)
     rows = []
     for s in metrics.scenarios:
         row: dict[str, object] = {"scenario": s.name}
@@ -66,7 +72,9 @@ def scenario_frame(metrics: SuiteMetrics) -> pd.DataFrame:
         row["wrong winners"] = ", ".join(f"{w.loser} (winner {w.winner}: {w.winner_state})" for w in s.wrong_winners)
         row["expired packed"] = ", ".join(s.expired)
         row["contradictory pairs"] = ", ".join(f"{c.fact_a} / {c.fact_b}" for c in s.contradictions)
-        if shown is METRICS:
+        if s.false_conflicts:
+            row["falsely flagged pairs"] = ", ".join(f"{a} / {b}" for a, b in s.false_conflicts)
+        if graded:
             row[RELEVANT_MISSING] = ", ".join(f"{f} ({s.relevance.get(f, 0)})" for f in s.relevant_missing)
         rows.append(row)
     cols = [
@@ -78,7 +86,8 @@ def scenario_frame(metrics: SuiteMetrics) -> pd.DataFrame:
         "wrong winners",
         "expired packed",
         "contradictory pairs",
-        *((RELEVANT_MISSING,) if shown is METRICS else ()),
+        *(("falsely flagged pairs",) if any(s.false_conflicts for s in metrics.scenarios) else ()),
+        *((RELEVANT_MISSING,) if graded else ()),
     ]
     return pd.DataFrame(rows, columns=cols)
 

@@ -87,6 +87,13 @@ METRICS: tuple[MetricInfo, ...] = (
     ),
     MetricInfo("duplicates", "lower", False, True, "cross-branch duplicates of the partitioned fan-out"),
     MetricInfo("conflicts_detected", "higher", False, False, "expected conflicts stage 4 detected"),
+    MetricInfo(
+        "false_conflicts",
+        "lower",
+        False,
+        False,
+        "pairs of expect.not_conflicts stage 4 flagged (a false flag: the loser is a correct fact)",
+    ),
     MetricInfo("tokens", "lower", False, False, "envelope tokens used"),
     MetricInfo("overlap", "higher", True, False, "Jaccard of the envelope with the reference config's envelope"),
     MetricInfo(
@@ -174,6 +181,8 @@ class ScenarioMetrics:
     grades: tuple[int, ...] = ()  # the grade of each envelope fact, packed order (0: not graded)
     relevance: Mapping[str, int] = field(default_factory=dict, hash=False)  # expect.relevance
     relevant_missing: tuple[str, ...] = ()  # graded 1+, not among the first RANK_K envelope facts
+    false_conflicts: tuple[tuple[str, str], ...] = ()  # pairs of expect.not_conflicts stage 4 flagged
+    not_conflicts_kept: tuple[tuple[str, str], ...] = ()  # pairs of expect.not_conflicts it did not flag
 
     @property
     def over_tokens(self) -> bool:
@@ -193,6 +202,8 @@ class ScenarioMetrics:
             return int(self.tokens)
         if metric == "conflicts_detected" and not (self.conflicts_detected or self.conflicts_undetected):
             return None  # no expected conflict: nothing to detect (not a worst case of 0)
+        if metric == "false_conflicts" and not (self.false_conflicts or self.not_conflicts_kept):
+            return None  # no pair labelled as no conflict: nothing to flag falsely
         if metric not in _INFO:
             raise KeyError(f"unknown metric {metric!r}; expected one of {', '.join(METRIC_NAMES)}")
         got: tuple[object, ...] = getattr(self, metric)
@@ -372,6 +383,10 @@ def scenario_metrics(
         )
         for a, b in both
     )
+    # pairs stage 4 flagged, skipped ones included; an operator's dismissal says they are no conflict
+    flagged = {_pair(p.fact_a, p.fact_b) for p in res.pairs if p.decision != "dismiss"}
+    false_flags = tuple(ab for ab in expect.not_conflicts if _pair(*ab) in flagged)
+    kept_apart = tuple(ab for ab in expect.not_conflicts if _pair(*ab) not in flagged)
     found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) in detected)
     not_found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) not in detected)
     # recency of the packed facts at the run's now and config (docs/reference/pipeline.md §2)
@@ -424,6 +439,8 @@ def scenario_metrics(
         grades=grades,
         relevance=dict(expect.relevance),
         relevant_missing=relevant_missing,
+        false_conflicts=false_flags,
+        not_conflicts_kept=kept_apart,
     )
 
 

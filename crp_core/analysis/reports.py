@@ -52,6 +52,7 @@ def scenario_metrics_dict(m: ScenarioMetrics) -> dict[str, Any]:
             ],
             "duplicates": [list(d) for d in m.duplicates],
             "conflicts_detected": [list(p) for p in m.conflicts_detected],
+            "false_conflicts": [list(p) for p in m.false_conflicts],
             "conflicts_undetected": [list(p) for p in m.conflicts_undetected],
             "entering": list(m.entering),
             "leaving": list(m.leaving),

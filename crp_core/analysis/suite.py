@@ -292,6 +292,8 @@ def check_suite(suite: Suite, kb: KnowledgeBase) -> tuple[FileProblem, ...]:
                 (("expect", "conflicts", i, "fact_a"), c.fact_a),
                 (("expect", "conflicts", i, "fact_b"), c.fact_b),
             ]
+        for i, (a, b) in enumerate(e.not_conflicts):
+            paths += [(("expect", "not_conflicts", i, "fact_a"), a), (("expect", "not_conflicts", i, "fact_b"), b)]
         paths += [(("expect", "relevance", f), f) for f in e.relevance]
         unknown = [(p, f) for p, f in paths if kb.get(f) is None]
         if not unknown:

@@ -52,6 +52,7 @@ TABLE: tuple[tuple[str, str, int], ...] = (
     ("ageing", "ageing", 6),
     ("contradictions", "contra", 6),
     ("conflicts_detected", "detected", 8),
+    ("false_conflicts", "false", 5),
     ("duplicates", "dups", 4),
     ("tokens", "tokens", 6),
     ("overlap", "overlap", 7),
@@ -211,6 +212,8 @@ def failure_facts(metrics: SuiteMetrics, scenario: str, metric: str) -> str:
         return "duplicates: " + id_list([" = ".join(d) for d in sm.duplicates])
     if metric == "conflicts_detected":
         return "not detected: " + id_list([f"{a} + {b}" for a, b in sm.conflicts_undetected])
+    if metric == "false_conflicts":
+        return "flagged though labelled no conflict: " + id_list([f"{a} + {b}" for a, b in sm.false_conflicts])
     if metric == "overlap":
         moved = [f"+{f}" for f in sm.entering] + [f"-{f}" for f in sm.leaving]
         return f"against the reference envelope: {id_list(moved)}" if moved else ""

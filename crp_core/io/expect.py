@@ -1,7 +1,8 @@
 """A scenario's ``expect`` table: the labels of suite evaluation (docs/decisions/suites.md §2).
 
 ``must_include`` and ``must_exclude`` (lists of fact ids), ``conflicts`` (a list of
-``{fact_a, fact_b, winner}`` with ``winner`` one of the two ids or ``"tie"``), ``relevance`` (graded
+``{fact_a, fact_b, winner}`` with ``winner`` one of the two ids or ``"tie"``), ``not_conflicts`` (a list
+of ``{fact_a, fact_b}``: look-alike pairs stage 4 must not flag), ``relevance`` (graded
 judgements: a table fact id -> whole number 0 to 3, the labels of the ranking metrics) and the
 regression-gate thresholds of :data:`crp_core.model.GATE_THRESHOLDS` (``min_recall``, ``max_leaks``, ...,
 ``max_tokens``). Validated strictly, every problem reported through the scenario loader's ``err``
@@ -32,7 +33,10 @@ _CONFLICT_KEYS = ("fact_a", "fact_b", "winner")
 _FRACTIONS = frozenset({"min_recall", "min_overlap", "min_ndcg@10", "min_mrr", "min_precision@10", "min_recall@10"})
 #: thresholds of the ranking metrics: they need a fact graded 1 or more in ``relevance``
 _RANKING = frozenset({"min_ndcg@10", "min_mrr", "min_precision@10", "min_recall@10"})
-EXPECT_KEYS: tuple[str, ...] = _LIST_KEYS + ("conflicts", "relevance") + tuple(t for t, _, _ in GATE_THRESHOLDS)
+EXPECT_KEYS: tuple[str, ...] = (
+    _LIST_KEYS + ("conflicts", "not_conflicts", "relevance") + tuple(t for t, _, _ in GATE_THRESHOLDS)
+)
+_PAIR_KEYS = ("fact_a", "fact_b")
 
 Err = Callable[[DocPath, str], None]
 
@@ -136,6 +140,42 @@ def _conflict(err: Err, item: Any, p: DocPath) -> ExpectedConflict | None:
     return ExpectedConflict(fact_a=a, fact_b=b, winner=None if w == TIE else str(w))
 
 
+def _not_conflicts(err: Err, raw: Any, conflicts: tuple[ExpectedConflict, ...]) -> tuple[tuple[str, str], ...]:
+    """``not_conflicts``: a list of ``{fact_a, fact_b}``, two different facts, each pair once and not also
+    in ``conflicts``."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        err(("expect", "not_conflicts"), f"must be a list of {{fact_a, fact_b}}, got {_show(raw)}")
+        return ()
+    labelled = {c.pair for c in conflicts}
+    out: list[tuple[str, str]] = []
+    seen: dict[frozenset[str], int] = {}
+    for i, item in enumerate(raw):
+        p: DocPath = ("expect", "not_conflicts", i)
+        if not isinstance(item, Mapping):
+            err(p, f"must be an object {{fact_a, fact_b}}, got {_show(item)}")
+            continue
+        for k in item:
+            if k not in _PAIR_KEYS:
+                err(p + (str(k),), f"unknown key; allowed: {', '.join(_PAIR_KEYS)}")
+        a = _fact_id(err, item.get("fact_a"), p + ("fact_a",))
+        b = _fact_id(err, item.get("fact_b"), p + ("fact_b",))
+        if a is None or b is None:
+            continue
+        pair = frozenset((a, b))
+        if a == b:
+            err(p + ("fact_b",), f"a pair needs two different facts, got {a!r} twice")
+        elif pair in labelled:
+            err(p, f"the pair {a!r} / {b!r} is also in expect.conflicts")
+        elif pair in seen:
+            err(p, f"the pair {a!r} / {b!r} is listed twice (first at expect.not_conflicts[{seen[pair]}])")
+        else:
+            seen[pair] = i
+            out.append((a, b))
+    return tuple(out)
+
+
 def _relevance(err: Err, raw: Any) -> dict[str, int]:
     """``relevance``: a table fact id -> grade, a whole number from 0 to :data:`MAX_GRADE` (not a
     boolean, not 2.0); a bad id or grade is reported at ``expect.relevance.<id>``."""
@@ -201,11 +241,20 @@ def _thresholds(err: Err, doc: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def _bounded(err: Err, thresholds: Mapping[str, float], include: tuple[str, ...], grades: Mapping[str, int]) -> None:
-    """A threshold of a metric the labels leave undefined: ``min_recall`` without ``must_include``, a
-    ranking bound without a fact graded 1 or more (the gate would fail it on every run)."""
+def _bounded(
+    err: Err,
+    thresholds: Mapping[str, float],
+    include: tuple[str, ...],
+    grades: Mapping[str, int],
+    pairs: tuple[tuple[str, str], ...],
+) -> None:
+    """A threshold of a metric the labels leave undefined: ``min_recall`` without ``must_include``,
+    ``max_false_conflicts`` without ``not_conflicts``, a ranking bound without a fact graded 1 or more (the
+    gate would fail it on every run)."""
     if "min_recall" in thresholds and not include:
         err(("expect", "min_recall"), "bounds the recall of expect.must_include, which is empty or missing")
+    if "max_false_conflicts" in thresholds and not pairs:
+        err(("expect", "max_false_conflicts"), "bounds the flags of expect.not_conflicts, which is empty or missing")
     if not any(g > 0 for g in grades.values()):
         for key in sorted(_RANKING & thresholds.keys()):
             err(("expect", key), "bounds a ranking metric, but expect.relevance grades no fact 1 or more")
@@ -233,16 +282,18 @@ def parse_expect(v: Any, err: Err) -> Expectations | None:
             err(("expect", "conflicts", i, "winner"), f"the winner {c.winner!r} is in expect.must_exclude")
         if c.loser is not None and c.loser in included:
             err(("expect", "conflicts", i, "winner"), f"the loser {c.loser!r} is in expect.must_include")
+    not_conflicts = _not_conflicts(err, v.get("not_conflicts"), conflicts)
     grades = _relevance(err, v.get("relevance"))
     _consistent(err, include, exclude, grades)
     thresholds = _thresholds(err, v)
-    _bounded(err, thresholds, include, grades)
+    _bounded(err, thresholds, include, grades, not_conflicts)
     return Expectations(
         must_include=include,
         must_exclude=exclude,
         conflicts=conflicts,
         thresholds=MappingProxyType(thresholds),
         relevance=MappingProxyType(grades),
+        not_conflicts=not_conflicts,
     )
 
 
@@ -255,6 +306,8 @@ def expect_to_dict(e: Expectations) -> dict[str, Any]:
         d["must_exclude"] = list(e.must_exclude)
     if e.conflicts:
         d["conflicts"] = [{"fact_a": c.fact_a, "fact_b": c.fact_b, "winner": c.winner or TIE} for c in e.conflicts]
+    if e.not_conflicts:
+        d["not_conflicts"] = [{"fact_a": a, "fact_b": b} for a, b in e.not_conflicts]
     if e.relevance:
         d["relevance"] = dict(e.relevance)
     for key, _, _ in GATE_THRESHOLDS:

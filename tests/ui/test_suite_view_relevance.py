@@ -91,6 +91,24 @@ def test_sweep_panels_show_the_ranking_metrics_only_with_relevance(graded, plain
         return [a.text for a in sv.suite_sweep_figure(sw).layout.annotations if "is better" in a.text]
 
     with_labels = titles(graded[0])
-    assert "ndcg@10 (higher is better)" in with_labels and len(with_labels) == len(sv.SWEEP_METRICS)
+    # neither suite labels not_conflicts: false_conflicts is not drawn (sv.LABELLED_ONLY)
+    labelled_only = len(sv.LABELLED_ONLY)
+    assert "ndcg@10 (higher is better)" in with_labels and len(with_labels) == len(sv.SWEEP_METRICS) - labelled_only
     without = titles(plain[0])
-    assert "ndcg@10 (higher is better)" not in without and len(without) == len(sv.SWEEP_METRICS) - 4
+    assert "ndcg@10 (higher is better)" not in without and len(without) == len(sv.SWEEP_METRICS) - 4 - labelled_only
+    assert not any(t.startswith("false_conflicts") for t in with_labels + without)
+
+
+def test_the_suite_tables_show_false_conflicts_only_where_a_scenario_labels_them(tmp_path):
+    """A suite labelling A / B as no conflict (stage 4 flags it in s1): the per-scenario table has the
+    false_conflicts column and the falsely flagged pair, the summary its row; an unlabelled suite neither."""
+    docs = scenario_docs()
+    docs["s1"]["expect"] = {"not_conflicts": [{"fact_a": "A", "fact_b": "B"}]}
+    run = run_suite(prepare_suite(corpus(), load_suite(write_suite(tmp_path / "s", docs))), CRPConfig())
+    frame = sv.scenario_frame(run.metrics)
+    assert frame.set_index("scenario").loc["s1", "false_conflicts"] == 1
+    assert frame.set_index("scenario").loc["s1", "falsely flagged pairs"] == "A / B"
+    assert "false_conflicts" in set(sv.summary_frame(run.metrics)["metric"])
+    plain = run_suite(prepare_suite(corpus(), load_suite(write_suite(tmp_path / "p"))), CRPConfig())
+    assert "false_conflicts" not in sv.scenario_frame(plain.metrics).columns
+    assert "false_conflicts" not in set(sv.summary_frame(plain.metrics)["metric"])

@@ -286,3 +286,49 @@ def test_bad_relevance_labels_name_file_line_and_field(tmp_path):
 
 def _with_messages(exc: SuiteError) -> list[tuple[str, int, str, str]]:
     return [(Path(p.file).name, p.line, p.field, p.message) for p in exc.problems if isinstance(p, FileProblem)]
+
+
+def test_not_conflicts_labels_round_trip_and_bad_ones_name_file_line_and_field(tmp_path):
+    """``expect.not_conflicts``: pairs of two different facts, each once, none also an expected conflict;
+    ``max_false_conflicts`` needs one; the ids are checked against the CKF; JSON and TOML round trip."""
+    docs = scenario_docs()
+    docs["s1"]["expect"]["not_conflicts"] = [{"fact_a": "C", "fact_b": "G"}]
+    docs["s1"]["expect"]["max_false_conflicts"] = 0
+    docs["s2"]["expect"]["not_conflicts"] = [{"fact_a": "D", "fact_b": "NOPE"}]
+    suite = load_suite(write_suite(tmp_path / "s", docs))
+    e = suite.get("s1").expect
+    assert e.not_conflicts == (("C", "G"),) and e.thresholds["max_false_conflicts"] == 0 and "G" in e.fact_ids()
+    s = suite.get("s1").scenario
+    for fmt in ("json", "toml"):
+        assert load_scenario_bytes(dump_scenario(s, fmt).encode(), f"x.{fmt}") == s
+    (p,) = check_suite(suite, corpus().kb)
+    assert (Path(p.file).name, p.field, p.fact_id) == ("s2.json", "expect.not_conflicts[0].fact_b", "NOPE")
+    good = scenario_docs()["s1"]
+    (d := tmp_path / "bad").mkdir()
+    bad = {
+        **good,
+        "expect": {
+            "conflicts": [{"fact_a": "A", "fact_b": "B", "winner": "A"}],
+            "not_conflicts": [
+                {"fact_a": "B", "fact_b": "A"},
+                {"fact_a": "C", "fact_b": "C"},
+                {"fact_a": "C", "fact_b": "G"},
+                {"fact_a": "G", "fact_b": "C"},
+                {"fact_a": "D", "fact_b": "E", "winner": "D"},
+                "F",
+            ],
+        },
+    }
+    (d / "n1.json").write_text(json.dumps(bad, indent=1))
+    (d / "n2.json").write_text(json.dumps(dict(good, name="n2", expect={"max_false_conflicts": 1}), indent=1))
+    with pytest.raises(SuiteError) as ei:
+        load_suite(d)
+    got = {(f, fld): msg for f, _, fld, msg in _with_messages(ei.value)}
+    assert got[("n1.json", "expect.not_conflicts[0]")] == "the pair 'B' / 'A' is also in expect.conflicts"
+    assert got[("n1.json", "expect.not_conflicts[1].fact_b")] == "a pair needs two different facts, got 'C' twice"
+    assert got[("n1.json", "expect.not_conflicts[3]")].startswith("the pair 'G' / 'C' is listed twice (first at")
+    assert got[("n1.json", "expect.not_conflicts[4].winner")].startswith("unknown key; allowed: fact_a, fact_b")
+    assert got[("n1.json", "expect.not_conflicts[5]")] == 'must be an object {fact_a, fact_b}, got "F"'
+    assert got[("n2.json", "expect.max_false_conflicts")] == (
+        "bounds the flags of expect.not_conflicts, which is empty or missing"
+    )

@@ -151,3 +151,34 @@ def test_reference_none_means_the_defaults_false_means_no_overlap(prepared):
     assert dflt.scenario("s1").overlap == pytest.approx(2 / 6)
     off = run_suite(prepared, CRPConfig(), reference=False)
     assert off.reference is None and off.scenario("s1").overlap is None and off.scenario("s1").reference is None
+
+
+def test_a_pair_labelled_no_conflict_that_stage_4_flags_is_a_false_conflict(tmp_path, capsys):
+    """``expect.not_conflicts``: A / B (flagged by stage 4 in s1's run) counts as a false conflict, C / G (never
+    paired) does not; ``max_false_conflicts = 0`` fails the gate naming the pair; a scenario without the label
+    leaves the metric undefined."""
+    import json
+
+    from crp_core.cli import main
+    from tests.support.suites import scenario_docs, write_ckf
+
+    doc = scenario_docs()["s1"]
+    doc["expect"] = {
+        "not_conflicts": [{"fact_a": "A", "fact_b": "B"}, {"fact_a": "C", "fact_b": "G"}],
+        "max_false_conflicts": 0,
+    }
+    suite = write_suite(tmp_path / "suite", {"s1": doc, "s2": scenario_docs()["s2"]})
+    got = run_suite(prepare_suite(corpus(), load_suite(suite)), CRPConfig())
+    s1 = got.scenario("s1")
+    assert s1.false_conflicts == (("A", "B"),) and s1.not_conflicts_kept == (("C", "G"),)
+    assert s1.value("false_conflicts") == 1 and got.scenario("s2").value("false_conflicts") is None
+    summary = got.metrics.summary["false_conflicts"]
+    assert (summary.count, summary.total, summary.worst_scenario) == (1, 1, "s1")
+    ckf = write_ckf(tmp_path / "kb.jsonl")
+    assert main(["check", "--ckf", str(ckf), "--suite", str(suite)]) == 1
+    out = capsys.readouterr().out
+    assert "s1: false_conflicts 1 breaks expect.max_false_conflicts (must be <= 0)" in out
+    assert "flagged though labelled no conflict: A + B" in out
+    assert main(["check", "--ckf", str(ckf), "--suite", str(suite), "--json"]) == 1
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["scenarios"]["s1"]["metrics"]["false_conflicts"] == 1

@@ -679,6 +679,13 @@ def test_decisions_of_a_forged_database_are_refused_with_the_row(capsys, tmp_pat
     assert db in err and "decision #1" in err and "field 'fact_a'" in err
 
 
+def _ckf_and_db(tmp_path, rows):
+    """A JSONL CKF of ``rows`` and the path of a new decision database, both under ``tmp_path``."""
+    ckf = tmp_path / "kb.jsonl"
+    ckf.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return ckf, str(tmp_path / "d.sqlite")
+
+
 def test_stats_reads_the_pairs_with_the_detector_as_configured(capsys, tmp_path):
     """Amounts swapped between two reworded labels: only the learned comparison flags the pair, so with
     ``detector_learned`` off the accepted pair has no pattern to credit."""
@@ -686,9 +693,7 @@ def test_stats_reads_the_pairs_with_the_detector_as_configured(capsys, tmp_path)
         {"fact_id": "a", "content": "Tickets cost 12 euros for adults and 6 euros for children.", "embedding": [1, 0]},
         {"fact_id": "b", "content": "Children pay 12 euros and adults pay 6 euros.", "embedding": [1, 0.1]},
     ]
-    ckf = tmp_path / "kb.jsonl"
-    ckf.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    db = str(tmp_path / "d.sqlite")
+    ckf, db = _ckf_and_db(tmp_path, rows)
     record(capsys, db, "--pair", "a", "b", "--kind", "accept", "--winner", "a", "--operator", "ann", "--ckf", str(ckf))
     base = ("stats", "--db", db, "--ckf", str(ckf), "--json")
     code, out, err = cli(capsys, *base)
@@ -726,9 +731,7 @@ def test_a_decision_on_a_pair_the_detector_does_not_flag_is_kept_with_a_note(cap
         {"fact_id": "b", "content": "The depot opens at 05:00 on weekdays.", "embedding": [0, 1]},
         {"fact_id": "c", "content": "The depot opens at 06:00 on weekdays.", "embedding": [0, 1]},
     ]
-    ckf = tmp_path / "kb.jsonl"
-    ckf.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    db = str(tmp_path / "d.sqlite")
+    ckf, db = _ckf_and_db(tmp_path, rows)
     argv = ("--kind", "dismiss", "--operator", "ann", "--ckf", str(ckf))
     code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "b", *argv)
     assert code == 0 and json.loads(out)["kind"] == "dismiss"
@@ -749,9 +752,7 @@ def test_an_override_on_a_pair_below_the_similarity_threshold_says_it_takes_no_e
         {"fact_id": "b", "content": "Unused advance tickets cannot be refunded.", "embedding": [1, 0]},
         {"fact_id": "c", "content": "Unused advance tickets cannot be refunded.", "embedding": [4, 2.9]},
     ]
-    ckf = tmp_path / "kb.jsonl"
-    ckf.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    db = str(tmp_path / "d.sqlite")
+    ckf, db = _ckf_and_db(tmp_path, rows)
     argv = ("--kind", "override", "--winner", "a", "--operator", "ann", "--ckf", str(ckf))
     code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "b", *argv)
     assert code == 0 and json.loads(out)["winner"] == "a"
