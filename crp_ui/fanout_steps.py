@@ -7,6 +7,7 @@ the runs' branches and duplicates): nothing is recomputed, only looked up and la
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
@@ -193,8 +194,11 @@ def fact_tips(texts: Mapping[str, str]) -> dict[str, str]:
 
 
 def fact_labels(texts: Mapping[str, str], limit: int = SHORT_TEXT) -> dict[str, str]:
-    """What a fact chip shows: the fact's text, shortened."""
-    return {fid: short_text(t, limit) for fid, t in texts.items()}
+    """What a fact chip shows: the fact's text, shortened; followed by its id where two facts' shortened
+    texts read the same (two chips must not look like one fact twice)."""
+    short = {fid: short_text(t, limit) for fid, t in texts.items()}
+    seen = Counter(short.values())
+    return {fid: label if seen[label] == 1 else f"{label} ({fid})" for fid, label in short.items()}
 
 
 DEDUP_COLUMNS = ("fate", "facts", "kind", "branches", "similarity", "kept", "fact_ids")

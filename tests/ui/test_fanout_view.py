@@ -437,3 +437,11 @@ def test_partitions_frame(run):
         tuple(p) for p in res.fanout.partitioned.partitions
     ]
     assert set(frame["text"]) == {f"sub-query {s}" for s in frame["sub_query"]}
+
+
+def test_two_facts_whose_shortened_texts_read_the_same_show_their_ids():
+    """Two luggage rules that differ only past the cut: each chip names its fact; a unique text stays bare."""
+    head = "Each passenger may carry up to three items of luggage "
+    texts = {"f1": head + "on intercity trains.", "f2": head + "on regional trains.", "f3": "Dogs travel free."}
+    labels = fv.fact_labels(texts)
+    assert labels == {"f1": head[:47] + "… (f1)", "f2": head[:47] + "… (f2)", "f3": "Dogs travel free."}
