@@ -1,0 +1,28 @@
+"""The detector's eighteenth round (docs/decisions/detector-round18.md): one test per error class fixed, each with the
+near miss the change must keep. Hand-written sentences; none comes from a labelled corpus."""
+
+from __future__ import annotations
+
+from crp_core.stages.contradictions.clauses import tokenize
+from crp_core.stages.contradictions.lexicon import DATE, ENTITY
+from crp_core.stages.contradictions.values import DATE_SHIFTED, values_conflict
+from tests.support.detector_cases import patterns
+
+
+def _kind(text: str, word: str) -> str:
+    (tok,) = [t for t in tokenize(text) if t.text.startswith(word)]
+    return tok.kind
+
+
+def test_a_quarter_shaped_code_after_the_noun_it_names_is_a_name_not_a_part_of_a_year() -> None:
+    # "berth H2": which berth, so two berths with two limits are two subjects, no changed value
+    assert _kind("Barges moored at berth H2 are charged by the hour.", "H2") == ENTITY
+    a = "Mooring at berth H1 is restricted to 3 nights."
+    b = "Mooring at berth H4 is restricted to 5 nights."
+    assert values_conflict(a, b, False) is None
+    assert values_conflict(a, b) is None
+    # near misses: after a preposition or an article, or before a year, the code is still a half or a quarter
+    assert _kind("The audit closes in H2.", "H2") == DATE
+    assert _kind("The Q3 figures were late.", "Q3") == DATE
+    assert _kind("Berth Q1 2027 bookings open soon.", "Q1") == DATE
+    assert patterns("The audit closes in H1.", "The audit closes in H2.") == (DATE_SHIFTED,)
