@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from crp_core.stages.contradictions.clauses import tokenize
 from crp_core.stages.contradictions.lexicon import DATE, ENTITY
-from crp_core.stages.contradictions.values import DATE_SHIFTED, values_conflict
+from crp_core.stages.contradictions.values import DATE_SHIFTED, ENTITY_SUBSTITUTED, values_conflict
 from tests.support.detector_cases import patterns
 
 
@@ -26,3 +26,12 @@ def test_a_quarter_shaped_code_after_the_noun_it_names_is_a_name_not_a_part_of_a
     assert _kind("The Q3 figures were late.", "Q3") == DATE
     assert _kind("Berth Q1 2027 bookings open soon.", "Q1") == DATE
     assert patterns("The audit closes in H1.", "The audit closes in H2.") == (DATE_SHIFTED,)
+
+
+def test_a_polarity_word_the_other_text_lacks_is_another_value_of_another_subject() -> None:
+    # "free" / "£30" after two named subjects: two places, each with its own charge, no changed name
+    a = "Parking at the Harbour Road site is free."
+    b = "Parking at the Mill Lane site costs £30."
+    assert values_conflict(a, b, False) is None
+    # near miss: another name with the same polarity word says nothing more of its own, and stays a changed name
+    assert patterns(a, "Parking at the Mill Lane site is free.") == (ENTITY_SUBSTITUTED,)
