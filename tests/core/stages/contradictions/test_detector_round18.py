@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from crp_core.stages.contradictions.clauses import tokenize
 from crp_core.stages.contradictions.lexicon import DATE, ENTITY
-from crp_core.stages.contradictions.values import DATE_SHIFTED, ENTITY_SUBSTITUTED, values_conflict
+from crp_core.stages.contradictions.values import DATE_SHIFTED, ENTITY_SUBSTITUTED, NUMBER_CHANGED, values_conflict
 from tests.support.detector_cases import patterns
 
 
@@ -35,3 +35,14 @@ def test_a_polarity_word_the_other_text_lacks_is_another_value_of_another_subjec
     assert values_conflict(a, b, False) is None
     # near miss: another name with the same polarity word says nothing more of its own, and stays a changed name
     assert patterns(a, "Parking at the Mill Lane site is free.") == (ENTITY_SUBSTITUTED,)
+
+
+def test_a_measure_s_adjective_beside_the_measure_s_noun_names_which_thing_is_measured() -> None:
+    # "the length ... of the long bay" / "... of the short bay": two bays, each with its own length
+    a = "Shelf length in the long bay is 240 cm."
+    b = "Shelf length in the short bay is 180 cm."
+    assert values_conflict(a, b, False) is None
+    assert values_conflict(a, b) is None
+    # near misses: the adjective alone states the measure, and one bay on both sides keeps its changed length
+    assert patterns("The shelf is 240 cm long.", "The shelf length is 180 cm.") == (NUMBER_CHANGED,)
+    assert patterns(a, "Shelf length in the long bay is 180 cm.") == (NUMBER_CHANGED,)
