@@ -376,6 +376,8 @@ class Lexer(ShareLexer):
             return i + 3
         if pol is not None and low == "fall" and i + 1 < len(raw) and raw[i + 1].group == "num":
             pol = None  # "fall 2026": the season
+        if pol is not None and low in _FALL_VERBS and nxt == "on":
+            pol = None  # "falls on 12 February": when something happens, no decrease
         if (
             pol is not None
             and pol.group in _ACCESS_GROUPS

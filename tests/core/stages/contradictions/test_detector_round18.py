@@ -4,8 +4,15 @@ near miss the change must keep. Hand-written sentences; none comes from a labell
 from __future__ import annotations
 
 from crp_core.stages.contradictions.clauses import tokenize
-from crp_core.stages.contradictions.lexicon import DATE, ENTITY
-from crp_core.stages.contradictions.values import DATE_SHIFTED, ENTITY_SUBSTITUTED, NUMBER_CHANGED, values_conflict
+from crp_core.stages.contradictions.lexicon import DATE, ENTITY, POLAR, WORD
+from crp_core.stages.contradictions.values import (
+    DATE_SHIFTED,
+    ENTITY_SUBSTITUTED,
+    NEGATION_FLIP,
+    NUMBER_CHANGED,
+    learned_candidates,
+    values_conflict,
+)
 from tests.support.detector_cases import patterns
 
 
@@ -46,3 +53,14 @@ def test_a_measure_s_adjective_beside_the_measure_s_noun_names_which_thing_is_me
     # near misses: the adjective alone states the measure, and one bay on both sides keeps its changed length
     assert patterns("The shelf is 240 cm long.", "The shelf length is 180 cm.") == (NUMBER_CHANGED,)
     assert patterns(a, "Shelf length in the long bay is 180 cm.") == (NUMBER_CHANGED,)
+
+
+def test_falls_on_says_when_something_happens_and_is_no_decrease() -> None:
+    a = "The harvest supper falls on 3 October this year."
+    b = "This year the harvest supper is on the 3rd of October."
+    assert _kind(a, "falls") == WORD
+    # no polarity word on either side: the learned comparison weighs no flip between the two
+    assert not [c for c in learned_candidates(a, b) if NEGATION_FLIP in c.patterns]
+    # near miss: a fall by or to an amount is still the decrease of its group
+    assert _kind("Attendance falls by 10% in winter.", "falls") == POLAR
+    assert patterns("Attendance rises in winter.", "Attendance falls in winter.") == (NEGATION_FLIP,)
