@@ -54,6 +54,8 @@ from crp_core.stages.contradictions.tokens import (
 
 #: what "no" / "without" before it makes free of charge ("at no extra cost", "without charge")
 _COST_WORDS = frozenset(["cost", "charge", "fee"])
+#: the verb a negation turns into an upper bound ("cannot exceed", "doesn't exceed")
+_EXCEED = frozenset(["exceed", "exceeds"])
 #: the forms of "fall" that, before "on", say when something happens ("Lantern Night falls on 12 February")
 _FALL_VERBS = frozenset(["fall", "falls", "fell", "falling"])
 #: words before "a week" that make it a duration ("within a week", "takes an hour"), among them verbs that take a
@@ -197,7 +199,8 @@ class Lexer(ShareLexer):
         nxt = self.low(i + 1)
         # negation: contractions, cues (minus idioms and bounds such as "no more than")
         if low in NEG_CONTRACTIONS or low.endswith("n't"):
-            out.append(Token(s, r.start, r.end, NEG, "#neg"))
+            # "cannot exceed": an upper bound, as "must not exceed" is (negations.tsv), not a denial
+            out.append(Token(s, r.start, r.end, FUNC, low) if nxt in _EXCEED else Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
         if low in ("no", "without") and (
             nxt in _COST_WORDS or (nxt in ("extra", "additional") and self.low(i + 2) in _COST_WORDS)

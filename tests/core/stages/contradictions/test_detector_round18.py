@@ -64,3 +64,12 @@ def test_falls_on_says_when_something_happens_and_is_no_decrease() -> None:
     # near miss: a fall by or to an amount is still the decrease of its group
     assert _kind("Attendance falls by 10% in winter.", "falls") == POLAR
     assert patterns("Attendance rises in winter.", "Attendance falls in winter.") == (NEGATION_FLIP,)
+
+
+def test_a_contracted_negation_before_exceed_states_a_cap_as_must_not_exceed_does() -> None:
+    a = "Service charges are capped at 3% above the base rate."
+    b = "Service charges cannot exceed the base rate plus 3%."
+    assert values_conflict(a, b, False) is None
+    assert values_conflict(a, "Service charges must not exceed the base rate plus 3%.", False) is None
+    # near miss: "cannot" before another verb is still a negation
+    assert patterns("Service charges can be refunded.", "Service charges cannot be refunded.") == (NEGATION_FLIP,)
