@@ -73,3 +73,18 @@ def test_a_contracted_negation_before_exceed_states_a_cap_as_must_not_exceed_doe
     assert values_conflict(a, "Service charges must not exceed the base rate plus 3%.", False) is None
     # near miss: "cannot" before another verb is still a negation
     assert patterns("Service charges can be refunded.", "Service charges cannot be refunded.") == (NEGATION_FLIP,)
+
+
+def test_a_changed_time_of_day_is_one_pattern_a_changed_number() -> None:
+    # the writing guide's DATE_SHIFTED is a date or a year; a time of day is a number of the clock
+    assert patterns("The library opens at 9:30 am.", "The library opens at 10:00.") == (NUMBER_CHANGED,)
+    assert patterns("Gate 1 opens at 18:00 and Gate 2 at 18:30.", "Gate 1 opens at 18:30 and Gate 2 at 18:00.") == (
+        NUMBER_CHANGED,
+    )
+    # the learned comparison still weighs a time of day as the point in time it is
+    reworded = [c for c in learned_candidates("Doors open at 7 pm.", "Guests are admitted from 19:30.") if c.patterns]
+    assert [c.patterns for c in reworded] == [(NUMBER_CHANGED,)]
+    assert reworded[0].features["pat_DATE_SHIFTED"] == 1.0
+    # near misses: a changed date is still a shifted date, and one time in two forms is no change
+    assert patterns("The library reopens on 3 May.", "The library reopens on 5 May.") == (DATE_SHIFTED,)
+    assert patterns("The library opens at 9:30 am.", "The library opens at 09:30.") is None
