@@ -4,7 +4,7 @@ near miss the change must keep. Hand-written sentences; none comes from a labell
 from __future__ import annotations
 
 from crp_core.stages.contradictions.clauses import tokenize
-from crp_core.stages.contradictions.lexicon import DATE, ENTITY, POLAR, WORD
+from crp_core.stages.contradictions.lexicon import DATE, ENTITY, POLAR, WORD, stem
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
     ENTITY_SUBSTITUTED,
@@ -88,3 +88,14 @@ def test_a_changed_time_of_day_is_one_pattern_a_changed_number() -> None:
     # near misses: a changed date is still a shifted date, and one time in two forms is no change
     assert patterns("The library reopens on 3 May.", "The library reopens on 5 May.") == (DATE_SHIFTED,)
     assert patterns("The library opens at 9:30 am.", "The library opens at 09:30.") is None
+
+
+def test_the_past_form_of_a_verb_in_ee_shares_the_verb_s_stem() -> None:
+    # "guaranteed" / "guarantee": one predicate, so the denied one turns the stated one round
+    assert stem("guaranteed") == stem("guarantee") == "guarante"
+    assert stem("agreed") == stem("agree")
+    a = "Deliveries on bank holidays are guaranteed."
+    assert patterns(a, "We do not guarantee deliveries on bank holidays.") == (NEGATION_FLIP,)
+    # near misses: the predicate stated on both sides is no flip; a past form of another verb keeps its stem
+    assert values_conflict(a, "We guarantee deliveries on bank holidays.") is None
+    assert stem("needed") == "need"
