@@ -109,3 +109,12 @@ def test_a_prefixed_word_opening_its_sentence_before_a_noun_names_a_kind_of_it()
     assert values_conflict(a, b) is None
     # near miss: without a modifier of its own, the other text asserts the base of every tour, and the prefix denies it
     assert patterns("Tours of the mill are guided by a volunteer.", b) == (NEGATION_FLIP,)
+
+
+def test_a_hedged_measure_in_another_unit_is_read_as_a_rounded_figure() -> None:
+    # 50 ft is 15.24 m: "roughly 15 metres" rounds it, within 5 % of its value
+    a = "The cable run to the shed is 50 feet."
+    assert values_conflict(a, "The cable run to the shed is roughly 15 metres.", False) is None
+    # near misses: unhedged, the figure is read as written; hedged, a figure far off is still another value
+    assert patterns(a, "The cable run to the shed is 15 metres.") == (NUMBER_CHANGED,)
+    assert patterns(a, "The cable run to the shed is roughly 12 metres.") == (NUMBER_CHANGED,)
