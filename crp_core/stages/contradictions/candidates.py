@@ -38,6 +38,7 @@ from crp_core.stages.contradictions.clauses import Doc
 from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, restriction_restated, without_unless
 from crp_core.stages.contradictions.lexicon import (
     DATE,
+    DATE_SHIFTED,
     ENTITY_SUBSTITUTED,
     FUNCTION_WORDS,
     NEGATION_FLIP,
@@ -305,6 +306,9 @@ def _value_candidate(
     f["kind_" + _kind(cls)] = 1.0
     for p in pats:
         f["pat_" + p] = 1.0
+    if ta.qty is not None and ta.qty.dim == "clock":
+        # a time of day is reported as a changed number, but weighed as the point in time it also is
+        f["pat_" + DATE_SHIFTED] = 1.0
     f["unstated"] = float(min(4, len(ua) + len(ub)))
     f["unstated_max"] = float(min(3, max(len(ua), len(ub))))
     f["shared"] = float(min(3, min(len(da.groups.get(cls, ua)), PAIR_MAX_VALUES) - len(ua)))

@@ -10,7 +10,7 @@ from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NE
 from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
 from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.quantities import signed_temperatures
-from crp_core.stages.contradictions.tokens import Quantity, Token, word_key
+from crp_core.stages.contradictions.tokens import Quantity, Token, measured_things, word_key
 
 
 def _merge_names(toks: list[Token], text: str) -> list[Token]:
@@ -495,7 +495,7 @@ def _word_sets(toks: tuple[Token, ...]) -> tuple[frozenset[str], frozenset[str]]
 @text_memo()
 def analyse(text: str) -> Doc:
     """One text's clauses, values and word sets, what every comparison of it reads (memoised)."""
-    toks = tokenize(text)
+    toks = measured_things(tokenize(text))
     spans = _clause_spans(toks)
     clauses, values, sent_words = _clauses_and_values(toks, spans)
     sentences = _sentences(toks, clauses)

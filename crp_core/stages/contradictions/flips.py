@@ -228,6 +228,24 @@ def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
         for k in c.prefixed
         if not _prefixed_too(d.tokens[k].key, other)
         and (other.negated or (_base_stated(d.tokens[k].key, other) and not _base_beside(d.tokens[k].key, d)))
+        and not _kind_named(d, k, other)
+    )
+
+
+def _kind_named(d: Doc, k: int, other: Doc) -> bool:
+    """Does the prefixed word at ``k`` open its sentence before a noun the other text states after a modifier of its
+    own ("Unannounced inspections are ..." / "Annual inspections are announced ...")? Then it names a kind of the
+    thing, as the other modifier does, and denies nothing the other text asserts of its kind."""
+    toks, otoks = d.tokens, other.tokens
+    if (k > 0 and toks[k - 1].kind != BREAK) or k + 1 >= len(toks) or toks[k + 1].kind != WORD:
+        return False
+    noun = toks[k + 1].key
+    return any(
+        otoks[j].key == noun
+        and otoks[j - 1].kind in (WORD, ENTITY)
+        and otoks[j - 1].key not in d.words
+        and otoks[j - 1].key not in d.entity_keys
+        for j in range(1, len(otoks))
     )
 
 

@@ -54,6 +54,10 @@ from crp_core.stages.contradictions.tokens import (
 
 #: what "no" / "without" before it makes free of charge ("at no extra cost", "without charge")
 _COST_WORDS = frozenset(["cost", "charge", "fee"])
+#: the verb a negation turns into an upper bound ("cannot exceed", "doesn't exceed")
+_EXCEED = frozenset(["exceed", "exceeds"])
+#: the forms of "fall" that, before "on", say when something happens ("Lantern Night falls on 12 February")
+_FALL_VERBS = frozenset(["fall", "falls", "fell", "falling"])
 #: words before "a week" that make it a duration ("within a week", "takes an hour"), among them verbs that take a
 #: duration as their object ("they get a fortnight to comment", "allow a day for delivery")
 _DURATION_BEFORE = frozenset(
@@ -195,7 +199,8 @@ class Lexer(ShareLexer):
         nxt = self.low(i + 1)
         # negation: contractions, cues (minus idioms and bounds such as "no more than")
         if low in NEG_CONTRACTIONS or low.endswith("n't"):
-            out.append(Token(s, r.start, r.end, NEG, "#neg"))
+            # "cannot exceed": an upper bound, as "must not exceed" is (negations.tsv), not a denial
+            out.append(Token(s, r.start, r.end, FUNC, low) if nxt in _EXCEED else Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
         if low in ("no", "without") and (
             nxt in _COST_WORDS or (nxt in ("extra", "additional") and self.low(i + 2) in _COST_WORDS)
@@ -332,7 +337,12 @@ class Lexer(ShareLexer):
                 Token(s, r.start, r.end, DATE, "#d", date=DateValue(days, False), parts=(("w", s, r.start, r.end),))
             )
             return i + 1
-        if re.fullmatch(r"[qh][1-4]", low) and s[0].isupper() and (low[0] == "q" or low[1] in "12"):
+        if (
+            re.fullmatch(r"[qh][1-4]", low)
+            and s[0].isupper()
+            and (low[0] == "q" or low[1] in "12")
+            and not self.named_code(i)
+        ):
             return self.quarter(i, int(low[1]), low[0] == "h")
         if low in ("noon", "midnight") and self.low(i - 1) in (
             "at",
@@ -369,6 +379,8 @@ class Lexer(ShareLexer):
             return i + 3
         if pol is not None and low == "fall" and i + 1 < len(raw) and raw[i + 1].group == "num":
             pol = None  # "fall 2026": the season
+        if pol is not None and low in _FALL_VERBS and nxt == "on":
+            pol = None  # "falls on 12 February": when something happens, no decrease
         if (
             pol is not None
             and pol.group in _ACCESS_GROUPS
@@ -502,6 +514,16 @@ class Lexer(ShareLexer):
         before = self.text[max(0, start - 1) : start]
         after = self.text[end : end + 1]
         return before == "`" or after == "`"
+
+    def named_code(self, i: int) -> bool:
+        """Is the quarter- or half-shaped code at raw ``i`` the name of a thing, right after the noun it names ("stand
+        H1", "Berth Q2"), rather than a part of a year ("in Q3", "the H1 results", "Q1 2026")? The word before it is a
+        content word (no function word), written just before it, and no year follows."""
+        prev = self.low(i - 1)
+        if not prev.isalpha() or prev in FUNCTION_WORDS or not self.adjacent(i, self.raw[i - 1].end, " "):
+            return False
+        nxt = self.raw[i + 1] if i + 1 < len(self.raw) else None
+        return not (nxt is not None and nxt.group == "num" and re.fullmatch(r"\d{4}", nxt.text))
 
     def predicative(self, i: int) -> bool:
         prev = self.low(i - 1)

@@ -82,7 +82,7 @@ def stem(w: str) -> str:
         w = w[:-1]
     for suffix, min_len in (("ation", 8), ("ion", 6), ("ing", 6), ("ed", 5), ("ly", 6), ("ence", 7), ("ance", 7)):
         if w.endswith(suffix) and len(w) >= min_len:
-            w = w[: -len(suffix)]
+            w = w[:-1] if w.endswith("eed") else w[: -len(suffix)]  # guaranteed / guarantee, agreed / agree
             break
     if len(w) > 3 and w.endswith("e"):
         w = w[:-1]

@@ -135,6 +135,13 @@ def signed_temperatures(toks: list[Token], text: str) -> list[Token]:
     return out
 
 
+#: words that hedge the measure after them ("roughly 30 cm"): against another unit it is read within
+#: :data:`HEDGE_TOLERANCE` of its value, as a rounded figure
+_HEDGES = frozenset(["about", "roughly", "around", "approximately", "some"])
+#: the relative width of a hedged measure's reading (a converted figure rounded to a round number)
+HEDGE_TOLERANCE = 0.05
+
+
 class NumberLexer(LexerBase):
     """The lexer's number and quantity readers (one instance per text)."""
 
@@ -392,7 +399,8 @@ class NumberLexer(LexerBase):
             q = Quantity("pct", "%", b, 1.0, exact, exact_reading(b), -1, bound, bstart)
         else:
             v = b * u.factor
-            readings = ((v * (1 - APPROX_TOLERANCE), v * (1 + APPROX_TOLERANCE)),) if u.approx else exact_reading(v)
+            tol = HEDGE_TOLERANCE if self.low(first - 1) in _HEDGES else APPROX_TOLERANCE if u.approx else 0.0
+            readings = ((v * (1 - tol), v * (1 + tol)),) if tol else exact_reading(v)
             q = Quantity(u.dim, u.name, base, scale, exact, readings, u.power, bound, bstart)
         self.push_qty(start, end, q)
         return j

@@ -146,6 +146,8 @@ def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
                 cut = cut or got == 2  # a bounded group ("Drivers under 25") is another subject only with more
             elif _unstated(d, k, other):
                 return _Subject(True, False, True)
+        elif lead >= 0 and t.kind == POLAR and t.key not in other.words:
+            return _Subject(True, False, True)  # "Delivery within the UK is free" / "... to the EU costs £450"
         elif lead >= 0 and t.kind == BREAK:
             if framed and not cut:
                 return _Subject(True, True, False)  # "In the US, a varietal wine must ...": the scope is the subject

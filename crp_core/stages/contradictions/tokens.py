@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from crp_core.stages.contradictions.lexicon import (
     ABBREVIATIONS,
+    BREAK,
     COMMON_STEMS,
     COMMON_SUFFIXES,
     COMMON_WORDS,
@@ -17,6 +18,7 @@ from crp_core.stages.contradictions.lexicon import (
     POLARITY,
     SYNONYMS,
     UNITS,
+    WORD,
     Unit,
     is_identifier,
     stem,
@@ -129,6 +131,28 @@ def word_key(low: str) -> str:
     """Comparison key of a content word: stem, then synonym group."""
     st = stem(low)
     return SYNONYMS.get(st, st)
+
+
+#: the nouns of a measure whose adjective shares their synonym group ("wide" / "width", "deep" / "depth")
+DIMENSION_NOUNS = frozenset(["width", "length", "height", "depth", "weight"])
+
+
+def measured_things(toks: tuple[Token, ...]) -> tuple[Token, ...]:
+    """The tokens with each measure's adjective that stands in a sentence beside the measure's own noun keyed by its
+    own stem: it names which thing is measured, not the measure ("the width of a wide tree": the width, of the
+    tree called wide), while alone it states the measure ("the tree is 2 m wide")."""
+    out = list(toks)
+    first = 0
+    for end in range(len(toks) + 1):
+        if end < len(toks) and not (toks[end].kind == BREAK and toks[end].key == "sent"):
+            continue
+        span = toks[first:end]
+        nouns = {t.key for t in span if t.kind == WORD and t.key in DIMENSION_NOUNS and stem(t.text.lower()) == t.key}
+        for k, t in enumerate(span, first):
+            if t.key in nouns and t.kind == WORD and stem(t.text.lower()) != t.key:
+                out[k] = t._replace(key=stem(t.text.lower()))
+        first = end + 1
+    return tuple(out)
 
 
 def is_common_word(low: str) -> bool:

@@ -95,8 +95,6 @@ def same_value(a: Token, b: Token) -> bool:
 def _quantity_pattern(p: Quantity, q: Quantity) -> str:
     if p.dim in ("pct", "x") or q.dim in ("pct", "x"):
         return MAGNITUDE_ALTERED
-    if p.dim == "clock":
-        return DATE_SHIFTED
     if p.dim == "money" and p.unit != q.unit:
         return ENTITY_SUBSTITUTED if _close(p.base * p.scale, q.base * q.scale) else NUMBER_CHANGED
     if _close(p.base, q.base) and (p.scale != q.scale or (p.power >= 0 and q.power >= 0 and p.power != q.power)):
@@ -111,8 +109,6 @@ def value_diffs(ta: Token, tb: Token, text_a: str, text_b: str) -> list[ValueDif
         if not _same_quantity(ta.qty, tb.qty):
             pattern = _quantity_pattern(ta.qty, tb.qty)
             out.append(ValueDiff(pattern, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)))
-            if ta.qty.dim == "clock":  # a time of day is a point in time and a number: "opens at 9 am" / "at 10 am"
-                out.append(ValueDiff(NUMBER_CHANGED, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)))
         if ta.qty.bound * tb.qty.bound < 0:  # "at least 6 months" / "at most 6 months"
             sa = ta.qty.bound_start if ta.qty.bound_start >= 0 else ta.start
             sb = tb.qty.bound_start if tb.qty.bound_start >= 0 else tb.start

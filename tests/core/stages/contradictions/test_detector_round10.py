@@ -113,7 +113,7 @@ def test_a_map_scale_is_a_ratio_and_names_a_series_before_a_noun() -> None:
     assert patterns("The survey plans are drawn at 1:10,000.", "The survey plans are drawn at 1:5,000.") == (
         NUMBER_CHANGED,
     )
-    assert "DATE_SHIFTED" in (patterns("The ferry leaves at 9:15.", "The ferry leaves at 9:45.") or ())
+    assert patterns("The ferry leaves at 9:15.", "The ferry leaves at 9:45.") == (NUMBER_CHANGED,)
 
 
 def test_a_leading_quantifier_does_not_hide_a_substituted_phrase() -> None:

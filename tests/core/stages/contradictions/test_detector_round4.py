@@ -87,8 +87,9 @@ def test_one_name_on_each_side_in_the_same_statement_is_substituted() -> None:
 
 
 # ---- a clock time is a point in time and a number ----------------------------------------------------------
-def test_a_changed_clock_time_is_date_shifted_and_number_changed() -> None:
-    assert patterns("The canteen opens at 7 am.", "The canteen opens at 8 am.") == (DATE_SHIFTED, NUMBER_CHANGED)
+def test_a_changed_clock_time_is_a_changed_number() -> None:
+    # a time of day is no date (round 18: the writing guide's DATE_SHIFTED is a date or a year)
+    assert patterns("The canteen opens at 7 am.", "The canteen opens at 8 am.") == (NUMBER_CHANGED,)
     assert patterns("The canteen opens at 7 am.", "The canteen opens at 07:00.") is None
 
 
@@ -286,7 +287,7 @@ def test_a_capitalised_word_that_ends_a_label_is_a_name() -> None:
 # ---- designators are context: which thing a clause is about -------------------------------------------
 def test_values_swapped_between_designated_things_are_changed() -> None:
     a = "Court 1 opens at 08:00 and Court 2 at 09:00."
-    assert patterns(a, "Court 1 opens at 09:00 and Court 2 at 08:00.") == (DATE_SHIFTED, NUMBER_CHANGED)
+    assert patterns(a, "Court 1 opens at 09:00 and Court 2 at 08:00.") == (NUMBER_CHANGED,)
     assert patterns(a, "Court 2 opens at 09:00 and Court 1 at 08:00.") is None
 
 
