@@ -55,12 +55,18 @@ def _load_other_languages() -> dict[str, frozenset[str]]:
     return out
 
 
+def _languages_of_words(languages: Mapping[str, frozenset[str]]) -> dict[str, tuple[str, ...]]:
+    """Word -> the languages whose function word it is ("de": French, Spanish, Portuguese, ...)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name, words in languages.items():
+        for w in words:
+            out[w] = (*out.get(w, ()), name)
+    return out
+
+
 #: language name -> its function words (none of them an English function word)
 OTHER_LANGUAGES: Mapping[str, frozenset[str]] = _load_other_languages()
-_FOREIGN: dict[str, tuple[str, ...]] = {}
-for _name, _words in OTHER_LANGUAGES.items():
-    for _w in _words:
-        _FOREIGN[_w] = (*_FOREIGN.get(_w, ()), _name)
+_FOREIGN = _languages_of_words(OTHER_LANGUAGES)
 
 
 def _other_script(text: str, english: bool) -> str | None:
