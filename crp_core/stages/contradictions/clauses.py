@@ -10,7 +10,7 @@ from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NE
 from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
 from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.quantities import signed_temperatures
-from crp_core.stages.contradictions.tokens import Quantity, Token, measured_things, word_key
+from crp_core.stages.contradictions.tokens import Quantity, Token, measured_things, sentence_spans, word_key
 
 
 def _merge_names(toks: list[Token], text: str) -> list[Token]:
@@ -153,10 +153,7 @@ def _weekday_scope(toks: list[Token]) -> list[Token]:
     attributes; "on Sunday 14 December": the date is the value). It becomes an attribute word whose key
     names its days, so another set of days is another attribute."""
     out = list(toks)
-    first = 0
-    for k in range(len(out) + 1):
-        if k < len(out) and not (out[k].kind == BREAK and out[k].key == "sent"):
-            continue
+    for first, k in sentence_spans(toks):  # the breaks are never rewritten: the spans of ``out`` too
         span = out[first:k]
         if any(_weekday_only(t) for t in span) and any(
             t.kind == NUMBER or (t.kind == DATE and not _weekday_only(t)) for t in span
@@ -167,7 +164,6 @@ def _weekday_scope(toks: list[Token]) -> list[Token]:
                     assert t.date is not None
                     days = "".join(str(r[3]) for r in sorted(t.date.readings))
                     out[j] = Token(t.text, t.start, t.end, WORD, DAYS_KEY + days)
-        first = k + 1
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from crp_core.stages.contradictions.lexicon import (
@@ -137,21 +138,27 @@ def word_key(low: str) -> str:
 DIMENSION_NOUNS = frozenset(["width", "length", "height", "depth", "weight"])
 
 
+def sentence_spans(toks: Sequence[Token]) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each sentence of ``toks``: the runs between sentence breaks (a break in neither)."""
+    first = 0
+    for end in range(len(toks) + 1):
+        if end < len(toks) and not (toks[end].kind == BREAK and toks[end].key == "sent"):
+            continue
+        yield first, end
+        first = end + 1
+
+
 def measured_things(toks: tuple[Token, ...]) -> tuple[Token, ...]:
     """The tokens with each measure's adjective that stands in a sentence beside the measure's own noun keyed by its
     own stem: it names which thing is measured, not the measure ("the width of a wide tree": the width, of the
     tree called wide), while alone it states the measure ("the tree is 2 m wide")."""
     out = list(toks)
-    first = 0
-    for end in range(len(toks) + 1):
-        if end < len(toks) and not (toks[end].kind == BREAK and toks[end].key == "sent"):
-            continue
+    for first, end in sentence_spans(toks):
         span = toks[first:end]
         nouns = {t.key for t in span if t.kind == WORD and t.key in DIMENSION_NOUNS and stem(t.text.lower()) == t.key}
         for k, t in enumerate(span, first):
             if t.key in nouns and t.kind == WORD and stem(t.text.lower()) != t.key:
                 out[k] = t._replace(key=stem(t.text.lower()))
-        first = end + 1
     return tuple(out)
 
 
