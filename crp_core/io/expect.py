@@ -18,7 +18,7 @@ import math
 import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from crp_core.io.located import DocPath
 from crp_core.model import GATE_THRESHOLDS, MAX_GRADE, Expectations, ExpectedConflict
@@ -39,6 +39,9 @@ EXPECT_KEYS: tuple[str, ...] = (
 _PAIR_KEYS = ("fact_a", "fact_b")
 
 Err = Callable[[DocPath, str], None]
+T = TypeVar("T")
+#: a pair of ``expect`` read from its item: its two fact ids as given, and what it stands for
+Pair = tuple[str, str, T]
 
 
 def _show(v: Any) -> str:
@@ -89,28 +92,38 @@ def _id_list(err: Err, doc: Mapping[str, Any], key: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _conflicts(err: Err, raw: Any) -> tuple[ExpectedConflict, ...]:
+def _pair_list(err: Err, raw: Any, key: str, shape: str, parse: Callable[[Any, DocPath], Pair[T] | None]) -> list[T]:
+    """The items of ``expect.<key>``, a list of pairs of facts (``shape`` names an item's keys), each read by
+    ``parse`` (its two ids as given and what it stands for, or None when refused, said through ``err``); a pair
+    listed twice is refused where it repeats."""
     if raw is None:
-        return ()
+        return []
     if not isinstance(raw, list):
-        err(("expect", "conflicts"), f"must be a list of {{fact_a, fact_b, winner}}, got {_show(raw)}")
-        return ()
-    out: list[ExpectedConflict] = []
+        err(("expect", key), f"must be a list of {shape}, got {_show(raw)}")
+        return []
+    out: list[T] = []
     seen: dict[frozenset[str], int] = {}
     for i, item in enumerate(raw):
-        p: DocPath = ("expect", "conflicts", i)
-        got = _conflict(err, item, p)
+        p: DocPath = ("expect", key, i)
+        got = parse(item, p)
         if got is None:
             continue
-        pair = frozenset((got.fact_a, got.fact_b))
+        a, b, value = got
+        pair = frozenset((a, b))
         if pair in seen:
-            err(
-                p, f"the pair {got.fact_a!r} / {got.fact_b!r} is listed twice (first at expect.conflicts[{seen[pair]}])"
-            )
+            err(p, f"the pair {a!r} / {b!r} is listed twice (first at expect.{key}[{seen[pair]}])")
             continue
         seen[pair] = i
-        out.append(got)
-    return tuple(out)
+        out.append(value)
+    return out
+
+
+def _conflicts(err: Err, raw: Any) -> tuple[ExpectedConflict, ...]:
+    def parse(item: Any, p: DocPath) -> Pair[ExpectedConflict] | None:
+        got = _conflict(err, item, p)
+        return None if got is None else (got.fact_a, got.fact_b, got)
+
+    return tuple(_pair_list(err, raw, "conflicts", "{fact_a, fact_b, winner}", parse))
 
 
 def _conflict(err: Err, item: Any, p: DocPath) -> ExpectedConflict | None:
@@ -143,37 +156,28 @@ def _conflict(err: Err, item: Any, p: DocPath) -> ExpectedConflict | None:
 def _not_conflicts(err: Err, raw: Any, conflicts: tuple[ExpectedConflict, ...]) -> tuple[tuple[str, str], ...]:
     """``not_conflicts``: a list of ``{fact_a, fact_b}``, two different facts, each pair once and not also
     in ``conflicts``."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        err(("expect", "not_conflicts"), f"must be a list of {{fact_a, fact_b}}, got {_show(raw)}")
-        return ()
     labelled = {c.pair for c in conflicts}
-    out: list[tuple[str, str]] = []
-    seen: dict[frozenset[str], int] = {}
-    for i, item in enumerate(raw):
-        p: DocPath = ("expect", "not_conflicts", i)
+
+    def parse(item: Any, p: DocPath) -> Pair[tuple[str, str]] | None:
         if not isinstance(item, Mapping):
             err(p, f"must be an object {{fact_a, fact_b}}, got {_show(item)}")
-            continue
+            return None
         for k in item:
             if k not in _PAIR_KEYS:
                 err(p + (str(k),), f"unknown key; allowed: {', '.join(_PAIR_KEYS)}")
         a = _fact_id(err, item.get("fact_a"), p + ("fact_a",))
         b = _fact_id(err, item.get("fact_b"), p + ("fact_b",))
         if a is None or b is None:
-            continue
-        pair = frozenset((a, b))
+            return None
         if a == b:
             err(p + ("fact_b",), f"a pair needs two different facts, got {a!r} twice")
-        elif pair in labelled:
+            return None
+        if frozenset((a, b)) in labelled:
             err(p, f"the pair {a!r} / {b!r} is also in expect.conflicts")
-        elif pair in seen:
-            err(p, f"the pair {a!r} / {b!r} is listed twice (first at expect.not_conflicts[{seen[pair]}])")
-        else:
-            seen[pair] = i
-            out.append((a, b))
-    return tuple(out)
+            return None
+        return a, b, (a, b)
+
+    return tuple(_pair_list(err, raw, "not_conflicts", "{fact_a, fact_b}", parse))
 
 
 def _relevance(err: Err, raw: Any) -> dict[str, int]:
