@@ -132,7 +132,7 @@ def _pick_or_upload() -> None:
             on_change=_on_scenario_change,
             args=(key,),
         )
-    why = state.scenarios_problem()
+    why = None if names else state.scenarios_problem()  # a folder that lists no scenario: is it unreadable?
     if why is not None:
         where = render.md_escape(state.scenarios_dir())
         st.warning(f"The scenarios in {where} cannot be offered: {render.md_escape(why)}.")

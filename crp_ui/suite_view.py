@@ -41,6 +41,8 @@ WORST_BAND = "rgba(176, 0, 32, 0.18)"
 
 #: the column of the graded-relevant facts a scenario's first 10 envelope facts leave out
 RELEVANT_MISSING = "graded 1+ not in the first 10"
+#: the column of a scenario's pairs labelled no conflict that stage 4 flagged
+FALSE_FLAGS = "falsely flagged pairs"
 
 
 def ranked(*runs: SuiteMetrics | None) -> bool:
@@ -73,7 +75,7 @@ def scenario_frame(metrics: SuiteMetrics) -> pd.DataFrame:
         row["expired packed"] = ", ".join(s.expired)
         row["contradictory pairs"] = ", ".join(f"{c.fact_a} / {c.fact_b}" for c in s.contradictions)
         if s.false_conflicts:
-            row["falsely flagged pairs"] = ", ".join(f"{a} / {b}" for a, b in s.false_conflicts)
+            row[FALSE_FLAGS] = ", ".join(f"{a} / {b}" for a, b in s.false_conflicts)
         if graded:
             row[RELEVANT_MISSING] = ", ".join(f"{f} ({s.relevance.get(f, 0)})" for f in s.relevant_missing)
         rows.append(row)
@@ -86,7 +88,7 @@ def scenario_frame(metrics: SuiteMetrics) -> pd.DataFrame:
         "wrong winners",
         "expired packed",
         "contradictory pairs",
-        *(("falsely flagged pairs",) if any(s.false_conflicts for s in metrics.scenarios) else ()),
+        *((FALSE_FLAGS,) if any(s.false_conflicts for s in metrics.scenarios) else ()),
         *((RELEVANT_MISSING,) if graded else ()),
     ]
     return pd.DataFrame(rows, columns=cols)
@@ -289,6 +291,7 @@ def scenario_detail(s: ScenarioMetrics) -> pd.DataFrame:
 
 
 __all__ = [
+    "FALSE_FLAGS",
     "RELEVANT_MISSING",
     "SWEEP_METRICS",
     "best_vs_base_frame",
