@@ -21,6 +21,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # check / tune and the dashboard's suite runs keep nothing in the experiment history unless a test asks
 # for it (tests/core/history): a ./.crp_triage.sqlite must never collect the runs of the test suite
 os.environ.setdefault("CRP_INSPECT_HISTORY", "off")
+# run, check, tune, sweep and report apply the operator decisions of $CRP_INSPECT_TRIAGE_DB: a team store
+# named in the developer's shell must never feed its decisions into the tests (a test that wants one sets it)
+os.environ.pop("CRP_INSPECT_TRIAGE_DB", None)
 
 # no result may depend on the machine: hypothesis examples have no time limit (a loaded CI machine runs one
 # example several times slower); speed is measured by the scripts under bench/, never by a test

@@ -88,6 +88,8 @@ class MetricsBaseline:
     scenarios: Mapping[str, Mapping[str, float | None]] = field(hash=False)
     ckf_fingerprint: str | None = None
     source: str = ""
+    #: operator decisions in force when it was recorded (None: the file does not say)
+    decisions_in_force: int | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ def gate(
     baseline: MetricsBaseline | None = None,
     *,
     ckf_fingerprint: str | None = None,
+    decisions_in_force: int | None = None,
     tolerance: float = TOLERANCE,
     tolerances: Mapping[str, float] | None = None,
 ) -> GateResult:
@@ -114,7 +117,8 @@ def gate(
 
     ``tolerance`` absorbs float noise in every comparison; ``tolerances`` (metric -> amount, from
     :func:`parse_tolerances`) widens the baseline comparison of those metrics only: an ``expect``
-    threshold is the bound its author wrote and keeps the default."""
+    threshold is the bound its author wrote and keeps the default. A baseline recorded over another CKF,
+    or with another number of operator decisions in force (``decisions_in_force``), gets a note."""
     failures: list[GateFailure] = []
     notes: list[str] = []
     checked = _threshold_failures(metrics, suite, tolerance, failures)
@@ -125,6 +129,12 @@ def gate(
             notes.append(
                 f"the baseline {baseline.source} was recorded over another CKF (fingerprint "
                 f"{baseline.ckf_fingerprint[:12]}, this one {ckf_fingerprint[:12]})"
+            )
+        before = baseline.decisions_in_force
+        if decisions_in_force is not None and before is not None and decisions_in_force != before:
+            notes.append(
+                f"the baseline {baseline.source} was recorded with {before} operator decision(s) in force, "
+                f"this run with {decisions_in_force}"
             )
         names = {sm.name for sm in metrics.scenarios}
         for name in baseline.scenarios:
@@ -296,7 +306,14 @@ def baseline_from_report(
     if problems:
         raise ValidationError(what, capped(sorted(problems, key=lambda p: p.line), total))
     fp = doc.get("ckf", {}).get("fingerprint") if isinstance(doc.get("ckf"), Mapping) else None
-    return MetricsBaseline(scenarios=out, ckf_fingerprint=fp if isinstance(fp, str) else None, source=source)
+    od = doc.get("operator_decisions")
+    n = od.get("in_force") if isinstance(od, Mapping) else None
+    return MetricsBaseline(
+        scenarios=out,
+        ckf_fingerprint=fp if isinstance(fp, str) else None,
+        source=source,
+        decisions_in_force=n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None,
+    )
 
 
 #: largest baseline metrics file read (a few hundred bytes per scenario)

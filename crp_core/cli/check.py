@@ -33,6 +33,13 @@ from crp_core.cli.common import (
     write_output,
 )
 from crp_core.cli.history import add_history_args
+from crp_core.cli.operator_decisions import (
+    OperatorDecisions,
+    add_triage_db_args,
+    decisions_doc,
+    operator_decisions,
+    with_decisions,
+)
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import ConfigError
 
@@ -85,6 +92,7 @@ def add_suite_args(p: argparse.ArgumentParser) -> None:
         "auto (only where known_conflict_action is pull_winner or drop_loser, the actions that change the "
         "envelope), scan (always), none",
     )
+    add_triage_db_args(p)  # the operator decisions in force, as in run and the dashboard
     add_history_args(p)  # --no-history, --history-note (crp_core/cli/history.py)
 
 
@@ -128,6 +136,7 @@ class SuiteInputs:
     config: CRPConfig  # defaults < --config (each scenario's table and --set come on top)
     set_args: tuple[str, ...]
     known: KnownMode
+    decisions: OperatorDecisions = OperatorDecisions()
 
 
 def load_inputs(args: argparse.Namespace) -> SuiteInputs:
@@ -147,8 +156,9 @@ def load_inputs(args: argparse.Namespace) -> SuiteInputs:
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     # the corpus is prepared at the effective config: its embedding model may come from --set
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=effective, progress=shown, notify=shown.note)
-    prepared = prepare_suite(corpus, suite, now=now)
-    return SuiteInputs(kb, prepared, config, set_args, args.known_conflicts)
+    od = operator_decisions(args, kb)
+    prepared = prepare_suite(with_decisions(corpus, od), suite, now=now, decisions=od.decisions)
+    return SuiteInputs(kb, prepared, config, set_args, args.known_conflicts, od)
 
 
 def _cell(v: float | None, width: int, fraction: bool) -> str:
@@ -257,8 +267,11 @@ def _print_verdict(
     out = sys.stdout.write
     out(
         f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
-        f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n\n"
+        f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n"
     )
+    if inp.decisions.store is not None:
+        out(f"operator decisions: {inp.decisions.in_force} in force from {visible(inp.decisions.store)}\n")
+    out("\n")
     out(metrics_table(metrics) + "\n\n")
     for note in verdict.notes:
         out(f"note: {visible(note)}\n")
@@ -296,12 +309,19 @@ def _handle(args: argparse.Namespace) -> int:
         keep_results=False,
         progress=lambda done, total, _name: shown(done, total),
     )
-    verdict = gate(run.metrics, inp.prepared.suite, baseline, ckf_fingerprint=inp.kb.fingerprint, tolerances=tolerances)
+    verdict = gate(
+        run.metrics,
+        inp.prepared.suite,
+        baseline,
+        ckf_fingerprint=inp.kb.fingerprint,
+        decisions_in_force=inp.decisions.in_force,
+        tolerances=tolerances,
+    )
     unexercised = unexercised_keys(inp.prepared, run, known=inp.known)
     effective = inp.config.with_set_args(inp.set_args)
 
     def report(with_gate: bool) -> dict[str, object]:
-        return suite_metrics_report(
+        doc = suite_metrics_report(
             run.metrics,
             config=effective,
             ckf_source=inp.kb.source,
@@ -310,6 +330,8 @@ def _handle(args: argparse.Namespace) -> int:
             set_args=inp.set_args,
             gate=verdict if with_gate else None,
         )
+        doc["operator_decisions"] = decisions_doc(inp.decisions)
+        return doc
 
     # writing a baseline is recording: exit 0 once written; the gate's verdict is still printed
     write_error: ConfigError | None = None

@@ -25,6 +25,7 @@ from crp_core.cli.common import (
     now_arg,
     write_output,
 )
+from crp_core.cli.operator_decisions import add_triage_db_args, operator_decisions, with_decisions
 from crp_core.config import layered_config
 from crp_core.errors import ConfigError
 
@@ -51,39 +52,12 @@ def register(subparsers: Subparsers) -> None:
     which.add_argument("--scenario", metavar="PATH", help="one scenario file (.json or .toml)")
     which.add_argument("--suite", metavar="PATH", nargs="+", help="folders of scenarios and / or scenario files")
     p.add_argument("--out", metavar="FILE.html", required=True, help="where to write the report (atomically)")
-    p.add_argument(
-        "--triage-db",
-        metavar="PATH",
-        default=None,
-        help="the operator decisions in force (read-only; default $CRP_INSPECT_TRIAGE_DB when it names a store)",
-    )
+    add_triage_db_args(p)
     p.add_argument(
         "--width", metavar="N", type=int, default=None, help="fan-out width of both sides (default: each scenario's)"
     )
     p.add_argument("--title", metavar="TEXT", default=None, help="the report's title")
     p.set_defaults(handler=_handle)
-
-
-def _triage_db(args: argparse.Namespace) -> str | None:
-    """``--triage-db``, else the triage commands' default store when it exists (a file that is not there
-    means no decision yet, not an error: the report then applies none)."""
-    if args.triage_db:
-        return str(args.triage_db)
-    from crp_core.triage import default_db_path
-    from crp_core.triage.pg_store import is_postgres_url
-
-    env = default_db_path()
-    return env if env and (is_postgres_url(env) or os.path.exists(env)) else None
-
-
-def _decisions(db: str | None, kb: KnowledgeBase) -> tuple[DecisionSet | None, str | None]:
-    """The decisions in force on ``kb`` and the store as it may be printed (a URL without its password)."""
-    if db is None:
-        return None, None
-    from crp_core.triage import DecisionStore
-
-    with DecisionStore(db, create=False, readonly=True) as store:
-        return store.current(ckf_fingerprint=kb.fingerprint), store.path
 
 
 def _before_after(
@@ -174,13 +148,11 @@ def _handle(args: argparse.Namespace) -> int:
     kb = load_input_ckf(
         args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
     )
-    decisions, db = _decisions(_triage_db(args), kb)
+    od = operator_decisions(args, kb)
+    decisions, db = od.decisions, od.store
     shown = TerminalProgress()
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
-    if decisions is not None:
-        from crp_core.triage import apply_to_corpus
-
-        corpus = apply_to_corpus(corpus, decisions)
+    corpus = with_decisions(corpus, od)
     prepared = prepare_suite(corpus, suite, now=now, decisions=decisions, check_ids=False)
     entries = _before_after(prepared, args, decisions)
     inputs = report_inputs_of(args, kb, prepared, entries, decisions, db)

@@ -13,7 +13,22 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, now_arg, warn_clamps
+from crp_core.cli.common import (
+    TerminalProgress,
+    add_input_args,
+    input_source_map,
+    load_input_ckf,
+    now_arg,
+    visible,
+    warn_clamps,
+)
+from crp_core.cli.operator_decisions import (
+    OperatorDecisions,
+    add_triage_db_args,
+    decisions_doc,
+    operator_decisions,
+    with_decisions,
+)
 from crp_core.config import CRPConfig, layered_config
 from crp_core.io.timeparse import format_timestamp
 
@@ -40,14 +55,9 @@ def register(subparsers: Subparsers) -> None:
         default="scan",
         help="where the known-conflict guard (config known_conflict_action) learns conflicts: the "
         "whole-CKF scan's pairs of the selected facts (default; only those pairs are searched and checked) "
-        "or nowhere (with --triage-db, the operators' decisions still count)",
+        "or nowhere (the operator decisions in force still count)",
     )
-    p.add_argument(
-        "--triage-db",
-        metavar="PATH",
-        default=None,
-        help="apply the operator decisions of this triage database (read-only) to the run",
-    )
+    add_triage_db_args(p)
     p.set_defaults(handler=_handle)
 
 
@@ -71,13 +81,9 @@ def _handle(args: argparse.Namespace) -> int:
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     vectors = embed_scenario(scenario, corpus)
-    decisions = None
-    if args.triage_db:
-        from crp_core.triage import DecisionStore, apply_to_corpus
-
-        with DecisionStore(args.triage_db, create=False, readonly=True) as store:
-            decisions = store.current(ckf_fingerprint=kb.fingerprint)
-        corpus = apply_to_corpus(corpus, decisions)
+    od = operator_decisions(args, kb)
+    decisions = od.decisions
+    corpus = with_decisions(corpus, od)
     # one `now` for the scan and the run (the wall clock read once when neither --now nor the scenario says)
     now = now or scenario.now or datetime.now(UTC)
     known: KnownSource = ()
@@ -95,17 +101,21 @@ def _handle(args: argparse.Namespace) -> int:
     )
     warn_clamps(result.asked_clamps)
     if args.json:
-        sys.stdout.write(dumps(run_report(result)) + "\n")
+        doc = run_report(result)
+        doc["operator_decisions"] = decisions_doc(od)
+        sys.stdout.write(dumps(doc) + "\n")
         return 0
-    _print_summary(result, kb)
+    _print_summary(result, kb, od)
     return 0
 
 
-def _print_summary(result: PipelineResult, kb: KnowledgeBase) -> None:
+def _print_summary(result: PipelineResult, kb: KnowledgeBase, od: OperatorDecisions) -> None:
     out = sys.stdout.write
     out(f"now: {format_timestamp(result.now)}\n")
     if kb.skipped:
         out(f"lenient load: {len(kb.skipped)} bad fact(s) skipped\n")
+    if od.store is not None:
+        out(f"operator decisions: {od.in_force} in force from {visible(od.store)}\n")
     out("\nheaders\n")
     for k, v in result.headers.items():
         out(f"  {k}: {v}\n")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.check import add_suite_args, load_inputs
 from crp_core.cli.common import TerminalProgress, visible
+from crp_core.cli.operator_decisions import decisions_doc
 from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError(f"--param: {exc}") from None
     if args.json:
         doc = grid_report(grid, suite_source=inp.prepared.suite.source, ckf_source=inp.kb.source)
+        doc["operator_decisions"] = decisions_doc(inp.decisions)
         sys.stdout.write(dumps(doc) + "\n")
     elif args.csv:
         sys.stdout.write(csv_text(grid))

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from crp_core.cli.check import add_suite_args, load_inputs, metrics_table
 from crp_core.cli.common import TerminalProgress, check_writable, visible, write_output
+from crp_core.cli.operator_decisions import decisions_doc
 from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -164,6 +165,7 @@ def _handle(args: argparse.Namespace) -> int:
         doc = tune_report(result)
         doc["best"]["regressions"] = [_regression_dict(f) for f in result.best.regressions]
         doc["no_feasible_trial"] = no_feasible_message(result)
+        doc["operator_decisions"] = decisions_doc(inp.decisions)
         out(dumps(doc) + "\n")
     else:
         _print_result(result, inp.config, saved=args.out if args.out and write_error is None else None)
